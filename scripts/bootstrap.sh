@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs the Debian packages attnlab needs to build and test, if any is missing.
+# Runs apt-get directly as root, through sudo otherwise.
+set -eu
+
+PACKAGES="build-essential cmake pkg-config libopenblas-dev libcjson-dev libcmocka-dev python3-numpy"
+
+missing=""
+for p in $PACKAGES; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "bootstrap: installing missing Debian packages:$missing"
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO="sudo"
+else
+  echo "bootstrap: need root or sudo to install:$missing" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,131 @@
+/* args.c — command-line flags → attn_config, through attn_config_set. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+typedef struct {
+    const char *flag; /* long option name */
+    const char *key;  /* attn_config key, or NULL for a command option */
+    const char *fixed; /* value for flags without an argument ("true"/"false") */
+    const char *arg;  /* argument name for help, NULL: no argument */
+    const char *help;
+} flag_def;
+
+static const flag_def FLAGS[] = {
+    {"tokens", "tokens", NULL, "TEXT", "tokens separated by spaces, rows by '|' (\"我 爱 AI | I love AI\")"},
+    {"source-tokens", "source_tokens", NULL, "TEXT", "cross-attention: keys and values from these source rows"},
+    {"seq", "seq", NULL, "N", "synthetic rows of N tokens when no --tokens (total, past included)"},
+    {"batch", "batch", NULL, "B", "number of synthetic rows"},
+    {"d-model", "d_model", NULL, "D", "model width d (default 32)"},
+    {"heads", "heads", NULL, "H", "query heads h; must divide d (default 4)"},
+    {"kv-heads", "kv_heads", NULL, "G", "key/value heads g; must divide h"},
+    {"mode", "mode", NULL, "MODE", "mha (g = h), mqa (g = 1) or gqa (1 < g < h)"},
+    {"causal", "causal", "true", NULL, "mask future keys (default)"},
+    {"no-causal", "causal", "false", NULL, "no causal mask"},
+    {"pad-side", "pad_side", NULL, "SIDE", "pad shorter rows on the right (default) or left"},
+    {"rope", "rope", "true", NULL, "rotary position embedding on q and k"},
+    {"no-rope", "rope", "false", NULL, "no RoPE (default)"},
+    {"rope-theta", "rope_theta", NULL, "F", "RoPE base (default 10000)"},
+    {"mask-value", "mask_value", NULL, "V", "fill for masked scores: -inf (default) or e.g. -1e9"},
+    {"past", "past", NULL, "P", "KV cache: the first P positions are already cached"},
+    {"dropout", "dropout", NULL, "P", "dropout probability for training (default 0.1)"},
+    {"train", "train", "true", NULL, "training mode: apply dropout"},
+    {"eval", "train", "false", NULL, "evaluation mode (default): no dropout"},
+    {"seed", "seed", NULL, "N", "seed for weights, embeddings and dropout (default 42)"},
+    {"weights", "weights", NULL, "FILE", "load w_q, w_k, w_v, w_o from a safetensors file"},
+    {"input", "input", NULL, "FILE", "load x (and x_past, memory) from a safetensors file"},
+    {"output", NULL, NULL, "FILE", "output file (also -o)"},
+    {"repeat", NULL, NULL, "N", "timed repetitions (bench)"},
+    {"help", NULL, NULL, NULL, "show this help (also -h)"},
+};
+#define N_FLAGS ((int)(sizeof FLAGS / sizeof FLAGS[0]))
+
+void cli_print_config_help(void)
+{
+    printf("Configuration:\n");
+    for (int i = 0; i < N_FLAGS; i++) {
+        if (!FLAGS[i].key) continue;
+        char left[40];
+        snprintf(left, sizeof left, "--%s%s%s", FLAGS[i].flag, FLAGS[i].arg ? " " : "",
+                 FLAGS[i].arg ? FLAGS[i].arg : "");
+        printf("  %-24s %s\n", left, FLAGS[i].help);
+    }
+}
+
+int cli_exit_code(attn_status st)
+{
+    switch (st) {
+    case ATTN_OK: return CLI_OK;
+    case ATTN_ERR_CONFIG: return CLI_EUSAGE;
+    default: return CLI_EFILE;
+    }
+}
+
+int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a)
+{
+    struct option longopts[N_FLAGS + 1];
+    attn_error err;
+    memset(a, 0, sizeof *a);
+    attn_config_init(&a->cfg);
+    a->positional = calloc((size_t)argc + 1, sizeof *a->positional);
+    if (!a->positional) {
+        fprintf(stderr, "attnlab %s: out of memory\n", cmd);
+        return CLI_EUSAGE;
+    }
+    for (int i = 0; i < N_FLAGS; i++)
+        longopts[i] = (struct option){FLAGS[i].flag, FLAGS[i].arg ? required_argument : no_argument, NULL, 256 + i};
+    longopts[N_FLAGS] = (struct option){0};
+
+    optind = 0; /* GNU: full reset, so parsing can be repeated */
+    opterr = 0;
+    int c, idx;
+    /* leading '-': keep non-options in place and report them as code 1 */
+    while ((c = getopt_long(argc, argv, "-o:h", longopts, &idx)) != -1) {
+        if (c == 1) { a->positional[a->n_positional++] = optarg; continue; }
+        if (c == 'h') c = 256 + N_FLAGS - 1;
+        if (c == 'o') { a->output = optarg; if (!(opts & CLI_OPT_OUTPUT)) goto not_here; continue; }
+        if (c == '?' || c == ':') {
+            const char *bad = argv[optind - 1];
+            if (optopt == 'o' || optopt >= 256) /* a known option missing its value */
+                fprintf(stderr, "attnlab %s: %s needs a value (see attnlab %s --help)\n", cmd, bad, cmd);
+            else
+                fprintf(stderr, "attnlab %s: unknown option '%s' (see attnlab %s --help)\n", cmd, bad, cmd);
+            return CLI_EUSAGE;
+        }
+        const flag_def *f = &FLAGS[c - 256];
+        if (f->key) {
+            if (attn_config_set(&a->cfg, f->key, f->fixed ? f->fixed : optarg, &err)) {
+                fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
+                return CLI_EUSAGE;
+            }
+        } else if (!strcmp(f->flag, "help")) {
+            a->help = true;
+        } else if (!strcmp(f->flag, "output")) {
+            a->output = optarg;
+            if (!(opts & CLI_OPT_OUTPUT)) goto not_here;
+        } else if (!strcmp(f->flag, "repeat")) {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (end == optarg || *end || n < 1 || n > 10000) {
+                fprintf(stderr, "attnlab %s: --repeat: '%s' is not a count from 1 to 10000\n", cmd, optarg);
+                return CLI_EUSAGE;
+            }
+            a->repeat = (int)n;
+            if (!(opts & CLI_OPT_REPEAT)) goto not_here;
+        }
+    }
+    return CLI_OK;
+not_here:
+    fprintf(stderr, "attnlab %s: %s does not take %s\n", cmd, cmd, argv[optind - 1]);
+    return CLI_EUSAGE;
+}
+
+void cli_args_free(cli_args *a)
+{
+    attn_config_free(&a->cfg);
+    free(a->positional);
+    a->positional = NULL;
+}

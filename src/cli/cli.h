@@ -1,0 +1,41 @@
+/* cli.h — the attnlab command line: shared flag parsing and the subcommands.
+ * Exit codes: 0 success, 1 unreadable or invalid file, 2 usage or config error. */
+#ifndef ATTNLAB_CLI_H
+#define ATTNLAB_CLI_H
+
+#include <stdbool.h>
+
+#include "engine/config.h"
+#include "engine/error.h"
+
+enum { CLI_OK = 0, CLI_EFILE = 1, CLI_EUSAGE = 2 };
+
+/* Which non-config options a command accepts. */
+enum { CLI_OPT_OUTPUT = 1, CLI_OPT_REPEAT = 2 };
+
+typedef struct {
+    attn_config cfg;
+    const char *output; /* -o FILE */
+    int repeat;         /* --repeat N (bench) */
+    bool help;
+    char **positional;  /* arguments that are not options, in order */
+    int n_positional;
+} cli_args;
+
+/* Parses argv[1..] of subcommand `cmd` into a (initialised with defaults).
+ * On error prints "attnlab CMD: message" to stderr and returns CLI_EUSAGE. */
+int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a);
+void cli_args_free(cli_args *a);
+
+/* Prints the config flags section of a --help text. */
+void cli_print_config_help(void);
+
+/* Exit code for an engine status. */
+int cli_exit_code(attn_status st);
+
+int cmd_trace(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
+
+#endif

@@ -1,0 +1,177 @@
+/* cmd_info.c — `attnlab info FILE` and `attnlab summary [config]`:
+ * the configuration, the table of stages, and (summary) one head's weights. */
+#include <locale.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "cli/cli.h"
+#include "engine/forward.h"
+#include "engine/trace_io.h"
+
+/* Terminal columns taken by a UTF-8 string (CJK characters take two). */
+static int display_width(const char *s)
+{
+    mbstate_t ps;
+    memset(&ps, 0, sizeof ps);
+    int w = 0;
+    wchar_t wc;
+    size_t n, len = strlen(s);
+    while (len && (n = mbrtowc(&wc, s, len, &ps)) != 0 && n <= len) {
+        int cw = wcwidth(wc);
+        w += cw > 0 ? cw : 1;
+        s += n;
+        len -= n;
+    }
+    return w;
+}
+
+/* Prints s in `width` columns, left- or right-aligned. */
+static void print_padded(const char *s, int width, bool right)
+{
+    int w = display_width(s), pad = width > w ? width - w : 0;
+    if (right) printf("%*s%s", pad, "", s);
+    else printf("%s%*s", s, pad, "");
+}
+
+static void print_tokens(const char *label, const attn_tokens *t)
+{
+    printf("  %s:", label);
+    for (int r = 0; r < t->rows; r++) {
+        printf("%s", r ? " |" : "");
+        for (int p = 0; p < t->len; p++) printf(" %s", attn_tokens_at(t, r, p));
+    }
+    printf("\n");
+}
+
+static void print_header(const attn_trace *tr)
+{
+    const attn_dims *d = &tr->dims;
+    const attn_config *c = &tr->cfg;
+    char mv[32];
+    static const char *const MODE[] = {"?", "MHA", "MQA", "GQA"};
+    printf("%s-attention, %s: batch %d, seq %d, d_model %d, heads %d, kv_heads %d, head_dim %d\n",
+           d->cross ? "cross" : "self", MODE[d->mode], d->b, d->L, d->d, d->h, d->g, d->k);
+    printf("  causal %s · padding %s", c->causal && !d->cross ? "on" : "off",
+           c->pad_side == ATTN_PAD_LEFT ? "left" : "right");
+    if (tr->tokens.rows) {
+        printf(" (lengths");
+        for (int r = 0; r < tr->tokens.rows; r++) printf("%s%d", r ? ", " : " ", tr->tokens.lengths[r]);
+        printf(")");
+    }
+    printf(" · rope %s", c->rope ? "on" : "off");
+    if (c->rope) printf(" (theta %g)", c->rope_theta);
+    printf(" · mask %s · past %d · dropout %g (%s) · seed %llu\n",
+           attn_format_mask_value(c->mask_value, mv, sizeof mv), d->P, (double)c->dropout,
+           c->train ? "training" : "eval, inactive", (unsigned long long)c->seed);
+    if (tr->tokens.rows) print_tokens("tokens", &tr->tokens);
+    if (tr->source.rows) print_tokens("source", &tr->source);
+    printf("  fully masked query rows:");
+    if (!tr->n_masked) printf(" none");
+    for (int i = 0; i < tr->n_masked && i < 16; i++)
+        printf(" (b=%d, i=%d)", tr->masked_rows[2 * i], tr->masked_rows[2 * i + 1]);
+    if (tr->n_masked > 16) printf(" … %d in all", tr->n_masked);
+    printf("\n");
+}
+
+static void print_stage_table(const attn_trace *tr)
+{
+    printf("\n  %-3s %-16s %-28s %s\n", "#", "stage", "shape", "formula");
+    int i = 0;
+    for (const attn_tensor *t = NULL; (t = attn_trace_next(tr, t));) {
+        char shp[128];
+        printf("  %-3d %-16s %-28s %s\n", ++i, t->name, attn_tensor_shape_str(t, shp, sizeof shp),
+               t->info ? t->info->formula : "(not part of the attnlab contract)");
+    }
+}
+
+/* Weights of batch row 0, head 0: rows are queries, columns keys; × marks masked cells. */
+static void print_weights(const attn_trace *tr)
+{
+    const attn_tensor *w = attn_trace_find(tr, "weights"), *m = attn_trace_find(tr, "mask");
+    const attn_dims *d = &tr->dims;
+    const attn_tokens *keys = d->cross ? &tr->source : &tr->tokens;
+    if (!w || !m || !tr->tokens.rows || d->t > 16) return;
+    printf("\n  weights, batch row 0, head 0 (rows: queries, columns: keys; × = masked):\n  %8s", "");
+    for (int j = 0; j < d->t; j++) { printf(" "); print_padded(attn_tokens_at(keys, 0, j), 5, true); }
+    printf("\n");
+    for (int i = 0; i < d->s; i++) {
+        printf("  ");
+        print_padded(attn_tokens_at(&tr->tokens, 0, d->P + i), 8, false);
+        for (int j = 0; j < d->t; j++) {
+            if (attn_tensor_at4(m, 0, 0, i, j) != 0.0f) printf("     ×");
+            else printf("  %.2f", (double)attn_tensor_at4(w, 0, 0, i, j));
+        }
+        printf("\n");
+    }
+}
+
+int cmd_info(int argc, char **argv)
+{
+    cli_args a;
+    attn_trace tr;
+    attn_error err;
+    int rc = cli_parse(argc, argv, "info", 0, &a);
+    if (rc) goto out;
+    if (a.help) {
+        printf("Usage: attnlab info FILE.safetensors\n\n"
+               "Prints a trace's configuration and the table of its stages with their shapes.\n");
+        goto out;
+    }
+    if (a.n_positional != 1) {
+        fprintf(stderr, "attnlab info: expected one trace file (attnlab info FILE.safetensors)\n");
+        rc = CLI_EUSAGE;
+        goto out;
+    }
+    setlocale(LC_CTYPE, "C.UTF-8");
+    attn_status st = attn_trace_load(a.positional[0], &tr, &err);
+    if (st) {
+        fprintf(stderr, "attnlab info: %s\n", err.msg);
+        rc = CLI_EFILE; /* any failure to load a file, even an odd config in it */
+        goto out;
+    }
+    printf("%s: ", a.positional[0]);
+    print_header(&tr);
+    print_stage_table(&tr);
+    attn_trace_free(&tr);
+out:
+    cli_args_free(&a);
+    return rc;
+}
+
+int cmd_summary(int argc, char **argv)
+{
+    cli_args a;
+    attn_trace tr;
+    attn_error err;
+    int rc = cli_parse(argc, argv, "summary", 0, &a);
+    if (rc) goto out;
+    if (a.help) {
+        printf("Usage: attnlab summary [config flags]\n\n"
+               "Runs the configuration (the built-in example by default) and prints its\n"
+               "trace: settings, stages with shapes and formulas, and head 0's weights.\n\n");
+        cli_print_config_help();
+        goto out;
+    }
+    if (a.n_positional) {
+        fprintf(stderr, "attnlab summary: unexpected argument '%s'\n", a.positional[0]);
+        rc = CLI_EUSAGE;
+        goto out;
+    }
+    setlocale(LC_CTYPE, "C.UTF-8");
+    attn_status st = attn_trace_run(&a.cfg, NULL, &tr, &err);
+    if (st) {
+        fprintf(stderr, "attnlab summary: %s\n", err.msg);
+        rc = cli_exit_code(st);
+        goto out;
+    }
+    print_header(&tr);
+    print_stage_table(&tr);
+    print_weights(&tr);
+    attn_trace_free(&tr);
+out:
+    cli_args_free(&a);
+    return rc;
+}

@@ -1,0 +1,85 @@
+/* config.h — what to compute: the attention configuration and its validation.
+ *
+ * attn_config holds what a user asked for (command-line flags, lesson keys,
+ * GUI controls all go through attn_config_set). attn_config_resolve checks it
+ * and derives the concrete sizes (attn_dims) and the padded token tables. */
+#ifndef ATTN_CONFIG_H
+#define ATTN_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "tokens.h"
+
+typedef enum {
+    ATTN_MODE_AUTO = 0, /* follow kv_heads (g = h when kv_heads is unset) */
+    ATTN_MODE_MHA,      /* g = h: every query head has its own K/V head */
+    ATTN_MODE_MQA,      /* g = 1: all query heads share one K/V head */
+    ATTN_MODE_GQA       /* 1 < g < h: groups of h/g query heads share one */
+} attn_mode;
+
+typedef struct {
+    char *tokens;          /* "你 是 猫 | 我 爱 AI"; NULL: built-in example or synthetic */
+    char *source_tokens;   /* set: cross-attention over these source rows */
+    int seq, batch;        /* 0: unset (taken from tokens, or synthetic defaults) */
+    int d_model, heads;
+    int kv_heads;          /* 0: chosen by mode */
+    attn_mode mode;
+    bool causal;
+    attn_pad_side pad_side;
+    bool rope;
+    double rope_theta;
+    float mask_value;      /* -INFINITY or a finite negative number such as -1e9 */
+    int past;              /* P: positions already in the KV cache */
+    float dropout;         /* p in [0, 1); active only when train */
+    bool train;
+    uint64_t seed;
+    char *weights_path;    /* safetensors with w_q, w_k, w_v, w_o; NULL: from seed */
+    char *input_path;      /* safetensors with x [, x_past, memory]; NULL: from seed */
+    double max_bytes;      /* trace size limit; 0: half of physical memory */
+} attn_config;
+
+/* Sizes of one resolved problem (names as in the trace contract). */
+typedef struct {
+    int b;      /* batch rows */
+    int L;      /* padded target length, past included */
+    int P;      /* cached (past) positions */
+    int s;      /* query positions = L - P */
+    int t;      /* key positions: P + s (self) or source length (cross) */
+    int n;      /* new key positions: s (self) or t (cross) */
+    int d;      /* d_model */
+    int h;      /* query heads */
+    int g;      /* kv heads */
+    int k;      /* head dim = d / h */
+    bool cross; /* cross-attention: keys/values from the source tokens */
+    attn_mode mode; /* resolved: MHA, MQA or GQA */
+} attn_dims;
+
+#define ATTN_EXAMPLE_TOKENS "你 是 一 只 猫 娘 | 我 爱 AI"
+
+/* Fills c with the defaults (the built-in example). Pair with attn_config_free. */
+void attn_config_init(attn_config *c);
+void attn_config_free(attn_config *c);
+/* Deep copy; dst must not hold owned strings. */
+attn_status attn_config_copy(attn_config *dst, const attn_config *src, attn_error *err);
+
+/* Sets one setting by name (tokens, source_tokens, seq, batch, d_model, heads,
+ * kv_heads, mode, causal, pad_side, rope, rope_theta, mask_value, past,
+ * dropout, train, seed, weights, input). '-' in key is read as '_'.
+ * Errors name the key and the rule: "heads: 'x' is not a whole number". */
+attn_status attn_config_set(attn_config *c, const char *key, const char *value, attn_error *err);
+
+/* True if key names a setting attn_config_set knows. */
+bool attn_config_has_key(const char *key);
+
+/* Checks every rule and derives dims and the padded token tables (caller frees
+ * them with attn_tokens_free; source is empty unless cross-attention). */
+attn_status attn_config_resolve(const attn_config *c, attn_dims *dims, attn_tokens *tokens,
+                                attn_tokens *source, attn_error *err);
+
+const char *attn_mode_name(attn_mode m);
+/* "-inf" or e.g. "-1e+09" into buf. */
+const char *attn_format_mask_value(float v, char *buf, int size);
+
+#endif

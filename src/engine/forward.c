@@ -1,0 +1,349 @@
+/* forward.c — the traced forward pass of masked multi-head attention.
+ *
+ * Plans every stage's shape first (so an oversized config is refused before
+ * any allocation), places all tensors in one arena, fills the inputs, then
+ * runs the stages of ops.h in order, each writing its own traced tensor. */
+#include "forward.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ops.h"
+#include "rng.h"
+#include "safetensors.h"
+
+#define ALIGN_FLOATS 16 /* 64-byte alignment for every tensor in the arena */
+
+static bool stage_present(const char *name, const attn_config *c, const attn_dims *d)
+{
+    if (!strcmp(name, "x_past")) return d->P > 0;
+    if (!strcmp(name, "memory")) return d->cross;
+    if (!strcmp(name, "q_rope") || !strcmp(name, "k_rope")) return c->rope;
+    if (!strcmp(name, "k_cache") || !strcmp(name, "v_cache")) return d->P > 0;
+    if (!strcmp(name, "weights_dropout")) return c->train && c->dropout > 0.0f;
+    return true;
+}
+
+static double default_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return 4.0 * (1 << 30);
+    return (double)pages * (double)page / 2.0;
+}
+
+/* Sum of all planned tensor sizes in bytes (float32), computed in double so a
+ * huge config cannot overflow. */
+static double planned_bytes(const attn_config *c, const attn_dims *d)
+{
+    int n;
+    const attn_stage_info *st = attn_stages(&n);
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        if (!stage_present(st[i].name, c, d)) continue;
+        int64_t shape[ATTN_MAX_NDIM];
+        int nd = attn_stage_shape(&st[i], d, shape);
+        double count = 1;
+        for (int j = 0; j < nd; j++) count *= (double)shape[j];
+        total += (count + ALIGN_FLOATS) * sizeof(float);
+    }
+    return total;
+}
+
+static attn_status check_size(const attn_config *c, const attn_dims *d, double *bytes, attn_error *err)
+{
+    double need = planned_bytes(c, d), limit = c->max_bytes > 0 ? c->max_bytes : default_limit();
+    if (bytes) *bytes = need;
+    if (need > limit)
+        return attn_fail(err, ATTN_ERR_CONFIG,
+                         "this trace would need about %.1f GiB, more than the %.1f GiB limit; "
+                         "reduce seq, batch, heads or d_model",
+                         need / (1 << 30), limit / (1 << 30));
+    return ATTN_OK;
+}
+
+attn_status attn_trace_estimate(const attn_config *cfg, double *bytes, attn_error *err)
+{
+    attn_dims d;
+    attn_tokens tok, src;
+    attn_status st = attn_config_resolve(cfg, &d, &tok, &src, err);
+    if (st) return st;
+    st = check_size(cfg, &d, bytes, err);
+    attn_tokens_free(&tok);
+    attn_tokens_free(&src);
+    return st;
+}
+
+/* Lays out every present stage in one arena. */
+static attn_status allocate(attn_trace *tr, attn_error *err)
+{
+    int n;
+    const attn_stage_info *st = attn_stages(&n);
+    size_t total = 0, *offset = calloc((size_t)n, sizeof *offset);
+    tr->tensors = calloc((size_t)n, sizeof *tr->tensors);
+    if (!tr->tensors || !offset) {
+        free(offset);
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        if (!stage_present(st[i].name, &tr->cfg, &tr->dims)) continue;
+        attn_tensor *t = &tr->tensors[tr->n_tensors];
+        snprintf(t->name, sizeof t->name, "%s", st[i].name);
+        t->info = &st[i];
+        t->ndim = attn_stage_shape(&st[i], &tr->dims, t->shape);
+        t->count = 1;
+        for (int j = 0; j < t->ndim; j++) t->count *= (size_t)t->shape[j];
+        offset[tr->n_tensors++] = total;
+        total += (t->count + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS;
+    }
+    tr->arena = aligned_alloc(64, (total ? total : ALIGN_FLOATS) * sizeof(float));
+    if (tr->arena)
+        for (int i = 0; i < tr->n_tensors; i++) tr->tensors[i].data = tr->arena + offset[i];
+    free(offset);
+    if (!tr->arena)
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory allocating a %.1f MiB trace",
+                         (double)total * sizeof(float) / (1 << 20));
+    return ATTN_OK;
+}
+
+static float *T(attn_trace *tr, const char *name)
+{
+    const attn_tensor *t = attn_trace_find(tr, name);
+    return t ? t->data : NULL;
+}
+
+void attn_embed_token(const char *token, uint64_t seed, float *out, int d)
+{
+    attn_fill_normal(out, (size_t)d, attn_hash64(attn_hash_str(token) ^ attn_hash64(seed)), 1.0f);
+}
+
+/* Embeds positions [from, from+count) of every row of tok into out (b, count, d). */
+static void embed_rows(const attn_tokens *tok, int from, int count, uint64_t seed, int d, float *out)
+{
+    for (int r = 0; r < tok->rows; r++)
+        for (int p = 0; p < count; p++)
+            attn_embed_token(attn_tokens_at(tok, r, from + p), seed, out + ((size_t)r * count + p) * d, d);
+}
+
+/* Copies tensor `name` of a safetensors file into dst after checking its shape. */
+static attn_status take_from_file(const attn_st_file *f, const char *path, const char *name,
+                                  const attn_tensor *want, float *dst, attn_error *err)
+{
+    const attn_st_entry *e = attn_st_find(f, name);
+    char shp[96];
+    if (!e) return attn_fail(err, ATTN_ERR_FORMAT, "%s: has no tensor '%s'", path, name);
+    bool same = e->ndim == want->ndim;
+    for (int i = 0; same && i < e->ndim; i++) same = e->shape[i] == want->shape[i];
+    if (!same) {
+        char got[96];
+        size_t used = 0;
+        got[0] = '\0';
+        for (int i = 0; i < e->ndim && used < sizeof got; i++)
+            used += (size_t)snprintf(got + used, sizeof got - used, "%s%lld", i ? ", " : "", (long long)e->shape[i]);
+        return attn_fail(err, ATTN_ERR_FORMAT, "%s: '%s' has shape (%s) but this config needs %s", path, name,
+                         got, attn_tensor_shape_str(want, shp, sizeof shp));
+    }
+    attn_st_copy_f32(f, e, dst);
+    return ATTN_OK;
+}
+
+static attn_status fill_inputs(attn_trace *tr, const attn_inputs *in, attn_error *err)
+{
+    static const char *const WEIGHTS[] = {"w_q", "w_k", "w_v", "w_o"};
+    static const char *const INPUTS[] = {"x", "x_past", "memory"};
+    const attn_config *c = &tr->cfg;
+    const attn_dims *D = &tr->dims;
+    const float *given_w[] = {in->w_q, in->w_k, in->w_v, in->w_o};
+    const float *given_x[] = {in->x, in->x_past, in->memory};
+    attn_st_file wf = {0}, xf = {0};
+    attn_status st = ATTN_OK;
+
+    if (c->weights_path && (st = attn_st_read(c->weights_path, &wf, err))) goto out;
+    if (c->input_path && (st = attn_st_read(c->input_path, &xf, err))) goto out;
+
+    for (int i = 0; i < 4; i++) {
+        const attn_tensor *t = attn_trace_find(tr, WEIGHTS[i]);
+        if (given_w[i]) memcpy(t->data, given_w[i], t->count * sizeof(float));
+        else if (c->weights_path) { if ((st = take_from_file(&wf, c->weights_path, WEIGHTS[i], t, t->data, err))) goto out; }
+        else attn_fill_normal(t->data, t->count, attn_hash64(attn_hash_str(WEIGHTS[i]) ^ attn_hash64(c->seed)),
+                              1.0f / sqrtf((float)D->d));
+    }
+    for (int i = 0; i < 3; i++) {
+        const attn_tensor *t = attn_trace_find(tr, INPUTS[i]);
+        if (!t) {
+            if (c->input_path && attn_st_find(&xf, INPUTS[i])) {
+                st = attn_fail(err, ATTN_ERR_CONFIG, "%s: has '%s' but this config %s", c->input_path, INPUTS[i],
+                               i == 1 ? "has no past (set --past)" : "is not cross-attention (set --source-tokens)");
+                goto out;
+            }
+            continue;
+        }
+        if (given_x[i]) memcpy(t->data, given_x[i], t->count * sizeof(float));
+        else if (c->input_path) { if ((st = take_from_file(&xf, c->input_path, INPUTS[i], t, t->data, err))) goto out; }
+        else if (i == 0) embed_rows(&tr->tokens, D->P, D->s, c->seed, D->d, t->data);
+        else if (i == 1) embed_rows(&tr->tokens, 0, D->P, c->seed, D->d, t->data);
+        else embed_rows(&tr->source, 0, D->t, c->seed, D->d, t->data);
+    }
+out:
+    attn_st_free(&wf);
+    attn_st_free(&xf);
+    return st;
+}
+
+/* Keys and values of the cached positions, as a cache would hold them:
+ * x_past · W_K split into g heads, rotated at positions 0..P-1 if RoPE. */
+static attn_status past_kv(attn_trace *tr, float *k_past, float *v_past, attn_error *err)
+{
+    const attn_dims *D = &tr->dims;
+    size_t n = (size_t)D->b * D->P * D->g * D->k;
+    float *tmp = malloc(n * sizeof *tmp), *tmp2 = malloc(n * sizeof *tmp2);
+    attn_status st = ATTN_OK;
+    if (!tmp || !tmp2) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the KV cache"); goto out; }
+    const float *xp = T(tr, "x_past");
+    attn_op_project(xp, T(tr, "w_k"), tmp, D->b * D->P, D->d, D->g * D->k);
+    attn_op_split_heads(tmp, k_past, D->b, D->P, D->g, D->k);
+    if (tr->cfg.rope) {
+        if (attn_op_rope(k_past, tmp2, D->b, D->g, D->P, D->k, 0, tr->cfg.rope_theta)) {
+            st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
+            goto out;
+        }
+        memcpy(k_past, tmp2, n * sizeof *tmp2);
+    }
+    attn_op_project(xp, T(tr, "w_v"), tmp, D->b * D->P, D->d, D->g * D->k);
+    attn_op_split_heads(tmp, v_past, D->b, D->P, D->g, D->k);
+out:
+    free(tmp);
+    free(tmp2);
+    return st;
+}
+
+static attn_status record_masked_rows(attn_trace *tr, attn_error *err)
+{
+    const attn_dims *D = &tr->dims;
+    const float *mask = T(tr, "mask");
+    int cap = 0;
+    for (int b = 0; b < D->b; b++)
+        for (int i = 0; i < D->s; i++) {
+            const float *row = mask + ((size_t)b * D->s + i) * D->t;
+            int j = 0;
+            while (j < D->t && row[j] != 0.0f) j++;
+            if (j < D->t) continue;
+            if (tr->n_masked == cap) {
+                cap = cap ? cap * 2 : 16;
+                int *p = realloc(tr->masked_rows, (size_t)cap * 2 * sizeof *p);
+                if (!p) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+                tr->masked_rows = p;
+            }
+            tr->masked_rows[2 * tr->n_masked] = b;
+            tr->masked_rows[2 * tr->n_masked + 1] = i;
+            tr->n_masked++;
+        }
+    return ATTN_OK;
+}
+
+static attn_status forward(attn_trace *tr, attn_error *err)
+{
+    const attn_config *c = &tr->cfg;
+    const attn_dims *D = &tr->dims;
+    const int b = D->b, s = D->s, t = D->t, n = D->n, d = D->d, h = D->h, g = D->g, k = D->k, P = D->P;
+    attn_status st = ATTN_OK;
+    unsigned char *key_pad = NULL;
+    float *k_past = NULL, *v_past = NULL;
+
+    /* 1. project: q = x·W_Q (b,s,d); k, v = src·W_K, src·W_V (b,n,g·k), src = x or memory */
+    const float *src = D->cross ? T(tr, "memory") : T(tr, "x");
+    attn_op_project(T(tr, "x"), T(tr, "w_q"), T(tr, "q"), b * s, d, d);
+    attn_op_project(src, T(tr, "w_k"), T(tr, "k"), b * n, d, g * k);
+    attn_op_project(src, T(tr, "w_v"), T(tr, "v"), b * n, d, g * k);
+
+    /* 2. split heads: (b,s,h·k) -> (b,h,s,k); (b,n,g·k) -> (b,g,n,k) */
+    attn_op_split_heads(T(tr, "q"), T(tr, "q_heads"), b, s, h, k);
+    attn_op_split_heads(T(tr, "k"), T(tr, "k_heads"), b, n, g, k);
+    attn_op_split_heads(T(tr, "v"), T(tr, "v_heads"), b, n, g, k);
+
+    /* 3. RoPE on queries and new keys, at absolute positions P, P+1, ... */
+    float *qh = T(tr, "q_heads"), *kh = T(tr, "k_heads"), *vh = T(tr, "v_heads");
+    if (c->rope) {
+        if (attn_op_rope(qh, T(tr, "q_rope"), b, h, s, k, P, c->rope_theta) ||
+            attn_op_rope(kh, T(tr, "k_rope"), b, g, n, k, P, c->rope_theta)) {
+            st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
+            goto out;
+        }
+        qh = T(tr, "q_rope");
+        kh = T(tr, "k_rope");
+    }
+
+    /* 4. KV cache: cached positions first, then the new ones: (b,g,t,k) */
+    if (P > 0) {
+        size_t np = (size_t)b * g * P * k;
+        k_past = malloc(np * sizeof *k_past);
+        v_past = malloc(np * sizeof *v_past);
+        if (!k_past || !v_past) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the KV cache"); goto out; }
+        if ((st = past_kv(tr, k_past, v_past, err))) goto out;
+        attn_op_concat_cache(k_past, kh, T(tr, "k_cache"), b, g, P, n, k);
+        attn_op_concat_cache(v_past, vh, T(tr, "v_cache"), b, g, P, n, k);
+        kh = T(tr, "k_cache");
+        vh = T(tr, "v_cache");
+    }
+
+    /* 5. repeat_kv: (b,g,t,k) -> (b,h,t,k) */
+    attn_op_repeat_kv(kh, T(tr, "k_expanded"), b, g, h, t, k);
+    attn_op_repeat_kv(vh, T(tr, "v_expanded"), b, g, h, t, k);
+
+    /* 6. scores = q·kᵀ/√k (b,h,s,t) */
+    attn_op_scores(qh, T(tr, "k_expanded"), T(tr, "scores"), b, h, s, t, k);
+
+    /* 7. mask (b,1,s,t): causal future and <pad> keys get the fill value */
+    const attn_tokens *keys = D->cross ? &tr->source : &tr->tokens;
+    key_pad = malloc((size_t)b * t);
+    if (!key_pad) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    for (int bi = 0; bi < b; bi++)
+        for (int j = 0; j < t; j++) key_pad[(size_t)bi * t + j] = attn_tokens_is_pad(keys, bi, j);
+    attn_op_build_mask(T(tr, "mask"), b, s, t, P, c->causal && !D->cross, key_pad, c->mask_value);
+    if ((st = record_masked_rows(tr, err))) goto out;
+
+    /* 8. masked_scores = scores + mask; weights = softmax along t */
+    attn_op_apply_mask(T(tr, "scores"), T(tr, "mask"), T(tr, "masked_scores"), b, h, s, t);
+    attn_op_softmax(T(tr, "masked_scores"), T(tr, "weights"), (size_t)b * h * s, t);
+
+    /* 9. dropout on the weights (training only) */
+    const float *w = T(tr, "weights");
+    bool drop = c->train && c->dropout > 0.0f;
+    if (drop) {
+        attn_op_dropout(w, T(tr, "weights_dropout"), (size_t)b * h * s * t, c->dropout,
+                        attn_hash64(attn_hash_str("dropout_attention") ^ attn_hash64(c->seed)));
+        w = T(tr, "weights_dropout");
+    }
+
+    /* 10. context = weights·v (b,h,s,k); merge heads (b,s,d); out = merged·W_O */
+    attn_op_weighted_sum(w, T(tr, "v_expanded"), T(tr, "context"), b, h, s, t, k);
+    attn_op_merge_heads(T(tr, "context"), T(tr, "merged"), b, h, s, k);
+    attn_op_project(T(tr, "merged"), T(tr, "w_o"), T(tr, "out"), b * s, d, d);
+    if (drop)
+        attn_op_dropout(T(tr, "out"), T(tr, "out"), (size_t)b * s * d, c->dropout,
+                        attn_hash64(attn_hash_str("dropout_output") ^ attn_hash64(c->seed)));
+out:
+    free(key_pad);
+    free(k_past);
+    free(v_past);
+    return st;
+}
+
+attn_status attn_trace_run(const attn_config *cfg, const attn_inputs *inputs, attn_trace *tr, attn_error *err)
+{
+    attn_inputs none = {0};
+    attn_status st;
+    memset(tr, 0, sizeof *tr);
+    if ((st = attn_config_copy(&tr->cfg, cfg, err))) return st;
+    if ((st = attn_config_resolve(cfg, &tr->dims, &tr->tokens, &tr->source, err)) ||
+        (st = check_size(cfg, &tr->dims, NULL, err)) ||
+        (st = allocate(tr, err)) ||
+        (st = fill_inputs(tr, inputs ? inputs : &none, err)) ||
+        (st = forward(tr, err))) {
+        attn_trace_free(tr);
+        return st;
+    }
+    return ATTN_OK;
+}

@@ -1,0 +1,155 @@
+/* ops.c — the numerical stages. Matrix products go through cblas_sgemm;
+ * element-wise loops are spread over cores with OpenMP. */
+#include "ops.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+
+void attn_op_project(const float *x, const float *w, float *y, int rows, int in, int out)
+{
+    /* (rows × in) · (in × out): y[r, o] = Σ_i x[r, i] w[i, o] */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, out, in,
+                1.0f, x, in, w, out, 0.0f, y, out);
+}
+
+void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int k)
+{
+    /* a reshape (b, n, heads, k) then a transpose of axes 1 and 2 */
+    #pragma omp parallel for collapse(2) if ((size_t)b * n * heads * k > 65536)
+    for (int bi = 0; bi < b; bi++)
+        for (int j = 0; j < heads; j++)
+            for (int i = 0; i < n; i++)
+                memcpy(y + (((size_t)bi * heads + j) * n + i) * k,
+                       x + ((size_t)bi * n + i) * heads * k + (size_t)j * k, (size_t)k * sizeof *y);
+}
+
+int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, double theta)
+{
+    int half = k / 2;
+    /* cos/sin table for every (position, pair), computed in double: (n, k/2) */
+    float *cs = malloc((size_t)n * half * 2 * sizeof *cs);
+    if (!cs) return -1;
+    for (int i = 0; i < n; i++)
+        for (int m = 0; m < half; m++) {
+            double angle = (double)(pos0 + i) * pow(theta, -2.0 * m / k);
+            cs[((size_t)i * half + m) * 2] = (float)cos(angle);
+            cs[((size_t)i * half + m) * 2 + 1] = (float)sin(angle);
+        }
+    size_t rows = (size_t)b * heads * n;
+    #pragma omp parallel for if (rows * k > 65536)
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * k, *c = cs + (r % n) * half * 2;
+        float *yr = y + r * k;
+        for (int m = 0; m < half; m++) {
+            float x0 = xr[2 * m], x1 = xr[2 * m + 1], co = c[2 * m], si = c[2 * m + 1];
+            yr[2 * m] = x0 * co - x1 * si;
+            yr[2 * m + 1] = x0 * si + x1 * co;
+        }
+    }
+    free(cs);
+    return 0;
+}
+
+void attn_op_concat_cache(const float *past, const float *now, float *y, int b, int g, int P, int n, int k)
+{
+    size_t pk = (size_t)P * k, nk = (size_t)n * k;
+    for (size_t r = 0; r < (size_t)b * g; r++) {
+        memcpy(y + r * (pk + nk), past + r * pk, pk * sizeof *y);
+        memcpy(y + r * (pk + nk) + pk, now + r * nk, nk * sizeof *y);
+    }
+}
+
+void attn_op_repeat_kv(const float *kv, float *y, int b, int g, int h, int t, int k)
+{
+    int rep = h / g; /* query heads per kv head */
+    size_t head = (size_t)t * k;
+    #pragma omp parallel for collapse(2) if ((size_t)b * h * head > 65536)
+    for (int bi = 0; bi < b; bi++)
+        for (int j = 0; j < h; j++)
+            memcpy(y + ((size_t)bi * h + j) * head, kv + ((size_t)bi * g + j / rep) * head,
+                   head * sizeof *y);
+}
+
+void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h, int s, int t, int k)
+{
+    /* per (batch, head): (s × k) · (t × k)ᵀ scaled by 1/√k -> (s × t) */
+    float scale = 1.0f / sqrtf((float)k);
+    for (size_t bh = 0; bh < (size_t)b * h; bh++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, t, k, scale,
+                    q + bh * s * k, k, kx + bh * t * k, k, 0.0f, scores + bh * s * t, t);
+}
+
+void attn_op_build_mask(float *mask, int b, int s, int t, int P, bool causal,
+                        const unsigned char *key_pad, float fill)
+{
+    #pragma omp parallel for collapse(2) if ((size_t)b * s * t > 65536)
+    for (int bi = 0; bi < b; bi++)
+        for (int i = 0; i < s; i++) {
+            float *row = mask + ((size_t)bi * s + i) * t;
+            for (int j = 0; j < t; j++) {
+                bool future = causal && j > P + i;
+                row[j] = (future || key_pad[(size_t)bi * t + j]) ? fill : 0.0f;
+            }
+        }
+}
+
+void attn_op_apply_mask(const float *scores, const float *mask, float *masked, int b, int h, int s, int t)
+{
+    size_t st = (size_t)s * t;
+    #pragma omp parallel for collapse(2) if ((size_t)b * h * st > 65536)
+    for (int bi = 0; bi < b; bi++)
+        for (int j = 0; j < h; j++) {
+            const float *sc = scores + ((size_t)bi * h + j) * st, *m = mask + (size_t)bi * st;
+            float *out = masked + ((size_t)bi * h + j) * st;
+            for (size_t c = 0; c < st; c++) out[c] = sc[c] + m[c];
+        }
+}
+
+void attn_op_softmax(const float *x, float *y, size_t rows, int t)
+{
+    #pragma omp parallel for if (rows * t > 16384)
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * t;
+        float *yr = y + r * t;
+        float mx = -INFINITY;
+        for (int j = 0; j < t; j++) mx = xr[j] > mx ? xr[j] : mx;
+        if (mx == -INFINITY) { /* every key masked: nothing to attend to */
+            memset(yr, 0, (size_t)t * sizeof *yr);
+            continue;
+        }
+        float sum = 0.0f;
+        for (int j = 0; j < t; j++) sum += (yr[j] = expf(xr[j] - mx));
+        float inv = 1.0f / sum;
+        for (int j = 0; j < t; j++) yr[j] *= inv;
+    }
+}
+
+void attn_op_dropout(const float *x, float *y, size_t n, float p, uint64_t key)
+{
+    float keep_scale = 1.0f / (1.0f - p);
+    #pragma omp parallel for if (n > 65536)
+    for (size_t i = 0; i < n; i++)
+        y[i] = attn_uniform(key, i) < p ? 0.0f : x[i] * keep_scale;
+}
+
+void attn_op_weighted_sum(const float *w, const float *v, float *ctx, int b, int h, int s, int t, int k)
+{
+    /* per (batch, head): (s × t) · (t × k) -> (s × k), each row a weighted average of value rows */
+    for (size_t bh = 0; bh < (size_t)b * h; bh++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s, k, t, 1.0f,
+                    w + bh * s * t, t, v + bh * t * k, k, 0.0f, ctx + bh * s * k, k);
+}
+
+void attn_op_merge_heads(const float *ctx, float *y, int b, int h, int s, int k)
+{
+    #pragma omp parallel for collapse(2) if ((size_t)b * s * h * k > 65536)
+    for (int bi = 0; bi < b; bi++)
+        for (int i = 0; i < s; i++)
+            for (int j = 0; j < h; j++)
+                memcpy(y + ((size_t)bi * s + i) * h * k + (size_t)j * k,
+                       ctx + (((size_t)bi * h + j) * s + i) * k, (size_t)k * sizeof *y);
+}

@@ -1,0 +1,64 @@
+/* ops.h — the numerical stages of masked multi-head attention, one function each.
+ *
+ * Every function is pure: it reads its inputs and writes a caller-owned output
+ * of the documented shape (row-major, contiguous). Shapes use the trace's names:
+ * b batch, s queries, t keys, n new keys, d d_model, h heads, g kv heads, k head dim.
+ * forward.c chains these into the traced pipeline. */
+#ifndef ATTN_OPS_H
+#define ATTN_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* y = x @ w : (rows, in) @ (in, out) -> (rows, out). Weights are (in, out). */
+void attn_op_project(const float *x, const float *w, float *y, int rows, int in, int out);
+
+/* Split the feature axis into heads:
+ * (b, n, heads*k) -> (b, heads, n, k),  y[b,j,i,:] = x[b,i, j*k:(j+1)*k] */
+void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int k);
+
+/* Rotary position embedding, llama convention (interleaved pairs):
+ * for pair (2m, 2m+1) of position pos, angle = pos * theta^(-2m/k),
+ *   y[2m]   = x[2m] cos(angle) - x[2m+1] sin(angle)
+ *   y[2m+1] = x[2m] sin(angle) + x[2m+1] cos(angle)
+ * x, y: (b, heads, n, k); row i has position pos0 + i. */
+/* Returns 0, or -1 if its (n, k/2) cos/sin table could not be allocated. */
+int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, double theta);
+
+/* KV cache: append the new positions after the cached ones along the position axis:
+ * past (b, g, P, k) ++ now (b, g, n, k) -> (b, g, P+n, k) */
+void attn_op_concat_cache(const float *past, const float *now, float *y, int b, int g, int P, int n, int k);
+
+/* repeat_kv: (b, g, t, k) -> (b, h, t, k); query head j reads kv head j / (h/g). */
+void attn_op_repeat_kv(const float *kv, float *y, int b, int g, int h, int t, int k);
+
+/* scores = q kᵀ / √k : (b, h, s, k) · (b, h, t, k)ᵀ -> (b, h, s, t) */
+void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h, int s, int t, int k);
+
+/* Additive mask (b, 1, s, t): 0 where query i may read key j, `fill` where not.
+ * Query i sits at absolute position P + i; key j at position j.
+ * Masked if (causal and j > P + i) or key_pad[b, j] (a <pad> key, for every query). */
+void attn_op_build_mask(float *mask, int b, int s, int t, int P, bool causal,
+                        const unsigned char *key_pad, float fill);
+
+/* masked = scores + mask, the mask broadcast over heads: (b,h,s,t) + (b,1,s,t) */
+void attn_op_apply_mask(const float *scores, const float *mask, float *masked, int b, int h, int s, int t);
+
+/* Row softmax over the last axis of (rows, t), max-subtracted for stability:
+ *   w[j] = exp(x[j] - max x) / Σ exp(x[j'] - max x)
+ * A row that is entirely -inf has no probability mass to share: it becomes
+ * all zeros (not 0/0 = NaN). */
+void attn_op_softmax(const float *x, float *y, size_t rows, int t);
+
+/* Inverted dropout: y = x / (1 - p) where kept, 0 where dropped. Cell i is
+ * dropped iff uniform(key, i) < p, so the mask is a pure function of (key, i). */
+void attn_op_dropout(const float *x, float *y, size_t n, float p, uint64_t key);
+
+/* context = weights @ v : (b, h, s, t) @ (b, h, t, k) -> (b, h, s, k) */
+void attn_op_weighted_sum(const float *w, const float *v, float *ctx, int b, int h, int s, int t, int k);
+
+/* Concatenate heads back: (b, h, s, k) -> (b, s, h*k),  y[b,i, j*k:(j+1)*k] = ctx[b,j,i,:] */
+void attn_op_merge_heads(const float *ctx, float *y, int b, int h, int s, int k);
+
+#endif

@@ -1,0 +1,359 @@
+/* safetensors.c — a defensive safetensors reader and an atomic writer. */
+#include "safetensors.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static bool host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+static uint64_t read_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+void attn_st_free(attn_st_file *f)
+{
+    if (!f) return;
+    for (int i = 0; i < 2 * f->n_meta; i++) free(f->meta[i]);
+    free(f->meta);
+    free(f->entries);
+    free(f->data);
+    memset(f, 0, sizeof *f);
+}
+
+const attn_st_entry *attn_st_find(const attn_st_file *f, const char *name)
+{
+    for (int i = 0; i < f->n; i++)
+        if (strcmp(f->entries[i].name, name) == 0) return &f->entries[i];
+    return NULL;
+}
+
+const char *attn_st_meta(const attn_st_file *f, const char *key)
+{
+    for (int i = 0; i < f->n_meta; i++)
+        if (strcmp(f->meta[2 * i], key) == 0) return f->meta[2 * i + 1];
+    return NULL;
+}
+
+void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst)
+{
+    const unsigned char *src = f->data + e->begin;
+    size_t bytes = e->end - e->begin;
+    if (host_is_little_endian()) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    for (size_t i = 0; i < bytes / 4; i++) {
+        uint32_t u = (uint32_t)src[4 * i] | (uint32_t)src[4 * i + 1] << 8 | (uint32_t)src[4 * i + 2] << 16 |
+                     (uint32_t)src[4 * i + 3] << 24;
+        memcpy(&dst[i], &u, 4);
+    }
+}
+
+/* A JSON number that is a whole number in [0, 2^53]. */
+static bool json_uint(const cJSON *j, uint64_t *out)
+{
+    if (!cJSON_IsNumber(j)) return false;
+    double v = j->valuedouble;
+    if (!(v >= 0 && v <= 9007199254740992.0) || floor(v) != v) return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+static int by_begin(const void *a, const void *b)
+{
+    const attn_st_entry *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
+}
+
+static attn_status parse_entry(const cJSON *item, attn_st_entry *e, attn_error *err)
+{
+    const char *name = item->string;
+    if (!cJSON_IsObject(item))
+        return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' is not a JSON object", name);
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
+    const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
+    if (!cJSON_IsString(dtype) || !cJSON_IsArray(shape) || !cJSON_IsArray(offs))
+        return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' needs dtype, shape and data_offsets", name);
+    if (strcmp(dtype->valuestring, "F32") != 0)
+        return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' has dtype %.16s; attnlab reads only F32", name,
+                         dtype->valuestring);
+    int nd = cJSON_GetArraySize(shape);
+    if (nd > ATTN_MAX_NDIM)
+        return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' has %d dimensions (at most %d)", name, nd,
+                         ATTN_MAX_NDIM);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->ndim = nd;
+    uint64_t count = 1;
+    bool overflow = false;
+    for (int i = 0; i < nd; i++) {
+        uint64_t v;
+        if (!json_uint(cJSON_GetArrayItem(shape, i), &v))
+            return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' has a shape entry that is not a whole number",
+                             name);
+        e->shape[i] = (int64_t)v;
+        if (v && count > UINT64_MAX / 4 / v) overflow = true;
+        else count *= v;
+    }
+    uint64_t b0, b1;
+    if (cJSON_GetArraySize(offs) != 2 || !json_uint(cJSON_GetArrayItem(offs, 0), &b0) ||
+        !json_uint(cJSON_GetArrayItem(offs, 1), &b1) || b1 < b0)
+        return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' has invalid data_offsets", name);
+    if (overflow || count * 4 != b1 - b0)
+        return attn_fail(err, ATTN_ERR_FORMAT,
+                         "tensor '%.40s': its shape needs %s bytes but data_offsets span %llu", name,
+                         overflow ? "too many" : "a different number of", (unsigned long long)(b1 - b0));
+    e->begin = (size_t)b0;
+    e->end = (size_t)b1;
+    return ATTN_OK;
+}
+
+static attn_status parse_meta(const cJSON *meta, attn_st_file *f, attn_error *err)
+{
+    if (!cJSON_IsObject(meta)) return attn_fail(err, ATTN_ERR_FORMAT, "__metadata__ is not a JSON object");
+    int n = cJSON_GetArraySize(meta);
+    f->meta = calloc((size_t)(n ? n : 1) * 2, sizeof *f->meta);
+    if (!f->meta) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    const cJSON *kv;
+    cJSON_ArrayForEach(kv, meta) {
+        if (!cJSON_IsString(kv))
+            return attn_fail(err, ATTN_ERR_FORMAT, "__metadata__ value '%.40s' is not a string", kv->string);
+        f->meta[2 * f->n_meta] = strdup(kv->string);
+        f->meta[2 * f->n_meta + 1] = strdup(kv->valuestring);
+        f->n_meta++;
+        if (!f->meta[2 * f->n_meta - 2] || !f->meta[2 * f->n_meta - 1])
+            return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    }
+    return ATTN_OK;
+}
+
+/* Parses and checks the JSON header against a data section of data_size bytes. */
+static attn_status parse_header(const char *json, size_t len, uint64_t data_size, attn_st_file *f,
+                                attn_error *err)
+{
+    attn_status st = ATTN_OK;
+    cJSON *root = cJSON_ParseWithLength(json, len);
+    if (!root) return attn_fail(err, ATTN_ERR_FORMAT, "header is not valid JSON");
+    if (!cJSON_IsObject(root)) {
+        st = attn_fail(err, ATTN_ERR_FORMAT, "header is not a JSON object");
+        goto out;
+    }
+    int n = cJSON_GetArraySize(root);
+    if (n > ATTN_ST_MAX_TENSORS + 1) {
+        st = attn_fail(err, ATTN_ERR_FORMAT, "header lists %d entries (at most %d)", n, ATTN_ST_MAX_TENSORS);
+        goto out;
+    }
+    f->entries = calloc((size_t)(n ? n : 1), sizeof *f->entries);
+    if (!f->entries) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root) {
+        if (!item->string || !*item->string || strlen(item->string) >= ATTN_MAX_NAME) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "a tensor name is empty or longer than %d bytes", ATTN_MAX_NAME - 1);
+            goto out;
+        }
+        if (strcmp(item->string, "__metadata__") == 0) {
+            if (f->meta) { st = attn_fail(err, ATTN_ERR_FORMAT, "__metadata__ appears twice"); goto out; }
+            if ((st = parse_meta(item, f, err))) goto out;
+            continue;
+        }
+        if (attn_st_find(f, item->string)) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' appears twice", item->string);
+            goto out;
+        }
+        if ((st = parse_entry(item, &f->entries[f->n], err))) goto out;
+        f->n++;
+    }
+    /* data_offsets must tile the data section exactly: in range, no overlap, no gap */
+    qsort(f->entries, (size_t)f->n, sizeof *f->entries, by_begin);
+    uint64_t pos = 0;
+    for (int i = 0; i < f->n; i++) {
+        const attn_st_entry *e = &f->entries[i];
+        if (e->end > data_size) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' data_offsets [%zu, %zu] lie beyond the %llu data bytes",
+                           e->name, e->begin, e->end, (unsigned long long)data_size);
+            goto out;
+        }
+        if (e->begin != pos) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' data_offsets [%zu, %zu] %s the previous tensor",
+                           e->name, e->begin, e->end, e->begin < pos ? "overlap" : "leave a gap after");
+            goto out;
+        }
+        pos = e->end;
+    }
+    if (pos != data_size)
+        st = attn_fail(err, ATTN_ERR_FORMAT, "the data section has %llu bytes but the tensors cover %llu",
+                       (unsigned long long)data_size, (unsigned long long)pos);
+out:
+    cJSON_Delete(root);
+    return st;
+}
+
+static attn_status check_prefix(uint64_t header_len, uint64_t file_size, attn_error *err)
+{
+    if (file_size < 8)
+        return attn_fail(err, ATTN_ERR_FORMAT, "too short to be safetensors (%llu bytes)",
+                         (unsigned long long)file_size);
+    if (header_len > ATTN_ST_MAX_HEADER)
+        return attn_fail(err, ATTN_ERR_FORMAT, "header length %llu is larger than the %u-byte limit",
+                         (unsigned long long)header_len, ATTN_ST_MAX_HEADER);
+    if (header_len > file_size - 8)
+        return attn_fail(err, ATTN_ERR_FORMAT, "header length %llu runs past the end of the %llu-byte file",
+                         (unsigned long long)header_len, (unsigned long long)file_size);
+    return ATTN_OK;
+}
+
+attn_status attn_st_parse(const unsigned char *buf, size_t size, attn_st_file *f, attn_error *err)
+{
+    attn_status st;
+    memset(f, 0, sizeof *f);
+    uint64_t n = size >= 8 ? read_le64(buf) : 0;
+    if ((st = check_prefix(n, size, err))) return st;
+    if ((st = parse_header((const char *)buf + 8, (size_t)n, size - 8 - n, f, err))) goto fail;
+    f->data_size = size - 8 - (size_t)n;
+    f->data = malloc(f->data_size ? f->data_size : 1);
+    if (!f->data) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto fail; }
+    memcpy(f->data, buf + 8 + n, f->data_size);
+    return ATTN_OK;
+fail:
+    attn_st_free(f);
+    return st;
+}
+
+attn_status attn_st_read(const char *path, attn_st_file *f, attn_error *err)
+{
+    attn_status st = ATTN_OK;
+    char *json = NULL;
+    unsigned char prefix[8];
+    struct stat sb;
+    memset(f, 0, sizeof *f);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return attn_fail(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fileno(fp), &sb) || !S_ISREG(sb.st_mode)) {
+        st = attn_fail(err, ATTN_ERR_IO, "%s: not a regular file", path);
+        goto out;
+    }
+    uint64_t size = (uint64_t)sb.st_size;
+    if (size >= 8 && fread(prefix, 1, 8, fp) != 8) {
+        st = attn_fail(err, ATTN_ERR_IO, "%s: read error", path);
+        goto out;
+    }
+    uint64_t n = size >= 8 ? read_le64(prefix) : 0;
+    if ((st = check_prefix(n, size, err))) goto prefix;
+    json = malloc(n ? n : 1);
+    if (!json) { st = attn_fail(err, ATTN_ERR_NOMEM, "%s: out of memory", path); goto out; }
+    if (fread(json, 1, n, fp) != n) { st = attn_fail(err, ATTN_ERR_IO, "%s: read error", path); goto out; }
+    if ((st = parse_header(json, n, size - 8 - n, f, err))) goto prefix;
+    f->data_size = (size_t)(size - 8 - n);
+    f->data = malloc(f->data_size ? f->data_size : 1);
+    if (!f->data) {
+        st = attn_fail(err, ATTN_ERR_NOMEM, "%s: out of memory for %zu bytes", path, f->data_size);
+        goto out;
+    }
+    if (fread(f->data, 1, f->data_size, fp) != f->data_size)
+        st = attn_fail(err, ATTN_ERR_IO, "%s: read error", path);
+    goto out;
+prefix:
+    attn_error_prefix(err, path);
+out:
+    free(json);
+    fclose(fp);
+    if (st) attn_st_free(f);
+    return st;
+}
+
+attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n, const char *const *meta, int n_meta,
+                          attn_error *err)
+{
+    attn_status st = ATTN_OK;
+    char *json = NULL, *tmp = NULL;
+    FILE *fp = NULL;
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+
+    if (n_meta > 0) {
+        cJSON *m = cJSON_AddObjectToObject(root, "__metadata__");
+        for (int i = 0; m && i < n_meta; i++)
+            if (!cJSON_AddStringToObject(m, meta[2 * i], meta[2 * i + 1])) m = NULL;
+        if (!m) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    }
+    uint64_t pos = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t count = 1;
+        for (int j = 0; j < t[i].ndim; j++) count *= (uint64_t)t[i].shape[j];
+        cJSON *e = cJSON_AddObjectToObject(root, t[i].name);
+        cJSON *shape = e ? cJSON_AddArrayToObject(e, "shape") : NULL;
+        cJSON *offs = e ? cJSON_AddArrayToObject(e, "data_offsets") : NULL;
+        if (!e || !shape || !offs || !cJSON_AddStringToObject(e, "dtype", "F32")) {
+            st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        for (int j = 0; j < t[i].ndim; j++)
+            cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t[i].shape[j]));
+        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)pos));
+        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(pos + count * 4)));
+        pos += count * 4;
+    }
+    json = cJSON_PrintUnformatted(root);
+    if (!json) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+
+    /* header padded with spaces so the data starts 8-byte aligned, as the reference writer does */
+    size_t len = strlen(json), padded = (len + 7) / 8 * 8;
+    size_t plen = strlen(path);
+    tmp = malloc(plen + 16);
+    if (!tmp) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd >= 0) fchmod(fd, 0644); /* mkstemp creates 0600; a trace is an ordinary document */
+    if (fd < 0 || !(fp = fdopen(fd, "wb"))) {
+        if (fd >= 0) close(fd);
+        st = attn_fail(err, ATTN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        free(tmp);
+        tmp = NULL;
+        goto out;
+    }
+    unsigned char prefix[8];
+    for (int i = 0; i < 8; i++) prefix[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+    bool ok = fwrite(prefix, 1, 8, fp) == 8 && fwrite(json, 1, len, fp) == len;
+    for (size_t i = len; ok && i < padded; i++) ok = fputc(' ', fp) != EOF;
+    for (int i = 0; ok && i < n; i++) {
+        size_t count = 1;
+        for (int j = 0; j < t[i].ndim; j++) count *= (size_t)t[i].shape[j];
+        if (host_is_little_endian()) {
+            ok = fwrite(t[i].data, sizeof(float), count, fp) == count;
+        } else {
+            for (size_t c = 0; ok && c < count; c++) {
+                uint32_t u;
+                memcpy(&u, &t[i].data[c], 4);
+                unsigned char b[4] = {(unsigned char)u, (unsigned char)(u >> 8), (unsigned char)(u >> 16),
+                                      (unsigned char)(u >> 24)};
+                ok = fwrite(b, 1, 4, fp) == 4;
+            }
+        }
+    }
+    int saved = errno;
+    if (fclose(fp) != 0) ok = false, saved = errno;
+    fp = NULL;
+    if (!ok || rename(tmp, path) != 0) {
+        if (ok) saved = errno;
+        unlink(tmp);
+        st = attn_fail(err, ATTN_ERR_IO, "%s: cannot write: %s", path, strerror(saved));
+    }
+out:
+    free(tmp);
+    free(json);
+    cJSON_Delete(root);
+    return st;
+}

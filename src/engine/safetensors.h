@@ -1,0 +1,65 @@
+/* safetensors.h — reading and writing safetensors files (float32 only).
+ *
+ * Layout: u64 little-endian header length N, N bytes of JSON
+ *   {"name": {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}, ...,
+ *    "__metadata__": {"key": "string value", ...}}
+ * then the raw little-endian tensor bytes; offsets are relative to the byte
+ * after the header. The reader trusts nothing: every length, offset, shape
+ * and type is checked before any data is read or any large buffer allocated. */
+#ifndef ATTN_SAFETENSORS_H
+#define ATTN_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "trace.h"
+
+#define ATTN_ST_MAX_HEADER (100u << 20) /* the limit the reference implementation uses */
+#define ATTN_ST_MAX_TENSORS 4096
+
+typedef struct {
+    char name[ATTN_MAX_NAME];
+    int ndim;
+    int64_t shape[ATTN_MAX_NDIM];
+    size_t begin, end; /* byte range in the data section */
+} attn_st_entry;
+
+typedef struct {
+    attn_st_entry *entries; /* n, sorted by begin offset */
+    int n;
+    char **meta;            /* n_meta (key, value) pairs: meta[2i], meta[2i+1] */
+    int n_meta;
+    unsigned char *data;    /* the data section */
+    size_t data_size;
+} attn_st_file;
+
+/* Reads and validates path. Pair with attn_st_free (safe on a zeroed struct).
+ * Errors are ATTN_ERR_IO (cannot read) or ATTN_ERR_FORMAT, prefixed by path. */
+attn_status attn_st_read(const char *path, attn_st_file *f, attn_error *err);
+
+/* The same from a buffer in memory (buf[0..size) is the whole file). */
+attn_status attn_st_parse(const unsigned char *buf, size_t size, attn_st_file *f, attn_error *err);
+
+void attn_st_free(attn_st_file *f);
+
+const attn_st_entry *attn_st_find(const attn_st_file *f, const char *name);
+const char *attn_st_meta(const attn_st_file *f, const char *key);
+
+/* Copies an entry's little-endian float32 data into dst (count floats). */
+void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst);
+
+typedef struct {
+    const char *name;
+    int ndim;
+    const int64_t *shape;
+    const float *data;
+} attn_st_tensor;
+
+/* Writes n tensors (in the given order, contiguous) and n_meta key/value
+ * string pairs to path. Writes to a temporary file and renames it into place,
+ * so a failed write never leaves a truncated file behind. */
+attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n,
+                          const char *const *meta, int n_meta, attn_error *err);
+
+#endif

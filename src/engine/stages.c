@@ -1,0 +1,60 @@
+/* stages.c — names, shapes, descriptions and formulas of every traced stage. */
+#include "stages.h"
+
+#include <string.h>
+
+static const attn_stage_info STAGES[] = {
+    {"x", "b,s,d", "token embeddings at the query positions", "x = embed(tokens[P:])"},
+    {"x_past", "b,P,d", "embeddings of the positions already in the KV cache", "x_past = embed(tokens[:P])"},
+    {"memory", "b,t,d", "encoder output that the queries read (cross-attention)", "memory = embed(source tokens)"},
+    {"w_q", "d,d", "query projection weights, (in, out)", "W_Q"},
+    {"w_k", "d,g*k", "key projection weights: one d×k block per kv head", "W_K"},
+    {"w_v", "d,g*k", "value projection weights: one d×k block per kv head", "W_V"},
+    {"w_o", "d,d", "output projection weights, (in, out)", "W_O"},
+    {"q", "b,s,d", "queries: what each position is looking for", "q = x · W_Q"},
+    {"k", "b,n,g*k", "keys of the new positions: what each position offers", "k = x · W_K   (memory · W_K in cross-attention)"},
+    {"v", "b,n,g*k", "values of the new positions: what each position passes on", "v = x · W_V   (memory · W_V in cross-attention)"},
+    {"q_heads", "b,h,s,k", "queries split into h heads of k features", "q_heads[b,j,i,:] = q[b,i, j·k:(j+1)·k]"},
+    {"k_heads", "b,g,n,k", "keys split into g kv heads", "k_heads[b,j,i,:] = k[b,i, j·k:(j+1)·k]"},
+    {"v_heads", "b,g,n,k", "values split into g kv heads", "v_heads[b,j,i,:] = v[b,i, j·k:(j+1)·k]"},
+    {"q_rope", "b,h,s,k", "queries rotated by their position (RoPE)",
+     "(q₂ₘ, q₂ₘ₊₁) rotated by pos·θ^(−2m/k)"},
+    {"k_rope", "b,g,n,k", "keys rotated by their position (RoPE)",
+     "(k₂ₘ, k₂ₘ₊₁) rotated by pos·θ^(−2m/k)"},
+    {"k_cache", "b,g,t,k", "KV cache: the cached keys followed by the new ones", "k_cache = [k_past ; k_new]"},
+    {"v_cache", "b,g,t,k", "KV cache: the cached values followed by the new ones", "v_cache = [v_past ; v_new]"},
+    {"k_expanded", "b,h,t,k", "keys repeated so that every query head has one (repeat_kv)",
+     "k_expanded[b,j] = K[b, j / (h/g)]"},
+    {"v_expanded", "b,h,t,k", "values repeated so that every query head has one (repeat_kv)",
+     "v_expanded[b,j] = V[b, j / (h/g)]"},
+    {"scores", "b,h,s,t", "scaled dot product of every query with every key", "scores = q · kᵀ / √k"},
+    {"mask", "b,1,s,t", "additive mask: 0 where a query may look, the fill value where it may not",
+     "mask[i,j] = fill if key j is in the future (causal) or <pad>, else 0"},
+    {"masked_scores", "b,h,s,t", "scores plus the mask, broadcast over heads", "masked_scores = scores + mask"},
+    {"weights", "b,h,s,t", "attention weights: each query row sums to 1",
+     "weights = softmax(masked_scores) along t"},
+    {"weights_dropout", "b,h,s,t", "attention weights after dropout (training only)",
+     "kept: weights / (1 − p), dropped: 0"},
+    {"context", "b,h,s,k", "per head, the weighted average of the value rows", "context = weights · v_expanded"},
+    {"merged", "b,s,d", "heads concatenated back side by side", "merged[b,i, j·k:(j+1)·k] = context[b,j,i,:]"},
+    {"out", "b,s,d", "the layer's output", "out = merged · W_O   (then dropout when training)"},
+};
+
+const attn_stage_info *attn_stages(int *count)
+{
+    *count = (int)(sizeof STAGES / sizeof STAGES[0]);
+    return STAGES;
+}
+
+int attn_stage_index(const char *name)
+{
+    for (int i = 0; i < (int)(sizeof STAGES / sizeof STAGES[0]); i++)
+        if (strcmp(STAGES[i].name, name) == 0) return i;
+    return -1;
+}
+
+const attn_stage_info *attn_stage_lookup(const char *name)
+{
+    int i = attn_stage_index(name);
+    return i < 0 ? NULL : &STAGES[i];
+}

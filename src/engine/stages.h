@@ -1,0 +1,25 @@
+/* stages.h — the catalogue of traced stages, in pipeline order.
+ *
+ * One row per tensor name of the trace contract: its dimension names, a
+ * one-line description and its formula. The engine, the trace reader, the
+ * CLI and the visualizer all read names, shapes and texts from here. */
+#ifndef ATTN_STAGES_H
+#define ATTN_STAGES_H
+
+typedef struct {
+    const char *name;    /* "scores" */
+    const char *dims;    /* comma-separated dimension names: "b,h,s,t" */
+    const char *desc;    /* one line: what the tensor is */
+    const char *formula; /* how it is computed, in plain Unicode */
+} attn_stage_info;
+
+/* All stages in pipeline order; *count receives their number. */
+const attn_stage_info *attn_stages(int *count);
+
+/* The stage called name, or NULL. */
+const attn_stage_info *attn_stage_lookup(const char *name);
+
+/* Pipeline position of name (0-based), or -1 for an unknown name. */
+int attn_stage_index(const char *name);
+
+#endif

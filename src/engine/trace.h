@@ -1,0 +1,65 @@
+/* trace.h — a recorded forward pass: every stage as a named float32 tensor.
+ *
+ * A trace owns a copy of its configuration, the resolved sizes, the token
+ * tables, and one arena holding all tensor data. Walk it in pipeline order:
+ *
+ *     const attn_tensor *e = NULL;
+ *     while ((e = attn_trace_next(tr, e))) printf("%s\n", e->name);
+ *
+ * Traces come from attn_trace_run (forward.h) or attn_trace_load (trace_io.h)
+ * and are released with attn_trace_free. */
+#ifndef ATTN_TRACE_H
+#define ATTN_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "stages.h"
+#include "tokens.h"
+
+#define ATTN_MAX_NDIM 8
+#define ATTN_MAX_NAME 64
+
+typedef struct {
+    char name[ATTN_MAX_NAME];
+    int ndim;
+    int64_t shape[ATTN_MAX_NDIM];
+    const attn_stage_info *info; /* NULL for a name outside the contract */
+    float *data;                 /* points into the trace's arena */
+    size_t count;                /* product of shape */
+} attn_tensor;
+
+typedef struct {
+    attn_config cfg;      /* owned copy of the configuration that produced it */
+    attn_dims dims;
+    attn_tokens tokens;   /* (b, L) target tokens, padded */
+    attn_tokens source;   /* (b, t) source tokens when cross-attention, else empty */
+    attn_tensor *tensors; /* n_tensors, in pipeline order */
+    int n_tensors;
+    float *arena;         /* all tensor data */
+    int *masked_rows;     /* (n_masked, 2): (batch row, query index) with every key masked */
+    int n_masked;
+} attn_trace;
+
+void attn_trace_free(attn_trace *tr);
+
+/* The tensor after prev (the first if prev is NULL), or NULL at the end. */
+const attn_tensor *attn_trace_next(const attn_trace *tr, const attn_tensor *prev);
+
+/* The tensor called name, or NULL. */
+const attn_tensor *attn_trace_find(const attn_trace *tr, const char *name);
+
+/* "(b=2, h=8, s=6, t=6)" for contract tensors, "(2, 8, 6, 6)" otherwise. */
+const char *attn_tensor_shape_str(const attn_tensor *t, char *buf, size_t size);
+
+/* Expected shape of contract stage `info` under dims; returns ndim. */
+int attn_stage_shape(const attn_stage_info *info, const attn_dims *dims, int64_t shape[ATTN_MAX_NDIM]);
+
+/* Element (i0, i1, ...) of a tensor by flat row-major index helpers. */
+static inline float attn_tensor_at4(const attn_tensor *t, int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    return t->data[((a * t->shape[1] + b) * t->shape[2] + c) * t->shape[3] + d];
+}
+
+#endif

@@ -1,0 +1,421 @@
+/* trace_io.c — saving and loading traces as safetensors. */
+#include "trace_io.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "safetensors.h"
+
+/* ---- saving ---- */
+
+static char *json_tokens(const attn_tokens *t)
+{
+    cJSON *rows = cJSON_CreateArray();
+    for (int r = 0; rows && r < t->rows; r++) {
+        cJSON *row = cJSON_AddArrayToObject(rows, "");
+        for (int p = 0; row && p < t->len; p++)
+            cJSON_AddItemToArray(row, cJSON_CreateString(attn_tokens_at(t, r, p)));
+    }
+    char *s = rows ? cJSON_PrintUnformatted(rows) : NULL;
+    cJSON_Delete(rows);
+    return s;
+}
+
+static char *json_ints(const int *v, int n, int group)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; arr && i < n; i++) {
+        if (group == 1) {
+            cJSON_AddItemToArray(arr, cJSON_CreateNumber(v[i]));
+        } else {
+            cJSON *g = cJSON_CreateIntArray(v + (size_t)i * group, group);
+            cJSON_AddItemToArray(arr, g);
+        }
+    }
+    char *s = arr ? cJSON_PrintUnformatted(arr) : NULL;
+    cJSON_Delete(arr);
+    return s;
+}
+
+static char *json_stages(const attn_trace *tr)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; arr && i < tr->n_tensors; i++) {
+        const attn_stage_info *in = tr->tensors[i].info;
+        if (!in) continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", in->name);
+        cJSON_AddStringToObject(o, "dims", in->dims);
+        cJSON_AddStringToObject(o, "desc", in->desc);
+        cJSON_AddStringToObject(o, "formula", in->formula);
+        cJSON_AddItemToArray(arr, o);
+    }
+    char *s = arr ? cJSON_PrintUnformatted(arr) : NULL;
+    cJSON_Delete(arr);
+    return s;
+}
+
+attn_status attn_trace_save(const attn_trace *tr, const char *path, attn_error *err)
+{
+    enum { MAXMETA = 32 };
+    const char *meta[2 * MAXMETA];
+    char num[16][40];
+    char *owned[8] = {0};
+    int nm = 0, nn = 0, no = 0;
+    const attn_config *c = &tr->cfg;
+    const attn_dims *d = &tr->dims;
+    attn_status st = ATTN_OK;
+
+#define PUT(k, v) (meta[2 * nm] = (k), meta[2 * nm + 1] = (v), nm++)
+#define PUTI(k, v) (snprintf(num[nn], sizeof num[nn], "%lld", (long long)(v)), PUT(k, num[nn++]))
+#define PUTJ(k, expr) do { char *s_ = (expr); if (!s_) goto nomem; owned[no++] = s_; PUT(k, s_); } while (0)
+    PUT("format", ATTN_TRACE_FORMAT);
+    PUT("attention", d->cross ? "cross" : "self");
+    PUTI("batch", d->b);
+    PUTI("seq", d->L);
+    PUTI("d_model", d->d);
+    PUTI("heads", d->h);
+    PUTI("kv_heads", d->g);
+    PUTI("head_dim", d->k);
+    PUT("mode", attn_mode_name(d->mode));
+    PUT("causal", c->causal && !d->cross ? "true" : "false");
+    PUT("pad_side", c->pad_side == ATTN_PAD_LEFT ? "left" : "right");
+    PUT("rope", c->rope ? "true" : "false");
+    snprintf(num[nn], sizeof num[nn], "%.17g", c->rope_theta);
+    PUT("rope_theta", num[nn++]);
+    PUT("mask_value", attn_format_mask_value(c->mask_value, num[nn++], sizeof num[0]));
+    PUTI("past", d->P);
+    snprintf(num[nn], sizeof num[nn], "%.9g", (double)c->dropout);
+    PUT("dropout", num[nn++]);
+    PUT("train", c->train ? "true" : "false");
+    snprintf(num[nn], sizeof num[nn], "%llu", (unsigned long long)c->seed);
+    PUT("seed", num[nn++]);
+    if (tr->tokens.rows) {
+        PUTJ("tokens", json_tokens(&tr->tokens));
+        PUTJ("lengths", json_ints(tr->tokens.lengths, tr->tokens.rows, 1));
+    }
+    if (d->cross && tr->source.rows) {
+        PUTJ("source_tokens", json_tokens(&tr->source));
+        PUTJ("source_lengths", json_ints(tr->source.lengths, tr->source.rows, 1));
+    }
+    PUTJ("fully_masked_rows", json_ints(tr->masked_rows, tr->n_masked, 2));
+    PUTJ("stages", json_stages(tr));
+#undef PUT
+#undef PUTI
+#undef PUTJ
+    {
+        attn_st_tensor *ts = calloc((size_t)(tr->n_tensors ? tr->n_tensors : 1), sizeof *ts);
+        if (!ts) goto nomem;
+        for (int i = 0; i < tr->n_tensors; i++)
+            ts[i] = (attn_st_tensor){tr->tensors[i].name, tr->tensors[i].ndim, tr->tensors[i].shape,
+                                     tr->tensors[i].data};
+        st = attn_st_write(path, ts, tr->n_tensors, meta, nm, err);
+        free(ts);
+    }
+    goto out;
+nomem:
+    st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+out:
+    for (int i = 0; i < no; i++) free(owned[i]);
+    return st;
+}
+
+/* ---- loading ---- */
+
+typedef struct {
+    const char *letter; /* dimension name */
+    int *slot;          /* where its value goes in attn_dims */
+    const char *from;   /* first tensor that told us, for messages */
+} dim_slot;
+
+static attn_status meta_int(const attn_st_file *f, const char *key, int *out, attn_error *err)
+{
+    const char *v = attn_st_meta(f, key);
+    if (!v) return ATTN_OK;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < 0 || x > (1L << 30))
+        return attn_fail(err, ATTN_ERR_FORMAT, "metadata '%s' = '%.40s' is not a size", key, v);
+    *out = (int)x;
+    return ATTN_OK;
+}
+
+/* Derives dims from the contract tensors' shapes; conflicting sizes are an error. */
+static attn_status infer_dims(const attn_st_file *f, attn_dims *d, attn_error *err)
+{
+    dim_slot slots[] = {{"b", &d->b, 0}, {"s", &d->s, 0}, {"t", &d->t, 0}, {"n", &d->n, 0}, {"P", &d->P, 0},
+                        {"d", &d->d, 0}, {"h", &d->h, 0}, {"g", &d->g, 0}, {"k", &d->k, 0}};
+    const int ns = (int)(sizeof slots / sizeof slots[0]);
+    memset(d, 0, sizeof *d);
+    for (int i = 0; i < ns; i++) *slots[i].slot = -1;
+    int count;
+    const attn_stage_info *st = attn_stages(&count);
+    for (int i = 0; i < count; i++) {
+        const attn_st_entry *e = attn_st_find(f, st[i].name);
+        if (!e) continue;
+        int nd = 0;
+        for (const char *p = st[i].dims; *p; nd++) {
+            size_t len = strcspn(p, ",");
+            if (nd < e->ndim && e->shape[nd] > (1 << 30))
+                return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' has an implausible size %lld", e->name,
+                                 (long long)e->shape[nd]);
+            for (int j = 0; nd < e->ndim && j < ns; j++) {
+                if (strlen(slots[j].letter) != len || strncmp(slots[j].letter, p, len)) continue;
+                int v = (int)e->shape[nd];
+                if (*slots[j].slot < 0) { *slots[j].slot = v; slots[j].from = e->name; }
+                else if (*slots[j].slot != v)
+                    return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' has %s=%d but '%s' has %s=%d", e->name,
+                                     slots[j].letter, v, slots[j].from, slots[j].letter, *slots[j].slot);
+            }
+            p += len + (p[len] == ',');
+        }
+        if (nd != e->ndim)
+            return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' has %d dimensions; the contract says (%s)", e->name,
+                             e->ndim, st[i].dims);
+    }
+    for (int j = 0; j < ns; j++)
+        if (*slots[j].slot < 0) *slots[j].slot = 0;
+    return ATTN_OK;
+}
+
+static attn_status load_tokens(const attn_st_file *f, const char *key, const char *len_key, int rows, int len,
+                               attn_pad_side side, attn_tokens *out, attn_error *err)
+{
+    const char *text = attn_st_meta(f, key), *ltext = attn_st_meta(f, len_key);
+    attn_status st = ATTN_OK;
+    cJSON *j = NULL, *lj = NULL;
+    const char **table = NULL;
+    int *lengths = NULL;
+    if (!text) return ATTN_OK;
+    j = cJSON_Parse(text);
+    lj = ltext ? cJSON_Parse(ltext) : NULL;
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) != rows) {
+        st = attn_fail(err, ATTN_ERR_FORMAT, "metadata '%s' is not a list of %d rows", key, rows);
+        goto out;
+    }
+    table = calloc((size_t)rows * (size_t)(len ? len : 1), sizeof *table);
+    lengths = calloc((size_t)(rows ? rows : 1), sizeof *lengths);
+    if (!table || !lengths) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    for (int r = 0; r < rows; r++) {
+        const cJSON *row = cJSON_GetArrayItem(j, r);
+        if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != len) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "metadata '%s' row %d does not have %d tokens", key, r + 1, len);
+            goto out;
+        }
+        for (int p = 0; p < len; p++) {
+            const cJSON *tok = cJSON_GetArrayItem(row, p);
+            if (!cJSON_IsString(tok) || strlen(tok->valuestring) > ATTN_MAX_TOKEN_BYTES ||
+                !attn_utf8_valid(tok->valuestring, strlen(tok->valuestring))) {
+                st = attn_fail(err, ATTN_ERR_FORMAT, "metadata '%s' row %d has an invalid token", key, r + 1);
+                goto out;
+            }
+            table[(size_t)r * len + p] = tok->valuestring;
+        }
+        const cJSON *l = lj ? cJSON_GetArrayItem(lj, r) : NULL;
+        lengths[r] = len;
+        if (ltext) {
+            if (!cJSON_IsArray(lj) || cJSON_GetArraySize(lj) != rows || !cJSON_IsNumber(l) || l->valuedouble < 0 ||
+                l->valuedouble > len || floor(l->valuedouble) != l->valuedouble) {
+                st = attn_fail(err, ATTN_ERR_FORMAT, "metadata '%s' is not %d lengths between 0 and %d", len_key,
+                               rows, len);
+                goto out;
+            }
+            lengths[r] = (int)l->valuedouble;
+        }
+    }
+    st = attn_tokens_from_table(rows, len, table, lengths, side, out, err);
+out:
+    free(table);
+    free(lengths);
+    cJSON_Delete(j);
+    cJSON_Delete(lj);
+    return st;
+}
+
+/* Rebuilds "a b | c d" from a token table (real tokens only). */
+static char *tokens_text(const attn_tokens *t)
+{
+    size_t cap = 1;
+    for (size_t i = 0; i < (size_t)t->rows * t->len; i++) cap += strlen(t->tok[i]) + 3;
+    char *s = malloc(cap), *p = s;
+    if (!s) return NULL;
+    for (int r = 0; r < t->rows; r++) {
+        if (r) p += sprintf(p, " | ");
+        bool first = true;
+        for (int i = 0; i < t->len; i++) {
+            if (attn_tokens_is_pad(t, r, i)) continue;
+            p += sprintf(p, "%s%s", first ? "" : " ", attn_tokens_at(t, r, i));
+            first = false;
+        }
+    }
+    *p = '\0';
+    return s;
+}
+
+static attn_status load_config(const attn_st_file *f, attn_trace *tr, attn_error *err)
+{
+    static const char *const KEYS[] = {"causal", "pad_side", "rope", "rope_theta", "mask_value",
+                                       "dropout", "train", "seed", "mode"};
+    attn_config *c = &tr->cfg;
+    attn_config_init(c);
+    c->causal = false; /* unless the file says so */
+    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
+        const char *v = attn_st_meta(f, KEYS[i]);
+        if (v && attn_config_set(c, KEYS[i], v, err)) {
+            attn_error_prefix(err, "metadata");
+            err->status = ATTN_ERR_FORMAT;
+            return ATTN_ERR_FORMAT;
+        }
+    }
+    c->d_model = tr->dims.d;
+    c->heads = tr->dims.h;
+    c->kv_heads = tr->dims.g;
+    c->past = tr->dims.P;
+    return ATTN_OK;
+}
+
+static attn_status load_masked_rows(const attn_st_file *f, attn_trace *tr, attn_error *err)
+{
+    const char *text = attn_st_meta(f, "fully_masked_rows");
+    const attn_tensor *mask = attn_trace_find(tr, "mask");
+    const attn_dims *d = &tr->dims;
+    if (text) {
+        cJSON *j = cJSON_Parse(text);
+        int n = cJSON_IsArray(j) ? cJSON_GetArraySize(j) : -1;
+        if (n < 0 || n > d->b * d->s) {
+            cJSON_Delete(j);
+            return attn_fail(err, ATTN_ERR_FORMAT, "metadata 'fully_masked_rows' is not a list of [b, i] pairs");
+        }
+        tr->masked_rows = calloc((size_t)(n ? n : 1) * 2, sizeof *tr->masked_rows);
+        if (!tr->masked_rows) { cJSON_Delete(j); return attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); }
+        for (int i = 0; i < n; i++) {
+            const cJSON *p = cJSON_GetArrayItem(j, i);
+            const cJSON *b = cJSON_GetArrayItem(p, 0), *q = cJSON_GetArrayItem(p, 1);
+            if (cJSON_GetArraySize(p) != 2 || !cJSON_IsNumber(b) || !cJSON_IsNumber(q) || b->valuedouble < 0 ||
+                b->valuedouble >= d->b || q->valuedouble < 0 || q->valuedouble >= d->s) {
+                cJSON_Delete(j);
+                return attn_fail(err, ATTN_ERR_FORMAT, "metadata 'fully_masked_rows' has an out-of-range entry");
+            }
+            tr->masked_rows[2 * i] = (int)b->valuedouble;
+            tr->masked_rows[2 * i + 1] = (int)q->valuedouble;
+        }
+        tr->n_masked = n;
+        cJSON_Delete(j);
+    } else if (mask) { /* a file from elsewhere: find the rows from the mask itself */
+        int cap = d->b * d->s;
+        tr->masked_rows = calloc((size_t)(cap ? cap : 1) * 2, sizeof *tr->masked_rows);
+        if (!tr->masked_rows) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+        for (int b = 0; b < d->b; b++)
+            for (int i = 0; i < d->s; i++) {
+                int j = 0;
+                while (j < d->t && attn_tensor_at4(mask, b, 0, i, j) != 0.0f) j++;
+                if (j < d->t) continue;
+                tr->masked_rows[2 * tr->n_masked] = b;
+                tr->masked_rows[2 * tr->n_masked + 1] = i;
+                tr->n_masked++;
+            }
+    }
+    return ATTN_OK;
+}
+
+attn_status attn_trace_load(const char *path, attn_trace *tr, attn_error *err)
+{
+    attn_st_file f;
+    attn_status st;
+    memset(tr, 0, sizeof *tr);
+    if ((st = attn_st_read(path, &f, err))) return st;
+
+    const char *fmt = attn_st_meta(&f, "format");
+    attn_dims *d = &tr->dims;
+    if (fmt && strcmp(fmt, ATTN_TRACE_FORMAT) != 0) {
+        st = attn_fail(err, ATTN_ERR_FORMAT, "format '%.40s' is not %s", fmt, ATTN_TRACE_FORMAT);
+        goto fail;
+    }
+    if ((st = infer_dims(&f, d, err))) goto fail;
+    /* metadata fills what no tensor told, and must agree with what they did */
+    struct { const char *key; int *slot; } mk[] = {{"batch", &d->b}, {"heads", &d->h}, {"kv_heads", &d->g},
+                                                    {"d_model", &d->d}, {"past", &d->P}, {"head_dim", &d->k}};
+    for (size_t i = 0; i < sizeof mk / sizeof mk[0]; i++) {
+        int v = -1;
+        if ((st = meta_int(&f, mk[i].key, &v, err))) goto fail;
+        if (v < 0) continue;
+        if (*mk[i].slot && *mk[i].slot != v) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "metadata says %s = %d but the tensors say %d", mk[i].key, v,
+                           *mk[i].slot);
+            goto fail;
+        }
+        *mk[i].slot = v;
+    }
+    const char *att = attn_st_meta(&f, "attention");
+    d->cross = att ? strcmp(att, "cross") == 0 : attn_st_find(&f, "memory") != NULL;
+    if (!d->k && d->h && d->d % d->h == 0) d->k = d->d / d->h;
+    if (!d->n) d->n = d->cross ? d->t : d->s;
+    if (!d->cross && !d->P && d->t > d->s) d->P = d->t - d->s;
+    d->L = d->cross ? d->s + d->P : (d->t ? d->t : d->s + d->P);
+    if (d->h && d->g && d->h % d->g) {
+        st = attn_fail(err, ATTN_ERR_FORMAT, "kv_heads %d does not divide heads %d", d->g, d->h);
+        goto fail;
+    }
+    d->mode = !d->g ? ATTN_MODE_AUTO : d->g == d->h ? ATTN_MODE_MHA : d->g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
+
+    /* every contract tensor must have exactly its contract shape */
+    size_t total = 0;
+    tr->tensors = calloc((size_t)(f.n ? f.n : 1), sizeof *tr->tensors);
+    if (!tr->tensors) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto fail; }
+    int count;
+    const attn_stage_info *stages = attn_stages(&count);
+    for (int pass = 0; pass < 2; pass++) /* contract stages in pipeline order, then the rest */
+        for (int i = 0; i < (pass ? f.n : count); i++) {
+            const attn_st_entry *e = pass ? &f.entries[i] : attn_st_find(&f, stages[i].name);
+            if (!e || (pass && attn_stage_lookup(e->name))) continue;
+            attn_tensor *t = &tr->tensors[tr->n_tensors++];
+            snprintf(t->name, sizeof t->name, "%s", e->name);
+            t->info = attn_stage_lookup(e->name);
+            t->ndim = e->ndim;
+            memcpy(t->shape, e->shape, sizeof t->shape);
+            t->count = (e->end - e->begin) / sizeof(float);
+            if (t->info) {
+                int64_t want[ATTN_MAX_NDIM];
+                int nd = attn_stage_shape(t->info, d, want);
+                bool same = nd == t->ndim;
+                for (int j = 0; same && j < nd; j++) same = want[j] == t->shape[j];
+                if (!same) {
+                    char shp[96];
+                    st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' has shape %s, which does not fit (%s)", t->name,
+                                   attn_tensor_shape_str(t, shp, sizeof shp), t->info->dims);
+                    goto fail;
+                }
+            }
+            total += (t->count + 15) / 16 * 16;
+        }
+    tr->arena = aligned_alloc(64, (total ? total : 16) * sizeof(float));
+    if (!tr->arena) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto fail; }
+    size_t off = 0;
+    for (int i = 0; i < tr->n_tensors; i++) {
+        attn_tensor *t = &tr->tensors[i];
+        t->data = tr->arena + off;
+        attn_st_copy_f32(&f, attn_st_find(&f, t->name), t->data);
+        off += (t->count + 15) / 16 * 16;
+    }
+
+    if ((st = load_config(&f, tr, err))) goto fail;
+    if ((st = load_tokens(&f, "tokens", "lengths", d->b, d->L, tr->cfg.pad_side, &tr->tokens, err))) goto fail;
+    if (d->cross && (st = load_tokens(&f, "source_tokens", "source_lengths", d->b, d->t, tr->cfg.pad_side,
+                                      &tr->source, err)))
+        goto fail;
+    if (tr->tokens.rows && !(tr->cfg.tokens = tokens_text(&tr->tokens))) goto nomem;
+    if (tr->source.rows && !(tr->cfg.source_tokens = tokens_text(&tr->source))) goto nomem;
+    if ((st = load_masked_rows(&f, tr, err))) goto fail;
+    attn_st_free(&f);
+    return ATTN_OK;
+nomem:
+    st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+fail:
+    if (st != ATTN_ERR_IO && strncmp(err->msg, path, strlen(path)) != 0) attn_error_prefix(err, path);
+    attn_st_free(&f);
+    attn_trace_free(tr);
+    return st;
+}

@@ -1,0 +1,41 @@
+/* main.c — attnlab: dispatches subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "attnlab — step through masked multi-head attention\n\n"
+            "Usage:\n"
+            "  attnlab                      summary of the built-in example\n"
+            "  attnlab summary [config]     run a configuration and print its trace\n"
+            "  attnlab trace [config] -o FILE.safetensors\n"
+            "                               write every intermediate tensor to a file\n"
+            "  attnlab info FILE            configuration and stages of a trace file\n"
+            "  attnlab bench [config] [--repeat N]\n"
+            "                               time traced forward passes\n\n"
+            "Each command takes --help. Exit status: 0 ok, 1 bad file, 2 bad usage or config.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return cmd_summary(argc, argv);
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("attnlab 0.1.0\n");
+        return CLI_OK;
+    }
+    if (!strcmp(cmd, "trace")) return cmd_trace(argc - 1, argv + 1);
+    if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "summary")) return cmd_summary(argc - 1, argv + 1);
+    if (cmd[0] == '-') return cmd_summary(argc, argv); /* config flags alone: summary of that config */
+    fprintf(stderr, "attnlab: unknown command '%s' (see attnlab --help)\n", cmd);
+    return CLI_EUSAGE;
+}

@@ -1,0 +1,663 @@
+#!/usr/bin/python3
+"""Independent float64 reference check of attnlab traces (contract "attnlab-trace/1").
+
+Usage: /usr/bin/python3 tests/check_numerics.py --attnlab PATH/TO/attnlab [--workdir DIR] [-v]
+
+For every config in CONFIGS this runs `attnlab trace FLAGS -o FILE.safetensors`, reads the trace with
+the small reader below (stdlib + numpy only), recomputes every pipeline stage in float64 from the
+recorded inputs (x, x_past, memory, w_q, w_k, w_v, w_o) and the metadata, and compares every tensor.
+The mask and fully_masked_rows are derived independently from causal/past/pad_side/lengths.
+A handful of invalid configs must make attnlab exit non-zero.
+
+Written from the contract only (no knowledge of the C sources).
+Prints one line per config and, last, "N passed, M failed"; exits 0 iff M == 0.
+"""
+import argparse
+import json
+import math
+import os
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+RTOL = 1e-4          # |got - want| <= RTOL * max(1, |want|)
+
+
+# ----------------------------------------------------------------------------- safetensors reader
+def read_safetensors(path):
+    """Return (tensors: name -> float32 ndarray, metadata: dict, header: dict, data_len: int)."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    (n,) = struct.unpack("<Q", buf[:8])
+    header = json.loads(buf[8:8 + n].decode("utf-8"))
+    meta = header.pop("__metadata__", None) or {}
+    data = buf[8 + n:]
+    tensors = {}
+    for name, info in header.items():
+        if info.get("dtype") != "F32":
+            raise ValueError("tensor %s has dtype %r, expected F32" % (name, info.get("dtype")))
+        b, e = info["data_offsets"]
+        shape = tuple(int(v) for v in info["shape"])
+        if not (0 <= b <= e <= len(data)) or e - b != 4 * int(np.prod(shape, dtype=np.int64)):
+            raise ValueError("tensor %s: bad data_offsets %r for shape %r" % (name, [b, e], shape))
+        tensors[name] = np.frombuffer(data, dtype="<f4", count=(e - b) // 4, offset=b).reshape(shape)
+    return tensors, meta, header, len(data)
+
+
+# ----------------------------------------------------------------------------- configs
+T_ZH = "你 是 一 只 猫 娘 | 我 爱 AI"                                    # lengths 6, 3
+T_EN3 = "the cat sat on the mat | a dog | hello world again now"          # 6, 2, 4
+T_ONE = "一 二 三 四 五"                                                   # 5
+T_ZH2 = "我 爱 猫 娘 和 狗 | 你 好"                                        # 6, 2
+T_MIX = "猫 娘 说 喵 | cats say meow too | 是"                             # 4, 4, 1
+S_EN = "I am a cat | I love AI very much indeed"                          # 4, 6
+S_ZH3 = "源 句 子 | 另 一 个 源 句 子 很 长 | 短"                            # 3, 8, 1
+
+
+def tok(t):
+    return ["--tokens", t]
+
+
+def src(t):
+    return ["--source-tokens", t]
+
+
+def f(s):
+    return shlex.split(s)
+
+
+M32 = f("--d-model 32 --heads 4")
+CONFIGS = [
+    # defaults (causal, right pad, no rope, -inf, past 0, dropout 0.1 inactive, seed 42)
+    tok(T_ZH),
+    f("--seq 8 --batch 2"),
+    # MHA / MQA / GQA x causal x padding side
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --causal --pad-side right"),
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --causal --pad-side left"),
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --no-causal --pad-side right"),
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --no-causal --pad-side left"),
+    tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --causal --pad-side left --seed 7"),
+    tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --no-causal --pad-side right --seed 7"),
+    tok(T_EN3) + M32 + f("--kv-heads 1 --mode mqa --causal --pad-side right"),
+    tok(T_EN3) + M32 + f("--kv-heads 1 --mode mqa --no-causal --pad-side left"),
+    tok(T_ZH2) + f("--d-model 64 --heads 8 --kv-heads 8 --mode mha --pad-side left"),
+    tok(T_ZH2) + f("--d-model 64 --heads 8 --kv-heads 4 --mode gqa --pad-side left --seed 3"),
+    tok(T_ZH2) + f("--d-model 64 --heads 8 --kv-heads 2 --mode gqa --no-causal --pad-side right"),
+    tok(T_ZH2) + f("--d-model 64 --heads 8 --kv-heads 1 --mode mqa --causal --pad-side left"),
+    tok(T_MIX) + f("--d-model 48 --heads 6 --kv-heads 3 --mode gqa --pad-side left --seed 11"),
+    tok(T_MIX) + f("--d-model 16 --heads 2 --kv-heads 1 --mode mqa --no-causal"),
+    tok(T_MIX) + f("--d-model 12 --heads 4 --kv-heads 2 --mode gqa --pad-side left"),  # head_dim 3
+    # RoPE
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --rope --rope-theta 10000"),
+    tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --rope --rope-theta 500 --pad-side left"),
+    tok(T_EN3) + M32 + f("--kv-heads 1 --mode mqa --rope --rope-theta 1000000 --no-causal"),
+    tok(T_ZH2) + f("--d-model 64 --heads 8 --kv-heads 2 --mode gqa --rope --rope-theta 10000 --pad-side left"),
+    tok(T_MIX) + f("--d-model 24 --heads 4 --kv-heads 2 --mode gqa --rope --rope-theta 50 --seed 5"),  # head_dim 6
+    tok(T_ONE) + f("--d-model 32 --heads 2 --kv-heads 2 --mode mha --rope"),
+    # past (KV cache)
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --past 2"),
+    tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --past 3 --rope --pad-side left"),
+    tok(T_ZH) + M32 + f("--kv-heads 1 --mode mqa --past 1 --rope --rope-theta 100 --no-causal"),
+    tok(T_EN3) + f("--d-model 64 --heads 8 --kv-heads 4 --mode gqa --past 4 --rope --rope-theta 1000 --pad-side left"),
+    tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --past 2 --pad-side right --mask-value -1e9"),
+    tok(T_ONE) + M32 + f("--kv-heads 4 --mode mha --past 4"),                 # single decode query
+    tok(T_ONE) + M32 + f("--kv-heads 2 --mode gqa --past 4 --rope --no-causal"),
+    tok(T_ZH2) + M32 + f("--kv-heads 2 --mode gqa --past 1 --rope --pad-side left --mask-value=-1e9"),
+    # cross-attention
+    tok(T_ZH) + src(S_EN) + M32 + f("--kv-heads 4 --mode mha --no-causal"),
+    tok(T_ZH) + src(S_EN) + M32 + f("--kv-heads 2 --mode gqa --no-causal --pad-side left"),
+    tok(T_ZH) + src(S_EN) + M32 + f("--kv-heads 1 --mode mqa --no-causal --mask-value -1e9"),
+    tok(T_MIX) + src(S_ZH3) + f("--d-model 64 --heads 8 --kv-heads 2 --mode gqa --no-causal --pad-side left --seed 9"),
+    tok(T_MIX) + src(S_ZH3) + f("--d-model 48 --heads 4 --kv-heads 4 --mode mha --no-causal"),
+    # fill values
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --pad-side left --mask-value -1e9"),
+    tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --pad-side left --mask-value=-1e9 --rope"),
+    tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --no-causal --mask-value -1e9"),
+    tok(T_MIX) + M32 + f("--kv-heads 4 --mode mha --pad-side left --mask-value -10000"),
+    tok(T_MIX) + M32 + f("--kv-heads 4 --mode mha --pad-side left --mask-value -inf"),
+    # seeds
+    tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --seed 1"),
+    tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --seed 12345 --pad-side left"),
+    # synthetic / larger
+    f("--seq 16 --batch 3 --d-model 64 --heads 8 --kv-heads 2 --mode gqa --rope"),
+    f("--seq 12 --batch 2 --d-model 32 --heads 4 --kv-heads 4 --mode mha --pad-side left --seed 2"),
+    f("--seq 64 --batch 1 --d-model 128 --heads 8 --kv-heads 8 --mode mha"),
+    f("--seq 64 --batch 2 --d-model 128 --heads 8 --kv-heads 2 --mode gqa --rope --rope-theta 10000 --pad-side left"),
+    f("--seq 64 --batch 3 --d-model 128 --heads 4 --kv-heads 1 --mode mqa --past 16 --rope"),
+    f("--seq 32 --batch 2 --d-model 64 --heads 4 --kv-heads 2 --mode gqa --past 8 --no-causal --mask-value -1e9"),
+    f("--seq 5 --batch 1 --d-model 8 --heads 2 --kv-heads 1 --mode mqa"),
+    # training / dropout
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --train --dropout 0.1"),
+    tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --train --dropout 0.5 --pad-side left"),
+    tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --train --dropout 0.2 --past 2 --rope"),
+    tok(T_ZH) + src(S_EN) + M32 + f("--kv-heads 4 --mode mha --no-causal --train --dropout 0.3"),
+    f("--seq 32 --batch 3 --d-model 64 --heads 8 --kv-heads 4 --mode gqa --train --dropout 0.25 --seed 99"),
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --train"),                   # default dropout 0.1
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --dropout 0.3"),             # eval: no dropout
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --train --dropout 0"),       # p = 0: no dropout
+    tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --train --dropout 0.4 --pad-side left --mask-value -1e9"),
+]
+
+# configs attnlab must reject (non-zero exit)
+INVALID = [
+    tok(T_ZH) + src(S_EN) + M32 + f("--causal"),
+    tok(T_ZH) + src(S_EN) + M32 + f("--no-causal --rope"),
+    tok(T_ZH) + src(S_EN) + M32 + f("--no-causal --past 1"),
+    tok(T_ZH) + src("only one row") + M32 + f("--no-causal"),
+    tok(T_ZH) + f("--d-model 32 --heads 3 --kv-heads 3 --mode mha"),
+    tok(T_ZH) + f("--d-model 32 --heads 4 --kv-heads 3 --mode gqa"),
+]
+
+
+# ----------------------------------------------------------------------------- flag parsing (ours)
+DEFAULTS = dict(causal=True, pad_side="right", rope=False, mask_value=float("-inf"), past=0,
+                dropout=0.1, train=False, seed=42)
+
+
+def parse_flags(flags):
+    """What we asked for: dict of expected settings (only those we know)."""
+    want = dict(DEFAULTS)
+    it = iter(flags)
+    for a in it:
+        if "=" in a and a.startswith("--"):
+            a, v = a.split("=", 1)
+        elif a in ("--causal", "--no-causal", "--rope", "--no-rope", "--train"):
+            v = None
+        else:
+            v = next(it)
+        if a == "--tokens":
+            want["tokens"] = v
+        elif a == "--source-tokens":
+            want["source_tokens"] = v
+        elif a == "--seq":
+            want["seq"] = int(v)
+        elif a == "--batch":
+            want["batch"] = int(v)
+        elif a == "--d-model":
+            want["d_model"] = int(v)
+        elif a == "--heads":
+            want["heads"] = int(v)
+        elif a == "--kv-heads":
+            want["kv_heads"] = int(v)
+        elif a == "--mode":
+            want["mode"] = v
+        elif a in ("--causal", "--no-causal"):
+            want["causal"] = a == "--causal"
+        elif a == "--pad-side":
+            want["pad_side"] = v
+        elif a in ("--rope", "--no-rope"):
+            want["rope"] = a == "--rope"
+        elif a == "--rope-theta":
+            want["rope_theta"] = float(v)
+        elif a == "--mask-value":
+            want["mask_value"] = float(v)
+        elif a == "--past":
+            want["past"] = int(v)
+        elif a == "--dropout":
+            want["dropout"] = float(v)
+        elif a == "--train":
+            want["train"] = True
+        elif a == "--seed":
+            want["seed"] = int(v)
+        else:
+            raise ValueError("unknown flag in config: " + a)
+    return want
+
+
+def split_rows(text):
+    return [r.split() for r in text.split("|")]
+
+
+# ----------------------------------------------------------------------------- checking helpers
+class Fail(Exception):
+    pass
+
+
+class Checker:
+    def __init__(self):
+        self.fails = []
+
+    def fail(self, what, reason):
+        self.fails.append("%s: %s" % (what, reason))
+
+    def require(self, cond, what, reason):
+        if not cond:
+            self.fail(what, reason)
+        return cond
+
+    def compare(self, name, got, want, exact=False):
+        """Elementwise |got-want| <= RTOL*max(1,|want|); -inf must match -inf; NaN always fails."""
+        if got is None:
+            return self.fail(name, "missing tensor")
+        if tuple(got.shape) != tuple(want.shape):
+            return self.fail(name, "shape %s, expected %s" % (list(got.shape), list(want.shape)))
+        g = got.astype(np.float64)
+        w = np.asarray(want, dtype=np.float64)
+        if np.isnan(g).any():
+            idx = tuple(int(i) for i in np.argwhere(np.isnan(g))[0])
+            return self.fail(name, "NaN at %s (%d NaN cells)" % (list(idx), int(np.isnan(g).sum())))
+        ginf, winf = np.isinf(g), np.isinf(w)
+        bad = (ginf | winf) & ~((g == w) & ginf & winf)
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            return self.fail(name, "inf mismatch at %s: got %r expected %r (%d cells)"
+                             % (list(idx), float(g[idx]), float(w[idx]), int(bad.sum())))
+        fin = ~winf
+        err = np.zeros_like(w)
+        err[fin] = np.abs(g[fin] - w[fin])
+        if exact:
+            bad = err > 0
+        else:
+            bad = err > RTOL * np.maximum(1.0, np.abs(np.where(fin, w, 0.0)))
+        if bad.any():
+            rel = err / np.maximum(1.0, np.abs(np.where(fin, w, 0.0)))
+            idx = tuple(int(i) for i in np.unravel_index(np.argmax(rel), rel.shape))
+            return self.fail(name, "max err %.3g (scaled %.3g) at %s: got %.9g expected %.9g (%d/%d cells off)"
+                             % (err[idx], rel[idx], list(idx), g[idx], w[idx], int(bad.sum()), bad.size))
+
+
+def softmax_rows(z):
+    """Max-subtracted softmax over the last axis, float64; rows of all -inf -> zeros."""
+    m = np.max(z, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(z - m)
+    s = e.sum(axis=-1, keepdims=True)
+    return np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
+
+
+def dropout_check(ck, name, got, base, p, min_abs):
+    """Each cell of `got` must be 0 or base/(1-p). Also a loose binomial check on the drop rate."""
+    scaled = base / (1.0 - p)
+    if got is None:
+        return ck.fail(name, "missing tensor")
+    if tuple(got.shape) != tuple(base.shape):
+        return ck.fail(name, "shape %s, expected %s" % (list(got.shape), list(base.shape)))
+    g = got.astype(np.float64)
+    if not np.isfinite(g).all():
+        return ck.fail(name, "non-finite values (%d cells)" % int((~np.isfinite(g)).sum()))
+    zero = g == 0.0
+    err = np.where(zero, 0.0, np.abs(g - scaled))
+    lim = RTOL * np.maximum(1.0, np.abs(scaled))
+    bad = err > lim
+    if bad.any():
+        idx = tuple(int(i) for i in np.unravel_index(np.argmax(err / lim), err.shape))
+        return ck.fail(name, "cell neither 0 nor value/(1-p): at %s got %.9g, value/(1-p)=%.9g (value %.9g), "
+                       "%d cells off, max err %.3g" % (list(idx), g[idx], scaled[idx], base[idx],
+                                                       int(bad.sum()), err[idx]))
+    live = np.abs(base) > min_abs        # cells where a zero unambiguously means "dropped"
+    n = int(live.sum())
+    if n >= 50:
+        frac = float(zero[live].mean())
+        sd = math.sqrt(p * (1 - p) / n)
+        if abs(frac - p) > 6 * sd + 0.01:
+            ck.fail(name, "drop rate %.3f over %d cells, expected p=%.3f (+-%.3f)" % (frac, n, p, 6 * sd + 0.01))
+
+
+# ----------------------------------------------------------------------------- reference model
+def check_trace(path, want):
+    ck = Checker()
+    try:
+        T, meta, header, data_len = read_safetensors(path)
+    except Exception as e:          # noqa: BLE001
+        ck.fail("file", "cannot read safetensors: %s" % e)
+        return ck.fails
+
+    # ---- layout: contiguous, in file order
+    order = sorted(header, key=lambda n: header[n]["data_offsets"][0])
+    pos = 0
+    for n in order:
+        b, e = header[n]["data_offsets"]
+        if b != pos:
+            ck.fail("file", "tensor %s starts at %d, expected contiguous %d" % (n, b, pos))
+            break
+        pos = e
+    ck.require(pos == data_len, "file", "data section is %d bytes, tensors cover %d" % (data_len, pos))
+
+    # ---- metadata
+    for key in ("format", "attention", "batch", "seq", "d_model", "heads", "kv_heads", "head_dim", "mode",
+                "causal", "pad_side", "lengths", "rope", "rope_theta", "mask_value", "past", "dropout",
+                "train", "seed", "tokens", "fully_masked_rows", "stages"):
+        if key not in meta:
+            ck.fail("metadata", "missing key %r" % key)
+    bad_types = [k for k, v in meta.items() if not isinstance(v, str)]
+    ck.require(not bad_types, "metadata", "non-string values for %s" % bad_types)
+    if ck.fails:
+        return ck.fails
+    try:
+        cross = meta["attention"] == "cross"
+        b_, L = int(meta["batch"]), int(meta["seq"])
+        d, h, g, k = int(meta["d_model"]), int(meta["heads"]), int(meta["kv_heads"]), int(meta["head_dim"])
+        P = int(meta["past"])
+        causal = meta["causal"] == "true"
+        pad_side = meta["pad_side"]
+        lengths = json.loads(meta["lengths"])
+        rope = meta["rope"] == "true"
+        theta = float(meta["rope_theta"])
+        fill = float(meta["mask_value"])
+        p = float(meta["dropout"])
+        train = meta["train"] == "true"
+        tokens = json.loads(meta["tokens"])
+        fmr = json.loads(meta["fully_masked_rows"])
+        stages = json.loads(meta["stages"])
+        if cross:
+            src_tokens = json.loads(meta["source_tokens"])
+            src_lengths = json.loads(meta["source_lengths"])
+    except Exception as e:          # noqa: BLE001
+        ck.fail("metadata", "cannot parse: %r" % e)
+        return ck.fails
+
+    ck.require(meta["format"] == "attnlab-trace/1", "metadata", "format %r" % meta["format"])
+    ck.require(meta["attention"] in ("self", "cross"), "metadata", "attention %r" % meta["attention"])
+    ck.require(cross == ("source_tokens" in want), "metadata", "attention %r but source tokens %s"
+               % (meta["attention"], "given" if "source_tokens" in want else "not given"))
+    for key in ("causal", "rope", "train"):
+        ck.require(meta[key] in ("true", "false"), "metadata", "%s=%r not true/false" % (key, meta[key]))
+    ck.require(pad_side in ("right", "left"), "metadata", "pad_side %r" % pad_side)
+    ck.require(meta["mode"] in ("mha", "mqa", "gqa"), "metadata", "mode %r" % meta["mode"])
+    ck.require(k * h == d, "metadata", "head_dim %d * heads %d != d_model %d" % (k, h, d))
+    ck.require(g >= 1 and h % g == 0, "metadata", "kv_heads %d does not divide heads %d" % (g, h))
+    exp_mode = "mha" if g == h else ("mqa" if g == 1 else "gqa")
+    ck.require(meta["mode"] == exp_mode, "metadata", "mode %r but heads=%d kv_heads=%d" % (meta["mode"], h, g))
+    # what we asked for vs what the trace says
+    actual = dict(causal=causal, pad_side=pad_side, rope=rope, past=P, dropout=p, train=train,
+                  seed=int(meta["seed"]), batch=b_, seq=L, d_model=d, heads=h, kv_heads=g, mode=meta["mode"],
+                  rope_theta=theta)
+    for key, val in actual.items():
+        if key in want:
+            ok = abs(val - want[key]) <= 1e-6 * abs(want[key]) if isinstance(val, float) else val == want[key]
+            ck.require(ok, "metadata", "%s=%r, asked for %r" % (key, meta[key], want[key]))
+    ck.require(fill == want["mask_value"], "metadata", "mask_value=%r, asked for %r" % (meta["mask_value"], want["mask_value"]))
+    if math.isinf(fill):
+        ck.require(meta["mask_value"] == "-inf", "metadata", "mask_value %r, expected \"-inf\"" % meta["mask_value"])
+
+    # ---- tokens / lengths
+    def check_rows(label, rows, lens, width, given):
+        if not ck.require(isinstance(rows, list) and len(rows) == b_ and all(isinstance(r, list) and len(r) == width for r in rows),
+                          "metadata", "%s is not %d rows of %d tokens: %r" % (label, b_, width, rows)):
+            return False
+        if not ck.require(isinstance(lens, list) and len(lens) == b_ and all(isinstance(n, int) and 1 <= n <= width for n in lens),
+                          "metadata", "%s lengths %r invalid for %d rows of width %d" % (label, lens, b_, width)):
+            return False
+        if given is not None:
+            ck.require(len(given) == b_, "metadata", "%s: %d rows, asked for %d" % (label, b_, len(given)))
+            ck.require(width == max(len(r) for r in given), "metadata",
+                       "%s padded length %d, expected %d" % (label, width, max(len(r) for r in given)))
+            ck.require(lens == [len(r) for r in given], "metadata", "%s lengths %r, expected %r" % (label, lens, [len(r) for r in given]))
+        for bi in range(b_):
+            n = lens[bi]
+            real = rows[bi][:n] if pad_side == "right" else rows[bi][width - n:]
+            pads = rows[bi][n:] if pad_side == "right" else rows[bi][:width - n]
+            if not ck.require(all(x == "<pad>" for x in pads) and all(x != "<pad>" for x in real), "metadata",
+                              "%s row %d %r: pads not at %s side for length %d" % (label, bi, rows[bi], pad_side, n)):
+                return False
+            if given is not None and bi < len(given):
+                ck.require(real == given[bi], "metadata", "%s row %d real tokens %r, expected %r" % (label, bi, real, given[bi]))
+        return True
+
+    given = split_rows(want["tokens"]) if "tokens" in want else None
+    if not check_rows("tokens", tokens, lengths, L, given):
+        return ck.fails
+    t_src = None
+    if cross:
+        gsrc = split_rows(want["source_tokens"])
+        t_src = len(src_tokens[0]) if src_tokens and isinstance(src_tokens[0], list) else 0
+        if not check_rows("source_tokens", src_tokens, src_lengths, t_src, gsrc):
+            return ck.fails
+        ck.require(P == 0 and not causal and not rope, "metadata", "cross-attention with past/causal/rope")
+    if not ck.require(0 <= P < L, "metadata", "past %d not in [0, seq=%d)" % (P, L)):
+        return ck.fails
+    s = L - P
+    t = t_src if cross else L
+    n_new = t if cross else s
+
+    # ---- tensor set and order
+    expected = ["x"] + (["x_past"] if P > 0 else []) + (["memory"] if cross else []) + \
+        ["w_q", "w_k", "w_v", "w_o", "q", "k", "v", "q_heads", "k_heads", "v_heads"] + \
+        (["q_rope", "k_rope"] if rope else []) + (["k_cache", "v_cache"] if P > 0 else []) + \
+        ["k_expanded", "v_expanded", "scores", "mask", "masked_scores", "weights"] + \
+        (["weights_dropout"] if train and p > 0 else []) + ["context", "merged", "out"]
+    missing = [n for n in expected if n not in T]
+    extra = [n for n in T if n not in expected]
+    ck.require(not missing, "tensors", "missing %s" % missing)
+    ck.require(not extra, "tensors", "unexpected %s" % extra)
+    if not missing and not extra:
+        ck.require(order == expected, "tensors", "file order %s, expected %s" % (order, expected))
+    for name, arr in T.items():
+        if np.isnan(arr).any():
+            ck.fail(name, "contains NaN (%d cells)" % int(np.isnan(arr).sum()))
+    # stages metadata: list of {"name","dims","desc","formula"} in pipeline order
+    if ck.require(isinstance(stages, list) and all(isinstance(st, dict) for st in stages), "metadata", "stages not a list of objects"):
+        for st in stages:
+            miss = [kk for kk in ("name", "dims", "desc", "formula") if kk not in st]
+            if miss:
+                ck.fail("metadata", "stage %r lacks %s" % (st.get("name"), miss))
+                break
+        snames = [st.get("name") for st in stages]
+        in_file = [n for n in snames if n in T]
+        ck.require(in_file == [n for n in order if n in snames], "metadata",
+                   "stages order %s differs from tensor order" % snames)
+        ck.require(set(snames) <= set(T) , "metadata", "stages name tensors not in file: %s" % sorted(set(snames) - set(T)))
+
+    # ---- input shapes
+    shapes = dict(x=(b_, s, d), x_past=(b_, P, d), memory=(b_, t, d), w_q=(d, d), w_k=(d, g * k),
+                  w_v=(d, g * k), w_o=(d, d))
+    for name, shp in shapes.items():
+        if name in T and T[name].shape != shp:
+            ck.fail(name, "shape %s, expected %s" % (list(T[name].shape), list(shp)))
+    if any(n not in T or T[n].shape != shapes[n] for n in ("x", "w_q", "w_k", "w_v", "w_o")) or \
+            (P > 0 and ("x_past" not in T or T["x_past"].shape != shapes["x_past"])) or \
+            (cross and ("memory" not in T or T["memory"].shape != shapes["memory"])):
+        return ck.fails
+    for name in shapes:
+        if name in T and not np.isfinite(T[name]).all():
+            ck.fail(name, "non-finite input values")
+    if ck.fails:
+        return ck.fails
+
+    # ---- float64 recomputation
+    F = lambda n: T[n].astype(np.float64)      # noqa: E731
+    x, wq, wk, wv, wo = F("x"), F("w_q"), F("w_k"), F("w_v"), F("w_o")
+    srcx = F("memory") if cross else x
+    q = x @ wq
+    kk = srcx @ wk
+    vv = srcx @ wv
+
+    def heads(a, nh):
+        return a.reshape(a.shape[0], a.shape[1], nh, k).transpose(0, 2, 1, 3)
+
+    def apply_rope(a, positions):
+        half = np.arange(k // 2, dtype=np.float64)
+        inv = theta ** (-2.0 * half / k)
+        ang = np.asarray(positions, dtype=np.float64)[:, None] * inv[None, :]
+        c, sn = np.cos(ang), np.sin(ang)
+        y = a.copy()
+        x0, x1 = a[..., 0:2 * (k // 2):2], a[..., 1:2 * (k // 2):2]
+        y[..., 0:2 * (k // 2):2] = x0 * c - x1 * sn
+        y[..., 1:2 * (k // 2):2] = x0 * sn + x1 * c
+        return y
+
+    qh, kh, vh = heads(q, h), heads(kk, g), heads(vv, g)
+    ref = dict(q=q, k=kk, v=vv, q_heads=qh, k_heads=kh, v_heads=vh)
+    qq, kn = qh, kh
+    if rope:
+        qq = apply_rope(qh, P + np.arange(s))
+        kn = apply_rope(kh, P + np.arange(s))
+        ref["q_rope"], ref["k_rope"] = qq, kn
+    kfull, vfull = kn, vh
+    if P > 0:
+        xp = F("x_past")
+        kp, vp = heads(xp @ wk, g), heads(xp @ wv, g)
+        if rope:
+            kp = apply_rope(kp, np.arange(P))
+        kfull = np.concatenate([kp, kn], axis=2)
+        vfull = np.concatenate([vp, vh], axis=2)
+        ref["k_cache"], ref["v_cache"] = kfull, vfull
+    grp = np.arange(h) // (h // g)
+    ke, ve = kfull[:, grp], vfull[:, grp]
+    ref["k_expanded"], ref["v_expanded"] = ke, ve
+    scores = qq @ ke.transpose(0, 1, 3, 2) / math.sqrt(k)
+    ref["scores"] = scores
+
+    # mask from our own reading of causal / past / padding
+    key_len, key_lens = (t, src_lengths) if cross else (L, lengths)
+    jj = np.arange(key_len)
+    keypad = np.zeros((b_, key_len), dtype=bool)
+    for bi in range(b_):
+        n = key_lens[bi]
+        keypad[bi] = jj >= n if pad_side == "right" else jj < key_len - n
+    allowed = np.broadcast_to(~keypad[:, None, :], (b_, s, t)).copy()
+    if causal:
+        allowed &= (jj[None, :] <= (P + np.arange(s))[:, None])[None]
+    mask = np.where(allowed, 0.0, fill)[:, None, :, :]
+    ref["mask"] = mask
+    masked = scores + mask
+    ref["masked_scores"] = masked
+    full_rows = ~allowed.any(axis=2)                          # (b, s)
+    my_fmr = [[int(bi), int(i)] for bi, i in np.argwhere(full_rows)]
+
+    weights = softmax_rows(masked)
+    if not math.isinf(fill) and full_rows.any() and "masked_scores" in T and T["masked_scores"].shape == masked.shape:
+        # Finite fill, every key masked: "ordinary arithmetic". In float32, score + (-1e9) collapses to
+        # (nearly) the same value everywhere, so the result is (nearly) uniform -- something float64 cannot
+        # reproduce from the unrounded scores. For these rows only, use the softmax of the trace's own
+        # float32 masked_scores (which were themselves checked against our masked_scores above).
+        ms = T["masked_scores"].astype(np.float64)
+        rows = np.broadcast_to(full_rows[:, None, :], weights.shape[:3])
+        weights[rows] = softmax_rows(ms[rows])
+    ref["weights"] = weights
+
+    for name in ("q", "k", "v", "q_heads", "k_heads", "v_heads", "q_rope", "k_rope", "k_cache", "v_cache",
+                 "k_expanded", "v_expanded", "scores"):
+        if name in ref:
+            ck.compare(name, T.get(name), ref[name])
+    ck.compare("mask", T.get("mask"), mask, exact=True)
+    ck.compare("masked_scores", T.get("masked_scores"), masked)
+    ck.compare("weights", T.get("weights"), weights)
+    # invariants on the engine's weights
+    W = T.get("weights")
+    if W is not None and W.shape == weights.shape:
+        W64 = W.astype(np.float64)
+        sums = W64.sum(axis=-1)
+        want_sums = np.where(full_rows[:, None, :] & math.isinf(fill), 0.0, 1.0) * np.ones(sums.shape)
+        if np.isfinite(sums).all() and np.abs(sums - want_sums).max() > 1e-4:
+            idx = tuple(int(i) for i in np.unravel_index(np.argmax(np.abs(sums - want_sums)), sums.shape))
+            ck.fail("weights", "row sum %.7g at %s, expected %g" % (sums[idx], list(idx), want_sums[idx]))
+        live = np.broadcast_to((~allowed & ~full_rows[:, :, None])[:, None], W.shape)
+        if (W64[live] != 0).any():
+            idx = tuple(int(i) for i in np.argwhere(live & (W64 != 0))[0])
+            ck.fail("weights", "masked cell not exactly 0 at %s: %r" % (list(idx), float(W64[idx])))
+        if (W64 < 0).any():
+            ck.fail("weights", "negative weights")
+        if not math.isinf(fill) and abs(fill) >= 1e9 and full_rows.any():
+            # float32 spacing at |fill| >= 1e9 is >= 64, so score + fill collapses to one value: uniform
+            rows = np.broadcast_to(full_rows[:, None, :], W.shape[:3])
+            dev = np.abs(W64[rows] - 1.0 / t).max()
+            ck.require(dev <= 1e-4, "weights", "fully masked rows with finite fill not uniform (max |w - 1/t| = %.3g)" % dev)
+
+    use_w = weights
+    drop = train and p > 0
+    if drop:
+        dropout_check(ck, "weights_dropout", T.get("weights_dropout"), weights, p, 1e-6)
+        WD = T.get("weights_dropout")
+        if WD is not None and WD.shape == weights.shape and np.isfinite(WD).all():
+            use_w = WD.astype(np.float64)    # random mask: continue from the engine's (checked) cells
+    context = use_w @ ve
+    ck.compare("context", T.get("context"), context)
+    merged = context.transpose(0, 2, 1, 3).reshape(b_, s, d)
+    ck.compare("merged", T.get("merged"), merged)
+    out = merged @ wo
+    if drop:
+        dropout_check(ck, "out", T.get("out"), out, p, 1e-3)
+    else:
+        ck.compare("out", T.get("out"), out)
+    ck.require(isinstance(fmr, list) and sorted(map(list, fmr)) == my_fmr, "metadata",
+               "fully_masked_rows %s, expected %s" % (meta["fully_masked_rows"], json.dumps(my_fmr)))
+    return ck.fails
+
+
+# ----------------------------------------------------------------------------- driver
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--attnlab", required=True, help="path to the attnlab binary")
+    ap.add_argument("--workdir", help="directory for trace files (default: a temp dir, removed afterwards)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every failure, not just the first")
+    args = ap.parse_args()
+    exe = os.path.abspath(args.attnlab)
+    if args.workdir:
+        os.makedirs(args.workdir, exist_ok=True)
+        work, cleanup = args.workdir, False
+    else:
+        work, cleanup = tempfile.mkdtemp(prefix="attnlab-numref-"), True
+
+    passed = failed = 0
+    t0 = time.time()
+    try:
+        for ci, flags in enumerate(CONFIGS):
+            shown = shlex.join(flags)
+            out = os.path.join(work, "trace_%02d.safetensors" % ci)
+            if os.path.exists(out):
+                os.remove(out)
+            cmd = [exe, "trace"] + flags + ["-o", out]
+            try:
+                r = subprocess.run(cmd, capture_output=True, timeout=60)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                fails = ["run: %s" % e]
+            else:
+                if r.returncode != 0:
+                    fails = ["run: exit %d, stderr: %s" % (r.returncode, r.stderr.decode("utf-8", "replace").strip()[:2000])]
+                elif not os.path.exists(out):
+                    fails = ["run: exit 0 but no trace file written"]
+                else:
+                    try:
+                        fails = check_trace(out, parse_flags(flags))
+                    except Exception as e:      # noqa: BLE001  (a checker crash is a failure, not a pass)
+                        fails = ["checker: %s: %s" % (type(e).__name__, e)]
+            if fails:
+                failed += 1
+                more = " (+%d more)" % (len(fails) - 1) if len(fails) > 1 and not args.verbose else ""
+                print("FAIL %s: %s%s" % (shown, fails[0], more))
+                if args.verbose:
+                    for x in fails[1:]:
+                        print("       %s" % x)
+            else:
+                passed += 1
+                print("ok   %s" % shown)
+            sys.stdout.flush()
+
+        for ci, flags in enumerate(INVALID):
+            shown = shlex.join(flags)
+            out = os.path.join(work, "invalid_%02d.safetensors" % ci)
+            try:
+                r = subprocess.run([exe, "trace"] + flags + ["-o", out], capture_output=True, timeout=60)
+                rc = r.returncode
+            except (OSError, subprocess.TimeoutExpired) as e:
+                rc = None
+                print("FAIL %s: run: %s" % (shown, e))
+            if rc is None:
+                failed += 1
+            elif rc == 0:
+                failed += 1
+                print("FAIL %s: invalid config accepted (exit 0), expected an error" % shown)
+            elif rc < 0:
+                failed += 1
+                print("FAIL %s: invalid config crashed with signal %d" % (shown, -rc))
+            else:
+                passed += 1
+                print("ok   %s (rejected, exit %d)" % (shown, rc))
+            sys.stdout.flush()
+    finally:
+        if cleanup:
+            shutil.rmtree(work, ignore_errors=True)
+    print("# %.1f s" % (time.time() - t0), file=sys.stderr)
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
