@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+
+#include "stages.h"
 
 #define MAX_D_MODEL 16384
 #define MAX_HEADS 256
@@ -209,6 +212,14 @@ attn_status attn_config_set(attn_config *c, const char *key_in, const char *v, a
     return attn_fail(err, ATTN_ERR_CONFIG, "unknown setting '%s'", key_in);
 }
 
+/* Half the physical memory: the default ceiling for one trace. */
+static double default_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return 4.0 * (1 << 30);
+    return (double)pages * (double)page / 2.0;
+}
+
 /* Smallest divisor of h strictly between 1 and h, or 0 if h is prime or < 4. */
 static int smallest_group_count(int h)
 {
@@ -285,25 +296,28 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *d, attn_tokens 
                              "self-attention only");
     }
 
-    /* the target rows: given, synthetic, or the built-in example */
-    if (c->tokens)
-        st = attn_tokens_parse(c->tokens, c->pad_side, "tokens", tokens, err);
-    else if (c->seq || c->batch)
-        st = attn_tokens_synthetic(c->batch ? c->batch : 1, c->seq ? c->seq : 8, c->seed, tokens, err);
-    else
-        st = attn_tokens_parse(ATTN_EXAMPLE_TOKENS, c->pad_side, "tokens", tokens, err);
-    if (st) return st;
-    if (c->tokens && c->seq && c->seq != tokens->len) {
-        st = attn_fail(err, ATTN_ERR_CONFIG, "seq (%d) contradicts tokens (longest row has %d tokens)",
-                       c->seq, tokens->len);
-        goto fail;
+    /* the target rows: given, synthetic (built only after the size check), or the built-in example */
+    bool synthetic = !c->tokens && (c->seq || c->batch);
+    if (synthetic) {
+        d->b = c->batch ? c->batch : 1;
+        d->L = c->seq ? c->seq : 8;
+    } else {
+        if ((st = attn_tokens_parse(c->tokens ? c->tokens : ATTN_EXAMPLE_TOKENS, c->pad_side, "tokens", tokens,
+                                    err)))
+            return st;
+        if (c->tokens && c->seq && c->seq != tokens->len) {
+            st = attn_fail(err, ATTN_ERR_CONFIG, "seq (%d) contradicts tokens (longest row has %d tokens)",
+                           c->seq, tokens->len);
+            goto fail;
+        }
+        if (c->tokens && c->batch && c->batch != tokens->rows) {
+            st = attn_fail(err, ATTN_ERR_CONFIG, "batch (%d) contradicts tokens (%d rows)", c->batch,
+                           tokens->rows);
+            goto fail;
+        }
+        d->b = tokens->rows;
+        d->L = tokens->len;
     }
-    if (c->tokens && c->batch && c->batch != tokens->rows) {
-        st = attn_fail(err, ATTN_ERR_CONFIG, "batch (%d) contradicts tokens (%d rows)", c->batch, tokens->rows);
-        goto fail;
-    }
-    d->b = tokens->rows;
-    d->L = tokens->len;
     d->P = c->past;
     if (d->P >= d->L) {
         st = attn_fail(err, ATTN_ERR_CONFIG,
@@ -325,6 +339,16 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *d, attn_tokens 
         d->t = d->L;
         d->n = d->s;
     }
+
+    /* refuse a trace that would not fit before allocating any of it */
+    double need = attn_trace_bytes(c, d), limit = c->max_bytes > 0 ? c->max_bytes : default_limit();
+    if (need > limit) {
+        st = attn_fail(err, ATTN_ERR_CONFIG,
+                       "this trace would need about %.1f GiB, more than the %.1f GiB limit; "
+                       "reduce seq, batch, heads or d_model", need / (1 << 30), limit / (1 << 30));
+        goto fail;
+    }
+    if (synthetic && (st = attn_tokens_synthetic(d->b, d->L, c->seed, tokens, err))) goto fail;
     return ATTN_OK;
 fail:
     attn_tokens_free(tokens);

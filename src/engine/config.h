@@ -74,7 +74,9 @@ attn_status attn_config_set(attn_config *c, const char *key, const char *value, 
 bool attn_config_has_key(const char *key);
 
 /* Checks every rule and derives dims and the padded token tables (caller frees
- * them with attn_tokens_free; source is empty unless cross-attention). */
+ * them with attn_tokens_free; source is empty unless cross-attention). One rule
+ * is size: a config whose trace would exceed max_bytes is refused here, with
+ * its estimated size, before anything large is allocated. */
 attn_status attn_config_resolve(const attn_config *c, attn_dims *dims, attn_tokens *tokens,
                                 attn_tokens *source, attn_error *err);
 

@@ -9,71 +9,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ops.h"
 #include "rng.h"
 #include "safetensors.h"
 
-#define ALIGN_FLOATS 16 /* 64-byte alignment for every tensor in the arena */
-
-static bool stage_present(const char *name, const attn_config *c, const attn_dims *d)
-{
-    if (!strcmp(name, "x_past")) return d->P > 0;
-    if (!strcmp(name, "memory")) return d->cross;
-    if (!strcmp(name, "q_rope") || !strcmp(name, "k_rope")) return c->rope;
-    if (!strcmp(name, "k_cache") || !strcmp(name, "v_cache")) return d->P > 0;
-    if (!strcmp(name, "weights_dropout")) return c->train && c->dropout > 0.0f;
-    return true;
-}
-
-static double default_limit(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0) return 4.0 * (1 << 30);
-    return (double)pages * (double)page / 2.0;
-}
-
-/* Sum of all planned tensor sizes in bytes (float32), computed in double so a
- * huge config cannot overflow. */
-static double planned_bytes(const attn_config *c, const attn_dims *d)
-{
-    int n;
-    const attn_stage_info *st = attn_stages(&n);
-    double total = 0;
-    for (int i = 0; i < n; i++) {
-        if (!stage_present(st[i].name, c, d)) continue;
-        int64_t shape[ATTN_MAX_NDIM];
-        int nd = attn_stage_shape(&st[i], d, shape);
-        double count = 1;
-        for (int j = 0; j < nd; j++) count *= (double)shape[j];
-        total += (count + ALIGN_FLOATS) * sizeof(float);
-    }
-    return total;
-}
-
-static attn_status check_size(const attn_config *c, const attn_dims *d, double *bytes, attn_error *err)
-{
-    double need = planned_bytes(c, d), limit = c->max_bytes > 0 ? c->max_bytes : default_limit();
-    if (bytes) *bytes = need;
-    if (need > limit)
-        return attn_fail(err, ATTN_ERR_CONFIG,
-                         "this trace would need about %.1f GiB, more than the %.1f GiB limit; "
-                         "reduce seq, batch, heads or d_model",
-                         need / (1 << 30), limit / (1 << 30));
-    return ATTN_OK;
-}
+#define ALIGN_FLOATS ATTN_TENSOR_ALIGN
 
 attn_status attn_trace_estimate(const attn_config *cfg, double *bytes, attn_error *err)
 {
     attn_dims d;
     attn_tokens tok, src;
     attn_status st = attn_config_resolve(cfg, &d, &tok, &src, err);
+    if (bytes) *bytes = st == ATTN_OK || d.b ? attn_trace_bytes(cfg, &d) : 0;
     if (st) return st;
-    st = check_size(cfg, &d, bytes, err);
     attn_tokens_free(&tok);
     attn_tokens_free(&src);
-    return st;
+    return ATTN_OK;
 }
 
 /* Lays out every present stage in one arena. */
@@ -88,7 +40,7 @@ static attn_status allocate(attn_trace *tr, attn_error *err)
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < n; i++) {
-        if (!stage_present(st[i].name, &tr->cfg, &tr->dims)) continue;
+        if (!attn_stage_present(st[i].name, &tr->cfg, &tr->dims)) continue;
         attn_tensor *t = &tr->tensors[tr->n_tensors];
         snprintf(t->name, sizeof t->name, "%s", st[i].name);
         t->info = &st[i];
@@ -338,7 +290,6 @@ attn_status attn_trace_run(const attn_config *cfg, const attn_inputs *inputs, at
     memset(tr, 0, sizeof *tr);
     if ((st = attn_config_copy(&tr->cfg, cfg, err))) return st;
     if ((st = attn_config_resolve(cfg, &tr->dims, &tr->tokens, &tr->source, err)) ||
-        (st = check_size(cfg, &tr->dims, NULL, err)) ||
         (st = allocate(tr, err)) ||
         (st = fill_inputs(tr, inputs ? inputs : &none, err)) ||
         (st = forward(tr, err))) {

@@ -109,6 +109,45 @@ void attn_op_apply_mask(const float *scores, const float *mask, float *masked, i
         }
 }
 
+/* e^v for v <= 0, in a form compilers vectorise (Cephes' expf: range reduction
+ * v = n·ln2 + r with |r| <= ln2/2, a degree-6 polynomial for e^r, then 2^n
+ * built in the exponent bits); relative error about 1e-7. Below -87.3 the
+ * result underflows, and it is exactly 0, so masked (-inf) cells stay 0. */
+static inline __attribute__((always_inline)) float exp_nonpos(float v)
+{
+    const float lo = -87.3f;
+    float x = v < lo ? lo : v;
+    float t = x * 1.44269504088896341f + 0.5f;
+    int n = (int)t;
+    n -= (float)n > t; /* floor for negative t */
+    float fn = (float)n;
+    x = x - fn * 0.693359375f + fn * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * x + 1.3981999507e-3f;
+    p = p * x + 8.3334519073e-3f;
+    p = p * x + 4.1665795894e-2f;
+    p = p * x + 1.6666665459e-1f;
+    p = p * x + 5.0000001201e-1f;
+    p = p * x * x + x + 1.0f;
+    union { int32_t i; float f; } scale = {.i = (n + 127) << 23};
+    return v < lo ? 0.0f : p * scale.f;
+}
+
+/* y[j] = e^(x[j] - mx); returns Σ y. Built for AVX2 and for the baseline ISA,
+ * picked at load time. */
+__attribute__((target_clones("avx2", "default")))
+static float exp_row(const float *x, float *y, int t, float mx)
+{
+    float sum = 0.0f;
+    #pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < t; j++) {
+        float e = exp_nonpos(x[j] - mx);
+        y[j] = e;
+        sum += e;
+    }
+    return sum;
+}
+
 void attn_op_softmax(const float *x, float *y, size_t rows, int t)
 {
     #pragma omp parallel for if (rows * t > 16384)
@@ -116,14 +155,14 @@ void attn_op_softmax(const float *x, float *y, size_t rows, int t)
         const float *xr = x + r * t;
         float *yr = y + r * t;
         float mx = -INFINITY;
+        #pragma omp simd reduction(max : mx)
         for (int j = 0; j < t; j++) mx = xr[j] > mx ? xr[j] : mx;
         if (mx == -INFINITY) { /* every key masked: nothing to attend to */
             memset(yr, 0, (size_t)t * sizeof *yr);
             continue;
         }
-        float sum = 0.0f;
-        for (int j = 0; j < t; j++) sum += (yr[j] = expf(xr[j] - mx));
-        float inv = 1.0f / sum;
+        float inv = 1.0f / exp_row(xr, yr, t, mx);
+        #pragma omp simd
         for (int j = 0; j < t; j++) yr[j] *= inv;
     }
 }

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "trace.h"
+
 static const attn_stage_info STAGES[] = {
     {"x", "b,s,d", "token embeddings at the query positions", "x = embed(tokens[P:])"},
     {"x_past", "b,P,d", "embeddings of the positions already in the KV cache", "x_past = embed(tokens[:P])"},
@@ -57,4 +59,30 @@ const attn_stage_info *attn_stage_lookup(const char *name)
 {
     int i = attn_stage_index(name);
     return i < 0 ? NULL : &STAGES[i];
+}
+
+bool attn_stage_present(const char *name, const attn_config *c, const attn_dims *d)
+{
+    if (!strcmp(name, "x_past")) return d->P > 0;
+    if (!strcmp(name, "memory")) return d->cross;
+    if (!strcmp(name, "q_rope") || !strcmp(name, "k_rope")) return c->rope;
+    if (!strcmp(name, "k_cache") || !strcmp(name, "v_cache")) return d->P > 0;
+    if (!strcmp(name, "weights_dropout")) return c->train && c->dropout > 0.0f;
+    return true;
+}
+
+double attn_trace_bytes(const attn_config *c, const attn_dims *d)
+{
+    int n;
+    const attn_stage_info *st = attn_stages(&n);
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        if (!attn_stage_present(st[i].name, c, d)) continue;
+        int64_t shape[ATTN_MAX_NDIM];
+        int nd = attn_stage_shape(&st[i], d, shape);
+        double count = 1;
+        for (int j = 0; j < nd; j++) count *= (double)shape[j];
+        total += (count + ATTN_TENSOR_ALIGN) * sizeof(float);
+    }
+    return total;
 }

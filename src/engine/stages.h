@@ -6,6 +6,10 @@
 #ifndef ATTN_STAGES_H
 #define ATTN_STAGES_H
 
+#include <stdbool.h>
+
+#include "config.h"
+
 typedef struct {
     const char *name;    /* "scores" */
     const char *dims;    /* comma-separated dimension names: "b,h,s,t" */
@@ -21,5 +25,14 @@ const attn_stage_info *attn_stage_lookup(const char *name);
 
 /* Pipeline position of name (0-based), or -1 for an unknown name. */
 int attn_stage_index(const char *name);
+
+/* Whether a trace of config c (resolved to dims d) records stage name. */
+bool attn_stage_present(const char *name, const attn_config *c, const attn_dims *d);
+
+/* Bytes that all recorded stages of (c, d) take, in double so a huge config
+ * cannot overflow; each tensor is counted with its alignment padding. */
+double attn_trace_bytes(const attn_config *c, const attn_dims *d);
+
+#define ATTN_TENSOR_ALIGN 16 /* floats: every tensor starts 64-byte aligned */
 
 #endif

@@ -1,0 +1,370 @@
+/* test_invariants.c — properties the engine must hold whatever the numbers:
+ * softmax rows, exact zeros under the mask, GQA/MQA = MHA with repeated K/V
+ * weights, KV cache = full causal pass, RoPE relativity, padding isolation,
+ * dropout modes. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "forward.h"
+
+/* Runs the config given as NULL-terminated key/value pairs. */
+static void run(attn_trace *tr, const attn_inputs *in, const char *const *kv)
+{
+    attn_config c;
+    attn_error err = {0};
+    attn_config_init(&c);
+    for (int i = 0; kv[i]; i += 2)
+        if (attn_config_set(&c, kv[i], kv[i + 1], &err)) fail_msg("set %s: %s", kv[i], err.msg);
+    if (attn_trace_run(&c, in, tr, &err)) fail_msg("run: %s", err.msg);
+    attn_config_free(&c);
+}
+
+static const attn_tensor *get(const attn_trace *tr, const char *name)
+{
+    const attn_tensor *t = attn_trace_find(tr, name);
+    if (!t) fail_msg("trace has no '%s'", name);
+    return t;
+}
+
+static bool row_fully_masked(const attn_trace *tr, int b, int i)
+{
+    for (int k = 0; k < tr->n_masked; k++)
+        if (tr->masked_rows[2 * k] == b && tr->masked_rows[2 * k + 1] == i) return true;
+    return false;
+}
+
+static void assert_close(float a, float b, float tol, const char *what)
+{
+    if (!(fabsf(a - b) <= tol * fmaxf(1.0f, fabsf(b)))) fail_msg("%s: %.9g vs %.9g", what, a, b);
+}
+
+/* Softmax rows sum to 1, fully masked rows to 0; masked cells are exactly 0. */
+static void check_rows(const attn_trace *tr)
+{
+    const attn_dims *d = &tr->dims;
+    const attn_tensor *w = get(tr, "weights"), *m = get(tr, "mask");
+    for (int b = 0; b < d->b; b++)
+        for (int h = 0; h < d->h; h++)
+            for (int i = 0; i < d->s; i++) {
+                double sum = 0;
+                bool full = row_fully_masked(tr, b, i);
+                for (int j = 0; j < d->t; j++) {
+                    float v = attn_tensor_at4(w, b, h, i, j);
+                    assert_false(isnan(v));
+                    if (attn_tensor_at4(m, b, 0, i, j) != 0.0f && (!full || isinf(tr->cfg.mask_value)))
+                        assert_true(v == 0.0f);
+                    sum += v;
+                }
+                assert_close((float)sum, full && isinf(tr->cfg.mask_value) ? 0.0f : 1.0f, 1e-5f, "row sum");
+            }
+}
+
+static void test_rows_sum_to_one(void **state)
+{
+    (void)state;
+    const char *const configs[][12] = {
+        {NULL},
+        {"pad_side", "left", NULL},
+        {"pad_side", "left", "mask_value", "-1e9", NULL},
+        {"causal", "false", "heads", "8", "kv_heads", "2", NULL},
+        {"rope", "true", "past", "2", "pad_side", "left", NULL},
+        {"tokens", "I love AI | a b", "source_tokens", "我 爱 | 人 工 智 能", "causal", "false", NULL},
+        {"seq", "33", "batch", "3", "d_model", "64", "heads", "4", "mode", "mqa", NULL},
+    };
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        attn_trace tr;
+        run(&tr, NULL, configs[c]);
+        check_rows(&tr);
+        attn_trace_free(&tr);
+    }
+}
+
+/* Left padding + causal: the leading pad queries of a short row see only pad
+ * keys. With -inf they get all-zero weights (no NaN) and are listed; with a
+ * finite fill the arithmetic gives a uniform row. */
+static void test_fully_masked_rows(void **state)
+{
+    (void)state;
+    attn_trace tr;
+    run(&tr, NULL, (const char *const[]){"pad_side", "left", NULL});
+    /* row 1 "我 爱 AI" is padded by 3 on the left: queries 0..2 see only pads */
+    assert_int_equal(tr.n_masked, 3);
+    for (int i = 0; i < 3; i++) assert_true(row_fully_masked(&tr, 1, i));
+    const attn_tensor *w = get(&tr, "weights");
+    for (int h = 0; h < tr.dims.h; h++)
+        for (int j = 0; j < tr.dims.t; j++) assert_true(attn_tensor_at4(w, 1, h, 0, j) == 0.0f);
+    attn_trace_free(&tr);
+
+    run(&tr, NULL, (const char *const[]){"pad_side", "left", "mask_value", "-1e9", NULL});
+    assert_int_equal(tr.n_masked, 3);
+    w = get(&tr, "weights");
+    /* every cell of query 1's row is -1e9 (pads and future alike), so the
+     * softmax spreads 1/6 over all six keys, future ones included */
+    for (int j = 0; j < 6; j++) assert_close(attn_tensor_at4(w, 1, 0, 1, j), 1.0f / 6, 1e-6f, "uniform");
+    attn_trace_free(&tr);
+}
+
+static void test_causal_upper_triangle_is_zero(void **state)
+{
+    (void)state;
+    for (int causal = 0; causal < 2; causal++) {
+        attn_trace tr;
+        run(&tr, NULL, (const char *const[]){"seq", "12", "batch", "2", "causal", causal ? "true" : "false", NULL});
+        const attn_tensor *w = get(&tr, "weights"), *m = get(&tr, "mask");
+        int zeros = 0;
+        for (int b = 0; b < 2; b++)
+            for (int h = 0; h < tr.dims.h; h++)
+                for (int i = 0; i < 12; i++)
+                    for (int j = i + 1; j < 12; j++) {
+                        zeros += attn_tensor_at4(w, b, h, i, j) == 0.0f;
+                        assert_true(causal ? isinf(attn_tensor_at4(m, b, 0, i, j)) : attn_tensor_at4(m, b, 0, i, j) == 0.0f);
+                    }
+        assert_int_equal(zeros, causal ? 2 * tr.dims.h * 66 : 0);
+        attn_trace_free(&tr);
+    }
+}
+
+/* GQA/MQA with g kv heads equals MHA whose K/V weights repeat each group's
+ * d×k block h/g times (block j of the MHA weights = block j/(h/g)). */
+static void test_gqa_equals_mha_with_repeated_kv_weights(void **state)
+{
+    (void)state;
+    static const char *const kvs[] = {"2", "4", "1"};
+    for (size_t c = 0; c < 3; c++) {
+        attn_trace gq, mha;
+        run(&gq, NULL, (const char *const[]){"heads", "8", "kv_heads", kvs[c], "d_model", "64", "rope", "true",
+                                             "pad_side", "left", NULL});
+        const int d = 64, h = 8, g = gq.dims.g, k = 8, rep = h / g;
+        float *wk = malloc(sizeof(float) * d * h * k), *wv = malloc(sizeof(float) * d * h * k);
+        const float *gk = get(&gq, "w_k")->data, *gv = get(&gq, "w_v")->data;
+        for (int r = 0; r < d; r++)
+            for (int j = 0; j < h; j++)
+                for (int c2 = 0; c2 < k; c2++) {
+                    wk[(r * h + j) * k + c2] = gk[(r * g + j / rep) * k + c2];
+                    wv[(r * h + j) * k + c2] = gv[(r * g + j / rep) * k + c2];
+                }
+        attn_inputs in = {.w_q = get(&gq, "w_q")->data, .w_k = wk, .w_v = wv, .w_o = get(&gq, "w_o")->data,
+                          .x = get(&gq, "x")->data};
+        run(&mha, &in, (const char *const[]){"heads", "8", "d_model", "64", "rope", "true", "pad_side", "left", NULL});
+        assert_int_equal(mha.dims.mode, ATTN_MODE_MHA);
+        static const char *const same[] = {"k_expanded", "v_expanded", "scores", "weights", "context", "out"};
+        for (int s = 0; s < 6; s++) {
+            const attn_tensor *a = get(&gq, same[s]), *b = get(&mha, same[s]);
+            assert_int_equal(a->count, b->count);
+            for (size_t i = 0; i < a->count; i++) assert_close(a->data[i], b->data[i], 1e-5f, same[s]);
+        }
+        free(wk);
+        free(wv);
+        attn_trace_free(&gq);
+        attn_trace_free(&mha);
+    }
+}
+
+/* Query head j reads kv head j / (h/g). */
+static void test_repeat_kv_mapping(void **state)
+{
+    (void)state;
+    attn_trace tr;
+    run(&tr, NULL, (const char *const[]){"heads", "8", "kv_heads", "2", NULL});
+    const attn_tensor *kh = get(&tr, "k_heads"), *ke = get(&tr, "k_expanded");
+    for (int j = 0; j < 8; j++)
+        for (int i = 0; i < tr.dims.t; i++)
+            for (int c = 0; c < tr.dims.k; c++)
+                assert_true(attn_tensor_at4(ke, 1, j, i, c) == attn_tensor_at4(kh, 1, j / 4, i, c));
+    attn_trace_free(&tr);
+}
+
+/* With past P, the s - P new query rows reproduce the last rows of the full pass. */
+static void test_kv_cache_equals_full_pass(void **state)
+{
+    (void)state;
+    static const char *const ropes[] = {"false", "true"};
+    static const char *const pasts[] = {"1", "3", "5"};
+    for (int r = 0; r < 2; r++)
+        for (int p = 0; p < 3; p++) {
+            attn_trace full, cached;
+            const char *const base[] = {"heads", "4", "kv_heads", "2", "rope", ropes[r], "pad_side", "left", NULL};
+            run(&full, NULL, base);
+            run(&cached, NULL, (const char *const[]){"heads", "4", "kv_heads", "2", "rope", ropes[r], "pad_side",
+                                                     "left", "past", pasts[p], NULL});
+            const int P = atoi(pasts[p]), s = cached.dims.s;
+            assert_int_equal(s, full.dims.s - P);
+            assert_int_equal(cached.dims.t, full.dims.t);
+            const attn_tensor *kc = get(&cached, "k_cache");
+            const attn_tensor *kf = get(&full, r ? "k_rope" : "k_heads");
+            for (size_t i = 0; i < kc->count; i++) assert_close(kc->data[i], kf->data[i], 1e-5f, "k_cache");
+            static const char *const rows[] = {"scores", "weights", "context"};
+            for (int n = 0; n < 3; n++) {
+                const attn_tensor *a = get(&cached, rows[n]), *b = get(&full, rows[n]);
+                int64_t last = a->shape[3];
+                for (int bb = 0; bb < 2; bb++)
+                    for (int h = 0; h < 4; h++)
+                        for (int i = 0; i < s; i++)
+                            for (int j = 0; j < last; j++)
+                                assert_close(attn_tensor_at4(a, bb, h, i, j), attn_tensor_at4(b, bb, h, P + i, j), 1e-5f,
+                                             rows[n]);
+            }
+            const attn_tensor *oa = get(&cached, "out"), *ob = get(&full, "out");
+            for (int bb = 0; bb < 2; bb++)
+                for (int i = 0; i < s; i++)
+                    for (int c = 0; c < full.dims.d; c++)
+                        assert_close(oa->data[((size_t)bb * s + i) * full.dims.d + c],
+                                     ob->data[((size_t)bb * full.dims.s + P + i) * full.dims.d + c], 1e-5f, "out");
+            attn_trace_free(&full);
+            attn_trace_free(&cached);
+        }
+}
+
+/* With RoPE, a score depends on the query and key contents and their offset
+ * only: a repeated token gives a Toeplitz score matrix, and shifting a
+ * sentence right leaves its scores unchanged. */
+static void test_rope_scores_depend_on_relative_position(void **state)
+{
+    (void)state;
+    attn_trace tr, shifted;
+    run(&tr, NULL, (const char *const[]){"tokens", "猫 猫 猫 猫 猫 猫 猫", "rope", "true", "causal", "false", NULL});
+    const attn_tensor *sc = get(&tr, "scores");
+    for (int h = 0; h < 4; h++)
+        for (int i = 0; i < 7; i++)
+            for (int j = 0; j < 7; j++)
+                if (i > 0 && j > 0)
+                    assert_close(attn_tensor_at4(sc, 0, h, i, j), attn_tensor_at4(sc, 0, h, i - 1, j - 1), 1e-4f,
+                                 "toeplitz");
+    /* and it is not trivially constant: offsets 0 and 3 differ */
+    assert_true(fabsf(attn_tensor_at4(sc, 0, 0, 3, 3) - attn_tensor_at4(sc, 0, 0, 3, 0)) > 1e-3f);
+    attn_trace_free(&tr);
+
+    run(&tr, NULL, (const char *const[]){"tokens", "我 爱 AI 和 猫", "rope", "true", "causal", "false", NULL});
+    run(&shifted, NULL,
+        (const char *const[]){"tokens", "x y z 我 爱 AI 和 猫", "rope", "true", "causal", "false", NULL});
+    const attn_tensor *a = get(&tr, "scores"), *b = get(&shifted, "scores");
+    for (int h = 0; h < 4; h++)
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 5; j++)
+                assert_close(attn_tensor_at4(a, 0, h, i, j), attn_tensor_at4(b, 0, h, i + 3, j + 3), 1e-4f, "shift");
+    attn_trace_free(&tr);
+    attn_trace_free(&shifted);
+}
+
+/* Whatever a pad position's embedding holds, valid queries' weights on valid
+ * keys do not change (and pad keys get weight 0). */
+static void test_padding_isolated(void **state)
+{
+    (void)state;
+    static const char *const sides[] = {"right", "left"};
+    for (int sd = 0; sd < 2; sd++) {
+        attn_trace a, b;
+        const char *const kv[] = {"pad_side", sides[sd], "causal", "false", NULL};
+        run(&a, NULL, kv);
+        const attn_tensor *x = get(&a, "x");
+        float *x2 = malloc(x->count * sizeof(float));
+        memcpy(x2, x->data, x->count * sizeof(float));
+        const attn_dims *d = &a.dims;
+        for (int p = 0; p < d->L; p++)
+            if (attn_tokens_is_pad(&a.tokens, 1, p))
+                for (int c = 0; c < d->d; c++) x2[((size_t)1 * d->s + p) * d->d + c] = 10.0f * sinf((float)(p * 7 + c));
+        attn_inputs in = {.x = x2};
+        run(&b, &in, kv);
+        const attn_tensor *wa = get(&a, "weights"), *wb = get(&b, "weights");
+        int compared = 0;
+        for (int h = 0; h < d->h; h++)
+            for (int i = 0; i < d->s; i++)
+                for (int j = 0; j < d->t; j++) {
+                    bool qpad = attn_tokens_is_pad(&a.tokens, 1, i), kpad = attn_tokens_is_pad(&a.tokens, 1, j);
+                    if (kpad) assert_true(attn_tensor_at4(wb, 1, h, i, j) == 0.0f);
+                    if (qpad || kpad) continue;
+                    assert_close(attn_tensor_at4(wa, 1, h, i, j), attn_tensor_at4(wb, 1, h, i, j), 1e-6f, "pad");
+                    compared++;
+                }
+        assert_int_equal(compared, d->h * 3 * 3);
+        free(x2);
+        attn_trace_free(&a);
+        attn_trace_free(&b);
+    }
+}
+
+static void assert_same_tensor(const attn_trace *a, const attn_trace *b, const char *name)
+{
+    const attn_tensor *x = get(a, name), *y = get(b, name);
+    assert_int_equal(x->count, y->count);
+    assert_memory_equal(x->data, y->data, x->count * sizeof(float));
+}
+
+static void test_dropout_modes(void **state)
+{
+    (void)state;
+    attn_trace eval_p, eval_0, train_0, train_p, train_p2, train_seed;
+    run(&eval_p, NULL, (const char *const[]){"dropout", "0.5", NULL});
+    run(&eval_0, NULL, (const char *const[]){"dropout", "0", NULL});
+    run(&train_0, NULL, (const char *const[]){"dropout", "0", "train", "true", NULL});
+    /* eval ignores p; training with p = 0 equals eval */
+    assert_same_tensor(&eval_p, &eval_0, "out");
+    assert_same_tensor(&train_0, &eval_0, "out");
+    assert_null(attn_trace_find(&eval_p, "weights_dropout"));
+    assert_null(attn_trace_find(&train_0, "weights_dropout"));
+
+    run(&train_p, NULL, (const char *const[]){"dropout", "0.25", "train", "true", "seq", "64", NULL});
+    run(&train_p2, NULL, (const char *const[]){"dropout", "0.25", "train", "true", "seq", "64", NULL});
+    run(&train_seed, NULL, (const char *const[]){"dropout", "0.25", "train", "true", "seq", "64", "seed", "7", NULL});
+    assert_same_tensor(&train_p, &train_p2, "weights_dropout"); /* deterministic given the seed */
+    assert_same_tensor(&train_p, &train_p2, "out");
+    const attn_tensor *w = get(&train_p, "weights"), *wd = get(&train_p, "weights_dropout");
+    size_t dropped = 0, live = 0;
+    for (size_t i = 0; i < w->count; i++) {
+        if (w->data[i] == 0.0f) continue;
+        live++;
+        if (wd->data[i] == 0.0f) dropped++;
+        else assert_close(wd->data[i], w->data[i] / 0.75f, 1e-6f, "kept weight scaled by 1/(1-p)");
+    }
+    double rate = (double)dropped / (double)live;
+    assert_true(rate > 0.2 && rate < 0.3);
+    /* a different seed drops different cells */
+    const attn_tensor *wd7 = get(&train_seed, "weights_dropout");
+    size_t differ = 0;
+    for (size_t i = 0; i < wd7->count; i++) differ += (wd7->data[i] == 0.0f) != (wd->data[i] == 0.0f);
+    assert_true(differ > 0);
+    attn_trace_free(&eval_p);
+    attn_trace_free(&eval_0);
+    attn_trace_free(&train_0);
+    attn_trace_free(&train_p);
+    attn_trace_free(&train_p2);
+    attn_trace_free(&train_seed);
+}
+
+/* A token's embedding depends only on (text, seed): repeated tokens share rows. */
+static void test_embeddings_by_token(void **state)
+{
+    (void)state;
+    attn_trace tr;
+    run(&tr, NULL, (const char *const[]){"tokens", "猫 是 猫 | 猫", NULL});
+    const attn_tensor *x = get(&tr, "x");
+    const int d = tr.dims.d;
+    assert_memory_equal(x->data, x->data + 2 * d, d * sizeof(float));
+    assert_memory_equal(x->data, x->data + 3 * d, d * sizeof(float));
+    assert_memory_not_equal(x->data, x->data + d, d * sizeof(float));
+    attn_trace_free(&tr);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rows_sum_to_one),
+        cmocka_unit_test(test_fully_masked_rows),
+        cmocka_unit_test(test_causal_upper_triangle_is_zero),
+        cmocka_unit_test(test_gqa_equals_mha_with_repeated_kv_weights),
+        cmocka_unit_test(test_repeat_kv_mapping),
+        cmocka_unit_test(test_kv_cache_equals_full_pass),
+        cmocka_unit_test(test_rope_scores_depend_on_relative_position),
+        cmocka_unit_test(test_padding_isolated),
+        cmocka_unit_test(test_dropout_modes),
+        cmocka_unit_test(test_embeddings_by_token),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

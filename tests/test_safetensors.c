@@ -1,0 +1,307 @@
+/* test_safetensors.c — trace files: round trip, files from other programs,
+ * and malformed or hostile files answered with a clear error. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "forward.h"
+#include "safetensors.h"
+#include "trace_io.h"
+
+static char path_buf[512];
+
+static const char *tmp_path(const char *name)
+{
+    const char *dir = getenv("ATTNLAB_TEST_TMP");
+    snprintf(path_buf, sizeof path_buf, "%s/%s", dir ? dir : "/tmp", name);
+    return path_buf;
+}
+
+/* Writes an 8-byte length (header_len, or the real length if UINT64_MAX),
+ * the header text, then data_len bytes of data. */
+static const char *write_raw(const char *name, const char *header, uint64_t header_len, size_t data_len)
+{
+    const char *p = tmp_path(name);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    uint64_t n = header_len == UINT64_MAX ? strlen(header) : header_len;
+    for (int i = 0; i < 8; i++) fputc((int)((n >> (8 * i)) & 0xff), f);
+    fwrite(header, 1, strlen(header), f);
+    for (size_t i = 0; i < data_len; i++) fputc(0, f);
+    fclose(f);
+    return p;
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    attn_config c;
+    attn_trace tr, back;
+    attn_error err;
+    attn_config_init(&c);
+    attn_config_set(&c, "pad_side", "left", &err);
+    attn_config_set(&c, "rope", "on", &err);
+    attn_config_set(&c, "past", "2", &err);
+    attn_config_set(&c, "heads", "4", &err);
+    attn_config_set(&c, "kv_heads", "2", &err);
+    attn_config_set(&c, "train", "true", &err);
+    attn_config_set(&c, "mask_value", "-1e9", &err);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), ATTN_OK);
+    const char *p = tmp_path("roundtrip.safetensors");
+    if (attn_trace_save(&tr, p, &err)) fail_msg("%s", err.msg);
+    if (attn_trace_load(p, &back, &err)) fail_msg("%s", err.msg);
+
+    assert_int_equal(back.n_tensors, tr.n_tensors);
+    assert_memory_equal(&back.dims, &tr.dims, sizeof tr.dims);
+    for (int i = 0; i < tr.n_tensors; i++) {
+        assert_string_equal(back.tensors[i].name, tr.tensors[i].name);
+        assert_ptr_equal(back.tensors[i].info, tr.tensors[i].info);
+        assert_int_equal(back.tensors[i].count, tr.tensors[i].count);
+        assert_memory_equal(back.tensors[i].data, tr.tensors[i].data, tr.tensors[i].count * sizeof(float));
+    }
+    assert_int_equal(back.tokens.rows, 2);
+    assert_string_equal(attn_tokens_at(&back.tokens, 1, 0), "<pad>");
+    assert_string_equal(attn_tokens_at(&back.tokens, 0, 0), "你");
+    assert_int_equal(back.tokens.lengths[1], 3);
+    assert_string_equal(back.cfg.tokens, "你 是 一 只 猫 娘 | 我 爱 AI");
+    assert_true(back.cfg.rope && back.cfg.train && back.cfg.pad_side == ATTN_PAD_LEFT);
+    assert_true(back.cfg.mask_value == -1e9f);
+    assert_int_equal(back.n_masked, tr.n_masked);
+    assert_memory_equal(back.masked_rows, tr.masked_rows, (size_t)tr.n_masked * 2 * sizeof(int));
+    attn_trace_free(&back);
+    attn_trace_free(&tr);
+    attn_config_free(&c);
+    unlink(p);
+}
+
+/* A file written by another program with contract names but no metadata. */
+static void test_foreign_file_without_metadata(void **state)
+{
+    (void)state;
+    float scores[2 * 3 * 3] = {0}, mask[3 * 3], weights[2 * 3 * 3] = {0};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            mask[i * 3 + j] = j > i ? -INFINITY : 0.0f;
+            for (int h = 0; h < 2; h++) weights[(h * 3 + i) * 3 + j] = j > i ? 0.0f : 1.0f / (float)(i + 1);
+        }
+    int64_t s4[] = {1, 2, 3, 3}, m4[] = {1, 1, 3, 3}, other[] = {5};
+    float extra[5] = {1, 2, 3, 4, 5};
+    attn_st_tensor ts[] = {{"scores", 4, s4, scores}, {"mask", 4, m4, mask}, {"weights", 4, s4, weights},
+                           {"my_probe", 1, other, extra}};
+    attn_error err;
+    const char *p = tmp_path("foreign.safetensors");
+    assert_int_equal(attn_st_write(p, ts, 4, NULL, 0, &err), ATTN_OK);
+    attn_trace tr;
+    if (attn_trace_load(p, &tr, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(tr.dims.b, 1);
+    assert_int_equal(tr.dims.h, 2);
+    assert_int_equal(tr.dims.s, 3);
+    assert_int_equal(tr.dims.t, 3);
+    assert_int_equal(tr.n_tensors, 4);
+    assert_string_equal(tr.tensors[3].name, "my_probe");
+    assert_null(tr.tensors[3].info);
+    assert_int_equal(tr.tokens.rows, 0);
+    assert_int_equal(tr.n_masked, 0);
+    attn_trace_free(&tr);
+    unlink(p);
+}
+
+static void expect_error(const char *p, attn_status want, const char *msg)
+{
+    attn_trace tr;
+    attn_error err = {0};
+    attn_status st = attn_trace_load(p, &tr, &err);
+    if (st != want) fail_msg("%s: status %d (want %d): %s", msg, st, want, err.msg);
+    if (!strstr(err.msg, msg)) fail_msg("'%s' does not contain '%s'", err.msg, msg);
+    assert_null(strchr(err.msg, '\n'));
+}
+
+static void test_malformed_files(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *header;
+        uint64_t len; /* UINT64_MAX: the header's own length */
+        size_t data;
+        const char *msg;
+    } cases[] = {
+        {"", 0, 0, "header is not valid JSON"},
+        {"{\"x\":", UINT64_MAX, 0, "header is not valid JSON"},
+        {"not json at all", UINT64_MAX, 0, "header is not valid JSON"},
+        {"[1,2,3]", UINT64_MAX, 0, "header is not a JSON object"},
+        {"{}", 1000, 0, "runs past the end"},
+        {"{}", 0xffffffffffffffffULL - 1, 0, "larger than the"},
+        {"{\"x\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", UINT64_MAX, 4, "dtype F16"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", UINT64_MAX, 8, "shape needs"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", UINT64_MAX, 4, "beyond the 4 data bytes"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"y\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", UINT64_MAX, 12, "overlap"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", UINT64_MAX, 8, "leave a gap"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", UINT64_MAX, 12, "data section has 12 bytes"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", UINT64_MAX, 4, "not a whole number"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", UINT64_MAX, 4, "not a whole number"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,4]}}", UINT64_MAX, 4,
+         "shape needs too many"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,4]}}", UINT64_MAX, 4,
+         "9 dimensions"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,4]}}", UINT64_MAX, 8, "invalid data_offsets"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1]}}", UINT64_MAX, 4, "needs dtype, shape and data_offsets"},
+        {"{\"x\":3}", UINT64_MAX, 0, "not a JSON object"},
+        {"{\"__metadata__\":{\"a\":3}}", UINT64_MAX, 0, "value 'a' is not a string"},
+        {"{\"__metadata__\":{\"format\":\"other/9\"}}", UINT64_MAX, 0, "format 'other/9'"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", UINT64_MAX, 8, "appears twice"},
+        /* contract names whose shapes disagree */
+        {"{\"scores\":{\"dtype\":\"F32\",\"shape\":[1,2,3,3],\"data_offsets\":[0,72]},"
+         "\"weights\":{\"dtype\":\"F32\",\"shape\":[1,4,3,3],\"data_offsets\":[72,216]}}", UINT64_MAX, 216,
+         "has h=4 but 'scores' has h=2"},
+        {"{\"mask\":{\"dtype\":\"F32\",\"shape\":[1,2,3,3],\"data_offsets\":[0,72]}}", UINT64_MAX, 72,
+         "does not fit (b,1,s,t)"},
+        {"{\"scores\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]}}", UINT64_MAX, 24, "2 dimensions"},
+        {"{\"__metadata__\":{\"heads\":\"8\"},"
+         "\"scores\":{\"dtype\":\"F32\",\"shape\":[1,2,3,3],\"data_offsets\":[0,72]}}", UINT64_MAX, 72,
+         "metadata says heads = 8 but the tensors say 2"},
+        {"{\"__metadata__\":{\"tokens\":\"[[\\\"a\\\"]]\"},"
+         "\"scores\":{\"dtype\":\"F32\",\"shape\":[1,2,3,3],\"data_offsets\":[0,72]}}", UINT64_MAX, 72,
+         "row 1 does not have 3 tokens"},
+        {"{\"__metadata__\":{\"fully_masked_rows\":\"[[0,9]]\"},"
+         "\"scores\":{\"dtype\":\"F32\",\"shape\":[1,2,3,3],\"data_offsets\":[0,72]}}", UINT64_MAX, 72,
+         "out-of-range entry"},
+        {"{\"__metadata__\":{\"causal\":\"perhaps\"}}", UINT64_MAX, 0, "metadata: causal: 'perhaps'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *p = write_raw("bad.safetensors", cases[i].header, cases[i].len, cases[i].data);
+        expect_error(p, ATTN_ERR_FORMAT, cases[i].msg);
+        unlink(p);
+    }
+}
+
+static void test_truncated_files(void **state)
+{
+    (void)state;
+    attn_trace tr;
+    attn_error err;
+    attn_config c;
+    attn_config_init(&c);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), ATTN_OK);
+    const char *p = tmp_path("whole.safetensors");
+    assert_int_equal(attn_trace_save(&tr, p, &err), ATTN_OK);
+    attn_trace_free(&tr);
+    attn_config_free(&c);
+    FILE *f = fopen(p, "rb");
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    rewind(f);
+    unsigned char *buf = malloc((size_t)size);
+    assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    /* every prefix of a valid file is refused cleanly, from disk and from memory */
+    long cuts[] = {0, 3, 7, 8, 9, 100, size / 2, size - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        const char *q = tmp_path("cut.safetensors");
+        FILE *g = fopen(q, "wb");
+        fwrite(buf, 1, (size_t)cuts[i], g);
+        fclose(g);
+        attn_error e2 = {0};
+        attn_status st = attn_trace_load(q, &tr, &e2);
+        assert_int_equal(st, ATTN_ERR_FORMAT);
+        assert_non_null(strstr(e2.msg, "cut.safetensors: "));
+        attn_st_file sf;
+        assert_int_equal(attn_st_parse(buf, (size_t)cuts[i], &sf, &e2), ATTN_ERR_FORMAT);
+        unlink(q);
+    }
+    attn_st_file sf;
+    assert_int_equal(attn_st_parse(buf, (size_t)size, &sf, &err), ATTN_OK);
+    assert_non_null(attn_st_find(&sf, "weights"));
+    assert_string_equal(attn_st_meta(&sf, "format"), "attnlab-trace/1");
+    attn_st_free(&sf);
+    free(buf);
+    unlink(p);
+}
+
+static void test_missing_and_unwritable(void **state)
+{
+    (void)state;
+    attn_trace tr;
+    attn_error err;
+    expect_error("/nonexistent/dir/x.safetensors", ATTN_ERR_IO, "cannot open");
+    expect_error("/", ATTN_ERR_IO, "not a regular file");
+    attn_config c;
+    attn_config_init(&c);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), ATTN_OK);
+    assert_int_equal(attn_trace_save(&tr, "/nonexistent/dir/x.safetensors", &err), ATTN_ERR_IO);
+    assert_non_null(strstr(err.msg, "cannot write"));
+    attn_trace_free(&tr);
+    attn_config_free(&c);
+}
+
+/* --weights / --input files are checked against the config's shapes. */
+static void test_weights_and_input_files(void **state)
+{
+    (void)state;
+    attn_config c;
+    attn_trace tr, again;
+    attn_error err;
+    attn_config_init(&c);
+    attn_config_set(&c, "heads", "4", &err);
+    attn_config_set(&c, "kv_heads", "2", &err);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), ATTN_OK);
+    const char *names[] = {"w_q", "w_k", "w_v", "w_o"};
+    attn_st_tensor ts[4];
+    for (int i = 0; i < 4; i++) {
+        const attn_tensor *t = attn_trace_find(&tr, names[i]);
+        ts[i] = (attn_st_tensor){t->name, t->ndim, t->shape, t->data};
+    }
+    char wpath[512];
+    snprintf(wpath, sizeof wpath, "%s", tmp_path("w.safetensors"));
+    assert_int_equal(attn_st_write(wpath, ts, 4, NULL, 0, &err), ATTN_OK);
+    const attn_tensor *x = attn_trace_find(&tr, "x");
+    attn_st_tensor xt = {"x", x->ndim, x->shape, x->data};
+    char xpath[512];
+    snprintf(xpath, sizeof xpath, "%s", tmp_path("x.safetensors"));
+    assert_int_equal(attn_st_write(xpath, &xt, 1, NULL, 0, &err), ATTN_OK);
+
+    /* loading them back under another seed reproduces the trace exactly */
+    attn_config_set(&c, "weights", wpath, &err);
+    attn_config_set(&c, "input", xpath, &err);
+    attn_config_set(&c, "seed", "999", &err);
+    if (attn_trace_run(&c, NULL, &again, &err)) fail_msg("%s", err.msg);
+    const attn_tensor *o1 = attn_trace_find(&tr, "out"), *o2 = attn_trace_find(&again, "out");
+    assert_memory_equal(o1->data, o2->data, o1->count * sizeof(float));
+    attn_trace_free(&again);
+
+    /* with another kv_heads, w_k no longer fits */
+    attn_config_set(&c, "kv_heads", "4", &err);
+    assert_int_equal(attn_trace_run(&c, NULL, &again, &err), ATTN_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "'w_k' has shape (32, 16) but this config needs (d=32, g*k=32)"));
+    /* x_past present but no past configured, and x missing */
+    attn_config_set(&c, "kv_heads", "2", &err);
+    attn_config_set(&c, "input", wpath, &err);
+    assert_int_equal(attn_trace_run(&c, NULL, &again, &err), ATTN_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "has no tensor 'x'"));
+    attn_trace_free(&tr);
+    attn_config_free(&c);
+    unlink(wpath);
+    unlink(xpath);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_foreign_file_without_metadata),
+        cmocka_unit_test(test_malformed_files),
+        cmocka_unit_test(test_truncated_files),
+        cmocka_unit_test(test_missing_and_unwritable),
+        cmocka_unit_test(test_weights_and_input_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
