@@ -82,11 +82,16 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
     optind = 0; /* GNU: full reset, so parsing can be repeated */
     opterr = 0;
     int c, idx;
+    const char *bad_flag = "";
     /* leading '-': keep non-options in place and report them as code 1 */
     while ((c = getopt_long(argc, argv, "-o:h", longopts, &idx)) != -1) {
         if (c == 1) { a->positional[a->n_positional++] = optarg; continue; }
         if (c == 'h') c = 256 + N_FLAGS - 1;
-        if (c == 'o') { a->output = optarg; if (!(opts & CLI_OPT_OUTPUT)) goto not_here; continue; }
+        if (c == 'o') {
+            a->output = optarg;
+            if (!(opts & CLI_OPT_OUTPUT)) { bad_flag = "-o"; goto not_here; }
+            continue;
+        }
         if (c == '?' || c == ':') {
             const char *bad = argv[optind - 1];
             if (optopt == 'o' || optopt >= 256) /* a known option missing its value */
@@ -105,7 +110,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
             a->help = true;
         } else if (!strcmp(f->flag, "output")) {
             a->output = optarg;
-            if (!(opts & CLI_OPT_OUTPUT)) goto not_here;
+            if (!(opts & CLI_OPT_OUTPUT)) { bad_flag = "--output"; goto not_here; }
         } else if (!strcmp(f->flag, "repeat")) {
             char *end;
             long n = strtol(optarg, &end, 10);
@@ -114,12 +119,12 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
                 return CLI_EUSAGE;
             }
             a->repeat = (int)n;
-            if (!(opts & CLI_OPT_REPEAT)) goto not_here;
+            if (!(opts & CLI_OPT_REPEAT)) { bad_flag = "--repeat"; goto not_here; }
         }
     }
     return CLI_OK;
 not_here:
-    fprintf(stderr, "attnlab %s: %s does not take %s\n", cmd, cmd, argv[optind - 1]);
+    fprintf(stderr, "attnlab %s: %s does not take %s\n", cmd, cmd, bad_flag);
     return CLI_EUSAGE;
 }
 

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Drives the attnlab binary as a user would: every bad invocation or file gets
+a one-line message and the documented exit code; good ones work. Standard
+library only."""
+import argparse
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--attnlab", required=True)
+ARGS = ap.parse_args()
+TMP = tempfile.mkdtemp(prefix="attnlab-cli-")
+OUT = os.path.join(TMP, "t.safetensors")
+passed = failed = 0
+
+
+def run(args):
+    args = [a if isinstance(a, bytes) else a.encode() for a in args]
+    return subprocess.run([ARGS.attnlab.encode()] + args, capture_output=True, timeout=120)
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name}: {detail}")
+
+
+def expect(args, code, message=None, stream="stderr"):
+    r = run(args)
+    text = (r.stderr if stream == "stderr" else r.stdout).decode(errors="replace")
+    name = " ".join(a if isinstance(a, str) else repr(a) for a in args)
+    ok = r.returncode == code and (message is None or message in text)
+    if code != 0 and ok:
+        # a clear one-line message naming the problem
+        ok = text.count("\n") == 1 and text.startswith("attnlab")
+    check(name, ok, f"exit {r.returncode} (want {code}), {stream}: {text!r}, want {message!r}")
+    return r
+
+
+# ---- usage and configuration errors: exit 2, one line ----
+USAGE = [
+    (["trace", "--heads", "8", "--kv-heads", "3", "-o", OUT], "kv_heads (3) must divide heads (8)"),
+    (["trace", "--heads", "8", "--mode", "mqa", "--kv-heads", "2", "-o", OUT], "mode mqa needs kv_heads = 1, got 2"),
+    (["trace", "--heads", "8", "--mode", "mha", "--kv-heads", "4", "-o", OUT], "mode mha needs kv_heads = heads (8)"),
+    (["trace", "--heads", "3", "--mode", "gqa", "--d-model", "12", "-o", OUT], "mode gqa needs 1 < kv_heads < heads"),
+    (["trace", "--heads", "5", "-o", OUT], "heads (5) must divide d_model (32)"),
+    (["trace", "--heads", "x", "-o", OUT], "heads: 'x' is not a whole number"),
+    (["trace", "--d-model", "30", "--heads", "6", "--rope", "-o", OUT], "rope needs an even head dim"),
+    (["trace", "--rope-theta", "-5", "-o", OUT], "rope_theta: must be a finite number above 1"),
+    (["trace", "--mask-value", "0", "-o", OUT], "mask_value: must be -inf or a finite negative number"),
+    (["trace", "--mask-value=abc", "-o", OUT], "mask_value: 'abc' is not a number"),
+    (["trace", "--dropout", "1.5", "-o", OUT], "dropout: must be at least 0 and below 1"),
+    (["trace", "--past", "6", "-o", OUT], "past (6) must be less than the sequence length (6)"),
+    (["trace", "--pad-side", "up", "-o", OUT], "pad_side: 'up' is not right or left"),
+    (["trace", "--mode", "sparse", "-o", OUT], "mode: 'sparse' is not mha, mqa or gqa"),
+    (["trace", "--seq", "0", "-o", OUT], "seq: 0 is out of range"),
+    (["trace", "--seed", "abc", "-o", OUT], "seed: 'abc' is not a whole number"),
+    (["trace", "--tokens", "a b", "--seq", "3", "-o", OUT], "seq (3) contradicts tokens"),
+    (["trace", "--tokens", "a | | b", "-o", OUT], "tokens: row 2 has no tokens"),
+    (["trace", "--tokens", b"a \xff b", "-o", OUT], "tokens: not valid UTF-8"),
+    (["trace", "--tokens", "a <pad>", "-o", OUT], "'<pad>' is reserved"),
+    (["trace", "--source-tokens", "I love AI | x", "-o", OUT], "cross-attention has no causal mask"),
+    (["trace", "--source-tokens", "I love AI", "--no-causal", "-o", OUT], "source_tokens has 1 rows but tokens has 2"),
+    (["trace", "--source-tokens", "I | x", "--no-causal", "--past", "1", "-o", OUT], "KV cache applies to self-attention"),
+    (["trace", "--seq", "65536", "--batch", "1024", "--heads", "256", "--d-model", "16384", "-o", OUT],
+     "this trace would need about"),
+    (["trace"], "no output file: use -o FILE.safetensors"),
+    (["trace", "--frobnicate", "-o", OUT], "unknown option '--frobnicate'"),
+    (["trace", "-o"], "-o needs a value"),
+    (["trace", "--heads"], "--heads needs a value"),
+    (["trace", "stray", "-o", OUT], "unexpected argument 'stray'"),
+    (["trace", "--repeat", "3", "-o", OUT], "trace does not take --repeat"),
+    (["bench", "--repeat", "0"], "--repeat: '0' is not a count"),
+    (["bench", "-o", OUT], "bench does not take -o"),
+    (["info"], "expected one trace file"),
+    (["info", "a", "b"], "expected one trace file"),
+    (["frobnicate"], "unknown command 'frobnicate'"),
+    (["--heads", "7"], "heads (7) must divide d_model (32)"),
+]
+for args, msg in USAGE:
+    expect(args, 2, msg)
+
+# nothing is lost: a failed run leaves an existing output file untouched
+with open(OUT, "wb") as f:
+    f.write(b"keep me")
+run(["trace", "--heads", "3", "-o", OUT])
+check("failed trace keeps existing file", open(OUT, "rb").read() == b"keep me")
+
+# ---- unreadable or invalid files: exit 1, one line naming the file ----
+good = os.path.join(TMP, "good.safetensors")
+expect(["trace", "--rope", "--past", "2", "-o", good], 0, "wrote " + good, stream="stdout")
+blob = open(good, "rb").read()
+
+
+def bad_file(name, data):
+    p = os.path.join(TMP, name)
+    with open(p, "wb") as f:
+        f.write(data)
+    return p
+
+
+n = struct.unpack("<Q", blob[:8])[0]
+header = json.loads(blob[8:8 + n])
+
+
+def with_header(h, data=None):
+    text = json.dumps(h).encode()
+    return struct.pack("<Q", len(text)) + text + (blob[8 + n:] if data is None else data)
+
+
+h_dtype = json.loads(json.dumps(header)); h_dtype["x"]["dtype"] = "F64"
+h_range = json.loads(json.dumps(header)); h_range["out"]["data_offsets"] = [o + (1 << 20) for o in h_range["out"]["data_offsets"]]
+h_shape = json.loads(json.dumps(header)); h_shape["q"]["shape"][2] += 1
+FILES = [
+    ("missing.safetensors", None, "cannot open"),
+    ("empty.safetensors", b"", "too short to be safetensors"),
+    ("short.safetensors", b"\x01\x02\x03", "too short to be safetensors"),
+    ("truncated.safetensors", blob[: len(blob) // 2], "lie beyond the"),
+    ("trailing.safetensors", blob + b"\0" * 4, "the data section has"),
+    ("headerlen.safetensors", struct.pack("<Q", 1 << 40) + blob[8:], "larger than the"),
+    ("beyond.safetensors", struct.pack("<Q", len(blob)) + blob[8:], "runs past the end"),
+    ("notjson.safetensors", struct.pack("<Q", 9) + b"{not json" + blob[8 + n:], "header is not valid JSON"),
+    ("dtype.safetensors", with_header(h_dtype), "dtype F64"),
+    ("range.safetensors", with_header(h_range), "beyond the"),
+    ("shape.safetensors", with_header(h_shape), "shape needs"),
+]
+for name, data, msg in FILES:
+    p = os.path.join(TMP, name) if data is None else bad_file(name, data)
+    r = expect(["info", p], 1, msg)
+    check(f"info {name} names the file", p in r.stderr.decode(), r.stderr)
+expect(["trace", "-o", os.path.join(TMP, "no/such/dir/x.safetensors")], 1, "cannot write")
+expect(["trace", "--weights", os.path.join(TMP, "nope.safetensors"), "-o", OUT], 1, "cannot open")
+expect(["trace", "--weights", good, "--kv-heads", "2", "-o", OUT], 1, "'w_k' has shape (32, 32) but this config needs")
+
+# ---- things that work ----
+for cmd in ["trace", "info", "bench", "summary"]:
+    expect([cmd, "--help"], 0, "Usage: attnlab " + cmd, stream="stdout")
+expect(["--help"], 0, "attnlab trace [config] -o FILE.safetensors", stream="stdout")
+r = expect([], 0, "weights, batch row 0, head 0", stream="stdout")
+check("summary shows CJK labels", "你" in r.stdout.decode())
+r = expect(["info", good], 0, "k_cache          (b=2, g=4, t=6, k=8)", stream="stdout")
+check("info lists q_rope", "q_rope" in r.stdout.decode())
+
+for form, want in ([["--mask-value", "-inf"], "-inf"], [["--mask-value=-1e9"], "-1e+09"],
+                   [["--mask-value", "-1e9"], "-1e+09"]):
+    p = os.path.join(TMP, "mv.safetensors")
+    expect(["trace"] + form + ["-o", p], 0, "wrote", stream="stdout")
+    b = open(p, "rb").read()
+    meta = json.loads(b[8:8 + struct.unpack("<Q", b[:8])[0]])["__metadata__"]
+    check(f"mask value {form}", meta["mask_value"] == want and meta["format"] == "attnlab-trace/1", meta["mask_value"])
+
+p = os.path.join(TMP, "cross.safetensors")
+expect(["trace", "--tokens", "我 爱 AI", "--source-tokens", "I love AI very much", "--no-causal", "-o", p], 0,
+       "wrote", stream="stdout")
+r = expect(["info", p], 0, "cross-attention", stream="stdout")
+check("cross-attention scores are s x t", "scores           (b=1, h=4, s=3, t=5)" in r.stdout.decode(), r.stdout)
+r = expect(["bench", "--seq", "16", "--repeat", "3"], 0, "ms per traced forward (median of 3)", stream="stdout")
+check("bench last line", r.stdout.decode().strip().splitlines()[-1].startswith("bench: "), r.stdout)
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
