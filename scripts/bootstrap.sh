@@ -3,7 +3,7 @@
 # Runs apt-get directly as root, through sudo otherwise.
 set -eu
 
-PACKAGES="build-essential cmake pkg-config libopenblas-dev libcjson-dev libcmocka-dev python3-numpy"
+PACKAGES="build-essential cmake pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev python3-numpy"
 
 missing=""
 for p in $PACKAGES; do
