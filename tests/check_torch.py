@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Stage-by-stage comparison of `attnlab trace` against PyTorch.
+
+Each stage is recomputed in float64 with PyTorch's own idioms (nn.functional
+projections, view/transpose head splits, llama's complex-number RoPE,
+repeat_interleave for repeat_kv, torch.triu masks, torch.softmax) from the
+inputs recorded in the trace, and compared within 1e-4 relative. Needs Debian's
+python3-torch; without it the script exits 77, which ctest reports as skipped."""
+import argparse
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+except ImportError:
+    print("torch is not installed (apt-get install python3-torch): skipped")
+    sys.exit(77)
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--attnlab", required=True)
+ARGS = ap.parse_args()
+TMP = tempfile.mkdtemp(prefix="attnlab-torch-")
+torch.set_default_dtype(torch.float64)
+
+
+def load(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    meta = header.pop("__metadata__")
+    data = raw[8 + n:]
+    t = {k: torch.from_numpy(np.frombuffer(data[e["data_offsets"][0]:e["data_offsets"][1]], "<f4")
+                             .reshape(e["shape"]).astype(np.float64)) for k, e in header.items()}
+    return t, meta
+
+
+def rope(x, start, theta):
+    """llama's apply_rotary_emb: pairs (2i, 2i+1) as complex numbers times e^(i·pos·θ^(−2i/k))."""
+    k = x.shape[-1]
+    freqs = 1.0 / (theta ** (torch.arange(0, k, 2, dtype=torch.float64) / k))
+    pos = torch.arange(start, start + x.shape[-2], dtype=torch.float64)
+    cis = torch.polar(torch.ones(len(pos), k // 2), torch.outer(pos, freqs))
+    xc = torch.view_as_complex(x.reshape(*x.shape[:-1], k // 2, 2).contiguous())
+    return torch.view_as_real(xc * cis).flatten(-2)
+
+
+def expected(t, m):
+    b, h, g, d = int(m["batch"]), int(m["heads"]), int(m["kv_heads"]), int(m["d_model"])
+    k, P, cross = d // h, int(m["past"]), m["attention"] == "cross"
+    theta, use_rope, causal = float(m["rope_theta"]), m["rope"] == "true", m["causal"] == "true"
+    fill = -math.inf if m["mask_value"] == "-inf" else float(m["mask_value"])
+    x = t["x"]
+    s = x.shape[1]
+    src = t["memory"] if cross else x
+    e = {}
+    e["q"] = torch.nn.functional.linear(x, t["w_q"].T)
+    e["k"] = torch.nn.functional.linear(src, t["w_k"].T)
+    e["v"] = torch.nn.functional.linear(src, t["w_v"].T)
+    n = src.shape[1]
+    e["q_heads"] = e["q"].view(b, s, h, k).transpose(1, 2)
+    e["k_heads"] = e["k"].view(b, n, g, k).transpose(1, 2)
+    e["v_heads"] = e["v"].view(b, n, g, k).transpose(1, 2)
+    q, kk, vv = e["q_heads"], e["k_heads"], e["v_heads"]
+    if use_rope:
+        q = e["q_rope"] = rope(q, P, theta)
+        kk = e["k_rope"] = rope(kk, P, theta)
+    if P:
+        xp = t["x_past"]
+        kp = (xp @ t["w_k"]).view(b, P, g, k).transpose(1, 2)
+        vp = (xp @ t["w_v"]).view(b, P, g, k).transpose(1, 2)
+        if use_rope:
+            kp = rope(kp, 0, theta)
+        kk = e["k_cache"] = torch.cat([kp, kk], dim=2)
+        vv = e["v_cache"] = torch.cat([vp, vv], dim=2)
+    tt = kk.shape[2]
+    e["k_expanded"] = kk.repeat_interleave(h // g, dim=1)
+    e["v_expanded"] = vv.repeat_interleave(h // g, dim=1)
+    e["scores"] = q @ e["k_expanded"].transpose(-1, -2) / math.sqrt(k)
+    blocked = torch.zeros(b, 1, s, tt, dtype=torch.bool)
+    if causal:
+        blocked |= torch.triu(torch.ones(s, tt, dtype=torch.bool), diagonal=P + 1)
+    lengths = json.loads(m["source_lengths" if cross else "lengths"])
+    for r, length in enumerate(lengths):
+        if m["pad_side"] == "right":
+            blocked[r, :, :, length:] = True
+        else:
+            blocked[r, :, :, :tt - length] = True
+    e["mask"] = torch.zeros(b, 1, s, tt).masked_fill(blocked, fill)
+    # the mask is added in float32, as a float32 model does: there -1e9 + score
+    # rounds to -1e9, which is what makes a fully masked finite-fill row uniform
+    e["masked_scores"] = (e["scores"].float() + e["mask"].float()).double()
+    # torch.softmax gives NaN for an all -inf row; the contract says zeros
+    e["weights"] = torch.nan_to_num(torch.softmax(e["masked_scores"], dim=-1), nan=0.0)
+    return e, (b, h, s, k, d)
+
+
+def compare(name, got, want):
+    if got.shape != want.shape:
+        return f"{name}: shape {tuple(got.shape)} != {tuple(want.shape)}"
+    inf_ok = torch.equal(torch.isinf(got), torch.isinf(want)) and torch.equal(got[torch.isinf(got)], want[torch.isinf(want)])
+    fin = ~torch.isinf(want)
+    err = ((got[fin] - want[fin]).abs() / want[fin].abs().clamp(min=1.0)).max().item() if fin.any() else 0.0
+    if not inf_ok or not err <= 1e-4 or torch.isnan(got).any():
+        return f"{name}: max relative error {err:.3g}, inf cells match: {inf_ok}"
+    return None
+
+
+CONFIGS = [
+    [],
+    ["--pad-side", "left"],
+    ["--pad-side", "left", "--mask-value", "-1e9"],
+    ["--heads", "8", "--kv-heads", "2", "--d-model", "64"],
+    ["--heads", "8", "--mode", "mqa", "--d-model", "64", "--no-causal"],
+    ["--rope", "--heads", "4", "--kv-heads", "2"],
+    ["--rope", "--rope-theta", "500", "--past", "3", "--pad-side", "left"],
+    ["--past", "2", "--heads", "4", "--kv-heads", "1"],
+    ["--tokens", "我 爱 AI | 猫", "--source-tokens", "I love AI very much | a cat", "--no-causal", "--heads", "2"],
+    ["--seq", "40", "--batch", "3", "--d-model", "128", "--heads", "8", "--kv-heads", "4", "--rope"],
+    ["--train", "--dropout", "0.3", "--heads", "4", "--kv-heads", "2"],
+]
+passed = failed = 0
+for cfg in CONFIGS:
+    path = os.path.join(TMP, "t.safetensors")
+    r = subprocess.run([ARGS.attnlab, "trace", *cfg, "-o", path], capture_output=True, text=True)
+    if r.returncode:
+        print(f"FAIL {' '.join(cfg)}: attnlab exited {r.returncode}: {r.stderr.strip()}")
+        failed += 1
+        continue
+    t, m = load(path)
+    e, (b, h, s, k, d) = expected(t, m)
+    problems = [p for name, want in e.items() if name in t and (p := compare(name, t[name], want))]
+    problems += [f"{name}: missing" for name in e if name not in t]
+    p = float(m["dropout"])
+    w = t.get("weights_dropout", t["weights"])
+    if "weights_dropout" in t:  # each cell dropped or scaled by 1/(1-p)
+        kept = t["weights_dropout"] != 0
+        err = compare("weights_dropout", t["weights_dropout"][kept], t["weights"][kept] / (1 - p))
+        problems += [err] if err else []
+    ctx = w @ t["v_expanded"]
+    merged = ctx.transpose(1, 2).reshape(b, s, d)
+    for name, want in (("context", ctx), ("merged", merged)):
+        err = compare(name, t[name], want)
+        problems += [err] if err else []
+    out = merged @ t["w_o"]
+    if m["train"] == "true" and p > 0:
+        kept = t["out"] != 0
+        err = compare("out", t["out"][kept], out[kept] / (1 - p))
+    else:
+        err = compare("out", t["out"], out)
+    problems += [err] if err else []
+    if problems:
+        failed += 1
+        print(f"FAIL {' '.join(cfg) or '(defaults)'}: " + "; ".join(problems))
+    else:
+        passed += 1
+        print(f"ok   {' '.join(cfg) or '(defaults)'}: {len(t)} tensors")
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
