@@ -1,10 +1,12 @@
 # Thin wrapper over CMake (neovim's pattern): the real build is CMakeLists.txt.
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 ARGS ?=
 
-.PHONY: all run test test-asan bootstrap clean distclean
+.PHONY: all run test test-asan fuzz bootstrap clean distclean
 
 all: $(BUILD)/.ran-cmake
 	cmake --build $(BUILD) -j
@@ -29,8 +31,17 @@ test-asan: bootstrap
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2
 
+# A short libFuzzer run over the trace reader (clang + ASan + UBSan).
+fuzz:
+	@scripts/bootstrap.sh clang
+	CC=clang cmake -S . -B $(BUILD_FUZZ) -DATTNLAB_FUZZ=ON -DATTNLAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	cmake --build $(BUILD_FUZZ) -j --target fuzz_trace
+	mkdir -p $(BUILD_FUZZ)/corpus
+	ASAN_OPTIONS=detect_leaks=1 ./$(BUILD_FUZZ)/tests/fuzz_trace -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=65536 -print_final_stats=1 $(BUILD_FUZZ)/corpus tests/fuzz/corpus
+
 clean:
 	-cmake --build $(BUILD) --target clean
 
 distclean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

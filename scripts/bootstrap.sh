@@ -1,9 +1,10 @@
 #!/bin/sh
-# Installs the Debian packages attnlab needs to build and test, if any is missing.
+# Installs the Debian packages attnlab needs to build and test, if any is missing,
+# plus any package named on the command line (e.g. clang for `make fuzz`).
 # Runs apt-get directly as root, through sudo otherwise.
 set -eu
 
-PACKAGES="build-essential cmake pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev python3-numpy"
+PACKAGES="$* build-essential cmake pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev python3-numpy"
 
 missing=""
 for p in $PACKAGES; do

@@ -321,13 +321,11 @@ static attn_status load_masked_rows(const attn_st_file *f, attn_trace *tr, attn_
     return ATTN_OK;
 }
 
-attn_status attn_trace_load(const char *path, attn_trace *tr, attn_error *err)
+/* Builds a trace from a parsed file (which the caller keeps and frees). */
+static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error *err)
 {
-    attn_st_file f;
+    const attn_st_file f = *fp;
     attn_status st;
-    memset(tr, 0, sizeof *tr);
-    if ((st = attn_st_read(path, &f, err))) return st;
-
     const char *fmt = attn_st_meta(&f, "format");
     attn_dims *d = &tr->dims;
     if (fmt && strcmp(fmt, ATTN_TRACE_FORMAT) != 0) {
@@ -409,13 +407,32 @@ attn_status attn_trace_load(const char *path, attn_trace *tr, attn_error *err)
     if (tr->tokens.rows && !(tr->cfg.tokens = tokens_text(&tr->tokens))) goto nomem;
     if (tr->source.rows && !(tr->cfg.source_tokens = tokens_text(&tr->source))) goto nomem;
     if ((st = load_masked_rows(&f, tr, err))) goto fail;
-    attn_st_free(&f);
     return ATTN_OK;
 nomem:
     st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
 fail:
-    if (st != ATTN_ERR_IO && strncmp(err->msg, path, strlen(path)) != 0) attn_error_prefix(err, path);
-    attn_st_free(&f);
     attn_trace_free(tr);
+    return st;
+}
+
+attn_status attn_trace_load(const char *path, attn_trace *tr, attn_error *err)
+{
+    attn_st_file f;
+    attn_status st;
+    memset(tr, 0, sizeof *tr);
+    if ((st = attn_st_read(path, &f, err))) return st; /* already names the file */
+    if ((st = from_file(&f, tr, err))) attn_error_prefix(err, path);
+    attn_st_free(&f);
+    return st;
+}
+
+attn_status attn_trace_parse(const unsigned char *buf, size_t size, attn_trace *tr, attn_error *err)
+{
+    attn_st_file f;
+    attn_status st;
+    memset(tr, 0, sizeof *tr);
+    if ((st = attn_st_parse(buf, size, &f, err))) return st;
+    st = from_file(&f, tr, err);
+    attn_st_free(&f);
     return st;
 }

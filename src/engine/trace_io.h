@@ -8,6 +8,8 @@
 #ifndef ATTN_TRACE_IO_H
 #define ATTN_TRACE_IO_H
 
+#include <stddef.h>
+
 #include "error.h"
 #include "trace.h"
 
@@ -19,5 +21,8 @@ attn_status attn_trace_save(const attn_trace *tr, const char *path, attn_error *
  * attnlab metadata loads with what its tensors tell; tokens are then empty
  * (tr->tokens.rows == 0). */
 attn_status attn_trace_load(const char *path, attn_trace *tr, attn_error *err);
+
+/* The same from a whole file held in memory (buf[0..size)). */
+attn_status attn_trace_parse(const unsigned char *buf, size_t size, attn_trace *tr, attn_error *err);
 
 #endif
