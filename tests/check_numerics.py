@@ -109,12 +109,14 @@ CONFIGS = [
     tok(T_ONE) + M32 + f("--kv-heads 4 --mode mha --past 4"),                 # single decode query
     tok(T_ONE) + M32 + f("--kv-heads 2 --mode gqa --past 4 --rope --no-causal"),
     tok(T_ZH2) + M32 + f("--kv-heads 2 --mode gqa --past 1 --rope --pad-side left --mask-value=-1e9"),
+    tok(T_EN3) + M32 + f("--kv-heads 4 --mode mha --past 3 --rope --pad-side right --seed 21"),  # pads inside the cache
     # cross-attention
     tok(T_ZH) + src(S_EN) + M32 + f("--kv-heads 4 --mode mha --no-causal"),
     tok(T_ZH) + src(S_EN) + M32 + f("--kv-heads 2 --mode gqa --no-causal --pad-side left"),
     tok(T_ZH) + src(S_EN) + M32 + f("--kv-heads 1 --mode mqa --no-causal --mask-value -1e9"),
     tok(T_MIX) + src(S_ZH3) + f("--d-model 64 --heads 8 --kv-heads 2 --mode gqa --no-causal --pad-side left --seed 9"),
     tok(T_MIX) + src(S_ZH3) + f("--d-model 48 --heads 4 --kv-heads 4 --mode mha --no-causal"),
+    tok("我 爱 AI") + src("猫") + f("--d-model 16 --heads 4 --kv-heads 2 --mode gqa --no-causal --no-rope"),
     # fill values
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --pad-side left --mask-value -1e9"),
     tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --pad-side left --mask-value=-1e9 --rope"),
@@ -132,6 +134,8 @@ CONFIGS = [
     f("--seq 64 --batch 3 --d-model 128 --heads 4 --kv-heads 1 --mode mqa --past 16 --rope"),
     f("--seq 32 --batch 2 --d-model 64 --heads 4 --kv-heads 2 --mode gqa --past 8 --no-causal --mask-value -1e9"),
     f("--seq 5 --batch 1 --d-model 8 --heads 2 --kv-heads 1 --mode mqa"),
+    f("--seq 24 --batch 2 --d-model 96 --heads 12 --kv-heads 3 --mode gqa --rope --rope-theta 20000 --past 5 "
+      "--pad-side left --train --dropout 0.15 --seed 8"),
     # training / dropout
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --train --dropout 0.1"),
     tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --train --dropout 0.5 --pad-side left"),
@@ -627,7 +631,7 @@ def main():
                         print("       %s" % x)
             else:
                 passed += 1
-                print("ok   %s" % shown)
+                print("ok  %s" % shown)
             sys.stdout.flush()
 
         for ci, flags in enumerate(INVALID):
@@ -649,7 +653,7 @@ def main():
                 print("FAIL %s: invalid config crashed with signal %d" % (shown, -rc))
             else:
                 passed += 1
-                print("ok   %s (rejected, exit %d)" % (shown, rc))
+                print("ok  %s (rejected, exit %d)" % (shown, rc))
             sys.stdout.flush()
     finally:
         if cleanup:

@@ -11,6 +11,16 @@
 
 /* ---- saving ---- */
 
+/* The shortest decimal form that reads back as the same float ("0.1", not "0.100000001"). */
+static const char *float_str(float v, char *buf, size_t size)
+{
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, size, "%.*g", digits, (double)v);
+        if (strtof(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
 static char *json_tokens(const attn_tokens *t)
 {
     cJSON *rows = cJSON_CreateArray();
@@ -88,8 +98,7 @@ attn_status attn_trace_save(const attn_trace *tr, const char *path, attn_error *
     PUT("rope_theta", num[nn++]);
     PUT("mask_value", attn_format_mask_value(c->mask_value, num[nn++], sizeof num[0]));
     PUTI("past", d->P);
-    snprintf(num[nn], sizeof num[nn], "%.9g", (double)c->dropout);
-    PUT("dropout", num[nn++]);
+    PUT("dropout", float_str(c->dropout, num[nn++], sizeof num[0]));
     PUT("train", c->train ? "true" : "false");
     snprintf(num[nn], sizeof num[nn], "%llu", (unsigned long long)c->seed);
     PUT("seed", num[nn++]);
