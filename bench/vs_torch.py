@@ -26,6 +26,10 @@ Usage (from the repository root):
         [--d-model 1024] [--heads 16] [--kv-heads 4] [--batch 1] [--repeat 7]
         [--threads N] [--torch-only]
 
+Besides the three summary lines (torch / attnlab / ratio) it prints each
+side's min and max and how much CPU other processes used while it ran: on a
+shared machine a busy neighbour makes the figures meaningless.
+
 Exit status: 0 on success, 1 if attnlab is missing or fails (the torch
 figures are still printed), 2 on bad arguments.
 """
@@ -40,6 +44,7 @@ import time
 
 BENCH_RE = re.compile(r"bench: ([0-9.]+) ms")
 GFLOPS_RE = re.compile(r"([0-9.]+) GFLOP/s")
+MINMAX_RE = re.compile(r"min ([0-9.]+) ms, max ([0-9.]+) ms")
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -93,12 +98,44 @@ def cpu_model():
     return "unknown"
 
 
-def load_average():
-    try:
-        with open("/proc/loadavg") as f:
-            return f.read().split()[0]
-    except OSError:
-        return "unknown"
+class OtherLoad:
+    """Measures how much CPU other processes used while a phase ran.
+
+    Busy time of the whole machine (/proc/stat) minus this process's and its
+    children's CPU time, as a percentage of all CPUs over the wall time.
+    """
+
+    def __init__(self):
+        self.start = self._sample()
+
+    @staticmethod
+    def _sample():
+        try:
+            with open("/proc/stat") as f:
+                v = [int(x) for x in f.readline().split()[1:]]
+            busy = (sum(v[:8]) - v[3] - v[4]) / float(os.sysconf("SC_CLK_TCK"))
+        except (OSError, ValueError, IndexError):
+            return None
+        t = os.times()
+        own = t.user + t.system + t.children_user + t.children_system
+        return busy, own, time.monotonic()
+
+    def percent(self):
+        end = self._sample()
+        if self.start is None or end is None:
+            return None
+        wall = end[2] - self.start[2]
+        if wall <= 0:
+            return None
+        other = (end[0] - self.start[0]) - (end[1] - self.start[1])
+        return max(0.0, 100.0 * other / (wall * (os.cpu_count() or 1)))
+
+
+def load_note(pct):
+    if pct is None:
+        return ""
+    return " [other processes used %.0f%% of the CPUs meanwhile%s]" % (
+        pct, "; WARNING: timing unreliable" if pct > 10 else "")
 
 
 def resolve_attnlab(path):
@@ -109,12 +146,13 @@ def resolve_attnlab(path):
 
 
 def run_attnlab(a, env):
-    """Return (ms, gflops_or_None, None) on success or (None, None, reason)."""
+    """Run `attnlab bench`; return a dict with "ms" (median), "gflops" and
+    "min"/"max" (None where attnlab did not print them), or with "error"."""
     exe = resolve_attnlab(a.attnlab)
     if not os.path.isfile(exe):
-        return None, None, "binary not found: %s" % exe
+        return {"error": "binary not found: %s" % exe}
     if not os.access(exe, os.X_OK):
-        return None, None, "binary not executable: %s" % exe
+        return {"error": "binary not executable: %s" % exe}
     cmd = [exe, "bench", "--seq", str(a.seq), "--d-model", str(a.d_model),
            "--heads", str(a.heads), "--kv-heads", str(a.kv_heads),
            "--batch", str(a.batch), "--repeat", str(a.repeat)]
@@ -123,20 +161,25 @@ def run_attnlab(a, env):
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            universal_newlines=True, env=env, timeout=3600)
     except subprocess.TimeoutExpired:
-        return None, None, "timed out after 3600 s: %s" % " ".join(cmd)
+        return {"error": "timed out after 3600 s: %s" % " ".join(cmd)}
     except OSError as e:
-        return None, None, "could not run %s: %s" % (exe, e)
+        return {"error": "could not run %s: %s" % (exe, e)}
     lines = [l for l in r.stdout.splitlines() if l.strip()]
     last = lines[-1] if lines else ""
     if r.returncode != 0:
-        tail = (r.stderr.strip().splitlines() or [last])[-1:]
-        return None, None, "exited with status %d%s" % (
-            r.returncode, (": " + tail[0]) if tail and tail[0] else "")
+        why = (r.stderr.strip().splitlines() or [last])[-1]
+        return {"error": "exited with status %d%s" % (r.returncode, ": " + why if why else "")}
     m = BENCH_RE.search(last)
     if not m:
-        return None, None, "could not parse its last line: %r" % last
+        return {"error": "could not parse its last line: %r" % last}
     g = GFLOPS_RE.search(last[m.end():])
-    return float(m.group(1)), (float(g.group(1)) if g else None), None
+    res = {"ms": float(m.group(1)), "gflops": float(g.group(1)) if g else None,
+           "min": None, "max": None}
+    for line in lines:
+        mm = MINMAX_RE.search(line)
+        if mm:
+            res["min"], res["max"] = float(mm.group(1)), float(mm.group(2))
+    return res
 
 
 def make_forward(a, torch):
@@ -184,6 +227,7 @@ def make_forward(a, torch):
 
 
 def time_torch(a, torch):
+    """Return the list of per-forward times in ms (after one warm-up)."""
     f32 = torch.float32
     forward, _ = make_forward(a, torch)
     times = []
@@ -200,7 +244,7 @@ def time_torch(a, torch):
             t1 = time.perf_counter()
             times.append((t1 - t0) * 1e3)
             del trace                           # freeing is not timed
-    return statistics.median(times)
+    return times
 
 
 def main():
@@ -216,42 +260,55 @@ def main():
 
     # Run attnlab first, before torch is even imported, so torch's idle
     # worker threads cannot compete with it.
-    load = load_average()
-    attnlab_ms, attnlab_gflops, attnlab_err = (None, None, None)
+    al = None
     if not a.torch_only:
-        attnlab_ms, attnlab_gflops, attnlab_err = run_attnlab(a, env)
+        meter = OtherLoad()
+        al = run_attnlab(a, env)
+        al["load"] = meter.percent()
 
     import torch
     threads = a.threads if a.threads is not None else (os.cpu_count() or 1)
     torch.set_num_threads(threads)
 
     if not a.torch_only:
-        print("torch %s, %d threads, CPU: %s (%d logical CPUs), load average before run: %s"
-              % (torch.__version__, torch.get_num_threads(), cpu_model(),
-                 os.cpu_count() or 0, load))
+        print("torch %s, %d threads, CPU: %s (%d logical CPUs)"
+              % (torch.__version__, torch.get_num_threads(), cpu_model(), os.cpu_count() or 0))
         print("config: batch %d, seq %d, d_model %d, heads %d, kv_heads %d (head dim %d), "
               "causal, float32" % (a.batch, a.seq, a.d_model, a.heads, a.kv_heads,
                                    a.d_model // a.heads))
         sys.stdout.flush()
 
     flops = flop_count(a.batch, a.seq, a.d_model, a.heads, a.kv_heads)
-    torch_ms = time_torch(a, torch)
-    print("torch: %.3f ms per forward (median of %d), %.2f GFLOP/s"
-          % (torch_ms, a.repeat, flops / (torch_ms * 1e-3) / 1e9))
-    if a.torch_only:
-        return 0
 
-    if attnlab_ms is None:
-        print("attnlab: FAILED (%s); no comparison" % attnlab_err)
-        print("error: attnlab %s" % attnlab_err, file=sys.stderr)
+    def gflops(ms):
+        return flops / (ms * 1e-3) / 1e9
+
+    meter = OtherLoad()
+    times = time_torch(a, torch)
+    torch_load = meter.percent()
+    torch_ms = statistics.median(times)
+    print("torch: %.3f ms per forward (median of %d), %.2f GFLOP/s"
+          % (torch_ms, a.repeat, gflops(torch_ms)))
+    if a.torch_only:
+        if torch_load is not None and torch_load > 10:
+            print("warning:%s" % load_note(torch_load), file=sys.stderr)
+        return 0
+    print("  torch: min %.3f ms, max %.3f ms%s" % (min(times), max(times), load_note(torch_load)))
+
+    if "error" in al:
+        print("attnlab: FAILED (%s); no comparison" % al["error"])
+        print("error: attnlab %s" % al["error"], file=sys.stderr)
         return 1
     print("attnlab: %.3f ms per traced forward (median of %d), %.2f GFLOP/s"
-          % (attnlab_ms, a.repeat, flops / (attnlab_ms * 1e-3) / 1e9))
-    print("ratio attnlab/torch: %.3f" % (attnlab_ms / torch_ms))
-    ours = flops / (attnlab_ms * 1e-3) / 1e9
-    if attnlab_gflops is not None and abs(attnlab_gflops - ours) > 0.02 * ours:
+          % (al["ms"], a.repeat, gflops(al["ms"])))
+    spread = ("min %.3f ms, max %.3f ms" % (al["min"], al["max"])
+              if al["min"] is not None else "min/max not reported")
+    print("  attnlab: %s%s" % (spread, load_note(al["load"])))
+    print("ratio attnlab/torch: %.3f" % (al["ms"] / torch_ms))
+    ours = gflops(al["ms"])
+    if al["gflops"] is not None and abs(al["gflops"] - ours) > 0.02 * ours:
         print("note: attnlab itself reports %.2f GFLOP/s; its FLOP count differs from this "
-              "script's" % attnlab_gflops)
+              "script's" % al["gflops"])
     return 0
 
 
