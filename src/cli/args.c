@@ -134,3 +134,19 @@ void cli_args_free(cli_args *a)
     free(a->positional);
     a->positional = NULL;
 }
+
+int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_positional, void (*usage)(void),
+              cli_args *a)
+{
+    int rc = cli_parse(argc, argv, cmd, opts, a);
+    if (rc) return rc;
+    if (a->help) {
+        usage();
+        return CLI_OK;
+    }
+    if (a->n_positional > max_positional) {
+        fprintf(stderr, "attnlab %s: unexpected argument '%s'\n", cmd, a->positional[max_positional]);
+        return CLI_EUSAGE;
+    }
+    return -1;
+}

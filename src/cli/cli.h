@@ -27,6 +27,12 @@ typedef struct {
 int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a);
 void cli_args_free(cli_args *a);
 
+/* The common start of a subcommand: parses, prints usage() for --help and
+ * refuses more than max_positional arguments. Returns -1 to carry on, or the
+ * exit code to return (0 after --help). Free a with cli_args_free either way. */
+int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_positional, void (*usage)(void),
+              cli_args *a);
+
 /* Prints the config flags section of a --help text. */
 void cli_print_config_help(void);
 

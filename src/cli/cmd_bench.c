@@ -19,26 +19,23 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static void usage(void)
+{
+    printf("Usage: attnlab bench [config flags] [--repeat N]\n\n"
+           "Times N traced forward passes (after one warm-up), allocation of every\n"
+           "intermediate included, and prints the median.\n\n");
+    cli_print_config_help();
+}
+
 int cmd_bench(int argc, char **argv)
 {
     cli_args a;
     attn_trace tr;
     attn_error err;
     double *ms = NULL;
-    int rc = cli_parse(argc, argv, "bench", CLI_OPT_REPEAT, &a);
-    if (rc) goto out;
-    if (a.help) {
-        printf("Usage: attnlab bench [config flags] [--repeat N]\n\n"
-               "Times N traced forward passes (after one warm-up), allocation of every\n"
-               "intermediate included, and prints the median.\n\n");
-        cli_print_config_help();
-        goto out;
-    }
-    if (a.n_positional) {
-        fprintf(stderr, "attnlab bench: unexpected argument '%s'\n", a.positional[0]);
-        rc = CLI_EUSAGE;
-        goto out;
-    }
+    int rc = cli_start(argc, argv, "bench", CLI_OPT_REPEAT, 0, usage, &a);
+    if (rc >= 0) goto out;
+    rc = CLI_OK;
     int n = a.repeat ? a.repeat : 5;
     ms = calloc((size_t)n, sizeof *ms);
     if (!ms) { rc = CLI_EFILE; goto out; }

@@ -108,18 +108,28 @@ static void print_weights(const attn_trace *tr)
     }
 }
 
+static void info_usage(void)
+{
+    printf("Usage: attnlab info FILE.safetensors\n\n"
+           "Prints a trace's configuration and the table of its stages with their shapes.\n");
+}
+
+static void summary_usage(void)
+{
+    printf("Usage: attnlab summary [config flags]\n\n"
+           "Runs the configuration (the built-in example by default) and prints its\n"
+           "trace: settings, stages with shapes and formulas, and head 0's weights.\n\n");
+    cli_print_config_help();
+}
+
 int cmd_info(int argc, char **argv)
 {
     cli_args a;
     attn_trace tr;
     attn_error err;
-    int rc = cli_parse(argc, argv, "info", 0, &a);
-    if (rc) goto out;
-    if (a.help) {
-        printf("Usage: attnlab info FILE.safetensors\n\n"
-               "Prints a trace's configuration and the table of its stages with their shapes.\n");
-        goto out;
-    }
+    int rc = cli_start(argc, argv, "info", 0, argc, info_usage, &a); /* counted below */
+    if (rc >= 0) goto out;
+    rc = CLI_OK;
     if (a.n_positional != 1) {
         fprintf(stderr, "attnlab info: expected one trace file (attnlab info FILE.safetensors)\n");
         rc = CLI_EUSAGE;
@@ -146,20 +156,9 @@ int cmd_summary(int argc, char **argv)
     cli_args a;
     attn_trace tr;
     attn_error err;
-    int rc = cli_parse(argc, argv, "summary", 0, &a);
-    if (rc) goto out;
-    if (a.help) {
-        printf("Usage: attnlab summary [config flags]\n\n"
-               "Runs the configuration (the built-in example by default) and prints its\n"
-               "trace: settings, stages with shapes and formulas, and head 0's weights.\n\n");
-        cli_print_config_help();
-        goto out;
-    }
-    if (a.n_positional) {
-        fprintf(stderr, "attnlab summary: unexpected argument '%s'\n", a.positional[0]);
-        rc = CLI_EUSAGE;
-        goto out;
-    }
+    int rc = cli_start(argc, argv, "summary", 0, 0, summary_usage, &a);
+    if (rc >= 0) goto out;
+    rc = CLI_OK;
     setlocale(LC_CTYPE, "C.UTF-8");
     attn_status st = attn_trace_run(&a.cfg, NULL, &tr, &err);
     if (st) {

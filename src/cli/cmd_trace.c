@@ -20,14 +20,9 @@ int cmd_trace(int argc, char **argv)
     cli_args a;
     attn_trace tr;
     attn_error err;
-    int rc = cli_parse(argc, argv, "trace", CLI_OPT_OUTPUT, &a);
-    if (rc) goto out;
-    if (a.help) { usage(); goto out; }
-    if (a.n_positional) {
-        fprintf(stderr, "attnlab trace: unexpected argument '%s'\n", a.positional[0]);
-        rc = CLI_EUSAGE;
-        goto out;
-    }
+    int rc = cli_start(argc, argv, "trace", CLI_OPT_OUTPUT, 0, usage, &a);
+    if (rc >= 0) goto out;
+    rc = CLI_OK;
     if (!a.output) {
         fprintf(stderr, "attnlab trace: no output file: use -o FILE.safetensors\n");
         rc = CLI_EUSAGE;

@@ -9,13 +9,14 @@
 #include "safetensors.h"
 #include "trace_io.h"
 
+static volatile float sink;
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     attn_error err;
     attn_trace tr;
     if (attn_trace_parse(data, size, &tr, &err) == ATTN_OK) {
         /* walk what was accepted: every tensor's data must be readable */
-        volatile float sink = 0;
         for (const attn_tensor *t = NULL; (t = attn_trace_next(&tr, t));)
             for (size_t i = 0; i < t->count; i++) sink += t->data[i];
         attn_trace_free(&tr);
