@@ -19,7 +19,8 @@ typedef struct {
     char msg[384];
 } attn_error;
 
-/* Records a printf-style message in err (may be NULL) and returns status. */
+/* Records a printf-style message in err (may be NULL) and returns status.
+ * Control characters in the result are replaced, so it is always one line. */
 attn_status attn_fail(attn_error *err, attn_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -72,6 +72,13 @@ static bool json_uint(const cJSON *j, uint64_t *out)
     return true;
 }
 
+static bool printable_name(const char *s)
+{
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) return false;
+    return attn_utf8_valid(s, strlen(s));
+}
+
 static int by_begin(const void *a, const void *b)
 {
     const attn_st_entry *x = a, *y = b;
@@ -162,6 +169,10 @@ static attn_status parse_header(const char *json, size_t len, uint64_t data_size
     cJSON_ArrayForEach(item, root) {
         if (!item->string || !*item->string || strlen(item->string) >= ATTN_MAX_NAME) {
             st = attn_fail(err, ATTN_ERR_FORMAT, "a tensor name is empty or longer than %d bytes", ATTN_MAX_NAME - 1);
+            goto out;
+        }
+        if (!printable_name(item->string)) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor name '%s' is not printable UTF-8", item->string);
             goto out;
         }
         if (strcmp(item->string, "__metadata__") == 0) {
