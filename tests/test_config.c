@@ -11,17 +11,21 @@
 #include "config.h"
 #include "forward.h"
 
-/* Applies NULL-terminated key/value pairs, then resolves. Returns the first failure. */
-static attn_status apply(attn_config *c, const char *const *kv, attn_dims *d, attn_error *err)
+/* Builds a default config, applies NULL-terminated key/value pairs, then
+ * resolves. Returns the first failure. */
+static attn_status apply(const char *const *kv, attn_dims *d, attn_error *err)
 {
+    attn_config c;
     attn_tokens tok, src;
-    attn_status st;
-    for (int i = 0; kv[i]; i += 2)
-        if ((st = attn_config_set(c, kv[i], kv[i + 1], err))) return st;
-    if ((st = attn_config_resolve(c, d, &tok, &src, err))) return st;
-    attn_tokens_free(&tok);
-    attn_tokens_free(&src);
-    return ATTN_OK;
+    attn_status st = ATTN_OK;
+    attn_config_init(&c);
+    for (int i = 0; kv[i] && !st; i += 2) st = attn_config_set(&c, kv[i], kv[i + 1], err);
+    if (!st && !(st = attn_config_resolve(&c, d, &tok, &src, err))) {
+        attn_tokens_free(&tok);
+        attn_tokens_free(&src);
+    }
+    attn_config_free(&c);
+    return st;
 }
 
 static void test_defaults_resolve_to_example(void **state)
@@ -72,15 +76,11 @@ static void test_modes_resolve(void **state)
         {{"heads", "1", NULL}, 1, ATTN_MODE_MHA},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        attn_config c;
         attn_dims d;
         attn_error err = {0};
-        attn_config_init(&c);
-        attn_status st = apply(&c, cases[i].kv, &d, &err);
-        if (st) fail_msg("case %zu: %s", i, err.msg);
+        if (apply(cases[i].kv, &d, &err)) fail_msg("case %zu: %s", i, err.msg);
         assert_int_equal(d.g, cases[i].g);
         assert_int_equal(d.mode, cases[i].mode);
-        attn_config_free(&c);
     }
 }
 
@@ -129,15 +129,12 @@ static void test_invalid_configs(void **state)
         {{"frobnicate", "1", NULL}, "unknown setting 'frobnicate'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        attn_config c;
         attn_dims d;
         attn_error err = {0};
-        attn_config_init(&c);
-        attn_status st = apply(&c, cases[i].kv, &d, &err);
+        attn_status st = apply(cases[i].kv, &d, &err);
         if (st != ATTN_ERR_CONFIG) fail_msg("case %zu (%s): status %d, message '%s'", i, cases[i].msg, st, err.msg);
         if (!strstr(err.msg, cases[i].msg)) fail_msg("case %zu: '%s' does not contain '%s'", i, err.msg, cases[i].msg);
         assert_null(strchr(err.msg, '\n'));
-        attn_config_free(&c);
     }
 }
 
