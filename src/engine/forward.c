@@ -3,20 +3,17 @@
  * Plans every stage's shape first (so an oversized config is refused before
  * any allocation), places all tensors in one arena, fills the inputs, then
  * runs the stages of ops.h in order, each writing its own traced tensor. */
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "forward.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "ops.h"
 #include "rng.h"
 #include "safetensors.h"
 
-#define ALIGN_FLOATS ATTN_TENSOR_ALIGN
 
 attn_status attn_trace_estimate(const attn_config *cfg, double *bytes, attn_error *err)
 {
@@ -30,51 +27,23 @@ attn_status attn_trace_estimate(const attn_config *cfg, double *bytes, attn_erro
     return ATTN_OK;
 }
 
-/* The arena: 64-byte aligned; a large one is 2 MiB aligned and asks for
- * transparent huge pages, so filling a (b,h,s,t) trace takes hundreds of
- * page faults instead of hundreds of thousands. */
-static float *arena_alloc(size_t bytes)
-{
-    const size_t huge = 2u << 20;
-    if (bytes < 4 * huge) return aligned_alloc(64, (bytes + 63) / 64 * 64);
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes)) return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes / huge * huge, MADV_HUGEPAGE); /* a hint: failure is harmless */
-#endif
-    return p;
-}
-
 /* Lays out every present stage in one arena. */
 static attn_status allocate(attn_trace *tr, attn_error *err)
 {
     int n;
     const attn_stage_info *st = attn_stages(&n);
-    size_t total = 0, *offset = calloc((size_t)n, sizeof *offset);
     tr->tensors = calloc((size_t)n, sizeof *tr->tensors);
-    if (!tr->tensors || !offset) {
-        free(offset);
-        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-    }
+    if (!tr->tensors) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
         if (!attn_stage_present(st[i].name, &tr->cfg, &tr->dims)) continue;
-        attn_tensor *t = &tr->tensors[tr->n_tensors];
+        attn_tensor *t = &tr->tensors[tr->n_tensors++];
         snprintf(t->name, sizeof t->name, "%s", st[i].name);
         t->info = &st[i];
         t->ndim = attn_stage_shape(&st[i], &tr->dims, t->shape);
         t->count = 1;
         for (int j = 0; j < t->ndim; j++) t->count *= (size_t)t->shape[j];
-        offset[tr->n_tensors++] = total;
-        total += (t->count + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS;
     }
-    tr->arena = arena_alloc((total ? total : ALIGN_FLOATS) * sizeof(float));
-    if (tr->arena)
-        for (int i = 0; i < tr->n_tensors; i++) tr->tensors[i].data = tr->arena + offset[i];
-    free(offset);
-    if (!tr->arena)
-        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory allocating a %.1f MiB trace",
-                         (double)total * sizeof(float) / (1 << 20));
-    return ATTN_OK;
+    return attn_trace_alloc_arena(tr, err);
 }
 
 static float *T(attn_trace *tr, const char *name)
@@ -106,13 +75,11 @@ static attn_status take_from_file(const attn_st_file *f, const char *path, const
     bool same = e->ndim == want->ndim;
     for (int i = 0; same && i < e->ndim; i++) same = e->shape[i] == want->shape[i];
     if (!same) {
-        char got[96];
-        size_t used = 0;
-        got[0] = '\0';
-        for (int i = 0; i < e->ndim && used < sizeof got; i++)
-            used += (size_t)snprintf(got + used, sizeof got - used, "%s%lld", i ? ", " : "", (long long)e->shape[i]);
-        return attn_fail(err, ATTN_ERR_FORMAT, "%s: '%s' has shape (%s) but this config needs %s", path, name,
-                         got, attn_tensor_shape_str(want, shp, sizeof shp));
+        attn_tensor got = {.ndim = e->ndim}; /* no stage info: printed as plain sizes */
+        char gshp[96];
+        memcpy(got.shape, e->shape, sizeof got.shape);
+        return attn_fail(err, ATTN_ERR_FORMAT, "%s: '%s' has shape %s but this config needs %s", path, name,
+                         attn_tensor_shape_str(&got, gshp, sizeof gshp), attn_tensor_shape_str(want, shp, sizeof shp));
     }
     attn_st_copy_f32(f, e, dst);
     return ATTN_OK;
@@ -188,30 +155,6 @@ out:
     return st;
 }
 
-static attn_status record_masked_rows(attn_trace *tr, attn_error *err)
-{
-    const attn_dims *D = &tr->dims;
-    const float *mask = T(tr, "mask");
-    int cap = 0;
-    for (int b = 0; b < D->b; b++)
-        for (int i = 0; i < D->s; i++) {
-            const float *row = mask + ((size_t)b * D->s + i) * D->t;
-            int j = 0;
-            while (j < D->t && row[j] != 0.0f) j++;
-            if (j < D->t) continue;
-            if (tr->n_masked == cap) {
-                cap = cap ? cap * 2 : 16;
-                int *p = realloc(tr->masked_rows, (size_t)cap * 2 * sizeof *p);
-                if (!p) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-                tr->masked_rows = p;
-            }
-            tr->masked_rows[2 * tr->n_masked] = b;
-            tr->masked_rows[2 * tr->n_masked + 1] = i;
-            tr->n_masked++;
-        }
-    return ATTN_OK;
-}
-
 static attn_status forward(attn_trace *tr, attn_error *err)
 {
     const attn_config *c = &tr->cfg;
@@ -271,7 +214,7 @@ static attn_status forward(attn_trace *tr, attn_error *err)
     for (int bi = 0; bi < b; bi++)
         for (int j = 0; j < t; j++) key_pad[(size_t)bi * t + j] = attn_tokens_is_pad(keys, bi, j);
     attn_op_build_mask(T(tr, "mask"), b, s, t, P, c->causal && !D->cross, key_pad, c->mask_value);
-    if ((st = record_masked_rows(tr, err))) goto out;
+    if ((st = attn_trace_find_masked_rows(tr, err))) goto out;
 
     /* 8. masked_scores = scores + mask; weights = softmax along t */
     attn_op_apply_mask(T(tr, "scores"), T(tr, "mask"), T(tr, "masked_scores"), b, h, s, t);

@@ -1,9 +1,11 @@
-/* trace.c — ownership, iteration and shape helpers for attn_trace. */
+/* trace.c — ownership, arena, iteration and shape helpers for attn_trace. */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 void attn_trace_free(attn_trace *tr)
 {
@@ -15,6 +17,67 @@ void attn_trace_free(attn_trace *tr)
     free(tr->arena);
     free(tr->masked_rows);
     memset(tr, 0, sizeof *tr);
+}
+
+/* 64-byte aligned; a large block is 2 MiB aligned and asks for transparent
+ * huge pages, so filling a (b,h,s,t) trace takes hundreds of page faults
+ * instead of hundreds of thousands. */
+static float *arena_alloc(size_t bytes)
+{
+    const size_t huge = 2u << 20;
+    if (bytes < 4 * huge) return aligned_alloc(64, (bytes + 63) / 64 * 64);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes)) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes / huge * huge, MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+    return p;
+}
+
+static size_t padded(size_t count)
+{
+    return (count + ATTN_TENSOR_ALIGN - 1) / ATTN_TENSOR_ALIGN * ATTN_TENSOR_ALIGN;
+}
+
+attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err)
+{
+    size_t total = 0;
+    for (int i = 0; i < tr->n_tensors; i++) total += padded(tr->tensors[i].count);
+    tr->arena = arena_alloc((total ? total : ATTN_TENSOR_ALIGN) * sizeof(float));
+    if (!tr->arena)
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory allocating a %.1f MiB trace",
+                         (double)total * sizeof(float) / (1 << 20));
+    size_t off = 0;
+    for (int i = 0; i < tr->n_tensors; i++) {
+        tr->tensors[i].data = tr->arena + off;
+        off += padded(tr->tensors[i].count);
+    }
+    return ATTN_OK;
+}
+
+attn_status attn_trace_find_masked_rows(attn_trace *tr, attn_error *err)
+{
+    const attn_tensor *mask = attn_trace_find(tr, "mask");
+    int cap = 0;
+    if (!mask) return ATTN_OK;
+    const int64_t B = mask->shape[0], S = mask->shape[2], T = mask->shape[3];
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t i = 0; i < S; i++) {
+            const float *row = mask->data + (b * S + i) * T;
+            int64_t j = 0;
+            while (j < T && row[j] != 0.0f) j++;
+            if (j < T) continue; /* some key is visible */
+            if (tr->n_masked == cap) {
+                cap = cap ? cap * 2 : 16;
+                int *p = realloc(tr->masked_rows, (size_t)cap * 2 * sizeof *p);
+                if (!p) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+                tr->masked_rows = p;
+            }
+            tr->masked_rows[2 * tr->n_masked] = (int)b;
+            tr->masked_rows[2 * tr->n_masked + 1] = (int)i;
+            tr->n_masked++;
+        }
+    return ATTN_OK;
 }
 
 const attn_tensor *attn_trace_next(const attn_trace *tr, const attn_tensor *prev)

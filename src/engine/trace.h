@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "error.h"
 #include "stages.h"
 #include "tokens.h"
 
@@ -43,6 +44,14 @@ typedef struct {
 } attn_trace;
 
 void attn_trace_free(attn_trace *tr);
+
+/* Places every tensor of tr (name, shape and count already set) in one arena,
+ * each ATTN_TENSOR_ALIGN-float aligned, and points its data there. */
+attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err);
+
+/* Fills masked_rows with the (batch row, query) pairs whose every key is
+ * masked, read from the "mask" tensor (nothing if the trace has none). */
+attn_status attn_trace_find_masked_rows(attn_trace *tr, attn_error *err);
 
 /* The tensor after prev (the first if prev is NULL), or NULL at the end. */
 const attn_tensor *attn_trace_next(const attn_trace *tr, const attn_tensor *prev);

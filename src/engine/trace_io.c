@@ -289,7 +289,6 @@ static attn_status load_config(const attn_st_file *f, attn_trace *tr, attn_error
 static attn_status load_masked_rows(const attn_st_file *f, attn_trace *tr, attn_error *err)
 {
     const char *text = attn_st_meta(f, "fully_masked_rows");
-    const attn_tensor *mask = attn_trace_find(tr, "mask");
     const attn_dims *d = &tr->dims;
     if (text) {
         cJSON *j = cJSON_Parse(text);
@@ -313,21 +312,9 @@ static attn_status load_masked_rows(const attn_st_file *f, attn_trace *tr, attn_
         }
         tr->n_masked = n;
         cJSON_Delete(j);
-    } else if (mask) { /* a file from elsewhere: find the rows from the mask itself */
-        int cap = d->b * d->s;
-        tr->masked_rows = calloc((size_t)(cap ? cap : 1) * 2, sizeof *tr->masked_rows);
-        if (!tr->masked_rows) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-        for (int b = 0; b < d->b; b++)
-            for (int i = 0; i < d->s; i++) {
-                int j = 0;
-                while (j < d->t && attn_tensor_at4(mask, b, 0, i, j) != 0.0f) j++;
-                if (j < d->t) continue;
-                tr->masked_rows[2 * tr->n_masked] = b;
-                tr->masked_rows[2 * tr->n_masked + 1] = i;
-                tr->n_masked++;
-            }
+        return ATTN_OK;
     }
-    return ATTN_OK;
+    return attn_trace_find_masked_rows(tr, err); /* a file from elsewhere: read the mask itself */
 }
 
 /* Builds a trace from a parsed file (which the caller keeps and frees). */
@@ -369,7 +356,6 @@ static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error 
     d->mode = !d->g ? ATTN_MODE_AUTO : d->g == d->h ? ATTN_MODE_MHA : d->g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
 
     /* every contract tensor must have exactly its contract shape */
-    size_t total = 0;
     tr->tensors = calloc((size_t)(f.n ? f.n : 1), sizeof *tr->tensors);
     if (!tr->tensors) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto fail; }
     int count;
@@ -396,17 +382,10 @@ static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error 
                     goto fail;
                 }
             }
-            total += (t->count + 15) / 16 * 16;
         }
-    tr->arena = aligned_alloc(64, (total ? total : 16) * sizeof(float));
-    if (!tr->arena) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto fail; }
-    size_t off = 0;
-    for (int i = 0; i < tr->n_tensors; i++) {
-        attn_tensor *t = &tr->tensors[i];
-        t->data = tr->arena + off;
-        attn_st_copy_f32(&f, attn_st_find(&f, t->name), t->data);
-        off += (t->count + 15) / 16 * 16;
-    }
+    if ((st = attn_trace_alloc_arena(tr, err))) goto fail;
+    for (int i = 0; i < tr->n_tensors; i++)
+        attn_st_copy_f32(&f, attn_st_find(&f, tr->tensors[i].name), tr->tensors[i].data);
 
     if ((st = load_config(&f, tr, err))) goto fail;
     if ((st = load_tokens(&f, "tokens", "lengths", d->b, d->L, tr->cfg.pad_side, &tr->tokens, err))) goto fail;
