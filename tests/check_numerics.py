@@ -81,6 +81,9 @@ CONFIGS = [
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --causal --pad-side right"),
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --causal --pad-side left"),
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --no-causal --pad-side right"),
+    # padding mask switched off: the <pad> keys get weight
+    tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --no-pad-mask --pad-side left"),
+    tok(T_EN3) + M32 + f("--kv-heads 4 --mode mha --no-causal --no-pad-mask --pad-side right"),
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --no-causal --pad-side left"),
     tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --causal --pad-side left --seed 7"),
     tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --no-causal --pad-side right --seed 7"),
@@ -160,7 +163,7 @@ INVALID = [
 
 
 # ----------------------------------------------------------------------------- flag parsing (ours)
-DEFAULTS = dict(causal=True, pad_side="right", rope=False, mask_value=float("-inf"), past=0,
+DEFAULTS = dict(causal=True, pad_side="right", pad_mask=True, rope=False, mask_value=float("-inf"), past=0,
                 dropout=0.1, train=False, seed=42)
 
 
@@ -171,7 +174,7 @@ def parse_flags(flags):
     for a in it:
         if "=" in a and a.startswith("--"):
             a, v = a.split("=", 1)
-        elif a in ("--causal", "--no-causal", "--rope", "--no-rope", "--train"):
+        elif a in ("--causal", "--no-causal", "--rope", "--no-rope", "--train", "--pad-mask", "--no-pad-mask"):
             v = None
         else:
             v = next(it)
@@ -195,6 +198,8 @@ def parse_flags(flags):
             want["causal"] = a == "--causal"
         elif a == "--pad-side":
             want["pad_side"] = v
+        elif a in ("--pad-mask", "--no-pad-mask"):
+            want["pad_mask"] = a == "--pad-mask"
         elif a in ("--rope", "--no-rope"):
             want["rope"] = a == "--rope"
         elif a == "--rope-theta":
@@ -340,6 +345,7 @@ def check_trace(path, want):
         P = int(meta["past"])
         causal = meta["causal"] == "true"
         pad_side = meta["pad_side"]
+        pad_mask = meta.get("pad_mask", "true") == "true"
         lengths = json.loads(meta["lengths"])
         rope = meta["rope"] == "true"
         theta = float(meta["rope_theta"])
@@ -369,7 +375,7 @@ def check_trace(path, want):
     exp_mode = "mha" if g == h else ("mqa" if g == 1 else "gqa")
     ck.require(meta["mode"] == exp_mode, "metadata", "mode %r but heads=%d kv_heads=%d" % (meta["mode"], h, g))
     # what we asked for vs what the trace says
-    actual = dict(causal=causal, pad_side=pad_side, rope=rope, past=P, dropout=p, train=train,
+    actual = dict(causal=causal, pad_side=pad_side, pad_mask=pad_mask, rope=rope, past=P, dropout=p, train=train,
                   seed=int(meta["seed"]), batch=b_, seq=L, d_model=d, heads=h, kv_heads=g, mode=meta["mode"],
                   rope_theta=theta)
     for key, val in actual.items():
@@ -515,6 +521,8 @@ def check_trace(path, want):
     for bi in range(b_):
         n = key_lens[bi]
         keypad[bi] = jj >= n if pad_side == "right" else jj < key_len - n
+    if not pad_mask:                                          # padding mask switched off: pads are ordinary keys
+        keypad[:] = False
     allowed = np.broadcast_to(~keypad[:, None, :], (b_, s, t)).copy()
     if causal:
         allowed &= (jj[None, :] <= (P + np.arange(s))[:, None])[None]

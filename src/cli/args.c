@@ -26,6 +26,8 @@ static const flag_def FLAGS[] = {
     {"causal", "causal", "true", NULL, "mask future keys (default)"},
     {"no-causal", "causal", "false", NULL, "no causal mask"},
     {"pad-side", "pad_side", NULL, "SIDE", "pad shorter rows on the right (default) or left"},
+    {"pad-mask", "pad_mask", "true", NULL, "mask <pad> keys (default)"},
+    {"no-pad-mask", "pad_mask", "false", NULL, "let queries attend to <pad> keys (to see what the mask prevents)"},
     {"rope", "rope", "true", NULL, "rotary position embedding on q and k"},
     {"no-rope", "rope", "false", NULL, "no RoPE (default)"},
     {"rope-theta", "rope_theta", NULL, "F", "RoPE base (default 10000)"},

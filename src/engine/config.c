@@ -22,6 +22,7 @@ void attn_config_init(attn_config *c)
     c->heads = 4;
     c->causal = true;
     c->pad_side = ATTN_PAD_RIGHT;
+    c->pad_mask = true;
     c->rope_theta = 10000.0;
     c->mask_value = -INFINITY;
     c->dropout = 0.1f;
@@ -123,7 +124,7 @@ static attn_status set_str(char **dst, const char *v, attn_error *err)
 
 static const char *const KEYS[] = {
     "tokens", "source_tokens", "seq", "batch", "d_model", "heads", "kv_heads", "mode",
-    "causal", "pad_side", "rope", "rope_theta", "mask_value", "past", "dropout", "train",
+    "causal", "pad_side", "pad_mask", "rope", "rope_theta", "mask_value", "past", "dropout", "train",
     "seed", "weights", "input",
 };
 
@@ -160,6 +161,7 @@ attn_status attn_config_set(attn_config *c, const char *key_in, const char *v, a
     if (!strcmp(key, "kv_heads")) return parse_int(key, v, 1, MAX_HEADS, &c->kv_heads, err);
     if (!strcmp(key, "past")) return parse_int(key, v, 0, ATTN_MAX_SEQ, &c->past, err);
     if (!strcmp(key, "causal")) return parse_bool(key, v, &c->causal, err);
+    if (!strcmp(key, "pad_mask")) return parse_bool(key, v, &c->pad_mask, err);
     if (!strcmp(key, "rope")) return parse_bool(key, v, &c->rope, err);
     if (!strcmp(key, "train")) return parse_bool(key, v, &c->train, err);
     if (!strcmp(key, "mode")) {

@@ -28,6 +28,7 @@ typedef struct {
     attn_mode mode;
     bool causal;
     attn_pad_side pad_side;
+    bool pad_mask;         /* mask <pad> keys (default); false shows what the mask prevents */
     bool rope;
     double rope_theta;
     float mask_value;      /* -INFINITY or a finite negative number such as -1e9 */
@@ -65,7 +66,7 @@ void attn_config_free(attn_config *c);
 attn_status attn_config_copy(attn_config *dst, const attn_config *src, attn_error *err);
 
 /* Sets one setting by name (tokens, source_tokens, seq, batch, d_model, heads,
- * kv_heads, mode, causal, pad_side, rope, rope_theta, mask_value, past,
+ * kv_heads, mode, causal, pad_side, pad_mask, rope, rope_theta, mask_value, past,
  * dropout, train, seed, weights, input). '-' in key is read as '_'.
  * Errors name the key and the rule: "heads: 'x' is not a whole number". */
 attn_status attn_config_set(attn_config *c, const char *key, const char *value, attn_error *err);

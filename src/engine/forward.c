@@ -212,7 +212,7 @@ static attn_status forward(attn_trace *tr, attn_error *err)
     key_pad = malloc((size_t)b * t);
     if (!key_pad) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
     for (int bi = 0; bi < b; bi++)
-        for (int j = 0; j < t; j++) key_pad[(size_t)bi * t + j] = attn_tokens_is_pad(keys, bi, j);
+        for (int j = 0; j < t; j++) key_pad[(size_t)bi * t + j] = c->pad_mask && attn_tokens_is_pad(keys, bi, j);
     attn_op_build_mask(T(tr, "mask"), b, s, t, P, c->causal && !D->cross, key_pad, c->mask_value);
     if ((st = attn_trace_find_masked_rows(tr, err))) goto out;
 
