@@ -9,19 +9,24 @@ static void usage(FILE *out)
     fprintf(out,
             "attnlab — step through masked multi-head attention\n\n"
             "Usage:\n"
-            "  attnlab                      summary of the built-in example\n"
+            "  attnlab [config]             open the visualizer (the built-in example without flags)\n"
+            "  attnlab view FILE            open a saved trace in the visualizer\n"
+            "  attnlab render [config] [--stage NAME] [--head N] [--view single|grid|compare] -o FILE.png\n"
+            "                               draw the visualizer's picture without a display\n"
             "  attnlab summary [config]     run a configuration and print its trace\n"
             "  attnlab trace [config] -o FILE.safetensors\n"
             "                               write every intermediate tensor to a file\n"
             "  attnlab info FILE            configuration and stages of a trace file\n"
             "  attnlab bench [config] [--repeat N]\n"
-            "                               time traced forward passes\n\n"
+            "                               time traced forward passes\n"
+            "  attnlab bench [config] --frames N [--view single|grid]\n"
+            "                               time rendered frames\n\n"
             "Each command takes --help. Exit status: 0 ok, 1 bad file, 2 bad usage or config.\n");
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) return cmd_summary(argc, argv);
+    if (argc < 2) return cmd_window(argc, argv);
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
@@ -35,7 +40,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "summary")) return cmd_summary(argc - 1, argv + 1);
-    if (cmd[0] == '-') return cmd_summary(argc, argv); /* config flags alone: summary of that config */
+    if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
+    if (!strcmp(cmd, "window")) return cmd_window(argc - 1, argv + 1);
+    if (!strcmp(cmd, "view")) return cmd_view(argc - 1, argv + 1);
+    if (cmd[0] == '-') return cmd_window(argc, argv); /* config flags alone: the window on that config */
     fprintf(stderr, "attnlab: unknown command '%s' (see attnlab --help)\n", cmd);
     return CLI_EUSAGE;
 }

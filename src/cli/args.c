@@ -40,6 +40,16 @@ static const flag_def FLAGS[] = {
     {"weights", "weights", NULL, "FILE", "load w_q, w_k, w_v, w_o from a safetensors file"},
     {"input", "input", NULL, "FILE", "load x (and x_past, memory) from a safetensors file"},
     {"output", NULL, NULL, "FILE", "output file (also -o)"},
+    {"stage", NULL, NULL, "NAME", "stage to show (render; default weights)"},
+    {"head", NULL, NULL, "N", "query head to show (render; default 0)"},
+    {"batch-index", NULL, NULL, "I", "batch row to show (render; default 0)"},
+    {"view", NULL, NULL, "VIEW", "single, grid (all heads) or compare (render, bench)"},
+    {"compare", NULL, NULL, "MASK", "compare view: toggle the causal, padding or fill (render)"},
+    {"row", NULL, NULL, "I", "show query row I's weights as a bar chart (render)"},
+    {"decode-step", NULL, NULL, "N", "KV-cache decode mode at token N (render)"},
+    {"size", NULL, NULL, "WxH", "picture size in pixels (render, bench; default 1280x800)"},
+    {"font-scale", NULL, NULL, "F", "text size factor, 0.75 to 3 (render)"},
+    {"frames", NULL, NULL, "N", "bench: time N rendered frames instead of forward passes"},
     {"repeat", NULL, NULL, "N", "timed repetitions (bench)"},
     {"help", NULL, NULL, NULL, "show this help (also -h)"},
 };
@@ -66,12 +76,58 @@ int cli_exit_code(attn_status st)
     }
 }
 
+static int count_arg(const char *cmd, const char *flag, const char *v, long lo, long hi, int *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || n < lo || n > hi) {
+        fprintf(stderr, "attnlab %s: --%s: '%s' is not a whole number from %ld to %ld\n", cmd, flag, v, lo, hi);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
+/* The options of `render` and `bench --frames`; ranges that depend on the
+ * trace (head, stage, batch row) are checked once it is computed. */
+static int picture_option(const char *cmd, const char *flag, const char *v, cli_args *a)
+{
+    ui_picture *p = &a->pic;
+    if (!strcmp(flag, "stage")) p->stage = v;
+    else if (!strcmp(flag, "view")) p->view = v;
+    else if (!strcmp(flag, "compare")) p->compare = v;
+    else if (!strcmp(flag, "head")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->head);
+    else if (!strcmp(flag, "batch-index")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->batch);
+    else if (!strcmp(flag, "row")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->row);
+    else if (!strcmp(flag, "decode-step")) return count_arg(cmd, flag, v, 1, 1 << 20, &p->decode_step);
+    else if (!strcmp(flag, "frames")) return count_arg(cmd, flag, v, 1, 100000, &a->frames);
+    else if (!strcmp(flag, "font-scale")) {
+        char *end;
+        double f = strtod(v, &end);
+        if (end == v || *end || !(f >= 0.75 && f <= 3.0)) {
+            fprintf(stderr, "attnlab %s: --font-scale: '%s' is not a number from 0.75 to 3\n", cmd, v);
+            return -1;
+        }
+        p->font_scale = (float)f;
+    } else if (!strcmp(flag, "size")) {
+        int w, h, n = 0;
+        if (sscanf(v, "%dx%d%n", &w, &h, &n) != 2 || v[n] || w < 320 || h < 240 || w > 8192 || h > 8192) {
+            fprintf(stderr, "attnlab %s: --size: '%s' is not WIDTHxHEIGHT from 320x240 to 8192x8192\n", cmd, v);
+            return -1;
+        }
+        p->width = w;
+        p->height = h;
+    }
+    return 0;
+}
+
 int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a)
 {
     struct option longopts[N_FLAGS + 1];
     attn_error err;
     memset(a, 0, sizeof *a);
     attn_config_init(&a->cfg);
+    ui_picture_init(&a->pic);
     a->positional = calloc((size_t)argc + 1, sizeof *a->positional);
     if (!a->positional) {
         fprintf(stderr, "attnlab %s: out of memory\n", cmd);
@@ -85,6 +141,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
     opterr = 0;
     int c, idx;
     const char *bad_flag = "";
+    char flagbuf[40];
     /* leading '-': keep non-options in place and report them as code 1 */
     while ((c = getopt_long(argc, argv, "-o:h", longopts, &idx)) != -1) {
         if (c == 1) { a->positional[a->n_positional++] = optarg; continue; }
@@ -113,6 +170,13 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
         } else if (!strcmp(f->flag, "output")) {
             a->output = optarg;
             if (!(opts & CLI_OPT_OUTPUT)) { bad_flag = "--output"; goto not_here; }
+        } else if (f->arg && !f->key && strcmp(f->flag, "repeat") && strcmp(f->flag, "output")) {
+            if (!strcmp(f->flag, "frames") ? !(opts & CLI_OPT_FRAMES) : !(opts & CLI_OPT_PICTURE)) {
+                snprintf(flagbuf, sizeof flagbuf, "--%s", f->flag);
+                bad_flag = flagbuf;
+                goto not_here;
+            }
+            if (picture_option(cmd, f->flag, optarg, a)) return CLI_EUSAGE;
         } else if (!strcmp(f->flag, "repeat")) {
             char *end;
             long n = strtol(optarg, &end, 10);

@@ -7,16 +7,19 @@
 
 #include "engine/config.h"
 #include "engine/error.h"
+#include "ui/ui.h"
 
 enum { CLI_OK = 0, CLI_EFILE = 1, CLI_EUSAGE = 2 };
 
 /* Which non-config options a command accepts. */
-enum { CLI_OPT_OUTPUT = 1, CLI_OPT_REPEAT = 2 };
+enum { CLI_OPT_OUTPUT = 1, CLI_OPT_REPEAT = 2, CLI_OPT_PICTURE = 4, CLI_OPT_FRAMES = 8 };
 
 typedef struct {
     attn_config cfg;
     const char *output; /* -o FILE */
     int repeat;         /* --repeat N (bench) */
+    int frames;         /* --frames N (bench of the renderer) */
+    ui_picture pic;     /* --stage, --head, --batch-index, --view, --size, ... (render) */
     bool help;
     char **positional;  /* arguments that are not options, in order */
     int n_positional;
@@ -43,5 +46,8 @@ int cmd_trace(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_render(int argc, char **argv);
+int cmd_view(int argc, char **argv);
+int cmd_window(int argc, char **argv);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "engine/forward.h"
+#include "ui/ui.h"
 
 static double now_ms(void)
 {
@@ -21,9 +22,13 @@ static int cmp_double(const void *a, const void *b)
 
 static void usage(void)
 {
-    printf("Usage: attnlab bench [config flags] [--repeat N]\n\n"
+    printf("Usage: attnlab bench [config flags] [--repeat N]\n"
+           "       attnlab bench [config flags] --frames N [--view single|grid|compare] [--size WxH]\n\n"
            "Times N traced forward passes (after one warm-up), allocation of every\n"
-           "intermediate included, and prints the median.\n\n");
+           "intermediate included, and prints the median.\n"
+           "With --frames: renders N frames offscreen with the software renderer, each a\n"
+           "full redraw, and times a config change (recompute + redraw); the last line is\n"
+           "`render: X ms per frame (median)`.\n\n");
     cli_print_config_help();
 }
 
@@ -33,9 +38,18 @@ int cmd_bench(int argc, char **argv)
     attn_trace tr;
     attn_error err;
     double *ms = NULL;
-    int rc = cli_start(argc, argv, "bench", CLI_OPT_REPEAT, 0, usage, &a);
+    int rc = cli_start(argc, argv, "bench", CLI_OPT_REPEAT | CLI_OPT_FRAMES | CLI_OPT_PICTURE, 0, usage, &a);
     if (rc >= 0) goto out;
     rc = CLI_OK;
+    if (a.frames > 0) {
+        char msg[512];
+        int code = CLI_OK;
+        if (ui_bench(&a.cfg, &a.pic, a.frames, msg, sizeof msg, &code)) {
+            fprintf(stderr, "attnlab bench: %s\n", msg);
+            rc = code;
+        }
+        goto out;
+    }
     int n = a.repeat ? a.repeat : 5;
     ms = calloc((size_t)n, sizeof *ms);
     if (!ms) { rc = CLI_EFILE; goto out; }

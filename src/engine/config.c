@@ -48,6 +48,8 @@ static int dup_opt(char **dst, const char *src)
 attn_status attn_config_copy(attn_config *dst, const attn_config *src, attn_error *err)
 {
     *dst = *src;
+    /* no string may alias src's while a later copy can still fail */
+    dst->tokens = dst->source_tokens = dst->weights_path = dst->input_path = NULL;
     if (dup_opt(&dst->tokens, src->tokens) || dup_opt(&dst->source_tokens, src->source_tokens) ||
         dup_opt(&dst->weights_path, src->weights_path) || dup_opt(&dst->input_path, src->input_path)) {
         attn_config_free(dst);

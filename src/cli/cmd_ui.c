@@ -1,0 +1,83 @@
+/* cmd_ui.c — the visualizer's commands: the window, `view FILE`, `render`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ui/ui.h"
+
+static void window_usage(void)
+{
+    printf("Usage: attnlab [window] [config flags]\n\n"
+           "Opens the visualizer on the built-in example, or on the configuration the\n"
+           "flags describe. Press ? in the window for its keys.\n\n");
+    cli_print_config_help();
+}
+
+static void view_usage(void)
+{
+    printf("Usage: attnlab view FILE.safetensors\n\n"
+           "Opens a saved trace (attnlab's own, or another program's written in the same\n"
+           "contract) in the visualizer.\n");
+}
+
+static void render_usage(void)
+{
+    printf("Usage: attnlab render [config flags] [--stage NAME] [--head N] [--batch-index I]\n"
+           "                      [--view single|grid|compare] [--compare causal|padding|fill]\n"
+           "                      [--row I] [--decode-step N] [--size WxH] [--font-scale F]\n"
+           "                      [FILE.safetensors] -o FILE.png\n\n"
+           "Draws the picture the window would show, without a display (SDL's offscreen\n"
+           "driver), and writes it as a PNG. With a trace file, draws that trace.\n\n");
+    cli_print_config_help();
+}
+
+static int finish(const char *cmd, int rc, int exit_code, const char *err)
+{
+    if (rc) fprintf(stderr, "attnlab%s%s: %s\n", cmd[0] ? " " : "", cmd, err);
+    return rc ? exit_code : CLI_OK;
+}
+
+int cmd_window(int argc, char **argv)
+{
+    cli_args a;
+    char err[512];
+    int code = CLI_OK;
+    int rc = cli_start(argc, argv, "window", 0, 0, window_usage, &a);
+    if (rc < 0) rc = finish("window", ui_window_run(&a.cfg, NULL, err, sizeof err, &code), code, err);
+    cli_args_free(&a);
+    return rc;
+}
+
+int cmd_view(int argc, char **argv)
+{
+    cli_args a;
+    char err[512];
+    int code = CLI_OK;
+    int rc = cli_start(argc, argv, "view", 0, 1, view_usage, &a);
+    if (rc < 0 && a.n_positional != 1) {
+        fprintf(stderr, "attnlab view: expected one trace file (attnlab view FILE.safetensors)\n");
+        rc = CLI_EUSAGE;
+    }
+    if (rc < 0) rc = finish("view", ui_window_run(&a.cfg, a.positional[0], err, sizeof err, &code), code, err);
+    cli_args_free(&a);
+    return rc;
+}
+
+int cmd_render(int argc, char **argv)
+{
+    cli_args a;
+    char err[1024];
+    int code = CLI_OK;
+    int rc = cli_start(argc, argv, "render", CLI_OPT_OUTPUT | CLI_OPT_PICTURE, 1, render_usage, &a);
+    if (rc < 0 && !a.output) {
+        fprintf(stderr, "attnlab render: no output file: use -o FILE.png\n");
+        rc = CLI_EUSAGE;
+    }
+    if (rc < 0) {
+        const char *path = a.n_positional ? a.positional[0] : NULL;
+        rc = finish("render", ui_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code), code, err);
+        if (rc == CLI_OK) printf("wrote %s\n", a.output);
+    }
+    cli_args_free(&a);
+    return rc;
+}

@@ -1,0 +1,205 @@
+/* heatmap.c — paints a tensor slice as a heatmap into ARGB pixels.
+ *
+ * Pixel column x belongs to cell column j = ((x+1)·cols − 1) / w, the one
+ * whose [j·w/cols, (j+1)·w/cols) holds x (rows alike). When w < cols several
+ * cells share a pixel: it shows the last of them and the others have empty
+ * rectangles, so painting, hit test and cell_rect always agree.
+ *
+ * Painting works on spans: per call, the picture's column spans and the hatch
+ * and checkerboard patterns are laid out once; per row of cells each cell's
+ * colour is computed once into a template line; each pixel row is then a copy
+ * of that line, with the runs of masked and NaN cells copied over it from the
+ * pattern lines shifted by y, so stripes and checks stay tied to the picture. */
+#include "heatmap.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Values are quantised to LEVELS steps before the map, the same way in
+ * ui_heat_color and in ui_heat_paint, so both give identical colours;
+ * 1024 is finer than either colour table. */
+enum { LEVELS = 1024 };
+
+typedef struct {
+    float lo, scale; /* level = (v - lo) * scale, clamped */
+    int fixed;       /* level of every finite v when hi <= lo, else -1 */
+} level_map;
+
+static level_map level_map_of(const ui_scale *s)
+{
+    level_map m = {s->lo, 0.0f, -1};
+    if (s->hi > s->lo)
+        m.scale = (float)LEVELS / (s->hi - s->lo);
+    else
+        m.fixed = s->cmap == UI_CMAP_DIVERGING ? LEVELS / 2 : LEVELS - 1;
+    return m;
+}
+
+/* Without branches on v in the common case, as ui_heat_paint calls it per cell. */
+static inline int level_of(const level_map *m, float v)
+{
+    if (m->fixed >= 0)
+        return v == INFINITY ? LEVELS - 1 : m->fixed;
+    float l = (v - m->lo) * m->scale;
+    l = l > 0.0f ? l : 0.0f; /* NaN and −∞ too */
+    l = l < (float)(LEVELS - 1) ? l : (float)(LEVELS - 1);
+    return (int)l;
+}
+
+static uint32_t level_argb(ui_cmap cmap, int level)
+{
+    return ui_cmap_argb(cmap, ((float)level + 0.5f) / (float)LEVELS);
+}
+
+uint32_t ui_heat_color(const ui_scale *scale, float v)
+{
+    level_map m = level_map_of(scale);
+    return level_argb(scale->cmap, level_of(&m, v));
+}
+
+/* Cell index of pixel p along an axis of n pixels and k cells. */
+static int cell_of(int p, int n, int k)
+{
+    return (int)(((long long)(p + 1) * k - 1) / n);
+}
+
+/* First pixel of cell c along an axis of n pixels and k cells. */
+static int start_of(int c, int n, int k)
+{
+    return (int)((long long)c * n / k);
+}
+
+void ui_heat_cell_rect(int w, int h, int rows, int cols, int i, int j, int *x, int *y, int *cw, int *ch)
+{
+    int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+    if (rows > 0 && cols > 0) {
+        x0 = start_of(j, w, cols);
+        x1 = start_of(j + 1, w, cols);
+        y0 = start_of(i, h, rows);
+        y1 = start_of(i + 1, h, rows);
+    }
+    if (x) *x = x0;
+    if (y) *y = y0;
+    if (cw) *cw = x1 - x0;
+    if (ch) *ch = y1 - y0;
+}
+
+int ui_heat_cell_at(int w, int h, int rows, int cols, int px, int py, int *i, int *j)
+{
+    if (rows <= 0 || cols <= 0 || px < 0 || py < 0 || px >= w || py >= h)
+        return -1;
+    if (i) *i = cell_of(py, h, rows);
+    if (j) *j = cell_of(px, w, cols);
+    return 0;
+}
+
+#define HATCH_PERIOD 8 /* pixels along x (or y) per stripe pair */
+#define HATCH_DARK_W 3 /* of which dark */
+#define NAN_CHECK    4 /* checkerboard square side, pixels */
+
+enum { CELL_MAP, CELL_MASKED, CELL_NAN };
+
+typedef struct {
+    ptrdiff_t offset; /* of the cell column in a slice row: j·col_stride */
+    int x0, x1;       /* pixels it paints, its gap excluded */
+} col_span;
+
+typedef struct {
+    int x0, x1, kind; /* masked or NaN pixels [x0, x1) of the current cell row */
+} special_run;
+
+void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, int pitch, int w, int h,
+                   int gap)
+{
+    if (!slice || !scale || !px || slice->rows <= 0 || slice->cols <= 0 || w <= 0 || h <= 0 || pitch < w)
+        return;
+    int rows = slice->rows, cols = slice->cols;
+    if (gap < 0 || w / cols < 2 * gap + 4 || h / rows < 2 * gap + 4)
+        gap = 0; /* decided for the whole picture, so all cells look alike */
+
+    size_t n = (size_t)(cols < w ? cols : w), nw = (size_t)w;
+    void *scratch = malloc(n * (sizeof(col_span) + sizeof(special_run) + sizeof(uint32_t)) +
+                           (4 * nw + 2 + HATCH_PERIOD + 2 * NAN_CHECK) * sizeof(uint32_t));
+    if (!scratch)
+        return;
+    col_span *spans = scratch;                      /* (n) visible cell columns, left to right */
+    special_run *runs = (special_run *)(spans + n); /* (n) */
+    int *span_of = (int *)(runs + n);               /* (w) span of pixel column x, n in a gap */
+    uint32_t *colour = (uint32_t *)(span_of + w);   /* (n + 1) of each span in the current row */
+    uint32_t *line = colour + n + 1;                /* (w) template of one pixel row */
+    uint32_t *hatch = line + w;                     /* (w + HATCH_PERIOD) row y starts at y mod period */
+    uint32_t *check = hatch + w + HATCH_PERIOD;     /* (w + 2·NAN_CHECK) row y starts at 0 or NAN_CHECK */
+
+    int nspan = 0;
+    for (int x = 0; x < w;) {
+        int j = cell_of(x, w, cols), end = start_of(j + 1, w, cols);
+        spans[nspan] = (col_span){j * slice->col_stride, x, end - gap};
+        for (; x < end; x++)
+            span_of[x] = x < end - gap ? nspan : (int)n;
+        nspan++;
+    }
+    colour[n] = UI_GAP;
+    for (int k = 0; k < w + HATCH_PERIOD; k++)
+        hatch[k] = k % HATCH_PERIOD < HATCH_DARK_W ? UI_HATCH_DARK : UI_HATCH_LIGHT;
+    for (int k = 0; k < w + 2 * NAN_CHECK; k++)
+        check[k] = (k / NAN_CHECK) % 2 ? UI_NAN_B : UI_NAN_A;
+
+    uint32_t lut[LEVELS];
+    for (int k = 0; k < LEVELS; k++)
+        lut[k] = level_argb(scale->cmap, k);
+    level_map lm = level_map_of(scale);
+    float fast_scale = lm.fixed < 0 ? lm.scale : NAN; /* a flat range takes level_of for every cell */
+
+    int narrow = w < 2 * cols && gap == 0;
+    for (int y = 0; y < h;) {
+        int i = cell_of(y, h, rows), y_end = start_of(i + 1, h, rows), y_gap = y_end - gap;
+        const float *data = slice->data + i * slice->row_stride;
+        int nrun = 0;
+        special_run run = {0, 0, CELL_MAP}; /* the one being extended, kept out of memory */
+        for (int s = 0; s < nspan; s++) {
+            float v = data[spans[s].offset], l = (v - lm.lo) * fast_scale;
+            if (l >= 0.0f && l < (float)LEVELS) { /* inside [lo, hi]: what level_of would say */
+                uint32_t c = lut[(int)l];
+                colour[s] = c;
+                if (narrow) { line[spans[s].x0] = c; line[spans[s].x0 + 1] = c; }
+                continue;
+            }
+            int kind = isnan(v) ? CELL_NAN : v == -INFINITY ? CELL_MASKED : CELL_MAP;
+            if (kind == CELL_MAP) {
+                colour[s] = lut[level_of(&lm, v)];
+                continue;
+            }
+            colour[s] = UI_GAP; /* any: the run's pattern is drawn over it */
+            if (kind == run.kind && spans[s].x0 == run.x1) {
+                run.x1 = spans[s].x1; /* neighbours without a gap join into one run */
+            } else {
+                if (run.kind != CELL_MAP)
+                    runs[nrun++] = run;
+                run = (special_run){spans[s].x0, spans[s].x1, kind};
+            }
+        }
+        if (run.kind != CELL_MAP)
+            runs[nrun++] = run;
+        for (int x = 0; !narrow && x < w; x++)
+            line[x] = colour[span_of[x]];
+
+        for (; y < y_gap; y++) {
+            uint32_t *row = px + (ptrdiff_t)y * pitch;
+            const uint32_t *hatch_y = hatch + y % HATCH_PERIOD;
+            const uint32_t *check_y = check + (y / NAN_CHECK) % 2 * NAN_CHECK;
+            memcpy(row, line, nw * sizeof *row);
+            for (int r = 0; r < nrun; r++) {
+                const special_run *rn = &runs[r];
+                const uint32_t *pat = rn->kind == CELL_MASKED ? hatch_y : check_y;
+                memcpy(row + rn->x0, pat + rn->x0, (size_t)(rn->x1 - rn->x0) * sizeof *row);
+            }
+        }
+        for (; y < y_end; y++) {
+            uint32_t *row = px + (ptrdiff_t)y * pitch;
+            for (int x = 0; x < w; x++)
+                row[x] = UI_GAP;
+        }
+    }
+    free(scratch);
+}

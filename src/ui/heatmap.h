@@ -1,0 +1,64 @@
+/* heatmap.h — paints a 2-D slice of a tensor into 32-bit ARGB pixels. No SDL.
+ *
+ * The slice has rows × cols cells; cell (i, j) covers the pixel columns
+ * [j·w/cols, (j+1)·w/cols) and rows [i·h/rows, (i+1)·h/rows), so cells of one
+ * picture differ by at most one pixel and the renderer, the hit test and the
+ * tests all agree on where a cell is (ui_heat_cell_rect, ui_heat_cell_at).
+ * When w < cols (or h < rows) some cells get an empty rectangle: each pixel
+ * shows the one cell whose rectangle holds it.
+ *
+ * Finite values go through the colour map over [lo, hi] (clamped). A masked
+ * cell (−∞) is a diagonal hatch of UI_HATCH_LIGHT and UI_HATCH_DARK, aligned
+ * to the picture so neighbouring masked cells join into one striped region;
+ * neither colour occurs in either map. NaN cells are a checkerboard of
+ * UI_NAN_A and UI_NAN_B. +∞ is drawn as the top of the map. */
+#ifndef UI_HEATMAP_H
+#define UI_HEATMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "colormap.h"
+
+typedef struct {
+    const float *data;    /* element (i, j) is data[i*row_stride + j*col_stride] */
+    int rows, cols;
+    ptrdiff_t row_stride, col_stride;
+} ui_slice;
+
+static inline float ui_slice_at(const ui_slice *s, int i, int j)
+{
+    return s->data[i * s->row_stride + j * s->col_stride];
+}
+
+typedef struct {
+    ui_cmap cmap;
+    float lo, hi; /* values at the two ends of the map; diverging: lo = -hi */
+} ui_scale;
+
+/* Mid greys: at least CIE ΔE 25 from every colour of both maps (lighter greys
+ * come close to the diverging map's #DDDDDD centre). */
+#define UI_HATCH_LIGHT 0xFF909090u
+#define UI_HATCH_DARK  0xFF404040u
+#define UI_NAN_A       0xFFFF00FFu
+#define UI_NAN_B       0xFF202020u
+#define UI_GAP         0xFF1E1E24u /* between cells, when they are wide enough for a gap */
+
+/* Colour of one finite value under scale (+∞ and values beyond the range clamp). */
+uint32_t ui_heat_color(const ui_scale *scale, float v);
+
+/* Paints slice into px (w × h pixels, pitch >= w in pixels, ARGB8888). When
+ * every cell is at least 2·gap+4 pixels on a side (w/cols and h/rows, rounded
+ * down), each cell's last `gap` pixel columns and rows are UI_GAP, so cells
+ * read as separate squares; otherwise there is no gap. Paints nothing if a
+ * size is not positive (or if its small scratch allocation fails). */
+void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, int pitch, int w, int h,
+                   int gap);
+
+/* Pixel rectangle of cell (i, j) in a w × h picture of rows × cols cells. */
+void ui_heat_cell_rect(int w, int h, int rows, int cols, int i, int j, int *x, int *y, int *cw, int *ch);
+
+/* Cell under pixel (px, py); returns 0, or -1 if the pixel is outside. */
+int ui_heat_cell_at(int w, int h, int rows, int cols, int px, int py, int *i, int *j);
+
+#endif

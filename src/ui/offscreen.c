@@ -1,0 +1,280 @@
+/* offscreen.c — drawing without a display: `attnlab render` and `attnlab bench`. */
+#include "offscreen.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <SDL_image.h>
+
+#include "render.h"
+
+void ui_picture_init(ui_picture *p)
+{
+    memset(p, 0, sizeof *p);
+    p->row = -1;
+}
+
+int ui_offscreen_open(ui_offscreen *o, int w, int h, char *err, size_t errsize)
+{
+    memset(o, 0, sizeof *o);
+    SDL_SetHint(SDL_HINT_VIDEODRIVER, "offscreen");
+    if (SDL_InitSubSystem(SDL_INIT_VIDEO)) {
+        snprintf(err, errsize, "cannot start SDL's offscreen video driver: %s", SDL_GetError());
+        return -1;
+    }
+    o->win = SDL_CreateWindow("attnlab", 0, 0, w, h, SDL_WINDOW_HIDDEN);
+    if (o->win) o->r = SDL_CreateRenderer(o->win, -1, SDL_RENDERER_SOFTWARE);
+    if (!o->win || !o->r) {
+        snprintf(err, errsize, "cannot create an offscreen %d×%d picture: %s", w, h, SDL_GetError());
+        ui_offscreen_close(o);
+        return -1;
+    }
+    if (ui_gfx_open(o->r, UI_BASE_FONT_PX, &o->g, err, errsize)) {
+        ui_offscreen_close(o);
+        return -1;
+    }
+    return 0;
+}
+
+void ui_offscreen_close(ui_offscreen *o)
+{
+    ui_gfx_close(o->g);
+    if (o->r) SDL_DestroyRenderer(o->r);
+    if (o->win) SDL_DestroyWindow(o->win);
+    SDL_QuitSubSystem(SDL_INIT_VIDEO);
+    memset(o, 0, sizeof *o);
+}
+
+static void stage_list(const attn_trace *tr, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < tr->n_tensors && n + 2 < size; i++) {
+        int w = snprintf(buf + n, size - n, "%s%s", i ? ", " : "", tr->tensors[i].name);
+        if (w < 0 || (size_t)w >= size - n) break;
+        n += (size_t)w;
+    }
+}
+
+int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize)
+{
+    const attn_dims *d = &app->trace.dims;
+    if (p->decode_step > 0) {
+        if (!ui_app_do(app, UI_ACT_DECODE, 0)) {
+            snprintf(err, errsize, "decode: %s", app->status);
+            return -1;
+        }
+        while (app->decode_step < p->decode_step && ui_app_do(app, UI_ACT_DECODE_NEXT, 0)) {}
+        if (app->decode_step != p->decode_step) {
+            snprintf(err, errsize, "--decode-step: %d is beyond the %d tokens of the longest row", p->decode_step,
+                     app->decode_len);
+            return -1;
+        }
+    }
+    const char *stage = p->stage ? p->stage : "weights";
+    if (ui_app_set_stage(app, stage)) {
+        char list[600];
+        stage_list(&app->trace, list, sizeof list);
+        snprintf(err, errsize, "--stage: this trace has no stage '%s' (it has %s)", stage, list);
+        return -1;
+    }
+    if (p->head < 0 || p->head >= d->h) {
+        snprintf(err, errsize, "--head: %d is out of range (h = %d: heads 0 to %d)", p->head, d->h, d->h - 1);
+        return -1;
+    }
+    if (p->batch < 0 || p->batch >= d->b) {
+        snprintf(err, errsize, "--batch-index: %d is out of range (b = %d: rows 0 to %d)", p->batch, d->b, d->b - 1);
+        return -1;
+    }
+    app->head = p->head;
+    app->batch = p->batch;
+    if (p->row >= d->s) {
+        snprintf(err, errsize, "--row: %d is out of range (s = %d: queries 0 to %d)", p->row, d->s, d->s - 1);
+        return -1;
+    }
+    app->sel_row = p->row;
+    if (p->compare) {
+        static const char *const names[] = {"causal", "padding", "fill"};
+        int t = -1;
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(p->compare, names[i])) t = i;
+        if (t < 0) {
+            snprintf(err, errsize, "--compare: '%s' is not causal, padding or fill", p->compare);
+            return -1;
+        }
+        app->compare_with = (ui_toggle)t;
+    }
+    const char *view = p->view ? p->view : "single";
+    if (!strcmp(view, "grid")) ui_app_do(app, UI_ACT_GRID, 0);
+    else if (!strcmp(view, "compare")) ui_app_do(app, UI_ACT_COMPARE, 0);
+    else if (strcmp(view, "single")) {
+        snprintf(err, errsize, "--view: '%s' is not single, grid or compare", view);
+        return -1;
+    }
+    if (p->font_scale > 0) app->font_scale = p->font_scale;
+    app->status[0] = '\0';
+    return 0;
+}
+
+SDL_Surface *ui_read_pixels(SDL_Renderer *r)
+{
+    int w, h;
+    SDL_GetRendererOutputSize(r, &w, &h);
+    SDL_Surface *s = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
+    if (!s) return NULL;
+    if (SDL_RenderReadPixels(r, NULL, SDL_PIXELFORMAT_ARGB8888, s->pixels, s->pitch)) {
+        SDL_FreeSurface(s);
+        return NULL;
+    }
+    return s;
+}
+
+int ui_save_png(SDL_Renderer *r, const char *path, char *err, size_t errsize)
+{
+    SDL_Surface *s = ui_read_pixels(r);
+    if (!s) {
+        snprintf(err, errsize, "cannot read the picture back: %s", SDL_GetError());
+        return -1;
+    }
+    size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    int rc = -1;
+    if (!tmp) {
+        snprintf(err, errsize, "out of memory");
+        goto out;
+    }
+    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+    if (IMG_SavePNG(s, tmp)) {
+        snprintf(err, errsize, "%s: cannot write: %s", path, IMG_GetError());
+        remove(tmp);
+        goto out;
+    }
+    if (rename(tmp, path)) {
+        snprintf(err, errsize, "%s: cannot write: %s", path, strerror(errno));
+        remove(tmp);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(tmp);
+    SDL_FreeSurface(s);
+    return rc;
+}
+
+static int open_app(ui_app *app, const attn_config *cfg, const char *path, char *err, size_t errsize,
+                    int *exit_code)
+{
+    if (path ? ui_app_init_file(app, path, err, errsize) : ui_app_init(app, cfg, err, errsize)) {
+        *exit_code = path ? 1 : 2;
+        return -1;
+    }
+    return 0;
+}
+
+int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p, const char *out, char *err,
+                  size_t errsize, int *exit_code)
+{
+    ui_app app;
+    ui_offscreen o;
+    int w = p->width ? p->width : 1280, h = p->height ? p->height : 800;
+    if (open_app(&app, cfg, path, err, errsize, exit_code)) return -1;
+    int rc = -1;
+    if (ui_picture_apply(&app, p, err, errsize)) {
+        *exit_code = 2;
+        ui_app_free(&app);
+        return -1;
+    }
+    if (ui_offscreen_open(&o, w, h, err, errsize)) {
+        *exit_code = 1;
+        ui_app_free(&app);
+        return -1;
+    }
+    ui_render(&app, o.g);
+    if (ui_save_png(o.r, out, err, errsize)) *exit_code = 1;
+    else rc = 0;
+    ui_offscreen_close(&o);
+    ui_app_free(&app);
+    return rc;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err, size_t errsize, int *exit_code)
+{
+    ui_app app;
+    ui_offscreen o;
+    int w = p->width ? p->width : 1280, h = p->height ? p->height : 800;
+    if (open_app(&app, cfg, NULL, err, errsize, exit_code)) return -1;
+    if (ui_picture_apply(&app, p, err, errsize)) {
+        *exit_code = 2;
+        ui_app_free(&app);
+        return -1;
+    }
+    if (ui_offscreen_open(&o, w, h, err, errsize)) {
+        *exit_code = 1;
+        ui_app_free(&app);
+        return -1;
+    }
+    double *full = calloc((size_t)frames, sizeof *full), *change = calloc((size_t)frames, sizeof *change);
+    if (!full || !change) {
+        snprintf(err, errsize, "out of memory");
+        *exit_code = 1;
+        free(full);
+        free(change);
+        ui_offscreen_close(&o);
+        ui_app_free(&app);
+        return -1;
+    }
+    ui_render(&app, o.g); /* warm-up: glyphs and textures */
+    SDL_RenderPresent(o.r);
+    /* a config change: toggle the causal mask, recompute, redraw */
+    for (int i = 0; i < frames; i++) {
+        double t0 = now_ms();
+        ui_app_do(&app, UI_ACT_CAUSAL, 0);
+        ui_render(&app, o.g);
+        SDL_RenderPresent(o.r);
+        change[i] = now_ms() - t0;
+    }
+    if (app.cfg.causal != cfg->causal) ui_app_do(&app, UI_ACT_CAUSAL, 0);
+    /* a full redraw: every heatmap repainted from the trace */
+    for (int i = 0; i < frames; i++) {
+        double t0 = now_ms();
+        ui_gfx_invalidate(o.g);
+        ui_render(&app, o.g);
+        SDL_RenderPresent(o.r);
+        full[i] = now_ms() - t0;
+    }
+    const attn_dims *d = &app.trace.dims;
+    printf("picture: %d×%d, %s view of %s, b=%d s=%d t=%d h=%d g=%d, software renderer\n", w, h,
+           p->view ? p->view : "single", ui_app_tensor(&app)->name, d->b, d->s, d->t, d->h, d->g);
+    printf("config change (toggle causal, recompute, redraw): %.2f ms (median of %d)\n", median(change, frames),
+           frames);
+    printf("render: %.2f ms per frame (median)\n", median(full, frames));
+    free(full);
+    free(change);
+    ui_offscreen_close(&o);
+    ui_app_free(&app);
+    return 0;
+}

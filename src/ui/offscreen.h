@@ -1,0 +1,35 @@
+/* offscreen.h — the visualizer without a display: SDL's offscreen video
+ * driver and its software renderer, for `attnlab render`, `attnlab bench`
+ * and the tests. */
+#ifndef UI_OFFSCREEN_H
+#define UI_OFFSCREEN_H
+
+#include <stddef.h>
+
+#include <SDL.h>
+
+#include "app.h"
+#include "gfx.h"
+#include "ui.h"
+
+typedef struct {
+    SDL_Window *win;
+    SDL_Renderer *r;
+    ui_gfx *g;
+} ui_offscreen;
+
+/* Opens a hidden w × h window on the offscreen driver with a software renderer. */
+int ui_offscreen_open(ui_offscreen *o, int w, int h, char *err, size_t errsize);
+void ui_offscreen_close(ui_offscreen *o);
+
+/* Puts app in the state a picture asks for (stage, head, view, ...); a stage
+ * the trace does not have or a head out of range is an error. */
+int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize);
+
+/* Reads the renderer's pixels (w × h ARGB8888) into a new surface. */
+SDL_Surface *ui_read_pixels(SDL_Renderer *r);
+
+/* Writes the renderer's current picture as a PNG (atomically: temp + rename). */
+int ui_save_png(SDL_Renderer *r, const char *path, char *err, size_t errsize);
+
+#endif

@@ -1,0 +1,411 @@
+/* plot.c — labelled heatmaps, the all-heads grid, the compare view, bar charts. */
+#include "plot.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const float NEG_INF_CELL[1] = {-INFINITY};
+
+static int imax(int a, int b) { return a > b ? a : b; }
+static int imin(int a, int b) { return a < b ? a : b; }
+
+static int add_area(ui_app *app, SDL_Rect r, int rows, int cols, int head, int pane, const char *stage)
+{
+    if (app->n_areas >= UI_MAX_AREAS) return -1;
+    app->areas[app->n_areas] = (ui_heat_area){r, rows, cols, head, pane, stage};
+    return app->n_areas++;
+}
+
+static bool has_masked(const ui_slice *s)
+{
+    for (int i = 0; i < s->rows; i++)
+        for (int j = 0; j < s->cols; j++)
+            if (isinf(ui_slice_at(s, i, j)) && ui_slice_at(s, i, j) < 0) return true;
+    return false;
+}
+
+static int colorbar_width(ui_gfx *g)
+{
+    return ui_line(g) + ui_text_w(g, "−0.00") + ui_line(g);
+}
+
+/* A vertical colour bar of sc at (x, y, h), labelled with its range; a hatch
+ * swatch underneath when the picture has masked cells. */
+static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, bool masked)
+{
+    int u = ui_line(g), bw = u * 3 / 4;
+    if (h < 3 * u) h = 3 * u;
+    int steps = imin(h, 96);
+    for (int k = 0; k < steps; k++) {
+        int y0 = y + k * h / steps, y1 = y + (k + 1) * h / steps;
+        float v = sc->hi - (sc->hi - sc->lo) * (k + 0.5f) / steps;
+        ui_fill(g, x, y0, bw, y1 - y0, ui_heat_color(sc, v));
+    }
+    ui_frame(g, x - 1, y - 1, bw + 2, h + 2, 1, UI_TEXT_DIM);
+    char buf[32];
+    ui_text(g, ui_view_format(sc->hi, buf, sizeof buf), x + bw + 4, y - u / 4, UI_TEXT);
+    ui_text(g, ui_view_format(sc->lo, buf, sizeof buf), x + bw + 4, y + h - u + u / 4, UI_TEXT);
+    if (sc->cmap == UI_CMAP_DIVERGING && h >= 5 * u) ui_text(g, "0", x + bw + 4, y + h / 2 - u / 2, UI_TEXT_DIM);
+    if (masked) {
+        ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1};
+        ui_gfx_heatmap(g, 1, &one, sc, x, y + h + u / 2, bw, u, 0);
+        ui_text(g, "−∞", x + bw + 4, y + h + u / 2, UI_TEXT);
+        ui_text(g, "masked", x, y + h + u / 2 + u, UI_TEXT_DIM);
+    }
+}
+
+int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
+                    SDL_Rect box, const ui_plot_opts *o)
+{
+    const ui_slice *s = &v->slice;
+    int u = ui_line(g);
+    if (s->rows <= 0 || s->cols <= 0 || box.w <= 0 || box.h <= 0) return -1;
+    char buf[96];
+
+    /* room for labels and the colour bar */
+    int lw = 0, lh = 0;
+    bool row_labels = o->labels, col_labels = o->labels;
+    if (row_labels) {
+        int step = imax(1, s->rows / 64);
+        for (int i = 0; i < s->rows; i += step)
+            lw = imax(lw, ui_text_w(g, ui_view_row_label(tr, v, i, buf, sizeof buf)));
+        lw = imin(lw, box.w / 5) + u / 2;
+    }
+    if (col_labels) lh = u + u / 4;
+    int cbw = o->colorbar ? colorbar_width(g) : 0;
+    int avail_w = box.w - lw - cbw, avail_h = box.h - lh - (o->colorbar ? 2 * u : 0);
+    if (avail_w < 8 || avail_h < 8) return -1;
+
+    /* square cells when there is a pixel or more for each, at most 4.5 lines */
+    int w, h;
+    double cell = fmin((double)avail_w / s->cols, (double)avail_h / s->rows);
+    if (cell >= 1.0) {
+        cell = fmin(cell, 4.5 * u);
+        w = (int)(cell * s->cols);
+        h = (int)(cell * s->rows);
+    } else {
+        w = imin(avail_w, s->cols);
+        h = imin(avail_h, s->rows);
+    }
+    if (w < 1 || h < 1) return -1;
+    int x0 = box.x + lw, y0 = box.y + lh;
+    int cw = w / s->cols, ch = h / s->rows;
+    int gap = cw >= 40 && ch >= 40 ? 2 : (cw >= 12 && ch >= 12 ? 1 : 0);
+    ui_gfx_heatmap(g, o->generation, s, sc, x0, y0, w, h, gap);
+    int area = add_area(app, (SDL_Rect){x0, y0, w, h}, s->rows, s->cols, v->head < 0 ? app->head : v->head,
+                        o->pane, v->tensor->name);
+
+    /* numbers inside cells, or at least the −∞ glyph on masked cells */
+    int num_w = ui_text_w(g, "−0.00") + 6;
+    bool numbers = cw >= num_w && ch >= u + 2;
+    bool glyphs = !numbers && cw >= ui_text_w(g, "−∞") + 4 && ch >= u;
+    if (numbers || glyphs) {
+        for (int i = 0; i < s->rows; i++) {
+            for (int j = 0; j < s->cols; j++) {
+                float x = ui_slice_at(s, i, j);
+                bool ninf = isinf(x) && x < 0;
+                if (!numbers && !ninf) continue;
+                int cx, cy, cww, chh;
+                ui_heat_cell_rect(w, h, s->rows, s->cols, i, j, &cx, &cy, &cww, &chh);
+                ui_view_format(x, buf, sizeof buf);
+                int tw = ui_text_w(g, buf);
+                int tx = x0 + cx + (cww - gap - tw) / 2, ty = y0 + cy + (chh - gap - u) / 2;
+                if (ninf || isnan(x)) {
+                    ui_fill(g, tx - 2, ty, tw + 4, u, UI_HATCH_LIGHT);
+                    ui_text(g, buf, tx, ty, UI_BLACK);
+                } else {
+                    uint32_t bg = ui_heat_color(sc, x);
+                    ui_text(g, buf, tx, ty, ui_argb_luminance(bg) > 0.35f ? UI_BLACK : UI_WHITE);
+                }
+            }
+        }
+    }
+
+    /* the per-head blocks of q/k/v and the projections */
+    if (v->block > 0) {
+        int nb = (v->block_on_rows ? s->rows : s->cols) / v->block;
+        for (int b = 0; b < nb; b++) {
+            int ax, ay, aw, ah, bx, by, bw2, bh;
+            if (v->block_on_rows) {
+                ui_heat_cell_rect(w, h, s->rows, s->cols, b * v->block, 0, &ax, &ay, &aw, &ah);
+                ui_heat_cell_rect(w, h, s->rows, s->cols, (b + 1) * v->block - 1, s->cols - 1, &bx, &by, &bw2, &bh);
+            } else {
+                ui_heat_cell_rect(w, h, s->rows, s->cols, 0, b * v->block, &ax, &ay, &aw, &ah);
+                ui_heat_cell_rect(w, h, s->rows, s->cols, s->rows - 1, (b + 1) * v->block - 1, &bx, &by, &bw2, &bh);
+            }
+            bool cur = b == v->block_current;
+            ui_frame(g, x0 + ax - (cur ? 2 : 0), y0 + ay - (cur ? 2 : 0), bx + bw2 - ax + (cur ? 4 : 0),
+                     by + bh - ay + (cur ? 4 : 0), cur ? 3 : 1, cur ? UI_WHITE : UI_TEXT_DIM);
+        }
+    }
+
+    /* the selected query row, the hovered cell */
+    if (app->sel_row >= 0 && app->sel_row < s->rows && v->row_axis == UI_AXIS_QUERY) {
+        int cx, cy, cww, chh;
+        ui_heat_cell_rect(w, h, s->rows, s->cols, app->sel_row, 0, &cx, &cy, &cww, &chh);
+        ui_frame(g, x0 - 2, y0 + cy - 2, w + 4, chh + 4 - gap, 2, UI_ACCENT);
+    }
+    if (area >= 0 && area == app->hover_area && app->hover_i >= 0 && app->hover_i < s->rows &&
+        app->hover_j < s->cols) {
+        int cx, cy, cww, chh;
+        ui_heat_cell_rect(w, h, s->rows, s->cols, app->hover_i, app->hover_j, &cx, &cy, &cww, &chh);
+        if (cww >= 4 && chh >= 4) {
+            ui_frame(g, x0 + cx - 1, y0 + cy - 1, cww + 2 - gap, chh + 2 - gap, 2, UI_WHITE);
+        } else {
+            ui_frame(g, x0 + cx - 3, y0 + cy - 3, cww + 6, chh + 6, 1, UI_WHITE);
+        }
+    }
+
+    /* axis labels: every row and column when they fit, else every n-th */
+    if (row_labels) {
+        int step = imax(1, (int)ceil((u * 0.95) / fmax(h / (double)s->rows, 0.01)));
+        for (int i = 0; i < s->rows; i += step) {
+            int cx, cy, cww, chh;
+            ui_heat_cell_rect(w, h, s->rows, s->cols, i, 0, &cx, &cy, &cww, &chh);
+            const char *lab = ui_view_row_label(tr, v, i, buf, sizeof buf);
+            int tw = imin(ui_text_w(g, lab), lw - u / 2);
+            uint32_t col = i == app->sel_row && v->row_axis == UI_AXIS_QUERY ? UI_ACCENT : UI_TEXT;
+            ui_text_fit(g, lab, x0 - u / 3 - tw, y0 + cy + (chh - u) / 2, lw - u / 2, col);
+        }
+    }
+    if (col_labels) {
+        int maxw = 0, probe = imax(1, s->cols / 64);
+        for (int j = 0; j < s->cols; j += probe)
+            maxw = imax(maxw, ui_text_w(g, ui_view_col_label(tr, v, j, buf, sizeof buf)));
+        int step = imax(1, (int)ceil((maxw + u / 2) / fmax(w / (double)s->cols, 0.01)));
+        for (int j = 0; j < s->cols; j += step) {
+            int cx, cy, cww, chh;
+            ui_heat_cell_rect(w, h, s->rows, s->cols, 0, j, &cx, &cy, &cww, &chh);
+            const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
+            int tw = ui_text_w(g, lab);
+            ui_text(g, lab, x0 + cx + (cww - tw) / 2, box.y, UI_TEXT);
+        }
+    }
+    if (o->colorbar) colorbar(g, sc, x0 + w + u, y0, h, has_masked(s));
+    return area;
+}
+
+/* ---- single view ---------------------------------------------------------- */
+
+void ui_plot_single(ui_gfx *g, ui_app *app, SDL_Rect box)
+{
+    const attn_tensor *t = ui_app_tensor(app);
+    ui_view_slice v;
+    if (!t || ui_view_make(&app->trace, t->name, app->batch, app->head, &v)) return;
+    if (app->sel_row >= 0 && v.row_axis == UI_AXIS_QUERY && attn_trace_find(&app->trace, "weights")) {
+        int bh = imin(ui_plot_bars_height(g), box.h / 2);
+        ui_plot_bars(g, app, (SDL_Rect){box.x, box.y + box.h - bh, box.w, bh});
+        box.h -= bh + ui_line(g) / 2;
+    }
+    ui_scale sc = ui_app_scale(app, t);
+    ui_plot_opts o = {true, true, 0, app->generation};
+    ui_plot_heatmap(g, app, &app->trace, &v, &sc, box, &o);
+}
+
+/* ---- all-heads grid ------------------------------------------------------- */
+
+void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
+{
+    const attn_tensor *t = ui_app_tensor(app);
+    ui_view_slice v;
+    int u = ui_line(g);
+    if (!t || ui_view_make(&app->trace, t->name, app->batch, app->head, &v)) return;
+    const attn_dims *d = &app->trace.dims;
+    if (!v.head_axis) {
+        ui_text(g, "this stage has no head axis: the grid shows the stages from split heads to context",
+                box.x, box.y, UI_TEXT_DIM);
+        box.y += u * 3 / 2;
+        box.h -= u * 3 / 2;
+        ui_plot_single(g, app, box);
+        return;
+    }
+    char buf[160];
+    if (d->g == d->h) snprintf(buf, sizeof buf, "MHA: each of the %d heads has its own K/V head (g = h = %d)", d->h, d->g);
+    else if (d->g == 1) snprintf(buf, sizeof buf, "MQA: all %d heads share one K/V head (g = 1)", d->h);
+    else snprintf(buf, sizeof buf, "GQA: %d groups of %d heads, each group shares one K/V head (g = %d)", d->g,
+                  d->h / d->g, d->g);
+    ui_text_fit(g, buf, box.x, box.y, box.w, UI_TEXT);
+    if (v.head_axis == '1') {
+        ui_text_fit(g, "the mask has one copy for all heads: it is broadcast over h", box.x, box.y + u, box.w,
+                    UI_TEXT_DIM);
+        box.y += u;
+        box.h -= u;
+    }
+    box.y += u * 3 / 2;
+    box.h -= u * 3 / 2;
+
+    ui_scale sc = ui_app_scale(app, t);
+    int cbw = colorbar_width(g);
+    int gw = box.w - cbw, rows = v.slice.rows, cols = v.slice.cols;
+    /* the column count that gives the largest cells */
+    int best_nc = 1;
+    double best_cell = 0;
+    for (int nc = 1; nc <= d->h; nc++) {
+        int nr = (d->h + nc - 1) / nc;
+        double pw = gw / (double)nc - u, ph = box.h / (double)nr - 2 * u;
+        double cell = fmin(pw / cols, ph / rows);
+        if (cell > best_cell) { best_cell = cell; best_nc = nc; }
+    }
+    int nc = best_nc, nr = (d->h + nc - 1) / nc;
+    int pw = gw / nc, ph = box.h / nr;
+    for (int hh = 0; hh < d->h; hh++) {
+        ui_view_slice hv;
+        ui_view_make(&app->trace, t->name, app->batch, hh, &hv);
+        int kv = ui_view_kv_head(d, hh);
+        uint32_t gc = ui_group_argb(kv);
+        int px = box.x + (hh % nc) * pw, py = box.y + (hh / nc) * ph;
+        SDL_Rect inner = {px + u / 2, py + u + u / 4, pw - u, ph - u * 3 / 2 - u / 2};
+        bool cur = hh == app->head;
+        snprintf(buf, sizeof buf, "head %d · kv %d%s", hh, kv, cur ? " ◀" : "");
+        ui_text_fit(g, buf, px + u / 2, py, pw - u, gc);
+        ui_plot_opts o = {false, false, 0, app->generation};
+        int a = ui_plot_heatmap(g, app, &app->trace, &hv, &sc, inner, &o);
+        if (a >= 0) {
+            SDL_Rect r = app->areas[a].r;
+            ui_frame(g, r.x - 4, r.y - 4, r.w + 8, r.h + 8, 3, gc);
+            if (cur) ui_frame(g, r.x - 7, r.y - 7, r.w + 14, r.h + 14, 2, UI_WHITE);
+        }
+    }
+    colorbar(g, &sc, box.x + gw + u / 2, box.y + u + u / 4, imin(box.h - 4 * u, 12 * u), has_masked(&v.slice));
+}
+
+/* ---- compare view --------------------------------------------------------- */
+
+void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
+{
+    int u = ui_line(g);
+    const char *stage = ui_app_compare_stage(app);
+    ui_view_slice a, b;
+    char buf[200];
+    if (ui_view_make(&app->trace, stage, app->batch, app->head, &a)) return;
+    snprintf(buf, sizeof buf, "compare %s of head %d with the %s toggled:", stage, app->head,
+             ui_toggle_name(app->compare_with));
+    int x = box.x + ui_text(g, buf, box.x, box.y, UI_TEXT) + u / 2;
+    for (int t = 0; t < UI_TOGGLE_COUNT; t++) {
+        const char *nm = ui_toggle_name((ui_toggle)t);
+        int tw = ui_text_w(g, nm) + u;
+        bool on = (int)app->compare_with == t;
+        ui_fill(g, x, box.y - 2, tw, u + 4, on ? UI_PANEL_HI : UI_PANEL);
+        if (on) ui_frame(g, x, box.y - 2, tw, u + 4, 1, UI_ACCENT);
+        ui_text(g, nm, x + u / 2, box.y, on ? UI_WHITE : UI_TEXT);
+        if (app->n_hits < UI_MAX_HITS)
+            app->hits[app->n_hits++] = (ui_hit){{x, box.y - 2, tw, u + 4}, UI_ACT_COMPARE_WITH, t};
+        x += tw + u / 3;
+    }
+    box.y += u * 2;
+    box.h -= u * 2;
+    int pw = box.w / 3;
+    ui_scale sc = ui_app_scale(app, a.tensor);
+    ui_plot_opts o = {true, true, 0, app->generation};
+    const char *cap0 = "as configured";
+    ui_text(g, cap0, box.x, box.y, UI_TEXT_DIM);
+    SDL_Rect p0 = {box.x, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
+    ui_plot_heatmap(g, app, &app->trace, &a, &sc, p0, &o);
+    if (!app->has_alt || ui_view_make(&app->alt, stage, app->batch, app->head, &b) ||
+        b.slice.rows != a.slice.rows || b.slice.cols != a.slice.cols) {
+        ui_text(g, "no toggled version to show (see the status line)", box.x + pw, box.y, UI_TEXT_DIM);
+        return;
+    }
+    snprintf(buf, sizeof buf, "%s toggled", ui_toggle_name(app->compare_with));
+    ui_text(g, buf, box.x + pw, box.y, UI_TEXT_DIM);
+    SDL_Rect p1 = {box.x + pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
+    o.pane = 1;
+    ui_plot_heatmap(g, app, &app->alt, &b, &sc, p1, &o);
+
+    /* difference, toggled − configured, on its own symmetric scale */
+    size_t n = (size_t)a.slice.rows * a.slice.cols;
+    if (g->scratch_len < n) {
+        float *p = realloc(g->scratch, n * sizeof *p);
+        if (!p) return;
+        g->scratch = p;
+        g->scratch_len = n;
+    }
+    float m = 0;
+    for (int i = 0; i < a.slice.rows; i++)
+        for (int j = 0; j < a.slice.cols; j++) {
+            float dv = ui_slice_at(&b.slice, i, j) - ui_slice_at(&a.slice, i, j);
+            g->scratch[(size_t)i * a.slice.cols + j] = dv;
+            if (isfinite(dv)) m = fmaxf(m, fabsf(dv));
+        }
+    ui_view_slice dview = a;
+    dview.slice = (ui_slice){g->scratch, a.slice.rows, a.slice.cols, a.slice.cols, 1};
+    ui_scale dsc = {UI_CMAP_DIVERGING, -(m > 0 ? m : 1), m > 0 ? m : 1};
+    ui_text(g, m > 0 ? "difference (toggled − configured)" : "difference: none, the toggle changes nothing here",
+            box.x + 2 * pw, box.y, UI_TEXT_DIM);
+    SDL_Rect p2 = {box.x + 2 * pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
+    o.pane = 2;
+    /* the scratch buffer's contents change with the head: never reuse its picture */
+    o.generation = app->generation ^ 0x80000000u ^ (unsigned)(app->head * 7919 + app->batch * 104729 + app->compare_with);
+    ui_plot_heatmap(g, app, &app->trace, &dview, &dsc, p2, &o);
+}
+
+/* ---- a query row's weights ------------------------------------------------ */
+
+int ui_plot_bars_height(ui_gfx *g)
+{
+    return ui_line(g) * 10;
+}
+
+void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
+{
+    int u = ui_line(g);
+    const attn_tensor *cur = ui_app_tensor(app);
+    const char *name = cur && !strcmp(cur->name, "weights_dropout") ? "weights_dropout" : "weights";
+    ui_view_slice v;
+    if (ui_view_make(&app->trace, name, app->batch, app->head, &v) || app->sel_row >= v.slice.rows) return;
+    int i = app->sel_row, t = v.slice.cols;
+    char buf[200], tok[80], lab[80];
+    double sum = 0;
+    for (int j = 0; j < t; j++) sum += ui_slice_at(&v.slice, i, j);
+    ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
+    snprintf(buf, sizeof buf, "%s of query i=%d “%s”, head %d: Σⱼ = %.3f%s   (click the row again or Esc to close)",
+             name, i, ui_view_row_label(&app->trace, &v, i, tok, sizeof tok), app->head, sum,
+             sum == 0 ? " — every key is masked, nothing to attend to" : "");
+    ui_text_fit(g, buf, box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT);
+
+    int bw = imin(3 * u, imax(1, (box.w - 2 * u) / imax(t, 1)));
+    int plot_w = bw * t;
+    int bx = box.x + u, top = box.y + 2 * u, bottom = box.y + box.h - 4 * u;
+    int ph = bottom - top;
+    if (ph < u) return;
+    float vmax = 1.0f;
+    for (int j = 0; j < t; j++) vmax = fmaxf(vmax, ui_slice_at(&v.slice, i, j));
+    ui_fill(g, bx, bottom, plot_w, 1, UI_TEXT_DIM);
+    bool show_vals = bw >= ui_text_w(g, "0.00") + 4;
+    for (int j = 0; j < t; j++) {
+        float w = ui_slice_at(&v.slice, i, j);
+        int hh = (int)lroundf(w / vmax * ph);
+        float m = 0;
+        const attn_tensor *mask = attn_trace_find(&app->trace, "mask");
+        if (mask && mask->ndim == 4 && mask->shape[3] == t) m = attn_tensor_at4(mask, v.batch, 0, i, j);
+        if (m != 0) {
+            ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1};
+            ui_scale sc = {UI_CMAP_SEQUENTIAL, 0, 1};
+            ui_gfx_heatmap(g, 1, &one, &sc, bx + j * bw + 1, bottom - u / 2, bw - 2, u / 2, 0);
+        }
+        ui_fill(g, bx + j * bw + 1, bottom - hh, bw - 2, hh, ui_cmap_argb(UI_CMAP_SEQUENTIAL, w / vmax));
+        if (show_vals) {
+            snprintf(lab, sizeof lab, "%.2f", (double)w);
+            ui_text(g, lab, bx + j * bw + (bw - ui_text_w(g, lab)) / 2, bottom - hh - u, UI_TEXT);
+        }
+        const char *kl = ui_view_col_label(&app->trace, &v, j, tok, sizeof tok);
+        if (bw >= ui_text_w(g, kl) + 2 || t <= 16)
+            ui_text_fit(g, kl, bx + j * bw + imax(0, (bw - ui_text_w(g, kl)) / 2), bottom + 2, bw, UI_TEXT);
+    }
+    /* the same weights stacked end to end: they reach the mark at 1 */
+    int sy = bottom + u + u / 2, sh = u;
+    double acc = 0;
+    for (int j = 0; j < t; j++) {
+        float w = ui_slice_at(&v.slice, i, j);
+        int xa = bx + (int)lround(acc * plot_w);
+        acc += w;
+        int xb = bx + (int)lround(acc * plot_w);
+        ui_fill(g, xa, sy, xb - xa, sh, j % 2 ? ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.8f) : ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.45f));
+    }
+    ui_frame(g, bx - 1, sy - 1, plot_w + 2, sh + 2, 1, UI_TEXT_DIM);
+    ui_fill(g, bx + plot_w, sy - u / 3, 2, sh + 2 * u / 3, UI_WHITE);
+    ui_text(g, "1", bx + plot_w + 4, sy, UI_TEXT);
+    ui_text(g, "0", bx - ui_text_w(g, "0") - 4, sy, UI_TEXT);
+}

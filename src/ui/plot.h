@@ -1,0 +1,31 @@
+/* plot.h — the pictures in the main area: one labelled heatmap with its
+ * colour bar, the all-heads grid, the compare view and a query row's bar chart.
+ * Each records where its cells are (app->areas) so the mouse can find them. */
+#ifndef UI_PLOT_H
+#define UI_PLOT_H
+
+#include "app.h"
+#include "gfx.h"
+#include "view.h"
+
+typedef struct {
+    bool labels;      /* token / feature labels on both axes (when they fit) */
+    bool colorbar;    /* colour bar with the value range on the right */
+    int pane;         /* recorded in the area: compare 0/1/2 */
+    unsigned generation;
+} ui_plot_opts;
+
+/* Draws v inside box; returns the index of the area recorded (-1 if none). */
+int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
+                    SDL_Rect box, const ui_plot_opts *o);
+
+void ui_plot_single(ui_gfx *g, ui_app *app, SDL_Rect box);
+void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box);
+void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box);
+/* The selected query row's weights as bars, and as one stacked bar reaching 1. */
+void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box);
+
+/* Height the bar chart wants at the current font size. */
+int ui_plot_bars_height(ui_gfx *g);
+
+#endif

@@ -1,0 +1,380 @@
+/* render.c — one frame: controls, stage navigator, header, picture, status, overlays. */
+#include "render.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plot.h"
+#include "view.h"
+
+static int imax(int a, int b) { return a > b ? a : b; }
+static int imin(int a, int b) { return a < b ? a : b; }
+
+static void hit(ui_app *app, int x, int y, int w, int h, ui_action act, int arg)
+{
+    if (app->n_hits < UI_MAX_HITS) app->hits[app->n_hits++] = (ui_hit){{x, y, w, h}, act, arg};
+}
+
+/* ---- the control bar ------------------------------------------------------ */
+
+typedef struct {
+    int x, y, x0, right, h;
+} flow;
+
+static void chip(ui_gfx *g, ui_app *app, flow *f, const char *label, bool on, ui_action act, int arg)
+{
+    int u = ui_line(g);
+    int w = ui_text_w(g, label) + u;
+    if (f->x + w > f->right && f->x > f->x0) {
+        f->x = f->x0;
+        f->y += f->h + u / 4;
+    }
+    ui_fill(g, f->x, f->y, w, f->h, on ? UI_PANEL_HI : UI_PANEL);
+    if (on) ui_frame(g, f->x, f->y, w, f->h, 1, UI_ACCENT);
+    ui_text(g, label, f->x + u / 2, f->y + (f->h - u) / 2, on ? UI_WHITE : UI_TEXT);
+    hit(app, f->x, f->y, w, f->h, act, arg);
+    f->x += w + u / 4;
+}
+
+static int controls(ui_gfx *g, ui_app *app)
+{
+    int u = ui_line(g);
+    const attn_config *c = &app->trace.cfg;
+    const attn_dims *d = &app->trace.dims;
+    char buf[96], mv[24];
+    flow f = {u / 2, u / 3, u / 2, app->width - u / 2, u + u / 2};
+    f.x += ui_text(g, "attnlab", f.x, f.y + u / 4, UI_ACCENT) + u;
+    snprintf(buf, sizeof buf, "m  mode %s", d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA");
+    chip(g, app, &f, buf, false, UI_ACT_MODE, 0);
+    snprintf(buf, sizeof buf, "h  heads %d", d->h);
+    chip(g, app, &f, "−", false, UI_ACT_HEADS_DOWN, 0);
+    f.x -= u / 4;
+    chip(g, app, &f, buf, false, UI_ACT_HEADS_UP, 0);
+    snprintf(buf, sizeof buf, "v  kv heads %d", d->g);
+    chip(g, app, &f, "−", false, UI_ACT_KV_DOWN, 0);
+    f.x -= u / 4;
+    chip(g, app, &f, buf, false, UI_ACT_KV_UP, 0);
+    snprintf(buf, sizeof buf, "c  causal %s", c->causal && !d->cross ? "on" : "off");
+    chip(g, app, &f, buf, c->causal && !d->cross, UI_ACT_CAUSAL, 0);
+    snprintf(buf, sizeof buf, "p  padding %s", !c->pad_mask ? "unmasked" : c->pad_side == ATTN_PAD_LEFT ? "left" : "right");
+    chip(g, app, &f, buf, c->pad_mask, UI_ACT_PADDING, 0);
+    snprintf(buf, sizeof buf, "r  RoPE %s", c->rope ? "on" : "off");
+    chip(g, app, &f, buf, c->rope, UI_ACT_ROPE, 0);
+    if (c->train) snprintf(buf, sizeof buf, "d  training, dropout %g", c->dropout);
+    else snprintf(buf, sizeof buf, "d  evaluation");
+    chip(g, app, &f, buf, c->train, UI_ACT_TRAIN, 0);
+    snprintf(buf, sizeof buf, "i  fill %s", isinf(c->mask_value) ? "−∞" : attn_format_mask_value(c->mask_value, mv, sizeof mv));
+    chip(g, app, &f, buf, false, UI_ACT_FILL, 0);
+    chip(g, app, &f, d->cross ? "x  cross-attention" : "x  self-attention", d->cross, UI_ACT_CROSS, 0);
+    chip(g, app, &f, "e  edit tokens", app->editing, UI_ACT_EDIT, 0);
+    chip(g, app, &f, app->decode ? "k  decoding" : "k  decode", app->decode, UI_ACT_DECODE, 0);
+    chip(g, app, &f, "g  all heads", app->view == UI_VIEW_GRID, UI_ACT_GRID, 0);
+    chip(g, app, &f, "Tab  compare", app->view == UI_VIEW_COMPARE, UI_ACT_COMPARE, 0);
+    chip(g, app, &f, "?  help", app->help, UI_ACT_HELP, 0);
+    return f.y + f.h + u / 2;
+}
+
+/* ---- the stage navigator -------------------------------------------------- */
+
+static int navigator_width(ui_gfx *g, ui_app *app)
+{
+    char shape[96];
+    int w = 0;
+    for (int i = 0; i < app->trace.n_tensors; i++) {
+        const attn_tensor *t = &app->trace.tensors[i];
+        w = imax(w, ui_text_w(g, t->name) + ui_text_w(g, attn_tensor_shape_str(t, shape, sizeof shape)));
+    }
+    return imin(w + ui_line(g) * 2, app->width * 2 / 5);
+}
+
+static void navigator(ui_gfx *g, ui_app *app, SDL_Rect box)
+{
+    int u = ui_line(g), row = u + u / 3;
+    int n = app->trace.n_tensors;
+    ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
+    ui_text(g, "stages  ← →", box.x + u / 2, box.y + u / 4, UI_TEXT_DIM);
+    int top = box.y + u + u / 2;
+    int fits = imax(1, (box.h - (top - box.y)) / row);
+    /* keep the current stage in view */
+    if (app->stage < app->stage_scroll) app->stage_scroll = app->stage;
+    if (app->stage >= app->stage_scroll + fits) app->stage_scroll = app->stage - fits + 1;
+    if (app->stage_scroll > imax(0, n - fits)) app->stage_scroll = imax(0, n - fits);
+    char shape[96];
+    int name_w = 0;
+    for (int i = 0; i < n; i++) name_w = imax(name_w, ui_text_w(g, app->trace.tensors[i].name));
+    for (int i = app->stage_scroll; i < n && i < app->stage_scroll + fits; i++) {
+        const attn_tensor *t = &app->trace.tensors[i];
+        int y = top + (i - app->stage_scroll) * row;
+        bool cur = i == app->stage;
+        if (cur) ui_fill(g, box.x, y, box.w, row, UI_PANEL_HI);
+        if (cur) ui_fill(g, box.x, y, 3, row, UI_ACCENT);
+        ui_text(g, t->name, box.x + u / 2, y + (row - u) / 2, cur ? UI_WHITE : UI_TEXT);
+        ui_text_fit(g, attn_tensor_shape_str(t, shape, sizeof shape), box.x + u / 2 + name_w + u / 2,
+                    y + (row - u) / 2, box.w - name_w - u * 3 / 2, cur ? UI_TEXT : UI_TEXT_DIM);
+        hit(app, box.x, y, box.w, row, UI_ACT_STAGE, i);
+    }
+}
+
+/* ---- header and decode panel ---------------------------------------------- */
+
+static const char *axis_name(ui_axis a)
+{
+    switch (a) {
+    case UI_AXIS_QUERY: return "queries i";
+    case UI_AXIS_KEY: return "keys j";
+    case UI_AXIS_NEW: return "new positions";
+    case UI_AXIS_PAST: return "cached positions";
+    case UI_AXIS_INPUT: return "input features m";
+    case UI_AXIS_FEATURE: return "features c";
+    default: return "";
+    }
+}
+
+static int header(ui_gfx *g, ui_app *app, SDL_Rect box)
+{
+    int u = ui_line(g), y = box.y;
+    const attn_tensor *t = ui_app_tensor(app);
+    const attn_dims *d = &app->trace.dims;
+    if (!t) return y;
+    char buf[400], shape[96];
+    ui_view_slice v;
+    ui_view_make(&app->trace, t->name, app->batch, app->head, &v);
+    snprintf(buf, sizeof buf, "%s %s", t->name, attn_tensor_shape_str(t, shape, sizeof shape));
+    ui_text_fit(g, buf, box.x, y, box.w, UI_WHITE);
+    y += u + u / 4;
+    if (t->info) {
+        ui_text_fit(g, t->info->formula, box.x, y, box.w, UI_ACCENT);
+        y += u + u / 8;
+        ui_text_fit(g, t->info->desc, box.x, y, box.w, UI_TEXT_DIM);
+        y += u + u / 8;
+    }
+    int n = snprintf(buf, sizeof buf, "batch row %d of %d", app->batch, d->b);
+    if (v.head_axis == 'h' || v.head_axis == 'g' || v.block)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " · head %d of %d (↑ ↓) · reads kv head %d", app->head, d->h,
+                      ui_view_kv_head(d, app->head));
+    if (v.head_axis == 'g')
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " · this tensor has g = %d kv heads", d->g);
+    if (app->view == UI_VIEW_SINGLE && v.row_axis != UI_AXIS_NONE)
+        snprintf(buf + n, sizeof buf - (size_t)n, " · rows: %s, columns: %s", axis_name(v.row_axis),
+                 axis_name(v.col_axis));
+    ui_text_fit(g, buf, box.x, y, box.w, UI_TEXT);
+    y += u + u / 2;
+    return y;
+}
+
+static const char *bytes_str(double b, char *buf, size_t size)
+{
+    if (b >= 1 << 20) snprintf(buf, size, "%.1f MiB", b / (1 << 20));
+    else if (b >= 1 << 10) snprintf(buf, size, "%.1f KiB", b / (1 << 10));
+    else snprintf(buf, size, "%.0f B", b);
+    return buf;
+}
+
+static int decode_panel(ui_gfx *g, ui_app *app, SDL_Rect box)
+{
+    int u = ui_line(g);
+    const attn_dims *d = &app->trace.dims;
+    char buf[400], tok[80], a[32], b[32], c[32];
+    ui_fill(g, box.x, box.y, box.w, 3 * u + u / 2, UI_PANEL);
+    int x = box.x + u / 2, y = box.y + u / 4;
+    const char *q = d->b > 0 && d->L > 0 ? attn_tokens_at(&app->trace.tokens, app->batch, d->L - 1) : "";
+    snprintf(tok, sizeof tok, "%s", q);
+    x += ui_text(g, "[", x, y, UI_TEXT_DIM);
+    int bw = ui_text_w(g, "◀") + u;
+    ui_fill(g, x, y - 2, bw, u + 4, UI_PANEL_HI);
+    ui_text(g, "◀", x + u / 2, y, UI_TEXT);
+    hit(app, x, y - 2, bw, u + 4, UI_ACT_DECODE_PREV, 0);
+    x += bw + u / 4;
+    snprintf(buf, sizeof buf, "decode step %d of %d", app->decode_step, app->decode_len);
+    x += ui_text(g, buf, x, y, UI_WHITE) + u / 4;
+    ui_fill(g, x, y - 2, bw, u + 4, UI_PANEL_HI);
+    ui_text(g, "▶", x + u / 2, y, UI_TEXT);
+    hit(app, x, y - 2, bw, u + 4, UI_ACT_DECODE_NEXT, 0);
+    x += bw + u / 4;
+    x += ui_text(g, "]", x, y, UI_TEXT_DIM) + u;
+    snprintf(buf, sizeof buf, "the new query “%s” reads all %d keys: %d from the cache, 1 computed now", tok, d->t,
+             d->P);
+    ui_text_fit(g, buf, x, y, box.x + box.w - x, UI_TEXT);
+    y += u + u / 4;
+    /* K and V, float32, one layer: 2 · b · g · t · k · 4 bytes */
+    double per = 2.0 * d->k * 4;
+    int g_gqa = 0;
+    for (int gg = 2; gg < d->h && !g_gqa; gg++)
+        if (d->h % gg == 0) g_gqa = gg;
+    if (d->mode == ATTN_MODE_GQA) g_gqa = d->g;
+    int n = snprintf(buf, sizeof buf, "KV cache now (K and V, float32, batch %d × %d positions): MHA %s", d->b, d->t,
+                     bytes_str(per * d->h * d->t * d->b, a, sizeof a));
+    if (g_gqa) n += snprintf(buf + n, sizeof buf - (size_t)n, " · GQA g=%d %s", g_gqa, bytes_str(per * g_gqa * d->t * d->b, b, sizeof b));
+    snprintf(buf + n, sizeof buf - (size_t)n, " · MQA %s   (this model: g = %d, %s per token)",
+             bytes_str(per * 1 * d->t * d->b, c, sizeof c), d->g, bytes_str(per * d->g, tok, sizeof tok));
+    ui_text_fit(g, buf, box.x + u / 2, y, box.w - u, UI_TEXT);
+    y += u + u / 4;
+    /* the cache growing: one cell per cached position */
+    int cell = imin(u, (box.w - u) / imax(app->decode_len, 1));
+    for (int i = 0; i < app->decode_len; i++) {
+        uint32_t col = i < d->P ? UI_ACCENT : i == d->P ? UI_WHITE : UI_PANEL_HI;
+        ui_fill(g, box.x + u / 2 + i * (cell + 2), y + 2, cell, u / 2, col);
+    }
+    return box.y + 3 * u + u / 2 + u / 2;
+}
+
+/* ---- status line, tooltip, overlays --------------------------------------- */
+
+static void status_line(ui_gfx *g, ui_app *app, SDL_Rect box)
+{
+    int u = ui_line(g);
+    ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
+    const char *s = app->status[0] ? app->status
+                                   : "← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help";
+    ui_text_fit(g, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? UI_ERROR : UI_TEXT_DIM);
+}
+
+static void tooltip(ui_gfx *g, ui_app *app)
+{
+    if (app->hover_area < 0 || app->hover_area >= app->n_areas || app->help || app->editing) return;
+    const ui_heat_area *a = &app->areas[app->hover_area];
+    const attn_trace *tr = a->pane == 1 && app->has_alt ? &app->alt : &app->trace;
+    ui_view_slice v;
+    char buf[400];
+    if (a->pane == 2) return; /* the difference has no formula of its own */
+    if (ui_view_make(tr, a->stage, app->batch, a->head, &v)) return;
+    ui_view_explain(tr, &v, app->hover_i, app->hover_j, buf, sizeof buf);
+    if (!buf[0]) return;
+    int u = ui_line(g);
+    int w = imin(ui_text_w(g, buf) + u, app->width - u);
+    int x = app->mouse_x + u, y = app->mouse_y + u;
+    if (x + w > app->width) x = imax(0, app->width - w);
+    if (y + 2 * u > app->height) y = app->mouse_y - 2 * u;
+    ui_fill(g, x, y, w, u + u / 2, 0xF0101016u);
+    ui_frame(g, x, y, w, u + u / 2, 1, UI_ACCENT);
+    ui_text_fit(g, buf, x + u / 2, y + u / 4, w - u, UI_WHITE);
+}
+
+static const char *const HELP[][2] = {
+    {"← →", "previous / next stage"},
+    {"↑ ↓", "previous / next head"},
+    {"b", "next batch row"},
+    {"c", "causal mask on / off"},
+    {"p", "padding: right → left → unmasked"},
+    {"m", "mode: MHA → GQA → MQA"},
+    {"h  H", "more / fewer heads (divisors of d_model)"},
+    {"v  V", "more / fewer kv heads (divisors of heads)"},
+    {"r", "RoPE on / off"},
+    {"d", "training with dropout / evaluation"},
+    {"i", "mask fill: −∞ or −1e9"},
+    {"x", "cross-attention on / off"},
+    {"g", "all-heads grid"},
+    {"Tab", "compare view; t: which mask to toggle"},
+    {"e", "edit the tokens (Enter applies, Esc cancels)"},
+    {"k", "KV-cache decode mode;  [ ]  previous / next token"},
+    {"click", "a cell's row: its weights as bars"},
+    {"s", "save a PNG of the window"},
+    {"f", "fullscreen"},
+    {"+ −", "bigger / smaller text"},
+    {"? F1", "this help"},
+    {"Esc", "close an overlay, else quit"},
+    {"q", "quit"},
+};
+
+static void help_overlay(ui_gfx *g, ui_app *app)
+{
+    int u = ui_line(g);
+    int n = (int)(sizeof HELP / sizeof HELP[0]);
+    int kw = 0, dw = 0;
+    for (int i = 0; i < n; i++) {
+        kw = imax(kw, ui_text_w(g, HELP[i][0]));
+        dw = imax(dw, ui_text_w(g, HELP[i][1]));
+    }
+    int row = u + u / 4;
+    int w = imin(app->width - 2 * u, kw + dw + 3 * u), h = imin(app->height - 2 * u, (n + 2) * row + u);
+    int x = (app->width - w) / 2, y = (app->height - h) / 2;
+    ui_fill(g, 0, 0, app->width, app->height, 0xB0000000u);
+    ui_fill(g, x, y, w, h, UI_PANEL);
+    ui_frame(g, x, y, w, h, 2, UI_ACCENT);
+    ui_text(g, "keys   (Esc or ? closes this)", x + u, y + u / 2, UI_WHITE);
+    for (int i = 0; i < n; i++) {
+        int ry = y + u / 2 + (i + 1) * row + u / 2;
+        if (ry + u > y + h) break;
+        ui_text(g, HELP[i][0], x + u, ry, UI_ACCENT);
+        ui_text_fit(g, HELP[i][1], x + 2 * u + kw, ry, w - 3 * u - kw, UI_TEXT);
+    }
+}
+
+static void edit_overlay(ui_gfx *g, ui_app *app)
+{
+    int u = ui_line(g);
+    int w = imin(app->width - 2 * u, 50 * u), h = 8 * u;
+    int x = (app->width - w) / 2, y = (app->height - h) / 3;
+    ui_fill(g, 0, 0, app->width, app->height, 0x90000000u);
+    ui_fill(g, x, y, w, h, UI_PANEL);
+    ui_frame(g, x, y, w, h, 2, UI_ACCENT);
+    ui_text(g, "tokens: spaces between tokens, | between batch rows — Enter applies, Esc cancels", x + u, y + u / 2,
+            UI_WHITE);
+    bool two = app->cfg.source_tokens || app->edit_field == 1 || app->edit[1][0];
+    for (int f = 0; f < (two ? 2 : 1); f++) {
+        int fy = y + 2 * u + f * 2 * u;
+        bool cur = f == app->edit_field;
+        ui_text(g, f ? "source" : "target", x + u, fy + u / 4, UI_TEXT_DIM);
+        int fx = x + u + ui_text_w(g, "source") + u;
+        int fw = x + w - u - fx;
+        ui_fill(g, fx, fy, fw, u + u / 2, cur ? UI_BG : UI_PANEL_HI);
+        if (cur) ui_frame(g, fx, fy, fw, u + u / 2, 1, UI_ACCENT);
+        const char *s = app->edit[f];
+        int tx = fx + u / 3, ty = fy + u / 4;
+        if (!cur) {
+            ui_text_fit(g, s, tx, ty, fw - u, UI_TEXT);
+            continue;
+        }
+        char before[UI_EDIT_MAX];
+        snprintf(before, sizeof before, "%.*s", app->edit_cursor, s);
+        int bx = tx + ui_text(g, before, tx, ty, UI_WHITE);
+        int cx = bx;
+        if (app->compose[0]) { /* IME composition: underlined, at the cursor */
+            int cw = ui_text(g, app->compose, bx, ty, UI_ACCENT);
+            ui_fill(g, bx, ty + u, cw, 2, UI_ACCENT);
+            cx = bx + cw;
+        }
+        ui_text(g, s + app->edit_cursor, cx, ty, UI_WHITE);
+        ui_fill(g, cx, ty, 2, u, UI_WHITE);
+        app->edit_rect = (SDL_Rect){bx, fy, fw - (bx - fx), u + u / 2};
+    }
+    ui_text(g, two ? "Tab switches between target and source" : "Ctrl+V pastes, Ctrl+U clears", x + u,
+            y + h - u - u / 2, UI_TEXT_DIM);
+}
+
+/* ---- the frame ------------------------------------------------------------ */
+
+void ui_render(ui_app *app, ui_gfx *g)
+{
+    int w, h;
+    SDL_GetRendererOutputSize(g->r, &w, &h);
+    app->width = w;
+    app->height = h;
+    int want_px = (int)lroundf(UI_BASE_FONT_PX * app->font_scale * app->pixel_ratio);
+    if (want_px != g->font_px && ui_font_set_size(g->font, want_px) == 0) g->font_px = want_px;
+    app->n_hits = 0;
+    app->n_areas = 0;
+
+    SDL_SetRenderDrawColor(g->r, (UI_BG >> 16) & 255, (UI_BG >> 8) & 255, UI_BG & 255, 255);
+    SDL_RenderClear(g->r);
+    int u = ui_line(g);
+    int top = controls(g, app);
+    int status_h = u + u / 2;
+    int nav_w = navigator_width(g, app);
+    navigator(g, app, (SDL_Rect){0, top, nav_w, h - top - status_h});
+    SDL_Rect main = {nav_w + u, top, w - nav_w - 2 * u, h - top - status_h - u / 2};
+    int y = header(g, app, main);
+    if (app->decode) y = decode_panel(g, app, (SDL_Rect){main.x, y, main.w, 0});
+    SDL_Rect pic = {main.x, y, main.w, main.y + main.h - y};
+    switch (app->view) {
+    case UI_VIEW_GRID: ui_plot_grid(g, app, pic); break;
+    case UI_VIEW_COMPARE: ui_plot_compare(g, app, pic); break;
+    default: ui_plot_single(g, app, pic); break;
+    }
+    status_line(g, app, (SDL_Rect){0, h - status_h, w, status_h});
+    tooltip(g, app);
+    if (app->editing) edit_overlay(g, app);
+    if (app->help) help_overlay(g, app);
+    app->dirty = false;
+}

@@ -1,0 +1,40 @@
+/* ui.h — the visualizer seen from the command line; no SDL types here.
+ *
+ * ui_window_run opens the interactive window; ui_render_png draws one picture
+ * through SDL's offscreen video driver with the same drawing code, for
+ * slides, worksheets and tests; ui_bench times frames. All return 0, or -1
+ * with a one-line message in err (and *exit_code set to 1 for an unreadable
+ * file or a missing display or font, 2 for a bad stage, head or config). */
+#ifndef UI_UI_H
+#define UI_UI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+typedef struct {
+    const char *stage;    /* NULL: weights */
+    int head, batch;      /* query head, batch row */
+    const char *view;     /* "single", "grid" or "compare"; NULL: single */
+    const char *compare;  /* compare: "causal", "padding" or "fill"; NULL: causal */
+    int width, height;    /* pixels; 0: 1280 × 800 */
+    int row;              /* query row shown as a bar chart, -1: none */
+    int decode_step;      /* > 0: KV-cache decode mode at this step */
+    float font_scale;     /* 0: 1 */
+} ui_picture;
+
+void ui_picture_init(ui_picture *p);
+
+/* The window, on cfg or on the trace file at path (when path is not NULL). */
+int ui_window_run(const attn_config *cfg, const char *path, char *err, size_t errsize, int *exit_code);
+
+/* One picture as a PNG file. */
+int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p, const char *out, char *err,
+                  size_t errsize, int *exit_code);
+
+/* Renders frames offscreen; prints their timing and returns the median. A
+ * frame is a full redraw: every heatmap repainted, nothing reused. */
+int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err, size_t errsize, int *exit_code);
+
+#endif

@@ -1,0 +1,139 @@
+/* window.c — the interactive window: events in, a frame out only when something changed. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <SDL.h>
+
+#include "app.h"
+#include "offscreen.h"
+#include "render.h"
+#include "ui.h"
+
+/* attnlab-weights-h0-1.png, the first number not yet taken, in the current directory. */
+static void save_name(const ui_app *app, char *buf, size_t size)
+{
+    const attn_tensor *t = ui_app_tensor(app);
+    struct stat st;
+    for (int n = 1; n < 10000; n++) {
+        snprintf(buf, size, "attnlab-%s-h%d-%d.png", t ? t->name : "frame", app->head, n);
+        if (stat(buf, &st) != 0) return;
+    }
+}
+
+static void update_ratio(ui_app *app, SDL_Window *win, SDL_Renderer *r)
+{
+    int ww, wh, dw, dh;
+    SDL_GetWindowSize(win, &ww, &wh);
+    SDL_GetRendererOutputSize(r, &dw, &dh);
+    float ratio = ww > 0 ? (float)dw / ww : 1.0f;
+    if (ratio != app->pixel_ratio) {
+        app->pixel_ratio = ratio;
+        app->dirty = true;
+    }
+}
+
+static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t tsize)
+{
+    char t[256];
+    ui_render(app, g);
+    if (app->save_requested) {
+        char name[128], err[300];
+        app->save_requested = false;
+        save_name(app, name, sizeof name);
+        if (ui_save_png(g->r, name, err, sizeof err)) ui_app_status(app, true, "%s", err);
+        else ui_app_status(app, false, "saved %s", name);
+        ui_render(app, g); /* show the message */
+    }
+    SDL_RenderPresent(g->r);
+    ui_app_title(app, t, sizeof t);
+    if (strcmp(t, title)) {
+        SDL_SetWindowTitle(win, t);
+        snprintf(title, tsize, "%s", t);
+    }
+    if (app->editing) {
+        SDL_Rect r = app->edit_rect;
+        float k = app->pixel_ratio > 0 ? app->pixel_ratio : 1.0f;
+        SDL_Rect pts = {(int)(r.x / k), (int)(r.y / k), (int)(r.w / k), (int)(r.h / k)};
+        SDL_SetTextInputRect(&pts);
+    }
+}
+
+int ui_window_run(const attn_config *cfg, const char *path, char *err, size_t errsize, int *exit_code)
+{
+    ui_app app;
+    SDL_Window *win = NULL;
+    SDL_Renderer *r = NULL;
+    ui_gfx *g = NULL;
+    int rc = -1;
+    *exit_code = 1;
+    if (path ? ui_app_init_file(&app, path, err, errsize) : ui_app_init(&app, cfg, err, errsize)) {
+        *exit_code = path ? 1 : 2;
+        return -1;
+    }
+    SDL_SetHint(SDL_HINT_IME_SHOW_UI, "1");
+    if (SDL_Init(SDL_INIT_VIDEO)) {
+        snprintf(err, errsize,
+                 "no display: %s — to draw without one, use `attnlab render [config] --stage NAME --head N -o FILE.png`",
+                 SDL_GetError());
+        goto out;
+    }
+    const char *drv = SDL_GetCurrentVideoDriver();
+    if (drv && (!strcmp(drv, "offscreen") || !strcmp(drv, "dummy"))) {
+        snprintf(err, errsize,
+                 "no display: SDL's video driver is '%s' — to draw without one, use `attnlab render [config] -o FILE.png`",
+                 drv);
+        goto out;
+    }
+    int w = 1280, h = 800;
+    SDL_Rect usable;
+    if (SDL_GetDisplayUsableBounds(0, &usable) == 0) {
+        if (w > usable.w - 40) w = usable.w - 40;
+        if (h > usable.h - 60) h = usable.h - 60;
+        if (w < 640) w = 640;
+        if (h < 480) h = 480;
+    }
+    win = SDL_CreateWindow("attnlab", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
+                           SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
+    if (!win) {
+        snprintf(err, errsize, "cannot open a window: %s (or use `attnlab render ... -o FILE.png`)", SDL_GetError());
+        goto out;
+    }
+    SDL_SetWindowMinimumSize(win, 640, 400);
+    r = SDL_CreateRenderer(win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
+    if (!r) r = SDL_CreateRenderer(win, -1, SDL_RENDERER_SOFTWARE);
+    if (!r) {
+        snprintf(err, errsize, "cannot draw in the window: %s", SDL_GetError());
+        goto out;
+    }
+    if (ui_gfx_open(r, UI_BASE_FONT_PX, &g, err, errsize)) goto out;
+    SDL_StopTextInput(); /* keys are shortcuts until the token editor opens */
+
+    char title[256] = "";
+    update_ratio(&app, win, r);
+    frame(&app, g, win, title, sizeof title);
+    SDL_Event ev;
+    while (!app.quit && SDL_WaitEvent(&ev)) {
+        /* every pending event first, then at most one frame */
+        do {
+            ui_app_event(&app, &ev);
+        } while (!app.quit && SDL_PollEvent(&ev));
+        if (app.quit) break;
+        if (app.fullscreen_changed) {
+            app.fullscreen_changed = false;
+            SDL_SetWindowFullscreen(win, app.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
+            app.dirty = true;
+        }
+        update_ratio(&app, win, r);
+        if (app.dirty || app.save_requested) frame(&app, g, win, title, sizeof title);
+    }
+    rc = 0;
+    *exit_code = 0;
+out:
+    ui_gfx_close(g);
+    if (r) SDL_DestroyRenderer(r);
+    if (win) SDL_DestroyWindow(win);
+    SDL_Quit();
+    ui_app_free(&app);
+    return rc;
+}
