@@ -1,8 +1,623 @@
-/* placeholder until the module's tests land */
+/* test_ui_app.c — the visualizer driven through its event handler and drawn
+ * offscreen: keys and clicks change the state as documented, and the pixels
+ * follow (masked cells hatched, group frames, labels, bar chart, tooltip). */
+#include <math.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <cmocka.h>
-static void nothing(void **state) { (void)state; }
-int main(void) { const struct CMUnitTest tests[] = {cmocka_unit_test(nothing)}; return cmocka_run_group_tests(tests, NULL, NULL); }
+
+#include "app.h"
+#include "forward.h"
+#include "offscreen.h"
+#include "render.h"
+#include "trace_io.h"
+#include "view.h"
+
+typedef struct {
+    ui_offscreen o;
+    ui_app app;
+    SDL_Surface *shot;
+} fixture;
+
+static int setup_with(void **state, const char *const *kv)
+{
+    fixture *f = calloc(1, sizeof *f);
+    char err[400];
+    attn_config c;
+    attn_error e;
+    attn_config_init(&c);
+    for (int i = 0; kv && kv[i]; i += 2)
+        if (attn_config_set(&c, kv[i], kv[i + 1], &e)) fail_msg("set %s: %s", kv[i], e.msg);
+    if (ui_offscreen_open(&f->o, 1280, 800, err, sizeof err)) fail_msg("offscreen: %s", err);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    *state = f;
+    return 0;
+}
+
+static int setup(void **state) { return setup_with(state, NULL); }
+
+static int setup_gqa(void **state)
+{
+    static const char *const kv[] = {"d_model", "64", "heads", "8", "kv_heads", "2", NULL};
+    return setup_with(state, kv);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    if (f->shot) SDL_FreeSurface(f->shot);
+    ui_app_free(&f->app);
+    ui_offscreen_close(&f->o);
+    free(f);
+    return 0;
+}
+
+static void draw(fixture *f)
+{
+    if (f->shot) SDL_FreeSurface(f->shot);
+    ui_render(&f->app, f->o.g);
+    f->shot = ui_read_pixels(f->o.r);
+    assert_non_null(f->shot);
+}
+
+static uint32_t px(const fixture *f, int x, int y)
+{
+    return ((const uint32_t *)((const uint8_t *)f->shot->pixels + (size_t)y * f->shot->pitch))[x] | 0xFF000000u;
+}
+
+static bool key(fixture *f, SDL_Keycode sym, Uint16 mod)
+{
+    SDL_Event ev = {0};
+    ev.type = SDL_KEYDOWN;
+    ev.key.keysym.sym = sym;
+    ev.key.keysym.mod = mod;
+    return ui_app_event(&f->app, &ev);
+}
+
+/* Typed text, in events of at most 31 bytes as SDL sends it (whole code points). */
+static void text(fixture *f, const char *s)
+{
+    while (*s) {
+        SDL_Event ev = {0};
+        size_t n = strlen(s);
+        if (n > sizeof ev.text.text - 1) {
+            n = sizeof ev.text.text - 1;
+            while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+        }
+        ev.type = SDL_TEXTINPUT;
+        memcpy(ev.text.text, s, n);
+        ui_app_event(&f->app, &ev);
+        s += n;
+    }
+}
+
+static bool click(fixture *f, int x, int y)
+{
+    SDL_Event ev = {0};
+    ev.type = SDL_MOUSEBUTTONDOWN;
+    ev.button.button = SDL_BUTTON_LEFT;
+    ev.button.x = x;
+    ev.button.y = y;
+    return ui_app_event(&f->app, &ev);
+}
+
+static void move(fixture *f, int x, int y)
+{
+    SDL_Event ev = {0};
+    ev.type = SDL_MOUSEMOTION;
+    ev.motion.x = x;
+    ev.motion.y = y;
+    ui_app_event(&f->app, &ev);
+}
+
+static const char *stage(const fixture *f) { return ui_app_tensor(&f->app)->name; }
+
+/* Pixels of the top-left quarter of cell (i, j) of area a (clear of the
+ * number printed in the cell's middle), counted by kind. */
+typedef struct {
+    int total, light, dark, other;
+} counts;
+
+static counts cell_corner(const fixture *f, int a, int i, int j)
+{
+    const ui_heat_area *ar = &f->app.areas[a];
+    int x, y, w, h;
+    ui_heat_cell_rect(ar->r.w, ar->r.h, ar->rows, ar->cols, i, j, &x, &y, &w, &h);
+    counts c = {0};
+    int x1 = w >= 12 ? w / 4 : w - 1, y1 = h >= 12 ? h / 4 : h - 1;
+    for (int yy = 1; yy < y1; yy++)
+        for (int xx = 1; xx < x1; xx++) {
+            uint32_t p = px(f, ar->r.x + x + xx, ar->r.y + y + yy);
+            c.total++;
+            if (p == UI_HATCH_LIGHT) c.light++;
+            else if (p == UI_HATCH_DARK) c.dark++;
+            else c.other++;
+        }
+    return c;
+}
+
+static bool hatched(counts c) { return c.light > 0 && c.dark > 0 && c.other == 0; }
+static bool plain(counts c) { return c.light == 0 && c.dark == 0; }
+
+/* ---- pixels ---------------------------------------------------------------- */
+
+static void causal_mask_hatches_the_future(void **state)
+{
+    fixture *f = *state;
+    assert_string_equal(stage(f), "weights");
+    draw(f);
+    assert_true(f->app.n_areas >= 1);
+    assert_int_equal(f->app.areas[0].rows, 6);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            counts c = cell_corner(f, 0, i, j);
+            if (j > i && !hatched(c)) fail_msg("weights[%d,%d] above the diagonal is not hatched (%d/%d/%d)", i, j, c.light, c.dark, c.other);
+            if (j <= i && !plain(c)) fail_msg("weights[%d,%d] is hatched", i, j);
+        }
+    /* causal off: batch row 0 has no padding, so nothing is masked */
+    assert_true(key(f, SDLK_c, 0));
+    assert_false(f->app.cfg.causal);
+    draw(f);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) assert_true(plain(cell_corner(f, 0, i, j)));
+    /* the same on the masked scores, where the cells really are −∞ */
+    assert_true(key(f, SDLK_c, 0));
+    assert_int_equal(ui_app_set_stage(&f->app, "masked_scores"), 0);
+    draw(f);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) assert_int_equal(hatched(cell_corner(f, 0, i, j)), j > i);
+}
+
+static void padding_hatches_pad_keys(void **state)
+{
+    fixture *f = *state;
+    key(f, SDLK_c, 0); /* causal off: only padding masks */
+    key(f, SDLK_b, 0); /* batch row 1: "我 爱 AI" + 3 pads */
+    assert_int_equal(f->app.batch, 1);
+    draw(f);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) assert_int_equal(hatched(cell_corner(f, 0, i, j)), j >= 3);
+    key(f, SDLK_p, 0); /* left padding: the pads come first */
+    assert_int_equal(f->app.cfg.pad_side, ATTN_PAD_LEFT);
+    draw(f);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) assert_int_equal(hatched(cell_corner(f, 0, i, j)), j < 3);
+    key(f, SDLK_p, 0); /* padding mask off: nothing hatched, pads get weight */
+    assert_false(f->app.cfg.pad_mask);
+    draw(f);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) assert_true(plain(cell_corner(f, 0, i, j)));
+    key(f, SDLK_p, 0);
+    assert_true(f->app.cfg.pad_mask);
+    assert_int_equal(f->app.cfg.pad_side, ATTN_PAD_RIGHT);
+}
+
+static void grid_frames_one_colour_per_kv_group(void **state)
+{
+    fixture *f = *state;
+    const int want[3] = {2, 1, 8}; /* GQA g=2, then m: MQA, then m: MHA */
+    assert_true(key(f, SDLK_g, 0));
+    assert_int_equal(f->app.view, UI_VIEW_GRID);
+    for (int round = 0; round < 3; round++) {
+        draw(f);
+        assert_int_equal(f->app.trace.dims.g, want[round]);
+        assert_int_equal(f->app.n_areas, 8);
+        uint32_t seen[8];
+        int distinct = 0;
+        for (int a = 0; a < 8; a++) {
+            const ui_heat_area *ar = &f->app.areas[a];
+            assert_int_equal(ar->head, a);
+            /* the frame sits 2 to 4 pixels outside the picture */
+            uint32_t frame = px(f, ar->r.x - 3, ar->r.y + ar->r.h / 2);
+            assert_int_equal(frame, ui_group_argb(ui_view_kv_head(&f->app.trace.dims, a)) | 0xFF000000u);
+            bool known = false;
+            for (int k = 0; k < distinct; k++) known |= seen[k] == frame;
+            if (!known) seen[distinct++] = frame;
+        }
+        assert_int_equal(distinct, want[round]);
+        key(f, SDLK_m, 0);
+    }
+    /* a click on a pane selects its head */
+    const ui_heat_area *ar = &f->app.areas[5];
+    assert_true(click(f, ar->r.x + ar->r.w / 2, ar->r.y + ar->r.h / 2));
+    assert_int_equal(f->app.head, 5);
+}
+
+static void labels_have_every_glyph(void **state)
+{
+    fixture *f = *state;
+    static const char *const toks[] = {"你", "是", "一", "只", "猫", "娘"};
+    draw(f);
+    const ui_heat_area *ar = &f->app.areas[0];
+    ui_view_slice v;
+    assert_int_equal(ui_view_make(&f->app.trace, "weights", 0, 0, &v), 0);
+    for (int i = 0; i < 6; i++) {
+        char buf[64];
+        assert_string_equal(ui_view_row_label(&f->app.trace, &v, i, buf, sizeof buf), toks[i]);
+        assert_string_equal(ui_view_col_label(&f->app.trace, &v, i, buf, sizeof buf), toks[i]);
+        assert_int_equal(ui_font_missing_glyphs(f->o.g->font, toks[i]), 0);
+        /* ink left of row i, where its label is drawn */
+        int x, y, w, h, ink = 0;
+        ui_heat_cell_rect(ar->r.w, ar->r.h, ar->rows, ar->cols, i, 0, &x, &y, &w, &h);
+        for (int yy = ar->r.y + y; yy < ar->r.y + y + h; yy++)
+            for (int xx = ar->r.x - 40; xx < ar->r.x - 2; xx++) ink += px(f, xx, yy) != UI_BG;
+        if (ink < 20) fail_msg("no label drawn for row %d (%d pixels)", i, ink);
+    }
+    assert_int_equal(ui_font_missing_glyphs(f->o.g->font, "scores[h=2, i=3, j=1] = q₃·k₁ / √8 −∞ Σⱼ"), 0);
+}
+
+/* ---- keys ------------------------------------------------------------------ */
+
+static void keys_move_through_stages_and_heads(void **state)
+{
+    fixture *f = *state;
+    char title[200];
+    SDL_Surface *before;
+    draw(f);
+    before = f->shot;
+    f->shot = NULL;
+    assert_true(key(f, SDLK_RIGHT, 0));
+    assert_string_equal(stage(f), "context");
+    assert_true(key(f, SDLK_LEFT, 0));
+    assert_true(key(f, SDLK_LEFT, 0));
+    assert_string_equal(stage(f), "masked_scores");
+    key(f, SDLK_RIGHT, 0);
+    assert_true(key(f, SDLK_DOWN, 0));
+    assert_int_equal(f->app.head, 1);
+    draw(f); /* the picture follows the head */
+    const ui_heat_area *ar = &f->app.areas[0];
+    int differ = 0;
+    for (int y = ar->r.y; y < ar->r.y + ar->r.h; y += 3)
+        for (int x = ar->r.x; x < ar->r.x + ar->r.w; x += 3)
+            differ += ((uint32_t *)((uint8_t *)before->pixels + (size_t)y * before->pitch))[x] != ((uint32_t *)((uint8_t *)f->shot->pixels + (size_t)y * f->shot->pitch))[x];
+    SDL_FreeSurface(before);
+    assert_true(differ > 100);
+    key(f, SDLK_UP, 0);
+    key(f, SDLK_UP, 0);
+    assert_int_equal(f->app.head, 3); /* wraps */
+    key(f, SDLK_b, 0);
+    assert_int_equal(f->app.batch, 1);
+    key(f, SDLK_b, 0);
+    assert_int_equal(f->app.batch, 0);
+    assert_string_equal(ui_app_title(&f->app, title, sizeof title), "attnlab — weights · head 3 · batch row 0");
+    /* the first and last stages stop */
+    while (key(f, SDLK_LEFT, 0)) {}
+    assert_string_equal(stage(f), "x");
+    while (key(f, SDLK_RIGHT, 0)) {}
+    assert_string_equal(stage(f), "out");
+    /* a click in the navigator */
+    draw(f);
+    bool clicked = false;
+    for (int h = 0; h < f->app.n_hits && !clicked; h++)
+        if (f->app.hits[h].action == UI_ACT_STAGE && !strcmp(f->app.trace.tensors[f->app.hits[h].arg].name, "mask")) {
+            clicked = click(f, f->app.hits[h].r.x + 5, f->app.hits[h].r.y + 5);
+        }
+    assert_true(clicked);
+    assert_string_equal(stage(f), "mask");
+}
+
+static void keys_change_the_configuration(void **state)
+{
+    fixture *f = *state;
+    const attn_dims *d = &f->app.trace.dims;
+    assert_int_equal(d->g, 4);
+    key(f, SDLK_m, 0);
+    assert_int_equal(f->app.trace.dims.mode, ATTN_MODE_GQA);
+    assert_int_equal(f->app.trace.dims.g, 2);
+    key(f, SDLK_m, 0);
+    assert_int_equal(f->app.trace.dims.g, 1);
+    key(f, SDLK_m, 0);
+    assert_int_equal(f->app.trace.dims.g, 4);
+    key(f, SDLK_h, 0); /* heads: next divisor of d_model = 32 */
+    assert_int_equal(f->app.trace.dims.h, 8);
+    key(f, SDLK_v, KMOD_SHIFT); /* fewer kv heads: 8 → 4 */
+    assert_int_equal(f->app.trace.dims.g, 4);
+    key(f, SDLK_h, KMOD_SHIFT);
+    assert_int_equal(f->app.trace.dims.h, 4);
+    assert_true(f->app.trace.dims.h % f->app.trace.dims.g == 0);
+    key(f, SDLK_r, 0);
+    assert_true(f->app.cfg.rope);
+    assert_non_null(attn_trace_find(&f->app.trace, "q_rope"));
+    assert_string_equal(stage(f), "weights"); /* the place is kept */
+    key(f, SDLK_d, 0);
+    assert_true(f->app.cfg.train);
+    assert_non_null(attn_trace_find(&f->app.trace, "weights_dropout"));
+    key(f, SDLK_i, 0);
+    assert_float_equal(f->app.trace.cfg.mask_value, -1e9f, 1.0f);
+    key(f, SDLK_i, 0);
+    assert_true(isinf(f->app.trace.cfg.mask_value));
+    /* cross-attention: a non-square picture with the source on the key axis */
+    key(f, SDLK_x, 0);
+    assert_true(f->app.trace.dims.cross);
+    assert_int_equal(f->app.trace.dims.t, 5);
+    assert_int_equal(f->app.trace.dims.s, 6);
+    draw(f);
+    assert_int_equal(f->app.areas[0].cols, 5);
+    ui_view_slice v;
+    char buf[64];
+    ui_view_make(&f->app.trace, "weights", 0, 0, &v);
+    assert_string_equal(ui_view_col_label(&f->app.trace, &v, 0, buf, sizeof buf), "you");
+    /* c in cross-attention: refused by the engine, nothing changes */
+    key(f, SDLK_c, 0);
+    assert_true(f->app.status_error);
+    assert_true(f->app.trace.dims.cross);
+    key(f, SDLK_x, 0);
+    assert_false(f->app.trace.dims.cross);
+    assert_true(f->app.cfg.causal);
+}
+
+static void view_keys_and_overlays(void **state)
+{
+    fixture *f = *state;
+    key(f, SDLK_TAB, 0);
+    assert_int_equal(f->app.view, UI_VIEW_COMPARE);
+    assert_true(f->app.has_alt);
+    assert_false(f->app.alt.cfg.causal); /* compares with the causal mask toggled */
+    draw(f);
+    assert_int_equal(f->app.n_areas, 3);
+    key(f, SDLK_t, 0);
+    assert_int_equal(f->app.compare_with, UI_TOGGLE_PADDING);
+    assert_false(f->app.alt.cfg.pad_mask);
+    key(f, SDLK_TAB, 0);
+    assert_int_equal(f->app.view, UI_VIEW_SINGLE);
+    assert_false(f->app.has_alt);
+    key(f, SDLK_SLASH, KMOD_SHIFT);
+    assert_true(f->app.help);
+    key(f, SDLK_ESCAPE, 0);
+    assert_false(f->app.help);
+    assert_false(f->app.quit);
+    key(f, SDLK_F1, 0);
+    assert_true(f->app.help);
+    key(f, SDLK_F1, 0);
+    assert_false(f->app.help);
+    key(f, SDLK_PLUS, 0);
+    assert_float_equal(f->app.font_scale, 1.25f, 1e-6);
+    key(f, SDLK_MINUS, 0);
+    key(f, SDLK_MINUS, 0);
+    assert_float_equal(f->app.font_scale, 0.75f, 1e-6);
+    draw(f); /* smaller text: the font follows */
+    assert_int_equal(f->o.g->font_px, 12);
+    key(f, SDLK_s, 0);
+    assert_true(f->app.save_requested);
+    key(f, SDLK_f, 0);
+    assert_true(f->app.fullscreen && f->app.fullscreen_changed);
+    key(f, SDLK_ESCAPE, 0);
+    assert_true(f->app.quit);
+    f->app.quit = false;
+    key(f, SDLK_q, 0);
+    assert_true(f->app.quit);
+}
+
+static void editing_tokens_with_text_input(void **state)
+{
+    fixture *f = *state;
+    key(f, SDLK_e, 0);
+    assert_true(f->app.editing);
+    assert_string_equal(f->app.edit[0], "你 是 一 只 猫 娘 | 我 爱 AI");
+    /* shortcuts are text while editing */
+    key(f, SDLK_u, KMOD_CTRL);
+    assert_string_equal(f->app.edit[0], "");
+    text(f, "我");
+    SDL_Event ev = {0};
+    ev.type = SDL_TEXTEDITING; /* an IME composing the next character */
+    snprintf(ev.edit.text, sizeof ev.edit.text, "%s", "ai");
+    ui_app_event(&f->app, &ev);
+    assert_string_equal(f->app.compose, "ai");
+    draw(f); /* the composition is drawn, the text field recorded for the IME */
+    assert_true(f->app.edit_rect.w > 0);
+    text(f, "爱");
+    assert_string_equal(f->app.compose, "");
+    text(f, " 猫 m");
+    key(f, SDLK_m, 0); /* typed, not the mode key */
+    assert_int_equal(f->app.trace.dims.g, 4);
+    key(f, SDLK_BACKSPACE, 0);
+    assert_string_equal(f->app.edit[0], "我爱 猫 ");
+    key(f, SDLK_LEFT, 0);
+    key(f, SDLK_BACKSPACE, 0); /* a whole CJK character, not one byte */
+    assert_string_equal(f->app.edit[0], "我爱  ");
+    key(f, SDLK_HOME, 0);
+    text(f, "<pad> ");
+    key(f, SDLK_RETURN, 0); /* reserved token: refused, still editing */
+    assert_true(f->app.editing);
+    assert_true(f->app.status_error);
+    assert_null(f->app.cfg.tokens);
+    key(f, SDLK_u, KMOD_CTRL);
+    text(f, "我 爱 猫 | 猫 爱 鱼 很 多");
+    key(f, SDLK_RETURN, 0);
+    assert_false(f->app.editing);
+    assert_string_equal(f->app.cfg.tokens, "我 爱 猫 | 猫 爱 鱼 很 多");
+    assert_int_equal(f->app.trace.dims.s, 5);
+    assert_int_equal(f->app.trace.dims.b, 2);
+    key(f, SDLK_e, 0);
+    text(f, " 啊");
+    key(f, SDLK_ESCAPE, 0); /* cancel keeps the tokens */
+    assert_false(f->app.editing);
+    assert_string_equal(f->app.cfg.tokens, "我 爱 猫 | 猫 爱 鱼 很 多");
+    assert_false(f->app.quit);
+}
+
+static void decode_mode_steps_through_tokens(void **state)
+{
+    fixture *f = *state;
+    key(f, SDLK_k, 0);
+    assert_true(f->app.decode);
+    assert_int_equal(f->app.decode_step, 1);
+    assert_int_equal(f->app.decode_len, 6);
+    for (int step = 1; step <= 6; step++) {
+        const attn_dims *d = &f->app.trace.dims;
+        assert_int_equal(f->app.decode_step, step);
+        assert_int_equal(d->s, 1);     /* one new query */
+        assert_int_equal(d->P, step - 1);
+        assert_int_equal(d->t, step);  /* reading every cached key */
+        const attn_tensor *kc = attn_trace_find(&f->app.trace, "k_cache");
+        if (step > 1) assert_non_null(kc);
+        draw(f);
+        assert_int_equal(f->app.areas[0].rows, 1);
+        assert_int_equal(f->app.areas[0].cols, step);
+        bool more = key(f, SDLK_RIGHTBRACKET, 0);
+        assert_int_equal(more, step < 6);
+    }
+    key(f, SDLK_LEFTBRACKET, 0);
+    assert_int_equal(f->app.decode_step, 5);
+    /* the last step's new row equals the full causal pass's row 4 */
+    attn_trace full;
+    attn_config c;
+    attn_error e;
+    attn_config_init(&c);
+    assert_int_equal(attn_trace_run(&c, NULL, &full, &e), 0);
+    const attn_tensor *w1 = attn_trace_find(&f->app.trace, "weights"), *w0 = attn_trace_find(&full, "weights");
+    for (int j = 0; j < 5; j++)
+        assert_float_equal(attn_tensor_at4(w1, 0, 2, 0, j), attn_tensor_at4(w0, 0, 2, 4, j), 1e-5);
+    attn_trace_free(&full);
+    attn_config_free(&c);
+    key(f, SDLK_k, 0);
+    assert_false(f->app.decode);
+    assert_int_equal(f->app.trace.dims.s, 6);
+}
+
+/* ---- mouse ----------------------------------------------------------------- */
+
+static void click_row_shows_bars_and_hover_explains(void **state)
+{
+    fixture *f = *state;
+    draw(f);
+    const ui_heat_area ar = f->app.areas[0];
+    int x, y, w, h;
+    ui_heat_cell_rect(ar.r.w, ar.r.h, ar.rows, ar.cols, 3, 1, &x, &y, &w, &h);
+    int cx = ar.r.x + x + w / 2, cy = ar.r.y + y + h / 2;
+    move(f, cx, cy);
+    assert_int_equal(f->app.hover_area, 0);
+    assert_int_equal(f->app.hover_i, 3);
+    assert_int_equal(f->app.hover_j, 1);
+    ui_view_slice v;
+    char buf[400];
+    ui_view_make(&f->app.trace, "weights", 0, 0, &v);
+    ui_view_explain(&f->app.trace, &v, 3, 1, buf, sizeof buf);
+    assert_non_null(strstr(buf, "weights[h=0, i=3, j=1] = exp("));
+    draw(f); /* the tooltip: a box with the accent frame near the mouse */
+    int accent = 0;
+    for (int yy = cy; yy < cy + 60 && yy < 800; yy++)
+        for (int xx = cx; xx < cx + 400 && xx < 1280; xx++) accent += px(f, xx, yy) == UI_ACCENT;
+    assert_true(accent > 50);
+    /* moving within the same cell asks for no redraw */
+    SDL_Event ev = {0};
+    ev.type = SDL_MOUSEMOTION;
+    ev.motion.x = cx + 1;
+    ev.motion.y = cy;
+    assert_false(ui_app_event(&f->app, &ev));
+
+    assert_true(click(f, cx, cy));
+    assert_int_equal(f->app.sel_row, 3);
+    draw(f);
+    /* the stacked bar: the segments reach the white mark at 1 */
+    assert_true(ui_app_tensor(&f->app) != NULL);
+    bool white_mark = false;
+    for (int yy = 400; yy < 800 && !white_mark; yy++)
+        for (int xx = 300; xx < 1280 && !white_mark; xx++)
+            if (px(f, xx, yy) == UI_WHITE && px(f, xx + 1, yy) == UI_WHITE && px(f, xx - 1, yy) != UI_WHITE &&
+                px(f, xx, yy + 5) == UI_WHITE && px(f, xx, yy + 10) == UI_WHITE) {
+                /* left of the mark: the last segment, a map colour, not the background */
+                white_mark = px(f, xx - 2, yy + 8) != UI_BG && px(f, xx - 2, yy + 8) != UI_PANEL;
+            }
+    assert_true(white_mark);
+    key(f, SDLK_ESCAPE, 0); /* closes the bar chart, does not quit */
+    assert_int_equal(f->app.sel_row, -1);
+    assert_false(f->app.quit);
+}
+
+static void toolbar_buttons_do_what_keys_do(void **state)
+{
+    fixture *f = *state;
+    draw(f);
+    int n = f->app.n_hits;
+    ui_hit hits[UI_MAX_HITS];
+    memcpy(hits, f->app.hits, sizeof hits);
+    for (int k = 0; k < n; k++) {
+        if (hits[k].action != UI_ACT_CAUSAL) continue;
+        assert_true(click(f, hits[k].r.x + 2, hits[k].r.y + 2));
+        assert_false(f->app.cfg.causal);
+        return;
+    }
+    fail_msg("no causal button");
+}
+
+/* ---- traces from files ----------------------------------------------------- */
+
+static void file_trace_recomputes_from_its_inputs(void **state)
+{
+    (void)state;
+    char path[512], err[400];
+    const char *dir = getenv("ATTNLAB_TEST_TMP");
+    snprintf(path, sizeof path, "%s/ui_app_trace.safetensors", dir ? dir : ".");
+    attn_config c;
+    attn_error e;
+    attn_trace tr, nc;
+    attn_config_init(&c);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &e), 0);
+    assert_int_equal(attn_trace_save(&tr, path, &e), 0);
+    c.causal = false;
+    assert_int_equal(attn_trace_run(&c, NULL, &nc, &e), 0);
+    ui_app app;
+    assert_int_equal(ui_app_init_file(&app, path, err, sizeof err), 0);
+    assert_true(app.from_file);
+    assert_string_equal(ui_app_tensor(&app)->name, "weights");
+    assert_true(ui_app_do(&app, UI_ACT_CAUSAL, 0));
+    const attn_tensor *a = attn_trace_find(&app.trace, "weights"), *b = attn_trace_find(&nc, "weights");
+    for (size_t i = 0; i < a->count; i++) assert_float_equal(a->data[i], b->data[i], 1e-6);
+    assert_false(ui_app_do(&app, UI_ACT_MODE, 0)); /* shapes are the file's */
+    assert_true(app.status_error);
+    assert_non_null(strstr(app.status, "a trace opened from a file keeps its shapes"));
+    ui_app_free(&app);
+    attn_trace_free(&tr);
+    attn_trace_free(&nc);
+    attn_config_free(&c);
+    assert_int_equal(ui_app_init_file(&app, "/nonexistent/x.safetensors", err, sizeof err), -1);
+    assert_non_null(strstr(err, "/nonexistent/x.safetensors"));
+}
+
+static void pictures_refuse_bad_stage_and_head(void **state)
+{
+    fixture *f = *state;
+    ui_picture p;
+    char err[700];
+    ui_picture_init(&p);
+    p.stage = "k_cache";
+    assert_int_equal(ui_picture_apply(&f->app, &p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "no stage 'k_cache'"));
+    p.stage = "scores";
+    p.head = 4;
+    assert_int_equal(ui_picture_apply(&f->app, &p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--head: 4 is out of range (h = 4"));
+    p.head = 3;
+    p.view = "grid";
+    assert_int_equal(ui_picture_apply(&f->app, &p, err, sizeof err), 0);
+    assert_string_equal(stage(f), "scores");
+    assert_int_equal(f->app.view, UI_VIEW_GRID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(causal_mask_hatches_the_future, setup, teardown),
+        cmocka_unit_test_setup_teardown(padding_hatches_pad_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(grid_frames_one_colour_per_kv_group, setup_gqa, teardown),
+        cmocka_unit_test_setup_teardown(labels_have_every_glyph, setup, teardown),
+        cmocka_unit_test_setup_teardown(keys_move_through_stages_and_heads, setup, teardown),
+        cmocka_unit_test_setup_teardown(keys_change_the_configuration, setup, teardown),
+        cmocka_unit_test_setup_teardown(view_keys_and_overlays, setup, teardown),
+        cmocka_unit_test_setup_teardown(editing_tokens_with_text_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(decode_mode_steps_through_tokens, setup, teardown),
+        cmocka_unit_test_setup_teardown(click_row_shows_bars_and_hover_explains, setup, teardown),
+        cmocka_unit_test_setup_teardown(toolbar_buttons_do_what_keys_do, setup, teardown),
+        cmocka_unit_test(file_trace_recomputes_from_its_inputs),
+        cmocka_unit_test_setup_teardown(pictures_refuse_bad_stage_and_head, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -41,7 +41,7 @@ void ui_gfx_close(ui_gfx *g)
 static bool same(const ui_heat_entry *e, unsigned gen, const ui_slice *s, const ui_scale *sc, int w, int h, int gap)
 {
     return e->tex && e->generation == gen && e->data == s->data && e->rows == s->rows && e->cols == s->cols &&
-           e->row_stride == s->row_stride && e->col_stride == s->col_stride && e->w == w && e->h == h &&
+           e->row_stride == s->row_stride && e->col_stride == s->col_stride && e->mask == s->mask && e->w == w && e->h == h &&
            e->gap == gap && e->scale.cmap == sc->cmap && e->scale.lo == sc->lo && e->scale.hi == sc->hi;
 }
 
@@ -75,6 +75,7 @@ void ui_gfx_heatmap(ui_gfx *g, unsigned generation, const ui_slice *s, const ui_
         e->cols = s->cols;
         e->row_stride = s->row_stride;
         e->col_stride = s->col_stride;
+        e->mask = s->mask;
         e->scale = *sc;
         e->w = w;
         e->h = h;

@@ -33,6 +33,7 @@ typedef struct {
     const void *data;    /* slice data pointer */
     int rows, cols;
     ptrdiff_t row_stride, col_stride;
+    const void *mask;
     ui_scale scale;
     int w, h, gap;
     SDL_Texture *tex;

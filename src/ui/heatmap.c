@@ -36,13 +36,13 @@ static level_map level_map_of(const ui_scale *s)
     return m;
 }
 
-/* Without branches on v in the common case, as ui_heat_paint calls it per cell. */
+/* Level of any v (NaN and −∞ give 0); ui_heat_paint inlines the in-range case. */
 static inline int level_of(const level_map *m, float v)
 {
     if (m->fixed >= 0)
         return v == INFINITY ? LEVELS - 1 : m->fixed;
     float l = (v - m->lo) * m->scale;
-    l = l > 0.0f ? l : 0.0f; /* NaN and −∞ too */
+    l = l > 0.0f ? l : 0.0f;
     l = l < (float)(LEVELS - 1) ? l : (float)(LEVELS - 1);
     return (int)l;
 }
@@ -102,12 +102,24 @@ enum { CELL_MAP, CELL_MASKED, CELL_NAN };
 
 typedef struct {
     ptrdiff_t offset; /* of the cell column in a slice row: j·col_stride */
+    ptrdiff_t moffset; /* the same in the mask: j·mask_col_stride */
     int x0, x1;       /* pixels it paints, its gap excluded */
 } col_span;
 
 typedef struct {
     int x0, x1, kind; /* masked or NaN pixels [x0, x1) of the current cell row */
 } special_run;
+
+/* The first two stores need no test: a cell is at least 2 px wide whenever it
+ * has a gap, and a 1-px cell's second store lands on its right neighbour,
+ * which is painted next (or on the spare pixel at the end of the line). */
+static inline void fill_span(uint32_t *line, const col_span *sp, uint32_t c)
+{
+    line[sp->x0] = c;
+    line[sp->x0 + 1] = c;
+    for (int x = sp->x0 + 2; x < sp->x1; x++)
+        line[x] = c;
+}
 
 void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, int pitch, int w, int h,
                    int gap)
@@ -118,28 +130,25 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
     if (gap < 0 || w / cols < 2 * gap + 4 || h / rows < 2 * gap + 4)
         gap = 0; /* decided for the whole picture, so all cells look alike */
 
-    size_t n = (size_t)(cols < w ? cols : w), nw = (size_t)w;
-    void *scratch = malloc(n * (sizeof(col_span) + sizeof(special_run) + sizeof(uint32_t)) +
-                           (4 * nw + 2 + HATCH_PERIOD + 2 * NAN_CHECK) * sizeof(uint32_t));
+    size_t nspan_max = (size_t)(cols < w ? cols : w), nline = (size_t)w + 1;
+    void *scratch = malloc(nspan_max * (sizeof(col_span) + sizeof(special_run)) +
+                           (3 * nline + HATCH_PERIOD + 2 * NAN_CHECK) * sizeof(uint32_t));
     if (!scratch)
         return;
-    col_span *spans = scratch;                      /* (n) visible cell columns, left to right */
-    special_run *runs = (special_run *)(spans + n); /* (n) */
-    int *span_of = (int *)(runs + n);               /* (w) span of pixel column x, n in a gap */
-    uint32_t *colour = (uint32_t *)(span_of + w);   /* (n + 1) of each span in the current row */
-    uint32_t *line = colour + n + 1;                /* (w) template of one pixel row */
-    uint32_t *hatch = line + w;                     /* (w + HATCH_PERIOD) row y starts at y mod period */
-    uint32_t *check = hatch + w + HATCH_PERIOD;     /* (w + 2·NAN_CHECK) row y starts at 0 or NAN_CHECK */
+    col_span *spans = scratch;                              /* (nspan) visible cell columns, left to right */
+    special_run *runs = (special_run *)(spans + nspan_max); /* (nrun) of the current cell row */
+    uint32_t *line = (uint32_t *)(runs + nspan_max);        /* (w + 1) template of the cell row's pixel rows */
+    uint32_t *hatch = line + nline;                 /* (w + HATCH_PERIOD) row y starts at y mod period */
+    uint32_t *check = hatch + nline + HATCH_PERIOD; /* (w + 2·NAN_CHECK) row y starts at 0 or NAN_CHECK */
 
     int nspan = 0;
-    for (int x = 0; x < w;) {
+    for (int x = 0; x < w; nspan++) {
         int j = cell_of(x, w, cols), end = start_of(j + 1, w, cols);
-        spans[nspan] = (col_span){j * slice->col_stride, x, end - gap};
-        for (; x < end; x++)
-            span_of[x] = x < end - gap ? nspan : (int)n;
-        nspan++;
+        spans[nspan] = (col_span){j * slice->col_stride, j * slice->mask_col_stride, x, end - gap};
+        x = end;
     }
-    colour[n] = UI_GAP;
+    for (size_t k = 0; k < nline; k++)
+        line[k] = UI_GAP; /* cells never paint their gap columns */
     for (int k = 0; k < w + HATCH_PERIOD; k++)
         hatch[k] = k % HATCH_PERIOD < HATCH_DARK_W ? UI_HATCH_DARK : UI_HATCH_LIGHT;
     for (int k = 0; k < w + 2 * NAN_CHECK; k++)
@@ -151,44 +160,40 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
     level_map lm = level_map_of(scale);
     float fast_scale = lm.fixed < 0 ? lm.scale : NAN; /* a flat range takes level_of for every cell */
 
-    int narrow = w < 2 * cols && gap == 0;
     for (int y = 0; y < h;) {
         int i = cell_of(y, h, rows), y_end = start_of(i + 1, h, rows), y_gap = y_end - gap;
         const float *data = slice->data + i * slice->row_stride;
+        const float *mrow = slice->mask ? slice->mask + i * slice->mask_row_stride : NULL;
         int nrun = 0;
         special_run run = {0, 0, CELL_MAP}; /* the one being extended, kept out of memory */
         for (int s = 0; s < nspan; s++) {
-            float v = data[spans[s].offset], l = (v - lm.lo) * fast_scale;
+            const col_span *sp = &spans[s];
+            float v = data[sp->offset], l = (v - lm.lo) * fast_scale;
+            if (mrow && mrow[sp->moffset] != 0.0f)
+                v = -INFINITY, l = NAN; /* masked: drawn like −∞ */
             if (l >= 0.0f && l < (float)LEVELS) { /* inside [lo, hi]: what level_of would say */
-                uint32_t c = lut[(int)l];
-                colour[s] = c;
-                if (narrow) { line[spans[s].x0] = c; line[spans[s].x0 + 1] = c; }
+                fill_span(line, sp, lut[(int)l]);
                 continue;
             }
             int kind = isnan(v) ? CELL_NAN : v == -INFINITY ? CELL_MASKED : CELL_MAP;
             if (kind == CELL_MAP) {
-                colour[s] = lut[level_of(&lm, v)];
-                continue;
-            }
-            colour[s] = UI_GAP; /* any: the run's pattern is drawn over it */
-            if (kind == run.kind && spans[s].x0 == run.x1) {
-                run.x1 = spans[s].x1; /* neighbours without a gap join into one run */
+                fill_span(line, sp, lut[level_of(&lm, v)]);
+            } else if (kind == run.kind && sp->x0 == run.x1) {
+                run.x1 = sp->x1; /* neighbours without a gap join into one run */
             } else {
                 if (run.kind != CELL_MAP)
                     runs[nrun++] = run;
-                run = (special_run){spans[s].x0, spans[s].x1, kind};
+                run = (special_run){sp->x0, sp->x1, kind};
             }
         }
         if (run.kind != CELL_MAP)
             runs[nrun++] = run;
-        for (int x = 0; !narrow && x < w; x++)
-            line[x] = colour[span_of[x]];
 
         for (; y < y_gap; y++) {
             uint32_t *row = px + (ptrdiff_t)y * pitch;
             const uint32_t *hatch_y = hatch + y % HATCH_PERIOD;
             const uint32_t *check_y = check + (y / NAN_CHECK) % 2 * NAN_CHECK;
-            memcpy(row, line, nw * sizeof *row);
+            memcpy(row, line, (size_t)w * sizeof *row);
             for (int r = 0; r < nrun; r++) {
                 const special_run *rn = &runs[r];
                 const uint32_t *pat = rn->kind == CELL_MASKED ? hatch_y : check_y;

@@ -10,7 +10,8 @@
  * Finite values go through the colour map over [lo, hi] (clamped). A masked
  * cell (−∞) is a diagonal hatch of UI_HATCH_LIGHT and UI_HATCH_DARK, aligned
  * to the picture so neighbouring masked cells join into one striped region;
- * neither colour occurs in either map. NaN cells are a checkerboard of
+ * neither colour occurs in either map. A cell whose slice mask is non-zero
+ * is hatched the same way. NaN cells are a checkerboard of
  * UI_NAN_A and UI_NAN_B. +∞ is drawn as the top of the map. */
 #ifndef UI_HEATMAP_H
 #define UI_HEATMAP_H
@@ -24,6 +25,11 @@ typedef struct {
     const float *data;    /* element (i, j) is data[i*row_stride + j*col_stride] */
     int rows, cols;
     ptrdiff_t row_stride, col_stride;
+    /* optional additive mask over the same cells (NULL: none): a cell whose
+     * mask is not 0 is drawn masked whatever its value, so the weights that a
+     * mask zeroed show the same hatch as the −∞ scores that caused them */
+    const float *mask;
+    ptrdiff_t mask_row_stride, mask_col_stride;
 } ui_slice;
 
 static inline float ui_slice_at(const ui_slice *s, int i, int j)

@@ -22,7 +22,9 @@ static bool has_masked(const ui_slice *s)
 {
     for (int i = 0; i < s->rows; i++)
         for (int j = 0; j < s->cols; j++)
-            if (isinf(ui_slice_at(s, i, j)) && ui_slice_at(s, i, j) < 0) return true;
+            if ((isinf(ui_slice_at(s, i, j)) && ui_slice_at(s, i, j) < 0) ||
+                (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0))
+                return true;
     return false;
 }
 
@@ -49,7 +51,7 @@ static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, bool ma
     ui_text(g, ui_view_format(sc->lo, buf, sizeof buf), x + bw + 4, y + h - u + u / 4, UI_TEXT);
     if (sc->cmap == UI_CMAP_DIVERGING && h >= 5 * u) ui_text(g, "0", x + bw + 4, y + h / 2 - u / 2, UI_TEXT_DIM);
     if (masked) {
-        ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1};
+        ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1, NULL, 0, 0};
         ui_gfx_heatmap(g, 1, &one, sc, x, y + h + u / 2, bw, u, 0);
         ui_text(g, "−∞", x + bw + 4, y + h + u / 2, UI_TEXT);
         ui_text(g, "masked", x, y + h + u / 2 + u, UI_TEXT_DIM);
@@ -105,7 +107,7 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
         for (int i = 0; i < s->rows; i++) {
             for (int j = 0; j < s->cols; j++) {
                 float x = ui_slice_at(s, i, j);
-                bool ninf = isinf(x) && x < 0;
+                bool ninf = (isinf(x) && x < 0) || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0);
                 if (!numbers && !ninf) continue;
                 int cx, cy, cww, chh;
                 ui_heat_cell_rect(w, h, s->rows, s->cols, i, j, &cx, &cy, &cww, &chh);
@@ -330,7 +332,7 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
             if (isfinite(dv)) m = fmaxf(m, fabsf(dv));
         }
     ui_view_slice dview = a;
-    dview.slice = (ui_slice){g->scratch, a.slice.rows, a.slice.cols, a.slice.cols, 1};
+    dview.slice = (ui_slice){g->scratch, a.slice.rows, a.slice.cols, a.slice.cols, 1, NULL, 0, 0};
     ui_scale dsc = {UI_CMAP_DIVERGING, -(m > 0 ? m : 1), m > 0 ? m : 1};
     ui_text(g, m > 0 ? "difference (toggled − configured)" : "difference: none, the toggle changes nothing here",
             box.x + 2 * pw, box.y, UI_TEXT_DIM);
@@ -381,7 +383,7 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
         const attn_tensor *mask = attn_trace_find(&app->trace, "mask");
         if (mask && mask->ndim == 4 && mask->shape[3] == t) m = attn_tensor_at4(mask, v.batch, 0, i, j);
         if (m != 0) {
-            ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1};
+            ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1, NULL, 0, 0};
             ui_scale sc = {UI_CMAP_SEQUENTIAL, 0, 1};
             ui_gfx_heatmap(g, 1, &one, &sc, bx + j * bw + 1, bottom - u / 2, bw - 2, u / 2, 0);
         }

@@ -100,6 +100,18 @@ int ui_view_make(const attn_trace *tr, const char *stage, int batch, int head, u
         v->col_axis = UI_AXIS_FEATURE;
     }
 
+    /* stages after the mask: the cells it masks are drawn masked */
+    const attn_tensor *m = attn_trace_find(tr, "mask");
+    if ((!strcmp(stage, "weights") || !strcmp(stage, "weights_dropout") || !strcmp(stage, "masked_scores") ||
+         !strcmp(stage, "mask")) &&
+        m && m->ndim == 4 && t->ndim == 4 && m->shape[0] == t->shape[0] && m->shape[2] == t->shape[2] &&
+        m->shape[3] == t->shape[3]) {
+        int b = v->batch < 0 ? 0 : v->batch;
+        v->slice.mask = m->data + (size_t)b * m->shape[2] * m->shape[3];
+        v->slice.mask_row_stride = m->shape[3];
+        v->slice.mask_col_stride = 1;
+    }
+
     /* q/k/v and the projections: outline the per-head column blocks */
     if (named && d->k > 0) {
         const char *cn = names[cols_axis];

@@ -1,0 +1,569 @@
+#!/usr/bin/env python3
+"""Drives the attnlab window as a person would, on a private Xvfb display: keys
+go in through xdotool, and what comes out is checked where a person sees it
+(the window title, the picture, the PNG that `s` saves, the exit status).
+
+Needs Xvfb, xdotool, ImageMagick's `import` and xprop (x11-utils); CI installs
+them (scripts/bootstrap.sh), so a missing one is a failure, not a skip.
+Standard library plus numpy (for comparing screenshots)."""
+import argparse
+import os
+import re
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+import numpy as np
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--attnlab", required=True)
+ARGS = ap.parse_args()
+ATTNLAB = os.path.abspath(ARGS.attnlab)
+TMP = tempfile.mkdtemp(prefix="attnlab-xvfb-", dir=os.environ.get("ATTNLAB_TEST_TMP") or None)
+STARTED = time.monotonic()
+passed = failed = 0
+DEBUG = []  # lines printed once at the end when anything failed
+
+TITLE_PREFIX = "attnlab — "
+TOOLS = {"Xvfb": "xvfb", "xdotool": "xdotool", "import": "imagemagick", "xprop": "x11-utils"}
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name}: {detail}")
+    return ok
+
+
+def finish():
+    if failed and DEBUG:
+        print("---- debugging information ----")
+        for line in DEBUG:
+            print(line)
+    print(f"{passed} passed, {failed} failed ({time.monotonic() - STARTED:.1f} s; files in {TMP})")
+    sys.exit(1 if failed else 0)
+
+
+def run(args, timeout=10, env=None, **kw):
+    """subprocess.run with a timeout; a command that hangs comes back with returncode None."""
+    try:
+        return subprocess.run(args, capture_output=True, timeout=timeout, env=env, **kw)
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(args, None, e.stdout or b"", e.stderr or b"")
+
+
+def poll(fn, timeout=4.0, interval=0.05):
+    """Calls fn until it returns something true or timeout seconds pass; returns the last value."""
+    end = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v or time.monotonic() > end:
+            return v
+        time.sleep(interval)
+
+
+# ---- the display -------------------------------------------------------------
+
+missing = [f"{tool} (Debian package {pkg})" for tool, pkg in TOOLS.items() if not shutil.which(tool)]
+if missing:
+    check("tools", False, "not installed: " + ", ".join(missing) + " — run scripts/bootstrap.sh")
+    finish()
+
+
+def start_xvfb():
+    """Xvfb on the first free display (-displayfd), so parallel runs don't collide."""
+    rfd, wfd = os.pipe()
+    log = open(os.path.join(TMP, "xvfb.log"), "wb")
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(wfd), "-screen", "0", "1600x1000x24",
+                             "-nolisten", "tcp", "-noreset"],
+                            pass_fds=(wfd,), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    os.close(wfd)
+    text, end = b"", time.monotonic() + 20
+    while b"\n" not in text and time.monotonic() < end and proc.poll() is None:
+        ready, _, _ = select.select([rfd], [], [], 0.2)
+        if ready:
+            chunk = os.read(rfd, 64)
+            if not chunk:
+                break
+            text += chunk
+    os.close(rfd)
+    if not text.strip().isdigit():
+        return proc, None
+    return proc, ":" + text.strip().decode()
+
+
+def stop(proc):
+    if proc and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+XVFB, DISPLAY = start_xvfb()
+if not check("Xvfb starts", DISPLAY is not None,
+             f"no display number from Xvfb -displayfd; log: {open(os.path.join(TMP, 'xvfb.log')).read()!r}"):
+    stop(XVFB)
+    finish()
+
+XENV = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "XAUTHORITY")}
+XENV["DISPLAY"] = DISPLAY
+APPENV = dict(XENV, SDL_VIDEODRIVER="x11", SDL_AUDIODRIVER="dummy")
+
+
+def x(*args, timeout=5):
+    return run(list(args), timeout=timeout, env=XENV)
+
+
+# ---- one attnlab window --------------------------------------------------------
+
+class Window:
+    def __init__(self, name, args=()):
+        self.name = name
+        self.dir = os.path.join(TMP, name)
+        os.makedirs(self.dir)
+        self.err_path = os.path.join(self.dir, "stderr.txt")
+        self.err = open(self.err_path, "wb")
+        self.out = open(os.path.join(self.dir, "stdout.txt"), "wb")
+        self.last_shot = None
+        self.wid = None
+        # keep the pointer off the window: hover highlights would make pictures differ
+        x("xdotool", "mousemove", "1599", "999")
+        self.proc = subprocess.Popen([ATTNLAB, *args], cwd=self.dir, env=APPENV, stdin=subprocess.DEVNULL,
+                                     stdout=self.out, stderr=self.err)
+        DEBUG.append(f"[{name}] attnlab pid {self.proc.pid}, cwd {self.dir}, stderr {self.err_path}")
+
+    def find(self, timeout=15):
+        """The window's id, once it is mapped and has drawn its first frame (title set)."""
+        def mapped():
+            if self.proc.poll() is not None:
+                return "exited"
+            # by class, not by name: xdotool 3.2016's --name cannot read a UTF-8 WM_NAME
+            r = x("xdotool", "search", "--onlyvisible", "--class", "^attnlab$")
+            ids = r.stdout.split()
+            return ids[0].decode() if r.returncode == 0 and ids else None
+        wid = poll(mapped, timeout, 0.1)
+        if wid in (None, "exited"):
+            self.debug()
+            return None
+        self.wid = wid
+        poll(lambda: self.state_title().startswith(TITLE_PREFIX), timeout)
+        return wid
+
+    def prop(self, name):
+        """An X property of the window as raw bytes (None when absent)."""
+        r = x("xprop", "-id", self.wid, "-notype", "-f", name, "8x", name)
+        m = re.match(rb"\S+ = (.*)", r.stdout.strip())
+        if r.returncode != 0 or not m:
+            return None
+        return bytes(int(h, 16) for h in m.group(1).split(b", ") if h)
+
+    def wm_title(self):
+        """The title as a window manager shows it (_NET_WM_NAME, else WM_NAME)."""
+        r = x("xdotool", "getwindowname", self.wid)
+        return r.stdout.decode(errors="replace").rstrip("\n") if r.returncode == 0 else ""
+
+    def state_title(self):
+        """The title the app last set, from whichever of _NET_WM_NAME / WM_NAME carries it
+        (see the 'title reaches the window manager' check for why both are read)."""
+        for p in ("_NET_WM_NAME", "WM_NAME"):
+            v = self.prop(p)
+            if v and v.decode(errors="replace").startswith(TITLE_PREFIX):
+                return v.decode(errors="replace")
+        return self.wm_title()
+
+    def key(self, *keys):
+        for k in keys:
+            r = x("xdotool", "key", "--window", self.wid, k)
+            if r.returncode != 0 and self.proc.poll() is None:
+                DEBUG.append(f"[{self.name}] xdotool key {k}: exit {r.returncode} {r.stderr!r}")
+
+    def expect_title(self, what, pred, desc):
+        t = poll(lambda: (lambda s: s if pred(s) else None)(self.state_title())) or self.state_title()
+        ok = check(f"{self.name}: {what}", pred(t), f"title {t!r}, want {desc}; " + self.status())
+        return ok
+
+    def geometry(self):
+        r = x("xdotool", "getwindowgeometry", self.wid)
+        m = re.search(rb"Geometry: (\d+)x(\d+)", r.stdout)
+        return (int(m.group(1)), int(m.group(2))) if m else None
+
+    def shot(self, label):
+        """The window's pixels as an (h, w, 3) uint8 array; the PPM is kept for debugging."""
+        r = x("import", "-window", self.wid, "ppm:-", timeout=15)
+        m = re.match(rb"P6\s+(\d+)\s+(\d+)\s+(\d+)\s", r.stdout or b"")
+        if r.returncode != 0 or not m or m.group(3) != b"255":
+            DEBUG.append(f"[{self.name}] import -window {self.wid} failed: exit {r.returncode} {r.stderr!r}")
+            return None
+        w, h = int(m.group(1)), int(m.group(2))
+        path = os.path.join(self.dir, f"shot-{label}.ppm")
+        with open(path, "wb") as f:
+            f.write(r.stdout)
+        self.last_shot = path
+        return np.frombuffer(r.stdout[m.end():m.end() + w * h * 3], np.uint8).reshape(h, w, 3)
+
+    def settled_shot(self, label, prev=None):
+        """A screenshot taken once the picture has stopped changing (the frame after a key
+        may take a moment); with prev, waits for it to differ from prev first."""
+        a = self.shot(label)
+        end = time.monotonic() + 4
+        while time.monotonic() < end and a is not None and prev is not None and diff(a, prev) == 0:
+            time.sleep(0.05)
+            a = self.shot(label)
+        while time.monotonic() < end:
+            time.sleep(0.15)
+            b = self.shot(label)
+            if a is None or b is None or diff(a, b) == 0:
+                return b
+            a = b
+        return a
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+    def running(self):
+        return self.proc.poll() is None
+
+    def wait_exit(self, timeout=5):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stderr(self):
+        self.err.flush()
+        with open(self.err_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def status(self):
+        return (f"process {'running' if self.running() else f'exited {self.proc.returncode}'}, "
+                f"last screenshot {self.last_shot}, stderr {self.stderr()[-800:]!r}")
+
+    def debug(self):
+        DEBUG.append(f"[{self.name}] {self.status()}")
+
+    def close(self):
+        if self.running():
+            self.proc.send_signal(signal.SIGTERM)
+            if self.wait_exit(3) is None:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.err.close()
+        self.out.close()
+
+
+def diff(a, b):
+    """Fraction of pixels that differ (1.0 when the sizes differ or a shot is missing)."""
+    if a is None or b is None or a.shape != b.shape:
+        return 1.0
+    return float(np.any(a != b, axis=2).mean())
+
+
+def colours(a):
+    if a is None:
+        return 0
+    v = a.reshape(-1, 3).astype(np.uint32)
+    return len(np.unique((v[:, 0] << 16) | (v[:, 1] << 8) | v[:, 2]))
+
+
+SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:|"
+                       r"\bSDL\b|X Error|BadWindow|Segmentation|Assertion")
+
+
+def png_info(path):
+    """(width, height, raw) of a PNG with every chunk CRC checked and the image data
+    decompressed to the exact length its header implies; a string describing the problem otherwise."""
+    try:
+        data = open(path, "rb").read()
+    except OSError as e:
+        return str(e)
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return "no PNG signature"
+    pos, ihdr, idat, end = 8, None, b"", False
+    while pos + 12 <= len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if len(body) != n or pos + 12 + n > len(data):
+            return f"chunk {kind!r} truncated"
+        if zlib.crc32(kind + body) != struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0]:
+            return f"chunk {kind!r} has a bad CRC"
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        elif kind == b"IEND":
+            end = True
+            break
+        pos += 12 + n
+    if not ihdr or not end:
+        return "no IHDR or no IEND"
+    w, h, depth, ctype, _, _, interlace = ihdr
+    channels = {0: 1, 2: 3, 4: 2, 6: 4}.get(ctype)
+    if depth != 8 or not channels or interlace:
+        return f"unexpected format depth {depth} colour type {ctype} interlace {interlace}"
+    try:
+        raw = zlib.decompress(idat)
+    except zlib.error as e:
+        return f"image data does not decompress: {e}"
+    if len(raw) != h * (1 + w * channels):
+        return f"image data is {len(raw)} bytes, want {h * (1 + w * channels)}"
+    return w, h, raw
+
+
+def saved_pngs(d):
+    return sorted(f for f in os.listdir(d) if f.startswith("attnlab-") and f.endswith(".png"))
+
+
+def expect_save(win, want_name, label):
+    """`s` writes want_name in the cwd; returns its decoded pixel data (or None)."""
+    before = set(saved_pngs(win.dir))
+    win.key("s")
+    new = poll(lambda: sorted(set(saved_pngs(win.dir)) - before), 5)
+    if not check(f"{win.name}: {label}: s saves a PNG in the cwd", len(new) == 1,
+                 f"new files {new}, all {saved_pngs(win.dir)}; " + win.status()):
+        return None
+    check(f"{win.name}: {label}: saved file name", new[0] == want_name, f"got {new[0]!r}, want {want_name!r}")
+    path = os.path.join(win.dir, new[0])
+    # the file appears when fopen creates it: wait for the complete PNG
+    info = poll(lambda: (lambda i: i if not isinstance(i, str) else None)(png_info(path)), 5) or png_info(path)
+    if not check(f"{win.name}: {label}: saved PNG is valid", not isinstance(info, str), f"{path}: {info}"):
+        return None
+    geo = win.geometry()
+    check(f"{win.name}: {label}: saved PNG is the window's size", geo == info[:2],
+          f"PNG {info[0]}x{info[1]}, window {geo}")
+    return info[2]
+
+
+def expect_clean_exit(win, what):
+    code = win.wait_exit(5)
+    check(f"{win.name}: {what} exits 0", code == 0,
+          f"exit {code}" + (" (still running after 5 s)" if code is None else "") + "; " + win.status())
+    err = win.stderr()
+    check(f"{win.name}: stderr has no sanitizer, SDL or X error output", not SANITIZER.search(err), repr(err[-2000:]))
+
+
+# ---- first run: the built-in example, every documented key -------------------------
+
+def main_run():
+    win = Window("example")
+    try:
+        if not check("example: window appears", win.find() is not None, win.status()):
+            return
+        w0 = "attnlab — weights · head 0 · batch row 0"
+        win.expect_title("opens on weights, head 0, batch row 0", lambda t: t == w0, repr(w0))
+        # A window manager shows _NET_WM_NAME (EWMH), falling back to WM_NAME; xdotool
+        # getwindowname reads them in that order. The title must reach it, not only WM_NAME.
+        shown = win.wm_title()
+        check("example: title reaches the window manager (_NET_WM_NAME)", shown == w0,
+              f"xdotool getwindowname says {shown!r}; _NET_WM_NAME = {win.prop('_NET_WM_NAME')!r}, "
+              f"WM_NAME = {win.prop('WM_NAME')!r}")
+
+        s0 = win.settled_shot("start")
+        n = colours(s0)
+        check("example: the window is drawn (not blank)", n >= 64, f"{n} distinct colours; " + win.status())
+
+        # ---- stages, heads, batch rows ----
+        win.key("Right")
+        win.expect_title("Right: next stage", lambda t: t.startswith("attnlab — context ·"), "stage context")
+        win.key("Left")
+        win.expect_title("Left: previous stage", lambda t: t.startswith("attnlab — weights ·"), "stage weights")
+        win.key("Left")
+        win.expect_title("Left Left: masked_scores", lambda t: t.startswith("attnlab — masked_scores ·"),
+                         "stage masked_scores")
+        win.key("Down")
+        win.expect_title("Down: next head", lambda t: "· head 1 ·" in t, "head 1")
+        win.key("Up")
+        win.expect_title("Up: previous head", lambda t: "· head 0 ·" in t, "head 0")
+        win.key("Up")
+        win.expect_title("Up from head 0 wraps to head 3", lambda t: "· head 3 ·" in t, "head 3")
+        win.key("b")
+        want = "attnlab — masked_scores · head 3 · batch row 1"
+        win.expect_title("b: next batch row", lambda t: t == want, repr(want))
+
+        # ---- grid view, help overlay ----
+        base = win.settled_shot("base")
+        win.key("g")
+        grid = win.settled_shot("grid", base)
+        d = diff(base, grid)
+        check("example: g shows the all-heads grid (picture changes)", d > 0.05,
+              f"{d:.1%} of pixels changed; " + win.status())
+        win.key("g")
+        back = win.settled_shot("grid-off", grid)
+        d = diff(base, back)
+        check("example: g again returns to the single view", d < 0.02, f"{d:.1%} of pixels differ from before; "
+              + win.status())
+        win.expect_title("grid keeps stage, head and row", lambda t: t == want, repr(want))
+
+        base = win.settled_shot("base2")
+        win.key("question")
+        helpshot = win.settled_shot("help", base)
+        d = diff(base, helpshot)
+        check("example: ? shows the help overlay (picture changes)", d > 0.05, f"{d:.1%} of pixels changed; "
+              + win.status())
+        win.key("Escape")
+        back = win.settled_shot("help-closed", helpshot)
+        d = diff(base, back)
+        check("example: Esc closes the help overlay (picture as before)", d < 0.02,
+              f"{d:.1%} of pixels differ from before the help; " + win.status())
+        time.sleep(0.3)
+        check("example: Esc with the help open does not quit", win.running(), win.status())
+        win.key("F1")
+        helpshot = win.settled_shot("help-f1", back)
+        check("example: F1 shows the help overlay too", diff(back, helpshot) > 0.05, win.status())
+        win.key("Escape")
+        back = win.settled_shot("help-f1-closed", helpshot)
+        check("example: Esc closes the F1 help", diff(base, back) < 0.02, win.status())
+
+        # ---- KV decode mode ----
+        win.key("k")
+        win.expect_title("k: decode mode", lambda t: t.endswith(" · decoding"), "'· decoding' at the end")
+        before = win.settled_shot("decode")
+        win.key("bracketright")
+        win.expect_title("]: next decode token stays in decode mode", lambda t: t.endswith(" · decoding"),
+                         "'· decoding' at the end")
+        after = win.settled_shot("decode-next", before)
+        check("example: ] moves to the next decode token (picture changes)", diff(before, after) > 0,
+              win.status())
+        win.key("k")
+        win.expect_title("k again: decode mode off", lambda t: t.startswith(TITLE_PREFIX) and "decoding" not in t,
+                         "no 'decoding'")
+        win.expect_title("decode mode off: back on masked_scores, head 3, row 1", lambda t: t == want, repr(want))
+
+        # ---- s saves the picture ----
+        png1 = expect_save(win, "attnlab-masked_scores-h3-1.png", "example")
+
+        # ---- the token editor: Esc cancels, Enter applies ----
+        base = win.settled_shot("before-edit")
+        win.key("e")
+        editing = win.settled_shot("edit-open", base)
+        check("example: e opens the token editor (picture changes)", diff(base, editing) > 0.01, win.status())
+        win.key("Escape")
+        back = win.settled_shot("edit-cancelled", editing)
+        time.sleep(0.3)
+        check("example: Esc in the editor cancels, the app keeps running", win.running(), win.status())
+        win.expect_title("edit cancelled: nothing changed", lambda t: t == want, repr(want))
+        check("example: cancelled edit leaves the picture (but the status line)", diff(base, back) < 0.02,
+              f"{diff(base, back):.1%} of pixels differ; " + win.status())
+
+        win.key("e")
+        win.settled_shot("edit-open2", back)
+        win.key("ctrl+u")  # the field opens holding the current sentence: clear it
+        r = x("xdotool", "type", "--window", win.wid, "--delay", "20", "a b c")
+        check("example: xdotool type", r.returncode == 0, f"exit {r.returncode} {r.stderr!r}")
+        typed = win.settled_shot("edit-typed")
+        win.key("Return")
+        applied = win.settled_shot("edit-applied", typed)
+        # one row of three tokens: batch row 1 no longer exists
+        want_edit = "attnlab — masked_scores · head 3 · batch row 0"
+        win.expect_title("tokens 'a b c' applied: one batch row left", lambda t: t == want_edit, repr(want_edit))
+        check("example: applied tokens change the picture", diff(back, applied) > 0.05,
+              f"{diff(back, applied):.1%} of pixels changed; " + win.status())
+        win.key("b")
+        time.sleep(0.3)
+        win.expect_title("b with one batch row stays on row 0", lambda t: t == want_edit, repr(want_edit))
+        png2 = expect_save(win, "attnlab-masked_scores-h3-2.png", "after the edit")
+        if png1 is not None and png2 is not None:
+            check("example: the PNG saved after the edit differs from the one before", png1 != png2,
+                  "identical image data")
+
+        # ---- idle: no busy loop ----
+        time.sleep(0.5)
+        c0 = win.cpu_seconds()
+        time.sleep(1.5)
+        used = win.cpu_seconds() - c0
+        check("example: idle for 1.5 s uses (almost) no CPU", used < 0.2, f"{used:.2f} s of CPU while idle")
+
+        # ---- q quits ----
+        win.key("q")
+        expect_clean_exit(win, "q")
+    finally:
+        if failed:
+            win.debug()
+            if win.wid and win.running():
+                DEBUG.append(f"[example] final title {win.state_title()!r}")
+        win.close()
+
+
+# ---- second run: a saved trace -------------------------------------------------------
+
+def view_run():
+    trace = os.path.join(TMP, "example.safetensors")
+    r = run([ATTNLAB, "trace", "-o", trace], timeout=60)
+    if not check("trace -o FILE", r.returncode == 0 and os.path.exists(trace), f"exit {r.returncode} {r.stderr!r}"):
+        return
+    win = Window("view", ["view", trace])
+    try:
+        if not check("view: window appears", win.find() is not None, win.status()):
+            return
+        win.expect_title("view FILE opens on weights", lambda t: t.startswith("attnlab — weights · head 0 ·"),
+                         "stage weights, head 0")
+        check("view: the window is drawn (not blank)", colours(win.settled_shot("start")) >= 64, win.status())
+        win.key("q")
+        expect_clean_exit(win, "q")
+    finally:
+        win.close()
+
+
+# ---- third run: Esc without an overlay quits ----------------------------------------------
+
+def esc_run():
+    win = Window("esc")
+    try:
+        if not check("esc: window appears", win.find() is not None, win.status()):
+            return
+        win.key("Escape")
+        expect_clean_exit(win, "Esc with no overlay")
+    finally:
+        win.close()
+
+
+# ---- without a display; a bad configuration -----------------------------------------------
+
+def no_display():
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "SDL_VIDEODRIVER", "WAYLAND_DISPLAY")}
+    r = run([ATTNLAB], timeout=20, env=env, cwd=TMP)
+    err = r.stderr.decode(errors="replace")
+    check("no display: exit 1", r.returncode == 1, f"exit {r.returncode}, stderr {err!r}")
+    check("no display: one line 'attnlab window: no display … attnlab render'",
+          err.count("\n") == 1 and err.startswith("attnlab window: no display") and "attnlab render" in err, repr(err))
+
+    # a bad configuration is reported before any window opens, even with a display
+    seen = []
+    proc = subprocess.Popen([ATTNLAB, "--heads", "7"], cwd=TMP, env=APPENV, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    end = time.monotonic() + 20
+    while proc.poll() is None and time.monotonic() < end:
+        r = x("xdotool", "search", "--class", "^attnlab$")
+        seen += r.stdout.split()
+        time.sleep(0.05)
+    if proc.poll() is None:
+        proc.kill()
+    out, err = proc.communicate(timeout=5)
+    err = err.decode(errors="replace")
+    check("--heads 7: exit 2", proc.returncode == 2, f"exit {proc.returncode}, stderr {err!r}")
+    check("--heads 7: one line naming the problem", err.count("\n") == 1 and err.startswith("attnlab")
+          and "heads (7) must divide d_model (32)" in err, repr(err))
+    check("--heads 7: no window opened", not seen, f"windows {seen}")
+
+
+try:
+    main_run()
+    view_run()
+    esc_run()
+    no_display()
+finally:
+    stop(XVFB)
+finish()
