@@ -4,6 +4,7 @@ a one-line message and the documented exit code; good ones work. Standard
 library only."""
 import argparse
 import json
+import re
 import os
 import struct
 import subprocess
@@ -15,6 +16,7 @@ ap.add_argument("--attnlab", required=True)
 ARGS = ap.parse_args()
 TMP = tempfile.mkdtemp(prefix="attnlab-cli-")
 OUT = os.path.join(TMP, "t.safetensors")
+PNG = os.path.join(TMP, "p.png")
 passed = failed = 0
 
 
@@ -83,6 +85,26 @@ USAGE = [
     (["info", "a", "b"], "expected one trace file"),
     (["frobnicate"], "unknown command 'frobnicate'"),
     (["--heads", "7"], "heads (7) must divide d_model (32)"),
+    (["render", "--stage", "k_cache", "-o", PNG], "--stage: this trace has no stage 'k_cache' (it has x, w_q"),
+    (["render", "--stage", "nonsense", "-o", PNG], "no stage 'nonsense'"),
+    (["render", "--head", "4", "-o", PNG], "--head: 4 is out of range (h = 4: heads 0 to 3)"),
+    (["render", "--head", "-1", "-o", PNG], "--head: '-1' is not a whole number"),
+    (["render", "--batch-index", "2", "-o", PNG], "--batch-index: 2 is out of range (b = 2"),
+    (["render", "--view", "wide", "-o", PNG], "--view: 'wide' is not single, grid or compare"),
+    (["render", "--view", "compare", "--compare", "x", "-o", PNG], "--compare: 'x' is not causal, padding or fill"),
+    (["render", "--size", "10x10", "-o", PNG], "--size: '10x10' is not WIDTHxHEIGHT"),
+    (["render", "--size", "800", "-o", PNG], "--size: '800' is not WIDTHxHEIGHT"),
+    (["render", "--font-scale", "9", "-o", PNG], "--font-scale: '9' is not a number from 0.75 to 3"),
+    (["render", "--row", "6", "-o", PNG], "--row: 6 is out of range (s = 6"),
+    (["render", "--decode-step", "9", "-o", PNG], "--decode-step: 9 is beyond the 6 tokens"),
+    (["render", "--heads", "3", "-o", PNG], "heads (3) must divide d_model (32)"),
+    (["render"], "no output file: use -o FILE.png"),
+    (["render", "--stage", "q", "a.safetensors", "b.safetensors", "-o", PNG], "unexpected argument 'b.safetensors'"),
+    (["trace", "--stage", "q", "-o", OUT], "trace does not take --stage"),
+    (["bench", "--frames", "0"], "--frames: '0' is not a whole number from 1"),
+    (["bench", "--frames", "2", "--stage", "nope"], "no stage 'nope'"),
+    (["view"], "expected one trace file"),
+    (["view", "a", "b"], "unexpected argument 'b'"),
 ]
 for args, msg in USAGE:
     expect(args, 2, msg)
@@ -143,7 +165,7 @@ expect(["trace", "--weights", good, "--kv-heads", "2", "-o", OUT], 1, "'w_k' has
 for cmd in ["trace", "info", "bench", "summary"]:
     expect([cmd, "--help"], 0, "Usage: attnlab " + cmd, stream="stdout")
 expect(["--help"], 0, "attnlab trace [config] -o FILE.safetensors", stream="stdout")
-r = expect([], 0, "weights, batch row 0, head 0", stream="stdout")
+r = expect(["summary"], 0, "weights, batch row 0, head 0", stream="stdout")
 check("summary shows CJK labels", "你" in r.stdout.decode())
 r = expect(["info", good], 0, "k_cache          (b=2, g=4, t=6, k=8)", stream="stdout")
 check("info lists q_rope", "q_rope" in r.stdout.decode())
@@ -163,6 +185,46 @@ r = expect(["info", p], 0, "cross-attention", stream="stdout")
 check("cross-attention scores are s x t", "scores           (b=1, h=4, s=3, t=5)" in r.stdout.decode(), r.stdout)
 r = expect(["bench", "--seq", "16", "--repeat", "3"], 0, "ms per traced forward (median of 3)", stream="stdout")
 check("bench last line", r.stdout.decode().strip().splitlines()[-1].startswith("bench: "), r.stdout)
+
+# ---- the visualizer's picture, drawn without a display ----
+def png_size(path):
+    b = open(path, "rb").read(32)
+    if b[:8] != b"\x89PNG\r\n\x1a\n" or b[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", b[16:24])
+
+
+for cmd in ["render", "view", "window"]:
+    expect([cmd, "--help"], 0, "Usage: attnlab " + cmd, stream="stdout")
+expect(["render", "--stage", "scores", "--head", "3", "--size", "800x600", "-o", PNG], 0, "wrote " + PNG, stream="stdout")
+check("render writes an 800x600 PNG", png_size(PNG) == (800, 600), png_size(PNG))
+for extra in (["--view", "grid", "--heads", "8", "--kv-heads", "2", "--d-model", "64"],
+              ["--view", "compare", "--compare", "padding", "--batch-index", "1"],
+              ["--row", "2", "--stage", "masked_scores", "--mask-value", "-1e9"],
+              ["--decode-step", "4", "--stage", "k_cache"],
+              ["--tokens", "我 爱 AI", "--source-tokens", "I love AI very much", "--no-causal"],
+              ["--rope", "--train", "--stage", "weights_dropout", "--font-scale", "1.5"],
+              ["--seq", "64", "--view", "grid", "--heads", "16", "--d-model", "64"]):
+    os.remove(PNG)
+    expect(["render"] + extra + ["-o", PNG], 0, "wrote", stream="stdout")
+    check("render " + " ".join(extra) + " is a PNG", png_size(PNG) == (1280, 800), png_size(PNG))
+# from trace files: attnlab's own and the cross-attention one
+expect(["render", good, "--stage", "k_cache", "-o", PNG], 0, "wrote", stream="stdout")
+expect(["render", p, "--stage", "weights", "--head", "2", "-o", PNG], 0, "wrote", stream="stdout")
+for name, data, msg in FILES[:4]:
+    bad = os.path.join(TMP, name)
+    r = expect(["render", bad, "-o", PNG], 1, msg)
+    check(f"render {name} names the file", bad in r.stderr.decode(), r.stderr)
+    r = expect(["view", bad], 1, msg)
+    check(f"view {name} names the file", bad in r.stderr.decode(), r.stderr)
+with open(PNG, "wb") as f:
+    f.write(b"keep me")
+run(["render", "--head", "9", "-o", PNG])
+check("failed render keeps existing file", open(PNG, "rb").read() == b"keep me")
+expect(["render", "-o", os.path.join(TMP, "no/such/dir/x.png")], 1, "cannot write")
+r = expect(["bench", "--frames", "3", "--view", "grid", "--seq", "32"], 0, "ms per frame (median)", stream="stdout")
+check("bench --frames last line", re.match(r"render: [0-9.]+ ms per frame \(median\)$",
+                                           r.stdout.decode().strip().splitlines()[-1]) is not None, r.stdout)
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -23,12 +23,14 @@ import numpy as np
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--attnlab", required=True)
+ap.add_argument("-v", "--verbose", action="store_true", help="print the measured picture differences")
 ARGS = ap.parse_args()
 ATTNLAB = os.path.abspath(ARGS.attnlab)
 TMP = tempfile.mkdtemp(prefix="attnlab-xvfb-", dir=os.environ.get("ATTNLAB_TEST_TMP") or None)
 STARTED = time.monotonic()
 passed = failed = 0
 DEBUG = []  # lines printed once at the end when anything failed
+METRICS = []  # measured differences, printed on failure or with --verbose
 
 TITLE_PREFIX = "attnlab — "
 TOOLS = {"Xvfb": "xvfb", "xdotool": "xdotool", "import": "imagemagick", "xprop": "x11-utils"}
@@ -45,6 +47,10 @@ def check(name, ok, detail=""):
 
 
 def finish():
+    if failed or ARGS.verbose:
+        print("---- measurements ----")
+        for line in METRICS:
+            print(line)
     if failed and DEBUG:
         print("---- debugging information ----")
         for line in DEBUG:
@@ -183,10 +189,11 @@ class Window:
                 return v.decode(errors="replace")
         return self.wm_title()
 
-    def key(self, *keys):
+    def key(self, *keys, quitting=False):
         for k in keys:
             r = x("xdotool", "key", "--window", self.wid, k)
-            if r.returncode != 0 and self.proc.poll() is None:
+            # a key that quits closes the window before xdotool sends its release: BadWindow
+            if r.returncode != 0 and not quitting:
                 DEBUG.append(f"[{self.name}] xdotool key {k}: exit {r.returncode} {r.stderr!r}")
 
     def expect_title(self, what, pred, desc):
@@ -201,7 +208,7 @@ class Window:
 
     def shot(self, label):
         """The window's pixels as an (h, w, 3) uint8 array; the PPM is kept for debugging."""
-        r = x("import", "-window", self.wid, "ppm:-", timeout=15)
+        r = x("import", "-window", self.wid, "-depth", "8", "ppm:-", timeout=15)
         m = re.match(rb"P6\s+(\d+)\s+(\d+)\s+(\d+)\s", r.stdout or b"")
         if r.returncode != 0 or not m or m.group(3) != b"255":
             DEBUG.append(f"[{self.name}] import -window {self.wid} failed: exit {r.returncode} {r.stderr!r}")
@@ -270,6 +277,20 @@ def diff(a, b):
     if a is None or b is None or a.shape != b.shape:
         return 1.0
     return float(np.any(a != b, axis=2).mean())
+
+
+def changed(win, what, a, b, more_than):
+    d = diff(a, b)
+    METRICS.append(f"{win.name}: {what}: {d:.2%} of pixels changed")
+    return check(f"{win.name}: {what} (picture changes)", d > more_than,
+                 f"{d:.2%} of pixels changed, want more than {more_than:.0%}; " + win.status())
+
+
+def same(win, what, a, b, at_most):
+    d = diff(a, b)
+    METRICS.append(f"{win.name}: {what}: {d:.2%} of pixels differ")
+    return check(f"{win.name}: {what} (picture as before)", d <= at_most,
+                 f"{d:.2%} of pixels differ, want at most {at_most:.0%}; " + win.status())
 
 
 def colours(a):
@@ -373,6 +394,7 @@ def main_run():
 
         s0 = win.settled_shot("start")
         n = colours(s0)
+        METRICS.append(f"example: {n} distinct colours at start")
         check("example: the window is drawn (not blank)", n >= 64, f"{n} distinct colours; " + win.status())
 
         # ---- stages, heads, batch rows ----
@@ -397,66 +419,59 @@ def main_run():
         base = win.settled_shot("base")
         win.key("g")
         grid = win.settled_shot("grid", base)
-        d = diff(base, grid)
-        check("example: g shows the all-heads grid (picture changes)", d > 0.05,
-              f"{d:.1%} of pixels changed; " + win.status())
+        changed(win, "g shows the all-heads grid", base, grid, 0.05)
         win.key("g")
         back = win.settled_shot("grid-off", grid)
-        d = diff(base, back)
-        check("example: g again returns to the single view", d < 0.02, f"{d:.1%} of pixels differ from before; "
-              + win.status())
+        same(win, "g again returns to the single view", base, back, 0.02)
         win.expect_title("grid keeps stage, head and row", lambda t: t == want, repr(want))
 
         base = win.settled_shot("base2")
         win.key("question")
         helpshot = win.settled_shot("help", base)
-        d = diff(base, helpshot)
-        check("example: ? shows the help overlay (picture changes)", d > 0.05, f"{d:.1%} of pixels changed; "
-              + win.status())
+        changed(win, "? shows the help overlay", base, helpshot, 0.05)
         win.key("Escape")
         back = win.settled_shot("help-closed", helpshot)
-        d = diff(base, back)
-        check("example: Esc closes the help overlay (picture as before)", d < 0.02,
-              f"{d:.1%} of pixels differ from before the help; " + win.status())
+        same(win, "Esc closes the help overlay", base, back, 0.02)
         time.sleep(0.3)
         check("example: Esc with the help open does not quit", win.running(), win.status())
         win.key("F1")
         helpshot = win.settled_shot("help-f1", back)
-        check("example: F1 shows the help overlay too", diff(back, helpshot) > 0.05, win.status())
+        changed(win, "F1 shows the help overlay too", back, helpshot, 0.05)
         win.key("Escape")
         back = win.settled_shot("help-f1-closed", helpshot)
-        check("example: Esc closes the F1 help", diff(base, back) < 0.02, win.status())
+        same(win, "Esc closes the F1 help", base, back, 0.02)
 
-        # ---- KV decode mode ----
+        # ---- KV decode mode (it opens on the weights, where the new query row shows) ----
         win.key("k")
+        dec = "attnlab — weights · head 3 · batch row 1 · decoding"
         win.expect_title("k: decode mode", lambda t: t.endswith(" · decoding"), "'· decoding' at the end")
+        win.expect_title("k: decode mode keeps head and row", lambda t: t == dec, repr(dec))
         before = win.settled_shot("decode")
         win.key("bracketright")
         win.expect_title("]: next decode token stays in decode mode", lambda t: t.endswith(" · decoding"),
                          "'· decoding' at the end")
         after = win.settled_shot("decode-next", before)
-        check("example: ] moves to the next decode token (picture changes)", diff(before, after) > 0,
-              win.status())
+        changed(win, "] moves to the next decode token", before, after, 0.0)
         win.key("k")
+        want = "attnlab — weights · head 3 · batch row 1"
         win.expect_title("k again: decode mode off", lambda t: t.startswith(TITLE_PREFIX) and "decoding" not in t,
                          "no 'decoding'")
-        win.expect_title("decode mode off: back on masked_scores, head 3, row 1", lambda t: t == want, repr(want))
+        win.expect_title("decode mode off keeps stage, head and row", lambda t: t == want, repr(want))
 
         # ---- s saves the picture ----
-        png1 = expect_save(win, "attnlab-masked_scores-h3-1.png", "example")
+        png1 = expect_save(win, "attnlab-weights-h3-1.png", "example")
 
         # ---- the token editor: Esc cancels, Enter applies ----
         base = win.settled_shot("before-edit")
         win.key("e")
         editing = win.settled_shot("edit-open", base)
-        check("example: e opens the token editor (picture changes)", diff(base, editing) > 0.01, win.status())
+        changed(win, "e opens the token editor", base, editing, 0.02)
         win.key("Escape")
         back = win.settled_shot("edit-cancelled", editing)
         time.sleep(0.3)
         check("example: Esc in the editor cancels, the app keeps running", win.running(), win.status())
         win.expect_title("edit cancelled: nothing changed", lambda t: t == want, repr(want))
-        check("example: cancelled edit leaves the picture (but the status line)", diff(base, back) < 0.02,
-              f"{diff(base, back):.1%} of pixels differ; " + win.status())
+        same(win, "Esc in the editor leaves the picture (but the status line)", base, back, 0.02)
 
         win.key("e")
         win.settled_shot("edit-open2", back)
@@ -467,14 +482,13 @@ def main_run():
         win.key("Return")
         applied = win.settled_shot("edit-applied", typed)
         # one row of three tokens: batch row 1 no longer exists
-        want_edit = "attnlab — masked_scores · head 3 · batch row 0"
+        want_edit = "attnlab — weights · head 3 · batch row 0"
         win.expect_title("tokens 'a b c' applied: one batch row left", lambda t: t == want_edit, repr(want_edit))
-        check("example: applied tokens change the picture", diff(back, applied) > 0.05,
-              f"{diff(back, applied):.1%} of pixels changed; " + win.status())
+        changed(win, "applied tokens change the picture", back, applied, 0.05)
         win.key("b")
         time.sleep(0.3)
         win.expect_title("b with one batch row stays on row 0", lambda t: t == want_edit, repr(want_edit))
-        png2 = expect_save(win, "attnlab-masked_scores-h3-2.png", "after the edit")
+        png2 = expect_save(win, "attnlab-weights-h3-2.png", "after the edit")
         if png1 is not None and png2 is not None:
             check("example: the PNG saved after the edit differs from the one before", png1 != png2,
                   "identical image data")
@@ -484,10 +498,11 @@ def main_run():
         c0 = win.cpu_seconds()
         time.sleep(1.5)
         used = win.cpu_seconds() - c0
+        METRICS.append(f"example: {used:.2f} s of CPU in 1.5 s idle")
         check("example: idle for 1.5 s uses (almost) no CPU", used < 0.2, f"{used:.2f} s of CPU while idle")
 
         # ---- q quits ----
-        win.key("q")
+        win.key("q", quitting=True)
         expect_clean_exit(win, "q")
     finally:
         if failed:
@@ -511,7 +526,7 @@ def view_run():
         win.expect_title("view FILE opens on weights", lambda t: t.startswith("attnlab — weights · head 0 ·"),
                          "stage weights, head 0")
         check("view: the window is drawn (not blank)", colours(win.settled_shot("start")) >= 64, win.status())
-        win.key("q")
+        win.key("q", quitting=True)
         expect_clean_exit(win, "q")
     finally:
         win.close()
@@ -524,7 +539,7 @@ def esc_run():
     try:
         if not check("esc: window appears", win.find() is not None, win.status()):
             return
-        win.key("Escape")
+        win.key("Escape", quitting=True)
         expect_clean_exit(win, "Esc with no overlay")
     finally:
         win.close()
@@ -536,9 +551,12 @@ def no_display():
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "SDL_VIDEODRIVER", "WAYLAND_DISPLAY")}
     r = run([ATTNLAB], timeout=20, env=env, cwd=TMP)
     err = r.stderr.decode(errors="replace")
+    last = err.rstrip("\n").split("\n")[-1]
     check("no display: exit 1", r.returncode == 1, f"exit {r.returncode}, stderr {err!r}")
-    check("no display: one line 'attnlab window: no display … attnlab render'",
-          err.count("\n") == 1 and err.startswith("attnlab window: no display") and "attnlab render" in err, repr(err))
+    check("no display: message 'attnlab window: no display …' naming attnlab render",
+          last.startswith("attnlab window: no display") and "attnlab render" in last, repr(err))
+    check("no display: that one line is all of stderr", err.count("\n") == 1 and err.startswith("attnlab"),
+          repr(err))
 
     # a bad configuration is reported before any window opens, even with a display
     seen = []

@@ -7,7 +7,7 @@
 
 static void window_usage(void)
 {
-    printf("Usage: attnlab [window] [config flags]\n\n"
+    printf("Usage: attnlab window [config flags]   (or just: attnlab [config flags])\n\n"
            "Opens the visualizer on the built-in example, or on the configuration the\n"
            "flags describe. Press ? in the window for its keys.\n\n");
     cli_print_config_help();
@@ -43,7 +43,10 @@ int cmd_window(int argc, char **argv)
     char err[512];
     int code = CLI_OK;
     int rc = cli_start(argc, argv, "window", 0, 0, window_usage, &a);
-    if (rc < 0) rc = finish("window", ui_window_run(&a.cfg, NULL, err, sizeof err, &code), code, err);
+    if (rc < 0) {
+        int st = ui_window_run(&a.cfg, NULL, err, sizeof err, &code);
+        rc = finish("window", st, code, err);
+    }
     cli_args_free(&a);
     return rc;
 }
@@ -58,7 +61,10 @@ int cmd_view(int argc, char **argv)
         fprintf(stderr, "attnlab view: expected one trace file (attnlab view FILE.safetensors)\n");
         rc = CLI_EUSAGE;
     }
-    if (rc < 0) rc = finish("view", ui_window_run(&a.cfg, a.positional[0], err, sizeof err, &code), code, err);
+    if (rc < 0) {
+        int st = ui_window_run(&a.cfg, a.positional[0], err, sizeof err, &code);
+        rc = finish("view", st, code, err);
+    }
     cli_args_free(&a);
     return rc;
 }
@@ -75,7 +81,8 @@ int cmd_render(int argc, char **argv)
     }
     if (rc < 0) {
         const char *path = a.n_positional ? a.positional[0] : NULL;
-        rc = finish("render", ui_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code), code, err);
+        int st = ui_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code);
+        rc = finish("render", st, code, err);
         if (rc == CLI_OK) printf("wrote %s\n", a.output);
     }
     cli_args_free(&a);

@@ -198,6 +198,23 @@ static void compute_alt(ui_app *app)
     attn_config_free(&c);
 }
 
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Whether `next` makes the same inputs (embeddings, weights) as the current
+ * trace: then a toggle recomputes only the attention, not the seeded inputs. */
+static bool same_inputs(const ui_app *app, const attn_config *a, const attn_config *b)
+{
+    int step = app->decode ? app->decode_step : 0;
+    return same_str(a->tokens, b->tokens) && same_str(a->source_tokens, b->source_tokens) && a->seq == b->seq &&
+           a->batch == b->batch && a->d_model == b->d_model && a->heads == b->heads && a->kv_heads == b->kv_heads &&
+           a->mode == b->mode && a->pad_side == b->pad_side && a->past == b->past && a->seed == b->seed &&
+           same_str(a->weights_path, b->weights_path) && same_str(a->input_path, b->input_path) &&
+           step == app->trace_step && app->trace.n_tensors > 0;
+}
+
 /* Runs settings `next`; on success they become app->cfg (ownership moves),
  * on failure nothing changes and the status line says why. */
 static int commit(ui_app *app, attn_config *next)
@@ -210,15 +227,18 @@ static int commit(ui_app *app, attn_config *next)
     snprintf(old_stage, sizeof old_stage, "%s", cur ? cur->name : "weights");
 
     int saved_step = app->decode_step;
+    bool reuse = same_inputs(app, &app->cfg, next);
     if (effective_config(app, next, &run, &err)) goto fail;
     attn_inputs in;
     if (app->from_file) inputs_of(&app->file, &in);
-    attn_status st = attn_trace_run(&run, app->from_file ? &in : NULL, &tr, &err);
+    else if (reuse) inputs_of(&app->trace, &in);
+    attn_status st = attn_trace_run(&run, app->from_file || reuse ? &in : NULL, &tr, &err);
     attn_config_free(&run);
     if (st) goto fail;
 
     attn_trace_free(&app->trace);
     app->trace = tr;
+    app->trace_step = app->decode ? app->decode_step : 0;
     attn_config_free(&app->cfg);
     app->cfg = *next;
     keep_place(app, old_stage);

@@ -80,6 +80,7 @@ typedef struct {
     /* KV-cache decode mode: the first decode_step tokens, the last one the new query */
     bool decode;
     int decode_step, decode_len;
+    int trace_step;       /* decode step the trace was computed for (0: not decoding) */
     attn_config decode_base; /* the settings before decode mode (owned while decode) */
 
     /* token editing (SDL text input, with IME composition) */

@@ -149,8 +149,10 @@ int ui_save_png(SDL_Renderer *r, const char *path, char *err, size_t errsize)
         goto out;
     }
     snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+    errno = 0;
     if (IMG_SavePNG(s, tmp)) {
-        snprintf(err, errsize, "%s: cannot write: %s", path, IMG_GetError());
+        int e = errno;
+        snprintf(err, errsize, "%s: cannot write: %s", path, e ? strerror(e) : IMG_GetError());
         remove(tmp);
         goto out;
     }

@@ -68,7 +68,7 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
 
     /* room for labels and the colour bar */
     int lw = 0, lh = 0;
-    bool row_labels = o->labels, col_labels = o->labels;
+    bool row_labels = o->labels && !o->no_row_labels, col_labels = o->labels;
     if (row_labels) {
         int step = imax(1, s->rows / 64);
         for (int i = 0; i < s->rows; i += step)
@@ -108,7 +108,7 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
             for (int j = 0; j < s->cols; j++) {
                 float x = ui_slice_at(s, i, j);
                 bool ninf = (isinf(x) && x < 0) || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0);
-                if (!numbers && !ninf) continue;
+                if (!numbers && !(isinf(x) && x < 0)) continue; /* too small for numbers: only the −∞ glyph */
                 int cx, cy, cww, chh;
                 ui_heat_cell_rect(w, h, s->rows, s->cols, i, j, &cx, &cy, &cww, &chh);
                 ui_view_format(x, buf, sizeof buf);
@@ -202,7 +202,7 @@ void ui_plot_single(ui_gfx *g, ui_app *app, SDL_Rect box)
         box.h -= bh + ui_line(g) / 2;
     }
     ui_scale sc = ui_app_scale(app, t);
-    ui_plot_opts o = {true, true, 0, app->generation};
+    ui_plot_opts o = {true, false, true, 0, app->generation};
     ui_plot_heatmap(g, app, &app->trace, &v, &sc, box, &o);
 }
 
@@ -262,7 +262,7 @@ void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
         bool cur = hh == app->head;
         snprintf(buf, sizeof buf, "head %d · kv %d%s", hh, kv, cur ? " ◀" : "");
         ui_text_fit(g, buf, px + u / 2, py, pw - u, gc);
-        ui_plot_opts o = {false, false, 0, app->generation};
+        ui_plot_opts o = {false, false, false, 0, app->generation};
         int a = ui_plot_heatmap(g, app, &app->trace, &hv, &sc, inner, &o);
         if (a >= 0) {
             SDL_Rect r = app->areas[a].r;
@@ -300,7 +300,7 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
     box.h -= u * 2;
     int pw = box.w / 3;
     ui_scale sc = ui_app_scale(app, a.tensor);
-    ui_plot_opts o = {true, true, 0, app->generation};
+    ui_plot_opts o = {true, false, false, 0, app->generation};
     const char *cap0 = "as configured";
     ui_text(g, cap0, box.x, box.y, UI_TEXT_DIM);
     SDL_Rect p0 = {box.x, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
@@ -314,6 +314,8 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_text(g, buf, box.x + pw, box.y, UI_TEXT_DIM);
     SDL_Rect p1 = {box.x + pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
     o.pane = 1;
+    o.no_row_labels = true;
+    o.colorbar = true;
     ui_plot_heatmap(g, app, &app->alt, &b, &sc, p1, &o);
 
     /* difference, toggled − configured, on its own symmetric scale */

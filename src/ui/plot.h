@@ -10,6 +10,7 @@
 
 typedef struct {
     bool labels;      /* token / feature labels on both axes (when they fit) */
+    bool no_row_labels; /* only the column labels (a pane right of one that has them) */
     bool colorbar;    /* colour bar with the value range on the right */
     int pane;         /* recorded in the area: compare 0/1/2 */
     unsigned generation;

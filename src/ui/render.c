@@ -203,11 +203,11 @@ static int decode_panel(ui_gfx *g, ui_app *app, SDL_Rect box)
     for (int gg = 2; gg < d->h && !g_gqa; gg++)
         if (d->h % gg == 0) g_gqa = gg;
     if (d->mode == ATTN_MODE_GQA) g_gqa = d->g;
-    int n = snprintf(buf, sizeof buf, "KV cache now (K and V, float32, batch %d × %d positions): MHA %s", d->b, d->t,
+    int n = snprintf(buf, sizeof buf, "KV cache, K and V in float32 for %d×%d positions: MHA %s", d->b, d->t,
                      bytes_str(per * d->h * d->t * d->b, a, sizeof a));
-    if (g_gqa) n += snprintf(buf + n, sizeof buf - (size_t)n, " · GQA g=%d %s", g_gqa, bytes_str(per * g_gqa * d->t * d->b, b, sizeof b));
-    snprintf(buf + n, sizeof buf - (size_t)n, " · MQA %s   (this model: g = %d, %s per token)",
-             bytes_str(per * 1 * d->t * d->b, c, sizeof c), d->g, bytes_str(per * d->g, tok, sizeof tok));
+    if (g_gqa) n += snprintf(buf + n, sizeof buf - (size_t)n, " · GQA (g=%d) %s", g_gqa, bytes_str(per * g_gqa * d->t * d->b, b, sizeof b));
+    snprintf(buf + n, sizeof buf - (size_t)n, " · MQA %s · this model: %s per token",
+             bytes_str(per * 1 * d->t * d->b, c, sizeof c), bytes_str(per * d->g, tok, sizeof tok));
     ui_text_fit(g, buf, box.x + u / 2, y, box.w - u, UI_TEXT);
     y += u + u / 4;
     /* the cache growing: one cell per cached position */
