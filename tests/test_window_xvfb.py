@@ -195,6 +195,7 @@ class Window:
             # a key that quits closes the window before xdotool sends its release: BadWindow
             if r.returncode != 0 and not quitting:
                 DEBUG.append(f"[{self.name}] xdotool key {k}: exit {r.returncode} {r.stderr!r}")
+            DEBUG.append(f"[{self.name}] {time.monotonic() - STARTED:.2f} xdotool key {k} -> {r.returncode} {r.stderr[:60]!r}")
 
     def expect_title(self, what, pred, desc):
         t = poll(lambda: (lambda s: s if pred(s) else None)(self.state_title())) or self.state_title()
