@@ -217,6 +217,20 @@ for name, data, msg in FILES[:4]:
     check(f"render {name} names the file", bad in r.stderr.decode(), r.stderr)
     r = expect(["view", bad], 1, msg)
     check(f"view {name} names the file", bad in r.stderr.decode(), r.stderr)
+# a file from another program in the same contract: the tensors without attnlab's metadata
+h_foreign = {k: v for k, v in header.items() if k != "__metadata__"}
+foreign = bad_file("foreign.safetensors", with_header(h_foreign))
+expect(["render", foreign, "--stage", "weights", "--head", "3", "-o", PNG], 0, "wrote", stream="stdout")
+check("render of a foreign file is a PNG", png_size(PNG) == (1280, 800), png_size(PNG))
+# no font at all: a clear message, not a crash
+empty_conf = os.path.join(TMP, "fonts.conf")
+with open(empty_conf, "w") as f:
+    f.write("<?xml version='1.0'?><fontconfig></fontconfig>\n")
+r = subprocess.run([ARGS.attnlab, "render", "-o", PNG], capture_output=True, timeout=120,
+                   env=dict(os.environ, FONTCONFIG_FILE=empty_conf))
+err = r.stderr.decode()
+check("render without fonts: exit 1, one line naming the font", r.returncode == 1 and "font" in err
+      and err.count("\n") == 1 and err.startswith("attnlab render:"), err)
 with open(PNG, "wb") as f:
     f.write(b"keep me")
 run(["render", "--head", "9", "-o", PNG])

@@ -371,6 +371,13 @@ def expect_save(win, want_name, label):
 
 def expect_clean_exit(win, what):
     code = win.wait_exit(5)
+    if code is None:  # DIAG
+        r = x("xdotool", "search", "--class", "^attnlab$")
+        DEBUG.append(f"DIAG windows {r.stdout!r}, wid {win.wid}, pid prop {win.prop('_NET_WM_PID')!r} proc {win.proc.pid}")
+        DEBUG.append("DIAG stat " + open(f"/proc/{win.proc.pid}/stat").read())
+        DEBUG.append("DIAG wchan " + open(f"/proc/{win.proc.pid}/wchan").read())
+        win.key("q", quitting=True)
+        DEBUG.append(f"DIAG after resend: {win.wait_exit(3)}")
     check(f"{win.name}: {what} exits 0", code == 0,
           f"exit {code}" + (" (still running after 5 s)" if code is None else "") + "; " + win.status())
     err = win.stderr()

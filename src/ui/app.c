@@ -311,7 +311,7 @@ int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsiz
         return -1;
     }
     if (app->cfg.tokens == NULL && app->file.tokens.rows) app->cfg.tokens = tokens_text(&app->file.tokens, 0);
-    if (app->file.dims.cross && app->file.source.rows) app->cfg.source_tokens = tokens_text(&app->file.source, 0);
+    if (app->file.dims.cross && app->file.source.rows && !app->cfg.source_tokens) app->cfg.source_tokens = tokens_text(&app->file.source, 0);
     keep_place(app, "weights");
     reset_scales(app);
     return 0;

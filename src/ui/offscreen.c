@@ -23,6 +23,9 @@ int ui_offscreen_open(ui_offscreen *o, int w, int h, char *err, size_t errsize)
 {
     memset(o, 0, sizeof *o);
     SDL_SetHint(SDL_HINT_VIDEODRIVER, "offscreen");
+    /* the software renderer draws straight into the window's surface: no GL
+     * or EGL library is loaded to back it */
+    SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0");
     if (SDL_InitSubSystem(SDL_INIT_VIDEO)) {
         snprintf(err, errsize, "cannot start SDL's offscreen video driver: %s", SDL_GetError());
         return -1;

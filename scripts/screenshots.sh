@@ -1,0 +1,15 @@
+#!/bin/sh
+# Remakes the README's screenshots with `attnlab render` (no display needed).
+# Usage: scripts/screenshots.sh [path/to/attnlab]
+set -eu
+A=${1:-build/attnlab}
+D=assets/screenshots
+mkdir -p "$D"
+"$A" render --stage weights -o "$D/weights-causal.png"
+"$A" render --stage masked_scores --head 1 --row 3 -o "$D/masked-scores-row.png"
+"$A" render --view grid --d-model 64 --heads 8 --kv-heads 2 -o "$D/grid-gqa.png"
+"$A" render --view compare --compare padding --batch-index 1 -o "$D/compare-padding.png"
+"$A" render --decode-step 4 --stage weights -o "$D/decode.png"
+"$A" render --tokens "我 爱 AI" --source-tokens "I love AI very much" --no-causal -o "$D/cross.png"
+"$A" render --stage q --head 2 -o "$D/q-head-blocks.png"
+"$A" render --pad-side left --mask-value -1e9 --batch-index 1 --row 1 -o "$D/pitfall-finite-fill.png"
