@@ -286,7 +286,7 @@ static void keys_move_through_stages_and_heads(void **state)
     assert_int_equal(f->app.batch, 1);
     key(f, SDLK_b, 0);
     assert_int_equal(f->app.batch, 0);
-    assert_string_equal(ui_app_title(&f->app, title, sizeof title), "attnlab — weights · head 3 · batch row 0");
+    assert_string_equal(ui_app_title(&f->app, title, sizeof title), "attnlab - weights - head 3 - batch row 0");
     /* the first and last stages stop */
     while (key(f, SDLK_LEFT, 0)) {}
     assert_string_equal(stage(f), "x");

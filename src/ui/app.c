@@ -63,8 +63,10 @@ ui_scale ui_app_scale(const ui_app *app, const attn_tensor *t)
 const char *ui_app_title(const ui_app *app, char *buf, size_t size)
 {
     const attn_tensor *t = ui_app_tensor(app);
-    snprintf(buf, size, "attnlab — %s · head %d · batch row %d%s", t ? t->name : "?", app->head, app->batch,
-             app->decode ? " · decoding" : "");
+    /* ASCII only: SDL 2.26 on X11 writes a non-ASCII title as Latin-1 WM_NAME
+     * and leaves _NET_WM_NAME alone unless the locale is UTF-8 */
+    snprintf(buf, size, "attnlab - %s - head %d - batch row %d%s", t ? t->name : "?", app->head, app->batch,
+             app->decode ? " - decoding" : "");
     return buf;
 }
 

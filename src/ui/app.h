@@ -147,7 +147,7 @@ const char *ui_toggle_name(ui_toggle t);
 /* Scale of tensor t (of trace or alt), computed once per trace. */
 ui_scale ui_app_scale(const ui_app *app, const attn_tensor *t);
 
-/* "attnlab — weights · head 0 · batch row 0": the window title. */
+/* "attnlab - weights - head 0 - batch row 0": the window title. */
 const char *ui_app_title(const ui_app *app, char *buf, size_t size);
 
 /* Sets the status line (printf-style); error colours it. */

@@ -1,5 +1,6 @@
 /* window.c — the interactive window: events in, a frame out only when something changed. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -72,6 +73,12 @@ int ui_window_run(const attn_config *cfg, const char *path, char *err, size_t er
         return -1;
     }
     SDL_SetHint(SDL_HINT_IME_SHOW_UI, "1");
+    /* no display to talk to: say so before SDL probes (and complains about) every driver */
+    if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY") && !getenv("SDL_VIDEODRIVER")) {
+        snprintf(err, errsize,
+                 "no display (DISPLAY and WAYLAND_DISPLAY are not set) — to draw without one, use `attnlab render [config] -o FILE.png`");
+        goto out;
+    }
     if (SDL_Init(SDL_INIT_VIDEO)) {
         snprintf(err, errsize,
                  "no display: %s — to draw without one, use `attnlab render [config] --stage NAME --head N -o FILE.png`",
