@@ -6,7 +6,7 @@ set -eu
 
 PACKAGES="$* build-essential cmake pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev python3-numpy
   libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei
-  xvfb xdotool imagemagick"
+  xvfb xdotool imagemagick x11-utils"
 
 missing=""
 for p in $PACKAGES; do
