@@ -55,8 +55,6 @@ int ui_view_make(const attn_trace *tr, const char *stage, int batch, int head, u
 
     /* leading axes: batch row, then head / kv head / broadcast 1 */
     size_t offset = 0;
-    int64_t stride = 1;
-    for (int a = 2; a < t->ndim; a++) stride *= t->shape[a];
     int lead = t->ndim > 2 ? t->ndim - 2 : 0;
     for (int a = 0; a < lead; a++) {
         int64_t idx = 0;
@@ -83,7 +81,6 @@ int ui_view_make(const attn_trace *tr, const char *stage, int batch, int head, u
         if (idx < 0) idx = 0;
         offset += (size_t)(idx * inner);
     }
-    (void)stride;
 
     int rows_axis = t->ndim >= 2 ? t->ndim - 2 : -1;
     int cols_axis = t->ndim - 1;
@@ -377,7 +374,7 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
         }
     } else if (!strcmp(nm, "q_heads") || !strcmp(nm, "k_heads") || !strcmp(nm, "v_heads")) {
         int hh = nm[0] == 'q' ? h : g;
-        put(&o, "%c[%s=%d, c=%d·%d+%d=%d] = %s", nm[0], nm[0] == 'q' ? "i" : "i", i, hh, k, j, hh * k + j,
+        put(&o, "%c[i=%d, c=%d·%d+%d=%d] = %s", nm[0], i, hh, k, j, hh * k + j,
             num(x, a, sizeof a));
         return buf;
     } else if (!strcmp(nm, "q_rope") || !strcmp(nm, "k_rope")) {
@@ -410,7 +407,8 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
         return buf;
     } else if (nm[0] == 'w' && nm[1] == '_' && t->ndim == 2) {
         put(&o, "%s", num(x, a, sizeof a));
-        if (k) put(&o, v->block_on_rows ? "  (input from head %d)" : "  (feeds head %d)", (v->block_on_rows ? i : j) / k);
+        if (k) put(&o, v->block_on_rows ? "  (input from head %d)" : nm[2] == 'q' ? "  (feeds head %d)" : "  (feeds kv head %d)",
+                   (v->block_on_rows ? i : j) / k);
         return buf;
     }
     put(&o, "%s", num(x, a, sizeof a));
