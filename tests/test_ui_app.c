@@ -224,7 +224,9 @@ static void grid_frames_one_colour_per_kv_group(void **state)
         assert_int_equal(distinct, want[round]);
         key(f, SDLK_m, 0);
     }
-    /* a click on a pane selects its head */
+    /* a click on a pane selects its head; until the new trace is drawn there is nothing to click */
+    assert_int_equal(f->app.n_areas, 0);
+    draw(f);
     const ui_heat_area *ar = &f->app.areas[5];
     assert_true(click(f, ar->r.x + ar->r.w / 2, ar->r.y + ar->r.h / 2));
     assert_int_equal(f->app.head, 5);
@@ -602,6 +604,58 @@ static void pictures_refuse_bad_stage_and_head(void **state)
     assert_int_equal(f->app.view, UI_VIEW_GRID);
 }
 
+/* A long random session of keys, text, clicks, motion and wheel: nothing
+ * crashes (the sanitizer pass runs this too) and the state stays in range. */
+static void random_session_keeps_state_valid(void **state)
+{
+    fixture *f = *state;
+    static const SDL_Keycode keys[] = {
+        SDLK_LEFT, SDLK_RIGHT, SDLK_UP, SDLK_DOWN, SDLK_b, SDLK_c, SDLK_p, SDLK_m, SDLK_r, SDLK_d, SDLK_i, SDLK_x,
+        SDLK_h, SDLK_v, SDLK_g, SDLK_TAB, SDLK_t, SDLK_e, SDLK_k, SDLK_LEFTBRACKET, SDLK_RIGHTBRACKET, SDLK_PLUS,
+        SDLK_MINUS, SDLK_F1, SDLK_ESCAPE, SDLK_RETURN, SDLK_BACKSPACE, SDLK_HOME, SDLK_END, SDLK_DELETE, SDLK_u};
+    static const char *const texts[] = {"我", " ", "|", "a", "爱 猫", "<pad>", "\xe4", "x y z | q"};
+    unsigned seed = 12345;
+#define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
+    draw(f);
+    for (int n = 0; n < 3000; n++) {
+        SDL_Event ev = {0};
+        unsigned r = RND() % 10;
+        if (r < 5) {
+            ev.type = SDL_KEYDOWN;
+            ev.key.keysym.sym = keys[RND() % (sizeof keys / sizeof keys[0])];
+            ev.key.keysym.mod = RND() % 4 == 0 ? KMOD_SHIFT : (RND() % 16 == 0 ? KMOD_CTRL : 0);
+        } else if (r < 6) {
+            ev.type = SDL_TEXTINPUT;
+            snprintf(ev.text.text, sizeof ev.text.text, "%s", texts[RND() % (sizeof texts / sizeof texts[0])]);
+        } else if (r < 8) {
+            ev.type = SDL_MOUSEBUTTONDOWN;
+            ev.button.button = SDL_BUTTON_LEFT;
+            ev.button.x = (int)(RND() % 1280);
+            ev.button.y = (int)(RND() % 800);
+        } else if (r < 9) {
+            ev.type = SDL_MOUSEMOTION;
+            ev.motion.x = (int)(RND() % 1280);
+            ev.motion.y = (int)(RND() % 800);
+        } else {
+            ev.type = SDL_MOUSEWHEEL;
+            ev.wheel.y = (int)(RND() % 3) - 1;
+        }
+        ui_app_event(&f->app, &ev);
+        f->app.quit = false;
+        f->app.save_requested = false;
+        if (n % 25 == 0) draw(f);
+        const attn_dims *d = &f->app.trace.dims;
+        assert_in_range(f->app.stage, 0, f->app.trace.n_tensors - 1);
+        assert_in_range(f->app.head, 0, d->h - 1);
+        assert_in_range(f->app.batch, 0, d->b - 1);
+        assert_true(f->app.sel_row < d->s);
+        assert_true(d->h % d->g == 0);
+        assert_true(f->app.edit_cursor >= 0 && (size_t)f->app.edit_cursor <= strlen(f->app.edit[f->app.edit_field]));
+        if (f->app.decode) assert_int_equal(d->s, 1);
+    }
+#undef RND
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -618,6 +672,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(toolbar_buttons_do_what_keys_do, setup, teardown),
         cmocka_unit_test(file_trace_recomputes_from_its_inputs),
         cmocka_unit_test_setup_teardown(pictures_refuse_bad_stage_and_head, setup, teardown),
+        cmocka_unit_test_setup_teardown(random_session_keeps_state_valid, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

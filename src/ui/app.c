@@ -173,6 +173,9 @@ static void reset_scales(ui_app *app)
     for (int i = 0; app->scales && i < n; i++) app->scales[i] = (ui_scale){UI_CMAP_DIVERGING, 1.0f, -1.0f};
     app->generation++;
     app->dirty = true;
+    /* what was on screen no longer matches: no cell to hover or click until the next frame */
+    app->n_areas = app->n_hits = 0;
+    app->hover_area = app->hover_i = app->hover_j = -1;
 }
 
 /* Compare view: the same inputs with one mask toggled. */

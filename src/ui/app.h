@@ -50,7 +50,7 @@ typedef struct {
     int rows, cols;
     int head;   /* query head shown */
     int pane;   /* compare: 0 current, 1 toggled, 2 difference; grid: 0 */
-    const char *stage;
+    char stage[ATTN_MAX_NAME]; /* a copy: the trace it came from may be gone by the next event */
 } ui_heat_area;
 
 #define UI_MAX_HITS 160

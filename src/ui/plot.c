@@ -14,7 +14,9 @@ static int imin(int a, int b) { return a < b ? a : b; }
 static int add_area(ui_app *app, SDL_Rect r, int rows, int cols, int head, int pane, const char *stage)
 {
     if (app->n_areas >= UI_MAX_AREAS) return -1;
-    app->areas[app->n_areas] = (ui_heat_area){r, rows, cols, head, pane, stage};
+    ui_heat_area *a = &app->areas[app->n_areas];
+    *a = (ui_heat_area){r, rows, cols, head, pane, ""};
+    snprintf(a->stage, sizeof a->stage, "%s", stage);
     return app->n_areas++;
 }
 
