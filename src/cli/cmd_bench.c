@@ -1,24 +1,11 @@
 /* cmd_bench.c — `attnlab bench [config] [--repeat N]`: times full traced forward passes. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "cli/cli.h"
+#include "engine/clock.h"
 #include "engine/forward.h"
 #include "ui/ui.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void usage(void)
 {
@@ -62,19 +49,12 @@ int cmd_bench(int argc, char **argv)
         rc = cli_exit_code(st);
         goto out;
     }
-    attn_inputs in = {0};
-    const attn_tensor *t;
-    if ((t = attn_trace_find(&first, "w_q"))) in.w_q = t->data;
-    if ((t = attn_trace_find(&first, "w_k"))) in.w_k = t->data;
-    if ((t = attn_trace_find(&first, "w_v"))) in.w_v = t->data;
-    if ((t = attn_trace_find(&first, "w_o"))) in.w_o = t->data;
-    if ((t = attn_trace_find(&first, "x"))) in.x = t->data;
-    if ((t = attn_trace_find(&first, "x_past"))) in.x_past = t->data;
-    if ((t = attn_trace_find(&first, "memory"))) in.memory = t->data;
+    attn_inputs in;
+    attn_inputs_from_trace(&first, &in);
     for (int i = 0; i < n && st == ATTN_OK; i++) {
-        double t0 = now_ms();
+        double t0 = attn_clock_ms();
         if ((st = attn_trace_run(&a.cfg, &in, &tr, &err))) break;
-        ms[i] = now_ms() - t0;
+        ms[i] = attn_clock_ms() - t0;
         attn_trace_free(&tr);
     }
     if (st) {
@@ -85,8 +65,7 @@ int cmd_bench(int argc, char **argv)
         /* multiply-adds of the five products: q, k+v, scores, context, out */
         double flops = 2.0 * d->b * d->s * d->d * d->d + 2.0 * 2.0 * d->b * d->n * d->d * d->g * d->k +
                        2.0 * 2.0 * d->b * d->h * (double)d->s * d->t * d->k + 2.0 * d->b * d->s * d->d * d->d;
-        qsort(ms, (size_t)n, sizeof *ms, cmp_double);
-        double med = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+        double med = attn_median(ms, n); /* sorts: ms[0] and ms[n-1] are min and max */
         printf("config: batch %d, seq %d, d_model %d, heads %d, kv_heads %d, past %d, %s-attention\n", d->b, d->L,
                d->d, d->h, d->g, d->P, d->cross ? "cross" : "self");
         printf("min %.2f ms, max %.2f ms\n", ms[0], ms[n - 1]);

@@ -224,8 +224,7 @@ static double default_limit(void)
     return (double)pages * (double)page / 2.0;
 }
 
-/* Smallest divisor of h strictly between 1 and h, or 0 if h is prime or < 4. */
-static int smallest_group_count(int h)
+int attn_gqa_default_groups(int h)
 {
     for (int g = 2; g < h; g++)
         if (h % g == 0) return g;
@@ -255,7 +254,7 @@ static attn_status resolve_heads(const attn_config *c, attn_dims *d, attn_error 
         if (g != 1) return attn_fail(err, ATTN_ERR_CONFIG, "mode mqa needs kv_heads = 1, got %d", g);
         break;
     case ATTN_MODE_GQA:
-        if (!g) g = smallest_group_count(h);
+        if (!g) g = attn_gqa_default_groups(h);
         if (g <= 1 || g >= h)
             return attn_fail(err, ATTN_ERR_CONFIG,
                              "mode gqa needs 1 < kv_heads < heads, with kv_heads dividing heads "

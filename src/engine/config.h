@@ -82,6 +82,9 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *dims, attn_toke
                                 attn_tokens *source, attn_error *err);
 
 const char *attn_mode_name(attn_mode m);
+/* kv heads that --mode gqa picks for h heads: the smallest divisor of h
+ * strictly between 1 and h, or 0 if there is none (h prime or < 4). */
+int attn_gqa_default_groups(int h);
 /* "-inf" or e.g. "-1e+09" into buf. */
 const char *attn_format_mask_value(float v, char *buf, int size);
 

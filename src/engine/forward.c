@@ -258,3 +258,16 @@ attn_status attn_trace_run(const attn_config *cfg, const attn_inputs *inputs, at
     }
     return ATTN_OK;
 }
+
+void attn_inputs_from_trace(const attn_trace *tr, attn_inputs *in)
+{
+    const attn_tensor *t;
+    memset(in, 0, sizeof *in);
+    if ((t = attn_trace_find(tr, "w_q"))) in->w_q = t->data;
+    if ((t = attn_trace_find(tr, "w_k"))) in->w_k = t->data;
+    if ((t = attn_trace_find(tr, "w_v"))) in->w_v = t->data;
+    if ((t = attn_trace_find(tr, "w_o"))) in->w_o = t->data;
+    if ((t = attn_trace_find(tr, "x"))) in->x = t->data;
+    if ((t = attn_trace_find(tr, "x_past"))) in->x_past = t->data;
+    if ((t = attn_trace_find(tr, "memory"))) in->memory = t->data;
+}

@@ -24,6 +24,11 @@ typedef struct {
     const float *memory; /* (b, t, d) */
 } attn_inputs;
 
+/* Inputs taken from an existing trace (its weights, x, x_past, memory), so a
+ * rerun with other mask settings computes on exactly the same numbers. The
+ * pointers borrow tr's arena: keep tr alive while they are used. */
+void attn_inputs_from_trace(const attn_trace *tr, attn_inputs *in);
+
 /* Validates cfg and estimates the trace's size in bytes without allocating it. */
 attn_status attn_trace_estimate(const attn_config *cfg, double *bytes, attn_error *err);
 

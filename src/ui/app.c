@@ -72,19 +72,6 @@ const char *ui_app_title(const ui_app *app, char *buf, size_t size)
 
 /* ---- computing ------------------------------------------------------------ */
 
-static void inputs_of(const attn_trace *tr, attn_inputs *in)
-{
-    const attn_tensor *t;
-    memset(in, 0, sizeof *in);
-    if ((t = attn_trace_find(tr, "w_q"))) in->w_q = t->data;
-    if ((t = attn_trace_find(tr, "w_k"))) in->w_k = t->data;
-    if ((t = attn_trace_find(tr, "w_v"))) in->w_v = t->data;
-    if ((t = attn_trace_find(tr, "w_o"))) in->w_o = t->data;
-    if ((t = attn_trace_find(tr, "x"))) in->x = t->data;
-    if ((t = attn_trace_find(tr, "x_past"))) in->x_past = t->data;
-    if ((t = attn_trace_find(tr, "memory"))) in->memory = t->data;
-}
-
 /* Tokens of `tk` as text, each row cut to its first n real tokens (n <= 0: all). */
 static char *tokens_text(const attn_tokens *tk, int n)
 {
@@ -139,9 +126,8 @@ static int effective_config(ui_app *app, const attn_config *base, attn_config *o
 
 static int stage_index(const attn_trace *tr, const char *name)
 {
-    for (int i = 0; i < tr->n_tensors; i++)
-        if (!strcmp(tr->tensors[i].name, name)) return i;
-    return -1;
+    const attn_tensor *t = attn_trace_find(tr, name);
+    return t ? (int)(t - tr->tensors) : -1;
 }
 
 /* After a new trace: the same stage if it still exists, else the nearest
@@ -193,7 +179,7 @@ static void compute_alt(ui_app *app)
     default: c.mask_value = isinf(c.mask_value) ? -1e9f : -INFINITY; break;
     }
     attn_inputs in;
-    inputs_of(&app->trace, &in);
+    attn_inputs_from_trace(&app->trace, &in);
     if (app->trace.dims.cross && app->compare_with == UI_TOGGLE_CAUSAL)
         ui_app_status(app, true, "cross-attention has no causal mask to toggle: its keys are the source");
     else if (attn_trace_run(&c, &in, &app->alt, &err))
@@ -235,8 +221,8 @@ static int commit(ui_app *app, attn_config *next)
     bool reuse = same_inputs(app, &app->cfg, next);
     if (effective_config(app, next, &run, &err)) goto fail;
     attn_inputs in;
-    if (app->from_file) inputs_of(&app->file, &in);
-    else if (reuse) inputs_of(&app->trace, &in);
+    if (app->from_file) attn_inputs_from_trace(&app->file, &in);
+    else if (reuse) attn_inputs_from_trace(&app->trace, &in);
     attn_status st = attn_trace_run(&run, app->from_file || reuse ? &in : NULL, &tr, &err);
     attn_config_free(&run);
     if (st) goto fail;
@@ -363,13 +349,6 @@ static int next_divisor(int n, int from, int dir, int limit)
     return from;
 }
 
-static bool gqa_possible(int h)
-{
-    for (int g = 2; g < h; g++)
-        if (h % g == 0) return true;
-    return false;
-}
-
 static int change_heads(ui_app *app, int dir)
 {
     const attn_dims *d = &app->trace.dims;
@@ -387,7 +366,7 @@ static int change_heads(ui_app *app, int dir)
     attn_mode m = d->mode;
     next.kv_heads = 0;
     next.mode = m;
-    if (m == ATTN_MODE_GQA && !gqa_possible(h)) {
+    if (m == ATTN_MODE_GQA && !attn_gqa_default_groups(h)) {
         next.mode = ATTN_MODE_MHA;
         ui_app_status(app, false, "h = %d has no divisor between 1 and %d, so GQA becomes MHA", h, h);
     } else if (m == ATTN_MODE_GQA && h % d->g == 0 && d->g > 1 && d->g < h) {
@@ -418,7 +397,7 @@ static int cycle_mode(ui_app *app)
 {
     const attn_dims *d = &app->trace.dims;
     attn_mode m = d->mode == ATTN_MODE_MHA ? ATTN_MODE_GQA : d->mode == ATTN_MODE_GQA ? ATTN_MODE_MQA : ATTN_MODE_MHA;
-    if (m == ATTN_MODE_GQA && !gqa_possible(d->h)) {
+    if (m == ATTN_MODE_GQA && !attn_gqa_default_groups(d->h)) {
         m = ATTN_MODE_MQA;
         ui_app_status(app, false, "h = %d has no divisor between 1 and %d: no GQA, so MHA → MQA", d->h, d->h);
     }

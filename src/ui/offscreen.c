@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <SDL_image.h>
 
+#include "clock.h"
 #include "render.h"
 
 void ui_picture_init(ui_picture *p)
@@ -207,25 +207,6 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
     return rc;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err, size_t errsize, int *exit_code)
 {
     ui_app app;
@@ -256,27 +237,27 @@ int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err,
     SDL_RenderPresent(o.r);
     /* a config change: toggle the causal mask, recompute, redraw */
     for (int i = 0; i < frames; i++) {
-        double t0 = now_ms();
+        double t0 = attn_clock_ms();
         ui_app_do(&app, UI_ACT_CAUSAL, 0);
         ui_render(&app, o.g);
         SDL_RenderPresent(o.r);
-        change[i] = now_ms() - t0;
+        change[i] = attn_clock_ms() - t0;
     }
     if (app.cfg.causal != cfg->causal) ui_app_do(&app, UI_ACT_CAUSAL, 0);
     /* a full redraw: every heatmap repainted from the trace */
     for (int i = 0; i < frames; i++) {
-        double t0 = now_ms();
+        double t0 = attn_clock_ms();
         ui_gfx_invalidate(o.g);
         ui_render(&app, o.g);
         SDL_RenderPresent(o.r);
-        full[i] = now_ms() - t0;
+        full[i] = attn_clock_ms() - t0;
     }
     const attn_dims *d = &app.trace.dims;
     printf("picture: %d×%d, %s view of %s, b=%d s=%d t=%d h=%d g=%d, software renderer\n", w, h,
            p->view ? p->view : "single", ui_app_tensor(&app)->name, d->b, d->s, d->t, d->h, d->g);
-    printf("config change (toggle causal, recompute, redraw): %.2f ms (median of %d)\n", median(change, frames),
+    printf("config change (toggle causal, recompute, redraw): %.2f ms (median of %d)\n", attn_median(change, frames),
            frames);
-    printf("render: %.2f ms per frame (median)\n", median(full, frames));
+    printf("render: %.2f ms per frame (median)\n", attn_median(full, frames));
     free(full);
     free(change);
     ui_offscreen_close(&o);

@@ -199,9 +199,7 @@ static int decode_panel(ui_gfx *g, ui_app *app, SDL_Rect box)
     y += u + u / 4;
     /* K and V, float32, one layer: 2 · b · g · t · k · 4 bytes */
     double per = 2.0 * d->k * 4;
-    int g_gqa = 0;
-    for (int gg = 2; gg < d->h && !g_gqa; gg++)
-        if (d->h % gg == 0) g_gqa = gg;
+    int g_gqa = attn_gqa_default_groups(d->h);
     if (d->mode == ATTN_MODE_GQA) g_gqa = d->g;
     int n = snprintf(buf, sizeof buf, "KV cache, K and V in float32 for %d×%d positions: MHA %s", d->b, d->t,
                      bytes_str(per * d->h * d->t * d->b, a, sizeof a));

@@ -258,11 +258,6 @@ static const char *num(float x, char *buf, size_t size)
     return buf;
 }
 
-static const attn_tensor *find(const attn_trace *tr, const char *name)
-{
-    return attn_trace_find(tr, name);
-}
-
 /* Row `row` (length k) of a (b, heads, n, k) tensor, or NULL if the shape does not fit. */
 static const float *row4(const attn_tensor *t, int b, int hh, int row, int k)
 {
@@ -314,8 +309,8 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
         put(&o, "%s[i=%d, c=%d] = ", nm, i, j);
 
     if (!strcmp(nm, "scores")) {
-        const attn_tensor *q = find(tr, "q_rope") ? find(tr, "q_rope") : find(tr, "q_heads");
-        const float *qi = row4(q, b, h, i, k), *kj = row4(find(tr, "k_expanded"), b, h, j, k);
+        const attn_tensor *q = attn_trace_find(tr, "q_rope") ? attn_trace_find(tr, "q_rope") : attn_trace_find(tr, "q_heads");
+        const float *qi = row4(q, b, h, i, k), *kj = row4(attn_trace_find(tr, "k_expanded"), b, h, j, k);
         if (qi && kj) {
             double dot = 0;
             for (int c2 = 0; c2 < k; c2++) dot += (double)qi[c2] * kj[c2];
@@ -328,7 +323,7 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
         if (!mask_reason(tr, b, i, j, &o)) put(&o, ": query %d may look at key %d", d->P + i, j);
         return buf;
     } else if (!strcmp(nm, "masked_scores")) {
-        const attn_tensor *s = find(tr, "scores"), *m = find(tr, "mask");
+        const attn_tensor *s = attn_trace_find(tr, "scores"), *m = attn_trace_find(tr, "mask");
         if (s && m && s->ndim == 4 && m->ndim == 4) {
             float sv = attn_tensor_at4(s, b, h, i, j), mv = attn_tensor_at4(m, b, 0, i, j);
             put(&o, "scores + mask = %s + ", num(sv, a, sizeof a));
@@ -337,7 +332,7 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
             return buf;
         }
     } else if (!strcmp(nm, "weights")) {
-        const attn_tensor *ms = find(tr, "masked_scores");
+        const attn_tensor *ms = attn_trace_find(tr, "masked_scores");
         if (ms && ms->ndim == 4 && ms->shape[3] == v->slice.cols) {
             const float *row = ms->data + (((size_t)b * ms->shape[1] + h) * ms->shape[2] + i) * ms->shape[3];
             float mx = -INFINITY;
@@ -354,7 +349,7 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
             return buf;
         }
     } else if (!strcmp(nm, "weights_dropout")) {
-        const attn_tensor *w = find(tr, "weights");
+        const attn_tensor *w = attn_trace_find(tr, "weights");
         if (w && w->ndim == 4) {
             float wv = attn_tensor_at4(w, b, h, i, j);
             float p = tr->cfg.dropout;
@@ -363,8 +358,8 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
             return buf;
         }
     } else if (!strcmp(nm, "context")) {
-        const attn_tensor *w = find(tr, "weights_dropout") ? find(tr, "weights_dropout") : find(tr, "weights");
-        const attn_tensor *ve = find(tr, "v_expanded");
+        const attn_tensor *w = attn_trace_find(tr, "weights_dropout") ? attn_trace_find(tr, "weights_dropout") : attn_trace_find(tr, "weights");
+        const attn_tensor *ve = attn_trace_find(tr, "v_expanded");
         if (w && ve && w->ndim == 4 && ve->ndim == 4 && ve->shape[3] == k) {
             double acc = 0;
             int tt = (int)w->shape[3];
