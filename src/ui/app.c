@@ -646,8 +646,10 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
         return true;
     case UI_ACT_GRID:
         app->view = app->view == UI_VIEW_GRID ? UI_VIEW_SINGLE : UI_VIEW_GRID;
-        compute_alt(app);
-        reset_scales(app);
+        if (app->has_alt) { /* leaving the compare view: its toggled trace goes */
+            compute_alt(app);
+            reset_scales(app);
+        }
         return true;
     case UI_ACT_COMPARE:
         app->view = app->view == UI_VIEW_COMPARE ? UI_VIEW_SINGLE : UI_VIEW_COMPARE;
