@@ -149,11 +149,17 @@ CONFIGS = [
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --dropout 0.3"),             # eval: no dropout
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --train --dropout 0"),       # p = 0: no dropout
     tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --train --dropout 0.4 --pad-side left --mask-value -1e9"),
+    # teaching pitfalls: the reversed (tril) causal mask, and scores without 1/√k
+    tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --reversed-causal --pad-side left --mask-value -1e9"),
+    tok(T_EN3) + M32 + f("--kv-heads 4 --mode mha --reversed-causal --past 2 --rope"),
+    tok(T_ZH) + f("--d-model 64 --heads 2 --kv-heads 2 --mode mha --no-scale"),
+    f("--seq 12 --batch 2 --d-model 256 --heads 1 --no-scale --no-causal"),
 ]
 
 # configs attnlab must reject (non-zero exit)
 INVALID = [
     tok(T_ZH) + src(S_EN) + M32 + f("--causal"),
+    tok(T_ZH) + src(S_EN) + M32 + f("--reversed-causal"),
     tok(T_ZH) + src(S_EN) + M32 + f("--no-causal --rope"),
     tok(T_ZH) + src(S_EN) + M32 + f("--no-causal --past 1"),
     tok(T_ZH) + src("only one row") + M32 + f("--no-causal"),
@@ -163,7 +169,7 @@ INVALID = [
 
 
 # ----------------------------------------------------------------------------- flag parsing (ours)
-DEFAULTS = dict(causal=True, pad_side="right", pad_mask=True, rope=False, mask_value=float("-inf"), past=0,
+DEFAULTS = dict(causal="true", scale=True, pad_side="right", pad_mask=True, rope=False, mask_value=float("-inf"), past=0,
                 dropout=0.1, train=False, seed=42)
 
 
@@ -174,7 +180,8 @@ def parse_flags(flags):
     for a in it:
         if "=" in a and a.startswith("--"):
             a, v = a.split("=", 1)
-        elif a in ("--causal", "--no-causal", "--rope", "--no-rope", "--train", "--pad-mask", "--no-pad-mask"):
+        elif a in ("--causal", "--no-causal", "--reversed-causal", "--no-scale", "--rope", "--no-rope", "--train",
+                   "--pad-mask", "--no-pad-mask"):
             v = None
         else:
             v = next(it)
@@ -194,8 +201,10 @@ def parse_flags(flags):
             want["kv_heads"] = int(v)
         elif a == "--mode":
             want["mode"] = v
-        elif a in ("--causal", "--no-causal"):
-            want["causal"] = a == "--causal"
+        elif a in ("--causal", "--no-causal", "--reversed-causal"):
+            want["causal"] = {"--causal": "true", "--no-causal": "false", "--reversed-causal": "reversed"}[a]
+        elif a == "--no-scale":
+            want["scale"] = False
         elif a == "--pad-side":
             want["pad_side"] = v
         elif a in ("--pad-mask", "--no-pad-mask"):
@@ -343,7 +352,8 @@ def check_trace(path, want):
         b_, L = int(meta["batch"]), int(meta["seq"])
         d, h, g, k = int(meta["d_model"]), int(meta["heads"]), int(meta["kv_heads"]), int(meta["head_dim"])
         P = int(meta["past"])
-        causal = meta["causal"] == "true"
+        causal = meta["causal"]
+        scale = meta.get("scale", "true") == "true"
         pad_side = meta["pad_side"]
         pad_mask = meta.get("pad_mask", "true") == "true"
         lengths = json.loads(meta["lengths"])
@@ -366,7 +376,8 @@ def check_trace(path, want):
     ck.require(meta["attention"] in ("self", "cross"), "metadata", "attention %r" % meta["attention"])
     ck.require(cross == ("source_tokens" in want), "metadata", "attention %r but source tokens %s"
                % (meta["attention"], "given" if "source_tokens" in want else "not given"))
-    for key in ("causal", "rope", "train"):
+    ck.require(causal in ("true", "false", "reversed"), "metadata", "causal=%r" % causal)
+    for key in ("scale", "rope", "train"):
         ck.require(meta[key] in ("true", "false"), "metadata", "%s=%r not true/false" % (key, meta[key]))
     ck.require(pad_side in ("right", "left"), "metadata", "pad_side %r" % pad_side)
     ck.require(meta["mode"] in ("mha", "mqa", "gqa"), "metadata", "mode %r" % meta["mode"])
@@ -375,7 +386,7 @@ def check_trace(path, want):
     exp_mode = "mha" if g == h else ("mqa" if g == 1 else "gqa")
     ck.require(meta["mode"] == exp_mode, "metadata", "mode %r but heads=%d kv_heads=%d" % (meta["mode"], h, g))
     # what we asked for vs what the trace says
-    actual = dict(causal=causal, pad_side=pad_side, pad_mask=pad_mask, rope=rope, past=P, dropout=p, train=train,
+    actual = dict(causal=causal, scale=scale, pad_side=pad_side, pad_mask=pad_mask, rope=rope, past=P, dropout=p, train=train,
                   seed=int(meta["seed"]), batch=b_, seq=L, d_model=d, heads=h, kv_heads=g, mode=meta["mode"],
                   rope_theta=theta)
     for key, val in actual.items():
@@ -419,7 +430,7 @@ def check_trace(path, want):
         t_src = len(src_tokens[0]) if src_tokens and isinstance(src_tokens[0], list) else 0
         if not check_rows("source_tokens", src_tokens, src_lengths, t_src, gsrc):
             return ck.fails
-        ck.require(P == 0 and not causal and not rope, "metadata", "cross-attention with past/causal/rope")
+        ck.require(P == 0 and causal == "false" and not rope, "metadata", "cross-attention with past/causal/rope")
     if not ck.require(0 <= P < L, "metadata", "past %d not in [0, seq=%d)" % (P, L)):
         return ck.fails
     s = L - P
@@ -511,7 +522,7 @@ def check_trace(path, want):
     grp = np.arange(h) // (h // g)
     ke, ve = kfull[:, grp], vfull[:, grp]
     ref["k_expanded"], ref["v_expanded"] = ke, ve
-    scores = qq @ ke.transpose(0, 1, 3, 2) / math.sqrt(k)
+    scores = qq @ ke.transpose(0, 1, 3, 2) / (math.sqrt(k) if scale else 1.0)
     ref["scores"] = scores
 
     # mask from our own reading of causal / past / padding
@@ -524,8 +535,10 @@ def check_trace(path, want):
     if not pad_mask:                                          # padding mask switched off: pads are ordinary keys
         keypad[:] = False
     allowed = np.broadcast_to(~keypad[:, None, :], (b_, s, t)).copy()
-    if causal:
+    if causal == "true":                                      # keys up to the query's own position
         allowed &= (jj[None, :] <= (P + np.arange(s))[:, None])[None]
+    elif causal == "reversed":                                # the tril pitfall: the query's position and later
+        allowed &= (jj[None, :] >= (P + np.arange(s))[:, None])[None]
     mask = np.where(allowed, 0.0, fill)[:, None, :, :]
     ref["mask"] = mask
     masked = scores + mask

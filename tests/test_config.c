@@ -112,7 +112,7 @@ static void test_invalid_configs(void **state)
         {{"past", "6", NULL}, "past (6) must be less than the sequence length (6)"},
         {{"past", "-1", NULL}, "past: -1 is out of range"},
         {{"pad_side", "middle", NULL}, "pad_side: 'middle' is not right or left"},
-        {{"causal", "maybe", NULL}, "causal: 'maybe' is not true or false"},
+        {{"causal", "maybe", NULL}, "causal: 'maybe' is not true, false or reversed"},
         {{"seed", "-3", NULL}, "seed: '-3' is not a whole number"},
         {{"seq", "100000", NULL}, "seq: 100000 is out of range"},
         {{"tokens", "a b | c", "seq", "4", NULL}, "seq (4) contradicts tokens (longest row has 2 tokens)"},

@@ -25,6 +25,8 @@ static const flag_def FLAGS[] = {
     {"mode", "mode", NULL, "MODE", "mha (g = h), mqa (g = 1) or gqa (1 < g < h)"},
     {"causal", "causal", "true", NULL, "mask future keys (default)"},
     {"no-causal", "causal", "false", NULL, "no causal mask"},
+    {"reversed-causal", "causal", "reversed", NULL, "pitfall: mask the past instead of the future (tril for triu)"},
+    {"no-scale", "scale", "false", NULL, "pitfall: scores without the 1/√dₖ scaling"},
     {"pad-side", "pad_side", NULL, "SIDE", "pad shorter rows on the right (default) or left"},
     {"pad-mask", "pad_mask", "true", NULL, "mask <pad> keys (default)"},
     {"no-pad-mask", "pad_mask", "false", NULL, "let queries attend to <pad> keys (to see what the mask prevents)"},

@@ -54,7 +54,8 @@ static void print_header(const attn_trace *tr)
     static const char *const MODE[] = {"?", "MHA", "MQA", "GQA"};
     printf("%s-attention, %s: batch %d, seq %d, d_model %d, heads %d, kv_heads %d, head_dim %d\n",
            d->cross ? "cross" : "self", MODE[d->mode], d->b, d->L, d->d, d->h, d->g, d->k);
-    printf("  causal %s · padding %s", c->causal && !d->cross ? "on" : "off",
+    printf("  causal %s%s · padding %s", d->cross || !c->causal ? "off" : c->causal == ATTN_CAUSAL_REVERSED ? "REVERSED" : "on",
+           c->scale ? "" : " · scale off (no 1/√dₖ)",
            c->pad_side == ATTN_PAD_LEFT ? "left" : "right");
     if (tr->tokens.rows) {
         printf(" (lengths");

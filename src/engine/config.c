@@ -20,7 +20,8 @@ void attn_config_init(attn_config *c)
     memset(c, 0, sizeof *c);
     c->d_model = 32;
     c->heads = 4;
-    c->causal = true;
+    c->causal = ATTN_CAUSAL_ON;
+    c->scale = true;
     c->pad_side = ATTN_PAD_RIGHT;
     c->pad_mask = true;
     c->rope_theta = 10000.0;
@@ -126,7 +127,7 @@ static attn_status set_str(char **dst, const char *v, attn_error *err)
 
 static const char *const KEYS[] = {
     "tokens", "source_tokens", "seq", "batch", "d_model", "heads", "kv_heads", "mode",
-    "causal", "pad_side", "pad_mask", "rope", "rope_theta", "mask_value", "past", "dropout", "train",
+    "causal", "scale", "pad_side", "pad_mask", "rope", "rope_theta", "mask_value", "past", "dropout", "train",
     "seed", "weights", "input",
 };
 
@@ -162,7 +163,15 @@ attn_status attn_config_set(attn_config *c, const char *key_in, const char *v, a
     if (!strcmp(key, "heads")) return parse_int(key, v, 1, MAX_HEADS, &c->heads, err);
     if (!strcmp(key, "kv_heads")) return parse_int(key, v, 1, MAX_HEADS, &c->kv_heads, err);
     if (!strcmp(key, "past")) return parse_int(key, v, 0, ATTN_MAX_SEQ, &c->past, err);
-    if (!strcmp(key, "causal")) return parse_bool(key, v, &c->causal, err);
+    if (!strcmp(key, "causal")) {
+        bool on;
+        if (strcasecmp(v, "reversed") == 0) return c->causal = ATTN_CAUSAL_REVERSED, ATTN_OK;
+        if (parse_bool(key, v, &on, err))
+            return attn_fail(err, ATTN_ERR_CONFIG, "causal: '%s' is not true, false or reversed", v);
+        c->causal = on ? ATTN_CAUSAL_ON : ATTN_CAUSAL_OFF;
+        return ATTN_OK;
+    }
+    if (!strcmp(key, "scale")) return parse_bool(key, v, &c->scale, err);
     if (!strcmp(key, "pad_mask")) return parse_bool(key, v, &c->pad_mask, err);
     if (!strcmp(key, "rope")) return parse_bool(key, v, &c->rope, err);
     if (!strcmp(key, "train")) return parse_bool(key, v, &c->train, err);

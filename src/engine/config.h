@@ -19,6 +19,10 @@ typedef enum {
     ATTN_MODE_GQA       /* 1 < g < h: groups of h/g query heads share one */
 } attn_mode;
 
+/* The causal mask. REVERSED is a pitfall kept for teaching: a lower-triangular
+ * mask (tril where triu was meant) hides the past and lets the future through. */
+typedef enum { ATTN_CAUSAL_OFF = 0, ATTN_CAUSAL_ON = 1, ATTN_CAUSAL_REVERSED = 2 } attn_causal;
+
 typedef struct {
     char *tokens;          /* "你 是 猫 | 我 爱 AI"; NULL: built-in example or synthetic */
     char *source_tokens;   /* set: cross-attention over these source rows */
@@ -26,7 +30,8 @@ typedef struct {
     int d_model, heads;
     int kv_heads;          /* 0: chosen by mode */
     attn_mode mode;
-    bool causal;
+    attn_causal causal;
+    bool scale;            /* divide scores by √k (default); false shows softmax saturating */
     attn_pad_side pad_side;
     bool pad_mask;         /* mask <pad> keys (default); false shows what the mask prevents */
     bool rope;
@@ -66,7 +71,7 @@ void attn_config_free(attn_config *c);
 attn_status attn_config_copy(attn_config *dst, const attn_config *src, attn_error *err);
 
 /* Sets one setting by name (tokens, source_tokens, seq, batch, d_model, heads,
- * kv_heads, mode, causal, pad_side, pad_mask, rope, rope_theta, mask_value, past,
+ * kv_heads, mode, causal (true/false/reversed), scale, pad_side, pad_mask, rope, rope_theta, mask_value, past,
  * dropout, train, seed, weights, input). '-' in key is read as '_'.
  * Errors name the key and the rule: "heads: 'x' is not a whole number". */
 attn_status attn_config_set(attn_config *c, const char *key, const char *value, attn_error *err);

@@ -204,8 +204,10 @@ static attn_status forward(attn_trace *tr, attn_error *err)
     attn_op_repeat_kv(kh, T(tr, "k_expanded"), b, g, h, t, k);
     attn_op_repeat_kv(vh, T(tr, "v_expanded"), b, g, h, t, k);
 
-    /* 6. scores = q·kᵀ/√k (b,h,s,t) */
-    attn_op_scores(qh, T(tr, "k_expanded"), T(tr, "scores"), b, h, s, t, k);
+    /* 6. scores = q·kᵀ/√k (b,h,s,t); without the 1/√k (scale = false) their spread
+     *    grows like √k and softmax saturates towards one-hot rows */
+    attn_op_scores(qh, T(tr, "k_expanded"), T(tr, "scores"), b, h, s, t, k,
+                   c->scale ? 1.0f / sqrtf((float)k) : 1.0f);
 
     /* 7. mask (b,1,s,t): causal future and <pad> keys get the fill value */
     const attn_tokens *keys = D->cross ? &tr->source : &tr->tokens;
@@ -213,7 +215,7 @@ static attn_status forward(attn_trace *tr, attn_error *err)
     if (!key_pad) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
     for (int bi = 0; bi < b; bi++)
         for (int j = 0; j < t; j++) key_pad[(size_t)bi * t + j] = c->pad_mask && attn_tokens_is_pad(keys, bi, j);
-    attn_op_build_mask(T(tr, "mask"), b, s, t, P, c->causal && !D->cross, key_pad, c->mask_value);
+    attn_op_build_mask(T(tr, "mask"), b, s, t, P, D->cross ? ATTN_CAUSAL_OFF : c->causal, key_pad, c->mask_value);
     if ((st = attn_trace_find_masked_rows(tr, err))) goto out;
 
     /* 8. masked_scores = scores + mask; weights = softmax along t */

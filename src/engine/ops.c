@@ -74,16 +74,16 @@ void attn_op_repeat_kv(const float *kv, float *y, int b, int g, int h, int t, in
                    head * sizeof *y);
 }
 
-void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h, int s, int t, int k)
+void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h, int s, int t, int k,
+                    float scale)
 {
-    /* per (batch, head): (s × k) · (t × k)ᵀ scaled by 1/√k -> (s × t) */
-    float scale = 1.0f / sqrtf((float)k);
+    /* per (batch, head): (s × k) · (t × k)ᵀ times scale -> (s × t) */
     for (size_t bh = 0; bh < (size_t)b * h; bh++)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, t, k, scale,
                     q + bh * s * k, k, kx + bh * t * k, k, 0.0f, scores + bh * s * t, t);
 }
 
-void attn_op_build_mask(float *mask, int b, int s, int t, int P, bool causal,
+void attn_op_build_mask(float *mask, int b, int s, int t, int P, attn_causal causal,
                         const unsigned char *key_pad, float fill)
 {
     #pragma omp parallel for collapse(2) if ((size_t)b * s * t > 65536)
@@ -91,8 +91,9 @@ void attn_op_build_mask(float *mask, int b, int s, int t, int P, bool causal,
         for (int i = 0; i < s; i++) {
             float *row = mask + ((size_t)bi * s + i) * t;
             for (int j = 0; j < t; j++) {
-                bool future = causal && j > P + i;
-                row[j] = (future || key_pad[(size_t)bi * t + j]) ? fill : 0.0f;
+                bool hidden = causal == ATTN_CAUSAL_ON ? j > P + i
+                            : causal == ATTN_CAUSAL_REVERSED ? j < P + i : false;
+                row[j] = (hidden || key_pad[(size_t)bi * t + j]) ? fill : 0.0f;
             }
         }
 }

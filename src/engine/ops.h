@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
+
 /* y = x @ w : (rows, in) @ (in, out) -> (rows, out). Weights are (in, out). */
 void attn_op_project(const float *x, const float *w, float *y, int rows, int in, int out);
 
@@ -33,13 +35,16 @@ void attn_op_concat_cache(const float *past, const float *now, float *y, int b, 
 /* repeat_kv: (b, g, t, k) -> (b, h, t, k); query head j reads kv head j / (h/g). */
 void attn_op_repeat_kv(const float *kv, float *y, int b, int g, int h, int t, int k);
 
-/* scores = q kᵀ / √k : (b, h, s, k) · (b, h, t, k)ᵀ -> (b, h, s, t) */
-void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h, int s, int t, int k);
+/* scores = q kᵀ · scale : (b, h, s, k) · (b, h, t, k)ᵀ -> (b, h, s, t); scale is 1/√k
+ * (or 1 to show what the scaling prevents) */
+void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h, int s, int t, int k,
+                    float scale);
 
 /* Additive mask (b, 1, s, t): 0 where query i may read key j, `fill` where not.
  * Query i sits at absolute position P + i; key j at position j.
- * Masked if (causal and j > P + i) or key_pad[b, j] (a <pad> key, for every query). */
-void attn_op_build_mask(float *mask, int b, int s, int t, int P, bool causal,
+ * Masked if key j is in the future (causal ON: j > P + i) or key_pad[b, j] (a
+ * <pad> key, for every query). The REVERSED pitfall masks the past (j < P + i). */
+void attn_op_build_mask(float *mask, int b, int s, int t, int P, attn_causal causal,
                         const unsigned char *key_pad, float fill);
 
 /* masked = scores + mask, the mask broadcast over heads: (b,h,s,t) + (b,1,s,t) */

@@ -91,7 +91,8 @@ attn_status attn_trace_save(const attn_trace *tr, const char *path, attn_error *
     PUTI("kv_heads", d->g);
     PUTI("head_dim", d->k);
     PUT("mode", attn_mode_name(d->mode));
-    PUT("causal", c->causal && !d->cross ? "true" : "false");
+    PUT("causal", d->cross || !c->causal ? "false" : c->causal == ATTN_CAUSAL_REVERSED ? "reversed" : "true");
+    PUT("scale", c->scale ? "true" : "false");
     PUT("pad_side", c->pad_side == ATTN_PAD_LEFT ? "left" : "right");
     PUT("pad_mask", c->pad_mask ? "true" : "false");
     PUT("rope", c->rope ? "true" : "false");
@@ -267,11 +268,11 @@ static char *tokens_text(const attn_tokens *t)
 
 static attn_status load_config(const attn_st_file *f, attn_trace *tr, attn_error *err)
 {
-    static const char *const KEYS[] = {"causal", "pad_side", "pad_mask", "rope", "rope_theta", "mask_value",
+    static const char *const KEYS[] = {"causal", "scale", "pad_side", "pad_mask", "rope", "rope_theta", "mask_value",
                                        "dropout", "train", "seed", "mode"};
     attn_config *c = &tr->cfg;
     attn_config_init(c);
-    c->causal = false; /* unless the file says so */
+    c->causal = ATTN_CAUSAL_OFF; /* unless the file says so */
     for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
         const char *v = attn_st_meta(f, KEYS[i]);
         if (v && attn_config_set(c, KEYS[i], v, err)) {

@@ -55,7 +55,7 @@ static int controls(ui_gfx *g, ui_app *app)
     chip(g, app, &f, "−", false, UI_ACT_KV_DOWN, 0);
     f.x -= u / 4;
     chip(g, app, &f, buf, false, UI_ACT_KV_UP, 0);
-    snprintf(buf, sizeof buf, "c  causal %s", c->causal && !d->cross ? "on" : "off");
+    snprintf(buf, sizeof buf, "c  causal %s", d->cross || !c->causal ? "off" : c->causal == ATTN_CAUSAL_REVERSED ? "REVERSED" : "on");
     chip(g, app, &f, buf, c->causal && !d->cross, UI_ACT_CAUSAL, 0);
     snprintf(buf, sizeof buf, "p  padding %s", !c->pad_mask ? "unmasked" : c->pad_side == ATTN_PAD_LEFT ? "left" : "right");
     chip(g, app, &f, buf, c->pad_mask, UI_ACT_PADDING, 0);

@@ -271,11 +271,14 @@ static bool mask_reason(const attn_trace *tr, int b, int i, int j, sbuf *o)
     const attn_dims *d = &tr->dims;
     const attn_tokens *keys = d->cross ? &tr->source : &tr->tokens;
     bool pad = keys->rows && b < keys->rows && j < keys->len && attn_tokens_is_pad(keys, b, j) && tr->cfg.pad_mask;
-    bool future = tr->cfg.causal && !d->cross && j > d->P + i;
-    if (future && pad) put(o, ": key %d is in the future of query %d, and padding", j, d->P + i);
+    bool reversed = tr->cfg.causal == ATTN_CAUSAL_REVERSED && !d->cross;
+    bool future = !reversed && tr->cfg.causal && !d->cross && j > d->P + i;
+    bool past = reversed && j < d->P + i;
+    if ((future || past) && pad) put(o, ": key %d is in the %s of query %d, and padding", j, past ? "past" : "future", d->P + i);
     else if (future) put(o, ": key %d is in the future of query %d (causal)", j, d->P + i);
+    else if (past) put(o, ": key %d is in the past of query %d (reversed causal mask)", j, d->P + i);
     else if (pad) put(o, ": key %d is <pad> (padding mask)", j);
-    return future || pad;
+    return future || past || pad;
 }
 
 const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i, int j, char *buf, size_t size)
