@@ -59,6 +59,32 @@ attn_status attn_config_copy(attn_config *dst, const attn_config *src, attn_erro
     return ATTN_OK;
 }
 
+attn_status attn_config_decode(const attn_config *base, int step, attn_config *out, int *len, attn_error *err)
+{
+    attn_dims d;
+    attn_tokens tk = {0}, src = {0};
+    attn_status st = attn_config_resolve(base, &d, &tk, &src, err);
+    if (st) return st;
+    int longest = 0;
+    for (int r = 0; r < tk.rows; r++) longest = tk.lengths[r] > longest ? tk.lengths[r] : longest;
+    *len = longest;
+    if (step > longest) step = longest;
+    if (step < 1) step = 1;
+    char *text = attn_tokens_text(&tk, step);
+    attn_tokens_free(&tk);
+    attn_tokens_free(&src);
+    if (!text) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    if ((st = attn_config_copy(out, base, err))) {
+        free(text);
+        return st;
+    }
+    free(out->tokens);
+    out->tokens = text;
+    out->seq = 0;
+    out->past = step - 1;
+    return ATTN_OK;
+}
+
 const char *attn_mode_name(attn_mode m)
 {
     switch (m) {

@@ -86,6 +86,12 @@ bool attn_config_has_key(const char *key);
 attn_status attn_config_resolve(const attn_config *c, attn_dims *dims, attn_tokens *tokens,
                                 attn_tokens *source, attn_error *err);
 
+/* KV-cache decoding, step `step` (1-based) of base: the first `step` tokens of
+ * every row, all but the last already in the cache (past = step − 1). *len
+ * receives the number of steps (the longest row); step is clamped to
+ * [1, *len]. out is a new config (pair with attn_config_free). */
+attn_status attn_config_decode(const attn_config *base, int step, attn_config *out, int *len, attn_error *err);
+
 const char *attn_mode_name(attn_mode m);
 /* kv heads that --mode gqa picks for h heads: the smallest divisor of h
  * strictly between 1 and h, or 0 if there is none (h prime or < 4). */

@@ -1,6 +1,7 @@
 /* stages.c — names, shapes, descriptions and formulas of every traced stage. */
 #include "stages.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "trace.h"
@@ -69,6 +70,25 @@ bool attn_stage_present(const char *name, const attn_config *c, const attn_dims 
     if (!strcmp(name, "k_cache") || !strcmp(name, "v_cache")) return d->P > 0;
     if (!strcmp(name, "weights_dropout")) return c->train && c->dropout > 0.0f;
     return true;
+}
+
+int attn_stage_axes(const char *dims, char names[][8], int max)
+{
+    int n = 0;
+    for (const char *p = dims; *p && n < max;) {
+        size_t len = strcspn(p, ",");
+        snprintf(names[n++], 8, "%.*s", (int)(len < 7 ? len : 7), p);
+        p += len;
+        if (*p == ',') p++;
+    }
+    return n;
+}
+
+int attn_kv_head(const attn_dims *d, int head)
+{
+    if (d->g <= 0 || d->h <= 0) return 0;
+    int per = d->h / d->g;
+    return per > 0 ? head / per : 0;
 }
 
 double attn_trace_bytes(const attn_config *c, const attn_dims *d)

@@ -33,6 +33,12 @@ bool attn_stage_present(const char *name, const attn_config *c, const attn_dims 
  * cannot overflow; each tensor is counted with its alignment padding. */
 double attn_trace_bytes(const attn_config *c, const attn_dims *d);
 
+/* Axis names of a dims string ("b,h,s,t" → "b" "h" "s" "t"); returns how many. */
+int attn_stage_axes(const char *dims, char names[][8], int max);
+
+/* kv head that query head `head` reads: head / (h/g) (itself in MHA, 0 in MQA). */
+int attn_kv_head(const attn_dims *d, int head);
+
 #define ATTN_TENSOR_ALIGN 16 /* floats: every tensor starts 64-byte aligned */
 
 #endif

@@ -2,6 +2,7 @@
 #include "tokens.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,4 +227,24 @@ void attn_tokens_free(attn_tokens *t)
     free(t->tok);
     free(t->lengths);
     memset(t, 0, sizeof *t);
+}
+
+char *attn_tokens_text(const attn_tokens *tk, int n)
+{
+    size_t cap = 16;
+    for (int r = 0; r < tk->rows; r++)
+        for (int i = 0; i < tk->len; i++) cap += strlen(attn_tokens_at(tk, r, i)) + 3;
+    char *s = malloc(cap), *p = s;
+    if (!s) return NULL;
+    for (int r = 0; r < tk->rows; r++) {
+        if (r) p += sprintf(p, " | ");
+        int taken = 0;
+        for (int i = 0; i < tk->len && (n <= 0 || taken < n); i++) {
+            if (attn_tokens_is_pad(tk, r, i)) continue;
+            p += sprintf(p, "%s%s", taken ? " " : "", attn_tokens_at(tk, r, i));
+            taken++;
+        }
+    }
+    *p = '\0';
+    return s;
 }

@@ -50,4 +50,8 @@ const char *attn_tokens_at(const attn_tokens *t, int row, int pos);
 
 void attn_tokens_free(attn_tokens *t);
 
+/* The table as text ("我 爱 AI | 你 好"), pads left out, each row cut to its
+ * first n real tokens (n <= 0: all). Caller frees; NULL when out of memory. */
+char *attn_tokens_text(const attn_tokens *tk, int n);
+
 #endif

@@ -86,6 +86,50 @@ const attn_tensor *attn_trace_next(const attn_trace *tr, const attn_tensor *prev
     return next && next < tr->tensors + tr->n_tensors ? next : NULL;
 }
 
+int attn_trace_matrix(const attn_trace *tr, const char *name, int batch, int head, attn_matrix *m)
+{
+    const attn_tensor *t = attn_trace_find(tr, name);
+    memset(m, 0, sizeof *m);
+    m->batch = m->head = m->kv_head = -1;
+    if (!t || t->ndim < 1) return -1;
+    int nn = t->info ? attn_stage_axes(t->info->dims, m->axes, ATTN_MAX_NDIM) : 0;
+    bool named = nn == t->ndim;
+
+    /* leading axes: batch row, then head / kv head / broadcast 1 */
+    size_t offset = 0;
+    int lead = t->ndim > 2 ? t->ndim - 2 : 0;
+    for (int a = 0; a < lead; a++) {
+        int64_t idx = 0, inner = 1;
+        for (int r = a + 1; r < t->ndim; r++) inner *= t->shape[r];
+        const char *nm = named ? m->axes[a] : (a == 0 ? "b" : "h");
+        if (!strcmp(nm, "b")) {
+            idx = batch < t->shape[a] ? batch : t->shape[a] - 1;
+            m->batch = (int)idx;
+        } else if (!strcmp(nm, "h")) {
+            idx = head < t->shape[a] ? head : t->shape[a] - 1;
+            m->head_axis = 'h';
+            m->head = (int)idx;
+            m->kv_head = attn_kv_head(&tr->dims, (int)idx);
+        } else if (!strcmp(nm, "g")) {
+            idx = attn_kv_head(&tr->dims, head);
+            if (idx >= t->shape[a]) idx = t->shape[a] - 1;
+            m->head_axis = 'g';
+            m->head = head;
+            m->kv_head = (int)idx;
+        } else if (!strcmp(nm, "1")) {
+            m->head_axis = '1';
+        }
+        if (idx < 0) idx = 0;
+        offset += (size_t)(idx * inner);
+    }
+    if (!named)
+        for (int a = 0; a < ATTN_MAX_NDIM; a++) m->axes[a][0] = '\0';
+    m->data = t->data + offset;
+    m->rows = t->ndim >= 2 ? (int)t->shape[t->ndim - 2] : 1;
+    m->cols = (int)t->shape[t->ndim - 1];
+    return 0;
+}
+
 const attn_tensor *attn_trace_find(const attn_trace *tr, const char *name)
 {
     for (int i = 0; i < tr->n_tensors; i++)

@@ -59,6 +59,23 @@ const attn_tensor *attn_trace_next(const attn_trace *tr, const attn_tensor *prev
 /* The tensor called name, or NULL. */
 const attn_tensor *attn_trace_find(const attn_trace *tr, const char *name);
 
+/* The 2-D picture of a tensor for one (batch row, query head): the leading
+ * axes are fixed, the last two become rows × cols (a 1-D tensor is one row).
+ * A kv-head axis (g) is indexed by the kv head that `head` reads, a broadcast
+ * axis (1) by 0; out-of-range indices are clamped. */
+typedef struct {
+    const float *data; /* rows × cols, row-major */
+    int rows, cols;
+    int batch;         /* batch row taken, -1: no batch axis */
+    int head;          /* query head (h axis or g axis), -1: no head axis */
+    int kv_head;       /* kv head read, -1: none */
+    int head_axis;     /* 'h', 'g', '1' or 0 */
+    char axes[ATTN_MAX_NDIM][8]; /* axis names ("b", "s", "g*k"); "" for tensors outside the contract */
+} attn_matrix;
+
+/* Returns 0, or -1 if the trace has no tensor called name. */
+int attn_trace_matrix(const attn_trace *tr, const char *name, int batch, int head, attn_matrix *m);
+
 /* "(b=2, h=8, s=6, t=6)" for contract tensors, "(2, 8, 6, 6)" otherwise. */
 const char *attn_tensor_shape_str(const attn_tensor *t, char *buf, size_t size);
 

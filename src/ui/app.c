@@ -72,55 +72,14 @@ const char *ui_app_title(const ui_app *app, char *buf, size_t size)
 
 /* ---- computing ------------------------------------------------------------ */
 
-/* Tokens of `tk` as text, each row cut to its first n real tokens (n <= 0: all). */
-static char *tokens_text(const attn_tokens *tk, int n)
-{
-    size_t cap = 16;
-    for (int r = 0; r < tk->rows; r++)
-        for (int i = 0; i < tk->len; i++) cap += strlen(attn_tokens_at(tk, r, i)) + 3;
-    char *s = malloc(cap), *p = s;
-    if (!s) return NULL;
-    for (int r = 0; r < tk->rows; r++) {
-        if (r) p += sprintf(p, " | ");
-        int taken = 0;
-        for (int i = 0; i < tk->len && (n <= 0 || taken < n); i++) {
-            if (attn_tokens_is_pad(tk, r, i)) continue;
-            p += sprintf(p, "%s%s", taken ? " " : "", attn_tokens_at(tk, r, i));
-            taken++;
-        }
-    }
-    *p = '\0';
-    return s;
-}
-
 /* The config actually run: the settings, or in decode mode the first
  * decode_step tokens with all but the last already in the KV cache. */
 static int effective_config(ui_app *app, const attn_config *base, attn_config *out, attn_error *err)
 {
-    if (attn_config_copy(out, base, err)) return -1;
-    if (!app->decode) return 0;
-    attn_dims d;
-    attn_tokens tk = {0}, src = {0};
-    if (attn_config_resolve(base, &d, &tk, &src, err)) {
-        attn_config_free(out);
-        return -1;
-    }
-    int longest = 0;
-    for (int r = 0; r < tk.rows; r++) longest = tk.lengths[r] > longest ? tk.lengths[r] : longest;
-    app->decode_len = longest;
-    if (app->decode_step > longest) app->decode_step = longest;
+    if (!app->decode) return attn_config_copy(out, base, err) ? -1 : 0;
+    if (attn_config_decode(base, app->decode_step, out, &app->decode_len, err)) return -1;
+    if (app->decode_step > app->decode_len) app->decode_step = app->decode_len;
     if (app->decode_step < 1) app->decode_step = 1;
-    char *text = tokens_text(&tk, app->decode_step);
-    attn_tokens_free(&tk);
-    attn_tokens_free(&src);
-    if (!text) {
-        attn_config_free(out);
-        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory"), -1;
-    }
-    free(out->tokens);
-    out->tokens = text;
-    out->seq = 0;
-    out->past = app->decode_step - 1;
     return 0;
 }
 
@@ -301,8 +260,8 @@ int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsiz
         ui_app_free(app);
         return -1;
     }
-    if (app->cfg.tokens == NULL && app->file.tokens.rows) app->cfg.tokens = tokens_text(&app->file.tokens, 0);
-    if (app->file.dims.cross && app->file.source.rows && !app->cfg.source_tokens) app->cfg.source_tokens = tokens_text(&app->file.source, 0);
+    if (app->cfg.tokens == NULL && app->file.tokens.rows) app->cfg.tokens = attn_tokens_text(&app->file.tokens, 0);
+    if (app->file.dims.cross && app->file.source.rows && !app->cfg.source_tokens) app->cfg.source_tokens = attn_tokens_text(&app->file.source, 0);
     keep_place(app, "weights");
     reset_scales(app);
     return 0;
@@ -453,14 +412,14 @@ static int toggle_cross(ui_app *app)
 
 static void start_edit(ui_app *app)
 {
-    char *text = app->cfg.tokens ? strdup(app->cfg.tokens) : tokens_text(&app->trace.tokens, 0);
+    char *text = app->cfg.tokens ? strdup(app->cfg.tokens) : attn_tokens_text(&app->trace.tokens, 0);
     if (app->decode) {
         free(text);
         attn_dims d;
         attn_tokens tk = {0}, src = {0};
         attn_error err;
         text = NULL;
-        if (!attn_config_resolve(&app->cfg, &d, &tk, &src, &err)) text = tokens_text(&tk, 0);
+        if (!attn_config_resolve(&app->cfg, &d, &tk, &src, &err)) text = attn_tokens_text(&tk, 0);
         attn_tokens_free(&tk);
         attn_tokens_free(&src);
     }

@@ -10,24 +10,7 @@
 
 int ui_view_kv_head(const attn_dims *d, int head)
 {
-    if (d->g <= 0 || d->h <= 0) return 0;
-    int per = d->h / d->g;
-    return per > 0 ? head / per : 0;
-}
-
-/* Axis names of a contract tensor ("b,h,s,t" → {"b","h","s","t"}). */
-static int split_dims(const char *dims, char names[ATTN_MAX_NDIM][8])
-{
-    int n = 0;
-    const char *p = dims;
-    while (*p && n < ATTN_MAX_NDIM) {
-        size_t len = strcspn(p, ",");
-        snprintf(names[n], 8, "%.*s", (int)(len < 7 ? len : 7), p);
-        n++;
-        p += len;
-        if (*p == ',') p++;
-    }
-    return n;
+    return attn_kv_head(d, head);
 }
 
 static ui_axis axis_of(const char *name, const char *stage)
@@ -49,42 +32,18 @@ int ui_view_make(const attn_trace *tr, const char *stage, int batch, int head, u
     const attn_dims *d = &tr->dims;
     v->tensor = t;
 
-    char names[ATTN_MAX_NDIM][8] = {{0}};
-    int nn = t->info ? split_dims(t->info->dims, names) : 0;
-    bool named = nn == t->ndim;
-
-    /* leading axes: batch row, then head / kv head / broadcast 1 */
-    size_t offset = 0;
-    int lead = t->ndim > 2 ? t->ndim - 2 : 0;
-    for (int a = 0; a < lead; a++) {
-        int64_t idx = 0;
-        int64_t inner = 1;
-        for (int r = a + 1; r < t->ndim; r++) inner *= t->shape[r];
-        const char *nm = named ? names[a] : (a == 0 ? "b" : "h");
-        if (!strcmp(nm, "b")) {
-            idx = batch < t->shape[a] ? batch : t->shape[a] - 1;
-            v->batch = (int)idx;
-        } else if (!strcmp(nm, "h")) {
-            idx = head < t->shape[a] ? head : t->shape[a] - 1;
-            v->head_axis = 'h';
-            v->head = (int)idx;
-            v->kv_head = ui_view_kv_head(d, (int)idx);
-        } else if (!strcmp(nm, "g")) {
-            idx = ui_view_kv_head(d, head);
-            if (idx >= t->shape[a]) idx = t->shape[a] - 1;
-            v->head_axis = 'g';
-            v->head = head;
-            v->kv_head = (int)idx;
-        } else if (!strcmp(nm, "1")) {
-            v->head_axis = '1';
-        }
-        if (idx < 0) idx = 0;
-        offset += (size_t)(idx * inner);
-    }
+    attn_matrix mx;
+    attn_trace_matrix(tr, stage, batch, head, &mx);
+    char (*names)[8] = mx.axes;
+    bool named = names[0][0] != '\0';
+    v->batch = mx.batch;
+    v->head = mx.head;
+    v->kv_head = mx.kv_head;
+    v->head_axis = mx.head_axis;
 
     int rows_axis = t->ndim >= 2 ? t->ndim - 2 : -1;
     int cols_axis = t->ndim - 1;
-    v->slice.data = t->data + offset;
+    v->slice.data = mx.data;
     v->slice.rows = rows_axis >= 0 ? (int)t->shape[rows_axis] : 1;
     v->slice.cols = (int)t->shape[cols_axis];
     v->slice.row_stride = v->slice.cols;
