@@ -13,6 +13,8 @@ static void usage(FILE *out)
             "  attnlab view FILE            open a saved trace in the visualizer\n"
             "  attnlab render [config] [--stage NAME] [--head N] [--view single|grid|compare] -o FILE.png\n"
             "                               draw the visualizer's picture without a display\n"
+            "  attnlab lessons              pick a lesson of the course (--lang en|zh)\n"
+            "  attnlab lesson FILE.md       open one lesson; --check FILE... validates lessons\n"
             "  attnlab summary [config]     run a configuration and print its trace\n"
             "  attnlab trace [config] -o FILE.safetensors\n"
             "                               write every intermediate tensor to a file\n"
@@ -43,6 +45,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "window")) return cmd_window(argc - 1, argv + 1);
     if (!strcmp(cmd, "view")) return cmd_view(argc - 1, argv + 1);
+    if (!strcmp(cmd, "lesson")) return cmd_lesson(argc - 1, argv + 1);
+    if (!strcmp(cmd, "lessons")) return cmd_lessons(argc - 1, argv + 1);
     if (cmd[0] == '-') return cmd_window(argc, argv); /* config flags alone: the window on that config */
     fprintf(stderr, "attnlab: unknown command '%s' (see attnlab --help)\n", cmd);
     return CLI_EUSAGE;

@@ -51,6 +51,10 @@ static const flag_def FLAGS[] = {
     {"decode-step", NULL, NULL, "N", "KV-cache decode mode at token N (render)"},
     {"size", NULL, NULL, "WxH", "picture size in pixels (render, bench; default 1280x800)"},
     {"font-scale", NULL, NULL, "F", "text size factor, 0.75 to 3 (render)"},
+    {"lesson", NULL, NULL, "FILE", "draw a lesson step: the lesson's panel and the view it sets (render)"},
+    {"step", NULL, NULL, "N", "with --lesson: the step to draw, from 1 (render)"},
+    {"lang", NULL, NULL, "LANG", "interface language, en or zh (render; default: the locale)"},
+    {"picker", NULL, NULL, NULL, "draw the lesson picker (render)"},
     {"frames", NULL, NULL, "N", "bench: time N rendered frames instead of forward passes"},
     {"repeat", NULL, NULL, "N", "timed repetitions (bench)"},
     {"help", NULL, NULL, NULL, "show this help (also -h)"},
@@ -102,7 +106,15 @@ static int picture_option(const char *cmd, const char *flag, const char *v, cli_
     else if (!strcmp(flag, "batch-index")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->batch);
     else if (!strcmp(flag, "row")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->row);
     else if (!strcmp(flag, "decode-step")) return count_arg(cmd, flag, v, 1, 1 << 20, &p->decode_step);
-    else if (!strcmp(flag, "frames")) return count_arg(cmd, flag, v, 1, 100000, &a->frames);
+    else if (!strcmp(flag, "lesson")) p->lesson = v;
+    else if (!strcmp(flag, "step")) return count_arg(cmd, flag, v, 1, 1000, &p->step);
+    else if (!strcmp(flag, "lang")) {
+        if (strcmp(v, "en") && strcmp(v, "zh")) {
+            fprintf(stderr, "attnlab %s: --lang: '%s' is not en or zh\n", cmd, v);
+            return -1;
+        }
+        p->lang = v;
+    } else if (!strcmp(flag, "frames")) return count_arg(cmd, flag, v, 1, 100000, &a->frames);
     else if (!strcmp(flag, "font-scale")) {
         char *end;
         double f = strtod(v, &end);
@@ -169,6 +181,9 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
             }
         } else if (!strcmp(f->flag, "help")) {
             a->help = true;
+        } else if (!strcmp(f->flag, "picker")) {
+            if (!(opts & CLI_OPT_PICTURE)) { bad_flag = "--picker"; goto not_here; }
+            a->pic.picker = true;
         } else if (!strcmp(f->flag, "output")) {
             a->output = optarg;
             if (!(opts & CLI_OPT_OUTPUT)) { bad_flag = "--output"; goto not_here; }

@@ -49,5 +49,7 @@ int cmd_summary(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_window(int argc, char **argv);
+int cmd_lesson(int argc, char **argv);
+int cmd_lessons(int argc, char **argv);
 
 #endif

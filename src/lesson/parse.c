@@ -27,6 +27,13 @@
 void lesson_diag_add(lesson_diags *dg, int line, const char *fmt, ...)
 {
     if (!dg) return;
+    char msg[sizeof dg->items[0].msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    for (int i = 0; i < dg->n; i++) /* a problem carried by inherited settings is reported once */
+        if (dg->items[i].line == line && !strcmp(dg->items[i].msg, msg)) return;
     if (dg->n == dg->cap) {
         int cap = dg->cap ? 2 * dg->cap : 8;
         lesson_diag *items = realloc(dg->items, (size_t)cap * sizeof *items);
@@ -36,10 +43,7 @@ void lesson_diag_add(lesson_diags *dg, int line, const char *fmt, ...)
     }
     lesson_diag *d = &dg->items[dg->n++];
     d->line = line;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
-    va_end(ap);
+    memcpy(d->msg, msg, sizeof msg);
 }
 
 void lesson_diags_free(lesson_diags *dg)

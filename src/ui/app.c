@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "forward.h"
+#include "i18n.h"
 #include "trace_io.h"
 #include "view.h"
 
@@ -202,6 +203,44 @@ fail:
     return -1;
 }
 
+static void stop_edit(ui_app *app);
+
+int ui_app_show(ui_app *app, attn_config *cfg, const ui_show *s)
+{
+    bool decode = app->decode;
+    int step = app->decode_step;
+    ui_view_mode view = app->view;
+    ui_toggle cmp = app->compare_with;
+    if (app->from_file) {
+        attn_config_free(cfg);
+        ui_app_status(app, true, "a lesson cannot drive a trace file");
+        return -1;
+    }
+    if (app->editing) stop_edit(app);
+    app->decode = s->decode_step > 0;
+    app->decode_step = s->decode_step;
+    app->view = s->view;
+    app->compare_with = s->compare;
+    if (commit(app, cfg)) {
+        app->decode = decode;
+        app->decode_step = step;
+        app->view = view;
+        app->compare_with = cmp;
+        compute_alt(app);
+        reset_scales(app);
+        return -1;
+    }
+    if (s->stage) ui_app_set_stage(app, s->stage);
+    const attn_dims *d = &app->trace.dims;
+    app->head = s->head >= 0 && s->head < d->h ? s->head : 0;
+    app->batch = s->batch >= 0 && s->batch < d->b ? s->batch : 0;
+    app->sel_row = s->row >= 0 && s->row < d->s ? s->row : -1;
+    app->help = false;
+    app->stage_scroll = 0;
+    app->dirty = true;
+    return 0;
+}
+
 int ui_app_set(ui_app *app, const char *key, const char *value)
 {
     attn_config next;
@@ -227,6 +266,7 @@ static void init_common(ui_app *app)
     app->font_scale = 1.0f;
     app->pixel_ratio = 1.0f;
     app->dirty = true;
+    ui_player_init(&app->lesson, "en", NULL);
 }
 
 int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsize)
@@ -269,6 +309,7 @@ int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsiz
 
 void ui_app_free(ui_app *app)
 {
+    ui_player_free(&app->lesson);
     attn_trace_free(&app->trace);
     if (app->has_alt) attn_trace_free(&app->alt);
     if (app->from_file) attn_trace_free(&app->file);
@@ -647,6 +688,37 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
         app->sel_row = (arg == app->sel_row || arg < 0 || arg >= d->s) ? -1 : arg;
         return true;
     case UI_ACT_QUIT: app->quit = true; return true;
+    case UI_ACT_LESSON_NEXT: return ui_player_go(app, app->lesson.step + 1) == 0;
+    case UI_ACT_LESSON_PREV: return ui_player_go(app, app->lesson.step - 1) == 0;
+    case UI_ACT_LESSON_RESTORE: return ui_player_go(app, app->lesson.step) == 0;
+    case UI_ACT_LESSON_CHOICE: ui_player_choice(app, arg >> 8, arg & 255); return true;
+    case UI_ACT_LESSON_CHECK: ui_player_check(app, arg); return true;
+    case UI_ACT_LESSON_REVEAL: ui_player_reveal(app, arg); return true;
+    case UI_ACT_LESSON_FIELD:
+        app->lesson.focus = app->lesson.focus == arg ? -1 : arg;
+        if (app->lesson.focus >= 0) SDL_StartTextInput();
+        else SDL_StopTextInput();
+        return true;
+    case UI_ACT_PICKER:
+        if (app->lesson.picker) {
+            app->lesson.picker = false;
+            return true;
+        }
+        return ui_player_picker(app) == 0;
+    case UI_ACT_PICK: return ui_player_pick(app, arg) == 0;
+    case UI_ACT_PICKER_RESET:
+        if (!app->lesson.confirm_reset) {
+            app->lesson.confirm_reset = true;
+            return true;
+        }
+        app->lesson.confirm_reset = false;
+        if (app->lesson.progress) {
+            char err[600];
+            lesson_progress_reset(app->lesson.progress, NULL);
+            if (lesson_progress_save(app->lesson.progress, err, sizeof err)) ui_app_status(app, true, "%s", err);
+            else ui_app_status(app, false, _("progress reset"));
+        }
+        return true;
     default: return config_action(app, act);
     }
 }
@@ -796,13 +868,67 @@ static bool mouse_down(ui_app *app, int x, int y)
     for (int h = app->n_hits - 1; h >= 0; h--) /* later hits are drawn on top */
         if (in_rect(&app->hits[h].r, x, y)) return ui_app_do(app, app->hits[h].action, app->hits[h].arg);
     if (app->help) return ui_app_do(app, UI_ACT_HELP, 0); /* a click anywhere closes the help */
+    if (app->lesson.picker) return false; /* the picker covers the window: only its rows take clicks */
+    if (app->lesson.focus >= 0) ui_app_do(app, UI_ACT_LESSON_FIELD, app->lesson.focus); /* a click elsewhere leaves the field */
     int area, i, j;
     if (!find_cell(app, x, y, &area, &i, &j)) return false;
     const ui_heat_area *a = &app->areas[area];
+    if (a->pane == 0 && ui_player_cell(app, a->stage, a->head, i, j)) return true;
     if (app->view == UI_VIEW_GRID && a->head != app->head) return ui_app_do(app, UI_ACT_HEAD, a->head);
     ui_view_slice v;
     if (ui_view_make(&app->trace, a->stage, app->batch, a->head, &v) == 0 && v.row_axis == UI_AXIS_QUERY)
         return ui_app_do(app, UI_ACT_ROW, i);
+    return false;
+}
+
+/* Keys of the lesson panel and picker; true when the key was theirs. */
+static bool lesson_key(ui_app *app, const SDL_Keysym *ks)
+{
+    ui_player *p = &app->lesson;
+    SDL_Keycode k = ks->sym;
+    if (p->picker) {
+        int n = p->have_catalog ? p->catalog.n : 0;
+        switch (k) {
+        case SDLK_UP: p->sel = n ? (p->sel + n - 1) % n : 0; break;
+        case SDLK_DOWN: p->sel = n ? (p->sel + 1) % n : 0; break;
+        case SDLK_RETURN:
+        case SDLK_KP_ENTER:
+        case SDLK_SPACE: ui_app_do(app, UI_ACT_PICK, p->sel); break;
+        case SDLK_ESCAPE:
+        case SDLK_l: p->picker = false; break;
+        case SDLK_DELETE: ui_app_do(app, UI_ACT_PICKER_RESET, 0); return true;
+        case SDLK_q: return false;
+        default: return true; /* the picker is modal */
+        }
+        p->confirm_reset = false;
+        app->dirty = true;
+        return true;
+    }
+    if (p->open && p->focus >= 0) { /* typing a numeric answer */
+        switch (k) {
+        case SDLK_BACKSPACE: ui_player_backspace(app); return true;
+        case SDLK_RETURN:
+        case SDLK_KP_ENTER: ui_app_do(app, UI_ACT_LESSON_CHECK, p->focus); return true;
+        case SDLK_ESCAPE:
+        case SDLK_TAB: ui_app_do(app, UI_ACT_LESSON_FIELD, p->focus); return true;
+        default: return true; /* text arrives as SDL_TEXTINPUT */
+        }
+    }
+    if (k == SDLK_l) return ui_app_do(app, UI_ACT_PICKER, 0), true;
+    if (!p->open) return false;
+    switch (k) {
+    case SDLK_SPACE:
+    case SDLK_PAGEDOWN:
+        if (k == SDLK_PAGEDOWN && (ks->mod & KMOD_SHIFT)) break;
+        if (p->step + 1 < p->ls.n_steps) ui_app_do(app, UI_ACT_LESSON_NEXT, 0);
+        else ui_app_status(app, false, _("That was the last step. l opens the lesson list."));
+        return true;
+    case SDLK_BACKSPACE:
+    case SDLK_PAGEUP:
+        if (p->step > 0) ui_app_do(app, UI_ACT_LESSON_PREV, 0);
+        return true;
+    default: break;
+    }
     return false;
 }
 
@@ -841,6 +967,15 @@ bool ui_app_event(ui_app *app, const SDL_Event *ev)
         if (app->editing) return false;
         return mouse_down(app, (int)(ev->button.x * app->pixel_ratio), (int)(ev->button.y * app->pixel_ratio));
     case SDL_MOUSEWHEEL: {
+        if (app->lesson.open && app->mouse_x >= app->width) { /* over the lesson panel */
+            int s = app->lesson.scroll - (int)(ev->wheel.y * 48 * app->pixel_ratio);
+            if (s > app->lesson.content_h) s = app->lesson.content_h;
+            if (s < 0) s = 0;
+            if (s == app->lesson.scroll) return false;
+            app->lesson.scroll = s;
+            app->dirty = true;
+            return true;
+        }
         int n = app->trace.n_tensors;
         int s = app->stage_scroll - ev->wheel.y;
         if (s < 0) s = 0;
@@ -856,6 +991,10 @@ bool ui_app_event(ui_app *app, const SDL_Event *ev)
         app->dirty = true;
         return true;
     case SDL_TEXTINPUT:
+        if (!app->editing && app->lesson.focus >= 0) {
+            ui_player_type(app, ev->text.text);
+            return true;
+        }
         if (!app->editing) return false;
         edit_insert(app, ev->text.text);
         app->compose[0] = '\0';
@@ -867,6 +1006,7 @@ bool ui_app_event(ui_app *app, const SDL_Event *ev)
             if (changed) app->dirty = true;
             return changed;
         }
+        if (lesson_key(app, &ev->key.keysym)) return true;
         if (ev->key.keysym.sym == SDLK_ESCAPE) {
             if (app->help) return ui_app_do(app, UI_ACT_HELP, 0);
             if (app->sel_row >= 0) return ui_app_do(app, UI_ACT_ROW, -1);

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "heatmap.h"
+#include "player.h"
 #include "trace.h"
 
 typedef enum { UI_VIEW_SINGLE, UI_VIEW_GRID, UI_VIEW_COMPARE } ui_view_mode;
@@ -35,6 +36,15 @@ typedef enum {
     UI_ACT_EDIT, UI_ACT_DECODE, UI_ACT_DECODE_PREV, UI_ACT_DECODE_NEXT,
     UI_ACT_SAVE, UI_ACT_FULLSCREEN, UI_ACT_FONT_UP, UI_ACT_FONT_DOWN, UI_ACT_HELP,
     UI_ACT_ROW,        /* arg: query row to show as a bar chart (-1 closes it) */
+    UI_ACT_LESSON_NEXT, UI_ACT_LESSON_PREV,
+    UI_ACT_LESSON_RESTORE, /* the current step's state again, after exploring */
+    UI_ACT_LESSON_CHOICE,  /* arg: quiz << 8 | choice */
+    UI_ACT_LESSON_CHECK,   /* arg: quiz */
+    UI_ACT_LESSON_FIELD,   /* arg: quiz: type into its numeric answer */
+    UI_ACT_LESSON_REVEAL,  /* arg: quiz: show / hide the right cells */
+    UI_ACT_PICKER,         /* open / close the lesson picker */
+    UI_ACT_PICK,           /* arg: lesson index in the picker */
+    UI_ACT_PICKER_RESET,   /* forget all progress (asks once, then does it) */
     UI_ACT_QUIT
 } ui_action;
 
@@ -57,7 +67,7 @@ typedef struct {
 #define UI_MAX_AREAS 64
 #define UI_EDIT_MAX 1024
 
-typedef struct {
+typedef struct ui_app {
     /* what is computed */
     attn_config cfg;      /* the settings the controls edit (owned) */
     attn_trace trace;     /* computed from cfg, or loaded (owned) */
@@ -81,7 +91,6 @@ typedef struct {
     bool decode;
     int decode_step, decode_len;
     int trace_step;       /* decode step the trace was computed for (0: not decoding) */
-    attn_config decode_base; /* the settings before decode mode (owned while decode) */
 
     /* token editing (SDL text input, with IME composition) */
     bool editing;
@@ -90,10 +99,13 @@ typedef struct {
     int edit_cursor;      /* byte offset in edit[edit_field] */
     char compose[128];    /* IME composition in progress */
 
+    ui_player lesson;     /* the lesson panel and picker (player.h) */
+
     /* presentation */
     float font_scale;     /* 1 = 16 px at 96 dpi */
     float pixel_ratio;    /* drawable pixels per window point (HiDPI) */
-    int width, height;    /* drawable size in pixels */
+    int width, height;    /* drawable pixels: the visualizer's part (the window minus the lesson panel) */
+    int full_width;       /* the whole window */
     bool fullscreen;
     int mouse_x, mouse_y; /* drawable pixels; -1: outside */
     int hover_area, hover_i, hover_j; /* cell under the mouse (area index), -1: none */
@@ -126,6 +138,19 @@ bool ui_app_event(ui_app *app, const SDL_Event *ev);
 
 /* Performs an action (what a key or a button does). Returns true on a change. */
 bool ui_app_do(ui_app *app, ui_action act, int arg);
+
+/* Everything a lesson step shows. */
+typedef struct {
+    int decode_step;      /* 0: the full pass */
+    ui_view_mode view;
+    ui_toggle compare;
+    const char *stage;
+    int head, batch, row;
+} ui_show;
+
+/* Replaces settings and view at once (a lesson step): cfg's ownership moves
+ * in. Returns 0, or -1 with the status line saying why (nothing changes). */
+int ui_app_show(ui_app *app, attn_config *cfg, const ui_show *s);
 
 /* Changes one setting by its config name and recomputes; on an invalid value
  * nothing changes and the status line says why. Returns 0 or -1. */

@@ -11,6 +11,7 @@
 #include <SDL_image.h>
 
 #include "clock.h"
+#include "i18n.h"
 #include "render.h"
 
 void ui_picture_init(ui_picture *p)
@@ -187,9 +188,24 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
     ui_app app;
     ui_offscreen o;
     int w = p->width ? p->width : 1280, h = p->height ? p->height : 800;
+    const char *lang = ui_i18n_init(p->lang);
     if (open_app(&app, cfg, path, err, errsize, exit_code)) return -1;
     int rc = -1;
-    if (ui_picture_apply(&app, p, err, errsize)) {
+    ui_player_init(&app.lesson, lang, NULL);
+    app.lesson.keep_progress = false; /* a picture does not count as studying */
+    if (p->lesson && ui_player_open(&app, p->lesson, p->step > 0 ? p->step - 1 : 0, err, errsize)) {
+        *exit_code = 2;
+        ui_app_free(&app);
+        return -1;
+    }
+    if (p->picker && ui_player_picker(&app)) {
+        snprintf(err, errsize, "%s", app.status);
+        *exit_code = 1;
+        ui_app_free(&app);
+        return -1;
+    }
+    if (p->font_scale > 0) app.font_scale = p->font_scale;
+    if (!p->lesson && ui_picture_apply(&app, p, err, errsize)) {
         *exit_code = 2;
         ui_app_free(&app);
         return -1;

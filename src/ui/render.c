@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lesson_panel.h"
 #include "plot.h"
 #include "view.h"
 
@@ -347,10 +348,18 @@ void ui_render(ui_app *app, ui_gfx *g)
 {
     int w, h;
     SDL_GetRendererOutputSize(g->r, &w, &h);
-    app->width = w;
-    app->height = h;
     int want_px = (int)lroundf(UI_BASE_FONT_PX * app->font_scale * app->pixel_ratio);
     if (want_px != g->font_px && ui_font_set_size(g->font, want_px) == 0) g->font_px = want_px;
+    /* a lesson takes the right part of the window; the visualizer keeps the rest */
+    int full_w = w, panel_w = 0;
+    if (app->lesson.open) {
+        panel_w = imin(46 * ui_line(g), (int)(0.4 * w));
+        panel_w = imax(panel_w, imin(22 * ui_line(g), w / 2));
+        w -= panel_w;
+    }
+    app->full_width = full_w;
+    app->width = w;
+    app->height = h;
     app->n_hits = 0;
     app->n_areas = 0;
 
@@ -371,8 +380,13 @@ void ui_render(ui_app *app, ui_gfx *g)
     default: ui_plot_single(g, app, pic); break;
     }
     status_line(g, app, (SDL_Rect){0, h - status_h, w, status_h});
+    if (app->lesson.open) {
+        ui_render_lesson_marks(app, g);
+        ui_render_lesson(app, g, (SDL_Rect){w, 0, panel_w, h});
+    }
     tooltip(g, app);
     if (app->editing) edit_overlay(g, app);
     if (app->help) help_overlay(g, app);
+    if (app->lesson.picker) ui_render_picker(app, g);
     app->dirty = false;
 }

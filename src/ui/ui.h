@@ -22,12 +22,22 @@ typedef struct {
     int row;              /* query row shown as a bar chart, -1: none */
     int decode_step;      /* > 0: KV-cache decode mode at this step */
     float font_scale;     /* 0: 1 */
+    const char *lesson;   /* a lesson file: draw its step `step` (the lesson sets the view) */
+    int step;             /* 1-based; 0: 1 */
+    const char *lang;     /* "en", "zh"; NULL: the locale */
+    bool picker;          /* draw the lesson picker over the picture */
 } ui_picture;
 
 void ui_picture_init(ui_picture *p);
 
 /* The window, on cfg or on the trace file at path (when path is not NULL). */
 int ui_window_run(const attn_config *cfg, const char *path, char *err, size_t errsize, int *exit_code);
+
+/* The window with a lesson (path) at step (0-based), or with the lesson
+ * picker open (path NULL); lang is "en" or "zh" for the course and the
+ * interface. Returns an exit code (0, 1 for a bad file or display, 2 for a
+ * lesson with problems) after printing any message. */
+int ui_lesson_window(const char *path, int step, const char *lang);
 
 /* One picture as a PNG file. */
 int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p, const char *out, char *err,

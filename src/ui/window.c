@@ -7,6 +7,7 @@
 #include <SDL.h>
 
 #include "app.h"
+#include "i18n.h"
 #include "offscreen.h"
 #include "render.h"
 #include "ui.h"
@@ -60,18 +61,15 @@ static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t t
     }
 }
 
-int ui_window_run(const attn_config *cfg, const char *path, char *err, size_t errsize, int *exit_code)
+/* Opens the window on an initialised app and runs it until quit; frees app. */
+static int run(ui_app *app_in, char *err, size_t errsize, int *exit_code)
 {
-    ui_app app;
+#define app (*app_in)
     SDL_Window *win = NULL;
     SDL_Renderer *r = NULL;
     ui_gfx *g = NULL;
     int rc = -1;
     *exit_code = 1;
-    if (path ? ui_app_init_file(&app, path, err, errsize) : ui_app_init(&app, cfg, err, errsize)) {
-        *exit_code = path ? 1 : 2;
-        return -1;
-    }
     SDL_SetHint(SDL_HINT_IME_SHOW_UI, "1");
     /* no display to talk to: say so before SDL probes (and complains about) every driver */
     if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY") && !getenv("SDL_VIDEODRIVER")) {
@@ -143,4 +141,41 @@ out:
     SDL_Quit();
     ui_app_free(&app);
     return rc;
+#undef app
+}
+
+int ui_window_run(const attn_config *cfg, const char *path, char *err, size_t errsize, int *exit_code)
+{
+    ui_app app;
+    ui_i18n_init(NULL);
+    if (path ? ui_app_init_file(&app, path, err, errsize) : ui_app_init(&app, cfg, err, errsize)) {
+        *exit_code = path ? 1 : 2;
+        return -1;
+    }
+    return run(&app, err, errsize, exit_code);
+}
+
+int ui_lesson_window(const char *path, int step, const char *lang)
+{
+    ui_app app;
+    attn_config cfg;
+    char err[700];
+    int code;
+    lang = ui_i18n_init(lang);
+    attn_config_init(&cfg);
+    int rc = ui_app_init(&app, &cfg, err, sizeof err);
+    attn_config_free(&cfg);
+    if (rc) {
+        fprintf(stderr, "attnlab: %s\n", err);
+        return 2;
+    }
+    ui_player_init(&app.lesson, lang, NULL);
+    if (path ? ui_player_open(&app, path, step, err, sizeof err) : ui_player_picker(&app)) {
+        if (!path) snprintf(err, sizeof err, "%s", app.status);
+        fprintf(stderr, "attnlab lesson%s: %s\n", path ? "" : "s", err);
+        ui_app_free(&app);
+        return path ? 2 : 1;
+    }
+    if (run(&app, err, sizeof err, &code)) fprintf(stderr, "attnlab lesson%s: %s\n", path ? "" : "s", err);
+    return code;
 }

@@ -1,0 +1,117 @@
+/* catalog.c — listing the course folder. */
+#include "catalog.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef ATTNLAB_LESSONS_DIR
+#define ATTNLAB_LESSONS_DIR "lessons"
+#endif
+
+const char *lesson_lang_from_env(void)
+{
+    static const char *const VARS[] = {"LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"};
+    for (size_t i = 0; i < sizeof VARS / sizeof VARS[0]; i++) {
+        const char *v = getenv(VARS[i]);
+        if (v && *v) return strncmp(v, "zh", 2) ? "en" : "zh";
+    }
+    return "en";
+}
+
+const char *lesson_catalog_dir(const char *lang, char *buf, size_t size)
+{
+    const char *root = getenv("ATTNLAB_LESSONS");
+    snprintf(buf, size, "%s/%s", root && *root ? root : ATTNLAB_LESSONS_DIR, lang);
+    return buf;
+}
+
+const char *lesson_diag_format(const char *path, const lesson_diag *d, char *buf, size_t size)
+{
+    if (d->line > 0) snprintf(buf, size, "%s:%d: %s", path, d->line, d->msg);
+    else snprintf(buf, size, "%s: %s", path, d->msg);
+    return buf;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const lesson_entry *)a)->name, ((const lesson_entry *)b)->name);
+}
+
+static bool is_lesson(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 3 && !strcmp(name + n - 3, ".md") && strcmp(name, "README.md") && name[0] != '.';
+}
+
+void lesson_catalog_free(lesson_catalog *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        lesson_entry *e = &c->items[i];
+        free(e->path);
+        free(e->name);
+        free(e->title);
+        free(e->summary);
+        free(e->error);
+    }
+    free(c->items);
+    free(c->dir);
+    *c = (lesson_catalog){0};
+}
+
+static int add_entry(lesson_catalog *c, const char *name)
+{
+    lesson_entry *items = realloc(c->items, (size_t)(c->n + 1) * sizeof *items);
+    if (!items) return -1;
+    c->items = items;
+    lesson_entry *e = &c->items[c->n];
+    *e = (lesson_entry){0};
+    size_t n = strlen(c->dir) + strlen(name) + 2;
+    if (!(e->path = malloc(n)) || !(e->name = strdup(name))) {
+        free(e->path);
+        return -1;
+    }
+    c->n++;
+    snprintf(e->path, n, "%s/%s", c->dir, name);
+    lesson ls;
+    lesson_diags dg = {0};
+    int rc = lesson_load(e->path, &ls, &dg);
+    e->title = strdup(ls.title && *ls.title ? ls.title : name);
+    e->summary = strdup(ls.summary ? ls.summary : "");
+    e->n_steps = ls.n_steps;
+    e->n_quizzes = lesson_quiz_count(&ls);
+    if (rc && dg.n) {
+        char buf[512];
+        e->error = strdup(lesson_diag_format(e->path, &dg.items[0], buf, sizeof buf));
+    } else if (rc) {
+        e->error = strdup("cannot be read");
+    }
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    return e->title && e->summary && (!rc || e->error) ? 0 : -1;
+}
+
+int lesson_catalog_load(lesson_catalog *c, const char *dir, char *err, size_t errsize)
+{
+    *c = (lesson_catalog){0};
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errsize, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int ret = -1;
+    if (!(c->dir = strdup(dir))) goto oom;
+    for (struct dirent *de; (de = readdir(d));)
+        if (is_lesson(de->d_name) && add_entry(c, de->d_name)) goto oom;
+    qsort(c->items, (size_t)c->n, sizeof *c->items, by_name);
+    ret = 0;
+    goto out;
+oom:
+    snprintf(err, errsize, "out of memory");
+    lesson_catalog_free(c);
+out:
+    closedir(d);
+    return ret;
+}

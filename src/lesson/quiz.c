@@ -1,0 +1,159 @@
+/* quiz.c — cell answers from a trace, and grading. */
+#include "quiz.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const RULES[] = {"masked", "unmasked", "argmax", "argmin", "nan"};
+
+const char *lesson_cell_rule_name(lesson_cell_rule r)
+{
+    return r >= 0 && r < LESSON_CELLS_COUNT ? RULES[r] : "?";
+}
+
+static bool is_query_key(const char *stage)
+{
+    static const char *const QK[] = {"scores", "mask", "masked_scores", "weights", "weights_dropout"};
+    for (size_t i = 0; i < sizeof QK / sizeof QK[0]; i++)
+        if (!strcmp(stage, QK[i])) return true;
+    return false;
+}
+
+int lesson_quiz_cells(const lesson_quiz *q, const attn_trace *tr, const char *stage, int batch, int head,
+                      unsigned char *out, int *rows, int *cols, char *why, size_t whysize)
+{
+    attn_matrix m, mask;
+    if (attn_trace_matrix(tr, stage, batch, head, &m)) {
+        snprintf(why, whysize, "the trace has no stage %s", stage);
+        return -1;
+    }
+    if (rows) *rows = m.rows;
+    if (cols) *cols = m.cols;
+    bool by_mask = q->rule == LESSON_CELLS_MASKED || q->rule == LESSON_CELLS_UNMASKED;
+    if (by_mask) {
+        if (!is_query_key(stage)) {
+            snprintf(why, whysize, "click = %s needs a query × key stage (scores, mask, masked_scores, weights), not %s",
+                     RULES[q->rule], stage);
+            return -1;
+        }
+        if (attn_trace_matrix(tr, "mask", batch, head, &mask) || mask.rows != m.rows || mask.cols != m.cols) {
+            snprintf(why, whysize, "click = %s: the trace has no mask for %s", RULES[q->rule], stage);
+            return -1;
+        }
+    }
+    int n = 0;
+    for (int i = 0; i < m.rows; i++) {
+        const float *row = m.data + (size_t)i * m.cols;
+        float best = NAN;
+        if (q->rule == LESSON_CELLS_ARGMAX || q->rule == LESSON_CELLS_ARGMIN)
+            for (int j = 0; j < m.cols; j++) {
+                float v = row[j];
+                if (isnan(v)) continue;
+                if (isnan(best) || (q->rule == LESSON_CELLS_ARGMAX ? v > best : v < best)) best = v;
+            }
+        bool row_has = false;
+        for (int j = 0; j < m.cols; j++) {
+            bool right;
+            switch (q->rule) {
+            case LESSON_CELLS_MASKED: right = mask.data[(size_t)i * mask.cols + j] != 0.0f; break;
+            case LESSON_CELLS_UNMASKED: right = mask.data[(size_t)i * mask.cols + j] == 0.0f; break;
+            case LESSON_CELLS_NAN: right = isnan(row[j]); break;
+            default: right = !isnan(best) && row[j] == best; break;
+            }
+            if (out) out[(size_t)i * m.cols + j] = right;
+            if (right) {
+                if (q->rule == LESSON_CELLS_ARGMAX || q->rule == LESSON_CELLS_ARGMIN) row_has = true;
+                else n++;
+            }
+        }
+        n += row_has;
+    }
+    return n;
+}
+
+lesson_grade lesson_grade_choice(const lesson_quiz *q, const bool *picked)
+{
+    lesson_grade g = {0};
+    for (int i = 0; i < q->n_choices; i++) {
+        if (picked[i] && q->correct[i]) g.n_right++;
+        else if (picked[i]) g.n_wrong++;
+        else if (q->correct[i]) g.n_missed++;
+    }
+    g.right = !g.n_wrong && !g.n_missed;
+    return g;
+}
+
+/* Replaces "−" (U+2212) by '-' and drops spaces, so "− 1e9" reads. */
+static void plain(const char *in, char *out, size_t size)
+{
+    size_t j = 0;
+    for (size_t i = 0; in[i] && j + 1 < size; i++) {
+        if (!strncmp(in + i, "\xE2\x88\x92", 3)) out[j++] = '-', i += 2;
+        else if (in[i] != ' ' && in[i] != '\t') out[j++] = in[i];
+    }
+    out[j] = '\0';
+}
+
+static bool read_double(const char *s, const char **end, double *v)
+{
+    char *e;
+    errno = 0;
+    *v = strtod(s, &e);
+    *end = e;
+    return e != s && errno != ERANGE;
+}
+
+int lesson_grade_number(const lesson_quiz *q, const char *text, lesson_grade *g)
+{
+    char s[128];
+    plain(text, s, sizeof s);
+    const char *end;
+    double v, den;
+    if (!read_double(s, &end, &v)) return -1;
+    if (*end == '/') {
+        if (!read_double(end + 1, &end, &den) || den == 0.0) return -1;
+        v /= den;
+    } else if (*end == '%') {
+        v /= 100.0;
+        end++;
+    }
+    if (*end || !isfinite(v)) return -1;
+    *g = (lesson_grade){0};
+    g->right = fabs(v - q->answer) <= q->tolerance + 1e-12 * fmax(1.0, fabs(q->answer));
+    if (g->right) g->n_right = 1;
+    else g->n_wrong = 1;
+    return 0;
+}
+
+lesson_grade lesson_grade_cells(const lesson_quiz *q, const unsigned char *answer, const unsigned char *picked,
+                                int rows, int cols)
+{
+    lesson_grade g = {0};
+    bool per_row = q->rule == LESSON_CELLS_ARGMAX || q->rule == LESSON_CELLS_ARGMIN;
+    for (int i = 0; i < rows; i++) {
+        int good = 0, has = 0;
+        for (int j = 0; j < cols; j++) {
+            size_t c = (size_t)i * cols + j;
+            has += answer[c];
+            if (!picked[c]) {
+                if (!per_row && answer[c]) g.n_missed++;
+                continue;
+            }
+            if (answer[c]) good++;
+            else g.n_wrong++;
+        }
+        if (!per_row) {
+            g.n_right += good;
+            continue;
+        }
+        /* one pick per row, on one of the row's extremes */
+        if (good > 1) g.n_wrong += good - 1;
+        if (good) g.n_right++;
+        else if (has) g.n_missed++;
+    }
+    g.right = !g.n_wrong && !g.n_missed;
+    return g;
+}

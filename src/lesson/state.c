@@ -1,0 +1,326 @@
+/* state.c — a step's configuration and view, and the checks of `--check`. */
+#include "state.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "forward.h"
+#include "quiz.h"
+#include "stages.h"
+
+enum { L_STAGE, L_HEAD, L_BATCH, L_VIEW, L_COMPARE, L_ROW, L_DECODE, L_HL };
+
+static bool parse_index(const char *v, int *out)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    while (*end == ' ') end++;
+    if (end == v || *end || errno || n < 0 || n > 1000000) return false;
+    *out = (int)n;
+    return true;
+}
+
+static int pick(const char *v, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcasecmp(v, names[i])) return i;
+    return -1;
+}
+
+/* "row 2", "col 0", "cells 1,0 2,0", "none" */
+static int parse_highlight(const char *v, lesson_view *view, char *why, size_t size)
+{
+    char word[16];
+    int used = 0;
+    if (sscanf(v, "%15s %n", word, &used) < 1) {
+        snprintf(why, size, "is empty: use 'row N', 'col N', 'cells i,j …' or 'none'");
+        return -1;
+    }
+    const char *rest = v + used;
+    if (!strcasecmp(word, "none")) {
+        view->hl = LESSON_HL_NONE;
+        return *rest ? (snprintf(why, size, "'none' takes nothing after it"), -1) : 0;
+    }
+    if (!strcasecmp(word, "row") || !strcasecmp(word, "col") || !strcasecmp(word, "column")) {
+        if (!parse_index(rest, &view->hl_index)) {
+            snprintf(why, size, "'%s' needs one index from 0, got '%.30s'", word, rest);
+            return -1;
+        }
+        view->hl = strcasecmp(word, "row") ? LESSON_HL_COL : LESSON_HL_ROW;
+        return 0;
+    }
+    if (!strcasecmp(word, "cells") || !strcasecmp(word, "cell")) {
+        int n = 0;
+        const char *p = rest;
+        while (*p) {
+            int i, j, len = 0;
+            if (sscanf(p, " %d , %d %n", &i, &j, &len) < 2 || len == 0 || i < 0 || j < 0) {
+                snprintf(why, size, "cells are 'row,col' pairs from 0 separated by spaces, got '%.30s'", p);
+                return -1;
+            }
+            if (n == LESSON_MAX_HL) {
+                snprintf(why, size, "at most %d cells", LESSON_MAX_HL);
+                return -1;
+            }
+            view->hl_cells[n][0] = i;
+            view->hl_cells[n][1] = j;
+            n++;
+            p += len;
+        }
+        if (!n) {
+            snprintf(why, size, "'cells' needs at least one 'row,col' pair");
+            return -1;
+        }
+        view->n_hl_cells = n;
+        view->hl = LESSON_HL_CELLS;
+        return 0;
+    }
+    snprintf(why, size, "'%.20s' is not row, col, cells or none", word);
+    return -1;
+}
+
+static int apply_view(const lesson_setting *s, lesson_view *view, lesson_diags *dg)
+{
+    static const char *const VIEWS[] = {"single", "grid", "compare"};
+    static const char *const COMPARE[] = {"causal", "padding", "fill"};
+    const char *k = s->key, *v = s->value;
+    char why[160] = "";
+    int n;
+    if (!strcmp(k, "stage")) {
+        if (attn_stage_index(v) < 0) return lesson_diag_add(dg, s->line, "stage: unknown stage '%.40s'", v), -1;
+        snprintf(view->stage, sizeof view->stage, "%s", v);
+        view->line[L_STAGE] = s->line;
+    } else if (!strcmp(k, "head") || !strcmp(k, "batch_row")) {
+        if (!parse_index(v, &n))
+            return lesson_diag_add(dg, s->line, "%s: '%.40s' is not a whole number from 0", k, v), -1;
+        if (k[0] == 'h') view->head = n, view->line[L_HEAD] = s->line;
+        else view->batch_row = n, view->line[L_BATCH] = s->line;
+    } else if (!strcmp(k, "view")) {
+        if ((n = pick(v, VIEWS, 3)) < 0)
+            return lesson_diag_add(dg, s->line, "view: '%.40s' is not single, grid or compare", v), -1;
+        view->view = (lesson_view_mode)n;
+        view->line[L_VIEW] = s->line;
+    } else if (!strcmp(k, "compare")) {
+        if ((n = pick(v, COMPARE, 3)) < 0)
+            return lesson_diag_add(dg, s->line, "compare: '%.40s' is not causal, padding or fill", v), -1;
+        view->compare = (lesson_compare)n;
+        view->line[L_COMPARE] = s->line;
+    } else if (!strcmp(k, "row")) {
+        if (!strcasecmp(v, "none")) view->row = -1;
+        else if (parse_index(v, &n)) view->row = n;
+        else return lesson_diag_add(dg, s->line, "row: '%.40s' is not a query row from 0 or none", v), -1;
+        view->line[L_ROW] = s->line;
+    } else if (!strcmp(k, "decode_step")) {
+        if (!strcasecmp(v, "off")) view->decode_step = 0;
+        else if (parse_index(v, &n)) view->decode_step = n;
+        else return lesson_diag_add(dg, s->line, "decode_step: '%.40s' is not a step from 1 or off", v), -1;
+        view->line[L_DECODE] = s->line;
+    } else if (!strcmp(k, "highlight")) {
+        if (parse_highlight(v, view, why, sizeof why))
+            return lesson_diag_add(dg, s->line, "highlight: %s", why), -1;
+        view->line[L_HL] = s->line;
+    }
+    return 0;
+}
+
+static int apply(const lesson_step *st, attn_config *cfg, lesson_view *view, lesson_diags *dg)
+{
+    view->hl = LESSON_HL_NONE; /* a highlight belongs to its own step */
+    view->line[L_HL] = 0;
+    for (int i = 0; i < st->n_settings; i++) {
+        const lesson_setting *s = &st->settings[i];
+        if (lesson_is_view_key(s->key)) {
+            if (apply_view(s, view, dg)) return -1;
+            continue;
+        }
+        attn_error err;
+        if (attn_config_set(cfg, s->key, s->value, &err)) {
+            lesson_diag_add(dg, s->line, "%s", err.msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int lesson_step_state(const lesson *ls, int step, attn_config *cfg, lesson_view *view, lesson_diags *dg)
+{
+    attn_config_init(cfg);
+    *view = (lesson_view){.row = -1};
+    snprintf(view->stage, sizeof view->stage, "weights");
+    if (step < 0 || step >= ls->n_steps) return lesson_diag_add(dg, 0, "no step %d", step + 1), -1;
+    if (apply(&ls->intro, cfg, view, dg)) return -1;
+    for (int i = 0; i <= step; i++)
+        if (apply(&ls->steps[i], cfg, view, dg)) return -1;
+    return 0;
+}
+
+/* The line to blame for a problem of the whole step's configuration: its
+ * last config setting, else its heading. */
+static int config_line(const lesson *ls, int step)
+{
+    for (int k = step; k >= -1; k--) {
+        const lesson_step *st = k >= 0 ? &ls->steps[k] : &ls->intro;
+        for (int i = st->n_settings - 1; i >= 0; i--)
+            if (!lesson_is_view_key(st->settings[i].key)) return st->settings[i].line;
+    }
+    return ls->steps[step].line;
+}
+
+static const char *why_absent(const char *stage)
+{
+    if (!strcmp(stage, "weights_dropout")) return " (it needs train = true and dropout > 0)";
+    if (!strcmp(stage, "q_rope") || !strcmp(stage, "k_rope")) return " (it needs rope = true)";
+    if (!strcmp(stage, "k_cache") || !strcmp(stage, "v_cache") || !strcmp(stage, "x_past"))
+        return " (it needs past > 0 or decode_step > 1)";
+    if (!strcmp(stage, "memory")) return " (it needs source_tokens)";
+    return "";
+}
+
+static int check_quizzes(const lesson *ls, int step, const attn_trace *tr, const lesson_view *view,
+                         lesson_diags *dg)
+{
+    const lesson_step *st = &ls->steps[step];
+    int bad = 0;
+    for (int q = 0; q < st->n_quizzes; q++) {
+        const lesson_quiz *qz = &st->quizzes[q];
+        if (qz->kind != LESSON_QUIZ_CELLS) continue;
+        const char *stage = qz->stage[0] ? qz->stage : view->stage;
+        if (view->view != LESSON_VIEW_SINGLE) {
+            lesson_diag_add(dg, qz->line, "a cell quiz needs view = single (the step shows %s)",
+                            view->view == LESSON_VIEW_GRID ? "the grid" : "the compare view");
+            bad = -1;
+            continue;
+        }
+        if (strcmp(stage, view->stage)) {
+            lesson_diag_add(dg, qz->line, "the cell quiz is on stage %s but the step shows %s", stage, view->stage);
+            bad = -1;
+            continue;
+        }
+        char why[160];
+        int n = lesson_quiz_cells(qz, tr, stage, view->batch_row, view->head, NULL, NULL, NULL, why, sizeof why);
+        if (n < 0) {
+            lesson_diag_add(dg, qz->line, "%s", why);
+            bad = -1;
+        } else if (n == 0) {
+            lesson_diag_add(dg, qz->line, "quiz has no right answer for this step's configuration (click = %s on %s, "
+                                          "head %d, batch row %d)",
+                            lesson_cell_rule_name(qz->rule), stage, view->head, view->batch_row);
+            bad = -1;
+        }
+    }
+    return bad;
+}
+
+int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *dg)
+{
+    attn_config cfg, run;
+    lesson_view view;
+    attn_trace tr = {0};
+    attn_error err;
+    int ret = -1;
+    bool have_run = false;
+    if (out) *out = (attn_trace){0};
+    if (lesson_step_state(ls, step, &cfg, &view, dg)) goto out;
+
+    int line = config_line(ls, step);
+    if (view.decode_step > 0) {
+        attn_dims d;
+        attn_tokens tk = {0}, src = {0};
+        if (attn_config_resolve(&cfg, &d, &tk, &src, &err)) {
+            lesson_diag_add(dg, line, "%s", err.msg);
+            goto out;
+        }
+        attn_tokens_free(&tk);
+        attn_tokens_free(&src);
+        if (d.cross) {
+            lesson_diag_add(dg, view.line[L_DECODE], "decode_step: decoding is for self-attention (source_tokens is set)");
+            goto out;
+        }
+        int len = 0;
+        if (attn_config_decode(&cfg, view.decode_step, &run, &len, &err)) {
+            lesson_diag_add(dg, view.line[L_DECODE], "%s", err.msg);
+            goto out;
+        }
+        have_run = true;
+        if (view.decode_step > len) {
+            lesson_diag_add(dg, view.line[L_DECODE], "decode_step: %d is past the last token (the longest row has %d)",
+                            view.decode_step, len);
+            goto out;
+        }
+        if (cfg.past) {
+            lesson_diag_add(dg, view.line[L_DECODE], "decode_step: decoding sets past itself; remove past = %d",
+                            cfg.past);
+            goto out;
+        }
+    } else {
+        if (attn_config_copy(&run, &cfg, &err)) {
+            lesson_diag_add(dg, 0, "%s", err.msg);
+            goto out;
+        }
+        have_run = true;
+    }
+    if (attn_trace_run(&run, NULL, &tr, &err)) {
+        lesson_diag_add(dg, line, "%s", err.msg);
+        goto out;
+    }
+
+    const attn_dims *d = &tr.dims;
+    int bad = 0;
+    if (!attn_trace_find(&tr, view.stage)) {
+        lesson_diag_add(dg, view.line[L_STAGE] ? view.line[L_STAGE] : ls->steps[step].line,
+                        "stage: this step's configuration does not produce %s%s", view.stage, why_absent(view.stage));
+        bad = 1;
+    }
+    if (view.head >= d->h)
+        bad = 1, lesson_diag_add(dg, view.line[L_HEAD], "head: %d is out of range (heads = %d)", view.head, d->h);
+    if (view.batch_row >= d->b)
+        bad = 1, lesson_diag_add(dg, view.line[L_BATCH], "batch_row: %d is out of range (batch rows = %d)",
+                                 view.batch_row, d->b);
+    if (view.view == LESSON_VIEW_COMPARE && d->cross && view.compare == LESSON_COMPARE_CAUSAL)
+        bad = 1, lesson_diag_add(dg, view.line[L_VIEW], "view = compare: cross-attention has no causal mask to compare");
+    if (!bad) {
+        attn_matrix m;
+        attn_trace_matrix(&tr, view.stage, view.batch_row, view.head, &m);
+        if (view.row >= m.rows)
+            bad = 1, lesson_diag_add(dg, view.line[L_ROW], "row: %d is outside %s's %d rows", view.row, view.stage,
+                                     m.rows);
+        int hl_line = view.line[L_HL];
+        if (view.hl == LESSON_HL_ROW && view.hl_index >= m.rows)
+            bad = 1, lesson_diag_add(dg, hl_line, "highlight: row %d is outside %s's %d rows", view.hl_index,
+                                     view.stage, m.rows);
+        if (view.hl == LESSON_HL_COL && view.hl_index >= m.cols)
+            bad = 1, lesson_diag_add(dg, hl_line, "highlight: column %d is outside %s's %d columns", view.hl_index,
+                                     view.stage, m.cols);
+        for (int i = 0; view.hl == LESSON_HL_CELLS && i < view.n_hl_cells; i++)
+            if (view.hl_cells[i][0] >= m.rows || view.hl_cells[i][1] >= m.cols) {
+                bad = 1;
+                lesson_diag_add(dg, hl_line, "highlight: cell %d,%d is outside %s's %d × %d", view.hl_cells[i][0],
+                                view.hl_cells[i][1], view.stage, m.rows, m.cols);
+                break;
+            }
+        if (check_quizzes(ls, step, &tr, &view, dg)) bad = 1;
+    }
+    if (bad) goto out;
+    ret = 0;
+    if (out) {
+        *out = tr;
+        tr = (attn_trace){0};
+    }
+out:
+    attn_trace_free(&tr);
+    if (have_run) attn_config_free(&run);
+    attn_config_free(&cfg);
+    return ret;
+}
+
+int lesson_check(const lesson *ls, lesson_diags *dg)
+{
+    int ret = 0;
+    for (int i = 0; i < ls->n_steps; i++)
+        if (lesson_step_run(ls, i, NULL, dg)) ret = -1;
+    return ret;
+}

@@ -1,0 +1,48 @@
+/* state.h — what the visualizer shows at a lesson step, and `--check`.
+ *
+ * A step's state is built, never remembered: the default configuration, the
+ * introduction's settings, then the settings of steps 1 … N in order. So
+ * going back to a step gives exactly what the lesson set, whatever the
+ * student explored in between. */
+#ifndef LESSON_STATE_H
+#define LESSON_STATE_H
+
+#include "config.h"
+#include "lesson.h"
+#include "trace.h"
+
+typedef enum { LESSON_VIEW_SINGLE, LESSON_VIEW_GRID, LESSON_VIEW_COMPARE } lesson_view_mode;
+typedef enum { LESSON_HL_NONE, LESSON_HL_ROW, LESSON_HL_COL, LESSON_HL_CELLS } lesson_hl_kind;
+typedef enum { LESSON_COMPARE_CAUSAL, LESSON_COMPARE_PADDING, LESSON_COMPARE_FILL } lesson_compare;
+
+#define LESSON_MAX_HL 64
+
+typedef struct {
+    char stage[64];        /* "weights" unless a step says otherwise */
+    int head, batch_row;
+    lesson_view_mode view;
+    lesson_compare compare;
+    int row;               /* query row drawn as a bar chart; -1: none */
+    int decode_step;       /* 0: full pass; N: KV-cache decoding step N */
+    lesson_hl_kind hl;     /* the current step's own highlight (not inherited) */
+    int hl_index;          /* ROW / COL */
+    int hl_cells[LESSON_MAX_HL][2];
+    int n_hl_cells;
+    int line[8];           /* line that last set stage, head, batch_row, view, compare, row, decode_step, highlight */
+} lesson_view;
+
+/* Builds step `step` (0-based) into *cfg (initialised here; free it with
+ * attn_config_free even on failure) and *view. Returns 0, or -1 after adding
+ * a diagnostic for the first setting whose value is invalid. */
+int lesson_step_state(const lesson *ls, int step, attn_config *cfg, lesson_view *view, lesson_diags *dg);
+
+/* Runs step `step` through the engine as the player would (decode steps
+ * included) and checks the view against the trace: stage produced, head, batch
+ * row, highlight and bar-chart row in range, every quiz answerable. On success
+ * *tr holds the trace (pass NULL to drop it). Returns 0 or -1 with diagnostics. */
+int lesson_step_run(const lesson *ls, int step, attn_trace *tr, lesson_diags *dg);
+
+/* Every step of a parsed lesson, as `attnlab lesson --check` does. */
+int lesson_check(const lesson *ls, lesson_diags *dg);
+
+#endif

@@ -1,0 +1,18 @@
+/* lesson_panel.h — drawing the lesson player (player.h): the panel beside the
+ * visualizer, the lesson's marks on the heatmap, and the picker overlay. */
+#ifndef UI_LESSON_PANEL_H
+#define UI_LESSON_PANEL_H
+
+#include "app.h"
+#include "gfx.h"
+
+/* The step's title, prose, quizzes and navigation inside box. */
+void ui_render_lesson(ui_app *app, ui_gfx *g, SDL_Rect box);
+
+/* On the single view's heatmap: the step's highlight and the cell quiz's picks. */
+void ui_render_lesson_marks(ui_app *app, ui_gfx *g);
+
+/* The list of lessons with the student's progress, over the whole window. */
+void ui_render_picker(ui_app *app, ui_gfx *g);
+
+#endif
