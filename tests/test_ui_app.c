@@ -19,11 +19,7 @@
 #include "trace_io.h"
 #include "view.h"
 
-typedef struct {
-    ui_offscreen o;
-    ui_app app;
-    SDL_Surface *shot;
-} fixture;
+#include "harness.h"
 
 static int setup_with(void **state, const char *const *kv)
 {
@@ -59,54 +55,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static void draw(fixture *f)
-{
-    if (f->shot) SDL_FreeSurface(f->shot);
-    ui_render(&f->app, f->o.g);
-    f->shot = ui_read_pixels(f->o.r);
-    assert_non_null(f->shot);
-}
-
-static uint32_t px(const fixture *f, int x, int y)
-{
-    return ((const uint32_t *)((const uint8_t *)f->shot->pixels + (size_t)y * f->shot->pitch))[x] | 0xFF000000u;
-}
-
-static bool key(fixture *f, SDL_Keycode sym, Uint16 mod)
-{
-    SDL_Event ev = {0};
-    ev.type = SDL_KEYDOWN;
-    ev.key.keysym.sym = sym;
-    ev.key.keysym.mod = mod;
-    return ui_app_event(&f->app, &ev);
-}
-
-/* Typed text, in events of at most 31 bytes as SDL sends it (whole code points). */
-static void text(fixture *f, const char *s)
-{
-    while (*s) {
-        SDL_Event ev = {0};
-        size_t n = strlen(s);
-        if (n > sizeof ev.text.text - 1) {
-            n = sizeof ev.text.text - 1;
-            while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
-        }
-        ev.type = SDL_TEXTINPUT;
-        memcpy(ev.text.text, s, n);
-        ui_app_event(&f->app, &ev);
-        s += n;
-    }
-}
-
-static bool click(fixture *f, int x, int y)
-{
-    SDL_Event ev = {0};
-    ev.type = SDL_MOUSEBUTTONDOWN;
-    ev.button.button = SDL_BUTTON_LEFT;
-    ev.button.x = x;
-    ev.button.y = y;
-    return ui_app_event(&f->app, &ev);
-}
 
 static void move(fixture *f, int x, int y)
 {

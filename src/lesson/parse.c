@@ -146,6 +146,7 @@ typedef struct {
     char fence_char;
     tbuf code;
 
+    int n_h12;            /* # and ## headings seen */
     int choice_quiz_done; /* index of the choice quiz whose list just closed, -1 otherwise */
     char *last_para;      /* plain text of the step's latest paragraph (owned) */
 } parser;
@@ -189,6 +190,26 @@ static void *grow(void *arr, int n, size_t elem)
         (arr) = g_;                                                                \
         (arr)[(count)++] = (value);                                                \
     } while (0)
+
+/* Line of the n-th '#' or '##' heading outside fenced code (0 if not found):
+ * an empty heading has no text to take a line from. */
+static int heading_line(const parser *p, int nth)
+{
+    char fence = 0;
+    for (int l = 0; l < p->n_lines; l++) {
+        const char *s = p->doc + p->line_start[l], *e = l + 1 < p->n_lines ? p->doc + p->line_start[l + 1] : p->doc + p->size;
+        while (s < e && *s == ' ') s++;
+        if (e - s >= 3 && (*s == '`' || *s == '~') && s[1] == *s && s[2] == *s) {
+            fence = fence ? (fence == *s ? 0 : fence) : *s;
+            continue;
+        }
+        if (fence || s == e || *s != '#') continue;
+        int n = 0;
+        while (s < e && *s == '#') s++, n++;
+        if (n <= 2 && (s == e || *s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') && nth-- == 0) return l + 1;
+    }
+    return 0;
+}
 
 /* ---- keys */
 
@@ -682,7 +703,8 @@ static int leave_block(MD_BLOCKTYPE type, void *detail, void *userdata)
         if (p->heading_level) {
             char *title = p->heading.s ? dup_s(trim(p->heading.s)) : dup_s("");
             if (!title) return p->oom = true, 1;
-            int line = p->line;
+            int line = p->line, hl = heading_line(p, p->n_h12++);
+            if (!*title && hl) line = hl;
             if (p->heading_level == 1 && !p->ls->title) {
                 p->ls->title = title;
                 p->ls->title_line = line;

@@ -28,9 +28,9 @@ void ui_app_status(ui_app *app, bool error, const char *fmt, ...)
 const char *ui_toggle_name(ui_toggle t)
 {
     switch (t) {
-    case UI_TOGGLE_CAUSAL: return "causal mask";
-    case UI_TOGGLE_PADDING: return "padding mask";
-    default: return "fill value";
+    case UI_TOGGLE_CAUSAL: return _("causal mask");
+    case UI_TOGGLE_PADDING: return _("padding mask");
+    default: return _("fill value");
     }
 }
 
@@ -141,9 +141,9 @@ static void compute_alt(ui_app *app)
     attn_inputs in;
     attn_inputs_from_trace(&app->trace, &in);
     if (app->trace.dims.cross && app->compare_with == UI_TOGGLE_CAUSAL)
-        ui_app_status(app, true, "cross-attention has no causal mask to toggle: its keys are the source");
+        ui_app_status(app, true, "%s", _("cross-attention has no causal mask to toggle: its keys are the source"));
     else if (attn_trace_run(&c, &in, &app->alt, &err))
-        ui_app_status(app, true, "compare: %s", err.msg);
+        ui_app_status(app, true, _("compare: %s"), err.msg);
     else
         app->has_alt = true;
     attn_config_free(&c);
@@ -213,7 +213,7 @@ int ui_app_show(ui_app *app, attn_config *cfg, const ui_show *s)
     ui_toggle cmp = app->compare_with;
     if (app->from_file) {
         attn_config_free(cfg);
-        ui_app_status(app, true, "a lesson cannot drive a trace file");
+        ui_app_status(app, true, "%s", _("a lesson cannot drive a trace file"));
         return -1;
     }
     if (app->editing) stop_edit(app);
@@ -337,7 +337,7 @@ static bool refuse_in_file(ui_app *app, const char *what)
 {
     if (!app->from_file) return false;
     ui_app_status(app, true,
-                  "%s: a trace opened from a file keeps its shapes and inputs; run `attnlab --%s ...` to change it",
+                  _("%s: a trace opened from a file keeps its shapes and inputs; run `attnlab --%s ...` to change it"),
                   what, what);
     return true;
 }
@@ -355,8 +355,10 @@ static int change_heads(ui_app *app, int dir)
     int limit = d->d < MAX_HEADS_OFFERED ? d->d : MAX_HEADS_OFFERED;
     int h = next_divisor(d->d, d->h, dir, limit);
     if (h == d->h) {
-        ui_app_status(app, false, "heads: %d is the %s divisor of d_model = %d on offer", d->h,
-                      dir > 0 ? "largest" : "smallest", d->d);
+        ui_app_status(app, false,
+                      dir > 0 ? _("heads: %d is the largest divisor of d_model = %d on offer")
+                              : _("heads: %d is the smallest divisor of d_model = %d on offer"),
+                      d->h, d->d);
         return -1;
     }
     attn_config next;
@@ -368,7 +370,7 @@ static int change_heads(ui_app *app, int dir)
     next.mode = m;
     if (m == ATTN_MODE_GQA && !attn_gqa_default_groups(h)) {
         next.mode = ATTN_MODE_MHA;
-        ui_app_status(app, false, "h = %d has no divisor between 1 and %d, so GQA becomes MHA", h, h);
+        ui_app_status(app, false, _("h = %d has no divisor between 1 and %d, so GQA becomes MHA"), h, h);
     } else if (m == ATTN_MODE_GQA && h % d->g == 0 && d->g > 1 && d->g < h) {
         next.kv_heads = d->g;
         next.mode = ATTN_MODE_AUTO;
@@ -381,8 +383,10 @@ static int change_kv(ui_app *app, int dir)
     const attn_dims *d = &app->trace.dims;
     int g = next_divisor(d->h, d->g, dir, d->h);
     if (g == d->g) {
-        ui_app_status(app, false, "kv_heads: %d is the %s divisor of heads = %d", d->g, dir > 0 ? "largest" : "smallest",
-                      d->h);
+        ui_app_status(app, false,
+                      dir > 0 ? _("kv_heads: %d is the largest divisor of heads = %d")
+                              : _("kv_heads: %d is the smallest divisor of heads = %d"),
+                      d->g, d->h);
         return -1;
     }
     attn_config next;
@@ -399,10 +403,10 @@ static int cycle_mode(ui_app *app)
     attn_mode m = d->mode == ATTN_MODE_MHA ? ATTN_MODE_GQA : d->mode == ATTN_MODE_GQA ? ATTN_MODE_MQA : ATTN_MODE_MHA;
     if (m == ATTN_MODE_GQA && !attn_gqa_default_groups(d->h)) {
         m = ATTN_MODE_MQA;
-        ui_app_status(app, false, "h = %d has no divisor between 1 and %d: no GQA, so MHA → MQA", d->h, d->h);
+        ui_app_status(app, false, _("h = %d has no divisor between 1 and %d: no GQA, so MHA → MQA"), d->h, d->h);
     }
     if (d->h == 1) {
-        ui_app_status(app, false, "with one head MHA and MQA are the same: add heads with h");
+        ui_app_status(app, false, "%s", _("with one head MHA and MQA are the same: add heads with h"));
         return -1;
     }
     attn_config next;
@@ -418,7 +422,7 @@ static int toggle_cross(ui_app *app)
     attn_config next;
     attn_error err;
     if (app->decode) {
-        ui_app_status(app, true, "cross-attention has no KV-cache decoding here: leave decode mode (k) first");
+        ui_app_status(app, true, "%s", _("cross-attention has no KV-cache decoding here: leave decode mode (k) first"));
         return -1;
     }
     if (attn_config_copy(&next, &app->cfg, &err)) return -1;
@@ -427,7 +431,7 @@ static int toggle_cross(ui_app *app)
         next.source_tokens = NULL;
         next.causal = true;
         int rc = commit(app, &next);
-        if (!rc) ui_app_status(app, false, "self-attention: keys are the sentence itself, causal mask back on");
+        if (!rc) ui_app_status(app, false, "%s", _("self-attention: keys are the sentence itself, causal mask back on"));
         return rc;
     }
     if (next.tokens) { /* the user's own sentence: ask for the source */
@@ -437,7 +441,8 @@ static int toggle_cross(ui_app *app)
         snprintf(app->edit[1], UI_EDIT_MAX, "%s", "");
         app->edit_cursor = 0;
         SDL_StartTextInput();
-        ui_app_status(app, false, "type the source sentence (one row per target row, rows split by |), then Enter");
+        ui_app_status(app, false, "%s",
+                      _("type the source sentence (one row per target row, rows split by |), then Enter"));
         return 0;
     }
     next.source_tokens = strdup(EXAMPLE_SOURCE);
@@ -446,7 +451,7 @@ static int toggle_cross(ui_app *app)
     next.past = 0;
     int rc = commit(app, &next);
     if (!rc)
-        ui_app_status(app, false, "cross-attention: keys and values come from the source \"%s\"; no causal mask",
+        ui_app_status(app, false, _("cross-attention: keys and values come from the source \"%s\"; no causal mask"),
                       EXAMPLE_SOURCE);
     return rc;
 }
@@ -505,7 +510,7 @@ static void apply_edit(ui_app *app)
     next.seq = next.batch = 0;
     if (commit(app, &next) == 0) {
         stop_edit(app);
-        ui_app_status(app, false, "tokens: %s", app->edit[0]);
+        ui_app_status(app, false, _("tokens: %s"), app->edit[0]);
     }
 }
 
@@ -517,12 +522,12 @@ static int toggle_decode(ui_app *app)
         attn_error err;
         if (attn_config_copy(&same, &app->cfg, &err)) return -1;
         int rc = commit(app, &same);
-        if (!rc) ui_app_status(app, false, "decode mode off: the full pass again");
+        if (!rc) ui_app_status(app, false, "%s", _("decode mode off: the full pass again"));
         return rc;
     }
     if (app->from_file) return refuse_in_file(app, "past"), -1;
     if (app->trace.dims.cross) {
-        ui_app_status(app, true, "decode mode is for self-attention: switch cross-attention off (x) first");
+        ui_app_status(app, true, "%s", _("decode mode is for self-attention: switch cross-attention off (x) first"));
         return -1;
     }
     app->decode = true;
@@ -536,14 +541,14 @@ static int toggle_decode(ui_app *app)
     }
     ui_app_set_stage(app, "weights");
     app->sel_row = -1;
-    ui_app_status(app, false, "decode mode: ] next token, [ previous; the new query row reads every cached key");
+    ui_app_status(app, false, "%s", _("decode mode: ] next token, [ previous; the new query row reads every cached key"));
     return 0;
 }
 
 static int decode_step(ui_app *app, int dir)
 {
     if (!app->decode) {
-        ui_app_status(app, false, "press k for KV-cache decode mode first");
+        ui_app_status(app, false, "%s", _("press k for KV-cache decode mode first"));
         return -1;
     }
     int step = app->decode_step + dir;
@@ -597,19 +602,19 @@ static bool config_action(ui_app *app, ui_action act)
     if (commit(app, &next)) return false;
     const attn_config *c = &app->cfg;
     switch (act) {
-    case UI_ACT_CAUSAL: ui_app_status(app, false, "causal mask %s", c->causal ? "on" : "off"); break;
-    case UI_ACT_ROPE: ui_app_status(app, false, "RoPE %s", c->rope ? "on" : "off"); break;
+    case UI_ACT_CAUSAL: ui_app_status(app, false, "%s", c->causal ? _("causal mask on") : _("causal mask off")); break;
+    case UI_ACT_ROPE: ui_app_status(app, false, "%s", c->rope ? _("RoPE on") : _("RoPE off")); break;
     case UI_ACT_FILL:
-        ui_app_status(app, false, "masked scores filled with %s", isinf(c->mask_value) ? "−∞" : "−1e9");
+        ui_app_status(app, false, _("masked scores filled with %s"), isinf(c->mask_value) ? "−∞" : "−1e9");
         break;
     case UI_ACT_TRAIN:
-        ui_app_status(app, false, c->train ? "training: dropout p = %g on the weights and the output"
-                                           : "evaluation: no dropout", c->dropout);
+        if (c->train) ui_app_status(app, false, _("training: dropout p = %g on the weights and the output"), c->dropout);
+        else ui_app_status(app, false, "%s", _("evaluation: no dropout"));
         break;
     default:
-        ui_app_status(app, false, "padding %s", !c->pad_mask ? "mask off: queries may attend to <pad> keys"
-                                                 : c->pad_side == ATTN_PAD_LEFT ? "on the left, masked"
-                                                                                : "on the right, masked");
+        ui_app_status(app, false, "%s", !c->pad_mask ? _("padding mask off: queries may attend to <pad> keys")
+                                        : c->pad_side == ATTN_PAD_LEFT ? _("padding on the left, masked")
+                                                                       : _("padding on the right, masked"));
         break;
     }
     return true;
@@ -642,7 +647,7 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_HEAD_NEXT: app->head = (app->head + 1) % d->h; return true;
     case UI_ACT_BATCH_NEXT:
         app->batch = (app->batch + 1) % d->b;
-        ui_app_status(app, false, "batch row %d of %d", app->batch, d->b);
+        ui_app_status(app, false, _("batch row %d of %d"), app->batch, d->b);
         return true;
     case UI_ACT_GRID:
         app->view = app->view == UI_VIEW_GRID ? UI_VIEW_SINGLE : UI_VIEW_GRID;
@@ -694,10 +699,10 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_LESSON_CHOICE: ui_player_choice(app, arg >> 8, arg & 255); return true;
     case UI_ACT_LESSON_CHECK: ui_player_check(app, arg); return true;
     case UI_ACT_LESSON_REVEAL: ui_player_reveal(app, arg); return true;
-    case UI_ACT_LESSON_FIELD:
-        app->lesson.focus = app->lesson.focus == arg ? -1 : arg;
-        if (app->lesson.focus >= 0) SDL_StartTextInput();
-        else SDL_StopTextInput();
+    case UI_ACT_LESSON_FIELD: /* arg -1: leave the field */
+        if (arg >= 0 && app->lesson.focus < 0) SDL_StartTextInput();
+        if (arg < 0 && app->lesson.focus >= 0) SDL_StopTextInput();
+        app->lesson.focus = arg;
         return true;
     case UI_ACT_PICKER:
         if (app->lesson.picker) {
@@ -765,7 +770,7 @@ static void edit_insert(ui_app *app, const char *text)
     char *s = app->edit[app->edit_field];
     size_t len = strlen(s), add = strlen(text);
     if (len + add >= UI_EDIT_MAX) {
-        ui_app_status(app, true, "tokens: the text field holds at most %d bytes", UI_EDIT_MAX - 1);
+        ui_app_status(app, true, _("tokens: the text field holds at most %d bytes"), UI_EDIT_MAX - 1);
         return;
     }
     memmove(s + app->edit_cursor + add, s + app->edit_cursor, len - (size_t)app->edit_cursor + 1);
@@ -779,7 +784,7 @@ static bool edit_key(ui_app *app, const SDL_KeyboardEvent *k)
     bool ctrl = (k->keysym.mod & KMOD_CTRL) != 0;
     if (app->compose[0]) return false; /* the IME owns the keys while composing */
     switch (k->keysym.sym) {
-    case SDLK_ESCAPE: stop_edit(app); ui_app_status(app, false, "edit cancelled"); return true;
+    case SDLK_ESCAPE: stop_edit(app); ui_app_status(app, false, "%s", _("edit cancelled")); return true;
     case SDLK_RETURN:
     case SDLK_KP_ENTER: apply_edit(app); return true;
     case SDLK_BACKSPACE: {
@@ -865,11 +870,16 @@ static ui_action key_action(const SDL_Keysym *ks, int *arg)
 
 static bool mouse_down(ui_app *app, int x, int y)
 {
+    if (app->lesson.focus >= 0) ui_app_do(app, UI_ACT_LESSON_FIELD, -1); /* a click leaves the answer field */
+    if (app->lesson.picker) { /* the picker covers the window: only its rows take clicks */
+        for (int h = app->n_hits - 1; h >= 0; h--)
+            if (app->hits[h].action == UI_ACT_PICK && in_rect(&app->hits[h].r, x, y))
+                return ui_app_do(app, UI_ACT_PICK, app->hits[h].arg);
+        return false;
+    }
     for (int h = app->n_hits - 1; h >= 0; h--) /* later hits are drawn on top */
         if (in_rect(&app->hits[h].r, x, y)) return ui_app_do(app, app->hits[h].action, app->hits[h].arg);
     if (app->help) return ui_app_do(app, UI_ACT_HELP, 0); /* a click anywhere closes the help */
-    if (app->lesson.picker) return false; /* the picker covers the window: only its rows take clicks */
-    if (app->lesson.focus >= 0) ui_app_do(app, UI_ACT_LESSON_FIELD, app->lesson.focus); /* a click elsewhere leaves the field */
     int area, i, j;
     if (!find_cell(app, x, y, &area, &i, &j)) return false;
     const ui_heat_area *a = &app->areas[area];
@@ -910,7 +920,7 @@ static bool lesson_key(ui_app *app, const SDL_Keysym *ks)
         case SDLK_RETURN:
         case SDLK_KP_ENTER: ui_app_do(app, UI_ACT_LESSON_CHECK, p->focus); return true;
         case SDLK_ESCAPE:
-        case SDLK_TAB: ui_app_do(app, UI_ACT_LESSON_FIELD, p->focus); return true;
+        case SDLK_TAB: ui_app_do(app, UI_ACT_LESSON_FIELD, -1); return true;
         default: return true; /* text arrives as SDL_TEXTINPUT */
         }
     }

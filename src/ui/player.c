@@ -165,17 +165,12 @@ int ui_player_picker(ui_app *app)
     p->confirm_reset = false;
     progress(app);
     /* select the open lesson, else the first one not finished */
-    p->sel = 0;
-    for (int i = 0; i < p->catalog.n; i++) {
-        if (p->open && !strcmp(p->catalog.items[i].name, p->name)) {
-            p->sel = i;
-            break;
-        }
-        if (p->progress && !lesson_progress_get(p->progress, p->catalog.items[i].name).finished && !p->sel) {
-            p->sel = i;
-            break;
-        }
-    }
+    p->sel = -1;
+    for (int i = 0; i < p->catalog.n && p->sel < 0; i++)
+        if (p->open && !strcmp(p->catalog.items[i].name, p->name)) p->sel = i;
+    for (int i = 0; i < p->catalog.n && p->sel < 0; i++)
+        if (!p->progress || !lesson_progress_get(p->progress, p->catalog.items[i].name).finished) p->sel = i;
+    if (p->sel < 0) p->sel = 0;
     app->dirty = true;
     return 0;
 }

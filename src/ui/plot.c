@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "i18n.h"
+
 static const float NEG_INF_CELL[1] = {-INFINITY};
 
 static int imax(int a, int b) { return a > b ? a : b; }
@@ -56,7 +58,7 @@ static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, bool ma
         ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1, NULL, 0, 0};
         ui_gfx_heatmap(g, 1, &one, sc, x, y + h + u / 2, bw, u, 0);
         ui_text(g, "−∞", x + bw + 4, y + h + u / 2, UI_TEXT);
-        ui_text(g, "masked", x, y + h + u / 2 + u, UI_TEXT_DIM);
+        ui_text(g, _("masked"), x, y + h + u / 2 + u, UI_TEXT_DIM);
     }
 }
 
@@ -218,21 +220,21 @@ void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
     if (!t || ui_view_make(&app->trace, t->name, app->batch, app->head, &v)) return;
     const attn_dims *d = &app->trace.dims;
     if (!v.head_axis) {
-        ui_text(g, "this stage has no head axis: the grid shows the stages from split heads to context",
-                box.x, box.y, UI_TEXT_DIM);
+        ui_text_fit(g, _("this stage has no head axis: the grid shows the stages from split heads to context"),
+                    box.x, box.y, box.w, UI_TEXT_DIM);
         box.y += u * 3 / 2;
         box.h -= u * 3 / 2;
         ui_plot_single(g, app, box);
         return;
     }
     char buf[160];
-    if (d->g == d->h) snprintf(buf, sizeof buf, "MHA: each of the %d heads has its own K/V head (g = h = %d)", d->h, d->g);
-    else if (d->g == 1) snprintf(buf, sizeof buf, "MQA: all %d heads share one K/V head (g = 1)", d->h);
-    else snprintf(buf, sizeof buf, "GQA: %d groups of %d heads, each group shares one K/V head (g = %d)", d->g,
+    if (d->g == d->h) snprintf(buf, sizeof buf, _("MHA: each of the %d heads has its own K/V head (g = h = %d)"), d->h, d->g);
+    else if (d->g == 1) snprintf(buf, sizeof buf, _("MQA: all %d heads share one K/V head (g = 1)"), d->h);
+    else snprintf(buf, sizeof buf, _("GQA: %d groups of %d heads, each group shares one K/V head (g = %d)"), d->g,
                   d->h / d->g, d->g);
     ui_text_fit(g, buf, box.x, box.y, box.w, UI_TEXT);
     if (v.head_axis == '1') {
-        ui_text_fit(g, "the mask has one copy for all heads: it is broadcast over h", box.x, box.y + u, box.w,
+        ui_text_fit(g, _("the mask has one copy for all heads: it is broadcast over h"), box.x, box.y + u, box.w,
                     UI_TEXT_DIM);
         box.y += u;
         box.h -= u;
@@ -262,7 +264,7 @@ void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
         int px = box.x + (hh % nc) * pw, py = box.y + (hh / nc) * ph;
         SDL_Rect inner = {px + u / 2, py + u + u / 4, pw - u, ph - u * 3 / 2 - u / 2};
         bool cur = hh == app->head;
-        snprintf(buf, sizeof buf, "head %d · kv %d%s", hh, kv, cur ? " ◀" : "");
+        snprintf(buf, sizeof buf, _("head %d · kv %d%s"), hh, kv, cur ? " ◀" : "");
         ui_text_fit(g, buf, px + u / 2, py, pw - u, gc);
         ui_plot_opts o = {false, false, false, 0, app->generation};
         int a = ui_plot_heatmap(g, app, &app->trace, &hv, &sc, inner, &o);
@@ -284,7 +286,7 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_view_slice a, b;
     char buf[200];
     if (ui_view_make(&app->trace, stage, app->batch, app->head, &a)) return;
-    snprintf(buf, sizeof buf, "compare %s of head %d with the %s toggled:", stage, app->head,
+    snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->head,
              ui_toggle_name(app->compare_with));
     int x = box.x + ui_text(g, buf, box.x, box.y, UI_TEXT) + u / 2;
     for (int t = 0; t < UI_TOGGLE_COUNT; t++) {
@@ -303,17 +305,17 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
     int pw = box.w / 3;
     ui_scale sc = ui_app_scale(app, a.tensor);
     ui_plot_opts o = {true, false, false, 0, app->generation};
-    const char *cap0 = "as configured";
-    ui_text(g, cap0, box.x, box.y, UI_TEXT_DIM);
+    const char *cap0 = _("as configured");
+    ui_text_fit(g, cap0, box.x, box.y, pw - u, UI_TEXT_DIM);
     SDL_Rect p0 = {box.x, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
     ui_plot_heatmap(g, app, &app->trace, &a, &sc, p0, &o);
     if (!app->has_alt || ui_view_make(&app->alt, stage, app->batch, app->head, &b) ||
         b.slice.rows != a.slice.rows || b.slice.cols != a.slice.cols) {
-        ui_text(g, "no toggled version to show (see the status line)", box.x + pw, box.y, UI_TEXT_DIM);
+        ui_text_fit(g, _("no toggled version to show (see the status line)"), box.x + pw, box.y, box.w - pw, UI_TEXT_DIM);
         return;
     }
-    snprintf(buf, sizeof buf, "%s toggled", ui_toggle_name(app->compare_with));
-    ui_text(g, buf, box.x + pw, box.y, UI_TEXT_DIM);
+    snprintf(buf, sizeof buf, _("%s toggled"), ui_toggle_name(app->compare_with));
+    ui_text_fit(g, buf, box.x + pw, box.y, pw - u, UI_TEXT_DIM);
     SDL_Rect p1 = {box.x + pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
     o.pane = 1;
     o.no_row_labels = true;
@@ -338,8 +340,8 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_view_slice dview = a;
     dview.slice = (ui_slice){g->scratch, a.slice.rows, a.slice.cols, a.slice.cols, 1, NULL, 0, 0};
     ui_scale dsc = {UI_CMAP_DIVERGING, -(m > 0 ? m : 1), m > 0 ? m : 1};
-    ui_text(g, m > 0 ? "difference (toggled − configured)" : "difference: none, the toggle changes nothing here",
-            box.x + 2 * pw, box.y, UI_TEXT_DIM);
+    ui_text_fit(g, m > 0 ? _("difference (toggled − configured)") : _("difference: none, the toggle changes nothing here"),
+                box.x + 2 * pw, box.y, box.w - 2 * pw, UI_TEXT_DIM);
     SDL_Rect p2 = {box.x + 2 * pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
     o.pane = 2;
     /* the scratch buffer's contents change with the head: never reuse its picture */
@@ -366,9 +368,9 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
     double sum = 0;
     for (int j = 0; j < t; j++) sum += ui_slice_at(&v.slice, i, j);
     ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
-    snprintf(buf, sizeof buf, "%s of query i=%d “%s”, head %d: Σⱼ = %.3f%s   (click the row again or Esc to close)",
+    snprintf(buf, sizeof buf, _("%s of query i=%d “%s”, head %d: Σⱼ = %.3f%s   (click the row again or Esc to close)"),
              name, i, ui_view_row_label(&app->trace, &v, i, tok, sizeof tok), app->head, sum,
-             sum == 0 ? " — every key is masked, nothing to attend to" : "");
+             sum == 0 ? _(" — every key is masked, nothing to attend to") : "");
     ui_text_fit(g, buf, box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT);
 
     int bw = imin(3 * u, imax(1, (box.w - 2 * u) / imax(t, 1)));

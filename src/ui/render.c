@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "lesson_panel.h"
 #include "plot.h"
 #include "view.h"
@@ -46,33 +47,35 @@ static int controls(ui_gfx *g, ui_app *app)
     char buf[96], mv[24];
     flow f = {u / 2, u / 3, u / 2, app->width - u / 2, u + u / 2};
     f.x += ui_text(g, "attnlab", f.x, f.y + u / 4, UI_ACCENT) + u;
-    snprintf(buf, sizeof buf, "m  mode %s", d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA");
+    snprintf(buf, sizeof buf, _("m  mode %s"), d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA");
     chip(g, app, &f, buf, false, UI_ACT_MODE, 0);
-    snprintf(buf, sizeof buf, "h  heads %d", d->h);
+    snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
     chip(g, app, &f, "−", false, UI_ACT_HEADS_DOWN, 0);
     f.x -= u / 4;
     chip(g, app, &f, buf, false, UI_ACT_HEADS_UP, 0);
-    snprintf(buf, sizeof buf, "v  kv heads %d", d->g);
+    snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
     chip(g, app, &f, "−", false, UI_ACT_KV_DOWN, 0);
     f.x -= u / 4;
     chip(g, app, &f, buf, false, UI_ACT_KV_UP, 0);
-    snprintf(buf, sizeof buf, "c  causal %s", d->cross || !c->causal ? "off" : c->causal == ATTN_CAUSAL_REVERSED ? "REVERSED" : "on");
+    snprintf(buf, sizeof buf, _("c  causal %s"),
+             d->cross || !c->causal ? _("off") : c->causal == ATTN_CAUSAL_REVERSED ? _("REVERSED") : _("on"));
     chip(g, app, &f, buf, c->causal && !d->cross, UI_ACT_CAUSAL, 0);
-    snprintf(buf, sizeof buf, "p  padding %s", !c->pad_mask ? "unmasked" : c->pad_side == ATTN_PAD_LEFT ? "left" : "right");
+    snprintf(buf, sizeof buf, _("p  padding %s"),
+             !c->pad_mask ? _("unmasked") : c->pad_side == ATTN_PAD_LEFT ? _("left") : _("right"));
     chip(g, app, &f, buf, c->pad_mask, UI_ACT_PADDING, 0);
-    snprintf(buf, sizeof buf, "r  RoPE %s", c->rope ? "on" : "off");
+    snprintf(buf, sizeof buf, _("r  RoPE %s"), c->rope ? _("on") : _("off"));
     chip(g, app, &f, buf, c->rope, UI_ACT_ROPE, 0);
-    if (c->train) snprintf(buf, sizeof buf, "d  training, dropout %g", c->dropout);
-    else snprintf(buf, sizeof buf, "d  evaluation");
+    if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
+    else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
     chip(g, app, &f, buf, c->train, UI_ACT_TRAIN, 0);
-    snprintf(buf, sizeof buf, "i  fill %s", isinf(c->mask_value) ? "−∞" : attn_format_mask_value(c->mask_value, mv, sizeof mv));
+    snprintf(buf, sizeof buf, _("i  fill %s"), isinf(c->mask_value) ? "−∞" : attn_format_mask_value(c->mask_value, mv, sizeof mv));
     chip(g, app, &f, buf, false, UI_ACT_FILL, 0);
-    chip(g, app, &f, d->cross ? "x  cross-attention" : "x  self-attention", d->cross, UI_ACT_CROSS, 0);
-    chip(g, app, &f, "e  edit tokens", app->editing, UI_ACT_EDIT, 0);
-    chip(g, app, &f, app->decode ? "k  decoding" : "k  decode", app->decode, UI_ACT_DECODE, 0);
-    chip(g, app, &f, "g  all heads", app->view == UI_VIEW_GRID, UI_ACT_GRID, 0);
-    chip(g, app, &f, "Tab  compare", app->view == UI_VIEW_COMPARE, UI_ACT_COMPARE, 0);
-    chip(g, app, &f, "?  help", app->help, UI_ACT_HELP, 0);
+    chip(g, app, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
+    chip(g, app, &f, _("e  edit tokens"), app->editing, UI_ACT_EDIT, 0);
+    chip(g, app, &f, app->decode ? _("k  decoding") : _("k  decode"), app->decode, UI_ACT_DECODE, 0);
+    chip(g, app, &f, _("g  all heads"), app->view == UI_VIEW_GRID, UI_ACT_GRID, 0);
+    chip(g, app, &f, _("Tab  compare"), app->view == UI_VIEW_COMPARE, UI_ACT_COMPARE, 0);
+    chip(g, app, &f, _("?  help"), app->help, UI_ACT_HELP, 0);
     return f.y + f.h + u / 2;
 }
 
@@ -94,7 +97,7 @@ static void navigator(ui_gfx *g, ui_app *app, SDL_Rect box)
     int u = ui_line(g), row = u + u / 3;
     int n = app->trace.n_tensors;
     ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
-    ui_text(g, "stages  ← →", box.x + u / 2, box.y + u / 4, UI_TEXT_DIM);
+    ui_text_fit(g, _("stages  ← →"), box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT_DIM);
     int top = box.y + u + u / 2;
     int fits = imax(1, (box.h - (top - box.y)) / row);
     /* keep the current stage in view */
@@ -122,12 +125,12 @@ static void navigator(ui_gfx *g, ui_app *app, SDL_Rect box)
 static const char *axis_name(ui_axis a)
 {
     switch (a) {
-    case UI_AXIS_QUERY: return "queries i";
-    case UI_AXIS_KEY: return "keys j";
-    case UI_AXIS_NEW: return "new positions";
-    case UI_AXIS_PAST: return "cached positions";
-    case UI_AXIS_INPUT: return "input features m";
-    case UI_AXIS_FEATURE: return "features c";
+    case UI_AXIS_QUERY: return _("queries i");
+    case UI_AXIS_KEY: return _("keys j");
+    case UI_AXIS_NEW: return _("new positions");
+    case UI_AXIS_PAST: return _("cached positions");
+    case UI_AXIS_INPUT: return _("input features m");
+    case UI_AXIS_FEATURE: return _("features c");
     default: return "";
     }
 }
@@ -150,14 +153,14 @@ static int header(ui_gfx *g, ui_app *app, SDL_Rect box)
         ui_text_fit(g, t->info->desc, box.x, y, box.w, UI_TEXT_DIM);
         y += u + u / 8;
     }
-    int n = snprintf(buf, sizeof buf, "batch row %d of %d", app->batch, d->b);
+    int n = snprintf(buf, sizeof buf, _("batch row %d of %d"), app->batch, d->b);
     if (v.head_axis == 'h' || v.head_axis == 'g' || v.block)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, " · head %d of %d (↑ ↓) · reads kv head %d", app->head, d->h,
+        n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · head %d of %d (↑ ↓) · reads kv head %d"), app->head, d->h,
                       ui_view_kv_head(d, app->head));
     if (v.head_axis == 'g')
-        n += snprintf(buf + n, sizeof buf - (size_t)n, " · this tensor has g = %d kv heads", d->g);
+        n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · this tensor has g = %d kv heads"), d->g);
     if (app->view == UI_VIEW_SINGLE && v.row_axis != UI_AXIS_NONE)
-        snprintf(buf + n, sizeof buf - (size_t)n, " · rows: %s, columns: %s", axis_name(v.row_axis),
+        snprintf(buf + n, sizeof buf - (size_t)n, _(" · rows: %s, columns: %s"), axis_name(v.row_axis),
                  axis_name(v.col_axis));
     ui_text_fit(g, buf, box.x, y, box.w, UI_TEXT);
     y += u + u / 2;
@@ -187,14 +190,14 @@ static int decode_panel(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_text(g, "◀", x + u / 2, y, UI_TEXT);
     hit(app, x, y - 2, bw, u + 4, UI_ACT_DECODE_PREV, 0);
     x += bw + u / 4;
-    snprintf(buf, sizeof buf, "decode step %d of %d", app->decode_step, app->decode_len);
+    snprintf(buf, sizeof buf, _("decode step %d of %d"), app->decode_step, app->decode_len);
     x += ui_text(g, buf, x, y, UI_WHITE) + u / 4;
     ui_fill(g, x, y - 2, bw, u + 4, UI_PANEL_HI);
     ui_text(g, "▶", x + u / 2, y, UI_TEXT);
     hit(app, x, y - 2, bw, u + 4, UI_ACT_DECODE_NEXT, 0);
     x += bw + u / 4;
     x += ui_text(g, "]", x, y, UI_TEXT_DIM) + u;
-    snprintf(buf, sizeof buf, "the new query “%s” reads all %d keys: %d from the cache, 1 computed now", tok, d->t,
+    snprintf(buf, sizeof buf, _("the new query “%s” reads all %d keys: %d from the cache, 1 computed now"), tok, d->t,
              d->P);
     ui_text_fit(g, buf, x, y, box.x + box.w - x, UI_TEXT);
     y += u + u / 4;
@@ -202,10 +205,10 @@ static int decode_panel(ui_gfx *g, ui_app *app, SDL_Rect box)
     double per = 2.0 * d->k * 4;
     int g_gqa = attn_gqa_default_groups(d->h);
     if (d->mode == ATTN_MODE_GQA) g_gqa = d->g;
-    int n = snprintf(buf, sizeof buf, "KV cache, K and V in float32 for %d×%d positions: MHA %s", d->b, d->t,
+    int n = snprintf(buf, sizeof buf, _("KV cache, K and V in float32 for %d×%d positions: MHA %s"), d->b, d->t,
                      bytes_str(per * d->h * d->t * d->b, a, sizeof a));
     if (g_gqa) n += snprintf(buf + n, sizeof buf - (size_t)n, " · GQA (g=%d) %s", g_gqa, bytes_str(per * g_gqa * d->t * d->b, b, sizeof b));
-    snprintf(buf + n, sizeof buf - (size_t)n, " · MQA %s · this model: %s per token",
+    snprintf(buf + n, sizeof buf - (size_t)n, _(" · MQA %s · this model: %s per token"),
              bytes_str(per * 1 * d->t * d->b, c, sizeof c), bytes_str(per * d->g, tok, sizeof tok));
     ui_text_fit(g, buf, box.x + u / 2, y, box.w - u, UI_TEXT);
     y += u + u / 4;
@@ -225,7 +228,7 @@ static void status_line(ui_gfx *g, ui_app *app, SDL_Rect box)
     int u = ui_line(g);
     ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
     const char *s = app->status[0] ? app->status
-                                   : "← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help";
+                                   : _("← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
     ui_text_fit(g, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? UI_ERROR : UI_TEXT_DIM);
 }
 
@@ -250,30 +253,31 @@ static void tooltip(ui_gfx *g, ui_app *app)
     ui_text_fit(g, buf, x + u / 2, y + u / 4, w - u, UI_WHITE);
 }
 
+/* key names stay as they are; the descriptions (and "click") are translated where drawn */
 static const char *const HELP[][2] = {
-    {"← →", "previous / next stage"},
-    {"↑ ↓", "previous / next head"},
-    {"b", "next batch row"},
-    {"c", "causal mask on / off"},
-    {"p", "padding: right → left → unmasked"},
-    {"m", "mode: MHA → GQA → MQA"},
-    {"h  H", "more / fewer heads (divisors of d_model)"},
-    {"v  V", "more / fewer kv heads (divisors of heads)"},
-    {"r", "RoPE on / off"},
-    {"d", "training with dropout / evaluation"},
-    {"i", "mask fill: −∞ or −1e9"},
-    {"x", "cross-attention on / off"},
-    {"g", "all-heads grid"},
-    {"Tab", "compare view; t: which mask to toggle"},
-    {"e", "edit the tokens (Enter applies, Esc cancels)"},
-    {"k", "KV-cache decode mode;  [ ]  previous / next token"},
-    {"click", "a cell's row: its weights as bars"},
-    {"s", "save a PNG of the window"},
-    {"f", "fullscreen"},
-    {"+ −", "bigger / smaller text"},
-    {"? F1", "this help"},
-    {"Esc", "close an overlay, else quit"},
-    {"q", "quit"},
+    {"← →", N_("previous / next stage")},
+    {"↑ ↓", N_("previous / next head")},
+    {"b", N_("next batch row")},
+    {"c", N_("causal mask on / off")},
+    {"p", N_("padding: right → left → unmasked")},
+    {"m", N_("mode: MHA → GQA → MQA")},
+    {"h  H", N_("more / fewer heads (divisors of d_model)")},
+    {"v  V", N_("more / fewer kv heads (divisors of heads)")},
+    {"r", N_("RoPE on / off")},
+    {"d", N_("training with dropout / evaluation")},
+    {"i", N_("mask fill: −∞ or −1e9")},
+    {"x", N_("cross-attention on / off")},
+    {"g", N_("all-heads grid")},
+    {"Tab", N_("compare view; t: which mask to toggle")},
+    {"e", N_("edit the tokens (Enter applies, Esc cancels)")},
+    {"k", N_("KV-cache decode mode;  [ ]  previous / next token")},
+    {N_("click"), N_("a cell's row: its weights as bars")},
+    {"s", N_("save a PNG of the window")},
+    {"f", N_("fullscreen")},
+    {"+ −", N_("bigger / smaller text")},
+    {"? F1", N_("this help")},
+    {"Esc", N_("close an overlay, else quit")},
+    {"q", N_("quit")},
 };
 
 static void help_overlay(ui_gfx *g, ui_app *app)
@@ -282,8 +286,8 @@ static void help_overlay(ui_gfx *g, ui_app *app)
     int n = (int)(sizeof HELP / sizeof HELP[0]);
     int kw = 0, dw = 0;
     for (int i = 0; i < n; i++) {
-        kw = imax(kw, ui_text_w(g, HELP[i][0]));
-        dw = imax(dw, ui_text_w(g, HELP[i][1]));
+        kw = imax(kw, ui_text_w(g, _(HELP[i][0])));
+        dw = imax(dw, ui_text_w(g, _(HELP[i][1])));
     }
     int row = u + u / 4;
     int w = imin(app->width - 2 * u, kw + dw + 3 * u), h = imin(app->height - 2 * u, (n + 2) * row + u);
@@ -291,12 +295,12 @@ static void help_overlay(ui_gfx *g, ui_app *app)
     ui_fill(g, 0, 0, app->width, app->height, 0xB0000000u);
     ui_fill(g, x, y, w, h, UI_PANEL);
     ui_frame(g, x, y, w, h, 2, UI_ACCENT);
-    ui_text(g, "keys   (Esc or ? closes this)", x + u, y + u / 2, UI_WHITE);
+    ui_text_fit(g, _("keys   (Esc or ? closes this)"), x + u, y + u / 2, w - 2 * u, UI_WHITE);
     for (int i = 0; i < n; i++) {
         int ry = y + u / 2 + (i + 1) * row + u / 2;
         if (ry + u > y + h) break;
-        ui_text(g, HELP[i][0], x + u, ry, UI_ACCENT);
-        ui_text_fit(g, HELP[i][1], x + 2 * u + kw, ry, w - 3 * u - kw, UI_TEXT);
+        ui_text(g, _(HELP[i][0]), x + u, ry, UI_ACCENT);
+        ui_text_fit(g, _(HELP[i][1]), x + 2 * u + kw, ry, w - 3 * u - kw, UI_TEXT);
     }
 }
 
@@ -308,14 +312,14 @@ static void edit_overlay(ui_gfx *g, ui_app *app)
     ui_fill(g, 0, 0, app->width, app->height, 0x90000000u);
     ui_fill(g, x, y, w, h, UI_PANEL);
     ui_frame(g, x, y, w, h, 2, UI_ACCENT);
-    ui_text(g, "tokens: spaces between tokens, | between batch rows — Enter applies, Esc cancels", x + u, y + u / 2,
-            UI_WHITE);
+    ui_text_fit(g, _("tokens: spaces between tokens, | between batch rows — Enter applies, Esc cancels"), x + u,
+                y + u / 2, w - 2 * u, UI_WHITE);
     bool two = app->cfg.source_tokens || app->edit_field == 1 || app->edit[1][0];
     for (int f = 0; f < (two ? 2 : 1); f++) {
         int fy = y + 2 * u + f * 2 * u;
         bool cur = f == app->edit_field;
-        ui_text(g, f ? "source" : "target", x + u, fy + u / 4, UI_TEXT_DIM);
-        int fx = x + u + ui_text_w(g, "source") + u;
+        ui_text(g, f ? _("source") : _("target"), x + u, fy + u / 4, UI_TEXT_DIM);
+        int fx = x + u + imax(ui_text_w(g, _("source")), ui_text_w(g, _("target"))) + u;
         int fw = x + w - u - fx;
         ui_fill(g, fx, fy, fw, u + u / 2, cur ? UI_BG : UI_PANEL_HI);
         if (cur) ui_frame(g, fx, fy, fw, u + u / 2, 1, UI_ACCENT);
@@ -338,8 +342,8 @@ static void edit_overlay(ui_gfx *g, ui_app *app)
         ui_fill(g, cx, ty, 2, u, UI_WHITE);
         app->edit_rect = (SDL_Rect){bx, fy, fw - (bx - fx), u + u / 2};
     }
-    ui_text(g, two ? "Tab switches between target and source" : "Ctrl+V pastes, Ctrl+U clears", x + u,
-            y + h - u - u / 2, UI_TEXT_DIM);
+    ui_text_fit(g, two ? _("Tab switches between target and source") : _("Ctrl+V pastes, Ctrl+U clears"), x + u,
+                y + h - u - u / 2, w - 2 * u, UI_TEXT_DIM);
 }
 
 /* ---- the frame ------------------------------------------------------------ */

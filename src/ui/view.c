@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "i18n.h"
+
 #define MASK_FILL_LIMIT (-1e8f) /* finite values below this are mask fills, not data */
 
 int ui_view_kv_head(const attn_dims *d, int head)
@@ -233,10 +235,12 @@ static bool mask_reason(const attn_trace *tr, int b, int i, int j, sbuf *o)
     bool reversed = tr->cfg.causal == ATTN_CAUSAL_REVERSED && !d->cross;
     bool future = !reversed && tr->cfg.causal && !d->cross && j > d->P + i;
     bool past = reversed && j < d->P + i;
-    if ((future || past) && pad) put(o, ": key %d is in the %s of query %d, and padding", j, past ? "past" : "future", d->P + i);
-    else if (future) put(o, ": key %d is in the future of query %d (causal)", j, d->P + i);
-    else if (past) put(o, ": key %d is in the past of query %d (reversed causal mask)", j, d->P + i);
-    else if (pad) put(o, ": key %d is <pad> (padding mask)", j);
+    /* the prose after "mask[i, j] = value" */
+    if (past && pad) put(o, _(": key %d is in the past of query %d, and padding"), j, d->P + i);
+    else if (future && pad) put(o, _(": key %d is in the future of query %d, and padding"), j, d->P + i);
+    else if (future) put(o, _(": key %d is in the future of query %d (causal)"), j, d->P + i);
+    else if (past) put(o, _(": key %d is in the past of query %d (reversed causal mask)"), j, d->P + i);
+    else if (pad) put(o, _(": key %d is <pad> (padding mask)"), j);
     return future || past || pad;
 }
 
@@ -282,7 +286,7 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
         }
     } else if (!strcmp(nm, "mask")) {
         put(&o, "%s", num(x, a, sizeof a));
-        if (!mask_reason(tr, b, i, j, &o)) put(&o, ": query %d may look at key %d", d->P + i, j);
+        if (!mask_reason(tr, b, i, j, &o)) put(&o, _(": query %d may look at key %d"), d->P + i, j);
         return buf;
     } else if (!strcmp(nm, "masked_scores")) {
         const attn_tensor *s = attn_trace_find(tr, "scores"), *m = attn_trace_find(tr, "mask");
@@ -300,7 +304,7 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
             float mx = -INFINITY;
             for (int jj = 0; jj < v->slice.cols; jj++) mx = fmaxf(mx, row[jj]);
             if (mx == -INFINITY) {
-                put(&o, "0: query %d has no key it may look at, so its row is all zeros", d->P + i);
+                put(&o, _("0: query %d has no key it may look at, so its row is all zeros"), d->P + i);
                 return buf;
             }
             double sum = 0;
@@ -315,7 +319,7 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
         if (w && w->ndim == 4) {
             float wv = attn_tensor_at4(w, b, h, i, j);
             float p = tr->cfg.dropout;
-            if (x == 0.0f && wv != 0.0f) put(&o, "0: dropped (weights was %s, p = %g)", num(wv, a, sizeof a), p);
+            if (x == 0.0f && wv != 0.0f) put(&o, _("0: dropped (weights was %s, p = %g)"), num(wv, a, sizeof a), p);
             else put(&o, "weights / (1 − p) = %s / %g = %s", num(wv, a, sizeof a), 1.0 - p, num(x, c, sizeof c));
             return buf;
         }
@@ -338,15 +342,15 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
         int pos = (nm[0] == 'q' || !d->cross) ? d->P + i : i;
         int m = j / 2;
         double ang = pos * pow(tr->cfg.rope_theta, -2.0 * m / k);
-        put(&o, "pair (%d, %d) of %s_heads rotated by %d·θ^(−%d/%d) = %.3f rad → %s", 2 * m, 2 * m + 1,
+        put(&o, _("pair (%d, %d) of %s_heads rotated by %d·θ^(−%d/%d) = %.3f rad → %s"), 2 * m, 2 * m + 1,
             nm[0] == 'q' ? "q" : "k", pos, 2 * m, k, ang, num(x, a, sizeof a));
         return buf;
     } else if (!strcmp(nm, "k_cache") || !strcmp(nm, "v_cache")) {
-        if (i < d->P) put(&o, "%s: cached at an earlier step (position %d)", num(x, a, sizeof a), i);
-        else put(&o, "%s: new this step (position %d)", num(x, a, sizeof a), i);
+        if (i < d->P) put(&o, _("%s: cached at an earlier step (position %d)"), num(x, a, sizeof a), i);
+        else put(&o, _("%s: new this step (position %d)"), num(x, a, sizeof a), i);
         return buf;
     } else if (!strcmp(nm, "k_expanded") || !strcmp(nm, "v_expanded")) {
-        put(&o, "%s of kv head %d = %d / (%d/%d) (repeat_kv)", num(x, a, sizeof a), g, h, d->h, d->g);
+        put(&o, _("%s of kv head %d = %d / (%d/%d) (repeat_kv)"), num(x, a, sizeof a), g, h, d->h, d->g);
         return buf;
     } else if (!strcmp(nm, "merged")) {
         put(&o, "context[h=%d, i=%d, c=%d] = %s", k ? j / k : 0, i, k ? j % k : j, num(x, a, sizeof a));
@@ -355,8 +359,8 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
         const char *src = !strcmp(nm, "out") ? "merged" : (d->cross && nm[0] != 'q') ? "memory" : "x";
         const char *w = nm[0] == 'q' ? "W_Q" : nm[0] == 'k' ? "W_K" : nm[0] == 'v' ? "W_V" : "W_O";
         put(&o, "%s%s · %s[:, %d] = %s", src, sub(i, si, sizeof si), w, j, num(x, a, sizeof a));
-        if (k && strcmp(nm, "out")) put(&o, "  (%s head %d)", nm[0] == 'q' ? "query" : "kv", j / k);
-        if (!strcmp(nm, "out") && tr->cfg.train && tr->cfg.dropout > 0) put(&o, ", after dropout");
+        if (k && strcmp(nm, "out")) put(&o, nm[0] == 'q' ? _("  (query head %d)") : _("  (kv head %d)"), j / k);
+        if (!strcmp(nm, "out") && tr->cfg.train && tr->cfg.dropout > 0) put(&o, "%s", _(", after dropout"));
         return buf;
     } else if (!strcmp(nm, "x") || !strcmp(nm, "x_past") || !strcmp(nm, "memory")) {
         char tb[80];
@@ -364,7 +368,7 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
         return buf;
     } else if (nm[0] == 'w' && nm[1] == '_' && t->ndim == 2) {
         put(&o, "%s", num(x, a, sizeof a));
-        if (k) put(&o, v->block_on_rows ? "  (input from head %d)" : nm[2] == 'q' ? "  (feeds head %d)" : "  (feeds kv head %d)",
+        if (k) put(&o, v->block_on_rows ? _("  (input from head %d)") : nm[2] == 'q' ? _("  (feeds head %d)") : _("  (feeds kv head %d)"),
                    (v->block_on_rows ? i : j) / k);
         return buf;
     }

@@ -44,7 +44,7 @@ static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t t
         app->save_requested = false;
         save_name(app, name, sizeof name);
         if (ui_save_png(g->r, name, err, sizeof err)) ui_app_status(app, true, "%s", err);
-        else ui_app_status(app, false, "saved %s", name);
+        else ui_app_status(app, false, _("saved %s"), name);
         ui_render(app, g); /* show the message */
     }
     SDL_RenderPresent(g->r);
@@ -71,7 +71,8 @@ static int run(ui_app *app_in, char *err, size_t errsize, int *exit_code)
     int rc = -1;
     *exit_code = 1;
     SDL_SetHint(SDL_HINT_IME_SHOW_UI, "1");
-    /* no display to talk to: say so before SDL probes (and complains about) every driver */
+    /* no display to talk to: say so before SDL probes (and complains about) every driver.
+     * These three stay English: tests/test_window_xvfb.py matches them, whatever the locale. */
     if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY") && !getenv("SDL_VIDEODRIVER")) {
         snprintf(err, errsize,
                  "no display (DISPLAY and WAYLAND_DISPLAY are not set) — to draw without one, use `attnlab render [config] -o FILE.png`");
@@ -101,14 +102,14 @@ static int run(ui_app *app_in, char *err, size_t errsize, int *exit_code)
     win = SDL_CreateWindow("attnlab", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
                            SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
     if (!win) {
-        snprintf(err, errsize, "cannot open a window: %s (or use `attnlab render ... -o FILE.png`)", SDL_GetError());
+        snprintf(err, errsize, _("cannot open a window: %s (or use `attnlab render ... -o FILE.png`)"), SDL_GetError());
         goto out;
     }
     SDL_SetWindowMinimumSize(win, 640, 400);
     r = SDL_CreateRenderer(win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
     if (!r) r = SDL_CreateRenderer(win, -1, SDL_RENDERER_SOFTWARE);
     if (!r) {
-        snprintf(err, errsize, "cannot draw in the window: %s", SDL_GetError());
+        snprintf(err, errsize, _("cannot draw in the window: %s"), SDL_GetError());
         goto out;
     }
     if (ui_gfx_open(r, UI_BASE_FONT_PX, &g, err, errsize)) goto out;

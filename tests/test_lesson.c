@@ -1,0 +1,538 @@
+/* test_lesson.c — the lesson module: Markdown to steps, settings, prose and
+ * quizzes; malformed files give one clear (line, message) each and never
+ * crash; step states inherit; --check finds bad values, stages and answers;
+ * cell answers come from the trace; grading; the progress file. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
+#include "forward.h"
+#include "lesson.h"
+#include "progress.h"
+#include "quiz.h"
+#include "state.h"
+
+static int parse(const char *md, lesson *ls, lesson_diags *dg)
+{
+    *dg = (lesson_diags){0};
+    return lesson_parse(md, strlen(md), "t.md", ls, dg);
+}
+
+/* The diagnostics must include one at `line` containing `part`. */
+static void expect_diag(const lesson_diags *dg, int line, const char *part)
+{
+    for (int i = 0; i < dg->n; i++)
+        if (dg->items[i].line == line && strstr(dg->items[i].msg, part)) return;
+    for (int i = 0; i < dg->n; i++) print_message("  got %d: %s\n", dg->items[i].line, dg->items[i].msg);
+    fail_msg("no diagnostic at line %d containing '%s'", line, part);
+}
+
+static const char *const GOOD =
+    "# The causal mask\n"                               /* 1 */
+    "\n"
+    "A decoder must not *read* the future.\n"           /* 3 */
+    "\n"
+    "```attnlab\n"                                      /* 5 */
+    "tokens = 我 爱 你 们\n"
+    "heads = 2\n"
+    "```\n"
+    "\n"
+    "## Scores\n"                                       /* 10 */
+    "\n"
+    "Each query has a `score` for **every** key.\n"
+    "\n"
+    "```attnlab\n"
+    "stage = scores\n"                                  /* 15 */
+    "causal = false\n"
+    "```\n"
+    "\n"
+    "- one\n"
+    "  - nested\n"                                      /* 20 */
+    "1. first\n"
+    "\n"
+    "## Mask\n"                                         /* 23 */
+    "\n"
+    "Which cells are −∞?\n"
+    "\n"
+    "- [ ] the diagonal\n"                              /* 27 */
+    "- [x] above the diagonal\n"
+    "\n"
+    "```quiz\n"                                         /* 30 */
+    "explain = the future\n"
+    "```\n"
+    "\n"
+    "```attnlab\n"
+    "causal = true\n"                                   /* 35 */
+    "stage = masked_scores\n"
+    "highlight = cells 0,1 1,2\n"
+    "```\n"
+    "\n"
+    "Click them.\n"                                     /* 40 */
+    "\n"
+    "```quiz\n"
+    "click = masked\n"
+    "hint = above the diagonal\n"
+    "```\n"                                             /* 45 */
+    "\n"
+    "How many cells does it mask for 4 tokens?\n"
+    "\n"
+    "```quiz\n"
+    "answer = 6\n"                                      /* 50 */
+    "tolerance = 0\n"
+    "```\n";
+
+static void good_lesson_parses(void **state)
+{
+    (void)state;
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(GOOD, &ls, &dg), 0);
+    assert_int_equal(dg.n, 0);
+    assert_string_equal(ls.title, "The causal mask");
+    assert_string_equal(ls.summary, "A decoder must not read the future.");
+    assert_int_equal(ls.n_steps, 2);
+    assert_int_equal(ls.intro.n_settings, 2);
+    assert_string_equal(ls.intro.settings[0].key, "tokens");
+    assert_string_equal(ls.intro.settings[0].value, "我 爱 你 们");
+    assert_int_equal(ls.intro.settings[1].line, 7);
+
+    const lesson_step *s1 = &ls.steps[0];
+    assert_string_equal(s1->title, "Scores");
+    assert_int_equal(s1->line, 10);
+    assert_int_equal(s1->n_settings, 2);
+    assert_int_equal(s1->settings[0].line, 15);
+    /* prose: paragraph with code and strong spans, a list item and a nested one */
+    assert_int_equal(s1->blocks[0].kind, LESSON_BLOCK_PARA);
+    assert_string_equal(s1->blocks[0].text, "Each query has a score for every key.");
+    assert_int_equal(s1->blocks[0].n_spans, 2);
+    assert_int_equal(s1->blocks[0].spans[0].style, LESSON_CODE);
+    assert_int_equal(s1->blocks[0].spans[1].style, LESSON_STRONG);
+    assert_int_equal(s1->blocks[1].kind, LESSON_BLOCK_ITEM);
+    assert_string_equal(s1->blocks[1].text, "one");
+    assert_string_equal(s1->blocks[1].marker, "•");
+    assert_int_equal(s1->blocks[2].level, 2);
+    assert_string_equal(s1->blocks[2].text, "nested");
+    assert_string_equal(s1->blocks[3].marker, "1.");
+
+    const lesson_step *s2 = &ls.steps[1];
+    assert_int_equal(s2->n_quizzes, 3);
+    const lesson_quiz *mc = &s2->quizzes[0], *cells = &s2->quizzes[1], *num = &s2->quizzes[2];
+    assert_int_equal(mc->kind, LESSON_QUIZ_CHOICE);
+    assert_int_equal(mc->n_choices, 2);
+    assert_false(mc->correct[0]);
+    assert_true(mc->correct[1]);
+    assert_int_equal(mc->line, 27);
+    assert_string_equal(mc->question, "Which cells are −∞?");
+    assert_string_equal(mc->explain, "the future"); /* the quiz block after the list adds to it */
+    assert_int_equal(cells->kind, LESSON_QUIZ_CELLS);
+    assert_int_equal(cells->rule, LESSON_CELLS_MASKED);
+    assert_string_equal(cells->hint, "above the diagonal");
+    assert_string_equal(cells->question, "Click them.");
+    assert_int_equal(num->kind, LESSON_QUIZ_NUMBER);
+    assert_true(num->answer == 6.0 && num->tolerance == 0.0);
+    assert_int_equal(lesson_quiz_count(&ls), 3);
+    /* the lesson runs through the engine */
+    assert_int_equal(lesson_check(&ls, &dg), 0);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+}
+
+static void steps_inherit_and_restore(void **state)
+{
+    (void)state;
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(GOOD, &ls, &dg), 0);
+    attn_config c;
+    lesson_view v;
+    assert_int_equal(lesson_step_state(&ls, 0, &c, &v, &dg), 0);
+    assert_int_equal(c.heads, 2);
+    assert_int_equal((int)c.causal, ATTN_CAUSAL_OFF);
+    assert_string_equal(v.stage, "scores");
+    assert_int_equal(v.hl, LESSON_HL_NONE);
+    attn_config_free(&c);
+    assert_int_equal(lesson_step_state(&ls, 1, &c, &v, &dg), 0);
+    assert_int_equal(c.heads, 2); /* from the introduction */
+    assert_string_equal(c.tokens, "我 爱 你 们");
+    assert_int_equal((int)c.causal, ATTN_CAUSAL_ON);
+    assert_string_equal(v.stage, "masked_scores");
+    assert_int_equal(v.hl, LESSON_HL_CELLS);
+    assert_int_equal(v.n_hl_cells, 2);
+    assert_int_equal(v.hl_cells[1][0], 1);
+    assert_int_equal(v.hl_cells[1][1], 2);
+    attn_config_free(&c);
+    /* going back gives step 1 again, exactly */
+    assert_int_equal(lesson_step_state(&ls, 0, &c, &v, &dg), 0);
+    assert_int_equal((int)c.causal, ATTN_CAUSAL_OFF);
+    assert_string_equal(v.stage, "scores");
+    attn_config_free(&c);
+    assert_int_equal(dg.n, 0);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+}
+
+/* Each malformed lesson: parse or check fails with the expected line and words. */
+static void malformed_lessons_report_lines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *md;
+        int line;
+        const char *part;
+    } CASES[] = {
+        {"", 1, "no title"},
+        {"just text\n", 1, "no title"},
+        {"# T\n\nno steps\n", 1, "no steps"},
+        {"# T\n\n## S\n\n```attnlab\nheads = 2\n", 5, "never closed"},
+        {"# T\n\n## S\n\n```attnlab\nhaeds = 2\n```\n", 6, "did you mean 'heads'"},
+        {"# T\n\n## S\n\n```attnlab\nheads 2\n```\n", 6, "expected 'key = value'"},
+        {"# T\n\n## S\n\n```attnlab\n = 2\n```\n", 6, "missing key"},
+        {"# T\n\n## S\n\n```attnlab\nweights = w.safetensors\n```\n", 6, "not allowed"},
+        {"# T\n\n## S\n\n```atnlab\nheads = 2\n```\n", 5, "did you mean 'attnlab'"},
+        {"# T\n\n## S\n\nQ?\n\n- [ ] a\n- [ ] b\n", 7, "no right answer"},
+        {"# T\n\n## S\n\n```quiz\nhint = h\n```\n", 5, "no right answer"},
+        {"# T\n\n## S\n\n```quiz\nanswer = x\n```\n", 6, "not a number"},
+        {"# T\n\n## S\n\n```quiz\nanswer = 1\nclick = nan\n```\n", 7, "not both"},
+        {"# T\n\n## S\n\n```quiz\nclick = diagonal\n```\n", 6, "not masked, unmasked"},
+        {"# T\n\n## S\n\n```quiz\nclick = nan\nstage = scorez\n```\n", 7, "unknown stage"},
+        {"# T\n\n## S\n\n```quiz\nanswer = 2\ntolerance = -1\n```\n", 7, "tolerance"},
+        {"# T\n\n## S\n\n```quiz\nanswer = 2\nwhy = x\n```\n", 7, "unknown quiz key"},
+        {"# T\n\n## S\n\n```quiz\n```\n", 5, "empty quiz"},
+        {"# T\n\n## S\n\n```quiz\nclick = nan\n```\n\n```quiz\nclick = masked\n```\n", 9, "at most one cell quiz"},
+        {"# T\n\nQ?\n\n```quiz\nanswer = 1\n```\n\n## S\n", 5, "before the first step"},
+        {"# T\n\n## S\n\n# Second\n", 5, "second '#' title"},
+        {"# T\n\n##\n", 3, "empty heading"},
+        {"# T\n\n## S\n\nok\n\xff\xfe\n", 6, "invalid UTF-8"},
+        {"# T\n\n## S\n\n```attnlab\nhighlight = diagonal\n```\n", 6, "highlight"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        lesson ls;
+        lesson_diags dg;
+        int rc = parse(CASES[i].md, &ls, &dg);
+        if (!rc) rc = lesson_check(&ls, &dg);
+        if (!rc) fail_msg("case %zu accepted", i);
+        expect_diag(&dg, CASES[i].line, CASES[i].part);
+        lesson_free(&ls);
+        lesson_diags_free(&dg);
+    }
+}
+
+/* Values and views that only the engine can judge (lesson_check). */
+static void check_runs_every_step(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *block;
+        const char *part;
+    } CASES[] = {
+        {"heads = 8\nkv_heads = 3\n", "must divide"},
+        {"causal = maybe\n", "true, false or reversed"},
+        {"stage = weights_dropout\n", "train = true"},
+        {"stage = q_rope\n", "rope = true"},
+        {"stage = memory\n", "source_tokens"},
+        {"head = 4\n", "head: 4 is out of range"},
+        {"batch_row = 2\n", "batch_row: 2 is out of range"},
+        {"highlight = row 6\n", "outside weights's 6 rows"},
+        {"highlight = cells 0,9\n", "cell 0,9 is outside"},
+        {"row = 6\n", "row: 6 is outside"},
+        {"decode_step = 7\n", "past the last token"},
+        {"view = triple\n", "not single, grid or compare"},
+        {"source_tokens = a b\ncausal = true\n", "causal"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        char md[512];
+        snprintf(md, sizeof md, "# T\n\n## S\n\n```attnlab\n%s```\n", CASES[i].block);
+        lesson ls;
+        lesson_diags dg;
+        assert_int_equal(parse(md, &ls, &dg), 0);
+        if (!lesson_check(&ls, &dg)) fail_msg("case %zu (%s) passed --check", i, CASES[i].block);
+        bool found = false;
+        for (int k = 0; k < dg.n; k++) found |= dg.items[k].line >= 6 && strstr(dg.items[k].msg, CASES[i].part) != NULL;
+        if (!found) {
+            for (int k = 0; k < dg.n; k++) print_message("  got %d: %s\n", dg.items[k].line, dg.items[k].msg);
+            fail_msg("case %zu: no '%s'", i, CASES[i].part);
+        }
+        lesson_free(&ls);
+        lesson_diags_free(&dg);
+    }
+    /* a cell quiz with no right cells for its step: nothing is masked */
+    const char *md = "# T\n\n## S\n\n```attnlab\ncausal = false\ntokens = a b c\n```\n\n```quiz\nclick = masked\n```\n";
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    assert_int_equal(lesson_check(&ls, &dg), -1);
+    expect_diag(&dg, 10, "no right answer");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+}
+
+/* Huge lines, deep nesting, NULs, entities: clear answers, no crash. */
+static void hostile_input(void **state)
+{
+    (void)state;
+    size_t n = 300000;
+    char *big = malloc(n + 64);
+    strcpy(big, "# T\n\n## S\n\n");
+    size_t at = strlen(big);
+    memset(big + at, 'x', n - at);
+    big[n] = '\0';
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(big, &ls, &dg), 0);
+    assert_int_equal(strlen(ls.steps[0].blocks[0].text), n - at);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    /* a huge attnlab value is refused by the engine, not by a crash */
+    snprintf(big, n, "# T\n\n## S\n\n```attnlab\nheads = ");
+    at = strlen(big);
+    memset(big + at, '9', 5000);
+    strcpy(big + at + 5000, "\n```\n");
+    assert_int_equal(parse(big, &ls, &dg), 0);
+    assert_int_equal(lesson_check(&ls, &dg), -1);
+    expect_diag(&dg, 6, "heads");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    free(big);
+
+    /* too large */
+    size_t huge = LESSON_MAX_BYTES + 10;
+    char *h = calloc(1, huge + 1);
+    memset(h, 'a', huge);
+    assert_int_equal(lesson_parse(h, huge, "h.md", &ls, &dg), -1);
+    expect_diag(&dg, 0, "too large");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    free(h);
+
+    /* a NUL byte */
+    static const char nul[] = "# T\n\n## S\n\na\0b\n";
+    dg = (lesson_diags){0};
+    assert_int_equal(lesson_parse(nul, sizeof nul - 1, "n.md", &ls, &dg), -1);
+    expect_diag(&dg, 5, "NUL");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    /* lists nested deeper than the parser keeps */
+    char deep[8192] = "# T\n\n## S\n\n";
+    for (int i = 0; i < 40; i++) {
+        size_t l = strlen(deep);
+        for (int k = 0; k < 2 * i; k++) deep[l++] = ' ';
+        strcpy(deep + l, "- a\n");
+    }
+    parse(deep, &ls, &dg);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    /* entities and HTML */
+    assert_int_equal(parse("# A &amp; B\n\n## S\n\nx &lt; y &#x221E; <b>bold</b>\n", &ls, &dg), 0);
+    assert_string_equal(ls.title, "A & B");
+    assert_non_null(strstr(ls.steps[0].blocks[0].text, "x < y ∞"));
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    /* a missing file */
+    assert_int_equal(lesson_load("/nonexistent/lesson.md", &ls, &dg), -1);
+    expect_diag(&dg, 0, "cannot open");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+}
+
+/* Cell answers follow the live trace, and grading counts right / wrong / missing. */
+static void cell_answers_and_grading(void **state)
+{
+    (void)state;
+    attn_config c;
+    attn_trace tr;
+    attn_error err;
+    attn_config_init(&c);
+    attn_config_set(&c, "tokens", "a b c d", &err);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), 0);
+    lesson_quiz q = {.kind = LESSON_QUIZ_CELLS, .rule = LESSON_CELLS_MASKED};
+    unsigned char ans[16], pick[16] = {0};
+    int rows, cols;
+    char why[200];
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 0, 1, ans, &rows, &cols, why, sizeof why), 6);
+    assert_int_equal(rows, 4);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) assert_int_equal(ans[i * 4 + j], j > i);
+    pick[1] = pick[2] = pick[4] = 1; /* two right, one wrong (below the diagonal) */
+    lesson_grade g = lesson_grade_cells(&q, ans, pick, 4, 4);
+    assert_false(g.right);
+    assert_int_equal(g.n_right, 2);
+    assert_int_equal(g.n_wrong, 1);
+    assert_int_equal(g.n_missed, 4);
+    memcpy(pick, ans, 16);
+    assert_true(lesson_grade_cells(&q, ans, pick, 4, 4).right);
+    q.rule = LESSON_CELLS_UNMASKED;
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "scores", 0, 0, NULL, NULL, NULL, why, sizeof why), 10);
+    /* masked needs a query × key stage */
+    q.rule = LESSON_CELLS_MASKED;
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "q", 0, 0, NULL, NULL, NULL, why, sizeof why), -1);
+    assert_non_null(strstr(why, "query × key"));
+
+    /* argmax: one per row, at the row's largest weight */
+    q.rule = LESSON_CELLS_ARGMAX;
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 0, 2, ans, NULL, NULL, why, sizeof why), 4);
+    attn_matrix m;
+    attn_trace_matrix(&tr, "weights", 0, 2, &m);
+    memset(pick, 0, 16);
+    for (int i = 0; i < 4; i++) {
+        int best = 0;
+        for (int j = 1; j < 4; j++)
+            if (m.data[i * 4 + j] > m.data[i * 4 + best]) best = j;
+        assert_int_equal(ans[i * 4 + best], 1);
+        pick[i * 4 + best] = 1;
+    }
+    assert_true(lesson_grade_cells(&q, ans, pick, 4, 4).right);
+    pick[3 * 4 + 3] ^= 1; /* a second pick in the last row, or none: wrong */
+    assert_false(lesson_grade_cells(&q, ans, pick, 4, 4).right);
+    attn_trace_free(&tr);
+
+    /* the answer follows the configuration: causal off masks nothing */
+    attn_config_set(&c, "causal", "false", &err);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), 0);
+    q.rule = LESSON_CELLS_MASKED;
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 0, 0, NULL, NULL, NULL, why, sizeof why), 0);
+    attn_trace_free(&tr);
+
+    /* left padding + causal: rows with nothing to attend to are all masked */
+    attn_config_set(&c, "causal", "true", &err);
+    attn_config_set(&c, "pad_side", "left", &err);
+    attn_config_set(&c, "tokens", "a b c | d", &err);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), 0);
+    q.rule = LESSON_CELLS_MASKED;
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 1, 0, NULL, NULL, NULL, why, sizeof why), 3 + 3 + 2);
+    attn_trace_free(&tr);
+    attn_config_free(&c);
+}
+
+static void choice_and_number_grading(void **state)
+{
+    (void)state;
+    bool correct[3] = {false, true, true};
+    lesson_quiz q = {.kind = LESSON_QUIZ_CHOICE, .n_choices = 3, .correct = correct, .n_correct = 2};
+    bool picked[3] = {false, true, false};
+    lesson_grade g = lesson_grade_choice(&q, picked);
+    assert_false(g.right);
+    assert_int_equal(g.n_missed, 1);
+    picked[2] = true;
+    assert_true(lesson_grade_choice(&q, picked).right);
+    picked[0] = true;
+    g = lesson_grade_choice(&q, picked);
+    assert_false(g.right);
+    assert_int_equal(g.n_wrong, 1);
+
+    lesson_quiz n = {.kind = LESSON_QUIZ_NUMBER, .answer = 0.25, .tolerance = 0.01};
+    static const struct {
+        const char *text;
+        int rc;
+        bool right;
+    } T[] = {{"0.25", 0, true}, {"1/4", 0, true}, {"25%", 0, true}, {" 0.255 ", 0, true}, {"0.3", 0, false},
+             {"abc", -1, false}, {"1/0", -1, false}, {"", -1, false}, {"0.25x", -1, false}};
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+        assert_int_equal(lesson_grade_number(&n, T[i].text, &g), T[i].rc);
+        if (!T[i].rc) assert_int_equal(g.right, T[i].right);
+    }
+    n.answer = -1e9;
+    n.tolerance = 0;
+    assert_int_equal(lesson_grade_number(&n, "−1e9", &g), 0); /* U+2212 minus */
+    assert_true(g.right);
+}
+
+static void progress_roundtrip(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[512], bad[600], err[600];
+    snprintf(path, sizeof path, "%s/progress-test/sub/progress.json", tmp ? tmp : "/tmp");
+    remove(path);
+    lesson_progress *p = lesson_progress_open(path, err, sizeof err);
+    assert_non_null(p);
+    assert_int_equal(lesson_progress_get(p, "04.md").step, 0);
+    lesson_progress_visit(p, "04.md", 2, 9);
+    lesson_progress_visit(p, "04.md", 1, 9); /* going back keeps the furthest step */
+    lesson_progress_quiz(p, "04.md", 2, 0, false);
+    lesson_progress_quiz(p, "04.md", 2, 0, true);
+    lesson_progress_quiz(p, "04.md", 3, 1, false);
+    assert_int_equal(lesson_progress_save(p, err, sizeof err), 0);
+    lesson_progress_close(p);
+
+    p = lesson_progress_open(path, err, sizeof err);
+    lesson_record r = lesson_progress_get(p, "04.md");
+    assert_int_equal(r.step, 3);
+    assert_int_equal(r.steps, 9);
+    assert_false(r.finished);
+    assert_int_equal(r.quizzes_tried, 2);
+    assert_int_equal(r.quizzes_right, 1);
+    assert_int_equal(lesson_progress_quiz_result(p, "04.md", 2, 0), 1);
+    assert_int_equal(lesson_progress_quiz_result(p, "04.md", 3, 1), 0);
+    assert_int_equal(lesson_progress_quiz_result(p, "04.md", 5, 0), -1);
+    lesson_progress_visit(p, "04.md", 8, 9);
+    assert_true(lesson_progress_get(p, "04.md").finished);
+    lesson_progress_reset(p, NULL);
+    assert_int_equal(lesson_progress_get(p, "04.md").step, 0);
+    assert_int_equal(lesson_progress_save(p, err, sizeof err), 0);
+    lesson_progress_close(p);
+
+    /* a corrupt file is set aside, not overwritten */
+    FILE *f = fopen(path, "w");
+    fputs("{ not json", f);
+    fclose(f);
+    p = lesson_progress_open(path, err, sizeof err);
+    assert_non_null(p);
+    assert_non_null(strstr(err, "not a progress file"));
+    snprintf(bad, sizeof bad, "%s.bad", path);
+    assert_int_equal(access(bad, F_OK), 0);
+    lesson_progress_close(p);
+    remove(bad);
+    remove(path);
+}
+
+static void catalog_lists_the_course(void **state)
+{
+    (void)state;
+    char dir[1024], err[600];
+    setenv("LANGUAGE", "zh_CN:en", 1);
+    assert_string_equal(lesson_lang_from_env(), "zh");
+    setenv("LANGUAGE", "", 1);
+    setenv("LC_ALL", "en_US.UTF-8", 1);
+    assert_string_equal(lesson_lang_from_env(), "en");
+    unsetenv("LC_ALL");
+    lesson_catalog cat;
+    assert_int_equal(lesson_catalog_load(&cat, lesson_catalog_dir("en", dir, sizeof dir), err, sizeof err), 0);
+    assert_true(cat.n >= 11);
+    for (int i = 0; i < cat.n; i++) {
+        assert_null(cat.items[i].error);
+        assert_true(cat.items[i].n_steps >= 5 && cat.items[i].n_steps <= 12);
+        assert_true(cat.items[i].n_quizzes >= 1);
+        if (i) assert_true(strcmp(cat.items[i - 1].name, cat.items[i].name) < 0);
+    }
+    lesson_catalog_free(&cat);
+    assert_int_equal(lesson_catalog_load(&cat, "/nonexistent", err, sizeof err), -1);
+    assert_non_null(strstr(err, "/nonexistent"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(good_lesson_parses),
+        cmocka_unit_test(steps_inherit_and_restore),
+        cmocka_unit_test(malformed_lessons_report_lines),
+        cmocka_unit_test(check_runs_every_step),
+        cmocka_unit_test(hostile_input),
+        cmocka_unit_test(cell_answers_and_grading),
+        cmocka_unit_test(choice_and_number_grading),
+        cmocka_unit_test(progress_roundtrip),
+        cmocka_unit_test(catalog_lists_the_course),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

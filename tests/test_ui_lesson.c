@@ -1,0 +1,363 @@
+/* test_ui_lesson.c — the lesson player as a student uses it, drawn offscreen.
+ *
+ * Every step of every shipped lesson, in English and in Chinese, is entered
+ * with Space, drawn, and checked: the panel shows the step, its text has no
+ * missing glyphs, the visualizer shows what the step set, and every quiz is
+ * answered through clicks and typing — wrongly first where it can be, then
+ * rightly — with the answer computed from the live trace. Then Backspace, the
+ * picker, progress, and restoring a step after exploring. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
+#include "lesson_panel.h"
+#include "player.h"
+
+#include "harness.h"
+
+static char progress_file[512];
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    char err[400];
+    attn_config c;
+    attn_config_init(&c);
+    if (ui_offscreen_open(&f->o, 1280, 800, err, sizeof err)) fail_msg("offscreen: %s", err);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(progress_file, sizeof progress_file, "%s/ui-lesson-progress/progress.json", tmp ? tmp : "/tmp");
+    remove(progress_file);
+    ui_player_init(&f->app.lesson, "en", progress_file);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    if (f->shot) SDL_FreeSurface(f->shot);
+    ui_app_free(&f->app);
+    ui_offscreen_close(&f->o);
+    free(f);
+    return 0;
+}
+
+/* The hit of (action, arg) drawn in the last frame, clicked at its centre. */
+static bool press(fixture *f, ui_action act, int arg)
+{
+    for (int i = f->app.n_hits - 1; i >= 0; i--) {
+        const ui_hit *h = &f->app.hits[i];
+        if (h->action == act && h->arg == arg && h->r.w > 0 && h->r.h > 0) {
+            click(f, h->r.x + h->r.w / 2, h->r.y + h->r.h / 2);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Scrolls the panel until the hit is on screen, then clicks it. */
+static void press_visible(fixture *f, ui_action act, int arg)
+{
+    ui_player *p = &f->app.lesson;
+    for (p->scroll = 0; p->scroll <= p->content_h + 1; p->scroll += 40) {
+        draw(f);
+        if (press(f, act, arg)) return;
+    }
+    fail_msg("no button for action %d arg %d on step %d of %s", act, arg, p->step + 1, p->name);
+}
+
+static void click_cell(fixture *f, int i, int j)
+{
+    for (int a = 0; a < f->app.n_areas; a++) {
+        const ui_heat_area *h = &f->app.areas[a];
+        if (h->pane || h->head != f->app.head) continue;
+        int x, y, w, hh;
+        ui_heat_cell_rect(h->r.w, h->r.h, h->rows, h->cols, i, j, &x, &y, &w, &hh);
+        assert_true(w > 0 && hh > 0);
+        click(f, h->r.x + x + w / 2, h->r.y + y + hh / 2);
+        return;
+    }
+    fail_msg("no heatmap to click");
+}
+
+static void answer_choice(fixture *f, int q, const lesson_quiz *qz)
+{
+    ui_quiz_answer *a = &f->app.lesson.answers[q];
+    /* a wrong answer first (if there is a wrong choice), then the right ones */
+    for (int c = 0; c < qz->n_choices; c++)
+        if (!qz->correct[c]) {
+            press_visible(f, UI_ACT_LESSON_CHOICE, q << 8 | c);
+            press_visible(f, UI_ACT_LESSON_CHECK, q);
+            assert_true(a->graded);
+            assert_false(a->grade.right);
+            press_visible(f, UI_ACT_LESSON_CHOICE, q << 8 | c); /* untick it */
+            break;
+        }
+    for (int c = 0; c < qz->n_choices; c++)
+        if (qz->correct[c] && !a->picked[c]) press_visible(f, UI_ACT_LESSON_CHOICE, q << 8 | c);
+    press_visible(f, UI_ACT_LESSON_CHECK, q);
+    if (!a->grade.right) fail_msg("%s step %d: choice quiz %d not right: %s", f->app.lesson.name, f->app.lesson.step + 1, q, a->feedback);
+}
+
+static void answer_number(fixture *f, int q, const lesson_quiz *qz)
+{
+    ui_quiz_answer *a = &f->app.lesson.answers[q];
+    char buf[64];
+    press_visible(f, UI_ACT_LESSON_FIELD, q);
+    assert_int_equal(f->app.lesson.focus, q);
+    snprintf(buf, sizeof buf, "%.17g", qz->answer + 10 * qz->tolerance + 1 + fabs(qz->answer));
+    text(f, buf);
+    key(f, SDLK_RETURN, 0);
+    assert_true(a->graded);
+    assert_false(a->grade.right);
+    press_visible(f, UI_ACT_LESSON_FIELD, q);
+    while (a->text[0]) key(f, SDLK_BACKSPACE, 0);
+    snprintf(buf, sizeof buf, "%.17g", qz->answer);
+    text(f, buf);
+    key(f, SDLK_RETURN, 0);
+    if (!a->grade.right) fail_msg("%s step %d: number quiz %d: %s", f->app.lesson.name, f->app.lesson.step + 1, q, a->feedback);
+}
+
+static void answer_cells(fixture *f, int q)
+{
+    ui_quiz_answer *a = &f->app.lesson.answers[q];
+    unsigned char right[4096];
+    int rows, cols;
+    draw(f);
+    int n = ui_player_answer_cells(&f->app, right, sizeof right, &rows, &cols);
+    if (n <= 0) fail_msg("%s step %d: cell quiz has no answer (%d)", f->app.lesson.name, f->app.lesson.step + 1, n);
+    /* click one wrong cell if there is one, check, then fix it */
+    int wrong = -1;
+    for (int c = 0; c < rows * cols && wrong < 0; c++)
+        if (!right[c]) wrong = c;
+    if (wrong >= 0) {
+        click_cell(f, wrong / cols, wrong % cols);
+        press_visible(f, UI_ACT_LESSON_CHECK, q);
+        assert_false(a->grade.right);
+        draw(f);
+        click_cell(f, wrong / cols, wrong % cols);
+    }
+    lesson_cell_rule rule = f->app.lesson.ls.steps[f->app.lesson.step].quizzes[q].rule;
+    bool one_per_row = rule == LESSON_CELLS_ARGMAX || rule == LESSON_CELLS_ARGMIN;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++)
+            if (right[i * cols + j]) {
+                click_cell(f, i, j);
+                if (one_per_row) break; /* any one of a row's ties */
+            }
+    press_visible(f, UI_ACT_LESSON_CHECK, q);
+    if (!a->grade.right) fail_msg("%s step %d: cell quiz: %s", f->app.lesson.name, f->app.lesson.step + 1, a->feedback);
+}
+
+/* The panel's text on screen: no glyph of the step is missing from the fonts. */
+static void no_missing_glyphs(fixture *f)
+{
+    const ui_player *p = &f->app.lesson;
+    const lesson_step *st = &p->ls.steps[p->step];
+    int missing = ui_font_missing_glyphs(f->o.g->font, st->title);
+    for (int i = 0; i < st->n_blocks; i++) missing += ui_font_missing_glyphs(f->o.g->font, st->blocks[i].text);
+    if (missing) fail_msg("%s step %d: %d glyphs missing", p->name, p->step + 1, missing);
+}
+
+static int play_course(fixture *f, const char *lang)
+{
+    char dir[1024], err[600];
+    lesson_catalog cat;
+    assert_int_equal(lesson_catalog_load(&cat, lesson_catalog_dir(lang, dir, sizeof dir), err, sizeof err), 0);
+    assert_true(cat.n >= 11);
+    int steps = 0;
+    for (int l = 0; l < cat.n; l++) {
+        ui_player *p = &f->app.lesson;
+        if (ui_player_open(&f->app, cat.items[l].path, 0, err, sizeof err)) fail_msg("%s", err);
+        for (int s = 0; s < p->ls.n_steps; s++) {
+            if (s) assert_true(key(f, SDLK_SPACE, 0));
+            assert_int_equal(p->step, s);
+            draw(f);
+            steps++;
+            /* the visualizer shows what the step set */
+            const attn_tensor *t = ui_app_tensor(&f->app);
+            assert_non_null(t);
+            assert_string_equal(t->name, p->view.stage);
+            assert_int_equal(f->app.head, p->view.head);
+            assert_int_equal(f->app.batch, p->view.batch_row);
+            assert_int_equal((int)f->app.view, (int)p->view.view);
+            assert_int_equal(f->app.decode ? f->app.decode_step : 0, p->view.decode_step);
+            /* the panel is drawn: its background differs from the visualizer's */
+            assert_int_equal(px(f, f->app.width + 10, f->app.height / 2), UI_PANEL);
+            no_missing_glyphs(f);
+            const lesson_step *st = &p->ls.steps[s];
+            for (int q = 0; q < st->n_quizzes; q++) {
+                switch (st->quizzes[q].kind) {
+                case LESSON_QUIZ_CHOICE: answer_choice(f, q, &st->quizzes[q]); break;
+                case LESSON_QUIZ_NUMBER: answer_number(f, q, &st->quizzes[q]); break;
+                case LESSON_QUIZ_CELLS: answer_cells(f, q); break;
+                }
+            }
+        }
+        /* the last step: Space stays; progress says finished with every quiz right */
+        key(f, SDLK_SPACE, 0);
+        assert_int_equal(p->step, p->ls.n_steps - 1);
+        lesson_record r = lesson_progress_get(p->progress, p->name);
+        assert_true(r.finished);
+        assert_int_equal(r.quizzes_right, lesson_quiz_count(&p->ls));
+    }
+    lesson_catalog_free(&cat);
+    return steps;
+}
+
+static void every_step_of_every_lesson_en(void **state)
+{
+    fixture *f = *state;
+    int steps = play_course(f, "en");
+    print_message("played %d English steps\n", steps);
+    assert_true(steps >= 11 * 5);
+}
+
+static void every_step_of_every_lesson_zh(void **state)
+{
+    fixture *f = *state;
+    snprintf(f->app.lesson.lang, sizeof f->app.lesson.lang, "zh");
+    int steps = play_course(f, "zh");
+    print_message("played %d Chinese steps\n", steps);
+    assert_true(steps >= 11 * 5);
+}
+
+/* Backspace goes back, and a step comes back as the lesson set it. */
+static void going_back_restores_the_step(void **state)
+{
+    fixture *f = *state;
+    char dir[1024], path[1200], err[600];
+    snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
+    assert_int_equal(ui_player_open(&f->app, path, 0, err, sizeof err), 0);
+    ui_player *p = &f->app.lesson;
+    key(f, SDLK_SPACE, 0);
+    key(f, SDLK_SPACE, 0);
+    assert_int_equal(p->step, 2);
+    attn_causal causal = f->app.cfg.causal;
+    int stage = f->app.stage;
+    /* explore: toggle the mask, another stage, another head */
+    key(f, SDLK_c, 0);
+    key(f, SDLK_LEFT, 0);
+    assert_true(f->app.cfg.causal != causal);
+    draw(f);
+    press(f, UI_ACT_LESSON_RESTORE, 0);
+    assert_int_equal((int)f->app.cfg.causal, (int)causal);
+    assert_int_equal(f->app.stage, stage);
+    key(f, SDLK_c, 0);
+    key(f, SDLK_BACKSPACE, 0);
+    assert_int_equal(p->step, 1);
+    key(f, SDLK_SPACE, 0);
+    assert_int_equal((int)f->app.cfg.causal, (int)causal);
+    assert_int_equal(f->app.stage, stage);
+    /* "step 3 / 9" on screen and in the status line */
+    char label[64];
+    ui_player_step_label(p, label, sizeof label);
+    assert_non_null(strstr(f->app.status, label));
+    /* Backspace on step 1 stays */
+    while (p->step) key(f, SDLK_BACKSPACE, 0);
+    key(f, SDLK_BACKSPACE, 0);
+    assert_int_equal(p->step, 0);
+}
+
+/* l opens the picker with the course and the progress; Enter opens a lesson
+ * where the student left it. */
+static void picker_opens_lessons(void **state)
+{
+    fixture *f = *state;
+    ui_player *p = &f->app.lesson;
+    assert_true(key(f, SDLK_l, 0));
+    assert_true(p->picker);
+    assert_true(p->catalog.n >= 11);
+    draw(f);
+    /* the picker covers the window: a click on the stage list under it does nothing */
+    int stage = f->app.stage;
+    click(f, 5, f->app.height / 2);
+    assert_true(p->picker);
+    assert_int_equal(f->app.stage, stage);
+    key(f, SDLK_DOWN, 0);
+    int sel = p->sel;
+    key(f, SDLK_RETURN, 0);
+    assert_false(p->picker);
+    assert_true(p->open);
+    assert_string_equal(p->name, p->catalog.items[sel].name);
+    key(f, SDLK_SPACE, 0);
+    key(f, SDLK_SPACE, 0);
+    /* reopen from the picker: it resumes on step 3 */
+    key(f, SDLK_l, 0);
+    assert_int_equal(p->sel, sel);
+    draw(f);
+    assert_true(press(f, UI_ACT_PICK, sel));
+    assert_int_equal(p->step, 2);
+    /* Delete asks, a second Delete forgets everything */
+    key(f, SDLK_l, 0);
+    key(f, SDLK_DELETE, 0);
+    assert_true(p->confirm_reset);
+    key(f, SDLK_DELETE, 0);
+    assert_int_equal(lesson_progress_get(p->progress, p->name).step, 0);
+    assert_int_equal(access(progress_file, F_OK), 0);
+    key(f, SDLK_ESCAPE, 0);
+    assert_false(p->picker);
+    assert_false(f->app.quit);
+}
+
+/* A numeric answer typed in Chinese input (full-width digits are not numbers)
+ * and a lesson with problems refused with FILE:LINE. */
+static void bad_input_is_refused(void **state)
+{
+    fixture *f = *state;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[600], err[600];
+    snprintf(path, sizeof path, "%s/bad-lesson.md", tmp ? tmp : "/tmp");
+    FILE *fp = fopen(path, "w");
+    fputs("# Bad\n\n## One\n\n```attnlab\nheads = 3\n```\n", fp);
+    fclose(fp);
+    assert_int_equal(ui_player_open(&f->app, path, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "bad-lesson.md:6: "));
+    assert_false(f->app.lesson.open);
+    fp = fopen(path, "w");
+    fputs("# Num\n\n## One\n\nHow many?\n\n```quiz\nanswer = 6\n```\n", fp);
+    fclose(fp);
+    assert_int_equal(ui_player_open(&f->app, path, 0, err, sizeof err), 0);
+    draw(f);
+    press_visible(f, UI_ACT_LESSON_FIELD, 0);
+    text(f, "６");
+    key(f, SDLK_RETURN, 0);
+    ui_quiz_answer *a = &f->app.lesson.answers[0];
+    assert_false(a->graded);
+    assert_non_null(strstr(a->feedback, "not a number"));
+    key(f, SDLK_BACKSPACE, 0);
+    assert_string_equal(a->text, "");
+    /* Check with nothing typed, then Esc leaves the field without quitting */
+    press_visible(f, UI_ACT_LESSON_CHECK, 0);
+    assert_false(a->graded);
+    assert_int_equal(f->app.lesson.focus, -1); /* the click on Check left the field */
+    press_visible(f, UI_ACT_LESSON_FIELD, 0);
+    assert_int_equal(f->app.lesson.focus, 0);
+    key(f, SDLK_ESCAPE, 0);
+    assert_int_equal(f->app.lesson.focus, -1);
+    assert_false(f->app.quit);
+    remove(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(every_step_of_every_lesson_en, setup, teardown),
+        cmocka_unit_test_setup_teardown(every_step_of_every_lesson_zh, setup, teardown),
+        cmocka_unit_test_setup_teardown(going_back_restores_the_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(picker_opens_lessons, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_input_is_refused, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
