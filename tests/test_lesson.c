@@ -521,6 +521,48 @@ static void catalog_lists_the_course(void **state)
     assert_non_null(strstr(err, "/nonexistent"));
 }
 
+/* The Chinese course is the English one translated: the same files, steps,
+ * settings and quizzes, with the same right answers. */
+static void both_languages_have_the_same_steps(void **state)
+{
+    (void)state;
+    char dir[2][1024], err[600];
+    lesson_catalog cat[2];
+    assert_int_equal(lesson_catalog_load(&cat[0], lesson_catalog_dir("en", dir[0], sizeof dir[0]), err, sizeof err), 0);
+    assert_int_equal(lesson_catalog_load(&cat[1], lesson_catalog_dir("zh", dir[1], sizeof dir[1]), err, sizeof err), 0);
+    assert_int_equal(cat[0].n, cat[1].n);
+    for (int i = 0; i < cat[0].n; i++) {
+        assert_string_equal(cat[0].items[i].name, cat[1].items[i].name);
+        lesson ls[2];
+        lesson_diags dg = {0};
+        for (int l = 0; l < 2; l++)
+            if (lesson_load(cat[l].items[i].path, &ls[l], &dg)) fail_msg("%s", cat[l].items[i].path);
+        const char *name = cat[0].items[i].name;
+        if (ls[0].n_steps != ls[1].n_steps) fail_msg("%s: %d steps in en, %d in zh", name, ls[0].n_steps, ls[1].n_steps);
+        for (int s = -1; s < ls[0].n_steps; s++) {
+            const lesson_step *a = s < 0 ? &ls[0].intro : &ls[0].steps[s], *b = s < 0 ? &ls[1].intro : &ls[1].steps[s];
+            if (a->n_settings != b->n_settings) fail_msg("%s step %d: settings differ", name, s + 1);
+            for (int k = 0; k < a->n_settings; k++)
+                if (strcmp(a->settings[k].key, b->settings[k].key) || strcmp(a->settings[k].value, b->settings[k].value))
+                    fail_msg("%s step %d: '%s = %s' in en, '%s = %s' in zh", name, s + 1, a->settings[k].key,
+                             a->settings[k].value, b->settings[k].key, b->settings[k].value);
+            if (a->n_quizzes != b->n_quizzes) fail_msg("%s step %d: quizzes differ", name, s + 1);
+            for (int q = 0; q < a->n_quizzes; q++) {
+                const lesson_quiz *x = &a->quizzes[q], *y = &b->quizzes[q];
+                bool same = x->kind == y->kind && x->n_choices == y->n_choices && x->answer == y->answer &&
+                            x->tolerance == y->tolerance && x->rule == y->rule && !strcmp(x->stage, y->stage);
+                for (int c = 0; same && c < x->n_choices; c++) same = x->correct[c] == y->correct[c];
+                if (!same) fail_msg("%s step %d: quiz %d differs between en and zh", name, s + 1, q + 1);
+            }
+        }
+        lesson_free(&ls[0]);
+        lesson_free(&ls[1]);
+        lesson_diags_free(&dg);
+    }
+    lesson_catalog_free(&cat[0]);
+    lesson_catalog_free(&cat[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -533,6 +575,7 @@ int main(void)
         cmocka_unit_test(choice_and_number_grading),
         cmocka_unit_test(progress_roundtrip),
         cmocka_unit_test(catalog_lists_the_course),
+        cmocka_unit_test(both_languages_have_the_same_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

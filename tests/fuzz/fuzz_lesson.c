@@ -1,0 +1,42 @@
+/* fuzz_lesson.c — libFuzzer target: any byte string given to the lesson parser
+ * ends in a lesson or in diagnostics with a line and a one-line message, with
+ * no crash, leak or undefined behaviour. Accepted lessons also build every
+ * step's state (not the engine run: that is the config fuzzing's job). */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lesson.h"
+#include "state.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    lesson ls;
+    lesson_diags dg = {0};
+    int rc = lesson_parse((const char *)data, size, "fuzz.md", &ls, &dg);
+    for (int i = 0; i < dg.n; i++)
+        if (!dg.items[i].msg[0] || strchr(dg.items[i].msg, '\n') || dg.items[i].line < 0) abort();
+    if (rc == 0) {
+        if (!ls.title || ls.n_steps < 1) abort();
+        for (int s = 0; s < ls.n_steps; s++) {
+            attn_config c;
+            lesson_view v;
+            lesson_step_state(&ls, s, &c, &v, &dg);
+            attn_config_free(&c);
+            const lesson_step *st = &ls.steps[s];
+            for (int b = 0; b < st->n_blocks; b++) {
+                const lesson_block *bl = &st->blocks[b];
+                int n = (int)strlen(bl->text);
+                for (int k = 0; k < bl->n_spans; k++)
+                    if (bl->spans[k].start < 0 || bl->spans[k].end > n || bl->spans[k].start > bl->spans[k].end) abort();
+                if ((bl->kind == LESSON_BLOCK_QUIZ || bl->kind == LESSON_BLOCK_CHOICE) &&
+                    (bl->quiz < 0 || bl->quiz >= st->n_quizzes))
+                    abort();
+            }
+        }
+    }
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    return 0;
+}
