@@ -8,6 +8,7 @@ them (scripts/bootstrap.sh), so a missing one is a failure, not a skip.
 Standard library plus numpy (for comparing screenshots)."""
 import argparse
 import ctypes
+import json
 import os
 import re
 import select
@@ -27,6 +28,7 @@ ap.add_argument("--attnlab", required=True)
 ap.add_argument("-v", "--verbose", action="store_true", help="print the measured picture differences")
 ARGS = ap.parse_args()
 ATTNLAB = os.path.abspath(ARGS.attnlab)
+LESSONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lessons")
 TMP = tempfile.mkdtemp(prefix="attnlab-xvfb-", dir=os.environ.get("ATTNLAB_TEST_TMP") or None)
 STARTED = time.monotonic()
 passed = failed = 0
@@ -633,10 +635,74 @@ def no_display():
     check("--heads 7: no window opened", not seen, f"windows {seen}")
 
 
+# ---- the lessons: picker, steps, progress, a bad lesson ----------------------------------
+
+def lessons_run():
+    state = os.path.join(TMP, "state")
+    env_before = dict(APPENV)
+    APPENV["XDG_STATE_HOME"] = state
+    win = Window("lessons", ["lessons", "--lang", "en"])
+    try:
+        if not check("lessons: the picker's window appears", win.find() is not None, win.status()):
+            return
+        check("lessons: the picker is drawn", colours(win.settled_shot("picker")) >= 16, win.status())
+        win.key("Return")
+        win.expect_title("Enter opens the first lesson at step 1", lambda t: "lesson step 1/" in t, "lesson step 1/N")
+        win.key("space")
+        win.expect_title("Space: step 2", lambda t: "lesson step 2/" in t, "lesson step 2/N")
+        win.key("space")
+        win.expect_title("Space again: step 3", lambda t: "lesson step 3/" in t, "lesson step 3/N")
+        win.key("BackSpace")
+        win.expect_title("Backspace: back to step 2", lambda t: "lesson step 2/" in t, "lesson step 2/N")
+        before = win.settled_shot("step 2")
+        win.key("l")
+        check("l opens the picker over the lesson", diff(win.settled_shot("picker again", before), before) > 0.3,
+              win.status())
+        win.key("Escape")
+        win.key("q")
+        expect_clean_exit(win, "q in a lesson")
+        path = os.path.join(state, "attnlab", "progress.json")
+        try:
+            with open(path, encoding="utf-8") as f:
+                prog = json.load(f)
+            rec = prog["lessons"]["01-self-attention.md"]
+            check("progress: the furthest step (3) is kept in $XDG_STATE_HOME/attnlab/progress.json",
+                  rec.get("step") == 3 and rec.get("finished") is False, repr(rec))
+        except (OSError, ValueError, KeyError) as e:
+            check("progress: file written", False, repr(e))
+    finally:
+        win.close()
+        APPENV.clear()
+        APPENV.update(env_before)
+
+    # a Chinese lesson opened directly, resumed from the file name given
+    zh = os.path.join(LESSONS, "zh", "04-causal-mask.md")
+    win = Window("lesson-zh", ["lesson", "--lang", "zh", "--step", "2", zh])
+    try:
+        if check("lesson --lang zh FILE: window appears", win.find() is not None, win.status()):
+            win.expect_title("--step 2 opens step 2", lambda t: "lesson step 2/" in t, "lesson step 2/N")
+            check("lesson zh: drawn", colours(win.settled_shot("zh")) >= 16, win.status())
+            win.key("q")
+            expect_clean_exit(win, "q in a Chinese lesson")
+    finally:
+        win.close()
+
+    # a lesson with a problem: FILE:LINE: message, exit 2, no window
+    bad = os.path.join(TMP, "bad-lesson.md")
+    with open(bad, "w", encoding="utf-8") as f:
+        f.write("# Bad\n\n## One\n\n```attnlab\nheads = 8\nkv_heads = 3\n```\n")
+    r = run([ATTNLAB, "lesson", bad], timeout=20, env=APPENV, cwd=TMP)
+    err = r.stderr.decode(errors="replace")
+    check("lesson with a problem: exit 2", r.returncode == 2, f"exit {r.returncode}, {err!r}")
+    check("lesson with a problem: one line FILE:LINE: message", err.count("\n") == 1 and f"{bad}:7: " in err
+          and "must divide" in err, repr(err))
+
+
 try:
     main_run()
     view_run()
     esc_run()
+    lessons_run()
     no_display()
 finally:
     stop(XVFB)

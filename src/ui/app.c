@@ -28,6 +28,7 @@ void ui_app_status(ui_app *app, bool error, const char *fmt, ...)
 const char *ui_toggle_name(ui_toggle t)
 {
     switch (t) {
+    /* TRANSLATORS: the mask the compare view toggles; also in "%s toggled" */
     case UI_TOGGLE_CAUSAL: return _("causal mask");
     case UI_TOGGLE_PADDING: return _("padding mask");
     default: return _("fill value");
@@ -66,8 +67,10 @@ const char *ui_app_title(const ui_app *app, char *buf, size_t size)
     const attn_tensor *t = ui_app_tensor(app);
     /* ASCII only: SDL 2.26 on X11 writes a non-ASCII title as Latin-1 WM_NAME
      * and leaves _NET_WM_NAME alone unless the locale is UTF-8 */
-    snprintf(buf, size, "attnlab - %s - head %d - batch row %d%s", t ? t->name : "?", app->head, app->batch,
-             app->decode ? " - decoding" : "");
+    int n = snprintf(buf, size, "attnlab - %s - head %d - batch row %d%s", t ? t->name : "?", app->head, app->batch,
+                     app->decode ? " - decoding" : "");
+    if (app->lesson.open && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " - lesson step %d/%d", app->lesson.step + 1, app->lesson.ls.n_steps);
     return buf;
 }
 
