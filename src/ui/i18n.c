@@ -17,9 +17,15 @@ const char *ui_i18n_init(const char *lang)
     /* messages only: numbers keep the C locale's '.' whatever the user's locale */
     setlocale(LC_MESSAGES, "");
     setenv("LANGUAGE", !strcmp(l, "zh") ? "zh_CN" : "en", 1);
+    /* glibc's gettext ignores LANGUAGE while LC_MESSAGES is exactly "C" (LANG=C, or a
+     * locale that is not installed, e.g. zh_CN.UTF-8): any other locale will do, since
+     * LANGUAGE picks the catalog and the codeset is UTF-8 whatever the locale's.
+     * C.UTF-8 is in glibc >= 2.35 and Debian; the others for systems without it. */
+    static const char *const fallback[] = {"C.UTF-8", "C.utf8", "en_US.UTF-8", "en_US.utf8", "en_GB.UTF-8"};
     const char *cur = setlocale(LC_MESSAGES, NULL);
-    if (!cur || !strcmp(cur, "C") || !strcmp(cur, "POSIX")) /* gettext ignores LANGUAGE under "C" */
-        setlocale(LC_MESSAGES, "C.UTF-8");
+    if (!cur || !strcmp(cur, "C") || !strcmp(cur, "POSIX"))
+        for (size_t i = 0; i < sizeof fallback / sizeof fallback[0]; i++)
+            if (setlocale(LC_MESSAGES, fallback[i])) break;
     const char *dir = getenv("ATTNLAB_LOCALEDIR");
     bindtextdomain("attnlab", dir && *dir ? dir : ATTNLAB_LOCALEDIR);
     bind_textdomain_codeset("attnlab", "UTF-8");

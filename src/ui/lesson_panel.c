@@ -390,7 +390,7 @@ void ui_render_picker(ui_app *app, ui_gfx *g)
     ui_player *p = &app->lesson;
     int u = ui_line(g);
     int W = app->full_width, H = app->height;
-    ui_fill(g, 0, 0, W, H, 0xE0101016u);
+    ui_fill(g, 0, 0, W, H, 0xF4101016u);
     int w = imin(W - 2 * u, 60 * u), x = (W - w) / 2, y = u;
     char buf[400];
     snprintf(buf, sizeof buf, _("Lessons (%s)"), !strcmp(p->lang, "zh") ? "中文" : "English");

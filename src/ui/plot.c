@@ -58,6 +58,7 @@ static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, bool ma
         ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1, NULL, 0, 0};
         ui_gfx_heatmap(g, 1, &one, sc, x, y + h + u / 2, bw, u, 0);
         ui_text(g, "−∞", x + bw + 4, y + h + u / 2, UI_TEXT);
+        /* TRANSLATORS: legend under the hatched −∞ swatch of the colour bar; keep it short */
         ui_text(g, _("masked"), x, y + h + u / 2 + u, UI_TEXT_DIM);
     }
 }
@@ -286,6 +287,7 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_view_slice a, b;
     char buf[200];
     if (ui_view_make(&app->trace, stage, app->batch, app->head, &a)) return;
+    /* TRANSLATORS: a stage name (weights, context), a head number, a mask name ("causal mask") */
     snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->head,
              ui_toggle_name(app->compare_with));
     int x = box.x + ui_text(g, buf, box.x, box.y, UI_TEXT) + u / 2;

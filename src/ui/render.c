@@ -47,6 +47,7 @@ static int controls(ui_gfx *g, ui_app *app)
     char buf[96], mv[24];
     flow f = {u / 2, u / 3, u / 2, app->width - u / 2, u + u / 2};
     f.x += ui_text(g, "attnlab", f.x, f.y + u / 4, UI_ACCENT) + u;
+    /* TRANSLATORS: control chips: the key, two spaces, the setting. Keep the key first and the chips short. */
     snprintf(buf, sizeof buf, _("m  mode %s"), d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA");
     chip(g, app, &f, buf, false, UI_ACT_MODE, 0);
     snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
@@ -57,17 +58,21 @@ static int controls(ui_gfx *g, ui_app *app)
     chip(g, app, &f, "−", false, UI_ACT_KV_DOWN, 0);
     f.x -= u / 4;
     chip(g, app, &f, buf, false, UI_ACT_KV_UP, 0);
+    /* TRANSLATORS: "on", "off", "REVERSED": the state of the causal mask (and of RoPE) in a chip */
     snprintf(buf, sizeof buf, _("c  causal %s"),
              d->cross || !c->causal ? _("off") : c->causal == ATTN_CAUSAL_REVERSED ? _("REVERSED") : _("on"));
     chip(g, app, &f, buf, c->causal && !d->cross, UI_ACT_CAUSAL, 0);
+    /* TRANSLATORS: "left", "right": the side the <pad> tokens are on; "unmasked": no padding mask */
     snprintf(buf, sizeof buf, _("p  padding %s"),
              !c->pad_mask ? _("unmasked") : c->pad_side == ATTN_PAD_LEFT ? _("left") : _("right"));
     chip(g, app, &f, buf, c->pad_mask, UI_ACT_PADDING, 0);
     snprintf(buf, sizeof buf, _("r  RoPE %s"), c->rope ? _("on") : _("off"));
     chip(g, app, &f, buf, c->rope, UI_ACT_ROPE, 0);
+    if (!c->scale) chip(g, app, &f, _("no 1/√dₖ scaling"), true, UI_ACT_NONE, 0); /* a lesson's pitfall setting */
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
     chip(g, app, &f, buf, c->train, UI_ACT_TRAIN, 0);
+    /* TRANSLATORS: the value masked scores are filled with (−∞ or −1e9), not padding */
     snprintf(buf, sizeof buf, _("i  fill %s"), isinf(c->mask_value) ? "−∞" : attn_format_mask_value(c->mask_value, mv, sizeof mv));
     chip(g, app, &f, buf, false, UI_ACT_FILL, 0);
     chip(g, app, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
@@ -271,6 +276,7 @@ static const char *const HELP[][2] = {
     {"Tab", N_("compare view; t: which mask to toggle")},
     {"e", N_("edit the tokens (Enter applies, Esc cancels)")},
     {"k", N_("KV-cache decode mode;  [ ]  previous / next token")},
+    /* TRANSLATORS: "click" stands in the keys column of the help */
     {N_("click"), N_("a cell's row: its weights as bars")},
     {"s", N_("save a PNG of the window")},
     {"f", N_("fullscreen")},
@@ -318,6 +324,7 @@ static void edit_overlay(ui_gfx *g, ui_app *app)
     for (int f = 0; f < (two ? 2 : 1); f++) {
         int fy = y + 2 * u + f * 2 * u;
         bool cur = f == app->edit_field;
+        /* TRANSLATORS: labels of the token editor's fields: the target sentence and, for cross-attention, the source */
         ui_text(g, f ? _("source") : _("target"), x + u, fy + u / 4, UI_TEXT_DIM);
         int fx = x + u + imax(ui_text_w(g, _("source")), ui_text_w(g, _("target"))) + u;
         int fw = x + w - u - fx;

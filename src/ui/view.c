@@ -280,8 +280,12 @@ const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i,
         if (qi && kj) {
             double dot = 0;
             for (int c2 = 0; c2 < k; c2++) dot += (double)qi[c2] * kj[c2];
-            put(&o, "q%s·k%s / √%d = %s / %s = %s", sub(i, si, sizeof si), sub(j, sj, sizeof sj), k,
-                num((float)dot, a, sizeof a), num(sqrtf((float)k), b2, sizeof b2), num(x, c, sizeof c));
+            if (!tr->cfg.scale) /* the no-scale pitfall: the plain dot product */
+                put(&o, _("q%s·k%s = %s (not divided by √%d)"), sub(i, si, sizeof si), sub(j, sj, sizeof sj),
+                    num(x, c, sizeof c), k);
+            else
+                put(&o, "q%s·k%s / √%d = %s / %s = %s", sub(i, si, sizeof si), sub(j, sj, sizeof sj), k,
+                    num((float)dot, a, sizeof a), num(sqrtf((float)k), b2, sizeof b2), num(x, c, sizeof c));
             return buf;
         }
     } else if (!strcmp(nm, "mask")) {

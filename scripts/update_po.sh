@@ -1,0 +1,28 @@
+#!/bin/sh
+# Regenerates assets/po/attnlab.pot from the interface sources (src/ui/*.c:
+# _() and N_()) and merges it into every assets/po/*.po. New strings arrive
+# untranslated, changed ones as fuzzy: translate them, drop the fuzzy flag,
+# then check with `python3 tests/check_po.py`.
+# Usage: scripts/update_po.sh   (from anywhere; needs gettext's xgettext and msgmerge)
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PO="$ROOT/assets/po"
+cd "$ROOT"
+
+# the same command tests/check_po.py runs to see whether the .pot is stale
+xgettext --language=C --from-code=UTF-8 --keyword=_ --keyword=N_ \
+  --add-comments=TRANSLATORS: --package-name=attnlab --msgid-bugs-address= \
+  --output="$PO/attnlab.pot" $(LC_ALL=C ls src/ui/*.c)
+
+for po in "$PO"/*.po; do
+  [ -e "$po" ] || continue
+  if [ "$(basename "$po")" = en.po ]; then
+    # English: the msgids are the text; msgen copies each new msgid to its msgstr
+    msgmerge --quiet --update --backup=none --no-fuzzy-matching "$po" "$PO/attnlab.pot"
+    msgen --output-file="$po" "$po"
+  else
+    msgmerge --quiet --update --backup=none --previous "$po" "$PO/attnlab.pot"
+  fi
+  echo "merged $(basename "$po"): $(msgfmt --check --statistics -o /dev/null "$po" 2>&1)"
+done
