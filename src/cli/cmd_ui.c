@@ -25,9 +25,11 @@ static void render_usage(void)
     printf("Usage: attnlab render [config flags] [--stage NAME] [--head N] [--batch-index I]\n"
            "                      [--view single|grid|compare] [--compare causal|padding|fill]\n"
            "                      [--row I] [--decode-step N] [--size WxH] [--font-scale F]\n"
+           "                      [--lesson FILE.md [--step N]] [--picker] [--lang en|zh]\n"
            "                      [FILE.safetensors] -o FILE.png\n\n"
            "Draws the picture the window would show, without a display (SDL's offscreen\n"
-           "driver), and writes it as a PNG. With a trace file, draws that trace.\n\n");
+           "driver), and writes it as a PNG. With a trace file, draws that trace; with\n"
+           "--lesson, step N of that lesson (its panel and the view it sets).\n\n");
     cli_print_config_help();
 }
 

@@ -198,6 +198,12 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
         ui_app_free(&app);
         return -1;
     }
+    if (p->lesson && p->step > app.lesson.ls.n_steps) {
+        snprintf(err, errsize, "--step: %s has %d steps, not %d", p->lesson, app.lesson.ls.n_steps, p->step);
+        *exit_code = 2;
+        ui_app_free(&app);
+        return -1;
+    }
     if (p->picker && ui_player_picker(&app)) {
         snprintf(err, errsize, "%s", app.status);
         *exit_code = 1;

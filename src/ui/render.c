@@ -92,7 +92,9 @@ static int navigator_width(ui_gfx *g, ui_app *app)
     int w = 0;
     for (int i = 0; i < app->trace.n_tensors; i++) {
         const attn_tensor *t = &app->trace.tensors[i];
-        w = imax(w, ui_text_w(g, t->name) + ui_text_w(g, attn_tensor_shape_str(t, shape, sizeof shape)));
+        /* beside a lesson panel, names only: the header above the picture gives the shape */
+        w = imax(w, ui_text_w(g, t->name) +
+                        (app->lesson.open ? 0 : ui_text_w(g, attn_tensor_shape_str(t, shape, sizeof shape))));
     }
     return imin(w + ui_line(g) * 2, app->width * 2 / 5);
 }
@@ -364,7 +366,7 @@ void ui_render(ui_app *app, ui_gfx *g)
     /* a lesson takes the right part of the window; the visualizer keeps the rest */
     int full_w = w, panel_w = 0;
     if (app->lesson.open) {
-        panel_w = imin(46 * ui_line(g), (int)(0.4 * w));
+        panel_w = imin(46 * ui_line(g), (int)(0.36 * w));
         panel_w = imax(panel_w, imin(22 * ui_line(g), w / 2));
         w -= panel_w;
     }
