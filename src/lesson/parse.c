@@ -381,27 +381,45 @@ static bool parse_number(const char *v, double *out)
     return true;
 }
 
-static void setting_line(parser *p, int line, char *raw)
+#define KEY_MAX 32
+
+/* One line of an attnlab or quiz block. Returns 1 for a `key = value` pair
+ * (key normalised, *value trimmed and pointing into raw), 0 for a blank or
+ * comment line, -1 after reporting a malformed line. */
+static int key_value(parser *p, int line, char *raw, char key[KEY_MAX], char **value)
 {
     char *s = trim(raw);
-    if (!*s || *s == '#') return;
+    if (!*s || *s == '#') return 0;
     char *eq = strchr(s, '=');
     if (!eq) {
         lesson_diag_add(p->dg, line, "expected 'key = value', got '%.60s'", s);
-        return;
+        return -1;
     }
     *eq = '\0';
-    char key[32];
-    char *k = trim(s), *v = trim(eq + 1);
+    char *k = trim(s);
+    *value = trim(eq + 1);
     if (!*k) {
         lesson_diag_add(p->dg, line, "missing key before '='");
-        return;
+        return -1;
     }
-    if (strlen(k) >= sizeof key) {
+    if (strlen(k) >= KEY_MAX) {
         lesson_diag_add(p->dg, line, "unknown key '%.40s…'", k);
-        return;
+        return -1;
     }
-    normalise(k, strlen(k), key, sizeof key);
+    normalise(k, strlen(k), key, KEY_MAX);
+    return 1;
+}
+
+/* Line of the first line inside the fence being closed. */
+static int body_line(const parser *p)
+{
+    return p->fence_first ? p->fence_first : p->fence_line + 1;
+}
+
+static void setting_line(parser *p, int line, char *raw)
+{
+    char key[KEY_MAX], *v;
+    if (key_value(p, line, raw, key, &v) <= 0) return;
     if (!strcmp(key, "weights") || !strcmp(key, "input")) {
         lesson_diag_add(p->dg, line, "%s: files are not allowed in lessons (a lesson must work wherever it is copied)",
                         key);
@@ -434,21 +452,12 @@ static void quiz_block(parser *p, char *body)
     /* collect the keys first, then decide what kind of quiz it is */
     const char *answer = NULL, *tolerance = NULL, *click = NULL, *stage = NULL, *hint = NULL, *explain = NULL;
     int l_answer = p->fence_line, l_tol = 0, l_click = 0, l_stage = 0;
-    int line = p->fence_first ? p->fence_first : p->fence_line + 1;
+    int line = body_line(p);
     for (char *s = body, *nl; s; s = nl ? nl + 1 : NULL, line++) {
         nl = strchr(s, '\n');
         if (nl) *nl = '\0';
-        char *t = trim(s);
-        if (!*t || *t == '#') continue;
-        char *eq = strchr(t, '=');
-        if (!eq) {
-            lesson_diag_add(p->dg, line, "expected 'key = value', got '%.60s'", t);
-            continue;
-        }
-        *eq = '\0';
-        char key[32];
-        char *k = trim(t), *v = trim(eq + 1);
-        normalise(k, strlen(k), key, sizeof key);
+        char key[KEY_MAX], *v;
+        if (key_value(p, line, s, key, &v) <= 0) continue;
         if (!strcmp(key, "answer")) answer = v, l_answer = line;
         else if (!strcmp(key, "tolerance")) tolerance = v, l_tol = line;
         else if (!strcmp(key, "click")) click = v, l_click = line;
@@ -551,7 +560,7 @@ static void leave_fence(parser *p)
             if (p->fence == FENCE_QUIZ) {
                 quiz_block(p, body);
             } else {
-                int line = p->fence_first ? p->fence_first : p->fence_line + 1;
+                int line = body_line(p);
                 for (char *s = body, *nl; s; s = nl ? nl + 1 : NULL, line++) {
                     nl = strchr(s, '\n');
                     if (nl) *nl = '\0';
@@ -953,39 +962,53 @@ int lesson_parse(const char *text, size_t size, const char *path, lesson *out, l
     return dg && dg->n > n0 ? -1 : (p.oom || !out->title || !out->n_steps) ? -1 : 0;
 }
 
-int lesson_load(const char *path, lesson *out, lesson_diags *dg)
+char *lesson_read_file(const char *path, size_t limit, size_t *size)
 {
-    *out = (lesson){0};
+    *size = 0;
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        lesson_diag_add(dg, 0, "cannot open: %s", strerror(errno));
-        return -1;
-    }
+    if (!f) return NULL;
     char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int ret = -1;
-    for (;;) {
-        if (n == cap) {
-            if (cap > LESSON_MAX_BYTES) break; /* lesson_parse reports the size */
-            cap = cap ? cap * 2 : 16384;
+    size_t cap = 0;
+    int err = 0;
+    while (*size <= limit) {
+        if (*size + 1 >= cap) {
+            cap = cap ? 2 * cap : 16384;
             char *b = realloc(buf, cap);
             if (!b) {
-                lesson_diag_add(dg, 0, "out of memory");
-                goto out;
+                err = ENOMEM;
+                break;
             }
             buf = b;
         }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
+        size_t got = fread(buf + *size, 1, cap - *size - 1, f);
+        *size += got;
+        if (!got) {
+            if (ferror(f)) err = errno ? errno : EIO;
+            break;
+        }
     }
-    if (ferror(f)) {
-        lesson_diag_add(dg, 0, "cannot read: %s", strerror(errno));
-        goto out;
-    }
-    ret = lesson_parse(buf ? buf : "", n, path, out, dg);
-out:
-    free(buf);
     fclose(f);
+    if (err) {
+        free(buf);
+        errno = err;
+        return NULL;
+    }
+    if (!buf && !(buf = malloc(1))) return errno = ENOMEM, NULL;
+    buf[*size] = '\0';
+    return buf;
+}
+
+int lesson_load(const char *path, lesson *out, lesson_diags *dg)
+{
+    *out = (lesson){0};
+    size_t n;
+    char *buf = lesson_read_file(path, LESSON_MAX_BYTES, &n); /* lesson_parse reports a file too large */
+    if (!buf) {
+        if (errno == ENOMEM) lesson_diag_add(dg, 0, "out of memory");
+        else lesson_diag_add(dg, 0, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    int ret = lesson_parse(buf, n, path, out, dg);
+    free(buf);
     return ret;
 }

@@ -9,6 +9,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "lesson.h"
+
 struct lesson_progress {
     char *path;
     cJSON *root;   /* {"version": 1, "lessons": {...}} */
@@ -21,30 +23,6 @@ const char *lesson_progress_path(char *buf, size_t size)
     if (state && *state) snprintf(buf, size, "%s/attnlab/progress.json", state);
     else if (home && *home) snprintf(buf, size, "%s/.local/state/attnlab/progress.json", home);
     else return NULL;
-    return buf;
-}
-
-static char *read_all(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0;
-    *n = 0;
-    for (;;) {
-        if (*n + 1 >= cap) {
-            if (cap > (1u << 24)) break;
-            cap = cap ? 2 * cap : 4096;
-            char *b = realloc(buf, cap);
-            if (!b) break;
-            buf = b;
-        }
-        size_t got = fread(buf + *n, 1, cap - *n - 1, f);
-        if (!got) break;
-        *n += got;
-    }
-    fclose(f);
-    if (buf) buf[*n] = '\0';
     return buf;
 }
 
@@ -65,7 +43,7 @@ lesson_progress *lesson_progress_open(const char *path, char *err, size_t errsiz
         return NULL;
     }
     size_t n = 0;
-    char *text = read_all(path, &n);
+    char *text = lesson_read_file(path, 1u << 24, &n);
     if (text) {
         p->root = cJSON_ParseWithLength(text, n);
         p->lessons = cJSON_GetObjectItemCaseSensitive(p->root, "lessons");
