@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <SDL.h>
@@ -20,6 +21,16 @@ typedef struct {
     SDL_Surface *shot;
 } fixture;
 
+/* cmocka teardown for a fixture made by the test's setup */
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    if (f->shot) SDL_FreeSurface(f->shot);
+    ui_app_free(&f->app);
+    ui_offscreen_close(&f->o);
+    free(f);
+    return 0;
+}
 
 static void draw(fixture *f)
 {

@@ -45,16 +45,6 @@ static int setup_gqa(void **state)
     return setup_with(state, kv);
 }
 
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    if (f->shot) SDL_FreeSurface(f->shot);
-    ui_app_free(&f->app);
-    ui_offscreen_close(&f->o);
-    free(f);
-    return 0;
-}
-
 
 static void move(fixture *f, int x, int y)
 {

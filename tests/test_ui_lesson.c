@@ -43,16 +43,6 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    if (f->shot) SDL_FreeSurface(f->shot);
-    ui_app_free(&f->app);
-    ui_offscreen_close(&f->o);
-    free(f);
-    return 0;
-}
-
 /* The hit of (action, arg) drawn in the last frame, clicked at its centre. */
 static bool press(fixture *f, ui_action act, int arg)
 {

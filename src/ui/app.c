@@ -733,6 +733,11 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
 
 /* ---- events --------------------------------------------------------------- */
 
+void ui_app_hit(ui_app *app, SDL_Rect r, ui_action act, int arg)
+{
+    if (app->n_hits < UI_MAX_HITS) app->hits[app->n_hits++] = (ui_hit){r, act, arg};
+}
+
 static bool in_rect(const SDL_Rect *r, int x, int y)
 {
     return x >= r->x && y >= r->y && x < r->x + r->w && y < r->y + r->h;

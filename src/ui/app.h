@@ -126,6 +126,10 @@ typedef struct ui_app {
     bool dirty;           /* a redraw is needed */
 } ui_app;
 
+/* Records a clickable rectangle of the frame being drawn (the renderer's side
+ * of `hits`); ignored once UI_MAX_HITS are recorded. */
+void ui_app_hit(ui_app *app, SDL_Rect r, ui_action act, int arg);
+
 /* Computes cfg (copied) and opens on the weights stage. Returns 0, or -1 with
  * a one-line message in err (the config's own error). */
 int ui_app_init(ui_app *app, const attn_config *cfg, char *err, size_t errsize);

@@ -61,6 +61,9 @@ void ui_gfx_invalidate(ui_gfx *g);
 void ui_gfx_heatmap(ui_gfx *g, unsigned generation, const ui_slice *s, const ui_scale *sc, int x, int y, int w,
                     int h, int gap);
 
+static inline int ui_imin(int a, int b) { return a < b ? a : b; }
+static inline int ui_imax(int a, int b) { return a > b ? a : b; }
+
 void ui_fill(ui_gfx *g, int x, int y, int w, int h, uint32_t argb);
 void ui_frame(ui_gfx *g, int x, int y, int w, int h, int thickness, uint32_t argb);
 int ui_text(ui_gfx *g, const char *s, int x, int y, uint32_t argb);       /* returns width */

@@ -11,13 +11,6 @@
 #define UI_CODE   0xFFFFD580u
 #define UI_EMPH   0xFFB3E5FCu
 
-static int imax(int a, int b) { return a > b ? a : b; }
-static int imin(int a, int b) { return a < b ? a : b; }
-
-static void hit(ui_app *app, SDL_Rect r, ui_action act, int arg)
-{
-    if (app->n_hits < UI_MAX_HITS) app->hits[app->n_hits++] = (ui_hit){r, act, arg};
-}
 
 /* ---- wrapped, styled text */
 
@@ -127,7 +120,7 @@ static int button(ui_gfx *g, ui_app *app, int x, int y, const char *label, bool 
     ui_fill(g, r.x, r.y, r.w, r.h, primary ? 0xFF2E5E78u : UI_PANEL_HI);
     ui_frame(g, r.x, r.y, r.w, r.h, 1, primary ? UI_ACCENT : UI_TEXT_DIM);
     ui_text(g, label, x + u / 2, y + u / 4, UI_WHITE);
-    hit(app, r, act, arg);
+    ui_app_hit(app, r, act, arg);
     return w;
 }
 
@@ -170,7 +163,7 @@ static int quiz_widget(ui_gfx *g, ui_app *app, const lesson_block *b, int x, int
             int tw = ui_text(g, a->text, bx + u / 3, y + u / 4, UI_WHITE);
             if (focus) ui_fill(g, bx + u / 3 + tw, y + u / 4, 2, u, UI_WHITE);
             else if (!a->text[0]) ui_text(g, _("type a number"), bx + u / 3, y + u / 4, UI_TEXT_DIM);
-            hit(app, (SDL_Rect){bx, y, fw, row}, UI_ACT_LESSON_FIELD, b->quiz);
+            ui_app_hit(app, (SDL_Rect){bx, y, fw, row}, UI_ACT_LESSON_FIELD, b->quiz);
             bx += fw + u / 2;
         }
         bx += button(g, app, bx, y, _("Check"), true, UI_ACT_LESSON_CHECK, b->quiz) + u / 2;
@@ -207,7 +200,7 @@ static int block(ui_gfx *g, ui_app *app, const lesson_block *b, int x, int y, in
         return flow(g, b->text, NULL, 0, x, y + u / 4, right, UI_WHITE, draw) + gap / 2;
     case LESSON_BLOCK_ITEM: {
         int ind = x + (b->level - 1) * u;
-        int mw = imax(ui_text_w(g, b->marker), u / 2) + u / 3;
+        int mw = ui_imax(ui_text_w(g, b->marker), u / 2) + u / 3;
         if (draw) ui_text(g, b->marker, ind, y, UI_ACCENT);
         return flow(g, b->text, b->spans, b->n_spans, ind + mw, y, right, UI_TEXT, draw) + gap / 2;
     }
@@ -250,7 +243,7 @@ static int block(ui_gfx *g, ui_app *app, const lesson_block *b, int x, int y, in
             if (a->graded && on) c = q->correct[b->choice] ? UI_GOOD : UI_ERROR;
             ui_frame(g, ind, y + 1, box, box, 2, c);
             if (on) ui_fill(g, ind + 4, y + 5, box - 8, box - 8, c);
-            hit(app, (SDL_Rect){ind, y - u / 8, right - ind, ny - y}, UI_ACT_LESSON_CHOICE, b->quiz << 8 | b->choice);
+            ui_app_hit(app, (SDL_Rect){ind, y - u / 8, right - ind, ny - y}, UI_ACT_LESSON_CHOICE, b->quiz << 8 | b->choice);
         }
         return ny + gap / 2;
     }
@@ -288,7 +281,7 @@ void ui_render_lesson(ui_app *app, ui_gfx *g, SDL_Rect box)
     int lw = ui_text(g, label, x, y, UI_TEXT_DIM) + u / 2;
     ui_text_fit(g, p->ls.steps[p->step].title, x + lw, y, right - x - lw, UI_WHITE);
     y += u + u / 3;
-    int n = p->ls.n_steps, seg = imax(2, (right - x) / imax(1, n));
+    int n = p->ls.n_steps, seg = ui_imax(2, (right - x) / ui_imax(1, n));
     for (int i = 0; i < n; i++)
         ui_fill(g, x + i * seg, y, seg - 2, u / 4, i < p->step ? UI_ACCENT : i == p->step ? UI_WHITE : UI_PANEL_HI);
     y += u / 2 + u / 4;
@@ -303,16 +296,16 @@ void ui_render_lesson(ui_app *app, ui_gfx *g, SDL_Rect box)
     if (p->step + 1 < n) {
         snprintf(buf, sizeof buf, "%s", _("Next ▶"));
         int w = ui_text_w(g, buf) + u;
-        button(g, app, imax(bx, right - w), fy, buf, true, UI_ACT_LESSON_NEXT, 0);
+        button(g, app, ui_imax(bx, right - w), fy, buf, true, UI_ACT_LESSON_NEXT, 0);
     } else {
-        ui_text_fit(g, _("Last step ✓"), imax(bx, right - ui_text_w(g, _("Last step ✓"))), fy + u / 4, right - bx,
+        ui_text_fit(g, _("Last step ✓"), ui_imax(bx, right - ui_text_w(g, _("Last step ✓"))), fy + u / 4, right - bx,
                     UI_GOOD);
     }
 
     /* the step, scrolled and clipped */
     SDL_Rect clip = {box.x, y, box.w, fy - u / 2 - y};
     int total = content(g, app, x, 0, right, false);
-    p->content_h = imax(0, total - clip.h + u);
+    p->content_h = ui_imax(0, total - clip.h + u);
     if (p->scroll > p->content_h) p->scroll = p->content_h;
     SDL_RenderSetClipRect(g->r, &clip);
     int first_hit = app->n_hits;
@@ -325,7 +318,7 @@ void ui_render_lesson(ui_app *app, ui_gfx *g, SDL_Rect box)
     }
     SDL_RenderSetClipRect(g->r, NULL);
     if (p->content_h > 0) { /* scroll bar */
-        int bh = imax(u, clip.h * clip.h / (clip.h + p->content_h));
+        int bh = ui_imax(u, clip.h * clip.h / (clip.h + p->content_h));
         int by = clip.y + (clip.h - bh) * p->scroll / p->content_h;
         ui_fill(g, box.x + box.w - u / 3, by, u / 5, bh, UI_TEXT_DIM);
     }
@@ -338,7 +331,7 @@ static void cell_frame(ui_gfx *g, const ui_heat_area *a, int i, int j, int t, ui
     int x, y, w, h;
     ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, i, j, &x, &y, &w, &h);
     if (w <= 0 || h <= 0) return;
-    ui_frame(g, a->r.x + x, a->r.y + y, w, h, imin(t, imax(1, imin(w, h) / 3)), c);
+    ui_frame(g, a->r.x + x, a->r.y + y, w, h, ui_imin(t, ui_imax(1, ui_imin(w, h) / 3)), c);
 }
 
 void ui_render_lesson_marks(ui_app *app, ui_gfx *g)
@@ -391,14 +384,14 @@ void ui_render_picker(ui_app *app, ui_gfx *g)
     int u = ui_line(g);
     int W = app->full_width, H = app->height;
     ui_fill(g, 0, 0, W, H, 0xF4101016u);
-    int w = imin(W - 2 * u, 60 * u), x = (W - w) / 2, y = u;
+    int w = ui_imin(W - 2 * u, 60 * u), x = (W - w) / 2, y = u;
     char buf[400];
     snprintf(buf, sizeof buf, _("Lessons (%s)"), !strcmp(p->lang, "zh") ? "中文" : "English");
     ui_text(g, buf, x, y, UI_WHITE);
     y += 2 * u;
     int row = 2 * u + u / 2;
     int foot = 2 * u + u / 2;
-    int visible = imax(1, (H - y - foot) / row);
+    int visible = ui_imax(1, (H - y - foot) / row);
     int first = p->sel >= visible ? p->sel - visible + 1 : 0;
     for (int i = first; p->have_catalog && i < p->catalog.n && i < first + visible; i++) {
         const lesson_entry *e = &p->catalog.items[i];
@@ -418,7 +411,7 @@ void ui_render_picker(ui_app *app, ui_gfx *g)
         ui_text(g, buf, x + w - pw - u / 2, ry + u / 4, e->error ? UI_ERROR : r.finished ? UI_GOOD : UI_TEXT_DIM);
         ui_text_fit(g, e->title, x + u / 2, ry + u / 4, w - pw - 2 * u, sel ? UI_WHITE : UI_TEXT);
         ui_text_fit(g, e->error ? e->error : e->summary, x + u / 2, ry + u + u / 4, w - u, UI_TEXT_DIM);
-        hit(app, (SDL_Rect){x, ry, w, row - u / 4}, UI_ACT_PICK, i);
+        ui_app_hit(app, (SDL_Rect){x, ry, w, row - u / 4}, UI_ACT_PICK, i);
     }
     if (!p->have_catalog || !p->catalog.n) ui_text(g, _("No lessons found."), x, y, UI_ERROR);
     const char *help = p->confirm_reset ? _("Press Delete again to forget all progress; any other key keeps it.")

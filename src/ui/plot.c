@@ -10,8 +10,6 @@
 
 static const float NEG_INF_CELL[1] = {-INFINITY};
 
-static int imax(int a, int b) { return a > b ? a : b; }
-static int imin(int a, int b) { return a < b ? a : b; }
 
 static int add_area(ui_app *app, SDL_Rect r, int rows, int cols, int head, int pane, const char *stage)
 {
@@ -43,7 +41,7 @@ static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, bool ma
 {
     int u = ui_line(g), bw = u * 3 / 4;
     if (h < 3 * u) h = 3 * u;
-    int steps = imin(h, 96);
+    int steps = ui_imin(h, 96);
     for (int k = 0; k < steps; k++) {
         int y0 = y + k * h / steps, y1 = y + (k + 1) * h / steps;
         float v = sc->hi - (sc->hi - sc->lo) * (k + 0.5f) / steps;
@@ -75,10 +73,10 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
     int lw = 0, lh = 0;
     bool row_labels = o->labels && !o->no_row_labels, col_labels = o->labels;
     if (row_labels) {
-        int step = imax(1, s->rows / 64);
+        int step = ui_imax(1, s->rows / 64);
         for (int i = 0; i < s->rows; i += step)
-            lw = imax(lw, ui_text_w(g, ui_view_row_label(tr, v, i, buf, sizeof buf)));
-        lw = imin(lw, box.w / 5) + u / 2;
+            lw = ui_imax(lw, ui_text_w(g, ui_view_row_label(tr, v, i, buf, sizeof buf)));
+        lw = ui_imin(lw, box.w / 5) + u / 2;
     }
     if (col_labels) lh = u + u / 4;
     int cbw = o->colorbar ? colorbar_width(g) : 0;
@@ -93,8 +91,8 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
         w = (int)(cell * s->cols);
         h = (int)(cell * s->rows);
     } else {
-        w = imin(avail_w, s->cols);
-        h = imin(avail_h, s->rows);
+        w = ui_imin(avail_w, s->cols);
+        h = ui_imin(avail_h, s->rows);
     }
     if (w < 1 || h < 1) return -1;
     int x0 = box.x + lw, y0 = box.y + lh;
@@ -167,21 +165,21 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
 
     /* axis labels: every row and column when they fit, else every n-th */
     if (row_labels) {
-        int step = imax(1, (int)ceil((u * 0.95) / fmax(h / (double)s->rows, 0.01)));
+        int step = ui_imax(1, (int)ceil((u * 0.95) / fmax(h / (double)s->rows, 0.01)));
         for (int i = 0; i < s->rows; i += step) {
             int cx, cy, cww, chh;
             ui_heat_cell_rect(w, h, s->rows, s->cols, i, 0, &cx, &cy, &cww, &chh);
             const char *lab = ui_view_row_label(tr, v, i, buf, sizeof buf);
-            int tw = imin(ui_text_w(g, lab), lw - u / 2);
+            int tw = ui_imin(ui_text_w(g, lab), lw - u / 2);
             uint32_t col = i == app->sel_row && v->row_axis == UI_AXIS_QUERY ? UI_ACCENT : UI_TEXT;
             ui_text_fit(g, lab, x0 - u / 3 - tw, y0 + cy + (chh - u) / 2, lw - u / 2, col);
         }
     }
     if (col_labels) {
-        int maxw = 0, probe = imax(1, s->cols / 64);
+        int maxw = 0, probe = ui_imax(1, s->cols / 64);
         for (int j = 0; j < s->cols; j += probe)
-            maxw = imax(maxw, ui_text_w(g, ui_view_col_label(tr, v, j, buf, sizeof buf)));
-        int step = imax(1, (int)ceil((maxw + u / 2) / fmax(w / (double)s->cols, 0.01)));
+            maxw = ui_imax(maxw, ui_text_w(g, ui_view_col_label(tr, v, j, buf, sizeof buf)));
+        int step = ui_imax(1, (int)ceil((maxw + u / 2) / fmax(w / (double)s->cols, 0.01)));
         for (int j = 0; j < s->cols; j += step) {
             int cx, cy, cww, chh;
             ui_heat_cell_rect(w, h, s->rows, s->cols, 0, j, &cx, &cy, &cww, &chh);
@@ -202,7 +200,7 @@ void ui_plot_single(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_view_slice v;
     if (!t || ui_view_make(&app->trace, t->name, app->batch, app->head, &v)) return;
     if (app->sel_row >= 0 && v.row_axis == UI_AXIS_QUERY && attn_trace_find(&app->trace, "weights")) {
-        int bh = imin(ui_plot_bars_height(g), box.h / 2);
+        int bh = ui_imin(ui_plot_bars_height(g), box.h / 2);
         ui_plot_bars(g, app, (SDL_Rect){box.x, box.y + box.h - bh, box.w, bh});
         box.h -= bh + ui_line(g) / 2;
     }
@@ -275,7 +273,7 @@ void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
             if (cur) ui_frame(g, r.x - 7, r.y - 7, r.w + 14, r.h + 14, 2, UI_WHITE);
         }
     }
-    colorbar(g, &sc, box.x + gw + u / 2, box.y + u + u / 4, imin(box.h - 4 * u, 12 * u), has_masked(&v.slice));
+    colorbar(g, &sc, box.x + gw + u / 2, box.y + u + u / 4, ui_imin(box.h - 4 * u, 12 * u), has_masked(&v.slice));
 }
 
 /* ---- compare view --------------------------------------------------------- */
@@ -375,7 +373,7 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
              sum == 0 ? _(" — every key is masked, nothing to attend to") : "");
     ui_text_fit(g, buf, box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT);
 
-    int bw = imin(3 * u, imax(1, (box.w - 2 * u) / imax(t, 1)));
+    int bw = ui_imin(3 * u, ui_imax(1, (box.w - 2 * u) / ui_imax(t, 1)));
     int plot_w = bw * t;
     int bx = box.x + u, top = box.y + 2 * u, bottom = box.y + box.h - 4 * u;
     int ph = bottom - top;
@@ -402,7 +400,7 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
         }
         const char *kl = ui_view_col_label(&app->trace, &v, j, tok, sizeof tok);
         if (bw >= ui_text_w(g, kl) + 2 || t <= 16)
-            ui_text_fit(g, kl, bx + j * bw + imax(0, (bw - ui_text_w(g, kl)) / 2), bottom + 2, bw, UI_TEXT);
+            ui_text_fit(g, kl, bx + j * bw + ui_imax(0, (bw - ui_text_w(g, kl)) / 2), bottom + 2, bw, UI_TEXT);
     }
     /* the same weights stacked end to end: they reach the mark at 1 */
     int sy = bottom + u + u / 2, sh = u;

@@ -10,12 +10,10 @@
 #include "plot.h"
 #include "view.h"
 
-static int imax(int a, int b) { return a > b ? a : b; }
-static int imin(int a, int b) { return a < b ? a : b; }
 
 static void hit(ui_app *app, int x, int y, int w, int h, ui_action act, int arg)
 {
-    if (app->n_hits < UI_MAX_HITS) app->hits[app->n_hits++] = (ui_hit){{x, y, w, h}, act, arg};
+    ui_app_hit(app, (SDL_Rect){x, y, w, h}, act, arg);
 }
 
 /* ---- the control bar ------------------------------------------------------ */
@@ -93,10 +91,10 @@ static int navigator_width(ui_gfx *g, ui_app *app)
     for (int i = 0; i < app->trace.n_tensors; i++) {
         const attn_tensor *t = &app->trace.tensors[i];
         /* beside a lesson panel, names only: the header above the picture gives the shape */
-        w = imax(w, ui_text_w(g, t->name) +
+        w = ui_imax(w, ui_text_w(g, t->name) +
                         (app->lesson.open ? 0 : ui_text_w(g, attn_tensor_shape_str(t, shape, sizeof shape))));
     }
-    return imin(w + ui_line(g) * 2, app->width * 2 / 5);
+    return ui_imin(w + ui_line(g) * 2, app->width * 2 / 5);
 }
 
 static void navigator(ui_gfx *g, ui_app *app, SDL_Rect box)
@@ -106,14 +104,14 @@ static void navigator(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
     ui_text_fit(g, _("stages  ← →"), box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT_DIM);
     int top = box.y + u + u / 2;
-    int fits = imax(1, (box.h - (top - box.y)) / row);
+    int fits = ui_imax(1, (box.h - (top - box.y)) / row);
     /* keep the current stage in view */
     if (app->stage < app->stage_scroll) app->stage_scroll = app->stage;
     if (app->stage >= app->stage_scroll + fits) app->stage_scroll = app->stage - fits + 1;
-    if (app->stage_scroll > imax(0, n - fits)) app->stage_scroll = imax(0, n - fits);
+    if (app->stage_scroll > ui_imax(0, n - fits)) app->stage_scroll = ui_imax(0, n - fits);
     char shape[96];
     int name_w = 0;
-    for (int i = 0; i < n; i++) name_w = imax(name_w, ui_text_w(g, app->trace.tensors[i].name));
+    for (int i = 0; i < n; i++) name_w = ui_imax(name_w, ui_text_w(g, app->trace.tensors[i].name));
     for (int i = app->stage_scroll; i < n && i < app->stage_scroll + fits; i++) {
         const attn_tensor *t = &app->trace.tensors[i];
         int y = top + (i - app->stage_scroll) * row;
@@ -220,7 +218,7 @@ static int decode_panel(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_text_fit(g, buf, box.x + u / 2, y, box.w - u, UI_TEXT);
     y += u + u / 4;
     /* the cache growing: one cell per cached position */
-    int cell = imin(u, (box.w - u) / imax(app->decode_len, 1));
+    int cell = ui_imin(u, (box.w - u) / ui_imax(app->decode_len, 1));
     for (int i = 0; i < app->decode_len; i++) {
         uint32_t col = i < d->P ? UI_ACCENT : i == d->P ? UI_WHITE : UI_PANEL_HI;
         ui_fill(g, box.x + u / 2 + i * (cell + 2), y + 2, cell, u / 2, col);
@@ -251,9 +249,9 @@ static void tooltip(ui_gfx *g, ui_app *app)
     ui_view_explain(tr, &v, app->hover_i, app->hover_j, buf, sizeof buf);
     if (!buf[0]) return;
     int u = ui_line(g);
-    int w = imin(ui_text_w(g, buf) + u, app->width - u);
+    int w = ui_imin(ui_text_w(g, buf) + u, app->width - u);
     int x = app->mouse_x + u, y = app->mouse_y + u;
-    if (x + w > app->width) x = imax(0, app->width - w);
+    if (x + w > app->width) x = ui_imax(0, app->width - w);
     if (y + 2 * u > app->height) y = app->mouse_y - 2 * u;
     ui_fill(g, x, y, w, u + u / 2, 0xF0101016u);
     ui_frame(g, x, y, w, u + u / 2, 1, UI_ACCENT);
@@ -294,11 +292,11 @@ static void help_overlay(ui_gfx *g, ui_app *app)
     int n = (int)(sizeof HELP / sizeof HELP[0]);
     int kw = 0, dw = 0;
     for (int i = 0; i < n; i++) {
-        kw = imax(kw, ui_text_w(g, _(HELP[i][0])));
-        dw = imax(dw, ui_text_w(g, _(HELP[i][1])));
+        kw = ui_imax(kw, ui_text_w(g, _(HELP[i][0])));
+        dw = ui_imax(dw, ui_text_w(g, _(HELP[i][1])));
     }
     int row = u + u / 4;
-    int w = imin(app->width - 2 * u, kw + dw + 3 * u), h = imin(app->height - 2 * u, (n + 2) * row + u);
+    int w = ui_imin(app->width - 2 * u, kw + dw + 3 * u), h = ui_imin(app->height - 2 * u, (n + 2) * row + u);
     int x = (app->width - w) / 2, y = (app->height - h) / 2;
     ui_fill(g, 0, 0, app->width, app->height, 0xB0000000u);
     ui_fill(g, x, y, w, h, UI_PANEL);
@@ -315,7 +313,7 @@ static void help_overlay(ui_gfx *g, ui_app *app)
 static void edit_overlay(ui_gfx *g, ui_app *app)
 {
     int u = ui_line(g);
-    int w = imin(app->width - 2 * u, 50 * u), h = 8 * u;
+    int w = ui_imin(app->width - 2 * u, 50 * u), h = 8 * u;
     int x = (app->width - w) / 2, y = (app->height - h) / 3;
     ui_fill(g, 0, 0, app->width, app->height, 0x90000000u);
     ui_fill(g, x, y, w, h, UI_PANEL);
@@ -328,7 +326,7 @@ static void edit_overlay(ui_gfx *g, ui_app *app)
         bool cur = f == app->edit_field;
         /* TRANSLATORS: labels of the token editor's fields: the target sentence and, for cross-attention, the source */
         ui_text(g, f ? _("source") : _("target"), x + u, fy + u / 4, UI_TEXT_DIM);
-        int fx = x + u + imax(ui_text_w(g, _("source")), ui_text_w(g, _("target"))) + u;
+        int fx = x + u + ui_imax(ui_text_w(g, _("source")), ui_text_w(g, _("target"))) + u;
         int fw = x + w - u - fx;
         ui_fill(g, fx, fy, fw, u + u / 2, cur ? UI_BG : UI_PANEL_HI);
         if (cur) ui_frame(g, fx, fy, fw, u + u / 2, 1, UI_ACCENT);
@@ -366,8 +364,8 @@ void ui_render(ui_app *app, ui_gfx *g)
     /* a lesson takes the right part of the window; the visualizer keeps the rest */
     int full_w = w, panel_w = 0;
     if (app->lesson.open) {
-        panel_w = imin(46 * ui_line(g), (int)(0.36 * w));
-        panel_w = imax(panel_w, imin(22 * ui_line(g), w / 2));
+        panel_w = ui_imin(46 * ui_line(g), (int)(0.36 * w));
+        panel_w = ui_imax(panel_w, ui_imin(22 * ui_line(g), w / 2));
         w -= panel_w;
     }
     app->full_width = full_w;
