@@ -228,21 +228,13 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *d
 
     int line = config_line(ls, step);
     if (view.decode_step > 0) {
-        attn_dims d;
-        attn_tokens tk = {0}, src = {0};
-        if (attn_config_resolve(&cfg, &d, &tk, &src, &err)) {
-            lesson_diag_add(dg, line, "%s", err.msg);
-            goto out;
-        }
-        attn_tokens_free(&tk);
-        attn_tokens_free(&src);
-        if (d.cross) {
+        if (cfg.source_tokens) {
             lesson_diag_add(dg, view.line[L_DECODE], "decode_step: decoding is for self-attention (source_tokens is set)");
             goto out;
         }
         int len = 0;
-        if (attn_config_decode(&cfg, view.decode_step, &run, &len, &err)) {
-            lesson_diag_add(dg, view.line[L_DECODE], "%s", err.msg);
+        if (attn_config_decode(&cfg, view.decode_step, &run, &len, &err)) { /* the config itself is invalid */
+            lesson_diag_add(dg, line, "%s", err.msg);
             goto out;
         }
         have_run = true;

@@ -176,11 +176,10 @@ static int quiz_widget(ui_gfx *g, ui_app *app, const lesson_block *b, int x, int
         y = flow(g, a->feedback, NULL, 0, x, y, right, c, draw);
         if (a->graded && a->grade.right && q->explain) y = flow(g, q->explain, NULL, 0, x, y, right, UI_TEXT, draw);
         if (a->graded && !a->grade.right && q->hint) {
-            snprintf(buf, sizeof buf, "%s", _("Hint: "));
-            size_t n = strlen(buf);
+            const char *lead = _("Hint: ");
             char line[600];
-            snprintf(line, sizeof line, "%s%s", buf, q->hint);
-            lesson_span sp = {0, (int)n, LESSON_STRONG};
+            snprintf(line, sizeof line, "%s%s", lead, q->hint);
+            lesson_span sp = {0, (int)strlen(lead), LESSON_STRONG};
             y = flow(g, line, &sp, 1, x, y, right, UI_TEXT, draw);
         }
     } else if (p->progress && lesson_progress_quiz_result(p->progress, p->name, p->step, b->quiz) == 1) {
