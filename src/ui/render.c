@@ -78,6 +78,7 @@ static int controls(ui_gfx *g, ui_app *app)
     chip(g, app, &f, app->decode ? _("k  decoding") : _("k  decode"), app->decode, UI_ACT_DECODE, 0);
     chip(g, app, &f, _("g  all heads"), app->view == UI_VIEW_GRID, UI_ACT_GRID, 0);
     chip(g, app, &f, _("Tab  compare"), app->view == UI_VIEW_COMPARE, UI_ACT_COMPARE, 0);
+    chip(g, app, &f, _("l  lessons"), app->lesson.picker, UI_ACT_PICKER, 0);
     chip(g, app, &f, _("?  help"), app->help, UI_ACT_HELP, 0);
     return f.y + f.h + u / 2;
 }
@@ -281,6 +282,8 @@ static const char *const HELP[][2] = {
     {"s", N_("save a PNG of the window")},
     {"f", N_("fullscreen")},
     {"+ −", N_("bigger / smaller text")},
+    {"l", N_("lessons: pick one, with your progress")},
+    {"Space  ⌫", N_("in a lesson: next / previous step")},
     {"? F1", N_("this help")},
     {"Esc", N_("close an overlay, else quit")},
     {"q", N_("quit")},
