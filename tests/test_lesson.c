@@ -332,6 +332,27 @@ static void hostile_input(void **state)
     lesson_free(&ls);
     lesson_diags_free(&dg);
 
+    /* a step heading inside a task list: each step keeps its own choice quiz
+     * (found by the fuzzer: the old step's quiz index was used in the new step) */
+    assert_int_equal(parse("# T\n\n## S1\n\nQ?\n\n- [ ] a\n- ## S2\n- [x] b\n- [ ] c\n", &ls, &dg), -1);
+    assert_int_equal(ls.n_steps, 2);
+    expect_diag(&dg, 7, "no right answer"); /* S1's quiz ended at the heading */
+    for (int s = 0; s < 2; s++) {
+        const lesson_step *st = &ls.steps[s];
+        assert_int_equal(st->n_quizzes, 1);
+        assert_int_equal(st->quizzes[0].n_choices, s ? 2 : 1);
+        assert_int_equal(st->quizzes[0].n_correct, s ? 1 : 0);
+        int n_quiz_blocks = 0;
+        for (int b = 0; b < st->n_blocks; b++) {
+            if (st->blocks[b].kind == LESSON_BLOCK_CHOICE || st->blocks[b].kind == LESSON_BLOCK_QUIZ)
+                assert_int_equal(st->blocks[b].quiz, 0);
+            n_quiz_blocks += st->blocks[b].kind == LESSON_BLOCK_QUIZ;
+        }
+        assert_int_equal(n_quiz_blocks, 1);
+    }
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
     /* entities and HTML */
     assert_int_equal(parse("# A &amp; B\n\n## S\n\nx &lt; y &#x221E; <b>bold</b>\n", &ls, &dg), 0);
     assert_string_equal(ls.title, "A & B");

@@ -580,9 +580,36 @@ static void leave_fence(parser *p)
 
 /* ---- md4c callbacks */
 
+/* The task list of choice quiz q (in the current step) has ended: place the
+ * quiz at its first choice, check it has a right answer, and add the quiz
+ * block that the player draws the answer buttons from. */
+static void finish_choice_quiz(parser *p, int q)
+{
+    lesson_quiz *qz = &p->step->quizzes[q];
+    for (int i = 0; i < p->step->n_blocks; i++)
+        if (p->step->blocks[i].kind == LESSON_BLOCK_CHOICE && p->step->blocks[i].quiz == q) {
+            qz->line = p->step->blocks[i].line;
+            break;
+        }
+    if (!qz->n_correct)
+        lesson_diag_add(p->dg, qz->line, "quiz has no right answer: mark the right choices with [x]");
+    open_block(p, LESSON_BLOCK_QUIZ, 0, "");
+    p->open_quiz = q;
+    p->open_line = qz->line;
+    close_block(p);
+    p->choice_quiz_done = q;
+}
+
 static void start_step(parser *p)
 {
     close_block(p);
+    /* A heading inside a list item ("- ## Step") starts a step mid-list: the
+     * choice quizzes the open lists were building end with the old step. */
+    for (int d = p->list_depth - 1; d >= 0; d--)
+        if (p->list[d].choice_quiz >= 0) {
+            finish_choice_quiz(p, p->list[d].choice_quiz);
+            p->list[d].choice_quiz = -1;
+        }
     lesson *ls = p->ls;
     lesson_step st = {0};
     int before = ls->n_steps;
@@ -740,21 +767,7 @@ static int leave_block(MD_BLOCKTYPE type, void *detail, void *userdata)
     case MD_BLOCK_OL: {
         close_block(p);
         int q = p->list[--p->list_depth].choice_quiz;
-        if (q >= 0) {
-            lesson_quiz *qz = &p->step->quizzes[q];
-            for (int i = 0; i < p->step->n_blocks; i++)
-                if (p->step->blocks[i].kind == LESSON_BLOCK_CHOICE && p->step->blocks[i].quiz == q) {
-                    qz->line = p->step->blocks[i].line;
-                    break;
-                }
-            if (!qz->n_correct)
-                lesson_diag_add(p->dg, qz->line, "quiz has no right answer: mark the right choices with [x]");
-            open_block(p, LESSON_BLOCK_QUIZ, 0, "");
-            p->open_quiz = q;
-            p->open_line = qz->line;
-            close_block(p);
-            p->choice_quiz_done = q;
-        }
+        if (q >= 0) finish_choice_quiz(p, q);
         break;
     }
     case MD_BLOCK_QUOTE:
