@@ -77,6 +77,8 @@ USAGE = [
     (["trace", "--frobnicate", "-o", OUT], "unknown option '--frobnicate'"),
     (["trace", "-o"], "-o needs a value"),
     (["trace", "--heads"], "--heads needs a value"),
+    (["trace", "--rope=1"], "--rope takes no value"),
+    (["trace", "--no-softmax-guard", "--softmax-guard"], "unknown option '--softmax-guard'"),
     (["trace", "stray", "-o", OUT], "unexpected argument 'stray'"),
     (["trace", "--repeat", "3", "-o", OUT], "trace does not take --repeat"),
     (["bench", "--repeat", "0"], "--repeat: '0' is not a count"),

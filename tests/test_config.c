@@ -127,6 +127,7 @@ static void test_invalid_configs(void **state)
         {{"source_tokens", "I love AI", "causal", "false", "rope", "on", NULL}, "rope applies to self-attention only"},
         {{"source_tokens", "I love AI", "causal", "false", NULL}, "source_tokens has 1 rows but tokens has 2"},
         {{"frobnicate", "1", NULL}, "unknown setting 'frobnicate'"},
+        {{"softmax_guard", "sometimes", NULL}, "softmax_guard: 'sometimes'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         attn_dims d;

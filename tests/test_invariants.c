@@ -111,6 +111,59 @@ static void test_fully_masked_rows(void **state)
     attn_trace_free(&tr);
 }
 
+/* softmax_guard = false: a fully masked row is NaN in weights, and its NaN
+ * spreads to that query's context, merged and out rows and nowhere else;
+ * every other cell is bit-identical to the guarded run. */
+static void test_unguarded_softmax_spreads_nan(void **state)
+{
+    (void)state;
+    static const char *const SAME[] = {"q", "k", "v", "scores", "mask", "masked_scores"};
+    static const char *const ROWS[] = {"weights", "weights_dropout", "context", "merged", "out"};
+    const char *const configs[][12] = {
+        {"pad_side", "left", NULL},
+        {"causal", "reversed", "heads", "2", NULL},
+        {"pad_side", "left", "train", "true", "dropout", "0.4", "kv_heads", "1", NULL},
+        {"pad_side", "left", "mask_value", "-1e9", NULL}, /* finite fill: no NaN at all */
+    };
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        const char *kv[16];
+        int n = 0;
+        while (configs[c][n]) kv[n] = configs[c][n], n++;
+        attn_trace guarded, bare;
+        kv[n] = NULL;
+        run(&guarded, NULL, kv);
+        kv[n] = "softmax_guard", kv[n + 1] = "false", kv[n + 2] = NULL;
+        run(&bare, NULL, kv);
+        bool finite_fill = !isinf(bare.cfg.mask_value);
+        assert_true(bare.n_masked > 0);
+        for (size_t k = 0; k < sizeof SAME / sizeof SAME[0]; k++) {
+            const attn_tensor *a = get(&guarded, SAME[k]), *b = get(&bare, SAME[k]);
+            assert_memory_equal(a->data, b->data, a->count * sizeof *a->data);
+        }
+        int n_nan = 0;
+        for (size_t k = 0; k < sizeof ROWS / sizeof ROWS[0]; k++) {
+            const attn_tensor *a = attn_trace_find(&guarded, ROWS[k]), *b = attn_trace_find(&bare, ROWS[k]);
+            if (!a) continue;
+            /* (b, h, s, x) or (b, s, x): the query index is the second-to-last axis */
+            size_t inner = (size_t)a->shape[a->ndim - 1], s = (size_t)a->shape[a->ndim - 2];
+            size_t per_b = a->count / (size_t)a->shape[0];
+            for (size_t e = 0; e < a->count; e++) {
+                int bi = (int)(e / per_b), i = (int)(e / inner % s);
+                bool nan_row = !finite_fill && row_fully_masked(&bare, bi, i);
+                if (nan_row) {
+                    if (!isnan(b->data[e])) fail_msg("%s[%zu] (row %d,%d) is %g, not NaN", ROWS[k], e, bi, i, b->data[e]);
+                    n_nan++;
+                } else if (memcmp(&a->data[e], &b->data[e], sizeof(float))) {
+                    fail_msg("%s[%zu] differs: %g guarded, %g unguarded", ROWS[k], e, a->data[e], b->data[e]);
+                }
+            }
+        }
+        assert_true(finite_fill ? n_nan == 0 : n_nan > 0);
+        attn_trace_free(&guarded);
+        attn_trace_free(&bare);
+    }
+}
+
 static void test_causal_upper_triangle_is_zero(void **state)
 {
     (void)state;
@@ -357,6 +410,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_sum_to_one),
         cmocka_unit_test(test_fully_masked_rows),
+        cmocka_unit_test(test_unguarded_softmax_spreads_nan),
         cmocka_unit_test(test_causal_upper_triangle_is_zero),
         cmocka_unit_test(test_gqa_equals_mha_with_repeated_kv_weights),
         cmocka_unit_test(test_repeat_kv_mapping),

@@ -353,6 +353,13 @@ static void hostile_input(void **state)
     lesson_free(&ls);
     lesson_diags_free(&dg);
 
+    /* a line break between two CJK characters is no space; elsewhere it is one,
+     * and it keeps the style before it */
+    assert_int_equal(parse("# T\n\n## S\n\n注意\n力 and\nEnglish 词\n语。\n下一句\n*强调*\n尾 `a`\nb\n", &ls, &dg), 0);
+    assert_string_equal(ls.steps[0].blocks[0].text, "注意力 and English 词语。下一句强调尾 a b");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
     /* entities and HTML */
     assert_int_equal(parse("# A &amp; B\n\n## S\n\nx &lt; y &#x221E; <b>bold</b>\n", &ls, &dg), 0);
     assert_string_equal(ls.title, "A & B");

@@ -54,6 +54,8 @@ static void test_round_trip(void **state)
     attn_config_set(&c, "kv_heads", "2", &err);
     attn_config_set(&c, "train", "true", &err);
     attn_config_set(&c, "mask_value", "-1e9", &err);
+    attn_config_set(&c, "softmax_guard", "false", &err);
+    attn_config_set(&c, "scale", "false", &err);
     assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), ATTN_OK);
     const char *p = tmp_path("roundtrip.safetensors");
     if (attn_trace_save(&tr, p, &err)) fail_msg("%s", err.msg);
@@ -74,6 +76,8 @@ static void test_round_trip(void **state)
     assert_string_equal(back.cfg.tokens, "你 是 一 只 猫 娘 | 我 爱 AI");
     assert_true(back.cfg.rope && back.cfg.train && back.cfg.pad_side == ATTN_PAD_LEFT);
     assert_true(back.cfg.mask_value == -1e9f);
+    assert_false(back.cfg.softmax_guard);
+    assert_false(back.cfg.scale);
     assert_int_equal(back.n_masked, tr.n_masked);
     assert_memory_equal(back.masked_rows, tr.masked_rows, (size_t)tr.n_masked * 2 * sizeof(int));
     attn_trace_free(&back);

@@ -472,6 +472,48 @@ static void click_row_shows_bars_and_hover_explains(void **state)
     assert_false(f->app.quit);
 }
 
+/* softmax_guard = false: the fully masked rows are NaN, drawn as the NaN
+ * checkerboard even though the mask covers them, with a NaN swatch under the
+ * colour bar; the bar chart of such a row draws no bars. */
+static void unguarded_softmax_shows_nan_rows(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(ui_app_set(&f->app, "pad_side", "left"), 0);
+    assert_int_equal(ui_app_set(&f->app, "softmax_guard", "false"), 0);
+    key(f, SDLK_b, 0); /* batch row 1: <pad> <pad> <pad> 我 爱 AI */
+    draw(f);
+    const ui_heat_area ar = f->app.areas[0];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            int x, y, w, h, nan = 0, n = 0;
+            ui_heat_cell_rect(ar.r.w, ar.r.h, ar.rows, ar.cols, i, j, &x, &y, &w, &h);
+            for (int yy = 1; yy < h / 4; yy++)
+                for (int xx = 1; xx < w / 4; xx++, n++) {
+                    uint32_t p = px(f, ar.r.x + x + xx, ar.r.y + y + yy);
+                    nan += p == UI_NAN_A || p == UI_NAN_B;
+                }
+            if ((nan == n) != (i < 3)) fail_msg("weights[%d,%d]: %d of %d pixels NaN", i, j, nan, n);
+        }
+    /* the legend: a NaN swatch right of the heatmap */
+    int swatch = 0;
+    for (int yy = ar.r.y; yy < 800; yy++)
+        for (int xx = ar.r.x + ar.r.w + 1; xx < 1280; xx++) swatch += px(f, xx, yy) == UI_NAN_A;
+    assert_true(swatch > 20);
+    /* the bar chart of a NaN row draws without bars (and without crashing) */
+    int x, y, w, h;
+    ui_heat_cell_rect(ar.r.w, ar.r.h, ar.rows, ar.cols, 0, 0, &x, &y, &w, &h);
+    assert_true(click(f, ar.r.x + x + w / 2, ar.r.y + y + h / 2));
+    assert_int_equal(f->app.sel_row, 0);
+    draw(f);
+    /* the guard back on: zero rows, no NaN anywhere */
+    assert_int_equal(ui_app_set(&f->app, "softmax_guard", "true"), 0);
+    draw(f);
+    int nan = 0;
+    for (int yy = 0; yy < 800; yy++)
+        for (int xx = 0; xx < 1280; xx++) nan += px(f, xx, yy) == UI_NAN_A;
+    assert_int_equal(nan, 0);
+}
+
 static void toolbar_buttons_do_what_keys_do(void **state)
 {
     fixture *f = *state;
@@ -606,6 +648,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(view_keys_and_overlays, setup, teardown),
         cmocka_unit_test_setup_teardown(editing_tokens_with_text_input, setup, teardown),
         cmocka_unit_test_setup_teardown(decode_mode_steps_through_tokens, setup, teardown),
+        cmocka_unit_test_setup_teardown(unguarded_softmax_shows_nan_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(click_row_shows_bars_and_hover_explains, setup, teardown),
         cmocka_unit_test_setup_teardown(toolbar_buttons_do_what_keys_do, setup, teardown),
         cmocka_unit_test(file_trace_recomputes_from_its_inputs),

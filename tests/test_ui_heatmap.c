@@ -418,6 +418,30 @@ static void test_paint_slice_mask(void **state)
     free(p.px);
 }
 
+/* An unguarded softmax's NaN row lies under the mask: NaN wins over the
+ * hatch, so the row shows as NaN, not as masked. */
+static void test_paint_nan_under_mask(void **state)
+{
+    (void)state;
+    float w[6] = {NAN, NAN, NAN, 0.0f, 1.0f, 0.0f}, m[6] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, 0.0f, -INFINITY};
+    ui_slice s = {w, 2, 3, 3, 1, m, 3, 1};
+    ui_scale sc = {UI_CMAP_SEQUENTIAL, 0.0f, 1.0f};
+    pic p = pic_new(48, 32);
+    paint(&s, &sc, &p, 0);
+    for (int j = 0; j < 3; j++) {
+        int x, y, cw, ch, nan = 0, hatch = 0;
+        ui_heat_cell_rect(48, 32, 2, 3, 0, j, &x, &y, &cw, &ch);
+        for (int yy = y; yy < y + ch; yy++)
+            for (int xx = x; xx < x + cw; xx++) nan += pic_at(&p, xx, yy) == UI_NAN_A || pic_at(&p, xx, yy) == UI_NAN_B;
+        assert_int_equal(nan, cw * ch);
+        ui_heat_cell_rect(48, 32, 2, 3, 1, j, &x, &y, &cw, &ch);
+        for (int yy = y; yy < y + ch; yy++)
+            for (int xx = x; xx < x + cw; xx++) hatch += is_hatch(pic_at(&p, xx, yy));
+        assert_int_equal(hatch, j == 1 ? 0 : cw * ch);
+    }
+    free(p.px);
+}
+
 /* 6-pixel cells, with and without a gap, still show both hatch colours. */
 static void test_paint_small_cells_show_stripes(void **state)
 {
@@ -660,6 +684,7 @@ int main(void)
         cmocka_unit_test(test_paint_nothing_on_empty_sizes),
         cmocka_unit_test(test_paint_flat_range),
         cmocka_unit_test(test_paint_slice_mask),
+        cmocka_unit_test(test_paint_nan_under_mask),
         cmocka_unit_test(test_paint_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

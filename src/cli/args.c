@@ -27,6 +27,7 @@ static const flag_def FLAGS[] = {
     {"no-causal", "causal", "false", NULL, "no causal mask"},
     {"reversed-causal", "causal", "reversed", NULL, "pitfall: mask the past instead of the future (tril for triu)"},
     {"no-scale", "scale", "false", NULL, "pitfall: scores without the 1/√dₖ scaling"},
+    {"no-softmax-guard", "softmax_guard", "false", NULL, "pitfall: a row with every key masked becomes NaN, not 0"},
     {"pad-side", "pad_side", NULL, "SIDE", "pad shorter rows on the right (default) or left"},
     {"pad-mask", "pad_mask", "true", NULL, "mask <pad> keys (default)"},
     {"no-pad-mask", "pad_mask", "false", NULL, "let queries attend to <pad> keys (to see what the mask prevents)"},
@@ -167,7 +168,10 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
         }
         if (c == '?' || c == ':') {
             const char *bad = argv[optind - 1];
-            if (optopt == 'o' || optopt >= 256) /* a known option missing its value */
+            if (optopt >= 256 && !FLAGS[optopt - 256].arg) /* "--rope=1": a switch given a value */
+                fprintf(stderr, "attnlab %s: %.*s takes no value (see attnlab %s --help)\n", cmd,
+                        (int)strcspn(bad, "="), bad, cmd);
+            else if (optopt == 'o' || optopt >= 256) /* a known option missing its value */
                 fprintf(stderr, "attnlab %s: %s needs a value (see attnlab %s --help)\n", cmd, bad, cmd);
             else
                 fprintf(stderr, "attnlab %s: unknown option '%s' (see attnlab %s --help)\n", cmd, bad, cmd);

@@ -74,6 +74,7 @@ static void print_header(const attn_trace *tr)
     for (int i = 0; i < tr->n_masked && i < 16; i++)
         printf(" (b=%d, i=%d)", tr->masked_rows[2 * i], tr->masked_rows[2 * i + 1]);
     if (tr->n_masked > 16) printf(" … %d in all", tr->n_masked);
+    if (tr->n_masked) printf(" → weights %s", c->softmax_guard ? "0" : "NaN (softmax guard off)");
     printf("\n");
 }
 

@@ -22,6 +22,7 @@ void attn_config_init(attn_config *c)
     c->heads = 4;
     c->causal = ATTN_CAUSAL_ON;
     c->scale = true;
+    c->softmax_guard = true;
     c->pad_side = ATTN_PAD_RIGHT;
     c->pad_mask = true;
     c->rope_theta = 10000.0;
@@ -153,7 +154,7 @@ static attn_status set_str(char **dst, const char *v, attn_error *err)
 
 static const char *const KEYS[] = {
     "tokens", "source_tokens", "seq", "batch", "d_model", "heads", "kv_heads", "mode",
-    "causal", "scale", "pad_side", "pad_mask", "rope", "rope_theta", "mask_value", "past", "dropout", "train",
+    "causal", "scale", "softmax_guard", "pad_side", "pad_mask", "rope", "rope_theta", "mask_value", "past", "dropout", "train",
     "seed", "weights", "input",
 };
 
@@ -198,6 +199,7 @@ attn_status attn_config_set(attn_config *c, const char *key_in, const char *v, a
         return ATTN_OK;
     }
     if (!strcmp(key, "scale")) return parse_bool(key, v, &c->scale, err);
+    if (!strcmp(key, "softmax_guard")) return parse_bool(key, v, &c->softmax_guard, err);
     if (!strcmp(key, "pad_mask")) return parse_bool(key, v, &c->pad_mask, err);
     if (!strcmp(key, "rope")) return parse_bool(key, v, &c->rope, err);
     if (!strcmp(key, "train")) return parse_bool(key, v, &c->train, err);

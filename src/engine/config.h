@@ -32,6 +32,8 @@ typedef struct {
     attn_mode mode;
     attn_causal causal;
     bool scale;            /* divide scores by √k (default); false shows softmax saturating */
+    bool softmax_guard;    /* a row with every key masked gets weights 0 (default); false: the
+                            * unguarded softmax's 0/0 = NaN, which then spreads to context and out */
     attn_pad_side pad_side;
     bool pad_mask;         /* mask <pad> keys (default); false shows what the mask prevents */
     bool rope;
@@ -71,7 +73,7 @@ void attn_config_free(attn_config *c);
 attn_status attn_config_copy(attn_config *dst, const attn_config *src, attn_error *err);
 
 /* Sets one setting by name (tokens, source_tokens, seq, batch, d_model, heads,
- * kv_heads, mode, causal (true/false/reversed), scale, pad_side, pad_mask, rope, rope_theta, mask_value, past,
+ * kv_heads, mode, causal (true/false/reversed), scale, softmax_guard, pad_side, pad_mask, rope, rope_theta, mask_value, past,
  * dropout, train, seed, weights, input). '-' in key is read as '_'.
  * Errors name the key and the rule: "heads: 'x' is not a whole number". */
 attn_status attn_config_set(attn_config *c, const char *key, const char *value, attn_error *err);

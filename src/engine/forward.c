@@ -218,9 +218,10 @@ static attn_status forward(attn_trace *tr, attn_error *err)
     attn_op_build_mask(T(tr, "mask"), b, s, t, P, D->cross ? ATTN_CAUSAL_OFF : c->causal, key_pad, c->mask_value);
     if ((st = attn_trace_find_masked_rows(tr, err))) goto out;
 
-    /* 8. masked_scores = scores + mask; weights = softmax along t */
+    /* 8. masked_scores = scores + mask; weights = softmax along t. A row whose
+     *    keys are all -inf gets zeros, or NaN with softmax_guard = false */
     attn_op_apply_mask(T(tr, "scores"), T(tr, "mask"), T(tr, "masked_scores"), b, h, s, t);
-    attn_op_softmax(T(tr, "masked_scores"), T(tr, "weights"), (size_t)b * h * s, t);
+    attn_op_softmax(T(tr, "masked_scores"), T(tr, "weights"), (size_t)b * h * s, t, c->softmax_guard);
 
     /* 9. dropout on the weights (training only) */
     const float *w = T(tr, "weights");

@@ -147,7 +147,7 @@ static float exp_row(const float *restrict x, float *restrict y, int t, float mx
     return sum;
 }
 
-void attn_op_softmax(const float *x, float *y, size_t rows, int t)
+void attn_op_softmax(const float *x, float *y, size_t rows, int t, bool guard)
 {
     #pragma omp parallel for if (rows * t > 16384)
     for (size_t r = 0; r < rows; r++) {
@@ -157,7 +157,8 @@ void attn_op_softmax(const float *x, float *y, size_t rows, int t)
         #pragma omp simd reduction(max : mx)
         for (int j = 0; j < t; j++) mx = xr[j] > mx ? xr[j] : mx;
         if (mx == -INFINITY) { /* every key masked: nothing to attend to */
-            memset(yr, 0, (size_t)t * sizeof *yr);
+            if (guard) memset(yr, 0, (size_t)t * sizeof *yr);
+            else for (int j = 0; j < t; j++) yr[j] = NAN; /* exp(-inf - -inf) / Σ: NaN */
             continue;
         }
         float inv = 1.0f / exp_row(xr, yr, t, mx);
@@ -171,7 +172,7 @@ void attn_op_dropout(const float *x, float *y, size_t n, float p, uint64_t key)
     float keep_scale = 1.0f / (1.0f - p);
     #pragma omp parallel for if (n > 65536)
     for (size_t i = 0; i < n; i++)
-        y[i] = attn_uniform(key, i) < p ? 0.0f : x[i] * keep_scale;
+        y[i] = x[i] * (attn_uniform(key, i) < p ? 0.0f : keep_scale); /* x·mask/(1-p): a NaN stays NaN */
 }
 
 void attn_op_weighted_sum(const float *w, const float *v, float *ctx, int b, int h, int s, int t, int k)

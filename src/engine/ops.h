@@ -52,12 +52,15 @@ void attn_op_apply_mask(const float *scores, const float *mask, float *masked, i
 
 /* Row softmax over the last axis of (rows, t), max-subtracted for stability:
  *   w[j] = exp(x[j] - max x) / Σ exp(x[j'] - max x)
- * A row that is entirely -inf has no probability mass to share: it becomes
- * all zeros (not 0/0 = NaN). */
-void attn_op_softmax(const float *x, float *y, size_t rows, int t);
+ * A row that is entirely -inf has no probability mass to share. With guard it
+ * becomes all zeros; without, it is what the formula gives there (and what
+ * torch.softmax returns): max x = -inf, x[j] - max x = -inf - -inf = NaN, so
+ * every weight is NaN. */
+void attn_op_softmax(const float *x, float *y, size_t rows, int t, bool guard);
 
-/* Inverted dropout: y = x / (1 - p) where kept, 0 where dropped. Cell i is
- * dropped iff uniform(key, i) < p, so the mask is a pure function of (key, i). */
+/* Inverted dropout: y = x / (1 - p) where kept, x·0 where dropped (0, or NaN
+ * for a NaN cell, as PyTorch's x·mask/(1-p) gives). Cell i is dropped iff
+ * uniform(key, i) < p, so the mask is a pure function of (key, i). */
 void attn_op_dropout(const float *x, float *y, size_t n, float p, uint64_t key);
 
 /* context = weights @ v : (b, h, s, t) @ (b, h, t, k) -> (b, h, s, k) */

@@ -93,6 +93,7 @@ attn_status attn_trace_save(const attn_trace *tr, const char *path, attn_error *
     PUT("mode", attn_mode_name(d->mode));
     PUT("causal", d->cross || !c->causal ? "false" : c->causal == ATTN_CAUSAL_REVERSED ? "reversed" : "true");
     PUT("scale", c->scale ? "true" : "false");
+    PUT("softmax_guard", c->softmax_guard ? "true" : "false");
     PUT("pad_side", c->pad_side == ATTN_PAD_LEFT ? "left" : "right");
     PUT("pad_mask", c->pad_mask ? "true" : "false");
     PUT("rope", c->rope ? "true" : "false");
@@ -268,7 +269,7 @@ static char *tokens_text(const attn_tokens *t)
 
 static attn_status load_config(const attn_st_file *f, attn_trace *tr, attn_error *err)
 {
-    static const char *const KEYS[] = {"causal", "scale", "pad_side", "pad_mask", "rope", "rope_theta", "mask_value",
+    static const char *const KEYS[] = {"causal", "scale", "softmax_guard", "pad_side", "pad_mask", "rope", "rope_theta", "mask_value",
                                        "dropout", "train", "seed", "mode"};
     attn_config *c = &tr->cfg;
     attn_config_init(c);

@@ -123,6 +123,8 @@ typedef struct {
     tbuf text;
 
     unsigned style;      /* current span styles */
+    bool softbr;         /* a soft line break waits for the next text */
+    unsigned softbr_style;
     int style_depth[5];
     int img_depth;
 
@@ -218,7 +220,7 @@ static const char *const VIEW_KEYS[] = {"stage", "head", "batch_row", "view", "c
 static const char *const QUIZ_KEYS[] = {"answer", "tolerance", "click", "stage", "hint", "explain"};
 static const char *const CELL_RULES[] = {"masked", "unmasked", "argmax", "argmin", "nan"};
 static const char *const CONFIG_KEYS[] = {"tokens", "source_tokens", "seq", "batch", "d_model", "heads",
-                                          "kv_heads", "mode", "causal", "scale", "pad_side", "pad_mask",
+                                          "kv_heads", "mode", "causal", "scale", "softmax_guard", "pad_side", "pad_mask",
                                           "rope", "rope_theta", "mask_value", "past", "dropout", "train", "seed"};
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
@@ -287,6 +289,7 @@ static void unknown_key(parser *p, int line, const char *key, const char *what, 
 static void open_block(parser *p, lesson_block_kind kind, int level, const char *marker)
 {
     p->open_kind = (int)kind;
+    p->softbr = false;
     p->open_level = level;
     p->open_line = 0;
     p->open_quiz = p->open_choice = -1;
@@ -296,6 +299,7 @@ static void open_block(parser *p, lesson_block_kind kind, int level, const char 
 
 static void close_block(parser *p)
 {
+    p->softbr = false;
     if (p->open_kind < 0) return;
     lesson_block b = {.kind = (lesson_block_kind)p->open_kind,
                       .line = p->open_line ? p->open_line : p->line,
@@ -331,21 +335,57 @@ static void close_block(parser *p)
     if (b.kind != LESSON_BLOCK_QUIZ) p->choice_quiz_done = -1;
 }
 
+/* East Asian wide characters (CJK, kana, hangul, full-width forms): a line
+ * break between two of them is not a word space. */
+static bool is_wide(uint32_t c)
+{
+    return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) || (c >= 0xAC00 && c <= 0xD7A3) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+           (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x20000 && c <= 0x3FFFD);
+}
+
+/* The code point starting at s (n bytes; the text is valid UTF-8). */
+static uint32_t first_cp(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (!n) return 0;
+    int len = u[0] < 0x80 ? 1 : u[0] < 0xE0 ? 2 : u[0] < 0xF0 ? 3 : 4;
+    if ((size_t)len > n) return 0;
+    uint32_t c = len == 1 ? u[0] : u[0] & (0x7F >> len);
+    for (int i = 1; i < len; i++) c = c << 6 | (u[i] & 0x3F);
+    return c;
+}
+
+/* The code point that ends the first n bytes of s. */
+static uint32_t last_cp(const char *s, size_t n)
+{
+    size_t i = n;
+    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80) i--;
+    return i > 0 ? first_cp(s + i - 1, n - i + 1) : 0;
+}
+
 static void add_text(parser *p, const char *s, size_t n, const char *ptr)
 {
     if (p->img_depth) return;
-    if (p->heading_level == 1 || p->heading_level == 2) {
-        if (tbuf_put(&p->heading, s, n, 0)) p->oom = true;
-        return;
-    }
-    if (p->open_kind < 0) {
+    bool heading = p->heading_level == 1 || p->heading_level == 2;
+    if (!heading && p->open_kind < 0) {
         /* text after a nested list inside an item: continue the item */
         if (p->list_depth) open_block(p, LESSON_BLOCK_ITEM, p->list_depth, "");
         else if (p->quote_depth) open_block(p, LESSON_BLOCK_QUOTE, p->quote_depth, "");
         else open_block(p, LESSON_BLOCK_PARA, 0, "");
     }
-    if (!p->open_line) p->open_line = ptr ? line_of(p, ptr) : p->line;
-    if (tbuf_put(&p->text, s, n, p->style)) p->oom = true;
+    tbuf *b = heading ? &p->heading : &p->text;
+    if (p->softbr) {
+        /* a soft break is a space, except between two wide characters: 注意力
+         * split over two lines of Chinese reads as one word (as pandoc's
+         * east_asian_line_breaks); the space takes the style before the break */
+        p->softbr = false;
+        if (!(b->n && is_wide(last_cp(b->s, b->n)) && is_wide(first_cp(s, n))) &&
+            tbuf_put(b, " ", 1, heading ? 0 : p->softbr_style))
+            p->oom = true;
+    }
+    if (!heading && !p->open_line) p->open_line = ptr ? line_of(p, ptr) : p->line;
+    if (tbuf_put(b, s, n, heading ? 0 : p->style)) p->oom = true;
 }
 
 static lesson_quiz *new_quiz(parser *p, lesson_quiz_kind kind, int line)
@@ -840,7 +880,10 @@ static int text_cb(MD_TEXTTYPE type, const MD_CHAR *text, MD_SIZE size, void *us
         return p->oom ? 1 : 0;
     }
     switch (type) {
-    case MD_TEXT_SOFTBR: add_text(p, " ", 1, NULL); break;
+    case MD_TEXT_SOFTBR: /* a space or nothing: add_text decides when the next text comes */
+        p->softbr = true;
+        p->softbr_style = p->style;
+        break;
     case MD_TEXT_BR: add_text(p, "\n", 1, NULL); break;
     case MD_TEXT_HTML: break;
     case MD_TEXT_NULLCHAR: add_text(p, "\xEF\xBF\xBD", 3, NULL); break;

@@ -169,8 +169,8 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
         for (int s = 0; s < nspan; s++) {
             const col_span *sp = &spans[s];
             float v = data[sp->offset], l = (v - lm.lo) * fast_scale;
-            if (mrow && mrow[sp->moffset] != 0.0f)
-                v = -INFINITY, l = NAN; /* masked: drawn like −∞ */
+            if (mrow && mrow[sp->moffset] != 0.0f && !isnan(v))
+                v = -INFINITY, l = NAN; /* masked: drawn like −∞ (a NaN stays NaN) */
             if (l >= 0.0f && l < (float)LEVELS) { /* inside [lo, hi]: what level_of would say */
                 fill_span(line, sp, lut[(int)l]);
                 continue;

@@ -11,7 +11,7 @@
  * cell (−∞) is a diagonal hatch of UI_HATCH_LIGHT and UI_HATCH_DARK, aligned
  * to the picture so neighbouring masked cells join into one striped region;
  * neither colour occurs in either map. A cell whose slice mask is non-zero
- * is hatched the same way. NaN cells are a checkerboard of
+ * is hatched the same way. NaN cells, masked or not, are a checkerboard of
  * UI_NAN_A and UI_NAN_B. +∞ is drawn as the top of the map. */
 #ifndef UI_HEATMAP_H
 #define UI_HEATMAP_H

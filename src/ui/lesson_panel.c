@@ -32,6 +32,15 @@ static bool wide(const char *s)
     return cp >= 0x2E80;
 }
 
+/* Length of the full-width closing punctuation mark at s, 0 if none. */
+static int closing(const char *s)
+{
+    static const char *const CLOSE[] = {"，", "。", "、", "：", "；", "！", "？", "）", "」", "』", "》", "】"};
+    for (size_t i = 0; i < sizeof CLOSE / sizeof CLOSE[0]; i++)
+        if (!strncmp(s, CLOSE[i], strlen(CLOSE[i]))) return (int)strlen(CLOSE[i]);
+    return 0;
+}
+
 typedef struct {
     ui_gfx *g;
     int x0, right;  /* line start and end */
@@ -47,7 +56,19 @@ static void newline(pen *p)
     p->y += p->u + p->u / 4;
 }
 
-static void word(pen *p, const char *s, int n, unsigned style)
+/* Width of the n bytes at s. */
+static int text_w(ui_gfx *g, const char *s, int n)
+{
+    char buf[512];
+    if (n >= (int)sizeof buf) n = (int)sizeof buf - 1;
+    memcpy(buf, s, (size_t)n);
+    buf[n] = '\0';
+    return ui_text_w(g, buf);
+}
+
+/* Draws one unbreakable word, on a new line if it (and glue, the width of
+ * what must follow it on the same line) does not fit. */
+static void word(pen *p, const char *s, int n, unsigned style, int glue)
 {
     char buf[512];
     if (n <= 0) return;
@@ -55,7 +76,7 @@ static void word(pen *p, const char *s, int n, unsigned style)
     memcpy(buf, s, (size_t)n);
     buf[n] = '\0';
     int w = ui_text_w(p->g, buf);
-    if (p->x + w > p->right && p->x > p->x0) newline(p);
+    if (p->x + w + glue > p->right && p->x > p->x0) newline(p);
     if (p->draw) {
         uint32_t c = p->color;
         if (style & LESSON_CODE) {
@@ -96,15 +117,19 @@ static int flow(ui_gfx *g, const char *text, const lesson_span *sp, int nsp, int
         unsigned st = style_at(sp, nsp, (int)(s - text));
         if (wide(s)) {
             e += cp_len((unsigned char)*e);
-            /* keep closing punctuation with its character */
-            while (*e && wide(e) && (strncmp(e, "，", 3) == 0 || strncmp(e, "。", 3) == 0 || strncmp(e, "、", 3) == 0 ||
-                                     strncmp(e, "：", 3) == 0 || strncmp(e, "；", 3) == 0 || strncmp(e, "）", 3) == 0))
-                e += 3;
         } else {
             while (*e && *e != ' ' && *e != '\n' && !wide(e) && style_at(sp, nsp, (int)(e - text)) == st)
                 e += cp_len((unsigned char)*e);
         }
-        word(&p, s, (int)(e - s), st);
+        /* keep closing punctuation with the text before it: a line never
+         * starts with ，or ）. In another style it is drawn on its own, but
+         * its width is reserved on this line. */
+        const char *ce = e;
+        for (int n; (n = closing(ce)) > 0;) ce += n;
+        int glue = 0;
+        if (ce > e && style_at(sp, nsp, (int)(e - text)) != st) glue = text_w(g, e, (int)(ce - e));
+        else e = ce;
+        word(&p, s, (int)(e - s), st, glue);
         s = e;
     }
     return p.y + p.u + p.u / 4;

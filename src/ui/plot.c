@@ -9,6 +9,7 @@
 #include "i18n.h"
 
 static const float NEG_INF_CELL[1] = {-INFINITY};
+static const float NAN_CELL[1] = {NAN};
 
 
 static int add_area(ui_app *app, SDL_Rect r, int rows, int cols, int head, int pane, const char *stage)
@@ -20,14 +21,20 @@ static int add_area(ui_app *app, SDL_Rect r, int rows, int cols, int head, int p
     return app->n_areas++;
 }
 
-static bool has_masked(const ui_slice *s)
+enum { HAS_MASKED = 1, HAS_NAN = 2 };
+
+/* Which special cells the slice has, for the colour bar's legend. */
+static int specials(const ui_slice *s)
 {
+    int f = 0;
     for (int i = 0; i < s->rows; i++)
-        for (int j = 0; j < s->cols; j++)
-            if ((isinf(ui_slice_at(s, i, j)) && ui_slice_at(s, i, j) < 0) ||
-                (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0))
-                return true;
-    return false;
+        for (int j = 0; j < s->cols; j++) {
+            float v = ui_slice_at(s, i, j);
+            if (isnan(v)) f |= HAS_NAN;
+            else if ((isinf(v) && v < 0) || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0))
+                f |= HAS_MASKED;
+        }
+    return f;
 }
 
 static int colorbar_width(ui_gfx *g)
@@ -36,8 +43,9 @@ static int colorbar_width(ui_gfx *g)
 }
 
 /* A vertical colour bar of sc at (x, y, h), labelled with its range; a hatch
- * swatch underneath when the picture has masked cells. */
-static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, bool masked)
+ * swatch underneath when the picture has masked cells, a checkerboard one when
+ * it has NaN cells (flags: HAS_MASKED, HAS_NAN). */
+static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, int flags)
 {
     int u = ui_line(g), bw = u * 3 / 4;
     if (h < 3 * u) h = 3 * u;
@@ -52,12 +60,20 @@ static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, bool ma
     ui_text(g, ui_view_format(sc->hi, buf, sizeof buf), x + bw + 4, y - u / 4, UI_TEXT);
     ui_text(g, ui_view_format(sc->lo, buf, sizeof buf), x + bw + 4, y + h - u + u / 4, UI_TEXT);
     if (sc->cmap == UI_CMAP_DIVERGING && h >= 5 * u) ui_text(g, "0", x + bw + 4, y + h / 2 - u / 2, UI_TEXT_DIM);
-    if (masked) {
+    y += h + u / 2;
+    if (flags & HAS_MASKED) {
         ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1, NULL, 0, 0};
-        ui_gfx_heatmap(g, 1, &one, sc, x, y + h + u / 2, bw, u, 0);
-        ui_text(g, "−∞", x + bw + 4, y + h + u / 2, UI_TEXT);
+        ui_gfx_heatmap(g, 1, &one, sc, x, y, bw, u, 0);
+        ui_text(g, "−∞", x + bw + 4, y, UI_TEXT);
         /* TRANSLATORS: legend under the hatched −∞ swatch of the colour bar; keep it short */
-        ui_text(g, _("masked"), x, y + h + u / 2 + u, UI_TEXT_DIM);
+        ui_text(g, _("masked"), x, y + u, UI_TEXT_DIM);
+        y += 2 * u + u / 2;
+    }
+    if (flags & HAS_NAN) {
+        ui_slice one = {NAN_CELL, 1, 1, 1, 1, NULL, 0, 0};
+        ui_gfx_heatmap(g, 1, &one, sc, x, y, bw, u, 0);
+        ui_text(g, "NaN", x + bw + 4, y, UI_TEXT);
+        ui_text(g, "0/0", x, y + u, UI_TEXT_DIM); /* where softmax's NaN comes from */
     }
 }
 
@@ -188,7 +204,7 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
             ui_text(g, lab, x0 + cx + (cww - tw) / 2, box.y, UI_TEXT);
         }
     }
-    if (o->colorbar) colorbar(g, sc, x0 + w + u, y0, h, has_masked(s));
+    if (o->colorbar) colorbar(g, sc, x0 + w + u, y0, h, specials(s));
     return area;
 }
 
@@ -273,7 +289,7 @@ void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
             if (cur) ui_frame(g, r.x - 7, r.y - 7, r.w + 14, r.h + 14, 2, UI_WHITE);
         }
     }
-    colorbar(g, &sc, box.x + gw + u / 2, box.y + u + u / 4, ui_imin(box.h - 4 * u, 12 * u), has_masked(&v.slice));
+    colorbar(g, &sc, box.x + gw + u / 2, box.y + u + u / 4, ui_imin(box.h - 4 * u, 12 * u), specials(&v.slice));
 }
 
 /* ---- compare view --------------------------------------------------------- */
@@ -364,13 +380,27 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_view_slice v;
     if (ui_view_make(&app->trace, name, app->batch, app->head, &v) || app->sel_row >= v.slice.rows) return;
     int i = app->sel_row, t = v.slice.cols;
-    char buf[200], tok[80], lab[80];
+    char buf[300], tok[80], lab[80];
+    const attn_tensor *mask = attn_trace_find(&app->trace, "mask");
+    bool mask_ok = mask && mask->ndim == 4 && mask->shape[3] == t;
     double sum = 0;
-    for (int j = 0; j < t; j++) sum += ui_slice_at(&v.slice, i, j);
+    int n_masked = 0;
+    for (int j = 0; j < t; j++) {
+        sum += ui_slice_at(&v.slice, i, j);
+        n_masked += mask_ok && attn_tensor_at4(mask, v.batch, 0, i, j) != 0;
+    }
+    const char *why = "";
+    if (n_masked == t && isnan(sum))
+        why = _(" — every key is masked, unguarded softmax: 0/0 = NaN");
+    else if (n_masked == t)
+        why = _(" — every key is masked, nothing to attend to");
+    else if (sum == 0)
+        why = _(" — dropout removed every weight of this row");
     ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
-    snprintf(buf, sizeof buf, _("%s of query i=%d “%s”, head %d: Σⱼ = %.3f%s   (click the row again or Esc to close)"),
-             name, i, ui_view_row_label(&app->trace, &v, i, tok, sizeof tok), app->head, sum,
-             sum == 0 ? _(" — every key is masked, nothing to attend to") : "");
+    char sum_s[32];
+    snprintf(sum_s, sizeof sum_s, isnan(sum) ? "NaN" : "%.3f", sum);
+    snprintf(buf, sizeof buf, _("%s of query i=%d “%s”, head %d: Σⱼ = %s%s   (click the row again or Esc to close)"),
+             name, i, ui_view_row_label(&app->trace, &v, i, tok, sizeof tok), app->head, sum_s, why);
     ui_text_fit(g, buf, box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT);
 
     int bw = ui_imin(3 * u, ui_imax(1, (box.w - 2 * u) / ui_imax(t, 1)));
@@ -379,15 +409,13 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
     int ph = bottom - top;
     if (ph < u) return;
     float vmax = 1.0f;
-    for (int j = 0; j < t; j++) vmax = fmaxf(vmax, ui_slice_at(&v.slice, i, j));
+    for (int j = 0; j < t; j++) vmax = fmaxf(vmax, ui_slice_at(&v.slice, i, j)); /* fmaxf skips NaN */
     ui_fill(g, bx, bottom, plot_w, 1, UI_TEXT_DIM);
     bool show_vals = bw >= ui_text_w(g, "0.00") + 4;
     for (int j = 0; j < t; j++) {
         float w = ui_slice_at(&v.slice, i, j);
-        int hh = (int)lroundf(w / vmax * ph);
-        float m = 0;
-        const attn_tensor *mask = attn_trace_find(&app->trace, "mask");
-        if (mask && mask->ndim == 4 && mask->shape[3] == t) m = attn_tensor_at4(mask, v.batch, 0, i, j);
+        int hh = isnan(w) ? 0 : (int)lroundf(w / vmax * ph); /* a NaN weight has no bar, only its label */
+        float m = mask_ok ? attn_tensor_at4(mask, v.batch, 0, i, j) : 0.0f;
         if (m != 0) {
             ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1, NULL, 0, 0};
             ui_scale sc = {UI_CMAP_SEQUENTIAL, 0, 1};
@@ -395,7 +423,7 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
         }
         ui_fill(g, bx + j * bw + 1, bottom - hh, bw - 2, hh, ui_cmap_argb(UI_CMAP_SEQUENTIAL, w / vmax));
         if (show_vals) {
-            snprintf(lab, sizeof lab, "%.2f", (double)w);
+            snprintf(lab, sizeof lab, isnan(w) ? "NaN" : "%.2f", (double)w);
             ui_text(g, lab, bx + j * bw + (bw - ui_text_w(g, lab)) / 2, bottom - hh - u, UI_TEXT);
         }
         const char *kl = ui_view_col_label(&app->trace, &v, j, tok, sizeof tok);
@@ -407,6 +435,7 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
     double acc = 0;
     for (int j = 0; j < t; j++) {
         float w = ui_slice_at(&v.slice, i, j);
+        if (isnan(w)) continue;
         int xa = bx + (int)lround(acc * plot_w);
         acc += w;
         int xb = bx + (int)lround(acc * plot_w);

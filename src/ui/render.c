@@ -67,6 +67,7 @@ static int controls(ui_gfx *g, ui_app *app)
     snprintf(buf, sizeof buf, _("r  RoPE %s"), c->rope ? _("on") : _("off"));
     chip(g, app, &f, buf, c->rope, UI_ACT_ROPE, 0);
     if (!c->scale) chip(g, app, &f, _("no 1/√dₖ scaling"), true, UI_ACT_NONE, 0); /* a lesson's pitfall setting */
+    if (!c->softmax_guard) chip(g, app, &f, _("unguarded softmax"), true, UI_ACT_NONE, 0); /* the same */
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
     chip(g, app, &f, buf, c->train, UI_ACT_TRAIN, 0);
