@@ -24,9 +24,10 @@ import subprocess
 import sys
 import tempfile
 
-XGETTEXT_ARGS = ["--language=C", "--from-code=UTF-8", "--keyword=_", "--keyword=N_",
+XGETTEXT_ARGS = ["--language=C", "--from-code=UTF-8", "--keyword=_", "--keyword=N_", "--keyword=ATTN_N_",
                  "--add-comments=TRANSLATORS:", "--package-name=attnlab", "--msgid-bugs-address="]
-SOURCES = "src/ui/*.c"
+# the interface, and the engine's stage descriptions (marked ATTN_N_, translated where drawn)
+SOURCES = ["src/ui/*.c", "src/engine/stages.c"]
 
 
 # ---- reading PO files -------------------------------------------------------
@@ -217,7 +218,7 @@ def check_stale(root, pot_path, xgettext):
     if not exe:
         print("check_po: xgettext not found (install gettext), cannot check the .pot is current", file=sys.stderr)
         sys.exit(2)
-    sources = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, SOURCES)))
+    sources = [os.path.relpath(p, root) for pat in SOURCES for p in sorted(glob.glob(os.path.join(root, pat)))]
     with tempfile.TemporaryDirectory(prefix="check_po-") as tmp:
         out = os.path.join(tmp, "fresh.pot")
         r = subprocess.run([exe, *XGETTEXT_ARGS, "--output=" + out, *sources], cwd=root,

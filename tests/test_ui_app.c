@@ -255,6 +255,15 @@ static void keys_change_the_configuration(void **state)
     assert_int_equal(f->app.trace.dims.g, 1);
     key(f, SDLK_m, 0);
     assert_int_equal(f->app.trace.dims.g, 4);
+    /* c corrects a reversed (pitfall) mask, then toggles on ⇄ off */
+    assert_int_equal(ui_app_set(&f->app, "causal", "reversed"), 0);
+    key(f, SDLK_c, 0);
+    assert_int_equal((int)f->app.cfg.causal, ATTN_CAUSAL_ON);
+    assert_non_null(strstr(f->app.status, "corrected"));
+    key(f, SDLK_c, 0);
+    assert_int_equal((int)f->app.cfg.causal, ATTN_CAUSAL_OFF);
+    key(f, SDLK_c, 0);
+    assert_int_equal((int)f->app.cfg.causal, ATTN_CAUSAL_ON);
     key(f, SDLK_h, 0); /* heads: next divisor of d_model = 32 */
     assert_int_equal(f->app.trace.dims.h, 8);
     key(f, SDLK_v, KMOD_SHIFT); /* fewer kv heads: 8 → 4 */

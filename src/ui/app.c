@@ -127,6 +127,13 @@ static void reset_scales(ui_app *app)
     app->hover_area = app->hover_i = app->hover_j = -1;
 }
 
+/* What `c` does to the causal mask: on ⇄ off, and a reversed (pitfall) mask
+ * is corrected to on. */
+static attn_causal causal_toggled(attn_causal c)
+{
+    return c == ATTN_CAUSAL_OFF ? ATTN_CAUSAL_ON : c == ATTN_CAUSAL_ON ? ATTN_CAUSAL_OFF : ATTN_CAUSAL_ON;
+}
+
 /* Compare view: the same inputs with one mask toggled. */
 static void compute_alt(ui_app *app)
 {
@@ -137,7 +144,7 @@ static void compute_alt(ui_app *app)
     attn_error err;
     if (attn_config_copy(&c, &app->trace.cfg, &err)) return;
     switch (app->compare_with) {
-    case UI_TOGGLE_CAUSAL: c.causal = !c.causal; break;
+    case UI_TOGGLE_CAUSAL: c.causal = causal_toggled(c.causal); break;
     case UI_TOGGLE_PADDING: c.pad_mask = !c.pad_mask; break;
     default: c.mask_value = isinf(c.mask_value) ? -1e9f : -INFINITY; break;
     }
@@ -577,8 +584,9 @@ static bool config_action(ui_app *app, ui_action act)
     default: break;
     }
     if (attn_config_copy(&next, &app->cfg, &err)) return false;
+    bool was_reversed = app->cfg.causal == ATTN_CAUSAL_REVERSED;
     switch (act) {
-    case UI_ACT_CAUSAL: next.causal = !next.causal; break;
+    case UI_ACT_CAUSAL: next.causal = causal_toggled(next.causal); break;
     case UI_ACT_ROPE: next.rope = !next.rope; break;
     case UI_ACT_FILL: next.mask_value = isinf(next.mask_value) ? -1e9f : -INFINITY; break;
     case UI_ACT_TRAIN:
@@ -605,7 +613,11 @@ static bool config_action(ui_app *app, ui_action act)
     if (commit(app, &next)) return false;
     const attn_config *c = &app->cfg;
     switch (act) {
-    case UI_ACT_CAUSAL: ui_app_status(app, false, "%s", c->causal ? _("causal mask on") : _("causal mask off")); break;
+    case UI_ACT_CAUSAL:
+        ui_app_status(app, false, "%s", was_reversed ? _("causal mask on: the reversed mask is corrected")
+                                        : c->causal  ? _("causal mask on")
+                                                     : _("causal mask off"));
+        break;
     case UI_ACT_ROPE: ui_app_status(app, false, "%s", c->rope ? _("RoPE on") : _("RoPE off")); break;
     case UI_ACT_FILL:
         ui_app_status(app, false, _("masked scores filled with %s"), isinf(c->mask_value) ? "−∞" : "−1e9");

@@ -155,9 +155,9 @@ static int header(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_text_fit(g, buf, box.x, y, box.w, UI_WHITE);
     y += u + u / 4;
     if (t->info) {
-        ui_text_fit(g, t->info->formula, box.x, y, box.w, UI_ACCENT);
+        ui_text_fit(g, _(t->info->formula), box.x, y, box.w, UI_ACCENT);
         y += u + u / 8;
-        ui_text_fit(g, t->info->desc, box.x, y, box.w, UI_TEXT_DIM);
+        ui_text_fit(g, _(t->info->desc), box.x, y, box.w, UI_TEXT_DIM);
         y += u + u / 8;
     }
     int n = snprintf(buf, sizeof buf, _("batch row %d of %d"), app->batch, d->b);
