@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "catalog.h"
+#include "i18n.h"
 #include "lesson_panel.h"
 #include "player.h"
 
@@ -157,6 +158,9 @@ static void no_missing_glyphs(fixture *f)
     const lesson_step *st = &p->ls.steps[p->step];
     int missing = ui_font_missing_glyphs(f->o.g->font, st->title);
     for (int i = 0; i < st->n_blocks; i++) missing += ui_font_missing_glyphs(f->o.g->font, st->blocks[i].text);
+    const attn_tensor *t = ui_app_tensor(&f->app); /* and the stage's lines, as translated */
+    if (t && t->info) missing += ui_font_missing_glyphs(f->o.g->font, _(t->info->desc)) +
+                                 ui_font_missing_glyphs(f->o.g->font, _(t->info->formula));
     if (missing) fail_msg("%s step %d: %d glyphs missing", p->name, p->step + 1, missing);
 }
 
@@ -218,7 +222,14 @@ static void every_step_of_every_lesson_zh(void **state)
 {
     fixture *f = *state;
     snprintf(f->app.lesson.lang, sizeof f->app.lesson.lang, "zh");
+    /* the Chinese interface, as `attnlab lessons --lang zh` sets it up */
+    ui_i18n_init("zh");
+    const attn_stage_info *w = attn_stage_lookup("weights");
+    assert_string_equal(_(w->desc), "注意力权重：每个查询行之和为 1");
+    assert_string_equal(_("Check"), "检查");
     int steps = play_course(f, "zh");
+    ui_i18n_init("en");
+    assert_string_equal(_(w->desc), w->desc);
     print_message("played %d Chinese steps\n", steps);
     assert_true(steps >= 11 * 5);
 }
