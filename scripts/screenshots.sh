@@ -13,6 +13,7 @@ mkdir -p "$D"
 "$A" render --tokens "我 爱 AI" --source-tokens "I love AI very much" --no-causal -o "$D/cross.png"
 "$A" render --stage q --head 2 -o "$D/q-head-blocks.png"
 "$A" render --pad-side left --mask-value -1e9 --batch-index 1 --row 1 -o "$D/pitfall-finite-fill.png"
+"$A" render --pad-side left --no-softmax-guard --batch-index 1 --row 4 -o "$D/pitfall-nan-rows.png"
 # lessons: a fresh progress file, so the picker shows "not started"
 XDG_STATE_HOME=$(mktemp -d) && export XDG_STATE_HOME
 "$A" render --lesson lessons/en/04-causal-mask.md --step 5 -o "$D/lesson-causal.png"

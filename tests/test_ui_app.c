@@ -311,6 +311,11 @@ static void view_keys_and_overlays(void **state)
     assert_false(f->app.alt.cfg.causal); /* compares with the causal mask toggled */
     draw(f);
     assert_int_equal(f->app.n_areas, 3);
+    for (int p = 1; p < 3; p++) { /* three panes of one size, side by side */
+        assert_int_equal(f->app.areas[p].r.w, f->app.areas[0].r.w);
+        assert_int_equal(f->app.areas[p].r.h, f->app.areas[0].r.h);
+        assert_true(f->app.areas[p].r.x >= f->app.areas[p - 1].r.x + f->app.areas[p - 1].r.w);
+    }
     key(f, SDLK_t, 0);
     assert_int_equal(f->app.compare_with, UI_TOGGLE_PADDING);
     assert_false(f->app.alt.cfg.pad_mask);

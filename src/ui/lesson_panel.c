@@ -32,13 +32,25 @@ static bool wide(const char *s)
     return cp >= 0x2E80;
 }
 
-/* Length of the full-width closing punctuation mark at s, 0 if none. */
+static int mark_at(const char *s, const char *const *marks, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(s, marks[i], strlen(marks[i]))) return (int)strlen(marks[i]);
+    return 0;
+}
+
+/* Length of the closing punctuation mark at s (，。） ”), 0 if none: it never starts a line. */
 static int closing(const char *s)
 {
-    static const char *const CLOSE[] = {"，", "。", "、", "：", "；", "！", "？", "）", "」", "』", "》", "】"};
-    for (size_t i = 0; i < sizeof CLOSE / sizeof CLOSE[0]; i++)
-        if (!strncmp(s, CLOSE[i], strlen(CLOSE[i]))) return (int)strlen(CLOSE[i]);
-    return 0;
+    static const char *const CLOSE[] = {"，", "。", "、", "：", "；", "！", "？", "）", "」", "』", "》", "】", "”", "’"};
+    return mark_at(s, CLOSE, sizeof CLOSE / sizeof CLOSE[0]);
+}
+
+/* Length of the opening punctuation mark at s (（「 “), 0 if none: it never ends a line. */
+static int opening(const char *s)
+{
+    static const char *const OPEN[] = {"（", "「", "『", "《", "【", "“", "‘"};
+    return mark_at(s, OPEN, sizeof OPEN / sizeof OPEN[0]);
 }
 
 typedef struct {
@@ -112,10 +124,12 @@ static int flow(ui_gfx *g, const char *text, const lesson_span *sp, int nsp, int
             s++;
             continue;
         }
-        /* a word: up to a space, a newline, a style change, or one wide character */
+        /* a word: up to a space, a newline, a style change, or one wide
+         * character; opening marks stay with what follows them */
         const char *e = s;
         unsigned st = style_at(sp, nsp, (int)(s - text));
-        if (wide(s)) {
+        for (int n; (n = opening(e)) > 0 && style_at(sp, nsp, (int)(e - text)) == st;) e += n;
+        if (wide(e)) {
             e += cp_len((unsigned char)*e);
         } else {
             while (*e && *e != ' ' && *e != '\n' && !wide(e) && style_at(sp, nsp, (int)(e - text)) == st)

@@ -44,10 +44,13 @@ static int colorbar_width(ui_gfx *g)
 
 /* A vertical colour bar of sc at (x, y, h), labelled with its range; a hatch
  * swatch underneath when the picture has masked cells, a checkerboard one when
- * it has NaN cells (flags: HAS_MASKED, HAS_NAN). */
-static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, int flags)
+ * it has NaN cells (flags: HAS_MASKED, HAS_NAN). The bar is shortened so that
+ * the swatches end above bottom. */
+static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, int flags, int bottom)
 {
     int u = ui_line(g), bw = u * 3 / 4;
+    int legend = u / 2 + (flags & HAS_MASKED ? 2 * u + u / 2 : 0) + (flags & HAS_NAN ? 2 * u : 0);
+    h = ui_imin(h, bottom - y - legend);
     if (h < 3 * u) h = 3 * u;
     int steps = ui_imin(h, 96);
     for (int k = 0; k < steps; k++) {
@@ -77,31 +80,47 @@ static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, int fla
     }
 }
 
+/* The room a heatmap of v gets in box: row label width *lw, column label
+ * height *lh, and the largest square cell that fits (*avail_w, *avail_h: the
+ * space for the cells). Returns the cell size, or -1 when nothing fits. */
+static double layout(ui_gfx *g, const attn_trace *tr, const ui_view_slice *v, SDL_Rect box, const ui_plot_opts *o,
+                     int *lw, int *lh, int *avail_w, int *avail_h)
+{
+    const ui_slice *s = &v->slice;
+    int u = ui_line(g);
+    char buf[96];
+    *lw = *lh = 0;
+    if (s->rows <= 0 || s->cols <= 0 || box.w <= 0 || box.h <= 0) return -1;
+    if (o->labels && !o->no_row_labels) {
+        int step = ui_imax(1, s->rows / 64);
+        for (int i = 0; i < s->rows; i += step)
+            *lw = ui_imax(*lw, ui_text_w(g, ui_view_row_label(tr, v, i, buf, sizeof buf)));
+        *lw = ui_imin(*lw, box.w / 5) + u / 2;
+    }
+    if (o->labels) *lh = u + u / 4;
+    int cbw = o->colorbar ? colorbar_width(g) : 0;
+    *avail_w = box.w - *lw - cbw;
+    *avail_h = box.h - *lh - (o->colorbar ? 2 * u : 0);
+    if (*avail_w < 8 || *avail_h < 8) return -1;
+    return fmin((double)*avail_w / s->cols, (double)*avail_h / s->rows);
+}
+
 int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
                     SDL_Rect box, const ui_plot_opts *o)
 {
     const ui_slice *s = &v->slice;
     int u = ui_line(g);
-    if (s->rows <= 0 || s->cols <= 0 || box.w <= 0 || box.h <= 0) return -1;
     char buf[96];
 
     /* room for labels and the colour bar */
-    int lw = 0, lh = 0;
+    int lw, lh, avail_w, avail_h;
+    double cell = layout(g, tr, v, box, o, &lw, &lh, &avail_w, &avail_h);
+    if (cell < 0) return -1;
     bool row_labels = o->labels && !o->no_row_labels, col_labels = o->labels;
-    if (row_labels) {
-        int step = ui_imax(1, s->rows / 64);
-        for (int i = 0; i < s->rows; i += step)
-            lw = ui_imax(lw, ui_text_w(g, ui_view_row_label(tr, v, i, buf, sizeof buf)));
-        lw = ui_imin(lw, box.w / 5) + u / 2;
-    }
-    if (col_labels) lh = u + u / 4;
-    int cbw = o->colorbar ? colorbar_width(g) : 0;
-    int avail_w = box.w - lw - cbw, avail_h = box.h - lh - (o->colorbar ? 2 * u : 0);
-    if (avail_w < 8 || avail_h < 8) return -1;
 
     /* square cells when there is a pixel or more for each, at most 4.5 lines */
     int w, h;
-    double cell = fmin((double)avail_w / s->cols, (double)avail_h / s->rows);
+    if (o->max_cell > 0) cell = fmin(cell, o->max_cell);
     if (cell >= 1.0) {
         cell = fmin(cell, 4.5 * u);
         w = (int)(cell * s->cols);
@@ -204,7 +223,7 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
             ui_text(g, lab, x0 + cx + (cww - tw) / 2, box.y, UI_TEXT);
         }
     }
-    if (o->colorbar) colorbar(g, sc, x0 + w + u, y0, h, specials(s));
+    if (o->colorbar) colorbar(g, sc, x0 + w + u, y0, h, specials(s), box.y + box.h);
     return area;
 }
 
@@ -221,7 +240,7 @@ void ui_plot_single(ui_gfx *g, ui_app *app, SDL_Rect box)
         box.h -= bh + ui_line(g) / 2;
     }
     ui_scale sc = ui_app_scale(app, t);
-    ui_plot_opts o = {true, false, true, 0, app->generation};
+    ui_plot_opts o = {true, false, true, 0, app->generation, 0};
     ui_plot_heatmap(g, app, &app->trace, &v, &sc, box, &o);
 }
 
@@ -281,7 +300,7 @@ void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
         bool cur = hh == app->head;
         snprintf(buf, sizeof buf, _("head %d · kv %d%s"), hh, kv, cur ? " ◀" : "");
         ui_text_fit(g, buf, px + u / 2, py, pw - u, gc);
-        ui_plot_opts o = {false, false, false, 0, app->generation};
+        ui_plot_opts o = {false, false, false, 0, app->generation, 0};
         int a = ui_plot_heatmap(g, app, &app->trace, &hv, &sc, inner, &o);
         if (a >= 0) {
             SDL_Rect r = app->areas[a].r;
@@ -289,7 +308,8 @@ void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
             if (cur) ui_frame(g, r.x - 7, r.y - 7, r.w + 14, r.h + 14, 2, UI_WHITE);
         }
     }
-    colorbar(g, &sc, box.x + gw + u / 2, box.y + u + u / 4, ui_imin(box.h - 4 * u, 12 * u), specials(&v.slice));
+    colorbar(g, &sc, box.x + gw + u / 2, box.y + u + u / 4, ui_imin(box.h - 4 * u, 12 * u), specials(&v.slice),
+             box.y + box.h);
 }
 
 /* ---- compare view --------------------------------------------------------- */
@@ -320,10 +340,17 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
     box.h -= u * 2;
     int pw = box.w / 3;
     ui_scale sc = ui_app_scale(app, a.tensor);
-    ui_plot_opts o = {true, false, false, 0, app->generation};
+    ui_plot_opts o = {true, false, false, 0, app->generation, 0};
     const char *cap0 = _("as configured");
     ui_text_fit(g, cap0, box.x, box.y, pw - u, UI_TEXT_DIM);
     SDL_Rect p0 = {box.x, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
+    /* one cell size for the three panes: the first has row labels, the
+     * others a colour bar, so each would otherwise fit a different size */
+    ui_plot_opts o_right = {true, true, true, 0, 0, 0};
+    int lw, lh, aw, ah;
+    double c0 = layout(g, &app->trace, &a, p0, &o, &lw, &lh, &aw, &ah);
+    double c1 = layout(g, &app->trace, &a, (SDL_Rect){0, 0, p0.w, p0.h}, &o_right, &lw, &lh, &aw, &ah);
+    if (c0 > 0 && c1 > 0) o.max_cell = fmin(c0, c1);
     ui_plot_heatmap(g, app, &app->trace, &a, &sc, p0, &o);
     if (!app->has_alt || ui_view_make(&app->alt, stage, app->batch, app->head, &b) ||
         b.slice.rows != a.slice.rows || b.slice.cols != a.slice.cols) {
@@ -347,16 +374,18 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
         g->scratch_len = n;
     }
     float m = 0;
+    bool nan_moved = false; /* a NaN on one side only is a change too */
     for (int i = 0; i < a.slice.rows; i++)
         for (int j = 0; j < a.slice.cols; j++) {
-            float dv = ui_slice_at(&b.slice, i, j) - ui_slice_at(&a.slice, i, j);
+            float va = ui_slice_at(&a.slice, i, j), vb = ui_slice_at(&b.slice, i, j), dv = vb - va;
             g->scratch[(size_t)i * a.slice.cols + j] = dv;
             if (isfinite(dv)) m = fmaxf(m, fabsf(dv));
+            nan_moved |= isnan(va) != isnan(vb);
         }
     ui_view_slice dview = a;
     dview.slice = (ui_slice){g->scratch, a.slice.rows, a.slice.cols, a.slice.cols, 1, NULL, 0, 0};
     ui_scale dsc = {UI_CMAP_DIVERGING, -(m > 0 ? m : 1), m > 0 ? m : 1};
-    ui_text_fit(g, m > 0 ? _("difference (toggled − configured)") : _("difference: none, the toggle changes nothing here"),
+    ui_text_fit(g, m > 0 || nan_moved ? _("difference (toggled − configured)") : _("difference: none, the toggle changes nothing here"),
                 box.x + 2 * pw, box.y, box.w - 2 * pw, UI_TEXT_DIM);
     SDL_Rect p2 = {box.x + 2 * pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
     o.pane = 2;
@@ -392,8 +421,10 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
     const char *why = "";
     if (n_masked == t && isnan(sum))
         why = _(" — every key is masked, unguarded softmax: 0/0 = NaN");
-    else if (n_masked == t)
+    else if (n_masked == t && sum == 0)
         why = _(" — every key is masked, nothing to attend to");
+    else if (n_masked == t)
+        why = _(" — every key is masked, but a finite fill spreads the weight over all of them");
     else if (sum == 0)
         why = _(" — dropout removed every weight of this row");
     ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);

@@ -14,6 +14,7 @@ typedef struct {
     bool colorbar;    /* colour bar with the value range on the right */
     int pane;         /* recorded in the area: compare 0/1/2 */
     unsigned generation;
+    double max_cell;  /* > 0: cells no larger than this (panes drawn side by side at one size) */
 } ui_plot_opts;
 
 /* Draws v inside box; returns the index of the area recorded (-1 if none). */
