@@ -360,6 +360,13 @@ static void hostile_input(void **state)
     lesson_free(&ls);
     lesson_diags_free(&dg);
 
+    /* a code span of spaces at the end of a paragraph is trimmed away with its span */
+    assert_int_equal(parse("# T\n\n## S\n\nnone\n` `\n", &ls, &dg), 0);
+    assert_string_equal(ls.steps[0].blocks[0].text, "none");
+    assert_int_equal(ls.steps[0].blocks[0].n_spans, 0);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
     /* entities and HTML */
     assert_int_equal(parse("# A &amp; B\n\n## S\n\nx &lt; y &#x221E; <b>bold</b>\n", &ls, &dg), 0);
     assert_string_equal(ls.title, "A & B");

@@ -321,9 +321,14 @@ static void close_block(parser *p)
     b.n_spans = p->text.n_spans;
     p->text = (tbuf){0};
     if (!b.text) { p->oom = true; free(b.spans); return; }
-    int len = (int)strlen(b.text); /* trimming may have cut the last span */
-    for (int i = 0; i < b.n_spans; i++)
+    int len = (int)strlen(b.text); /* trimming may have cut the last spans, or all of them ("a ` `") */
+    int kept = 0;
+    for (int i = 0; i < b.n_spans; i++) {
+        if (b.spans[i].start >= len) continue;
         if (b.spans[i].end > len) b.spans[i].end = len;
+        b.spans[kept++] = b.spans[i];
+    }
+    b.n_spans = kept;
     if (b.kind == LESSON_BLOCK_PARA) {
         char *copy = dup_s(b.text);
         if (copy) { free(p->last_para); p->last_para = copy; }
