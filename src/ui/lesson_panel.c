@@ -68,26 +68,24 @@ static void newline(pen *p)
     p->y += p->u + p->u / 4;
 }
 
-/* Width of the n bytes at s. */
-static int text_w(ui_gfx *g, const char *s, int n)
+#define WORD_MAX 512
+
+/* The n bytes at s as a string in buf (WORD_MAX bytes; longer words are cut). */
+static const char *word_str(char *buf, const char *s, int n)
 {
-    char buf[512];
-    if (n >= (int)sizeof buf) n = (int)sizeof buf - 1;
+    if (n >= WORD_MAX) n = WORD_MAX - 1;
     memcpy(buf, s, (size_t)n);
     buf[n] = '\0';
-    return ui_text_w(g, buf);
+    return buf;
 }
 
 /* Draws one unbreakable word, on a new line if it (and glue, the width of
  * what must follow it on the same line) does not fit. */
 static void word(pen *p, const char *s, int n, unsigned style, int glue)
 {
-    char buf[512];
+    char buf[WORD_MAX];
     if (n <= 0) return;
-    if (n >= (int)sizeof buf) n = (int)sizeof buf - 1;
-    memcpy(buf, s, (size_t)n);
-    buf[n] = '\0';
-    int w = ui_text_w(p->g, buf);
+    int w = ui_text_w(p->g, word_str(buf, s, n));
     if (p->x + w + glue > p->right && p->x > p->x0) newline(p);
     if (p->draw) {
         uint32_t c = p->color;
@@ -141,7 +139,8 @@ static int flow(ui_gfx *g, const char *text, const lesson_span *sp, int nsp, int
         const char *ce = e;
         for (int n; (n = closing(ce)) > 0;) ce += n;
         int glue = 0;
-        if (ce > e && style_at(sp, nsp, (int)(e - text)) != st) glue = text_w(g, e, (int)(ce - e));
+        char gbuf[WORD_MAX];
+        if (ce > e && style_at(sp, nsp, (int)(e - text)) != st) glue = ui_text_w(g, word_str(gbuf, e, (int)(ce - e)));
         else e = ce;
         word(&p, s, (int)(e - s), st, glue);
         s = e;

@@ -21,6 +21,13 @@ static int add_area(ui_app *app, SDL_Rect r, int rows, int cols, int head, int p
     return app->n_areas++;
 }
 
+/* A cell drawn as masked: −∞, or covered by the slice's mask. */
+static bool masked_at(const ui_slice *s, int i, int j)
+{
+    float v = ui_slice_at(s, i, j);
+    return (isinf(v) && v < 0) || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0);
+}
+
 enum { HAS_MASKED = 1, HAS_NAN = 2 };
 
 /* Which special cells the slice has, for the colour bar's legend. */
@@ -29,10 +36,8 @@ static int specials(const ui_slice *s)
     int f = 0;
     for (int i = 0; i < s->rows; i++)
         for (int j = 0; j < s->cols; j++) {
-            float v = ui_slice_at(s, i, j);
-            if (isnan(v)) f |= HAS_NAN;
-            else if ((isinf(v) && v < 0) || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0))
-                f |= HAS_MASKED;
+            if (isnan(ui_slice_at(s, i, j))) f |= HAS_NAN;
+            else if (masked_at(s, i, j)) f |= HAS_MASKED;
         }
     return f;
 }
@@ -145,7 +150,7 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
         for (int i = 0; i < s->rows; i++) {
             for (int j = 0; j < s->cols; j++) {
                 float x = ui_slice_at(s, i, j);
-                bool ninf = (isinf(x) && x < 0) || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0);
+                bool ninf = masked_at(s, i, j);
                 if (!numbers && !(isinf(x) && x < 0)) continue; /* too small for numbers: only the −∞ glyph */
                 int cx, cy, cww, chh;
                 ui_heat_cell_rect(w, h, s->rows, s->cols, i, j, &cx, &cy, &cww, &chh);
