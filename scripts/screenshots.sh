@@ -1,9 +1,10 @@
 #!/bin/sh
 # Remakes the README's screenshots with `attnlab render` (no display needed).
-# Usage: scripts/screenshots.sh [path/to/attnlab]
+# Usage: scripts/screenshots.sh [path/to/attnlab] [output folder]
+# Run from the repository root; the folder defaults to assets/screenshots.
 set -eu
 A=${1:-build/attnlab}
-D=assets/screenshots
+D=${2:-assets/screenshots}
 mkdir -p "$D"
 "$A" render --stage weights -o "$D/weights-causal.png"
 "$A" render --stage masked_scores --head 1 --row 3 -o "$D/masked-scores-row.png"
