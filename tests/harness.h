@@ -35,7 +35,7 @@ static int teardown(void **state)
 static void draw(fixture *f)
 {
     if (f->shot) SDL_FreeSurface(f->shot);
-    ui_render(&f->app, f->o.g);
+    ui_render(&f->app, f->o.g, &f->app.layout);
     f->shot = ui_read_pixels(f->o.r);
     assert_non_null(f->shot);
 }

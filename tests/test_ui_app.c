@@ -65,7 +65,7 @@ typedef struct {
 
 static counts cell_corner(const fixture *f, int a, int i, int j)
 {
-    const ui_heat_area *ar = &f->app.areas[a];
+    const ui_heat_area *ar = &f->app.layout.areas[a];
     int x, y, w, h;
     ui_heat_cell_rect(ar->r.w, ar->r.h, ar->rows, ar->cols, i, j, &x, &y, &w, &h);
     counts c = {0};
@@ -91,8 +91,8 @@ static void causal_mask_hatches_the_future(void **state)
     fixture *f = *state;
     assert_string_equal(stage(f), "weights");
     draw(f);
-    assert_true(f->app.n_areas >= 1);
-    assert_int_equal(f->app.areas[0].rows, 6);
+    assert_true(f->app.layout.n_areas >= 1);
+    assert_int_equal(f->app.layout.areas[0].rows, 6);
     for (int i = 0; i < 6; i++)
         for (int j = 0; j < 6; j++) {
             counts c = cell_corner(f, 0, i, j);
@@ -146,11 +146,11 @@ static void grid_frames_one_colour_per_kv_group(void **state)
     for (int round = 0; round < 3; round++) {
         draw(f);
         assert_int_equal(f->app.trace.dims.g, want[round]);
-        assert_int_equal(f->app.n_areas, 8);
+        assert_int_equal(f->app.layout.n_areas, 8);
         uint32_t seen[8];
         int distinct = 0;
         for (int a = 0; a < 8; a++) {
-            const ui_heat_area *ar = &f->app.areas[a];
+            const ui_heat_area *ar = &f->app.layout.areas[a];
             assert_int_equal(ar->head, a);
             /* the frame sits 2 to 4 pixels outside the picture */
             uint32_t frame = px(f, ar->r.x - 3, ar->r.y + ar->r.h / 2);
@@ -163,9 +163,9 @@ static void grid_frames_one_colour_per_kv_group(void **state)
         key(f, SDLK_m, 0);
     }
     /* a click on a pane selects its head; until the new trace is drawn there is nothing to click */
-    assert_int_equal(f->app.n_areas, 0);
+    assert_int_equal(f->app.layout.n_areas, 0);
     draw(f);
-    const ui_heat_area *ar = &f->app.areas[5];
+    const ui_heat_area *ar = &f->app.layout.areas[5];
     assert_true(click(f, ar->r.x + ar->r.w / 2, ar->r.y + ar->r.h / 2));
     assert_int_equal(f->app.head, 5);
 }
@@ -175,7 +175,7 @@ static void labels_have_every_glyph(void **state)
     fixture *f = *state;
     static const char *const toks[] = {"你", "是", "一", "只", "猫", "娘"};
     draw(f);
-    const ui_heat_area *ar = &f->app.areas[0];
+    const ui_heat_area *ar = &f->app.layout.areas[0];
     ui_view_slice v;
     assert_int_equal(ui_view_make(&f->app.trace, "weights", 0, 0, &v), 0);
     for (int i = 0; i < 6; i++) {
@@ -212,7 +212,7 @@ static void keys_move_through_stages_and_heads(void **state)
     assert_true(key(f, SDLK_DOWN, 0));
     assert_int_equal(f->app.head, 1);
     draw(f); /* the picture follows the head */
-    const ui_heat_area *ar = &f->app.areas[0];
+    const ui_heat_area *ar = &f->app.layout.areas[0];
     int differ = 0;
     for (int y = ar->r.y; y < ar->r.y + ar->r.h; y += 3)
         for (int x = ar->r.x; x < ar->r.x + ar->r.w; x += 3)
@@ -235,9 +235,9 @@ static void keys_move_through_stages_and_heads(void **state)
     /* a click in the navigator */
     draw(f);
     bool clicked = false;
-    for (int h = 0; h < f->app.n_hits && !clicked; h++)
-        if (f->app.hits[h].action == UI_ACT_STAGE && !strcmp(f->app.trace.tensors[f->app.hits[h].arg].name, "mask")) {
-            clicked = click(f, f->app.hits[h].r.x + 5, f->app.hits[h].r.y + 5);
+    for (int h = 0; h < f->app.layout.n_hits && !clicked; h++)
+        if (f->app.layout.hits[h].action == UI_ACT_STAGE && !strcmp(f->app.trace.tensors[f->app.layout.hits[h].arg].name, "mask")) {
+            clicked = click(f, f->app.layout.hits[h].r.x + 5, f->app.layout.hits[h].r.y + 5);
         }
     assert_true(clicked);
     assert_string_equal(stage(f), "mask");
@@ -288,7 +288,7 @@ static void keys_change_the_configuration(void **state)
     assert_int_equal(f->app.trace.dims.t, 5);
     assert_int_equal(f->app.trace.dims.s, 6);
     draw(f);
-    assert_int_equal(f->app.areas[0].cols, 5);
+    assert_int_equal(f->app.layout.areas[0].cols, 5);
     ui_view_slice v;
     char buf[64];
     ui_view_make(&f->app.trace, "weights", 0, 0, &v);
@@ -310,11 +310,11 @@ static void view_keys_and_overlays(void **state)
     assert_true(f->app.has_alt);
     assert_false(f->app.alt.cfg.causal); /* compares with the causal mask toggled */
     draw(f);
-    assert_int_equal(f->app.n_areas, 3);
+    assert_int_equal(f->app.layout.n_areas, 3);
     for (int p = 1; p < 3; p++) { /* three panes of one size, side by side */
-        assert_int_equal(f->app.areas[p].r.w, f->app.areas[0].r.w);
-        assert_int_equal(f->app.areas[p].r.h, f->app.areas[0].r.h);
-        assert_true(f->app.areas[p].r.x >= f->app.areas[p - 1].r.x + f->app.areas[p - 1].r.w);
+        assert_int_equal(f->app.layout.areas[p].r.w, f->app.layout.areas[0].r.w);
+        assert_int_equal(f->app.layout.areas[p].r.h, f->app.layout.areas[0].r.h);
+        assert_true(f->app.layout.areas[p].r.x >= f->app.layout.areas[p - 1].r.x + f->app.layout.areas[p - 1].r.w);
     }
     key(f, SDLK_t, 0);
     assert_int_equal(f->app.compare_with, UI_TOGGLE_PADDING);
@@ -365,7 +365,7 @@ static void editing_tokens_with_text_input(void **state)
     ui_app_event(&f->app, &ev);
     assert_string_equal(f->app.compose, "ai");
     draw(f); /* the composition is drawn, the text field recorded for the IME */
-    assert_true(f->app.edit_rect.w > 0);
+    assert_true(f->app.layout.edit_rect.w > 0);
     text(f, "爱");
     assert_string_equal(f->app.compose, "");
     text(f, " 猫 m");
@@ -413,8 +413,8 @@ static void decode_mode_steps_through_tokens(void **state)
         const attn_tensor *kc = attn_trace_find(&f->app.trace, "k_cache");
         if (step > 1) assert_non_null(kc);
         draw(f);
-        assert_int_equal(f->app.areas[0].rows, 1);
-        assert_int_equal(f->app.areas[0].cols, step);
+        assert_int_equal(f->app.layout.areas[0].rows, 1);
+        assert_int_equal(f->app.layout.areas[0].cols, step);
         bool more = key(f, SDLK_RIGHTBRACKET, 0);
         assert_int_equal(more, step < 6);
     }
@@ -442,7 +442,7 @@ static void click_row_shows_bars_and_hover_explains(void **state)
 {
     fixture *f = *state;
     draw(f);
-    const ui_heat_area ar = f->app.areas[0];
+    const ui_heat_area ar = f->app.layout.areas[0];
     int x, y, w, h;
     ui_heat_cell_rect(ar.r.w, ar.r.h, ar.rows, ar.cols, 3, 1, &x, &y, &w, &h);
     int cx = ar.r.x + x + w / 2, cy = ar.r.y + y + h / 2;
@@ -496,7 +496,7 @@ static void unguarded_softmax_shows_nan_rows(void **state)
     assert_int_equal(ui_app_set(&f->app, "softmax_guard", "false"), 0);
     key(f, SDLK_b, 0); /* batch row 1: <pad> <pad> <pad> 我 爱 AI */
     draw(f);
-    const ui_heat_area ar = f->app.areas[0];
+    const ui_heat_area ar = f->app.layout.areas[0];
     for (int i = 0; i < 6; i++)
         for (int j = 0; j < 6; j++) {
             int x, y, w, h, nan = 0, n = 0;
@@ -532,9 +532,9 @@ static void toolbar_buttons_do_what_keys_do(void **state)
 {
     fixture *f = *state;
     draw(f);
-    int n = f->app.n_hits;
+    int n = f->app.layout.n_hits;
     ui_hit hits[UI_MAX_HITS];
-    memcpy(hits, f->app.hits, sizeof hits);
+    memcpy(hits, f->app.layout.hits, sizeof hits);
     for (int k = 0; k < n; k++) {
         if (hits[k].action != UI_ACT_CAUSAL) continue;
         assert_true(click(f, hits[k].r.x + 2, hits[k].r.y + 2));

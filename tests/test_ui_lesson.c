@@ -47,8 +47,8 @@ static int setup(void **state)
 /* The hit of (action, arg) drawn in the last frame, clicked at its centre. */
 static bool press(fixture *f, ui_action act, int arg)
 {
-    for (int i = f->app.n_hits - 1; i >= 0; i--) {
-        const ui_hit *h = &f->app.hits[i];
+    for (int i = f->app.layout.n_hits - 1; i >= 0; i--) {
+        const ui_hit *h = &f->app.layout.hits[i];
         if (h->action == act && h->arg == arg && h->r.w > 0 && h->r.h > 0) {
             click(f, h->r.x + h->r.w / 2, h->r.y + h->r.h / 2);
             return true;
@@ -70,8 +70,8 @@ static void press_visible(fixture *f, ui_action act, int arg)
 
 static void click_cell(fixture *f, int i, int j)
 {
-    for (int a = 0; a < f->app.n_areas; a++) {
-        const ui_heat_area *h = &f->app.areas[a];
+    for (int a = 0; a < f->app.layout.n_areas; a++) {
+        const ui_heat_area *h = &f->app.layout.areas[a];
         if (h->pane || h->head != f->app.head) continue;
         int x, y, w, hh;
         ui_heat_cell_rect(h->r.w, h->r.h, h->rows, h->cols, i, j, &x, &y, &w, &hh);

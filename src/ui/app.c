@@ -123,7 +123,7 @@ static void reset_scales(ui_app *app)
     app->generation++;
     app->dirty = true;
     /* what was on screen no longer matches: no cell to hover or click until the next frame */
-    app->n_areas = app->n_hits = 0;
+    ui_layout_clear(&app->layout);
     app->hover_area = app->hover_i = app->hover_j = -1;
 }
 
@@ -745,21 +745,12 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
 
 /* ---- events --------------------------------------------------------------- */
 
-void ui_app_hit(ui_app *app, SDL_Rect r, ui_action act, int arg)
-{
-    if (app->n_hits < UI_MAX_HITS) app->hits[app->n_hits++] = (ui_hit){r, act, arg};
-}
-
-static bool in_rect(const SDL_Rect *r, int x, int y)
-{
-    return x >= r->x && y >= r->y && x < r->x + r->w && y < r->y + r->h;
-}
 
 static bool find_cell(const ui_app *app, int x, int y, int *area, int *i, int *j)
 {
-    for (int a = 0; a < app->n_areas; a++) {
-        const ui_heat_area *h = &app->areas[a];
-        if (in_rect(&h->r, x, y) &&
+    for (int a = 0; a < app->layout.n_areas; a++) {
+        const ui_heat_area *h = &app->layout.areas[a];
+        if (ui_rect_contains(h->r, x, y) &&
             ui_heat_cell_at(h->r.w, h->r.h, h->rows, h->cols, x - h->r.x, y - h->r.y, i, j) == 0) {
             *area = a;
             return true;
@@ -890,19 +881,20 @@ static ui_action key_action(const SDL_Keysym *ks, int *arg)
 
 static bool mouse_down(ui_app *app, int x, int y)
 {
+    const ui_layout *L = &app->layout;
     if (app->lesson.focus >= 0) ui_app_do(app, UI_ACT_LESSON_FIELD, -1); /* a click leaves the answer field */
     if (app->lesson.picker) { /* the picker covers the window: only its rows take clicks */
-        for (int h = app->n_hits - 1; h >= 0; h--)
-            if (app->hits[h].action == UI_ACT_PICK && in_rect(&app->hits[h].r, x, y))
-                return ui_app_do(app, UI_ACT_PICK, app->hits[h].arg);
+        for (int h = L->n_hits - 1; h >= 0; h--)
+            if (L->hits[h].action == UI_ACT_PICK && ui_rect_contains(L->hits[h].r, x, y))
+                return ui_app_do(app, UI_ACT_PICK, L->hits[h].arg);
         return false;
     }
-    for (int h = app->n_hits - 1; h >= 0; h--) /* later hits are drawn on top */
-        if (in_rect(&app->hits[h].r, x, y)) return ui_app_do(app, app->hits[h].action, app->hits[h].arg);
+    for (int h = L->n_hits - 1; h >= 0; h--) /* later hits are drawn on top */
+        if (ui_rect_contains(L->hits[h].r, x, y)) return ui_app_do(app, L->hits[h].action, L->hits[h].arg);
     if (app->help) return ui_app_do(app, UI_ACT_HELP, 0); /* a click anywhere closes the help */
     int area, i, j;
     if (!find_cell(app, x, y, &area, &i, &j)) return false;
-    const ui_heat_area *a = &app->areas[area];
+    const ui_heat_area *a = &L->areas[area];
     if (a->pane == 0 && ui_player_cell(app, a->stage, a->head, i, j)) return true;
     if (app->view == UI_VIEW_GRID && a->head != app->head) return ui_app_do(app, UI_ACT_HEAD, a->head);
     ui_view_slice v;

@@ -3,7 +3,7 @@
  * The main loop has four beats (microui's): SDL events go through
  * ui_app_event, which changes this state (and recomputes the trace when a
  * setting changes); ui_render (render.h) draws a frame from the state and
- * records where its buttons and cells are in `hits`; the loop presents. The
+ * records where its buttons and cells are in `layout`; the loop presents. The
  * event handler never draws, and the renderer never changes what is shown. */
 #ifndef UI_APP_H
 #define UI_APP_H
@@ -15,56 +15,13 @@
 
 #include "config.h"
 #include "heatmap.h"
+#include "layout.h"
 #include "player.h"
 #include "trace.h"
 
 typedef enum { UI_VIEW_SINGLE, UI_VIEW_GRID, UI_VIEW_COMPARE } ui_view_mode;
 typedef enum { UI_TOGGLE_CAUSAL, UI_TOGGLE_PADDING, UI_TOGGLE_FILL, UI_TOGGLE_COUNT } ui_toggle;
 
-/* Everything a key or a click can do; keys and buttons share these. */
-typedef enum {
-    UI_ACT_NONE,
-    UI_ACT_STAGE,      /* arg: stage index in the trace */
-    UI_ACT_STAGE_PREV, UI_ACT_STAGE_NEXT,
-    UI_ACT_HEAD,       /* arg: head */
-    UI_ACT_HEAD_PREV, UI_ACT_HEAD_NEXT,
-    UI_ACT_BATCH_NEXT,
-    UI_ACT_CAUSAL, UI_ACT_PADDING, UI_ACT_MODE, UI_ACT_ROPE, UI_ACT_TRAIN, UI_ACT_FILL, UI_ACT_CROSS,
-    UI_ACT_HEADS_UP, UI_ACT_HEADS_DOWN, UI_ACT_KV_UP, UI_ACT_KV_DOWN,
-    UI_ACT_GRID, UI_ACT_COMPARE,
-    UI_ACT_COMPARE_WITH, /* arg: ui_toggle */
-    UI_ACT_EDIT, UI_ACT_DECODE, UI_ACT_DECODE_PREV, UI_ACT_DECODE_NEXT,
-    UI_ACT_SAVE, UI_ACT_FULLSCREEN, UI_ACT_FONT_UP, UI_ACT_FONT_DOWN, UI_ACT_HELP,
-    UI_ACT_ROW,        /* arg: query row to show as a bar chart (-1 closes it) */
-    UI_ACT_LESSON_NEXT, UI_ACT_LESSON_PREV,
-    UI_ACT_LESSON_RESTORE, /* the current step's state again, after exploring */
-    UI_ACT_LESSON_CHOICE,  /* arg: quiz << 8 | choice */
-    UI_ACT_LESSON_CHECK,   /* arg: quiz */
-    UI_ACT_LESSON_FIELD,   /* arg: quiz: type into its numeric answer */
-    UI_ACT_LESSON_REVEAL,  /* arg: quiz: show / hide the right cells */
-    UI_ACT_PICKER,         /* open / close the lesson picker */
-    UI_ACT_PICK,           /* arg: lesson index in the picker */
-    UI_ACT_PICKER_RESET,   /* forget all progress (asks once, then does it) */
-    UI_ACT_QUIT
-} ui_action;
-
-typedef struct {
-    SDL_Rect r;
-    ui_action action;
-    int arg;
-} ui_hit;
-
-/* A heatmap on screen: where it is and what it shows, for hover and clicks. */
-typedef struct {
-    SDL_Rect r;
-    int rows, cols;
-    int head;   /* query head shown */
-    int pane;   /* compare: 0 current, 1 toggled, 2 difference; grid: 0 */
-    char stage[ATTN_MAX_NAME]; /* a copy: the trace it came from may be gone by the next event */
-} ui_heat_area;
-
-#define UI_MAX_HITS 160
-#define UI_MAX_AREAS 64
 #define UI_EDIT_MAX 1024
 
 typedef struct ui_app {
@@ -114,21 +71,12 @@ typedef struct ui_app {
     char status[400];     /* last message (an error from a change, a saved file) */
     bool status_error;
 
-    /* written by ui_render, read by the event handler */
-    ui_hit hits[UI_MAX_HITS];
-    int n_hits;
-    ui_heat_area areas[UI_MAX_AREAS];
-    int n_areas;
-    SDL_Rect edit_rect;
+    ui_layout layout;     /* written by ui_render, read by the event handler */
 
     /* requests for the window loop */
     bool quit, save_requested, fullscreen_changed;
     bool dirty;           /* a redraw is needed */
 } ui_app;
-
-/* Records a clickable rectangle of the frame being drawn (the renderer's side
- * of `hits`); ignored once UI_MAX_HITS are recorded. */
-void ui_app_hit(ui_app *app, SDL_Rect r, ui_action act, int arg);
 
 /* Computes cfg (copied) and opens on the weights stage. Returns 0, or -1 with
  * a one-line message in err (the config's own error). */

@@ -14,6 +14,7 @@
 
 #include "font.h"
 #include "heatmap.h"
+#include "layout.h"
 
 /* The palette: a dark theme that keeps the heatmap colours the brightest thing on screen. */
 #define UI_BG        0xFF1E1E24u
@@ -48,6 +49,7 @@ typedef struct ui_gfx {
     ui_heat_entry heat[UI_HEAT_CACHE];
     float *scratch;      /* compare view: the difference slice */
     size_t scratch_len;
+    ui_layout *layout;   /* the frame's hit areas, filled while drawing (ui_render sets it) */
 } ui_gfx;
 
 /* Opens the font at base_px pixels. Returns 0, or -1 with a message. */
@@ -61,6 +63,8 @@ void ui_gfx_invalidate(ui_gfx *g);
 void ui_gfx_heatmap(ui_gfx *g, unsigned generation, const ui_slice *s, const ui_scale *sc, int x, int y, int w,
                     int h, int gap);
 
+static inline SDL_Rect ui_sdl_rect(ui_rect r) { return (SDL_Rect){r.x, r.y, r.w, r.h}; }
+static inline ui_rect ui_rect_of(SDL_Rect r) { return (ui_rect){r.x, r.y, r.w, r.h}; }
 static inline int ui_imin(int a, int b) { return a < b ? a : b; }
 static inline int ui_imax(int a, int b) { return a > b ? a : b; }
 

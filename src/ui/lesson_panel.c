@@ -150,7 +150,7 @@ static int flow(ui_gfx *g, const char *text, const lesson_span *sp, int nsp, int
 
 /* ---- buttons */
 
-static int button(ui_gfx *g, ui_app *app, int x, int y, const char *label, bool primary, ui_action act, int arg)
+static int button(ui_gfx *g, int x, int y, const char *label, bool primary, ui_action act, int arg)
 {
     int u = ui_line(g);
     int w = ui_text_w(g, label) + u;
@@ -158,7 +158,7 @@ static int button(ui_gfx *g, ui_app *app, int x, int y, const char *label, bool 
     ui_fill(g, r.x, r.y, r.w, r.h, primary ? 0xFF2E5E78u : UI_PANEL_HI);
     ui_frame(g, r.x, r.y, r.w, r.h, 1, primary ? UI_ACCENT : UI_TEXT_DIM);
     ui_text(g, label, x + u / 2, y + u / 4, UI_WHITE);
-    ui_app_hit(app, r, act, arg);
+    ui_layout_hit(g->layout, ui_rect_of(r), act, arg);
     return w;
 }
 
@@ -201,12 +201,12 @@ static int quiz_widget(ui_gfx *g, ui_app *app, const lesson_block *b, int x, int
             int tw = ui_text(g, a->text, bx + u / 3, y + u / 4, UI_WHITE);
             if (focus) ui_fill(g, bx + u / 3 + tw, y + u / 4, 2, u, UI_WHITE);
             else if (!a->text[0]) ui_text(g, _("type a number"), bx + u / 3, y + u / 4, UI_TEXT_DIM);
-            ui_app_hit(app, (SDL_Rect){bx, y, fw, row}, UI_ACT_LESSON_FIELD, b->quiz);
+            ui_layout_hit(g->layout, (ui_rect){bx, y, fw, row}, UI_ACT_LESSON_FIELD, b->quiz);
             bx += fw + u / 2;
         }
-        bx += button(g, app, bx, y, _("Check"), true, UI_ACT_LESSON_CHECK, b->quiz) + u / 2;
+        bx += button(g, bx, y, _("Check"), true, UI_ACT_LESSON_CHECK, b->quiz) + u / 2;
         if (q->kind == LESSON_QUIZ_CELLS && a->tries && !a->grade.right)
-            button(g, app, bx, y, a->show ? _("Hide answer") : _("Show answer"), false, UI_ACT_LESSON_REVEAL, b->quiz);
+            button(g, bx, y, a->show ? _("Hide answer") : _("Show answer"), false, UI_ACT_LESSON_REVEAL, b->quiz);
     }
     y += row + u / 2;
     if (a->feedback[0]) {
@@ -280,7 +280,7 @@ static int block(ui_gfx *g, ui_app *app, const lesson_block *b, int x, int y, in
             if (a->graded && on) c = q->correct[b->choice] ? UI_GOOD : UI_ERROR;
             ui_frame(g, ind, y + 1, box, box, 2, c);
             if (on) ui_fill(g, ind + 4, y + 5, box - 8, box - 8, c);
-            ui_app_hit(app, (SDL_Rect){ind, y - u / 8, right - ind, ny - y}, UI_ACT_LESSON_CHOICE, b->quiz << 8 | b->choice);
+            ui_layout_hit(g->layout, (ui_rect){ind, y - u / 8, right - ind, ny - y}, UI_ACT_LESSON_CHOICE, b->quiz << 8 | b->choice);
         }
         return ny + gap / 2;
     }
@@ -327,13 +327,13 @@ void ui_render_lesson(ui_app *app, ui_gfx *g, SDL_Rect box)
     int foot = u + u / 2 + u / 2;
     int fy = box.y + box.h - foot;
     int bx = x;
-    if (p->step > 0) bx += button(g, app, bx, fy, _("◀ Back"), false, UI_ACT_LESSON_PREV, 0) + u / 3;
-    bx += button(g, app, bx, fy, _("↺ Step"), false, UI_ACT_LESSON_RESTORE, 0) + u / 3;
-    bx += button(g, app, bx, fy, _("☰ Lessons"), false, UI_ACT_PICKER, 0) + u / 3;
+    if (p->step > 0) bx += button(g, bx, fy, _("◀ Back"), false, UI_ACT_LESSON_PREV, 0) + u / 3;
+    bx += button(g, bx, fy, _("↺ Step"), false, UI_ACT_LESSON_RESTORE, 0) + u / 3;
+    bx += button(g, bx, fy, _("☰ Lessons"), false, UI_ACT_PICKER, 0) + u / 3;
     if (p->step + 1 < n) {
         snprintf(buf, sizeof buf, "%s", _("Next ▶"));
         int w = ui_text_w(g, buf) + u;
-        button(g, app, ui_imax(bx, right - w), fy, buf, true, UI_ACT_LESSON_NEXT, 0);
+        button(g, ui_imax(bx, right - w), fy, buf, true, UI_ACT_LESSON_NEXT, 0);
     } else {
         ui_text_fit(g, _("Last step ✓"), ui_imax(bx, right - ui_text_w(g, _("Last step ✓"))), fy + u / 4, right - bx,
                     UI_GOOD);
@@ -345,14 +345,11 @@ void ui_render_lesson(ui_app *app, ui_gfx *g, SDL_Rect box)
     p->content_h = ui_imax(0, total - clip.h + u);
     if (p->scroll > p->content_h) p->scroll = p->content_h;
     SDL_RenderSetClipRect(g->r, &clip);
-    int first_hit = app->n_hits;
+    ui_layout *l = g->layout;
+    int first_hit = l->n_hits;
     content(g, app, x, y - p->scroll, right, true);
     /* hits scrolled out of view must not take clicks */
-    for (int i = first_hit; i < app->n_hits; i++) {
-        SDL_Rect r = app->hits[i].r, c;
-        if (SDL_IntersectRect(&r, &clip, &c)) app->hits[i].r = c;
-        else app->hits[i].r = (SDL_Rect){0, 0, 0, 0};
-    }
+    for (int i = first_hit; i < l->n_hits; i++) l->hits[i].r = ui_rect_intersect(l->hits[i].r, ui_rect_of(clip));
     SDL_RenderSetClipRect(g->r, NULL);
     if (p->content_h > 0) { /* scroll bar */
         int bh = ui_imax(u, clip.h * clip.h / (clip.h + p->content_h));
@@ -375,8 +372,8 @@ void ui_render_lesson_marks(ui_app *app, ui_gfx *g)
 {
     ui_player *p = &app->lesson;
     if (!p->open || app->view != UI_VIEW_SINGLE) return;
-    for (int k = 0; k < app->n_areas; k++) {
-        const ui_heat_area *a = &app->areas[k];
+    for (int k = 0; k < g->layout->n_areas; k++) {
+        const ui_heat_area *a = &g->layout->areas[k];
         if (a->pane != 0 || a->head != app->head) continue;
         /* the step's highlight, on the stage the step shows */
         const lesson_view *v = &p->view;
@@ -448,7 +445,7 @@ void ui_render_picker(ui_app *app, ui_gfx *g)
         ui_text(g, buf, x + w - pw - u / 2, ry + u / 4, e->error ? UI_ERROR : r.finished ? UI_GOOD : UI_TEXT_DIM);
         ui_text_fit(g, e->title, x + u / 2, ry + u / 4, w - pw - 2 * u, sel ? UI_WHITE : UI_TEXT);
         ui_text_fit(g, e->error ? e->error : e->summary, x + u / 2, ry + u + u / 4, w - u, UI_TEXT_DIM);
-        ui_app_hit(app, (SDL_Rect){x, ry, w, row - u / 4}, UI_ACT_PICK, i);
+        ui_layout_hit(g->layout, (ui_rect){x, ry, w, row - u / 4}, UI_ACT_PICK, i);
     }
     if (!p->have_catalog || !p->catalog.n) ui_text(g, _("No lessons found."), x, y, UI_ERROR);
     const char *help = p->confirm_reset ? _("Press Delete again to forget all progress; any other key keeps it.")

@@ -221,7 +221,7 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
         ui_app_free(&app);
         return -1;
     }
-    ui_render(&app, o.g);
+    ui_render(&app, o.g, &app.layout);
     if (ui_save_png(o.r, out, err, errsize)) *exit_code = 1;
     else rc = 0;
     ui_offscreen_close(&o);
@@ -255,13 +255,13 @@ int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err,
         ui_app_free(&app);
         return -1;
     }
-    ui_render(&app, o.g); /* warm-up: glyphs and textures */
+    ui_render(&app, o.g, &app.layout); /* warm-up: glyphs and textures */
     SDL_RenderPresent(o.r);
     /* a config change: toggle the causal mask, recompute, redraw */
     for (int i = 0; i < frames; i++) {
         double t0 = attn_clock_ms();
         ui_app_do(&app, UI_ACT_CAUSAL, 0);
-        ui_render(&app, o.g);
+        ui_render(&app, o.g, &app.layout);
         SDL_RenderPresent(o.r);
         change[i] = attn_clock_ms() - t0;
     }
@@ -270,7 +270,7 @@ int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err,
     for (int i = 0; i < frames; i++) {
         double t0 = attn_clock_ms();
         ui_gfx_invalidate(o.g);
-        ui_render(&app, o.g);
+        ui_render(&app, o.g, &app.layout);
         SDL_RenderPresent(o.r);
         full[i] = attn_clock_ms() - t0;
     }

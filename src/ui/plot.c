@@ -12,13 +12,13 @@ static const float NEG_INF_CELL[1] = {-INFINITY};
 static const float NAN_CELL[1] = {NAN};
 
 
-static int add_area(ui_app *app, SDL_Rect r, int rows, int cols, int head, int pane, const char *stage)
+static int add_area(ui_layout *l, ui_rect r, int rows, int cols, int head, int pane, const char *stage)
 {
-    if (app->n_areas >= UI_MAX_AREAS) return -1;
-    ui_heat_area *a = &app->areas[app->n_areas];
+    if (l->n_areas >= UI_MAX_AREAS) return -1;
+    ui_heat_area *a = &l->areas[l->n_areas];
     *a = (ui_heat_area){r, rows, cols, head, pane, ""};
     snprintf(a->stage, sizeof a->stage, "%s", stage);
-    return app->n_areas++;
+    return l->n_areas++;
 }
 
 /* A cell drawn as masked: −∞, or covered by the slice's mask. */
@@ -139,7 +139,7 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
     int cw = w / s->cols, ch = h / s->rows;
     int gap = cw >= 40 && ch >= 40 ? 2 : (cw >= 12 && ch >= 12 ? 1 : 0);
     ui_gfx_heatmap(g, o->generation, s, sc, x0, y0, w, h, gap);
-    int area = add_area(app, (SDL_Rect){x0, y0, w, h}, s->rows, s->cols, v->head < 0 ? app->head : v->head,
+    int area = add_area(g->layout, (ui_rect){x0, y0, w, h}, s->rows, s->cols, v->head < 0 ? app->head : v->head,
                         o->pane, v->tensor->name);
 
     /* numbers inside cells, or at least the −∞ glyph on masked cells */
@@ -308,7 +308,7 @@ void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
         ui_plot_opts o = {false, false, false, 0, app->generation, 0};
         int a = ui_plot_heatmap(g, app, &app->trace, &hv, &sc, inner, &o);
         if (a >= 0) {
-            SDL_Rect r = app->areas[a].r;
+            ui_rect r = g->layout->areas[a].r;
             ui_frame(g, r.x - 4, r.y - 4, r.w + 8, r.h + 8, 3, gc);
             if (cur) ui_frame(g, r.x - 7, r.y - 7, r.w + 14, r.h + 14, 2, UI_WHITE);
         }
@@ -337,8 +337,7 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
         ui_fill(g, x, box.y - 2, tw, u + 4, on ? UI_PANEL_HI : UI_PANEL);
         if (on) ui_frame(g, x, box.y - 2, tw, u + 4, 1, UI_ACCENT);
         ui_text(g, nm, x + u / 2, box.y, on ? UI_WHITE : UI_TEXT);
-        if (app->n_hits < UI_MAX_HITS)
-            app->hits[app->n_hits++] = (ui_hit){{x, box.y - 2, tw, u + 4}, UI_ACT_COMPARE_WITH, t};
+        ui_layout_hit(g->layout, (ui_rect){x, box.y - 2, tw, u + 4}, UI_ACT_COMPARE_WITH, t);
         x += tw + u / 3;
     }
     box.y += u * 2;

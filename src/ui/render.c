@@ -11,9 +11,9 @@
 #include "view.h"
 
 
-static void hit(ui_app *app, int x, int y, int w, int h, ui_action act, int arg)
+static void hit(ui_gfx *g, int x, int y, int w, int h, ui_action act, int arg)
 {
-    ui_app_hit(app, (SDL_Rect){x, y, w, h}, act, arg);
+    ui_layout_hit(g->layout, (ui_rect){x, y, w, h}, act, arg);
 }
 
 /* ---- the control bar ------------------------------------------------------ */
@@ -22,7 +22,7 @@ typedef struct {
     int x, y, x0, right, h;
 } flow;
 
-static void chip(ui_gfx *g, ui_app *app, flow *f, const char *label, bool on, ui_action act, int arg)
+static void chip(ui_gfx *g, flow *f, const char *label, bool on, ui_action act, int arg)
 {
     int u = ui_line(g);
     int w = ui_text_w(g, label) + u;
@@ -33,7 +33,7 @@ static void chip(ui_gfx *g, ui_app *app, flow *f, const char *label, bool on, ui
     ui_fill(g, f->x, f->y, w, f->h, on ? UI_PANEL_HI : UI_PANEL);
     if (on) ui_frame(g, f->x, f->y, w, f->h, 1, UI_ACCENT);
     ui_text(g, label, f->x + u / 2, f->y + (f->h - u) / 2, on ? UI_WHITE : UI_TEXT);
-    hit(app, f->x, f->y, w, f->h, act, arg);
+    hit(g, f->x, f->y, w, f->h, act, arg);
     f->x += w + u / 4;
 }
 
@@ -47,40 +47,40 @@ static int controls(ui_gfx *g, ui_app *app)
     f.x += ui_text(g, "attnlab", f.x, f.y + u / 4, UI_ACCENT) + u;
     /* TRANSLATORS: control chips: the key, two spaces, the setting. Keep the key first and the chips short. */
     snprintf(buf, sizeof buf, _("m  mode %s"), d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA");
-    chip(g, app, &f, buf, false, UI_ACT_MODE, 0);
+    chip(g, &f, buf, false, UI_ACT_MODE, 0);
     snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
-    chip(g, app, &f, "−", false, UI_ACT_HEADS_DOWN, 0);
+    chip(g, &f, "−", false, UI_ACT_HEADS_DOWN, 0);
     f.x -= u / 4;
-    chip(g, app, &f, buf, false, UI_ACT_HEADS_UP, 0);
+    chip(g, &f, buf, false, UI_ACT_HEADS_UP, 0);
     snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
-    chip(g, app, &f, "−", false, UI_ACT_KV_DOWN, 0);
+    chip(g, &f, "−", false, UI_ACT_KV_DOWN, 0);
     f.x -= u / 4;
-    chip(g, app, &f, buf, false, UI_ACT_KV_UP, 0);
+    chip(g, &f, buf, false, UI_ACT_KV_UP, 0);
     /* TRANSLATORS: "on", "off", "REVERSED": the state of the causal mask (and of RoPE) in a chip */
     snprintf(buf, sizeof buf, _("c  causal %s"),
              d->cross || !c->causal ? _("off") : c->causal == ATTN_CAUSAL_REVERSED ? _("REVERSED") : _("on"));
-    chip(g, app, &f, buf, c->causal && !d->cross, UI_ACT_CAUSAL, 0);
+    chip(g, &f, buf, c->causal && !d->cross, UI_ACT_CAUSAL, 0);
     /* TRANSLATORS: "left", "right": the side the <pad> tokens are on; "unmasked": no padding mask */
     snprintf(buf, sizeof buf, _("p  padding %s"),
              !c->pad_mask ? _("unmasked") : c->pad_side == ATTN_PAD_LEFT ? _("left") : _("right"));
-    chip(g, app, &f, buf, c->pad_mask, UI_ACT_PADDING, 0);
+    chip(g, &f, buf, c->pad_mask, UI_ACT_PADDING, 0);
     snprintf(buf, sizeof buf, _("r  RoPE %s"), c->rope ? _("on") : _("off"));
-    chip(g, app, &f, buf, c->rope, UI_ACT_ROPE, 0);
-    if (!c->scale) chip(g, app, &f, _("no 1/√dₖ scaling"), true, UI_ACT_NONE, 0); /* a lesson's pitfall setting */
-    if (!c->softmax_guard) chip(g, app, &f, _("unguarded softmax"), true, UI_ACT_NONE, 0); /* the same */
+    chip(g, &f, buf, c->rope, UI_ACT_ROPE, 0);
+    if (!c->scale) chip(g, &f, _("no 1/√dₖ scaling"), true, UI_ACT_NONE, 0); /* a lesson's pitfall setting */
+    if (!c->softmax_guard) chip(g, &f, _("unguarded softmax"), true, UI_ACT_NONE, 0); /* the same */
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
-    chip(g, app, &f, buf, c->train, UI_ACT_TRAIN, 0);
+    chip(g, &f, buf, c->train, UI_ACT_TRAIN, 0);
     /* TRANSLATORS: the value masked scores are filled with (−∞ or −1e9), not padding */
     snprintf(buf, sizeof buf, _("i  fill %s"), isinf(c->mask_value) ? "−∞" : attn_format_mask_value(c->mask_value, mv, sizeof mv));
-    chip(g, app, &f, buf, false, UI_ACT_FILL, 0);
-    chip(g, app, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
-    chip(g, app, &f, _("e  edit tokens"), app->editing, UI_ACT_EDIT, 0);
-    chip(g, app, &f, app->decode ? _("k  decoding") : _("k  decode"), app->decode, UI_ACT_DECODE, 0);
-    chip(g, app, &f, _("g  all heads"), app->view == UI_VIEW_GRID, UI_ACT_GRID, 0);
-    chip(g, app, &f, _("Tab  compare"), app->view == UI_VIEW_COMPARE, UI_ACT_COMPARE, 0);
-    chip(g, app, &f, _("l  lessons"), app->lesson.picker, UI_ACT_PICKER, 0);
-    chip(g, app, &f, _("?  help"), app->help, UI_ACT_HELP, 0);
+    chip(g, &f, buf, false, UI_ACT_FILL, 0);
+    chip(g, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
+    chip(g, &f, _("e  edit tokens"), app->editing, UI_ACT_EDIT, 0);
+    chip(g, &f, app->decode ? _("k  decoding") : _("k  decode"), app->decode, UI_ACT_DECODE, 0);
+    chip(g, &f, _("g  all heads"), app->view == UI_VIEW_GRID, UI_ACT_GRID, 0);
+    chip(g, &f, _("Tab  compare"), app->view == UI_VIEW_COMPARE, UI_ACT_COMPARE, 0);
+    chip(g, &f, _("l  lessons"), app->lesson.picker, UI_ACT_PICKER, 0);
+    chip(g, &f, _("?  help"), app->help, UI_ACT_HELP, 0);
     return f.y + f.h + u / 2;
 }
 
@@ -123,7 +123,7 @@ static void navigator(ui_gfx *g, ui_app *app, SDL_Rect box)
         ui_text(g, t->name, box.x + u / 2, y + (row - u) / 2, cur ? UI_WHITE : UI_TEXT);
         ui_text_fit(g, attn_tensor_shape_str(t, shape, sizeof shape), box.x + u / 2 + name_w + u / 2,
                     y + (row - u) / 2, box.w - name_w - u * 3 / 2, cur ? UI_TEXT : UI_TEXT_DIM);
-        hit(app, box.x, y, box.w, row, UI_ACT_STAGE, i);
+        hit(g, box.x, y, box.w, row, UI_ACT_STAGE, i);
     }
 }
 
@@ -195,13 +195,13 @@ static int decode_panel(ui_gfx *g, ui_app *app, SDL_Rect box)
     int bw = ui_text_w(g, "◀") + u;
     ui_fill(g, x, y - 2, bw, u + 4, UI_PANEL_HI);
     ui_text(g, "◀", x + u / 2, y, UI_TEXT);
-    hit(app, x, y - 2, bw, u + 4, UI_ACT_DECODE_PREV, 0);
+    hit(g, x, y - 2, bw, u + 4, UI_ACT_DECODE_PREV, 0);
     x += bw + u / 4;
     snprintf(buf, sizeof buf, _("decode step %d of %d"), app->decode_step, app->decode_len);
     x += ui_text(g, buf, x, y, UI_WHITE) + u / 4;
     ui_fill(g, x, y - 2, bw, u + 4, UI_PANEL_HI);
     ui_text(g, "▶", x + u / 2, y, UI_TEXT);
-    hit(app, x, y - 2, bw, u + 4, UI_ACT_DECODE_NEXT, 0);
+    hit(g, x, y - 2, bw, u + 4, UI_ACT_DECODE_NEXT, 0);
     x += bw + u / 4;
     x += ui_text(g, "]", x, y, UI_TEXT_DIM) + u;
     snprintf(buf, sizeof buf, _("the new query “%s” reads all %d keys: %d from the cache, 1 computed now"), tok, d->t,
@@ -241,8 +241,8 @@ static void status_line(ui_gfx *g, ui_app *app, SDL_Rect box)
 
 static void tooltip(ui_gfx *g, ui_app *app)
 {
-    if (app->hover_area < 0 || app->hover_area >= app->n_areas || app->help || app->editing) return;
-    const ui_heat_area *a = &app->areas[app->hover_area];
+    if (app->hover_area < 0 || app->hover_area >= app->layout.n_areas || app->help || app->editing) return;
+    const ui_heat_area *a = &app->layout.areas[app->hover_area];
     const attn_trace *tr = a->pane == 1 && app->has_alt ? &app->alt : &app->trace;
     ui_view_slice v;
     char buf[400];
@@ -351,7 +351,7 @@ static void edit_overlay(ui_gfx *g, ui_app *app)
         }
         ui_text(g, s + app->edit_cursor, cx, ty, UI_WHITE);
         ui_fill(g, cx, ty, 2, u, UI_WHITE);
-        app->edit_rect = (SDL_Rect){bx, fy, fw - (bx - fx), u + u / 2};
+        g->layout->edit_rect = (ui_rect){bx, fy, fw - (bx - fx), u + u / 2};
     }
     ui_text_fit(g, two ? _("Tab switches between target and source") : _("Ctrl+V pastes, Ctrl+U clears"), x + u,
                 y + h - u - u / 2, w - 2 * u, UI_TEXT_DIM);
@@ -359,8 +359,9 @@ static void edit_overlay(ui_gfx *g, ui_app *app)
 
 /* ---- the frame ------------------------------------------------------------ */
 
-void ui_render(ui_app *app, ui_gfx *g)
+void ui_render(ui_app *app, ui_gfx *g, ui_layout *layout)
 {
+    g->layout = layout;
     int w, h;
     SDL_GetRendererOutputSize(g->r, &w, &h);
     int want_px = (int)lroundf(UI_BASE_FONT_PX * app->font_scale * app->pixel_ratio);
@@ -375,8 +376,7 @@ void ui_render(ui_app *app, ui_gfx *g)
     app->full_width = full_w;
     app->width = w;
     app->height = h;
-    app->n_hits = 0;
-    app->n_areas = 0;
+    ui_layout_clear(layout);
 
     SDL_SetRenderDrawColor(g->r, (UI_BG >> 16) & 255, (UI_BG >> 8) & 255, UI_BG & 255, 255);
     SDL_RenderClear(g->r);

@@ -2,7 +2,7 @@
  *
  * ui_render reads the app, draws everything (controls, stage navigator, the
  * current picture, status line, overlays) and records the clickable places in
- * app->hits and app->areas. It does not present: the window loop presents,
+ * layout (normally &app->layout, which the event handler reads). It does not present: the window loop presents,
  * the offscreen driver reads the pixels back. */
 #ifndef UI_RENDER_H
 #define UI_RENDER_H
@@ -12,6 +12,6 @@
 
 #define UI_BASE_FONT_PX 16
 
-void ui_render(ui_app *app, ui_gfx *g);
+void ui_render(ui_app *app, ui_gfx *g, ui_layout *layout);
 
 #endif

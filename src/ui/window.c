@@ -38,14 +38,14 @@ static void update_ratio(ui_app *app, SDL_Window *win, SDL_Renderer *r)
 static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t tsize)
 {
     char t[256];
-    ui_render(app, g);
+    ui_render(app, g, &app->layout);
     if (app->save_requested) {
         char name[128], err[300];
         app->save_requested = false;
         save_name(app, name, sizeof name);
         if (ui_save_png(g->r, name, err, sizeof err)) ui_app_status(app, true, "%s", err);
         else ui_app_status(app, false, _("saved %s"), name);
-        ui_render(app, g); /* show the message */
+        ui_render(app, g, &app->layout); /* show the message */
     }
     SDL_RenderPresent(g->r);
     ui_app_title(app, t, sizeof t);
@@ -54,7 +54,7 @@ static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t t
         snprintf(title, tsize, "%s", t);
     }
     if (app->editing) {
-        SDL_Rect r = app->edit_rect;
+        ui_rect r = app->layout.edit_rect;
         float k = app->pixel_ratio > 0 ? app->pixel_ratio : 1.0f;
         SDL_Rect pts = {(int)(r.x / k), (int)(r.y / k), (int)(r.w / k), (int)(r.h / k)};
         SDL_SetTextInputRect(&pts);

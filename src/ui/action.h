@@ -1,0 +1,34 @@
+/* action.h — everything a key or a click can do. No SDL.
+ *
+ * Keys (keys.c), buttons (hit areas the renderer records, layout.h) and
+ * lesson steps all end in ui_app_do(app, action, arg). */
+#ifndef UI_ACTION_H
+#define UI_ACTION_H
+
+typedef enum {
+    UI_ACT_NONE,
+    UI_ACT_STAGE,      /* arg: stage index in the trace */
+    UI_ACT_STAGE_PREV, UI_ACT_STAGE_NEXT,
+    UI_ACT_HEAD,       /* arg: head */
+    UI_ACT_HEAD_PREV, UI_ACT_HEAD_NEXT,
+    UI_ACT_BATCH_NEXT,
+    UI_ACT_CAUSAL, UI_ACT_PADDING, UI_ACT_MODE, UI_ACT_ROPE, UI_ACT_TRAIN, UI_ACT_FILL, UI_ACT_CROSS,
+    UI_ACT_HEADS_UP, UI_ACT_HEADS_DOWN, UI_ACT_KV_UP, UI_ACT_KV_DOWN,
+    UI_ACT_GRID, UI_ACT_COMPARE,
+    UI_ACT_COMPARE_WITH, /* arg: ui_toggle */
+    UI_ACT_EDIT, UI_ACT_DECODE, UI_ACT_DECODE_PREV, UI_ACT_DECODE_NEXT,
+    UI_ACT_SAVE, UI_ACT_FULLSCREEN, UI_ACT_FONT_UP, UI_ACT_FONT_DOWN, UI_ACT_HELP,
+    UI_ACT_ROW,        /* arg: query row to show as a bar chart (-1 closes it) */
+    UI_ACT_LESSON_NEXT, UI_ACT_LESSON_PREV,
+    UI_ACT_LESSON_RESTORE, /* the current step's state again, after exploring */
+    UI_ACT_LESSON_CHOICE,  /* arg: quiz << 8 | choice */
+    UI_ACT_LESSON_CHECK,   /* arg: quiz */
+    UI_ACT_LESSON_FIELD,   /* arg: quiz: type into its numeric answer */
+    UI_ACT_LESSON_REVEAL,  /* arg: quiz: show / hide the right cells */
+    UI_ACT_PICKER,         /* open / close the lesson picker */
+    UI_ACT_PICK,           /* arg: lesson index in the picker */
+    UI_ACT_PICKER_RESET,   /* forget all progress (asks once, then does it) */
+    UI_ACT_QUIT
+} ui_action;
+
+#endif

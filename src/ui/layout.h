@@ -1,0 +1,72 @@
+/* layout.h — where a frame put its buttons and heatmaps. No SDL.
+ *
+ * The renderer fills a ui_layout while it draws a frame; the event handler
+ * reads it to turn a click or a hover into an action or a cell. Rectangles
+ * are in drawable pixels. */
+#ifndef UI_LAYOUT_H
+#define UI_LAYOUT_H
+
+#include <stdbool.h>
+
+#include "action.h"
+#include "trace.h"
+
+typedef struct {
+    int x, y, w, h;
+} ui_rect;
+
+/* A clickable rectangle and what a click on it does. */
+typedef struct {
+    ui_rect r;
+    ui_action action;
+    int arg;
+} ui_hit;
+
+/* A heatmap on screen: where it is and what it shows, for hover and clicks. */
+typedef struct {
+    ui_rect r;
+    int rows, cols;
+    int head;   /* query head shown */
+    int pane;   /* compare: 0 current, 1 toggled, 2 difference; grid: 0 */
+    char stage[ATTN_MAX_NAME]; /* a copy: the trace it came from may be gone by the next event */
+} ui_heat_area;
+
+#define UI_MAX_HITS 160
+#define UI_MAX_AREAS 64
+
+typedef struct {
+    ui_hit hits[UI_MAX_HITS];  /* later hits are drawn on top */
+    int n_hits;
+    ui_heat_area areas[UI_MAX_AREAS];
+    int n_areas;
+    ui_rect edit_rect;         /* the token editor's field, for the IME's candidate window */
+} ui_layout;
+
+/* Forgets every hit and area (a new frame, or what was drawn no longer matches). */
+static inline void ui_layout_clear(ui_layout *l)
+{
+    l->n_hits = l->n_areas = 0;
+}
+
+/* Records a clickable rectangle; ignored once UI_MAX_HITS are recorded. */
+static inline void ui_layout_hit(ui_layout *l, ui_rect r, ui_action act, int arg)
+{
+    if (l->n_hits < UI_MAX_HITS) l->hits[l->n_hits++] = (ui_hit){r, act, arg};
+}
+
+static inline bool ui_rect_contains(ui_rect r, int x, int y)
+{
+    return x >= r.x && y >= r.y && x < r.x + r.w && y < r.y + r.h;
+}
+
+/* The overlap of a and b; {0, 0, 0, 0} when they do not overlap. */
+static inline ui_rect ui_rect_intersect(ui_rect a, ui_rect b)
+{
+    int x0 = a.x > b.x ? a.x : b.x, y0 = a.y > b.y ? a.y : b.y;
+    int x1 = a.x + a.w < b.x + b.w ? a.x + a.w : b.x + b.w;
+    int y1 = a.y + a.h < b.y + b.h ? a.y + a.h : b.y + b.h;
+    if (x1 <= x0 || y1 <= y0) return (ui_rect){0, 0, 0, 0};
+    return (ui_rect){x0, y0, x1 - x0, y1 - y0};
+}
+
+#endif
