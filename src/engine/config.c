@@ -10,8 +10,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "stages.h"
-
 #define MAX_D_MODEL 16384
 #define MAX_HEADS 256
 
@@ -94,6 +92,11 @@ const char *attn_mode_name(attn_mode m)
     case ATTN_MODE_GQA: return "gqa";
     default: return "auto";
     }
+}
+
+attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d)
+{
+    return (attn_stage_ctx){d, c->rope, c->train && c->dropout > 0.0f};
 }
 
 const char *attn_format_mask_value(float v, char *buf, int size)
@@ -381,7 +384,8 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *d, attn_tokens 
     }
 
     /* refuse a trace that would not fit before allocating any of it */
-    double need = attn_trace_bytes(c, d), limit = c->max_bytes > 0 ? c->max_bytes : default_limit();
+    attn_stage_ctx ctx = attn_config_stage_ctx(c, d);
+    double need = attn_stages_bytes(&ctx), limit = c->max_bytes > 0 ? c->max_bytes : default_limit();
     if (need > limit) {
         st = attn_fail(err, ATTN_ERR_CONFIG,
                        "this trace would need about %.1f GiB, more than the %.1f GiB limit; "

@@ -10,14 +10,8 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "stages.h"
 #include "tokens.h"
-
-typedef enum {
-    ATTN_MODE_AUTO = 0, /* follow kv_heads (g = h when kv_heads is unset) */
-    ATTN_MODE_MHA,      /* g = h: every query head has its own K/V head */
-    ATTN_MODE_MQA,      /* g = 1: all query heads share one K/V head */
-    ATTN_MODE_GQA       /* 1 < g < h: groups of h/g query heads share one */
-} attn_mode;
 
 /* The causal mask. REVERSED is a pitfall kept for teaching: a lower-triangular
  * mask (tril where triu was meant) hides the past and lets the future through. */
@@ -48,22 +42,6 @@ typedef struct {
     double max_bytes;      /* trace size limit; 0: half of physical memory */
 } attn_config;
 
-/* Sizes of one resolved problem (names as in the trace contract). */
-typedef struct {
-    int b;      /* batch rows */
-    int L;      /* padded target length, past included */
-    int P;      /* cached (past) positions */
-    int s;      /* query positions = L - P */
-    int t;      /* key positions: P + s (self) or source length (cross) */
-    int n;      /* new key positions: s (self) or t (cross) */
-    int d;      /* d_model */
-    int h;      /* query heads */
-    int g;      /* kv heads */
-    int k;      /* head dim = d / h */
-    bool cross; /* cross-attention: keys/values from the source tokens */
-    attn_mode mode; /* resolved: MHA, MQA or GQA */
-} attn_dims;
-
 #define ATTN_EXAMPLE_TOKENS "你 是 一 只 猫 娘 | 我 爱 AI"
 
 /* Fills c with the defaults (the built-in example). Pair with attn_config_free. */
@@ -93,6 +71,9 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *dims, attn_toke
  * receives the number of steps (the longest row); step is clamped to
  * [1, *len]. out is a new config (pair with attn_config_free). */
 attn_status attn_config_decode(const attn_config *base, int step, attn_config *out, int *len, attn_error *err);
+
+/* What decides which stages a run of c (resolved to d) records. */
+attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d);
 
 const char *attn_mode_name(attn_mode m);
 /* kv heads that --mode gqa picks for h heads: the smallest divisor of h

@@ -20,7 +20,8 @@ attn_status attn_trace_estimate(const attn_config *cfg, double *bytes, attn_erro
     attn_dims d;
     attn_tokens tok, src;
     attn_status st = attn_config_resolve(cfg, &d, &tok, &src, err);
-    if (bytes) *bytes = st == ATTN_OK || d.b ? attn_trace_bytes(cfg, &d) : 0;
+    attn_stage_ctx ctx = attn_config_stage_ctx(cfg, &d);
+    if (bytes) *bytes = st == ATTN_OK || d.b ? attn_stages_bytes(&ctx) : 0;
     if (st) return st;
     attn_tokens_free(&tok);
     attn_tokens_free(&src);
@@ -32,10 +33,11 @@ static attn_status allocate(attn_trace *tr, attn_error *err)
 {
     int n;
     const attn_stage_info *st = attn_stages(&n);
+    attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
     tr->tensors = calloc((size_t)n, sizeof *tr->tensors);
     if (!tr->tensors) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
-        if (!attn_stage_present(st[i].name, &tr->cfg, &tr->dims)) continue;
+        if (!attn_stage_present(st[i].name, &ctx)) continue;
         attn_tensor *t = &tr->tensors[tr->n_tensors++];
         snprintf(t->name, sizeof t->name, "%s", st[i].name);
         t->info = &st[i];

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "trace.h"
 
 /* Marks a description (or a formula with words) for translation: xgettext
  * --keyword=ATTN_N_ collects them, and the interface translates them where it
@@ -67,13 +66,14 @@ const attn_stage_info *attn_stage_lookup(const char *name)
     return i < 0 ? NULL : &STAGES[i];
 }
 
-bool attn_stage_present(const char *name, const attn_config *c, const attn_dims *d)
+bool attn_stage_present(const char *name, const attn_stage_ctx *ctx)
 {
+    const attn_dims *d = ctx->dims;
     if (!strcmp(name, "x_past")) return d->P > 0;
     if (!strcmp(name, "memory")) return d->cross;
-    if (!strcmp(name, "q_rope") || !strcmp(name, "k_rope")) return c->rope;
+    if (!strcmp(name, "q_rope") || !strcmp(name, "k_rope")) return ctx->rope;
     if (!strcmp(name, "k_cache") || !strcmp(name, "v_cache")) return d->P > 0;
-    if (!strcmp(name, "weights_dropout")) return c->train && c->dropout > 0.0f;
+    if (!strcmp(name, "weights_dropout")) return ctx->dropout;
     return true;
 }
 
@@ -96,15 +96,46 @@ int attn_kv_head(const attn_dims *d, int head)
     return per > 0 ? head / per : 0;
 }
 
-double attn_trace_bytes(const attn_config *c, const attn_dims *d)
+/* Value of one dimension name ("b", "g*k", "1") under dims. */
+static int64_t dim_value(const char *name, size_t len, const attn_dims *d)
+{
+    if (len == 3 && !strncmp(name, "g*k", 3)) return (int64_t)d->g * d->k;
+    if (len != 1) return -1;
+    switch (name[0]) {
+    case 'b': return d->b;
+    case 's': return d->s;
+    case 't': return d->t;
+    case 'n': return d->n;
+    case 'P': return d->P;
+    case 'd': return d->d;
+    case 'h': return d->h;
+    case 'g': return d->g;
+    case 'k': return d->k;
+    case '1': return 1;
+    default: return -1;
+    }
+}
+
+int attn_stage_shape(const attn_stage_info *info, const attn_dims *dims, int64_t shape[ATTN_MAX_NDIM])
+{
+    int nd = 0;
+    for (const char *p = info->dims; *p && nd < ATTN_MAX_NDIM;) {
+        size_t len = strcspn(p, ",");
+        shape[nd++] = dim_value(p, len, dims);
+        p += len + (p[len] == ',');
+    }
+    return nd;
+}
+
+double attn_stages_bytes(const attn_stage_ctx *ctx)
 {
     int n;
     const attn_stage_info *st = attn_stages(&n);
     double total = 0;
     for (int i = 0; i < n; i++) {
-        if (!attn_stage_present(st[i].name, c, d)) continue;
+        if (!attn_stage_present(st[i].name, ctx)) continue;
         int64_t shape[ATTN_MAX_NDIM];
-        int nd = attn_stage_shape(&st[i], d, shape);
+        int nd = attn_stage_shape(&st[i], ctx->dims, shape);
         double count = 1;
         for (int j = 0; j < nd; j++) count *= (double)shape[j];
         total += (count + ATTN_TENSOR_ALIGN) * sizeof(float);

@@ -137,37 +137,6 @@ const attn_tensor *attn_trace_find(const attn_trace *tr, const char *name)
     return NULL;
 }
 
-/* Value of one dimension name ("b", "g*k", "1") under dims. */
-static int64_t dim_value(const char *name, size_t len, const attn_dims *d)
-{
-    if (len == 3 && !strncmp(name, "g*k", 3)) return (int64_t)d->g * d->k;
-    if (len != 1) return -1;
-    switch (name[0]) {
-    case 'b': return d->b;
-    case 's': return d->s;
-    case 't': return d->t;
-    case 'n': return d->n;
-    case 'P': return d->P;
-    case 'd': return d->d;
-    case 'h': return d->h;
-    case 'g': return d->g;
-    case 'k': return d->k;
-    case '1': return 1;
-    default: return -1;
-    }
-}
-
-int attn_stage_shape(const attn_stage_info *info, const attn_dims *dims, int64_t shape[ATTN_MAX_NDIM])
-{
-    int nd = 0;
-    for (const char *p = info->dims; *p && nd < ATTN_MAX_NDIM;) {
-        size_t len = strcspn(p, ",");
-        shape[nd++] = dim_value(p, len, dims);
-        p += len + (p[len] == ',');
-    }
-    return nd;
-}
-
 const char *attn_tensor_shape_str(const attn_tensor *t, char *buf, size_t size)
 {
     size_t used = 0;

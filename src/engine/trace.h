@@ -19,7 +19,6 @@
 #include "stages.h"
 #include "tokens.h"
 
-#define ATTN_MAX_NDIM 8
 #define ATTN_MAX_NAME 64
 
 typedef struct {
@@ -78,9 +77,6 @@ int attn_trace_matrix(const attn_trace *tr, const char *name, int batch, int hea
 
 /* "(b=2, h=8, s=6, t=6)" for contract tensors, "(2, 8, 6, 6)" otherwise. */
 const char *attn_tensor_shape_str(const attn_tensor *t, char *buf, size_t size);
-
-/* Expected shape of contract stage `info` under dims; returns ndim. */
-int attn_stage_shape(const attn_stage_info *info, const attn_dims *dims, int64_t shape[ATTN_MAX_NDIM]);
 
 /* Element (i0, i1, ...) of a tensor by flat row-major index helpers. */
 static inline float attn_tensor_at4(const attn_tensor *t, int64_t a, int64_t b, int64_t c, int64_t d)
