@@ -1,4 +1,4 @@
-/* gfx.c — drawing helpers and the heatmap texture cache. */
+/* gfx.c — the SDL backend's state: renderer, font and the heatmap texture cache. */
 #include "gfx.h"
 
 #include <stdlib.h>
@@ -19,6 +19,7 @@ int ui_gfx_open(SDL_Renderer *r, int base_px, ui_gfx **out, char *err, size_t er
         return -1;
     }
     SDL_SetRenderDrawBlendMode(r, SDL_BLENDMODE_BLEND);
+    ui_draw_init(&g->list, ui_gfx_measure(g));
     *out = g;
     return 0;
 }
@@ -33,8 +34,9 @@ void ui_gfx_close(ui_gfx *g)
     if (!g) return;
     for (int i = 0; i < UI_HEAT_CACHE; i++)
         if (g->heat[i].tex) SDL_DestroyTexture(g->heat[i].tex);
+    if (g->hatch) SDL_DestroyTexture(g->hatch);
     ui_font_close(g->font);
-    free(g->scratch);
+    ui_draw_free(&g->list);
     free(g);
 }
 
@@ -85,58 +87,52 @@ void ui_gfx_heatmap(ui_gfx *g, unsigned generation, const ui_slice *s, const ui_
     SDL_RenderCopy(g->r, e->tex, NULL, &(SDL_Rect){x, y, w, h});
 }
 
-static void set_color(ui_gfx *g, uint32_t c)
-{
-    SDL_SetRenderDrawColor(g->r, (c >> 16) & 255, (c >> 8) & 255, c & 255, c >> 24);
-}
-
-void ui_fill(ui_gfx *g, int x, int y, int w, int h, uint32_t argb)
+void ui_gfx_hatch(ui_gfx *g, int x, int y, int w, int h, int phase)
 {
     if (w <= 0 || h <= 0) return;
-    set_color(g, argb);
-    SDL_RenderFillRect(g->r, &(SDL_Rect){x, y, w, h});
+    /* one texture of the pattern, wide enough to start at any phase */
+    if (!g->hatch || g->hatch_w < w + UI_HATCH_PERIOD || g->hatch_h < h) {
+        int tw = ui_imax(w + UI_HATCH_PERIOD, g->hatch_w), th = ui_imax(h, g->hatch_h);
+        if (g->hatch) SDL_DestroyTexture(g->hatch);
+        g->hatch_w = g->hatch_h = 0;
+        g->hatch = SDL_CreateTexture(g->r, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_STREAMING, tw, th);
+        if (!g->hatch) return;
+        void *px;
+        int pitch;
+        if (SDL_LockTexture(g->hatch, NULL, &px, &pitch)) return;
+        ui_heat_paint_hatch(px, pitch / 4, tw, th, 0);
+        SDL_UnlockTexture(g->hatch);
+        g->hatch_w = tw;
+        g->hatch_h = th;
+    }
+    phase = (phase % UI_HATCH_PERIOD + UI_HATCH_PERIOD) % UI_HATCH_PERIOD;
+    SDL_RenderCopy(g->r, g->hatch, &(SDL_Rect){phase, 0, w, h}, &(SDL_Rect){x, y, w, h});
 }
 
-void ui_frame(ui_gfx *g, int x, int y, int w, int h, int t, uint32_t argb)
+/* ---- measuring text for the command list */
+
+void ui_gfx_font_px(ui_gfx *g, int px)
 {
-    ui_fill(g, x, y, w, t, argb);
-    ui_fill(g, x, y + h - t, w, t, argb);
-    ui_fill(g, x, y + t, t, h - 2 * t, argb);
-    ui_fill(g, x + w - t, y + t, t, h - 2 * t, argb);
+    if (px != g->font_px && ui_font_set_size(g->font, px) == 0) g->font_px = px;
 }
 
-int ui_text(ui_gfx *g, const char *s, int x, int y, uint32_t c)
+static int text_width(void *ctx, const char *utf8, int px)
 {
-    if (!s || !*s) return 0;
-    SDL_Color col = {(c >> 16) & 255, (c >> 8) & 255, c & 255, c >> 24};
-    return ui_font_draw(g->font, s, x, y, col);
-}
-
-int ui_text_w(ui_gfx *g, const char *s)
-{
-    int w = 0, h = 0;
-    if (s && *s) ui_font_measure(g->font, s, &w, &h);
+    ui_gfx *g = ctx;
+    int w = 0;
+    ui_gfx_font_px(g, px);
+    ui_font_measure(g->font, utf8, &w, NULL);
     return w;
 }
 
-int ui_line(ui_gfx *g)
+static int line_height(void *ctx, int px)
 {
+    ui_gfx *g = ctx;
+    ui_gfx_font_px(g, px);
     return ui_font_line_height(g->font);
 }
 
-int ui_text_fit(ui_gfx *g, const char *s, int x, int y, int max_w, uint32_t argb)
+ui_text_measure ui_gfx_measure(ui_gfx *g)
 {
-    if (max_w <= 0) return 0;
-    if (ui_text_w(g, s) <= max_w) return ui_text(g, s, x, y, argb);
-    char buf[512];
-    size_t n = strlen(s);
-    if (n >= sizeof buf - 4) n = sizeof buf - 4;
-    while (n > 0) {
-        /* back off one UTF-8 code point at a time */
-        do n--; while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80);
-        memcpy(buf, s, n);
-        memcpy(buf + n, "…", 4);
-        if (ui_text_w(g, buf) <= max_w) return ui_text(g, buf, x, y, argb);
-    }
-    return 0;
+    return (ui_text_measure){g, text_width, line_height};
 }

@@ -13,6 +13,7 @@
 #include "heatmap.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,7 +95,6 @@ int ui_heat_cell_at(int w, int h, int rows, int cols, int px, int py, int *i, in
     return 0;
 }
 
-#define HATCH_PERIOD 8 /* pixels along x (or y) per stripe pair */
 #define HATCH_DARK_W 3 /* of which dark */
 #define NAN_CHECK    4 /* checkerboard square side, pixels */
 
@@ -121,25 +121,77 @@ static inline void fill_span(uint32_t *line, const col_span *sp, uint32_t c)
         line[x] = c;
 }
 
+/* The gap a w × h picture of rows × cols cells really has: decided for the
+ * whole picture, so all cells look alike. */
+static int picture_gap(int w, int h, int rows, int cols, int gap)
+{
+    return gap < 0 || w / cols < 2 * gap + 4 || h / rows < 2 * gap + 4 ? 0 : gap;
+}
+
+/* Painted as masked: −∞, or a non-zero mask (a NaN stays NaN). */
+static inline bool masked(const ui_slice *s, int i, int j)
+{
+    float v = ui_slice_at(s, i, j);
+    if (isnan(v))
+        return false;
+    return v == -INFINITY || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0.0f);
+}
+
+void ui_heat_masked_rects(const ui_slice *slice, int w, int h, int gap, ui_heat_rect_fn *fn, void *ctx)
+{
+    if (!slice || slice->rows <= 0 || slice->cols <= 0 || w <= 0 || h <= 0)
+        return;
+    int rows = slice->rows, cols = slice->cols;
+    gap = picture_gap(w, h, rows, cols, gap);
+    for (int y = 0; y < h;) {
+        int i = cell_of(y, h, rows), y_end = start_of(i + 1, h, rows);
+        int run_x0 = -1, run_x1 = -1; /* the run being extended */
+        for (int x = 0; x < w;) {
+            int j = cell_of(x, w, cols), end = start_of(j + 1, w, cols);
+            if (masked(slice, i, j)) {
+                if (run_x1 != x) {
+                    if (run_x0 >= 0)
+                        fn(ctx, run_x0, y, run_x1 - run_x0, y_end - gap - y);
+                    run_x0 = x;
+                }
+                run_x1 = end - gap; /* neighbours without a gap join into one run */
+            }
+            x = end;
+        }
+        if (run_x0 >= 0)
+            fn(ctx, run_x0, y, run_x1 - run_x0, y_end - gap - y);
+        y = y_end;
+    }
+}
+
+void ui_heat_paint_hatch(uint32_t *px, int pitch, int w, int h, int phase)
+{
+    if (!px || w <= 0 || h <= 0 || pitch < w)
+        return;
+    phase = ((phase % UI_HATCH_PERIOD) + UI_HATCH_PERIOD) % UI_HATCH_PERIOD;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            px[(ptrdiff_t)y * pitch + x] = (x + y + phase) % UI_HATCH_PERIOD < HATCH_DARK_W ? UI_HATCH_DARK : UI_HATCH_LIGHT;
+}
+
 void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, int pitch, int w, int h,
                    int gap)
 {
     if (!slice || !scale || !px || slice->rows <= 0 || slice->cols <= 0 || w <= 0 || h <= 0 || pitch < w)
         return;
     int rows = slice->rows, cols = slice->cols;
-    if (gap < 0 || w / cols < 2 * gap + 4 || h / rows < 2 * gap + 4)
-        gap = 0; /* decided for the whole picture, so all cells look alike */
+    gap = picture_gap(w, h, rows, cols, gap);
 
     size_t nspan_max = (size_t)(cols < w ? cols : w), nline = (size_t)w + 1;
     void *scratch = malloc(nspan_max * (sizeof(col_span) + sizeof(special_run)) +
-                           (3 * nline + HATCH_PERIOD + 2 * NAN_CHECK) * sizeof(uint32_t));
+                           (3 * nline + UI_HATCH_PERIOD + 2 * NAN_CHECK) * sizeof(uint32_t));
     if (!scratch)
         return;
     col_span *spans = scratch;                              /* (nspan) visible cell columns, left to right */
     special_run *runs = (special_run *)(spans + nspan_max); /* (nrun) of the current cell row */
     uint32_t *line = (uint32_t *)(runs + nspan_max);        /* (w + 1) template of the cell row's pixel rows */
-    uint32_t *hatch = line + nline;                 /* (w + HATCH_PERIOD) row y starts at y mod period */
-    uint32_t *check = hatch + nline + HATCH_PERIOD; /* (w + 2·NAN_CHECK) row y starts at 0 or NAN_CHECK */
+    uint32_t *hatch = line + nline;                 /* (w + UI_HATCH_PERIOD) row y starts at y mod period */
+    uint32_t *check = hatch + nline + UI_HATCH_PERIOD; /* (w + 2·NAN_CHECK) row y starts at 0 or NAN_CHECK */
 
     int nspan = 0;
     for (int x = 0; x < w; nspan++) {
@@ -149,8 +201,8 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
     }
     for (size_t k = 0; k < nline; k++)
         line[k] = UI_GAP; /* cells never paint their gap columns */
-    for (int k = 0; k < w + HATCH_PERIOD; k++)
-        hatch[k] = k % HATCH_PERIOD < HATCH_DARK_W ? UI_HATCH_DARK : UI_HATCH_LIGHT;
+    for (int k = 0; k < w + UI_HATCH_PERIOD; k++)
+        hatch[k] = k % UI_HATCH_PERIOD < HATCH_DARK_W ? UI_HATCH_DARK : UI_HATCH_LIGHT;
     for (int k = 0; k < w + 2 * NAN_CHECK; k++)
         check[k] = (k / NAN_CHECK) % 2 ? UI_NAN_B : UI_NAN_A;
 
@@ -191,7 +243,7 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
 
         for (; y < y_gap; y++) {
             uint32_t *row = px + (ptrdiff_t)y * pitch;
-            const uint32_t *hatch_y = hatch + y % HATCH_PERIOD;
+            const uint32_t *hatch_y = hatch + y % UI_HATCH_PERIOD;
             const uint32_t *check_y = check + (y / NAN_CHECK) % 2 * NAN_CHECK;
             memcpy(row, line, (size_t)w * sizeof *row);
             for (int r = 0; r < nrun; r++) {

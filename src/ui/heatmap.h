@@ -46,6 +46,7 @@ typedef struct {
  * come close to the diverging map's #DDDDDD centre). */
 #define UI_HATCH_LIGHT 0xFF909090u
 #define UI_HATCH_DARK  0xFF404040u
+#define UI_HATCH_PERIOD 8          /* pixels along x (or y) per stripe pair */
 #define UI_NAN_A       0xFFFF00FFu
 #define UI_NAN_B       0xFF202020u
 #define UI_GAP         0xFF1E1E24u /* between cells, when they are wide enough for a gap */
@@ -60,6 +61,18 @@ uint32_t ui_heat_color(const ui_scale *scale, float v);
  * size is not positive (or if its small scratch allocation fails). */
 void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, int pitch, int w, int h,
                    int gap);
+
+/* The masked cells of a w × h picture of slice (the ones ui_heat_paint
+ * hatches: −∞, or a non-zero mask, and not NaN), as pixel rectangles from the
+ * picture's top-left: per visible row of cells, one per run of masked cells
+ * that touch (no gap between them). Calls fn(ctx, x, y, w, h) for each. */
+typedef void ui_heat_rect_fn(void *ctx, int x, int y, int w, int h);
+void ui_heat_masked_rects(const ui_slice *slice, int w, int h, int gap, ui_heat_rect_fn *fn, void *ctx);
+
+/* Paints w × h pixels of the masked hatch alone, its stripes moved by phase
+ * pixels (ui_heat_paint's hatch at (x, y) of the picture is this one's at
+ * (x - d, y) for phase d). */
+void ui_heat_paint_hatch(uint32_t *px, int pitch, int w, int h, int phase);
 
 /* Pixel rectangle of cell (i, j) in a w × h picture of rows × cols cells. */
 void ui_heat_cell_rect(int w, int h, int rows, int cols, int i, int j, int *x, int *y, int *cw, int *ch);

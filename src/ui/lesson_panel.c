@@ -54,7 +54,7 @@ static int opening(const char *s)
 }
 
 typedef struct {
-    ui_gfx *g;
+    ui_draw *dl;
     int x0, right;  /* line start and end */
     int x, y;       /* pen */
     int u;
@@ -85,31 +85,31 @@ static void word(pen *p, const char *s, int n, unsigned style, int glue)
 {
     char buf[WORD_MAX];
     if (n <= 0) return;
-    int w = ui_text_w(p->g, word_str(buf, s, n));
+    int w = ui_text_w(p->dl, word_str(buf, s, n));
     if (p->x + w + glue > p->right && p->x > p->x0) newline(p);
     if (p->draw) {
         uint32_t c = p->color;
         if (style & LESSON_CODE) {
-            ui_fill(p->g, p->x - 2, p->y, w + 4, p->u + 2, UI_PANEL_HI);
+            ui_fill(p->dl, p->x - 2, p->y, w + 4, p->u + 2, UI_PANEL_HI);
             c = UI_CODE;
         } else if (style & LESSON_STRONG) {
             c = UI_WHITE;
         } else if (style & (LESSON_EM | LESSON_LINK)) {
             c = UI_EMPH;
         }
-        ui_text(p->g, buf, p->x, p->y, c);
-        if (style & (LESSON_LINK | LESSON_STRONG)) ui_fill(p->g, p->x, p->y + p->u, w, 1, c);
-        if (style & LESSON_DEL) ui_fill(p->g, p->x, p->y + p->u / 2, w, 1, c);
+        ui_text(p->dl, buf, p->x, p->y, c);
+        if (style & (LESSON_LINK | LESSON_STRONG)) ui_line_to(p->dl, p->x, p->y + p->u, p->x + w, p->y + p->u, 1, c);
+        if (style & LESSON_DEL) ui_line_to(p->dl, p->x, p->y + p->u / 2, p->x + w, p->y + p->u / 2, 1, c);
     }
     p->x += w;
 }
 
 /* Lays text out from (x0, y) within [x0, right); returns the y below it. */
-static int flow(ui_gfx *g, const char *text, const lesson_span *sp, int nsp, int x0, int y, int right,
+static int flow(ui_draw *dl, const char *text, const lesson_span *sp, int nsp, int x0, int y, int right,
                 uint32_t color, bool draw)
 {
-    pen p = {g, x0, right, x0, y, ui_line(g), draw, color};
-    int space = ui_text_w(g, " ");
+    pen p = {dl, x0, right, x0, y, ui_line(dl), draw, color};
+    int space = ui_text_w(dl, " ");
     const char *s = text;
     while (*s) {
         if (*s == '\n') {
@@ -140,7 +140,7 @@ static int flow(ui_gfx *g, const char *text, const lesson_span *sp, int nsp, int
         for (int n; (n = closing(ce)) > 0;) ce += n;
         int glue = 0;
         char gbuf[WORD_MAX];
-        if (ce > e && style_at(sp, nsp, (int)(e - text)) != st) glue = ui_text_w(g, word_str(gbuf, e, (int)(ce - e)));
+        if (ce > e && style_at(sp, nsp, (int)(e - text)) != st) glue = ui_text_w(dl, word_str(gbuf, e, (int)(ce - e)));
         else e = ce;
         word(&p, s, (int)(e - s), st, glue);
         s = e;
@@ -150,15 +150,15 @@ static int flow(ui_gfx *g, const char *text, const lesson_span *sp, int nsp, int
 
 /* ---- buttons */
 
-static int button(ui_gfx *g, int x, int y, const char *label, bool primary, ui_action act, int arg)
+static int button(ui_draw *dl, int x, int y, const char *label, bool primary, ui_action act, int arg)
 {
-    int u = ui_line(g);
-    int w = ui_text_w(g, label) + u;
-    SDL_Rect r = {x, y, w, u + u / 2};
-    ui_fill(g, r.x, r.y, r.w, r.h, primary ? 0xFF2E5E78u : UI_PANEL_HI);
-    ui_frame(g, r.x, r.y, r.w, r.h, 1, primary ? UI_ACCENT : UI_TEXT_DIM);
-    ui_text(g, label, x + u / 2, y + u / 4, UI_WHITE);
-    ui_layout_hit(g->layout, ui_rect_of(r), act, arg);
+    int u = ui_line(dl);
+    int w = ui_text_w(dl, label) + u;
+    ui_rect r = {x, y, w, u + u / 2};
+    ui_fill(dl, r.x, r.y, r.w, r.h, primary ? 0xFF2E5E78u : UI_PANEL_HI);
+    ui_frame(dl, r.x, r.y, r.w, r.h, 1, primary ? UI_ACCENT : UI_TEXT_DIM);
+    ui_text(dl, label, x + u / 2, y + u / 4, UI_WHITE);
+    ui_layout_hit(dl->layout, r, act, arg);
     return w;
 }
 
@@ -175,75 +175,75 @@ static const char *cell_instruction(lesson_cell_rule r)
     }
 }
 
-static int quiz_widget(ui_gfx *g, ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
+static int quiz_widget(ui_draw *dl, ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
 {
     ui_player *p = &app->lesson;
     const lesson_quiz *q = &p->ls.steps[p->step].quizzes[b->quiz];
     ui_quiz_answer *a = &p->answers[b->quiz];
-    int u = ui_line(g), row = u + u / 2;
+    int u = ui_line(dl), row = u + u / 2;
     char buf[160];
     if (q->kind == LESSON_QUIZ_CHOICE && q->n_correct > 1)
-        y = flow(g, _("Choose all that apply."), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
+        y = flow(dl, _("Choose all that apply."), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
     if (q->kind == LESSON_QUIZ_CELLS) {
-        y = flow(g, cell_instruction(q->rule), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
+        y = flow(dl, cell_instruction(q->rule), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
         int picks = 0;
         for (int i = 0; a->cells && i < a->rows * a->cols; i++) picks += a->cells[i];
         snprintf(buf, sizeof buf, _("%d cells picked"), picks);
-        y = flow(g, buf, NULL, 0, x, y, right, UI_TEXT_DIM, draw);
+        y = flow(dl, buf, NULL, 0, x, y, right, UI_TEXT_DIM, draw);
     }
     int bx = x;
     if (draw) {
         if (q->kind == LESSON_QUIZ_NUMBER) {
             bool focus = p->focus == b->quiz;
             int fw = 8 * u;
-            ui_fill(g, bx, y, fw, row, focus ? UI_BG : UI_PANEL_HI);
-            ui_frame(g, bx, y, fw, row, 1, focus ? UI_ACCENT : UI_TEXT_DIM);
-            int tw = ui_text(g, a->text, bx + u / 3, y + u / 4, UI_WHITE);
-            if (focus) ui_fill(g, bx + u / 3 + tw, y + u / 4, 2, u, UI_WHITE);
-            else if (!a->text[0]) ui_text(g, _("type a number"), bx + u / 3, y + u / 4, UI_TEXT_DIM);
-            ui_layout_hit(g->layout, (ui_rect){bx, y, fw, row}, UI_ACT_LESSON_FIELD, b->quiz);
+            ui_fill(dl, bx, y, fw, row, focus ? UI_BG : UI_PANEL_HI);
+            ui_frame(dl, bx, y, fw, row, 1, focus ? UI_ACCENT : UI_TEXT_DIM);
+            int tw = ui_text(dl, a->text, bx + u / 3, y + u / 4, UI_WHITE);
+            if (focus) ui_line_to(dl, bx + u / 3 + tw, y + u / 4, bx + u / 3 + tw, y + u / 4 + u, 2, UI_WHITE);
+            else if (!a->text[0]) ui_text(dl, _("type a number"), bx + u / 3, y + u / 4, UI_TEXT_DIM);
+            ui_layout_hit(dl->layout, (ui_rect){bx, y, fw, row}, UI_ACT_LESSON_FIELD, b->quiz);
             bx += fw + u / 2;
         }
-        bx += button(g, bx, y, _("Check"), true, UI_ACT_LESSON_CHECK, b->quiz) + u / 2;
+        bx += button(dl, bx, y, _("Check"), true, UI_ACT_LESSON_CHECK, b->quiz) + u / 2;
         if (q->kind == LESSON_QUIZ_CELLS && a->tries && !a->grade.right)
-            button(g, bx, y, a->show ? _("Hide answer") : _("Show answer"), false, UI_ACT_LESSON_REVEAL, b->quiz);
+            button(dl, bx, y, a->show ? _("Hide answer") : _("Show answer"), false, UI_ACT_LESSON_REVEAL, b->quiz);
     }
     y += row + u / 2;
     if (a->feedback[0]) {
         uint32_t c = !a->graded ? UI_TEXT : a->grade.right ? UI_GOOD : UI_ERROR;
-        y = flow(g, a->feedback, NULL, 0, x, y, right, c, draw);
-        if (a->graded && a->grade.right && q->explain) y = flow(g, q->explain, NULL, 0, x, y, right, UI_TEXT, draw);
+        y = flow(dl, a->feedback, NULL, 0, x, y, right, c, draw);
+        if (a->graded && a->grade.right && q->explain) y = flow(dl, q->explain, NULL, 0, x, y, right, UI_TEXT, draw);
         if (a->graded && !a->grade.right && q->hint) {
             const char *lead = _("Hint: ");
             char line[600];
             snprintf(line, sizeof line, "%s%s", lead, q->hint);
             lesson_span sp = {0, (int)strlen(lead), LESSON_STRONG};
-            y = flow(g, line, &sp, 1, x, y, right, UI_TEXT, draw);
+            y = flow(dl, line, &sp, 1, x, y, right, UI_TEXT, draw);
         }
     } else if (p->progress && lesson_progress_quiz_result(p->progress, p->name, p->step, b->quiz) == 1) {
-        y = flow(g, _("✓ answered right before"), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
+        y = flow(dl, _("✓ answered right before"), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
     }
     return y + u / 2;
 }
 
 /* ---- blocks */
 
-static int block(ui_gfx *g, ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
+static int block(ui_draw *dl, ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
 {
-    int u = ui_line(g);
+    int u = ui_line(dl);
     int gap = u / 2;
     switch (b->kind) {
     case LESSON_BLOCK_HEADING:
-        return flow(g, b->text, NULL, 0, x, y + u / 4, right, UI_WHITE, draw) + gap / 2;
+        return flow(dl, b->text, NULL, 0, x, y + u / 4, right, UI_WHITE, draw) + gap / 2;
     case LESSON_BLOCK_ITEM: {
         int ind = x + (b->level - 1) * u;
-        int mw = ui_imax(ui_text_w(g, b->marker), u / 2) + u / 3;
-        if (draw) ui_text(g, b->marker, ind, y, UI_ACCENT);
-        return flow(g, b->text, b->spans, b->n_spans, ind + mw, y, right, UI_TEXT, draw) + gap / 2;
+        int mw = ui_imax(ui_text_w(dl, b->marker), u / 2) + u / 3;
+        if (draw) ui_text(dl, b->marker, ind, y, UI_ACCENT);
+        return flow(dl, b->text, b->spans, b->n_spans, ind + mw, y, right, UI_TEXT, draw) + gap / 2;
     }
     case LESSON_BLOCK_QUOTE: {
-        int ny = flow(g, b->text, b->spans, b->n_spans, x + u, y, right, UI_TEXT_DIM, draw);
-        if (draw) ui_fill(g, x + u / 4, y, 3, ny - y - u / 4, UI_TEXT_DIM);
+        int ny = flow(dl, b->text, b->spans, b->n_spans, x + u, y, right, UI_TEXT_DIM, draw);
+        if (draw) ui_line_to(dl, x + u / 4, y, x + u / 4, ny - u / 4, 3, UI_TEXT_DIM);
         return ny + gap;
     }
     case LESSON_BLOCK_CODE: {
@@ -251,21 +251,21 @@ static int block(ui_gfx *g, ui_app *app, const lesson_block *b, int x, int y, in
         for (const char *c = b->text; *c; c++) lines += *c == '\n';
         int h = lines * (u + u / 8) + u / 2;
         if (draw) {
-            ui_fill(g, x, y, right - x, h, UI_BG);
+            ui_fill(dl, x, y, right - x, h, UI_BG);
             char line[512];
             const char *s = b->text;
             for (int i = 0; i < lines; i++) {
                 const char *nl = strchr(s, '\n');
                 int n = nl ? (int)(nl - s) : (int)strlen(s);
                 snprintf(line, sizeof line, "%.*s", n, s);
-                ui_text_fit(g, line, x + u / 3, y + u / 4 + i * (u + u / 8), right - x - u / 2, UI_CODE);
+                ui_text_fit(dl, line, x + u / 3, y + u / 4 + i * (u + u / 8), right - x - u / 2, UI_CODE);
                 s = nl ? nl + 1 : s + n;
             }
         }
         return y + h + gap;
     }
     case LESSON_BLOCK_TABLE_ROW:
-        if (draw) ui_text_fit(g, b->text, x, y, right - x, b->level ? UI_WHITE : UI_TEXT);
+        if (draw) ui_text_fit(dl, b->text, x, y, right - x, b->level ? UI_WHITE : UI_TEXT);
         return y + u + u / 4;
     case LESSON_BLOCK_CHOICE: {
         ui_player *p = &app->lesson;
@@ -273,118 +273,118 @@ static int block(ui_gfx *g, ui_app *app, const lesson_block *b, int x, int y, in
         const lesson_quiz *q = &p->ls.steps[p->step].quizzes[b->quiz];
         int ind = x + (b->level - 1) * u;
         int box = u - 2;
-        int ny = flow(g, b->text, b->spans, b->n_spans, ind + box + u / 2, y, right, UI_TEXT, draw);
+        int ny = flow(dl, b->text, b->spans, b->n_spans, ind + box + u / 2, y, right, UI_TEXT, draw);
         if (draw) {
             bool on = a->picked[b->choice];
             uint32_t c = on ? UI_ACCENT : UI_TEXT_DIM;
             if (a->graded && on) c = q->correct[b->choice] ? UI_GOOD : UI_ERROR;
-            ui_frame(g, ind, y + 1, box, box, 2, c);
-            if (on) ui_fill(g, ind + 4, y + 5, box - 8, box - 8, c);
-            ui_layout_hit(g->layout, (ui_rect){ind, y - u / 8, right - ind, ny - y}, UI_ACT_LESSON_CHOICE, b->quiz << 8 | b->choice);
+            ui_frame(dl, ind, y + 1, box, box, 2, c);
+            if (on) ui_fill(dl, ind + 4, y + 5, box - 8, box - 8, c);
+            ui_layout_hit(dl->layout, (ui_rect){ind, y - u / 8, right - ind, ny - y}, UI_ACT_LESSON_CHOICE, b->quiz << 8 | b->choice);
         }
         return ny + gap / 2;
     }
-    case LESSON_BLOCK_QUIZ: return quiz_widget(g, app, b, x, y, right, draw);
-    default: return flow(g, b->text, b->spans, b->n_spans, x, y, right, UI_TEXT, draw) + gap;
+    case LESSON_BLOCK_QUIZ: return quiz_widget(dl, app, b, x, y, right, draw);
+    default: return flow(dl, b->text, b->spans, b->n_spans, x, y, right, UI_TEXT, draw) + gap;
     }
 }
 
-static int content(ui_gfx *g, ui_app *app, int x, int y, int right, bool draw)
+static int content(ui_draw *dl, ui_app *app, int x, int y, int right, bool draw)
 {
     ui_player *p = &app->lesson;
     const lesson_step *st = &p->ls.steps[p->step];
     if (p->step == 0)
         for (int i = 0; i < p->ls.intro.n_blocks; i++) {
             const lesson_block *b = &p->ls.intro.blocks[i];
-            if (b->kind != LESSON_BLOCK_QUIZ && b->kind != LESSON_BLOCK_CHOICE) y = block(g, app, b, x, y, right, draw);
+            if (b->kind != LESSON_BLOCK_QUIZ && b->kind != LESSON_BLOCK_CHOICE) y = block(dl, app, b, x, y, right, draw);
         }
-    for (int i = 0; i < st->n_blocks; i++) y = block(g, app, &st->blocks[i], x, y, right, draw);
+    for (int i = 0; i < st->n_blocks; i++) y = block(dl, app, &st->blocks[i], x, y, right, draw);
     return y;
 }
 
-void ui_render_lesson(ui_app *app, ui_gfx *g, SDL_Rect box)
+void ui_render_lesson(ui_app *app, ui_draw *dl, ui_rect box)
 {
     ui_player *p = &app->lesson;
-    int u = ui_line(g);
+    int u = ui_line(dl);
     char buf[300], label[64];
-    ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
-    ui_fill(g, box.x, box.y, 2, box.h, UI_PANEL_HI);
+    ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
+    ui_fill(dl, box.x, box.y, 2, box.h, UI_PANEL_HI);
     int x = box.x + u, right = box.x + box.w - u, y = box.y + u / 2;
 
     /* header: lesson, step, progress through the steps */
-    ui_text_fit(g, p->ls.title, x, y, right - x, UI_ACCENT);
+    ui_text_fit(dl, p->ls.title, x, y, right - x, UI_ACCENT);
     y += u + u / 3;
     ui_player_step_label(p, label, sizeof label);
-    int lw = ui_text(g, label, x, y, UI_TEXT_DIM) + u / 2;
-    ui_text_fit(g, p->ls.steps[p->step].title, x + lw, y, right - x - lw, UI_WHITE);
+    int lw = ui_text(dl, label, x, y, UI_TEXT_DIM) + u / 2;
+    ui_text_fit(dl, p->ls.steps[p->step].title, x + lw, y, right - x - lw, UI_WHITE);
     y += u + u / 3;
     int n = p->ls.n_steps, seg = ui_imax(2, (right - x) / ui_imax(1, n));
     for (int i = 0; i < n; i++)
-        ui_fill(g, x + i * seg, y, seg - 2, u / 4, i < p->step ? UI_ACCENT : i == p->step ? UI_WHITE : UI_PANEL_HI);
+        ui_fill(dl, x + i * seg, y, seg - 2, u / 4, i < p->step ? UI_ACCENT : i == p->step ? UI_WHITE : UI_PANEL_HI);
     y += u / 2 + u / 4;
 
     /* footer: navigation */
     int foot = u + u / 2 + u / 2;
     int fy = box.y + box.h - foot;
     int bx = x;
-    if (p->step > 0) bx += button(g, bx, fy, _("◀ Back"), false, UI_ACT_LESSON_PREV, 0) + u / 3;
-    bx += button(g, bx, fy, _("↺ Step"), false, UI_ACT_LESSON_RESTORE, 0) + u / 3;
-    bx += button(g, bx, fy, _("☰ Lessons"), false, UI_ACT_PICKER, 0) + u / 3;
+    if (p->step > 0) bx += button(dl, bx, fy, _("◀ Back"), false, UI_ACT_LESSON_PREV, 0) + u / 3;
+    bx += button(dl, bx, fy, _("↺ Step"), false, UI_ACT_LESSON_RESTORE, 0) + u / 3;
+    bx += button(dl, bx, fy, _("☰ Lessons"), false, UI_ACT_PICKER, 0) + u / 3;
     if (p->step + 1 < n) {
         snprintf(buf, sizeof buf, "%s", _("Next ▶"));
-        int w = ui_text_w(g, buf) + u;
-        button(g, ui_imax(bx, right - w), fy, buf, true, UI_ACT_LESSON_NEXT, 0);
+        int w = ui_text_w(dl, buf) + u;
+        button(dl, ui_imax(bx, right - w), fy, buf, true, UI_ACT_LESSON_NEXT, 0);
     } else {
-        ui_text_fit(g, _("Last step ✓"), ui_imax(bx, right - ui_text_w(g, _("Last step ✓"))), fy + u / 4, right - bx,
+        ui_text_fit(dl, _("Last step ✓"), ui_imax(bx, right - ui_text_w(dl, _("Last step ✓"))), fy + u / 4, right - bx,
                     UI_GOOD);
     }
 
     /* the step, scrolled and clipped */
-    SDL_Rect clip = {box.x, y, box.w, fy - u / 2 - y};
-    int total = content(g, app, x, 0, right, false);
+    ui_rect clip = {box.x, y, box.w, fy - u / 2 - y};
+    int total = content(dl, app, x, 0, right, false);
     p->content_h = ui_imax(0, total - clip.h + u);
     if (p->scroll > p->content_h) p->scroll = p->content_h;
-    SDL_RenderSetClipRect(g->r, &clip);
-    ui_layout *l = g->layout;
+    ui_clip_push(dl, clip);
+    ui_layout *l = dl->layout;
     int first_hit = l->n_hits;
-    content(g, app, x, y - p->scroll, right, true);
+    content(dl, app, x, y - p->scroll, right, true);
     /* hits scrolled out of view must not take clicks */
-    for (int i = first_hit; i < l->n_hits; i++) l->hits[i].r = ui_rect_intersect(l->hits[i].r, ui_rect_of(clip));
-    SDL_RenderSetClipRect(g->r, NULL);
+    for (int i = first_hit; i < l->n_hits; i++) l->hits[i].r = ui_rect_intersect(l->hits[i].r, clip);
+    ui_clip_pop(dl);
     if (p->content_h > 0) { /* scroll bar */
         int bh = ui_imax(u, clip.h * clip.h / (clip.h + p->content_h));
         int by = clip.y + (clip.h - bh) * p->scroll / p->content_h;
-        ui_fill(g, box.x + box.w - u / 3, by, u / 5, bh, UI_TEXT_DIM);
+        ui_fill(dl, box.x + box.w - u / 3, by, u / 5, bh, UI_TEXT_DIM);
     }
 }
 
 /* ---- marks on the heatmap */
 
-static void cell_frame(ui_gfx *g, const ui_heat_area *a, int i, int j, int t, uint32_t c)
+static void cell_frame(ui_draw *dl, const ui_heat_area *a, int i, int j, int t, uint32_t c)
 {
     int x, y, w, h;
     ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, i, j, &x, &y, &w, &h);
     if (w <= 0 || h <= 0) return;
-    ui_frame(g, a->r.x + x, a->r.y + y, w, h, ui_imin(t, ui_imax(1, ui_imin(w, h) / 3)), c);
+    ui_frame(dl, a->r.x + x, a->r.y + y, w, h, ui_imin(t, ui_imax(1, ui_imin(w, h) / 3)), c);
 }
 
-void ui_render_lesson_marks(ui_app *app, ui_gfx *g)
+void ui_render_lesson_marks(ui_app *app, ui_draw *dl)
 {
     ui_player *p = &app->lesson;
     if (!p->open || app->view != UI_VIEW_SINGLE) return;
-    for (int k = 0; k < g->layout->n_areas; k++) {
-        const ui_heat_area *a = &g->layout->areas[k];
+    for (int k = 0; k < dl->layout->n_areas; k++) {
+        const ui_heat_area *a = &dl->layout->areas[k];
         if (a->pane != 0 || a->head != app->head) continue;
         /* the step's highlight, on the stage the step shows */
         const lesson_view *v = &p->view;
         if (!strcmp(a->stage, v->stage)) {
             if (v->hl == LESSON_HL_ROW && v->hl_index < a->rows)
-                for (int j = 0; j < a->cols; j++) cell_frame(g, a, v->hl_index, j, 2, UI_MARK);
+                for (int j = 0; j < a->cols; j++) cell_frame(dl, a, v->hl_index, j, 2, UI_MARK);
             if (v->hl == LESSON_HL_COL && v->hl_index < a->cols)
-                for (int i = 0; i < a->rows; i++) cell_frame(g, a, i, v->hl_index, 2, UI_MARK);
+                for (int i = 0; i < a->rows; i++) cell_frame(dl, a, i, v->hl_index, 2, UI_MARK);
             for (int c = 0; v->hl == LESSON_HL_CELLS && c < v->n_hl_cells; c++)
                 if (v->hl_cells[c][0] < a->rows && v->hl_cells[c][1] < a->cols)
-                    cell_frame(g, a, v->hl_cells[c][0], v->hl_cells[c][1], 3, UI_MARK);
+                    cell_frame(dl, a, v->hl_cells[c][0], v->hl_cells[c][1], 3, UI_MARK);
         }
         /* the cell quiz: picks, then right / wrong once checked, and the answer on request */
         if (p->cell_quiz < 0) continue;
@@ -398,30 +398,30 @@ void ui_render_lesson_marks(ui_app *app, ui_gfx *g)
         if (ans->show && have)
             for (int i = 0; i < rows; i++)
                 for (int j = 0; j < cols; j++)
-                    if (right[i * cols + j]) cell_frame(g, a, i, j, 1, UI_WHITE);
+                    if (right[i * cols + j]) cell_frame(dl, a, i, j, 1, UI_WHITE);
         if (!ans->cells || ans->rows != a->rows || ans->cols != a->cols) continue;
         for (int i = 0; i < a->rows; i++)
             for (int j = 0; j < a->cols; j++) {
                 if (!ans->cells[i * a->cols + j]) continue;
                 uint32_t c = UI_ACCENT;
                 if (ans->graded && have) c = right[i * cols + j] ? UI_GOOD : UI_ERROR;
-                cell_frame(g, a, i, j, 4, c);
+                cell_frame(dl, a, i, j, 4, c);
             }
     }
 }
 
 /* ---- the picker */
 
-void ui_render_picker(ui_app *app, ui_gfx *g)
+void ui_render_picker(ui_app *app, ui_draw *dl)
 {
     ui_player *p = &app->lesson;
-    int u = ui_line(g);
+    int u = ui_line(dl);
     int W = app->full_width, H = app->height;
-    ui_fill(g, 0, 0, W, H, 0xF4101016u);
+    ui_fill(dl, 0, 0, W, H, 0xF4101016u);
     int w = ui_imin(W - 2 * u, 60 * u), x = (W - w) / 2, y = u;
     char buf[400];
     snprintf(buf, sizeof buf, _("Lessons (%s)"), !strcmp(p->lang, "zh") ? "中文" : "English");
-    ui_text(g, buf, x, y, UI_WHITE);
+    ui_text(dl, buf, x, y, UI_WHITE);
     y += 2 * u;
     int row = 2 * u + u / 2;
     int foot = 2 * u + u / 2;
@@ -431,8 +431,8 @@ void ui_render_picker(ui_app *app, ui_gfx *g)
         const lesson_entry *e = &p->catalog.items[i];
         int ry = y + (i - first) * row;
         bool sel = i == p->sel;
-        ui_fill(g, x, ry, w, row - u / 4, sel ? UI_PANEL_HI : UI_PANEL);
-        if (sel) ui_frame(g, x, ry, w, row - u / 4, 1, UI_ACCENT);
+        ui_fill(dl, x, ry, w, row - u / 4, sel ? UI_PANEL_HI : UI_PANEL);
+        if (sel) ui_frame(dl, x, ry, w, row - u / 4, 1, UI_ACCENT);
         lesson_record r = p->progress ? lesson_progress_get(p->progress, e->name) : (lesson_record){0};
         if (e->error) snprintf(buf, sizeof buf, "%s", _("cannot open"));
         else if (r.finished)
@@ -441,14 +441,14 @@ void ui_render_picker(ui_app *app, ui_gfx *g)
             snprintf(buf, sizeof buf, _("step %d / %d · quizzes %d/%d"), r.step, e->n_steps, r.quizzes_right,
                      e->n_quizzes);
         else snprintf(buf, sizeof buf, _("%d steps · not started"), e->n_steps);
-        int pw = ui_text_w(g, buf);
-        ui_text(g, buf, x + w - pw - u / 2, ry + u / 4, e->error ? UI_ERROR : r.finished ? UI_GOOD : UI_TEXT_DIM);
-        ui_text_fit(g, e->title, x + u / 2, ry + u / 4, w - pw - 2 * u, sel ? UI_WHITE : UI_TEXT);
-        ui_text_fit(g, e->error ? e->error : e->summary, x + u / 2, ry + u + u / 4, w - u, UI_TEXT_DIM);
-        ui_layout_hit(g->layout, (ui_rect){x, ry, w, row - u / 4}, UI_ACT_PICK, i);
+        int pw = ui_text_w(dl, buf);
+        ui_text(dl, buf, x + w - pw - u / 2, ry + u / 4, e->error ? UI_ERROR : r.finished ? UI_GOOD : UI_TEXT_DIM);
+        ui_text_fit(dl, e->title, x + u / 2, ry + u / 4, w - pw - 2 * u, sel ? UI_WHITE : UI_TEXT);
+        ui_text_fit(dl, e->error ? e->error : e->summary, x + u / 2, ry + u + u / 4, w - u, UI_TEXT_DIM);
+        ui_layout_hit(dl->layout, (ui_rect){x, ry, w, row - u / 4}, UI_ACT_PICK, i);
     }
-    if (!p->have_catalog || !p->catalog.n) ui_text(g, _("No lessons found."), x, y, UI_ERROR);
+    if (!p->have_catalog || !p->catalog.n) ui_text(dl, _("No lessons found."), x, y, UI_ERROR);
     const char *help = p->confirm_reset ? _("Press Delete again to forget all progress; any other key keeps it.")
                                         : _("↑ ↓ choose · Enter open · Esc close · Delete reset progress");
-    ui_text_fit(g, help, x, H - foot + u / 2, w, p->confirm_reset ? UI_ERROR : UI_TEXT_DIM);
+    ui_text_fit(dl, help, x, H - foot + u / 2, w, p->confirm_reset ? UI_ERROR : UI_TEXT_DIM);
 }

@@ -8,7 +8,6 @@
 
 #include "i18n.h"
 
-static const float NEG_INF_CELL[1] = {-INFINITY};
 static const float NAN_CELL[1] = {NAN};
 
 
@@ -42,18 +41,18 @@ static int specials(const ui_slice *s)
     return f;
 }
 
-static int colorbar_width(ui_gfx *g)
+static int colorbar_width(ui_draw *dl)
 {
-    return ui_line(g) + ui_text_w(g, "−0.00") + ui_line(g);
+    return ui_line(dl) + ui_text_w(dl, "−0.00") + ui_line(dl);
 }
 
 /* A vertical colour bar of sc at (x, y, h), labelled with its range; a hatch
  * swatch underneath when the picture has masked cells, a checkerboard one when
  * it has NaN cells (flags: HAS_MASKED, HAS_NAN). The bar is shortened so that
  * the swatches end above bottom. */
-static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, int flags, int bottom)
+static void colorbar(ui_draw *dl, const ui_scale *sc, int x, int y, int h, int flags, int bottom)
 {
-    int u = ui_line(g), bw = u * 3 / 4;
+    int u = ui_line(dl), bw = u * 3 / 4;
     int legend = u / 2 + (flags & HAS_MASKED ? 2 * u + u / 2 : 0) + (flags & HAS_NAN ? 2 * u : 0);
     h = ui_imin(h, bottom - y - legend);
     if (h < 3 * u) h = 3 * u;
@@ -61,65 +60,64 @@ static void colorbar(ui_gfx *g, const ui_scale *sc, int x, int y, int h, int fla
     for (int k = 0; k < steps; k++) {
         int y0 = y + k * h / steps, y1 = y + (k + 1) * h / steps;
         float v = sc->hi - (sc->hi - sc->lo) * (k + 0.5f) / steps;
-        ui_fill(g, x, y0, bw, y1 - y0, ui_heat_color(sc, v));
+        ui_fill(dl, x, y0, bw, y1 - y0, ui_heat_color(sc, v));
     }
-    ui_frame(g, x - 1, y - 1, bw + 2, h + 2, 1, UI_TEXT_DIM);
+    ui_frame(dl, x - 1, y - 1, bw + 2, h + 2, 1, UI_TEXT_DIM);
     char buf[32];
-    ui_text(g, ui_view_format(sc->hi, buf, sizeof buf), x + bw + 4, y - u / 4, UI_TEXT);
-    ui_text(g, ui_view_format(sc->lo, buf, sizeof buf), x + bw + 4, y + h - u + u / 4, UI_TEXT);
-    if (sc->cmap == UI_CMAP_DIVERGING && h >= 5 * u) ui_text(g, "0", x + bw + 4, y + h / 2 - u / 2, UI_TEXT_DIM);
+    ui_text(dl, ui_view_format(sc->hi, buf, sizeof buf), x + bw + 4, y - u / 4, UI_TEXT);
+    ui_text(dl, ui_view_format(sc->lo, buf, sizeof buf), x + bw + 4, y + h - u + u / 4, UI_TEXT);
+    if (sc->cmap == UI_CMAP_DIVERGING && h >= 5 * u) ui_text(dl, "0", x + bw + 4, y + h / 2 - u / 2, UI_TEXT_DIM);
     y += h + u / 2;
     if (flags & HAS_MASKED) {
-        ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1, NULL, 0, 0};
-        ui_gfx_heatmap(g, 1, &one, sc, x, y, bw, u, 0);
-        ui_text(g, "−∞", x + bw + 4, y, UI_TEXT);
+        ui_hatch(dl, x, y, bw, u);
+        ui_text(dl, "−∞", x + bw + 4, y, UI_TEXT);
         /* TRANSLATORS: legend under the hatched −∞ swatch of the colour bar; keep it short */
-        ui_text(g, _("masked"), x, y + u, UI_TEXT_DIM);
+        ui_text(dl, _("masked"), x, y + u, UI_TEXT_DIM);
         y += 2 * u + u / 2;
     }
     if (flags & HAS_NAN) {
         ui_slice one = {NAN_CELL, 1, 1, 1, 1, NULL, 0, 0};
-        ui_gfx_heatmap(g, 1, &one, sc, x, y, bw, u, 0);
-        ui_text(g, "NaN", x + bw + 4, y, UI_TEXT);
-        ui_text(g, "0/0", x, y + u, UI_TEXT_DIM); /* where softmax's NaN comes from */
+        ui_heatmap(dl, 1, &one, sc, x, y, bw, u, 0);
+        ui_text(dl, "NaN", x + bw + 4, y, UI_TEXT);
+        ui_text(dl, "0/0", x, y + u, UI_TEXT_DIM); /* where softmax's NaN comes from */
     }
 }
 
 /* The room a heatmap of v gets in box: row label width *lw, column label
  * height *lh, and the largest square cell that fits (*avail_w, *avail_h: the
  * space for the cells). Returns the cell size, or -1 when nothing fits. */
-static double layout(ui_gfx *g, const attn_trace *tr, const ui_view_slice *v, SDL_Rect box, const ui_plot_opts *o,
+static double layout(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, ui_rect box, const ui_plot_opts *o,
                      int *lw, int *lh, int *avail_w, int *avail_h)
 {
     const ui_slice *s = &v->slice;
-    int u = ui_line(g);
+    int u = ui_line(dl);
     char buf[96];
     *lw = *lh = 0;
     if (s->rows <= 0 || s->cols <= 0 || box.w <= 0 || box.h <= 0) return -1;
     if (o->labels && !o->no_row_labels) {
         int step = ui_imax(1, s->rows / 64);
         for (int i = 0; i < s->rows; i += step)
-            *lw = ui_imax(*lw, ui_text_w(g, ui_view_row_label(tr, v, i, buf, sizeof buf)));
+            *lw = ui_imax(*lw, ui_text_w(dl, ui_view_row_label(tr, v, i, buf, sizeof buf)));
         *lw = ui_imin(*lw, box.w / 5) + u / 2;
     }
     if (o->labels) *lh = u + u / 4;
-    int cbw = o->colorbar ? colorbar_width(g) : 0;
+    int cbw = o->colorbar ? colorbar_width(dl) : 0;
     *avail_w = box.w - *lw - cbw;
     *avail_h = box.h - *lh - (o->colorbar ? 2 * u : 0);
     if (*avail_w < 8 || *avail_h < 8) return -1;
     return fmin((double)*avail_w / s->cols, (double)*avail_h / s->rows);
 }
 
-int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
-                    SDL_Rect box, const ui_plot_opts *o)
+int ui_plot_heatmap(ui_draw *dl, ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
+                    ui_rect box, const ui_plot_opts *o)
 {
     const ui_slice *s = &v->slice;
-    int u = ui_line(g);
+    int u = ui_line(dl);
     char buf[96];
 
     /* room for labels and the colour bar */
     int lw, lh, avail_w, avail_h;
-    double cell = layout(g, tr, v, box, o, &lw, &lh, &avail_w, &avail_h);
+    double cell = layout(dl, tr, v, box, o, &lw, &lh, &avail_w, &avail_h);
     if (cell < 0) return -1;
     bool row_labels = o->labels && !o->no_row_labels, col_labels = o->labels;
 
@@ -138,14 +136,14 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
     int x0 = box.x + lw, y0 = box.y + lh;
     int cw = w / s->cols, ch = h / s->rows;
     int gap = cw >= 40 && ch >= 40 ? 2 : (cw >= 12 && ch >= 12 ? 1 : 0);
-    ui_gfx_heatmap(g, o->generation, s, sc, x0, y0, w, h, gap);
-    int area = add_area(g->layout, (ui_rect){x0, y0, w, h}, s->rows, s->cols, v->head < 0 ? app->head : v->head,
+    ui_heatmap(dl, o->generation, s, sc, x0, y0, w, h, gap);
+    int area = add_area(dl->layout, (ui_rect){x0, y0, w, h}, s->rows, s->cols, v->head < 0 ? app->head : v->head,
                         o->pane, v->tensor->name);
 
     /* numbers inside cells, or at least the −∞ glyph on masked cells */
-    int num_w = ui_text_w(g, "−0.00") + 6;
+    int num_w = ui_text_w(dl, "−0.00") + 6;
     bool numbers = cw >= num_w && ch >= u + 2;
-    bool glyphs = !numbers && cw >= ui_text_w(g, "−∞") + 4 && ch >= u;
+    bool glyphs = !numbers && cw >= ui_text_w(dl, "−∞") + 4 && ch >= u;
     if (numbers || glyphs) {
         for (int i = 0; i < s->rows; i++) {
             for (int j = 0; j < s->cols; j++) {
@@ -155,14 +153,14 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
                 int cx, cy, cww, chh;
                 ui_heat_cell_rect(w, h, s->rows, s->cols, i, j, &cx, &cy, &cww, &chh);
                 ui_view_format(x, buf, sizeof buf);
-                int tw = ui_text_w(g, buf);
+                int tw = ui_text_w(dl, buf);
                 int tx = x0 + cx + (cww - gap - tw) / 2, ty = y0 + cy + (chh - gap - u) / 2;
                 if (ninf || isnan(x)) {
-                    ui_fill(g, tx - 2, ty, tw + 4, u, UI_HATCH_LIGHT);
-                    ui_text(g, buf, tx, ty, UI_BLACK);
+                    ui_fill(dl, tx - 2, ty, tw + 4, u, UI_HATCH_LIGHT);
+                    ui_text(dl, buf, tx, ty, UI_BLACK);
                 } else {
                     uint32_t bg = ui_heat_color(sc, x);
-                    ui_text(g, buf, tx, ty, ui_argb_luminance(bg) > 0.35f ? UI_BLACK : UI_WHITE);
+                    ui_text(dl, buf, tx, ty, ui_argb_luminance(bg) > 0.35f ? UI_BLACK : UI_WHITE);
                 }
             }
         }
@@ -181,7 +179,7 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
                 ui_heat_cell_rect(w, h, s->rows, s->cols, s->rows - 1, (b + 1) * v->block - 1, &bx, &by, &bw2, &bh);
             }
             bool cur = b == v->block_current;
-            ui_frame(g, x0 + ax - (cur ? 2 : 0), y0 + ay - (cur ? 2 : 0), bx + bw2 - ax + (cur ? 4 : 0),
+            ui_frame(dl, x0 + ax - (cur ? 2 : 0), y0 + ay - (cur ? 2 : 0), bx + bw2 - ax + (cur ? 4 : 0),
                      by + bh - ay + (cur ? 4 : 0), cur ? 3 : 1, cur ? UI_WHITE : UI_TEXT_DIM);
         }
     }
@@ -190,16 +188,16 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
     if (app->sel_row >= 0 && app->sel_row < s->rows && v->row_axis == UI_AXIS_QUERY) {
         int cx, cy, cww, chh;
         ui_heat_cell_rect(w, h, s->rows, s->cols, app->sel_row, 0, &cx, &cy, &cww, &chh);
-        ui_frame(g, x0 - 2, y0 + cy - 2, w + 4, chh + 4 - gap, 2, UI_ACCENT);
+        ui_frame(dl, x0 - 2, y0 + cy - 2, w + 4, chh + 4 - gap, 2, UI_ACCENT);
     }
     if (area >= 0 && area == app->hover_area && app->hover_i >= 0 && app->hover_i < s->rows &&
         app->hover_j < s->cols) {
         int cx, cy, cww, chh;
         ui_heat_cell_rect(w, h, s->rows, s->cols, app->hover_i, app->hover_j, &cx, &cy, &cww, &chh);
         if (cww >= 4 && chh >= 4) {
-            ui_frame(g, x0 + cx - 1, y0 + cy - 1, cww + 2 - gap, chh + 2 - gap, 2, UI_WHITE);
+            ui_frame(dl, x0 + cx - 1, y0 + cy - 1, cww + 2 - gap, chh + 2 - gap, 2, UI_WHITE);
         } else {
-            ui_frame(g, x0 + cx - 3, y0 + cy - 3, cww + 6, chh + 6, 1, UI_WHITE);
+            ui_frame(dl, x0 + cx - 3, y0 + cy - 3, cww + 6, chh + 6, 1, UI_WHITE);
         }
     }
 
@@ -210,60 +208,60 @@ int ui_plot_heatmap(ui_gfx *g, ui_app *app, const attn_trace *tr, const ui_view_
             int cx, cy, cww, chh;
             ui_heat_cell_rect(w, h, s->rows, s->cols, i, 0, &cx, &cy, &cww, &chh);
             const char *lab = ui_view_row_label(tr, v, i, buf, sizeof buf);
-            int tw = ui_imin(ui_text_w(g, lab), lw - u / 2);
+            int tw = ui_imin(ui_text_w(dl, lab), lw - u / 2);
             uint32_t col = i == app->sel_row && v->row_axis == UI_AXIS_QUERY ? UI_ACCENT : UI_TEXT;
-            ui_text_fit(g, lab, x0 - u / 3 - tw, y0 + cy + (chh - u) / 2, lw - u / 2, col);
+            ui_text_fit(dl, lab, x0 - u / 3 - tw, y0 + cy + (chh - u) / 2, lw - u / 2, col);
         }
     }
     if (col_labels) {
         int maxw = 0, probe = ui_imax(1, s->cols / 64);
         for (int j = 0; j < s->cols; j += probe)
-            maxw = ui_imax(maxw, ui_text_w(g, ui_view_col_label(tr, v, j, buf, sizeof buf)));
+            maxw = ui_imax(maxw, ui_text_w(dl, ui_view_col_label(tr, v, j, buf, sizeof buf)));
         int step = ui_imax(1, (int)ceil((maxw + u / 2) / fmax(w / (double)s->cols, 0.01)));
         for (int j = 0; j < s->cols; j += step) {
             int cx, cy, cww, chh;
             ui_heat_cell_rect(w, h, s->rows, s->cols, 0, j, &cx, &cy, &cww, &chh);
             const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
-            int tw = ui_text_w(g, lab);
-            ui_text(g, lab, x0 + cx + (cww - tw) / 2, box.y, UI_TEXT);
+            int tw = ui_text_w(dl, lab);
+            ui_text(dl, lab, x0 + cx + (cww - tw) / 2, box.y, UI_TEXT);
         }
     }
-    if (o->colorbar) colorbar(g, sc, x0 + w + u, y0, h, specials(s), box.y + box.h);
+    if (o->colorbar) colorbar(dl, sc, x0 + w + u, y0, h, specials(s), box.y + box.h);
     return area;
 }
 
 /* ---- single view ---------------------------------------------------------- */
 
-void ui_plot_single(ui_gfx *g, ui_app *app, SDL_Rect box)
+void ui_plot_single(ui_draw *dl, ui_app *app, ui_rect box)
 {
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
     if (!t || ui_view_make(&app->trace, t->name, app->batch, app->head, &v)) return;
     if (app->sel_row >= 0 && v.row_axis == UI_AXIS_QUERY && attn_trace_find(&app->trace, "weights")) {
-        int bh = ui_imin(ui_plot_bars_height(g), box.h / 2);
-        ui_plot_bars(g, app, (SDL_Rect){box.x, box.y + box.h - bh, box.w, bh});
-        box.h -= bh + ui_line(g) / 2;
+        int bh = ui_imin(ui_plot_bars_height(dl), box.h / 2);
+        ui_plot_bars(dl, app, (ui_rect){box.x, box.y + box.h - bh, box.w, bh});
+        box.h -= bh + ui_line(dl) / 2;
     }
     ui_scale sc = ui_app_scale(app, t);
     ui_plot_opts o = {true, false, true, 0, app->generation, 0};
-    ui_plot_heatmap(g, app, &app->trace, &v, &sc, box, &o);
+    ui_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &o);
 }
 
 /* ---- all-heads grid ------------------------------------------------------- */
 
-void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
+void ui_plot_grid(ui_draw *dl, ui_app *app, ui_rect box)
 {
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
-    int u = ui_line(g);
+    int u = ui_line(dl);
     if (!t || ui_view_make(&app->trace, t->name, app->batch, app->head, &v)) return;
     const attn_dims *d = &app->trace.dims;
     if (!v.head_axis) {
-        ui_text_fit(g, _("this stage has no head axis: the grid shows the stages from split heads to context"),
+        ui_text_fit(dl, _("this stage has no head axis: the grid shows the stages from split heads to context"),
                     box.x, box.y, box.w, UI_TEXT_DIM);
         box.y += u * 3 / 2;
         box.h -= u * 3 / 2;
-        ui_plot_single(g, app, box);
+        ui_plot_single(dl, app, box);
         return;
     }
     char buf[160];
@@ -271,9 +269,9 @@ void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
     else if (d->g == 1) snprintf(buf, sizeof buf, _("MQA: all %d heads share one K/V head (g = 1)"), d->h);
     else snprintf(buf, sizeof buf, _("GQA: %d groups of %d heads, each group shares one K/V head (g = %d)"), d->g,
                   d->h / d->g, d->g);
-    ui_text_fit(g, buf, box.x, box.y, box.w, UI_TEXT);
+    ui_text_fit(dl, buf, box.x, box.y, box.w, UI_TEXT);
     if (v.head_axis == '1') {
-        ui_text_fit(g, _("the mask has one copy for all heads: it is broadcast over h"), box.x, box.y + u, box.w,
+        ui_text_fit(dl, _("the mask has one copy for all heads: it is broadcast over h"), box.x, box.y + u, box.w,
                     UI_TEXT_DIM);
         box.y += u;
         box.h -= u;
@@ -282,7 +280,7 @@ void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
     box.h -= u * 3 / 2;
 
     ui_scale sc = ui_app_scale(app, t);
-    int cbw = colorbar_width(g);
+    int cbw = colorbar_width(dl);
     int gw = box.w - cbw, rows = v.slice.rows, cols = v.slice.cols;
     /* the column count that gives the largest cells */
     int best_nc = 1;
@@ -301,27 +299,27 @@ void ui_plot_grid(ui_gfx *g, ui_app *app, SDL_Rect box)
         int kv = ui_view_kv_head(d, hh);
         uint32_t gc = ui_group_argb(kv);
         int px = box.x + (hh % nc) * pw, py = box.y + (hh / nc) * ph;
-        SDL_Rect inner = {px + u / 2, py + u + u / 4, pw - u, ph - u * 3 / 2 - u / 2};
+        ui_rect inner = {px + u / 2, py + u + u / 4, pw - u, ph - u * 3 / 2 - u / 2};
         bool cur = hh == app->head;
         snprintf(buf, sizeof buf, _("head %d · kv %d%s"), hh, kv, cur ? " ◀" : "");
-        ui_text_fit(g, buf, px + u / 2, py, pw - u, gc);
+        ui_text_fit(dl, buf, px + u / 2, py, pw - u, gc);
         ui_plot_opts o = {false, false, false, 0, app->generation, 0};
-        int a = ui_plot_heatmap(g, app, &app->trace, &hv, &sc, inner, &o);
+        int a = ui_plot_heatmap(dl, app, &app->trace, &hv, &sc, inner, &o);
         if (a >= 0) {
-            ui_rect r = g->layout->areas[a].r;
-            ui_frame(g, r.x - 4, r.y - 4, r.w + 8, r.h + 8, 3, gc);
-            if (cur) ui_frame(g, r.x - 7, r.y - 7, r.w + 14, r.h + 14, 2, UI_WHITE);
+            ui_rect r = dl->layout->areas[a].r;
+            ui_frame(dl, r.x - 4, r.y - 4, r.w + 8, r.h + 8, 3, gc);
+            if (cur) ui_frame(dl, r.x - 7, r.y - 7, r.w + 14, r.h + 14, 2, UI_WHITE);
         }
     }
-    colorbar(g, &sc, box.x + gw + u / 2, box.y + u + u / 4, ui_imin(box.h - 4 * u, 12 * u), specials(&v.slice),
+    colorbar(dl, &sc, box.x + gw + u / 2, box.y + u + u / 4, ui_imin(box.h - 4 * u, 12 * u), specials(&v.slice),
              box.y + box.h);
 }
 
 /* ---- compare view --------------------------------------------------------- */
 
-void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
+void ui_plot_compare(ui_draw *dl, ui_app *app, ui_rect box)
 {
-    int u = ui_line(g);
+    int u = ui_line(dl);
     const char *stage = ui_app_compare_stage(app);
     ui_view_slice a, b;
     char buf[200];
@@ -329,15 +327,15 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
     /* TRANSLATORS: a stage name (weights, context), a head number, a mask name ("causal mask") */
     snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->head,
              ui_toggle_name(app->compare_with));
-    int x = box.x + ui_text(g, buf, box.x, box.y, UI_TEXT) + u / 2;
+    int x = box.x + ui_text(dl, buf, box.x, box.y, UI_TEXT) + u / 2;
     for (int t = 0; t < UI_TOGGLE_COUNT; t++) {
         const char *nm = ui_toggle_name((ui_toggle)t);
-        int tw = ui_text_w(g, nm) + u;
+        int tw = ui_text_w(dl, nm) + u;
         bool on = (int)app->compare_with == t;
-        ui_fill(g, x, box.y - 2, tw, u + 4, on ? UI_PANEL_HI : UI_PANEL);
-        if (on) ui_frame(g, x, box.y - 2, tw, u + 4, 1, UI_ACCENT);
-        ui_text(g, nm, x + u / 2, box.y, on ? UI_WHITE : UI_TEXT);
-        ui_layout_hit(g->layout, (ui_rect){x, box.y - 2, tw, u + 4}, UI_ACT_COMPARE_WITH, t);
+        ui_fill(dl, x, box.y - 2, tw, u + 4, on ? UI_PANEL_HI : UI_PANEL);
+        if (on) ui_frame(dl, x, box.y - 2, tw, u + 4, 1, UI_ACCENT);
+        ui_text(dl, nm, x + u / 2, box.y, on ? UI_WHITE : UI_TEXT);
+        ui_layout_hit(dl->layout, (ui_rect){x, box.y - 2, tw, u + 4}, UI_ACT_COMPARE_WITH, t);
         x += tw + u / 3;
     }
     box.y += u * 2;
@@ -346,68 +344,63 @@ void ui_plot_compare(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_scale sc = ui_app_scale(app, a.tensor);
     ui_plot_opts o = {true, false, false, 0, app->generation, 0};
     const char *cap0 = _("as configured");
-    ui_text_fit(g, cap0, box.x, box.y, pw - u, UI_TEXT_DIM);
-    SDL_Rect p0 = {box.x, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
+    ui_text_fit(dl, cap0, box.x, box.y, pw - u, UI_TEXT_DIM);
+    ui_rect p0 = {box.x, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
     /* one cell size for the three panes: the first has row labels, the
      * others a colour bar, so each would otherwise fit a different size */
     ui_plot_opts o_right = {true, true, true, 0, 0, 0};
     int lw, lh, aw, ah;
-    double c0 = layout(g, &app->trace, &a, p0, &o, &lw, &lh, &aw, &ah);
-    double c1 = layout(g, &app->trace, &a, (SDL_Rect){0, 0, p0.w, p0.h}, &o_right, &lw, &lh, &aw, &ah);
+    double c0 = layout(dl, &app->trace, &a, p0, &o, &lw, &lh, &aw, &ah);
+    double c1 = layout(dl, &app->trace, &a, (ui_rect){0, 0, p0.w, p0.h}, &o_right, &lw, &lh, &aw, &ah);
     if (c0 > 0 && c1 > 0) o.max_cell = fmin(c0, c1);
-    ui_plot_heatmap(g, app, &app->trace, &a, &sc, p0, &o);
+    ui_plot_heatmap(dl, app, &app->trace, &a, &sc, p0, &o);
     if (!app->has_alt || ui_view_make(&app->alt, stage, app->batch, app->head, &b) ||
         b.slice.rows != a.slice.rows || b.slice.cols != a.slice.cols) {
-        ui_text_fit(g, _("no toggled version to show (see the status line)"), box.x + pw, box.y, box.w - pw, UI_TEXT_DIM);
+        ui_text_fit(dl, _("no toggled version to show (see the status line)"), box.x + pw, box.y, box.w - pw, UI_TEXT_DIM);
         return;
     }
     snprintf(buf, sizeof buf, _("%s toggled"), ui_toggle_name(app->compare_with));
-    ui_text_fit(g, buf, box.x + pw, box.y, pw - u, UI_TEXT_DIM);
-    SDL_Rect p1 = {box.x + pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
+    ui_text_fit(dl, buf, box.x + pw, box.y, pw - u, UI_TEXT_DIM);
+    ui_rect p1 = {box.x + pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
     o.pane = 1;
     o.no_row_labels = true;
     o.colorbar = true;
-    ui_plot_heatmap(g, app, &app->alt, &b, &sc, p1, &o);
+    ui_plot_heatmap(dl, app, &app->alt, &b, &sc, p1, &o);
 
     /* difference, toggled − configured, on its own symmetric scale */
-    size_t n = (size_t)a.slice.rows * a.slice.cols;
-    if (g->scratch_len < n) {
-        float *p = realloc(g->scratch, n * sizeof *p);
-        if (!p) return;
-        g->scratch = p;
-        g->scratch_len = n;
-    }
+    float *diff = ui_draw_floats(dl, (size_t)a.slice.rows * a.slice.cols);
+    if (!diff) return;
     float m = 0;
     bool nan_moved = false; /* a NaN on one side only is a change too */
     for (int i = 0; i < a.slice.rows; i++)
         for (int j = 0; j < a.slice.cols; j++) {
             float va = ui_slice_at(&a.slice, i, j), vb = ui_slice_at(&b.slice, i, j), dv = vb - va;
-            g->scratch[(size_t)i * a.slice.cols + j] = dv;
+            diff[(size_t)i * a.slice.cols + j] = dv;
             if (isfinite(dv)) m = fmaxf(m, fabsf(dv));
             nan_moved |= isnan(va) != isnan(vb);
         }
     ui_view_slice dview = a;
-    dview.slice = (ui_slice){g->scratch, a.slice.rows, a.slice.cols, a.slice.cols, 1, NULL, 0, 0};
+    dview.slice = (ui_slice){diff, a.slice.rows, a.slice.cols, a.slice.cols, 1, NULL, 0, 0};
     ui_scale dsc = {UI_CMAP_DIVERGING, -(m > 0 ? m : 1), m > 0 ? m : 1};
-    ui_text_fit(g, m > 0 || nan_moved ? _("difference (toggled − configured)") : _("difference: none, the toggle changes nothing here"),
+    ui_text_fit(dl, m > 0 || nan_moved ? _("difference (toggled − configured)") : _("difference: none, the toggle changes nothing here"),
                 box.x + 2 * pw, box.y, box.w - 2 * pw, UI_TEXT_DIM);
-    SDL_Rect p2 = {box.x + 2 * pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
+    ui_rect p2 = {box.x + 2 * pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
     o.pane = 2;
     /* the scratch buffer's contents change with the head: never reuse its picture */
     o.generation = app->generation ^ 0x80000000u ^ (unsigned)(app->head * 7919 + app->batch * 104729 + app->compare_with);
-    ui_plot_heatmap(g, app, &app->trace, &dview, &dsc, p2, &o);
+    ui_plot_heatmap(dl, app, &app->trace, &dview, &dsc, p2, &o);
 }
 
 /* ---- a query row's weights ------------------------------------------------ */
 
-int ui_plot_bars_height(ui_gfx *g)
+int ui_plot_bars_height(ui_draw *dl)
 {
-    return ui_line(g) * 10;
+    return ui_line(dl) * 10;
 }
 
-void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
+void ui_plot_bars(ui_draw *dl, ui_app *app, ui_rect box)
 {
-    int u = ui_line(g);
+    int u = ui_line(dl);
     const attn_tensor *cur = ui_app_tensor(app);
     const char *name = cur && !strcmp(cur->name, "weights_dropout") ? "weights_dropout" : "weights";
     ui_view_slice v;
@@ -431,12 +424,12 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
         why = _(" — every key is masked, but a finite fill spreads the weight over all of them");
     else if (sum == 0)
         why = _(" — dropout removed every weight of this row");
-    ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
+    ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
     char sum_s[32];
     snprintf(sum_s, sizeof sum_s, isnan(sum) ? "NaN" : "%.3f", sum);
     snprintf(buf, sizeof buf, _("%s of query i=%d “%s”, head %d: Σⱼ = %s%s   (click the row again or Esc to close)"),
              name, i, ui_view_row_label(&app->trace, &v, i, tok, sizeof tok), app->head, sum_s, why);
-    ui_text_fit(g, buf, box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT);
+    ui_text_fit(dl, buf, box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT);
 
     int bw = ui_imin(3 * u, ui_imax(1, (box.w - 2 * u) / ui_imax(t, 1)));
     int plot_w = bw * t;
@@ -445,25 +438,23 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
     if (ph < u) return;
     float vmax = 1.0f;
     for (int j = 0; j < t; j++) vmax = fmaxf(vmax, ui_slice_at(&v.slice, i, j)); /* fmaxf skips NaN */
-    ui_fill(g, bx, bottom, plot_w, 1, UI_TEXT_DIM);
-    bool show_vals = bw >= ui_text_w(g, "0.00") + 4;
+    ui_line_to(dl, bx, bottom, bx + plot_w, bottom, 1, UI_TEXT_DIM);
+    bool show_vals = bw >= ui_text_w(dl, "0.00") + 4;
     for (int j = 0; j < t; j++) {
         float w = ui_slice_at(&v.slice, i, j);
         int hh = isnan(w) ? 0 : (int)lroundf(w / vmax * ph); /* a NaN weight has no bar, only its label */
         float m = mask_ok ? attn_tensor_at4(mask, v.batch, 0, i, j) : 0.0f;
         if (m != 0) {
-            ui_slice one = {NEG_INF_CELL, 1, 1, 1, 1, NULL, 0, 0};
-            ui_scale sc = {UI_CMAP_SEQUENTIAL, 0, 1};
-            ui_gfx_heatmap(g, 1, &one, &sc, bx + j * bw + 1, bottom - u / 2, bw - 2, u / 2, 0);
+            ui_hatch(dl, bx + j * bw + 1, bottom - u / 2, bw - 2, u / 2);
         }
-        ui_fill(g, bx + j * bw + 1, bottom - hh, bw - 2, hh, ui_cmap_argb(UI_CMAP_SEQUENTIAL, w / vmax));
+        ui_fill(dl, bx + j * bw + 1, bottom - hh, bw - 2, hh, ui_cmap_argb(UI_CMAP_SEQUENTIAL, w / vmax));
         if (show_vals) {
             snprintf(lab, sizeof lab, isnan(w) ? "NaN" : "%.2f", (double)w);
-            ui_text(g, lab, bx + j * bw + (bw - ui_text_w(g, lab)) / 2, bottom - hh - u, UI_TEXT);
+            ui_text(dl, lab, bx + j * bw + (bw - ui_text_w(dl, lab)) / 2, bottom - hh - u, UI_TEXT);
         }
         const char *kl = ui_view_col_label(&app->trace, &v, j, tok, sizeof tok);
-        if (bw >= ui_text_w(g, kl) + 2 || t <= 16)
-            ui_text_fit(g, kl, bx + j * bw + ui_imax(0, (bw - ui_text_w(g, kl)) / 2), bottom + 2, bw, UI_TEXT);
+        if (bw >= ui_text_w(dl, kl) + 2 || t <= 16)
+            ui_text_fit(dl, kl, bx + j * bw + ui_imax(0, (bw - ui_text_w(dl, kl)) / 2), bottom + 2, bw, UI_TEXT);
     }
     /* the same weights stacked end to end: they reach the mark at 1 */
     int sy = bottom + u + u / 2, sh = u;
@@ -474,10 +465,10 @@ void ui_plot_bars(ui_gfx *g, ui_app *app, SDL_Rect box)
         int xa = bx + (int)lround(acc * plot_w);
         acc += w;
         int xb = bx + (int)lround(acc * plot_w);
-        ui_fill(g, xa, sy, xb - xa, sh, j % 2 ? ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.8f) : ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.45f));
+        ui_fill(dl, xa, sy, xb - xa, sh, j % 2 ? ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.8f) : ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.45f));
     }
-    ui_frame(g, bx - 1, sy - 1, plot_w + 2, sh + 2, 1, UI_TEXT_DIM);
-    ui_fill(g, bx + plot_w, sy - u / 3, 2, sh + 2 * u / 3, UI_WHITE);
-    ui_text(g, "1", bx + plot_w + 4, sy, UI_TEXT);
-    ui_text(g, "0", bx - ui_text_w(g, "0") - 4, sy, UI_TEXT);
+    ui_frame(dl, bx - 1, sy - 1, plot_w + 2, sh + 2, 1, UI_TEXT_DIM);
+    ui_line_to(dl, bx + plot_w, sy - u / 3, bx + plot_w, sy - u / 3 + sh + 2 * u / 3, 2, UI_WHITE);
+    ui_text(dl, "1", bx + plot_w + 4, sy, UI_TEXT);
+    ui_text(dl, "0", bx - ui_text_w(dl, "0") - 4, sy, UI_TEXT);
 }

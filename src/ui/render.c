@@ -11,9 +11,9 @@
 #include "view.h"
 
 
-static void hit(ui_gfx *g, int x, int y, int w, int h, ui_action act, int arg)
+static void hit(ui_draw *dl, int x, int y, int w, int h, ui_action act, int arg)
 {
-    ui_layout_hit(g->layout, (ui_rect){x, y, w, h}, act, arg);
+    ui_layout_hit(dl->layout, (ui_rect){x, y, w, h}, act, arg);
 }
 
 /* ---- the control bar ------------------------------------------------------ */
@@ -22,89 +22,89 @@ typedef struct {
     int x, y, x0, right, h;
 } flow;
 
-static void chip(ui_gfx *g, flow *f, const char *label, bool on, ui_action act, int arg)
+static void chip(ui_draw *dl, flow *f, const char *label, bool on, ui_action act, int arg)
 {
-    int u = ui_line(g);
-    int w = ui_text_w(g, label) + u;
+    int u = ui_line(dl);
+    int w = ui_text_w(dl, label) + u;
     if (f->x + w > f->right && f->x > f->x0) {
         f->x = f->x0;
         f->y += f->h + u / 4;
     }
-    ui_fill(g, f->x, f->y, w, f->h, on ? UI_PANEL_HI : UI_PANEL);
-    if (on) ui_frame(g, f->x, f->y, w, f->h, 1, UI_ACCENT);
-    ui_text(g, label, f->x + u / 2, f->y + (f->h - u) / 2, on ? UI_WHITE : UI_TEXT);
-    hit(g, f->x, f->y, w, f->h, act, arg);
+    ui_fill(dl, f->x, f->y, w, f->h, on ? UI_PANEL_HI : UI_PANEL);
+    if (on) ui_frame(dl, f->x, f->y, w, f->h, 1, UI_ACCENT);
+    ui_text(dl, label, f->x + u / 2, f->y + (f->h - u) / 2, on ? UI_WHITE : UI_TEXT);
+    hit(dl, f->x, f->y, w, f->h, act, arg);
     f->x += w + u / 4;
 }
 
-static int controls(ui_gfx *g, ui_app *app)
+static int controls(ui_draw *dl, ui_app *app)
 {
-    int u = ui_line(g);
+    int u = ui_line(dl);
     const attn_config *c = &app->trace.cfg;
     const attn_dims *d = &app->trace.dims;
     char buf[96], mv[24];
     flow f = {u / 2, u / 3, u / 2, app->width - u / 2, u + u / 2};
-    f.x += ui_text(g, "attnlab", f.x, f.y + u / 4, UI_ACCENT) + u;
+    f.x += ui_text(dl, "attnlab", f.x, f.y + u / 4, UI_ACCENT) + u;
     /* TRANSLATORS: control chips: the key, two spaces, the setting. Keep the key first and the chips short. */
     snprintf(buf, sizeof buf, _("m  mode %s"), d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA");
-    chip(g, &f, buf, false, UI_ACT_MODE, 0);
+    chip(dl, &f, buf, false, UI_ACT_MODE, 0);
     snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
-    chip(g, &f, "−", false, UI_ACT_HEADS_DOWN, 0);
+    chip(dl, &f, "−", false, UI_ACT_HEADS_DOWN, 0);
     f.x -= u / 4;
-    chip(g, &f, buf, false, UI_ACT_HEADS_UP, 0);
+    chip(dl, &f, buf, false, UI_ACT_HEADS_UP, 0);
     snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
-    chip(g, &f, "−", false, UI_ACT_KV_DOWN, 0);
+    chip(dl, &f, "−", false, UI_ACT_KV_DOWN, 0);
     f.x -= u / 4;
-    chip(g, &f, buf, false, UI_ACT_KV_UP, 0);
+    chip(dl, &f, buf, false, UI_ACT_KV_UP, 0);
     /* TRANSLATORS: "on", "off", "REVERSED": the state of the causal mask (and of RoPE) in a chip */
     snprintf(buf, sizeof buf, _("c  causal %s"),
              d->cross || !c->causal ? _("off") : c->causal == ATTN_CAUSAL_REVERSED ? _("REVERSED") : _("on"));
-    chip(g, &f, buf, c->causal && !d->cross, UI_ACT_CAUSAL, 0);
+    chip(dl, &f, buf, c->causal && !d->cross, UI_ACT_CAUSAL, 0);
     /* TRANSLATORS: "left", "right": the side the <pad> tokens are on; "unmasked": no padding mask */
     snprintf(buf, sizeof buf, _("p  padding %s"),
              !c->pad_mask ? _("unmasked") : c->pad_side == ATTN_PAD_LEFT ? _("left") : _("right"));
-    chip(g, &f, buf, c->pad_mask, UI_ACT_PADDING, 0);
+    chip(dl, &f, buf, c->pad_mask, UI_ACT_PADDING, 0);
     snprintf(buf, sizeof buf, _("r  RoPE %s"), c->rope ? _("on") : _("off"));
-    chip(g, &f, buf, c->rope, UI_ACT_ROPE, 0);
-    if (!c->scale) chip(g, &f, _("no 1/√dₖ scaling"), true, UI_ACT_NONE, 0); /* a lesson's pitfall setting */
-    if (!c->softmax_guard) chip(g, &f, _("unguarded softmax"), true, UI_ACT_NONE, 0); /* the same */
+    chip(dl, &f, buf, c->rope, UI_ACT_ROPE, 0);
+    if (!c->scale) chip(dl, &f, _("no 1/√dₖ scaling"), true, UI_ACT_NONE, 0); /* a lesson's pitfall setting */
+    if (!c->softmax_guard) chip(dl, &f, _("unguarded softmax"), true, UI_ACT_NONE, 0); /* the same */
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
-    chip(g, &f, buf, c->train, UI_ACT_TRAIN, 0);
+    chip(dl, &f, buf, c->train, UI_ACT_TRAIN, 0);
     /* TRANSLATORS: the value masked scores are filled with (−∞ or −1e9), not padding */
     snprintf(buf, sizeof buf, _("i  fill %s"), isinf(c->mask_value) ? "−∞" : attn_format_mask_value(c->mask_value, mv, sizeof mv));
-    chip(g, &f, buf, false, UI_ACT_FILL, 0);
-    chip(g, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
-    chip(g, &f, _("e  edit tokens"), app->editing, UI_ACT_EDIT, 0);
-    chip(g, &f, app->decode ? _("k  decoding") : _("k  decode"), app->decode, UI_ACT_DECODE, 0);
-    chip(g, &f, _("g  all heads"), app->view == UI_VIEW_GRID, UI_ACT_GRID, 0);
-    chip(g, &f, _("Tab  compare"), app->view == UI_VIEW_COMPARE, UI_ACT_COMPARE, 0);
-    chip(g, &f, _("l  lessons"), app->lesson.picker, UI_ACT_PICKER, 0);
-    chip(g, &f, _("?  help"), app->help, UI_ACT_HELP, 0);
+    chip(dl, &f, buf, false, UI_ACT_FILL, 0);
+    chip(dl, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
+    chip(dl, &f, _("e  edit tokens"), app->editing, UI_ACT_EDIT, 0);
+    chip(dl, &f, app->decode ? _("k  decoding") : _("k  decode"), app->decode, UI_ACT_DECODE, 0);
+    chip(dl, &f, _("g  all heads"), app->view == UI_VIEW_GRID, UI_ACT_GRID, 0);
+    chip(dl, &f, _("Tab  compare"), app->view == UI_VIEW_COMPARE, UI_ACT_COMPARE, 0);
+    chip(dl, &f, _("l  lessons"), app->lesson.picker, UI_ACT_PICKER, 0);
+    chip(dl, &f, _("?  help"), app->help, UI_ACT_HELP, 0);
     return f.y + f.h + u / 2;
 }
 
 /* ---- the stage navigator -------------------------------------------------- */
 
-static int navigator_width(ui_gfx *g, ui_app *app)
+static int navigator_width(ui_draw *dl, ui_app *app)
 {
     char shape[96];
     int w = 0;
     for (int i = 0; i < app->trace.n_tensors; i++) {
         const attn_tensor *t = &app->trace.tensors[i];
         /* beside a lesson panel, names only: the header above the picture gives the shape */
-        w = ui_imax(w, ui_text_w(g, t->name) +
-                        (app->lesson.open ? 0 : ui_text_w(g, attn_tensor_shape_str(t, shape, sizeof shape))));
+        w = ui_imax(w, ui_text_w(dl, t->name) +
+                        (app->lesson.open ? 0 : ui_text_w(dl, attn_tensor_shape_str(t, shape, sizeof shape))));
     }
-    return ui_imin(w + ui_line(g) * 2, app->width * 2 / 5);
+    return ui_imin(w + ui_line(dl) * 2, app->width * 2 / 5);
 }
 
-static void navigator(ui_gfx *g, ui_app *app, SDL_Rect box)
+static void navigator(ui_draw *dl, ui_app *app, ui_rect box)
 {
-    int u = ui_line(g), row = u + u / 3;
+    int u = ui_line(dl), row = u + u / 3;
     int n = app->trace.n_tensors;
-    ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
-    ui_text_fit(g, _("stages  ← →"), box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT_DIM);
+    ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
+    ui_text_fit(dl, _("stages  ← →"), box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT_DIM);
     int top = box.y + u + u / 2;
     int fits = ui_imax(1, (box.h - (top - box.y)) / row);
     /* keep the current stage in view */
@@ -113,17 +113,17 @@ static void navigator(ui_gfx *g, ui_app *app, SDL_Rect box)
     if (app->stage_scroll > ui_imax(0, n - fits)) app->stage_scroll = ui_imax(0, n - fits);
     char shape[96];
     int name_w = 0;
-    for (int i = 0; i < n; i++) name_w = ui_imax(name_w, ui_text_w(g, app->trace.tensors[i].name));
+    for (int i = 0; i < n; i++) name_w = ui_imax(name_w, ui_text_w(dl, app->trace.tensors[i].name));
     for (int i = app->stage_scroll; i < n && i < app->stage_scroll + fits; i++) {
         const attn_tensor *t = &app->trace.tensors[i];
         int y = top + (i - app->stage_scroll) * row;
         bool cur = i == app->stage;
-        if (cur) ui_fill(g, box.x, y, box.w, row, UI_PANEL_HI);
-        if (cur) ui_fill(g, box.x, y, 3, row, UI_ACCENT);
-        ui_text(g, t->name, box.x + u / 2, y + (row - u) / 2, cur ? UI_WHITE : UI_TEXT);
-        ui_text_fit(g, attn_tensor_shape_str(t, shape, sizeof shape), box.x + u / 2 + name_w + u / 2,
+        if (cur) ui_fill(dl, box.x, y, box.w, row, UI_PANEL_HI);
+        if (cur) ui_fill(dl, box.x, y, 3, row, UI_ACCENT);
+        ui_text(dl, t->name, box.x + u / 2, y + (row - u) / 2, cur ? UI_WHITE : UI_TEXT);
+        ui_text_fit(dl, attn_tensor_shape_str(t, shape, sizeof shape), box.x + u / 2 + name_w + u / 2,
                     y + (row - u) / 2, box.w - name_w - u * 3 / 2, cur ? UI_TEXT : UI_TEXT_DIM);
-        hit(g, box.x, y, box.w, row, UI_ACT_STAGE, i);
+        hit(dl, box.x, y, box.w, row, UI_ACT_STAGE, i);
     }
 }
 
@@ -142,9 +142,9 @@ static const char *axis_name(ui_axis a)
     }
 }
 
-static int header(ui_gfx *g, ui_app *app, SDL_Rect box)
+static int header(ui_draw *dl, ui_app *app, ui_rect box)
 {
-    int u = ui_line(g), y = box.y;
+    int u = ui_line(dl), y = box.y;
     const attn_tensor *t = ui_app_tensor(app);
     const attn_dims *d = &app->trace.dims;
     if (!t) return y;
@@ -152,12 +152,12 @@ static int header(ui_gfx *g, ui_app *app, SDL_Rect box)
     ui_view_slice v;
     ui_view_make(&app->trace, t->name, app->batch, app->head, &v);
     snprintf(buf, sizeof buf, "%s %s", t->name, attn_tensor_shape_str(t, shape, sizeof shape));
-    ui_text_fit(g, buf, box.x, y, box.w, UI_WHITE);
+    ui_text_fit(dl, buf, box.x, y, box.w, UI_WHITE);
     y += u + u / 4;
     if (t->info) {
-        ui_text_fit(g, _(t->info->formula), box.x, y, box.w, UI_ACCENT);
+        ui_text_fit(dl, _(t->info->formula), box.x, y, box.w, UI_ACCENT);
         y += u + u / 8;
-        ui_text_fit(g, _(t->info->desc), box.x, y, box.w, UI_TEXT_DIM);
+        ui_text_fit(dl, _(t->info->desc), box.x, y, box.w, UI_TEXT_DIM);
         y += u + u / 8;
     }
     int n = snprintf(buf, sizeof buf, _("batch row %d of %d"), app->batch, d->b);
@@ -169,7 +169,7 @@ static int header(ui_gfx *g, ui_app *app, SDL_Rect box)
     if (app->view == UI_VIEW_SINGLE && v.row_axis != UI_AXIS_NONE)
         snprintf(buf + n, sizeof buf - (size_t)n, _(" · rows: %s, columns: %s"), axis_name(v.row_axis),
                  axis_name(v.col_axis));
-    ui_text_fit(g, buf, box.x, y, box.w, UI_TEXT);
+    ui_text_fit(dl, buf, box.x, y, box.w, UI_TEXT);
     y += u + u / 2;
     return y;
 }
@@ -182,31 +182,31 @@ static const char *bytes_str(double b, char *buf, size_t size)
     return buf;
 }
 
-static int decode_panel(ui_gfx *g, ui_app *app, SDL_Rect box)
+static int decode_panel(ui_draw *dl, ui_app *app, ui_rect box)
 {
-    int u = ui_line(g);
+    int u = ui_line(dl);
     const attn_dims *d = &app->trace.dims;
     char buf[400], tok[80], a[32], b[32], c[32];
-    ui_fill(g, box.x, box.y, box.w, 3 * u + u / 2, UI_PANEL);
+    ui_fill(dl, box.x, box.y, box.w, 3 * u + u / 2, UI_PANEL);
     int x = box.x + u / 2, y = box.y + u / 4;
     const char *q = d->b > 0 && d->L > 0 ? attn_tokens_at(&app->trace.tokens, app->batch, d->L - 1) : "";
     snprintf(tok, sizeof tok, "%s", q);
-    x += ui_text(g, "[", x, y, UI_TEXT_DIM);
-    int bw = ui_text_w(g, "◀") + u;
-    ui_fill(g, x, y - 2, bw, u + 4, UI_PANEL_HI);
-    ui_text(g, "◀", x + u / 2, y, UI_TEXT);
-    hit(g, x, y - 2, bw, u + 4, UI_ACT_DECODE_PREV, 0);
+    x += ui_text(dl, "[", x, y, UI_TEXT_DIM);
+    int bw = ui_text_w(dl, "◀") + u;
+    ui_fill(dl, x, y - 2, bw, u + 4, UI_PANEL_HI);
+    ui_text(dl, "◀", x + u / 2, y, UI_TEXT);
+    hit(dl, x, y - 2, bw, u + 4, UI_ACT_DECODE_PREV, 0);
     x += bw + u / 4;
     snprintf(buf, sizeof buf, _("decode step %d of %d"), app->decode_step, app->decode_len);
-    x += ui_text(g, buf, x, y, UI_WHITE) + u / 4;
-    ui_fill(g, x, y - 2, bw, u + 4, UI_PANEL_HI);
-    ui_text(g, "▶", x + u / 2, y, UI_TEXT);
-    hit(g, x, y - 2, bw, u + 4, UI_ACT_DECODE_NEXT, 0);
+    x += ui_text(dl, buf, x, y, UI_WHITE) + u / 4;
+    ui_fill(dl, x, y - 2, bw, u + 4, UI_PANEL_HI);
+    ui_text(dl, "▶", x + u / 2, y, UI_TEXT);
+    hit(dl, x, y - 2, bw, u + 4, UI_ACT_DECODE_NEXT, 0);
     x += bw + u / 4;
-    x += ui_text(g, "]", x, y, UI_TEXT_DIM) + u;
+    x += ui_text(dl, "]", x, y, UI_TEXT_DIM) + u;
     snprintf(buf, sizeof buf, _("the new query “%s” reads all %d keys: %d from the cache, 1 computed now"), tok, d->t,
              d->P);
-    ui_text_fit(g, buf, x, y, box.x + box.w - x, UI_TEXT);
+    ui_text_fit(dl, buf, x, y, box.x + box.w - x, UI_TEXT);
     y += u + u / 4;
     /* K and V, float32, one layer: 2 · b · g · t · k · 4 bytes */
     double per = 2.0 * d->k * 4;
@@ -217,29 +217,29 @@ static int decode_panel(ui_gfx *g, ui_app *app, SDL_Rect box)
     if (g_gqa) n += snprintf(buf + n, sizeof buf - (size_t)n, " · GQA (g=%d) %s", g_gqa, bytes_str(per * g_gqa * d->t * d->b, b, sizeof b));
     snprintf(buf + n, sizeof buf - (size_t)n, _(" · MQA %s · this model: %s per token"),
              bytes_str(per * 1 * d->t * d->b, c, sizeof c), bytes_str(per * d->g, tok, sizeof tok));
-    ui_text_fit(g, buf, box.x + u / 2, y, box.w - u, UI_TEXT);
+    ui_text_fit(dl, buf, box.x + u / 2, y, box.w - u, UI_TEXT);
     y += u + u / 4;
     /* the cache growing: one cell per cached position */
     int cell = ui_imin(u, (box.w - u) / ui_imax(app->decode_len, 1));
     for (int i = 0; i < app->decode_len; i++) {
         uint32_t col = i < d->P ? UI_ACCENT : i == d->P ? UI_WHITE : UI_PANEL_HI;
-        ui_fill(g, box.x + u / 2 + i * (cell + 2), y + 2, cell, u / 2, col);
+        ui_fill(dl, box.x + u / 2 + i * (cell + 2), y + 2, cell, u / 2, col);
     }
     return box.y + 3 * u + u / 2 + u / 2;
 }
 
 /* ---- status line, tooltip, overlays --------------------------------------- */
 
-static void status_line(ui_gfx *g, ui_app *app, SDL_Rect box)
+static void status_line(ui_draw *dl, ui_app *app, ui_rect box)
 {
-    int u = ui_line(g);
-    ui_fill(g, box.x, box.y, box.w, box.h, UI_PANEL);
+    int u = ui_line(dl);
+    ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
     const char *s = app->status[0] ? app->status
                                    : _("← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
-    ui_text_fit(g, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? UI_ERROR : UI_TEXT_DIM);
+    ui_text_fit(dl, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? UI_ERROR : UI_TEXT_DIM);
 }
 
-static void tooltip(ui_gfx *g, ui_app *app)
+static void tooltip(ui_draw *dl, ui_app *app)
 {
     if (app->hover_area < 0 || app->hover_area >= app->layout.n_areas || app->help || app->editing) return;
     const ui_heat_area *a = &app->layout.areas[app->hover_area];
@@ -250,14 +250,14 @@ static void tooltip(ui_gfx *g, ui_app *app)
     if (ui_view_make(tr, a->stage, app->batch, a->head, &v)) return;
     ui_view_explain(tr, &v, app->hover_i, app->hover_j, buf, sizeof buf);
     if (!buf[0]) return;
-    int u = ui_line(g);
-    int w = ui_imin(ui_text_w(g, buf) + u, app->width - u);
+    int u = ui_line(dl);
+    int w = ui_imin(ui_text_w(dl, buf) + u, app->width - u);
     int x = app->mouse_x + u, y = app->mouse_y + u;
     if (x + w > app->width) x = ui_imax(0, app->width - w);
     if (y + 2 * u > app->height) y = app->mouse_y - 2 * u;
-    ui_fill(g, x, y, w, u + u / 2, 0xF0101016u);
-    ui_frame(g, x, y, w, u + u / 2, 1, UI_ACCENT);
-    ui_text_fit(g, buf, x + u / 2, y + u / 4, w - u, UI_WHITE);
+    ui_fill(dl, x, y, w, u + u / 2, 0xF0101016u);
+    ui_frame(dl, x, y, w, u + u / 2, 1, UI_ACCENT);
+    ui_text_fit(dl, buf, x + u / 2, y + u / 4, w - u, UI_WHITE);
 }
 
 /* key names stay as they are; the descriptions (and "click") are translated where drawn */
@@ -290,87 +290,84 @@ static const char *const HELP[][2] = {
     {"q", N_("quit")},
 };
 
-static void help_overlay(ui_gfx *g, ui_app *app)
+static void help_overlay(ui_draw *dl, ui_app *app)
 {
-    int u = ui_line(g);
+    int u = ui_line(dl);
     int n = (int)(sizeof HELP / sizeof HELP[0]);
     int kw = 0, dw = 0;
     for (int i = 0; i < n; i++) {
-        kw = ui_imax(kw, ui_text_w(g, _(HELP[i][0])));
-        dw = ui_imax(dw, ui_text_w(g, _(HELP[i][1])));
+        kw = ui_imax(kw, ui_text_w(dl, _(HELP[i][0])));
+        dw = ui_imax(dw, ui_text_w(dl, _(HELP[i][1])));
     }
     int row = u + u / 4;
     int w = ui_imin(app->width - 2 * u, kw + dw + 3 * u), h = ui_imin(app->height - 2 * u, (n + 2) * row + u);
     int x = (app->width - w) / 2, y = (app->height - h) / 2;
-    ui_fill(g, 0, 0, app->width, app->height, 0xB0000000u);
-    ui_fill(g, x, y, w, h, UI_PANEL);
-    ui_frame(g, x, y, w, h, 2, UI_ACCENT);
-    ui_text_fit(g, _("keys   (Esc or ? closes this)"), x + u, y + u / 2, w - 2 * u, UI_WHITE);
+    ui_fill(dl, 0, 0, app->width, app->height, 0xB0000000u);
+    ui_fill(dl, x, y, w, h, UI_PANEL);
+    ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
+    ui_text_fit(dl, _("keys   (Esc or ? closes this)"), x + u, y + u / 2, w - 2 * u, UI_WHITE);
     for (int i = 0; i < n; i++) {
         int ry = y + u / 2 + (i + 1) * row + u / 2;
         if (ry + u > y + h) break;
-        ui_text(g, _(HELP[i][0]), x + u, ry, UI_ACCENT);
-        ui_text_fit(g, _(HELP[i][1]), x + 2 * u + kw, ry, w - 3 * u - kw, UI_TEXT);
+        ui_text(dl, _(HELP[i][0]), x + u, ry, UI_ACCENT);
+        ui_text_fit(dl, _(HELP[i][1]), x + 2 * u + kw, ry, w - 3 * u - kw, UI_TEXT);
     }
 }
 
-static void edit_overlay(ui_gfx *g, ui_app *app)
+static void edit_overlay(ui_draw *dl, ui_app *app)
 {
-    int u = ui_line(g);
+    int u = ui_line(dl);
     int w = ui_imin(app->width - 2 * u, 50 * u), h = 8 * u;
     int x = (app->width - w) / 2, y = (app->height - h) / 3;
-    ui_fill(g, 0, 0, app->width, app->height, 0x90000000u);
-    ui_fill(g, x, y, w, h, UI_PANEL);
-    ui_frame(g, x, y, w, h, 2, UI_ACCENT);
-    ui_text_fit(g, _("tokens: spaces between tokens, | between batch rows — Enter applies, Esc cancels"), x + u,
+    ui_fill(dl, 0, 0, app->width, app->height, 0x90000000u);
+    ui_fill(dl, x, y, w, h, UI_PANEL);
+    ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
+    ui_text_fit(dl, _("tokens: spaces between tokens, | between batch rows — Enter applies, Esc cancels"), x + u,
                 y + u / 2, w - 2 * u, UI_WHITE);
     bool two = app->cfg.source_tokens || app->edit_field == 1 || app->edit[1][0];
     for (int f = 0; f < (two ? 2 : 1); f++) {
         int fy = y + 2 * u + f * 2 * u;
         bool cur = f == app->edit_field;
         /* TRANSLATORS: labels of the token editor's fields: the target sentence and, for cross-attention, the source */
-        ui_text(g, f ? _("source") : _("target"), x + u, fy + u / 4, UI_TEXT_DIM);
-        int fx = x + u + ui_imax(ui_text_w(g, _("source")), ui_text_w(g, _("target"))) + u;
+        ui_text(dl, f ? _("source") : _("target"), x + u, fy + u / 4, UI_TEXT_DIM);
+        int fx = x + u + ui_imax(ui_text_w(dl, _("source")), ui_text_w(dl, _("target"))) + u;
         int fw = x + w - u - fx;
-        ui_fill(g, fx, fy, fw, u + u / 2, cur ? UI_BG : UI_PANEL_HI);
-        if (cur) ui_frame(g, fx, fy, fw, u + u / 2, 1, UI_ACCENT);
+        ui_fill(dl, fx, fy, fw, u + u / 2, cur ? UI_BG : UI_PANEL_HI);
+        if (cur) ui_frame(dl, fx, fy, fw, u + u / 2, 1, UI_ACCENT);
         const char *s = app->edit[f];
         int tx = fx + u / 3, ty = fy + u / 4;
         if (!cur) {
-            ui_text_fit(g, s, tx, ty, fw - u, UI_TEXT);
+            ui_text_fit(dl, s, tx, ty, fw - u, UI_TEXT);
             continue;
         }
         char before[UI_EDIT_MAX];
         snprintf(before, sizeof before, "%.*s", app->edit_cursor, s);
-        int bx = tx + ui_text(g, before, tx, ty, UI_WHITE);
+        int bx = tx + ui_text(dl, before, tx, ty, UI_WHITE);
         int cx = bx;
         if (app->compose[0]) { /* IME composition: underlined, at the cursor */
-            int cw = ui_text(g, app->compose, bx, ty, UI_ACCENT);
-            ui_fill(g, bx, ty + u, cw, 2, UI_ACCENT);
+            int cw = ui_text(dl, app->compose, bx, ty, UI_ACCENT);
+            ui_line_to(dl, bx, ty + u, bx + cw, ty + u, 2, UI_ACCENT);
             cx = bx + cw;
         }
-        ui_text(g, s + app->edit_cursor, cx, ty, UI_WHITE);
-        ui_fill(g, cx, ty, 2, u, UI_WHITE);
-        g->layout->edit_rect = (ui_rect){bx, fy, fw - (bx - fx), u + u / 2};
+        ui_text(dl, s + app->edit_cursor, cx, ty, UI_WHITE);
+        ui_line_to(dl, cx, ty, cx, ty + u, 2, UI_WHITE);
+        dl->layout->edit_rect = (ui_rect){bx, fy, fw - (bx - fx), u + u / 2};
     }
-    ui_text_fit(g, two ? _("Tab switches between target and source") : _("Ctrl+V pastes, Ctrl+U clears"), x + u,
+    ui_text_fit(dl, two ? _("Tab switches between target and source") : _("Ctrl+V pastes, Ctrl+U clears"), x + u,
                 y + h - u - u / 2, w - 2 * u, UI_TEXT_DIM);
 }
 
 /* ---- the frame ------------------------------------------------------------ */
 
-void ui_render(ui_app *app, ui_gfx *g, ui_layout *layout)
+void ui_render_frame(ui_app *app, ui_draw *dl, ui_layout *layout, int w, int h)
 {
-    g->layout = layout;
-    int w, h;
-    SDL_GetRendererOutputSize(g->r, &w, &h);
-    int want_px = (int)lroundf(UI_BASE_FONT_PX * app->font_scale * app->pixel_ratio);
-    if (want_px != g->font_px && ui_font_set_size(g->font, want_px) == 0) g->font_px = want_px;
+    ui_draw_begin(dl, (int)lroundf(UI_BASE_FONT_PX * app->font_scale * app->pixel_ratio));
+    dl->layout = layout;
     /* a lesson takes the right part of the window; the visualizer keeps the rest */
     int full_w = w, panel_w = 0;
     if (app->lesson.open) {
-        panel_w = ui_imin(46 * ui_line(g), (int)(0.36 * w));
-        panel_w = ui_imax(panel_w, ui_imin(22 * ui_line(g), w / 2));
+        panel_w = ui_imin(46 * ui_line(dl), (int)(0.36 * w));
+        panel_w = ui_imax(panel_w, ui_imin(22 * ui_line(dl), w / 2));
         w -= panel_w;
     }
     app->full_width = full_w;
@@ -378,30 +375,29 @@ void ui_render(ui_app *app, ui_gfx *g, ui_layout *layout)
     app->height = h;
     ui_layout_clear(layout);
 
-    SDL_SetRenderDrawColor(g->r, (UI_BG >> 16) & 255, (UI_BG >> 8) & 255, UI_BG & 255, 255);
-    SDL_RenderClear(g->r);
-    int u = ui_line(g);
-    int top = controls(g, app);
+    ui_fill(dl, 0, 0, full_w, h, UI_BG);
+    int u = ui_line(dl);
+    int top = controls(dl, app);
     int status_h = u + u / 2;
-    int nav_w = navigator_width(g, app);
-    navigator(g, app, (SDL_Rect){0, top, nav_w, h - top - status_h});
-    SDL_Rect main = {nav_w + u, top, w - nav_w - 2 * u, h - top - status_h - u / 2};
-    int y = header(g, app, main);
-    if (app->decode) y = decode_panel(g, app, (SDL_Rect){main.x, y, main.w, 0});
-    SDL_Rect pic = {main.x, y, main.w, main.y + main.h - y};
+    int nav_w = navigator_width(dl, app);
+    navigator(dl, app, (ui_rect){0, top, nav_w, h - top - status_h});
+    ui_rect main = {nav_w + u, top, w - nav_w - 2 * u, h - top - status_h - u / 2};
+    int y = header(dl, app, main);
+    if (app->decode) y = decode_panel(dl, app, (ui_rect){main.x, y, main.w, 0});
+    ui_rect pic = {main.x, y, main.w, main.y + main.h - y};
     switch (app->view) {
-    case UI_VIEW_GRID: ui_plot_grid(g, app, pic); break;
-    case UI_VIEW_COMPARE: ui_plot_compare(g, app, pic); break;
-    default: ui_plot_single(g, app, pic); break;
+    case UI_VIEW_GRID: ui_plot_grid(dl, app, pic); break;
+    case UI_VIEW_COMPARE: ui_plot_compare(dl, app, pic); break;
+    default: ui_plot_single(dl, app, pic); break;
     }
-    status_line(g, app, (SDL_Rect){0, h - status_h, w, status_h});
+    status_line(dl, app, (ui_rect){0, h - status_h, w, status_h});
     if (app->lesson.open) {
-        ui_render_lesson_marks(app, g);
-        ui_render_lesson(app, g, (SDL_Rect){w, 0, panel_w, h});
+        ui_render_lesson_marks(app, dl);
+        ui_render_lesson(app, dl, (ui_rect){w, 0, panel_w, h});
     }
-    tooltip(g, app);
-    if (app->editing) edit_overlay(g, app);
-    if (app->help) help_overlay(g, app);
-    if (app->lesson.picker) ui_render_picker(app, g);
+    tooltip(dl, app);
+    if (app->editing) edit_overlay(dl, app);
+    if (app->help) help_overlay(dl, app);
+    if (app->lesson.picker) ui_render_picker(app, dl);
     app->dirty = false;
 }

@@ -1,0 +1,210 @@
+/* draw.c — the command list: adding commands, measuring text, walking the list. */
+#include "draw.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ui_draw_init(ui_draw *d, ui_text_measure m)
+{
+    memset(d, 0, sizeof *d);
+    d->measure = m;
+}
+
+void ui_draw_free(ui_draw *d)
+{
+    if (!d) return;
+    free(d->cmds);
+    free(d->text);
+    for (int i = 0; i < d->n_floats; i++) free(d->floats[i]);
+    free(d->floats);
+    free(d->floats_len);
+    memset(d, 0, sizeof *d);
+}
+
+void ui_draw_begin(ui_draw *d, int px)
+{
+    d->n = 0;
+    d->text_len = 0;
+    d->floats_used = 0;
+    d->px = px;
+    d->clip_depth = 0;
+    d->failed = false;
+}
+
+const ui_cmd *ui_draw_next(const ui_draw *d, const ui_cmd *c)
+{
+    const ui_cmd *next = c ? c + 1 : d->cmds;
+    return next && next < d->cmds + d->n ? next : NULL;
+}
+
+const char *ui_cmd_text(const ui_draw *d, const ui_cmd *c)
+{
+    return c->kind == UI_CMD_TEXT ? d->text + c->text.offset : "";
+}
+
+/* Room for one more element in *buf (cap elements of size elem), doubling. */
+static bool reserve(void **buf, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return true;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    void *p = realloc(*buf, n * elem);
+    if (!p) return false;
+    *buf = p;
+    *cap = n;
+    return true;
+}
+
+float *ui_draw_floats(ui_draw *d, size_t n)
+{
+    int k = d->floats_used;
+    if (k == d->n_floats) {
+        float **blocks = realloc(d->floats, (size_t)(k + 1) * sizeof *blocks);
+        if (blocks) d->floats = blocks;
+        size_t *lens = blocks ? realloc(d->floats_len, (size_t)(k + 1) * sizeof *lens) : NULL;
+        if (lens) d->floats_len = lens;
+        if (!blocks || !lens) return NULL;
+        d->floats[k] = NULL;
+        d->floats_len[k] = 0;
+        d->n_floats++;
+    }
+    if (d->floats_len[k] < n) {
+        float *p = realloc(d->floats[k], n * sizeof *p);
+        if (!p) return NULL;
+        d->floats[k] = p;
+        d->floats_len[k] = n;
+    }
+    d->floats_used++;
+    return d->floats[k];
+}
+
+static ui_cmd *push(ui_draw *d, ui_cmd_kind kind, int x, int y, int w, int h, uint32_t argb)
+{
+    size_t cap = (size_t)d->cap;
+    if (!reserve((void **)&d->cmds, &cap, (size_t)d->n + 1, sizeof *d->cmds)) {
+        d->failed = true;
+        return NULL;
+    }
+    d->cap = (int)cap;
+    ui_cmd *c = &d->cmds[d->n++];
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    c->r = (ui_rect){x, y, w, h};
+    c->color = argb;
+    return c;
+}
+
+/* ---- measuring */
+
+int ui_text_w(ui_draw *d, const char *s)
+{
+    return s && *s ? d->measure.text_width(d->measure.ctx, s, d->px) : 0;
+}
+
+int ui_line(ui_draw *d)
+{
+    return d->measure.line_height(d->measure.ctx, d->px);
+}
+
+/* ---- commands */
+
+void ui_fill(ui_draw *d, int x, int y, int w, int h, uint32_t argb)
+{
+    if (w > 0 && h > 0) push(d, UI_CMD_RECT, x, y, w, h, argb);
+}
+
+void ui_frame(ui_draw *d, int x, int y, int w, int h, int t, uint32_t argb)
+{
+    ui_cmd *c = w > 0 && h > 0 && t > 0 ? push(d, UI_CMD_FRAME, x, y, w, h, argb) : NULL;
+    if (c) c->t = t;
+}
+
+void ui_line_to(ui_draw *d, int x0, int y0, int x1, int y1, int t, uint32_t argb)
+{
+    ui_cmd *c = NULL;
+    if (y1 == y0 && x1 > x0 && t > 0) c = push(d, UI_CMD_LINE, x0, y0, x1 - x0, t, argb);
+    else if (x1 == x0 && y1 > y0 && t > 0) c = push(d, UI_CMD_LINE, x0, y0, t, y1 - y0, argb);
+    if (c) c->t = t;
+}
+
+int ui_text(ui_draw *d, const char *s, int x, int y, uint32_t argb)
+{
+    if (!s || !*s) return 0;
+    int w = ui_text_w(d, s);
+    size_t n = strlen(s) + 1;
+    if (!reserve((void **)&d->text, &d->text_cap, d->text_len + n, 1)) {
+        d->failed = true;
+        return w;
+    }
+    ui_cmd *c = push(d, UI_CMD_TEXT, x, y, w, ui_line(d), argb);
+    if (!c) return w;
+    memcpy(d->text + d->text_len, s, n);
+    c->text.offset = d->text_len;
+    c->text.px = d->px;
+    d->text_len += n;
+    return w;
+}
+
+int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb)
+{
+    if (max_w <= 0) return 0;
+    if (ui_text_w(d, s) <= max_w) return ui_text(d, s, x, y, argb);
+    char buf[512];
+    size_t n = strlen(s);
+    if (n >= sizeof buf - 4) n = sizeof buf - 4;
+    while (n > 0) {
+        /* back off one UTF-8 code point at a time */
+        do n--; while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80);
+        memcpy(buf, s, n);
+        memcpy(buf + n, "…", 4);
+        if (ui_text_w(d, buf) <= max_w) return ui_text(d, buf, x, y, argb);
+    }
+    return 0;
+}
+
+typedef struct {
+    ui_draw *d;
+    int x, y; /* the picture's top-left: the stripes' origin */
+} hatch_ctx;
+
+static void hatch_cell(void *ctx, int x, int y, int w, int h)
+{
+    hatch_ctx *hc = ctx;
+    ui_cmd *c = w > 0 && h > 0 ? push(hc->d, UI_CMD_HATCH, hc->x + x, hc->y + y, w, h, 0) : NULL;
+    if (!c) return;
+    c->hatch.ox = hc->x;
+    c->hatch.oy = hc->y;
+    c->hatch.in_image = true;
+}
+
+void ui_heatmap(ui_draw *d, unsigned generation, const ui_slice *s, const ui_scale *sc, int x, int y, int w,
+                int h, int gap)
+{
+    if (w <= 0 || h <= 0 || s->rows <= 0 || s->cols <= 0) return;
+    ui_cmd *c = push(d, UI_CMD_HEATMAP, x, y, w, h, 0);
+    if (!c) return;
+    c->heat.slice = *s;
+    c->heat.scale = *sc;
+    c->heat.gap = gap;
+    c->heat.generation = generation;
+    hatch_ctx hc = {d, x, y};
+    ui_heat_masked_rects(s, w, h, gap, hatch_cell, &hc);
+}
+
+void ui_hatch(ui_draw *d, int x, int y, int w, int h)
+{
+    ui_cmd *c = w > 0 && h > 0 ? push(d, UI_CMD_HATCH, x, y, w, h, 0) : NULL;
+    if (!c) return;
+    c->hatch.ox = x;
+    c->hatch.oy = y;
+}
+
+void ui_clip_push(ui_draw *d, ui_rect r)
+{
+    if (push(d, UI_CMD_CLIP_PUSH, r.x, r.y, r.w, r.h, 0)) d->clip_depth++;
+}
+
+void ui_clip_pop(ui_draw *d)
+{
+    if (d->clip_depth > 0 && push(d, UI_CMD_CLIP_POP, 0, 0, 0, 0, 0)) d->clip_depth--;
+}

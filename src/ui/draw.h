@@ -1,0 +1,145 @@
+/* draw.h — a frame as a list of plain drawing commands (microui's pattern).
+ * No SDL here.
+ *
+ * The renderer (render.c, plot.c, lesson_panel.c) lays a frame out and
+ * appends commands to a ui_draw list; a backend walks the list and draws it:
+ * the SDL backend (gfx.h, draw_sdl.c) today, a vector one later. Commands
+ * are plain values: pixel rectangles, ARGB colours, UTF-8 text, and heatmaps
+ * as a reference to the tensor slice with its colour scale, which a backend
+ * rasterises with ui_heat_paint (heatmap.h).
+ *
+ * Text is measured through callbacks (ui_text_measure, microui's
+ * text_width / text_height), so a list can be built without a font library:
+ * the SDL backend measures with its fonts, tests with a fake.
+ *
+ *     ui_draw d;
+ *     ui_draw_init(&d, measure);
+ *     ui_draw_begin(&d, 16);           // each frame: empty the list, text at 16 px
+ *     ui_fill(&d, 0, 0, 100, 20, UI_PANEL);
+ *     ui_text(&d, "weights", 4, 2, UI_TEXT);
+ *     for (const ui_cmd *c = NULL; (c = ui_draw_next(&d, c));) ...  // the backend
+ *     ui_draw_free(&d);
+ */
+#ifndef UI_DRAW_H
+#define UI_DRAW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heatmap.h"
+#include "layout.h"
+
+/* The palette: a dark theme that keeps the heatmap colours the brightest thing on screen. */
+#define UI_BG        0xFF1E1E24u
+#define UI_PANEL     0xFF2A2A33u
+#define UI_PANEL_HI  0xFF3A3A48u
+#define UI_TEXT      0xFFE8E8ECu
+#define UI_TEXT_DIM  0xFF9A9AA8u
+#define UI_ACCENT    0xFF4FC3F7u
+#define UI_ERROR     0xFFFF8A80u
+#define UI_WHITE     0xFFFFFFFFu
+#define UI_BLACK     0xFF000000u
+
+static inline int ui_imin(int a, int b) { return a < b ? a : b; }
+static inline int ui_imax(int a, int b) { return a > b ? a : b; }
+
+/* How wide text is, and how far apart lines are, at px pixels. */
+typedef struct {
+    void *ctx;
+    int (*text_width)(void *ctx, const char *utf8, int px);
+    int (*line_height)(void *ctx, int px);
+} ui_text_measure;
+
+typedef enum {
+    UI_CMD_RECT,      /* r filled with color */
+    UI_CMD_FRAME,     /* the border of r, thickness t inside r */
+    UI_CMD_LINE,      /* a horizontal or vertical line: see ui_line_to */
+    UI_CMD_TEXT,      /* text at (r.x, r.y), its top-left; r.w × r.h its measured size */
+    UI_CMD_HEATMAP,   /* slice painted over r (ui_heat_paint: cells, gaps, masked hatch, NaN checks) */
+    UI_CMD_HATCH,     /* r striped as masked cells are (UI_HATCH_LIGHT, UI_HATCH_DARK) */
+    UI_CMD_CLIP_PUSH, /* draw only inside r (and inside the clip already pushed) */
+    UI_CMD_CLIP_POP   /* back to the clip before the matching push */
+} ui_cmd_kind;
+
+typedef struct {
+    ui_cmd_kind kind;
+    ui_rect r;
+    uint32_t color;                /* ARGB: rect, frame, line, text */
+    union {
+        int t;                     /* frame, line: thickness in pixels */
+        struct {
+            size_t offset;         /* of the zero-terminated UTF-8 in the list: ui_cmd_text */
+            int px;                /* font size */
+        } text;
+        struct {
+            ui_slice slice;        /* borrowed: the trace's data (or ui_draw_floats) while the list is walked */
+            ui_scale scale;
+            int gap;               /* as ui_heat_paint's */
+            unsigned generation;   /* the data under slice changes only with this: a backend may cache the picture */
+        } heat;
+        struct {
+            int ox, oy;            /* the stripes' origin: hatches with one origin join up */
+            bool in_image;         /* over a masked cell of the heatmap just before it: its pixels already
+                                    * show this hatch, so a raster backend may skip it; a vector one draws
+                                    * it over the image for sharp stripes */
+        } hatch;
+    };
+} ui_cmd;
+
+typedef struct {
+    ui_cmd *cmds;
+    int n, cap;
+    char *text;                    /* the text commands' strings, one after another */
+    size_t text_len, text_cap;
+    float **floats;                /* ui_draw_floats' blocks, kept from frame to frame */
+    size_t *floats_len;
+    int n_floats, floats_used;
+    ui_text_measure measure;
+    ui_layout *layout;             /* where the frame being built records its hit areas (backends ignore it) */
+    int px;                        /* font size of the text added now */
+    int clip_depth;
+    bool failed;                   /* out of memory: the list lacks commands */
+} ui_draw;
+
+void ui_draw_init(ui_draw *d, ui_text_measure m);
+void ui_draw_free(ui_draw *d);
+
+/* Empties the list for a new frame whose text is px pixels. */
+void ui_draw_begin(ui_draw *d, int px);
+
+/* Walks the list: the command after c (the first when c is NULL), NULL at the end. */
+const ui_cmd *ui_draw_next(const ui_draw *d, const ui_cmd *c);
+
+/* The string of a UI_CMD_TEXT command. */
+const char *ui_cmd_text(const ui_draw *d, const ui_cmd *c);
+
+/* n floats that stay valid until the next ui_draw_begin (a slice computed
+ * for this frame, such as a difference), NULL if out of memory. */
+float *ui_draw_floats(ui_draw *d, size_t n);
+
+/* ---- measuring */
+
+int ui_text_w(ui_draw *d, const char *s);
+int ui_line(ui_draw *d);                                                 /* line height */
+
+/* ---- adding commands (sizes not positive draw nothing) */
+
+void ui_fill(ui_draw *d, int x, int y, int w, int h, uint32_t argb);
+void ui_frame(ui_draw *d, int x, int y, int w, int h, int thickness, uint32_t argb);
+/* A line from (x0, y0) to (x1, y1), horizontal (y1 = y0) or vertical (x1 =
+ * x0), thickness t below or right of it: it covers the pixels
+ * [x0, x1) × [y0, y0 + t) or [x0, x0 + t) × [y0, y1). */
+void ui_line_to(ui_draw *d, int x0, int y0, int x1, int y1, int t, uint32_t argb);
+int ui_text(ui_draw *d, const char *s, int x, int y, uint32_t argb);    /* returns width */
+/* Draws s cut with "…" to fit max_w pixels. */
+int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb);
+/* Slice s as a w × h heatmap at (x, y), and a hatch command in_image over its masked cells. */
+void ui_heatmap(ui_draw *d, unsigned generation, const ui_slice *s, const ui_scale *sc, int x, int y, int w,
+                int h, int gap);
+/* A hatched swatch, stripes starting at its own top-left corner. */
+void ui_hatch(ui_draw *d, int x, int y, int w, int h);
+void ui_clip_push(ui_draw *d, ui_rect r);
+void ui_clip_pop(ui_draw *d);
+
+#endif
