@@ -14,6 +14,7 @@
 #include "app.h"
 #include "offscreen.h"
 #include "render.h"
+#include "utf8.h"
 
 typedef struct {
     ui_offscreen o;
@@ -60,10 +61,8 @@ static void text(fixture *f, const char *s)
     while (*s) {
         SDL_Event ev = {0};
         size_t n = strlen(s);
-        if (n > sizeof ev.text.text - 1) {
-            n = sizeof ev.text.text - 1;
-            while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
-        }
+        if (n > sizeof ev.text.text - 1) /* cut before the character holding byte 31 */
+            n = attn_utf8_prev(s, sizeof ev.text.text);
         ev.type = SDL_TEXTINPUT;
         memcpy(ev.text.text, s, n);
         ui_app_event(&f->app, &ev);

@@ -162,17 +162,6 @@ static void test_tokens_parse(void **state)
     assert_non_null(strstr(err.msg, "row 2 has no tokens"));
 }
 
-static void test_utf8_validation(void **state)
-{
-    (void)state;
-    assert_true(attn_utf8_valid("你是猫 AI 😀", strlen("你是猫 AI 😀")));
-    assert_false(attn_utf8_valid("\xe4\xbd", 2));           /* truncated */
-    assert_false(attn_utf8_valid("\xed\xa0\x80", 3));       /* surrogate */
-    assert_false(attn_utf8_valid("\xf4\x90\x80\x80", 4));   /* > U+10FFFF */
-    assert_false(attn_utf8_valid("\xe0\x80\xaf", 3));       /* overlong */
-    assert_false(attn_utf8_valid("\x80", 1));               /* stray continuation */
-}
-
 static void test_oversized_config_refused_before_allocation(void **state)
 {
     (void)state;
@@ -226,7 +215,6 @@ int main(void)
         cmocka_unit_test(test_modes_resolve),
         cmocka_unit_test(test_invalid_configs),
         cmocka_unit_test(test_tokens_parse),
-        cmocka_unit_test(test_utf8_validation),
         cmocka_unit_test(test_oversized_config_refused_before_allocation),
         cmocka_unit_test(test_mask_value_forms),
     };

@@ -1,29 +1,23 @@
 /* cmd_info.c — `attnlab info FILE` and `attnlab summary [config]`:
  * the configuration, the table of stages, and (summary) one head's weights. */
-#include <locale.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wchar.h>
 
 #include "cli/cli.h"
 #include "engine/forward.h"
 #include "engine/trace_io.h"
+#include "engine/utf8.h"
 
 /* Terminal columns taken by a UTF-8 string (CJK characters take two). */
 static int display_width(const char *s)
 {
-    mbstate_t ps;
-    memset(&ps, 0, sizeof ps);
     int w = 0;
-    wchar_t wc;
-    size_t n, len = strlen(s);
-    while (len && (n = mbrtowc(&wc, s, len, &ps)) != 0 && n <= len) {
-        int cw = wcwidth(wc);
-        w += cw > 0 ? cw : 1;
-        s += n;
-        len -= n;
+    for (size_t i = 0, n = strlen(s); i < n;) {
+        uint32_t cp;
+        i += attn_utf8_decode(s + i, n - i, &cp);
+        w += attn_utf8_is_wide(cp) ? 2 : 1;
     }
     return w;
 }
@@ -137,7 +131,6 @@ int cmd_info(int argc, char **argv)
         rc = CLI_EUSAGE;
         goto out;
     }
-    setlocale(LC_CTYPE, "C.UTF-8");
     attn_status st = attn_trace_load(a.positional[0], &tr, &err);
     if (st) {
         fprintf(stderr, "attnlab info: %s\n", err.msg);
@@ -161,7 +154,6 @@ int cmd_summary(int argc, char **argv)
     int rc = cli_start(argc, argv, "summary", 0, 0, summary_usage, &a);
     if (rc >= 0) goto out;
     rc = CLI_OK;
-    setlocale(LC_CTYPE, "C.UTF-8");
     attn_status st = attn_trace_run(&a.cfg, NULL, &tr, &err);
     if (st) {
         fprintf(stderr, "attnlab summary: %s\n", err.msg);

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "utf8.h"
+
 static bool host_is_little_endian(void)
 {
     const uint16_t one = 1;

@@ -7,30 +7,7 @@
 #include <string.h>
 
 #include "rng.h"
-
-bool attn_utf8_valid(const char *str, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        size_t extra;
-        uint32_t cp, min;
-        if (c < 0x80) { i++; continue; }
-        else if ((c & 0xe0) == 0xc0) { extra = 1; cp = c & 0x1f; min = 0x80; }
-        else if ((c & 0xf0) == 0xe0) { extra = 2; cp = c & 0x0f; min = 0x800; }
-        else if ((c & 0xf8) == 0xf0) { extra = 3; cp = c & 0x07; min = 0x10000; }
-        else return false;
-        if (n - i <= extra) return false;
-        for (size_t k = 1; k <= extra; k++) {
-            if ((s[i + k] & 0xc0) != 0x80) return false;
-            cp = (cp << 6) | (s[i + k] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-        i += extra + 1;
-    }
-    return true;
-}
+#include "utf8.h"
 
 /* Length in bytes of the separator starting at s, or 0 if s is not whitespace. */
 static size_t space_len(const char *s)

@@ -1,4 +1,4 @@
-/* tokens.h — token rows: parsing "a b c | d e", UTF-8 checks, padding.
+/* tokens.h — token rows: parsing "a b c | d e", padding.
  *
  * A token table is b rows of L token strings (row-major), where L is the
  * longest row; shorter rows are filled with ATTN_PAD_TOKEN on the padding
@@ -25,9 +25,6 @@ typedef struct {
     int *lengths;    /* (b) number of real tokens per row */
     attn_pad_side side;
 } attn_tokens;
-
-/* True when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF). */
-bool attn_utf8_valid(const char *s, size_t n);
 
 /* Parses `text` ("你 是 猫 | 我 爱 AI"): whitespace (ASCII or U+3000) separates
  * tokens, '|' separates rows. Fills *out (caller frees with attn_tokens_free). */

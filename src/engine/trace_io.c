@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "safetensors.h"
+#include "utf8.h"
 
 /* ---- saving ---- */
 

@@ -20,7 +20,7 @@
 
 #include "config.h"
 #include "stages.h"
-#include "tokens.h"
+#include "utf8.h"
 
 /* ---- diagnostics */
 
@@ -340,33 +340,18 @@ static void close_block(parser *p)
     if (b.kind != LESSON_BLOCK_QUIZ) p->choice_quiz_done = -1;
 }
 
-/* East Asian wide characters (CJK, kana, hangul, full-width forms): a line
- * break between two of them is not a word space. */
-static bool is_wide(uint32_t c)
+/* Is the first character of s[0..n) wide? */
+static bool wide_first(const char *s, size_t n)
 {
-    return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) || (c >= 0xAC00 && c <= 0xD7A3) ||
-           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
-           (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x20000 && c <= 0x3FFFD);
+    uint32_t cp;
+    return attn_utf8_decode(s, n, &cp) && attn_utf8_is_wide(cp);
 }
 
-/* The code point starting at s (n bytes; the text is valid UTF-8). */
-static uint32_t first_cp(const char *s, size_t n)
+/* Is the character that ends the first n bytes of s wide? */
+static bool wide_last(const char *s, size_t n)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    if (!n) return 0;
-    int len = u[0] < 0x80 ? 1 : u[0] < 0xE0 ? 2 : u[0] < 0xF0 ? 3 : 4;
-    if ((size_t)len > n) return 0;
-    uint32_t c = len == 1 ? u[0] : u[0] & (0x7F >> len);
-    for (int i = 1; i < len; i++) c = c << 6 | (u[i] & 0x3F);
-    return c;
-}
-
-/* The code point that ends the first n bytes of s. */
-static uint32_t last_cp(const char *s, size_t n)
-{
-    size_t i = n;
-    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80) i--;
-    return i > 0 ? first_cp(s + i - 1, n - i + 1) : 0;
+    size_t i = attn_utf8_prev(s, n);
+    return wide_first(s + i, n - i);
 }
 
 static void add_text(parser *p, const char *s, size_t n, const char *ptr)
@@ -385,7 +370,7 @@ static void add_text(parser *p, const char *s, size_t n, const char *ptr)
          * split over two lines of Chinese reads as one word (as pandoc's
          * east_asian_line_breaks); the space takes the style before the break */
         p->softbr = false;
-        if (!(b->n && is_wide(last_cp(b->s, b->n)) && is_wide(first_cp(s, n))) &&
+        if (!(wide_last(b->s, b->n) && wide_first(s, n)) &&
             tbuf_put(b, " ", 1, heading ? 0 : p->softbr_style))
             p->oom = true;
     }
@@ -863,14 +848,8 @@ static size_t entity(const char *s, size_t n, char out[8])
         num[n - 3] = '\0';
         char *end;
         unsigned long cp = (num[0] == 'x' || num[0] == 'X') ? strtoul(num + 1, &end, 16) : strtoul(num, &end, 10);
-        if (*end || cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-        if (cp < 0x80) return out[0] = (char)cp, 1;
-        if (cp < 0x800) return out[0] = (char)(0xC0 | cp >> 6), out[1] = (char)(0x80 | (cp & 63)), 2;
-        if (cp < 0x10000)
-            return out[0] = (char)(0xE0 | cp >> 12), out[1] = (char)(0x80 | ((cp >> 6) & 63)),
-                   out[2] = (char)(0x80 | (cp & 63)), 3;
-        return out[0] = (char)(0xF0 | cp >> 18), out[1] = (char)(0x80 | ((cp >> 12) & 63)),
-               out[2] = (char)(0x80 | ((cp >> 6) & 63)), out[3] = (char)(0x80 | (cp & 63)), 4;
+        if (*end || cp == 0 || cp > 0x10FFFF) return 0;
+        return attn_utf8_encode((uint32_t)cp, out); /* 0 for a surrogate */
     }
     return 0;
 }

@@ -10,6 +10,7 @@
 #include "forward.h"
 #include "i18n.h"
 #include "trace_io.h"
+#include "utf8.h"
 #include "view.h"
 
 #define EXAMPLE_SOURCE "you are a cat girl | I love AI"
@@ -759,23 +760,6 @@ static bool find_cell(const ui_app *app, int x, int y, int *area, int *i, int *j
     return false;
 }
 
-static int utf8_prev(const char *s, int pos)
-{
-    if (pos <= 0) return 0;
-    pos--;
-    while (pos > 0 && ((unsigned char)s[pos] & 0xC0) == 0x80) pos--;
-    return pos;
-}
-
-static int utf8_next(const char *s, int pos)
-{
-    int n = (int)strlen(s);
-    if (pos >= n) return n;
-    pos++;
-    while (pos < n && ((unsigned char)s[pos] & 0xC0) == 0x80) pos++;
-    return pos;
-}
-
 static void edit_insert(ui_app *app, const char *text)
 {
     char *s = app->edit[app->edit_field];
@@ -799,18 +783,18 @@ static bool edit_key(ui_app *app, const SDL_KeyboardEvent *k)
     case SDLK_RETURN:
     case SDLK_KP_ENTER: apply_edit(app); return true;
     case SDLK_BACKSPACE: {
-        int p = utf8_prev(s, app->edit_cursor);
+        int p = (int)attn_utf8_prev(s, (size_t)app->edit_cursor);
         memmove(s + p, s + app->edit_cursor, strlen(s) - (size_t)app->edit_cursor + 1);
         app->edit_cursor = p;
         return true;
     }
     case SDLK_DELETE: {
-        int p = utf8_next(s, app->edit_cursor);
+        int p = (int)attn_utf8_next(s, strlen(s), (size_t)app->edit_cursor);
         memmove(s + app->edit_cursor, s + p, strlen(s) - (size_t)p + 1);
         return true;
     }
-    case SDLK_LEFT: app->edit_cursor = utf8_prev(s, app->edit_cursor); return true;
-    case SDLK_RIGHT: app->edit_cursor = utf8_next(s, app->edit_cursor); return true;
+    case SDLK_LEFT: app->edit_cursor = (int)attn_utf8_prev(s, (size_t)app->edit_cursor); return true;
+    case SDLK_RIGHT: app->edit_cursor = (int)attn_utf8_next(s, strlen(s), (size_t)app->edit_cursor); return true;
     case SDLK_HOME: app->edit_cursor = 0; return true;
     case SDLK_END: app->edit_cursor = (int)strlen(s); return true;
     case SDLK_TAB:

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 void ui_draw_init(ui_draw *d, ui_text_measure m)
 {
     memset(d, 0, sizeof *d);
@@ -153,8 +155,7 @@ int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t arg
     size_t n = strlen(s);
     if (n >= sizeof buf - 4) n = sizeof buf - 4;
     while (n > 0) {
-        /* back off one UTF-8 code point at a time */
-        do n--; while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80);
+        n = attn_utf8_prev(s, n); /* back off one character at a time */
         memcpy(buf, s, n);
         memcpy(buf + n, "…", 4);
         if (ui_text_w(d, buf) <= max_w) return ui_text(d, buf, x, y, argb);

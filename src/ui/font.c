@@ -16,11 +16,12 @@
 #include <SDL_ttf.h>
 #include <fontconfig/fontconfig.h>
 
+#include "utf8.h"
+
 #define MAX_FACES 8
 #define MAX_PX 1024
 #define CACHE_SLOTS (2 * UI_FONT_CACHE_MAX) /* power of two: load factor <= 1/2 */
 #define NO_FACE_MEMO 64 /* code points fontconfig was already asked about in vain */
-#define REPLACEMENT 0xFFFDu
 
 typedef struct {
     TTF_Font *ttf;
@@ -62,81 +63,6 @@ struct ui_font {
 /* The only global state: who initialised SDL_ttf and fontconfig. */
 static int ttf_users, ttf_ours;
 static int fc_users;
-
-/* ---- UTF-8 ---- */
-
-/* Decodes the code point at *s and advances past it. Ill-formed input gives
- * U+FFFD for each maximal invalid subpart; never reads past the NUL. */
-static uint32_t next_codepoint(const unsigned char **s)
-{
-    const unsigned char *p = *s;
-    unsigned c = p[0];
-    int n;
-    unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-    uint32_t cp;
-
-    if (c < 0x80) {
-        *s = p + 1;
-        return c;
-    }
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-        cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        cp = c & 0x0F;
-        if (c == 0xE0)
-            lo = 0xA0; /* overlong */
-        if (c == 0xED)
-            hi = 0x9F; /* surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        cp = c & 0x07;
-        if (c == 0xF0)
-            lo = 0x90; /* overlong */
-        if (c == 0xF4)
-            hi = 0x8F; /* above U+10FFFF */
-    } else {
-        *s = p + 1; /* stray continuation, C0/C1 overlong lead, F5..FF */
-        return REPLACEMENT;
-    }
-    for (int i = 1; i < n; i++) {
-        unsigned b = p[i];
-        if (b < lo || b > hi) {
-            *s = p + i;
-            return REPLACEMENT;
-        }
-        lo = 0x80;
-        hi = 0xBF;
-        cp = (cp << 6) | (b & 0x3F);
-    }
-    *s = p + n;
-    return cp;
-}
-
-static size_t encode_utf8(uint32_t cp, char *out)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
 
 /* ---- library init, counted ---- */
 
@@ -340,7 +266,6 @@ static int grow(void **buf, size_t *cap, size_t need, size_t elem)
 static int layout(ui_font *f, const char *utf8, int *w, int *h)
 {
     size_t len = strlen(utf8);
-    const unsigned char *s = (const unsigned char *)utf8;
     size_t at = 0;
     int nruns = 0, width = 0, height = f->line_h;
 
@@ -348,8 +273,9 @@ static int layout(ui_font *f, const char *utf8, int *w, int *h)
     if (grow((void **)&f->scratch, &f->scratch_cap, 4 * len + 1, 1) ||
         grow((void **)&f->runs, &f->runs_cap, len + 1, sizeof(run)))
         return -1;
-    while (*s) {
-        uint32_t cp = next_codepoint(&s);
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        i += attn_utf8_decode(utf8 + i, len - i, &cp);
         int fi = face_for(f, cp);
         if (fi < 0)
             fi = 0; /* nobody has it: the Latin face draws its box */
@@ -360,7 +286,7 @@ static int layout(ui_font *f, const char *utf8, int *w, int *h)
             f->runs[nruns].start = at;
             nruns++;
         }
-        at += encode_utf8(cp, f->scratch + at);
+        at += attn_utf8_encode(cp, f->scratch + at);
     }
     if (nruns > 0)
         f->scratch[at] = '\0';
@@ -672,14 +598,16 @@ uncached:
 
 int ui_font_missing_glyphs(ui_font *f, const char *utf8)
 {
-    const unsigned char *s = (const unsigned char *)utf8;
     int missing = 0;
 
     if (!f || !utf8)
         return 0;
-    while (*s)
-        if (face_for(f, next_codepoint(&s)) < 0)
+    for (size_t i = 0, len = strlen(utf8); i < len;) {
+        uint32_t cp;
+        i += attn_utf8_decode(utf8 + i, len - i, &cp);
+        if (face_for(f, cp) < 0)
             missing++;
+    }
     return missing;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "utf8.h"
 
 #define UI_GOOD   0xFF81C784u
 #define UI_MARK   0xFFFFD54Fu /* lesson highlights */
@@ -21,15 +22,19 @@ static unsigned style_at(const lesson_span *sp, int n, int pos)
     return 0;
 }
 
-static int cp_len(unsigned char c) { return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
-
-/* A code point that may stand alone on a line edge: CJK and full-width text. */
-static bool wide(const char *s)
+/* Bytes of the character at s (zero-terminated). */
+static int cp_len(const char *s)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    if (u[0] < 0xE2) return false;
-    unsigned cp = u[0] < 0xF0 ? ((u[0] & 15u) << 12) | ((u[1] & 63u) << 6) | (u[2] & 63u) : 0x20000;
-    return cp >= 0x2E80;
+    uint32_t cp;
+    return (int)attn_utf8_decode(s, SIZE_MAX, &cp);
+}
+
+/* A character that may stand alone on a line edge: CJK and full-width text. */
+static bool wide_at(const char *s)
+{
+    uint32_t cp;
+    attn_utf8_decode(s, SIZE_MAX, &cp);
+    return attn_utf8_is_wide(cp);
 }
 
 static int mark_at(const char *s, const char *const *marks, size_t n)
@@ -127,11 +132,11 @@ static int flow(ui_draw *dl, const char *text, const lesson_span *sp, int nsp, i
         const char *e = s;
         unsigned st = style_at(sp, nsp, (int)(s - text));
         for (int n; (n = opening(e)) > 0 && style_at(sp, nsp, (int)(e - text)) == st;) e += n;
-        if (wide(e)) {
-            e += cp_len((unsigned char)*e);
+        if (wide_at(e)) {
+            e += cp_len(e);
         } else {
-            while (*e && *e != ' ' && *e != '\n' && !wide(e) && style_at(sp, nsp, (int)(e - text)) == st)
-                e += cp_len((unsigned char)*e);
+            while (*e && *e != ' ' && *e != '\n' && !wide_at(e) && style_at(sp, nsp, (int)(e - text)) == st)
+                e += cp_len(e);
         }
         /* keep closing punctuation with the text before it: a line never
          * starts with ，or ）. In another style it is drawn on its own, but

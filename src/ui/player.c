@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "i18n.h"
+#include "utf8.h"
 
 void ui_player_init(ui_player *p, const char *lang, const char *progress_path)
 {
@@ -367,12 +368,7 @@ void ui_player_backspace(ui_app *app)
     lesson_quiz *qz = quiz(app, p->focus);
     if (!qz || qz->kind != LESSON_QUIZ_NUMBER) return;
     char *s = p->answers[p->focus].text;
-    size_t n = strlen(s);
-    while (n > 0) {
-        n--;
-        if (((unsigned char)s[n] & 0xC0) != 0x80) break;
-    }
-    s[n] = '\0';
+    s[attn_utf8_prev(s, strlen(s))] = '\0';
     p->answers[p->focus].graded = false;
     app->dirty = true;
 }
