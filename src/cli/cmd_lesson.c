@@ -124,6 +124,7 @@ static int list_course(const char *lang)
     }
     lesson_progress *pg = NULL;
     if (lesson_progress_path(path, sizeof path)) pg = lesson_progress_open(path, err, sizeof err);
+    if (pg && err[0]) fprintf(stderr, "attnlab lessons: %s\n", err);
     for (int i = 0; i < cat.n; i++) {
         const lesson_entry *e = &cat.items[i];
         lesson_record r = pg ? lesson_progress_get(pg, e->name) : (lesson_record){0};
@@ -148,13 +149,15 @@ static int reset_progress(void)
     }
     lesson_progress *pg = lesson_progress_open(path, err, sizeof err);
     if (!pg) return fprintf(stderr, "attnlab lessons: out of memory\n"), CLI_EFILE;
+    if (err[0] && !lesson_progress_unsaved(pg)) fprintf(stderr, "attnlab lessons: %s\n", err); /* moved aside */
     lesson_progress_reset(pg, NULL);
-    int rc = lesson_progress_save(pg, err, sizeof err);
+    lesson_progress_status st = lesson_progress_save(pg, err, sizeof err);
     lesson_progress_close(pg);
-    if (rc) {
-        fprintf(stderr, "attnlab lessons: %s\n", err);
+    if (st == LESSON_PROGRESS_UNSAVED) {
+        fprintf(stderr, "attnlab lessons: progress not saved: %s\n", err);
         return CLI_EFILE;
     }
+    if (st == LESSON_PROGRESS_MOVED) fprintf(stderr, "attnlab lessons: %s\n", err);
     printf("progress reset: %s\n", path);
     return CLI_OK;
 }

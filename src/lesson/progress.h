@@ -9,8 +9,28 @@
  *
  * "step" is the furthest step reached (1-based), a quiz key is
  * "step.quiz" (0-based) and its value whether the last answer was right.
- * Writes go to a temporary file renamed over the old one, so a crash never
- * leaves half a file; an unreadable file is set aside, never overwritten. */
+ *
+ * Several windows and commands may use the file at once, so an instance never
+ * writes back its whole copy. It keeps the changes it made since its last
+ * save (visits, answers, resets), and a save replays them onto the file as it
+ * is now:
+ *
+ *     lock PATH.lock → read PATH → forget what this instance reset
+ *       → merge its changes: the furthest step wins, the latest answer wins
+ *       → write a unique temporary file, fsync, rename over PATH, fsync the
+ *         folder (attn_file_write_atomic) → unlock
+ *
+ * after which the instance shows the merged file, others' progress included.
+ * A symbolic link is followed: its target is updated, in the target's folder.
+ *
+ * Nothing is ever lost or overwritten:
+ * - a file that cannot be read (no permission, a folder, a FIFO) is never
+ *   replaced; progress is kept in memory for the session, every save says
+ *   why it did not write, and lesson_progress_unsaved() too;
+ * - a corrupt file is moved aside to PATH.bad-YYYYMMDD-HHMMSS (-1, -2 … when
+ *   taken), the message says where, and progress starts afresh.
+ *
+ * A lesson_progress belongs to one thread; other threads open their own. */
 #ifndef LESSON_PROGRESS_H
 #define LESSON_PROGRESS_H
 
@@ -27,14 +47,24 @@ typedef struct {
     int quizzes_tried;
 } lesson_record;
 
+typedef enum {
+    LESSON_PROGRESS_OK = 0,
+    LESSON_PROGRESS_MOVED = 1,    /* done, but a corrupt file was first moved aside: the message says where */
+    LESSON_PROGRESS_UNSAVED = -1, /* nothing written: the message says why; the changes are kept */
+} lesson_progress_status;
+
 /* The default file path into buf; returns buf, or NULL if neither
  * XDG_STATE_HOME nor HOME is set. */
 const char *lesson_progress_path(char *buf, size_t size);
 
 /* Opens (or starts) the store at path. Returns NULL only when out of memory.
- * A corrupt file is renamed to path + ".bad" and a note put in err. */
+ * err gets one line when something needs telling: a corrupt file moved aside,
+ * or a file that cannot be read (then lesson_progress_unsaved is not NULL). */
 lesson_progress *lesson_progress_open(const char *path, char *err, size_t errsize);
 void lesson_progress_close(lesson_progress *p);
+
+/* NULL while saves can write; else why progress is kept in memory only. */
+const char *lesson_progress_unsaved(const lesson_progress *p);
 
 lesson_record lesson_progress_get(const lesson_progress *p, const char *name);
 /* Records a visit to step (0-based) of a lesson with n_steps steps. */
@@ -43,10 +73,12 @@ void lesson_progress_quiz(lesson_progress *p, const char *name, int step, int qu
 /* Result of one quiz: 1 right, 0 wrong, -1 not answered. */
 int lesson_progress_quiz_result(const lesson_progress *p, const char *name, int step, int quiz);
 
-/* Forgets everything (name NULL) or one lesson. */
+/* Forgets everything (name NULL) or one lesson: here at once, and in the file
+ * at the next save, including what other instances saved before it. */
 void lesson_progress_reset(lesson_progress *p, const char *name);
 
-/* Writes the file (creating its directory). Returns 0, or -1 with a message. */
-int lesson_progress_save(lesson_progress *p, char *err, size_t errsize);
+/* Replays this instance's changes onto the file (creating its folder), as
+ * above. Returns a status; err gets the message of MOVED and UNSAVED. */
+lesson_progress_status lesson_progress_save(lesson_progress *p, char *err, size_t errsize);
 
 #endif

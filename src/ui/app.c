@@ -733,12 +733,7 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
             return true;
         }
         app->lesson.confirm_reset = false;
-        if (app->lesson.progress) {
-            char err[600];
-            lesson_progress_reset(app->lesson.progress, NULL);
-            if (lesson_progress_save(app->lesson.progress, err, sizeof err)) ui_app_status(app, true, "%s", err);
-            else ui_app_status(app, false, _("progress reset"));
-        }
+        ui_player_reset_progress(app);
         return true;
     default: return config_action(app, act);
     }

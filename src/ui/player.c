@@ -39,6 +39,26 @@ void ui_player_free(ui_player *p)
     memset(p, 0, sizeof *p);
 }
 
+/* What the progress store said: a problem stays on a chip (and is printed
+ * once on stderr), since the step's status text soon replaces the status line. */
+static void progress_note(ui_app *app, lesson_progress_status st, const char *msg)
+{
+    ui_player *p = &app->lesson;
+    char note[sizeof p->progress_note];
+    if (st == LESSON_PROGRESS_OK) {
+        if (p->progress_failed) p->progress_note[0] = '\0';
+        p->progress_failed = false;
+        return;
+    }
+    if (st == LESSON_PROGRESS_UNSAVED) snprintf(note, sizeof note, _("progress not saved: %s"), msg);
+    else snprintf(note, sizeof note, "%s", msg);
+    ui_app_status(app, true, "%s", note);
+    p->progress_failed = st == LESSON_PROGRESS_UNSAVED;
+    if (strcmp(note, p->progress_note)) fprintf(stderr, "attnlab: %s\n", note);
+    memcpy(p->progress_note, note, sizeof note);
+    app->dirty = true;
+}
+
 /* Progress is opened on first use, so the plain visualizer never touches it. */
 static lesson_progress *progress(ui_app *app)
 {
@@ -47,7 +67,8 @@ static lesson_progress *progress(ui_app *app)
     if (!p->progress_path[0] && !lesson_progress_path(p->progress_path, sizeof p->progress_path)) return NULL;
     char err[600];
     p->progress = lesson_progress_open(p->progress_path, err, sizeof err);
-    if (err[0]) ui_app_status(app, true, "%s", err);
+    if (err[0] && p->progress)
+        progress_note(app, lesson_progress_unsaved(p->progress) ? LESSON_PROGRESS_UNSAVED : LESSON_PROGRESS_MOVED, err);
     return p->progress;
 }
 
@@ -55,9 +76,21 @@ static void save_progress(ui_app *app)
 {
     char err[600];
     lesson_progress *pg = progress(app);
+    if (!app->lesson.keep_progress || !pg) return;
+    lesson_progress_status st = lesson_progress_save(pg, err, sizeof err);
+    progress_note(app, st, err);
+}
+
+void ui_player_reset_progress(ui_app *app)
+{
+    lesson_progress *pg = progress(app);
+    if (!pg) return;
+    lesson_progress_reset(pg, NULL);
     if (!app->lesson.keep_progress) return;
-    if (pg && lesson_progress_save(pg, err, sizeof err))
-        ui_app_status(app, true, _("progress not saved: %s"), err);
+    char err[600];
+    lesson_progress_status st = lesson_progress_save(pg, err, sizeof err);
+    progress_note(app, st, err);
+    if (st == LESSON_PROGRESS_OK) ui_app_status(app, false, _("progress reset"));
 }
 
 const char *ui_player_step_label(const ui_player *p, char *buf, size_t size)

@@ -47,6 +47,8 @@ typedef struct {
     bool keep_progress;    /* false: progress is shown but never written */
     lesson_progress *progress; /* NULL: progress is not kept (no HOME) */
     char progress_path[1024];
+    char progress_note[600]; /* a progress problem, drawn as a chip no status text overwrites */
+    bool progress_failed;  /* the note says progress is not saved (cleared by a save that works) */
 
     bool picker;           /* the lesson picker overlay is open */
     lesson_catalog catalog;
@@ -87,6 +89,9 @@ void ui_player_backspace(struct ui_app *app);
 /* The right cells of the step's cell quiz for what is on screen now (rows ×
  * cols bytes into out, which has room for max); returns the count or -1. */
 int ui_player_answer_cells(const struct ui_app *app, unsigned char *out, size_t max, int *rows, int *cols);
+
+/* Forgets every lesson's progress (the picker's Delete, pressed twice). */
+void ui_player_reset_progress(struct ui_app *app);
 
 /* "step 3 / 9" */
 const char *ui_player_step_label(const ui_player *p, char *buf, size_t size);

@@ -1,0 +1,316 @@
+/* fileio.c — safe opening of inputs, atomic replacement of outputs, locks. */
+#define _GNU_SOURCE /* F_OFD_SETLKW, renameat2 */
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_LINKS 40
+
+static const char *kind_of(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+static attn_status fail_errno(attn_error *err, const char *path, const char *what, int e)
+{
+    attn_fail(err, e == ENOMEM ? ATTN_ERR_NOMEM : ATTN_ERR_IO, "%s: %s%s%s", path, what, *what ? ": " : "",
+              strerror(e));
+    errno = e;
+    return err ? err->status : ATTN_ERR_IO;
+}
+
+int attn_file_open_regular(const char *path, int flags, attn_error *err)
+{
+    int fd;
+    do fd = open(path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        fail_errno(err, path, errno == ENOENT ? "" : "cannot open", errno);
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st)) {
+        int e = errno;
+        close(fd);
+        fail_errno(err, path, "cannot stat", e);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        attn_fail(err, ATTN_ERR_IO, "%s: is %s, not a regular file", path, kind_of(st.st_mode));
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+attn_status attn_file_read(const char *path, size_t limit, char **data, size_t *size, attn_error *err)
+{
+    *data = NULL;
+    *size = 0;
+    int fd = attn_file_open_regular(path, O_RDONLY, err);
+    if (fd < 0) return err ? err->status : ATTN_ERR_IO;
+    struct stat st;
+    attn_status rc = ATTN_ERR_IO;
+    char *buf = NULL;
+    if (fstat(fd, &st)) {
+        fail_errno(err, path, "cannot stat", errno);
+        goto out;
+    }
+    if ((unsigned long long)st.st_size > limit) {
+        attn_fail(err, ATTN_ERR_IO, "%s: too large (%lld bytes; the limit is %zu)", path, (long long)st.st_size,
+                  limit);
+        errno = EFBIG;
+        goto out;
+    }
+    /* the size may change under us: read until end of file, within the limit */
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    if (!(buf = malloc(cap))) {
+        rc = fail_errno(err, path, "", ENOMEM);
+        goto out;
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (cap > limit) {
+                attn_fail(err, ATTN_ERR_IO, "%s: too large (more than %zu bytes)", path, limit);
+                errno = EFBIG;
+                goto out;
+            }
+            char *b = realloc(buf, cap * 2);
+            if (!b) {
+                rc = fail_errno(err, path, "", ENOMEM);
+                goto out;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        ssize_t got = read(fd, buf + n, cap - n - 1);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            rc = fail_errno(err, path, "cannot read", errno);
+            goto out;
+        }
+        if (!got) break;
+        n += (size_t)got;
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *size = n;
+    buf = NULL;
+    rc = ATTN_OK;
+out:;
+    int e = errno; /* what the caller reads, past the clean-up */
+    free(buf);
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+static size_t dir_len(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? (size_t)(slash - path) : 0;
+}
+
+attn_status attn_file_resolve(const char *path, char *out, size_t size, attn_error *err)
+{
+    char cur[4096], link[4096], next[8192];
+    if ((size_t)snprintf(cur, sizeof cur, "%s", path) >= sizeof cur) return fail_errno(err, path, "", ENAMETOOLONG);
+    for (int hops = 0; hops <= MAX_LINKS; hops++) {
+        struct stat st;
+        if (lstat(cur, &st) || !S_ISLNK(st.st_mode)) {
+            /* not a link, or nothing there (yet): this is the file */
+            if ((size_t)snprintf(out, size, "%s", cur) >= size) return fail_errno(err, path, "", ENAMETOOLONG);
+            return ATTN_OK;
+        }
+        ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n < 0) return fail_errno(err, cur, "cannot read the link", errno);
+        link[n] = '\0';
+        size_t d = dir_len(cur);
+        if (link[0] == '/' || (d == 0 && cur[0] != '/')) snprintf(next, sizeof next, "%s", link);
+        else snprintf(next, sizeof next, "%.*s/%s", (int)d, cur, link);
+        if (strlen(next) >= sizeof cur) return fail_errno(err, path, "", ENAMETOOLONG);
+        memcpy(cur, next, strlen(next) + 1);
+    }
+    return fail_errno(err, path, "", ELOOP);
+}
+
+/* The process's umask, read without changing it (umask(2) would race with
+ * other threads creating files). */
+static mode_t current_umask(void)
+{
+    mode_t mask = 022;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned m;
+        if (sscanf(line, "Umask: %o", &m) == 1) {
+            mask = (mode_t)m;
+            break;
+        }
+    }
+    if (f) fclose(f);
+    return mask;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* fsync of a folder makes a rename in it durable; some file systems cannot
+ * (EINVAL), which is not an error of ours. */
+static int sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int rc = fsync(fd) && errno != EINVAL && errno != EROFS ? -1 : 0;
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+attn_status attn_file_write_atomic(const char *path, const void *data, size_t size, mode_t mode,
+                                   attn_error *err)
+{
+    char target[4096], tmp[4200], dir[4096];
+    attn_status rc = attn_file_resolve(path, target, sizeof target, err);
+    if (rc) return rc;
+    struct stat st;
+    if (!lstat(target, &st)) {
+        if (!S_ISREG(st.st_mode))
+            return attn_fail(err, ATTN_ERR_IO, "%s: is %s, not a regular file; not replaced", target,
+                             kind_of(st.st_mode));
+        mode = st.st_mode & 07777;
+    } else {
+        mode &= ~current_umask();
+    }
+    size_t d = dir_len(target);
+    if (d == 0) snprintf(dir, sizeof dir, "%s", target[0] == '/' ? "/" : ".");
+    else snprintf(dir, sizeof dir, "%.*s", (int)d, target);
+    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", target);
+    int fd = mkstemp(tmp);
+    if (fd < 0) return fail_errno(err, target, "cannot create a temporary file", errno);
+    const char *what = "cannot write";
+    if (write_all(fd, data, size)) goto fail;
+    what = "cannot set the mode";
+    if (fchmod(fd, mode)) goto fail;
+    what = "cannot sync";
+    if (fsync(fd)) goto fail;
+    what = "cannot close";
+    if (close(fd)) {
+        fd = -1;
+        goto fail;
+    }
+    fd = -1;
+    what = "cannot rename the temporary file over it";
+    if (rename(tmp, target)) goto fail;
+    if (sync_dir(dir)) return fail_errno(err, dir, "cannot sync the folder", errno);
+    return ATTN_OK;
+fail:;
+    int e = errno;
+    if (fd >= 0) close(fd);
+    unlink(tmp);
+    return fail_errno(err, target, what, e);
+}
+
+/* rename without replacing: renameat2's RENAME_NOREPLACE, else a hard link
+ * (which fails on an existing name) and unlink of the old one. */
+static int rename_noreplace(const char *from, const char *to)
+{
+#ifdef RENAME_NOREPLACE
+    if (!renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE)) return 0;
+    if (errno != EINVAL && errno != ENOSYS) return -1;
+#endif
+    if (link(from, to)) return -1;
+    return unlink(from);
+}
+
+attn_status attn_file_rename_unique(const char *from, const char *to_base, char *to, size_t size,
+                                    attn_error *err)
+{
+    for (int i = 0; i < 10000; i++) {
+        int n = i ? snprintf(to, size, "%s-%d", to_base, i) : snprintf(to, size, "%s", to_base);
+        if (n < 0 || (size_t)n >= size) return fail_errno(err, to_base, "", ENAMETOOLONG);
+        if (!rename_noreplace(from, to)) return ATTN_OK;
+        if (errno != EEXIST) return fail_errno(err, from, "cannot move it aside", errno);
+    }
+    return fail_errno(err, from, "cannot move it aside", EEXIST);
+}
+
+attn_status attn_file_make_parents(const char *path, attn_error *err)
+{
+    char dir[4096];
+    size_t d = dir_len(path);
+    if (d == 0) return ATTN_OK;
+    if (d >= sizeof dir) return fail_errno(err, path, "", ENAMETOOLONG);
+    memcpy(dir, path, d);
+    dir[d] = '\0';
+    for (char *s = dir + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = '\0';
+        if (mkdir(dir, 0700) && errno != EEXIST) return fail_errno(err, dir, "cannot create the folder", errno);
+        *s = '/';
+    }
+    if (mkdir(dir, 0700) && errno != EEXIST) return fail_errno(err, dir, "cannot create the folder", errno);
+    return ATTN_OK;
+}
+
+int attn_file_lock(const char *path, attn_error *err)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+    if (fd < 0) {
+        fail_errno(err, path, "cannot create the lock file", errno);
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st)) st.st_mode = 0;
+    if (!S_ISREG(st.st_mode)) {
+        attn_fail(err, ATTN_ERR_IO, "%s: the lock file is %s", path, kind_of(st.st_mode));
+        close(fd);
+        return -1;
+    }
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    int rc;
+#ifdef F_OFD_SETLKW
+    do rc = fcntl(fd, F_OFD_SETLKW, &fl);
+    while (rc && errno == EINTR);
+    if (!rc || errno != EINVAL) goto done;
+    fl.l_pid = 0;
+#endif
+    /* no open-file-description locks: a process lock (threads share it) */
+    do rc = fcntl(fd, F_SETLKW, &fl);
+    while (rc && errno == EINTR);
+#ifdef F_OFD_SETLKW
+done:
+#endif
+    if (rc) {
+        int e = errno;
+        close(fd);
+        fail_errno(err, path, "cannot lock", e);
+        return -1;
+    }
+    return fd;
+}
+
+void attn_file_unlock(int fd)
+{
+    if (fd >= 0) close(fd); /* closing the descriptor releases its lock */
+}

@@ -1,0 +1,66 @@
+/* fileio.h — opening inputs that cannot hang, writing outputs that cannot tear.
+ *
+ * Reading: attn_file_open_regular opens with O_NONBLOCK, so neither a FIFO
+ * with no writer nor a device can block the open, then asks fstat what it
+ * opened and refuses anything but a regular file, naming what it found
+ * ("is a FIFO, not a regular file").
+ *
+ * Writing: attn_file_write_atomic never leaves half a file behind:
+ *
+ *     PATH.tmp-XXXXXX  (mkstemp: unique, beside PATH)  write, fsync
+ *       → rename over PATH → fsync the folder          (the rename is durable)
+ *
+ * A reader sees the old file or the new one, never a mix, and two writers
+ * never share a temporary file. A symbolic link at PATH is followed: the
+ * link's final target is what gets replaced, in the target's folder, and the
+ * link stays a link.
+ *
+ * Every function returns a status and, on failure, one line in err naming the
+ * file and the real cause. No function prints or exits. */
+#ifndef ATTN_FILEIO_H
+#define ATTN_FILEIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* Opens path with flags (O_RDONLY, or O_RDWR) plus O_NONBLOCK and O_CLOEXEC,
+ * and keeps it only if it is a regular file (blocking mode restored). Returns
+ * the descriptor, or -1 with err set and errno telling why: ENOENT when there
+ * is no such file, EISDIR for a folder, EINVAL for a FIFO, device or socket,
+ * or what open(2) said. */
+int attn_file_open_regular(const char *path, int flags, attn_error *err);
+
+/* Reads a whole regular file (opened as above) of at most limit bytes into
+ * *data, NUL-terminated, which the caller frees. errno as above; EFBIG when
+ * it is larger than limit (the message gives both sizes). */
+attn_status attn_file_read(const char *path, size_t limit, char **data, size_t *size, attn_error *err);
+
+/* Follows symbolic links at path (up to 40; relative ones from the link's
+ * folder) into out: the file that is really read and written. The last one
+ * need not exist. */
+attn_status attn_file_resolve(const char *path, char *out, size_t size, attn_error *err);
+
+/* Replaces the file at path (after attn_file_resolve) with size bytes of data
+ * as described above. A new file gets mode & ~umask, a replaced one keeps
+ * its mode. Refuses to replace anything that is not a regular file. */
+attn_status attn_file_write_atomic(const char *path, const void *data, size_t size, mode_t mode,
+                                   attn_error *err);
+
+/* Renames from to the first free name of to_base, to_base-1, to_base-2 …
+ * (never over an existing file) and puts the name used in to. */
+attn_status attn_file_rename_unique(const char *from, const char *to_base, char *to, size_t size,
+                                    attn_error *err);
+
+/* Creates path's folder and its parents (mode 0700 for new ones). */
+attn_status attn_file_make_parents(const char *path, attn_error *err);
+
+/* Takes an exclusive advisory lock on the lock file path (created if need
+ * be), waiting for it. fcntl open-file-description locks: other processes
+ * and other threads of this one each wait their turn. Returns a descriptor
+ * to give to attn_file_unlock, or -1 with err set. */
+int attn_file_lock(const char *path, attn_error *err);
+void attn_file_unlock(int fd);
+
+#endif
