@@ -82,4 +82,5 @@ void ui_render(ui_app *app, ui_gfx *g, ui_layout *layout)
     SDL_GetRendererOutputSize(g->r, &w, &h);
     ui_render_frame(app, &g->list, layout, w, h);
     ui_gfx_draw(g, &g->list);
+    ui_render_commit(app, layout);
 }

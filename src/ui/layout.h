@@ -40,6 +40,11 @@ typedef struct {
     ui_heat_area areas[UI_MAX_AREAS];
     int n_areas;
     ui_rect edit_rect;         /* the token editor's field, for the IME's candidate window */
+    int width, height;         /* the visualizer's part of the drawable: the window minus the lesson panel */
+    int full_width;            /* the whole drawable */
+    int stage_first;           /* first stage the navigator shows (the app's scroll, kept in range) */
+    int lesson_scroll;         /* the lesson panel's scroll, kept in range */
+    int lesson_scroll_max;     /* how far the lesson panel can scroll: content below its view, pixels */
 } ui_layout;
 
 /* Forgets every hit and area (a new frame, or what was drawn no longer matches). */

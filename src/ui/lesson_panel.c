@@ -192,11 +192,11 @@ static const char *cell_instruction(lesson_cell_rule r)
     }
 }
 
-static int quiz_widget(ui_draw *dl, ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
+static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
 {
-    ui_player *p = &app->lesson;
+    const ui_player *p = &app->lesson;
     const lesson_quiz *q = &p->ls.steps[p->step].quizzes[b->quiz];
-    ui_quiz_answer *a = &p->answers[b->quiz];
+    const ui_quiz_answer *a = &p->answers[b->quiz];
     int u = ui_line(dl), row = u + u / 2;
     char buf[160];
     if (q->kind == LESSON_QUIZ_CHOICE && q->n_correct > 1)
@@ -245,7 +245,7 @@ static int quiz_widget(ui_draw *dl, ui_app *app, const lesson_block *b, int x, i
 
 /* ---- blocks */
 
-static int block(ui_draw *dl, ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
+static int block(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
 {
     int u = ui_line(dl);
     int gap = u / 2;
@@ -285,7 +285,7 @@ static int block(ui_draw *dl, ui_app *app, const lesson_block *b, int x, int y, 
         if (draw) ui_text_fit(dl, b->text, x, y, right - x, b->level ? UI_WHITE : UI_TEXT);
         return y + u + u / 4;
     case LESSON_BLOCK_CHOICE: {
-        ui_player *p = &app->lesson;
+        const ui_player *p = &app->lesson;
         const ui_quiz_answer *a = &p->answers[b->quiz];
         const lesson_quiz *q = &p->ls.steps[p->step].quizzes[b->quiz];
         int ind = x + (b->level - 1) * u;
@@ -306,9 +306,9 @@ static int block(ui_draw *dl, ui_app *app, const lesson_block *b, int x, int y, 
     }
 }
 
-static int content(ui_draw *dl, ui_app *app, int x, int y, int right, bool draw)
+static int content(ui_draw *dl, const ui_app *app, int x, int y, int right, bool draw)
 {
-    ui_player *p = &app->lesson;
+    const ui_player *p = &app->lesson;
     const lesson_step *st = &p->ls.steps[p->step];
     if (p->step == 0)
         for (int i = 0; i < p->ls.intro.n_blocks; i++) {
@@ -319,9 +319,9 @@ static int content(ui_draw *dl, ui_app *app, int x, int y, int right, bool draw)
     return y;
 }
 
-void ui_render_lesson(ui_app *app, ui_draw *dl, ui_rect box)
+void ui_render_lesson(const ui_app *app, ui_draw *dl, ui_rect box)
 {
-    ui_player *p = &app->lesson;
+    const ui_player *p = &app->lesson;
     int u = ui_line(dl);
     char buf[300], label[64];
     ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
@@ -360,18 +360,19 @@ void ui_render_lesson(ui_app *app, ui_draw *dl, ui_rect box)
     /* the step, scrolled and clipped */
     ui_rect clip = {box.x, y, box.w, fy - u / 2 - y};
     int total = content(dl, app, x, 0, right, false);
-    p->content_h = ui_imax(0, total - clip.h + u);
-    if (p->scroll > p->content_h) p->scroll = p->content_h;
-    ui_clip_push(dl, clip);
     ui_layout *l = dl->layout;
+    l->lesson_scroll_max = ui_imax(0, total - clip.h + u);
+    int scroll = ui_imin(p->scroll, l->lesson_scroll_max);
+    l->lesson_scroll = scroll;
+    ui_clip_push(dl, clip);
     int first_hit = l->n_hits;
-    content(dl, app, x, y - p->scroll, right, true);
+    content(dl, app, x, y - scroll, right, true);
     /* hits scrolled out of view must not take clicks */
     for (int i = first_hit; i < l->n_hits; i++) l->hits[i].r = ui_rect_intersect(l->hits[i].r, clip);
     ui_clip_pop(dl);
-    if (p->content_h > 0) { /* scroll bar */
-        int bh = ui_imax(u, clip.h * clip.h / (clip.h + p->content_h));
-        int by = clip.y + (clip.h - bh) * p->scroll / p->content_h;
+    if (l->lesson_scroll_max > 0) { /* scroll bar */
+        int bh = ui_imax(u, clip.h * clip.h / (clip.h + l->lesson_scroll_max));
+        int by = clip.y + (clip.h - bh) * scroll / l->lesson_scroll_max;
         ui_fill(dl, box.x + box.w - u / 3, by, u / 5, bh, UI_TEXT_DIM);
     }
 }
@@ -386,9 +387,9 @@ static void cell_frame(ui_draw *dl, const ui_heat_area *a, int i, int j, int t, 
     ui_frame(dl, a->r.x + x, a->r.y + y, w, h, ui_imin(t, ui_imax(1, ui_imin(w, h) / 3)), c);
 }
 
-void ui_render_lesson_marks(ui_app *app, ui_draw *dl)
+void ui_render_lesson_marks(const ui_app *app, ui_draw *dl)
 {
-    ui_player *p = &app->lesson;
+    const ui_player *p = &app->lesson;
     if (!p->open || app->view != UI_VIEW_SINGLE) return;
     for (int k = 0; k < dl->layout->n_areas; k++) {
         const ui_heat_area *a = &dl->layout->areas[k];
@@ -430,11 +431,11 @@ void ui_render_lesson_marks(ui_app *app, ui_draw *dl)
 
 /* ---- the picker */
 
-void ui_render_picker(ui_app *app, ui_draw *dl)
+void ui_render_picker(const ui_app *app, ui_draw *dl)
 {
-    ui_player *p = &app->lesson;
+    const ui_player *p = &app->lesson;
     int u = ui_line(dl);
-    int W = app->full_width, H = app->height;
+    int W = dl->layout->full_width, H = dl->layout->height;
     ui_fill(dl, 0, 0, W, H, 0xF4101016u);
     int w = ui_imin(W - 2 * u, 60 * u), x = (W - w) / 2, y = u;
     char buf[400];

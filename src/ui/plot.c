@@ -108,7 +108,7 @@ static double layout(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, 
     return fmin((double)*avail_w / s->cols, (double)*avail_h / s->rows);
 }
 
-int ui_plot_heatmap(ui_draw *dl, ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
+int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
                     ui_rect box, const ui_plot_opts *o)
 {
     const ui_slice *s = &v->slice;
@@ -232,7 +232,7 @@ int ui_plot_heatmap(ui_draw *dl, ui_app *app, const attn_trace *tr, const ui_vie
 
 /* ---- single view ---------------------------------------------------------- */
 
-void ui_plot_single(ui_draw *dl, ui_app *app, ui_rect box)
+void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
@@ -249,7 +249,7 @@ void ui_plot_single(ui_draw *dl, ui_app *app, ui_rect box)
 
 /* ---- all-heads grid ------------------------------------------------------- */
 
-void ui_plot_grid(ui_draw *dl, ui_app *app, ui_rect box)
+void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
@@ -317,7 +317,7 @@ void ui_plot_grid(ui_draw *dl, ui_app *app, ui_rect box)
 
 /* ---- compare view --------------------------------------------------------- */
 
-void ui_plot_compare(ui_draw *dl, ui_app *app, ui_rect box)
+void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl);
     const char *stage = ui_app_compare_stage(app);
@@ -398,7 +398,7 @@ int ui_plot_bars_height(ui_draw *dl)
     return ui_line(dl) * 10;
 }
 
-void ui_plot_bars(ui_draw *dl, ui_app *app, ui_rect box)
+void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl);
     const attn_tensor *cur = ui_app_tensor(app);

@@ -18,14 +18,14 @@ typedef struct {
 } ui_plot_opts;
 
 /* Draws v inside box; returns the index of the area recorded (-1 if none). */
-int ui_plot_heatmap(ui_draw *dl, ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
+int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
                     ui_rect box, const ui_plot_opts *o);
 
-void ui_plot_single(ui_draw *dl, ui_app *app, ui_rect box);
-void ui_plot_grid(ui_draw *dl, ui_app *app, ui_rect box);
-void ui_plot_compare(ui_draw *dl, ui_app *app, ui_rect box);
+void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box);
+void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box);
+void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box);
 /* The selected query row's weights as bars, and as one stacked bar reaching 1. */
-void ui_plot_bars(ui_draw *dl, ui_app *app, ui_rect box);
+void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box);
 
 /* Height the bar chart wants at the current font size. */
 int ui_plot_bars_height(ui_draw *dl);

@@ -37,13 +37,13 @@ static void chip(ui_draw *dl, flow *f, const char *label, bool on, ui_action act
     f->x += w + u / 4;
 }
 
-static int controls(ui_draw *dl, ui_app *app)
+static int controls(ui_draw *dl, const ui_app *app)
 {
     int u = ui_line(dl);
     const attn_config *c = &app->trace.cfg;
     const attn_dims *d = &app->trace.dims;
     char buf[96], mv[24];
-    flow f = {u / 2, u / 3, u / 2, app->width - u / 2, u + u / 2};
+    flow f = {u / 2, u / 3, u / 2, dl->layout->width - u / 2, u + u / 2};
     f.x += ui_text(dl, "attnlab", f.x, f.y + u / 4, UI_ACCENT) + u;
     /* TRANSLATORS: control chips: the key, two spaces, the setting. Keep the key first and the chips short. */
     snprintf(buf, sizeof buf, _("m  mode %s"), d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA");
@@ -86,7 +86,7 @@ static int controls(ui_draw *dl, ui_app *app)
 
 /* ---- the stage navigator -------------------------------------------------- */
 
-static int navigator_width(ui_draw *dl, ui_app *app)
+static int navigator_width(ui_draw *dl, const ui_app *app)
 {
     char shape[96];
     int w = 0;
@@ -96,10 +96,10 @@ static int navigator_width(ui_draw *dl, ui_app *app)
         w = ui_imax(w, ui_text_w(dl, t->name) +
                         (app->lesson.open ? 0 : ui_text_w(dl, attn_tensor_shape_str(t, shape, sizeof shape))));
     }
-    return ui_imin(w + ui_line(dl) * 2, app->width * 2 / 5);
+    return ui_imin(w + ui_line(dl) * 2, dl->layout->width * 2 / 5);
 }
 
-static void navigator(ui_draw *dl, ui_app *app, ui_rect box)
+static void navigator(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl), row = u + u / 3;
     int n = app->trace.n_tensors;
@@ -108,15 +108,17 @@ static void navigator(ui_draw *dl, ui_app *app, ui_rect box)
     int top = box.y + u + u / 2;
     int fits = ui_imax(1, (box.h - (top - box.y)) / row);
     /* keep the current stage in view */
-    if (app->stage < app->stage_scroll) app->stage_scroll = app->stage;
-    if (app->stage >= app->stage_scroll + fits) app->stage_scroll = app->stage - fits + 1;
-    if (app->stage_scroll > ui_imax(0, n - fits)) app->stage_scroll = ui_imax(0, n - fits);
+    int first = app->stage_scroll;
+    if (app->stage < first) first = app->stage;
+    if (app->stage >= first + fits) first = app->stage - fits + 1;
+    if (first > ui_imax(0, n - fits)) first = ui_imax(0, n - fits);
+    dl->layout->stage_first = first;
     char shape[96];
     int name_w = 0;
     for (int i = 0; i < n; i++) name_w = ui_imax(name_w, ui_text_w(dl, app->trace.tensors[i].name));
-    for (int i = app->stage_scroll; i < n && i < app->stage_scroll + fits; i++) {
+    for (int i = first; i < n && i < first + fits; i++) {
         const attn_tensor *t = &app->trace.tensors[i];
-        int y = top + (i - app->stage_scroll) * row;
+        int y = top + (i - first) * row;
         bool cur = i == app->stage;
         if (cur) ui_fill(dl, box.x, y, box.w, row, UI_PANEL_HI);
         if (cur) ui_fill(dl, box.x, y, 3, row, UI_ACCENT);
@@ -142,7 +144,7 @@ static const char *axis_name(ui_axis a)
     }
 }
 
-static int header(ui_draw *dl, ui_app *app, ui_rect box)
+static int header(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl), y = box.y;
     const attn_tensor *t = ui_app_tensor(app);
@@ -182,7 +184,7 @@ static const char *bytes_str(double b, char *buf, size_t size)
     return buf;
 }
 
-static int decode_panel(ui_draw *dl, ui_app *app, ui_rect box)
+static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl);
     const attn_dims *d = &app->trace.dims;
@@ -230,7 +232,7 @@ static int decode_panel(ui_draw *dl, ui_app *app, ui_rect box)
 
 /* ---- status line, tooltip, overlays --------------------------------------- */
 
-static void status_line(ui_draw *dl, ui_app *app, ui_rect box)
+static void status_line(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl);
     ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
@@ -239,7 +241,7 @@ static void status_line(ui_draw *dl, ui_app *app, ui_rect box)
     ui_text_fit(dl, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? UI_ERROR : UI_TEXT_DIM);
 }
 
-static void tooltip(ui_draw *dl, ui_app *app)
+static void tooltip(ui_draw *dl, const ui_app *app)
 {
     if (app->hover_area < 0 || app->hover_area >= app->layout.n_areas || app->help || app->editing) return;
     const ui_heat_area *a = &app->layout.areas[app->hover_area];
@@ -251,10 +253,10 @@ static void tooltip(ui_draw *dl, ui_app *app)
     ui_view_explain(tr, &v, app->hover_i, app->hover_j, buf, sizeof buf);
     if (!buf[0]) return;
     int u = ui_line(dl);
-    int w = ui_imin(ui_text_w(dl, buf) + u, app->width - u);
+    int w = ui_imin(ui_text_w(dl, buf) + u, dl->layout->width - u);
     int x = app->mouse_x + u, y = app->mouse_y + u;
-    if (x + w > app->width) x = ui_imax(0, app->width - w);
-    if (y + 2 * u > app->height) y = app->mouse_y - 2 * u;
+    if (x + w > dl->layout->width) x = ui_imax(0, dl->layout->width - w);
+    if (y + 2 * u > dl->layout->height) y = app->mouse_y - 2 * u;
     ui_fill(dl, x, y, w, u + u / 2, 0xF0101016u);
     ui_frame(dl, x, y, w, u + u / 2, 1, UI_ACCENT);
     ui_text_fit(dl, buf, x + u / 2, y + u / 4, w - u, UI_WHITE);
@@ -290,7 +292,7 @@ static const char *const HELP[][2] = {
     {"q", N_("quit")},
 };
 
-static void help_overlay(ui_draw *dl, ui_app *app)
+static void help_overlay(ui_draw *dl)
 {
     int u = ui_line(dl);
     int n = (int)(sizeof HELP / sizeof HELP[0]);
@@ -300,9 +302,9 @@ static void help_overlay(ui_draw *dl, ui_app *app)
         dw = ui_imax(dw, ui_text_w(dl, _(HELP[i][1])));
     }
     int row = u + u / 4;
-    int w = ui_imin(app->width - 2 * u, kw + dw + 3 * u), h = ui_imin(app->height - 2 * u, (n + 2) * row + u);
-    int x = (app->width - w) / 2, y = (app->height - h) / 2;
-    ui_fill(dl, 0, 0, app->width, app->height, 0xB0000000u);
+    int w = ui_imin(dl->layout->width - 2 * u, kw + dw + 3 * u), h = ui_imin(dl->layout->height - 2 * u, (n + 2) * row + u);
+    int x = (dl->layout->width - w) / 2, y = (dl->layout->height - h) / 2;
+    ui_fill(dl, 0, 0, dl->layout->width, dl->layout->height, 0xB0000000u);
     ui_fill(dl, x, y, w, h, UI_PANEL);
     ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
     ui_text_fit(dl, _("keys   (Esc or ? closes this)"), x + u, y + u / 2, w - 2 * u, UI_WHITE);
@@ -314,12 +316,12 @@ static void help_overlay(ui_draw *dl, ui_app *app)
     }
 }
 
-static void edit_overlay(ui_draw *dl, ui_app *app)
+static void edit_overlay(ui_draw *dl, const ui_app *app)
 {
     int u = ui_line(dl);
-    int w = ui_imin(app->width - 2 * u, 50 * u), h = 8 * u;
-    int x = (app->width - w) / 2, y = (app->height - h) / 3;
-    ui_fill(dl, 0, 0, app->width, app->height, 0x90000000u);
+    int w = ui_imin(dl->layout->width - 2 * u, 50 * u), h = 8 * u;
+    int x = (dl->layout->width - w) / 2, y = (dl->layout->height - h) / 3;
+    ui_fill(dl, 0, 0, dl->layout->width, dl->layout->height, 0x90000000u);
     ui_fill(dl, x, y, w, h, UI_PANEL);
     ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
     ui_text_fit(dl, _("tokens: spaces between tokens, | between batch rows — Enter applies, Esc cancels"), x + u,
@@ -359,7 +361,7 @@ static void edit_overlay(ui_draw *dl, ui_app *app)
 
 /* ---- the frame ------------------------------------------------------------ */
 
-void ui_render_frame(ui_app *app, ui_draw *dl, ui_layout *layout, int w, int h)
+void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, int h)
 {
     ui_draw_begin(dl, (int)lroundf(UI_BASE_FONT_PX * app->font_scale * app->pixel_ratio));
     dl->layout = layout;
@@ -370,10 +372,13 @@ void ui_render_frame(ui_app *app, ui_draw *dl, ui_layout *layout, int w, int h)
         panel_w = ui_imax(panel_w, ui_imin(22 * ui_line(dl), w / 2));
         w -= panel_w;
     }
-    app->full_width = full_w;
-    app->width = w;
-    app->height = h;
     ui_layout_clear(layout);
+    layout->full_width = full_w;
+    layout->width = w;
+    layout->height = h;
+    layout->stage_first = app->stage_scroll;
+    layout->lesson_scroll = app->lesson.scroll;
+    layout->lesson_scroll_max = app->lesson.content_h;
 
     ui_fill(dl, 0, 0, full_w, h, UI_BG);
     int u = ui_line(dl);
@@ -397,7 +402,17 @@ void ui_render_frame(ui_app *app, ui_draw *dl, ui_layout *layout, int w, int h)
     }
     tooltip(dl, app);
     if (app->editing) edit_overlay(dl, app);
-    if (app->help) help_overlay(dl, app);
+    if (app->help) help_overlay(dl);
     if (app->lesson.picker) ui_render_picker(app, dl);
+}
+
+void ui_render_commit(ui_app *app, const ui_layout *l)
+{
+    app->width = l->width;
+    app->height = l->height;
+    app->full_width = l->full_width;
+    app->stage_scroll = l->stage_first;
+    app->lesson.scroll = l->lesson_scroll;
+    app->lesson.content_h = l->lesson_scroll_max;
     app->dirty = false;
 }
