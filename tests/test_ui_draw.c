@@ -1,0 +1,401 @@
+/* test_ui_draw.c — the frame as a command list (draw.h, render.h), built with
+ * a fake text measurer: no font, no renderer, no display. For a few states of
+ * the app: one heatmap command per head in the grid, hatch commands exactly
+ * over the masked cells that the picture paints hatched, every hit inside the
+ * window, clips balanced, text at the frame's font size. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
+#include "draw.h"
+#include "i18n.h"
+#include "player.h"
+#include "render.h"
+
+#define W 1280
+#define H 800
+
+/* Fake metrics: every code point px/2 wide, lines 5/4 px apart. */
+static int fake_width(void *ctx, const char *s, int px)
+{
+    int n = 0;
+    (void)ctx;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n * (px / 2);
+}
+
+static int fake_line(void *ctx, int px)
+{
+    (void)ctx;
+    return px + px / 4;
+}
+
+static const ui_text_measure FAKE = {NULL, fake_width, fake_line};
+
+typedef struct {
+    ui_app app;
+    ui_draw dl;
+} fixture;
+
+static int setup_with(void **state, const char *const *kv)
+{
+    fixture *f = calloc(1, sizeof *f);
+    char err[400];
+    attn_config c;
+    attn_error e;
+    ui_i18n_init("en");
+    attn_config_init(&c);
+    for (int i = 0; kv && kv[i]; i += 2)
+        if (attn_config_set(&c, kv[i], kv[i + 1], &e)) fail_msg("set %s: %s", kv[i], e.msg);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    ui_player_init(&f->app.lesson, "en", NULL);
+    f->app.lesson.keep_progress = false;
+    ui_draw_init(&f->dl, FAKE);
+    *state = f;
+    return 0;
+}
+
+static int setup(void **state) { return setup_with(state, NULL); }
+
+static int setup_gqa(void **state)
+{
+    static const char *const kv[] = {"d_model", "64", "heads", "8", "kv_heads", "2", NULL};
+    return setup_with(state, kv);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    ui_draw_free(&f->dl);
+    ui_app_free(&f->app);
+    free(f);
+    return 0;
+}
+
+/* Builds a frame of the app as it is, and hands its layout back as ui_render does. */
+static void build(fixture *f)
+{
+    ui_render_frame(&f->app, &f->dl, &f->app.layout, W, H);
+    ui_render_commit(&f->app, &f->app.layout);
+    assert_false(f->dl.failed);
+}
+
+static int count(const ui_draw *dl, ui_cmd_kind kind)
+{
+    int n = 0;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) n += c->kind == kind;
+    return n;
+}
+
+static bool inside(ui_rect r, ui_rect box)
+{
+    return r.x >= box.x && r.y >= box.y && r.x + r.w <= box.x + box.w && r.y + r.h <= box.y + box.h;
+}
+
+/* Every hit and heatmap area of the last frame lies inside the window. */
+static void check_layout(const fixture *f)
+{
+    const ui_layout *l = &f->app.layout;
+    ui_rect win = {0, 0, W, H};
+    for (int i = 0; i < l->n_hits; i++)
+        if (l->hits[i].r.w > 0 && l->hits[i].r.h > 0 && !inside(l->hits[i].r, win))
+            fail_msg("hit %d (action %d) at %d,%d %dx%d leaves the window", i, l->hits[i].action, l->hits[i].r.x,
+                     l->hits[i].r.y, l->hits[i].r.w, l->hits[i].r.h);
+    for (int i = 0; i < l->n_areas; i++) assert_true(inside(l->areas[i].r, win));
+}
+
+/* Clips pushed and popped in order, none left pushed; text at the frame's size. */
+static void check_list(const fixture *f)
+{
+    int depth = 0, px = (int)lroundf(UI_BASE_FONT_PX * f->app.font_scale * f->app.pixel_ratio);
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
+        if (c->kind == UI_CMD_CLIP_PUSH) depth++;
+        if (c->kind == UI_CMD_CLIP_POP) assert_true(--depth >= 0);
+        if (c->kind == UI_CMD_TEXT) {
+            assert_int_equal(c->text.px, px);
+            assert_true(ui_cmd_text(&f->dl, c)[0] != '\0');
+            assert_int_equal(c->r.w, fake_width(NULL, ui_cmd_text(&f->dl, c), px));
+        }
+        if (c->kind == UI_CMD_RECT || c->kind == UI_CMD_LINE || c->kind == UI_CMD_HATCH || c->kind == UI_CMD_HEATMAP)
+            assert_true(c->r.w > 0 && c->r.h > 0);
+    }
+    assert_int_equal(depth, 0);
+}
+
+/* The hatch commands that follow heatmap command c (over its masked cells)
+ * cover exactly the pixels its painted picture shows hatched. */
+static void check_hatch(const ui_draw *dl, const ui_cmd *c)
+{
+    int w = c->r.w, h = c->r.h;
+    uint32_t *px = malloc((size_t)w * h * sizeof *px);
+    unsigned char *cover = calloc((size_t)w * h, 1);
+    assert_non_null(px);
+    assert_non_null(cover);
+    ui_heat_paint(&c->heat.slice, &c->heat.scale, px, w, w, h, c->heat.gap);
+    int n = 0;
+    for (const ui_cmd *k = c; (k = ui_draw_next(dl, k)) && k->kind == UI_CMD_HATCH && k->hatch.in_image; n++) {
+        assert_int_equal(k->hatch.ox, c->r.x);
+        assert_int_equal(k->hatch.oy, c->r.y);
+        ui_rect r = {k->r.x - c->r.x, k->r.y - c->r.y, k->r.w, k->r.h};
+        assert_true(inside(r, (ui_rect){0, 0, w, h}));
+        for (int y = r.y; y < r.y + r.h; y++)
+            for (int x = r.x; x < r.x + r.w; x++) {
+                assert_int_equal(cover[(size_t)y * w + x], 0); /* no overlaps */
+                cover[(size_t)y * w + x] = 1;
+            }
+    }
+    int hatched = 0;
+    for (int i = 0; i < w * h; i++) {
+        bool stripe = px[i] == UI_HATCH_LIGHT || px[i] == UI_HATCH_DARK;
+        hatched += stripe;
+        if (stripe != cover[i]) fail_msg("pixel %d,%d: painted %s, %s", i % w, i / w, stripe ? "hatched" : "plain",
+                                         cover[i] ? "under a hatch command" : "under none");
+    }
+    /* the stripes of a hatch command, drawn alone from its origin, are the picture's */
+    for (const ui_cmd *k = c; (k = ui_draw_next(dl, k)) && k->kind == UI_CMD_HATCH && k->hatch.in_image;) {
+        uint32_t pat[64 * 64];
+        int pw = ui_imin(k->r.w, 64), ph = ui_imin(k->r.h, 64);
+        ui_heat_paint_hatch(pat, pw, pw, ph, (k->r.x - k->hatch.ox) + (k->r.y - k->hatch.oy));
+        for (int y = 0; y < ph; y++)
+            for (int x = 0; x < pw; x++)
+                assert_int_equal(pat[y * pw + x], px[(size_t)(k->r.y - c->r.y + y) * w + (k->r.x - c->r.x + x)]);
+    }
+    if (hatched) assert_true(n > 0);
+    free(px);
+    free(cover);
+}
+
+/* The heatmap command drawn for layout area a. */
+static const ui_cmd *heatmap_of(const ui_draw *dl, const ui_heat_area *a)
+{
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_HEATMAP && !memcmp(&c->r, &a->r, sizeof c->r)) return c;
+    return NULL;
+}
+
+/* ---- the list itself */
+
+static void test_list_basics(void **state)
+{
+    fixture *f = *state;
+    ui_draw *dl = &f->dl;
+    ui_draw_begin(dl, 16);
+    ui_fill(dl, 0, 0, 0, 10, UI_BG); /* nothing: not positive */
+    ui_fill(dl, 1, 2, 3, 4, UI_PANEL);
+    assert_int_equal(dl->n, 1);
+    assert_int_equal(ui_text(dl, "", 0, 0, UI_TEXT), 0);
+    assert_int_equal(ui_text(dl, "注意 attention", 5, 6, UI_TEXT), 12 * 8);
+    const ui_cmd *t = &dl->cmds[1];
+    assert_int_equal(t->kind, UI_CMD_TEXT);
+    assert_string_equal(ui_cmd_text(dl, t), "注意 attention");
+    assert_int_equal(t->text.px, 16);
+    assert_int_equal(t->r.h, ui_line(dl));
+    /* cut with an ellipsis, on a code point boundary */
+    int w = ui_text_fit(dl, "注意 attention", 0, 0, 5 * 8, UI_TEXT);
+    assert_true(w <= 5 * 8);
+    assert_string_equal(ui_cmd_text(dl, &dl->cmds[2]), "注意 a…");
+    /* lines: horizontal and vertical only, thickness below or right */
+    ui_line_to(dl, 10, 20, 30, 20, 2, UI_WHITE);
+    ui_line_to(dl, 10, 20, 10, 50, 3, UI_WHITE);
+    ui_line_to(dl, 10, 20, 30, 40, 1, UI_WHITE); /* diagonal: refused */
+    assert_int_equal(dl->n, 5);
+    assert_memory_equal(&dl->cmds[3].r, (&(ui_rect){10, 20, 20, 2}), sizeof(ui_rect));
+    assert_memory_equal(&dl->cmds[4].r, (&(ui_rect){10, 20, 3, 30}), sizeof(ui_rect));
+    /* clips: a pop without a push is dropped */
+    ui_clip_pop(dl);
+    ui_clip_push(dl, (ui_rect){0, 0, 10, 10});
+    ui_clip_pop(dl);
+    assert_int_equal(count(dl, UI_CMD_CLIP_PUSH), 1);
+    assert_int_equal(count(dl, UI_CMD_CLIP_POP), 1);
+    /* scratch floats: distinct blocks in a frame, kept for the next one */
+    float *a = ui_draw_floats(dl, 100), *b = ui_draw_floats(dl, 10);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(b >= a + 100 || a >= b + 10);
+    ui_draw_begin(dl, 16);
+    assert_int_equal(dl->n, 0);
+    assert_ptr_equal(ui_draw_floats(dl, 100), a);
+}
+
+/* A masked swatch hatches from its own corner; a heatmap gets hatch
+ * commands over its masked cells only, joined where no gap parts them. */
+static void test_heatmap_hatch(void **state)
+{
+    fixture *f = *state;
+    ui_draw *dl = &f->dl;
+    const float v[3 * 4] = {0.5f, -INFINITY, -INFINITY, 1.0f, /* two masked cells that touch */
+                            NAN, 0.0f, -INFINITY, 2.0f,       /* NaN: checks, no hatch */
+                            1.0f, 1.0f, 1.0f, 1.0f};
+    const float m[3 * 4] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}; /* masked by the mask */
+    ui_slice s = {v, 3, 4, 4, 1, m, 4, 1};
+    ui_scale sc = {UI_CMAP_SEQUENTIAL, 0, 2};
+    for (int gap = 0; gap <= 2; gap++) {
+        ui_draw_begin(dl, 16);
+        ui_hatch(dl, 3, 4, 10, 10);
+        assert_int_equal(dl->cmds[0].hatch.ox, 3);
+        assert_false(dl->cmds[0].hatch.in_image);
+        ui_heatmap(dl, 7, &s, &sc, 100, 50, 40 * 4, 40 * 3, gap);
+        assert_int_equal(dl->cmds[1].kind, UI_CMD_HEATMAP);
+        assert_int_equal(dl->cmds[1].heat.generation, 7);
+        assert_int_equal(count(dl, UI_CMD_HATCH) - 1, gap ? 4 : 3); /* the pair joins without a gap */
+        check_hatch(dl, &dl->cmds[1]);
+    }
+    /* more cells than pixels: each pixel shows one cell, hatches follow */
+    ui_draw_begin(dl, 16);
+    ui_heatmap(dl, 7, &s, &sc, 0, 0, 3, 2, 0);
+    check_hatch(dl, &dl->cmds[0]);
+}
+
+/* ---- frames */
+
+static void test_single_view(void **state)
+{
+    fixture *f = *state;
+    build(f);
+    check_list(f);
+    check_layout(f);
+    /* the causal weights: one picture, hatched above the diagonal, and the legend's swatch */
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1);
+    assert_int_equal(f->app.layout.n_areas, 1);
+    const ui_cmd *c = heatmap_of(&f->dl, &f->app.layout.areas[0]);
+    assert_non_null(c);
+    const attn_tensor *t = ui_app_tensor(&f->app); /* drawn from the trace itself, not a copy */
+    assert_true(c->heat.slice.data >= t->data && c->heat.slice.data < t->data + t->count);
+    check_hatch(&f->dl, c);
+    int swatches = 0;
+    for (const ui_cmd *k = NULL; (k = ui_draw_next(&f->dl, k));) swatches += k->kind == UI_CMD_HATCH && !k->hatch.in_image;
+    assert_int_equal(swatches, 1);
+    /* the same state builds the same list */
+    int n = f->dl.n;
+    build(f);
+    assert_int_equal(f->dl.n, n);
+    /* a query row's bars: the masked keys get swatches */
+    assert_true(ui_app_do(&f->app, UI_ACT_ROW, 1));
+    build(f);
+    check_list(f);
+    check_layout(f);
+    swatches = 0;
+    for (const ui_cmd *k = NULL; (k = ui_draw_next(&f->dl, k));) swatches += k->kind == UI_CMD_HATCH && !k->hatch.in_image;
+    assert_true(swatches > 1);
+}
+
+static void test_grid_view(void **state)
+{
+    fixture *f = *state;
+    assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0));
+    build(f);
+    check_list(f);
+    check_layout(f);
+    int h = f->app.trace.dims.h;
+    assert_int_equal(h, 8);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), h);
+    assert_int_equal(f->app.layout.n_areas, h);
+    for (int i = 0; i < h; i++) {
+        const ui_heat_area *a = &f->app.layout.areas[i];
+        assert_int_equal(a->head, i);
+        const ui_cmd *c = heatmap_of(&f->dl, a);
+        assert_non_null(c);
+        check_hatch(&f->dl, c);
+    }
+}
+
+static void test_compare_view(void **state)
+{
+    fixture *f = *state;
+    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE, 0));
+    build(f);
+    check_list(f);
+    check_layout(f);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 3);
+    assert_int_equal(f->app.layout.n_areas, 3);
+    const ui_cmd *a = heatmap_of(&f->dl, &f->app.layout.areas[0]), *b = heatmap_of(&f->dl, &f->app.layout.areas[1]),
+                 *d = heatmap_of(&f->dl, &f->app.layout.areas[2]);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(d);
+    /* the difference is computed into the list's own floats, toggled − configured */
+    const ui_slice *sa = &a->heat.slice, *sb = &b->heat.slice, *sd = &d->heat.slice;
+    for (int i = 0; i < sd->rows; i++)
+        for (int j = 0; j < sd->cols; j++) {
+            float want = ui_slice_at(sb, i, j) - ui_slice_at(sa, i, j), got = ui_slice_at(sd, i, j);
+            if (isnan(want)) assert_true(isnan(got));
+            else assert_float_equal(got, want, 0);
+        }
+    for (int p = 0; p < 3; p++) check_hatch(&f->dl, heatmap_of(&f->dl, &f->app.layout.areas[p]));
+}
+
+static void test_overlays(void **state)
+{
+    fixture *f = *state;
+    assert_true(ui_app_do(&f->app, UI_ACT_HELP, 0));
+    build(f);
+    check_list(f);
+    check_layout(f);
+    assert_true(ui_app_do(&f->app, UI_ACT_HELP, 0));
+    assert_true(ui_app_do(&f->app, UI_ACT_DECODE, 0));
+    build(f);
+    check_list(f);
+    check_layout(f);
+    assert_true(ui_app_do(&f->app, UI_ACT_DECODE, 0));
+    assert_true(ui_app_do(&f->app, UI_ACT_EDIT, 0));
+    build(f);
+    check_list(f);
+    check_layout(f);
+    assert_true(f->app.layout.edit_rect.w > 0);
+}
+
+/* A lesson: its panel's steps are clipped, and scrolled hits never leave the panel. */
+static void test_lesson_panel(void **state)
+{
+    fixture *f = *state;
+    char dir[512], path[600], err[400];
+    snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
+    if (ui_player_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    for (int step = 0; step < f->app.lesson.ls.n_steps; step++) {
+        if (ui_player_open(&f->app, path, step, err, sizeof err)) fail_msg("%s", err);
+        for (int scroll = 0; scroll < 3; scroll++) {
+            f->app.lesson.scroll = scroll * 10000; /* far past the end: kept in range */
+            build(f);
+            check_list(f);
+            check_layout(f);
+            assert_int_equal(count(&f->dl, UI_CMD_CLIP_PUSH), 1);
+            assert_true(f->app.lesson.scroll <= f->app.layout.lesson_scroll_max);
+            assert_true(f->app.layout.width < W);
+            assert_int_equal(f->app.layout.full_width, W);
+            const ui_cmd *clip = NULL;
+            for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+                if (c->kind == UI_CMD_CLIP_PUSH) clip = c;
+            for (int i = 0; i < f->app.layout.n_hits; i++) {
+                const ui_hit *h = &f->app.layout.hits[i];
+                if (h->action == UI_ACT_LESSON_CHOICE && h->r.w > 0) assert_true(inside(h->r, clip->r));
+            }
+        }
+    }
+    assert_true(ui_app_do(&f->app, UI_ACT_PICKER, 0));
+    build(f);
+    check_list(f);
+    check_layout(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_list_basics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heatmap_hatch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_single_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grid_view, setup_gqa, teardown),
+        cmocka_unit_test_setup_teardown(test_compare_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overlays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
