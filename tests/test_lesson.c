@@ -360,6 +360,13 @@ static void hostile_input(void **state)
     lesson_free(&ls);
     lesson_diags_free(&dg);
 
+    /* wide is attn_utf8_is_wide: Hangul, full-width punctuation and emoji join;
+     * half-width katakana and math letters are narrow */
+    assert_int_equal(parse("# T\n\n## S\n\n한국\n어，\n好😀\n😀 ｱ\nｲ 𝐴\n中\n", &ls, &dg), 0);
+    assert_string_equal(ls.steps[0].blocks[0].text, "한국어，好😀😀 ｱ ｲ 𝐴 中");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
     /* a code span of spaces at the end of a paragraph is trimmed away with its span */
     assert_int_equal(parse("# T\n\n## S\n\nnone\n` `\n", &ls, &dg), 0);
     assert_string_equal(ls.steps[0].blocks[0].text, "none");

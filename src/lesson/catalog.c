@@ -28,13 +28,6 @@ const char *lesson_catalog_dir(const char *lang, char *buf, size_t size)
     return buf;
 }
 
-const char *lesson_diag_format(const char *path, const lesson_diag *d, char *buf, size_t size)
-{
-    if (d->line > 0) snprintf(buf, size, "%s:%d: %s", path, d->line, d->msg);
-    else snprintf(buf, size, "%s: %s", path, d->msg);
-    return buf;
-}
-
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const lesson_entry *)a)->name, ((const lesson_entry *)b)->name);

@@ -37,7 +37,4 @@ const char *lesson_catalog_dir(const char *lang, char *buf, size_t size);
 int lesson_catalog_load(lesson_catalog *c, const char *dir, char *err, size_t errsize);
 void lesson_catalog_free(lesson_catalog *c);
 
-/* "FILE:LINE: message" (line 0: "FILE: message"). */
-const char *lesson_diag_format(const char *path, const lesson_diag *d, char *buf, size_t size);
-
 #endif

@@ -21,20 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* ---- diagnostics */
-
-typedef struct {
-    int line;      /* 1-based; 0: the whole file */
-    char msg[240];
-} lesson_diag;
-
-typedef struct {
-    lesson_diag *items;
-    int n, cap;
-} lesson_diags;
-
-void lesson_diag_add(lesson_diags *dg, int line, const char *fmt, ...);
-void lesson_diags_free(lesson_diags *dg);
+#include "diag.h"
 
 /* ---- prose */
 
