@@ -108,21 +108,33 @@ static double layout(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, 
     return fmin((double)*avail_w / s->cols, (double)*avail_h / s->rows);
 }
 
-int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
-                    ui_rect box, const ui_plot_opts *o)
+/* A heatmap placed in the window: its slice over the pixels r, cells gap apart. */
+typedef struct {
+    const ui_slice *s;
+    ui_rect r;
+    int gap;
+} placed;
+
+/* Cell (i, j) of p in window pixels (its gap included). */
+static ui_rect cell_px(const placed *p, int i, int j)
+{
+    ui_rect c;
+    ui_heat_cell_rect(p->r.w, p->r.h, p->s->rows, p->s->cols, i, j, &c.x, &c.y, &c.w, &c.h);
+    c.x += p->r.x;
+    c.y += p->r.y;
+    return c;
+}
+
+/* Where v goes in box: square cells when there is a pixel or more for each,
+ * at most 4.5 lines, right of the row labels (*lw) and below the column
+ * labels. Returns false when nothing fits. */
+static bool place(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, ui_rect box, const ui_plot_opts *o,
+                  placed *p, int *lw)
 {
     const ui_slice *s = &v->slice;
-    int u = ui_line(dl);
-    char buf[96];
-
-    /* room for labels and the colour bar */
-    int lw, lh, avail_w, avail_h;
-    double cell = layout(dl, tr, v, box, o, &lw, &lh, &avail_w, &avail_h);
-    if (cell < 0) return -1;
-    bool row_labels = o->labels && !o->no_row_labels, col_labels = o->labels;
-
-    /* square cells when there is a pixel or more for each, at most 4.5 lines */
-    int w, h;
+    int u = ui_line(dl), lh, avail_w, avail_h, w, h;
+    double cell = layout(dl, tr, v, box, o, lw, &lh, &avail_w, &avail_h);
+    if (cell < 0) return false;
     if (o->max_cell > 0) cell = fmin(cell, o->max_cell);
     if (cell >= 1.0) {
         cell = fmin(cell, 4.5 * u);
@@ -132,101 +144,119 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
         w = ui_imin(avail_w, s->cols);
         h = ui_imin(avail_h, s->rows);
     }
-    if (w < 1 || h < 1) return -1;
-    int x0 = box.x + lw, y0 = box.y + lh;
+    if (w < 1 || h < 1) return false;
     int cw = w / s->cols, ch = h / s->rows;
-    int gap = cw >= 40 && ch >= 40 ? 2 : (cw >= 12 && ch >= 12 ? 1 : 0);
-    ui_heatmap(dl, o->generation, s, sc, x0, y0, w, h, gap);
-    int area = add_area(dl->layout, (ui_rect){x0, y0, w, h}, s->rows, s->cols, v->head < 0 ? app->head : v->head,
-                        o->pane, v->tensor->name);
+    *p = (placed){s, {box.x + *lw, box.y + lh, w, h}, cw >= 40 && ch >= 40 ? 2 : (cw >= 12 && ch >= 12 ? 1 : 0)};
+    return true;
+}
 
-    /* numbers inside cells, or at least the −∞ glyph on masked cells */
-    int num_w = ui_text_w(dl, "−0.00") + 6;
-    bool numbers = cw >= num_w && ch >= u + 2;
+/* Numbers inside the cells, or at least the −∞ glyph on masked cells, when they fit. */
+static void cell_numbers(ui_draw *dl, const placed *p, const ui_scale *sc)
+{
+    const ui_slice *s = p->s;
+    int u = ui_line(dl), cw = p->r.w / s->cols, ch = p->r.h / s->rows;
+    bool numbers = cw >= ui_text_w(dl, "−0.00") + 6 && ch >= u + 2;
     bool glyphs = !numbers && cw >= ui_text_w(dl, "−∞") + 4 && ch >= u;
-    if (numbers || glyphs) {
-        for (int i = 0; i < s->rows; i++) {
-            for (int j = 0; j < s->cols; j++) {
-                float x = ui_slice_at(s, i, j);
-                bool ninf = masked_at(s, i, j);
-                if (!numbers && !(isinf(x) && x < 0)) continue; /* too small for numbers: only the −∞ glyph */
-                int cx, cy, cww, chh;
-                ui_heat_cell_rect(w, h, s->rows, s->cols, i, j, &cx, &cy, &cww, &chh);
-                ui_view_format(x, buf, sizeof buf);
-                int tw = ui_text_w(dl, buf);
-                int tx = x0 + cx + (cww - gap - tw) / 2, ty = y0 + cy + (chh - gap - u) / 2;
-                if (ninf || isnan(x)) {
-                    ui_fill(dl, tx - 2, ty, tw + 4, u, UI_HATCH_LIGHT);
-                    ui_text(dl, buf, tx, ty, UI_BLACK);
-                } else {
-                    uint32_t bg = ui_heat_color(sc, x);
-                    ui_text(dl, buf, tx, ty, ui_argb_luminance(bg) > 0.35f ? UI_BLACK : UI_WHITE);
-                }
-            }
-        }
-    }
-
-    /* the per-head blocks of q/k/v and the projections */
-    if (v->block > 0) {
-        int nb = (v->block_on_rows ? s->rows : s->cols) / v->block;
-        for (int b = 0; b < nb; b++) {
-            int ax, ay, aw, ah, bx, by, bw2, bh;
-            if (v->block_on_rows) {
-                ui_heat_cell_rect(w, h, s->rows, s->cols, b * v->block, 0, &ax, &ay, &aw, &ah);
-                ui_heat_cell_rect(w, h, s->rows, s->cols, (b + 1) * v->block - 1, s->cols - 1, &bx, &by, &bw2, &bh);
+    if (!numbers && !glyphs) return;
+    char buf[32];
+    for (int i = 0; i < s->rows; i++)
+        for (int j = 0; j < s->cols; j++) {
+            float x = ui_slice_at(s, i, j);
+            if (!numbers && !(isinf(x) && x < 0)) continue; /* too small for numbers: only the −∞ glyph */
+            ui_rect c = cell_px(p, i, j);
+            ui_view_format(x, buf, sizeof buf);
+            int tw = ui_text_w(dl, buf);
+            int tx = c.x + (c.w - p->gap - tw) / 2, ty = c.y + (c.h - p->gap - u) / 2;
+            if (masked_at(s, i, j) || isnan(x)) {
+                ui_fill(dl, tx - 2, ty, tw + 4, u, UI_HATCH_LIGHT);
+                ui_text(dl, buf, tx, ty, UI_BLACK);
             } else {
-                ui_heat_cell_rect(w, h, s->rows, s->cols, 0, b * v->block, &ax, &ay, &aw, &ah);
-                ui_heat_cell_rect(w, h, s->rows, s->cols, s->rows - 1, (b + 1) * v->block - 1, &bx, &by, &bw2, &bh);
+                uint32_t bg = ui_heat_color(sc, x);
+                ui_text(dl, buf, tx, ty, ui_argb_luminance(bg) > 0.35f ? UI_BLACK : UI_WHITE);
             }
-            bool cur = b == v->block_current;
-            ui_frame(dl, x0 + ax - (cur ? 2 : 0), y0 + ay - (cur ? 2 : 0), bx + bw2 - ax + (cur ? 4 : 0),
-                     by + bh - ay + (cur ? 4 : 0), cur ? 3 : 1, cur ? UI_WHITE : UI_TEXT_DIM);
         }
-    }
+}
 
-    /* the selected query row, the hovered cell */
+/* The per-head blocks of q/k/v and the projections, the current one bold. */
+static void head_blocks(ui_draw *dl, const placed *p, const ui_view_slice *v)
+{
+    const ui_slice *s = p->s;
+    int nb = (v->block_on_rows ? s->rows : s->cols) / v->block;
+    for (int b = 0; b < nb; b++) {
+        int first = b * v->block, last = (b + 1) * v->block - 1;
+        ui_rect a = v->block_on_rows ? cell_px(p, first, 0) : cell_px(p, 0, first);
+        ui_rect z = v->block_on_rows ? cell_px(p, last, s->cols - 1) : cell_px(p, s->rows - 1, last);
+        int m = b == v->block_current ? 2 : 0;
+        ui_frame(dl, a.x - m, a.y - m, z.x + z.w - a.x + 2 * m, z.y + z.h - a.y + 2 * m, m ? 3 : 1,
+                 m ? UI_WHITE : UI_TEXT_DIM);
+    }
+}
+
+/* The selected query row, and the hovered cell when p is the hovered area. */
+static void marks(ui_draw *dl, const ui_app *app, const placed *p, const ui_view_slice *v, int area)
+{
+    const ui_slice *s = p->s;
     if (app->sel_row >= 0 && app->sel_row < s->rows && v->row_axis == UI_AXIS_QUERY) {
-        int cx, cy, cww, chh;
-        ui_heat_cell_rect(w, h, s->rows, s->cols, app->sel_row, 0, &cx, &cy, &cww, &chh);
-        ui_frame(dl, x0 - 2, y0 + cy - 2, w + 4, chh + 4 - gap, 2, UI_ACCENT);
+        ui_rect c = cell_px(p, app->sel_row, 0);
+        ui_frame(dl, p->r.x - 2, c.y - 2, p->r.w + 4, c.h + 4 - p->gap, 2, UI_ACCENT);
     }
     if (area >= 0 && area == app->hover_area && app->hover_i >= 0 && app->hover_i < s->rows &&
         app->hover_j < s->cols) {
-        int cx, cy, cww, chh;
-        ui_heat_cell_rect(w, h, s->rows, s->cols, app->hover_i, app->hover_j, &cx, &cy, &cww, &chh);
-        if (cww >= 4 && chh >= 4) {
-            ui_frame(dl, x0 + cx - 1, y0 + cy - 1, cww + 2 - gap, chh + 2 - gap, 2, UI_WHITE);
-        } else {
-            ui_frame(dl, x0 + cx - 3, y0 + cy - 3, cww + 6, chh + 6, 1, UI_WHITE);
-        }
+        ui_rect c = cell_px(p, app->hover_i, app->hover_j);
+        if (c.w >= 4 && c.h >= 4) ui_frame(dl, c.x - 1, c.y - 1, c.w + 2 - p->gap, c.h + 2 - p->gap, 2, UI_WHITE);
+        else ui_frame(dl, c.x - 3, c.y - 3, c.w + 6, c.h + 6, 1, UI_WHITE);
     }
+}
 
-    /* axis labels: every row and column when they fit, else every n-th */
-    if (row_labels) {
-        int step = ui_imax(1, (int)ceil((u * 0.95) / fmax(h / (double)s->rows, 0.01)));
-        for (int i = 0; i < s->rows; i += step) {
-            int cx, cy, cww, chh;
-            ui_heat_cell_rect(w, h, s->rows, s->cols, i, 0, &cx, &cy, &cww, &chh);
-            const char *lab = ui_view_row_label(tr, v, i, buf, sizeof buf);
-            int tw = ui_imin(ui_text_w(dl, lab), lw - u / 2);
-            uint32_t col = i == app->sel_row && v->row_axis == UI_AXIS_QUERY ? UI_ACCENT : UI_TEXT;
-            ui_text_fit(dl, lab, x0 - u / 3 - tw, y0 + cy + (chh - u) / 2, lw - u / 2, col);
-        }
+/* Row labels right-aligned in the lw pixels left of the cells: every row when they fit, else every n-th. */
+static void row_labels(ui_draw *dl, const ui_app *app, const attn_trace *tr, const ui_view_slice *v,
+                       const placed *p, int lw)
+{
+    const ui_slice *s = p->s;
+    int u = ui_line(dl);
+    char buf[96];
+    int step = ui_imax(1, (int)ceil((u * 0.95) / fmax(p->r.h / (double)s->rows, 0.01)));
+    for (int i = 0; i < s->rows; i += step) {
+        ui_rect c = cell_px(p, i, 0);
+        const char *lab = ui_view_row_label(tr, v, i, buf, sizeof buf);
+        int tw = ui_imin(ui_text_w(dl, lab), lw - u / 2);
+        uint32_t col = i == app->sel_row && v->row_axis == UI_AXIS_QUERY ? UI_ACCENT : UI_TEXT;
+        ui_text_fit(dl, lab, p->r.x - u / 3 - tw, c.y + (c.h - u) / 2, lw - u / 2, col);
     }
-    if (col_labels) {
-        int maxw = 0, probe = ui_imax(1, s->cols / 64);
-        for (int j = 0; j < s->cols; j += probe)
-            maxw = ui_imax(maxw, ui_text_w(dl, ui_view_col_label(tr, v, j, buf, sizeof buf)));
-        int step = ui_imax(1, (int)ceil((maxw + u / 2) / fmax(w / (double)s->cols, 0.01)));
-        for (int j = 0; j < s->cols; j += step) {
-            int cx, cy, cww, chh;
-            ui_heat_cell_rect(w, h, s->rows, s->cols, 0, j, &cx, &cy, &cww, &chh);
-            const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
-            int tw = ui_text_w(dl, lab);
-            ui_text(dl, lab, x0 + cx + (cww - tw) / 2, box.y, UI_TEXT);
-        }
+}
+
+/* Column labels centred over the cells at y: every column when they fit, else every n-th. */
+static void col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p, int y)
+{
+    const ui_slice *s = p->s;
+    int u = ui_line(dl);
+    char buf[96];
+    int maxw = 0, probe = ui_imax(1, s->cols / 64);
+    for (int j = 0; j < s->cols; j += probe)
+        maxw = ui_imax(maxw, ui_text_w(dl, ui_view_col_label(tr, v, j, buf, sizeof buf)));
+    int step = ui_imax(1, (int)ceil((maxw + u / 2) / fmax(p->r.w / (double)s->cols, 0.01)));
+    for (int j = 0; j < s->cols; j += step) {
+        ui_rect c = cell_px(p, 0, j);
+        const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
+        ui_text(dl, lab, c.x + (c.w - ui_text_w(dl, lab)) / 2, y, UI_TEXT);
     }
-    if (o->colorbar) colorbar(dl, sc, x0 + w + u, y0, h, specials(s), box.y + box.h);
+}
+
+int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
+                    ui_rect box, const ui_plot_opts *o)
+{
+    placed p;
+    int lw;
+    if (!place(dl, tr, v, box, o, &p, &lw)) return -1;
+    ui_heatmap(dl, o->generation, p.s, sc, p.r.x, p.r.y, p.r.w, p.r.h, p.gap);
+    int area = add_area(dl->layout, p.r, p.s->rows, p.s->cols, v->head < 0 ? app->head : v->head, o->pane,
+                        v->tensor->name);
+    cell_numbers(dl, &p, sc);
+    if (v->block > 0) head_blocks(dl, &p, v);
+    marks(dl, app, &p, v, area);
+    if (o->labels && !o->no_row_labels) row_labels(dl, app, tr, v, &p, lw);
+    if (o->labels) col_labels(dl, tr, v, &p, box.y);
+    if (o->colorbar) colorbar(dl, sc, p.r.x + p.r.w + ui_line(dl), p.r.y, p.r.h, specials(p.s), box.y + box.h);
     return area;
 }
 
@@ -317,6 +347,43 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
 
 /* ---- compare view --------------------------------------------------------- */
 
+/* The chips that choose which mask the compare view toggles, from (x, y). */
+static void toggle_chips(ui_draw *dl, const ui_app *app, int x, int y)
+{
+    int u = ui_line(dl);
+    for (int t = 0; t < UI_TOGGLE_COUNT; t++) {
+        const char *nm = ui_toggle_name((ui_toggle)t);
+        int tw = ui_text_w(dl, nm) + u;
+        bool on = (int)app->compare_with == t;
+        ui_fill(dl, x, y - 2, tw, u + 4, on ? UI_PANEL_HI : UI_PANEL);
+        if (on) ui_frame(dl, x, y - 2, tw, u + 4, 1, UI_ACCENT);
+        ui_text(dl, nm, x + u / 2, y, on ? UI_WHITE : UI_TEXT);
+        ui_layout_hit(dl->layout, (ui_rect){x, y - 2, tw, u + 4}, UI_ACT_COMPARE_WITH, t);
+        x += tw + u / 3;
+    }
+}
+
+/* b − a into *d (the frame's floats), on its own symmetric scale *sc.
+ * Returns 1 if anything changed (a NaN on one side only counts), 0 if not,
+ * -1 when out of memory. */
+static int difference(ui_draw *dl, const ui_slice *a, const ui_slice *b, ui_slice *d, ui_scale *sc)
+{
+    float *diff = ui_draw_floats(dl, (size_t)a->rows * a->cols);
+    if (!diff) return -1;
+    float m = 0;
+    bool nan_moved = false;
+    for (int i = 0; i < a->rows; i++)
+        for (int j = 0; j < a->cols; j++) {
+            float va = ui_slice_at(a, i, j), vb = ui_slice_at(b, i, j), dv = vb - va;
+            diff[(size_t)i * a->cols + j] = dv;
+            if (isfinite(dv)) m = fmaxf(m, fabsf(dv));
+            nan_moved |= isnan(va) != isnan(vb);
+        }
+    *d = (ui_slice){diff, a->rows, a->cols, a->cols, 1, NULL, 0, 0};
+    *sc = (ui_scale){UI_CMAP_DIVERGING, -(m > 0 ? m : 1), m > 0 ? m : 1};
+    return m > 0 || nan_moved;
+}
+
 void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl);
@@ -327,17 +394,7 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     /* TRANSLATORS: a stage name (weights, context), a head number, a mask name ("causal mask") */
     snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->head,
              ui_toggle_name(app->compare_with));
-    int x = box.x + ui_text(dl, buf, box.x, box.y, UI_TEXT) + u / 2;
-    for (int t = 0; t < UI_TOGGLE_COUNT; t++) {
-        const char *nm = ui_toggle_name((ui_toggle)t);
-        int tw = ui_text_w(dl, nm) + u;
-        bool on = (int)app->compare_with == t;
-        ui_fill(dl, x, box.y - 2, tw, u + 4, on ? UI_PANEL_HI : UI_PANEL);
-        if (on) ui_frame(dl, x, box.y - 2, tw, u + 4, 1, UI_ACCENT);
-        ui_text(dl, nm, x + u / 2, box.y, on ? UI_WHITE : UI_TEXT);
-        ui_layout_hit(dl->layout, (ui_rect){x, box.y - 2, tw, u + 4}, UI_ACT_COMPARE_WITH, t);
-        x += tw + u / 3;
-    }
+    toggle_chips(dl, app, box.x + ui_text(dl, buf, box.x, box.y, UI_TEXT) + u / 2, box.y);
     box.y += u * 2;
     box.h -= u * 2;
     int pw = box.w / 3;
@@ -367,22 +424,11 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     o.colorbar = true;
     ui_plot_heatmap(dl, app, &app->alt, &b, &sc, p1, &o);
 
-    /* difference, toggled − configured, on its own symmetric scale */
-    float *diff = ui_draw_floats(dl, (size_t)a.slice.rows * a.slice.cols);
-    if (!diff) return;
-    float m = 0;
-    bool nan_moved = false; /* a NaN on one side only is a change too */
-    for (int i = 0; i < a.slice.rows; i++)
-        for (int j = 0; j < a.slice.cols; j++) {
-            float va = ui_slice_at(&a.slice, i, j), vb = ui_slice_at(&b.slice, i, j), dv = vb - va;
-            diff[(size_t)i * a.slice.cols + j] = dv;
-            if (isfinite(dv)) m = fmaxf(m, fabsf(dv));
-            nan_moved |= isnan(va) != isnan(vb);
-        }
     ui_view_slice dview = a;
-    dview.slice = (ui_slice){diff, a.slice.rows, a.slice.cols, a.slice.cols, 1, NULL, 0, 0};
-    ui_scale dsc = {UI_CMAP_DIVERGING, -(m > 0 ? m : 1), m > 0 ? m : 1};
-    ui_text_fit(dl, m > 0 || nan_moved ? _("difference (toggled − configured)") : _("difference: none, the toggle changes nothing here"),
+    ui_scale dsc;
+    int changed = difference(dl, &a.slice, &b.slice, &dview.slice, &dsc);
+    if (changed < 0) return;
+    ui_text_fit(dl, changed ? _("difference (toggled − configured)") : _("difference: none, the toggle changes nothing here"),
                 box.x + 2 * pw, box.y, box.w - 2 * pw, UI_TEXT_DIM);
     ui_rect p2 = {box.x + 2 * pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
     o.pane = 2;
@@ -398,6 +444,53 @@ int ui_plot_bars_height(ui_draw *dl)
     return ui_line(dl) * 10;
 }
 
+/* The bar chart's title: row i of v (named name), its sum, and why the sum is
+ * not 1 when every key is masked (mask: the trace's, NULL if it has none of
+ * this row's width) or dropout removed everything. */
+static void bars_title(const ui_app *app, const ui_view_slice *v, const char *name, const attn_tensor *mask,
+                       char *buf, size_t size)
+{
+    int i = app->sel_row, t = v->slice.cols;
+    double sum = 0;
+    int n_masked = 0;
+    for (int j = 0; j < t; j++) {
+        sum += ui_slice_at(&v->slice, i, j);
+        n_masked += mask && attn_tensor_at4(mask, v->batch, 0, i, j) != 0;
+    }
+    const char *why = "";
+    if (n_masked == t && isnan(sum))
+        why = _(" — every key is masked, unguarded softmax: 0/0 = NaN");
+    else if (n_masked == t && sum == 0)
+        why = _(" — every key is masked, nothing to attend to");
+    else if (n_masked == t)
+        why = _(" — every key is masked, but a finite fill spreads the weight over all of them");
+    else if (sum == 0)
+        why = _(" — dropout removed every weight of this row");
+    char sum_s[32], tok[80];
+    snprintf(sum_s, sizeof sum_s, isnan(sum) ? "NaN" : "%.3f", sum);
+    snprintf(buf, size, _("%s of query i=%d “%s”, head %d: Σⱼ = %s%s   (click the row again or Esc to close)"), name,
+             i, ui_view_row_label(&app->trace, v, i, tok, sizeof tok), app->head, sum_s, why);
+}
+
+/* Row i of s stacked end to end in one bar from (x, y): the weights reach the mark at 1 (plot_w pixels). */
+static void stacked(ui_draw *dl, const ui_slice *s, int i, int x, int y, int plot_w)
+{
+    int u = ui_line(dl), h = u;
+    double acc = 0;
+    for (int j = 0; j < s->cols; j++) {
+        float w = ui_slice_at(s, i, j);
+        if (isnan(w)) continue;
+        int xa = x + (int)lround(acc * plot_w);
+        acc += w;
+        int xb = x + (int)lround(acc * plot_w);
+        ui_fill(dl, xa, y, xb - xa, h, j % 2 ? ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.8f) : ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.45f));
+    }
+    ui_frame(dl, x - 1, y - 1, plot_w + 2, h + 2, 1, UI_TEXT_DIM);
+    ui_line_to(dl, x + plot_w, y - u / 3, x + plot_w, y - u / 3 + h + 2 * u / 3, 2, UI_WHITE);
+    ui_text(dl, "1", x + plot_w + 4, y, UI_TEXT);
+    ui_text(dl, "0", x - ui_text_w(dl, "0") - 4, y, UI_TEXT);
+}
+
 void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl);
@@ -409,26 +502,8 @@ void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box)
     char buf[300], tok[80], lab[80];
     const attn_tensor *mask = attn_trace_find(&app->trace, "mask");
     bool mask_ok = mask && mask->ndim == 4 && mask->shape[3] == t;
-    double sum = 0;
-    int n_masked = 0;
-    for (int j = 0; j < t; j++) {
-        sum += ui_slice_at(&v.slice, i, j);
-        n_masked += mask_ok && attn_tensor_at4(mask, v.batch, 0, i, j) != 0;
-    }
-    const char *why = "";
-    if (n_masked == t && isnan(sum))
-        why = _(" — every key is masked, unguarded softmax: 0/0 = NaN");
-    else if (n_masked == t && sum == 0)
-        why = _(" — every key is masked, nothing to attend to");
-    else if (n_masked == t)
-        why = _(" — every key is masked, but a finite fill spreads the weight over all of them");
-    else if (sum == 0)
-        why = _(" — dropout removed every weight of this row");
     ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
-    char sum_s[32];
-    snprintf(sum_s, sizeof sum_s, isnan(sum) ? "NaN" : "%.3f", sum);
-    snprintf(buf, sizeof buf, _("%s of query i=%d “%s”, head %d: Σⱼ = %s%s   (click the row again or Esc to close)"),
-             name, i, ui_view_row_label(&app->trace, &v, i, tok, sizeof tok), app->head, sum_s, why);
+    bars_title(app, &v, name, mask_ok ? mask : NULL, buf, sizeof buf);
     ui_text_fit(dl, buf, box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT);
 
     int bw = ui_imin(3 * u, ui_imax(1, (box.w - 2 * u) / ui_imax(t, 1)));
@@ -444,9 +519,7 @@ void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box)
         float w = ui_slice_at(&v.slice, i, j);
         int hh = isnan(w) ? 0 : (int)lroundf(w / vmax * ph); /* a NaN weight has no bar, only its label */
         float m = mask_ok ? attn_tensor_at4(mask, v.batch, 0, i, j) : 0.0f;
-        if (m != 0) {
-            ui_hatch(dl, bx + j * bw + 1, bottom - u / 2, bw - 2, u / 2);
-        }
+        if (m != 0) ui_hatch(dl, bx + j * bw + 1, bottom - u / 2, bw - 2, u / 2);
         ui_fill(dl, bx + j * bw + 1, bottom - hh, bw - 2, hh, ui_cmap_argb(UI_CMAP_SEQUENTIAL, w / vmax));
         if (show_vals) {
             snprintf(lab, sizeof lab, isnan(w) ? "NaN" : "%.2f", (double)w);
@@ -456,19 +529,5 @@ void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box)
         if (bw >= ui_text_w(dl, kl) + 2 || t <= 16)
             ui_text_fit(dl, kl, bx + j * bw + ui_imax(0, (bw - ui_text_w(dl, kl)) / 2), bottom + 2, bw, UI_TEXT);
     }
-    /* the same weights stacked end to end: they reach the mark at 1 */
-    int sy = bottom + u + u / 2, sh = u;
-    double acc = 0;
-    for (int j = 0; j < t; j++) {
-        float w = ui_slice_at(&v.slice, i, j);
-        if (isnan(w)) continue;
-        int xa = bx + (int)lround(acc * plot_w);
-        acc += w;
-        int xb = bx + (int)lround(acc * plot_w);
-        ui_fill(dl, xa, sy, xb - xa, sh, j % 2 ? ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.8f) : ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.45f));
-    }
-    ui_frame(dl, bx - 1, sy - 1, plot_w + 2, sh + 2, 1, UI_TEXT_DIM);
-    ui_line_to(dl, bx + plot_w, sy - u / 3, bx + plot_w, sy - u / 3 + sh + 2 * u / 3, 2, UI_WHITE);
-    ui_text(dl, "1", bx + plot_w + 4, sy, UI_TEXT);
-    ui_text(dl, "0", bx - ui_text_w(dl, "0") - 4, sy, UI_TEXT);
+    stacked(dl, &v.slice, i, bx, bottom + u + u / 2, plot_w);
 }
