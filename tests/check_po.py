@@ -26,8 +26,8 @@ import tempfile
 
 XGETTEXT_ARGS = ["--language=C", "--from-code=UTF-8", "--keyword=_", "--keyword=N_", "--keyword=ATTN_N_",
                  "--add-comments=TRANSLATORS:", "--package-name=attnlab", "--msgid-bugs-address="]
-# the interface, and the engine's stage descriptions (marked ATTN_N_, translated where drawn)
-SOURCES = ["src/ui/*.c", "src/engine/stages.c"]
+# the interface, and the engine's stage descriptions and hover explanations (marked ATTN_N_, translated where drawn)
+SOURCES = ["src/ui/*.c", "src/engine/stages.c", "src/engine/explain.c"]
 
 
 # ---- reading PO files -------------------------------------------------------

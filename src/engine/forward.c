@@ -36,10 +36,12 @@ static attn_status allocate(attn_trace *tr, attn_error *err)
     attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
     tr->tensors = calloc((size_t)n, sizeof *tr->tensors);
     if (!tr->tensors) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    tr->n_layers = 1;
     for (int i = 0; i < n; i++) {
-        if (!attn_stage_present(st[i].name, &ctx)) continue;
+        if (!attn_stage_present(&st[i], &ctx)) continue;
         attn_tensor *t = &tr->tensors[tr->n_tensors++];
         snprintf(t->name, sizeof t->name, "%s", st[i].name);
+        t->layer = 0;
         t->info = &st[i];
         t->ndim = attn_stage_shape(&st[i], &tr->dims, t->shape);
         t->count = 1;
@@ -48,9 +50,10 @@ static attn_status allocate(attn_trace *tr, attn_error *err)
     return attn_trace_alloc_arena(tr, err);
 }
 
-static float *T(attn_trace *tr, const char *name)
+/* The data of stage id in the trace being computed (a single layer: 0). */
+static float *T(attn_trace *tr, attn_stage_id id)
 {
-    const attn_tensor *t = attn_trace_find(tr, name);
+    const attn_tensor *t = attn_trace_stage(tr, 0, id);
     return t ? t->data : NULL;
 }
 
@@ -89,8 +92,8 @@ static attn_status take_from_file(const attn_st_file *f, const char *path, const
 
 static attn_status fill_inputs(attn_trace *tr, const attn_inputs *in, attn_error *err)
 {
-    static const char *const WEIGHTS[] = {"w_q", "w_k", "w_v", "w_o"};
-    static const char *const INPUTS[] = {"x", "x_past", "memory"};
+    static const attn_stage_id WEIGHTS[] = {ATTN_STAGE_W_Q, ATTN_STAGE_W_K, ATTN_STAGE_W_V, ATTN_STAGE_W_O};
+    static const attn_stage_id INPUTS[] = {ATTN_STAGE_X, ATTN_STAGE_X_PAST, ATTN_STAGE_MEMORY};
     const attn_config *c = &tr->cfg;
     const attn_dims *D = &tr->dims;
     const float *given_w[] = {in->w_q, in->w_k, in->w_v, in->w_o};
@@ -101,25 +104,28 @@ static attn_status fill_inputs(attn_trace *tr, const attn_inputs *in, attn_error
     if (c->weights_path && (st = attn_st_read(c->weights_path, &wf, err))) goto out;
     if (c->input_path && (st = attn_st_read(c->input_path, &xf, err))) goto out;
 
+    /* a weight's seed is its contract name hashed with the config's seed */
     for (int i = 0; i < 4; i++) {
-        const attn_tensor *t = attn_trace_find(tr, WEIGHTS[i]);
+        const attn_tensor *t = attn_trace_stage(tr, 0, WEIGHTS[i]);
+        const char *name = t->info->name;
         if (given_w[i]) memcpy(t->data, given_w[i], t->count * sizeof(float));
-        else if (c->weights_path) { if ((st = take_from_file(&wf, c->weights_path, WEIGHTS[i], t, t->data, err))) goto out; }
-        else attn_fill_normal(t->data, t->count, attn_hash64(attn_hash_str(WEIGHTS[i]) ^ attn_hash64(c->seed)),
+        else if (c->weights_path) { if ((st = take_from_file(&wf, c->weights_path, name, t, t->data, err))) goto out; }
+        else attn_fill_normal(t->data, t->count, attn_hash64(attn_hash_str(name) ^ attn_hash64(c->seed)),
                               1.0f / sqrtf((float)D->d));
     }
     for (int i = 0; i < 3; i++) {
-        const attn_tensor *t = attn_trace_find(tr, INPUTS[i]);
+        const attn_tensor *t = attn_trace_stage(tr, 0, INPUTS[i]);
+        const char *name = attn_stage_get(INPUTS[i])->name;
         if (!t) {
-            if (c->input_path && attn_st_find(&xf, INPUTS[i])) {
-                st = attn_fail(err, ATTN_ERR_CONFIG, "%s: has '%s' but this config %s", c->input_path, INPUTS[i],
+            if (c->input_path && attn_st_find(&xf, name)) {
+                st = attn_fail(err, ATTN_ERR_CONFIG, "%s: has '%s' but this config %s", c->input_path, name,
                                i == 1 ? "has no past (set --past)" : "is not cross-attention (set --source-tokens)");
                 goto out;
             }
             continue;
         }
         if (given_x[i]) memcpy(t->data, given_x[i], t->count * sizeof(float));
-        else if (c->input_path) { if ((st = take_from_file(&xf, c->input_path, INPUTS[i], t, t->data, err))) goto out; }
+        else if (c->input_path) { if ((st = take_from_file(&xf, c->input_path, name, t, t->data, err))) goto out; }
         else if (i == 0) embed_rows(&tr->tokens, D->P, D->s, c->seed, D->d, t->data);
         else if (i == 1) embed_rows(&tr->tokens, 0, D->P, c->seed, D->d, t->data);
         else embed_rows(&tr->source, 0, D->t, c->seed, D->d, t->data);
@@ -139,8 +145,8 @@ static attn_status past_kv(attn_trace *tr, float *k_past, float *v_past, attn_er
     float *tmp = malloc(n * sizeof *tmp), *tmp2 = malloc(n * sizeof *tmp2);
     attn_status st = ATTN_OK;
     if (!tmp || !tmp2) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the KV cache"); goto out; }
-    const float *xp = T(tr, "x_past");
-    attn_op_project(xp, T(tr, "w_k"), tmp, D->b * D->P, D->d, D->g * D->k);
+    const float *xp = T(tr, ATTN_STAGE_X_PAST);
+    attn_op_project(xp, T(tr, ATTN_STAGE_W_K), tmp, D->b * D->P, D->d, D->g * D->k);
     attn_op_split_heads(tmp, k_past, D->b, D->P, D->g, D->k);
     if (tr->cfg.rope) {
         if (attn_op_rope(k_past, tmp2, D->b, D->g, D->P, D->k, 0, tr->cfg.rope_theta)) {
@@ -149,7 +155,7 @@ static attn_status past_kv(attn_trace *tr, float *k_past, float *v_past, attn_er
         }
         memcpy(k_past, tmp2, n * sizeof *tmp2);
     }
-    attn_op_project(xp, T(tr, "w_v"), tmp, D->b * D->P, D->d, D->g * D->k);
+    attn_op_project(xp, T(tr, ATTN_STAGE_W_V), tmp, D->b * D->P, D->d, D->g * D->k);
     attn_op_split_heads(tmp, v_past, D->b, D->P, D->g, D->k);
 out:
     free(tmp);
@@ -167,26 +173,26 @@ static attn_status forward(attn_trace *tr, attn_error *err)
     float *k_past = NULL, *v_past = NULL;
 
     /* 1. project: q = x·W_Q (b,s,d); k, v = src·W_K, src·W_V (b,n,g·k), src = x or memory */
-    const float *src = D->cross ? T(tr, "memory") : T(tr, "x");
-    attn_op_project(T(tr, "x"), T(tr, "w_q"), T(tr, "q"), b * s, d, d);
-    attn_op_project(src, T(tr, "w_k"), T(tr, "k"), b * n, d, g * k);
-    attn_op_project(src, T(tr, "w_v"), T(tr, "v"), b * n, d, g * k);
+    const float *src = D->cross ? T(tr, ATTN_STAGE_MEMORY) : T(tr, ATTN_STAGE_X);
+    attn_op_project(T(tr, ATTN_STAGE_X), T(tr, ATTN_STAGE_W_Q), T(tr, ATTN_STAGE_Q), b * s, d, d);
+    attn_op_project(src, T(tr, ATTN_STAGE_W_K), T(tr, ATTN_STAGE_K), b * n, d, g * k);
+    attn_op_project(src, T(tr, ATTN_STAGE_W_V), T(tr, ATTN_STAGE_V), b * n, d, g * k);
 
     /* 2. split heads: (b,s,h·k) -> (b,h,s,k); (b,n,g·k) -> (b,g,n,k) */
-    attn_op_split_heads(T(tr, "q"), T(tr, "q_heads"), b, s, h, k);
-    attn_op_split_heads(T(tr, "k"), T(tr, "k_heads"), b, n, g, k);
-    attn_op_split_heads(T(tr, "v"), T(tr, "v_heads"), b, n, g, k);
+    attn_op_split_heads(T(tr, ATTN_STAGE_Q), T(tr, ATTN_STAGE_Q_HEADS), b, s, h, k);
+    attn_op_split_heads(T(tr, ATTN_STAGE_K), T(tr, ATTN_STAGE_K_HEADS), b, n, g, k);
+    attn_op_split_heads(T(tr, ATTN_STAGE_V), T(tr, ATTN_STAGE_V_HEADS), b, n, g, k);
 
     /* 3. RoPE on queries and new keys, at absolute positions P, P+1, ... */
-    float *qh = T(tr, "q_heads"), *kh = T(tr, "k_heads"), *vh = T(tr, "v_heads");
+    float *qh = T(tr, ATTN_STAGE_Q_HEADS), *kh = T(tr, ATTN_STAGE_K_HEADS), *vh = T(tr, ATTN_STAGE_V_HEADS);
     if (c->rope) {
-        if (attn_op_rope(qh, T(tr, "q_rope"), b, h, s, k, P, c->rope_theta) ||
-            attn_op_rope(kh, T(tr, "k_rope"), b, g, n, k, P, c->rope_theta)) {
+        if (attn_op_rope(qh, T(tr, ATTN_STAGE_Q_ROPE), b, h, s, k, P, c->rope_theta) ||
+            attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), b, g, n, k, P, c->rope_theta)) {
             st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
             goto out;
         }
-        qh = T(tr, "q_rope");
-        kh = T(tr, "k_rope");
+        qh = T(tr, ATTN_STAGE_Q_ROPE);
+        kh = T(tr, ATTN_STAGE_K_ROPE);
     }
 
     /* 4. KV cache: cached positions first, then the new ones: (b,g,t,k) */
@@ -196,19 +202,19 @@ static attn_status forward(attn_trace *tr, attn_error *err)
         v_past = malloc(np * sizeof *v_past);
         if (!k_past || !v_past) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the KV cache"); goto out; }
         if ((st = past_kv(tr, k_past, v_past, err))) goto out;
-        attn_op_concat_cache(k_past, kh, T(tr, "k_cache"), b, g, P, n, k);
-        attn_op_concat_cache(v_past, vh, T(tr, "v_cache"), b, g, P, n, k);
-        kh = T(tr, "k_cache");
-        vh = T(tr, "v_cache");
+        attn_op_concat_cache(k_past, kh, T(tr, ATTN_STAGE_K_CACHE), b, g, P, n, k);
+        attn_op_concat_cache(v_past, vh, T(tr, ATTN_STAGE_V_CACHE), b, g, P, n, k);
+        kh = T(tr, ATTN_STAGE_K_CACHE);
+        vh = T(tr, ATTN_STAGE_V_CACHE);
     }
 
     /* 5. repeat_kv: (b,g,t,k) -> (b,h,t,k) */
-    attn_op_repeat_kv(kh, T(tr, "k_expanded"), b, g, h, t, k);
-    attn_op_repeat_kv(vh, T(tr, "v_expanded"), b, g, h, t, k);
+    attn_op_repeat_kv(kh, T(tr, ATTN_STAGE_K_EXPANDED), b, g, h, t, k);
+    attn_op_repeat_kv(vh, T(tr, ATTN_STAGE_V_EXPANDED), b, g, h, t, k);
 
     /* 6. scores = q·kᵀ/√k (b,h,s,t); without the 1/√k (scale = false) their spread
      *    grows like √k and softmax saturates towards one-hot rows */
-    attn_op_scores(qh, T(tr, "k_expanded"), T(tr, "scores"), b, h, s, t, k,
+    attn_op_scores(qh, T(tr, ATTN_STAGE_K_EXPANDED), T(tr, ATTN_STAGE_SCORES), b, h, s, t, k,
                    c->scale ? 1.0f / sqrtf((float)k) : 1.0f);
 
     /* 7. mask (b,1,s,t): causal future and <pad> keys get the fill value */
@@ -217,29 +223,29 @@ static attn_status forward(attn_trace *tr, attn_error *err)
     if (!key_pad) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
     for (int bi = 0; bi < b; bi++)
         for (int j = 0; j < t; j++) key_pad[(size_t)bi * t + j] = c->pad_mask && attn_tokens_is_pad(keys, bi, j);
-    attn_op_build_mask(T(tr, "mask"), b, s, t, P, D->cross ? ATTN_CAUSAL_OFF : c->causal, key_pad, c->mask_value);
+    attn_op_build_mask(T(tr, ATTN_STAGE_MASK), b, s, t, P, D->cross ? ATTN_CAUSAL_OFF : c->causal, key_pad, c->mask_value);
     if ((st = attn_trace_find_masked_rows(tr, err))) goto out;
 
     /* 8. masked_scores = scores + mask; weights = softmax along t. A row whose
      *    keys are all -inf gets zeros, or NaN with softmax_guard = false */
-    attn_op_apply_mask(T(tr, "scores"), T(tr, "mask"), T(tr, "masked_scores"), b, h, s, t);
-    attn_op_softmax(T(tr, "masked_scores"), T(tr, "weights"), (size_t)b * h * s, t, c->softmax_guard);
+    attn_op_apply_mask(T(tr, ATTN_STAGE_SCORES), T(tr, ATTN_STAGE_MASK), T(tr, ATTN_STAGE_MASKED_SCORES), b, h, s, t);
+    attn_op_softmax(T(tr, ATTN_STAGE_MASKED_SCORES), T(tr, ATTN_STAGE_WEIGHTS), (size_t)b * h * s, t, c->softmax_guard);
 
     /* 9. dropout on the weights (training only) */
-    const float *w = T(tr, "weights");
+    const float *w = T(tr, ATTN_STAGE_WEIGHTS);
     bool drop = c->train && c->dropout > 0.0f;
     if (drop) {
-        attn_op_dropout(w, T(tr, "weights_dropout"), (size_t)b * h * s * t, c->dropout,
+        attn_op_dropout(w, T(tr, ATTN_STAGE_WEIGHTS_DROPOUT), (size_t)b * h * s * t, c->dropout,
                         attn_hash64(attn_hash_str("dropout_attention") ^ attn_hash64(c->seed)));
-        w = T(tr, "weights_dropout");
+        w = T(tr, ATTN_STAGE_WEIGHTS_DROPOUT);
     }
 
     /* 10. context = weights·v (b,h,s,k); merge heads (b,s,d); out = merged·W_O */
-    attn_op_weighted_sum(w, T(tr, "v_expanded"), T(tr, "context"), b, h, s, t, k);
-    attn_op_merge_heads(T(tr, "context"), T(tr, "merged"), b, h, s, k);
-    attn_op_project(T(tr, "merged"), T(tr, "w_o"), T(tr, "out"), b * s, d, d);
+    attn_op_weighted_sum(w, T(tr, ATTN_STAGE_V_EXPANDED), T(tr, ATTN_STAGE_CONTEXT), b, h, s, t, k);
+    attn_op_merge_heads(T(tr, ATTN_STAGE_CONTEXT), T(tr, ATTN_STAGE_MERGED), b, h, s, k);
+    attn_op_project(T(tr, ATTN_STAGE_MERGED), T(tr, ATTN_STAGE_W_O), T(tr, ATTN_STAGE_OUT), b * s, d, d);
     if (drop)
-        attn_op_dropout(T(tr, "out"), T(tr, "out"), (size_t)b * s * d, c->dropout,
+        attn_op_dropout(T(tr, ATTN_STAGE_OUT), T(tr, ATTN_STAGE_OUT), (size_t)b * s * d, c->dropout,
                         attn_hash64(attn_hash_str("dropout_output") ^ attn_hash64(c->seed)));
 out:
     free(key_pad);
@@ -268,11 +274,11 @@ void attn_inputs_from_trace(const attn_trace *tr, attn_inputs *in)
 {
     const attn_tensor *t;
     memset(in, 0, sizeof *in);
-    if ((t = attn_trace_find(tr, "w_q"))) in->w_q = t->data;
-    if ((t = attn_trace_find(tr, "w_k"))) in->w_k = t->data;
-    if ((t = attn_trace_find(tr, "w_v"))) in->w_v = t->data;
-    if ((t = attn_trace_find(tr, "w_o"))) in->w_o = t->data;
-    if ((t = attn_trace_find(tr, "x"))) in->x = t->data;
-    if ((t = attn_trace_find(tr, "x_past"))) in->x_past = t->data;
-    if ((t = attn_trace_find(tr, "memory"))) in->memory = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_Q))) in->w_q = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_K))) in->w_k = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_V))) in->w_v = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_O))) in->w_o = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_X))) in->x = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_X_PAST))) in->x_past = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_MEMORY))) in->memory = t->data;
 }

@@ -1,80 +1,173 @@
-/* stages.c — names, shapes, descriptions and formulas of every traced stage. */
+/* stages.c — the stage catalogue: names, shapes, texts and rules of every traced stage. */
 #include "stages.h"
 
 #include <stdio.h>
 #include <string.h>
 
-
-/* Marks a description (or a formula with words) for translation: xgettext
- * --keyword=ATTN_N_ collects them, and the interface translates them where it
- * draws them. The engine itself never translates. */
-#define ATTN_N_(s) s
-
-static const attn_stage_info STAGES[] = {
-    {"x", "b,s,d", ATTN_N_("token embeddings at the query positions"), "x = embed(tokens[P:])"},
-    {"x_past", "b,P,d", ATTN_N_("embeddings of the positions already in the KV cache"), "x_past = embed(tokens[:P])"},
-    {"memory", "b,t,d", ATTN_N_("encoder output that the queries read (cross-attention)"), ATTN_N_("memory = embed(source tokens)")},
-    {"w_q", "d,d", ATTN_N_("query projection weights, (in, out)"), "W_Q"},
-    {"w_k", "d,g*k", ATTN_N_("key projection weights: one d×k block per kv head"), "W_K"},
-    {"w_v", "d,g*k", ATTN_N_("value projection weights: one d×k block per kv head"), "W_V"},
-    {"w_o", "d,d", ATTN_N_("output projection weights, (in, out)"), "W_O"},
-    {"q", "b,s,d", ATTN_N_("queries: what each position is looking for"), "q = x · W_Q"},
-    {"k", "b,n,g*k", ATTN_N_("keys of the new positions: what each position offers"), ATTN_N_("k = x · W_K   (memory · W_K in cross-attention)")},
-    {"v", "b,n,g*k", ATTN_N_("values of the new positions: what each position passes on"), ATTN_N_("v = x · W_V   (memory · W_V in cross-attention)")},
-    {"q_heads", "b,h,s,k", ATTN_N_("queries split into h heads of k features"), "q_heads[b,j,i,:] = q[b,i, j·k:(j+1)·k]"},
-    {"k_heads", "b,g,n,k", ATTN_N_("keys split into g kv heads"), "k_heads[b,j,i,:] = k[b,i, j·k:(j+1)·k]"},
-    {"v_heads", "b,g,n,k", ATTN_N_("values split into g kv heads"), "v_heads[b,j,i,:] = v[b,i, j·k:(j+1)·k]"},
-    {"q_rope", "b,h,s,k", ATTN_N_("queries rotated by their position (RoPE)"),
-     ATTN_N_("(q₂ₘ, q₂ₘ₊₁) rotated by pos·θ^(−2m/k)")},
-    {"k_rope", "b,g,n,k", ATTN_N_("keys rotated by their position (RoPE)"),
-     ATTN_N_("(k₂ₘ, k₂ₘ₊₁) rotated by pos·θ^(−2m/k)")},
-    {"k_cache", "b,g,t,k", ATTN_N_("KV cache: the cached keys followed by the new ones"), "k_cache = [k_past ; k_new]"},
-    {"v_cache", "b,g,t,k", ATTN_N_("KV cache: the cached values followed by the new ones"), "v_cache = [v_past ; v_new]"},
-    {"k_expanded", "b,h,t,k", ATTN_N_("keys repeated so that every query head has one (repeat_kv)"),
-     "k_expanded[b,j] = K[b, j / (h/g)]"},
-    {"v_expanded", "b,h,t,k", ATTN_N_("values repeated so that every query head has one (repeat_kv)"),
-     "v_expanded[b,j] = V[b, j / (h/g)]"},
-    {"scores", "b,h,s,t", ATTN_N_("scaled dot product of every query with every key"), "scores = q · kᵀ / √k"},
-    {"mask", "b,1,s,t", ATTN_N_("additive mask: 0 where a query may look, the fill value where it may not"),
-     ATTN_N_("mask[i,j] = fill if key j is in the future (causal) or <pad>, else 0")},
-    {"masked_scores", "b,h,s,t", ATTN_N_("scores plus the mask, broadcast over heads"), "masked_scores = scores + mask"},
-    {"weights", "b,h,s,t", ATTN_N_("attention weights: each query row sums to 1"),
-     ATTN_N_("weights = softmax(masked_scores) along t")},
-    {"weights_dropout", "b,h,s,t", ATTN_N_("attention weights after dropout (training only)"),
-     ATTN_N_("kept: weights / (1 − p), dropped: 0")},
-    {"context", "b,h,s,k", ATTN_N_("per head, the weighted average of the value rows"), "context = weights · v_expanded"},
-    {"merged", "b,s,d", ATTN_N_("heads concatenated back side by side"), "merged[b,i, j·k:(j+1)·k] = context[b,j,i,:]"},
-    {"out", "b,s,d", ATTN_N_("the layer's output"), ATTN_N_("out = merged · W_O   (then dropout when training)")},
+/* One row per stage, indexed by its id: id, name, dims, description, formula,
+ * then when it is present and what is special about it. */
+static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
+    {ATTN_STAGE_X, "x", "b,s,d",
+     ATTN_N_("token embeddings at the query positions"),
+     "x = embed(tokens[P:])",
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_INPUT},
+    {ATTN_STAGE_X_PAST, "x_past", "b,P,d",
+     ATTN_N_("embeddings of the positions already in the KV cache"),
+     "x_past = embed(tokens[:P])",
+     .rule = ATTN_PRESENT_PAST, .roles = ATTN_ROLE_INPUT},
+    {ATTN_STAGE_MEMORY, "memory", "b,t,d",
+     ATTN_N_("encoder output that the queries read (cross-attention)"),
+     ATTN_N_("memory = embed(source tokens)"),
+     .rule = ATTN_PRESENT_CROSS, .roles = ATTN_ROLE_INPUT},
+    {ATTN_STAGE_W_Q, "w_q", "d,d",
+     ATTN_N_("query projection weights, (in, out)"),
+     "W_Q",
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_HEAD_COLS},
+    {ATTN_STAGE_W_K, "w_k", "d,g*k",
+     ATTN_N_("key projection weights: one d×k block per kv head"),
+     "W_K",
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_KV_COLS},
+    {ATTN_STAGE_W_V, "w_v", "d,g*k",
+     ATTN_N_("value projection weights: one d×k block per kv head"),
+     "W_V",
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_KV_COLS},
+    {ATTN_STAGE_W_O, "w_o", "d,d",
+     ATTN_N_("output projection weights, (in, out)"),
+     "W_O",
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_HEAD_ROWS},
+    {ATTN_STAGE_Q, "q", "b,s,d",
+     ATTN_N_("queries: what each position is looking for"),
+     "q = x · W_Q",
+     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_HEAD_COLS},
+    {ATTN_STAGE_K, "k", "b,n,g*k",
+     ATTN_N_("keys of the new positions: what each position offers"),
+     ATTN_N_("k = x · W_K   (memory · W_K in cross-attention)"),
+     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_KV_COLS},
+    {ATTN_STAGE_V, "v", "b,n,g*k",
+     ATTN_N_("values of the new positions: what each position passes on"),
+     ATTN_N_("v = x · W_V   (memory · W_V in cross-attention)"),
+     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_KV_COLS},
+    {ATTN_STAGE_Q_HEADS, "q_heads", "b,h,s,k",
+     ATTN_N_("queries split into h heads of k features"),
+     "q_heads[b,j,i,:] = q[b,i, j·k:(j+1)·k]",
+     .rule = ATTN_PRESENT_ALWAYS},
+    {ATTN_STAGE_K_HEADS, "k_heads", "b,g,n,k",
+     ATTN_N_("keys split into g kv heads"),
+     "k_heads[b,j,i,:] = k[b,i, j·k:(j+1)·k]",
+     .rule = ATTN_PRESENT_ALWAYS},
+    {ATTN_STAGE_V_HEADS, "v_heads", "b,g,n,k",
+     ATTN_N_("values split into g kv heads"),
+     "v_heads[b,j,i,:] = v[b,i, j·k:(j+1)·k]",
+     .rule = ATTN_PRESENT_ALWAYS},
+    {ATTN_STAGE_Q_ROPE, "q_rope", "b,h,s,k",
+     ATTN_N_("queries rotated by their position (RoPE)"),
+     ATTN_N_("(q₂ₘ, q₂ₘ₊₁) rotated by pos·θ^(−2m/k)"),
+     .rule = ATTN_PRESENT_ROPE},
+    {ATTN_STAGE_K_ROPE, "k_rope", "b,g,n,k",
+     ATTN_N_("keys rotated by their position (RoPE)"),
+     ATTN_N_("(k₂ₘ, k₂ₘ₊₁) rotated by pos·θ^(−2m/k)"),
+     .rule = ATTN_PRESENT_ROPE},
+    {ATTN_STAGE_K_CACHE, "k_cache", "b,g,t,k",
+     ATTN_N_("KV cache: the cached keys followed by the new ones"),
+     "k_cache = [k_past ; k_new]",
+     .rule = ATTN_PRESENT_PAST},
+    {ATTN_STAGE_V_CACHE, "v_cache", "b,g,t,k",
+     ATTN_N_("KV cache: the cached values followed by the new ones"),
+     "v_cache = [v_past ; v_new]",
+     .rule = ATTN_PRESENT_PAST},
+    {ATTN_STAGE_K_EXPANDED, "k_expanded", "b,h,t,k",
+     ATTN_N_("keys repeated so that every query head has one (repeat_kv)"),
+     "k_expanded[b,j] = K[b, j / (h/g)]",
+     .rule = ATTN_PRESENT_ALWAYS},
+    {ATTN_STAGE_V_EXPANDED, "v_expanded", "b,h,t,k",
+     ATTN_N_("values repeated so that every query head has one (repeat_kv)"),
+     "v_expanded[b,j] = V[b, j / (h/g)]",
+     .rule = ATTN_PRESENT_ALWAYS},
+    {ATTN_STAGE_SCORES, "scores", "b,h,s,t",
+     ATTN_N_("scaled dot product of every query with every key"),
+     "scores = q · kᵀ / √k",
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_QUERY_KEY},
+    {ATTN_STAGE_MASK, "mask", "b,1,s,t",
+     ATTN_N_("additive mask: 0 where a query may look, the fill value where it may not"),
+     ATTN_N_("mask[i,j] = fill if key j is in the future (causal) or <pad>, else 0"),
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_QUERY_KEY, .cmap = ATTN_CMAP_MASK, .masked = true},
+    {ATTN_STAGE_MASKED_SCORES, "masked_scores", "b,h,s,t",
+     ATTN_N_("scores plus the mask, broadcast over heads"),
+     "masked_scores = scores + mask",
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_QUERY_KEY, .masked = true},
+    {ATTN_STAGE_WEIGHTS, "weights", "b,h,s,t",
+     ATTN_N_("attention weights: each query row sums to 1"),
+     ATTN_N_("weights = softmax(masked_scores) along t"),
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_QUERY_KEY, .cmap = ATTN_CMAP_SEQUENTIAL, .masked = true,
+     .compare = true},
+    {ATTN_STAGE_WEIGHTS_DROPOUT, "weights_dropout", "b,h,s,t",
+     ATTN_N_("attention weights after dropout (training only)"),
+     ATTN_N_("kept: weights / (1 − p), dropped: 0"),
+     .rule = ATTN_PRESENT_DROPOUT, .roles = ATTN_ROLE_QUERY_KEY, .cmap = ATTN_CMAP_SEQUENTIAL, .masked = true,
+     .compare = true},
+    {ATTN_STAGE_CONTEXT, "context", "b,h,s,k",
+     ATTN_N_("per head, the weighted average of the value rows"),
+     "context = weights · v_expanded",
+     .rule = ATTN_PRESENT_ALWAYS, .compare = true},
+    {ATTN_STAGE_MERGED, "merged", "b,s,d",
+     ATTN_N_("heads concatenated back side by side"),
+     "merged[b,i, j·k:(j+1)·k] = context[b,j,i,:]",
+     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_HEAD_COLS},
+    {ATTN_STAGE_OUT, "out", "b,s,d",
+     ATTN_N_("the layer's output"),
+     ATTN_N_("out = merged · W_O   (then dropout when training)"),
+     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_HEAD_COLS},
 };
 
 const attn_stage_info *attn_stages(int *count)
 {
-    *count = (int)(sizeof STAGES / sizeof STAGES[0]);
+    *count = ATTN_STAGE_COUNT;
     return STAGES;
+}
+
+const attn_stage_info *attn_stage_get(attn_stage_id id)
+{
+    return id >= 0 && id < ATTN_STAGE_COUNT ? &STAGES[id] : NULL;
 }
 
 int attn_stage_index(const char *name)
 {
-    for (int i = 0; i < (int)(sizeof STAGES / sizeof STAGES[0]); i++)
+    for (int i = 0; i < ATTN_STAGE_COUNT; i++)
         if (strcmp(STAGES[i].name, name) == 0) return i;
     return -1;
 }
 
 const attn_stage_info *attn_stage_lookup(const char *name)
 {
-    int i = attn_stage_index(name);
-    return i < 0 ? NULL : &STAGES[i];
+    return attn_stage_get((attn_stage_id)attn_stage_index(name));
 }
 
-bool attn_stage_present(const char *name, const attn_stage_ctx *ctx)
+attn_stage_id attn_stage_compare_view(attn_stage_id id)
 {
-    const attn_dims *d = ctx->dims;
-    if (!strcmp(name, "x_past")) return d->P > 0;
-    if (!strcmp(name, "memory")) return d->cross;
-    if (!strcmp(name, "q_rope") || !strcmp(name, "k_rope")) return ctx->rope;
-    if (!strcmp(name, "k_cache") || !strcmp(name, "v_cache")) return d->P > 0;
-    if (!strcmp(name, "weights_dropout")) return ctx->dropout;
-    return true;
+    const attn_stage_info *in = attn_stage_get(id);
+    return in && in->compare ? id : ATTN_STAGE_WEIGHTS;
+}
+
+bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx)
+{
+    switch (info->rule) {
+    case ATTN_PRESENT_PAST: return ctx->dims->P > 0;
+    case ATTN_PRESENT_CROSS: return ctx->dims->cross;
+    case ATTN_PRESENT_ROPE: return ctx->rope;
+    case ATTN_PRESENT_DROPOUT: return ctx->dropout;
+    default: return true;
+    }
+}
+
+const char *attn_stage_absent_why(const attn_stage_info *info)
+{
+    switch (info->rule) {
+    case ATTN_PRESENT_PAST: return "it needs past > 0 or decode_step > 1";
+    case ATTN_PRESENT_CROSS: return "it needs source_tokens";
+    case ATTN_PRESENT_ROPE: return "it needs rope = true";
+    case ATTN_PRESENT_DROPOUT: return "it needs train = true and dropout > 0";
+    default: return "";
+    }
 }
 
 int attn_stage_axes(const char *dims, char names[][8], int max)
@@ -133,7 +226,7 @@ double attn_stages_bytes(const attn_stage_ctx *ctx)
     const attn_stage_info *st = attn_stages(&n);
     double total = 0;
     for (int i = 0; i < n; i++) {
-        if (!attn_stage_present(st[i].name, ctx)) continue;
+        if (!attn_stage_present(&st[i], ctx)) continue;
         int64_t shape[ATTN_MAX_NDIM];
         int nd = attn_stage_shape(&st[i], ctx->dims, shape);
         double count = 1;

@@ -40,21 +40,109 @@ typedef struct {
     attn_mode mode; /* resolved: MHA, MQA or GQA */
 } attn_dims;
 
+/* Marks an engine string for translation (a stage's description, a worded
+ * formula, a hover explanation): xgettext --keyword=ATTN_N_ collects it, and
+ * the interface translates it where it shows it. The engine never translates. */
+#define ATTN_N_(s) s
+
+/* Every stage of the trace contract, in pipeline order. */
+typedef enum {
+    ATTN_STAGE_NONE = -1, /* a tensor outside the contract */
+    ATTN_STAGE_X,
+    ATTN_STAGE_X_PAST,
+    ATTN_STAGE_MEMORY,
+    ATTN_STAGE_W_Q,
+    ATTN_STAGE_W_K,
+    ATTN_STAGE_W_V,
+    ATTN_STAGE_W_O,
+    ATTN_STAGE_Q,
+    ATTN_STAGE_K,
+    ATTN_STAGE_V,
+    ATTN_STAGE_Q_HEADS,
+    ATTN_STAGE_K_HEADS,
+    ATTN_STAGE_V_HEADS,
+    ATTN_STAGE_Q_ROPE,
+    ATTN_STAGE_K_ROPE,
+    ATTN_STAGE_K_CACHE,
+    ATTN_STAGE_V_CACHE,
+    ATTN_STAGE_K_EXPANDED,
+    ATTN_STAGE_V_EXPANDED,
+    ATTN_STAGE_SCORES,
+    ATTN_STAGE_MASK,
+    ATTN_STAGE_MASKED_SCORES,
+    ATTN_STAGE_WEIGHTS,
+    ATTN_STAGE_WEIGHTS_DROPOUT,
+    ATTN_STAGE_CONTEXT,
+    ATTN_STAGE_MERGED,
+    ATTN_STAGE_OUT,
+    ATTN_STAGE_COUNT
+} attn_stage_id;
+
+/* When a run records the stage (attn_stage_present says whether it does). */
+typedef enum {
+    ATTN_PRESENT_ALWAYS = 0,
+    ATTN_PRESENT_PAST,    /* P > 0: a KV cache holds earlier positions */
+    ATTN_PRESENT_CROSS,   /* cross-attention: source tokens are given */
+    ATTN_PRESENT_ROPE,    /* rope = true */
+    ATTN_PRESENT_DROPOUT  /* train = true with dropout > 0 */
+} attn_stage_rule;
+
+/* How the stage's values map to colours. */
+typedef enum {
+    ATTN_CMAP_DIVERGING = 0, /* signed values: symmetric around 0, over the stage's largest |value| */
+    ATTN_CMAP_SEQUENTIAL,    /* probabilities: from 0 up to max(1, largest) */
+    ATTN_CMAP_MASK           /* fixed −1..1: 0 is neutral, fills are hatched (−∞) or clamp to the blue end */
+} attn_stage_cmap;
+
+/* Per-head blocks of k features, outlined in the picture. */
+typedef enum {
+    ATTN_BLOCKS_NONE = 0,
+    ATTN_BLOCKS_HEAD_COLS, /* columns, one block per query head (W_Q, q, merged, out) */
+    ATTN_BLOCKS_KV_COLS,   /* columns, one block per kv head (W_K, W_V, k, v) */
+    ATTN_BLOCKS_HEAD_ROWS  /* rows, one block per query head: W_O's inputs */
+} attn_stage_blocks;
+
+/* Role flags (attn_stage_info.roles). */
+enum {
+    ATTN_ROLE_INPUT = 1 << 0,     /* given to the layer, not computed: x, x_past, memory */
+    ATTN_ROLE_WEIGHT = 1 << 1,    /* a learned (in, out) matrix: W_Q, W_K, W_V, W_O */
+    ATTN_ROLE_QUERY_KEY = 1 << 2  /* one cell per (query i, key j): scores … weights_dropout */
+};
+
+/* Everything known about one stage. After its presence rule, zero is the
+ * common case for every field, so a row names only what is special about its
+ * stage. The hover explanation of a cell is explain.h's attn_explain, one
+ * function per stage id (it reads the trace, which sits above this file). */
 typedef struct {
-    const char *name;    /* "scores" */
-    const char *dims;    /* comma-separated dimension names: "b,h,s,t" */
-    const char *desc;    /* one line: what the tensor is */
-    const char *formula; /* how it is computed, in plain Unicode */
+    attn_stage_id id;
+    const char *name;        /* "scores": the tensor's name in a single-layer trace */
+    const char *dims;        /* comma-separated dimension names: "b,h,s,t" */
+    const char *desc;        /* one line: what the tensor is (ATTN_N_) */
+    const char *formula;     /* how it is computed, in plain Unicode */
+    attn_stage_rule rule;    /* when it is present */
+    attn_stage_cmap cmap;
+    attn_stage_blocks blocks;
+    unsigned roles;          /* ATTN_ROLE_* */
+    bool masked;             /* the mask's hidden cells are drawn masked on it */
+    bool compare;            /* the compare view toggles a mask on this stage itself;
+                              * from any other stage it shows weights */
 } attn_stage_info;
 
-/* All stages in pipeline order; *count receives their number. */
+/* All stages in pipeline order (index = id); *count receives their number. */
 const attn_stage_info *attn_stages(int *count);
+
+/* The stage with this id, or NULL for an id outside [0, ATTN_STAGE_COUNT). */
+const attn_stage_info *attn_stage_get(attn_stage_id id);
 
 /* The stage called name, or NULL. */
 const attn_stage_info *attn_stage_lookup(const char *name);
 
-/* Pipeline position of name (0-based), or -1 for an unknown name. */
+/* Pipeline position (= id) of name, or -1 for an unknown name. */
 int attn_stage_index(const char *name);
+
+/* The stage the compare view shows while `id` is selected: id itself if its
+ * info has compare set, else weights. */
+attn_stage_id attn_stage_compare_view(attn_stage_id id);
 
 /* What decides which stages a run records: its sizes and two switches of its
  * configuration (config.h fills one from a config: attn_config_stage_ctx). */
@@ -64,8 +152,12 @@ typedef struct {
     bool dropout; /* weights_dropout: training with dropout > 0 */
 } attn_stage_ctx;
 
-/* Whether a run described by ctx records stage name. */
-bool attn_stage_present(const char *name, const attn_stage_ctx *ctx);
+/* Whether a run described by ctx records the stage. */
+bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx);
+
+/* Why a run may lack the stage, in the settings' words: "it needs rope =
+ * true"; "" for a stage every run records. */
+const char *attn_stage_absent_why(const attn_stage_info *info);
 
 /* Expected shape of contract stage `info` under dims; returns ndim. */
 int attn_stage_shape(const attn_stage_info *info, const attn_dims *dims, int64_t shape[ATTN_MAX_NDIM]);

@@ -57,7 +57,7 @@ attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err)
 
 attn_status attn_trace_find_masked_rows(attn_trace *tr, attn_error *err)
 {
-    const attn_tensor *mask = attn_trace_find(tr, "mask");
+    const attn_tensor *mask = attn_trace_stage(tr, 0, ATTN_STAGE_MASK);
     int cap = 0;
     if (!mask) return ATTN_OK;
     const int64_t B = mask->shape[0], S = mask->shape[2], T = mask->shape[3];
@@ -88,7 +88,11 @@ const attn_tensor *attn_trace_next(const attn_trace *tr, const attn_tensor *prev
 
 int attn_trace_matrix(const attn_trace *tr, const char *name, int batch, int head, attn_matrix *m)
 {
-    const attn_tensor *t = attn_trace_find(tr, name);
+    return attn_trace_matrix_of(tr, attn_trace_find(tr, name), batch, head, m);
+}
+
+int attn_trace_matrix_of(const attn_trace *tr, const attn_tensor *t, int batch, int head, attn_matrix *m)
+{
     memset(m, 0, sizeof *m);
     m->batch = m->head = m->kv_head = -1;
     if (!t || t->ndim < 1) return -1;
@@ -134,6 +138,29 @@ const attn_tensor *attn_trace_find(const attn_trace *tr, const char *name)
 {
     for (int i = 0; i < tr->n_tensors; i++)
         if (strcmp(tr->tensors[i].name, name) == 0) return &tr->tensors[i];
+    return NULL;
+}
+
+const attn_tensor *attn_trace_stage(const attn_trace *tr, int layer, attn_stage_id id)
+{
+    if (id == ATTN_STAGE_NONE) return NULL;
+    for (int i = 0; i < tr->n_tensors; i++)
+        if (tr->tensors[i].layer == layer && attn_tensor_stage(&tr->tensors[i]) == id) return &tr->tensors[i];
+    return NULL;
+}
+
+/* name without its "layers.N." prefix */
+static const char *base_name(const attn_tensor *t)
+{
+    if (t->layer < 0 || strncmp(t->name, "layers.", 7)) return t->name;
+    const char *dot = strchr(t->name + 7, '.');
+    return dot ? dot + 1 : t->name;
+}
+
+const attn_tensor *attn_trace_get(const attn_trace *tr, int layer, const char *name)
+{
+    for (int i = 0; i < tr->n_tensors; i++)
+        if (tr->tensors[i].layer == layer && strcmp(base_name(&tr->tensors[i]), name) == 0) return &tr->tensors[i];
     return NULL;
 }
 

@@ -6,6 +6,16 @@
  *     const attn_tensor *e = NULL;
  *     while ((e = attn_trace_next(tr, e))) printf("%s\n", e->name);
  *
+ * Every tensor belongs to a layer (0 .. n_layers−1), or to none (−1: a
+ * model-level tensor such as embeddings or logits, or one outside the
+ * contract). Look a stage up by (layer, id) or (layer, name):
+ *
+ *     const attn_tensor *w = attn_trace_stage(tr, 2, ATTN_STAGE_WEIGHTS);
+ *
+ * A single-layer trace is layer 0 and its tensors have their contract names
+ * ("weights"); in a trace of several layers they are "layers.N.<stage>"
+ * ("layers.2.weights"), the names a file stores them under.
+ *
  * Traces come from attn_trace_run (forward.h) or attn_trace_load (trace_io.h)
  * and are released with attn_trace_free. */
 #ifndef ATTN_TRACE_H
@@ -22,7 +32,8 @@
 #define ATTN_MAX_NAME 64
 
 typedef struct {
-    char name[ATTN_MAX_NAME];
+    char name[ATTN_MAX_NAME];    /* full name, as in a file: "weights", "layers.2.weights" */
+    int layer;                   /* 0 .. n_layers−1; −1: model-level or outside the contract */
     int ndim;
     int64_t shape[ATTN_MAX_NDIM];
     const attn_stage_info *info; /* NULL for a name outside the contract */
@@ -35,8 +46,9 @@ typedef struct {
     attn_dims dims;
     attn_tokens tokens;   /* (b, L) target tokens, padded */
     attn_tokens source;   /* (b, t) source tokens when cross-attention, else empty */
-    attn_tensor *tensors; /* n_tensors, in pipeline order */
+    attn_tensor *tensors; /* n_tensors: layer by layer, each in pipeline order, then the rest */
     int n_tensors;
+    int n_layers;         /* attention layers (1 for a single-layer trace) */
     float *arena;         /* all tensor data */
     int *masked_rows;     /* (n_masked, 2): (batch row, query index) with every key masked */
     int n_masked;
@@ -49,14 +61,28 @@ void attn_trace_free(attn_trace *tr);
 attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err);
 
 /* Fills masked_rows with the (batch row, query) pairs whose every key is
- * masked, read from the "mask" tensor (nothing if the trace has none). */
+ * masked, read from layer 0's mask (nothing if the trace has none). */
 attn_status attn_trace_find_masked_rows(attn_trace *tr, attn_error *err);
 
 /* The tensor after prev (the first if prev is NULL), or NULL at the end. */
 const attn_tensor *attn_trace_next(const attn_trace *tr, const attn_tensor *prev);
 
-/* The tensor called name, or NULL. */
+/* The tensor whose full name is name ("weights", "layers.2.weights"), or
+ * NULL. In a single-layer trace that is layer 0's stage of that name. */
 const attn_tensor *attn_trace_find(const attn_trace *tr, const char *name);
+
+/* Layer `layer`'s tensor for stage `id`, or NULL. */
+const attn_tensor *attn_trace_stage(const attn_trace *tr, int layer, attn_stage_id id);
+
+/* Layer `layer`'s tensor called name without its "layers.N." prefix
+ * (attn_trace_get(tr, 2, "weights") is "layers.2.weights"), or NULL. */
+const attn_tensor *attn_trace_get(const attn_trace *tr, int layer, const char *name);
+
+/* The stage id of a tensor (ATTN_STAGE_NONE outside the contract). */
+static inline attn_stage_id attn_tensor_stage(const attn_tensor *t)
+{
+    return t && t->info ? t->info->id : ATTN_STAGE_NONE;
+}
 
 /* The 2-D picture of a tensor for one (batch row, query head): the leading
  * axes are fixed, the last two become rows × cols (a 1-D tensor is one row).
@@ -72,7 +98,10 @@ typedef struct {
     char axes[ATTN_MAX_NDIM][8]; /* axis names ("b", "s", "g*k"); "" for tensors outside the contract */
 } attn_matrix;
 
-/* Returns 0, or -1 if the trace has no tensor called name. */
+/* The picture of tensor t (one of tr's). Returns 0, or -1 if t is NULL or empty. */
+int attn_trace_matrix_of(const attn_trace *tr, const attn_tensor *t, int batch, int head, attn_matrix *m);
+
+/* The same for the tensor called name (attn_trace_find); -1 if there is none. */
 int attn_trace_matrix(const attn_trace *tr, const char *name, int batch, int head, attn_matrix *m);
 
 /* "(b=2, h=8, s=6, t=6)" for contract tensors, "(2, 8, 6, 6)" otherwise. */

@@ -348,7 +348,7 @@ static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error 
         *mk[i].slot = v;
     }
     const char *att = attn_st_meta(&f, "attention");
-    d->cross = att ? strcmp(att, "cross") == 0 : attn_st_find(&f, "memory") != NULL;
+    d->cross = att ? strcmp(att, "cross") == 0 : attn_st_find(&f, attn_stage_get(ATTN_STAGE_MEMORY)->name) != NULL;
     if (!d->k && d->h && d->d % d->h == 0) d->k = d->d / d->h;
     if (!d->n) d->n = d->cross ? d->t : d->s;
     if (!d->cross && !d->P && d->t > d->s) d->P = d->t - d->s;
@@ -371,6 +371,7 @@ static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error 
             attn_tensor *t = &tr->tensors[tr->n_tensors++];
             snprintf(t->name, sizeof t->name, "%s", e->name);
             t->info = attn_stage_lookup(e->name);
+            t->layer = t->info ? 0 : -1;
             t->ndim = e->ndim;
             memcpy(t->shape, e->shape, sizeof t->shape);
             t->count = (e->end - e->begin) / sizeof(float);
@@ -387,6 +388,7 @@ static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error 
                 }
             }
         }
+    tr->n_layers = 1;
     if ((st = attn_trace_alloc_arena(tr, err))) goto fail;
     for (int i = 0; i < tr->n_tensors; i++)
         attn_st_copy_f32(&f, attn_st_find(&f, tr->tensors[i].name), tr->tensors[i].data);

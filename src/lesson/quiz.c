@@ -14,19 +14,12 @@ const char *lesson_cell_rule_name(lesson_cell_rule r)
     return r >= 0 && r < LESSON_CELLS_COUNT ? RULES[r] : "?";
 }
 
-static bool is_query_key(const char *stage)
-{
-    static const char *const QK[] = {"scores", "mask", "masked_scores", "weights", "weights_dropout"};
-    for (size_t i = 0; i < sizeof QK / sizeof QK[0]; i++)
-        if (!strcmp(stage, QK[i])) return true;
-    return false;
-}
-
 int lesson_quiz_cells(const lesson_quiz *q, const attn_trace *tr, const char *stage, int batch, int head,
                       unsigned char *out, int *rows, int *cols, char *why, size_t whysize)
 {
     attn_matrix m, mask;
-    if (attn_trace_matrix(tr, stage, batch, head, &m)) {
+    const attn_tensor *t = attn_trace_find(tr, stage);
+    if (attn_trace_matrix_of(tr, t, batch, head, &m)) {
         snprintf(why, whysize, "the trace has no stage %s", stage);
         return -1;
     }
@@ -34,12 +27,13 @@ int lesson_quiz_cells(const lesson_quiz *q, const attn_trace *tr, const char *st
     if (cols) *cols = m.cols;
     bool by_mask = q->rule == LESSON_CELLS_MASKED || q->rule == LESSON_CELLS_UNMASKED;
     if (by_mask) {
-        if (!is_query_key(stage)) {
+        if (!(t->info && (t->info->roles & ATTN_ROLE_QUERY_KEY))) {
             snprintf(why, whysize, "click = %s needs a query × key stage (scores, mask, masked_scores, weights), not %s",
                      RULES[q->rule], stage);
             return -1;
         }
-        if (attn_trace_matrix(tr, "mask", batch, head, &mask) || mask.rows != m.rows || mask.cols != m.cols) {
+        if (attn_trace_matrix_of(tr, attn_trace_stage(tr, t->layer, ATTN_STAGE_MASK), batch, head, &mask) ||
+            mask.rows != m.rows || mask.cols != m.cols) {
             snprintf(why, whysize, "click = %s: the trace has no mask for %s", RULES[q->rule], stage);
             return -1;
         }

@@ -150,7 +150,7 @@ int lesson_step_state(const lesson *ls, int step, attn_config *cfg, lesson_view 
 {
     attn_config_init(cfg);
     *view = (lesson_view){.row = -1};
-    snprintf(view->stage, sizeof view->stage, "weights");
+    snprintf(view->stage, sizeof view->stage, "%s", attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
     if (step < 0 || step >= ls->n_steps) return lesson_diag_add(dg, 0, "no step %d", step + 1), -1;
     if (apply(&ls->intro, cfg, view, dg)) return -1;
     for (int i = 0; i <= step; i++)
@@ -170,16 +170,6 @@ static int config_line(const lesson *ls, int step)
     return ls->steps[step].line;
 }
 
-static const char *why_absent(const char *stage)
-{
-    if (!strcmp(stage, "weights_dropout")) return " (it needs train = true and dropout > 0)";
-    if (!strcmp(stage, "q_rope") || !strcmp(stage, "k_rope")) return " (it needs rope = true)";
-    if (!strcmp(stage, "k_cache") || !strcmp(stage, "v_cache") || !strcmp(stage, "x_past"))
-        return " (it needs past > 0 or decode_step > 1)";
-    if (!strcmp(stage, "memory")) return " (it needs source_tokens)";
-    return "";
-}
-
 static int check_quizzes(const lesson *ls, int step, const attn_trace *tr, const lesson_view *view,
                          lesson_diags *dg)
 {
@@ -195,7 +185,7 @@ static int check_quizzes(const lesson *ls, int step, const attn_trace *tr, const
             bad = -1;
             continue;
         }
-        if (strcmp(stage, view->stage)) {
+        if (attn_stage_index(stage) != attn_stage_index(view->stage)) {
             lesson_diag_add(dg, qz->line, "the cell quiz is on stage %s but the step shows %s", stage, view->stage);
             bad = -1;
             continue;
@@ -263,8 +253,11 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *d
     const attn_dims *d = &tr.dims;
     int bad = 0;
     if (!attn_trace_find(&tr, view.stage)) {
+        const attn_stage_info *in = attn_stage_lookup(view.stage);
+        const char *why = in ? attn_stage_absent_why(in) : "";
         lesson_diag_add(dg, view.line[L_STAGE] ? view.line[L_STAGE] : ls->steps[step].line,
-                        "stage: this step's configuration does not produce %s%s", view.stage, why_absent(view.stage));
+                        "stage: this step's configuration does not produce %s%s%s%s", view.stage, *why ? " (" : "",
+                        why, *why ? ")" : "");
         bad = 1;
     }
     if (view.head >= d->h)

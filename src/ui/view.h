@@ -45,10 +45,14 @@ typedef struct {
  * Returns 0, or -1 if the trace has no such stage. */
 int ui_view_make(const attn_trace *tr, const char *stage, int batch, int head, ui_view_slice *out);
 
+/* The same for tensor t, one of tr's (NULL: -1). */
+int ui_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int head, ui_view_slice *out);
+
 /* Colour scale for a whole tensor, so every head and batch row of one stage
- * shares colours: weights on a sequential map from 0, the mask and signed
- * values on a diverging map centred on 0. Masked cells (−∞) and finite mask
- * fills (≤ −1e8) do not stretch the range. */
+ * shares colours; the stage's catalogue row picks the kind: weights on a
+ * sequential map from 0, the mask and signed values on a diverging map
+ * centred on 0. Masked cells (−∞) and finite mask fills (≤ −1e8) do not
+ * stretch the range. */
 ui_scale ui_view_scale(const attn_tensor *t);
 
 /* Label of row i / column j: a token ("猫", "<pad>") or a feature index ("c5"). */
@@ -56,7 +60,8 @@ const char *ui_view_row_label(const attn_trace *tr, const ui_view_slice *v, int 
 const char *ui_view_col_label(const attn_trace *tr, const ui_view_slice *v, int j, char *buf, size_t size);
 
 /* One line: the cell's indices, value and how it was computed with the actual
- * numbers. Works for every contract stage; other tensors get name[idx] = value. */
+ * numbers (the engine's attn_explain, translated). Works for every contract
+ * stage; other tensors get name[idx] = value. */
 const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i, int j, char *buf,
                             size_t size);
 

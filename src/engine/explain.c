@@ -1,0 +1,348 @@
+/* explain.c — the hover text of a cell: one explanation per stage.
+ *
+ * Each function recomputes its cell from the tensors it was made of, so the
+ * line shows the actual numbers (q₃·k₁ / √8 = 2.31 / 2.83 = 0.82). One that
+ * cannot (a tensor missing or of another shape, in a file from elsewhere)
+ * returns false, and the cell is shown with its value only. */
+#include "explain.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* One cell being explained, and the line being written. */
+typedef struct {
+    const attn_trace *tr;
+    const attn_tensor *t;
+    const attn_dims *d;
+    int layer;        /* the layer whose tensors the cell was computed from */
+    int b, h, g, k;   /* batch row, query head, kv head (0 when the tensor has none), head dim */
+    int i, j, cols;   /* the cell, and the picture's width */
+    float x;          /* its value */
+    const char *row_label;
+    attn_translate_fn *translate;
+    char *p;          /* the line: next byte, room left */
+    size_t left;
+} cell;
+
+static const char *T(const cell *c, const char *msgid) __attribute__((format_arg(2)));
+static const char *T(const cell *c, const char *msgid)
+{
+    return c->translate ? c->translate(msgid) : msgid;
+}
+
+static void put(cell *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(cell *c, const char *fmt, ...)
+{
+    if (c->left <= 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(c->p, c->left, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n >= c->left) n = (int)c->left - 1;
+    c->p += n;
+    c->left -= (size_t)n;
+}
+
+/* n as Unicode subscript digits: 12 → "₁₂" */
+static const char *sub(int n, char *buf, size_t size)
+{
+    static const char *const D[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
+    char digits[16];
+    snprintf(digits, sizeof digits, "%d", n < 0 ? -n : n);
+    buf[0] = '\0';
+    size_t used = 0;
+    for (const char *p = digits; *p && used + 4 < size; p++) {
+        memcpy(buf + used, D[*p - '0'], 3);
+        used += 3;
+        buf[used] = '\0';
+    }
+    return buf;
+}
+
+static const char *num(float x, char *buf, size_t size)
+{
+    if (isnan(x)) snprintf(buf, size, "NaN");
+    else if (isinf(x)) snprintf(buf, size, x < 0 ? "−∞" : "+∞");
+    else if (x != 0.0f && (fabsf(x) >= 1e5f || fabsf(x) < 1e-3f)) snprintf(buf, size, "%.3g", (double)x);
+    else snprintf(buf, size, "%.3f", (double)x);
+    return buf;
+}
+
+/* The same layer's tensor of stage id. */
+static const attn_tensor *S(const cell *c, attn_stage_id id)
+{
+    return attn_trace_stage(c->tr, c->layer, id);
+}
+
+/* Row `row` (length k) of a (b, heads, n, k) tensor, or NULL if the shape does not fit. */
+static const float *row4(const attn_tensor *t, int b, int hh, int row, int k)
+{
+    if (!t || t->ndim != 4 || b >= t->shape[0] || hh >= t->shape[1] || row >= t->shape[2] || t->shape[3] != k)
+        return NULL;
+    return t->data + (((size_t)b * t->shape[1] + hh) * t->shape[2] + row) * t->shape[3];
+}
+
+/* ---- one function per stage: true when it has written its explanation ---- */
+
+/* scores[i, j] = q_i · k_j / √k, with the dot product recomputed */
+static bool explain_scores(cell *c)
+{
+    const attn_tensor *q = S(c, ATTN_STAGE_Q_ROPE) ? S(c, ATTN_STAGE_Q_ROPE) : S(c, ATTN_STAGE_Q_HEADS);
+    const float *qi = row4(q, c->b, c->h, c->i, c->k), *kj = row4(S(c, ATTN_STAGE_K_EXPANDED), c->b, c->h, c->j, c->k);
+    char a[32], b2[32], v[32], si[16], sj[16];
+    if (!qi || !kj) return false;
+    double dot = 0;
+    for (int m = 0; m < c->k; m++) dot += (double)qi[m] * kj[m];
+    if (!c->tr->cfg.scale) /* the no-scale pitfall: the plain dot product */
+        put(c, T(c, ATTN_N_("q%s·k%s = %s (not divided by √%d)")), sub(c->i, si, sizeof si), sub(c->j, sj, sizeof sj),
+            num(c->x, v, sizeof v), c->k);
+    else
+        put(c, "q%s·k%s / √%d = %s / %s = %s", sub(c->i, si, sizeof si), sub(c->j, sj, sizeof sj), c->k,
+            num((float)dot, a, sizeof a), num(sqrtf((float)c->k), b2, sizeof b2), num(c->x, v, sizeof v));
+    return true;
+}
+
+/* Why key j is hidden from query i: the words after "mask[i, j] = value".
+ * Returns false when it is not hidden. */
+static bool mask_reason(cell *c)
+{
+    const attn_trace *tr = c->tr;
+    const attn_dims *d = c->d;
+    const attn_tokens *keys = d->cross ? &tr->source : &tr->tokens;
+    int b = c->b, i = c->i, j = c->j;
+    bool pad = keys->rows && b < keys->rows && j < keys->len && attn_tokens_is_pad(keys, b, j) && tr->cfg.pad_mask;
+    bool reversed = tr->cfg.causal == ATTN_CAUSAL_REVERSED && !d->cross;
+    bool future = !reversed && tr->cfg.causal && !d->cross && j > d->P + i;
+    bool past = reversed && j < d->P + i;
+    if (past && pad) put(c, T(c, ATTN_N_(": key %d is in the past of query %d, and padding")), j, d->P + i);
+    else if (future && pad) put(c, T(c, ATTN_N_(": key %d is in the future of query %d, and padding")), j, d->P + i);
+    else if (future) put(c, T(c, ATTN_N_(": key %d is in the future of query %d (causal)")), j, d->P + i);
+    else if (past) put(c, T(c, ATTN_N_(": key %d is in the past of query %d (reversed causal mask)")), j, d->P + i);
+    else if (pad) put(c, T(c, ATTN_N_(": key %d is <pad> (padding mask)")), j);
+    return future || past || pad;
+}
+
+static bool explain_mask(cell *c)
+{
+    char a[32];
+    put(c, "%s", num(c->x, a, sizeof a));
+    if (!mask_reason(c)) put(c, T(c, ATTN_N_(": query %d may look at key %d")), c->d->P + c->i, c->j);
+    return true;
+}
+
+static bool explain_masked_scores(cell *c)
+{
+    const attn_tensor *s = S(c, ATTN_STAGE_SCORES), *m = S(c, ATTN_STAGE_MASK);
+    char a[32], b2[32], v[32];
+    if (!s || !m || s->ndim != 4 || m->ndim != 4) return false;
+    float sv = attn_tensor_at4(s, c->b, c->h, c->i, c->j), mv = attn_tensor_at4(m, c->b, 0, c->i, c->j);
+    put(c, "scores + mask = %s + ", num(sv, a, sizeof a));
+    put(c, mv < 0 ? "(%s)" : "%s", num(mv, b2, sizeof b2));
+    put(c, " = %s", num(c->x, v, sizeof v));
+    return true;
+}
+
+/* softmax along the row, shifted by its largest score */
+static bool explain_weights(cell *c)
+{
+    const attn_tensor *ms = S(c, ATTN_STAGE_MASKED_SCORES);
+    char a[32], b2[32], e2[32], s2[32], v[32];
+    if (!ms || ms->ndim != 4 || ms->shape[3] != c->cols) return false;
+    const float *row = ms->data + (((size_t)c->b * ms->shape[1] + c->h) * ms->shape[2] + c->i) * ms->shape[3];
+    float mx = -INFINITY;
+    for (int jj = 0; jj < c->cols; jj++) mx = fmaxf(mx, row[jj]);
+    if (mx == -INFINITY) {
+        put(c, T(c, ATTN_N_("0: query %d has no key it may look at, so its row is all zeros")), c->d->P + c->i);
+        return true;
+    }
+    double sum = 0;
+    for (int jj = 0; jj < c->cols; jj++) sum += exp((double)row[jj] - mx);
+    double e = exp((double)row[c->j] - mx);
+    put(c, "exp(%s − %s) / Σⱼ exp(…) = %s / %s = %s", num(row[c->j], a, sizeof a), num(mx, b2, sizeof b2),
+        num((float)e, e2, sizeof e2), num((float)sum, s2, sizeof s2), num(c->x, v, sizeof v));
+    return true;
+}
+
+static bool explain_weights_dropout(cell *c)
+{
+    const attn_tensor *w = S(c, ATTN_STAGE_WEIGHTS);
+    char a[32], v[32];
+    if (!w || w->ndim != 4) return false;
+    float wv = attn_tensor_at4(w, c->b, c->h, c->i, c->j);
+    float p = c->tr->cfg.dropout;
+    if (c->x == 0.0f && wv != 0.0f) put(c, T(c, ATTN_N_("0: dropped (weights was %s, p = %g)")), num(wv, a, sizeof a), p);
+    else put(c, "weights / (1 − p) = %s / %g = %s", num(wv, a, sizeof a), 1.0 - p, num(c->x, v, sizeof v));
+    return true;
+}
+
+/* the weighted sum of the value rows, recomputed */
+static bool explain_context(cell *c)
+{
+    const attn_tensor *w = S(c, ATTN_STAGE_WEIGHTS_DROPOUT) ? S(c, ATTN_STAGE_WEIGHTS_DROPOUT) : S(c, ATTN_STAGE_WEIGHTS);
+    const attn_tensor *ve = S(c, ATTN_STAGE_V_EXPANDED);
+    char a[32];
+    if (!w || !ve || w->ndim != 4 || ve->ndim != 4 || ve->shape[3] != c->k) return false;
+    double acc = 0;
+    int tt = (int)w->shape[3];
+    for (int jj = 0; jj < tt; jj++)
+        acc += (double)attn_tensor_at4(w, c->b, c->h, c->i, jj) * attn_tensor_at4(ve, c->b, c->h, jj, c->j);
+    put(c, "Σⱼ weights[i=%d, j]·v[j, c=%d] = %s", c->i, c->j, num((float)acc, a, sizeof a));
+    return true;
+}
+
+/* q_heads, k_heads, v_heads: which column of q, k or v the feature came from */
+static bool explain_heads(cell *c)
+{
+    attn_stage_id id = attn_tensor_stage(c->t);
+    char letter = id == ATTN_STAGE_Q_HEADS ? 'q' : id == ATTN_STAGE_K_HEADS ? 'k' : 'v';
+    int hh = letter == 'q' ? c->h : c->g;
+    char a[32];
+    put(c, "%c[i=%d, c=%d·%d+%d=%d] = %s", letter, c->i, hh, c->k, c->j, hh * c->k + c->j, num(c->x, a, sizeof a));
+    return true;
+}
+
+/* q_rope, k_rope: the rotation angle of the feature's pair */
+static bool explain_rope(cell *c)
+{
+    bool q = attn_tensor_stage(c->t) == ATTN_STAGE_Q_ROPE;
+    int pos = (q || !c->d->cross) ? c->d->P + c->i : c->i;
+    int m = c->j / 2;
+    double ang = pos * pow(c->tr->cfg.rope_theta, -2.0 * m / c->k);
+    char a[32];
+    put(c, T(c, ATTN_N_("pair (%d, %d) of %s_heads rotated by %d·θ^(−%d/%d) = %.3f rad → %s")), 2 * m, 2 * m + 1,
+        q ? "q" : "k", pos, 2 * m, c->k, ang, num(c->x, a, sizeof a));
+    return true;
+}
+
+static bool explain_cache(cell *c)
+{
+    char a[32];
+    if (c->i < c->d->P) put(c, T(c, ATTN_N_("%s: cached at an earlier step (position %d)")), num(c->x, a, sizeof a), c->i);
+    else put(c, T(c, ATTN_N_("%s: new this step (position %d)")), num(c->x, a, sizeof a), c->i);
+    return true;
+}
+
+static bool explain_expanded(cell *c)
+{
+    char a[32];
+    put(c, T(c, ATTN_N_("%s of kv head %d = %d / (%d/%d) (repeat_kv)")), num(c->x, a, sizeof a), c->g, c->h, c->d->h,
+        c->d->g);
+    return true;
+}
+
+static bool explain_merged(cell *c)
+{
+    char a[32];
+    put(c, "context[h=%d, i=%d, c=%d] = %s", c->k ? c->j / c->k : 0, c->i, c->k ? c->j % c->k : c->j,
+        num(c->x, a, sizeof a));
+    return true;
+}
+
+/* q, k, v and out: a row of the input times a column of the projection */
+static bool explain_projection(cell *c)
+{
+    attn_stage_id id = attn_tensor_stage(c->t);
+    const char *w = id == ATTN_STAGE_Q ? "W_Q" : id == ATTN_STAGE_K ? "W_K" : id == ATTN_STAGE_V ? "W_V" : "W_O";
+    bool out = id == ATTN_STAGE_OUT;
+    const char *src = out ? "merged" : (c->d->cross && id != ATTN_STAGE_Q) ? "memory" : "x";
+    char a[32], si[16];
+    put(c, "%s%s · %s[:, %d] = %s", src, sub(c->i, si, sizeof si), w, c->j, num(c->x, a, sizeof a));
+    if (c->k && !out)
+        put(c, id == ATTN_STAGE_Q ? T(c, ATTN_N_("  (query head %d)")) : T(c, ATTN_N_("  (kv head %d)")), c->j / c->k);
+    if (out && c->tr->cfg.train && c->tr->cfg.dropout > 0) put(c, "%s", T(c, ATTN_N_(", after dropout")));
+    return true;
+}
+
+/* x, x_past, memory: the embedding of the row's token */
+static bool explain_embedding(cell *c)
+{
+    char a[32], lb[16];
+    const char *label = c->row_label;
+    if (!label) snprintf(lb, sizeof lb, "%d", c->i), label = lb;
+    put(c, "embed(“%s”)[%d] = %s", label, c->j, num(c->x, a, sizeof a));
+    return true;
+}
+
+/* w_q … w_o: the value, and the head its block belongs to */
+static bool explain_weight(cell *c)
+{
+    char a[32];
+    attn_stage_id id = attn_tensor_stage(c->t);
+    bool rows = c->t->info->blocks == ATTN_BLOCKS_HEAD_ROWS;
+    put(c, "%s", num(c->x, a, sizeof a));
+    if (c->k)
+        put(c, rows ? T(c, ATTN_N_("  (input from head %d)"))
+                    : id == ATTN_STAGE_W_Q ? T(c, ATTN_N_("  (feeds head %d)")) : T(c, ATTN_N_("  (feeds kv head %d)")),
+            (rows ? c->i : c->j) / c->k);
+    return true;
+}
+
+static bool (*const EXPLAIN[ATTN_STAGE_COUNT])(cell *) = {
+    [ATTN_STAGE_X] = explain_embedding,
+    [ATTN_STAGE_X_PAST] = explain_embedding,
+    [ATTN_STAGE_MEMORY] = explain_embedding,
+    [ATTN_STAGE_W_Q] = explain_weight,
+    [ATTN_STAGE_W_K] = explain_weight,
+    [ATTN_STAGE_W_V] = explain_weight,
+    [ATTN_STAGE_W_O] = explain_weight,
+    [ATTN_STAGE_Q] = explain_projection,
+    [ATTN_STAGE_K] = explain_projection,
+    [ATTN_STAGE_V] = explain_projection,
+    [ATTN_STAGE_Q_HEADS] = explain_heads,
+    [ATTN_STAGE_K_HEADS] = explain_heads,
+    [ATTN_STAGE_V_HEADS] = explain_heads,
+    [ATTN_STAGE_Q_ROPE] = explain_rope,
+    [ATTN_STAGE_K_ROPE] = explain_rope,
+    [ATTN_STAGE_K_CACHE] = explain_cache,
+    [ATTN_STAGE_V_CACHE] = explain_cache,
+    [ATTN_STAGE_K_EXPANDED] = explain_expanded,
+    [ATTN_STAGE_V_EXPANDED] = explain_expanded,
+    [ATTN_STAGE_SCORES] = explain_scores,
+    [ATTN_STAGE_MASK] = explain_mask,
+    [ATTN_STAGE_MASKED_SCORES] = explain_masked_scores,
+    [ATTN_STAGE_WEIGHTS] = explain_weights,
+    [ATTN_STAGE_WEIGHTS_DROPOUT] = explain_weights_dropout,
+    [ATTN_STAGE_CONTEXT] = explain_context,
+    [ATTN_STAGE_MERGED] = explain_merged,
+    [ATTN_STAGE_OUT] = explain_projection,
+};
+
+/* "name[indices] = ", in the tensor's own index names */
+static void put_indices(cell *c, const attn_matrix *m)
+{
+    const attn_tensor *t = c->t;
+    const char *nm = t->info ? t->info->name : t->name;
+    attn_stage_id id = attn_tensor_stage(t);
+    int rows_axis = t->ndim - 2;
+    bool rows_are_keys = t->info && rows_axis >= 0 && !strcmp(m->axes[rows_axis], "t");
+    if (id == ATTN_STAGE_MASK) put(c, "mask[i=%d, j=%d] = ", c->i, c->j);
+    else if (t->info && (t->info->roles & ATTN_ROLE_QUERY_KEY)) put(c, "%s[h=%d, i=%d, j=%d] = ", nm, c->h, c->i, c->j);
+    else if (m->head_axis == 'h') put(c, "%s[h=%d, %s=%d, c=%d] = ", nm, c->h, rows_are_keys ? "j" : "i", c->i, c->j);
+    else if (m->head_axis == 'g') put(c, "%s[g=%d, %s=%d, c=%d] = ", nm, c->g, rows_are_keys ? "j" : "i", c->i, c->j);
+    else if (t->ndim == 2) put(c, "%s[m=%d, c=%d] = ", nm, c->i, c->j);
+    else put(c, "%s[i=%d, c=%d] = ", nm, c->i, c->j);
+}
+
+const char *attn_explain(const attn_explain_cell *in, char *buf, size_t size)
+{
+    attn_matrix m;
+    if (!size) return buf;
+    buf[0] = '\0';
+    if (!in->t || attn_trace_matrix_of(in->tr, in->t, in->batch, in->head, &m)) return buf;
+    if (in->i < 0 || in->j < 0 || in->i >= m.rows || in->j >= m.cols) return buf;
+    cell c = {
+        .tr = in->tr, .t = in->t, .d = &in->tr->dims, .layer = in->t->layer < 0 ? 0 : in->t->layer,
+        .b = m.batch < 0 ? 0 : m.batch, .h = m.head < 0 ? 0 : m.head, .g = m.kv_head < 0 ? 0 : m.kv_head,
+        .k = in->tr->dims.k, .i = in->i, .j = in->j, .cols = m.cols, .x = m.data[(size_t)in->i * m.cols + in->j],
+        .row_label = in->row_label, .translate = in->translate, .p = buf, .left = size,
+    };
+    put_indices(&c, &m);
+    attn_stage_id id = attn_tensor_stage(in->t);
+    if (id != ATTN_STAGE_NONE && EXPLAIN[id] && EXPLAIN[id](&c)) return buf;
+    char a[32];
+    put(&c, "%s", num(c.x, a, sizeof a));
+    return buf;
+}

@@ -1,0 +1,206 @@
+/* test_stages.c — the stage catalogue: ids, names, presence rules, shapes,
+ * and the explanation of a cell (explain.h) for every stage. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "explain.h"
+#include "forward.h"
+
+static void run(const char *const *kv, attn_trace *tr)
+{
+    attn_config c;
+    attn_error err;
+    attn_config_init(&c);
+    for (int i = 0; kv[i]; i += 2)
+        if (attn_config_set(&c, kv[i], kv[i + 1], &err)) fail_msg("%s", err.msg);
+    if (attn_trace_run(&c, NULL, tr, &err)) fail_msg("%s", err.msg);
+    attn_config_free(&c);
+}
+
+static void test_rows_are_indexed_by_id(void **state)
+{
+    (void)state;
+    int n;
+    const attn_stage_info *st = attn_stages(&n);
+    assert_int_equal(n, ATTN_STAGE_COUNT);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(st[i].id, i);
+        assert_ptr_equal(attn_stage_get((attn_stage_id)i), &st[i]);
+        assert_ptr_equal(attn_stage_lookup(st[i].name), &st[i]);
+        assert_int_equal(attn_stage_index(st[i].name), i);
+        assert_non_null(st[i].desc);
+        assert_non_null(st[i].formula);
+        for (int j = 0; j < i; j++) assert_string_not_equal(st[i].name, st[j].name);
+        /* a stage every run records has no reason to be absent, and the others have one */
+        assert_int_equal(st[i].rule == ATTN_PRESENT_ALWAYS, attn_stage_absent_why(&st[i])[0] == '\0');
+    }
+    assert_null(attn_stage_get(ATTN_STAGE_NONE));
+    assert_null(attn_stage_get(ATTN_STAGE_COUNT));
+    assert_null(attn_stage_lookup("layers.0.weights"));
+    assert_int_equal(attn_stage_index("nope"), -1);
+    assert_string_equal(attn_stage_get(ATTN_STAGE_WEIGHTS_DROPOUT)->name, "weights_dropout");
+    assert_string_equal(attn_stage_absent_why(attn_stage_get(ATTN_STAGE_Q_ROPE)), "it needs rope = true");
+}
+
+static void test_roles_and_views(void **state)
+{
+    (void)state;
+    /* the query × key pictures: scores through weights_dropout */
+    int qk = 0;
+    for (int i = 0; i < ATTN_STAGE_COUNT; i++) {
+        const attn_stage_info *in = attn_stage_get((attn_stage_id)i);
+        if (!(in->roles & ATTN_ROLE_QUERY_KEY)) continue;
+        qk++;
+        assert_true(i >= ATTN_STAGE_SCORES && i <= ATTN_STAGE_WEIGHTS_DROPOUT);
+        assert_true(!strcmp(in->dims, "b,h,s,t") || !strcmp(in->dims, "b,1,s,t"));
+    }
+    assert_int_equal(qk, 5);
+    /* the mask overlays what comes after it, not the raw scores */
+    assert_false(attn_stage_get(ATTN_STAGE_SCORES)->masked);
+    assert_true(attn_stage_get(ATTN_STAGE_MASKED_SCORES)->masked);
+    assert_true(attn_stage_get(ATTN_STAGE_WEIGHTS_DROPOUT)->masked);
+    assert_false(attn_stage_get(ATTN_STAGE_CONTEXT)->masked);
+    /* the compare view: weights unless the stage compares itself */
+    assert_int_equal(attn_stage_compare_view(ATTN_STAGE_CONTEXT), ATTN_STAGE_CONTEXT);
+    assert_int_equal(attn_stage_compare_view(ATTN_STAGE_WEIGHTS_DROPOUT), ATTN_STAGE_WEIGHTS_DROPOUT);
+    assert_int_equal(attn_stage_compare_view(ATTN_STAGE_SCORES), ATTN_STAGE_WEIGHTS);
+    assert_int_equal(attn_stage_compare_view(ATTN_STAGE_NONE), ATTN_STAGE_WEIGHTS);
+    /* colour maps */
+    assert_int_equal(attn_stage_get(ATTN_STAGE_WEIGHTS)->cmap, ATTN_CMAP_SEQUENTIAL);
+    assert_int_equal(attn_stage_get(ATTN_STAGE_MASK)->cmap, ATTN_CMAP_MASK);
+    assert_int_equal(attn_stage_get(ATTN_STAGE_SCORES)->cmap, ATTN_CMAP_DIVERGING);
+    /* head blocks: the kv projections by kv head, W_O by its input rows */
+    assert_int_equal(attn_stage_get(ATTN_STAGE_W_K)->blocks, ATTN_BLOCKS_KV_COLS);
+    assert_int_equal(attn_stage_get(ATTN_STAGE_W_O)->blocks, ATTN_BLOCKS_HEAD_ROWS);
+    assert_int_equal(attn_stage_get(ATTN_STAGE_X)->blocks, ATTN_BLOCKS_NONE);
+    /* every learned matrix is (in, out) with d inputs */
+    for (int i = 0; i < ATTN_STAGE_COUNT; i++) {
+        const attn_stage_info *in = attn_stage_get((attn_stage_id)i);
+        if (in->roles & ATTN_ROLE_WEIGHT) assert_memory_equal(in->dims, "d,", 2);
+    }
+}
+
+/* A run records exactly the stages the presence rules say, in pipeline order,
+ * each with the catalogue's shape, and the size estimate counts just those. */
+static void check_presence(const char *const *kv)
+{
+    attn_trace tr;
+    run(kv, &tr);
+    attn_stage_ctx ctx = attn_config_stage_ctx(&tr.cfg, &tr.dims);
+    int n, at = 0;
+    const attn_stage_info *st = attn_stages(&n);
+    for (int i = 0; i < n; i++) {
+        const attn_tensor *t = attn_trace_stage(&tr, 0, st[i].id);
+        assert_int_equal(t != NULL, attn_stage_present(&st[i], &ctx));
+        if (!t) continue;
+        assert_ptr_equal(t, &tr.tensors[at++]);
+        assert_ptr_equal(t->info, &st[i]);
+        assert_int_equal(t->layer, 0);
+        int64_t shape[ATTN_MAX_NDIM];
+        assert_int_equal(attn_stage_shape(&st[i], &tr.dims, shape), t->ndim);
+        assert_memory_equal(shape, t->shape, (size_t)t->ndim * sizeof shape[0]);
+    }
+    assert_int_equal(at, tr.n_tensors);
+    double bytes;
+    attn_error err;
+    assert_int_equal(attn_trace_estimate(&tr.cfg, &bytes, &err), ATTN_OK);
+    assert_true(bytes == attn_stages_bytes(&ctx));
+    attn_trace_free(&tr);
+}
+
+static void test_presence_rules_match_a_run(void **state)
+{
+    (void)state;
+    check_presence((const char *const[]){NULL});
+    check_presence((const char *const[]){"past", "2", "rope", "true", NULL});
+    check_presence((const char *const[]){"train", "true", "dropout", "0.2", "kv_heads", "2", NULL});
+    check_presence((const char *const[]){"train", "true", "dropout", "0", NULL});
+    check_presence((const char *const[]){"causal", "false", "source_tokens", "a b c", "tokens", "x y", NULL});
+}
+
+/* ---- explanations ---- */
+
+static char seen[32][96];
+static int n_seen;
+
+/* records each msgid asked for and returns it untranslated */
+static const char *record(const char *msgid)
+{
+    if (n_seen < 32) snprintf(seen[n_seen++], sizeof seen[0], "%s", msgid);
+    return msgid;
+}
+
+static bool asked(const char *msgid)
+{
+    for (int i = 0; i < n_seen; i++)
+        if (!strcmp(seen[i], msgid)) return true;
+    return false;
+}
+
+static const char *explain(const attn_trace *tr, attn_stage_id id, int head, int i, int j, char *buf, size_t size)
+{
+    attn_explain_cell c = {tr, attn_trace_stage(tr, 0, id), 0, head, i, j, "猫", record};
+    n_seen = 0;
+    return attn_explain(&c, buf, size);
+}
+
+static void test_every_stage_explains_more_than_its_value(void **state)
+{
+    (void)state;
+    attn_trace tr;
+    run((const char *const[]){"past", "1", "rope", "true", "train", "true", "kv_heads", "2", NULL}, &tr);
+    char buf[256];
+    for (const attn_tensor *t = NULL; (t = attn_trace_next(&tr, t));) {
+        explain(&tr, t->info->id, 1, 0, 1, buf, sizeof buf);
+        /* "name[...] = " then more than the bare number */
+        const char *eq = strstr(buf, "] = ");
+        assert_non_null(eq);
+        if (strspn(eq + 4, "0123456789.-+e") == strlen(eq + 4)) fail_msg("%s explains only its value: %s", t->name, buf);
+    }
+    attn_trace_free(&tr);
+}
+
+static void test_explanations_use_the_numbers_and_translate(void **state)
+{
+    (void)state;
+    attn_trace tr;
+    run((const char *const[]){NULL}, &tr); /* the example: causal, row 1 padded */
+    char buf[256];
+    assert_string_equal(explain(&tr, ATTN_STAGE_MASK, 0, 1, 3, buf, sizeof buf),
+                        "mask[i=1, j=3] = −∞: key 3 is in the future of query 1 (causal)");
+    assert_true(asked(": key %d is in the future of query %d (causal)"));
+    explain(&tr, ATTN_STAGE_SCORES, 2, 3, 1, buf, sizeof buf);
+    assert_memory_equal(buf, "scores[h=2, i=3, j=1] = q₃·k₁ / √8 = ", strlen("scores[h=2, i=3, j=1] = q₃·k₁ / √8 = "));
+    assert_int_equal(n_seen, 0); /* a formula alone has no words to translate */
+    explain(&tr, ATTN_STAGE_X, 0, 4, 0, buf, sizeof buf);
+    assert_memory_equal(buf, "x[i=4, c=0] = embed(“猫”)[0] = ", strlen("x[i=4, c=0] = embed(“猫”)[0] = "));
+    explain(&tr, ATTN_STAGE_K_EXPANDED, 3, 2, 0, buf, sizeof buf);
+    assert_memory_equal(buf, "k_expanded[h=3, j=2, c=0] = ", strlen("k_expanded[h=3, j=2, c=0] = "));
+    assert_true(asked("%s of kv head %d = %d / (%d/%d) (repeat_kv)"));
+    /* outside the picture: nothing; a short buffer: cut, terminated */
+    assert_string_equal(explain(&tr, ATTN_STAGE_WEIGHTS, 0, 6, 0, buf, sizeof buf), "");
+    assert_string_equal(explain(&tr, ATTN_STAGE_WEIGHTS, 0, -1, 0, buf, sizeof buf), "");
+    char small[12];
+    assert_string_equal(explain(&tr, ATTN_STAGE_WEIGHTS, 0, 0, 0, small, sizeof small), "weights[h=0");
+    attn_explain_cell none = {&tr, NULL, 0, 0, 0, 0, NULL, NULL};
+    assert_string_equal(attn_explain(&none, buf, sizeof buf), "");
+    attn_trace_free(&tr);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rows_are_indexed_by_id),
+        cmocka_unit_test(test_roles_and_views),
+        cmocka_unit_test(test_presence_rules_match_a_run),
+        cmocka_unit_test(test_every_stage_explains_more_than_its_value),
+        cmocka_unit_test(test_explanations_use_the_numbers_and_translate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
