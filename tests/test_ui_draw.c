@@ -19,6 +19,7 @@
 #include "i18n.h"
 #include "player.h"
 #include "render.h"
+#include "utf8.h"
 
 #define W 1280
 #define H 800
@@ -28,7 +29,7 @@ static int fake_width(void *ctx, const char *s, int px)
 {
     int n = 0;
     (void)ctx;
-    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    for (size_t i = 0, len = strlen(s); i < len; i = attn_utf8_next(s, len, i)) n++;
     return n * (px / 2);
 }
 

@@ -14,7 +14,8 @@ static size_t space_len(const char *s)
 {
     if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\v' || *s == '\f')
         return 1;
-    if ((unsigned char)s[0] == 0xe3 && (unsigned char)s[1] == 0x80 && (unsigned char)s[2] == 0x80)
+    uint32_t cp;
+    if (attn_utf8_decode(s, SIZE_MAX, &cp) == 3 && cp == 0x3000)
         return 3; /* U+3000 IDEOGRAPHIC SPACE, typed by Chinese input methods */
     return 0;
 }
