@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -312,6 +313,71 @@ static void picker_opens_lessons(void **state)
     assert_false(f->app.quit);
 }
 
+static int error_pixels(fixture *f)
+{
+    draw(f);
+    int n = 0;
+    for (int y = 0; y < f->shot->h; y++)
+        for (int x = 0; x < f->shot->w; x++) n += px(f, x, y) == UI_ERROR;
+    return n;
+}
+
+/* A progress file that cannot be read, then a corrupt one: the problem stays
+ * on a chip in the panel and the picker while the status line moves on. */
+static void progress_problems_stay_on_a_chip(void **state)
+{
+    fixture *f = *state;
+    ui_player *p = &f->app.lesson;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char dir[1024], path[1200], err[600];
+    snprintf(p->progress_path, sizeof p->progress_path, "%s/ui-lesson-progress-dir", tmp ? tmp : "/tmp");
+    mkdir(p->progress_path, 0700);
+    snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
+    assert_int_equal(ui_player_open(&f->app, path, 0, err, sizeof err), 0);
+    assert_non_null(strstr(p->progress_note, "progress not saved: "));
+    assert_non_null(strstr(p->progress_note, "is a directory"));
+    key(f, SDLK_SPACE, 0);
+    assert_int_equal(p->step, 1);
+    char label[64];
+    assert_non_null(strstr(f->app.status, ui_player_step_label(p, label, sizeof label))); /* the status moved on */
+    assert_non_null(strstr(p->progress_note, "is a directory"));                         /* the chip did not */
+    assert_int_equal(lesson_progress_get(p->progress, p->name).step, 2);                  /* kept in memory */
+    int with = error_pixels(f);
+    key(f, SDLK_l, 0);
+    assert_true(error_pixels(f) > 0);
+    key(f, SDLK_ESCAPE, 0);
+    char note[sizeof p->progress_note];
+    memcpy(note, p->progress_note, sizeof note);
+    p->progress_note[0] = '\0';
+    assert_true(error_pixels(f) < with);
+    memcpy(p->progress_note, note, sizeof note);
+    struct stat st;
+    assert_int_equal(stat(p->progress_path, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    rmdir(p->progress_path);
+    ui_player_close(&f->app);
+
+    /* a corrupt file: moved aside, said on the chip, and saving works again */
+    lesson_progress_close(p->progress);
+    p->progress = NULL;
+    p->progress_note[0] = '\0';
+    snprintf(p->progress_path, sizeof p->progress_path, "%s/ui-lesson-progress-bad.json", tmp ? tmp : "/tmp");
+    FILE *fp = fopen(p->progress_path, "w");
+    fputs("not json", fp);
+    fclose(fp);
+    assert_int_equal(ui_player_open(&f->app, path, 0, err, sizeof err), 0);
+    key(f, SDLK_SPACE, 0);
+    assert_non_null(strstr(p->progress_note, "not a progress file; moved to "));
+    assert_false(p->progress_failed);
+    assert_null(strstr(p->progress_note, tmp ? tmp : "/tmp")); /* the chip leaves the folder out */
+    const char *bad = strstr(p->progress_full, "moved to ") + strlen("moved to ");
+    snprintf(dir, sizeof dir, "%.*s", (int)(strstr(bad, " and ") - bad), bad);
+    assert_int_equal(access(dir, F_OK), 0);
+    assert_int_equal(access(p->progress_path, F_OK), 0);
+    remove(dir);
+    remove(p->progress_path);
+}
+
 /* A numeric answer typed in Chinese input (full-width digits are not numbers)
  * and a lesson with problems refused with FILE:LINE. */
 static void bad_input_is_refused(void **state)
@@ -359,6 +425,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(going_back_restores_the_step, setup, teardown),
         cmocka_unit_test_setup_teardown(picker_opens_lessons, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(progress_problems_stay_on_a_chip, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

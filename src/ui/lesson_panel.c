@@ -13,18 +13,6 @@
 #define UI_EMPH   0xFFB3E5FCu
 
 
-/* A progress problem (player.h): one framed line that the status line's
- * messages never replace. Returns the height it took. */
-static int progress_chip(ui_draw *dl, const ui_player *p, int x, int y, int w)
-{
-    if (!p->progress_note[0]) return 0;
-    int u = ui_line(dl), h = u + u / 3;
-    ui_fill(dl, x, y, w, h, UI_PANEL_HI);
-    ui_frame(dl, x, y, w, h, 1, UI_ERROR);
-    ui_text_fit(dl, p->progress_note, x + u / 3, y + u / 6, w - 2 * (u / 3), UI_ERROR);
-    return h + u / 3;
-}
-
 /* ---- wrapped, styled text */
 
 static unsigned style_at(const lesson_span *sp, int n, int pos)
@@ -163,6 +151,21 @@ static int flow(ui_draw *dl, const char *text, const lesson_span *sp, int nsp, i
         s = e;
     }
     return p.y + p.u + p.u / 4;
+}
+
+/* A progress problem (player.h), framed and wrapped, which the status line's
+ * messages never replace. Returns the height it takes (and draws it if draw). */
+static int progress_chip(ui_draw *dl, const ui_player *p, int x, int y, int w, bool draw)
+{
+    if (!p->progress_note[0]) return 0;
+    int u = ui_line(dl), pad = u / 3;
+    int h = flow(dl, p->progress_note, NULL, 0, x + pad, y + u / 6, x + w - pad, UI_ERROR, false) - y;
+    if (draw) {
+        ui_fill(dl, x, y, w, h, UI_PANEL_HI);
+        ui_frame(dl, x, y, w, h, 1, UI_ERROR);
+        flow(dl, p->progress_note, NULL, 0, x + pad, y + u / 6, x + w - pad, UI_ERROR, true);
+    }
+    return h + pad;
 }
 
 /* ---- buttons */
@@ -339,7 +342,7 @@ void ui_render_lesson(const ui_app *app, ui_draw *dl, ui_rect box)
     for (int i = 0; i < n; i++)
         ui_fill(dl, x + i * seg, y, seg - 2, u / 4, i < p->step ? UI_ACCENT : i == p->step ? UI_WHITE : UI_PANEL_HI);
     y += u / 2 + u / 4;
-    y += progress_chip(dl, p, x, y, right - x);
+    y += progress_chip(dl, p, x, y, right - x, true);
 
     /* footer: navigation */
     int foot = u + u / 2 + u / 2;
@@ -443,7 +446,7 @@ void ui_render_picker(const ui_app *app, ui_draw *dl)
     ui_text(dl, buf, x, y, UI_WHITE);
     y += 2 * u;
     int row = 2 * u + u / 2;
-    int chip = p->progress_note[0] ? u + u / 3 + u / 3 : 0;
+    int chip = progress_chip(dl, p, x, 0, w, false);
     int foot = 2 * u + u / 2 + chip;
     int visible = ui_imax(1, (H - y - foot) / row);
     int first = p->sel >= visible ? p->sel - visible + 1 : 0;
@@ -470,6 +473,6 @@ void ui_render_picker(const ui_app *app, ui_draw *dl)
     if (!p->have_catalog || !p->catalog.n) ui_text(dl, _("No lessons found."), x, y, UI_ERROR);
     const char *help = p->confirm_reset ? _("Press Delete again to forget all progress; any other key keeps it.")
                                         : _("↑ ↓ choose · Enter open · Esc close · Delete reset progress");
-    progress_chip(dl, p, x, H - foot + u / 2, w);
+    progress_chip(dl, p, x, H - foot + u / 2, w, true);
     ui_text_fit(dl, help, x, H - foot + u / 2 + chip, w, p->confirm_reset ? UI_ERROR : UI_TEXT_DIM);
 }

@@ -46,16 +46,24 @@ static void progress_note(ui_app *app, lesson_progress_status st, const char *ms
     ui_player *p = &app->lesson;
     char note[sizeof p->progress_note];
     if (st == LESSON_PROGRESS_OK) {
-        if (p->progress_failed) p->progress_note[0] = '\0';
+        if (p->progress_failed) p->progress_note[0] = p->progress_full[0] = '\0';
         p->progress_failed = false;
         return;
     }
+    if (st == LESSON_PROGRESS_UNSAVED && !p->keep_progress) return; /* nothing was to be saved */
     if (st == LESSON_PROGRESS_UNSAVED) snprintf(note, sizeof note, _("progress not saved: %s"), msg);
     else snprintf(note, sizeof note, "%s", msg);
     ui_app_status(app, true, "%s", note);
     p->progress_failed = st == LESSON_PROGRESS_UNSAVED;
-    if (strcmp(note, p->progress_note)) fprintf(stderr, "attnlab: %s\n", note);
-    memcpy(p->progress_note, note, sizeof note);
+    if (strcmp(note, p->progress_full)) fprintf(stderr, "attnlab: %s\n", note);
+    memcpy(p->progress_full, note, sizeof note);
+    /* the chip names files without the progress folder, to leave room for the cause */
+    const char *slash = strrchr(p->progress_path, '/');
+    size_t dir = slash ? (size_t)(slash - p->progress_path) + 1 : 0, n = 0;
+    for (const char *s = note; *s;)
+        if (dir && !strncmp(s, p->progress_path, dir)) s += dir;
+        else p->progress_note[n++] = *s++;
+    p->progress_note[n] = '\0';
     app->dirty = true;
 }
 

@@ -48,6 +48,7 @@ typedef struct {
     lesson_progress *progress; /* NULL: progress is not kept (no HOME) */
     char progress_path[1024];
     char progress_note[600]; /* a progress problem, drawn as a chip no status text overwrites */
+    char progress_full[600]; /* the same with whole paths (status line, stderr) */
     bool progress_failed;  /* the note says progress is not saved (cleared by a save that works) */
 
     bool picker;           /* the lesson picker overlay is open */

@@ -1,0 +1,187 @@
+/* test_fileio.c — inputs that cannot hang, outputs that cannot tear (fileio.h).
+ *
+ * A FIFO, a device and a folder are refused by name without blocking; a file
+ * over the limit gives both sizes; an atomic write keeps the mode, follows
+ * links, leaves no temporary file and never replaces what is not a regular
+ * file; unique renames count up instead of overwriting. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fileio.h"
+
+static char dir[512];
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(dir, sizeof dir, "%s/fileio-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static const char *in_dir(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", dir, name);
+    return buf;
+}
+
+static void refused(const char *path, const char *cause, int err_no)
+{
+    attn_error e = {0};
+    alarm(20); /* a hang fails the test instead of the whole run */
+    int fd = attn_file_open_regular(path, O_RDONLY, &e);
+    alarm(0);
+    assert_int_equal(fd, -1);
+    assert_int_equal(errno, err_no);
+    if (!strstr(e.msg, cause) || strncmp(e.msg, path, strlen(path))) fail_msg("'%s' does not say '%s'", e.msg, cause);
+}
+
+static void inputs_are_regular_files(void **state)
+{
+    (void)state;
+    char p[600];
+    assert_int_equal(mkfifo(in_dir(p, sizeof p, "fifo"), 0600), 0);
+    refused(p, "is a FIFO, not a regular file", EINVAL);
+    refused("/dev/null", "is a character device, not a regular file", EINVAL);
+    refused(dir, "is a directory, not a regular file", EISDIR);
+    refused(in_dir(p, sizeof p, "missing"), "No such file or directory", ENOENT);
+
+    /* a regular file, read whole; over the limit, both sizes */
+    FILE *f = fopen(in_dir(p, sizeof p, "text"), "w");
+    assert_non_null(f);
+    fputs("hello, world", f);
+    fclose(f);
+    char *data;
+    size_t n;
+    attn_error e = {0};
+    assert_int_equal(attn_file_read(p, 100, &data, &n, &e), ATTN_OK);
+    assert_int_equal(n, 12);
+    assert_string_equal(data, "hello, world");
+    free(data);
+    assert_int_equal(attn_file_read(p, 5, &data, &n, &e), ATTN_ERR_IO);
+    assert_int_equal(errno, EFBIG);
+    assert_null(data);
+    assert_non_null(strstr(e.msg, "too large (12 bytes; the limit is 5)"));
+}
+
+static void atomic_writes(void **state)
+{
+    (void)state;
+    char p[600], link[600], fifo[600];
+    attn_error e = {0};
+    in_dir(p, sizeof p, "out.txt");
+    mode_t mask = umask(077);
+    assert_int_equal(attn_file_write_atomic(p, "one", 3, 0644, &e), ATTN_OK);
+    umask(mask);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 3);
+    assert_int_equal(st.st_mode & 07777, 0600); /* a new file: the mode less the umask */
+    assert_int_equal(chmod(p, 0604), 0);
+    assert_int_equal(attn_file_write_atomic(p, "two!", 4, 0600, &e), ATTN_OK);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 4);
+    assert_int_equal(st.st_mode & 07777, 0604); /* a replaced file keeps its mode */
+
+    /* through a link: the target changes, the link stays */
+    assert_int_equal(symlink("out.txt", in_dir(link, sizeof link, "link")), 0);
+    assert_int_equal(attn_file_write_atomic(link, "three", 5, 0600, &e), ATTN_OK);
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 5);
+
+    /* never over a FIFO or a folder */
+    assert_int_equal(mkfifo(in_dir(fifo, sizeof fifo, "fifo"), 0600), 0);
+    assert_int_equal(attn_file_write_atomic(fifo, "x", 1, 0600, &e), ATTN_ERR_IO);
+    assert_non_null(strstr(e.msg, "is a FIFO, not a regular file; not replaced"));
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_int_equal(attn_file_write_atomic(dir, "x", 1, 0600, &e), ATTN_ERR_IO);
+    assert_non_null(strstr(e.msg, "is a directory"));
+
+    /* a link loop is named as one */
+    char a[600], b[600];
+    assert_int_equal(symlink("b", in_dir(a, sizeof a, "a")), 0);
+    assert_int_equal(symlink("a", in_dir(b, sizeof b, "b")), 0);
+    assert_int_equal(attn_file_write_atomic(a, "x", 1, 0600, &e), ATTN_ERR_IO);
+    assert_non_null(strstr(e.msg, "Too many levels of symbolic links"));
+}
+
+static void unique_renames_never_overwrite(void **state)
+{
+    (void)state;
+    char p[600], base[600], to[700];
+    attn_error e = {0};
+    in_dir(base, sizeof base, "x.bad");
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(in_dir(p, sizeof p, "x"), "w");
+        assert_non_null(f);
+        fprintf(f, "%d", i);
+        fclose(f);
+        assert_int_equal(attn_file_rename_unique(p, base, to, sizeof to, &e), ATTN_OK);
+        char want[700];
+        if (i) snprintf(want, sizeof want, "%s-%d", base, i);
+        else snprintf(want, sizeof want, "%s", base);
+        assert_string_equal(to, want);
+        char *data;
+        size_t n;
+        assert_int_equal(attn_file_read(to, 10, &data, &n, &e), ATTN_OK);
+        assert_int_equal(data[0], '0' + i);
+        free(data);
+    }
+    assert_int_equal(attn_file_rename_unique(p, base, to, sizeof to, &e), ATTN_ERR_IO);
+    assert_non_null(strstr(e.msg, "cannot move it aside: No such file or directory"));
+}
+
+static void locks_and_folders(void **state)
+{
+    (void)state;
+    char p[600];
+    attn_error e = {0};
+    assert_int_equal(attn_file_make_parents(in_dir(p, sizeof p, "a/b/c/file"), &e), ATTN_OK);
+    struct stat st;
+    in_dir(p, sizeof p, "a/b/c");
+    assert_int_equal(stat(p, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    int fd = attn_file_lock(in_dir(p, sizeof p, "a/lock"), &e);
+    assert_true(fd >= 0);
+    attn_file_unlock(fd);
+    assert_int_equal(attn_file_lock(dir, &e), -1); /* a folder is no lock file */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(inputs_are_regular_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(atomic_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(unique_renames_never_overwrite, setup, teardown),
+        cmocka_unit_test_setup_teardown(locks_and_folders, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
