@@ -322,16 +322,11 @@ static int content(ui_draw *dl, const ui_app *app, int x, int y, int right, bool
     return y;
 }
 
-void ui_render_lesson(const ui_app *app, ui_draw *dl, ui_rect box)
+/* The lesson's title, the step's, and progress through the steps, from y; returns the y below. */
+static int lesson_header(ui_draw *dl, const ui_player *p, int x, int y, int right)
 {
-    const ui_player *p = &app->lesson;
     int u = ui_line(dl);
-    char buf[300], label[64];
-    ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
-    ui_fill(dl, box.x, box.y, 2, box.h, UI_PANEL_HI);
-    int x = box.x + u, right = box.x + box.w - u, y = box.y + u / 2;
-
-    /* header: lesson, step, progress through the steps */
+    char label[64];
     ui_text_fit(dl, p->ls.title, x, y, right - x, UI_ACCENT);
     y += u + u / 3;
     ui_player_step_label(p, label, sizeof label);
@@ -342,42 +337,59 @@ void ui_render_lesson(const ui_app *app, ui_draw *dl, ui_rect box)
     for (int i = 0; i < n; i++)
         ui_fill(dl, x + i * seg, y, seg - 2, u / 4, i < p->step ? UI_ACCENT : i == p->step ? UI_WHITE : UI_PANEL_HI);
     y += u / 2 + u / 4;
-    y += progress_chip(dl, p, x, y, right - x, true);
+    return y + progress_chip(dl, p, x, y, right - x, true);
+}
 
-    /* footer: navigation */
-    int foot = u + u / 2 + u / 2;
-    int fy = box.y + box.h - foot;
-    int bx = x;
-    if (p->step > 0) bx += button(dl, bx, fy, _("◀ Back"), false, UI_ACT_LESSON_PREV, 0) + u / 3;
-    bx += button(dl, bx, fy, _("↺ Step"), false, UI_ACT_LESSON_RESTORE, 0) + u / 3;
-    bx += button(dl, bx, fy, _("☰ Lessons"), false, UI_ACT_PICKER, 0) + u / 3;
-    if (p->step + 1 < n) {
-        snprintf(buf, sizeof buf, "%s", _("Next ▶"));
-        int w = ui_text_w(dl, buf) + u;
-        button(dl, ui_imax(bx, right - w), fy, buf, true, UI_ACT_LESSON_NEXT, 0);
+/* The navigation buttons along y. */
+static void lesson_footer(ui_draw *dl, const ui_player *p, int x, int y, int right)
+{
+    int u = ui_line(dl);
+    if (p->step > 0) x += button(dl, x, y, _("◀ Back"), false, UI_ACT_LESSON_PREV, 0) + u / 3;
+    x += button(dl, x, y, _("↺ Step"), false, UI_ACT_LESSON_RESTORE, 0) + u / 3;
+    x += button(dl, x, y, _("☰ Lessons"), false, UI_ACT_PICKER, 0) + u / 3;
+    if (p->step + 1 < p->ls.n_steps) {
+        const char *next = _("Next ▶");
+        button(dl, ui_imax(x, right - ui_text_w(dl, next) - u), y, next, true, UI_ACT_LESSON_NEXT, 0);
     } else {
-        ui_text_fit(dl, _("Last step ✓"), ui_imax(bx, right - ui_text_w(dl, _("Last step ✓"))), fy + u / 4, right - bx,
+        ui_text_fit(dl, _("Last step ✓"), ui_imax(x, right - ui_text_w(dl, _("Last step ✓"))), y + u / 4, right - x,
                     UI_GOOD);
     }
+}
 
-    /* the step, scrolled and clipped */
-    ui_rect clip = {box.x, y, box.w, fy - u / 2 - y};
+/* The step's blocks inside clip, from x to right, scrolled (kept in range:
+ * the layout says how far it went), with a scroll bar at bar_x. */
+static void step_body(ui_draw *dl, const ui_app *app, ui_rect clip, int x, int right, int bar_x)
+{
+    int u = ui_line(dl);
     int total = content(dl, app, x, 0, right, false);
     ui_layout *l = dl->layout;
     l->lesson_scroll_max = ui_imax(0, total - clip.h + u);
-    int scroll = ui_imin(p->scroll, l->lesson_scroll_max);
+    int scroll = ui_imin(app->lesson.scroll, l->lesson_scroll_max);
     l->lesson_scroll = scroll;
     ui_clip_push(dl, clip);
     int first_hit = l->n_hits;
-    content(dl, app, x, y - scroll, right, true);
+    content(dl, app, x, clip.y - scroll, right, true);
     /* hits scrolled out of view must not take clicks */
     for (int i = first_hit; i < l->n_hits; i++) l->hits[i].r = ui_rect_intersect(l->hits[i].r, clip);
     ui_clip_pop(dl);
-    if (l->lesson_scroll_max > 0) { /* scroll bar */
+    if (l->lesson_scroll_max > 0) {
         int bh = ui_imax(u, clip.h * clip.h / (clip.h + l->lesson_scroll_max));
         int by = clip.y + (clip.h - bh) * scroll / l->lesson_scroll_max;
-        ui_fill(dl, box.x + box.w - u / 3, by, u / 5, bh, UI_TEXT_DIM);
+        ui_fill(dl, bar_x, by, u / 5, bh, UI_TEXT_DIM);
     }
+}
+
+void ui_render_lesson(const ui_app *app, ui_draw *dl, ui_rect box)
+{
+    const ui_player *p = &app->lesson;
+    int u = ui_line(dl);
+    ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
+    ui_fill(dl, box.x, box.y, 2, box.h, UI_PANEL_HI);
+    int x = box.x + u, right = box.x + box.w - u;
+    int y = lesson_header(dl, p, x, box.y + u / 2, right);
+    int fy = box.y + box.h - (u + u / 2 + u / 2);
+    lesson_footer(dl, p, x, fy, right);
+    step_body(dl, app, (ui_rect){box.x, y, box.w, fy - u / 2 - y}, x, right, box.x + box.w - u / 3);
 }
 
 /* ---- marks on the heatmap */

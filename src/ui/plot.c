@@ -279,6 +279,38 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
 
 /* ---- all-heads grid ------------------------------------------------------- */
 
+/* What the grid shows: MHA, GQA or MQA in words, and the mask's broadcast
+ * (broadcast_mask), at the top of box; returns the height used. */
+static int grid_caption(ui_draw *dl, const attn_dims *d, bool broadcast_mask, ui_rect box)
+{
+    int u = ui_line(dl);
+    char buf[160];
+    if (d->g == d->h) snprintf(buf, sizeof buf, _("MHA: each of the %d heads has its own K/V head (g = h = %d)"), d->h, d->g);
+    else if (d->g == 1) snprintf(buf, sizeof buf, _("MQA: all %d heads share one K/V head (g = 1)"), d->h);
+    else snprintf(buf, sizeof buf, _("GQA: %d groups of %d heads, each group shares one K/V head (g = %d)"), d->g,
+                  d->h / d->g, d->g);
+    ui_text_fit(dl, buf, box.x, box.y, box.w, UI_TEXT);
+    if (broadcast_mask)
+        ui_text_fit(dl, _("the mask has one copy for all heads: it is broadcast over h"), box.x, box.y + u, box.w,
+                    UI_TEXT_DIM);
+    return (broadcast_mask ? u : 0) + u * 3 / 2;
+}
+
+/* The number of columns that gives n pictures of rows × cols cells the
+ * largest cells in w × h pixels (u: a line, the room for captions). */
+static int grid_columns(int n, int w, int h, int rows, int cols, int u)
+{
+    int best = 1;
+    double best_cell = 0;
+    for (int nc = 1; nc <= n; nc++) {
+        int nr = (n + nc - 1) / nc;
+        double pw = w / (double)nc - u, ph = h / (double)nr - 2 * u;
+        double cell = fmin(pw / cols, ph / rows);
+        if (cell > best_cell) { best_cell = cell; best = nc; }
+    }
+    return best;
+}
+
 void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     const attn_tensor *t = ui_app_tensor(app);
@@ -294,34 +326,14 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
         ui_plot_single(dl, app, box);
         return;
     }
-    char buf[160];
-    if (d->g == d->h) snprintf(buf, sizeof buf, _("MHA: each of the %d heads has its own K/V head (g = h = %d)"), d->h, d->g);
-    else if (d->g == 1) snprintf(buf, sizeof buf, _("MQA: all %d heads share one K/V head (g = 1)"), d->h);
-    else snprintf(buf, sizeof buf, _("GQA: %d groups of %d heads, each group shares one K/V head (g = %d)"), d->g,
-                  d->h / d->g, d->g);
-    ui_text_fit(dl, buf, box.x, box.y, box.w, UI_TEXT);
-    if (v.head_axis == '1') {
-        ui_text_fit(dl, _("the mask has one copy for all heads: it is broadcast over h"), box.x, box.y + u, box.w,
-                    UI_TEXT_DIM);
-        box.y += u;
-        box.h -= u;
-    }
-    box.y += u * 3 / 2;
-    box.h -= u * 3 / 2;
+    int cap = grid_caption(dl, d, v.head_axis == '1', box);
+    box.y += cap;
+    box.h -= cap;
 
     ui_scale sc = ui_app_scale(app, t);
-    int cbw = colorbar_width(dl);
-    int gw = box.w - cbw, rows = v.slice.rows, cols = v.slice.cols;
-    /* the column count that gives the largest cells */
-    int best_nc = 1;
-    double best_cell = 0;
-    for (int nc = 1; nc <= d->h; nc++) {
-        int nr = (d->h + nc - 1) / nc;
-        double pw = gw / (double)nc - u, ph = box.h / (double)nr - 2 * u;
-        double cell = fmin(pw / cols, ph / rows);
-        if (cell > best_cell) { best_cell = cell; best_nc = nc; }
-    }
-    int nc = best_nc, nr = (d->h + nc - 1) / nc;
+    int gw = box.w - colorbar_width(dl);
+    int nc = grid_columns(d->h, gw, box.h, v.slice.rows, v.slice.cols, u), nr = (d->h + nc - 1) / nc;
+    char buf[160];
     int pw = gw / nc, ph = box.h / nr;
     for (int hh = 0; hh < d->h; hh++) {
         ui_view_slice hv;
