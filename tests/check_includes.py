@@ -40,12 +40,8 @@ LAYERS = ["engine", "lesson", "ui", "cli"]
 FORBIDDEN = re.compile(r"^(SDL2?/|SDL[_.]|fontconfig/|libintl\.h$)")
 PURE = ("engine", "lesson")
 # Module circles known and being removed: skipped only while their modules are
-# exactly these (a third module joining makes it fail again).
-# TODO(appcore): ui/app <-> ui/player goes with the SDL-free app core and the
-# player beside it (issue 9 items 5, 6); delete this entry when that has landed.
-KNOWN_MODULE_CIRCLES = {
-    frozenset({"ui/app", "ui/player"}): "TODO(appcore), issue 9 items 5-6",
-}
+# exactly these (a third module joining makes it fail again). None left.
+KNOWN_MODULE_CIRCLES = {}
 
 
 def scan(root):

@@ -1,5 +1,5 @@
-/* harness.h — drives the visualizer the way SDL would: events into
- * ui_app_event, frames drawn offscreen and read back as pixels. Shared by the
+/* harness.h — drives the visualizer the way SDL would: SDL events through
+ * ui_input_sdl (input_sdl.c) into the app, frames drawn offscreen and read back as pixels. Shared by the
  * test_ui_* programs (static functions: include it once per test program). */
 #ifndef TEST_HARNESS_H
 #define TEST_HARNESS_H
@@ -12,6 +12,7 @@
 #include <SDL.h>
 
 #include "app.h"
+#include "input_sdl.h"
 #include "offscreen.h"
 #include "render.h"
 #include "utf8.h"
@@ -52,7 +53,7 @@ static bool key(fixture *f, SDL_Keycode sym, Uint16 mod)
     ev.type = SDL_KEYDOWN;
     ev.key.keysym.sym = sym;
     ev.key.keysym.mod = mod;
-    return ui_app_event(&f->app, &ev);
+    return ui_input_sdl(&f->app, &ev);
 }
 
 /* Typed text, in events of at most 31 bytes as SDL sends it (whole code points). */
@@ -65,7 +66,7 @@ static void text(fixture *f, const char *s)
             n = attn_utf8_prev(s, sizeof ev.text.text);
         ev.type = SDL_TEXTINPUT;
         memcpy(ev.text.text, s, n);
-        ui_app_event(&f->app, &ev);
+        ui_input_sdl(&f->app, &ev);
         s += n;
     }
 }
@@ -77,7 +78,7 @@ static bool click(fixture *f, int x, int y)
     ev.button.button = SDL_BUTTON_LEFT;
     ev.button.x = x;
     ev.button.y = y;
-    return ui_app_event(&f->app, &ev);
+    return ui_input_sdl(&f->app, &ev);
 }
 
 #endif

@@ -154,24 +154,25 @@ static void steps_inherit_and_restore(void **state)
     assert_int_equal(parse(GOOD, &ls, &dg), 0);
     attn_config c;
     lesson_view v;
-    assert_int_equal(lesson_step_state(&ls, 0, &c, &v, &dg), 0);
+    lesson_marks mk;
+    assert_int_equal(lesson_step_state(&ls, 0, &c, &v, &mk, &dg), 0);
     assert_int_equal(c.heads, 2);
     assert_int_equal((int)c.causal, ATTN_CAUSAL_OFF);
     assert_string_equal(v.stage, "scores");
-    assert_int_equal(v.hl, LESSON_HL_NONE);
+    assert_int_equal(mk.hl, LESSON_HL_NONE);
     attn_config_free(&c);
-    assert_int_equal(lesson_step_state(&ls, 1, &c, &v, &dg), 0);
+    assert_int_equal(lesson_step_state(&ls, 1, &c, &v, &mk, &dg), 0);
     assert_int_equal(c.heads, 2); /* from the introduction */
     assert_string_equal(c.tokens, "我 爱 你 们");
     assert_int_equal((int)c.causal, ATTN_CAUSAL_ON);
     assert_string_equal(v.stage, "masked_scores");
-    assert_int_equal(v.hl, LESSON_HL_CELLS);
-    assert_int_equal(v.n_hl_cells, 2);
-    assert_int_equal(v.hl_cells[1][0], 1);
-    assert_int_equal(v.hl_cells[1][1], 2);
+    assert_int_equal(mk.hl, LESSON_HL_CELLS);
+    assert_int_equal(mk.n_hl_cells, 2);
+    assert_int_equal(mk.hl_cells[1][0], 1);
+    assert_int_equal(mk.hl_cells[1][1], 2);
     attn_config_free(&c);
     /* going back gives step 1 again, exactly */
-    assert_int_equal(lesson_step_state(&ls, 0, &c, &v, &dg), 0);
+    assert_int_equal(lesson_step_state(&ls, 0, &c, &v, NULL, &dg), 0);
     assert_int_equal((int)c.causal, ATTN_CAUSAL_OFF);
     assert_string_equal(v.stage, "scores");
     attn_config_free(&c);

@@ -52,7 +52,7 @@ static void move(fixture *f, int x, int y)
     ev.type = SDL_MOUSEMOTION;
     ev.motion.x = x;
     ev.motion.y = y;
-    ui_app_event(&f->app, &ev);
+    ui_input_sdl(&f->app, &ev);
 }
 
 static const char *stage(const fixture *f) { return ui_app_tensor(&f->app)->name; }
@@ -118,7 +118,7 @@ static void padding_hatches_pad_keys(void **state)
     fixture *f = *state;
     key(f, SDLK_c, 0); /* causal off: only padding masks */
     key(f, SDLK_b, 0); /* batch row 1: "我 爱 AI" + 3 pads */
-    assert_int_equal(f->app.batch, 1);
+    assert_int_equal(f->app.view.batch, 1);
     draw(f);
     for (int i = 0; i < 6; i++)
         for (int j = 0; j < 6; j++) assert_int_equal(hatched(cell_corner(f, 0, i, j)), j >= 3);
@@ -142,7 +142,7 @@ static void grid_frames_one_colour_per_kv_group(void **state)
     fixture *f = *state;
     const int want[3] = {2, 1, 8}; /* GQA g=2, then m: MQA, then m: MHA */
     assert_true(key(f, SDLK_g, 0));
-    assert_int_equal(f->app.view, UI_VIEW_GRID);
+    assert_int_equal(f->app.view.mode, LESSON_VIEW_GRID);
     for (int round = 0; round < 3; round++) {
         draw(f);
         assert_int_equal(f->app.trace.dims.g, want[round]);
@@ -167,7 +167,7 @@ static void grid_frames_one_colour_per_kv_group(void **state)
     draw(f);
     const ui_heat_area *ar = &f->app.layout.areas[5];
     assert_true(click(f, ar->r.x + ar->r.w / 2, ar->r.y + ar->r.h / 2));
-    assert_int_equal(f->app.head, 5);
+    assert_int_equal(f->app.view.head, 5);
 }
 
 static void labels_have_every_glyph(void **state)
@@ -210,7 +210,7 @@ static void keys_move_through_stages_and_heads(void **state)
     assert_string_equal(stage(f), "masked_scores");
     key(f, SDLK_RIGHT, 0);
     assert_true(key(f, SDLK_DOWN, 0));
-    assert_int_equal(f->app.head, 1);
+    assert_int_equal(f->app.view.head, 1);
     draw(f); /* the picture follows the head */
     const ui_heat_area *ar = &f->app.layout.areas[0];
     int differ = 0;
@@ -221,11 +221,11 @@ static void keys_move_through_stages_and_heads(void **state)
     assert_true(differ > 100);
     key(f, SDLK_UP, 0);
     key(f, SDLK_UP, 0);
-    assert_int_equal(f->app.head, 3); /* wraps */
+    assert_int_equal(f->app.view.head, 3); /* wraps */
     key(f, SDLK_b, 0);
-    assert_int_equal(f->app.batch, 1);
+    assert_int_equal(f->app.view.batch, 1);
     key(f, SDLK_b, 0);
-    assert_int_equal(f->app.batch, 0);
+    assert_int_equal(f->app.view.batch, 0);
     assert_string_equal(ui_app_title(&f->app, title, sizeof title), "attnlab - weights - head 3 - batch row 0");
     /* the first and last stages stop */
     while (key(f, SDLK_LEFT, 0)) {}
@@ -306,7 +306,7 @@ static void view_keys_and_overlays(void **state)
 {
     fixture *f = *state;
     key(f, SDLK_TAB, 0);
-    assert_int_equal(f->app.view, UI_VIEW_COMPARE);
+    assert_int_equal(f->app.view.mode, LESSON_VIEW_COMPARE);
     assert_true(f->app.has_alt);
     assert_false(f->app.alt.cfg.causal); /* compares with the causal mask toggled */
     draw(f);
@@ -317,16 +317,16 @@ static void view_keys_and_overlays(void **state)
         assert_true(f->app.layout.areas[p].r.x >= f->app.layout.areas[p - 1].r.x + f->app.layout.areas[p - 1].r.w);
     }
     key(f, SDLK_t, 0);
-    assert_int_equal(f->app.compare_with, UI_TOGGLE_PADDING);
+    assert_int_equal(f->app.view.compare, LESSON_COMPARE_PADDING);
     assert_false(f->app.alt.cfg.pad_mask);
     key(f, SDLK_TAB, 0);
-    assert_int_equal(f->app.view, UI_VIEW_SINGLE);
+    assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);
     assert_false(f->app.has_alt);
     key(f, SDLK_SLASH, KMOD_SHIFT);
     assert_true(f->app.help);
     key(f, SDLK_ESCAPE, 0);
     assert_false(f->app.help);
-    assert_false(f->app.quit);
+    assert_false(f->app.req.quit);
     key(f, SDLK_F1, 0);
     assert_true(f->app.help);
     key(f, SDLK_F1, 0);
@@ -339,74 +339,74 @@ static void view_keys_and_overlays(void **state)
     draw(f); /* smaller text: the font follows */
     assert_int_equal(f->o.g->font_px, 12);
     key(f, SDLK_s, 0);
-    assert_true(f->app.save_requested);
+    assert_true(f->app.req.save);
     key(f, SDLK_f, 0);
-    assert_true(f->app.fullscreen && f->app.fullscreen_changed);
+    assert_true(f->app.req.fullscreen);
     key(f, SDLK_ESCAPE, 0);
-    assert_true(f->app.quit);
-    f->app.quit = false;
+    assert_true(f->app.req.quit);
+    f->app.req.quit = false;
     key(f, SDLK_q, 0);
-    assert_true(f->app.quit);
+    assert_true(f->app.req.quit);
 }
 
 static void editing_tokens_with_text_input(void **state)
 {
     fixture *f = *state;
     key(f, SDLK_e, 0);
-    assert_true(f->app.editing);
-    assert_string_equal(f->app.edit[0], "你 是 一 只 猫 娘 | 我 爱 AI");
+    assert_true(f->app.edit.open);
+    assert_string_equal(f->app.edit.text[0], "你 是 一 只 猫 娘 | 我 爱 AI");
     /* shortcuts are text while editing */
     key(f, SDLK_u, KMOD_CTRL);
-    assert_string_equal(f->app.edit[0], "");
+    assert_string_equal(f->app.edit.text[0], "");
     text(f, "我");
     SDL_Event ev = {0};
     ev.type = SDL_TEXTEDITING; /* an IME composing the next character */
     snprintf(ev.edit.text, sizeof ev.edit.text, "%s", "ai");
-    ui_app_event(&f->app, &ev);
-    assert_string_equal(f->app.compose, "ai");
+    ui_input_sdl(&f->app, &ev);
+    assert_string_equal(f->app.edit.compose, "ai");
     draw(f); /* the composition is drawn, the text field recorded for the IME */
     assert_true(f->app.layout.edit_rect.w > 0);
     text(f, "爱");
-    assert_string_equal(f->app.compose, "");
+    assert_string_equal(f->app.edit.compose, "");
     text(f, " 猫 m");
     key(f, SDLK_m, 0); /* typed, not the mode key */
     assert_int_equal(f->app.trace.dims.g, 4);
     key(f, SDLK_BACKSPACE, 0);
-    assert_string_equal(f->app.edit[0], "我爱 猫 ");
+    assert_string_equal(f->app.edit.text[0], "我爱 猫 ");
     key(f, SDLK_LEFT, 0);
     key(f, SDLK_BACKSPACE, 0); /* a whole CJK character, not one byte */
-    assert_string_equal(f->app.edit[0], "我爱  ");
+    assert_string_equal(f->app.edit.text[0], "我爱  ");
     key(f, SDLK_HOME, 0);
     text(f, "<pad> ");
     key(f, SDLK_RETURN, 0); /* reserved token: refused, still editing */
-    assert_true(f->app.editing);
+    assert_true(f->app.edit.open);
     assert_true(f->app.status_error);
     assert_null(f->app.cfg.tokens);
     key(f, SDLK_u, KMOD_CTRL);
     text(f, "我 爱 猫 | 猫 爱 鱼 很 多");
     key(f, SDLK_RETURN, 0);
-    assert_false(f->app.editing);
+    assert_false(f->app.edit.open);
     assert_string_equal(f->app.cfg.tokens, "我 爱 猫 | 猫 爱 鱼 很 多");
     assert_int_equal(f->app.trace.dims.s, 5);
     assert_int_equal(f->app.trace.dims.b, 2);
     key(f, SDLK_e, 0);
     text(f, " 啊");
     key(f, SDLK_ESCAPE, 0); /* cancel keeps the tokens */
-    assert_false(f->app.editing);
+    assert_false(f->app.edit.open);
     assert_string_equal(f->app.cfg.tokens, "我 爱 猫 | 猫 爱 鱼 很 多");
-    assert_false(f->app.quit);
+    assert_false(f->app.req.quit);
 }
 
 static void decode_mode_steps_through_tokens(void **state)
 {
     fixture *f = *state;
     key(f, SDLK_k, 0);
-    assert_true(f->app.decode);
-    assert_int_equal(f->app.decode_step, 1);
+    assert_true(ui_app_decoding(&f->app));
+    assert_int_equal(f->app.view.decode_step, 1);
     assert_int_equal(f->app.decode_len, 6);
     for (int step = 1; step <= 6; step++) {
         const attn_dims *d = &f->app.trace.dims;
-        assert_int_equal(f->app.decode_step, step);
+        assert_int_equal(f->app.view.decode_step, step);
         assert_int_equal(d->s, 1);     /* one new query */
         assert_int_equal(d->P, step - 1);
         assert_int_equal(d->t, step);  /* reading every cached key */
@@ -419,7 +419,7 @@ static void decode_mode_steps_through_tokens(void **state)
         assert_int_equal(more, step < 6);
     }
     key(f, SDLK_LEFTBRACKET, 0);
-    assert_int_equal(f->app.decode_step, 5);
+    assert_int_equal(f->app.view.decode_step, 5);
     /* the last step's new row equals the full causal pass's row 4 */
     attn_trace full;
     attn_config c;
@@ -432,7 +432,7 @@ static void decode_mode_steps_through_tokens(void **state)
     attn_trace_free(&full);
     attn_config_free(&c);
     key(f, SDLK_k, 0);
-    assert_false(f->app.decode);
+    assert_false(ui_app_decoding(&f->app));
     assert_int_equal(f->app.trace.dims.s, 6);
 }
 
@@ -465,10 +465,10 @@ static void click_row_shows_bars_and_hover_explains(void **state)
     ev.type = SDL_MOUSEMOTION;
     ev.motion.x = cx + 1;
     ev.motion.y = cy;
-    assert_false(ui_app_event(&f->app, &ev));
+    assert_false(ui_input_sdl(&f->app, &ev));
 
     assert_true(click(f, cx, cy));
-    assert_int_equal(f->app.sel_row, 3);
+    assert_int_equal(f->app.view.row, 3);
     draw(f);
     /* the stacked bar: the segments reach the white mark at 1 */
     assert_true(ui_app_tensor(&f->app) != NULL);
@@ -482,8 +482,8 @@ static void click_row_shows_bars_and_hover_explains(void **state)
             }
     assert_true(white_mark);
     key(f, SDLK_ESCAPE, 0); /* closes the bar chart, does not quit */
-    assert_int_equal(f->app.sel_row, -1);
-    assert_false(f->app.quit);
+    assert_int_equal(f->app.view.row, -1);
+    assert_false(f->app.req.quit);
 }
 
 /* softmax_guard = false: the fully masked rows are NaN, drawn as the NaN
@@ -517,7 +517,7 @@ static void unguarded_softmax_shows_nan_rows(void **state)
     int x, y, w, h;
     ui_heat_cell_rect(ar.r.w, ar.r.h, ar.rows, ar.cols, 0, 0, &x, &y, &w, &h);
     assert_true(click(f, ar.r.x + x + w / 2, ar.r.y + y + h / 2));
-    assert_int_equal(f->app.sel_row, 0);
+    assert_int_equal(f->app.view.row, 0);
     draw(f);
     /* the guard back on: zero rows, no NaN anywhere */
     assert_int_equal(ui_app_set(&f->app, "softmax_guard", "true"), 0);
@@ -584,18 +584,18 @@ static void pictures_refuse_bad_stage_and_head(void **state)
     ui_picture p;
     char err[700];
     ui_picture_init(&p);
-    p.stage = "k_cache";
+    snprintf(p.view.stage, sizeof p.view.stage, "k_cache");
     assert_int_equal(ui_picture_apply(&f->app, &p, err, sizeof err), -1);
     assert_non_null(strstr(err, "no stage 'k_cache'"));
-    p.stage = "scores";
-    p.head = 4;
+    snprintf(p.view.stage, sizeof p.view.stage, "scores");
+    p.view.head = 4;
     assert_int_equal(ui_picture_apply(&f->app, &p, err, sizeof err), -1);
     assert_non_null(strstr(err, "--head: 4 is out of range (h = 4"));
-    p.head = 3;
-    p.view = "grid";
+    p.view.head = 3;
+    p.view.mode = LESSON_VIEW_GRID;
     assert_int_equal(ui_picture_apply(&f->app, &p, err, sizeof err), 0);
     assert_string_equal(stage(f), "scores");
-    assert_int_equal(f->app.view, UI_VIEW_GRID);
+    assert_int_equal(f->app.view.mode, LESSON_VIEW_GRID);
 }
 
 /* A long random session of keys, text, clicks, motion and wheel: nothing
@@ -634,18 +634,18 @@ static void random_session_keeps_state_valid(void **state)
             ev.type = SDL_MOUSEWHEEL;
             ev.wheel.y = (int)(RND() % 3) - 1;
         }
-        ui_app_event(&f->app, &ev);
-        f->app.quit = false;
-        f->app.save_requested = false;
+        ui_input_sdl(&f->app, &ev);
+        f->app.req.quit = false;
+        f->app.req.save = false;
         if (n % 25 == 0) draw(f);
         const attn_dims *d = &f->app.trace.dims;
-        assert_in_range(f->app.stage, 0, f->app.trace.n_tensors - 1);
-        assert_in_range(f->app.head, 0, d->h - 1);
-        assert_in_range(f->app.batch, 0, d->b - 1);
-        assert_true(f->app.sel_row < d->s);
+        assert_in_range(ui_app_stage(&f->app), 0, f->app.trace.n_tensors - 1);
+        assert_in_range(f->app.view.head, 0, d->h - 1);
+        assert_in_range(f->app.view.batch, 0, d->b - 1);
+        assert_true(f->app.view.row < d->s);
         assert_true(d->h % d->g == 0);
-        assert_true(f->app.edit_cursor >= 0 && (size_t)f->app.edit_cursor <= strlen(f->app.edit[f->app.edit_field]));
-        if (f->app.decode) assert_int_equal(d->s, 1);
+        assert_true(f->app.edit.cursor >= 0 && (size_t)f->app.edit.cursor <= strlen(f->app.edit.text[f->app.edit.field]));
+        if (ui_app_decoding(&f->app)) assert_int_equal(d->s, 1);
     }
 #undef RND
 }

@@ -360,9 +360,9 @@ static void test_lesson_panel(void **state)
     fixture *f = *state;
     char dir[512], path[600], err[400];
     snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
-    if (ui_player_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    if (ui_app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
     for (int step = 0; step < f->app.lesson.ls.n_steps; step++) {
-        if (ui_player_open(&f->app, path, step, err, sizeof err)) fail_msg("%s", err);
+        if (ui_app_lesson_open(&f->app, path, step, err, sizeof err)) fail_msg("%s", err);
         for (int scroll = 0; scroll < 3; scroll++) {
             f->app.lesson.scroll = scroll * 10000; /* far past the end: kept in range */
             build(f);

@@ -73,7 +73,7 @@ static void click_cell(fixture *f, int i, int j)
 {
     for (int a = 0; a < f->app.layout.n_areas; a++) {
         const ui_heat_area *h = &f->app.layout.areas[a];
-        if (h->pane || h->head != f->app.head) continue;
+        if (h->pane || h->head != f->app.view.head) continue;
         int x, y, w, hh;
         ui_heat_cell_rect(h->r.w, h->r.h, h->rows, h->cols, i, j, &x, &y, &w, &hh);
         assert_true(w > 0 && hh > 0);
@@ -127,7 +127,7 @@ static void answer_cells(fixture *f, int q)
     unsigned char right[4096];
     int rows, cols;
     draw(f);
-    int n = ui_player_answer_cells(&f->app, right, sizeof right, &rows, &cols);
+    int n = ui_player_answer_cells(&f->app.lesson, &f->app.trace, &f->app.view, right, sizeof right, &rows, &cols);
     if (n <= 0) fail_msg("%s step %d: cell quiz has no answer (%d)", f->app.lesson.name, f->app.lesson.step + 1, n);
     /* click one wrong cell if there is one, check, then fix it */
     int wrong = -1;
@@ -174,7 +174,7 @@ static int play_course(fixture *f, const char *lang)
     int steps = 0;
     for (int l = 0; l < cat.n; l++) {
         ui_player *p = &f->app.lesson;
-        if (ui_player_open(&f->app, cat.items[l].path, 0, err, sizeof err)) fail_msg("%s", err);
+        if (ui_app_lesson_open(&f->app, cat.items[l].path, 0, err, sizeof err)) fail_msg("%s", err);
         for (int s = 0; s < p->ls.n_steps; s++) {
             if (s) assert_true(key(f, SDLK_SPACE, 0));
             assert_int_equal(p->step, s);
@@ -184,10 +184,10 @@ static int play_course(fixture *f, const char *lang)
             const attn_tensor *t = ui_app_tensor(&f->app);
             assert_non_null(t);
             assert_string_equal(t->name, p->view.stage);
-            assert_int_equal(f->app.head, p->view.head);
-            assert_int_equal(f->app.batch, p->view.batch_row);
-            assert_int_equal((int)f->app.view, (int)p->view.view);
-            assert_int_equal(f->app.decode ? f->app.decode_step : 0, p->view.decode_step);
+            assert_int_equal(f->app.view.head, p->view.head);
+            assert_int_equal(f->app.view.batch, p->view.batch);
+            assert_int_equal(f->app.view.mode, p->view.mode);
+            assert_int_equal(f->app.view.decode_step, p->view.decode_step);
             /* the panel is drawn: its background differs from the visualizer's */
             assert_int_equal(px(f, f->app.width + 10, f->app.height / 2), UI_PANEL);
             no_missing_glyphs(f);
@@ -241,13 +241,13 @@ static void going_back_restores_the_step(void **state)
     fixture *f = *state;
     char dir[1024], path[1200], err[600];
     snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
-    assert_int_equal(ui_player_open(&f->app, path, 0, err, sizeof err), 0);
+    assert_int_equal(ui_app_lesson_open(&f->app, path, 0, err, sizeof err), 0);
     ui_player *p = &f->app.lesson;
     key(f, SDLK_SPACE, 0);
     key(f, SDLK_SPACE, 0);
     assert_int_equal(p->step, 2);
     attn_causal causal = f->app.cfg.causal;
-    int stage = f->app.stage;
+    int stage = ui_app_stage(&f->app);
     /* explore: toggle the mask, another stage, another head */
     key(f, SDLK_c, 0);
     key(f, SDLK_LEFT, 0);
@@ -255,13 +255,13 @@ static void going_back_restores_the_step(void **state)
     draw(f);
     press(f, UI_ACT_LESSON_RESTORE, 0);
     assert_int_equal((int)f->app.cfg.causal, (int)causal);
-    assert_int_equal(f->app.stage, stage);
+    assert_int_equal(ui_app_stage(&f->app), stage);
     key(f, SDLK_c, 0);
     key(f, SDLK_BACKSPACE, 0);
     assert_int_equal(p->step, 1);
     key(f, SDLK_SPACE, 0);
     assert_int_equal((int)f->app.cfg.causal, (int)causal);
-    assert_int_equal(f->app.stage, stage);
+    assert_int_equal(ui_app_stage(&f->app), stage);
     /* "step 3 / 9" on screen and in the status line */
     char label[64];
     ui_player_step_label(p, label, sizeof label);
@@ -283,10 +283,10 @@ static void picker_opens_lessons(void **state)
     assert_true(p->catalog.n >= 11);
     draw(f);
     /* the picker covers the window: a click on the stage list under it does nothing */
-    int stage = f->app.stage;
+    int stage = ui_app_stage(&f->app);
     click(f, 5, f->app.height / 2);
     assert_true(p->picker);
-    assert_int_equal(f->app.stage, stage);
+    assert_int_equal(ui_app_stage(&f->app), stage);
     key(f, SDLK_DOWN, 0);
     int sel = p->sel;
     key(f, SDLK_RETURN, 0);
@@ -310,7 +310,7 @@ static void picker_opens_lessons(void **state)
     assert_int_equal(access(progress_file, F_OK), 0);
     key(f, SDLK_ESCAPE, 0);
     assert_false(p->picker);
-    assert_false(f->app.quit);
+    assert_false(f->app.req.quit);
 }
 
 static int error_pixels(fixture *f)
@@ -333,7 +333,7 @@ static void progress_problems_stay_on_a_chip(void **state)
     snprintf(p->progress_path, sizeof p->progress_path, "%s/ui-lesson-progress-dir", tmp ? tmp : "/tmp");
     mkdir(p->progress_path, 0700);
     snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
-    assert_int_equal(ui_player_open(&f->app, path, 0, err, sizeof err), 0);
+    assert_int_equal(ui_app_lesson_open(&f->app, path, 0, err, sizeof err), 0);
     assert_non_null(strstr(p->progress_note, "progress not saved: "));
     assert_non_null(strstr(p->progress_note, "is a directory"));
     key(f, SDLK_SPACE, 0);
@@ -355,7 +355,7 @@ static void progress_problems_stay_on_a_chip(void **state)
     assert_int_equal(stat(p->progress_path, &st), 0);
     assert_true(S_ISDIR(st.st_mode));
     rmdir(p->progress_path);
-    ui_player_close(&f->app);
+    ui_player_close(&f->app.lesson);
 
     /* a corrupt file: moved aside, said on the chip, and saving works again */
     lesson_progress_close(p->progress);
@@ -365,7 +365,7 @@ static void progress_problems_stay_on_a_chip(void **state)
     FILE *fp = fopen(p->progress_path, "w");
     fputs("not json", fp);
     fclose(fp);
-    assert_int_equal(ui_player_open(&f->app, path, 0, err, sizeof err), 0);
+    assert_int_equal(ui_app_lesson_open(&f->app, path, 0, err, sizeof err), 0);
     key(f, SDLK_SPACE, 0);
     assert_non_null(strstr(p->progress_note, "not a progress file; moved to "));
     assert_false(p->progress_failed);
@@ -389,13 +389,13 @@ static void bad_input_is_refused(void **state)
     FILE *fp = fopen(path, "w");
     fputs("# Bad\n\n## One\n\n```attnlab\nheads = 3\n```\n", fp);
     fclose(fp);
-    assert_int_equal(ui_player_open(&f->app, path, 0, err, sizeof err), -1);
+    assert_int_equal(ui_app_lesson_open(&f->app, path, 0, err, sizeof err), -1);
     assert_non_null(strstr(err, "bad-lesson.md:6: "));
     assert_false(f->app.lesson.open);
     fp = fopen(path, "w");
     fputs("# Num\n\n## One\n\nHow many?\n\n```quiz\nanswer = 6\n```\n", fp);
     fclose(fp);
-    assert_int_equal(ui_player_open(&f->app, path, 0, err, sizeof err), 0);
+    assert_int_equal(ui_app_lesson_open(&f->app, path, 0, err, sizeof err), 0);
     draw(f);
     press_visible(f, UI_ACT_LESSON_FIELD, 0);
     text(f, "６");
@@ -413,7 +413,7 @@ static void bad_input_is_refused(void **state)
     assert_int_equal(f->app.lesson.focus, 0);
     key(f, SDLK_ESCAPE, 0);
     assert_int_equal(f->app.lesson.focus, -1);
-    assert_false(f->app.quit);
+    assert_false(f->app.req.quit);
     remove(path);
 }
 

@@ -95,18 +95,34 @@ static int count_arg(const char *cmd, const char *flag, const char *v, long lo, 
     return 0;
 }
 
+/* The index of v among names, or -1 after saying "'v' is not <list>". */
+static int name_arg(const char *cmd, const char *flag, const char *v, const char *const *names, int n,
+                    const char *list)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i])) return i;
+    fprintf(stderr, "attnlab %s: --%s: '%s' is not %s\n", cmd, flag, v, list);
+    return -1;
+}
+
 /* The options of `render` and `bench --frames`; ranges that depend on the
  * trace (head, stage, batch row) are checked once it is computed. */
 static int picture_option(const char *cmd, const char *flag, const char *v, cli_args *a)
 {
     ui_picture *p = &a->pic;
-    if (!strcmp(flag, "stage")) p->stage = v;
-    else if (!strcmp(flag, "view")) p->view = v;
-    else if (!strcmp(flag, "compare")) p->compare = v;
-    else if (!strcmp(flag, "head")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->head);
-    else if (!strcmp(flag, "batch-index")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->batch);
-    else if (!strcmp(flag, "row")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->row);
-    else if (!strcmp(flag, "decode-step")) return count_arg(cmd, flag, v, 1, 1 << 20, &p->decode_step);
+    if (!strcmp(flag, "stage")) snprintf(p->view.stage, sizeof p->view.stage, "%s", v);
+    else if (!strcmp(flag, "view")) {
+        int m = name_arg(cmd, flag, v, lesson_view_names, LESSON_VIEW_COUNT, "single, grid or compare");
+        if (m < 0) return -1;
+        p->view.mode = m;
+    } else if (!strcmp(flag, "compare")) {
+        int t = name_arg(cmd, flag, v, lesson_compare_names, LESSON_COMPARE_COUNT, "causal, padding or fill");
+        if (t < 0) return -1;
+        p->view.compare = t;
+    } else if (!strcmp(flag, "head")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->view.head);
+    else if (!strcmp(flag, "batch-index")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->view.batch);
+    else if (!strcmp(flag, "row")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->view.row);
+    else if (!strcmp(flag, "decode-step")) return count_arg(cmd, flag, v, 1, 1 << 20, &p->view.decode_step);
     else if (!strcmp(flag, "lesson")) p->lesson = v;
     else if (!strcmp(flag, "step")) return count_arg(cmd, flag, v, 1, 1000, &p->step);
     else if (!strcmp(flag, "lang")) {

@@ -11,6 +11,16 @@
 #include "quiz.h"
 #include "stages.h"
 
+const char *const lesson_view_names[LESSON_VIEW_COUNT] = {"single", "grid", "compare"};
+const char *const lesson_compare_names[LESSON_COMPARE_COUNT] = {"causal", "padding", "fill"};
+
+lesson_view lesson_view_default(void)
+{
+    lesson_view v = {.row = -1};
+    snprintf(v.stage, sizeof v.stage, "%s", attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
+    return v;
+}
+
 enum { L_STAGE, L_HEAD, L_BATCH, L_VIEW, L_COMPARE, L_ROW, L_DECODE, L_HL };
 
 static bool parse_index(const char *v, int *out)
@@ -32,7 +42,7 @@ static int pick(const char *v, const char *const *names, int n)
 }
 
 /* "row 2", "col 0", "cells 1,0 2,0", "none" */
-static int parse_highlight(const char *v, lesson_view *view, char *why, size_t size)
+static int parse_highlight(const char *v, lesson_marks *mk, char *why, size_t size)
 {
     char word[16];
     int used = 0;
@@ -42,15 +52,15 @@ static int parse_highlight(const char *v, lesson_view *view, char *why, size_t s
     }
     const char *rest = v + used;
     if (!strcasecmp(word, "none")) {
-        view->hl = LESSON_HL_NONE;
+        mk->hl = LESSON_HL_NONE;
         return *rest ? (snprintf(why, size, "'none' takes nothing after it"), -1) : 0;
     }
     if (!strcasecmp(word, "row") || !strcasecmp(word, "col") || !strcasecmp(word, "column")) {
-        if (!parse_index(rest, &view->hl_index)) {
+        if (!parse_index(rest, &mk->hl_index)) {
             snprintf(why, size, "'%s' needs one index from 0, got '%.30s'", word, rest);
             return -1;
         }
-        view->hl = strcasecmp(word, "row") ? LESSON_HL_COL : LESSON_HL_ROW;
+        mk->hl = strcasecmp(word, "row") ? LESSON_HL_COL : LESSON_HL_ROW;
         return 0;
     }
     if (!strcasecmp(word, "cells") || !strcasecmp(word, "cell")) {
@@ -66,8 +76,8 @@ static int parse_highlight(const char *v, lesson_view *view, char *why, size_t s
                 snprintf(why, size, "at most %d cells", LESSON_MAX_HL);
                 return -1;
             }
-            view->hl_cells[n][0] = i;
-            view->hl_cells[n][1] = j;
+            mk->hl_cells[n][0] = i;
+            mk->hl_cells[n][1] = j;
             n++;
             p += len;
         }
@@ -75,66 +85,64 @@ static int parse_highlight(const char *v, lesson_view *view, char *why, size_t s
             snprintf(why, size, "'cells' needs at least one 'row,col' pair");
             return -1;
         }
-        view->n_hl_cells = n;
-        view->hl = LESSON_HL_CELLS;
+        mk->n_hl_cells = n;
+        mk->hl = LESSON_HL_CELLS;
         return 0;
     }
     snprintf(why, size, "'%.20s' is not row, col, cells or none", word);
     return -1;
 }
 
-static int apply_view(const lesson_setting *s, lesson_view *view, lesson_diags *dg)
+static int apply_view(const lesson_setting *s, lesson_view *view, lesson_marks *mk, lesson_diags *dg)
 {
-    static const char *const VIEWS[] = {"single", "grid", "compare"};
-    static const char *const COMPARE[] = {"causal", "padding", "fill"};
     const char *k = s->key, *v = s->value;
     char why[160] = "";
     int n;
     if (!strcmp(k, "stage")) {
         if (attn_stage_index(v) < 0) return lesson_diag_add(dg, s->line, "stage: unknown stage '%.40s'", v), -1;
         snprintf(view->stage, sizeof view->stage, "%s", v);
-        view->line[L_STAGE] = s->line;
+        mk->line[L_STAGE] = s->line;
     } else if (!strcmp(k, "head") || !strcmp(k, "batch_row")) {
         if (!parse_index(v, &n))
             return lesson_diag_add(dg, s->line, "%s: '%.40s' is not a whole number from 0", k, v), -1;
-        if (k[0] == 'h') view->head = n, view->line[L_HEAD] = s->line;
-        else view->batch_row = n, view->line[L_BATCH] = s->line;
+        if (k[0] == 'h') view->head = n, mk->line[L_HEAD] = s->line;
+        else view->batch = n, mk->line[L_BATCH] = s->line;
     } else if (!strcmp(k, "view")) {
-        if ((n = pick(v, VIEWS, 3)) < 0)
+        if ((n = pick(v, lesson_view_names, LESSON_VIEW_COUNT)) < 0)
             return lesson_diag_add(dg, s->line, "view: '%.40s' is not single, grid or compare", v), -1;
-        view->view = (lesson_view_mode)n;
-        view->line[L_VIEW] = s->line;
+        view->mode = (lesson_view_mode)n;
+        mk->line[L_VIEW] = s->line;
     } else if (!strcmp(k, "compare")) {
-        if ((n = pick(v, COMPARE, 3)) < 0)
+        if ((n = pick(v, lesson_compare_names, LESSON_COMPARE_COUNT)) < 0)
             return lesson_diag_add(dg, s->line, "compare: '%.40s' is not causal, padding or fill", v), -1;
         view->compare = (lesson_compare)n;
-        view->line[L_COMPARE] = s->line;
+        mk->line[L_COMPARE] = s->line;
     } else if (!strcmp(k, "row")) {
         if (!strcasecmp(v, "none")) view->row = -1;
         else if (parse_index(v, &n)) view->row = n;
         else return lesson_diag_add(dg, s->line, "row: '%.40s' is not a query row from 0 or none", v), -1;
-        view->line[L_ROW] = s->line;
+        mk->line[L_ROW] = s->line;
     } else if (!strcmp(k, "decode_step")) {
         if (!strcasecmp(v, "off")) view->decode_step = 0;
         else if (parse_index(v, &n)) view->decode_step = n;
         else return lesson_diag_add(dg, s->line, "decode_step: '%.40s' is not a step from 1 or off", v), -1;
-        view->line[L_DECODE] = s->line;
+        mk->line[L_DECODE] = s->line;
     } else if (!strcmp(k, "highlight")) {
-        if (parse_highlight(v, view, why, sizeof why))
+        if (parse_highlight(v, mk, why, sizeof why))
             return lesson_diag_add(dg, s->line, "highlight: %s", why), -1;
-        view->line[L_HL] = s->line;
+        mk->line[L_HL] = s->line;
     }
     return 0;
 }
 
-static int apply(const lesson_step *st, attn_config *cfg, lesson_view *view, lesson_diags *dg)
+static int apply(const lesson_step *st, attn_config *cfg, lesson_view *view, lesson_marks *mk, lesson_diags *dg)
 {
-    view->hl = LESSON_HL_NONE; /* a highlight belongs to its own step */
-    view->line[L_HL] = 0;
+    mk->hl = LESSON_HL_NONE; /* a highlight belongs to its own step */
+    mk->line[L_HL] = 0;
     for (int i = 0; i < st->n_settings; i++) {
         const lesson_setting *s = &st->settings[i];
         if (lesson_is_view_key(s->key)) {
-            if (apply_view(s, view, dg)) return -1;
+            if (apply_view(s, view, mk, dg)) return -1;
             continue;
         }
         attn_error err;
@@ -146,15 +154,18 @@ static int apply(const lesson_step *st, attn_config *cfg, lesson_view *view, les
     return 0;
 }
 
-int lesson_step_state(const lesson *ls, int step, attn_config *cfg, lesson_view *view, lesson_diags *dg)
+int lesson_step_state(const lesson *ls, int step, attn_config *cfg, lesson_view *view, lesson_marks *marks,
+                      lesson_diags *dg)
 {
+    lesson_marks scratch;
+    lesson_marks *mk = marks ? marks : &scratch;
     attn_config_init(cfg);
-    *view = (lesson_view){.row = -1};
-    snprintf(view->stage, sizeof view->stage, "%s", attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
+    *view = lesson_view_default();
+    *mk = (lesson_marks){0};
     if (step < 0 || step >= ls->n_steps) return lesson_diag_add(dg, 0, "no step %d", step + 1), -1;
-    if (apply(&ls->intro, cfg, view, dg)) return -1;
+    if (apply(&ls->intro, cfg, view, mk, dg)) return -1;
     for (int i = 0; i <= step; i++)
-        if (apply(&ls->steps[i], cfg, view, dg)) return -1;
+        if (apply(&ls->steps[i], cfg, view, mk, dg)) return -1;
     return 0;
 }
 
@@ -179,9 +190,9 @@ static int check_quizzes(const lesson *ls, int step, const attn_trace *tr, const
         const lesson_quiz *qz = &st->quizzes[q];
         if (qz->kind != LESSON_QUIZ_CELLS) continue;
         const char *stage = qz->stage[0] ? qz->stage : view->stage;
-        if (view->view != LESSON_VIEW_SINGLE) {
+        if (view->mode != LESSON_VIEW_SINGLE) {
             lesson_diag_add(dg, qz->line, "a cell quiz needs view = single (the step shows %s)",
-                            view->view == LESSON_VIEW_GRID ? "the grid" : "the compare view");
+                            view->mode == LESSON_VIEW_GRID ? "the grid" : "the compare view");
             bad = -1;
             continue;
         }
@@ -191,14 +202,14 @@ static int check_quizzes(const lesson *ls, int step, const attn_trace *tr, const
             continue;
         }
         char why[160];
-        int n = lesson_quiz_cells(qz, tr, stage, view->batch_row, view->head, NULL, NULL, NULL, why, sizeof why);
+        int n = lesson_quiz_cells(qz, tr, stage, view->batch, view->head, NULL, NULL, NULL, why, sizeof why);
         if (n < 0) {
             lesson_diag_add(dg, qz->line, "%s", why);
             bad = -1;
         } else if (n == 0) {
             lesson_diag_add(dg, qz->line, "quiz has no right answer for this step's configuration (click = %s on %s, "
                                           "head %d, batch row %d)",
-                            lesson_cell_rule_name(qz->rule), stage, view->head, view->batch_row);
+                            lesson_cell_rule_name(qz->rule), stage, view->head, view->batch);
             bad = -1;
         }
     }
@@ -209,17 +220,18 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *d
 {
     attn_config cfg, run;
     lesson_view view;
+    lesson_marks mk;
     attn_trace tr = {0};
     attn_error err;
     int ret = -1;
     bool have_run = false;
     if (out) *out = (attn_trace){0};
-    if (lesson_step_state(ls, step, &cfg, &view, dg)) goto out;
+    if (lesson_step_state(ls, step, &cfg, &view, &mk, dg)) goto out;
 
     int line = config_line(ls, step);
     if (view.decode_step > 0) {
         if (cfg.source_tokens) {
-            lesson_diag_add(dg, view.line[L_DECODE], "decode_step: decoding is for self-attention (source_tokens is set)");
+            lesson_diag_add(dg, mk.line[L_DECODE], "decode_step: decoding is for self-attention (source_tokens is set)");
             goto out;
         }
         int len = 0;
@@ -229,12 +241,12 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *d
         }
         have_run = true;
         if (view.decode_step > len) {
-            lesson_diag_add(dg, view.line[L_DECODE], "decode_step: %d is past the last token (the longest row has %d)",
+            lesson_diag_add(dg, mk.line[L_DECODE], "decode_step: %d is past the last token (the longest row has %d)",
                             view.decode_step, len);
             goto out;
         }
         if (cfg.past) {
-            lesson_diag_add(dg, view.line[L_DECODE], "decode_step: decoding sets past itself; remove past = %d",
+            lesson_diag_add(dg, mk.line[L_DECODE], "decode_step: decoding sets past itself; remove past = %d",
                             cfg.past);
             goto out;
         }
@@ -255,36 +267,36 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *d
     if (!attn_trace_find(&tr, view.stage)) {
         const attn_stage_info *in = attn_stage_lookup(view.stage);
         const char *why = in ? attn_stage_absent_why(in) : "";
-        lesson_diag_add(dg, view.line[L_STAGE] ? view.line[L_STAGE] : ls->steps[step].line,
+        lesson_diag_add(dg, mk.line[L_STAGE] ? mk.line[L_STAGE] : ls->steps[step].line,
                         "stage: this step's configuration does not produce %s%s%s%s", view.stage, *why ? " (" : "",
                         why, *why ? ")" : "");
         bad = 1;
     }
     if (view.head >= d->h)
-        bad = 1, lesson_diag_add(dg, view.line[L_HEAD], "head: %d is out of range (heads = %d)", view.head, d->h);
-    if (view.batch_row >= d->b)
-        bad = 1, lesson_diag_add(dg, view.line[L_BATCH], "batch_row: %d is out of range (batch rows = %d)",
-                                 view.batch_row, d->b);
-    if (view.view == LESSON_VIEW_COMPARE && d->cross && view.compare == LESSON_COMPARE_CAUSAL)
-        bad = 1, lesson_diag_add(dg, view.line[L_VIEW], "view = compare: cross-attention has no causal mask to compare");
+        bad = 1, lesson_diag_add(dg, mk.line[L_HEAD], "head: %d is out of range (heads = %d)", view.head, d->h);
+    if (view.batch >= d->b)
+        bad = 1, lesson_diag_add(dg, mk.line[L_BATCH], "batch_row: %d is out of range (batch rows = %d)",
+                                 view.batch, d->b);
+    if (view.mode == LESSON_VIEW_COMPARE && d->cross && view.compare == LESSON_COMPARE_CAUSAL)
+        bad = 1, lesson_diag_add(dg, mk.line[L_VIEW], "view = compare: cross-attention has no causal mask to compare");
     if (!bad) {
         attn_matrix m;
-        attn_trace_matrix(&tr, view.stage, view.batch_row, view.head, &m);
+        attn_trace_matrix(&tr, view.stage, view.batch, view.head, &m);
         if (view.row >= m.rows)
-            bad = 1, lesson_diag_add(dg, view.line[L_ROW], "row: %d is outside %s's %d rows", view.row, view.stage,
+            bad = 1, lesson_diag_add(dg, mk.line[L_ROW], "row: %d is outside %s's %d rows", view.row, view.stage,
                                      m.rows);
-        int hl_line = view.line[L_HL];
-        if (view.hl == LESSON_HL_ROW && view.hl_index >= m.rows)
-            bad = 1, lesson_diag_add(dg, hl_line, "highlight: row %d is outside %s's %d rows", view.hl_index,
+        int hl_line = mk.line[L_HL];
+        if (mk.hl == LESSON_HL_ROW && mk.hl_index >= m.rows)
+            bad = 1, lesson_diag_add(dg, hl_line, "highlight: row %d is outside %s's %d rows", mk.hl_index,
                                      view.stage, m.rows);
-        if (view.hl == LESSON_HL_COL && view.hl_index >= m.cols)
-            bad = 1, lesson_diag_add(dg, hl_line, "highlight: column %d is outside %s's %d columns", view.hl_index,
+        if (mk.hl == LESSON_HL_COL && mk.hl_index >= m.cols)
+            bad = 1, lesson_diag_add(dg, hl_line, "highlight: column %d is outside %s's %d columns", mk.hl_index,
                                      view.stage, m.cols);
-        for (int i = 0; view.hl == LESSON_HL_CELLS && i < view.n_hl_cells; i++)
-            if (view.hl_cells[i][0] >= m.rows || view.hl_cells[i][1] >= m.cols) {
+        for (int i = 0; mk.hl == LESSON_HL_CELLS && i < mk.n_hl_cells; i++)
+            if (mk.hl_cells[i][0] >= m.rows || mk.hl_cells[i][1] >= m.cols) {
                 bad = 1;
-                lesson_diag_add(dg, hl_line, "highlight: cell %d,%d is outside %s's %d × %d", view.hl_cells[i][0],
-                                view.hl_cells[i][1], view.stage, m.rows, m.cols);
+                lesson_diag_add(dg, hl_line, "highlight: cell %d,%d is outside %s's %d × %d", mk.hl_cells[i][0],
+                                mk.hl_cells[i][1], view.stage, m.rows, m.cols);
                 break;
             }
         if (check_quizzes(ls, step, &tr, &view, dg)) bad = 1;

@@ -11,30 +11,48 @@
 #include "lesson.h"
 #include "trace.h"
 
-typedef enum { LESSON_VIEW_SINGLE, LESSON_VIEW_GRID, LESSON_VIEW_COMPARE } lesson_view_mode;
+typedef enum { LESSON_VIEW_SINGLE, LESSON_VIEW_GRID, LESSON_VIEW_COMPARE, LESSON_VIEW_COUNT } lesson_view_mode;
+/* What the compare view toggles: the causal mask, the padding mask or the fill value. */
+typedef enum { LESSON_COMPARE_CAUSAL, LESSON_COMPARE_PADDING, LESSON_COMPARE_FILL, LESSON_COMPARE_COUNT } lesson_compare;
+
+/* Their names in lessons (`view = grid`) and on the command line (`--view grid`). */
+extern const char *const lesson_view_names[LESSON_VIEW_COUNT];       /* "single", "grid", "compare" */
+extern const char *const lesson_compare_names[LESSON_COMPARE_COUNT]; /* "causal", "padding", "fill" */
 typedef enum { LESSON_HL_NONE, LESSON_HL_ROW, LESSON_HL_COL, LESSON_HL_CELLS } lesson_hl_kind;
-typedef enum { LESSON_COMPARE_CAUSAL, LESSON_COMPARE_PADDING, LESSON_COMPARE_FILL } lesson_compare;
+
+/* What is on screen, whoever sets it: a lesson step, the window's keys and
+ * clicks (ui_app.view), `attnlab render`'s flags (ui_picture.view). One
+ * struct, so the three cannot drift apart. No SDL. */
+typedef struct {
+    char stage[64];        /* "weights" unless set */
+    int layer;             /* 0 (the traces have one layer) */
+    int head, batch;       /* query head, batch row */
+    int row;               /* query row drawn as a bar chart; -1: none */
+    lesson_view_mode mode;
+    lesson_compare compare; /* what the compare view toggles */
+    int decode_step;       /* 0: full pass; N: KV-cache decoding step N */
+} lesson_view;
+
+/* The view as a lesson first shows it: the weights of head 0, batch row 0. */
+lesson_view lesson_view_default(void);
 
 #define LESSON_MAX_HL 64
 
+/* What a step marks on its picture, and the lines that set the view (for --check). */
 typedef struct {
-    char stage[64];        /* "weights" unless a step says otherwise */
-    int head, batch_row;
-    lesson_view_mode view;
-    lesson_compare compare;
-    int row;               /* query row drawn as a bar chart; -1: none */
-    int decode_step;       /* 0: full pass; N: KV-cache decoding step N */
     lesson_hl_kind hl;     /* the current step's own highlight (not inherited) */
     int hl_index;          /* ROW / COL */
     int hl_cells[LESSON_MAX_HL][2];
     int n_hl_cells;
     int line[8];           /* line that last set stage, head, batch_row, view, compare, row, decode_step, highlight */
-} lesson_view;
+} lesson_marks;
 
 /* Builds step `step` (0-based) into *cfg (initialised here; free it with
- * attn_config_free even on failure) and *view. Returns 0, or -1 after adding
- * a diagnostic for the first setting whose value is invalid. */
-int lesson_step_state(const lesson *ls, int step, attn_config *cfg, lesson_view *view, lesson_diags *dg);
+ * attn_config_free even on failure), *view and *marks (NULL: not wanted).
+ * Returns 0, or -1 after adding a diagnostic for the first setting whose value
+ * is invalid. */
+int lesson_step_state(const lesson *ls, int step, attn_config *cfg, lesson_view *view, lesson_marks *marks,
+                      lesson_diags *dg);
 
 /* Runs step `step` through the engine as the player would (decode steps
  * included) and checks the view against the trace: stage produced, head, batch

@@ -1,28 +1,48 @@
-/* app.h — the visualizer's state and its event handler.
+/* app.h — the visualizer's state and the calls that change it. No SDL.
  *
- * The main loop has four beats (microui's): SDL events go through
- * ui_app_event, which changes this state (and recomputes the trace when a
- * setting changes); ui_render (render.h) draws a frame from the state and
- * records where its buttons and cells are in `layout`; the loop presents. The
- * event handler never draws, and the renderer never changes what is shown. */
+ * The main loop has four beats (microui's): input_sdl.c turns SDL events into
+ * the entry points below (ui_app_key, ui_app_mouse_down, ...), which change
+ * this state and recompute the trace when a setting changes; ui_render
+ * (render.h) draws a frame from the state and records where its buttons and
+ * cells are in `layout`; the window loop carries out the app's requests
+ * (`req`: text input, clipboard, fullscreen, saving) and presents. The app
+ * never draws, and the renderer never changes what is shown.
+ *
+ * app.c holds the state and its recomputation, app_actions.c what an action
+ * does, app_input.c keys and the mouse, app_edit.c the token editor. */
 #ifndef UI_APP_H
 #define UI_APP_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <SDL.h>
-
+#include "action.h"
 #include "config.h"
 #include "heatmap.h"
+#include "keys.h"
 #include "layout.h"
 #include "player.h"
+#include "state.h"
 #include "trace.h"
 
-typedef enum { UI_VIEW_SINGLE, UI_VIEW_GRID, UI_VIEW_COMPARE } ui_view_mode;
-typedef enum { UI_TOGGLE_CAUSAL, UI_TOGGLE_PADDING, UI_TOGGLE_FILL, UI_TOGGLE_COUNT } ui_toggle;
-
 #define UI_EDIT_MAX 1024
+
+/* The token editor (app_edit.c): the sentence, and for cross-attention the source. */
+typedef struct {
+    bool open;
+    int field;            /* 0: tokens, 1: source tokens (cross-attention) */
+    char text[2][UI_EDIT_MAX];
+    int cursor;           /* byte offset in text[field] */
+    char compose[128];    /* IME composition in progress */
+} ui_token_editor;
+
+/* What the app asks of the window loop (window.c), which carries it out. */
+typedef struct {
+    bool quit;
+    bool save;            /* save a PNG of the next frame */
+    bool fullscreen;      /* wanted: the window follows when it differs */
+    bool paste;           /* the token editor wants the clipboard's text (ui_app_paste) */
+} ui_requests;
 
 typedef struct ui_app {
     /* what is computed */
@@ -37,25 +57,12 @@ typedef struct ui_app {
     unsigned generation;  /* bumped whenever trace or alt changes (render caches key on it) */
 
     /* what is shown */
-    int stage;            /* index into trace.tensors */
-    int head, batch;
-    ui_view_mode view;
-    ui_toggle compare_with;
-    int sel_row;          /* query row shown as a bar chart, -1: none */
+    lesson_view view;     /* stage (always one of trace), head, batch row, bar-chart row, mode, compare, decode step */
     bool help;
-
-    /* KV-cache decode mode: the first decode_step tokens, the last one the new query */
-    bool decode;
-    int decode_step, decode_len;
+    int decode_len;       /* decoding: tokens of the longest row */
     int trace_step;       /* decode step the trace was computed for (0: not decoding) */
 
-    /* token editing (SDL text input, with IME composition) */
-    bool editing;
-    int edit_field;       /* 0: tokens, 1: source tokens (cross-attention) */
-    char edit[2][UI_EDIT_MAX];
-    int edit_cursor;      /* byte offset in edit[edit_field] */
-    char compose[128];    /* IME composition in progress */
-
+    ui_token_editor edit;
     ui_player lesson;     /* the lesson panel and picker (player.h) */
 
     /* presentation */
@@ -63,7 +70,6 @@ typedef struct ui_app {
     float pixel_ratio;    /* drawable pixels per window point (HiDPI) */
     int width, height;    /* drawable pixels: the visualizer's part (the window minus the lesson panel) */
     int full_width;       /* the whole window */
-    bool fullscreen;
     int mouse_x, mouse_y; /* drawable pixels; -1: outside */
     int hover_area, hover_i, hover_j; /* cell under the mouse (area index), -1: none */
     int stage_scroll;     /* first stage shown in the navigator */
@@ -71,10 +77,8 @@ typedef struct ui_app {
     char status[400];     /* last message (an error from a change, a saved file) */
     bool status_error;
 
-    ui_layout layout;     /* written by ui_render, read by the event handler */
-
-    /* requests for the window loop */
-    bool quit, save_requested, fullscreen_changed;
+    ui_layout layout;     /* written by ui_render, read by the entry points */
+    ui_requests req;
     bool dirty;           /* a redraw is needed */
 } ui_app;
 
@@ -85,24 +89,42 @@ int ui_app_init(ui_app *app, const attn_config *cfg, char *err, size_t errsize);
 int ui_app_init_file(ui_app *app, const char *path, char *err, size_t errsize);
 void ui_app_free(ui_app *app);
 
-/* Handles one event; returns true when the picture must be redrawn. */
-bool ui_app_event(ui_app *app, const SDL_Event *ev);
+/* ---- input (app_input.c): every entry point returns true when the picture must be redrawn */
+
+bool ui_app_key(ui_app *app, int key, int mods);       /* key: UI_KEY_* or a character; mods: UI_MOD_* */
+bool ui_app_text(ui_app *app, const char *utf8);       /* typed text */
+bool ui_app_compose(ui_app *app, const char *utf8);    /* IME composition in progress ("" ends it) */
+bool ui_app_paste(ui_app *app, const char *utf8);      /* the clipboard's text, after req.paste */
+bool ui_app_mouse_move(ui_app *app, int x, int y);     /* drawable pixels */
+bool ui_app_mouse_leave(ui_app *app);
+bool ui_app_mouse_down(ui_app *app, int x, int y);     /* the left button */
+bool ui_app_wheel(ui_app *app, int dy);                /* dy > 0: away from the user */
+bool ui_app_exposed(ui_app *app);                      /* the window was resized, shown or uncovered */
+/* Whether typed text is wanted (the token editor, a lesson's numeric answer): the window starts text input then. */
+bool ui_app_wants_text(const ui_app *app);
+
+/* ---- actions (app_actions.c) */
 
 /* Performs an action (what a key or a button does). Returns true on a change. */
 bool ui_app_do(ui_app *app, ui_action act, int arg);
 
-/* Everything a lesson step shows. */
-typedef struct {
-    int decode_step;      /* 0: the full pass */
-    ui_view_mode view;
-    ui_toggle compare;
-    const char *stage;
-    int head, batch, row;
-} ui_show;
+/* ---- settings and view (app.c) */
+
+/* Every change of settings goes through here. The settings to run, `next`, are
+ * a copy of app->cfg that belongs to ui_app_edit_config: change(next, arg,
+ * err) edits it in place (it may free and replace next's strings, must not keep
+ * pointers into it) and returns 0, or -1 with err set to leave everything as
+ * it was. Then next runs: on success it becomes app->cfg (the trace, the
+ * compare trace and the scales follow); on failure it is freed, the status line
+ * says why and nothing changes. change NULL recomputes the same settings.
+ * Returns 0 or -1. */
+typedef int (*ui_config_change)(attn_config *next, const void *arg, attn_error *err);
+int ui_app_edit_config(ui_app *app, ui_config_change change, const void *arg);
 
 /* Replaces settings and view at once (a lesson step): cfg's ownership moves
- * in. Returns 0, or -1 with the status line saying why (nothing changes). */
-int ui_app_show(ui_app *app, attn_config *cfg, const ui_show *s);
+ * in (it is freed on failure too). Returns 0, or -1 with the status line saying
+ * why (nothing changes). */
+int ui_app_show(ui_app *app, attn_config *cfg, const lesson_view *view);
 
 /* Changes one setting by its config name and recomputes; on an invalid value
  * nothing changes and the status line says why. Returns 0 or -1. */
@@ -111,15 +133,24 @@ int ui_app_set(ui_app *app, const char *key, const char *value);
 /* Moves to a stage by name; returns 0, or -1 if the trace has no such stage. */
 int ui_app_set_stage(ui_app *app, const char *name);
 
-/* The tensor of the current stage. */
-const attn_tensor *ui_app_tensor(const ui_app *app);
+/* Recomputes the compare view's trace (after the view mode or the toggle changed). */
+void ui_app_refresh_alt(ui_app *app);
 
-/* The stage that the compare view shows (weights unless the current stage is
- * one whose difference means something: weights, weights_dropout, context). */
+/* The tensor of the current stage, and its index in trace.tensors. */
+const attn_tensor *ui_app_tensor(const ui_app *app);
+int ui_app_stage(const ui_app *app);
+
+static inline bool ui_app_decoding(const ui_app *app)
+{
+    return app->view.decode_step > 0;
+}
+
+/* The stage that the compare view shows: the current one if the catalogue
+ * says its difference means something (weights, weights_dropout, context), else weights. */
 const char *ui_app_compare_stage(const ui_app *app);
 
-/* Name of a toggle ("causal mask", "padding mask", "fill value"). */
-const char *ui_toggle_name(ui_toggle t);
+/* Name of what the compare view toggles ("causal mask", "padding mask", "fill value"). */
+const char *ui_compare_name(lesson_compare t);
 
 /* Scale of tensor t (of trace or alt), computed once per trace. */
 ui_scale ui_app_scale(const ui_app *app, const attn_tensor *t);
@@ -129,5 +160,23 @@ const char *ui_app_title(const ui_app *app, char *buf, size_t size);
 
 /* Sets the status line (printf-style); error colours it. */
 void ui_app_status(ui_app *app, bool error, const char *fmt, ...);
+
+/* ---- lessons (app_lesson.c): the app drives the player and shows its steps */
+
+/* Opens a lesson at step (0-based). A lesson with problems is refused with the
+ * first one as "FILE:LINE: message" in err. Returns 0 or -1. */
+int ui_app_lesson_open(ui_app *app, const char *path, int step, char *err, size_t errsize);
+/* Shows step (0-based) of the open lesson; returns 0, or -1 with the status line saying why. */
+int ui_app_lesson_go(ui_app *app, int step);
+/* Opens the lesson picker; returns 0, or -1 with the status line saying why. */
+int ui_app_lesson_picker(ui_app *app);
+
+/* ---- the token editor (app_edit.c) */
+
+void ui_app_edit_start(ui_app *app, int field);  /* field 1: the source sentence, empty */
+void ui_app_edit_stop(ui_app *app);
+/* A key while the editor is open; true when the editor took it. */
+bool ui_app_edit_key(ui_app *app, int key, int mods);
+void ui_app_edit_insert(ui_app *app, const char *text);
 
 #endif

@@ -405,20 +405,21 @@ static void cell_frame(ui_draw *dl, const ui_heat_area *a, int i, int j, int t, 
 void ui_render_lesson_marks(const ui_app *app, ui_draw *dl)
 {
     const ui_player *p = &app->lesson;
-    if (!p->open || app->view != UI_VIEW_SINGLE) return;
+    if (!p->open || app->view.mode != LESSON_VIEW_SINGLE) return;
     for (int k = 0; k < dl->layout->n_areas; k++) {
         const ui_heat_area *a = &dl->layout->areas[k];
-        if (a->pane != 0 || a->head != app->head) continue;
+        if (a->pane != 0 || a->head != app->view.head) continue;
         /* the step's highlight, on the stage the step shows */
         const lesson_view *v = &p->view;
+        const lesson_marks *m = &p->marks;
         if (!strcmp(a->stage, v->stage)) {
-            if (v->hl == LESSON_HL_ROW && v->hl_index < a->rows)
-                for (int j = 0; j < a->cols; j++) cell_frame(dl, a, v->hl_index, j, 2, UI_MARK);
-            if (v->hl == LESSON_HL_COL && v->hl_index < a->cols)
-                for (int i = 0; i < a->rows; i++) cell_frame(dl, a, i, v->hl_index, 2, UI_MARK);
-            for (int c = 0; v->hl == LESSON_HL_CELLS && c < v->n_hl_cells; c++)
-                if (v->hl_cells[c][0] < a->rows && v->hl_cells[c][1] < a->cols)
-                    cell_frame(dl, a, v->hl_cells[c][0], v->hl_cells[c][1], 3, UI_MARK);
+            if (m->hl == LESSON_HL_ROW && m->hl_index < a->rows)
+                for (int j = 0; j < a->cols; j++) cell_frame(dl, a, m->hl_index, j, 2, UI_MARK);
+            if (m->hl == LESSON_HL_COL && m->hl_index < a->cols)
+                for (int i = 0; i < a->rows; i++) cell_frame(dl, a, i, m->hl_index, 2, UI_MARK);
+            for (int c = 0; m->hl == LESSON_HL_CELLS && c < m->n_hl_cells; c++)
+                if (m->hl_cells[c][0] < a->rows && m->hl_cells[c][1] < a->cols)
+                    cell_frame(dl, a, m->hl_cells[c][0], m->hl_cells[c][1], 3, UI_MARK);
         }
         /* the cell quiz: picks, then right / wrong once checked, and the answer on request */
         if (p->cell_quiz < 0) continue;
@@ -427,7 +428,7 @@ void ui_render_lesson_marks(const ui_app *app, ui_draw *dl)
         const ui_quiz_answer *ans = &p->answers[p->cell_quiz];
         unsigned char right[4096];
         int rows = 0, cols = 0;
-        bool have = ui_player_answer_cells(app, right, sizeof right, &rows, &cols) >= 0 && rows == a->rows &&
+        bool have = ui_player_answer_cells(p, &app->trace, &app->view, right, sizeof right, &rows, &cols) >= 0 && rows == a->rows &&
                     cols == a->cols;
         if (ans->show && have)
             for (int i = 0; i < rows; i++)

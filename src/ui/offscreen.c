@@ -17,7 +17,7 @@
 void ui_picture_init(ui_picture *p)
 {
     memset(p, 0, sizeof *p);
-    p->row = -1;
+    p->view = lesson_view_default();
 }
 
 int ui_offscreen_open(ui_offscreen *o, int w, int h, char *err, size_t errsize)
@@ -67,59 +67,44 @@ static void stage_list(const attn_trace *tr, char *buf, size_t size)
 
 int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize)
 {
+    const lesson_view *v = &p->view;
     const attn_dims *d = &app->trace.dims;
-    if (p->decode_step > 0) {
+    if (v->decode_step > 0) {
         if (!ui_app_do(app, UI_ACT_DECODE, 0)) {
             snprintf(err, errsize, "decode: %s", app->status);
             return -1;
         }
-        while (app->decode_step < p->decode_step && ui_app_do(app, UI_ACT_DECODE_NEXT, 0)) {}
-        if (app->decode_step != p->decode_step) {
-            snprintf(err, errsize, "--decode-step: %d is beyond the %d tokens of the longest row", p->decode_step,
+        while (app->view.decode_step < v->decode_step && ui_app_do(app, UI_ACT_DECODE_NEXT, 0)) {}
+        if (app->view.decode_step != v->decode_step) {
+            snprintf(err, errsize, "--decode-step: %d is beyond the %d tokens of the longest row", v->decode_step,
                      app->decode_len);
             return -1;
         }
     }
-    const char *stage = p->stage ? p->stage : "weights";
-    if (ui_app_set_stage(app, stage)) {
+    if (ui_app_set_stage(app, v->stage)) {
         char list[600];
         stage_list(&app->trace, list, sizeof list);
-        snprintf(err, errsize, "--stage: this trace has no stage '%s' (it has %s)", stage, list);
+        snprintf(err, errsize, "--stage: this trace has no stage '%s' (it has %s)", v->stage, list);
         return -1;
     }
-    if (p->head < 0 || p->head >= d->h) {
-        snprintf(err, errsize, "--head: %d is out of range (h = %d: heads 0 to %d)", p->head, d->h, d->h - 1);
+    if (v->head < 0 || v->head >= d->h) {
+        snprintf(err, errsize, "--head: %d is out of range (h = %d: heads 0 to %d)", v->head, d->h, d->h - 1);
         return -1;
     }
-    if (p->batch < 0 || p->batch >= d->b) {
-        snprintf(err, errsize, "--batch-index: %d is out of range (b = %d: rows 0 to %d)", p->batch, d->b, d->b - 1);
+    if (v->batch < 0 || v->batch >= d->b) {
+        snprintf(err, errsize, "--batch-index: %d is out of range (b = %d: rows 0 to %d)", v->batch, d->b, d->b - 1);
         return -1;
     }
-    app->head = p->head;
-    app->batch = p->batch;
-    if (p->row >= d->s) {
-        snprintf(err, errsize, "--row: %d is out of range (s = %d: queries 0 to %d)", p->row, d->s, d->s - 1);
+    if (v->row >= d->s) {
+        snprintf(err, errsize, "--row: %d is out of range (s = %d: queries 0 to %d)", v->row, d->s, d->s - 1);
         return -1;
     }
-    app->sel_row = p->row;
-    if (p->compare) {
-        static const char *const names[] = {"causal", "padding", "fill"};
-        int t = -1;
-        for (int i = 0; i < 3; i++)
-            if (!strcmp(p->compare, names[i])) t = i;
-        if (t < 0) {
-            snprintf(err, errsize, "--compare: '%s' is not causal, padding or fill", p->compare);
-            return -1;
-        }
-        app->compare_with = (ui_toggle)t;
-    }
-    const char *view = p->view ? p->view : "single";
-    if (!strcmp(view, "grid")) ui_app_do(app, UI_ACT_GRID, 0);
-    else if (!strcmp(view, "compare")) ui_app_do(app, UI_ACT_COMPARE, 0);
-    else if (strcmp(view, "single")) {
-        snprintf(err, errsize, "--view: '%s' is not single, grid or compare", view);
-        return -1;
-    }
+    app->view.head = v->head;
+    app->view.batch = v->batch;
+    app->view.row = v->row;
+    app->view.compare = v->compare;
+    if (v->mode == LESSON_VIEW_GRID) ui_app_do(app, UI_ACT_GRID, 0);
+    else if (v->mode == LESSON_VIEW_COMPARE) ui_app_do(app, UI_ACT_COMPARE, 0);
     if (p->font_scale > 0) app->font_scale = p->font_scale;
     app->status[0] = '\0';
     return 0;
@@ -193,7 +178,7 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
     int rc = -1;
     ui_player_init(&app.lesson, lang, NULL);
     app.lesson.keep_progress = false; /* a picture does not count as studying */
-    if (p->lesson && ui_player_open(&app, p->lesson, p->step > 0 ? p->step - 1 : 0, err, errsize)) {
+    if (p->lesson && ui_app_lesson_open(&app, p->lesson, p->step > 0 ? p->step - 1 : 0, err, errsize)) {
         *exit_code = 2;
         ui_app_free(&app);
         return -1;
@@ -204,7 +189,7 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
         ui_app_free(&app);
         return -1;
     }
-    if (p->picker && ui_player_picker(&app)) {
+    if (p->picker && ui_app_lesson_picker(&app)) {
         snprintf(err, errsize, "%s", app.status);
         *exit_code = 1;
         ui_app_free(&app);
@@ -276,7 +261,7 @@ int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err,
     }
     const attn_dims *d = &app.trace.dims;
     printf("picture: %d×%d, %s view of %s, b=%d s=%d t=%d h=%d g=%d, software renderer\n", w, h,
-           p->view ? p->view : "single", ui_app_tensor(&app)->name, d->b, d->s, d->t, d->h, d->g);
+           lesson_view_names[p->view.mode], ui_app_tensor(&app)->name, d->b, d->s, d->t, d->h, d->g);
     printf("config change (toggle causal, recompute, redraw): %.2f ms (median of %d)\n", attn_median(change, frames),
            frames);
     printf("render: %.2f ms per frame (median)\n", attn_median(full, frames));

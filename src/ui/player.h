@@ -1,11 +1,14 @@
-/* player.h — the lesson player: a lesson's steps driving the visualizer, its
- * quizzes, the lesson picker and the student's progress.
+/* player.h — the lesson player: a lesson's steps, its quizzes, the lesson
+ * picker and the student's progress. No SDL.
  *
- * The player is part of the app state (ui_app.lesson). Entering a step
- * rebuilds the visualizer from the lesson (lesson_step_state), so exploring
- * never leaks into the next step and going back restores what the lesson set.
- * Like the rest of the app, these functions change state and never draw;
- * lesson_panel.c draws it. */
+ * The player sits beside the app and never calls it. A step is built, never
+ * remembered: ui_player_step gives its settings and view for the app to show
+ * (ui_app_show), so exploring never leaks into the next step and going back
+ * restores what the lesson set; once shown, ui_player_enter makes it current.
+ * Quizzes read what is on screen (the trace and the view), passed in.
+ * Messages for the status line are left in `note` for the caller to show.
+ * Like the app, the player changes state and never draws; lesson_panel.c
+ * draws it. */
 #ifndef UI_PLAYER_H
 #define UI_PLAYER_H
 
@@ -17,8 +20,6 @@
 #include "progress.h"
 #include "quiz.h"
 #include "state.h"
-
-struct ui_app;
 
 /* The student's answer to one quiz of the current step. */
 typedef struct {
@@ -39,6 +40,7 @@ typedef struct {
     char name[128];        /* file name: the progress key */
     int step;              /* 0-based */
     lesson_view view;      /* what the lesson set for this step */
+    lesson_marks marks;    /* and what it marks on the picture */
     ui_quiz_answer *answers; /* one per quiz of the step */
     int focus;             /* NUMBER quiz taking typed text, -1: none */
     int cell_quiz;         /* the step's cell quiz, -1: none */
@@ -57,6 +59,9 @@ typedef struct {
     int sel;               /* picker selection */
     bool confirm_reset;    /* picker: asked "reset progress?" */
     char lang[4];          /* "en" or "zh" */
+
+    char note[400];        /* a message for the status line; "" when none (the caller takes it) */
+    bool note_error;
 } ui_player;
 
 /* Starts with no lesson; lang picks the course folder ("en", "zh"). Progress
@@ -64,35 +69,45 @@ typedef struct {
 void ui_player_init(ui_player *p, const char *lang, const char *progress_path);
 void ui_player_free(ui_player *p);
 
-/* Opens a lesson at step (0-based). A lesson with problems is refused with the
- * first one as "FILE:LINE: message" in err. Returns 0 or -1. */
-int ui_player_open(struct ui_app *app, const char *path, int step, char *err, size_t errsize);
-void ui_player_close(struct ui_app *app);
+/* Loads a lesson; no step is entered yet. A lesson with problems is refused
+ * with the first one as "FILE:LINE: message" in err (the open lesson stays).
+ * Returns 0 or -1. */
+int ui_player_load(ui_player *p, const char *path, char *err, size_t errsize);
+void ui_player_close(ui_player *p);
 
-/* Enters a step (0-based): rebuilds the visualizer and clears the answers. */
-int ui_player_go(struct ui_app *app, int step);
+/* Step `step` (0-based) of the open lesson: its settings into *cfg (initialised
+ * here; the caller owns it and frees it, even on failure), what it shows into
+ * *view and marks into *marks. Returns 0, or -1 with "FILE:LINE: message" in err. */
+int ui_player_step(const ui_player *p, int step, attn_config *cfg, lesson_view *view, lesson_marks *marks,
+                   char *err, size_t errsize);
+/* After the app showed that step: it becomes current, the answers are cleared
+ * and the visit is recorded. */
+void ui_player_enter(ui_player *p, int step, const lesson_view *view, const lesson_marks *marks);
 
-/* The picker: opens it (reading the course folder), or opens lesson i of it. */
-int ui_player_picker(struct ui_app *app);
-int ui_player_pick(struct ui_app *app, int i);
+/* The picker: opens it (reading the course folder); returns 0 or -1 with a note. */
+int ui_player_picker(ui_player *p);
+/* Lesson i of the picker: its path (valid until the picker is read again) and
+ * the step to resume at. Returns 0, or -1 with a note (a lesson that does not load). */
+int ui_player_pick(ui_player *p, int i, const char **path, int *step);
+/* Forgets every lesson's progress (the picker's Delete): the first call asks, the second does it. */
+void ui_player_reset(ui_player *p);
 
-/* Quizzes of the current step. */
-void ui_player_choice(struct ui_app *app, int quiz, int choice);
-void ui_player_check(struct ui_app *app, int quiz);
-void ui_player_reveal(struct ui_app *app, int quiz);
+/* Quizzes of the current step. `shown` is what is on screen: tr and view. */
+void ui_player_choice(ui_player *p, int quiz, int choice);
+void ui_player_check(ui_player *p, int quiz, const attn_trace *tr, const lesson_view *shown);
+void ui_player_reveal(ui_player *p, int quiz);
 /* A click on cell (i, j) of the heatmap of `stage` for head: toggles it in the
  * step's cell quiz. Returns false when no cell quiz takes it. */
-bool ui_player_cell(struct ui_app *app, const char *stage, int head, int i, int j);
+bool ui_player_cell(ui_player *p, const attn_trace *tr, const lesson_view *shown, const char *stage, int head, int i,
+                    int j);
 /* Typing into the focused numeric answer. */
-void ui_player_type(struct ui_app *app, const char *text);
-void ui_player_backspace(struct ui_app *app);
+void ui_player_type(ui_player *p, const char *text);
+void ui_player_backspace(ui_player *p);
 
-/* The right cells of the step's cell quiz for what is on screen now (rows ×
- * cols bytes into out, which has room for max); returns the count or -1. */
-int ui_player_answer_cells(const struct ui_app *app, unsigned char *out, size_t max, int *rows, int *cols);
-
-/* Forgets every lesson's progress (the picker's Delete, pressed twice). */
-void ui_player_reset_progress(struct ui_app *app);
+/* The right cells of the step's cell quiz for what is on screen (rows × cols
+ * bytes into out, which has room for max); returns the count or -1. */
+int ui_player_answer_cells(const ui_player *p, const attn_trace *tr, const lesson_view *shown, unsigned char *out,
+                           size_t max, int *rows, int *cols);
 
 /* "step 3 / 9" */
 const char *ui_player_step_label(const ui_player *p, char *buf, size_t size);

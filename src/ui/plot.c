@@ -196,8 +196,8 @@ static void head_blocks(ui_draw *dl, const placed *p, const ui_view_slice *v)
 static void marks(ui_draw *dl, const ui_app *app, const placed *p, const ui_view_slice *v, int area)
 {
     const ui_slice *s = p->s;
-    if (app->sel_row >= 0 && app->sel_row < s->rows && v->row_axis == UI_AXIS_QUERY) {
-        ui_rect c = cell_px(p, app->sel_row, 0);
+    if (app->view.row >= 0 && app->view.row < s->rows && v->row_axis == UI_AXIS_QUERY) {
+        ui_rect c = cell_px(p, app->view.row, 0);
         ui_frame(dl, p->r.x - 2, c.y - 2, p->r.w + 4, c.h + 4 - p->gap, 2, UI_ACCENT);
     }
     if (area >= 0 && area == app->hover_area && app->hover_i >= 0 && app->hover_i < s->rows &&
@@ -220,7 +220,7 @@ static void row_labels(ui_draw *dl, const ui_app *app, const attn_trace *tr, con
         ui_rect c = cell_px(p, i, 0);
         const char *lab = ui_view_row_label(tr, v, i, buf, sizeof buf);
         int tw = ui_imin(ui_text_w(dl, lab), lw - u / 2);
-        uint32_t col = i == app->sel_row && v->row_axis == UI_AXIS_QUERY ? UI_ACCENT : UI_TEXT;
+        uint32_t col = i == app->view.row && v->row_axis == UI_AXIS_QUERY ? UI_ACCENT : UI_TEXT;
         ui_text_fit(dl, lab, p->r.x - u / 3 - tw, c.y + (c.h - u) / 2, lw - u / 2, col);
     }
 }
@@ -249,7 +249,7 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     int lw;
     if (!place(dl, tr, v, box, o, &p, &lw)) return -1;
     ui_heatmap(dl, o->generation, p.s, sc, p.r.x, p.r.y, p.r.w, p.r.h, p.gap);
-    int area = add_area(dl->layout, p.r, p.s->rows, p.s->cols, v->head < 0 ? app->head : v->head, o->pane,
+    int area = add_area(dl->layout, p.r, p.s->rows, p.s->cols, v->head < 0 ? app->view.head : v->head, o->pane,
                         v->tensor->name);
     cell_numbers(dl, &p, sc);
     if (v->block > 0) head_blocks(dl, &p, v);
@@ -266,8 +266,8 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
-    if (!t || ui_view_make(&app->trace, t->name, app->batch, app->head, &v)) return;
-    if (app->sel_row >= 0 && v.row_axis == UI_AXIS_QUERY && attn_trace_find(&app->trace, "weights")) {
+    if (!t || ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return;
+    if (app->view.row >= 0 && v.row_axis == UI_AXIS_QUERY && attn_trace_find(&app->trace, "weights")) {
         int bh = ui_imin(ui_plot_bars_height(dl), box.h / 2);
         ui_plot_bars(dl, app, (ui_rect){box.x, box.y + box.h - bh, box.w, bh});
         box.h -= bh + ui_line(dl) / 2;
@@ -316,7 +316,7 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
     int u = ui_line(dl);
-    if (!t || ui_view_make(&app->trace, t->name, app->batch, app->head, &v)) return;
+    if (!t || ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return;
     const attn_dims *d = &app->trace.dims;
     if (!v.head_axis) {
         ui_text_fit(dl, _("this stage has no head axis: the grid shows the stages from split heads to context"),
@@ -337,12 +337,12 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
     int pw = gw / nc, ph = box.h / nr;
     for (int hh = 0; hh < d->h; hh++) {
         ui_view_slice hv;
-        ui_view_make(&app->trace, t->name, app->batch, hh, &hv);
+        ui_view_make(&app->trace, t->name, app->view.batch, hh, &hv);
         int kv = ui_view_kv_head(d, hh);
         uint32_t gc = ui_group_argb(kv);
         int px = box.x + (hh % nc) * pw, py = box.y + (hh / nc) * ph;
         ui_rect inner = {px + u / 2, py + u + u / 4, pw - u, ph - u * 3 / 2 - u / 2};
-        bool cur = hh == app->head;
+        bool cur = hh == app->view.head;
         snprintf(buf, sizeof buf, _("head %d · kv %d%s"), hh, kv, cur ? " ◀" : "");
         ui_text_fit(dl, buf, px + u / 2, py, pw - u, gc);
         ui_plot_opts o = {false, false, false, 0, app->generation, 0};
@@ -363,10 +363,10 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
 static void toggle_chips(ui_draw *dl, const ui_app *app, int x, int y)
 {
     int u = ui_line(dl);
-    for (int t = 0; t < UI_TOGGLE_COUNT; t++) {
-        const char *nm = ui_toggle_name((ui_toggle)t);
+    for (lesson_compare t = 0; t < LESSON_COMPARE_COUNT; t++) {
+        const char *nm = ui_compare_name(t);
         int tw = ui_text_w(dl, nm) + u;
-        bool on = (int)app->compare_with == t;
+        bool on = app->view.compare == t;
         ui_fill(dl, x, y - 2, tw, u + 4, on ? UI_PANEL_HI : UI_PANEL);
         if (on) ui_frame(dl, x, y - 2, tw, u + 4, 1, UI_ACCENT);
         ui_text(dl, nm, x + u / 2, y, on ? UI_WHITE : UI_TEXT);
@@ -402,10 +402,10 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     const char *stage = ui_app_compare_stage(app);
     ui_view_slice a, b;
     char buf[200];
-    if (ui_view_make(&app->trace, stage, app->batch, app->head, &a)) return;
+    if (ui_view_make(&app->trace, stage, app->view.batch, app->view.head, &a)) return;
     /* TRANSLATORS: a stage name (weights, context), a head number, a mask name ("causal mask") */
-    snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->head,
-             ui_toggle_name(app->compare_with));
+    snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->view.head,
+             ui_compare_name(app->view.compare));
     toggle_chips(dl, app, box.x + ui_text(dl, buf, box.x, box.y, UI_TEXT) + u / 2, box.y);
     box.y += u * 2;
     box.h -= u * 2;
@@ -423,12 +423,12 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     double c1 = layout(dl, &app->trace, &a, (ui_rect){0, 0, p0.w, p0.h}, &o_right, &lw, &lh, &aw, &ah);
     if (c0 > 0 && c1 > 0) o.max_cell = fmin(c0, c1);
     ui_plot_heatmap(dl, app, &app->trace, &a, &sc, p0, &o);
-    if (!app->has_alt || ui_view_make(&app->alt, stage, app->batch, app->head, &b) ||
+    if (!app->has_alt || ui_view_make(&app->alt, stage, app->view.batch, app->view.head, &b) ||
         b.slice.rows != a.slice.rows || b.slice.cols != a.slice.cols) {
         ui_text_fit(dl, _("no toggled version to show (see the status line)"), box.x + pw, box.y, box.w - pw, UI_TEXT_DIM);
         return;
     }
-    snprintf(buf, sizeof buf, _("%s toggled"), ui_toggle_name(app->compare_with));
+    snprintf(buf, sizeof buf, _("%s toggled"), ui_compare_name(app->view.compare));
     ui_text_fit(dl, buf, box.x + pw, box.y, pw - u, UI_TEXT_DIM);
     ui_rect p1 = {box.x + pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
     o.pane = 1;
@@ -445,7 +445,7 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     ui_rect p2 = {box.x + 2 * pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
     o.pane = 2;
     /* the scratch buffer's contents change with the head: never reuse its picture */
-    o.generation = app->generation ^ 0x80000000u ^ (unsigned)(app->head * 7919 + app->batch * 104729 + app->compare_with);
+    o.generation = app->generation ^ 0x80000000u ^ (unsigned)(app->view.head * 7919 + app->view.batch * 104729 + app->view.compare);
     ui_plot_heatmap(dl, app, &app->trace, &dview, &dsc, p2, &o);
 }
 
@@ -462,7 +462,7 @@ int ui_plot_bars_height(ui_draw *dl)
 static void bars_title(const ui_app *app, const ui_view_slice *v, const char *name, const attn_tensor *mask,
                        char *buf, size_t size)
 {
-    int i = app->sel_row, t = v->slice.cols;
+    int i = app->view.row, t = v->slice.cols;
     double sum = 0;
     int n_masked = 0;
     for (int j = 0; j < t; j++) {
@@ -481,7 +481,7 @@ static void bars_title(const ui_app *app, const ui_view_slice *v, const char *na
     char sum_s[32], tok[80];
     snprintf(sum_s, sizeof sum_s, isnan(sum) ? "NaN" : "%.3f", sum);
     snprintf(buf, size, _("%s of query i=%d “%s”, head %d: Σⱼ = %s%s   (click the row again or Esc to close)"), name,
-             i, ui_view_row_label(&app->trace, v, i, tok, sizeof tok), app->head, sum_s, why);
+             i, ui_view_row_label(&app->trace, v, i, tok, sizeof tok), app->view.head, sum_s, why);
 }
 
 /* Row i of s stacked end to end in one bar from (x, y): the weights reach the mark at 1 (plot_w pixels). */
@@ -509,8 +509,8 @@ void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box)
     const attn_tensor *cur = ui_app_tensor(app);
     const char *name = cur && !strcmp(cur->name, "weights_dropout") ? "weights_dropout" : "weights";
     ui_view_slice v;
-    if (ui_view_make(&app->trace, name, app->batch, app->head, &v) || app->sel_row >= v.slice.rows) return;
-    int i = app->sel_row, t = v.slice.cols;
+    if (ui_view_make(&app->trace, name, app->view.batch, app->view.head, &v) || app->view.row >= v.slice.rows) return;
+    int i = app->view.row, t = v.slice.cols;
     char buf[300], tok[80], lab[80];
     const attn_tensor *mask = attn_trace_find(&app->trace, "mask");
     bool mask_ok = mask && mask->ndim == 4 && mask->shape[3] == t;

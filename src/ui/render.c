@@ -75,10 +75,10 @@ static int controls(ui_draw *dl, const ui_app *app)
     snprintf(buf, sizeof buf, _("i  fill %s"), isinf(c->mask_value) ? "−∞" : attn_format_mask_value(c->mask_value, mv, sizeof mv));
     chip(dl, &f, buf, false, UI_ACT_FILL, 0);
     chip(dl, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
-    chip(dl, &f, _("e  edit tokens"), app->editing, UI_ACT_EDIT, 0);
-    chip(dl, &f, app->decode ? _("k  decoding") : _("k  decode"), app->decode, UI_ACT_DECODE, 0);
-    chip(dl, &f, _("g  all heads"), app->view == UI_VIEW_GRID, UI_ACT_GRID, 0);
-    chip(dl, &f, _("Tab  compare"), app->view == UI_VIEW_COMPARE, UI_ACT_COMPARE, 0);
+    chip(dl, &f, _("e  edit tokens"), app->edit.open, UI_ACT_EDIT, 0);
+    chip(dl, &f, ui_app_decoding(app) ? _("k  decoding") : _("k  decode"), ui_app_decoding(app), UI_ACT_DECODE, 0);
+    chip(dl, &f, _("g  all heads"), app->view.mode == LESSON_VIEW_GRID, UI_ACT_GRID, 0);
+    chip(dl, &f, _("Tab  compare"), app->view.mode == LESSON_VIEW_COMPARE, UI_ACT_COMPARE, 0);
     chip(dl, &f, _("l  lessons"), app->lesson.picker, UI_ACT_PICKER, 0);
     chip(dl, &f, _("?  help"), app->help, UI_ACT_HELP, 0);
     return f.y + f.h + u / 2;
@@ -108,9 +108,9 @@ static void navigator(ui_draw *dl, const ui_app *app, ui_rect box)
     int top = box.y + u + u / 2;
     int fits = ui_imax(1, (box.h - (top - box.y)) / row);
     /* keep the current stage in view */
-    int first = app->stage_scroll;
-    if (app->stage < first) first = app->stage;
-    if (app->stage >= first + fits) first = app->stage - fits + 1;
+    int first = app->stage_scroll, stage = ui_app_stage(app);
+    if (stage < first) first = stage;
+    if (stage >= first + fits) first = stage - fits + 1;
     if (first > ui_imax(0, n - fits)) first = ui_imax(0, n - fits);
     dl->layout->stage_first = first;
     char shape[96];
@@ -119,7 +119,7 @@ static void navigator(ui_draw *dl, const ui_app *app, ui_rect box)
     for (int i = first; i < n && i < first + fits; i++) {
         const attn_tensor *t = &app->trace.tensors[i];
         int y = top + (i - first) * row;
-        bool cur = i == app->stage;
+        bool cur = i == stage;
         if (cur) ui_fill(dl, box.x, y, box.w, row, UI_PANEL_HI);
         if (cur) ui_fill(dl, box.x, y, 3, row, UI_ACCENT);
         ui_text(dl, t->name, box.x + u / 2, y + (row - u) / 2, cur ? UI_WHITE : UI_TEXT);
@@ -152,7 +152,7 @@ static int header(ui_draw *dl, const ui_app *app, ui_rect box)
     if (!t) return y;
     char buf[400], shape[96];
     ui_view_slice v;
-    ui_view_make(&app->trace, t->name, app->batch, app->head, &v);
+    ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v);
     snprintf(buf, sizeof buf, "%s %s", t->name, attn_tensor_shape_str(t, shape, sizeof shape));
     ui_text_fit(dl, buf, box.x, y, box.w, UI_WHITE);
     y += u + u / 4;
@@ -162,13 +162,13 @@ static int header(ui_draw *dl, const ui_app *app, ui_rect box)
         ui_text_fit(dl, _(t->info->desc), box.x, y, box.w, UI_TEXT_DIM);
         y += u + u / 8;
     }
-    int n = snprintf(buf, sizeof buf, _("batch row %d of %d"), app->batch, d->b);
+    int n = snprintf(buf, sizeof buf, _("batch row %d of %d"), app->view.batch, d->b);
     if (v.head_axis == 'h' || v.head_axis == 'g' || v.block)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · head %d of %d (↑ ↓) · reads kv head %d"), app->head, d->h,
-                      ui_view_kv_head(d, app->head));
+        n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · head %d of %d (↑ ↓) · reads kv head %d"), app->view.head, d->h,
+                      ui_view_kv_head(d, app->view.head));
     if (v.head_axis == 'g')
         n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · this tensor has g = %d kv heads"), d->g);
-    if (app->view == UI_VIEW_SINGLE && v.row_axis != UI_AXIS_NONE)
+    if (app->view.mode == LESSON_VIEW_SINGLE && v.row_axis != UI_AXIS_NONE)
         snprintf(buf + n, sizeof buf - (size_t)n, _(" · rows: %s, columns: %s"), axis_name(v.row_axis),
                  axis_name(v.col_axis));
     ui_text_fit(dl, buf, box.x, y, box.w, UI_TEXT);
@@ -191,7 +191,7 @@ static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box)
     char buf[400], tok[80], a[32], b[32], c[32];
     ui_fill(dl, box.x, box.y, box.w, 3 * u + u / 2, UI_PANEL);
     int x = box.x + u / 2, y = box.y + u / 4;
-    const char *q = d->b > 0 && d->L > 0 ? attn_tokens_at(&app->trace.tokens, app->batch, d->L - 1) : "";
+    const char *q = d->b > 0 && d->L > 0 ? attn_tokens_at(&app->trace.tokens, app->view.batch, d->L - 1) : "";
     snprintf(tok, sizeof tok, "%s", q);
     x += ui_text(dl, "[", x, y, UI_TEXT_DIM);
     int bw = ui_text_w(dl, "◀") + u;
@@ -199,7 +199,7 @@ static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box)
     ui_text(dl, "◀", x + u / 2, y, UI_TEXT);
     hit(dl, x, y - 2, bw, u + 4, UI_ACT_DECODE_PREV, 0);
     x += bw + u / 4;
-    snprintf(buf, sizeof buf, _("decode step %d of %d"), app->decode_step, app->decode_len);
+    snprintf(buf, sizeof buf, _("decode step %d of %d"), app->view.decode_step, app->decode_len);
     x += ui_text(dl, buf, x, y, UI_WHITE) + u / 4;
     ui_fill(dl, x, y - 2, bw, u + 4, UI_PANEL_HI);
     ui_text(dl, "▶", x + u / 2, y, UI_TEXT);
@@ -243,13 +243,13 @@ static void status_line(ui_draw *dl, const ui_app *app, ui_rect box)
 
 static void tooltip(ui_draw *dl, const ui_app *app)
 {
-    if (app->hover_area < 0 || app->hover_area >= app->layout.n_areas || app->help || app->editing) return;
+    if (app->hover_area < 0 || app->hover_area >= app->layout.n_areas || app->help || app->edit.open) return;
     const ui_heat_area *a = &app->layout.areas[app->hover_area];
     const attn_trace *tr = a->pane == 1 && app->has_alt ? &app->alt : &app->trace;
     ui_view_slice v;
     char buf[400];
     if (a->pane == 2) return; /* the difference has no formula of its own */
-    if (ui_view_make(tr, a->stage, app->batch, a->head, &v)) return;
+    if (ui_view_make(tr, a->stage, app->view.batch, a->head, &v)) return;
     ui_view_explain(tr, &v, app->hover_i, app->hover_j, buf, sizeof buf);
     if (!buf[0]) return;
     int u = ui_line(dl);
@@ -262,44 +262,16 @@ static void tooltip(ui_draw *dl, const ui_app *app)
     ui_text_fit(dl, buf, x + u / 2, y + u / 4, w - u, UI_WHITE);
 }
 
-/* key names stay as they are; the descriptions (and "click") are translated where drawn */
-static const char *const HELP[][2] = {
-    {"← →", N_("previous / next stage")},
-    {"↑ ↓", N_("previous / next head")},
-    {"b", N_("next batch row")},
-    {"c", N_("causal mask on / off")},
-    {"p", N_("padding: right → left → unmasked")},
-    {"m", N_("mode: MHA → GQA → MQA")},
-    {"h  H", N_("more / fewer heads (divisors of d_model)")},
-    {"v  V", N_("more / fewer kv heads (divisors of heads)")},
-    {"r", N_("RoPE on / off")},
-    {"d", N_("training with dropout / evaluation")},
-    {"i", N_("mask fill: −∞ or −1e9")},
-    {"x", N_("cross-attention on / off")},
-    {"g", N_("all-heads grid")},
-    {"Tab", N_("compare view; t: which mask to toggle")},
-    {"e", N_("edit the tokens (Enter applies, Esc cancels)")},
-    {"k", N_("KV-cache decode mode;  [ ]  previous / next token")},
-    /* TRANSLATORS: "click" stands in the keys column of the help */
-    {N_("click"), N_("a cell's row: its weights as bars")},
-    {"s", N_("save a PNG of the window")},
-    {"f", N_("fullscreen")},
-    {"+ −", N_("bigger / smaller text")},
-    {"l", N_("lessons: pick one, with your progress")},
-    {"Space  ⌫", N_("in a lesson: next / previous step")},
-    {"? F1", N_("this help")},
-    {"Esc", N_("close an overlay, else quit")},
-    {"q", N_("quit")},
-};
-
+/* The help: a line for each row of the key table that has help text (keys.c). */
 static void help_overlay(ui_draw *dl)
 {
     int u = ui_line(dl);
-    int n = (int)(sizeof HELP / sizeof HELP[0]);
-    int kw = 0, dw = 0;
-    for (int i = 0; i < n; i++) {
-        kw = ui_imax(kw, ui_text_w(dl, _(HELP[i][0])));
-        dw = ui_imax(dw, ui_text_w(dl, _(HELP[i][1])));
+    int n = 0, kw = 0, dw = 0;
+    for (int i = 0; i < ui_n_keys; i++) {
+        if (!ui_keys[i].help_keys) continue;
+        n++;
+        kw = ui_imax(kw, ui_text_w(dl, _(ui_keys[i].help_keys)));
+        dw = ui_imax(dw, ui_text_w(dl, _(ui_keys[i].help)));
     }
     int row = u + u / 4;
     int w = ui_imin(dl->layout->width - 2 * u, kw + dw + 3 * u), h = ui_imin(dl->layout->height - 2 * u, (n + 2) * row + u);
@@ -308,11 +280,12 @@ static void help_overlay(ui_draw *dl)
     ui_fill(dl, x, y, w, h, UI_PANEL);
     ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
     ui_text_fit(dl, _("keys   (Esc or ? closes this)"), x + u, y + u / 2, w - 2 * u, UI_WHITE);
-    for (int i = 0; i < n; i++) {
-        int ry = y + u / 2 + (i + 1) * row + u / 2;
+    for (int i = 0, line = 0; i < ui_n_keys; i++) {
+        if (!ui_keys[i].help_keys) continue;
+        int ry = y + u / 2 + (++line) * row + u / 2;
         if (ry + u > y + h) break;
-        ui_text(dl, _(HELP[i][0]), x + u, ry, UI_ACCENT);
-        ui_text_fit(dl, _(HELP[i][1]), x + 2 * u + kw, ry, w - 3 * u - kw, UI_TEXT);
+        ui_text(dl, _(ui_keys[i].help_keys), x + u, ry, UI_ACCENT);
+        ui_text_fit(dl, _(ui_keys[i].help), x + 2 * u + kw, ry, w - 3 * u - kw, UI_TEXT);
     }
 }
 
@@ -326,32 +299,32 @@ static void edit_overlay(ui_draw *dl, const ui_app *app)
     ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
     ui_text_fit(dl, _("tokens: spaces between tokens, | between batch rows — Enter applies, Esc cancels"), x + u,
                 y + u / 2, w - 2 * u, UI_WHITE);
-    bool two = app->cfg.source_tokens || app->edit_field == 1 || app->edit[1][0];
+    bool two = app->cfg.source_tokens || app->edit.field == 1 || app->edit.text[1][0];
     for (int f = 0; f < (two ? 2 : 1); f++) {
         int fy = y + 2 * u + f * 2 * u;
-        bool cur = f == app->edit_field;
+        bool cur = f == app->edit.field;
         /* TRANSLATORS: labels of the token editor's fields: the target sentence and, for cross-attention, the source */
         ui_text(dl, f ? _("source") : _("target"), x + u, fy + u / 4, UI_TEXT_DIM);
         int fx = x + u + ui_imax(ui_text_w(dl, _("source")), ui_text_w(dl, _("target"))) + u;
         int fw = x + w - u - fx;
         ui_fill(dl, fx, fy, fw, u + u / 2, cur ? UI_BG : UI_PANEL_HI);
         if (cur) ui_frame(dl, fx, fy, fw, u + u / 2, 1, UI_ACCENT);
-        const char *s = app->edit[f];
+        const char *s = app->edit.text[f];
         int tx = fx + u / 3, ty = fy + u / 4;
         if (!cur) {
             ui_text_fit(dl, s, tx, ty, fw - u, UI_TEXT);
             continue;
         }
         char before[UI_EDIT_MAX];
-        snprintf(before, sizeof before, "%.*s", app->edit_cursor, s);
+        snprintf(before, sizeof before, "%.*s", app->edit.cursor, s);
         int bx = tx + ui_text(dl, before, tx, ty, UI_WHITE);
         int cx = bx;
-        if (app->compose[0]) { /* IME composition: underlined, at the cursor */
-            int cw = ui_text(dl, app->compose, bx, ty, UI_ACCENT);
+        if (app->edit.compose[0]) { /* IME composition: underlined, at the cursor */
+            int cw = ui_text(dl, app->edit.compose, bx, ty, UI_ACCENT);
             ui_line_to(dl, bx, ty + u, bx + cw, ty + u, 2, UI_ACCENT);
             cx = bx + cw;
         }
-        ui_text(dl, s + app->edit_cursor, cx, ty, UI_WHITE);
+        ui_text(dl, s + app->edit.cursor, cx, ty, UI_WHITE);
         ui_line_to(dl, cx, ty, cx, ty + u, 2, UI_WHITE);
         dl->layout->edit_rect = (ui_rect){bx, fy, fw - (bx - fx), u + u / 2};
     }
@@ -388,11 +361,11 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     navigator(dl, app, (ui_rect){0, top, nav_w, h - top - status_h});
     ui_rect main = {nav_w + u, top, w - nav_w - 2 * u, h - top - status_h - u / 2};
     int y = header(dl, app, main);
-    if (app->decode) y = decode_panel(dl, app, (ui_rect){main.x, y, main.w, 0});
+    if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){main.x, y, main.w, 0});
     ui_rect pic = {main.x, y, main.w, main.y + main.h - y};
-    switch (app->view) {
-    case UI_VIEW_GRID: ui_plot_grid(dl, app, pic); break;
-    case UI_VIEW_COMPARE: ui_plot_compare(dl, app, pic); break;
+    switch (app->view.mode) {
+    case LESSON_VIEW_GRID: ui_plot_grid(dl, app, pic); break;
+    case LESSON_VIEW_COMPARE: ui_plot_compare(dl, app, pic); break;
     default: ui_plot_single(dl, app, pic); break;
     }
     status_line(dl, app, (ui_rect){0, h - status_h, w, status_h});
@@ -401,7 +374,7 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
         ui_render_lesson(app, dl, (ui_rect){w, 0, panel_w, h});
     }
     tooltip(dl, app);
-    if (app->editing) edit_overlay(dl, app);
+    if (app->edit.open) edit_overlay(dl, app);
     if (app->help) help_overlay(dl);
     if (app->lesson.picker) ui_render_picker(app, dl);
 }

@@ -12,15 +12,11 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "state.h"
 
 typedef struct {
-    const char *stage;    /* NULL: weights */
-    int head, batch;      /* query head, batch row */
-    const char *view;     /* "single", "grid" or "compare"; NULL: single */
-    const char *compare;  /* compare: "causal", "padding" or "fill"; NULL: causal */
+    lesson_view view;     /* stage, head, batch row, bar-chart row, view mode, compare toggle, decode step */
     int width, height;    /* pixels; 0: 1280 × 800 */
-    int row;              /* query row shown as a bar chart, -1: none */
-    int decode_step;      /* > 0: KV-cache decode mode at this step */
     float font_scale;     /* 0: 1 */
     const char *lesson;   /* a lesson file: draw its step `step` (the lesson sets the view) */
     int step;             /* 1-based; 0: 1 */

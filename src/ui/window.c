@@ -8,6 +8,7 @@
 
 #include "app.h"
 #include "i18n.h"
+#include "input_sdl.h"
 #include "offscreen.h"
 #include "render.h"
 #include "ui.h"
@@ -18,7 +19,7 @@ static void save_name(const ui_app *app, char *buf, size_t size)
     const attn_tensor *t = ui_app_tensor(app);
     struct stat st;
     for (int n = 1; n < 10000; n++) {
-        snprintf(buf, size, "attnlab-%s-h%d-%d.png", t ? t->name : "frame", app->head, n);
+        snprintf(buf, size, "attnlab-%s-h%d-%d.png", t ? t->name : "frame", app->view.head, n);
         if (stat(buf, &st) != 0) return;
     }
 }
@@ -39,9 +40,9 @@ static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t t
 {
     char t[256];
     ui_render(app, g, &app->layout);
-    if (app->save_requested) {
+    if (app->req.save) {
         char name[128], err[300];
-        app->save_requested = false;
+        app->req.save = false;
         save_name(app, name, sizeof name);
         if (ui_save_png(g->r, name, err, sizeof err)) ui_app_status(app, true, "%s", err);
         else ui_app_status(app, false, _("saved %s"), name);
@@ -53,11 +54,31 @@ static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t t
         SDL_SetWindowTitle(win, t);
         snprintf(title, tsize, "%s", t);
     }
-    if (app->editing) {
+    if (app->edit.open) {
         ui_rect r = app->layout.edit_rect;
         float k = app->pixel_ratio > 0 ? app->pixel_ratio : 1.0f;
         SDL_Rect pts = {(int)(r.x / k), (int)(r.y / k), (int)(r.w / k), (int)(r.h / k)};
         SDL_SetTextInputRect(&pts);
+    }
+}
+
+/* What the app asked for after an event: the clipboard, text input, fullscreen. */
+static void carry_out(ui_app *app, SDL_Window *win, bool *fullscreen)
+{
+    if (app->req.paste) {
+        char *clip = SDL_HasClipboardText() ? SDL_GetClipboardText() : NULL;
+        ui_app_paste(app, clip);
+        SDL_free(clip);
+    }
+    bool text = ui_app_wants_text(app);
+    if (text != (bool)SDL_IsTextInputActive()) {
+        if (text) SDL_StartTextInput();
+        else SDL_StopTextInput();
+    }
+    if (app->req.fullscreen != *fullscreen) {
+        *fullscreen = app->req.fullscreen;
+        SDL_SetWindowFullscreen(win, *fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
+        app->dirty = true;
     }
 }
 
@@ -116,22 +137,19 @@ static int run(ui_app *app_in, char *err, size_t errsize, int *exit_code)
     SDL_StopTextInput(); /* keys are shortcuts until the token editor opens */
 
     char title[256] = "";
+    bool fullscreen = false;
     update_ratio(&app, win, r);
     frame(&app, g, win, title, sizeof title);
     SDL_Event ev;
-    while (!app.quit && SDL_WaitEvent(&ev)) {
+    while (!app.req.quit && SDL_WaitEvent(&ev)) {
         /* every pending event first, then at most one frame */
         do {
-            ui_app_event(&app, &ev);
-        } while (!app.quit && SDL_PollEvent(&ev));
-        if (app.quit) break;
-        if (app.fullscreen_changed) {
-            app.fullscreen_changed = false;
-            SDL_SetWindowFullscreen(win, app.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
-            app.dirty = true;
-        }
+            ui_input_sdl(&app, &ev);
+            carry_out(&app, win, &fullscreen);
+        } while (!app.req.quit && SDL_PollEvent(&ev));
+        if (app.req.quit) break;
         update_ratio(&app, win, r);
-        if (app.dirty || app.save_requested) frame(&app, g, win, title, sizeof title);
+        if (app.dirty || app.req.save) frame(&app, g, win, title, sizeof title);
     }
     rc = 0;
     *exit_code = 0;
@@ -171,7 +189,7 @@ int ui_lesson_window(const char *path, int step, const char *lang)
         return 2;
     }
     ui_player_init(&app.lesson, lang, NULL);
-    if (path ? ui_player_open(&app, path, step, err, sizeof err) : ui_player_picker(&app)) {
+    if (path ? ui_app_lesson_open(&app, path, step, err, sizeof err) : ui_app_lesson_picker(&app)) {
         if (!path) snprintf(err, sizeof err, "%s", app.status);
         fprintf(stderr, "attnlab lesson%s: %s\n", path ? "" : "s", err);
         ui_app_free(&app);

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int s = 0; s < ls.n_steps; s++) {
             attn_config c;
             lesson_view v;
-            lesson_step_state(&ls, s, &c, &v, &dg);
+            lesson_step_state(&ls, s, &c, &v, NULL, &dg);
             attn_config_free(&c);
             const lesson_step *st = &ls.steps[s];
             for (int b = 0; b < st->n_blocks; b++) {

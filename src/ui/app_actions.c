@@ -1,0 +1,430 @@
+/* app_actions.c — what an action does: every key and button ends here. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "app_impl.h"
+#include "i18n.h"
+
+#define EXAMPLE_SOURCE "you are a cat girl | I love AI"
+#define MAX_HEADS_OFFERED 64
+
+/* A settings change that a trace loaded from a file cannot take. */
+static bool refuse_in_file(ui_app *app, const char *what)
+{
+    if (!app->from_file) return false;
+    ui_app_status(app, true,
+                  _("%s: a trace opened from a file keeps its shapes and inputs; run `attnlab --%s ...` to change it"),
+                  what, what);
+    return true;
+}
+
+/* ---- head layout ---------------------------------------------------------- */
+
+typedef struct {
+    int heads;            /* 0: keep */
+    int kv_heads;
+    attn_mode mode;
+} head_layout;
+
+static int set_head_layout(attn_config *next, const void *arg, attn_error *err)
+{
+    const head_layout *h = arg;
+    (void)err;
+    if (h->heads) next->heads = h->heads;
+    next->kv_heads = h->kv_heads;
+    next->mode = h->mode;
+    return 0;
+}
+
+static int next_divisor(int n, int from, int dir, int limit)
+{
+    for (int x = from + dir; x >= 1 && x <= limit; x += dir)
+        if (n % x == 0) return x;
+    return from;
+}
+
+static int change_heads(ui_app *app, int dir)
+{
+    const attn_dims *d = &app->trace.dims;
+    int limit = d->d < MAX_HEADS_OFFERED ? d->d : MAX_HEADS_OFFERED;
+    int h = next_divisor(d->d, d->h, dir, limit);
+    if (h == d->h) {
+        ui_app_status(app, false,
+                      dir > 0 ? _("heads: %d is the largest divisor of d_model = %d on offer")
+                              : _("heads: %d is the smallest divisor of d_model = %d on offer"),
+                      d->h, d->d);
+        return -1;
+    }
+    head_layout next = {h, 0, d->mode};
+    if (d->mode == ATTN_MODE_GQA && !attn_gqa_default_groups(h)) {
+        next.mode = ATTN_MODE_MHA;
+        ui_app_status(app, false, _("h = %d has no divisor between 1 and %d, so GQA becomes MHA"), h, h);
+    } else if (d->mode == ATTN_MODE_GQA && h % d->g == 0 && d->g > 1 && d->g < h) {
+        next.kv_heads = d->g;
+        next.mode = ATTN_MODE_AUTO;
+    }
+    return ui_app_edit_config(app, set_head_layout, &next);
+}
+
+static int change_kv(ui_app *app, int dir)
+{
+    const attn_dims *d = &app->trace.dims;
+    int g = next_divisor(d->h, d->g, dir, d->h);
+    if (g == d->g) {
+        ui_app_status(app, false,
+                      dir > 0 ? _("kv_heads: %d is the largest divisor of heads = %d")
+                              : _("kv_heads: %d is the smallest divisor of heads = %d"),
+                      d->g, d->h);
+        return -1;
+    }
+    return ui_app_edit_config(app, set_head_layout, &(head_layout){0, g, ATTN_MODE_AUTO});
+}
+
+static int cycle_mode(ui_app *app)
+{
+    const attn_dims *d = &app->trace.dims;
+    attn_mode m = d->mode == ATTN_MODE_MHA ? ATTN_MODE_GQA : d->mode == ATTN_MODE_GQA ? ATTN_MODE_MQA : ATTN_MODE_MHA;
+    if (m == ATTN_MODE_GQA && !attn_gqa_default_groups(d->h)) {
+        m = ATTN_MODE_MQA;
+        ui_app_status(app, false, _("h = %d has no divisor between 1 and %d: no GQA, so MHA → MQA"), d->h, d->h);
+    }
+    if (d->h == 1) {
+        ui_app_status(app, false, "%s", _("with one head MHA and MQA are the same: add heads with h"));
+        return -1;
+    }
+    return ui_app_edit_config(app, set_head_layout, &(head_layout){0, 0, m});
+}
+
+/* ---- cross-attention ------------------------------------------------------ */
+
+static int drop_source(attn_config *next, const void *arg, attn_error *err)
+{
+    (void)arg, (void)err;
+    free(next->source_tokens);
+    next->source_tokens = NULL;
+    next->causal = ATTN_CAUSAL_ON;
+    return 0;
+}
+
+static int example_source(attn_config *next, const void *arg, attn_error *err)
+{
+    (void)arg;
+    free(next->source_tokens);
+    next->source_tokens = strdup(EXAMPLE_SOURCE);
+    if (!next->source_tokens) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory"), -1;
+    next->causal = ATTN_CAUSAL_OFF;
+    next->rope = false;
+    next->past = 0;
+    return 0;
+}
+
+static int toggle_cross(ui_app *app)
+{
+    if (ui_app_decoding(app)) {
+        ui_app_status(app, true, "%s", _("cross-attention has no KV-cache decoding here: leave decode mode (k) first"));
+        return -1;
+    }
+    if (app->cfg.source_tokens) {
+        int rc = ui_app_edit_config(app, drop_source, NULL);
+        if (!rc) ui_app_status(app, false, "%s", _("self-attention: keys are the sentence itself, causal mask back on"));
+        return rc;
+    }
+    if (app->cfg.tokens) { /* the user's own sentence: ask for the source */
+        ui_app_edit_start(app, 1);
+        ui_app_status(app, false, "%s",
+                      _("type the source sentence (one row per target row, rows split by |), then Enter"));
+        return 0;
+    }
+    int rc = ui_app_edit_config(app, example_source, NULL);
+    if (!rc)
+        ui_app_status(app, false, _("cross-attention: keys and values come from the source \"%s\"; no causal mask"),
+                      EXAMPLE_SOURCE);
+    return rc;
+}
+
+/* ---- toggles -------------------------------------------------------------- */
+
+static int toggle_causal(attn_config *next, const void *arg, attn_error *err)
+{
+    (void)arg, (void)err;
+    next->causal = ui_causal_toggled(next->causal);
+    return 0;
+}
+
+static int toggle_rope(attn_config *next, const void *arg, attn_error *err)
+{
+    (void)arg, (void)err;
+    next->rope = !next->rope;
+    return 0;
+}
+
+static int toggle_fill(attn_config *next, const void *arg, attn_error *err)
+{
+    (void)arg, (void)err;
+    next->mask_value = ui_fill_toggled(next->mask_value);
+    return 0;
+}
+
+static int toggle_train(attn_config *next, const void *arg, attn_error *err)
+{
+    (void)arg, (void)err;
+    next->train = !next->train;
+    if (next->train && next->dropout <= 0.0f) next->dropout = 0.1f;
+    return 0;
+}
+
+/* right → left → off → right; a trace file keeps its padding side: right → off */
+static int cycle_padding(attn_config *next, const void *from_file, attn_error *err)
+{
+    (void)err;
+    if (!next->pad_mask) {
+        next->pad_mask = true;
+        next->pad_side = ATTN_PAD_RIGHT;
+    } else if (next->pad_side == ATTN_PAD_RIGHT && !*(const bool *)from_file) {
+        next->pad_side = ATTN_PAD_LEFT;
+    } else {
+        next->pad_mask = false;
+        next->pad_side = ATTN_PAD_RIGHT;
+    }
+    return 0;
+}
+
+/* The status line after a toggle went through. */
+static void toggled(ui_app *app, ui_action act, bool was_reversed)
+{
+    const attn_config *c = &app->cfg;
+    switch (act) {
+    case UI_ACT_CAUSAL:
+        ui_app_status(app, false, "%s", was_reversed ? _("causal mask on: the reversed mask is corrected")
+                                        : c->causal  ? _("causal mask on")
+                                                     : _("causal mask off"));
+        break;
+    case UI_ACT_ROPE: ui_app_status(app, false, "%s", c->rope ? _("RoPE on") : _("RoPE off")); break;
+    case UI_ACT_FILL:
+        ui_app_status(app, false, _("masked scores filled with %s"), isinf(c->mask_value) ? "−∞" : "−1e9");
+        break;
+    case UI_ACT_TRAIN:
+        if (c->train) ui_app_status(app, false, _("training: dropout p = %g on the weights and the output"), c->dropout);
+        else ui_app_status(app, false, "%s", _("evaluation: no dropout"));
+        break;
+    default:
+        ui_app_status(app, false, "%s", !c->pad_mask ? _("padding mask off: queries may attend to <pad> keys")
+                                        : c->pad_side == ATTN_PAD_LEFT ? _("padding on the left, masked")
+                                                                       : _("padding on the right, masked"));
+        break;
+    }
+}
+
+static bool config_action(ui_app *app, ui_action act)
+{
+    ui_config_change change;
+    switch (act) {
+    case UI_ACT_MODE: return !refuse_in_file(app, "mode") && cycle_mode(app) == 0;
+    case UI_ACT_HEADS_UP: return !refuse_in_file(app, "heads") && change_heads(app, +1) == 0;
+    case UI_ACT_HEADS_DOWN: return !refuse_in_file(app, "heads") && change_heads(app, -1) == 0;
+    case UI_ACT_KV_UP: return !refuse_in_file(app, "kv-heads") && change_kv(app, +1) == 0;
+    case UI_ACT_KV_DOWN: return !refuse_in_file(app, "kv-heads") && change_kv(app, -1) == 0;
+    case UI_ACT_CROSS: return !refuse_in_file(app, "source-tokens") && toggle_cross(app) == 0;
+    case UI_ACT_CAUSAL: change = toggle_causal; break;
+    case UI_ACT_ROPE: change = toggle_rope; break;
+    case UI_ACT_FILL: change = toggle_fill; break;
+    case UI_ACT_TRAIN: change = toggle_train; break;
+    case UI_ACT_PADDING: change = cycle_padding; break;
+    default: return false;
+    }
+    bool was_reversed = app->cfg.causal == ATTN_CAUSAL_REVERSED;
+    if (ui_app_edit_config(app, change, &app->from_file)) return false;
+    toggled(app, act, was_reversed);
+    return true;
+}
+
+/* ---- decoding ------------------------------------------------------------- */
+
+static int toggle_decode(ui_app *app)
+{
+    if (ui_app_decoding(app)) {
+        app->view.decode_step = 0;
+        int rc = ui_app_edit_config(app, NULL, NULL);
+        if (!rc) ui_app_status(app, false, "%s", _("decode mode off: the full pass again"));
+        return rc;
+    }
+    if (app->from_file) return refuse_in_file(app, "past"), -1;
+    if (app->trace.dims.cross) {
+        ui_app_status(app, true, "%s", _("decode mode is for self-attention: switch cross-attention off (x) first"));
+        return -1;
+    }
+    app->view.decode_step = 1;
+    if (ui_app_edit_config(app, NULL, NULL)) {
+        app->view.decode_step = 0;
+        return -1;
+    }
+    ui_app_set_stage(app, attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
+    app->view.row = -1;
+    ui_app_status(app, false, "%s", _("decode mode: ] next token, [ previous; the new query row reads every cached key"));
+    return 0;
+}
+
+static int decode_step(ui_app *app, int dir)
+{
+    if (!ui_app_decoding(app)) {
+        ui_app_status(app, false, "%s", _("press k for KV-cache decode mode first"));
+        return -1;
+    }
+    int step = app->view.decode_step + dir;
+    if (step < 1 || step > app->decode_len) return -1;
+    app->view.decode_step = step;
+    return ui_app_edit_config(app, NULL, NULL);
+}
+
+/* ---- cycling a setting --------------------------------------------------- */
+
+/* The value after the current one in the cycle list of the setting's row of
+ * the settings table, into buf. Returns 0, or -1 when the setting lists no
+ * cycle. Wired to the settings table once config.c exports it; until then no
+ * key row names a setting. */
+static int next_value(const attn_config *c, const char *setting, char *buf, size_t size)
+{
+    (void)c, (void)setting, (void)buf, (void)size;
+    return -1;
+}
+
+bool ui_app_cycle(ui_app *app, int row)
+{
+    char value[64];
+    if (row < 0 || row >= ui_n_keys || !ui_keys[row].setting) return false;
+    const char *name = ui_keys[row].setting;
+    if (refuse_in_file(app, name)) return false;
+    if (next_value(&app->cfg, name, value, sizeof value)) {
+        ui_app_status(app, true, "%s: no values to cycle through", name);
+        return false;
+    }
+    if (ui_app_set(app, name, value)) return false;
+    ui_app_status(app, false, "%s = %s", name, value);
+    return true;
+}
+
+/* ---- what is shown -------------------------------------------------------- */
+
+/* Stage, head, batch row and bar-chart row: moving within the trace. */
+static bool move(ui_app *app, ui_action act, int arg)
+{
+    lesson_view *v = &app->view;
+    const attn_dims *d = &app->trace.dims;
+    int n = app->trace.n_tensors, s = ui_app_stage(app);
+    switch (act) {
+    case UI_ACT_STAGE: break;
+    case UI_ACT_STAGE_PREV: arg = s - 1; break;
+    case UI_ACT_STAGE_NEXT: arg = s + 1; break;
+    case UI_ACT_HEAD:
+        if (arg < 0 || arg >= d->h) return false;
+        v->head = arg;
+        return true;
+    case UI_ACT_HEAD_PREV: v->head = (v->head + d->h - 1) % d->h; return true;
+    case UI_ACT_HEAD_NEXT: v->head = (v->head + 1) % d->h; return true;
+    case UI_ACT_BATCH_NEXT:
+        v->batch = (v->batch + 1) % d->b;
+        ui_app_status(app, false, _("batch row %d of %d"), v->batch, d->b);
+        return true;
+    default: /* UI_ACT_ROW */
+        v->row = (arg == v->row || arg < 0 || arg >= d->s) ? -1 : arg;
+        return true;
+    }
+    if (arg < 0 || arg >= n) return false;
+    snprintf(v->stage, sizeof v->stage, "%s", app->trace.tensors[arg].name);
+    return true;
+}
+
+static bool view_mode(ui_app *app, ui_action act, int arg)
+{
+    lesson_view *v = &app->view;
+    switch (act) {
+    case UI_ACT_GRID:
+        v->mode = v->mode == LESSON_VIEW_GRID ? LESSON_VIEW_SINGLE : LESSON_VIEW_GRID;
+        if (app->has_alt) ui_app_refresh_alt(app); /* leaving the compare view: its toggled trace goes */
+        return true;
+    case UI_ACT_COMPARE:
+        v->mode = v->mode == LESSON_VIEW_COMPARE ? LESSON_VIEW_SINGLE : LESSON_VIEW_COMPARE;
+        ui_app_refresh_alt(app);
+        return true;
+    default: /* UI_ACT_COMPARE_WITH: arg -1 is the next one */
+        v->compare = arg >= 0 && arg < LESSON_COMPARE_COUNT ? (lesson_compare)arg
+                                                             : (lesson_compare)((v->compare + 1) % LESSON_COMPARE_COUNT);
+        v->mode = LESSON_VIEW_COMPARE;
+        ui_app_refresh_alt(app);
+        return true;
+    }
+}
+
+/* Saving, fullscreen, text size, overlays, quitting: the window's part. */
+static bool window_action(ui_app *app, ui_action act)
+{
+    switch (act) {
+    case UI_ACT_SAVE: app->req.save = true; return true;
+    case UI_ACT_FULLSCREEN: app->req.fullscreen = !app->req.fullscreen; return true;
+    case UI_ACT_FONT_UP:
+        if (app->font_scale >= 3.0f) return false;
+        app->font_scale = fminf(3.0f, app->font_scale + 0.25f);
+        return true;
+    case UI_ACT_FONT_DOWN:
+        if (app->font_scale <= 0.75f) return false;
+        app->font_scale = fmaxf(0.75f, app->font_scale - 0.25f);
+        return true;
+    case UI_ACT_HELP: app->help = !app->help; return true;
+    case UI_ACT_BACK:
+        if (app->help) return window_action(app, UI_ACT_HELP);
+        if (app->view.row >= 0) return move(app, UI_ACT_ROW, -1);
+        app->req.quit = true;
+        return true;
+    default: /* UI_ACT_QUIT */
+        app->req.quit = true;
+        return true;
+    }
+}
+
+bool ui_app_do(ui_app *app, ui_action act, int arg)
+{
+    app->dirty = true;
+    switch (act) {
+    case UI_ACT_NONE: return false;
+    case UI_ACT_STAGE:
+    case UI_ACT_STAGE_PREV:
+    case UI_ACT_STAGE_NEXT:
+    case UI_ACT_HEAD:
+    case UI_ACT_HEAD_PREV:
+    case UI_ACT_HEAD_NEXT:
+    case UI_ACT_BATCH_NEXT:
+    case UI_ACT_ROW: return move(app, act, arg);
+    case UI_ACT_GRID:
+    case UI_ACT_COMPARE:
+    case UI_ACT_COMPARE_WITH: return view_mode(app, act, arg);
+    case UI_ACT_EDIT:
+        if (app->from_file) return refuse_in_file(app, "tokens"), true;
+        ui_app_edit_start(app, 0);
+        return true;
+    case UI_ACT_DECODE: return toggle_decode(app) == 0;
+    case UI_ACT_DECODE_PREV: return decode_step(app, -1) == 0;
+    case UI_ACT_DECODE_NEXT: return decode_step(app, +1) == 0;
+    case UI_ACT_SAVE:
+    case UI_ACT_FULLSCREEN:
+    case UI_ACT_FONT_UP:
+    case UI_ACT_FONT_DOWN:
+    case UI_ACT_HELP:
+    case UI_ACT_BACK:
+    case UI_ACT_QUIT: return window_action(app, act);
+    case UI_ACT_LESSON_NEXT:
+    case UI_ACT_LESSON_PREV:
+    case UI_ACT_LESSON_RESTORE:
+    case UI_ACT_LESSON_CHOICE:
+    case UI_ACT_LESSON_CHECK:
+    case UI_ACT_LESSON_FIELD:
+    case UI_ACT_LESSON_REVEAL:
+    case UI_ACT_PICKER:
+    case UI_ACT_PICK:
+    case UI_ACT_PICKER_RESET: return ui_app_lesson_do(app, act, arg);
+    case UI_ACT_CYCLE: return ui_app_cycle(app, arg);
+    default: return config_action(app, act);
+    }
+}

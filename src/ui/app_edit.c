@@ -1,0 +1,126 @@
+/* app_edit.c — the token editor: a one-line UTF-8 text field per sentence. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "app_impl.h"
+#include "i18n.h"
+#include "utf8.h"
+
+void ui_app_edit_start(ui_app *app, int field)
+{
+    ui_token_editor *e = &app->edit;
+    char *text = app->cfg.tokens ? strdup(app->cfg.tokens) : attn_tokens_text(&app->trace.tokens, 0);
+    if (ui_app_decoding(app)) { /* the whole sentence, not the decoded prefix */
+        free(text);
+        attn_dims d;
+        attn_tokens tk = {0}, src = {0};
+        attn_error err;
+        text = NULL;
+        if (!attn_config_resolve(&app->cfg, &d, &tk, &src, &err)) text = attn_tokens_text(&tk, 0);
+        attn_tokens_free(&tk);
+        attn_tokens_free(&src);
+    }
+    snprintf(e->text[0], UI_EDIT_MAX, "%s", text ? text : "");
+    free(text);
+    /* field 1: cross-attention on the user's own sentence asks for a new source */
+    snprintf(e->text[1], UI_EDIT_MAX, "%s", field == 0 && app->cfg.source_tokens ? app->cfg.source_tokens : "");
+    e->field = field;
+    e->cursor = (int)strlen(e->text[field]);
+    e->compose[0] = '\0';
+    e->open = true;
+    app->dirty = true;
+}
+
+void ui_app_edit_stop(ui_app *app)
+{
+    app->edit.open = false;
+    app->edit.compose[0] = '\0';
+    app->dirty = true;
+}
+
+/* The editor's sentences into the settings: an empty source ends cross-attention. */
+static int set_tokens(attn_config *next, const void *arg, attn_error *err)
+{
+    const ui_token_editor *e = arg;
+    if (attn_config_set(next, "tokens", e->text[0], err) ||
+        (e->text[1][0] && attn_config_set(next, "source_tokens", e->text[1], err)))
+        return -1;
+    if (next->source_tokens && !e->text[1][0]) {
+        free(next->source_tokens);
+        next->source_tokens = NULL;
+        next->causal = ATTN_CAUSAL_ON;
+    }
+    if (next->source_tokens) {
+        next->causal = ATTN_CAUSAL_OFF;
+        next->rope = false;
+    }
+    next->seq = next->batch = 0;
+    return 0;
+}
+
+static void apply_edit(ui_app *app)
+{
+    if (ui_app_edit_config(app, set_tokens, &app->edit) == 0) {
+        ui_app_edit_stop(app);
+        ui_app_status(app, false, _("tokens: %s"), app->edit.text[0]);
+    }
+}
+
+void ui_app_edit_insert(ui_app *app, const char *text)
+{
+    ui_token_editor *e = &app->edit;
+    char *s = e->text[e->field];
+    size_t len = strlen(s), add = strlen(text);
+    if (len + add >= UI_EDIT_MAX) {
+        ui_app_status(app, true, _("tokens: the text field holds at most %d bytes"), UI_EDIT_MAX - 1);
+        return;
+    }
+    memmove(s + e->cursor + add, s + e->cursor, len - (size_t)e->cursor + 1);
+    memcpy(s + e->cursor, text, add);
+    e->cursor += (int)add;
+}
+
+bool ui_app_edit_key(ui_app *app, int key, int mods)
+{
+    ui_token_editor *e = &app->edit;
+    char *s = e->text[e->field];
+    bool ctrl = (mods & UI_MOD_CTRL) != 0;
+    if (e->compose[0]) return false; /* the IME owns the keys while composing */
+    switch (key) {
+    case UI_KEY_ESCAPE: ui_app_edit_stop(app); ui_app_status(app, false, "%s", _("edit cancelled")); return true;
+    case UI_KEY_RETURN: apply_edit(app); return true;
+    case UI_KEY_BACKSPACE: {
+        int p = (int)attn_utf8_prev(s, (size_t)e->cursor);
+        memmove(s + p, s + e->cursor, strlen(s) - (size_t)e->cursor + 1);
+        e->cursor = p;
+        return true;
+    }
+    case UI_KEY_DELETE: {
+        int p = (int)attn_utf8_next(s, strlen(s), (size_t)e->cursor);
+        memmove(s + e->cursor, s + p, strlen(s) - (size_t)p + 1);
+        return true;
+    }
+    case UI_KEY_LEFT: e->cursor = (int)attn_utf8_prev(s, (size_t)e->cursor); return true;
+    case UI_KEY_RIGHT: e->cursor = (int)attn_utf8_next(s, strlen(s), (size_t)e->cursor); return true;
+    case UI_KEY_HOME: e->cursor = 0; return true;
+    case UI_KEY_END: e->cursor = (int)strlen(s); return true;
+    case UI_KEY_TAB:
+        if (app->cfg.source_tokens || e->field == 1 || e->text[1][0]) {
+            e->field = !e->field;
+            e->cursor = (int)strlen(e->text[e->field]);
+        }
+        return true;
+    case 'u':
+        if (!ctrl) return false;
+        s[0] = '\0';
+        e->cursor = 0;
+        return true;
+    case 'v':
+        if (!ctrl) return false;
+        app->req.paste = true; /* the window answers with ui_app_paste */
+        return true;
+    default: return false;
+    }
+}

@@ -1,0 +1,36 @@
+/* app_impl.h — what the app's own files (app.c, app_actions.c, app_input.c,
+ * app_edit.c, app_lesson.c) share; no other module includes it. */
+#ifndef UI_APP_IMPL_H
+#define UI_APP_IMPL_H
+
+#include <math.h>
+#include <stdbool.h>
+
+#include "action.h"
+#include "config.h"
+
+struct ui_app;
+
+/* What `c` does to the causal mask: on ⇄ off, and a reversed (pitfall) mask
+ * is corrected to on. The compare view toggles it the same way. */
+static inline attn_causal ui_causal_toggled(attn_causal c)
+{
+    return c == ATTN_CAUSAL_OFF ? ATTN_CAUSAL_ON : c == ATTN_CAUSAL_ON ? ATTN_CAUSAL_OFF : ATTN_CAUSAL_ON;
+}
+
+/* What `i` does to the fill value of masked scores: −∞ ⇄ −1e9. */
+static inline float ui_fill_toggled(float mask_value)
+{
+    return isinf(mask_value) ? -1e9f : -INFINITY;
+}
+
+/* The lesson and picker actions (app_lesson.c). */
+bool ui_app_lesson_do(struct ui_app *app, ui_action act, int arg);
+
+/* UI_ACT_CYCLE: the setting of key row `row` steps to its next value (app_actions.c). */
+bool ui_app_cycle(struct ui_app *app, int row);
+
+/* Takes the player's message, if it left one, onto the status line. */
+void ui_app_take_note(struct ui_app *app);
+
+#endif

@@ -1,0 +1,202 @@
+/* app_input.c — keys, typed text and the mouse, turned into actions. */
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+#include "app_impl.h"
+#include "view.h"
+
+bool ui_app_wants_text(const ui_app *app)
+{
+    return app->edit.open || (app->lesson.open && app->lesson.focus >= 0);
+}
+
+/* ---- keys ----------------------------------------------------------------- */
+
+/* The lesson picker is modal: only its keys (and q) do something. */
+static bool picker_key(ui_app *app, int key)
+{
+    ui_player *p = &app->lesson;
+    int n = p->have_catalog ? p->catalog.n : 0;
+    switch (key) {
+    case UI_KEY_UP: p->sel = n ? (p->sel + n - 1) % n : 0; break;
+    case UI_KEY_DOWN: p->sel = n ? (p->sel + 1) % n : 0; break;
+    case UI_KEY_RETURN:
+    case UI_KEY_SPACE: ui_app_do(app, UI_ACT_PICK, p->sel); break;
+    case UI_KEY_ESCAPE:
+    case 'l': p->picker = false; break;
+    case UI_KEY_DELETE: return ui_app_do(app, UI_ACT_PICKER_RESET, 0);
+    case 'q': return ui_app_do(app, UI_ACT_QUIT, 0);
+    default: return true;
+    }
+    p->confirm_reset = false;
+    app->dirty = true;
+    return true;
+}
+
+/* Typing a lesson's numeric answer: the text arrives through ui_app_text. */
+static bool answer_key(ui_app *app, int key)
+{
+    ui_player *p = &app->lesson;
+    switch (key) {
+    case UI_KEY_BACKSPACE: ui_player_backspace(p); app->dirty = true; return true;
+    case UI_KEY_RETURN: return ui_app_do(app, UI_ACT_LESSON_CHECK, p->focus), true;
+    case UI_KEY_ESCAPE:
+    case UI_KEY_TAB: return ui_app_do(app, UI_ACT_LESSON_FIELD, -1), true;
+    default: return true;
+    }
+}
+
+bool ui_app_key(ui_app *app, int key, int mods)
+{
+    if (app->edit.open) {
+        bool changed = ui_app_edit_key(app, key, mods);
+        if (changed) app->dirty = true;
+        return changed;
+    }
+    if (app->lesson.picker) return picker_key(app, key);
+    if (app->lesson.open && app->lesson.focus >= 0) return answer_key(app, key);
+    const ui_key_binding *b = app->lesson.open ? ui_keys_find(UI_KEYS_LESSON, key, mods) : NULL;
+    if (!b) b = ui_keys_find(UI_KEYS_VIEW, key, mods);
+    if (!b) return false;
+    if (app->help && b->action != UI_ACT_HELP && b->action != UI_ACT_BACK && b->action != UI_ACT_QUIT)
+        app->help = false;
+    return ui_app_do(app, b->action, b->action == UI_ACT_CYCLE ? (int)(b - ui_keys) : b->arg);
+}
+
+/* ---- text ----------------------------------------------------------------- */
+
+bool ui_app_text(ui_app *app, const char *utf8)
+{
+    if (!app->edit.open && app->lesson.open && app->lesson.focus >= 0) {
+        ui_player_type(&app->lesson, utf8);
+        app->dirty = true;
+        return true;
+    }
+    if (!app->edit.open) return false;
+    ui_app_edit_insert(app, utf8);
+    app->edit.compose[0] = '\0';
+    app->dirty = true;
+    return true;
+}
+
+bool ui_app_compose(ui_app *app, const char *utf8)
+{
+    if (!app->edit.open) return false;
+    snprintf(app->edit.compose, sizeof app->edit.compose, "%s", utf8);
+    app->dirty = true;
+    return true;
+}
+
+bool ui_app_paste(ui_app *app, const char *utf8)
+{
+    app->req.paste = false;
+    if (!app->edit.open || !utf8) return false;
+    char one_line[UI_EDIT_MAX];
+    snprintf(one_line, sizeof one_line, "%s", utf8);
+    for (char *c = one_line; *c; c++)
+        if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
+    ui_app_edit_insert(app, one_line);
+    app->dirty = true;
+    return true;
+}
+
+/* ---- the mouse ------------------------------------------------------------ */
+
+static bool find_cell(const ui_app *app, int x, int y, int *area, int *i, int *j)
+{
+    for (int a = 0; a < app->layout.n_areas; a++) {
+        const ui_heat_area *h = &app->layout.areas[a];
+        if (ui_rect_contains(h->r, x, y) &&
+            ui_heat_cell_at(h->r.w, h->r.h, h->rows, h->cols, x - h->r.x, y - h->r.y, i, j) == 0) {
+            *area = a;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ui_app_mouse_move(ui_app *app, int x, int y)
+{
+    app->mouse_x = x;
+    app->mouse_y = y;
+    int area = -1, i = -1, j = -1;
+    if (!app->help && !app->edit.open) find_cell(app, x, y, &area, &i, &j);
+    if (area < 0) i = j = -1;
+    if (area == app->hover_area && i == app->hover_i && j == app->hover_j) return false;
+    app->hover_area = area;
+    app->hover_i = i;
+    app->hover_j = j;
+    app->dirty = true;
+    return true;
+}
+
+bool ui_app_mouse_leave(ui_app *app)
+{
+    app->mouse_x = app->mouse_y = -1;
+    bool had = app->hover_area >= 0;
+    app->hover_area = -1;
+    return had;
+}
+
+/* A click on heatmap cell (i, j) of area a: a cell quiz takes it, else the
+ * grid selects that head, else a query row opens as a bar chart. */
+static bool cell_click(ui_app *app, const ui_heat_area *a, int i, int j)
+{
+    if (a->pane == 0 && ui_player_cell(&app->lesson, &app->trace, &app->view, a->stage, a->head, i, j)) {
+        app->dirty = true;
+        return true;
+    }
+    if (app->view.mode == LESSON_VIEW_GRID && a->head != app->view.head) return ui_app_do(app, UI_ACT_HEAD, a->head);
+    ui_view_slice v;
+    if (ui_view_make(&app->trace, a->stage, app->view.batch, a->head, &v) == 0 && v.row_axis == UI_AXIS_QUERY)
+        return ui_app_do(app, UI_ACT_ROW, i);
+    return false;
+}
+
+bool ui_app_mouse_down(ui_app *app, int x, int y)
+{
+    const ui_layout *L = &app->layout;
+    if (app->edit.open) return false;
+    if (app->lesson.focus >= 0) ui_app_do(app, UI_ACT_LESSON_FIELD, -1); /* a click leaves the answer field */
+    if (app->lesson.picker) { /* the picker covers the window: only its rows take clicks */
+        for (int h = L->n_hits - 1; h >= 0; h--)
+            if (L->hits[h].action == UI_ACT_PICK && ui_rect_contains(L->hits[h].r, x, y))
+                return ui_app_do(app, UI_ACT_PICK, L->hits[h].arg);
+        return false;
+    }
+    for (int h = L->n_hits - 1; h >= 0; h--) /* later hits are drawn on top */
+        if (ui_rect_contains(L->hits[h].r, x, y)) return ui_app_do(app, L->hits[h].action, L->hits[h].arg);
+    if (app->help) return ui_app_do(app, UI_ACT_HELP, 0); /* a click anywhere closes the help */
+    int area, i, j;
+    if (!find_cell(app, x, y, &area, &i, &j)) return false;
+    return cell_click(app, &L->areas[area], i, j);
+}
+
+bool ui_app_wheel(ui_app *app, int dy)
+{
+    ui_player *p = &app->lesson;
+    if (p->open && app->mouse_x >= app->width) { /* over the lesson panel */
+        int s = p->scroll - (int)(dy * 48 * app->pixel_ratio);
+        if (s > p->content_h) s = p->content_h;
+        if (s < 0) s = 0;
+        if (s == p->scroll) return false;
+        p->scroll = s;
+        app->dirty = true;
+        return true;
+    }
+    int n = app->trace.n_tensors;
+    int s = app->stage_scroll - dy;
+    if (s < 0) s = 0;
+    if (s > n - 1) s = n - 1;
+    if (s == app->stage_scroll) return false;
+    app->stage_scroll = s;
+    app->dirty = true;
+    return true;
+}
+
+bool ui_app_exposed(ui_app *app)
+{
+    app->dirty = true;
+    return true;
+}

@@ -1,0 +1,112 @@
+/* app_lesson.c — the app drives the lesson player: shows its steps, passes it
+ * what is on screen, and puts its messages on the status line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "app_impl.h"
+#include "i18n.h"
+
+void ui_app_take_note(ui_app *app)
+{
+    ui_player *p = &app->lesson;
+    if (p->note[0]) ui_app_status(app, p->note_error, "%s", p->note);
+    p->note[0] = '\0';
+    app->dirty = true;
+}
+
+int ui_app_lesson_go(ui_app *app, int step)
+{
+    ui_player *p = &app->lesson;
+    attn_config cfg;
+    lesson_view view;
+    lesson_marks marks;
+    char err[400];
+    if (!p->open || step < 0 || step >= p->ls.n_steps) return -1;
+    if (ui_player_step(p, step, &cfg, &view, &marks, err, sizeof err)) {
+        attn_config_free(&cfg);
+        ui_app_status(app, true, "%s", err);
+        return -1;
+    }
+    if (ui_app_show(app, &cfg, &view)) return -1;
+    ui_player_enter(p, step, &view, &marks);
+    ui_app_take_note(app);
+    return 0;
+}
+
+int ui_app_lesson_open(ui_app *app, const char *path, int step, char *err, size_t errsize)
+{
+    ui_player *p = &app->lesson;
+    if (ui_player_load(p, path, err, errsize)) return -1;
+    app->dirty = true;
+    if (step >= p->ls.n_steps) step = p->ls.n_steps - 1;
+    if (ui_app_lesson_go(app, step < 0 ? 0 : step)) {
+        snprintf(err, errsize, "%s", app->status);
+        ui_player_close(p);
+        return -1;
+    }
+    return 0;
+}
+
+int ui_app_lesson_picker(ui_app *app)
+{
+    int rc = ui_player_picker(&app->lesson);
+    ui_app_take_note(app);
+    return rc;
+}
+
+static int pick(ui_app *app, int i)
+{
+    ui_player *p = &app->lesson;
+    const char *entry;
+    int step;
+    if (ui_player_pick(p, i, &entry, &step)) {
+        ui_app_take_note(app);
+        return -1;
+    }
+    char err[600];
+    char *path = strdup(entry); /* the catalog entry goes if the lesson is the picker's own */
+    if (!path) return -1;
+    int rc = ui_app_lesson_open(app, path, step, err, sizeof err);
+    free(path);
+    if (rc) {
+        ui_app_status(app, true, "%s", err);
+        return -1;
+    }
+    p->picker = false;
+    return 0;
+}
+
+static bool next_step(ui_app *app)
+{
+    ui_player *p = &app->lesson;
+    if (p->open && p->step + 1 >= p->ls.n_steps) {
+        ui_app_status(app, false, _("That was the last step. l opens the lesson list."));
+        return true;
+    }
+    return ui_app_lesson_go(app, p->step + 1) == 0;
+}
+
+bool ui_app_lesson_do(ui_app *app, ui_action act, int arg)
+{
+    ui_player *p = &app->lesson;
+    bool changed = true;
+    switch (act) {
+    case UI_ACT_LESSON_NEXT: return next_step(app);
+    case UI_ACT_LESSON_PREV: return ui_app_lesson_go(app, p->step - 1) == 0;
+    case UI_ACT_LESSON_RESTORE: return ui_app_lesson_go(app, p->step) == 0;
+    case UI_ACT_LESSON_CHOICE: ui_player_choice(p, arg >> 8, arg & 255); break;
+    case UI_ACT_LESSON_CHECK: ui_player_check(p, arg, &app->trace, &app->view); break;
+    case UI_ACT_LESSON_REVEAL: ui_player_reveal(p, arg); break;
+    case UI_ACT_LESSON_FIELD: p->focus = arg; break; /* arg -1: leave the field */
+    case UI_ACT_PICKER:
+        if (p->picker) p->picker = false;
+        else changed = ui_app_lesson_picker(app) == 0;
+        break;
+    case UI_ACT_PICK: changed = pick(app, arg) == 0; break;
+    default: ui_player_reset(p); break; /* UI_ACT_PICKER_RESET */
+    }
+    ui_app_take_note(app);
+    return changed;
+}

@@ -1,0 +1,74 @@
+/* keys.c — every key binding, with its line of the help overlay. */
+#include "keys.h"
+
+#include <stddef.h>
+
+#include "i18n.h"
+
+#define KEY(k, act, keys, text) {k, UI_SHIFT_ANY, UI_KEYS_VIEW, act, 0, NULL, keys, text}
+#define ALSO(k, act) {k, UI_SHIFT_ANY, UI_KEYS_VIEW, act, 0, NULL, NULL, NULL}
+#define PLAIN(k, act, keys, text) {k, UI_SHIFT_OFF, UI_KEYS_VIEW, act, 0, NULL, keys, text}
+#define SHIFTED(k, act) {k, UI_SHIFT_ON, UI_KEYS_VIEW, act, 0, NULL, NULL, NULL}
+#define LESSON(k, act, keys, text) {k, UI_SHIFT_ANY, UI_KEYS_LESSON, act, 0, NULL, keys, text}
+#define LESSON_PLAIN(k, act) {k, UI_SHIFT_OFF, UI_KEYS_LESSON, act, 0, NULL, NULL, NULL}
+/* a setting stepped through the values its row of the settings table lists */
+#define CYCLE(k, setting, keys, text) {k, UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_CYCLE, 0, setting, keys, text}
+
+/* key names stay as they are; the descriptions (and "click") are translated where drawn */
+const ui_key_binding ui_keys[] = {
+    KEY(UI_KEY_LEFT, UI_ACT_STAGE_PREV, "← →", N_("previous / next stage")),
+    ALSO(UI_KEY_RIGHT, UI_ACT_STAGE_NEXT),
+    KEY(UI_KEY_UP, UI_ACT_HEAD_PREV, "↑ ↓", N_("previous / next head")),
+    ALSO(UI_KEY_DOWN, UI_ACT_HEAD_NEXT),
+    KEY('b', UI_ACT_BATCH_NEXT, "b", N_("next batch row")),
+    KEY('c', UI_ACT_CAUSAL, "c", N_("causal mask on / off")),
+    KEY('p', UI_ACT_PADDING, "p", N_("padding: right → left → unmasked")),
+    KEY('m', UI_ACT_MODE, "m", N_("mode: MHA → GQA → MQA")),
+    PLAIN('h', UI_ACT_HEADS_UP, "h  H", N_("more / fewer heads (divisors of d_model)")),
+    SHIFTED('h', UI_ACT_HEADS_DOWN),
+    PLAIN('v', UI_ACT_KV_UP, "v  V", N_("more / fewer kv heads (divisors of heads)")),
+    SHIFTED('v', UI_ACT_KV_DOWN),
+    KEY('r', UI_ACT_ROPE, "r", N_("RoPE on / off")),
+    KEY('d', UI_ACT_TRAIN, "d", N_("training with dropout / evaluation")),
+    KEY('i', UI_ACT_FILL, "i", N_("mask fill: −∞ or −1e9")),
+    KEY('x', UI_ACT_CROSS, "x", N_("cross-attention on / off")),
+    KEY('g', UI_ACT_GRID, "g", N_("all-heads grid")),
+    KEY(UI_KEY_TAB, UI_ACT_COMPARE, "Tab", N_("compare view; t: which mask to toggle")),
+    {'t', UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_COMPARE_WITH, -1, NULL, NULL, NULL}, /* -1: the next one */
+    KEY('e', UI_ACT_EDIT, "e", N_("edit the tokens (Enter applies, Esc cancels)")),
+    KEY('k', UI_ACT_DECODE, "k", N_("KV-cache decode mode;  [ ]  previous / next token")),
+    ALSO('[', UI_ACT_DECODE_PREV),
+    ALSO(']', UI_ACT_DECODE_NEXT),
+    /* TRANSLATORS: "click" stands in the keys column of the help */
+    KEY(UI_KEY_NONE, UI_ACT_NONE, N_("click"), N_("a cell's row: its weights as bars")),
+    KEY('s', UI_ACT_SAVE, "s", N_("save a PNG of the window")),
+    KEY('f', UI_ACT_FULLSCREEN, "f", N_("fullscreen")),
+    KEY('+', UI_ACT_FONT_UP, "+ −", N_("bigger / smaller text")),
+    SHIFTED('=', UI_ACT_FONT_UP),
+    ALSO('-', UI_ACT_FONT_DOWN),
+    KEY('l', UI_ACT_PICKER, "l", N_("lessons: pick one, with your progress")),
+    LESSON(UI_KEY_SPACE, UI_ACT_LESSON_NEXT, "Space  ⌫", N_("in a lesson: next / previous step")),
+    LESSON_PLAIN(UI_KEY_PAGEDOWN, UI_ACT_LESSON_NEXT),
+    {UI_KEY_BACKSPACE, UI_SHIFT_ANY, UI_KEYS_LESSON, UI_ACT_LESSON_PREV, 0, NULL, NULL, NULL},
+    {UI_KEY_PAGEUP, UI_SHIFT_ANY, UI_KEYS_LESSON, UI_ACT_LESSON_PREV, 0, NULL, NULL, NULL},
+    KEY('?', UI_ACT_HELP, "? F1", N_("this help")),
+    ALSO(UI_KEY_F1, UI_ACT_HELP),
+    SHIFTED('/', UI_ACT_HELP),
+    KEY(UI_KEY_ESCAPE, UI_ACT_BACK, "Esc", N_("close an overlay, else quit")),
+    KEY('q', UI_ACT_QUIT, "q", N_("quit")),
+};
+
+const int ui_n_keys = (int)(sizeof ui_keys / sizeof ui_keys[0]);
+
+const ui_key_binding *ui_keys_find(ui_key_scope scope, int key, int mods)
+{
+    bool shift = (mods & UI_MOD_SHIFT) != 0;
+    if (key == UI_KEY_NONE) return NULL;
+    for (int i = 0; i < ui_n_keys; i++) {
+        const ui_key_binding *b = &ui_keys[i];
+        if (b->key != key || b->scope != scope) continue;
+        if ((b->shift == UI_SHIFT_ON && !shift) || (b->shift == UI_SHIFT_OFF && shift)) continue;
+        return b;
+    }
+    return NULL;
+}
