@@ -242,5 +242,38 @@ r = expect(["bench", "--frames", "3", "--view", "grid", "--seq", "32"], 0, "ms p
 check("bench --frames last line", re.match(r"render: [0-9.]+ ms per frame \(median\)$",
                                            r.stdout.decode().strip().splitlines()[-1]) is not None, r.stdout)
 
+# ---- the progress file: one that cannot be read is never replaced; a corrupt one is moved aside ----
+def lessons(args, state):
+    return subprocess.run([ARGS.attnlab, "lessons"] + args, capture_output=True, timeout=30,
+                          env=dict(os.environ, XDG_STATE_HOME=state))
+
+
+state = os.path.join(TMP, "state")
+os.makedirs(os.path.join(state, "attnlab"))
+prog = os.path.join(state, "attnlab", "progress.json")
+os.mkdir(prog)
+r = lessons(["--reset-progress"], state)
+err = r.stderr.decode()
+check("reset-progress, progress.json a folder: exit 1, one line, kept",
+      r.returncode == 1 and err == f"attnlab lessons: progress not saved: {prog}: is a directory, not a regular file\n"
+      and os.path.isdir(prog), err)
+os.rmdir(prog)
+os.mkfifo(prog)
+r = lessons(["--list"], state)  # returns: the FIFO is opened without blocking
+err = r.stderr.decode()
+check("lessons --list, progress.json a FIFO: said, kept", r.returncode == 0 and "is a FIFO, not a regular file" in err
+      and not os.path.isfile(prog), err)
+os.remove(prog)
+for i in range(2):
+    with open(prog, "w") as f:
+        f.write(f"corrupt {i}")
+    r = lessons(["--reset-progress"], state)
+    err = r.stderr.decode()
+    check(f"reset-progress of a corrupt file ({i + 1}): moved aside, said on stderr",
+          r.returncode == 0 and "not a progress file; moved to " + prog + ".bad-" in err, err)
+bad = sorted(n for n in os.listdir(os.path.dirname(prog)) if ".bad-" in n)
+check("two corrupt files: two .bad- files, both kept", len(bad) == 2 and
+      sorted(open(os.path.join(state, "attnlab", n)).read() for n in bad) == ["corrupt 0", "corrupt 1"], bad)
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

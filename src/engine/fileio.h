@@ -58,7 +58,8 @@ attn_status attn_file_make_parents(const char *path, attn_error *err);
 
 /* Takes an exclusive advisory lock on the lock file path (created if need
  * be), waiting for it. fcntl open-file-description locks: other processes
- * and other threads of this one each wait their turn. Returns a descriptor
+ * and other threads of this one each wait their turn (on a kernel without
+ * them, a process lock, which threads share). Returns a descriptor
  * to give to attn_file_unlock, or -1 with err set. */
 int attn_file_lock(const char *path, attn_error *err);
 void attn_file_unlock(int fd);

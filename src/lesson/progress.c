@@ -13,6 +13,7 @@
 #include "fileio.h"
 
 #define PROGRESS_MAX_BYTES (16u << 20)
+#define MSG_MAX 600 /* one message */
 
 struct lesson_progress {
     char *path;           /* as given: may be a symbolic link */
@@ -22,7 +23,7 @@ struct lesson_progress {
     bool reset_all;       /* first forget every lesson, */
     cJSON *reset;         /* then these ({name: true}), */
     cJSON *changes;       /* then merge these ({name: entry}, the shape of "lessons") */
-    char unsaved[512];    /* non-empty: the file cannot be read, and why */
+    char unsaved[MSG_MAX]; /* non-empty: the file cannot be read, and why */
 };
 
 const char *lesson_progress_path(char *buf, size_t size)
@@ -221,7 +222,7 @@ static int lock(const char *target, char *msg, size_t size)
 
 lesson_progress *lesson_progress_open(const char *path, char *err, size_t errsize)
 {
-    char msg[600] = "", target[4096];
+    char msg[MSG_MAX] = "", target[4096];
     lesson_progress *p = calloc(1, sizeof *p);
     if (!p || !(p->path = strdup(path)) || !(p->reset = cJSON_CreateObject()) ||
         !(p->changes = cJSON_CreateObject())) {
@@ -268,7 +269,7 @@ const char *lesson_progress_unsaved(const lesson_progress *p)
 
 lesson_progress_status lesson_progress_save(lesson_progress *p, char *err, size_t errsize)
 {
-    char msg[600] = "", target[4096];
+    char msg[MSG_MAX] = "", target[4096];
     lesson_progress_status st = LESSON_PROGRESS_UNSAVED;
     cJSON *disk = NULL;
     char *text = NULL;
@@ -293,7 +294,7 @@ lesson_progress_status lesson_progress_save(lesson_progress *p, char *err, size_
     size_t n = strlen(text);
     text[n] = '\n'; /* cJSON_Print's terminator becomes the last line's end */
     if (attn_file_write_atomic(target, text, n + 1, 0600, &e)) {
-        char moved[600];
+        char moved[MSG_MAX];
         snprintf(moved, sizeof moved, "%s", msg);
         say(msg, sizeof msg, "%s%s%s", e.msg, moved[0] ? "; " : "", moved);
         st = LESSON_PROGRESS_UNSAVED;
