@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "explain.h"
 #include "forward.h"
 #include "safetensors.h"
 #include "trace_io.h"
@@ -300,6 +301,165 @@ static void test_weights_and_input_files(void **state)
     unlink(xpath);
 }
 
+/* ---- layers ---- */
+
+/* Turns tr (a single-layer run) into a trace of n layers: layer l holds
+ * src's tensors times (l + 1), named layers.l.<stage>. */
+static void make_layers(attn_trace *tr, const attn_trace *src, int n)
+{
+    free(tr->tensors);
+    free(tr->arena);
+    tr->arena = NULL;
+    tr->tensors = calloc((size_t)(n * src->n_tensors), sizeof *tr->tensors);
+    assert_non_null(tr->tensors);
+    tr->n_tensors = 0;
+    tr->n_layers = n;
+    for (int l = 0; l < n; l++)
+        for (int i = 0; i < src->n_tensors; i++) {
+            attn_tensor *t = &tr->tensors[tr->n_tensors++];
+            *t = src->tensors[i];
+            t->layer = l;
+            attn_tensor_name(l, n, src->tensors[i].info->name, t->name, sizeof t->name);
+        }
+    attn_error err;
+    assert_int_equal(attn_trace_alloc_arena(tr, &err), ATTN_OK);
+    for (int k = 0; k < tr->n_tensors; k++) {
+        const attn_tensor *from = &src->tensors[k % src->n_tensors];
+        for (size_t e = 0; e < from->count; e++) tr->tensors[k].data[e] = from->data[e] * (float)(k / src->n_tensors + 1);
+    }
+}
+
+static void test_three_layers_round_trip(void **state)
+{
+    (void)state;
+    attn_config c;
+    attn_trace tr, src, back;
+    attn_error err;
+    attn_config_init(&c);
+    attn_config_set(&c, "past", "2", &err);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), ATTN_OK);
+    assert_int_equal(attn_trace_run(&c, NULL, &src, &err), ATTN_OK);
+    assert_int_equal(tr.n_layers, 1);
+    make_layers(&tr, &src, 3);
+    const char *p = tmp_path("layers.safetensors");
+    if (attn_trace_save(&tr, p, &err)) fail_msg("%s", err.msg);
+    if (attn_trace_load(p, &back, &err)) fail_msg("%s", err.msg);
+
+    assert_int_equal(back.n_layers, 3);
+    assert_int_equal(back.n_tensors, 3 * src.n_tensors);
+    assert_memory_equal(&back.dims, &src.dims, sizeof src.dims);
+    for (int i = 0; i < back.n_tensors; i++) {
+        assert_string_equal(back.tensors[i].name, tr.tensors[i].name);
+        assert_int_equal(back.tensors[i].layer, i / src.n_tensors);
+        assert_ptr_equal(back.tensors[i].info, src.tensors[i % src.n_tensors].info);
+        assert_memory_equal(back.tensors[i].data, tr.tensors[i].data, tr.tensors[i].count * sizeof(float));
+    }
+    /* lookups by (layer, stage): layer 2 is three times layer 0 */
+    const attn_tensor *w2 = attn_trace_stage(&back, 2, ATTN_STAGE_WEIGHTS), *w0 = attn_trace_find(&src, "weights");
+    assert_string_equal(w2->name, "layers.2.weights");
+    assert_ptr_equal(attn_trace_get(&back, 2, "weights"), w2);
+    assert_ptr_equal(attn_trace_find(&back, "layers.2.weights"), w2);
+    assert_true(w2->data[1] == 3.0f * w0->data[1]);
+    assert_null(attn_trace_find(&back, "weights"));
+    assert_null(attn_trace_stage(&back, 3, ATTN_STAGE_WEIGHTS));
+    assert_null(attn_trace_stage(&back, -1, ATTN_STAGE_WEIGHTS));
+    assert_int_equal(back.n_masked, src.n_masked);
+
+    /* a cell is explained from its own layer's tensors */
+    char buf[256], want[256];
+    attn_explain_cell cell = {&back, attn_trace_stage(&back, 2, ATTN_STAGE_MASKED_SCORES), 0, 1, 0, 0, NULL, NULL};
+    attn_explain(&cell, buf, sizeof buf);
+    snprintf(want, sizeof want, "masked_scores[h=1, i=0, j=0] = scores + mask = %.3f",
+             3.0 * attn_tensor_at4(attn_trace_find(&src, "scores"), 0, 1, 0, 0));
+    assert_memory_equal(buf, want, strlen(want));
+
+    /* the metadata counts the layers and lists each stage once */
+    attn_st_file f;
+    assert_int_equal(attn_st_read(p, &f, &err), ATTN_OK);
+    assert_string_equal(attn_st_meta(&f, "layers"), "3");
+    int listed = 0;
+    for (const char *q = attn_st_meta(&f, "stages"); (q = strstr(q, "\"name\"")); q++) listed++;
+    assert_int_equal(listed, src.n_tensors);
+    attn_st_free(&f);
+
+    attn_trace_free(&back);
+    attn_trace_free(&tr);
+    attn_trace_free(&src);
+    attn_config_free(&c);
+    unlink(p);
+}
+
+/* A single-layer file names its tensors plainly, records layers = 1, and
+ * loads as layer 0; so does one that spells layer 0 out. */
+static void test_single_layer_names(void **state)
+{
+    (void)state;
+    attn_config c;
+    attn_trace tr, back;
+    attn_error err;
+    attn_config_init(&c);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), ATTN_OK);
+    const char *p = tmp_path("one_layer.safetensors");
+    if (attn_trace_save(&tr, p, &err)) fail_msg("%s", err.msg);
+    attn_st_file f;
+    assert_int_equal(attn_st_read(p, &f, &err), ATTN_OK);
+    assert_string_equal(attn_st_meta(&f, "layers"), "1");
+    assert_non_null(attn_st_find(&f, "weights"));
+    attn_st_free(&f);
+    if (attn_trace_load(p, &back, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(back.n_layers, 1);
+    assert_ptr_equal(attn_trace_stage(&back, 0, ATTN_STAGE_WEIGHTS), attn_trace_find(&back, "weights"));
+    attn_trace_free(&back);
+
+    float w[1 * 4 * 6 * 6] = {0};
+    int64_t s4[] = {1, 4, 6, 6}, one[] = {2};
+    float probe[2] = {0};
+    attn_st_tensor ts[] = {{"layers.0.weights", 4, s4, w}, {"probe", 1, one, probe}};
+    assert_int_equal(attn_st_write(p, ts, 2, NULL, 0, &err), ATTN_OK);
+    if (attn_trace_load(p, &back, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(back.n_layers, 1);
+    assert_int_equal(back.tensors[0].layer, 0);
+    assert_ptr_equal(attn_trace_get(&back, 0, "weights"), &back.tensors[0]);
+    assert_int_equal(back.tensors[1].layer, -1); /* outside any layer */
+    assert_ptr_equal(attn_trace_get(&back, -1, "probe"), &back.tensors[1]);
+    attn_trace_free(&back);
+    attn_trace_free(&tr);
+    attn_config_free(&c);
+    unlink(p);
+}
+
+static void test_malformed_layer_names(void **state)
+{
+    (void)state;
+    float w[1 * 2 * 3 * 3] = {0};
+    int64_t s4[] = {1, 2, 3, 3};
+    static const char *three[] = {"layers", "3"}, *zero[] = {"layers", "0"}, *word[] = {"layers", "many"};
+    const struct {
+        const char *a, *b;    /* tensor names (b may be NULL) */
+        const char **meta;    /* key, value or NULL */
+        const char *msg;
+    } cases[] = {
+        {"layers.x.weights", NULL, NULL, "tensor 'layers.x.weights' is not named layers.N.<stage>"},
+        {"layers.-1.q", NULL, NULL, "tensor 'layers.-1.q' is not named layers.N.<stage>"},
+        {"layers.01.weights", NULL, NULL, "is not named layers.N.<stage>"},
+        {"layers.2", NULL, NULL, "is not named layers.N.<stage>"},
+        {"layers.99999.weights", NULL, NULL, "(N a layer from 0 to 4095)"},
+        {"layers.3.weights", NULL, three, "tensor 'layers.3.weights' is in layer 3, but the metadata says the trace has 3"},
+        {"layers.1.weights", "weights", NULL, "tensor 'weights' has no layer, but the trace has 2 (name it layers.N.weights)"},
+        {"weights", "layers.0.weights", NULL, "tensors 'weights' and 'layers.0.weights' are both layer 0's weights"},
+        {"weights", NULL, zero, "metadata 'layers' = '0' is not a count from 1 to 4096"},
+        {"weights", NULL, word, "metadata 'layers' = 'many' is not a size"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        attn_st_tensor ts[] = {{cases[i].a, 4, s4, w}, {cases[i].b, 4, s4, w}};
+        attn_error err;
+        const char *p = tmp_path("bad_layers.safetensors");
+        assert_int_equal(attn_st_write(p, ts, cases[i].b ? 2 : 1, cases[i].meta, cases[i].meta ? 1 : 0, &err), ATTN_OK);
+        expect_error(p, ATTN_ERR_FORMAT, cases[i].msg);
+        unlink(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +469,9 @@ int main(void)
         cmocka_unit_test(test_truncated_files),
         cmocka_unit_test(test_missing_and_unwritable),
         cmocka_unit_test(test_weights_and_input_files),
+        cmocka_unit_test(test_three_layers_round_trip),
+        cmocka_unit_test(test_single_layer_names),
+        cmocka_unit_test(test_malformed_layer_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,19 +149,36 @@ const attn_tensor *attn_trace_stage(const attn_trace *tr, int layer, attn_stage_
     return NULL;
 }
 
-/* name without its "layers.N." prefix */
-static const char *base_name(const attn_tensor *t)
-{
-    if (t->layer < 0 || strncmp(t->name, "layers.", 7)) return t->name;
-    const char *dot = strchr(t->name + 7, '.');
-    return dot ? dot + 1 : t->name;
-}
-
 const attn_tensor *attn_trace_get(const attn_trace *tr, int layer, const char *name)
 {
-    for (int i = 0; i < tr->n_tensors; i++)
-        if (tr->tensors[i].layer == layer && strcmp(base_name(&tr->tensors[i]), name) == 0) return &tr->tensors[i];
+    for (int i = 0; i < tr->n_tensors; i++) {
+        const char *rest;
+        attn_tensor_name_layer(tr->tensors[i].name, &rest);
+        if (tr->tensors[i].layer == layer && strcmp(rest, name) == 0) return &tr->tensors[i];
+    }
     return NULL;
+}
+
+const char *attn_tensor_name(int layer, int n_layers, const char *stage, char *buf, size_t size)
+{
+    if (layer < 0 || n_layers <= 1) snprintf(buf, size, "%s", stage);
+    else snprintf(buf, size, "layers.%d.%s", layer, stage);
+    return buf;
+}
+
+int attn_tensor_name_layer(const char *name, const char **rest)
+{
+    static const char PREFIX[] = "layers.";
+    *rest = name;
+    if (strncmp(name, PREFIX, sizeof PREFIX - 1)) return -1;
+    const char *p = name + sizeof PREFIX - 1;
+    int layer = 0, digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+        if ((digits == 1 && layer == 0) || (layer = layer * 10 + (*p - '0')) >= ATTN_MAX_LAYERS) return -2;
+    }
+    if (!digits || *p != '.' || !p[1]) return -2;
+    *rest = p + 1;
+    return layer;
 }
 
 const char *attn_tensor_shape_str(const attn_tensor *t, char *buf, size_t size)

@@ -30,6 +30,7 @@
 #include "tokens.h"
 
 #define ATTN_MAX_NAME 64
+#define ATTN_MAX_LAYERS 4096 /* layers a trace may have: layer indices 0..4095 */
 
 typedef struct {
     char name[ATTN_MAX_NAME];    /* full name, as in a file: "weights", "layers.2.weights" */
@@ -77,6 +78,17 @@ const attn_tensor *attn_trace_stage(const attn_trace *tr, int layer, attn_stage_
 /* Layer `layer`'s tensor called name without its "layers.N." prefix
  * (attn_trace_get(tr, 2, "weights") is "layers.2.weights"), or NULL. */
 const attn_tensor *attn_trace_get(const attn_trace *tr, int layer, const char *name);
+
+/* The name a tensor of layer `layer` (−1: model-level) has in a trace of
+ * n_layers layers: `stage` itself in a single-layer trace or at model level,
+ * else "layers.N.<stage>". Returns buf. */
+const char *attn_tensor_name(int layer, int n_layers, const char *stage, char *buf, size_t size);
+
+/* The layer a tensor name gives: "layers.2.weights" → 2 with *rest =
+ * "weights"; a name without the "layers." prefix → −1 with *rest = name;
+ * −2 for a malformed one: N not a whole number in [0, ATTN_MAX_LAYERS)
+ * written without leading zeros, or nothing after it. */
+int attn_tensor_name_layer(const char *name, const char **rest);
 
 /* The stage id of a tensor (ATTN_STAGE_NONE outside the contract). */
 static inline attn_stage_id attn_tensor_stage(const attn_tensor *t)

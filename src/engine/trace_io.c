@@ -51,12 +51,15 @@ static char *json_ints(const int *v, int n, int group)
     return s;
 }
 
+/* Each contract stage of the trace once (every layer has the same ones). */
 static char *json_stages(const attn_trace *tr)
 {
     cJSON *arr = cJSON_CreateArray();
+    bool seen[ATTN_STAGE_COUNT] = {0};
     for (int i = 0; arr && i < tr->n_tensors; i++) {
         const attn_stage_info *in = tr->tensors[i].info;
-        if (!in) continue;
+        if (!in || seen[in->id]) continue;
+        seen[in->id] = true;
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", in->name);
         cJSON_AddStringToObject(o, "dims", in->dims);
@@ -84,6 +87,7 @@ attn_status attn_trace_save(const attn_trace *tr, const char *path, attn_error *
 #define PUTI(k, v) (snprintf(num[nn], sizeof num[nn], "%lld", (long long)(v)), PUT(k, num[nn++]))
 #define PUTJ(k, expr) do { char *s_ = (expr); if (!s_) goto nomem; owned[no++] = s_; PUT(k, s_); } while (0)
     PUT("format", ATTN_TRACE_FORMAT);
+    PUTI("layers", tr->n_layers > 0 ? tr->n_layers : 1);
     PUT("attention", d->cross ? "cross" : "self");
     PUTI("batch", d->b);
     PUTI("seq", d->L);
@@ -156,21 +160,94 @@ static attn_status meta_int(const attn_st_file *f, const char *key, int *out, at
     return ATTN_OK;
 }
 
-/* Derives dims from the contract tensors' shapes; conflicting sizes are an error. */
-static attn_status infer_dims(const attn_st_file *f, attn_dims *d, attn_error *err)
+/* ---- names and layers ---- */
+
+/* A tensor of the file as the trace will hold it. */
+typedef struct {
+    const attn_st_entry *e;
+    int layer;                   /* from "layers.N."; 0 for a plain contract name; else −1 */
+    const attn_stage_info *info; /* NULL outside the contract */
+} named;
+
+/* Reads the layer and stage of every tensor of f and puts them in the
+ * trace's order, out[0..f->n): the contract's tensors layer by layer, each
+ * layer in pipeline order, then the others as the file has them. *n_layers
+ * is the metadata's `layers`; a file without it has the highest layer named
+ * + 1. Malformed "layers." names, layers beyond the count, a stage twice in
+ * one layer, and a plain contract name in a trace of several layers are
+ * errors. */
+static attn_status order_tensors(const attn_st_file *f, named *out, int *n_layers, attn_error *err)
+{
+    const char *lv = attn_st_meta(f, "layers");
+    int meta = 0, highest = 0, n = 0;
+    attn_status st = ATTN_OK;
+    if ((st = meta_int(f, "layers", &meta, err))) return st;
+    if (lv && (meta < 1 || meta > ATTN_MAX_LAYERS))
+        return attn_fail(err, ATTN_ERR_FORMAT, "metadata 'layers' = '%.40s' is not a count from 1 to %d", lv,
+                         ATTN_MAX_LAYERS);
+    named *all = calloc((size_t)(f->n ? f->n : 1), sizeof *all);
+    int *slot = NULL; /* (layer, stage) → 1 + index into all, 0: none */
+    if (!all) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < f->n; i++) {
+        const char *rest;
+        int layer = attn_tensor_name_layer(f->entries[i].name, &rest);
+        if (layer == -2) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s' is not named layers.N.<stage> (N a layer from 0 to %d)",
+                           f->entries[i].name, ATTN_MAX_LAYERS - 1);
+            goto out;
+        }
+        all[i] = (named){&f->entries[i], layer, attn_stage_lookup(rest)};
+        if (layer < 0 && all[i].info) all[i].layer = 0; /* a single-layer trace's contract name */
+        if (all[i].layer > highest) highest = all[i].layer;
+    }
+    *n_layers = lv ? meta : highest + 1;
+    slot = calloc((size_t)*n_layers * ATTN_STAGE_COUNT, sizeof *slot);
+    if (!slot) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    for (int i = 0; i < f->n; i++) {
+        const named *a = &all[i];
+        if (a->layer >= *n_layers) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s' is in layer %d, but the metadata says the trace has %d",
+                           a->e->name, a->layer, *n_layers);
+            goto out;
+        }
+        if (!a->info) continue;
+        if (*n_layers > 1 && strncmp(a->e->name, "layers.", 7)) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s' has no layer, but the trace has %d (name it layers.N.%s)",
+                           a->e->name, *n_layers, a->info->name);
+            goto out;
+        }
+        int *s = &slot[(size_t)a->layer * ATTN_STAGE_COUNT + a->info->id];
+        if (*s) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "tensors '%.60s' and '%.60s' are both layer %d's %s",
+                           all[*s - 1].e->name, a->e->name, a->layer, a->info->name);
+            goto out;
+        }
+        *s = i + 1;
+    }
+    for (size_t k = 0; k < (size_t)*n_layers * ATTN_STAGE_COUNT; k++)
+        if (slot[k]) out[n++] = all[slot[k] - 1];
+    for (int i = 0; i < f->n; i++)
+        if (!all[i].info) out[n++] = all[i];
+out:
+    free(all);
+    free(slot);
+    return st;
+}
+
+/* Derives dims from the contract tensors' shapes (every layer has the same
+ * sizes); conflicting sizes are an error. */
+static attn_status infer_dims(const named *ts, int n, attn_dims *d, attn_error *err)
 {
     dim_slot slots[] = {{"b", &d->b, 0}, {"s", &d->s, 0}, {"t", &d->t, 0}, {"n", &d->n, 0}, {"P", &d->P, 0},
                         {"d", &d->d, 0}, {"h", &d->h, 0}, {"g", &d->g, 0}, {"k", &d->k, 0}};
     const int ns = (int)(sizeof slots / sizeof slots[0]);
     memset(d, 0, sizeof *d);
     for (int i = 0; i < ns; i++) *slots[i].slot = -1;
-    int count;
-    const attn_stage_info *st = attn_stages(&count);
-    for (int i = 0; i < count; i++) {
-        const attn_st_entry *e = attn_st_find(f, st[i].name);
-        if (!e) continue;
+    for (int i = 0; i < n && ts[i].info; i++) {
+        const attn_st_entry *e = ts[i].e;
+        const attn_stage_info *in = ts[i].info;
         int nd = 0;
-        for (const char *p = st[i].dims; *p; nd++) {
+        for (const char *p = in->dims; *p; nd++) {
             size_t len = strcspn(p, ",");
             if (nd < e->ndim && e->shape[nd] > (1 << 30))
                 return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' has an implausible size %lld", e->name,
@@ -187,7 +264,7 @@ static attn_status infer_dims(const attn_st_file *f, attn_dims *d, attn_error *e
         }
         if (nd != e->ndim)
             return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' has %d dimensions; the contract says (%s)", e->name,
-                             e->ndim, st[i].dims);
+                             e->ndim, in->dims);
     }
     for (int j = 0; j < ns; j++)
         if (*slots[j].slot < 0) *slots[j].slot = 0;
@@ -321,6 +398,66 @@ static attn_status load_masked_rows(const attn_st_file *f, attn_trace *tr, attn_
     return attn_trace_find_masked_rows(tr, err); /* a file from elsewhere: read the mask itself */
 }
 
+/* Completes dims from the metadata: it fills what no tensor told, and must
+ * agree with what they did. */
+static attn_status meta_dims(const attn_st_file *f, const named *ts, int n, attn_dims *d, attn_error *err)
+{
+    struct { const char *key; int *slot; } mk[] = {{"batch", &d->b}, {"heads", &d->h}, {"kv_heads", &d->g},
+                                                    {"d_model", &d->d}, {"past", &d->P}, {"head_dim", &d->k}};
+    attn_status st;
+    for (size_t i = 0; i < sizeof mk / sizeof mk[0]; i++) {
+        int v = -1;
+        if ((st = meta_int(f, mk[i].key, &v, err))) return st;
+        if (v < 0) continue;
+        if (*mk[i].slot && *mk[i].slot != v)
+            return attn_fail(err, ATTN_ERR_FORMAT, "metadata says %s = %d but the tensors say %d", mk[i].key, v,
+                             *mk[i].slot);
+        *mk[i].slot = v;
+    }
+    const char *att = attn_st_meta(f, "attention");
+    bool memory = false;
+    for (int i = 0; i < n; i++) memory |= ts[i].info && ts[i].info->id == ATTN_STAGE_MEMORY;
+    d->cross = att ? strcmp(att, "cross") == 0 : memory;
+    if (!d->k && d->h && d->d % d->h == 0) d->k = d->d / d->h;
+    if (!d->n) d->n = d->cross ? d->t : d->s;
+    if (!d->cross && !d->P && d->t > d->s) d->P = d->t - d->s;
+    d->L = d->cross ? d->s + d->P : (d->t ? d->t : d->s + d->P);
+    if (d->h && d->g && d->h % d->g)
+        return attn_fail(err, ATTN_ERR_FORMAT, "kv_heads %d does not divide heads %d", d->g, d->h);
+    d->mode = !d->g ? ATTN_MODE_AUTO : d->g == d->h ? ATTN_MODE_MHA : d->g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
+    return ATTN_OK;
+}
+
+/* Takes the tensors in order; every contract tensor must have exactly its contract shape. */
+static attn_status place_tensors(const attn_st_file *f, const named *ts, attn_trace *tr, attn_error *err)
+{
+    tr->tensors = calloc((size_t)(f->n ? f->n : 1), sizeof *tr->tensors);
+    if (!tr->tensors) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < f->n; i++) {
+        const attn_st_entry *e = ts[i].e;
+        attn_tensor *t = &tr->tensors[tr->n_tensors++];
+        snprintf(t->name, sizeof t->name, "%s", e->name);
+        t->info = ts[i].info;
+        t->layer = ts[i].layer;
+        t->ndim = e->ndim;
+        memcpy(t->shape, e->shape, sizeof t->shape);
+        t->count = (e->end - e->begin) / sizeof(float);
+        if (!t->info) continue;
+        int64_t want[ATTN_MAX_NDIM];
+        int nd = attn_stage_shape(t->info, &tr->dims, want);
+        bool same = nd == t->ndim;
+        for (int j = 0; same && j < nd; j++) same = want[j] == t->shape[j];
+        if (!same) {
+            char shp[96];
+            return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' has shape %s, which does not fit (%s)", t->name,
+                             attn_tensor_shape_str(t, shp, sizeof shp), t->info->dims);
+        }
+    }
+    attn_status st = attn_trace_alloc_arena(tr, err);
+    for (int i = 0; !st && i < tr->n_tensors; i++) attn_st_copy_f32(f, ts[i].e, tr->tensors[i].data);
+    return st;
+}
+
 /* Builds a trace from a parsed file (which the caller keeps and frees). */
 static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error *err)
 {
@@ -328,70 +465,17 @@ static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error 
     attn_status st;
     const char *fmt = attn_st_meta(&f, "format");
     attn_dims *d = &tr->dims;
+    named *ts = calloc((size_t)(f.n ? f.n : 1), sizeof *ts);
+    if (!ts) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     if (fmt && strcmp(fmt, ATTN_TRACE_FORMAT) != 0) {
         st = attn_fail(err, ATTN_ERR_FORMAT, "format '%.40s' is not %s", fmt, ATTN_TRACE_FORMAT);
         goto fail;
     }
-    if ((st = infer_dims(&f, d, err))) goto fail;
-    /* metadata fills what no tensor told, and must agree with what they did */
-    struct { const char *key; int *slot; } mk[] = {{"batch", &d->b}, {"heads", &d->h}, {"kv_heads", &d->g},
-                                                    {"d_model", &d->d}, {"past", &d->P}, {"head_dim", &d->k}};
-    for (size_t i = 0; i < sizeof mk / sizeof mk[0]; i++) {
-        int v = -1;
-        if ((st = meta_int(&f, mk[i].key, &v, err))) goto fail;
-        if (v < 0) continue;
-        if (*mk[i].slot && *mk[i].slot != v) {
-            st = attn_fail(err, ATTN_ERR_FORMAT, "metadata says %s = %d but the tensors say %d", mk[i].key, v,
-                           *mk[i].slot);
-            goto fail;
-        }
-        *mk[i].slot = v;
-    }
-    const char *att = attn_st_meta(&f, "attention");
-    d->cross = att ? strcmp(att, "cross") == 0 : attn_st_find(&f, attn_stage_get(ATTN_STAGE_MEMORY)->name) != NULL;
-    if (!d->k && d->h && d->d % d->h == 0) d->k = d->d / d->h;
-    if (!d->n) d->n = d->cross ? d->t : d->s;
-    if (!d->cross && !d->P && d->t > d->s) d->P = d->t - d->s;
-    d->L = d->cross ? d->s + d->P : (d->t ? d->t : d->s + d->P);
-    if (d->h && d->g && d->h % d->g) {
-        st = attn_fail(err, ATTN_ERR_FORMAT, "kv_heads %d does not divide heads %d", d->g, d->h);
+    if ((st = order_tensors(&f, ts, &tr->n_layers, err)) || (st = infer_dims(ts, f.n, d, err)) ||
+        (st = meta_dims(&f, ts, f.n, d, err)) || (st = place_tensors(&f, ts, tr, err)))
         goto fail;
-    }
-    d->mode = !d->g ? ATTN_MODE_AUTO : d->g == d->h ? ATTN_MODE_MHA : d->g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
-
-    /* every contract tensor must have exactly its contract shape */
-    tr->tensors = calloc((size_t)(f.n ? f.n : 1), sizeof *tr->tensors);
-    if (!tr->tensors) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto fail; }
-    int count;
-    const attn_stage_info *stages = attn_stages(&count);
-    for (int pass = 0; pass < 2; pass++) /* contract stages in pipeline order, then the rest */
-        for (int i = 0; i < (pass ? f.n : count); i++) {
-            const attn_st_entry *e = pass ? &f.entries[i] : attn_st_find(&f, stages[i].name);
-            if (!e || (pass && attn_stage_lookup(e->name))) continue;
-            attn_tensor *t = &tr->tensors[tr->n_tensors++];
-            snprintf(t->name, sizeof t->name, "%s", e->name);
-            t->info = attn_stage_lookup(e->name);
-            t->layer = t->info ? 0 : -1;
-            t->ndim = e->ndim;
-            memcpy(t->shape, e->shape, sizeof t->shape);
-            t->count = (e->end - e->begin) / sizeof(float);
-            if (t->info) {
-                int64_t want[ATTN_MAX_NDIM];
-                int nd = attn_stage_shape(t->info, d, want);
-                bool same = nd == t->ndim;
-                for (int j = 0; same && j < nd; j++) same = want[j] == t->shape[j];
-                if (!same) {
-                    char shp[96];
-                    st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' has shape %s, which does not fit (%s)", t->name,
-                                   attn_tensor_shape_str(t, shp, sizeof shp), t->info->dims);
-                    goto fail;
-                }
-            }
-        }
-    tr->n_layers = 1;
-    if ((st = attn_trace_alloc_arena(tr, err))) goto fail;
-    for (int i = 0; i < tr->n_tensors; i++)
-        attn_st_copy_f32(&f, attn_st_find(&f, tr->tensors[i].name), tr->tensors[i].data);
+    free(ts);
+    ts = NULL;
 
     if ((st = load_config(&f, tr, err))) goto fail;
     if ((st = load_tokens(&f, "tokens", "lengths", d->b, d->L, tr->cfg.pad_side, &tr->tokens, err))) goto fail;
@@ -405,6 +489,7 @@ static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error 
 nomem:
     st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
 fail:
+    free(ts);
     attn_trace_free(tr);
     return st;
 }
