@@ -172,7 +172,8 @@ static lesson_progress_status move_aside(const char *target, char *msg, size_t s
     char stamp[32], base[4200], to[4300];
     time_t now = time(NULL);
     struct tm tm;
-    if (!localtime_r(&now, &tm) || !strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm)) snprintf(stamp, sizeof stamp, "0");
+    if (!localtime_r(&now, &tm) || !strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm))
+        snprintf(stamp, sizeof stamp, "0");
     snprintf(base, sizeof base, "%s.bad-%s", target, stamp);
     attn_error e = {0};
     if (attn_file_rename_unique(target, base, to, sizeof to, &e)) {
