@@ -1,0 +1,341 @@
+/* test_appcore.c — the app core with no SDL at all: no SDL header is included
+ * and no SDL library is linked (CMake target attn_appcore). The app is driven
+ * through its own entry points (ui_app_key, ui_app_text, ui_app_mouse_down,
+ * ...) the way input_sdl.c drives it, with a hand-made layout standing in for
+ * the renderer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "app.h"
+#include "catalog.h"
+#include "keys.h"
+#include "player.h"
+#include "state.h"
+
+static char progress_file[512];
+
+static int setup(void **state)
+{
+    ui_app *app = calloc(1, sizeof *app);
+    char err[400];
+    attn_config c;
+    attn_config_init(&c);
+    if (ui_app_init(app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(progress_file, sizeof progress_file, "%s/appcore-progress.json", tmp ? tmp : "/tmp");
+    remove(progress_file);
+    ui_player_init(&app->lesson, "en", progress_file);
+    app->lesson.keep_progress = false;
+    *state = app;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    ui_app *app = *state;
+    ui_app_free(app);
+    free(app);
+    return 0;
+}
+
+static const char *stage(const ui_app *app) { return ui_app_tensor(app)->name; }
+
+static void keys_move_through_stages_and_heads(void **state)
+{
+    ui_app *app = *state;
+    assert_string_equal(stage(app), "weights");
+    int i = ui_app_stage(app);
+    assert_true(ui_app_key(app, UI_KEY_RIGHT, 0));
+    assert_int_equal(ui_app_stage(app), i + 1);
+    assert_string_equal(app->view.stage, app->trace.tensors[i + 1].name);
+    ui_app_key(app, UI_KEY_LEFT, 0);
+    ui_app_key(app, UI_KEY_LEFT, 0);
+    assert_int_equal(ui_app_stage(app), i - 1);
+    for (int k = 0; k < 100; k++) ui_app_key(app, UI_KEY_LEFT, 0);
+    assert_int_equal(ui_app_stage(app), 0);
+    assert_false(ui_app_key(app, UI_KEY_LEFT, 0)); /* nothing before the first stage */
+
+    int h = app->trace.dims.h;
+    ui_app_key(app, UI_KEY_UP, 0);
+    assert_int_equal(app->view.head, h - 1); /* wraps */
+    ui_app_key(app, UI_KEY_DOWN, 0);
+    assert_int_equal(app->view.head, 0);
+    ui_app_key(app, 'b', 0);
+    assert_int_equal(app->view.batch, 1);
+    assert_false(ui_app_key(app, 'z', 0)); /* not bound */
+}
+
+static void keys_change_settings(void **state)
+{
+    ui_app *app = *state;
+    unsigned gen = app->generation;
+    assert_int_equal(app->cfg.causal, ATTN_CAUSAL_ON);
+    assert_true(ui_app_key(app, 'c', 0));
+    assert_int_equal(app->cfg.causal, ATTN_CAUSAL_OFF);
+    assert_int_equal(app->trace.cfg.causal, ATTN_CAUSAL_OFF);
+    assert_true(app->generation != gen);
+    assert_string_equal(app->status, "causal mask off");
+    ui_app_key(app, 'c', UI_MOD_SHIFT); /* shift does not matter to c */
+    assert_int_equal(app->cfg.causal, ATTN_CAUSAL_ON);
+
+    int heads = app->trace.dims.h;
+    ui_app_key(app, 'h', 0);
+    assert_true(app->trace.dims.h > heads);
+    ui_app_key(app, 'h', UI_MOD_SHIFT);
+    assert_int_equal(app->trace.dims.h, heads);
+
+    /* the compare view: Tab, then t for the next toggle */
+    ui_app_key(app, UI_KEY_TAB, 0);
+    assert_int_equal(app->view.mode, LESSON_VIEW_COMPARE);
+    assert_true(app->has_alt);
+    assert_int_equal(app->alt.cfg.causal, ATTN_CAUSAL_OFF);
+    ui_app_key(app, 't', 0);
+    assert_int_equal(app->view.compare, LESSON_COMPARE_PADDING);
+    ui_app_key(app, 'g', 0);
+    assert_int_equal(app->view.mode, LESSON_VIEW_GRID);
+    assert_false(app->has_alt);
+}
+
+static int double_heads(attn_config *next, const void *arg, attn_error *err)
+{
+    (void)arg, (void)err;
+    next->heads *= 2;
+    return 0;
+}
+
+static int refuse(attn_config *next, const void *arg, attn_error *err)
+{
+    (void)next;
+    return attn_fail(err, ATTN_ERR_CONFIG, "%s", (const char *)arg), -1;
+}
+
+static void settings_change_through_one_function(void **state)
+{
+    ui_app *app = *state;
+    int heads = app->cfg.heads;
+    assert_int_equal(ui_app_edit_config(app, double_heads, NULL), 0);
+    assert_int_equal(app->cfg.heads, 2 * heads);
+    /* a change that refuses leaves everything as it was, and says why */
+    unsigned gen = app->generation;
+    assert_int_equal(ui_app_edit_config(app, refuse, "no thanks"), -1);
+    assert_int_equal(app->cfg.heads, 2 * heads);
+    assert_int_equal(app->generation, gen);
+    assert_string_equal(app->status, "no thanks");
+    assert_true(app->status_error);
+    /* settings the engine refuses: the same */
+    assert_int_equal(ui_app_set(app, "heads", "7"), -1);
+    assert_int_equal(app->cfg.heads, 2 * heads);
+    assert_non_null(strstr(app->status, "must divide d_model"));
+    /* NULL recomputes the same settings */
+    assert_int_equal(ui_app_edit_config(app, NULL, NULL), 0);
+    assert_true(app->generation != gen);
+}
+
+/* Esc cancels, Enter applies; the cursor steps over whole characters. */
+static void token_editor_edits_utf8(void **state)
+{
+    ui_app *app = *state;
+    assert_false(ui_app_wants_text(app));
+    ui_app_key(app, 'e', 0);
+    assert_true(app->edit.open);
+    assert_true(ui_app_wants_text(app));
+    ui_app_key(app, 'u', UI_MOD_CTRL);
+    assert_string_equal(app->edit.text[0], "");
+    ui_app_text(app, "我 爱 你");
+    assert_int_equal(app->edit.cursor, (int)strlen("我 爱 你"));
+    ui_app_key(app, UI_KEY_LEFT, 0); /* over 你: three bytes */
+    assert_int_equal(app->edit.cursor, (int)strlen("我 爱 "));
+    ui_app_key(app, UI_KEY_BACKSPACE, 0); /* the space before it */
+    ui_app_key(app, UI_KEY_BACKSPACE, 0); /* 爱, whole */
+    assert_string_equal(app->edit.text[0], "我 你");
+    ui_app_key(app, UI_KEY_DELETE, 0); /* 你, whole */
+    assert_string_equal(app->edit.text[0], "我 ");
+    ui_app_key(app, UI_KEY_HOME, 0);
+    assert_int_equal(app->edit.cursor, 0);
+    ui_app_key(app, UI_KEY_END, 0);
+    /* the IME: a composition is shown until the text arrives, and owns the keys meanwhile */
+    assert_true(ui_app_compose(app, "mao"));
+    assert_false(ui_app_key(app, UI_KEY_BACKSPACE, 0));
+    ui_app_text(app, "猫");
+    assert_string_equal(app->edit.compose, "");
+    assert_false(ui_app_key(app, 'm', 0)); /* a letter is text, not the mode key */
+    /* pasting is a request the window answers */
+    assert_true(ui_app_key(app, 'v', UI_MOD_CTRL));
+    assert_true(app->req.paste);
+    ui_app_paste(app, " 狗\n们");
+    assert_false(app->req.paste);
+    assert_string_equal(app->edit.text[0], "我 猫 狗 们");
+    ui_app_key(app, UI_KEY_RETURN, 0);
+    assert_false(app->edit.open);
+    assert_false(ui_app_wants_text(app));
+    assert_string_equal(app->cfg.tokens, "我 猫 狗 们");
+    assert_int_equal(app->trace.dims.L, 4);
+
+    ui_app_key(app, 'e', 0);
+    ui_app_text(app, " 啊");
+    ui_app_key(app, UI_KEY_ESCAPE, 0);
+    assert_false(app->edit.open);
+    assert_false(app->req.quit);
+    assert_string_equal(app->cfg.tokens, "我 猫 狗 们");
+}
+
+static void requests_for_the_window(void **state)
+{
+    ui_app *app = *state;
+    ui_app_key(app, 's', 0);
+    assert_true(app->req.save);
+    ui_app_key(app, 'f', 0);
+    assert_true(app->req.fullscreen);
+    ui_app_key(app, 'f', 0);
+    assert_false(app->req.fullscreen);
+    ui_app_key(app, '?', 0);
+    assert_true(app->help);
+    ui_app_key(app, UI_KEY_ESCAPE, 0); /* closes the help, does not quit */
+    assert_false(app->help);
+    assert_false(app->req.quit);
+    ui_app_key(app, UI_KEY_ESCAPE, 0);
+    assert_true(app->req.quit);
+    app->req.quit = false;
+    ui_app_key(app, 'q', 0);
+    assert_true(app->req.quit);
+}
+
+/* A frame's layout made by hand: a button and a heatmap of the weights. */
+static void mouse_goes_through_the_layout(void **state)
+{
+    ui_app *app = *state;
+    const attn_dims *d = &app->trace.dims;
+    ui_layout_hit(&app->layout, (ui_rect){10, 10, 50, 20}, UI_ACT_COMPARE, 0);
+    ui_heat_area *a = &app->layout.areas[app->layout.n_areas++];
+    *a = (ui_heat_area){{100, 100, 60 * d->t, 60 * d->s}, d->s, d->t, 0, 0, "weights"};
+    assert_true(ui_app_mouse_move(app, 100 + 60 * 2 + 5, 100 + 60 * 3 + 5));
+    assert_int_equal(app->hover_area, 0);
+    assert_int_equal(app->hover_i, 3);
+    assert_int_equal(app->hover_j, 2);
+    assert_false(ui_app_mouse_move(app, 100 + 60 * 2 + 9, 100 + 60 * 3 + 9)); /* the same cell */
+    assert_true(ui_app_mouse_down(app, 100 + 60 * 2 + 5, 100 + 60 * 3 + 5));
+    assert_int_equal(app->view.row, 3); /* a query row: its bar chart */
+    assert_true(ui_app_mouse_leave(app));
+    assert_int_equal(app->hover_area, -1);
+    assert_true(ui_app_mouse_down(app, 20, 15)); /* the button */
+    assert_int_equal(app->view.mode, LESSON_VIEW_COMPARE);
+    assert_false(ui_app_mouse_down(app, 5, 5));
+    /* the wheel scrolls the stage navigator */
+    assert_true(ui_app_wheel(app, -2));
+    assert_int_equal(app->stage_scroll, 2);
+    assert_true(ui_app_exposed(app));
+    assert_true(app->dirty);
+}
+
+static void lesson_steps_forward_and_back(void **state)
+{
+    ui_app *app = *state;
+    char dir[1024], path[1200], err[600];
+    snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
+    assert_int_equal(ui_app_lesson_open(app, path, 0, err, sizeof err), 0);
+    ui_player *p = &app->lesson;
+    assert_true(p->open);
+    assert_int_equal(p->step, 0);
+    assert_non_null(strstr(app->status, "step 1 / "));
+    ui_app_key(app, UI_KEY_SPACE, 0);
+    assert_int_equal(p->step, 1);
+    /* the app shows what the step set: the same view spec */
+    assert_string_equal(app->view.stage, p->view.stage);
+    assert_int_equal(app->view.head, p->view.head);
+    assert_int_equal(app->view.mode, p->view.mode);
+    /* exploring, then Backspace rebuilds step 1 from the lesson */
+    ui_app_key(app, 'c', 0);
+    ui_app_key(app, UI_KEY_BACKSPACE, 0);
+    assert_int_equal(p->step, 0);
+    attn_config cfg;
+    lesson_view v;
+    lesson_marks m;
+    assert_int_equal(ui_player_step(p, 0, &cfg, &v, &m, err, sizeof err), 0);
+    assert_int_equal(app->cfg.causal, cfg.causal);
+    assert_string_equal(app->view.stage, v.stage);
+    attn_config_free(&cfg);
+    ui_app_key(app, UI_KEY_PAGEDOWN, UI_MOD_SHIFT); /* not bound with Shift */
+    assert_int_equal(p->step, 0);
+    while (p->step + 1 < p->ls.n_steps) ui_app_key(app, UI_KEY_SPACE, 0);
+    ui_app_key(app, UI_KEY_SPACE, 0);
+    assert_int_equal(p->step, p->ls.n_steps - 1);
+    assert_non_null(strstr(app->status, "last step"));
+    /* the picker is modal: keys select, Esc closes it */
+    assert_true(ui_app_key(app, 'l', 0));
+    assert_true(p->picker);
+    attn_causal causal = app->cfg.causal;
+    assert_true(ui_app_key(app, 'c', 0));
+    assert_int_equal(app->cfg.causal, causal);
+    ui_app_key(app, UI_KEY_ESCAPE, 0);
+    assert_false(p->picker);
+    assert_false(app->req.quit);
+}
+
+/* The player alone: no app anywhere. */
+static void player_stands_alone(void **state)
+{
+    (void)state;
+    ui_player p;
+    char dir[1024], path[1200], err[600];
+    ui_player_init(&p, "en", progress_file);
+    p.keep_progress = false;
+    snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
+    assert_int_equal(ui_player_load(&p, path, err, sizeof err), 0);
+    attn_config cfg;
+    lesson_view v;
+    lesson_marks m;
+    assert_int_equal(ui_player_step(&p, 1, &cfg, &v, &m, err, sizeof err), 0);
+    ui_player_enter(&p, 1, &v, &m);
+    assert_int_equal(p.step, 1);
+    assert_non_null(strstr(p.note, "step 2 / "));
+    attn_config_free(&cfg);
+    assert_int_equal(ui_player_step(&p, 999, &cfg, &v, &m, err, sizeof err), -1);
+    attn_config_free(&cfg);
+    ui_player_free(&p);
+}
+
+/* One table of keys: every help line names its keys, no binding shadows
+ * another, and the names of the view modes and toggles are all there. */
+static void key_table_is_sound(void **state)
+{
+    (void)state;
+    int lines = 0;
+    for (int i = 0; i < ui_n_keys; i++) {
+        const ui_key_binding *b = &ui_keys[i];
+        assert_true((b->help_keys == NULL) == (b->help == NULL));
+        lines += b->help_keys != NULL;
+        if (b->key == UI_KEY_NONE) continue;
+        if (b->shift != UI_SHIFT_OFF) assert_ptr_equal(ui_keys_find(b->scope, b->key, UI_MOD_SHIFT), b);
+        if (b->shift != UI_SHIFT_ON) assert_ptr_equal(ui_keys_find(b->scope, b->key, 0), b);
+        assert_true(b->action != UI_ACT_CYCLE || b->setting);
+    }
+    assert_true(lines >= 20);
+    assert_int_equal(ui_keys_find(UI_KEYS_VIEW, 'h', UI_MOD_SHIFT)->action, UI_ACT_HEADS_DOWN);
+    assert_int_equal(ui_keys_find(UI_KEYS_VIEW, 'h', UI_MOD_CTRL)->action, UI_ACT_HEADS_UP);
+    for (int i = 0; i < LESSON_VIEW_COUNT; i++) assert_non_null(lesson_view_names[i]);
+    for (int i = 0; i < LESSON_COMPARE_COUNT; i++) assert_non_null(lesson_compare_names[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(keys_move_through_stages_and_heads, setup, teardown),
+        cmocka_unit_test_setup_teardown(keys_change_settings, setup, teardown),
+        cmocka_unit_test_setup_teardown(settings_change_through_one_function, setup, teardown),
+        cmocka_unit_test_setup_teardown(token_editor_edits_utf8, setup, teardown),
+        cmocka_unit_test_setup_teardown(requests_for_the_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(mouse_goes_through_the_layout, setup, teardown),
+        cmocka_unit_test_setup_teardown(lesson_steps_forward_and_back, setup, teardown),
+        cmocka_unit_test(player_stands_alone),
+        cmocka_unit_test(key_table_is_sound),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
