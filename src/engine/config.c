@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,22 +13,6 @@
 
 #define MAX_D_MODEL 16384
 #define MAX_HEADS 256
-
-void attn_config_init(attn_config *c)
-{
-    memset(c, 0, sizeof *c);
-    c->d_model = 32;
-    c->heads = 4;
-    c->causal = ATTN_CAUSAL_ON;
-    c->scale = true;
-    c->softmax_guard = true;
-    c->pad_side = ATTN_PAD_RIGHT;
-    c->pad_mask = true;
-    c->rope_theta = 10000.0;
-    c->mask_value = -INFINITY;
-    c->dropout = 0.1f;
-    c->seed = 42;
-}
 
 void attn_config_free(attn_config *c)
 {
@@ -155,107 +140,359 @@ static attn_status set_str(char **dst, const char *v, attn_error *err)
     return ATTN_OK;
 }
 
-static const char *const KEYS[] = {
-    "tokens", "source_tokens", "seq", "batch", "d_model", "heads", "kv_heads", "mode",
-    "causal", "scale", "softmax_guard", "pad_side", "pad_mask", "rope", "rope_theta", "mask_value", "past", "dropout", "train",
-    "seed", "weights", "input",
-};
+/* ---- the settings table ---- */
 
-static void normalise_key(const char *key, char *buf, size_t size)
+static bool theta_ok(double x) { return x > 1.0 && !isinf(x); }
+static bool dropout_ok(double x) { return x >= 0.0 && x < 1.0; }
+/* -inf, or a negative number a float holds */
+static bool mask_ok(double x) { return x == -INFINITY || (x < 0 && x >= -3.0e38); }
+
+/* Status texts for `attnlab info`: c is what ran (attn_config_as_run). */
+static void say_nothing(const attn_config *c, char *buf, int size) /* the sizes line shows it */
 {
+    (void)c;
+    snprintf(buf, (size_t)size, "%s", "");
+}
+static void say_causal(const attn_config *c, char *buf, int size)
+{
+    snprintf(buf, (size_t)size, "causal %s", !c->causal ? "off" : c->causal == ATTN_CAUSAL_REVERSED ? "REVERSED" : "on");
+}
+static void say_scale(const attn_config *c, char *buf, int size)
+{
+    snprintf(buf, (size_t)size, "%s", c->scale ? "" : "scale off (no 1/√dₖ)");
+}
+static void say_guard(const attn_config *c, char *buf, int size)
+{
+    snprintf(buf, (size_t)size, "%s", c->softmax_guard ? "" : "softmax guard off (a fully masked row is NaN)");
+}
+static void say_padding(const attn_config *c, char *buf, int size)
+{
+    snprintf(buf, (size_t)size, "padding %s", c->pad_side == ATTN_PAD_LEFT ? "left" : "right");
+}
+static void say_pad_mask(const attn_config *c, char *buf, int size)
+{
+    snprintf(buf, (size_t)size, "%s", c->pad_mask ? "" : "pad mask off");
+}
+static void say_rope(const attn_config *c, char *buf, int size)
+{
+    if (c->rope) snprintf(buf, (size_t)size, "rope on (theta %g)", c->rope_theta);
+    else snprintf(buf, (size_t)size, "rope off");
+}
+static void say_mask(const attn_config *c, char *buf, int size)
+{
+    char mv[32];
+    snprintf(buf, (size_t)size, "mask %s", attn_format_mask_value(c->mask_value, mv, sizeof mv));
+}
+static void say_past(const attn_config *c, char *buf, int size) { snprintf(buf, (size_t)size, "past %d", c->past); }
+static void say_dropout(const attn_config *c, char *buf, int size)
+{
+    snprintf(buf, (size_t)size, "dropout %g (%s)", (double)c->dropout, c->train ? "training" : "eval, inactive");
+}
+static void say_seed(const attn_config *c, char *buf, int size)
+{
+    snprintf(buf, (size_t)size, "seed %llu", (unsigned long long)c->seed);
+}
+
+static const attn_setting_choice MODES[] = {
+    {"mha", ATTN_MODE_MHA, false}, {"mqa", ATTN_MODE_MQA, false}, {"gqa", ATTN_MODE_GQA, false},
+    {"auto", ATTN_MODE_AUTO, true}, {NULL, 0, false}};
+static const attn_setting_choice CAUSAL[] = {
+    {"true", ATTN_CAUSAL_ON, false}, {"false", ATTN_CAUSAL_OFF, false}, {"reversed", ATTN_CAUSAL_REVERSED, false},
+    {"on", ATTN_CAUSAL_ON, true}, {"off", ATTN_CAUSAL_OFF, true}, {"yes", ATTN_CAUSAL_ON, true},
+    {"no", ATTN_CAUSAL_OFF, true}, {"1", ATTN_CAUSAL_ON, true}, {"0", ATTN_CAUSAL_OFF, true}, {NULL, 0, false}};
+static const attn_setting_choice PAD_SIDES[] = {
+    {"right", ATTN_PAD_RIGHT, false}, {"left", ATTN_PAD_LEFT, false}, {NULL, 0, false}};
+
+static const char *const ON_OFF[] = {"true", "false", NULL};   /* from reversed: on */
+static const char *const OFF_ON[] = {"false", "true", NULL};
+static const char *const FILLS[] = {"-inf", "-1e9", NULL};
+
+#define FIELD(f) offsetof(attn_config, f)
+#define LESSON ATTN_SETTING_LESSON
+#define TRACE ATTN_SETTING_TRACE
+
+static const attn_setting SETTINGS[] = {
+    {.name = "tokens", .type = ATTN_SET_TEXT, .offset = FIELD(tokens), .flags = LESSON, .arg = "TEXT",
+     .help = "tokens separated by spaces, rows by '|' (\"我 爱 AI | I love AI\")"},
+    {.name = "source_tokens", .type = ATTN_SET_TEXT, .offset = FIELD(source_tokens), .flags = LESSON, .arg = "TEXT",
+     .help = "cross-attention: keys and values from these source rows"},
+    {.name = "seq", .type = ATTN_SET_INT, .offset = FIELD(seq), .flags = LESSON | TRACE, .arg = "N",
+     .help = "synthetic rows of N tokens when no --tokens (total, past included)", .min = 1, .max = ATTN_MAX_SEQ,
+     .describe = say_nothing},
+    {.name = "batch", .type = ATTN_SET_INT, .offset = FIELD(batch), .flags = LESSON | TRACE, .arg = "B",
+     .help = "number of synthetic rows", .min = 1, .max = ATTN_MAX_ROWS, .describe = say_nothing},
+    {.name = "d_model", .type = ATTN_SET_INT, .offset = FIELD(d_model), .flags = LESSON | TRACE, .def = "32",
+     .arg = "D", .help = "model width d (default 32)", .min = 1, .max = MAX_D_MODEL, .describe = say_nothing},
+    {.name = "heads", .type = ATTN_SET_INT, .offset = FIELD(heads), .flags = LESSON | TRACE, .def = "4", .arg = "H",
+     .help = "query heads h; must divide d (default 4)", .min = 1, .max = MAX_HEADS, .describe = say_nothing},
+    {.name = "kv_heads", .type = ATTN_SET_INT, .offset = FIELD(kv_heads), .flags = LESSON | TRACE, .arg = "G",
+     .help = "key/value heads g; must divide h", .min = 1, .max = MAX_HEADS, .describe = say_nothing},
+    {.name = "mode", .type = ATTN_SET_ENUM, .offset = FIELD(mode), .flags = LESSON | TRACE, .def = "auto",
+     .arg = "MODE", .help = "mha (g = h), mqa (g = 1) or gqa (1 < g < h)", .choices = MODES,
+     .describe = say_nothing},
+    {.name = "causal", .type = ATTN_SET_ENUM, .offset = FIELD(causal), .flags = LESSON | TRACE, .def = "true",
+     .help = "the causal mask: true (default), false or reversed",
+     .sw = {{"causal", "true", "mask future keys (default)"},
+            {"no-causal", "false", "no causal mask"},
+            {"reversed-causal", "reversed", "pitfall: mask the past instead of the future (tril for triu)"}},
+     .choices = CAUSAL, .cycle = ON_OFF, .describe = say_causal},
+    {.name = "scale", .type = ATTN_SET_BOOL, .offset = FIELD(scale), .flags = LESSON | TRACE, .def = "true",
+     .help = "divide the scores by √dₖ (default)",
+     .sw = {{"no-scale", "false", "pitfall: scores without the 1/√dₖ scaling"}}, .describe = say_scale},
+    {.name = "softmax_guard", .type = ATTN_SET_BOOL, .offset = FIELD(softmax_guard), .flags = LESSON | TRACE,
+     .def = "true", .help = "a row with every key masked gets weights 0 (default)",
+     .sw = {{"no-softmax-guard", "false", "pitfall: a row with every key masked becomes NaN, not 0"}},
+     .describe = say_guard},
+    {.name = "pad_side", .type = ATTN_SET_ENUM, .offset = FIELD(pad_side), .flags = LESSON | TRACE, .def = "right",
+     .arg = "SIDE", .help = "pad shorter rows on the right (default) or left", .choices = PAD_SIDES,
+     .describe = say_padding},
+    {.name = "pad_mask", .type = ATTN_SET_BOOL, .offset = FIELD(pad_mask), .flags = LESSON | TRACE, .def = "true",
+     .help = "mask <pad> keys (default)",
+     .sw = {{"pad-mask", "true", "mask <pad> keys (default)"},
+            {"no-pad-mask", "false", "let queries attend to <pad> keys (to see what the mask prevents)"}},
+     .describe = say_pad_mask},
+    {.name = "rope", .type = ATTN_SET_BOOL, .offset = FIELD(rope), .flags = LESSON | TRACE, .def = "false",
+     .help = "rotary position embedding on q and k",
+     .sw = {{"rope", "true", "rotary position embedding on q and k"}, {"no-rope", "false", "no RoPE (default)"}},
+     .cycle = OFF_ON, .describe = say_rope},
+    {.name = "rope_theta", .type = ATTN_SET_DOUBLE, .offset = FIELD(rope_theta), .flags = LESSON | TRACE,
+     .def = "10000", .arg = "F", .help = "RoPE base (default 10000)", .ok = theta_ok,
+     .rule = "a finite number above 1", .describe = say_nothing /* with rope */},
+    {.name = "mask_value", .type = ATTN_SET_FLOAT, .offset = FIELD(mask_value), .flags = LESSON | TRACE,
+     .def = "-inf", .arg = "V", .help = "fill for masked scores: -inf (default) or e.g. -1e9", .ok = mask_ok,
+     .rule = "-inf or a finite negative number such as -1e9", .cycle = FILLS, .describe = say_mask},
+    {.name = "past", .type = ATTN_SET_INT, .offset = FIELD(past), .flags = LESSON | TRACE, .arg = "P",
+     .help = "KV cache: the first P positions are already cached", .min = 0, .max = ATTN_MAX_SEQ,
+     .describe = say_past},
+    {.name = "dropout", .type = ATTN_SET_FLOAT, .offset = FIELD(dropout), .flags = LESSON | TRACE, .def = "0.1",
+     .arg = "P", .help = "dropout probability for training (default 0.1)", .ok = dropout_ok,
+     .rule = "at least 0 and below 1", .describe = say_dropout},
+    {.name = "train", .type = ATTN_SET_BOOL, .offset = FIELD(train), .flags = LESSON | TRACE, .def = "false",
+     .help = "training mode: apply dropout",
+     .sw = {{"train", "true", "training mode: apply dropout"}, {"eval", "false", "evaluation mode (default): no dropout"}},
+     .cycle = OFF_ON, .describe = say_nothing /* with dropout */},
+    {.name = "seed", .type = ATTN_SET_U64, .offset = FIELD(seed), .flags = LESSON | TRACE, .def = "42", .arg = "N",
+     .help = "seed for weights, embeddings and dropout (default 42)", .describe = say_seed},
+    {.name = "weights", .type = ATTN_SET_TEXT, .offset = FIELD(weights_path), .flags = ATTN_SETTING_FILE,
+     .arg = "FILE", .help = "load w_q, w_k, w_v, w_o from a safetensors file"},
+    {.name = "input", .type = ATTN_SET_TEXT, .offset = FIELD(input_path), .flags = ATTN_SETTING_FILE,
+     .arg = "FILE", .help = "load x (and x_past, memory) from a safetensors file"},
+};
+#define N_SETTINGS ((int)(sizeof SETTINGS / sizeof SETTINGS[0]))
+
+int attn_setting_count(void) { return N_SETTINGS; }
+
+const attn_setting *attn_setting_at(int i) { return i >= 0 && i < N_SETTINGS ? &SETTINGS[i] : NULL; }
+
+const attn_setting *attn_setting_find(const char *name)
+{
+    char k[32];
     size_t i = 0;
-    for (; key[i] && i + 1 < size; i++) buf[i] = key[i] == '-' ? '_' : key[i];
-    buf[i] = '\0';
+    for (; name[i] && i + 1 < sizeof k; i++) k[i] = name[i] == '-' ? '_' : name[i];
+    if (name[i]) return NULL; /* longer than any name */
+    k[i] = '\0';
+    for (int r = 0; r < N_SETTINGS; r++)
+        if (!strcmp(k, SETTINGS[r].name)) return &SETTINGS[r];
+    return NULL;
+}
+
+int attn_edit_distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 40 || lb > 40) return 99;
+    int row[41];
+    for (int j = 0; j <= lb; j++) row[j] = j;
+    for (int i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int up = row[j];
+            int v = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < v) v = row[j] + 1;
+            if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *attn_setting_suggest(const char *name, unsigned flags, const char *const *extra, int n_extra)
+{
+    const char *best = NULL;
+    int bd = 3;
+    for (int i = 0; i < N_SETTINGS + n_extra; i++) {
+        if (i < N_SETTINGS && (SETTINGS[i].flags & flags) != flags) continue;
+        const char *k = i < N_SETTINGS ? SETTINGS[i].name : extra[i - N_SETTINGS];
+        int d = attn_edit_distance(name, k);
+        if (d < bd) bd = d, best = k;
+    }
+    return best;
+}
+
+/* The row's field in c. Enum fields are read and written as int. */
+_Static_assert(sizeof(attn_mode) == sizeof(int) && sizeof(attn_causal) == sizeof(int) &&
+               sizeof(attn_pad_side) == sizeof(int), "enum settings are stored as int");
+static void *field(const attn_config *c, const attn_setting *row)
+{
+    return (char *)(uintptr_t)c + row->offset;
+}
+
+attn_status attn_setting_parse(attn_config *c, const attn_setting *row, const char *v, attn_error *err)
+{
+    void *f = field(c, row);
+    const char *key = row->name;
+    attn_status st;
+    double x = 0;
+    if (!v) v = "";
+    switch (row->type) {
+    case ATTN_SET_BOOL: return parse_bool(key, v, f, err);
+    case ATTN_SET_INT: return parse_int(key, v, row->min, row->max, f, err);
+    case ATTN_SET_U64: {
+        char *end;
+        errno = 0;
+        unsigned long long u = strtoull(v, &end, 10);
+        if (end == v || *end || errno == ERANGE || !isdigit((unsigned char)*v))
+            return attn_fail(err, ATTN_ERR_CONFIG, "%s: '%s' is not a whole number from 0 to 2^64-1", key, v);
+        *(uint64_t *)f = u;
+        return ATTN_OK;
+    }
+    case ATTN_SET_FLOAT:
+    case ATTN_SET_DOUBLE:
+        if ((st = parse_double(key, v, &x, err))) return st;
+        if (!row->ok(x)) return attn_fail(err, ATTN_ERR_CONFIG, "%s: must be %s (got %s)", key, row->rule, v);
+        if (row->type == ATTN_SET_FLOAT) *(float *)f = (float)x;
+        else *(double *)f = x;
+        return ATTN_OK;
+    case ATTN_SET_ENUM: {
+        for (const attn_setting_choice *ch = row->choices; ch->name; ch++)
+            if (!strcasecmp(v, ch->name)) { *(int *)f = ch->value; return ATTN_OK; }
+        char list[160] = "";
+        int n = 0, shown = 0;
+        for (const attn_setting_choice *ch = row->choices; ch->name; ch++) shown += !ch->hidden;
+        for (const attn_setting_choice *ch = row->choices; ch->name; ch++) {
+            if (ch->hidden) continue;
+            n++;
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s", n == 1 ? "" : n == shown ? " or " : ", ", ch->name);
+        }
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: '%s' is not %s", key, v, list);
+    }
+    case ATTN_SET_TEXT: return set_str(f, v, err);
+    }
+    return attn_fail(err, ATTN_ERR_CONFIG, "%s: unknown kind of setting", key);
+}
+
+/* The shortest decimal form that reads back as the same value ("0.1", not "0.100000001"). */
+static const char *shortest(double v, bool single, char *buf, int size)
+{
+    if (isinf(v)) {
+        snprintf(buf, (size_t)size, "%s", v < 0 ? "-inf" : "inf");
+        return buf;
+    }
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, (size_t)size, "%.*g", digits, v);
+        if (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
+const char *attn_setting_format(const attn_config *c, const attn_setting *row, char *buf, int size)
+{
+    const void *f = field(c, row);
+    switch (row->type) {
+    case ATTN_SET_BOOL: snprintf(buf, (size_t)size, "%s", *(const bool *)f ? "true" : "false"); break;
+    case ATTN_SET_INT: snprintf(buf, (size_t)size, "%d", *(const int *)f); break;
+    case ATTN_SET_U64: snprintf(buf, (size_t)size, "%llu", (unsigned long long)*(const uint64_t *)f); break;
+    case ATTN_SET_FLOAT: shortest(*(const float *)f, true, buf, size); break;
+    case ATTN_SET_DOUBLE: shortest(*(const double *)f, false, buf, size); break;
+    case ATTN_SET_ENUM:
+        snprintf(buf, (size_t)size, "%d", *(const int *)f);
+        for (const attn_setting_choice *ch = row->choices; ch->name; ch++)
+            if (ch->value == *(const int *)f) { snprintf(buf, (size_t)size, "%s", ch->name); break; }
+        break;
+    case ATTN_SET_TEXT: snprintf(buf, (size_t)size, "%s", *(char *const *)f ? *(char *const *)f : ""); break;
+    }
+    return buf;
+}
+
+/* True if c's value of row reads as text (a copy of c parses it; strings compare as text). */
+static bool holds(const attn_config *c, const attn_setting *row, const char *text)
+{
+    char now[128], then[128];
+    attn_setting_format(c, row, now, sizeof now);
+    if (row->type == ATTN_SET_TEXT) return strcmp(now, text ? text : "") == 0;
+    attn_config tmp = *c; /* no string of tmp is touched */
+    return attn_setting_parse(&tmp, row, text, NULL) == ATTN_OK &&
+           strcmp(now, attn_setting_format(&tmp, row, then, sizeof then)) == 0;
+}
+
+bool attn_setting_is_default(const attn_config *c, const attn_setting *row)
+{
+    if (row->def) return holds(c, row, row->def);
+    attn_config zero;
+    memset(&zero, 0, sizeof zero);
+    char now[128], z[128];
+    return strcmp(attn_setting_format(c, row, now, sizeof now), attn_setting_format(&zero, row, z, sizeof z)) == 0;
+}
+
+const char *attn_setting_describe(const attn_config *c, const attn_setting *row, char *buf, int size)
+{
+    if (row->describe) {
+        row->describe(c, buf, size);
+    } else if (attn_setting_is_default(c, row)) {
+        snprintf(buf, (size_t)size, "%s", "");
+    } else {
+        char v[128];
+        snprintf(buf, (size_t)size, "%s %s", row->name, attn_setting_format(c, row, v, sizeof v));
+    }
+    return buf;
+}
+
+attn_status attn_setting_cycle(attn_config *c, const attn_setting *row, attn_error *err)
+{
+    if (!row->cycle || !row->cycle[0]) return attn_fail(err, ATTN_ERR_CONFIG, "%s: nothing to cycle through", row->name);
+    int next = 0;
+    for (int i = 0; row->cycle[i]; i++)
+        if (holds(c, row, row->cycle[i])) next = row->cycle[i + 1] ? i + 1 : 0;
+    return attn_setting_parse(c, row, row->cycle[next], err);
+}
+
+attn_status attn_config_set(attn_config *c, const char *key, const char *v, attn_error *err)
+{
+    const attn_setting *row = attn_setting_find(key);
+    if (row) return attn_setting_parse(c, row, v, err);
+    const char *near = attn_setting_suggest(key, 0, NULL, 0);
+    if (near) return attn_fail(err, ATTN_ERR_CONFIG, "unknown setting '%s' (did you mean '%s'?)", key, near);
+    return attn_fail(err, ATTN_ERR_CONFIG, "unknown setting '%s'", key);
 }
 
 bool attn_config_has_key(const char *key)
 {
-    char k[32];
-    normalise_key(key, k, sizeof k);
-    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++)
-        if (strcmp(k, KEYS[i]) == 0) return true;
-    return false;
+    return attn_setting_find(key) != NULL;
 }
 
-attn_status attn_config_set(attn_config *c, const char *key_in, const char *v, attn_error *err)
+void attn_config_init(attn_config *c)
 {
-    char key[32];
-    normalise_key(key_in, key, sizeof key);
-    if (!v) v = "";
-
-    if (!strcmp(key, "tokens")) return set_str(&c->tokens, v, err);
-    if (!strcmp(key, "source_tokens")) return set_str(&c->source_tokens, v, err);
-    if (!strcmp(key, "weights")) return set_str(&c->weights_path, v, err);
-    if (!strcmp(key, "input")) return set_str(&c->input_path, v, err);
-    if (!strcmp(key, "seq")) return parse_int(key, v, 1, ATTN_MAX_SEQ, &c->seq, err);
-    if (!strcmp(key, "batch")) return parse_int(key, v, 1, ATTN_MAX_ROWS, &c->batch, err);
-    if (!strcmp(key, "d_model")) return parse_int(key, v, 1, MAX_D_MODEL, &c->d_model, err);
-    if (!strcmp(key, "heads")) return parse_int(key, v, 1, MAX_HEADS, &c->heads, err);
-    if (!strcmp(key, "kv_heads")) return parse_int(key, v, 1, MAX_HEADS, &c->kv_heads, err);
-    if (!strcmp(key, "past")) return parse_int(key, v, 0, ATTN_MAX_SEQ, &c->past, err);
-    if (!strcmp(key, "causal")) {
-        bool on;
-        if (strcasecmp(v, "reversed") == 0) return c->causal = ATTN_CAUSAL_REVERSED, ATTN_OK;
-        if (parse_bool(key, v, &on, err))
-            return attn_fail(err, ATTN_ERR_CONFIG, "causal: '%s' is not true, false or reversed", v);
-        c->causal = on ? ATTN_CAUSAL_ON : ATTN_CAUSAL_OFF;
-        return ATTN_OK;
-    }
-    if (!strcmp(key, "scale")) return parse_bool(key, v, &c->scale, err);
-    if (!strcmp(key, "softmax_guard")) return parse_bool(key, v, &c->softmax_guard, err);
-    if (!strcmp(key, "pad_mask")) return parse_bool(key, v, &c->pad_mask, err);
-    if (!strcmp(key, "rope")) return parse_bool(key, v, &c->rope, err);
-    if (!strcmp(key, "train")) return parse_bool(key, v, &c->train, err);
-    if (!strcmp(key, "mode")) {
-        static const attn_mode modes[] = {ATTN_MODE_AUTO, ATTN_MODE_MHA, ATTN_MODE_MQA, ATTN_MODE_GQA};
-        for (int i = 0; i < 4; i++)
-            if (strcasecmp(v, attn_mode_name(modes[i])) == 0) { c->mode = modes[i]; return ATTN_OK; }
-        return attn_fail(err, ATTN_ERR_CONFIG, "mode: '%s' is not mha, mqa or gqa", v);
-    }
-    if (!strcmp(key, "pad_side")) {
-        if (!strcasecmp(v, "right")) c->pad_side = ATTN_PAD_RIGHT;
-        else if (!strcasecmp(v, "left")) c->pad_side = ATTN_PAD_LEFT;
-        else return attn_fail(err, ATTN_ERR_CONFIG, "pad_side: '%s' is not right or left", v);
-        return ATTN_OK;
-    }
-    if (!strcmp(key, "rope_theta")) {
-        double x;
-        if (parse_double(key, v, &x, err)) return err->status;
-        if (!(x > 1.0) || isinf(x))
-            return attn_fail(err, ATTN_ERR_CONFIG, "rope_theta: must be a finite number above 1 (got %s)", v);
-        c->rope_theta = x;
-        return ATTN_OK;
-    }
-    if (!strcmp(key, "mask_value")) {
-        double x;
-        if (!strcasecmp(v, "-inf") || !strcasecmp(v, "-infinity")) { c->mask_value = -INFINITY; return ATTN_OK; }
-        if (parse_double(key, v, &x, err)) return err->status;
-        if (!(x < 0) || isinf(x) || x < -3.0e38)
-            return attn_fail(err, ATTN_ERR_CONFIG,
-                             "mask_value: must be -inf or a finite negative number such as -1e9 (got %s)", v);
-        c->mask_value = (float)x;
-        return ATTN_OK;
-    }
-    if (!strcmp(key, "dropout")) {
-        double x;
-        if (parse_double(key, v, &x, err)) return err->status;
-        if (!(x >= 0.0 && x < 1.0))
-            return attn_fail(err, ATTN_ERR_CONFIG, "dropout: must be at least 0 and below 1 (got %s)", v);
-        c->dropout = (float)x;
-        return ATTN_OK;
-    }
-    if (!strcmp(key, "seed")) {
-        char *end;
-        errno = 0;
-        unsigned long long x = strtoull(v, &end, 10);
-        if (end == v || *end || errno == ERANGE || !isdigit((unsigned char)*v))
-            return attn_fail(err, ATTN_ERR_CONFIG, "seed: '%s' is not a whole number from 0 to 2^64-1", v);
-        c->seed = x;
-        return ATTN_OK;
-    }
-    return attn_fail(err, ATTN_ERR_CONFIG, "unknown setting '%s'", key_in);
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < N_SETTINGS; i++)
+        if (SETTINGS[i].def) attn_setting_parse(c, &SETTINGS[i], SETTINGS[i].def, NULL); /* test_settings checks each */
 }
 
+attn_config attn_config_as_run(const attn_config *c, const attn_dims *d)
+{
+    attn_config r = *c;
+    r.tokens = r.source_tokens = r.weights_path = r.input_path = NULL;
+    r.seq = d->L;
+    r.batch = d->b;
+    r.d_model = d->d;
+    r.heads = d->h;
+    r.kv_heads = d->g;
+    r.mode = d->mode;
+    r.past = d->P;
+    if (d->cross) r.causal = ATTN_CAUSAL_OFF;
+    return r;
+}
 /* Half the physical memory: the default ceiling for one trace. */
 static double default_limit(void)
 {

@@ -7,6 +7,7 @@
 #define ATTN_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -50,14 +51,103 @@ void attn_config_free(attn_config *c);
 /* Deep copy; dst must not hold owned strings. */
 attn_status attn_config_copy(attn_config *dst, const attn_config *src, attn_error *err);
 
-/* Sets one setting by name (tokens, source_tokens, seq, batch, d_model, heads,
- * kv_heads, mode, causal (true/false/reversed), scale, softmax_guard, pad_side, pad_mask, rope, rope_theta, mask_value, past,
- * dropout, train, seed, weights, input). '-' in key is read as '_'.
- * Errors name the key and the rule: "heads: 'x' is not a whole number". */
+/* ---- the settings table ----
+ *
+ * One row per setting. Everything that reads or writes a setting by name walks
+ * this table: command-line flags and --help, lesson keys, trace metadata,
+ * `attnlab info`, the window and the "did you mean" suggestions. A new setting
+ * is a field in attn_config, a row in config.c's table, and the op that uses it. */
+
+typedef enum {
+    ATTN_SET_BOOL,   /* bool: true/false, on/off, yes/no, 1/0 */
+    ATTN_SET_INT,    /* int from min to max (0 in the struct: unset) */
+    ATTN_SET_U64,    /* uint64_t, 0 to 2^64-1 */
+    ATTN_SET_FLOAT,  /* float that ok() accepts */
+    ATTN_SET_DOUBLE, /* double that ok() accepts */
+    ATTN_SET_ENUM,   /* an enum field: one of choices */
+    ATTN_SET_TEXT    /* owned string (char *); "" sets NULL */
+} attn_setting_type;
+
+enum {
+    ATTN_SETTING_LESSON = 1, /* may be set in a lesson (not file paths: a lesson must work wherever copied) */
+    ATTN_SETTING_TRACE = 2,  /* recorded in trace metadata as its text (tokens go as JSON rows instead) */
+    ATTN_SETTING_FILE = 4    /* a file path */
+};
+
+typedef struct {
+    const char *name; /* "mha"; matched ignoring case */
+    int value;        /* the enum value */
+    bool hidden;      /* accepted and shown, but not offered in messages ("auto", "on") */
+} attn_setting_choice;
+
+/* A command-line flag that takes no value: `--no-scale` sets scale to "false". */
+typedef struct {
+    const char *flag, *value, *help;
+} attn_setting_switch;
+
+typedef struct {
+    const char *name;        /* lesson key and metadata key; the flag is the name with '-' for '_' */
+    attn_setting_type type;
+    size_t offset;           /* offsetof(attn_config, field) */
+    unsigned flags;          /* ATTN_SETTING_* */
+    const char *def;         /* the default as text (attn_config_init); NULL: zero, i.e. unset */
+    const char *help;        /* one line: what the setting does (--help of `--flag ARG`) */
+    const char *arg;         /* `--flag ARG` takes a value named ARG in --help; NULL: switches only */
+    attn_setting_switch sw[3]; /* flags without a value (unused: flag NULL) */
+    long min, max;           /* INT: the range */
+    bool (*ok)(double x);    /* FLOAT, DOUBLE: the rule ... */
+    const char *rule;        /* ... in words: "%s: must be <rule> (got %s)" */
+    const attn_setting_choice *choices; /* ENUM: ended by {NULL} */
+    const char *const *cycle; /* values the window steps through, ended by NULL; NULL: none */
+    /* Status text for c's value ("rope on (theta 10000)"), "" for nothing worth
+     * saying. NULL: "name value" when the value is not the default. */
+    void (*describe)(const attn_config *c, char *buf, int size);
+} attn_setting;
+
+/* Rows in order (the order of --help and of `attnlab info`). */
+int attn_setting_count(void);
+const attn_setting *attn_setting_at(int i);
+
+/* The row called name ('-' read as '_'), or NULL. */
+const attn_setting *attn_setting_find(const char *name);
+
+/* The name closest to `name` among the rows that have all of `flags` and
+ * extra[0..n_extra), within two edits; NULL if none is that close. */
+const char *attn_setting_suggest(const char *name, unsigned flags, const char *const *extra, int n_extra);
+
+/* Levenshtein distance between a and b (99 for words over 40 bytes). */
+int attn_edit_distance(const char *a, const char *b);
+
+/* Sets row's field of c from text. Errors name the setting and the rule:
+ * "heads: 'x' is not a whole number", "dropout: must be at least 0 and below 1 (got 2)". */
+attn_status attn_setting_parse(attn_config *c, const attn_setting *row, const char *text, attn_error *err);
+
+/* c's value as text that attn_setting_parse reads back to the same value
+ * ("true", "-inf", "0.1", "" for an unset string). Returns buf. */
+const char *attn_setting_format(const attn_config *c, const attn_setting *row, char *buf, int size);
+
+/* True if c's value is the row's default. */
+bool attn_setting_is_default(const attn_config *c, const attn_setting *row);
+
+/* The status text of c's value (see describe): "" when nothing is worth saying. */
+const char *attn_setting_describe(const attn_config *c, const attn_setting *row, char *buf, int size);
+
+/* Steps c to the value after its current one in row->cycle (the first if the
+ * current value is not in the list). ATTN_ERR_CONFIG for a row without a cycle. */
+attn_status attn_setting_cycle(attn_config *c, const attn_setting *row, attn_error *err);
+
+/* Sets one setting by name: attn_setting_find, then attn_setting_parse.
+ * An unknown name: "unknown setting 'hedas' (did you mean 'heads'?)". */
 attn_status attn_config_set(attn_config *c, const char *key, const char *value, attn_error *err);
 
 /* True if key names a setting attn_config_set knows. */
 bool attn_config_has_key(const char *key);
+
+/* What a resolved run of c computed: c with the sizes of d (seq, batch,
+ * d_model, heads, kv_heads, mode, past) and the causal mask off for
+ * cross-attention. Its strings are NULL: nothing to free. Trace metadata
+ * records these values. */
+attn_config attn_config_as_run(const attn_config *c, const attn_dims *d);
 
 /* Checks every rule and derives dims and the padded token tables (caller frees
  * them with attn_tokens_free; source is empty unless cross-attention). One rule

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <strings.h>
 
+#include "config.h"
 #include "stages.h"
 
 /* ---- keys */
@@ -19,9 +20,6 @@ static const char *const VIEW_KEYS[] = {"stage", "head", "batch_row", "view", "c
                                         "highlight"};
 static const char *const QUIZ_KEYS[] = {"answer", "tolerance", "click", "stage", "hint", "explain"};
 static const char *const CELL_RULES[] = {"masked", "unmasked", "argmax", "argmin", "nan"};
-static const char *const CONFIG_KEYS[] = {"tokens", "source_tokens", "seq", "batch", "d_model", "heads",
-                                          "kv_heads", "mode", "causal", "scale", "softmax_guard", "pad_side", "pad_mask",
-                                          "rope", "rope_theta", "mask_value", "past", "dropout", "train", "seed"};
 
 bool lesson_is_view_key(const char *key)
 {
@@ -40,45 +38,20 @@ static void normalise(const char *in, size_t n, char *out, size_t size)
     out[j] = '\0';
 }
 
-/* Levenshtein distance, capped: enough to suggest a key for a typo. */
-static int distance(const char *a, const char *b)
-{
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la > 40 || lb > 40) return 99;
-    int row[41];
-    for (int j = 0; j <= lb; j++) row[j] = j;
-    for (int i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = i;
-        for (int j = 1; j <= lb; j++) {
-            int up = row[j];
-            int cost = a[i - 1] != b[j - 1];
-            int v = diag + cost;
-            if (row[j] + 1 < v) v = row[j] + 1;
-            if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
-            row[j] = v;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
-static const char *suggest(const char *key, const char *const *a, int na, const char *const *b, int nb)
+static const char *suggest(const char *key, const char *const *a, int na)
 {
     const char *best = NULL;
     int bd = 3;
-    for (int i = 0; i < na + nb; i++) {
-        const char *k = i < na ? a[i] : b[i - na];
-        int d = distance(key, k);
-        if (d < bd) bd = d, best = k;
+    for (int i = 0; i < na; i++) {
+        int d = attn_edit_distance(key, a[i]);
+        if (d < bd) bd = d, best = a[i];
     }
     return best;
 }
 
-static void unknown_key(parser *p, int line, const char *key, const char *what, const char *const *a, int na,
-                        const char *const *b, int nb)
+/* s: the key meant, or NULL */
+static void unknown_key(parser *p, int line, const char *key, const char *what, const char *s)
 {
-    const char *s = suggest(key, a, na, b, nb);
     if (s) lesson_diag_add(p->dg, line, "unknown %s key '%s' (did you mean '%s'?)", what, key, s);
     else lesson_diag_add(p->dg, line, "unknown %s key '%s'", what, key);
 }
@@ -146,15 +119,17 @@ static void setting_line(parser *p, int line, char *raw)
 {
     char key[KEY_MAX], *v;
     if (key_value(p, line, raw, key, &v) <= 0) return;
-    if (!strcmp(key, "weights") || !strcmp(key, "input")) {
-        lesson_diag_add(p->dg, line, "%s: files are not allowed in lessons (a lesson must work wherever it is copied)",
-                        key);
+    const attn_setting *row = attn_setting_find(key);
+    if (row && !(row->flags & ATTN_SETTING_LESSON)) {
+        lesson_diag_add(p->dg, line, "%s: %s", key,
+                        row->flags & ATTN_SETTING_FILE ? "files are not allowed in lessons (a lesson must work "
+                                                         "wherever it is copied)"
+                                                       : "cannot be set in a lesson");
         return;
     }
-    bool known = lesson_is_view_key(key);
-    for (int i = 0; !known && i < COUNT(CONFIG_KEYS); i++) known = !strcmp(key, CONFIG_KEYS[i]);
-    if (!known) {
-        unknown_key(p, line, key, "attnlab", CONFIG_KEYS, COUNT(CONFIG_KEYS), VIEW_KEYS, COUNT(VIEW_KEYS));
+    if (!row && !lesson_is_view_key(key)) {
+        unknown_key(p, line, key, "attnlab",
+                    attn_setting_suggest(key, ATTN_SETTING_LESSON, VIEW_KEYS, COUNT(VIEW_KEYS)));
         return;
     }
     lesson_setting set = {.line = line};
@@ -192,7 +167,7 @@ static void read_quiz_keys(parser *p, char *body, quiz_keys *k)
         else if (!strcmp(key, "stage")) k->stage = v, k->l_stage = line;
         else if (!strcmp(key, "hint")) k->hint = v;
         else if (!strcmp(key, "explain")) k->explain = v;
-        else unknown_key(p, line, key, "quiz", QUIZ_KEYS, COUNT(QUIZ_KEYS), NULL, 0);
+        else unknown_key(p, line, key, "quiz", suggest(key, QUIZ_KEYS, COUNT(QUIZ_KEYS)));
     }
 }
 
@@ -295,9 +270,10 @@ void parser_enter_fence(parser *p, const MD_BLOCK_CODE_DETAIL *c)
     char lang[16] = "";
     if (c->lang.size < sizeof lang) normalise(c->lang.text, c->lang.size, lang, sizeof lang);
     p->fence = !strcmp(lang, "attnlab") ? FENCE_ATTNLAB : !strcmp(lang, "quiz") ? FENCE_QUIZ : FENCE_OTHER;
-    if (p->fence == FENCE_OTHER && lang[0] && (distance(lang, "attnlab") <= 2 || distance(lang, "quiz") == 1))
+    if (p->fence == FENCE_OTHER && lang[0] &&
+        (attn_edit_distance(lang, "attnlab") <= 2 || attn_edit_distance(lang, "quiz") == 1))
         lesson_diag_add(p->dg, p->fence_line, "code block tagged '%s': did you mean '%s'?", lang,
-                        distance(lang, "attnlab") <= 2 ? "attnlab" : "quiz");
+                        attn_edit_distance(lang, "attnlab") <= 2 ? "attnlab" : "quiz");
     parser_text_clear(&p->code);
     if (p->fence == FENCE_OTHER) {
         parser_open_block(p, LESSON_BLOCK_CODE, 0, "");
