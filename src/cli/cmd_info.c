@@ -86,7 +86,7 @@ static void print_stage_table(const attn_trace *tr)
 /* Weights of batch row 0, head 0: rows are queries, columns keys; × marks masked cells. */
 static void print_weights(const attn_trace *tr)
 {
-    const attn_tensor *w = attn_trace_find(tr, "weights"), *m = attn_trace_find(tr, "mask");
+    const attn_tensor *w = attn_trace_stage(tr, 0, ATTN_STAGE_WEIGHTS), *m = attn_trace_stage(tr, 0, ATTN_STAGE_MASK);
     const attn_dims *d = &tr->dims;
     const attn_tokens *keys = d->cross ? &tr->source : &tr->tokens;
     if (!w || !m || !tr->tokens.rows || d->t > 16) return;

@@ -267,7 +267,7 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
     if (!t || ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return;
-    if (app->view.row >= 0 && v.row_axis == UI_AXIS_QUERY && attn_trace_find(&app->trace, "weights")) {
+    if (app->view.row >= 0 && v.row_axis == UI_AXIS_QUERY && attn_trace_stage(&app->trace, 0, ATTN_STAGE_WEIGHTS)) {
         int bh = ui_imin(ui_plot_bars_height(dl), box.h / 2);
         ui_plot_bars(dl, app, (ui_rect){box.x, box.y + box.h - bh, box.w, bh});
         box.h -= bh + ui_line(dl) / 2;
@@ -507,12 +507,13 @@ void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl);
     const attn_tensor *cur = ui_app_tensor(app);
-    const char *name = cur && !strcmp(cur->name, "weights_dropout") ? "weights_dropout" : "weights";
+    const char *name = attn_stage_get(attn_tensor_stage(cur) == ATTN_STAGE_WEIGHTS_DROPOUT ? ATTN_STAGE_WEIGHTS_DROPOUT
+                                                                                           : ATTN_STAGE_WEIGHTS)->name;
     ui_view_slice v;
     if (ui_view_make(&app->trace, name, app->view.batch, app->view.head, &v) || app->view.row >= v.slice.rows) return;
     int i = app->view.row, t = v.slice.cols;
     char buf[300], tok[80], lab[80];
-    const attn_tensor *mask = attn_trace_find(&app->trace, "mask");
+    const attn_tensor *mask = attn_trace_stage(&app->trace, 0, ATTN_STAGE_MASK);
     bool mask_ok = mask && mask->ndim == 4 && mask->shape[3] == t;
     ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
     bars_title(app, &v, name, mask_ok ? mask : NULL, buf, sizeof buf);
