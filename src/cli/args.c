@@ -1,4 +1,5 @@
-/* args.c — command-line flags → attn_config, through attn_config_set. */
+/* args.c — command-line flags: the settings table's flags and switches
+ * (attn_setting_at) into attn_config, and the commands' own options. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,71 +7,97 @@
 
 #include "cli/cli.h"
 
+/* The command options: everything that is not a setting (settings come from
+ * the engine's table, attn_setting_at). */
 typedef struct {
     const char *flag; /* long option name */
-    const char *key;  /* attn_config key, or NULL for a command option */
-    const char *fixed; /* value for flags without an argument ("true"/"false") */
     const char *arg;  /* argument name for help, NULL: no argument */
     const char *help;
 } flag_def;
 
 static const flag_def FLAGS[] = {
-    {"tokens", "tokens", NULL, "TEXT", "tokens separated by spaces, rows by '|' (\"我 爱 AI | I love AI\")"},
-    {"source-tokens", "source_tokens", NULL, "TEXT", "cross-attention: keys and values from these source rows"},
-    {"seq", "seq", NULL, "N", "synthetic rows of N tokens when no --tokens (total, past included)"},
-    {"batch", "batch", NULL, "B", "number of synthetic rows"},
-    {"d-model", "d_model", NULL, "D", "model width d (default 32)"},
-    {"heads", "heads", NULL, "H", "query heads h; must divide d (default 4)"},
-    {"kv-heads", "kv_heads", NULL, "G", "key/value heads g; must divide h"},
-    {"mode", "mode", NULL, "MODE", "mha (g = h), mqa (g = 1) or gqa (1 < g < h)"},
-    {"causal", "causal", "true", NULL, "mask future keys (default)"},
-    {"no-causal", "causal", "false", NULL, "no causal mask"},
-    {"reversed-causal", "causal", "reversed", NULL, "pitfall: mask the past instead of the future (tril for triu)"},
-    {"no-scale", "scale", "false", NULL, "pitfall: scores without the 1/√dₖ scaling"},
-    {"no-softmax-guard", "softmax_guard", "false", NULL, "pitfall: a row with every key masked becomes NaN, not 0"},
-    {"pad-side", "pad_side", NULL, "SIDE", "pad shorter rows on the right (default) or left"},
-    {"pad-mask", "pad_mask", "true", NULL, "mask <pad> keys (default)"},
-    {"no-pad-mask", "pad_mask", "false", NULL, "let queries attend to <pad> keys (to see what the mask prevents)"},
-    {"rope", "rope", "true", NULL, "rotary position embedding on q and k"},
-    {"no-rope", "rope", "false", NULL, "no RoPE (default)"},
-    {"rope-theta", "rope_theta", NULL, "F", "RoPE base (default 10000)"},
-    {"mask-value", "mask_value", NULL, "V", "fill for masked scores: -inf (default) or e.g. -1e9"},
-    {"past", "past", NULL, "P", "KV cache: the first P positions are already cached"},
-    {"dropout", "dropout", NULL, "P", "dropout probability for training (default 0.1)"},
-    {"train", "train", "true", NULL, "training mode: apply dropout"},
-    {"eval", "train", "false", NULL, "evaluation mode (default): no dropout"},
-    {"seed", "seed", NULL, "N", "seed for weights, embeddings and dropout (default 42)"},
-    {"weights", "weights", NULL, "FILE", "load w_q, w_k, w_v, w_o from a safetensors file"},
-    {"input", "input", NULL, "FILE", "load x (and x_past, memory) from a safetensors file"},
-    {"output", NULL, NULL, "FILE", "output file (also -o)"},
-    {"stage", NULL, NULL, "NAME", "stage to show (render; default weights)"},
-    {"head", NULL, NULL, "N", "query head to show (render; default 0)"},
-    {"batch-index", NULL, NULL, "I", "batch row to show (render; default 0)"},
-    {"view", NULL, NULL, "VIEW", "single, grid (all heads) or compare (render, bench)"},
-    {"compare", NULL, NULL, "MASK", "compare view: toggle the causal, padding or fill (render)"},
-    {"row", NULL, NULL, "I", "show query row I's weights as a bar chart (render)"},
-    {"decode-step", NULL, NULL, "N", "KV-cache decode mode at token N (render)"},
-    {"size", NULL, NULL, "WxH", "picture size in pixels (render, bench; default 1280x800)"},
-    {"font-scale", NULL, NULL, "F", "text size factor, 0.75 to 3 (render)"},
-    {"lesson", NULL, NULL, "FILE", "draw a lesson step: the lesson's panel and the view it sets (render)"},
-    {"step", NULL, NULL, "N", "with --lesson: the step to draw, from 1 (render)"},
-    {"lang", NULL, NULL, "LANG", "interface language, en or zh (render; default: the locale)"},
-    {"picker", NULL, NULL, NULL, "draw the lesson picker (render)"},
-    {"frames", NULL, NULL, "N", "bench: time N rendered frames instead of forward passes"},
-    {"repeat", NULL, NULL, "N", "timed repetitions (bench)"},
-    {"help", NULL, NULL, NULL, "show this help (also -h)"},
+    {"output", "FILE", "output file (also -o)"},
+    {"stage", "NAME", "stage to show (render; default weights)"},
+    {"head", "N", "query head to show (render; default 0)"},
+    {"batch-index", "I", "batch row to show (render; default 0)"},
+    {"view", "VIEW", "single, grid (all heads) or compare (render, bench)"},
+    {"compare", "MASK", "compare view: toggle the causal, padding or fill (render)"},
+    {"row", "I", "show query row I's weights as a bar chart (render)"},
+    {"decode-step", "N", "KV-cache decode mode at token N (render)"},
+    {"size", "WxH", "picture size in pixels (render, bench; default 1280x800)"},
+    {"font-scale", "F", "text size factor, 0.75 to 3 (render)"},
+    {"lesson", "FILE", "draw a lesson step: the lesson's panel and the view it sets (render)"},
+    {"step", "N", "with --lesson: the step to draw, from 1 (render)"},
+    {"lang", "LANG", "interface language, en or zh (render; default: the locale)"},
+    {"picker", NULL, "draw the lesson picker (render)"},
+    {"frames", "N", "bench: time N rendered frames instead of forward passes"},
+    {"repeat", "N", "timed repetitions (bench)"},
+    {"help", NULL, "show this help (also -h)"},
 };
 #define N_FLAGS ((int)(sizeof FLAGS / sizeof FLAGS[0]))
+
+/* One getopt option: a setting's `--flag VALUE`, one of its switches, or a
+ * command option. */
+typedef struct {
+    char flag[32];
+    const attn_setting *row; /* NULL: the command option FLAGS[cmd] */
+    const char *value;       /* a switch's value; NULL: the option takes one */
+    int cmd;
+} cli_opt;
+
+enum { MAX_OPTS = 160 };
+
+/* "d-model": the row's name with '-' for '_'. */
+static void flag_of(const attn_setting *row, char *buf, size_t size)
+{
+    size_t i = 0;
+    for (; row->name[i] && i + 1 < size; i++) buf[i] = row->name[i] == '_' ? '-' : row->name[i];
+    buf[i] = '\0';
+}
+
+/* Every option in --help order: each setting's flag and switches, then the
+ * command options (--help last). */
+static int all_options(cli_opt *o)
+{
+    int n = 0;
+    for (int i = 0; i < attn_setting_count() && n + 4 <= MAX_OPTS - N_FLAGS; i++) {
+        const attn_setting *row = attn_setting_at(i);
+        if (row->arg) {
+            o[n] = (cli_opt){.row = row};
+            flag_of(row, o[n++].flag, sizeof o->flag);
+        }
+        for (int k = 0; k < 3 && row->sw[k].flag; k++) {
+            o[n] = (cli_opt){.row = row, .value = row->sw[k].value};
+            snprintf(o[n++].flag, sizeof o->flag, "%s", row->sw[k].flag);
+        }
+    }
+    for (int i = 0; i < N_FLAGS; i++) {
+        o[n] = (cli_opt){.cmd = i};
+        snprintf(o[n++].flag, sizeof o->flag, "%s", FLAGS[i].flag);
+    }
+    return n;
+}
+
+static bool takes_value(const cli_opt *o)
+{
+    return o->row ? o->value == NULL : FLAGS[o->cmd].arg != NULL;
+}
 
 void cli_print_config_help(void)
 {
     printf("Configuration:\n");
-    for (int i = 0; i < N_FLAGS; i++) {
-        if (!FLAGS[i].key) continue;
-        char left[40];
-        snprintf(left, sizeof left, "--%s%s%s", FLAGS[i].flag, FLAGS[i].arg ? " " : "",
-                 FLAGS[i].arg ? FLAGS[i].arg : "");
-        printf("  %-24s %s\n", left, FLAGS[i].help);
+    for (int i = 0; i < attn_setting_count(); i++) {
+        const attn_setting *row = attn_setting_at(i);
+        char flag[32], left[48];
+        if (row->arg) {
+            flag_of(row, flag, sizeof flag);
+            snprintf(left, sizeof left, "--%s %s", flag, row->arg);
+            printf("  %-24s %s\n", left, row->help);
+        }
+        for (int k = 0; k < 3 && row->sw[k].flag; k++) {
+            snprintf(left, sizeof left, "--%s", row->sw[k].flag);
+            printf("  %-24s %s\n", left, row->sw[k].help);
+        }
     }
 }
 
@@ -154,7 +181,8 @@ static int picture_option(const char *cmd, const char *flag, const char *v, cli_
 
 int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a)
 {
-    struct option longopts[N_FLAGS + 1];
+    cli_opt all[MAX_OPTS];
+    struct option longopts[MAX_OPTS + 1];
     attn_error err;
     memset(a, 0, sizeof *a);
     attn_config_init(&a->cfg);
@@ -164,9 +192,10 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
         fprintf(stderr, "attnlab %s: out of memory\n", cmd);
         return CLI_EUSAGE;
     }
-    for (int i = 0; i < N_FLAGS; i++)
-        longopts[i] = (struct option){FLAGS[i].flag, FLAGS[i].arg ? required_argument : no_argument, NULL, 256 + i};
-    longopts[N_FLAGS] = (struct option){0};
+    int n = all_options(all);
+    for (int i = 0; i < n; i++)
+        longopts[i] = (struct option){all[i].flag, takes_value(&all[i]) ? required_argument : no_argument, NULL, 256 + i};
+    longopts[n] = (struct option){0};
 
     optind = 0; /* GNU: full reset, so parsing can be repeated */
     opterr = 0;
@@ -176,7 +205,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
     /* leading '-': keep non-options in place and report them as code 1 */
     while ((c = getopt_long(argc, argv, "-o:h", longopts, &idx)) != -1) {
         if (c == 1) { a->positional[a->n_positional++] = optarg; continue; }
-        if (c == 'h') c = 256 + N_FLAGS - 1;
+        if (c == 'h') c = 256 + n - 1; /* --help */
         if (c == 'o') {
             a->output = optarg;
             if (!(opts & CLI_OPT_OUTPUT)) { bad_flag = "-o"; goto not_here; }
@@ -184,7 +213,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
         }
         if (c == '?' || c == ':') {
             const char *bad = argv[optind - 1];
-            if (optopt >= 256 && !FLAGS[optopt - 256].arg) /* "--rope=1": a switch given a value */
+            if (optopt >= 256 && !takes_value(&all[optopt - 256])) /* "--rope=1": a switch given a value */
                 fprintf(stderr, "attnlab %s: %.*s takes no value (see attnlab %s --help)\n", cmd,
                         (int)strcspn(bad, "="), bad, cmd);
             else if (optopt == 'o' || optopt >= 256) /* a known option missing its value */
@@ -193,13 +222,16 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
                 fprintf(stderr, "attnlab %s: unknown option '%s' (see attnlab %s --help)\n", cmd, bad, cmd);
             return CLI_EUSAGE;
         }
-        const flag_def *f = &FLAGS[c - 256];
-        if (f->key) {
-            if (attn_config_set(&a->cfg, f->key, f->fixed ? f->fixed : optarg, &err)) {
+        const cli_opt *o = &all[c - 256];
+        if (o->row) {
+            if (attn_setting_parse(&a->cfg, o->row, o->value ? o->value : optarg, &err)) {
                 fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
                 return CLI_EUSAGE;
             }
-        } else if (!strcmp(f->flag, "help")) {
+            continue;
+        }
+        const flag_def *f = &FLAGS[o->cmd];
+        if (!strcmp(f->flag, "help")) {
             a->help = true;
         } else if (!strcmp(f->flag, "picker")) {
             if (!(opts & CLI_OPT_PICTURE)) { bad_flag = "--picker"; goto not_here; }
@@ -207,22 +239,22 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
         } else if (!strcmp(f->flag, "output")) {
             a->output = optarg;
             if (!(opts & CLI_OPT_OUTPUT)) { bad_flag = "--output"; goto not_here; }
-        } else if (f->arg && !f->key && strcmp(f->flag, "repeat") && strcmp(f->flag, "output")) {
+        } else if (!strcmp(f->flag, "repeat")) {
+            char *end;
+            long r = strtol(optarg, &end, 10);
+            if (end == optarg || *end || r < 1 || r > 10000) {
+                fprintf(stderr, "attnlab %s: --repeat: '%s' is not a count from 1 to 10000\n", cmd, optarg);
+                return CLI_EUSAGE;
+            }
+            a->repeat = (int)r;
+            if (!(opts & CLI_OPT_REPEAT)) { bad_flag = "--repeat"; goto not_here; }
+        } else {
             if (!strcmp(f->flag, "frames") ? !(opts & CLI_OPT_FRAMES) : !(opts & CLI_OPT_PICTURE)) {
                 snprintf(flagbuf, sizeof flagbuf, "--%s", f->flag);
                 bad_flag = flagbuf;
                 goto not_here;
             }
             if (picture_option(cmd, f->flag, optarg, a)) return CLI_EUSAGE;
-        } else if (!strcmp(f->flag, "repeat")) {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (end == optarg || *end || n < 1 || n > 10000) {
-                fprintf(stderr, "attnlab %s: --repeat: '%s' is not a count from 1 to 10000\n", cmd, optarg);
-                return CLI_EUSAGE;
-            }
-            a->repeat = (int)n;
-            if (!(opts & CLI_OPT_REPEAT)) { bad_flag = "--repeat"; goto not_here; }
         }
     }
     return CLI_OK;
