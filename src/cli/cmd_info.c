@@ -32,7 +32,9 @@ static void print_padded(const char *s, int width, bool right)
 
 static void print_tokens(const char *label, const attn_tokens *t)
 {
-    printf("  %s:", label);
+    printf("  %s (lengths", label);
+    for (int r = 0; r < t->rows; r++) printf("%s%d", r ? ", " : " ", t->lengths[r]);
+    printf("):");
     for (int r = 0; r < t->rows; r++) {
         printf("%s", r ? " |" : "");
         for (int p = 0; p < t->len; p++) printf(" %s", attn_tokens_at(t, r, p));
@@ -43,24 +45,21 @@ static void print_tokens(const char *label, const attn_tokens *t)
 static void print_header(const attn_trace *tr)
 {
     const attn_dims *d = &tr->dims;
-    const attn_config *c = &tr->cfg;
-    char mv[32];
+    const attn_config *c = &tr->cfg, run = attn_config_as_run(c, d);
     static const char *const MODE[] = {"?", "MHA", "MQA", "GQA"};
     printf("%s-attention, %s: batch %d, seq %d, d_model %d, heads %d, kv_heads %d, head_dim %d\n",
            d->cross ? "cross" : "self", MODE[d->mode], d->b, d->L, d->d, d->h, d->g, d->k);
-    printf("  causal %s%s · padding %s", d->cross || !c->causal ? "off" : c->causal == ATTN_CAUSAL_REVERSED ? "REVERSED" : "on",
-           c->scale ? "" : " · scale off (no 1/√dₖ)",
-           c->pad_side == ATTN_PAD_LEFT ? "left" : "right");
-    if (tr->tokens.rows) {
-        printf(" (lengths");
-        for (int r = 0; r < tr->tokens.rows; r++) printf("%s%d", r ? ", " : " ", tr->tokens.lengths[r]);
-        printf(")");
+    /* the recorded settings, each as its row describes it ("causal on", "rope off") */
+    const char *sep = " ";
+    printf(" ");
+    for (int i = 0; i < attn_setting_count(); i++) {
+        const attn_setting *row = attn_setting_at(i);
+        char text[160];
+        if (!(row->flags & ATTN_SETTING_TRACE) || !*attn_setting_describe(&run, row, text, sizeof text)) continue;
+        printf("%s%s", sep, text);
+        sep = " · ";
     }
-    printf(" · rope %s", c->rope ? "on" : "off");
-    if (c->rope) printf(" (theta %g)", c->rope_theta);
-    printf(" · mask %s · past %d · dropout %g (%s) · seed %llu\n",
-           attn_format_mask_value(c->mask_value, mv, sizeof mv), d->P, (double)c->dropout,
-           c->train ? "training" : "eval, inactive", (unsigned long long)c->seed);
+    printf("\n");
     if (tr->tokens.rows) print_tokens("tokens", &tr->tokens);
     if (tr->source.rows) print_tokens("source", &tr->source);
     printf("  fully masked query rows:");

@@ -84,12 +84,6 @@ attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d)
     return (attn_stage_ctx){d, c->rope, c->train && c->dropout > 0.0f};
 }
 
-const char *attn_format_mask_value(float v, char *buf, int size)
-{
-    if (isinf(v)) snprintf(buf, (size_t)size, "%s", v < 0 ? "-inf" : "inf");
-    else snprintf(buf, (size_t)size, "%.9g", (double)v);
-    return buf;
-}
 
 /* ---- value parsers: each names the key in its message ---- */
 
@@ -163,7 +157,7 @@ static void say_scale(const attn_config *c, char *buf, int size)
 }
 static void say_guard(const attn_config *c, char *buf, int size)
 {
-    snprintf(buf, (size_t)size, "%s", c->softmax_guard ? "" : "softmax guard off (a fully masked row is NaN)");
+    snprintf(buf, (size_t)size, "%s", c->softmax_guard ? "" : "softmax guard off");
 }
 static void say_padding(const attn_config *c, char *buf, int size)
 {
@@ -383,14 +377,15 @@ attn_status attn_setting_parse(attn_config *c, const attn_setting *row, const ch
     return attn_fail(err, ATTN_ERR_CONFIG, "%s: unknown kind of setting", key);
 }
 
-/* The shortest decimal form that reads back as the same value ("0.1", not "0.100000001"). */
+/* The shortest %g form, of 6 digits or more, that reads back as the same value
+ * ("0.1", not "0.100000001"; "10000", not "1e+04"). */
 static const char *shortest(double v, bool single, char *buf, int size)
 {
     if (isinf(v)) {
         snprintf(buf, (size_t)size, "%s", v < 0 ? "-inf" : "inf");
         return buf;
     }
-    for (int digits = 1; digits <= 17; digits++) {
+    for (int digits = 6; digits <= 17; digits++) {
         snprintf(buf, (size_t)size, "%.*g", digits, v);
         if (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) break;
     }
@@ -477,6 +472,11 @@ void attn_config_init(attn_config *c)
     memset(c, 0, sizeof *c);
     for (int i = 0; i < N_SETTINGS; i++)
         if (SETTINGS[i].def) attn_setting_parse(c, &SETTINGS[i], SETTINGS[i].def, NULL); /* test_settings checks each */
+}
+
+const char *attn_format_mask_value(float v, char *buf, int size)
+{
+    return shortest(v, true, buf, size);
 }
 
 attn_config attn_config_as_run(const attn_config *c, const attn_dims *d)

@@ -12,16 +12,6 @@
 
 /* ---- saving ---- */
 
-/* The shortest decimal form that reads back as the same float ("0.1", not "0.100000001"). */
-static const char *float_str(float v, char *buf, size_t size)
-{
-    for (int digits = 1; digits <= 9; digits++) {
-        snprintf(buf, size, "%.*g", digits, (double)v);
-        if (strtof(buf, NULL) == v) break;
-    }
-    return buf;
-}
-
 static char *json_tokens(const attn_tokens *t)
 {
     cJSON *rows = cJSON_CreateArray();
@@ -74,14 +64,15 @@ static char *json_stages(const attn_trace *tr)
 
 attn_status attn_trace_save(const attn_trace *tr, const char *path, attn_error *err)
 {
-    enum { MAXMETA = 32 };
+    enum { MAXMETA = 64 };
     const char *meta[2 * MAXMETA];
-    char num[16][40];
+    char num[MAXMETA][64];
     char *owned[8] = {0};
     int nm = 0, nn = 0, no = 0;
-    const attn_config *c = &tr->cfg;
     const attn_dims *d = &tr->dims;
+    const attn_config run = attn_config_as_run(&tr->cfg, d); /* sizes as computed */
     attn_status st = ATTN_OK;
+    if (attn_setting_count() + 10 > MAXMETA) return attn_fail(err, ATTN_ERR_NOMEM, "too many settings to save");
 
 #define PUT(k, v) (meta[2 * nm] = (k), meta[2 * nm + 1] = (v), nm++)
 #define PUTI(k, v) (snprintf(num[nn], sizeof num[nn], "%lld", (long long)(v)), PUT(k, num[nn++]))
@@ -89,27 +80,11 @@ attn_status attn_trace_save(const attn_trace *tr, const char *path, attn_error *
     PUT("format", ATTN_TRACE_FORMAT);
     PUTI("layers", tr->n_layers > 0 ? tr->n_layers : 1);
     PUT("attention", d->cross ? "cross" : "self");
-    PUTI("batch", d->b);
-    PUTI("seq", d->L);
-    PUTI("d_model", d->d);
-    PUTI("heads", d->h);
-    PUTI("kv_heads", d->g);
+    for (int i = 0; i < attn_setting_count(); i++) { /* every setting a trace records, as its text */
+        const attn_setting *row = attn_setting_at(i);
+        if (row->flags & ATTN_SETTING_TRACE) PUT(row->name, attn_setting_format(&run, row, num[nn++], sizeof num[0]));
+    }
     PUTI("head_dim", d->k);
-    PUT("mode", attn_mode_name(d->mode));
-    PUT("causal", d->cross || !c->causal ? "false" : c->causal == ATTN_CAUSAL_REVERSED ? "reversed" : "true");
-    PUT("scale", c->scale ? "true" : "false");
-    PUT("softmax_guard", c->softmax_guard ? "true" : "false");
-    PUT("pad_side", c->pad_side == ATTN_PAD_LEFT ? "left" : "right");
-    PUT("pad_mask", c->pad_mask ? "true" : "false");
-    PUT("rope", c->rope ? "true" : "false");
-    snprintf(num[nn], sizeof num[nn], "%.17g", c->rope_theta);
-    PUT("rope_theta", num[nn++]);
-    PUT("mask_value", attn_format_mask_value(c->mask_value, num[nn++], sizeof num[0]));
-    PUTI("past", d->P);
-    PUT("dropout", float_str(c->dropout, num[nn++], sizeof num[0]));
-    PUT("train", c->train ? "true" : "false");
-    snprintf(num[nn], sizeof num[nn], "%llu", (unsigned long long)c->seed);
-    PUT("seed", num[nn++]);
     if (tr->tokens.rows) {
         PUTJ("tokens", json_tokens(&tr->tokens));
         PUTJ("lengths", json_ints(tr->tokens.lengths, tr->tokens.rows, 1));
@@ -345,25 +320,28 @@ static char *tokens_text(const attn_tokens *t)
     return s;
 }
 
+/* The settings recorded in the metadata; a setting the file does not name keeps its default. */
 static attn_status load_config(const attn_st_file *f, attn_trace *tr, attn_error *err)
 {
-    static const char *const KEYS[] = {"causal", "scale", "softmax_guard", "pad_side", "pad_mask", "rope", "rope_theta", "mask_value",
-                                       "dropout", "train", "seed", "mode"};
     attn_config *c = &tr->cfg;
     attn_config_init(c);
     c->causal = ATTN_CAUSAL_OFF; /* unless the file says so */
-    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
-        const char *v = attn_st_meta(f, KEYS[i]);
-        if (v && attn_config_set(c, KEYS[i], v, err)) {
+    for (int i = 0; i < attn_setting_count(); i++) {
+        const attn_setting *row = attn_setting_at(i);
+        const char *v = row->flags & ATTN_SETTING_TRACE ? attn_st_meta(f, row->name) : NULL;
+        if (v && attn_setting_parse(c, row, v, err)) {
             attn_error_prefix(err, "metadata");
             err->status = ATTN_ERR_FORMAT;
             return ATTN_ERR_FORMAT;
         }
     }
+    /* the tensors decide the sizes (checked against the metadata in from_file),
+     * the tokens (set by the caller) the rows */
     c->d_model = tr->dims.d;
     c->heads = tr->dims.h;
     c->kv_heads = tr->dims.g;
     c->past = tr->dims.P;
+    c->seq = c->batch = 0;
     return ATTN_OK;
 }
 
