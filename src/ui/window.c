@@ -82,35 +82,30 @@ static void carry_out(ui_app *app, SDL_Window *win, bool *fullscreen)
     }
 }
 
-/* Opens the window on an initialised app and runs it until quit; frees app. */
-static int run(ui_app *app_in, char *err, size_t errsize, int *exit_code)
+/* SDL's video, a window sized to the display and a renderer for it. Returns
+ * 0, or -1 with a message (what was opened is left for the caller to close). */
+static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t errsize)
 {
-#define app (*app_in)
-    SDL_Window *win = NULL;
-    SDL_Renderer *r = NULL;
-    ui_gfx *g = NULL;
-    int rc = -1;
-    *exit_code = 1;
     SDL_SetHint(SDL_HINT_IME_SHOW_UI, "1");
     /* no display to talk to: say so before SDL probes (and complains about) every driver.
      * These three stay English: tests/test_window_xvfb.py matches them, whatever the locale. */
     if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY") && !getenv("SDL_VIDEODRIVER")) {
         snprintf(err, errsize,
                  "no display (DISPLAY and WAYLAND_DISPLAY are not set) — to draw without one, use `attnlab render [config] -o FILE.png`");
-        goto out;
+        return -1;
     }
     if (SDL_Init(SDL_INIT_VIDEO)) {
         snprintf(err, errsize,
                  "no display: %s — to draw without one, use `attnlab render [config] --stage NAME --head N -o FILE.png`",
                  SDL_GetError());
-        goto out;
+        return -1;
     }
     const char *drv = SDL_GetCurrentVideoDriver();
     if (drv && (!strcmp(drv, "offscreen") || !strcmp(drv, "dummy"))) {
         snprintf(err, errsize,
                  "no display: SDL's video driver is '%s' — to draw without one, use `attnlab render [config] -o FILE.png`",
                  drv);
-        goto out;
+        return -1;
     }
     int w = 1280, h = 800;
     SDL_Rect usable;
@@ -120,36 +115,49 @@ static int run(ui_app *app_in, char *err, size_t errsize, int *exit_code)
         if (w < 640) w = 640;
         if (h < 480) h = 480;
     }
-    win = SDL_CreateWindow("attnlab", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
-                           SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
-    if (!win) {
+    *win = SDL_CreateWindow("attnlab", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
+                            SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
+    if (!*win) {
         snprintf(err, errsize, _("cannot open a window: %s (or use `attnlab render ... -o FILE.png`)"), SDL_GetError());
-        goto out;
+        return -1;
     }
-    SDL_SetWindowMinimumSize(win, 640, 400);
-    r = SDL_CreateRenderer(win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
-    if (!r) r = SDL_CreateRenderer(win, -1, SDL_RENDERER_SOFTWARE);
-    if (!r) {
+    SDL_SetWindowMinimumSize(*win, 640, 400);
+    *r = SDL_CreateRenderer(*win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
+    if (!*r) *r = SDL_CreateRenderer(*win, -1, SDL_RENDERER_SOFTWARE);
+    if (!*r) {
         snprintf(err, errsize, _("cannot draw in the window: %s"), SDL_GetError());
-        goto out;
+        return -1;
     }
-    if (ui_gfx_open(r, UI_BASE_FONT_PX, &g, err, errsize)) goto out;
+    return 0;
+}
+
+/* Opens the window on an initialised app and runs it until quit; frees app.
+ * The loop's four beats: events into the app, the app's requests carried out,
+ * a frame when something changed, present. */
+static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
+{
+    SDL_Window *win = NULL;
+    SDL_Renderer *r = NULL;
+    ui_gfx *g = NULL;
+    int rc = -1;
+    *exit_code = 1;
+    if (open_window(&win, &r, err, errsize) || ui_gfx_open(r, UI_BASE_FONT_PX, &g, err, errsize)) goto out;
     SDL_StopTextInput(); /* keys are shortcuts until the token editor opens */
 
     char title[256] = "";
     bool fullscreen = false;
-    update_ratio(&app, win, r);
-    frame(&app, g, win, title, sizeof title);
+    update_ratio(app, win, r);
+    frame(app, g, win, title, sizeof title);
     SDL_Event ev;
-    while (!app.req.quit && SDL_WaitEvent(&ev)) {
+    while (!app->req.quit && SDL_WaitEvent(&ev)) {
         /* every pending event first, then at most one frame */
         do {
-            ui_input_sdl(&app, &ev);
-            carry_out(&app, win, &fullscreen);
-        } while (!app.req.quit && SDL_PollEvent(&ev));
-        if (app.req.quit) break;
-        update_ratio(&app, win, r);
-        if (app.dirty || app.req.save) frame(&app, g, win, title, sizeof title);
+            ui_input_sdl(app, &ev);
+            carry_out(app, win, &fullscreen);
+        } while (!app->req.quit && SDL_PollEvent(&ev));
+        if (app->req.quit) break;
+        update_ratio(app, win, r);
+        if (app->dirty || app->req.save) frame(app, g, win, title, sizeof title);
     }
     rc = 0;
     *exit_code = 0;
@@ -158,9 +166,8 @@ out:
     if (r) SDL_DestroyRenderer(r);
     if (win) SDL_DestroyWindow(win);
     SDL_Quit();
-    ui_app_free(&app);
+    ui_app_free(app);
     return rc;
-#undef app
 }
 
 int ui_window_run(const attn_config *cfg, const char *path, char *err, size_t errsize, int *exit_code)
