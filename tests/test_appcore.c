@@ -104,6 +104,25 @@ static void keys_change_settings(void **state)
     assert_false(app->has_alt);
 }
 
+/* A setting with a cycle in the settings table steps through it: one action, any setting. */
+static void settings_cycle(void **state)
+{
+    ui_app *app = *state;
+    int rope = -1;
+    for (int i = 0; i < attn_setting_count(); i++)
+        if (attn_setting_at(i) == attn_setting_find("rope")) rope = i;
+    assert_true(rope >= 0);
+    bool was = app->cfg.rope;
+    assert_true(ui_app_do(app, UI_ACT_CYCLE, rope));
+    assert_int_equal(app->cfg.rope, !was);
+    assert_int_equal(app->trace.cfg.rope, !was);
+    assert_false(app->status_error);
+    assert_true(ui_app_do(app, UI_ACT_CYCLE, rope));
+    assert_int_equal(app->cfg.rope, was);
+    assert_false(ui_app_do(app, UI_ACT_CYCLE, -1));
+    assert_false(ui_app_do(app, UI_ACT_CYCLE, attn_setting_count()));
+}
+
 static int double_heads(attn_config *next, const void *arg, attn_error *err)
 {
     (void)arg, (void)err;
@@ -315,7 +334,11 @@ static void key_table_is_sound(void **state)
         if (b->key == UI_KEY_NONE) continue;
         if (b->shift != UI_SHIFT_OFF) assert_ptr_equal(ui_keys_find(b->scope, b->key, UI_MOD_SHIFT), b);
         if (b->shift != UI_SHIFT_ON) assert_ptr_equal(ui_keys_find(b->scope, b->key, 0), b);
-        assert_true(b->action != UI_ACT_CYCLE || b->setting);
+        if (b->action == UI_ACT_CYCLE) { /* its setting is in the settings table, with a cycle */
+            int row = ui_keys_arg(b);
+            assert_true(row >= 0);
+            assert_non_null(attn_setting_at(row)->cycle);
+        }
     }
     assert_true(lines >= 20);
     assert_int_equal(ui_keys_find(UI_KEYS_VIEW, 'h', UI_MOD_SHIFT)->action, UI_ACT_HEADS_DOWN);
@@ -330,6 +353,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(keys_move_through_stages_and_heads, setup, teardown),
         cmocka_unit_test_setup_teardown(keys_change_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(settings_change_through_one_function, setup, teardown),
+        cmocka_unit_test_setup_teardown(settings_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(token_editor_edits_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_for_the_window, setup, teardown),
         cmocka_unit_test_setup_teardown(mouse_goes_through_the_layout, setup, teardown),

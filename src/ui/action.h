@@ -28,7 +28,7 @@ typedef enum {
     UI_ACT_PICKER,         /* open / close the lesson picker */
     UI_ACT_PICK,           /* arg: lesson index in the picker */
     UI_ACT_PICKER_RESET,   /* forget all progress (asks once, then does it) */
-    UI_ACT_CYCLE,          /* arg: row of ui_keys (keys.h) naming the setting to step to its next value */
+    UI_ACT_CYCLE,          /* arg: row of the settings table (attn_setting_at) to step to the next value of its cycle */
     UI_ACT_BACK,           /* close an overlay (help, bar chart), else quit */
     UI_ACT_QUIT
 } ui_action;

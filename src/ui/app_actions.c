@@ -281,28 +281,21 @@ static int decode_step(ui_app *app, int dir)
 
 /* ---- cycling a setting --------------------------------------------------- */
 
-/* The value after the current one in the cycle list of the setting's row of
- * the settings table, into buf. Returns 0, or -1 when the setting lists no
- * cycle. Wired to the settings table once config.c exports it; until then no
- * key row names a setting. */
-static int next_value(const attn_config *c, const char *setting, char *buf, size_t size)
+static int cycle_row(attn_config *next, const void *row, attn_error *err)
 {
-    (void)c, (void)setting, (void)buf, (void)size;
-    return -1;
+    return attn_setting_cycle(next, row, err) ? -1 : 0;
 }
 
-bool ui_app_cycle(ui_app *app, int row)
+/* UI_ACT_CYCLE: setting i of the settings table steps to the next value its row's cycle lists. */
+bool ui_app_cycle(ui_app *app, int i)
 {
-    char value[64];
-    if (row < 0 || row >= ui_n_keys || !ui_keys[row].setting) return false;
-    const char *name = ui_keys[row].setting;
-    if (refuse_in_file(app, name)) return false;
-    if (next_value(&app->cfg, name, value, sizeof value)) {
-        ui_app_status(app, true, "%s: no values to cycle through", name);
-        return false;
-    }
-    if (ui_app_set(app, name, value)) return false;
-    ui_app_status(app, false, "%s = %s", name, value);
+    const attn_setting *row = i >= 0 && i < attn_setting_count() ? attn_setting_at(i) : NULL;
+    char text[160], value[64];
+    if (!row || !row->cycle || refuse_in_file(app, row->name)) return false;
+    if (ui_app_edit_config(app, cycle_row, row)) return false;
+    attn_setting_describe(&app->cfg, row, text, sizeof text);
+    if (!text[0]) snprintf(text, sizeof text, "%s %s", row->name, attn_setting_format(&app->cfg, row, value, sizeof value));
+    ui_app_status(app, false, "%s", text);
     return true;
 }
 

@@ -27,8 +27,8 @@ static inline float ui_fill_toggled(float mask_value)
 /* The lesson and picker actions (app_lesson.c). */
 bool ui_app_lesson_do(struct ui_app *app, ui_action act, int arg);
 
-/* UI_ACT_CYCLE: the setting of key row `row` steps to its next value (app_actions.c). */
-bool ui_app_cycle(struct ui_app *app, int row);
+/* UI_ACT_CYCLE: setting i of the settings table steps to its next value (app_actions.c). */
+bool ui_app_cycle(struct ui_app *app, int i);
 
 /* Takes the player's message, if it left one, onto the status line. */
 void ui_app_take_note(struct ui_app *app);

@@ -61,7 +61,7 @@ bool ui_app_key(ui_app *app, int key, int mods)
     if (!b) return false;
     if (app->help && b->action != UI_ACT_HELP && b->action != UI_ACT_BACK && b->action != UI_ACT_QUIT)
         app->help = false;
-    return ui_app_do(app, b->action, b->action == UI_ACT_CYCLE ? (int)(b - ui_keys) : b->arg);
+    return ui_app_do(app, b->action, ui_keys_arg(b));
 }
 
 /* ---- text ----------------------------------------------------------------- */

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 
+#include "config.h"
 #include "i18n.h"
 
 #define KEY(k, act, keys, text) {k, UI_SHIFT_ANY, UI_KEYS_VIEW, act, 0, NULL, keys, text}
@@ -71,4 +72,13 @@ const ui_key_binding *ui_keys_find(ui_key_scope scope, int key, int mods)
         return b;
     }
     return NULL;
+}
+
+int ui_keys_arg(const ui_key_binding *b)
+{
+    if (b->action != UI_ACT_CYCLE) return b->arg;
+    const attn_setting *row = b->setting ? attn_setting_find(b->setting) : NULL;
+    for (int i = 0; row && i < attn_setting_count(); i++)
+        if (attn_setting_at(i) == row) return i;
+    return -1;
 }

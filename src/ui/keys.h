@@ -39,7 +39,7 @@ typedef struct {
     ui_key_scope scope;
     ui_action action;
     int arg;
-    const char *setting;  /* UI_ACT_CYCLE: the setting whose values the key steps through */
+    const char *setting;  /* UI_ACT_CYCLE: the settings-table row whose cycle the key steps through */
     const char *help_keys;/* the help line: keys as shown (NULL: the row belongs to the line above) */
     const char *help;     /* and what they do (marked N_, translated where drawn) */
 } ui_key_binding;
@@ -49,5 +49,9 @@ extern const int ui_n_keys;
 
 /* The binding of key with modifiers mods (UI_MOD_*) in scope, or NULL. */
 const ui_key_binding *ui_keys_find(ui_key_scope scope, int key, int mods);
+
+/* The argument ui_app_do takes for binding b: for UI_ACT_CYCLE the index of
+ * its setting in the settings table (-1 if there is none), else b->arg. */
+int ui_keys_arg(const ui_key_binding *b);
 
 #endif
