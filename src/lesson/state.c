@@ -110,12 +110,12 @@ static int apply_view(const lesson_setting *s, lesson_view *view, lesson_marks *
     } else if (!strcmp(k, "view")) {
         if ((n = pick(v, lesson_view_names, LESSON_VIEW_COUNT)) < 0)
             return lesson_diag_add(dg, s->line, "view: '%.40s' is not single, grid or compare", v), -1;
-        view->mode = (lesson_view_mode)n;
+        view->mode = n;
         mk->line[L_VIEW] = s->line;
     } else if (!strcmp(k, "compare")) {
         if ((n = pick(v, lesson_compare_names, LESSON_COMPARE_COUNT)) < 0)
             return lesson_diag_add(dg, s->line, "compare: '%.40s' is not causal, padding or fill", v), -1;
-        view->compare = (lesson_compare)n;
+        view->compare = n;
         mk->line[L_COMPARE] = s->line;
     } else if (!strcmp(k, "row")) {
         if (!strcasecmp(v, "none")) view->row = -1;
