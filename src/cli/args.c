@@ -83,6 +83,20 @@ static bool takes_value(const cli_opt *o)
     return o->row ? o->value == NULL : FLAGS[o->cmd].arg != NULL;
 }
 
+/* The option closest to the unknown "--word[=value]", within two edits, or NULL. */
+static const char *nearest(const cli_opt *o, int n, const char *word)
+{
+    char w[32];
+    snprintf(w, sizeof w, "%.*s", (int)strcspn(word, "="), word);
+    const char *best = NULL;
+    int bd = 3;
+    for (int i = 0; i < n; i++) {
+        int d = attn_edit_distance(w, o[i].flag);
+        if (d < bd) bd = d, best = o[i].flag;
+    }
+    return best;
+}
+
 void cli_print_config_help(void)
 {
     printf("Configuration:\n");
@@ -200,7 +214,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
     optind = 0; /* GNU: full reset, so parsing can be repeated */
     opterr = 0;
     int c, idx;
-    const char *bad_flag = "";
+    const char *bad_flag = "", *near;
     char flagbuf[40];
     /* leading '-': keep non-options in place and report them as code 1 */
     while ((c = getopt_long(argc, argv, "-o:h", longopts, &idx)) != -1) {
@@ -218,6 +232,9 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
                         (int)strcspn(bad, "="), bad, cmd);
             else if (optopt == 'o' || optopt >= 256) /* a known option missing its value */
                 fprintf(stderr, "attnlab %s: %s needs a value (see attnlab %s --help)\n", cmd, bad, cmd);
+            else if (strncmp(bad, "--", 2) == 0 && (near = nearest(all, n, bad + 2)))
+                fprintf(stderr, "attnlab %s: unknown option '%s' (did you mean '--%s'? see attnlab %s --help)\n", cmd,
+                        bad, near, cmd);
             else
                 fprintf(stderr, "attnlab %s: unknown option '%s' (see attnlab %s --help)\n", cmd, bad, cmd);
             return CLI_EUSAGE;

@@ -462,11 +462,6 @@ attn_status attn_config_set(attn_config *c, const char *key, const char *v, attn
     return attn_fail(err, ATTN_ERR_CONFIG, "unknown setting '%s'", key);
 }
 
-bool attn_config_has_key(const char *key)
-{
-    return attn_setting_find(key) != NULL;
-}
-
 void attn_config_init(attn_config *c)
 {
     memset(c, 0, sizeof *c);

@@ -140,9 +140,6 @@ attn_status attn_setting_cycle(attn_config *c, const attn_setting *row, attn_err
  * An unknown name: "unknown setting 'hedas' (did you mean 'heads'?)". */
 attn_status attn_config_set(attn_config *c, const char *key, const char *value, attn_error *err);
 
-/* True if key names a setting attn_config_set knows. */
-bool attn_config_has_key(const char *key);
-
 /* What a resolved run of c computed: c with the sizes of d (seq, batch,
  * d_model, heads, kv_heads, mode, past) and the causal mask off for
  * cross-attention. Its strings are NULL: nothing to free. Trace metadata
