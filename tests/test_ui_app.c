@@ -650,6 +650,36 @@ static void random_session_keeps_state_valid(void **state)
 #undef RND
 }
 
+/* input_sdl.c's key map and window events: SDL's codes become the app's. */
+static void sdl_events_become_app_calls(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(ui_input_sdl_key(SDLK_KP_ENTER), UI_KEY_RETURN);
+    assert_int_equal(ui_input_sdl_key(SDLK_RETURN), UI_KEY_RETURN);
+    assert_int_equal(ui_input_sdl_key(SDLK_KP_PLUS), '+');
+    assert_int_equal(ui_input_sdl_key(SDLK_a), 'a');
+    assert_int_equal(ui_input_sdl_key(SDLK_LEFTBRACKET), '[');
+    assert_int_equal(ui_input_sdl_key(SDLK_PAGEDOWN), UI_KEY_PAGEDOWN);
+    assert_int_equal(ui_input_sdl_key(SDLK_LCTRL), UI_KEY_NONE);
+    assert_int_equal(ui_input_sdl_mods(KMOD_LSHIFT | KMOD_RCTRL), UI_MOD_SHIFT | UI_MOD_CTRL);
+    assert_int_equal(ui_input_sdl_mods(KMOD_NONE), 0);
+    key(f, SDLK_KP_PLUS, 0); /* the keypad's + is + */
+    assert_float_equal(f->app.font_scale, 1.25f, 1e-6);
+    key(f, SDLK_EQUALS, KMOD_SHIFT);
+    assert_float_equal(f->app.font_scale, 1.5f, 1e-6);
+    key(f, SDLK_EQUALS, 0); /* = alone is nothing */
+    assert_float_equal(f->app.font_scale, 1.5f, 1e-6);
+    f->app.dirty = false;
+    SDL_Event ev = {0};
+    ev.type = SDL_WINDOWEVENT;
+    ev.window.event = SDL_WINDOWEVENT_EXPOSED;
+    assert_true(ui_input_sdl(&f->app, &ev));
+    assert_true(f->app.dirty);
+    ev.type = SDL_QUIT;
+    assert_true(ui_input_sdl(&f->app, &ev));
+    assert_true(f->app.req.quit);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -668,6 +698,7 @@ int main(void)
         cmocka_unit_test(file_trace_recomputes_from_its_inputs),
         cmocka_unit_test_setup_teardown(pictures_refuse_bad_stage_and_head, setup, teardown),
         cmocka_unit_test_setup_teardown(random_session_keeps_state_valid, setup, teardown),
+        cmocka_unit_test_setup_teardown(sdl_events_become_app_calls, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
