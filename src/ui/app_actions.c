@@ -147,47 +147,35 @@ static int toggle_cross(ui_app *app)
 
 /* ---- toggles -------------------------------------------------------------- */
 
-static int toggle_causal(attn_config *next, const void *arg, attn_error *err)
-{
-    (void)arg, (void)err;
-    next->causal = ui_causal_toggled(next->causal);
-    return 0;
-}
+/* What a toggle key does to the settings. */
+typedef struct {
+    ui_action act;
+    bool from_file;       /* a trace file keeps its padding side: padding goes right → off */
+} toggle_change;
 
-static int toggle_rope(attn_config *next, const void *arg, attn_error *err)
+static int toggle(attn_config *next, const void *arg, attn_error *err)
 {
-    (void)arg, (void)err;
-    next->rope = !next->rope;
-    return 0;
-}
-
-static int toggle_fill(attn_config *next, const void *arg, attn_error *err)
-{
-    (void)arg, (void)err;
-    next->mask_value = ui_fill_toggled(next->mask_value);
-    return 0;
-}
-
-static int toggle_train(attn_config *next, const void *arg, attn_error *err)
-{
-    (void)arg, (void)err;
-    next->train = !next->train;
-    if (next->train && next->dropout <= 0.0f) next->dropout = 0.1f;
-    return 0;
-}
-
-/* right → left → off → right; a trace file keeps its padding side: right → off */
-static int cycle_padding(attn_config *next, const void *from_file, attn_error *err)
-{
+    const toggle_change *t = arg;
     (void)err;
-    if (!next->pad_mask) {
-        next->pad_mask = true;
-        next->pad_side = ATTN_PAD_RIGHT;
-    } else if (next->pad_side == ATTN_PAD_RIGHT && !*(const bool *)from_file) {
-        next->pad_side = ATTN_PAD_LEFT;
-    } else {
-        next->pad_mask = false;
-        next->pad_side = ATTN_PAD_RIGHT;
+    switch (t->act) {
+    case UI_ACT_CAUSAL: next->causal = ui_causal_toggled(next->causal); break;
+    case UI_ACT_ROPE: next->rope = !next->rope; break;
+    case UI_ACT_FILL: next->mask_value = ui_fill_toggled(next->mask_value); break;
+    case UI_ACT_TRAIN:
+        next->train = !next->train;
+        if (next->train && next->dropout <= 0.0f) next->dropout = 0.1f;
+        break;
+    default: /* UI_ACT_PADDING: right → left → off → right */
+        if (!next->pad_mask) {
+            next->pad_mask = true;
+            next->pad_side = ATTN_PAD_RIGHT;
+        } else if (next->pad_side == ATTN_PAD_RIGHT && !t->from_file) {
+            next->pad_side = ATTN_PAD_LEFT;
+        } else {
+            next->pad_mask = false;
+            next->pad_side = ATTN_PAD_RIGHT;
+        }
+        break;
     }
     return 0;
 }
@@ -220,7 +208,6 @@ static void toggled(ui_app *app, ui_action act, bool was_reversed)
 
 static bool config_action(ui_app *app, ui_action act)
 {
-    ui_config_change change;
     switch (act) {
     case UI_ACT_MODE: return !refuse_in_file(app, "mode") && cycle_mode(app) == 0;
     case UI_ACT_HEADS_UP: return !refuse_in_file(app, "heads") && change_heads(app, +1) == 0;
@@ -228,15 +215,15 @@ static bool config_action(ui_app *app, ui_action act)
     case UI_ACT_KV_UP: return !refuse_in_file(app, "kv-heads") && change_kv(app, +1) == 0;
     case UI_ACT_KV_DOWN: return !refuse_in_file(app, "kv-heads") && change_kv(app, -1) == 0;
     case UI_ACT_CROSS: return !refuse_in_file(app, "source-tokens") && toggle_cross(app) == 0;
-    case UI_ACT_CAUSAL: change = toggle_causal; break;
-    case UI_ACT_ROPE: change = toggle_rope; break;
-    case UI_ACT_FILL: change = toggle_fill; break;
-    case UI_ACT_TRAIN: change = toggle_train; break;
-    case UI_ACT_PADDING: change = cycle_padding; break;
+    case UI_ACT_CAUSAL:
+    case UI_ACT_ROPE:
+    case UI_ACT_FILL:
+    case UI_ACT_TRAIN:
+    case UI_ACT_PADDING: break;
     default: return false;
     }
     bool was_reversed = app->cfg.causal == ATTN_CAUSAL_REVERSED;
-    if (ui_app_edit_config(app, change, &app->from_file)) return false;
+    if (ui_app_edit_config(app, toggle, &(toggle_change){act, app->from_file})) return false;
     toggled(app, act, was_reversed);
     return true;
 }
