@@ -2,11 +2,12 @@
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
+BUILD_NOBLAS ?= build-noblas
 FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 ARGS ?=
 
-.PHONY: all run test test-asan fuzz bootstrap clean distclean
+.PHONY: all run test test-asan test-noblas fuzz bootstrap clean distclean
 
 all: $(BUILD)/.ran-cmake
 	cmake --build $(BUILD) -j
@@ -35,6 +36,13 @@ test-asan: bootstrap
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp SDL_RENDER_DRIVER=software SDL_FRAMEBUFFER_ACCELERATION=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2
 
+# The portable build: no BLAS (ops.c's plain C matrix product) and no OpenMP
+# (one core). Runs the engine's tests and the numpy reference on it.
+test-noblas: bootstrap
+	cmake -S . -B $(BUILD_NOBLAS) -DATTNLAB_BLAS=OFF -DATTNLAB_OPENMP=OFF
+	cmake --build $(BUILD_NOBLAS) -j
+	cd $(BUILD_NOBLAS) && ctest --output-on-failure -j2 -L engine
+
 # A short libFuzzer run over the trace reader (clang + ASan + UBSan).
 fuzz:
 	@scripts/bootstrap.sh clang
@@ -50,4 +58,4 @@ clean:
 	-cmake --build $(BUILD) --target clean
 
 distclean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_NOBLAS)

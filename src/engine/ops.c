@@ -1,19 +1,59 @@
-/* ops.c — the numerical stages. Matrix products go through cblas_sgemm;
- * element-wise loops are spread over cores with OpenMP. */
+/* ops.c — the numerical stages. Matrix products go through one gemm: BLAS's
+ * cblas_sgemm when the build has it (ATTNLAB_HAVE_BLAS), else a plain C loop.
+ * Element-wise loops are spread over cores with OpenMP when the build has it;
+ * without, its pragmas are ignored and the loops run on one core. */
 #include "ops.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef ATTNLAB_HAVE_BLAS
+#include <cblas.h>
+#endif
+
 #include "rng.h"
+
+/* C = alpha · A · op(B), row-major, with op(B) = B (trans_b false) or Bᵀ:
+ *   A (m × kk), op(B) (kk × n), C (m × n); lda, ldb, ldc are row strides. */
+static void gemm(bool trans_b, int m, int n, int kk, float alpha, const float *restrict a, int lda,
+                 const float *restrict b, int ldb, float *restrict c, int ldc)
+{
+#ifdef ATTNLAB_HAVE_BLAS
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, kk, alpha, a, lda, b, ldb,
+                0.0f, c, ldc);
+#else
+    /* Loop orders that only walk rows (contiguous memory), so the inner loop
+     * vectorises and every cache line read is used whole. */
+    #pragma omp parallel for if ((size_t)m * n * kk > 65536)
+    for (int i = 0; i < m; i++) {
+        const float *ai = a + (size_t)i * lda;
+        float *ci = c + (size_t)i * ldc;
+        if (trans_b) { /* C[i, j] = alpha · (row i of A) · (row j of B) */
+            for (int j = 0; j < n; j++) {
+                const float *bj = b + (size_t)j * ldb;
+                float sum = 0.0f;
+                #pragma omp simd reduction(+ : sum)
+                for (int p = 0; p < kk; p++) sum += ai[p] * bj[p];
+                ci[j] = alpha * sum;
+            }
+        } else { /* row i of C = Σ_p alpha·A[i, p] · (row p of B) */
+            for (int j = 0; j < n; j++) ci[j] = 0.0f;
+            for (int p = 0; p < kk; p++) {
+                const float *bp = b + (size_t)p * ldb;
+                float aip = alpha * ai[p];
+                #pragma omp simd
+                for (int j = 0; j < n; j++) ci[j] += aip * bp[j];
+            }
+        }
+    }
+#endif
+}
 
 void attn_op_project(const float *x, const float *w, float *y, int rows, int in, int out)
 {
     /* (rows × in) · (in × out): y[r, o] = Σ_i x[r, i] w[i, o] */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, out, in,
-                1.0f, x, in, w, out, 0.0f, y, out);
+    gemm(false, rows, out, in, 1.0f, x, in, w, out, y, out);
 }
 
 void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int k)
@@ -79,8 +119,7 @@ void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h
 {
     /* per (batch, head): (s × k) · (t × k)ᵀ times scale -> (s × t) */
     for (size_t bh = 0; bh < (size_t)b * h; bh++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, t, k, scale,
-                    q + bh * s * k, k, kx + bh * t * k, k, 0.0f, scores + bh * s * t, t);
+        gemm(true, s, t, k, scale, q + bh * s * k, k, kx + bh * t * k, k, scores + bh * s * t, t);
 }
 
 void attn_op_build_mask(float *mask, int b, int s, int t, int P, attn_causal causal,
@@ -179,8 +218,7 @@ void attn_op_weighted_sum(const float *w, const float *v, float *ctx, int b, int
 {
     /* per (batch, head): (s × t) · (t × k) -> (s × k), each row a weighted average of value rows */
     for (size_t bh = 0; bh < (size_t)b * h; bh++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s, k, t, 1.0f,
-                    w + bh * s * t, t, v + bh * t * k, k, 0.0f, ctx + bh * s * k, k);
+        gemm(false, s, k, t, 1.0f, w + bh * s * t, t, v + bh * t * k, k, ctx + bh * s * k, k);
 }
 
 void attn_op_merge_heads(const float *ctx, float *y, int b, int h, int s, int k)
