@@ -98,7 +98,7 @@ static void keys_change_settings(void **state)
     assert_true(app->has_alt);
     assert_int_equal(app->alt.cfg.causal, ATTN_CAUSAL_OFF);
     ui_app_key(app, 't', 0);
-    assert_int_equal(app->view.compare, LESSON_COMPARE_PADDING);
+    assert_int_equal(app->view.compare, attn_compare_find("padding"));
     ui_app_key(app, 'g', 0);
     assert_int_equal(app->view.mode, LESSON_VIEW_GRID);
     assert_false(app->has_alt);
@@ -344,7 +344,7 @@ static void key_table_is_sound(void **state)
     assert_int_equal(ui_keys_find(UI_KEYS_VIEW, 'h', UI_MOD_SHIFT)->action, UI_ACT_HEADS_DOWN);
     assert_int_equal(ui_keys_find(UI_KEYS_VIEW, 'h', UI_MOD_CTRL)->action, UI_ACT_HEADS_UP);
     for (int i = 0; i < LESSON_VIEW_COUNT; i++) assert_non_null(lesson_view_names[i]);
-    for (int i = 0; i < LESSON_COMPARE_COUNT; i++) assert_non_null(lesson_compare_names[i]);
+    for (int i = 0; i < attn_compare_count(); i++) assert_non_null(attn_compare_at(i)->compare.label);
 }
 
 int main(void)

@@ -317,7 +317,7 @@ static void view_keys_and_overlays(void **state)
         assert_true(f->app.layout.areas[p].r.x >= f->app.layout.areas[p - 1].r.x + f->app.layout.areas[p - 1].r.w);
     }
     key(f, SDLK_t, 0);
-    assert_int_equal(f->app.view.compare, LESSON_COMPARE_PADDING);
+    assert_int_equal(f->app.view.compare, attn_compare_find("padding"));
     assert_false(f->app.alt.cfg.pad_mask);
     key(f, SDLK_TAB, 0);
     assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);

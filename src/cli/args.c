@@ -157,8 +157,12 @@ static int picture_option(const char *cmd, const char *flag, const char *v, cli_
         if (m < 0) return -1;
         p->view.mode = m;
     } else if (!strcmp(flag, "compare")) {
-        int t = name_arg(cmd, flag, v, lesson_compare_names, LESSON_COMPARE_COUNT, "causal, padding or fill");
-        if (t < 0) return -1;
+        char names[160];
+        int t = attn_compare_find(v);
+        if (t < 0) {
+            fprintf(stderr, "attnlab %s: --%s: '%s' is not %s\n", cmd, flag, v, attn_compare_names(names, sizeof names));
+            return -1;
+        }
         p->view.compare = t;
     } else if (!strcmp(flag, "head")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->view.head);
     else if (!strcmp(flag, "batch-index")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->view.batch);

@@ -229,7 +229,9 @@ static const attn_setting SETTINGS[] = {
      .sw = {{"causal", "true", "mask future keys (default)"},
             {"no-causal", "false", "no causal mask"},
             {"reversed-causal", "reversed", "pitfall: mask the past instead of the future (tril for triu)"}},
-     .choices = CAUSAL, .cycle = ON_OFF, .describe = say_causal},
+     .choices = CAUSAL, .cycle = ON_OFF, .describe = say_causal,
+     /* TRANSLATORS: what the compare view toggles; also in "%s toggled" */
+     .compare = {"causal", ATTN_N_("causal mask"), {"true", "false"}, .self_only = true}},
     {.name = "scale", .type = ATTN_SET_BOOL, .offset = FIELD(scale), .flags = LESSON | TRACE, .def = "true",
      .help = "divide the scores by √dₖ (default)",
      .sw = {{"no-scale", "false", "pitfall: scores without the 1/√dₖ scaling"}}, .describe = say_scale},
@@ -244,7 +246,7 @@ static const attn_setting SETTINGS[] = {
      .help = "mask <pad> keys (default)",
      .sw = {{"pad-mask", "true", "mask <pad> keys (default)"},
             {"no-pad-mask", "false", "let queries attend to <pad> keys (to see what the mask prevents)"}},
-     .describe = say_pad_mask},
+     .describe = say_pad_mask, .compare = {"padding", ATTN_N_("padding mask"), {"true", "false"}}},
     {.name = "rope", .type = ATTN_SET_BOOL, .offset = FIELD(rope), .flags = LESSON | TRACE, .def = "false",
      .help = "rotary position embedding on q and k",
      .sw = {{"rope", "true", "rotary position embedding on q and k"}, {"no-rope", "false", "no RoPE (default)"}},
@@ -254,7 +256,8 @@ static const attn_setting SETTINGS[] = {
      .rule = "a finite number above 1", .describe = say_nothing /* with rope */},
     {.name = "mask_value", .type = ATTN_SET_FLOAT, .offset = FIELD(mask_value), .flags = LESSON | TRACE,
      .def = "-inf", .arg = "V", .help = "fill for masked scores: -inf (default) or e.g. -1e9", .ok = mask_ok,
-     .rule = "-inf or a finite negative number such as -1e9", .cycle = FILLS, .describe = say_mask},
+     .rule = "-inf or a finite negative number such as -1e9", .cycle = FILLS, .describe = say_mask,
+     .compare = {"fill", ATTN_N_("fill value"), {"-inf", "-1e9"}}},
     {.name = "past", .type = ATTN_SET_INT, .offset = FIELD(past), .flags = LESSON | TRACE, .arg = "P",
      .help = "KV cache: the first P positions are already cached", .min = 0, .max = ATTN_MAX_SEQ,
      .describe = say_past},
@@ -451,6 +454,46 @@ attn_status attn_setting_cycle(attn_config *c, const attn_setting *row, attn_err
     for (int i = 0; row->cycle[i]; i++)
         if (holds(c, row, row->cycle[i])) next = row->cycle[i + 1] ? i + 1 : 0;
     return attn_setting_parse(c, row, row->cycle[next], err);
+}
+
+int attn_compare_count(void)
+{
+    int n = 0;
+    for (int i = 0; i < N_SETTINGS; i++) n += SETTINGS[i].compare.name != NULL;
+    return n;
+}
+
+const attn_setting *attn_compare_at(int k)
+{
+    for (int i = 0; i < N_SETTINGS; i++)
+        if (SETTINGS[i].compare.name && k-- == 0) return &SETTINGS[i];
+    return NULL;
+}
+
+int attn_compare_find(const char *name)
+{
+    const attn_setting *row;
+    for (int k = 0; (row = attn_compare_at(k)); k++)
+        if (!strcmp(row->compare.name, name)) return k;
+    return -1;
+}
+
+const char *attn_compare_names(char *buf, int size)
+{
+    int n = attn_compare_count(), len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < n && len < size; k++)
+        len += snprintf(buf + len, (size_t)(size - len), "%s%s", k == 0 ? "" : k == n - 1 ? " or " : ", ",
+                        attn_compare_at(k)->compare.name);
+    return buf;
+}
+
+attn_status attn_compare_apply(attn_config *c, int i, attn_error *err)
+{
+    const attn_setting *row = attn_compare_at(i);
+    if (!row) return attn_fail(err, ATTN_ERR_CONFIG, "compare: no toggle %d", i);
+    const char *const *v = row->compare.values;
+    return attn_setting_parse(c, row, holds(c, row, v[0]) ? v[1] : v[0], err);
 }
 
 attn_status attn_config_set(attn_config *c, const char *key, const char *v, attn_error *err)

@@ -80,6 +80,16 @@ typedef struct {
     bool hidden;      /* accepted and shown, but not offered in messages ("auto", "on") */
 } attn_setting_choice;
 
+/* What the compare view does with a setting: show the trace with the setting
+ * at values[0] beside the one at values[1] (from any other value it goes to
+ * values[0]). name is the lesson value and the --compare argument. */
+typedef struct {
+    const char *name;      /* "padding"; NULL: the compare view cannot toggle this setting */
+    const char *label;     /* "padding mask" (ATTN_N_: the interface translates it) */
+    const char *values[2]; /* the two values toggled between */
+    bool self_only;        /* meaningless in cross-attention, whose keys are the source */
+} attn_setting_compare;
+
 /* A command-line flag that takes no value: `--no-scale` sets scale to "false". */
 typedef struct {
     const char *flag, *value, *help;
@@ -99,6 +109,7 @@ typedef struct {
     const char *rule;        /* ... in words: "%s: must be <rule> (got %s)" */
     const attn_setting_choice *choices; /* ENUM: ended by {NULL} */
     const char *const *cycle; /* values the window steps through, ended by NULL; NULL: none */
+    attn_setting_compare compare; /* what the compare view toggles, if anything */
     /* Status text for c's value ("rope on (theta 10000)"), "" for nothing worth
      * saying. NULL: "name value" when the value is not the default. */
     void (*describe)(const attn_config *c, char *buf, int size);
@@ -135,6 +146,17 @@ const char *attn_setting_describe(const attn_config *c, const attn_setting *row,
 /* Steps c to the value after its current one in row->cycle (the first if the
  * current value is not in the list). ATTN_ERR_CONFIG for a row without a cycle. */
 attn_status attn_setting_cycle(attn_config *c, const attn_setting *row, attn_error *err);
+
+/* The settings the compare view can toggle, in table order: index i in
+ * [0, attn_compare_count()) is what a view spec's `compare` holds. */
+int attn_compare_count(void);
+const attn_setting *attn_compare_at(int i);
+/* The index of the toggle called name ("causal", "padding", ...), or -1. */
+int attn_compare_find(const char *name);
+/* Their names for a message: "causal, padding or fill". Returns buf. */
+const char *attn_compare_names(char *buf, int size);
+/* c with compare toggle i applied: the other one of its two values. */
+attn_status attn_compare_apply(attn_config *c, int i, attn_error *err);
 
 /* Sets one setting by name: attn_setting_find, then attn_setting_parse.
  * An unknown name: "unknown setting 'hedas' (did you mean 'heads'?)". */

@@ -12,7 +12,6 @@
 #include "stages.h"
 
 const char *const lesson_view_names[LESSON_VIEW_COUNT] = {"single", "grid", "compare"};
-const char *const lesson_compare_names[LESSON_COMPARE_COUNT] = {"causal", "padding", "fill"};
 
 lesson_view lesson_view_default(void)
 {
@@ -113,8 +112,9 @@ static int apply_view(const lesson_setting *s, lesson_view *view, lesson_marks *
         view->mode = n;
         mk->line[L_VIEW] = s->line;
     } else if (!strcmp(k, "compare")) {
-        if ((n = pick(v, lesson_compare_names, LESSON_COMPARE_COUNT)) < 0)
-            return lesson_diag_add(dg, s->line, "compare: '%.40s' is not causal, padding or fill", v), -1;
+        char names[160];
+        if ((n = attn_compare_find(v)) < 0)
+            return lesson_diag_add(dg, s->line, "compare: '%.40s' is not %s", v, attn_compare_names(names, sizeof names)), -1;
         view->compare = n;
         mk->line[L_COMPARE] = s->line;
     } else if (!strcmp(k, "row")) {
@@ -277,8 +277,10 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *d
     if (view.batch >= d->b)
         bad = 1, lesson_diag_add(dg, mk.line[L_BATCH], "batch_row: %d is out of range (batch rows = %d)",
                                  view.batch, d->b);
-    if (view.mode == LESSON_VIEW_COMPARE && d->cross && view.compare == LESSON_COMPARE_CAUSAL)
-        bad = 1, lesson_diag_add(dg, mk.line[L_VIEW], "view = compare: cross-attention has no causal mask to compare");
+    const attn_setting *toggled = attn_compare_at(view.compare);
+    if (view.mode == LESSON_VIEW_COMPARE && d->cross && toggled->compare.self_only)
+        bad = 1, lesson_diag_add(dg, mk.line[L_VIEW], "view = compare: cross-attention has no %s to compare",
+                                 toggled->compare.label);
     if (!bad) {
         attn_matrix m;
         attn_trace_matrix(&tr, view.stage, view.batch, view.head, &m);

@@ -12,12 +12,9 @@
 #include "trace.h"
 
 typedef enum { LESSON_VIEW_SINGLE, LESSON_VIEW_GRID, LESSON_VIEW_COMPARE, LESSON_VIEW_COUNT } lesson_view_mode;
-/* What the compare view toggles: the causal mask, the padding mask or the fill value. */
-typedef enum { LESSON_COMPARE_CAUSAL, LESSON_COMPARE_PADDING, LESSON_COMPARE_FILL, LESSON_COMPARE_COUNT } lesson_compare;
 
 /* Their names in lessons (`view = grid`) and on the command line (`--view grid`). */
 extern const char *const lesson_view_names[LESSON_VIEW_COUNT];       /* "single", "grid", "compare" */
-extern const char *const lesson_compare_names[LESSON_COMPARE_COUNT]; /* "causal", "padding", "fill" */
 typedef enum { LESSON_HL_NONE, LESSON_HL_ROW, LESSON_HL_COL, LESSON_HL_CELLS } lesson_hl_kind;
 
 /* What is on screen, whoever sets it: a lesson step, the window's keys and
@@ -29,7 +26,7 @@ typedef struct {
     int head, batch;       /* query head, batch row */
     int row;               /* query row drawn as a bar chart; -1: none */
     lesson_view_mode mode;
-    lesson_compare compare; /* what the compare view toggles */
+    int compare;           /* what the compare view toggles: a setting, attn_compare_at(compare) */
     int decode_step;       /* 0: full pass; N: KV-cache decoding step N */
 } lesson_view;
 

@@ -22,14 +22,10 @@ void ui_app_status(ui_app *app, bool error, const char *fmt, ...)
     app->dirty = true;
 }
 
-const char *ui_compare_name(lesson_compare t)
+const char *ui_compare_name(int t)
 {
-    switch (t) {
-    /* TRANSLATORS: the mask the compare view toggles; also in "%s toggled" */
-    case LESSON_COMPARE_CAUSAL: return _("causal mask");
-    case LESSON_COMPARE_PADDING: return _("padding mask");
-    default: return _("fill value");
-    }
+    const attn_setting *row = attn_compare_at(t);
+    return row ? _(row->compare.label) : "";
 }
 
 static int stage_index(const attn_trace *tr, const char *name)
@@ -145,16 +141,13 @@ static void compute_alt(ui_app *app)
     attn_config c;
     attn_error err;
     if (attn_config_copy(&c, &app->trace.cfg, &err)) return;
-    switch (app->view.compare) {
-    case LESSON_COMPARE_CAUSAL: c.causal = ui_causal_toggled(c.causal); break;
-    case LESSON_COMPARE_PADDING: c.pad_mask = !c.pad_mask; break;
-    default: c.mask_value = ui_fill_toggled(c.mask_value); break;
-    }
     attn_inputs in;
     attn_inputs_from_trace(&app->trace, &in);
-    if (app->trace.dims.cross && app->view.compare == LESSON_COMPARE_CAUSAL)
-        ui_app_status(app, true, "%s", _("cross-attention has no causal mask to toggle: its keys are the source"));
-    else if (attn_trace_run(&c, &in, &app->alt, &err))
+    const attn_setting *toggled = attn_compare_at(app->view.compare);
+    if (app->trace.dims.cross && toggled->compare.self_only)
+        /* TRANSLATORS: %s: what the compare view toggles ("causal mask") */
+        ui_app_status(app, true, _("cross-attention has no %s to toggle: its keys are the source"), ui_compare_name(app->view.compare));
+    else if (attn_compare_apply(&c, app->view.compare, &err) || attn_trace_run(&c, &in, &app->alt, &err))
         ui_app_status(app, true, _("compare: %s"), err.msg);
     else
         app->has_alt = true;

@@ -150,7 +150,7 @@ static inline bool ui_app_decoding(const ui_app *app)
 const char *ui_app_compare_stage(const ui_app *app);
 
 /* Name of what the compare view toggles ("causal mask", "padding mask", "fill value"). */
-const char *ui_compare_name(lesson_compare t);
+const char *ui_compare_name(int t);
 
 /* Scale of tensor t (of trace or alt), computed once per trace. */
 ui_scale ui_app_scale(const ui_app *app, const attn_tensor *t);

@@ -330,7 +330,7 @@ static bool view_mode(ui_app *app, ui_action act, int arg)
         ui_app_refresh_alt(app);
         return true;
     default: /* UI_ACT_COMPARE_WITH: arg -1 is the next one */
-        v->compare = arg >= 0 && arg < LESSON_COMPARE_COUNT ? arg : ((int)v->compare + 1) % LESSON_COMPARE_COUNT;
+        v->compare = arg >= 0 && arg < attn_compare_count() ? arg : (v->compare + 1) % attn_compare_count();
         v->mode = LESSON_VIEW_COMPARE;
         ui_app_refresh_alt(app);
         return true;

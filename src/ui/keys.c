@@ -6,14 +6,14 @@
 #include "config.h"
 #include "i18n.h"
 
-#define KEY(k, act, keys, text) {k, UI_SHIFT_ANY, UI_KEYS_VIEW, act, 0, NULL, keys, text}
-#define ALSO(k, act) {k, UI_SHIFT_ANY, UI_KEYS_VIEW, act, 0, NULL, NULL, NULL}
-#define PLAIN(k, act, keys, text) {k, UI_SHIFT_OFF, UI_KEYS_VIEW, act, 0, NULL, keys, text}
-#define SHIFTED(k, act) {k, UI_SHIFT_ON, UI_KEYS_VIEW, act, 0, NULL, NULL, NULL}
-#define LESSON(k, act, keys, text) {k, UI_SHIFT_ANY, UI_KEYS_LESSON, act, 0, NULL, keys, text}
-#define LESSON_PLAIN(k, act) {k, UI_SHIFT_OFF, UI_KEYS_LESSON, act, 0, NULL, NULL, NULL}
+#define KEY(k, act, keys, text) {k, UI_SHIFT_ANY, UI_KEYS_VIEW, act, 0, NULL, keys, text, NULL}
+#define ALSO(k, act) {k, UI_SHIFT_ANY, UI_KEYS_VIEW, act, 0, NULL, NULL, NULL, NULL}
+#define PLAIN(k, act, keys, text) {k, UI_SHIFT_OFF, UI_KEYS_VIEW, act, 0, NULL, keys, text, NULL}
+#define SHIFTED(k, act) {k, UI_SHIFT_ON, UI_KEYS_VIEW, act, 0, NULL, NULL, NULL, NULL}
+#define LESSON(k, act, keys, text) {k, UI_SHIFT_ANY, UI_KEYS_LESSON, act, 0, NULL, keys, text, NULL}
+#define LESSON_PLAIN(k, act) {k, UI_SHIFT_OFF, UI_KEYS_LESSON, act, 0, NULL, NULL, NULL, NULL}
 /* a setting stepped through the values its row of the settings table lists */
-#define CYCLE(k, setting, keys, text) {k, UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_CYCLE, 0, setting, keys, text}
+#define CYCLE(k, setting, keys, text, chip) {k, UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_CYCLE, 0, setting, keys, text, chip}
 
 /* key names stay as they are; the descriptions (and "click") are translated where drawn */
 const ui_key_binding ui_keys[] = {
@@ -35,7 +35,7 @@ const ui_key_binding ui_keys[] = {
     KEY('x', UI_ACT_CROSS, "x", N_("cross-attention on / off")),
     KEY('g', UI_ACT_GRID, "g", N_("all-heads grid")),
     KEY(UI_KEY_TAB, UI_ACT_COMPARE, "Tab", N_("compare view; t: which mask to toggle")),
-    {'t', UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_COMPARE_WITH, -1, NULL, NULL, NULL}, /* -1: the next one */
+    {'t', UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL}, /* -1: the next one */
     KEY('e', UI_ACT_EDIT, "e", N_("edit the tokens (Enter applies, Esc cancels)")),
     KEY('k', UI_ACT_DECODE, "k", N_("KV-cache decode mode;  [ ]  previous / next token")),
     ALSO('[', UI_ACT_DECODE_PREV),
@@ -50,8 +50,8 @@ const ui_key_binding ui_keys[] = {
     KEY('l', UI_ACT_PICKER, "l", N_("lessons: pick one, with your progress")),
     LESSON(UI_KEY_SPACE, UI_ACT_LESSON_NEXT, "Space  ⌫", N_("in a lesson: next / previous step")),
     LESSON_PLAIN(UI_KEY_PAGEDOWN, UI_ACT_LESSON_NEXT),
-    {UI_KEY_BACKSPACE, UI_SHIFT_ANY, UI_KEYS_LESSON, UI_ACT_LESSON_PREV, 0, NULL, NULL, NULL},
-    {UI_KEY_PAGEUP, UI_SHIFT_ANY, UI_KEYS_LESSON, UI_ACT_LESSON_PREV, 0, NULL, NULL, NULL},
+    {UI_KEY_BACKSPACE, UI_SHIFT_ANY, UI_KEYS_LESSON, UI_ACT_LESSON_PREV, 0, NULL, NULL, NULL, NULL},
+    {UI_KEY_PAGEUP, UI_SHIFT_ANY, UI_KEYS_LESSON, UI_ACT_LESSON_PREV, 0, NULL, NULL, NULL, NULL},
     KEY('?', UI_ACT_HELP, "? F1", N_("this help")),
     ALSO(UI_KEY_F1, UI_ACT_HELP),
     SHIFTED('/', UI_ACT_HELP),

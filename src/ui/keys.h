@@ -42,6 +42,7 @@ typedef struct {
     const char *setting;  /* UI_ACT_CYCLE: the settings-table row whose cycle the key steps through */
     const char *help_keys;/* the help line: keys as shown (NULL: the row belongs to the line above) */
     const char *help;     /* and what they do (marked N_, translated where drawn) */
+    const char *chip;     /* UI_ACT_CYCLE: its toolbar chip, %s the value ("window %s"; N_); NULL: none */
 } ui_key_binding;
 
 extern const ui_key_binding ui_keys[];

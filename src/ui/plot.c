@@ -363,7 +363,7 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
 static void toggle_chips(ui_draw *dl, const ui_app *app, int x, int y)
 {
     int u = ui_line(dl);
-    for (lesson_compare t = 0; t < LESSON_COMPARE_COUNT; t++) {
+    for (int t = 0; t < attn_compare_count(); t++) {
         const char *nm = ui_compare_name(t);
         int tw = ui_text_w(dl, nm) + u;
         bool on = app->view.compare == t;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "keys.h"
 #include "lesson_panel.h"
 #include "plot.h"
 #include "view.h"
@@ -35,6 +36,21 @@ static void chip(ui_draw *dl, flow *f, const char *label, bool on, ui_action act
     ui_text(dl, label, f->x + u / 2, f->y + (f->h - u) / 2, on ? UI_WHITE : UI_TEXT);
     hit(dl, f->x, f->y, w, f->h, act, arg);
     f->x += w + u / 4;
+}
+
+/* A chip for each key that steps a setting through its values (the CYCLE rows of keys.c). */
+static void cycle_chips(ui_draw *dl, flow *f, const attn_config *c)
+{
+    char val[48], text[96], buf[112];
+    for (int i = 0; i < ui_n_keys; i++) {
+        const ui_key_binding *b = &ui_keys[i];
+        const attn_setting *row = b->action == UI_ACT_CYCLE && b->chip ? attn_setting_find(b->setting) : NULL;
+        if (!row) continue;
+        bool on = !attn_setting_is_default(c, row);
+        snprintf(text, sizeof text, _(b->chip), on ? attn_setting_format(c, row, val, sizeof val) : _("off"));
+        snprintf(buf, sizeof buf, "%s  %s", b->help_keys, text);
+        chip(dl, f, buf, on, UI_ACT_CYCLE, ui_keys_arg(b));
+    }
 }
 
 static int controls(ui_draw *dl, const ui_app *app)
@@ -74,6 +90,7 @@ static int controls(ui_draw *dl, const ui_app *app)
     /* TRANSLATORS: the value masked scores are filled with (−∞ or −1e9), not padding */
     snprintf(buf, sizeof buf, _("i  fill %s"), isinf(c->mask_value) ? "−∞" : attn_format_mask_value(c->mask_value, mv, sizeof mv));
     chip(dl, &f, buf, false, UI_ACT_FILL, 0);
+    cycle_chips(dl, &f, c);
     chip(dl, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
     chip(dl, &f, _("e  edit tokens"), app->edit.open, UI_ACT_EDIT, 0);
     chip(dl, &f, ui_app_decoding(app) ? _("k  decoding") : _("k  decode"), ui_app_decoding(app), UI_ACT_DECODE, 0);
