@@ -223,7 +223,7 @@ static attn_status forward(attn_trace *tr, attn_error *err)
     if (!key_pad) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
     for (int bi = 0; bi < b; bi++)
         for (int j = 0; j < t; j++) key_pad[(size_t)bi * t + j] = c->pad_mask && attn_tokens_is_pad(keys, bi, j);
-    attn_op_build_mask(T(tr, ATTN_STAGE_MASK), b, s, t, P, D->cross ? ATTN_CAUSAL_OFF : c->causal, key_pad, c->mask_value);
+    attn_op_build_mask(T(tr, ATTN_STAGE_MASK), c, D, key_pad);
     if ((st = attn_trace_find_masked_rows(tr, err))) goto out;
 
     /* 8. masked_scores = scores + mask; weights = softmax along t. A row whose

@@ -122,9 +122,11 @@ void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h
         gemm(true, s, t, k, scale, q + bh * s * k, k, kx + bh * t * k, k, scores + bh * s * t, t);
 }
 
-void attn_op_build_mask(float *mask, int b, int s, int t, int P, attn_causal causal,
-                        const unsigned char *key_pad, float fill)
+void attn_op_build_mask(float *mask, const attn_config *c, const attn_dims *d, const unsigned char *key_pad)
 {
+    int b = d->b, s = d->s, t = d->t, P = d->P;
+    attn_causal causal = d->cross ? ATTN_CAUSAL_OFF : c->causal;
+    float fill = c->mask_value;
     #pragma omp parallel for collapse(2) if ((size_t)b * s * t > 65536)
     for (int bi = 0; bi < b; bi++)
         for (int i = 0; i < s; i++) {

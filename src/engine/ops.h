@@ -43,9 +43,11 @@ void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h
 /* Additive mask (b, 1, s, t): 0 where query i may read key j, `fill` where not.
  * Query i sits at absolute position P + i; key j at position j.
  * Masked if key j is in the future (causal ON: j > P + i) or key_pad[b, j] (a
- * <pad> key, for every query). The REVERSED pitfall masks the past (j < P + i). */
-void attn_op_build_mask(float *mask, int b, int s, int t, int P, attn_causal causal,
-                        const unsigned char *key_pad, float fill);
+ * <pad> key, for every query). The REVERSED pitfall masks the past (j < P + i).
+ * Cross-attention has no causal mask: its keys are the source. Every mask
+ * setting of c is read here, so a new kind of mask is a change to this op.
+ * Sizes from d; key_pad is (b, t); the fill is c->mask_value. */
+void attn_op_build_mask(float *mask, const attn_config *c, const attn_dims *d, const unsigned char *key_pad);
 
 /* masked = scores + mask, the mask broadcast over heads: (b,h,s,t) + (b,1,s,t) */
 void attn_op_apply_mask(const float *scores, const float *mask, float *masked, int b, int h, int s, int t);
