@@ -131,11 +131,10 @@ static int lesson_with(const char *key, const char *value, attn_config *c, lesso
     lesson ls;
     snprintf(md, sizeof md, "# Settings\n\nIntro.\n\n## One\n\nText.\n\n```attnlab\n%s = %s\n```\n", key, value);
     *dg = (lesson_diags){0};
-    attn_config_init(c);
-    if (lesson_parse(md, strlen(md), "t.md", &ls, dg)) return -1;
-    attn_config_free(c);
     lesson_view v;
-    int rc = dg->n ? -1 : lesson_step_state(&ls, 0, c, &v, NULL, dg);
+    int rc = lesson_parse(md, strlen(md), "t.md", &ls, dg); /* filled even when refused */
+    if (rc) attn_config_init(c);
+    else rc = lesson_step_state(&ls, 0, c, &v, NULL, dg);
     lesson_free(&ls);
     return rc;
 }
