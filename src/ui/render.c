@@ -38,18 +38,19 @@ static void chip(ui_draw *dl, flow *f, const char *label, bool on, ui_action act
     f->x += w + u / 4;
 }
 
-/* A chip for each key that steps a setting through its values (the CYCLE rows of keys.c). */
+/* A chip for each key that steps a setting through its values (the CYCLE rows of
+ * keys.c), while the setting is not at its default: the toolbar stays as it was
+ * for anyone not using it, and the help overlay lists the key. */
 static void cycle_chips(ui_draw *dl, flow *f, const attn_config *c)
 {
     char val[48], text[96], buf[112];
     for (int i = 0; i < ui_n_keys; i++) {
         const ui_key_binding *b = &ui_keys[i];
         const attn_setting *row = b->action == UI_ACT_CYCLE && b->chip ? attn_setting_find(b->setting) : NULL;
-        if (!row) continue;
-        bool on = !attn_setting_is_default(c, row);
-        snprintf(text, sizeof text, _(b->chip), on ? attn_setting_format(c, row, val, sizeof val) : _("off"));
+        if (!row || attn_setting_is_default(c, row)) continue; /* shown once in use, like the pitfall chips */
+        snprintf(text, sizeof text, _(b->chip), attn_setting_format(c, row, val, sizeof val));
         snprintf(buf, sizeof buf, "%s  %s", b->help_keys, text);
-        chip(dl, f, buf, on, UI_ACT_CYCLE, ui_keys_arg(b));
+        chip(dl, f, buf, true, UI_ACT_CYCLE, ui_keys_arg(b));
     }
 }
 
