@@ -359,20 +359,23 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
 
 /* ---- compare view --------------------------------------------------------- */
 
-/* The chips that choose which mask the compare view toggles, from (x, y). */
-static void toggle_chips(ui_draw *dl, const ui_app *app, int x, int y)
+/* The chips that choose which mask the compare view toggles, from (x, y),
+ * wrapping to x0 at right; returns the y of the last line. */
+static int toggle_chips(ui_draw *dl, const ui_app *app, int x, int y, int x0, int right)
 {
     int u = ui_line(dl);
     for (int t = 0; t < attn_compare_count(); t++) {
         const char *nm = ui_compare_name(t);
         int tw = ui_text_w(dl, nm) + u;
         bool on = app->view.compare == t;
+        if (x + tw > right && x > x0) x = x0, y += u + u / 2;
         ui_fill(dl, x, y - 2, tw, u + 4, on ? UI_PANEL_HI : UI_PANEL);
         if (on) ui_frame(dl, x, y - 2, tw, u + 4, 1, UI_ACCENT);
         ui_text(dl, nm, x + u / 2, y, on ? UI_WHITE : UI_TEXT);
         ui_layout_hit(dl->layout, (ui_rect){x, y - 2, tw, u + 4}, UI_ACT_COMPARE_WITH, t);
         x += tw + u / 3;
     }
+    return y;
 }
 
 /* b − a into *d (the frame's floats), on its own symmetric scale *sc.
@@ -406,9 +409,10 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     /* TRANSLATORS: a stage name (weights, context), a head number, a mask name ("causal mask") */
     snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->view.head,
              ui_compare_name(app->view.compare));
-    toggle_chips(dl, app, box.x + ui_text(dl, buf, box.x, box.y, UI_TEXT) + u / 2, box.y);
-    box.y += u * 2;
-    box.h -= u * 2;
+    int last = toggle_chips(dl, app, box.x + ui_text(dl, buf, box.x, box.y, UI_TEXT) + u / 2, box.y, box.x,
+                            box.x + box.w);
+    box.h -= last - box.y + u * 2;
+    box.y = last + u * 2;
     int pw = box.w / 3;
     ui_scale sc = ui_app_scale(app, a.tensor);
     ui_plot_opts o = {true, false, false, 0, app->generation, 0};
