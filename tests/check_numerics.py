@@ -149,6 +149,14 @@ CONFIGS = [
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --dropout 0.3"),             # eval: no dropout
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --train --dropout 0"),       # p = 0: no dropout
     tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --train --dropout 0.4 --pad-side left --mask-value -1e9"),
+    # sliding window (Mistral's with the causal mask, Longformer's two-sided without), with padding,
+    # the KV cache, RoPE and GQA; a window longer than the sequence changes nothing
+    tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --sliding-window 2 --pad-side left"),
+    tok(T_EN3) + M32 + f("--kv-heads 4 --mode mha --sliding-window 3 --no-causal --pad-side right"),
+    tok(T_ZH) + M32 + f("--kv-heads 1 --mode mqa --sliding-window 3 --past 2 --rope"),
+    tok(T_EN3) + M32 + f("--kv-heads 2 --mode gqa --sliding-window 1 --no-causal --past 1 --mask-value -1e9"),
+    tok(T_MIX) + M32 + f("--kv-heads 4 --mode mha --sliding-window 64"),
+    f("--seq 24 --batch 2 --d-model 64 --heads 4 --kv-heads 2 --mode gqa --sliding-window 5 --past 6"),
     # teaching pitfalls: the reversed (tril) causal mask, and scores without 1/√k
     tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --reversed-causal --pad-side left --mask-value -1e9"),
     tok(T_EN3) + M32 + f("--kv-heads 4 --mode mha --reversed-causal --past 2 --rope"),
@@ -168,6 +176,8 @@ INVALID = [
     tok(T_ZH) + src(S_EN) + M32 + f("--reversed-causal"),
     tok(T_ZH) + src(S_EN) + M32 + f("--no-causal --rope"),
     tok(T_ZH) + src(S_EN) + M32 + f("--no-causal --past 1"),
+    tok(T_ZH) + src(S_EN) + M32 + f("--no-causal --sliding-window 2"),
+    tok(T_ZH) + M32 + f("--sliding-window -1"),
     tok(T_ZH) + src("only one row") + M32 + f("--no-causal"),
     tok(T_ZH) + f("--d-model 32 --heads 3 --kv-heads 3 --mode mha"),
     tok(T_ZH) + f("--d-model 32 --heads 4 --kv-heads 3 --mode gqa"),
@@ -175,7 +185,7 @@ INVALID = [
 
 
 # ----------------------------------------------------------------------------- flag parsing (ours)
-DEFAULTS = dict(causal="true", scale=True, softmax_guard=True, pad_side="right", pad_mask=True, rope=False, mask_value=float("-inf"), past=0,
+DEFAULTS = dict(causal="true", scale=True, softmax_guard=True, pad_side="right", pad_mask=True, rope=False, mask_value=float("-inf"), past=0, sliding_window=0,
                 dropout=0.1, train=False, seed=42)
 
 
@@ -225,6 +235,8 @@ def parse_flags(flags):
             want["mask_value"] = float(v)
         elif a == "--past":
             want["past"] = int(v)
+        elif a == "--sliding-window":
+            want["sliding_window"] = int(v)
         elif a == "--dropout":
             want["dropout"] = float(v)
         elif a == "--train":
@@ -370,6 +382,7 @@ def check_trace(path, want):
         b_, L = int(meta["batch"]), int(meta["seq"])
         d, h, g, k = int(meta["d_model"]), int(meta["heads"]), int(meta["kv_heads"]), int(meta["head_dim"])
         P = int(meta["past"])
+        W = int(meta.get("sliding_window", "0"))
         causal = meta["causal"]
         scale = meta.get("scale", "true") == "true"
         guard = meta.get("softmax_guard", "true") == "true"
@@ -405,7 +418,7 @@ def check_trace(path, want):
     exp_mode = "mha" if g == h else ("mqa" if g == 1 else "gqa")
     ck.require(meta["mode"] == exp_mode, "metadata", "mode %r but heads=%d kv_heads=%d" % (meta["mode"], h, g))
     # what we asked for vs what the trace says
-    actual = dict(causal=causal, scale=scale, softmax_guard=guard, pad_side=pad_side, pad_mask=pad_mask, rope=rope, past=P, dropout=p, train=train,
+    actual = dict(causal=causal, scale=scale, softmax_guard=guard, pad_side=pad_side, pad_mask=pad_mask, rope=rope, past=P, sliding_window=W, dropout=p, train=train,
                   seed=int(meta["seed"]), batch=b_, seq=L, d_model=d, heads=h, kv_heads=g, mode=meta["mode"],
                   rope_theta=theta)
     for key, val in actual.items():
@@ -558,6 +571,10 @@ def check_trace(path, want):
         allowed &= (jj[None, :] <= (P + np.arange(s))[:, None])[None]
     elif causal == "reversed":                                # the tril pitfall: the query's position and later
         allowed &= (jj[None, :] >= (P + np.arange(s))[:, None])[None]
+    if W > 0:                                                 # sliding window: the W nearest keys
+        dist = (P + np.arange(s))[:, None] - jj[None, :]      # query position − key position
+        near = dist < W if causal == "true" else np.abs(dist) < W
+        allowed &= near[None]
     mask = np.where(allowed, 0.0, fill)[:, None, :, :]
     ref["mask"] = mask
     masked = scores + mask

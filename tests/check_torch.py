@@ -85,6 +85,11 @@ def expected(t, m):
     blocked = torch.zeros(b, 1, s, tt, dtype=torch.bool)
     if causal:
         blocked |= torch.triu(torch.ones(s, tt, dtype=torch.bool), diagonal=P + 1)
+    W = int(m.get("sliding_window", "0"))
+    if W:   # Mistral's sliding window: key j hidden when j <= p - W; Longformer's also when j >= p + W
+        blocked |= torch.tril(torch.ones(s, tt, dtype=torch.bool), diagonal=P - W)
+        if not causal:
+            blocked |= torch.triu(torch.ones(s, tt, dtype=torch.bool), diagonal=P + W)
     lengths = json.loads(m["source_lengths" if cross else "lengths"])
     for r, length in enumerate(lengths):
         if m["pad_side"] == "right":
@@ -132,6 +137,9 @@ CONFIGS = [
     ["--train", "--dropout", "0.3", "--heads", "4", "--kv-heads", "2"],
     ["--pad-side", "left", "--no-softmax-guard"],
     ["--pad-side", "left", "--no-softmax-guard", "--train", "--dropout", "0.3"],
+    ["--sliding-window", "3", "--pad-side", "left", "--heads", "4", "--kv-heads", "2"],
+    ["--sliding-window", "2", "--no-causal", "--rope", "--past", "2"],
+    ["--seq", "40", "--batch", "2", "--d-model", "64", "--heads", "4", "--kv-heads", "1", "--sliding-window", "8", "--past", "5"],
 ]
 passed = failed = 0
 for cfg in CONFIGS:

@@ -105,6 +105,32 @@ static void keys_change_settings(void **state)
 }
 
 /* A setting with a cycle in the settings table steps through it: one action, any setting. */
+/* w steps the sliding window off → 2 → 3 → 4 → off; the compare view toggles it. */
+static void sliding_window_key(void **state)
+{
+    ui_app *app = *state;
+    static const int expect[] = {2, 3, 4, 0};
+    for (int k = 0; k < 4; k++) {
+        assert_true(ui_app_key(app, 'w', 0));
+        assert_int_equal(app->cfg.sliding_window, expect[k]);
+        assert_int_equal(app->trace.cfg.sliding_window, expect[k]);
+        assert_false(app->status_error);
+    }
+    ui_app_key(app, 'w', 0);
+    ui_app_key(app, 'w', 0); /* 3 */
+    ui_app_do(app, UI_ACT_COMPARE_WITH, attn_compare_find("window"));
+    assert_int_equal(app->view.mode, LESSON_VIEW_COMPARE);
+    assert_true(app->has_alt);
+    assert_int_equal(app->alt.cfg.sliding_window, 0); /* with the window beside without it */
+    /* cross-attention has no positions to slide over: refused, nothing changes */
+    assert_false(ui_app_do(app, UI_ACT_CROSS, 0));
+    assert_true(app->status_error);
+    assert_int_equal(app->cfg.sliding_window, 3);
+    const ui_key_binding *b = ui_keys_find(UI_KEYS_VIEW, 'w', 0);
+    assert_non_null(b);
+    assert_non_null(b->help);
+}
+
 static void settings_cycle(void **state)
 {
     ui_app *app = *state;
@@ -354,6 +380,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(keys_change_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(settings_change_through_one_function, setup, teardown),
         cmocka_unit_test_setup_teardown(settings_cycle, setup, teardown),
+        cmocka_unit_test_setup_teardown(sliding_window_key, setup, teardown),
         cmocka_unit_test_setup_teardown(token_editor_edits_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_for_the_window, setup, teardown),
         cmocka_unit_test_setup_teardown(mouse_goes_through_the_layout, setup, teardown),

@@ -240,13 +240,16 @@ static void test_kv_cache_equals_full_pass(void **state)
     (void)state;
     static const char *const ropes[] = {"false", "true"};
     static const char *const pasts[] = {"1", "3", "5"};
+    static const char *const windows[] = {"0", "2"}; /* a sliding window reads absolute positions too */
     for (int r = 0; r < 2; r++)
-        for (int p = 0; p < 3; p++) {
+        for (int p = 0; p < 3; p++)
+        for (int w = 0; w < 2; w++) {
             attn_trace full, cached;
-            const char *const base[] = {"heads", "4", "kv_heads", "2", "rope", ropes[r], "pad_side", "left", NULL};
+            const char *const base[] = {"heads", "4", "kv_heads", "2", "rope", ropes[r], "pad_side", "left",
+                                        "sliding_window", windows[w], NULL};
             run(&full, NULL, base);
             run(&cached, NULL, (const char *const[]){"heads", "4", "kv_heads", "2", "rope", ropes[r], "pad_side",
-                                                     "left", "past", pasts[p], NULL});
+                                                     "left", "sliding_window", windows[w], "past", pasts[p], NULL});
             const int P = atoi(pasts[p]), s = cached.dims.s;
             assert_int_equal(s, full.dims.s - P);
             assert_int_equal(cached.dims.t, full.dims.t);
@@ -272,6 +275,41 @@ static void test_kv_cache_equals_full_pass(void **state)
                                      ob->data[((size_t)bb * full.dims.s + P + i) * full.dims.d + c], 1e-5f, "out");
             attn_trace_free(&full);
             attn_trace_free(&cached);
+        }
+}
+
+/* A sliding window of W hides key j from the query at position p when
+ * j <= p − W, and without the causal mask also when j >= p + W; rows still sum
+ * to 1, and a window as long as the sequence changes nothing. */
+static void test_sliding_window_band(void **state)
+{
+    (void)state;
+    static const char *const causals[] = {"true", "false"};
+    static const char *const windows[] = {"1", "2", "3", "6"};
+    for (int cz = 0; cz < 2; cz++)
+        for (int w = 0; w < 4; w++) {
+            attn_trace tr, plain;
+            run(&tr, NULL, (const char *const[]){"causal", causals[cz], "sliding_window", windows[w], NULL});
+            run(&plain, NULL, (const char *const[]){"causal", causals[cz], NULL});
+            check_rows(&tr);
+            const attn_dims *d = &tr.dims;
+            const attn_tensor *m = get(&tr, "mask"), *m0 = get(&plain, "mask");
+            const int W = atoi(windows[w]);
+            for (int b = 0; b < d->b; b++)
+                for (int i = 0; i < d->s; i++)
+                    for (int j = 0; j < d->t; j++) {
+                        bool far = j <= i - W || (cz == 1 && j >= i + W);
+                        bool hidden = far || attn_tensor_at4(m0, b, 0, i, j) != 0.0f;
+                        if ((attn_tensor_at4(m, b, 0, i, j) != 0.0f) != hidden)
+                            fail_msg("causal %s, window %d: mask[%d, %d, %d] should be %s", causals[cz], W, b, i, j,
+                                     hidden ? "masked" : "open");
+                    }
+            if (W >= d->t) {
+                const attn_tensor *a = get(&tr, "weights"), *p = get(&plain, "weights");
+                assert_memory_equal(a->data, p->data, a->count * sizeof(float));
+            }
+            attn_trace_free(&tr);
+            attn_trace_free(&plain);
         }
 }
 
@@ -415,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_gqa_equals_mha_with_repeated_kv_weights),
         cmocka_unit_test(test_repeat_kv_mapping),
         cmocka_unit_test(test_kv_cache_equals_full_pass),
+        cmocka_unit_test(test_sliding_window_band),
         cmocka_unit_test(test_rope_scores_depend_on_relative_position),
         cmocka_unit_test(test_padding_isolated),
         cmocka_unit_test(test_dropout_modes),

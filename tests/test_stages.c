@@ -193,6 +193,35 @@ static void test_explanations_use_the_numbers_and_translate(void **state)
     attn_trace_free(&tr);
 }
 
+static const char *explain_row(const attn_trace *tr, int b, int i, int j, char *buf, size_t size)
+{
+    attn_explain_cell c = {tr, attn_trace_stage(tr, 0, ATTN_STAGE_MASK), b, 0, i, j, "猫", record};
+    n_seen = 0;
+    return attn_explain(&c, buf, size);
+}
+
+static void test_sliding_window_explains_the_band(void **state)
+{
+    (void)state;
+    attn_trace tr;
+    char buf[256];
+    run((const char *const[]){"sliding_window", "3", NULL}, &tr); /* causal: the last 3 keys */
+    assert_string_equal(explain_row(&tr, 0, 4, 1, buf, sizeof buf),
+                        "mask[i=4, j=1] = −∞: key 1 is outside the window of 3 (query 4 reads keys 2 to 4)");
+    assert_true(asked(": key %d is outside the window of %d (query %d reads keys %d to %d)"));
+    assert_string_equal(explain_row(&tr, 0, 4, 2, buf, sizeof buf), "mask[i=4, j=2] = 0.000: query 4 may look at key 2");
+    assert_string_equal(explain_row(&tr, 0, 4, 5, buf, sizeof buf),
+                        "mask[i=4, j=5] = −∞: key 5 is in the future of query 4 (causal)");
+    attn_trace_free(&tr);
+    run((const char *const[]){"sliding_window", "2", "causal", "false", NULL}, &tr); /* both sides */
+    assert_string_equal(explain_row(&tr, 0, 1, 3, buf, sizeof buf),
+                        "mask[i=1, j=3] = −∞: key 3 is outside the window of 2 (query 1 reads keys 0 to 2)");
+    /* row 1 of the example is "我 爱 AI" and three <pad> */
+    assert_string_equal(explain_row(&tr, 1, 0, 4, buf, sizeof buf),
+                        "mask[i=0, j=4] = −∞: key 4 is outside the window of 2 (query 0 reads keys 0 to 1), and padding");
+    attn_trace_free(&tr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_presence_rules_match_a_run),
         cmocka_unit_test(test_every_stage_explains_more_than_its_value),
         cmocka_unit_test(test_explanations_use_the_numbers_and_translate),
+        cmocka_unit_test(test_sliding_window_explains_the_band),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -355,6 +355,28 @@ static void test_overlays(void **state)
 }
 
 /* A lesson: its panel's steps are clipped, and scrolled hits never leave the panel. */
+static bool has_text(const ui_draw *dl, const char *s)
+{
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(dl, c), s)) return true;
+    return false;
+}
+
+/* A setting stepped by a key has a toolbar chip while it is in use. */
+static void test_cycle_chip(void **state)
+{
+    fixture *f = *state;
+    build(f);
+    assert_false(has_text(&f->dl, "w  window 0"));
+    ui_app_key(&f->app, 'w', 0);
+    ui_app_key(&f->app, 'w', 0);
+    build(f);
+    assert_true(has_text(&f->dl, "w  window 3"));
+    f->app.help = true;
+    build(f);
+    assert_true(has_text(&f->dl, "sliding window: off → 2 → 3 → 4"));
+}
+
 static void test_lesson_panel(void **state)
 {
     fixture *f = *state;
@@ -397,6 +419,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compare_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overlays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

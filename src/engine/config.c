@@ -177,6 +177,10 @@ static void say_mask(const attn_config *c, char *buf, int size)
     char mv[32];
     snprintf(buf, (size_t)size, "mask %s", attn_format_mask_value(c->mask_value, mv, sizeof mv));
 }
+static void say_window(const attn_config *c, char *buf, int size)
+{
+    snprintf(buf, (size_t)size, "sliding window %d", c->sliding_window);
+}
 static void say_past(const attn_config *c, char *buf, int size) { snprintf(buf, (size_t)size, "past %d", c->past); }
 static void say_dropout(const attn_config *c, char *buf, int size)
 {
@@ -200,6 +204,7 @@ static const attn_setting_choice PAD_SIDES[] = {
 static const char *const ON_OFF[] = {"true", "false", NULL};   /* from reversed: on */
 static const char *const OFF_ON[] = {"false", "true", NULL};
 static const char *const FILLS[] = {"-inf", "-1e9", NULL};
+static const char *const WINDOWS[] = {"0", "2", "3", "4", NULL};
 
 #define FIELD(f) offsetof(attn_config, f)
 #define LESSON ATTN_SETTING_LESSON
@@ -258,6 +263,10 @@ static const attn_setting SETTINGS[] = {
      .def = "-inf", .arg = "V", .help = "fill for masked scores: -inf (default) or e.g. -1e9", .ok = mask_ok,
      .rule = "-inf or a finite negative number such as -1e9", .cycle = FILLS, .describe = say_mask,
      .compare = {"fill", ATTN_N_("fill value"), {"-inf", "-1e9"}}},
+    {.name = "sliding_window", .type = ATTN_SET_INT, .offset = FIELD(sliding_window), .flags = LESSON | TRACE,
+     .def = "0", .arg = "W", .help = "each query reads only the W nearest keys (the last W with the causal mask); 0: off",
+     .min = 0, .max = ATTN_MAX_SEQ, .cycle = WINDOWS, .describe = say_window,
+     .compare = {"window", ATTN_N_("sliding window"), {"0", "3"}, .self_only = true}},
     {.name = "past", .type = ATTN_SET_INT, .offset = FIELD(past), .flags = LESSON | TRACE, .arg = "P",
      .help = "KV cache: the first P positions are already cached", .min = 0, .max = ATTN_MAX_SEQ,
      .describe = say_past},
@@ -608,6 +617,10 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *d, attn_tokens 
                              "token); use --no-causal");
         if (c->past)
             return attn_fail(err, ATTN_ERR_CONFIG, "past: the KV cache applies to self-attention, not cross-attention");
+        if (c->sliding_window)
+            return attn_fail(err, ATTN_ERR_CONFIG,
+                             "sliding_window: a window over positions needs self-attention; cross-attention's keys "
+                             "are the source sequence");
         if (c->rope)
             return attn_fail(err, ATTN_ERR_CONFIG,
                              "rope: queries and source keys live in different sequences; rope applies to "

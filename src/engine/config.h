@@ -31,6 +31,9 @@ typedef struct {
                             * unguarded softmax's 0/0 = NaN, which then spreads to context and out */
     attn_pad_side pad_side;
     bool pad_mask;         /* mask <pad> keys (default); false shows what the mask prevents */
+    int sliding_window;    /* W > 0: the query at position p reads only keys j with p − W < j (the
+                            * last W with the causal mask, Mistral's), or |p − j| < W without it
+                            * (Longformer's); 0: off */
     bool rope;
     double rope_theta;
     float mask_value;      /* -INFINITY or a finite negative number such as -1e9 */
@@ -153,7 +156,7 @@ int attn_compare_count(void);
 const attn_setting *attn_compare_at(int i);
 /* The index of the toggle called name ("causal", "padding", ...), or -1. */
 int attn_compare_find(const char *name);
-/* Their names for a message: "causal, padding or fill". Returns buf. */
+/* Their names for a message: "causal, padding, fill or window". Returns buf. */
 const char *attn_compare_names(char *buf, int size);
 /* c with compare toggle i applied: the other one of its two values. */
 attn_status attn_compare_apply(attn_config *c, int i, attn_error *err);

@@ -117,12 +117,21 @@ static bool mask_reason(cell *c)
     bool reversed = tr->cfg.causal == ATTN_CAUSAL_REVERSED && !d->cross;
     bool future = !reversed && tr->cfg.causal && !d->cross && j > d->P + i;
     bool past = reversed && j < d->P + i;
+    int W = tr->cfg.sliding_window, p = d->P + i;
+    bool two_sided = tr->cfg.causal != ATTN_CAUSAL_ON;
+    bool outside = W > 0 && !d->cross && !future && !past && (j <= p - W || (two_sided && j >= p + W));
+    int lo = p - W + 1 > 0 ? p - W + 1 : 0, hi = two_sided && p + W - 1 < d->t - 1 ? p + W - 1 : two_sided ? d->t - 1 : p;
     if (past && pad) put(c, T(c, ATTN_N_(": key %d is in the past of query %d, and padding")), j, d->P + i);
     else if (future && pad) put(c, T(c, ATTN_N_(": key %d is in the future of query %d, and padding")), j, d->P + i);
     else if (future) put(c, T(c, ATTN_N_(": key %d is in the future of query %d (causal)")), j, d->P + i);
     else if (past) put(c, T(c, ATTN_N_(": key %d is in the past of query %d (reversed causal mask)")), j, d->P + i);
+    else if (outside && pad)
+        put(c, T(c, ATTN_N_(": key %d is outside the window of %d (query %d reads keys %d to %d), and padding")),
+            j, W, p, lo, hi);
+    else if (outside)
+        put(c, T(c, ATTN_N_(": key %d is outside the window of %d (query %d reads keys %d to %d)")), j, W, p, lo, hi);
     else if (pad) put(c, T(c, ATTN_N_(": key %d is <pad> (padding mask)")), j);
-    return future || past || pad;
+    return future || past || outside || pad;
 }
 
 static bool explain_mask(cell *c)

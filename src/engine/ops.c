@@ -127,6 +127,8 @@ void attn_op_build_mask(float *mask, const attn_config *c, const attn_dims *d, c
     int b = d->b, s = d->s, t = d->t, P = d->P;
     attn_causal causal = d->cross ? ATTN_CAUSAL_OFF : c->causal;
     float fill = c->mask_value;
+    int W = c->sliding_window;
+    bool two_sided = causal != ATTN_CAUSAL_ON;
     #pragma omp parallel for collapse(2) if ((size_t)b * s * t > 65536)
     for (int bi = 0; bi < b; bi++)
         for (int i = 0; i < s; i++) {
@@ -134,6 +136,7 @@ void attn_op_build_mask(float *mask, const attn_config *c, const attn_dims *d, c
             for (int j = 0; j < t; j++) {
                 bool hidden = causal == ATTN_CAUSAL_ON ? j > P + i
                             : causal == ATTN_CAUSAL_REVERSED ? j < P + i : false;
+                if (W > 0 && (j <= P + i - W || (two_sided && j >= P + i + W))) hidden = true;
                 row[j] = (hidden || key_pad[(size_t)bi * t + j]) ? fill : 0.0f;
             }
         }

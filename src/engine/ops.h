@@ -44,6 +44,8 @@ void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h
  * Query i sits at absolute position P + i; key j at position j.
  * Masked if key j is in the future (causal ON: j > P + i) or key_pad[b, j] (a
  * <pad> key, for every query). The REVERSED pitfall masks the past (j < P + i).
+ * A sliding window W > 0 also masks keys too far away: j <= P + i − W, and
+ * without the causal mask j >= P + i + W too (a window on both sides).
  * Cross-attention has no causal mask: its keys are the source. Every mask
  * setting of c is read here, so a new kind of mask is a change to this op.
  * Sizes from d; key_pad is (b, t); the fill is c->mask_value. */

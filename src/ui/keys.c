@@ -32,6 +32,7 @@ const ui_key_binding ui_keys[] = {
     KEY('r', UI_ACT_ROPE, "r", N_("RoPE on / off")),
     KEY('d', UI_ACT_TRAIN, "d", N_("training with dropout / evaluation")),
     KEY('i', UI_ACT_FILL, "i", N_("mask fill: −∞ or −1e9")),
+    CYCLE('w', "sliding_window", "w", N_("sliding window: off → 2 → 3 → 4"), N_("window %s")),
     KEY('x', UI_ACT_CROSS, "x", N_("cross-attention on / off")),
     KEY('g', UI_ACT_GRID, "g", N_("all-heads grid")),
     KEY(UI_KEY_TAB, UI_ACT_COMPARE, "Tab", N_("compare view; t: which mask to toggle")),
