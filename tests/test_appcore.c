@@ -18,6 +18,9 @@
 #include "keys.h"
 #include "player.h"
 #include "state.h"
+#include "forward.h"
+#include "trace_io.h"
+#include "layers_fixture.h"
 
 static char progress_file[512];
 
@@ -129,6 +132,61 @@ static void sliding_window_key(void **state)
     const ui_key_binding *b = ui_keys_find(UI_KEYS_VIEW, 'w', 0);
     assert_non_null(b);
     assert_non_null(b->help);
+}
+
+/* A trace of three layers: , and . change the layer on the same stage, the
+ * arrows stay in the layer, and a lesson-style view names a layer. */
+static void layers_in_the_window(void **state)
+{
+    (void)state;
+    attn_config c;
+    attn_error err;
+    attn_trace one, three = {0};
+    attn_config_init(&c);
+    assert_int_equal(attn_trace_run(&c, NULL, &one, &err), ATTN_OK);
+    three = one;
+    three.tensors = NULL;
+    three.arena = NULL;
+    make_layers(&three, &one, 3);
+    char path[512];
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(path, sizeof path, "%s/appcore-layers.safetensors", tmp ? tmp : "/tmp");
+    if (attn_trace_save(&three, path, &err)) fail_msg("save: %s", err.msg);
+    free(three.tensors);
+    free(three.arena);
+    attn_trace_free(&one);
+    attn_config_free(&c);
+
+    ui_app *app = calloc(1, sizeof *app);
+    char msg[400];
+    if (ui_app_init_file(app, path, msg, sizeof msg)) fail_msg("open: %s", msg);
+    assert_int_equal(app->trace.n_layers, 3);
+    assert_string_equal(stage(app), "layers.0.weights");
+    assert_true(ui_app_key(app, '.', 0));
+    assert_string_equal(stage(app), "layers.1.weights");
+    assert_int_equal(app->view.layer, 1);
+    assert_string_equal(app->status, "layer 1 of 3");
+    ui_app_key(app, '.', 0);
+    assert_false(ui_app_key(app, '.', 0)); /* no layer 3 */
+    assert_string_equal(stage(app), "layers.2.weights");
+    ui_app_key(app, UI_KEY_RIGHT, 0);
+    assert_int_equal(ui_app_tensor(app)->layer, 2); /* the next stage of the same layer */
+    for (int k = 0; k < 40; k++) ui_app_key(app, UI_KEY_RIGHT, 0);
+    assert_int_equal(ui_app_tensor(app)->layer, 2);
+    for (int i = 0; i < app->trace.n_tensors; i++)
+        assert_int_equal(ui_app_in_layer(app, i), app->trace.tensors[i].layer == 2);
+    ui_app_key(app, ',', 0);
+    assert_int_equal(app->view.layer, 1);
+    assert_int_equal(ui_app_tensor(app)->layer, 1);
+    /* a stage name is read in the viewed layer; a full name moves to its layer */
+    assert_int_equal(ui_app_set_stage(app, "scores"), 0);
+    assert_string_equal(stage(app), "layers.1.scores");
+    assert_int_equal(ui_app_set_stage(app, "layers.0.mask"), 0);
+    assert_int_equal(app->view.layer, 0);
+    assert_int_equal(ui_app_set_layer(app, 3), -1);
+    ui_app_free(app);
+    free(app);
+    remove(path);
 }
 
 static void settings_cycle(void **state)
@@ -381,6 +439,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(settings_change_through_one_function, setup, teardown),
         cmocka_unit_test_setup_teardown(settings_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(sliding_window_key, setup, teardown),
+        cmocka_unit_test(layers_in_the_window),
         cmocka_unit_test_setup_teardown(token_editor_edits_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_for_the_window, setup, teardown),
         cmocka_unit_test_setup_teardown(mouse_goes_through_the_layout, setup, teardown),

@@ -98,6 +98,7 @@ USAGE = [
     (["render", "--size", "800", "-o", PNG], "--size: '800' is not WIDTHxHEIGHT"),
     (["render", "--font-scale", "9", "-o", PNG], "--font-scale: '9' is not a number from 0.75 to 3"),
     (["render", "--row", "6", "-o", PNG], "--row: 6 is out of range (s = 6"),
+    (["render", "--layer", "1", "-o", PNG], "--layer: 1 is out of range (this trace has 1 layer: 0 to 0)"),
     (["render", "--decode-step", "9", "-o", PNG], "--decode-step: 9 is beyond the 6 tokens"),
     (["render", "--heads", "3", "-o", PNG], "heads (3) must divide d_model (32)"),
     (["render"], "no output file: use -o FILE.png"),
@@ -274,6 +275,35 @@ for i in range(2):
 bad = sorted(n for n in os.listdir(os.path.dirname(prog)) if ".bad-" in n)
 check("two corrupt files: two .bad- files, both kept", len(bad) == 2 and
       sorted(open(os.path.join(state, "attnlab", n)).read() for n in bad) == ["corrupt 0", "corrupt 1"], bad)
+
+# a trace of three layers (the contract's layers.N.<stage>, made from a
+# single-layer trace): --layer picks the layer, --stage reads in it
+one = os.path.join(TMP, "one.safetensors")
+run(["trace", "-o", one])
+raw = open(one, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+meta, data = head.pop("__metadata__"), raw[8 + n:]
+out_head, blobs, off = {"__metadata__": dict(meta, layers="3")}, [], 0
+for layer in range(3):
+    for name, e in head.items():
+        blob = data[e["data_offsets"][0]:e["data_offsets"][1]]
+        out_head[f"layers.{layer}.{name}"] = dict(e, data_offsets=[off, off + len(blob)])
+        blobs.append(blob)
+        off += len(blob)
+hj = json.dumps(out_head).encode()
+three = os.path.join(TMP, "three.safetensors")
+with open(three, "wb") as f:
+    f.write(struct.pack("<Q", len(hj)) + hj + b"".join(blobs))
+by_layer, by_name = os.path.join(TMP, "layer2.png"), os.path.join(TMP, "name2.png")
+r1 = run(["render", three, "--layer", "2", "--stage", "weights", "-o", by_layer])
+r2 = run(["render", three, "--stage", "layers.2.weights", "-o", by_name])
+check("render --layer 2 --stage weights of a 3-layer trace is layers.2.weights",
+      r1.returncode == 0 and r2.returncode == 0 and open(by_layer, "rb").read() == open(by_name, "rb").read(),
+      (r1.stderr, r2.stderr))
+expect(["render", three, "--layer", "3", "-o", PNG], 2, "--layer: 3 is out of range (this trace has 3 layers: 0 to 2)")
+info = run(["info", three]).stdout.decode()
+check("info on a 3-layer trace names every layer's stages", "layers.2.weights" in info, info[:300])
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -16,6 +16,7 @@
 #include "forward.h"
 #include "safetensors.h"
 #include "trace_io.h"
+#include "layers_fixture.h"
 
 static char path_buf[512];
 
@@ -302,32 +303,6 @@ static void test_weights_and_input_files(void **state)
 }
 
 /* ---- layers ---- */
-
-/* Turns tr (a single-layer run) into a trace of n layers: layer l holds
- * src's tensors times (l + 1), named layers.l.<stage>. */
-static void make_layers(attn_trace *tr, const attn_trace *src, int n)
-{
-    free(tr->tensors);
-    free(tr->arena);
-    tr->arena = NULL;
-    tr->tensors = calloc((size_t)(n * src->n_tensors), sizeof *tr->tensors);
-    assert_non_null(tr->tensors);
-    tr->n_tensors = 0;
-    tr->n_layers = n;
-    for (int l = 0; l < n; l++)
-        for (int i = 0; i < src->n_tensors; i++) {
-            attn_tensor *t = &tr->tensors[tr->n_tensors++];
-            *t = src->tensors[i];
-            t->layer = l;
-            attn_tensor_name(l, n, src->tensors[i].info->name, t->name, sizeof t->name);
-        }
-    attn_error err;
-    assert_int_equal(attn_trace_alloc_arena(tr, &err), ATTN_OK);
-    for (int k = 0; k < tr->n_tensors; k++) {
-        const attn_tensor *from = &src->tensors[k % src->n_tensors];
-        for (size_t e = 0; e < from->count; e++) tr->tensors[k].data[e] = from->data[e] * (float)(k / src->n_tensors + 1);
-    }
-}
 
 static void test_three_layers_round_trip(void **state)
 {

@@ -18,6 +18,7 @@ typedef struct {
 static const flag_def FLAGS[] = {
     {"output", "FILE", "output file (also -o)"},
     {"stage", "NAME", "stage to show (render; default weights)"},
+    {"layer", "N", "layer to show, in a trace of several layers (render; default 0)"},
     {"head", "N", "query head to show (render; default 0)"},
     {"batch-index", "I", "batch row to show (render; default 0)"},
     {"view", "VIEW", "single, grid (all heads) or compare (render, bench)"},
@@ -167,6 +168,7 @@ static int picture_option(const char *cmd, const char *flag, const char *v, cli_
     } else if (!strcmp(flag, "head")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->view.head);
     else if (!strcmp(flag, "batch-index")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->view.batch);
     else if (!strcmp(flag, "row")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->view.row);
+    else if (!strcmp(flag, "layer")) return count_arg(cmd, flag, v, 0, ATTN_MAX_LAYERS - 1, &p->view.layer);
     else if (!strcmp(flag, "decode-step")) return count_arg(cmd, flag, v, 1, 1 << 20, &p->view.decode_step);
     else if (!strcmp(flag, "lesson")) p->lesson = v;
     else if (!strcmp(flag, "step")) return count_arg(cmd, flag, v, 1, 1000, &p->step);

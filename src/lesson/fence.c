@@ -16,8 +16,8 @@
 
 /* ---- keys */
 
-static const char *const VIEW_KEYS[] = {"stage", "head", "batch_row", "view", "compare", "row", "decode_step",
-                                        "highlight"};
+static const char *const VIEW_KEYS[] = {"stage", "layer", "head", "batch_row", "view", "compare", "row",
+                                        "decode_step", "highlight"};
 static const char *const QUIZ_KEYS[] = {"answer", "tolerance", "click", "stage", "hint", "explain"};
 static const char *const CELL_RULES[] = {"masked", "unmasked", "argmax", "argmin", "nan"};
 

@@ -20,7 +20,7 @@ lesson_view lesson_view_default(void)
     return v;
 }
 
-enum { L_STAGE, L_HEAD, L_BATCH, L_VIEW, L_COMPARE, L_ROW, L_DECODE, L_HL };
+enum { L_STAGE, L_HEAD, L_BATCH, L_VIEW, L_COMPARE, L_ROW, L_DECODE, L_HL, L_LAYER };
 
 static bool parse_index(const char *v, int *out)
 {
@@ -101,6 +101,11 @@ static int apply_view(const lesson_setting *s, lesson_view *view, lesson_marks *
         if (attn_stage_index(v) < 0) return lesson_diag_add(dg, s->line, "stage: unknown stage '%.40s'", v), -1;
         snprintf(view->stage, sizeof view->stage, "%s", v);
         mk->line[L_STAGE] = s->line;
+    } else if (!strcmp(k, "layer")) {
+        if (!parse_index(v, &n))
+            return lesson_diag_add(dg, s->line, "layer: '%.40s' is not a whole number from 0", v), -1;
+        view->layer = n;
+        mk->line[L_LAYER] = s->line;
     } else if (!strcmp(k, "head") || !strcmp(k, "batch_row")) {
         if (!parse_index(v, &n))
             return lesson_diag_add(dg, s->line, "%s: '%.40s' is not a whole number from 0", k, v), -1;
@@ -264,7 +269,16 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *d
 
     const attn_dims *d = &tr.dims;
     int bad = 0;
-    if (!attn_trace_find(&tr, view.stage)) {
+    if (view.layer >= tr.n_layers) {
+        lesson_diag_add(dg, mk.line[L_LAYER], "layer: %d is out of range (this step's trace has %d layer%s)",
+                        view.layer, tr.n_layers, tr.n_layers == 1 ? "" : "s");
+        bad = 1;
+    } else if (tr.n_layers > 1) { /* the stage of that layer: "layers.2.weights" */
+        char full[ATTN_MAX_NAME];
+        snprintf(view.stage, sizeof view.stage, "%s",
+                 attn_tensor_name(view.layer, tr.n_layers, view.stage, full, sizeof full));
+    }
+    if (!bad && !attn_trace_find(&tr, view.stage)) {
         const attn_stage_info *in = attn_stage_lookup(view.stage);
         const char *why = in ? attn_stage_absent_why(in) : "";
         lesson_diag_add(dg, mk.line[L_STAGE] ? mk.line[L_STAGE] : ls->steps[step].line,

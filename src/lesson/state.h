@@ -41,7 +41,7 @@ typedef struct {
     int hl_index;          /* ROW / COL */
     int hl_cells[LESSON_MAX_HL][2];
     int n_hl_cells;
-    int line[8];           /* line that last set stage, head, batch_row, view, compare, row, decode_step, highlight */
+    int line[9];           /* line that last set stage, head, batch_row, view, compare, row, decode_step, highlight, layer */
 } lesson_marks;
 
 /* Builds step `step` (0-based) into *cfg (initialised here; free it with

@@ -9,6 +9,7 @@ typedef enum {
     UI_ACT_NONE,
     UI_ACT_STAGE,      /* arg: stage index in the trace */
     UI_ACT_STAGE_PREV, UI_ACT_STAGE_NEXT,
+    UI_ACT_LAYER_PREV, UI_ACT_LAYER_NEXT,
     UI_ACT_HEAD,       /* arg: head */
     UI_ACT_HEAD_PREV, UI_ACT_HEAD_NEXT,
     UI_ACT_BATCH_NEXT,

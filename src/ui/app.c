@@ -75,11 +75,37 @@ const char *ui_app_title(const ui_app *app, char *buf, size_t size)
     return buf;
 }
 
+bool ui_app_in_layer(const ui_app *app, int i)
+{
+    int layer = app->trace.tensors[i].layer;
+    return layer < 0 || layer == app->view.layer;
+}
+
+/* A full name ("layers.2.weights"), or a stage of the viewed layer ("weights"). */
 int ui_app_set_stage(ui_app *app, const char *name)
 {
     int i = stage_index(&app->trace, name);
-    if (i < 0) return -1;
-    snprintf(app->view.stage, sizeof app->view.stage, "%s", app->trace.tensors[i].name);
+    const attn_tensor *t = i < 0 ? attn_trace_get(&app->trace, app->view.layer, name) : &app->trace.tensors[i];
+    if (!t) return -1;
+    snprintf(app->view.stage, sizeof app->view.stage, "%s", t->name);
+    if (t->layer >= 0) app->view.layer = t->layer;
+    app->dirty = true;
+    return 0;
+}
+
+int ui_app_set_layer(ui_app *app, int layer)
+{
+    if (layer < 0 || layer >= app->trace.n_layers) return -1;
+    const attn_tensor *t = ui_app_tensor(app);
+    const char *stage = t ? t->name : "";
+    attn_tensor_name_layer(stage, &stage);
+    const attn_tensor *there = attn_trace_get(&app->trace, layer, stage);
+    app->view.layer = layer;
+    if (!there) { /* the first stage of that layer */
+        for (int i = 0; i < app->trace.n_tensors && !there; i++)
+            if (app->trace.tensors[i].layer == layer) there = &app->trace.tensors[i];
+    }
+    if (there) snprintf(app->view.stage, sizeof app->view.stage, "%s", there->name);
     app->dirty = true;
     return 0;
 }
@@ -102,14 +128,17 @@ static int effective_config(ui_app *app, const attn_config *base, attn_config *o
 static void keep_place(ui_app *app)
 {
     lesson_view *v = &app->view;
-    int idx = stage_index(&app->trace, v->stage);
-    if (idx < 0) {
-        int want = attn_stage_index(v->stage);
-        idx = 0;
+    if (v->layer >= app->trace.n_layers) v->layer = 0;
+    if (ui_app_set_stage(app, v->stage)) {
+        const char *name = v->stage;
+        attn_tensor_name_layer(name, &name);
+        int want = attn_stage_index(name), idx = -1;
         for (int i = 0; i < app->trace.n_tensors; i++) {
-            int p = attn_stage_index(app->trace.tensors[i].name);
-            if (p >= 0 && p <= want) idx = i;
+            const attn_tensor *t = &app->trace.tensors[i];
+            int p = t->info ? attn_stage_index(t->info->name) : -1;
+            if (ui_app_in_layer(app, i) && (idx < 0 || (p >= 0 && p <= want))) idx = i;
         }
+        if (idx < 0) idx = 0;
         if (app->trace.n_tensors > 0) snprintf(v->stage, sizeof v->stage, "%s", app->trace.tensors[idx].name);
     }
     if (v->head >= app->trace.dims.h) v->head = app->trace.dims.h - 1;
@@ -242,9 +271,9 @@ int ui_app_show(ui_app *app, attn_config *cfg, const lesson_view *view)
         ui_app_refresh_alt(app);
         return -1;
     }
+    app->view.layer = view->layer >= 0 && view->layer < app->trace.n_layers ? view->layer : 0;
     if (view->stage[0]) ui_app_set_stage(app, view->stage);
     const attn_dims *d = &app->trace.dims;
-    app->view.layer = view->layer;
     app->view.head = view->head >= 0 && view->head < d->h ? view->head : 0;
     app->view.batch = view->batch >= 0 && view->batch < d->b ? view->batch : 0;
     app->view.row = view->row >= 0 && view->row < d->s ? view->row : -1;

@@ -140,6 +140,14 @@ void ui_app_refresh_alt(ui_app *app);
 const attn_tensor *ui_app_tensor(const ui_app *app);
 int ui_app_stage(const ui_app *app);
 
+/* Whether tensor i of the trace is in the viewed layer: its layer is
+ * view.layer, or it is model-level (−1). A single-layer trace: all of them. */
+bool ui_app_in_layer(const ui_app *app, int i);
+
+/* Moves the view to layer `layer` (0 .. n_layers−1), on the same stage there
+ * when that layer has it. Returns 0, or -1 when there is no such layer. */
+int ui_app_set_layer(ui_app *app, int layer);
+
 static inline bool ui_app_decoding(const ui_app *app)
 {
     return app->view.decode_step > 0;

@@ -296,8 +296,17 @@ static bool move(ui_app *app, ui_action act, int arg)
     int n = app->trace.n_tensors, s = ui_app_stage(app);
     switch (act) {
     case UI_ACT_STAGE: break;
-    case UI_ACT_STAGE_PREV: arg = s - 1; break;
-    case UI_ACT_STAGE_NEXT: arg = s + 1; break;
+    case UI_ACT_STAGE_PREV: /* the previous / next stage of the viewed layer */
+        for (arg = s - 1; arg >= 0 && !ui_app_in_layer(app, arg); arg--) {}
+        break;
+    case UI_ACT_STAGE_NEXT:
+        for (arg = s + 1; arg < n && !ui_app_in_layer(app, arg); arg++) {}
+        break;
+    case UI_ACT_LAYER_PREV:
+    case UI_ACT_LAYER_NEXT:
+        if (ui_app_set_layer(app, v->layer + (act == UI_ACT_LAYER_NEXT ? 1 : -1))) return false;
+        ui_app_status(app, false, _("layer %d of %d"), v->layer, app->trace.n_layers);
+        return true;
     case UI_ACT_HEAD:
         if (arg < 0 || arg >= d->h) return false;
         v->head = arg;
@@ -314,6 +323,7 @@ static bool move(ui_app *app, ui_action act, int arg)
     }
     if (arg < 0 || arg >= n) return false;
     snprintf(v->stage, sizeof v->stage, "%s", app->trace.tensors[arg].name);
+    if (app->trace.tensors[arg].layer >= 0) v->layer = app->trace.tensors[arg].layer;
     return true;
 }
 
@@ -371,6 +381,8 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_STAGE:
     case UI_ACT_STAGE_PREV:
     case UI_ACT_STAGE_NEXT:
+    case UI_ACT_LAYER_PREV:
+    case UI_ACT_LAYER_NEXT:
     case UI_ACT_HEAD:
     case UI_ACT_HEAD_PREV:
     case UI_ACT_HEAD_NEXT:

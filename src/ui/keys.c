@@ -19,6 +19,8 @@
 const ui_key_binding ui_keys[] = {
     KEY(UI_KEY_LEFT, UI_ACT_STAGE_PREV, "← →", N_("previous / next stage")),
     ALSO(UI_KEY_RIGHT, UI_ACT_STAGE_NEXT),
+    KEY(',', UI_ACT_LAYER_PREV, ",  .", N_("previous / next layer (a trace of several layers)")),
+    ALSO('.', UI_ACT_LAYER_NEXT),
     KEY(UI_KEY_UP, UI_ACT_HEAD_PREV, "↑ ↓", N_("previous / next head")),
     ALSO(UI_KEY_DOWN, UI_ACT_HEAD_NEXT),
     KEY('b', UI_ACT_BATCH_NEXT, "b", N_("next batch row")),

@@ -81,6 +81,12 @@ int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize
             return -1;
         }
     }
+    if (v->layer >= app->trace.n_layers) {
+        snprintf(err, errsize, "--layer: %d is out of range (this trace has %d layer%s: 0 to %d)", v->layer,
+                 app->trace.n_layers, app->trace.n_layers == 1 ? "" : "s", app->trace.n_layers - 1);
+        return -1;
+    }
+    ui_app_set_layer(app, v->layer);
     if (ui_app_set_stage(app, v->stage)) {
         char list[600];
         stage_list(&app->trace, list, sizeof list);

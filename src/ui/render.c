@@ -11,6 +11,8 @@
 #include "plot.h"
 #include "view.h"
 
+#define UI_MAX_LISTED 512 /* stages the navigator lists: one layer's and the model-level ones */
+
 
 static void hit(ui_draw *dl, int x, int y, int w, int h, ui_action act, int arg)
 {
@@ -104,14 +106,33 @@ static int controls(ui_draw *dl, const ui_app *app)
 
 /* ---- the stage navigator -------------------------------------------------- */
 
+/* The tensors the navigator lists (the viewed layer's, and model-level ones),
+ * as indices into the trace; returns how many. */
+static int listed(const ui_app *app, int *idx, int max)
+{
+    int n = 0;
+    for (int i = 0; i < app->trace.n_tensors && n < max; i++)
+        if (ui_app_in_layer(app, i)) idx[n++] = i;
+    return n;
+}
+
+/* A stage's name in the navigator: without its "layers.N." (the layer line says it). */
+static const char *nav_name(const attn_tensor *t)
+{
+    const char *rest = t->name;
+    attn_tensor_name_layer(t->name, &rest);
+    return rest;
+}
+
 static int navigator_width(ui_draw *dl, const ui_app *app)
 {
     char shape[96];
     int w = 0;
     for (int i = 0; i < app->trace.n_tensors; i++) {
         const attn_tensor *t = &app->trace.tensors[i];
+        if (!ui_app_in_layer(app, i)) continue;
         /* beside a lesson panel, names only: the header above the picture gives the shape */
-        w = ui_imax(w, ui_text_w(dl, t->name) +
+        w = ui_imax(w, ui_text_w(dl, nav_name(t)) +
                         (app->lesson.open ? 0 : ui_text_w(dl, attn_tensor_shape_str(t, shape, sizeof shape))));
     }
     return ui_imin(w + ui_line(dl) * 2, dl->layout->width * 2 / 5);
@@ -120,27 +141,38 @@ static int navigator_width(ui_draw *dl, const ui_app *app)
 static void navigator(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl), row = u + u / 3;
-    int n = app->trace.n_tensors;
+    int idx[UI_MAX_LISTED];
+    int n = listed(app, idx, UI_MAX_LISTED);
     ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
     ui_text_fit(dl, _("stages  ← →"), box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT_DIM);
     int top = box.y + u + u / 2;
+    if (app->trace.n_layers > 1) {
+        char buf[96];
+        /* TRANSLATORS: the layer shown, of how many; the keys that change it */
+        snprintf(buf, sizeof buf, _("layer %d of %d  , ."), app->view.layer, app->trace.n_layers);
+        ui_text_fit(dl, buf, box.x + u / 2, top - u / 4, box.w - u, UI_ACCENT);
+        top += u + u / 4;
+    }
     int fits = ui_imax(1, (box.h - (top - box.y)) / row);
-    /* keep the current stage in view */
-    int first = app->stage_scroll, stage = ui_app_stage(app);
+    /* keep the current stage in view (positions in the list) */
+    int first = app->stage_scroll, stage = 0, cur_i = ui_app_stage(app);
+    for (int k = 0; k < n; k++)
+        if (idx[k] == cur_i) stage = k;
     if (stage < first) first = stage;
     if (stage >= first + fits) first = stage - fits + 1;
     if (first > ui_imax(0, n - fits)) first = ui_imax(0, n - fits);
     dl->layout->stage_first = first;
     char shape[96];
     int name_w = 0;
-    for (int i = 0; i < n; i++) name_w = ui_imax(name_w, ui_text_w(dl, app->trace.tensors[i].name));
-    for (int i = first; i < n && i < first + fits; i++) {
+    for (int k = 0; k < n; k++) name_w = ui_imax(name_w, ui_text_w(dl, nav_name(&app->trace.tensors[idx[k]])));
+    for (int k = first; k < n && k < first + fits; k++) {
+        int i = idx[k];
         const attn_tensor *t = &app->trace.tensors[i];
-        int y = top + (i - first) * row;
-        bool cur = i == stage;
+        int y = top + (k - first) * row;
+        bool cur = i == cur_i;
         if (cur) ui_fill(dl, box.x, y, box.w, row, UI_PANEL_HI);
         if (cur) ui_fill(dl, box.x, y, 3, row, UI_ACCENT);
-        ui_text(dl, t->name, box.x + u / 2, y + (row - u) / 2, cur ? UI_WHITE : UI_TEXT);
+        ui_text(dl, nav_name(t), box.x + u / 2, y + (row - u) / 2, cur ? UI_WHITE : UI_TEXT);
         ui_text_fit(dl, attn_tensor_shape_str(t, shape, sizeof shape), box.x + u / 2 + name_w + u / 2,
                     y + (row - u) / 2, box.w - name_w - u * 3 / 2, cur ? UI_TEXT : UI_TEXT_DIM);
         hit(dl, box.x, y, box.w, row, UI_ACT_STAGE, i);
