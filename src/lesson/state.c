@@ -221,6 +221,92 @@ static int check_quizzes(const lesson *ls, int step, const attn_trace *tr, const
     return bad;
 }
 
+/* The config a step runs: its settings, or in decode mode the first
+ * decode_step tokens with the rest in the KV cache. 0, or -1 after a message. */
+static int config_to_run(const lesson *ls, int step, const attn_config *cfg, const lesson_view *view,
+                         const lesson_marks *mk, attn_config *run, lesson_diags *dg)
+{
+    attn_error err;
+    int line = config_line(ls, step);
+    if (view->decode_step <= 0) {
+        if (!attn_config_copy(run, cfg, &err)) return 0;
+        return lesson_diag_add(dg, 0, "%s", err.msg), -1;
+    }
+    if (cfg->source_tokens)
+        return lesson_diag_add(dg, mk->line[L_DECODE], "decode_step: decoding is for self-attention (source_tokens is set)"), -1;
+    int len = 0;
+    if (attn_config_decode(cfg, view->decode_step, run, &len, &err)) /* the config itself is invalid */
+        return lesson_diag_add(dg, line, "%s", err.msg), -1;
+    if (view->decode_step > len)
+        lesson_diag_add(dg, mk->line[L_DECODE], "decode_step: %d is past the last token (the longest row has %d)",
+                        view->decode_step, len);
+    else if (cfg->past)
+        lesson_diag_add(dg, mk->line[L_DECODE], "decode_step: decoding sets past itself; remove past = %d", cfg->past);
+    else
+        return 0;
+    attn_config_free(run);
+    return -1;
+}
+
+/* Layer, stage, head, batch row and compare toggle against the trace; the
+ * stage becomes its full name in a trace of several layers. Returns 1 if bad. */
+static int check_view(const lesson *ls, int step, const attn_trace *tr, lesson_view *view, const lesson_marks *mk,
+                      lesson_diags *dg)
+{
+    const attn_dims *d = &tr->dims;
+    int bad = 0;
+    if (view->layer >= tr->n_layers) {
+        lesson_diag_add(dg, mk->line[L_LAYER], "layer: %d is out of range (this step's trace has %d layer%s)",
+                        view->layer, tr->n_layers, tr->n_layers == 1 ? "" : "s");
+        bad = 1;
+    } else if (tr->n_layers > 1) { /* the stage of that layer: "layers.2.weights" */
+        char full[ATTN_MAX_NAME];
+        snprintf(view->stage, sizeof view->stage, "%s",
+                 attn_tensor_name(view->layer, tr->n_layers, view->stage, full, sizeof full));
+    }
+    if (!bad && !attn_trace_find(tr, view->stage)) {
+        const attn_stage_info *in = attn_stage_lookup(view->stage);
+        const char *why = in ? attn_stage_absent_why(in) : "";
+        lesson_diag_add(dg, mk->line[L_STAGE] ? mk->line[L_STAGE] : ls->steps[step].line,
+                        "stage: this step's configuration does not produce %s%s%s%s", view->stage, *why ? " (" : "",
+                        why, *why ? ")" : "");
+        bad = 1;
+    }
+    if (view->head >= d->h)
+        bad = 1, lesson_diag_add(dg, mk->line[L_HEAD], "head: %d is out of range (heads = %d)", view->head, d->h);
+    if (view->batch >= d->b)
+        bad = 1, lesson_diag_add(dg, mk->line[L_BATCH], "batch_row: %d is out of range (batch rows = %d)",
+                                 view->batch, d->b);
+    const attn_setting *toggled = attn_compare_at(view->compare);
+    if (view->mode == LESSON_VIEW_COMPARE && d->cross && toggled->compare.self_only)
+        bad = 1, lesson_diag_add(dg, mk->line[L_VIEW], "view = compare: cross-attention has no %s to compare",
+                                 toggled->compare.label);
+    return bad;
+}
+
+/* The bar-chart row and the highlight inside the picture. Returns 1 if bad. */
+static int check_picture(const attn_trace *tr, const lesson_view *view, const lesson_marks *mk, lesson_diags *dg)
+{
+    attn_matrix m;
+    int bad = 0, hl_line = mk->line[L_HL];
+    attn_trace_matrix(tr, view->stage, view->batch, view->head, &m);
+    if (view->row >= m.rows)
+        bad = 1, lesson_diag_add(dg, mk->line[L_ROW], "row: %d is outside %s's %d rows", view->row, view->stage, m.rows);
+    if (mk->hl == LESSON_HL_ROW && mk->hl_index >= m.rows)
+        bad = 1, lesson_diag_add(dg, hl_line, "highlight: row %d is outside %s's %d rows", mk->hl_index,
+                                 view->stage, m.rows);
+    if (mk->hl == LESSON_HL_COL && mk->hl_index >= m.cols)
+        bad = 1, lesson_diag_add(dg, hl_line, "highlight: column %d is outside %s's %d columns", mk->hl_index,
+                                 view->stage, m.cols);
+    for (int i = 0; mk->hl == LESSON_HL_CELLS && i < mk->n_hl_cells; i++)
+        if (mk->hl_cells[i][0] >= m.rows || mk->hl_cells[i][1] >= m.cols) {
+            lesson_diag_add(dg, hl_line, "highlight: cell %d,%d is outside %s's %d × %d", mk->hl_cells[i][0],
+                            mk->hl_cells[i][1], view->stage, m.rows, m.cols);
+            return 1;
+        }
+    return bad;
+}
+
 int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *dg)
 {
     attn_config cfg, run;
@@ -232,92 +318,15 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *d
     bool have_run = false;
     if (out) *out = (attn_trace){0};
     if (lesson_step_state(ls, step, &cfg, &view, &mk, dg)) goto out;
-
-    int line = config_line(ls, step);
-    if (view.decode_step > 0) {
-        if (cfg.source_tokens) {
-            lesson_diag_add(dg, mk.line[L_DECODE], "decode_step: decoding is for self-attention (source_tokens is set)");
-            goto out;
-        }
-        int len = 0;
-        if (attn_config_decode(&cfg, view.decode_step, &run, &len, &err)) { /* the config itself is invalid */
-            lesson_diag_add(dg, line, "%s", err.msg);
-            goto out;
-        }
-        have_run = true;
-        if (view.decode_step > len) {
-            lesson_diag_add(dg, mk.line[L_DECODE], "decode_step: %d is past the last token (the longest row has %d)",
-                            view.decode_step, len);
-            goto out;
-        }
-        if (cfg.past) {
-            lesson_diag_add(dg, mk.line[L_DECODE], "decode_step: decoding sets past itself; remove past = %d",
-                            cfg.past);
-            goto out;
-        }
-    } else {
-        if (attn_config_copy(&run, &cfg, &err)) {
-            lesson_diag_add(dg, 0, "%s", err.msg);
-            goto out;
-        }
-        have_run = true;
-    }
+    if (config_to_run(ls, step, &cfg, &view, &mk, &run, dg)) goto out;
+    have_run = true;
     if (attn_trace_run(&run, NULL, &tr, &err)) {
-        lesson_diag_add(dg, line, "%s", err.msg);
+        lesson_diag_add(dg, config_line(ls, step), "%s", err.msg);
         goto out;
     }
-
-    const attn_dims *d = &tr.dims;
-    int bad = 0;
-    if (view.layer >= tr.n_layers) {
-        lesson_diag_add(dg, mk.line[L_LAYER], "layer: %d is out of range (this step's trace has %d layer%s)",
-                        view.layer, tr.n_layers, tr.n_layers == 1 ? "" : "s");
-        bad = 1;
-    } else if (tr.n_layers > 1) { /* the stage of that layer: "layers.2.weights" */
-        char full[ATTN_MAX_NAME];
-        snprintf(view.stage, sizeof view.stage, "%s",
-                 attn_tensor_name(view.layer, tr.n_layers, view.stage, full, sizeof full));
-    }
-    if (!bad && !attn_trace_find(&tr, view.stage)) {
-        const attn_stage_info *in = attn_stage_lookup(view.stage);
-        const char *why = in ? attn_stage_absent_why(in) : "";
-        lesson_diag_add(dg, mk.line[L_STAGE] ? mk.line[L_STAGE] : ls->steps[step].line,
-                        "stage: this step's configuration does not produce %s%s%s%s", view.stage, *why ? " (" : "",
-                        why, *why ? ")" : "");
-        bad = 1;
-    }
-    if (view.head >= d->h)
-        bad = 1, lesson_diag_add(dg, mk.line[L_HEAD], "head: %d is out of range (heads = %d)", view.head, d->h);
-    if (view.batch >= d->b)
-        bad = 1, lesson_diag_add(dg, mk.line[L_BATCH], "batch_row: %d is out of range (batch rows = %d)",
-                                 view.batch, d->b);
-    const attn_setting *toggled = attn_compare_at(view.compare);
-    if (view.mode == LESSON_VIEW_COMPARE && d->cross && toggled->compare.self_only)
-        bad = 1, lesson_diag_add(dg, mk.line[L_VIEW], "view = compare: cross-attention has no %s to compare",
-                                 toggled->compare.label);
-    if (!bad) {
-        attn_matrix m;
-        attn_trace_matrix(&tr, view.stage, view.batch, view.head, &m);
-        if (view.row >= m.rows)
-            bad = 1, lesson_diag_add(dg, mk.line[L_ROW], "row: %d is outside %s's %d rows", view.row, view.stage,
-                                     m.rows);
-        int hl_line = mk.line[L_HL];
-        if (mk.hl == LESSON_HL_ROW && mk.hl_index >= m.rows)
-            bad = 1, lesson_diag_add(dg, hl_line, "highlight: row %d is outside %s's %d rows", mk.hl_index,
-                                     view.stage, m.rows);
-        if (mk.hl == LESSON_HL_COL && mk.hl_index >= m.cols)
-            bad = 1, lesson_diag_add(dg, hl_line, "highlight: column %d is outside %s's %d columns", mk.hl_index,
-                                     view.stage, m.cols);
-        for (int i = 0; mk.hl == LESSON_HL_CELLS && i < mk.n_hl_cells; i++)
-            if (mk.hl_cells[i][0] >= m.rows || mk.hl_cells[i][1] >= m.cols) {
-                bad = 1;
-                lesson_diag_add(dg, hl_line, "highlight: cell %d,%d is outside %s's %d × %d", mk.hl_cells[i][0],
-                                mk.hl_cells[i][1], view.stage, m.rows, m.cols);
-                break;
-            }
-        if (check_quizzes(ls, step, &tr, &view, dg)) bad = 1;
-    }
-    if (bad) goto out;
+    if (check_view(ls, step, &tr, &view, &mk, dg)) goto out;
+    int bad = check_picture(&tr, &view, &mk, dg);
+    if (check_quizzes(ls, step, &tr, &view, dg) || bad) goto out; /* both say what is wrong */
     ret = 0;
     if (out) {
         *out = tr;
