@@ -1,7 +1,9 @@
 #!/bin/sh
 # Trains every shipped model from the npm corpora into assets/models/.
 # Needs Debian's python3-torch, python3-numpy and opencc, and npm. Each model
-# takes about 25 minutes on two cores. Usage: scripts/train/make_models.sh [MODEL...]
+# takes about 25 minutes on one core. Usage: scripts/train/make_models.sh [MODEL...]
+# with MODEL one of tang tang-mha tang-mqa tang-nocausal brown (all by default).
+# ATTNLAB_TRAIN_THREADS sets torch's threads (default 1).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -11,9 +13,13 @@ CORPORA=$("$HERE/corpora.sh" "$WORK/corpora")
 mkdir -p "$WORK"
 [ -f "$WORK/zh/train.npy" ] || "$PY" "$HERE/prep.py" zh "$CORPORA" "$WORK/zh"
 [ -f "$WORK/en/train.npy" ] || "$PY" "$HERE/prep.py" en "$CORPORA" "$WORK/en"
-MODELS=${*:-"zh-gqa zh-mha zh-mqa zh-nocausal en-gqa"}
-for m in $MODELS; do
-  lang=${m%%-*}
-  variant=${m#*-}
-  "$PY" "$HERE/train.py" "$WORK/$lang" "$ROOT/assets/models/$m" --variant "$variant" | tee "$WORK/$m.log"
+for m in ${*:-tang tang-mha tang-mqa tang-nocausal brown}; do
+  case $m in
+    tang) lang=zh variant=gqa ;;
+    tang-*) lang=zh variant=${m#tang-} ;;
+    brown) lang=en variant=gqa ;;
+    *) echo "make_models.sh: unknown model '$m'" >&2; exit 2 ;;
+  esac
+  "$PY" "$ROOT/scripts/train_model.py" "$WORK/$lang" "$ROOT/assets/models/$m" --variant "$variant" \
+    --threads "${ATTNLAB_TRAIN_THREADS:-1}" | tee "$WORK/$m.log"
 done

@@ -6,18 +6,21 @@ Variants differ in one thing only: gqa (4 query heads share 2 K/V heads),
 mha (4 K/V heads), mqa (1 K/V head), nocausal (gqa trained without the
 causal mask: it learns to read the next token, so its training loss
 collapses while it is useless as a language model).
-Usage: train.py DATA OUT --variant gqa [--steps N] [--threads 2]"""
+Usage: train_model.py DATA OUT --variant gqa [--steps N] [--threads 2]
+scripts/train/make_models.sh prepares DATA and runs this for every shipped model."""
 import argparse
 import json
 import math
 import os
 import shutil
+import sys
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
 from llama import Config, Llama, write_safetensors
 
 KV = {"gqa": 2, "mha": 4, "mqa": 1, "nocausal": 2}
@@ -98,7 +101,8 @@ def main():
           "train_loss": round(train_loss, 4), "steps": a.steps, "batch": a.batch, "seed": a.seed,
           "train_minutes": round(minutes, 1), "heldout_rows": len(held),
           "kv_bytes_per_token": 2 * cfg.layers * cfg.kv_heads * cfg.head_dim * 4,
-          "params": sum(p.numel() for p in model.hf_tensors().values())}
+          "params": sum(p.numel() for p in model.hf_tensors().values()),
+          "threads": a.threads, "command": "scripts/train_model.py " + " ".join(sys.argv[3:])}
     json.dump(ev, open(os.path.join(a.out, "eval.json"), "w"), indent=2)
     print(json.dumps(ev), flush=True)
 
