@@ -145,7 +145,8 @@ static void test_malformed_files(void **state)
         {"[1,2,3]", UINT64_MAX, 0, "header is not a JSON object"},
         {"{}", 1000, 0, "runs past the end"},
         {"{}", 0xffffffffffffffffULL - 1, 0, "larger than the"},
-        {"{\"x\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", UINT64_MAX, 4, "dtype F16"},
+        {"{\"x\":{\"dtype\":\"I8\",\"shape\":[4],\"data_offsets\":[0,4]}}", UINT64_MAX, 4, "dtype I8; attnlab reads F32, F16"},
+        {"{\"x\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[0,4]}}", UINT64_MAX, 4, "shape needs"},
         {"{\"x\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", UINT64_MAX, 8, "shape needs"},
         {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", UINT64_MAX, 4, "beyond the 4 data bytes"},
         {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
@@ -191,6 +192,37 @@ static void test_malformed_files(void **state)
         expect_error(p, ATTN_ERR_FORMAT, cases[i].msg);
         unlink(p);
     }
+}
+
+/* F16 and BF16 widen to float32 exactly: normal, negative, subnormal, ∞. */
+static void test_half_dtypes(void **state)
+{
+    (void)state;
+    static const char hdr[] = "{\"h\":{\"dtype\":\"F16\",\"shape\":[5],\"data_offsets\":[0,10]},"
+                              "\"b\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[10,14]}}";
+    static const uint16_t vals[7] = {0x3c00, 0xc000, 0x0001, 0x7c00, 0x3555, 0x3f80, 0xc0a0};
+    unsigned char buf[8 + sizeof hdr + 14];
+    uint64_t n = sizeof hdr - 1;
+    for (int i = 0; i < 8; i++) buf[i] = (unsigned char)(n >> (8 * i));
+    memcpy(buf + 8, hdr, n);
+    for (int i = 0; i < 7; i++) {
+        buf[8 + n + 2 * i] = (unsigned char)(vals[i] & 0xff);
+        buf[8 + n + 2 * i + 1] = (unsigned char)(vals[i] >> 8);
+    }
+    attn_st_file f = {0};
+    attn_error err = {0};
+    assert_int_equal(attn_st_parse(buf, 8 + n + 14, &f, &err), ATTN_OK);
+    const attn_st_entry *h = attn_st_find(&f, "h"), *b = attn_st_find(&f, "b");
+    assert_int_equal(h->dtype, ATTN_ST_F16);
+    assert_int_equal(attn_st_count(h), 5);
+    float out[5];
+    attn_st_copy_f32(&f, h, out);
+    assert_true(out[0] == 1.0f && out[1] == -2.0f && out[2] == ldexpf(1.0f, -24) && isinf(out[3]));
+    assert_true(out[4] == 0.333251953125f);
+    attn_st_copy_f32(&f, b, out);
+    assert_true(out[0] == 1.0f && out[1] == -5.0f);
+    assert_string_equal(attn_st_dtype_name(b->dtype), "BF16");
+    attn_st_free(&f);
 }
 
 static void test_truncated_files(void **state)
@@ -442,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_foreign_file_without_metadata),
         cmocka_unit_test(test_malformed_files),
         cmocka_unit_test(test_truncated_files),
+        cmocka_unit_test(test_half_dtypes),
         cmocka_unit_test(test_missing_and_unwritable),
         cmocka_unit_test(test_weights_and_input_files),
         cmocka_unit_test(test_three_layers_round_trip),

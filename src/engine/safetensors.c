@@ -49,18 +49,51 @@ const char *attn_st_meta(const attn_st_file *f, const char *key)
     return NULL;
 }
 
+static const struct { const char *name; int size; } DTYPES[] = {{"F32", 4}, {"F16", 2}, {"BF16", 2}};
+
+const char *attn_st_dtype_name(attn_st_dtype t) { return DTYPES[t].name; }
+int attn_st_dtype_size(attn_st_dtype t) { return DTYPES[t].size; }
+size_t attn_st_count(const attn_st_entry *e) { return (e->end - e->begin) / (size_t)DTYPES[e->dtype].size; }
+
+/* IEEE half → float: sign, 5-bit exponent (bias 15), 10-bit fraction;
+ * subnormals are fraction · 2^−24, exponent 31 is ∞ or NaN. */
+static float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, frac = h & 0x3ff, u;
+    float f;
+    if (exp == 0) {
+        f = ldexpf((float)frac, -24);
+        return sign ? -f : f;
+    }
+    if (exp == 31) u = sign | 0x7f800000u | frac << 13;
+    else u = sign | (exp + 112) << 23 | frac << 13; /* rebias: 127 − 15 = 112 */
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst)
 {
     const unsigned char *src = f->data + e->begin;
-    size_t bytes = e->end - e->begin;
-    if (host_is_little_endian()) {
-        memcpy(dst, src, bytes);
+    size_t n = attn_st_count(e);
+    if (e->dtype == ATTN_ST_F32 && host_is_little_endian()) {
+        memcpy(dst, src, n * 4);
         return;
     }
-    for (size_t i = 0; i < bytes / 4; i++) {
-        uint32_t u = (uint32_t)src[4 * i] | (uint32_t)src[4 * i + 1] << 8 | (uint32_t)src[4 * i + 2] << 16 |
-                     (uint32_t)src[4 * i + 3] << 24;
-        memcpy(&dst[i], &u, 4);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        if (e->dtype == ATTN_ST_F32) {
+            u = (uint32_t)src[4 * i] | (uint32_t)src[4 * i + 1] << 8 | (uint32_t)src[4 * i + 2] << 16 |
+                (uint32_t)src[4 * i + 3] << 24;
+            memcpy(&dst[i], &u, 4);
+            continue;
+        }
+        uint16_t h = (uint16_t)(src[2 * i] | src[2 * i + 1] << 8);
+        if (e->dtype == ATTN_ST_F16) {
+            dst[i] = half_to_float(h);
+        } else { /* bfloat16 is the top half of a float */
+            u = (uint32_t)h << 16;
+            memcpy(&dst[i], &u, 4);
+        }
     }
 }
 
@@ -97,9 +130,12 @@ static attn_status parse_entry(const cJSON *item, attn_st_entry *e, attn_error *
     const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
     if (!cJSON_IsString(dtype) || !cJSON_IsArray(shape) || !cJSON_IsArray(offs))
         return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' needs dtype, shape and data_offsets", name);
-    if (strcmp(dtype->valuestring, "F32") != 0)
-        return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' has dtype %.16s; attnlab reads only F32", name,
-                         dtype->valuestring);
+    int dt = 0;
+    while (dt < 3 && strcmp(dtype->valuestring, DTYPES[dt].name) != 0) dt++;
+    if (dt == 3)
+        return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' has dtype %.16s; attnlab reads F32, F16 and BF16",
+                         name, dtype->valuestring);
+    e->dtype = (attn_st_dtype)dt;
     int nd = cJSON_GetArraySize(shape);
     if (nd > ATTN_MAX_NDIM)
         return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' has %d dimensions (at most %d)", name, nd,
@@ -121,7 +157,7 @@ static attn_status parse_entry(const cJSON *item, attn_st_entry *e, attn_error *
     if (cJSON_GetArraySize(offs) != 2 || !json_uint(cJSON_GetArrayItem(offs, 0), &b0) ||
         !json_uint(cJSON_GetArrayItem(offs, 1), &b1) || b1 < b0)
         return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' has invalid data_offsets", name);
-    if (overflow || count * 4 != b1 - b0)
+    if (overflow || count * (uint64_t)DTYPES[dt].size != b1 - b0)
         return attn_fail(err, ATTN_ERR_FORMAT,
                          "tensor '%.40s': its shape needs %s bytes but data_offsets span %llu", name,
                          overflow ? "too many" : "a different number of", (unsigned long long)(b1 - b0));

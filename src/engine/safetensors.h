@@ -1,4 +1,4 @@
-/* safetensors.h — reading and writing safetensors files (float32 only).
+/* safetensors.h — reading safetensors files (F32, F16, BF16) and writing them (F32).
  *
  * Layout: u64 little-endian header length N, N bytes of JSON
  *   {"name": {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}, ...,
@@ -18,8 +18,12 @@
 #define ATTN_ST_MAX_HEADER (100u << 20) /* the limit the reference implementation uses */
 #define ATTN_ST_MAX_TENSORS 4096
 
+/* Element types read; every one is converted to float32 when copied out. */
+typedef enum { ATTN_ST_F32 = 0, ATTN_ST_F16, ATTN_ST_BF16 } attn_st_dtype;
+
 typedef struct {
     char name[ATTN_MAX_NAME];
+    attn_st_dtype dtype;
     int ndim;
     int64_t shape[ATTN_MAX_NDIM];
     size_t begin, end; /* byte range in the data section */
@@ -43,10 +47,18 @@ attn_status attn_st_parse(const unsigned char *buf, size_t size, attn_st_file *f
 
 void attn_st_free(attn_st_file *f);
 
+/* "F32", "F16" or "BF16"; bytes per element of a dtype. */
+const char *attn_st_dtype_name(attn_st_dtype t);
+int attn_st_dtype_size(attn_st_dtype t);
+
+/* Elements of an entry (its byte span over its element size). */
+size_t attn_st_count(const attn_st_entry *e);
+
 const attn_st_entry *attn_st_find(const attn_st_file *f, const char *name);
 const char *attn_st_meta(const attn_st_file *f, const char *key);
 
-/* Copies an entry's little-endian float32 data into dst (count floats). */
+/* Copies an entry's little-endian data into dst as float32 (count floats):
+ * F16 and BF16 widen exactly (every half and bfloat16 is a float). */
 void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst);
 
 typedef struct {

@@ -419,7 +419,7 @@ static attn_status place_tensors(const attn_st_file *f, const named *ts, attn_tr
         t->layer = ts[i].layer;
         t->ndim = e->ndim;
         memcpy(t->shape, e->shape, sizeof t->shape);
-        t->count = (e->end - e->begin) / sizeof(float);
+        t->count = attn_st_count(e);
         if (!t->info) continue;
         int64_t want[ATTN_MAX_NDIM];
         int nd = attn_stage_shape(t->info, &tr->dims, want);
