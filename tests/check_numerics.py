@@ -102,6 +102,8 @@ CONFIGS = [
     tok(T_EN3) + M32 + f("--kv-heads 1 --mode mqa --rope --rope-theta 1000000 --no-causal"),
     tok(T_ZH2) + f("--d-model 64 --heads 8 --kv-heads 2 --mode gqa --rope --rope-theta 10000 --pad-side left"),
     tok(T_MIX) + f("--d-model 24 --heads 4 --kv-heads 2 --mode gqa --rope --rope-theta 50 --seed 5"),  # head_dim 6
+    tok(T_MIX) + f("--d-model 24 --heads 4 --kv-heads 2 --mode gqa --rope --rope-style half --seed 5"),
+    tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --past 3 --rope --rope-style half --pad-side left"),
     tok(T_ONE) + f("--d-model 32 --heads 2 --kv-heads 2 --mode mha --rope"),
     # past (KV cache)
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --past 2"),
@@ -231,6 +233,8 @@ def parse_flags(flags):
             want["rope"] = a == "--rope"
         elif a == "--rope-theta":
             want["rope_theta"] = float(v)
+        elif a == "--rope-style":
+            want["rope_style"] = v
         elif a == "--mask-value":
             want["mask_value"] = float(v)
         elif a == "--past":
@@ -391,6 +395,7 @@ def check_trace(path, want):
         lengths = json.loads(meta["lengths"])
         rope = meta["rope"] == "true"
         theta = float(meta["rope_theta"])
+        rope_half = meta.get("rope_style", "interleaved") == "half"
         fill = float(meta["mask_value"])
         p = float(meta["dropout"])
         train = meta["train"] == "true"
@@ -420,7 +425,7 @@ def check_trace(path, want):
     # what we asked for vs what the trace says
     actual = dict(causal=causal, scale=scale, softmax_guard=guard, pad_side=pad_side, pad_mask=pad_mask, rope=rope, past=P, sliding_window=W, dropout=p, train=train,
                   seed=int(meta["seed"]), batch=b_, seq=L, d_model=d, heads=h, kv_heads=g, mode=meta["mode"],
-                  rope_theta=theta)
+                  rope_theta=theta, rope_style="half" if rope_half else "interleaved")
     for key, val in actual.items():
         if key in want:
             ok = abs(val - want[key]) <= 1e-6 * abs(want[key]) if isinstance(val, float) else val == want[key]
@@ -530,9 +535,13 @@ def check_trace(path, want):
         ang = np.asarray(positions, dtype=np.float64)[:, None] * inv[None, :]
         c, sn = np.cos(ang), np.sin(ang)
         y = a.copy()
-        x0, x1 = a[..., 0:2 * (k // 2):2], a[..., 1:2 * (k // 2):2]
-        y[..., 0:2 * (k // 2):2] = x0 * c - x1 * sn
-        y[..., 1:2 * (k // 2):2] = x0 * sn + x1 * c
+        if rope_half:  # Hugging Face's rotate_half: pairs (m, m + k/2)
+            ia, ib = np.arange(k // 2), np.arange(k // 2) + k // 2
+        else:          # Meta's interleaved pairs (2m, 2m + 1)
+            ia, ib = np.arange(k // 2) * 2, np.arange(k // 2) * 2 + 1
+        x0, x1 = a[..., ia], a[..., ib]
+        y[..., ia] = x0 * c - x1 * sn
+        y[..., ib] = x0 * sn + x1 * c
         return y
 
     qh, kh, vh = heads(q, h), heads(kk, g), heads(vv, g)

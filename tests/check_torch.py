@@ -40,9 +40,16 @@ def load(path):
     return t, meta
 
 
-def rope(x, start, theta):
-    """llama's apply_rotary_emb: pairs (2i, 2i+1) as complex numbers times e^(i·pos·θ^(−2i/k))."""
+def rope(x, start, theta, half=False):
+    """llama's apply_rotary_emb: pairs (2i, 2i+1) as complex numbers times e^(i·pos·θ^(−2i/k)).
+    half: Hugging Face's rotate_half, x·cos + rotate_half(x)·sin with pairs (i, i + k/2)."""
     k = x.shape[-1]
+    if half:
+        inv = 1.0 / (theta ** (torch.arange(0, k, 2, dtype=torch.float64) / k))
+        ang = torch.outer(torch.arange(start, start + x.shape[-2], dtype=torch.float64), inv)
+        cos, sin = torch.cat([ang, ang], -1).cos().float(), torch.cat([ang, ang], -1).sin().float()
+        rot = torch.cat([-x[..., k // 2:], x[..., :k // 2]], -1)
+        return x * cos + rot * sin
     freqs = 1.0 / (theta ** (torch.arange(0, k, 2, dtype=torch.float64) / k))
     pos = torch.arange(start, start + x.shape[-2], dtype=torch.float64)
     cis = torch.polar(torch.ones(len(pos), k // 2), torch.outer(pos, freqs))
@@ -54,6 +61,7 @@ def expected(t, m):
     b, h, g, d = int(m["batch"]), int(m["heads"]), int(m["kv_heads"]), int(m["d_model"])
     k, P, cross = d // h, int(m["past"]), m["attention"] == "cross"
     theta, use_rope, causal = float(m["rope_theta"]), m["rope"] == "true", m["causal"] == "true"
+    half = m.get("rope_style", "interleaved") == "half"
     fill = -math.inf if m["mask_value"] == "-inf" else float(m["mask_value"])
     x = t["x"]
     s = x.shape[1]
@@ -68,14 +76,14 @@ def expected(t, m):
     e["v_heads"] = e["v"].view(b, n, g, k).transpose(1, 2)
     q, kk, vv = e["q_heads"], e["k_heads"], e["v_heads"]
     if use_rope:
-        q = e["q_rope"] = rope(q, P, theta)
-        kk = e["k_rope"] = rope(kk, P, theta)
+        q = e["q_rope"] = rope(q, P, theta, half)
+        kk = e["k_rope"] = rope(kk, P, theta, half)
     if P:
         xp = t["x_past"]
         kp = (xp @ t["w_k"]).view(b, P, g, k).transpose(1, 2)
         vp = (xp @ t["w_v"]).view(b, P, g, k).transpose(1, 2)
         if use_rope:
-            kp = rope(kp, 0, theta)
+            kp = rope(kp, 0, theta, half)
         kk = e["k_cache"] = torch.cat([kp, kk], dim=2)
         vv = e["v_cache"] = torch.cat([vp, vv], dim=2)
     tt = kk.shape[2]
@@ -131,6 +139,7 @@ CONFIGS = [
     ["--heads", "8", "--mode", "mqa", "--d-model", "64", "--no-causal"],
     ["--rope", "--heads", "4", "--kv-heads", "2"],
     ["--rope", "--rope-theta", "500", "--past", "3", "--pad-side", "left"],
+    ["--rope", "--rope-style", "half", "--past", "3", "--pad-side", "left", "--heads", "4", "--kv-heads", "2"],
     ["--past", "2", "--heads", "4", "--kv-heads", "1"],
     ["--tokens", "我 爱 AI | 猫", "--source-tokens", "I love AI very much | a cat", "--no-causal", "--heads", "2"],
     ["--seq", "40", "--batch", "3", "--d-model", "128", "--heads", "8", "--kv-heads", "4", "--rope"],

@@ -344,6 +344,38 @@ static void test_rope_scores_depend_on_relative_position(void **state)
     attn_trace_free(&shifted);
 }
 
+/* Interleaved and half RoPE are one rotation under a permutation of each head's
+ * features: W_Q, W_K columns (2m, 2m+1) of the interleaved run become columns
+ * (m, m + k/2) of the half run, and every score is the same. */
+static void test_rope_styles_agree_under_permutation(void **state)
+{
+    (void)state;
+    attn_trace a, b;
+    static const char *const kv[] = {"tokens", "我 爱 AI 和 猫 猫", "rope", "true", "heads", "4", "kv_heads", "2", NULL};
+    run(&a, NULL, kv);
+    const attn_tensor *wq = get(&a, "w_q"), *wk = get(&a, "w_k");
+    int d = (int)wq->shape[0], k = a.dims.k;
+    float *pq = malloc(wq->count * sizeof *pq), *pk = malloc(wk->count * sizeof *pk);
+    for (int r = 0; r < d; r++)
+        for (int c = 0; c < (int)wq->shape[1]; c++) {
+            int head = c / k, f = c % k, m = f / 2, to = head * k + (f % 2 ? m + k / 2 : m);
+            pq[(size_t)r * wq->shape[1] + to] = wq->data[(size_t)r * wq->shape[1] + c];
+            if (c < (int)wk->shape[1]) pk[(size_t)r * wk->shape[1] + to] = wk->data[(size_t)r * wk->shape[1] + c];
+        }
+    attn_inputs in;
+    attn_inputs_from_trace(&a, &in);
+    in.w_q = pq;
+    in.w_k = pk;
+    run(&b, &in, (const char *const[]){"tokens", "我 爱 AI 和 猫 猫", "rope", "true", "heads", "4", "kv_heads", "2",
+                                       "rope_style", "half", NULL});
+    const attn_tensor *sa = get(&a, "scores"), *sb = get(&b, "scores");
+    for (size_t i = 0; i < sa->count; i++) assert_close(sa->data[i], sb->data[i], 1e-4f, "scores");
+    free(pq);
+    free(pk);
+    attn_trace_free(&a);
+    attn_trace_free(&b);
+}
+
 /* Whatever a pad position's embedding holds, valid queries' weights on valid
  * keys do not change (and pad keys get weight 0). */
 static void test_padding_isolated(void **state)
@@ -455,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_kv_cache_equals_full_pass),
         cmocka_unit_test(test_sliding_window_band),
         cmocka_unit_test(test_rope_scores_depend_on_relative_position),
+        cmocka_unit_test(test_rope_styles_agree_under_permutation),
         cmocka_unit_test(test_padding_isolated),
         cmocka_unit_test(test_dropout_modes),
         cmocka_unit_test(test_embeddings_by_token),

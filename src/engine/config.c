@@ -169,7 +169,9 @@ static void say_pad_mask(const attn_config *c, char *buf, int size)
 }
 static void say_rope(const attn_config *c, char *buf, int size)
 {
-    if (c->rope) snprintf(buf, (size_t)size, "rope on (theta %g)", c->rope_theta);
+    if (c->rope)
+        snprintf(buf, (size_t)size, "rope on (theta %g%s)", c->rope_theta,
+                 c->rope_style == ATTN_ROPE_HALF ? ", half pairs" : "");
     else snprintf(buf, (size_t)size, "rope off");
 }
 static void say_mask(const attn_config *c, char *buf, int size)
@@ -201,6 +203,8 @@ static const attn_setting_choice CAUSAL[] = {
 static const attn_setting_choice PAD_SIDES[] = {
     {"right", ATTN_PAD_RIGHT, false}, {"left", ATTN_PAD_LEFT, false}, {NULL, 0, false}};
 
+static const attn_setting_choice ROPE_STYLES[] = {
+    {"interleaved", ATTN_ROPE_INTERLEAVED, false}, {"half", ATTN_ROPE_HALF, false}, {NULL, 0, false}};
 static const char *const ON_OFF[] = {"true", "false", NULL};   /* from reversed: on */
 static const char *const OFF_ON[] = {"false", "true", NULL};
 static const char *const FILLS[] = {"-inf", "-1e9", NULL};
@@ -259,6 +263,10 @@ static const attn_setting SETTINGS[] = {
     {.name = "rope_theta", .type = ATTN_SET_DOUBLE, .offset = FIELD(rope_theta), .flags = LESSON | TRACE,
      .def = "10000", .arg = "F", .help = "RoPE base (default 10000)", .ok = theta_ok,
      .rule = "a finite number above 1", .describe = say_nothing /* with rope */},
+    {.name = "rope_style", .type = ATTN_SET_ENUM, .offset = FIELD(rope_style), .flags = LESSON | TRACE,
+     .def = "interleaved", .arg = "STYLE",
+     .help = "RoPE pairs: interleaved (2m, 2m+1), as Meta's llama (default), or half (m, m+k/2), as Hugging Face",
+     .choices = ROPE_STYLES, .describe = say_nothing /* with rope */},
     {.name = "mask_value", .type = ATTN_SET_FLOAT, .offset = FIELD(mask_value), .flags = LESSON | TRACE,
      .def = "-inf", .arg = "V", .help = "fill for masked scores: -inf (default) or e.g. -1e9", .ok = mask_ok,
      .rule = "-inf or a finite negative number such as -1e9", .cycle = FILLS, .describe = say_mask,

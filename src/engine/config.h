@@ -36,6 +36,7 @@ typedef struct {
                             * (Longformer's); 0: off */
     bool rope;
     double rope_theta;
+    attn_rope_style rope_style; /* which features RoPE pairs: interleaved (default) or half (HF) */
     float mask_value;      /* -INFINITY or a finite negative number such as -1e9 */
     int past;              /* P: positions already in the KV cache */
     float dropout;         /* p in [0, 1); active only when train */

@@ -218,11 +218,13 @@ static bool explain_rope(cell *c)
 {
     bool q = attn_tensor_stage(c->t) == ATTN_STAGE_Q_ROPE;
     int pos = (q || !c->d->cross) ? c->d->P + c->i : c->i;
-    int m = c->j / 2;
+    bool half = c->tr->cfg.rope_style == ATTN_ROPE_HALF;
+    int m = half ? c->j % (c->k / 2) : c->j / 2;
     double ang = pos * pow(c->tr->cfg.rope_theta, -2.0 * m / c->k);
     char a[32];
-    put(c, T(c, ATTN_N_("pair (%d, %d) of %s_heads rotated by %d·θ^(−%d/%d) = %.3f rad → %s")), 2 * m, 2 * m + 1,
-        q ? "q" : "k", pos, 2 * m, c->k, ang, num(c->x, a, sizeof a));
+    put(c, T(c, ATTN_N_("pair (%d, %d) of %s_heads rotated by %d·θ^(−%d/%d) = %.3f rad → %s")),
+        half ? m : 2 * m, half ? m + c->k / 2 : 2 * m + 1, q ? "q" : "k", pos, 2 * m, c->k, ang,
+        num(c->x, a, sizeof a));
     return true;
 }
 

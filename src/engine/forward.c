@@ -149,7 +149,7 @@ static attn_status past_kv(attn_trace *tr, float *k_past, float *v_past, attn_er
     attn_op_project(xp, T(tr, ATTN_STAGE_W_K), tmp, D->b * D->P, D->d, D->g * D->k);
     attn_op_split_heads(tmp, k_past, D->b, D->P, D->g, D->k);
     if (tr->cfg.rope) {
-        if (attn_op_rope(k_past, tmp2, D->b, D->g, D->P, D->k, 0, tr->cfg.rope_theta)) {
+        if (attn_op_rope(k_past, tmp2, D->b, D->g, D->P, D->k, 0, tr->cfg.rope_theta, tr->cfg.rope_style)) {
             st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
             goto out;
         }
@@ -186,8 +186,8 @@ static attn_status forward(attn_trace *tr, attn_error *err)
     /* 3. RoPE on queries and new keys, at absolute positions P, P+1, ... */
     float *qh = T(tr, ATTN_STAGE_Q_HEADS), *kh = T(tr, ATTN_STAGE_K_HEADS), *vh = T(tr, ATTN_STAGE_V_HEADS);
     if (c->rope) {
-        if (attn_op_rope(qh, T(tr, ATTN_STAGE_Q_ROPE), b, h, s, k, P, c->rope_theta) ||
-            attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), b, g, n, k, P, c->rope_theta)) {
+        if (attn_op_rope(qh, T(tr, ATTN_STAGE_Q_ROPE), b, h, s, k, P, c->rope_theta, c->rope_style) ||
+            attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), b, g, n, k, P, c->rope_theta, c->rope_style)) {
             st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
             goto out;
         }

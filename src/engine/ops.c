@@ -67,7 +67,8 @@ void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int 
                        x + ((size_t)bi * n + i) * heads * k + (size_t)j * k, (size_t)k * sizeof *y);
 }
 
-int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, double theta)
+int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, double theta,
+                 attn_rope_style style)
 {
     int half = k / 2;
     /* cos/sin table for every (position, pair), computed in double: (n, k/2) */
@@ -85,9 +86,10 @@ int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int p
         const float *xr = x + r * k, *c = cs + (r % n) * half * 2;
         float *yr = y + r * k;
         for (int m = 0; m < half; m++) {
-            float x0 = xr[2 * m], x1 = xr[2 * m + 1], co = c[2 * m], si = c[2 * m + 1];
-            yr[2 * m] = x0 * co - x1 * si;
-            yr[2 * m + 1] = x0 * si + x1 * co;
+            int a = style == ATTN_ROPE_HALF ? m : 2 * m, bb = style == ATTN_ROPE_HALF ? m + half : 2 * m + 1;
+            float x0 = xr[a], x1 = xr[bb], co = c[2 * m], si = c[2 * m + 1];
+            yr[a] = x0 * co - x1 * si;
+            yr[bb] = x0 * si + x1 * co;
         }
     }
     free(cs);

@@ -20,13 +20,16 @@ void attn_op_project(const float *x, const float *w, float *y, int rows, int in,
  * (b, n, heads*k) -> (b, heads, n, k),  y[b,j,i,:] = x[b,i, j*k:(j+1)*k] */
 void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int k);
 
-/* Rotary position embedding, llama convention (interleaved pairs):
- * for pair (2m, 2m+1) of position pos, angle = pos * theta^(-2m/k),
- *   y[2m]   = x[2m] cos(angle) - x[2m+1] sin(angle)
- *   y[2m+1] = x[2m] sin(angle) + x[2m+1] cos(angle)
- * x, y: (b, heads, n, k); row i has position pos0 + i. */
-/* Returns 0, or -1 if its (n, k/2) cos/sin table could not be allocated. */
-int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, double theta);
+/* Rotary position embedding: pair m of position pos turns by
+ * angle = pos * theta^(-2m/k), m = 0 .. k/2-1. The pair is (a, b) =
+ *   interleaved (Meta's llama, llama2.c):   features (2m, 2m+1)
+ *   half (Hugging Face's rotate_half):      features (m, m + k/2)
+ * and y[a] = x[a] cos(angle) - x[b] sin(angle), y[b] = x[a] sin(angle) + x[b] cos(angle).
+ * The two are the same rotation of q·k under a permutation of W_Q's and W_K's columns.
+ * x, y: (b, heads, n, k); row i has position pos0 + i.
+ * Returns 0, or -1 if its (n, k/2) cos/sin table could not be allocated. */
+int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, double theta,
+                 attn_rope_style style);
 
 /* KV cache: append the new positions after the cached ones along the position axis:
  * past (b, g, P, k) ++ now (b, g, n, k) -> (b, g, P+n, k) */

@@ -24,6 +24,9 @@ typedef enum {
     ATTN_MODE_GQA       /* 1 < g < h: groups of h/g query heads share one */
 } attn_mode;
 
+/* Which features RoPE rotates together (ops.h's attn_op_rope). */
+typedef enum { ATTN_ROPE_INTERLEAVED = 0, ATTN_ROPE_HALF = 1 } attn_rope_style;
+
 /* Sizes of one resolved problem (names as in the trace contract). */
 typedef struct {
     int b;      /* batch rows */
