@@ -19,6 +19,9 @@ static void usage(FILE *out)
             "  attnlab trace [config] -o FILE.safetensors\n"
             "                               write every intermediate tensor to a file\n"
             "  attnlab info FILE            configuration and stages of a trace file\n"
+            "  attnlab models               the shipped trained models\n"
+            "  attnlab generate --model NAME --text TEXT [--max-new N] [--temperature T] [--top-k K] [--seed S]\n"
+            "                               continue a text with a trained model\n"
             "  attnlab bench [config] [--repeat N]\n"
             "                               time traced forward passes\n"
             "  attnlab bench [config] --frames N [--view single|grid]\n"
@@ -47,6 +50,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "view")) return cmd_view(argc - 1, argv + 1);
     if (!strcmp(cmd, "lesson")) return cmd_lesson(argc - 1, argv + 1);
     if (!strcmp(cmd, "lessons")) return cmd_lessons(argc - 1, argv + 1);
+    if (!strcmp(cmd, "generate")) return cmd_generate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "models")) return cmd_models(argc - 1, argv + 1);
     if (cmd[0] == '-') return cmd_window(argc, argv); /* config flags alone: the window on that config */
     fprintf(stderr, "attnlab: unknown command '%s' (see attnlab --help)\n", cmd);
     return CLI_EUSAGE;

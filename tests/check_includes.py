@@ -10,7 +10,7 @@ first, then src/ and its module folders, as CMake's include paths do) and fails
   - modules do: a module is a folder's foo.c + foo.h, and foo.c including
     bar.h while bar.c includes foo.h is a circle even though no file is in one;
   - an engine module depends, directly or through others, on one that comes
-    after it in ENGINE_ORDER (stages <- config <- trace <- forward);
+    after it in ENGINE_ORDER (stages <- config <- trace <- attention <- model_run <- forward);
   - a file under src/engine/ or src/lesson/ reaches a window or interface
     library: SDL, fontconfig or libintl, included directly or through a header
     of src/;
@@ -33,7 +33,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 # folders searched for a quoted include after the includer's own (CMake's include paths)
 SEARCH = ["", "engine", "lesson", "ui"]
 # the engine's line: each module may use the ones before it, never one after it
-ENGINE_ORDER = ["stages", "config", "trace", "forward"]
+ENGINE_ORDER = ["stages", "config", "trace", "attention", "model_run", "forward"]
 # folders in layers: each may include its own and the ones before it
 LAYERS = ["engine", "lesson", "ui", "cli"]
 # libraries the engine and the lessons must never reach (pure C, no window, no gettext)

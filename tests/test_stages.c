@@ -110,7 +110,7 @@ static void check_presence(const char *const *kv)
     double bytes;
     attn_error err;
     assert_int_equal(attn_trace_estimate(&tr.cfg, &bytes, &err), ATTN_OK);
-    assert_true(bytes == attn_stages_bytes(&ctx));
+    assert_true(bytes == attn_stages_bytes(&ctx, 1));
     attn_trace_free(&tr);
 }
 

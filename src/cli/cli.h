@@ -12,13 +12,15 @@
 enum { CLI_OK = 0, CLI_EFILE = 1, CLI_EUSAGE = 2 };
 
 /* Which non-config options a command accepts. */
-enum { CLI_OPT_OUTPUT = 1, CLI_OPT_REPEAT = 2, CLI_OPT_PICTURE = 4, CLI_OPT_FRAMES = 8 };
+enum { CLI_OPT_OUTPUT = 1, CLI_OPT_REPEAT = 2, CLI_OPT_PICTURE = 4, CLI_OPT_FRAMES = 8, CLI_OPT_GENERATE = 16 };
 
 typedef struct {
     attn_config cfg;
     const char *output; /* -o FILE */
     int repeat;         /* --repeat N (bench) */
     int frames;         /* --frames N (bench of the renderer) */
+    int max_new, top_k; /* --max-new N, --top-k K (generate) */
+    double temperature; /* --temperature T (generate) */
     ui_picture pic;     /* --stage, --head, --batch-index, --view, --size, ... (render) */
     bool help;
     char **positional;  /* arguments that are not options, in order */
@@ -51,5 +53,7 @@ int cmd_view(int argc, char **argv);
 int cmd_window(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
 int cmd_lessons(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_models(int argc, char **argv);
 
 #endif

@@ -78,7 +78,7 @@ static void print_stage_table(const attn_trace *tr)
     for (const attn_tensor *t = NULL; (t = attn_trace_next(tr, t));) {
         char shp[128];
         printf("  %-3d %-16s %-28s %s\n", ++i, t->name, attn_tensor_shape_str(t, shp, sizeof shp),
-               t->info ? t->info->formula : "(not part of the attnlab contract)");
+               t->info ? attn_stage_formula(t->info, attn_trace_is_model(tr)) : "(not part of the attnlab contract)");
     }
 }
 

@@ -14,13 +14,17 @@
 #define MAX_D_MODEL 16384
 #define MAX_HEADS 256
 
+static double default_limit(void);
+
 void attn_config_free(attn_config *c)
 {
     free(c->tokens);
     free(c->source_tokens);
     free(c->weights_path);
     free(c->input_path);
-    c->tokens = c->source_tokens = c->weights_path = c->input_path = NULL;
+    free(c->model);
+    free(c->text);
+    c->tokens = c->source_tokens = c->weights_path = c->input_path = c->model = c->text = NULL;
 }
 
 static int dup_opt(char **dst, const char *src)
@@ -34,9 +38,10 @@ attn_status attn_config_copy(attn_config *dst, const attn_config *src, attn_erro
 {
     *dst = *src;
     /* no string may alias src's while a later copy can still fail */
-    dst->tokens = dst->source_tokens = dst->weights_path = dst->input_path = NULL;
+    dst->tokens = dst->source_tokens = dst->weights_path = dst->input_path = dst->model = dst->text = NULL;
     if (dup_opt(&dst->tokens, src->tokens) || dup_opt(&dst->source_tokens, src->source_tokens) ||
-        dup_opt(&dst->weights_path, src->weights_path) || dup_opt(&dst->input_path, src->input_path)) {
+        dup_opt(&dst->weights_path, src->weights_path) || dup_opt(&dst->input_path, src->input_path) ||
+        dup_opt(&dst->model, src->model) || dup_opt(&dst->text, src->text)) {
         attn_config_free(dst);
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory copying the configuration");
     }
@@ -81,7 +86,7 @@ const char *attn_mode_name(attn_mode m)
 
 attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d)
 {
-    return (attn_stage_ctx){d, c->rope, c->train && c->dropout > 0.0f};
+    return (attn_stage_ctx){d, c->rope, c->train && c->dropout > 0.0f, c->model != NULL};
 }
 
 
@@ -215,6 +220,10 @@ static const char *const WINDOWS[] = {"0", "2", "3", "4", NULL};
 #define TRACE ATTN_SETTING_TRACE
 
 static const attn_setting SETTINGS[] = {
+    {.name = "model", .type = ATTN_SET_TEXT, .offset = FIELD(model), .flags = LESSON | TRACE, .arg = "NAME|DIR",
+     .help = "a trained model: a shipped one by name (tang, brown; `attnlab models`) or a Hugging Face Llama folder"},
+    {.name = "text", .type = ATTN_SET_TEXT, .offset = FIELD(text), .flags = LESSON | TRACE, .arg = "TEXT",
+     .help = "with --model: text to tokenize; '|' separates batch rows, '\\|' is a bar"},
     {.name = "tokens", .type = ATTN_SET_TEXT, .offset = FIELD(tokens), .flags = LESSON, .arg = "TEXT",
      .help = "tokens separated by spaces, rows by '|' (\"我 爱 AI | I love AI\")"},
     {.name = "source_tokens", .type = ATTN_SET_TEXT, .offset = FIELD(source_tokens), .flags = LESSON, .arg = "TEXT",
@@ -537,7 +546,7 @@ const char *attn_format_mask_value(float v, char *buf, int size)
 attn_config attn_config_as_run(const attn_config *c, const attn_dims *d)
 {
     attn_config r = *c;
-    r.tokens = r.source_tokens = r.weights_path = r.input_path = NULL;
+    r.tokens = r.source_tokens = r.weights_path = r.input_path = NULL; /* model and text: borrowed */
     r.seq = d->L;
     r.batch = d->b;
     r.d_model = d->d;
@@ -548,6 +557,11 @@ attn_config attn_config_as_run(const attn_config *c, const attn_dims *d)
     if (d->cross) r.causal = ATTN_CAUSAL_OFF;
     return r;
 }
+double attn_config_max_bytes(const attn_config *c)
+{
+    return c->max_bytes > 0 ? c->max_bytes : default_limit();
+}
+
 /* Half the physical memory: the default ceiling for one trace. */
 static double default_limit(void)
 {
@@ -681,7 +695,7 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *d, attn_tokens 
 
     /* refuse a trace that would not fit before allocating any of it */
     attn_stage_ctx ctx = attn_config_stage_ctx(c, d);
-    double need = attn_stages_bytes(&ctx), limit = c->max_bytes > 0 ? c->max_bytes : default_limit();
+    double need = attn_stages_bytes(&ctx, 1), limit = c->max_bytes > 0 ? c->max_bytes : default_limit();
     if (need > limit) {
         st = attn_fail(err, ATTN_ERR_CONFIG,
                        "this trace would need about %.1f GiB, more than the %.1f GiB limit; "

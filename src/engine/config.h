@@ -19,6 +19,8 @@
 typedef enum { ATTN_CAUSAL_OFF = 0, ATTN_CAUSAL_ON = 1, ATTN_CAUSAL_REVERSED = 2 } attn_causal;
 
 typedef struct {
+    char *model;           /* a trained model's name or folder (model.h); NULL: one attention layer */
+    char *text;            /* with a model: text its tokenizer reads, rows separated by '|' */
     char *tokens;          /* "你 是 猫 | 我 爱 AI"; NULL: built-in example or synthetic */
     char *source_tokens;   /* set: cross-attention over these source rows */
     int seq, batch;        /* 0: unset (taken from tokens, or synthetic defaults) */
@@ -168,8 +170,8 @@ attn_status attn_config_set(attn_config *c, const char *key, const char *value, 
 
 /* What a resolved run of c computed: c with the sizes of d (seq, batch,
  * d_model, heads, kv_heads, mode, past) and the causal mask off for
- * cross-attention. Its strings are NULL: nothing to free. Trace metadata
- * records these values. */
+ * cross-attention. Its strings are NULL except model and text, which borrow
+ * c's: nothing to free. Trace metadata records these values. */
 attn_config attn_config_as_run(const attn_config *c, const attn_dims *d);
 
 /* Checks every rule and derives dims and the padded token tables (caller frees
@@ -184,6 +186,9 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *dims, attn_toke
  * receives the number of steps (the longest row); step is clamped to
  * [1, *len]. out is a new config (pair with attn_config_free). */
 attn_status attn_config_decode(const attn_config *base, int step, attn_config *out, int *len, attn_error *err);
+
+/* The trace size limit: max_bytes, or half the physical memory when unset. */
+double attn_config_max_bytes(const attn_config *c);
 
 /* What decides which stages a run of c (resolved to d) records. */
 attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d);

@@ -1,8 +1,9 @@
-/* forward.c — the traced forward pass of masked multi-head attention.
+/* forward.c — running a trace: one attention layer, or a trained model.
  *
- * Plans every stage's shape first (so an oversized config is refused before
- * any allocation), places all tensors in one arena, fills the inputs, then
- * runs the stages of ops.h in order, each writing its own traced tensor. */
+ * A single layer plans every stage's shape first (so an oversized config is
+ * refused before any allocation), places all tensors in one arena, then runs
+ * attention.h's layer on it. With cfg->model, model_run.h does the same for
+ * every layer of the model. */
 #include "forward.h"
 
 #include <math.h>
@@ -10,18 +11,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops.h"
-#include "rng.h"
-#include "safetensors.h"
+#include "model_run.h"
 
+/* The run on a model: the one given, or cfg->model loaded for it. */
+static attn_status with_model(const attn_config *cfg, const attn_inputs *in, attn_trace *tr, double *bytes,
+                              attn_error *err)
+{
+    attn_model own;
+    const attn_model *m = in ? in->model : NULL;
+    attn_status st;
+    if (!m) {
+        if ((st = attn_model_load(cfg->model, &own, err))) return st;
+        m = &own;
+    }
+    st = tr ? attn_model_trace_run(m, cfg, NULL, tr, err) : attn_model_trace_estimate(m, cfg, bytes, err);
+    if (m == &own) attn_model_free(&own);
+    return st;
+}
 
 attn_status attn_trace_estimate(const attn_config *cfg, double *bytes, attn_error *err)
 {
+    if (cfg->model) return with_model(cfg, NULL, NULL, bytes, err);
     attn_dims d;
     attn_tokens tok, src;
     attn_status st = attn_config_resolve(cfg, &d, &tok, &src, err);
     attn_stage_ctx ctx = attn_config_stage_ctx(cfg, &d);
-    if (bytes) *bytes = st == ATTN_OK || d.b ? attn_stages_bytes(&ctx) : 0;
+    if (bytes) *bytes = st == ATTN_OK || d.b ? attn_stages_bytes(&ctx, 1) : 0;
     if (st) return st;
     attn_tokens_free(&tok);
     attn_tokens_free(&src);
@@ -50,220 +65,15 @@ static attn_status allocate(attn_trace *tr, attn_error *err)
     return attn_trace_alloc_arena(tr, err);
 }
 
-/* The data of stage id in the trace being computed (a single layer: 0). */
-static float *T(attn_trace *tr, attn_stage_id id)
-{
-    const attn_tensor *t = attn_trace_stage(tr, 0, id);
-    return t ? t->data : NULL;
-}
-
-void attn_embed_token(const char *token, uint64_t seed, float *out, int d)
-{
-    attn_fill_normal(out, (size_t)d, attn_hash64(attn_hash_str(token) ^ attn_hash64(seed)), 1.0f);
-}
-
-/* Embeds positions [from, from+count) of every row of tok into out (b, count, d). */
-static void embed_rows(const attn_tokens *tok, int from, int count, uint64_t seed, int d, float *out)
-{
-    for (int r = 0; r < tok->rows; r++)
-        for (int p = 0; p < count; p++)
-            attn_embed_token(attn_tokens_at(tok, r, from + p), seed, out + ((size_t)r * count + p) * d, d);
-}
-
-/* Copies tensor `name` of a safetensors file into dst after checking its shape. */
-static attn_status take_from_file(const attn_st_file *f, const char *path, const char *name,
-                                  const attn_tensor *want, float *dst, attn_error *err)
-{
-    const attn_st_entry *e = attn_st_find(f, name);
-    char shp[96];
-    if (!e) return attn_fail(err, ATTN_ERR_FORMAT, "%s: has no tensor '%s'", path, name);
-    bool same = e->ndim == want->ndim;
-    for (int i = 0; same && i < e->ndim; i++) same = e->shape[i] == want->shape[i];
-    if (!same) {
-        attn_tensor got = {.ndim = e->ndim}; /* no stage info: printed as plain sizes */
-        char gshp[96];
-        memcpy(got.shape, e->shape, sizeof got.shape);
-        return attn_fail(err, ATTN_ERR_FORMAT, "%s: '%s' has shape %s but this config needs %s", path, name,
-                         attn_tensor_shape_str(&got, gshp, sizeof gshp), attn_tensor_shape_str(want, shp, sizeof shp));
-    }
-    attn_st_copy_f32(f, e, dst);
-    return ATTN_OK;
-}
-
-static attn_status fill_inputs(attn_trace *tr, const attn_inputs *in, attn_error *err)
-{
-    static const attn_stage_id WEIGHTS[] = {ATTN_STAGE_W_Q, ATTN_STAGE_W_K, ATTN_STAGE_W_V, ATTN_STAGE_W_O};
-    static const attn_stage_id INPUTS[] = {ATTN_STAGE_X, ATTN_STAGE_X_PAST, ATTN_STAGE_MEMORY};
-    const attn_config *c = &tr->cfg;
-    const attn_dims *D = &tr->dims;
-    const float *given_w[] = {in->w_q, in->w_k, in->w_v, in->w_o};
-    const float *given_x[] = {in->x, in->x_past, in->memory};
-    attn_st_file wf = {0}, xf = {0};
-    attn_status st = ATTN_OK;
-
-    if (c->weights_path && (st = attn_st_read(c->weights_path, &wf, err))) goto out;
-    if (c->input_path && (st = attn_st_read(c->input_path, &xf, err))) goto out;
-
-    /* a weight's seed is its contract name hashed with the config's seed */
-    for (int i = 0; i < 4; i++) {
-        const attn_tensor *t = attn_trace_stage(tr, 0, WEIGHTS[i]);
-        const char *name = t->info->name;
-        if (given_w[i]) memcpy(t->data, given_w[i], t->count * sizeof(float));
-        else if (c->weights_path) { if ((st = take_from_file(&wf, c->weights_path, name, t, t->data, err))) goto out; }
-        else attn_fill_normal(t->data, t->count, attn_hash64(attn_hash_str(name) ^ attn_hash64(c->seed)),
-                              1.0f / sqrtf((float)D->d));
-    }
-    for (int i = 0; i < 3; i++) {
-        const attn_tensor *t = attn_trace_stage(tr, 0, INPUTS[i]);
-        const char *name = attn_stage_get(INPUTS[i])->name;
-        if (!t) {
-            if (c->input_path && attn_st_find(&xf, name)) {
-                st = attn_fail(err, ATTN_ERR_CONFIG, "%s: has '%s' but this config %s", c->input_path, name,
-                               i == 1 ? "has no past (set --past)" : "is not cross-attention (set --source-tokens)");
-                goto out;
-            }
-            continue;
-        }
-        if (given_x[i]) memcpy(t->data, given_x[i], t->count * sizeof(float));
-        else if (c->input_path) { if ((st = take_from_file(&xf, c->input_path, name, t, t->data, err))) goto out; }
-        else if (i == 0) embed_rows(&tr->tokens, D->P, D->s, c->seed, D->d, t->data);
-        else if (i == 1) embed_rows(&tr->tokens, 0, D->P, c->seed, D->d, t->data);
-        else embed_rows(&tr->source, 0, D->t, c->seed, D->d, t->data);
-    }
-out:
-    attn_st_free(&wf);
-    attn_st_free(&xf);
-    return st;
-}
-
-/* Keys and values of the cached positions, as a cache would hold them:
- * x_past · W_K split into g heads, rotated at positions 0..P-1 if RoPE. */
-static attn_status past_kv(attn_trace *tr, float *k_past, float *v_past, attn_error *err)
-{
-    const attn_dims *D = &tr->dims;
-    size_t n = (size_t)D->b * D->P * D->g * D->k;
-    float *tmp = malloc(n * sizeof *tmp), *tmp2 = malloc(n * sizeof *tmp2);
-    attn_status st = ATTN_OK;
-    if (!tmp || !tmp2) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the KV cache"); goto out; }
-    const float *xp = T(tr, ATTN_STAGE_X_PAST);
-    attn_op_project(xp, T(tr, ATTN_STAGE_W_K), tmp, D->b * D->P, D->d, D->g * D->k);
-    attn_op_split_heads(tmp, k_past, D->b, D->P, D->g, D->k);
-    if (tr->cfg.rope) {
-        if (attn_op_rope(k_past, tmp2, D->b, D->g, D->P, D->k, 0, tr->cfg.rope_theta, tr->cfg.rope_style)) {
-            st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
-            goto out;
-        }
-        memcpy(k_past, tmp2, n * sizeof *tmp2);
-    }
-    attn_op_project(xp, T(tr, ATTN_STAGE_W_V), tmp, D->b * D->P, D->d, D->g * D->k);
-    attn_op_split_heads(tmp, v_past, D->b, D->P, D->g, D->k);
-out:
-    free(tmp);
-    free(tmp2);
-    return st;
-}
-
-static attn_status forward(attn_trace *tr, attn_error *err)
-{
-    const attn_config *c = &tr->cfg;
-    const attn_dims *D = &tr->dims;
-    const int b = D->b, s = D->s, t = D->t, n = D->n, d = D->d, h = D->h, g = D->g, k = D->k, P = D->P;
-    attn_status st = ATTN_OK;
-    unsigned char *key_pad = NULL;
-    float *k_past = NULL, *v_past = NULL;
-
-    /* 1. project: q = x·W_Q (b,s,d); k, v = src·W_K, src·W_V (b,n,g·k), src = x or memory */
-    const float *src = D->cross ? T(tr, ATTN_STAGE_MEMORY) : T(tr, ATTN_STAGE_X);
-    attn_op_project(T(tr, ATTN_STAGE_X), T(tr, ATTN_STAGE_W_Q), T(tr, ATTN_STAGE_Q), b * s, d, d);
-    attn_op_project(src, T(tr, ATTN_STAGE_W_K), T(tr, ATTN_STAGE_K), b * n, d, g * k);
-    attn_op_project(src, T(tr, ATTN_STAGE_W_V), T(tr, ATTN_STAGE_V), b * n, d, g * k);
-
-    /* 2. split heads: (b,s,h·k) -> (b,h,s,k); (b,n,g·k) -> (b,g,n,k) */
-    attn_op_split_heads(T(tr, ATTN_STAGE_Q), T(tr, ATTN_STAGE_Q_HEADS), b, s, h, k);
-    attn_op_split_heads(T(tr, ATTN_STAGE_K), T(tr, ATTN_STAGE_K_HEADS), b, n, g, k);
-    attn_op_split_heads(T(tr, ATTN_STAGE_V), T(tr, ATTN_STAGE_V_HEADS), b, n, g, k);
-
-    /* 3. RoPE on queries and new keys, at absolute positions P, P+1, ... */
-    float *qh = T(tr, ATTN_STAGE_Q_HEADS), *kh = T(tr, ATTN_STAGE_K_HEADS), *vh = T(tr, ATTN_STAGE_V_HEADS);
-    if (c->rope) {
-        if (attn_op_rope(qh, T(tr, ATTN_STAGE_Q_ROPE), b, h, s, k, P, c->rope_theta, c->rope_style) ||
-            attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), b, g, n, k, P, c->rope_theta, c->rope_style)) {
-            st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
-            goto out;
-        }
-        qh = T(tr, ATTN_STAGE_Q_ROPE);
-        kh = T(tr, ATTN_STAGE_K_ROPE);
-    }
-
-    /* 4. KV cache: cached positions first, then the new ones: (b,g,t,k) */
-    if (P > 0) {
-        size_t np = (size_t)b * g * P * k;
-        k_past = malloc(np * sizeof *k_past);
-        v_past = malloc(np * sizeof *v_past);
-        if (!k_past || !v_past) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the KV cache"); goto out; }
-        if ((st = past_kv(tr, k_past, v_past, err))) goto out;
-        attn_op_concat_cache(k_past, kh, T(tr, ATTN_STAGE_K_CACHE), b, g, P, n, k);
-        attn_op_concat_cache(v_past, vh, T(tr, ATTN_STAGE_V_CACHE), b, g, P, n, k);
-        kh = T(tr, ATTN_STAGE_K_CACHE);
-        vh = T(tr, ATTN_STAGE_V_CACHE);
-    }
-
-    /* 5. repeat_kv: (b,g,t,k) -> (b,h,t,k) */
-    attn_op_repeat_kv(kh, T(tr, ATTN_STAGE_K_EXPANDED), b, g, h, t, k);
-    attn_op_repeat_kv(vh, T(tr, ATTN_STAGE_V_EXPANDED), b, g, h, t, k);
-
-    /* 6. scores = q·kᵀ/√k (b,h,s,t); without the 1/√k (scale = false) their spread
-     *    grows like √k and softmax saturates towards one-hot rows */
-    attn_op_scores(qh, T(tr, ATTN_STAGE_K_EXPANDED), T(tr, ATTN_STAGE_SCORES), b, h, s, t, k,
-                   c->scale ? 1.0f / sqrtf((float)k) : 1.0f);
-
-    /* 7. mask (b,1,s,t): causal future and <pad> keys get the fill value */
-    const attn_tokens *keys = D->cross ? &tr->source : &tr->tokens;
-    key_pad = malloc((size_t)b * t);
-    if (!key_pad) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
-    for (int bi = 0; bi < b; bi++)
-        for (int j = 0; j < t; j++) key_pad[(size_t)bi * t + j] = c->pad_mask && attn_tokens_is_pad(keys, bi, j);
-    attn_op_build_mask(T(tr, ATTN_STAGE_MASK), c, D, key_pad);
-    if ((st = attn_trace_find_masked_rows(tr, err))) goto out;
-
-    /* 8. masked_scores = scores + mask; weights = softmax along t. A row whose
-     *    keys are all -inf gets zeros, or NaN with softmax_guard = false */
-    attn_op_apply_mask(T(tr, ATTN_STAGE_SCORES), T(tr, ATTN_STAGE_MASK), T(tr, ATTN_STAGE_MASKED_SCORES), b, h, s, t);
-    attn_op_softmax(T(tr, ATTN_STAGE_MASKED_SCORES), T(tr, ATTN_STAGE_WEIGHTS), (size_t)b * h * s, t, c->softmax_guard);
-
-    /* 9. dropout on the weights (training only) */
-    const float *w = T(tr, ATTN_STAGE_WEIGHTS);
-    bool drop = c->train && c->dropout > 0.0f;
-    if (drop) {
-        attn_op_dropout(w, T(tr, ATTN_STAGE_WEIGHTS_DROPOUT), (size_t)b * h * s * t, c->dropout,
-                        attn_hash64(attn_hash_str("dropout_attention") ^ attn_hash64(c->seed)));
-        w = T(tr, ATTN_STAGE_WEIGHTS_DROPOUT);
-    }
-
-    /* 10. context = weights·v (b,h,s,k); merge heads (b,s,d); out = merged·W_O */
-    attn_op_weighted_sum(w, T(tr, ATTN_STAGE_V_EXPANDED), T(tr, ATTN_STAGE_CONTEXT), b, h, s, t, k);
-    attn_op_merge_heads(T(tr, ATTN_STAGE_CONTEXT), T(tr, ATTN_STAGE_MERGED), b, h, s, k);
-    attn_op_project(T(tr, ATTN_STAGE_MERGED), T(tr, ATTN_STAGE_W_O), T(tr, ATTN_STAGE_OUT), b * s, d, d);
-    if (drop)
-        attn_op_dropout(T(tr, ATTN_STAGE_OUT), T(tr, ATTN_STAGE_OUT), (size_t)b * s * d, c->dropout,
-                        attn_hash64(attn_hash_str("dropout_output") ^ attn_hash64(c->seed)));
-out:
-    free(key_pad);
-    free(k_past);
-    free(v_past);
-    return st;
-}
-
 attn_status attn_trace_run(const attn_config *cfg, const attn_inputs *inputs, attn_trace *tr, attn_error *err)
 {
-    attn_inputs none = {0};
     attn_status st;
     memset(tr, 0, sizeof *tr);
+    if (cfg->model) return with_model(cfg, inputs, tr, NULL, err);
     if ((st = attn_config_copy(&tr->cfg, cfg, err))) return st;
     if ((st = attn_config_resolve(cfg, &tr->dims, &tr->tokens, &tr->source, err)) ||
         (st = allocate(tr, err)) ||
-        (st = fill_inputs(tr, inputs ? inputs : &none, err)) ||
-        (st = forward(tr, err))) {
+        (st = attn_attention_run(tr, 0, inputs, err))) {
         attn_trace_free(tr);
         return st;
     }

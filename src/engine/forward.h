@@ -1,28 +1,13 @@
-/* forward.h — run masked multi-head attention and record every stage.
- *
- * The pipeline (names as in the trace):
- *   x → q, k, v → q_heads, k_heads, v_heads → [q_rope, k_rope] → [k_cache, v_cache]
- *     → k_expanded, v_expanded → scores → mask → masked_scores → weights
- *     → [weights_dropout] → context → merged → out */
+/* forward.h — run a trace: one layer of masked multi-head attention
+ * (attention.h), or a trained model's every layer when cfg->model is set
+ * (model_run.h), recording every stage. */
 #ifndef ATTN_FORWARD_H
 #define ATTN_FORWARD_H
 
+#include "attention.h"
 #include "config.h"
 #include "error.h"
 #include "trace.h"
-
-/* Optional caller-supplied inputs; any NULL field is taken from the config's
- * --weights / --input files if set, else made deterministically from the seed
- * (a token's embedding depends only on its text and the seed). */
-typedef struct {
-    const float *w_q;    /* (d, d) */
-    const float *w_k;    /* (d, g*k) */
-    const float *w_v;    /* (d, g*k) */
-    const float *w_o;    /* (d, d) */
-    const float *x;      /* (b, s, d) */
-    const float *x_past; /* (b, P, d) */
-    const float *memory; /* (b, t, d) */
-} attn_inputs;
 
 /* Inputs taken from an existing trace (its weights, x, x_past, memory), so a
  * rerun with other mask settings computes on exactly the same numbers. The
@@ -37,8 +22,5 @@ attn_status attn_trace_estimate(const attn_config *cfg, double *bytes, attn_erro
  * (default: half the physical memory) is refused before any allocation. */
 attn_status attn_trace_run(const attn_config *cfg, const attn_inputs *inputs, attn_trace *out,
                            attn_error *err);
-
-/* Deterministic default embedding of one token: d values ~ N(0, 1). */
-void attn_embed_token(const char *token, uint64_t seed, float *out, int d);
 
 #endif

@@ -56,6 +56,33 @@ void attn_op_project(const float *x, const float *w, float *y, int rows, int in,
     gemm(false, rows, out, in, 1.0f, x, in, w, out, y, out);
 }
 
+void attn_op_project_t(const float *x, const float *w, float *y, int rows, int in, int out)
+{
+    gemm(true, rows, out, in, 1.0f, x, in, w, in, y, out);
+}
+
+void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, int n, double eps)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * n;
+        float *yr = y + r * n;
+        double sq = 0.0;
+        for (int i = 0; i < n; i++) sq += (double)xr[i] * xr[i];
+        float inv = (float)(1.0 / sqrt(sq / n + eps));
+        for (int i = 0; i < n; i++) yr[i] = gain[i] * (xr[i] * inv);
+    }
+}
+
+void attn_op_swiglu(const float *gate, const float *up, float *act, size_t n)
+{
+    for (size_t i = 0; i < n; i++) act[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}
+
+void attn_op_add(const float *a, const float *b, float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i];
+}
+
 void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int k)
 {
     /* a reshape (b, n, heads, k) then a transpose of axes 1 and 2 */

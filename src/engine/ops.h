@@ -16,6 +16,20 @@
 /* y = x @ w : (rows, in) @ (in, out) -> (rows, out). Weights are (in, out). */
 void attn_op_project(const float *x, const float *w, float *y, int rows, int in, int out);
 
+/* y = x @ wᵀ : (rows, in) @ (out, in)ᵀ -> (rows, out); the LM head reads the
+ * embedding table E (V, d) this way: logits = final_norm · Eᵀ. */
+void attn_op_project_t(const float *x, const float *w, float *y, int rows, int in, int out);
+
+/* RMSNorm, as Llama: y = x / √(mean(x²) + eps) ⊙ gain, per row of n.
+ * No mean is subtracted (unlike LayerNorm), and no bias. x, y: (rows, n). */
+void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, int n, double eps);
+
+/* SwiGLU's product: act = SiLU(gate) ⊙ up, SiLU(z) = z · σ(z) = z / (1 + e^−z). (n) */
+void attn_op_swiglu(const float *gate, const float *up, float *act, size_t n);
+
+/* y = a + b, element by element: the residual stream's additions. (n) */
+void attn_op_add(const float *a, const float *b, float *y, size_t n);
+
 /* Split the feature axis into heads:
  * (b, n, heads*k) -> (b, heads, n, k),  y[b,j,i,:] = x[b,i, j*k:(j+1)*k] */
 void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int k);

@@ -7,10 +7,20 @@
 /* One row per stage, indexed by its id: id, name, dims, description, formula,
  * then when it is present and what is special about it. */
 static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
+    {ATTN_STAGE_EMBEDDINGS, "embeddings", "b,s,d",
+     ATTN_N_("each token's row of the embedding table: the residual stream starts here"),
+     "embeddings = E[token_ids]",
+     .rule = ATTN_PRESENT_MODEL, .roles = ATTN_ROLE_INPUT, .model_level = true},
+    {ATTN_STAGE_RESID_IN, "resid_in", "b,s,d",
+     ATTN_N_("the residual stream entering the layer"),
+     ATTN_N_("resid_in = the previous layer's resid_out (embeddings in layer 0)"),
+     .rule = ATTN_PRESENT_MODEL},
     {ATTN_STAGE_X, "x", "b,s,d",
      ATTN_N_("token embeddings at the query positions"),
      "x = embed(tokens[P:])",
-     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_INPUT},
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_INPUT,
+     .model_desc = ATTN_N_("the attention's input: the residual stream, RMS-normalised"),
+     .model_formula = "x = resid_in / √(mean(resid_in²) + ε) ⊙ g_attn"},
     {ATTN_STAGE_X_PAST, "x_past", "b,P,d",
      ATTN_N_("embeddings of the positions already in the KV cache"),
      "x_past = embed(tokens[:P])",
@@ -116,7 +126,48 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
     {ATTN_STAGE_OUT, "out", "b,s,d",
      ATTN_N_("the layer's output"),
      ATTN_N_("out = merged · W_O   (then dropout when training)"),
-     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_HEAD_COLS},
+     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_HEAD_COLS,
+     .model_desc = ATTN_N_("the attention's output, added to the residual stream")},
+    {ATTN_STAGE_RESID_MID, "resid_mid", "b,s,d",
+     ATTN_N_("the residual stream after attention"),
+     "resid_mid = resid_in + out",
+     .rule = ATTN_PRESENT_MODEL},
+    {ATTN_STAGE_MLP_NORM, "mlp_norm", "b,s,d",
+     ATTN_N_("the MLP's input: the residual stream, RMS-normalised"),
+     "mlp_norm = resid_mid / √(mean(resid_mid²) + ε) ⊙ g_mlp",
+     .rule = ATTN_PRESENT_MODEL},
+    {ATTN_STAGE_GATE, "gate", "b,s,f",
+     ATTN_N_("the MLP's gate projection"),
+     "gate = mlp_norm · W_gate",
+     .rule = ATTN_PRESENT_MODEL},
+    {ATTN_STAGE_UP, "up", "b,s,f",
+     ATTN_N_("the MLP's up projection"),
+     "up = mlp_norm · W_up",
+     .rule = ATTN_PRESENT_MODEL},
+    {ATTN_STAGE_ACT, "act", "b,s,f",
+     ATTN_N_("SwiGLU: the gate, through SiLU, scales the up projection feature by feature"),
+     "act = SiLU(gate) ⊙ up,  SiLU(z) = z / (1 + e^−z)",
+     .rule = ATTN_PRESENT_MODEL},
+    {ATTN_STAGE_MLP_OUT, "mlp_out", "b,s,d",
+     ATTN_N_("the MLP's output, added to the residual stream"),
+     "mlp_out = act · W_down",
+     .rule = ATTN_PRESENT_MODEL},
+    {ATTN_STAGE_RESID_OUT, "resid_out", "b,s,d",
+     ATTN_N_("the residual stream leaving the layer"),
+     "resid_out = resid_mid + mlp_out",
+     .rule = ATTN_PRESENT_MODEL},
+    {ATTN_STAGE_FINAL_NORM, "final_norm", "b,s,d",
+     ATTN_N_("the last layer's residual stream, RMS-normalised"),
+     "final_norm = resid_out / √(mean(resid_out²) + ε) ⊙ g_final",
+     .rule = ATTN_PRESENT_MODEL, .model_level = true},
+    {ATTN_STAGE_LOGITS, "logits", "b,s,V",
+     ATTN_N_("a score for every token of the vocabulary as the next token"),
+     ATTN_N_("logits = final_norm · W_lmᵀ   (W_lm = E when tied)"),
+     .rule = ATTN_PRESENT_MODEL, .model_level = true},
+    {ATTN_STAGE_PROBS, "probs", "b,s,V",
+     ATTN_N_("the next-token distribution at each position"),
+     ATTN_N_("probs = softmax(logits) along V"),
+     .rule = ATTN_PRESENT_MODEL, .model_level = true, .cmap = ATTN_CMAP_SEQUENTIAL},
 };
 
 const attn_stage_info *attn_stages(int *count)
@@ -155,6 +206,7 @@ bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx)
     case ATTN_PRESENT_CROSS: return ctx->dims->cross;
     case ATTN_PRESENT_ROPE: return ctx->rope;
     case ATTN_PRESENT_DROPOUT: return ctx->dropout;
+    case ATTN_PRESENT_MODEL: return ctx->model;
     default: return true;
     }
 }
@@ -166,8 +218,19 @@ const char *attn_stage_absent_why(const attn_stage_info *info)
     case ATTN_PRESENT_CROSS: return "it needs source_tokens";
     case ATTN_PRESENT_ROPE: return "it needs rope = true";
     case ATTN_PRESENT_DROPOUT: return "it needs train = true and dropout > 0";
+    case ATTN_PRESENT_MODEL: return "it needs a trained model (--model)";
     default: return "";
     }
+}
+
+const char *attn_stage_desc(const attn_stage_info *info, bool model)
+{
+    return model && info->model_desc ? info->model_desc : info->desc;
+}
+
+const char *attn_stage_formula(const attn_stage_info *info, bool model)
+{
+    return model && info->model_formula ? info->model_formula : info->formula;
 }
 
 int attn_stage_axes(const char *dims, char names[][8], int max)
@@ -204,6 +267,8 @@ static int64_t dim_value(const char *name, size_t len, const attn_dims *d)
     case 'h': return d->h;
     case 'g': return d->g;
     case 'k': return d->k;
+    case 'f': return d->f;
+    case 'V': return d->V;
     case '1': return 1;
     default: return -1;
     }
@@ -220,7 +285,7 @@ int attn_stage_shape(const attn_stage_info *info, const attn_dims *dims, int64_t
     return nd;
 }
 
-double attn_stages_bytes(const attn_stage_ctx *ctx)
+double attn_stages_bytes(const attn_stage_ctx *ctx, int n_layers)
 {
     int n;
     const attn_stage_info *st = attn_stages(&n);
@@ -231,7 +296,7 @@ double attn_stages_bytes(const attn_stage_ctx *ctx)
         int nd = attn_stage_shape(&st[i], ctx->dims, shape);
         double count = 1;
         for (int j = 0; j < nd; j++) count *= (double)shape[j];
-        total += (count + ATTN_TENSOR_ALIGN) * sizeof(float);
+        total += (count + ATTN_TENSOR_ALIGN) * sizeof(float) * (st[i].model_level ? 1 : n_layers);
     }
     return total;
 }

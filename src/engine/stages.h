@@ -39,6 +39,8 @@ typedef struct {
     int h;      /* query heads */
     int g;      /* kv heads */
     int k;      /* head dim = d / h */
+    int f;      /* a model's MLP width (intermediate_size); 0 without a model */
+    int V;      /* a model's vocabulary size; 0 without a model */
     bool cross; /* cross-attention: keys/values from the source tokens */
     attn_mode mode; /* resolved: MHA, MQA or GQA */
 } attn_dims;
@@ -51,6 +53,8 @@ typedef struct {
 /* Every stage of the trace contract, in pipeline order. */
 typedef enum {
     ATTN_STAGE_NONE = -1, /* a tensor outside the contract */
+    ATTN_STAGE_EMBEDDINGS, /* model-level: before the layers */
+    ATTN_STAGE_RESID_IN,   /* a model's layer: the residual stream coming in */
     ATTN_STAGE_X,
     ATTN_STAGE_X_PAST,
     ATTN_STAGE_MEMORY,
@@ -78,6 +82,16 @@ typedef enum {
     ATTN_STAGE_CONTEXT,
     ATTN_STAGE_MERGED,
     ATTN_STAGE_OUT,
+    ATTN_STAGE_RESID_MID,  /* a model's layer, after attention: residual, norm, MLP */
+    ATTN_STAGE_MLP_NORM,
+    ATTN_STAGE_GATE,
+    ATTN_STAGE_UP,
+    ATTN_STAGE_ACT,
+    ATTN_STAGE_MLP_OUT,
+    ATTN_STAGE_RESID_OUT,
+    ATTN_STAGE_FINAL_NORM, /* model-level: after the layers */
+    ATTN_STAGE_LOGITS,
+    ATTN_STAGE_PROBS,
     ATTN_STAGE_COUNT
 } attn_stage_id;
 
@@ -87,7 +101,8 @@ typedef enum {
     ATTN_PRESENT_PAST,    /* P > 0: a KV cache holds earlier positions */
     ATTN_PRESENT_CROSS,   /* cross-attention: source tokens are given */
     ATTN_PRESENT_ROPE,    /* rope = true */
-    ATTN_PRESENT_DROPOUT  /* train = true with dropout > 0 */
+    ATTN_PRESENT_DROPOUT, /* train = true with dropout > 0 */
+    ATTN_PRESENT_MODEL    /* a run of a trained model (--model): norms, MLP, logits */
 } attn_stage_rule;
 
 /* How the stage's values map to colours. */
@@ -129,6 +144,9 @@ typedef struct {
     bool masked;             /* the mask's hidden cells are drawn masked on it */
     bool compare;            /* the compare view toggles a mask on this stage itself;
                               * from any other stage it shows weights */
+    bool model_level;        /* belongs to the model, not to a layer: embeddings, final_norm, logits, probs */
+    const char *model_desc;  /* in a model's trace, where they differ: desc ... */
+    const char *model_formula; /* ... and formula (attn_stage_desc, attn_stage_formula) */
 } attn_stage_info;
 
 /* All stages in pipeline order (index = id); *count receives their number. */
@@ -153,10 +171,16 @@ typedef struct {
     const attn_dims *dims;
     bool rope;    /* q_rope, k_rope */
     bool dropout; /* weights_dropout: training with dropout > 0 */
+    bool model;   /* a trained model's run: its norms, MLP and logits */
 } attn_stage_ctx;
 
 /* Whether a run described by ctx records the stage. */
 bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx);
+
+/* The stage's description and formula in a plain attention trace, or in a
+ * model's trace (model = true), where x is a norm's output, not an embedding. */
+const char *attn_stage_desc(const attn_stage_info *info, bool model);
+const char *attn_stage_formula(const attn_stage_info *info, bool model);
 
 /* Why a run may lack the stage, in the settings' words: "it needs rope =
  * true"; "" for a stage every run records. */
@@ -166,8 +190,9 @@ const char *attn_stage_absent_why(const attn_stage_info *info);
 int attn_stage_shape(const attn_stage_info *info, const attn_dims *dims, int64_t shape[ATTN_MAX_NDIM]);
 
 /* Bytes that all recorded stages of ctx take, in double so a huge config
- * cannot overflow; each tensor is counted with its alignment padding. */
-double attn_stages_bytes(const attn_stage_ctx *ctx);
+ * cannot overflow; each tensor is counted with its alignment padding, and a
+ * layer's stages once per layer of n_layers (model-level ones once). */
+double attn_stages_bytes(const attn_stage_ctx *ctx, int n_layers);
 
 /* Axis names of a dims string ("b,h,s,t" → "b" "h" "s" "t"); returns how many. */
 int attn_stage_axes(const char *dims, char names[][8], int max);

@@ -16,6 +16,8 @@ void attn_trace_free(attn_trace *tr)
     free(tr->tensors);
     free(tr->arena);
     free(tr->masked_rows);
+    free(tr->token_ids);
+    free(tr->model_config);
     memset(tr, 0, sizeof *tr);
 }
 

@@ -53,6 +53,8 @@ typedef struct {
     float *arena;         /* all tensor data */
     int *masked_rows;     /* (n_masked, 2): (batch row, query index) with every key masked */
     int n_masked;
+    int *token_ids;       /* (b, L) a model's token ids, −1 at pads; NULL without a model */
+    char *model_config;   /* the model's config.json, as text; NULL without a model */
 } attn_trace;
 
 void attn_trace_free(attn_trace *tr);
@@ -89,6 +91,9 @@ const char *attn_tensor_name(int layer, int n_layers, const char *stage, char *b
  * −2 for a malformed one: N not a whole number in [0, ATTN_MAX_LAYERS)
  * written without leading zeros, or nothing after it. */
 int attn_tensor_name_layer(const char *name, const char **rest);
+
+/* True for a trained model's trace (--model): it has logits over a vocabulary. */
+static inline bool attn_trace_is_model(const attn_trace *tr) { return tr->dims.V > 0; }
 
 /* The stage id of a tensor (ATTN_STAGE_NONE outside the contract). */
 static inline attn_stage_id attn_tensor_stage(const attn_tensor *t)

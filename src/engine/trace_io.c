@@ -41,6 +41,22 @@ static char *json_ints(const int *v, int n, int group)
     return s;
 }
 
+/* A model's token ids, one array per row without its pads. */
+static char *json_token_ids(const attn_trace *tr)
+{
+    cJSON *rows = cJSON_CreateArray();
+    for (int r = 0; rows && r < tr->tokens.rows; r++) {
+        cJSON *row = cJSON_AddArrayToObject(rows, "");
+        for (int p = 0; row && p < tr->tokens.len; p++) {
+            int id = tr->token_ids[(size_t)r * tr->tokens.len + p];
+            if (id >= 0) cJSON_AddItemToArray(row, cJSON_CreateNumber(id));
+        }
+    }
+    char *s = rows ? cJSON_PrintUnformatted(rows) : NULL;
+    cJSON_Delete(rows);
+    return s;
+}
+
 /* Each contract stage of the trace once (every layer has the same ones). */
 static char *json_stages(const attn_trace *tr)
 {
@@ -53,8 +69,8 @@ static char *json_stages(const attn_trace *tr)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", in->name);
         cJSON_AddStringToObject(o, "dims", in->dims);
-        cJSON_AddStringToObject(o, "desc", in->desc);
-        cJSON_AddStringToObject(o, "formula", in->formula);
+        cJSON_AddStringToObject(o, "desc", attn_stage_desc(in, attn_trace_is_model(tr)));
+        cJSON_AddStringToObject(o, "formula", attn_stage_formula(in, attn_trace_is_model(tr)));
         cJSON_AddItemToArray(arr, o);
     }
     char *s = arr ? cJSON_PrintUnformatted(arr) : NULL;
@@ -94,6 +110,8 @@ attn_status attn_trace_save(const attn_trace *tr, const char *path, attn_error *
         PUTJ("source_lengths", json_ints(tr->source.lengths, tr->source.rows, 1));
     }
     PUTJ("fully_masked_rows", json_ints(tr->masked_rows, tr->n_masked, 2));
+    if (tr->token_ids) PUTJ("token_ids", json_token_ids(tr));
+    if (tr->model_config) PUT("model_config", tr->model_config);
     PUTJ("stages", json_stages(tr));
 #undef PUT
 #undef PUTI
@@ -172,11 +190,17 @@ static attn_status order_tensors(const attn_st_file *f, named *out, int *n_layer
             goto out;
         }
         all[i] = (named){&f->entries[i], layer, attn_stage_lookup(rest)};
-        if (layer < 0 && all[i].info) all[i].layer = 0; /* a single-layer trace's contract name */
+        if (all[i].info && all[i].info->model_level && layer >= 0) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s': %s belongs to the model, not to a layer",
+                           f->entries[i].name, all[i].info->name);
+            goto out;
+        }
+        if (layer < 0 && all[i].info && !all[i].info->model_level) all[i].layer = 0; /* a single-layer name */
         if (all[i].layer > highest) highest = all[i].layer;
     }
     *n_layers = lv ? meta : highest + 1;
-    slot = calloc((size_t)*n_layers * ATTN_STAGE_COUNT, sizeof *slot);
+    /* rows 0 .. n_layers−1: the layers; row n_layers: the model-level stages */
+    slot = calloc((size_t)(*n_layers + 1) * ATTN_STAGE_COUNT, sizeof *slot);
     if (!slot) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
     for (int i = 0; i < f->n; i++) {
         const named *a = &all[i];
@@ -186,12 +210,13 @@ static attn_status order_tensors(const attn_st_file *f, named *out, int *n_layer
             goto out;
         }
         if (!a->info) continue;
-        if (*n_layers > 1 && strncmp(a->e->name, "layers.", 7)) {
+        if (*n_layers > 1 && !a->info->model_level && strncmp(a->e->name, "layers.", 7)) {
             st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s' has no layer, but the trace has %d (name it layers.N.%s)",
                            a->e->name, *n_layers, a->info->name);
             goto out;
         }
-        int *s = &slot[(size_t)a->layer * ATTN_STAGE_COUNT + a->info->id];
+        int row = a->info->model_level ? *n_layers : a->layer;
+        int *s = &slot[(size_t)row * ATTN_STAGE_COUNT + a->info->id];
         if (*s) {
             st = attn_fail(err, ATTN_ERR_FORMAT, "tensors '%.60s' and '%.60s' are both layer %d's %s",
                            all[*s - 1].e->name, a->e->name, a->layer, a->info->name);
@@ -199,8 +224,14 @@ static attn_status order_tensors(const attn_st_file *f, named *out, int *n_layer
         }
         *s = i + 1;
     }
+    /* embeddings, the layers, then final_norm, logits, probs */
+    int *model = slot + (size_t)*n_layers * ATTN_STAGE_COUNT;
+    for (int id = 0; id < ATTN_STAGE_RESID_IN; id++)
+        if (model[id]) out[n++] = all[model[id] - 1];
     for (size_t k = 0; k < (size_t)*n_layers * ATTN_STAGE_COUNT; k++)
         if (slot[k]) out[n++] = all[slot[k] - 1];
+    for (int id = ATTN_STAGE_RESID_IN; id < ATTN_STAGE_COUNT; id++)
+        if (model[id]) out[n++] = all[model[id] - 1];
     for (int i = 0; i < f->n; i++)
         if (!all[i].info) out[n++] = all[i];
 out:
@@ -214,7 +245,8 @@ out:
 static attn_status infer_dims(const named *ts, int n, attn_dims *d, attn_error *err)
 {
     dim_slot slots[] = {{"b", &d->b, 0}, {"s", &d->s, 0}, {"t", &d->t, 0}, {"n", &d->n, 0}, {"P", &d->P, 0},
-                        {"d", &d->d, 0}, {"h", &d->h, 0}, {"g", &d->g, 0}, {"k", &d->k, 0}};
+                        {"d", &d->d, 0}, {"h", &d->h, 0}, {"g", &d->g, 0}, {"k", &d->k, 0},
+                        {"f", &d->f, 0}, {"V", &d->V, 0}};
     const int ns = (int)(sizeof slots / sizeof slots[0]);
     memset(d, 0, sizeof *d);
     for (int i = 0; i < ns; i++) *slots[i].slot = -1;
@@ -297,6 +329,47 @@ out:
     free(lengths);
     cJSON_Delete(j);
     cJSON_Delete(lj);
+    return st;
+}
+
+/* token_ids: a row of ids per batch row, as many as its real tokens, each in
+ * [0, V); they fill tr->token_ids (b, L) around the pads. */
+static attn_status load_token_ids(const attn_st_file *f, attn_trace *tr, attn_error *err)
+{
+    const char *text = attn_st_meta(f, "token_ids");
+    const attn_tokens *tk = &tr->tokens;
+    if (!text) return ATTN_OK;
+    cJSON *j = cJSON_Parse(text);
+    attn_status st = ATTN_OK;
+    tr->token_ids = malloc((size_t)(tk->rows ? tk->rows : 1) * (size_t)(tk->len ? tk->len : 1) * sizeof(int));
+    if (!tr->token_ids) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) != tk->rows) {
+        st = attn_fail(err, ATTN_ERR_FORMAT, "metadata 'token_ids' is not a list of %d rows", tk->rows);
+        goto out;
+    }
+    for (int r = 0; r < tk->rows; r++) {
+        const cJSON *row = cJSON_GetArrayItem(j, r);
+        if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != tk->lengths[r]) {
+            st = attn_fail(err, ATTN_ERR_FORMAT, "metadata 'token_ids' row %d does not have %d ids", r + 1,
+                           tk->lengths[r]);
+            goto out;
+        }
+        int k = 0;
+        for (int p = 0; p < tk->len; p++) {
+            int *dst = &tr->token_ids[(size_t)r * tk->len + p];
+            if (attn_tokens_is_pad(tk, r, p)) { *dst = -1; continue; }
+            const cJSON *v = cJSON_GetArrayItem(row, k++);
+            if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= tr->dims.V ||
+                floor(v->valuedouble) != v->valuedouble) {
+                st = attn_fail(err, ATTN_ERR_FORMAT, "metadata 'token_ids' row %d has an id outside [0, %d)", r + 1,
+                               tr->dims.V);
+                goto out;
+            }
+            *dst = (int)v->valuedouble;
+        }
+    }
+out:
+    cJSON_Delete(j);
     return st;
 }
 
@@ -463,6 +536,9 @@ static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error 
     if (tr->tokens.rows && !(tr->cfg.tokens = tokens_text(&tr->tokens))) goto nomem;
     if (tr->source.rows && !(tr->cfg.source_tokens = tokens_text(&tr->source))) goto nomem;
     if ((st = load_masked_rows(&f, tr, err))) goto fail;
+    if ((st = load_token_ids(&f, tr, err))) goto fail;
+    const char *mc = attn_st_meta(&f, "model_config");
+    if (mc && !(tr->model_config = strdup(mc))) goto nomem;
     return ATTN_OK;
 nomem:
     st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");

@@ -1,0 +1,113 @@
+/* cmd_generate.c — `attnlab generate --model NAME --text TEXT` and `attnlab models` */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "engine/generate.h"
+
+static void usage(void)
+{
+    printf("Usage: attnlab generate --model NAME|DIR --text TEXT [--max-new N] [--temperature T] [--top-k K]\n"
+           "                        [--seed S] [mask settings]\n\n"
+           "Continues TEXT with a trained model, one token at a time over a KV cache, and\n"
+           "prints the continuation. Temperature 0 (the default) takes the most likely token;\n"
+           "above 0 it samples, reproducibly for a given --seed. The mask settings apply:\n"
+           "--no-causal shows what a model trained with the causal mask does without it.\n\n");
+    cli_print_config_help();
+}
+
+/* Prints the text of ids[from .. n) as the tokenizer decodes it. */
+static attn_status print_ids(const attn_model *m, const int *ids, int from, int n, attn_error *err)
+{
+    char *text;
+    attn_status st = attn_tokenizer_decode(m->tok, ids + from, n - from, true, &text, err);
+    if (st) return st;
+    printf("%s", text);
+    fflush(stdout);
+    free(text);
+    return ATTN_OK;
+}
+
+static attn_status generate(const cli_args *a, attn_error *err)
+{
+    attn_model m;
+    attn_generator g;
+    attn_sampling s = {a->temperature, a->top_k, a->cfg.seed};
+    attn_status st = attn_model_load(a->cfg.model, &m, err);
+    if (st) return st;
+    if ((st = attn_generator_init(&g, &m, &a->cfg, err))) goto out;
+    int prompt = g.n;
+    for (int i = 0; i < a->max_new && !st; i++) {
+        int id;
+        if ((st = attn_generator_step(&g, &s, &id, err))) break;
+        if (id == m.cfg.eos) break;
+    }
+    if (!st) st = print_ids(&m, g.ids, 0, prompt, err);
+    if (!st) printf(" → ");
+    if (!st) st = print_ids(&m, g.ids, prompt, g.n, err);
+    if (!st) printf("\n");
+    attn_generator_free(&g);
+out:
+    attn_model_free(&m);
+    return st;
+}
+
+int cmd_generate(int argc, char **argv)
+{
+    cli_args a;
+    attn_error err;
+    int rc = cli_start(argc, argv, "generate", CLI_OPT_GENERATE, 0, usage, &a);
+    if (rc >= 0) goto out;
+    rc = CLI_OK;
+    if (!a.cfg.model) {
+        fprintf(stderr, "attnlab generate: no model: use --model NAME (attnlab models lists them)\n");
+        rc = CLI_EUSAGE;
+        goto out;
+    }
+    attn_status st = generate(&a, &err);
+    if (st) {
+        fprintf(stderr, "attnlab generate: %s\n", err.msg);
+        rc = cli_exit_code(st);
+    }
+out:
+    cli_args_free(&a);
+    return rc;
+}
+
+static void models_usage(void)
+{
+    printf("Usage: attnlab models\n\nLists the trained models shipped with attnlab (in %s;\n"
+           "ATTNLAB_MODELS names another folder), with their cards' summaries.\n", attn_model_root());
+}
+
+int cmd_models(int argc, char **argv)
+{
+    cli_args a;
+    attn_error err;
+    char **names;
+    int n, rc = cli_start(argc, argv, "models", 0, 0, models_usage, &a);
+    if (rc >= 0) goto out;
+    rc = CLI_OK;
+    if (attn_model_list(&names, &n, &err)) {
+        fprintf(stderr, "attnlab models: %s\n", err.msg);
+        rc = CLI_EFILE;
+        goto out;
+    }
+    if (!n) printf("no models in %s\n", attn_model_root());
+    for (int i = 0; i < n; i++) {
+        attn_model m;
+        if (attn_model_load(names[i], &m, &err)) {
+            printf("%-16s (cannot be read: %s)\n", names[i], err.msg);
+            rc = CLI_EFILE;
+        } else {
+            printf("%-16s %s\n", names[i], m.summary ? m.summary : "");
+            attn_model_free(&m);
+        }
+        free(names[i]);
+    }
+    free(names);
+out:
+    cli_args_free(&a);
+    return rc;
+}

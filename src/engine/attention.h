@@ -1,0 +1,42 @@
+/* attention.h — one traced layer of masked multi-head attention.
+ *
+ * The pipeline of one layer (names as in the trace):
+ *   x → q, k, v → q_heads, k_heads, v_heads → [q_rope, k_rope] → [k_cache, v_cache]
+ *     → k_expanded, v_expanded → scores → mask → masked_scores → weights
+ *     → [weights_dropout] → context → merged → out
+ * forward.h runs it as a single-layer trace; model_run.h runs it in every
+ * layer of a trained model. */
+#ifndef ATTN_ATTENTION_H
+#define ATTN_ATTENTION_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "trace.h"
+
+struct attn_model; /* model.h */
+
+/* Optional caller-supplied inputs; any NULL field is taken from the config's
+ * --weights / --input files if set, else made deterministically from the seed
+ * (a token's embedding depends only on its text and the seed). */
+typedef struct {
+    const float *w_q;    /* (d, d) */
+    const float *w_k;    /* (d, g*k) */
+    const float *w_v;    /* (d, g*k) */
+    const float *w_o;    /* (d, d) */
+    const float *x;      /* (b, s, d) */
+    const float *x_past; /* (b, P, d) */
+    const float *memory; /* (b, t, d) */
+    const struct attn_model *model; /* with cfg->model: that model, already loaded (else it is
+                                     * loaded for the run); the fields above are then ignored */
+} attn_inputs;
+
+/* Computes layer `layer` of tr, whose tensors are already placed (name,
+ * shape, data): fills its inputs from in (NULL: none given), then runs every
+ * stage. The mask's fully masked rows are recorded from layer 0. */
+attn_status attn_attention_run(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err);
+
+/* Deterministic default embedding of one token: d values ~ N(0, 1). */
+void attn_embed_token(const char *token, uint64_t seed, float *out, int d);
+
+#endif

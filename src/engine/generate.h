@@ -1,0 +1,52 @@
+/* generate.h — writing text with a trained model, one token at a time, with a KV cache.
+ *
+ *     attn_generator g;
+ *     attn_generator_init(&g, &model, &cfg, &err);      // the prompt, in one pass
+ *     while (more) attn_generator_step(&g, &opts, &id, &err);
+ *     attn_generator_free(&g);
+ *
+ * After each step g.trace is that step's trace: one new query row (s = 1)
+ * reading every earlier position from the cache (P = n − 1). The cache holds
+ * each layer's normalised input x at every position so far, from which a
+ * step's k_cache and v_cache are rebuilt exactly as a K/V cache would hold
+ * them (x · W_K rotated at its position, x · W_V). */
+#ifndef ATTN_GENERATE_H
+#define ATTN_GENERATE_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "model.h"
+#include "trace.h"
+
+typedef struct {
+    double temperature; /* 0: greedy (the most likely token); else p ∝ exp(logit / T) */
+    int top_k;          /* sample among the k most likely (0: all) */
+    uint64_t seed;      /* the same seed gives the same text */
+} attn_sampling;
+
+typedef struct {
+    const attn_model *m;  /* borrowed */
+    attn_config cfg;      /* the run's settings (masks, fill, ...) */
+    int *ids;             /* (n) every token so far, the prompt's first */
+    int n, cap;
+    float **x;            /* m->cfg.layers arrays of (cap, d): each layer's x per position */
+    attn_trace trace;     /* the last pass: the prompt's, then each step's */
+    uint64_t draws;       /* samples taken (the random stream's counter) */
+} attn_generator;
+
+/* Runs the prompt (cfg's text, one row) and fills the cache. */
+attn_status attn_generator_init(attn_generator *g, const attn_model *m, const attn_config *cfg, attn_error *err);
+
+/* Picks the next token from the last position's logits, appends it and runs
+ * one step over the cache. *next receives its id. A prompt at the model's
+ * context length cannot grow: ATTN_ERR_CONFIG. */
+attn_status attn_generator_step(attn_generator *g, const attn_sampling *s, int *next, attn_error *err);
+
+void attn_generator_free(attn_generator *g);
+
+/* The choice from one row of logits (V): argmax at temperature 0, else a draw
+ * u ∈ [0, 1) against the top-k softmax at that temperature. */
+int attn_sample_logits(const float *logits, int V, const attn_sampling *s, float u);
+
+#endif

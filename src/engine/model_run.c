@@ -1,0 +1,389 @@
+/* model_run.c — a trained Llama-style model's traced forward pass.
+ *
+ * Every layer l (shapes for b rows of s query positions, width d, MLP width f):
+ *   resid_in  = embeddings (l = 0) or layer l−1's resid_out        (b, s, d)
+ *   x         = RMSNorm(resid_in) ⊙ g_attn                         (b, s, d)
+ *   out       = attention(x) with the layer's W_Q, W_K, W_V, W_O   (b, s, d)
+ *   resid_mid = resid_in + out
+ *   mlp_norm  = RMSNorm(resid_mid) ⊙ g_mlp
+ *   act       = SiLU(mlp_norm · W_gate) ⊙ (mlp_norm · W_up)          (b, s, f)
+ *   resid_out = resid_mid + act · W_down
+ * then final_norm = RMSNorm(resid_out) ⊙ g, logits = final_norm · W_lmᵀ
+ * (b, s, V) and probs = softmax(logits). */
+#include "model_run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+/* ---- tokens ---- */
+
+/* The rows of text: split at '|', with "\|" a literal bar. Caller frees. */
+static char **split_rows(const char *text, int *n)
+{
+    size_t len = strlen(text);
+    char *buf = malloc(len + 1);
+    char **rows = calloc(len / 2 + 2, sizeof *rows);
+    if (!buf || !rows) { free(buf); free(rows); return NULL; }
+    *n = 0;
+    rows[(*n)++] = buf;
+    for (const char *p = text; *p; p++) {
+        if (p[0] == '\\' && p[1] == '|') *buf++ = *++p;
+        else if (*p == '|') { *buf++ = '\0'; rows[(*n)++] = buf; }
+        else *buf++ = *p;
+    }
+    *buf = '\0';
+    return rows;
+}
+
+static void free_rows(int **ids, int n)
+{
+    for (int i = 0; i < n; i++) free(ids[i]);
+    free(ids);
+}
+
+/* One row of given tokens, each looked up in the vocabulary. */
+static attn_status lookup_row(const attn_model *m, const attn_tokens *tk, int r, int **ids, int *n, attn_error *err)
+{
+    int unk = attn_tokenizer_unk(m->tok), bos = attn_tokenizer_bos(m->tok), k = 0;
+    if (!(*ids = malloc((size_t)(tk->lengths[r] + 1) * sizeof **ids)))
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int p = 0; p < tk->len; p++) {
+        if (attn_tokens_is_pad(tk, r, p)) continue;
+        const char *s = attn_tokens_at(tk, r, p);
+        int id = attn_tokenizer_find(m->tok, s);
+        if (id < 0 && unk < 0)
+            return attn_fail(err, ATTN_ERR_CONFIG, "tokens: '%s' is not in %s's vocabulary, which has no unknown token",
+                             s, m->name);
+        if (k == 0 && bos >= 0 && id != bos) (*ids)[k++] = bos;
+        (*ids)[k++] = id < 0 ? unk : id;
+    }
+    *n = k;
+    return ATTN_OK;
+}
+
+/* Every row's ids, unpadded: rows[r][0 .. len[r]). */
+static attn_status encode_rows(const attn_model *m, const attn_config *cfg, int ***rows, int **len, int *b,
+                               attn_error *err)
+{
+    attn_status st = ATTN_OK;
+    attn_tokens given = {0};
+    char **texts = NULL;
+    const char *text = cfg->text ? cfg->text : cfg->tokens ? NULL : m->example ? m->example : "";
+    if (text) {
+        if (!(texts = split_rows(text, b))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    } else {
+        if ((st = attn_tokens_parse(cfg->tokens, cfg->pad_side, "tokens", &given, err))) return st;
+        *b = given.rows;
+    }
+    *rows = calloc((size_t)*b, sizeof **rows);
+    *len = calloc((size_t)*b, sizeof **len);
+    if (!*rows || !*len) st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int r = 0; !st && r < *b; r++) {
+        if (texts && !texts[r][strspn(texts[r], " \t\r\n")] && (*b > 1 || cfg->text))
+            st = attn_fail(err, ATTN_ERR_CONFIG, "text: row %d is empty", r + 1);
+        else if (texts) st = attn_tokenizer_encode(m->tok, texts[r], true, &(*rows)[r], &(*len)[r], err);
+        else st = lookup_row(m, &given, r, &(*rows)[r], &(*len)[r], err);
+        if (!st && (*len)[r] == 0)
+            st = attn_fail(err, ATTN_ERR_CONFIG, "text: row %d gives no tokens", r + 1);
+    }
+    if (texts) free(texts[0]);
+    free(texts);
+    attn_tokens_free(&given);
+    return st;
+}
+
+/* The padded table and ids of b rows of ids (rows[r][0 .. len[r])). */
+static attn_status pad_rows(const attn_model *m, const attn_config *cfg, int **rows, int *len, int b,
+                            attn_tokens *tok, int **ids, attn_error *err)
+{
+    int L = 0;
+    const char **table = NULL;
+    attn_status st = ATTN_OK;
+    for (int r = 0; !st && r < b; r++) L = len[r] > L ? len[r] : L;
+    if (!st && L > m->cfg.max_pos)
+        st = attn_fail(err, ATTN_ERR_CONFIG, "text: %d tokens, more than %s's %d positions", L, m->name,
+                       m->cfg.max_pos);
+    if (!st && (!(table = calloc((size_t)b * L, sizeof *table)) || !(*ids = malloc((size_t)b * L * sizeof **ids))))
+        st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int r = 0; !st && r < b; r++)
+        for (int p = 0; p < L; p++) {
+            int lead = cfg->pad_side == ATTN_PAD_LEFT ? L - len[r] : 0, q = p - lead;
+            int id = q >= 0 && q < len[r] ? rows[r][q] : -1;
+            const char *s = id >= 0 ? attn_tokenizer_token(m->tok, id) : NULL;
+            (*ids)[(size_t)r * L + p] = id;
+            table[(size_t)r * L + p] = id < 0 ? ATTN_PAD_TOKEN : s ? s : "<?>";
+        }
+    if (!st) st = attn_tokens_from_table(b, L, table, len, cfg->pad_side, tok, err);
+    free(table);
+    return st;
+}
+
+attn_status attn_model_tokenize(const attn_model *m, const attn_config *cfg, attn_tokens *tok, int **ids,
+                                attn_error *err)
+{
+    int **rows = NULL, *len = NULL, b = 0;
+    memset(tok, 0, sizeof *tok);
+    *ids = NULL;
+    attn_status st = encode_rows(m, cfg, &rows, &len, &b, err);
+    if (!st) st = pad_rows(m, cfg, rows, len, b, tok, ids, err);
+    if (rows) free_rows(rows, b);
+    free(len);
+    if (st) {
+        attn_tokens_free(tok);
+        free(*ids);
+        *ids = NULL;
+    }
+    return st;
+}
+
+/* ---- the trace ---- */
+
+/* The run's configuration: cfg with the model's sizes and its RoPE. */
+static attn_status run_config(const attn_model *m, const attn_config *cfg, attn_config *run, attn_error *err)
+{
+    if (cfg->source_tokens)
+        return attn_fail(err, ATTN_ERR_CONFIG, "source_tokens: %s is a decoder; cross-attention needs one attention "
+                         "layer without --model", m->name);
+    if (cfg->weights_path || cfg->input_path)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: a model brings its own weights and embeddings",
+                         cfg->weights_path ? "weights" : "input");
+    attn_status st = attn_config_copy(run, cfg, err);
+    if (st) return st;
+    if (!run->model && !(run->model = strdup(m->dir))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    run->d_model = m->cfg.d;
+    run->heads = m->cfg.heads;
+    run->kv_heads = m->cfg.kv_heads;
+    run->mode = ATTN_MODE_AUTO;
+    run->rope = true;
+    run->rope_style = ATTN_ROPE_HALF;
+    run->rope_theta = m->cfg.theta;
+    return ATTN_OK;
+}
+
+static void model_dims(const attn_model *m, const attn_tokens *tk, int past, attn_dims *d)
+{
+    const attn_model_config *c = &m->cfg;
+    memset(d, 0, sizeof *d);
+    d->b = tk->rows;
+    d->L = tk->len;
+    d->P = past;
+    d->s = d->L - past;
+    d->t = d->L;
+    d->n = d->s;
+    d->d = c->d;
+    d->h = c->heads;
+    d->g = c->kv_heads;
+    d->k = c->d / c->heads;
+    d->f = c->ffn;
+    d->V = c->vocab;
+    d->mode = d->g == d->h ? ATTN_MODE_MHA : d->g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
+}
+
+static void place(attn_trace *tr, const attn_stage_info *info, int layer)
+{
+    attn_tensor *t = &tr->tensors[tr->n_tensors++];
+    attn_tensor_name(layer, tr->n_layers, info->name, t->name, sizeof t->name);
+    t->layer = layer;
+    t->info = info;
+    t->ndim = attn_stage_shape(info, &tr->dims, t->shape);
+    t->count = 1;
+    for (int j = 0; j < t->ndim; j++) t->count *= (size_t)t->shape[j];
+}
+
+/* embeddings, every layer's stages, then final_norm, logits, probs; refused
+ * before any allocation if the whole would exceed the size limit. */
+static attn_status allocate(attn_trace *tr, attn_error *err)
+{
+    int n;
+    const attn_stage_info *st = attn_stages(&n);
+    attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
+    double need = attn_stages_bytes(&ctx, tr->n_layers), limit = attn_config_max_bytes(&tr->cfg);
+    if (need > limit)
+        return attn_fail(err, ATTN_ERR_CONFIG, "this trace would need about %.1f GiB, more than the %.1f GiB limit; "
+                         "use a shorter text or fewer rows", need / (1 << 30), limit / (1 << 30));
+    if (!(tr->tensors = calloc((size_t)n * (tr->n_layers + 1), sizeof *tr->tensors)))
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    place(tr, &st[ATTN_STAGE_EMBEDDINGS], -1);
+    for (int l = 0; l < tr->n_layers; l++)
+        for (int i = 0; i < n; i++)
+            if (!st[i].model_level && attn_stage_present(&st[i], &ctx)) place(tr, &st[i], l);
+    for (int i = ATTN_STAGE_RESID_IN; i < n; i++)
+        if (st[i].model_level) place(tr, &st[i], -1);
+    return attn_trace_alloc_arena(tr, err);
+}
+
+static float *D(const attn_trace *tr, int layer, attn_stage_id id)
+{
+    const attn_tensor *t = attn_trace_stage(tr, layer, id);
+    return t ? t->data : NULL;
+}
+
+/* embeddings[b, i] = E[token at position P + i], zeros at pads. */
+static void embed(const attn_model *m, attn_trace *tr)
+{
+    const attn_dims *d = &tr->dims;
+    float *e = D(tr, -1, ATTN_STAGE_EMBEDDINGS);
+    for (int r = 0; r < d->b; r++)
+        for (int i = 0; i < d->s; i++) {
+            int id = tr->token_ids[(size_t)r * d->L + d->P + i];
+            float *row = e + ((size_t)r * d->s + i) * d->d;
+            if (id >= 0 && id < m->cfg.vocab) memcpy(row, m->embed + (size_t)id * d->d, (size_t)d->d * sizeof *row);
+            else memset(row, 0, (size_t)d->d * sizeof *row);
+        }
+}
+
+static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, const float *x_past, float *xbuf,
+                             attn_error *err)
+{
+    const attn_dims *d = &tr->dims;
+    const attn_model_layer *W = &m->layer[l];
+    size_t rows = (size_t)d->b * d->s, n = rows * d->d;
+    float *in = D(tr, l, ATTN_STAGE_RESID_IN), *mid = D(tr, l, ATTN_STAGE_RESID_MID);
+    float *norm2 = D(tr, l, ATTN_STAGE_MLP_NORM), *gate = D(tr, l, ATTN_STAGE_GATE), *up = D(tr, l, ATTN_STAGE_UP);
+    float *act = D(tr, l, ATTN_STAGE_ACT), *mlp = D(tr, l, ATTN_STAGE_MLP_OUT);
+    memcpy(in, l ? D(tr, l - 1, ATTN_STAGE_RESID_OUT) : D(tr, -1, ATTN_STAGE_EMBEDDINGS), n * sizeof *in);
+    attn_op_rmsnorm(in, W->attn_norm, xbuf, rows, d->d, m->cfg.eps);
+    attn_inputs ai = {.w_q = W->w_q, .w_k = W->w_k, .w_v = W->w_v, .w_o = W->w_o, .x = xbuf, .x_past = x_past};
+    attn_status st = attn_attention_run(tr, l, &ai, err);
+    if (st) return st;
+    attn_op_add(in, D(tr, l, ATTN_STAGE_OUT), mid, n);
+    attn_op_rmsnorm(mid, W->mlp_norm, norm2, rows, d->d, m->cfg.eps);
+    attn_op_project(norm2, W->w_gate, gate, (int)rows, d->d, d->f);
+    attn_op_project(norm2, W->w_up, up, (int)rows, d->d, d->f);
+    attn_op_swiglu(gate, up, act, rows * d->f);
+    attn_op_project(act, W->w_down, mlp, (int)rows, d->f, d->d);
+    attn_op_add(mid, mlp, D(tr, l, ATTN_STAGE_RESID_OUT), n);
+    return ATTN_OK;
+}
+
+static void head(const attn_model *m, attn_trace *tr)
+{
+    const attn_dims *d = &tr->dims;
+    size_t rows = (size_t)d->b * d->s;
+    float *fn = D(tr, -1, ATTN_STAGE_FINAL_NORM), *logits = D(tr, -1, ATTN_STAGE_LOGITS);
+    attn_op_rmsnorm(D(tr, tr->n_layers - 1, ATTN_STAGE_RESID_OUT), m->norm, fn, rows, d->d, m->cfg.eps);
+    attn_op_project_t(fn, m->lm_head, logits, (int)rows, d->d, d->V);
+    attn_op_softmax(logits, D(tr, -1, ATTN_STAGE_PROBS), rows, d->V, true);
+}
+
+/* The first P positions of tr's rows, as a trace of their own: its layers' x
+ * are the KV cache's inputs. */
+static attn_status run_prefix(const attn_model *m, const attn_trace *tr, attn_trace *pre, attn_error *err);
+
+static attn_status run_ids(const attn_model *m, attn_trace *tr, const float *const *x_past, attn_error *err)
+{
+    attn_trace pre = {0};
+    float *xbuf = NULL;
+    attn_status st = ATTN_OK;
+    if (tr->dims.P > 0 && !x_past) {
+        if ((st = run_prefix(m, tr, &pre, err))) return st;
+    }
+    if ((st = allocate(tr, err))) goto out;
+    if (!(xbuf = malloc((size_t)tr->dims.b * tr->dims.s * tr->dims.d * sizeof *xbuf))) {
+        st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    embed(m, tr);
+    for (int l = 0; !st && l < tr->n_layers; l++) {
+        const float *past = x_past ? x_past[l] : tr->dims.P ? D(&pre, l, ATTN_STAGE_X) : NULL;
+        st = run_layer(m, tr, l, past, xbuf, err);
+    }
+    if (!st) head(m, tr);
+out:
+    free(xbuf);
+    attn_trace_free(&pre);
+    return st;
+}
+
+static attn_status run_prefix(const attn_model *m, const attn_trace *tr, attn_trace *pre, attn_error *err)
+{
+    const attn_tokens *tk = &tr->tokens;
+    int P = tr->dims.P, b = tk->rows;
+    const char **table = calloc((size_t)b * P, sizeof *table);
+    int *len = calloc((size_t)b, sizeof *len);
+    attn_status st = ATTN_OK;
+    memset(pre, 0, sizeof *pre);
+    if (!table || !len || attn_config_copy(&pre->cfg, &tr->cfg, err) ||
+        !(pre->token_ids = malloc((size_t)b * P * sizeof *pre->token_ids))) {
+        st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    pre->cfg.past = 0;
+    for (int r = 0; r < b; r++)
+        for (int p = 0; p < P; p++) {
+            table[(size_t)r * P + p] = attn_tokens_at(tk, r, p);
+            pre->token_ids[(size_t)r * P + p] = tr->token_ids[(size_t)r * tk->len + p];
+            len[r] += !attn_tokens_is_pad(tk, r, p);
+        }
+    if ((st = attn_tokens_from_table(b, P, table, len, tk->side, &pre->tokens, err))) goto out;
+    pre->n_layers = tr->n_layers;
+    model_dims(m, &pre->tokens, 0, &pre->dims);
+    st = run_ids(m, pre, NULL, err);
+out:
+    free(table);
+    free(len);
+    if (st) attn_trace_free(pre);
+    return st;
+}
+
+/* Tokens, ids, sizes and configuration of the trace, nothing computed yet:
+ * the tokens are cfg's, or the one row ids[0 .. n) when ids is given. */
+static attn_status begin(const attn_model *m, const attn_config *cfg, const int *ids, int n, attn_trace *tr,
+                         attn_error *err)
+{
+    attn_status st;
+    memset(tr, 0, sizeof *tr);
+    if ((st = run_config(m, cfg, &tr->cfg, err))) return st;
+    if (ids) {
+        int *row = (int *)ids;
+        for (int i = 0; i < n; i++)
+            if (ids[i] < 0 || ids[i] >= m->cfg.vocab)
+                return attn_fail(err, ATTN_ERR_CONFIG, "token id %d is outside %s's vocabulary", ids[i], m->name);
+        st = pad_rows(m, &tr->cfg, &row, &n, 1, &tr->tokens, &tr->token_ids, err);
+    } else {
+        st = attn_model_tokenize(m, &tr->cfg, &tr->tokens, &tr->token_ids, err);
+    }
+    if (st) return st;
+    if (cfg->past >= tr->tokens.len)
+        return attn_fail(err, ATTN_ERR_CONFIG, "past (%d) must be less than the %d tokens so at least one query "
+                         "remains", cfg->past, tr->tokens.len);
+    tr->n_layers = m->cfg.layers;
+    model_dims(m, &tr->tokens, cfg->past, &tr->dims);
+    if (!(tr->model_config = strdup(m->config_json))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    return ATTN_OK;
+}
+
+attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, const float *const *x_past,
+                                 attn_trace *tr, attn_error *err)
+{
+    attn_status st = begin(m, cfg, NULL, 0, tr, err);
+    if (!st) st = run_ids(m, tr, x_past, err);
+    if (st) attn_trace_free(tr);
+    return st;
+}
+
+attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, const int *ids, int n,
+                                 const float *const *x_past, attn_trace *tr, attn_error *err)
+{
+    attn_status st = n > 0 ? begin(m, cfg, ids, n, tr, err)
+                           : attn_fail(err, ATTN_ERR_CONFIG, "no tokens to run");
+    if (!st) st = run_ids(m, tr, x_past, err);
+    if (st) attn_trace_free(tr);
+    return st;
+}
+
+attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cfg, double *bytes, attn_error *err)
+{
+    attn_trace tr;
+    attn_status st = begin(m, cfg, NULL, 0, &tr, err);
+    if (!st) {
+        attn_stage_ctx ctx = attn_config_stage_ctx(&tr.cfg, &tr.dims);
+        *bytes = attn_stages_bytes(&ctx, tr.n_layers);
+    }
+    attn_trace_free(&tr);
+    return st;
+}

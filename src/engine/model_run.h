@@ -1,0 +1,41 @@
+/* model_run.h — a trained model's forward pass, every layer traced.
+ *
+ * Tensor names (n layers; N = 0 .. n−1):
+ *   embeddings                                   (b, s, d)
+ *   layers.N.resid_in → layers.N.x = RMSNorm(resid_in) → the attention's
+ *     stages (layers.N.q … layers.N.out, attention.h) → layers.N.resid_mid
+ *     → layers.N.mlp_norm → gate, up → act → mlp_out → layers.N.resid_out
+ *   final_norm (b, s, d) → logits (b, s, V) → probs (b, s, V)
+ * The mask settings (causal, padding, fill, sliding window, softmax guard,
+ * scale) act in every layer; RoPE is the model's (rotate-half, its theta). */
+#ifndef ATTN_MODEL_RUN_H
+#define ATTN_MODEL_RUN_H
+
+#include "attention.h"
+#include "config.h"
+#include "model.h"
+#include "trace.h"
+
+/* Token rows for a model: cfg->text through the tokenizer (rows split at '|',
+ * "\|" a literal bar), else cfg->tokens looked up token by token in the
+ * vocabulary (unknown ones become the unk token), else the model's example.
+ * The tokenizer's BOS leads every row. Fills the padded table *tok and *ids
+ * (b, L) with −1 at pads (caller frees both). */
+attn_status attn_model_tokenize(const attn_model *m, const attn_config *cfg, attn_tokens *tok, int **ids,
+                                attn_error *err);
+
+/* Runs m on cfg's text into *out (caller frees with attn_trace_free). With
+ * cfg->past = P > 0 the first P positions are the KV cache: x_past, when
+ * given, holds each layer's normalised input there (m->cfg.layers arrays of
+ * (b, P, d)), else it is computed by running those positions first. */
+attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, const float *const *x_past,
+                                 attn_trace *out, attn_error *err);
+
+/* The same on one row of token ids, ids[0 .. n) (cfg's text and tokens unused). */
+attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, const int *ids, int n,
+                                 const float *const *x_past, attn_trace *out, attn_error *err);
+
+/* Bytes the trace of cfg on m would take (tokenizing cfg's text). */
+attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cfg, double *bytes, attn_error *err);
+
+#endif

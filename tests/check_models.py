@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Whole-model comparison of `attnlab trace --model` and `attnlab generate`
+against PyTorch, written here from Hugging Face's LlamaForCausalLM semantics
+(modeling_llama: LlamaRMSNorm, rotate_half RoPE, repeat_kv, eager attention
+with the causal mask, SwiGLU MLP, tied or untied LM head), independently of
+the training code in scripts/train/.
+
+Models: every shipped one under assets/models/, and small random ones written
+here in the same format (MHA, GQA, MQA; 1-3 layers; tied and untied; F16 and
+BF16). Checks: logits and every layer's attention weights against the
+reference; greedy `generate` (KV cache) token for token against the
+reference's full-pass greedy loop; a left-padded batch gives each row's
+unpadded predictions; a trace with past = P (the cache) equals the full pass
+at the new positions. Needs python3-torch, else exits 77 (skipped)."""
+import argparse
+import glob
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+except ImportError:
+    print("torch is not installed (apt-get install python3-torch): skipped")
+    sys.exit(77)
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--attnlab", required=True)
+ap.add_argument("--models", required=True, help="the shipped models' folder")
+ARGS = ap.parse_args()
+TMP = tempfile.mkdtemp(prefix="attnlab-models-")
+torch.set_default_dtype(torch.float64)
+FAILED = []
+
+
+def fail(what):
+    FAILED.append(what)
+    print("FAIL " + what)
+
+
+# ---- safetensors (F32, F16, BF16) ----
+
+def read_st(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    data, out = raw[8 + n:], {}
+    for k, e in header.items():
+        b = data[e["data_offsets"][0]:e["data_offsets"][1]]
+        if e["dtype"] == "F32":
+            a = np.frombuffer(b, "<f4")
+        elif e["dtype"] == "F16":
+            a = np.frombuffer(b, "<f2").astype(np.float32)
+        elif e["dtype"] == "BF16":
+            a = (np.frombuffer(b, "<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            raise ValueError(e["dtype"])
+        out[k] = torch.from_numpy(a.reshape(e["shape"]).astype(np.float64))
+    return out, meta
+
+
+def write_st(path, tensors, dtype):
+    header, blobs, off = {}, [], 0
+    for k, v in tensors.items():
+        a = v.detach().numpy().astype(np.float32)
+        if dtype == "F16":
+            b = a.astype("<f2").tobytes()
+        else:  # BF16, round to nearest even
+            u = a.view(np.uint32).astype(np.uint64)
+            b = (((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype("<u2")).tobytes()
+        header[k] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+# ---- the reference: Hugging Face's LlamaForCausalLM, eager, float64 ----
+
+def rms_norm(x, w, eps):
+    return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rope_cos_sin(positions, dim, theta):
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
+    freqs = torch.outer(positions.double(), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def reference(W, cfg, ids, attn_mask=None):
+    """logits (b, s, V) and each layer's attention weights (b, h, s, s) for ids (b, s);
+    attn_mask (b, s): 1 for real tokens, 0 for pads (HF's attention_mask)."""
+    d, h, g = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    k, eps = d // h, cfg["rms_norm_eps"]
+    b, s = ids.shape
+    x = W["model.embed_tokens.weight"][ids]
+    cos, sin = rope_cos_sin(torch.arange(s), k, cfg.get("rope_theta", 10000.0))
+    mask = torch.full((s, s), float("-inf")).triu(1)[None, None].repeat(b, 1, 1, 1)
+    if attn_mask is not None:
+        mask = mask.masked_fill(attn_mask[:, None, None, :] == 0, float("-inf"))
+    weights = []
+    for li in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{li}."
+        hs = rms_norm(x, W[p + "input_layernorm.weight"], eps)
+        q = (hs @ W[p + "self_attn.q_proj.weight"].T).view(b, s, h, k).transpose(1, 2)
+        kk = (hs @ W[p + "self_attn.k_proj.weight"].T).view(b, s, g, k).transpose(1, 2)
+        v = (hs @ W[p + "self_attn.v_proj.weight"].T).view(b, s, g, k).transpose(1, 2)
+        q, kk = q * cos + rotate_half(q) * sin, kk * cos + rotate_half(kk) * sin
+        kk, v = kk.repeat_interleave(h // g, dim=1), v.repeat_interleave(h // g, dim=1)
+        scores = q @ kk.transpose(2, 3) / k ** 0.5 + mask
+        w = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+        weights.append(w)
+        o = (w @ v).transpose(1, 2).reshape(b, s, d) @ W[p + "self_attn.o_proj.weight"].T
+        x = x + o
+        hs = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        gate, up = hs @ W[p + "mlp.gate_proj.weight"].T, hs @ W[p + "mlp.up_proj.weight"].T
+        x = x + (torch.nn.functional.silu(gate) * up) @ W[p + "mlp.down_proj.weight"].T
+    x = rms_norm(x, W["model.norm.weight"], eps)
+    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+    return x @ head.T, weights
+
+
+# ---- attnlab ----
+
+def attnlab(*args):
+    env = dict(os.environ, ATTNLAB_MODELS=ARGS.models)
+    r = subprocess.run([ARGS.attnlab, *args], capture_output=True, text=True, env=env)
+    return r.returncode, r.stdout, r.stderr
+
+
+def trace(model, *args):
+    path = os.path.join(TMP, "t.safetensors")
+    rc, _, err = attnlab("trace", "--model", model, *args, "-o", path)
+    if rc:
+        raise RuntimeError(f"attnlab trace {' '.join(args)} exited {rc}: {err.strip()}")
+    return read_st(path)
+
+
+def close(got, want, tol=2e-4):
+    scale = max(1.0, float(want.abs().max()))
+    return float((got - want).abs().max()) <= tol * scale
+
+
+def check_logits(name, model, W, cfg, text):
+    t, meta = trace(model, "--text", text)
+    ids = torch.tensor(json.loads(meta["token_ids"]))
+    logits, weights = reference(W, cfg, ids)
+    ok = close(t["logits"], logits)
+    for li, w in enumerate(weights):  # a model of one layer has the single-layer names
+        ok &= close(t[f"layers.{li}.weights" if len(weights) > 1 else "weights"], w, 1e-4)
+    probs_ok = close(t["probs"], torch.softmax(logits, -1), 1e-4)
+    if not (ok and probs_ok):
+        fail(f"{name}: logits/weights/probs differ from the reference on {text!r} "
+             f"(max |Δlogits| {float((t['logits'] - logits).abs().max()):.2e})")
+    else:
+        print(f"ok   {name}: logits and {len(weights)} layers' weights on {ids.shape[1]} tokens")
+    return ids
+
+
+def vocab_strings(tok):
+    inv = {i: s for s, i in tok["model"]["vocab"].items()}
+    for a in tok.get("added_tokens", []):
+        inv[a["id"]] = a["content"]
+    return inv
+
+
+def check_generate(name, model, W, cfg, tok, text, n=12):
+    _, meta = trace(model, "--text", text)
+    ids = json.loads(meta["token_ids"])[0]
+    prompt = len(ids)
+    while len(ids) - prompt < n and len(ids) < cfg["max_position_embeddings"]:
+        logits, _ = reference(W, cfg, torch.tensor([ids]))
+        nxt = int(logits[0, -1].argmax())
+        ids.append(nxt)
+        if nxt == cfg.get("eos_token_id"):
+            break
+    inv = vocab_strings(tok)
+    special = {a["id"] for a in tok.get("added_tokens", []) if a.get("special")}
+    sep = "" if (tok.get("decoder") or {}).get("type") == "Fuse" else " "
+    want = sep.join(inv[i] for i in ids[prompt:] if i not in special)
+    rc, out, err = attnlab("generate", "--model", model, "--text", text, "--max-new", str(n))
+    got = out.rstrip("\n").split(" → ", 1)[-1] if rc == 0 else None
+    if got != want:
+        fail(f"{name}: generate {text!r} gave {got!r} (exit {rc} {err.strip()}), the reference {want!r}")
+    else:
+        print(f"ok   {name}: greedy generation over the KV cache equals the reference: {want!r}")
+
+
+def check_padding_and_cache(name, model, text_a, text_b):
+    full = {}
+    for t in (text_a, text_b):
+        full[t], _ = trace(model, "--text", t)
+    for side in ("left", "right"):
+        both, meta = trace(model, "--text", f"{text_a}|{text_b}", "--pad-side", side)
+        lengths = json.loads(meta["lengths"])
+        L = both["logits"].shape[1]
+        for r, t in enumerate((text_a, text_b)):
+            n = lengths[r]
+            got = both["logits"][r, L - n:] if side == "left" else both["logits"][r, :n]
+            if not close(got, full[t]["logits"][0]):
+                fail(f"{name}: row {r} padded on the {side} predicts differently from its unpadded run")
+                return
+        # without the pad mask, the padded row's predictions do change
+        nomask, _ = trace(model, "--text", f"{text_a}|{text_b}", "--pad-side", side, "--no-pad-mask")
+        short = 0 if lengths[0] < lengths[1] else 1
+        if close(nomask["logits"][short], both["logits"][short], 1e-6):
+            fail(f"{name}: turning the pad mask off changed nothing")
+            return
+    cached, meta = trace(model, "--text", text_a, "--past", "3")
+    if not close(cached["logits"][0], full[text_a]["logits"][0, 3:]):
+        fail(f"{name}: past = 3 (the KV cache) differs from the full pass at the new positions")
+        return
+    print(f"ok   {name}: left/right padding keeps each row's predictions; pad mask off changes them; "
+          f"past = 3 equals the full pass")
+
+
+# ---- random models in the shipped format ----
+
+WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "dog", "ran", "far", "and", "it",
+         "was", "good", "day", "to", "see"]
+
+
+def tokenizer_json():
+    return {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
+                              "normalized": False, "special": True} for i, w in enumerate(WORDS[:3])],
+            "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
+            "post_processor": {"type": "TemplateProcessing",
+                               "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                          {"Sequence": {"id": "A", "type_id": 0}}],
+                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
+                                        {"Sequence": {"id": "B", "type_id": 1}}],
+                               "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+            "decoder": None,
+            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(WORDS)}, "unk_token": "<unk>"}}
+
+
+def random_model(path, layers, heads, kv, tied, dtype, seed):
+    torch.manual_seed(seed)
+    d, f, V = 16, 40, len(WORDS)
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": d,
+           "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": kv,
+           "intermediate_size": f, "rms_norm_eps": 1e-5, "rope_theta": 100.0, "vocab_size": V,
+           "max_position_embeddings": 32, "tie_word_embeddings": tied, "hidden_act": "silu",
+           "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "bfloat16" if dtype == "BF16" else "float16"}
+    k = d // heads
+    W = {"model.embed_tokens.weight": torch.randn(V, d)}
+    for li in range(layers):
+        p = f"model.layers.{li}."
+        W[p + "input_layernorm.weight"] = 1 + 0.1 * torch.randn(d)
+        W[p + "self_attn.q_proj.weight"] = torch.randn(d, d) / d ** 0.5 * 2
+        W[p + "self_attn.k_proj.weight"] = torch.randn(kv * k, d) / d ** 0.5 * 2
+        W[p + "self_attn.v_proj.weight"] = torch.randn(kv * k, d) / d ** 0.5
+        W[p + "self_attn.o_proj.weight"] = torch.randn(d, d) / d ** 0.5
+        W[p + "post_attention_layernorm.weight"] = 1 + 0.1 * torch.randn(d)
+        W[p + "mlp.gate_proj.weight"] = torch.randn(f, d) / d ** 0.5
+        W[p + "mlp.up_proj.weight"] = torch.randn(f, d) / d ** 0.5
+        W[p + "mlp.down_proj.weight"] = torch.randn(d, f) / f ** 0.5
+    W["model.norm.weight"] = 1 + 0.1 * torch.randn(d)
+    if not tied:
+        W["lm_head.weight"] = torch.randn(V, d) / d ** 0.5
+    os.makedirs(path, exist_ok=True)
+    write_st(os.path.join(path, "model.safetensors"), W, dtype)
+    json.dump(cfg, open(os.path.join(path, "config.json"), "w"))
+    json.dump(tokenizer_json(), open(os.path.join(path, "tokenizer.json"), "w"))
+
+
+RANDOM = [  # layers, heads, kv heads, tied, dtype
+    (1, 4, 4, True, "F16"),
+    (2, 4, 2, False, "BF16"),
+    (3, 4, 1, True, "BF16"),
+    (2, 2, 1, False, "F16"),
+]
+for i, (layers, heads, kv, tied, dtype) in enumerate(RANDOM):
+    path = os.path.join(TMP, f"random{i}")
+    random_model(path, layers, heads, kv, tied, dtype, seed=i)
+    name = f"random {layers} layers {heads}/{kv} heads {'tied' if tied else 'untied'} {dtype}"
+    W, _ = read_st(os.path.join(path, "model.safetensors"))
+    cfg = json.load(open(os.path.join(path, "config.json")))
+    try:
+        check_logits(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
+        check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
+        check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day")
+    except RuntimeError as e:
+        fail(f"{name}: {e}")
+
+PROMPTS = {"zh": ("床前明月光，疑是地上霜。", "白日依山尽", "春眠不觉晓"),
+           "en": ("the jury said it did not know .", "it was a good day", "he said")}
+for path in sorted(glob.glob(os.path.join(ARGS.models, "*", "config.json"))):
+    folder = os.path.dirname(path)
+    name = os.path.basename(folder)
+    W, _ = read_st(os.path.join(folder, "model.safetensors"))
+    cfg = json.load(open(path))
+    tok = json.load(open(os.path.join(folder, "tokenizer.json"), encoding="utf-8"))
+    lang = "en" if tok["model"]["type"] == "WordLevel" else "zh"
+    a, b, c = PROMPTS[lang]
+    try:
+        check_logits(name, name, W, cfg, a)
+        check_padding_and_cache(name, name, a, b)
+        check_generate(name, name, W, cfg, tok, c)
+    except RuntimeError as e:
+        fail(f"{name}: {e}")
+
+print(f"{len(FAILED)} failed")
+sys.exit(1 if FAILED else 0)

@@ -1,0 +1,399 @@
+/* test_model.c — model folders (model.h), the model's traced forward pass
+ * (model_run.h) and generation over the KV cache (generate.h), on small random
+ * Llama folders written here. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "forward.h"
+#include "generate.h"
+#include "model_run.h"
+#include "rng.h"
+#include "safetensors.h"
+#include "trace_io.h"
+
+static char ROOT[256];
+
+static const char TOKENIZER[] =
+    "{\"version\":\"1.0\",\"added_tokens\":["
+    "{\"id\":0,\"content\":\"<unk>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":false,\"special\":true},"
+    "{\"id\":1,\"content\":\"<s>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":false,\"special\":true},"
+    "{\"id\":2,\"content\":\"</s>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":false,\"special\":true}],"
+    "\"normalizer\":null,\"pre_tokenizer\":{\"type\":\"WhitespaceSplit\"},"
+    "\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"<s>\",\"type_id\":0}},"
+    "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}],\"pair\":[{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},"
+    "{\"Sequence\":{\"id\":\"B\",\"type_id\":1}}],\"special_tokens\":{\"<s>\":{\"id\":\"<s>\",\"ids\":[1],\"tokens\":[\"<s>\"]}}},"
+    "\"decoder\":null,\"model\":{\"type\":\"WordLevel\",\"unk_token\":\"<unk>\",\"vocab\":{\"<unk>\":0,\"<s>\":1,"
+    "\"</s>\":2,\"the\":3,\"cat\":4,\"sat\":5,\"on\":6,\"mat\":7,\".\":8,\"a\":9,\"dog\":10,\"ran\":11}}}";
+enum { V = 12, D = 8, F = 12 };
+
+static void write_text(const char *dir, const char *file, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A random Llama folder of `layers` layers, h heads, g K/V heads, F32 weights.
+ * skip: a tensor left out; bad_shape: a tensor given one row too many. */
+static void make_model(const char *dir, int layers, int h, int g, bool tied, const char *skip,
+                       const char *bad_shape)
+{
+    char cfg[1024];
+    mkdir(dir, 0755);
+    snprintf(cfg, sizeof cfg,
+             "{\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":%d,\"num_hidden_layers\":%d,"
+             "\"num_attention_heads\":%d,\"num_key_value_heads\":%d,\"intermediate_size\":%d,\"rms_norm_eps\":1e-5,"
+             "\"rope_theta\":100.0,\"vocab_size\":%d,\"max_position_embeddings\":16,\"tie_word_embeddings\":%s,"
+             "\"bos_token_id\":1,\"eos_token_id\":2}",
+             D, layers, h, g, F, V, tied ? "true" : "false");
+    write_text(dir, "config.json", cfg);
+    write_text(dir, "tokenizer.json", TOKENIZER);
+    static const char *const LAYER[] = {"input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                        "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj",
+                                        "mlp.up_proj", "mlp.down_proj"};
+    int kv = g * (D / h);
+    const int64_t rows[] = {D, D, kv, kv, D, D, F, F, D}, cols[] = {0, D, D, D, D, 0, D, D, F};
+    enum { MAXT = 64 };
+    char names[MAXT][64];
+    int64_t shapes[MAXT][2];
+    attn_st_tensor t[MAXT];
+    float *data[MAXT];
+    int n = 0;
+#define ADD(r, c, ...) do { snprintf(names[n], 64, __VA_ARGS__); shapes[n][0] = (r); shapes[n][1] = (c); n++; } while (0)
+    ADD(V, D, "model.embed_tokens.weight");
+    for (int l = 0; l < layers; l++)
+        for (int i = 0; i < 9; i++) ADD(rows[i], cols[i], "model.layers.%d.%s.weight", l, LAYER[i]);
+    ADD(D, 0, "model.norm.weight");
+    if (!tied) ADD(V, D, "lm_head.weight");
+#undef ADD
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (skip && !strcmp(names[i], skip)) continue;
+        if (bad_shape && !strcmp(names[i], bad_shape)) shapes[i][0]++;
+        size_t count = (size_t)shapes[i][0] * (size_t)(shapes[i][1] ? shapes[i][1] : 1);
+        data[m] = malloc(count * sizeof(float));
+        attn_fill_normal(data[m], count, attn_hash64((uint64_t)i * 77 + 5), shapes[i][1] ? 0.5f : 0.1f);
+        if (!shapes[i][1])
+            for (size_t e = 0; e < count; e++) data[m][e] += 1.0f; /* norm gains near 1 */
+        t[m] = (attn_st_tensor){names[i], shapes[i][1] ? 2 : 1, shapes[i], data[m]};
+        m++;
+    }
+    char path[512];
+    attn_error err;
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    assert_int_equal(attn_st_write(path, t, m, NULL, 0, &err), ATTN_OK);
+    for (int i = 0; i < m; i++) free(data[i]);
+}
+
+static const char *model_dir(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    char *p = buf[k++ % 4];
+    snprintf(p, 512, "%s/%s", ROOT, name);
+    return p;
+}
+
+static void test_load(void **state)
+{
+    (void)state;
+    attn_model m;
+    attn_error err;
+    make_model(model_dir("gqa"), 2, 4, 2, true, NULL, NULL);
+    assert_int_equal(attn_model_load(model_dir("gqa"), &m, &err), ATTN_OK);
+    assert_int_equal(m.cfg.layers, 2);
+    assert_int_equal(m.cfg.kv_heads, 2);
+    assert_ptr_equal(m.lm_head, m.embed);
+    assert_string_equal(m.name, "gqa");
+    /* q_proj (out, in) is stored transposed: w_q[i, o] = q_proj[o, i] */
+    attn_st_file f;
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.safetensors", model_dir("gqa"));
+    assert_int_equal(attn_st_read(path, &f, &err), ATTN_OK);
+    const attn_st_entry *e = attn_st_find(&f, "model.layers.1.self_attn.q_proj.weight");
+    float *q = malloc(D * D * sizeof *q);
+    attn_st_copy_f32(&f, e, q);
+    assert_true(m.layer[1].w_q[3 * D + 5] == q[5 * D + 3]);
+    free(q);
+    attn_st_free(&f);
+    attn_model_free(&m);
+    /* by name, under ATTNLAB_MODELS */
+    setenv("ATTNLAB_MODELS", ROOT, 1);
+    assert_int_equal(attn_model_load("gqa", &m, &err), ATTN_OK);
+    attn_model_free(&m);
+    unsetenv("ATTNLAB_MODELS");
+}
+
+static void expect_load_error(const char *dir, const char *msg)
+{
+    attn_model m;
+    attn_error err = {0};
+    if (attn_model_load(dir, &m, &err) == ATTN_OK) fail_msg("%s loaded; expected '%s'", dir, msg);
+    if (!strstr(err.msg, msg)) fail_msg("'%s' does not contain '%s'", err.msg, msg);
+    assert_null(strchr(err.msg, '\n'));
+}
+
+static void test_bad_folders(void **state)
+{
+    (void)state;
+    expect_load_error(model_dir("absent"), "no such folder or shipped model");
+    make_model(model_dir("nocfg"), 1, 2, 2, true, NULL, NULL);
+    char p[512];
+    snprintf(p, sizeof p, "%s/config.json", model_dir("nocfg"));
+    unlink(p);
+    expect_load_error(model_dir("nocfg"), "config.json");
+    make_model(model_dir("gpt2"), 1, 2, 2, true, NULL, NULL);
+    write_text(model_dir("gpt2"), "config.json", "{\"architectures\":[\"GPT2LMHeadModel\"],\"hidden_size\":8}");
+    expect_load_error(model_dir("gpt2"), "architecture 'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM)");
+    write_text(model_dir("gpt2"), "config.json", "[1, 2");
+    expect_load_error(model_dir("gpt2"), "config.json: not a JSON object");
+    write_text(model_dir("gpt2"), "config.json", "{\"model_type\":\"llama\",\"hidden_size\":8,\"num_hidden_layers\":1,"
+               "\"num_attention_heads\":3,\"intermediate_size\":4,\"vocab_size\":12}");
+    expect_load_error(model_dir("gpt2"), "do not fit");
+    write_text(model_dir("gpt2"), "config.json", "{\"model_type\":\"llama\",\"hidden_size\":8,\"num_hidden_layers\":1}");
+    expect_load_error(model_dir("gpt2"), "'vocab_size' is missing");
+    make_model(model_dir("skip"), 2, 2, 1, true, "model.norm.weight", NULL);
+    expect_load_error(model_dir("skip"), "tensor 'model.norm.weight' is missing");
+    make_model(model_dir("shape"), 2, 2, 1, true, NULL, "model.layers.1.self_attn.k_proj.weight");
+    expect_load_error(model_dir("shape"), "'model.layers.1.self_attn.k_proj.weight' has shape (5, 8) but config.json needs (4, 8)");
+    /* the config says 1 layer, the weights have 2 */
+    make_model(model_dir("disagree"), 2, 2, 2, false, NULL, NULL);
+    char cfg[600];
+    snprintf(cfg, sizeof cfg, "{\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":8,\"num_hidden_layers\":1,"
+             "\"num_attention_heads\":2,\"num_key_value_heads\":2,\"intermediate_size\":12,\"vocab_size\":12}");
+    write_text(model_dir("disagree"), "config.json", cfg);
+    expect_load_error(model_dir("disagree"), "unexpected tensor 'model.layers.1.");
+    /* a truncated weights file, a foreign dtype, a tokenizer that is not one */
+    make_model(model_dir("trunc"), 1, 2, 2, true, NULL, NULL);
+    snprintf(p, sizeof p, "%s/model.safetensors", model_dir("trunc"));
+    assert_int_equal(truncate(p, 200), 0);
+    expect_load_error(model_dir("trunc"), "model.safetensors");
+    {
+        static const char hdr[] = "{\"x\":{\"dtype\":\"I8\",\"shape\":[1],\"data_offsets\":[0,1]}}";
+        unsigned char len[8] = {sizeof hdr - 1};
+        FILE *f = fopen(p, "wb");
+        assert_non_null(f);
+        fwrite(len, 1, 8, f);
+        fwrite(hdr, 1, sizeof hdr - 1, f);
+        fputc('x', f);
+        fclose(f);
+    }
+    expect_load_error(model_dir("trunc"), "dtype");
+    make_model(model_dir("tok"), 1, 2, 2, true, NULL, NULL);
+    write_text(model_dir("tok"), "tokenizer.json", "{\"this\": \"is not a tokenizer\"}");
+    expect_load_error(model_dir("tok"), "tokenizer.json");
+}
+
+static void run_text(const char *dir, const char *text, const char *pad_side, int past, bool pad_mask,
+                     attn_trace *tr)
+{
+    attn_config c;
+    attn_error err;
+    attn_config_init(&c);
+    assert_int_equal(attn_config_set(&c, "model", dir, &err), ATTN_OK);
+    assert_int_equal(attn_config_set(&c, "text", text, &err), ATTN_OK);
+    assert_int_equal(attn_config_set(&c, "pad_side", pad_side, &err), ATTN_OK);
+    c.past = past;
+    c.pad_mask = pad_mask;
+    if (attn_trace_run(&c, NULL, tr, &err)) fail_msg("%s: %s", text, err.msg);
+    attn_config_free(&c);
+}
+
+static void test_trace_stages(void **state)
+{
+    (void)state;
+    attn_trace tr;
+    make_model(model_dir("mqa"), 3, 4, 1, false, NULL, NULL);
+    run_text(model_dir("mqa"), "the cat sat on the zebra", "right", 0, true, &tr);
+    assert_int_equal(tr.n_layers, 3);
+    assert_int_equal(tr.dims.s, 7); /* <s> first; zebra is <unk> */
+    assert_string_equal(attn_tokens_at(&tr.tokens, 0, 0), "<s>");
+    assert_string_equal(attn_tokens_at(&tr.tokens, 0, 6), "<unk>");
+    assert_int_equal(tr.token_ids[6], 0);
+    static const char *const NAMES[] = {"embeddings", "layers.0.resid_in", "layers.0.x", "layers.1.q_rope",
+                                        "layers.2.weights", "layers.2.mlp_norm", "layers.2.act",
+                                        "layers.2.resid_out", "final_norm", "logits", "probs"};
+    for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
+        if (!attn_trace_find(&tr, NAMES[i])) fail_msg("no tensor %s", NAMES[i]);
+    assert_string_equal(tr.tensors[0].name, "embeddings");
+    assert_string_equal(tr.tensors[tr.n_tensors - 1].name, "probs");
+    const attn_tensor *probs = attn_trace_find(&tr, "probs"), *w = attn_trace_find(&tr, "layers.1.weights");
+    assert_int_equal(probs->shape[2], V);
+    for (int i = 0; i < 7; i++) {
+        double sum = 0;
+        for (int v = 0; v < V; v++) sum += probs->data[i * V + v];
+        assert_true(fabs(sum - 1) < 1e-5);
+        for (int j = i + 1; j < 7; j++) assert_true(attn_tensor_at4(w, 0, 2, i, j) == 0.0f); /* causal */
+    }
+    /* layer 1's input is layer 0's output */
+    const attn_tensor *a = attn_trace_find(&tr, "layers.0.resid_out"), *b = attn_trace_find(&tr, "layers.1.resid_in");
+    assert_memory_equal(a->data, b->data, a->count * sizeof(float));
+    attn_trace_free(&tr);
+}
+
+/* A row padded on either side predicts exactly as alone (RoPE scores depend
+ * on i − j only); a past of P (the cache) equals the full pass. */
+static void test_padding_and_cache(void **state)
+{
+    (void)state;
+    attn_trace alone, both, cached;
+    make_model(model_dir("pad"), 2, 4, 2, true, NULL, NULL);
+    run_text(model_dir("pad"), "a dog ran", "right", 0, true, &alone);
+    for (int side = 0; side < 2; side++) {
+        run_text(model_dir("pad"), "the cat sat on the mat|a dog ran", side ? "left" : "right", 0, true, &both);
+        const attn_tensor *la = attn_trace_find(&alone, "logits"), *lb = attn_trace_find(&both, "logits");
+        int L = both.dims.L, n = alone.dims.L, off = side ? L - n : 0;
+        for (int i = 0; i < n; i++)
+            for (int v = 0; v < V; v++)
+                assert_true(fabsf(la->data[i * V + v] - lb->data[((size_t)L + off + i) * V + v]) < 1e-4f);
+        attn_trace_free(&both);
+    }
+    run_text(model_dir("pad"), "a dog ran", "right", 2, true, &cached);
+    const attn_tensor *lc = attn_trace_find(&cached, "logits"), *la = attn_trace_find(&alone, "logits");
+    assert_int_equal(cached.dims.s, 2);
+    for (int i = 0; i < 2; i++)
+        for (int v = 0; v < V; v++) assert_true(fabsf(lc->data[i * V + v] - la->data[(2 + i) * V + v]) < 1e-4f);
+    attn_trace_free(&cached);
+    attn_trace_free(&alone);
+}
+
+static int argmax_last(const attn_trace *tr)
+{
+    const attn_tensor *lg = attn_trace_find(tr, "logits");
+    const float *row = lg->data + (size_t)(tr->dims.s - 1) * V;
+    int best = 0;
+    for (int v = 1; v < V; v++)
+        if (row[v] > row[best]) best = v;
+    return best;
+}
+
+/* Greedy steps over the cache pick what full passes pick, and each step's
+ * trace has one query row over every earlier position. */
+static void test_generate_equals_full_passes(void **state)
+{
+    (void)state;
+    attn_model m;
+    attn_generator g;
+    attn_config c;
+    attn_error err;
+    make_model(model_dir("gen"), 2, 4, 2, false, NULL, NULL);
+    assert_int_equal(attn_model_load(model_dir("gen"), &m, &err), ATTN_OK);
+    attn_config_init(&c);
+    attn_config_set(&c, "text", "the cat", &err);
+    assert_int_equal(attn_generator_init(&g, &m, &c, &err), ATTN_OK);
+    attn_sampling greedy = {0, 0, 1};
+    for (int step = 0; step < 8; step++) {
+        attn_trace full;
+        assert_int_equal(attn_model_trace_ids(&m, &c, g.ids, g.n, NULL, &full, &err), ATTN_OK);
+        int want = argmax_last(&full), got;
+        attn_trace_free(&full);
+        assert_int_equal(attn_generator_step(&g, &greedy, &got, &err), ATTN_OK);
+        assert_int_equal(got, want);
+        assert_int_equal(g.trace.dims.s, 1);
+        assert_int_equal(g.trace.dims.P, g.n - 1);
+        assert_non_null(attn_trace_find(&g.trace, "layers.1.k_cache"));
+    }
+    /* the model's 16 positions end it with a message */
+    int id;
+    attn_status st = ATTN_OK;
+    while (!st) st = attn_generator_step(&g, &greedy, &id, &err);
+    assert_int_equal(g.n, 16);
+    assert_non_null(strstr(err.msg, "16 positions"));
+    attn_generator_free(&g);
+    /* sampling: the same seed, the same draws */
+    attn_sampling warm = {1.0, 3, 7};
+    float logits[V];
+    for (int v = 0; v < V; v++) logits[v] = (float)v * 0.1f;
+    for (float u = 0; u < 1; u += 0.05f) {
+        int a = attn_sample_logits(logits, V, &warm, u);
+        assert_true(a >= V - 3); /* top-3 only */
+        assert_int_equal(a, attn_sample_logits(logits, V, &warm, u));
+    }
+    assert_int_equal(attn_sample_logits(logits, V, &(attn_sampling){0}, 0.5f), V - 1);
+    attn_config_free(&c);
+    attn_model_free(&m);
+}
+
+static void test_save_and_load(void **state)
+{
+    (void)state;
+    attn_trace tr, back;
+    attn_error err;
+    char path[512];
+    make_model(model_dir("io"), 2, 2, 1, true, NULL, NULL);
+    run_text(model_dir("io"), "the cat|a dog ran", "left", 0, true, &tr);
+    snprintf(path, sizeof path, "%s/io.safetensors", ROOT);
+    assert_int_equal(attn_trace_save(&tr, path, &err), ATTN_OK);
+    if (attn_trace_load(path, &back, &err)) fail_msg("load: %s", err.msg);
+    assert_int_equal(back.n_tensors, tr.n_tensors);
+    assert_int_equal(back.n_layers, 2);
+    assert_int_equal(back.dims.V, V);
+    assert_true(attn_trace_is_model(&back));
+    for (int i = 0; i < tr.n_tensors; i++) {
+        assert_string_equal(back.tensors[i].name, tr.tensors[i].name);
+        assert_int_equal(back.tensors[i].layer, tr.tensors[i].layer);
+    }
+    assert_memory_equal(back.token_ids, tr.token_ids, (size_t)tr.dims.b * tr.dims.L * sizeof(int));
+    assert_string_equal(back.model_config, tr.model_config);
+    assert_string_equal(back.cfg.model, model_dir("io"));
+    attn_trace_free(&back);
+    attn_trace_free(&tr);
+}
+
+static void test_config_errors(void **state)
+{
+    (void)state;
+    attn_config c;
+    attn_trace tr;
+    attn_error err;
+    make_model(model_dir("cfg"), 1, 2, 2, true, NULL, NULL);
+    static const struct { const char *key, *value, *msg; } cases[] = {
+        {"source_tokens", "a b", "cross-attention needs one attention layer"},
+        {"past", "9", "past (9) must be less than the 3 tokens"},
+        {"text", "the cat | ", "text: row 2 is empty"},
+        {"text", "the the the the the the the the the the the the the the the the", "more than cfg's 16 positions"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        attn_config_init(&c);
+        attn_config_set(&c, "model", model_dir("cfg"), &err);
+        attn_config_set(&c, "text", "the cat", &err);
+        assert_int_equal(attn_config_set(&c, cases[i].key, cases[i].value, &err), ATTN_OK);
+        if (attn_trace_run(&c, NULL, &tr, &err) == ATTN_OK) fail_msg("%s = %s ran", cases[i].key, cases[i].value);
+        if (!strstr(err.msg, cases[i].msg)) fail_msg("'%s' does not contain '%s'", err.msg, cases[i].msg);
+        attn_config_free(&c);
+    }
+}
+
+int main(void)
+{
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(ROOT, sizeof ROOT, "%s/attnlab-model-XXXXXX", tmp ? tmp : "/tmp");
+    if (!mkdtemp(ROOT)) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_load),
+        cmocka_unit_test(test_bad_folders),
+        cmocka_unit_test(test_trace_stages),
+        cmocka_unit_test(test_padding_and_cache),
+        cmocka_unit_test(test_generate_equals_full_passes),
+        cmocka_unit_test(test_save_and_load),
+        cmocka_unit_test(test_config_errors),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", ROOT);
+    if (system(cmd)) return 1;
+    return rc;
+}
