@@ -349,6 +349,7 @@ static void test_save_and_load(void **state)
     assert_memory_equal(back.token_ids, tr.token_ids, (size_t)tr.dims.b * tr.dims.L * sizeof(int));
     assert_string_equal(back.model_config, tr.model_config);
     assert_string_equal(back.cfg.model, model_dir("io"));
+    assert_string_equal(back.cfg.text, "the cat|a dog ran");
     attn_trace_free(&back);
     attn_trace_free(&tr);
 }

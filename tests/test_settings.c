@@ -180,6 +180,7 @@ static void trace_round_trip(void **state)
     for (int i = 0; i < attn_setting_count(); i++) {
         const attn_setting *row = attn_setting_at(i);
         if (!(row->flags & ATTN_SETTING_TRACE)) continue;
+        if (!strcmp(row->name, "model") || !strcmp(row->name, "text")) continue; /* need a model: test_model */
         char want[256];
         attn_config c;
         attn_error err;
