@@ -34,8 +34,6 @@ static const flag_def FLAGS[] = {
     {"frames", "N", "bench: time N rendered frames instead of forward passes"},
     {"repeat", "N", "timed repetitions (bench)"},
     {"max-new", "N", "tokens to add (generate; default 24)"},
-    {"temperature", "T", "0: the most likely token each step (generate; default); above 0: sample"},
-    {"top-k", "K", "sample among the K most likely tokens (generate; default 0: all)"},
     {"help", NULL, "show this help (also -h)"},
 };
 #define N_FLAGS ((int)(sizeof FLAGS / sizeof FLAGS[0]))
@@ -202,20 +200,6 @@ static int picture_option(const char *cmd, const char *flag, const char *v, cli_
     return 0;
 }
 
-static int generate_option(const char *cmd, const char *flag, const char *v, cli_args *a)
-{
-    if (!strcmp(flag, "max-new")) return count_arg(cmd, flag, v, 0, 100000, &a->max_new);
-    if (!strcmp(flag, "top-k")) return count_arg(cmd, flag, v, 0, 1 << 22, &a->top_k);
-    char *end;
-    double t = strtod(v, &end);
-    if (end == v || *end || !(t >= 0 && t <= 100)) {
-        fprintf(stderr, "attnlab %s: --temperature: '%s' is not a number from 0 to 100\n", cmd, v);
-        return -1;
-    }
-    a->temperature = t;
-    return 0;
-}
-
 int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a)
 {
     cli_opt all[MAX_OPTS];
@@ -289,13 +273,9 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
             }
             a->repeat = (int)r;
             if (!(opts & CLI_OPT_REPEAT)) { bad_flag = "--repeat"; goto not_here; }
-        } else if (!strcmp(f->flag, "max-new") || !strcmp(f->flag, "temperature") || !strcmp(f->flag, "top-k")) {
-            if (!(opts & CLI_OPT_GENERATE)) {
-                snprintf(flagbuf, sizeof flagbuf, "--%s", f->flag);
-                bad_flag = flagbuf;
-                goto not_here;
-            }
-            if (generate_option(cmd, f->flag, optarg, a)) return CLI_EUSAGE;
+        } else if (!strcmp(f->flag, "max-new")) {
+            if (!(opts & CLI_OPT_GENERATE)) { bad_flag = "--max-new"; goto not_here; }
+            if (count_arg(cmd, f->flag, optarg, 0, 100000, &a->max_new)) return CLI_EUSAGE;
         } else {
             if (!strcmp(f->flag, "frames") ? !(opts & CLI_OPT_FRAMES) : !(opts & CLI_OPT_PICTURE)) {
                 snprintf(flagbuf, sizeof flagbuf, "--%s", f->flag);

@@ -19,8 +19,7 @@ typedef struct {
     const char *output; /* -o FILE */
     int repeat;         /* --repeat N (bench) */
     int frames;         /* --frames N (bench of the renderer) */
-    int max_new, top_k; /* --max-new N, --top-k K (generate) */
-    double temperature; /* --temperature T (generate) */
+    int max_new;        /* --max-new N (generate) */
     ui_picture pic;     /* --stage, --head, --batch-index, --view, --size, ... (render) */
     bool help;
     char **positional;  /* arguments that are not options, in order */

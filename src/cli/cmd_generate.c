@@ -33,7 +33,7 @@ static attn_status generate(const cli_args *a, attn_error *err)
 {
     attn_model m;
     attn_generator g;
-    attn_sampling s = {a->temperature, a->top_k, a->cfg.seed};
+    attn_sampling s = {a->cfg.temperature, a->cfg.top_k, a->cfg.seed};
     attn_status st = attn_model_load(a->cfg.model, &m, err);
     if (st) return st;
     if ((st = attn_generator_init(&g, &m, &a->cfg, err))) goto out;

@@ -143,6 +143,7 @@ static attn_status set_str(char **dst, const char *v, attn_error *err)
 
 static bool theta_ok(double x) { return x > 1.0 && !isinf(x); }
 static bool dropout_ok(double x) { return x >= 0.0 && x < 1.0; }
+static bool temperature_ok(double x) { return x >= 0.0 && x <= 100.0; }
 /* -inf, or a negative number a float holds */
 static bool mask_ok(double x) { return x == -INFINITY || (x < 0 && x >= -3.0e38); }
 
@@ -224,6 +225,11 @@ static const attn_setting SETTINGS[] = {
      .help = "a trained model: a shipped one by name (tang, brown; `attnlab models`) or a Hugging Face Llama folder"},
     {.name = "text", .type = ATTN_SET_TEXT, .offset = FIELD(text), .flags = LESSON | TRACE, .arg = "TEXT",
      .help = "with --model: text to tokenize; '|' separates batch rows, '\\|' is a bar"},
+    {.name = "temperature", .type = ATTN_SET_DOUBLE, .offset = FIELD(temperature), .flags = LESSON, .def = "0",
+     .arg = "T", .help = "generating: 0 takes the most likely token (default), T > 0 samples from softmax(logits / T)",
+     .ok = temperature_ok, .rule = "a number from 0 to 100"},
+    {.name = "top_k", .type = ATTN_SET_INT, .offset = FIELD(top_k), .flags = LESSON, .arg = "K",
+     .help = "generating: sample among the K most likely tokens (default: all)", .min = 1, .max = 1 << 22},
     {.name = "tokens", .type = ATTN_SET_TEXT, .offset = FIELD(tokens), .flags = LESSON, .arg = "TEXT",
      .help = "tokens separated by spaces, rows by '|' (\"我 爱 AI | I love AI\")"},
     {.name = "source_tokens", .type = ATTN_SET_TEXT, .offset = FIELD(source_tokens), .flags = LESSON, .arg = "TEXT",

@@ -21,6 +21,8 @@ typedef enum { ATTN_CAUSAL_OFF = 0, ATTN_CAUSAL_ON = 1, ATTN_CAUSAL_REVERSED = 2
 typedef struct {
     char *model;           /* a trained model's name or folder (model.h); NULL: one attention layer */
     char *text;            /* with a model: text its tokenizer reads, rows separated by '|' */
+    double temperature;    /* generating with a model: 0 takes the most likely token, T > 0 samples */
+    int top_k;             /* sampling among the k most likely tokens; 0: all */
     char *tokens;          /* "你 是 猫 | 我 爱 AI"; NULL: built-in example or synthetic */
     char *source_tokens;   /* set: cross-attention over these source rows */
     int seq, batch;        /* 0: unset (taken from tokens, or synthetic defaults) */

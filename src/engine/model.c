@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,6 +322,74 @@ static char *first_line(const char *dir, const char *file)
     return out;
 }
 
+double attn_model_kv_bytes_per_token(const attn_model_config *c)
+{
+    return 2.0 * c->layers * c->kv_heads * (c->d / c->heads) * sizeof(float);
+}
+
+/* eval.json (written by the training script): variant, language, losses. */
+static void read_eval(attn_model *m)
+{
+    char path[4096], *text = NULL;
+    size_t size;
+    attn_error ignore;
+    m->heldout_loss = m->train_loss = NAN;
+    snprintf(path, sizeof path, "%s/eval.json", m->dir);
+    if (attn_file_read(path, 1u << 16, &text, &size, &ignore)) return;
+    cJSON *root = cJSON_ParseWithLength(text, size);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "variant");
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(root, "lang");
+    if (cJSON_IsString(v)) snprintf(m->variant, sizeof m->variant, "%s", v->valuestring);
+    if (cJSON_IsString(l)) snprintf(m->lang, sizeof m->lang, "%s", l->valuestring);
+    m->heldout_loss = json_num(root, "heldout_loss", NAN);
+    m->train_loss = json_num(root, "train_loss", NAN);
+    cJSON_Delete(root);
+    free(text);
+}
+
+static int variant_rank(const char *v)
+{
+    return !strcmp(v, "mha") ? 0 : !strcmp(v, "gqa") ? 1 : !strcmp(v, "mqa") ? 2 : -1;
+}
+
+attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, int *n, attn_error *err)
+{
+    char **all;
+    int count;
+    bool have[3] = {false, false, false};
+    attn_status st = attn_model_list(&all, &count, err);
+    *n = 0;
+    if (st) return st;
+    for (int i = 0; i < count; i++) {
+        attn_model o = {0};
+        char dir[4096], path[4200], *text = NULL;
+        size_t size;
+        attn_error ignore;
+        snprintf(dir, sizeof dir, "%s/%s", attn_model_root(), all[i]);
+        snprintf(path, sizeof path, "%s/config.json", dir);
+        if ((o.dir = strdup(dir))) read_eval(&o);
+        int r = variant_rank(o.variant);
+        if (r >= 0 && !have[r] && m->lang[0] && !strcmp(o.lang, m->lang) &&
+            !attn_file_read(path, CONFIG_LIMIT, &text, &size, &ignore) && !parse_config(text, size, &o.cfg, &ignore)) {
+            attn_model_variant *v = &out[r];
+            snprintf(v->name, sizeof v->name, "%s", all[i]);
+            snprintf(v->variant, sizeof v->variant, "%s", o.variant);
+            v->heads = o.cfg.heads;
+            v->kv_heads = o.cfg.kv_heads;
+            v->heldout_loss = o.heldout_loss;
+            v->kv_bytes_per_token = attn_model_kv_bytes_per_token(&o.cfg);
+            have[r] = true;
+        }
+        free(text);
+        free(o.dir);
+        free(all[i]);
+    }
+    free(all);
+    for (int r = 0; r < 3; r++) /* close the gaps: MHA, GQA, MQA in order */
+        if (have[r]) out[(*n)++] = out[r];
+    return ATTN_OK;
+}
+
 static attn_status load_folder(attn_model *m, attn_error *err)
 {
     char path[4096];
@@ -340,6 +409,7 @@ static attn_status load_folder(attn_model *m, attn_error *err)
                          attn_tokenizer_vocab_size(m->tok), m->cfg.vocab);
     m->summary = card_summary(m->dir);
     m->example = first_line(m->dir, "example.txt");
+    read_eval(m);
     return ATTN_OK;
 }
 

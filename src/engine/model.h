@@ -49,6 +49,10 @@ typedef struct attn_model {
     char *config_json;        /* config.json as read */
     char *summary;            /* the model card's one-line summary, or NULL */
     char *example;            /* example.txt's first line, or NULL */
+    char variant[16];         /* eval.json's: "gqa", "mha", "mqa", "nocausal"; "" if absent */
+    char lang[8];             /* eval.json's training language: "zh", "en"; "" if absent */
+    double heldout_loss;      /* eval.json's, nats per token on held-out text; NAN if absent */
+    double train_loss;        /* the same on training text */
     attn_model_config cfg;
     float *embed;             /* (V, d) embed_tokens */
     float *norm;              /* (d) the final norm's gain */
@@ -73,5 +77,22 @@ void attn_model_free(attn_model *m);
 
 /* The names of the shipped models, sorted (caller frees each and the array). */
 attn_status attn_model_list(char ***names, int *n, attn_error *err);
+
+/* K and V of one token in every layer, float32: 2 · layers · g · k · 4 bytes. */
+double attn_model_kv_bytes_per_token(const attn_model_config *c);
+
+/* A shipped model trained like another except for its attention. */
+typedef struct {
+    char name[64];             /* as attn_model_list gives it */
+    char variant[16];          /* "mha", "gqa", "mqa" */
+    int heads, kv_heads;
+    double heldout_loss;       /* nats per token; NAN if unknown */
+    double kv_bytes_per_token;
+} attn_model_variant;
+
+/* The shipped variants of m's training run, in the order MHA, GQA, MQA (m
+ * among them when it is one): same language, variant mha, gqa or mqa.
+ * out has room for 3; *n receives how many there are. */
+attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, int *n, attn_error *err);
 
 #endif

@@ -387,3 +387,32 @@ attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cf
     attn_trace_free(&tr);
     return st;
 }
+
+attn_status attn_model_decode(const attn_model *m, const attn_config *base, int step, attn_config *out, int *len,
+                              attn_error *err)
+{
+    attn_tokens tk;
+    int *ids, longest = 0;
+    attn_status st = attn_model_tokenize(m, base, &tk, &ids, err);
+    if (st) return st;
+    free(ids);
+    for (int i = 0; i < tk.rows * tk.len; i++)
+        if (tk.tok[i][strcspn(tk.tok[i], " \t|")] || !tk.tok[i][0]) {
+            st = attn_fail(err, ATTN_ERR_CONFIG, "decoding: token '%s' cannot be written as a token list", tk.tok[i]);
+            goto out;
+        }
+    for (int r = 0; r < tk.rows; r++) longest = tk.lengths[r] > longest ? tk.lengths[r] : longest;
+    *len = longest;
+    step = step > longest ? longest : step < 1 ? 1 : step;
+    char *text = attn_tokens_text(&tk, step);
+    if (!text) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    if ((st = attn_config_copy(out, base, err))) { free(text); goto out; }
+    free(out->tokens);
+    free(out->text);
+    out->tokens = text;
+    out->text = NULL;
+    out->past = step - 1;
+out:
+    attn_tokens_free(&tk);
+    return st;
+}

@@ -35,6 +35,13 @@ attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, co
 attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, const int *ids, int n,
                                  const float *const *x_past, attn_trace *out, attn_error *err);
 
+/* KV-cache decoding with a model, step `step` (1-based) of base: the first
+ * `step` tokens of every row (as token strings in out->tokens, text unset),
+ * all but the last in the cache. *len receives the number of steps. As
+ * attn_config_decode does for one layer. */
+attn_status attn_model_decode(const attn_model *m, const attn_config *base, int step, attn_config *out, int *len,
+                              attn_error *err);
+
 /* Bytes the trace of cfg on m would take (tokenizing cfg's text). */
 attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cfg, double *bytes, attn_error *err);
 

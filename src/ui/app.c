@@ -9,6 +9,7 @@
 #include "app_impl.h"
 #include "forward.h"
 #include "i18n.h"
+#include "model_run.h"
 #include "trace_io.h"
 #include "view.h"
 
@@ -116,8 +117,11 @@ int ui_app_set_layer(ui_app *app, int layer)
  * decode_step tokens with all but the last already in the KV cache. */
 static int effective_config(ui_app *app, const attn_config *base, attn_config *out, attn_error *err)
 {
+    if (ui_app_model_sync(app, base->model, err)) return -1;
     if (!ui_app_decoding(app)) return attn_config_copy(out, base, err) ? -1 : 0;
-    if (attn_config_decode(base, app->view.decode_step, out, &app->decode_len, err)) return -1;
+    if (base->model ? attn_model_decode(app->model, base, app->view.decode_step, out, &app->decode_len, err)
+                    : attn_config_decode(base, app->view.decode_step, out, &app->decode_len, err))
+        return -1;
     if (app->view.decode_step > app->decode_len) app->view.decode_step = app->decode_len;
     if (app->view.decode_step < 1) app->view.decode_step = 1;
     return 0;
@@ -172,6 +176,7 @@ static void compute_alt(ui_app *app)
     if (attn_config_copy(&c, &app->trace.cfg, &err)) return;
     attn_inputs in;
     attn_inputs_from_trace(&app->trace, &in);
+    in.model = app->model;
     const attn_setting *toggled = attn_compare_at(app->view.compare);
     if (app->trace.dims.cross && toggled->compare.self_only)
         /* TRANSLATORS: %s: what the compare view toggles ("causal mask") */
@@ -216,10 +221,11 @@ static int commit(ui_app *app, attn_config *next)
     int saved_step = app->view.decode_step;
     bool reuse = same_inputs(app, &app->cfg, next);
     if (effective_config(app, next, &run, &err)) goto fail;
-    attn_inputs in;
+    attn_inputs in = {.model = app->model};
     if (app->from_file) attn_inputs_from_trace(&app->file, &in);
     else if (reuse) attn_inputs_from_trace(&app->trace, &in);
-    attn_status st = attn_trace_run(&run, app->from_file || reuse ? &in : NULL, &tr, &err);
+    in.model = app->model;
+    attn_status st = attn_trace_run(&run, &in, &tr, &err);
     attn_config_free(&run);
     if (st) goto fail;
 
@@ -313,8 +319,14 @@ int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsi
 {
     attn_error err;
     init_common(app);
-    if (attn_config_copy(&app->cfg, cfg, &err) || attn_trace_run(&app->cfg, NULL, &app->trace, &err)) {
+    if (attn_config_copy(&app->cfg, cfg, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
+        return -1;
+    }
+    if (ui_app_model_sync(app, cfg->model, &err) ||
+        attn_trace_run(&app->cfg, &(attn_inputs){.model = app->model}, &app->trace, &err)) {
+        snprintf(err_out, errsize, "%s", err.msg);
+        ui_app_model_sync(app, NULL, NULL);
         attn_config_free(&app->cfg);
         return -1;
     }
@@ -354,6 +366,7 @@ void ui_app_free(ui_app *app)
     if (app->has_alt) attn_trace_free(&app->alt);
     if (app->from_file) attn_trace_free(&app->file);
     attn_config_free(&app->cfg);
+    ui_app_model_sync(app, NULL, NULL);
     free(app->file_path);
     free(app->scales);
     app->scales = NULL;

@@ -9,7 +9,8 @@
  * never draws, and the renderer never changes what is shown.
  *
  * app.c holds the state and its recomputation, app_actions.c what an action
- * does, app_input.c keys and the mouse, app_edit.c the token editor. */
+ * does, app_input.c keys and the mouse, app_edit.c the token editor,
+ * app_model.c a trained model's variants, predictions and generation. */
 #ifndef UI_APP_H
 #define UI_APP_H
 
@@ -24,6 +25,8 @@
 #include "player.h"
 #include "state.h"
 #include "trace.h"
+
+#include "model.h"
 
 #define UI_EDIT_MAX 1024
 
@@ -53,6 +56,10 @@ typedef struct ui_app {
     attn_trace file;      /* view FILE: the loaded trace, whose tensors feed recomputation */
     bool from_file;
     char *file_path;
+    attn_model *model;    /* the trained model cfg.model names, loaded once (owned); NULL: none */
+    char *model_key;      /* the cfg.model it was loaded for */
+    attn_model_variant variants[3]; /* its MHA / GQA / MQA variants (m switches), n_variants of them */
+    int n_variants;
     ui_scale *scales;     /* per tensor of trace, then of alt */
     unsigned generation;  /* bumped whenever trace or alt changes (render caches key on it) */
 
@@ -178,6 +185,34 @@ int ui_app_lesson_open(ui_app *app, const char *path, int step, char *err, size_
 int ui_app_lesson_go(ui_app *app, int step);
 /* Opens the lesson picker; returns 0, or -1 with the status line saying why. */
 int ui_app_lesson_picker(ui_app *app);
+
+/* ---- a trained model (app_model.c) */
+
+/* Loads the model `name` names unless it is the one loaded (NULL: none).
+ * Returns 0, or -1 with err set. */
+int ui_app_model_sync(ui_app *app, const char *name, attn_error *err);
+
+/* The query row the next-token panel shows: the selected row, else the last
+ * real token of the batch row. */
+int ui_app_query_row(const ui_app *app);
+
+/* One of the most likely next tokens. */
+typedef struct {
+    int id;
+    float p;
+    const char *text; /* the vocabulary's string, borrowed from the model */
+} ui_prediction;
+
+/* The k most likely next tokens at (batch, row) of tr's probs, best first;
+ * returns how many (0 when tr is not a model's trace). */
+int ui_app_predictions(const ui_app *app, const attn_trace *tr, int batch, int row, ui_prediction *out, int k);
+
+/* m in model mode: the next of the model's MHA, GQA and MQA variants. */
+int ui_app_next_variant(ui_app *app);
+
+/* ] at the last decode step of a model: appends the next token, chosen with
+ * cfg's temperature and top_k, and steps onto it. */
+int ui_app_generate(ui_app *app);
 
 /* ---- the token editor (app_edit.c) */
 

@@ -7,6 +7,7 @@
 #include "app.h"
 #include "app_impl.h"
 #include "i18n.h"
+#include "model.h"
 
 #define EXAMPLE_SOURCE "you are a cat girl | I love AI"
 #define MAX_HEADS_OFFERED 64
@@ -206,10 +207,28 @@ static void toggled(ui_app *app, ui_action act, bool was_reversed)
     }
 }
 
+/* A trained model fixes its heads, RoPE and self-attention: say so. */
+static bool refuse_in_model(ui_app *app, ui_action act)
+{
+    if (!app->model) return false;
+    if (act == UI_ACT_HEADS_UP || act == UI_ACT_HEADS_DOWN || act == UI_ACT_KV_UP || act == UI_ACT_KV_DOWN)
+        ui_app_status(app, false, _("%s was trained with %d heads sharing %d K/V heads: m switches to its other variants"),
+                      app->model->name, app->model->cfg.heads, app->model->cfg.kv_heads);
+    else if (act == UI_ACT_ROPE || act == UI_ACT_CROSS)
+        ui_app_status(app, false, _("%s was trained with RoPE, as a decoder: that stays as it was trained"),
+                      app->model->name);
+    else
+        return false;
+    return true;
+}
+
 static bool config_action(ui_app *app, ui_action act)
 {
+    if (refuse_in_model(app, act)) return false;
     switch (act) {
-    case UI_ACT_MODE: return !refuse_in_file(app, "mode") && cycle_mode(app) == 0;
+    case UI_ACT_MODE:
+        if (app->model) return ui_app_next_variant(app) == 0;
+        return !refuse_in_file(app, "mode") && cycle_mode(app) == 0;
     case UI_ACT_HEADS_UP: return !refuse_in_file(app, "heads") && change_heads(app, +1) == 0;
     case UI_ACT_HEADS_DOWN: return !refuse_in_file(app, "heads") && change_heads(app, -1) == 0;
     case UI_ACT_KV_UP: return !refuse_in_file(app, "kv-heads") && change_kv(app, +1) == 0;
@@ -261,6 +280,7 @@ static int decode_step(ui_app *app, int dir)
         return -1;
     }
     int step = app->view.decode_step + dir;
+    if (app->model && dir > 0 && step > app->decode_len) return ui_app_generate(app); /* write on */
     if (step < 1 || step > app->decode_len) return -1;
     app->view.decode_step = step;
     return ui_app_edit_config(app, NULL, NULL);

@@ -9,6 +9,7 @@
 #include "keys.h"
 #include "lesson_panel.h"
 #include "plot.h"
+#include "predict.h"
 #include "view.h"
 
 #define UI_MAX_LISTED 512 /* stages the navigator lists: one layer's and the model-level ones */
@@ -63,18 +64,26 @@ static int controls(ui_draw *dl, const ui_app *app)
     const attn_dims *d = &app->trace.dims;
     char buf[96], mv[24];
     flow f = {u / 2, u / 3, u / 2, dl->layout->width - u / 2, u + u / 2};
+    bool model = app->model && attn_trace_is_model(&app->trace);
+    const char *mode = d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA";
     f.x += ui_text(dl, "attnlab", f.x, f.y + u / 4, UI_ACCENT) + u;
-    /* TRANSLATORS: control chips: the key, two spaces, the setting. Keep the key first and the chips short. */
-    snprintf(buf, sizeof buf, _("m  mode %s"), d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA");
-    chip(dl, &f, buf, false, UI_ACT_MODE, 0);
-    snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
-    chip(dl, &f, "−", false, UI_ACT_HEADS_DOWN, 0);
-    f.x -= u / 4;
-    chip(dl, &f, buf, false, UI_ACT_HEADS_UP, 0);
-    snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
-    chip(dl, &f, "−", false, UI_ACT_KV_DOWN, 0);
-    f.x -= u / 4;
-    chip(dl, &f, buf, false, UI_ACT_KV_UP, 0);
+    if (model) { /* a trained model's heads and RoPE are as trained: m switches to its variants */
+        /* TRANSLATORS: the model chip: its name, MHA/GQA/MQA, query heads / K/V heads */
+        snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), app->model->name, mode, d->h, d->g);
+        chip(dl, &f, buf, true, UI_ACT_MODE, 0);
+    } else {
+        /* TRANSLATORS: control chips: the key, two spaces, the setting. Keep the key first and the chips short. */
+        snprintf(buf, sizeof buf, _("m  mode %s"), mode);
+        chip(dl, &f, buf, false, UI_ACT_MODE, 0);
+        snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
+        chip(dl, &f, "−", false, UI_ACT_HEADS_DOWN, 0);
+        f.x -= u / 4;
+        chip(dl, &f, buf, false, UI_ACT_HEADS_UP, 0);
+        snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
+        chip(dl, &f, "−", false, UI_ACT_KV_DOWN, 0);
+        f.x -= u / 4;
+        chip(dl, &f, buf, false, UI_ACT_KV_UP, 0);
+    }
     /* TRANSLATORS: "on", "off", "REVERSED": the state of the causal mask (and of RoPE) in a chip */
     snprintf(buf, sizeof buf, _("c  causal %s"),
              d->cross || !c->causal ? _("off") : c->causal == ATTN_CAUSAL_REVERSED ? _("REVERSED") : _("on"));
@@ -84,7 +93,7 @@ static int controls(ui_draw *dl, const ui_app *app)
              !c->pad_mask ? _("unmasked") : c->pad_side == ATTN_PAD_LEFT ? _("left") : _("right"));
     chip(dl, &f, buf, c->pad_mask, UI_ACT_PADDING, 0);
     snprintf(buf, sizeof buf, _("r  RoPE %s"), c->rope ? _("on") : _("off"));
-    chip(dl, &f, buf, c->rope, UI_ACT_ROPE, 0);
+    if (!model) chip(dl, &f, buf, c->rope, UI_ACT_ROPE, 0);
     if (!c->scale) chip(dl, &f, _("no 1/√dₖ scaling"), true, UI_ACT_NONE, 0); /* a lesson's pitfall setting */
     if (!c->softmax_guard) chip(dl, &f, _("unguarded softmax"), true, UI_ACT_NONE, 0); /* the same */
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
@@ -94,8 +103,8 @@ static int controls(ui_draw *dl, const ui_app *app)
     snprintf(buf, sizeof buf, _("i  fill %s"), isinf(c->mask_value) ? "−∞" : attn_format_mask_value(c->mask_value, mv, sizeof mv));
     chip(dl, &f, buf, false, UI_ACT_FILL, 0);
     cycle_chips(dl, &f, c);
-    chip(dl, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
-    chip(dl, &f, _("e  edit tokens"), app->edit.open, UI_ACT_EDIT, 0);
+    if (!model) chip(dl, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
+    chip(dl, &f, model ? _("e  edit text") : _("e  edit tokens"), app->edit.open, UI_ACT_EDIT, 0);
     chip(dl, &f, ui_app_decoding(app) ? _("k  decoding") : _("k  decode"), ui_app_decoding(app), UI_ACT_DECODE, 0);
     chip(dl, &f, _("g  all heads"), app->view.mode == LESSON_VIEW_GRID, UI_ACT_GRID, 0);
     chip(dl, &f, _("Tab  compare"), app->view.mode == LESSON_VIEW_COMPARE, UI_ACT_COMPARE, 0);
@@ -413,6 +422,11 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     int y = header(dl, app, main);
     if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){main.x, y, main.w, 0});
     ui_rect pic = {main.x, y, main.w, main.y + main.h - y};
+    int side = ui_predict_width(dl, app, pic.w);
+    if (side) {
+        pic.w -= side + u;
+        ui_render_predictions(dl, app, (ui_rect){pic.x + pic.w + u, pic.y, side, pic.h});
+    }
     switch (app->view.mode) {
     case LESSON_VIEW_GRID: ui_plot_grid(dl, app, pic); break;
     case LESSON_VIEW_COMPARE: ui_plot_compare(dl, app, pic); break;

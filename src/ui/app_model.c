@@ -1,0 +1,132 @@
+/* app_model.c — a trained model in the window: loaded once and kept, its
+ * MHA / GQA / MQA variants, its next-token predictions, generation. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "generate.h"
+#include "i18n.h"
+#include "model.h"
+#include "rng.h"
+
+int ui_app_model_sync(ui_app *app, const char *name, attn_error *err)
+{
+    if (name && app->model && app->model_key && !strcmp(app->model_key, name)) return 0;
+    attn_model *m = NULL;
+    char *key = NULL;
+    if (name) {
+        if (!(m = malloc(sizeof *m)) || !(key = strdup(name))) {
+            free(m);
+            attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+            return -1;
+        }
+        if (attn_model_load(name, m, err)) {
+            free(m);
+            free(key);
+            return -1;
+        }
+    }
+    if (app->model) attn_model_free(app->model);
+    free(app->model);
+    free(app->model_key);
+    app->model = m;
+    app->model_key = key;
+    app->n_variants = 0;
+    if (m && attn_model_variants(m, app->variants, &app->n_variants, err)) app->n_variants = 0;
+    return 0;
+}
+
+int ui_app_query_row(const ui_app *app)
+{
+    const attn_trace *tr = &app->trace;
+    const attn_dims *d = &tr->dims;
+    if (app->view.row >= 0 && app->view.row < d->s) return app->view.row;
+    int b = app->view.batch < d->b ? app->view.batch : 0;
+    int last = tr->tokens.side == ATTN_PAD_LEFT || !tr->tokens.lengths ? d->L - 1 : tr->tokens.lengths[b] - 1;
+    return last - d->P >= 0 ? last - d->P : d->s - 1;
+}
+
+int ui_app_predictions(const ui_app *app, const attn_trace *tr, int batch, int row, ui_prediction *out, int k)
+{
+    const attn_tensor *probs = attn_trace_stage(tr, -1, ATTN_STAGE_PROBS);
+    if (!probs || !app->model || batch >= tr->dims.b || row >= tr->dims.s) return 0;
+    int V = tr->dims.V, n = 0;
+    const float *p = probs->data + ((size_t)batch * tr->dims.s + row) * V;
+    for (int v = 0; v < V; v++) { /* insertion into the k best so far */
+        if (n == k && !(p[v] > out[n - 1].p)) continue;
+        int at = n < k ? n++ : k - 1;
+        while (at > 0 && p[v] > out[at - 1].p) {
+            out[at] = out[at - 1];
+            at--;
+        }
+        const char *s = attn_tokenizer_token(app->model->tok, v);
+        out[at] = (ui_prediction){v, p[v], s ? s : "?"};
+    }
+    return n;
+}
+
+int ui_app_next_variant(ui_app *app)
+{
+    int at = -1, n = app->n_variants;
+    if (!app->model) return -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(app->variants[i].name, app->model->name)) at = i;
+    if (n < 2 || at < 0) {
+        ui_app_status(app, false, _("%s has no MHA / GQA / MQA variants to switch to"), app->model->name);
+        return -1;
+    }
+    const attn_model_variant *v = &app->variants[(at + 1) % n];
+    if (ui_app_set(app, "model", v->name)) return -1;
+    /* TRANSLATORS: a model variant; its held-out loss and the KV cache it needs per token */
+    ui_app_status(app, false, _("%s: %d heads share %d K/V heads · held-out loss %.3f nats/token · KV cache %.0f bytes/token"),
+                  v->name, v->heads, v->kv_heads, v->heldout_loss, v->kv_bytes_per_token);
+    return 0;
+}
+
+static int set_tokens(attn_config *next, const void *arg, attn_error *err)
+{
+    char *t = strdup(arg);
+    if (!t) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory"), -1;
+    free(next->tokens);
+    free(next->text);
+    next->tokens = t;
+    next->text = NULL;
+    return 0;
+}
+
+int ui_app_generate(ui_app *app)
+{
+    const attn_trace *tr = &app->trace;
+    const attn_tensor *lg = attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS);
+    if (!lg || !app->model) return -1;
+    if (tr->dims.b != 1) {
+        ui_app_status(app, false, "%s", _("generation continues one text: remove the other batch rows"));
+        return -1;
+    }
+    attn_sampling s = {app->cfg.temperature, app->cfg.top_k, app->cfg.seed};
+    float u = attn_uniform(attn_hash64(s.seed ^ attn_hash_str("generate")), (uint64_t)tr->dims.L);
+    size_t last = (size_t)(tr->dims.s - 1) * tr->dims.V;
+    int id = attn_sample_logits(lg->data + last, tr->dims.V, &s, u);
+    float p = attn_trace_stage(tr, -1, ATTN_STAGE_PROBS)->data[last + id];
+    const char *word = attn_tokenizer_token(app->model->tok, id);
+    char *all = attn_tokens_text(&tr->tokens, 0);
+    if (!all || !word) {
+        free(all);
+        return -1;
+    }
+    size_t len = strlen(all) + strlen(word) + 2;
+    char *text = malloc(len);
+    if (text) snprintf(text, len, "%s %s", all, word);
+    free(all);
+    if (!text) return -1;
+    int step = app->view.decode_step;
+    app->view.decode_step = step + 1;
+    int rc = ui_app_edit_config(app, set_tokens, text);
+    free(text);
+    if (rc) app->view.decode_step = step;
+    /* TRANSLATORS: the token generated and its probability */
+    else ui_app_status(app, false, _("generated “%s” (p = %.2f)"), word, p);
+    return rc;
+}

@@ -1,0 +1,96 @@
+/* predict.c — the next-token panel of a trained model. */
+#include "predict.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "i18n.h"
+
+#define UI_TOP_K 5
+
+int ui_predict_width(ui_draw *dl, const ui_app *app, int avail)
+{
+    if (!attn_trace_is_model(&app->trace) || !app->model) return 0;
+    return ui_imin(18 * ui_line(dl), avail / 3);
+}
+
+/* The top tokens of one trace at the panel's row, as labelled bars; returns the next y. */
+static int bars(ui_draw *dl, const ui_app *app, const attn_trace *tr, ui_rect box, int y, uint32_t colour)
+{
+    int u = ui_line(dl);
+    ui_prediction top[UI_TOP_K];
+    int n = ui_app_predictions(app, tr, app->view.batch, ui_app_query_row(app), top, UI_TOP_K);
+    int label_w = 0;
+    for (int i = 0; i < n; i++) label_w = ui_imax(label_w, ui_text_w(dl, top[i].text));
+    label_w = ui_imin(label_w, box.w / 3);
+    int bar_x = box.x + label_w + u / 2, bar_w = box.x + box.w - bar_x - 3 * u;
+    for (int i = 0; i < n; i++) {
+        char pct[16];
+        ui_text_fit(dl, top[i].text, box.x, y, label_w, UI_WHITE);
+        int w = (int)lroundf(top[i].p * (float)bar_w);
+        ui_fill(dl, bar_x, y + u / 6, bar_w, u - u / 3, UI_PANEL_HI);
+        ui_fill(dl, bar_x, y + u / 6, ui_imax(w, 1), u - u / 3, colour);
+        snprintf(pct, sizeof pct, "%.0f%%", 100.0 * top[i].p);
+        ui_text(dl, pct, bar_x + bar_w + u / 4, y, UI_TEXT);
+        y += u + u / 3;
+    }
+    return y;
+}
+
+static int variants(ui_draw *dl, const ui_app *app, ui_rect box, int y)
+{
+    int u = ui_line(dl);
+    char buf[160];
+    if (app->n_variants < 2) return y;
+    ui_text_fit(dl, _("m: variants trained alike"), box.x, y, box.w, UI_TEXT_DIM);
+    y += u + u / 4;
+    for (int i = 0; i < app->n_variants; i++) {
+        const attn_model_variant *v = &app->variants[i];
+        bool cur = !strcmp(v->name, app->model->name);
+        /* TRANSLATORS: a variant: MHA/GQA/MQA, its held-out loss (nats per token), its KV cache per token */
+        snprintf(buf, sizeof buf, _("%s  %d/%d  loss %.2f  KV %.0f B"), v->variant, v->heads, v->kv_heads,
+                 v->heldout_loss, v->kv_bytes_per_token);
+        for (char *p = buf; *p && p < buf + 3; p++) *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+        if (cur) ui_fill(dl, box.x - u / 4, y - u / 8, box.w + u / 4, u + u / 4, UI_PANEL_HI);
+        ui_text_fit(dl, buf, box.x, y, box.w, cur ? UI_WHITE : UI_TEXT);
+        y += u + u / 3;
+    }
+    return y;
+}
+
+void ui_render_predictions(ui_draw *dl, const ui_app *app, ui_rect box)
+{
+    int u = ui_line(dl), y = box.y;
+    const attn_trace *tr = &app->trace;
+    int row = ui_app_query_row(app), pos = tr->dims.P + row;
+    char buf[200];
+    ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
+    box = (ui_rect){box.x + u / 2, box.y, box.w - u, box.h};
+    y += u / 2;
+    const char *tok = attn_tokens_at(&tr->tokens, app->view.batch, pos);
+    /* TRANSLATORS: the next-token panel's title: the query token and its position */
+    snprintf(buf, sizeof buf, _("next token after “%s” (%d)"), tok, pos);
+    ui_text_fit(dl, buf, box.x, y, box.w, UI_WHITE);
+    y += u + u / 2;
+    y = bars(dl, app, tr, box, y, UI_ACCENT);
+    if (app->has_alt && attn_trace_is_model(&app->alt)) {
+        y += u / 2;
+        /* TRANSLATORS: %s: what the compare view toggles ("causal mask") */
+        snprintf(buf, sizeof buf, _("with the %s toggled:"), ui_compare_name(app->view.compare));
+        ui_text_fit(dl, buf, box.x, y, box.w, UI_TEXT_DIM);
+        y += u + u / 4;
+        y = bars(dl, app, &app->alt, box, y, UI_ERROR);
+    }
+    y += u / 2;
+    snprintf(buf, sizeof buf, "%s · %d %s", app->model->name, app->model->cfg.layers, _("layers"));
+    ui_text_fit(dl, buf, box.x, y, box.w, UI_ACCENT);
+    y += u + u / 4;
+    if (!isnan(app->model->heldout_loss)) {
+        /* TRANSLATORS: the model's loss on text it did not train on, in nats per token */
+        snprintf(buf, sizeof buf, _("held-out loss %.3f nats/token"), app->model->heldout_loss);
+        ui_text_fit(dl, buf, box.x, y, box.w, UI_TEXT);
+        y += u + u / 4;
+    }
+    variants(dl, app, box, y + u / 4);
+}
