@@ -21,6 +21,7 @@
 #include "forward.h"
 #include "trace_io.h"
 #include "layers_fixture.h"
+#include "model_fixture.h"
 
 static char progress_file[512];
 
@@ -407,6 +408,91 @@ static void player_stands_alone(void **state)
 
 /* One table of keys: every help line names its keys, no binding shadows
  * another, and the names of the view modes and toggles are all there. */
+/* Three variants of one "training run" (MHA, GQA, MQA) under ATTNLAB_MODELS. */
+static void make_variants(char *root, size_t size)
+{
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(root, size, "%s/appcore-models-XXXXXX", tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(root));
+    static const struct { const char *name, *variant; int g; double loss; } V3[] = {
+        {"v-gqa", "gqa", 2, 2.5}, {"v-mha", "mha", 4, 2.4}, {"v-mqa", "mqa", 1, 2.7}};
+    for (int i = 0; i < 3; i++) {
+        char dir[600];
+        snprintf(dir, sizeof dir, "%s/%s", root, V3[i].name);
+        make_model(dir, 2, 4, V3[i].g, true, NULL, NULL);
+        write_eval(dir, V3[i].variant, V3[i].loss);
+    }
+    setenv("ATTNLAB_MODELS", root, 1);
+}
+
+static void a_trained_model_in_the_window(void **state)
+{
+    (void)state;
+    char root[512], err[400];
+    ui_app app;
+    attn_config c;
+    make_variants(root, sizeof root);
+    attn_config_init(&c);
+    attn_config_set(&c, "model", "v-gqa", NULL);
+    attn_config_set(&c, "text", "the cat sat on the mat", NULL);
+    if (ui_app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    assert_true(attn_trace_is_model(&app.trace));
+    assert_int_equal(app.n_variants, 3);
+    assert_string_equal(app.variants[0].variant, "mha");
+    assert_string_equal(app.variants[2].variant, "mqa");
+    assert_true(app.variants[2].kv_bytes_per_token * 2 == app.variants[1].kv_bytes_per_token);
+
+    /* the next-token panel: five tokens, best first, the best being the argmax */
+    ui_prediction top[5];
+    int row = ui_app_query_row(&app);
+    assert_int_equal(row, app.trace.dims.s - 1);
+    assert_int_equal(ui_app_predictions(&app, &app.trace, 0, row, top, 5), 5);
+    const attn_tensor *probs = attn_trace_find(&app.trace, "probs");
+    const float *p = probs->data + (size_t)row * app.trace.dims.V;
+    for (int v = 0; v < app.trace.dims.V; v++) assert_true(p[v] <= top[0].p);
+    for (int i = 1; i < 5; i++) assert_true(top[i].p <= top[i - 1].p);
+    float before = top[0].p;
+
+    /* m: GQA → MQA → MHA, each with its own numbers */
+    assert_true(ui_app_key(&app, 'm', 0));
+    assert_string_equal(app.model->name, "v-mqa");
+    assert_int_equal(app.trace.dims.g, 1);
+    assert_non_null(strstr(app.status, "held-out loss 2.700"));
+    assert_true(ui_app_key(&app, 'm', 0));
+    assert_string_equal(app.model->name, "v-mha");
+    assert_int_equal(app.trace.dims.g, 4);
+    /* heads are the model's */
+    assert_false(ui_app_key(&app, 'h', 0));
+    assert_non_null(strstr(app.status, "trained with 4 heads"));
+    assert_int_equal(app.trace.dims.h, 4);
+    /* the causal mask off changes the predictions */
+    assert_true(ui_app_key(&app, 'm', 0)); /* back to v-gqa */
+    assert_true(ui_app_key(&app, 'c', 0));
+    ui_app_predictions(&app, &app.trace, 0, row, top, 5);
+    assert_true(top[0].p != before);
+    assert_true(ui_app_key(&app, 'c', 0));
+
+    /* decode mode steps through the model's tokens; past the end, ] writes on */
+    assert_true(ui_app_key(&app, 'k', 0));
+    assert_int_equal(app.decode_len, 7);
+    while (app.view.decode_step < app.decode_len) assert_true(ui_app_key(&app, ']', 0));
+    assert_int_equal(app.trace.dims.P, 6);
+    assert_true(ui_app_key(&app, ']', 0));
+    assert_int_equal(app.view.decode_step, 8);
+    assert_int_equal(app.decode_len, 8);
+    assert_int_equal(app.trace.dims.s, 1);
+    assert_int_equal(app.trace.dims.P, 7);
+    assert_non_null(strstr(app.status, "generated"));
+    assert_true(ui_app_key(&app, '[', 0));
+    assert_int_equal(app.view.decode_step, 7);
+    ui_app_free(&app);
+    unsetenv("ATTNLAB_MODELS");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void key_table_is_sound(void **state)
 {
     (void)state;
@@ -446,6 +532,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(lesson_steps_forward_and_back, setup, teardown),
         cmocka_unit_test(player_stands_alone),
         cmocka_unit_test(key_table_is_sound),
+        cmocka_unit_test(a_trained_model_in_the_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

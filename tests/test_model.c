@@ -20,83 +20,10 @@
 #include "rng.h"
 #include "safetensors.h"
 #include "trace_io.h"
-
 static char ROOT[256];
 
-static const char TOKENIZER[] =
-    "{\"version\":\"1.0\",\"added_tokens\":["
-    "{\"id\":0,\"content\":\"<unk>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":false,\"special\":true},"
-    "{\"id\":1,\"content\":\"<s>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":false,\"special\":true},"
-    "{\"id\":2,\"content\":\"</s>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":false,\"special\":true}],"
-    "\"normalizer\":null,\"pre_tokenizer\":{\"type\":\"WhitespaceSplit\"},"
-    "\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"<s>\",\"type_id\":0}},"
-    "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}],\"pair\":[{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},"
-    "{\"Sequence\":{\"id\":\"B\",\"type_id\":1}}],\"special_tokens\":{\"<s>\":{\"id\":\"<s>\",\"ids\":[1],\"tokens\":[\"<s>\"]}}},"
-    "\"decoder\":null,\"model\":{\"type\":\"WordLevel\",\"unk_token\":\"<unk>\",\"vocab\":{\"<unk>\":0,\"<s>\":1,"
-    "\"</s>\":2,\"the\":3,\"cat\":4,\"sat\":5,\"on\":6,\"mat\":7,\".\":8,\"a\":9,\"dog\":10,\"ran\":11}}}";
-enum { V = 12, D = 8, F = 12 };
+#include "model_fixture.h"
 
-static void write_text(const char *dir, const char *file, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-/* A random Llama folder of `layers` layers, h heads, g K/V heads, F32 weights.
- * skip: a tensor left out; bad_shape: a tensor given one row too many. */
-static void make_model(const char *dir, int layers, int h, int g, bool tied, const char *skip,
-                       const char *bad_shape)
-{
-    char cfg[1024];
-    mkdir(dir, 0755);
-    snprintf(cfg, sizeof cfg,
-             "{\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":%d,\"num_hidden_layers\":%d,"
-             "\"num_attention_heads\":%d,\"num_key_value_heads\":%d,\"intermediate_size\":%d,\"rms_norm_eps\":1e-5,"
-             "\"rope_theta\":100.0,\"vocab_size\":%d,\"max_position_embeddings\":16,\"tie_word_embeddings\":%s,"
-             "\"bos_token_id\":1,\"eos_token_id\":2}",
-             D, layers, h, g, F, V, tied ? "true" : "false");
-    write_text(dir, "config.json", cfg);
-    write_text(dir, "tokenizer.json", TOKENIZER);
-    static const char *const LAYER[] = {"input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                                        "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj",
-                                        "mlp.up_proj", "mlp.down_proj"};
-    int kv = g * (D / h);
-    const int64_t rows[] = {D, D, kv, kv, D, D, F, F, D}, cols[] = {0, D, D, D, D, 0, D, D, F};
-    enum { MAXT = 64 };
-    char names[MAXT][64];
-    int64_t shapes[MAXT][2];
-    attn_st_tensor t[MAXT];
-    float *data[MAXT];
-    int n = 0;
-#define ADD(r, c, ...) do { snprintf(names[n], 64, __VA_ARGS__); shapes[n][0] = (r); shapes[n][1] = (c); n++; } while (0)
-    ADD(V, D, "model.embed_tokens.weight");
-    for (int l = 0; l < layers; l++)
-        for (int i = 0; i < 9; i++) ADD(rows[i], cols[i], "model.layers.%d.%s.weight", l, LAYER[i]);
-    ADD(D, 0, "model.norm.weight");
-    if (!tied) ADD(V, D, "lm_head.weight");
-#undef ADD
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        if (skip && !strcmp(names[i], skip)) continue;
-        if (bad_shape && !strcmp(names[i], bad_shape)) shapes[i][0]++;
-        size_t count = (size_t)shapes[i][0] * (size_t)(shapes[i][1] ? shapes[i][1] : 1);
-        data[m] = malloc(count * sizeof(float));
-        attn_fill_normal(data[m], count, attn_hash64((uint64_t)i * 77 + 5), shapes[i][1] ? 0.5f : 0.1f);
-        if (!shapes[i][1])
-            for (size_t e = 0; e < count; e++) data[m][e] += 1.0f; /* norm gains near 1 */
-        t[m] = (attn_st_tensor){names[i], shapes[i][1] ? 2 : 1, shapes[i], data[m]};
-        m++;
-    }
-    char path[512];
-    attn_error err;
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    assert_int_equal(attn_st_write(path, t, m, NULL, 0, &err), ATTN_OK);
-    for (int i = 0; i < m; i++) free(data[i]);
-}
 
 static const char *model_dir(const char *name)
 {
