@@ -15,7 +15,9 @@ at the new positions. Needs python3-torch, else exits 77 (skipped)."""
 import argparse
 import glob
 import json
+import atexit
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -33,6 +35,7 @@ ap.add_argument("--attnlab", required=True)
 ap.add_argument("--models", required=True, help="the shipped models' folder")
 ARGS = ap.parse_args()
 TMP = tempfile.mkdtemp(prefix="attnlab-models-")
+atexit.register(shutil.rmtree, TMP, True)
 torch.set_default_dtype(torch.float64)
 FAILED = []
 
