@@ -1,0 +1,48 @@
+/* tokenizer.h — a Hugging Face tokenizer.json: text → token ids → text.
+ *
+ * The pipeline of the Hugging Face tokenizers library, for the components
+ * read here (any other is refused by name when the file is loaded):
+ *
+ *   text → split at added tokens (kept whole) → normalizer (Lowercase,
+ *   Sequence) → pre-tokenizer (Whitespace, WhitespaceSplit, Sequence) →
+ *   model (WordLevel, or BPE: each word's characters merged pair by pair in
+ *   the order of the merges list) → post-processor (TemplateProcessing: the
+ *   BOS it puts first) → ids
+ *
+ *   ids → their strings (special ones skipped if asked) → decoder (none:
+ *   joined with spaces; Fuse: joined as they are) → text
+ *
+ * Text that is not valid UTF-8 is read with each ill-formed part as U+FFFD
+ * (utf8.h's policy), as Rust's String::from_utf8_lossy does. */
+#ifndef ATTN_TOKENIZER_H
+#define ATTN_TOKENIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+typedef struct attn_tokenizer attn_tokenizer; /* opaque */
+
+/* Reads tokenizer.json at path (a regular file of at most 64 MiB). */
+attn_status attn_tokenizer_load(const char *path, attn_tokenizer **out, attn_error *err);
+/* The same from JSON in memory; `what` starts every message ("tok.json"). */
+attn_status attn_tokenizer_parse(const char *json, size_t len, const char *what, attn_tokenizer **out,
+                                 attn_error *err);
+void attn_tokenizer_free(attn_tokenizer *t); /* NULL is fine */
+
+int attn_tokenizer_vocab_size(const attn_tokenizer *t);           /* largest id + 1 */
+const char *attn_tokenizer_token(const attn_tokenizer *t, int id); /* NULL out of range or unassigned */
+int attn_tokenizer_find(const attn_tokenizer *t, const char *token); /* an exact token's id, or -1 */
+int attn_tokenizer_unk(const attn_tokenizer *t);                   /* -1 if none */
+int attn_tokenizer_bos(const attn_tokenizer *t);                   /* what the post-processor puts first, -1 if none */
+bool attn_tokenizer_is_special(const attn_tokenizer *t, int id);
+
+/* As tokenizer.encode(text, add_special_tokens=add_special).ids. Caller frees *ids. */
+attn_status attn_tokenizer_encode(const attn_tokenizer *t, const char *text, bool add_special, int **ids, int *n,
+                                  attn_error *err);
+/* As tokenizer.decode(ids, skip_special_tokens=skip_special). Caller frees *text. */
+attn_status attn_tokenizer_decode(const attn_tokenizer *t, const int *ids, int n, bool skip_special, char **text,
+                                  attn_error *err);
+
+#endif
