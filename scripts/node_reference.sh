@@ -1,0 +1,19 @@
+#!/bin/sh
+# Runs tests/check_tokenizer_node.mjs: attnlab's tokenizer (the tok_encode
+# program given) against the npm package @huggingface/tokenizers on the test
+# tokenizers and every shipped model's. Installs the package, pinned, into a
+# cache folder the first time. Exits 77 (skipped) without node or npm, or when
+# the install fails (no network). Usage: node_reference.sh TOK_ENCODE
+set -u
+ENCODER=$1
+VERSION=0.2.0
+DIR=${XDG_CACHE_HOME:-$HOME/.cache}/attnlab/node
+command -v node >/dev/null 2>&1 || { echo "node is not installed: skipped"; exit 77; }
+if [ ! -f "$DIR/node_modules/@huggingface/tokenizers/package.json" ] ||
+   ! grep -q "\"version\": \"$VERSION\"" "$DIR/node_modules/@huggingface/tokenizers/package.json"; then
+  command -v npm >/dev/null 2>&1 || { echo "npm is not installed: skipped"; exit 77; }
+  mkdir -p "$DIR"
+  npm install --silent --no-save --no-audit --no-fund --prefix "$DIR" "@huggingface/tokenizers@$VERSION" >/dev/null 2>&1 ||
+    { echo "npm could not install @huggingface/tokenizers@$VERSION: skipped"; exit 77; }
+fi
+exec node tests/check_tokenizer_node.mjs "$DIR/node_modules" "$ENCODER" tests/data/tokenizers/*.json assets/models/*/tokenizer.json

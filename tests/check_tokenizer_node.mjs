@@ -1,0 +1,80 @@
+// check_tokenizer_node.mjs — attnlab's tokenizer against Hugging Face's own
+// JavaScript implementation (npm @huggingface/tokenizers, installed by
+// scripts/node_reference.sh), on every tokenizer.json given, over a corpus of
+// English, Chinese, code, emoji, whitespace runs and punctuation. Exits 77
+// (skipped) when the package cannot be loaded.
+//
+// Two places where tokenizers.js (0.2.0) differs from the Rust library that
+// trains and ships these files, and where attnlab follows Rust:
+//  - a word missing from a WordLevel vocabulary: Rust gives unk_token's id,
+//    tokenizers.js gives null; null is read as the unk id here;
+//  - the Whitespace pre-tokenizer's \w: Rust's (regex::Regex in
+//    pre_tokenizers/whitespace.rs) is Unicode, so "café" and "猫猫" are words;
+//    tokenizers.js's is ASCII. For a tokenizer with Whitespace, texts with a
+//    non-ASCII letter or digit are left out here; test_tokenizer.c checks them;
+//  - BPE's fuse_unk: Rust fuses unknown characters within one pre-tokenized
+//    word (bpe/model.rs merge_word), tokenizers.js across words too; with
+//    fuse_unk, runs of unk ids are compared as one.
+// Usage: node check_tokenizer_node.mjs NODE_MODULES_DIR TOK_ENCODE FILE.json...
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const [modules, encoder, ...files] = process.argv.slice(2);
+let Tokenizer;
+try {
+  const require = createRequire(path.join(modules, "x.js"));
+  ({ Tokenizer } = require("@huggingface/tokenizers"));
+} catch (e) {
+  console.log(`@huggingface/tokenizers is not installed in ${modules}: skipped (${e.message.split("\n")[0]})`);
+  process.exit(77);
+}
+
+const corpus = [
+  "The jury said it did not know who would win.",
+  "THE Fulton County Grand Jury's verdict, 1961: \"no evidence\" -- of irregularities!",
+  "床前明月光，疑是地上霜。举头望明月，低头思故乡。",
+  "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。",
+  "Ünïcode café naïve résumé — straße ÉCOLE",
+  "int main(void) { return x->y[3] * 2 + f(a, b); } // done",
+  "emoji 😀🚀 and 猫猫 mixed with ASCII, 😀😀",
+  "   leading and    multiple   spaces\t\ttabs\nnew lines\n\n  ",
+  "<s>added</s> tokens <unk> inside text<s>",
+  "",
+  "a",
+  "$$$ ... !!! ??? ''' ``",
+  "12345 67.89 1,000,000 3rd 2nd",
+  "under_score snake_case CamelCase x2y3",
+];
+
+let failed = 0, checked = 0;
+for (const file of files) {
+  const json = JSON.parse(readFileSync(file, "utf8"));
+  const ref = new Tokenizer(json, {});
+  const unk = json.model.unk_token != null ? json.model.vocab[json.model.unk_token] : null;
+  const usesWhitespace = JSON.stringify(json.pre_tokenizer ?? null).includes('"Whitespace"');
+  const skip = (text) => usesWhitespace && /[^\x00-\x7f]/u.test(text.replace(/[^\p{L}\p{N}]/gu, ""));
+  const input = corpus.map((s) => JSON.stringify(s)).join("\n") + "\n";
+  const r = spawnSync(encoder, [file], { input, encoding: "utf8" });
+  if (r.status !== 0) {
+    console.log(`FAIL ${file}: tok_encode exited ${r.status}: ${r.stderr.trim()}`);
+    failed++;
+    continue;
+  }
+  const got = r.stdout.trim().split("\n");
+  corpus.forEach((text, i) => {
+    if (skip(text)) return;
+    const fuse = (ids) => (json.model.fuse_unk && Array.isArray(ids) ? ids.filter((id, k) => !(id === unk && ids[k - 1] === unk)) : ids);
+    const want = fuse(Array.from(ref.encode(text).ids, (id) => (id == null ? unk : id)));
+    const mine = fuse(JSON.parse(got[i] ?? "null"));
+    checked++;
+    if (JSON.stringify(want) !== JSON.stringify(mine)) {
+      failed++;
+      console.log(`FAIL ${path.basename(path.dirname(file))}/${path.basename(file)} ${JSON.stringify(text)}:\n  attnlab ${JSON.stringify(mine)}\n  HF      ${JSON.stringify(want)}`);
+    }
+  });
+  console.log(`ok   ${file}: ${corpus.filter((t) => !skip(t)).length} texts`);
+}
+console.log(`${checked - failed} of ${checked} encodings equal Hugging Face's`);
+process.exit(failed ? 1 : 0);
