@@ -191,7 +191,7 @@ def check_generate(name, model, W, cfg, tok, text, n=12):
         if nxt == cfg.get("eos_token_id"):
             break
     inv = vocab_strings(tok)
-    special = {a["id"] for a in tok.get("added_tokens", []) if a.get("special")}
+    special = {cfg.get("bos_token_id"), cfg.get("eos_token_id")}  # an unknown token is shown
     sep = "" if (tok.get("decoder") or {}).get("type") == "Fuse" else " "
     want = sep.join(inv[i] for i in ids[prompt:] if i not in special)
     rc, out, err = attnlab("generate", "--model", model, "--text", text, "--max-new", str(n))

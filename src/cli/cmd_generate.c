@@ -17,11 +17,17 @@ static void usage(void)
     cli_print_config_help();
 }
 
-/* Prints the text of ids[from .. n) as the tokenizer decodes it. */
+/* Prints the text of ids[from .. n) as the tokenizer decodes it, without the
+ * BOS and EOS but with any unknown token shown (<unk>), not dropped. */
 static attn_status print_ids(const attn_model *m, const int *ids, int from, int n, attn_error *err)
 {
     char *text;
-    attn_status st = attn_tokenizer_decode(m->tok, ids + from, n - from, true, &text, err);
+    int *kept = malloc((size_t)(n - from + 1) * sizeof *kept), k = 0;
+    if (!kept) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int i = from; i < n; i++)
+        if (ids[i] != m->cfg.bos && ids[i] != m->cfg.eos && ids[i] != attn_tokenizer_bos(m->tok)) kept[k++] = ids[i];
+    attn_status st = attn_tokenizer_decode(m->tok, kept, k, false, &text, err);
+    free(kept);
     if (st) return st;
     printf("%s", text);
     fflush(stdout);
