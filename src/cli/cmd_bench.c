@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "engine/clock.h"
 #include "engine/forward.h"
+#include "engine/model.h"
 #include "ui/ui.h"
 
 static void usage(void)
@@ -41,16 +42,22 @@ int cmd_bench(int argc, char **argv)
     ms = calloc((size_t)n, sizeof *ms);
     if (!ms) { rc = CLI_EFILE; goto out; }
     /* The warm-up run makes the inputs (embeddings, weights); the timed runs
-     * reuse them, so what is timed is the attention itself, every stage traced. */
+     * reuse them, so what is timed is the attention itself, every stage traced.
+     * A model is loaded once, as the window keeps it: what is timed is its
+     * whole traced forward pass, as a toggle in the window recomputes it. */
     attn_trace first;
-    attn_status st = attn_trace_run(&a.cfg, NULL, &first, &err);
+    attn_model model = {0};
+    attn_status st = a.cfg.model ? attn_model_load(a.cfg.model, &model, &err) : ATTN_OK;
+    if (!st) st = attn_trace_run(&a.cfg, &(attn_inputs){.model = a.cfg.model ? &model : NULL}, &first, &err);
     if (st) {
         fprintf(stderr, "attnlab bench: %s\n", err.msg);
         rc = cli_exit_code(st);
+        attn_model_free(&model);
         goto out;
     }
     attn_inputs in;
     attn_inputs_from_trace(&first, &in);
+    in.model = a.cfg.model ? &model : NULL;
     for (int i = 0; i < n && st == ATTN_OK; i++) {
         double t0 = attn_clock_ms();
         if ((st = attn_trace_run(&a.cfg, &in, &tr, &err))) break;
@@ -66,12 +73,19 @@ int cmd_bench(int argc, char **argv)
         double flops = 2.0 * d->b * d->s * d->d * d->d + 2.0 * 2.0 * d->b * d->n * d->d * d->g * d->k +
                        2.0 * 2.0 * d->b * d->h * (double)d->s * d->t * d->k + 2.0 * d->b * d->s * d->d * d->d;
         double med = attn_median(ms, n); /* sorts: ms[0] and ms[n-1] are min and max */
-        printf("config: batch %d, seq %d, d_model %d, heads %d, kv_heads %d, past %d, %s-attention\n", d->b, d->L,
+        printf("config: batch %d, seq %d, d_model %d, heads %d, kv_heads %d, past %d, %s-attention", d->b, d->L,
                d->d, d->h, d->g, d->P, d->cross ? "cross" : "self");
+        if (a.cfg.model) printf(", model %s (%d layers, every stage traced)", model.name, first.n_layers);
+        printf("\n");
         printf("min %.2f ms, max %.2f ms\n", ms[0], ms[n - 1]);
-        printf("bench: %.2f ms per traced forward (median of %d), %.1f GFLOP/s\n", med, n, flops / (med * 1e6));
+        if (a.cfg.model) /* the attention's products are a part of a model's: give tokens per second */
+            printf("bench: %.2f ms per traced forward (median of %d), %.0f tokens/s\n", med, n,
+                   d->b * d->s / (med / 1e3));
+        else
+            printf("bench: %.2f ms per traced forward (median of %d), %.1f GFLOP/s\n", med, n, flops / (med * 1e6));
     }
     attn_trace_free(&first);
+    attn_model_free(&model);
 out:
     free(ms);
     cli_args_free(&a);
