@@ -486,6 +486,21 @@ static void a_trained_model_in_the_window(void **state)
     assert_non_null(strstr(app.status, "generated"));
     assert_true(ui_app_key(&app, '[', 0));
     assert_int_equal(app.view.decode_step, 7);
+    assert_true(ui_app_key(&app, 'k', 0)); /* the full pass again */
+
+    /* the editor edits the model's text, which its tokenizer reads: the zebra is unknown, and shown so */
+    assert_true(ui_app_key(&app, 'e', 0));
+    assert_true(app.edit.open);
+    /* the text as the tokenizer decodes it, with the generated word */
+    assert_true(!strncmp(app.edit.text[0], "the cat sat on the mat ", 23) && !strchr(app.edit.text[0] + 23, ' '));
+    snprintf(app.edit.text[0], UI_EDIT_MAX, "a dog sat on the zebra");
+    app.edit.cursor = (int)strlen(app.edit.text[0]);
+    assert_true(ui_app_key(&app, UI_KEY_RETURN, 0));
+    assert_false(app.edit.open);
+    assert_string_equal(app.cfg.text, "a dog sat on the zebra");
+    assert_int_equal(app.trace.dims.L, 7);
+    assert_string_equal(attn_tokens_at(&app.trace.tokens, 0, 6), "<unk>");
+    assert_non_null(strstr(app.status, "(7 tokens)"));
     ui_app_free(&app);
     unsetenv("ATTNLAB_MODELS");
     char cmd[600];

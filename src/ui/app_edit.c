@@ -8,11 +8,42 @@
 #include "i18n.h"
 #include "utf8.h"
 
+/* A model's text: as typed, else the model's example, else (after generating)
+ * the trace's tokens decoded, rows joined by " | ", without the BOS. */
+static char *model_text(const ui_app *app)
+{
+    const attn_trace *tr = &app->trace;
+    if (app->cfg.text) return strdup(app->cfg.text);
+    if (!app->cfg.tokens && app->model->example) return strdup(app->model->example);
+    if (!tr->token_ids) return attn_tokens_text(&tr->tokens, 0);
+    char *out = calloc(1, 1);
+    int bos = attn_tokenizer_bos(app->model->tok);
+    for (int r = 0; out && r < tr->tokens.rows; r++) {
+        int *ids = malloc((size_t)tr->tokens.len * sizeof *ids), n = 0;
+        char *row = NULL, *joined;
+        attn_error err;
+        for (int p = 0; ids && p < tr->tokens.len; p++) {
+            int id = tr->token_ids[(size_t)r * tr->tokens.len + p];
+            if (id >= 0 && id != bos) ids[n++] = id;
+        }
+        if (ids && !attn_tokenizer_decode(app->model->tok, ids, n, false, &row, &err) &&
+            (joined = malloc(strlen(out) + strlen(row) + 4))) {
+            sprintf(joined, "%s%s%s", out, r ? " | " : "", row);
+            free(out);
+            out = joined;
+        }
+        free(row);
+        free(ids);
+    }
+    return out;
+}
+
 void ui_app_edit_start(ui_app *app, int field)
 {
     ui_token_editor *e = &app->edit;
-    char *text = app->cfg.tokens ? strdup(app->cfg.tokens) : attn_tokens_text(&app->trace.tokens, 0);
-    if (ui_app_decoding(app)) { /* the whole sentence, not the decoded prefix */
+    char *text = app->model ? model_text(app)
+                 : app->cfg.tokens ? strdup(app->cfg.tokens) : attn_tokens_text(&app->trace.tokens, 0);
+    if (ui_app_decoding(app) && !app->model) { /* the whole sentence, not the decoded prefix */
         free(text);
         attn_dims d;
         attn_tokens tk = {0}, src = {0};
@@ -60,8 +91,27 @@ static int set_tokens(attn_config *next, const void *arg, attn_error *err)
     return 0;
 }
 
+/* A model's text goes through its tokenizer: an unknown character becomes its
+ * unknown token, shown as such. */
+static int set_text(attn_config *next, const void *arg, attn_error *err)
+{
+    const ui_token_editor *e = arg;
+    if (attn_config_set(next, "text", e->text[0], err)) return -1;
+    free(next->tokens);
+    next->tokens = NULL;
+    return 0;
+}
+
 static void apply_edit(ui_app *app)
 {
+    if (app->model) {
+        if (ui_app_edit_config(app, set_text, &app->edit) == 0) {
+            ui_app_edit_stop(app);
+            /* TRANSLATORS: the text a model's tokenizer read, and into how many tokens */
+            ui_app_status(app, false, _("text: %s (%d tokens)"), app->edit.text[0], app->trace.dims.L);
+        }
+        return;
+    }
     if (ui_app_edit_config(app, set_tokens, &app->edit) == 0) {
         ui_app_edit_stop(app);
         ui_app_status(app, false, _("tokens: %s"), app->edit.text[0]);

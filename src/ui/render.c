@@ -356,8 +356,9 @@ static void edit_overlay(ui_draw *dl, const ui_app *app)
     ui_fill(dl, 0, 0, dl->layout->width, dl->layout->height, 0x90000000u);
     ui_fill(dl, x, y, w, h, UI_PANEL);
     ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
-    ui_text_fit(dl, _("tokens: spaces between tokens, | between batch rows — Enter applies, Esc cancels"), x + u,
-                y + u / 2, w - 2 * u, UI_WHITE);
+    ui_text_fit(dl, app->model ? _("text: the model's tokenizer splits it, | between batch rows — Enter applies, Esc cancels")
+                               : _("tokens: spaces between tokens, | between batch rows — Enter applies, Esc cancels"),
+                x + u, y + u / 2, w - 2 * u, UI_WHITE);
     bool two = app->cfg.source_tokens || app->edit.field == 1 || app->edit.text[1][0];
     for (int f = 0; f < (two ? 2 : 1); f++) {
         int fy = y + 2 * u + f * 2 * u;
