@@ -406,7 +406,7 @@ static void cell_answers_and_grading(void **state)
     unsigned char ans[16], pick[16] = {0};
     int rows, cols;
     char why[200];
-    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 0, 1, ans, &rows, &cols, why, sizeof why), 6);
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 0, 0, 1, ans, &rows, &cols, why, sizeof why), 6);
     assert_int_equal(rows, 4);
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) assert_int_equal(ans[i * 4 + j], j > i);
@@ -419,15 +419,15 @@ static void cell_answers_and_grading(void **state)
     memcpy(pick, ans, 16);
     assert_true(lesson_grade_cells(&q, ans, pick, 4, 4).right);
     q.rule = LESSON_CELLS_UNMASKED;
-    assert_int_equal(lesson_quiz_cells(&q, &tr, "scores", 0, 0, NULL, NULL, NULL, why, sizeof why), 10);
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "scores", 0, 0, 0, NULL, NULL, NULL, why, sizeof why), 10);
     /* masked needs a query × key stage */
     q.rule = LESSON_CELLS_MASKED;
-    assert_int_equal(lesson_quiz_cells(&q, &tr, "q", 0, 0, NULL, NULL, NULL, why, sizeof why), -1);
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "q", 0, 0, 0, NULL, NULL, NULL, why, sizeof why), -1);
     assert_non_null(strstr(why, "query × key"));
 
     /* argmax: one per row, at the row's largest weight */
     q.rule = LESSON_CELLS_ARGMAX;
-    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 0, 2, ans, NULL, NULL, why, sizeof why), 4);
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 0, 0, 2, ans, NULL, NULL, why, sizeof why), 4);
     attn_matrix m;
     attn_trace_matrix(&tr, "weights", 0, 2, &m);
     memset(pick, 0, 16);
@@ -447,7 +447,7 @@ static void cell_answers_and_grading(void **state)
     attn_config_set(&c, "causal", "false", &err);
     assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), 0);
     q.rule = LESSON_CELLS_MASKED;
-    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 0, 0, NULL, NULL, NULL, why, sizeof why), 0);
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 0, 0, 0, NULL, NULL, NULL, why, sizeof why), 0);
     attn_trace_free(&tr);
 
     /* left padding + causal: rows with nothing to attend to are all masked */
@@ -456,7 +456,7 @@ static void cell_answers_and_grading(void **state)
     attn_config_set(&c, "tokens", "a b c | d", &err);
     assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), 0);
     q.rule = LESSON_CELLS_MASKED;
-    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 1, 0, NULL, NULL, NULL, why, sizeof why), 3 + 3 + 2);
+    assert_int_equal(lesson_quiz_cells(&q, &tr, "weights", 0, 1, 0, NULL, NULL, NULL, why, sizeof why), 3 + 3 + 2);
     attn_trace_free(&tr);
     attn_config_free(&c);
 }

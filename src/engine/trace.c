@@ -163,7 +163,8 @@ const attn_tensor *attn_trace_get(const attn_trace *tr, int layer, const char *n
 
 const char *attn_tensor_name(int layer, int n_layers, const char *stage, char *buf, size_t size)
 {
-    if (layer < 0 || n_layers <= 1) snprintf(buf, size, "%s", stage);
+    const attn_stage_info *in = attn_stage_lookup(stage);
+    if (layer < 0 || n_layers <= 1 || (in && in->model_level)) snprintf(buf, size, "%s", stage);
     else snprintf(buf, size, "layers.%d.%s", layer, stage);
     return buf;
 }

@@ -82,8 +82,9 @@ const attn_tensor *attn_trace_stage(const attn_trace *tr, int layer, attn_stage_
 const attn_tensor *attn_trace_get(const attn_trace *tr, int layer, const char *name);
 
 /* The name a tensor of layer `layer` (−1: model-level) has in a trace of
- * n_layers layers: `stage` itself in a single-layer trace or at model level,
- * else "layers.N.<stage>". Returns buf. */
+ * n_layers layers: `stage` itself in a single-layer trace or at model level
+ * (also for a model-level stage such as "logits" whatever the layer), else
+ * "layers.N.<stage>". Returns buf. */
 const char *attn_tensor_name(int layer, int n_layers, const char *stage, char *buf, size_t size);
 
 /* The layer a tensor name gives: "layers.2.weights" → 2 with *rest =

@@ -14,11 +14,14 @@ const char *lesson_cell_rule_name(lesson_cell_rule r)
     return r >= 0 && r < LESSON_CELLS_COUNT ? RULES[r] : "?";
 }
 
-int lesson_quiz_cells(const lesson_quiz *q, const attn_trace *tr, const char *stage, int batch, int head,
+int lesson_quiz_cells(const lesson_quiz *q, const attn_trace *tr, const char *stage, int layer, int batch, int head,
                       unsigned char *out, int *rows, int *cols, char *why, size_t whysize)
 {
     attn_matrix m, mask;
+    const char *bare = stage;
+    attn_tensor_name_layer(stage, &bare);
     const attn_tensor *t = attn_trace_find(tr, stage);
+    if (!t) t = attn_trace_get(tr, layer, bare); /* "weights" of the layer shown */
     if (attn_trace_matrix_of(tr, t, batch, head, &m)) {
         snprintf(why, whysize, "the trace has no stage %s", stage);
         return -1;

@@ -23,14 +23,15 @@ typedef struct {
 /* "masked", "argmax", ... */
 const char *lesson_cell_rule_name(lesson_cell_rule r);
 
-/* Right cells of a cell quiz on the (stage, batch, head) picture of tr: if out
+/* Right cells of a cell quiz on the (stage, batch, head) picture of tr (a
+ * stage named without its layer is layer `layer`'s): if out
  * is not NULL, out[i·cols + j] = 1 for a right cell (argmax/argmin: every
  * cell that ties for the row's extreme). *rows and *cols receive the picture's
  * size (may be NULL). Returns the number of right cells (argmax/argmin: rows
  * that have an answer), or -1 with a reason in why (no such stage, or a
  * masked/unmasked rule on a stage that is not a query × key matrix). out, if
  * given, has room for rows·cols bytes: call once with out = NULL for the size. */
-int lesson_quiz_cells(const lesson_quiz *q, const attn_trace *tr, const char *stage, int batch, int head,
+int lesson_quiz_cells(const lesson_quiz *q, const attn_trace *tr, const char *stage, int layer, int batch, int head,
                       unsigned char *out, int *rows, int *cols, char *why, size_t whysize);
 
 lesson_grade lesson_grade_choice(const lesson_quiz *q, const bool *picked);

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "forward.h"
+#include "model_run.h"
 #include "quiz.h"
 #include "stages.h"
 
@@ -207,7 +208,7 @@ static int check_quizzes(const lesson *ls, int step, const attn_trace *tr, const
             continue;
         }
         char why[160];
-        int n = lesson_quiz_cells(qz, tr, stage, view->batch, view->head, NULL, NULL, NULL, why, sizeof why);
+        int n = lesson_quiz_cells(qz, tr, stage, view->layer, view->batch, view->head, NULL, NULL, NULL, why, sizeof why);
         if (n < 0) {
             lesson_diag_add(dg, qz->line, "%s", why);
             bad = -1;
@@ -235,7 +236,15 @@ static int config_to_run(const lesson *ls, int step, const attn_config *cfg, con
     if (cfg->source_tokens)
         return lesson_diag_add(dg, mk->line[L_DECODE], "decode_step: decoding is for self-attention (source_tokens is set)"), -1;
     int len = 0;
-    if (attn_config_decode(cfg, view->decode_step, run, &len, &err)) /* the config itself is invalid */
+    if (cfg->model) { /* a model's decoding steps through its own tokens */
+        attn_model m;
+        attn_status st = attn_model_load(cfg->model, &m, &err);
+        if (!st) {
+            st = attn_model_decode(&m, cfg, view->decode_step, run, &len, &err);
+            attn_model_free(&m);
+        }
+        if (st) return lesson_diag_add(dg, line, "%s", err.msg), -1;
+    } else if (attn_config_decode(cfg, view->decode_step, run, &len, &err)) /* the config itself is invalid */
         return lesson_diag_add(dg, line, "%s", err.msg), -1;
     if (view->decode_step > len)
         lesson_diag_add(dg, mk->line[L_DECODE], "decode_step: %d is past the last token (the longest row has %d)",

@@ -259,12 +259,12 @@ int ui_player_answer_cells(const ui_player *p, const attn_trace *tr, const lesso
     const char *stage = qz->stage[0] ? qz->stage : p->view.stage;
     char why[200];
     int r = 0, c = 0;
-    if (lesson_quiz_cells(qz, tr, stage, shown->batch, shown->head, NULL, &r, &c, why, sizeof why) < 0) return -1;
+    if (lesson_quiz_cells(qz, tr, stage, shown->layer, shown->batch, shown->head, NULL, &r, &c, why, sizeof why) < 0) return -1;
     if (rows) *rows = r;
     if (cols) *cols = c;
     if (!out) return 0;
     if ((size_t)r * (size_t)c > max) return -1;
-    return lesson_quiz_cells(qz, tr, stage, shown->batch, shown->head, out, NULL, NULL, why, sizeof why);
+    return lesson_quiz_cells(qz, tr, stage, shown->layer, shown->batch, shown->head, out, NULL, NULL, why, sizeof why);
 }
 
 static void cell_feedback(ui_player *p, const attn_trace *tr, const lesson_view *shown, lesson_quiz *qz,
@@ -359,7 +359,10 @@ bool ui_player_cell(ui_player *p, const attn_trace *tr, const lesson_view *shown
 {
     if (!p->open || p->cell_quiz < 0 || shown->mode != LESSON_VIEW_SINGLE) return false;
     lesson_quiz *qz = &p->ls.steps[p->step].quizzes[p->cell_quiz];
-    if (strcmp(stage, qz->stage[0] ? qz->stage : p->view.stage) || head != shown->head) return false;
+    const char *want = qz->stage[0] ? qz->stage : p->view.stage, *got = stage;
+    attn_tensor_name_layer(want, &want); /* "layers.2.weights" is the shown layer's "weights" */
+    attn_tensor_name_layer(got, &got);
+    if (strcmp(got, want) || head != shown->head) return false;
     int r, c;
     if (ui_player_answer_cells(p, tr, shown, NULL, 0, &r, &c) < 0 || i < 0 || j < 0 || i >= r || j >= c) return false;
     ui_quiz_answer *a = &p->answers[p->cell_quiz];

@@ -127,7 +127,8 @@ static ui_rect cell_px(const placed *p, int i, int j)
 
 /* Where v goes in box: square cells when there is a pixel or more for each,
  * at most 4.5 lines, right of the row labels (*lw) and below the column
- * labels. Returns false when nothing fits. */
+ * labels; with more columns than pixels, rows up to 1.5 lines tall. Returns
+ * false when nothing fits. */
 static bool place(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, ui_rect box, const ui_plot_opts *o,
                   placed *p, int *lw)
 {
@@ -140,9 +141,10 @@ static bool place(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, ui_
         cell = fmin(cell, 4.5 * u);
         w = (int)(cell * s->cols);
         h = (int)(cell * s->rows);
-    } else {
+    } else { /* more columns than pixels (a vocabulary of logits): rows stay a line tall, to be read */
         w = ui_imin(avail_w, s->cols);
-        h = ui_imin(avail_h, s->rows);
+        double row_h = fmin((double)avail_h / s->rows, 1.5 * u);
+        h = row_h >= 1.0 ? (int)(row_h * s->rows) : ui_imin(avail_h, s->rows);
     }
     if (w < 1 || h < 1) return false;
     int cw = w / s->cols, ch = h / s->rows;

@@ -88,7 +88,7 @@ void ui_render_predictions(ui_draw *dl, const ui_app *app, ui_rect box)
     y += u + u / 4;
     if (!isnan(app->model->heldout_loss)) {
         /* TRANSLATORS: the model's loss on text it did not train on, in nats per token */
-        snprintf(buf, sizeof buf, _("held-out loss %.3f nats/token"), app->model->heldout_loss);
+        snprintf(buf, sizeof buf, _("held-out loss %.2f"), app->model->heldout_loss);
         ui_text_fit(dl, buf, box.x, y, box.w, UI_TEXT);
         y += u + u / 4;
     }

@@ -199,6 +199,8 @@ static const char *axis_name(ui_axis a)
     case UI_AXIS_PAST: return _("cached positions");
     case UI_AXIS_INPUT: return _("input features m");
     case UI_AXIS_FEATURE: return _("features c");
+    /* TRANSLATORS: the columns of logits and probs: one per token id of the model's vocabulary */
+    case UI_AXIS_VOCAB: return _("vocabulary ids v");
     default: return "";
     }
 }

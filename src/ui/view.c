@@ -23,6 +23,7 @@ static ui_axis axis_of(const char *name, const attn_stage_info *info)
     if (!strcmp(name, "n")) return UI_AXIS_NEW;
     if (!strcmp(name, "P")) return UI_AXIS_PAST;
     if (!strcmp(name, "d") && (info->roles & ATTN_ROLE_WEIGHT)) return UI_AXIS_INPUT;
+    if (!strcmp(name, "V")) return UI_AXIS_VOCAB;
     return UI_AXIS_FEATURE;
 }
 
@@ -144,6 +145,7 @@ static const char *label(const attn_trace *tr, const ui_view_slice *v, ui_axis a
     else if (axis == UI_AXIS_INPUT) snprintf(buf, size, "m%d", i);
     else if (axis == UI_AXIS_NONE) snprintf(buf, size, "%s", "");
     else if (axis == UI_AXIS_FEATURE) snprintf(buf, size, "c%d", i);
+    else if (axis == UI_AXIS_VOCAB) snprintf(buf, size, "v%d", i);
     else snprintf(buf, size, "%d", i);
     return buf;
 }
