@@ -488,6 +488,18 @@ static void a_trained_model_in_the_window(void **state)
     assert_int_equal(app.view.decode_step, 7);
     assert_true(ui_app_key(&app, 'k', 0)); /* the full pass again */
 
+    /* g: every layer × every head; a click on a thumbnail opens that layer's head */
+    assert_true(ui_app_key(&app, 'g', 0));
+    assert_true(ui_app_overview(&app));
+    ui_layout_clear(&app.layout);
+    ui_heat_area *th = &app.layout.areas[app.layout.n_areas++];
+    *th = (ui_heat_area){{300, 200, 40, 40}, 7, 7, 2, 0, "layers.1.weights"};
+    assert_true(ui_app_mouse_down(&app, 310, 210));
+    assert_int_equal(app.view.mode, LESSON_VIEW_SINGLE);
+    assert_int_equal(app.view.layer, 1);
+    assert_int_equal(app.view.head, 2);
+    assert_string_equal(ui_app_tensor(&app)->name, "layers.1.weights");
+
     /* the editor edits the model's text, which its tokenizer reads: the zebra is unknown, and shown so */
     assert_true(ui_app_key(&app, 'e', 0));
     assert_true(app.edit.open);

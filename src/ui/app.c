@@ -76,6 +76,14 @@ const char *ui_app_title(const ui_app *app, char *buf, size_t size)
     return buf;
 }
 
+bool ui_app_overview(const ui_app *app)
+{
+    const attn_tensor *t = ui_app_tensor(app);
+    ui_view_slice v;
+    return app->trace.n_layers > 1 && t && t->layer >= 0 &&
+           !ui_view_make(&app->trace, t->name, app->view.batch, 0, &v) && v.head_axis == 'h';
+}
+
 bool ui_app_in_layer(const ui_app *app, int i)
 {
     int layer = app->trace.tensors[i].layer;

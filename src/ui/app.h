@@ -155,6 +155,10 @@ bool ui_app_in_layer(const ui_app *app, int i);
  * when that layer has it. Returns 0, or -1 when there is no such layer. */
 int ui_app_set_layer(ui_app *app, int layer);
 
+/* Whether the grid view is the overview of every layer × every head: a
+ * trace of several layers, on a stage of one layer with a query-head axis. */
+bool ui_app_overview(const ui_app *app);
+
 static inline bool ui_app_decoding(const ui_app *app)
 {
     return app->view.decode_step > 0;

@@ -147,6 +147,13 @@ static bool cell_click(ui_app *app, const ui_heat_area *a, int i, int j)
         app->dirty = true;
         return true;
     }
+    if (app->view.mode == LESSON_VIEW_GRID && ui_app_overview(app)) { /* a model's thumbnail: open it */
+        const char *rest;
+        int layer = attn_tensor_name_layer(a->stage, &rest);
+        if (layer >= 0) ui_app_set_layer(app, layer);
+        app->view.head = a->head;
+        return ui_app_do(app, UI_ACT_GRID, 0);
+    }
     if (app->view.mode == LESSON_VIEW_GRID && a->head != app->view.head) return ui_app_do(app, UI_ACT_HEAD, a->head);
     ui_view_slice v;
     if (ui_view_make(&app->trace, a->stage, app->view.batch, a->head, &v) == 0 && v.row_axis == UI_AXIS_QUERY)

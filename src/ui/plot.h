@@ -23,6 +23,9 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
 
 void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box);
 void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box);
+/* The grid view of a trace of several layers (overview.c, when
+ * ui_app_overview): every layer × every head of the current stage. */
+void ui_plot_overview(ui_draw *dl, const ui_app *app, ui_rect box);
 void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box);
 /* The selected query row's weights as bars, and as one stacked bar reaching 1. */
 void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box);

@@ -431,7 +431,10 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
         ui_render_predictions(dl, app, (ui_rect){pic.x + pic.w + u, pic.y, side, pic.h});
     }
     switch (app->view.mode) {
-    case LESSON_VIEW_GRID: ui_plot_grid(dl, app, pic); break;
+    case LESSON_VIEW_GRID:
+        if (ui_app_overview(app)) ui_plot_overview(dl, app, pic);
+        else ui_plot_grid(dl, app, pic);
+        break;
     case LESSON_VIEW_COMPARE: ui_plot_compare(dl, app, pic); break;
     default: ui_plot_single(dl, app, pic); break;
     }

@@ -1,0 +1,51 @@
+/* overview.c — a model's every layer × every head of the current stage, as
+ * thumbnails framed by K/V group; a click opens one (app_input.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "colormap.h"
+#include "i18n.h"
+#include "plot.h"
+#include "view.h"
+
+void ui_plot_overview(ui_draw *dl, const ui_app *app, ui_rect box)
+{
+    const attn_trace *tr = &app->trace;
+    const attn_dims *d = &tr->dims;
+    const char *stage = ui_app_tensor(app)->name;
+    int u = ui_line(dl), L = tr->n_layers;
+    char buf[160];
+    attn_tensor_name_layer(stage, &stage);
+    /* TRANSLATORS: the overview's caption: the stage shown in every layer and head */
+    snprintf(buf, sizeof buf, _("%s of every layer (rows) and head (columns), framed by K/V group · click one to open it"),
+             stage);
+    ui_text_fit(dl, buf, box.x, box.y, box.w, UI_TEXT_DIM);
+    box.y += u + u / 2;
+    box.h -= u + u / 2;
+    int lab = ui_text_w(dl, "L00") + u / 2;
+    int pw = (box.w - lab) / d->h, ph = box.h / L - u;
+    for (int hh = 0; hh < d->h; hh++) {
+        snprintf(buf, sizeof buf, _("head %d · kv %d"), hh, ui_view_kv_head(d, hh));
+        ui_text_fit(dl, buf, box.x + lab + hh * pw + u / 4, box.y, pw - u / 2, ui_group_argb(ui_view_kv_head(d, hh)));
+    }
+    box.y += u;
+    for (int l = 0; l < L; l++) {
+        const attn_tensor *t = attn_trace_get(tr, l, stage);
+        int py = box.y + l * (ph + u / 4);
+        snprintf(buf, sizeof buf, "L%d", l);
+        ui_text(dl, buf, box.x, py + ph / 2 - u / 2, l == app->view.layer ? UI_WHITE : UI_TEXT_DIM);
+        if (!t) continue;
+        ui_scale sc = ui_app_scale(app, t); /* one colour scale per layer, as in its grid */
+        for (int hh = 0; hh < d->h; hh++) {
+            ui_view_slice hv;
+            if (ui_view_make(tr, t->name, app->view.batch, hh, &hv)) continue;
+            ui_rect inner = {box.x + lab + hh * pw + 4, py + 4, pw - 8, ph - 8};
+            ui_plot_opts o = {false, false, false, 0, app->generation, 0};
+            int a = ui_plot_heatmap(dl, app, tr, &hv, &sc, inner, &o);
+            if (a < 0) continue;
+            ui_rect r = dl->layout->areas[a].r;
+            ui_frame(dl, r.x - 3, r.y - 3, r.w + 6, r.h + 6, 2, ui_group_argb(ui_view_kv_head(d, hh)));
+            if (l == app->view.layer && hh == app->view.head) ui_frame(dl, r.x - 5, r.y - 5, r.w + 10, r.h + 10, 1, UI_WHITE);
+        }
+    }
+}
