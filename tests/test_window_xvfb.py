@@ -601,6 +601,38 @@ def esc_run():
         win.close()
 
 
+# ---- a trained model: found by name, the overview, the variants, writing on ----------------
+
+def model_run():
+    models = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models")
+    if not os.path.exists(os.path.join(models, "tang", "config.json")):
+        check("model: the shipped model tang exists", False, f"no {models}/tang")
+        return
+    win = Window("model", ["--model", "tang", "--text", "床前明月光"])
+    try:
+        if not check("model: --model tang opens a window", win.find() is not None, win.status()):
+            return
+        win.expect_title("the model's weights in layer 0", lambda t: "layers.0.weights" in t, "layers.0.weights")
+        first = win.settled_shot("model")
+        check("model: drawn", colours(first) >= 16, win.status())
+        win.key("period")
+        win.expect_title(". moves to layer 1", lambda t: "layers.1.weights" in t, "layers.1.weights")
+        win.key("g")
+        grid = win.settled_shot("model-overview", first)
+        changed(win, "g: the overview of every layer and head", first, grid, 0.05)
+        win.key("g", "m")
+        win.expect_title("m keeps the stage in the next variant", lambda t: "layers.1.weights" in t, "layers.1.weights")
+        win.key("k")
+        win.expect_title("k: decode mode", lambda t: t.endswith("decoding"), "... - decoding")
+        for _ in range(7):  # <s> and five characters, then two written on
+            win.key("bracketright")
+        win.expect_title("] past the end writes on: still decoding", lambda t: t.endswith("decoding"), "decoding")
+        win.key("q")
+        expect_clean_exit(win, "q with a model")
+    finally:
+        win.close()
+
+
 # ---- without a display; a bad configuration -----------------------------------------------
 
 def no_display():
@@ -702,6 +734,7 @@ try:
     main_run()
     view_run()
     esc_run()
+    model_run()
     lessons_run()
     no_display()
 finally:
