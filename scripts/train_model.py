@@ -43,6 +43,13 @@ def evaluate(model, rows, bs=256):
     return total / n
 
 
+def write_tokenizer_config(out):
+    """What AutoTokenizer.from_pretrained needs beside tokenizer.json (attnlab reads only tokenizer.json)."""
+    json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "eos_token": "</s>",
+               "unk_token": "<unk>", "add_bos_token": True, "model_max_length": 128},
+              open(os.path.join(out, "tokenizer_config.json"), "w"), indent=2)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("data")
@@ -97,6 +104,7 @@ def main():
     write_safetensors(os.path.join(a.out, "model.safetensors"), model.hf_tensors())
     json.dump(cfg.hf("float16"), open(os.path.join(a.out, "config.json"), "w"), indent=2)
     shutil.copy(os.path.join(a.data, "tokenizer.json"), os.path.join(a.out, "tokenizer.json"))
+    write_tokenizer_config(a.out)
     ev = {"variant": a.variant, "lang": stats["lang"], "heldout_loss": round(held_loss, 4),
           "train_loss": round(train_loss, 4), "steps": a.steps, "batch": a.batch, "seed": a.seed,
           "train_minutes": round(minutes, 1), "heldout_rows": len(held),
