@@ -15,6 +15,9 @@ mkdir -p "$D"
 "$A" render --stage q --head 2 -o "$D/q-head-blocks.png"
 "$A" render --pad-side left --mask-value -1e9 --batch-index 1 --row 1 -o "$D/pitfall-finite-fill.png"
 "$A" render --pad-side left --no-softmax-guard --batch-index 1 --row 4 -o "$D/pitfall-nan-rows.png"
+# a trained model: one head, and every layer × every head
+"$A" render --model tang --text "床前明月光，疑是地上霜。举头望明月，低头思故乡。" --layer 2 --head 3 -o "$D/model-previous-char.png"
+"$A" render --model tang --text "床前明月光，疑是地上霜。举头望明月，低头思故乡。" --view grid -o "$D/model-overview.png"
 # lessons: a fresh progress file, so the picker shows "not started"
 XDG_STATE_HOME=$(mktemp -d) && export XDG_STATE_HOME
 "$A" render --lesson lessons/en/04-causal-mask.md --step 5 -o "$D/lesson-causal.png"
