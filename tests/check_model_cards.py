@@ -2,8 +2,11 @@
 """Every shipped model's card against its weights: scripts/train/card.py
 --check measures each assets/models/*/ folder again (held-out sample loss,
 every head's pattern, generations) and compares with its card.json and
-README.md. First a self-test on a tiny random model: its card passes, then
-one changed weight makes the check fail. Needs python3-torch, else exits 77."""
+README.md; a folder without its card or weights fails. First the script
+itself: its pattern measure on hand-made weights, its labels at the 0.30
+threshold, a tiny random model's card that checks until one weight, the
+README or a label is changed, and malformed folders that get one line, never
+a traceback. Needs python3-torch, else exits 77 (skipped)."""
 import json
 import os
 import shutil
@@ -21,7 +24,18 @@ except ImportError:
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CARD = os.path.join(ROOT, "scripts", "train", "card.py")
 sys.path.insert(0, os.path.join(ROOT, "scripts", "train"))
+import card as cardpy  # noqa: E402
 from llama import Config, Llama, write_safetensors  # noqa: E402
+
+SHIPPED = ("config.json", "model.safetensors", "tokenizer.json", "eval.json", "heldout_ids.json", "card.json",
+           "README.md")
+failed = []
+
+
+def expect(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failed.append(what)
 
 
 def card(*args):
@@ -30,13 +44,47 @@ def card(*args):
     return r.returncode, (r.stdout + r.stderr).strip()
 
 
+def measure_on_hand_made_weights():
+    """One layer, five heads on a row of 5-character verse (lines 6 keys long with their mark)."""
+    s, back = 19, 6
+    W = np.zeros((1, 5, s, s))
+    for i in range(s):
+        W[0, 0, i, max(i - 1, 0)] = 1                       # previous token
+        W[0, 1, i, 0] = 1                                   # first token
+        W[0, 2, i, i - back if i > back else 0] = 1         # same place in the previous line
+        W[0, 3, i, i + 1 - back if i >= back else 0] = 1    # the next character's place one line back
+        W[0, 4, i, :i + 1] = 1 / (i + 1)                    # uniform over what it may see
+    sums = cardpy.row_sums(W, back)
+    mean = {k: v[0] / n for k, (v, n) in sums.items()}
+    expect(np.allclose([mean["-1"][0], mean["first"][1], mean["prev_line"][2], mean["next_prev_line"][3]], 1),
+           "measure: each hand-made head gets all of its slot (previous, first, same place, next's place)")
+    expect(sums["prev_line"][1] == s - 1 - back and sums["next_prev_line"][1] == s - back,
+           "measure: the line slots count only the queries that have such a key")
+    far = np.mean([max(i - 9, 0) / (i + 1) for i in range(1, s)])   # keys 1 .. i-9 of each query
+    expect(abs(mean["beyond"][4] - far) < 1e-12 and mean["beyond"][0] == 0,
+           f"measure: 'beyond' is the weight on keys past -8..+1 other than the first ({far:.4f})")
+
+
+def labels_at_the_threshold():
+    base = {str(o): 0.0 for o in range(-8, 2)}
+    base.update(first=0.0, beyond=0.0)
+    cases = [({"-1": 0.61}, "previous token (0.61)"),
+             ({"-1": 0.294, "-2": 0.2}, "mixed: offset −1 0.29, offset −2 0.20"),
+             ({"-1": 0.31, "first": 0.4}, "first token (attention sink) (0.40)"),
+             ({"-1": 0.31, "beyond": 0.6}, "previous token (0.31)"), ({"1": 0.99}, "next token (0.99)"),
+             ({"next_two_lines_back": 0.5, "-5": 0.3}, "the next character's place two lines back (0.50)"),
+             ({"beyond": 0.6, "-3": 0.2, "0": 0.1}, "mixed: beyond −8..+1 0.60, offset −3 0.20, itself 0.10")]
+    for change, want in cases:
+        got = cardpy.label({**base, **change})
+        expect(got.startswith(want), f"label of {change}: {got!r} (wanted {want!r})")
+
+
 def tiny(d):
     """A random 2-layer model in the shipped format, with its tokenizer, eval.json and sample."""
     torch.manual_seed(3)
     chars = ["<unk>", "<s>", "</s>", "，", "。"] + list("床前明月光疑是地上霜举头望低思故乡春眠不觉晓")
     c = Config(len(chars), d=16, layers=2, heads=4, kv_heads=2, ffn=24, ctx=32)
-    m = Llama(c)
-    write_safetensors(os.path.join(d, "model.safetensors"), m.hf_tensors())
+    write_safetensors(os.path.join(d, "model.safetensors"), Llama(c).hf_tensors())
     json.dump(c.hf("float16"), open(os.path.join(d, "config.json"), "w"))
     vocab = {ch: i for i, ch in enumerate(chars)}
     json.dump({"version": "1.0", "added_tokens": [], "normalizer": None, "pre_tokenizer": None,
@@ -51,43 +99,111 @@ def tiny(d):
     json.dump([row, row[:13]], open(os.path.join(d, "heldout_ids.json"), "w"))
 
 
-failed = []
-tmp = tempfile.mkdtemp(prefix="attnlab-cards-")
-try:
+def edit(path, fn, binary=False):
+    mode = "b" if binary else ""
+    data = open(path, "r" + mode, **({} if binary else {"encoding": "utf-8"})).read()
+    open(path, "w" + mode, **({} if binary else {"encoding": "utf-8"})).write(fn(data))
+
+
+def safetensors_header(raw):
+    n = int.from_bytes(raw[:8], "little")
+    return json.loads(raw[8:8 + n]), raw[8 + n:]
+
+
+def with_header(raw, fn):
+    """The file with its JSON header changed by fn (offsets kept)."""
+    header, data = safetensors_header(raw)
+    h = json.dumps(fn(header)).encode()
+    return len(h).to_bytes(8, "little") + h + data
+
+
+def wrong_shape(h):
+    h["model.norm.weight"]["shape"] = [8, 2]   # same bytes, a shape config.json does not want
+    return h
+
+
+BROKEN = [  # (what, file, change, binary, a word the message must hold)
+    ("no weights", "model.safetensors", None, True, "No such file"),
+    ("truncated weights", "model.safetensors", lambda b: b[:len(b) // 2], True, "do not hold"),
+    ("a header that does not fit", "model.safetensors", lambda b: b[:20], True, "truncated"),
+    ("an unknown dtype", "model.safetensors",
+     lambda b: with_header(b, lambda h: {**h, "model.norm.weight": {**h["model.norm.weight"], "dtype": "I8"}}),
+     True, "I8"),
+    ("a tensor of the wrong shape", "model.safetensors", lambda b: with_header(b, wrong_shape), True,
+     "config.json wants"),
+    ("a missing tensor", "model.safetensors",
+     lambda b: with_header(b, lambda h: {k: v for k, v in h.items() if k != "model.norm.weight"}), True,
+     "no tensor model.norm.weight"),
+    ("config.json without hidden_size", "config.json",
+     lambda t: json.dumps({k: v for k, v in json.loads(t).items() if k != "hidden_size"}), False, "hidden_size"),
+    ("eval.json that is not JSON", "eval.json", lambda t: t[:-3], False, "not JSON"),
+    ("eval.json without lang", "eval.json",
+     lambda t: json.dumps({k: v for k, v in json.loads(t).items() if k != "lang"}), False, "no lang"),
+    ("a tokenizer.json without a vocabulary", "tokenizer.json", lambda t: "{}", False, "model.vocab"),
+    ("a held-out id past the vocabulary", "heldout_ids.json", lambda t: "[[1, 9999]]", False, "below"),
+    ("no card.json", "card.json", None, False, "No such file"),
+]
+
+
+def malformed_folders(good, tmp):
+    for what, name, change, binary, word in BROKEN:
+        d = os.path.join(tmp, "broken")
+        shutil.rmtree(d, True)
+        shutil.copytree(good, d)
+        if change is None:
+            os.remove(os.path.join(d, name))
+        else:
+            edit(os.path.join(d, name), change, binary)
+        rc, out = card("--check", d)
+        expect(rc == 1 and "\n" not in out and "Traceback" not in out and word in out,
+               f"malformed folder, {what}: {out}")
+
+
+def self_test(tmp):
     d = os.path.join(tmp, "tiny")
     os.makedirs(d)
     tiny(d)
     rc, out = card(d)
-    if rc:
-        failed.append(f"self-test: card.py could not write a card: {out}")
+    expect(rc == 0, f"self-test: card.py writes a card: {out}")
     rc, out = card("--check", d)
-    if rc:
-        failed.append(f"self-test: a fresh card does not check: {out}")
-    # one weight changed: the check must notice
-    w = os.path.join(d, "model.safetensors")
-    raw = bytearray(open(w, "rb").read())
-    raw[-2:] = np.float16(7.5).tobytes()
-    open(w, "wb").write(bytes(raw))
+    expect(rc == 0, f"self-test: a fresh card checks: {out}")
+    good = os.path.join(tmp, "good")
+    shutil.copytree(d, good)
+    edit(os.path.join(d, "README.md"), lambda t: t.replace("| 0 | 1 |", "| 0 | 1 | ", 1))
     rc, out = card("--check", d)
-    if rc == 0 or "does not match the weights" not in out:
-        failed.append(f"self-test: a changed weight went unnoticed ({out})")
-    else:
-        print(f"ok   self-test: a fresh card checks, a changed weight is caught: {out}")
+    expect(rc == 1 and "README.md was not generated" in out, f"self-test: an edited README.md is caught: {out}")
+    shutil.copy(os.path.join(good, "README.md"), d)
+    edit(os.path.join(d, "card.json"), lambda t: t.replace('"label": "', '"label": "previous token ', 1))
+    rc, out = card("--check", d)
+    expect(rc == 1 and "heads differ" in out, f"self-test: a changed label is caught: {out}")
+    shutil.copy(os.path.join(good, "card.json"), d)
+    edit(os.path.join(d, "model.safetensors"), lambda b: b[:-2] + np.float16(7.5).tobytes(), True)
+    rc, out = card("--check", d)
+    expect(rc == 1 and "does not match the weights" in out, f"self-test: a changed weight is caught: {out}")
+    malformed_folders(good, tmp)
+
+
+def shipped():
+    models = os.path.join(ROOT, "assets", "models")
+    for name in sorted(os.listdir(models)) if os.path.isdir(models) else []:
+        d = os.path.join(models, name)
+        if not os.path.isdir(d):
+            continue
+        missing = [f for f in SHIPPED if not os.path.exists(os.path.join(d, f))]
+        if missing:
+            expect(False, f"{name}: no {', '.join(missing)} (a shipped model needs all of {', '.join(SHIPPED)})")
+            continue
+        rc, out = card("--check", d)
+        expect(rc == 0, out)
+
+
+measure_on_hand_made_weights()
+labels_at_the_threshold()
+tmp = tempfile.mkdtemp(prefix="attnlab-cards-")
+try:
+    self_test(tmp)
 finally:
     shutil.rmtree(tmp, True)
-
-models = os.path.join(ROOT, "assets", "models")
-for name in sorted(os.listdir(models)) if os.path.isdir(models) else []:
-    d = os.path.join(models, name)
-    if not os.path.exists(os.path.join(d, "config.json")):
-        continue
-    missing = [f for f in ("README.md", "card.json", "heldout_ids.json", "eval.json") if not os.path.exists(os.path.join(d, f))]
-    if missing:
-        failed.append(f"{name}: no {', '.join(missing)}")
-        continue
-    rc, out = card("--check", d)
-    (failed.append(out) if rc else print("ok   " + out))
-
-for f in failed:
-    print("FAIL " + f)
+shipped()
+print(f"{len(failed)} failed" if failed else "all passed")
 sys.exit(1 if failed else 0)

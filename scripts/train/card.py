@@ -6,22 +6,24 @@
                                    README.md; exit 1 with one line on drift
 
 The measurements: the loss on a held-out sample (heldout_ids.json, the first
-64 held-out rows, taken from DATA_DIR/heldout.npy the first time), each
-layer's and head's mean attention weight by relative offset on that sample and
-the label it earns, greedy and sampled generations. The full held-out and
-training losses come from eval.json, written when the model was trained.
-Needs Debian's python3-torch and python3-numpy."""
+64 held-out rows, taken from DATA_DIR/heldout.npy the first time); each
+layer's and head's mean attention weight over the sample's queries on the keys
+at offsets -8..+1, on the first token, on all other keys together, and in
+verse on places in earlier lines; the label each head earns (a place holding
+at least 0.30 and more than any other, else "mixed"); greedy and sampled
+generations. The full held-out and training losses come from eval.json,
+written when the model was trained. A malformed folder gets one line and exit
+status 1. Needs Debian's python3-torch and python3-numpy."""
 import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from llama import Config, Llama  # noqa: E402
+from llama import load, read_json  # noqa: E402
 
 SAMPLE_ROWS = 64
 LABEL_MIN = 0.30  # a head is named after a pattern only when that much weight sits there on average
@@ -40,64 +42,19 @@ VARIANT = {"gqa": "GQA: 4 query heads share 2 K/V heads", "mha": "MHA: 4 query h
            "nocausal": "GQA (4 query heads, 2 K/V heads) trained WITHOUT the causal mask: the cheater"}
 
 
-def read_safetensors(path):
-    raw = open(path, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    header.pop("__metadata__", None)
-    data, out = raw[8 + n:], {}
-    for k, e in header.items():
-        b = data[e["data_offsets"][0]:e["data_offsets"][1]]
-        if e["dtype"] == "F16":
-            a = np.frombuffer(b, "<f2").astype(np.float32)
-        elif e["dtype"] == "BF16":
-            a = (np.frombuffer(b, "<u2").astype(np.uint32) << 16).view(np.float32)
-        else:
-            a = np.frombuffer(b, "<f4").astype(np.float32)
-        out[k] = torch.from_numpy(a.reshape(e["shape"]).copy())
-    return out
-
-
-def load(model_dir):
-    hf = json.load(open(os.path.join(model_dir, "config.json")))
-    c = Config(hf["vocab_size"], d=hf["hidden_size"], layers=hf["num_hidden_layers"], heads=hf["num_attention_heads"],
-               kv_heads=hf["num_key_value_heads"], ffn=hf["intermediate_size"], ctx=hf["max_position_embeddings"],
-               eps=hf["rms_norm_eps"], theta=hf["rope_theta"], tie=hf.get("tie_word_embeddings", False),
-               causal=hf.get("attnlab_causal", True))
-    m = Llama(c)
-    sd = read_safetensors(os.path.join(model_dir, "model.safetensors"))
-    if c.tie:
-        sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
-    m.load_state_dict(sd)
-    m.eval()
-    return m, hf
-
-
 def attention_weights(m, ids):
-    """Each layer's weights (b, h, s, s) of the model on ids, by hooking its attention."""
+    """Each layer's attention weights on one row of ids, (layers, heads, s, s) in
+    float64, taken from the model's own attention as it runs."""
     out = []
-
-    def hook(attn, args, _):
-        x, causal = args
-        c = attn.c
-        b, s, _ = x.shape
-        from llama import rope
-        q = attn.q_proj(x).view(b, s, c.heads, c.head_dim).transpose(1, 2)
-        k = attn.k_proj(x).view(b, s, c.kv_heads, c.head_dim).transpose(1, 2)
-        pos = torch.arange(s)
-        q, k = rope(q, pos, c.theta), rope(k, pos, c.theta)
-        k = k.repeat_interleave(c.heads // c.kv_heads, 1)
-        sc = q @ k.transpose(-1, -2) / math.sqrt(c.head_dim)
-        if causal:
-            sc = sc.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
-        out.append(torch.softmax(sc, -1))
-
-    hooks = [layer.self_attn.register_forward_hook(hook) for layer in m.model.layers]
-    with torch.no_grad():
-        logits = m(ids)
-    for h in hooks:
-        h.remove()
-    return logits, out
+    hooks = [layer.self_attn.register_forward_hook(lambda attn, args, _: out.append(attn.weights(*args)[0][0]))
+             for layer in m.model.layers]
+    try:
+        with torch.no_grad():
+            m(ids)
+    finally:
+        for h in hooks:
+            h.remove()
+    return np.stack([w.numpy() for w in out]).astype(np.float64)
 
 
 def line_offset(row, punct):
@@ -109,49 +66,71 @@ def line_offset(row, punct):
     return None
 
 
+OFFSETS = range(-8, 2)   # the offsets measured one by one; "beyond" is every other key but the first
+# Verse, whose lines are `back` tokens long with their punctuation mark (5 + 1 or 7 + 1): the key at the
+# query's own place in the previous line, and at the place of the token it predicts (one after it) one and
+# two lines back. Each is measured on the queries that have such a key.
+LINE_SLOTS = {"prev_line": lambda back: -back, "next_prev_line": lambda back: 1 - back,
+              "next_two_lines_back": lambda back: 1 - 2 * back}
+
+
+def row_sums(W, back):
+    """W: one row's weights (layers, heads, s, s). For each slot, the summed
+    weight over the queries it applies to (every query but the first, which
+    sees only itself) and how many queries that was."""
+    s = W.shape[-1]
+    out = {}
+    for off in OFFSETS:                    # the diagonal W[..., i, i + off]
+        d = np.diagonal(W, off, 2, 3)[..., 1 if off >= 0 else 0:]
+        out[str(off)] = (d.sum(-1), d.shape[-1])
+    out["first"] = (W[..., 1:, 0].sum(-1), s - 1)
+    for k, off in (LINE_SLOTS if back else {}).items():   # verse: keys in earlier lines, not the first token
+        d = np.diagonal(W, off(back), 2, 3)[..., 1:]
+        out[k] = (d.sum(-1), d.shape[-1])
+    i, j = np.indices((s, s))
+    far = (i >= 1) & (j > 0) & ((j < i + OFFSETS[0]) | (j > i + OFFSETS[-1]))
+    out["beyond"] = ((W * far).sum((2, 3)), s - 1)
+    return out
+
+
 def patterns(m, rows, lang, vocab):
+    """Every head's mean weight per slot over the sample's queries, and its label."""
     punct = {vocab[p] for p in ("，", "。") if p in vocab} if lang == "zh" else set()
-    L, H = m.c.layers, m.c.heads
-    sums = np.zeros((L, H, 12))   # offsets -8..-1, 0, +1, first token, previous line
-    counts = np.zeros(12)
+    slots = [str(o) for o in OFFSETS] + ["first"] + (list(LINE_SLOTS) if lang == "zh" else []) + ["beyond"]
+    sums = {k: np.zeros((m.c.layers, m.c.heads)) for k in slots}
+    counts = dict.fromkeys(slots, 0)
     for row in rows:
-        ids = torch.tensor([row])
-        _, ws = attention_weights(m, ids)
-        s = len(row)
         back = line_offset(row, punct) if lang == "zh" else None
-        for i in range(1, s):
-            for slot, off in enumerate(range(-8, 2)):
-                j = i + off
-                if 0 <= j < s:
-                    sums[:, :, slot] += np.array([[float(ws[l][0, h, i, j]) for h in range(H)] for l in range(L)])
-                    counts[slot] += 1
-            sums[:, :, 10] += np.array([[float(ws[l][0, h, i, 0]) for h in range(H)] for l in range(L)])
-            counts[10] += 1
-            if back and i - back >= 1 and i > back:  # a query in line 2 or later
-                sums[:, :, 11] += np.array([[float(ws[l][0, h, i, i - back]) for h in range(H)] for l in range(L)])
-                counts[11] += 1
-    means = sums / np.maximum(counts, 1)
+        for k, (v, n) in row_sums(attention_weights(m, torch.tensor([row])), back).items():
+            sums[k] += v
+            counts[k] += n
     heads = []
-    for l in range(L):
-        for h in range(H):
-            mean = {str(off): round(float(means[l, h, k]), 3) for k, off in enumerate(range(-8, 2))}
-            mean["first"] = round(float(means[l, h, 10]), 3)
-            if lang == "zh":
-                mean["prev_line"] = round(float(means[l, h, 11]), 3)
+    for l in range(m.c.layers):
+        for h in range(m.c.heads):
+            mean = {k: round(float(sums[k][l, h] / max(counts[k], 1)), 3) for k in slots}
             heads.append({"layer": l, "head": h, "mean": mean, "label": label(mean)})
     return heads
 
 
+NAMED = {"-1": "previous token", "1": "next token", "0": "itself", "first": "first token (attention sink)",
+         "prev_line": "same place in the previous line",
+         "next_prev_line": "the next character's place in the previous line",
+         "next_two_lines_back": "the next character's place two lines back",
+         **{str(-k): f"{k} tokens back" for k in range(2, 9)}}
+SHARE = {"0": "itself", "first": "first token", "beyond": "beyond −8..+1", "1": "offset +1"}
+
+
 def label(mean):
-    named = {"-1": "previous token", "+1": "next token", "0": "itself", "first": "first token (attention sink)",
-             "prev_line": "same place in the previous line"}
-    named.update({str(-k): f"{k} tokens back" for k in range(2, 9)})
-    cand = {k: mean["1" if k == "+1" else k] for k in named if ("1" if k == "+1" else k) in mean}
-    best = max(cand, key=cand.get)
-    if cand[best] >= LABEL_MIN:
-        return f"{named[best]} ({cand[best]:.2f})"
-    offs = sorted(((v, k) for k, v in mean.items() if k.lstrip("-").isdigit() and k not in ("0", "1")), reverse=True)
-    return "mixed: most at offsets %s and %s (%.2f, %.2f)" % (offs[0][1], offs[1][1], offs[0][0], offs[1][0])
+    """A head is named after a place only when at least LABEL_MIN of its
+    weight sits there on average and no other place holds more; else it is
+    'mixed', with its three largest shares among the offsets, the first token
+    and the keys beyond them (the verse slots left out: they repeat offsets)."""
+    places = {k: v for k, v in mean.items() if k in NAMED}
+    best = max(places, key=places.get)
+    if round(places[best], 2) >= LABEL_MIN:   # as shown, to two places
+        return f"{NAMED[best]} ({places[best]:.2f})"
+    top = sorted(((v, k) for k, v in mean.items() if k not in LINE_SLOTS), key=lambda t: -t[0])[:3]
+    return "mixed: " + ", ".join(f"{SHARE.get(k, 'offset −' + k[1:])} {v:.2f}" for v, k in top)
 
 
 def sample_loss(m, rows):
@@ -194,14 +173,38 @@ def decode(ids, lang, inv, eos):
     return ("" if lang == "zh" else " ").join(toks)
 
 
+EVAL_KEYS = ("lang", "variant", "params", "train_minutes", "command", "steps", "batch", "seed", "heldout_loss",
+             "train_loss", "heldout_rows")
+
+
+def read_inputs(model_dir, n_vocab):
+    """eval.json, the tokenizer's vocabulary and the held-out sample, each checked."""
+    path = os.path.join(model_dir, "eval.json")
+    ev = read_json(path)
+    missing = [k for k in EVAL_KEYS if not isinstance(ev, dict) or k not in ev]
+    if missing:
+        raise ValueError(f"{path}: no {', '.join(missing)}")
+    if ev["lang"] not in PROMPTS or ev["variant"] not in VARIANT:
+        raise ValueError(f"{path}: lang {ev['lang']} or variant {ev['variant']} is not one card.py knows")
+    path = os.path.join(model_dir, "tokenizer.json")
+    tok = read_json(path)
+    vocab = tok.get("model", {}).get("vocab") if isinstance(tok, dict) else None
+    if not isinstance(vocab, dict) or "<unk>" not in vocab:
+        raise ValueError(f"{path}: no model.vocab with <unk> (a WordLevel or BPE tokenizer.json)")
+    path = os.path.join(model_dir, "heldout_ids.json")
+    rows = read_json(path)
+    if not isinstance(rows, list) or not rows or not all(
+            isinstance(r, list) and len(r) >= 2 and all(type(t) is int and 0 <= t < n_vocab for t in r)
+            for r in rows):
+        raise ValueError(f"{path}: not a list of rows of at least 2 token ids below {n_vocab}")
+    return ev, vocab, rows
+
+
 def measure(model_dir):
     m, hf = load(model_dir)
-    ev = json.load(open(os.path.join(model_dir, "eval.json")))
-    tok = json.load(open(os.path.join(model_dir, "tokenizer.json"), encoding="utf-8"))
-    vocab = dict(tok["model"]["vocab"])
+    ev, vocab, rows = read_inputs(model_dir, m.c.vocab)
     inv = {i: s for s, i in vocab.items()}
-    lang, unk, eos = ev["lang"], vocab["<unk>"], hf["eos_token_id"]
-    rows = json.load(open(os.path.join(model_dir, "heldout_ids.json")))
+    lang, unk, eos = ev["lang"], vocab["<unk>"], hf.get("eos_token_id", 2)
     gens = []
     for p in PROMPTS[lang]:
         ids = encode(p, lang, vocab, unk)
@@ -223,6 +226,28 @@ def summary(card):
     what = "Tang poems (character-level Chinese)" if card["lang"] == "zh" else "the Brown corpus (English words)"
     return (f"{VARIANT[card['variant']].split(':')[0]} Llama on {what}, {card['params'] / 1e6:.2f}M parameters, "
             f"held-out loss {card['heldout_loss']:.2f} nats/token")
+
+
+def head_table(card, unit, zh):
+    """The legend and one row per head: its mean weight on the main places and its label."""
+    cols = ["-1", "-2", "-3", "0", "first"] + (list(LINE_SLOTS) if zh else []) + ["beyond"]
+    verse = (" on the key at the query's own place in the previous line (offset −6 in lines of 5 characters, "
+             "−8 in lines of 7: *same*), and at the place of the character it predicts one line back (−5 or −7: "
+             "*next's*) and two lines back (−11 or −15: *next's, 2 back*), each over the queries that have such "
+             "a key;" if zh else "")
+    out = [f"Each head's mean attention weight on the held-out sample, over every query but the first: on the "
+           f"key at offset −1 (the previous {unit}), −2, −3 and 0 (itself); on the first token `<s>`;{verse} and "
+           "on all other keys together (*beyond* offsets −8..+1, the first token apart). card.json has every "
+           f"offset from −8 to +1. A head is named after one place when at least {LABEL_MIN:.2f} of its weight "
+           "(to two places) sits there on average and no other place (an offset from −8 to +1, the first token"
+           f"{', a place in an earlier line' if zh else ''}) holds more; otherwise it is *mixed*, shown with "
+           "its three largest shares.", "",
+           "| layer | head | −1 | −2 | −3 | 0 | first |" + (" same | next's | next's, 2 back |" if zh else "")
+           + " beyond | pattern |", "|---" * (len(cols) + 3) + "|"]
+    for h in card["heads"]:
+        out.append(f"| {h['layer']} | {h['head']} | " + " | ".join(f"{h['mean'][k]:.2f}" for k in cols)
+                   + f" | {h['label']} |")
+    return out
 
 
 def render(card):
@@ -247,7 +272,7 @@ def render(card):
            "(transformers is not packaged for Debian 12 and there is no network), so attnlab's tests check the "
            "logits and every layer's attention against an independent PyTorch implementation of those semantics "
            "(tests/check_models.py).", "",
-           "## Data", "", DATA[card["lang"]] + f"; every 20th poem or sentence is held out.", "",
+           "## Data", "", DATA[card["lang"]] + "; every 20th poem or sentence is held out.", "",
            "## Training", "",
            f"`{card['command']}` (via `scripts/train/make_models.sh {card['name']}`): {card['steps']:,} steps of "
            f"{card['batch']} rows of 128 tokens, AdamW (lr 3e-3, cosine, β = 0.9/0.95, weight decay 0.1), seed "
@@ -265,66 +290,77 @@ def render(card):
     out += ["## Generations", "", "Greedy, then sampled at temperature 0.8 among the 20 most likely (seed 1):", ""]
     for g in card["generations"]:
         out += [f"- `{g['prompt']}` → `{g['greedy']}`", f"  sampled: `{g['sampled']}`"]
-    out += ["", "## What each head does", "",
-            f"Mean attention weight on the held-out sample, by the key's offset from the query (−1: the previous "
-            f"{unit}), on the first token, and{' on the same place in the previous line,' if zh else ''} "
-            f"with the label a head earns when at least {LABEL_MIN:.2f} of its weight sits on one of them.", "",
-            "| layer | head | −1 | −2 | −3 | 0 | first |" + (" previous line |" if zh else "") + " pattern |",
-            "|---|---|---|---|---|---|---|" + ("---|" if zh else "") + "---|"]
-    for h in card["heads"]:
-        m = h["mean"]
-        out.append(f"| {h['layer']} | {h['head']} | {m['-1']:.2f} | {m['-2']:.2f} | {m['-3']:.2f} | {m['0']:.2f} | "
-                   f"{m['first']:.2f} |" + (f" {m['prev_line']:.2f} |" if zh else "") + f" {h['label']} |")
+    out += ["", "## What each head does", ""] + head_table(card, unit, zh)
     out += ["", "Produced by `scripts/train/card.py`; `tests/check_model_cards.py` measures the shipped weights "
             "again and fails if this card drifts from them.", ""]
     return "\n".join(out)
 
 
 def close(a, b, tol=1e-3):
+    """a and b equal, numbers within tol (plus a hair: values rounded to 3
+    places may differ by one in the last place)."""
     if isinstance(a, dict):
         return isinstance(b, dict) and a.keys() == b.keys() and all(close(a[k], b[k], tol) for k in a)
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
     if isinstance(a, float) or isinstance(b, float):
-        return abs(float(a) - float(b)) <= tol
+        return isinstance(b, (int, float)) and isinstance(a, (int, float)) and abs(a - b) <= tol + 1e-9
     return a == b
 
 
-def main():
-    args = sys.argv[1:]
-    check = args[:1] == ["--check"]
-    if check:
-        args = args[1:]
-    if not args:
-        print(__doc__)
-        return 2
-    d = args[0]
-    ids_path = os.path.join(d, "heldout_ids.json")
-    if not check and not os.path.exists(ids_path):
-        held = np.load(os.path.join(args[1], "heldout.npy"))[:SAMPLE_ROWS]
-        json.dump([[int(x) for x in r if x >= 0] for r in held], open(ids_path, "w"), separators=(",", ":"))
+def take_sample(d, data_dir):
+    """heldout_ids.json: the first SAMPLE_ROWS rows of DATA_DIR/heldout.npy without their padding."""
+    if data_dir is None:
+        raise ValueError("no heldout_ids.json: give DATA_DIR (the folder with heldout.npy) to take the sample from")
+    held = np.load(os.path.join(data_dir, "heldout.npy"))[:SAMPLE_ROWS]
+    with open(os.path.join(d, "heldout_ids.json"), "w") as f:
+        json.dump([[int(x) for x in r if x >= 0] for r in held], f, separators=(",", ":"))
+
+
+def check(d):
+    """Measure again and compare with card.json, and README.md with card.json's rendering."""
     card = measure(d)
-    if check:
-        try:
-            old = json.load(open(os.path.join(d, "card.json"), encoding="utf-8"))
-            readme = open(os.path.join(d, "README.md"), encoding="utf-8").read()
-        except OSError as e:
-            print(f"{d}: {e.strerror}: {e.filename}")
-            return 1
-        if not close(card, old):
-            diff = [k for k in card if not close(card[k], old.get(k))]
-            print(f"{d}: card.json does not match the weights ({', '.join(diff)} differ)")
-            return 1
-        if render(old) != readme:
-            print(f"{d}: README.md was not generated from card.json (run scripts/train/card.py {d})")
-            return 1
-        print(f"{d}: the card matches the weights ({len(card['heads'])} heads, sample loss {card['sample_heldout_loss']})")
-        return 0
-    json.dump(card, open(os.path.join(d, "card.json"), "w", encoding="utf-8"), ensure_ascii=False, indent=1)
-    open(os.path.join(d, "README.md"), "w", encoding="utf-8").write(render(card))
+    old = read_json(os.path.join(d, "card.json"))
+    readme = open(os.path.join(d, "README.md"), encoding="utf-8").read()
+    if not isinstance(old, dict) or not close(card, old):
+        diff = [k for k in card if not isinstance(old, dict) or not close(card[k], old.get(k))]
+        print(f"{d}: card.json does not match the weights ({', '.join(diff)} differ; "
+              f"scripts/train/card.py {d} measures it again)")
+        return 1
+    if render(old) != readme:
+        print(f"{d}: README.md was not generated from card.json (run scripts/train/card.py {d})")
+        return 1
+    print(f"{d}: the card matches the weights ({len(card['heads'])} heads, sample loss {card['sample_heldout_loss']})")
+    return 0
+
+
+def write(d, data_dir):
+    if not os.path.exists(os.path.join(d, "heldout_ids.json")):
+        take_sample(d, data_dir)
+    card = measure(d)
+    with open(os.path.join(d, "card.json"), "w", encoding="utf-8") as f:
+        json.dump(card, f, ensure_ascii=False, indent=1)
+    with open(os.path.join(d, "README.md"), "w", encoding="utf-8") as f:
+        f.write(render(card))
     print(summary(card))
     return 0
 
 
+def main(argv):
+    checking = argv[:1] == ["--check"]
+    args = argv[1:] if checking else argv
+    if len(args) != 1 and (checking or len(args) != 2):
+        print(__doc__)
+        return 2
+    d = args[0]
+    try:
+        return check(d) if checking else write(d, args[1] if len(args) > 1 else None)
+    except OSError as e:
+        print(f"{e.filename}: {e.strerror}" if e.filename else f"{d}: {e}")
+    except ValueError as e:
+        print(e if str(e).startswith(d) else f"{d}: {e}")
+    return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -10,8 +10,10 @@ position p is p*inv_freq repeated twice, and q' = q*cos + rotate_half(q)*sin
 with rotate_half([a, b]) = [-b, a]."""
 import json
 import math
+import os
 import struct
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -23,6 +25,21 @@ class Config:
         self.vocab, self.d, self.layers, self.heads, self.kv_heads = vocab, d, layers, heads, kv_heads
         self.ffn, self.ctx, self.eps, self.theta, self.tie, self.causal = ffn, ctx, eps, theta, tie, causal
         self.head_dim = d // heads
+
+    @classmethod
+    def from_hf(cls, hf):
+        """The Config of a config.json (the inverse of hf())."""
+        try:
+            d, heads, kv = hf["hidden_size"], hf["num_attention_heads"], hf["num_key_value_heads"]
+            c = cls(hf["vocab_size"], d=d, layers=hf["num_hidden_layers"], heads=heads, kv_heads=kv,
+                    ffn=hf["intermediate_size"], ctx=hf["max_position_embeddings"], eps=hf["rms_norm_eps"],
+                    theta=hf["rope_theta"], tie=hf.get("tie_word_embeddings", False),
+                    causal=hf.get("attnlab_causal", True))
+        except KeyError as e:
+            raise ValueError(f"config.json: no {e}") from None
+        if min(d, heads, kv) < 1 or d % heads or heads % kv:
+            raise ValueError(f"config.json: hidden_size {d}, {heads} heads and {kv} K/V heads do not divide")
+        return c
 
     def hf(self, dtype):
         c = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": self.d,
@@ -68,7 +85,9 @@ class Attention(nn.Module):
         self.v_proj = nn.Linear(c.d, c.kv_heads * c.head_dim, bias=False)
         self.o_proj = nn.Linear(c.heads * c.head_dim, c.d, bias=False)
 
-    def forward(self, x, causal):
+    def weights(self, x, causal):
+        """x: (b, s, d) -> the attention weights (b, heads, s, s) and the values
+        (b, heads, s, head_dim), each K/V head repeated for the query heads it serves."""
         b, s, _ = x.shape
         c = self.c
         q = self.q_proj(x).view(b, s, c.heads, c.head_dim).transpose(1, 2)
@@ -81,7 +100,11 @@ class Attention(nn.Module):
         scores = q @ k.transpose(-1, -2) / math.sqrt(c.head_dim)
         if causal:
             scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
-        w = torch.softmax(scores.float(), -1).to(q.dtype)
+        return torch.softmax(scores.float(), -1).to(q.dtype), v
+
+    def forward(self, x, causal):
+        b, s, _ = x.shape
+        w, v = self.weights(x, causal)
         return self.o_proj((w @ v).transpose(1, 2).reshape(b, s, -1))
 
 
@@ -147,3 +170,69 @@ def write_safetensors(path, tensors, dtype=torch.float16, metadata=None):
         f.write(struct.pack("<Q", len(h)) + h)
         for b in blobs:
             f.write(b)
+
+
+DTYPES = {"F16": np.dtype("<f2"), "BF16": np.dtype("<u2"), "F32": np.dtype("<f4")}
+
+
+def read_safetensors(path):
+    """The tensors of a safetensors file widened to float32, by name. Raises
+    ValueError with one line naming the file on anything malformed."""
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0] if len(raw) >= 8 else None
+    if n is None or 8 + n > len(raw):
+        raise ValueError(f"{path}: truncated (the header does not fit in {len(raw)} bytes)")
+    try:
+        header = json.loads(raw[8:8 + n])
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"{path}: the header is not JSON") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: the header is not a JSON object")
+    header.pop("__metadata__", None)
+    data = raw[8 + n:]
+    return {name: _tensor(path, name, e, data) for name, e in header.items()}
+
+
+def _tensor(path, name, e, data):
+    try:
+        dt, shape, (lo, hi) = DTYPES.get(e["dtype"]), [int(x) for x in e["shape"]], e["data_offsets"]
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"{path}: {name}: needs dtype, shape and data_offsets [begin, end]") from None
+    if dt is None:
+        raise ValueError(f"{path}: {name}: dtype {e['dtype']} is not F16, BF16 or F32")
+    if not 0 <= lo <= hi <= len(data) or hi - lo != dt.itemsize * int(np.prod(shape)):
+        raise ValueError(f"{path}: {name}: bytes {lo}..{hi} do not hold {e['dtype']} {shape} "
+                         f"in {len(data)} bytes of data")
+    a = np.frombuffer(data[lo:hi], dt)
+    if e["dtype"] == "BF16":
+        a = (a.astype(np.uint32) << 16).view(np.float32)   # bfloat16 is float32's top half
+    return torch.from_numpy(a.astype(np.float32).reshape(shape))
+
+
+def read_json(path):
+    """A JSON file; ValueError naming the file if it is not JSON (a missing file is OSError)."""
+    try:
+        return json.load(open(path, encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not JSON ({e})") from None
+
+
+def load(model_dir):
+    """A model folder (config.json, model.safetensors) as (Llama in eval mode,
+    config.json's dict); every tensor's name and shape are checked first."""
+    hf = read_json(os.path.join(model_dir, "config.json"))
+    if not isinstance(hf, dict):
+        raise ValueError(f"{model_dir}/config.json: not a JSON object")
+    m = Llama(Config.from_hf(hf))
+    path = os.path.join(model_dir, "model.safetensors")
+    sd, want = read_safetensors(path), m.hf_tensors()
+    for name in sorted(set(want) | set(sd)):
+        if name not in sd or name not in want:
+            raise ValueError(f"{path}: {'no tensor' if name not in sd else 'unexpected tensor'} {name}")
+        if list(sd[name].shape) != list(want[name].shape):
+            raise ValueError(f"{path}: {name} is {list(sd[name].shape)}, config.json wants "
+                             f"{list(want[name].shape)}")
+    if m.c.tie:
+        sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
+    m.load_state_dict(sd)
+    return m.eval(), hf
