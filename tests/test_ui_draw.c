@@ -21,6 +21,8 @@
 #include "render.h"
 #include "utf8.h"
 
+#include "layers_fixture.h"
+
 #define W 1280
 #define H 800
 
@@ -377,6 +379,44 @@ static void test_cycle_chip(void **state)
     assert_true(has_text(&f->dl, "sliding window: off → 2 → 3 → 4"));
 }
 
+/* A trace of three layers: the navigator's layer line has ◀ ▶ buttons, and a
+ * click on one moves to the neighbouring layer on the same stage. */
+static void test_layer_buttons(void **state)
+{
+    fixture *f = *state;
+    attn_trace three = f->app.trace;
+    three.tensors = NULL;
+    three.arena = NULL;
+    make_layers(&three, &f->app.trace, 3);
+    free(f->app.trace.tensors); /* the rest (tokens, config) moves to three */
+    free(f->app.trace.arena);
+    f->app.trace = three;
+    f->app.view.layer = 0;
+    assert_int_equal(ui_app_set_stage(&f->app, "layers.0.weights"), 0);
+    build(f);
+    assert_true(has_text(&f->dl, "layer 0 of 3"));
+    const ui_hit *next = NULL, *prev = NULL;
+    for (int i = 0; i < f->app.layout.n_hits; i++) {
+        const ui_hit *h = &f->app.layout.hits[i];
+        if (h->action == UI_ACT_LAYER_NEXT) next = h;
+        if (h->action == UI_ACT_LAYER_PREV) prev = h;
+    }
+    assert_non_null(next);
+    assert_non_null(prev);
+    assert_true(prev->r.x + prev->r.w <= next->r.x);
+    ui_rect n = next->r;
+    assert_true(ui_app_mouse_down(&f->app, n.x + n.w / 2, n.y + n.h / 2));
+    assert_int_equal(f->app.view.layer, 1);
+    assert_string_equal(ui_app_tensor(&f->app)->name, "layers.1.weights");
+    build(f);
+    assert_true(has_text(&f->dl, "layer 1 of 3"));
+    assert_true(ui_app_mouse_down(&f->app, n.x + n.w / 2, n.y + n.h / 2));
+    build(f);
+    assert_false(ui_app_mouse_down(&f->app, n.x + n.w / 2, n.y + n.h / 2)); /* no layer 3 */
+    assert_int_equal(f->app.view.layer, 2);
+    check_layout(f);
+}
+
 static void test_lesson_panel(void **state)
 {
     fixture *f = *state;
@@ -420,6 +460,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_overlays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

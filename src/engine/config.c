@@ -224,16 +224,16 @@ static const attn_setting SETTINGS[] = {
     {.name = "model", .type = ATTN_SET_TEXT, .offset = FIELD(model), .flags = LESSON | TRACE, .arg = "NAME|DIR",
      .help = "a trained model: a shipped one by name (tang, brown; `attnlab models`) or a Hugging Face Llama folder"},
     {.name = "text", .type = ATTN_SET_TEXT, .offset = FIELD(text), .flags = LESSON | TRACE, .arg = "TEXT",
-     .help = "with --model: text to tokenize; '|' separates batch rows, '\\|' is a bar"},
+     .help = "with --model: text to tokenize; '|' separates batch rows, '\\|' is a bar", .rule = "some text"},
     {.name = "temperature", .type = ATTN_SET_DOUBLE, .offset = FIELD(temperature), .flags = LESSON, .def = "0",
      .arg = "T", .help = "generating: 0 takes the most likely token (default), T > 0 samples from softmax(logits / T)",
      .ok = temperature_ok, .rule = "a number from 0 to 100"},
     {.name = "top_k", .type = ATTN_SET_INT, .offset = FIELD(top_k), .flags = LESSON, .arg = "K",
      .help = "generating: sample among the K most likely tokens (default: all)", .min = 1, .max = 1 << 22},
     {.name = "tokens", .type = ATTN_SET_TEXT, .offset = FIELD(tokens), .flags = LESSON, .arg = "TEXT",
-     .help = "tokens separated by spaces, rows by '|' (\"我 爱 AI | I love AI\")"},
+     .help = "tokens separated by spaces, rows by '|' (\"我 爱 AI | I love AI\")", .rule = "one or more tokens"},
     {.name = "source_tokens", .type = ATTN_SET_TEXT, .offset = FIELD(source_tokens), .flags = LESSON, .arg = "TEXT",
-     .help = "cross-attention: keys and values from these source rows"},
+     .help = "cross-attention: keys and values from these source rows", .rule = "one or more tokens"},
     {.name = "seq", .type = ATTN_SET_INT, .offset = FIELD(seq), .flags = LESSON | TRACE, .arg = "N",
      .help = "synthetic rows of N tokens when no --tokens (total, past included)", .min = 1, .max = ATTN_MAX_SEQ,
      .describe = say_nothing},
@@ -407,7 +407,10 @@ attn_status attn_setting_parse(attn_config *c, const attn_setting *row, const ch
         }
         return attn_fail(err, ATTN_ERR_CONFIG, "%s: '%s' is not %s", key, v, list);
     }
-    case ATTN_SET_TEXT: return set_str(f, v, err);
+    case ATTN_SET_TEXT:
+        if (row->rule && !v[strspn(v, " \t\r\n")])
+            return attn_fail(err, ATTN_ERR_CONFIG, "%s: must be %s (got an empty text)", key, row->rule);
+        return set_str(f, v, err);
     }
     return attn_fail(err, ATTN_ERR_CONFIG, "%s: unknown kind of setting", key);
 }

@@ -402,6 +402,7 @@ static attn_status load_config(const attn_st_file *f, attn_trace *tr, attn_error
     for (int i = 0; i < attn_setting_count(); i++) {
         const attn_setting *row = attn_setting_at(i);
         const char *v = row->flags & ATTN_SETTING_TRACE ? attn_st_meta(f, row->name) : NULL;
+        if (v && !*v && row->type == ATTN_SET_TEXT) v = NULL; /* written for an unset text */
         if (v && attn_setting_parse(c, row, v, err)) {
             attn_error_prefix(err, "metadata");
             err->status = ATTN_ERR_FORMAT;

@@ -26,6 +26,16 @@ typedef struct {
     int x, y, x0, right, h;
 } flow;
 
+/* A clickable arrow button on a text line at y; returns its width. */
+static int arrow(ui_draw *dl, int x, int y, const char *glyph, ui_action act)
+{
+    int u = ui_line(dl), w = ui_text_w(dl, glyph) + u;
+    ui_fill(dl, x, y - 2, w, u + 4, UI_PANEL_HI);
+    ui_text(dl, glyph, x + u / 2, y, UI_TEXT);
+    hit(dl, x, y - 2, w, u + 4, act, 0);
+    return w;
+}
+
 static void chip(ui_draw *dl, flow *f, const char *label, bool on, ui_action act, int arg)
 {
     int u = ui_line(dl);
@@ -157,10 +167,14 @@ static void navigator(ui_draw *dl, const ui_app *app, ui_rect box)
     int top = box.y + u + u / 2;
     if (app->trace.n_layers > 1) {
         char buf[96];
+        int x = box.x + u / 2, y = top - u / 4;
+        x += arrow(dl, x, y, "◀", UI_ACT_LAYER_PREV) + u / 4;
         /* TRANSLATORS: the layer shown, of how many; the keys that change it */
-        snprintf(buf, sizeof buf, _("layer %d of %d  , ."), app->view.layer, app->trace.n_layers);
-        ui_text_fit(dl, buf, box.x + u / 2, top - u / 4, box.w - u, UI_ACCENT);
-        top += u + u / 4;
+        snprintf(buf, sizeof buf, _("layer %d of %d"), app->view.layer, app->trace.n_layers);
+        x += ui_text(dl, buf, x, y, UI_ACCENT) + u / 4;
+        x += arrow(dl, x, y, "▶", UI_ACT_LAYER_NEXT) + u / 2;
+        ui_text_fit(dl, ", .", x, y, box.x + box.w - x, UI_TEXT_DIM);
+        top += u + u / 2;
     }
     int fits = ui_imax(1, (box.h - (top - box.y)) / row);
     /* keep the current stage in view (positions in the list) */
@@ -255,17 +269,10 @@ static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box)
     const char *q = d->b > 0 && d->L > 0 ? attn_tokens_at(&app->trace.tokens, app->view.batch, d->L - 1) : "";
     snprintf(tok, sizeof tok, "%s", q);
     x += ui_text(dl, "[", x, y, UI_TEXT_DIM);
-    int bw = ui_text_w(dl, "◀") + u;
-    ui_fill(dl, x, y - 2, bw, u + 4, UI_PANEL_HI);
-    ui_text(dl, "◀", x + u / 2, y, UI_TEXT);
-    hit(dl, x, y - 2, bw, u + 4, UI_ACT_DECODE_PREV, 0);
-    x += bw + u / 4;
+    x += arrow(dl, x, y, "◀", UI_ACT_DECODE_PREV) + u / 4;
     snprintf(buf, sizeof buf, _("decode step %d of %d"), app->view.decode_step, app->decode_len);
     x += ui_text(dl, buf, x, y, UI_WHITE) + u / 4;
-    ui_fill(dl, x, y - 2, bw, u + 4, UI_PANEL_HI);
-    ui_text(dl, "▶", x + u / 2, y, UI_TEXT);
-    hit(dl, x, y - 2, bw, u + 4, UI_ACT_DECODE_NEXT, 0);
-    x += bw + u / 4;
+    x += arrow(dl, x, y, "▶", UI_ACT_DECODE_NEXT) + u / 4;
     x += ui_text(dl, "]", x, y, UI_TEXT_DIM) + u;
     snprintf(buf, sizeof buf, _("the new query “%s” reads all %d keys: %d from the cache, 1 computed now"), tok, d->t,
              d->P);
