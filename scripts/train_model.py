@@ -6,13 +6,17 @@ Variants differ in one thing only: gqa (4 query heads share 2 K/V heads),
 mha (4 K/V heads), mqa (1 K/V head), nocausal (gqa trained without the
 causal mask: it learns to read the next token, so its training loss
 collapses while it is useless as a language model).
-Usage: train_model.py DATA OUT --variant gqa [--steps N] [--threads 2]
-scripts/train/make_models.sh prepares DATA and runs this for every shipped model."""
+Usage: train_model.py zh|en|DATA OUT --variant gqa [--steps N] [--threads 2]
+With zh or en it fetches the corpora with `npm pack` (scripts/train/corpora.sh)
+and prepares them (scripts/train/prep.py) into $ATTNLAB_TRAIN_DIR/LANG (default
+~/.cache/attnlab/train/LANG) unless that is done; DATA is a folder prep.py wrote.
+scripts/train/make_models.sh runs this for every shipped model."""
 import argparse
 import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import time
 
@@ -20,7 +24,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
+TRAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train")
+sys.path.insert(0, TRAIN)
 from llama import Config, Llama, write_safetensors
 
 KV = {"gqa": 2, "mha": 4, "mqa": 1, "nocausal": 2}
@@ -43,6 +48,20 @@ def evaluate(model, rows, bs=256):
     return total / n
 
 
+def prepared(data):
+    """The folder of prepared data: DATA itself, or for zh/en the cached corpora, fetched and prepared once."""
+    if data not in ("zh", "en"):
+        return data
+    work = os.environ.get("ATTNLAB_TRAIN_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnlab", "train")
+    out = os.path.join(work, data)
+    if not os.path.exists(os.path.join(out, "train.npy")):
+        corpora = subprocess.run(["sh", os.path.join(TRAIN, "corpora.sh"), os.path.join(work, "corpora")],
+                                 check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+        subprocess.run([sys.executable, os.path.join(TRAIN, "prep.py"), data, corpora, out], check=True)
+    return out
+
+
 def write_tokenizer_config(out):
     """What AutoTokenizer.from_pretrained needs beside tokenizer.json (attnlab reads only tokenizer.json)."""
     json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "eos_token": "</s>",
@@ -50,9 +69,16 @@ def write_tokenizer_config(out):
               open(os.path.join(out, "tokenizer_config.json"), "w"), indent=2)
 
 
+def command(args):
+    """The command as run from the source tree, with the output folder relative to it."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = os.path.relpath(os.path.abspath(args[1]), root)
+    return " ".join(["scripts/train_model.py", args[0], out] + args[2:])
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("data")
+    ap.add_argument("data", help="zh or en (fetched and prepared), or a folder prep.py wrote")
     ap.add_argument("out")
     ap.add_argument("--variant", choices=sorted(KV), default="gqa")
     ap.add_argument("--steps", type=int, default=3000)
@@ -66,6 +92,7 @@ def main():
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
+    a.data = prepared(a.data)
     train = np.load(os.path.join(a.data, "train.npy"))
     held = np.load(os.path.join(a.data, "heldout.npy"))
     tok = json.load(open(os.path.join(a.data, "tokenizer.json"), encoding="utf-8"))
@@ -110,7 +137,7 @@ def main():
           "train_minutes": round(minutes, 1), "heldout_rows": len(held),
           "kv_bytes_per_token": 2 * cfg.layers * cfg.kv_heads * cfg.head_dim * 4,
           "params": sum(p.numel() for p in model.hf_tensors().values()),
-          "threads": a.threads, "command": "scripts/train_model.py " + " ".join(sys.argv[3:])}
+          "threads": a.threads, "command": command(sys.argv[1:])}
     json.dump(ev, open(os.path.join(a.out, "eval.json"), "w"), indent=2)
     print(json.dumps(ev), flush=True)
 

@@ -9,10 +9,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 WORK=${ATTNLAB_TRAIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/attnlab/train}
 PY=/usr/bin/python3
-CORPORA=$("$HERE/corpora.sh" "$WORK/corpora")
 mkdir -p "$WORK"
-[ -f "$WORK/zh/train.npy" ] || "$PY" "$HERE/prep.py" zh "$CORPORA" "$WORK/zh"
-[ -f "$WORK/en/train.npy" ] || "$PY" "$HERE/prep.py" en "$CORPORA" "$WORK/en"
 for m in ${*:-tang tang-mha tang-mqa tang-nocausal brown}; do
   case $m in
     tang) lang=zh variant=gqa ;;
@@ -20,6 +17,6 @@ for m in ${*:-tang tang-mha tang-mqa tang-nocausal brown}; do
     brown) lang=en variant=gqa ;;
     *) echo "make_models.sh: unknown model '$m'" >&2; exit 2 ;;
   esac
-  "$PY" "$ROOT/scripts/train_model.py" "$WORK/$lang" "$ROOT/assets/models/$m" --variant "$variant" \
-    --threads "${ATTNLAB_TRAIN_THREADS:-1}" | tee "$WORK/$m.log"
+  (cd "$ROOT" && "$PY" scripts/train_model.py "$lang" "assets/models/$m" --variant "$variant" \
+    --threads "${ATTNLAB_TRAIN_THREADS:-1}") | tee "$WORK/$m.log"
 done
