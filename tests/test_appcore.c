@@ -421,6 +421,7 @@ static void make_variants(char *root, size_t size)
         snprintf(dir, sizeof dir, "%s/%s", root, V3[i].name);
         make_model(dir, 2, 4, V3[i].g, true, NULL, NULL);
         write_eval(dir, V3[i].variant, V3[i].loss);
+        write_text(dir, "example.txt", "a dog ran on the mat .\n");
     }
     setenv("ATTNLAB_MODELS", root, 1);
 }
@@ -513,6 +514,23 @@ static void a_trained_model_in_the_window(void **state)
     assert_int_equal(app.trace.dims.L, 7);
     assert_string_equal(attn_tokens_at(&app.trace.tokens, 0, 6), "<unk>");
     assert_non_null(strstr(app.status, "(7 tokens)"));
+
+    /* o: the shipped models in order, each on its example text, then the built-in example */
+    assert_true(ui_app_key(&app, 'o', 0));
+    assert_string_equal(app.model->name, "v-mha");
+    assert_null(app.cfg.text);
+    assert_string_equal(attn_tokens_at(&app.trace.tokens, 0, 2), "dog");
+    assert_string_equal(ui_app_tensor(&app)->name, "layers.0.weights");
+    assert_non_null(strstr(app.status, "v-mha: "));
+    assert_true(ui_app_key(&app, 'o', 0));
+    assert_string_equal(app.model->name, "v-mqa");
+    assert_true(ui_app_key(&app, 'o', 0));
+    assert_null(app.model);
+    assert_false(attn_trace_is_model(&app.trace));
+    assert_string_equal(ui_app_tensor(&app)->name, "weights");
+    assert_non_null(strstr(app.status, "built-in example"));
+    assert_true(ui_app_key(&app, 'o', 0));
+    assert_string_equal(app.model->name, "v-gqa");
     ui_app_free(&app);
     unsetenv("ATTNLAB_MODELS");
     char cmd[600];

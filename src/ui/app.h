@@ -214,6 +214,10 @@ int ui_app_predictions(const ui_app *app, const attn_trace *tr, int batch, int r
 /* m in model mode: the next of the model's MHA, GQA and MQA variants. */
 int ui_app_next_variant(ui_app *app);
 
+/* o: the next shipped model (attn_model_list's order) on its example text;
+ * after the last, the built-in example with seeded weights. */
+int ui_app_next_model(ui_app *app);
+
 /* ] at the last decode step of a model: appends the next token, chosen with
  * cfg's temperature and top_k, and steps onto it. */
 int ui_app_generate(ui_app *app);

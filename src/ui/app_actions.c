@@ -415,6 +415,9 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
         if (app->from_file) return refuse_in_file(app, "tokens"), true;
         ui_app_edit_start(app, 0);
         return true;
+    case UI_ACT_MODEL_NEXT:
+        if (app->from_file) return refuse_in_file(app, "model"), true;
+        return ui_app_next_model(app) == 0;
     case UI_ACT_DECODE: return toggle_decode(app) == 0;
     case UI_ACT_DECODE_PREV: return decode_step(app, -1) == 0;
     case UI_ACT_DECODE_NEXT: return decode_step(app, +1) == 0;

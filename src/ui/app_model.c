@@ -85,6 +85,56 @@ int ui_app_next_variant(ui_app *app)
     return 0;
 }
 
+/* A model on its example text, or (name NULL) the built-in example. */
+static int switch_model(attn_config *next, const void *name, attn_error *err)
+{
+    char *m = NULL;
+    if (name && !(m = strdup(name))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory"), -1;
+    free(next->model);
+    free(next->text);
+    free(next->tokens);
+    free(next->source_tokens);
+    next->model = m;
+    next->text = next->tokens = next->source_tokens = NULL;
+    return 0;
+}
+
+int ui_app_next_model(ui_app *app)
+{
+    char **names = NULL;
+    int n = 0, at = -1;
+    attn_error err;
+    if (attn_model_list(&names, &n, &err)) {
+        ui_app_status(app, true, "%s", err.msg);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (app->cfg.model && !strcmp(names[i], app->cfg.model)) at = i;
+    const char *name = at + 1 < n ? names[at + 1] : NULL;
+    int rc = -1;
+    if (!name && !app->cfg.model) {
+        ui_app_status(app, true, _("no trained models found in %s"), attn_model_root());
+    } else {
+        int step = app->view.decode_step;
+        app->view.decode_step = 0;
+        if ((rc = ui_app_edit_config(app, switch_model, name))) {
+            app->view.decode_step = step;
+        } else {
+            app->view.layer = 0;
+            ui_app_set_stage(app, attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
+            if (app->model)
+                /* TRANSLATORS: a trained model opened with o: its name and its card's one-line summary */
+                ui_app_status(app, false, _("%s: %s · o: the next model"), app->model->name,
+                              app->model->summary ? app->model->summary : "");
+            else
+                ui_app_status(app, false, "%s", _("the built-in example: one attention layer with seeded random weights"));
+        }
+    }
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return rc;
+}
+
 static int set_tokens(attn_config *next, const void *arg, attn_error *err)
 {
     char *t = strdup(arg);

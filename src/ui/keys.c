@@ -39,6 +39,7 @@ const ui_key_binding ui_keys[] = {
     KEY('g', UI_ACT_GRID, "g", N_("all-heads grid")),
     KEY(UI_KEY_TAB, UI_ACT_COMPARE, "Tab", N_("compare view; t: which mask to toggle")),
     {'t', UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL}, /* -1: the next one */
+    KEY('o', UI_ACT_MODEL_NEXT, "o", N_("trained models: tang → … → brown → the built-in example")),
     KEY('e', UI_ACT_EDIT, "e", N_("edit the tokens (Enter applies, Esc cancels)")),
     KEY('k', UI_ACT_DECODE, "k", N_("KV-cache decode mode;  [ ]  previous / next token")),
     ALSO('[', UI_ACT_DECODE_PREV),

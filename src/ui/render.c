@@ -77,6 +77,7 @@ static int controls(ui_draw *dl, const ui_app *app)
     bool model = app->model && attn_trace_is_model(&app->trace);
     const char *mode = d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA";
     f.x += ui_text(dl, "attnlab", f.x, f.y + u / 4, UI_ACCENT) + u;
+    if (!app->from_file) chip(dl, &f, model ? _("o  next model") : _("o  trained models"), false, UI_ACT_MODEL_NEXT, 0);
     if (model) { /* a trained model's heads and RoPE are as trained: m switches to its variants */
         /* TRANSLATORS: the model chip: its name, MHA/GQA/MQA, query heads / K/V heads */
         snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), app->model->name, mode, d->h, d->g);
