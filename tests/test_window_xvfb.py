@@ -631,6 +631,24 @@ def model_run():
         expect_clean_exit(win, "q with a model")
     finally:
         win.close()
+    # o: from the built-in example through every shipped model (sorted) and back
+    names = sorted(n for n in os.listdir(models) if os.path.exists(os.path.join(models, n, "config.json")))
+    win = Window("models", [])
+    try:
+        if not check("models: the window opens on the example", win.find() is not None, win.status()):
+            return
+        win.expect_title("the example's weights", lambda t: t.startswith(TITLE_PREFIX + "weights"), "weights")
+        for n in names:
+            win.key("o")
+            win.expect_title(f"o opens {n} on layer 0's weights",
+                             lambda t, n=n: t.startswith(f"{TITLE_PREFIX}{n} - layers.0.weights"), n)
+        win.key("o")
+        win.expect_title("o after the last model: the example again",
+                         lambda t: t.startswith(TITLE_PREFIX + "weights"), "weights")
+        win.key("q")
+        expect_clean_exit(win, "q after the models")
+    finally:
+        win.close()
 
 
 # ---- without a display; a bad configuration -----------------------------------------------
