@@ -113,6 +113,7 @@ int cmd_models(int argc, char **argv)
         free(names[i]);
     }
     free(names);
+    if (n) printf("(in %s; ATTNLAB_MODELS names another folder)\n", attn_model_root());
 out:
     cli_args_free(&a);
     return rc;

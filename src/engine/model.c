@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "paths.h"
 #include "safetensors.h"
 
 #ifndef ATTNLAB_MODELS_DIR
@@ -21,8 +22,8 @@
 
 const char *attn_model_root(void)
 {
-    const char *env = getenv("ATTNLAB_MODELS");
-    return env && *env ? env : ATTNLAB_MODELS_DIR;
+    static char root[4096];
+    return attn_data_dir("ATTNLAB_MODELS", "models", ATTNLAB_MODELS_DIR, root, sizeof root);
 }
 
 static bool is_dir(const char *path)

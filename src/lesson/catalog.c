@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paths.h"
+
 #ifndef ATTNLAB_LESSONS_DIR
 #define ATTNLAB_LESSONS_DIR "lessons"
 #endif
@@ -23,8 +25,9 @@ const char *lesson_lang_from_env(void)
 
 const char *lesson_catalog_dir(const char *lang, char *buf, size_t size)
 {
-    const char *root = getenv("ATTNLAB_LESSONS");
-    snprintf(buf, size, "%s/%s", root && *root ? root : ATTNLAB_LESSONS_DIR, lang);
+    char root[4096];
+    attn_data_dir("ATTNLAB_LESSONS", "lessons", ATTNLAB_LESSONS_DIR, root, sizeof root);
+    snprintf(buf, size, "%s/%s", root, lang);
     return buf;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "paths.h"
 
 #ifndef ATTNLAB_LOCALEDIR
 #define ATTNLAB_LOCALEDIR "locale"
@@ -26,8 +27,8 @@ const char *ui_i18n_init(const char *lang)
     if (!cur || !strcmp(cur, "C") || !strcmp(cur, "POSIX"))
         for (size_t i = 0; i < sizeof fallback / sizeof fallback[0]; i++)
             if (setlocale(LC_MESSAGES, fallback[i])) break;
-    const char *dir = getenv("ATTNLAB_LOCALEDIR");
-    bindtextdomain("attnlab", dir && *dir ? dir : ATTNLAB_LOCALEDIR);
+    char dir[4096];
+    bindtextdomain("attnlab", attn_data_dir("ATTNLAB_LOCALEDIR", "locale", ATTNLAB_LOCALEDIR, dir, sizeof dir));
     bind_textdomain_codeset("attnlab", "UTF-8");
     textdomain("attnlab");
     return l;
