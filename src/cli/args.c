@@ -249,7 +249,12 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
         }
         const cli_opt *o = &all[c - 256];
         if (o->row) {
-            if (attn_setting_parse(&a->cfg, o->row, o->value ? o->value : optarg, &err)) {
+            const char *v = o->value ? o->value : optarg;
+            if (o->row->type == ATTN_SET_TEXT && o->row->rule && !*v) { /* unsetting is for lessons */
+                fprintf(stderr, "attnlab %s: --%s: must be %s (got an empty text)\n", cmd, o->flag, o->row->rule);
+                return CLI_EUSAGE;
+            }
+            if (attn_setting_parse(&a->cfg, o->row, v, &err)) {
                 fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
                 return CLI_EUSAGE;
             }

@@ -408,8 +408,9 @@ attn_status attn_setting_parse(attn_config *c, const attn_setting *row, const ch
         return attn_fail(err, ATTN_ERR_CONFIG, "%s: '%s' is not %s", key, v, list);
     }
     case ATTN_SET_TEXT:
-        if (row->rule && !v[strspn(v, " \t\r\n")])
-            return attn_fail(err, ATTN_ERR_CONFIG, "%s: must be %s (got an empty text)", key, row->rule);
+        /* "" unsets it (a lesson's `text =`); blanks are a mistake */
+        if (row->rule && *v && !v[strspn(v, " \t\r\n")])
+            return attn_fail(err, ATTN_ERR_CONFIG, "%s: must be %s (got only blanks)", key, row->rule);
         return set_str(f, v, err);
     }
     return attn_fail(err, ATTN_ERR_CONFIG, "%s: unknown kind of setting", key);

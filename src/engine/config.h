@@ -114,7 +114,7 @@ typedef struct {
     attn_setting_switch sw[3]; /* flags without a value (unused: flag NULL) */
     long min, max;           /* INT: the range */
     bool (*ok)(double x);    /* FLOAT, DOUBLE: the rule ... */
-    const char *rule;        /* ... in words: "%s: must be <rule> (got %s)"; TEXT: not blank */
+    const char *rule;        /* ... in words: "%s: must be <rule> (got %s)"; TEXT: not only blanks */
     const attn_setting_choice *choices; /* ENUM: ended by {NULL} */
     const char *const *cycle; /* values the window steps through, ended by NULL; NULL: none */
     attn_setting_compare compare; /* what the compare view toggles, if anything */
