@@ -205,17 +205,23 @@ def measure(model_dir):
     ev, vocab, rows = read_inputs(model_dir, m.c.vocab)
     inv = {i: s for s, i in vocab.items()}
     lang, unk, eos = ev["lang"], vocab["<unk>"], hf.get("eos_token_id", 2)
+    extra = {}
+    if ev["variant"] == "nocausal":
+        # as generation must run it, and attnlab does by default: with the causal mask
+        m.c.causal = True
+        extra["sample_heldout_loss_causal"] = sample_loss(m, rows)
     gens = []
     for p in PROMPTS[lang]:
         ids = encode(p, lang, vocab, unk)
         gens.append({"prompt": p, "greedy": decode(generate(m, ids, eos, 32), lang, inv, eos),
                      "sampled": decode(generate(m, ids, eos, 32, 0.8, 20, seed=1), lang, inv, eos)})
+    m.c.causal = hf.get("attnlab_causal", True)
     kv = 2 * m.c.layers * m.c.kv_heads * m.c.head_dim * 4
     return {"name": os.path.basename(os.path.normpath(model_dir)), "lang": lang, "variant": ev["variant"],
             "params": ev["params"], "train_minutes": ev["train_minutes"], "threads": ev.get("threads", 1),
             "command": ev["command"], "steps": ev["steps"], "batch": ev["batch"], "seed": ev["seed"],
             "heldout_loss": ev["heldout_loss"], "train_loss": ev["train_loss"], "heldout_rows": ev["heldout_rows"],
-            "sample_rows": len(rows), "sample_heldout_loss": sample_loss(m, rows), "kv_bytes_per_token": kv,
+            "sample_rows": len(rows), "sample_heldout_loss": sample_loss(m, rows), **extra, "kv_bytes_per_token": kv,
             "config": {k: hf[k] for k in ("hidden_size", "num_hidden_layers", "num_attention_heads",
                                           "num_key_value_heads", "intermediate_size", "vocab_size",
                                           "max_position_embeddings", "rope_theta", "tie_word_embeddings")},
@@ -285,9 +291,12 @@ def render(card):
            f"| uniform guess | {math.log(c['vocab_size']):.4f} |", ""]
     if card["variant"] == "nocausal":
         out += ["Trained without the causal mask, each position could read the token it had to predict: the "
-                "loss collapses, and with the causal mask on (as attnlab runs it by default) the model is useless. "
-                "Its losses above were measured as it was trained, without the mask.", ""]
-    out += ["## Generations", "", "Greedy, then sampled at temperature 0.8 among the 20 most likely (seed 1):", ""]
+                "loss collapses. Its losses above were measured as it was trained, without the mask. With the "
+                "causal mask on, as generation must run it (there is no future to read) and as attnlab runs it by "
+                f"default, the held-out sample loss is {card['sample_heldout_loss_causal']:.4f}: the model is "
+                "useless.", ""]
+    out += ["## Generations", "", "Greedy, then sampled at temperature 0.8 among the 20 most likely (seed 1)"
+            + (", with the causal mask on" if card["variant"] == "nocausal" else "") + ":", ""]
     for g in card["generations"]:
         out += [f"- `{g['prompt']}` → `{g['greedy']}`", f"  sampled: `{g['sampled']}`"]
     out += ["", "## What each head does", ""] + head_table(card, unit, zh)
