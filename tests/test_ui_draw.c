@@ -22,6 +22,7 @@
 #include "utf8.h"
 
 #include "layers_fixture.h"
+#include "model_fixture.h"
 
 #define W 1280
 #define H 800
@@ -417,6 +418,37 @@ static void test_layer_buttons(void **state)
     check_layout(f);
 }
 
+/* A model's compare view: the viewed layer's weights in three panes (the
+ * stage is looked up by its name in the layer, "layers.1.weights"). */
+static void test_model_compare(void **state)
+{
+    fixture *f = *state;
+    char dir[512], err[400];
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(dir, sizeof dir, "%s/draw-model-XXXXXX", tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    make_model(dir, 2, 4, 2, true, NULL, NULL);
+    attn_config c;
+    attn_config_init(&c);
+    attn_config_set(&c, "model", dir, NULL);
+    attn_config_set(&c, "text", "the cat sat | a dog ran on the mat", NULL);
+    attn_config_set(&c, "pad_side", "left", NULL);
+    ui_app_free(&f->app);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    ui_player_init(&f->app.lesson, "en", NULL);
+    f->app.lesson.keep_progress = false;
+    assert_int_equal(ui_app_set_stage(&f->app, "layers.1.weights"), 0);
+    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE_WITH, 1)); /* the padding mask */
+    build(f);
+    check_layout(f);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 3);
+    assert_true(has_text(&f->dl, "compare layers.1.weights of head 0 with the padding mask toggled:"));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_lesson_panel(void **state)
 {
     fixture *f = *state;
@@ -461,6 +493,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

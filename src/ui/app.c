@@ -46,9 +46,11 @@ const attn_tensor *ui_app_tensor(const ui_app *app)
     return i < 0 ? NULL : &app->trace.tensors[i];
 }
 
-const char *ui_app_compare_stage(const ui_app *app)
+const char *ui_app_compare_stage(const ui_app *app, char *buf, size_t size)
 {
-    return attn_stage_get(attn_stage_compare_view(attn_tensor_stage(ui_app_tensor(app))))->name;
+    const attn_tensor *t = ui_app_tensor(app);
+    const char *stage = attn_stage_get(attn_stage_compare_view(attn_tensor_stage(t)))->name;
+    return attn_tensor_name(t && t->layer >= 0 ? t->layer : 0, app->trace.n_layers, stage, buf, size);
 }
 
 ui_scale ui_app_scale(const ui_app *app, const attn_tensor *t)

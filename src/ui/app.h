@@ -164,9 +164,10 @@ static inline bool ui_app_decoding(const ui_app *app)
     return app->view.decode_step > 0;
 }
 
-/* The stage that the compare view shows: the current one if the catalogue
- * says its difference means something (weights, weights_dropout, context), else weights. */
-const char *ui_app_compare_stage(const ui_app *app);
+/* The stage that the compare view shows, by its name in the trace (in the
+ * viewed layer): the current one if the catalogue says its difference means
+ * something (weights, weights_dropout, context), else weights. Returns buf. */
+const char *ui_app_compare_stage(const ui_app *app, char *buf, size_t size);
 
 /* Name of what the compare view toggles ("causal mask", "padding mask", "fill value"). */
 const char *ui_compare_name(int t);

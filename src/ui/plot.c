@@ -404,9 +404,9 @@ static int difference(ui_draw *dl, const ui_slice *a, const ui_slice *b, ui_slic
 void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl);
-    const char *stage = ui_app_compare_stage(app);
+    char buf[200], name[ATTN_MAX_NAME];
+    const char *stage = ui_app_compare_stage(app, name, sizeof name);
     ui_view_slice a, b;
-    char buf[200];
     if (ui_view_make(&app->trace, stage, app->view.batch, app->view.head, &a)) return;
     /* TRANSLATORS: a stage name (weights, context), a head number, a mask name ("causal mask") */
     snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->view.head,
