@@ -392,6 +392,8 @@ static void test_layer_buttons(void **state)
     free(f->app.trace.tensors); /* the rest (tokens, config) moves to three */
     free(f->app.trace.arena);
     f->app.trace = three;
+    free(f->app.scales); /* sized for the old trace: scales are computed afresh without it */
+    f->app.scales = NULL;
     f->app.view.layer = 0;
     assert_int_equal(ui_app_set_stage(&f->app, "layers.0.weights"), 0);
     build(f);

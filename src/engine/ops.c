@@ -186,11 +186,12 @@ void attn_op_apply_mask(const float *scores, const float *mask, float *masked, i
 /* e^v for v <= 0, in a form compilers vectorise (Cephes' expf: range reduction
  * v = n·ln2 + r with |r| <= ln2/2, a degree-6 polynomial for e^r, then 2^n
  * built in the exponent bits); relative error below 1e-7 (measured 8e-8). Below -87.3 the
- * result underflows, and it is exactly 0, so masked (-inf) cells stay 0. */
+ * result underflows, and it is exactly 0, so masked (-inf) cells stay 0; a NaN
+ * (−∞ − −∞ in a row with no visible key) comes out as NaN. */
 static inline __attribute__((always_inline)) float exp_nonpos(float v)
 {
     const float lo = -87.3f;
-    float x = v < lo ? lo : v;
+    float x = v >= lo ? v : lo; /* a NaN too, so that n below stays a small integer */
     /* n = round(x / ln 2): adding 1.5·2^23 rounds to an integer in float arithmetic */
     float fn = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     int n = (int)fn;
@@ -205,7 +206,7 @@ static inline __attribute__((always_inline)) float exp_nonpos(float v)
     int32_t bits = (n + 127) << 23; /* 2^n as IEEE bits */
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    return v < lo ? 0.0f : p * scale;
+    return v >= lo ? p * scale : v < lo ? 0.0f : v; /* NaN in, NaN out (the unguarded softmax) */
 }
 
 /* y[j] = e^(x[j] - mx); returns Σ y. Built for AVX2 and for the baseline ISA,
