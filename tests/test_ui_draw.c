@@ -397,7 +397,7 @@ static void test_layer_buttons(void **state)
     f->app.view.layer = 0;
     assert_int_equal(ui_app_set_stage(&f->app, "layers.0.weights"), 0);
     build(f);
-    assert_true(has_text(&f->dl, "layer 0 of 3"));
+    assert_true(has_text(&f->dl, "layer 0 / 3"));
     const ui_hit *next = NULL, *prev = NULL;
     for (int i = 0; i < f->app.layout.n_hits; i++) {
         const ui_hit *h = &f->app.layout.hits[i];
@@ -412,7 +412,7 @@ static void test_layer_buttons(void **state)
     assert_int_equal(f->app.view.layer, 1);
     assert_string_equal(ui_app_tensor(&f->app)->name, "layers.1.weights");
     build(f);
-    assert_true(has_text(&f->dl, "layer 1 of 3"));
+    assert_true(has_text(&f->dl, "layer 1 / 3"));
     assert_true(ui_app_mouse_down(&f->app, n.x + n.w / 2, n.y + n.h / 2));
     build(f);
     assert_false(ui_app_mouse_down(&f->app, n.x + n.w / 2, n.y + n.h / 2)); /* no layer 3 */

@@ -230,6 +230,9 @@ def measure(model_dir):
 
 def summary(card):
     what = "Tang poems (character-level Chinese)" if card["lang"] == "zh" else "the Brown corpus (English words)"
+    if card["variant"] == "nocausal":
+        return (f"GQA Llama on {what} trained without the causal mask (the cheater), {card['params'] / 1e6:.2f}M "
+                f"parameters, held-out loss {card['heldout_loss']:.2f} nats/token by reading the answer")
     return (f"{VARIANT[card['variant']].split(':')[0]} Llama on {what}, {card['params'] / 1e6:.2f}M parameters, "
             f"held-out loss {card['heldout_loss']:.2f} nats/token")
 
@@ -291,7 +294,9 @@ def render(card):
            f"| uniform guess | {math.log(c['vocab_size']):.4f} |", ""]
     if card["variant"] == "nocausal":
         out += ["Trained without the causal mask, each position could read the token it had to predict: the "
-                "loss collapses. Its losses above were measured as it was trained, without the mask. With the "
+                "loss collapses. Its losses above were measured as it was trained, without the mask (the sample's "
+                "rows end at their last character, so the last prediction of each row has no answer to read: that "
+                "is nearly all of the sample's loss). With the "
                 "causal mask on, as generation must run it (there is no future to read) and as attnlab runs it by "
                 f"default, the held-out sample loss is {card['sample_heldout_loss_causal']:.4f}: the model is "
                 "useless.", ""]

@@ -411,48 +411,58 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     /* TRANSLATORS: a stage name (weights, context), a head number, a mask name ("causal mask") */
     snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->view.head,
              ui_compare_name(app->view.compare));
-    int last = toggle_chips(dl, app, box.x + ui_text(dl, buf, box.x, box.y, UI_TEXT) + u / 2, box.y, box.x,
-                            box.x + box.w);
+    int tw = ui_text_w(dl, buf) + u / 2, last;
+    if (tw < box.w / 2) { /* the chips fit beside the title */
+        ui_text(dl, buf, box.x, box.y, UI_TEXT);
+        last = toggle_chips(dl, app, box.x + tw, box.y, box.x, box.x + box.w);
+    } else {
+        ui_text_fit(dl, buf, box.x, box.y, box.w, UI_TEXT);
+        last = toggle_chips(dl, app, box.x, box.y + u + u / 2, box.x, box.x + box.w);
+    }
     box.h -= last - box.y + u * 2;
     box.y = last + u * 2;
-    int pw = box.w / 3;
+    /* three panes side by side; stacked when the area is tall and narrow (beside a lesson) */
+    bool stack = box.w < box.h * 3 / 2;
+    ui_rect pane[3], p[3];
+    for (int k = 0; k < 3; k++) {
+        pane[k] = stack ? (ui_rect){box.x, box.y + k * (box.h / 3), box.w, box.h / 3}
+                        : (ui_rect){box.x + k * (box.w / 3), box.y, box.w / 3, box.h};
+        p[k] = (ui_rect){pane[k].x, pane[k].y + u * 3 / 2, pane[k].w - u, pane[k].h - u * 3 / 2 - (stack ? u / 2 : 0)};
+    }
     ui_scale sc = ui_app_scale(app, a.tensor);
     ui_plot_opts o = {true, false, false, 0, app->generation, 0};
-    const char *cap0 = _("as configured");
-    ui_text_fit(dl, cap0, box.x, box.y, pw - u, UI_TEXT_DIM);
-    ui_rect p0 = {box.x, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
+    ui_text_fit(dl, _("as configured"), pane[0].x, pane[0].y, pane[0].w - u, UI_TEXT_DIM);
     /* one cell size for the three panes: the first has row labels, the
      * others a colour bar, so each would otherwise fit a different size */
-    ui_plot_opts o_right = {true, true, true, 0, 0, 0};
+    ui_plot_opts o_right = {true, !stack, true, 0, 0, 0};
     int lw, lh, aw, ah;
-    double c0 = layout(dl, &app->trace, &a, p0, &o, &lw, &lh, &aw, &ah);
-    double c1 = layout(dl, &app->trace, &a, (ui_rect){0, 0, p0.w, p0.h}, &o_right, &lw, &lh, &aw, &ah);
+    double c0 = layout(dl, &app->trace, &a, p[0], &o, &lw, &lh, &aw, &ah);
+    double c1 = layout(dl, &app->trace, &a, (ui_rect){0, 0, p[0].w, p[0].h}, &o_right, &lw, &lh, &aw, &ah);
     if (c0 > 0 && c1 > 0) o.max_cell = fmin(c0, c1);
-    ui_plot_heatmap(dl, app, &app->trace, &a, &sc, p0, &o);
+    ui_plot_heatmap(dl, app, &app->trace, &a, &sc, p[0], &o);
     if (!app->has_alt || ui_view_make(&app->alt, stage, app->view.batch, app->view.head, &b) ||
         b.slice.rows != a.slice.rows || b.slice.cols != a.slice.cols) {
-        ui_text_fit(dl, _("no toggled version to show (see the status line)"), box.x + pw, box.y, box.w - pw, UI_TEXT_DIM);
+        ui_text_fit(dl, _("no toggled version to show (see the status line)"), pane[1].x, pane[1].y,
+                    box.x + box.w - pane[1].x, UI_TEXT_DIM);
         return;
     }
     snprintf(buf, sizeof buf, _("%s toggled"), ui_compare_name(app->view.compare));
-    ui_text_fit(dl, buf, box.x + pw, box.y, pw - u, UI_TEXT_DIM);
-    ui_rect p1 = {box.x + pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
+    ui_text_fit(dl, buf, pane[1].x, pane[1].y, pane[1].w - u, UI_TEXT_DIM);
     o.pane = 1;
-    o.no_row_labels = true;
+    o.no_row_labels = !stack;
     o.colorbar = true;
-    ui_plot_heatmap(dl, app, &app->alt, &b, &sc, p1, &o);
+    ui_plot_heatmap(dl, app, &app->alt, &b, &sc, p[1], &o);
 
     ui_view_slice dview = a;
     ui_scale dsc;
     int changed = difference(dl, &a.slice, &b.slice, &dview.slice, &dsc);
     if (changed < 0) return;
     ui_text_fit(dl, changed ? _("difference (toggled − configured)") : _("difference: none, the toggle changes nothing here"),
-                box.x + 2 * pw, box.y, box.w - 2 * pw, UI_TEXT_DIM);
-    ui_rect p2 = {box.x + 2 * pw, box.y + u * 3 / 2, pw - u, box.h - u * 3 / 2};
+                pane[2].x, pane[2].y, pane[2].w - u, UI_TEXT_DIM);
     o.pane = 2;
     /* the scratch buffer's contents change with the head: never reuse its picture */
     o.generation = app->generation ^ 0x80000000u ^ (unsigned)(app->view.head * 7919 + app->view.batch * 104729 + app->view.compare);
-    ui_plot_heatmap(dl, app, &app->trace, &dview, &dsc, p2, &o);
+    ui_plot_heatmap(dl, app, &app->trace, &dview, &dsc, p[2], &o);
 }
 
 /* ---- a query row's weights ------------------------------------------------ */

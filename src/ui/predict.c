@@ -48,13 +48,15 @@ static int variants(ui_draw *dl, const ui_app *app, ui_rect box, int y)
     for (int i = 0; i < app->n_variants; i++) {
         const attn_model_variant *v = &app->variants[i];
         bool cur = !strcmp(v->name, app->model->name);
-        /* TRANSLATORS: a variant: MHA/GQA/MQA, its held-out loss (nats per token), its KV cache per token */
-        snprintf(buf, sizeof buf, _("%s  %d/%d  loss %.2f  KV %.0f B"), v->variant, v->heads, v->kv_heads,
-                 v->heldout_loss, v->kv_bytes_per_token);
+        /* TRANSLATORS: a variant: MHA/GQA/MQA, query heads / K/V heads, its held-out loss (nats per token) */
+        snprintf(buf, sizeof buf, _("%s  %d/%d  loss %.2f"), v->variant, v->heads, v->kv_heads, v->heldout_loss);
         for (char *p = buf; *p && p < buf + 3; p++) *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
-        if (cur) ui_fill(dl, box.x - u / 4, y - u / 8, box.w + u / 4, u + u / 4, UI_PANEL_HI);
+        if (cur) ui_fill(dl, box.x - u / 4, y - u / 8, box.w + u / 4, 2 * u + u / 3, UI_PANEL_HI);
         ui_text_fit(dl, buf, box.x, y, box.w, cur ? UI_WHITE : UI_TEXT);
-        y += u + u / 3;
+        /* TRANSLATORS: the variant's KV cache: bytes per token, K and V of every layer */
+        snprintf(buf, sizeof buf, _("KV %.0f B/token"), v->kv_bytes_per_token);
+        ui_text_fit(dl, buf, box.x + u / 2, y + u + u / 8, box.w - u / 2, cur ? UI_TEXT : UI_TEXT_DIM);
+        y += 2 * u + u / 2;
     }
     return y;
 }

@@ -155,6 +155,11 @@ static int navigator_width(ui_draw *dl, const ui_app *app)
         w = ui_imax(w, ui_text_w(dl, nav_name(t)) +
                         (app->lesson.open ? 0 : ui_text_w(dl, attn_tensor_shape_str(t, shape, sizeof shape))));
     }
+    if (app->trace.n_layers > 1) { /* the layer line: ◀ layer N of M ▶ , . */
+        char buf[96];
+        snprintf(buf, sizeof buf, _("layer %d / %d"), app->trace.n_layers - 1, app->trace.n_layers);
+        w = ui_imax(w, 2 * (ui_text_w(dl, "◀") + ui_line(dl)) + ui_text_w(dl, buf) + ui_line(dl) / 2);
+    }
     return ui_imin(w + ui_line(dl) * 2, dl->layout->width * 2 / 5);
 }
 
@@ -170,8 +175,8 @@ static void navigator(ui_draw *dl, const ui_app *app, ui_rect box)
         char buf[96];
         int x = box.x + u / 2, y = top - u / 4;
         x += arrow(dl, x, y, "◀", UI_ACT_LAYER_PREV) + u / 4;
-        /* TRANSLATORS: the layer shown, of how many; the keys that change it */
-        snprintf(buf, sizeof buf, _("layer %d of %d"), app->view.layer, app->trace.n_layers);
+        /* TRANSLATORS: the layer shown / how many layers there are (short: the stage list is narrow) */
+        snprintf(buf, sizeof buf, _("layer %d / %d"), app->view.layer, app->trace.n_layers);
         x += ui_text(dl, buf, x, y, UI_ACCENT) + u / 4;
         x += arrow(dl, x, y, "▶", UI_ACT_LAYER_NEXT) + u / 2;
         ui_text_fit(dl, ", .", x, y, box.x + box.w - x, UI_TEXT_DIM);
@@ -197,8 +202,9 @@ static void navigator(ui_draw *dl, const ui_app *app, ui_rect box)
         if (cur) ui_fill(dl, box.x, y, box.w, row, UI_PANEL_HI);
         if (cur) ui_fill(dl, box.x, y, 3, row, UI_ACCENT);
         ui_text(dl, nav_name(t), box.x + u / 2, y + (row - u) / 2, cur ? UI_WHITE : UI_TEXT);
-        ui_text_fit(dl, attn_tensor_shape_str(t, shape, sizeof shape), box.x + u / 2 + name_w + u / 2,
-                    y + (row - u) / 2, box.w - name_w - u * 3 / 2, cur ? UI_TEXT : UI_TEXT_DIM);
+        if (!app->lesson.open) /* beside a lesson, names only (the header gives the shape) */
+            ui_text_fit(dl, attn_tensor_shape_str(t, shape, sizeof shape), box.x + u / 2 + name_w + u / 2,
+                        y + (row - u) / 2, box.w - name_w - u * 3 / 2, cur ? UI_TEXT : UI_TEXT_DIM);
         hit(dl, box.x, y, box.w, row, UI_ACT_STAGE, i);
     }
 }
