@@ -147,7 +147,7 @@ h_dtype = json.loads(json.dumps(header)); h_dtype["x"]["dtype"] = "F64"
 h_range = json.loads(json.dumps(header)); h_range["out"]["data_offsets"] = [o + (1 << 20) for o in h_range["out"]["data_offsets"]]
 h_shape = json.loads(json.dumps(header)); h_shape["q"]["shape"][2] += 1
 FILES = [
-    ("missing.safetensors", None, "cannot open"),
+    ("missing.safetensors", None, "missing.safetensors: No such file or directory"),
     ("empty.safetensors", b"", "too short to be safetensors"),
     ("short.safetensors", b"\x01\x02\x03", "too short to be safetensors"),
     ("truncated.safetensors", blob[: len(blob) // 2], "lie beyond the"),
@@ -164,7 +164,7 @@ for name, data, msg in FILES:
     r = expect(["info", p], 1, msg)
     check(f"info {name} names the file", p in r.stderr.decode(), r.stderr)
 expect(["trace", "-o", os.path.join(TMP, "no/such/dir/x.safetensors")], 1, "cannot write")
-expect(["trace", "--weights", os.path.join(TMP, "nope.safetensors"), "-o", OUT], 1, "cannot open")
+expect(["trace", "--weights", os.path.join(TMP, "nope.safetensors"), "-o", OUT], 1, "nope.safetensors: No such file or directory")
 expect(["trace", "--weights", good, "--kv-heads", "2", "-o", OUT], 1, "'w_k' has shape (32, 32) but this config needs")
 
 # ---- things that work ----
@@ -307,6 +307,58 @@ check("render --layer 2 --stage weights of a 3-layer trace is layers.2.weights",
 expect(["render", three, "--layer", "3", "-o", PNG], 2, "--layer: 3 is out of range (this trace has 3 layers: 0 to 2)")
 info = run(["info", three]).stdout.decode()
 check("info on a 3-layer trace names every layer's stages", "layers.2.weights" in info, info[:300])
+
+# ---- inputs that are not regular files never hang; outputs never destroy an input ----
+# run() has a timeout, so a FIFO that blocks fails the test instead of hanging it
+fifo = os.path.join(TMP, "fifo")
+os.mkfifo(fifo)
+for args in (["info", fifo], ["view", fifo], ["trace", "--weights", fifo, "-o", OUT],
+             ["trace", "--input", fifo, "-o", OUT], ["render", fifo, "-o", PNG]):
+    expect(args, 1, fifo + ": is a FIFO, not a regular file")
+r = run(["lesson", "--check", fifo])
+check("lesson --check FIFO: FILE: message, then the count", r.returncode == 2 and r.stderr.decode() ==
+      f"{fifo}: is a FIFO, not a regular file\nattnlab lesson --check: 1 problem\n", (r.returncode, r.stderr))
+expect(["info", "/dev/zero"], 1, "/dev/zero: is a character device, not a regular file")
+expect(["info", TMP], 1, TMP + ": is a directory, not a regular file")
+lessons_dir = os.path.join(TMP, "fifo-lessons")
+os.makedirs(os.path.join(lessons_dir, "en"))
+os.mkfifo(os.path.join(lessons_dir, "en", "01-fifo.md"))
+r = subprocess.run([ARGS.attnlab, "lessons", "--list", "--lang", "en"], capture_output=True, timeout=30,
+                   env=dict(os.environ, ATTNLAB_LESSONS=lessons_dir, XDG_STATE_HOME=os.path.join(TMP, "st")))
+check("a FIFO among the lessons is listed as an error, not read", r.returncode == 0 and
+      b"is a FIFO, not a regular file" in r.stdout, (r.returncode, r.stdout, r.stderr))
+
+big = os.path.join(TMP, "big.md")
+with open(big, "wb") as f:
+    f.write(b"# Big\n\n" + b"a" * (3 << 20))
+r = run(["lesson", "--check", big])
+check("a lesson too large says its real size", r.returncode == 2 and
+      f"too large ({(3 << 20) + 7} bytes; the limit is {1 << 20})".encode() in r.stderr, r.stderr)
+
+src = os.path.join(TMP, "in.safetensors")
+run(["trace", "-o", src])
+before = open(src, "rb").read()
+link = os.path.join(TMP, "in-link.safetensors")
+os.symlink(src, link)
+folder = os.path.join(TMP, "outdir")
+os.mkdir(folder)
+for args, msg in (
+        (["render", src, "-o", src], f"{src}: is the input {src} itself: write to another file"),
+        (["render", src, "-o", link], f"{link}: is the input {src} itself"),
+        (["render", link, "-o", src], f"{src}: is the input {link} itself"),
+        (["render", src, "-o", os.path.join(TMP, ".", "in.safetensors")], "is the input"),
+        (["trace", "--weights", src, "-o", src], "is the input"),
+        (["trace", "-o", folder], f"{folder}: is a directory: give the file to write in it"),
+        (["trace", "-o", folder + "/"], f"{folder}/: ends in '/', which names a folder"),
+        (["trace", "-o", os.path.join(TMP, "new") + "/"], "ends in '/'"),
+        (["trace", "-o", fifo], f"{fifo}: is a FIFO, not a regular file; not replaced"),
+        (["render", "-o", "/dev/null"], "/dev/null: is a character device, not a regular file; not replaced")):
+    expect(args, 2, msg)
+check("an input named as the output is left as it was", open(src, "rb").read() == before)
+check("/dev/null is still a device", not os.path.isfile("/dev/null"))
+r = run(["trace", "--seed", "7", "-o", link])
+check("writing through a symbolic link replaces the file it names and keeps the link",
+      r.returncode == 0 and os.path.islink(link) and open(src, "rb").read() != before, r.stderr)
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -89,6 +89,39 @@ static void inputs_are_regular_files(void **state)
     assert_non_null(strstr(e.msg, "too large (12 bytes; the limit is 5)"));
 }
 
+static void output_refused(const char *out, const char *const *in, int n, const char *says)
+{
+    attn_error e = {0};
+    assert_int_equal(attn_file_check_output(out, in, n, &e), ATTN_ERR_CONFIG);
+    if (!strstr(e.msg, says)) fail_msg("'%s' does not say '%s'", e.msg, says);
+}
+
+/* An output is checked before anything is written: never a folder, a device, a
+ * FIFO or one of the inputs, however it is spelled. */
+static void outputs_never_destroy_inputs(void **state)
+{
+    (void)state;
+    char in[600], link[600], other[600], fifo[600], spelled[700];
+    FILE *f = fopen(in_dir(in, sizeof in, "in.safetensors"), "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(symlink(in, in_dir(link, sizeof link, "link")), 0);
+    assert_int_equal(mkfifo(in_dir(fifo, sizeof fifo, "fifo"), 0600), 0);
+    snprintf(spelled, sizeof spelled, "%s/./in.safetensors", dir);
+    const char *inputs[] = {NULL, "missing-input", in};
+    output_refused(in, inputs, 3, "is the input");
+    output_refused(link, inputs, 3, "is the input");
+    output_refused(spelled, inputs, 3, "is the input");
+    output_refused(dir, inputs, 3, "is a directory");
+    output_refused(in_dir(other, sizeof other, "new/"), inputs, 3, "ends in '/'");
+    output_refused(fifo, inputs, 3, "is a FIFO, not a regular file; not replaced");
+    output_refused("/dev/null", inputs, 3, "is a character device");
+    output_refused("", inputs, 3, "empty");
+    attn_error e = {0};
+    assert_int_equal(attn_file_check_output(in_dir(other, sizeof other, "out.safetensors"), inputs, 3, &e), ATTN_OK);
+    assert_int_equal(attn_file_check_output(in, inputs, 2, &e), ATTN_OK); /* not one of these inputs */
+}
+
 static void atomic_writes(void **state)
 {
     (void)state;
@@ -179,6 +212,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(inputs_are_regular_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(outputs_never_destroy_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(atomic_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(unique_renames_never_overwrite, setup, teardown),
         cmocka_unit_test_setup_teardown(locks_and_folders, setup, teardown),

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "engine/fileio.h"
 
 /* The command options: everything that is not a setting (settings come from
  * the engine's table, attn_setting_at). */
@@ -315,6 +316,16 @@ int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_pos
     if (a->n_positional > max_positional) {
         fprintf(stderr, "attnlab %s: unexpected argument '%s'\n", cmd, a->positional[max_positional]);
         return CLI_EUSAGE;
+    }
+    if (a->output) { /* before any work: never a folder, a device, or one of this command's inputs */
+        const char *inputs[8] = {a->cfg.weights_path, a->cfg.input_path, a->pic.lesson};
+        int n = 3;
+        for (int i = 0; i < a->n_positional && n < 8; i++) inputs[n++] = a->positional[i];
+        attn_error err;
+        if (attn_file_check_output(a->output, inputs, n, &err)) {
+            fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
+            return CLI_EUSAGE;
+        }
     }
     return -1;
 }

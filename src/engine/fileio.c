@@ -231,6 +231,26 @@ fail:;
     return fail_errno(err, target, what, e);
 }
 
+attn_status attn_file_check_output(const char *path, const char *const *inputs, int n, attn_error *err)
+{
+    size_t len = strlen(path);
+    struct stat out, in;
+    if (!len) return attn_fail(err, ATTN_ERR_CONFIG, "the output file name is empty");
+    if (path[len - 1] == '/')
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: ends in '/', which names a folder: give the file to write", path);
+    if (stat(path, &out)) return ATTN_OK; /* a new file */
+    if (S_ISDIR(out.st_mode))
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: is a directory: give the file to write in it", path);
+    if (!S_ISREG(out.st_mode))
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: is %s, not a regular file; not replaced", path,
+                         kind_of(out.st_mode));
+    for (int i = 0; i < n; i++)
+        if (inputs[i] && !stat(inputs[i], &in) && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            return attn_fail(err, ATTN_ERR_CONFIG, "%s: is the input %s itself: write to another file", path,
+                             inputs[i]);
+    return ATTN_OK;
+}
+
 /* rename without replacing: renameat2's RENAME_NOREPLACE, else a hard link
  * (which fails on an existing name) and unlink of the old one. */
 static int rename_noreplace(const char *from, const char *to)

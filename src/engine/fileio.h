@@ -48,6 +48,13 @@ attn_status attn_file_resolve(const char *path, char *out, size_t size, attn_err
 attn_status attn_file_write_atomic(const char *path, const void *data, size_t size, mode_t mode,
                                    attn_error *err);
 
+/* Checks, before anything is computed or written, that path can receive a
+ * command's output: not empty, not ending in '/', not a folder, not an
+ * existing file of another kind (a device, a FIFO), and not the same file
+ * (device and inode, so also through a link or another spelling) as any of
+ * the n inputs (NULL entries and missing files are skipped). */
+attn_status attn_file_check_output(const char *path, const char *const *inputs, int n, attn_error *err);
+
 /* Renames from to the first free name of to_base, to_base-1, to_base-2 …
  * (never over an existing file) and puts the name used in to. */
 attn_status attn_file_rename_unique(const char *from, const char *to_base, char *to, size_t size,

@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "utf8.h"
 
 static bool host_is_little_endian(void)
@@ -288,10 +290,15 @@ attn_status attn_st_read(const char *path, attn_st_file *f, attn_error *err)
     unsigned char prefix[8];
     struct stat sb;
     memset(f, 0, sizeof *f);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return attn_fail(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fileno(fp), &sb) || !S_ISREG(sb.st_mode)) {
-        st = attn_fail(err, ATTN_ERR_IO, "%s: not a regular file", path);
+    int fd = attn_file_open_regular(path, O_RDONLY, err); /* never blocks on a FIFO */
+    if (fd < 0) return err ? err->status : ATTN_ERR_IO;
+    FILE *fp = fdopen(fd, "rb");
+    if (!fp) {
+        close(fd);
+        return attn_fail(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
+    }
+    if (fstat(fd, &sb)) {
+        st = attn_fail(err, ATTN_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
         goto out;
     }
     uint64_t size = (uint64_t)sb.st_size;
@@ -327,8 +334,11 @@ attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n, cons
                           attn_error *err)
 {
     attn_status st = ATTN_OK;
-    char *json = NULL, *tmp = NULL;
+    char *json = NULL, *tmp = NULL, target[4096];
     FILE *fp = NULL;
+    /* a symbolic link is followed: the file it names is replaced, the link stays */
+    if ((st = attn_file_resolve(path, target, sizeof target, err))) return st;
+    path = target;
     cJSON *root = cJSON_CreateObject();
     if (!root) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
 

@@ -93,19 +93,22 @@ typedef struct {
     int id;
 } sym;
 
-/* The rank of merging symbols a and b (−1: no such merge). */
-static int rank_of(const attn_tokenizer *t, const char *s, const sym *a, const sym *b, char *buf, size_t size)
+/* The rank of merging symbols a and b (−1: no such merge, or no token for
+ * the pair). A symbol's text is its token's (an unknown character's is the
+ * unk token's), so merges work on tokens, as Hugging Face's do on ids. */
+static int rank_of(const attn_tokenizer *t, const sym *a, const sym *b, char *buf, size_t size)
 {
-    const char *la = a->id == t->unk ? t->vocab[t->unk] : s + a->start;
-    size_t na = a->id == t->unk ? strlen(la) : a->len;
-    const char *lb = b->id == t->unk ? t->vocab[t->unk] : s + b->start;
-    size_t nb = b->id == t->unk ? strlen(lb) : b->len;
+    const char *la = t->vocab[a->id], *lb = t->vocab[b->id];
+    size_t na = strlen(la), nb = strlen(lb);
     if (na + nb + 2 > size) return -1;
     memcpy(buf, la, na);
     buf[na] = '\x1f';
-    memcpy(buf + na + 1, lb, nb);
-    buf[na + nb + 1] = '\0';
-    return tok_map_get(&t->merges, buf);
+    memcpy(buf + na + 1, lb, nb + 1);
+    int rank = tok_map_get(&t->merges, buf);
+    if (rank < 0) return -1;
+    /* the merged token must exist: keys "a\x1fb" of tokens holding \x1f could collide */
+    memcpy(buf + na, lb, nb + 1);
+    return tok_map_get(&t->ids, buf) >= 0 ? rank : -1;
 }
 
 /* BPE as Hugging Face's does it: the word's characters (an unknown one as
@@ -139,14 +142,12 @@ static attn_status bpe(const attn_tokenizer *t, const char *s, size_t n, tok_ids
     for (;;) {
         int best = -1, best_rank = 0;
         for (int i = 0; i + 1 < k; i++) {
-            int r = rank_of(t, s, &w[i], &w[i + 1], key, sizeof key);
+            int r = rank_of(t, &w[i], &w[i + 1], key, sizeof key);
             if (r >= 0 && (best < 0 || r < best_rank)) best = i, best_rank = r;
         }
         if (best < 0) break;
-        size_t len = w[best].len + w[best + 1].len;
-        memcpy(key, s + w[best].start, len);
-        key[len] = '\0';
-        w[best] = (sym){w[best].start, len, tok_map_get(&t->ids, key)};
+        rank_of(t, &w[best], &w[best + 1], key, sizeof key); /* leaves the merged token in key */
+        w[best] = (sym){w[best].start, w[best].len + w[best + 1].len, tok_map_get(&t->ids, key)};
         memmove(&w[best + 1], &w[best + 2], (size_t)(k - best - 2) * sizeof *w);
         k--;
     }

@@ -124,11 +124,6 @@ int lesson_load(const char *path, lesson *out, lesson_diags *dg);
 
 void lesson_free(lesson *ls);
 
-/* A whole file, zero-terminated, reading at most limit + 1 bytes (so a caller
- * can tell it was longer than limit). NULL with errno set when it cannot be
- * opened or read, or memory runs out. */
-char *lesson_read_file(const char *path, size_t limit, size_t *size);
-
 /* Keys an attnlab block may set: the engine's config names except the file
  * paths, plus the view keys below. */
 bool lesson_is_view_key(const char *key);

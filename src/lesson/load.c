@@ -1,56 +1,24 @@
-/* load.c — a lesson from a file, and freeing one: the whole-file reader,
- * lesson_load (read, then lesson_parse) and lesson_free. */
+/* load.c — a lesson from a file, and freeing one: lesson_load (read through
+ * the engine's reader, then lesson_parse) and lesson_free. */
 #include "lesson.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-char *lesson_read_file(const char *path, size_t limit, size_t *size)
-{
-    *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0;
-    int err = 0;
-    while (*size <= limit) {
-        if (*size + 1 >= cap) {
-            cap = cap ? 2 * cap : 16384;
-            char *b = realloc(buf, cap);
-            if (!b) {
-                err = ENOMEM;
-                break;
-            }
-            buf = b;
-        }
-        size_t got = fread(buf + *size, 1, cap - *size - 1, f);
-        *size += got;
-        if (!got) {
-            if (ferror(f)) err = errno ? errno : EIO;
-            break;
-        }
-    }
-    fclose(f);
-    if (err) {
-        free(buf);
-        errno = err;
-        return NULL;
-    }
-    if (!buf && !(buf = malloc(1))) return errno = ENOMEM, NULL;
-    buf[*size] = '\0';
-    return buf;
-}
+#include "fileio.h"
 
 int lesson_load(const char *path, lesson *out, lesson_diags *dg)
 {
     *out = (lesson){0};
-    size_t n;
-    char *buf = lesson_read_file(path, LESSON_MAX_BYTES, &n); /* lesson_parse reports a file too large */
-    if (!buf) {
-        if (errno == ENOMEM) lesson_diag_add(dg, 0, "out of memory");
-        else lesson_diag_add(dg, 0, "cannot open: %s", strerror(errno));
+    size_t n, len = strlen(path);
+    char *buf;
+    attn_error err;
+    /* a regular file only (a FIFO or a device is refused at once), at most the lesson limit */
+    if (attn_file_read(path, LESSON_MAX_BYTES, &buf, &n, &err)) {
+        const char *msg = err.msg; /* the diagnostic names the file already */
+        if (!strncmp(msg, path, len) && msg[len] == ':') msg += len + (msg[len + 1] == ' ' ? 2 : 1);
+        lesson_diag_add(dg, 0, "%s", msg);
         return -1;
     }
     int ret = lesson_parse(buf, n, path, out, dg);
