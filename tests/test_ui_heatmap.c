@@ -510,6 +510,39 @@ static void test_paint_gap_only_when_it_fits(void **state)
 }
 
 /* A transposed view: element (i, j) of the slice is d[j*5 + i]. */
+/* Narrower than its cells (3,072 vocabulary columns in 40 pixels): a pixel
+ * column shows the largest value among the cells it stands for, so a lone
+ * peak is never dropped; masked cells do not count. */
+static void test_paint_max_pools_wide_rows(void **state)
+{
+    (void)state;
+    enum { C = 3072, W = 40 };
+    float *d = calloc(2 * C, sizeof *d), *m = calloc(2 * C, sizeof *m);
+    assert_non_null(d);
+    assert_non_null(m);
+    ui_scale sc = {UI_CMAP_SEQUENTIAL, 0.0f, 1.0f};
+    for (int peak = 0; peak < C; peak += 97) {
+        memset(d, 0, 2 * C * sizeof *d);
+        d[peak] = 1.0f;       /* row 0: one peak */
+        d[C + peak] = 1.0f;   /* row 1: the same peak, masked */
+        memset(m, 0, 2 * C * sizeof *m);
+        m[C + peak] = -INFINITY;
+        ui_slice s = {d, 2, C, C, 1, m, C, 1};
+        pic p = pic_new(W, 10);
+        paint(&s, &sc, &p, 0);
+        int hot = 0, hot1 = 0;
+        for (int x = 0; x < W; x++) {
+            hot += pic_at(&p, x, 0) == ui_heat_color(&sc, 1.0f);
+            hot1 += pic_at(&p, x, 9) == ui_heat_color(&sc, 1.0f);
+        }
+        if (hot != 1) fail_msg("peak at column %d: %d pixel columns show it (want 1)", peak, hot);
+        assert_int_equal(hot1, 0);
+        free(p.px);
+    }
+    free(d);
+    free(m);
+}
+
 static void test_paint_strided(void **state)
 {
     (void)state;
@@ -569,8 +602,13 @@ static void test_paint_tiny(void **state)
                     assert_true(is_hatch(c));
                 else if (isnan(v))
                     assert_true(c == UI_NAN_A || c == UI_NAN_B);
-                else
+                else { /* the largest finite value since the previous pixel column's cell */
+                    int pi, pj = -1;
+                    if (x > 0) ui_heat_cell_at(p.w, p.h, N, N, x - 1, y, &pi, &pj);
+                    for (int jj = pj + 1; jj < j; jj++)
+                        if (isfinite(d[i * N + jj]) && d[i * N + jj] > v) v = d[i * N + jj];
                     assert_int_equal(c, ui_heat_color(&sc, v));
+                }
             }
         free(p.px);
     }
@@ -680,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_paint_nan_checkerboard),
         cmocka_unit_test(test_paint_gap_only_when_it_fits),
         cmocka_unit_test(test_paint_strided),
+        cmocka_unit_test(test_paint_max_pools_wide_rows),
         cmocka_unit_test(test_paint_tiny),
         cmocka_unit_test(test_paint_nothing_on_empty_sizes),
         cmocka_unit_test(test_paint_flat_range),

@@ -104,6 +104,7 @@ typedef struct {
     ptrdiff_t offset; /* of the cell column in a slice row: j·col_stride */
     ptrdiff_t moffset; /* the same in the mask: j·mask_col_stride */
     int x0, x1;       /* pixels it paints, its gap excluded */
+    int n;            /* cell columns it stands for, its own and the n − 1 before it (cols > w) */
 } col_span;
 
 typedef struct {
@@ -194,9 +195,11 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
     uint32_t *check = hatch + nline + UI_HATCH_PERIOD; /* (w + 2·NAN_CHECK) row y starts at 0 or NAN_CHECK */
 
     int nspan = 0;
-    for (int x = 0; x < w; nspan++) {
+    for (int x = 0, prev = -1; x < w; nspan++) {
         int j = cell_of(x, w, cols), end = start_of(j + 1, w, cols);
-        spans[nspan] = (col_span){j * slice->col_stride, j * slice->mask_col_stride, x, end - gap};
+        /* it stands for the cells since the previous span's, which have no pixel of their own */
+        spans[nspan] = (col_span){j * slice->col_stride, j * slice->mask_col_stride, x, end - gap, j - prev};
+        prev = j;
         x = end;
     }
     for (size_t k = 0; k < nline; k++)
@@ -220,7 +223,14 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
         special_run run = {0, 0, CELL_MAP}; /* the one being extended, kept out of memory */
         for (int s = 0; s < nspan; s++) {
             const col_span *sp = &spans[s];
-            float v = data[sp->offset], l = (v - lm.lo) * fast_scale;
+            float v = data[sp->offset];
+            if (sp->n > 1 && isfinite(v)) /* narrower than its cells: a pixel column shows the largest of them */
+                for (int c = 1; c < sp->n; c++) {
+                    float u = data[sp->offset - c * slice->col_stride];
+                    if (u > v && isfinite(u) && !(mrow && mrow[sp->moffset - c * slice->mask_col_stride] != 0.0f))
+                        v = u;
+                }
+            float l = (v - lm.lo) * fast_scale;
             if (mrow && mrow[sp->moffset] != 0.0f && !isnan(v))
                 v = -INFINITY, l = NAN; /* masked: drawn like −∞ (a NaN stays NaN) */
             if (l >= 0.0f && l < (float)LEVELS) { /* inside [lo, hi]: what level_of would say */
