@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "catalog.h"
+#include "colormap.h"
 #include "draw.h"
 #include "i18n.h"
 #include "player.h"
@@ -380,6 +381,20 @@ static void test_cycle_chip(void **state)
     assert_true(has_text(&f->dl, "sliding window: off → 2 → 3 → 4"));
 }
 
+/* WCAG AA: every text colour on every panel colour at 4.5:1 or more. */
+static void test_text_contrast(void **state)
+{
+    (void)state;
+    static const uint32_t text[] = {UI_TEXT, UI_TEXT_DIM, UI_ACCENT, UI_ERROR, UI_WHITE};
+    static const uint32_t back[] = {UI_BG, UI_PANEL, UI_PANEL_HI};
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+        for (size_t j = 0; j < sizeof back / sizeof back[0]; j++) {
+            double a = ui_argb_luminance(text[i]), b = ui_argb_luminance(back[j]);
+            double ratio = (fmax(a, b) + 0.05) / (fmin(a, b) + 0.05);
+            if (ratio < 4.5) fail_msg("text %08x on %08x: contrast %.2f:1, below 4.5:1", text[i], back[j], ratio);
+        }
+}
+
 /* A trace of three layers: the navigator's layer line has ◀ ▶ buttons, and a
  * click on one moves to the neighbouring layer on the same stage. */
 static void test_layer_buttons(void **state)
@@ -496,6 +511,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),
+        cmocka_unit_test(test_text_contrast),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
