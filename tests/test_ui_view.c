@@ -106,8 +106,13 @@ static void labels_follow_the_axes(void **state)
     assert_string_equal(ui_view_col_label(&tr, &v, 5, buf, sizeof buf), "c5");
     v = make(&tr, "k_heads", 0, 0); /* new keys: the query positions */
     assert_string_equal(ui_view_row_label(&tr, &v, 0, buf, sizeof buf), "c");
-    v = make(&tr, "w_q", 0, 0);
+    v = make(&tr, "w_q", 0, 0); /* x·W_Q: input features in the rows, output features in the columns */
     assert_string_equal(ui_view_row_label(&tr, &v, 3, buf, sizeof buf), "m3");
+    assert_string_equal(ui_view_col_label(&tr, &v, 5, buf, sizeof buf), "c5");
+    assert_int_equal(v.row_axis, UI_AXIS_INPUT);
+    assert_int_equal(v.col_axis, UI_AXIS_OUTPUT);
+    v = make(&tr, "w_k", 0, 0);
+    assert_int_equal(v.col_axis, UI_AXIS_OUTPUT);
     attn_trace_free(&tr);
 
     run(&tr, cross);

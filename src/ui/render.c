@@ -219,6 +219,8 @@ static const char *axis_name(ui_axis a)
     case UI_AXIS_NEW: return _("new positions");
     case UI_AXIS_PAST: return _("cached positions");
     case UI_AXIS_INPUT: return _("input features m");
+    /* TRANSLATORS: the columns of a weight matrix W_Q, W_K, W_V, W_O: the features it produces */
+    case UI_AXIS_OUTPUT: return _("output features c");
     case UI_AXIS_FEATURE: return _("features c");
     /* TRANSLATORS: the columns of logits and probs: one per token id of the model's vocabulary */
     case UI_AXIS_VOCAB: return _("vocabulary ids v");

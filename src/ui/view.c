@@ -15,15 +15,16 @@ int ui_view_kv_head(const attn_dims *d, int head)
     return attn_kv_head(d, head);
 }
 
-/* What an axis of a contract stage runs over, from its dimension name. */
-static ui_axis axis_of(const char *name, const attn_stage_info *info)
+/* What an axis of a contract stage runs over, from its dimension name; a
+ * weight matrix x·W maps input features (rows) to output features (columns). */
+static ui_axis axis_of(const char *name, const attn_stage_info *info, bool cols)
 {
     if (!strcmp(name, "s")) return UI_AXIS_QUERY;
     if (!strcmp(name, "t")) return UI_AXIS_KEY;
     if (!strcmp(name, "n")) return UI_AXIS_NEW;
     if (!strcmp(name, "P")) return UI_AXIS_PAST;
-    if (!strcmp(name, "d") && (info->roles & ATTN_ROLE_WEIGHT)) return UI_AXIS_INPUT;
     if (!strcmp(name, "V")) return UI_AXIS_VOCAB;
+    if (info && (info->roles & ATTN_ROLE_WEIGHT)) return cols ? UI_AXIS_OUTPUT : UI_AXIS_INPUT;
     return UI_AXIS_FEATURE;
 }
 
@@ -57,8 +58,8 @@ int ui_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int h
     v->slice.row_stride = v->slice.cols;
     v->slice.col_stride = 1;
     if (named) {
-        v->row_axis = rows_axis >= 0 ? axis_of(names[rows_axis], t->info) : UI_AXIS_NONE;
-        v->col_axis = axis_of(names[cols_axis], t->info);
+        v->row_axis = rows_axis >= 0 ? axis_of(names[rows_axis], t->info, false) : UI_AXIS_NONE;
+        v->col_axis = axis_of(names[cols_axis], t->info, true);
     } else {
         v->row_axis = rows_axis >= 0 ? UI_AXIS_FEATURE : UI_AXIS_NONE;
         v->col_axis = UI_AXIS_FEATURE;
@@ -143,6 +144,7 @@ static const char *label(const attn_trace *tr, const ui_view_slice *v, ui_axis a
     const char *tok = token_of(tr, axis, v->batch, i);
     if (tok) snprintf(buf, size, "%s", tok);
     else if (axis == UI_AXIS_INPUT) snprintf(buf, size, "m%d", i);
+    else if (axis == UI_AXIS_OUTPUT) snprintf(buf, size, "c%d", i);
     else if (axis == UI_AXIS_NONE) snprintf(buf, size, "%s", "");
     else if (axis == UI_AXIS_FEATURE) snprintf(buf, size, "c%d", i);
     else if (axis == UI_AXIS_VOCAB) snprintf(buf, size, "v%d", i);

@@ -24,7 +24,8 @@ typedef enum {
     UI_AXIS_NEW,     /* new key positions: query tokens (self) or source tokens (cross) */
     UI_AXIS_PAST,    /* cached positions 0..P-1 */
     UI_AXIS_FEATURE, /* feature index c (d, k or g·k wide) */
-    UI_AXIS_INPUT,   /* input feature m of a weight matrix */
+    UI_AXIS_INPUT,   /* input feature m of a weight matrix (its rows) */
+    UI_AXIS_OUTPUT,  /* output feature c of a weight matrix (its columns) */
     UI_AXIS_VOCAB    /* token id v of a model's vocabulary (logits, probs) */
 } ui_axis;
 
