@@ -222,6 +222,50 @@ static void test_sliding_window_explains_the_band(void **state)
     attn_trace_free(&tr);
 }
 
+/* Every stage's formula and description under every setting that changes
+ * them says what that setting does, and nothing it does not. */
+static void test_formulas_follow_the_settings(void **state)
+{
+    (void)state;
+    int n;
+    const attn_stage_info *all = attn_stages(&n);
+    for (int model = 0; model < 2; model++)
+        for (int scale = 0; scale < 2; scale++)
+            for (int causal = 0; causal < 3; causal++)
+                for (int pad = 0; pad < 2; pad++)
+                    for (int cross = 0; cross < 2; cross++)
+                        for (int half = 0; half < 2; half++)
+                            for (int window = 0; window < 4; window += 3) {
+                                if (cross && (causal || window || model)) continue; /* not a configuration */
+                                attn_stage_text c = {model, scale, causal, pad, cross, half, window};
+                                for (int i = 0; i < n; i++) {
+                                    const char *f = attn_stage_formula_in(&all[i], &c), *d = attn_stage_desc_in(&all[i], &c);
+                                    assert_non_null(f);
+                                    assert_non_null(d);
+                                    char both[600];
+                                    snprintf(both, sizeof both, "%s | %s", f, d);
+                                    if (all[i].id == ATTN_STAGE_SCORES) {
+                                        if (!scale && (strstr(both, "/ √") || strstr(both, "scaled d")))
+                                            fail_msg("scale off: '%s'", both);
+                                        if (scale && !strstr(f, "/ √k")) fail_msg("scale on: '%s'", f);
+                                    }
+                                    if (all[i].id == ATTN_STAGE_MASK) {
+                                        if (causal != 1 && strstr(f, "future")) fail_msg("causal %d: '%s'", causal, f);
+                                        if (causal == 1 && !cross && !strstr(f, "future")) fail_msg("causal: '%s'", f);
+                                        if ((causal == 2) != (strstr(f, "past") != NULL)) fail_msg("reversed %d: '%s'", causal, f);
+                                        if (pad != (strstr(f, "<pad>") != NULL)) fail_msg("pad_mask %d: '%s'", pad, f);
+                                        if ((window > 0 && causal != 2) != (strstr(f, "W") != NULL))
+                                            fail_msg("window %d: '%s'", window, f);
+                                        if (cross != (strstr(f, "source") != NULL || (!pad && cross)))
+                                            fail_msg("cross %d: '%s'", cross, f);
+                                    }
+                                    if (all[i].id == ATTN_STAGE_Q_ROPE || all[i].id == ATTN_STAGE_K_ROPE)
+                                        if ((half || model) != (strstr(f, "rotate_half") != NULL))
+                                            fail_msg("rope half %d model %d: '%s'", half, model, f);
+                                }
+                            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_every_stage_explains_more_than_its_value),
         cmocka_unit_test(test_explanations_use_the_numbers_and_translate),
         cmocka_unit_test(test_sliding_window_explains_the_band),
+        cmocka_unit_test(test_formulas_follow_the_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -381,6 +381,23 @@ static void test_cycle_chip(void **state)
     assert_true(has_text(&f->dl, "sliding window: off → 2 → 3 → 4"));
 }
 
+/* The header's formula follows the settings: no division by √k once scale is
+ * off, the past masked under a reversed mask. */
+static void test_header_follows_settings(void **state)
+{
+    static const char *const kv[] = {"scale", "false", "causal", "reversed", NULL};
+    setup_with(state, kv);
+    fixture *f = *state;
+    assert_int_equal(ui_app_set_stage(&f->app, "scores"), 0);
+    build(f);
+    assert_true(has_text(&f->dl, "scores = q · kᵀ   (not divided by √k)"));
+    assert_false(has_text(&f->dl, "scores = q · kᵀ / √k"));
+    assert_int_equal(ui_app_set_stage(&f->app, "mask"), 0);
+    build(f);
+    assert_true(has_text(&f->dl, "mask[i,j] = fill if key j is in the past (j < i: reversed) or <pad>, else 0"));
+    teardown(state);
+}
+
 /* WCAG AA: every text colour on every panel colour at 4.5:1 or more. */
 static void test_text_contrast(void **state)
 {
@@ -512,6 +529,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),
         cmocka_unit_test(test_text_contrast),
+        cmocka_unit_test(test_header_follows_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,10 +75,11 @@ static void print_stage_table(const attn_trace *tr)
 {
     printf("\n  %-3s %-16s %-28s %s\n", "#", "stage", "shape", "formula");
     int i = 0;
+    attn_stage_text tc = attn_config_stage_text(&tr->cfg, attn_trace_is_model(tr), tr->dims.cross);
     for (const attn_tensor *t = NULL; (t = attn_trace_next(tr, t));) {
         char shp[128];
         printf("  %-3d %-16s %-28s %s\n", ++i, t->name, attn_tensor_shape_str(t, shp, sizeof shp),
-               t->info ? attn_stage_formula(t->info, attn_trace_is_model(tr)) : "(not part of the attnlab contract)");
+               t->info ? attn_stage_formula_in(t->info, &tc) : "(not part of the attnlab contract)");
     }
 }
 

@@ -195,6 +195,9 @@ double attn_config_max_bytes(const attn_config *c);
 /* What decides which stages a run of c (resolved to d) records. */
 attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d);
 
+/* The settings of c that a stage's on-screen text depends on (attn_stage_formula_in). */
+attn_stage_text attn_config_stage_text(const attn_config *c, bool model, bool cross);
+
 const char *attn_mode_name(attn_mode m);
 /* kv heads that --mode gqa picks for h heads: the smallest divisor of h
  * strictly between 1 and h, or 0 if there is none (h prime or < 4). */

@@ -236,6 +236,48 @@ const char *attn_stage_formula(const attn_stage_info *info, bool model)
     return model && info->model_formula ? info->model_formula : info->formula;
 }
 
+/* The mask's formula: which keys get the fill under c. */
+static const char *mask_formula(const attn_stage_text *c)
+{
+    if (c->cross)
+        return c->pad_mask ? ATTN_N_("mask[i,j] = fill if source key j is <pad>, else 0")
+                           : ATTN_N_("mask[i,j] = 0: no key is masked");
+    if (c->window > 0 && c->causal == 1)
+        return c->pad_mask ? ATTN_N_("mask[i,j] = fill if j > i (the future), j ≤ i − W (outside the window) or key j is <pad>, else 0")
+                           : ATTN_N_("mask[i,j] = fill if j > i (the future) or j ≤ i − W (outside the window), else 0");
+    if (c->window > 0 && c->causal == 0)
+        return c->pad_mask ? ATTN_N_("mask[i,j] = fill if |i − j| ≥ W (outside the window) or key j is <pad>, else 0")
+                           : ATTN_N_("mask[i,j] = fill if |i − j| ≥ W (outside the window), else 0");
+    switch (c->causal) {
+    case 0:
+        return c->pad_mask ? ATTN_N_("mask[i,j] = fill if key j is <pad>, else 0")
+                           : ATTN_N_("mask[i,j] = 0: no key is masked");
+    case 2: /* the pitfall: tril where triu was meant */
+        return c->pad_mask ? ATTN_N_("mask[i,j] = fill if key j is in the past (j < i: reversed) or <pad>, else 0")
+                           : ATTN_N_("mask[i,j] = fill if key j is in the past (j < i: reversed), else 0");
+    default:
+        return c->pad_mask ? ATTN_N_("mask[i,j] = fill if key j is in the future (causal) or <pad>, else 0")
+                           : ATTN_N_("mask[i,j] = fill if key j is in the future (causal), else 0");
+    }
+}
+
+const char *attn_stage_desc_in(const attn_stage_info *info, const attn_stage_text *c)
+{
+    if (info->id == ATTN_STAGE_SCORES && !c->scale) return ATTN_N_("dot product of every query with every key, not scaled");
+    return attn_stage_desc(info, c->model);
+}
+
+const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_text *c)
+{
+    switch (info->id) {
+    case ATTN_STAGE_SCORES: return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √k)");
+    case ATTN_STAGE_MASK: return mask_formula(c);
+    case ATTN_STAGE_Q_ROPE:
+    case ATTN_STAGE_K_ROPE: return c->rope_half || c->model ? info->model_formula : info->formula;
+    default: return attn_stage_formula(info, c->model);
+    }
+}
+
 int attn_stage_axes(const char *dims, char names[][8], int max)
 {
     int n = 0;

@@ -182,6 +182,24 @@ bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx);
 const char *attn_stage_desc(const attn_stage_info *info, bool model);
 const char *attn_stage_formula(const attn_stage_info *info, bool model);
 
+/* What a stage's on-screen text depends on besides the stage: the settings
+ * that change its formula (config.h fills one: attn_config_stage_text). */
+typedef struct {
+    bool model;     /* a trained model's trace (x is a norm's output; RoPE is rotate_half) */
+    bool scale;     /* scores divided by √k */
+    int causal;     /* 0 off, 1 on, 2 reversed (attn_causal's values) */
+    bool pad_mask;  /* <pad> keys masked */
+    bool cross;     /* cross-attention: keys from the source, no causal mask */
+    bool rope_half; /* RoPE pairs feature m with m + k/2 (rope_style = half) */
+    int window;     /* sliding window W; 0: none */
+} attn_stage_text;
+
+/* The description and formula as they hold under c: no "/√k" with scale
+ * off, the past masked under a reversed mask, the window and the pads only
+ * where they apply. Msgids: translate with gettext where shown. */
+const char *attn_stage_desc_in(const attn_stage_info *info, const attn_stage_text *c);
+const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_text *c);
+
 /* Why a run may lack the stage, in the settings' words: "it needs rope =
  * true"; "" for a stage every run records. */
 const char *attn_stage_absent_why(const attn_stage_info *info);
