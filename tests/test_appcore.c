@@ -190,6 +190,27 @@ static void layers_in_the_window(void **state)
     remove(path);
 }
 
+/* F5: presenter mode is fullscreen with large text; the toolbar comes back
+ * when the mouse moves and goes away at the next key; F5 again restores all. */
+static void presenter_mode(void **state)
+{
+    ui_app *app = *state;
+    float before = app->font_scale;
+    assert_true(ui_app_key(app, UI_KEY_F5, 0));
+    assert_true(app->present);
+    assert_true(app->req.fullscreen);
+    assert_true(app->font_scale >= UI_PRESENT_FONT_SCALE);
+    assert_false(app->toolbar_shown);
+    assert_true(ui_app_mouse_move(app, 5, 5));
+    assert_true(app->toolbar_shown);
+    assert_true(ui_app_key(app, UI_KEY_RIGHT, 0));
+    assert_false(app->toolbar_shown);
+    assert_true(ui_app_key(app, UI_KEY_F5, 0));
+    assert_false(app->present);
+    assert_false(app->req.fullscreen);
+    assert_true(app->font_scale == before);
+}
+
 static void settings_cycle(void **state)
 {
     ui_app *app = *state;
@@ -569,6 +590,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(keys_change_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(settings_change_through_one_function, setup, teardown),
         cmocka_unit_test_setup_teardown(settings_cycle, setup, teardown),
+        cmocka_unit_test_setup_teardown(presenter_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(sliding_window_key, setup, teardown),
         cmocka_unit_test(layers_in_the_window),
         cmocka_unit_test_setup_teardown(token_editor_edits_utf8, setup, teardown),

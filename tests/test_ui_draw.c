@@ -398,6 +398,26 @@ static void test_header_follows_settings(void **state)
     teardown(state);
 }
 
+/* Presenter mode hides the toolbar until the mouse moves. */
+static void test_presenter_toolbar(void **state)
+{
+    fixture *f = *state;
+    assert_true(ui_app_do(&f->app, UI_ACT_PRESENT, 0));
+    build(f);
+    bool chip = false;
+    for (int i = 0; i < f->app.layout.n_hits; i++) chip |= f->app.layout.hits[i].action == UI_ACT_CAUSAL;
+    assert_false(chip);
+    ui_app_mouse_move(&f->app, 400, 500); /* the middle of the window: not yet */
+    build(f);
+    for (int i = 0; i < f->app.layout.n_hits; i++) chip |= f->app.layout.hits[i].action == UI_ACT_CAUSAL;
+    assert_false(chip);
+    ui_app_mouse_move(&f->app, 400, 20); /* the top */
+    build(f);
+    for (int i = 0; i < f->app.layout.n_hits; i++) chip |= f->app.layout.hits[i].action == UI_ACT_CAUSAL;
+    assert_true(chip);
+    check_layout(f);
+}
+
 /* WCAG AA: every text colour on every panel colour at 4.5:1 or more. */
 static void test_text_contrast(void **state)
 {
@@ -529,6 +549,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),
         cmocka_unit_test(test_text_contrast),
+        cmocka_unit_test_setup_teardown(test_presenter_toolbar, setup, teardown),
         cmocka_unit_test(test_header_follows_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,7 @@ static const flag_def FLAGS[] = {
     {"step", "N", "with --lesson: the step to draw, from 1 (render)"},
     {"lang", "LANG", "interface language, en or zh (render; default: the locale)"},
     {"picker", NULL, "draw the lesson picker (render)"},
+    {"present", NULL, "presenter mode: fullscreen, large text, the toolbar when the mouse moves (F5)"},
     {"frames", "N", "bench: time N rendered frames instead of forward passes"},
     {"repeat", "N", "timed repetitions (bench)"},
     {"max-new", "N", "tokens to add (generate; default 24)"},
@@ -264,6 +265,9 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
         const flag_def *f = &FLAGS[o->cmd];
         if (!strcmp(f->flag, "help")) {
             a->help = true;
+        } else if (!strcmp(f->flag, "present")) {
+            if (!(opts & CLI_OPT_PRESENT)) { bad_flag = "--present"; goto not_here; }
+            a->present = true;
         } else if (!strcmp(f->flag, "picker")) {
             if (!(opts & CLI_OPT_PICTURE)) { bad_flag = "--picker"; goto not_here; }
             a->pic.picker = true;

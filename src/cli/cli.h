@@ -12,7 +12,10 @@
 enum { CLI_OK = 0, CLI_EFILE = 1, CLI_EUSAGE = 2 };
 
 /* Which non-config options a command accepts. */
-enum { CLI_OPT_OUTPUT = 1, CLI_OPT_REPEAT = 2, CLI_OPT_PICTURE = 4, CLI_OPT_FRAMES = 8, CLI_OPT_GENERATE = 16 };
+enum {
+    CLI_OPT_OUTPUT = 1, CLI_OPT_REPEAT = 2, CLI_OPT_PICTURE = 4, CLI_OPT_FRAMES = 8, CLI_OPT_GENERATE = 16,
+    CLI_OPT_PRESENT = 32
+};
 
 typedef struct {
     attn_config cfg;
@@ -22,6 +25,7 @@ typedef struct {
     int max_new;        /* --max-new N (generate) */
     ui_picture pic;     /* --stage, --head, --batch-index, --view, --size, ... (render) */
     bool help;
+    bool present;       /* --present (the window) */
     char **positional;  /* arguments that are not options, in order */
     int n_positional;
 } cli_args;

@@ -11,10 +11,11 @@
 
 static void lesson_usage(void)
 {
-    printf("Usage: attnlab lesson [--lang en|zh] [--step N] FILE.md\n"
+    printf("Usage: attnlab lesson [--lang en|zh] [--step N] [--present] FILE.md\n"
            "       attnlab lesson --check FILE.md...\n\n"
            "Opens a lesson in the visualizer: its steps in a panel beside the heatmaps,\n"
-           "Space / Backspace for the next / previous step.\n\n"
+           "Space / Backspace for the next / previous step. --present: presenter mode\n"
+           "(F5: fullscreen, large text and step titles, the toolbar when the mouse moves).\n\n"
            "--check parses every step and quiz, runs every step's configuration through\n"
            "the engine and prints each problem as FILE:LINE: message (exit 2 if any).\n"
            "The format is described in lessons/README.md.\n");
@@ -22,7 +23,7 @@ static void lesson_usage(void)
 
 static void lessons_usage(void)
 {
-    printf("Usage: attnlab lessons [--lang en|zh]       open the lesson picker\n"
+    printf("Usage: attnlab lessons [--lang en|zh] [--present]  open the lesson picker\n"
            "       attnlab lessons --list [--lang en|zh] print the course and your progress\n"
            "       attnlab lessons --reset-progress     forget every lesson's progress\n\n"
            "The language follows --lang, else the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG).\n"
@@ -65,7 +66,7 @@ static const char *lang_arg(const char *cmd, const char *v)
 
 int cmd_lesson(int argc, char **argv)
 {
-    bool check = false;
+    bool check = false, present = false;
     const char *lang = NULL;
     int step = 1;
     char **files = calloc((size_t)argc + 1, sizeof *files);
@@ -79,6 +80,8 @@ int cmd_lesson(int argc, char **argv)
             goto out;
         } else if (!strcmp(a, "--check")) {
             check = true;
+        } else if (!strcmp(a, "--present")) {
+            present = true;
         } else if (!strcmp(a, "--lang")) {
             if (!(lang = lang_arg("lesson", i + 1 < argc ? argv[++i] : NULL))) goto out;
         } else if (!strcmp(a, "--step")) {
@@ -108,7 +111,7 @@ int cmd_lesson(int argc, char **argv)
         fprintf(stderr, "attnlab lesson: give one lesson file (or --check FILE...)\n");
         goto out;
     }
-    ret = ui_lesson_window(files[0], step - 1, lang ? lang : lesson_lang_from_env());
+    ret = ui_lesson_window(files[0], step - 1, lang ? lang : lesson_lang_from_env(), present);
 out:
     free(files);
     return ret;
@@ -165,12 +168,13 @@ static int reset_progress(void)
 int cmd_lessons(int argc, char **argv)
 {
     const char *lang = NULL;
-    bool list = false, reset = false;
+    bool list = false, reset = false, present = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return lessons_usage(), CLI_OK;
         if (!strcmp(a, "--list")) list = true;
         else if (!strcmp(a, "--reset-progress")) reset = true;
+        else if (!strcmp(a, "--present")) present = true;
         else if (!strcmp(a, "--lang")) {
             if (!(lang = lang_arg("lessons", i + 1 < argc ? argv[++i] : NULL))) return CLI_EUSAGE;
         } else {
@@ -181,5 +185,5 @@ int cmd_lessons(int argc, char **argv)
     if (!lang) lang = lesson_lang_from_env();
     if (reset) return reset_progress();
     if (list) return list_course(lang);
-    return ui_lesson_window(NULL, 0, lang);
+    return ui_lesson_window(NULL, 0, lang, present);
 }

@@ -7,15 +7,16 @@
 
 static void window_usage(void)
 {
-    printf("Usage: attnlab window [config flags]   (or just: attnlab [config flags])\n\n"
+    printf("Usage: attnlab window [--present] [config flags]   (or just: attnlab [config flags])\n\n"
            "Opens the visualizer on the built-in example, or on the configuration the\n"
-           "flags describe. Press ? in the window for its keys.\n\n");
+           "flags describe. Press ? in the window for its keys. --present starts in\n"
+           "presenter mode (F5): fullscreen, large text, the toolbar when the mouse moves.\n\n");
     cli_print_config_help();
 }
 
 static void view_usage(void)
 {
-    printf("Usage: attnlab view FILE.safetensors\n\n"
+    printf("Usage: attnlab view [--present] FILE.safetensors\n\n"
            "Opens a saved trace (attnlab's own, or another program's written in the same\n"
            "contract) in the visualizer.\n");
 }
@@ -44,9 +45,9 @@ int cmd_window(int argc, char **argv)
     cli_args a;
     char err[512];
     int code = CLI_OK;
-    int rc = cli_start(argc, argv, "window", 0, 0, window_usage, &a);
+    int rc = cli_start(argc, argv, "window", CLI_OPT_PRESENT, 0, window_usage, &a);
     if (rc < 0) {
-        int st = ui_window_run(&a.cfg, NULL, err, sizeof err, &code);
+        int st = ui_window_run(&a.cfg, NULL, a.present, err, sizeof err, &code);
         rc = finish("window", st, code, err);
     }
     cli_args_free(&a);
@@ -58,13 +59,13 @@ int cmd_view(int argc, char **argv)
     cli_args a;
     char err[512];
     int code = CLI_OK;
-    int rc = cli_start(argc, argv, "view", 0, 1, view_usage, &a);
+    int rc = cli_start(argc, argv, "view", CLI_OPT_PRESENT, 1, view_usage, &a);
     if (rc < 0 && a.n_positional != 1) {
         fprintf(stderr, "attnlab view: expected one trace file (attnlab view FILE.safetensors)\n");
         rc = CLI_EUSAGE;
     }
     if (rc < 0) {
-        int st = ui_window_run(&a.cfg, a.positional[0], err, sizeof err, &code);
+        int st = ui_window_run(&a.cfg, a.positional[0], a.present, err, sizeof err, &code);
         rc = finish("view", st, code, err);
     }
     cli_args_free(&a);

@@ -66,6 +66,10 @@ typedef struct ui_app {
     /* what is shown */
     lesson_view view;     /* stage (always one of trace), head, batch row, bar-chart row, mode, compare, decode step */
     bool help;
+    bool present;         /* presenter mode: fullscreen, large text, the toolbar hidden ... */
+    bool toolbar_shown;   /* ... until the mouse moves (a key hides it again) */
+    float font_before;    /* the text size to go back to when presenter mode ends */
+#define UI_PRESENT_FONT_SCALE 1.5f /* presenter mode's text size, at least */
     int decode_len;       /* decoding: tokens of the longest row */
     int trace_step;       /* decode step the trace was computed for (0: not decoding) */
 

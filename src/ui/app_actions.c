@@ -382,6 +382,17 @@ static bool window_action(ui_app *app, ui_action act)
         app->font_scale = fmaxf(0.75f, app->font_scale - 0.25f);
         return true;
     case UI_ACT_HELP: app->help = !app->help; return true;
+    case UI_ACT_PRESENT:
+        app->present = !app->present;
+        app->req.fullscreen = app->present;
+        app->toolbar_shown = false;
+        if (app->present) {
+            app->font_before = app->font_scale;
+            app->font_scale = fmaxf(app->font_scale, UI_PRESENT_FONT_SCALE);
+        } else {
+            app->font_scale = app->font_before;
+        }
+        return true;
     case UI_ACT_BACK:
         if (app->help) return window_action(app, UI_ACT_HELP);
         if (app->view.row >= 0) return move(app, UI_ACT_ROW, -1);
@@ -421,6 +432,7 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_DECODE: return toggle_decode(app) == 0;
     case UI_ACT_DECODE_PREV: return decode_step(app, -1) == 0;
     case UI_ACT_DECODE_NEXT: return decode_step(app, +1) == 0;
+    case UI_ACT_PRESENT:
     case UI_ACT_SAVE:
     case UI_ACT_FULLSCREEN:
     case UI_ACT_FONT_UP:

@@ -58,10 +58,12 @@ bool ui_app_key(ui_app *app, int key, int mods)
     if (app->lesson.open && app->lesson.focus >= 0) return answer_key(app, key);
     const ui_key_binding *b = app->lesson.open ? ui_keys_find(UI_KEYS_LESSON, key, mods) : NULL;
     if (!b) b = ui_keys_find(UI_KEYS_VIEW, key, mods);
-    if (!b) return false;
+    bool hide = app->present && app->toolbar_shown; /* presenter mode: keys put the toolbar away */
+    app->toolbar_shown = false;
+    if (!b) return hide;
     if (app->help && b->action != UI_ACT_HELP && b->action != UI_ACT_BACK && b->action != UI_ACT_QUIT)
         app->help = false;
-    return ui_app_do(app, b->action, ui_keys_arg(b));
+    return ui_app_do(app, b->action, ui_keys_arg(b)) || hide;
 }
 
 /* ---- text ----------------------------------------------------------------- */
@@ -118,12 +120,17 @@ static bool find_cell(const ui_app *app, int x, int y, int *area, int *i, int *j
 
 bool ui_app_mouse_move(ui_app *app, int x, int y)
 {
+    /* presenter mode: the mouse moved to the top of the window brings the toolbar back
+     * (not a move elsewhere, such as the one a window gets when it appears under the pointer) */
+    bool show = app->present && !app->toolbar_shown && (app->height <= 0 || y < app->height / 6);
+    app->toolbar_shown |= show;
+    if (show) app->dirty = true;
     app->mouse_x = x;
     app->mouse_y = y;
     int area = -1, i = -1, j = -1;
     if (!app->help && !app->edit.open) find_cell(app, x, y, &area, &i, &j);
     if (area < 0) i = j = -1;
-    if (area == app->hover_area && i == app->hover_i && j == app->hover_j) return false;
+    if (area == app->hover_area && i == app->hover_i && j == app->hover_j) return show;
     app->hover_area = area;
     app->hover_i = i;
     app->hover_j = j;

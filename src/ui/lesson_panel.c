@@ -322,8 +322,9 @@ static int content(ui_draw *dl, const ui_app *app, int x, int y, int right, bool
     return y;
 }
 
-/* The lesson's title, the step's, and progress through the steps, from y; returns the y below. */
-static int lesson_header(ui_draw *dl, const ui_player *p, int x, int y, int right)
+/* The lesson's title, the step's, and progress through the steps, from y; returns the y below.
+ * large (presenter mode): the step's title on a line of its own, half as large again. */
+static int lesson_header(ui_draw *dl, const ui_player *p, int x, int y, int right, bool large)
 {
     int u = ui_line(dl);
     char label[64];
@@ -331,8 +332,17 @@ static int lesson_header(ui_draw *dl, const ui_player *p, int x, int y, int righ
     y += u + u / 3;
     ui_player_step_label(p, label, sizeof label);
     int lw = ui_text(dl, label, x, y, UI_TEXT_DIM) + u / 2;
-    ui_text_fit(dl, p->ls.steps[p->step].title, x + lw, y, right - x - lw, UI_WHITE);
-    y += u + u / 3;
+    if (large) {
+        y += u + u / 4;
+        int px = dl->px;
+        dl->px = px * 3 / 2;
+        ui_text_fit(dl, p->ls.steps[p->step].title, x, y, right - x, UI_WHITE);
+        y += ui_line(dl) + u / 4;
+        dl->px = px;
+    } else {
+        ui_text_fit(dl, p->ls.steps[p->step].title, x + lw, y, right - x - lw, UI_WHITE);
+        y += u + u / 3;
+    }
     int n = p->ls.n_steps, seg = ui_imax(2, (right - x) / ui_imax(1, n));
     for (int i = 0; i < n; i++)
         ui_fill(dl, x + i * seg, y, seg - 2, u / 4, i < p->step ? UI_ACCENT : i == p->step ? UI_WHITE : UI_PANEL_HI);
@@ -386,7 +396,7 @@ void ui_render_lesson(const ui_app *app, ui_draw *dl, ui_rect box)
     ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
     ui_fill(dl, box.x, box.y, 2, box.h, UI_PANEL_HI);
     int x = box.x + u, right = box.x + box.w - u;
-    int y = lesson_header(dl, p, x, box.y + u / 2, right);
+    int y = lesson_header(dl, p, x, box.y + u / 2, right, app->present);
     int fy = box.y + box.h - (u + u / 2 + u / 2);
     lesson_footer(dl, p, x, fy, right);
     step_body(dl, app, (ui_rect){box.x, y, box.w, fy - u / 2 - y}, x, right, box.x + box.w - u / 3);

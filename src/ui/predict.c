@@ -12,7 +12,9 @@
 int ui_predict_width(ui_draw *dl, const ui_app *app, int avail)
 {
     if (!attn_trace_is_model(&app->trace) || !app->model) return 0;
-    return ui_imin(18 * ui_line(dl), avail / 3);
+    int u = ui_line(dl), side = ui_imin(18 * u, avail / 3);
+    /* the picture comes first: in a narrow window (large text, a lesson beside it) no panel */
+    return avail - side - u >= 16 * u ? side : 0;
 }
 
 /* The top tokens of one trace at the panel's row, as labelled bars; returns the next y. */

@@ -434,7 +434,8 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
 
     ui_fill(dl, 0, 0, full_w, h, UI_BG);
     int u = ui_line(dl);
-    int top = controls(dl, app);
+    /* presenter mode: the toolbar only after the mouse moved */
+    int top = app->present && !app->toolbar_shown ? u / 2 : controls(dl, app);
     int status_h = u + u / 2;
     int nav_w = navigator_width(dl, app);
     navigator(dl, app, (ui_rect){0, top, nav_w, h - top - status_h});

@@ -26,14 +26,16 @@ typedef struct {
 
 void ui_picture_init(ui_picture *p);
 
-/* The window, on cfg or on the trace file at path (when path is not NULL). */
-int ui_window_run(const attn_config *cfg, const char *path, char *err, size_t errsize, int *exit_code);
+/* The window, on cfg or on the trace file at path (when path is not NULL);
+ * present: start in presenter mode (F5). */
+int ui_window_run(const attn_config *cfg, const char *path, bool present, char *err, size_t errsize,
+                  int *exit_code);
 
 /* The window with a lesson (path) at step (0-based), or with the lesson
  * picker open (path NULL); lang is "en" or "zh" for the course and the
  * interface. Returns an exit code (0, 1 for a bad file or display, 2 for a
  * lesson with problems) after printing any message. */
-int ui_lesson_window(const char *path, int step, const char *lang);
+int ui_lesson_window(const char *path, int step, const char *lang, bool present);
 
 /* One picture as a PNG file. */
 int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p, const char *out, char *err,

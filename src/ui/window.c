@@ -170,7 +170,8 @@ out:
     return rc;
 }
 
-int ui_window_run(const attn_config *cfg, const char *path, char *err, size_t errsize, int *exit_code)
+int ui_window_run(const attn_config *cfg, const char *path, bool present, char *err, size_t errsize,
+                  int *exit_code)
 {
     ui_app app;
     ui_i18n_init(NULL);
@@ -178,10 +179,11 @@ int ui_window_run(const attn_config *cfg, const char *path, char *err, size_t er
         *exit_code = path ? 1 : 2;
         return -1;
     }
+    if (present) ui_app_do(&app, UI_ACT_PRESENT, 0);
     return run(&app, err, errsize, exit_code);
 }
 
-int ui_lesson_window(const char *path, int step, const char *lang)
+int ui_lesson_window(const char *path, int step, const char *lang, bool present)
 {
     ui_app app;
     attn_config cfg;
@@ -202,6 +204,7 @@ int ui_lesson_window(const char *path, int step, const char *lang)
         ui_app_free(&app);
         return path ? 2 : 1;
     }
+    if (present) ui_app_do(&app, UI_ACT_PRESENT, 0);
     if (run(&app, err, sizeof err, &code)) fprintf(stderr, "attnlab lesson%s: %s\n", path ? "" : "s", err);
     return code;
 }
