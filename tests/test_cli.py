@@ -308,6 +308,12 @@ expect(["render", three, "--layer", "3", "-o", PNG], 2, "--layer: 3 is out of ra
 info = run(["info", three]).stdout.decode()
 check("info on a 3-layer trace names every layer's stages", "layers.2.weights" in info, info[:300])
 
+# --scale: the same picture, N times finer, for slides
+r = run(["render", "--scale", "2", "--size", "640x400", "-o", PNG])
+check("render --scale 2 --size 640x400 writes 1280x800 pixels", r.returncode == 0 and png_size(PNG) == (1280, 800),
+      (r.returncode, r.stderr))
+expect(["render", "--scale", "5", "-o", PNG], 2, "--scale: '5' is not a whole number from 1 to 4")
+
 # ---- inputs that are not regular files never hang; outputs never destroy an input ----
 # run() has a timeout, so a FIFO that blocks fails the test instead of hanging it
 fifo = os.path.join(TMP, "fifo")

@@ -28,6 +28,7 @@ static const flag_def FLAGS[] = {
     {"decode-step", "N", "KV-cache decode mode at token N (render)"},
     {"size", "WxH", "picture size in pixels (render, bench; default 1280x800)"},
     {"font-scale", "F", "text size factor, 0.75 to 3 (render)"},
+    {"scale", "N", "pixels per point, 1 to 4: the same picture N times finer, for slides (render; default 1)"},
     {"lesson", "FILE", "draw a lesson step: the lesson's panel and the view it sets (render)"},
     {"step", "N", "with --lesson: the step to draw, from 1 (render)"},
     {"lang", "LANG", "interface language, en or zh (render; default: the locale)"},
@@ -190,6 +191,14 @@ static int picture_option(const char *cmd, const char *flag, const char *v, cli_
             return -1;
         }
         p->font_scale = (float)f;
+    } else if (!strcmp(flag, "scale")) {
+        char *end;
+        long s = strtol(v, &end, 10);
+        if (end == v || *end || s < 1 || s > 4) {
+            fprintf(stderr, "attnlab %s: --scale: '%s' is not a whole number from 1 to 4\n", cmd, v);
+            return -1;
+        }
+        p->scale = (int)s;
     } else if (!strcmp(flag, "size")) {
         int w, h, n = 0;
         if (sscanf(v, "%dx%d%n", &w, &h, &n) != 2 || v[n] || w < 320 || h < 240 || w > 8192 || h > 8192) {

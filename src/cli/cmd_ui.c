@@ -25,7 +25,7 @@ static void render_usage(void)
 {
     printf("Usage: attnlab render [config flags] [--stage NAME] [--head N] [--batch-index I]\n"
            "                      [--view single|grid|compare] [--compare causal|padding|fill]\n"
-           "                      [--row I] [--decode-step N] [--size WxH] [--font-scale F]\n"
+           "                      [--row I] [--decode-step N] [--size WxH] [--font-scale F] [--scale N]\n"
            "                      [--lesson FILE.md [--step N]] [--picker] [--lang en|zh]\n"
            "                      [FILE.safetensors] -o FILE.png\n\n"
            "Draws the picture the window would show, without a display (SDL's offscreen\n"

@@ -207,7 +207,9 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
         ui_app_free(&app);
         return -1;
     }
-    if (ui_offscreen_open(&o, w, h, err, errsize)) {
+    int s = p->scale > 0 ? p->scale : 1; /* HiDPI: the layout in points, drawn s times finer */
+    app.pixel_ratio = (float)s;
+    if (ui_offscreen_open(&o, w * s, h * s, err, errsize)) {
         *exit_code = 1;
         ui_app_free(&app);
         return -1;

@@ -18,6 +18,7 @@ typedef struct {
     lesson_view view;     /* stage, head, batch row, bar-chart row, view mode, compare toggle, decode step */
     int width, height;    /* pixels; 0: 1280 × 800 */
     float font_scale;     /* 0: 1 */
+    int scale;            /* pixels per point, for sharp slides: 1 to 4 (the same picture, finer); 0: 1 */
     const char *lesson;   /* a lesson file: draw its step `step` (the lesson sets the view) */
     int step;             /* 1-based; 0: 1 */
     const char *lang;     /* "en", "zh"; NULL: the locale */
