@@ -418,6 +418,24 @@ static void test_presenter_toolbar(void **state)
     check_layout(f);
 }
 
+/* The KV cache shows where the cached rows end and the new ones begin. */
+static void test_cache_line(void **state)
+{
+    static const char *const kv[] = {"tokens", "a b c d e f", "past", "3", NULL};
+    setup_with(state, kv);
+    fixture *f = *state;
+    assert_int_equal(ui_app_set_stage(&f->app, "k_cache"), 0);
+    build(f);
+    assert_true(has_text(&f->dl, "white line: the 3 cached positions above it, the 3 computed now below"));
+    const ui_heat_area *a = &f->app.layout.areas[0];
+    int x, y, cw, ch, lines = 0;
+    ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, 3, 0, &x, &y, &cw, &ch);
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        lines += c->kind == UI_CMD_RECT && c->color == UI_WHITE && c->r.h == 3 && c->r.y == a->r.y + y - 1;
+    assert_int_equal(lines, 1);
+    teardown(state);
+}
+
 /* WCAG AA: every text colour on every panel colour at 4.5:1 or more. */
 static void test_text_contrast(void **state)
 {
@@ -549,6 +567,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),
         cmocka_unit_test(test_text_contrast),
+        cmocka_unit_test(test_cache_line),
         cmocka_unit_test_setup_teardown(test_presenter_toolbar, setup, teardown),
         cmocka_unit_test(test_header_follows_settings),
     };

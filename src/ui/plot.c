@@ -276,7 +276,21 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
     }
     ui_scale sc = ui_app_scale(app, t);
     ui_plot_opts o = {true, false, true, 0, app->generation, 0};
-    ui_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &o);
+    int area = ui_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &o);
+    /* the KV cache: a line between the cached rows and the ones computed now */
+    char buf[160];
+    attn_stage_id id = attn_tensor_stage(t);
+    int P = app->trace.dims.P;
+    if (area >= 0 && (id == ATTN_STAGE_K_CACHE || id == ATTN_STAGE_V_CACHE) && P > 0 && P < v.slice.rows) {
+        const ui_heat_area *a = &dl->layout->areas[area];
+        int x, y, cw, ch;
+        ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, P, 0, &x, &y, &cw, &ch);
+        int u = ui_line(dl);
+        ui_fill(dl, a->r.x - u / 4, a->r.y + y - 1, a->r.w + u / 2, 3, UI_WHITE);
+        snprintf(buf, sizeof buf, _("white line: the %d cached positions above it, the %d computed now below"), P,
+                 v.slice.rows - P);
+        ui_text_fit(dl, buf, a->r.x, a->r.y + a->r.h + u / 2, box.x + box.w - a->r.x, UI_TEXT);
+    }
 }
 
 /* ---- all-heads grid ------------------------------------------------------- */
