@@ -436,6 +436,22 @@ static void test_cache_line(void **state)
     teardown(state);
 }
 
+/* The mask has a legend of its two values, not a colour bar from −1 to 1. */
+static void test_mask_legend(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(ui_app_set_stage(&f->app, "mask"), 0);
+    build(f);
+    assert_true(has_text(&f->dl, "may look"));
+    assert_true(has_text(&f->dl, "masked"));
+    assert_true(has_text(&f->dl, "−∞"));
+    assert_false(has_text(&f->dl, "-1.00"));
+    assert_int_equal(ui_app_set_stage(&f->app, "weights"), 0);
+    build(f);
+    assert_false(has_text(&f->dl, "may look"));
+    assert_true(has_text(&f->dl, "1.00"));
+}
+
 /* WCAG AA: every text colour on every panel colour at 4.5:1 or more. */
 static void test_text_contrast(void **state)
 {
@@ -567,6 +583,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),
         cmocka_unit_test(test_text_contrast),
+        cmocka_unit_test_setup_teardown(test_mask_legend, setup, teardown),
         cmocka_unit_test(test_cache_line),
         cmocka_unit_test_setup_teardown(test_presenter_toolbar, setup, teardown),
         cmocka_unit_test(test_header_follows_settings),

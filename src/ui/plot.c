@@ -83,6 +83,31 @@ static void colorbar(ui_draw *dl, const ui_scale *sc, int x, int y, int h, int f
     }
 }
 
+/* The mask's legend instead of a colour bar: the mask holds two values, 0
+ * where a query may look and the fill where it may not (−∞ or a finite fill
+ * such as −1e9, hatched either way). */
+static void mask_legend(ui_draw *dl, const ui_scale *sc, const ui_slice *s, int x, int y)
+{
+    int u = ui_line(dl), bw = u * 3 / 4;
+    float fill = 0.0f;
+    for (int i = 0; i < s->rows && fill == 0.0f; i++)
+        for (int j = 0; j < s->cols; j++)
+            if (ui_slice_at(s, i, j) != 0.0f) {
+                fill = ui_slice_at(s, i, j);
+                break;
+            }
+    ui_fill(dl, x, y, bw, u, ui_heat_color(sc, 0.0f));
+    ui_frame(dl, x - 1, y - 1, bw + 2, u + 2, 1, UI_TEXT_DIM);
+    ui_text(dl, "0", x + bw + 4, y, UI_TEXT);
+    /* TRANSLATORS: the mask's legend: 0 lets a query look at a key */
+    ui_text(dl, _("may look"), x, y + u, UI_TEXT_DIM);
+    y += 2 * u + u / 2;
+    char buf[32];
+    ui_hatch(dl, x, y, bw, u); /* the picture hatches every cell the mask hides, whatever the fill */
+    ui_text(dl, isinf(fill) || fill == 0.0f ? "−∞" : ui_view_format(fill, buf, sizeof buf), x + bw + 4, y, UI_TEXT);
+    ui_text(dl, _("masked"), x, y + u, UI_TEXT_DIM);
+}
+
 /* The room a heatmap of v gets in box: row label width *lw, column label
  * height *lh, and the largest square cell that fits (*avail_w, *avail_h: the
  * space for the cells). Returns the cell size, or -1 when nothing fits. */
@@ -258,7 +283,10 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     marks(dl, app, &p, v, area);
     if (o->labels && !o->no_row_labels) row_labels(dl, app, tr, v, &p, lw);
     if (o->labels) col_labels(dl, tr, v, &p, box.y);
-    if (o->colorbar) colorbar(dl, sc, p.r.x + p.r.w + ui_line(dl), p.r.y, p.r.h, specials(p.s), box.y + box.h);
+    if (o->colorbar && attn_tensor_stage(v->tensor) == ATTN_STAGE_MASK)
+        mask_legend(dl, sc, p.s, p.r.x + p.r.w + ui_line(dl), p.r.y);
+    else if (o->colorbar)
+        colorbar(dl, sc, p.r.x + p.r.w + ui_line(dl), p.r.y, p.r.h, specials(p.s), box.y + box.h);
     return area;
 }
 
