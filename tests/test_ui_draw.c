@@ -21,6 +21,7 @@
 #include "player.h"
 #include "render.h"
 #include "utf8.h"
+#include "view.h"
 
 #include "layers_fixture.h"
 #include "model_fixture.h"
@@ -452,6 +453,30 @@ static void test_mask_legend(void **state)
     assert_true(has_text(&f->dl, "1.00"));
 }
 
+/* weights_dropout frames each weight dropout set to 0, and only those. */
+static void test_dropped_marks(void **state)
+{
+    static const char *const kv[] = {"train", "true", "dropout", "0.5", NULL};
+    setup_with(state, kv);
+    fixture *f = *state;
+    assert_int_equal(ui_app_set_stage(&f->app, "weights_dropout"), 0);
+    build(f);
+    const ui_heat_area *a = &f->app.layout.areas[0];
+    ui_view_slice dv, w;
+    assert_int_equal(ui_view_make(&f->app.trace, "weights_dropout", 0, f->app.view.head, &dv), 0);
+    assert_int_equal(ui_view_make(&f->app.trace, "weights", 0, f->app.view.head, &w), 0);
+    int want = 0, frames = 0;
+    for (int i = 0; i < a->rows; i++)
+        for (int j = 0; j < a->cols; j++)
+            want += ui_slice_at(&dv.slice, i, j) == 0.0f && ui_slice_at(&w.slice, i, j) > 0.0f;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        frames += c->kind == UI_CMD_FRAME && c->color == UI_ERROR && c->r.x >= a->r.x && c->r.x < a->r.x + a->r.w;
+    assert_true(want > 0);
+    assert_int_equal(frames, want);
+    assert_true(has_text(&f->dl, "dropped"));
+    teardown(state);
+}
+
 /* WCAG AA: every text colour on every panel colour at 4.5:1 or more. */
 static void test_text_contrast(void **state)
 {
@@ -583,6 +608,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),
         cmocka_unit_test(test_text_contrast),
+        cmocka_unit_test(test_dropped_marks),
         cmocka_unit_test_setup_teardown(test_mask_legend, setup, teardown),
         cmocka_unit_test(test_cache_line),
         cmocka_unit_test_setup_teardown(test_presenter_toolbar, setup, teardown),

@@ -27,7 +27,7 @@ static bool masked_at(const ui_slice *s, int i, int j)
     return (isinf(v) && v < 0) || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0);
 }
 
-enum { HAS_MASKED = 1, HAS_NAN = 2 };
+enum { HAS_MASKED = 1, HAS_NAN = 2, HAS_DROPPED = 4 };
 
 /* Which special cells the slice has, for the colour bar's legend. */
 static int specials(const ui_slice *s)
@@ -46,6 +46,13 @@ static int colorbar_width(ui_draw *dl)
     return ui_line(dl) + ui_text_w(dl, "−0.00") + ui_line(dl);
 }
 
+/* A frame inside cell c: a weight dropout set to 0, told apart from a small one. */
+static void dropped_mark(ui_draw *dl, ui_rect c)
+{
+    int m = ui_imax(1, ui_imin(c.w, c.h) / 6), t = ui_imin(c.w, c.h) >= 12 ? 2 : 1;
+    ui_frame(dl, c.x + m, c.y + m, c.w - 2 * m, c.h - 2 * m, t, UI_ERROR);
+}
+
 /* A vertical colour bar of sc at (x, y, h), labelled with its range; a hatch
  * swatch underneath when the picture has masked cells, a checkerboard one when
  * it has NaN cells (flags: HAS_MASKED, HAS_NAN). The bar is shortened so that
@@ -53,7 +60,8 @@ static int colorbar_width(ui_draw *dl)
 static void colorbar(ui_draw *dl, const ui_scale *sc, int x, int y, int h, int flags, int bottom)
 {
     int u = ui_line(dl), bw = u * 3 / 4;
-    int legend = u / 2 + (flags & HAS_MASKED ? 2 * u + u / 2 : 0) + (flags & HAS_NAN ? 2 * u : 0);
+    int legend = u / 2 + (flags & HAS_MASKED ? 2 * u + u / 2 : 0) + (flags & HAS_NAN ? 2 * u + u / 2 : 0) +
+                 (flags & HAS_DROPPED ? 2 * u : 0);
     h = ui_imin(h, bottom - y - legend);
     if (h < 3 * u) h = 3 * u;
     int steps = ui_imin(h, 96);
@@ -80,6 +88,14 @@ static void colorbar(ui_draw *dl, const ui_scale *sc, int x, int y, int h, int f
         ui_heatmap(dl, 1, &one, sc, x, y, bw, u, 0);
         ui_text(dl, "NaN", x + bw + 4, y, UI_TEXT);
         ui_text(dl, "0/0", x, y + u, UI_TEXT_DIM); /* where softmax's NaN comes from */
+        y += 2 * u + u / 2;
+    }
+    if (flags & HAS_DROPPED) {
+        ui_fill(dl, x, y, bw, u, ui_heat_color(sc, 0.0f));
+        dropped_mark(dl, (ui_rect){x, y, bw, u});
+        ui_text(dl, "0", x + bw + 4, y, UI_TEXT);
+        /* TRANSLATORS: legend of the crossed cells of weights_dropout: weights that dropout set to 0 */
+        ui_text(dl, _("dropped"), x, y + u, UI_TEXT_DIM);
     }
 }
 
@@ -269,6 +285,26 @@ static void col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v
     }
 }
 
+/* weights_dropout: a mark on each weight that dropout set to 0 (the weight before
+ * it was not 0 and not masked). Returns whether there was any. */
+static bool dropped_cells(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p)
+{
+    ui_view_slice w;
+    const attn_tensor *before = attn_trace_stage(tr, v->tensor->layer, ATTN_STAGE_WEIGHTS);
+    if (!before || ui_view_make_of(tr, before, v->batch, v->head, &w) || w.slice.rows != p->s->rows ||
+        w.slice.cols != p->s->cols)
+        return false;
+    bool any = false;
+    for (int i = 0; i < p->s->rows; i++)
+        for (int j = 0; j < p->s->cols; j++)
+            if (ui_slice_at(p->s, i, j) == 0.0f && ui_slice_at(&w.slice, i, j) > 0.0f && !masked_at(p->s, i, j)) {
+                any = true;
+                ui_rect c = cell_px(p, i, j);
+                if (c.w - p->gap >= 4 && c.h - p->gap >= 4) dropped_mark(dl, (ui_rect){c.x, c.y, c.w - p->gap, c.h - p->gap});
+            }
+    return any;
+}
+
 int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
                     ui_rect box, const ui_plot_opts *o)
 {
@@ -283,10 +319,12 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     marks(dl, app, &p, v, area);
     if (o->labels && !o->no_row_labels) row_labels(dl, app, tr, v, &p, lw);
     if (o->labels) col_labels(dl, tr, v, &p, box.y);
+    int flags = specials(p.s);
+    if (attn_tensor_stage(v->tensor) == ATTN_STAGE_WEIGHTS_DROPOUT && dropped_cells(dl, tr, v, &p)) flags |= HAS_DROPPED;
     if (o->colorbar && attn_tensor_stage(v->tensor) == ATTN_STAGE_MASK)
         mask_legend(dl, sc, p.s, p.r.x + p.r.w + ui_line(dl), p.r.y);
     else if (o->colorbar)
-        colorbar(dl, sc, p.r.x + p.r.w + ui_line(dl), p.r.y, p.r.h, specials(p.s), box.y + box.h);
+        colorbar(dl, sc, p.r.x + p.r.w + ui_line(dl), p.r.y, p.r.h, flags, box.y + box.h);
     return area;
 }
 
