@@ -312,6 +312,11 @@ static void test_grid_view(void **state)
         assert_non_null(c);
         check_hatch(&f->dl, c);
     }
+    /* the thumbnails have room for the tokens: each head's rows and columns are labelled */
+    int tokens = 0;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        tokens += c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(&f->dl, c), "猫");
+    assert_int_equal(tokens, 2 * h);
 }
 
 static void test_compare_view(void **state)

@@ -393,6 +393,14 @@ static int grid_columns(int n, int w, int h, int rows, int cols, int u)
     return best;
 }
 
+/* Whether a thumbnail in r can carry labels: with a label column of about
+ * four characters, its cells would still be at least a line tall. */
+static bool thumb_labels(ui_rect r, const ui_view_slice *v, int u)
+{
+    return v->slice.rows > 0 && v->slice.cols > 0 && (r.w - 3 * u) / v->slice.cols >= u &&
+           (r.h - 2 * u) / v->slice.rows >= u;
+}
+
 void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     const attn_tensor *t = ui_app_tensor(app);
@@ -427,7 +435,8 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
         bool cur = hh == app->view.head;
         snprintf(buf, sizeof buf, _("head %d · kv %d%s"), hh, kv, cur ? " ◀" : "");
         ui_text_fit(dl, buf, px + u / 2, py, pw - u, gc);
-        ui_plot_opts o = {false, false, false, 0, app->generation, 0};
+        /* token labels where a thumbnail has room for them (its cells a line tall) */
+        ui_plot_opts o = {thumb_labels(inner, &hv, u), false, false, 0, app->generation, 0};
         int a = ui_plot_heatmap(dl, app, &app->trace, &hv, &sc, inner, &o);
         if (a >= 0) {
             ui_rect r = dl->layout->areas[a].r;
