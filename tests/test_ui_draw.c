@@ -482,6 +482,28 @@ static void test_dropped_marks(void **state)
     teardown(state);
 }
 
+/* u: the single view colours by the shown head's own range, with a chip saying so. */
+static void test_head_scale(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(ui_app_set_stage(&f->app, "scores"), 0);
+    const attn_tensor *t = ui_app_tensor(&f->app);
+    ui_view_slice v;
+    assert_int_equal(ui_view_make(&f->app.trace, "scores", 0, 0, &v), 0);
+    ui_scale shared = ui_view_scale(t), own = ui_view_slice_scale(t, &v.slice);
+    assert_true(own.hi <= shared.hi);
+    build(f);
+    assert_true(heatmap_of(&f->dl, &f->app.layout.areas[0])->heat.scale.hi == shared.hi);
+    assert_false(has_text(&f->dl, "u  colours: this head"));
+    assert_true(ui_app_key(&f->app, 'u', 0));
+    build(f);
+    assert_true(heatmap_of(&f->dl, &f->app.layout.areas[0])->heat.scale.hi == own.hi);
+    assert_true(has_text(&f->dl, "u  colours: this head"));
+    assert_true(ui_app_key(&f->app, 'u', 0));
+    build(f);
+    assert_true(heatmap_of(&f->dl, &f->app.layout.areas[0])->heat.scale.hi == shared.hi);
+}
+
 /* WCAG AA: every text colour on every panel colour at 4.5:1 or more. */
 static void test_text_contrast(void **state)
 {
@@ -613,6 +635,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),
         cmocka_unit_test(test_text_contrast),
+        cmocka_unit_test_setup_teardown(test_head_scale, setup, teardown),
         cmocka_unit_test(test_dropped_marks),
         cmocka_unit_test_setup_teardown(test_mask_legend, setup, teardown),
         cmocka_unit_test(test_cache_line),

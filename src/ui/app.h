@@ -66,6 +66,7 @@ typedef struct ui_app {
     /* what is shown */
     lesson_view view;     /* stage (always one of trace), head, batch row, bar-chart row, mode, compare, decode step */
     bool help;
+    bool scale_head;      /* the single and compare views colour by the shown head's own range */
     bool present;         /* presenter mode: fullscreen, large text, the toolbar hidden ... */
     bool toolbar_shown;   /* ... until the mouse moves (a key hides it again) */
     float font_before;    /* the text size to go back to when presenter mode ends */

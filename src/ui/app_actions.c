@@ -351,6 +351,11 @@ static bool view_mode(ui_app *app, ui_action act, int arg)
 {
     lesson_view *v = &app->view;
     switch (act) {
+    case UI_ACT_SCALE_HEAD:
+        app->scale_head = !app->scale_head;
+        ui_app_status(app, false, "%s", app->scale_head ? _("colour scale: this head's own range") :
+                                                         _("colour scale: shared by all heads"));
+        return true;
     case UI_ACT_GRID:
         v->mode = v->mode == LESSON_VIEW_GRID ? LESSON_VIEW_SINGLE : LESSON_VIEW_GRID;
         if (app->has_alt) ui_app_refresh_alt(app); /* leaving the compare view: its toggled trace goes */
@@ -419,6 +424,7 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_HEAD_NEXT:
     case UI_ACT_BATCH_NEXT:
     case UI_ACT_ROW: return move(app, act, arg);
+    case UI_ACT_SCALE_HEAD:
     case UI_ACT_GRID:
     case UI_ACT_COMPARE:
     case UI_ACT_COMPARE_WITH: return view_mode(app, act, arg);

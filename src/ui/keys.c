@@ -37,6 +37,7 @@ const ui_key_binding ui_keys[] = {
     CYCLE('w', "sliding_window", "w", N_("sliding window: off → 2 → 3 → 4"), N_("window %s")),
     KEY('x', UI_ACT_CROSS, "x", N_("cross-attention on / off")),
     KEY('g', UI_ACT_GRID, "g", N_("all-heads grid")),
+    KEY('u', UI_ACT_SCALE_HEAD, "u", N_("colour scale: shared by all heads / this head's own")),
     KEY(UI_KEY_TAB, UI_ACT_COMPARE, "Tab", N_("compare view; t: which mask to toggle")),
     {'t', UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL}, /* -1: the next one */
     KEY('o', UI_ACT_MODEL_NEXT, "o", N_("trained models: tang → … → brown → the built-in example")),

@@ -340,7 +340,7 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
         ui_plot_bars(dl, app, (ui_rect){box.x, box.y + box.h - bh, box.w, bh});
         box.h -= bh + ui_line(dl) / 2;
     }
-    ui_scale sc = ui_app_scale(app, t);
+    ui_scale sc = app->scale_head && v.head_axis ? ui_view_slice_scale(t, &v.slice) : ui_app_scale(app, t);
     ui_plot_opts o = {true, false, true, 0, app->generation, 0};
     int area = ui_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &o);
     /* the KV cache: a line between the cached rows and the ones computed now */
@@ -518,7 +518,7 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
                         : (ui_rect){box.x + k * (box.w / 3), box.y, box.w / 3, box.h};
         p[k] = (ui_rect){pane[k].x, pane[k].y + u * 3 / 2, pane[k].w - u, pane[k].h - u * 3 / 2 - (stack ? u / 2 : 0)};
     }
-    ui_scale sc = ui_app_scale(app, a.tensor);
+    ui_scale sc = app->scale_head && a.head_axis ? ui_view_slice_scale(a.tensor, &a.slice) : ui_app_scale(app, a.tensor);
     ui_plot_opts o = {true, false, false, 0, app->generation, 0};
     ui_text_fit(dl, _("as configured"), pane[0].x, pane[0].y, pane[0].w - u, UI_TEXT_DIM);
     /* one cell size for the three panes: the first has row labels, the

@@ -118,6 +118,7 @@ static int controls(ui_draw *dl, const ui_app *app)
     chip(dl, &f, model ? _("e  edit text") : _("e  edit tokens"), app->edit.open, UI_ACT_EDIT, 0);
     chip(dl, &f, ui_app_decoding(app) ? _("k  decoding") : _("k  decode"), ui_app_decoding(app), UI_ACT_DECODE, 0);
     chip(dl, &f, _("g  all heads"), app->view.mode == LESSON_VIEW_GRID, UI_ACT_GRID, 0);
+    if (app->scale_head) chip(dl, &f, _("u  colours: this head"), true, UI_ACT_SCALE_HEAD, 0);
     chip(dl, &f, _("Tab  compare"), app->view.mode == LESSON_VIEW_COMPARE, UI_ACT_COMPARE, 0);
     chip(dl, &f, _("l  lessons"), app->lesson.picker, UI_ACT_PICKER, 0);
     chip(dl, &f, _("?  help"), app->help, UI_ACT_HELP, 0);

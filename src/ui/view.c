@@ -90,18 +90,12 @@ int ui_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int h
     return 0;
 }
 
-ui_scale ui_view_scale(const attn_tensor *t)
+/* The scale of t's stage for values from lo to hi (the finite, unmasked ones). */
+static ui_scale scale_of(const attn_tensor *t, float lo, float hi)
 {
     ui_scale sc = {UI_CMAP_DIVERGING, -1.0f, 1.0f};
     attn_stage_cmap kind = t->info ? t->info->cmap : ATTN_CMAP_DIVERGING;
     if (kind == ATTN_CMAP_MASK) return sc; /* 0 is neutral; fills are −∞ (hatched) or clamp to the blue end */
-    float lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; i < t->count; i++) {
-        float x = t->data[i];
-        if (!isfinite(x) || x <= MASK_FILL_LIMIT) continue;
-        if (x < lo) lo = x;
-        if (x > hi) hi = x;
-    }
     if (lo > hi) lo = hi = 0.0f; /* nothing finite */
     if (kind == ATTN_CMAP_SEQUENTIAL) {
         sc.cmap = UI_CMAP_SEQUENTIAL;
@@ -114,6 +108,28 @@ ui_scale ui_view_scale(const attn_tensor *t)
     sc.lo = -m;
     sc.hi = m;
     return sc;
+}
+
+static inline void widen(float x, float *lo, float *hi)
+{
+    if (!isfinite(x) || x <= MASK_FILL_LIMIT) return;
+    if (x < *lo) *lo = x;
+    if (x > *hi) *hi = x;
+}
+
+ui_scale ui_view_scale(const attn_tensor *t)
+{
+    float lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < t->count; i++) widen(t->data[i], &lo, &hi);
+    return scale_of(t, lo, hi);
+}
+
+ui_scale ui_view_slice_scale(const attn_tensor *t, const ui_slice *s)
+{
+    float lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < s->rows; i++)
+        for (int j = 0; j < s->cols; j++) widen(ui_slice_at(s, i, j), &lo, &hi);
+    return scale_of(t, lo, hi);
 }
 
 static const char *token_of(const attn_trace *tr, ui_axis axis, int batch, int i)

@@ -56,6 +56,8 @@ int ui_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int h
  * centred on 0. Masked cells (−∞) and finite mask fills (≤ −1e8) do not
  * stretch the range. */
 ui_scale ui_view_scale(const attn_tensor *t);
+/* The same rule over one slice only (a head's own colour scale). */
+ui_scale ui_view_slice_scale(const attn_tensor *t, const ui_slice *s);
 
 /* Label of row i / column j: a token ("猫", "<pad>") or a feature index ("c5"). */
 const char *ui_view_row_label(const attn_trace *tr, const ui_view_slice *v, int i, char *buf, size_t size);
