@@ -651,6 +651,24 @@ def model_run():
         win.close()
 
 
+# ---- presenter mode: --present opens fullscreen; F5 leaves it; q quits cleanly ----------------
+
+def present_run():
+    win = Window("present", ["--present"])
+    try:
+        if not check("present: --present opens a window", win.find() is not None, win.status()):
+            return
+        first = win.settled_shot("present")
+        check("present: drawn", colours(first) >= 16, win.status())
+        win.key("F5")
+        back = win.settled_shot("present-off", first)
+        changed(win, "F5 leaves presenter mode: the picture changes (toolbar, text size)", first, back, 0.05)
+        win.key("q")
+        expect_clean_exit(win, "q in presenter mode")
+    finally:
+        win.close()
+
+
 # ---- without a display; a bad configuration -----------------------------------------------
 
 def no_display():
@@ -753,6 +771,7 @@ try:
     view_run()
     esc_run()
     model_run()
+    present_run()
     lessons_run()
     no_display()
 finally:

@@ -146,6 +146,7 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
 
     char title[256] = "";
     bool fullscreen = false;
+    carry_out(app, win, &fullscreen); /* what was asked before the window existed (--present: fullscreen) */
     update_ratio(app, win, r);
     frame(app, g, win, title, sizeof title);
     SDL_Event ev;
