@@ -504,6 +504,21 @@ static void test_head_scale(void **state)
     assert_true(heatmap_of(&f->dl, &f->app.layout.areas[0])->heat.scale.hi == shared.hi);
 }
 
+/* A wide matrix fills more of the area with taller cells (q: 6 × 32); a square one keeps square cells. */
+static void test_cells_fill_the_area(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(ui_app_set_stage(&f->app, "q"), 0);
+    build(f);
+    const ui_heat_area *a = &f->app.layout.areas[0];
+    int cw = a->r.w / a->cols, ch = a->r.h / a->rows;
+    if (!(ch > cw * 3 / 2 && ch <= 2 * cw + 1)) fail_msg("q cells %d × %d: want taller than wide, at most twice", cw, ch);
+    assert_int_equal(ui_app_set_stage(&f->app, "weights"), 0);
+    build(f);
+    a = &f->app.layout.areas[0];
+    assert_int_equal(a->r.w / a->cols, a->r.h / a->rows);
+}
+
 /* WCAG AA: every text colour on every panel colour at 4.5:1 or more. */
 static void test_text_contrast(void **state)
 {
@@ -635,6 +650,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),
         cmocka_unit_test(test_text_contrast),
+        cmocka_unit_test_setup_teardown(test_cells_fill_the_area, setup, teardown),
         cmocka_unit_test_setup_teardown(test_head_scale, setup, teardown),
         cmocka_unit_test(test_dropped_marks),
         cmocka_unit_test_setup_teardown(test_mask_legend, setup, teardown),

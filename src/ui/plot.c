@@ -180,8 +180,16 @@ static bool place(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, ui_
     if (o->max_cell > 0) cell = fmin(cell, o->max_cell);
     if (cell >= 1.0) {
         cell = fmin(cell, 4.5 * u);
-        w = (int)(cell * s->cols);
-        h = (int)(cell * s->rows);
+        /* fill the free area: a wide matrix (q at 4 × 32) gets taller cells, a
+         * tall one wider cells, up to twice as long as wide; near-square ones
+         * (attention weights) and panes drawn side by side (max_cell) keep square cells */
+        double cw = cell, ch = cell;
+        if (o->max_cell <= 0 && s->cols >= 2 * s->rows)
+            ch = fmin(fmin((double)avail_h / s->rows, 2.0 * cell), fmax(cell, 4.5 * u));
+        if (o->max_cell <= 0 && s->rows >= 2 * s->cols)
+            cw = fmin(fmin((double)avail_w / s->cols, 2.0 * cell), fmax(cell, 4.5 * u));
+        w = (int)(cw * s->cols);
+        h = (int)(ch * s->rows);
     } else { /* more columns than pixels (a vocabulary of logits): rows stay a line tall, to be read */
         w = ui_imin(avail_w, s->cols);
         double row_h = fmin((double)avail_h / s->rows, 1.5 * u);
