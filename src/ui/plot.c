@@ -518,8 +518,14 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     }
     box.h -= last - box.y + u * 2;
     box.y = last + u * 2;
-    /* three panes side by side; stacked when the area is tall and narrow (beside a lesson) */
-    bool stack = box.w < box.h * 3 / 2;
+    /* three panes side by side, or stacked when that gives larger cells (a tall, narrow area beside a lesson) */
+    ui_plot_opts probe = {true, false, true, 0, 0, 0};
+    int plw, plh, paw, pah;
+    double side = layout(dl, &app->trace, &a, (ui_rect){0, 0, box.w / 3 - u, box.h - u * 3 / 2}, &probe, &plw, &plh,
+                         &paw, &pah),
+           stacked = layout(dl, &app->trace, &a, (ui_rect){0, 0, box.w - u, box.h / 3 - 2 * u}, &probe, &plw, &plh,
+                            &paw, &pah);
+    bool stack = stacked > side;
     ui_rect pane[3], p[3];
     for (int k = 0; k < 3; k++) {
         pane[k] = stack ? (ui_rect){box.x, box.y + k * (box.h / 3), box.w, box.h / 3}
