@@ -404,23 +404,28 @@ static void test_header_follows_settings(void **state)
     teardown(state);
 }
 
+/* The last hit area of the frame that does act, or NULL. */
+static const ui_hit *hit_of(const fixture *f, ui_action act)
+{
+    const ui_hit *found = NULL;
+    for (int i = 0; i < f->app.layout.n_hits; i++)
+        if (f->app.layout.hits[i].action == act) found = &f->app.layout.hits[i];
+    return found;
+}
+
 /* Presenter mode hides the toolbar until the mouse moves. */
 static void test_presenter_toolbar(void **state)
 {
     fixture *f = *state;
     assert_true(ui_app_do(&f->app, UI_ACT_PRESENT, 0));
     build(f);
-    bool chip = false;
-    for (int i = 0; i < f->app.layout.n_hits; i++) chip |= f->app.layout.hits[i].action == UI_ACT_CAUSAL;
-    assert_false(chip);
+    assert_null(hit_of(f, UI_ACT_CAUSAL));
     ui_app_mouse_move(&f->app, 400, 500); /* the middle of the window: not yet */
     build(f);
-    for (int i = 0; i < f->app.layout.n_hits; i++) chip |= f->app.layout.hits[i].action == UI_ACT_CAUSAL;
-    assert_false(chip);
+    assert_null(hit_of(f, UI_ACT_CAUSAL));
     ui_app_mouse_move(&f->app, 400, 20); /* the top */
     build(f);
-    for (int i = 0; i < f->app.layout.n_hits; i++) chip |= f->app.layout.hits[i].action == UI_ACT_CAUSAL;
-    assert_true(chip);
+    assert_non_null(hit_of(f, UI_ACT_CAUSAL));
     check_layout(f);
 }
 
@@ -551,12 +556,7 @@ static void test_layer_buttons(void **state)
     assert_int_equal(ui_app_set_stage(&f->app, "layers.0.weights"), 0);
     build(f);
     assert_true(has_text(&f->dl, "layer 0 / 3"));
-    const ui_hit *next = NULL, *prev = NULL;
-    for (int i = 0; i < f->app.layout.n_hits; i++) {
-        const ui_hit *h = &f->app.layout.hits[i];
-        if (h->action == UI_ACT_LAYER_NEXT) next = h;
-        if (h->action == UI_ACT_LAYER_PREV) prev = h;
-    }
+    const ui_hit *next = hit_of(f, UI_ACT_LAYER_NEXT), *prev = hit_of(f, UI_ACT_LAYER_PREV);
     assert_non_null(next);
     assert_non_null(prev);
     assert_true(prev->r.x + prev->r.w <= next->r.x);
