@@ -79,10 +79,11 @@ static void test_roles_and_views(void **state)
     assert_int_equal(attn_stage_get(ATTN_STAGE_W_K)->blocks, ATTN_BLOCKS_KV_COLS);
     assert_int_equal(attn_stage_get(ATTN_STAGE_W_O)->blocks, ATTN_BLOCKS_HEAD_ROWS);
     assert_int_equal(attn_stage_get(ATTN_STAGE_X)->blocks, ATTN_BLOCKS_NONE);
-    /* every learned matrix is (in, out) with d inputs */
+    /* every learned matrix is (in, out): d inputs, except W_O's h·k (the merged heads) */
     for (int i = 0; i < ATTN_STAGE_COUNT; i++) {
         const attn_stage_info *in = attn_stage_get((attn_stage_id)i);
-        if (in->roles & ATTN_ROLE_WEIGHT) assert_memory_equal(in->dims, "d,", 2);
+        if (in->roles & ATTN_ROLE_WEIGHT)
+            assert_string_equal(in->dims, i == ATTN_STAGE_W_O ? "h*k,d" : i == ATTN_STAGE_W_Q ? "d,h*k" : "d,g*k");
     }
 }
 
@@ -235,9 +236,11 @@ static void test_formulas_follow_the_settings(void **state)
                 for (int pad = 0; pad < 2; pad++)
                     for (int cross = 0; cross < 2; cross++)
                         for (int half = 0; half < 2; half++)
-                            for (int window = 0; window < 4; window += 3) {
+                            for (int window = 0; window < 4; window += 3)
+                            for (int arch = 0; arch < 3; arch++) { /* none, Qwen2's biases, Qwen3's q/k norms */
                                 if (cross && (causal || window || model)) continue; /* not a configuration */
-                                attn_stage_text c = {model, scale, causal, pad, cross, half, window};
+                                if (arch && !model) continue;
+                                attn_stage_text c = {model, scale, causal, pad, cross, half, window, arch == 1, arch == 2};
                                 for (int i = 0; i < n; i++) {
                                     const char *f = attn_stage_formula_in(&all[i], &c), *d = attn_stage_desc_in(&all[i], &c);
                                     assert_non_null(f);
@@ -259,9 +262,13 @@ static void test_formulas_follow_the_settings(void **state)
                                         if (cross != (strstr(f, "source") != NULL || (!pad && cross)))
                                             fail_msg("cross %d: '%s'", cross, f);
                                     }
-                                    if (all[i].id == ATTN_STAGE_Q_ROPE || all[i].id == ATTN_STAGE_K_ROPE)
+                                    if (all[i].id == ATTN_STAGE_Q_ROPE || all[i].id == ATTN_STAGE_K_ROPE) {
                                         if ((half || model) != (strstr(f, "rotate_half") != NULL))
                                             fail_msg("rope half %d model %d: '%s'", half, model, f);
+                                        if ((arch == 2) != (strstr(f, "_norm") != NULL)) fail_msg("qk norm %d: '%s'", arch, f);
+                                    }
+                                    if (all[i].id == ATTN_STAGE_Q || all[i].id == ATTN_STAGE_K || all[i].id == ATTN_STAGE_V)
+                                        if ((arch == 1) != (strstr(f, "+ b_") != NULL)) fail_msg("bias %d: '%s'", arch, f);
                                 }
                             }
 }

@@ -75,7 +75,7 @@ static void print_stage_table(const attn_trace *tr)
 {
     printf("\n  %-3s %-16s %-28s %s\n", "#", "stage", "shape", "formula");
     int i = 0;
-    attn_stage_text tc = attn_config_stage_text(&tr->cfg, attn_trace_is_model(tr), tr->dims.cross);
+    attn_stage_text tc = attn_trace_stage_text(tr);
     for (const attn_tensor *t = NULL; (t = attn_trace_next(tr, t));) {
         char shp[128];
         printf("  %-3d %-16s %-28s %s\n", ++i, t->name, attn_tensor_shape_str(t, shp, sizeof shp),

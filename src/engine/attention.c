@@ -103,7 +103,17 @@ out:
 
 /* Keys and values of the cached positions, as a cache would hold them:
  * x_past · W_K split into g heads, rotated at positions 0..P-1 if RoPE. */
-static attn_status past_kv(attn_trace *tr, int layer, float *k_past, float *v_past, attn_error *err)
+/* The RoPE of tr: its settings and its model's scaling. */
+static attn_rope rope_of(const attn_trace *tr)
+{
+    return (attn_rope){tr->cfg.rope_theta, tr->cfg.rope_style, &tr->arch.rope_scaling};
+}
+
+/* Keys and values of the cached positions, as a cache would hold them:
+ * x_past · W_K (+ b_K) split into g heads, normalised per head if the model
+ * does, rotated at positions 0..P-1 if RoPE. */
+static attn_status past_kv(attn_trace *tr, int layer, const attn_inputs *in, float *k_past, float *v_past,
+                           attn_error *err)
 {
     const attn_dims *D = &tr->dims;
     size_t n = (size_t)D->b * D->P * D->g * D->k;
@@ -111,16 +121,24 @@ static attn_status past_kv(attn_trace *tr, int layer, float *k_past, float *v_pa
     attn_status st = ATTN_OK;
     if (!tmp || !tmp2) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the KV cache"); goto out; }
     const float *xp = T(tr, ATTN_STAGE_X_PAST);
-    attn_op_project(xp, T(tr, ATTN_STAGE_W_K), tmp, D->b * D->P, D->d, D->g * D->k);
+    size_t rows = (size_t)D->b * D->P;
+    attn_op_project(xp, T(tr, ATTN_STAGE_W_K), tmp, (int)rows, D->d, D->g * D->k);
+    if (tr->arch.qkv_bias) attn_op_add_bias(tmp, in->b_k, rows, D->g * D->k);
     attn_op_split_heads(tmp, k_past, D->b, D->P, D->g, D->k);
+    if (tr->arch.qk_norm) {
+        attn_op_rmsnorm(k_past, in->k_norm, tmp2, n / D->k, D->k, in->qk_eps);
+        memcpy(k_past, tmp2, n * sizeof *tmp2);
+    }
     if (tr->cfg.rope) {
-        if (attn_op_rope(k_past, tmp2, D->b, D->g, D->P, D->k, 0, tr->cfg.rope_theta, tr->cfg.rope_style)) {
+        attn_rope r = rope_of(tr);
+        if (attn_op_rope(k_past, tmp2, D->b, D->g, D->P, D->k, 0, &r)) {
             st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
             goto out;
         }
         memcpy(k_past, tmp2, n * sizeof *tmp2);
     }
-    attn_op_project(xp, T(tr, ATTN_STAGE_W_V), tmp, D->b * D->P, D->d, D->g * D->k);
+    attn_op_project(xp, T(tr, ATTN_STAGE_W_V), tmp, (int)rows, D->d, D->g * D->k);
+    if (tr->arch.qkv_bias) attn_op_add_bias(tmp, in->b_v, rows, D->g * D->k);
     attn_op_split_heads(tmp, v_past, D->b, D->P, D->g, D->k);
 out:
     free(tmp);
@@ -128,7 +146,7 @@ out:
     return st;
 }
 
-static attn_status forward(attn_trace *tr, int layer, attn_error *err)
+static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err)
 {
     const attn_config *c = &tr->cfg;
     const attn_dims *D = &tr->dims;
@@ -137,22 +155,37 @@ static attn_status forward(attn_trace *tr, int layer, attn_error *err)
     unsigned char *key_pad = NULL;
     float *k_past = NULL, *v_past = NULL;
 
-    /* 1. project: q = x·W_Q (b,s,d); k, v = src·W_K, src·W_V (b,n,g·k), src = x or memory */
+    /* 1. project: q = x·W_Q (b,s,h·k); k, v = src·W_K, src·W_V (b,n,g·k), src = x or
+     *    memory; each + its bias in a Qwen2 checkpoint */
     const float *src = D->cross ? T(tr, ATTN_STAGE_MEMORY) : T(tr, ATTN_STAGE_X);
-    attn_op_project(T(tr, ATTN_STAGE_X), T(tr, ATTN_STAGE_W_Q), T(tr, ATTN_STAGE_Q), b * s, d, d);
+    attn_op_project(T(tr, ATTN_STAGE_X), T(tr, ATTN_STAGE_W_Q), T(tr, ATTN_STAGE_Q), b * s, d, h * k);
     attn_op_project(src, T(tr, ATTN_STAGE_W_K), T(tr, ATTN_STAGE_K), b * n, d, g * k);
     attn_op_project(src, T(tr, ATTN_STAGE_W_V), T(tr, ATTN_STAGE_V), b * n, d, g * k);
+    if (tr->arch.qkv_bias) {
+        attn_op_add_bias(T(tr, ATTN_STAGE_Q), in->b_q, (size_t)b * s, h * k);
+        attn_op_add_bias(T(tr, ATTN_STAGE_K), in->b_k, (size_t)b * n, g * k);
+        attn_op_add_bias(T(tr, ATTN_STAGE_V), in->b_v, (size_t)b * n, g * k);
+    }
 
     /* 2. split heads: (b,s,h·k) -> (b,h,s,k); (b,n,g·k) -> (b,g,n,k) */
     attn_op_split_heads(T(tr, ATTN_STAGE_Q), T(tr, ATTN_STAGE_Q_HEADS), b, s, h, k);
     attn_op_split_heads(T(tr, ATTN_STAGE_K), T(tr, ATTN_STAGE_K_HEADS), b, n, g, k);
     attn_op_split_heads(T(tr, ATTN_STAGE_V), T(tr, ATTN_STAGE_V_HEADS), b, n, g, k);
 
-    /* 3. RoPE on queries and new keys, at absolute positions P, P+1, ... */
+    /* 3. Qwen3: RMSNorm over each head's k features, q and k, with gains (k) */
     float *qh = T(tr, ATTN_STAGE_Q_HEADS), *kh = T(tr, ATTN_STAGE_K_HEADS), *vh = T(tr, ATTN_STAGE_V_HEADS);
+    if (tr->arch.qk_norm) {
+        attn_op_rmsnorm(qh, in->q_norm, T(tr, ATTN_STAGE_Q_NORM), (size_t)b * h * s, k, in->qk_eps);
+        attn_op_rmsnorm(kh, in->k_norm, T(tr, ATTN_STAGE_K_NORM), (size_t)b * g * n, k, in->qk_eps);
+        qh = T(tr, ATTN_STAGE_Q_NORM);
+        kh = T(tr, ATTN_STAGE_K_NORM);
+    }
+
+    /* 4. RoPE on queries and new keys, at absolute positions P, P+1, ... */
     if (c->rope) {
-        if (attn_op_rope(qh, T(tr, ATTN_STAGE_Q_ROPE), b, h, s, k, P, c->rope_theta, c->rope_style) ||
-            attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), b, g, n, k, P, c->rope_theta, c->rope_style)) {
+        attn_rope r = rope_of(tr);
+        if (attn_op_rope(qh, T(tr, ATTN_STAGE_Q_ROPE), b, h, s, k, P, &r) ||
+            attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), b, g, n, k, P, &r)) {
             st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
             goto out;
         }
@@ -160,29 +193,29 @@ static attn_status forward(attn_trace *tr, int layer, attn_error *err)
         kh = T(tr, ATTN_STAGE_K_ROPE);
     }
 
-    /* 4. KV cache: cached positions first, then the new ones: (b,g,t,k) */
+    /* 5. KV cache: cached positions first, then the new ones: (b,g,t,k) */
     if (P > 0) {
         size_t np = (size_t)b * g * P * k;
         k_past = malloc(np * sizeof *k_past);
         v_past = malloc(np * sizeof *v_past);
         if (!k_past || !v_past) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the KV cache"); goto out; }
-        if ((st = past_kv(tr, layer, k_past, v_past, err))) goto out;
+        if ((st = past_kv(tr, layer, in, k_past, v_past, err))) goto out;
         attn_op_concat_cache(k_past, kh, T(tr, ATTN_STAGE_K_CACHE), b, g, P, n, k);
         attn_op_concat_cache(v_past, vh, T(tr, ATTN_STAGE_V_CACHE), b, g, P, n, k);
         kh = T(tr, ATTN_STAGE_K_CACHE);
         vh = T(tr, ATTN_STAGE_V_CACHE);
     }
 
-    /* 5. repeat_kv: (b,g,t,k) -> (b,h,t,k) */
+    /* 6. repeat_kv: (b,g,t,k) -> (b,h,t,k) */
     attn_op_repeat_kv(kh, T(tr, ATTN_STAGE_K_EXPANDED), b, g, h, t, k);
     attn_op_repeat_kv(vh, T(tr, ATTN_STAGE_V_EXPANDED), b, g, h, t, k);
 
-    /* 6. scores = q·kᵀ/√k (b,h,s,t); without the 1/√k (scale = false) their spread
+    /* 7. scores = q·kᵀ/√k (b,h,s,t); without the 1/√k (scale = false) their spread
      *    grows like √k and softmax saturates towards one-hot rows */
     attn_op_scores(qh, T(tr, ATTN_STAGE_K_EXPANDED), T(tr, ATTN_STAGE_SCORES), b, h, s, t, k,
                    c->scale ? 1.0f / sqrtf((float)k) : 1.0f);
 
-    /* 7. mask (b,1,s,t): causal future and <pad> keys get the fill value */
+    /* 8. mask (b,1,s,t): causal future and <pad> keys get the fill value */
     const attn_tokens *keys = D->cross ? &tr->source : &tr->tokens;
     key_pad = malloc((size_t)b * t);
     if (!key_pad) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
@@ -191,12 +224,12 @@ static attn_status forward(attn_trace *tr, int layer, attn_error *err)
     attn_op_build_mask(T(tr, ATTN_STAGE_MASK), c, D, key_pad);
     if (layer == 0 && (st = attn_trace_find_masked_rows(tr, err))) goto out;
 
-    /* 8. masked_scores = scores + mask; weights = softmax along t. A row whose
+    /* 9. masked_scores = scores + mask; weights = softmax along t. A row whose
      *    keys are all -inf gets zeros, or NaN with softmax_guard = false */
     attn_op_apply_mask(T(tr, ATTN_STAGE_SCORES), T(tr, ATTN_STAGE_MASK), T(tr, ATTN_STAGE_MASKED_SCORES), b, h, s, t);
     attn_op_softmax(T(tr, ATTN_STAGE_MASKED_SCORES), T(tr, ATTN_STAGE_WEIGHTS), (size_t)b * h * s, t, c->softmax_guard);
 
-    /* 9. dropout on the weights (training only) */
+    /* 10. dropout on the weights (training only) */
     const float *w = T(tr, ATTN_STAGE_WEIGHTS);
     bool drop = c->train && c->dropout > 0.0f;
     if (drop) {
@@ -205,10 +238,10 @@ static attn_status forward(attn_trace *tr, int layer, attn_error *err)
         w = T(tr, ATTN_STAGE_WEIGHTS_DROPOUT);
     }
 
-    /* 10. context = weights·v (b,h,s,k); merge heads (b,s,d); out = merged·W_O */
+    /* 11. context = weights·v (b,h,s,k); merge heads (b,s,h·k); out = merged·W_O (b,s,d) */
     attn_op_weighted_sum(w, T(tr, ATTN_STAGE_V_EXPANDED), T(tr, ATTN_STAGE_CONTEXT), b, h, s, t, k);
     attn_op_merge_heads(T(tr, ATTN_STAGE_CONTEXT), T(tr, ATTN_STAGE_MERGED), b, h, s, k);
-    attn_op_project(T(tr, ATTN_STAGE_MERGED), T(tr, ATTN_STAGE_W_O), T(tr, ATTN_STAGE_OUT), b * s, d, d);
+    attn_op_project(T(tr, ATTN_STAGE_MERGED), T(tr, ATTN_STAGE_W_O), T(tr, ATTN_STAGE_OUT), b * s, h * k, d);
     if (drop)
         attn_op_dropout(T(tr, ATTN_STAGE_OUT), T(tr, ATTN_STAGE_OUT), (size_t)b * s * d, c->dropout,
                         attn_hash64(attn_hash_str("dropout_output") ^ attn_hash64(c->seed)));
@@ -222,6 +255,10 @@ out:
 attn_status attn_attention_run(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err)
 {
     attn_inputs none = {0};
-    attn_status st = fill_inputs(tr, layer, in ? in : &none, err);
-    return st ? st : forward(tr, layer, err);
+    if (!in) in = &none;
+    if ((tr->arch.qkv_bias && (!in->b_q || !in->b_k || !in->b_v)) ||
+        (tr->arch.qk_norm && (!in->q_norm || !in->k_norm)))
+        return attn_fail(err, ATTN_ERR_CONFIG, "layer %d: the architecture's biases or q/k norms were not given", layer);
+    attn_status st = fill_inputs(tr, layer, in, err);
+    return st ? st : forward(tr, layer, in, err);
 }

@@ -1,7 +1,7 @@
 /* attention.h — one traced layer of masked multi-head attention.
  *
  * The pipeline of one layer (names as in the trace):
- *   x → q, k, v → q_heads, k_heads, v_heads → [q_rope, k_rope] → [k_cache, v_cache]
+ *   x → q, k, v → q_heads, k_heads, v_heads → [q_norm, k_norm] → [q_rope, k_rope] → [k_cache, v_cache]
  *     → k_expanded, v_expanded → scores → mask → masked_scores → weights
  *     → [weights_dropout] → context → merged → out
  * forward.h runs it as a single-layer trace; model_run.h runs it in every
@@ -20,10 +20,13 @@ struct attn_model; /* model.h */
  * --weights / --input files if set, else made deterministically from the seed
  * (a token's embedding depends only on its text and the seed). */
 typedef struct {
-    const float *w_q;    /* (d, d) */
+    const float *w_q;    /* (d, h*k) */
     const float *w_k;    /* (d, g*k) */
     const float *w_v;    /* (d, g*k) */
-    const float *w_o;    /* (d, d) */
+    const float *w_o;    /* (h*k, d) */
+    const float *b_q, *b_k, *b_v; /* (h*k), (g*k), (g*k): with tr->arch.qkv_bias */
+    const float *q_norm, *k_norm; /* (k) gains: with tr->arch.qk_norm */
+    double qk_eps;                /* their RMSNorm's ε */
     const float *x;      /* (b, s, d) */
     const float *x_past; /* (b, P, d) */
     const float *memory; /* (b, t, d) */

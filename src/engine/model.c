@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "ops.h"
 #include "paths.h"
 #include "safetensors.h"
 
@@ -93,95 +94,7 @@ attn_status attn_model_find(const char *name, char *out, size_t size, attn_error
                      n ? list : "none found");
 }
 
-/* ---- config.json ---- */
-
-static attn_status json_int(const cJSON *root, const char *key, int min, int max, int *out, attn_error *err)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (!v) return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' is missing", key);
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble || v->valuedouble < min ||
-        v->valuedouble > max)
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' must be a whole number from %d to %d", key, min, max);
-    *out = (int)v->valuedouble;
-    return ATTN_OK;
-}
-
-static double json_num(const cJSON *root, const char *key, double def)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : def;
-}
-
-/* An option this engine does not compute must be absent or off. */
-static attn_status refuse_extras(const cJSON *root, attn_error *err)
-{
-    static const char *const OFF[] = {"attention_bias", "mlp_bias"};
-    const cJSON *v;
-    for (size_t i = 0; i < sizeof OFF / sizeof OFF[0]; i++)
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, OFF[i])))
-            return attn_fail(err, ATTN_ERR_FORMAT, "config.json: %s = true is not supported", OFF[i]);
-    v = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
-    if (v && !cJSON_IsNull(v)) return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling is not supported");
-    v = cJSON_GetObjectItemCaseSensitive(root, "hidden_act");
-    if (v && (!cJSON_IsString(v) || strcmp(v->valuestring, "silu") != 0))
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: hidden_act '%.30s' is not supported (only silu)",
-                         cJSON_IsString(v) ? v->valuestring : "?");
-    return ATTN_OK;
-}
-
-static attn_status check_architecture(const cJSON *root, attn_error *err)
-{
-    const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
-    const cJSON *first = cJSON_IsArray(arch) ? cJSON_GetArrayItem(arch, 0) : NULL;
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "model_type");
-    if (cJSON_IsString(first) && strcmp(first->valuestring, "LlamaForCausalLM") != 0)
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: architecture '%.60s' is not supported (supported: "
-                         "LlamaForCausalLM)", first->valuestring);
-    if (!cJSON_IsString(first) && !(cJSON_IsString(type) && strcmp(type->valuestring, "llama") == 0))
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: names no architecture (expected \"architectures\": "
-                         "[\"LlamaForCausalLM\"])");
-    return ATTN_OK;
-}
-
-static attn_status parse_config(const char *text, size_t len, attn_model_config *c, attn_error *err)
-{
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    attn_status st;
-    if (!cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: not a JSON object");
-    }
-    if ((st = check_architecture(root, err)) || (st = refuse_extras(root, err)) ||
-        (st = json_int(root, "vocab_size", 1, 1 << 22, &c->vocab, err)) ||
-        (st = json_int(root, "hidden_size", 2, 1 << 16, &c->d, err)) ||
-        (st = json_int(root, "num_hidden_layers", 1, ATTN_MODEL_MAX_LAYERS, &c->layers, err)) ||
-        (st = json_int(root, "num_attention_heads", 1, 1024, &c->heads, err)) ||
-        (st = json_int(root, "intermediate_size", 1, 1 << 20, &c->ffn, err)))
-        goto out;
-    c->kv_heads = c->heads;
-    if (cJSON_GetObjectItemCaseSensitive(root, "num_key_value_heads") &&
-        (st = json_int(root, "num_key_value_heads", 1, c->heads, &c->kv_heads, err)))
-        goto out;
-    c->max_pos = (int)json_num(root, "max_position_embeddings", 2048);
-    c->eps = json_num(root, "rms_norm_eps", 1e-6);
-    c->theta = json_num(root, "rope_theta", 10000.0);
-    c->tied = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "tie_word_embeddings"));
-    c->bos = (int)json_num(root, "bos_token_id", -1);
-    c->eos = (int)json_num(root, "eos_token_id", -1);
-    if (c->d % c->heads || c->heads % c->kv_heads || (c->d / c->heads) % 2)
-        st = attn_fail(err, ATTN_ERR_FORMAT, "config.json: hidden_size %d, %d heads and %d K/V heads do not fit "
-                       "(heads must divide hidden_size into an even head dim, K/V heads must divide heads)",
-                       c->d, c->heads, c->kv_heads);
-    else if (!(c->eps > 0 && c->eps < 1) || !(c->theta > 1))
-        st = attn_fail(err, ATTN_ERR_FORMAT, "config.json: rms_norm_eps must be in (0, 1) and rope_theta above 1");
-    else if (c->max_pos < 1)
-        st = attn_fail(err, ATTN_ERR_FORMAT, "config.json: max_position_embeddings must be positive");
-out:
-    cJSON_Delete(root);
-    return st;
-}
-
-/* ---- model.safetensors ---- */
+/* ---- the weights ---- */
 
 /* One weight the folder must have: its HF name, its HF shape (rows, cols;
  * cols 0 for a vector) and where its float32 copy goes. A matrix is stored
@@ -193,35 +106,56 @@ typedef struct {
     bool transpose;
 } wanted;
 
-static int plan_weights(attn_model *m, wanted *w)
-{
-    const attn_model_config *c = &m->cfg;
-    int64_t d = c->d, kv = (int64_t)c->kv_heads * (c->d / c->heads), f = c->ffn, V = c->vocab;
-    int n = 0;
+enum { MAX_PER_LAYER = 14 };
+
+static size_t count_of(const wanted *w) { return (size_t)w->rows * (size_t)(w->cols ? w->cols : 1); }
+
 #define W(dst_, tr_, r_, c_, ...) (snprintf(w[n].name, sizeof w[n].name, __VA_ARGS__), \
                                    w[n].rows = (r_), w[n].cols = (c_), w[n].dst = (dst_), w[n].transpose = (tr_), n++)
-    W(&m->embed, false, V, d, "model.embed_tokens.weight");
-    for (int l = 0; l < c->layers; l++) {
-        attn_model_layer *L = &m->layer[l];
-        W(&L->attn_norm, false, d, 0, "model.layers.%d.input_layernorm.weight", l);
-        W(&L->w_q, true, d, d, "model.layers.%d.self_attn.q_proj.weight", l);
-        W(&L->w_k, true, kv, d, "model.layers.%d.self_attn.k_proj.weight", l);
-        W(&L->w_v, true, kv, d, "model.layers.%d.self_attn.v_proj.weight", l);
-        W(&L->w_o, true, d, d, "model.layers.%d.self_attn.o_proj.weight", l);
-        W(&L->mlp_norm, false, d, 0, "model.layers.%d.post_attention_layernorm.weight", l);
-        W(&L->w_gate, true, f, d, "model.layers.%d.mlp.gate_proj.weight", l);
-        W(&L->w_up, true, f, d, "model.layers.%d.mlp.up_proj.weight", l);
-        W(&L->w_down, true, d, f, "model.layers.%d.mlp.down_proj.weight", l);
+
+/* Layer l's weights, each to its field of L. */
+static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wanted *w)
+{
+    int64_t d = c->d, q = (int64_t)c->heads * c->head_dim, kv = (int64_t)c->kv_heads * c->head_dim, f = c->ffn;
+    int n = 0;
+    memset(L, 0, sizeof *L);
+    W(&L->attn_norm, false, d, 0, "model.layers.%d.input_layernorm.weight", l);
+    W(&L->w_q, true, q, d, "model.layers.%d.self_attn.q_proj.weight", l);
+    W(&L->w_k, true, kv, d, "model.layers.%d.self_attn.k_proj.weight", l);
+    W(&L->w_v, true, kv, d, "model.layers.%d.self_attn.v_proj.weight", l);
+    W(&L->w_o, true, d, q, "model.layers.%d.self_attn.o_proj.weight", l);
+    if (c->arch.qkv_bias) {
+        W(&L->b_q, false, q, 0, "model.layers.%d.self_attn.q_proj.bias", l);
+        W(&L->b_k, false, kv, 0, "model.layers.%d.self_attn.k_proj.bias", l);
+        W(&L->b_v, false, kv, 0, "model.layers.%d.self_attn.v_proj.bias", l);
     }
-    W(&m->norm, false, d, 0, "model.norm.weight");
-    if (!c->tied) W(&m->lm_head, false, V, d, "lm_head.weight");
-#undef W
+    if (c->arch.qk_norm) {
+        W(&L->q_norm, false, c->head_dim, 0, "model.layers.%d.self_attn.q_norm.weight", l);
+        W(&L->k_norm, false, c->head_dim, 0, "model.layers.%d.self_attn.k_norm.weight", l);
+    }
+    W(&L->mlp_norm, false, d, 0, "model.layers.%d.post_attention_layernorm.weight", l);
+    W(&L->w_gate, true, f, d, "model.layers.%d.mlp.gate_proj.weight", l);
+    W(&L->w_up, true, f, d, "model.layers.%d.mlp.up_proj.weight", l);
+    W(&L->w_down, true, d, f, "model.layers.%d.mlp.down_proj.weight", l);
     return n;
 }
 
-static attn_status check_entry(const attn_st_entry *e, const wanted *w, attn_error *err)
+/* The weights outside the layers. */
+static int global_plan(attn_model *m, wanted *w)
 {
-    if (!e) return attn_fail(err, ATTN_ERR_FORMAT, "model.safetensors: tensor '%s' is missing", w->name);
+    const attn_model_config *c = &m->cfg;
+    int n = 0;
+    W(&m->embed, false, c->vocab, c->d, "model.embed_tokens.weight");
+    W(&m->norm, false, c->d, 0, "model.norm.weight");
+    if (!c->tied) W(&m->lm_head, false, c->vocab, c->d, "lm_head.weight");
+    return n;
+}
+#undef W
+
+static attn_status check_entry(const attn_ckpt *ck, const wanted *w, attn_error *err)
+{
+    const attn_st_entry *e = attn_ckpt_find(ck, w->name, NULL);
+    if (!e) return attn_fail(err, ATTN_ERR_FORMAT, "weights: tensor '%s' is missing", w->name);
     bool ok = w->cols ? e->ndim == 2 && e->shape[0] == w->rows && e->shape[1] == w->cols
                       : e->ndim == 1 && e->shape[0] == w->rows;
     if (ok) return ATTN_OK;
@@ -233,62 +167,175 @@ static attn_status check_entry(const attn_st_entry *e, const wanted *w, attn_err
     strncat(got, ")", sizeof got - strlen(got) - 1);
     if (w->cols) snprintf(want, sizeof want, "(%lld, %lld)", (long long)w->rows, (long long)w->cols);
     else snprintf(want, sizeof want, "(%lld)", (long long)w->rows);
-    return attn_fail(err, ATTN_ERR_FORMAT, "model.safetensors: '%s' has shape %s but config.json needs %s", w->name,
-                     got, want);
+    return attn_fail(err, ATTN_ERR_FORMAT, "%s: '%s' has shape %s but config.json needs %s",
+                     attn_ckpt_where(ck, w->name), w->name, got, want);
 }
 
-/* Every tensor of the file must be one the plan names (an extra one means a
+/* Every tensor of the files must be one the plan names (an extra one means a
  * different architecture, or a config that disagrees with the weights). */
-static attn_status check_extras(const attn_st_file *f, const wanted *w, int n, bool tied, attn_error *err)
+static attn_status check_all(attn_model *m, attn_error *err)
 {
-    for (int i = 0; i < f->n; i++) {
-        const char *name = f->entries[i].name;
-        bool known = tied && strcmp(name, "lm_head.weight") == 0; /* a tied head may be saved too */
-        for (int j = 0; !known && j < n; j++) known = strcmp(name, w[j].name) == 0;
-        if (!known)
-            return attn_fail(err, ATTN_ERR_FORMAT, "model.safetensors: unexpected tensor '%.60s' (not part of a "
-                             "LlamaForCausalLM with this config.json)", name);
+    const attn_model_config *c = &m->cfg;
+    wanted w[MAX_PER_LAYER];
+    attn_model_layer L;
+    attn_status st;
+    size_t named = 0, held = 0;
+    for (int l = -1; l < c->layers; l++) {
+        int n = l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, w);
+        for (int i = 0; i < n; i++)
+            if ((st = check_entry(&m->ckpt, &w[i], err))) return st;
+        named += (size_t)n;
     }
+    for (int i = 0; i < m->ckpt.n_files; i++) held += (size_t)m->ckpt.files[i].n;
+    if (c->tied && attn_ckpt_find(&m->ckpt, "lm_head.weight", NULL)) held--; /* a tied head may be saved too */
+    if (held == named) return ATTN_OK;
+    for (int i = 0; i < m->ckpt.n_files; i++)
+        for (int j = 0; j < m->ckpt.files[i].n; j++) {
+            const char *name = m->ckpt.files[i].entries[j].name;
+            int layer = -1;
+            bool known = c->tied && !strcmp(name, "lm_head.weight");
+            if (sscanf(name, "model.layers.%d.", &layer) != 1) layer = -1;
+            int n = layer >= 0 && layer < c->layers ? layer_plan(c, layer, &L, w) : global_plan(m, w);
+            for (int k = 0; !known && k < n; k++) known = !strcmp(name, w[k].name);
+            if (!known)
+                return attn_fail(err, ATTN_ERR_FORMAT, "%s: unexpected tensor '%.60s' (not part of a %s with this "
+                                 "config.json)", attn_ckpt_where(&m->ckpt, name), name, attn_arch_name(c->arch.kind));
+        }
     return ATTN_OK;
 }
 
-static attn_status load_weights(attn_model *m, const char *path, attn_error *err)
+/* Widens one weight into dst, transposing a matrix row by row (row: cols floats). */
+static void widen(const attn_ckpt *ck, const wanted *w, float *dst, float *row)
 {
-    attn_st_file f = {0};
-    attn_status st;
-    int n = 1 + 9 * m->cfg.layers + 2;
-    wanted *w = calloc((size_t)n, sizeof *w);
-    float *tmp = NULL;
-    if (!w) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-    n = plan_weights(m, w);
-    if ((st = attn_st_read(path, &f, err))) goto out;
-    size_t total = 0, largest = 0;
-    for (int i = 0; i < n; i++) {
-        if ((st = check_entry(attn_st_find(&f, w[i].name), &w[i], err))) goto out;
-        size_t count = (size_t)w[i].rows * (size_t)(w[i].cols ? w[i].cols : 1);
-        total += count;
-        if (count > largest) largest = count;
+    const attn_st_file *f;
+    const attn_st_entry *e = attn_ckpt_find(ck, w->name, &f);
+    if (!w->transpose) {
+        attn_st_copy_f32(f, e, dst);
+        return;
     }
-    if ((st = check_extras(&f, w, n, m->cfg.tied, err))) goto out;
-    m->arena = malloc(total * sizeof *m->arena);
-    tmp = malloc(largest * sizeof *tmp);
-    if (!m->arena || !tmp) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the model's weights"); goto out; }
-    float *p = m->arena;
+    size_t rows = (size_t)w->rows, cols = (size_t)w->cols; /* (out, in) → (in, out) */
+    for (size_t r = 0; r < rows; r++) {
+        attn_st_copy_f32_range(f, e, r * cols, cols, row);
+        for (size_t c = 0; c < cols; c++) dst[c * rows + r] = row[c];
+    }
+}
+
+/* Widens the n weights of w one after another from p on; returns the end. */
+static float *widen_all(const attn_ckpt *ck, const wanted *w, int n, float *p, float *row)
+{
     for (int i = 0; i < n; i++) {
-        size_t rows = (size_t)w[i].rows, cols = (size_t)(w[i].cols ? w[i].cols : 1);
-        attn_st_copy_f32(&f, attn_st_find(&f, w[i].name), w[i].transpose ? tmp : p);
-        if (w[i].transpose) /* (out, in) → (in, out) */
-            for (size_t r = 0; r < rows; r++)
-                for (size_t c = 0; c < cols; c++) p[c * rows + r] = tmp[r * cols + c];
+        widen(ck, &w[i], p, row);
         *w[i].dst = p;
-        p += rows * cols;
+        p += count_of(&w[i]);
     }
-    if (m->cfg.tied) m->lm_head = m->embed;
-out:
-    attn_st_free(&f);
-    free(w);
-    free(tmp);
-    return st;
+    return p;
+}
+
+static size_t row_floats(const attn_model_config *c)
+{
+    size_t q = (size_t)c->heads * c->head_dim, most = (size_t)c->d;
+    return q > most ? (c->ffn > (int)q ? (size_t)c->ffn : q) : (c->ffn > c->d ? (size_t)c->ffn : most);
+}
+
+size_t attn_model_layer_floats(const attn_model *m)
+{
+    wanted w[MAX_PER_LAYER];
+    attn_model_layer L;
+    size_t total = row_floats(&m->cfg);
+    int n = layer_plan(&m->cfg, 0, &L, w);
+    for (int i = 0; i < n; i++) total += count_of(&w[i]);
+    return total;
+}
+
+void attn_model_layer_get(const attn_model *m, int l, float *scratch, attn_model_layer *out)
+{
+    wanted w[MAX_PER_LAYER];
+    if (m->resident) {
+        *out = m->layer[l];
+        return;
+    }
+    int n = layer_plan(&m->cfg, l, out, w);
+    widen_all(&m->ckpt, w, n, scratch + row_floats(&m->cfg), scratch);
+}
+
+double attn_model_resident_limit(void)
+{
+    const char *mb = getenv("ATTNLAB_WEIGHTS_MB");
+    char *end;
+    double v = mb && *mb ? strtod(mb, &end) : NAN;
+    return v >= 0 && mb && !*end ? v * (1 << 20) : (double)(1u << 30);
+}
+
+/* Widens what is needed: the final norm always; everything when it fits. */
+static attn_status load_weights(attn_model *m, attn_error *err)
+{
+    const attn_model_config *c = &m->cfg;
+    wanted w[MAX_PER_LAYER];
+    attn_model_layer L;
+    attn_status st;
+    if ((st = attn_ckpt_open(m->dir, &m->ckpt, err))) return st;
+    if ((st = check_all(m, err))) return st;
+    size_t total = 0;
+    for (int l = -1; l < c->layers; l++) {
+        int n = l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, w);
+        for (int i = 0; i < n; i++) total += count_of(&w[i]);
+    }
+    m->resident = (double)total * sizeof(float) <= attn_model_resident_limit();
+    size_t rowf = row_floats(c);
+    if (!m->resident) total = (size_t)c->d; /* only the final norm */
+    m->arena = malloc((total + rowf) * sizeof *m->arena);
+    if (!m->arena) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for %zu MiB of weights", (total * 4) >> 20);
+    float *row = m->arena + total, *p = m->arena;
+    if (!m->resident) {
+        wanted norm = {"model.norm.weight", c->d, 0, &m->norm, false};
+        widen_all(&m->ckpt, &norm, 1, p, row);
+        return ATTN_OK;
+    }
+    if (!(m->layer = calloc((size_t)c->layers, sizeof *m->layer))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    p = widen_all(&m->ckpt, w, global_plan(m, w), p, row);
+    for (int l = 0; l < c->layers; l++) p = widen_all(&m->ckpt, w, layer_plan(c, l, &m->layer[l], w), p, row);
+    if (c->tied) m->lm_head = m->embed;
+    return ATTN_OK;
+}
+
+void attn_model_embed_row(const attn_model *m, int id, float *out)
+{
+    size_t d = (size_t)m->cfg.d;
+    if (m->resident) {
+        memcpy(out, m->embed + (size_t)id * d, d * sizeof *out);
+        return;
+    }
+    const attn_st_file *f;
+    const attn_st_entry *e = attn_ckpt_find(&m->ckpt, "model.embed_tokens.weight", &f);
+    attn_st_copy_f32_range(f, e, (size_t)id * d, d, out);
+}
+
+int attn_model_logits(const attn_model *m, const float *x, float *logits, size_t rows)
+{
+    int d = m->cfg.d, V = m->cfg.vocab;
+    if (m->resident) {
+        attn_op_project_t(x, m->lm_head, logits, (int)rows, d, V);
+        return 0;
+    }
+    /* a block of vocabulary rows at a time: widen (C, d), logits[:, v0:v0+C] = x · blockᵀ */
+    enum { C = 2048 };
+    const attn_st_file *f;
+    const attn_st_entry *e = attn_ckpt_find(&m->ckpt, m->cfg.tied ? "model.embed_tokens.weight" : "lm_head.weight", &f);
+    float *block = malloc((size_t)C * d * sizeof *block), *part = malloc(rows * C * sizeof *part);
+    if (!block || !part) {
+        free(block);
+        free(part);
+        return -1;
+    }
+    for (int v0 = 0; v0 < V; v0 += C) {
+        int n = V - v0 < C ? V - v0 : C;
+        attn_st_copy_f32_range(f, e, (size_t)v0 * d, (size_t)n * d, block);
+        attn_op_project_t(x, block, part, (int)rows, d, n);
+        for (size_t r = 0; r < rows; r++) memcpy(logits + r * V + v0, part + r * n, (size_t)n * sizeof *part);
+    }
+    free(block);
+    free(part);
+    return 0;
 }
 
 /* ---- the folder ---- */
@@ -325,7 +372,13 @@ static char *first_line(const char *dir, const char *file)
 
 double attn_model_kv_bytes_per_token(const attn_model_config *c)
 {
-    return 2.0 * c->layers * c->kv_heads * (c->d / c->heads) * sizeof(float);
+    return 2.0 * c->layers * c->kv_heads * c->head_dim * sizeof(float);
+}
+
+static double json_num(const cJSON *root, const char *key, double def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : def;
 }
 
 /* eval.json (written by the training script): variant, language, losses. */
@@ -371,7 +424,8 @@ attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, in
         if ((o.dir = strdup(dir))) read_eval(&o);
         int r = variant_rank(o.variant);
         if (r >= 0 && !have[r] && m->lang[0] && !strcmp(o.lang, m->lang) &&
-            !attn_file_read(path, CONFIG_LIMIT, &text, &size, &ignore) && !parse_config(text, size, &o.cfg, &ignore)) {
+            !attn_file_read(path, CONFIG_LIMIT, &text, &size, &ignore) &&
+            !attn_model_config_parse(text, size, &o.cfg, &ignore)) {
             attn_model_variant *v = &out[r];
             snprintf(v->name, sizeof v->name, "%s", all[i]);
             snprintf(v->variant, sizeof v->variant, "%s", o.variant);
@@ -398,11 +452,8 @@ static attn_status load_folder(attn_model *m, attn_error *err)
     attn_status st;
     snprintf(path, sizeof path, "%s/config.json", m->dir);
     if ((st = attn_file_read(path, CONFIG_LIMIT, &m->config_json, &size, err))) return st;
-    if ((st = parse_config(m->config_json, size, &m->cfg, err))) return st;
-    if (!(m->layer = calloc((size_t)m->cfg.layers, sizeof *m->layer)))
-        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-    snprintf(path, sizeof path, "%s/model.safetensors", m->dir);
-    if ((st = load_weights(m, path, err))) return st;
+    if ((st = attn_model_config_parse(m->config_json, size, &m->cfg, err))) return st;
+    if ((st = load_weights(m, err))) return st;
     snprintf(path, sizeof path, "%s/tokenizer.json", m->dir);
     if ((st = attn_tokenizer_load(path, &m->tok, err))) return st;
     if (attn_tokenizer_vocab_size(m->tok) > m->cfg.vocab)
@@ -444,6 +495,7 @@ void attn_model_free(attn_model *m)
     free(m->example);
     free(m->layer);
     free(m->arena);
+    attn_ckpt_free(&m->ckpt);
     attn_tokenizer_free(m->tok);
     memset(m, 0, sizeof *m);
 }

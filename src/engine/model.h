@@ -1,19 +1,30 @@
-/* model.h — a trained decoder model: a Hugging Face LlamaForCausalLM folder.
+/* model.h — a decoder checkpoint: a Hugging Face model folder.
  *
- * The folder holds config.json, model.safetensors (F32, F16 or BF16, HF
- * tensor names) and tokenizer.json. Every layer is
+ * The folder holds config.json, the weights (model.safetensors, or shards
+ * listed by model.safetensors.index.json; F32, F16 or BF16, HF tensor names)
+ * and tokenizer.json. The architectures read are LlamaForCausalLM (SmolLM2,
+ * TinyLlama, Llama 3.x with its rope_scaling), MistralForCausalLM (sliding
+ * window), Qwen2ForCausalLM (q, k, v biases) and Qwen3ForCausalLM (per-head
+ * q and k norms): arch.h says what each adds. Every layer is
  *
- *     resid_in → RMSNorm → attention (RoPE rotate-half, no bias) → + → resid_mid
+ *     resid_in → RMSNorm → attention (RoPE rotate-half) → + → resid_mid
  *              → RMSNorm → SwiGLU MLP → + → resid_out
  *
  * then a final RMSNorm and the LM head (the embedding table when tied).
- * Weights are widened to float32 at load and kept in the engine's (in, out)
- * layout: HF's nn.Linear weight (out, in) is transposed, so y = x · W. */
+ *
+ * Weights stay in the mapped files. A model whose float32 weights fit the
+ * resident limit (attn_model_resident_limit) is widened to float32 once, at
+ * load; a larger one is widened a layer at a time while it runs
+ * (attn_model_layer_get), so a 1B-parameter BF16 model needs its 2.5 GB of
+ * mapped file and one layer's float32 copy. The engine's matrices are
+ * (in, out): HF's nn.Linear weight (out, in) is transposed, so y = x · W. */
 #ifndef ATTN_MODEL_H
 #define ATTN_MODEL_H
 
 #include <stdbool.h>
 
+#include "arch.h"
+#include "checkpoint.h"
 #include "error.h"
 #include "tokenizer.h"
 
@@ -26,18 +37,27 @@ typedef struct {
     int layers;       /* num_hidden_layers */
     int heads;        /* num_attention_heads */
     int kv_heads;     /* num_key_value_heads */
+    int head_dim;     /* k: head_dim, or hidden_size / num_attention_heads */
     int ffn;          /* f: intermediate_size */
     int max_pos;      /* max_position_embeddings */
     double eps;       /* rms_norm_eps */
     double theta;     /* rope_theta */
     bool tied;        /* tie_word_embeddings: the LM head is the embedding table */
-    int bos, eos;     /* bos_token_id, eos_token_id; −1 if absent */
+    int bos, eos;     /* bos_token_id, eos_token_id (the first, if a list); −1 if absent */
+    int sliding_window; /* Mistral's window W; 0: none */
+    attn_arch arch;   /* the architecture and what it adds to attention */
 } attn_model_config;
+
+/* Reads config.json's text. Errors start "config.json: " and name the key;
+ * an unsupported architecture is named with the list of supported ones. */
+attn_status attn_model_config_parse(const char *text, size_t len, attn_model_config *c, attn_error *err);
 
 /* One layer's weights, float32, (in, out) layout. */
 typedef struct {
     float *attn_norm;            /* (d) input_layernorm */
-    float *w_q, *w_k, *w_v, *w_o; /* (d, d), (d, g·k), (d, g·k), (d, d) */
+    float *w_q, *w_k, *w_v, *w_o; /* (d, h·k), (d, g·k), (d, g·k), (h·k, d) */
+    float *b_q, *b_k, *b_v;      /* (h·k), (g·k), (g·k): Qwen2's biases, else NULL */
+    float *q_norm, *k_norm;      /* (k): Qwen3's per-head norm gains, else NULL */
     float *mlp_norm;             /* (d) post_attention_layernorm */
     float *w_gate, *w_up;        /* (d, f) */
     float *w_down;               /* (f, d) */
@@ -54,13 +74,32 @@ typedef struct attn_model {
     double heldout_loss;      /* eval.json's, nats per token on held-out text; NAN if absent */
     double train_loss;        /* the same on training text */
     attn_model_config cfg;
-    float *embed;             /* (V, d) embed_tokens */
+    attn_ckpt ckpt;           /* the mapped weight files */
+    bool resident;            /* every weight below widened at load; else only norm */
+    float *embed;             /* (V, d) embed_tokens, when resident */
     float *norm;              /* (d) the final norm's gain */
-    float *lm_head;           /* (V, d): embed when tied, else its own */
-    attn_model_layer *layer;  /* cfg.layers */
+    float *lm_head;           /* (V, d): embed when tied, else its own; when resident */
+    attn_model_layer *layer;  /* cfg.layers, when resident */
     attn_tokenizer *tok;
     float *arena;             /* every weight above */
 } attn_model;
+
+/* Bytes of float32 weights a model may widen at load: $ATTNLAB_WEIGHTS_MB
+ * MiB if set, else 1 GiB. */
+double attn_model_resident_limit(void);
+
+/* Floats one layer's weights take: the scratch attn_model_layer_get needs. */
+size_t attn_model_layer_floats(const attn_model *m);
+
+/* Layer l's weights: m's own when resident, else widened into scratch
+ * (attn_model_layer_floats of them) and pointing there. */
+void attn_model_layer_get(const attn_model *m, int l, float *scratch, attn_model_layer *out);
+
+/* Token id's embedding row (d floats). */
+void attn_model_embed_row(const attn_model *m, int id, float *out);
+
+/* logits (rows, V) = x (rows, d) · lm_headᵀ; returns 0, or -1 out of memory. */
+int attn_model_logits(const attn_model *m, const float *x, float *logits, size_t rows);
 
 /* Where shipped models live: $ATTNLAB_MODELS, else the source tree's or the
  * installed assets/models. */

@@ -161,6 +161,7 @@ static attn_status run_config(const attn_model *m, const attn_config *cfg, attn_
     run->rope = true;
     run->rope_style = ATTN_ROPE_HALF;
     run->rope_theta = m->cfg.theta;
+    if (!run->sliding_window) run->sliding_window = m->cfg.sliding_window; /* Mistral's, unless set */
     return ATTN_OK;
 }
 
@@ -177,7 +178,7 @@ static void model_dims(const attn_model *m, const attn_tokens *tk, int past, att
     d->d = c->d;
     d->h = c->heads;
     d->g = c->kv_heads;
-    d->k = c->d / c->heads;
+    d->k = c->head_dim;
     d->f = c->ffn;
     d->V = c->vocab;
     d->mode = d->g == d->h ? ATTN_MODE_MHA : d->g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
@@ -201,6 +202,7 @@ static attn_status allocate(attn_trace *tr, attn_error *err)
     int n;
     const attn_stage_info *st = attn_stages(&n);
     attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
+    ctx.qk_norm = tr->arch.qk_norm;
     double need = attn_stages_bytes(&ctx, tr->n_layers), limit = attn_config_max_bytes(&tr->cfg);
     if (need > limit)
         return attn_fail(err, ATTN_ERR_CONFIG, "this trace would need about %.1f GiB, more than the %.1f GiB limit; "
@@ -231,23 +233,27 @@ static void embed(const attn_model *m, attn_trace *tr)
         for (int i = 0; i < d->s; i++) {
             int id = tr->token_ids[(size_t)r * d->L + d->P + i];
             float *row = e + ((size_t)r * d->s + i) * d->d;
-            if (id >= 0 && id < m->cfg.vocab) memcpy(row, m->embed + (size_t)id * d->d, (size_t)d->d * sizeof *row);
+            if (id >= 0 && id < m->cfg.vocab) attn_model_embed_row(m, id, row);
             else memset(row, 0, (size_t)d->d * sizeof *row);
         }
 }
 
 static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, const float *x_past, float *xbuf,
-                             attn_error *err)
+                             float *scratch, attn_error *err)
 {
     const attn_dims *d = &tr->dims;
-    const attn_model_layer *W = &m->layer[l];
+    attn_model_layer layer;
+    const attn_model_layer *W = &layer;
+    attn_model_layer_get(m, l, scratch, &layer);
     size_t rows = (size_t)d->b * d->s, n = rows * d->d;
     float *in = D(tr, l, ATTN_STAGE_RESID_IN), *mid = D(tr, l, ATTN_STAGE_RESID_MID);
     float *norm2 = D(tr, l, ATTN_STAGE_MLP_NORM), *gate = D(tr, l, ATTN_STAGE_GATE), *up = D(tr, l, ATTN_STAGE_UP);
     float *act = D(tr, l, ATTN_STAGE_ACT), *mlp = D(tr, l, ATTN_STAGE_MLP_OUT);
     memcpy(in, l ? D(tr, l - 1, ATTN_STAGE_RESID_OUT) : D(tr, -1, ATTN_STAGE_EMBEDDINGS), n * sizeof *in);
     attn_op_rmsnorm(in, W->attn_norm, xbuf, rows, d->d, m->cfg.eps);
-    attn_inputs ai = {.w_q = W->w_q, .w_k = W->w_k, .w_v = W->w_v, .w_o = W->w_o, .x = xbuf, .x_past = x_past};
+    attn_inputs ai = {.w_q = W->w_q, .w_k = W->w_k, .w_v = W->w_v, .w_o = W->w_o, .x = xbuf, .x_past = x_past,
+                      .b_q = W->b_q, .b_k = W->b_k, .b_v = W->b_v, .q_norm = W->q_norm, .k_norm = W->k_norm,
+                      .qk_eps = m->cfg.eps};
     attn_status st = attn_attention_run(tr, l, &ai, err);
     if (st) return st;
     attn_op_add(in, D(tr, l, ATTN_STAGE_OUT), mid, n);
@@ -260,14 +266,15 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, const f
     return ATTN_OK;
 }
 
-static void head(const attn_model *m, attn_trace *tr)
+static attn_status head(const attn_model *m, attn_trace *tr, attn_error *err)
 {
     const attn_dims *d = &tr->dims;
     size_t rows = (size_t)d->b * d->s;
     float *fn = D(tr, -1, ATTN_STAGE_FINAL_NORM), *logits = D(tr, -1, ATTN_STAGE_LOGITS);
     attn_op_rmsnorm(D(tr, tr->n_layers - 1, ATTN_STAGE_RESID_OUT), m->norm, fn, rows, d->d, m->cfg.eps);
-    attn_op_project_t(fn, m->lm_head, logits, (int)rows, d->d, d->V);
+    if (attn_model_logits(m, fn, logits, rows)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the LM head");
     attn_op_softmax(logits, D(tr, -1, ATTN_STAGE_PROBS), rows, d->V, true);
+    return ATTN_OK;
 }
 
 /* The first P positions of tr's rows, as a trace of their own: its layers' x
@@ -277,24 +284,26 @@ static attn_status run_prefix(const attn_model *m, const attn_trace *tr, attn_tr
 static attn_status run_ids(const attn_model *m, attn_trace *tr, const float *const *x_past, attn_error *err)
 {
     attn_trace pre = {0};
-    float *xbuf = NULL;
+    float *xbuf = NULL, *scratch = NULL;
     attn_status st = ATTN_OK;
     if (tr->dims.P > 0 && !x_past) {
         if ((st = run_prefix(m, tr, &pre, err))) return st;
     }
     if ((st = allocate(tr, err))) goto out;
-    if (!(xbuf = malloc((size_t)tr->dims.b * tr->dims.s * tr->dims.d * sizeof *xbuf))) {
+    if (!(xbuf = malloc((size_t)tr->dims.b * tr->dims.s * tr->dims.d * sizeof *xbuf)) ||
+        (!m->resident && !(scratch = malloc(attn_model_layer_floats(m) * sizeof *scratch)))) {
         st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
         goto out;
     }
     embed(m, tr);
     for (int l = 0; !st && l < tr->n_layers; l++) {
         const float *past = x_past ? x_past[l] : tr->dims.P ? D(&pre, l, ATTN_STAGE_X) : NULL;
-        st = run_layer(m, tr, l, past, xbuf, err);
+        st = run_layer(m, tr, l, past, xbuf, scratch, err);
     }
-    if (!st) head(m, tr);
+    if (!st) st = head(m, tr, err);
 out:
     free(xbuf);
+    free(scratch);
     attn_trace_free(&pre);
     return st;
 }
@@ -321,6 +330,7 @@ static attn_status run_prefix(const attn_model *m, const attn_trace *tr, attn_tr
         }
     if ((st = attn_tokens_from_table(b, P, table, len, tk->side, &pre->tokens, err))) goto out;
     pre->n_layers = tr->n_layers;
+    pre->arch = tr->arch;
     model_dims(m, &pre->tokens, 0, &pre->dims);
     st = run_ids(m, pre, NULL, err);
 out:
@@ -352,6 +362,7 @@ static attn_status begin(const attn_model *m, const attn_config *cfg, const int 
         return attn_fail(err, ATTN_ERR_CONFIG, "past (%d) must be less than the %d tokens so at least one query "
                          "remains", cfg->past, tr->tokens.len);
     tr->n_layers = m->cfg.layers;
+    tr->arch = m->cfg.arch;
     model_dims(m, &tr->tokens, cfg->past, &tr->dims);
     if (!(tr->model_config = strdup(m->config_json))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     return ATTN_OK;
@@ -382,6 +393,7 @@ attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cf
     attn_status st = begin(m, cfg, NULL, 0, &tr, err);
     if (!st) {
         attn_stage_ctx ctx = attn_config_stage_ctx(&tr.cfg, &tr.dims);
+        ctx.qk_norm = tr.arch.qk_norm;
         *bytes = attn_stages_bytes(&ctx, tr.n_layers);
     }
     attn_trace_free(&tr);

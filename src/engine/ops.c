@@ -78,6 +78,12 @@ void attn_op_swiglu(const float *gate, const float *up, float *act, size_t n)
     for (size_t i = 0; i < n; i++) act[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
+void attn_op_add_bias(float *y, const float *bias, size_t rows, int n)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (int j = 0; j < n; j++) y[r * n + j] += bias[j];
+}
+
 void attn_op_add(const float *a, const float *b, float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i];
@@ -94,24 +100,49 @@ void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int 
                        x + ((size_t)bi * n + i) * heads * k + (size_t)j * k, (size_t)k * sizeof *y);
 }
 
-int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, double theta,
-                 attn_rope_style style)
+void attn_rope_freqs(const attn_rope *r, int k, double *omega)
+{
+    const attn_rope_scaling *sc = r->scaling && r->scaling->factor > 0 ? r->scaling : NULL;
+    for (int m = 0; m < k / 2; m++) {
+        double w = pow(r->theta, -2.0 * m / k);
+        if (sc) { /* Llama 3: keep the fast pairs, slow the slow ones, blend between */
+            double L = sc->original_max_pos, lambda = 6.283185307179586 / w; /* 2π / ω */
+            if (lambda > L / sc->low_freq_factor) {
+                w /= sc->factor;
+            } else if (lambda >= L / sc->high_freq_factor) {
+                double a = (L / lambda - sc->low_freq_factor) / (sc->high_freq_factor - sc->low_freq_factor);
+                w = (1.0 - a) * w / sc->factor + a * w;
+            }
+        }
+        omega[m] = w;
+    }
+}
+
+int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, const attn_rope *r)
 {
     int half = k / 2;
+    attn_rope_style style = r->style;
     /* cos/sin table for every (position, pair), computed in double: (n, k/2) */
     float *cs = malloc((size_t)n * half * 2 * sizeof *cs);
-    if (!cs) return -1;
+    double *omega = malloc((size_t)(half ? half : 1) * sizeof *omega);
+    if (!cs || !omega) {
+        free(cs);
+        free(omega);
+        return -1;
+    }
+    attn_rope_freqs(r, k, omega);
     for (int i = 0; i < n; i++)
         for (int m = 0; m < half; m++) {
-            double angle = (double)(pos0 + i) * pow(theta, -2.0 * m / k);
+            double angle = (double)(pos0 + i) * omega[m];
             cs[((size_t)i * half + m) * 2] = (float)cos(angle);
             cs[((size_t)i * half + m) * 2 + 1] = (float)sin(angle);
         }
+    free(omega);
     size_t rows = (size_t)b * heads * n;
     #pragma omp parallel for if (rows * k > 65536)
-    for (size_t r = 0; r < rows; r++) {
-        const float *xr = x + r * k, *c = cs + (r % n) * half * 2;
-        float *yr = y + r * k;
+    for (size_t row = 0; row < rows; row++) {
+        const float *xr = x + row * k, *c = cs + (row % n) * half * 2;
+        float *yr = y + row * k;
         for (int m = 0; m < half; m++) {
             int a = style == ATTN_ROPE_HALF ? m : 2 * m, bb = style == ATTN_ROPE_HALF ? m + half : 2 * m + 1;
             float x0 = xr[a], x1 = xr[bb], co = c[2 * m], si = c[2 * m + 1];

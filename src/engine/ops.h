@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch.h"
 #include "config.h"
 
 /* y = x @ w : (rows, in) @ (in, out) -> (rows, out). Weights are (in, out). */
@@ -19,6 +20,9 @@ void attn_op_project(const float *x, const float *w, float *y, int rows, int in,
 /* y = x @ wᵀ : (rows, in) @ (out, in)ᵀ -> (rows, out); the LM head reads the
  * embedding table E (V, d) this way: logits = final_norm · Eᵀ. */
 void attn_op_project_t(const float *x, const float *w, float *y, int rows, int in, int out);
+
+/* y[r, :] += bias, for each of rows rows of n: Qwen2's q, k, v biases. */
+void attn_op_add_bias(float *y, const float *bias, size_t rows, int n);
 
 /* RMSNorm, as Llama: y = x / √(mean(x²) + eps) ⊙ gain, per row of n.
  * No mean is subtracted (unlike LayerNorm), and no bias. x, y: (rows, n). */
@@ -35,15 +39,24 @@ void attn_op_add(const float *a, const float *b, float *y, size_t n);
 void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int k);
 
 /* Rotary position embedding: pair m of position pos turns by
- * angle = pos * theta^(-2m/k), m = 0 .. k/2-1. The pair is (a, b) =
+ * angle = pos * ω_m, ω_m = theta^(-2m/k), m = 0 .. k/2-1 (stretched by
+ * Llama 3's rope_scaling when given: arch.h). The pair is (a, b) =
  *   interleaved (Meta's llama, llama2.c):   features (2m, 2m+1)
  *   half (Hugging Face's rotate_half):      features (m, m + k/2)
  * and y[a] = x[a] cos(angle) - x[b] sin(angle), y[b] = x[a] sin(angle) + x[b] cos(angle).
- * The two are the same rotation of q·k under a permutation of W_Q's and W_K's columns.
- * x, y: (b, heads, n, k); row i has position pos0 + i.
+ * The two are the same rotation of q·k under a permutation of W_Q's and W_K's columns. */
+typedef struct {
+    double theta;
+    attn_rope_style style;
+    const attn_rope_scaling *scaling; /* NULL or factor 0: none */
+} attn_rope;
+
+/* ω_m of every pair m < k/2 into omega (k/2). */
+void attn_rope_freqs(const attn_rope *r, int k, double *omega);
+
+/* x, y: (b, heads, n, k); row i has position pos0 + i.
  * Returns 0, or -1 if its (n, k/2) cos/sin table could not be allocated. */
-int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, double theta,
-                 attn_rope_style style);
+int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, const attn_rope *r);
 
 /* KV cache: append the new positions after the cached ones along the position axis:
  * past (b, g, P, k) ++ now (b, g, n, k) -> (b, g, P+n, k) */

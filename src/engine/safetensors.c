@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,7 +34,8 @@ void attn_st_free(attn_st_file *f)
     for (int i = 0; i < 2 * f->n_meta; i++) free(f->meta[i]);
     free(f->meta);
     free(f->entries);
-    free(f->data);
+    if (f->map) munmap(f->map, f->map_size);
+    else free(f->data);
     memset(f, 0, sizeof *f);
 }
 
@@ -73,10 +75,10 @@ static float half_to_float(uint16_t h)
     return f;
 }
 
-void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst)
+void attn_st_copy_f32_range(const attn_st_file *f, const attn_st_entry *e, size_t first, size_t n, float *dst)
 {
-    const unsigned char *src = f->data + e->begin;
-    size_t n = attn_st_count(e);
+    int size = attn_st_dtype_size(e->dtype);
+    const unsigned char *src = f->data + e->begin + first * (size_t)size;
     if (e->dtype == ATTN_ST_F32 && host_is_little_endian()) {
         memcpy(dst, src, n * 4);
         return;
@@ -97,6 +99,11 @@ void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst)
             memcpy(&dst[i], &u, 4);
         }
     }
+}
+
+void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst)
+{
+    attn_st_copy_f32_range(f, e, 0, attn_st_count(e), dst);
 }
 
 /* A JSON number that is a whole number in [0, 2^53]. */
@@ -414,5 +421,42 @@ out:
     free(tmp);
     free(json);
     cJSON_Delete(root);
+    return st;
+}
+
+attn_status attn_st_map(const char *path, attn_st_file *f, attn_error *err)
+{
+    attn_status st = ATTN_OK;
+    struct stat sb;
+    memset(f, 0, sizeof *f);
+    int fd = attn_file_open_regular(path, O_RDONLY, err);
+    if (fd < 0) return err ? err->status : ATTN_ERR_IO;
+    if (fstat(fd, &sb)) {
+        st = attn_fail(err, ATTN_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+        close(fd);
+        return st;
+    }
+    uint64_t size = (uint64_t)sb.st_size;
+    if (size >= 8) {
+        void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            st = attn_fail(err, ATTN_ERR_IO, "%s: cannot map %llu bytes: %s", path, (unsigned long long)size,
+                           strerror(errno));
+            close(fd);
+            return st;
+        }
+        f->map = map;
+        f->map_size = (size_t)size;
+    }
+    close(fd); /* the mapping stays valid */
+    const unsigned char *buf = f->map;
+    uint64_t n = size >= 8 ? read_le64(buf) : 0;
+    if (!(st = check_prefix(n, size, err)) && !(st = parse_header((const char *)buf + 8, n, size - 8 - n, f, err))) {
+        f->data = (unsigned char *)buf + 8 + n;
+        f->data_size = (size_t)(size - 8 - n);
+        return ATTN_OK;
+    }
+    attn_error_prefix(err, path);
+    attn_st_free(f);
     return st;
 }

@@ -36,11 +36,17 @@ typedef struct {
     int n_meta;
     unsigned char *data;    /* the data section */
     size_t data_size;
+    void *map;              /* attn_st_map's read-only mapping of the whole file, else NULL */
+    size_t map_size;
 } attn_st_file;
 
 /* Reads and validates path. Pair with attn_st_free (safe on a zeroed struct).
  * Errors are ATTN_ERR_IO (cannot read) or ATTN_ERR_FORMAT, prefixed by path. */
 attn_status attn_st_read(const char *path, attn_st_file *f, attn_error *err);
+
+/* The same without reading the data: the file is mapped read-only and data
+ * points into the mapping, so a file of any size costs only the pages read. */
+attn_status attn_st_map(const char *path, attn_st_file *f, attn_error *err);
 
 /* The same from a buffer in memory (buf[0..size) is the whole file). */
 attn_status attn_st_parse(const unsigned char *buf, size_t size, attn_st_file *f, attn_error *err);
@@ -60,6 +66,9 @@ const char *attn_st_meta(const attn_st_file *f, const char *key);
 /* Copies an entry's little-endian data into dst as float32 (count floats):
  * F16 and BF16 widen exactly (every half and bfloat16 is a float). */
 void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst);
+
+/* Elements [first, first + n) of an entry only (the caller keeps them in range). */
+void attn_st_copy_f32_range(const attn_st_file *f, const attn_st_entry *e, size_t first, size_t n, float *dst);
 
 typedef struct {
     const char *name;

@@ -29,7 +29,7 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("encoder output that the queries read (cross-attention)"),
      ATTN_N_("memory = embed(source tokens)"),
      .rule = ATTN_PRESENT_CROSS, .roles = ATTN_ROLE_INPUT},
-    {ATTN_STAGE_W_Q, "w_q", "d,d",
+    {ATTN_STAGE_W_Q, "w_q", "d,h*k",
      ATTN_N_("query projection weights, (in, out)"),
      "W_Q",
      .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_HEAD_COLS},
@@ -41,11 +41,11 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("value projection weights: one d×k block per kv head"),
      "W_V",
      .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_KV_COLS},
-    {ATTN_STAGE_W_O, "w_o", "d,d",
+    {ATTN_STAGE_W_O, "w_o", "h*k,d",
      ATTN_N_("output projection weights, (in, out)"),
      "W_O",
      .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_HEAD_ROWS},
-    {ATTN_STAGE_Q, "q", "b,s,d",
+    {ATTN_STAGE_Q, "q", "b,s,h*k",
      ATTN_N_("queries: what each position is looking for"),
      "q = x · W_Q",
      .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_HEAD_COLS},
@@ -69,6 +69,14 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("values split into g kv heads"),
      "v_heads[b,j,i,:] = v[b,i, j·k:(j+1)·k]",
      .rule = ATTN_PRESENT_ALWAYS},
+    {ATTN_STAGE_Q_NORM, "q_norm", "b,h,s,k",
+     ATTN_N_("each query head RMS-normalised on its own k features (Qwen3)"),
+     "q_norm = q_heads / √(mean(q_heads²) + ε) ⊙ g_q",
+     .rule = ATTN_PRESENT_QK_NORM},
+    {ATTN_STAGE_K_NORM, "k_norm", "b,g,n,k",
+     ATTN_N_("each key head RMS-normalised on its own k features (Qwen3)"),
+     "k_norm = k_heads / √(mean(k_heads²) + ε) ⊙ g_k",
+     .rule = ATTN_PRESENT_QK_NORM},
     {ATTN_STAGE_Q_ROPE, "q_rope", "b,h,s,k",
      ATTN_N_("queries rotated by their position (RoPE)"),
      ATTN_N_("(q₂ₘ, q₂ₘ₊₁) rotated by pos·θ^(−2m/k)"),
@@ -122,7 +130,7 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("per head, the weighted average of the value rows"),
      "context = weights · v_expanded",
      .rule = ATTN_PRESENT_ALWAYS, .compare = true},
-    {ATTN_STAGE_MERGED, "merged", "b,s,d",
+    {ATTN_STAGE_MERGED, "merged", "b,s,h*k",
      ATTN_N_("heads concatenated back side by side"),
      "merged[b,i, j·k:(j+1)·k] = context[b,j,i,:]",
      .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_HEAD_COLS},
@@ -210,6 +218,7 @@ bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx)
     case ATTN_PRESENT_ROPE: return ctx->rope;
     case ATTN_PRESENT_DROPOUT: return ctx->dropout;
     case ATTN_PRESENT_MODEL: return ctx->model;
+    case ATTN_PRESENT_QK_NORM: return ctx->qk_norm;
     default: return true;
     }
 }
@@ -222,6 +231,7 @@ const char *attn_stage_absent_why(const attn_stage_info *info)
     case ATTN_PRESENT_ROPE: return "it needs rope = true";
     case ATTN_PRESENT_DROPOUT: return "it needs train = true and dropout > 0";
     case ATTN_PRESENT_MODEL: return "it needs a trained model (--model)";
+    case ATTN_PRESENT_QK_NORM: return "it needs a checkpoint with per-head q/k norms (Qwen3)";
     default: return "";
     }
 }
@@ -272,8 +282,15 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
     switch (info->id) {
     case ATTN_STAGE_SCORES: return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √k)");
     case ATTN_STAGE_MASK: return mask_formula(c);
+    case ATTN_STAGE_Q: return c->bias ? "q = x · W_Q + b_Q" : info->formula;
+    case ATTN_STAGE_K: return c->bias ? "k = x · W_K + b_K" : info->formula;
+    case ATTN_STAGE_V: return c->bias ? "v = x · W_V + b_V" : info->formula;
     case ATTN_STAGE_Q_ROPE:
-    case ATTN_STAGE_K_ROPE: return c->rope_half || c->model ? info->model_formula : info->formula;
+        if (c->qk_norm) return ATTN_N_("(q_normₘ, q_normₘ₊ₖ/₂) rotated by pos·θ^(−2m/k), m < k/2 (rotate_half)");
+        return c->rope_half || c->model ? info->model_formula : info->formula;
+    case ATTN_STAGE_K_ROPE:
+        if (c->qk_norm) return ATTN_N_("(k_normₘ, k_normₘ₊ₖ/₂) rotated by pos·θ^(−2m/k), m < k/2 (rotate_half)");
+        return c->rope_half || c->model ? info->model_formula : info->formula;
     default: return attn_stage_formula(info, c->model);
     }
 }
@@ -297,10 +314,11 @@ int attn_kv_head(const attn_dims *d, int head)
     return per > 0 ? head / per : 0;
 }
 
-/* Value of one dimension name ("b", "g*k", "1") under dims. */
+/* Value of one dimension name ("b", "g*k", "h*k", "1") under dims. */
 static int64_t dim_value(const char *name, size_t len, const attn_dims *d)
 {
     if (len == 3 && !strncmp(name, "g*k", 3)) return (int64_t)d->g * d->k;
+    if (len == 3 && !strncmp(name, "h*k", 3)) return (int64_t)d->h * d->k;
     if (len != 1) return -1;
     switch (name[0]) {
     case 'b': return d->b;

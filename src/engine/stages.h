@@ -38,7 +38,7 @@ typedef struct {
     int d;      /* d_model */
     int h;      /* query heads */
     int g;      /* kv heads */
-    int k;      /* head dim = d / h */
+    int k;      /* head dim: d / h, or a checkpoint's head_dim (then h·k may differ from d) */
     int f;      /* a model's MLP width (intermediate_size); 0 without a model */
     int V;      /* a model's vocabulary size; 0 without a model */
     bool cross; /* cross-attention: keys/values from the source tokens */
@@ -68,6 +68,8 @@ typedef enum {
     ATTN_STAGE_Q_HEADS,
     ATTN_STAGE_K_HEADS,
     ATTN_STAGE_V_HEADS,
+    ATTN_STAGE_Q_NORM,
+    ATTN_STAGE_K_NORM,
     ATTN_STAGE_Q_ROPE,
     ATTN_STAGE_K_ROPE,
     ATTN_STAGE_K_CACHE,
@@ -102,7 +104,8 @@ typedef enum {
     ATTN_PRESENT_CROSS,   /* cross-attention: source tokens are given */
     ATTN_PRESENT_ROPE,    /* rope = true */
     ATTN_PRESENT_DROPOUT, /* train = true with dropout > 0 */
-    ATTN_PRESENT_MODEL    /* a run of a trained model (--model): norms, MLP, logits */
+    ATTN_PRESENT_MODEL,   /* a run of a trained model (--model): norms, MLP, logits */
+    ATTN_PRESENT_QK_NORM  /* a checkpoint that normalises each head's q and k (Qwen3) */
 } attn_stage_rule;
 
 /* How the stage's values map to colours. */
@@ -172,6 +175,7 @@ typedef struct {
     bool rope;    /* q_rope, k_rope */
     bool dropout; /* weights_dropout: training with dropout > 0 */
     bool model;   /* a trained model's run: its norms, MLP and logits */
+    bool qk_norm; /* q_norm, k_norm: the model's architecture has them (arch.h) */
 } attn_stage_ctx;
 
 /* Whether a run described by ctx records the stage. */
@@ -192,6 +196,8 @@ typedef struct {
     bool cross;     /* cross-attention: keys from the source, no causal mask */
     bool rope_half; /* RoPE pairs feature m with m + k/2 (rope_style = half) */
     int window;     /* sliding window W; 0: none */
+    bool bias;      /* q, k, v have biases (a Qwen2 checkpoint) */
+    bool qk_norm;   /* RoPE rotates q_norm and k_norm (a Qwen3 checkpoint) */
 } attn_stage_text;
 
 /* The description and formula as they hold under c: no "/√k" with scale

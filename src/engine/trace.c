@@ -205,3 +205,11 @@ const char *attn_tensor_shape_str(const attn_tensor *t, char *buf, size_t size)
     if (used < size) snprintf(buf + used, size - used, ")");
     return buf;
 }
+
+attn_stage_text attn_trace_stage_text(const attn_trace *tr)
+{
+    attn_stage_text tc = attn_config_stage_text(&tr->cfg, attn_trace_is_model(tr), tr->dims.cross);
+    tc.bias = tr->arch.qkv_bias;
+    tc.qk_norm = tr->arch.qk_norm;
+    return tc;
+}

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch.h"
 #include "config.h"
 #include "error.h"
 #include "stages.h"
@@ -55,6 +56,7 @@ typedef struct {
     int n_masked;
     int *token_ids;       /* (b, L) a model's token ids, −1 at pads; NULL without a model */
     char *model_config;   /* the model's config.json, as text; NULL without a model */
+    attn_arch arch;       /* what the model's architecture adds to attention (none without a model) */
 } attn_trace;
 
 void attn_trace_free(attn_trace *tr);
@@ -95,6 +97,9 @@ int attn_tensor_name_layer(const char *name, const char **rest);
 
 /* True for a trained model's trace (--model): it has logits over a vocabulary. */
 static inline bool attn_trace_is_model(const attn_trace *tr) { return tr->dims.V > 0; }
+
+/* What the stage texts of tr depend on: its settings and its model's architecture. */
+attn_stage_text attn_trace_stage_text(const attn_trace *tr);
 
 /* The stage id of a tensor (ATTN_STAGE_NONE outside the contract). */
 static inline attn_stage_id attn_tensor_stage(const attn_tensor *t)

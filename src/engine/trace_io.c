@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model.h"
 #include "safetensors.h"
 #include "utf8.h"
 
@@ -540,6 +541,11 @@ static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error 
     if ((st = load_token_ids(&f, tr, err))) goto fail;
     const char *mc = attn_st_meta(&f, "model_config");
     if (mc && !(tr->model_config = strdup(mc))) goto nomem;
+    if (mc) { /* what the model's architecture added (a config this build cannot read adds nothing) */
+        attn_model_config mcfg;
+        attn_error ignore;
+        if (!attn_model_config_parse(mc, strlen(mc), &mcfg, &ignore)) tr->arch = mcfg.arch;
+    }
     return ATTN_OK;
 nomem:
     st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");

@@ -242,7 +242,7 @@ static int header(ui_draw *dl, const ui_app *app, ui_rect box)
     ui_text_fit(dl, buf, box.x, y, box.w, UI_WHITE);
     y += u + u / 4;
     if (t->info) {
-        attn_stage_text tc = attn_config_stage_text(&app->trace.cfg, attn_trace_is_model(&app->trace), d->cross);
+        attn_stage_text tc = attn_trace_stage_text(&app->trace);
         ui_text_fit(dl, _(attn_stage_formula_in(t->info, &tc)), box.x, y, box.w, UI_ACCENT);
         y += u + u / 8;
         ui_text_fit(dl, _(attn_stage_desc_in(t->info, &tc)), box.x, y, box.w, UI_TEXT_DIM);

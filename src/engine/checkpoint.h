@@ -1,0 +1,37 @@
+/* checkpoint.h — a Hugging Face model folder's weights, memory-mapped.
+ *
+ * Either one model.safetensors, or model.safetensors.index.json whose
+ * "weight_map" names the shard holding each tensor:
+ *
+ *     {"metadata": {...}, "weight_map": {"model.norm.weight": "model-00002-of-00002.safetensors", ...}}
+ *
+ * Every file is mapped read-only (safetensors.h's attn_st_map), so opening a
+ * checkpoint reads only the headers; a tensor's bytes are read when they are
+ * converted. The index and the shards must agree exactly: every tensor the
+ * index lists is in the shard it names, and every tensor of a shard is listed
+ * there, once. */
+#ifndef ATTN_CHECKPOINT_H
+#define ATTN_CHECKPOINT_H
+
+#include "error.h"
+#include "safetensors.h"
+
+typedef struct {
+    attn_st_file *files; /* n_files mapped safetensors files */
+    char **paths;        /* their paths, for messages */
+    int n_files;
+    size_t bytes;        /* the tensors' bytes in all files */
+} attn_ckpt;
+
+/* Opens dir's weights. Errors name the file and the problem in one line.
+ * Pair with attn_ckpt_free (safe on a zeroed struct). */
+attn_status attn_ckpt_open(const char *dir, attn_ckpt *c, attn_error *err);
+void attn_ckpt_free(attn_ckpt *c);
+
+/* The entry called name and the file holding it (*file), or NULL. */
+const attn_st_entry *attn_ckpt_find(const attn_ckpt *c, const char *name, const attn_st_file **file);
+
+/* The file that holds name, for messages ("model-00001-of-00002.safetensors"). */
+const char *attn_ckpt_where(const attn_ckpt *c, const char *name);
+
+#endif
