@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""`attnlab trace --model` on Hugging Face checkpoints of every architecture it
+reads, against PyTorch written here from each architecture's published
+semantics (transformers' modeling_llama, modeling_mistral, modeling_qwen2,
+modeling_qwen3; eager attention), independently of the engine.
+
+The checkpoints are random-weight ones in the exact HF layout, BF16 shards
+and an index (tests/make_checkpoints.py). Checks, for each architecture:
+logits and every layer's attention weights; Qwen3's q_norm and k_norm;
+left padding keeps each row's predictions; past = P (the KV cache) equals
+the full pass; weights widened layer by layer (ATTNLAB_WEIGHTS_MB=0) give
+the same trace byte for byte. Then that the reference's special parts bite
+(Llama 3's rope_scaling and Mistral's window change the weights), and that
+hostile or inconsistent checkpoints get a one-line message and exit 1.
+Needs python3-torch, else exits 77 (skipped)."""
+import argparse
+import atexit
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+except ImportError:
+    print("torch is not installed (apt-get install python3-torch): skipped")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_checkpoints as mk  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--attnlab", required=True)
+ARGS = ap.parse_args()
+TMP = tempfile.mkdtemp(prefix="attnlab-ckpt-")
+atexit.register(shutil.rmtree, TMP, True)
+torch.set_default_dtype(torch.float64)
+FAILED = []
+
+
+def fail(what):
+    FAILED.append(what)
+    print("FAIL " + what)
+
+
+def read_st(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    data = raw[8 + n:]
+    out = {k: torch.from_numpy(np.frombuffer(data[e["data_offsets"][0]:e["data_offsets"][1]], "<f4")
+                               .reshape(e["shape"]).astype(np.float64)) for k, e in header.items()}
+    return out, meta
+
+
+# ---- the reference, from the HF modelling code's semantics, float64 ----
+
+def rms_norm(x, w, eps):
+    return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def inv_freq(cfg, k):
+    """RoPE's frequencies, with rope_scaling "llama3" as _compute_llama3_parameters does it."""
+    inv = 1.0 / (cfg.get("rope_theta", 10000.0) ** (torch.arange(0, k, 2) / k))
+    rs = cfg.get("rope_scaling")
+    if rs and rs.get("rope_type", rs.get("type")) == "llama3":
+        factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+        old = rs["original_max_position_embeddings"]
+        low_wavelen, high_wavelen = old / low, old / high
+        wavelen = 2 * math.pi / inv
+        scaled = torch.where(wavelen > low_wavelen, inv / factor, inv)
+        smooth = (old / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
+        inv = torch.where(medium, smoothed, scaled)
+    return inv
+
+
+def reference(W, cfg, ids, attn_mask=None):
+    """logits (b, s, V), each layer's attention weights (b, h, s, s) and, for
+    Qwen3, its q_norm/k_norm outputs, for ids (b, s); attn_mask (b, s): 1 real, 0 pad."""
+    arch = cfg["architectures"][0]
+    d, h, g = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    k = cfg.get("head_dim") or d // h
+    eps = cfg["rms_norm_eps"]
+    b, s = ids.shape
+    x = W["model.embed_tokens.weight"][ids]
+    # position ids: 0.. for every row (attnlab's positions are absolute slots, like HF without position_ids)
+    freqs = torch.outer(torch.arange(s).double(), inv_freq(cfg, k))
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos(), emb.sin()
+    i, j = torch.arange(s)[:, None], torch.arange(s)[None, :]
+    allowed = j <= i
+    if arch == "MistralForCausalLM" and cfg.get("sliding_window"):
+        allowed &= (i - j) < cfg["sliding_window"]
+    mask = torch.zeros(s, s).masked_fill(~allowed, float("-inf"))[None, None].repeat(b, 1, 1, 1)
+    if attn_mask is not None:
+        mask = mask.masked_fill(attn_mask[:, None, None, :] == 0, float("-inf"))
+    extra = {}
+    weights = []
+    for li in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{li}."
+        hs = rms_norm(x, W[p + "input_layernorm.weight"], eps)
+
+        def proj(name, heads):
+            y = hs @ W[p + f"self_attn.{name}_proj.weight"].T
+            if arch == "Qwen2ForCausalLM":
+                y = y + W[p + f"self_attn.{name}_proj.bias"]
+            return y.view(b, s, heads, k)
+
+        q, kk, v = proj("q", h), proj("k", g), proj("v", g).transpose(1, 2)
+        if arch == "Qwen3ForCausalLM":  # RMSNorm over head_dim, before the transpose and RoPE
+            q = rms_norm(q, W[p + "self_attn.q_norm.weight"], eps)
+            kk = rms_norm(kk, W[p + "self_attn.k_norm.weight"], eps)
+        q, kk = q.transpose(1, 2), kk.transpose(1, 2)
+        extra[li] = (q, kk)
+        q, kk = q * cos + rotate_half(q) * sin, kk * cos + rotate_half(kk) * sin
+        kk, v = kk.repeat_interleave(h // g, dim=1), v.repeat_interleave(h // g, dim=1)
+        scores = q @ kk.transpose(2, 3) / math.sqrt(k) + mask
+        w = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+        weights.append(w)
+        o = (w @ v).transpose(1, 2).reshape(b, s, h * k) @ W[p + "self_attn.o_proj.weight"].T
+        x = x + o
+        hs = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        gate, up = hs @ W[p + "mlp.gate_proj.weight"].T, hs @ W[p + "mlp.up_proj.weight"].T
+        x = x + (torch.nn.functional.silu(gate) * up) @ W[p + "mlp.down_proj.weight"].T
+    x = rms_norm(x, W["model.norm.weight"], eps)
+    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+    return x @ head.T, weights, extra
+
+
+# ---- attnlab ----
+
+def attnlab(*args, env=None):
+    r = subprocess.run([ARGS.attnlab, *args], capture_output=True, text=True, env=dict(os.environ, **(env or {})))
+    return r.returncode, r.stdout, r.stderr
+
+
+def trace(model, *args, env=None, out="t.safetensors"):
+    path = os.path.join(TMP, out)
+    rc, _, err = attnlab("trace", "--model", model, *args, "-o", path, env=env)
+    if rc:
+        raise RuntimeError(f"attnlab trace {' '.join(args)} exited {rc}: {err.strip()}")
+    t, meta = read_st(path)
+    return t, meta, path
+
+
+def close(got, want, tol=2e-4):
+    scale = max(1.0, float(want.abs().max()))
+    return float((got - want).abs().max()) <= tol * scale
+
+
+TEXT = "the cat sat on the mat . a dog ran far over the hill"
+
+
+def check_arch(name, path, W, cfg):
+    t, meta, p1 = trace(path, "--text", TEXT)
+    ids = torch.tensor(json.loads(meta["token_ids"]))
+    logits, weights, extra = reference(W, cfg, ids)
+    bad = []
+    if not close(t["logits"], logits):
+        bad.append(f"logits (max |Δ| {float((t['logits'] - logits).abs().max()):.2e})")
+    for li, w in enumerate(weights):
+        if not close(t[f"layers.{li}.weights"], w, 1e-4):
+            bad.append(f"layer {li} weights")
+        if cfg["architectures"][0] == "Qwen3ForCausalLM":
+            if not (close(t[f"layers.{li}.q_norm"], extra[li][0]) and close(t[f"layers.{li}.k_norm"], extra[li][1])):
+                bad.append(f"layer {li} q_norm/k_norm")
+    if bad:
+        fail(f"{name}: differs from the reference: {', '.join(bad)}")
+        return
+    print(f"ok   {name}: logits and {len(weights)} layers' attention weights on {ids.shape[1]} tokens")
+
+    # padding (left, the HF way for batches) keeps each row's predictions; the cache equals the full pass
+    short = "a dog ran far"
+    t_short, _, _ = trace(path, "--text", short, out="short.safetensors")
+    both, meta, _ = trace(path, "--text", f"{TEXT}|{short}", "--pad-side", "left", out="both.safetensors")
+    n = json.loads(meta["lengths"])[1]
+    L = both["logits"].shape[1]
+    if not close(both["logits"][1, L - n:], t_short["logits"][0]) or not close(both["logits"][0], t["logits"][0]):
+        fail(f"{name}: a left-padded row predicts differently from its unpadded run")
+        return
+    cached, _, _ = trace(path, "--text", TEXT, "--past", "5", out="cached.safetensors")
+    if not close(cached["logits"][0], t["logits"][0, 5:]):
+        fail(f"{name}: past = 5 (the KV cache) differs from the full pass at the new positions")
+        return
+    _, _, p2 = trace(path, "--text", TEXT, env={"ATTNLAB_WEIGHTS_MB": "0"}, out="layered.safetensors")
+    if open(p1, "rb").read() != open(p2, "rb").read():
+        fail(f"{name}: weights widened layer by layer give a different trace")
+        return
+    print(f"ok   {name}: left padding keeps predictions; past = 5 equals the full pass; layer-by-layer "
+          f"weights give the same trace")
+
+
+def check_bites(models):
+    """The special parts of the reference matter on these checkpoints, so the checks above can fail."""
+    W, cfg, path = models["llama3"]
+    ids = torch.tensor([[1, 3, 4, 5, 6, 3, 7, 8, 9, 10, 11, 12]])
+    plain = dict(cfg, rope_scaling=None)
+    a, b = reference(W, cfg, ids)[1][0], reference(W, plain, ids)[1][0]
+    if float((a - b).abs().max()) < 1e-3:
+        fail("llama3: rope_scaling does not change the reference's weights; the check cannot bite")
+    W, cfg, path = models["mistral"]
+    t, _, _ = trace(path, "--text", TEXT)
+    w = t["layers.0.weights"][0, 0]
+    s = w.shape[0]
+    outside = [(i, j) for i in range(s) for j in range(s) if j <= i and i - j >= cfg["sliding_window"]]
+    if not outside or any(float(w[i, j]) != 0.0 for i, j in outside):
+        fail("mistral: keys outside the sliding window are not exactly 0")
+    else:
+        print(f"ok   mistral: {len(outside)} cells outside the window of {cfg['sliding_window']} are exactly 0; "
+              f"rope_scaling changes llama3's weights")
+
+
+# ---- hostile and inconsistent checkpoints ----
+
+def expect_error(what, path, want):
+    rc, out, err = attnlab("trace", "--model", path, "--text", "the cat", "-o", os.path.join(TMP, "x.safetensors"))
+    lines = err.strip().split("\n")
+    if rc != 1 or len(lines) != 1 or want not in err:
+        fail(f"{what}: exit {rc}, message {err.strip()!r}; expected one line containing {want!r}")
+    else:
+        print(f"ok   {what}: {err.strip()}")
+
+
+def hostile(base):
+    def copy(name):
+        dst = os.path.join(TMP, "bad-" + name)
+        shutil.rmtree(dst, True)
+        shutil.copytree(base, dst)
+        return dst
+
+    def edit_json(path, fn):
+        j = json.load(open(path))
+        fn(j)
+        json.dump(j, open(path, "w"))
+
+    p = copy("missing-shard")
+    os.unlink(os.path.join(p, "model-00002-of-00002.safetensors"))
+    expect_error("a missing shard", p, "model-00002-of-00002.safetensors")
+
+    p = copy("index-wrong-shard")
+    idx = os.path.join(p, "model.safetensors.index.json")
+    edit_json(idx, lambda j: j["weight_map"].update({"model.norm.weight": "model-00001-of-00002.safetensors"}))
+    expect_error("an index that puts a tensor in the wrong shard", p, "which has no such tensor")
+
+    p = copy("index-unlisted")
+    idx = os.path.join(p, "model.safetensors.index.json")
+    edit_json(idx, lambda j: j["weight_map"].pop("model.norm.weight"))
+    expect_error("a shard tensor the index does not list", p, "does not list there")
+
+    p = copy("index-path")
+    idx = os.path.join(p, "model.safetensors.index.json")
+    edit_json(idx, lambda j: j["weight_map"].update({"model.norm.weight": "../model-00002-of-00002.safetensors"}))
+    expect_error("an index naming a file outside the folder", p, "names no shard file in this folder")
+
+    p = copy("shape")
+    edit_json(os.path.join(p, "config.json"), lambda j: j.update(intermediate_size=j["intermediate_size"] + 8))
+    expect_error("shapes that disagree with config.json", p, "but config.json needs")
+
+    p = copy("overlap")  # two tensors' data_offsets overlap in the first shard
+    shard = os.path.join(p, "model-00001-of-00002.safetensors")
+    raw = bytearray(open(shard, "rb").read())
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    names = sorted((k for k in header if k != "__metadata__"), key=lambda k: header[k]["data_offsets"][0])
+    a, b2 = header[names[0]], header[names[1]]
+    size = b2["data_offsets"][1] - b2["data_offsets"][0]
+    b2["data_offsets"] = [a["data_offsets"][0], a["data_offsets"][0] + size]
+    h = json.dumps(header).encode().ljust(n)
+    open(shard, "wb").write(bytes(raw[:8]) + h + bytes(raw[8 + n:]))
+    expect_error("overlapping data offsets", p, "overlap")
+
+    p = copy("arch")
+    edit_json(os.path.join(p, "config.json"), lambda j: j.update(architectures=["GemmaForCausalLM"]))
+    expect_error("an unsupported architecture", p, "architecture 'GemmaForCausalLM' is not supported (supported: "
+                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)")
+
+    p = copy("yarn")
+    edit_json(os.path.join(p, "config.json"),
+              lambda j: j.update(rope_scaling={"rope_type": "yarn", "factor": 4.0}))
+    expect_error("an unsupported rope_scaling", p, "rope_scaling type 'yarn' is not supported (supported: llama3)")
+
+    p = copy("index-json")
+    open(os.path.join(p, "model.safetensors.index.json"), "w").write('{"weight_map": [1, 2]}')
+    expect_error("an index without a weight_map object", p, "no \"weight_map\" object")
+
+
+models = {}
+for i, (name, cfg) in enumerate(mk.TINY.items()):
+    path = os.path.join(TMP, name)
+    W, cfg = mk.write(path, cfg, seed=10 + i)
+    models[name] = ({k: torch.from_numpy(v) for k, v in W.items()}, cfg, path)
+for name, (W, cfg, path) in models.items():
+    try:
+        check_arch(f"{name} ({cfg['architectures'][0]})", path, W, cfg)
+    except RuntimeError as e:
+        fail(f"{name}: {e}")
+try:
+    check_bites(models)
+    hostile(models["llama3"][2])
+except RuntimeError as e:
+    fail(str(e))
+if FAILED:
+    print(f"{len(FAILED)} check(s) failed")
+    sys.exit(1)
+print("all checkpoint checks passed")

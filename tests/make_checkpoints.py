@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Random-weight checkpoints in the exact Hugging Face layout, one per
+architecture attnlab reads: config.json with the keys each family's real
+config has, tensor names as transformers saves them, BF16 shards listed by
+model.safetensors.index.json, and a tokenizer.json.
+
+    python3 tests/make_checkpoints.py OUT            tiny ones: OUT/llama3, OUT/mistral, ...
+    python3 tests/make_checkpoints.py OUT --shape smollm2-135m   full size, for bench/
+
+As a module: write(path, arch, seed, ...) returns (weights, config) with the
+weights as float64 tensors holding exactly the values saved (after BF16
+rounding). Needs numpy; torch only for the random numbers' generator."""
+import argparse
+import json
+import os
+import struct
+
+import numpy as np
+
+WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "dog", "ran", "far", "and", "it",
+         "was", "good", "day", "to", "see", "sun", "moon", "over", "hill"]
+
+# Tiny versions of each family's config.json: the same keys, small sizes.
+TINY = {
+    "llama3": {  # Llama 3.2's keys: rope_scaling llama3, head_dim, eos list, tied
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 32, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "intermediate_size": 48,
+        "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "max_position_embeddings": 131072,
+        # with k = 8 the pairs' wavelengths are 6.3, 63, 628 and 6283 positions: one stays
+        # (< 64/4), one is blended, two are slowed (> 64/1)
+        "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 64, "rope_type": "llama3"},
+        "attention_bias": False, "attention_dropout": 0.0, "mlp_bias": False, "hidden_act": "silu",
+        "initializer_range": 0.02, "pretraining_tp": 1, "use_cache": True, "tie_word_embeddings": True,
+        "bos_token_id": 1, "eos_token_id": [2, 0], "torch_dtype": "bfloat16", "transformers_version": "4.45.0"},
+    "tinyllama": {  # TinyLlama / SmolLM2 keys: no head_dim, no rope_scaling, untied
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 32, "num_hidden_layers": 3,
+        "num_attention_heads": 4, "num_key_value_heads": 1, "intermediate_size": 40, "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0, "max_position_embeddings": 64, "rope_scaling": None, "attention_bias": False,
+        "hidden_act": "silu", "tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2,
+        "torch_dtype": "bfloat16", "use_cache": True},
+    "mistral": {  # Mistral 7B v0.1's keys: sliding_window
+        "architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 32, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 56, "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0, "max_position_embeddings": 128, "sliding_window": 4, "hidden_act": "silu",
+        "tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "bfloat16",
+        "attention_dropout": 0.0, "use_cache": True},
+    "qwen2": {  # Qwen2.5's keys: q/k/v biases implied, use_sliding_window false, tied
+        "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 48, "rms_norm_eps": 1e-6,
+        "rope_theta": 1000000.0, "max_position_embeddings": 256, "sliding_window": 256, "use_sliding_window": False,
+        "max_window_layers": 2, "hidden_act": "silu", "tie_word_embeddings": True, "bos_token_id": 1,
+        "eos_token_id": 2, "torch_dtype": "bfloat16", "attention_dropout": 0.0, "use_cache": True},
+    "qwen3": {  # Qwen3's keys: head_dim larger than hidden / heads, q_norm and k_norm
+        "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 32, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 48,
+        "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "max_position_embeddings": 256, "rope_scaling": None,
+        "attention_bias": False, "sliding_window": None, "use_sliding_window": False, "max_window_layers": 2,
+        "hidden_act": "silu", "tie_word_embeddings": True, "bos_token_id": 1, "eos_token_id": 2,
+        "torch_dtype": "bfloat16", "attention_dropout": 0.0, "use_cache": True},
+}
+
+# SmolLM2-135M's sizes (its config.json), for the benchmarks.
+SMOLLM2_135M = dict(TINY["tinyllama"], hidden_size=576, num_hidden_layers=30, num_attention_heads=9,
+                    num_key_value_heads=3, intermediate_size=1536, vocab_size=49152, max_position_embeddings=8192,
+                    rope_theta=100000.0, tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)
+
+
+def bf16_round(a):
+    """float32 → the nearest bfloat16 (ties to even), as uint16."""
+    u = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype("<u2")
+
+
+def write_shard(path, tensors):
+    header, blobs, off = {}, [], 0
+    for name, a in tensors.items():
+        b = bf16_round(a).tobytes()
+        header[name] = {"dtype": "BF16", "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    header["__metadata__"] = {"format": "pt"}
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h)
+        for b in blobs:
+            f.write(b)
+    return off
+
+
+def tokenizer_json():
+    return {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
+                              "normalized": False, "special": True} for i, w in enumerate(WORDS[:3])],
+            "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
+            "post_processor": {"type": "TemplateProcessing",
+                               "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                          {"Sequence": {"id": "A", "type_id": 0}}],
+                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
+                                        {"Sequence": {"id": "B", "type_id": 1}}],
+                               "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+            "decoder": None,
+            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(WORDS)}, "unk_token": "<unk>"}}
+
+
+def weights(cfg, rng):
+    """HF tensor names → float32 arrays, the shapes of cfg's architecture."""
+    d, L, f, V = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["intermediate_size"], cfg["vocab_size"]
+    h, g = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    k = cfg.get("head_dim") or d // h
+    arch = cfg["architectures"][0]
+    n = lambda *shape, s=1.0: (rng.standard_normal(shape) * s).astype(np.float32)
+    W = {"model.embed_tokens.weight": n(V, d)}
+    for li in range(L):
+        p = f"model.layers.{li}."
+        W[p + "input_layernorm.weight"] = 1 + n(d, s=0.1)
+        W[p + "self_attn.q_proj.weight"] = n(h * k, d, s=2 / d ** 0.5)
+        W[p + "self_attn.k_proj.weight"] = n(g * k, d, s=2 / d ** 0.5)
+        W[p + "self_attn.v_proj.weight"] = n(g * k, d, s=1 / d ** 0.5)
+        if arch == "Qwen2ForCausalLM":
+            W[p + "self_attn.q_proj.bias"] = n(h * k, s=0.5)
+            W[p + "self_attn.k_proj.bias"] = n(g * k, s=0.5)
+            W[p + "self_attn.v_proj.bias"] = n(g * k, s=0.5)
+        if arch == "Qwen3ForCausalLM":
+            W[p + "self_attn.q_norm.weight"] = 1 + n(k, s=0.3)
+            W[p + "self_attn.k_norm.weight"] = 1 + n(k, s=0.3)
+        W[p + "self_attn.o_proj.weight"] = n(d, h * k, s=1 / (h * k) ** 0.5)
+        W[p + "post_attention_layernorm.weight"] = 1 + n(d, s=0.1)
+        W[p + "mlp.gate_proj.weight"] = n(f, d, s=1 / d ** 0.5)
+        W[p + "mlp.up_proj.weight"] = n(f, d, s=1 / d ** 0.5)
+        W[p + "mlp.down_proj.weight"] = n(d, f, s=1 / f ** 0.5)
+    W["model.norm.weight"] = 1 + n(d, s=0.1)
+    if not cfg.get("tie_word_embeddings"):
+        W["lm_head.weight"] = n(V, d, s=1 / d ** 0.5)
+    return W
+
+
+def write(path, cfg, seed=0, shards=2, tokenizer=None):
+    """Writes a checkpoint folder; returns (weights as saved, float64 numpy; cfg)."""
+    cfg = dict(cfg)
+    cfg.setdefault("vocab_size", len(WORDS))
+    rng = np.random.default_rng(seed)
+    W = weights(cfg, rng)
+    os.makedirs(path, exist_ok=True)
+    names = list(W)
+    if shards <= 1:
+        write_shard(os.path.join(path, "model.safetensors"), W)
+    else:
+        per = -(-len(names) // shards)
+        weight_map, total = {}, 0
+        for i in range(shards):
+            part = {nm: W[nm] for nm in names[i * per:(i + 1) * per]}
+            fname = f"model-{i + 1:05d}-of-{shards:05d}.safetensors"
+            total += write_shard(os.path.join(path, fname), part)
+            weight_map.update({nm: fname for nm in part})
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map},
+                  open(os.path.join(path, "model.safetensors.index.json"), "w"), indent=2)
+    json.dump(cfg, open(os.path.join(path, "config.json"), "w"), indent=2)
+    json.dump(tokenizer or tokenizer_json(), open(os.path.join(path, "tokenizer.json"), "w"))
+    saved = {nm: (bf16_round(a).astype(np.uint32) << 16).view(np.float32).astype(np.float64) for nm, a in W.items()}
+    return saved, cfg
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--shape", choices=["tiny", "smollm2-135m"], default="tiny")
+    a = ap.parse_args()
+    if a.shape == "tiny":
+        for i, (name, cfg) in enumerate(TINY.items()):
+            write(os.path.join(a.out, name), cfg, seed=i)
+            print(os.path.join(a.out, name))
+    else:
+        vocab = {w: i for i, w in enumerate(WORDS)}
+        vocab.update({f"w{i}": i for i in range(len(WORDS), SMOLLM2_135M["vocab_size"])})
+        tok = tokenizer_json()
+        tok["model"]["vocab"] = vocab
+        write(a.out, SMOLLM2_135M, seed=0, shards=1, tokenizer=tok)
+        print(a.out)
+
+
+if __name__ == "__main__":
+    main()
