@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs tests/check_tokenizer_node.mjs: attnlab's tokenizer (the tok_encode
 # program given) against the npm package @huggingface/tokenizers on the test
-# tokenizers and every shipped model's. Installs the package, pinned, into a
+# tokenizers, every shipped model's and the real ones of tests/data/hf. Installs the package, pinned, into a
 # cache folder the first time. Exits 77 (skipped) without node or npm, or when
 # the install fails (no network). Usage: node_reference.sh TOK_ENCODE
 set -u
@@ -16,4 +16,11 @@ if [ ! -f "$DIR/node_modules/@huggingface/tokenizers/package.json" ] ||
   npm install --silent --no-save --no-audit --no-fund --prefix "$DIR" "@huggingface/tokenizers@$VERSION" >/dev/null 2>&1 ||
     { echo "npm could not install @huggingface/tokenizers@$VERSION: skipped"; exit 77; }
 fi
-exec node tests/check_tokenizer_node.mjs "$DIR/node_modules" "$ENCODER" tests/data/tokenizers/*.json assets/models/*/tokenizer.json
+# the real tokenizers of published checkpoints (tests/data/hf), unpacked
+HF=$(mktemp -d)
+trap 'rm -rf "$HF"' EXIT
+for f in tests/data/hf/*.tokenizer.json.gz; do
+  gzip -dc "$f" > "$HF/$(basename "$f" .gz)"
+done
+node tests/check_tokenizer_node.mjs "$DIR/node_modules" "$ENCODER" tests/data/tokenizers/*.json \
+  assets/models/*/tokenizer.json "$HF"/*.json

@@ -9,12 +9,15 @@ and an index (tests/make_checkpoints.py). Checks, for each architecture:
 logits and every layer's attention weights; Qwen3's q_norm and k_norm;
 left padding keeps each row's predictions; past = P (the KV cache) equals
 the full pass; weights widened layer by layer (ATTNLAB_WEIGHTS_MB=0) give
-the same trace byte for byte. Then that the reference's special parts bite
+the same trace byte for byte. Checkpoints with the real tokenizers of
+tests/data/hf (GPT-2, Qwen2.5, Llama 2) tokenize mixed text with the
+right BOS and readable labels. Then that the reference's special parts bite
 (Llama 3's rope_scaling and Mistral's window change the weights), and that
 hostile or inconsistent checkpoints get a one-line message and exit 1.
 Needs python3-torch, else exits 77 (skipped)."""
 import argparse
 import atexit
+import gzip
 import json
 import math
 import os
@@ -297,6 +300,44 @@ def hostile(base):
     expect_error("an index without a weight_map object", p, "no \"weight_map\" object")
 
 
+# ---- checkpoints with the real tokenizers of tests/data/hf ----
+
+REAL = [  # tokenizer file, the architecture it goes with, the BOS the tokenizer adds (None: none)
+    ("gpt2.tokenizer.json.gz", "llama3", None),
+    ("qwen2_5.tokenizer.json.gz", "qwen2", None),
+    ("llama2.tokenizer.json.gz", "tinyllama", 1),
+]
+MIXED = "床前明月光 hello  world 😀 def f(x): return x**2\n\tdone"
+
+
+def check_real_tokenizers():
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hf")
+    for file, arch, bos in REAL:
+        tok = json.loads(gzip.open(os.path.join(here, file)).read())
+        V = max(list(tok["model"]["vocab"].values()) + [a["id"] for a in tok["added_tokens"]]) + 1
+        path = os.path.join(TMP, "real-" + file.split(".")[0])
+        W, cfg = mk.write(path, dict(mk.TINY[arch], vocab_size=V), seed=7, tokenizer=tok)
+        W = {k: torch.from_numpy(v) for k, v in W.items()}
+        t, meta, _ = trace(path, "--text", MIXED, out="real.safetensors")
+        ids = json.loads(meta["token_ids"])
+        labels = json.loads(meta["tokens"])[0]
+        logits, _, _ = reference(W, cfg, torch.tensor(ids))
+        bad = []
+        if not close(t["logits"], logits):
+            bad.append("logits differ from the reference")
+        if (ids[0][0] == bos) != (bos is not None):
+            bad.append(f"first id {ids[0][0]}, expected BOS {bos}")
+        if any("\ufffd" in x or "Ġ" in x or "▁" in x for x in labels):
+            bad.append(f"unreadable labels {labels}")
+        if file.startswith("gpt2") and not any(x.startswith("<0x") for x in labels):
+            bad.append(f"no partial-byte label in {labels}")
+        if bad:
+            fail(f"real tokenizer {file}: " + "; ".join(bad))
+        else:
+            print(f"ok   {file} on a {arch} checkpoint: {len(ids[0])} tokens, logits equal the reference, "
+                  f"labels {' '.join(labels[:8])} …")
+
+
 models = {}
 for i, (name, cfg) in enumerate(mk.TINY.items()):
     path = os.path.join(TMP, name)
@@ -309,6 +350,7 @@ for name, (W, cfg, path) in models.items():
         fail(f"{name}: {e}")
 try:
     check_bites(models)
+    check_real_tokenizers()
     hostile(models["llama3"][2])
 except RuntimeError as e:
     fail(str(e))

@@ -15,6 +15,10 @@
 //  - BPE's fuse_unk: Rust fuses unknown characters within one pre-tokenized
 //    word (bpe/model.rs merge_word), tokenizers.js across words too; with
 //    fuse_unk, runs of unk ids are compared as one.
+// The decoded text of the ids (special tokens kept) must equal the
+// reference's decode of the same ids too, with clean_up_tokenization_spaces
+// off: that is a transformers option of tokenizer_config.json, which the Rust
+// library's decode (and attnlab's) does not apply.
 // Usage: node check_tokenizer_node.mjs NODE_MODULES_DIR TOK_ENCODE FILE.json...
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -46,6 +50,14 @@ const corpus = [
   "$$$ ... !!! ??? ''' ``",
   "12345 67.89 1,000,000 3rd 2nd",
   "under_score snake_case CamelCase x2y3",
+  "def f(x):\n    return {'a': [1, 2]}  # comment\n\n\tif x != 0:  pass",
+  "ill-formed bytes read as \ufffd, twice \ufffd\ufffd, then text",
+  "家人们谁懂啊 🤯🤯 ｆｕｌｌｗｉｄｔｈ ＡＢＣ１２３ and ｶﾀｶﾅ",
+  "e\u0301 versus \u00e9, A\u030a versus \u00c5 (combining marks)",
+  "           ",
+  "\n\n\n",
+  "tokenization of the unbelievably long word antidisestablishmentarianism",
+  "Привет, мир! مرحبا بالعالم नमस्ते दुनिया 안녕하세요 세계",
 ];
 
 let failed = 0, checked = 0;
@@ -66,12 +78,22 @@ for (const file of files) {
   corpus.forEach((text, i) => {
     if (skip(text)) return;
     const fuse = (ids) => (json.model.fuse_unk && Array.isArray(ids) ? ids.filter((id, k) => !(id === unk && ids[k - 1] === unk)) : ids);
-    const want = fuse(Array.from(ref.encode(text).ids, (id) => (id == null ? unk : id)));
-    const mine = fuse(JSON.parse(got[i] ?? "null"));
+    const raw = Array.from(ref.encode(text).ids, (id) => (id == null ? unk : id));
+    const want = fuse(raw);
+    const out = JSON.parse(got[i] ?? "null") ?? {};
+    const mine = fuse(out.ids ?? out);
     checked++;
     if (JSON.stringify(want) !== JSON.stringify(mine)) {
       failed++;
       console.log(`FAIL ${path.basename(path.dirname(file))}/${path.basename(file)} ${JSON.stringify(text)}:\n  attnlab ${JSON.stringify(mine)}\n  HF      ${JSON.stringify(want)}`);
+      return;
+    }
+    if (out.ids?.length && json.decoder) { // decoding: the same ids give the same text
+      const wantText = ref.decode(out.ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+      if (wantText !== out.text) {
+        failed++;
+        console.log(`FAIL decode ${path.basename(file)} ${JSON.stringify(text)}:\n  attnlab ${JSON.stringify(out.text)}\n  HF      ${JSON.stringify(wantText)}`);
+      }
     }
   });
   console.log(`ok   ${file}: ${corpus.filter((t) => !skip(t)).length} texts`);

@@ -143,6 +143,47 @@ static void ill_formed_text(void **state)
     attn_tokenizer_free(t);
 }
 
+/* Byte-level BPE (GPT-2's alphabet: "Ġ" is the space byte, "åº" two bytes of 床)
+ * and SentencePiece byte fallback; each token's label is readable, and never U+FFFD
+ * for bytes that are there. */
+static void byte_level_and_labels(void **state)
+{
+    (void)state;
+    attn_tokenizer *t = make("{\"type\":\"BPE\",\"vocab\":{\"Ġ\":0,\"a\":1,\"Ġa\":2,\"å\":3,\"º\":4,\"åº\":5,"
+                             "\"Ĭ\":6,\"Ċ\":7},\"merges\":[\"Ġ a\",\"å º\"]}",
+                             "[]", "null", "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"use_regex\":true}",
+                             "null", "{\"type\":\"ByteLevel\"}");
+    IDS(t, " a床\n", false, 2, 5, 6, 7); /* 床 = E5 BA 8A: "åº" then "Ĭ" */
+    char label[64], *text;
+    attn_error err;
+    assert_string_equal(attn_tokenizer_label(t, 2, label, sizeof label), "␣a");
+    assert_string_equal(attn_tokenizer_label(t, 5, label, sizeof label), "<0xE5><0xBA>");
+    assert_string_equal(attn_tokenizer_label(t, 6, label, sizeof label), "<0x8A>");
+    assert_string_equal(attn_tokenizer_label(t, 7, label, sizeof label), "↵");
+    assert_int_equal(attn_tokenizer_find(t, "␣a"), 2); /* a label typed back finds its token */
+    int ids[] = {2, 5, 6};
+    assert_int_equal(attn_tokenizer_decode(t, ids, 3, false, &text, &err), ATTN_OK);
+    assert_string_equal(text, " a床");
+    free(text);
+    attn_tokenizer_free(t);
+    /* SentencePiece: "▁" for spaces, byte fallback for a character outside the vocabulary */
+    t = make("{\"type\":\"BPE\",\"byte_fallback\":true,\"unk_token\":\"<unk>\",\"vocab\":{\"<unk>\":0,\"<0xE5>\":1,"
+             "\"<0xBA>\":2,\"<0x8A>\":3,\"▁\":4,\"a\":5,\"▁a\":6},\"merges\":[\"▁ a\"]}", "[]",
+             "{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"Prepend\",\"prepend\":\"▁\"},"
+             "{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"▁\"}]}", "null", "null",
+             "{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\",\"pattern\":{\"String\":\"▁\"},"
+             "\"content\":\" \"},{\"type\":\"ByteFallback\"},{\"type\":\"Fuse\"},{\"type\":\"Strip\","
+             "\"content\":\" \",\"start\":1,\"stop\":0}]}");
+    IDS(t, "a床a", false, 6, 1, 2, 3, 5);
+    assert_string_equal(attn_tokenizer_label(t, 6, label, sizeof label), "␣a");
+    assert_string_equal(attn_tokenizer_label(t, 1, label, sizeof label), "<0xE5>");
+    int sp[] = {6, 1, 2, 3, 5, 1};
+    assert_int_equal(attn_tokenizer_decode(t, sp, 6, false, &text, &err), ATTN_OK);
+    assert_string_equal(text, "a床a\xEF\xBF\xBD"); /* a lone E5 at the end is one U+FFFD */
+    free(text);
+    attn_tokenizer_free(t);
+}
+
 static void expect_refused(const char *json, const char *msg)
 {
     attn_tokenizer *t;
@@ -165,14 +206,23 @@ static void refusals(void **state)
     expect_refused("[1]", "not a JSON object");
     expect_refused("{\"this\":\"is not a tokenizer\"}", "has no model");
     expect_refused("{\"model\":{\"type\":\"Unigram\",\"vocab\":[]}}", "model 'Unigram' is not supported (supported: WordLevel, BPE)");
-    expect_refused("{\"pre_tokenizer\":{\"type\":\"ByteLevel\"}," WL "}",
-                   "pre_tokenizer 'ByteLevel' is not supported (supported: Whitespace, WhitespaceSplit, Sequence)");
-    expect_refused("{\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"NFC\"}]}," WL "}",
-                   "normalizer 'NFC' is not supported");
-    expect_refused("{\"decoder\":{\"type\":\"ByteLevel\"}," WL "}", "decoder 'ByteLevel' is not supported (supported: Fuse)");
+    expect_refused("{\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"}," WL "}",
+                   "pre_tokenizer 'BertPreTokenizer' is not supported (supported: ByteLevel, Metaspace, Split, "
+                   "Whitespace, WhitespaceSplit, Sequence)");
+    expect_refused("{\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"NFD\"}]}," WL "}",
+                   "normalizer 'NFD' is not supported (supported: Lowercase, NFC, NFKC, Prepend, Replace, Sequence)");
+    expect_refused("{\"decoder\":{\"type\":\"WordPiece\"}," WL "}", "decoder 'WordPiece' is not supported (supported: "
+                   "ByteLevel, ByteFallback, Fuse, Metaspace, Replace, Strip, Sequence)");
     expect_refused("{\"post_processor\":{\"type\":\"RobertaProcessing\"}," WL "}", "post_processor 'RobertaProcessing'");
     expect_refused("{\"added_tokens\":[{\"id\":2,\"content\":\"<x>\",\"lstrip\":true}]," WL "}", "lstrip is not supported");
-    expect_refused("{\"model\":{\"type\":\"BPE\",\"byte_fallback\":true,\"vocab\":{\"a\":0}}}", "byte_fallback");
+    expect_refused("{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"Regex\":\"(\"},\"behavior\":\"Isolated\"}," WL "}",
+                   "pre_tokenizer Split: pattern does not compile at offset 1");
+    expect_refused("{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"String\":\" \"},\"behavior\":\"Sideways\"}," WL "}",
+                   "behavior 'Sideways' is not one of");
+    expect_refused("{\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"_\",\"prepend_scheme\":\"twice\"}," WL "}",
+                   "prepend_scheme 'twice' is not always, first or never");
+    expect_refused("{\"normalizer\":{\"type\":\"Replace\",\"content\":\"x\"}," WL "}", "Replace has no String or Regex pattern");
+    expect_refused("{\"model\":{\"type\":\"BPE\",\"dropout\":0.1,\"vocab\":{\"a\":0}}}", "model dropout is not supported");
     expect_refused("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{\"a\":-1}}}", "id -1, not a whole number");
     expect_refused("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{\"a\":1.5}}}", "id 1.5");
     expect_refused("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{\"a\":\"x\"}}}", "vocab entry 'a' is not a number");
@@ -208,6 +258,7 @@ int main(void)
         cmocka_unit_test(bpe_merges),
         cmocka_unit_test(ill_formed_text),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(byte_level_and_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* tok_encode.c — for check_tokenizer_node.mjs: reads a tokenizer.json (argv[1])
- * and lines of JSON strings on stdin; writes each one's ids (with the special
- * tokens) as a JSON array per line, or {"error": message}. */
+ * and lines of JSON strings on stdin; writes for each a JSON object per line:
+ * {"ids": its ids with the special tokens, "text": those ids decoded (special
+ * tokens kept)}, or {"error": message}. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +26,16 @@ int main(int argc, char **argv)
         if (!cJSON_IsString(s)) printf("{\"error\": \"not a JSON string\"}\n");
         else if (attn_tokenizer_encode(t, s->valuestring, true, &ids, &n, &err)) printf("{\"error\": \"%s\"}\n", err.msg);
         else {
-            putchar('[');
-            for (int i = 0; i < n; i++) printf("%s%d", i ? "," : "", ids[i]);
-            printf("]\n");
+            char *text = NULL;
+            cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "ids");
+            for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
+            if (attn_tokenizer_decode(t, ids, n, false, &text, &err)) cJSON_AddStringToObject(o, "error", err.msg);
+            else cJSON_AddStringToObject(o, "text", text);
+            char *line_out = cJSON_PrintUnformatted(o);
+            printf("%s\n", line_out);
+            free(line_out);
+            free(text);
+            cJSON_Delete(o);
             free(ids);
         }
         cJSON_Delete(s);

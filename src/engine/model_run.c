@@ -100,25 +100,30 @@ static attn_status encode_rows(const attn_model *m, const attn_config *cfg, int 
 static attn_status pad_rows(const attn_model *m, const attn_config *cfg, int **rows, int *len, int b,
                             attn_tokens *tok, int **ids, attn_error *err)
 {
+    enum { LABEL = 96 }; /* bytes of one token's label */
     int L = 0;
     const char **table = NULL;
+    char *labels = NULL;
     attn_status st = ATTN_OK;
     for (int r = 0; !st && r < b; r++) L = len[r] > L ? len[r] : L;
     if (!st && L > m->cfg.max_pos)
         st = attn_fail(err, ATTN_ERR_CONFIG, "text: %d tokens, more than %s's %d positions", L, m->name,
                        m->cfg.max_pos);
-    if (!st && (!(table = calloc((size_t)b * L, sizeof *table)) || !(*ids = malloc((size_t)b * L * sizeof **ids))))
+    if (!st && (!(table = calloc((size_t)b * L, sizeof *table)) || !(labels = malloc((size_t)b * L * LABEL)) ||
+                !(*ids = malloc((size_t)b * L * sizeof **ids))))
         st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     for (int r = 0; !st && r < b; r++)
         for (int p = 0; p < L; p++) {
             int lead = cfg->pad_side == ATTN_PAD_LEFT ? L - len[r] : 0, q = p - lead;
             int id = q >= 0 && q < len[r] ? rows[r][q] : -1;
-            const char *s = id >= 0 ? attn_tokenizer_token(m->tok, id) : NULL;
+            char *label = labels + ((size_t)r * L + p) * LABEL;
+            const char *s = id >= 0 ? attn_tokenizer_label(m->tok, id, label, LABEL) : NULL;
             (*ids)[(size_t)r * L + p] = id;
-            table[(size_t)r * L + p] = id < 0 ? ATTN_PAD_TOKEN : s ? s : "<?>";
+            table[(size_t)r * L + p] = id < 0 ? ATTN_PAD_TOKEN : s && *s ? s : "<?>";
         }
     if (!st) st = attn_tokens_from_table(b, L, table, len, cfg->pad_side, tok, err);
     free(table);
+    free(labels);
     return st;
 }
 

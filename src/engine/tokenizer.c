@@ -101,13 +101,14 @@ static attn_status read_model(attn_tokenizer *t, const cJSON *model, attn_error 
         if (!cJSON_IsNumber(v)) return attn_fail(err, ATTN_ERR_FORMAT, "vocab entry '%.40s' is not a number", v->string);
         if ((st = assign(t, v->string, v->valuedouble, false, err))) return st;
     }
+    /* options that change BPE: only their off values ("" or null; a dropout of 0) */
     static const char *const OFF[] = {"continuing_subword_prefix", "end_of_word_suffix", "dropout"};
     for (int i = 0; i < 3; i++) {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(model, OFF[i]);
-        if (o && !cJSON_IsNull(o)) return attn_fail(err, ATTN_ERR_FORMAT, "model %s is not supported", OFF[i]);
+        if (o && !cJSON_IsNull(o) && !(cJSON_IsString(o) && !o->valuestring[0]) && !(cJSON_IsNumber(o) && o->valuedouble == 0))
+            return attn_fail(err, ATTN_ERR_FORMAT, "model %s is not supported", OFF[i]);
     }
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "byte_fallback")))
-        return attn_fail(err, ATTN_ERR_FORMAT, "model byte_fallback is not supported");
+    t->byte_fallback = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "byte_fallback"));
     t->fuse_unk = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "fuse_unk"));
     t->ignore_merges = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "ignore_merges"));
     const cJSON *unk = cJSON_GetObjectItemCaseSensitive(model, "unk_token");
@@ -144,75 +145,15 @@ static attn_status read_added(attn_tokenizer *t, const cJSON *added, attn_error 
     return ATTN_OK;
 }
 
-/* One step of a normalizer or pre-tokenizer, or a Sequence of them. */
-static attn_status read_steps(attn_tokenizer *t, const cJSON *o, bool pre, attn_error *err)
-{
-    const char *type = type_of(o), *what = pre ? "pre_tokenizer" : "normalizer";
-    if (!strcmp(type, "Sequence")) {
-        const cJSON *steps = cJSON_GetObjectItemCaseSensitive(o, pre ? "pretokenizers" : "normalizers"), *s;
-        attn_status st;
-        if (!cJSON_IsArray(steps)) return attn_fail(err, ATTN_ERR_FORMAT, "%s Sequence has no list", what);
-        cJSON_ArrayForEach(s, steps) if ((st = read_steps(t, s, pre, err))) return st;
-        return ATTN_OK;
-    }
-    if ((pre ? t->n_pre : t->n_norm) == TOK_MAX_STEPS) return attn_fail(err, ATTN_ERR_FORMAT, "%s has too many steps", what);
-    if (!pre && !strcmp(type, "Lowercase")) t->norm[t->n_norm++] = TOK_NORM_LOWERCASE;
-    else if (pre && !strcmp(type, "Whitespace")) t->pre[t->n_pre++] = TOK_PRE_WHITESPACE;
-    else if (pre && !strcmp(type, "WhitespaceSplit")) t->pre[t->n_pre++] = TOK_PRE_WHITESPACE_SPLIT;
-    else return unsupported(err, what, type, pre ? "Whitespace, WhitespaceSplit, Sequence" : "Lowercase, Sequence");
-    return ATTN_OK;
-}
-
-/* TemplateProcessing's single template: special tokens around sequence A. */
-static attn_status read_post(attn_tokenizer *t, const cJSON *post, attn_error *err)
-{
-    if (!post || cJSON_IsNull(post)) return ATTN_OK;
-    if (strcmp(type_of(post), "TemplateProcessing")) return unsupported(err, "post_processor", type_of(post), "TemplateProcessing");
-    const cJSON *single = cJSON_GetObjectItemCaseSensitive(post, "single"), *piece;
-    const cJSON *specials = cJSON_GetObjectItemCaseSensitive(post, "special_tokens");
-    int n = cJSON_GetArraySize(single);
-    bool after = false;
-    t->prefix = calloc((size_t)n + 1, sizeof *t->prefix);
-    t->suffix = calloc((size_t)n + 1, sizeof *t->suffix);
-    if (!t->prefix || !t->suffix) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-    cJSON_ArrayForEach(piece, single) {
-        const cJSON *sp = cJSON_GetObjectItemCaseSensitive(piece, "SpecialToken");
-        if (cJSON_GetObjectItemCaseSensitive(piece, "Sequence")) { after = true; continue; }
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(sp, "id");
-        const cJSON *entry = cJSON_IsString(name) ? cJSON_GetObjectItemCaseSensitive(specials, name->valuestring) : NULL;
-        const cJSON *ids = cJSON_GetObjectItemCaseSensitive(entry, "ids");
-        if (!cJSON_IsArray(ids) || cJSON_GetArraySize(ids) != 1 || !cJSON_IsNumber(ids->child) ||
-            ids->child->valuedouble < 0 || ids->child->valuedouble >= t->n_vocab)
-            return attn_fail(err, ATTN_ERR_FORMAT, "post_processor: a special token of the template has no id of one token");
-        int id = (int)ids->child->valuedouble;
-        if (after) t->suffix[t->n_suffix++] = id;
-        else t->prefix[t->n_prefix++] = id;
-    }
-    return ATTN_OK;
-}
-
-static attn_status read_decoder(attn_tokenizer *t, const cJSON *dec, attn_error *err)
-{
-    if (!dec || cJSON_IsNull(dec)) return ATTN_OK;
-    if (strcmp(type_of(dec), "Fuse")) return unsupported(err, "decoder", type_of(dec), "Fuse");
-    t->fuse = true;
-    return ATTN_OK;
-}
-
 static attn_status read_json(attn_tokenizer *t, const cJSON *root, attn_error *err)
 {
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-    const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
-    const cJSON *pre = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
     attn_status st;
     if (!cJSON_IsObject(root)) return attn_fail(err, ATTN_ERR_FORMAT, "not a JSON object");
     if (!cJSON_IsObject(model)) return attn_fail(err, ATTN_ERR_FORMAT, "has no model (not a tokenizer.json?)");
     if ((st = read_model(t, model, err)) ||
         (st = read_added(t, cJSON_GetObjectItemCaseSensitive(root, "added_tokens"), err)) ||
-        (norm && !cJSON_IsNull(norm) && (st = read_steps(t, norm, false, err))) ||
-        (pre && !cJSON_IsNull(pre) && (st = read_steps(t, pre, true, err))) ||
-        (st = read_post(t, cJSON_GetObjectItemCaseSensitive(root, "post_processor"), err)) ||
-        (st = read_decoder(t, cJSON_GetObjectItemCaseSensitive(root, "decoder"), err)))
+        (st = tok_read_steps(t, root, err)))
         return st;
     return ATTN_OK;
 }
@@ -224,17 +165,21 @@ static int longest_first(const void *a, const void *b)
     return (ny > nx) - (ny < nx);
 }
 
-/* The compiled patterns and the locale the steps need. */
+/* The added tokens longest first, and byte fallback's "<0xXX>" tokens. */
 static attn_status prepare(attn_tokenizer *t, attn_error *err)
 {
-    int code;
-    PCRE2_SIZE at;
-    t->word_re = pcre2_compile((PCRE2_SPTR) "\\w+|[^\\w\\s]+", PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
-    t->split_re = pcre2_compile((PCRE2_SPTR) "\\S+", PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
-    if (!t->word_re || !t->split_re) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory compiling a pattern");
-    if (t->n_norm && !(t->lower = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0)))
-        return attn_fail(err, ATTN_ERR_IO, "Lowercase needs the C.UTF-8 locale, which is missing");
     if (t->n_added) qsort(t->added, (size_t)t->n_added, sizeof *t->added, longest_first);
+    for (int b = 0; b < 256; b++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        t->byte_id[b] = tok_map_get(&t->ids, name);
+    }
+    for (int id = 0; id < t->n_vocab; id++) { /* labels typed back (a decoding step's token list) */
+        char label[96];
+        if (!t->vocab[id] || !strcmp(attn_tokenizer_label(t, id, label, sizeof label), t->vocab[id])) continue;
+        if (tok_map_get(&t->ids, label) < 0 && tok_map_put(&t->labels, label, id))
+            return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    }
     return ATTN_OK;
 }
 
@@ -282,10 +227,9 @@ void attn_tokenizer_free(attn_tokenizer *t)
     free(t->prefix);
     free(t->suffix);
     tok_map_free(&t->ids);
+    tok_map_free(&t->labels);
     tok_map_free(&t->merges);
-    pcre2_code_free(t->word_re);
-    pcre2_code_free(t->split_re);
-    if (t->lower) freelocale(t->lower);
+    tok_free_steps(t);
     free(t);
 }
 
@@ -303,7 +247,11 @@ const char *attn_tokenizer_token(const attn_tokenizer *t, int id)
     return id >= 0 && id < t->n_vocab ? t->vocab[id] : NULL;
 }
 
-int attn_tokenizer_find(const attn_tokenizer *t, const char *token) { return tok_map_get(&t->ids, token); }
+int attn_tokenizer_find(const attn_tokenizer *t, const char *token)
+{
+    int id = tok_map_get(&t->ids, token);
+    return id >= 0 ? id : tok_map_get(&t->labels, token);
+}
 int attn_tokenizer_unk(const attn_tokenizer *t) { return t->unk; }
 int attn_tokenizer_bos(const attn_tokenizer *t) { return t->n_prefix ? t->prefix[0] : -1; }
 bool attn_tokenizer_is_special(const attn_tokenizer *t, int id) { return id >= 0 && id < t->n_vocab && t->special[id]; }

@@ -3,14 +3,16 @@
  * The pipeline of the Hugging Face tokenizers library, for the components
  * read here (any other is refused by name when the file is loaded):
  *
- *   text → split at added tokens (kept whole) → normalizer (Lowercase,
- *   Sequence) → pre-tokenizer (Whitespace, WhitespaceSplit, Sequence) →
- *   model (WordLevel, or BPE: each word's characters merged pair by pair in
- *   the order of the merges list) → post-processor (TemplateProcessing: the
- *   BOS it puts first) → ids
+ *   text → split at added tokens (kept whole) → normalizer (Lowercase, NFC,
+ *   NFKC, Prepend, Replace, Sequence) → pre-tokenizer (ByteLevel, Metaspace,
+ *   Split, Whitespace, WhitespaceSplit, Sequence) → model (WordLevel, or BPE:
+ *   each piece's characters merged pair by pair in the order of the merges
+ *   list, unknown characters as their "<0xXX>" bytes with byte_fallback) →
+ *   post-processor (TemplateProcessing: the BOS it puts first; ByteLevel) → ids
  *
- *   ids → their strings (special ones skipped if asked) → decoder (none:
- *   joined with spaces; Fuse: joined as they are) → text
+ *   ids → their strings (special ones skipped if asked) → decoder (ByteLevel,
+ *   ByteFallback, Fuse, Metaspace, Replace, Strip, Sequence; none: joined
+ *   with spaces) → text
  *
  * Text that is not valid UTF-8 is read with each ill-formed part as U+FFFD
  * (utf8.h's policy), as Rust's String::from_utf8_lossy does. */
@@ -33,7 +35,7 @@ void attn_tokenizer_free(attn_tokenizer *t); /* NULL is fine */
 
 int attn_tokenizer_vocab_size(const attn_tokenizer *t);           /* largest id + 1 */
 const char *attn_tokenizer_token(const attn_tokenizer *t, int id); /* NULL out of range or unassigned */
-int attn_tokenizer_find(const attn_tokenizer *t, const char *token); /* an exact token's id, or -1 */
+int attn_tokenizer_find(const attn_tokenizer *t, const char *token); /* an exact token's (or label's) id, or -1 */
 int attn_tokenizer_unk(const attn_tokenizer *t);                   /* -1 if none */
 int attn_tokenizer_bos(const attn_tokenizer *t);                   /* what the post-processor puts first, -1 if none */
 bool attn_tokenizer_is_special(const attn_tokenizer *t, int id);
@@ -41,6 +43,13 @@ bool attn_tokenizer_is_special(const attn_tokenizer *t, int id);
 /* As tokenizer.encode(text, add_special_tokens=add_special).ids. Caller frees *ids. */
 attn_status attn_tokenizer_encode(const attn_tokenizer *t, const char *text, bool add_special, int **ids, int *n,
                                   attn_error *err);
+/* Token id's text as a label shows it: a byte-level token's bytes ("Ġthe" →
+ * "␣the") or a SentencePiece one's ("▁the" → "␣the"), a space as '␣', a
+ * newline as '↵', control bytes and partial UTF-8 as <0xXX> (never U+FFFD
+ * for bytes that are there); special tokens as they are. Writes out and
+ * returns it ("" for an unknown id). */
+const char *attn_tokenizer_label(const attn_tokenizer *t, int id, char *out, size_t size);
+
 /* As tokenizer.decode(ids, skip_special_tokens=skip_special). Caller frees *text. */
 attn_status attn_tokenizer_decode(const attn_tokenizer *t, const int *ids, int n, bool skip_special, char **text,
                                   attn_error *err);

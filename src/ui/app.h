@@ -210,7 +210,7 @@ int ui_app_query_row(const ui_app *app);
 typedef struct {
     int id;
     float p;
-    const char *text; /* the vocabulary's string, borrowed from the model */
+    char text[64]; /* the token as a label shows it (attn_tokenizer_label) */
 } ui_prediction;
 
 /* The k most likely next tokens at (batch, row) of tr's probs, best first;

@@ -61,9 +61,13 @@ int ui_app_predictions(const ui_app *app, const attn_trace *tr, int batch, int r
             out[at] = out[at - 1];
             at--;
         }
-        const char *s = attn_tokenizer_token(app->model->tok, v);
-        out[at] = (ui_prediction){v, p[v], s ? s : "?"};
+        out[at].id = v;
+        out[at].p = p[v];
+        out[at].text[0] = '\0';
     }
+    for (int i = 0; i < n; i++) /* labels only for the k kept */
+        if (!*attn_tokenizer_label(app->model->tok, out[i].id, out[i].text, sizeof out[i].text))
+            snprintf(out[i].text, sizeof out[i].text, "?");
     return n;
 }
 
@@ -160,9 +164,10 @@ int ui_app_generate(ui_app *app)
     size_t last = (size_t)(tr->dims.s - 1) * tr->dims.V;
     int id = attn_sample_logits(lg->data + last, tr->dims.V, &s, u);
     float p = attn_trace_stage(tr, -1, ATTN_STAGE_PROBS)->data[last + id];
-    const char *word = attn_tokenizer_token(app->model->tok, id);
+    char label[96];
+    const char *word = attn_tokenizer_label(app->model->tok, id, label, sizeof label);
     char *all = attn_tokens_text(&tr->tokens, 0);
-    if (!all || !word) {
+    if (!all || !*word) {
         free(all);
         return -1;
     }

@@ -28,8 +28,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int *ids, n;
         char *back;
         if (attn_tokenizer_encode(t, text, true, &ids, &n, &err) == ATTN_OK) {
-            for (int i = 0; i < n; i++)
+            char label[32];
+            for (int i = 0; i < n; i++) {
                 if (!attn_tokenizer_token(t, ids[i])) abort(); /* every id is a token */
+                attn_tokenizer_label(t, ids[i], label, sizeof label);
+                if (strlen(label) >= sizeof label) abort();
+            }
             if (attn_tokenizer_decode(t, ids, n, false, &back, &err) == ATTN_OK) free(back);
             free(ids);
         }
