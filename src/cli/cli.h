@@ -14,7 +14,7 @@ enum { CLI_OK = 0, CLI_EFILE = 1, CLI_EUSAGE = 2 };
 /* Which non-config options a command accepts. */
 enum {
     CLI_OPT_OUTPUT = 1, CLI_OPT_REPEAT = 2, CLI_OPT_PICTURE = 4, CLI_OPT_FRAMES = 8, CLI_OPT_GENERATE = 16,
-    CLI_OPT_PRESENT = 32
+    CLI_OPT_PRESENT = 32, CLI_OPT_BENCH_DECODE = 64
 };
 
 typedef struct {
@@ -23,6 +23,7 @@ typedef struct {
     int repeat;         /* --repeat N (bench) */
     int frames;         /* --frames N (bench of the renderer) */
     int max_new;        /* --max-new N (generate) */
+    int decode_steps;   /* --generate N (bench) */
     ui_picture pic;     /* --stage, --head, --batch-index, --view, --size, ... (render) */
     bool help;
     bool present;       /* --present (the window) */

@@ -1,23 +1,58 @@
 /* cmd_bench.c — `attnlab bench [config] [--repeat N]`: times full traced forward passes. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli/cli.h"
 #include "engine/clock.h"
 #include "engine/forward.h"
+#include "engine/generate.h"
 #include "engine/model.h"
 #include "ui/ui.h"
 
 static void usage(void)
 {
     printf("Usage: attnlab bench [config flags] [--repeat N]\n"
+           "       attnlab bench --model NAME|DIR --text TEXT [--repeat N] [--generate N]\n"
            "       attnlab bench [config flags] --frames N [--view single|grid|compare] [--size WxH]\n\n"
            "Times N traced forward passes (after one warm-up), allocation of every\n"
-           "intermediate included, and prints the median.\n"
+           "intermediate included, and prints the median. With a model that is the\n"
+           "prefill: prefill tokens/s.\n"
+           "With --generate N: then times N greedy decoding steps over the KV cache, each\n"
+           "a traced pass of one new token, and prints decode tokens/s (median step).\n"
            "With --frames: renders N frames offscreen with the software renderer, each a\n"
            "full redraw, and times a config change (recompute + redraw); the last line is\n"
            "`render: X ms per frame (median)`.\n\n");
     cli_print_config_help();
+}
+
+/* N greedy steps after the prompt, each timed: decode tokens/s from the median. */
+static int bench_decode(const attn_model *m, const attn_config *cfg, int steps)
+{
+    attn_generator g;
+    attn_error err;
+    attn_sampling greedy = {0, 0, cfg->seed};
+    double *ms = calloc((size_t)steps, sizeof *ms);
+    attn_status st = ms ? attn_generator_init(&g, m, cfg, &err) : attn_fail(&err, ATTN_ERR_NOMEM, "out of memory");
+    bool live = st == ATTN_OK; /* g holds something to free */
+    int done = 0, prompt = live ? g.n : 0;
+    for (; !st && done < steps; done++) {
+        int next;
+        double t0 = attn_clock_ms();
+        if ((st = attn_generator_step(&g, &greedy, &next, &err))) break;
+        ms[done] = attn_clock_ms() - t0;
+    }
+    if (live) attn_generator_free(&g);
+    if (st) {
+        fprintf(stderr, "attnlab bench: decoding step %d: %s\n", done + 1, err.msg);
+        free(ms);
+        return cli_exit_code(st);
+    }
+    double med = attn_median(ms, steps);
+    printf("decode: %.2f ms per token (median of %d steps after a prompt of %d; min %.2f, max %.2f), "
+           "%.1f tokens/s\n", med, steps, prompt, ms[0], ms[steps - 1], 1e3 / med);
+    free(ms);
+    return CLI_OK;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -26,9 +61,15 @@ int cmd_bench(int argc, char **argv)
     attn_trace tr;
     attn_error err;
     double *ms = NULL;
-    int rc = cli_start(argc, argv, "bench", CLI_OPT_REPEAT | CLI_OPT_FRAMES | CLI_OPT_PICTURE, 0, usage, &a);
+    int rc = cli_start(argc, argv, "bench", CLI_OPT_REPEAT | CLI_OPT_FRAMES | CLI_OPT_PICTURE | CLI_OPT_BENCH_DECODE, 0,
+                       usage, &a);
     if (rc >= 0) goto out;
     rc = CLI_OK;
+    if (a.decode_steps && (!a.cfg.model || a.frames)) {
+        fprintf(stderr, "attnlab bench: --generate times a model's decoding: it needs --model and no --frames\n");
+        rc = CLI_EUSAGE;
+        goto out;
+    }
     if (a.frames > 0) {
         char msg[512];
         int code = CLI_OK;
@@ -79,12 +120,13 @@ int cmd_bench(int argc, char **argv)
         printf("\n");
         printf("min %.2f ms, max %.2f ms\n", ms[0], ms[n - 1]);
         if (a.cfg.model) /* the attention's products are a part of a model's: give tokens per second */
-            printf("bench: %.2f ms per traced forward (median of %d), %.0f tokens/s\n", med, n,
+            printf("bench: %.2f ms per traced forward (median of %d), prefill %.0f tokens/s\n", med, n,
                    d->b * d->s / (med / 1e3));
         else
             printf("bench: %.2f ms per traced forward (median of %d), %.1f GFLOP/s\n", med, n, flops / (med * 1e6));
     }
     attn_trace_free(&first);
+    if (!rc && a.decode_steps) rc = bench_decode(&model, &a.cfg, a.decode_steps);
     attn_model_free(&model);
 out:
     free(ms);

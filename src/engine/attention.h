@@ -29,6 +29,8 @@ typedef struct {
     double qk_eps;                /* their RMSNorm's ε */
     const float *x;      /* (b, s, d) */
     const float *x_past; /* (b, P, d) */
+    const float *k_past, *v_past; /* (b, g, P, k): the KV cache as stored, keys normalised and rotated;
+                                   * NULL: computed again from x_past */
     const float *memory; /* (b, t, d) */
     const struct attn_model *model; /* with cfg->model: that model, already loaded (else it is
                                      * loaded for the run); the fields above are then ignored */

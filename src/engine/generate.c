@@ -58,9 +58,19 @@ static attn_status remember(attn_generator *g, attn_error *err)
         }
         g->cap = cap;
     }
+    size_t kv = (size_t)d->g * d->t * d->k; /* the whole cache after this pass: (1, g, t, k) */
     for (int l = 0; l < g->m->cfg.layers; l++) {
         const attn_tensor *x = attn_trace_stage(&g->trace, l, ATTN_STAGE_X);
+        const float *k, *v;
         memcpy(g->x[l] + (size_t)d->P * d->d, x->data, (size_t)d->s * d->d * sizeof(float));
+        attn_model_trace_kv(&g->trace, l, &k, &v);
+        float *gk = realloc(g->k[l], kv * sizeof *gk);
+        if (gk) g->k[l] = gk;
+        float *gv = realloc(g->v[l], kv * sizeof *gv);
+        if (gv) g->v[l] = gv;
+        if (!gk || !gv) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the cache");
+        memcpy(g->k[l], k, kv * sizeof *gk);
+        memcpy(g->v[l], v, kv * sizeof *gv);
     }
     return ATTN_OK;
 }
@@ -72,7 +82,8 @@ attn_status attn_generator_init(attn_generator *g, const attn_model *m, const at
     g->m = m;
     if ((st = attn_config_copy(&g->cfg, cfg, err))) return st;
     g->cfg.past = 0;
-    if (!(g->x = calloc((size_t)m->cfg.layers, sizeof *g->x))) {
+    if (!(g->x = calloc((size_t)m->cfg.layers, sizeof *g->x)) || !(g->k = calloc((size_t)m->cfg.layers, sizeof *g->k)) ||
+        !(g->v = calloc((size_t)m->cfg.layers, sizeof *g->v))) {
         st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
         goto fail;
     }
@@ -109,7 +120,8 @@ attn_status attn_generator_step(attn_generator *g, const attn_sampling *s, int *
     g->ids[g->n++] = id;
     attn_trace next_tr;
     g->cfg.past = g->n - 1;
-    attn_status st = attn_model_trace_ids(g->m, &g->cfg, g->ids, g->n, (const float *const *)g->x, &next_tr, err);
+    attn_model_past past = {(const float *const *)g->x, (const float *const *)g->k, (const float *const *)g->v};
+    attn_status st = attn_model_trace_ids(g->m, &g->cfg, g->ids, g->n, &past, &next_tr, err);
     if (st) {
         g->n--;
         return st;
@@ -124,8 +136,14 @@ attn_status attn_generator_step(attn_generator *g, const attn_sampling *s, int *
 void attn_generator_free(attn_generator *g)
 {
     if (!g) return;
-    for (int l = 0; g->x && g->m && l < g->m->cfg.layers; l++) free(g->x[l]);
+    for (int l = 0; g->m && l < g->m->cfg.layers; l++) {
+        if (g->x) free(g->x[l]);
+        if (g->k) free(g->k[l]);
+        if (g->v) free(g->v[l]);
+    }
     free(g->x);
+    free(g->k);
+    free(g->v);
     free(g->ids);
     attn_trace_free(&g->trace);
     attn_config_free(&g->cfg);

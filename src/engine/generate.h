@@ -31,6 +31,7 @@ typedef struct {
     int *ids;             /* (n) every token so far, the prompt's first */
     int n, cap;
     float **x;            /* m->cfg.layers arrays of (cap, d): each layer's x per position */
+    float **k, **v;       /* m->cfg.layers arrays of (g, n − 1, k): the KV cache after the last pass */
     attn_trace trace;     /* the last pass: the prompt's, then each step's */
     uint64_t draws;       /* samples taken (the random stream's counter) */
 } attn_generator;

@@ -243,8 +243,8 @@ static void embed(const attn_model *m, attn_trace *tr)
         }
 }
 
-static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, const float *x_past, float *xbuf,
-                             float *scratch, attn_error *err)
+static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, const float *x_past, const float *k_past,
+                             const float *v_past, float *xbuf, float *scratch, attn_error *err)
 {
     const attn_dims *d = &tr->dims;
     attn_model_layer layer;
@@ -257,6 +257,7 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, const f
     memcpy(in, l ? D(tr, l - 1, ATTN_STAGE_RESID_OUT) : D(tr, -1, ATTN_STAGE_EMBEDDINGS), n * sizeof *in);
     attn_op_rmsnorm(in, W->attn_norm, xbuf, rows, d->d, m->cfg.eps);
     attn_inputs ai = {.w_q = W->w_q, .w_k = W->w_k, .w_v = W->w_v, .w_o = W->w_o, .x = xbuf, .x_past = x_past,
+                      .k_past = k_past, .v_past = v_past,
                       .b_q = W->b_q, .b_k = W->b_k, .b_v = W->b_v, .q_norm = W->q_norm, .k_norm = W->k_norm,
                       .qk_eps = m->cfg.eps};
     attn_status st = attn_attention_run(tr, l, &ai, err);
@@ -286,12 +287,20 @@ static attn_status head(const attn_model *m, attn_trace *tr, attn_error *err)
  * are the KV cache's inputs. */
 static attn_status run_prefix(const attn_model *m, const attn_trace *tr, attn_trace *pre, attn_error *err);
 
-static attn_status run_ids(const attn_model *m, attn_trace *tr, const float *const *x_past, attn_error *err)
+void attn_model_trace_kv(const attn_trace *tr, int l, const float **k, const float **v)
+{
+    bool cached = tr->dims.P > 0;
+    *k = D(tr, l, cached ? ATTN_STAGE_K_CACHE : tr->cfg.rope ? ATTN_STAGE_K_ROPE
+                  : tr->arch.qk_norm ? ATTN_STAGE_K_NORM : ATTN_STAGE_K_HEADS);
+    *v = D(tr, l, cached ? ATTN_STAGE_V_CACHE : ATTN_STAGE_V_HEADS);
+}
+
+static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model_past *past, attn_error *err)
 {
     attn_trace pre = {0};
     float *xbuf = NULL, *scratch = NULL;
     attn_status st = ATTN_OK;
-    if (tr->dims.P > 0 && !x_past) {
+    if (tr->dims.P > 0 && !past) {
         if ((st = run_prefix(m, tr, &pre, err))) return st;
     }
     if ((st = allocate(tr, err))) goto out;
@@ -302,8 +311,16 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const float *con
     }
     embed(m, tr);
     for (int l = 0; !st && l < tr->n_layers; l++) {
-        const float *past = x_past ? x_past[l] : tr->dims.P ? D(&pre, l, ATTN_STAGE_X) : NULL;
-        st = run_layer(m, tr, l, past, xbuf, scratch, err);
+        const float *x = NULL, *k = NULL, *v = NULL;
+        if (past) {
+            x = past->x[l];
+            k = past->k ? past->k[l] : NULL;
+            v = past->v ? past->v[l] : NULL;
+        } else if (tr->dims.P) { /* the prefix's own pass is the cache */
+            x = D(&pre, l, ATTN_STAGE_X);
+            attn_model_trace_kv(&pre, l, &k, &v);
+        }
+        st = run_layer(m, tr, l, x, k, v, xbuf, scratch, err);
     }
     if (!st) st = head(m, tr, err);
 out:
@@ -373,21 +390,21 @@ static attn_status begin(const attn_model *m, const attn_config *cfg, const int 
     return ATTN_OK;
 }
 
-attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, const float *const *x_past,
+attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
                                  attn_trace *tr, attn_error *err)
 {
     attn_status st = begin(m, cfg, NULL, 0, tr, err);
-    if (!st) st = run_ids(m, tr, x_past, err);
+    if (!st) st = run_ids(m, tr, past, err);
     if (st) attn_trace_free(tr);
     return st;
 }
 
 attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, const int *ids, int n,
-                                 const float *const *x_past, attn_trace *tr, attn_error *err)
+                                 const attn_model_past *past, attn_trace *tr, attn_error *err)
 {
     attn_status st = n > 0 ? begin(m, cfg, ids, n, tr, err)
                            : attn_fail(err, ATTN_ERR_CONFIG, "no tokens to run");
-    if (!st) st = run_ids(m, tr, x_past, err);
+    if (!st) st = run_ids(m, tr, past, err);
     if (st) attn_trace_free(tr);
     return st;
 }

@@ -24,16 +24,29 @@
 attn_status attn_model_tokenize(const attn_model *m, const attn_config *cfg, attn_tokens *tok, int **ids,
                                 attn_error *err);
 
+/* The KV cache of the first P positions, per layer (m->cfg.layers arrays
+ * each): x, the layer's normalised input (b, P, d), which the trace shows as
+ * x_past; k and v, what attention stored, keys normalised and rotated and
+ * values (b, g, P, k). k and v may be NULL: then they are computed from x. */
+typedef struct {
+    const float *const *x;
+    const float *const *k, *const *v;
+} attn_model_past;
+
 /* Runs m on cfg's text into *out (caller frees with attn_trace_free). With
- * cfg->past = P > 0 the first P positions are the KV cache: x_past, when
- * given, holds each layer's normalised input there (m->cfg.layers arrays of
- * (b, P, d)), else it is computed by running those positions first. */
-attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, const float *const *x_past,
+ * cfg->past = P > 0 the first P positions are the KV cache: past, when
+ * given, holds it; else it is computed by running those positions first. */
+attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
                                  attn_trace *out, attn_error *err);
 
 /* The same on one row of token ids, ids[0 .. n) (cfg's text and tokens unused). */
 attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, const int *ids, int n,
-                                 const float *const *x_past, attn_trace *out, attn_error *err);
+                                 const attn_model_past *past, attn_trace *out, attn_error *err);
+
+/* Layer l's keys and values as a cache stores them, from a trace of m with
+ * no past: (b, g, s, k) each (its k_rope, or k_norm or k_heads without RoPE;
+ * its v_heads); from a trace with a past, its k_cache and v_cache (b, g, t, k). */
+void attn_model_trace_kv(const attn_trace *tr, int l, const float **k, const float **v);
 
 /* KV-cache decoding with a model, step `step` (1-based) of base: the first
  * `step` tokens of every row (as token strings in out->tokens, text unset),

@@ -20,8 +20,13 @@ static void gemm(bool trans_b, int m, int n, int kk, float alpha, const float *r
                  const float *restrict b, int ldb, float *restrict c, int ldc)
 {
 #ifdef ATTNLAB_HAVE_BLAS
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, kk, alpha, a, lda, b, ldb,
-                0.0f, c, ldc);
+    if (m == 1) /* one row (a decoding step): c = alpha · op(B)ᵀ · a, as a matrix-vector product, which
+                 * reads B once instead of packing it first */
+        cblas_sgemv(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, trans_b ? n : kk, trans_b ? kk : n, alpha, b,
+                    ldb, a, 1, 0.0f, c, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, kk, alpha, a, lda, b, ldb,
+                    0.0f, c, ldc);
 #else
     /* Loop orders that only walk rows (contiguous memory), so the inner loop
      * vectorises and every cache line read is used whole. */

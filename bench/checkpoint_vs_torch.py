@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""Prefill and decode speed of a Hugging Face checkpoint: attnlab against PyTorch.
+
+attnlab: `attnlab bench --model DIR --tokens IDS --repeat N --generate G`, the
+traced prefill (every stage of every layer kept, as the window holds it) and
+greedy decoding over the KV cache, one traced pass per token.
+
+PyTorch: the same checkpoint in eager float32, written here from the Hugging
+Face Llama semantics (RMSNorm, rotate-half RoPE, repeat_kv, softmax attention,
+SwiGLU), torch.no_grad(), the same number of threads: the prefill of the same
+tokens to the logits, and decoding with a KV cache (one token per step). It
+keeps nothing but the cache, so it does less work than attnlab's traced passes.
+
+Also measured: the copy bandwidth (a 256 MiB float32 copy, median), and from it
+the decode bound, the float32 weight bytes each token reads (every layer and the
+LM head) divided by that bandwidth.
+
+Usage (from the repository root):
+    /usr/bin/python3 tests/make_checkpoints.py /tmp/smol --shape smollm2-135m
+    /usr/bin/python3 bench/checkpoint_vs_torch.py /tmp/smol [--tokens 512] [--generate 32]
+        [--repeat 5] [--threads 2] [--attnlab build/attnlab]
+"""
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load(folder):
+    cfg = json.load(open(os.path.join(folder, "config.json")))
+    raw = open(os.path.join(folder, "model.safetensors"), "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    header.pop("__metadata__", None)
+    W = {}
+    for k, e in header.items():
+        b = raw[8 + n + e["data_offsets"][0]:8 + n + e["data_offsets"][1]]
+        if e["dtype"] == "BF16":
+            a = (np.frombuffer(b, "<u2").astype(np.uint32) << 16).view(np.float32)
+        elif e["dtype"] == "F16":
+            a = np.frombuffer(b, "<f2").astype(np.float32)
+        else:
+            a = np.frombuffer(b, "<f4").copy()
+        W[k] = torch.from_numpy(a.reshape(e["shape"]).copy())
+    return cfg, W
+
+
+class Model:
+    def __init__(self, cfg, W):
+        self.c, self.W = cfg, W
+        self.d, self.h, self.g = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+        self.k = cfg.get("head_dim") or self.d // self.h
+        self.eps = cfg["rms_norm_eps"]
+        self.inv = 1.0 / (cfg.get("rope_theta", 10000.0) ** (torch.arange(0, self.k, 2, dtype=torch.float32) / self.k))
+        self.head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+
+    def norm(self, x, w):
+        return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+    def rope(self, x, pos):
+        f = torch.outer(pos.float(), self.inv)
+        emb = torch.cat((f, f), -1)
+        x1, x2 = x[..., : self.k // 2], x[..., self.k // 2:]
+        return x * emb.cos() + torch.cat((-x2, x1), -1) * emb.sin()
+
+    def forward(self, ids, cache):
+        """ids (1, s) at positions after what cache holds; cache: list of (k, v) per layer, extended."""
+        W, h, g, k = self.W, self.h, self.g, self.k
+        s = ids.shape[1]
+        P = cache[0][0].shape[2] if cache and cache[0] is not None else 0
+        pos = torch.arange(P, P + s)
+        x = W["model.embed_tokens.weight"][ids]
+        mask = torch.full((s, P + s), float("-inf")).triu(P + 1) if s > 1 else None
+        for li in range(self.c["num_hidden_layers"]):
+            p = f"model.layers.{li}."
+            hs = self.norm(x, W[p + "input_layernorm.weight"])
+            q = F.linear(hs, W[p + "self_attn.q_proj.weight"]).view(1, s, h, k).transpose(1, 2)
+            kk = F.linear(hs, W[p + "self_attn.k_proj.weight"]).view(1, s, g, k).transpose(1, 2)
+            v = F.linear(hs, W[p + "self_attn.v_proj.weight"]).view(1, s, g, k).transpose(1, 2)
+            q, kk = self.rope(q, pos), self.rope(kk, pos)
+            if cache[li] is not None:
+                kk = torch.cat((cache[li][0], kk), 2)
+                v = torch.cat((cache[li][1], v), 2)
+            cache[li] = (kk, v)
+            kx, vx = kk.repeat_interleave(h // g, 1), v.repeat_interleave(h // g, 1)
+            sc = q @ kx.transpose(2, 3) / k ** 0.5
+            if mask is not None:
+                sc = sc + mask
+            o = (torch.softmax(sc, -1) @ vx).transpose(1, 2).reshape(1, s, h * k)
+            x = x + F.linear(o, W[p + "self_attn.o_proj.weight"])
+            hs = self.norm(x, W[p + "post_attention_layernorm.weight"])
+            x = x + F.linear(F.silu(F.linear(hs, W[p + "mlp.gate_proj.weight"])) * F.linear(hs, W[p + "mlp.up_proj.weight"]),
+                             W[p + "mlp.down_proj.weight"])
+        return F.linear(self.norm(x[:, -1:], W["model.norm.weight"]), self.head)
+
+
+def median_ms(fn, n):
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times), min(times), max(times)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("folder")
+    p.add_argument("--tokens", type=int, default=512)
+    p.add_argument("--generate", type=int, default=32)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--attnlab", default=os.path.join(ROOT, "build", "attnlab"))
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    cfg, W = load(a.folder)
+    m = Model(cfg, W)
+    tok = json.load(open(os.path.join(a.folder, "tokenizer.json")))
+    words = [w for w in tok["model"]["vocab"] if not w.startswith("<")]
+    random.seed(1)
+    text = " ".join(random.choice(words) for _ in range(a.tokens - 1))  # + BOS = a.tokens
+
+    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
+    out = subprocess.run([a.attnlab, "bench", "--model", a.folder, "--tokens", text, "--repeat", str(a.repeat),
+                          "--generate", str(a.generate)], capture_output=True, text=True, env=env)
+    if out.returncode:
+        print(out.stderr.strip(), file=sys.stderr)
+        return 1
+    seq = int(re.search(r"seq (\d+)", out.stdout).group(1))
+    pre = float(re.search(r"bench: ([0-9.]+) ms", out.stdout).group(1))
+    dec = float(re.search(r"decode: ([0-9.]+) ms", out.stdout).group(1))
+
+    ids = torch.randint(3, cfg["vocab_size"], (1, seq))
+    with torch.no_grad():
+        m.forward(ids, [None] * cfg["num_hidden_layers"])  # warm-up
+        tpre, tlo, thi = median_ms(lambda: m.forward(ids, [None] * cfg["num_hidden_layers"]), a.repeat)
+        cache = [None] * cfg["num_hidden_layers"]
+        logits = m.forward(ids, cache)
+        steps = []
+        for _ in range(a.generate):
+            nxt = logits[0, -1].argmax().view(1, 1)
+            t0 = time.perf_counter()
+            logits = m.forward(nxt, cache)
+            steps.append((time.perf_counter() - t0) * 1e3)
+        tdec = statistics.median(steps)
+        big = torch.empty(64 << 20, dtype=torch.float32).normal_()
+        dst = torch.empty_like(big)
+        copy_ms, _, _ = median_ms(lambda: dst.copy_(big), 7)
+    bandwidth = 2 * big.numel() * 4 / (copy_ms / 1e3)  # bytes read + written per second
+    per_token = 4 * (sum(v.numel() for k, v in W.items() if k != "model.embed_tokens.weight") +
+                     (W["model.embed_tokens.weight"].numel() if cfg.get("tie_word_embeddings") else 0))
+    bound_ms = per_token / bandwidth * 1e3
+    print(f"checkpoint {os.path.basename(a.folder.rstrip('/'))}: {cfg['num_hidden_layers']} layers, d {m.d}, "
+          f"{m.h}/{m.g} heads, vocab {cfg['vocab_size']}; torch {torch.__version__}, {a.threads} threads")
+    print(f"prefill {seq} tokens: torch {tpre:.1f} ms (min {tlo:.1f}, max {thi:.1f}), "
+          f"attnlab {pre:.1f} ms traced; ratio attnlab/torch {pre / tpre:.2f}")
+    print(f"decode after {seq}: torch {tdec:.2f} ms/token ({1e3 / tdec:.1f} tokens/s), attnlab {dec:.2f} ms/token "
+          f"({1e3 / dec:.1f} tokens/s); ratio attnlab/torch {dec / tdec:.2f}")
+    print(f"copy bandwidth {bandwidth / 1e9:.1f} GB/s; float32 weights read per token {per_token / 1e6:.0f} MB; "
+          f"bound {bound_ms:.2f} ms/token; attnlab at {dec / bound_ms:.1f}x the bound")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
