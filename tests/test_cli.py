@@ -108,6 +108,9 @@ USAGE = [
     (["render", "--stage", "q", "a.safetensors", "b.safetensors", "-o", PNG], "unexpected argument 'b.safetensors'"),
     (["trace", "--stage", "q", "-o", OUT], "trace does not take --stage"),
     (["bench", "--frames", "0"], "--frames: '0' is not a whole number from 1"),
+    (["bench", "--generate", "3"], "--generate times a model's decoding: it needs --model"),
+    (["bench", "--generate", "0", "--model", "tang"], "--generate"),
+    (["trace", "--generate", "3"], "trace does not take --generate"),
     (["bench", "--frames", "2", "--stage", "nope"], "no stage 'nope'"),
     (["view"], "expected one trace file"),
     (["view", "a", "b"], "unexpected argument 'b'"),
@@ -189,6 +192,10 @@ expect(["trace", "--tokens", "我 爱 AI", "--source-tokens", "I love AI very mu
        "wrote", stream="stdout")
 r = expect(["info", p], 0, "cross-attention", stream="stdout")
 check("cross-attention scores are s x t", "scores           (b=1, h=4, s=3, t=5)" in r.stdout.decode(), r.stdout)
+r = expect(["bench", "--model", "tang", "--repeat", "2", "--generate", "3"], 0, "prefill", stream="stdout")
+check("bench --generate: decode tokens/s",
+      re.search(r"decode: [0-9.]+ ms per token \(median of 3 steps after a prompt of \d+;.*\), [0-9.]+ tokens/s",
+                r.stdout.decode()), r.stdout)
 r = expect(["bench", "--seq", "16", "--repeat", "3"], 0, "ms per traced forward (median of 3)", stream="stdout")
 check("bench last line", r.stdout.decode().strip().splitlines()[-1].startswith("bench: "), r.stdout)
 
