@@ -438,7 +438,8 @@ attn_status attn_st_map(const char *path, attn_st_file *f, attn_error *err)
     }
     uint64_t size = (uint64_t)sb.st_size;
     if (size >= 8) {
-        void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+        /* private and writable: a page written is the process's own copy, the file never changes */
+        void *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
         if (map == MAP_FAILED) {
             st = attn_fail(err, ATTN_ERR_IO, "%s: cannot map %llu bytes: %s", path, (unsigned long long)size,
                            strerror(errno));

@@ -44,8 +44,9 @@ typedef struct {
  * Errors are ATTN_ERR_IO (cannot read) or ATTN_ERR_FORMAT, prefixed by path. */
 attn_status attn_st_read(const char *path, attn_st_file *f, attn_error *err);
 
-/* The same without reading the data: the file is mapped read-only and data
- * points into the mapping, so a file of any size costs only the pages read. */
+/* The same without reading the data: the file is mapped (private: writing a
+ * page makes the process's own copy; the file never changes) and data points
+ * into the mapping, so a file of any size costs only the pages read. */
 attn_status attn_st_map(const char *path, attn_st_file *f, attn_error *err);
 
 /* The same from a buffer in memory (buf[0..size) is the whole file). */

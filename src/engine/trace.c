@@ -15,6 +15,7 @@ void attn_trace_free(attn_trace *tr)
     attn_tokens_free(&tr->source);
     free(tr->tensors);
     free(tr->arena);
+    if (tr->map) munmap(tr->map, tr->map_size);
     free(tr->masked_rows);
     free(tr->token_ids);
     free(tr->model_config);

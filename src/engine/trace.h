@@ -51,7 +51,9 @@ typedef struct {
     attn_tensor *tensors; /* n_tensors: layer by layer, each in pipeline order, then the rest */
     int n_tensors;
     int n_layers;         /* attention layers (1 for a single-layer trace) */
-    float *arena;         /* all tensor data */
+    float *arena;         /* all tensor data; NULL when it is the file's (map) */
+    void *map;            /* a loaded trace's file, mapped: its tensors point into it; else NULL */
+    size_t map_size;
     int *masked_rows;     /* (n_masked, 2): (batch row, query index) with every key masked */
     int n_masked;
     int *token_ids;       /* (b, L) a model's token ids, −1 at pads; NULL without a model */

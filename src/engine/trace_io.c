@@ -481,6 +481,18 @@ static attn_status meta_dims(const attn_st_file *f, const named *ts, int n, attn
     return ATTN_OK;
 }
 
+/* Whether f is a mapping whose tensors can be used in place: every one float32
+ * on a little-endian host, 4-byte aligned. */
+static bool can_point_into(const attn_st_file *f)
+{
+    const uint16_t one = 1;
+    if (!f->map || *(const unsigned char *)&one != 1) return false;
+    for (int i = 0; i < f->n; i++)
+        if (f->entries[i].dtype != ATTN_ST_F32 || (uintptr_t)(f->data + f->entries[i].begin) % sizeof(float))
+            return false;
+    return true;
+}
+
 /* Takes the tensors in order; every contract tensor must have exactly its contract shape. */
 static attn_status place_tensors(const attn_st_file *f, const named *ts, attn_trace *tr, attn_error *err)
 {
@@ -506,13 +518,18 @@ static attn_status place_tensors(const attn_st_file *f, const named *ts, attn_tr
                              attn_tensor_shape_str(t, shp, sizeof shp), t->info->dims);
         }
     }
+    if (can_point_into(f)) { /* the mapped file's float32 data is the tensors' data */
+        for (int i = 0; i < tr->n_tensors; i++) tr->tensors[i].data = (float *)(void *)(f->data + ts[i].e->begin);
+        return ATTN_OK;
+    }
     attn_status st = attn_trace_alloc_arena(tr, err);
     for (int i = 0; !st && i < tr->n_tensors; i++) attn_st_copy_f32(f, ts[i].e, tr->tensors[i].data);
     return st;
 }
 
-/* Builds a trace from a parsed file (which the caller keeps and frees). */
-static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error *err)
+/* Builds a trace from a parsed file. The caller keeps and frees it, except a
+ * mapping whose data the tensors point into: the trace takes that over. */
+static attn_status from_file(attn_st_file *fp, attn_trace *tr, attn_error *err)
 {
     const attn_st_file f = *fp;
     attn_status st;
@@ -529,6 +546,12 @@ static attn_status from_file(const attn_st_file *fp, attn_trace *tr, attn_error 
         goto fail;
     free(ts);
     ts = NULL;
+    if (!tr->arena && f.map) { /* the tensors live in the mapping: it is the trace's now */
+        tr->map = fp->map;
+        tr->map_size = fp->map_size;
+        fp->map = NULL;
+        fp->data = NULL;
+    }
 
     if ((st = load_config(&f, tr, err))) goto fail;
     if ((st = load_tokens(&f, "tokens", "lengths", d->b, d->L, tr->cfg.pad_side, &tr->tokens, err))) goto fail;
@@ -560,7 +583,7 @@ attn_status attn_trace_load(const char *path, attn_trace *tr, attn_error *err)
     attn_st_file f;
     attn_status st;
     memset(tr, 0, sizeof *tr);
-    if ((st = attn_st_read(path, &f, err))) return st; /* already names the file */
+    if ((st = attn_st_map(path, &f, err))) return st; /* already names the file */
     if ((st = from_file(&f, tr, err))) attn_error_prefix(err, path);
     attn_st_free(&f);
     return st;
