@@ -389,6 +389,11 @@ check("render of a mapped trace: peak RSS within 1.3x the file size" + (" (not m
       peak and peak[0] == "0" and (asan or int(peak[1]) * 1024 <= 1.3 * os.path.getsize(big)),
       f"exit {peak[:1]}, peak {int(peak[1]) >> 10 if len(peak) > 1 else '?'} MiB for a "
       f"{os.path.getsize(big) >> 20} MiB file")
+r = run(["info", big])
+out = r.stdout.decode()
+check("info names the memory a mapped trace takes and the limit",
+      re.search(r"memory: 10[0-9.]+ MiB of tensors, mapped from the file .*up to [0-9.]+ GiB", out), out[:600])
+check("info cuts a long token row", "… (976 more)" in out and len(out.splitlines()[2]) < 600, out[:600])
 os.unlink(big)
 
 print(f"{passed} passed, {failed} failed")

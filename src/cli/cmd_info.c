@@ -1,6 +1,7 @@
 /* cmd_info.c — `attnlab info FILE` and `attnlab summary [config]`:
  * the configuration, the table of stages, and (summary) one head's weights. */
 #include <stdbool.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +31,30 @@ static void print_padded(const char *s, int width, bool right)
     else printf("%s%*s", s, pad, "");
 }
 
+/* Each row's first SHOWN tokens: a long prompt stays a line. */
 static void print_tokens(const char *label, const attn_tokens *t)
 {
+    enum { SHOWN = 48 };
     printf("  %s (lengths", label);
     for (int r = 0; r < t->rows; r++) printf("%s%d", r ? ", " : " ", t->lengths[r]);
     printf("):");
     for (int r = 0; r < t->rows; r++) {
         printf("%s", r ? " |" : "");
-        for (int p = 0; p < t->len; p++) printf(" %s", attn_tokens_at(t, r, p));
+        for (int p = 0; p < t->len && p < SHOWN; p++) printf(" %s", attn_tokens_at(t, r, p));
+        if (t->len > SHOWN) printf(" … (%d more)", t->len - SHOWN);
     }
     printf("\n");
+}
+
+/* What the trace holds in memory, and where, against the limit of one trace. */
+static void print_memory(const attn_trace *tr)
+{
+    double bytes = 0, limit = attn_config_max_bytes(&tr->cfg);
+    for (int i = 0; i < tr->n_tensors; i++) bytes += (double)tr->tensors[i].count * sizeof(float);
+    bool small = bytes < (1 << 20);
+    printf("  memory: %.1f %s of tensors, %s; a trace may take up to %.1f GiB here (half the physical memory)\n",
+           bytes / (small ? 1 << 10 : 1 << 20), small ? "KiB" : "MiB",
+           tr->map ? "mapped from the file (pages read as they are used)" : "in memory", limit / (1 << 30));
 }
 
 static void print_header(const attn_trace *tr)
@@ -139,6 +154,7 @@ int cmd_info(int argc, char **argv)
     }
     printf("%s: ", a.positional[0]);
     print_header(&tr);
+    print_memory(&tr);
     print_stage_table(&tr);
     attn_trace_free(&tr);
 out:
@@ -161,6 +177,7 @@ int cmd_summary(int argc, char **argv)
         goto out;
     }
     print_header(&tr);
+    print_memory(&tr);
     print_stage_table(&tr);
     print_weights(&tr);
     attn_trace_free(&tr);
