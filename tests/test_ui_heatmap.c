@@ -509,7 +509,38 @@ static void test_paint_gap_only_when_it_fits(void **state)
     }
 }
 
-/* A transposed view: element (i, j) of the slice is d[j*5 + i]. */
+/* Taller than its cells (4,096 query rows of a long prompt in 64 pixels): a
+ * pixel row shows the largest value of the rows it stands for, so a single
+ * strong cell anywhere stays visible, in the right column; masked cells do not count. */
+static void test_paint_max_pools_tall_columns(void **state)
+{
+    (void)state;
+    enum { R = 4096, C = 8, H = 64 };
+    float *d = calloc((size_t)R * C, sizeof *d), *m = calloc((size_t)R * C, sizeof *m);
+    assert_non_null(d);
+    assert_non_null(m);
+    ui_scale sc = {UI_CMAP_SEQUENTIAL, 0.0f, 1.0f};
+    for (int peak = 0; peak < R; peak += 251) {
+        int col = peak % C;
+        memset(d, 0, (size_t)R * C * sizeof *d);
+        memset(m, 0, (size_t)R * C * sizeof *m);
+        d[(size_t)peak * C + col] = 1.0f;
+        d[(size_t)peak * C + (col + 4) % C] = 1.0f; /* the same peak in another column, masked */
+        m[(size_t)peak * C + (col + 4) % C] = -INFINITY;
+        ui_slice s = {d, R, C, C, 1, m, C, 1};
+        pic p = pic_new(C * 4, H);
+        paint(&s, &sc, &p, 0);
+        int hot = 0, where = -1;
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < C * 4; x += 4)
+                if (pic_at(&p, x, y) == ui_heat_color(&sc, 1.0f)) hot++, where = x / 4;
+        if (hot != 1 || where != col) fail_msg("peak at row %d: %d pixels show it, in column %d (want 1 in %d)", peak, hot, where, col);
+        free(p.px);
+    }
+    free(d);
+    free(m);
+}
+
 /* Narrower than its cells (3,072 vocabulary columns in 40 pixels): a pixel
  * column shows the largest value among the cells it stands for, so a lone
  * peak is never dropped; masked cells do not count. */
@@ -602,12 +633,17 @@ static void test_paint_tiny(void **state)
                     assert_true(is_hatch(c));
                 else if (isnan(v))
                     assert_true(c == UI_NAN_A || c == UI_NAN_B);
-                else { /* the largest finite value since the previous pixel column's cell */
-                    int pi, pj = -1;
-                    if (x > 0) ui_heat_cell_at(p.w, p.h, N, N, x - 1, y, &pi, &pj);
-                    for (int jj = pj + 1; jj < j; jj++)
-                        if (isfinite(d[i * N + jj]) && d[i * N + jj] > v) v = d[i * N + jj];
-                    assert_int_equal(c, ui_heat_color(&sc, v));
+                else { /* the largest finite value since the previous pixel column's cell and row's */
+                    int pi = -1, pj = -1, ignore;
+                    if (x > 0) ui_heat_cell_at(p.w, p.h, N, N, x - 1, y, &ignore, &pj);
+                    if (y > 0) ui_heat_cell_at(p.w, p.h, N, N, x, y - 1, &pi, &ignore);
+                    if (pi == i) pi = i - 1; /* a cell taller than a pixel: its own row only */
+                    for (int ii = pi + 1; ii <= i; ii++)
+                        for (int jj = pj + 1; jj <= j; jj++)
+                            if (isfinite(d[ii * N + jj]) && d[ii * N + jj] > v) v = d[ii * N + jj];
+                    if (c != ui_heat_color(&sc, v))
+                        fail_msg("%dx%d picture, pixel (%d, %d), cell (%d, %d) from (%d, %d): %08x, want %08x", p.w, p.h,
+                                 x, y, i, j, pi + 1, pj + 1, c, ui_heat_color(&sc, v));
                 }
             }
         free(p.px);
@@ -719,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_paint_gap_only_when_it_fits),
         cmocka_unit_test(test_paint_strided),
         cmocka_unit_test(test_paint_max_pools_wide_rows),
+        cmocka_unit_test(test_paint_max_pools_tall_columns),
         cmocka_unit_test(test_paint_tiny),
         cmocka_unit_test(test_paint_nothing_on_empty_sizes),
         cmocka_unit_test(test_paint_flat_range),

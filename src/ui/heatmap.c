@@ -215,8 +215,10 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
     level_map lm = level_map_of(scale);
     float fast_scale = lm.fixed < 0 ? lm.scale : NAN; /* a flat range takes level_of for every cell */
 
-    for (int y = 0; y < h;) {
+    for (int y = 0, prev_i = -1; y < h;) {
         int i = cell_of(y, h, rows), y_end = start_of(i + 1, h, rows), y_gap = y_end - gap;
+        int nr = i - prev_i; /* cell rows this pixel row stands for: its own and the nr − 1 above (rows > h) */
+        prev_i = i;
         const float *data = slice->data + i * slice->row_stride;
         const float *mrow = slice->mask ? slice->mask + i * slice->mask_row_stride : NULL;
         int nrun = 0;
@@ -224,11 +226,15 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
         for (int s = 0; s < nspan; s++) {
             const col_span *sp = &spans[s];
             float v = data[sp->offset];
-            if (sp->n > 1 && isfinite(v)) /* narrower than its cells: a pixel column shows the largest of them */
-                for (int c = 1; c < sp->n; c++) {
-                    float u = data[sp->offset - c * slice->col_stride];
-                    if (u > v && isfinite(u) && !(mrow && mrow[sp->moffset - c * slice->mask_col_stride] != 0.0f))
-                        v = u;
+            if ((sp->n > 1 || nr > 1) && isfinite(v)) /* smaller than its cells: a pixel shows the largest of them */
+                for (int r = 0; r < nr; r++) {
+                    const float *d = data - r * slice->row_stride;
+                    const float *m = mrow ? mrow - r * slice->mask_row_stride : NULL;
+                    for (int c = r ? 0 : 1; c < sp->n; c++) {
+                        float u = d[sp->offset - c * slice->col_stride];
+                        if (u > v && isfinite(u) && !(m && m[sp->moffset - c * slice->mask_col_stride] != 0.0f))
+                            v = u;
+                    }
                 }
             float l = (v - lm.lo) * fast_scale;
             if (mrow && mrow[sp->moffset] != 0.0f && !isnan(v))

@@ -7,8 +7,9 @@
  * When w < cols (or h < rows) some cells get an empty rectangle: each pixel
  * shows the one cell whose rectangle holds it, except that a finite value
  * shows the largest finite, unmasked value of that cell and the empty cells
- * before it in its row (max-pooling along the columns, so a peak among 3,072
- * vocabulary columns stays visible); masks and NaN follow that one cell.
+ * before it in its row and above it in its column (max-pooling, so a peak
+ * among 3,072 vocabulary columns, or one query row among 4,096, stays
+ * visible); masks and NaN follow that one cell.
  *
  * Finite values go through the colour map over [lo, hi] (clamped). A masked
  * cell (−∞) is a diagonal hatch of UI_HATCH_LIGHT and UI_HATCH_DARK, aligned
