@@ -447,6 +447,29 @@ static void test_cache_line(void **state)
     teardown(state);
 }
 
+/* Labels left out of a long axis are never left out silently: a line under the
+ * picture says which are shown; a short axis has every label and no such line. */
+static void test_hidden_labels_said(void **state)
+{
+    static const char *const kv[] = {"seq", "300", NULL};
+    setup_with(state, kv);
+    fixture *f = *state;
+    build(f);
+    bool said = false;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        said |= c->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&f->dl, c), "labels: 1 row in ", 17) &&
+                strstr(ui_cmd_text(&f->dl, c), "of 300 × 300");
+    assert_true(said);
+    teardown(state);
+    static const char *const few[] = {"tokens", "a b c", NULL};
+    setup_with(state, few);
+    f = *state;
+    build(f);
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        assert_false(c->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&f->dl, c), "labels:", 7));
+    teardown(state);
+}
+
 /* The mask has a legend of its two values, not a colour bar from −1 to 1. */
 static void test_mask_legend(void **state)
 {
@@ -655,6 +678,7 @@ int main(void)
         cmocka_unit_test(test_dropped_marks),
         cmocka_unit_test_setup_teardown(test_mask_legend, setup, teardown),
         cmocka_unit_test(test_cache_line),
+        cmocka_unit_test(test_hidden_labels_said),
         cmocka_unit_test_setup_teardown(test_presenter_toolbar, setup, teardown),
         cmocka_unit_test(test_header_follows_settings),
     };

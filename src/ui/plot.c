@@ -259,9 +259,10 @@ static void marks(ui_draw *dl, const ui_app *app, const placed *p, const ui_view
     }
 }
 
-/* Row labels right-aligned in the lw pixels left of the cells: every row when they fit, else every n-th. */
-static void row_labels(ui_draw *dl, const ui_app *app, const attn_trace *tr, const ui_view_slice *v,
-                       const placed *p, int lw)
+/* Row labels right-aligned in the lw pixels left of the cells: every row when
+ * they fit, else every n-th. Returns n. */
+static int row_labels(ui_draw *dl, const ui_app *app, const attn_trace *tr, const ui_view_slice *v,
+                      const placed *p, int lw)
 {
     const ui_slice *s = p->s;
     int u = ui_line(dl);
@@ -274,10 +275,12 @@ static void row_labels(ui_draw *dl, const ui_app *app, const attn_trace *tr, con
         uint32_t col = i == app->view.row && v->row_axis == UI_AXIS_QUERY ? UI_ACCENT : UI_TEXT;
         ui_text_fit(dl, lab, p->r.x - u / 3 - tw, c.y + (c.h - u) / 2, lw - u / 2, col);
     }
+    return step;
 }
 
-/* Column labels centred over the cells at y: every column when they fit, else every n-th. */
-static void col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p, int y)
+/* Column labels centred over the cells at y: every column when they fit, else
+ * every n-th. Returns n. */
+static int col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p, int y)
 {
     const ui_slice *s = p->s;
     int u = ui_line(dl);
@@ -291,6 +294,38 @@ static void col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v
         const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
         ui_text(dl, lab, c.x + (c.w - ui_text_w(dl, lab)) / 2, y, UI_TEXT);
     }
+    return step;
+}
+
+/* Under the picture, when labels were left out: which are shown, and where
+ * the rest are; only where the line fits whole under the picture. */
+static void hidden_labels_note(ui_draw *dl, const placed *p, int row_step, int col_step, int bottom)
+{
+    int u = ui_line(dl), y = p->r.y + p->r.h + u / 4;
+    char buf[200];
+    if ((row_step <= 1 && col_step <= 1) || y + u > bottom) return;
+    if (row_step > 1 && col_step > 1)
+        /* TRANSLATORS: the heatmap's axes have too many labels to draw them all */
+        snprintf(buf, sizeof buf, _("labels: 1 row in %d and 1 column in %d, of %d × %d; hover a cell for its tokens"),
+                 row_step, col_step, p->s->rows, p->s->cols);
+    else if (row_step > 1)
+        snprintf(buf, sizeof buf, _("labels: 1 row in %d, of %d; hover a cell for its token"), row_step, p->s->rows);
+    else
+        snprintf(buf, sizeof buf, _("labels: 1 column in %d, of %d; hover a cell for its token"), col_step,
+                 p->s->cols);
+    if (ui_text_w(dl, buf) <= p->r.w) {
+        ui_text(dl, buf, p->r.x, y, UI_TEXT_DIM);
+        return;
+    }
+    /* two lines: what is shown; then, if there is room, the hint after the semicolon */
+    char *semi = strstr(buf, "; "), *wide = strstr(buf, "；");
+    char *cut = semi ? semi : wide;
+    if (!cut) return;
+    const char *rest = cut + (semi ? 2 : strlen("；"));
+    *cut = '\0';
+    if (ui_text_w(dl, buf) > p->r.w) return;
+    ui_text(dl, buf, p->r.x, y, UI_TEXT_DIM);
+    if (y + 2 * u <= bottom && ui_text_w(dl, rest) <= p->r.w) ui_text(dl, rest, p->r.x, y + u, UI_TEXT_DIM);
 }
 
 /* weights_dropout: a mark on each weight that dropout set to 0 (the weight before
@@ -325,8 +360,10 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     cell_numbers(dl, &p, sc);
     if (v->block > 0) head_blocks(dl, &p, v);
     marks(dl, app, &p, v, area);
-    if (o->labels && !o->no_row_labels) row_labels(dl, app, tr, v, &p, lw);
-    if (o->labels) col_labels(dl, tr, v, &p, box.y);
+    int row_step = 1, col_step = 1;
+    if (o->labels && !o->no_row_labels) row_step = row_labels(dl, app, tr, v, &p, lw);
+    if (o->labels) col_step = col_labels(dl, tr, v, &p, box.y);
+    if (o->labels) hidden_labels_note(dl, &p, row_step, col_step, box.y + box.h);
     int flags = specials(p.s);
     if (attn_tensor_stage(v->tensor) == ATTN_STAGE_WEIGHTS_DROPOUT && dropped_cells(dl, tr, v, &p)) flags |= HAS_DROPPED;
     if (o->colorbar && attn_tensor_stage(v->tensor) == ATTN_STAGE_MASK)
