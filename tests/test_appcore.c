@@ -340,7 +340,7 @@ static void mouse_goes_through_the_layout(void **state)
     const attn_dims *d = &app->trace.dims;
     ui_layout_hit(&app->layout, (ui_rect){10, 10, 50, 20}, UI_ACT_COMPARE, 0);
     ui_heat_area *a = &app->layout.areas[app->layout.n_areas++];
-    *a = (ui_heat_area){{100, 100, 60 * d->t, 60 * d->s}, d->s, d->t, 0, 0, "weights"};
+    *a = (ui_heat_area){{100, 100, 60 * d->t, 60 * d->s}, d->s, d->t, 0, 0, "weights", 0, 0};
     assert_true(ui_app_mouse_move(app, 100 + 60 * 2 + 5, 100 + 60 * 3 + 5));
     assert_int_equal(app->hover_area, 0);
     assert_int_equal(app->hover_i, 3);
@@ -515,7 +515,7 @@ static void a_trained_model_in_the_window(void **state)
     assert_true(ui_app_overview(&app));
     ui_layout_clear(&app.layout);
     ui_heat_area *th = &app.layout.areas[app.layout.n_areas++];
-    *th = (ui_heat_area){{300, 200, 40, 40}, 7, 7, 2, 0, "layers.1.weights"};
+    *th = (ui_heat_area){{300, 200, 40, 40}, 7, 7, 2, 0, "layers.1.weights", 0, 0};
     assert_true(ui_app_mouse_down(&app, 310, 210));
     assert_int_equal(app.view.mode, LESSON_VIEW_SINGLE);
     assert_int_equal(app.view.layer, 1);

@@ -470,6 +470,57 @@ static void test_hidden_labels_said(void **state)
     teardown(state);
 }
 
+/* A long picture: the wheel over it zooms in around the cell under the mouse,
+ * a minimap shows where the window is, a drag pans, the labels and the hover
+ * name the stage's own rows, and z shows the whole picture again. */
+static void test_zoom_and_pan(void **state)
+{
+    static const char *const kv[] = {"seq", "64", NULL};
+    setup_with(state, kv);
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    build(f);
+    ui_heat_area a = app->layout.areas[0];
+    assert_int_equal(a.rows, 64);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1);
+    /* the wheel over row 48, column 16 */
+    int cx, cy, cw, ch;
+    ui_heat_cell_rect(a.r.w, a.r.h, 64, 64, 48, 16, &cx, &cy, &cw, &ch);
+    int mx = a.r.x + cx + cw / 2, my = a.r.y + cy + ch / 2;
+    ui_app_mouse_move(app, mx, my);
+    assert_int_equal(app->hover_i, 48);
+    assert_true(ui_app_wheel(app, 1));
+    build(f);
+    a = app->layout.areas[0];
+    assert_int_equal(a.rows, 32);
+    assert_int_equal(a.cols, 32);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 2); /* and the minimap */
+    /* the same cell is still under the mouse, and the hover names it */
+    ui_app_mouse_move(app, mx, my);
+    assert_int_equal(app->hover_i, 48);
+    assert_int_equal(app->hover_j, 16);
+    assert_true(a.row0 > 0 && a.row0 <= 48 && 48 < a.row0 + 32);
+    /* a drag up by half the picture moves the window down by a quarter of the rows */
+    int row0 = a.row0;
+    ui_app_mouse_down(app, mx, my);
+    assert_true(ui_app_mouse_drag(app, mx, my - a.r.h / 2));
+    ui_app_mouse_up(app);
+    build(f);
+    assert_int_equal(app->layout.areas[0].row0, row0 + 16 > 32 ? 32 : row0 + 16);
+    assert_int_equal(app->layout.areas[0].col0, a.col0);
+    /* zoomed in as far as it goes: 4 cells */
+    for (int k = 0; k < 10; k++) ui_app_wheel(app, 1);
+    build(f);
+    assert_int_equal(app->layout.areas[0].rows, 4);
+    /* z: the whole picture */
+    assert_true(ui_app_key(app, 'z', 0));
+    build(f);
+    assert_int_equal(app->layout.areas[0].rows, 64);
+    assert_int_equal(app->layout.areas[0].row0, 0);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1);
+    teardown(state);
+}
+
 /* The mask has a legend of its two values, not a colour bar from −1 to 1. */
 static void test_mask_legend(void **state)
 {
@@ -679,6 +730,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mask_legend, setup, teardown),
         cmocka_unit_test(test_cache_line),
         cmocka_unit_test(test_hidden_labels_said),
+        cmocka_unit_test(test_zoom_and_pan),
         cmocka_unit_test_setup_teardown(test_presenter_toolbar, setup, teardown),
         cmocka_unit_test(test_header_follows_settings),
     };

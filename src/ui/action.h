@@ -21,6 +21,7 @@ typedef enum {
     UI_ACT_EDIT, UI_ACT_DECODE, UI_ACT_DECODE_PREV, UI_ACT_DECODE_NEXT,
     UI_ACT_PRESENT,    /* presenter mode on / off */
     UI_ACT_SCALE_HEAD, /* the colour scale: shared by all heads / the shown head's own */
+    UI_ACT_ZOOM_RESET, /* the single view's zoom back to the whole picture */
     UI_ACT_SAVE, UI_ACT_FULLSCREEN, UI_ACT_FONT_UP, UI_ACT_FONT_DOWN, UI_ACT_HELP,
     UI_ACT_ROW,        /* arg: query row to show as a bar chart (-1 closes it) */
     UI_ACT_LESSON_NEXT, UI_ACT_LESSON_PREV,

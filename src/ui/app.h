@@ -83,7 +83,13 @@ typedef struct ui_app {
     int width, height;    /* drawable pixels: the visualizer's part (the window minus the lesson panel) */
     int full_width;       /* the whole window */
     int mouse_x, mouse_y; /* drawable pixels; -1: outside */
-    int hover_area, hover_i, hover_j; /* cell under the mouse (area index), -1: none */
+    int hover_area, hover_i, hover_j; /* cell under the mouse (area index, the stage's row and column), -1: none */
+    struct {
+        int level;              /* the single view 2^level times closer (0: the whole picture) */
+        int i0, j0;             /* the window's top-left cell */
+        bool dragging;          /* the left button went down on the zoomed picture */
+        int drag_x, drag_y, drag_i0, drag_j0; /* where, and the window then */
+    } zoom;
     int stage_scroll;     /* first stage shown in the navigator */
 
     char status[400];     /* last message (an error from a change, a saved file) */
@@ -110,7 +116,9 @@ bool ui_app_paste(ui_app *app, const char *utf8);      /* the clipboard's text, 
 bool ui_app_mouse_move(ui_app *app, int x, int y);     /* drawable pixels */
 bool ui_app_mouse_leave(ui_app *app);
 bool ui_app_mouse_down(ui_app *app, int x, int y);     /* the left button */
-bool ui_app_wheel(ui_app *app, int dy);                /* dy > 0: away from the user */
+bool ui_app_mouse_drag(ui_app *app, int x, int y);     /* moved with the left button held: pans a zoomed picture */
+bool ui_app_mouse_up(ui_app *app);                     /* the left button let go */
+bool ui_app_wheel(ui_app *app, int dy);                /* dy > 0: away from the user; over a heatmap it zooms */
 bool ui_app_exposed(ui_app *app);                      /* the window was resized, shown or uncovered */
 /* Whether typed text is wanted (the token editor, a lesson's numeric answer): the window starts text input then. */
 bool ui_app_wants_text(const ui_app *app);
@@ -205,6 +213,11 @@ int ui_app_model_sync(ui_app *app, const char *name, attn_error *err);
 /* The query row the next-token panel shows: the selected row, else the last
  * real token of the batch row. */
 int ui_app_query_row(const ui_app *app);
+
+/* The single view's zoomed window on a rows × cols slice: its top-left cell
+ * and size. False (the whole slice) when not zoomed, and in a lesson, the
+ * grid and the compare view, which always show the whole picture. */
+bool ui_app_zoom_window(const ui_app *app, int rows, int cols, int *i0, int *j0, int *wr, int *wc);
 
 /* One of the most likely next tokens. */
 typedef struct {

@@ -1,9 +1,11 @@
 /* app_input.c — keys, typed text and the mouse, turned into actions. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "app.h"
 #include "app_impl.h"
+#include "i18n.h"
 #include "view.h"
 
 bool ui_app_wants_text(const ui_app *app)
@@ -105,6 +107,7 @@ bool ui_app_paste(ui_app *app, const char *utf8)
 
 /* ---- the mouse ------------------------------------------------------------ */
 
+/* The area and the stage's cell (i, j) under (x, y). */
 static bool find_cell(const ui_app *app, int x, int y, int *area, int *i, int *j)
 {
     for (int a = 0; a < app->layout.n_areas; a++) {
@@ -112,9 +115,107 @@ static bool find_cell(const ui_app *app, int x, int y, int *area, int *i, int *j
         if (ui_rect_contains(h->r, x, y) &&
             ui_heat_cell_at(h->r.w, h->r.h, h->rows, h->cols, x - h->r.x, y - h->r.y, i, j) == 0) {
             *area = a;
+            *i += h->row0;
+            *j += h->col0;
             return true;
         }
     }
+    return false;
+}
+
+/* ---- zoom: the single view's window on a large picture ---------------------- */
+
+enum { ZOOM_MIN_CELLS = 4, ZOOM_MAX_LEVEL = 12 };
+
+static int clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+static int at_least(int v, int lo) { return v < lo ? lo : v; }
+
+static bool zoomable(const ui_app *app)
+{
+    return app->view.mode == LESSON_VIEW_SINGLE && !app->lesson.open && !app->lesson.picker;
+}
+
+/* Cells along an axis of n at a zoom level: n / 2^level, at least a few. */
+static int window_len(int n, int level)
+{
+    int w = (int)ceil(n / ldexp(1.0, level));
+    return clamp(w, ZOOM_MIN_CELLS < n ? ZOOM_MIN_CELLS : n, n);
+}
+
+
+bool ui_app_zoom_window(const ui_app *app, int rows, int cols, int *i0, int *j0, int *wr, int *wc)
+{
+    if (!app->zoom.level || !zoomable(app) || rows <= 0 || cols <= 0) return false;
+    *wr = window_len(rows, app->zoom.level);
+    *wc = window_len(cols, app->zoom.level);
+    *i0 = clamp(app->zoom.i0, 0, rows - *wr);
+    *j0 = clamp(app->zoom.j0, 0, cols - *wc);
+    return *wr < rows || *wc < cols;
+}
+
+/* The main picture's area (the single view's one heatmap), or NULL. */
+static const ui_heat_area *main_area(const ui_app *app)
+{
+    for (int a = 0; a < app->layout.n_areas; a++)
+        if (app->layout.areas[a].pane == 0) return &app->layout.areas[a];
+    return NULL;
+}
+
+/* The whole slice's size behind area h. */
+static bool slice_size(const ui_app *app, const ui_heat_area *h, int *rows, int *cols)
+{
+    ui_view_slice v;
+    if (ui_view_make(&app->trace, h->stage, app->view.batch, h->head, &v)) return false;
+    *rows = v.slice.rows;
+    *cols = v.slice.cols;
+    return true;
+}
+
+/* One wheel step over cell (i, j) of area h at (x, y): in (dy > 0) or out,
+ * keeping that cell under the mouse. */
+static bool zoom_at(ui_app *app, const ui_heat_area *h, int i, int j, int x, int y, int dy)
+{
+    int rows, cols, level = app->zoom.level + (dy > 0 ? 1 : -1);
+    if (!slice_size(app, h, &rows, &cols) || level < 0 || level > ZOOM_MAX_LEVEL) return false;
+    int wr = window_len(rows, level), wc = window_len(cols, level);
+    if (dy > 0 && wr == window_len(rows, app->zoom.level) && wc == window_len(cols, app->zoom.level))
+        return false; /* as close as it goes */
+    double fy = (y - h->r.y) / (double)at_least(h->r.h, 1), fx = (x - h->r.x) / (double)at_least(h->r.w, 1);
+    app->zoom.level = wr == rows && wc == cols ? 0 : level;
+    app->zoom.i0 = clamp((int)lround(i + 0.5 - fy * wr), 0, rows - wr);
+    app->zoom.j0 = clamp((int)lround(j + 0.5 - fx * wc), 0, cols - wc);
+    app->hover_area = -1; /* the cells moved under the mouse */
+    if (app->zoom.level)
+        ui_app_status(app, false, _("zoom: rows %d–%d of %d, columns %d–%d of %d (z: the whole picture)"), app->zoom.i0,
+                      app->zoom.i0 + wr - 1, rows, app->zoom.j0, app->zoom.j0 + wc - 1, cols);
+    else
+        ui_app_status(app, false, "%s", _("the whole picture"));
+    app->dirty = true;
+    return true;
+}
+
+bool ui_app_mouse_drag(ui_app *app, int x, int y)
+{
+    const ui_heat_area *h = main_area(app);
+    int rows, cols, i0, j0, wr, wc;
+    if (!app->zoom.dragging || !h || !slice_size(app, h, &rows, &cols) ||
+        !ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc))
+        return ui_app_mouse_move(app, x, y);
+    /* the picture follows the mouse: a drag across the whole picture moves by one window */
+    int ni = clamp(app->zoom.drag_i0 - (int)lround((y - app->zoom.drag_y) * (double)wr / at_least(h->r.h, 1)), 0, rows - wr);
+    int nj = clamp(app->zoom.drag_j0 - (int)lround((x - app->zoom.drag_x) * (double)wc / at_least(h->r.w, 1)), 0, cols - wc);
+    app->mouse_x = x;
+    app->mouse_y = y;
+    if (ni == i0 && nj == j0) return false;
+    app->zoom.i0 = ni;
+    app->zoom.j0 = nj;
+    app->dirty = true;
+    return true;
+}
+
+bool ui_app_mouse_up(ui_app *app)
+{
+    app->zoom.dragging = false;
     return false;
 }
 
@@ -184,6 +285,16 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
     if (app->help) return ui_app_do(app, UI_ACT_HELP, 0); /* a click anywhere closes the help */
     int area, i, j;
     if (!find_cell(app, x, y, &area, &i, &j)) return false;
+    int rows, cols, i0, j0, wr, wc;
+    if (L->areas[area].pane == 0 && slice_size(app, &L->areas[area], &rows, &cols) &&
+        ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc)) /* a drag may follow: it pans */
+    {
+        app->zoom.dragging = true;
+        app->zoom.drag_x = x;
+        app->zoom.drag_y = y;
+        app->zoom.drag_i0 = i0;
+        app->zoom.drag_j0 = j0;
+    }
     return cell_click(app, &L->areas[area], i, j);
 }
 
@@ -199,6 +310,10 @@ bool ui_app_wheel(ui_app *app, int dy)
         app->dirty = true;
         return true;
     }
+    int area, i, j;
+    if (dy && zoomable(app) && find_cell(app, app->mouse_x, app->mouse_y, &area, &i, &j) &&
+        app->layout.areas[area].pane == 0)
+        return zoom_at(app, &app->layout.areas[area], i, j, app->mouse_x, app->mouse_y, dy);
     int n = app->trace.n_tensors;
     int s = app->stage_scroll - dy;
     if (s < 0) s = 0;

@@ -51,7 +51,10 @@ bool ui_input_sdl(ui_app *app, const SDL_Event *ev)
     switch (ev->type) {
     case SDL_QUIT: app->req.quit = true; return true;
     case SDL_WINDOWEVENT: return window_event(app, &ev->window);
-    case SDL_MOUSEMOTION: return ui_app_mouse_move(app, px(app, ev->motion.x), px(app, ev->motion.y));
+    case SDL_MOUSEMOTION:
+        if (ev->motion.state & SDL_BUTTON_LMASK) return ui_app_mouse_drag(app, px(app, ev->motion.x), px(app, ev->motion.y));
+        return ui_app_mouse_move(app, px(app, ev->motion.x), px(app, ev->motion.y));
+    case SDL_MOUSEBUTTONUP: return ev->button.button == SDL_BUTTON_LEFT && ui_app_mouse_up(app);
     case SDL_MOUSEBUTTONDOWN:
         if (ev->button.button != SDL_BUTTON_LEFT) return false;
         return ui_app_mouse_down(app, px(app, ev->button.x), px(app, ev->button.y));

@@ -38,6 +38,8 @@ const ui_key_binding ui_keys[] = {
     KEY('x', UI_ACT_CROSS, "x", N_("cross-attention on / off")),
     KEY('g', UI_ACT_GRID, "g", N_("all-heads grid")),
     KEY('u', UI_ACT_SCALE_HEAD, "u", N_("colour scale: shared by all heads / this head's own")),
+    /* TRANSLATORS: the keys column of the help: the mouse wheel, dragging, and the key z */
+    KEY('z', UI_ACT_ZOOM_RESET, N_("wheel  drag  z"), N_("zoom into a heatmap / move around it / the whole picture again")),
     KEY(UI_KEY_TAB, UI_ACT_COMPARE, "Tab", N_("compare view; t: which mask to toggle")),
     {'t', UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL}, /* -1: the next one */
     KEY('o', UI_ACT_MODEL_NEXT, "o", N_("trained models: tang → … → brown → the built-in example")),

@@ -29,6 +29,7 @@ typedef struct {
     int head;   /* query head shown */
     int pane;   /* compare: 0 current, 1 toggled, 2 difference; grid: 0 */
     char stage[ATTN_MAX_NAME]; /* a copy: the trace it came from may be gone by the next event */
+    int row0, col0; /* a zoomed picture: its cell (i, j) is the stage's (row0 + i, col0 + j) */
 } ui_heat_area;
 
 #define UI_MAX_HITS 160

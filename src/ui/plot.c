@@ -11,11 +11,11 @@
 static const float NAN_CELL[1] = {NAN};
 
 
-static int add_area(ui_layout *l, ui_rect r, int rows, int cols, int head, int pane, const char *stage)
+static int add_area(ui_layout *l, ui_rect r, const ui_view_slice *v, int head, int pane, const char *stage)
 {
     if (l->n_areas >= UI_MAX_AREAS) return -1;
     ui_heat_area *a = &l->areas[l->n_areas];
-    *a = (ui_heat_area){r, rows, cols, head, pane, ""};
+    *a = (ui_heat_area){r, v->slice.rows, v->slice.cols, head, pane, "", v->row0, v->col0};
     snprintf(a->stage, sizeof a->stage, "%s", stage);
     return l->n_areas++;
 }
@@ -247,13 +247,14 @@ static void head_blocks(ui_draw *dl, const placed *p, const ui_view_slice *v)
 static void marks(ui_draw *dl, const ui_app *app, const placed *p, const ui_view_slice *v, int area)
 {
     const ui_slice *s = p->s;
-    if (app->view.row >= 0 && app->view.row < s->rows && v->row_axis == UI_AXIS_QUERY) {
-        ui_rect c = cell_px(p, app->view.row, 0);
+    int row = app->view.row - v->row0, hi = app->hover_i - v->row0, hj = app->hover_j - v->col0; /* in the window */
+    if (app->view.row >= 0 && row >= 0 && row < s->rows && v->row_axis == UI_AXIS_QUERY) {
+        ui_rect c = cell_px(p, row, 0);
         ui_frame(dl, p->r.x - 2, c.y - 2, p->r.w + 4, c.h + 4 - p->gap, 2, UI_ACCENT);
     }
-    if (area >= 0 && area == app->hover_area && app->hover_i >= 0 && app->hover_i < s->rows &&
-        app->hover_j < s->cols) {
-        ui_rect c = cell_px(p, app->hover_i, app->hover_j);
+    if (area >= 0 && area == app->hover_area && app->hover_i >= 0 && hi >= 0 && hi < s->rows && hj >= 0 &&
+        hj < s->cols) {
+        ui_rect c = cell_px(p, hi, hj);
         if (c.w >= 4 && c.h >= 4) ui_frame(dl, c.x - 1, c.y - 1, c.w + 2 - p->gap, c.h + 2 - p->gap, 2, UI_WHITE);
         else ui_frame(dl, c.x - 3, c.y - 3, c.w + 6, c.h + 6, 1, UI_WHITE);
     }
@@ -334,9 +335,10 @@ static bool dropped_cells(ui_draw *dl, const attn_trace *tr, const ui_view_slice
 {
     ui_view_slice w;
     const attn_tensor *before = attn_trace_stage(tr, v->tensor->layer, ATTN_STAGE_WEIGHTS);
-    if (!before || ui_view_make_of(tr, before, v->batch, v->head, &w) || w.slice.rows != p->s->rows ||
-        w.slice.cols != p->s->cols)
-        return false;
+    if (!before || ui_view_make_of(tr, before, v->batch, v->head, &w)) return false;
+    if (v->row0 || v->col0 || w.slice.rows != p->s->rows || w.slice.cols != p->s->cols)
+        ui_view_window(&w, v->row0, v->col0, p->s->rows, p->s->cols);
+    if (w.slice.rows != p->s->rows || w.slice.cols != p->s->cols) return false;
     bool any = false;
     for (int i = 0; i < p->s->rows; i++)
         for (int j = 0; j < p->s->cols; j++)
@@ -355,8 +357,7 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     int lw;
     if (!place(dl, tr, v, box, o, &p, &lw)) return -1;
     ui_heatmap(dl, o->generation, p.s, sc, p.r.x, p.r.y, p.r.w, p.r.h, p.gap);
-    int area = add_area(dl->layout, p.r, p.s->rows, p.s->cols, v->head < 0 ? app->view.head : v->head, o->pane,
-                        v->tensor->name);
+    int area = add_area(dl->layout, p.r, v, v->head < 0 ? app->view.head : v->head, o->pane, v->tensor->name);
     cell_numbers(dl, &p, sc);
     if (v->block > 0) head_blocks(dl, &p, v);
     marks(dl, app, &p, v, area);
@@ -375,10 +376,28 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
 
 /* ---- single view ---------------------------------------------------------- */
 
+/* The whole slice small in the top-right corner of a zoomed picture r, with
+ * a frame around the window shown. */
+static void minimap(ui_draw *dl, const ui_app *app, const ui_view_slice *whole, const ui_view_slice *win,
+                    const ui_scale *sc, ui_rect r)
+{
+    int u = ui_line(dl), side = ui_imin(ui_imax(4 * u, r.w / 4), r.w / 2);
+    int mw = side, mh = side;
+    if (whole->slice.rows > whole->slice.cols) mw = ui_imax(u, side * whole->slice.cols / whole->slice.rows);
+    else mh = ui_imax(u, side * whole->slice.rows / whole->slice.cols);
+    int x = r.x + r.w - mw - u / 2, y = r.y + u / 2;
+    ui_fill(dl, x - 3, y - 3, mw + 6, mh + 6, UI_BG);
+    ui_heatmap(dl, app->generation, &whole->slice, sc, x, y, mw, mh, 0);
+    int fx = x + win->col0 * mw / whole->slice.cols, fy = y + win->row0 * mh / whole->slice.rows;
+    int fw = ui_imax(3, win->slice.cols * mw / whole->slice.cols), fh = ui_imax(3, win->slice.rows * mh / whole->slice.rows);
+    ui_frame(dl, fx, fy, fw, fh, 2, UI_WHITE);
+    ui_frame(dl, x - 1, y - 1, mw + 2, mh + 2, 1, UI_TEXT_DIM);
+}
+
 void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     const attn_tensor *t = ui_app_tensor(app);
-    ui_view_slice v;
+    ui_view_slice v, whole;
     if (!t || ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return;
     if (app->view.row >= 0 && v.row_axis == UI_AXIS_QUERY && attn_trace_stage(&app->trace, 0, ATTN_STAGE_WEIGHTS)) {
         int bh = ui_imin(ui_plot_bars_height(dl), box.h / 2);
@@ -386,13 +405,18 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
         box.h -= bh + ui_line(dl) / 2;
     }
     ui_scale sc = app->scale_head && v.head_axis ? ui_view_slice_scale(t, &v.slice) : ui_app_scale(app, t);
+    whole = v;
+    int i0, j0, wr, wc;
+    bool zoomed = ui_app_zoom_window(app, v.slice.rows, v.slice.cols, &i0, &j0, &wr, &wc);
+    if (zoomed) ui_view_window(&v, i0, j0, wr, wc); /* the colours stay the whole slice's */
     ui_plot_opts o = {true, false, true, 0, app->generation, 0};
     int area = ui_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &o);
+    if (area >= 0 && zoomed) minimap(dl, app, &whole, &v, &sc, dl->layout->areas[area].r);
     /* the KV cache: a line between the cached rows and the ones computed now */
     char buf[160];
     attn_stage_id id = attn_tensor_stage(t);
     int P = app->trace.dims.P;
-    if (area >= 0 && (id == ATTN_STAGE_K_CACHE || id == ATTN_STAGE_V_CACHE) && P > 0 && P < v.slice.rows) {
+    if (area >= 0 && !zoomed && (id == ATTN_STAGE_K_CACHE || id == ATTN_STAGE_V_CACHE) && P > 0 && P < v.slice.rows) {
         const ui_heat_area *a = &dl->layout->areas[area];
         int x, y, cw, ch;
         ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, P, 0, &x, &y, &cw, &ch);

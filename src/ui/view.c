@@ -170,12 +170,27 @@ static const char *label(const attn_trace *tr, const ui_view_slice *v, ui_axis a
 
 const char *ui_view_row_label(const attn_trace *tr, const ui_view_slice *v, int i, char *buf, size_t size)
 {
-    return label(tr, v, v->row_axis, i, buf, size);
+    return label(tr, v, v->row_axis, v->row0 + i, buf, size);
 }
 
 const char *ui_view_col_label(const attn_trace *tr, const ui_view_slice *v, int j, char *buf, size_t size)
 {
-    return label(tr, v, v->col_axis, j, buf, size);
+    return label(tr, v, v->col_axis, v->col0 + j, buf, size);
+}
+
+void ui_view_window(ui_view_slice *v, int row0, int col0, int rows, int cols)
+{
+    ui_slice *s = &v->slice;
+    row0 = row0 < 0 ? 0 : row0 >= s->rows ? s->rows - 1 : row0;
+    col0 = col0 < 0 ? 0 : col0 >= s->cols ? s->cols - 1 : col0;
+    rows = rows < 1 ? 1 : rows > s->rows - row0 ? s->rows - row0 : rows;
+    cols = cols < 1 ? 1 : cols > s->cols - col0 ? s->cols - col0 : cols;
+    s->data += row0 * s->row_stride + col0 * s->col_stride;
+    if (s->mask) s->mask += row0 * s->mask_row_stride + col0 * s->mask_col_stride;
+    s->rows = rows;
+    s->cols = cols;
+    v->row0 += row0;
+    v->col0 += col0;
 }
 
 const char *ui_view_format(float x, char *buf, size_t size)

@@ -40,7 +40,12 @@ typedef struct {
     int block;            /* width of one head's block along the blocked axis (0: none) */
     bool block_on_rows;   /* w_o: blocks are row blocks */
     int block_current;    /* index of the block of the current head (or its kv head) */
+    int row0, col0;       /* a zoomed window (ui_view_window): slice cell (i, j) is the stage's (row0 + i, col0 + j) */
 } ui_view_slice;
+
+/* Narrows v to rows × cols cells from (row0, col0) of its slice (clamped to
+ * it): what a zoomed picture shows. Labels follow the window. */
+void ui_view_window(ui_view_slice *v, int row0, int col0, int rows, int cols);
 
 /* Picks the slice of `stage` for (batch, head). head is a query head in
  * [0, h); for a tensor with a kv-head axis the slice is kv head head/(h/g).
