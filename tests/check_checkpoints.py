@@ -21,6 +21,7 @@ import gzip
 import json
 import math
 import os
+import random
 import shutil
 import struct
 import subprocess
@@ -338,6 +339,43 @@ def check_real_tokenizers():
                   f"labels {' '.join(labels[:8])} …")
 
 
+# ---- a long prompt ----
+
+def check_long_prompt():
+    """4,096 tokens on a 4-layer checkpoint: every layer's attention weights would
+    take 3.5 GB, over a 3 GiB budget, so the trace keeps one layer's; the window
+    (render) shows layer 2's weights, computed on demand, within the budget."""
+    cfg = dict(mk.TINY["tinyllama"], num_hidden_layers=4, max_position_embeddings=8192)
+    path = os.path.join(TMP, "long")
+    mk.write(path, cfg, seed=5)
+    random.seed(3)
+    tokens = " ".join(random.choice(mk.WORDS[3:]) for _ in range(4095))  # + <s>
+    png = os.path.join(TMP, "long.png")
+    budget = 3.0
+    code = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+            "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); print(r.stderr.strip())")
+    r = subprocess.run([sys.executable, "-c", code, ARGS.attnlab, "render", "--model", path, "--tokens", tokens,
+                        "--memory-gib", str(budget), "--stage", "layers.2.weights", "--head", "1", "-o", png],
+                       capture_output=True, text=True)
+    lines = r.stdout.split("\n")
+    rc, peak = (lines[0].split() + ["?", "0"])[:2]
+    asan = b"libasan" in subprocess.run(["ldd", ARGS.attnlab], capture_output=True).stdout
+    if rc != "0":
+        fail(f"long prompt: render exited {rc}: {' '.join(lines[1:])[:300]}")
+        return
+    peak_gib = int(peak) / (1 << 20)
+    if not asan and peak_gib > budget + 0.25:  # the budget is the traces'; the model, fonts and picture come on top
+        fail(f"long prompt: peak RSS {peak_gib:.2f} GiB, over the {budget} GiB budget")
+        return
+    t, meta, _ = trace(path, "--tokens", tokens, "--memory-gib", str(budget), out="long.safetensors")
+    kept = [k for k in t if k.endswith(".weights")]
+    if kept != ["layers.0.weights"] or t["layers.0.weights"].shape[-1] != 4096:
+        fail(f"long prompt: the trace kept {kept}, expected layer 0's (4096 keys) only")
+        return
+    print(f"ok   4,096 tokens on 4 layers: one layer's weights kept; render of layer 2 on demand, peak RSS "
+          f"{'not measured under ASan' if asan else f'{peak_gib:.2f} GiB'} within the {budget} GiB budget")
+
+
 models = {}
 for i, (name, cfg) in enumerate(mk.TINY.items()):
     path = os.path.join(TMP, name)
@@ -351,6 +389,7 @@ for name, (W, cfg, path) in models.items():
 try:
     check_bites(models)
     check_real_tokenizers()
+    check_long_prompt()
     hostile(models["llama3"][2])
 except RuntimeError as e:
     fail(str(e))

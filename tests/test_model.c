@@ -254,6 +254,64 @@ static void test_generate_equals_full_passes(void **state)
     attn_model_free(&m);
 }
 
+/* A prompt too long for every layer's attention weights keeps one layer's
+ * (layer 0 by default, another on request) and computes the rest in a
+ * scratch buffer: the numbers are those of the full trace. */
+static void test_one_layer_of_weights(void **state)
+{
+    (void)state;
+    attn_model m;
+    attn_config c;
+    attn_error err;
+    attn_trace full, lean, other;
+    make_model(model_dir("lean"), 2, 4, 2, false, NULL, NULL);
+    assert_int_equal(attn_model_load(model_dir("lean"), &m, &err), ATTN_OK);
+    attn_config_init(&c);
+    attn_config_set(&c, "text", "the cat sat on the mat the cat", &err);
+    assert_int_equal(attn_model_trace_run(&m, &c, NULL, &full, &err), ATTN_OK);
+    double all, one;
+    c.model = strdup(model_dir("lean"));
+    assert_int_equal(attn_trace_estimate(&c, &all, &err), ATTN_OK);
+    c.qk_keep = 1;
+    assert_int_equal(attn_trace_estimate(&c, &one, &err), ATTN_OK);
+    assert_true(one < all);
+    /* a limit between the two: layer 0 keeps its weights, layer 1 does not */
+    c.qk_keep = 0;
+    c.max_bytes = (one + all) / 2;
+    assert_int_equal(attn_model_trace_run(&m, &c, NULL, &lean, &err), ATTN_OK);
+    assert_int_equal(lean.cfg.qk_keep, 1);
+    assert_non_null(attn_trace_find(&lean, "layers.0.weights"));
+    assert_null(attn_trace_find(&lean, "layers.1.weights"));
+    assert_null(attn_trace_find(&lean, "layers.1.scores"));
+    assert_non_null(attn_trace_find(&lean, "layers.1.context"));
+    const attn_tensor *a = attn_trace_find(&full, "logits"), *b = attn_trace_find(&lean, "logits");
+    assert_memory_equal(a->data, b->data, a->count * sizeof(float));
+    a = attn_trace_find(&full, "layers.0.weights"), b = attn_trace_find(&lean, "layers.0.weights");
+    assert_memory_equal(a->data, b->data, a->count * sizeof(float));
+    /* layer 1's on request */
+    c.qk_keep = 2;
+    assert_int_equal(attn_model_trace_run(&m, &c, NULL, &other, &err), ATTN_OK);
+    assert_null(attn_trace_find(&other, "layers.0.weights"));
+    a = attn_trace_find(&full, "layers.1.weights"), b = attn_trace_find(&other, "layers.1.weights");
+    assert_memory_equal(a->data, b->data, a->count * sizeof(float));
+    assert_int_equal(other.n_masked, full.n_masked);
+    attn_trace_free(&other);
+    /* below even one layer's: refused, with the size */
+    c.qk_keep = 0;
+    c.max_bytes = one / 2;
+    attn_status st = attn_model_trace_run(&m, &c, NULL, &other, &err);
+    assert_int_equal(st, ATTN_ERR_CONFIG);
+    assert_non_null(strstr(err.msg, "even with one layer's attention weights"));
+    c.max_bytes = 0;
+    c.qk_keep = 3;
+    assert_int_equal(attn_model_trace_run(&m, &c, NULL, &other, &err), ATTN_ERR_CONFIG);
+    assert_non_null(strstr(err.msg, "layer 2 asked for, of a model of 2 layers"));
+    attn_trace_free(&full);
+    attn_trace_free(&lean);
+    attn_config_free(&c);
+    attn_model_free(&m);
+}
+
 static void test_save_and_load(void **state)
 {
     (void)state;
@@ -316,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_trace_stages),
         cmocka_unit_test(test_padding_and_cache),
         cmocka_unit_test(test_generate_equals_full_passes),
+        cmocka_unit_test(test_one_layer_of_weights),
         cmocka_unit_test(test_save_and_load),
         cmocka_unit_test(test_config_errors),
     };

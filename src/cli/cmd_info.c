@@ -52,9 +52,15 @@ static void print_memory(const attn_trace *tr)
     double bytes = 0, limit = attn_config_max_bytes(&tr->cfg);
     for (int i = 0; i < tr->n_tensors; i++) bytes += (double)tr->tensors[i].count * sizeof(float);
     bool small = bytes < (1 << 20);
-    printf("  memory: %.1f %s of tensors, %s; a trace may take up to %.1f GiB here (half the physical memory)\n",
-           bytes / (small ? 1 << 10 : 1 << 20), small ? "KiB" : "MiB",
+    printf("  memory: %.1f %s of tensors, %s; a trace may take up to %.1f GiB here (--memory-gib; default half the "
+           "physical memory)\n", bytes / (small ? 1 << 10 : 1 << 20), small ? "KiB" : "MiB",
            tr->map ? "mapped from the file (pages read as they are used)" : "in memory", limit / (1 << 30));
+    int kept = 0, layer = -1; /* a long prompt's trace keeps one layer's attention weights */
+    for (int l = 0; l < tr->n_layers; l++)
+        if (attn_trace_stage(tr, l, ATTN_STAGE_WEIGHTS)) kept++, layer = l;
+    if (tr->n_layers > 1 && kept == 1)
+        printf("  attention weights (scores, mask, masked_scores, weights) kept for layer %d only, of %d: the prompt "
+               "was too long for every layer's\n", layer, tr->n_layers);
 }
 
 static void print_header(const attn_trace *tr)

@@ -103,6 +103,16 @@ out:
 
 /* Keys and values of the cached positions, as a cache would hold them:
  * x_past · W_K split into g heads, rotated at positions 0..P-1 if RoPE. */
+/* Whether layer is the first whose mask the trace keeps: where the fully
+ * masked rows are read (every layer's mask is the same). */
+static bool first_mask(const attn_trace *tr, int layer)
+{
+    if (!attn_trace_stage(tr, layer, ATTN_STAGE_MASK)) return false;
+    for (int l = 0; l < layer; l++)
+        if (attn_trace_stage(tr, l, ATTN_STAGE_MASK)) return false;
+    return true;
+}
+
 /* The RoPE of tr: its settings and its model's scaling. */
 static attn_rope rope_of(const attn_trace *tr)
 {
@@ -215,10 +225,24 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     attn_op_repeat_kv(kh, T(tr, ATTN_STAGE_K_EXPANDED), b, g, h, t, k);
     attn_op_repeat_kv(vh, T(tr, ATTN_STAGE_V_EXPANDED), b, g, h, t, k);
 
+    /* 7–10 write the stages one cell per (query, key). A layer that does not
+     *    keep them (a model's long prompt: attn_config.qk_keep) computes them in
+     *    in->qk_scratch: scores and masked scores in one (b,h,s,t) buffer, the
+     *    weights in a second, dropout back into the first, the mask after them */
+    size_t bhst = (size_t)b * h * s * t;
+    float *qk_a = in->qk_scratch, *qk_b = qk_a ? qk_a + bhst : NULL, *qk_mask = qk_a ? qk_b + bhst : NULL;
+    float *sc = T(tr, ATTN_STAGE_SCORES) ? T(tr, ATTN_STAGE_SCORES) : qk_a;
+    float *mask = T(tr, ATTN_STAGE_MASK) ? T(tr, ATTN_STAGE_MASK) : qk_mask;
+    float *msc = T(tr, ATTN_STAGE_MASKED_SCORES) ? T(tr, ATTN_STAGE_MASKED_SCORES) : qk_a;
+    float *wts = T(tr, ATTN_STAGE_WEIGHTS) ? T(tr, ATTN_STAGE_WEIGHTS) : qk_b;
+    if (!sc || !mask || !msc || !wts) {
+        st = attn_fail(err, ATTN_ERR_CONFIG, "layer %d keeps no attention weights and has no room to compute them", layer);
+        goto out;
+    }
+
     /* 7. scores = q·kᵀ/√k (b,h,s,t); without the 1/√k (scale = false) their spread
      *    grows like √k and softmax saturates towards one-hot rows */
-    attn_op_scores(qh, T(tr, ATTN_STAGE_K_EXPANDED), T(tr, ATTN_STAGE_SCORES), b, h, s, t, k,
-                   c->scale ? 1.0f / sqrtf((float)k) : 1.0f);
+    attn_op_scores(qh, T(tr, ATTN_STAGE_K_EXPANDED), sc, b, h, s, t, k, c->scale ? 1.0f / sqrtf((float)k) : 1.0f);
 
     /* 8. mask (b,1,s,t): causal future and <pad> keys get the fill value */
     const attn_tokens *keys = D->cross ? &tr->source : &tr->tokens;
@@ -226,21 +250,21 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     if (!key_pad) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
     for (int bi = 0; bi < b; bi++)
         for (int j = 0; j < t; j++) key_pad[(size_t)bi * t + j] = c->pad_mask && attn_tokens_is_pad(keys, bi, j);
-    attn_op_build_mask(T(tr, ATTN_STAGE_MASK), c, D, key_pad);
-    if (layer == 0 && (st = attn_trace_find_masked_rows(tr, err))) goto out;
+    attn_op_build_mask(mask, c, D, key_pad);
+    if (first_mask(tr, layer) && (st = attn_trace_find_masked_rows(tr, err))) goto out;
 
     /* 9. masked_scores = scores + mask; weights = softmax along t. A row whose
      *    keys are all -inf gets zeros, or NaN with softmax_guard = false */
-    attn_op_apply_mask(T(tr, ATTN_STAGE_SCORES), T(tr, ATTN_STAGE_MASK), T(tr, ATTN_STAGE_MASKED_SCORES), b, h, s, t);
-    attn_op_softmax(T(tr, ATTN_STAGE_MASKED_SCORES), T(tr, ATTN_STAGE_WEIGHTS), (size_t)b * h * s, t, c->softmax_guard);
+    attn_op_apply_mask(sc, mask, msc, b, h, s, t);
+    attn_op_softmax(msc, wts, (size_t)b * h * s, t, c->softmax_guard);
 
     /* 10. dropout on the weights (training only) */
-    const float *w = T(tr, ATTN_STAGE_WEIGHTS);
+    const float *w = wts;
     bool drop = c->train && c->dropout > 0.0f;
     if (drop) {
-        attn_op_dropout(w, T(tr, ATTN_STAGE_WEIGHTS_DROPOUT), (size_t)b * h * s * t, c->dropout,
-                        attn_hash64(attn_hash_str("dropout_attention") ^ attn_hash64(c->seed)));
-        w = T(tr, ATTN_STAGE_WEIGHTS_DROPOUT);
+        float *dropped = T(tr, ATTN_STAGE_WEIGHTS_DROPOUT) ? T(tr, ATTN_STAGE_WEIGHTS_DROPOUT) : qk_a;
+        attn_op_dropout(w, dropped, bhst, c->dropout, attn_hash64(attn_hash_str("dropout_attention") ^ attn_hash64(c->seed)));
+        w = dropped;
     }
 
     /* 11. context = weights·v (b,h,s,k); merge heads (b,s,h·k); out = merged·W_O (b,s,d) */

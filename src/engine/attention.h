@@ -32,13 +32,15 @@ typedef struct {
     const float *k_past, *v_past; /* (b, g, P, k): the KV cache as stored, keys normalised and rotated;
                                    * NULL: computed again from x_past */
     const float *memory; /* (b, t, d) */
+    float *qk_scratch;   /* 2 (b,h,s,t) + (b,1,s,t) floats for a layer whose scores, mask, masked
+                          * scores and weights the trace does not keep (attn_config.qk_keep) */
     const struct attn_model *model; /* with cfg->model: that model, already loaded (else it is
                                      * loaded for the run); the fields above are then ignored */
 } attn_inputs;
 
 /* Computes layer `layer` of tr, whose tensors are already placed (name,
  * shape, data): fills its inputs from in (NULL: none given), then runs every
- * stage. The mask's fully masked rows are recorded from layer 0. */
+ * stage. The fully masked rows are recorded from the first layer that keeps its mask. */
 attn_status attn_attention_run(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err);
 
 /* Deterministic default embedding of one token: d values ~ N(0, 1). */

@@ -92,7 +92,7 @@ attn_stage_text attn_config_stage_text(const attn_config *c, bool model, bool cr
 
 attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d)
 {
-    return (attn_stage_ctx){d, c->rope, c->train && c->dropout > 0.0f, c->model != NULL, false};
+    return (attn_stage_ctx){d, c->rope, c->train && c->dropout > 0.0f, c->model != NULL, false, c->qk_keep ? 1 : 0};
 }
 
 
@@ -150,6 +150,7 @@ static attn_status set_str(char **dst, const char *v, attn_error *err)
 static bool theta_ok(double x) { return x > 1.0 && !isinf(x); }
 static bool dropout_ok(double x) { return x >= 0.0 && x < 1.0; }
 static bool temperature_ok(double x) { return x >= 0.0 && x <= 100.0; }
+static bool gib_ok(double x) { return x >= 0.0 && x <= 1.0e6; }
 /* -inf, or a negative number a float holds */
 static bool mask_ok(double x) { return x == -INFINITY || (x < 0 && x >= -3.0e38); }
 
@@ -234,6 +235,9 @@ static const attn_setting SETTINGS[] = {
     {.name = "temperature", .type = ATTN_SET_DOUBLE, .offset = FIELD(temperature), .flags = LESSON, .def = "0",
      .arg = "T", .help = "generating: 0 takes the most likely token (default), T > 0 samples from softmax(logits / T)",
      .ok = temperature_ok, .rule = "a number from 0 to 100"},
+    {.name = "memory_gib", .type = ATTN_SET_DOUBLE, .offset = FIELD(memory_gib), .flags = 0, .arg = "GIB",
+     .def = "0", .help = "memory one trace may take, in GiB (default 0: half the physical memory); a model's prompt too "
+                         "long for every layer's attention weights keeps one layer's", .ok = gib_ok, .rule = "a number of GiB (0: half the physical memory)"},
     {.name = "top_k", .type = ATTN_SET_INT, .offset = FIELD(top_k), .flags = LESSON, .arg = "K",
      .help = "generating: sample among the K most likely tokens (default: all)", .min = 1, .max = 1 << 22},
     {.name = "tokens", .type = ATTN_SET_TEXT, .offset = FIELD(tokens), .flags = LESSON, .arg = "TEXT",
@@ -575,7 +579,7 @@ attn_config attn_config_as_run(const attn_config *c, const attn_dims *d)
 }
 double attn_config_max_bytes(const attn_config *c)
 {
-    return c->max_bytes > 0 ? c->max_bytes : default_limit();
+    return c->max_bytes > 0 ? c->max_bytes : c->memory_gib > 0 ? c->memory_gib * (double)(1 << 30) : default_limit();
 }
 
 /* Half the physical memory: the default ceiling for one trace. */
@@ -711,7 +715,7 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *d, attn_tokens 
 
     /* refuse a trace that would not fit before allocating any of it */
     attn_stage_ctx ctx = attn_config_stage_ctx(c, d);
-    double need = attn_stages_bytes(&ctx, 1), limit = c->max_bytes > 0 ? c->max_bytes : default_limit();
+    double need = attn_stages_bytes(&ctx, 1), limit = attn_config_max_bytes(c);
     if (need > limit) {
         st = attn_fail(err, ATTN_ERR_CONFIG,
                        "this trace would need about %.1f GiB, more than the %.1f GiB limit; "

@@ -48,7 +48,10 @@ typedef struct {
     uint64_t seed;
     char *weights_path;    /* safetensors with w_q, w_k, w_v, w_o; NULL: from seed */
     char *input_path;      /* safetensors with x [, x_past, memory]; NULL: from seed */
-    double max_bytes;      /* trace size limit; 0: half of physical memory */
+    double memory_gib;     /* trace size limit in GiB, the setting; 0: half the physical memory */
+    double max_bytes;      /* the same in bytes, for tests; when set it wins */
+    int qk_keep;           /* a model's run: 0, every layer keeps its scores, mask, masked scores and
+                            * weights; L + 1, only layer L does (a prompt too long for all of them) */
 } attn_config;
 
 #define ATTN_EXAMPLE_TOKENS "你 是 一 只 猫 娘 | 我 爱 AI"
@@ -189,7 +192,7 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *dims, attn_toke
  * [1, *len]. out is a new config (pair with attn_config_free). */
 attn_status attn_config_decode(const attn_config *base, int step, attn_config *out, int *len, attn_error *err);
 
-/* The trace size limit: max_bytes, or half the physical memory when unset. */
+/* The trace size limit: max_bytes, else memory_gib, else half the physical memory. */
 double attn_config_max_bytes(const attn_config *c);
 
 /* What decides which stages a run of c (resolved to d) records. */

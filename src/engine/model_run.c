@@ -200,24 +200,63 @@ static void place(attn_trace *tr, const attn_stage_info *info, int layer)
     for (int j = 0; j < t->ndim; j++) t->count *= (size_t)t->shape[j];
 }
 
+/* Floats a layer that does not keep its query-key stages computes them in:
+ * two (b,h,s,t) buffers and the mask (b,1,s,t). */
+static size_t qk_scratch_floats(const attn_dims *d)
+{
+    return ((size_t)2 * d->h + 1) * d->b * d->s * d->t;
+}
+
+/* Bytes the run holds: the trace, and the scratch of a trace that keeps the
+ * query-key stages of one layer only. */
+static double run_bytes(const attn_trace *tr)
+{
+    attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
+    ctx.qk_norm = tr->arch.qk_norm;
+    return attn_stages_bytes(&ctx, tr->n_layers) + (tr->cfg.qk_keep ? qk_scratch_floats(&tr->dims) * sizeof(float) : 0);
+}
+
 /* embeddings, every layer's stages, then final_norm, logits, probs; refused
- * before any allocation if the whole would exceed the size limit. */
+ * before any allocation if the whole would exceed the size limit. A prompt
+ * too long for every layer's query-key stages keeps them for one layer only:
+ * cfg.qk_keep's, else layer 0's, when that fits. */
+static attn_status fit(attn_trace *tr, double *need, attn_error *err)
+{
+    double limit = attn_config_max_bytes(&tr->cfg);
+    *need = run_bytes(tr);
+    if (*need > limit && !tr->cfg.qk_keep) {
+        tr->cfg.qk_keep = 1;
+        double lean = run_bytes(tr);
+        if (lean > limit) tr->cfg.qk_keep = 0;
+        else *need = lean;
+    }
+    if (tr->cfg.qk_keep > tr->n_layers)
+        return attn_fail(err, ATTN_ERR_CONFIG, "attention weights of layer %d asked for, of a model of %d layers",
+                         tr->cfg.qk_keep - 1, tr->n_layers);
+    if (*need > limit)
+        return attn_fail(err, ATTN_ERR_CONFIG, "this trace would need about %.1f GiB, more than the %.1f GiB limit, "
+                         "even with one layer's attention weights; use a shorter text or fewer rows",
+                         *need / (1 << 30), limit / (1 << 30));
+    return ATTN_OK;
+}
+
 static attn_status allocate(attn_trace *tr, attn_error *err)
 {
     int n;
+    double need;
     const attn_stage_info *st = attn_stages(&n);
+    attn_status status = fit(tr, &need, err);
+    if (status) return status;
     attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
     ctx.qk_norm = tr->arch.qk_norm;
-    double need = attn_stages_bytes(&ctx, tr->n_layers), limit = attn_config_max_bytes(&tr->cfg);
-    if (need > limit)
-        return attn_fail(err, ATTN_ERR_CONFIG, "this trace would need about %.1f GiB, more than the %.1f GiB limit; "
-                         "use a shorter text or fewer rows", need / (1 << 30), limit / (1 << 30));
     if (!(tr->tensors = calloc((size_t)n * (tr->n_layers + 1), sizeof *tr->tensors)))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     place(tr, &st[ATTN_STAGE_EMBEDDINGS], -1);
     for (int l = 0; l < tr->n_layers; l++)
-        for (int i = 0; i < n; i++)
-            if (!st[i].model_level && attn_stage_present(&st[i], &ctx)) place(tr, &st[i], l);
+        for (int i = 0; i < n; i++) {
+            bool kept = !(st[i].roles & ATTN_ROLE_QUERY_KEY) || !tr->cfg.qk_keep || l == tr->cfg.qk_keep - 1;
+            if (!st[i].model_level && kept && attn_stage_present(&st[i], &ctx)) place(tr, &st[i], l);
+        }
     for (int i = ATTN_STAGE_RESID_IN; i < n; i++)
         if (st[i].model_level) place(tr, &st[i], -1);
     return attn_trace_alloc_arena(tr, err);
@@ -244,7 +283,7 @@ static void embed(const attn_model *m, attn_trace *tr)
 }
 
 static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, const float *x_past, const float *k_past,
-                             const float *v_past, float *xbuf, float *scratch, attn_error *err)
+                             const float *v_past, float *xbuf, float *scratch, float *qk_scratch, attn_error *err)
 {
     const attn_dims *d = &tr->dims;
     attn_model_layer layer;
@@ -259,7 +298,7 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, const f
     attn_inputs ai = {.w_q = W->w_q, .w_k = W->w_k, .w_v = W->w_v, .w_o = W->w_o, .x = xbuf, .x_past = x_past,
                       .k_past = k_past, .v_past = v_past,
                       .b_q = W->b_q, .b_k = W->b_k, .b_v = W->b_v, .q_norm = W->q_norm, .k_norm = W->k_norm,
-                      .qk_eps = m->cfg.eps};
+                      .qk_eps = m->cfg.eps, .qk_scratch = qk_scratch};
     attn_status st = attn_attention_run(tr, l, &ai, err);
     if (st) return st;
     attn_op_add(in, D(tr, l, ATTN_STAGE_OUT), mid, n);
@@ -298,14 +337,15 @@ void attn_model_trace_kv(const attn_trace *tr, int l, const float **k, const flo
 static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model_past *past, attn_error *err)
 {
     attn_trace pre = {0};
-    float *xbuf = NULL, *scratch = NULL;
+    float *xbuf = NULL, *scratch = NULL, *qk = NULL;
     attn_status st = ATTN_OK;
     if (tr->dims.P > 0 && !past) {
         if ((st = run_prefix(m, tr, &pre, err))) return st;
     }
     if ((st = allocate(tr, err))) goto out;
     if (!(xbuf = malloc((size_t)tr->dims.b * tr->dims.s * tr->dims.d * sizeof *xbuf)) ||
-        (!m->resident && !(scratch = malloc(attn_model_layer_floats(m) * sizeof *scratch)))) {
+        (!m->resident && !(scratch = malloc(attn_model_layer_floats(m) * sizeof *scratch))) ||
+        (tr->cfg.qk_keep && !(qk = malloc(qk_scratch_floats(&tr->dims) * sizeof *qk)))) {
         st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -320,12 +360,13 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
             x = D(&pre, l, ATTN_STAGE_X);
             attn_model_trace_kv(&pre, l, &k, &v);
         }
-        st = run_layer(m, tr, l, x, k, v, xbuf, scratch, err);
+        st = run_layer(m, tr, l, x, k, v, xbuf, scratch, qk, err);
     }
     if (!st) st = head(m, tr, err);
 out:
     free(xbuf);
     free(scratch);
+    free(qk);
     attn_trace_free(&pre);
     return st;
 }
@@ -411,13 +452,24 @@ attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, co
 
 attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cfg, double *bytes, attn_error *err)
 {
+    return attn_model_trace_plan(m, cfg, NULL, bytes, NULL, err);
+}
+
+attn_status attn_model_trace_plan(const attn_model *m, const attn_config *cfg, double *all, double *bytes,
+                                  int *qk_keep, attn_error *err)
+{
     attn_trace tr;
+    double need = 0;
     attn_status st = begin(m, cfg, NULL, 0, &tr, err);
-    if (!st) {
-        attn_stage_ctx ctx = attn_config_stage_ctx(&tr.cfg, &tr.dims);
-        ctx.qk_norm = tr.arch.qk_norm;
-        *bytes = attn_stages_bytes(&ctx, tr.n_layers);
+    if (!st && all) {
+        int keep = tr.cfg.qk_keep;
+        tr.cfg.qk_keep = 0;
+        *all = run_bytes(&tr);
+        tr.cfg.qk_keep = keep;
     }
+    if (!st) st = fit(&tr, &need, err);
+    if (bytes) *bytes = need;
+    if (qk_keep) *qk_keep = tr.cfg.qk_keep;
     attn_trace_free(&tr);
     return st;
 }

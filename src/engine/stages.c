@@ -359,7 +359,8 @@ double attn_stages_bytes(const attn_stage_ctx *ctx, int n_layers)
         int nd = attn_stage_shape(&st[i], ctx->dims, shape);
         double count = 1;
         for (int j = 0; j < nd; j++) count *= (double)shape[j];
-        total += (count + ATTN_TENSOR_ALIGN) * sizeof(float) * (st[i].model_level ? 1 : n_layers);
+        int copies = st[i].model_level ? 1 : (st[i].roles & ATTN_ROLE_QUERY_KEY) && ctx->qk_layers ? ctx->qk_layers : n_layers;
+        total += (count + ATTN_TENSOR_ALIGN) * sizeof(float) * copies;
     }
     return total;
 }

@@ -176,6 +176,7 @@ typedef struct {
     bool dropout; /* weights_dropout: training with dropout > 0 */
     bool model;   /* a trained model's run: its norms, MLP and logits */
     bool qk_norm; /* q_norm, k_norm: the model's architecture has them (arch.h) */
+    int qk_layers; /* layers that keep the stages of one cell per (query, key); 0: every layer */
 } attn_stage_ctx;
 
 /* Whether a run described by ctx records the stage. */
@@ -215,7 +216,8 @@ int attn_stage_shape(const attn_stage_info *info, const attn_dims *dims, int64_t
 
 /* Bytes that all recorded stages of ctx take, in double so a huge config
  * cannot overflow; each tensor is counted with its alignment padding, and a
- * layer's stages once per layer of n_layers (model-level ones once). */
+ * layer's stages once per layer of n_layers (model-level ones once, the
+ * query-key ones once per ctx->qk_layers when that is set). */
 double attn_stages_bytes(const attn_stage_ctx *ctx, int n_layers);
 
 /* Axis names of a dims string ("b,h,s,t" → "b" "h" "s" "t"); returns how many. */

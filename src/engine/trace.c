@@ -60,7 +60,8 @@ attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err)
 
 attn_status attn_trace_find_masked_rows(attn_trace *tr, attn_error *err)
 {
-    const attn_tensor *mask = attn_trace_stage(tr, 0, ATTN_STAGE_MASK);
+    const attn_tensor *mask = NULL; /* every layer's mask is the same: the first one kept */
+    for (int l = 0; !mask && l < (tr->n_layers > 0 ? tr->n_layers : 1); l++) mask = attn_trace_stage(tr, l, ATTN_STAGE_MASK);
     int cap = 0;
     if (!mask) return ATTN_OK;
     const int64_t B = mask->shape[0], S = mask->shape[2], T = mask->shape[3];

@@ -68,7 +68,7 @@ void attn_trace_free(attn_trace *tr);
 attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err);
 
 /* Fills masked_rows with the (batch row, query) pairs whose every key is
- * masked, read from layer 0's mask (nothing if the trace has none). */
+ * masked, read from the first mask the trace keeps (nothing if it has none). */
 attn_status attn_trace_find_masked_rows(attn_trace *tr, attn_error *err);
 
 /* The tensor after prev (the first if prev is NULL), or NULL at the end. */

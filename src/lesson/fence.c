@@ -124,7 +124,8 @@ static void setting_line(parser *p, int line, char *raw)
         lesson_diag_add(p->dg, line, "%s: %s", key,
                         row->flags & ATTN_SETTING_FILE ? "files are not allowed in lessons (a lesson must work "
                                                          "wherever it is copied)"
-                                                       : "cannot be set in a lesson");
+                                                       : "not allowed in lessons (it belongs to the machine the "
+                                                         "course runs on)");
         return;
     }
     if (!row && !lesson_is_view_key(key)) {

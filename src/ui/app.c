@@ -98,6 +98,11 @@ int ui_app_set_stage(ui_app *app, const char *name)
 {
     int i = stage_index(&app->trace, name);
     const attn_tensor *t = i < 0 ? attn_trace_get(&app->trace, app->view.layer, name) : &app->trace.tensors[i];
+    const char *rest;
+    int layer = attn_tensor_name_layer(name, &rest);
+    if (!t && app->trace.cfg.qk_keep && layer >= 0 && layer < app->trace.n_layers && layer + 1 != app->trace.cfg.qk_keep &&
+        !ui_app_set_layer(app, layer)) /* a layer whose attention weights a long prompt computes on demand */
+        t = attn_trace_find(&app->trace, name);
     if (!t) return -1;
     snprintf(app->view.stage, sizeof app->view.stage, "%s", t->name);
     if (t->layer >= 0) app->view.layer = t->layer;
@@ -109,10 +114,25 @@ int ui_app_set_layer(ui_app *app, int layer)
 {
     if (layer < 0 || layer >= app->trace.n_layers) return -1;
     const attn_tensor *t = ui_app_tensor(app);
+    char name[ATTN_MAX_NAME];
     const char *stage = t ? t->name : "";
     attn_tensor_name_layer(stage, &stage);
-    const attn_tensor *there = attn_trace_get(&app->trace, layer, stage);
+    snprintf(name, sizeof name, "%s", stage);
+    stage = name; /* the trace it came from may be replaced below */
+    int was = app->view.layer;
+    char was_stage[sizeof app->view.stage];
+    snprintf(was_stage, sizeof was_stage, "%s", app->view.stage);
     app->view.layer = layer;
+    if (app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file) {
+        /* that layer's attention weights are computed on demand; the stage shown moves there first */
+        attn_tensor_name(layer, app->trace.n_layers, stage, app->view.stage, sizeof app->view.stage);
+        if (ui_app_edit_config(app, NULL, NULL)) {
+            app->view.layer = was;
+            snprintf(app->view.stage, sizeof app->view.stage, "%s", was_stage);
+            return -1;
+        }
+    }
+    const attn_tensor *there = attn_trace_get(&app->trace, layer, stage);
     if (!there) { /* the first stage of that layer */
         for (int i = 0; i < app->trace.n_tensors && !there; i++)
             if (app->trace.tensors[i].layer == layer) there = &app->trace.tensors[i];
@@ -232,6 +252,16 @@ static int commit(ui_app *app, attn_config *next)
     int saved_step = app->view.decode_step;
     bool reuse = same_inputs(app, &app->cfg, next);
     if (effective_config(app, next, &run, &err)) goto fail;
+    double all = 0, need = 0, budget = attn_config_max_bytes(next);
+    int keep = 0;
+    run.qk_keep = 0;
+    if (app->model) { /* the trace shown stays while the new one is made: both count against the budget */
+        double held = 0;
+        for (int i = 0; i < app->trace.n_tensors; i++) held += (double)app->trace.tensors[i].count * sizeof(float);
+        run.max_bytes = budget - held > 1 ? budget - held : 1;
+        if (!attn_model_trace_plan(app->model, &run, &all, &need, &keep, &err) && keep)
+            run.qk_keep = app->view.layer + 1; /* a long prompt: the attention weights of the layer shown */
+    }
     attn_inputs in = {.model = app->model};
     if (app->from_file) attn_inputs_from_trace(&app->file, &in);
     else if (reuse) attn_inputs_from_trace(&app->trace, &in);
@@ -247,6 +277,11 @@ static int commit(ui_app *app, attn_config *next)
     app->cfg = *next;
     keep_place(app);
     ui_app_refresh_alt(app);
+    if (keep)
+        /* TRANSLATORS: a long prompt; the numbers are GiB */
+        ui_app_status(app, false, _("attention weights of layer %d only (every layer's would take %.1f GiB, over the "
+                                    "%.1f GiB budget): , and . compute another layer's"),
+                      app->view.layer, all / (1 << 30), budget / (1 << 30));
     return 0;
 fail:
     app->view.decode_step = saved_step;
