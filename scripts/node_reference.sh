@@ -22,5 +22,16 @@ trap 'rm -rf "$HF"' EXIT
 for f in tests/data/hf/*.tokenizer.json.gz; do
   gzip -dc "$f" > "$HF/$(basename "$f" .gz)"
 done
+# Llama 2's vocabulary as newer conversions write it (Mistral, recent TinyLlama
+# files): a Metaspace pre-tokenizer and decoder instead of Prepend and Replace
+node -e '
+const fs = require("fs");
+const j = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+const ms = {type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false};
+j.normalizer = null;
+j.pre_tokenizer = ms;
+j.decoder = {type: "Sequence", decoders: [{type: "ByteFallback"}, ms, {type: "Fuse"}]};
+fs.writeFileSync(process.argv[2], JSON.stringify(j));
+' "$HF/llama2.tokenizer.json" "$HF/llama2-metaspace.tokenizer.json"
 node tests/check_tokenizer_node.mjs "$DIR/node_modules" "$ENCODER" tests/data/tokenizers/*.json \
   assets/models/*/tokenizer.json "$HF"/*.json

@@ -385,6 +385,11 @@ static void test_cycle_chip(void **state)
     f->app.help = true;
     build(f);
     assert_true(has_text(&f->dl, "sliding window: off → 2 → 3 → 4"));
+    bool memory = false; /* the help ends with the memory the trace takes and the budget */
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        memory |= c->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&f->dl, c), "memory: this trace ", 19) &&
+                  strstr(ui_cmd_text(&f->dl, c), "GiB (--memory-gib)");
+    assert_true(memory);
 }
 
 /* The header's formula follows the settings: no division by √k once scale is

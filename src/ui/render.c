@@ -341,8 +341,9 @@ static void tooltip(ui_draw *dl, const ui_app *app)
     ui_text_fit(dl, buf, x + u / 2, y + u / 4, w - u, UI_WHITE);
 }
 
-/* The help: a line for each row of the key table that has help text (keys.c). */
-static void help_overlay(ui_draw *dl)
+/* The help: a line for each row of the key table that has help text (keys.c),
+ * then the memory the trace shown takes against the budget. */
+static void help_overlay(ui_draw *dl, const ui_app *app)
 {
     int u = ui_line(dl);
     int n = 0, kw = 0, dw = 0;
@@ -353,7 +354,7 @@ static void help_overlay(ui_draw *dl)
         dw = ui_imax(dw, ui_text_w(dl, _(ui_keys[i].help)));
     }
     int row = u + u / 4;
-    int w = ui_imin(dl->layout->width - 2 * u, kw + dw + 3 * u), h = ui_imin(dl->layout->height - 2 * u, (n + 2) * row + u);
+    int w = ui_imin(dl->layout->width - 2 * u, kw + dw + 3 * u), h = ui_imin(dl->layout->height - 2 * u, (n + 3) * row + u);
     int x = (dl->layout->width - w) / 2, y = (dl->layout->height - h) / 2;
     ui_fill(dl, 0, 0, dl->layout->width, dl->layout->height, 0xB0000000u);
     ui_fill(dl, x, y, w, h, UI_PANEL);
@@ -362,10 +363,17 @@ static void help_overlay(ui_draw *dl)
     for (int i = 0, line = 0; i < ui_n_keys; i++) {
         if (!ui_keys[i].help_keys) continue;
         int ry = y + u / 2 + (++line) * row + u / 2;
-        if (ry + u > y + h) break;
+        if (ry + u > y + h - row) break; /* the last row is the memory line's */
         ui_text(dl, _(ui_keys[i].help_keys), x + u, ry, UI_ACCENT);
         ui_text_fit(dl, _(ui_keys[i].help), x + 2 * u + kw, ry, w - 3 * u - kw, UI_TEXT);
     }
+    double bytes = 0;
+    char buf[200];
+    for (int i = 0; i < app->trace.n_tensors; i++) bytes += (double)app->trace.tensors[i].count * sizeof(float);
+    /* TRANSLATORS: the help's last line: MiB the trace shown takes, GiB it may take */
+    snprintf(buf, sizeof buf, _("memory: this trace %.1f MiB; the budget %.1f GiB (--memory-gib)"), bytes / (1 << 20),
+             attn_config_max_bytes(&app->cfg) / (1 << 30));
+    ui_text_fit(dl, buf, x + u, y + h - row, w - 2 * u, UI_TEXT_DIM);
 }
 
 static void edit_overlay(ui_draw *dl, const ui_app *app)
@@ -464,7 +472,7 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     }
     tooltip(dl, app);
     if (app->edit.open) edit_overlay(dl, app);
-    if (app->help) help_overlay(dl);
+    if (app->help) help_overlay(dl, app);
     if (app->lesson.picker) ui_render_picker(app, dl);
 }
 
