@@ -109,6 +109,8 @@ USAGE = [
     (["trace", "--stage", "q", "-o", OUT], "trace does not take --stage"),
     (["bench", "--frames", "0"], "--frames: '0' is not a whole number from 1"),
     (["bench", "--generate", "3"], "--generate times a model's decoding: it needs --model"),
+    (["bench", "--seq", "512", "--heads", "8", "--memory-gib", "0.05"],
+     "bench holds two traces of about 26 MiB each, more than the 51 MiB limit (--memory-gib)"),
     (["bench", "--generate", "0", "--model", "tang"], "--generate"),
     (["trace", "--generate", "3"], "trace does not take --generate"),
     (["bench", "--frames", "2", "--stage", "nope"], "no stage 'nope'"),

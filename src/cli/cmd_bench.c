@@ -89,6 +89,12 @@ int cmd_bench(int argc, char **argv)
     attn_trace first;
     attn_model model = {0};
     attn_status st = a.cfg.model ? attn_model_load(a.cfg.model, &model, &err) : ATTN_OK;
+    /* the first trace stays while each timed one is made: two count against the budget */
+    double one = 0, limit = attn_config_max_bytes(&a.cfg);
+    if (!st && !(st = attn_trace_estimate(&a.cfg, &one, &err)) && 2 * one > limit)
+        st = attn_fail(&err, ATTN_ERR_CONFIG, "bench holds two traces of about %.0f MiB each, more than the %.0f MiB "
+                       "limit (--memory-gib); use a shorter text, fewer rows or a larger limit", one / (1 << 20),
+                       limit / (1 << 20));
     if (!st) st = attn_trace_run(&a.cfg, &(attn_inputs){.model = a.cfg.model ? &model : NULL}, &first, &err);
     if (st) {
         fprintf(stderr, "attnlab bench: %s\n", err.msg);
