@@ -38,13 +38,22 @@ static int fake_width(void *ctx, const char *s, int px)
     return n * (px / 2);
 }
 
+/* Bold a pixel wider per code point, so a bold word measured as regular shows. */
+static int fake_bold(void *ctx, const char *s, int px)
+{
+    int n = 0;
+    (void)ctx;
+    for (size_t i = 0, len = strlen(s); i < len; i = attn_utf8_next(s, len, i)) n++;
+    return n * (px / 2 + 1);
+}
+
 static int fake_line(void *ctx, int px)
 {
     (void)ctx;
     return px + px / 4;
 }
 
-static const ui_text_measure FAKE = {NULL, fake_width, fake_line};
+static const ui_text_measure FAKE = {NULL, fake_width, fake_line, fake_bold};
 
 typedef struct {
     ui_app app;
@@ -129,7 +138,7 @@ static void check_list(const fixture *f)
         if (c->kind == UI_CMD_TEXT) {
             assert_int_equal(c->text.px, px);
             assert_true(ui_cmd_text(&f->dl, c)[0] != '\0');
-            assert_int_equal(c->r.w, fake_width(NULL, ui_cmd_text(&f->dl, c), px));
+            assert_int_equal(c->r.w, (c->text.bold ? fake_bold : fake_width)(NULL, ui_cmd_text(&f->dl, c), px));
         }
         if (c->kind == UI_CMD_RECT || c->kind == UI_CMD_LINE || c->kind == UI_CMD_HATCH || c->kind == UI_CMD_HEATMAP)
             assert_true(c->r.w > 0 && c->r.h > 0);
@@ -689,6 +698,20 @@ static void test_lesson_panel(void **state)
     char dir[512], path[600], err[400];
     snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
     if (ui_app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    /* **bold** is drawn in the bold face, not underlined: no line under a bold word */
+    int bold = 0;
+    for (int step = 0; step < f->app.lesson.ls.n_steps && !bold; step++) {
+        if (ui_app_lesson_open(&f->app, path, step, err, sizeof err)) fail_msg("%s", err);
+        build(f);
+        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
+            if (c->kind != UI_CMD_TEXT || !c->text.bold || c->r.x < f->app.layout.width) continue;
+            bold++;
+            for (const ui_cmd *l = NULL; (l = ui_draw_next(&f->dl, l));)
+                assert_false(l->kind == UI_CMD_LINE && l->r.y == c->r.y + c->r.h - 0 && l->r.x == c->r.x &&
+                             l->r.w == c->r.w);
+        }
+    }
+    assert_true(bold > 0);
     for (int step = 0; step < f->app.lesson.ls.n_steps; step++) {
         if (ui_app_lesson_open(&f->app, path, step, err, sizeof err)) fail_msg("%s", err);
         for (int scroll = 0; scroll < 3; scroll++) {

@@ -129,10 +129,10 @@ void ui_line_to(ui_draw *d, int x0, int y0, int x1, int y1, int t, uint32_t argb
     if (c) c->t = t;
 }
 
-int ui_text(ui_draw *d, const char *s, int x, int y, uint32_t argb)
+static int text_cmd(ui_draw *d, const char *s, int x, int y, uint32_t argb, bool bold)
 {
     if (!s || !*s) return 0;
-    int w = ui_text_w(d, s);
+    int w = bold ? ui_text_w_bold(d, s) : ui_text_w(d, s);
     size_t n = strlen(s) + 1;
     if (!reserve((void **)&d->text, &d->text_cap, d->text_len + n, 1)) {
         d->failed = true;
@@ -143,8 +143,18 @@ int ui_text(ui_draw *d, const char *s, int x, int y, uint32_t argb)
     memcpy(d->text + d->text_len, s, n);
     c->text.offset = d->text_len;
     c->text.px = d->px;
+    c->text.bold = bold;
     d->text_len += n;
     return w;
+}
+
+int ui_text(ui_draw *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, false); }
+int ui_text_bold(ui_draw *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, true); }
+
+int ui_text_w_bold(ui_draw *d, const char *s)
+{
+    if (!s || !*s) return 0;
+    return d->measure.bold_width ? d->measure.bold_width(d->measure.ctx, s, d->px) : ui_text_w(d, s);
 }
 
 int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb)

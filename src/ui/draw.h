@@ -50,6 +50,7 @@ typedef struct {
     void *ctx;
     int (*text_width)(void *ctx, const char *utf8, int px);
     int (*line_height)(void *ctx, int px);
+    int (*bold_width)(void *ctx, const char *utf8, int px); /* in the bold face; NULL: as text_width */
 } ui_text_measure;
 
 typedef enum {
@@ -72,6 +73,7 @@ typedef struct {
         struct {
             size_t offset;         /* of the zero-terminated UTF-8 in the list: ui_cmd_text */
             int px;                /* font size */
+            bool bold;             /* in the bold face (ui_text_bold) */
         } text;
         struct {
             ui_slice slice;        /* borrowed: the trace's data (or ui_draw_floats) while the list is walked */
@@ -133,6 +135,9 @@ void ui_frame(ui_draw *d, int x, int y, int w, int h, int thickness, uint32_t ar
  * [x0, x1) × [y0, y0 + t) or [x0, x0 + t) × [y0, y1). */
 void ui_line_to(ui_draw *d, int x0, int y0, int x1, int y1, int t, uint32_t argb);
 int ui_text(ui_draw *d, const char *s, int x, int y, uint32_t argb);    /* returns width */
+/* The same in the bold face; ui_text_w_bold measures it. */
+int ui_text_bold(ui_draw *d, const char *s, int x, int y, uint32_t argb);
+int ui_text_w_bold(ui_draw *d, const char *s);
 /* Draws s cut with "…" to fit max_w pixels. */
 int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb);
 /* Slice s as a w × h heatmap at (x, y), and a hatch command in_image over its masked cells. */

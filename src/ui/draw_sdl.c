@@ -19,10 +19,10 @@ static void frame(ui_gfx *g, ui_rect r, int t, uint32_t c)
     fill(g, r.x + r.w - t, r.y + t, t, r.h - 2 * t, c);
 }
 
-static void text(ui_gfx *g, const char *s, int x, int y, int px, uint32_t c)
+static void text(ui_gfx *g, const char *s, int x, int y, int px, bool bold, uint32_t c)
 {
     ui_gfx_font_px(g, px);
-    ui_font_draw(g->font, s, x, y, (SDL_Color){(c >> 16) & 255, (c >> 8) & 255, c & 255, c >> 24});
+    ui_font_draw(bold ? ui_gfx_bold(g, px) : g->font, s, x, y, (SDL_Color){(c >> 16) & 255, (c >> 8) & 255, c & 255, c >> 24});
 }
 
 /* The clip rectangles pushed and not yet popped; the innermost set on the renderer. */
@@ -59,7 +59,7 @@ void ui_gfx_draw(ui_gfx *g, const ui_draw *d)
         case UI_CMD_RECT:
         case UI_CMD_LINE: fill(g, c->r.x, c->r.y, c->r.w, c->r.h, c->color); break;
         case UI_CMD_FRAME: frame(g, c->r, c->t, c->color); break;
-        case UI_CMD_TEXT: text(g, ui_cmd_text(d, c), c->r.x, c->r.y, c->text.px, c->color); break;
+        case UI_CMD_TEXT: text(g, ui_cmd_text(d, c), c->r.x, c->r.y, c->text.px, c->text.bold, c->color); break;
         case UI_CMD_HEATMAP:
             ui_gfx_heatmap(g, c->heat.generation, &c->heat.slice, &c->heat.scale, c->r.x, c->r.y, c->r.w, c->r.h,
                            c->heat.gap);

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,7 @@ struct ui_font {
     size_t scratch_cap;
     run *runs;
     size_t runs_cap;
+    bool bold; /* every face drawn emboldened (ui_font_set_bold) */
 };
 
 /* The only global state: who initialised SDL_ttf and fontconfig. */
@@ -146,6 +148,7 @@ static int add_face(ui_font *f, FcPattern *p, uint32_t must_have)
         close_face(&fc);
         return -1;
     }
+    if (f->bold) TTF_SetFontStyle(fc.ttf, TTF_STYLE_BOLD);
     f->faces[f->nfaces++] = fc;
     return 0;
 }
@@ -518,6 +521,15 @@ int ui_font_set_size(ui_font *f, int px)
     update_metrics(f);
     cache_clear(f);
     return 0;
+}
+
+void ui_font_set_bold(ui_font *f, bool bold)
+{
+    if (!f || f->bold == bold) return;
+    f->bold = bold;
+    for (int i = 0; i < f->nfaces; i++) TTF_SetFontStyle(f->faces[i].ttf, bold ? TTF_STYLE_BOLD : TTF_STYLE_NORMAL);
+    update_metrics(f);
+    cache_clear(f);
 }
 
 int ui_font_size(const ui_font *f)

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include <SDL.h>
+#include <stdbool.h>
 
 typedef struct ui_font ui_font;
 
@@ -32,6 +33,10 @@ void ui_font_close(ui_font *f);
 /* Changes the pixel size (font scale, HiDPI); drops cached textures. */
 int ui_font_set_size(ui_font *f, int px);
 int ui_font_size(const ui_font *f);
+
+/* Draws every face emboldened (SDL_ttf's bold style): a second font opened
+ * for bold text, since a style change empties SDL_ttf's glyph cache. */
+void ui_font_set_bold(ui_font *f, bool bold);
 int ui_font_line_height(const ui_font *f); /* pixels from one baseline to the next */
 
 /* Size in pixels of utf8 drawn on one line. Invalid UTF-8 is drawn as U+FFFD. */

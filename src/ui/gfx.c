@@ -36,6 +36,7 @@ void ui_gfx_close(ui_gfx *g)
         if (g->heat[i].tex) SDL_DestroyTexture(g->heat[i].tex);
     if (g->hatch) SDL_DestroyTexture(g->hatch);
     ui_font_close(g->font);
+    ui_font_close(g->bold);
     ui_draw_free(&g->list);
     free(g);
 }
@@ -116,12 +117,31 @@ void ui_gfx_font_px(ui_gfx *g, int px)
     if (px != g->font_px && ui_font_set_size(g->font, px) == 0) g->font_px = px;
 }
 
+ui_font *ui_gfx_bold(ui_gfx *g, int px)
+{
+    ui_gfx_font_px(g, px);
+    if (!g->bold) {
+        char err[200];
+        if (ui_font_open(g->r, g->font_px, &g->bold, err, sizeof err)) return g->font; /* regular, then */
+        ui_font_set_bold(g->bold, true);
+    }
+    if (ui_font_size(g->bold) != g->font_px) ui_font_set_size(g->bold, g->font_px);
+    return g->bold;
+}
+
 static int text_width(void *ctx, const char *utf8, int px)
 {
     ui_gfx *g = ctx;
     int w = 0;
     ui_gfx_font_px(g, px);
     ui_font_measure(g->font, utf8, &w, NULL);
+    return w;
+}
+
+static int bold_width(void *ctx, const char *utf8, int px)
+{
+    int w = 0;
+    ui_font_measure(ui_gfx_bold(ctx, px), utf8, &w, NULL);
     return w;
 }
 
@@ -134,5 +154,5 @@ static int line_height(void *ctx, int px)
 
 ui_text_measure ui_gfx_measure(ui_gfx *g)
 {
-    return (ui_text_measure){g, text_width, line_height};
+    return (ui_text_measure){g, text_width, line_height, bold_width};
 }

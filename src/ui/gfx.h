@@ -33,6 +33,7 @@ typedef struct {
 typedef struct ui_gfx {
     SDL_Renderer *r;
     ui_font *font;
+    ui_font *bold;       /* the same faces emboldened, opened when first used; NULL until then */
     int font_px;
     unsigned frame;
     ui_heat_entry heat[UI_HEAT_CACHE];
@@ -40,6 +41,9 @@ typedef struct ui_gfx {
     int hatch_w, hatch_h;
     ui_draw list;        /* the frame's commands, measured with font */
 } ui_gfx;
+
+/* The bold font at px pixels (opened on first use; the regular one if it cannot be). */
+ui_font *ui_gfx_bold(ui_gfx *g, int px);
 
 /* Opens the font at base_px pixels. Returns 0, or -1 with a message. */
 int ui_gfx_open(SDL_Renderer *r, int base_px, ui_gfx **out, char *err, size_t errsize);

@@ -90,7 +90,8 @@ static void word(pen *p, const char *s, int n, unsigned style, int glue)
 {
     char buf[WORD_MAX];
     if (n <= 0) return;
-    int w = ui_text_w(p->dl, word_str(buf, s, n));
+    bool bold = style & LESSON_STRONG;
+    int w = bold ? ui_text_w_bold(p->dl, word_str(buf, s, n)) : ui_text_w(p->dl, word_str(buf, s, n));
     if (p->x + w + glue > p->right && p->x > p->x0) newline(p);
     if (p->draw) {
         uint32_t c = p->color;
@@ -102,8 +103,9 @@ static void word(pen *p, const char *s, int n, unsigned style, int glue)
         } else if (style & (LESSON_EM | LESSON_LINK)) {
             c = UI_EMPH;
         }
-        ui_text(p->dl, buf, p->x, p->y, c);
-        if (style & (LESSON_LINK | LESSON_STRONG)) ui_line_to(p->dl, p->x, p->y + p->u, p->x + w, p->y + p->u, 1, c);
+        if (bold) ui_text_bold(p->dl, buf, p->x, p->y, c);
+        else ui_text(p->dl, buf, p->x, p->y, c);
+        if (style & LESSON_LINK) ui_line_to(p->dl, p->x, p->y + p->u, p->x + w, p->y + p->u, 1, c);
         if (style & LESSON_DEL) ui_line_to(p->dl, p->x, p->y + p->u / 2, p->x + w, p->y + p->u / 2, 1, c);
     }
     p->x += w;
