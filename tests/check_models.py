@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whole-model comparison of `attnlab trace --model` and `attnlab generate`
 against PyTorch, written here from Hugging Face's LlamaForCausalLM semantics
-(modeling_llama: LlamaRMSNorm, rotate_half RoPE, repeat_kv, eager attention
+(modeling_llama, in hf_reference.py: LlamaRMSNorm, rotate_half RoPE, repeat_kv, eager attention
 with the causal mask, SwiGLU MLP, tied or untied LM head), independently of
 the training code in scripts/train/.
 
@@ -30,6 +30,17 @@ except ImportError:
     print("torch is not installed (apt-get install python3-torch): skipped")
     sys.exit(77)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hf_reference  # noqa: E402
+import make_checkpoints as mk  # noqa: E402
+from hf_reference import read_st  # noqa: E402
+
+
+def reference(W, cfg, ids, attn_mask=None):
+    """logits and each layer's attention weights (hf_reference's, Llama semantics)."""
+    logits, weights, _ = hf_reference.reference(W, cfg, ids, attn_mask)
+    return logits, weights
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--attnlab", required=True)
 ap.add_argument("--models", required=True, help="the shipped models' folder")
@@ -45,27 +56,7 @@ def fail(what):
     print("FAIL " + what)
 
 
-# ---- safetensors (F32, F16, BF16) ----
-
-def read_st(path):
-    raw = open(path, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    meta = header.pop("__metadata__", {})
-    data, out = raw[8 + n:], {}
-    for k, e in header.items():
-        b = data[e["data_offsets"][0]:e["data_offsets"][1]]
-        if e["dtype"] == "F32":
-            a = np.frombuffer(b, "<f4")
-        elif e["dtype"] == "F16":
-            a = np.frombuffer(b, "<f2").astype(np.float32)
-        elif e["dtype"] == "BF16":
-            a = (np.frombuffer(b, "<u2").astype(np.uint32) << 16).view(np.float32)
-        else:
-            raise ValueError(e["dtype"])
-        out[k] = torch.from_numpy(a.reshape(e["shape"]).astype(np.float64))
-    return out, meta
-
+# ---- safetensors ----
 
 def write_st(path, tensors, dtype):
     header, blobs, off = {}, [], 0
@@ -83,57 +74,6 @@ def write_st(path, tensors, dtype):
     h += b" " * (-len(h) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-
-
-# ---- the reference: Hugging Face's LlamaForCausalLM, eager, float64 ----
-
-def rms_norm(x, w, eps):
-    return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
-
-
-def rotate_half(x):
-    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
-    return torch.cat((-x2, x1), dim=-1)
-
-
-def rope_cos_sin(positions, dim, theta):
-    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
-    freqs = torch.outer(positions.double(), inv_freq)
-    emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos(), emb.sin()
-
-
-def reference(W, cfg, ids, attn_mask=None):
-    """logits (b, s, V) and each layer's attention weights (b, h, s, s) for ids (b, s);
-    attn_mask (b, s): 1 for real tokens, 0 for pads (HF's attention_mask)."""
-    d, h, g = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    k, eps = d // h, cfg["rms_norm_eps"]
-    b, s = ids.shape
-    x = W["model.embed_tokens.weight"][ids]
-    cos, sin = rope_cos_sin(torch.arange(s), k, cfg.get("rope_theta", 10000.0))
-    mask = torch.full((s, s), float("-inf")).triu(1)[None, None].repeat(b, 1, 1, 1)
-    if attn_mask is not None:
-        mask = mask.masked_fill(attn_mask[:, None, None, :] == 0, float("-inf"))
-    weights = []
-    for li in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{li}."
-        hs = rms_norm(x, W[p + "input_layernorm.weight"], eps)
-        q = (hs @ W[p + "self_attn.q_proj.weight"].T).view(b, s, h, k).transpose(1, 2)
-        kk = (hs @ W[p + "self_attn.k_proj.weight"].T).view(b, s, g, k).transpose(1, 2)
-        v = (hs @ W[p + "self_attn.v_proj.weight"].T).view(b, s, g, k).transpose(1, 2)
-        q, kk = q * cos + rotate_half(q) * sin, kk * cos + rotate_half(kk) * sin
-        kk, v = kk.repeat_interleave(h // g, dim=1), v.repeat_interleave(h // g, dim=1)
-        scores = q @ kk.transpose(2, 3) / k ** 0.5 + mask
-        w = torch.softmax(scores, dim=-1).nan_to_num(0.0)
-        weights.append(w)
-        o = (w @ v).transpose(1, 2).reshape(b, s, d) @ W[p + "self_attn.o_proj.weight"].T
-        x = x + o
-        hs = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
-        gate, up = hs @ W[p + "mlp.gate_proj.weight"].T, hs @ W[p + "mlp.up_proj.weight"].T
-        x = x + (torch.nn.functional.silu(gate) * up) @ W[p + "mlp.down_proj.weight"].T
-    x = rms_norm(x, W["model.norm.weight"], eps)
-    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
-    return x @ head.T, weights
 
 
 # ---- attnlab ----
@@ -237,18 +177,7 @@ WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "do
 
 
 def tokenizer_json():
-    return {"version": "1.0", "truncation": None, "padding": None,
-            "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
-                              "normalized": False, "special": True} for i, w in enumerate(WORDS[:3])],
-            "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
-            "post_processor": {"type": "TemplateProcessing",
-                               "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
-                                          {"Sequence": {"id": "A", "type_id": 0}}],
-                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
-                                        {"Sequence": {"id": "B", "type_id": 1}}],
-                               "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
-            "decoder": None,
-            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(WORDS)}, "unk_token": "<unk>"}}
+    return mk.tokenizer_json(WORDS)
 
 
 def random_model(path, layers, heads, kv, tied, dtype, seed):

@@ -89,10 +89,11 @@ def write_shard(path, tensors):
     return off
 
 
-def tokenizer_json():
+def tokenizer_json(words=WORDS):
+    """A WordLevel tokenizer of words, the first three <unk> <s> </s>, with a BOS template."""
     return {"version": "1.0", "truncation": None, "padding": None,
             "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
-                              "normalized": False, "special": True} for i, w in enumerate(WORDS[:3])],
+                              "normalized": False, "special": True} for i, w in enumerate(words[:3])],
             "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
             "post_processor": {"type": "TemplateProcessing",
                                "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
@@ -101,7 +102,7 @@ def tokenizer_json():
                                         {"Sequence": {"id": "B", "type_id": 1}}],
                                "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
             "decoder": None,
-            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(WORDS)}, "unk_token": "<unk>"}}
+            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(words)}, "unk_token": "<unk>"}}
 
 
 def weights(cfg, rng):
