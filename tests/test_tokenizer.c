@@ -235,6 +235,11 @@ static void refusals(void **state)
     expect_refused("{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[3]}}", "merge 1 is neither");
     expect_refused("{\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"<q>\"}}],"
                    "\"special_tokens\":{}}," WL "}", "no id of one token");
+    /* an id inside the vocabulary's range that no token has (fuzz: regress-template-hole) */
+    expect_refused("{\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"<s>\"}},"
+                   "{\"Sequence\":{\"id\":\"A\"}}],\"special_tokens\":{\"<s>\":{\"id\":\"<s>\",\"ids\":[1]}}},"
+                   "\"model\":{\"type\":\"WordLevel\",\"unk_token\":\"<unk>\",\"vocab\":{\"<unk>\":0,\"a\":2}}}",
+                   "the template's special token '<s>' has id 1, which is no token of the vocabulary");
 #undef WL
     /* WordLevel without an unknown token: a word outside the vocabulary is an error, said once */
     attn_tokenizer *t = make("{\"type\":\"WordLevel\",\"vocab\":{\"a\":0}}", "[]", "null",

@@ -190,6 +190,9 @@ static attn_status read_template(attn_tokenizer *t, const cJSON *post, attn_erro
             ids->child->valuedouble < 0 || ids->child->valuedouble >= t->n_vocab)
             return attn_fail(err, ATTN_ERR_FORMAT, "post_processor: a special token of the template has no id of one token");
         int id = (int)ids->child->valuedouble;
+        if (!t->vocab[id]) /* an id inside the table that no token has */
+            return attn_fail(err, ATTN_ERR_FORMAT, "post_processor: the template's special token '%.40s' has id %d, "
+                             "which is no token of the vocabulary", name->valuestring, id);
         if (after) t->suffix[t->n_suffix++] = id;
         else t->prefix[t->n_prefix++] = id;
     }
