@@ -351,6 +351,18 @@ static void test_compare_view(void **state)
             else assert_float_equal(got, want, 0);
         }
     for (int p = 0; p < 3; p++) check_hatch(&f->dl, heatmap_of(&f->dl, &f->app.layout.areas[p]));
+    /* large enough for a number in every cell of all three panes, which do not overlap */
+    for (int p = 0; p < 3; p++) {
+        ui_rect r = f->app.layout.areas[p].r;
+        int numbers = 0;
+        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+            numbers += c->kind == UI_CMD_TEXT && inside(c->r, r) && strchr(ui_cmd_text(&f->dl, c), '.');
+        assert_int_equal(numbers, sa->rows * sa->cols);
+        for (int q = 0; q < p; q++) {
+            ui_rect o = f->app.layout.areas[q].r;
+            assert_true(r.x >= o.x + o.w || o.x >= r.x + r.w || r.y >= o.y + o.h || o.y >= r.y + r.h);
+        }
+    }
 }
 
 static void test_overlays(void **state)

@@ -183,7 +183,7 @@ static bool place(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, ui_
         /* fill the free area: a wide matrix (q at 4 × 32) gets taller cells, a
          * tall one wider cells, up to twice as long as wide; near-square ones
          * (attention weights) and panes drawn side by side (max_cell) keep square cells */
-        double cw = cell, ch = cell;
+        double cw = o->cell_w > 0 ? fmin(o->cell_w, (double)avail_w / s->cols) : cell, ch = cell;
         if (o->max_cell <= 0 && s->cols >= 2 * s->rows)
             ch = fmin(fmin((double)avail_h / s->rows, 2.0 * cell), fmax(cell, 4.5 * u));
         if (o->max_cell <= 0 && s->rows >= 2 * s->cols)
@@ -409,7 +409,7 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
     int i0, j0, wr, wc;
     bool zoomed = ui_app_zoom_window(app, v.slice.rows, v.slice.cols, &i0, &j0, &wr, &wc);
     if (zoomed) ui_view_window(&v, i0, j0, wr, wc); /* the colours stay the whole slice's */
-    ui_plot_opts o = {true, false, true, 0, app->generation, 0};
+    ui_plot_opts o = {true, false, true, 0, app->generation, 0, 0};
     int area = ui_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &o);
     if (area >= 0 && zoomed) minimap(dl, app, &whole, &v, &sc, dl->layout->areas[area].r);
     /* the KV cache: a line between the cached rows and the ones computed now */
@@ -505,7 +505,7 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
         snprintf(buf, sizeof buf, _("head %d · kv %d%s"), hh, kv, cur ? " ◀" : "");
         ui_text_fit(dl, buf, px + u / 2, py, pw - u, gc);
         /* token labels where a thumbnail has room for them (its cells a line tall) */
-        ui_plot_opts o = {thumb_labels(inner, &hv, u), false, false, 0, app->generation, 0};
+        ui_plot_opts o = {thumb_labels(inner, &hv, u), false, false, 0, app->generation, 0, 0};
         int a = ui_plot_heatmap(dl, app, &app->trace, &hv, &sc, inner, &o);
         if (a >= 0) {
             ui_rect r = dl->layout->areas[a].r;
@@ -559,6 +559,74 @@ static int difference(ui_draw *dl, const ui_slice *a, const ui_slice *b, ui_slic
     return m > 0 || nan_moved;
 }
 
+/* Where the compare view's panes go: each pane's box (title included) and
+ * picture box, and its options, all three at one cell size. */
+typedef struct {
+    ui_rect pane[3], p[3];
+    ui_plot_opts opts[3];
+} compare_layout;
+
+enum { SIDE_BY_SIDE, STACKED, TWO_OVER_ONE, N_ARRANGEMENTS };
+
+/* The layout of one arrangement; returns its cell height (-1: nothing fits)
+ * and *cw, its cell width. */
+static double arrangement(ui_draw *dl, const ui_app *app, const ui_view_slice *a, ui_rect box, int kind,
+                          compare_layout *L, double *cw)
+{
+    int u = ui_line(dl), hh = box.h / 2, lw = 0, lh, aw, ah;
+    /* two over one: the upper panes split the width as they need it, the
+     * first its row labels, the second its colour bar, for cells of one width */
+    layout(dl, &app->trace, a, (ui_rect){0, 0, box.w, box.h}, &(ui_plot_opts){.labels = true}, &lw, &lh, &aw, &ah);
+    int cbw = colorbar_width(dl), cells = ui_imax(0, (box.w - lw - cbw - 2 * u) / 2);
+    int w0 = lw + cells + u;
+    for (int k = 0; k < 3; k++) {
+        ui_rect r = kind == SIDE_BY_SIDE ? (ui_rect){box.x + k * (box.w / 3), box.y, box.w / 3, box.h}
+                  : kind == STACKED      ? (ui_rect){box.x, box.y + k * (box.h / 3), box.w, box.h / 3}
+                  : k == 0               ? (ui_rect){box.x, box.y, w0, hh}
+                  : k == 1               ? (ui_rect){box.x + w0, box.y, box.w - w0, hh}
+                                         : (ui_rect){box.x, box.y + hh, box.w, hh};
+        L->pane[k] = r;
+        L->p[k] = (ui_rect){r.x, r.y + u * 3 / 2, r.w - u, r.h - u * 3 / 2 - (kind == SIDE_BY_SIDE ? 0 : u / 2)};
+        /* row labels on the panes at the left edge; a colour bar on the toggled and the difference */
+        bool left = kind == STACKED || k == 0 || (kind == TWO_OVER_ONE && k == 2);
+        L->opts[k] = (ui_plot_opts){true, !left, k > 0, k, 0, 0, 0};
+    }
+    double cell = -1;
+    *cw = 1e9;
+    for (int k = 0; k < 3; k++) {
+        double c = layout(dl, &app->trace, a, L->p[k], &L->opts[k], &lw, &lh, &aw, &ah);
+        if (c <= 0) return -1;
+        cell = cell < 0 ? c : fmin(cell, c);
+        *cw = fmin(*cw, (double)aw / a->slice.cols);
+    }
+    cell = fmin(cell, 4.5 * u);
+    *cw = fmin(*cw, 3 * cell); /* cells up to three times as wide as tall, for the numbers */
+    return cell;
+}
+
+static void arrange(ui_draw *dl, const ui_app *app, const ui_view_slice *a, ui_rect box, compare_layout *best)
+{
+    int u = ui_line(dl), numbers_w = ui_text_w(dl, "−0.00") + 6;
+    double best_score = -1;
+    for (int kind = 0; kind < N_ARRANGEMENTS; kind++) {
+        compare_layout L;
+        double cw, ch = arrangement(dl, app, a, box, kind, &L, &cw);
+        if (ch <= 0) continue;
+        bool numbers = ch >= u + 2 && cw >= numbers_w;
+        if (!numbers) cw = ch; /* square cells unless wider ones show the numbers */
+        double score = (numbers ? 1e9 : 0) + ch * cw;
+        if (score > best_score) {
+            best_score = score;
+            *best = L;
+            for (int k = 0; k < 3; k++) {
+                best->opts[k].max_cell = ch;
+                best->opts[k].cell_w = cw;
+            }
+        }
+    }
+    if (best_score < 0) arrangement(dl, app, a, box, SIDE_BY_SIDE, best, &(double){0});
+}
+
 void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl);
@@ -579,30 +647,15 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     }
     box.h -= last - box.y + u * 2;
     box.y = last + u * 2;
-    /* three panes side by side, or stacked when that gives larger cells (a tall, narrow area beside a lesson) */
-    ui_plot_opts probe = {true, false, true, 0, 0, 0};
-    int plw, plh, paw, pah;
-    double side = layout(dl, &app->trace, &a, (ui_rect){0, 0, box.w / 3 - u, box.h - u * 3 / 2}, &probe, &plw, &plh,
-                         &paw, &pah),
-           stacked = layout(dl, &app->trace, &a, (ui_rect){0, 0, box.w - u, box.h / 3 - 2 * u}, &probe, &plw, &plh,
-                            &paw, &pah);
-    bool stack = stacked > side;
-    ui_rect pane[3], p[3];
-    for (int k = 0; k < 3; k++) {
-        pane[k] = stack ? (ui_rect){box.x, box.y + k * (box.h / 3), box.w, box.h / 3}
-                        : (ui_rect){box.x + k * (box.w / 3), box.y, box.w / 3, box.h};
-        p[k] = (ui_rect){pane[k].x, pane[k].y + u * 3 / 2, pane[k].w - u, pane[k].h - u * 3 / 2 - (stack ? u / 2 : 0)};
-    }
+    /* the three panes side by side, stacked, or two above the difference:
+     * whichever lets numbers fit in the cells, else gives the largest cells */
+    compare_layout L;
+    arrange(dl, app, &a, box, &L);
+    ui_rect *pane = L.pane, *p = L.p;
     ui_scale sc = app->scale_head && a.head_axis ? ui_view_slice_scale(a.tensor, &a.slice) : ui_app_scale(app, a.tensor);
-    ui_plot_opts o = {true, false, false, 0, app->generation, 0};
+    ui_plot_opts o = L.opts[0];
+    o.generation = app->generation;
     ui_text_fit(dl, _("as configured"), pane[0].x, pane[0].y, pane[0].w - u, UI_TEXT_DIM);
-    /* one cell size for the three panes: the first has row labels, the
-     * others a colour bar, so each would otherwise fit a different size */
-    ui_plot_opts o_right = {true, !stack, true, 0, 0, 0};
-    int lw, lh, aw, ah;
-    double c0 = layout(dl, &app->trace, &a, p[0], &o, &lw, &lh, &aw, &ah);
-    double c1 = layout(dl, &app->trace, &a, (ui_rect){0, 0, p[0].w, p[0].h}, &o_right, &lw, &lh, &aw, &ah);
-    if (c0 > 0 && c1 > 0) o.max_cell = fmin(c0, c1);
     ui_plot_heatmap(dl, app, &app->trace, &a, &sc, p[0], &o);
     if (!app->has_alt || ui_view_make(&app->alt, stage, app->view.batch, app->view.head, &b) ||
         b.slice.rows != a.slice.rows || b.slice.cols != a.slice.cols) {
@@ -612,9 +665,8 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     }
     snprintf(buf, sizeof buf, _("%s toggled"), ui_compare_name(app->view.compare));
     ui_text_fit(dl, buf, pane[1].x, pane[1].y, pane[1].w - u, UI_TEXT_DIM);
-    o.pane = 1;
-    o.no_row_labels = !stack;
-    o.colorbar = true;
+    o = L.opts[1];
+    o.generation = app->generation;
     ui_plot_heatmap(dl, app, &app->alt, &b, &sc, p[1], &o);
 
     ui_view_slice dview = a;
@@ -623,7 +675,7 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     if (changed < 0) return;
     ui_text_fit(dl, changed ? _("difference (toggled − configured)") : _("difference: none, the toggle changes nothing here"),
                 pane[2].x, pane[2].y, pane[2].w - u, UI_TEXT_DIM);
-    o.pane = 2;
+    o = L.opts[2];
     /* the scratch buffer's contents change with the head: never reuse its picture */
     o.generation = app->generation ^ 0x80000000u ^ (unsigned)(app->view.head * 7919 + app->view.batch * 104729 + app->view.compare);
     ui_plot_heatmap(dl, app, &app->trace, &dview, &dsc, p[2], &o);

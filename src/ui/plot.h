@@ -15,6 +15,7 @@ typedef struct {
     int pane;         /* recorded in the area: compare 0/1/2 */
     unsigned generation;
     double max_cell;  /* > 0: cells no larger than this (panes drawn side by side at one size) */
+    double cell_w;    /* > 0: with max_cell, cells this wide (wider than tall, so numbers fit) */
 } ui_plot_opts;
 
 /* Draws v inside box; returns the index of the area recorded (-1 if none). */
