@@ -55,11 +55,43 @@ static int bench_decode(const attn_model *m, const attn_config *cfg, int steps)
     return CLI_OK;
 }
 
+/* The first trace: the inputs of the timed runs. It stays while each timed
+ * one is made, so two traces count against the memory limit. */
+static attn_status first_trace(const attn_config *cfg, const attn_model *model, attn_trace *first, attn_error *err)
+{
+    double one = 0, limit = attn_config_max_bytes(cfg);
+    attn_status st = attn_trace_estimate(cfg, &one, err);
+    if (!st && 2 * one > limit)
+        return attn_fail(err, ATTN_ERR_CONFIG, "bench holds two traces of about %.0f MiB each, more than the %.0f MiB "
+                         "limit (--memory-gib); use a shorter text, fewer rows or a larger limit", one / (1 << 20),
+                         limit / (1 << 20));
+    return st ? st : attn_trace_run(cfg, &(attn_inputs){.model = model}, first, err);
+}
+
+static void report(const attn_trace *first, const attn_model *model, double *ms, int n)
+{
+    const attn_dims *d = &first->dims;
+    /* multiply-adds of the five products: q, k+v, scores, context, out */
+    double flops = 2.0 * d->b * d->s * d->d * d->d + 2.0 * 2.0 * d->b * d->n * d->d * d->g * d->k +
+                   2.0 * 2.0 * d->b * d->h * (double)d->s * d->t * d->k + 2.0 * d->b * d->s * d->d * d->d;
+    double med = attn_median(ms, n); /* sorts: ms[0] and ms[n-1] are min and max */
+    printf("config: batch %d, seq %d, d_model %d, heads %d, kv_heads %d, past %d, %s-attention", d->b, d->L, d->d,
+           d->h, d->g, d->P, d->cross ? "cross" : "self");
+    if (model) printf(", model %s (%d layers, every stage traced)", model->name, first->n_layers);
+    printf("\nmin %.2f ms, max %.2f ms\n", ms[0], ms[n - 1]);
+    if (model) /* the attention's products are a part of a model's: give tokens per second */
+        printf("bench: %.2f ms per traced forward (median of %d), prefill %.0f tokens/s\n", med, n,
+               d->b * d->s / (med / 1e3));
+    else
+        printf("bench: %.2f ms per traced forward (median of %d), %.1f GFLOP/s\n", med, n, flops / (med * 1e6));
+}
+
 int cmd_bench(int argc, char **argv)
 {
     cli_args a;
-    attn_trace tr;
+    attn_trace tr, first;
     attn_error err;
+    attn_model model = {0};
     double *ms = NULL;
     int rc = cli_start(argc, argv, "bench", CLI_OPT_REPEAT | CLI_OPT_FRAMES | CLI_OPT_PICTURE | CLI_OPT_BENCH_DECODE, 0,
                        usage, &a);
@@ -80,31 +112,22 @@ int cmd_bench(int argc, char **argv)
         goto out;
     }
     int n = a.repeat ? a.repeat : 5;
-    ms = calloc((size_t)n, sizeof *ms);
-    if (!ms) { rc = CLI_EFILE; goto out; }
+    if (!(ms = calloc((size_t)n, sizeof *ms))) { rc = CLI_EFILE; goto out; }
     /* The warm-up run makes the inputs (embeddings, weights); the timed runs
      * reuse them, so what is timed is the attention itself, every stage traced.
      * A model is loaded once, as the window keeps it: what is timed is its
      * whole traced forward pass, as a toggle in the window recomputes it. */
-    attn_trace first;
-    attn_model model = {0};
-    attn_status st = a.cfg.model ? attn_model_load(a.cfg.model, &model, &err) : ATTN_OK;
-    /* the first trace stays while each timed one is made: two count against the budget */
-    double one = 0, limit = attn_config_max_bytes(&a.cfg);
-    if (!st && !(st = attn_trace_estimate(&a.cfg, &one, &err)) && 2 * one > limit)
-        st = attn_fail(&err, ATTN_ERR_CONFIG, "bench holds two traces of about %.0f MiB each, more than the %.0f MiB "
-                       "limit (--memory-gib); use a shorter text, fewer rows or a larger limit", one / (1 << 20),
-                       limit / (1 << 20));
-    if (!st) st = attn_trace_run(&a.cfg, &(attn_inputs){.model = a.cfg.model ? &model : NULL}, &first, &err);
+    const attn_model *m = a.cfg.model ? &model : NULL;
+    attn_status st = m ? attn_model_load(a.cfg.model, &model, &err) : ATTN_OK;
+    if (!st && (st = first_trace(&a.cfg, m, &first, &err))) attn_model_free(&model);
     if (st) {
         fprintf(stderr, "attnlab bench: %s\n", err.msg);
         rc = cli_exit_code(st);
-        attn_model_free(&model);
         goto out;
     }
     attn_inputs in;
     attn_inputs_from_trace(&first, &in);
-    in.model = a.cfg.model ? &model : NULL;
+    in.model = m;
     for (int i = 0; i < n && st == ATTN_OK; i++) {
         double t0 = attn_clock_ms();
         if ((st = attn_trace_run(&a.cfg, &in, &tr, &err))) break;
@@ -115,21 +138,7 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "attnlab bench: %s\n", err.msg);
         rc = cli_exit_code(st);
     } else {
-        const attn_dims *d = &first.dims;
-        /* multiply-adds of the five products: q, k+v, scores, context, out */
-        double flops = 2.0 * d->b * d->s * d->d * d->d + 2.0 * 2.0 * d->b * d->n * d->d * d->g * d->k +
-                       2.0 * 2.0 * d->b * d->h * (double)d->s * d->t * d->k + 2.0 * d->b * d->s * d->d * d->d;
-        double med = attn_median(ms, n); /* sorts: ms[0] and ms[n-1] are min and max */
-        printf("config: batch %d, seq %d, d_model %d, heads %d, kv_heads %d, past %d, %s-attention", d->b, d->L,
-               d->d, d->h, d->g, d->P, d->cross ? "cross" : "self");
-        if (a.cfg.model) printf(", model %s (%d layers, every stage traced)", model.name, first.n_layers);
-        printf("\n");
-        printf("min %.2f ms, max %.2f ms\n", ms[0], ms[n - 1]);
-        if (a.cfg.model) /* the attention's products are a part of a model's: give tokens per second */
-            printf("bench: %.2f ms per traced forward (median of %d), prefill %.0f tokens/s\n", med, n,
-                   d->b * d->s / (med / 1e3));
-        else
-            printf("bench: %.2f ms per traced forward (median of %d), %.1f GFLOP/s\n", med, n, flops / (med * 1e6));
+        report(&first, m, ms, n);
     }
     attn_trace_free(&first);
     if (!rc && a.decode_steps) rc = bench_decode(&model, &a.cfg, a.decode_steps);

@@ -161,13 +161,15 @@ out:
     return st;
 }
 
-static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err)
+/* Steps 1–6: the layer's queries, and its keys and values as every query
+ * head reads them. *q_out receives the queries ready for the scores (b,h,s,k). */
+static attn_status queries_keys_values(attn_trace *tr, int layer, const attn_inputs *in, const float **q_out,
+                                       attn_error *err)
 {
     const attn_config *c = &tr->cfg;
     const attn_dims *D = &tr->dims;
     const int b = D->b, s = D->s, t = D->t, n = D->n, d = D->d, h = D->h, g = D->g, k = D->k, P = D->P;
     attn_status st = ATTN_OK;
-    unsigned char *key_pad = NULL;
     float *k_past = NULL, *v_past = NULL;
 
     /* 1. project: q = x·W_Q (b,s,h·k); k, v = src·W_K, src·W_V (b,n,g·k), src = x or
@@ -200,10 +202,8 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     if (c->rope) {
         attn_rope r = rope_of(tr);
         if (attn_op_rope(qh, T(tr, ATTN_STAGE_Q_ROPE), b, h, s, k, P, &r) ||
-            attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), b, g, n, k, P, &r)) {
-            st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
-            goto out;
-        }
+            attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), b, g, n, k, P, &r))
+            return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
         qh = T(tr, ATTN_STAGE_Q_ROPE);
         kh = T(tr, ATTN_STAGE_K_ROPE);
     }
@@ -224,21 +224,34 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     /* 6. repeat_kv: (b,g,t,k) -> (b,h,t,k) */
     attn_op_repeat_kv(kh, T(tr, ATTN_STAGE_K_EXPANDED), b, g, h, t, k);
     attn_op_repeat_kv(vh, T(tr, ATTN_STAGE_V_EXPANDED), b, g, h, t, k);
+    *q_out = qh;
+out:
+    free(k_past);
+    free(v_past);
+    return st;
+}
 
-    /* 7–10 write the stages one cell per (query, key). A layer that does not
-     *    keep them (a model's long prompt: attn_config.qk_keep) computes them in
-     *    in->qk_scratch: scores and masked scores in one (b,h,s,t) buffer, the
-     *    weights in a second, dropout back into the first, the mask after them */
+/* Steps 7–10, one cell per (query, key): scores, mask, masked scores,
+ * weights and dropout. A layer that does not keep them (a model's long
+ * prompt: attn_config.qk_keep) computes them in in->qk_scratch: scores and
+ * masked scores in one (b,h,s,t) buffer, the weights in a second, dropout
+ * back into the first, the mask after them. *w_out receives what the values
+ * are weighted with. */
+static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, const float *qh, const float **w_out,
+                             attn_error *err)
+{
+    const attn_config *c = &tr->cfg;
+    const attn_dims *D = &tr->dims;
+    const int b = D->b, s = D->s, t = D->t, h = D->h, k = D->k;
     size_t bhst = (size_t)b * h * s * t;
     float *qk_a = in->qk_scratch, *qk_b = qk_a ? qk_a + bhst : NULL, *qk_mask = qk_a ? qk_b + bhst : NULL;
     float *sc = T(tr, ATTN_STAGE_SCORES) ? T(tr, ATTN_STAGE_SCORES) : qk_a;
     float *mask = T(tr, ATTN_STAGE_MASK) ? T(tr, ATTN_STAGE_MASK) : qk_mask;
     float *msc = T(tr, ATTN_STAGE_MASKED_SCORES) ? T(tr, ATTN_STAGE_MASKED_SCORES) : qk_a;
     float *wts = T(tr, ATTN_STAGE_WEIGHTS) ? T(tr, ATTN_STAGE_WEIGHTS) : qk_b;
-    if (!sc || !mask || !msc || !wts) {
-        st = attn_fail(err, ATTN_ERR_CONFIG, "layer %d keeps no attention weights and has no room to compute them", layer);
-        goto out;
-    }
+    if (!sc || !mask || !msc || !wts)
+        return attn_fail(err, ATTN_ERR_CONFIG, "layer %d keeps no attention weights and has no room to compute them",
+                         layer);
 
     /* 7. scores = q·kᵀ/√k (b,h,s,t); without the 1/√k (scale = false) their spread
      *    grows like √k and softmax saturates towards one-hot rows */
@@ -246,12 +259,14 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
 
     /* 8. mask (b,1,s,t): causal future and <pad> keys get the fill value */
     const attn_tokens *keys = D->cross ? &tr->source : &tr->tokens;
-    key_pad = malloc((size_t)b * t);
-    if (!key_pad) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    unsigned char *key_pad = malloc((size_t)b * t);
+    if (!key_pad) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     for (int bi = 0; bi < b; bi++)
         for (int j = 0; j < t; j++) key_pad[(size_t)bi * t + j] = c->pad_mask && attn_tokens_is_pad(keys, bi, j);
     attn_op_build_mask(mask, c, D, key_pad);
-    if (first_mask(tr, layer) && (st = attn_trace_find_masked_rows(tr, err))) goto out;
+    free(key_pad);
+    attn_status st;
+    if (first_mask(tr, layer) && (st = attn_trace_find_masked_rows(tr, err))) return st;
 
     /* 9. masked_scores = scores + mask; weights = softmax along t. A row whose
      *    keys are all -inf gets zeros, or NaN with softmax_guard = false */
@@ -259,26 +274,32 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     attn_op_softmax(msc, wts, (size_t)b * h * s, t, c->softmax_guard);
 
     /* 10. dropout on the weights (training only) */
-    const float *w = wts;
-    bool drop = c->train && c->dropout > 0.0f;
-    if (drop) {
+    *w_out = wts;
+    if (c->train && c->dropout > 0.0f) {
         float *dropped = T(tr, ATTN_STAGE_WEIGHTS_DROPOUT) ? T(tr, ATTN_STAGE_WEIGHTS_DROPOUT) : qk_a;
-        attn_op_dropout(w, dropped, bhst, c->dropout, attn_hash64(attn_hash_str("dropout_attention") ^ attn_hash64(c->seed)));
-        w = dropped;
+        attn_op_dropout(wts, dropped, bhst, c->dropout, attn_hash64(attn_hash_str("dropout_attention") ^ attn_hash64(c->seed)));
+        *w_out = dropped;
     }
+    return ATTN_OK;
+}
+
+static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err)
+{
+    const attn_config *c = &tr->cfg;
+    const attn_dims *D = &tr->dims;
+    const int b = D->b, s = D->s, t = D->t, d = D->d, h = D->h, k = D->k;
+    const float *qh = NULL, *w = NULL;
+    attn_status st;
+    if ((st = queries_keys_values(tr, layer, in, &qh, err)) || (st = query_key(tr, layer, in, qh, &w, err))) return st;
 
     /* 11. context = weights·v (b,h,s,k); merge heads (b,s,h·k); out = merged·W_O (b,s,d) */
     attn_op_weighted_sum(w, T(tr, ATTN_STAGE_V_EXPANDED), T(tr, ATTN_STAGE_CONTEXT), b, h, s, t, k);
     attn_op_merge_heads(T(tr, ATTN_STAGE_CONTEXT), T(tr, ATTN_STAGE_MERGED), b, h, s, k);
     attn_op_project(T(tr, ATTN_STAGE_MERGED), T(tr, ATTN_STAGE_W_O), T(tr, ATTN_STAGE_OUT), b * s, h * k, d);
-    if (drop)
+    if (c->train && c->dropout > 0.0f)
         attn_op_dropout(T(tr, ATTN_STAGE_OUT), T(tr, ATTN_STAGE_OUT), (size_t)b * s * d, c->dropout,
                         attn_hash64(attn_hash_str("dropout_output") ^ attn_hash64(c->seed)));
-out:
-    free(key_pad);
-    free(k_past);
-    free(v_past);
-    return st;
+    return ATTN_OK;
 }
 
 attn_status attn_attention_run(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err)

@@ -127,72 +127,88 @@ static int fallback_byte(const char *s)
     return strlen(s) == 6 && sscanf(s, "<0x%2X%c", &v, &end) == 2 && end == '>' ? (int)v : -1;
 }
 
+/* ByteLevel: every token's bytes in GPT-2's alphabet (a token outside it as
+ * it is), read as one UTF-8 text. */
+static char *byte_level_text(const list *l)
+{
+    size_t cap = 1, k = 0;
+    for (int i = 0; i < l->n; i++) cap += strlen(l->v[i]);
+    unsigned char *bytes = malloc(cap);
+    if (!bytes) return NULL;
+    for (int i = 0; i < l->n; i++) {
+        long m = byte_spelling(l->v[i], bytes + k);
+        if (m < 0) { /* not byte-level: as it is */
+            m = (long)strlen(l->v[i]);
+            memcpy(bytes + k, l->v[i], (size_t)m);
+        }
+        k += (size_t)m;
+    }
+    char *s = lossy(bytes, k);
+    free(bytes);
+    return s;
+}
+
+/* ByteFallback: each run of "<0xXX>" tokens becomes its text, or one U+FFFD
+ * per byte if it is not UTF-8; other tokens stay. */
+static int byte_runs(const list *l, list *out)
+{
+    unsigned char *bytes = malloc((size_t)l->n + 1);
+    if (!bytes) return -1;
+    for (int i = 0, run = 0; i <= l->n; i++) {
+        int b = i < l->n ? fallback_byte(l->v[i]) : -1;
+        if (b >= 0) { bytes[run++] = (unsigned char)b; continue; }
+        if (run) {
+            bool ok = attn_utf8_valid((const char *)bytes, (size_t)run);
+            char *s = ok ? lossy(bytes, (size_t)run) : malloc((size_t)run * 3 + 1);
+            if (!s) goto fail;
+            if (!ok) {
+                for (int k = 0; k < run; k++) memcpy(s + 3 * k, "\xEF\xBF\xBD", 3);
+                s[run * 3] = '\0';
+            }
+            out->v[out->n++] = s;
+            run = 0;
+        }
+        if (i < l->n && !(out->v[out->n++] = strdup(l->v[i]))) goto fail;
+    }
+    free(bytes);
+    return 0;
+fail:
+    free(bytes);
+    return -1;
+}
+
+/* Replace, Metaspace or Strip on token i. */
+static char *one_token(const tok_dec *d, const char *p, int i)
+{
+    if (d->kind == TOK_DEC_REPLACE) return replace_str(p, d->from, d->to);
+    if (d->kind == TOK_DEC_METASPACE) {
+        char *s = replace_str(p, d->from, " ");
+        if (s && i == 0 && d->prepend != TOK_PREPEND_NEVER && s[0] == ' ') memmove(s, s + 1, strlen(s));
+        return s;
+    }
+    size_t len = strlen(p), a = 0, b = len; /* Strip */
+    while (a < len && (int)a < d->start && p[a] == d->strip) a++;
+    while (b > a && (int)(len - b) < d->stop && p[b - 1] == d->strip) b--;
+    return strndup(p + a, b - a);
+}
+
 /* One step on the list: returns 0, or -1 out of memory (the list is then freed). */
 static int step(const tok_dec *d, list *l)
 {
     list out = {calloc((size_t)l->n + 1, sizeof(char *)), 0};
-    unsigned char *bytes = NULL;
-    int rc = 0;
-    if (!out.v) goto fail;
-    if (d->kind == TOK_DEC_BYTELEVEL || d->kind == TOK_DEC_FUSE) { /* the whole list becomes one string */
-        char *s;
-        if (d->kind == TOK_DEC_FUSE) s = join(l, "");
-        else {
-            size_t cap = 1;
-            for (int i = 0; i < l->n; i++) cap += strlen(l->v[i]);
-            if (!(bytes = malloc(cap))) goto fail;
-            size_t k = 0;
-            for (int i = 0; i < l->n; i++) {
-                long m = byte_spelling(l->v[i], bytes + k);
-                if (m < 0) { m = (long)strlen(l->v[i]); memcpy(bytes + k, l->v[i], (size_t)m); } /* not byte-level: as is */
-                k += (size_t)m;
-            }
-            s = lossy(bytes, k);
-        }
-        if (!s) goto fail;
-        out.v[out.n++] = s;
-    } else if (d->kind == TOK_DEC_BYTEFALLBACK) {
-        if (!(bytes = malloc((size_t)l->n + 1))) goto fail;
-        for (int i = 0, run = 0; i <= l->n; i++) {
-            int b = i < l->n ? fallback_byte(l->v[i]) : -1;
-            if (b >= 0) { bytes[run++] = (unsigned char)b; continue; }
-            if (run) { /* a run of byte tokens: its text, or one U+FFFD per byte if it is not UTF-8 */
-                bool ok = attn_utf8_valid((const char *)bytes, (size_t)run);
-                char *s = ok ? lossy(bytes, (size_t)run) : malloc((size_t)run * 3 + 1);
-                if (!s) goto fail;
-                if (!ok) {
-                    for (int k = 0; k < run; k++) memcpy(s + 3 * k, "\xEF\xBF\xBD", 3);
-                    s[run * 3] = '\0';
-                }
-                out.v[out.n++] = s;
-                run = 0;
-            }
-            if (i < l->n && !(out.v[out.n++] = strdup(l->v[i]))) goto fail;
-        }
+    int rc = out.v ? 0 : -1;
+    if (!rc && (d->kind == TOK_DEC_BYTELEVEL || d->kind == TOK_DEC_FUSE)) { /* the whole list becomes one string */
+        char *s = d->kind == TOK_DEC_FUSE ? join(l, "") : byte_level_text(l);
+        if (!s) rc = -1;
+        else out.v[out.n++] = s;
+    } else if (!rc && d->kind == TOK_DEC_BYTEFALLBACK) {
+        rc = byte_runs(l, &out);
     } else {
-        for (int i = 0; i < l->n; i++) {
-            char *s = NULL;
-            if (d->kind == TOK_DEC_REPLACE) s = replace_str(l->v[i], d->from, d->to);
-            else if (d->kind == TOK_DEC_METASPACE) {
-                s = replace_str(l->v[i], d->from, " ");
-                if (s && i == 0 && d->prepend != TOK_PREPEND_NEVER && s[0] == ' ') memmove(s, s + 1, strlen(s));
-            } else { /* Strip */
-                const char *p = l->v[i];
-                size_t len = strlen(p), a = 0, b = len;
-                while (a < len && (int)a < d->start && p[a] == d->strip) a++;
-                while (b > a && (int)(len - b) < d->stop && p[b - 1] == d->strip) b--;
-                s = strndup(p + a, b - a);
-            }
-            if (!s) goto fail;
-            out.v[out.n++] = s;
-        }
+        for (int i = 0; !rc && i < l->n; i++)
+            if (!(out.v[out.n] = one_token(d, l->v[i], i))) rc = -1;
+            else out.n++;
     }
-    goto done;
-fail:
-    rc = -1;
-    list_free(&out);
-done:
-    free(bytes);
+    if (rc) list_free(&out);
     list_free(l);
     *l = out;
     return rc;
