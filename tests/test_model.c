@@ -288,6 +288,16 @@ static void test_one_layer_of_weights(void **state)
     assert_memory_equal(a->data, b->data, a->count * sizeof(float));
     a = attn_trace_find(&full, "layers.0.weights"), b = attn_trace_find(&lean, "layers.0.weights");
     assert_memory_equal(a->data, b->data, a->count * sizeof(float));
+    assert_true(attn_model_trace_full_bytes(&lean) > c.max_bytes);
+    /* the same limit, layer 1 preferred: it keeps its weights instead */
+    attn_trace preferred;
+    c.qk_prefer = 1;
+    assert_int_equal(attn_model_trace_run(&m, &c, NULL, &preferred, &err), ATTN_OK);
+    assert_int_equal(preferred.cfg.qk_keep, 2);
+    assert_null(attn_trace_find(&preferred, "layers.0.weights"));
+    assert_non_null(attn_trace_find(&preferred, "layers.1.weights"));
+    attn_trace_free(&preferred);
+    c.qk_prefer = 0;
     /* layer 1's on request */
     c.qk_keep = 2;
     assert_int_equal(attn_model_trace_run(&m, &c, NULL, &other, &err), ATTN_OK);

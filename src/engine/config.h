@@ -52,6 +52,7 @@ typedef struct {
     double max_bytes;      /* the same in bytes, for tests; when set it wins */
     int qk_keep;           /* a model's run: 0, every layer keeps its scores, mask, masked scores and
                             * weights; L + 1, only layer L does (a prompt too long for all of them) */
+    int qk_prefer;         /* with qk_keep 0: the layer that keeps them when they fit for one layer only */
 } attn_config;
 
 #define ATTN_EXAMPLE_TOKENS "你 是 一 只 猫 娘 | 我 爱 AI"

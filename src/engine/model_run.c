@@ -225,7 +225,7 @@ static attn_status fit(attn_trace *tr, double *need, attn_error *err)
     double limit = attn_config_max_bytes(&tr->cfg);
     *need = run_bytes(tr);
     if (*need > limit && !tr->cfg.qk_keep) {
-        tr->cfg.qk_keep = 1;
+        tr->cfg.qk_keep = (tr->cfg.qk_prefer > 0 && tr->cfg.qk_prefer < tr->n_layers ? tr->cfg.qk_prefer : 0) + 1;
         double lean = run_bytes(tr);
         if (lean > limit) tr->cfg.qk_keep = 0;
         else *need = lean;
@@ -452,26 +452,18 @@ attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, co
 
 attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cfg, double *bytes, attn_error *err)
 {
-    return attn_model_trace_plan(m, cfg, NULL, bytes, NULL, err);
-}
-
-attn_status attn_model_trace_plan(const attn_model *m, const attn_config *cfg, double *all, double *bytes,
-                                  int *qk_keep, attn_error *err)
-{
     attn_trace tr;
-    double need = 0;
     attn_status st = begin(m, cfg, NULL, 0, &tr, err);
-    if (!st && all) {
-        int keep = tr.cfg.qk_keep;
-        tr.cfg.qk_keep = 0;
-        *all = run_bytes(&tr);
-        tr.cfg.qk_keep = keep;
-    }
-    if (!st) st = fit(&tr, &need, err);
-    if (bytes) *bytes = need;
-    if (qk_keep) *qk_keep = tr.cfg.qk_keep;
+    if (!st) st = fit(&tr, bytes, err);
     attn_trace_free(&tr);
     return st;
+}
+
+double attn_model_trace_full_bytes(const attn_trace *tr)
+{
+    attn_trace all = *tr; /* a shallow copy: only its settings change, nothing is freed */
+    all.cfg.qk_keep = 0;
+    return run_bytes(&all);
 }
 
 attn_status attn_model_decode(const attn_model *m, const attn_config *base, int step, attn_config *out, int *len,

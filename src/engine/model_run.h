@@ -57,13 +57,11 @@ attn_status attn_model_decode(const attn_model *m, const attn_config *base, int 
 
 /* Bytes the trace of cfg on m would take (tokenizing cfg's text), its
  * scratch included: with every layer's attention weights, or, when those
- * exceed the limit (attn_config_max_bytes), with one layer's. */
+ * exceed the limit (attn_config_max_bytes), with one layer's (cfg->qk_prefer's). */
 attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cfg, double *bytes, attn_error *err);
 
-/* The same, and more: *all, the bytes with every layer's attention weights
- * (NULL: not wanted); *bytes, what the run will take; *qk_keep, the
- * attn_config.qk_keep it will run with (0: every layer keeps its weights). */
-attn_status attn_model_trace_plan(const attn_model *m, const attn_config *cfg, double *all, double *bytes,
-                                  int *qk_keep, attn_error *err);
+/* Bytes tr (a model's trace) would take with every layer's attention weights:
+ * what a trace that kept one layer's (its cfg.qk_keep) saved. */
+double attn_model_trace_full_bytes(const attn_trace *tr);
 
 #endif

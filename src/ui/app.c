@@ -252,15 +252,13 @@ static int commit(ui_app *app, attn_config *next)
     int saved_step = app->view.decode_step;
     bool reuse = same_inputs(app, &app->cfg, next);
     if (effective_config(app, next, &run, &err)) goto fail;
-    double all = 0, need = 0, budget = attn_config_max_bytes(next);
-    int keep = 0;
+    double budget = attn_config_max_bytes(next);
     run.qk_keep = 0;
+    run.qk_prefer = app->view.layer; /* a long prompt: the attention weights of the layer shown */
     if (app->model) { /* the trace shown stays while the new one is made: both count against the budget */
         double held = 0;
         for (int i = 0; i < app->trace.n_tensors; i++) held += (double)app->trace.tensors[i].count * sizeof(float);
         run.max_bytes = budget - held > 1 ? budget - held : 1;
-        if (!attn_model_trace_plan(app->model, &run, &all, &need, &keep, &err) && keep)
-            run.qk_keep = app->view.layer + 1; /* a long prompt: the attention weights of the layer shown */
     }
     attn_inputs in = {.model = app->model};
     if (app->from_file) attn_inputs_from_trace(&app->file, &in);
@@ -277,11 +275,12 @@ static int commit(ui_app *app, attn_config *next)
     app->cfg = *next;
     keep_place(app);
     ui_app_refresh_alt(app);
-    if (keep)
+    if (app->trace.cfg.qk_keep)
         /* TRANSLATORS: a long prompt; the numbers are GiB */
         ui_app_status(app, false, _("attention weights of layer %d only (every layer's would take %.1f GiB, over the "
                                     "%.1f GiB budget): , and . compute another layer's"),
-                      app->view.layer, all / (1 << 30), budget / (1 << 30));
+                      app->trace.cfg.qk_keep - 1, attn_model_trace_full_bytes(&app->trace) / (1 << 30),
+                      budget / (1 << 30));
     return 0;
 fail:
     app->view.decode_step = saved_step;
