@@ -162,20 +162,19 @@ def hostile(base):
     os.unlink(os.path.join(p, "model-00002-of-00002.safetensors"))
     expect_error("a missing shard", p, "model-00002-of-00002.safetensors")
 
-    p = copy("index-wrong-shard")
-    idx = os.path.join(p, "model.safetensors.index.json")
-    edit_json(idx, lambda j: j["weight_map"].update({"model.norm.weight": "model-00001-of-00002.safetensors"}))
-    expect_error("an index that puts a tensor in the wrong shard", p, "which has no such tensor")
-
-    p = copy("index-unlisted")
-    idx = os.path.join(p, "model.safetensors.index.json")
-    edit_json(idx, lambda j: j["weight_map"].pop("model.norm.weight"))
-    expect_error("a shard tensor the index does not list", p, "does not list there")
-
-    p = copy("index-path")
-    idx = os.path.join(p, "model.safetensors.index.json")
-    edit_json(idx, lambda j: j["weight_map"].update({"model.norm.weight": "../model-00002-of-00002.safetensors"}))
-    expect_error("an index naming a file outside the folder", p, "names no shard file in this folder")
+    IDX = "model.safetensors.index.json"
+    for name, edit, what, want in (
+            ("index-wrong-shard",
+             lambda j: j["weight_map"].update({"model.norm.weight": "model-00001-of-00002.safetensors"}),
+             "an index that puts a tensor in the wrong shard", "which has no such tensor"),
+            ("index-unlisted", lambda j: j["weight_map"].pop("model.norm.weight"),
+             "a shard tensor the index does not list", "does not list there"),
+            ("index-path",
+             lambda j: j["weight_map"].update({"model.norm.weight": "../model-00002-of-00002.safetensors"}),
+             "an index naming a file outside the folder", "names no shard file in this folder")):
+        p = copy(name)
+        edit_json(os.path.join(p, IDX), edit)
+        expect_error(what, p, want)
 
     p = copy("shape")
     edit_json(os.path.join(p, "config.json"), lambda j: j.update(intermediate_size=j["intermediate_size"] + 8))
