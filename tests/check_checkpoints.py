@@ -19,6 +19,7 @@ import argparse
 import atexit
 import gzip
 import json
+import math
 import os
 import random
 import shutil
@@ -113,6 +114,32 @@ def check_arch(name, path, W, cfg):
         return
     print(f"ok   {name}: left padding keeps predictions; past = 5 equals the full pass; layer-by-layer "
           f"weights give the same trace")
+    check_decoding(name, path, W, cfg, ids)
+
+
+def check_decoding(name, path, W, cfg, ids):
+    """`generate` decodes over the KV cache with nothing traced (attn_kv_step);
+    each token it adds must have the probability the reference gives it after
+    the same tokens. A high temperature picks unlikely tokens, whose log
+    probabilities show any error in the logits."""
+    rc, out, err = attnlab("generate", "--model", path, "--text", TEXT, "--max-new", "12", "--temperature", "4",
+                           "--seed", "3", "--probs")
+    if rc:
+        fail(f"{name}: generate exited {rc}: {err.strip()}")
+        return
+    rows = [line.split("\t") for line in out.splitlines() if line.count("\t") == 2]
+    seq = ids[0].tolist()
+    worst = 0.0
+    for _, tid, p in rows:
+        logits, _, _ = reference(W, cfg, torch.tensor([seq]))
+        ref = torch.log_softmax(logits[0, -1].double(), -1)[int(tid)]
+        worst = max(worst, abs(float(ref) - math.log(float(p))))
+        seq.append(int(tid))
+    if len(rows) < 6 or worst > 1e-3:
+        fail(f"{name}: decoding over the KV cache: {len(rows)} tokens, worst |Δ log p| {worst:.2e}")
+        return
+    print(f"ok   {name}: {len(rows)} tokens decoded over the KV cache, each with the reference's probability "
+          f"(worst |Δ log p| {worst:.1e})")
 
 
 def check_bites(models):

@@ -16,6 +16,7 @@
 
 #include "forward.h"
 #include "generate.h"
+#include "kv_cache.h"
 #include "model_run.h"
 #include "rng.h"
 #include "safetensors.h"
@@ -45,7 +46,8 @@ static void test_load(void **state)
     assert_int_equal(m.cfg.kv_heads, 2);
     assert_ptr_equal(m.lm_head, m.embed);
     assert_string_equal(m.name, "gqa");
-    /* q_proj (out, in) is stored transposed: w_q[i, o] = q_proj[o, i] */
+    /* matrices stay (out, in), W_Q, W_K, W_V stacked and W_gate, W_up; a trace
+     * shows w_q as (in, out): w_q[i, o] = q_proj[o, i] */
     attn_st_file f;
     char path[512];
     snprintf(path, sizeof path, "%s/model.safetensors", model_dir("gqa"));
@@ -53,7 +55,22 @@ static void test_load(void **state)
     const attn_st_entry *e = attn_st_find(&f, "model.layers.1.self_attn.q_proj.weight");
     float *q = malloc(D * D * sizeof *q);
     attn_st_copy_f32(&f, e, q);
-    assert_true(m.layer[1].w_q[3 * D + 5] == q[5 * D + 3]);
+    assert_memory_equal(m.layer[1].w_q, q, D * D * sizeof *q);
+    const attn_model_layer *L = &m.layer[1];
+    int kv = 2 * (D / 4);
+    assert_ptr_equal(L->w_k, L->w_q + D * D);
+    assert_ptr_equal(L->w_v, L->w_k + kv * D);
+    assert_ptr_equal(L->w_up, L->w_gate + F * D);
+    attn_config c;
+    attn_trace tr;
+    attn_config_init(&c);
+    attn_config_set(&c, "text", "the cat", &err);
+    assert_int_equal(attn_model_trace_run(&m, &c, NULL, &tr, &err), ATTN_OK);
+    const attn_tensor *wq = attn_trace_find(&tr, "layers.1.w_q");
+    for (int i = 0; i < D; i++)
+        for (int o = 0; o < D; o++) assert_true(wq->data[i * D + o] == q[o * D + i]);
+    attn_trace_free(&tr);
+    attn_config_free(&c);
     free(q);
     attn_st_free(&f);
     attn_model_free(&m);
@@ -254,6 +271,105 @@ static void test_generate_equals_full_passes(void **state)
     attn_model_free(&m);
 }
 
+/* Untraced steps (attn_kv_step) choose what traced steps choose, with the
+ * same logits up to rounding, under each setting that changes a step: the
+ * scale, the fill, a reversed mask, a window, dropout in training, and with
+ * weights widened layer by layer. */
+static void test_untraced_steps(void **state)
+{
+    (void)state;
+    static const char *const SETTINGS[][2] = {{NULL, NULL},          {"scale", "false"},
+                                              {"mask_value", "-1e9"}, {"causal", "reversed"},
+                                              {"sliding_window", "3"}, {"train", "true"},
+                                              {"rope", "false"}};
+    attn_model m;
+    attn_error err;
+    make_model(model_dir("steps"), 3, 4, 2, false, NULL, NULL);
+    for (int layered = 0; layered < 2; layered++) {
+        setenv("ATTNLAB_WEIGHTS_MB", layered ? "0" : "1024", 1);
+        assert_int_equal(attn_model_load(model_dir("steps"), &m, &err), ATTN_OK);
+        assert_int_equal(m.resident, !layered);
+        for (size_t s = 0; s < sizeof SETTINGS / sizeof *SETTINGS; s++) {
+            attn_config c;
+            attn_generator traced, fast;
+            attn_config_init(&c);
+            attn_config_set(&c, "text", "the cat", &err);
+            if (SETTINGS[s][0]) assert_int_equal(attn_config_set(&c, SETTINGS[s][0], SETTINGS[s][1], &err), ATTN_OK);
+            assert_int_equal(attn_generator_init(&traced, &m, &c, &err), ATTN_OK);
+            assert_int_equal(attn_generator_init(&fast, &m, &c, &err), ATTN_OK);
+            fast.trace_steps = false;
+            attn_sampling greedy = {0, 0, 1};
+            for (int step = 0; step < 10; step++) {
+                int a, b;
+                assert_int_equal(attn_generator_step(&traced, &greedy, &a, &err), ATTN_OK);
+                assert_int_equal(attn_generator_step(&fast, &greedy, &b, &err), ATTN_OK);
+                assert_int_equal(a, b);
+                for (int v = 0; v < V; v++) assert_float_equal(fast.logits[v], traced.logits[v], 1e-4);
+            }
+            /* the cache holds the same keys, values and inputs both ways */
+            const attn_kv_cache *x = &traced.cache, *y = &fast.cache;
+            assert_int_equal(x->n, y->n);
+            for (int l = 0; l < x->layers; l++)
+                for (int j = 0; j < x->g; j++)
+                    for (int e = 0; e < x->n * x->k; e++) {
+                        size_t at = (size_t)j * x->cap * x->k + e, bt = (size_t)j * y->cap * y->k + e;
+                        assert_float_equal(x->keys[l][at], y->keys[l][bt], 1e-4);
+                        assert_float_equal(x->values[l][at], y->values[l][bt], 1e-4);
+                    }
+            assert_int_equal(fast.trace.dims.P, 0); /* untraced: the prompt's trace stays */
+            attn_generator_free(&traced);
+            attn_generator_free(&fast);
+            attn_config_free(&c);
+        }
+        attn_model_free(&m);
+    }
+    unsetenv("ATTNLAB_WEIGHTS_MB");
+}
+
+/* Growing the cache keeps every head's rows; a trace that is not the next
+ * positions of the cached row is refused. */
+static void test_kv_cache_grows(void **state)
+{
+    (void)state;
+    attn_model m;
+    attn_config c;
+    attn_error err;
+    attn_trace tr;
+    attn_kv_cache kc;
+    make_model(model_dir("grow"), 2, 4, 2, false, NULL, NULL);
+    assert_int_equal(attn_model_load(model_dir("grow"), &m, &err), ATTN_OK);
+    attn_config_init(&c);
+    attn_config_set(&c, "text", "the cat sat on the mat", &err);
+    assert_int_equal(attn_model_trace_run(&m, &c, NULL, &tr, &err), ATTN_OK);
+    assert_int_equal(attn_kv_init(&kc, &m, &err), ATTN_OK);
+    assert_int_equal(attn_kv_append(&kc, &tr, &err), ATTN_OK);
+    int n = kc.n;
+    assert_int_equal(n, tr.dims.s);
+    assert_int_equal(attn_kv_append(&kc, &tr, &err), ATTN_ERR_CONFIG); /* P = 0, but n positions are held */
+    assert_non_null(strstr(err.msg, "not the next positions"));
+    assert_int_equal(attn_kv_reserve(&kc, 1000, &err), ATTN_OK);
+    assert_true(kc.cap >= 1000);
+    for (int l = 0; l < kc.layers; l++) {
+        const float *k, *v;
+        attn_model_trace_kv(&tr, l, &k, &v);
+        for (int j = 0; j < kc.g; j++) {
+            assert_memory_equal(kc.keys[l] + (size_t)j * kc.cap * kc.k, k + (size_t)j * n * kc.k, n * kc.k * sizeof *k);
+            assert_memory_equal(kc.values[l] + (size_t)j * kc.cap * kc.k, v + (size_t)j * n * kc.k, n * kc.k * sizeof *v);
+        }
+        assert_memory_equal(kc.x[l], attn_trace_stage(&tr, l, ATTN_STAGE_X)->data, (size_t)n * kc.d * sizeof(float));
+    }
+    float logits[V];
+    assert_int_equal(attn_kv_step(&kc, &m, &tr.cfg, V, logits, &err), ATTN_ERR_CONFIG);
+    assert_non_null(strstr(err.msg, "outside"));
+    assert_int_equal(attn_kv_step(&kc, &m, &tr.cfg, 3, logits, &err), ATTN_OK);
+    assert_int_equal(kc.n, n + 1);
+    attn_kv_free(&kc);
+    attn_kv_free(&kc); /* twice is harmless */
+    attn_trace_free(&tr);
+    attn_config_free(&c);
+    attn_model_free(&m);
+}
+
 /* A prompt too long for every layer's attention weights keeps one layer's
  * (layer 0 by default, another on request) and computes the rest in a
  * scratch buffer: the numbers are those of the full trace. */
@@ -384,6 +500,8 @@ int main(void)
         cmocka_unit_test(test_trace_stages),
         cmocka_unit_test(test_padding_and_cache),
         cmocka_unit_test(test_generate_equals_full_passes),
+        cmocka_unit_test(test_untraced_steps),
+        cmocka_unit_test(test_kv_cache_grows),
         cmocka_unit_test(test_one_layer_of_weights),
         cmocka_unit_test(test_save_and_load),
         cmocka_unit_test(test_config_errors),

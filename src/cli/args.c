@@ -37,6 +37,7 @@ static const flag_def FLAGS[] = {
     {"frames", "N", "bench: time N rendered frames instead of forward passes"},
     {"repeat", "N", "timed repetitions (bench)"},
     {"max-new", "N", "tokens to add (generate; default 24)"},
+    {"probs", NULL, "also list each new token with its id and the model's probability for it (generate)"},
     {"generate", "N", "with --model: also time N steps of KV-cache decoding (bench)"},
     {"help", NULL, "show this help (also -h)"},
 };
@@ -296,6 +297,9 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
         } else if (!strcmp(f->flag, "max-new")) {
             if (!(opts & CLI_OPT_GENERATE)) { bad_flag = "--max-new"; goto not_here; }
             if (count_arg(cmd, f->flag, optarg, 0, 100000, &a->max_new)) return CLI_EUSAGE;
+        } else if (!strcmp(f->flag, "probs")) {
+            if (!(opts & CLI_OPT_GENERATE)) { bad_flag = "--probs"; goto not_here; }
+            a->probs = true;
         } else if (!strcmp(f->flag, "generate")) {
             if (!(opts & CLI_OPT_BENCH_DECODE)) { bad_flag = "--generate"; goto not_here; }
             if (count_arg(cmd, f->flag, optarg, 1, 100000, &a->decode_steps)) return CLI_EUSAGE;

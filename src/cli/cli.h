@@ -23,6 +23,7 @@ typedef struct {
     int repeat;         /* --repeat N (bench) */
     int frames;         /* --frames N (bench of the renderer) */
     int max_new;        /* --max-new N (generate) */
+    bool probs;         /* --probs (generate) */
     int decode_steps;   /* --generate N (bench) */
     ui_picture pic;     /* --stage, --head, --batch-index, --view, --size, ... (render) */
     bool help;

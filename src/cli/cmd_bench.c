@@ -18,16 +18,19 @@ static void usage(void)
            "Times N traced forward passes (after one warm-up), allocation of every\n"
            "intermediate included, and prints the median. With a model that is the\n"
            "prefill: prefill tokens/s.\n"
-           "With --generate N: then times N greedy decoding steps over the KV cache, each\n"
-           "a traced pass of one new token, and prints decode tokens/s (median step).\n"
+           "With --generate N: then times N greedy decoding steps over the KV cache and\n"
+           "prints decode tokens/s (median step): `decode:` with nothing traced, as a\n"
+           "deployed model decodes, then `decode traced:` with each step a traced pass of\n"
+           "one new token, as the window shows it.\n"
            "With --frames: renders N frames offscreen with the software renderer, each a\n"
            "full redraw, and times a config change (recompute + redraw); the last line is\n"
            "`render: X ms per frame (median)`.\n\n");
     cli_print_config_help();
 }
 
-/* N greedy steps after the prompt, each timed: decode tokens/s from the median. */
-static int bench_decode(const attn_model *m, const attn_config *cfg, int steps)
+/* N greedy steps after the prompt, each timed, traced or not: the median's
+ * tokens/s printed on a line that starts with label. */
+static int time_steps(const attn_model *m, const attn_config *cfg, int steps, bool traced, const char *label)
 {
     attn_generator g;
     attn_error err;
@@ -36,6 +39,7 @@ static int bench_decode(const attn_model *m, const attn_config *cfg, int steps)
     attn_status st = ms ? attn_generator_init(&g, m, cfg, &err) : attn_fail(&err, ATTN_ERR_NOMEM, "out of memory");
     bool live = st == ATTN_OK; /* g holds something to free */
     int done = 0, prompt = live ? g.n : 0;
+    if (live) g.trace_steps = traced;
     for (; !st && done < steps; done++) {
         int next;
         double t0 = attn_clock_ms();
@@ -49,10 +53,18 @@ static int bench_decode(const attn_model *m, const attn_config *cfg, int steps)
         return cli_exit_code(st);
     }
     double med = attn_median(ms, steps);
-    printf("decode: %.2f ms per token (median of %d steps after a prompt of %d; min %.2f, max %.2f), "
-           "%.1f tokens/s\n", med, steps, prompt, ms[0], ms[steps - 1], 1e3 / med);
+    printf("%s: %.2f ms per token (median of %d steps after a prompt of %d; min %.2f, max %.2f), %.1f tokens/s\n",
+           label, med, steps, prompt, ms[0], ms[steps - 1], 1e3 / med);
     free(ms);
     return CLI_OK;
+}
+
+/* Decoding as a deployed model does it (the KV cache, nothing traced), then
+ * as the window shows it (each step a traced pass). */
+static int bench_decode(const attn_model *m, const attn_config *cfg, int steps)
+{
+    int rc = time_steps(m, cfg, steps, false, "decode");
+    return rc ? rc : time_steps(m, cfg, steps, true, "decode traced");
 }
 
 /* The first trace: the inputs of the timed runs. It stays while each timed

@@ -1,4 +1,5 @@
 /* cmd_generate.c — `attnlab generate --model NAME --text TEXT` and `attnlab models` */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,9 +10,11 @@
 static void usage(void)
 {
     printf("Usage: attnlab generate --model NAME|DIR --text TEXT [--max-new N] [--temperature T] [--top-k K]\n"
-           "                        [--seed S] [mask settings]\n\n"
+           "                        [--seed S] [--probs] [mask settings]\n\n"
            "Continues TEXT with a trained model, one token at a time over a KV cache, and\n"
-           "prints the continuation. Temperature 0 (the default) takes the most likely token;\n"
+           "prints the continuation; with --probs, first one line per new token: its\n"
+           "label, its id and the probability the model gave it (softmax of the logits).\n"
+           "Temperature 0 (the default) takes the most likely token;\n"
            "above 0 it samples, reproducibly for a given --seed. The mask settings apply:\n"
            "--no-causal shows what a model trained with the causal mask does without it.\n\n");
     cli_print_config_help();
@@ -35,6 +38,15 @@ static attn_status print_ids(const attn_model *m, const int *ids, int from, int 
     return ATTN_OK;
 }
 
+/* softmax(logits)[id] over V logits. */
+static double probability(const float *logits, int V, int id)
+{
+    double mx = logits[0], sum = 0;
+    for (int v = 1; v < V; v++) mx = logits[v] > mx ? logits[v] : mx;
+    for (int v = 0; v < V; v++) sum += exp(logits[v] - mx);
+    return exp(logits[id] - mx) / sum;
+}
+
 static attn_status generate(const cli_args *a, attn_error *err)
 {
     attn_model m;
@@ -43,12 +55,21 @@ static attn_status generate(const cli_args *a, attn_error *err)
     attn_status st = attn_model_load(a->cfg.model, &m, err);
     if (st) return st;
     if ((st = attn_generator_init(&g, &m, &a->cfg, err))) goto out;
-    int prompt = g.n;
+    g.trace_steps = false; /* only the text is wanted: the KV cache alone */
+    int prompt = g.n, V = m.cfg.vocab;
+    float *before = a->probs ? malloc((size_t)V * sizeof *before) : NULL;
+    if (a->probs && !before) st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     for (int i = 0; i < a->max_new && !st; i++) {
         int id;
+        char label[128];
+        if (before) memcpy(before, g.logits, (size_t)V * sizeof *before);
         if ((st = attn_generator_step(&g, &s, &id, err))) break;
+        if (before)
+            printf("%s\t%d\t%.6g\n", attn_tokenizer_label(m.tok, id, label, sizeof label), id,
+                   probability(before, V, id));
         if (id == m.cfg.eos) break;
     }
+    free(before);
     if (!st) st = print_ids(&m, g.ids, 0, prompt, err);
     if (!st) printf(" → ");
     if (!st) st = print_ids(&m, g.ids, prompt, g.n, err);

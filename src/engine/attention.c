@@ -73,7 +73,8 @@ static attn_status fill_inputs(attn_trace *tr, int layer, const attn_inputs *in,
     for (int i = 0; i < 4; i++) {
         const attn_tensor *t = attn_trace_stage(tr, layer, WEIGHTS[i]);
         const char *name = t->info->name;
-        if (given_w[i]) memcpy(t->data, given_w[i], t->count * sizeof(float));
+        if (given_w[i] && in->w_out_in) attn_op_transpose(given_w[i], t->data, (int)t->shape[1], (int)t->shape[0]);
+        else if (given_w[i]) memcpy(t->data, given_w[i], t->count * sizeof(float));
         else if (c->weights_path) { if ((st = take_from_file(&wf, c->weights_path, name, t, t->data, err))) goto out; }
         else attn_fill_normal(t->data, t->count, attn_hash64(attn_hash_str(name) ^ attn_hash64(c->seed)),
                               1.0f / sqrtf((float)D->d));
@@ -128,8 +129,12 @@ static attn_status past_kv(attn_trace *tr, int layer, const attn_inputs *in, flo
     const attn_dims *D = &tr->dims;
     size_t n = (size_t)D->b * D->P * D->g * D->k;
     if (in->k_past && in->v_past) { /* a real cache: what was stored is used as it is */
-        memcpy(k_past, in->k_past, n * sizeof *k_past);
-        memcpy(v_past, in->v_past, n * sizeof *v_past);
+        size_t stride = in->past_stride > 0 && D->b == 1 ? (size_t)in->past_stride : (size_t)D->P;
+        size_t rows = (size_t)D->P * D->k;
+        for (size_t j = 0; j < (size_t)D->b * D->g; j++) {
+            memcpy(k_past + j * rows, in->k_past + j * stride * D->k, rows * sizeof *k_past);
+            memcpy(v_past + j * rows, in->v_past + j * stride * D->k, rows * sizeof *v_past);
+        }
         return ATTN_OK;
     }
     float *tmp = malloc(n * sizeof *tmp), *tmp2 = malloc(n * sizeof *tmp2);

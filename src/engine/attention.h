@@ -24,6 +24,8 @@ typedef struct {
     const float *w_k;    /* (d, g*k) */
     const float *w_v;    /* (d, g*k) */
     const float *w_o;    /* (h*k, d) */
+    bool w_out_in;       /* the four given as a checkpoint stores them, (out, in): transposed into
+                          * the trace's (in, out) */
     const float *b_q, *b_k, *b_v; /* (h*k), (g*k), (g*k): with tr->arch.qkv_bias */
     const float *q_norm, *k_norm; /* (k) gains: with tr->arch.qk_norm */
     double qk_eps;                /* their RMSNorm's ε */
@@ -31,6 +33,8 @@ typedef struct {
     const float *x_past; /* (b, P, d) */
     const float *k_past, *v_past; /* (b, g, P, k): the KV cache as stored, keys normalised and rotated;
                                    * NULL: computed again from x_past */
+    int past_stride;     /* with b = 1: positions between kv heads' first rows in k_past and
+                          * v_past, a cache with room to grow (kv_cache.h); 0: P */
     const float *memory; /* (b, t, d) */
     float *qk_scratch;   /* 2 (b,h,s,t) + (b,1,s,t) floats for a layer whose scores, mask, masked
                           * scores and weights the trace does not keep (attn_config.qk_keep) */

@@ -5,17 +5,20 @@
  *     while (more) attn_generator_step(&g, &opts, &id, &err);
  *     attn_generator_free(&g);
  *
- * After each step g.trace is that step's trace: one new query row (s = 1)
- * reading every earlier position from the cache (P = n − 1). The cache holds
- * each layer's normalised input x at every position so far, from which a
- * step's k_cache and v_cache are rebuilt exactly as a K/V cache would hold
- * them (x · W_K rotated at its position, x · W_V). */
+ * Each step is, by default, a traced pass (model_run.h): after it g.trace is
+ * that step's trace, one new query row (s = 1) reading every earlier position
+ * from the cache (P = n − 1), its k_cache and v_cache what the cache held plus
+ * the new position. With trace_steps false a step is attn_kv_step, which
+ * traces nothing and leaves g.trace the prompt's: what to time and what a
+ * long continuation needs. Either way g.logits is the last position's. */
 #ifndef ATTN_GENERATE_H
 #define ATTN_GENERATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
+#include "kv_cache.h"
 #include "model.h"
 #include "trace.h"
 
@@ -29,10 +32,11 @@ typedef struct {
     const attn_model *m;  /* borrowed */
     attn_config cfg;      /* the run's settings (masks, fill, ...) */
     int *ids;             /* (n) every token so far, the prompt's first */
-    int n, cap;
-    float **x;            /* m->cfg.layers arrays of (cap, d): each layer's x per position */
-    float **k, **v;       /* m->cfg.layers arrays of (g, n − 1, k): the KV cache after the last pass */
-    attn_trace trace;     /* the last pass: the prompt's, then each step's */
+    int n;
+    attn_kv_cache cache;  /* every position's keys, values and layer inputs but the last chosen one's */
+    float *logits;        /* (V) the last position's next-token logits */
+    bool trace_steps;     /* true (init's default): each step traced into trace */
+    attn_trace trace;     /* the last traced pass: the prompt's, then each traced step's */
     uint64_t draws;       /* samples taken (the random stream's counter) */
 } attn_generator;
 

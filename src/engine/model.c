@@ -97,21 +97,23 @@ attn_status attn_model_find(const char *name, char *out, size_t size, attn_error
 /* ---- the weights ---- */
 
 /* One weight the folder must have: its HF name, its HF shape (rows, cols;
- * cols 0 for a vector) and where its float32 copy goes. A matrix is stored
- * transposed, (cols, rows) = (in, out), so the engine computes x · W. */
+ * cols 0 for a vector) and where its float32 copy goes. Matrices stay as
+ * the checkpoint stores them, (out, in), so x · Wᵀ reads each row of W in
+ * order, which is what lets a one-row product (a decoding step) run at memory
+ * speed; the plan's order places W_Q, W_K, W_V one after another, and W_gate,
+ * W_up, so each group is one product (model.h). */
 typedef struct {
     char name[ATTN_MAX_NAME];
     int64_t rows, cols;
     float **dst;
-    bool transpose;
 } wanted;
 
 enum { MAX_PER_LAYER = 14 };
 
 static size_t count_of(const wanted *w) { return (size_t)w->rows * (size_t)(w->cols ? w->cols : 1); }
 
-#define W(dst_, tr_, r_, c_, ...) (snprintf(w[n].name, sizeof w[n].name, __VA_ARGS__), \
-                                   w[n].rows = (r_), w[n].cols = (c_), w[n].dst = (dst_), w[n].transpose = (tr_), n++)
+#define W(dst_, r_, c_, ...) (snprintf(w[n].name, sizeof w[n].name, __VA_ARGS__), \
+                              w[n].rows = (r_), w[n].cols = (c_), w[n].dst = (dst_), n++)
 
 /* Layer l's weights, each to its field of L. */
 static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wanted *w)
@@ -119,24 +121,24 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wa
     int64_t d = c->d, q = (int64_t)c->heads * c->head_dim, kv = (int64_t)c->kv_heads * c->head_dim, f = c->ffn;
     int n = 0;
     memset(L, 0, sizeof *L);
-    W(&L->attn_norm, false, d, 0, "model.layers.%d.input_layernorm.weight", l);
-    W(&L->w_q, true, q, d, "model.layers.%d.self_attn.q_proj.weight", l);
-    W(&L->w_k, true, kv, d, "model.layers.%d.self_attn.k_proj.weight", l);
-    W(&L->w_v, true, kv, d, "model.layers.%d.self_attn.v_proj.weight", l);
-    W(&L->w_o, true, d, q, "model.layers.%d.self_attn.o_proj.weight", l);
+    W(&L->attn_norm, d, 0, "model.layers.%d.input_layernorm.weight", l);
+    W(&L->w_q, q, d, "model.layers.%d.self_attn.q_proj.weight", l);
+    W(&L->w_k, kv, d, "model.layers.%d.self_attn.k_proj.weight", l);
+    W(&L->w_v, kv, d, "model.layers.%d.self_attn.v_proj.weight", l);
+    W(&L->w_o, d, q, "model.layers.%d.self_attn.o_proj.weight", l);
     if (c->arch.qkv_bias) {
-        W(&L->b_q, false, q, 0, "model.layers.%d.self_attn.q_proj.bias", l);
-        W(&L->b_k, false, kv, 0, "model.layers.%d.self_attn.k_proj.bias", l);
-        W(&L->b_v, false, kv, 0, "model.layers.%d.self_attn.v_proj.bias", l);
+        W(&L->b_q, q, 0, "model.layers.%d.self_attn.q_proj.bias", l);
+        W(&L->b_k, kv, 0, "model.layers.%d.self_attn.k_proj.bias", l);
+        W(&L->b_v, kv, 0, "model.layers.%d.self_attn.v_proj.bias", l);
     }
     if (c->arch.qk_norm) {
-        W(&L->q_norm, false, c->head_dim, 0, "model.layers.%d.self_attn.q_norm.weight", l);
-        W(&L->k_norm, false, c->head_dim, 0, "model.layers.%d.self_attn.k_norm.weight", l);
+        W(&L->q_norm, c->head_dim, 0, "model.layers.%d.self_attn.q_norm.weight", l);
+        W(&L->k_norm, c->head_dim, 0, "model.layers.%d.self_attn.k_norm.weight", l);
     }
-    W(&L->mlp_norm, false, d, 0, "model.layers.%d.post_attention_layernorm.weight", l);
-    W(&L->w_gate, true, f, d, "model.layers.%d.mlp.gate_proj.weight", l);
-    W(&L->w_up, true, f, d, "model.layers.%d.mlp.up_proj.weight", l);
-    W(&L->w_down, true, d, f, "model.layers.%d.mlp.down_proj.weight", l);
+    W(&L->mlp_norm, d, 0, "model.layers.%d.post_attention_layernorm.weight", l);
+    W(&L->w_gate, f, d, "model.layers.%d.mlp.gate_proj.weight", l);
+    W(&L->w_up, f, d, "model.layers.%d.mlp.up_proj.weight", l);
+    W(&L->w_down, d, f, "model.layers.%d.mlp.down_proj.weight", l);
     return n;
 }
 
@@ -145,9 +147,9 @@ static int global_plan(attn_model *m, wanted *w)
 {
     const attn_model_config *c = &m->cfg;
     int n = 0;
-    W(&m->embed, false, c->vocab, c->d, "model.embed_tokens.weight");
-    W(&m->norm, false, c->d, 0, "model.norm.weight");
-    if (!c->tied) W(&m->lm_head, false, c->vocab, c->d, "lm_head.weight");
+    W(&m->embed, c->vocab, c->d, "model.embed_tokens.weight");
+    W(&m->norm, c->d, 0, "model.norm.weight");
+    if (!c->tied) W(&m->lm_head, c->vocab, c->d, "lm_head.weight");
     return n;
 }
 #undef W
@@ -204,44 +206,24 @@ static attn_status check_all(attn_model *m, attn_error *err)
     return ATTN_OK;
 }
 
-/* Widens one weight into dst, transposing a matrix row by row (row: cols floats). */
-static void widen(const attn_ckpt *ck, const wanted *w, float *dst, float *row)
-{
-    const attn_st_file *f;
-    const attn_st_entry *e = attn_ckpt_find(ck, w->name, &f);
-    if (!w->transpose) {
-        attn_st_copy_f32(f, e, dst);
-        return;
-    }
-    size_t rows = (size_t)w->rows, cols = (size_t)w->cols; /* (out, in) → (in, out) */
-    for (size_t r = 0; r < rows; r++) {
-        attn_st_copy_f32_range(f, e, r * cols, cols, row);
-        for (size_t c = 0; c < cols; c++) dst[c * rows + r] = row[c];
-    }
-}
-
 /* Widens the n weights of w one after another from p on; returns the end. */
-static float *widen_all(const attn_ckpt *ck, const wanted *w, int n, float *p, float *row)
+static float *widen_all(const attn_ckpt *ck, const wanted *w, int n, float *p)
 {
     for (int i = 0; i < n; i++) {
-        widen(ck, &w[i], p, row);
+        const attn_st_file *f;
+        const attn_st_entry *e = attn_ckpt_find(ck, w[i].name, &f);
+        attn_st_copy_f32(f, e, p);
         *w[i].dst = p;
         p += count_of(&w[i]);
     }
     return p;
 }
 
-static size_t row_floats(const attn_model_config *c)
-{
-    size_t q = (size_t)c->heads * c->head_dim, most = (size_t)c->d;
-    return q > most ? (c->ffn > (int)q ? (size_t)c->ffn : q) : (c->ffn > c->d ? (size_t)c->ffn : most);
-}
-
 size_t attn_model_layer_floats(const attn_model *m)
 {
     wanted w[MAX_PER_LAYER];
     attn_model_layer L;
-    size_t total = row_floats(&m->cfg);
+    size_t total = 0;
     int n = layer_plan(&m->cfg, 0, &L, w);
     for (int i = 0; i < n; i++) total += count_of(&w[i]);
     return total;
@@ -255,7 +237,7 @@ void attn_model_layer_get(const attn_model *m, int l, float *scratch, attn_model
         return;
     }
     int n = layer_plan(&m->cfg, l, out, w);
-    widen_all(&m->ckpt, w, n, scratch + row_floats(&m->cfg), scratch);
+    widen_all(&m->ckpt, w, n, scratch);
 }
 
 double attn_model_resident_limit(void)
@@ -281,19 +263,18 @@ static attn_status load_weights(attn_model *m, attn_error *err)
         for (int i = 0; i < n; i++) total += count_of(&w[i]);
     }
     m->resident = (double)total * sizeof(float) <= attn_model_resident_limit();
-    size_t rowf = row_floats(c);
     if (!m->resident) total = (size_t)c->d; /* only the final norm */
-    m->arena = malloc((total + rowf) * sizeof *m->arena);
+    m->arena = malloc(total * sizeof *m->arena);
     if (!m->arena) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for %zu MiB of weights", (total * 4) >> 20);
-    float *row = m->arena + total, *p = m->arena;
+    float *p = m->arena;
     if (!m->resident) {
-        wanted norm = {"model.norm.weight", c->d, 0, &m->norm, false};
-        widen_all(&m->ckpt, &norm, 1, p, row);
+        wanted norm = {"model.norm.weight", c->d, 0, &m->norm};
+        widen_all(&m->ckpt, &norm, 1, p);
         return ATTN_OK;
     }
     if (!(m->layer = calloc((size_t)c->layers, sizeof *m->layer))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-    p = widen_all(&m->ckpt, w, global_plan(m, w), p, row);
-    for (int l = 0; l < c->layers; l++) p = widen_all(&m->ckpt, w, layer_plan(c, l, &m->layer[l], w), p, row);
+    p = widen_all(&m->ckpt, w, global_plan(m, w), p);
+    for (int l = 0; l < c->layers; l++) p = widen_all(&m->ckpt, w, layer_plan(c, l, &m->layer[l], w), p);
     if (c->tied) m->lm_head = m->embed;
     return ATTN_OK;
 }

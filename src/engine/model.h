@@ -52,15 +52,18 @@ typedef struct {
  * an unsupported architecture is named with the list of supported ones. */
 attn_status attn_model_config_parse(const char *text, size_t len, attn_model_config *c, attn_error *err);
 
-/* One layer's weights, float32, (in, out) layout. */
+/* One layer's weights, float32, each matrix (out, in) as the checkpoint stores
+ * it: a projection is y = x · Wᵀ (attn_op_project_t). In memory w_k follows
+ * w_q and w_v follows w_k, so ((h + 2g)·k, d) from w_q is W_Q, W_K, W_V
+ * stacked, and b_q, b_k, b_v likewise; w_up follows w_gate, (2f, d). */
 typedef struct {
     float *attn_norm;            /* (d) input_layernorm */
-    float *w_q, *w_k, *w_v, *w_o; /* (d, h·k), (d, g·k), (d, g·k), (h·k, d) */
+    float *w_q, *w_k, *w_v, *w_o; /* (h·k, d), (g·k, d), (g·k, d), (d, h·k) */
     float *b_q, *b_k, *b_v;      /* (h·k), (g·k), (g·k): Qwen2's biases, else NULL */
     float *q_norm, *k_norm;      /* (k): Qwen3's per-head norm gains, else NULL */
     float *mlp_norm;             /* (d) post_attention_layernorm */
-    float *w_gate, *w_up;        /* (d, f) */
-    float *w_down;               /* (f, d) */
+    float *w_gate, *w_up;        /* (f, d) */
+    float *w_down;               /* (d, f) */
 } attn_model_layer;
 
 typedef struct attn_model {

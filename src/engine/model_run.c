@@ -282,8 +282,10 @@ static void embed(const attn_model *m, attn_trace *tr)
         }
 }
 
-static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, const float *x_past, const float *k_past,
-                             const float *v_past, float *xbuf, float *scratch, float *qk_scratch, attn_error *err)
+/* Layer l; ai holds the layer's past (x_past, k_past, v_past, past_stride) and
+ * qk_scratch, and receives its weights and input. */
+static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_inputs *ai, float *xbuf, float *scratch,
+                             attn_error *err)
 {
     const attn_dims *d = &tr->dims;
     attn_model_layer layer;
@@ -295,18 +297,17 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, const f
     float *act = D(tr, l, ATTN_STAGE_ACT), *mlp = D(tr, l, ATTN_STAGE_MLP_OUT);
     memcpy(in, l ? D(tr, l - 1, ATTN_STAGE_RESID_OUT) : D(tr, -1, ATTN_STAGE_EMBEDDINGS), n * sizeof *in);
     attn_op_rmsnorm(in, W->attn_norm, xbuf, rows, d->d, m->cfg.eps);
-    attn_inputs ai = {.w_q = W->w_q, .w_k = W->w_k, .w_v = W->w_v, .w_o = W->w_o, .x = xbuf, .x_past = x_past,
-                      .k_past = k_past, .v_past = v_past,
-                      .b_q = W->b_q, .b_k = W->b_k, .b_v = W->b_v, .q_norm = W->q_norm, .k_norm = W->k_norm,
-                      .qk_eps = m->cfg.eps, .qk_scratch = qk_scratch};
-    attn_status st = attn_attention_run(tr, l, &ai, err);
+    ai->w_q = W->w_q, ai->w_k = W->w_k, ai->w_v = W->w_v, ai->w_o = W->w_o, ai->w_out_in = true, ai->x = xbuf;
+    ai->b_q = W->b_q, ai->b_k = W->b_k, ai->b_v = W->b_v, ai->q_norm = W->q_norm, ai->k_norm = W->k_norm;
+    ai->qk_eps = m->cfg.eps;
+    attn_status st = attn_attention_run(tr, l, ai, err);
     if (st) return st;
     attn_op_add(in, D(tr, l, ATTN_STAGE_OUT), mid, n);
     attn_op_rmsnorm(mid, W->mlp_norm, norm2, rows, d->d, m->cfg.eps);
-    attn_op_project(norm2, W->w_gate, gate, (int)rows, d->d, d->f);
-    attn_op_project(norm2, W->w_up, up, (int)rows, d->d, d->f);
+    attn_op_project_t(norm2, W->w_gate, gate, (int)rows, d->d, d->f);
+    attn_op_project_t(norm2, W->w_up, up, (int)rows, d->d, d->f);
     attn_op_swiglu(gate, up, act, rows * d->f);
-    attn_op_project(act, W->w_down, mlp, (int)rows, d->f, d->d);
+    attn_op_project_t(act, W->w_down, mlp, (int)rows, d->f, d->d);
     attn_op_add(mid, mlp, D(tr, l, ATTN_STAGE_RESID_OUT), n);
     return ATTN_OK;
 }
@@ -351,16 +352,17 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
     }
     embed(m, tr);
     for (int l = 0; !st && l < tr->n_layers; l++) {
-        const float *x = NULL, *k = NULL, *v = NULL;
+        attn_inputs ai = {.qk_scratch = qk};
         if (past) {
-            x = past->x[l];
-            k = past->k ? past->k[l] : NULL;
-            v = past->v ? past->v[l] : NULL;
+            ai.x_past = past->x[l];
+            ai.k_past = past->k ? past->k[l] : NULL;
+            ai.v_past = past->v ? past->v[l] : NULL;
+            ai.past_stride = past->stride;
         } else if (tr->dims.P) { /* the prefix's own pass is the cache */
-            x = D(&pre, l, ATTN_STAGE_X);
-            attn_model_trace_kv(&pre, l, &k, &v);
+            ai.x_past = D(&pre, l, ATTN_STAGE_X);
+            attn_model_trace_kv(&pre, l, &ai.k_past, &ai.v_past);
         }
-        st = run_layer(m, tr, l, x, k, v, xbuf, scratch, qk, err);
+        st = run_layer(m, tr, l, &ai, xbuf, scratch, err);
     }
     if (!st) st = head(m, tr, err);
 out:

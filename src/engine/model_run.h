@@ -31,6 +31,7 @@ attn_status attn_model_tokenize(const attn_model *m, const attn_config *cfg, att
 typedef struct {
     const float *const *x;
     const float *const *k, *const *v;
+    int stride;  /* one row only: positions between kv heads' first rows in k and v (0: P) */
 } attn_model_past;
 
 /* Runs m on cfg's text into *out (caller frees with attn_trace_free). With

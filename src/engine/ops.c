@@ -1,5 +1,6 @@
-/* ops.c — the numerical stages. Matrix products go through one gemm: BLAS's
- * cblas_sgemm when the build has it (ATTNLAB_HAVE_BLAS), else a plain C loop.
+/* ops.c — the numerical stages. Matrix products go through one gemm: BLAS
+ * when the build has it (ATTNLAB_HAVE_BLAS), else plain C loops; one row
+ * against the rows of a matrix is always the loop dot_rows.
  * Element-wise loops are spread over cores with OpenMP when the build has it;
  * without, its pragmas are ignored and the loops run on one core. */
 #include "ops.h"
@@ -14,44 +15,87 @@
 
 #include "rng.h"
 
-/* C = alpha · A · op(B), row-major, with op(B) = B (trans_b false) or Bᵀ:
- *   A (m × kk), op(B) (kk × n), C (m × n); lda, ldb, ldc are row strides. */
-static void gemm(bool trans_b, int m, int n, int kk, float alpha, const float *restrict a, int lda,
-                 const float *restrict b, int ldb, float *restrict c, int ldc)
+/* a · b over kk floats. Built for AVX2 and for the baseline ISA, picked at
+ * load time. */
+__attribute__((target_clones("avx2", "default")))
+static float dot(const float *restrict a, const float *restrict b, int kk)
 {
-#ifdef ATTNLAB_HAVE_BLAS
-    if (m == 1) /* one row (a decoding step): c = alpha · op(B)ᵀ · a, as a matrix-vector product, which
-                 * reads B once instead of packing it first */
-        cblas_sgemv(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, trans_b ? n : kk, trans_b ? kk : n, alpha, b,
-                    ldb, a, 1, 0.0f, c, 1);
-    else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, kk, alpha, a, lda, b, ldb,
-                    0.0f, c, ldc);
-#else
-    /* Loop orders that only walk rows (contiguous memory), so the inner loop
-     * vectorises and every cache line read is used whole. */
+    float sum = 0.0f;
+    #pragma omp simd reduction(+ : sum)
+    for (int p = 0; p < kk; p++) sum += a[p] * b[p];
+    return sum;
+}
+
+/* c[j] = alpha · a · (row j of B), j < n: one row against every row of B, a
+ * decoding step's x · Wᵀ or one query against its keys. Each row of B is read
+ * once, in order, the rows split between cores: on the 2-core test machine
+ * this streamed SmolLM2-135M's 538 MB of weights at 46–47 GB/s where OpenBLAS
+ * 0.3.21's sgemv reached 35–42 (medians of 30 passes, two runs). */
+static void dot_rows(int n, int kk, float alpha, const float *restrict a, const float *restrict b, int ldb,
+                     float *restrict c)
+{
+    #pragma omp parallel for schedule(static) if ((size_t)n * kk > 65536)
+    for (int j = 0; j < n; j++) c[j] = alpha * dot(a, b + (size_t)j * ldb, kk);
+}
+
+/* c = alpha · a · B, a (kk), B (kk × n): the rows of B weighted by a and
+ * summed, one query's context from its weights and values. On one core: it
+ * is for products too small to be worth waking other threads for. */
+static void axpy_rows(int n, int kk, float alpha, const float *restrict a, const float *restrict b, int ldb,
+                      float *restrict c)
+{
+    for (int j = 0; j < n; j++) c[j] = 0.0f;
+    for (int p = 0; p < kk; p++) {
+        const float *bp = b + (size_t)p * ldb;
+        float ap = alpha * a[p];
+        #pragma omp simd
+        for (int j = 0; j < n; j++) c[j] += ap * bp[j];
+    }
+}
+
+#ifndef ATTNLAB_HAVE_BLAS
+/* C = alpha · A · op(B), row-major, with op(B) = B (trans_b false) or Bᵀ:
+ *   A (m × kk), op(B) (kk × n), C (m × n); lda, ldb, ldc are row strides.
+ * Loop orders that only walk rows (contiguous memory), so the inner loop
+ * vectorises and every cache line read is used whole. */
+static void gemm_loop(bool trans_b, int m, int n, int kk, float alpha, const float *restrict a, int lda,
+                      const float *restrict b, int ldb, float *restrict c, int ldc)
+{
     #pragma omp parallel for if ((size_t)m * n * kk > 65536)
     for (int i = 0; i < m; i++) {
         const float *ai = a + (size_t)i * lda;
         float *ci = c + (size_t)i * ldc;
-        if (trans_b) { /* C[i, j] = alpha · (row i of A) · (row j of B) */
-            for (int j = 0; j < n; j++) {
-                const float *bj = b + (size_t)j * ldb;
-                float sum = 0.0f;
-                #pragma omp simd reduction(+ : sum)
-                for (int p = 0; p < kk; p++) sum += ai[p] * bj[p];
-                ci[j] = alpha * sum;
-            }
-        } else { /* row i of C = Σ_p alpha·A[i, p] · (row p of B) */
-            for (int j = 0; j < n; j++) ci[j] = 0.0f;
-            for (int p = 0; p < kk; p++) {
-                const float *bp = b + (size_t)p * ldb;
-                float aip = alpha * ai[p];
-                #pragma omp simd
-                for (int j = 0; j < n; j++) ci[j] += aip * bp[j];
-            }
-        }
+        if (trans_b) /* C[i, j] = alpha · (row i of A) · (row j of B) */
+            for (int j = 0; j < n; j++) ci[j] = alpha * dot(ai, b + (size_t)j * ldb, kk);
+        else /* row i of C = Σ_p alpha·A[i, p] · (row p of B) */
+            axpy_rows(n, kk, alpha, ai, b, ldb, ci);
     }
+}
+#endif
+
+/* C = alpha · A · op(B) as above: one row against rows of B in dot_rows, a
+ * small single row through B in axpy_rows; with BLAS, a larger single row as
+ * its matrix-vector product (which reads B once instead of packing it first)
+ * and the rest as sgemm; without, the loops. */
+static void gemm(bool trans_b, int m, int n, int kk, float alpha, const float *restrict a, int lda,
+                 const float *restrict b, int ldb, float *restrict c, int ldc)
+{
+    if (m == 1 && trans_b) {
+        dot_rows(n, kk, alpha, a, b, ldb, c);
+        return;
+    }
+    if (m == 1 && (size_t)n * kk <= 65536) {
+        axpy_rows(n, kk, alpha, a, b, ldb, c);
+        return;
+    }
+#ifdef ATTNLAB_HAVE_BLAS
+    if (m == 1)
+        cblas_sgemv(CblasRowMajor, CblasTrans, kk, n, alpha, b, ldb, a, 1, 0.0f, c, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, kk, alpha, a, lda, b, ldb,
+                    0.0f, c, ldc);
+#else
+    gemm_loop(trans_b, m, n, kk, alpha, a, lda, b, ldb, c, ldc);
 #endif
 }
 
@@ -64,6 +108,18 @@ void attn_op_project(const float *x, const float *w, float *y, int rows, int in,
 void attn_op_project_t(const float *x, const float *w, float *y, int rows, int in, int out)
 {
     gemm(true, rows, out, in, 1.0f, x, in, w, in, y, out);
+}
+
+void attn_op_transpose(const float *x, float *y, int rows, int cols)
+{
+    enum { TILE = 32 };
+    #pragma omp parallel for if ((size_t)rows * cols > 65536)
+    for (int r0 = 0; r0 < rows; r0 += TILE)
+        for (int c0 = 0; c0 < cols; c0 += TILE) {
+            int r1 = r0 + TILE < rows ? r0 + TILE : rows, c1 = c0 + TILE < cols ? c0 + TILE : cols;
+            for (int c = c0; c < c1; c++)
+                for (int r = r0; r < r1; r++) y[(size_t)c * rows + r] = x[(size_t)r * cols + c];
+        }
 }
 
 void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, int n, double eps)

@@ -21,6 +21,10 @@ void attn_op_project(const float *x, const float *w, float *y, int rows, int in,
  * embedding table E (V, d) this way: logits = final_norm · Eᵀ. */
 void attn_op_project_t(const float *x, const float *w, float *y, int rows, int in, int out);
 
+/* y = xᵀ : (rows, cols) -> (cols, rows), in tiles that stay in cache: a
+ * checkpoint's (out, in) matrix into the trace's (in, out). */
+void attn_op_transpose(const float *x, float *y, int rows, int cols);
+
 /* y[r, :] += bias, for each of rows rows of n: Qwen2's q, k, v biases. */
 void attn_op_add_bias(float *y, const float *bias, size_t rows, int n);
 
