@@ -608,6 +608,18 @@ uncached:
     return w;
 }
 
+int ui_font_runs(ui_font *f, const char *utf8, ui_font_run_fn *fn, void *ctx)
+{
+    int w, h, n = layout(f, utf8, &w, &h);
+    if (n < 0)
+        return -1;
+    for (int i = 0, x = 0; i < n; x += f->runs[i].w, i++) {
+        const face *fc = &f->faces[f->runs[i].face];
+        fn(ctx, fc->path, fc->index, f->scratch + f->runs[i].start, x, f->ascent);
+    }
+    return 0;
+}
+
 int ui_font_missing_glyphs(ui_font *f, const char *utf8)
 {
     int missing = 0;

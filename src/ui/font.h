@@ -45,6 +45,13 @@ void ui_font_measure(ui_font *f, const char *utf8, int *w, int *h);
 /* Draws utf8 with its top-left corner at (x, y); returns the width drawn. */
 int ui_font_draw(ui_font *f, const char *utf8, int x, int y, SDL_Color color);
 
+/* The runs utf8 is drawn in, for a second backend that draws the same glyphs
+ * from the same files (draw_cairo.c): fn gets each run's face (its file and
+ * the index in it), its text (valid UTF-8), its x from the start of the line
+ * and the line's baseline from its top, in pixels. Returns -1 if out of memory. */
+typedef void ui_font_run_fn(void *ctx, const char *path, int index, const char *text, int x, int baseline);
+int ui_font_runs(ui_font *f, const char *utf8, ui_font_run_fn *fn, void *ctx);
+
 /* Number of code points of utf8 that no face of f can draw (0 means no boxes). */
 int ui_font_missing_glyphs(ui_font *f, const char *utf8);
 

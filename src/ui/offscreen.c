@@ -11,6 +11,7 @@
 #include <SDL_image.h>
 
 #include "clock.h"
+#include "export.h"
 #include "i18n.h"
 #include "render.h"
 
@@ -207,16 +208,21 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
         ui_app_free(&app);
         return -1;
     }
-    int s = p->scale > 0 ? p->scale : 1; /* HiDPI: the layout in points, drawn s times finer */
+    ui_export_kind kind = ui_export_kind_of(out);
+    int s = p->scale > 0 && kind == UI_EXPORT_PNG ? p->scale : 1; /* HiDPI: the layout in points, drawn s times finer */
     app.pixel_ratio = (float)s;
     if (ui_offscreen_open(&o, w * s, h * s, err, errsize)) {
         *exit_code = 1;
         ui_app_free(&app);
         return -1;
     }
-    ui_render(&app, o.g, &app.layout);
-    if (ui_save_png(o.r, out, err, errsize)) *exit_code = 1;
-    else rc = 0;
+    if (kind != UI_EXPORT_PNG) {
+        rc = ui_export_vector(&app, o.g, w, h, kind, out, err, errsize);
+    } else {
+        ui_render(&app, o.g, &app.layout);
+        rc = ui_save_png(o.r, out, err, errsize);
+    }
+    if (rc) *exit_code = 1;
     ui_offscreen_close(&o);
     ui_app_free(&app);
     return rc;

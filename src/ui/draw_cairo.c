@@ -1,0 +1,258 @@
+/* draw_cairo.c — the vector backend: walks a frame's command list onto a cairo
+ * surface (export.c makes it SVG or PDF). Text is text, in the faces the SDL
+ * backend picks for each run (font.h), so a PDF embeds them, CJK included;
+ * heatmap cells are rectangles, masked hatches stripes, NaN checks squares. A
+ * heatmap with more cells than are worth drawing one by one, or smaller than
+ * its cells, is an image, painted as the SDL backend paints it. */
+#include "draw_cairo.h"
+
+#include <cairo-ft.h>
+#include <fontconfig/fontconfig.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gfx.h"
+
+#define MAX_FACES 16
+#define VECTOR_CELLS 65536 /* at most this many cells are drawn as rectangles */
+
+struct ui_cairo {
+    struct {
+        char *path;
+        int index;
+        bool bold;
+        cairo_font_face_t *face;
+    } faces[MAX_FACES];
+    int n;
+};
+
+ui_cairo *ui_cairo_new(void)
+{
+    return calloc(1, sizeof(ui_cairo));
+}
+
+void ui_cairo_free(ui_cairo *vc)
+{
+    if (!vc) return;
+    for (int i = 0; i < vc->n; i++) {
+        cairo_font_face_destroy(vc->faces[i].face);
+        free(vc->faces[i].path);
+    }
+    free(vc);
+}
+
+/* The cairo face for a font file (and its index in a collection), emboldened
+ * as SDL_ttf's bold style is; NULL if it cannot be made. */
+static cairo_font_face_t *face_of(ui_cairo *vc, const char *path, int index, bool bold)
+{
+    for (int i = 0; i < vc->n; i++)
+        if (vc->faces[i].index == index && vc->faces[i].bold == bold && !strcmp(vc->faces[i].path, path))
+            return vc->faces[i].face;
+    if (vc->n == MAX_FACES) return NULL;
+    FcPattern *p = FcPatternCreate();
+    if (!p) return NULL;
+    FcPatternAddString(p, FC_FILE, (const FcChar8 *)path);
+    FcPatternAddInteger(p, FC_INDEX, index);
+    FcPatternAddBool(p, FC_EMBOLDEN, bold);
+    cairo_font_face_t *face = cairo_ft_font_face_create_for_pattern(p);
+    FcPatternDestroy(p);
+    char *copy = strdup(path);
+    if (!copy || cairo_font_face_status(face) != CAIRO_STATUS_SUCCESS) {
+        free(copy);
+        cairo_font_face_destroy(face);
+        return NULL;
+    }
+    vc->faces[vc->n].path = copy;
+    vc->faces[vc->n].index = index;
+    vc->faces[vc->n].bold = bold;
+    vc->faces[vc->n].face = face;
+    return vc->faces[vc->n++].face;
+}
+
+static void set_color(cairo_t *cr, uint32_t c)
+{
+    cairo_set_source_rgba(cr, ((c >> 16) & 255) / 255.0, ((c >> 8) & 255) / 255.0, (c & 255) / 255.0,
+                          (c >> 24) / 255.0);
+}
+
+static void fill(cairo_t *cr, double x, double y, double w, double h, uint32_t c)
+{
+    if (w <= 0 || h <= 0) return;
+    set_color(cr, c);
+    cairo_rectangle(cr, x, y, w, h);
+    cairo_fill(cr);
+}
+
+/* ---- text */
+
+typedef struct {
+    cairo_t *cr;
+    ui_cairo *vc;
+    int x, y, px;
+    bool bold;
+} text_at;
+
+static void draw_run(void *ctx, const char *path, int index, const char *text, int x, int baseline)
+{
+    const text_at *t = ctx;
+    cairo_font_face_t *face = face_of(t->vc, path, index, t->bold);
+    if (!face) return;
+    cairo_set_font_face(t->cr, face);
+    cairo_set_font_size(t->cr, t->px);
+    cairo_move_to(t->cr, t->x + x, t->y + baseline);
+    cairo_show_text(t->cr, text);
+}
+
+static void text(cairo_t *cr, ui_cairo *vc, ui_gfx *g, const ui_cmd *c, const char *s)
+{
+    ui_gfx_font_px(g, c->text.px);
+    text_at t = {cr, vc, c->r.x, c->r.y, c->text.px, c->text.bold};
+    set_color(cr, c->color);
+    ui_font_runs(g->font, s, draw_run, &t); /* the bold font's runs are the regular one's */
+}
+
+/* ---- masked hatch and NaN checks, as ui_heat_paint draws them */
+
+/* r striped: pixel (x, y) of it is dark where (x + y + phase) mod the period
+ * is under the dark width, as diagonal bands. */
+static void hatch(cairo_t *cr, double x, double y, double w, double h, int phase)
+{
+    enum { DARK_W = 3 }; /* heatmap.c's HATCH_DARK_W */
+    if (w <= 0 || h <= 0) return;
+    cairo_save(cr);
+    cairo_rectangle(cr, x, y, w, h);
+    cairo_clip(cr);
+    fill(cr, x, y, w, h, UI_HATCH_LIGHT);
+    set_color(cr, UI_HATCH_DARK);
+    phase = ((phase % UI_HATCH_PERIOD) + UI_HATCH_PERIOD) % UI_HATCH_PERIOD;
+    /* pixel (i, j) of the raster hatch is dark when (i + j + phase) mod P < DARK_W: its
+     * centre's u = (X − x) + (Y − y) = i + j + 1, so the bands are u ∈ [kP − phase + ½, + DARK_W) */
+    for (double u = 0.5 - phase; u < w + h; u += UI_HATCH_PERIOD) {
+        cairo_move_to(cr, x + u, y);
+        cairo_line_to(cr, x + u + DARK_W, y);
+        cairo_line_to(cr, x + u + DARK_W - h, y + h);
+        cairo_line_to(cr, x + u - h, y + h);
+        cairo_close_path(cr);
+    }
+    cairo_fill(cr);
+    cairo_restore(cr);
+}
+
+/* A NaN cell: squares of UI_NAN_A and UI_NAN_B aligned to the picture's corner (ox, oy). */
+static void checks(cairo_t *cr, double ox, double oy, int x, int y, int w, int h)
+{
+    enum { CHECK = 4 }; /* heatmap.c's NAN_CHECK */
+    cairo_save(cr);
+    cairo_rectangle(cr, ox + x, oy + y, w, h);
+    cairo_clip(cr);
+    fill(cr, ox + x, oy + y, w, h, UI_NAN_A);
+    set_color(cr, UI_NAN_B);
+    for (int cy = y / CHECK * CHECK; cy < y + h; cy += CHECK)
+        for (int cx = x / CHECK * CHECK; cx < x + w; cx += CHECK)
+            if ((cx / CHECK + cy / CHECK) % 2) cairo_rectangle(cr, ox + cx, oy + cy, CHECK, CHECK);
+    cairo_fill(cr);
+    cairo_restore(cr);
+}
+
+/* ---- heatmaps */
+
+static bool masked(const ui_slice *s, int i, int j)
+{
+    float v = ui_slice_at(s, i, j);
+    return !isnan(v) && (v == -INFINITY || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0.0f));
+}
+
+/* Every cell a rectangle (its gap left in UI_GAP, as heatmap.h says); masked
+ * cells are left for the hatch commands that follow the heatmap's. */
+static void cells(cairo_t *cr, const ui_cmd *c)
+{
+    const ui_slice *s = &c->heat.slice;
+    int W = c->r.w, H = c->r.h, gap = c->heat.gap;
+    bool gaps = W / s->cols >= 2 * gap + 4 && H / s->rows >= 2 * gap + 4;
+    fill(cr, c->r.x, c->r.y, W, H, UI_GAP);
+    for (int i = 0; i < s->rows; i++)
+        for (int j = 0; j < s->cols; j++) {
+            int x, y, cw, ch;
+            ui_heat_cell_rect(W, H, s->rows, s->cols, i, j, &x, &y, &cw, &ch);
+            if (gaps) cw -= gap, ch -= gap;
+            float v = ui_slice_at(s, i, j);
+            if (masked(s, i, j)) continue;
+            if (isnan(v)) checks(cr, c->r.x, c->r.y, x, y, cw, ch);
+            else fill(cr, c->r.x + x, c->r.y + y, cw, ch, ui_heat_color(&c->heat.scale, v));
+        }
+}
+
+/* The picture as the SDL backend paints it, embedded at two pixels a point. */
+static void image(cairo_t *cr, const ui_cmd *c)
+{
+    enum { FINE = 2 };
+    int w = c->r.w * FINE, h = c->r.h * FINE;
+    cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w, h);
+    if (cairo_surface_status(img) != CAIRO_STATUS_SUCCESS) {
+        cairo_surface_destroy(img);
+        return;
+    }
+    cairo_surface_flush(img);
+    ui_heat_paint(&c->heat.slice, &c->heat.scale, (uint32_t *)cairo_image_surface_get_data(img),
+                  cairo_image_surface_get_stride(img) / 4, w, h, c->heat.gap * FINE);
+    cairo_surface_mark_dirty(img);
+    cairo_save(cr);
+    cairo_translate(cr, c->r.x, c->r.y);
+    cairo_scale(cr, 1.0 / FINE, 1.0 / FINE);
+    cairo_set_source_surface(cr, img, 0, 0);
+    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+    cairo_paint(cr);
+    cairo_restore(cr);
+    cairo_surface_destroy(img);
+}
+
+static void heatmap(cairo_t *cr, const ui_cmd *c)
+{
+    const ui_slice *s = &c->heat.slice;
+    if (s->rows <= 0 || s->cols <= 0 || c->r.w <= 0 || c->r.h <= 0) return;
+    if ((size_t)s->rows * s->cols <= VECTOR_CELLS && c->r.w >= s->cols && c->r.h >= s->rows) cells(cr, c);
+    else image(cr, c);
+}
+
+/* ---- the list */
+
+int ui_cairo_draw(cairo_t *cr, ui_cairo *vc, ui_gfx *g, const ui_draw *d)
+{
+    int depth = 0;
+    /* advances rounded to whole pixels, as SDL_ttf's are: the layout measured
+     * with SDL_ttf then fits the text cairo draws, however long the line */
+    cairo_font_options_t *fo = cairo_font_options_create();
+    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_ON);
+    cairo_set_font_options(cr, fo);
+    cairo_font_options_destroy(fo);
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(d, c));) {
+        ui_rect r = c->r;
+        switch (c->kind) {
+        case UI_CMD_RECT:
+        case UI_CMD_LINE: fill(cr, r.x, r.y, r.w, r.h, c->color); break;
+        case UI_CMD_FRAME:
+            fill(cr, r.x, r.y, r.w, c->t, c->color);
+            fill(cr, r.x, r.y + r.h - c->t, r.w, c->t, c->color);
+            fill(cr, r.x, r.y + c->t, c->t, r.h - 2 * c->t, c->color);
+            fill(cr, r.x + r.w - c->t, r.y + c->t, c->t, r.h - 2 * c->t, c->color);
+            break;
+        case UI_CMD_TEXT: text(cr, vc, g, c, ui_cmd_text(d, c)); break;
+        case UI_CMD_HEATMAP: heatmap(cr, c); break;
+        case UI_CMD_HATCH: /* over a heatmap too: its masked cells were left for this */
+            hatch(cr, r.x, r.y, r.w, r.h, (r.x - c->hatch.ox) + (r.y - c->hatch.oy));
+            break;
+        case UI_CMD_CLIP_PUSH:
+            cairo_save(cr);
+            cairo_rectangle(cr, r.x, r.y, r.w, r.h);
+            cairo_clip(cr);
+            depth++;
+            break;
+        case UI_CMD_CLIP_POP:
+            if (depth > 0) cairo_restore(cr), depth--;
+            break;
+        }
+    }
+    for (; depth > 0; depth--) cairo_restore(cr);
+    return cairo_status(cr) == CAIRO_STATUS_SUCCESS ? 0 : -1;
+}

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Vector export as a teacher would use it: every view of the window rendered
+to PNG, SVG and PDF with `attnlab render`, and each file checked with the
+tools a reader would open it with.
+
+- the SVG parses as XML and rsvg-convert draws it at the PNG's size; the two
+  pictures agree (per-pixel difference, averaged and at the 99th percentile:
+  text is anti-aliased differently, nothing may be missing or moved);
+- the PDF is read by pdfinfo (one page, the picture's size in points) and
+  pdftotext, and its text holds the view's token labels (text stays text),
+  with every font embedded (pdffonts), the CJK face included.
+
+Needs rsvg-convert (librsvg2-bin), poppler-utils and ImageMagick's convert to
+read PNGs; skipped (77) without them."""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--attnlab", required=True)
+ap.add_argument("--lessons", required=True)
+ARGS = ap.parse_args()
+for tool in ("rsvg-convert", "pdfinfo", "pdftotext", "pdffonts", "convert"):
+    if not shutil.which(tool):
+        print(f"skip: {tool} is not installed")
+        sys.exit(77)
+TMP = tempfile.mkdtemp(prefix="attnlab-export-")
+W, H = 1280, 800
+failed = 0
+
+TOKENS = ["--tokens", "我 爱 AI | I love AI"]
+# name, render flags, labels the PDF's text must hold
+VIEWS = [
+    ("weights", TOKENS + ["--stage", "weights"], ["我", "爱", "AI", "weights"]),
+    ("scores", TOKENS + ["--stage", "masked_scores", "--head", "1"], ["我", "masked_scores"]),
+    ("grid", TOKENS + ["--view", "grid"], ["head 3"]),
+    ("compare", TOKENS + ["--view", "compare", "--compare", "causal"], ["我", "AI"]),
+    ("row", TOKENS + ["--stage", "weights", "--row", "2"], ["AI"]),
+    ("decode", TOKENS + ["--decode-step", "2", "--stage", "k_cache"], ["k_cache"]),
+    ("nan", ["--tokens", "a b c | d", "--pad-side", "left", "--no-softmax-guard", "--batch-index", "1",
+             "--stage", "weights"], ["NaN"]),
+    ("wide", ["--tokens", "the cat sat on the mat", "--stage", "q"], ["the", "mat"]),
+    ("lesson_en", ["--lesson", os.path.join(ARGS.lessons, "en", "01-self-attention.md"), "--step", "2"],
+     ["Three weight matrices", "m30"]),
+    ("lesson_zh", ["--lesson", os.path.join(ARGS.lessons, "zh", "01-self-attention.md"), "--step", "2", "--lang", "zh"],
+     ["三个权重矩阵", "注意力"]),
+    ("picker", ["--picker"], ["Self-attention with Q, K and V", "Pitfalls"]),
+]
+
+
+def fail(msg):
+    global failed
+    failed += 1
+    print(f"FAIL {msg}")
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=120)
+
+
+def pixels(png):
+    out = subprocess.run(["convert", png, "-alpha", "off", "-depth", "8", "rgb:-"], capture_output=True, check=True)
+    return np.frombuffer(out.stdout, np.uint8).reshape(-1, 3).astype(np.int16)
+
+
+def check_view(name, flags, labels):
+    before = failed
+    paths = {ext: os.path.join(TMP, f"{name}.{ext}") for ext in ("png", "svg", "pdf")}
+    for ext, path in paths.items():
+        r = run(ARGS.attnlab, "render", *flags, "--size", f"{W}x{H}", "-o", path)
+        if r.returncode or not os.path.exists(path):
+            fail(f"{name}.{ext}: attnlab render exited {r.returncode}: {r.stderr.strip()}")
+            return
+    try:
+        ET.parse(paths["svg"])
+    except ET.ParseError as e:
+        fail(f"{name}.svg does not parse as XML: {e}")
+        return
+    raster = os.path.join(TMP, f"{name}.svg.png")
+    r = run("rsvg-convert", paths["svg"], "-o", raster)
+    if r.returncode:
+        fail(f"{name}.svg: rsvg-convert: {r.stderr.strip()}")
+        return
+    a, b = pixels(paths["png"]), pixels(raster)
+    if a.shape != b.shape:
+        fail(f"{name}: the SVG draws {b.shape[0]} pixels, the PNG {a.shape[0]}")
+        return
+    diff = np.abs(a - b).max(axis=1)
+    mean, p99 = float(diff.mean()), float(np.percentile(diff, 99))
+    if mean > 3.0 or p99 > 80:
+        fail(f"{name}: SVG and PNG differ: mean {mean:.2f}, 99th percentile {p99:.0f} (of 255)")
+    info = run("pdfinfo", paths["pdf"]).stdout
+    if not re.search(r"^Pages: +1$", info, re.M) or not re.search(rf"^Page size: +{W} x {H} pts$", info, re.M):
+        fail(f"{name}.pdf: pdfinfo says {info!r}")
+    text = run("pdftotext", paths["pdf"], "-").stdout
+    missing = [t for t in labels if t not in text]
+    if missing or len(text.strip()) < 20:
+        fail(f"{name}.pdf: its text lacks {missing} ({len(text)} characters)")
+    fonts = run("pdffonts", paths["pdf"]).stdout.splitlines()[2:]
+    if not fonts or any(" yes " not in f for f in fonts):
+        fail(f"{name}.pdf: a font is not embedded: {fonts}")
+    if any("我" in t for t in labels) and not any("WenQuanYi" in f for f in fonts):
+        fail(f"{name}.pdf: no CJK face embedded for its Chinese labels: {fonts}")
+    if failed == before:
+        print(f"ok   {name}: SVG ~ PNG (mean |Δ| {mean:.2f}, 99th percentile {p99:.0f}); PDF text has "
+              f"{len(labels)} labels, {len(fonts)} embedded fonts")
+
+
+for view in VIEWS:
+    check_view(*view)
+
+# a vector file that cannot be written: one line, exit 1, nothing left behind
+bad = os.path.join(TMP, "no-such-dir", "x.pdf")
+r = run(ARGS.attnlab, "render", *TOKENS, "-o", bad)
+if r.returncode != 1 or len(r.stderr.strip().splitlines()) != 1 or "x.pdf" not in r.stderr:
+    fail(f"render to a missing folder: exit {r.returncode}, {r.stderr!r}")
+if os.listdir(TMP) and any(f.startswith("x.pdf") for f in os.listdir(TMP)):
+    fail("a temporary file was left behind")
+
+shutil.rmtree(TMP)
+print(f"{len(VIEWS)} views exported, {failed} failed")
+sys.exit(1 if failed else 0)
