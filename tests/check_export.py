@@ -13,6 +13,8 @@ tools a reader would open it with.
 Needs rsvg-convert (librsvg2-bin), poppler-utils and ImageMagick's convert to
 read PNGs; skipped (77) without them."""
 import argparse
+import csv
+import json
 import os
 import re
 import shutil
@@ -115,6 +117,44 @@ def check_view(name, flags, labels):
 
 for view in VIEWS:
     check_view(*view)
+
+def read_trace(path):
+    """The tensors of an attnlab trace (safetensors, float32) as numpy arrays."""
+    raw = open(path, "rb").read()
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    header.pop("__metadata__", None)
+    return {k: np.frombuffer(raw[8 + n + e["data_offsets"][0]:8 + n + e["data_offsets"][1]], "<f4").reshape(e["shape"])
+            for k, e in header.items()}
+
+
+def check_csv():
+    """The CSV of the matrix shown holds exactly the trace's numbers (%.9g
+    round-trips float32), under its labels; a label with a comma or a quote
+    is quoted."""
+    config = ["--tokens", 'we , "love" AI | I love AI', "--no-softmax-guard"]
+    trace = os.path.join(TMP, "t.safetensors")
+    if run(ARGS.attnlab, "trace", *config, "-o", trace).returncode:
+        return fail("attnlab trace for the CSV check")
+    t = read_trace(trace)
+    for stage, batch, head in (("weights", 0, 2), ("masked_scores", 1, 0), ("w_q", 0, 0)):
+        path = os.path.join(TMP, f"{stage}.csv")
+        r = run(ARGS.attnlab, "render", *config, "--stage", stage, "--batch-index", str(batch), "--head", str(head),
+                "-o", path)
+        if r.returncode:
+            return fail(f"render -o {stage}.csv: {r.stderr.strip()}")
+        rows = list(csv.reader(open(path, newline="", encoding="utf-8")))
+        want = t[stage]
+        want = want[batch, head] if want.ndim == 4 else want[batch] if stage != "w_q" else want
+        got = np.array([[float(x) for x in row[1:]] for row in rows[1:]], np.float32)
+        if got.shape != want.shape or not np.array_equal(got, want.astype(np.float32), equal_nan=True):
+            return fail(f"{stage}.csv: its numbers are not the trace's ({got.shape} against {want.shape})")
+        if stage == "weights" and (rows[0][1:3] != ["we", ","] or rows[0][3] != '"love"'):
+            return fail(f"{stage}.csv: column labels {rows[0]}")
+    print(f"ok   CSV: weights, masked scores (−inf kept) and w_q equal the trace's numbers; labels quoted")
+
+
+check_csv()
 
 # a vector file that cannot be written: one line, exit 1, nothing left behind
 bad = os.path.join(TMP, "no-such-dir", "x.pdf")

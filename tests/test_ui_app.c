@@ -341,6 +341,45 @@ static void view_keys_and_overlays(void **state)
     assert_int_equal(f->o.g->font_px, 12);
     key(f, SDLK_s, 0);
     assert_true(f->app.req.save);
+    assert_int_equal(f->app.req.save_kind, UI_SAVE_PNG);
+    f->app.req.save = false;
+    /* S: the save dialog; ↓ ↓ Enter saves a PDF, 4 a CSV, Esc and a click outside close it */
+    key(f, SDLK_s, KMOD_SHIFT);
+    assert_true(f->app.save_menu.open);
+    key(f, SDLK_DOWN, 0);
+    key(f, SDLK_DOWN, 0);
+    key(f, SDLK_c, 0); /* other keys wait: no causal toggle behind the dialog */
+    assert_int_equal(f->app.cfg.causal, ATTN_CAUSAL_ON);
+    key(f, SDLK_RETURN, 0);
+    assert_false(f->app.save_menu.open);
+    assert_true(f->app.req.save);
+    assert_int_equal(f->app.req.save_kind, UI_SAVE_PDF);
+    f->app.req.save = false;
+    key(f, SDLK_s, KMOD_SHIFT);
+    key(f, SDLK_4, 0);
+    assert_int_equal(f->app.req.save_kind, UI_SAVE_CSV);
+    f->app.req.save = false;
+    key(f, SDLK_s, KMOD_SHIFT);
+    key(f, SDLK_ESCAPE, 0);
+    assert_false(f->app.save_menu.open);
+    assert_false(f->app.req.quit);
+    assert_false(f->app.req.save);
+    key(f, SDLK_s, KMOD_SHIFT);
+    draw(f); /* the dialog's rows are hits: clicking the second saves an SVG */
+    const ui_hit *svg = NULL;
+    for (int i = 0; i < f->app.layout.n_hits; i++)
+        if (f->app.layout.hits[i].action == UI_ACT_SAVE_AS && f->app.layout.hits[i].arg == UI_SAVE_SVG)
+            svg = &f->app.layout.hits[i];
+    assert_non_null(svg);
+    ui_app_mouse_down(&f->app, svg->r.x + 2, svg->r.y + 2);
+    assert_int_equal(f->app.req.save_kind, UI_SAVE_SVG);
+    assert_false(f->app.save_menu.open);
+    f->app.req.save = false;
+    key(f, SDLK_s, KMOD_SHIFT);
+    draw(f);
+    ui_app_mouse_down(&f->app, 1, f->app.layout.height - 2);
+    assert_false(f->app.save_menu.open);
+    assert_false(f->app.req.save);
     key(f, SDLK_f, 0);
     assert_true(f->app.req.fullscreen);
     key(f, SDLK_ESCAPE, 0);

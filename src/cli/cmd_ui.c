@@ -27,9 +27,11 @@ static void render_usage(void)
            "                      [--view single|grid|compare] [--compare causal|padding|fill]\n"
            "                      [--row I] [--decode-step N] [--size WxH] [--font-scale F] [--scale N]\n"
            "                      [--lesson FILE.md [--step N]] [--picker] [--lang en|zh]\n"
-           "                      [FILE.safetensors] -o FILE.png\n\n"
+           "                      [FILE.safetensors] -o FILE.png|FILE.svg|FILE.pdf|FILE.csv\n\n"
            "Draws the picture the window would show, without a display (SDL's offscreen\n"
-           "driver), and writes it as a PNG. With a trace file, draws that trace; with\n"
+           "driver), and writes it as the output's extension says: a PNG, vectors through\n"
+           "cairo (SVG, or PDF with its text selectable and its fonts embedded), or the\n"
+           "matrix the picture shows as CSV. With a trace file, draws that trace; with\n"
            "--lesson, step N of that lesson (its panel and the view it sets).\n\n");
     cli_print_config_help();
 }
@@ -79,7 +81,7 @@ int cmd_render(int argc, char **argv)
     int code = CLI_OK;
     int rc = cli_start(argc, argv, "render", CLI_OPT_OUTPUT | CLI_OPT_PICTURE, 1, render_usage, &a);
     if (rc < 0 && !a.output) {
-        fprintf(stderr, "attnlab render: no output file: use -o FILE.png\n");
+        fprintf(stderr, "attnlab render: no output file: use -o FILE.png (or .svg, .pdf, .csv)\n");
         rc = CLI_EUSAGE;
     }
     if (rc < 0) {

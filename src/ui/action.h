@@ -22,7 +22,10 @@ typedef enum {
     UI_ACT_PRESENT,    /* presenter mode on / off */
     UI_ACT_SCALE_HEAD, /* the colour scale: shared by all heads / the shown head's own */
     UI_ACT_ZOOM_RESET, /* the single view's zoom back to the whole picture */
-    UI_ACT_SAVE, UI_ACT_FULLSCREEN, UI_ACT_FONT_UP, UI_ACT_FONT_DOWN, UI_ACT_HELP,
+    UI_ACT_SAVE,       /* a PNG of the window */
+    UI_ACT_SAVE_MENU,  /* the save dialog, open / close */
+    UI_ACT_SAVE_AS,    /* arg: ui_save_kind */
+    UI_ACT_FULLSCREEN, UI_ACT_FONT_UP, UI_ACT_FONT_DOWN, UI_ACT_HELP,
     UI_ACT_ROW,        /* arg: query row to show as a bar chart (-1 closes it) */
     UI_ACT_LESSON_NEXT, UI_ACT_LESSON_PREV,
     UI_ACT_LESSON_RESTORE, /* the current step's state again, after exploring */

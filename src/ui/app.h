@@ -39,10 +39,14 @@ typedef struct {
     char compose[128];    /* IME composition in progress */
 } ui_token_editor;
 
+/* What a save writes: the picture, or the matrix shown as numbers. */
+typedef enum { UI_SAVE_PNG, UI_SAVE_SVG, UI_SAVE_PDF, UI_SAVE_CSV, UI_SAVE_KINDS } ui_save_kind;
+
 /* What the app asks of the window loop (window.c), which carries it out. */
 typedef struct {
     bool quit;
-    bool save;            /* save a PNG of the next frame */
+    bool save;            /* save the next frame (or its matrix) ... */
+    ui_save_kind save_kind; /* ... as this */
     bool fullscreen;      /* wanted: the window follows when it differs */
     bool paste;           /* the token editor wants the clipboard's text (ui_app_paste) */
 } ui_requests;
@@ -66,6 +70,10 @@ typedef struct ui_app {
     /* what is shown */
     lesson_view view;     /* stage (always one of trace), head, batch row, bar-chart row, mode, compare, decode step */
     bool help;
+    struct {
+        bool open;        /* the save dialog (S): PNG, SVG, PDF or CSV */
+        int choice;       /* the kind highlighted */
+    } save_menu;
     bool scale_head;      /* the single and compare views colour by the shown head's own range */
     bool present;         /* presenter mode: fullscreen, large text, the toolbar hidden ... */
     bool toolbar_shown;   /* ... until the mouse moves (a key hides it again) */

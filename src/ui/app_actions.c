@@ -373,10 +373,19 @@ static bool view_mode(ui_app *app, ui_action act, int arg)
 }
 
 /* Saving, fullscreen, text size, overlays, quitting: the window's part. */
-static bool window_action(ui_app *app, ui_action act)
+static bool window_action(ui_app *app, ui_action act, int arg)
 {
     switch (act) {
-    case UI_ACT_SAVE: app->req.save = true; return true;
+    case UI_ACT_SAVE:
+    case UI_ACT_SAVE_AS:
+        app->save_menu.open = false;
+        app->req.save = true;
+        app->req.save_kind = act == UI_ACT_SAVE || arg < 0 || arg >= UI_SAVE_KINDS ? UI_SAVE_PNG : (ui_save_kind)arg;
+        return true;
+    case UI_ACT_SAVE_MENU:
+        app->save_menu.open = !app->save_menu.open;
+        app->save_menu.choice = 0;
+        return true;
     case UI_ACT_FULLSCREEN: app->req.fullscreen = !app->req.fullscreen; return true;
     case UI_ACT_FONT_UP:
         if (app->font_scale >= 3.0f) return false;
@@ -399,7 +408,8 @@ static bool window_action(ui_app *app, ui_action act)
         }
         return true;
     case UI_ACT_BACK:
-        if (app->help) return window_action(app, UI_ACT_HELP);
+        if (app->help) return window_action(app, UI_ACT_HELP, 0);
+        if (app->save_menu.open) return window_action(app, UI_ACT_SAVE_MENU, 0);
         if (app->view.row >= 0) return move(app, UI_ACT_ROW, -1);
         app->req.quit = true;
         return true;
@@ -445,12 +455,14 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_DECODE_NEXT: return decode_step(app, +1) == 0;
     case UI_ACT_PRESENT:
     case UI_ACT_SAVE:
+    case UI_ACT_SAVE_MENU:
+    case UI_ACT_SAVE_AS:
     case UI_ACT_FULLSCREEN:
     case UI_ACT_FONT_UP:
     case UI_ACT_FONT_DOWN:
     case UI_ACT_HELP:
     case UI_ACT_BACK:
-    case UI_ACT_QUIT: return window_action(app, act);
+    case UI_ACT_QUIT: return window_action(app, act, arg);
     case UI_ACT_LESSON_NEXT:
     case UI_ACT_LESSON_PREV:
     case UI_ACT_LESSON_RESTORE:

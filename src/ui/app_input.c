@@ -49,6 +49,23 @@ static bool answer_key(ui_app *app, int key)
     }
 }
 
+/* The save dialog: ↑ ↓ choose, Enter (or a digit) saves, Esc closes; other keys wait. */
+static bool save_menu_key(ui_app *app, int key)
+{
+    int *c = &app->save_menu.choice;
+    switch (key) {
+    case UI_KEY_UP: *c = (*c + UI_SAVE_KINDS - 1) % UI_SAVE_KINDS; break;
+    case UI_KEY_DOWN: *c = (*c + 1) % UI_SAVE_KINDS; break;
+    case UI_KEY_RETURN: return ui_app_do(app, UI_ACT_SAVE_AS, *c);
+    case UI_KEY_ESCAPE: return ui_app_do(app, UI_ACT_SAVE_MENU, 0);
+    default:
+        if (key >= '1' && key < '1' + UI_SAVE_KINDS) return ui_app_do(app, UI_ACT_SAVE_AS, key - '1');
+        return false;
+    }
+    app->dirty = true;
+    return true;
+}
+
 bool ui_app_key(ui_app *app, int key, int mods)
 {
     if (app->edit.open) {
@@ -56,6 +73,7 @@ bool ui_app_key(ui_app *app, int key, int mods)
         if (changed) app->dirty = true;
         return changed;
     }
+    if (app->save_menu.open) return save_menu_key(app, key);
     if (app->lesson.picker) return picker_key(app, key);
     if (app->lesson.open && app->lesson.focus >= 0) return answer_key(app, key);
     const ui_key_binding *b = app->lesson.open ? ui_keys_find(UI_KEYS_LESSON, key, mods) : NULL;
@@ -274,6 +292,12 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
     const ui_layout *L = &app->layout;
     if (app->edit.open) return false;
     if (app->lesson.focus >= 0) ui_app_do(app, UI_ACT_LESSON_FIELD, -1); /* a click leaves the answer field */
+    if (app->save_menu.open) { /* the save dialog: a kind saves, a click elsewhere closes it */
+        for (int h = L->n_hits - 1; h >= 0; h--)
+            if (L->hits[h].action == UI_ACT_SAVE_AS && ui_rect_contains(L->hits[h].r, x, y))
+                return ui_app_do(app, UI_ACT_SAVE_AS, L->hits[h].arg);
+        return ui_app_do(app, UI_ACT_SAVE_MENU, 0);
+    }
     if (app->lesson.picker) { /* the picker covers the window: only its rows take clicks */
         for (int h = L->n_hits - 1; h >= 0; h--)
             if (L->hits[h].action == UI_ACT_PICK && ui_rect_contains(L->hits[h].r, x, y))

@@ -13,13 +13,21 @@
 #include "fileio.h"
 #include "gfx.h"
 #include "render.h"
+#include "view.h"
 
-ui_export_kind ui_export_kind_of(const char *path)
+static const char *const EXTENSIONS[UI_SAVE_KINDS] = {"png", "svg", "pdf", "csv"};
+
+ui_save_kind ui_export_kind_of(const char *path)
 {
     const char *dot = strrchr(path, '.');
-    if (dot && !strcasecmp(dot, ".svg")) return UI_EXPORT_SVG;
-    if (dot && !strcasecmp(dot, ".pdf")) return UI_EXPORT_PDF;
-    return UI_EXPORT_PNG;
+    for (int k = 1; dot && k < UI_SAVE_KINDS; k++)
+        if (!strcasecmp(dot + 1, EXTENSIONS[k])) return (ui_save_kind)k;
+    return UI_SAVE_PNG;
+}
+
+const char *ui_export_extension(ui_save_kind kind)
+{
+    return EXTENSIONS[kind >= 0 && kind < UI_SAVE_KINDS ? kind : 0];
 }
 
 /* The file's bytes as cairo writes them. */
@@ -47,7 +55,7 @@ static cairo_status_t append(void *closure, const unsigned char *data, unsigned 
     return CAIRO_STATUS_SUCCESS;
 }
 
-int ui_export_vector(ui_app *app, ui_gfx *g, int w, int h, ui_export_kind kind, const char *path, char *err,
+int ui_export_vector(ui_app *app, ui_gfx *g, int w, int h, ui_save_kind kind, const char *path, char *err,
                      size_t errsize)
 {
     bytes out = {0};
@@ -56,10 +64,10 @@ int ui_export_vector(ui_app *app, ui_gfx *g, int w, int h, ui_export_kind kind, 
         snprintf(err, errsize, "out of memory");
         return -1;
     }
-    cairo_surface_t *s = kind == UI_EXPORT_SVG ? cairo_svg_surface_create_for_stream(append, &out, w, h)
+    cairo_surface_t *s = kind == UI_SAVE_SVG ? cairo_svg_surface_create_for_stream(append, &out, w, h)
                                                : cairo_pdf_surface_create_for_stream(append, &out, w, h);
-    if (kind == UI_EXPORT_SVG) cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX); /* not pt */
-    if (kind == UI_EXPORT_PDF) {
+    if (kind == UI_SAVE_SVG) cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX); /* not pt */
+    if (kind == UI_SAVE_PDF) {
         cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_TITLE, "attnlab");
         cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATOR, "attnlab render");
     }
@@ -82,5 +90,65 @@ int ui_export_vector(ui_app *app, ui_gfx *g, int w, int h, ui_export_kind kind, 
         rc = -1;
     }
     free(out.data);
+    return rc;
+}
+
+/* One CSV field: quoted, with quotes doubled, when it holds a comma, a quote
+ * or a line break (RFC 4180). */
+static void field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int ui_export_csv(const ui_app *app, const char *path, char *err, size_t errsize)
+{
+    const attn_tensor *t = ui_app_tensor(app);
+    ui_view_slice v;
+    if (!t || ui_view_make_of(&app->trace, t, app->view.batch, app->view.head, &v)) {
+        snprintf(err, errsize, "%s: there is no matrix on screen to save", path);
+        return -1;
+    }
+    char *text = NULL, label[160];
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    snprintf(label, sizeof label, "%s", t->name);
+    if (v.batch >= 0) snprintf(label + strlen(label), sizeof label - strlen(label), " b=%d", v.batch);
+    if (v.head >= 0) snprintf(label + strlen(label), sizeof label - strlen(label), " h=%d", v.head);
+    field(f, label);
+    for (int j = 0; j < v.slice.cols; j++) {
+        fputc(',', f);
+        field(f, ui_view_col_label(&app->trace, &v, j, label, sizeof label));
+    }
+    fputs("\r\n", f);
+    for (int i = 0; i < v.slice.rows; i++) {
+        field(f, ui_view_row_label(&app->trace, &v, i, label, sizeof label));
+        for (int j = 0; j < v.slice.cols; j++) fprintf(f, ",%.9g", ui_slice_at(&v.slice, i, j));
+        fputs("\r\n", f);
+    }
+    bool failed = ferror(f) != 0;
+    failed |= fclose(f) != 0;
+    attn_error e;
+    int rc = 0;
+    if (failed) {
+        snprintf(err, errsize, "out of memory");
+        rc = -1;
+    } else if (attn_file_write_atomic(path, text, len, 0644, &e)) {
+        snprintf(err, errsize, "%s", e.msg);
+        rc = -1;
+    }
+    free(text);
     return rc;
 }

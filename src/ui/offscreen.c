@@ -208,15 +208,17 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
         ui_app_free(&app);
         return -1;
     }
-    ui_export_kind kind = ui_export_kind_of(out);
-    int s = p->scale > 0 && kind == UI_EXPORT_PNG ? p->scale : 1; /* HiDPI: the layout in points, drawn s times finer */
+    ui_save_kind kind = ui_export_kind_of(out);
+    int s = p->scale > 0 && kind == UI_SAVE_PNG ? p->scale : 1; /* HiDPI: the layout in points, drawn s times finer */
     app.pixel_ratio = (float)s;
     if (ui_offscreen_open(&o, w * s, h * s, err, errsize)) {
         *exit_code = 1;
         ui_app_free(&app);
         return -1;
     }
-    if (kind != UI_EXPORT_PNG) {
+    if (kind == UI_SAVE_CSV) {
+        rc = ui_export_csv(&app, out, err, errsize);
+    } else if (kind != UI_SAVE_PNG) {
         rc = ui_export_vector(&app, o.g, w, h, kind, out, err, errsize);
     } else {
         ui_render(&app, o.g, &app.layout);

@@ -322,7 +322,9 @@ static void status_line(ui_draw *dl, const ui_app *app, ui_rect box)
 
 static void tooltip(ui_draw *dl, const ui_app *app)
 {
-    if (app->hover_area < 0 || app->hover_area >= app->layout.n_areas || app->help || app->edit.open) return;
+    if (app->hover_area < 0 || app->hover_area >= app->layout.n_areas || app->help || app->edit.open ||
+        app->save_menu.open)
+        return;
     const ui_heat_area *a = &app->layout.areas[app->hover_area];
     const attn_trace *tr = a->pane == 1 && app->has_alt ? &app->alt : &app->trace;
     ui_view_slice v;
@@ -374,6 +376,35 @@ static void help_overlay(ui_draw *dl, const ui_app *app)
     snprintf(buf, sizeof buf, _("memory: this trace %.1f MiB; the budget %.1f GiB (--memory-gib)"), bytes / (1 << 20),
              attn_config_max_bytes(&app->cfg) / (1 << 30));
     ui_text_fit(dl, buf, x + u, y + h - row, w - 2 * u, UI_TEXT_DIM);
+}
+
+/* The save dialog (S): the four kinds, the highlighted one framed; each a hit. */
+static void save_overlay(ui_draw *dl, const ui_app *app)
+{
+    /* TRANSLATORS: the save dialog's four choices */
+    const char *kinds[UI_SAVE_KINDS] = {N_("PNG: the window as a picture"),
+                                        N_("SVG: the same as vectors, for slides"),
+                                        N_("PDF: vectors, with selectable text, for papers"),
+                                        N_("CSV: the numbers of the matrix shown")};
+    int u = ui_line(dl), row = 2 * u, tw = ui_text_w(dl, _("save as   (↑ ↓ Enter, 1–4; Esc closes)"));
+    for (int k = 0; k < UI_SAVE_KINDS; k++) tw = ui_imax(tw, ui_text_w(dl, _(kinds[k])) + 2 * u);
+    int w = ui_imin(dl->layout->width - 2 * u, tw + 2 * u), h = (UI_SAVE_KINDS + 1) * row + u;
+    int x = (dl->layout->width - w) / 2, y = (dl->layout->height - h) / 3;
+    ui_fill(dl, 0, 0, dl->layout->width, dl->layout->height, 0x90000000u);
+    ui_fill(dl, x, y, w, h, UI_PANEL);
+    ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
+    ui_text_fit(dl, _("save as   (↑ ↓ Enter, 1–4; Esc closes)"), x + u, y + u / 2, w - 2 * u, UI_WHITE);
+    for (int k = 0; k < UI_SAVE_KINDS; k++) {
+        ui_rect r = {x + u / 2, y + row + k * row, w - u, row - u / 4};
+        bool cur = k == app->save_menu.choice;
+        ui_fill(dl, r.x, r.y, r.w, r.h, cur ? UI_PANEL_HI : UI_PANEL);
+        if (cur) ui_frame(dl, r.x, r.y, r.w, r.h, 1, UI_ACCENT);
+        char num[8];
+        snprintf(num, sizeof num, "%d", k + 1);
+        ui_text(dl, num, r.x + u / 2, r.y + (r.h - u) / 2, UI_ACCENT);
+        ui_text_fit(dl, _(kinds[k]), r.x + 2 * u, r.y + (r.h - u) / 2, r.w - 2 * u - u / 2, cur ? UI_WHITE : UI_TEXT);
+        ui_layout_hit(dl->layout, r, UI_ACT_SAVE_AS, k);
+    }
 }
 
 static void edit_overlay(ui_draw *dl, const ui_app *app)
@@ -473,6 +504,7 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     tooltip(dl, app);
     if (app->edit.open) edit_overlay(dl, app);
     if (app->help) help_overlay(dl, app);
+    if (app->save_menu.open) save_overlay(dl, app);
     if (app->lesson.picker) ui_render_picker(app, dl);
 }
 

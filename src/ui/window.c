@@ -7,21 +7,42 @@
 #include <SDL.h>
 
 #include "app.h"
+#include "export.h"
 #include "i18n.h"
 #include "input_sdl.h"
 #include "offscreen.h"
 #include "render.h"
 #include "ui.h"
 
-/* attnlab-weights-h0-1.png, the first number not yet taken, in the current directory. */
+/* attnlab-weights-h0-1.png (or .svg, .pdf, .csv), the first number not yet
+ * taken, in the current directory. */
 static void save_name(const ui_app *app, char *buf, size_t size)
 {
     const attn_tensor *t = ui_app_tensor(app);
     struct stat st;
     for (int n = 1; n < 10000; n++) {
-        snprintf(buf, size, "attnlab-%s-h%d-%d.png", t ? t->name : "frame", app->view.head, n);
+        snprintf(buf, size, "attnlab-%s-h%d-%d.%s", t ? t->name : "frame", app->view.head, n,
+                 ui_export_extension(app->req.save_kind));
         if (stat(buf, &st) != 0) return;
     }
+}
+
+/* The frame just drawn, or its matrix, to a new file; the status line says where. */
+static void save(ui_app *app, ui_gfx *g)
+{
+    char name[128], err[300];
+    int w, h, rc;
+    save_name(app, name, sizeof name);
+    SDL_GetRendererOutputSize(g->r, &w, &h);
+    switch (app->req.save_kind) {
+    case UI_SAVE_CSV: rc = ui_export_csv(app, name, err, sizeof err); break;
+    case UI_SAVE_SVG:
+    case UI_SAVE_PDF: rc = ui_export_vector(app, g, w, h, app->req.save_kind, name, err, sizeof err); break;
+    default: rc = ui_save_png(g->r, name, err, sizeof err); break;
+    }
+    app->req.save = false;
+    if (rc) ui_app_status(app, true, "%s", err);
+    else ui_app_status(app, false, _("saved %s"), name);
 }
 
 static void update_ratio(ui_app *app, SDL_Window *win, SDL_Renderer *r)
@@ -41,11 +62,7 @@ static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t t
     char t[256];
     ui_render(app, g, &app->layout);
     if (app->req.save) {
-        char name[128], err[300];
-        app->req.save = false;
-        save_name(app, name, sizeof name);
-        if (ui_save_png(g->r, name, err, sizeof err)) ui_app_status(app, true, "%s", err);
-        else ui_app_status(app, false, _("saved %s"), name);
+        save(app, g);
         ui_render(app, g, &app->layout); /* show the message */
     }
     SDL_RenderPresent(g->r);
