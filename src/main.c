@@ -1,8 +1,10 @@
 /* main.c — attnlab: dispatches subcommands. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "ui/app.h"
 
 static void usage(FILE *out)
 {
@@ -29,7 +31,7 @@ static void usage(FILE *out)
             "Each command takes --help. Exit status: 0 ok, 1 bad file, 2 bad usage or config.\n");
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) return cmd_window(argc, argv);
     const char *cmd = argv[1];
@@ -55,4 +57,15 @@ int main(int argc, char **argv)
     if (cmd[0] == '-') return cmd_window(argc, argv); /* config flags alone: the window on that config */
     fprintf(stderr, "attnlab: unknown command '%s' (see attnlab --help)\n", cmd);
     return CLI_EUSAGE;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = dispatch(argc, argv);
+    if (ui_app_job_abandoned()) { /* quit during a recomputation: end now, without the
+                                   * libraries' exit handlers running under the worker */
+        fflush(NULL);
+        _exit(rc);
+    }
+    return rc;
 }

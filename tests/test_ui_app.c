@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -45,6 +46,13 @@ static int setup_gqa(void **state)
     return setup_with(state, kv);
 }
 
+
+/* Large enough that a recomputation takes a while (tens of ms) on the worker. */
+static int setup_big(void **state)
+{
+    static const char *const kv[] = {"batch", "1", "seq", "768", "d_model", "256", "heads", "8", NULL};
+    return setup_with(state, kv);
+}
 
 static void move(fixture *f, int x, int y)
 {
@@ -389,6 +397,59 @@ static void view_keys_and_overlays(void **state)
     assert_true(f->app.req.quit);
 }
 
+/* Polls the app until no recomputation is under way; returns how many polls
+ * installed something. */
+static int settle(ui_app *app)
+{
+    int installed = 0;
+    for (int i = 0; i < 20000 && ui_app_busy(app, NULL, NULL, NULL); i++) {
+        installed += ui_app_poll(app);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    assert_false(ui_app_busy(app, NULL, NULL, NULL));
+    return installed;
+}
+
+/* With async on (the window), a toggle runs on the worker: the settings and
+ * trace shown stay until ui_app_poll installs the new ones; a newer request
+ * replaces one still running; a change made at once (h) keeps a toggle asked
+ * for before it; freeing the app while the worker runs is safe. */
+static void toggles_recompute_on_a_worker(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    app->async = true;
+    const float *before = app->trace.tensors[0].data;
+    key(f, SDLK_c, 0);
+    assert_int_equal(ui_app_settings(app)->causal, ATTN_CAUSAL_OFF);
+    if (ui_app_busy(app, NULL, NULL, NULL)) { /* nothing installed until polled */
+        assert_int_equal(app->cfg.causal, ATTN_CAUSAL_ON);
+        assert_ptr_equal(app->trace.tensors[0].data, before);
+    }
+    assert_int_equal(settle(app), 1);
+    assert_int_equal(app->cfg.causal, ATTN_CAUSAL_OFF);
+    assert_false(app->trace.cfg.causal);
+    assert_string_equal(app->status, "causal mask off");
+    /* two toggles at once: the second request supersedes the first */
+    key(f, SDLK_c, 0);
+    assert_true(ui_app_busy(app, NULL, NULL, NULL));
+    key(f, SDLK_r, 0);
+    assert_int_equal(ui_app_settings(app)->causal, ATTN_CAUSAL_ON);
+    assert_true(ui_app_settings(app)->rope);
+    settle(app);
+    assert_int_equal(app->trace.cfg.causal, ATTN_CAUSAL_ON);
+    assert_true(app->trace.cfg.rope);
+    assert_false(app->status_error);
+    /* a toggle, then a change made here and now: both hold */
+    key(f, SDLK_c, 0);
+    key(f, SDLK_h, 0);
+    assert_false(ui_app_busy(app, NULL, NULL, NULL));
+    assert_int_equal(app->trace.cfg.causal, ATTN_CAUSAL_OFF);
+    assert_int_equal(app->trace.dims.h, 16);
+    /* the teardown frees the app with a toggle under way */
+    key(f, SDLK_c, 0);
+}
+
 static void editing_tokens_with_text_input(void **state)
 {
     fixture *f = *state;
@@ -730,6 +791,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(keys_move_through_stages_and_heads, setup, teardown),
         cmocka_unit_test_setup_teardown(keys_change_the_configuration, setup, teardown),
         cmocka_unit_test_setup_teardown(view_keys_and_overlays, setup, teardown),
+        cmocka_unit_test_setup_teardown(toggles_recompute_on_a_worker, setup_big, teardown),
         cmocka_unit_test_setup_teardown(editing_tokens_with_text_input, setup, teardown),
         cmocka_unit_test_setup_teardown(decode_mode_steps_through_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(unguarded_softmax_shows_nan_rows, setup, teardown),

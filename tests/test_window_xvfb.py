@@ -601,6 +601,54 @@ def esc_run():
         win.close()
 
 
+# ---- a long recomputation runs on a worker: the window keeps answering ----------------
+
+ACCENT = np.array([0x4F, 0xC3, 0xF7], np.uint8)
+
+
+def progress_bar(pixels):
+    """Whether the status line's progress bar (accent pixels along the window's bottom rows) shows."""
+    if pixels is None:
+        return False
+    bottom = pixels[-40:]
+    return int(np.all(bottom == ACCENT, axis=2).sum()) > 30
+
+
+def recompute_run():
+    # big enough that a toggle takes seconds to recompute, even on a fast machine
+    win = Window("recompute", ["--batch", "1", "--seq", "3072", "--d-model", "1024", "--heads", "16"])
+    try:
+        if not check("recompute: window appears", win.find(timeout=90) is not None, win.status()):
+            return
+        w0 = "attnlab - weights - head 0 - batch row 0"
+        win.expect_title("opens on weights", lambda t: t == w0, repr(w0))
+        win.settled_shot("start")
+        win.key("c")  # the causal mask off: a recomputation of every stage
+        busy = poll(lambda: progress_bar(win.shot("busy")), 5, 0.02)
+        check("recompute: c shows a progress bar while the worker computes", busy,
+              "no accent bar in the status line; " + win.status())
+        if busy:
+            win.key("Down")  # the view answers while the worker computes
+            answered = poll(lambda: "- head 1 -" in win.state_title(), 5, 0.02)
+            still = progress_bar(win.shot("answered"))
+            check("recompute: a key is answered during the recomputation", answered and still,
+                  f"title {win.state_title()!r}, progress bar {'still' if still else 'no longer'} shown; "
+                  + win.status())
+        done = poll(lambda: not progress_bar(win.shot("done")), 60, 0.2)
+        check("recompute: the recomputation finishes and the bar goes", done, win.status())
+        win.key("c")  # again, and quit while it runs
+        poll(lambda: progress_bar(win.shot("busy2")), 5, 0.02)
+        t0 = time.monotonic()
+        win.key("q")
+        code = win.wait_exit(10)
+        METRICS.append(f"recompute: q during a recomputation: exit after {time.monotonic() - t0:.2f} s")
+        check("recompute: q during a recomputation exits 0", code == 0, f"exit {code}; " + win.status())
+        err = win.stderr()
+        check("recompute: stderr clean after quitting mid-recomputation", not SANITIZER.search(err), repr(err[-2000:]))
+    finally:
+        win.close()
+
+
 # ---- a trained model: found by name, the overview, the variants, writing on ----------------
 
 def model_run():
@@ -770,6 +818,7 @@ try:
     main_run()
     view_run()
     esc_run()
+    recompute_run()
     model_run()
     present_run()
     lessons_run()

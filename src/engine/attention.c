@@ -288,6 +288,19 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
     return ATTN_OK;
 }
 
+bool attn_progress_at(attn_progress *p, int layer, attn_stage_id stage)
+{
+    if (!p) return false;
+    atomic_store(&p->layer, layer);
+    atomic_store(&p->stage, (int)stage);
+    return atomic_load(&p->cancel) != 0;
+}
+
+static attn_status cancelled(attn_error *err)
+{
+    return attn_fail(err, ATTN_ERR_CANCELLED, "cancelled");
+}
+
 static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err)
 {
     const attn_config *c = &tr->cfg;
@@ -295,7 +308,12 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     const int b = D->b, s = D->s, t = D->t, d = D->d, h = D->h, k = D->k;
     const float *qh = NULL, *w = NULL;
     attn_status st;
-    if ((st = queries_keys_values(tr, layer, in, &qh, err)) || (st = query_key(tr, layer, in, qh, &w, err))) return st;
+    /* a watcher may stop the run before each of the three parts */
+    if (attn_progress_at(in->progress, layer, ATTN_STAGE_Q)) return cancelled(err);
+    if ((st = queries_keys_values(tr, layer, in, &qh, err))) return st;
+    if (attn_progress_at(in->progress, layer, ATTN_STAGE_SCORES)) return cancelled(err);
+    if ((st = query_key(tr, layer, in, qh, &w, err))) return st;
+    if (attn_progress_at(in->progress, layer, ATTN_STAGE_CONTEXT)) return cancelled(err);
 
     /* 11. context = weights·v (b,h,s,k); merge heads (b,s,h·k); out = merged·W_O (b,s,d) */
     attn_op_weighted_sum(w, T(tr, ATTN_STAGE_V_EXPANDED), T(tr, ATTN_STAGE_CONTEXT), b, h, s, t, k);

@@ -9,12 +9,28 @@
 #ifndef ATTN_ATTENTION_H
 #define ATTN_ATTENTION_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
 #include "trace.h"
 
 struct attn_model; /* model.h */
+
+/* A run watched from another thread (a window that keeps drawing while it
+ * recomputes): the run writes where it is, and stops with ATTN_ERR_CANCELLED
+ * at the next stage or layer once cancel is set. Plain C11 atomics, so the
+ * watcher reads them without a lock. */
+typedef struct {
+    atomic_int cancel;   /* set by the watcher */
+    atomic_int layer;    /* the layer being computed (0 for a single layer) */
+    atomic_int stage;    /* attn_stage_id of the step being computed */
+} attn_progress;
+
+/* Records (layer, stage) in p and says whether p asks the run to stop
+ * (NULL: no watcher, never). */
+bool attn_progress_at(attn_progress *p, int layer, attn_stage_id stage);
 
 /* Optional caller-supplied inputs; any NULL field is taken from the config's
  * --weights / --input files if set, else made deterministically from the seed
@@ -40,6 +56,7 @@ typedef struct {
                           * scores and weights the trace does not keep (attn_config.qk_keep) */
     const struct attn_model *model; /* with cfg->model: that model, already loaded (else it is
                                      * loaded for the run); the fields above are then ignored */
+    attn_progress *progress;        /* NULL, or a watcher's: also for a model's run */
 } attn_inputs;
 
 /* Computes layer `layer` of tr, whose tensors are already placed (name,

@@ -11,7 +11,8 @@ typedef enum {
     ATTN_ERR_CONFIG,   /* the configuration or a value in it is invalid */
     ATTN_ERR_IO,       /* a file could not be opened, read or written */
     ATTN_ERR_FORMAT,   /* a file was read but its contents are malformed */
-    ATTN_ERR_NOMEM     /* an allocation failed or would be too large */
+    ATTN_ERR_NOMEM,    /* an allocation failed or would be too large */
+    ATTN_ERR_CANCELLED /* the caller asked the run to stop (attn_progress) */
 } attn_status;
 
 typedef struct {

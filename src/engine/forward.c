@@ -24,7 +24,8 @@ static attn_status with_model(const attn_config *cfg, const attn_inputs *in, att
         if ((st = attn_model_load(cfg->model, &own, err))) return st;
         m = &own;
     }
-    st = tr ? attn_model_trace_run(m, cfg, NULL, tr, err) : attn_model_trace_estimate(m, cfg, bytes, err);
+    st = tr ? attn_model_trace_watched(m, cfg, NULL, in ? in->progress : NULL, tr, err)
+            : attn_model_trace_estimate(m, cfg, bytes, err);
     if (m == &own) attn_model_free(&own);
     return st;
 }

@@ -335,7 +335,8 @@ void attn_model_trace_kv(const attn_trace *tr, int l, const float **k, const flo
     *v = D(tr, l, cached ? ATTN_STAGE_V_CACHE : ATTN_STAGE_V_HEADS);
 }
 
-static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model_past *past, attn_error *err)
+static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model_past *past, attn_progress *watch,
+                           attn_error *err)
 {
     attn_trace pre = {0};
     float *xbuf = NULL, *scratch = NULL, *qk = NULL;
@@ -352,7 +353,11 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
     }
     embed(m, tr);
     for (int l = 0; !st && l < tr->n_layers; l++) {
-        attn_inputs ai = {.qk_scratch = qk};
+        if (attn_progress_at(watch, l, ATTN_STAGE_RESID_IN)) {
+            st = attn_fail(err, ATTN_ERR_CANCELLED, "cancelled");
+            break;
+        }
+        attn_inputs ai = {.qk_scratch = qk, .progress = watch};
         if (past) {
             ai.x_past = past->x[l];
             ai.k_past = past->k ? past->k[l] : NULL;
@@ -397,7 +402,7 @@ static attn_status run_prefix(const attn_model *m, const attn_trace *tr, attn_tr
     pre->n_layers = tr->n_layers;
     pre->arch = tr->arch;
     model_dims(m, &pre->tokens, 0, &pre->dims);
-    st = run_ids(m, pre, NULL, err);
+    st = run_ids(m, pre, NULL, NULL, err);
 out:
     free(table);
     free(len);
@@ -436,8 +441,14 @@ static attn_status begin(const attn_model *m, const attn_config *cfg, const int 
 attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
                                  attn_trace *tr, attn_error *err)
 {
+    return attn_model_trace_watched(m, cfg, past, NULL, tr, err);
+}
+
+attn_status attn_model_trace_watched(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
+                                     attn_progress *watch, attn_trace *tr, attn_error *err)
+{
     attn_status st = begin(m, cfg, NULL, 0, tr, err);
-    if (!st) st = run_ids(m, tr, past, err);
+    if (!st) st = run_ids(m, tr, past, watch, err);
     if (st) attn_trace_free(tr);
     return st;
 }
@@ -447,7 +458,7 @@ attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, co
 {
     attn_status st = n > 0 ? begin(m, cfg, ids, n, tr, err)
                            : attn_fail(err, ATTN_ERR_CONFIG, "no tokens to run");
-    if (!st) st = run_ids(m, tr, past, err);
+    if (!st) st = run_ids(m, tr, past, NULL, err);
     if (st) attn_trace_free(tr);
     return st;
 }

@@ -241,35 +241,30 @@ static bool same_inputs(const ui_app *app, const attn_config *a, const attn_conf
            app->view.decode_step == app->trace_step && app->trace.n_tensors > 0;
 }
 
-/* Runs settings `next`; on success they become app->cfg (ownership moves),
- * on failure next is freed, the decode step is restored and the status line
- * says why. */
-static int commit(ui_app *app, attn_config *next)
+int ui_app_prepare(ui_app *app, const attn_config *next, attn_config *run, attn_inputs *in, double *budget,
+                   attn_error *err)
 {
-    attn_config run;
-    attn_error err;
-    attn_trace tr;
-    int saved_step = app->view.decode_step;
     bool reuse = same_inputs(app, &app->cfg, next);
-    if (effective_config(app, next, &run, &err)) goto fail;
-    double budget = attn_config_max_bytes(next);
-    run.qk_keep = 0;
-    run.qk_prefer = app->view.layer; /* a long prompt: the attention weights of the layer shown */
+    if (effective_config(app, next, run, err)) return -1;
+    *budget = attn_config_max_bytes(next);
+    run->qk_keep = 0;
+    run->qk_prefer = app->view.layer; /* a long prompt: the attention weights of the layer shown */
     if (app->model) { /* the trace shown stays while the new one is made: both count against the budget */
         double held = 0;
         for (int i = 0; i < app->trace.n_tensors; i++) held += (double)app->trace.tensors[i].count * sizeof(float);
-        run.max_bytes = budget - held > 1 ? budget - held : 1;
+        run->max_bytes = *budget - held > 1 ? *budget - held : 1;
     }
-    attn_inputs in = {.model = app->model};
-    if (app->from_file) attn_inputs_from_trace(&app->file, &in);
-    else if (reuse) attn_inputs_from_trace(&app->trace, &in);
-    in.model = app->model;
-    attn_status st = attn_trace_run(&run, &in, &tr, &err);
-    attn_config_free(&run);
-    if (st) goto fail;
+    memset(in, 0, sizeof *in);
+    if (app->from_file) attn_inputs_from_trace(&app->file, in);
+    else if (reuse) attn_inputs_from_trace(&app->trace, in);
+    in->model = app->model;
+    return 0;
+}
 
+void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, double budget)
+{
     attn_trace_free(&app->trace);
-    app->trace = tr;
+    app->trace = *tr;
     app->trace_step = app->view.decode_step;
     attn_config_free(&app->cfg);
     app->cfg = *next;
@@ -281,6 +276,25 @@ static int commit(ui_app *app, attn_config *next)
                                     "%.1f GiB budget): , and . compute another layer's"),
                       app->trace.cfg.qk_keep - 1, attn_model_trace_full_bytes(&app->trace) / (1 << 30),
                       budget / (1 << 30));
+}
+
+/* Runs settings `next` here and now (a recomputation under way on the worker
+ * is stopped first); on success they become app->cfg (ownership moves), on
+ * failure next is freed, the decode step is restored and the status line says why. */
+static int commit(ui_app *app, attn_config *next)
+{
+    attn_config run;
+    attn_error err;
+    attn_trace tr;
+    attn_inputs in;
+    double budget;
+    int saved_step = app->view.decode_step;
+    ui_app_job_stop(app);
+    if (ui_app_prepare(app, next, &run, &in, &budget, &err)) goto fail;
+    attn_status st = attn_trace_run(&run, &in, &tr, &err);
+    attn_config_free(&run);
+    if (st) goto fail;
+    ui_app_install(app, &tr, next, budget);
     return 0;
 fail:
     app->view.decode_step = saved_step;
@@ -293,7 +307,7 @@ int ui_app_edit_config(ui_app *app, ui_config_change change, const void *arg)
 {
     attn_config next;
     attn_error err;
-    if (attn_config_copy(&next, &app->cfg, &err)) {
+    if (attn_config_copy(&next, ui_app_settings(app), &err)) {
         ui_app_status(app, true, "%s", err.msg);
         return -1;
     }
@@ -406,6 +420,7 @@ int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsiz
 
 void ui_app_free(ui_app *app)
 {
+    if (ui_app_job_abandon(app)) return; /* the worker still reads it all: the process is ending */
     ui_player_free(&app->lesson);
     attn_trace_free(&app->trace);
     if (app->has_alt) attn_trace_free(&app->alt);

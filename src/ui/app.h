@@ -103,6 +103,9 @@ typedef struct ui_app {
     char status[400];     /* last message (an error from a change, a saved file) */
     bool status_error;
 
+    bool async;           /* toggles recompute on a worker thread (the window); else at once */
+    struct ui_job *job;   /* that worker's recomputation, NULL when none (app_job.c) */
+
     ui_layout layout;     /* written by ui_render, read by the entry points */
     ui_requests req;
     bool dirty;           /* a redraw is needed */
@@ -148,6 +151,28 @@ bool ui_app_do(ui_app *app, ui_action act, int arg);
  * Returns 0 or -1. */
 typedef int (*ui_config_change)(attn_config *next, const void *arg, attn_error *err);
 int ui_app_edit_config(ui_app *app, ui_config_change change, const void *arg);
+
+/* The same in the background when app->async (app_job.c): next runs on a
+ * worker thread while the window keeps drawing the last picture and answering
+ * keys; ui_app_poll installs it when it is done. A newer request cancels an
+ * older one still running. change applies to the newest settings asked for
+ * (ui_app_settings). Returns 0 once the request is made, or -1 if change refused. */
+int ui_app_edit_config_async(ui_app *app, ui_config_change change, const void *arg);
+
+/* The newest settings: those being computed, else app->cfg. */
+const attn_config *ui_app_settings(const ui_app *app);
+
+/* Whether a recomputation is under way; if so, where it is (layer, stage id)
+ * and for how long it has run, in ms. */
+bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms);
+
+/* Installs a finished recomputation (and starts the next one asked for).
+ * Returns true when the picture changed. */
+bool ui_app_poll(ui_app *app);
+
+/* Whether ui_app_free gave up waiting for a recomputation (quitting at once):
+ * then the program must end with _exit, not exit, since the worker still runs. */
+bool ui_app_job_abandoned(void);
 
 /* Replaces settings and view at once (a lesson step): cfg's ownership moves
  * in (it is freed on failure too). Returns 0, or -1 with the status line saying

@@ -184,7 +184,7 @@ static int toggle(attn_config *next, const void *arg, attn_error *err)
 /* The status line after a toggle went through. */
 static void toggled(ui_app *app, ui_action act, bool was_reversed)
 {
-    const attn_config *c = &app->cfg;
+    const attn_config *c = ui_app_settings(app); /* what was asked for, computed or being computed */
     switch (act) {
     case UI_ACT_CAUSAL:
         ui_app_status(app, false, "%s", was_reversed ? _("causal mask on: the reversed mask is corrected")
@@ -241,8 +241,8 @@ static bool config_action(ui_app *app, ui_action act)
     case UI_ACT_PADDING: break;
     default: return false;
     }
-    bool was_reversed = app->cfg.causal == ATTN_CAUSAL_REVERSED;
-    if (ui_app_edit_config(app, toggle, &(toggle_change){act, app->from_file})) return false;
+    bool was_reversed = ui_app_settings(app)->causal == ATTN_CAUSAL_REVERSED;
+    if (ui_app_edit_config_async(app, toggle, &(toggle_change){act, app->from_file})) return false;
     toggled(app, act, was_reversed);
     return true;
 }
@@ -299,9 +299,10 @@ bool ui_app_cycle(ui_app *app, int i)
     const attn_setting *row = i >= 0 && i < attn_setting_count() ? attn_setting_at(i) : NULL;
     char text[160], value[64];
     if (!row || !row->cycle || refuse_in_file(app, row->name)) return false;
-    if (ui_app_edit_config(app, cycle_row, row)) return false;
-    attn_setting_describe(&app->cfg, row, text, sizeof text);
-    if (!text[0]) snprintf(text, sizeof text, "%s %s", row->name, attn_setting_format(&app->cfg, row, value, sizeof value));
+    if (ui_app_edit_config_async(app, cycle_row, row)) return false;
+    const attn_config *asked = ui_app_settings(app);
+    attn_setting_describe(asked, row, text, sizeof text);
+    if (!text[0]) snprintf(text, sizeof text, "%s %s", row->name, attn_setting_format(asked, row, value, sizeof value));
     ui_app_status(app, false, "%s", text);
     return true;
 }

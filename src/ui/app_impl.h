@@ -7,7 +7,9 @@
 #include <stdbool.h>
 
 #include "action.h"
+#include "attention.h"
 #include "config.h"
+#include "trace.h"
 
 struct ui_app;
 
@@ -23,6 +25,18 @@ static inline float ui_fill_toggled(float mask_value)
 {
     return isinf(mask_value) ? -1e9f : -INFINITY;
 }
+
+/* Recomputing (app.c): the run config and inputs for settings next, and, once
+ * its trace exists, the trace and settings installed (ownership moves). */
+int ui_app_prepare(struct ui_app *app, const attn_config *next, attn_config *run, attn_inputs *in, double *budget,
+                   attn_error *err);
+void ui_app_install(struct ui_app *app, attn_trace *tr, attn_config *next, double budget);
+
+/* The worker (app_job.c): stops a recomputation under way and waits for it;
+ * at the end of the program gives up on one that does not stop within 150 ms,
+ * returning true when app must then be left as it is. */
+void ui_app_job_stop(struct ui_app *app);
+bool ui_app_job_abandon(struct ui_app *app);
 
 /* The lesson and picker actions (app_lesson.c). */
 bool ui_app_lesson_do(struct ui_app *app, ui_action act, int arg);

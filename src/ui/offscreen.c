@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <SDL_image.h>
@@ -230,6 +231,29 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
     return rc;
 }
 
+/* Toggles the causal mask n times on the worker, drawing frames all the while
+ * as the window does: the longest time between two frames, in ms. */
+static double worker_gap(ui_app *app, ui_gfx *g, int n)
+{
+    double worst = 0;
+    app->async = true;
+    for (int i = 0; i < n; i++) {
+        double last = attn_clock_ms();
+        ui_app_do(app, UI_ACT_CAUSAL, 0);
+        for (bool busy = true; busy;) {
+            busy = ui_app_busy(app, NULL, NULL, NULL);
+            ui_app_poll(app);
+            ui_render(app, g, &app->layout);
+            SDL_RenderPresent(g->r);
+            double now = attn_clock_ms();
+            worst = fmax(worst, now - last);
+            last = now;
+        }
+    }
+    app->async = false;
+    return worst;
+}
+
 int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err, size_t errsize, int *exit_code)
 {
     ui_app app;
@@ -275,15 +299,26 @@ int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err,
         SDL_RenderPresent(o.r);
         full[i] = attn_clock_ms() - t0;
     }
+    double gap = worker_gap(&app, o.g, frames);
     const attn_dims *d = &app.trace.dims;
     printf("picture: %d×%d, %s view of %s, b=%d s=%d t=%d h=%d g=%d, software renderer\n", w, h,
            lesson_view_names[p->view.mode], ui_app_tensor(&app)->name, d->b, d->s, d->t, d->h, d->g);
     printf("config change (toggle causal, recompute, redraw): %.2f ms (median of %d)\n", attn_median(change, frames),
            frames);
+    printf("toggle on the worker (as the window does): longest gap between frames %.1f ms (worst of %d toggles)\n",
+           gap, frames);
+    /* quitting while the worker recomputes: the window frees the app */
+    app.async = true;
+    ui_app_do(&app, UI_ACT_CAUSAL, 0);
+    nanosleep(&(struct timespec){0, 20 * 1000000}, NULL);
+    bool busy = ui_app_busy(&app, NULL, NULL, NULL);
+    double t0 = attn_clock_ms();
+    ui_offscreen_close(&o);
+    ui_app_free(&app);
+    printf("quit during a recomputation: %.1f ms%s\n", attn_clock_ms() - t0,
+           !busy ? " (it had already finished)" : ui_app_job_abandoned() ? " (the worker left to the process's end)" : "");
     printf("render: %.2f ms per frame (median)\n", attn_median(full, frames));
     free(full);
     free(change);
-    ui_offscreen_close(&o);
-    ui_app_free(&app);
     return 0;
 }

@@ -311,10 +311,36 @@ static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box)
 
 /* ---- status line, tooltip, overlays --------------------------------------- */
 
+/* While the worker recomputes: what it is at, and a bar of how far along the
+ * layers (three parts each: q k v, query-key, context) it is. */
+static bool busy_line(ui_draw *dl, const ui_app *app, ui_rect box)
+{
+    int layer, stage, u = ui_line(dl);
+    double ms;
+    if (!ui_app_busy(app, &layer, &stage, &ms)) return false;
+    int layers = ui_imax(1, app->trace.n_layers), part = stage >= ATTN_STAGE_CONTEXT ? 2 : stage >= ATTN_STAGE_SCORES ? 1 : 0;
+    if (stage == ATTN_STAGE_RESID_IN) part = 0;
+    char buf[200];
+    const char *name = attn_stage_get((attn_stage_id)stage)->name;
+    if (layers > 1)
+        /* TRANSLATORS: the status line while the window recomputes: a stage name, the layer, the layers, seconds so far */
+        snprintf(buf, sizeof buf, _("computing %s, layer %d of %d (%.1f s); the picture shows the last settings until then"),
+                 name, layer, layers, ms / 1000.0);
+    else
+        /* TRANSLATORS: the status line while the window recomputes: a stage name, seconds so far */
+        snprintf(buf, sizeof buf, _("computing %s (%.1f s); the picture shows the last settings until then"), name,
+                 ms / 1000.0);
+    ui_text_fit(dl, buf, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, UI_ACCENT);
+    int done = (int)((double)box.w * (3 * layer + part) / (3.0 * layers));
+    ui_fill(dl, box.x, box.y + box.h - 3, ui_imax(u / 2, done), 3, UI_ACCENT);
+    return true;
+}
+
 static void status_line(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl);
     ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
+    if (busy_line(dl, app, box)) return;
     const char *s = app->status[0] ? app->status
                                    : _("← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
     ui_text_fit(dl, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? UI_ERROR : UI_TEXT_DIM);

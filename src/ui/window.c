@@ -167,13 +167,20 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
     update_ratio(app, win, r);
     frame(app, g, win, title, sizeof title);
     SDL_Event ev;
-    while (!app->req.quit && SDL_WaitEvent(&ev)) {
+    app->async = true; /* toggles recompute on a worker: the loop keeps drawing and answering */
+    for (;;) {
+        /* while the worker computes, wake every 50 ms to show its progress and take its result */
+        bool busy = ui_app_busy(app, NULL, NULL, NULL);
+        bool got = busy ? SDL_WaitEventTimeout(&ev, 50) : SDL_WaitEvent(&ev);
+        if (!got && !busy) break; /* SDL_WaitEvent failed */
         /* every pending event first, then at most one frame */
-        do {
+        while (got && !app->req.quit) {
             ui_input_sdl(app, &ev);
             carry_out(app, win, &fullscreen);
-        } while (!app->req.quit && SDL_PollEvent(&ev));
+            got = SDL_PollEvent(&ev);
+        }
         if (app->req.quit) break;
+        if (ui_app_poll(app) || busy) app->dirty = true;
         update_ratio(app, win, r);
         if (app->dirty || app->req.save) frame(app, g, win, title, sizeof title);
     }

@@ -1,0 +1,199 @@
+/* app_job.c — recomputing on a worker thread, so the window never freezes.
+ *
+ * One worker at a time. The main thread prepares the run (ui_app_prepare:
+ * settings, inputs borrowed from the trace shown) and starts the worker,
+ * which only runs attn_trace_run into its own trace and sets `done`. The main
+ * thread never touches what the worker reads until it is joined: the trace
+ * shown, the model and the loaded file stay as they are, and every other
+ * recomputation (ui_app_edit_config, a lesson step) stops the worker first.
+ * ui_app_poll joins a finished worker and installs its trace, unless a newer
+ * request came meanwhile: then that one starts instead. */
+#include "app.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app_impl.h"
+#include "clock.h"
+#include "forward.h"
+#include "i18n.h"
+
+typedef struct ui_job {
+    pthread_t thread;
+    atomic_bool done;        /* the worker has finished: result and status are its last writes */
+    attn_progress progress;  /* cancel, and where the run is */
+    double started;          /* attn_clock_ms() at the start */
+    attn_config run;         /* what the worker runs (its own copy) */
+    attn_inputs in;          /* borrowed from the app's trace or file: untouched until joined */
+    attn_trace result;
+    attn_status status;
+    attn_error err;
+    attn_config next;        /* the settings that become app->cfg */
+    int step;                /* the decode step it was asked for */
+    double budget;
+    bool has_pending;        /* a newer request, started when this one ends */
+    attn_config pending;
+    int pending_step;
+} ui_job;
+
+static void *work(void *arg)
+{
+    ui_job *j = arg;
+    j->status = attn_trace_run(&j->run, &j->in, &j->result, &j->err);
+    atomic_store(&j->done, true);
+    return NULL;
+}
+
+static void job_free(ui_job *j)
+{
+    if (j->status == ATTN_OK) attn_trace_free(&j->result);
+    attn_config_free(&j->run);
+    attn_config_free(&j->next);
+    if (j->has_pending) attn_config_free(&j->pending);
+    free(j);
+}
+
+/* Starts settings next (ownership moves in) on a new worker; on failure the
+ * status line says why and next is freed. */
+static int start(ui_app *app, attn_config *next)
+{
+    ui_job *j = calloc(1, sizeof *j);
+    attn_error err;
+    if (!j) {
+        attn_config_free(next);
+        ui_app_status(app, true, "%s", "out of memory");
+        return -1;
+    }
+    j->next = *next;
+    j->step = app->view.decode_step;
+    atomic_init(&j->done, false);
+    atomic_init(&j->progress.cancel, 0);
+    atomic_init(&j->progress.layer, 0);
+    atomic_init(&j->progress.stage, 0);
+    if (ui_app_prepare(app, &j->next, &j->run, &j->in, &j->budget, &err)) {
+        ui_app_status(app, true, "%s", err.msg);
+        attn_config_free(&j->next);
+        free(j);
+        return -1;
+    }
+    j->in.progress = &j->progress;
+    j->started = attn_clock_ms();
+    if (pthread_create(&j->thread, NULL, work, j)) { /* no thread: compute here */
+        work(j);
+        j->thread = pthread_self();
+    }
+    app->job = j;
+    app->dirty = true;
+    return 0;
+}
+
+/* Joins the finished worker and takes its job off the app. */
+static ui_job *take(ui_app *app)
+{
+    ui_job *j = app->job;
+    if (!pthread_equal(j->thread, pthread_self())) pthread_join(j->thread, NULL);
+    app->job = NULL;
+    return j;
+}
+
+bool ui_app_poll(ui_app *app)
+{
+    ui_job *j = app->job;
+    if (!j || !atomic_load(&j->done)) return false;
+    take(app);
+    if (j->has_pending) { /* superseded: the newer request runs now */
+        attn_config next = j->pending;
+        int step = j->pending_step;
+        j->has_pending = false;
+        job_free(j);
+        int was = app->view.decode_step;
+        app->view.decode_step = step;
+        if (start(app, &next)) app->view.decode_step = was;
+        return true;
+    }
+    if (j->status == ATTN_OK) {
+        app->view.decode_step = j->step;
+        ui_app_install(app, &j->result, &j->next, j->budget);
+        memset(&j->next, 0, sizeof j->next); /* both moved into the app */
+        j->status = ATTN_ERR_CANCELLED;
+    } else if (j->status != ATTN_ERR_CANCELLED) {
+        ui_app_status(app, true, "%s", j->err.msg);
+    }
+    job_free(j);
+    app->dirty = true;
+    return true;
+}
+
+const attn_config *ui_app_settings(const ui_app *app)
+{
+    const ui_job *j = app->job;
+    return !j ? &app->cfg : j->has_pending ? &j->pending : &j->next;
+}
+
+int ui_app_edit_config_async(ui_app *app, ui_config_change change, const void *arg)
+{
+    if (!app->async) return ui_app_edit_config(app, change, arg);
+    attn_config next;
+    attn_error err;
+    if (attn_config_copy(&next, ui_app_settings(app), &err) || (change && change(&next, arg, &err))) {
+        attn_config_free(&next);
+        ui_app_status(app, true, "%s", err.msg);
+        return -1;
+    }
+    ui_job *j = app->job;
+    if (!j) return start(app, &next);
+    if (j->has_pending) attn_config_free(&j->pending);
+    j->pending = next;
+    j->pending_step = app->view.decode_step;
+    j->has_pending = true;
+    atomic_store(&j->progress.cancel, 1); /* the older request is of no use now */
+    return 0;
+}
+
+bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms)
+{
+    ui_job *j = app->job;
+    if (!j) return false;
+    if (layer) *layer = atomic_load(&j->progress.layer);
+    if (stage) *stage = atomic_load(&j->progress.stage);
+    if (ms) *ms = attn_clock_ms() - j->started;
+    return true;
+}
+
+void ui_app_job_stop(ui_app *app)
+{
+    if (!app->job) return;
+    atomic_store(&app->job->progress.cancel, 1);
+    job_free(take(app));
+}
+
+/* The abandoned job and a copy of the app it reads, kept reachable for the
+ * rest of the process (whose end reclaims them). */
+static ui_job *abandoned_job;
+static ui_app *abandoned_app;
+
+bool ui_app_job_abandoned(void)
+{
+    return abandoned_job != NULL;
+}
+
+bool ui_app_job_abandon(ui_app *app)
+{
+    ui_job *j = app->job;
+    if (!j) return false;
+    atomic_store(&j->progress.cancel, 1);
+    for (int i = 0; i < 150 && !atomic_load(&j->done); i++) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    if (atomic_load(&j->done)) {
+        job_free(take(app));
+        return false;
+    }
+    pthread_detach(j->thread);
+    abandoned_job = j;
+    abandoned_app = malloc(sizeof *app);
+    if (abandoned_app) *abandoned_app = *app;
+    app->job = NULL;
+    return true;
+}
