@@ -199,6 +199,50 @@ static const ui_cmd *heatmap_of(const ui_draw *dl, const ui_heat_area *a)
 
 /* ---- the list itself */
 
+/* Wrapping: lines at most max_w wide, broken after spaces (never inside a
+ * word that fits, never at a no-break space) or between Chinese characters,
+ * nothing lost; a word wider than a line is cut between characters. */
+static void test_text_wrap(void **state)
+{
+    fixture *f = *state;
+    ui_draw *dl = &f->dl;
+    static const struct {
+        const char *s;
+        int max_w, lines;
+        const char *first;
+    } cases[] = {
+        {"KV cache: MHA 3.0 KiB · GQA\u00a0(g=2)\u00a0768\u00a0B", 8 * 20, 3, "KV cache: MHA 3.0"},
+        {"注意力权重每一行之和为一", 8 * 5, 3, "注意力权重"},
+        {"short", 8 * 20, 1, "short"},
+        {"abcdefghij", 8 * 4, 3, "abcd"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        ui_draw_begin(dl, 16);
+        int n = ui_text_wrap(dl, cases[c].s, 10, 20, cases[c].max_w, UI_TEXT);
+        assert_int_equal(n, cases[c].lines);
+        assert_int_equal(ui_text_wrap_lines(dl, cases[c].s, cases[c].max_w), n);
+        assert_int_equal(dl->n, n);
+        char joined[256] = "";
+        for (int i = 0; i < dl->n; i++) {
+            const ui_cmd *t = &dl->cmds[i];
+            assert_true(t->r.w <= cases[c].max_w);
+            assert_int_equal(t->r.y, 20 + i * fake_line(NULL, 16));
+            if (i == 0) assert_string_equal(ui_cmd_text(dl, t), cases[c].first);
+            strcat(joined, ui_cmd_text(dl, t));
+        }
+        char want[256];
+        size_t k = 0;
+        for (const char *p = cases[c].s; *p; p++)
+            if (*p != ' ') want[k++] = *p;
+        want[k] = '\0';
+        for (char *p = joined, *q = joined; ; p++) { /* the spaces dropped at breaks aside */
+            if (*p != ' ') *q++ = *p;
+            if (!*p) break;
+        }
+        assert_string_equal(joined, want);
+    }
+}
+
 static void test_list_basics(void **state)
 {
     fixture *f = *state;
@@ -754,6 +798,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_list_basics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_wrap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heatmap_hatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_single_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grid_view, setup_gqa, teardown),

@@ -173,6 +173,72 @@ int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t arg
     return 0;
 }
 
+/* Where a line may break before byte i of s (a character boundary): after a
+ * space, or next to a wide character (Chinese has no spaces between words). */
+static bool break_before(const char *s, size_t i)
+{
+    if (i == 0 || !s[i]) return false;
+    if (s[i - 1] == ' ') return true;
+    uint32_t next, prev;
+    size_t n = strlen(s + i), p = attn_utf8_prev(s, i);
+    attn_utf8_decode(s + i, n, &next);
+    attn_utf8_decode(s + p, i - p, &prev);
+    return attn_utf8_is_wide(next) || attn_utf8_is_wide(prev);
+}
+
+/* Lays s out in lines of at most max_w pixels, drawing them when draw; the
+ * number of lines. Each line takes the longest prefix that ends at a break
+ * and fits, its trailing spaces dropped; a word wider than a line is cut
+ * between characters. */
+static int wrap(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb, bool draw)
+{
+    char buf[512];
+    int lines = 0, u = ui_line(d);
+    while (*s == ' ') s++;
+    while (*s) {
+        size_t n = strlen(s), fit = 0;
+        if (n >= sizeof buf) n = sizeof buf - 1;
+        for (size_t i = 1; i <= n; i = i < n ? attn_utf8_next(s, n, i) : n + 1) {
+            if (i < n && !break_before(s, i)) continue;
+            memcpy(buf, s, i);
+            size_t e = i;
+            while (e > 0 && buf[e - 1] == ' ') e--;
+            buf[e] = '\0';
+            if (ui_text_w(d, buf) > max_w) break;
+            fit = i;
+            if (i == n) break;
+        }
+        if (!fit) { /* nothing fits whole: as many characters as fit, at least one */
+            for (size_t i = attn_utf8_next(s, n, 0); i <= n; i = i < n ? attn_utf8_next(s, n, i) : n + 1) {
+                memcpy(buf, s, i);
+                buf[i] = '\0';
+                if (fit && ui_text_w(d, buf) > max_w) break;
+                fit = i;
+                if (i == n) break;
+            }
+        }
+        memcpy(buf, s, fit);
+        size_t e = fit;
+        while (e > 0 && buf[e - 1] == ' ') e--;
+        buf[e] = '\0';
+        if (draw) ui_text(d, buf, x, y + lines * u, argb);
+        lines++;
+        s += fit;
+        while (*s == ' ') s++;
+    }
+    return lines ? lines : 1;
+}
+
+int ui_text_wrap(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb)
+{
+    return max_w > 0 ? wrap(d, s, x, y, max_w, argb, true) : 0;
+}
+
+int ui_text_wrap_lines(ui_draw *d, const char *s, int max_w)
+{
+    return max_w > 0 ? wrap(d, s, 0, 0, max_w, 0, false) : 1;
+}
+
 typedef struct {
     ui_draw *d;
     int x, y; /* the picture's top-left: the stripes' origin */

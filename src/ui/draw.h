@@ -138,6 +138,11 @@ int ui_text(ui_draw *d, const char *s, int x, int y, uint32_t argb);    /* retur
 /* The same in the bold face; ui_text_w_bold measures it. */
 int ui_text_bold(ui_draw *d, const char *s, int x, int y, uint32_t argb);
 int ui_text_w_bold(ui_draw *d, const char *s);
+/* Draws s in lines of at most max_w pixels, broken after spaces or between
+ * Chinese characters, line after line (ui_line apart); returns the lines drawn.
+ * ui_text_wrap_lines counts them without drawing. */
+int ui_text_wrap(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb);
+int ui_text_wrap_lines(ui_draw *d, const char *s, int max_w);
 /* Draws s cut with "…" to fit max_w pixels. */
 int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb);
 /* Slice s as a w × h heatmap at (x, y), and a hatch command in_image over its masked cells. */

@@ -245,8 +245,7 @@ static int header(ui_draw *dl, const ui_app *app, ui_rect box)
         attn_stage_text tc = attn_trace_stage_text(&app->trace);
         ui_text_fit(dl, _(attn_stage_formula_in(t->info, &tc)), box.x, y, box.w, UI_ACCENT);
         y += u + u / 8;
-        ui_text_fit(dl, _(attn_stage_desc_in(t->info, &tc)), box.x, y, box.w, UI_TEXT_DIM);
-        y += u + u / 8;
+        y += ui_text_wrap(dl, _(attn_stage_desc_in(t->info, &tc)), box.x, y, box.w, UI_TEXT_DIM) * u + u / 8;
     }
     int n = snprintf(buf, sizeof buf, _("batch row %d of %d"), app->view.batch, d->b);
     if (v.head_axis == 'h' || v.head_axis == 'g' || v.block)
@@ -257,56 +256,74 @@ static int header(ui_draw *dl, const ui_app *app, ui_rect box)
     if (app->view.mode == LESSON_VIEW_SINGLE && v.row_axis != UI_AXIS_NONE)
         snprintf(buf + n, sizeof buf - (size_t)n, _(" · rows: %s, columns: %s"), axis_name(v.row_axis),
                  axis_name(v.col_axis));
-    ui_text_fit(dl, buf, box.x, y, box.w, UI_TEXT);
-    y += u + u / 2;
+    y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT) * u + u / 2;
     return y;
 }
 
 static const char *bytes_str(double b, char *buf, size_t size)
 {
-    if (b >= 1 << 20) snprintf(buf, size, "%.1f MiB", b / (1 << 20));
-    else if (b >= 1 << 10) snprintf(buf, size, "%.1f KiB", b / (1 << 10));
-    else snprintf(buf, size, "%.0f B", b);
+    if (b >= 1 << 20) snprintf(buf, size, "%.1f\u00a0MiB", b / (1 << 20)); /* no-break spaces: never split */
+    else if (b >= 1 << 10) snprintf(buf, size, "%.1f\u00a0KiB", b / (1 << 10));
+    else snprintf(buf, size, "%.0f\u00a0B", b);
     return buf;
 }
 
-static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box)
+/* The decode panel's two sentences: what the new query reads, and the KV
+ * cache's size under MHA, GQA and MQA. */
+static void decode_texts(const ui_app *app, char *reads, char *cache, size_t size)
 {
-    int u = ui_line(dl);
     const attn_dims *d = &app->trace.dims;
-    char buf[400], tok[80], a[32], b[32], c[32];
-    ui_fill(dl, box.x, box.y, box.w, 3 * u + u / 2, UI_PANEL);
-    int x = box.x + u / 2, y = box.y + u / 4;
+    char tok[80], a[32], b[32], c[32], m[32];
     const char *q = d->b > 0 && d->L > 0 ? attn_tokens_at(&app->trace.tokens, app->view.batch, d->L - 1) : "";
     snprintf(tok, sizeof tok, "%s", q);
-    x += ui_text(dl, "[", x, y, UI_TEXT_DIM);
-    x += arrow(dl, x, y, "◀", UI_ACT_DECODE_PREV) + u / 4;
-    snprintf(buf, sizeof buf, _("decode step %d of %d"), app->view.decode_step, app->decode_len);
-    x += ui_text(dl, buf, x, y, UI_WHITE) + u / 4;
-    x += arrow(dl, x, y, "▶", UI_ACT_DECODE_NEXT) + u / 4;
-    x += ui_text(dl, "]", x, y, UI_TEXT_DIM) + u;
-    snprintf(buf, sizeof buf, _("the new query “%s” reads all %d keys: %d from the cache, 1 computed now"), tok, d->t,
-             d->P);
-    ui_text_fit(dl, buf, x, y, box.x + box.w - x, UI_TEXT);
-    y += u + u / 4;
+    snprintf(reads, size, _("the new query “%s” reads all %d keys: %d from the cache, 1 computed now"), tok, d->t, d->P);
     /* K and V, float32, one layer: 2 · b · g · t · k · 4 bytes */
     double per = 2.0 * d->k * 4;
     int g_gqa = attn_gqa_default_groups(d->h);
     if (d->mode == ATTN_MODE_GQA) g_gqa = d->g;
-    int n = snprintf(buf, sizeof buf, _("KV cache, K and V in float32 for %d×%d positions: MHA %s"), d->b, d->t,
+    int n = snprintf(cache, size, _("KV cache, K and V in float32 for %d×%d positions: MHA %s"), d->b, d->t,
                      bytes_str(per * d->h * d->t * d->b, a, sizeof a));
-    if (g_gqa) n += snprintf(buf + n, sizeof buf - (size_t)n, " · GQA (g=%d) %s", g_gqa, bytes_str(per * g_gqa * d->t * d->b, b, sizeof b));
-    snprintf(buf + n, sizeof buf - (size_t)n, _(" · MQA %s · this model: %s per token"),
-             bytes_str(per * 1 * d->t * d->b, c, sizeof c), bytes_str(per * d->g, tok, sizeof tok));
-    ui_text_fit(dl, buf, box.x + u / 2, y, box.w - u, UI_TEXT);
-    y += u + u / 4;
+    /* no-break spaces (U+00A0) inside an item: a line breaks between items */
+    if (g_gqa) n += snprintf(cache + n, size - (size_t)n, " · GQA\u00a0(g=%d)\u00a0%s", g_gqa, bytes_str(per * g_gqa * d->t * d->b, b, sizeof b));
+    snprintf(cache + n, size - (size_t)n, _(" · MQA %s · this model: %s per token"),
+             bytes_str(per * 1 * d->t * d->b, c, sizeof c), bytes_str(per * d->g, m, sizeof m));
+}
+
+/* [◀ decode step N of M ▶], what the new query reads, the cache's size (both
+ * wrapped, never cut), and a cell per position, the cached ones lit. */
+static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box)
+{
+    int u = ui_line(dl);
+    const attn_dims *d = &app->trace.dims;
+    char step[80], reads[400], cache[400];
+    snprintf(step, sizeof step, _("decode step %d of %d"), app->view.decode_step, app->decode_len);
+    decode_texts(app, reads, cache, sizeof reads);
+    /* the controls' width, as arrow() and ui_text will draw them */
+    int controls = ui_text_w(dl, "[") + 2 * u + ui_text_w(dl, "◀") + u / 4 + ui_text_w(dl, step) + u / 4 +
+                   ui_text_w(dl, "▶") + u / 4 + ui_text_w(dl, "]") + u;
+    int rest = box.w - u / 2 - controls;
+    bool beside = rest >= 12 * u; /* what the query reads goes beside the controls, else below them */
+    int n1 = ui_text_wrap_lines(dl, reads, beside ? rest : box.w - u) + (beside ? 0 : 1);
+    int n2 = ui_text_wrap_lines(dl, cache, box.w - u);
+    int h = u / 4 + (n1 + n2) * u + u / 4 + u / 2 + u / 2;
+    ui_fill(dl, box.x, box.y, box.w, h, UI_PANEL);
+    int x = box.x + u / 2, y = box.y + u / 4;
+    x += ui_text(dl, "[", x, y, UI_TEXT_DIM);
+    x += arrow(dl, x, y, "◀", UI_ACT_DECODE_PREV) + u / 4;
+    x += ui_text(dl, step, x, y, UI_WHITE) + u / 4;
+    x += arrow(dl, x, y, "▶", UI_ACT_DECODE_NEXT) + u / 4;
+    x += ui_text(dl, "]", x, y, UI_TEXT_DIM) + u;
+    if (beside) ui_text_wrap(dl, reads, x, y, box.x + box.w - x, UI_TEXT);
+    else ui_text_wrap(dl, reads, box.x + u / 2, y + u, box.w - u, UI_TEXT);
+    y += n1 * u;
+    y += ui_text_wrap(dl, cache, box.x + u / 2, y, box.w - u, UI_TEXT) * u + u / 4;
     /* the cache growing: one cell per cached position */
     int cell = ui_imin(u, (box.w - u) / ui_imax(app->decode_len, 1));
     for (int i = 0; i < app->decode_len; i++) {
         uint32_t col = i < d->P ? UI_ACCENT : i == d->P ? UI_WHITE : UI_PANEL_HI;
         ui_fill(dl, box.x + u / 2 + i * (cell + 2), y + 2, cell, u / 2, col);
     }
-    return box.y + 3 * u + u / 2 + u / 2;
+    return box.y + h + u / 2;
 }
 
 /* ---- status line, tooltip, overlays --------------------------------------- */
