@@ -7,9 +7,11 @@ repeat_interleave for repeat_kv, torch.triu masks, torch.softmax) from the
 inputs recorded in the trace, and compared within 1e-4 relative. Needs Debian's
 python3-torch; without it the script exits 77, which ctest reports as skipped."""
 import argparse
+import atexit
 import json
 import math
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -26,6 +28,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--attnlab", required=True)
 ARGS = ap.parse_args()
 TMP = tempfile.mkdtemp(prefix="attnlab-torch-")
+# removed at the end unless a check failed (then kept to look at)
+atexit.register(lambda: failed or shutil.rmtree(TMP, True))
 torch.set_default_dtype(torch.float64)
 
 

@@ -3,9 +3,11 @@
 a one-line message and the documented exit code; good ones work. Standard
 library only."""
 import argparse
+import atexit
 import json
 import re
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -15,6 +17,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--attnlab", required=True)
 ARGS = ap.parse_args()
 TMP = tempfile.mkdtemp(prefix="attnlab-cli-")
+# removed at the end unless a check failed (then kept to look at)
+atexit.register(lambda: failed or shutil.rmtree(TMP, True))
 OUT = os.path.join(TMP, "t.safetensors")
 PNG = os.path.join(TMP, "p.png")
 passed = failed = 0

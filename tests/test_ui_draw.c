@@ -455,6 +455,10 @@ static void test_cycle_chip(void **state)
         memory |= c->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&f->dl, c), "memory: this trace ", 19) &&
                   strstr(ui_cmd_text(&f->dl, c), "GiB (--memory-gib)");
     assert_true(memory);
+    /* a short window: the help takes columns, and leaves no key out */
+    ui_render_frame(&f->app, &f->dl, &f->app.layout, 1280, 480);
+    for (int i = 0; i < ui_n_keys; i++)
+        if (ui_keys[i].help_keys) assert_true(has_text(&f->dl, ui_keys[i].help_keys));
 }
 
 /* The header's formula follows the settings: no division by √k once scale is

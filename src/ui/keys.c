@@ -49,10 +49,10 @@ const ui_key_binding ui_keys[] = {
     ALSO(']', UI_ACT_DECODE_NEXT),
     /* TRANSLATORS: "click" stands in the keys column of the help */
     KEY(UI_KEY_NONE, UI_ACT_NONE, N_("click"), N_("a cell's row: its weights as bars")),
-    PLAIN('s', UI_ACT_SAVE, "s  S", N_("save a PNG of the window / save as PNG, SVG, PDF or the matrix as CSV")),
+    PLAIN('s', UI_ACT_SAVE, "s  S", N_("save a PNG / choose PNG, SVG, PDF or the matrix as CSV")),
     SHIFTED('s', UI_ACT_SAVE_MENU),
     KEY('f', UI_ACT_FULLSCREEN, "f", N_("fullscreen")),
-    KEY(UI_KEY_F5, UI_ACT_PRESENT, "F5", N_("presenter mode: fullscreen, large text, the toolbar when the mouse moves")),
+    KEY(UI_KEY_F5, UI_ACT_PRESENT, "F5", N_("presenter mode: fullscreen, large text, toolbar on mouse move")),
     KEY('+', UI_ACT_FONT_UP, "+ −", N_("bigger / smaller text")),
     SHIFTED('=', UI_ACT_FONT_UP),
     ALSO('-', UI_ACT_FONT_DOWN),

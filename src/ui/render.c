@@ -387,30 +387,40 @@ static void tooltip(ui_draw *dl, const ui_app *app)
 }
 
 /* The help: a line for each row of the key table that has help text (keys.c),
- * then the memory the trace shown takes against the budget. */
+ * in as many columns as the window's height needs (none is left out), then the
+ * memory the trace shown takes against the budget. */
 static void help_overlay(ui_draw *dl, const ui_app *app)
 {
-    int u = ui_line(dl);
-    int n = 0, kw = 0, dw = 0;
-    for (int i = 0; i < ui_n_keys; i++) {
+    int u = ui_line(dl), n = 0;
+    for (int i = 0; i < ui_n_keys; i++) n += ui_keys[i].help_keys != NULL;
+    enum { MAX_COLS = 8 };
+    int row = u + u / 4, W = dl->layout->width, H = dl->layout->height;
+    int per = ui_imax(1, (H - 2 * u - u - 3 * row) / row); /* rows a column holds: title and memory lines aside */
+    int cols = ui_imin(MAX_COLS, (n + per - 1) / per);
+    per = (n + cols - 1) / cols;
+    /* each column as wide as its own keys and descriptions */
+    int ckw[MAX_COLS] = {0}, cw[MAX_COLS] = {0}, total = u;
+    for (int i = 0, k = 0; i < ui_n_keys; i++) {
         if (!ui_keys[i].help_keys) continue;
-        n++;
-        kw = ui_imax(kw, ui_text_w(dl, _(ui_keys[i].help_keys)));
-        dw = ui_imax(dw, ui_text_w(dl, _(ui_keys[i].help)));
+        int c = ui_imin(k++ / per, cols - 1);
+        ckw[c] = ui_imax(ckw[c], ui_text_w(dl, _(ui_keys[i].help_keys)));
+        cw[c] = ui_imax(cw[c], ckw[c] + u + ui_text_w(dl, _(ui_keys[i].help)) + u);
     }
-    int row = u + u / 4;
-    int w = ui_imin(dl->layout->width - 2 * u, kw + dw + 3 * u), h = ui_imin(dl->layout->height - 2 * u, (n + 3) * row + u);
-    int x = (dl->layout->width - w) / 2, y = (dl->layout->height - h) / 2;
-    ui_fill(dl, 0, 0, dl->layout->width, dl->layout->height, 0xB0000000u);
+    for (int c = 0; c < cols; c++) total += cw[c];
+    int w = ui_imin(W - 2 * u, total), h = (per + 3) * row + u;
+    if (total > w) cw[cols - 1] -= total - w; /* the last column's descriptions give way, cut with … */
+    int x = (W - w) / 2, y = ui_imax(u / 2, (H - h) / 2);
+    ui_fill(dl, 0, 0, W, H, 0xB0000000u);
     ui_fill(dl, x, y, w, h, UI_PANEL);
     ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
     ui_text_fit(dl, _("keys   (Esc or ? closes this)"), x + u, y + u / 2, w - 2 * u, UI_WHITE);
-    for (int i = 0, line = 0; i < ui_n_keys; i++) {
+    for (int i = 0, k = 0, cx = x + u; i < ui_n_keys; i++) {
         if (!ui_keys[i].help_keys) continue;
-        int ry = y + u / 2 + (++line) * row + u / 2;
-        if (ry + u > y + h - row) break; /* the last row is the memory line's */
-        ui_text(dl, _(ui_keys[i].help_keys), x + u, ry, UI_ACCENT);
-        ui_text_fit(dl, _(ui_keys[i].help), x + 2 * u + kw, ry, w - 3 * u - kw, UI_TEXT);
+        int c = ui_imin(k / per, cols - 1), ry = y + u / 2 + (k % per + 1) * row + u / 2;
+        if (k && k % per == 0 && k / per < cols) cx += cw[c - 1];
+        k++;
+        ui_text(dl, _(ui_keys[i].help_keys), cx, ry, UI_ACCENT);
+        ui_text_fit(dl, _(ui_keys[i].help), cx + ckw[c] + u, ry, cw[c] - ckw[c] - 2 * u, UI_TEXT);
     }
     double bytes = 0;
     char buf[200];
