@@ -450,6 +450,35 @@ static void toggles_recompute_on_a_worker(void **state)
     key(f, SDLK_c, 0);
 }
 
+/* The budget counts the trace shown, which stays while a change computes the
+ * next: with room for one trace but not two, a toggle is refused up front with
+ * both sizes named, and nothing changes. */
+static void a_change_counts_the_trace_shown(void **state)
+{
+    (void)state;
+    attn_config c;
+    attn_error e;
+    double one;
+    char err[400], gib[32];
+    ui_app app;
+    attn_config_init(&c);
+    static const char *const kv[] = {"batch", "1", "seq", "512", "d_model", "64", "heads", "8", NULL};
+    for (int i = 0; kv[i]; i += 2) assert_int_equal(attn_config_set(&c, kv[i], kv[i + 1], &e), ATTN_OK);
+    assert_int_equal(attn_trace_estimate(&c, &one, &e), ATTN_OK);
+    snprintf(gib, sizeof gib, "%.6f", 1.5 * one / (1 << 30));
+    assert_int_equal(attn_config_set(&c, "memory_gib", gib, &e), ATTN_OK);
+    assert_int_equal(ui_app_init(&app, &c, err, sizeof err), 0);
+    const float *before = app.trace.tensors[0].data;
+    assert_true(ui_app_do(&app, UI_ACT_CAUSAL, 0) == false);
+    assert_true(app.status_error);
+    assert_non_null(strstr(app.status, "besides the"));
+    assert_non_null(strstr(app.status, "budget (--memory-gib)"));
+    assert_int_equal(app.cfg.causal, ATTN_CAUSAL_ON);
+    assert_ptr_equal(app.trace.tensors[0].data, before);
+    ui_app_free(&app);
+    attn_config_free(&c);
+}
+
 static void editing_tokens_with_text_input(void **state)
 {
     fixture *f = *state;
@@ -792,6 +821,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(keys_change_the_configuration, setup, teardown),
         cmocka_unit_test_setup_teardown(view_keys_and_overlays, setup, teardown),
         cmocka_unit_test_setup_teardown(toggles_recompute_on_a_worker, setup_big, teardown),
+        cmocka_unit_test(a_change_counts_the_trace_shown),
         cmocka_unit_test_setup_teardown(editing_tokens_with_text_input, setup, teardown),
         cmocka_unit_test_setup_teardown(decode_mode_steps_through_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(unguarded_softmax_shows_nan_rows, setup, teardown),

@@ -241,6 +241,13 @@ static bool same_inputs(const ui_app *app, const attn_config *a, const attn_conf
            app->view.decode_step == app->trace_step && app->trace.n_tensors > 0;
 }
 
+static double trace_bytes(const attn_trace *tr)
+{
+    double b = 0;
+    for (int i = 0; i < tr->n_tensors; i++) b += (double)tr->tensors[i].count * sizeof(float);
+    return b;
+}
+
 int ui_app_prepare(ui_app *app, const attn_config *next, attn_config *run, attn_inputs *in, double *budget,
                    attn_error *err)
 {
@@ -249,10 +256,16 @@ int ui_app_prepare(ui_app *app, const attn_config *next, attn_config *run, attn_
     *budget = attn_config_max_bytes(next);
     run->qk_keep = 0;
     run->qk_prefer = app->view.layer; /* a long prompt: the attention weights of the layer shown */
-    if (app->model) { /* the trace shown stays while the new one is made: both count against the budget */
-        double held = 0;
-        for (int i = 0; i < app->trace.n_tensors; i++) held += (double)app->trace.tensors[i].count * sizeof(float);
+    /* the traces shown stay while the new one is made: all count against the budget */
+    double held = trace_bytes(&app->trace) + (app->has_alt ? trace_bytes(&app->alt) : 0), need = 0;
+    if (app->model) { /* a model's run fits itself in what is left (one layer's weights if need be) */
         run->max_bytes = *budget - held > 1 ? *budget - held : 1;
+    } else if (!attn_trace_estimate(run, &need, err) && need + held > *budget) {
+        attn_fail(err, ATTN_ERR_CONFIG, "this change needs about %.2f GiB besides the %.2f GiB the picture shown holds: "
+                  "over the %.2f GiB budget (--memory-gib); use fewer tokens, rows or heads",
+                  need / (1 << 30), held / (1 << 30), *budget / (1 << 30));
+        attn_config_free(run);
+        return -1;
     }
     memset(in, 0, sizeof *in);
     if (app->from_file) attn_inputs_from_trace(&app->file, in);
