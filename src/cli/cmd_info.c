@@ -49,8 +49,7 @@ static void print_tokens(const char *label, const attn_tokens *t)
 /* What the trace holds in memory, and where, against the limit of one trace. */
 static void print_memory(const attn_trace *tr)
 {
-    double bytes = 0, limit = attn_config_max_bytes(&tr->cfg);
-    for (int i = 0; i < tr->n_tensors; i++) bytes += (double)tr->tensors[i].count * sizeof(float);
+    double bytes = attn_trace_bytes(tr), limit = attn_config_max_bytes(&tr->cfg);
     bool small = bytes < (1 << 20);
     printf("  memory: %.1f %s of tensors, %s; a trace may take up to %.1f GiB here (--memory-gib; default half the "
            "physical memory)\n", bytes / (small ? 1 << 10 : 1 << 20), small ? "KiB" : "MiB",

@@ -282,10 +282,17 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
     *w_out = wts;
     if (c->train && c->dropout > 0.0f) {
         float *dropped = T(tr, ATTN_STAGE_WEIGHTS_DROPOUT) ? T(tr, ATTN_STAGE_WEIGHTS_DROPOUT) : qk_a;
-        attn_op_dropout(wts, dropped, bhst, c->dropout, attn_hash64(attn_hash_str("dropout_attention") ^ attn_hash64(c->seed)));
+        attn_op_dropout(wts, dropped, bhst, c->dropout, attn_dropout_key(c, "attention"));
         *w_out = dropped;
     }
     return ATTN_OK;
+}
+
+uint64_t attn_dropout_key(const attn_config *c, const char *where)
+{
+    char name[32];
+    snprintf(name, sizeof name, "dropout_%s", where);
+    return attn_hash64(attn_hash_str(name) ^ attn_hash64(c->seed));
 }
 
 bool attn_progress_at(attn_progress *p, int layer, attn_stage_id stage)
@@ -321,7 +328,7 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     attn_op_project(T(tr, ATTN_STAGE_MERGED), T(tr, ATTN_STAGE_W_O), T(tr, ATTN_STAGE_OUT), b * s, h * k, d);
     if (c->train && c->dropout > 0.0f)
         attn_op_dropout(T(tr, ATTN_STAGE_OUT), T(tr, ATTN_STAGE_OUT), (size_t)b * s * d, c->dropout,
-                        attn_hash64(attn_hash_str("dropout_output") ^ attn_hash64(c->seed)));
+                        attn_dropout_key(c, "output"));
     return ATTN_OK;
 }
 

@@ -64,6 +64,11 @@ typedef struct {
  * stage. The fully masked rows are recorded from the first layer that keeps its mask. */
 attn_status attn_attention_run(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err);
 
+/* The key of a dropout mask (attn_op_dropout): "attention" for the weights,
+ * "output" for the layer's output, hashed with the config's seed. One place,
+ * so a decoding step (kv_cache.c) drops exactly the cells a traced pass does. */
+uint64_t attn_dropout_key(const attn_config *c, const char *where);
+
 /* Deterministic default embedding of one token: d values ~ N(0, 1). */
 void attn_embed_token(const char *token, uint64_t seed, float *out, int d);
 

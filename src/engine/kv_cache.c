@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "model_run.h"
 #include "ops.h"
-#include "rng.h"
 
 attn_status attn_kv_init(attn_kv_cache *c, const attn_model *m, attn_error *err)
 {
@@ -203,7 +203,7 @@ static void attend_row(const attn_kv_cache *kc, const attn_model *m, const attn_
     const float *w = r->weights;
     if (run->train && run->dropout > 0.0f) {
         attn_op_dropout(r->weights, r->dropped, (size_t)h * t, run->dropout,
-                        attn_hash64(attn_hash_str("dropout_attention") ^ attn_hash64(run->seed)));
+                        attn_dropout_key(run, "attention"));
         w = r->dropped;
     }
     #pragma omp parallel for if ((size_t)h * t * k > 65536)
@@ -213,7 +213,7 @@ static void attend_row(const attn_kv_cache *kc, const attn_model *m, const attn_
     attn_op_project_t(r->ctx, W->w_o, r->out, 1, h * k, c->d);
     if (run->train && run->dropout > 0.0f)
         attn_op_dropout(r->out, r->out, (size_t)c->d, run->dropout,
-                        attn_hash64(attn_hash_str("dropout_output") ^ attn_hash64(run->seed)));
+                        attn_dropout_key(run, "output"));
 }
 
 attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_config *run, int id, float *logits,

@@ -42,6 +42,13 @@ static size_t padded(size_t count)
     return (count + ATTN_TENSOR_ALIGN - 1) / ATTN_TENSOR_ALIGN * ATTN_TENSOR_ALIGN;
 }
 
+double attn_trace_bytes(const attn_trace *tr)
+{
+    double b = 0;
+    for (int i = 0; i < tr->n_tensors; i++) b += (double)tr->tensors[i].count * sizeof(float);
+    return b;
+}
+
 attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err)
 {
     size_t total = 0;

@@ -63,6 +63,9 @@ typedef struct {
 
 void attn_trace_free(attn_trace *tr);
 
+/* Bytes of tr's tensors (4 a number): what it holds in memory or maps. */
+double attn_trace_bytes(const attn_trace *tr);
+
 /* Places every tensor of tr (name, shape and count already set) in one arena,
  * each ATTN_TENSOR_ALIGN-float aligned, and points its data there. */
 attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err);

@@ -241,13 +241,6 @@ static bool same_inputs(const ui_app *app, const attn_config *a, const attn_conf
            app->view.decode_step == app->trace_step && app->trace.n_tensors > 0;
 }
 
-static double trace_bytes(const attn_trace *tr)
-{
-    double b = 0;
-    for (int i = 0; i < tr->n_tensors; i++) b += (double)tr->tensors[i].count * sizeof(float);
-    return b;
-}
-
 int ui_app_prepare(ui_app *app, const attn_config *next, attn_config *run, attn_inputs *in, double *budget,
                    attn_error *err)
 {
@@ -257,7 +250,7 @@ int ui_app_prepare(ui_app *app, const attn_config *next, attn_config *run, attn_
     run->qk_keep = 0;
     run->qk_prefer = app->view.layer; /* a long prompt: the attention weights of the layer shown */
     /* the traces shown stay while the new one is made: all count against the budget */
-    double held = trace_bytes(&app->trace) + (app->has_alt ? trace_bytes(&app->alt) : 0), need = 0;
+    double held = attn_trace_bytes(&app->trace) + (app->has_alt ? attn_trace_bytes(&app->alt) : 0), need = 0;
     if (app->model) { /* a model's run fits itself in what is left (one layer's weights if need be) */
         run->max_bytes = *budget - held > 1 ? *budget - held : 1;
     } else if (!attn_trace_estimate(run, &need, err) && need + held > *budget) {

@@ -422,9 +422,8 @@ static void help_overlay(ui_draw *dl, const ui_app *app)
         ui_text(dl, _(ui_keys[i].help_keys), cx, ry, UI_ACCENT);
         ui_text_fit(dl, _(ui_keys[i].help), cx + ckw[c] + u, ry, cw[c] - ckw[c] - 2 * u, UI_TEXT);
     }
-    double bytes = 0;
+    double bytes = attn_trace_bytes(&app->trace);
     char buf[200];
-    for (int i = 0; i < app->trace.n_tensors; i++) bytes += (double)app->trace.tensors[i].count * sizeof(float);
     /* TRANSLATORS: the help's last line: MiB the trace shown takes, GiB it may take */
     snprintf(buf, sizeof buf, _("memory: this trace %.1f MiB; the budget %.1f GiB (--memory-gib)"), bytes / (1 << 20),
              attn_config_max_bytes(&app->cfg) / (1 << 30));
