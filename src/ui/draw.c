@@ -198,7 +198,7 @@ static int wrap(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t arg
     while (*s) {
         size_t n = strlen(s), fit = 0;
         if (n >= sizeof buf) n = sizeof buf - 1;
-        for (size_t i = 1; i <= n; i = i < n ? attn_utf8_next(s, n, i) : n + 1) {
+        for (size_t i = attn_utf8_next(s, n, 0); i <= n; i = i < n ? attn_utf8_next(s, n, i) : n + 1) {
             if (i < n && !break_before(s, i)) continue;
             memcpy(buf, s, i);
             size_t e = i;
