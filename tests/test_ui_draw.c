@@ -752,6 +752,50 @@ static void test_model_compare(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static int count_text(const ui_draw *dl, const char *s)
+{
+    int n = 0;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) n += c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(dl, c), s);
+    return n;
+}
+
+/* A choice's explanation appears after Check: for the picked choice after a
+ * wrong answer, for every choice after the right one. */
+static void test_choice_explanations(void **state)
+{
+    fixture *f = *state;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[600], err[400];
+    snprintf(path, sizeof path, "%s/why-lesson.md", tmp ? tmp : "/tmp");
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("# Why\n\n## One\n\n```attnlab\nstage = weights\n```\n\nWhich?\n\n"
+          "- [ ] first\n  - wrongfirst\n- [x] second\n  - rightsecond\n- [ ] third\n  - wrongthird\n",
+          fp);
+    fclose(fp);
+    if (ui_app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    const lesson_quiz *q = &f->app.lesson.ls.steps[0].quizzes[0];
+    assert_int_equal(q->n_choices, 3);
+    assert_true(q->explained[0] && q->explained[1] && q->explained[2]);
+    build(f);
+    assert_false(has_text(&f->dl, "wrongfirst") || has_text(&f->dl, "rightsecond"));
+    assert_true(ui_app_do(&f->app, UI_ACT_LESSON_CHOICE, 0 << 8 | 0));
+    assert_true(ui_app_do(&f->app, UI_ACT_LESSON_CHECK, 0));
+    build(f);
+    assert_true(has_text(&f->dl, "wrongfirst"));
+    assert_false(has_text(&f->dl, "rightsecond") || has_text(&f->dl, "wrongthird"));
+    assert_int_equal(count_text(&f->dl, "✗"), 1);
+    assert_true(ui_app_do(&f->app, UI_ACT_LESSON_CHOICE, 0 << 8 | 0));
+    assert_true(ui_app_do(&f->app, UI_ACT_LESSON_CHOICE, 0 << 8 | 1));
+    assert_true(ui_app_do(&f->app, UI_ACT_LESSON_CHECK, 0));
+    build(f);
+    assert_true(has_text(&f->dl, "wrongfirst") && has_text(&f->dl, "rightsecond") && has_text(&f->dl, "wrongthird"));
+    assert_int_equal(count_text(&f->dl, "✗"), 2);
+    assert_int_equal(count_text(&f->dl, "✓"), 1);
+    check_layout(f);
+    remove(path);
+}
+
 static void test_lesson_panel(void **state)
 {
     fixture *f = *state;
@@ -809,6 +853,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compare_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overlays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_choice_explanations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),

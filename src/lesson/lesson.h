@@ -40,6 +40,7 @@ typedef enum {
     LESSON_BLOCK_CODE,     /* a code block other than attnlab/quiz */
     LESSON_BLOCK_TABLE_ROW,/* cells joined by " │ "; level 1 for a header row */
     LESSON_BLOCK_CHOICE,   /* one choice of a multiple-choice quiz (quiz, choice) */
+    LESSON_BLOCK_WHY,      /* why that choice is right or wrong, shown after Check (quiz, choice) */
     LESSON_BLOCK_QUIZ      /* where quiz `quiz` is answered: Check button, field, feedback */
 } lesson_block_kind;
 
@@ -51,7 +52,7 @@ typedef struct {
     char *text;            /* UTF-8, zero-terminated, never NULL */
     lesson_span *spans;
     int n_spans;
-    int quiz, choice;      /* CHOICE and QUIZ: indices into the step's quizzes; else -1 */
+    int quiz, choice;      /* CHOICE, WHY and QUIZ: indices into the step's quizzes; else -1 */
 } lesson_block;
 
 /* ---- quizzes */
@@ -74,6 +75,7 @@ typedef struct {
     /* CHOICE */
     int n_choices;
     bool *correct;         /* n_choices */
+    bool *explained;       /* n_choices: the choice has a WHY block (a list nested under it) */
     int n_correct;
     /* NUMBER */
     double answer, tolerance;

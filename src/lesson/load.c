@@ -39,6 +39,7 @@ static void free_step(lesson_step *st)
     for (int i = 0; i < st->n_quizzes; i++) {
         free(st->quizzes[i].question);
         free(st->quizzes[i].correct);
+        free(st->quizzes[i].explained);
         free(st->quizzes[i].hint);
         free(st->quizzes[i].explain);
     }

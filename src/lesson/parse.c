@@ -132,6 +132,13 @@ static int enter_list(parser *p, MD_BLOCKTYPE type, void *detail)
     p->list[p->list_depth].ordered = type == MD_BLOCK_OL;
     p->list[p->list_depth].next = type == MD_BLOCK_OL ? (int)((MD_BLOCK_OL_DETAIL *)detail)->start : 0;
     p->list[p->list_depth].choice_quiz = -1;
+    p->list[p->list_depth].why_quiz = p->list[p->list_depth].why_choice = -1;
+    /* a list nested in a choice explains that choice */
+    if (p->list_depth && p->list[p->list_depth - 1].choice_quiz >= 0) {
+        const lesson_quiz *q = &p->step->quizzes[p->list[p->list_depth - 1].choice_quiz];
+        p->list[p->list_depth].why_quiz = p->list[p->list_depth - 1].choice_quiz;
+        p->list[p->list_depth].why_choice = q->n_choices - 1;
+    }
     p->list_depth++;
     return 0;
 }
@@ -149,6 +156,10 @@ static int enter_choice(parser *p, int d, char task_mark)
     bool *c = parser_grow(q->correct, q->n_choices, sizeof *c);
     if (!c) return p->oom = true, 1;
     q->correct = c;
+    bool *e = parser_grow(q->explained, q->n_choices, sizeof *e);
+    if (!e) return p->oom = true, 1;
+    q->explained = e;
+    e[q->n_choices] = false;
     bool right = task_mark == 'x' || task_mark == 'X';
     c[q->n_choices] = right;
     q->n_correct += right;
@@ -163,6 +174,15 @@ static int enter_item(parser *p, const MD_BLOCK_LI_DETAIL *li)
     parser_close_block(p);
     int d = p->list_depth - 1;
     if (d < 0) return 0;
+    if (p->list[d].why_quiz >= 0) {
+        if (li->is_task) lesson_diag_add(p->dg, p->line + 1, "a choice's explanation is a plain '-' item, not a task '- [ ]'");
+        lesson_quiz *q = &p->step->quizzes[p->list[d].why_quiz];
+        q->explained[p->list[d].why_choice] = true;
+        parser_open_block(p, LESSON_BLOCK_WHY, p->list_depth, "");
+        p->open_quiz = p->list[d].why_quiz;
+        p->open_choice = p->list[d].why_choice;
+        return 0;
+    }
     if (li->is_task) return enter_choice(p, d, (char)li->task_mark);
     char marker[16];
     if (p->list[d].ordered) snprintf(marker, sizeof marker, "%d.", p->list[d].next++);

@@ -63,7 +63,9 @@ typedef struct {
     parser_text heading;
 
     /* lists: one entry per open UL/OL */
-    struct { bool ordered; int next; int choice_quiz; } list[MAX_DEPTH];
+    /* choice_quiz: the quiz this task list builds; why_quiz/why_choice: the
+     * choice this list, nested under it, explains (-1: neither) */
+    struct { bool ordered; int next; int choice_quiz, why_quiz, why_choice; } list[MAX_DEPTH];
     int list_depth;
     int quote_depth;
 

@@ -250,6 +250,24 @@ static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, in
 
 /* ---- blocks */
 
+/* A choice's explanation, under it once Check was pressed: for the choices
+ * picked, and for all of them once the answer is right. ✓ marks a right
+ * choice, ✗ a wrong one, whether picked or not. */
+static int why(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
+{
+    const ui_player *p = &app->lesson;
+    const ui_quiz_answer *a = &p->answers[b->quiz];
+    const lesson_quiz *q = &p->ls.steps[p->step].quizzes[b->quiz];
+    if (!a->graded || !(a->grade.right || a->picked[b->choice])) return y;
+    int u = ui_line(dl);
+    int ind = x + (b->level - 2) * u + u + u / 2;
+    bool ok = q->correct[b->choice];
+    const char *mark = ok ? "✓" : "✗";
+    if (draw) ui_text(dl, mark, ind, y, ok ? UI_GOOD : UI_ERROR);
+    int mw = ui_text_w(dl, mark) + u / 3;
+    return flow(dl, b->text, b->spans, b->n_spans, ind + mw, y, right, UI_TEXT, draw) + u / 2;
+}
+
 static int block(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
 {
     int u = ui_line(dl);
@@ -306,6 +324,7 @@ static int block(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, i
         }
         return ny + gap / 2;
     }
+    case LESSON_BLOCK_WHY: return why(dl, app, b, x, y, right, draw);
     case LESSON_BLOCK_QUIZ: return quiz_widget(dl, app, b, x, y, right, draw);
     default: return flow(dl, b->text, b->spans, b->n_spans, x, y, right, UI_TEXT, draw) + gap;
     }
@@ -318,7 +337,8 @@ static int content(ui_draw *dl, const ui_app *app, int x, int y, int right, bool
     if (p->step == 0)
         for (int i = 0; i < p->ls.intro.n_blocks; i++) {
             const lesson_block *b = &p->ls.intro.blocks[i];
-            if (b->kind != LESSON_BLOCK_QUIZ && b->kind != LESSON_BLOCK_CHOICE) y = block(dl, app, b, x, y, right, draw);
+            if (b->kind != LESSON_BLOCK_QUIZ && b->kind != LESSON_BLOCK_CHOICE && b->kind != LESSON_BLOCK_WHY)
+                y = block(dl, app, b, x, y, right, draw);
         }
     for (int i = 0; i < st->n_blocks; i++) y = block(dl, app, &st->blocks[i], x, y, right, draw);
     return y;

@@ -30,8 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 int n = (int)strlen(bl->text);
                 for (int k = 0; k < bl->n_spans; k++)
                     if (bl->spans[k].start < 0 || bl->spans[k].end > n || bl->spans[k].start > bl->spans[k].end) abort();
-                if ((bl->kind == LESSON_BLOCK_QUIZ || bl->kind == LESSON_BLOCK_CHOICE) &&
+                if ((bl->kind == LESSON_BLOCK_QUIZ || bl->kind == LESSON_BLOCK_CHOICE || bl->kind == LESSON_BLOCK_WHY) &&
                     (bl->quiz < 0 || bl->quiz >= st->n_quizzes))
+                    abort();
+                if ((bl->kind == LESSON_BLOCK_CHOICE || bl->kind == LESSON_BLOCK_WHY) &&
+                    (bl->choice < 0 || bl->choice >= st->quizzes[bl->quiz].n_choices))
                     abort();
             }
         }
