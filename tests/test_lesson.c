@@ -249,7 +249,7 @@ static void check_runs_every_step(void **state)
         {"highlight = cells 0,9\n", "cell 0,9 is outside"},
         {"row = 6\n", "row: 6 is outside"},
         {"decode_step = 7\n", "past the last token"},
-        {"view = triple\n", "not single, grid or compare"},
+        {"view = triple\n", "not single, grid, compare or geometry"},
         {"source_tokens = a b\ncausal = true\n", "causal"},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {

@@ -796,6 +796,49 @@ static void test_choice_explanations(void **state)
     remove(path);
 }
 
+/* The hit of (act, arg), or NULL. */
+static const ui_hit *hit_at(const ui_app *app, ui_action act, int arg)
+{
+    for (int i = 0; i < app->layout.n_hits; i++)
+        if (app->layout.hits[i].action == act && app->layout.hits[i].arg == arg) return &app->layout.hits[i];
+    return NULL;
+}
+
+/* a: queries and keys as arrows. Every query and key is an arrow; the mouse
+ * over a query's tip makes it the query shown, a click keeps it. */
+static void test_geometry_view(void **state)
+{
+    fixture *f = *state;
+    assert_true(ui_app_key(&f->app, 'a', 0));
+    assert_int_equal(f->app.view.mode, LESSON_VIEW_GEOMETRY);
+    build(f);
+    check_list(f);
+    check_layout(f);
+    /* 6 queries and 6 keys, 6 values, the context and its chain of weighted values: arrows of 2 polygons */
+    assert_true(count(&f->dl, UI_CMD_POLY) >= 2 * (6 + 6 + 6 + 1));
+    assert_true(has_text(&f->dl, "context"));
+    assert_true(has_text(&f->dl, "a  arrows"));
+    bool last = false;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        last |= c->kind == UI_CMD_TEXT && strstr(ui_cmd_text(&f->dl, c), "query 娘");
+    assert_true(last); /* no row chosen: the last query, which reads every key */
+    const ui_hit *h = hit_at(&f->app, UI_ACT_ROW, 2);
+    assert_non_null(h);
+    assert_true(ui_app_mouse_move(&f->app, h->r.x + h->r.w / 2, h->r.y + h->r.h / 2));
+    assert_int_equal(f->app.geom_hover, 2);
+    build(f);
+    bool two = false;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        two |= c->kind == UI_CMD_TEXT && strstr(ui_cmd_text(&f->dl, c), "query 一");
+    assert_true(two);
+    /* causal: query 2 reads keys 0..2; the keys after it carry no weight label */
+    assert_false(has_text(&f->dl, "猫 0.00"));
+    assert_true(ui_app_mouse_down(&f->app, h->r.x + h->r.w / 2, h->r.y + h->r.h / 2));
+    assert_int_equal(f->app.view.row, 2);
+    assert_true(ui_app_key(&f->app, 'a', 0));
+    assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);
+}
+
 static void test_lesson_panel(void **state)
 {
     fixture *f = *state;
@@ -854,6 +897,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_overlays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_choice_explanations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_geometry_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),

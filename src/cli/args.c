@@ -22,7 +22,7 @@ static const flag_def FLAGS[] = {
     {"layer", "N", "layer to show, in a trace of several layers (render; default 0)"},
     {"head", "N", "query head to show (render; default 0)"},
     {"batch-index", "I", "batch row to show (render; default 0)"},
-    {"view", "VIEW", "single, grid (all heads) or compare (render, bench)"},
+    {"view", "VIEW", "single, grid (all heads), compare or geometry (render, bench)"},
     {"compare", "MASK", "compare view: toggle the causal, padding or fill (render)"},
     {"row", "I", "show query row I's weights as a bar chart (render)"},
     {"decode-step", "N", "KV-cache decode mode at token N (render)"},
@@ -160,7 +160,7 @@ static int picture_option(const char *cmd, const char *flag, const char *v, cli_
     ui_picture *p = &a->pic;
     if (!strcmp(flag, "stage")) snprintf(p->view.stage, sizeof p->view.stage, "%s", v);
     else if (!strcmp(flag, "view")) {
-        int m = name_arg(cmd, flag, v, lesson_view_names, LESSON_VIEW_COUNT, "single, grid or compare");
+        int m = name_arg(cmd, flag, v, lesson_view_names, LESSON_VIEW_COUNT, "single, grid, compare or geometry");
         if (m < 0) return -1;
         p->view.mode = m;
     } else if (!strcmp(flag, "compare")) {

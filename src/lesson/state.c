@@ -12,7 +12,7 @@
 #include "quiz.h"
 #include "stages.h"
 
-const char *const lesson_view_names[LESSON_VIEW_COUNT] = {"single", "grid", "compare"};
+const char *const lesson_view_names[LESSON_VIEW_COUNT] = {"single", "grid", "compare", "geometry"};
 
 lesson_view lesson_view_default(void)
 {
@@ -114,7 +114,7 @@ static int apply_view(const lesson_setting *s, lesson_view *view, lesson_marks *
         else view->batch = n, mk->line[L_BATCH] = s->line;
     } else if (!strcmp(k, "view")) {
         if ((n = pick(v, lesson_view_names, LESSON_VIEW_COUNT)) < 0)
-            return lesson_diag_add(dg, s->line, "view: '%.40s' is not single, grid or compare", v), -1;
+            return lesson_diag_add(dg, s->line, "view: '%.40s' is not single, grid, compare or geometry", v), -1;
         view->mode = n;
         mk->line[L_VIEW] = s->line;
     } else if (!strcmp(k, "compare")) {
@@ -198,7 +198,9 @@ static int check_quizzes(const lesson *ls, int step, const attn_trace *tr, const
         const char *stage = qz->stage[0] ? qz->stage : view->stage;
         if (view->mode != LESSON_VIEW_SINGLE) {
             lesson_diag_add(dg, qz->line, "a cell quiz needs view = single (the step shows %s)",
-                            view->mode == LESSON_VIEW_GRID ? "the grid" : "the compare view");
+                            view->mode == LESSON_VIEW_GRID      ? "the grid" :
+                            view->mode == LESSON_VIEW_GEOMETRY ? "the geometry view" :
+                                                                 "the compare view");
             bad = -1;
             continue;
         }

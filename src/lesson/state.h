@@ -11,10 +11,16 @@
 #include "lesson.h"
 #include "trace.h"
 
-typedef enum { LESSON_VIEW_SINGLE, LESSON_VIEW_GRID, LESSON_VIEW_COMPARE, LESSON_VIEW_COUNT } lesson_view_mode;
+typedef enum {
+    LESSON_VIEW_SINGLE,
+    LESSON_VIEW_GRID,
+    LESSON_VIEW_COMPARE,
+    LESSON_VIEW_GEOMETRY, /* one head's queries, keys and values as arrows */
+    LESSON_VIEW_COUNT
+} lesson_view_mode;
 
 /* Their names in lessons (`view = grid`) and on the command line (`--view grid`). */
-extern const char *const lesson_view_names[LESSON_VIEW_COUNT];       /* "single", "grid", "compare" */
+extern const char *const lesson_view_names[LESSON_VIEW_COUNT];       /* "single", "grid", "compare", "geometry" */
 typedef enum { LESSON_HL_NONE, LESSON_HL_ROW, LESSON_HL_COL, LESSON_HL_CELLS } lesson_hl_kind;
 
 /* What is on screen, whoever sets it: a lesson step, the window's keys and

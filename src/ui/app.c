@@ -193,7 +193,7 @@ static void reset_scales(ui_app *app)
     app->dirty = true;
     /* what was on screen no longer matches: no cell to hover or click until the next frame */
     ui_layout_clear(&app->layout);
-    app->hover_area = app->hover_i = app->hover_j = -1;
+    app->hover_area = app->hover_i = app->hover_j = app->geom_hover = -1;
 }
 
 /* Compare view: the same inputs with one mask toggled. */
@@ -372,7 +372,7 @@ static void init_common(ui_app *app)
 {
     memset(app, 0, sizeof *app);
     app->view = lesson_view_default();
-    app->hover_area = app->hover_i = app->hover_j = -1;
+    app->hover_area = app->hover_i = app->hover_j = app->geom_hover = -1;
     app->mouse_x = app->mouse_y = -1;
     app->font_scale = 1.0f;
     app->pixel_ratio = 1.0f;

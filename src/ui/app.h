@@ -92,6 +92,7 @@ typedef struct ui_app {
     int full_width;       /* the whole window */
     int mouse_x, mouse_y; /* drawable pixels; -1: outside */
     int hover_area, hover_i, hover_j; /* cell under the mouse (area index, the stage's row and column), -1: none */
+    int geom_hover;       /* the geometry view's query arrow under the mouse, -1: none */
     struct {
         int level;              /* the single view 2^level times closer (0: the whole picture) */
         int i0, j0;             /* the window's top-left cell */

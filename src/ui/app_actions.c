@@ -365,6 +365,11 @@ static bool view_mode(ui_app *app, ui_action act, int arg)
         v->mode = v->mode == LESSON_VIEW_COMPARE ? LESSON_VIEW_SINGLE : LESSON_VIEW_COMPARE;
         ui_app_refresh_alt(app);
         return true;
+    case UI_ACT_GEOMETRY:
+        v->mode = v->mode == LESSON_VIEW_GEOMETRY ? LESSON_VIEW_SINGLE : LESSON_VIEW_GEOMETRY;
+        app->geom_hover = -1;
+        if (app->has_alt) ui_app_refresh_alt(app);
+        return true;
     default: /* UI_ACT_COMPARE_WITH: arg -1 is the next one */
         v->compare = arg >= 0 && arg < attn_compare_count() ? arg : (v->compare + 1) % attn_compare_count();
         v->mode = LESSON_VIEW_COMPARE;
@@ -443,6 +448,7 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_SCALE_HEAD:
     case UI_ACT_GRID:
     case UI_ACT_COMPARE:
+    case UI_ACT_GEOMETRY:
     case UI_ACT_COMPARE_WITH: return view_mode(app, act, arg);
     case UI_ACT_EDIT:
         if (app->from_file) return refuse_in_file(app, "tokens"), true;

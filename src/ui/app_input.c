@@ -237,6 +237,30 @@ bool ui_app_mouse_up(ui_app *app)
     return false;
 }
 
+/* The query arrow at (x, y) in the geometry view: of the tips' hits that
+ * hold it, the one whose tip is nearest; -1: none. */
+static int geometry_query_at(const ui_app *app, int x, int y)
+{
+    int q = -1;
+    long best = 0;
+    for (int i = 0; i < app->layout.n_hits && !app->help && !app->edit.open; i++) {
+        const ui_hit *h = &app->layout.hits[i];
+        if (h->action != UI_ACT_ROW || !ui_rect_contains(h->r, x, y)) continue;
+        long dx = 2L * x - (2L * h->r.x + h->r.w), dy = 2L * y - (2L * h->r.y + h->r.h), d = dx * dx + dy * dy;
+        if (q < 0 || d < best) q = h->arg, best = d;
+    }
+    return q;
+}
+
+static bool geometry_hover(ui_app *app, int x, int y)
+{
+    int q = geometry_query_at(app, x, y);
+    if (q == app->geom_hover) return false;
+    app->geom_hover = q;
+    app->dirty = true;
+    return true;
+}
+
 bool ui_app_mouse_move(ui_app *app, int x, int y)
 {
     /* presenter mode: the mouse moved to the top of the window brings the toolbar back
@@ -246,6 +270,7 @@ bool ui_app_mouse_move(ui_app *app, int x, int y)
     if (show) app->dirty = true;
     app->mouse_x = x;
     app->mouse_y = y;
+    if (app->view.mode == LESSON_VIEW_GEOMETRY) return geometry_hover(app, x, y) || show;
     int area = -1, i = -1, j = -1;
     if (!app->help && !app->edit.open) find_cell(app, x, y, &area, &i, &j);
     if (area < 0) i = j = -1;
@@ -304,6 +329,8 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
                 return ui_app_do(app, UI_ACT_PICK, L->hits[h].arg);
         return false;
     }
+    int q = app->view.mode == LESSON_VIEW_GEOMETRY && !app->help ? geometry_query_at(app, x, y) : -1;
+    if (q >= 0) return ui_app_do(app, UI_ACT_ROW, q);
     for (int h = L->n_hits - 1; h >= 0; h--) /* later hits are drawn on top */
         if (ui_rect_contains(L->hits[h].r, x, y)) return ui_app_do(app, L->hits[h].action, L->hits[h].arg);
     if (app->help) return ui_app_do(app, UI_ACT_HELP, 0); /* a click anywhere closes the help */

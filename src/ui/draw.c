@@ -1,6 +1,7 @@
 /* draw.c — the command list: adding commands, measuring text, walking the list. */
 #include "draw.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +128,46 @@ void ui_line_to(ui_draw *d, int x0, int y0, int x1, int y1, int t, uint32_t argb
     if (y1 == y0 && x1 > x0 && t > 0) c = push(d, UI_CMD_LINE, x0, y0, x1 - x0, t, argb);
     else if (x1 == x0 && y1 > y0 && t > 0) c = push(d, UI_CMD_LINE, x0, y0, t, y1 - y0, argb);
     if (c) c->t = t;
+}
+
+static void poly(ui_draw *d, const float *x, const float *y, int n, uint32_t argb)
+{
+    float x0 = x[0], x1 = x[0], y0 = y[0], y1 = y[0];
+    for (int i = 1; i < n; i++) {
+        x0 = fminf(x0, x[i]), x1 = fmaxf(x1, x[i]);
+        y0 = fminf(y0, y[i]), y1 = fmaxf(y1, y[i]);
+    }
+    int bx = (int)floorf(x0), by = (int)floorf(y0);
+    ui_cmd *c = push(d, UI_CMD_POLY, bx, by, (int)ceilf(x1) - bx + 1, (int)ceilf(y1) - by + 1, argb);
+    if (!c) return;
+    c->poly.n = n;
+    for (int i = 0; i < n; i++) c->poly.x[i] = x[i], c->poly.y[i] = y[i];
+}
+
+void ui_segment(ui_draw *d, float x0, float y0, float x1, float y1, float t, uint32_t argb)
+{
+    float dx = x1 - x0, dy = y1 - y0, len = sqrtf(dx * dx + dy * dy);
+    if (len < 1e-3f || t <= 0) return;
+    float nx = -dy / len * t / 2, ny = dx / len * t / 2; /* half the thickness, across the line */
+    float x[4] = {x0 + nx, x1 + nx, x1 - nx, x0 - nx}, y[4] = {y0 + ny, y1 + ny, y1 - ny, y0 - ny};
+    poly(d, x, y, 4, argb);
+}
+
+void ui_triangle(ui_draw *d, float x0, float y0, float x1, float y1, float x2, float y2, uint32_t argb)
+{
+    float x[3] = {x0, x1, x2}, y[3] = {y0, y1, y2};
+    poly(d, x, y, 3, argb);
+}
+
+void ui_arrow(ui_draw *d, float x0, float y0, float x1, float y1, float t, float head, uint32_t argb)
+{
+    float dx = x1 - x0, dy = y1 - y0, len = sqrtf(dx * dx + dy * dy);
+    if (len < 1e-3f) return;
+    float ux = dx / len, uy = dy / len;
+    if (head > len * 0.6f) head = len * 0.6f; /* a short arrow is mostly head, never only head */
+    float bx = x1 - ux * head, by = y1 - uy * head, w = head * 0.45f;
+    ui_segment(d, x0, y0, bx + ux * 0.5f, by + uy * 0.5f, t, argb);
+    ui_triangle(d, x1, y1, bx - uy * w, by + ux * w, bx + uy * w, by - ux * w, argb);
 }
 
 static int text_cmd(ui_draw *d, const char *s, int x, int y, uint32_t argb, bool bold)

@@ -60,6 +60,7 @@ typedef enum {
     UI_CMD_TEXT,      /* text at (r.x, r.y), its top-left; r.w × r.h its measured size */
     UI_CMD_HEATMAP,   /* slice painted over r (ui_heat_paint: cells, gaps, masked hatch, NaN checks) */
     UI_CMD_HATCH,     /* r striped as masked cells are (UI_HATCH_LIGHT, UI_HATCH_DARK) */
+    UI_CMD_POLY,      /* a filled convex polygon of 3 or 4 points (poly); r its bounding box */
     UI_CMD_CLIP_PUSH, /* draw only inside r (and inside the clip already pushed) */
     UI_CMD_CLIP_POP   /* back to the clip before the matching push */
 } ui_cmd_kind;
@@ -81,6 +82,10 @@ typedef struct {
             int gap;               /* as ui_heat_paint's */
             unsigned generation;   /* the data under slice changes only with this: a backend may cache the picture */
         } heat;
+        struct {
+            float x[4], y[4];      /* in order around the polygon */
+            int n;                 /* 3 or 4 */
+        } poly;
         struct {
             int ox, oy;            /* the stripes' origin: hatches with one origin join up */
             bool in_image;         /* over a masked cell of the heatmap just before it: its pixels already
@@ -148,6 +153,12 @@ int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t arg
 /* Slice s as a w × h heatmap at (x, y), and a hatch command in_image over its masked cells. */
 void ui_heatmap(ui_draw *d, unsigned generation, const ui_slice *s, const ui_scale *sc, int x, int y, int w,
                 int h, int gap);
+/* Lines at any angle (the geometry view's arrows): a segment t pixels thick,
+ * a filled triangle, and an arrow from (x0, y0) whose head, `head` pixels
+ * long, has its tip at (x1, y1). Fractional pixels are kept. */
+void ui_segment(ui_draw *d, float x0, float y0, float x1, float y1, float t, uint32_t argb);
+void ui_triangle(ui_draw *d, float x0, float y0, float x1, float y1, float x2, float y2, uint32_t argb);
+void ui_arrow(ui_draw *d, float x0, float y0, float x1, float y1, float t, float head, uint32_t argb);
 /* A hatched swatch, stripes starting at its own top-left corner. */
 void ui_hatch(ui_draw *d, int x, int y, int w, int h);
 void ui_clip_push(ui_draw *d, ui_rect r);

@@ -237,6 +237,13 @@ int ui_cairo_draw(cairo_t *cr, ui_cairo *vc, ui_gfx *g, const ui_draw *d)
             fill(cr, r.x, r.y + c->t, c->t, r.h - 2 * c->t, c->color);
             fill(cr, r.x + r.w - c->t, r.y + c->t, c->t, r.h - 2 * c->t, c->color);
             break;
+        case UI_CMD_POLY:
+            set_color(cr, c->color);
+            cairo_move_to(cr, c->poly.x[0], c->poly.y[0]);
+            for (int i = 1; i < c->poly.n; i++) cairo_line_to(cr, c->poly.x[i], c->poly.y[i]);
+            cairo_close_path(cr);
+            cairo_fill(cr);
+            break;
         case UI_CMD_TEXT: text(cr, vc, g, c, ui_cmd_text(d, c)); break;
         case UI_CMD_HEATMAP: heatmap(cr, c); break;
         case UI_CMD_HATCH: /* over a heatmap too: its masked cells were left for this */

@@ -19,6 +19,15 @@ static void frame(ui_gfx *g, ui_rect r, int t, uint32_t c)
     fill(g, r.x + r.w - t, r.y + t, t, r.h - 2 * t, c);
 }
 
+static void poly(ui_gfx *g, const ui_cmd *c)
+{
+    SDL_Vertex v[4];
+    SDL_Color col = {(c->color >> 16) & 255, (c->color >> 8) & 255, c->color & 255, c->color >> 24};
+    for (int i = 0; i < c->poly.n; i++) v[i] = (SDL_Vertex){{c->poly.x[i], c->poly.y[i]}, col, {0, 0}};
+    static const int quad[6] = {0, 1, 2, 0, 2, 3};
+    SDL_RenderGeometry(g->r, NULL, v, c->poly.n, c->poly.n == 4 ? quad : NULL, c->poly.n == 4 ? 6 : 0);
+}
+
 static void text(ui_gfx *g, const char *s, int x, int y, int px, bool bold, uint32_t c)
 {
     ui_gfx_font_px(g, px);
@@ -59,6 +68,7 @@ void ui_gfx_draw(ui_gfx *g, const ui_draw *d)
         case UI_CMD_RECT:
         case UI_CMD_LINE: fill(g, c->r.x, c->r.y, c->r.w, c->r.h, c->color); break;
         case UI_CMD_FRAME: frame(g, c->r, c->t, c->color); break;
+        case UI_CMD_POLY: poly(g, c); break;
         case UI_CMD_TEXT: text(g, ui_cmd_text(d, c), c->r.x, c->r.y, c->text.px, c->text.bold, c->color); break;
         case UI_CMD_HEATMAP:
             ui_gfx_heatmap(g, c->heat.generation, &c->heat.slice, &c->heat.scale, c->r.x, c->r.y, c->r.w, c->r.h,

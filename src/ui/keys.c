@@ -37,6 +37,7 @@ const ui_key_binding ui_keys[] = {
     CYCLE('w', "sliding_window", "w", N_("sliding window: off → 2 → 3 → 4"), N_("window %s")),
     KEY('x', UI_ACT_CROSS, "x", N_("cross-attention on / off")),
     KEY('g', UI_ACT_GRID, "g", N_("all-heads grid")),
+    KEY('a', UI_ACT_GEOMETRY, "a", N_("queries and keys as arrows: similarity is angle and length")),
     KEY('u', UI_ACT_SCALE_HEAD, "u", N_("colour scale: shared by all heads / this head's own")),
     /* TRANSLATORS: the keys column of the help: the mouse wheel, dragging, and the key z */
     KEY('z', UI_ACT_ZOOM_RESET, N_("wheel  drag  z"), N_("zoom into a heatmap / move around it / the whole picture again")),

@@ -113,6 +113,7 @@ int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize
     app->view.compare = v->compare;
     if (v->mode == LESSON_VIEW_GRID) ui_app_do(app, UI_ACT_GRID, 0);
     else if (v->mode == LESSON_VIEW_COMPARE) ui_app_do(app, UI_ACT_COMPARE, 0);
+    else if (v->mode == LESSON_VIEW_GEOMETRY) ui_app_do(app, UI_ACT_GEOMETRY, 0);
     if (p->font_scale > 0) app->font_scale = p->font_scale;
     app->status[0] = '\0';
     return 0;

@@ -28,6 +28,8 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box);
  * ui_app_overview): every layer × every head of the current stage. */
 void ui_plot_overview(ui_draw *dl, const ui_app *app, ui_rect box);
 void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box);
+/* The query–key geometry view (plot_geometry.c, geometry.h). */
+void ui_plot_geometry(ui_draw *dl, const ui_app *app, ui_rect box);
 /* The selected query row's weights as bars, and as one stacked bar reaching 1. */
 void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box);
 

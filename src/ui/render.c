@@ -120,6 +120,7 @@ static int controls(ui_draw *dl, const ui_app *app)
     chip(dl, &f, _("g  all heads"), app->view.mode == LESSON_VIEW_GRID, UI_ACT_GRID, 0);
     if (app->scale_head) chip(dl, &f, _("u  colours: this head"), true, UI_ACT_SCALE_HEAD, 0);
     chip(dl, &f, _("Tab  compare"), app->view.mode == LESSON_VIEW_COMPARE, UI_ACT_COMPARE, 0);
+    chip(dl, &f, _("a  arrows"), app->view.mode == LESSON_VIEW_GEOMETRY, UI_ACT_GEOMETRY, 0);
     chip(dl, &f, _("l  lessons"), app->lesson.picker, UI_ACT_PICKER, 0);
     chip(dl, &f, _("?  help"), app->help, UI_ACT_HELP, 0);
     return f.y + f.h + u / 2;
@@ -546,6 +547,7 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
         else ui_plot_grid(dl, app, pic);
         break;
     case LESSON_VIEW_COMPARE: ui_plot_compare(dl, app, pic); break;
+    case LESSON_VIEW_GEOMETRY: ui_plot_geometry(dl, app, pic); break;
     default: ui_plot_single(dl, app, pic); break;
     }
     status_line(dl, app, (ui_rect){0, h - status_h, w, status_h});
