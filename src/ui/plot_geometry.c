@@ -14,8 +14,12 @@
 #define V_COLOR   0xFF81C784u /* values: green */
 #define AXIS      0xFF4A4A58u
 
+#define LABELS_MAX (3 * UI_GEOM_MAX)
+
 typedef struct {
     float cx, cy, sc; /* the origin on screen, pixels per unit */
+    ui_rect placed[LABELS_MAX]; /* labels drawn so far, which later ones step around */
+    int n_placed;
 } plane;
 
 static float sx(const plane *p, const float v[2]) { return p->cx + v[0] * p->sc; }
@@ -28,23 +32,41 @@ static uint32_t alpha(uint32_t c, float a)
 }
 
 /* A square plot in box with the origin at its centre and room for labels; r the largest length drawn. */
-static plane fit(ui_draw *dl, ui_rect box, float r)
+static void fit(ui_draw *dl, ui_rect box, float r, plane *out)
 {
     int u = ui_line(dl);
     float half = (float)(box.w < box.h ? box.w : box.h) / 2 - 2.5f * u;
-    plane p = {box.x + box.w / 2.0f, box.y + box.h / 2.0f, r > 0 ? half / r : 1};
+    plane p = {box.x + box.w / 2.0f, box.y + box.h / 2.0f, r > 0 ? half / r : 1, {{0}}, 0};
     ui_line_to(dl, box.x + u, (int)p.cy, box.x + box.w - u, (int)p.cy, 1, AXIS);
     ui_line_to(dl, (int)p.cx, box.y + u / 2, (int)p.cx, box.y + box.h - u / 2, 1, AXIS);
-    return p;
+    *out = p;
 }
 
-/* A label just beyond the tip of the arrow from the origin to v. */
-static void tip_label(ui_draw *dl, const plane *p, const float v[2], const char *s, uint32_t c)
+static bool overlaps(const plane *p, ui_rect r)
+{
+    for (int i = 0; i < p->n_placed; i++) {
+        ui_rect o = ui_rect_intersect(r, p->placed[i]);
+        if (o.w > 0 && o.h > 0) return true;
+    }
+    return false;
+}
+
+/* A label just beyond the tip of the arrow from the origin to v; when an
+ * earlier label is there, further out along the arrow, then beside it. */
+static void tip_label(ui_draw *dl, plane *p, const float v[2], const char *s, uint32_t c)
 {
     int u = ui_line(dl), w = ui_text_w(dl, s);
     float n = hypotf(v[0], v[1]), dx = n > 0 ? v[0] / n : 1, dy = n > 0 ? -v[1] / n : 0;
-    float x = sx(p, v) + dx * u * 0.6f, y = sy(p, v) + dy * u * 0.6f;
-    ui_text(dl, s, (int)lroundf(x - (dx < -0.3f ? w : dx < 0.3f ? w / 2.0f : 0)), (int)lroundf(y - u / 2.0f), c);
+    static const float OUT[] = {0.6f, 1.5f, 0.6f, 0.6f, 2.5f, 1.5f, 1.5f, 3.5f, 2.5f, 2.5f, 0.6f, 0.6f, 4.5f};
+    static const float SIDE[] = {0, 0, 1, -1, 0, 1, -1, 0, 1.5f, -1.5f, 2, -2, 0};
+    ui_rect r = {0};
+    for (int k = 0; k < (int)(sizeof OUT / sizeof OUT[0]); k++) {
+        float x = sx(p, v) + dx * u * OUT[k] - dy * u * SIDE[k], y = sy(p, v) + dy * u * OUT[k] + dx * u * SIDE[k];
+        r = (ui_rect){(int)lroundf(x - (dx < -0.3f ? w : dx < 0.3f ? w / 2.0f : 0)), (int)lroundf(y - u / 2.0f), w, u};
+        if (!overlaps(p, r)) break;
+    }
+    ui_text(dl, s, r.x, r.y, c);
+    if (p->n_placed < LABELS_MAX) p->placed[p->n_placed++] = r;
 }
 
 /* The arc at radius |v1| from v0's direction to v1's: the turn RoPE gave. In
@@ -75,7 +97,8 @@ static void qk_panel(ui_draw *dl, const ui_geom *g, int qi, ui_rect box)
     float r = 0;
     for (int i = 0; i < g->s; i++) r = fmaxf(r, hypotf(g->q[i][0], g->q[i][1]));
     for (int j = 0; j < g->t; j++) r = fmaxf(r, hypotf(g->k[j][0], g->k[j][1]));
-    plane p = fit(dl, box, r);
+    plane p;
+    fit(dl, box, r, &p);
     float t = fmaxf(2.0f, u / 8.0f), head = u * 0.7f;
     char buf[32];
     for (int j = 0; j < g->t; j++) {
@@ -86,8 +109,6 @@ static void qk_panel(ui_draw *dl, const ui_geom *g, int qi, ui_rect box)
         }
         ui_arrow(dl, p.cx, p.cy, sx(&p, g->k[j]), sy(&p, g->k[j]), t * (0.6f + 3 * w), head,
                  alpha(K_COLOR, w > 0 ? 0.45f + 0.55f * fminf(1, 3 * w) : 0.25f));
-        snprintf(buf, sizeof buf, "%s %.2f", g->k_label[j], w);
-        tip_label(dl, &p, g->k[j], w > 0 ? buf : g->k_label[j], w > 0 ? UI_TEXT : UI_TEXT_DIM);
     }
     for (int i = 0; i < g->s; i++) {
         bool on = i == qi;
@@ -97,9 +118,21 @@ static void qk_panel(ui_draw *dl, const ui_geom *g, int qi, ui_rect box)
         }
         ui_arrow(dl, p.cx, p.cy, sx(&p, g->q[i]), sy(&p, g->q[i]), on ? 2 * t : t, on ? head * 1.2f : head * 0.8f,
                  alpha(Q_COLOR, on ? 1 : 0.35f));
-        if (on) tip_label(dl, &p, g->q[i], g->q_label[i], Q_COLOR);
         ui_rect hit = {(int)(sx(&p, g->q[i]) - u * 0.7f), (int)(sy(&p, g->q[i]) - u * 0.7f), (int)(1.4f * u), (int)(1.4f * u)};
         ui_layout_hit(dl->layout, hit, UI_ACT_ROW, i);
+    }
+    /* labels last, the query's first and then the keys by weight, so the
+     * ones that matter get the places nearest their tips */
+    tip_label(dl, &p, g->q[qi], g->q_label[qi], Q_COLOR);
+    bool done[UI_GEOM_MAX] = {false};
+    for (int n = 0; n < g->t; n++) {
+        int j = -1;
+        for (int c = 0; c < g->t; c++)
+            if (!done[c] && (j < 0 || g->w[qi][c] > g->w[qi][j])) j = c;
+        done[j] = true;
+        float w = g->w[qi][j];
+        snprintf(buf, sizeof buf, "%s %.2f", g->k_label[j], w);
+        tip_label(dl, &p, g->k[j], w > 0 ? buf : g->k_label[j], w > 0 ? UI_TEXT : UI_TEXT_DIM);
     }
 }
 
@@ -112,12 +145,11 @@ static void value_panel(ui_draw *dl, const ui_geom *g, int qi, ui_rect box)
         acc[0] += g->w[qi][j] * g->v[j][0], acc[1] += g->w[qi][j] * g->v[j][1];
         r = fmaxf(r, hypotf(acc[0], acc[1]));
     }
-    plane p = fit(dl, box, r);
+    plane p;
+    fit(dl, box, r, &p);
     float t = fmaxf(2.0f, u / 8.0f), head = u * 0.7f;
-    for (int j = 0; j < g->t; j++) {
+    for (int j = 0; j < g->t; j++)
         ui_arrow(dl, p.cx, p.cy, sx(&p, g->v[j]), sy(&p, g->v[j]), 1, head * 0.7f, alpha(V_COLOR, 0.4f));
-        tip_label(dl, &p, g->v[j], g->k_label[j], UI_TEXT_DIM);
-    }
     /* wᵢ₀v₀ + wᵢ₁v₁ + …: each value arrow shrunk by its weight, tip to tail */
     float at[2] = {0, 0};
     for (int j = 0; j < g->t; j++) {
@@ -127,6 +159,7 @@ static void value_panel(ui_draw *dl, const ui_geom *g, int qi, ui_rect box)
     }
     ui_arrow(dl, p.cx, p.cy, sx(&p, g->ctx[qi]), sy(&p, g->ctx[qi]), 2 * t, head * 1.2f, Q_COLOR);
     tip_label(dl, &p, g->ctx[qi], _("context"), Q_COLOR);
+    for (int j = 0; j < g->t; j++) tip_label(dl, &p, g->v[j], g->k_label[j], UI_TEXT_DIM);
 }
 
 void ui_plot_geometry(ui_draw *dl, const ui_app *app, ui_rect box)
