@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""check_course.py: the shipped course keeps its teaching rules.
+
+Reads lessons/en and lessons/zh as text (the parser's own tests are in
+test_lesson.c) and fails (exit 1) when
+  - a multiple-choice choice has no explanation (a plain '-' item indented
+    under it);
+  - the right answer of one-answer quizzes is predictably the longest choice
+    (more than MAX_LONGEST of them in a language) or predictably in the same
+    place (more than MAX_SAME_PLACE at one index);
+  - a language has more than MAX_ARGMAX "click the argmax" quizzes, or more
+    than MAX_SCALE numeric quizzes that ask for the value of √dₖ again;
+  - a Chinese lesson quotes, in 「」, an interface label that the Chinese
+    screen does not show: a quote that is neither a msgstr of
+    assets/po/zh_CN.po (or a line of one),
+    nor made of the course's tokens, nor one of the PROSE quotes below. A
+    msgstr's printf conversions match any value: 「头 5 · kv 1」 is "头 %d · kv %d".
+
+Usage: python3 tests/check_course.py [--root DIR]
+"""
+import argparse
+import glob
+import os
+import re
+import sys
+import unicodedata
+
+MAX_LONGEST = 0.35
+MAX_SAME_PLACE = 0.45
+MAX_ARGMAX = 4
+MAX_SCALE = 2
+
+# Quotes in the Chinese course that are words about words, not labels on the
+# screen: what a head "does", a student's question, a quoted idea.
+PROSE = {
+    "预测下一个 token", "问什么", "训练时再做 dropout", "被遮住", "自己的权重", "看前一个字", "相对", "果断",
+    "抄答案", "往回一步", "往回一个位置", "源句里哪些词和我现在这个 token 有关？", "标签", "查询 − 键",
+    "真、真、真、pad、pad、pad", "未来",
+}
+
+CHOICE = re.compile(r"^(\s*)[-*+] \[( |x|X)\] (.*)$")
+ITEM = re.compile(r"^(\s*)[-*+] (?!\[[ xX]\] )(.*)$")
+FENCE = re.compile(r"^\s*(```+|~~~+)")
+
+
+def width(s):
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+
+def quizzes(path):
+    """Yields (line, [(right, text, explained)]) for each task list."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    cur, fenced = None, False
+    for n, line in enumerate(lines, 1):
+        if FENCE.match(line):
+            fenced = not fenced
+        if fenced:
+            continue
+        m = CHOICE.match(line)
+        if m:
+            if cur is None:
+                cur = (n, [], len(m.group(1)))
+            cur[1].append([m.group(2) != " ", m.group(3).strip(), False])
+            continue
+        if cur is not None:
+            m = ITEM.match(line)
+            if m and len(m.group(1)) > cur[2]:
+                cur[1][-1][2] = True
+                continue
+            if line.strip() == "" or (line.startswith(" " * (cur[2] + 2)) and line.strip()):
+                continue
+            yield cur[0], cur[1]
+            cur = None
+    if cur is not None:
+        yield cur[0], cur[1]
+
+
+def quiz_blocks(path):
+    """Yields (line, {key: value}) for each ```quiz block."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() == "```quiz":
+            start, kv = i + 1, {}
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith("```"):
+                if "=" in lines[i]:
+                    k, v = lines[i].split("=", 1)
+                    kv[k.strip()] = v.strip()
+                i += 1
+            yield start, kv
+        i += 1
+
+
+def msgstrs(po):
+    out, cur, key = set(), [], None
+    for line in open(po, encoding="utf-8"):
+        line = line.strip()
+        if line.startswith("msgstr "):
+            key, cur = "s", [line[7:]]
+        elif line.startswith("msgid"):
+            if key == "s":
+                out.add("".join(eval(x) for x in cur))
+            key, cur = "i", []
+        elif line.startswith('"') and key:
+            cur.append(line)
+    if key == "s":
+        out.add("".join(eval(x) for x in cur))
+    # each line of a msgstr, its conversions standing for any value: 「头 5 · kv 1」 is "头 %d · kv %d"
+    conv = r"%(?:\d+\$)?[-+ 0#]*\d*(?:\.\d+)?[a-z]+"
+    patterns = []
+    for s in out:
+        for line in s.split("\n"):
+            parts = re.split(conv, line.strip())
+            if any(p.strip() for p in parts):
+                patterns.append(re.compile(".+?".join(re.escape(p) for p in parts)))
+    return out, patterns
+
+
+def course_tokens(root):
+    toks = set()
+    for path in glob.glob(os.path.join(root, "lessons", "*", "*.md")):
+        for line in open(path, encoding="utf-8"):
+            m = re.match(r"\s*(tokens|text|source_tokens|source)\s*=\s*(.*)$", line)
+            if m:
+                words = [t for t in re.split(r"[\s|]+", m.group(2)) if t]
+                toks.update(words)
+                toks.update(c for w in words for c in w)  # a character model reads "床前明月光" a character at a time
+    return toks
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
+    root = ap.parse_args().root
+    problems = []
+    for lang in ("en", "zh"):
+        files = sorted(glob.glob(os.path.join(root, "lessons", lang, "*.md")))
+        single = longest = 0
+        places = {}
+        argmax = scale = 0
+        for path in files:
+            rel = os.path.relpath(path, root)
+            for line, choices in quizzes(path):
+                for i, (right, text, explained) in enumerate(choices):
+                    if not explained:
+                        problems.append(f"{rel}:{line + i}: choice {i + 1} has no explanation (an indented '- ' line under it)")
+                rights = [i for i, c in enumerate(choices) if c[0]]
+                if len(rights) == 1 and len(choices) > 1:
+                    single += 1
+                    w = [width(c[1]) for c in choices]
+                    longest += w[rights[0]] == max(w) and w.count(max(w)) == 1
+                    places[rights[0]] = places.get(rights[0], 0) + 1
+            for line, kv in quiz_blocks(path):
+                if kv.get("click") == "argmax":
+                    argmax += 1
+                if "answer" in kv and "√" in kv.get("hint", "") + kv.get("explain", ""):
+                    try:
+                        a = float(kv["answer"])
+                    except ValueError:
+                        continue
+                    if any(abs(a - d ** 0.5) < 0.01 for d in (4, 8, 16, 32, 64, 128, 256, 512)):
+                        scale += 1
+        if single:
+            if longest / single > MAX_LONGEST:
+                problems.append(f"lessons/{lang}: the right answer is the longest choice in {longest} of {single} quizzes "
+                                f"(at most {MAX_LONGEST:.0%})")
+            for place, n in sorted(places.items()):
+                if n / single > MAX_SAME_PLACE:
+                    problems.append(f"lessons/{lang}: the right answer is choice {place + 1} in {n} of {single} quizzes "
+                                    f"(at most {MAX_SAME_PLACE:.0%})")
+        if argmax > MAX_ARGMAX:
+            problems.append(f"lessons/{lang}: {argmax} 'click = argmax' quizzes (at most {MAX_ARGMAX})")
+        if scale > MAX_SCALE:
+            problems.append(f"lessons/{lang}: {scale} numeric quizzes ask for √dₖ (at most {MAX_SCALE})")
+        print(f"{lang}: {single} one-answer choice quizzes, right answer longest in {longest}, "
+              f"places {dict(sorted(places.items()))}, {argmax} argmax clicks, {scale} √dₖ values")
+
+    full, patterns = msgstrs(os.path.join(root, "assets", "po", "zh_CN.po"))
+    toks = course_tokens(root)
+    for path in sorted(glob.glob(os.path.join(root, "lessons", "zh", "*.md"))):
+        rel = os.path.relpath(path, root)
+        for n, line in enumerate(open(path, encoding="utf-8"), 1):
+            for q in re.findall(r"「([^」]*)」", line):
+                if q in PROSE or q in full or any(r.search(q) and r.fullmatch(q) for r in patterns):
+                    continue
+                if all(t in toks for t in q.split()) or all(c in toks for c in q if not c.isspace()):
+                    continue
+                problems.append(f"{rel}:{n}: 「{q}」 is not on the Chinese screen (no msgstr of zh_CN.po shows it)")
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
