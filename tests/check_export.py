@@ -53,7 +53,7 @@ VIEWS = [
      ["Three weight matrices", "m30"]),
     ("lesson_zh", ["--lesson", os.path.join(ARGS.lessons, "zh", "01-self-attention.md"), "--step", "2", "--lang", "zh"],
      ["三个权重矩阵", "注意力"]),
-    ("picker", ["--picker"], ["Self-attention with Q, K and V", "Pitfalls"]),
+    ("picker", ["--picker"], ["Self-attention", "Arrows", "Pitfalls"]),
 ]
 
 
