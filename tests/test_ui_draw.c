@@ -87,6 +87,12 @@ static int setup_gqa(void **state)
     return setup_with(state, kv);
 }
 
+static int setup_long(void **state)
+{
+    static const char *const kv[] = {"tokens", "the transformer reads | short", NULL};
+    return setup_with(state, kv);
+}
+
 static int teardown(void **state)
 {
     fixture *f = *state;
@@ -839,6 +845,37 @@ static void test_geometry_view(void **state)
     assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);
 }
 
+/* A label too long for its column is cut with "…", never left out, in the
+ * single view and every pane of the grid; the tooltip shows it whole. */
+static void test_long_labels(void **state)
+{
+    fixture *f = *state;
+    for (int grid = 0; grid < 2; grid++) {
+        if (grid) assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0));
+        build(f);
+        check_list(f);
+        int whole = 0, cut = 0, reads = 0;
+        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
+            if (c->kind != UI_CMD_TEXT) continue;
+            const char *s = ui_cmd_text(&f->dl, c);
+            whole += !strcmp(s, "transformer");
+            cut += !strncmp(s, "tr", 2) && strstr(s, "…") != NULL;
+            reads += !strcmp(s, "reads");
+        }
+        int panes = grid ? 4 : 1;
+        assert_int_equal(reads, 2 * panes); /* as a row and as a column label in each pane */
+        assert_true(whole + cut >= 2 * panes);
+    }
+    /* hover the cell (row 2, column 1): the tooltip names both labels in full */
+    const ui_heat_area *a = &f->app.layout.areas[0];
+    int x = a->r.x + a->r.w * 3 / 6, y = a->r.y + a->r.h * 5 / 6;
+    assert_true(ui_app_mouse_move(&f->app, x, y));
+    assert_int_equal(f->app.hover_i, 2);
+    assert_int_equal(f->app.hover_j, 1);
+    build(f);
+    assert_true(has_text(&f->dl, "row 2: reads   column 1: transformer"));
+}
+
 static void test_lesson_panel(void **state)
 {
     fixture *f = *state;
@@ -898,6 +935,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_choice_explanations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_geometry_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_labels, setup_long, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),

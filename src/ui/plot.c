@@ -279,21 +279,25 @@ static int row_labels(ui_draw *dl, const ui_app *app, const attn_trace *tr, cons
     return step;
 }
 
-/* Column labels centred over the cells at y: every column when they fit, else
- * every n-th. Returns n. */
+/* Column labels centred over the cells at y: every column when a cell is at
+ * least a Chinese character wide, a label too long for its cell cut with "…"
+ * (the tooltip shows it whole), else every n-th. Returns n. */
 static int col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p, int y)
 {
     const ui_slice *s = p->s;
     int u = ui_line(dl);
     char buf[96];
+    double cw = p->r.w / (double)s->cols;
     int maxw = 0, probe = ui_imax(1, s->cols / 64);
     for (int j = 0; j < s->cols; j += probe)
         maxw = ui_imax(maxw, ui_text_w(dl, ui_view_col_label(tr, v, j, buf, sizeof buf)));
-    int step = ui_imax(1, (int)ceil((maxw + u / 2) / fmax(p->r.w / (double)s->cols, 0.01)));
+    int room = ui_imin(maxw + u / 2, u + u / 4); /* what one label needs: whole, or one character and "…" */
+    int step = ui_imax(1, (int)ceil(room / fmax(cw, 0.01)));
     for (int j = 0; j < s->cols; j += step) {
         ui_rect c = cell_px(p, 0, j);
         const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
-        ui_text(dl, lab, c.x + (c.w - ui_text_w(dl, lab)) / 2, y, UI_TEXT);
+        int span = (int)(cw * step) - 2, tw = ui_imin(ui_text_w(dl, lab), span);
+        ui_text_fit(dl, lab, c.x + (c.w - tw) / 2, y, span, UI_TEXT);
     }
     return step;
 }

@@ -377,14 +377,22 @@ static void tooltip(ui_draw *dl, const ui_app *app)
     if (ui_view_make(tr, a->stage, app->view.batch, a->head, &v)) return;
     ui_view_explain(tr, &v, app->hover_i, app->hover_j, buf, sizeof buf);
     if (!buf[0]) return;
-    int u = ui_line(dl);
-    int w = ui_imin(ui_text_w(dl, buf) + u, dl->layout->width - u);
+    /* the cell's row and column labels in full (the axes may show them cut), then the explanation, wrapped */
+    char rl[96], cl[96], head[260];
+    const char *r = v.row_axis == UI_AXIS_NONE ? "" : ui_view_row_label(tr, &v, app->hover_i, rl, sizeof rl);
+    const char *c = ui_view_col_label(tr, &v, app->hover_j, cl, sizeof cl);
+    if (*r) snprintf(head, sizeof head, _("row %d: %s   column %d: %s"), app->hover_i, r, app->hover_j, c);
+    else snprintf(head, sizeof head, _("column %d: %s"), app->hover_j, c);
+    int u = ui_line(dl), maxw = ui_imax(10 * u, ui_imin(dl->layout->width - 2 * u, 44 * u));
+    int w = ui_imin(ui_imax(ui_text_w(dl, buf), ui_text_w(dl, head)), maxw);
+    int lines = 1 + ui_text_wrap_lines(dl, buf, w), h = lines * u + u / 2;
     int x = app->mouse_x + u, y = app->mouse_y + u;
-    if (x + w > dl->layout->width) x = ui_imax(0, dl->layout->width - w);
-    if (y + 2 * u > dl->layout->height) y = app->mouse_y - 2 * u;
-    ui_fill(dl, x, y, w, u + u / 2, 0xF0101016u);
-    ui_frame(dl, x, y, w, u + u / 2, 1, UI_ACCENT);
-    ui_text_fit(dl, buf, x + u / 2, y + u / 4, w - u, UI_WHITE);
+    if (x + w + u > dl->layout->width) x = ui_imax(0, dl->layout->width - w - u);
+    if (y + h > dl->layout->height) y = ui_imax(0, app->mouse_y - h - u / 2);
+    ui_fill(dl, x, y, w + u, h, 0xF0101016u);
+    ui_frame(dl, x, y, w + u, h, 1, UI_ACCENT);
+    ui_text_fit(dl, head, x + u / 2, y + u / 4, w, UI_ACCENT);
+    ui_text_wrap(dl, buf, x + u / 2, y + u / 4 + u, w, UI_WHITE);
 }
 
 /* The help: a line for each row of the key table that has help text (keys.c),
