@@ -93,6 +93,12 @@ static int setup_long(void **state)
     return setup_with(state, kv);
 }
 
+static int setup_seq40(void **state)
+{
+    static const char *const kv[] = {"seq", "40", NULL};
+    return setup_with(state, kv);
+}
+
 static int teardown(void **state)
 {
     fixture *f = *state;
@@ -876,6 +882,28 @@ static void test_long_labels(void **state)
     assert_true(has_text(&f->dl, "row 2: reads   column 1: transformer"));
 }
 
+/* Too many tokens to label every row and column: every pane of the compare
+ * view says which labels it shows, the grid says its thumbnails have none,
+ * and no label is drawn as a bare "…". */
+static void test_hidden_labels_are_said(void **state)
+{
+    fixture *f = *state;
+    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE, 0));
+    build(f);
+    check_layout(f);
+    int notes = 0;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        if (c->kind == UI_CMD_TEXT) {
+            notes += !strncmp(ui_cmd_text(&f->dl, c), "labels: 1 ", 10);
+            assert_string_not_equal(ui_cmd_text(&f->dl, c), "…");
+        }
+    assert_int_equal(notes, 3);
+    assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0));
+    build(f);
+    check_layout(f);
+    assert_true(has_text(&f->dl, "the thumbnails are too small for token labels: hover a cell for its tokens, or g for one head"));
+}
+
 static void test_lesson_panel(void **state)
 {
     fixture *f = *state;
@@ -936,6 +964,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_choice_explanations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_geometry_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_labels, setup_long, teardown),
+        cmocka_unit_test_setup_teardown(test_hidden_labels_are_said, setup_seq40, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),

@@ -291,7 +291,7 @@ static int col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v,
     int maxw = 0, probe = ui_imax(1, s->cols / 64);
     for (int j = 0; j < s->cols; j += probe)
         maxw = ui_imax(maxw, ui_text_w(dl, ui_view_col_label(tr, v, j, buf, sizeof buf)));
-    int room = ui_imin(maxw + u / 2, u + u / 4); /* what one label needs: whole, or one character and "…" */
+    int room = ui_imin(maxw + u / 2, ui_text_w(dl, "猫…") + 2); /* what one label needs: whole, or one character and "…" */
     int step = ui_imax(1, (int)ceil(room / fmax(cw, 0.01)));
     for (int j = 0; j < s->cols; j += step) {
         ui_rect c = cell_px(p, 0, j);
@@ -325,12 +325,27 @@ static void hidden_labels_note(ui_draw *dl, const placed *p, int row_step, int c
     /* two lines: what is shown; then, if there is room, the hint after the semicolon */
     char *semi = strstr(buf, "; "), *wide = strstr(buf, "；");
     char *cut = semi ? semi : wide;
-    if (!cut) return;
-    const char *rest = cut + (semi ? 2 : strlen("；"));
-    *cut = '\0';
-    if (ui_text_w(dl, buf) > p->r.w) return;
-    ui_text(dl, buf, p->r.x, y, UI_TEXT_DIM);
-    if (y + 2 * u <= bottom && ui_text_w(dl, rest) <= p->r.w) ui_text(dl, rest, p->r.x, y + u, UI_TEXT_DIM);
+    if (cut) {
+        const char *rest = cut + (semi ? 2 : strlen("；"));
+        *cut = '\0';
+        if (ui_text_w(dl, buf) <= p->r.w) {
+            ui_text(dl, buf, p->r.x, y, UI_TEXT_DIM);
+            if (y + 2 * u <= bottom && ui_text_w(dl, rest) <= p->r.w) ui_text(dl, rest, p->r.x, y + u, UI_TEXT_DIM);
+            return;
+        }
+    }
+    /* a small pane: the shortest form, cut only if even that is wider than the pane */
+    /* TRANSLATORS: under a small heatmap whose axes show only every n-th label */
+    snprintf(buf, sizeof buf, _("labels: 1 in %d (hover)"), row_step > col_step ? row_step : col_step);
+    ui_text_fit(dl, buf, p->r.x, y, p->r.w, UI_TEXT_DIM);
+}
+
+/* Whether the axes of p will leave labels out: rows under a line tall, or
+ * columns narrower than a character and its "…" (see row_labels, col_labels). */
+static bool labels_thinned(ui_draw *dl, const placed *p, bool rows)
+{
+    int u = ui_line(dl);
+    return (rows && p->r.h / (double)p->s->rows < u * 0.95) || p->r.w / (double)p->s->cols < ui_text_w(dl, "猫…") + 2;
 }
 
 /* weights_dropout: a mark on each weight that dropout set to 0 (the weight before
@@ -358,8 +373,15 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
                     ui_rect box, const ui_plot_opts *o)
 {
     placed p;
-    int lw;
+    int lw, u = ui_line(dl);
     if (!place(dl, tr, v, box, o, &p, &lw)) return -1;
+    /* labels left out need their note under the picture: make room for it there */
+    if (o->labels && labels_thinned(dl, &p, !o->no_row_labels) && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
+        ui_rect smaller = {box.x, box.y, box.w, box.h - u - u / 4};
+        placed q;
+        int qlw;
+        if (smaller.h > 2 * u && place(dl, tr, v, smaller, o, &q, &qlw)) p = q, lw = qlw;
+    }
     ui_heatmap(dl, o->generation, p.s, sc, p.r.x, p.r.y, p.r.w, p.r.h, p.gap);
     int area = add_area(dl->layout, p.r, v, v->head < 0 ? app->view.head : v->head, o->pane, v->tensor->name);
     cell_numbers(dl, &p, sc);
@@ -498,6 +520,13 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
     int nc = grid_columns(d->h, gw, box.h, v.slice.rows, v.slice.cols, u), nr = (d->h + nc - 1) / nc;
     char buf[160];
     int pw = gw / nc, ph = box.h / nr;
+    if (!thumb_labels((ui_rect){0, 0, pw - u, ph - u * 3 / 2 - u / 2}, &v, u)) {
+        /* no thumbnail has room for its tokens: say so under them, and where they are */
+        box.h -= u + u / 4;
+        ph = box.h / nr;
+        ui_text_fit(dl, _("the thumbnails are too small for token labels: hover a cell for its tokens, or g for one head"),
+                    box.x, box.y + box.h + u / 4, box.w, UI_TEXT_DIM);
+    }
     for (int hh = 0; hh < d->h; hh++) {
         ui_view_slice hv;
         ui_view_make(&app->trace, t->name, app->view.batch, hh, &hv);
