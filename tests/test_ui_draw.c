@@ -617,6 +617,11 @@ static void test_mask_legend(void **state)
     assert_true(has_text(&f->dl, "masked"));
     assert_true(has_text(&f->dl, "−∞"));
     assert_false(has_text(&f->dl, "-1.00"));
+    assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0)); /* the grid too */
+    build(f);
+    assert_true(has_text(&f->dl, "masked"));
+    assert_false(has_text(&f->dl, "-1.00") || has_text(&f->dl, "1.00"));
+    assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0));
     assert_int_equal(ui_app_set_stage(&f->app, "weights"), 0);
     build(f);
     assert_false(has_text(&f->dl, "may look"));

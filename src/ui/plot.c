@@ -546,8 +546,11 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
             if (cur) ui_frame(dl, r.x - 7, r.y - 7, r.w + 14, r.h + 14, 2, UI_WHITE);
         }
     }
-    colorbar(dl, &sc, box.x + gw + u / 2, box.y + u + u / 4, ui_imin(box.h - 4 * u, 12 * u), specials(&v.slice),
-             box.y + box.h);
+    if (attn_tensor_stage(t) == ATTN_STAGE_MASK) /* the mask's two values: a legend, not a colour scale */
+        mask_legend(dl, &sc, &v.slice, box.x + gw + u / 2, box.y + u + u / 4);
+    else
+        colorbar(dl, &sc, box.x + gw + u / 2, box.y + u + u / 4, ui_imin(box.h - 4 * u, 12 * u), specials(&v.slice),
+                 box.y + box.h);
 }
 
 /* ---- compare view --------------------------------------------------------- */
