@@ -3,7 +3,8 @@
 to PNG, SVG and PDF with `attnlab render`, and each file checked with the
 tools a reader would open it with.
 
-- the SVG parses as XML and rsvg-convert draws it at the PNG's size; the two
+- the SVG parses as XML, its text layer (<text> under the glyph outlines)
+  holds the view's token labels, and rsvg-convert draws it at the PNG's size; the two
   pictures agree (per-pixel difference, averaged and at the 99th percentile:
   text is anti-aliased differently, nothing may be missing or moved);
 - the PDF is read by pdfinfo (one page, the picture's size in points) and
@@ -81,10 +82,15 @@ def check_view(name, flags, labels):
             fail(f"{name}.{ext}: attnlab render exited {r.returncode}: {r.stderr.strip()}")
             return
     try:
-        ET.parse(paths["svg"])
+        svg = ET.parse(paths["svg"])
     except ET.ParseError as e:
         fail(f"{name}.svg does not parse as XML: {e}")
         return
+    # the drawing's text is also SVG text (an invisible layer), so it can be selected and found
+    words = "\n".join(e.text or "" for e in svg.iter("{http://www.w3.org/2000/svg}text"))
+    missing = [t for t in labels if t not in words]
+    if missing:
+        fail(f"{name}.svg: its text layer lacks {missing}")
     raster = os.path.join(TMP, f"{name}.svg.png")
     r = run("rsvg-convert", paths["svg"], "-o", raster)
     if r.returncode:

@@ -55,6 +55,61 @@ static cairo_status_t append(void *closure, const unsigned char *data, unsigned 
     return CAIRO_STATUS_SUCCESS;
 }
 
+static bool put(bytes *b, const char *s, size_t n)
+{
+    return append(b, (const unsigned char *)s, (unsigned)n) == CAIRO_STATUS_SUCCESS;
+}
+
+/* s with XML's five special characters escaped. */
+static bool put_escaped(bytes *b, const char *s)
+{
+    bool ok = true;
+    for (; *s && ok; s++) {
+        const char *e = *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" : *s == '"' ? "&quot;" :
+                        *s == '\'' ? "&apos;" : NULL;
+        ok = e ? put(b, e, strlen(e)) : put(b, s, 1);
+    }
+    return ok;
+}
+
+/* cairo's SVG draws text as glyph outlines, which no one can select or
+ * search. Under them goes a layer of the same text as SVG <text>, invisible
+ * (fill-opacity 0) and stretched to each run's measured width, so a browser
+ * or an editor selects, finds and copies the words where they are drawn.
+ * Text outside the clip it was drawn in (a scrolled lesson) is left out. */
+static bool svg_text_layer(bytes *b, const ui_draw *dl)
+{
+    /* everything before the closing tag, then the layer, then the tag again */
+    static const char END[] = "</svg>";
+    size_t at = b->len;
+    while (at >= sizeof END - 1 && memcmp(b->data + at - (sizeof END - 1), END, sizeof END - 1)) at--;
+    if (at < sizeof END - 1) return false;
+    b->len = at - (sizeof END - 1);
+    static const char OPEN[] = "<g id=\"text\" fill-opacity=\"0\" font-family=\"sans-serif\">\n";
+    bool ok = put(b, OPEN, strlen(OPEN));
+    ui_rect clip[16];
+    int depth = 0;
+    char num[160];
+    for (const ui_cmd *c = NULL; ok && (c = ui_draw_next(dl, c));) {
+        if (c->kind == UI_CMD_CLIP_PUSH) {
+            ui_rect r = depth ? ui_rect_intersect(c->r, clip[depth < 16 ? depth - 1 : 15]) : c->r;
+            if (depth < 16) clip[depth] = r;
+            depth++;
+        } else if (c->kind == UI_CMD_CLIP_POP && depth > 0) {
+            depth--;
+        } else if (c->kind == UI_CMD_TEXT) {
+            ui_rect in = depth ? ui_rect_intersect(c->r, clip[depth < 16 ? depth - 1 : 15]) : c->r;
+            if (in.w <= 0 || in.h <= 0) continue;
+            /* the baseline about four fifths of the size below the top */
+            int n = snprintf(num, sizeof num,
+                             "<text x=\"%d\" y=\"%.1f\" font-size=\"%d\" textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\">",
+                             c->r.x, c->r.y + 0.8 * c->text.px, c->text.px, c->r.w > 0 ? c->r.w : 1);
+            ok = put(b, num, (size_t)n) && put_escaped(b, ui_cmd_text(dl, c)) && put(b, "</text>\n", strlen("</text>\n"));
+        }
+    }
+    return ok && put(b, "</g>\n</svg>\n", strlen("</g>\n</svg>\n"));
+}
+
 int ui_export_vector(ui_app *app, ui_gfx *g, int w, int h, ui_save_kind kind, const char *path, char *err,
                      size_t errsize)
 {
@@ -82,6 +137,8 @@ int ui_export_vector(ui_app *app, ui_gfx *g, int w, int h, ui_save_kind kind, co
     ui_render_commit(app, &app->layout);
     attn_error e;
     int rc = 0;
+    if (st == CAIRO_STATUS_SUCCESS && !drawn && !out.failed && kind == UI_SAVE_SVG && !svg_text_layer(&out, &g->list))
+        out.failed = true;
     if (st != CAIRO_STATUS_SUCCESS || drawn || out.failed) {
         snprintf(err, errsize, "%s: cannot draw: %s", path, cairo_status_to_string(st));
         rc = -1;
