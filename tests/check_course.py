@@ -14,7 +14,10 @@ test_lesson.c) and fails (exit 1) when
     screen does not show: a quote that is neither a msgstr of
     assets/po/zh_CN.po (or a line of one),
     nor made of the course's tokens, nor one of the PROSE quotes below. A
-    msgstr's printf conversions match any value: 「头 5 · kv 1」 is "头 %d · kv %d".
+    msgstr's printf conversions match any value: 「头 5 · kv 1」 is "头 %d · kv %d";
+  - a Chinese paragraph breaks its source line between a Chinese character
+    (or full-width punctuation) and a Latin one: the break reads as a stray
+    space on screen ("结果： weights").
 
 Usage: python3 tests/check_course.py [--root DIR]
 """
@@ -187,6 +190,17 @@ def main():
                 if all(t in toks for t in q.split()) or all(c in toks for c in q if not c.isspace()):
                     continue
                 problems.append(f"{rel}:{n}: 「{q}」 is not on the Chinese screen (no msgstr of zh_CN.po shows it)")
+    for path in sorted(glob.glob(os.path.join(root, "lessons", "zh", "*.md"))):
+        rel = os.path.relpath(path, root)
+        lines, fenced = open(path, encoding="utf-8").read().split("\n"), False
+        for n in range(len(lines) - 1):
+            a, b = lines[n].rstrip(), lines[n + 1].strip()
+            if FENCE.match(a):
+                fenced = not fenced
+            if fenced or not a.strip() or not b or re.match(r"(```|~~~|#|[-*+] |\d+\. |\||>)", b):
+                continue
+            if width(a[-1]) != width(b[0]):
+                problems.append(f"{rel}:{n + 1}: the line breaks between '{a[-1]}' and '{b[0]}': a stray space on screen")
     for p in problems:
         print(p)
     return 1 if problems else 0
