@@ -430,6 +430,12 @@ static void toggles_recompute_on_a_worker(void **state)
     assert_int_equal(app->cfg.causal, ATTN_CAUSAL_OFF);
     assert_false(app->trace.cfg.causal);
     assert_string_equal(app->status, "causal mask off");
+    /* the worker also found the colour range of the stage shown: the next frame does not scan it */
+    int shown = ui_app_stage(app);
+    assert_true(shown >= 0 && app->scales[shown].lo <= app->scales[shown].hi);
+    ui_scale want = ui_view_scale(&app->trace.tensors[shown]);
+    assert_float_equal(app->scales[shown].lo, want.lo, 0);
+    assert_float_equal(app->scales[shown].hi, want.hi, 0);
     /* two toggles at once: the second request supersedes the first */
     key(f, SDLK_c, 0);
     assert_true(ui_app_busy(app, NULL, NULL, NULL));

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +21,7 @@
 #include "clock.h"
 #include "forward.h"
 #include "i18n.h"
+#include "view.h"
 
 typedef struct ui_job {
     pthread_t thread;
@@ -34,6 +36,9 @@ typedef struct ui_job {
     attn_config next;        /* the settings that become app->cfg */
     int step;                /* the decode step it was asked for */
     double budget;
+    char stage[ATTN_MAX_NAME]; /* the stage shown: the worker also computes its colour range, */
+    int scale_idx;           /* ... for this tensor of result (-1: none), */
+    ui_scale scale;          /* ... so the frame that installs it does not scan it on the main thread */
     bool has_pending;        /* a newer request, started when this one ends */
     attn_config pending;
     int pending_step;
@@ -43,6 +48,11 @@ static void *work(void *arg)
 {
     ui_job *j = arg;
     j->status = attn_trace_run(&j->run, &j->in, &j->result, &j->err);
+    const attn_tensor *t = j->status == ATTN_OK ? attn_trace_find(&j->result, j->stage) : NULL;
+    if (t) {
+        j->scale = ui_view_scale(t);
+        j->scale_idx = (int)(t - j->result.tensors);
+    }
     atomic_store(&j->done, true);
     return NULL;
 }
@@ -69,6 +79,8 @@ static int start(ui_app *app, attn_config *next)
     }
     j->next = *next;
     j->step = app->view.decode_step;
+    snprintf(j->stage, sizeof j->stage, "%s", app->view.stage);
+    j->scale_idx = -1;
     atomic_init(&j->done, false);
     atomic_init(&j->progress.cancel, 0);
     atomic_init(&j->progress.layer, 0);
@@ -118,6 +130,8 @@ bool ui_app_poll(ui_app *app)
         app->view.decode_step = j->step;
         ui_app_install(app, &j->result, &j->next, j->budget);
         memset(&j->next, 0, sizeof j->next); /* both moved into the app */
+        if (j->scale_idx >= 0 && j->scale_idx < app->trace.n_tensors && app->scales)
+            app->scales[j->scale_idx] = j->scale;
         j->status = ATTN_ERR_CANCELLED;
     } else if (j->status != ATTN_ERR_CANCELLED) {
         ui_app_status(app, true, "%s", j->err.msg);
