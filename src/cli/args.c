@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "engine/budget.h"
 #include "engine/fileio.h"
 
 /* The command options: everything that is not a setting (settings come from
@@ -349,4 +351,26 @@ int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_pos
         }
     }
     return -1;
+}
+
+/* Measured under Xvfb with Mesa's software GL (llvmpipe), 2 cores: the window
+ * maps 620 MiB more than `trace` once it shows a trace, and 83 MiB more while a
+ * change recomputes. Most of it is per thread (a stack and a 64 MiB malloc
+ * arena each): with LP_NUM_THREADS 1, 2 and 8 it was 476, 620 and 1356 MiB,
+ * 374 MiB + 123 MiB a llvmpipe thread, and llvmpipe starts one a core. A GPU's
+ * driver maps other amounts. */
+void cli_reserve_window(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cores = cores < 1 ? 1 : cores > 32 ? 32 : cores; /* llvmpipe's most */
+    attn_budget_reserve((512.0 + 128.0 * (double)cores) * (1 << 20));
+}
+
+/* Measured: `render` maps about 12 bytes a pixel of the picture (the frame,
+ * its copy read back, the PNG's rows): 140 MiB at 4000 × 3000, 552 MiB at 8000 × 6000. */
+void cli_reserve_picture(const ui_picture *p)
+{
+    double scale = p->scale > 0 ? p->scale : 1, w = (p->width > 0 ? p->width : 1280) * scale,
+           h = (p->height > 0 ? p->height : 800) * scale;
+    attn_budget_reserve(16.0 * w * h);
 }

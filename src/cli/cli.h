@@ -46,6 +46,13 @@ int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_pos
 /* Prints the config flags section of a --help text. */
 void cli_print_config_help(void);
 
+/* What a command maps besides its traces and compute threads, declared to the
+ * memory budget (engine/budget.h) before anything is computed or loaded, so
+ * that under `ulimit -v` the command is refused up front, not halfway.
+ * The window: SDL, GL (with its threads) and fonts. A picture: its pixels. */
+void cli_reserve_window(void);
+void cli_reserve_picture(const ui_picture *p);
+
 /* Exit code for an engine status. */
 int cli_exit_code(attn_status st);
 

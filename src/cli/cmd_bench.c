@@ -1,4 +1,5 @@
 /* cmd_bench.c — `attnlab bench [config] [--repeat N]`: times full traced forward passes. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,15 +69,30 @@ static int bench_decode(const attn_model *m, const attn_config *cfg, int steps)
 }
 
 /* The first trace: the inputs of the timed runs. It stays while each timed
- * one is made, so two traces count against the memory limit. */
-static attn_status first_trace(const attn_config *cfg, const attn_model *model, attn_trace *first, attn_error *err)
+ * one is made, so two traces count against the budget, checked here once:
+ * every later run of cfg is then given what is left beside the first trace
+ * (max_bytes), not a budget measured again with the first trace and the
+ * compute threads already mapped, which would count them twice. */
+static attn_status first_trace(attn_config *cfg, const attn_model *model, attn_trace *first, attn_error *err)
 {
-    double one = 0, limit = attn_config_max_bytes(cfg);
-    attn_status st = attn_trace_estimate(cfg, &one, err);
-    if (!st && 2 * one > limit)
-        return attn_fail(err, ATTN_ERR_CONFIG, "bench holds two traces of about %.0f MiB each, more than the %.0f MiB "
-                         "limit (--memory-gib); use a shorter text, fewer rows or a larger limit", one / (1 << 20),
-                         limit / (1 << 20));
+    double one = 0;
+    attn_budget budget = attn_config_budget(cfg);
+    /* the size of one trace, not refused by itself against the whole budget; a
+     * model's keeps one layer's attention weights when two whole ones would not fit */
+    attn_config probe = *cfg; /* shallow: only max_bytes differs, nothing is freed */
+    probe.max_bytes = cfg->model ? budget.bytes / 2 : HUGE_VAL;
+    attn_status st = attn_trace_estimate(&probe, &one, err);
+    if (st == ATTN_ERR_CONFIG && cfg->model) { /* too large even so: the whole one's size, for the message */
+        probe.max_bytes = HUGE_VAL;
+        if (attn_trace_estimate(&probe, &one, NULL) == ATTN_OK) st = ATTN_OK;
+    }
+    if (!st && 2 * one > budget.bytes) {
+        char size[32], bound[200];
+        return attn_fail(err, ATTN_ERR_CONFIG, "bench holds two traces of about %s each, more than %s; use a shorter "
+                         "text, fewer rows or a larger limit", attn_budget_size(one, size, sizeof size),
+                         attn_budget_text(&budget, bound, sizeof bound));
+    }
+    if (!st) cfg->max_bytes = budget.bytes - one;
     return st ? st : attn_trace_run(cfg, &(attn_inputs){.model = model}, first, err);
 }
 
@@ -117,6 +133,7 @@ int cmd_bench(int argc, char **argv)
     if (a.frames > 0) {
         char msg[512];
         int code = CLI_OK;
+        cli_reserve_picture(&a.pic);
         if (ui_bench(&a.cfg, &a.pic, a.frames, msg, sizeof msg, &code)) {
             fprintf(stderr, "attnlab bench: %s\n", msg);
             rc = code;

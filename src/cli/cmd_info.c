@@ -1,7 +1,6 @@
 /* cmd_info.c — `attnlab info FILE` and `attnlab summary [config]`:
  * the configuration, the table of stages, and (summary) one head's weights. */
 #include <stdbool.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,11 +48,13 @@ static void print_tokens(const char *label, const attn_tokens *t)
 /* What the trace holds in memory, and where, against the limit of one trace. */
 static void print_memory(const attn_trace *tr)
 {
-    double bytes = attn_trace_bytes(tr), limit = attn_config_max_bytes(&tr->cfg);
+    double bytes = attn_trace_bytes(tr);
+    attn_budget budget = attn_config_budget(&tr->cfg);
     bool small = bytes < (1 << 20);
-    printf("  memory: %.1f %s of tensors, %s; a trace may take up to %.1f GiB here (--memory-gib; default half the "
-           "physical memory)\n", bytes / (small ? 1 << 10 : 1 << 20), small ? "KiB" : "MiB",
-           tr->map ? "mapped from the file (pages read as they are used)" : "in memory", limit / (1 << 30));
+    char why[320];
+    printf("  memory: %.1f %s of tensors, %s; here a trace may take up to %s\n", bytes / (small ? 1 << 10 : 1 << 20),
+           small ? "KiB" : "MiB", tr->map ? "mapped from the file (pages read as they are used)" : "in memory",
+           attn_budget_explain(&budget, why, sizeof why));
     int kept = 0, layer = -1; /* a long prompt's trace keeps one layer's attention weights */
     for (int l = 0; l < tr->n_layers; l++)
         if (attn_trace_stage(tr, l, ATTN_STAGE_WEIGHTS)) kept++, layer = l;

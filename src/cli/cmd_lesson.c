@@ -111,6 +111,7 @@ int cmd_lesson(int argc, char **argv)
         fprintf(stderr, "attnlab lesson: give one lesson file (or --check FILE...)\n");
         goto out;
     }
+    cli_reserve_window();
     ret = ui_lesson_window(files[0], step - 1, lang ? lang : lesson_lang_from_env(), present);
 out:
     free(files);
@@ -185,5 +186,6 @@ int cmd_lessons(int argc, char **argv)
     if (!lang) lang = lesson_lang_from_env();
     if (reset) return reset_progress();
     if (list) return list_course(lang);
+    cli_reserve_window();
     return ui_lesson_window(NULL, 0, lang, present);
 }

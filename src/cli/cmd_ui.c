@@ -49,6 +49,7 @@ int cmd_window(int argc, char **argv)
     int code = CLI_OK;
     int rc = cli_start(argc, argv, "window", CLI_OPT_PRESENT, 0, window_usage, &a);
     if (rc < 0) {
+        cli_reserve_window();
         int st = ui_window_run(&a.cfg, NULL, a.present, err, sizeof err, &code);
         rc = finish("window", st, code, err);
     }
@@ -67,6 +68,7 @@ int cmd_view(int argc, char **argv)
         rc = CLI_EUSAGE;
     }
     if (rc < 0) {
+        cli_reserve_window();
         int st = ui_window_run(&a.cfg, a.positional[0], a.present, err, sizeof err, &code);
         rc = finish("view", st, code, err);
     }
@@ -86,6 +88,7 @@ int cmd_render(int argc, char **argv)
     }
     if (rc < 0) {
         const char *path = a.n_positional ? a.positional[0] : NULL;
+        cli_reserve_picture(&a.pic);
         int st = ui_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code);
         rc = finish("render", st, code, err);
         if (rc == CLI_OK) printf("wrote %s\n", a.output);

@@ -9,12 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
+
+#include "budget.h"
 
 #define MAX_D_MODEL 16384
 #define MAX_HEADS 256
-
-static double default_limit(void);
 
 void attn_config_free(attn_config *c)
 {
@@ -236,8 +235,9 @@ static const attn_setting SETTINGS[] = {
      .arg = "T", .help = "generating: 0 takes the most likely token (default), T > 0 samples from softmax(logits / T)",
      .ok = temperature_ok, .rule = "a number from 0 to 100"},
     {.name = "memory_gib", .type = ATTN_SET_DOUBLE, .offset = FIELD(memory_gib), .flags = 0, .arg = "GIB",
-     .def = "0", .help = "memory one trace may take, in GiB (default 0: half the physical memory); a model's prompt too "
-                         "long for every layer's attention weights keeps one layer's", .ok = gib_ok, .rule = "a number of GiB (0: half the physical memory)"},
+     .def = "0", .help = "memory one trace may take, in GiB (default 0: half the physical memory; less if `ulimit -v` "
+                         "leaves less); a model's prompt too long for every layer's attention weights keeps one layer's",
+     .ok = gib_ok, .rule = "a number of GiB (0: half the physical memory)"},
     {.name = "top_k", .type = ATTN_SET_INT, .offset = FIELD(top_k), .flags = LESSON, .arg = "K",
      .help = "generating: sample among the K most likely tokens (default: all)", .min = 1, .max = 1 << 22},
     {.name = "tokens", .type = ATTN_SET_TEXT, .offset = FIELD(tokens), .flags = LESSON, .arg = "TEXT",
@@ -577,17 +577,19 @@ attn_config attn_config_as_run(const attn_config *c, const attn_dims *d)
     if (d->cross) r.causal = ATTN_CAUSAL_OFF;
     return r;
 }
-double attn_config_max_bytes(const attn_config *c)
+attn_budget attn_config_budget(const attn_config *c)
 {
-    return c->max_bytes > 0 ? c->max_bytes : c->memory_gib > 0 ? c->memory_gib * (double)(1 << 30) : default_limit();
+    if (c->max_bytes > 0) /* worked out by the caller from a budget: taken as it is */
+        return (attn_budget){.bytes = c->max_bytes, .source = ATTN_BUDGET_CALLER, .ceiling = c->max_bytes,
+                             .limit = INFINITY};
+    /* --memory-gib is a ceiling of its own: under an address-space limit that
+     * leaves less, the limit decides, and the refusal names it */
+    return attn_budget_get(c->memory_gib > 0 ? c->memory_gib * (double)(1 << 30) : 0, true);
 }
 
-/* Half the physical memory: the default ceiling for one trace. */
-static double default_limit(void)
+double attn_config_max_bytes(const attn_config *c)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0) return 4.0 * (1 << 30);
-    return (double)pages * (double)page / 2.0;
+    return attn_config_budget(c).bytes;
 }
 
 int attn_gqa_default_groups(int h)
@@ -715,11 +717,13 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *d, attn_tokens 
 
     /* refuse a trace that would not fit before allocating any of it */
     attn_stage_ctx ctx = attn_config_stage_ctx(c, d);
-    double need = attn_stages_bytes(&ctx, 1), limit = attn_config_max_bytes(c);
-    if (need > limit) {
-        st = attn_fail(err, ATTN_ERR_CONFIG,
-                       "this trace would need about %.1f GiB, more than the %.1f GiB limit; "
-                       "reduce seq, batch, heads or d_model", need / (1 << 30), limit / (1 << 30));
+    double need = attn_stages_bytes(&ctx, 1);
+    attn_budget budget = attn_config_budget(c);
+    if (need > budget.bytes) {
+        char size[32], bound[200];
+        st = attn_fail(err, ATTN_ERR_CONFIG, "this trace would need about %s, more than %s; reduce seq, batch, heads "
+                       "or d_model", attn_budget_size(need, size, sizeof size),
+                       attn_budget_text(&budget, bound, sizeof bound));
         goto fail;
     }
     if (synthetic && (st = attn_tokens_synthetic(d->b, d->L, c->seed, tokens, err))) goto fail;

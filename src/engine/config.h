@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget.h"
 #include "error.h"
 #include "stages.h"
 #include "tokens.h"
@@ -48,8 +49,10 @@ typedef struct {
     uint64_t seed;
     char *weights_path;    /* safetensors with w_q, w_k, w_v, w_o; NULL: from seed */
     char *input_path;      /* safetensors with x [, x_past, memory]; NULL: from seed */
-    double memory_gib;     /* trace size limit in GiB, the setting; 0: half the physical memory */
-    double max_bytes;      /* the same in bytes, for tests; when set it wins */
+    double memory_gib;     /* trace size limit in GiB, the setting; 0: half the physical memory.
+                            * An address-space limit (ulimit -v) that leaves less wins (budget.h) */
+    double max_bytes;      /* a limit in bytes a caller worked out from a budget (tests, what the
+                            * window has left): when set, it is the budget, taken as it is */
     int qk_keep;           /* a model's run: 0, every layer keeps its scores, mask, masked scores and
                             * weights; L + 1, only layer L does (a prompt too long for all of them) */
     int qk_prefer;         /* with qk_keep 0: the layer that keeps them when they fit for one layer only */
@@ -193,7 +196,11 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *dims, attn_toke
  * [1, *len]. out is a new config (pair with attn_config_free). */
 attn_status attn_config_decode(const attn_config *base, int step, attn_config *out, int *len, attn_error *err);
 
-/* The trace size limit: max_bytes, else memory_gib, else half the physical memory. */
+/* What one trace of c may take, and which bound decided it (budget.h):
+ * max_bytes as it is when set; else the smaller of memory_gib (else half the
+ * physical memory) and what the address-space limit leaves for a forward pass. */
+attn_budget attn_config_budget(const attn_config *c);
+/* attn_config_budget(c).bytes */
 double attn_config_max_bytes(const attn_config *c);
 
 /* What decides which stages a run of c (resolved to d) records. */

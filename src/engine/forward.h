@@ -18,8 +18,9 @@ void attn_inputs_from_trace(const attn_trace *tr, attn_inputs *in);
 attn_status attn_trace_estimate(const attn_config *cfg, double *bytes, attn_error *err);
 
 /* Runs the forward pass into *out (caller frees with attn_trace_free).
- * inputs may be NULL. A config whose trace would exceed cfg->max_bytes
- * (default: half the physical memory) is refused before any allocation. */
+ * inputs may be NULL. A config whose trace would exceed its budget
+ * (attn_config_budget: --memory-gib or half the physical memory, less when
+ * `ulimit -v` leaves less) is refused before any allocation. */
 attn_status attn_trace_run(const attn_config *cfg, const attn_inputs *inputs, attn_trace *out,
                            attn_error *err);
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "fileio.h"
 #include "ops.h"
 #include "paths.h"
@@ -262,7 +263,9 @@ static attn_status load_weights(attn_model *m, attn_error *err)
         int n = l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, w);
         for (int i = 0; i < n; i++) total += count_of(&w[i]);
     }
-    m->resident = (double)total * sizeof(float) <= attn_model_resident_limit();
+    /* whole when it fits the setting and what `ulimit -v` leaves; else one layer at a time */
+    double bytes = (double)total * sizeof(float);
+    m->resident = bytes <= attn_model_resident_limit() && bytes <= attn_budget_get(INFINITY, false).bytes;
     if (!m->resident) total = (size_t)c->d; /* only the final norm */
     m->arena = malloc(total * sizeof *m->arena);
     if (!m->arena) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for %zu MiB of weights", (total * 4) >> 20);

@@ -13,7 +13,8 @@
  * then a final RMSNorm and the LM head (the embedding table when tied).
  *
  * Weights stay in the mapped files. A model whose float32 weights fit the
- * resident limit (attn_model_resident_limit) is widened to float32 once, at
+ * resident limit (attn_model_resident_limit) and what an address-space limit
+ * leaves (budget.h) is widened to float32 once, at
  * load; a larger one is widened a layer at a time while it runs
  * (attn_model_layer_get), so a 1B-parameter BF16 model needs its 2.5 GB of
  * mapped file and one layer's float32 copy. The engine's matrices are

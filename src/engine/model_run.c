@@ -222,21 +222,25 @@ static double run_bytes(const attn_trace *tr)
  * cfg.qk_keep's, else layer 0's, when that fits. */
 static attn_status fit(attn_trace *tr, double *need, attn_error *err)
 {
-    double limit = attn_config_max_bytes(&tr->cfg);
-    *need = run_bytes(tr);
-    if (*need > limit && !tr->cfg.qk_keep) {
-        tr->cfg.qk_keep = (tr->cfg.qk_prefer > 0 && tr->cfg.qk_prefer < tr->n_layers ? tr->cfg.qk_prefer : 0) + 1;
-        double lean = run_bytes(tr);
-        if (lean > limit) tr->cfg.qk_keep = 0;
-        else *need = lean;
-    }
+    attn_budget budget = attn_config_budget(&tr->cfg);
     if (tr->cfg.qk_keep > tr->n_layers)
         return attn_fail(err, ATTN_ERR_CONFIG, "attention weights of layer %d asked for, of a model of %d layers",
                          tr->cfg.qk_keep - 1, tr->n_layers);
-    if (*need > limit)
-        return attn_fail(err, ATTN_ERR_CONFIG, "this trace would need about %.1f GiB, more than the %.1f GiB limit, "
-                         "even with one layer's attention weights; use a shorter text or fewer rows",
-                         *need / (1 << 30), limit / (1 << 30));
+    int keep = tr->cfg.qk_keep ? tr->cfg.qk_keep
+                               : (tr->cfg.qk_prefer > 0 && tr->cfg.qk_prefer < tr->n_layers ? tr->cfg.qk_prefer : 0) + 1;
+    attn_trace one = *tr; /* a shallow copy: only its settings change, nothing is freed */
+    one.cfg.qk_keep = keep;
+    double lean = run_bytes(&one);
+    one.cfg.qk_keep = 0;
+    double full = run_bytes(&one);
+    if (!tr->cfg.qk_keep && full > budget.bytes && lean <= budget.bytes) tr->cfg.qk_keep = keep;
+    *need = tr->cfg.qk_keep ? lean : full;
+    if (*need > budget.bytes) {
+        char all[32], size[32], bound[200];
+        return attn_fail(err, ATTN_ERR_CONFIG, "this trace would need about %s, and %s even with one layer's attention "
+                         "weights: more than %s; use a shorter text or fewer rows", attn_budget_size(full, all, sizeof all),
+                         attn_budget_size(lean, size, sizeof size), attn_budget_text(&budget, bound, sizeof bound));
+    }
     return ATTN_OK;
 }
 

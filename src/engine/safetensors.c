@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "fileio.h"
 #include "utf8.h"
 
@@ -437,6 +438,16 @@ attn_status attn_st_map(const char *path, attn_st_file *f, attn_error *err)
         return st;
     }
     uint64_t size = (uint64_t)sb.st_size;
+    /* a mapping takes address space: under `ulimit -v`, refuse a file that would
+     * not fit, with its size, rather than let the mmap (or a later malloc) fail */
+    attn_budget room = attn_budget_get(INFINITY, false);
+    if ((double)size > room.bytes) {
+        char need[32], bound[200];
+        st = attn_fail(err, ATTN_ERR_NOMEM, "%s: mapping this file would take about %s, more than %s", path,
+                       attn_budget_size((double)size, need, sizeof need), attn_budget_text(&room, bound, sizeof bound));
+        close(fd);
+        return st;
+    }
     if (size >= 8) {
         /* private and writable: a page written is the process's own copy, the file never changes */
         void *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);

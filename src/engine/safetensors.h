@@ -46,7 +46,9 @@ attn_status attn_st_read(const char *path, attn_st_file *f, attn_error *err);
 
 /* The same without reading the data: the file is mapped (private: writing a
  * page makes the process's own copy; the file never changes) and data points
- * into the mapping, so a file of any size costs only the pages read. */
+ * into the mapping, so a file of any size costs only the pages read, but its
+ * whole size in address space: a file larger than what `ulimit -v` leaves is
+ * refused (ATTN_ERR_NOMEM, naming both sizes) before it is mapped. */
 attn_status attn_st_map(const char *path, attn_st_file *f, attn_error *err);
 
 /* The same from a buffer in memory (buf[0..size) is the whole file). */
