@@ -456,6 +456,23 @@ static void toggles_recompute_on_a_worker(void **state)
     key(f, SDLK_c, 0);
 }
 
+/* The heatmap pictures the window keeps stay under the bound the budget
+ * counts for them: many full-screen pictures, and the oldest are let go. */
+static void heatmap_pictures_stay_in_their_bound(void **state)
+{
+    fixture *f = *state;
+    int w, h;
+    assert_int_equal(SDL_GetRendererOutputSize(f->o.g->r, &w, &h), 0);
+    static float data[40][4];
+    for (int i = 0; i < 40; i++) {
+        ui_slice s = {.data = data[i], .rows = 2, .cols = 2, .row_stride = 2, .col_stride = 1};
+        ui_scale sc = {UI_CMAP_SEQUENTIAL, 0, 1};
+        ui_gfx_heatmap(f->o.g, 1, &s, &sc, 0, 0, w, h, 0);
+        assert_true((double)ui_gfx_heat_bytes(f->o.g) <= ui_heat_cache_bytes(w, h));
+    }
+    assert_true((double)ui_gfx_heat_bytes(f->o.g) >= ui_heat_cache_bytes(w, h) / 2); /* and it does keep some */
+}
+
 /* The budget counts the trace shown, which stays while a change computes the
  * next: with room for one trace but not two, a toggle is refused up front with
  * both sizes named, and nothing changes. */
@@ -478,7 +495,7 @@ static void a_change_counts_the_trace_shown(void **state)
     assert_true(ui_app_do(&app, UI_ACT_CAUSAL, 0) == false);
     assert_true(app.status_error);
     assert_non_null(strstr(app.status, "besides the"));
-    assert_non_null(strstr(app.status, "budget (--memory-gib)"));
+    assert_non_null(strstr(app.status, "limit (--memory-gib)"));
     assert_int_equal(app.cfg.causal, ATTN_CAUSAL_ON);
     assert_ptr_equal(app.trace.tensors[0].data, before);
     ui_app_free(&app);
@@ -828,6 +845,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(view_keys_and_overlays, setup, teardown),
         cmocka_unit_test_setup_teardown(toggles_recompute_on_a_worker, setup_big, teardown),
         cmocka_unit_test(a_change_counts_the_trace_shown),
+        cmocka_unit_test_setup_teardown(heatmap_pictures_stay_in_their_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(editing_tokens_with_text_input, setup, teardown),
         cmocka_unit_test_setup_teardown(decode_mode_steps_through_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(unguarded_softmax_shows_nan_rows, setup, teardown),

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "app_impl.h"
+#include "budget.h"
 #include "forward.h"
 #include "i18n.h"
 #include "model_run.h"
@@ -246,17 +247,23 @@ int ui_app_prepare(ui_app *app, const attn_config *next, attn_config *run, attn_
 {
     bool reuse = same_inputs(app, &app->cfg, next);
     if (effective_config(app, next, run, err)) return -1;
-    *budget = attn_config_max_bytes(next);
+    attn_budget b = attn_config_budget(next);
+    *budget = b.bytes;
     run->qk_keep = 0;
     run->qk_prefer = app->view.layer; /* a long prompt: the attention weights of the layer shown */
-    /* the traces shown stay while the new one is made: all count against the budget */
-    double held = attn_trace_bytes(&app->trace) + (app->has_alt ? attn_trace_bytes(&app->alt) : 0), need = 0;
+    /* the traces shown stay while the new one is made, and the window keeps its
+     * heatmap pictures: all count against the budget (what the address-space
+     * limit leaves has them taken off already: they are mapped) */
+    double held = attn_trace_bytes(&app->trace) + (app->has_alt ? attn_trace_bytes(&app->alt) : 0) +
+                  ui_heat_cache_bytes(app->full_width, app->height),
+           extra = b.source == ATTN_BUDGET_ULIMIT ? 0 : held, need = 0;
     if (app->model) { /* a model's run fits itself in what is left (one layer's weights if need be) */
-        run->max_bytes = *budget - held > 1 ? *budget - held : 1;
-    } else if (!attn_trace_estimate(run, &need, err) && need + held > *budget) {
-        attn_fail(err, ATTN_ERR_CONFIG, "this change needs about %.2f GiB besides the %.2f GiB the picture shown holds: "
-                  "over the %.2f GiB budget (--memory-gib); use fewer tokens, rows or heads",
-                  need / (1 << 30), held / (1 << 30), *budget / (1 << 30));
+        run->max_bytes = *budget - extra > 1 ? *budget - extra : 1;
+    } else if (!attn_trace_estimate(run, &need, err) && need + extra > *budget) {
+        char n[32], h[32], bound[200];
+        attn_fail(err, ATTN_ERR_CONFIG, "this change needs about %s besides the %s the picture shown holds: over %s; "
+                  "use fewer tokens, rows or heads", attn_budget_size(need, n, sizeof n),
+                  attn_budget_size(held, h, sizeof h), attn_budget_text(&b, bound, sizeof bound));
         attn_config_free(run);
         return -1;
     }

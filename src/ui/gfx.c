@@ -48,6 +48,32 @@ static bool same(const ui_heat_entry *e, unsigned gen, const ui_slice *s, const 
            e->gap == gap && e->scale.cmap == sc->cmap && e->scale.lo == sc->lo && e->scale.hi == sc->hi;
 }
 
+size_t ui_gfx_heat_bytes(const ui_gfx *g)
+{
+    size_t n = 0;
+    for (int i = 0; i < UI_HEAT_CACHE; i++)
+        if (g->heat[i].tex) n += 4 * (size_t)g->heat[i].w * (size_t)g->heat[i].h;
+    return n;
+}
+
+/* Drops the least recently used pictures (never keep) until the cache holds
+ * at most UI_HEAT_CACHE_SCREENS screens of pixels. */
+static void trim(ui_gfx *g, const ui_heat_entry *keep)
+{
+    int sw = 0, sh = 0;
+    if (SDL_GetRendererOutputSize(g->r, &sw, &sh)) return;
+    while ((double)ui_gfx_heat_bytes(g) > ui_heat_cache_bytes(sw, sh)) {
+        ui_heat_entry *lru = NULL;
+        for (int i = 0; i < UI_HEAT_CACHE; i++)
+            if (g->heat[i].tex && &g->heat[i] != keep && (!lru || g->heat[i].used < lru->used)) lru = &g->heat[i];
+        if (!lru) return;
+        SDL_DestroyTexture(lru->tex);
+        lru->tex = NULL;
+        lru->generation = 0;
+        lru->data = NULL;
+    }
+}
+
 void ui_gfx_heatmap(ui_gfx *g, unsigned generation, const ui_slice *s, const ui_scale *sc, int x, int y, int w,
                     int h, int gap)
 {
@@ -86,6 +112,7 @@ void ui_gfx_heatmap(ui_gfx *g, unsigned generation, const ui_slice *s, const ui_
     }
     e->used = ++g->frame;
     SDL_RenderCopy(g->r, e->tex, NULL, &(SDL_Rect){x, y, w, h});
+    trim(g, e);
 }
 
 void ui_gfx_hatch(ui_gfx *g, int x, int y, int w, int h, int phase)

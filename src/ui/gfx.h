@@ -16,7 +16,7 @@
 #include "font.h"
 #include "heatmap.h"
 
-#define UI_HEAT_CACHE 48
+#define UI_HEAT_CACHE 48 /* pictures kept, and at most UI_HEAT_CACHE_SCREENS screens of pixels (heatmap.h) */
 
 typedef struct {
     unsigned generation; /* app generation the picture was painted for */
@@ -60,6 +60,9 @@ ui_text_measure ui_gfx_measure(ui_gfx *g);
 
 /* Draws the commands of d (draw_sdl.c). */
 void ui_gfx_draw(ui_gfx *g, const ui_draw *d);
+
+/* The bytes of the heatmap pictures kept (at most ui_heat_cache_bytes of the output size). */
+size_t ui_gfx_heat_bytes(const ui_gfx *g);
 
 /* Draws slice as a w × h heatmap at (x, y), repainting only if it changed. */
 void ui_gfx_heatmap(ui_gfx *g, unsigned generation, const ui_slice *s, const ui_scale *sc, int x, int y, int w,

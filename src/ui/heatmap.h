@@ -48,6 +48,15 @@ typedef struct {
 
 /* Mid greys: at least CIE ΔE 25 from every colour of both maps (lighter greys
  * come close to the diverging map's #DDDDDD centre). */
+/* The window keeps the heatmap pictures it drew (gfx.c), at most this many
+ * screens of ARGB pixels: what ui_heat_cache_bytes counts in the memory budget. */
+#define UI_HEAT_CACHE_SCREENS 4
+
+static inline double ui_heat_cache_bytes(int screen_w, int screen_h)
+{
+    return UI_HEAT_CACHE_SCREENS * 4.0 * (screen_w > 0 ? screen_w : 0) * (screen_h > 0 ? screen_h : 0);
+}
+
 #define UI_HATCH_LIGHT 0xFF909090u
 #define UI_HATCH_DARK  0xFF404040u
 #define UI_HATCH_PERIOD 8          /* pixels along x (or y) per stripe pair */

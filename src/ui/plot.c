@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "utf8.h"
 
 static const float NAN_CELL[1] = {NAN};
 
@@ -279,20 +280,30 @@ static int row_labels(ui_draw *dl, const ui_app *app, const attn_trace *tr, cons
     return step;
 }
 
+/* The width a column label needs, the largest over the columns: its own, or
+ * that of its first character and "…" when that is less. */
+static int col_label_room(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v)
+{
+    int u = ui_line(dl), room = 0, probe = ui_imax(1, v->slice.cols / 64);
+    char buf[96], cut[16];
+    for (int j = 0; j < v->slice.cols; j += probe) {
+        const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
+        size_t first = attn_utf8_next(lab, strlen(lab), 0);
+        snprintf(cut, sizeof cut, "%.*s…", (int)(first < 8 ? first : 8), lab);
+        room = ui_imax(room, ui_imin(ui_text_w(dl, lab) + u / 2, ui_text_w(dl, cut) + 2));
+    }
+    return room;
+}
+
 /* Column labels centred over the cells at y: every column when a cell is at
  * least a Chinese character wide, a label too long for its cell cut with "…"
  * (the tooltip shows it whole), else every n-th. Returns n. */
 static int col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p, int y)
 {
     const ui_slice *s = p->s;
-    int u = ui_line(dl);
     char buf[96];
     double cw = p->r.w / (double)s->cols;
-    int maxw = 0, probe = ui_imax(1, s->cols / 64);
-    for (int j = 0; j < s->cols; j += probe)
-        maxw = ui_imax(maxw, ui_text_w(dl, ui_view_col_label(tr, v, j, buf, sizeof buf)));
-    int room = ui_imin(maxw + u / 2, ui_text_w(dl, "猫…") + 2); /* what one label needs: whole, or one character and "…" */
-    int step = ui_imax(1, (int)ceil(room / fmax(cw, 0.01)));
+    int step = ui_imax(1, (int)ceil(col_label_room(dl, tr, v) / fmax(cw, 0.01)));
     for (int j = 0; j < s->cols; j += step) {
         ui_rect c = cell_px(p, 0, j);
         const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
@@ -336,16 +347,16 @@ static void hidden_labels_note(ui_draw *dl, const placed *p, int row_step, int c
     }
     /* a small pane: the shortest form, cut only if even that is wider than the pane */
     /* TRANSLATORS: under a small heatmap whose axes show only every n-th label */
-    snprintf(buf, sizeof buf, _("labels: 1 in %d (hover)"), row_step > col_step ? row_step : col_step);
+    snprintf(buf, sizeof buf, _("labels 1/%d (hover)"), row_step > col_step ? row_step : col_step);
     ui_text_fit(dl, buf, p->r.x, y, p->r.w, UI_TEXT_DIM);
 }
 
 /* Whether the axes of p will leave labels out: rows under a line tall, or
- * columns narrower than a character and its "…" (see row_labels, col_labels). */
-static bool labels_thinned(ui_draw *dl, const placed *p, bool rows)
+ * columns narrower than their labels need (see row_labels, col_labels). */
+static bool labels_thinned(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p, bool rows)
 {
     int u = ui_line(dl);
-    return (rows && p->r.h / (double)p->s->rows < u * 0.95) || p->r.w / (double)p->s->cols < ui_text_w(dl, "猫…") + 2;
+    return (rows && p->r.h / (double)p->s->rows < u * 0.95) || p->r.w / (double)p->s->cols < col_label_room(dl, tr, v);
 }
 
 /* weights_dropout: a mark on each weight that dropout set to 0 (the weight before
@@ -376,7 +387,7 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     int lw, u = ui_line(dl);
     if (!place(dl, tr, v, box, o, &p, &lw)) return -1;
     /* labels left out need their note under the picture: make room for it there */
-    if (o->labels && labels_thinned(dl, &p, !o->no_row_labels) && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
+    if (o->labels && labels_thinned(dl, tr, v, &p, !o->no_row_labels) && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
         ui_rect smaller = {box.x, box.y, box.w, box.h - u - u / 4};
         placed q;
         int qlw;
