@@ -12,8 +12,32 @@
 #ifdef ATTNLAB_HAVE_BLAS
 #include <cblas.h>
 #endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "rng.h"
+
+int attn_ops_cores(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_procs();
+#else
+    return 1;
+#endif
+}
+
+int attn_ops_threads(int n)
+{
+#ifdef _OPENMP
+    int was = omp_get_max_threads();
+    if (n > 0) omp_set_num_threads(n);
+    return was;
+#else
+    (void)n;
+    return 1;
+#endif
+}
 
 /* a · b over kk floats. Built for AVX2 and for the baseline ISA, picked at
  * load time. */

@@ -14,6 +14,13 @@
 #include "arch.h"
 #include "config.h"
 
+/* The cores, and how many threads the stages started from the calling thread
+ * use: n > 0 sets it (OpenMP's per-thread setting, which OpenBLAS's OpenMP
+ * build follows too), and the count before is returned. The window's worker
+ * leaves one core to drawing this way. Without OpenMP: 1, and nothing is set. */
+int attn_ops_cores(void);
+int attn_ops_threads(int n);
+
 /* y = x @ w : (rows, in) @ (in, out) -> (rows, out). Weights are (in, out). */
 void attn_op_project(const float *x, const float *w, float *y, int rows, int in, int out);
 

@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "forward.h"
 #include "i18n.h"
+#include "ops.h"
 #include "view.h"
 
 typedef struct ui_job {
@@ -47,7 +48,10 @@ typedef struct ui_job {
 static void *work(void *arg)
 {
     ui_job *j = arg;
+    /* one core stays with the window, so that it keeps drawing at its pace */
+    int cores = attn_ops_cores(), was = attn_ops_threads(cores > 1 ? cores - 1 : 1);
     j->status = attn_trace_run(&j->run, &j->in, &j->result, &j->err);
+    attn_ops_threads(was);
     const attn_tensor *t = j->status == ATTN_OK ? attn_trace_find(&j->result, j->stage) : NULL;
     if (t) {
         j->scale = ui_view_scale(t);
