@@ -446,12 +446,26 @@ static void toggles_recompute_on_a_worker(void **state)
     assert_int_equal(app->trace.cfg.causal, ATTN_CAUSAL_ON);
     assert_true(app->trace.cfg.rope);
     assert_false(app->status_error);
-    /* a toggle, then a change made here and now: both hold */
+    /* a toggle, then more heads twice (h goes to the worker too, from the
+     * settings asked for, not the trace shown): all three hold */
     key(f, SDLK_c, 0);
     key(f, SDLK_h, 0);
-    assert_false(ui_app_busy(app, NULL, NULL, NULL));
+    assert_true(ui_app_busy(app, NULL, NULL, NULL));
+    key(f, SDLK_h, 0);
+    settle(app);
     assert_int_equal(app->trace.cfg.causal, ATTN_CAUSAL_OFF);
-    assert_int_equal(app->trace.dims.h, 16);
+    assert_int_equal(app->trace.dims.h, 32);
+    /* decode steps on the worker: the step shown stays until its trace is in */
+    key(f, SDLK_k, 0);
+    if (ui_app_busy(app, NULL, NULL, NULL)) assert_int_equal(app->view.decode_step, 0);
+    key(f, SDLK_RIGHTBRACKET, 0);
+    assert_int_equal(ui_app_newest_step(app), 2);
+    settle(app);
+    assert_int_equal(app->view.decode_step, 2);
+    assert_int_equal(app->trace_step, 2);
+    key(f, SDLK_k, 0);
+    settle(app);
+    assert_false(ui_app_decoding(app));
     /* the teardown frees the app with a toggle under way */
     key(f, SDLK_c, 0);
 }

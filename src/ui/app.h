@@ -160,8 +160,10 @@ int ui_app_edit_config(ui_app *app, ui_config_change change, const void *arg);
  * (ui_app_settings). Returns 0 once the request is made, or -1 if change refused. */
 int ui_app_edit_config_async(ui_app *app, ui_config_change change, const void *arg);
 
-/* The newest settings: those being computed, else app->cfg. */
+/* The newest settings: those being computed, else app->cfg; and the newest
+ * decode step the same way (the view keeps the step shown until it is installed). */
 const attn_config *ui_app_settings(const ui_app *app);
+int ui_app_newest_step(const ui_app *app);
 
 /* Whether a recomputation is under way; if so, where it is (layer, stage id)
  * and for how long it has run, in ms. */

@@ -47,9 +47,24 @@ static int next_divisor(int n, int from, int dir, int limit)
     return from;
 }
 
+/* The head layout a change starts from: that of the settings being computed
+ * when a recomputation is under way (so h pressed twice goes two steps), else
+ * the trace's. */
+static attn_dims newest_dims(const ui_app *app)
+{
+    attn_dims d = app->trace.dims, r;
+    attn_tokens t = {0}, src = {0};
+    attn_error e;
+    if (app->job && !app->model && attn_config_resolve(ui_app_settings(app), &r, &t, &src, &e) == ATTN_OK) d = r;
+    attn_tokens_free(&t);
+    attn_tokens_free(&src);
+    return d;
+}
+
 static int change_heads(ui_app *app, int dir)
 {
-    const attn_dims *d = &app->trace.dims;
+    attn_dims now = newest_dims(app);
+    const attn_dims *d = &now;
     int limit = d->d < MAX_HEADS_OFFERED ? d->d : MAX_HEADS_OFFERED;
     int h = next_divisor(d->d, d->h, dir, limit);
     if (h == d->h) {
@@ -67,12 +82,13 @@ static int change_heads(ui_app *app, int dir)
         next.kv_heads = d->g;
         next.mode = ATTN_MODE_AUTO;
     }
-    return ui_app_edit_config(app, set_head_layout, &next);
+    return ui_app_edit_config_async(app, set_head_layout, &next);
 }
 
 static int change_kv(ui_app *app, int dir)
 {
-    const attn_dims *d = &app->trace.dims;
+    attn_dims now = newest_dims(app);
+    const attn_dims *d = &now;
     int g = next_divisor(d->h, d->g, dir, d->h);
     if (g == d->g) {
         ui_app_status(app, false,
@@ -81,12 +97,13 @@ static int change_kv(ui_app *app, int dir)
                       d->g, d->h);
         return -1;
     }
-    return ui_app_edit_config(app, set_head_layout, &(head_layout){0, g, ATTN_MODE_AUTO});
+    return ui_app_edit_config_async(app, set_head_layout, &(head_layout){0, g, ATTN_MODE_AUTO});
 }
 
 static int cycle_mode(ui_app *app)
 {
-    const attn_dims *d = &app->trace.dims;
+    attn_dims now = newest_dims(app);
+    const attn_dims *d = &now;
     attn_mode m = d->mode == ATTN_MODE_MHA ? ATTN_MODE_GQA : d->mode == ATTN_MODE_GQA ? ATTN_MODE_MQA : ATTN_MODE_MHA;
     if (m == ATTN_MODE_GQA && !attn_gqa_default_groups(d->h)) {
         m = ATTN_MODE_MQA;
@@ -96,7 +113,7 @@ static int cycle_mode(ui_app *app)
         ui_app_status(app, false, "%s", _("with one head MHA and MQA are the same: add heads with h"));
         return -1;
     }
-    return ui_app_edit_config(app, set_head_layout, &(head_layout){0, 0, m});
+    return ui_app_edit_config_async(app, set_head_layout, &(head_layout){0, 0, m});
 }
 
 /* ---- cross-attention ------------------------------------------------------ */
@@ -249,11 +266,21 @@ static bool config_action(ui_app *app, ui_action act)
 
 /* ---- decoding ------------------------------------------------------------- */
 
+/* Recomputes for decode step `step` (0: the full pass): on the worker when the
+ * window has one, and then the step shown stays until its trace is installed. */
+static int recompute_step(ui_app *app, int step)
+{
+    int was = app->view.decode_step;
+    app->view.decode_step = step;
+    int rc = ui_app_edit_config_async(app, NULL, NULL);
+    if (rc || app->job) app->view.decode_step = was;
+    return rc;
+}
+
 static int toggle_decode(ui_app *app)
 {
-    if (ui_app_decoding(app)) {
-        app->view.decode_step = 0;
-        int rc = ui_app_edit_config(app, NULL, NULL);
+    if (ui_app_newest_step(app) > 0) {
+        int rc = recompute_step(app, 0);
         if (!rc) ui_app_status(app, false, "%s", _("decode mode off: the full pass again"));
         return rc;
     }
@@ -262,28 +289,24 @@ static int toggle_decode(ui_app *app)
         ui_app_status(app, true, "%s", _("decode mode is for self-attention: switch cross-attention off (x) first"));
         return -1;
     }
-    app->view.decode_step = 1;
-    if (ui_app_edit_config(app, NULL, NULL)) {
-        app->view.decode_step = 0;
-        return -1;
-    }
     ui_app_set_stage(app, attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
     app->view.row = -1;
+    if (recompute_step(app, 1)) return -1;
     ui_app_status(app, false, "%s", _("decode mode: ] next token, [ previous; the new query row reads every cached key"));
     return 0;
 }
 
 static int decode_step(ui_app *app, int dir)
 {
-    if (!ui_app_decoding(app)) {
+    int now = ui_app_newest_step(app);
+    if (now < 1) {
         ui_app_status(app, false, "%s", _("press k for KV-cache decode mode first"));
         return -1;
     }
-    int step = app->view.decode_step + dir;
+    int step = now + dir;
     if (app->model && dir > 0 && step > app->decode_len) return ui_app_generate(app); /* write on */
     if (step < 1 || step > app->decode_len) return -1;
-    app->view.decode_step = step;
-    return ui_app_edit_config(app, NULL, NULL);
+    return recompute_step(app, step);
 }
 
 /* ---- cycling a setting --------------------------------------------------- */

@@ -145,6 +145,12 @@ bool ui_app_poll(ui_app *app)
     return true;
 }
 
+int ui_app_newest_step(const ui_app *app)
+{
+    const ui_job *j = app->job;
+    return !j ? app->view.decode_step : j->has_pending ? j->pending_step : j->step;
+}
+
 const attn_config *ui_app_settings(const ui_app *app)
 {
     const ui_job *j = app->job;
