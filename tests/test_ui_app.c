@@ -470,6 +470,36 @@ static void toggles_recompute_on_a_worker(void **state)
     key(f, SDLK_c, 0);
 }
 
+/* The compare view's second trace is made on the worker too: opening the
+ * view, a toggle in it (both traces at once), and choosing another mask while
+ * it computes (the newest choice is the one shown). */
+static void compare_trace_on_the_worker(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    app->async = true;
+    key(f, SDLK_TAB, 0);
+    assert_int_equal(app->view.mode, LESSON_VIEW_COMPARE);
+    settle(app);
+    assert_true(app->has_alt);
+    assert_int_equal(app->alt.cfg.causal, ATTN_CAUSAL_OFF); /* the causal mask toggled */
+    key(f, SDLK_c, 0);                                      /* the trace and its compare trace, on the worker */
+    settle(app);
+    assert_int_equal(app->trace.cfg.causal, ATTN_CAUSAL_OFF);
+    assert_true(app->has_alt);
+    assert_int_equal(app->alt.cfg.causal, ATTN_CAUSAL_ON);
+    key(f, SDLK_t, 0); /* the padding mask, then the fill value, while the first is computing */
+    key(f, SDLK_t, 0);
+    assert_int_equal(app->view.compare, 2);
+    settle(app);
+    assert_true(app->has_alt);
+    assert_true(app->alt.cfg.mask_value != app->trace.cfg.mask_value);
+    assert_int_equal(app->alt.cfg.pad_mask, app->trace.cfg.pad_mask);
+    key(f, SDLK_TAB, 0); /* leaving the view lets its trace go */
+    settle(app);
+    assert_false(app->has_alt);
+}
+
 /* The heatmap pictures the window keeps stay under the bound the budget
  * counts for them: many full-screen pictures, and the oldest are let go. */
 static void heatmap_pictures_stay_in_their_bound(void **state)
@@ -860,6 +890,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(toggles_recompute_on_a_worker, setup_big, teardown),
         cmocka_unit_test(a_change_counts_the_trace_shown),
         cmocka_unit_test_setup_teardown(heatmap_pictures_stay_in_their_bound, setup, teardown),
+        cmocka_unit_test_setup_teardown(compare_trace_on_the_worker, setup_big, teardown),
         cmocka_unit_test_setup_teardown(editing_tokens_with_text_input, setup, teardown),
         cmocka_unit_test_setup_teardown(decode_mode_steps_through_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(unguarded_softmax_shows_nan_rows, setup, teardown),

@@ -197,31 +197,58 @@ static void reset_scales(ui_app *app)
     app->hover_area = app->hover_i = app->hover_j = app->geom_hover = -1;
 }
 
-/* Compare view: the same inputs with one mask toggled. */
+attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model, int compare, attn_progress *progress,
+                           attn_trace *alt, attn_error *err)
+{
+    attn_config c;
+    attn_status st;
+    memset(alt, 0, sizeof *alt);
+    if (tr->dims.cross && attn_compare_at(compare)->compare.self_only)
+        /* TRANSLATORS: %s: what the compare view toggles ("causal mask") */
+        return attn_fail(err, ATTN_ERR_CONFIG, _("cross-attention has no %s to toggle: its keys are the source"),
+                         ui_compare_name(compare));
+    if ((st = attn_config_copy(&c, &tr->cfg, err))) return st;
+    attn_inputs in;
+    attn_inputs_from_trace(tr, &in);
+    in.model = model;
+    in.progress = progress;
+    if (!(st = attn_compare_apply(&c, compare, err))) st = attn_trace_run(&c, &in, alt, err);
+    attn_config_free(&c);
+    if (st && st != ATTN_ERR_CANCELLED) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        attn_fail(err, st, _("compare: %s"), why);
+    }
+    return st;
+}
+
+void ui_app_set_alt(ui_app *app, attn_trace *alt)
+{
+    if (app->has_alt) attn_trace_free(&app->alt);
+    app->has_alt = alt != NULL;
+    if (alt) app->alt = *alt;
+    reset_scales(app);
+}
+
+/* Compare view: the same inputs with one mask toggled, computed here. */
 static void compute_alt(ui_app *app)
 {
     if (app->has_alt) attn_trace_free(&app->alt);
     app->has_alt = false;
     if (app->view.mode != LESSON_VIEW_COMPARE) return;
-    attn_config c;
     attn_error err;
-    if (attn_config_copy(&c, &app->trace.cfg, &err)) return;
-    attn_inputs in;
-    attn_inputs_from_trace(&app->trace, &in);
-    in.model = app->model;
-    const attn_setting *toggled = attn_compare_at(app->view.compare);
-    if (app->trace.dims.cross && toggled->compare.self_only)
-        /* TRANSLATORS: %s: what the compare view toggles ("causal mask") */
-        ui_app_status(app, true, _("cross-attention has no %s to toggle: its keys are the source"), ui_compare_name(app->view.compare));
-    else if (attn_compare_apply(&c, app->view.compare, &err) || attn_trace_run(&c, &in, &app->alt, &err))
-        ui_app_status(app, true, _("compare: %s"), err.msg);
+    if (ui_app_alt_run(&app->trace, app->model, app->view.compare, NULL, &app->alt, &err))
+        ui_app_status(app, true, "%s", err.msg);
     else
         app->has_alt = true;
-    attn_config_free(&c);
 }
 
 void ui_app_refresh_alt(ui_app *app)
 {
+    if (app->async && app->view.mode == LESSON_VIEW_COMPARE) {
+        ui_app_set_alt(app, NULL); /* the one shown no longer matches: its pane waits for the new one */
+        if (!ui_app_alt_async(app)) return;
+    }
     compute_alt(app);
     reset_scales(app);
 }
@@ -257,9 +284,11 @@ int ui_app_prepare(ui_app *app, const attn_config *next, attn_config *run, attn_
     double held = attn_trace_bytes(&app->trace) + (app->has_alt ? attn_trace_bytes(&app->alt) : 0) +
                   ui_heat_cache_bytes(app->full_width, app->height),
            extra = b.source == ATTN_BUDGET_ULIMIT ? 0 : held, need = 0;
+    int traces = app->view.mode == LESSON_VIEW_COMPARE ? 2 : 1; /* the compare view's is made with it */
     if (app->model) { /* a model's run fits itself in what is left (one layer's weights if need be) */
         run->max_bytes = *budget - extra > 1 ? *budget - extra : 1;
-    } else if (!attn_trace_estimate(run, &need, err) && need + extra > *budget) {
+    } else if (!attn_trace_estimate(run, &need, err) && traces * need + extra > *budget) {
+        need *= traces;
         char n[32], h[32], bound[200];
         attn_fail(err, ATTN_ERR_CONFIG, "this change needs about %s besides the %s the picture shown holds: over %s; "
                   "use fewer tokens, rows or heads", attn_budget_size(need, n, sizeof n),
@@ -274,7 +303,7 @@ int ui_app_prepare(ui_app *app, const attn_config *next, attn_config *run, attn_
     return 0;
 }
 
-void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, double budget)
+void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, double budget, attn_trace *alt)
 {
     attn_trace_free(&app->trace);
     app->trace = *tr;
@@ -282,7 +311,13 @@ void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, double budge
     attn_config_free(&app->cfg);
     app->cfg = *next;
     keep_place(app);
-    ui_app_refresh_alt(app);
+    if (alt) { /* the compare trace, computed with it */
+        ui_app_set_alt(app, alt);
+    } else {
+        if (app->has_alt) attn_trace_free(&app->alt);
+        app->has_alt = false;
+        ui_app_refresh_alt(app);
+    }
     if (app->trace.cfg.qk_keep)
         /* TRANSLATORS: a long prompt; the numbers are GiB */
         ui_app_status(app, false, _("attention weights of layer %d only (every layer's would take %.1f GiB, over the "
@@ -307,7 +342,7 @@ static int commit(ui_app *app, attn_config *next)
     attn_status st = attn_trace_run(&run, &in, &tr, &err);
     attn_config_free(&run);
     if (st) goto fail;
-    ui_app_install(app, &tr, next, budget);
+    ui_app_install(app, &tr, next, budget, NULL);
     return 0;
 fail:
     app->view.decode_step = saved_step;

@@ -30,7 +30,16 @@ static inline float ui_fill_toggled(float mask_value)
  * its trace exists, the trace and settings installed (ownership moves). */
 int ui_app_prepare(struct ui_app *app, const attn_config *next, attn_config *run, attn_inputs *in, double *budget,
                    attn_error *err);
-void ui_app_install(struct ui_app *app, attn_trace *tr, attn_config *next, double budget);
+void ui_app_install(struct ui_app *app, attn_trace *tr, attn_config *next, double budget, attn_trace *alt);
+
+/* The compare view's trace (app.c): tr's inputs with the mask `compare` names
+ * toggled, into alt; the worker runs it too. ui_app_set_alt installs it (NULL:
+ * none; ownership moves). ui_app_alt_async starts it on the worker (app_job.c):
+ * 0 when it did, -1 when it must be computed here. */
+attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model, int compare, attn_progress *progress,
+                           attn_trace *alt, attn_error *err);
+void ui_app_set_alt(struct ui_app *app, attn_trace *alt);
+int ui_app_alt_async(struct ui_app *app);
 
 /* The worker (app_job.c): stops a recomputation under way and waits for it;
  * at the end of the program gives up on one that does not stop within 150 ms,

@@ -40,6 +40,14 @@ typedef struct ui_job {
     char stage[ATTN_MAX_NAME]; /* the stage shown: the worker also computes its colour range, */
     int scale_idx;           /* ... for this tensor of result (-1: none), */
     ui_scale scale;          /* ... so the frame that installs it does not scan it on the main thread */
+    /* the compare view's trace: made after result (want_alt), or alone from
+     * the trace shown (alt_only: alt_from, untouched until joined) */
+    bool want_alt, alt_only;
+    int compare;
+    const attn_trace *alt_from;
+    attn_trace alt;
+    attn_status alt_status;
+    attn_error alt_err;
     bool has_pending;        /* a newer request, started when this one ends */
     attn_config pending;
     int pending_step;
@@ -50,9 +58,12 @@ static void *work(void *arg)
     ui_job *j = arg;
     /* one core stays with the window, so that it keeps drawing at its pace */
     int cores = attn_ops_cores(), was = attn_ops_threads(cores > 1 ? cores - 1 : 1);
-    j->status = attn_trace_run(&j->run, &j->in, &j->result, &j->err);
+    if (!j->alt_only) j->status = attn_trace_run(&j->run, &j->in, &j->result, &j->err);
+    const attn_trace *from = j->alt_only ? j->alt_from : j->status == ATTN_OK ? &j->result : NULL;
+    if (j->want_alt && from && !atomic_load(&j->progress.cancel))
+        j->alt_status = ui_app_alt_run(from, j->in.model, j->compare, &j->progress, &j->alt, &j->alt_err);
     attn_ops_threads(was);
-    const attn_tensor *t = j->status == ATTN_OK ? attn_trace_find(&j->result, j->stage) : NULL;
+    const attn_tensor *t = j->status == ATTN_OK && !j->alt_only ? attn_trace_find(&j->result, j->stage) : NULL;
     if (t) {
         j->scale = ui_view_scale(t);
         j->scale_idx = (int)(t - j->result.tensors);
@@ -63,7 +74,8 @@ static void *work(void *arg)
 
 static void job_free(ui_job *j)
 {
-    if (j->status == ATTN_OK) attn_trace_free(&j->result);
+    if (j->status == ATTN_OK && !j->alt_only) attn_trace_free(&j->result);
+    if (j->want_alt && j->alt_status == ATTN_OK) attn_trace_free(&j->alt);
     attn_config_free(&j->run);
     attn_config_free(&j->next);
     if (j->has_pending) attn_config_free(&j->pending);
@@ -85,6 +97,9 @@ static int start(ui_app *app, attn_config *next)
     j->step = app->view.decode_step;
     snprintf(j->stage, sizeof j->stage, "%s", app->view.stage);
     j->scale_idx = -1;
+    j->want_alt = app->view.mode == LESSON_VIEW_COMPARE;
+    j->compare = app->view.compare;
+    j->alt_status = ATTN_ERR_CANCELLED; /* until it runs */
     atomic_init(&j->done, false);
     atomic_init(&j->progress.cancel, 0);
     atomic_init(&j->progress.layer, 0);
@@ -130,10 +145,21 @@ bool ui_app_poll(ui_app *app)
         if (start(app, &next)) app->view.decode_step = was;
         return true;
     }
-    if (j->status == ATTN_OK) {
+    /* the compare trace made with it, if the view still wants that one */
+    bool compare = app->view.mode == LESSON_VIEW_COMPARE, fresh = j->compare == app->view.compare;
+    bool alt = j->want_alt && j->alt_status == ATTN_OK && compare && fresh;
+    if (j->want_alt && fresh && j->alt_status != ATTN_OK && j->alt_status != ATTN_ERR_CANCELLED)
+        ui_app_status(app, true, "%s", j->alt_err.msg);
+    if (j->alt_only) {
+        if (alt) {
+            ui_app_set_alt(app, &j->alt);
+            j->alt_status = ATTN_ERR_CANCELLED; /* moved into the app */
+        }
+    } else if (j->status == ATTN_OK) {
         app->view.decode_step = j->step;
-        ui_app_install(app, &j->result, &j->next, j->budget);
+        ui_app_install(app, &j->result, &j->next, j->budget, alt ? &j->alt : NULL);
         memset(&j->next, 0, sizeof j->next); /* both moved into the app */
+        if (alt) j->alt_status = ATTN_ERR_CANCELLED;
         if (j->scale_idx >= 0 && j->scale_idx < app->trace.n_tensors && app->scales)
             app->scales[j->scale_idx] = j->scale;
         j->status = ATTN_ERR_CANCELLED;
@@ -141,6 +167,7 @@ bool ui_app_poll(ui_app *app)
         ui_app_status(app, true, "%s", j->err.msg);
     }
     job_free(j);
+    if (compare && !fresh && !app->has_alt && !app->job) ui_app_alt_async(app); /* the toggle changed meanwhile */
     app->dirty = true;
     return true;
 }
@@ -154,7 +181,36 @@ int ui_app_newest_step(const ui_app *app)
 const attn_config *ui_app_settings(const ui_app *app)
 {
     const ui_job *j = app->job;
-    return !j ? &app->cfg : j->has_pending ? &j->pending : &j->next;
+    return !j ? &app->cfg : j->has_pending ? &j->pending : j->alt_only ? &app->cfg : &j->next;
+}
+
+int ui_app_alt_async(ui_app *app)
+{
+    if (!app->async) return -1;
+    if (app->job) return 0; /* it makes the compare trace when it ends, or ui_app_poll starts it */
+    ui_job *j = calloc(1, sizeof *j);
+    if (!j) return -1;
+    j->alt_only = j->want_alt = true;
+    j->alt_from = &app->trace;
+    j->compare = app->view.compare;
+    j->alt_status = ATTN_ERR_CANCELLED;
+    j->status = ATTN_OK;
+    j->scale_idx = -1;
+    j->step = app->view.decode_step;
+    j->in.model = app->model;
+    j->in.progress = &j->progress;
+    atomic_init(&j->done, false);
+    atomic_init(&j->progress.cancel, 0);
+    atomic_init(&j->progress.layer, 0);
+    atomic_init(&j->progress.stage, 0);
+    j->started = attn_clock_ms();
+    if (pthread_create(&j->thread, NULL, work, j)) { /* no thread: compute here */
+        work(j);
+        j->thread = pthread_self();
+    }
+    app->job = j;
+    app->dirty = true;
+    return 0;
 }
 
 int ui_app_edit_config_async(ui_app *app, ui_config_change change, const void *arg)

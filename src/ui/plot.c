@@ -706,8 +706,9 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     ui_plot_heatmap(dl, app, &app->trace, &a, &sc, p[0], &o);
     if (!app->has_alt || ui_view_make(&app->alt, stage, app->view.batch, app->view.head, &b) ||
         b.slice.rows != a.slice.rows || b.slice.cols != a.slice.cols) {
-        ui_text_fit(dl, _("no toggled version to show (see the status line)"), pane[1].x, pane[1].y,
-                    box.x + box.w - pane[1].x, UI_TEXT_DIM);
+        ui_text_fit(dl, ui_app_busy(app, NULL, NULL, NULL) ? _("computing the toggled version…")
+                                                           : _("no toggled version to show (see the status line)"),
+                    pane[1].x, pane[1].y, box.x + box.w - pane[1].x, UI_TEXT_DIM);
         return;
     }
     snprintf(buf, sizeof buf, _("%s toggled"), ui_compare_name(app->view.compare));
