@@ -498,6 +498,15 @@ static void compare_trace_on_the_worker(void **state)
     key(f, SDLK_TAB, 0); /* leaving the view lets its trace go */
     settle(app);
     assert_false(app->has_alt);
+    /* edited tokens are computed on the worker: the editor closes at once */
+    ui_app_edit_start(app, 0);
+    snprintf(app->edit.text[0], sizeof app->edit.text[0], "one two three");
+    app->edit.cursor = (int)strlen(app->edit.text[0]);
+    key(f, SDLK_RETURN, 0);
+    assert_false(app->edit.open);
+    settle(app);
+    assert_int_equal(app->trace.dims.L, 3);
+    assert_string_equal(app->status, "tokens: one two three");
 }
 
 /* The heatmap pictures the window keeps stay under the bound the budget

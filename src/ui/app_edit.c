@@ -104,15 +104,17 @@ static int set_text(attn_config *next, const void *arg, attn_error *err)
 
 static void apply_edit(ui_app *app)
 {
+    /* on the worker when the window has one: a long text does not freeze it */
     if (app->model) {
-        if (ui_app_edit_config(app, set_text, &app->edit) == 0) {
+        if (ui_app_edit_config_async(app, set_text, &app->edit) == 0) {
             ui_app_edit_stop(app);
-            /* TRANSLATORS: the text a model's tokenizer read, and into how many tokens */
-            ui_app_status(app, false, _("text: %s (%d tokens)"), app->edit.text[0], app->trace.dims.L);
+            if (app->job) ui_app_status(app, false, _("text: %s"), app->edit.text[0]);
+            else /* TRANSLATORS: the text a model's tokenizer read, and into how many tokens */
+                ui_app_status(app, false, _("text: %s (%d tokens)"), app->edit.text[0], app->trace.dims.L);
         }
         return;
     }
-    if (ui_app_edit_config(app, set_tokens, &app->edit) == 0) {
+    if (ui_app_edit_config_async(app, set_tokens, &app->edit) == 0) {
         ui_app_edit_stop(app);
         ui_app_status(app, false, _("tokens: %s"), app->edit.text[0]);
     }
