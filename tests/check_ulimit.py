@@ -57,6 +57,8 @@ def skip(why):
 
 if not sys.platform.startswith("linux") or not os.path.exists("/proc/self/statm"):
     skip("needs Linux's /proc")
+if b"libasan" in subprocess.run(["ldd", ATTNLAB], capture_output=True).stdout:
+    skip("AddressSanitizer reserves terabytes of shadow address space: a build with it cannot run under ulimit -v")
 _, hard = resource.getrlimit(resource.RLIMIT_AS)
 if hard != resource.RLIM_INFINITY and hard < 6 * GIB:
     skip(f"this process already runs under an address-space limit of {hard / GIB:.1f} GiB")

@@ -12,10 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
 #include <cmocka.h>
 
 #include "catalog.h"
 #include "colormap.h"
+#include "forward.h"
 #include "draw.h"
 #include "i18n.h"
 #include "player.h"
@@ -738,6 +741,55 @@ static void test_layer_buttons(void **state)
     check_layout(f);
 }
 
+/* A prompt too long for every layer's attention weights keeps the viewed
+ * layer's; in the window (async) `.` computes the next layer's on the worker,
+ * the view staying on the layer shown until they are in, then moving there on
+ * the same stage. */
+static void test_layer_on_demand_on_the_worker(void **state)
+{
+    fixture *f = *state;
+    char dir[512], err[400];
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(dir, sizeof dir, "%s/draw-lean-XXXXXX", tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    make_model(dir, 4, 4, 2, true, NULL, NULL);
+    attn_config c;
+    attn_error e;
+    attn_config_init(&c);
+    attn_config_set(&c, "model", dir, NULL);
+    attn_config_set(&c, "text", "the cat sat on the mat . a dog ran on the mat .", NULL);
+    double all, one;
+    if (attn_trace_estimate(&c, &all, &e)) fail_msg("estimate: %s", e.msg);
+    c.qk_keep = 1;
+    assert_int_equal(attn_trace_estimate(&c, &one, &e), ATTN_OK);
+    c.qk_keep = 0;
+    c.max_bytes = (one + all) / 2; /* room for one layer's weights */
+    ui_app_free(&f->app);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    ui_app *app = &f->app;
+    assert_int_equal(app->trace.cfg.qk_keep, 1);
+    app->cfg.max_bytes = attn_trace_bytes(&app->trace) + (one + all) / 2; /* and the trace shown beside it */
+    assert_int_equal(ui_app_set_stage(app, "layers.0.weights"), 0);
+    app->async = true;
+    ui_app_do(app, UI_ACT_LAYER_NEXT, 0);
+    assert_int_equal(ui_app_newest_layer(app), 1);
+    if (ui_app_busy(app, NULL, NULL, NULL)) assert_int_equal(app->view.layer, 0);
+    for (int i = 0; i < 20000 && ui_app_busy(app, NULL, NULL, NULL); i++) {
+        ui_app_poll(app);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    assert_false(ui_app_busy(app, NULL, NULL, NULL));
+    assert_int_equal(app->view.layer, 1);
+    assert_int_equal(app->trace.cfg.qk_keep, 2);
+    assert_string_equal(app->view.stage, "layers.1.weights");
+    build(f);
+    check_layout(f);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A model's compare view: the viewed layer's weights in three panes (the
  * stage is looked up by its name in the layer, "layers.1.weights"). */
 static void test_model_compare(void **state)
@@ -968,6 +1020,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_choice_explanations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_geometry_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_layer_on_demand_on_the_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_labels, setup_long, teardown),
         cmocka_unit_test_setup_teardown(test_hidden_labels_are_said, setup_seq40, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),

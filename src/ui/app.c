@@ -111,9 +111,23 @@ int ui_app_set_stage(ui_app *app, const char *name)
     return 0;
 }
 
+/* The view on `stage` of layer `layer` (its first stage when it has none such). */
+static void move_to_layer(ui_app *app, int layer, const char *stage)
+{
+    const attn_tensor *there = attn_trace_get(&app->trace, layer, stage);
+    if (!there) { /* the first stage of that layer */
+        for (int i = 0; i < app->trace.n_tensors && !there; i++)
+            if (app->trace.tensors[i].layer == layer) there = &app->trace.tensors[i];
+    }
+    if (there) snprintf(app->view.stage, sizeof app->view.stage, "%s", there->name);
+    app->dirty = true;
+}
+
 int ui_app_set_layer(ui_app *app, int layer)
 {
     if (layer < 0 || layer >= app->trace.n_layers) return -1;
+    if (app->async && app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file)
+        return ui_app_layer_async(app, layer); /* that layer's weights, on the worker; the view follows */
     const attn_tensor *t = ui_app_tensor(app);
     char name[ATTN_MAX_NAME];
     const char *stage = t ? t->name : "";
@@ -133,14 +147,18 @@ int ui_app_set_layer(ui_app *app, int layer)
             return -1;
         }
     }
-    const attn_tensor *there = attn_trace_get(&app->trace, layer, stage);
-    if (!there) { /* the first stage of that layer */
-        for (int i = 0; i < app->trace.n_tensors && !there; i++)
-            if (app->trace.tensors[i].layer == layer) there = &app->trace.tensors[i];
-    }
-    if (there) snprintf(app->view.stage, sizeof app->view.stage, "%s", there->name);
-    app->dirty = true;
+    move_to_layer(app, layer, stage);
     return 0;
+}
+
+void ui_app_show_layer(ui_app *app, int layer, const char *stage)
+{
+    if (layer < 0 || layer >= app->trace.n_layers) return;
+    char name[ATTN_MAX_NAME];
+    attn_tensor_name_layer(stage, &stage);
+    snprintf(name, sizeof name, "%s", stage);
+    app->view.layer = layer;
+    move_to_layer(app, layer, name);
 }
 
 /* ---- computing ------------------------------------------------------------ */
@@ -165,7 +183,13 @@ static void keep_place(ui_app *app)
 {
     lesson_view *v = &app->view;
     if (v->layer >= app->trace.n_layers) v->layer = 0;
-    if (ui_app_set_stage(app, v->stage)) {
+    /* the stage shown, if the new trace has it (never a recomputation from here) */
+    int at = stage_index(&app->trace, v->stage);
+    const attn_tensor *same = at >= 0 ? &app->trace.tensors[at] : attn_trace_get(&app->trace, v->layer, v->stage);
+    if (same) {
+        snprintf(v->stage, sizeof v->stage, "%s", same->name);
+        if (same->layer >= 0) v->layer = same->layer;
+    } else {
         const char *name = v->stage;
         attn_tensor_name_layer(name, &name);
         int want = attn_stage_index(name), idx = -1;

@@ -164,6 +164,18 @@ int ui_app_edit_config_async(ui_app *app, ui_config_change change, const void *a
  * decode step the same way (the view keeps the step shown until it is installed). */
 const attn_config *ui_app_settings(const ui_app *app);
 int ui_app_newest_step(const ui_app *app);
+int ui_app_newest_layer(const ui_app *app);
+
+/* The window's worker recomputing for decode step `step`, or for layer
+ * `layer`'s attention weights (a long prompt keeps one layer's), the view
+ * moving to it once installed. Only with app->async. Return as
+ * ui_app_edit_config_async. */
+int ui_app_step_async(ui_app *app, int step);
+int ui_app_layer_async(ui_app *app, int layer);
+
+/* Moves the view to layer `layer` of the trace shown, on `stage` there (a
+ * name with or without its layer; else that layer's first), without recomputing. */
+void ui_app_show_layer(ui_app *app, int layer, const char *stage);
 
 /* Whether a recomputation is under way; if so, where it is (layer, stage id)
  * and for how long it has run, in ms. */

@@ -270,10 +270,11 @@ static bool config_action(ui_app *app, ui_action act)
  * window has one, and then the step shown stays until its trace is installed. */
 static int recompute_step(ui_app *app, int step)
 {
+    if (app->async) return ui_app_step_async(app, step);
     int was = app->view.decode_step;
     app->view.decode_step = step;
-    int rc = ui_app_edit_config_async(app, NULL, NULL);
-    if (rc || app->job) app->view.decode_step = was;
+    int rc = ui_app_edit_config(app, NULL, NULL);
+    if (rc) app->view.decode_step = was;
     return rc;
 }
 
@@ -348,8 +349,8 @@ static bool move(ui_app *app, ui_action act, int arg)
         break;
     case UI_ACT_LAYER_PREV:
     case UI_ACT_LAYER_NEXT:
-        if (ui_app_set_layer(app, v->layer + (act == UI_ACT_LAYER_NEXT ? 1 : -1))) return false;
-        ui_app_status(app, false, _("layer %d of %d"), v->layer, app->trace.n_layers);
+        if (ui_app_set_layer(app, ui_app_newest_layer(app) + (act == UI_ACT_LAYER_NEXT ? 1 : -1))) return false;
+        ui_app_status(app, false, _("layer %d of %d"), ui_app_newest_layer(app), app->trace.n_layers);
         return true;
     case UI_ACT_HEAD:
         if (arg < 0 || arg >= d->h) return false;

@@ -48,9 +48,12 @@ typedef struct ui_job {
     attn_trace alt;
     attn_status alt_status;
     attn_error alt_err;
+    int layer;               /* the layer whose attention weights a long prompt keeps ... */
+    bool move_layer;         /* ... and, for , and ., the layer the view moves to once installed */
     bool has_pending;        /* a newer request, started when this one ends */
     attn_config pending;
-    int pending_step;
+    int pending_step, pending_layer;
+    bool pending_move_layer;
 } ui_job;
 
 static void *work(void *arg)
@@ -84,7 +87,7 @@ static void job_free(ui_job *j)
 
 /* Starts settings next (ownership moves in) on a new worker; on failure the
  * status line says why and next is freed. */
-static int start(ui_app *app, attn_config *next)
+static int start(ui_app *app, attn_config *next, int step, int layer, bool move_layer)
 {
     ui_job *j = calloc(1, sizeof *j);
     attn_error err;
@@ -94,7 +97,6 @@ static int start(ui_app *app, attn_config *next)
         return -1;
     }
     j->next = *next;
-    j->step = app->view.decode_step;
     snprintf(j->stage, sizeof j->stage, "%s", app->view.stage);
     j->scale_idx = -1;
     j->want_alt = app->view.mode == LESSON_VIEW_COMPARE;
@@ -104,13 +106,23 @@ static int start(ui_app *app, attn_config *next)
     atomic_init(&j->progress.cancel, 0);
     atomic_init(&j->progress.layer, 0);
     atomic_init(&j->progress.stage, 0);
-    if (ui_app_prepare(app, &j->next, &j->run, &j->in, &j->budget, &err)) {
+    /* prepared for decode step `step` (which it may clamp); the view shows the
+     * step installed until this one is */
+    int shown = app->view.decode_step;
+    app->view.decode_step = step;
+    int rc = ui_app_prepare(app, &j->next, &j->run, &j->in, &j->budget, &err);
+    j->step = app->view.decode_step;
+    app->view.decode_step = shown;
+    if (rc) {
         ui_app_status(app, true, "%s", err.msg);
         attn_config_free(&j->next);
         free(j);
         return -1;
     }
     j->in.progress = &j->progress;
+    j->layer = layer;
+    j->move_layer = move_layer;
+    j->run.qk_prefer = layer;
     j->started = attn_clock_ms();
     if (pthread_create(&j->thread, NULL, work, j)) { /* no thread: compute here */
         work(j);
@@ -137,12 +149,11 @@ bool ui_app_poll(ui_app *app)
     take(app);
     if (j->has_pending) { /* superseded: the newer request runs now */
         attn_config next = j->pending;
-        int step = j->pending_step;
+        int step = j->pending_step, layer = j->pending_layer;
+        bool move = j->pending_move_layer;
         j->has_pending = false;
         job_free(j);
-        int was = app->view.decode_step;
-        app->view.decode_step = step;
-        if (start(app, &next)) app->view.decode_step = was;
+        start(app, &next, step, layer, move);
         return true;
     }
     /* the compare trace made with it, if the view still wants that one */
@@ -157,7 +168,14 @@ bool ui_app_poll(ui_app *app)
         }
     } else if (j->status == ATTN_OK) {
         app->view.decode_step = j->step;
+        if (j->move_layer) { /* the view goes to the layer computed, on the stage it was asked on */
+            const char *base = j->stage;
+            attn_tensor_name_layer(j->stage, &base);
+            app->view.layer = j->layer;
+            attn_tensor_name(j->layer, j->result.n_layers, base, app->view.stage, sizeof app->view.stage);
+        }
         ui_app_install(app, &j->result, &j->next, j->budget, alt ? &j->alt : NULL);
+        if (j->move_layer) ui_app_show_layer(app, j->layer, j->stage);
         memset(&j->next, 0, sizeof j->next); /* both moved into the app */
         if (alt) j->alt_status = ATTN_ERR_CANCELLED;
         if (j->scale_idx >= 0 && j->scale_idx < app->trace.n_tensors && app->scales)
@@ -213,9 +231,18 @@ int ui_app_alt_async(ui_app *app)
     return 0;
 }
 
-int ui_app_edit_config_async(ui_app *app, ui_config_change change, const void *arg)
+int ui_app_newest_layer(const ui_app *app)
 {
-    if (!app->async) return ui_app_edit_config(app, change, arg);
+    const ui_job *j = app->job;
+    if (j && j->has_pending && j->pending_move_layer) return j->pending_layer;
+    if (j && !j->has_pending && j->move_layer) return j->layer;
+    return app->view.layer;
+}
+
+/* A request for settings change(arg) computing layer's attention weights,
+ * the view moving there once installed when move_layer. */
+static int request(ui_app *app, ui_config_change change, const void *arg, int step, int layer, bool move_layer)
+{
     attn_config next;
     attn_error err;
     if (attn_config_copy(&next, ui_app_settings(app), &err) || (change && change(&next, arg, &err))) {
@@ -224,13 +251,33 @@ int ui_app_edit_config_async(ui_app *app, ui_config_change change, const void *a
         return -1;
     }
     ui_job *j = app->job;
-    if (!j) return start(app, &next);
+    if (!j) return start(app, &next, step, layer, move_layer);
     if (j->has_pending) attn_config_free(&j->pending);
     j->pending = next;
-    j->pending_step = app->view.decode_step;
+    j->pending_step = step;
+    j->pending_layer = layer;
+    j->pending_move_layer = move_layer;
     j->has_pending = true;
     atomic_store(&j->progress.cancel, 1); /* the older request is of no use now */
     return 0;
+}
+
+int ui_app_edit_config_async(ui_app *app, ui_config_change change, const void *arg)
+{
+    if (!app->async) return ui_app_edit_config(app, change, arg);
+    int layer = ui_app_newest_layer(app);
+    return request(app, change, arg, ui_app_newest_step(app), layer, layer != app->view.layer);
+}
+
+int ui_app_layer_async(ui_app *app, int layer)
+{
+    return request(app, NULL, NULL, ui_app_newest_step(app), layer, true);
+}
+
+int ui_app_step_async(ui_app *app, int step)
+{
+    int layer = ui_app_newest_layer(app);
+    return request(app, NULL, NULL, step, layer, layer != app->view.layer);
 }
 
 bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms)
