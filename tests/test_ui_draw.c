@@ -215,8 +215,9 @@ static const ui_cmd *heatmap_of(const ui_draw *dl, const ui_heat_area *a)
 /* ---- the list itself */
 
 /* Wrapping: lines at most max_w wide, broken after spaces (never inside a
- * word that fits, never at a no-break space) or between Chinese characters,
- * nothing lost; a word wider than a line is cut between characters. */
+ * word that fits, never at a no-break space) or between Chinese characters
+ * (never before closing punctuation), nothing lost; a word wider than a line
+ * is cut between characters. */
 static void test_text_wrap(void **state)
 {
     fixture *f = *state;
@@ -228,6 +229,8 @@ static void test_text_wrap(void **state)
     } cases[] = {
         {"KV cache: MHA 3.0 KiB · GQA\u00a0(g=2)\u00a0768\u00a0B", 8 * 20, 3, "KV cache: MHA 3.0"},
         {"注意力权重每一行之和为一", 8 * 5, 3, "注意力权重"},
+        {"注意力权重，每一行之和", 8 * 5, 3, "注意力权"}, /* a line never starts with ， */
+        {"the row 只. Then", 8 * 9, 2, "the row"},          /* nor with the full stop after 只 */
         {"short", 8 * 20, 1, "short"},
         {"abcdefghij", 8 * 4, 3, "abcd"},
     };
@@ -456,6 +459,13 @@ static bool has_text(const ui_draw *dl, const char *s)
 static void test_cycle_chip(void **state)
 {
     fixture *f = *state;
+    /* the fill value's chip writes it as the lessons do */
+    assert_true(ui_app_do(&f->app, UI_ACT_FILL, 0));
+    build(f);
+    assert_true(has_text(&f->dl, "i  fill −1e9"));
+    assert_true(ui_app_do(&f->app, UI_ACT_FILL, 0));
+    build(f);
+    assert_true(has_text(&f->dl, "i  fill −∞"));
     build(f);
     assert_false(has_text(&f->dl, "w  window 0"));
     ui_app_key(&f->app, 'w', 0);

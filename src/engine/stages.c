@@ -137,7 +137,7 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
     {ATTN_STAGE_OUT, "out", "b,s,d",
      ATTN_N_("the layer's output"),
      ATTN_N_("out = merged · W_O   (then dropout when training)"),
-     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_HEAD_COLS,
+     .rule = ATTN_PRESENT_ALWAYS, /* no head blocks: W_O mixes every head into each column */
      .model_desc = ATTN_N_("the attention's output, added to the residual stream")},
     {ATTN_STAGE_RESID_MID, "resid_mid", "b,s,d",
      ATTN_N_("the residual stream after attention"),

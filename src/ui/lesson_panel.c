@@ -47,7 +47,9 @@ static int mark_at(const char *s, const char *const *marks, size_t n)
 /* Length of the closing punctuation mark at s (，。） ”), 0 if none: it never starts a line. */
 static int closing(const char *s)
 {
-    static const char *const CLOSE[] = {"，", "。", "、", "：", "；", "！", "？", "）", "」", "』", "》", "】", "”", "’"};
+    /* the ASCII ones matter after a Chinese character: "只." keeps its full stop */
+    static const char *const CLOSE[] = {"，", "。", "、", "：", "；", "！", "？", "）", "」", "』", "》", "】", "”", "’",
+                                        ".", ",", ")", ":", ";", "!", "?", "]"};
     return mark_at(s, CLOSE, sizeof CLOSE / sizeof CLOSE[0]);
 }
 

@@ -1,6 +1,7 @@
 /* plot.c — labelled heatmaps, the all-heads grid, the compare view, bar charts. */
 #include "plot.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,17 +281,39 @@ static int row_labels(ui_draw *dl, const ui_app *app, const attn_trace *tr, cons
     return step;
 }
 
-/* The width a column label needs, the largest over the columns: its own, or
- * that of its first character and "…" when that is less. */
+/* Punctuation and the marks token labels use (‹pad›, a visible space ␣ or ▁). */
+static bool mark_char(uint32_t cp)
+{
+    return (cp < 128 && !isalnum((int)cp)) || (cp >= 0x2000 && cp <= 0x206F) || (cp >= 0x2400 && cp <= 0x243F) ||
+           (cp >= 0x2580 && cp <= 0x259F);
+}
+
+/* The width a column label needs, the largest over the columns: its own, or,
+ * for a token, that of its start up to its first letter and "…" ("‹p…" for
+ * ‹pad›) when that is less. Numbered labels (c12, a vocabulary's ids) are
+ * never cut: "c…" would not say which. */
 static int col_label_room(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v)
 {
+    bool numbered = v->col_axis == UI_AXIS_FEATURE || v->col_axis == UI_AXIS_INPUT ||
+                    v->col_axis == UI_AXIS_OUTPUT || v->col_axis == UI_AXIS_VOCAB;
     int u = ui_line(dl), room = 0, probe = ui_imax(1, v->slice.cols / 64);
-    char buf[96], cut[16];
+    char buf[96], cut[40];
     for (int j = 0; j < v->slice.cols; j += probe) {
         const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
-        size_t first = attn_utf8_next(lab, strlen(lab), 0);
-        snprintf(cut, sizeof cut, "%.*s…", (int)(first < 8 ? first : 8), lab);
-        room = ui_imax(room, ui_imin(ui_text_w(dl, lab) + u / 2, ui_text_w(dl, cut) + 2));
+        int whole = ui_text_w(dl, lab) + u / 2;
+        if (numbered) {
+            room = ui_imax(room, whole);
+            continue;
+        }
+        size_t n = strlen(lab), end = 0;
+        uint32_t cp = 0;
+        do { /* through the first letter, digit or Chinese character: past ‹, <, ␣ and ▁ */
+            size_t next = attn_utf8_next(lab, n, end);
+            attn_utf8_decode(lab + end, n - end, &cp);
+            end = next;
+        } while (end < n && end < 24 && mark_char(cp));
+        snprintf(cut, sizeof cut, "%.*s…", (int)end, lab);
+        room = ui_imax(room, end >= n ? whole : ui_imin(whole, ui_text_w(dl, cut) + 2));
     }
     return room;
 }
@@ -797,11 +820,11 @@ void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box)
     bool mask_ok = mask && mask->ndim == 4 && mask->shape[3] == t;
     ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
     bars_title(app, &v, name, mask_ok ? mask : NULL, buf, sizeof buf);
-    ui_text_fit(dl, buf, box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT);
+    int title = ui_text_wrap(dl, buf, box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT); /* wrapped, never cut */
 
     int bw = ui_imin(3 * u, ui_imax(1, (box.w - 2 * u) / ui_imax(t, 1)));
     int plot_w = bw * t;
-    int bx = box.x + u, top = box.y + 2 * u, bottom = box.y + box.h - 4 * u;
+    int bx = box.x + u, top = box.y + (title + 1) * u, bottom = box.y + box.h - 4 * u;
     int ph = bottom - top;
     if (ph < u) return;
     float vmax = 1.0f;

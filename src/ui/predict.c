@@ -75,15 +75,13 @@ void ui_render_predictions(ui_draw *dl, const ui_app *app, ui_rect box)
     const char *tok = attn_tokens_at(&tr->tokens, app->view.batch, pos);
     /* TRANSLATORS: the next-token panel's title: the query token and its position */
     snprintf(buf, sizeof buf, _("next token after “%s” (%d)"), tok, pos);
-    ui_text_fit(dl, buf, box.x, y, box.w, UI_WHITE);
-    y += u + u / 2;
+    y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_WHITE) * u + u / 2;
     y = bars(dl, app, tr, box, y, UI_ACCENT);
     if (app->has_alt && attn_trace_is_model(&app->alt)) {
         y += u / 2;
         /* TRANSLATORS: %s: what the compare view toggles ("causal mask") */
         snprintf(buf, sizeof buf, _("with the %s toggled:"), ui_compare_name(app->view.compare));
-        ui_text_fit(dl, buf, box.x, y, box.w, UI_TEXT_DIM);
-        y += u + u / 4;
+        y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT_DIM) * u + u / 4;
         y = bars(dl, app, &app->alt, box, y, UI_ERROR);
     }
     y += u / 2;

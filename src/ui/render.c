@@ -67,6 +67,26 @@ static void cycle_chips(ui_draw *dl, flow *f, const attn_config *c)
     }
 }
 
+/* The fill value as the lessons write it: −1e9, not -1e+09. */
+static const char *fill_text(float v, char *buf, size_t size)
+{
+    char raw[32], *o = buf, *end = buf + size - 4;
+    attn_format_mask_value(v, raw, sizeof raw);
+    for (const char *s = raw; *s && o < end; s++) {
+        if (*s == '-' && (s == raw || s[-1] == 'e')) { /* a minus sign, not a hyphen */
+            memcpy(o, "−", 3), o += 3;
+        } else if (*s == '+' && s > raw && s[-1] == 'e') {
+            continue;
+        } else if (*s == '0' && s > raw && (s[-1] == 'e' || (s[-1] == '+' || s[-1] == '-')) && s[1]) {
+            continue; /* e+09 → e9 */
+        } else {
+            *o++ = *s;
+        }
+    }
+    *o = '\0';
+    return buf;
+}
+
 static int controls(ui_draw *dl, const ui_app *app)
 {
     int u = ui_line(dl);
@@ -111,7 +131,7 @@ static int controls(ui_draw *dl, const ui_app *app)
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
     chip(dl, &f, buf, c->train, UI_ACT_TRAIN, 0);
     /* TRANSLATORS: the value masked scores are filled with (−∞ or −1e9), not padding */
-    snprintf(buf, sizeof buf, _("i  fill %s"), isinf(c->mask_value) ? "−∞" : attn_format_mask_value(c->mask_value, mv, sizeof mv));
+    snprintf(buf, sizeof buf, _("i  fill %s"), isinf(c->mask_value) ? "−∞" : fill_text(c->mask_value, mv, sizeof mv));
     chip(dl, &f, buf, false, UI_ACT_FILL, 0);
     cycle_chips(dl, &f, c);
     if (!model) chip(dl, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
