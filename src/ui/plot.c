@@ -141,7 +141,7 @@ static double layout(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, 
         int step = ui_imax(1, s->rows / 64);
         for (int i = 0; i < s->rows; i += step)
             *lw = ui_imax(*lw, ui_text_w(dl, ui_view_row_label(tr, v, i, buf, sizeof buf)));
-        *lw = ui_imin(*lw, box.w / 5) + u / 2;
+        *lw = ui_imin(*lw, ui_imax(box.w / 5, 3 * u)) + u / 2; /* a fifth of the box, but room for <pad> */
     }
     if (o->labels) *lh = u + u / 4;
     int cbw = o->colorbar ? colorbar_width(dl) : 0;
@@ -368,9 +368,12 @@ static void hidden_labels_note(ui_draw *dl, const placed *p, int row_step, int c
             return;
         }
     }
-    /* a small pane: the shortest form, cut only if even that is wider than the pane */
+    /* a small pane: the shortest form that fits */
+    int n = row_step > col_step ? row_step : col_step;
     /* TRANSLATORS: under a small heatmap whose axes show only every n-th label */
-    snprintf(buf, sizeof buf, _("labels 1/%d (hover)"), row_step > col_step ? row_step : col_step);
+    snprintf(buf, sizeof buf, _("labels 1/%d (hover)"), n);
+    if (ui_text_w(dl, buf) > p->r.w) snprintf(buf, sizeof buf, _("labels 1/%d"), n);
+    if (ui_text_w(dl, buf) > p->r.w) snprintf(buf, sizeof buf, "1/%d", n);
     ui_text_fit(dl, buf, p->r.x, y, p->r.w, UI_TEXT_DIM);
 }
 
