@@ -85,18 +85,12 @@ static void job_free(ui_job *j)
     free(j);
 }
 
-/* Starts settings next (ownership moves in) on a new worker; on failure the
- * status line says why and next is freed. */
-static int start(ui_app *app, attn_config *next, int step, int layer, bool move_layer)
+/* A job for the view as it is: nothing run yet, the compare trace wanted
+ * when the compare view is open. NULL when out of memory. */
+static ui_job *job_new(const ui_app *app)
 {
     ui_job *j = calloc(1, sizeof *j);
-    attn_error err;
-    if (!j) {
-        attn_config_free(next);
-        ui_app_status(app, true, "%s", "out of memory");
-        return -1;
-    }
-    j->next = *next;
+    if (!j) return NULL;
     snprintf(j->stage, sizeof j->stage, "%s", app->view.stage);
     j->scale_idx = -1;
     j->want_alt = app->view.mode == LESSON_VIEW_COMPARE;
@@ -106,6 +100,34 @@ static int start(ui_app *app, attn_config *next, int step, int layer, bool move_
     atomic_init(&j->progress.cancel, 0);
     atomic_init(&j->progress.layer, 0);
     atomic_init(&j->progress.stage, 0);
+    j->in.progress = &j->progress;
+    return j;
+}
+
+/* Starts j's worker (or, with no thread to be had, runs it here) and makes it the app's. */
+static void launch(ui_app *app, ui_job *j)
+{
+    j->started = attn_clock_ms();
+    if (pthread_create(&j->thread, NULL, work, j)) { /* no thread: compute here */
+        work(j);
+        j->thread = pthread_self();
+    }
+    app->job = j;
+    app->dirty = true;
+}
+
+/* Starts settings next (ownership moves in) on a new worker; on failure the
+ * status line says why and next is freed. */
+static int start(ui_app *app, attn_config *next, int step, int layer, bool move_layer)
+{
+    ui_job *j = job_new(app);
+    attn_error err;
+    if (!j) {
+        attn_config_free(next);
+        ui_app_status(app, true, "%s", "out of memory");
+        return -1;
+    }
+    j->next = *next;
     /* prepared for decode step `step` (which it may clamp); the view shows the
      * step installed until this one is */
     int shown = app->view.decode_step;
@@ -119,17 +141,11 @@ static int start(ui_app *app, attn_config *next, int step, int layer, bool move_
         free(j);
         return -1;
     }
-    j->in.progress = &j->progress;
+    j->in.progress = &j->progress; /* prepare set the inputs afresh */
     j->layer = layer;
     j->move_layer = move_layer;
     j->run.qk_prefer = layer;
-    j->started = attn_clock_ms();
-    if (pthread_create(&j->thread, NULL, work, j)) { /* no thread: compute here */
-        work(j);
-        j->thread = pthread_self();
-    }
-    app->job = j;
-    app->dirty = true;
+    launch(app, j);
     return 0;
 }
 
@@ -206,28 +222,15 @@ int ui_app_alt_async(ui_app *app)
 {
     if (!app->async) return -1;
     if (app->job) return 0; /* it makes the compare trace when it ends, or ui_app_poll starts it */
-    ui_job *j = calloc(1, sizeof *j);
+    ui_job *j = job_new(app);
     if (!j) return -1;
-    j->alt_only = j->want_alt = true;
+    j->alt_only = j->want_alt = true; /* only the compare trace, from the trace shown */
     j->alt_from = &app->trace;
-    j->compare = app->view.compare;
-    j->alt_status = ATTN_ERR_CANCELLED;
     j->status = ATTN_OK;
-    j->scale_idx = -1;
     j->step = app->view.decode_step;
+    j->layer = app->view.layer;
     j->in.model = app->model;
-    j->in.progress = &j->progress;
-    atomic_init(&j->done, false);
-    atomic_init(&j->progress.cancel, 0);
-    atomic_init(&j->progress.layer, 0);
-    atomic_init(&j->progress.stage, 0);
-    j->started = attn_clock_ms();
-    if (pthread_create(&j->thread, NULL, work, j)) { /* no thread: compute here */
-        work(j);
-        j->thread = pthread_self();
-    }
-    app->job = j;
-    app->dirty = true;
+    launch(app, j);
     return 0;
 }
 
