@@ -507,6 +507,17 @@ static void compare_trace_on_the_worker(void **state)
     settle(app);
     assert_int_equal(app->trace.dims.L, 3);
     assert_string_equal(app->status, "tokens: one two three");
+    /* cross-attention on and off, on the worker; x twice in a row ends where it began */
+    app->edit.text[1][0] = '\0';
+    ui_app_set(app, "tokens", NULL);
+    settle(app);
+    key(f, SDLK_x, 0);
+    settle(app);
+    assert_true(app->trace.dims.cross);
+    key(f, SDLK_x, 0);
+    key(f, SDLK_x, 0);
+    settle(app);
+    assert_true(app->trace.dims.cross);
 }
 
 /* The heatmap pictures the window keeps stay under the bound the budget

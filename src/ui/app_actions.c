@@ -141,22 +141,23 @@ static int example_source(attn_config *next, const void *arg, attn_error *err)
 
 static int toggle_cross(ui_app *app)
 {
-    if (ui_app_decoding(app)) {
+    const attn_config *now = ui_app_settings(app); /* those being computed, if any */
+    if (ui_app_newest_step(app) > 0) {
         ui_app_status(app, true, "%s", _("cross-attention has no KV-cache decoding here: leave decode mode (k) first"));
         return -1;
     }
-    if (app->cfg.source_tokens) {
-        int rc = ui_app_edit_config(app, drop_source, NULL);
+    if (now->source_tokens) {
+        int rc = ui_app_edit_config_async(app, drop_source, NULL);
         if (!rc) ui_app_status(app, false, "%s", _("self-attention: keys are the sentence itself, causal mask back on"));
         return rc;
     }
-    if (app->cfg.tokens) { /* the user's own sentence: ask for the source */
+    if (now->tokens) { /* the user's own sentence: ask for the source */
         ui_app_edit_start(app, 1);
         ui_app_status(app, false, "%s",
                       _("type the source sentence (one row per target row, rows split by |), then Enter"));
         return 0;
     }
-    int rc = ui_app_edit_config(app, example_source, NULL);
+    int rc = ui_app_edit_config_async(app, example_source, NULL);
     if (!rc)
         ui_app_status(app, false, _("cross-attention: keys and values come from the source \"%s\"; no causal mask"),
                       EXAMPLE_SOURCE);
