@@ -315,17 +315,20 @@ static void test_heatmap_hatch(void **state)
     const float m[3 * 4] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}; /* masked by the mask */
     ui_slice s = {v, 3, 4, 4, 1, m, 4, 1};
     ui_scale sc = {UI_CMAP_SEQUENTIAL, 0, 2};
-    for (int gap = 0; gap <= 2; gap++) {
-        ui_draw_begin(dl, 16);
-        ui_hatch(dl, 3, 4, 10, 10);
-        assert_int_equal(dl->cmds[0].hatch.ox, 3);
-        assert_false(dl->cmds[0].hatch.in_image);
-        ui_heatmap(dl, 7, &s, &sc, 100, 50, 40 * 4, 40 * 3, gap);
-        assert_int_equal(dl->cmds[1].kind, UI_CMD_HEATMAP);
-        assert_int_equal(dl->cmds[1].heat.generation, 7);
-        assert_int_equal(count(dl, UI_CMD_HATCH) - 1, gap ? 4 : 3); /* the pair joins without a gap */
-        check_hatch(dl, &dl->cmds[1]);
-    }
+    /* twice each: the second frame takes the rectangles the first found (at
+     * another place on screen), the same ones; another generation scans again */
+    for (int gap = 0; gap <= 2; gap++)
+        for (int again = 0; again < 3; again++) {
+            ui_draw_begin(dl, 16);
+            ui_hatch(dl, 3, 4, 10, 10);
+            assert_int_equal(dl->cmds[0].hatch.ox, 3);
+            assert_false(dl->cmds[0].hatch.in_image);
+            ui_heatmap(dl, again == 2 ? 8 : 7, &s, &sc, 100 + 10 * again, 50, 40 * 4, 40 * 3, gap);
+            assert_int_equal(dl->cmds[1].kind, UI_CMD_HEATMAP);
+            assert_int_equal(dl->cmds[1].heat.generation, again == 2 ? 8 : 7);
+            assert_int_equal(count(dl, UI_CMD_HATCH) - 1, gap ? 4 : 3); /* the pair joins without a gap */
+            check_hatch(dl, &dl->cmds[1]);
+        }
     /* more cells than pixels: each pixel shows one cell, hatches follow */
     ui_draw_begin(dl, 16);
     ui_heatmap(dl, 7, &s, &sc, 0, 0, 3, 2, 0);

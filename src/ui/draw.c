@@ -16,6 +16,7 @@ void ui_draw_init(ui_draw *d, ui_text_measure m)
 void ui_draw_free(ui_draw *d)
 {
     if (!d) return;
+    for (int i = 0; i < (int)(sizeof d->hatches / sizeof d->hatches[0]); i++) free(d->hatches[i].rects);
     free(d->cmds);
     free(d->text);
     for (int i = 0; i < d->n_floats; i++) free(d->floats[i]);
@@ -38,6 +39,30 @@ const ui_cmd *ui_draw_next(const ui_draw *d, const ui_cmd *c)
 {
     const ui_cmd *next = c ? c + 1 : d->cmds;
     return next && next < d->cmds + d->n ? next : NULL;
+}
+
+bool ui_draw_memo(const ui_draw *d, unsigned generation, const ui_slice *s, int *value)
+{
+    for (int i = 0; i < (int)(sizeof d->memo / sizeof d->memo[0]); i++)
+        if (d->memo[i].used && d->memo[i].generation == generation && d->memo[i].data == s->data &&
+            d->memo[i].mask == s->mask && d->memo[i].rows == s->rows && d->memo[i].cols == s->cols) {
+            *value = d->memo[i].value;
+            return true;
+        }
+    return false;
+}
+
+void ui_draw_memo_put(ui_draw *d, unsigned generation, const ui_slice *s, int value)
+{
+    int i = d->memo_next;
+    d->memo_next = (i + 1) % (int)(sizeof d->memo / sizeof d->memo[0]);
+    d->memo[i].generation = generation;
+    d->memo[i].data = s->data;
+    d->memo[i].mask = s->mask;
+    d->memo[i].rows = s->rows;
+    d->memo[i].cols = s->cols;
+    d->memo[i].value = value;
+    d->memo[i].used = true;
 }
 
 const char *ui_cmd_text(const ui_draw *d, const ui_cmd *c)
@@ -298,17 +323,37 @@ int ui_text_wrap_lines(ui_draw *d, const char *s, int max_w)
 
 typedef struct {
     ui_draw *d;
-    int x, y; /* the picture's top-left: the stripes' origin */
+    int x, y;            /* the picture's top-left: the stripes' origin */
+    ui_hatch_memo *memo; /* being filled for the frames after; NULL: not kept */
 } hatch_ctx;
 
+static void hatch_at(ui_draw *d, int ox, int oy, ui_rect r)
+{
+    ui_cmd *c = r.w > 0 && r.h > 0 ? push(d, UI_CMD_HATCH, ox + r.x, oy + r.y, r.w, r.h, 0) : NULL;
+    if (!c) return;
+    c->hatch.ox = ox;
+    c->hatch.oy = oy;
+    c->hatch.in_image = true;
+}
+
+/* One masked run: a hatch command, and a copy in the memo being filled (if any). */
 static void hatch_cell(void *ctx, int x, int y, int w, int h)
 {
     hatch_ctx *hc = ctx;
-    ui_cmd *c = w > 0 && h > 0 ? push(hc->d, UI_CMD_HATCH, hc->x + x, hc->y + y, w, h, 0) : NULL;
-    if (!c) return;
-    c->hatch.ox = hc->x;
-    c->hatch.oy = hc->y;
-    c->hatch.in_image = true;
+    ui_rect r = {x, y, w, h};
+    hatch_at(hc->d, hc->x, hc->y, r);
+    ui_hatch_memo *m = hc->memo;
+    if (!m) return;
+    if (m->n == m->cap) {
+        int cap = m->cap ? 2 * m->cap : 64;
+        ui_rect *g = realloc(m->rects, (size_t)cap * sizeof *g);
+        if (!g) {
+            m->used = false, hc->memo = NULL; /* not kept: scanned again next frame */
+            return;
+        }
+        m->rects = g, m->cap = cap;
+    }
+    m->rects[m->n++] = r;
 }
 
 void ui_heatmap(ui_draw *d, unsigned generation, const ui_slice *s, const ui_scale *sc, int x, int y, int w,
@@ -321,7 +366,22 @@ void ui_heatmap(ui_draw *d, unsigned generation, const ui_slice *s, const ui_sca
     c->heat.scale = *sc;
     c->heat.gap = gap;
     c->heat.generation = generation;
-    hatch_ctx hc = {d, x, y};
+    /* the same picture as a frame before: its rectangles again, without the scan */
+    for (int i = 0; generation && i < (int)(sizeof d->hatches / sizeof d->hatches[0]); i++) {
+        const ui_hatch_memo *m = &d->hatches[i];
+        if (m->used && m->generation == generation && m->data == s->data && m->mask == s->mask &&
+            m->rows == s->rows && m->cols == s->cols && m->w == w && m->h == h && m->gap == gap) {
+            for (int k = 0; k < m->n; k++) hatch_at(d, x, y, m->rects[k]);
+            return;
+        }
+    }
+    hatch_ctx hc = {d, x, y, NULL};
+    if (generation) {
+        hc.memo = &d->hatches[d->hatches_next];
+        d->hatches_next = (d->hatches_next + 1) % (int)(sizeof d->hatches / sizeof d->hatches[0]);
+        *hc.memo = (ui_hatch_memo){generation, s->data, s->mask, s->rows, s->cols, w, h, gap,
+                                          hc.memo->rects, 0, hc.memo->cap, true};
+    }
     ui_heat_masked_rects(s, w, h, gap, hatch_cell, &hc);
 }
 

@@ -95,11 +95,34 @@ typedef struct {
     };
 } ui_cmd;
 
+/* The hatch rectangles over a heatmap's masked cells (a scan of its pixels'
+ * cells), kept for the frames after: the same picture, the same rectangles. */
+typedef struct {
+    unsigned generation;
+    const float *data, *mask;
+    int rows, cols, w, h, gap;
+    ui_rect *rects;
+    int n, cap;
+    bool used;
+} ui_hatch_memo;
+
 typedef struct {
     ui_cmd *cmds;
     int n, cap;
     char *text;                    /* the text commands' strings, one after another */
     size_t text_len, text_cap;
+    /* what a frame found scanning a slice whole (its NaN and masked cells),
+     * kept from frame to frame: ui_draw_memo */
+    struct {
+        unsigned generation;
+        const float *data, *mask;
+        int rows, cols;
+        int value;
+        bool used;
+    } memo[8];
+    int memo_next;
+    ui_hatch_memo hatches[4];
+    int hatches_next;
     float **floats;                /* ui_draw_floats' blocks, kept from frame to frame */
     size_t *floats_len;
     int n_floats, floats_used;
@@ -125,6 +148,13 @@ const char *ui_cmd_text(const ui_draw *d, const ui_cmd *c);
 /* n floats that stay valid until the next ui_draw_begin (a slice computed
  * for this frame, such as a difference), NULL if out of memory. */
 float *ui_draw_floats(ui_draw *d, size_t n);
+
+/* A number a frame worked out from the whole of slice s of trace generation
+ * `generation` (the data under s changes only with it), remembered for the
+ * frames after: true and *value when known. ui_draw_memo_put remembers one
+ * (the oldest of 8 is forgotten). */
+bool ui_draw_memo(const ui_draw *d, unsigned generation, const ui_slice *s, int *value);
+void ui_draw_memo_put(ui_draw *d, unsigned generation, const ui_slice *s, int value);
 
 /* ---- measuring */
 

@@ -32,14 +32,22 @@ static bool masked_at(const ui_slice *s, int i, int j)
 enum { HAS_MASKED = 1, HAS_NAN = 2, HAS_DROPPED = 4 };
 
 /* Which special cells the slice has, for the colour bar's legend. */
-static int specials(const ui_slice *s)
+/* Whether s has NaN or masked cells: a scan of every cell (16 million at
+ * s = 4096), done once per slice of a trace and remembered in the draw list.
+ * A slice computed for the frame (a difference) is scanned every time: its
+ * numbers change with the head while its memory stays the same. */
+static int specials(ui_draw *dl, unsigned generation, const ui_view_slice *v, const ui_slice *s)
 {
     int f = 0;
+    const attn_tensor *t = v->tensor;
+    bool traced = t && s->data >= t->data && s->data < t->data + t->count;
+    if (traced && ui_draw_memo(dl, generation, s, &f)) return f;
     for (int i = 0; i < s->rows; i++)
         for (int j = 0; j < s->cols; j++) {
             if (isnan(ui_slice_at(s, i, j))) f |= HAS_NAN;
             else if (masked_at(s, i, j)) f |= HAS_MASKED;
         }
+    if (traced) ui_draw_memo_put(dl, generation, s, f);
     return f;
 }
 
@@ -428,7 +436,7 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     if (o->labels && !o->no_row_labels) row_step = row_labels(dl, app, tr, v, &p, lw);
     if (o->labels) col_step = col_labels(dl, tr, v, &p, box.y);
     if (o->labels) hidden_labels_note(dl, &p, row_step, col_step, box.y + box.h);
-    int flags = specials(p.s);
+    int flags = specials(dl, o->generation, v, p.s);
     if (attn_tensor_stage(v->tensor) == ATTN_STAGE_WEIGHTS_DROPOUT && dropped_cells(dl, tr, v, &p)) flags |= HAS_DROPPED;
     if (o->colorbar && attn_tensor_stage(v->tensor) == ATTN_STAGE_MASK)
         mask_legend(dl, sc, p.s, p.r.x + p.r.w + ui_line(dl), p.r.y);
@@ -586,7 +594,7 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
     if (attn_tensor_stage(t) == ATTN_STAGE_MASK) /* the mask's two values: a legend, not a colour scale */
         mask_legend(dl, &sc, &v.slice, box.x + gw + u / 2, box.y + u + u / 4);
     else
-        colorbar(dl, &sc, box.x + gw + u / 2, box.y + u + u / 4, ui_imin(box.h - 4 * u, 12 * u), specials(&v.slice),
+        colorbar(dl, &sc, box.x + gw + u / 2, box.y + u + u / 4, ui_imin(box.h - 4 * u, 12 * u), specials(dl, app->generation, &v, &v.slice),
                  box.y + box.h);
 }
 
