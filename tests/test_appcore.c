@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -506,6 +507,23 @@ static void a_trained_model_in_the_window(void **state)
     assert_int_equal(app.trace.dims.s, 1);
     assert_int_equal(app.trace.dims.P, 7);
     assert_non_null(strstr(app.status, "generated"));
+    /* on the window's worker: ] again while it computes is refused (it would draw from the logits
+     * shown, the last token's), and the step shown moves once the new token is in */
+    app.async = true;
+    assert_true(ui_app_key(&app, ']', 0));
+    if (ui_app_busy(&app, NULL, NULL, NULL)) {
+        assert_int_equal(app.view.decode_step, 8);
+        assert_false(ui_app_key(&app, ']', 0));
+        assert_non_null(strstr(app.status, "still computing"));
+    }
+    for (int i = 0; i < 20000 && ui_app_busy(&app, NULL, NULL, NULL); i++) {
+        ui_app_poll(&app);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    assert_int_equal(app.view.decode_step, 9);
+    assert_int_equal(app.decode_len, 9);
+    app.async = false;
+    assert_true(ui_app_key(&app, '[', 0));
     assert_true(ui_app_key(&app, '[', 0));
     assert_int_equal(app.view.decode_step, 7);
     assert_true(ui_app_key(&app, 'k', 0)); /* the full pass again */
@@ -525,8 +543,9 @@ static void a_trained_model_in_the_window(void **state)
     /* the editor edits the model's text, which its tokenizer reads: the zebra is unknown, and shown so */
     assert_true(ui_app_key(&app, 'e', 0));
     assert_true(app.edit.open);
-    /* the text as the tokenizer decodes it, with the generated word */
-    assert_true(!strncmp(app.edit.text[0], "the cat sat on the mat ", 23) && !strchr(app.edit.text[0] + 23, ' '));
+    /* the text as the tokenizer decodes it, with the two generated words */
+    const char *gen = app.edit.text[0] + 23, *sp = strchr(gen, ' ');
+    assert_true(!strncmp(app.edit.text[0], "the cat sat on the mat ", 23) && sp && !strchr(sp + 1, ' '));
     snprintf(app.edit.text[0], UI_EDIT_MAX, "a dog sat on the zebra");
     app.edit.cursor = (int)strlen(app.edit.text[0]);
     assert_true(ui_app_key(&app, UI_KEY_RETURN, 0));

@@ -155,6 +155,10 @@ int ui_app_generate(ui_app *app)
     const attn_trace *tr = &app->trace;
     const attn_tensor *lg = attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS);
     if (!lg || !app->model) return -1;
+    if (ui_app_busy(app, NULL, NULL, NULL)) { /* the next token is drawn from the logits shown */
+        ui_app_status(app, false, "%s", _("still computing: ] again once the last token is in"));
+        return -1;
+    }
     if (tr->dims.b != 1) {
         ui_app_status(app, false, "%s", _("generation continues one text: remove the other batch rows"));
         return -1;
@@ -178,9 +182,9 @@ int ui_app_generate(ui_app *app)
     if (!text) return -1;
     int step = app->view.decode_step;
     app->view.decode_step = step + 1;
-    int rc = ui_app_edit_config(app, set_tokens, text);
+    int rc = ui_app_edit_config_async(app, set_tokens, text); /* a long text: on the window's worker */
     free(text);
-    if (rc) app->view.decode_step = step;
+    if (rc || app->job) app->view.decode_step = step; /* the step shown until the new one is in */
     /* TRANSLATORS: the token generated and its probability */
     else ui_app_status(app, false, _("generated “%s” (p = %.2f)"), word, p);
     return rc;
