@@ -754,6 +754,23 @@ static void test_layer_buttons(void **state)
     check_layout(f);
 }
 
+/* A random model folder of `layers` layers in the test's temporary folder,
+ * its path in dir (remove_model deletes it). */
+static void new_model(char *dir, size_t size, const char *name, int layers)
+{
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(dir, size, "%s/draw-%s-XXXXXX", tmp ? tmp : "/tmp", name);
+    assert_non_null(mkdtemp(dir));
+    make_model(dir, layers, 4, 2, true, NULL, NULL);
+}
+
+static void remove_model(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A prompt too long for every layer's attention weights keeps the viewed
  * layer's; in the window (async) `.` computes the next layer's on the worker,
  * the view staying on the layer shown until they are in, then moving there on
@@ -762,10 +779,7 @@ static void test_layer_on_demand_on_the_worker(void **state)
 {
     fixture *f = *state;
     char dir[512], err[400];
-    const char *tmp = getenv("ATTNLAB_TEST_TMP");
-    snprintf(dir, sizeof dir, "%s/draw-lean-XXXXXX", tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(dir));
-    make_model(dir, 4, 4, 2, true, NULL, NULL);
+    new_model(dir, sizeof dir, "lean", 4);
     attn_config c;
     attn_error e;
     attn_config_init(&c);
@@ -798,9 +812,7 @@ static void test_layer_on_demand_on_the_worker(void **state)
     assert_string_equal(app->view.stage, "layers.1.weights");
     build(f);
     check_layout(f);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    remove_model(dir);
 }
 
 /* A model's compare view: the viewed layer's weights in three panes (the
@@ -809,10 +821,7 @@ static void test_model_compare(void **state)
 {
     fixture *f = *state;
     char dir[512], err[400];
-    const char *tmp = getenv("ATTNLAB_TEST_TMP");
-    snprintf(dir, sizeof dir, "%s/draw-model-XXXXXX", tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(dir));
-    make_model(dir, 2, 4, 2, true, NULL, NULL);
+    new_model(dir, sizeof dir, "model", 2);
     attn_config c;
     attn_config_init(&c);
     attn_config_set(&c, "model", dir, NULL);
@@ -829,9 +838,7 @@ static void test_model_compare(void **state)
     check_layout(f);
     assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 3);
     assert_true(has_text(&f->dl, "compare layers.1.weights of head 0 with the padding mask toggled:"));
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    remove_model(dir);
 }
 
 static int count_text(const ui_draw *dl, const char *s)

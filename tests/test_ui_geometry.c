@@ -12,26 +12,13 @@
 
 #include <cmocka.h>
 
-#include "forward.h"
 #include "geometry.h"
-#include "view.h"
 
-static void run(attn_trace *tr, const char *const *kv)
-{
-    attn_config c;
-    attn_error err = {0};
-    attn_config_init(&c);
-    for (int i = 0; kv && kv[i]; i += 2)
-        if (attn_config_set(&c, kv[i], kv[i + 1], &err)) fail_msg("set %s: %s", kv[i], err.msg);
-    if (attn_trace_run(&c, NULL, tr, &err)) fail_msg("run: %s", err.msg);
-    attn_config_free(&c);
-}
+#include "trace_fixture.h"
 
 static ui_slice slice(const attn_trace *tr, const char *stage, int b, int h)
 {
-    ui_view_slice v;
-    if (ui_view_make(tr, stage, b, h, &v)) fail_msg("no slice for %s", stage);
-    return v.slice;
+    return make(tr, stage, b, h).slice;
 }
 
 /* dₖ = 2: the arrows are q and k themselves, and q·k/√2 is the score. */

@@ -11,26 +11,7 @@
 
 #include <cmocka.h>
 
-#include "forward.h"
-#include "view.h"
-
-static void run(attn_trace *tr, const char *const *kv)
-{
-    attn_config c;
-    attn_error err = {0};
-    attn_config_init(&c);
-    for (int i = 0; kv && kv[i]; i += 2)
-        if (attn_config_set(&c, kv[i], kv[i + 1], &err)) fail_msg("set %s: %s", kv[i], err.msg);
-    if (attn_trace_run(&c, NULL, tr, &err)) fail_msg("run: %s", err.msg);
-    attn_config_free(&c);
-}
-
-static ui_view_slice make(const attn_trace *tr, const char *stage, int b, int h)
-{
-    ui_view_slice v;
-    if (ui_view_make(tr, stage, b, h, &v)) fail_msg("no slice for %s", stage);
-    return v;
-}
+#include "trace_fixture.h"
 
 /* The last number in s ("... = 0.58" → 0.58). */
 static double last_number(const char *s)
