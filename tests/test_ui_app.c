@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "app.h"
+#include "catalog.h"
 #include "forward.h"
 #include "offscreen.h"
 #include "render.h"
@@ -520,6 +521,62 @@ static void compare_trace_on_the_worker(void **state)
     assert_true(app->trace.dims.cross);
 }
 
+/* Lesson steps on the worker (the window) end where the same steps taken at
+ * once end: the same settings, trace and view, step after step, and a toggle
+ * asked while a step computes keeps the step's view. */
+static void lesson_steps_on_the_worker(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app, now;
+    char dir[512], path[700], err[400];
+    attn_config c;
+    attn_config_init(&c);
+    assert_int_equal(ui_app_init(&now, &c, err, sizeof err), 0);
+    attn_config_free(&c);
+    ui_player_init(&app->lesson, "en", NULL);
+    ui_player_init(&now.lesson, "en", NULL);
+    app->lesson.keep_progress = now.lesson.keep_progress = false;
+    static const char *const files[] = {"04-causal-mask.md", "05-padding-mask.md", "06-mqa-gqa.md"};
+    for (int fi = 0; fi < 3; fi++) {
+        snprintf(path, sizeof path, "%s/%s", lesson_catalog_dir("en", dir, sizeof dir), files[fi]);
+        app->async = false;
+        if (ui_app_lesson_open(app, path, 0, err, sizeof err)) fail_msg("%s", err);
+        if (ui_app_lesson_open(&now, path, 0, err, sizeof err)) fail_msg("%s", err);
+        app->async = true;
+        for (int s = 1; s < now.lesson.ls.n_steps; s++) {
+            assert_int_equal(ui_app_lesson_go(app, s), 0);
+            settle(app);
+            assert_int_equal(ui_app_lesson_go(&now, s), 0);
+            assert_string_equal(app->view.stage, now.view.stage);
+            assert_int_equal(app->view.mode, now.view.mode);
+            assert_int_equal(app->view.compare, now.view.compare);
+            assert_int_equal(app->view.head, now.view.head);
+            assert_int_equal(app->view.batch, now.view.batch);
+            assert_int_equal(app->view.row, now.view.row);
+            assert_int_equal(app->view.layer, now.view.layer);
+            assert_int_equal(app->view.decode_step, now.view.decode_step);
+            assert_int_equal(app->has_alt, now.has_alt);
+            assert_int_equal(app->trace.dims.h, now.trace.dims.h);
+            assert_int_equal(app->trace.dims.g, now.trace.dims.g);
+            assert_int_equal(app->trace.dims.L, now.trace.dims.L);
+            assert_int_equal(app->trace.cfg.causal, now.trace.cfg.causal);
+            assert_int_equal(app->trace.cfg.pad_mask, now.trace.cfg.pad_mask);
+        }
+    }
+    /* a step, then c before it is in: the step's view and the toggle both hold */
+    assert_int_equal(ui_app_lesson_go(app, 0), 0);
+    settle(app);
+    assert_int_equal(ui_app_lesson_go(app, 1), 0);
+    attn_causal before = ui_app_settings(app)->causal;
+    key(f, SDLK_c, 0);
+    settle(app);
+    assert_int_equal(app->trace.cfg.causal, before == ATTN_CAUSAL_ON ? ATTN_CAUSAL_OFF : ATTN_CAUSAL_ON);
+    assert_int_equal(ui_app_lesson_go(&now, 1), 0);
+    assert_string_equal(app->view.stage, now.view.stage);
+    assert_int_equal(app->view.mode, now.view.mode);
+    ui_app_free(&now);
+}
+
 /* The heatmap pictures the window keeps stay under the bound the budget
  * counts for them: many full-screen pictures, and the oldest are let go. */
 static void heatmap_pictures_stay_in_their_bound(void **state)
@@ -911,6 +968,7 @@ int main(void)
         cmocka_unit_test(a_change_counts_the_trace_shown),
         cmocka_unit_test_setup_teardown(heatmap_pictures_stay_in_their_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(compare_trace_on_the_worker, setup_big, teardown),
+        cmocka_unit_test_setup_teardown(lesson_steps_on_the_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(editing_tokens_with_text_input, setup, teardown),
         cmocka_unit_test_setup_teardown(decode_mode_steps_through_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(unguarded_softmax_shows_nan_rows, setup, teardown),

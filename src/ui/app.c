@@ -400,6 +400,7 @@ int ui_app_show(ui_app *app, attn_config *cfg, const lesson_view *view)
         return -1;
     }
     if (app->edit.open) ui_app_edit_stop(app);
+    if (app->async) return ui_app_show_async(app, cfg, view); /* the view follows when it is computed */
     app->view.decode_step = view->decode_step;
     app->view.mode = view->mode;
     app->view.compare = view->compare;
@@ -408,6 +409,12 @@ int ui_app_show(ui_app *app, attn_config *cfg, const lesson_view *view)
         ui_app_refresh_alt(app);
         return -1;
     }
+    ui_app_show_view(app, view);
+    return 0;
+}
+
+void ui_app_show_view(ui_app *app, const lesson_view *view)
+{
     app->view.layer = view->layer >= 0 && view->layer < app->trace.n_layers ? view->layer : 0;
     if (view->stage[0]) ui_app_set_stage(app, view->stage);
     const attn_dims *d = &app->trace.dims;
@@ -417,7 +424,6 @@ int ui_app_show(ui_app *app, attn_config *cfg, const lesson_view *view)
     app->help = false;
     app->stage_scroll = 0;
     app->dirty = true;
-    return 0;
 }
 
 static int set_key(attn_config *next, const void *arg, attn_error *err)

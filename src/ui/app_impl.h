@@ -9,6 +9,7 @@
 #include "action.h"
 #include "attention.h"
 #include "config.h"
+#include "state.h"
 #include "trace.h"
 
 struct ui_app;
@@ -40,6 +41,12 @@ attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model,
                            attn_trace *alt, attn_error *err);
 void ui_app_set_alt(struct ui_app *app, attn_trace *alt);
 int ui_app_alt_async(struct ui_app *app);
+
+/* A lesson step's view once its trace is shown: layer, stage, head, batch
+ * row, bar-chart row (app.c). ui_app_show_async asks the worker for the step's
+ * settings cfg (freed) and that view (app_job.c); returns 0 once asked. */
+void ui_app_show_view(struct ui_app *app, const lesson_view *view);
+int ui_app_show_async(struct ui_app *app, attn_config *cfg, const lesson_view *view);
 
 /* The worker (app_job.c): stops a recomputation under way and waits for it;
  * at the end of the program gives up on one that does not stop within 150 ms,

@@ -24,6 +24,15 @@
 #include "ops.h"
 #include "view.h"
 
+/* What a request computes for, and where the view goes once it is installed. */
+typedef struct {
+    int step;                /* the decode step */
+    int layer;               /* the layer whose attention weights a long prompt keeps ... */
+    bool move_layer;         /* ... and, for , and ., the layer the view moves to */
+    bool set_view;           /* a lesson step: the view it sets */
+    lesson_view view;
+} ui_target;
+
 typedef struct ui_job {
     pthread_t thread;
     atomic_bool done;        /* the worker has finished: result and status are its last writes */
@@ -35,7 +44,7 @@ typedef struct ui_job {
     attn_status status;
     attn_error err;
     attn_config next;        /* the settings that become app->cfg */
-    int step;                /* the decode step it was asked for */
+    ui_target target;
     double budget;
     char stage[ATTN_MAX_NAME]; /* the stage shown: the worker also computes its colour range, */
     int scale_idx;           /* ... for this tensor of result (-1: none), */
@@ -48,12 +57,9 @@ typedef struct ui_job {
     attn_trace alt;
     attn_status alt_status;
     attn_error alt_err;
-    int layer;               /* the layer whose attention weights a long prompt keeps ... */
-    bool move_layer;         /* ... and, for , and ., the layer the view moves to once installed */
     bool has_pending;        /* a newer request, started when this one ends */
     attn_config pending;
-    int pending_step, pending_layer;
-    bool pending_move_layer;
+    ui_target pending_target;
 } ui_job;
 
 static void *work(void *arg)
@@ -118,7 +124,7 @@ static void launch(ui_app *app, ui_job *j)
 
 /* Starts settings next (ownership moves in) on a new worker; on failure the
  * status line says why and next is freed. */
-static int start(ui_app *app, attn_config *next, int step, int layer, bool move_layer)
+static int start(ui_app *app, attn_config *next, const ui_target *t)
 {
     ui_job *j = job_new(app);
     attn_error err;
@@ -128,13 +134,19 @@ static int start(ui_app *app, attn_config *next, int step, int layer, bool move_
         return -1;
     }
     j->next = *next;
-    /* prepared for decode step `step` (which it may clamp); the view shows the
-     * step installed until this one is */
-    int shown = app->view.decode_step;
-    app->view.decode_step = step;
+    j->target = *t;
+    if (t->set_view) { /* the compare trace as the lesson step's view wants it */
+        j->want_alt = t->view.mode == LESSON_VIEW_COMPARE;
+        j->compare = t->view.compare;
+    }
+    /* prepared for the target's decode step (which it may clamp) and view
+     * mode; the view shows what is installed until this is */
+    lesson_view shown = app->view;
+    app->view.decode_step = t->step;
+    if (t->set_view) app->view.mode = t->view.mode;
     int rc = ui_app_prepare(app, &j->next, &j->run, &j->in, &j->budget, &err);
-    j->step = app->view.decode_step;
-    app->view.decode_step = shown;
+    j->target.step = app->view.decode_step;
+    app->view = shown;
     if (rc) {
         ui_app_status(app, true, "%s", err.msg);
         attn_config_free(&j->next);
@@ -142,9 +154,7 @@ static int start(ui_app *app, attn_config *next, int step, int layer, bool move_
         return -1;
     }
     j->in.progress = &j->progress; /* prepare set the inputs afresh */
-    j->layer = layer;
-    j->move_layer = move_layer;
-    j->run.qk_prefer = layer;
+    j->run.qk_prefer = t->layer;
     launch(app, j);
     return 0;
 }
@@ -165,12 +175,15 @@ bool ui_app_poll(ui_app *app)
     take(app);
     if (j->has_pending) { /* superseded: the newer request runs now */
         attn_config next = j->pending;
-        int step = j->pending_step, layer = j->pending_layer;
-        bool move = j->pending_move_layer;
+        ui_target t = j->pending_target;
         j->has_pending = false;
         job_free(j);
-        start(app, &next, step, layer, move);
+        start(app, &next, &t);
         return true;
+    }
+    if (j->target.set_view && j->status == ATTN_OK && !j->alt_only) { /* a lesson step: its mode and mask toggle */
+        app->view.mode = j->target.view.mode;
+        app->view.compare = j->target.view.compare;
     }
     /* the compare trace made with it, if the view still wants that one */
     bool compare = app->view.mode == LESSON_VIEW_COMPARE, fresh = j->compare == app->view.compare;
@@ -183,15 +196,17 @@ bool ui_app_poll(ui_app *app)
             j->alt_status = ATTN_ERR_CANCELLED; /* moved into the app */
         }
     } else if (j->status == ATTN_OK) {
-        app->view.decode_step = j->step;
-        if (j->move_layer) { /* the view goes to the layer computed, on the stage it was asked on */
+        const ui_target *t = &j->target;
+        app->view.decode_step = t->step;
+        if (t->move_layer) { /* the view goes to the layer computed, on the stage it was asked on */
             const char *base = j->stage;
             attn_tensor_name_layer(j->stage, &base);
-            app->view.layer = j->layer;
-            attn_tensor_name(j->layer, j->result.n_layers, base, app->view.stage, sizeof app->view.stage);
+            app->view.layer = t->layer;
+            attn_tensor_name(t->layer, j->result.n_layers, base, app->view.stage, sizeof app->view.stage);
         }
         ui_app_install(app, &j->result, &j->next, j->budget, alt ? &j->alt : NULL);
-        if (j->move_layer) ui_app_show_layer(app, j->layer, j->stage);
+        if (t->move_layer) ui_app_show_layer(app, t->layer, j->stage);
+        if (t->set_view) ui_app_show_view(app, &t->view);
         memset(&j->next, 0, sizeof j->next); /* both moved into the app */
         if (alt) j->alt_status = ATTN_ERR_CANCELLED;
         if (j->scale_idx >= 0 && j->scale_idx < app->trace.n_tensors && app->scales)
@@ -209,7 +224,7 @@ bool ui_app_poll(ui_app *app)
 int ui_app_newest_step(const ui_app *app)
 {
     const ui_job *j = app->job;
-    return !j ? app->view.decode_step : j->has_pending ? j->pending_step : j->step;
+    return !j ? app->view.decode_step : j->has_pending ? j->pending_target.step : j->target.step;
 }
 
 const attn_config *ui_app_settings(const ui_app *app)
@@ -227,24 +242,31 @@ int ui_app_alt_async(ui_app *app)
     j->alt_only = j->want_alt = true; /* only the compare trace, from the trace shown */
     j->alt_from = &app->trace;
     j->status = ATTN_OK;
-    j->step = app->view.decode_step;
-    j->layer = app->view.layer;
+    j->target.step = app->view.decode_step;
+    j->target.layer = app->view.layer;
     j->in.model = app->model;
     launch(app, j);
     return 0;
 }
 
-int ui_app_newest_layer(const ui_app *app)
+/* The target of the newest request (the pending one, else the one running),
+ * else the view's: a change asked for now keeps where that one was going. */
+static ui_target newest_target(const ui_app *app)
 {
     const ui_job *j = app->job;
-    if (j && j->has_pending && j->pending_move_layer) return j->pending_layer;
-    if (j && !j->has_pending && j->move_layer) return j->layer;
-    return app->view.layer;
+    if (j && j->has_pending) return j->pending_target;
+    if (j && !j->alt_only) return j->target;
+    return (ui_target){.step = app->view.decode_step, .layer = app->view.layer};
 }
 
-/* A request for settings change(arg) computing layer's attention weights,
- * the view moving there once installed when move_layer. */
-static int request(ui_app *app, ui_config_change change, const void *arg, int step, int layer, bool move_layer)
+int ui_app_newest_layer(const ui_app *app)
+{
+    ui_target t = newest_target(app);
+    return t.move_layer ? t.layer : t.set_view && t.view.layer >= 0 ? t.view.layer : app->view.layer;
+}
+
+/* A request for settings change(arg) computed for target t. */
+static int request(ui_app *app, ui_config_change change, const void *arg, const ui_target *t)
 {
     attn_config next;
     attn_error err;
@@ -254,12 +276,10 @@ static int request(ui_app *app, ui_config_change change, const void *arg, int st
         return -1;
     }
     ui_job *j = app->job;
-    if (!j) return start(app, &next, step, layer, move_layer);
+    if (!j) return start(app, &next, t);
     if (j->has_pending) attn_config_free(&j->pending);
     j->pending = next;
-    j->pending_step = step;
-    j->pending_layer = layer;
-    j->pending_move_layer = move_layer;
+    j->pending_target = *t;
     j->has_pending = true;
     atomic_store(&j->progress.cancel, 1); /* the older request is of no use now */
     return 0;
@@ -268,19 +288,39 @@ static int request(ui_app *app, ui_config_change change, const void *arg, int st
 int ui_app_edit_config_async(ui_app *app, ui_config_change change, const void *arg)
 {
     if (!app->async) return ui_app_edit_config(app, change, arg);
-    int layer = ui_app_newest_layer(app);
-    return request(app, change, arg, ui_app_newest_step(app), layer, layer != app->view.layer);
+    ui_target t = newest_target(app);
+    return request(app, change, arg, &t);
 }
 
 int ui_app_layer_async(ui_app *app, int layer)
 {
-    return request(app, NULL, NULL, ui_app_newest_step(app), layer, true);
+    ui_target t = newest_target(app);
+    t.layer = layer;
+    t.move_layer = true;
+    return request(app, NULL, NULL, &t);
 }
 
 int ui_app_step_async(ui_app *app, int step)
 {
-    int layer = ui_app_newest_layer(app);
-    return request(app, NULL, NULL, step, layer, layer != app->view.layer);
+    ui_target t = newest_target(app);
+    t.step = step;
+    return request(app, NULL, NULL, &t);
+}
+
+/* The lesson step's settings replace all of them. */
+static int take_settings(attn_config *next, const void *arg, attn_error *err)
+{
+    attn_config_free(next);
+    return attn_config_copy(next, arg, err) ? -1 : 0;
+}
+
+int ui_app_show_async(ui_app *app, attn_config *cfg, const lesson_view *view)
+{
+    ui_target t = {.step = view->decode_step, .layer = view->layer >= 0 ? view->layer : 0, .set_view = true,
+                   .view = *view};
+    int rc = request(app, take_settings, cfg, &t);
+    attn_config_free(cfg);
+    return rc;
 }
 
 bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms)
