@@ -44,8 +44,7 @@ const ui_cmd *ui_draw_next(const ui_draw *d, const ui_cmd *c)
 bool ui_draw_memo(const ui_draw *d, unsigned generation, const ui_slice *s, int *value)
 {
     for (int i = 0; i < (int)(sizeof d->memo / sizeof d->memo[0]); i++)
-        if (d->memo[i].used && d->memo[i].generation == generation && d->memo[i].data == s->data &&
-            d->memo[i].mask == s->mask && d->memo[i].rows == s->rows && d->memo[i].cols == s->cols) {
+        if (d->memo[i].used && d->memo[i].generation == generation && ui_slice_same(&d->memo[i].slice, s)) {
             *value = d->memo[i].value;
             return true;
         }
@@ -57,10 +56,7 @@ void ui_draw_memo_put(ui_draw *d, unsigned generation, const ui_slice *s, int va
     int i = d->memo_next;
     d->memo_next = (i + 1) % (int)(sizeof d->memo / sizeof d->memo[0]);
     d->memo[i].generation = generation;
-    d->memo[i].data = s->data;
-    d->memo[i].mask = s->mask;
-    d->memo[i].rows = s->rows;
-    d->memo[i].cols = s->cols;
+    d->memo[i].slice = *s;
     d->memo[i].value = value;
     d->memo[i].used = true;
 }
@@ -369,8 +365,8 @@ void ui_heatmap(ui_draw *d, unsigned generation, const ui_slice *s, const ui_sca
     /* the same picture as a frame before: its rectangles again, without the scan */
     for (int i = 0; generation && i < (int)(sizeof d->hatches / sizeof d->hatches[0]); i++) {
         const ui_hatch_memo *m = &d->hatches[i];
-        if (m->used && m->generation == generation && m->data == s->data && m->mask == s->mask &&
-            m->rows == s->rows && m->cols == s->cols && m->w == w && m->h == h && m->gap == gap) {
+        if (m->used && m->generation == generation && ui_slice_same(&m->slice, s) && m->w == w && m->h == h &&
+            m->gap == gap) {
             for (int k = 0; k < m->n; k++) hatch_at(d, x, y, m->rects[k]);
             return;
         }
@@ -379,8 +375,7 @@ void ui_heatmap(ui_draw *d, unsigned generation, const ui_slice *s, const ui_sca
     if (generation) {
         hc.memo = &d->hatches[d->hatches_next];
         d->hatches_next = (d->hatches_next + 1) % (int)(sizeof d->hatches / sizeof d->hatches[0]);
-        *hc.memo = (ui_hatch_memo){generation, s->data, s->mask, s->rows, s->cols, w, h, gap,
-                                          hc.memo->rects, 0, hc.memo->cap, true};
+        *hc.memo = (ui_hatch_memo){generation, *s, w, h, gap, hc.memo->rects, 0, hc.memo->cap, true};
     }
     ui_heat_masked_rects(s, w, h, gap, hatch_cell, &hc);
 }

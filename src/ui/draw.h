@@ -99,8 +99,8 @@ typedef struct {
  * cells), kept for the frames after: the same picture, the same rectangles. */
 typedef struct {
     unsigned generation;
-    const float *data, *mask;
-    int rows, cols, w, h, gap;
+    ui_slice slice;                /* the picture's cells (ui_slice_same) ... */
+    int w, h, gap;                 /* ... and size */
     ui_rect *rects;
     int n, cap;
     bool used;
@@ -115,8 +115,7 @@ typedef struct {
      * kept from frame to frame: ui_draw_memo */
     struct {
         unsigned generation;
-        const float *data, *mask;
-        int rows, cols;
+        ui_slice slice;            /* ui_slice_same */
         int value;
         bool used;
     } memo[8];

@@ -26,7 +26,7 @@ int ui_gfx_open(SDL_Renderer *r, int base_px, ui_gfx **out, char *err, size_t er
 
 void ui_gfx_invalidate(ui_gfx *g)
 {
-    for (int i = 0; i < UI_HEAT_CACHE; i++) g->heat[i].generation = 0, g->heat[i].data = NULL;
+    for (int i = 0; i < UI_HEAT_CACHE; i++) g->heat[i].generation = 0, g->heat[i].slice.data = NULL;
 }
 
 void ui_gfx_close(ui_gfx *g)
@@ -43,9 +43,8 @@ void ui_gfx_close(ui_gfx *g)
 
 static bool same(const ui_heat_entry *e, unsigned gen, const ui_slice *s, const ui_scale *sc, int w, int h, int gap)
 {
-    return e->tex && e->generation == gen && e->data == s->data && e->rows == s->rows && e->cols == s->cols &&
-           e->row_stride == s->row_stride && e->col_stride == s->col_stride && e->mask == s->mask && e->w == w && e->h == h &&
-           e->gap == gap && e->scale.cmap == sc->cmap && e->scale.lo == sc->lo && e->scale.hi == sc->hi;
+    return e->tex && e->generation == gen && ui_slice_same(&e->slice, s) && e->w == w && e->h == h && e->gap == gap &&
+           e->scale.cmap == sc->cmap && e->scale.lo == sc->lo && e->scale.hi == sc->hi;
 }
 
 size_t ui_gfx_heat_bytes(const ui_gfx *g)
@@ -70,7 +69,7 @@ static void trim(ui_gfx *g, const ui_heat_entry *keep)
         SDL_DestroyTexture(lru->tex);
         lru->tex = NULL;
         lru->generation = 0;
-        lru->data = NULL;
+        lru->slice.data = NULL;
     }
 }
 
@@ -99,12 +98,7 @@ void ui_gfx_heatmap(ui_gfx *g, unsigned generation, const ui_slice *s, const ui_
         ui_heat_paint(s, sc, px, pitch / 4, w, h, gap);
         SDL_UnlockTexture(e->tex);
         e->generation = generation;
-        e->data = s->data;
-        e->rows = s->rows;
-        e->cols = s->cols;
-        e->row_stride = s->row_stride;
-        e->col_stride = s->col_stride;
-        e->mask = s->mask;
+        e->slice = *s;
         e->scale = *sc;
         e->w = w;
         e->h = h;

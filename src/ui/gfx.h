@@ -20,10 +20,7 @@
 
 typedef struct {
     unsigned generation; /* app generation the picture was painted for */
-    const void *data;    /* slice data pointer */
-    int rows, cols;
-    ptrdiff_t row_stride, col_stride;
-    const void *mask;
+    ui_slice slice;      /* what it shows (ui_slice_same) */
     ui_scale scale;
     int w, h, gap;
     SDL_Texture *tex;

@@ -20,6 +20,7 @@
 #ifndef UI_HEATMAP_H
 #define UI_HEATMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,16 @@ typedef struct {
     const float *mask;
     ptrdiff_t mask_row_stride, mask_col_stride;
 } ui_slice;
+
+/* Whether a and b are the same cells of the same memory. With the trace
+ * generation the memory belongs to, this is what the caches of a picture
+ * (gfx.c's textures, the draw list's memos) key on. */
+static inline bool ui_slice_same(const ui_slice *a, const ui_slice *b)
+{
+    return a->data == b->data && a->rows == b->rows && a->cols == b->cols && a->row_stride == b->row_stride &&
+           a->col_stride == b->col_stride && a->mask == b->mask && a->mask_row_stride == b->mask_row_stride &&
+           a->mask_col_stride == b->mask_col_stride;
+}
 
 static inline float ui_slice_at(const ui_slice *s, int i, int j)
 {
