@@ -166,6 +166,21 @@ static void test_encode_round_trip(void **state)
     assert_memory_equal(buf, "中", 3);
 }
 
+/* The punctuation a wrapped line never starts or ends with. */
+static void test_line_edge_marks(void **state)
+{
+    (void)state;
+    static const uint32_t closing[] = {0xFF0C, 0x3002, 0xFF09, 0x300D, 0x201D, 0x2026, '.', ',', ')', '?', '%'};
+    static const uint32_t opening[] = {0xFF08, 0x300C, 0x201C, '(', '['};
+    static const uint32_t neither[] = {'a', '0', ' ', 0x732B /* 猫 */, '-', 0};
+    for (size_t i = 0; i < sizeof closing / sizeof *closing; i++)
+        assert_true(attn_utf8_is_closing(closing[i]) && !attn_utf8_is_opening(closing[i]));
+    for (size_t i = 0; i < sizeof opening / sizeof *opening; i++)
+        assert_true(attn_utf8_is_opening(opening[i]) && !attn_utf8_is_closing(opening[i]));
+    for (size_t i = 0; i < sizeof neither / sizeof *neither; i++)
+        assert_false(attn_utf8_is_closing(neither[i]) || attn_utf8_is_opening(neither[i]));
+}
+
 static void test_wide(void **state)
 {
     (void)state;
@@ -205,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_encode_round_trip),
         cmocka_unit_test(test_wide),
+        cmocka_unit_test(test_line_edge_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

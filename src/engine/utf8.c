@@ -1,6 +1,8 @@
 /* utf8.c — UTF-8 decode, step, validate, encode, and the wide test. */
 #include "utf8.h"
 
+#include <string.h>
+
 #define BAD 0xFFFFFFFFu /* decode's mark for an ill-formed subpart */
 
 static bool is_cont(unsigned char b) { return (b & 0xC0) == 0x80; }
@@ -139,6 +141,24 @@ static const struct { uint32_t lo, hi; } WIDE[] = {
     {0x20000, 0x2FFFD}, /* CJK extensions B..F, compatibility supplement */
     {0x30000, 0x3FFFD}, /* CJK extensions G.. */
 };
+
+bool attn_utf8_is_closing(uint32_t cp)
+{
+    static const uint32_t CLOSE[] = {0xFF0C, 0x3002, 0x3001, 0xFF1A, 0xFF1B, 0xFF01, 0xFF1F, 0xFF09,
+                                     0x300D, 0x300F, 0x300B, 0x3011, 0x201D, 0x2019, 0x2026};
+    if (cp > 0 && cp < 128) return strchr(".,):;!?]}%", (int)cp) != NULL;
+    for (size_t i = 0; i < sizeof CLOSE / sizeof CLOSE[0]; i++)
+        if (cp == CLOSE[i]) return true;
+    return false;
+}
+
+bool attn_utf8_is_opening(uint32_t cp)
+{
+    static const uint32_t OPEN[] = {'(', '[', 0xFF08, 0x300C, 0x300E, 0x300A, 0x3010, 0x201C, 0x2018};
+    for (size_t i = 0; i < sizeof OPEN / sizeof OPEN[0]; i++)
+        if (cp == OPEN[i]) return true;
+    return false;
+}
 
 bool attn_utf8_is_wide(uint32_t cp)
 {

@@ -47,4 +47,10 @@ size_t attn_utf8_encode(uint32_t cp, char out[4]);
  * across a soft line break without a space. */
 bool attn_utf8_is_wide(uint32_t cp);
 
+/* Punctuation a line never starts with (closing: ，。、：；！？）」』》】”’… and
+ * . , ) : ; ! ? ] } %) or ends with (opening: （「『《【“‘ ( [): the one
+ * rule of every wrapped text, the lesson panel's and ui_text_wrap's. */
+bool attn_utf8_is_closing(uint32_t cp);
+bool attn_utf8_is_opening(uint32_t cp);
+
 #endif

@@ -235,20 +235,6 @@ int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t arg
     return 0;
 }
 
-/* Punctuation a line never starts with (closing) or ends with (opening). */
-static bool closing_mark(uint32_t c)
-{
-    return (c > 0 && c < 128 && strchr(".,):;!?]}%", (int)c)) || c == 0xFF0C || c == 0x3002 || c == 0x3001 || c == 0xFF1A || c == 0xFF1B || c == 0xFF01 || c == 0xFF1F ||
-           c == 0xFF09 || c == 0x300D || c == 0x300F || c == 0x300B || c == 0x3011 || c == 0x201D || c == 0x2019 ||
-           c == 0x2026;
-}
-
-static bool opening_mark(uint32_t c)
-{
-    return c == '(' || c == '[' || c == 0xFF08 || c == 0x300C || c == 0x300E || c == 0x300A || c == 0x3010 ||
-           c == 0x201C || c == 0x2018;
-}
-
 /* Where a line may break before byte i of s (a character boundary): after a
  * space, or next to a wide character (Chinese has no spaces between words),
  * but never before closing punctuation (，。) or after opening (（「). */
@@ -259,7 +245,7 @@ static bool break_before(const char *s, size_t i)
     size_t n = strlen(s + i), p = attn_utf8_prev(s, i);
     attn_utf8_decode(s + i, n, &next);
     attn_utf8_decode(s + p, i - p, &prev);
-    if (closing_mark(next) || opening_mark(prev)) return false;
+    if (attn_utf8_is_closing(next) || attn_utf8_is_opening(prev)) return false;
     if (s[i - 1] == ' ') return true;
     return attn_utf8_is_wide(next) || attn_utf8_is_wide(prev);
 }

@@ -37,27 +37,20 @@ static bool wide_at(const char *s)
     return attn_utf8_is_wide(cp);
 }
 
-static int mark_at(const char *s, const char *const *marks, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strncmp(s, marks[i], strlen(marks[i]))) return (int)strlen(marks[i]);
-    return 0;
-}
-
-/* Length of the closing punctuation mark at s (，。） ”), 0 if none: it never starts a line. */
+/* Length of the punctuation mark at s that a line never starts with (，。）”),
+ * or never ends with (（「“); 0 if it is not one (attn_utf8_is_closing). */
 static int closing(const char *s)
 {
-    /* the ASCII ones matter after a Chinese character: "只." keeps its full stop */
-    static const char *const CLOSE[] = {"，", "。", "、", "：", "；", "！", "？", "）", "」", "』", "》", "】", "”", "’",
-                                        ".", ",", ")", ":", ";", "!", "?", "]"};
-    return mark_at(s, CLOSE, sizeof CLOSE / sizeof CLOSE[0]);
+    uint32_t cp;
+    size_t n = attn_utf8_decode(s, strlen(s), &cp);
+    return attn_utf8_is_closing(cp) ? (int)n : 0;
 }
 
-/* Length of the opening punctuation mark at s (（「 “), 0 if none: it never ends a line. */
 static int opening(const char *s)
 {
-    static const char *const OPEN[] = {"（", "「", "『", "《", "【", "“", "‘"};
-    return mark_at(s, OPEN, sizeof OPEN / sizeof OPEN[0]);
+    uint32_t cp;
+    size_t n = attn_utf8_decode(s, strlen(s), &cp);
+    return attn_utf8_is_opening(cp) ? (int)n : 0;
 }
 
 typedef struct {
