@@ -272,13 +272,18 @@ static void marks(ui_draw *dl, const ui_app *app, const placed *p, const ui_view
 
 /* Row labels right-aligned in the lw pixels left of the cells: every row when
  * they fit, else every n-th. Returns n. */
-static int row_labels(ui_draw *dl, const ui_app *app, const attn_trace *tr, const ui_view_slice *v,
-                      const placed *p, int lw)
+static int row_label_step(ui_draw *dl, const placed *p)
+{
+    return ui_imax(1, (int)ceil((ui_line(dl) * 0.95) / fmax(p->r.h / (double)p->s->rows, 0.01)));
+}
+
+/* Row labels drawn every step-th row (row_label_step). */
+static void row_labels(ui_draw *dl, const ui_app *app, const attn_trace *tr, const ui_view_slice *v,
+                       const placed *p, int lw, int step)
 {
     const ui_slice *s = p->s;
     int u = ui_line(dl);
     char buf[96];
-    int step = ui_imax(1, (int)ceil((u * 0.95) / fmax(p->r.h / (double)s->rows, 0.01)));
     for (int i = 0; i < s->rows; i += step) {
         ui_rect c = cell_px(p, i, 0);
         const char *lab = ui_view_row_label(tr, v, i, buf, sizeof buf);
@@ -286,7 +291,6 @@ static int row_labels(ui_draw *dl, const ui_app *app, const attn_trace *tr, cons
         uint32_t col = i == app->view.row && v->row_axis == UI_AXIS_QUERY ? UI_ACCENT : UI_TEXT;
         ui_text_fit(dl, lab, p->r.x - u / 3 - tw, c.y + (c.h - u) / 2, lw - u / 2, col);
     }
-    return step;
 }
 
 /* Punctuation and the marks token labels use (‹pad›, a visible space ␣ or ▁). */
@@ -326,22 +330,26 @@ static int col_label_room(ui_draw *dl, const attn_trace *tr, const ui_view_slice
     return room;
 }
 
-/* Column labels centred over the cells at y: every column when a cell is at
- * least a Chinese character wide, a label too long for its cell cut with "…"
- * (the tooltip shows it whole), else every n-th. Returns n. */
-static int col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p, int y)
+/* Every how many columns a label goes: every one when each has the room its
+ * label needs (col_label_room), cut or whole. */
+static int col_label_step(const placed *p, int room)
+{
+    return ui_imax(1, (int)ceil(room / fmax(p->r.w / (double)p->s->cols, 0.01)));
+}
+
+/* Column labels centred over the cells at y, every step-th: a label too long
+ * for its cell cut with "…" (the tooltip shows it whole). */
+static void col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p, int y, int step)
 {
     const ui_slice *s = p->s;
     char buf[96];
     double cw = p->r.w / (double)s->cols;
-    int step = ui_imax(1, (int)ceil(col_label_room(dl, tr, v) / fmax(cw, 0.01)));
     for (int j = 0; j < s->cols; j += step) {
         ui_rect c = cell_px(p, 0, j);
         const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
         int span = (int)(cw * step) - 2, tw = ui_imin(ui_text_w(dl, lab), span);
         ui_text_fit(dl, lab, c.x + (c.w - tw) / 2, y, span, UI_TEXT);
     }
-    return step;
 }
 
 /* Under the picture, when labels were left out: which are shown, and where
@@ -385,14 +393,6 @@ static void hidden_labels_note(ui_draw *dl, const placed *p, int row_step, int c
     ui_text_fit(dl, buf, p->r.x, y, p->r.w, UI_TEXT_DIM);
 }
 
-/* Whether the axes of p will leave labels out: rows under a line tall, or
- * columns narrower than their labels need (see row_labels, col_labels). */
-static bool labels_thinned(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p, bool rows)
-{
-    int u = ui_line(dl);
-    return (rows && p->r.h / (double)p->s->rows < u * 0.95) || p->r.w / (double)p->s->cols < col_label_room(dl, tr, v);
-}
-
 /* weights_dropout: a mark on each weight that dropout set to 0 (the weight before
  * it was not 0 and not masked). Returns whether there was any. */
 static bool dropped_cells(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p)
@@ -420,8 +420,11 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     placed p;
     int lw, u = ui_line(dl);
     if (!place(dl, tr, v, box, o, &p, &lw)) return -1;
+    bool rows = o->labels && !o->no_row_labels;
+    int room = o->labels ? col_label_room(dl, tr, v) : 0;
     /* labels left out need their note under the picture: make room for it there */
-    if (o->labels && labels_thinned(dl, tr, v, &p, !o->no_row_labels) && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
+    bool thinned = o->labels && ((rows && row_label_step(dl, &p) > 1) || col_label_step(&p, room) > 1);
+    if (thinned && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
         ui_rect smaller = {box.x, box.y, box.w, box.h - u - u / 4};
         placed q;
         int qlw;
@@ -432,10 +435,12 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     cell_numbers(dl, &p, sc);
     if (v->block > 0) head_blocks(dl, &p, v);
     marks(dl, app, &p, v, area);
-    int row_step = 1, col_step = 1;
-    if (o->labels && !o->no_row_labels) row_step = row_labels(dl, app, tr, v, &p, lw);
-    if (o->labels) col_step = col_labels(dl, tr, v, &p, box.y);
-    if (o->labels) hidden_labels_note(dl, &p, row_step, col_step, box.y + box.h);
+    if (o->labels) {
+        int row_step = rows ? row_label_step(dl, &p) : 1, col_step = col_label_step(&p, room);
+        if (rows) row_labels(dl, app, tr, v, &p, lw, row_step);
+        col_labels(dl, tr, v, &p, box.y, col_step);
+        hidden_labels_note(dl, &p, row_step, col_step, box.y + box.h);
+    }
     int flags = specials(dl, o->generation, v, p.s);
     if (attn_tensor_stage(v->tensor) == ATTN_STAGE_WEIGHTS_DROPOUT && dropped_cells(dl, tr, v, &p)) flags |= HAS_DROPPED;
     if (o->colorbar && attn_tensor_stage(v->tensor) == ATTN_STAGE_MASK)
