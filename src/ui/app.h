@@ -166,11 +166,14 @@ const attn_config *ui_app_settings(const ui_app *app);
 int ui_app_newest_step(const ui_app *app);
 int ui_app_newest_layer(const ui_app *app);
 
-/* The window's worker recomputing for decode step `step`, or for layer
- * `layer`'s attention weights (a long prompt keeps one layer's), the view
- * moving to it once installed. Only with app->async. Return as
- * ui_app_edit_config_async. */
-int ui_app_step_async(ui_app *app, int step);
+/* Settings change(arg) for decode step `step` (0: the full pass): on the
+ * window's worker when app->async, the step shown staying until its trace is
+ * installed; else at once. Returns as ui_app_edit_config_async. */
+int ui_app_edit_config_step(ui_app *app, ui_config_change change, const void *arg, int step);
+
+/* The window's worker recomputing for layer `layer`'s attention weights (a
+ * long prompt keeps one layer's), the view moving to it once installed. Only
+ * with app->async. Returns as ui_app_edit_config_async. */
 int ui_app_layer_async(ui_app *app, int layer);
 
 /* Moves the view to layer `layer` of the trace shown, on `stage` there (a

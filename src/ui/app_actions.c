@@ -267,22 +267,10 @@ static bool config_action(ui_app *app, ui_action act)
 
 /* ---- decoding ------------------------------------------------------------- */
 
-/* Recomputes for decode step `step` (0: the full pass): on the worker when the
- * window has one, and then the step shown stays until its trace is installed. */
-static int recompute_step(ui_app *app, int step)
-{
-    if (app->async) return ui_app_step_async(app, step);
-    int was = app->view.decode_step;
-    app->view.decode_step = step;
-    int rc = ui_app_edit_config(app, NULL, NULL);
-    if (rc) app->view.decode_step = was;
-    return rc;
-}
-
 static int toggle_decode(ui_app *app)
 {
     if (ui_app_newest_step(app) > 0) {
-        int rc = recompute_step(app, 0);
+        int rc = ui_app_edit_config_step(app, NULL, NULL, 0);
         if (!rc) ui_app_status(app, false, "%s", _("decode mode off: the full pass again"));
         return rc;
     }
@@ -293,7 +281,7 @@ static int toggle_decode(ui_app *app)
     }
     ui_app_set_stage(app, attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
     app->view.row = -1;
-    if (recompute_step(app, 1)) return -1;
+    if (ui_app_edit_config_step(app, NULL, NULL, 1)) return -1;
     ui_app_status(app, false, "%s", _("decode mode: ] next token, [ previous; the new query row reads every cached key"));
     return 0;
 }
@@ -308,7 +296,7 @@ static int decode_step(ui_app *app, int dir)
     int step = now + dir;
     if (app->model && dir > 0 && step > app->decode_len) return ui_app_generate(app); /* write on */
     if (step < 1 || step > app->decode_len) return -1;
-    return recompute_step(app, step);
+    return ui_app_edit_config_step(app, NULL, NULL, step);
 }
 
 /* ---- cycling a setting --------------------------------------------------- */

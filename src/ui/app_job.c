@@ -300,11 +300,18 @@ int ui_app_layer_async(ui_app *app, int layer)
     return request(app, NULL, NULL, &t);
 }
 
-int ui_app_step_async(ui_app *app, int step)
+int ui_app_edit_config_step(ui_app *app, ui_config_change change, const void *arg, int step)
 {
-    ui_target t = newest_target(app);
-    t.step = step;
-    return request(app, NULL, NULL, &t);
+    if (app->async) {
+        ui_target t = newest_target(app);
+        t.step = step;
+        return request(app, change, arg, &t);
+    }
+    int was = app->view.decode_step;
+    app->view.decode_step = step;
+    int rc = ui_app_edit_config(app, change, arg);
+    if (rc) app->view.decode_step = was;
+    return rc;
 }
 
 /* The lesson step's settings replace all of them. */

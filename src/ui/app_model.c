@@ -180,12 +180,9 @@ int ui_app_generate(ui_app *app)
     if (text) snprintf(text, len, "%s %s", all, word);
     free(all);
     if (!text) return -1;
-    int step = app->view.decode_step;
-    app->view.decode_step = step + 1;
-    int rc = ui_app_edit_config_async(app, set_tokens, text); /* a long text: on the window's worker */
+    int rc = ui_app_edit_config_step(app, set_tokens, text, app->view.decode_step + 1); /* a long text: on the worker */
     free(text);
-    if (rc || app->job) app->view.decode_step = step; /* the step shown until the new one is in */
     /* TRANSLATORS: the token generated and its probability */
-    else ui_app_status(app, false, _("generated “%s” (p = %.2f)"), word, p);
+    if (!rc) ui_app_status(app, false, _("generated “%s” (p = %.2f)"), word, p);
     return rc;
 }
