@@ -218,7 +218,7 @@ static void reset_scales(ui_app *app)
     app->dirty = true;
     /* what was on screen no longer matches: no cell to hover or click until the next frame */
     ui_layout_clear(&app->layout);
-    app->hover_area = app->hover_i = app->hover_j = app->geom_hover = -1;
+    app->hover_area = app->hover_i = app->hover_j = app->geom_hover = app->hover_hit = -1;
 }
 
 attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model, int compare, attn_progress *progress,
@@ -444,7 +444,7 @@ static void init_common(ui_app *app)
 {
     memset(app, 0, sizeof *app);
     app->view = lesson_view_default();
-    app->hover_area = app->hover_i = app->hover_j = app->geom_hover = -1;
+    app->hover_area = app->hover_i = app->hover_j = app->geom_hover = app->hover_hit = -1;
     app->mouse_x = app->mouse_y = -1;
     app->font_scale = 1.0f;
     app->pixel_ratio = 1.0f;

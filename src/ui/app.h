@@ -51,6 +51,10 @@ typedef struct {
     bool paste;           /* the token editor wants the clipboard's text (ui_app_paste) */
 } ui_requests;
 
+/* The stage list and the side panel: beside the picture when they leave it
+ * its size (auto), or as the user asked with n. */
+typedef enum { UI_PANELS_AUTO, UI_PANELS_SHOWN, UI_PANELS_HIDDEN } ui_panels;
+
 typedef struct ui_app {
     /* what is computed */
     attn_config cfg;      /* the settings the controls edit (owned) */
@@ -100,6 +104,9 @@ typedef struct ui_app {
         int drag_x, drag_y, drag_i0, drag_j0; /* where, and the window then */
     } zoom;
     int stage_scroll;     /* first stage shown in the navigator */
+    ui_panels panels;     /* the stage list and side panel beside the picture (render.c decides in auto) */
+    bool menu_open;       /* the toolbar's overflow menu */
+    int hover_hit;        /* the hit under the mouse that has a tooltip, -1: none */
 
     char status[400];     /* last message (an error from a change, a saved file) */
     bool status_error;

@@ -415,6 +415,13 @@ static bool window_action(ui_app *app, ui_action act, int arg)
         app->font_scale = fmaxf(0.75f, app->font_scale - 0.25f);
         return true;
     case UI_ACT_HELP: app->help = !app->help; return true;
+    case UI_ACT_MENU: app->menu_open = !app->menu_open; return true;
+    case UI_ACT_PANELS: /* from what the last frame drew: auto's choice is the one to flip */
+        app->panels = app->layout.panels_shown ? UI_PANELS_HIDDEN : UI_PANELS_SHOWN;
+        ui_app_status(app, false, "%s",
+                      app->panels == UI_PANELS_SHOWN ? _("stage list and side panel shown (n hides them)")
+                                                     : _("stage list and side panel hidden: the picture takes their room (n)"));
+        return true;
     case UI_ACT_PRESENT:
         app->present = !app->present;
         app->req.fullscreen = app->present;
@@ -428,6 +435,7 @@ static bool window_action(ui_app *app, ui_action act, int arg)
         return true;
     case UI_ACT_BACK:
         if (app->help) return window_action(app, UI_ACT_HELP, 0);
+        if (app->menu_open) return window_action(app, UI_ACT_MENU, 0);
         if (app->save_menu.open) return window_action(app, UI_ACT_SAVE_MENU, 0);
         if (app->view.row >= 0) return move(app, UI_ACT_ROW, -1);
         app->req.quit = true;
@@ -481,6 +489,8 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_FONT_UP:
     case UI_ACT_FONT_DOWN:
     case UI_ACT_HELP:
+    case UI_ACT_MENU:
+    case UI_ACT_PANELS:
     case UI_ACT_BACK:
     case UI_ACT_QUIT: return window_action(app, act, arg);
     case UI_ACT_LESSON_NEXT:

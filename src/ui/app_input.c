@@ -270,6 +270,14 @@ bool ui_app_mouse_move(ui_app *app, int x, int y)
     if (show) app->dirty = true;
     app->mouse_x = x;
     app->mouse_y = y;
+    int tip = -1; /* a button with a tooltip under the mouse */
+    for (int h = app->layout.n_hits - 1; h >= 0 && tip < 0; h--)
+        if (ui_rect_contains(app->layout.hits[h].r, x, y)) tip = app->layout.hits[h].tip ? h : -2;
+    if (tip < -1) tip = -1;
+    if (tip != app->hover_hit) {
+        app->hover_hit = tip;
+        app->dirty = show = true;
+    }
     if (app->view.mode == LESSON_VIEW_GEOMETRY) return geometry_hover(app, x, y) || show;
     int area = -1, i = -1, j = -1;
     if (!app->help && !app->edit.open) find_cell(app, x, y, &area, &i, &j);
@@ -285,8 +293,8 @@ bool ui_app_mouse_move(ui_app *app, int x, int y)
 bool ui_app_mouse_leave(ui_app *app)
 {
     app->mouse_x = app->mouse_y = -1;
-    bool had = app->hover_area >= 0;
-    app->hover_area = -1;
+    bool had = app->hover_area >= 0 || app->hover_hit >= 0;
+    app->hover_area = app->hover_hit = -1;
     return had;
 }
 
@@ -331,6 +339,14 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
     }
     int q = app->view.mode == LESSON_VIEW_GEOMETRY && !app->help ? geometry_query_at(app, x, y) : -1;
     if (q >= 0) return ui_app_do(app, UI_ACT_ROW, q);
+    if (app->menu_open) { /* the toolbar's menu: a row does its action and closes it, a click elsewhere closes it */
+        app->menu_open = false;
+        app->dirty = true;
+        for (int h = L->n_hits - 1; h >= 0; h--)
+            if (ui_rect_contains(L->hits[h].r, x, y))
+                return L->hits[h].action == UI_ACT_MENU || ui_app_do(app, L->hits[h].action, L->hits[h].arg);
+        return true;
+    }
     for (int h = L->n_hits - 1; h >= 0; h--) /* later hits are drawn on top */
         if (ui_rect_contains(L->hits[h].r, x, y)) return ui_app_do(app, L->hits[h].action, L->hits[h].arg);
     if (app->help) return ui_app_do(app, UI_ACT_HELP, 0); /* a click anywhere closes the help */

@@ -191,7 +191,7 @@ void ui_arrow(ui_draw *d, float x0, float y0, float x1, float y1, float t, float
     ui_triangle(d, x1, y1, bx - uy * w, by + ux * w, bx + uy * w, by - ux * w, argb);
 }
 
-static int text_cmd(ui_draw *d, const char *s, int x, int y, uint32_t argb, bool bold)
+static int text_cmd(ui_draw *d, const char *s, int x, int y, uint32_t argb, bool bold, bool turned)
 {
     if (!s || !*s) return 0;
     int w = bold ? ui_text_w_bold(d, s) : ui_text_w(d, s);
@@ -200,18 +200,20 @@ static int text_cmd(ui_draw *d, const char *s, int x, int y, uint32_t argb, bool
         d->failed = true;
         return w;
     }
-    ui_cmd *c = push(d, UI_CMD_TEXT, x, y, w, ui_line(d), argb);
+    ui_cmd *c = turned ? push(d, UI_CMD_TEXT, x, y, ui_line(d), w, argb) : push(d, UI_CMD_TEXT, x, y, w, ui_line(d), argb);
     if (!c) return w;
     memcpy(d->text + d->text_len, s, n);
     c->text.offset = d->text_len;
     c->text.px = d->px;
     c->text.bold = bold;
+    c->text.turned = turned;
     d->text_len += n;
     return w;
 }
 
-int ui_text(ui_draw *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, false); }
-int ui_text_bold(ui_draw *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, true); }
+int ui_text(ui_draw *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, false, false); }
+int ui_text_bold(ui_draw *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, true, false); }
+int ui_text_turned(ui_draw *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, false, true); }
 
 int ui_text_w_bold(ui_draw *d, const char *s)
 {

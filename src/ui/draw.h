@@ -75,6 +75,8 @@ typedef struct {
             size_t offset;         /* of the zero-terminated UTF-8 in the list: ui_cmd_text */
             int px;                /* font size */
             bool bold;             /* in the bold face (ui_text_bold) */
+            bool turned;           /* a quarter turn counter-clockwise, read upwards (ui_text_turned):
+                                    * r is then a line wide and the text's width tall */
         } text;
         struct {
             ui_slice slice;        /* borrowed: the trace's data (or ui_draw_floats) while the list is walked */
@@ -172,6 +174,9 @@ int ui_text(ui_draw *d, const char *s, int x, int y, uint32_t argb);    /* retur
 /* The same in the bold face; ui_text_w_bold measures it. */
 int ui_text_bold(ui_draw *d, const char *s, int x, int y, uint32_t argb);
 int ui_text_w_bold(ui_draw *d, const char *s);
+/* s turned a quarter counter-clockwise, read from bottom to top, in the box
+ * at (x, y) a line wide and its width tall (a column label); returns its width. */
+int ui_text_turned(ui_draw *d, const char *s, int x, int y, uint32_t argb);
 /* Draws s in lines of at most max_w pixels, broken after spaces or between
  * Chinese characters, line after line (ui_line apart); returns the lines drawn.
  * ui_text_wrap_lines counts them without drawing. */

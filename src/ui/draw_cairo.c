@@ -109,7 +109,14 @@ static void text(cairo_t *cr, ui_cairo *vc, ui_gfx *g, const ui_cmd *c, const ch
     ui_gfx_font_px(g, c->text.px);
     text_at t = {cr, vc, c->r.x, c->r.y, c->text.px, c->text.bold};
     set_color(cr, c->color);
+    if (c->text.turned) { /* drawn level at the origin, turned a quarter counter-clockwise about the box's bottom-left */
+        cairo_save(cr);
+        cairo_translate(cr, c->r.x, c->r.y + c->r.h);
+        cairo_rotate(cr, -acos(0.0)); /* −π/2 */
+        t.x = t.y = 0;
+    }
     ui_font_runs(g->font, s, draw_run, &t); /* the bold font's runs are the regular one's */
+    if (c->text.turned) cairo_restore(cr);
 }
 
 /* ---- masked hatch and NaN checks, as ui_heat_paint draws them */

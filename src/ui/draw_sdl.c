@@ -28,10 +28,12 @@ static void poly(ui_gfx *g, const ui_cmd *c)
     SDL_RenderGeometry(g->r, NULL, v, c->poly.n, c->poly.n == 4 ? quad : NULL, c->poly.n == 4 ? 6 : 0);
 }
 
-static void text(ui_gfx *g, const char *s, int x, int y, int px, bool bold, uint32_t c)
+static void text(ui_gfx *g, const char *s, int x, int y, int px, bool bold, bool turned, uint32_t c)
 {
     ui_gfx_font_px(g, px);
-    ui_font_draw(bold ? ui_gfx_bold(g, px) : g->font, s, x, y, (SDL_Color){(c >> 16) & 255, (c >> 8) & 255, c & 255, c >> 24});
+    SDL_Color col = {(c >> 16) & 255, (c >> 8) & 255, c & 255, c >> 24};
+    if (turned) ui_font_draw_turned(g->font, s, x, y, col);
+    else ui_font_draw(bold ? ui_gfx_bold(g, px) : g->font, s, x, y, col);
 }
 
 /* The clip rectangles pushed and not yet popped; the innermost set on the renderer. */
@@ -69,7 +71,7 @@ void ui_gfx_draw(ui_gfx *g, const ui_draw *d)
         case UI_CMD_LINE: fill(g, c->r.x, c->r.y, c->r.w, c->r.h, c->color); break;
         case UI_CMD_FRAME: frame(g, c->r, c->t, c->color); break;
         case UI_CMD_POLY: poly(g, c); break;
-        case UI_CMD_TEXT: text(g, ui_cmd_text(d, c), c->r.x, c->r.y, c->text.px, c->text.bold, c->color); break;
+        case UI_CMD_TEXT: text(g, ui_cmd_text(d, c), c->r.x, c->r.y, c->text.px, c->text.bold, c->text.turned, c->color); break;
         case UI_CMD_HEATMAP:
             ui_gfx_heatmap(g, c->heat.generation, &c->heat.slice, &c->heat.scale, c->r.x, c->r.y, c->r.w, c->r.h,
                            c->heat.gap);

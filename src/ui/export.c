@@ -101,7 +101,15 @@ static bool svg_text_layer(bytes *b, const ui_draw *dl)
             ui_rect in = depth ? ui_rect_intersect(c->r, clip[depth < 16 ? depth - 1 : 15]) : c->r;
             if (in.w <= 0 || in.h <= 0) continue;
             /* the baseline about four fifths of the size below the top */
-            int n = snprintf(num, sizeof num,
+            int n;
+            if (c->text.turned) /* level at the box's bottom-left, turned about it as the picture is */
+                n = snprintf(num, sizeof num,
+                             "<text x=\"%d\" y=\"%.1f\" font-size=\"%d\" textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\" "
+                             "transform=\"rotate(-90 %d %d)\">",
+                             c->r.x, c->r.y + c->r.h + 0.8 * c->text.px, c->text.px, c->r.h > 0 ? c->r.h : 1, c->r.x,
+                             c->r.y + c->r.h);
+            else
+                n = snprintf(num, sizeof num,
                              "<text x=\"%d\" y=\"%.1f\" font-size=\"%d\" textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\">",
                              c->r.x, c->r.y + 0.8 * c->text.px, c->text.px, c->r.w > 0 ? c->r.w : 1);
             ok = put(b, num, (size_t)n) && put_escaped(b, ui_cmd_text(dl, c)) && put(b, "</text>\n", strlen("</text>\n"));

@@ -562,7 +562,19 @@ void ui_font_measure(ui_font *f, const char *utf8, int *w, int *h)
         *h = mh;
 }
 
-int ui_font_draw(ui_font *f, const char *utf8, int x, int y, SDL_Color color)
+/* A text's texture, w × h, with its top-left at (x, y); turned: a quarter turn
+ * counter-clockwise into the h × w box at (x, y), to read from bottom to top. */
+static void put(ui_font *f, SDL_Texture *tex, int x, int y, int w, int h, bool turned)
+{
+    if (!turned) {
+        SDL_RenderCopy(f->renderer, tex, NULL, &(SDL_Rect){x, y, w, h});
+        return;
+    }
+    int cx = x + h / 2, cy = y + w / 2; /* the box's centre, which the turn keeps */
+    SDL_RenderCopyEx(f->renderer, tex, NULL, &(SDL_Rect){cx - w / 2, cy - h / 2, w, h}, -90.0, NULL, SDL_FLIP_NONE);
+}
+
+static int draw_text(ui_font *f, const char *utf8, int x, int y, SDL_Color color, bool turned)
 {
     uint32_t hash;
     cache_entry *e;
@@ -575,7 +587,7 @@ int ui_font_draw(ui_font *f, const char *utf8, int x, int y, SDL_Color color)
     e = cache_find(f, utf8, hash, color, 0);
     if (e && e->text) {
         if (e->tex)
-            SDL_RenderCopy(f->renderer, e->tex, NULL, &(SDL_Rect){x, y, e->w, e->h});
+            put(f, e->tex, x, y, e->w, e->h, turned);
         return e->w;
     }
     nruns = layout(f, utf8, &w, &h);
@@ -586,7 +598,7 @@ int ui_font_draw(ui_font *f, const char *utf8, int x, int y, SDL_Color color)
     tex = compose(f, nruns, w, h, color);
     if (!tex)
         return 0;
-    SDL_RenderCopy(f->renderer, tex, NULL, &(SDL_Rect){x, y, w, h});
+    put(f, tex, x, y, w, h, turned);
 
     if (!f->cache && !(f->cache = calloc(CACHE_SLOTS, sizeof *f->cache)))
         goto uncached;
@@ -606,6 +618,16 @@ int ui_font_draw(ui_font *f, const char *utf8, int x, int y, SDL_Color color)
 uncached:
     SDL_DestroyTexture(tex);
     return w;
+}
+
+int ui_font_draw(ui_font *f, const char *utf8, int x, int y, SDL_Color color)
+{
+    return draw_text(f, utf8, x, y, color, false);
+}
+
+int ui_font_draw_turned(ui_font *f, const char *utf8, int x, int y, SDL_Color color)
+{
+    return draw_text(f, utf8, x, y, color, true);
 }
 
 int ui_font_runs(ui_font *f, const char *utf8, ui_font_run_fn *fn, void *ctx)

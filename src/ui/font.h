@@ -44,6 +44,9 @@ void ui_font_measure(ui_font *f, const char *utf8, int *w, int *h);
 
 /* Draws utf8 with its top-left corner at (x, y); returns the width drawn. */
 int ui_font_draw(ui_font *f, const char *utf8, int x, int y, SDL_Color color);
+/* The same turned a quarter counter-clockwise (read from bottom to top), in
+ * the box whose top-left is (x, y): a line high wide, the text's width tall. */
+int ui_font_draw_turned(ui_font *f, const char *utf8, int x, int y, SDL_Color color);
 
 /* The runs utf8 is drawn in, for a second backend that draws the same glyphs
  * from the same files (draw_cairo.c): fn gets each run's face (its file and

@@ -20,6 +20,7 @@ typedef struct {
     ui_rect r;
     ui_action action;
     int arg;
+    const char *tip;    /* shown when the mouse rests on it (a string that outlives the frame), or NULL */
 } ui_hit;
 
 /* A heatmap on screen: where it is and what it shows, for hover and clicks. */
@@ -46,6 +47,7 @@ typedef struct {
     int stage_first;           /* first stage the navigator shows (the app's scroll, kept in range) */
     int lesson_scroll;         /* the lesson panel's scroll, kept in range */
     int lesson_scroll_max;     /* how far the lesson panel can scroll: content below its view, pixels */
+    bool panels_shown;         /* the stage list and the side panel were drawn beside the picture */
 } ui_layout;
 
 /* Forgets every hit and area (a new frame, or what was drawn no longer matches). */
@@ -57,7 +59,13 @@ static inline void ui_layout_clear(ui_layout *l)
 /* Records a clickable rectangle; ignored once UI_MAX_HITS are recorded. */
 static inline void ui_layout_hit(ui_layout *l, ui_rect r, ui_action act, int arg)
 {
-    if (l->n_hits < UI_MAX_HITS) l->hits[l->n_hits++] = (ui_hit){r, act, arg};
+    if (l->n_hits < UI_MAX_HITS) l->hits[l->n_hits++] = (ui_hit){r, act, arg, NULL};
+}
+
+/* The same, with a tooltip. */
+static inline void ui_layout_hit_tip(ui_layout *l, ui_rect r, ui_action act, int arg, const char *tip)
+{
+    if (l->n_hits < UI_MAX_HITS) l->hits[l->n_hits++] = (ui_hit){r, act, arg, tip};
 }
 
 static inline bool ui_rect_contains(ui_rect r, int x, int y)

@@ -134,16 +134,23 @@ static void mask_legend(ui_draw *dl, const ui_scale *sc, const ui_slice *s, int 
     ui_text(dl, _("masked"), x, y + u, UI_TEXT_DIM);
 }
 
+static int label_need(ui_draw *dl, const char *lab);
+static int col_turned_room(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, int *whole);
+
 /* The room a heatmap of v gets in box: row label width *lw, column label
  * height *lh, and the largest square cell that fits (*avail_w, *avail_h: the
- * space for the cells). Returns the cell size, or -1 when nothing fits. */
+ * space for the cells). Column labels too wide for their cells, where a line
+ * fits across a column, are turned to read upwards (*turned) before any is
+ * left out: their band is then as tall as the longest. Returns the cell size,
+ * or -1 when nothing fits. */
 static double layout(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, ui_rect box, const ui_plot_opts *o,
-                     int *lw, int *lh, int *avail_w, int *avail_h)
+                     int *lw, int *lh, int *avail_w, int *avail_h, bool *turned)
 {
     const ui_slice *s = &v->slice;
     int u = ui_line(dl);
     char buf[96];
     *lw = *lh = 0;
+    *turned = false;
     if (s->rows <= 0 || s->cols <= 0 || box.w <= 0 || box.h <= 0) return -1;
     if (o->labels && !o->no_row_labels) {
         int step = ui_imax(1, s->rows / 64);
@@ -156,7 +163,19 @@ static double layout(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, 
     *avail_w = box.w - *lw - cbw;
     *avail_h = box.h - *lh - (o->colorbar ? 2 * u : 0);
     if (*avail_w < 8 || *avail_h < 8) return -1;
-    return fmin((double)*avail_w / s->cols, (double)*avail_h / s->rows);
+    double cell = fmin((double)*avail_w / s->cols, (double)*avail_h / s->rows);
+    int whole = 0, longest = o->labels && s->cols <= 256 ? col_turned_room(dl, tr, v, &whole) : 0;
+    if (longest && whole > *avail_w / (double)s->cols) {
+        int band = ui_imin(longest, 6 * u) + u / 4;
+        double turned_cell = fmin((double)*avail_w / s->cols, (double)(*avail_h - band + *lh) / s->rows);
+        if (band > *lh && turned_cell >= 0.9 * u) {
+            *avail_h -= band - *lh;
+            *lh = band;
+            *turned = true;
+            cell = turned_cell;
+        }
+    }
+    return cell;
 }
 
 /* A heatmap placed in the window: its slice over the pixels r, cells gap apart. */
@@ -164,6 +183,8 @@ typedef struct {
     const ui_slice *s;
     ui_rect r;
     int gap;
+    int lh;      /* the column labels' band above the cells */
+    bool turned; /* its labels too wide for a column read upwards */
 } placed;
 
 /* Cell (i, j) of p in window pixels (its gap included). */
@@ -185,17 +206,18 @@ static bool place(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, ui_
 {
     const ui_slice *s = &v->slice;
     int u = ui_line(dl), lh, avail_w, avail_h, w, h;
-    double cell = layout(dl, tr, v, box, o, lw, &lh, &avail_w, &avail_h);
+    bool turned;
+    double cell = layout(dl, tr, v, box, o, lw, &lh, &avail_w, &avail_h, &turned);
     if (cell < 0) return false;
     if (o->max_cell > 0) cell = fmin(cell, o->max_cell);
     if (cell >= 1.0) {
         cell = fmin(cell, 4.5 * u);
-        /* fill the free area: a wide matrix (q at 4 × 32) gets taller cells, a
-         * tall one wider cells, up to twice as long as wide; near-square ones
+        /* fill the free area: a wide matrix (q at 4 × 32, a model's x at 25 × 128)
+         * gets taller cells, a tall one wider cells up to twice as long as wide; near-square ones
          * (attention weights) and panes drawn side by side (max_cell) keep square cells */
         double cw = o->cell_w > 0 ? fmin(o->cell_w, (double)avail_w / s->cols) : cell, ch = cell;
-        if (o->max_cell <= 0 && s->cols >= 2 * s->rows)
-            ch = fmin(fmin((double)avail_h / s->rows, 2.0 * cell), fmax(cell, 4.5 * u));
+        if (o->max_cell <= 0 && s->cols >= 2 * s->rows) /* a row of features: as tall as the area lets it */
+            ch = fmin((double)avail_h / s->rows, fmax(cell, 4.5 * u));
         if (o->max_cell <= 0 && s->rows >= 2 * s->cols)
             cw = fmin(fmin((double)avail_w / s->cols, 2.0 * cell), fmax(cell, 4.5 * u));
         w = (int)(cw * s->cols);
@@ -207,7 +229,8 @@ static bool place(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, ui_
     }
     if (w < 1 || h < 1) return false;
     int cw = w / s->cols, ch = h / s->rows;
-    *p = (placed){s, {box.x + *lw, box.y + lh, w, h}, cw >= 40 && ch >= 40 ? 2 : (cw >= 12 && ch >= 12 ? 1 : 0)};
+    *p = (placed){s, {box.x + *lw, box.y + lh, w, h}, cw >= 40 && ch >= 40 ? 2 : (cw >= 12 && ch >= 12 ? 1 : 0), lh,
+                  turned};
     return true;
 }
 
@@ -304,15 +327,38 @@ static bool mark_char(uint32_t cp)
  * for a token, that of its start up to its first letter and "…" ("‹p…" for
  * ‹pad›) when that is less. Numbered labels (c12, a vocabulary's ids) are
  * never cut: "c…" would not say which. */
+/* The width a label needs upright over its column: its own and a gap, two
+ * pixels for one character (a Chinese character fills its cell). */
+static int label_need(ui_draw *dl, const char *lab)
+{
+    size_t n = strlen(lab);
+    bool one = n > 0 && attn_utf8_next(lab, n, 0) >= n;
+    return ui_text_w(dl, lab) + (one ? 2 : ui_line(dl) / 2);
+}
+
+/* The widest column label (returned) and the most any needs upright (*whole). */
+static int col_turned_room(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, int *whole)
+{
+    char buf[96];
+    int longest = 0;
+    *whole = 0;
+    for (int j = 0; j < v->slice.cols; j++) {
+        const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
+        longest = ui_imax(longest, ui_text_w(dl, lab));
+        *whole = ui_imax(*whole, label_need(dl, lab));
+    }
+    return longest;
+}
+
 static int col_label_room(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v)
 {
     bool numbered = v->col_axis == UI_AXIS_FEATURE || v->col_axis == UI_AXIS_INPUT ||
                     v->col_axis == UI_AXIS_OUTPUT || v->col_axis == UI_AXIS_VOCAB;
-    int u = ui_line(dl), room = 0, probe = ui_imax(1, v->slice.cols / 64);
+    int room = 0, probe = ui_imax(1, v->slice.cols / 64);
     char buf[96], cut[40];
     for (int j = 0; j < v->slice.cols; j += probe) {
         const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
-        int whole = ui_text_w(dl, lab) + u / 2;
+        int whole = label_need(dl, lab);
         if (numbered) {
             room = ui_imax(room, whole);
             continue;
@@ -331,24 +377,49 @@ static int col_label_room(ui_draw *dl, const attn_trace *tr, const ui_view_slice
 }
 
 /* Every how many columns a label goes: every one when each has the room its
- * label needs (col_label_room), cut or whole. */
-static int col_label_step(const placed *p, int room)
+ * label needs (col_label_room), cut or whole; turned, a line across. */
+static int col_label_step(ui_draw *dl, const placed *p, int room)
 {
+    if (p->turned) room = (int)ceil(0.9 * ui_line(dl));
     return ui_imax(1, (int)ceil(room / fmax(p->r.w / (double)p->s->cols, 0.01)));
 }
 
-/* Column labels centred over the cells at y, every step-th: a label too long
- * for its cell cut with "…" (the tooltip shows it whole). */
+/* s cut with "…" to at most max pixels, into buf. */
+static const char *cut_to(ui_draw *dl, const char *s, int max, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", s);
+    size_t n = strlen(buf);
+    while (n > 0 && ui_text_w(dl, buf) > max) {
+        size_t k = n - 1; /* back to the start of the last code point */
+        while (k > 0 && ((unsigned char)buf[k] & 0xC0) == 0x80) k--;
+        n = k;
+        if (n + sizeof "…" > size) continue;
+        memcpy(buf + n, "…", sizeof "…");
+    }
+    return buf;
+}
+
+/* Column labels over the cells in the band above them, every step-th: a label
+ * too long for its cell cut with "…" (the tooltip shows it whole), or, when
+ * the band is turned, read upwards from the cells, cut only past 6 lines. */
 static void col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p, int y, int step)
 {
     const ui_slice *s = p->s;
-    char buf[96];
+    int u = ui_line(dl);
+    char buf[96], cut[120];
     double cw = p->r.w / (double)s->cols;
     for (int j = 0; j < s->cols; j += step) {
         ui_rect c = cell_px(p, 0, j);
         const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
-        int span = (int)(cw * step) - 2, tw = ui_imin(ui_text_w(dl, lab), span);
-        ui_text_fit(dl, lab, c.x + (c.w - tw) / 2, y, span, UI_TEXT);
+        if (p->turned && label_need(dl, lab) > cw * step) {
+            const char *t = cut_to(dl, lab, p->lh - u / 4, cut, sizeof cut);
+            int tw = ui_text_w(dl, t);
+            ui_text_turned(dl, t, c.x + (c.w - p->gap - u) / 2, p->r.y - u / 4 - tw, UI_TEXT);
+            continue;
+        }
+        int span = (int)(cw * step) - (p->turned ? 0 : 2), tw = ui_imin(ui_text_w(dl, lab), span);
+        int ly = p->turned ? p->r.y - u - u / 4 : y;
+        ui_text_fit(dl, lab, c.x + (c.w - p->gap - tw) / 2, ly, span, UI_TEXT);
     }
 }
 
@@ -423,7 +494,7 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     bool rows = o->labels && !o->no_row_labels;
     int room = o->labels ? col_label_room(dl, tr, v) : 0;
     /* labels left out need their note under the picture: make room for it there */
-    bool thinned = o->labels && ((rows && row_label_step(dl, &p) > 1) || col_label_step(&p, room) > 1);
+    bool thinned = o->labels && ((rows && row_label_step(dl, &p) > 1) || col_label_step(dl, &p, room) > 1);
     if (thinned && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
         ui_rect smaller = {box.x, box.y, box.w, box.h - u - u / 4};
         placed q;
@@ -436,7 +507,7 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     if (v->block > 0) head_blocks(dl, &p, v);
     marks(dl, app, &p, v, area);
     if (o->labels) {
-        int row_step = rows ? row_label_step(dl, &p) : 1, col_step = col_label_step(&p, room);
+        int row_step = rows ? row_label_step(dl, &p) : 1, col_step = col_label_step(dl, &p, room);
         if (rows) row_labels(dl, app, tr, v, &p, lw, row_step);
         col_labels(dl, tr, v, &p, box.y, col_step);
         hidden_labels_note(dl, &p, row_step, col_step, box.y + box.h);
@@ -470,12 +541,33 @@ static void minimap(ui_draw *dl, const ui_app *app, const ui_view_slice *whole, 
     ui_frame(dl, x - 1, y - 1, mw + 2, mh + 2, 1, UI_TEXT_DIM);
 }
 
+/* The single view's bar chart of the selected query row takes the bottom of box. */
+static bool bars_shown(const ui_app *app, const ui_view_slice *v)
+{
+    return app->view.row >= 0 && v->row_axis == UI_AXIS_QUERY && attn_trace_stage(&app->trace, 0, ATTN_STAGE_WEIGHTS);
+}
+
+double ui_plot_single_cell(ui_draw *dl, const ui_app *app, ui_rect box)
+{
+    const attn_tensor *t = ui_app_tensor(app);
+    ui_view_slice v;
+    if (!t || ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return 0;
+    if (bars_shown(app, &v)) box.h -= ui_imin(ui_plot_bars_height(dl), box.h / 2) + ui_line(dl) / 2;
+    int i0, j0, wr, wc;
+    if (ui_app_zoom_window(app, v.slice.rows, v.slice.cols, &i0, &j0, &wr, &wc)) ui_view_window(&v, i0, j0, wr, wc);
+    ui_plot_opts o = {true, false, true, 0, app->generation, 0, 0};
+    placed p;
+    int lw;
+    if (!place(dl, &app->trace, &v, box, &o, &p, &lw)) return 0;
+    return fmin(p.r.w / (double)p.s->cols, p.r.h / (double)p.s->rows);
+}
+
 void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v, whole;
     if (!t || ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return;
-    if (app->view.row >= 0 && v.row_axis == UI_AXIS_QUERY && attn_trace_stage(&app->trace, 0, ATTN_STAGE_WEIGHTS)) {
+    if (bars_shown(app, &v)) {
         int bh = ui_imin(ui_plot_bars_height(dl), box.h / 2);
         ui_plot_bars(dl, app, (ui_rect){box.x, box.y + box.h - bh, box.w, bh});
         box.h -= bh + ui_line(dl) / 2;
@@ -660,9 +752,10 @@ static double arrangement(ui_draw *dl, const ui_app *app, const ui_view_slice *a
                           compare_layout *L, double *cw)
 {
     int u = ui_line(dl), hh = box.h / 2, lw = 0, lh, aw, ah;
+    bool turned;
     /* two over one: the upper panes split the width as they need it, the
      * first its row labels, the second its colour bar, for cells of one width */
-    layout(dl, &app->trace, a, (ui_rect){0, 0, box.w, box.h}, &(ui_plot_opts){.labels = true}, &lw, &lh, &aw, &ah);
+    layout(dl, &app->trace, a, (ui_rect){0, 0, box.w, box.h}, &(ui_plot_opts){.labels = true}, &lw, &lh, &aw, &ah, &turned);
     int cbw = colorbar_width(dl), cells = ui_imax(0, (box.w - lw - cbw - 2 * u) / 2);
     int w0 = lw + cells + u;
     for (int k = 0; k < 3; k++) {
@@ -680,7 +773,7 @@ static double arrangement(ui_draw *dl, const ui_app *app, const ui_view_slice *a
     double cell = -1;
     *cw = 1e9;
     for (int k = 0; k < 3; k++) {
-        double c = layout(dl, &app->trace, a, L->p[k], &L->opts[k], &lw, &lh, &aw, &ah);
+        double c = layout(dl, &app->trace, a, L->p[k], &L->opts[k], &lw, &lh, &aw, &ah, &turned);
         if (c <= 0) return -1;
         cell = cell < 0 ? c : fmin(cell, c);
         *cw = fmin(*cw, (double)aw / a->slice.cols);

@@ -23,6 +23,8 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
                     ui_rect box, const ui_plot_opts *o);
 
 void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box);
+/* The cell size, in pixels, the single view's picture gets in box (0: none). */
+double ui_plot_single_cell(ui_draw *dl, const ui_app *app, ui_rect box);
 void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box);
 /* The grid view of a trace of several layers (overview.c, when
  * ui_app_overview): every layer × every head of the current stage. */

@@ -96,3 +96,38 @@ void ui_render_predictions(ui_draw *dl, const ui_app *app, ui_rect box)
     }
     variants(dl, app, box, y + u / 4);
 }
+
+int ui_predict_line_height(ui_draw *dl)
+{
+    return ui_line(dl) + ui_line(dl) / 2;
+}
+
+/* The panel folded to one line above the picture: the query, its top tokens
+ * with their probabilities, as many as fit, and the key that unfolds it. */
+void ui_render_predictions_line(ui_draw *dl, const ui_app *app, ui_rect box)
+{
+    int u = ui_line(dl), y = box.y + (box.h - u) / 2, right = box.x + box.w;
+    const attn_trace *tr = &app->trace;
+    int row = ui_app_query_row(app), pos = tr->dims.P + row;
+    char buf[200];
+    ui_prediction top[UI_TOP_K];
+    int n = ui_app_predictions(app, tr, app->view.batch, row, top, UI_TOP_K);
+    /* TRANSLATORS: the folded next-token panel: the query token, then its likeliest next tokens */
+    snprintf(buf, sizeof buf, _("next after “%s” (%d):"), attn_tokens_at(&tr->tokens, app->view.batch, pos), pos);
+    /* TRANSLATORS: at the end of the folded next-token panel: the key that unfolds it */
+    const char *more = _("n: panel");
+    int more_w = ui_text_w(dl, more) + u;
+    ui_fill(dl, box.x, box.y, box.w, box.h - u / 4, UI_PANEL);
+    int x = box.x + u / 2;
+    x += ui_text_fit(dl, buf, x, y, right - x - more_w, UI_TEXT_DIM) + u / 2;
+    for (int i = 0; i < n; i++) {
+        char pct[16];
+        snprintf(pct, sizeof pct, "%.0f%%", 100.0 * top[i].p);
+        int w = ui_text_w(dl, top[i].text) + u / 4 + ui_text_w(dl, pct) + u;
+        if (x + w > right - more_w) break;
+        x += ui_text(dl, top[i].text, x, y, UI_WHITE) + u / 4;
+        x += ui_text(dl, pct, x, y, UI_ACCENT) + u;
+    }
+    ui_text(dl, more, right - more_w + u / 2, y, UI_TEXT_DIM);
+    ui_layout_hit(dl->layout, box, UI_ACT_PANELS, 0);
+}

@@ -13,4 +13,8 @@ int ui_predict_width(ui_draw *dl, const ui_app *app, int avail);
 
 void ui_render_predictions(ui_draw *dl, const ui_app *app, ui_rect box);
 
+/* The panel folded to one line (ui_predict_line_height tall) above the picture; a click unfolds it. */
+int ui_predict_line_height(ui_draw *dl);
+void ui_render_predictions_line(ui_draw *dl, const ui_app *app, ui_rect box);
+
 #endif

@@ -22,10 +22,6 @@ static void hit(ui_draw *dl, int x, int y, int w, int h, ui_action act, int arg)
 
 /* ---- the control bar ------------------------------------------------------ */
 
-typedef struct {
-    int x, y, x0, right, h;
-} flow;
-
 /* A clickable arrow button on a text line at y; returns its width. */
 static int arrow(ui_draw *dl, int x, int y, const char *glyph, ui_action act)
 {
@@ -36,34 +32,62 @@ static int arrow(ui_draw *dl, int x, int y, const char *glyph, ui_action act)
     return w;
 }
 
-static void chip(ui_draw *dl, flow *f, const char *label, bool on, ui_action act, int arg)
+/* The toolbar is one row of chips in the order of this list; the chips that do
+ * not fit go, in the same order, into the menu behind "⋯" at its end. */
+enum { MAX_CHIPS = 40 };
+
+typedef struct {
+    char label[112];
+    bool on;
+    ui_action act;
+    int arg;
+    const char *tip;
+    bool tight;  /* drawn against the chip before it (the − and + of a count) */
+    bool hidden; /* in the menu: the row has no room for it */
+} chip_spec;
+
+typedef struct {
+    chip_spec c[MAX_CHIPS];
+    int n;
+    bool any_hidden;  /* some chips are in the menu */
+    ui_rect more;     /* the "⋯" chip */
+} chip_bar;
+
+static chip_spec *add_chip(chip_bar *b, bool on, ui_action act, int arg, const char *label)
 {
-    int u = ui_line(dl);
-    int w = ui_text_w(dl, label) + u;
-    if (f->x + w > f->right && f->x > f->x0) {
-        f->x = f->x0;
-        f->y += f->h + u / 4;
-    }
-    ui_fill(dl, f->x, f->y, w, f->h, on ? UI_PANEL_HI : UI_PANEL);
-    if (on) ui_frame(dl, f->x, f->y, w, f->h, 1, UI_ACCENT);
-    ui_text(dl, label, f->x + u / 2, f->y + (f->h - u) / 2, on ? UI_WHITE : UI_TEXT);
-    hit(dl, f->x, f->y, w, f->h, act, arg);
-    f->x += w + u / 4;
+    if (b->n >= MAX_CHIPS) return &b->c[MAX_CHIPS - 1];
+    chip_spec *c = &b->c[b->n++];
+    *c = (chip_spec){.on = on, .act = act, .arg = arg};
+    snprintf(c->label, sizeof c->label, "%s", label);
+    return c;
+}
+
+/* A count with − and + buttons around it: "− h heads 4 +". */
+static void add_count(chip_bar *b, const char *label, ui_action down, ui_action up, const char *tip_down,
+                      const char *tip_up)
+{
+    add_chip(b, false, down, 0, "−")->tip = tip_down;
+    chip_spec *c = add_chip(b, false, up, 0, label);
+    c->tight = true;
+    c->tip = tip_up;
+    c = add_chip(b, false, up, 0, "+");
+    c->tight = true;
+    c->tip = tip_up;
 }
 
 /* A chip for each key that steps a setting through its values (the CYCLE rows of
  * keys.c), while the setting is not at its default: the toolbar stays as it was
  * for anyone not using it, and the help overlay lists the key. */
-static void cycle_chips(ui_draw *dl, flow *f, const attn_config *c)
+static void cycle_chips(chip_bar *b, const attn_config *c)
 {
     char val[48], text[96], buf[112];
     for (int i = 0; i < ui_n_keys; i++) {
-        const ui_key_binding *b = &ui_keys[i];
-        const attn_setting *row = b->action == UI_ACT_CYCLE && b->chip ? attn_setting_find(b->setting) : NULL;
+        const ui_key_binding *k = &ui_keys[i];
+        const attn_setting *row = k->action == UI_ACT_CYCLE && k->chip ? attn_setting_find(k->setting) : NULL;
         if (!row || attn_setting_is_default(c, row)) continue; /* shown once in use, like the pitfall chips */
-        snprintf(text, sizeof text, _(b->chip), attn_setting_format(c, row, val, sizeof val));
-        snprintf(buf, sizeof buf, "%s  %s", b->help_keys, text);
-        chip(dl, f, buf, true, UI_ACT_CYCLE, ui_keys_arg(b));
+        snprintf(text, sizeof text, _(k->chip), attn_setting_format(c, row, val, sizeof val));
+        snprintf(buf, sizeof buf, "%s  %s", k->help_keys, text);
+        add_chip(b, true, UI_ACT_CYCLE, ui_keys_arg(k), buf);
     }
 }
 
@@ -78,7 +102,7 @@ static const char *fill_text(float v, char *buf, size_t size)
         } else if (*s == '+' && s > raw && s[-1] == 'e') {
             continue;
         } else if (*s == '0' && s > raw && (s[-1] == 'e' || (s[-1] == '+' || s[-1] == '-')) && s[1]) {
-            continue; /* e+09 → e9 */
+            continue; /* 1e+09 → 1e9 */
         } else {
             *o++ = *s;
         }
@@ -87,63 +111,172 @@ static const char *fill_text(float v, char *buf, size_t size)
     return buf;
 }
 
-static int controls(ui_draw *dl, const ui_app *app)
+/* Every chip of the toolbar, the most used first. */
+static void chip_list(const ui_app *app, bool panels, chip_bar *b)
 {
-    int u = ui_line(dl);
     const attn_config *c = &app->trace.cfg;
     const attn_dims *d = &app->trace.dims;
-    char buf[96], mv[24];
-    flow f = {u / 2, u / 3, u / 2, dl->layout->width - u / 2, u + u / 2};
+    char buf[112], mv[24];
     bool model = app->model && attn_trace_is_model(&app->trace);
     const char *mode = d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA";
-    f.x += ui_text(dl, "attnlab", f.x, f.y + u / 4, UI_ACCENT) + u;
-    if (!app->from_file) chip(dl, &f, model ? _("o  next model") : _("o  trained models"), false, UI_ACT_MODEL_NEXT, 0);
+    b->n = 0;
     if (model) { /* a trained model's heads and RoPE are as trained: m switches to its variants */
         /* TRANSLATORS: the model chip: its name, MHA/GQA/MQA, query heads / K/V heads */
         snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), app->model->name, mode, d->h, d->g);
-        chip(dl, &f, buf, true, UI_ACT_MODE, 0);
+        add_chip(b, true, UI_ACT_MODE, 0, buf);
     } else {
         /* TRANSLATORS: control chips: the key, two spaces, the setting. Keep the key first and the chips short. */
         snprintf(buf, sizeof buf, _("m  mode %s"), mode);
-        chip(dl, &f, buf, false, UI_ACT_MODE, 0);
-        snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
-        chip(dl, &f, "−", false, UI_ACT_HEADS_DOWN, 0);
-        f.x -= u / 4;
-        chip(dl, &f, buf, false, UI_ACT_HEADS_UP, 0);
-        snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
-        chip(dl, &f, "−", false, UI_ACT_KV_DOWN, 0);
-        f.x -= u / 4;
-        chip(dl, &f, buf, false, UI_ACT_KV_UP, 0);
+        add_chip(b, false, UI_ACT_MODE, 0, buf);
     }
     /* TRANSLATORS: "on", "off", "REVERSED": the state of the causal mask (and of RoPE) in a chip */
     snprintf(buf, sizeof buf, _("c  causal %s"),
              d->cross || !c->causal ? _("off") : c->causal == ATTN_CAUSAL_REVERSED ? _("REVERSED") : _("on"));
-    chip(dl, &f, buf, c->causal && !d->cross, UI_ACT_CAUSAL, 0);
+    add_chip(b, c->causal && !d->cross, UI_ACT_CAUSAL, 0, buf);
     /* TRANSLATORS: "left", "right": the side the <pad> tokens are on; "unmasked": no padding mask */
     snprintf(buf, sizeof buf, _("p  padding %s"),
              !c->pad_mask ? _("unmasked") : c->pad_side == ATTN_PAD_LEFT ? _("left") : _("right"));
-    chip(dl, &f, buf, c->pad_mask, UI_ACT_PADDING, 0);
-    snprintf(buf, sizeof buf, _("r  RoPE %s"), c->rope ? _("on") : _("off"));
-    if (!model) chip(dl, &f, buf, c->rope, UI_ACT_ROPE, 0);
-    if (!c->scale) chip(dl, &f, _("no 1/√dₖ scaling"), true, UI_ACT_NONE, 0); /* a lesson's pitfall setting */
-    if (!c->softmax_guard) chip(dl, &f, _("unguarded softmax"), true, UI_ACT_NONE, 0); /* the same */
+    add_chip(b, c->pad_mask, UI_ACT_PADDING, 0, buf);
+    if (!c->scale) add_chip(b, true, UI_ACT_NONE, 0, _("no 1/√dₖ scaling")); /* a lesson's pitfall setting */
+    if (!c->softmax_guard) add_chip(b, true, UI_ACT_NONE, 0, _("unguarded softmax")); /* the same */
+    cycle_chips(b, c);
+    if (!model) {
+        snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
+        add_count(b, buf, UI_ACT_HEADS_DOWN, UI_ACT_HEADS_UP, _("fewer heads (H)"), _("more heads (h)"));
+        snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
+        add_count(b, buf, UI_ACT_KV_DOWN, UI_ACT_KV_UP, _("fewer kv heads (V)"), _("more kv heads (v)"));
+        snprintf(buf, sizeof buf, _("r  RoPE %s"), c->rope ? _("on") : _("off"));
+        add_chip(b, c->rope, UI_ACT_ROPE, 0, buf);
+    }
+    add_chip(b, ui_app_decoding(app), UI_ACT_DECODE, 0, ui_app_decoding(app) ? _("k  decoding") : _("k  decode"));
+    add_chip(b, app->edit.open, UI_ACT_EDIT, 0, model ? _("e  edit text") : _("e  edit tokens"));
+    add_chip(b, app->view.mode == LESSON_VIEW_GRID, UI_ACT_GRID, 0, _("g  all heads"));
+    add_chip(b, app->view.mode == LESSON_VIEW_COMPARE, UI_ACT_COMPARE, 0, _("Tab  compare"));
+    add_chip(b, app->view.mode == LESSON_VIEW_GEOMETRY, UI_ACT_GEOMETRY, 0, _("a  arrows"));
+    if (app->scale_head) add_chip(b, true, UI_ACT_SCALE_HEAD, 0, _("u  colours: this head"));
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
-    chip(dl, &f, buf, c->train, UI_ACT_TRAIN, 0);
+    add_chip(b, c->train, UI_ACT_TRAIN, 0, buf);
     /* TRANSLATORS: the value masked scores are filled with (−∞ or −1e9), not padding */
     snprintf(buf, sizeof buf, _("i  fill %s"), isinf(c->mask_value) ? "−∞" : fill_text(c->mask_value, mv, sizeof mv));
-    chip(dl, &f, buf, false, UI_ACT_FILL, 0);
-    cycle_chips(dl, &f, c);
-    if (!model) chip(dl, &f, d->cross ? _("x  cross-attention") : _("x  self-attention"), d->cross, UI_ACT_CROSS, 0);
-    chip(dl, &f, model ? _("e  edit text") : _("e  edit tokens"), app->edit.open, UI_ACT_EDIT, 0);
-    chip(dl, &f, ui_app_decoding(app) ? _("k  decoding") : _("k  decode"), ui_app_decoding(app), UI_ACT_DECODE, 0);
-    chip(dl, &f, _("g  all heads"), app->view.mode == LESSON_VIEW_GRID, UI_ACT_GRID, 0);
-    if (app->scale_head) chip(dl, &f, _("u  colours: this head"), true, UI_ACT_SCALE_HEAD, 0);
-    chip(dl, &f, _("Tab  compare"), app->view.mode == LESSON_VIEW_COMPARE, UI_ACT_COMPARE, 0);
-    chip(dl, &f, _("a  arrows"), app->view.mode == LESSON_VIEW_GEOMETRY, UI_ACT_GEOMETRY, 0);
-    chip(dl, &f, _("l  lessons"), app->lesson.picker, UI_ACT_PICKER, 0);
-    chip(dl, &f, _("?  help"), app->help, UI_ACT_HELP, 0);
-    return f.y + f.h + u / 2;
+    add_chip(b, !isinf(c->mask_value), UI_ACT_FILL, 0, buf); /* −1e9: the pitfall, shown while in use */
+    if (!model) add_chip(b, d->cross, UI_ACT_CROSS, 0, d->cross ? _("x  cross-attention") : _("x  self-attention"));
+    if (!app->from_file)
+        add_chip(b, false, UI_ACT_MODEL_NEXT, 0, model ? _("o  next model") : _("o  trained models"));
+    add_chip(b, panels, UI_ACT_PANELS, 0, _("n  panels"));
+    add_chip(b, app->lesson.picker, UI_ACT_PICKER, 0, _("l  lessons"));
+    add_chip(b, app->help, UI_ACT_HELP, 0, _("?  help"));
+}
+
+static void draw_chip(ui_draw *dl, const chip_spec *c, ui_rect r)
+{
+    int u = ui_line(dl);
+    ui_fill(dl, r.x, r.y, r.w, r.h, c->on ? UI_PANEL_HI : UI_PANEL);
+    if (c->on) ui_frame(dl, r.x, r.y, r.w, r.h, 1, UI_ACCENT);
+    ui_text(dl, c->label, r.x + u / 2, r.y + (r.h - u) / 2, c->on ? UI_WHITE : UI_TEXT);
+    if (c->act != UI_ACT_NONE) ui_layout_hit_tip(dl->layout, r, c->act, c->arg, c->tip);
+}
+
+static int chip_w(ui_draw *dl, const chip_spec *c)
+{
+    return ui_text_w(dl, c->label) + ui_line(dl);
+}
+
+/* Which chips go into the menu when the row is too narrow: the ones not in
+ * use, from the end of the row, then, if that is not enough, those in use.
+ * A count's − label + go together. */
+static void overflow(ui_draw *dl, chip_bar *b, int room)
+{
+    int gap = ui_line(dl) / 4, total = 0;
+    for (int i = 0; i < b->n; i++) {
+        b->c[i].hidden = false;
+        total += chip_w(dl, &b->c[i]) + (b->c[i].tight ? 0 : gap);
+    }
+    for (int pass = 0; pass < 2 && total > room; pass++)
+        for (int i = b->n - 1; i >= 0 && total > room; i--) {
+            if (b->c[i].tight || b->c[i].hidden || (pass == 0 && b->c[i].on)) continue;
+            for (int k = i; k < b->n && (k == i || b->c[k].tight); k++) {
+                b->c[k].hidden = true;
+                total -= chip_w(dl, &b->c[k]) + (b->c[k].tight ? 0 : gap);
+            }
+        }
+}
+
+/* One row: the name, then the chips that fit, with "⋯" at the end for the
+ * rest (overflow). Returns the row's bottom. */
+static int controls_height(ui_draw *dl)
+{
+    int u = ui_line(dl);
+    return u / 3 + u + u / 2 + u / 3;
+}
+
+static int controls(ui_draw *dl, const ui_app *app, bool panels, chip_bar *b)
+{
+    int u = ui_line(dl), h = u + u / 2, y = u / 3, gap = u / 4;
+    int right = dl->layout->width - u / 2;
+    chip_list(app, panels, b);
+    int x = u / 2 + ui_text(dl, "attnlab", u / 2, y + u / 4, UI_ACCENT) + u;
+    const char *more = "⋯";
+    int more_w = ui_text_w(dl, more) + u;
+    overflow(dl, b, right - x);
+    b->any_hidden = false;
+    for (int i = 0; i < b->n; i++) b->any_hidden |= b->c[i].hidden;
+    if (b->any_hidden) overflow(dl, b, right - x - more_w - gap);
+    for (int i = 0; i < b->n; i++) {
+        if (b->c[i].hidden) continue;
+        int w = chip_w(dl, &b->c[i]);
+        if (b->c[i].tight) x -= gap;
+        draw_chip(dl, &b->c[i], (ui_rect){x, y, w, h});
+        x += w + gap;
+    }
+    b->more = (ui_rect){0, 0, 0, 0};
+    if (b->any_hidden) {
+        b->more = (ui_rect){right - more_w, y, more_w, h};
+        chip_spec m = {.on = app->menu_open, .act = UI_ACT_MENU};
+        snprintf(m.label, sizeof m.label, "%s", more);
+        /* TRANSLATORS: the tooltip of the toolbar's "⋯" button */
+        m.tip = _("more controls");
+        draw_chip(dl, &m, b->more);
+    }
+    return y + h + u / 3; /* controls_height */
+}
+
+/* The chips that did not fit, one under another below "⋯". */
+static void menu_overlay(ui_draw *dl, const chip_bar *b)
+{
+    int u = ui_line(dl), row = u + u / 2, w = 0, n = 0;
+    if (!b->any_hidden) return;
+    for (int i = 0; i < b->n; i++)
+        if (b->c[i].hidden && strcmp(b->c[i].label, "−") && strcmp(b->c[i].label, "+")) {
+            w = ui_imax(w, chip_w(dl, &b->c[i]));
+            n++;
+        }
+    w += 4 * u;
+    int x = ui_imax(0, b->more.x + b->more.w - w), y = b->more.y + b->more.h + u / 4;
+    ui_fill(dl, x, y, w, n * row + u / 2, UI_PANEL);
+    ui_frame(dl, x, y, w, n * row + u / 2, 1, UI_ACCENT);
+    int ry = y + u / 4;
+    for (int i = 0; i < b->n; i++) {
+        const chip_spec *c = &b->c[i];
+        if (!c->hidden || c->tight) continue;
+        bool count = i + 2 < b->n && b->c[i + 1].tight; /* − label +: the label's row, − and + at its ends */
+        const chip_spec *label = count ? &b->c[i + 1] : c;
+        ui_rect r = {x + u / 4, ry, w - u / 2, row - 2};
+        ui_fill(dl, r.x, r.y, r.w, r.h, label->on ? UI_PANEL_HI : UI_PANEL);
+        ui_text(dl, label->label, r.x + (count ? 2 * u : u / 2), r.y + (r.h - u) / 2, label->on ? UI_WHITE : UI_TEXT);
+        if (count) {
+            int mw = ui_text_w(dl, "−") + u, pw = ui_text_w(dl, "+") + u;
+            ui_rect lo = {r.x, r.y, mw, r.h}, hi = {r.x + r.w - pw, r.y, pw, r.h};
+            ui_text(dl, "−", lo.x + u / 2, r.y + (r.h - u) / 2, UI_ACCENT);
+            ui_text(dl, "+", hi.x + u / 2, r.y + (r.h - u) / 2, UI_ACCENT);
+            ui_layout_hit_tip(dl->layout, r, label->act, label->arg, label->tip);
+            ui_layout_hit_tip(dl->layout, lo, c->act, c->arg, c->tip);
+            ui_layout_hit_tip(dl->layout, hi, b->c[i + 2].act, b->c[i + 2].arg, b->c[i + 2].tip);
+        } else if (c->act != UI_ACT_NONE) {
+            ui_layout_hit_tip(dl->layout, r, c->act, c->arg, c->tip);
+        }
+        ry += row;
+    }
 }
 
 /* ---- the stage navigator -------------------------------------------------- */
@@ -250,7 +383,43 @@ static const char *axis_name(ui_axis a)
     }
 }
 
-static int header(ui_draw *dl, const ui_app *app, ui_rect box)
+/* Draws s wrapped (or, with draw false, only counts its lines). */
+static int para(ui_draw *dl, bool draw, const char *s, int x, int y, int w, uint32_t c)
+{
+    return draw ? ui_text_wrap(dl, s, x, y, w, c) : ui_text_wrap_lines(dl, s, w);
+}
+
+/* The stage line when the stage list is hidden: ◀ name ▶, its shape, and the
+ * layer's ◀ N / M ▶: the list's buttons, on one line. */
+static void stage_line(ui_draw *dl, const ui_app *app, const attn_tensor *t, ui_rect box, int y)
+{
+    int u = ui_line(dl), x = box.x, right = box.x + box.w;
+    char buf[96], shape[96];
+    x += arrow(dl, x, y, "◀", UI_ACT_STAGE_PREV) + u / 4;
+    const char *name = nav_name(t);
+    int nw = ui_text_w_bold(dl, name);
+    ui_text_bold(dl, name, x, y, UI_WHITE);
+    /* TRANSLATORS: the tooltip of the stage name above the picture */
+    ui_layout_hit_tip(dl->layout, (ui_rect){x, y - 2, nw, u + 4}, UI_ACT_PANELS, 0, _("show the list of stages (n)"));
+    x += nw + u / 4;
+    x += arrow(dl, x, y, "▶", UI_ACT_STAGE_NEXT) + u / 2;
+    if (app->trace.n_layers > 1) {
+        snprintf(buf, sizeof buf, _("layer %d / %d"), app->view.layer, app->trace.n_layers);
+        int need = 2 * (ui_text_w(dl, "◀") + u) + ui_text_w(dl, buf) + u;
+        if (x + need <= right) {
+            x += arrow(dl, x, y, "◀", UI_ACT_LAYER_PREV) + u / 4;
+            x += ui_text(dl, buf, x, y, UI_ACCENT) + u / 4;
+            x += arrow(dl, x, y, "▶", UI_ACT_LAYER_NEXT) + u / 2;
+        }
+    }
+    ui_text_fit(dl, attn_tensor_shape_str(t, shape, sizeof shape), x, y, right - x, UI_TEXT_DIM);
+}
+
+/* Above the picture: the stage (a line of its own with buttons when the stage
+ * list is hidden), its formula, its description when `detail`, and which
+ * batch row and head are shown. With draw false only measures. Returns the
+ * y below it. */
+static int header(ui_draw *dl, const ui_app *app, ui_rect box, bool rail, bool detail, bool draw)
 {
     int u = ui_line(dl), y = box.y;
     const attn_tensor *t = ui_app_tensor(app);
@@ -259,14 +428,18 @@ static int header(ui_draw *dl, const ui_app *app, ui_rect box)
     char buf[400], shape[96];
     ui_view_slice v;
     ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v);
-    snprintf(buf, sizeof buf, "%s %s", t->name, attn_tensor_shape_str(t, shape, sizeof shape));
-    ui_text_fit(dl, buf, box.x, y, box.w, UI_WHITE);
-    y += u + u / 4;
+    if (draw && rail) {
+        snprintf(buf, sizeof buf, "%s %s", t->name, attn_tensor_shape_str(t, shape, sizeof shape));
+        ui_text_fit(dl, buf, box.x, y, box.w, UI_WHITE);
+    } else if (draw) {
+        stage_line(dl, app, t, box, y + 2);
+    }
+    y += rail ? u + u / 4 : u + u / 2;
     if (t->info) {
         attn_stage_text tc = attn_trace_stage_text(&app->trace);
-        ui_text_fit(dl, _(attn_stage_formula_in(t->info, &tc)), box.x, y, box.w, UI_ACCENT);
+        if (draw) ui_text_fit(dl, _(attn_stage_formula_in(t->info, &tc)), box.x, y, box.w, UI_ACCENT);
         y += u + u / 8;
-        y += ui_text_wrap(dl, _(attn_stage_desc_in(t->info, &tc)), box.x, y, box.w, UI_TEXT_DIM) * u + u / 8;
+        if (detail) y += para(dl, draw, _(attn_stage_desc_in(t->info, &tc)), box.x, y, box.w, UI_TEXT_DIM) * u + u / 8;
     }
     int n = snprintf(buf, sizeof buf, _("batch row %d of %d"), app->view.batch, d->b);
     if (v.head_axis == 'h' || v.head_axis == 'g' || v.block)
@@ -277,7 +450,7 @@ static int header(ui_draw *dl, const ui_app *app, ui_rect box)
     if (app->view.mode == LESSON_VIEW_SINGLE && v.row_axis != UI_AXIS_NONE)
         snprintf(buf + n, sizeof buf - (size_t)n, _(" · rows: %s, columns: %s"), axis_name(v.row_axis),
                  axis_name(v.col_axis));
-    y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT) * u + u / 2;
+    y += para(dl, draw, buf, box.x, y, box.w, UI_TEXT) * u + u / 2;
     return y;
 }
 
@@ -312,7 +485,7 @@ static void decode_texts(const ui_app *app, char *reads, char *cache, size_t siz
 
 /* [◀ decode step N of M ▶], what the new query reads, the cache's size (both
  * wrapped, never cut), and a cell per position, the cached ones lit. */
-static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box)
+static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
 {
     int u = ui_line(dl);
     const attn_dims *d = &app->trace.dims;
@@ -327,6 +500,7 @@ static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box)
     int n1 = ui_text_wrap_lines(dl, reads, beside ? rest : box.w - u) + (beside ? 0 : 1);
     int n2 = ui_text_wrap_lines(dl, cache, box.w - u);
     int h = u / 4 + (n1 + n2) * u + u / 4 + u / 2 + u / 2;
+    if (!draw) return box.y + h + u / 2;
     ui_fill(dl, box.x, box.y, box.w, h, UI_PANEL);
     int x = box.x + u / 2, y = box.y + u / 4;
     x += ui_text(dl, "[", x, y, UI_TEXT_DIM);
@@ -384,8 +558,25 @@ static void status_line(ui_draw *dl, const ui_app *app, ui_rect box)
     ui_text_fit(dl, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? UI_ERROR : UI_TEXT_DIM);
 }
 
+/* A button's tooltip, under the mouse resting on it. */
+static bool hit_tooltip(ui_draw *dl, const ui_app *app)
+{
+    const ui_layout *l = &app->layout;
+    if (app->hover_hit < 0 || app->hover_hit >= l->n_hits || !l->hits[app->hover_hit].tip) return false;
+    const ui_hit *hh = &l->hits[app->hover_hit];
+    if (!ui_rect_contains(hh->r, app->mouse_x, app->mouse_y)) return false;
+    int u = ui_line(dl), w = ui_text_w(dl, hh->tip) + u, th = u + u / 2;
+    int x = ui_imin(ui_imax(0, hh->r.x), dl->layout->full_width - w), y = hh->r.y + hh->r.h + u / 4;
+    if (y + th > dl->layout->height) y = hh->r.y - th - u / 4;
+    ui_fill(dl, x, y, w, th, 0xF0101016u);
+    ui_frame(dl, x, y, w, th, 1, UI_ACCENT);
+    ui_text(dl, hh->tip, x + u / 2, y + u / 4, UI_WHITE);
+    return true;
+}
+
 static void tooltip(ui_draw *dl, const ui_app *app)
 {
+    if (hit_tooltip(dl, app)) return;
     if (app->hover_area < 0 || app->hover_area >= app->layout.n_areas || app->help || app->edit.open ||
         app->save_menu.open)
         return;
@@ -534,6 +725,70 @@ static void edit_overlay(ui_draw *dl, const ui_app *app)
 
 /* ---- the frame ------------------------------------------------------------ */
 
+/* Where the parts of the visualizer go: the stage list (rail), the header, the
+ * decode panel, the picture and the side panel or its one-line fold. */
+typedef struct {
+    bool rail, side, detail;
+    int nav_w;
+    ui_rect main;   /* right of the rail: header, decode panel, picture */
+    int header_y;   /* below the header */
+    int fold_y;     /* the side panel folded to a line, here (-1: none) */
+    ui_rect pic;    /* the picture */
+    ui_rect side_r; /* the side panel */
+    double size;    /* how large the picture comes out: its cell, or its side */
+} frame_plan;
+
+static void plan_frame(ui_draw *dl, const ui_app *app, ui_rect area, bool rail, bool side, bool detail, frame_plan *p)
+{
+    int u = ui_line(dl);
+    *p = (frame_plan){.rail = rail, .side = side, .detail = detail, .nav_w = rail ? navigator_width(dl, app) : 0};
+    p->main = (ui_rect){area.x + (rail ? p->nav_w + u : u / 2), area.y, 0, area.h - u / 2};
+    p->main.w = area.x + area.w - p->main.x - (rail ? u : u / 2);
+    int y = p->header_y = header(dl, app, p->main, rail, detail, false);
+    if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){p->main.x, y, p->main.w, 0}, false);
+    p->fold_y = -1;
+    int model_w = ui_predict_width(dl, app, p->main.w);
+    if (model_w && !side) { /* the side panel folded: its first line above the picture */
+        p->fold_y = y;
+        y += ui_predict_line_height(dl);
+    }
+    p->pic = (ui_rect){p->main.x, y, p->main.w, p->main.y + p->main.h - y};
+    p->side_r = (ui_rect){0, 0, 0, 0};
+    if (model_w && side) {
+        p->pic.w -= model_w + u;
+        p->side_r = (ui_rect){p->pic.x + p->pic.w + u, p->pic.y, model_w, p->pic.h};
+    }
+    p->size = app->view.mode == LESSON_VIEW_SINGLE ? ui_plot_single_cell(dl, app, p->pic)
+                                                    : sqrt(fmax(0.0, (double)p->pic.w * p->pic.h));
+}
+
+/* The picture owns the screen: the stage list, the side panel and the stage's
+ * description stay only while the picture keeps at least 90% of the size it
+ * would have without them, unless n asked for them (or for none). */
+static void choose_plan(ui_draw *dl, const ui_app *app, ui_rect area, frame_plan *best)
+{
+    frame_plan lean, p;
+    if (app->panels == UI_PANELS_HIDDEN) {
+        plan_frame(dl, app, area, false, false, true, best);
+        plan_frame(dl, app, area, false, false, false, &lean);
+        if (best->size < 0.9 * lean.size) *best = lean;
+        return;
+    }
+    bool shown = app->panels == UI_PANELS_SHOWN;
+    plan_frame(dl, app, area, false, false, false, &lean);
+    static const bool tries[][3] = {{true, true, true}, {false, true, true}, {false, false, true}};
+    for (size_t k = 0; k < sizeof tries / sizeof tries[0]; k++) {
+        if (shown && !(tries[k][0] && tries[k][1])) break;
+        plan_frame(dl, app, area, tries[k][0], tries[k][1], tries[k][2], &p);
+        if (p.size >= 0.9 * lean.size || shown) {
+            *best = p;
+            if (shown && p.size < 0.9 * lean.size) plan_frame(dl, app, area, true, true, false, best);
+            return;
+        }
+    }
+    *best = lean;
+}
+
 void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, int h)
 {
     ui_draw_begin(dl, (int)lroundf(UI_BASE_FONT_PX * app->font_scale * app->pixel_ratio));
@@ -541,7 +796,7 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     /* a lesson takes the right part of the window; the visualizer keeps the rest */
     int full_w = w, panel_w = 0;
     if (app->lesson.open) {
-        panel_w = ui_imin(46 * ui_line(dl), (int)(0.36 * w));
+        panel_w = ui_imin(40 * ui_line(dl), (int)(0.34 * w));
         panel_w = ui_imax(panel_w, ui_imin(22 * ui_line(dl), w / 2));
         w -= panel_w;
     }
@@ -555,20 +810,21 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
 
     ui_fill(dl, 0, 0, full_w, h, UI_BG);
     int u = ui_line(dl);
+    chip_bar bar = {.n = 0};
     /* presenter mode: the toolbar only after the mouse moved */
-    int top = app->present && !app->toolbar_shown ? u / 2 : controls(dl, app);
+    bool toolbar = !app->present || app->toolbar_shown;
+    int top = toolbar ? controls_height(dl) : u / 2;
     int status_h = u + u / 2;
-    int nav_w = navigator_width(dl, app);
-    navigator(dl, app, (ui_rect){0, top, nav_w, h - top - status_h});
-    ui_rect main = {nav_w + u, top, w - nav_w - 2 * u, h - top - status_h - u / 2};
-    int y = header(dl, app, main);
-    if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){main.x, y, main.w, 0});
-    ui_rect pic = {main.x, y, main.w, main.y + main.h - y};
-    int side = ui_predict_width(dl, app, pic.w);
-    if (side) {
-        pic.w -= side + u;
-        ui_render_predictions(dl, app, (ui_rect){pic.x + pic.w + u, pic.y, side, pic.h});
-    }
+    frame_plan fp;
+    choose_plan(dl, app, (ui_rect){0, top, w, h - top - status_h}, &fp);
+    layout->panels_shown = fp.rail;
+    if (toolbar) controls(dl, app, fp.rail, &bar);
+    if (fp.rail) navigator(dl, app, (ui_rect){0, top, fp.nav_w, h - top - status_h});
+    int y = header(dl, app, fp.main, fp.rail, fp.detail, true);
+    if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){fp.main.x, y, fp.main.w, 0}, true);
+    if (fp.fold_y >= 0) ui_render_predictions_line(dl, app, (ui_rect){fp.main.x, fp.fold_y, fp.main.w, ui_predict_line_height(dl)});
+    if (fp.side_r.w > 0) ui_render_predictions(dl, app, fp.side_r);
+    ui_rect pic = fp.pic;
     switch (app->view.mode) {
     case LESSON_VIEW_GRID:
         if (ui_app_overview(app)) ui_plot_overview(dl, app, pic);
@@ -584,6 +840,7 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
         ui_render_lesson(app, dl, (ui_rect){w, 0, panel_w, h});
     }
     tooltip(dl, app);
+    if (app->menu_open) menu_overlay(dl, &bar);
     if (app->edit.open) edit_overlay(dl, app);
     if (app->help) help_overlay(dl, app);
     if (app->save_menu.open) save_overlay(dl, app);
