@@ -23,6 +23,7 @@
 #include "i18n.h"
 #include "lesson_panel.h"
 #include "player.h"
+#include "view.h"
 
 #include "harness.h"
 
@@ -421,12 +422,84 @@ static void bad_input_is_refused(void **state)
     remove(path);
 }
 
+/* Every row and column label of the area's picture drawn: a text command
+ * of the label, level or turned, over its column and beside its row. */
+static int labels_drawn(const ui_draw *dl, const attn_trace *tr, const ui_heat_area *a, const ui_view_slice *v)
+{
+    int missing = 0;
+    char buf[96];
+    for (int j = 0; j < a->cols; j++) {
+        int x, y, w, h;
+        ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, 0, j, &x, &y, &w, &h);
+        const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
+        bool found = false;
+        for (const ui_cmd *c = NULL; !found && (c = ui_draw_next(dl, c));)
+            found = c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(dl, c), lab) && c->r.y + c->r.h <= a->r.y &&
+                    c->r.x >= a->r.x + x - 1 && c->r.x + c->r.w <= a->r.x + x + w + 1;
+        if (!found) print_message("column %d: label %s not drawn over its cell\n", j, lab), missing++;
+    }
+    for (int i = 0; i < a->rows; i++) {
+        int x, y, w, h;
+        ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, i, 0, &x, &y, &w, &h);
+        const char *lab = ui_view_row_label(tr, v, i, buf, sizeof buf);
+        bool found = false;
+        for (const ui_cmd *c = NULL; !found && (c = ui_draw_next(dl, c));)
+            found = c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(dl, c), lab) && c->r.x + c->r.w <= a->r.x &&
+                    c->r.y + c->r.h / 2 >= a->r.y + y && c->r.y + c->r.h / 2 <= a->r.y + y + h;
+        if (!found) print_message("row %d: label %s not drawn beside its cell\n", i, lab), missing++;
+    }
+    return missing;
+}
+
+/* Lesson 12 step 3 (a 25-token poem on a trained model) with the lesson open:
+ * the weights' cells at least `min_cell` pixels, every label drawn. */
+static void poem_readable_at(const char *lang, int w, int h, bool present, int min_cell)
+{
+    fixture f = {0};
+    char dir[1024], path[1200], err[600];
+    attn_config c;
+    attn_config_init(&c);
+    if (ui_offscreen_open(&f.o, w, h, err, sizeof err)) fail_msg("offscreen: %s", err);
+    if (ui_app_init(&f.app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    ui_player_init(&f.app.lesson, lang, progress_file);
+    if (present) ui_app_do(&f.app, UI_ACT_PRESENT, 0);
+    snprintf(path, sizeof path, "%s/12-trained-heads.md", lesson_catalog_dir(lang, dir, sizeof dir));
+    assert_int_equal(ui_app_lesson_open(&f.app, path, 2, err, sizeof err), 0);
+    draw(&f);
+    const ui_heat_area *a = NULL;
+    for (int k = 0; k < f.app.layout.n_areas; k++)
+        if (strstr(f.app.layout.areas[k].stage, "weights")) a = &f.app.layout.areas[k];
+    assert_non_null(a);
+    assert_int_equal(a->rows, 25);
+    assert_int_equal(a->cols, 25);
+    int cw = a->r.w / a->cols, ch = a->r.h / a->rows;
+    print_message("%s %dx%d%s: cells %d x %d px\n", lang, w, h, present ? " presenter" : "", cw, ch);
+    if (cw < min_cell || ch < min_cell) fail_msg("cells %d x %d, want at least %d", cw, ch, min_cell);
+    ui_view_slice v;
+    assert_int_equal(ui_view_make(&f.app.trace, a->stage, f.app.view.batch, a->head, &v), 0);
+    assert_int_equal(labels_drawn(&f.o.g->list, &f.app.trace, a, &v), 0);
+    if (f.shot) SDL_FreeSurface(f.shot);
+    ui_app_free(&f.app);
+    ui_offscreen_close(&f.o);
+}
+
+static void trained_poem_is_readable(void **state)
+{
+    (void)state;
+    poem_readable_at("en", 1280, 800, false, 16);
+    poem_readable_at("zh", 1280, 800, false, 16);
+    poem_readable_at("en", 1600, 1000, false, 24);
+    poem_readable_at("en", 1920, 1080, true, 28);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_step_of_every_lesson_en, setup, teardown),
         cmocka_unit_test_setup_teardown(every_step_of_every_lesson_zh, setup, teardown),
         cmocka_unit_test_setup_teardown(going_back_restores_the_step, setup, teardown),
+        cmocka_unit_test(trained_poem_is_readable),
         cmocka_unit_test_setup_teardown(picker_opens_lessons, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(progress_problems_stay_on_a_chip, setup, teardown),

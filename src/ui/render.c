@@ -762,16 +762,26 @@ static void plan_frame(ui_draw *dl, const ui_app *app, ui_rect area, bool rail, 
                                                     : sqrt(fmax(0.0, (double)p->pic.w * p->pic.h));
 }
 
+/* Whether plan p leaves the picture as readable as the leanest: at least 90%
+ * of its size, and, in the single view, rows tall enough for every label
+ * where the leanest has them (a line: plot.c's row_label_step). */
+static bool keeps_picture(ui_draw *dl, const ui_app *app, const frame_plan *p, const frame_plan *lean)
+{
+    double line = ceil(0.95 * ui_line(dl));
+    if (p->size < 0.9 * lean->size) return false;
+    return app->view.mode != LESSON_VIEW_SINGLE || lean->size < line || p->size >= line;
+}
+
 /* The picture owns the screen: the stage list, the side panel and the stage's
- * description stay only while the picture keeps at least 90% of the size it
- * would have without them, unless n asked for them (or for none). */
+ * description stay only while the picture stays as readable without them
+ * (keeps_picture), unless n asked for them (or for none). */
 static void choose_plan(ui_draw *dl, const ui_app *app, ui_rect area, frame_plan *best)
 {
     frame_plan lean, p;
     if (app->panels == UI_PANELS_HIDDEN) {
         plan_frame(dl, app, area, false, false, true, best);
         plan_frame(dl, app, area, false, false, false, &lean);
-        if (best->size < 0.9 * lean.size) *best = lean;
+        if (!keeps_picture(dl, app, best, &lean)) *best = lean;
         return;
     }
     bool shown = app->panels == UI_PANELS_SHOWN;
@@ -780,9 +790,9 @@ static void choose_plan(ui_draw *dl, const ui_app *app, ui_rect area, frame_plan
     for (size_t k = 0; k < sizeof tries / sizeof tries[0]; k++) {
         if (shown && !(tries[k][0] && tries[k][1])) break;
         plan_frame(dl, app, area, tries[k][0], tries[k][1], tries[k][2], &p);
-        if (p.size >= 0.9 * lean.size || shown) {
+        if (keeps_picture(dl, app, &p, &lean) || shown) {
             *best = p;
-            if (shown && p.size < 0.9 * lean.size) plan_frame(dl, app, area, true, true, false, best);
+            if (shown && !keeps_picture(dl, app, &p, &lean)) plan_frame(dl, app, area, true, true, false, best);
             return;
         }
     }
