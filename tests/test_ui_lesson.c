@@ -484,6 +484,95 @@ static void poem_readable_at(const char *lang, int w, int h, bool present, int m
     ui_offscreen_close(&f.o);
 }
 
+/* The line between picture and lesson: dragged, the panel follows the mouse;
+ * { and } widen and narrow it; the picture takes the rest. */
+static void lesson_panel_width(void **state)
+{
+    fixture *f = *state;
+    char dir[1024], path[1200], err[600];
+    snprintf(path, sizeof path, "%s/12-trained-heads.md", lesson_catalog_dir("en", dir, sizeof dir));
+    assert_int_equal(ui_app_lesson_open(&f->app, path, 2, err, sizeof err), 0);
+    draw(f);
+    int before = f->app.width;
+    const ui_hit *d = NULL;
+    for (int i = 0; i < f->app.layout.n_hits; i++)
+        if (f->app.layout.hits[i].action == UI_ACT_DIVIDER) d = &f->app.layout.hits[i];
+    assert_non_null(d);
+    assert_non_null(d->tip);
+    assert_true(d->r.x <= before && d->r.x + d->r.w >= before);
+    assert_true(ui_app_mouse_down(&f->app, before, 400));
+    assert_true(ui_app_mouse_drag(&f->app, 900, 400));
+    ui_app_mouse_up(&f->app);
+    draw(f);
+    assert_int_equal(f->app.width, 900); /* a narrower panel: 380 px */
+    const ui_heat_area *a = &f->app.layout.areas[0];
+    int wide = a->r.w / a->cols;
+    assert_true(key(f, SDLK_LEFTBRACKET, KMOD_SHIFT)); /* { wider */
+    draw(f);
+    assert_true(f->app.width < 900);
+    assert_true(key(f, SDLK_RIGHTBRACKET, KMOD_SHIFT)); /* } narrower again */
+    assert_true(key(f, SDLK_RIGHTBRACKET, KMOD_SHIFT));
+    draw(f);
+    assert_true(f->app.width > 900);
+    assert_true(f->app.layout.areas[0].r.w / f->app.layout.areas[0].cols >= wide);
+    /* never narrower than the panel's words need, nor wider than the picture can spare */
+    assert_true(ui_app_mouse_down(&f->app, f->app.width, 400));
+    ui_app_mouse_drag(&f->app, 1270, 400);
+    ui_app_mouse_up(&f->app);
+    draw(f);
+    assert_true(f->app.full_width - f->app.width >= 16 * 16);
+    assert_true(before != f->app.width);
+}
+
+/* A model's residual stream: every row labelled, and each row's RMS (what
+ * RMSNorm divides by) in a column beside the cells, as numpy would compute it. */
+static void residual_rows_with_rms(void **state)
+{
+    fixture *f = *state;
+    char err[400];
+    attn_config c;
+    attn_config_init(&c);
+    c.model = strdup("tang");
+    c.text = strdup("床前明月光，疑是地上霜。举头望明月，低头思故乡。");
+    ui_app_free(&f->app);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    assert_int_equal(ui_app_set_stage(&f->app, "layers.0.resid_in"), 0);
+    draw(f);
+    const ui_draw *dl = &f->o.g->list;
+    const ui_heat_area *a = &f->app.layout.areas[0];
+    ui_view_slice v;
+    assert_int_equal(ui_view_make(&f->app.trace, a->stage, 0, 0, &v), 0);
+    assert_int_equal(a->rows, 25);
+    assert_int_equal(a->cols, 128);
+    int found = 0;
+    for (int i = 0; i < a->rows; i++) {
+        double sum = 0;
+        for (int j = 0; j < a->cols; j++) sum += (double)ui_slice_at(&v.slice, i, j) * ui_slice_at(&v.slice, i, j);
+        char want[32];
+        snprintf(want, sizeof want, "%.2f", sqrt(sum / a->cols));
+        int x, y, w, h;
+        ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, i, 0, &x, &y, &w, &h);
+        for (const ui_cmd *k = NULL; (k = ui_draw_next(dl, k));)
+            if (k->kind == UI_CMD_TEXT && k->r.x > a->r.x + a->r.w && !strcmp(ui_cmd_text(dl, k), want) &&
+                k->r.y + k->r.h / 2 >= a->r.y + y && k->r.y + k->r.h / 2 <= a->r.y + y + h) {
+                found++;
+                break;
+            }
+    }
+    assert_int_equal(found, 25);
+    int rows_missing = 0;
+    char buf[96];
+    for (int i = 0; i < a->rows; i++) {
+        const char *lab = ui_view_row_label(&f->app.trace, &v, i, buf, sizeof buf);
+        bool ok = false;
+        for (const ui_cmd *k = NULL; !ok && (k = ui_draw_next(dl, k));)
+            ok = k->kind == UI_CMD_TEXT && k->r.x + k->r.w <= a->r.x && !strcmp(ui_cmd_text(dl, k), lab);
+        rows_missing += !ok;
+    }
+    assert_int_equal(rows_missing, 0);
+}
+
 static void trained_poem_is_readable(void **state)
 {
     (void)state;
@@ -500,6 +589,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(every_step_of_every_lesson_zh, setup, teardown),
         cmocka_unit_test_setup_teardown(going_back_restores_the_step, setup, teardown),
         cmocka_unit_test(trained_poem_is_readable),
+        cmocka_unit_test_setup_teardown(residual_rows_with_rms, setup, teardown),
+        cmocka_unit_test_setup_teardown(lesson_panel_width, setup, teardown),
         cmocka_unit_test_setup_teardown(picker_opens_lessons, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(progress_problems_stay_on_a_chip, setup, teardown),

@@ -39,6 +39,8 @@ typedef enum {
     UI_ACT_CYCLE,          /* arg: row of the settings table (attn_setting_at) to step to the next value of its cycle */
     UI_ACT_MENU,           /* the toolbar's overflow menu, open / close */
     UI_ACT_PANELS,         /* the stage list and side panel: shown / hidden (auto until first asked) */
+    UI_ACT_LESSON_WIDTH,   /* arg: +1 a wider lesson panel, -1 a narrower one */
+    UI_ACT_DIVIDER,        /* the line between picture and lesson: a drag moves it */
     UI_ACT_BACK,           /* close an overlay (help, bar chart), else quit */
     UI_ACT_QUIT
 } ui_action;

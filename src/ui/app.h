@@ -106,6 +106,8 @@ typedef struct ui_app {
     int stage_scroll;     /* first stage shown in the navigator */
     ui_panels panels;     /* the stage list and side panel beside the picture (render.c decides in auto) */
     bool menu_open;       /* the toolbar's overflow menu */
+    int lesson_width;     /* the lesson panel's width in drawable pixels as the student set it (0: the default) */
+    bool divider_drag;    /* the line between picture and lesson is being dragged */
     int hover_hit;        /* the hit under the mouse that has a tooltip, -1: none */
 
     char status[400];     /* last message (an error from a change, a saved file) */

@@ -416,6 +416,13 @@ static bool window_action(ui_app *app, ui_action act, int arg)
         return true;
     case UI_ACT_HELP: app->help = !app->help; return true;
     case UI_ACT_MENU: app->menu_open = !app->menu_open; return true;
+    case UI_ACT_DIVIDER: return false; /* a drag, not a click: ui_app_mouse_down starts it */
+    case UI_ACT_LESSON_WIDTH: {
+        if (!app->lesson.open || app->full_width <= 0) return false;
+        int now = app->lesson_width > 0 ? app->lesson_width : app->full_width - app->width;
+        app->lesson_width = now + arg * app->full_width / 20;
+        return true;
+    }
     case UI_ACT_PANELS: /* from what the last frame drew: auto's choice is the one to flip */
         app->panels = app->layout.panels_shown ? UI_PANELS_HIDDEN : UI_PANELS_SHOWN;
         ui_app_status(app, false, "%s",
@@ -491,6 +498,8 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_HELP:
     case UI_ACT_MENU:
     case UI_ACT_PANELS:
+    case UI_ACT_LESSON_WIDTH:
+    case UI_ACT_DIVIDER:
     case UI_ACT_BACK:
     case UI_ACT_QUIT: return window_action(app, act, arg);
     case UI_ACT_LESSON_NEXT:

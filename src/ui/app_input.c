@@ -214,6 +214,15 @@ static bool zoom_at(ui_app *app, const ui_heat_area *h, int i, int j, int x, int
 
 bool ui_app_mouse_drag(ui_app *app, int x, int y)
 {
+    if (app->divider_drag) { /* the lesson panel as wide as from the mouse to the window's right edge */
+        int w = app->full_width - x;
+        if (w == app->lesson_width) return false;
+        app->lesson_width = w;
+        app->mouse_x = x;
+        app->mouse_y = y;
+        app->dirty = true;
+        return true;
+    }
     const ui_heat_area *h = main_area(app);
     int rows, cols, i0, j0, wr, wc;
     if (!app->zoom.dragging || !h || !slice_size(app, h, &rows, &cols) ||
@@ -233,7 +242,7 @@ bool ui_app_mouse_drag(ui_app *app, int x, int y)
 
 bool ui_app_mouse_up(ui_app *app)
 {
-    app->zoom.dragging = false;
+    app->zoom.dragging = app->divider_drag = false;
     return false;
 }
 
@@ -348,7 +357,10 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
         return true;
     }
     for (int h = L->n_hits - 1; h >= 0; h--) /* later hits are drawn on top */
-        if (ui_rect_contains(L->hits[h].r, x, y)) return ui_app_do(app, L->hits[h].action, L->hits[h].arg);
+        if (ui_rect_contains(L->hits[h].r, x, y)) {
+            if (L->hits[h].action == UI_ACT_DIVIDER) return (app->divider_drag = true);
+            return ui_app_do(app, L->hits[h].action, L->hits[h].arg);
+        }
     if (app->help) return ui_app_do(app, UI_ACT_HELP, 0); /* a click anywhere closes the help */
     int area, i, j;
     if (!find_cell(app, x, y, &area, &i, &j)) return false;

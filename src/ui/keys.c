@@ -61,6 +61,10 @@ const ui_key_binding ui_keys[] = {
     KEY('l', UI_ACT_PICKER, "l", N_("lessons: pick one, with your progress")),
     LESSON(UI_KEY_SPACE, UI_ACT_LESSON_NEXT, "Space  ⌫", N_("in a lesson: next / previous step")),
     LESSON_PLAIN(UI_KEY_PAGEDOWN, UI_ACT_LESSON_NEXT),
+    /* TRANSLATORS: the keys column of the help: { and } (Shift+[ and Shift+]), or dragging the line */
+    {'[', UI_SHIFT_ON, UI_KEYS_LESSON, UI_ACT_LESSON_WIDTH, 1, NULL, N_("{ }  drag"),
+     N_("in a lesson: a wider / narrower lesson panel (or drag the line between them)"), NULL},
+    {']', UI_SHIFT_ON, UI_KEYS_LESSON, UI_ACT_LESSON_WIDTH, -1, NULL, NULL, NULL, NULL},
     {UI_KEY_BACKSPACE, UI_SHIFT_ANY, UI_KEYS_LESSON, UI_ACT_LESSON_PREV, 0, NULL, NULL, NULL, NULL},
     {UI_KEY_PAGEUP, UI_SHIFT_ANY, UI_KEYS_LESSON, UI_ACT_LESSON_PREV, 0, NULL, NULL, NULL, NULL},
     KEY('?', UI_ACT_HELP, "? F1", N_("this help")),

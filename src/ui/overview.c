@@ -40,7 +40,7 @@ void ui_plot_overview(ui_draw *dl, const ui_app *app, ui_rect box)
             ui_view_slice hv;
             if (ui_view_make(tr, t->name, app->view.batch, hh, &hv)) continue;
             ui_rect inner = {box.x + lab + hh * pw + 4, py + 4, pw - 8, ph - 8};
-            ui_plot_opts o = {false, false, false, 0, app->generation, 0, 0};
+            ui_plot_opts o = {false, false, false, 0, app->generation, 0, 0, NULL, 0};
             int a = ui_plot_heatmap(dl, app, tr, &hv, &sc, inner, &o);
             if (a < 0) continue;
             ui_rect r = dl->layout->areas[a].r;

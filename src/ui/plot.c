@@ -485,11 +485,39 @@ static bool dropped_cells(ui_draw *dl, const attn_trace *tr, const ui_view_slice
     return any;
 }
 
+/* Each row's root mean square, √(Σⱼ x²ᵢⱼ / n), in a column right of the
+ * cells: what RMSNorm divides by, so resid_in's rows differ and x's are
+ * about the norm's gain. Drawn every row_step-th row, like the labels. */
+static int rms_width(ui_draw *dl)
+{
+    return ui_text_w(dl, "00.00") + 2 * ui_line(dl);
+}
+
+static void rms_column(ui_draw *dl, const placed *p, const ui_plot_opts *o, int row_step)
+{
+    int u = ui_line(dl), x = p->r.x + p->r.w + u;
+    char buf[32];
+    ui_text(dl, "RMS", x, p->r.y - u - u / 4, UI_TEXT_DIM);
+    for (int i = 0; i < p->s->rows; i += row_step) {
+        int r = o->rms_row0 + i;
+        if (r >= o->rms->rows) break;
+        double sum = 0;
+        for (int j = 0; j < o->rms->cols; j++) {
+            double x2 = ui_slice_at(o->rms, r, j);
+            sum += x2 * x2;
+        }
+        snprintf(buf, sizeof buf, "%.2f", sqrt(sum / ui_imax(o->rms->cols, 1)));
+        ui_rect c = cell_px(p, i, 0);
+        ui_text(dl, buf, x, c.y + (c.h - u) / 2, UI_TEXT);
+    }
+}
+
 int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const ui_view_slice *v, const ui_scale *sc,
                     ui_rect box, const ui_plot_opts *o)
 {
     placed p;
-    int lw, u = ui_line(dl);
+    int lw, u = ui_line(dl), rms_w = o->rms ? rms_width(dl) : 0;
+    box.w -= rms_w;
     if (!place(dl, tr, v, box, o, &p, &lw)) return -1;
     bool rows = o->labels && !o->no_row_labels;
     int room = o->labels ? col_label_room(dl, tr, v) : 0;
@@ -511,13 +539,14 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
         if (rows) row_labels(dl, app, tr, v, &p, lw, row_step);
         col_labels(dl, tr, v, &p, box.y, col_step);
         hidden_labels_note(dl, &p, row_step, col_step, box.y + box.h);
+        if (o->rms) rms_column(dl, &p, o, row_step);
     }
     int flags = specials(dl, o->generation, v, p.s);
     if (attn_tensor_stage(v->tensor) == ATTN_STAGE_WEIGHTS_DROPOUT && dropped_cells(dl, tr, v, &p)) flags |= HAS_DROPPED;
     if (o->colorbar && attn_tensor_stage(v->tensor) == ATTN_STAGE_MASK)
         mask_legend(dl, sc, p.s, p.r.x + p.r.w + ui_line(dl), p.r.y);
     else if (o->colorbar)
-        colorbar(dl, sc, p.r.x + p.r.w + ui_line(dl), p.r.y, p.r.h, flags, box.y + box.h);
+        colorbar(dl, sc, p.r.x + p.r.w + rms_w + ui_line(dl), p.r.y, p.r.h, flags, box.y + box.h);
     return area;
 }
 
@@ -541,6 +570,22 @@ static void minimap(ui_draw *dl, const ui_app *app, const ui_view_slice *whole, 
     ui_frame(dl, x - 1, y - 1, mw + 2, mh + 2, 1, UI_TEXT_DIM);
 }
 
+/* The residual stream and what RMSNorm makes of it: rows of a model's width,
+ * shown with each row's RMS. */
+static bool rms_stage(const attn_tensor *t)
+{
+    switch (attn_tensor_stage(t)) {
+    case ATTN_STAGE_EMBEDDINGS:
+    case ATTN_STAGE_RESID_IN:
+    case ATTN_STAGE_X:
+    case ATTN_STAGE_RESID_MID:
+    case ATTN_STAGE_MLP_NORM:
+    case ATTN_STAGE_RESID_OUT:
+    case ATTN_STAGE_FINAL_NORM: return true;
+    default: return false;
+    }
+}
+
 /* The single view's bar chart of the selected query row takes the bottom of box. */
 static bool bars_shown(const ui_app *app, const ui_view_slice *v)
 {
@@ -555,7 +600,8 @@ double ui_plot_single_cell(ui_draw *dl, const ui_app *app, ui_rect box)
     if (bars_shown(app, &v)) box.h -= ui_imin(ui_plot_bars_height(dl), box.h / 2) + ui_line(dl) / 2;
     int i0, j0, wr, wc;
     if (ui_app_zoom_window(app, v.slice.rows, v.slice.cols, &i0, &j0, &wr, &wc)) ui_view_window(&v, i0, j0, wr, wc);
-    ui_plot_opts o = {true, false, true, 0, app->generation, 0, 0};
+    ui_plot_opts o = {true, false, true, 0, app->generation, 0, 0, NULL, 0};
+    if (rms_stage(t) && attn_trace_is_model(&app->trace)) box.w -= rms_width(dl);
     placed p;
     int lw;
     if (!place(dl, &app->trace, &v, box, &o, &p, &lw)) return 0;
@@ -577,7 +623,9 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
     int i0, j0, wr, wc;
     bool zoomed = ui_app_zoom_window(app, v.slice.rows, v.slice.cols, &i0, &j0, &wr, &wc);
     if (zoomed) ui_view_window(&v, i0, j0, wr, wc); /* the colours stay the whole slice's */
-    ui_plot_opts o = {true, false, true, 0, app->generation, 0, 0};
+    ui_plot_opts o = {true, false, true, 0, app->generation, 0, 0, NULL, 0};
+    if (rms_stage(t) && attn_trace_is_model(&app->trace) && v.slice.cols == whole.slice.cols)
+        o.rms = &whole.slice, o.rms_row0 = v.row0;
     int area = ui_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &o);
     if (area >= 0 && zoomed) minimap(dl, app, &whole, &v, &sc, dl->layout->areas[area].r);
     /* the KV cache: a line between the cached rows and the ones computed now */
@@ -680,7 +728,7 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
         snprintf(buf, sizeof buf, _("head %d · kv %d%s"), hh, kv, cur ? " ◀" : "");
         ui_text_fit(dl, buf, px + u / 2, py, pw - u, gc);
         /* token labels where a thumbnail has room for them (its cells a line tall) */
-        ui_plot_opts o = {thumb_labels(inner, &hv, u), false, false, 0, app->generation, 0, 0};
+        ui_plot_opts o = {thumb_labels(inner, &hv, u), false, false, 0, app->generation, 0, 0, NULL, 0};
         int a = ui_plot_heatmap(dl, app, &app->trace, &hv, &sc, inner, &o);
         if (a >= 0) {
             ui_rect r = dl->layout->areas[a].r;
@@ -768,7 +816,7 @@ static double arrangement(ui_draw *dl, const ui_app *app, const ui_view_slice *a
         L->p[k] = (ui_rect){r.x, r.y + u * 3 / 2, r.w - u, r.h - u * 3 / 2 - (kind == SIDE_BY_SIDE ? 0 : u / 2)};
         /* row labels on the panes at the left edge; a colour bar on the toggled and the difference */
         bool left = kind == STACKED || k == 0 || (kind == TWO_OVER_ONE && k == 2);
-        L->opts[k] = (ui_plot_opts){true, !left, k > 0, k, 0, 0, 0};
+        L->opts[k] = (ui_plot_opts){true, !left, k > 0, k, 0, 0, 0, NULL, 0};
     }
     double cell = -1;
     *cw = 1e9;

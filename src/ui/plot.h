@@ -16,6 +16,9 @@ typedef struct {
     unsigned generation;
     double max_cell;  /* > 0: cells no larger than this (panes drawn side by side at one size) */
     double cell_w;    /* > 0: with max_cell, cells this wide (wider than tall, so numbers fit) */
+    const ui_slice *rms; /* non-NULL: a column right of the cells with each row's RMS over this
+                          * slice's row (the whole row when the picture is zoomed), from rms_row0 */
+    int rms_row0;
 } ui_plot_opts;
 
 /* Draws v inside box; returns the index of the area recorded (-1 if none). */

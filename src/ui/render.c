@@ -808,6 +808,8 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     if (app->lesson.open) {
         panel_w = ui_imin(40 * ui_line(dl), (int)(0.34 * w));
         panel_w = ui_imax(panel_w, ui_imin(22 * ui_line(dl), w / 2));
+        if (app->lesson_width > 0) /* as the student set it: room for the panel's words and for the picture */
+            panel_w = ui_imax(ui_imin(16 * ui_line(dl), w / 3), ui_imin(app->lesson_width, w * 7 / 10));
         w -= panel_w;
     }
     ui_layout_clear(layout);
@@ -848,6 +850,10 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     if (app->lesson.open) {
         ui_render_lesson_marks(app, dl);
         ui_render_lesson(app, dl, (ui_rect){w, 0, panel_w, h});
+        /* TRANSLATORS: the tooltip of the line between the picture and the lesson */
+        ui_layout_hit_tip(layout, (ui_rect){w - u / 4, 0, u / 2, h}, UI_ACT_DIVIDER, 0,
+                          _("drag to widen or narrow the lesson ({ and } too)"));
+        if (app->divider_drag) ui_fill(dl, w - 1, 0, 3, h, UI_ACCENT);
     }
     tooltip(dl, app);
     if (app->menu_open) menu_overlay(dl, &bar);
