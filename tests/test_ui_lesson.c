@@ -23,6 +23,7 @@
 #include "i18n.h"
 #include "lesson_panel.h"
 #include "player.h"
+#include "keys.h"
 #include "view.h"
 
 #include "harness.h"
@@ -573,6 +574,74 @@ static void residual_rows_with_rms(void **state)
     assert_int_equal(rows_missing, 0);
 }
 
+/* s with every run of spaces one space, in place. */
+static char *one_space(char *s)
+{
+    char *o = s;
+    for (const char *p = s; *p; p++)
+        if (*p != ' ' || o == s || o[-1] != ' ') *o++ = *p;
+    *o = '\0';
+    return s;
+}
+
+/* At 800 × 600 the help lists every key whole, inside the window; the toolbar is one row. */
+static void small_window_help_fits(void **state)
+{
+    (void)state;
+    fixture f = {0};
+    char err[400];
+    attn_config c;
+    attn_config_init(&c);
+    if (ui_offscreen_open(&f.o, 800, 600, err, sizeof err)) fail_msg("offscreen: %s", err);
+    if (ui_app_init(&f.app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    draw(&f);
+    const ui_draw *dl = &f.o.g->list;
+    int chip_y = -1;
+    for (int i = 0; i < f.app.layout.n_hits; i++) /* every toolbar button on one row */
+        if (f.app.layout.hits[i].action == UI_ACT_HELP || f.app.layout.hits[i].action == UI_ACT_MENU ||
+            f.app.layout.hits[i].action == UI_ACT_CAUSAL) {
+            if (chip_y < 0) chip_y = f.app.layout.hits[i].r.y;
+            assert_int_equal(f.app.layout.hits[i].r.y, chip_y);
+        }
+    f.app.help = true;
+    draw(&f);
+    int cut = 0, outside = 0;
+    for (const ui_cmd *k = NULL; (k = ui_draw_next(dl, k));) {
+        if (k->kind != UI_CMD_TEXT) continue;
+        const char *t = ui_cmd_text(dl, k);
+        size_t n = strlen(t);
+        if (n >= 3 && !strcmp(t + n - 3, "…")) print_message("cut: %s\n", t), cut++;
+        if (k->r.x < 0 || k->r.y < 0 || k->r.x + k->r.w > 800 || k->r.y + k->r.h > 600)
+            print_message("outside: %s\n", t), outside++;
+    }
+    /* every description whole: its words, in order, in the text drawn (wrapped at spaces) */
+    char all[16384] = "";
+    size_t len = 0;
+    for (const ui_cmd *k = NULL; (k = ui_draw_next(dl, k));)
+        if (k->kind == UI_CMD_TEXT && len + strlen(ui_cmd_text(dl, k)) + 2 < sizeof all)
+            len += (size_t)snprintf(all + len, sizeof all - len, "%s ", ui_cmd_text(dl, k));
+    for (int i = 0; i < ui_n_keys; i++) {
+        if (!ui_keys[i].help) continue;
+        char want[400];
+        snprintf(want, sizeof want, "%s", _(ui_keys[i].help));
+        if (!strstr(one_space(all), one_space(want))) print_message("not whole: %s\n", ui_keys[i].help), cut++;
+    }
+    for (int i = 0; i < ui_n_keys; i++) {
+        if (!ui_keys[i].help_keys) continue; /* its keys listed; the words wrap beside them, never cut */
+        bool found = false;
+        for (const ui_cmd *k = NULL; !found && (k = ui_draw_next(dl, k));)
+            found = k->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(dl, k), _(ui_keys[i].help_keys));
+        if (!found) print_message("not listed: %s\n", ui_keys[i].help_keys), cut++;
+    }
+    assert_int_equal(cut, 0);
+    assert_int_equal(outside, 0);
+    if (getenv("ATTNLAB_TEST_SHOT")) ui_save_png(f.o.r, getenv("ATTNLAB_TEST_SHOT"), err, sizeof err);
+    if (f.shot) SDL_FreeSurface(f.shot);
+    ui_app_free(&f.app);
+    ui_offscreen_close(&f.o);
+}
+
 static void trained_poem_is_readable(void **state)
 {
     (void)state;
@@ -589,6 +658,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(every_step_of_every_lesson_zh, setup, teardown),
         cmocka_unit_test_setup_teardown(going_back_restores_the_step, setup, teardown),
         cmocka_unit_test(trained_poem_is_readable),
+        cmocka_unit_test(small_window_help_fits),
         cmocka_unit_test_setup_teardown(residual_rows_with_rms, setup, teardown),
         cmocka_unit_test_setup_teardown(lesson_panel_width, setup, teardown),
         cmocka_unit_test_setup_teardown(picker_opens_lessons, setup, teardown),

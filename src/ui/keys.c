@@ -36,7 +36,7 @@ const ui_key_binding ui_keys[] = {
     KEY('i', UI_ACT_FILL, "i", N_("mask fill: −∞ or −1e9")),
     CYCLE('w', "sliding_window", "w", N_("sliding window: off → 2 → 3 → 4"), N_("window %s")),
     KEY('x', UI_ACT_CROSS, "x", N_("cross-attention on / off")),
-    KEY('n', UI_ACT_PANELS, "n", N_("stage list and side panel: show / hide (at first shown only where the picture keeps its size)")),
+    KEY('n', UI_ACT_PANELS, "n", N_("stage list and side panel: show / hide")),
     KEY('g', UI_ACT_GRID, "g", N_("all-heads grid")),
     KEY('a', UI_ACT_GEOMETRY, "a", N_("queries and keys as arrows: similarity is angle and length")),
     KEY('u', UI_ACT_SCALE_HEAD, "u", N_("colour scale: shared by all heads / this head's own")),

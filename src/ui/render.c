@@ -606,48 +606,68 @@ static void tooltip(ui_draw *dl, const ui_app *app)
     ui_text_wrap(dl, buf, x + u / 2, y + u / 4 + u, w, UI_WHITE);
 }
 
-/* The help: a line for each row of the key table that has help text (keys.c),
- * in as many columns as the window's height needs (none is left out), then the
+/* How the help's entries go into columns of width colw: col_of[k] for the
+ * k-th entry; returns the columns used. */
+static int help_columns(ui_draw *dl, int kw, int colw, int room, int *col_of, int max)
+{
+    int u = ui_line(dl), gap = u / 4, c = 0, y = 0;
+    for (int i = 0, k = 0; i < ui_n_keys && k < max; i++) {
+        if (!ui_keys[i].help_keys) continue;
+        int h = ui_text_wrap_lines(dl, _(ui_keys[i].help), colw - kw - u) * u + gap;
+        if (y + h > room && y > 0) c++, y = 0;
+        col_of[k++] = c;
+        y += h;
+    }
+    return c + 1;
+}
+
+/* The help: an entry for each row of the key table that has help text
+ * (keys.c), its description wrapped beside its keys, in the fewest columns
+ * that hold them all in the window's height; where even that is not enough
+ * (800 × 600) in smaller text, so that none is left out or cut. Then the
  * memory the trace shown takes against the budget. */
 static void help_overlay(ui_draw *dl, const ui_app *app)
 {
-    int u = ui_line(dl), n = 0;
-    for (int i = 0; i < ui_n_keys; i++) n += ui_keys[i].help_keys != NULL;
-    enum { MAX_COLS = 8 };
-    int row = u + u / 4, W = dl->layout->width, H = dl->layout->height;
-    int per = ui_imax(1, (H - 2 * u - u - 3 * row) / row); /* rows a column holds: title and memory lines aside */
-    int cols = ui_imin(MAX_COLS, (n + per - 1) / per);
-    per = (n + cols - 1) / cols;
-    /* each column as wide as its own keys and descriptions */
-    int ckw[MAX_COLS] = {0}, cw[MAX_COLS] = {0}, total = u;
-    for (int i = 0, k = 0; i < ui_n_keys; i++) {
-        if (!ui_keys[i].help_keys) continue;
-        int c = ui_imin(k++ / per, cols - 1);
-        ckw[c] = ui_imax(ckw[c], ui_text_w(dl, _(ui_keys[i].help_keys)));
-        cw[c] = ui_imax(cw[c], ckw[c] + u + ui_text_w(dl, _(ui_keys[i].help)) + u);
+    enum { MAX_COLS = 4, MAX_ENTRIES = 128 };
+    int W = dl->layout->width, H = dl->layout->height, frame_px = dl->px;
+    int u, kw = 0, cols = 1, colw = 0, col_of[MAX_ENTRIES];
+    for (int px = frame_px; px >= 9; px--) {
+        dl->px = px;
+        u = ui_line(dl);
+        kw = 0;
+        for (int i = 0; i < ui_n_keys; i++)
+            if (ui_keys[i].help_keys) kw = ui_imax(kw, ui_text_w(dl, _(ui_keys[i].help_keys)));
+        int room = H - 6 * u; /* the title above, the memory line below */
+        bool fits = false;
+        for (cols = 1; cols <= MAX_COLS && !fits; cols++) {
+            colw = (W - 3 * u - (cols - 1) * u) / cols;
+            fits = colw - kw - u >= 6 * u && help_columns(dl, kw, colw, room, col_of, MAX_ENTRIES) <= cols;
+        }
+        cols--;
+        if (fits) break;
     }
-    for (int c = 0; c < cols; c++) total += cw[c];
-    int w = ui_imin(W - 2 * u, total), h = (per + 3) * row + u;
-    if (total > w) cw[cols - 1] -= total - w; /* the last column's descriptions give way, cut with … */
-    int x = (W - w) / 2, y = ui_imax(u / 2, (H - h) / 2);
+    u = ui_line(dl);
+    int gap = u / 4, w = W - 2 * u, h = H - 2 * u, x = u, y = u;
     ui_fill(dl, 0, 0, W, H, 0xB0000000u);
     ui_fill(dl, x, y, w, h, UI_PANEL);
     ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
     ui_text_fit(dl, _("keys   (Esc or ? closes this)"), x + u, y + u / 2, w - 2 * u, UI_WHITE);
-    for (int i = 0, k = 0, cx = x + u; i < ui_n_keys; i++) {
+    int top = y + 2 * u, cy = top, last = 0;
+    for (int i = 0, k = 0; i < ui_n_keys && k < MAX_ENTRIES; i++) {
         if (!ui_keys[i].help_keys) continue;
-        int c = ui_imin(k / per, cols - 1), ry = y + u / 2 + (k % per + 1) * row + u / 2;
-        if (k && k % per == 0 && k / per < cols) cx += cw[c - 1];
-        k++;
-        ui_text(dl, _(ui_keys[i].help_keys), cx, ry, UI_ACCENT);
-        ui_text_fit(dl, _(ui_keys[i].help), cx + ckw[c] + u, ry, cw[c] - ckw[c] - 2 * u, UI_TEXT);
+        int c = ui_imin(col_of[k++], cols - 1);
+        if (c != last) cy = top, last = c;
+        int cx = x + u + c * (colw + u);
+        ui_text(dl, _(ui_keys[i].help_keys), cx, cy, UI_ACCENT);
+        cy += ui_text_wrap(dl, _(ui_keys[i].help), cx + kw + u, cy, colw - kw - u, UI_TEXT) * u + gap;
     }
     double bytes = attn_trace_bytes(&app->trace);
     char buf[200];
     /* TRANSLATORS: the help's last line: MiB the trace shown takes, GiB it may take */
     snprintf(buf, sizeof buf, _("memory: this trace %.1f MiB; the budget %.1f GiB (--memory-gib)"), bytes / (1 << 20),
              attn_config_max_bytes(&app->cfg) / (1 << 30));
-    ui_text_fit(dl, buf, x + u, y + h - row, w - 2 * u, UI_TEXT_DIM);
+    ui_text_wrap(dl, buf, x + u, y + h - 2 * u, w - 2 * u, UI_TEXT_DIM);
+    dl->px = frame_px;
 }
 
 /* The save dialog (S): the four kinds, the highlighted one framed; each a hit. */
