@@ -163,10 +163,10 @@ int ui_app_generate(ui_app *app)
         ui_app_status(app, false, "%s", _("generation continues one text: remove the other batch rows"));
         return -1;
     }
-    attn_sampling s = {app->cfg.temperature, app->cfg.top_k, app->cfg.seed};
+    attn_sampling s = attn_sampling_of(&app->cfg);
     float u = attn_uniform(attn_hash64(s.seed ^ attn_hash_str("generate")), (uint64_t)tr->dims.L);
     size_t last = (size_t)(tr->dims.s - 1) * tr->dims.V;
-    int id = attn_sample_logits(lg->data + last, tr->dims.V, &s, u);
+    int id = attn_sample_logits(lg->data + last, tr->dims.V, attn_tokenizer_unk(app->model->tok), &s, u);
     float p = attn_trace_stage(tr, -1, ATTN_STAGE_PROBS)->data[last + id];
     char label[96];
     const char *word = attn_tokenizer_label(app->model->tok, id, label, sizeof label);
