@@ -76,7 +76,11 @@ int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize
             snprintf(err, errsize, "decode: %s", app->status);
             return -1;
         }
-        while (app->view.decode_step < v->decode_step && ui_app_do(app, UI_ACT_DECODE_NEXT, 0)) {}
+        /* k opens a model at its last token, the built-in example at its first: then to the step asked for */
+        if (app->view.decode_step != v->decode_step && ui_app_edit_config_step(app, NULL, NULL, v->decode_step)) {
+            snprintf(err, errsize, "decode: %s", app->status);
+            return -1;
+        }
         if (app->view.decode_step != v->decode_step) {
             snprintf(err, errsize, "--decode-step: %d is beyond the %d tokens of the longest row", v->decode_step,
                      app->decode_len);

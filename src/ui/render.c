@@ -10,6 +10,7 @@
 #include "lesson_panel.h"
 #include "plot.h"
 #include "predict.h"
+#include "text_strip.h"
 #include "view.h"
 
 #define UI_MAX_LISTED 512 /* stages the navigator lists: one layer's and the model-level ones */
@@ -563,6 +564,7 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     ui_rect main = {nav_w + u, top, w - nav_w - 2 * u, h - top - status_h - u / 2};
     int y = header(dl, app, main);
     if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){main.x, y, main.w, 0});
+    y += ui_render_text_strip(dl, app, (ui_rect){main.x, y, main.w, main.y + main.h - y});
     ui_rect pic = {main.x, y, main.w, main.y + main.h - y};
     int side = ui_predict_width(dl, app, pic.w);
     if (side) {
