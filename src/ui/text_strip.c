@@ -225,11 +225,14 @@ int ui_render_text_strip(ui_draw *dl, const ui_app *app, ui_rect box)
     int lines = flow(dl, &l, x0, right);
     /* at most a third of the box; a longer text shows the lines of the query and its next token */
     int fits = ui_imax(1, (box.h / 3 - u - u / 2) / lh), shown = ui_imin(lines, fits), first = 0;
-    if (shown < lines) {
-        int ql = lines - 1;
-        for (int i = 0; i < l.n; i++)
-            if (l.p[i].token == q + 1 || (q < 0 && l.p[i].kind == PIECE_NEXT)) ql = l.p[i].line;
-        first = ui_imax(0, ui_imin(ql - shown + 1, lines - shown));
+    if (shown < lines) { /* the query's line and its next token's, the query's first if only one fits */
+        int lo = lines - 1, hi = -1;
+        for (int i = 0; i < l.n; i++) {
+            if (q >= 0 && l.p[i].token == q) lo = l.p[i].line;
+            if (q >= 0 && l.p[i].token == q + 1) hi = l.p[i].line;
+        }
+        if (hi < lo) hi = lo;
+        first = ui_imin(lo, ui_imax(0, ui_imin(hi - shown + 1, lines - shown)));
     }
     h = u / 4 + u + u / 4 + shown * lh + u / 4;
     ui_fill(dl, box.x, box.y, box.w, h, UI_PANEL);
