@@ -1003,6 +1003,11 @@ static void test_text_strip_words(void **state)
     strip_text(f, &d, wide, text, sizeof text);
     assert_string_equal(text, "<s>the cat sat on the mat");
     assert_true(marked(&d, " the", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
+    /* measured without drawing: the same height, no command */
+    ui_draw_begin(&d, 16);
+    int measured = ui_text_strip_height(&d, &f->app, wide);
+    assert_int_equal(d.n, 0);
+    assert_int_equal(measured, strip_text(f, &d, wide, text, sizeof text));
     assert_true(marked(&d, " mat", UI_CMD_FRAME, UI_WHITE, UI_TEXT));
     ui_draw_free(&d);
     remove_model(dir);

@@ -205,7 +205,8 @@ static void title(ui_draw *dl, int x, int y, int right, bool written, int first,
     if (written && x + ui_text_w(dl, gen) <= right) ui_text(dl, gen, x, y, UI_ACCENT);
 }
 
-int ui_render_text_strip(ui_draw *dl, const ui_app *app, ui_rect box)
+/* The strip in box: drawn when draw, else only measured. Returns its height, margin included. */
+static int strip(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
 {
     const attn_trace *tr = &app->trace;
     if (!app->model || !attn_trace_is_model(tr) || app->from_file || tr->dims.cross) return 0;
@@ -235,6 +236,10 @@ int ui_render_text_strip(ui_draw *dl, const ui_app *app, ui_rect box)
         first = ui_imin(lo, ui_imax(0, ui_imin(hi - shown + 1, lines - shown)));
     }
     h = u / 4 + u + u / 4 + shown * lh + u / 4;
+    if (!draw) {
+        h += u / 2;
+        goto out;
+    }
     ui_fill(dl, box.x, box.y, box.w, h, UI_PANEL);
     title(dl, x0, box.y + u / 4, right, prompt >= 0 && prompt < n, first, shown, lines);
     int top = box.y + u / 4 + u + u / 4;
@@ -261,4 +266,14 @@ out:
     free(l.p);
     free(l.buf);
     return h;
+}
+
+int ui_render_text_strip(ui_draw *dl, const ui_app *app, ui_rect box)
+{
+    return strip(dl, app, box, true);
+}
+
+int ui_text_strip_height(ui_draw *dl, const ui_app *app, ui_rect box)
+{
+    return strip(dl, app, box, false);
 }

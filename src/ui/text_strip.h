@@ -16,4 +16,8 @@
  * took, its margin below included; 0 when it is not shown. */
 int ui_render_text_strip(ui_draw *dl, const ui_app *app, ui_rect box);
 
+/* The height ui_render_text_strip would take in box, drawing nothing: for a
+ * layout that plans the frame before drawing it. */
+int ui_text_strip_height(ui_draw *dl, const ui_app *app, ui_rect box);
+
 #endif
