@@ -247,6 +247,12 @@ for extra in (["--view", "grid", "--heads", "8", "--kv-heads", "2", "--d-model",
     os.remove(PNG)
     expect(["render"] + extra + ["-o", PNG], 0, "wrote", stream="stdout")
     check("render " + " ".join(extra) + " is a PNG", png_size(PNG) == (1280, 800), png_size(PNG))
+# render --decode-step past a model's text writes on, as ] does, up to </s>
+expect(["render", "--model", "tang", "--text", "春眠不觉晓", "--decode-step", "20", "-o", PNG], 0, "wrote",
+       stream="stdout")
+check("render --decode-step past a model's text is a PNG", png_size(PNG) == (1280, 800), png_size(PNG))
+expect(["render", "--model", "tang", "--text", "春眠不觉晓", "--decode-step", "60", "-o", PNG], 2,
+       "--decode-step: 60 is past the end of the text: tang wrote its end (</s>) at step 26")
 # from trace files: attnlab's own and the cross-attention one
 expect(["render", good, "--stage", "k_cache", "-o", PNG], 0, "wrote", stream="stdout")
 expect(["render", p, "--stage", "weights", "--head", "2", "-o", PNG], 0, "wrote", stream="stdout")
