@@ -20,6 +20,8 @@ mkdir -p "$D"
 # a trained model: one head, and every layer × every head
 "$A" render --model tang --text "床前明月光，疑是地上霜。举头望明月，低头思故乡。" --layer 2 --head 3 -o "$D/model-previous-char.png"
 "$A" render --model tang --text "床前明月光，疑是地上霜。举头望明月，低头思故乡。" --view grid -o "$D/model-overview.png"
+# a poem tang wrote from its first line, as ] writes it: the text strip, the query at its last mark, </s> next
+"$A" render --model tang --text 春眠不觉晓 --decode-step 25 --layer 2 --head 3 -o "$D/model-generated.png"
 # lessons: a fresh progress file, so the picker shows "not started"
 XDG_STATE_HOME=$(mktemp -d) && export XDG_STATE_HOME
 "$A" render --lesson lessons/en/04-causal-mask.md --step 5 -o "$D/lesson-causal.png"

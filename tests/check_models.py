@@ -113,6 +113,13 @@ def check_logits(name, model, W, cfg, text):
     return ids
 
 
+def vocab_ids(tok):
+    ids = dict(tok["model"]["vocab"])
+    for a in tok.get("added_tokens", []):
+        ids[a["content"]] = a["id"]
+    return ids
+
+
 def vocab_strings(tok):
     inv = {i: s for s, i in tok["model"]["vocab"].items()}
     for a in tok.get("added_tokens", []):
@@ -124,9 +131,14 @@ def check_generate(name, model, W, cfg, tok, text, n=12):
     _, meta = trace(model, "--text", text)
     ids = json.loads(meta["token_ids"])[0]
     prompt = len(ids)
+    # generation never chooses the unknown token (attnlab generate without --allow-unk)
+    unk = vocab_ids(tok).get(tok["model"].get("unk_token"))
     while len(ids) - prompt < n and len(ids) < cfg["max_position_embeddings"]:
         logits, _ = reference(W, cfg, torch.tensor([ids]))
-        nxt = int(logits[0, -1].argmax())
+        last = logits[0, -1].clone()
+        if unk is not None:
+            last[unk] = -float("inf")
+        nxt = int(last.argmax())
         ids.append(nxt)
         if nxt == cfg.get("eos_token_id"):
             break

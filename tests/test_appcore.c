@@ -578,6 +578,105 @@ static void a_trained_model_in_the_window(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The id of the most likely next token after the last position of tr's
+ * batch row 0, <unk> (the fixture's id 0 and tang's) left out. */
+static int likeliest_next(const attn_trace *tr)
+{
+    const attn_tensor *lg = attn_trace_find(tr, "logits");
+    const float *row = lg->data + (size_t)(tr->dims.s - 1) * tr->dims.V;
+    int best = 1;
+    for (int v = 2; v < tr->dims.V; v++)
+        if (row[v] > row[best]) best = v;
+    return best;
+}
+
+/* Generating as a class expects it: the first ] at the end of a model's
+ * prompt writes a token (decode mode opens at the prompt's last token); k
+ * on a model starts at the last token; the app knows the prompt from what ]
+ * wrote. With the shipped tang, the poem ends at </s>, and ] then starts the
+ * next one from <s> alone. */
+static void generating_in_the_window(void **state)
+{
+    (void)state;
+    char root[512], err[400];
+    ui_app app;
+    attn_config c;
+    make_variants(root, sizeof root);
+    attn_config_init(&c);
+    attn_config_set(&c, "model", "v-gqa", NULL);
+    attn_config_set(&c, "text", "the cat sat on the mat", NULL);
+    if (ui_app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    int L = app.trace.dims.L, want = likeliest_next(&app.trace);
+    assert_int_equal(L, 7);
+    assert_int_equal(app.view.decode_step, 0);
+    assert_int_equal(ui_app_prompt_len(&app), -1); /* nothing written yet */
+
+    /* the first ] writes: decode mode at the new token, which reads the whole prompt from the cache */
+    assert_true(ui_app_key(&app, ']', 0));
+    assert_int_equal(app.view.decode_step, L + 1);
+    assert_int_equal(app.decode_len, L + 1);
+    assert_int_equal(app.trace.dims.s, 1);
+    assert_int_equal(app.trace.dims.P, L);
+    assert_int_equal(app.trace.token_ids[L], want);
+    assert_non_null(strstr(app.status, "generated"));
+    assert_int_equal(ui_app_prompt_len(&app), L);
+    assert_true(ui_app_key(&app, ']', 0));
+    assert_int_equal(app.view.decode_step, L + 2);
+    assert_int_equal(ui_app_prompt_len(&app), L); /* the same prompt, two tokens written */
+
+    /* k leaves decode mode; k again opens it at the last token, [ walks back */
+    assert_true(ui_app_key(&app, 'k', 0));
+    assert_int_equal(app.view.decode_step, 0);
+    assert_true(ui_app_key(&app, 'k', 0));
+    assert_int_equal(app.view.decode_step, L + 2);
+    assert_non_null(strstr(app.status, "last token"));
+    assert_true(ui_app_key(&app, '[', 0));
+    assert_int_equal(app.view.decode_step, L + 1);
+    assert_int_equal(ui_app_prompt_len(&app), L);
+    /* a new text typed is a new prompt: nothing of it was written */
+    assert_true(ui_app_key(&app, 'e', 0));
+    snprintf(app.edit.text[0], UI_EDIT_MAX, "a dog ran");
+    app.edit.cursor = (int)strlen(app.edit.text[0]);
+    assert_true(ui_app_key(&app, UI_KEY_RETURN, 0));
+    assert_int_equal(ui_app_prompt_len(&app), -1);
+    ui_app_free(&app);
+    unsetenv("ATTNLAB_MODELS");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+
+    /* tang writes the poem's last mark, then </s>: the end of the text */
+    attn_config_init(&c);
+    attn_config_set(&c, "model", "tang", NULL);
+    attn_config_set(&c, "text", "春眠不觉晓，春醉不相催。不见花前醉，还应不见来", NULL);
+    if (ui_app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    L = app.trace.dims.L;
+    assert_int_equal(L, 24);
+    assert_true(ui_app_key(&app, ']', 0));
+    assert_string_equal(attn_tokens_at(&app.trace.tokens, 0, L), "。");
+    assert_true(ui_app_key(&app, ']', 0));
+    assert_int_equal(app.view.decode_step, L + 2);
+    assert_int_equal(app.trace.token_ids[L + 1], app.model->cfg.eos);
+    assert_non_null(strstr(app.status, "the end of the text"));
+    /* ] after </s>: the next poem starts from <s> alone, and the last one is on the status line */
+    assert_true(ui_app_key(&app, ']', 0));
+    assert_string_equal(app.cfg.tokens, "<s>");
+    assert_int_equal(app.view.decode_step, 1);
+    assert_int_equal(app.decode_len, 1);
+    assert_non_null(strstr(app.status, "a new text from <s>"));
+    assert_non_null(strstr(app.status, "春眠不觉晓，春醉不相催。不见花前醉，还应不见来。"));
+    assert_int_equal(ui_app_prompt_len(&app), 1);
+    /* and ] writes its first character, neither </s> nor <unk> */
+    assert_true(ui_app_key(&app, ']', 0));
+    assert_int_equal(app.view.decode_step, 2);
+    assert_int_equal(app.trace.dims.P, 1);
+    assert_true(app.trace.token_ids[1] > 2);
+    assert_int_equal(ui_app_prompt_len(&app), 1);
+    ui_app_free(&app);
+}
+
 static void key_table_is_sound(void **state)
 {
     (void)state;
@@ -619,6 +718,7 @@ int main(void)
         cmocka_unit_test(player_stands_alone),
         cmocka_unit_test(key_table_is_sound),
         cmocka_unit_test(a_trained_model_in_the_window),
+        cmocka_unit_test(generating_in_the_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

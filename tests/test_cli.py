@@ -205,6 +205,26 @@ check("bench --generate: decode tokens/s",
 r = expect(["bench", "--seq", "16", "--repeat", "3"], 0, "ms per traced forward (median of 3)", stream="stdout")
 check("bench last line", r.stdout.decode().strip().splitlines()[-1].startswith("bench: "), r.stdout)
 
+# generation: <unk> is never chosen unless --allow-unk; it stops at </s>
+r = expect(["generate", "--model", "brown", "--text", "the jury said"], 0, " → ", stream="stdout")
+check("generate: greedy brown writes no <unk>", "<unk>" not in r.stdout.decode(), r.stdout.decode())
+r = expect(["generate", "--model", "brown", "--text", "the jury said", "--allow-unk"], 0, " → ", stream="stdout")
+check("generate --allow-unk: brown's most likely word is <unk> here", "<unk>" in r.stdout.decode(), r.stdout.decode())
+for seed in ("3", "12"):  # seeds whose draws at T = 1.5 hit <unk> when it may be chosen
+    args = ["generate", "--model", "tang", "--text", "春眠不觉晓", "--max-new", "60", "--temperature", "1.5",
+            "--seed", seed, "--probs"]
+    r = expect(args, 0, " → ", stream="stdout")
+    check(f"generate: tang at T = 1.5, seed {seed}, no <unk>", "<unk>" not in r.stdout.decode(), r.stdout.decode())
+    r = expect(args + ["--allow-unk"], 0, " → ", stream="stdout")
+    check(f"generate --allow-unk: seed {seed} draws <unk>", "<unk>\t0\t" in r.stdout.decode(), r.stdout.decode())
+r = expect(["generate", "--model", "tang", "--text", "春眠不觉晓", "--max-new", "60", "--probs"], 0, " → ",
+           stream="stdout")
+lines = r.stdout.decode().splitlines()
+check("generate stops at </s>: its last new token, well before --max-new",
+      lines[-2].startswith("</s>\t2\t") and len(lines) < 40 and lines[-1].endswith("。"), lines)
+r = expect(["generate", "--help"], 0, "--allow-unk", stream="stdout")
+check("generate --help says <unk> and </s>", "<unk>" in r.stdout.decode() and "</s>" in r.stdout.decode(), r.stdout)
+
 # ---- the visualizer's picture, drawn without a display ----
 def png_size(path):
     b = open(path, "rb").read(32)
@@ -227,6 +247,12 @@ for extra in (["--view", "grid", "--heads", "8", "--kv-heads", "2", "--d-model",
     os.remove(PNG)
     expect(["render"] + extra + ["-o", PNG], 0, "wrote", stream="stdout")
     check("render " + " ".join(extra) + " is a PNG", png_size(PNG) == (1280, 800), png_size(PNG))
+# render --decode-step past a model's text writes on, as ] does, up to </s>
+expect(["render", "--model", "tang", "--text", "春眠不觉晓", "--decode-step", "20", "-o", PNG], 0, "wrote",
+       stream="stdout")
+check("render --decode-step past a model's text is a PNG", png_size(PNG) == (1280, 800), png_size(PNG))
+expect(["render", "--model", "tang", "--text", "春眠不觉晓", "--decode-step", "60", "-o", PNG], 2,
+       "--decode-step: 60 is past the end of the text: tang wrote its end (</s>) at step 26")
 # from trace files: attnlab's own and the cross-attention one
 expect(["render", good, "--stage", "k_cache", "-o", PNG], 0, "wrote", stream="stdout")
 expect(["render", p, "--stage", "weights", "--head", "2", "-o", PNG], 0, "wrote", stream="stdout")

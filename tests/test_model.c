@@ -214,12 +214,14 @@ static void test_padding_and_cache(void **state)
     attn_trace_free(&alone);
 }
 
+/* The most likely next token after the last position, <unk> (id 0 in the
+ * fixture's vocabulary) left out as generation leaves it out. */
 static int argmax_last(const attn_trace *tr)
 {
     const attn_tensor *lg = attn_trace_find(tr, "logits");
     const float *row = lg->data + (size_t)(tr->dims.s - 1) * V;
-    int best = 0;
-    for (int v = 1; v < V; v++)
+    int best = 1;
+    for (int v = 2; v < V; v++)
         if (row[v] > row[best]) best = v;
     return best;
 }
@@ -238,7 +240,7 @@ static void test_generate_equals_full_passes(void **state)
     attn_config_init(&c);
     attn_config_set(&c, "text", "the cat", &err);
     assert_int_equal(attn_generator_init(&g, &m, &c, &err), ATTN_OK);
-    attn_sampling greedy = {0, 0, 1};
+    attn_sampling greedy = {.seed = 1};
     for (int step = 0; step < 8; step++) {
         attn_trace full;
         assert_int_equal(attn_model_trace_ids(&m, &c, g.ids, g.n, NULL, &full, &err), ATTN_OK);
@@ -258,15 +260,73 @@ static void test_generate_equals_full_passes(void **state)
     assert_non_null(strstr(err.msg, "16 positions"));
     attn_generator_free(&g);
     /* sampling: the same seed, the same draws */
-    attn_sampling warm = {1.0, 3, 7};
+    attn_sampling warm = {.temperature = 1.0, .top_k = 3, .seed = 7};
     float logits[V];
     for (int v = 0; v < V; v++) logits[v] = (float)v * 0.1f;
     for (float u = 0; u < 1; u += 0.05f) {
-        int a = attn_sample_logits(logits, V, &warm, u);
+        int a = attn_sample_logits(logits, V, -1, &warm, u);
         assert_true(a >= V - 3); /* top-3 only */
-        assert_int_equal(a, attn_sample_logits(logits, V, &warm, u));
+        assert_int_equal(a, attn_sample_logits(logits, V, -1, &warm, u));
     }
-    assert_int_equal(attn_sample_logits(logits, V, &(attn_sampling){0}, 0.5f), V - 1);
+    assert_int_equal(attn_sample_logits(logits, V, -1, &(attn_sampling){0}, 0.5f), V - 1);
+    attn_config_free(&c);
+    attn_model_free(&m);
+}
+
+/* <unk> is never chosen, even where it is the most likely token: not by
+ * greedy decoding, not among the top k, not drawn at any temperature; the
+ * others keep their order. allow_unk lets it back in. The generator leaves
+ * out its model's own unknown token. */
+static void test_sampling_never_unk(void **state)
+{
+    (void)state;
+    enum { UNK = 4 };
+    float logits[V];
+    for (int v = 0; v < V; v++) logits[v] = (float)v * 0.1f;
+    logits[UNK] = 5.0f; /* p(unk) ≈ 0.99 */
+    const attn_sampling greedy = {0}, top1 = {1.0, 1, 3, false}, warm = {1.0, 0, 3, false}, hot = {100.0, 3, 3, false};
+    assert_int_equal(attn_sample_logits(logits, V, UNK, &greedy, 0.5f), V - 1);
+    for (float u = 0; u < 1; u += 0.01f) {
+        assert_int_equal(attn_sample_logits(logits, V, UNK, &top1, u), V - 1);
+        int w = attn_sample_logits(logits, V, UNK, &warm, u), h = attn_sample_logits(logits, V, UNK, &hot, u);
+        assert_true(w != UNK && w >= 0 && w < V);
+        assert_true(h >= V - 3); /* the top 3 without <unk>: V−3 .. V−1 */
+    }
+    /* asked for, it is back: the argmax, and drawn nearly always */
+    attn_sampling with = greedy;
+    with.allow_unk = true;
+    assert_int_equal(attn_sample_logits(logits, V, UNK, &with, 0.5f), UNK);
+    with = warm;
+    with.allow_unk = true;
+    assert_int_equal(attn_sample_logits(logits, V, UNK, &with, 0.5f), UNK);
+    /* no unknown token (−1): nothing is left out */
+    assert_int_equal(attn_sample_logits(logits, V, -1, &greedy, 0.5f), UNK);
+    /* a vocabulary of <unk> alone: it is all there is */
+    assert_int_equal(attn_sample_logits(logits + UNK, 1, 0, &greedy, 0.5f), 0);
+
+    /* the generator reads its model's unknown token: id 0 in the fixture */
+    attn_model m;
+    attn_generator g;
+    attn_config c;
+    attn_error err;
+    make_model(model_dir("unk"), 1, 2, 1, false, NULL, NULL);
+    assert_int_equal(attn_model_load(model_dir("unk"), &m, &err), ATTN_OK);
+    attn_config_init(&c);
+    attn_config_set(&c, "text", "the cat", &err);
+    assert_int_equal(attn_generator_init(&g, &m, &c, &err), ATTN_OK);
+    for (int step = 0; step < 6; step++) {
+        for (int v = 0; v < V; v++) g.logits[v] = v == 0 ? 50.0f : (float)v; /* <unk> far ahead */
+        int id;
+        assert_int_equal(attn_generator_step(&g, &greedy, &id, &err), ATTN_OK);
+        assert_int_equal(id, V - 1);
+    }
+    attn_generator_free(&g);
+    assert_int_equal(attn_generator_init(&g, &m, &c, &err), ATTN_OK);
+    for (int v = 0; v < V; v++) g.logits[v] = v == 0 ? 50.0f : (float)v;
+    int id;
+    assert_int_equal(attn_generator_step(&g, &(attn_sampling){.allow_unk = true}, &id, &err), ATTN_OK);
+    assert_int_equal(id, 0);
+    attn_generator_free(&g);
     attn_config_free(&c);
     attn_model_free(&m);
 }
@@ -298,7 +358,7 @@ static void test_untraced_steps(void **state)
             assert_int_equal(attn_generator_init(&traced, &m, &c, &err), ATTN_OK);
             assert_int_equal(attn_generator_init(&fast, &m, &c, &err), ATTN_OK);
             fast.trace_steps = false;
-            attn_sampling greedy = {0, 0, 1};
+            attn_sampling greedy = {.seed = 1};
             for (int step = 0; step < 10; step++) {
                 int a, b;
                 assert_int_equal(attn_generator_step(&traced, &greedy, &a, &err), ATTN_OK);
@@ -500,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_trace_stages),
         cmocka_unit_test(test_padding_and_cache),
         cmocka_unit_test(test_generate_equals_full_passes),
+        cmocka_unit_test(test_sampling_never_unk),
         cmocka_unit_test(test_untraced_steps),
         cmocka_unit_test(test_kv_cache_grows),
         cmocka_unit_test(test_one_layer_of_weights),

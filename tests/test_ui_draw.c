@@ -23,6 +23,7 @@
 #include "i18n.h"
 #include "player.h"
 #include "render.h"
+#include "text_strip.h"
 #include "utf8.h"
 #include "view.h"
 
@@ -844,6 +845,177 @@ static void test_model_compare(void **state)
     remove_model(dir);
 }
 
+/* The text strip drawn alone in box on d: its height, and in out the text
+ * of its body (below the title line), joined in the order drawn. */
+static int strip_text(fixture *f, ui_draw *d, ui_rect box, char *out, size_t size)
+{
+    ui_draw_begin(d, 16);
+    d->layout = &f->app.layout;
+    int h = ui_render_text_strip(d, &f->app, box), u = ui_line(d), body = box.y + u / 4 + u + u / 4;
+    size_t n = 0;
+    out[0] = '\0';
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(d, c));)
+        if (c->kind == UI_CMD_TEXT && c->r.y >= body && n < size)
+            n += (size_t)snprintf(out + n, size - n, "%s", ui_cmd_text(d, c));
+    return h;
+}
+
+/* The command after the one filled (UI_CMD_RECT) or framed (UI_CMD_FRAME)
+ * in colour behind text s, if it is a text command of colour text_colour. */
+static bool marked(const ui_draw *d, const char *s, ui_cmd_kind kind, uint32_t colour, uint32_t text_colour)
+{
+    const ui_cmd *before = NULL;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(d, c)); before = c)
+        if (c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(d, c), s) && c->color == text_colour && before &&
+            before->kind == kind && before->color == colour && before->r.x < c->r.x + c->r.w &&
+            before->r.x + before->r.w >= c->r.x + c->r.w) /* over it (a word's leading space aside) */
+            return true;
+    return false;
+}
+
+static uint32_t text_colour(const ui_draw *d, const char *s)
+{
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(d, c));)
+        if (c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(d, c), s)) return c->color;
+    return 0;
+}
+
+/* A generated poem reads in full in the strip: prompt, then what ] wrote
+ * (in the accent colour), the query row's token filled, the token it
+ * predicts framed ("?" while unwritten), wrapped without a line starting on
+ * closing punctuation, "end of text" after </s>, and a new text after that.
+ * The frame puts the picture below it. */
+static void test_text_strip(void **state)
+{
+    fixture *f = *state;
+    char err[400], text[4096];
+    attn_config c;
+    attn_config_init(&c);
+    attn_config_set(&c, "model", "tang", NULL);
+    attn_config_set(&c, "text", "春眠不觉晓", NULL);
+    ui_app_free(&f->app);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    ui_player_init(&f->app.lesson, "en", NULL);
+    f->app.lesson.keep_progress = false;
+    ui_app *app = &f->app;
+    ui_draw d;
+    ui_draw_init(&d, FAKE);
+    ui_rect wide = {100, 50, 800, 600};
+    /* not in the single view of the full pass */
+    assert_int_equal(strip_text(f, &d, wide, text, sizeof text), 0);
+    for (int i = 0; i < 5; i++) assert_true(ui_app_key(app, ']', 0));
+    assert_true(strip_text(f, &d, wide, text, sizeof text) > 0);
+    assert_string_equal(text, "<s>春眠不觉晓，春醉不相?");
+    assert_int_equal(text_colour(&d, "晓"), UI_TEXT);       /* the prompt */
+    assert_int_equal(text_colour(&d, "醉"), UI_ACCENT);     /* written by ] */
+    assert_true(marked(&d, "相", UI_CMD_RECT, UI_ACCENT, UI_BLACK)); /* the query: the last token */
+    assert_true(marked(&d, "?", UI_CMD_FRAME, UI_WHITE, UI_TEXT_DIM)); /* what it predicts: still to come */
+    assert_true(has_text(&d, "the query row shown") && has_text(&d, "the token it predicts") &&
+                has_text(&d, "written by ]"));
+    /* two steps back: the query reads 醉, and the 不 after it is framed */
+    assert_true(ui_app_key(app, '[', 0));
+    assert_true(ui_app_key(app, '[', 0));
+    strip_text(f, &d, wide, text, sizeof text);
+    assert_string_equal(text, "<s>春眠不觉晓，春醉不相");
+    assert_true(marked(&d, "醉", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
+    assert_true(marked(&d, "不", UI_CMD_FRAME, UI_WHITE, UI_ACCENT));
+    /* in the frame: under the decode panel, the picture below it */
+    build(f);
+    check_layout(f);
+    assert_true(marked(&f->dl, "醉", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
+    int strip_y = -1, heat_y = -1;
+    for (const ui_cmd *cmd = NULL; (cmd = ui_draw_next(&f->dl, cmd));) {
+        if (cmd->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(&f->dl, cmd), "text")) strip_y = cmd->r.y;
+        if (cmd->kind == UI_CMD_HEATMAP && heat_y < 0) heat_y = cmd->r.y;
+    }
+    assert_true(strip_y > 0 && heat_y > strip_y + 2 * 20);
+
+    /* narrow: wrapped inside the box, no line starting with ， or 。 */
+    while (app->view.decode_step < app->decode_len) assert_true(ui_app_key(app, ']', 0));
+    for (int i = 0; i < 40 && !strstr(app->status, "end of the text"); i++) assert_true(ui_app_key(app, ']', 0));
+    assert_non_null(strstr(app->status, "end of the text"));
+    ui_rect narrow = {100, 50, 100, 600};
+    strip_text(f, &d, narrow, text, sizeof text);
+    int starts = 0, u = ui_line(&d);
+    for (const ui_cmd *cmd = NULL; (cmd = ui_draw_next(&d, cmd));) {
+        if (cmd->kind != UI_CMD_TEXT || cmd->r.y < narrow.y + u + u / 2) continue;
+        assert_true(cmd->r.x + cmd->r.w <= narrow.x + narrow.w);
+        if (cmd->r.x == narrow.x + u / 2) {
+            starts++;
+            assert_true(strcmp(ui_cmd_text(&d, cmd), "，") && strcmp(ui_cmd_text(&d, cmd), "。"));
+        }
+    }
+    assert_true(starts >= 2);
+    /* the whole poem, then its end */
+    strip_text(f, &d, wide, text, sizeof text);
+    assert_non_null(strstr(text, "<s>春眠不觉晓，春醉不相催。"));
+    const char *end = strstr(text, "。</s>end of text (</s>) · ] starts the next one");
+    assert_true(end && !end[strlen("。</s>end of text (</s>) · ] starts the next one")]);
+    assert_true(marked(&d, "</s>", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
+    /* a short box shows the lines around the query, and says which */
+    strip_text(f, &d, (ui_rect){100, 50, 100, 200}, text, sizeof text);
+    assert_non_null(strstr(text, "</s>"));
+    assert_null(strstr(text, "春眠"));
+    bool said = false;
+    for (const ui_cmd *cmd = NULL; (cmd = ui_draw_next(&d, cmd));)
+        said |= cmd->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&d, cmd), "text, lines ", 12);
+    assert_true(said);
+    /* one step back: the end is said without the ] that would start the next */
+    assert_true(ui_app_key(app, '[', 0));
+    strip_text(f, &d, wide, text, sizeof text);
+    assert_non_null(strstr(text, "。</s>end of text (</s>)"));
+    assert_null(strstr(text, "starts the next"));
+    assert_true(ui_app_key(app, ']', 0));
+    /* ] after </s>: a new text from <s> alone */
+    assert_true(ui_app_key(app, ']', 0));
+    strip_text(f, &d, wide, text, sizeof text);
+    assert_string_equal(text, "<s>?");
+    assert_true(marked(&d, "<s>", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
+    ui_draw_free(&d);
+}
+
+/* Words with their spaces (a WordLevel tokenizer without a decoder joins
+ * them so), in decode mode and in the compare view. */
+static void test_text_strip_words(void **state)
+{
+    fixture *f = *state;
+    char dir[512], err[400], text[1024];
+    new_model(dir, sizeof dir, "words", 1);
+    attn_config c;
+    attn_config_init(&c);
+    attn_config_set(&c, "model", dir, NULL);
+    attn_config_set(&c, "text", "the cat sat on the mat", NULL);
+    ui_app_free(&f->app);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    ui_player_init(&f->app.lesson, "en", NULL);
+    f->app.lesson.keep_progress = false;
+    ui_draw d;
+    ui_draw_init(&d, FAKE);
+    ui_rect wide = {0, 0, 900, 600};
+    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE, 0));
+    assert_true(strip_text(f, &d, wide, text, sizeof text) > 0);
+    assert_string_equal(text, "<s>the cat sat on the mat?");
+    assert_true(marked(&d, " mat", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
+    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE, 0)); /* back to the single view */
+    assert_int_equal(strip_text(f, &d, wide, text, sizeof text), 0);
+    assert_true(ui_app_key(&f->app, 'k', 0)); /* decode mode at the last token */
+    assert_int_equal(f->app.view.decode_step, 7);
+    assert_true(ui_app_key(&f->app, '[', 0));
+    strip_text(f, &d, wide, text, sizeof text);
+    assert_string_equal(text, "<s>the cat sat on the mat");
+    assert_true(marked(&d, " the", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
+    /* measured without drawing: the same height, no command */
+    ui_draw_begin(&d, 16);
+    int measured = ui_text_strip_height(&d, &f->app, wide);
+    assert_int_equal(d.n, 0);
+    assert_int_equal(measured, strip_text(f, &d, wide, text, sizeof text));
+    assert_true(marked(&d, " mat", UI_CMD_FRAME, UI_WHITE, UI_TEXT));
+    ui_draw_free(&d);
+    remove_model(dir);
+}
+
 static int count_text(const ui_draw *dl, const char *s)
 {
     int n = 0;
@@ -1049,6 +1221,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_strip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_strip_words, setup, teardown),
         cmocka_unit_test(test_text_contrast),
         cmocka_unit_test_setup_teardown(test_cells_fill_the_area, setup, teardown),
         cmocka_unit_test_setup_teardown(test_head_scale, setup, teardown),

@@ -699,6 +699,34 @@ def model_run():
         win.close()
 
 
+# ---- generating: the first ] writes, the poem ends at </s>, ] starts the next -----------------
+
+def generate_run():
+    win = Window("generate", ["--model", "tang", "--text", "春眠不觉晓，春醉不相催。不见花前醉，还应不见来"])
+    try:
+        if not check("generate: --model tang opens a window", win.find() is not None, win.status()):
+            return
+        win.expect_title("the full pass, not decoding", lambda t: "layers.0.weights" in t and "decoding" not in t,
+                         "layers.0.weights, not decoding")
+        full = win.settled_shot("generate-full")
+        # the first ] at the end of the prompt: decode mode at the new token (。), the text strip above the picture
+        win.key("bracketright")
+        win.expect_title("the first ] writes: decoding", lambda t: t.endswith("decoding"), "... - decoding")
+        first = win.settled_shot("generate-1", full)
+        changed(win, "the first ]: the new token's row and the text strip", full, first, 0.05)
+        win.key("bracketright")  # </s>: the end of the poem
+        end = win.settled_shot("generate-end", first)
+        changed(win, "] writes </s>", first, end, 0.002)
+        win.key("bracketright")  # the next poem, from <s> alone
+        again = win.settled_shot("generate-next", end)
+        changed(win, "] after </s> starts the next text", end, again, 0.02)
+        win.expect_title("still decoding", lambda t: t.endswith("decoding"), "... - decoding")
+        win.key("q")
+        expect_clean_exit(win, "q after generating")
+    finally:
+        win.close()
+
+
 # ---- presenter mode: --present opens fullscreen; F5 leaves it; q quits cleanly ----------------
 
 def present_run():
@@ -820,6 +848,7 @@ try:
     esc_run()
     recompute_run()
     model_run()
+    generate_run()
     present_run()
     lessons_run()
     no_display()

@@ -27,7 +27,7 @@ static const flag_def FLAGS[] = {
     {"view", "VIEW", "single, grid (all heads), compare or geometry (render, bench)"},
     {"compare", "MASK", "compare view: toggle the causal, padding or fill (render)"},
     {"row", "I", "show query row I's weights as a bar chart (render)"},
-    {"decode-step", "N", "KV-cache decode mode at token N (render)"},
+    {"decode-step", "N", "KV-cache decode mode at token N; past a model's text it writes on, as ] does (render)"},
     {"size", "WxH", "picture size in pixels (render, bench; default 1280x800)"},
     {"font-scale", "F", "text size factor, 0.75 to 3 (render)"},
     {"scale", "N", "pixels per point, 1 to 4: the same picture N times finer, for slides (render; default 1)"},

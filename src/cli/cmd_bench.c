@@ -35,7 +35,7 @@ static int time_steps(const attn_model *m, const attn_config *cfg, int steps, bo
 {
     attn_generator g;
     attn_error err;
-    attn_sampling greedy = {0, 0, cfg->seed};
+    attn_sampling greedy = {.seed = cfg->seed}; /* <unk> left out, as generate does */
     double *ms = calloc((size_t)steps, sizeof *ms);
     attn_status st = ms ? attn_generator_init(&g, m, cfg, &err) : attn_fail(&err, ATTN_ERR_NOMEM, "out of memory");
     bool live = st == ATTN_OK; /* g holds something to free */

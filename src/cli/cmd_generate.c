@@ -10,13 +10,16 @@
 static void usage(void)
 {
     printf("Usage: attnlab generate --model NAME|DIR --text TEXT [--max-new N] [--temperature T] [--top-k K]\n"
-           "                        [--seed S] [--probs] [mask settings]\n\n"
+           "                        [--seed S] [--allow-unk] [--probs] [mask settings]\n\n"
            "Continues TEXT with a trained model, one token at a time over a KV cache, and\n"
            "prints the continuation; with --probs, first one line per new token: its\n"
            "label, its id and the probability the model gave it (softmax of the logits).\n"
            "Temperature 0 (the default) takes the most likely token;\n"
            "above 0 it samples, reproducibly for a given --seed. The mask settings apply:\n"
-           "--no-causal shows what a model trained with the causal mask does without it.\n\n");
+           "--no-causal shows what a model trained with the causal mask does without it.\n"
+           "The model's unknown token (<unk>, any word its vocabulary left out) is never\n"
+           "chosen unless --allow-unk; generation stops after the model's end-of-text\n"
+           "token (</s>), where each text of its training data ended, or after N tokens.\n\n");
     cli_print_config_help();
 }
 
@@ -51,7 +54,7 @@ static attn_status generate(const cli_args *a, attn_error *err)
 {
     attn_model m;
     attn_generator g;
-    attn_sampling s = {a->cfg.temperature, a->cfg.top_k, a->cfg.seed};
+    attn_sampling s = attn_sampling_of(&a->cfg);
     attn_status st = attn_model_load(a->cfg.model, &m, err);
     if (st) return st;
     if ((st = attn_generator_init(&g, &m, &a->cfg, err))) goto out;
@@ -67,7 +70,7 @@ static attn_status generate(const cli_args *a, attn_error *err)
         if (before)
             printf("%s\t%d\t%.6g\n", attn_tokenizer_label(m.tok, id, label, sizeof label), id,
                    probability(before, V, id));
-        if (id == m.cfg.eos) break;
+        if (id == m.cfg.eos) break; /* the end of the text: the model was never trained past it */
     }
     free(before);
     if (!st) st = print_ids(&m, g.ids, 0, prompt, err);

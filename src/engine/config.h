@@ -24,6 +24,7 @@ typedef struct {
     char *text;            /* with a model: text its tokenizer reads, rows separated by '|' */
     double temperature;    /* generating with a model: 0 takes the most likely token, T > 0 samples */
     int top_k;             /* sampling among the k most likely tokens; 0: all */
+    bool allow_unk;        /* generating: the model's <unk> may be chosen too (default: never) */
     char *tokens;          /* "你 是 猫 | 我 爱 AI"; NULL: built-in example or synthetic */
     char *source_tokens;   /* set: cross-attention over these source rows */
     int seq, batch;        /* 0: unset (taken from tokens, or synthetic defaults) */

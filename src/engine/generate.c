@@ -7,36 +7,60 @@
 
 #include "model_run.h"
 #include "rng.h"
+#include "tokenizer.h"
 
-int attn_sample_logits(const float *logits, int V, const attn_sampling *s, float u)
+attn_sampling attn_sampling_of(const attn_config *cfg)
 {
-    int best = 0;
-    for (int i = 1; i < V; i++)
-        if (logits[i] > logits[best]) best = i;
+    return (attn_sampling){cfg->temperature, cfg->top_k, cfg->seed, cfg->allow_unk};
+}
+
+/* Choosing the next token from one row of logits z (V).
+ *
+ * <unk> first: it stands for every word the vocabulary left out (brown's
+ * 4,096 words miss 13% of the running words), so after many contexts "some
+ * rare word" is the most likely next token, and greedy decoding writes
+ * <unk> <unk> <unk> ... It tells a reader nothing, so it is taken out of the
+ * distribution before anything else: the others are renormalised,
+ * p'(v) = p(v) / (1 − p(unk)), and their order is unchanged.
+ *
+ * Then, with T the temperature and the k largest logits kept:
+ *   T = 0:  argmax_v z_v (greedy: the same text every time)
+ *   T > 0:  p(v) = exp((z_v − z_max) / T) / Σ_w exp((z_w − z_max) / T)
+ *           over the kept v (subtracting z_max changes nothing but keeps
+ *           exp from overflowing), and the token where the running sum of
+ *           p passes u ∈ [0, 1): inverse-CDF sampling. */
+int attn_sample_logits(const float *logits, int V, int unk, const attn_sampling *s, float u)
+{
+    int skip = s->allow_unk || unk < 0 || unk >= V ? -1 : unk; /* the id no loop below may choose */
+    int best = -1;
+    for (int i = 0; i < V; i++)
+        if (i != skip && (best < 0 || logits[i] > logits[best])) best = i;
+    if (best < 0) return unk; /* <unk> is the whole vocabulary: nothing else to say */
     if (s->temperature <= 0) return best;
-    /* keep the k largest: a threshold at the k-th largest logit */
-    int k = s->top_k > 0 && s->top_k < V ? s->top_k : V;
-    float *sorted = malloc((size_t)V * sizeof *sorted);
-    if (!sorted) return best;
-    memcpy(sorted, logits, (size_t)V * sizeof *sorted);
+    int n = V - (skip >= 0); /* the tokens that may be chosen */
+    int k = s->top_k > 0 && s->top_k < n ? s->top_k : n;
     float cut = -INFINITY;
-    if (k < V) { /* partial selection: k passes of a max */
+    if (k < n) { /* keep the k largest: a threshold at the k-th largest logit, by k passes of a max */
+        float *sorted = malloc((size_t)n * sizeof *sorted);
+        if (!sorted) return best;
+        for (int i = 0, m = 0; i < V; i++)
+            if (i != skip) sorted[m++] = logits[i];
         for (int j = 0; j < k; j++) {
             int at = j;
-            for (int i = j + 1; i < V; i++)
+            for (int i = j + 1; i < n; i++)
                 if (sorted[i] > sorted[at]) at = i;
             float t = sorted[j]; sorted[j] = sorted[at]; sorted[at] = t;
         }
         cut = sorted[k - 1];
+        free(sorted);
     }
-    free(sorted);
     double total = 0;
     for (int i = 0; i < V; i++)
-        if (logits[i] >= cut) total += exp((logits[i] - logits[best]) / s->temperature);
+        if (i != skip && logits[i] >= cut) total += exp((logits[i] - logits[best]) / s->temperature);
     double acc = 0, target = u * total;
     int last = best;
     for (int i = 0; i < V; i++) {
-        if (logits[i] < cut) continue;
+        if (i == skip || logits[i] < cut) continue;
         acc += exp((logits[i] - logits[best]) / s->temperature);
         last = i;
         if (acc > target) return i;
@@ -111,7 +135,7 @@ attn_status attn_generator_step(attn_generator *g, const attn_sampling *s, int *
         return attn_fail(err, ATTN_ERR_CONFIG, "the text has reached %s's %d positions", g->m->name,
                          g->m->cfg.max_pos);
     float u = attn_uniform(attn_hash64(s->seed ^ attn_hash_str("generate")), g->draws++);
-    int id = attn_sample_logits(g->logits, g->m->cfg.vocab, s, u);
+    int id = attn_sample_logits(g->logits, g->m->cfg.vocab, attn_tokenizer_unk(g->m->tok), s, u);
     int *grown = realloc(g->ids, (size_t)(g->n + 1) * sizeof *grown);
     if (!grown) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     g->ids = grown;

@@ -26,7 +26,11 @@ typedef struct {
     double temperature; /* 0: greedy (the most likely token); else p ∝ exp(logit / T) */
     int top_k;          /* sample among the k most likely (0: all) */
     uint64_t seed;      /* the same seed gives the same text */
+    bool allow_unk;     /* false (the default): the unknown token is never chosen */
 } attn_sampling;
+
+/* The sampling settings of a run: cfg's temperature, top_k, seed and allow_unk. */
+attn_sampling attn_sampling_of(const attn_config *cfg);
 
 typedef struct {
     const attn_model *m;  /* borrowed */
@@ -43,15 +47,19 @@ typedef struct {
 /* Runs the prompt (cfg's text, one row) and fills the cache. */
 attn_status attn_generator_init(attn_generator *g, const attn_model *m, const attn_config *cfg, attn_error *err);
 
-/* Picks the next token from the last position's logits, appends it and runs
- * one step over the cache. *next receives its id. A prompt at the model's
- * context length cannot grow: ATTN_ERR_CONFIG. */
+/* Picks the next token from the last position's logits (never the model's
+ * <unk> unless s->allow_unk), appends it and runs one step over the cache.
+ * *next receives its id. A prompt at the model's context length cannot grow:
+ * ATTN_ERR_CONFIG. The caller decides where to stop: a model's text ends at
+ * its EOS (m->cfg.eos), after which it was never trained to go on. */
 attn_status attn_generator_step(attn_generator *g, const attn_sampling *s, int *next, attn_error *err);
 
 void attn_generator_free(attn_generator *g);
 
 /* The choice from one row of logits (V): argmax at temperature 0, else a draw
- * u ∈ [0, 1) against the top-k softmax at that temperature. */
-int attn_sample_logits(const float *logits, int V, const attn_sampling *s, float u);
+ * u ∈ [0, 1) against the top-k softmax at that temperature. Token `unk` (the
+ * tokenizer's unknown token, attn_tokenizer_unk; −1: none) takes no part
+ * unless s->allow_unk: not the argmax, not among the top k, never drawn. */
+int attn_sample_logits(const float *logits, int V, int unk, const attn_sampling *s, float u);
 
 #endif

@@ -506,6 +506,9 @@ void ui_app_free(ui_app *app)
     attn_config_free(&app->cfg);
     ui_app_model_sync(app, NULL, NULL);
     free(app->file_path);
+    free(app->gen.prompt);
+    free(app->gen.text);
+    app->gen.prompt = app->gen.text = NULL;
     free(app->scales);
     app->scales = NULL;
     app->file_path = NULL;

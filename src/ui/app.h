@@ -85,6 +85,10 @@ typedef struct ui_app {
 #define UI_PRESENT_FONT_SCALE 1.5f /* presenter mode's text size, at least */
     int decode_len;       /* decoding: tokens of the longest row */
     int trace_step;       /* decode step the trace was computed for (0: not decoding) */
+    struct {              /* what ] wrote (app_model.c), for the text strip */
+        char *prompt;     /* the token list generating started from (owned); NULL: nothing written */
+        char *text;       /* the token list the last ] asked for (owned) */
+    } gen;
 
     ui_token_editor edit;
     ui_player lesson;     /* the lesson panel and picker (player.h) */
@@ -297,9 +301,16 @@ int ui_app_next_variant(ui_app *app);
  * after the last, the built-in example with seeded weights. */
 int ui_app_next_model(ui_app *app);
 
-/* ] at the last decode step of a model: appends the next token, chosen with
- * cfg's temperature and top_k, and steps onto it. */
+/* ] at the end of a model's text (at its last decode step, or outside decode
+ * mode): appends the next token, chosen with cfg's temperature, top_k and
+ * allow_unk (never <unk> by default), and steps onto it in decode mode. After
+ * the model's EOS (</s>) the text has ended: ] then starts the next one from
+ * the BOS alone, as every text of the training data began. */
 int ui_app_generate(ui_app *app);
+
+/* How many tokens of batch row 0 of the text shown were the prompt, when ]
+ * wrote the rest (BOS included); -1 when the text is not one ] wrote. */
+int ui_app_prompt_len(const ui_app *app);
 
 /* ---- the token editor (app_edit.c) */
 

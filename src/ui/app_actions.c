@@ -281,14 +281,24 @@ static int toggle_decode(ui_app *app)
     }
     ui_app_set_stage(app, attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
     app->view.row = -1;
-    if (ui_app_edit_config_step(app, NULL, NULL, 1)) return -1;
-    ui_app_status(app, false, "%s", _("decode mode: ] next token, [ previous; the new query row reads every cached key"));
+    /* a trained model starts at its text's last token, whose row predicts what
+     * comes next: ] writes on at once, [ walks back through the cached text;
+     * the built-in example starts at its first token, an empty cache */
+    bool model = ui_app_settings(app)->model != NULL;
+    if (ui_app_edit_config_step(app, NULL, NULL, model ? ATTN_MAX_SEQ : 1)) return -1;
+    if (model)
+        ui_app_status(app, false, "%s", _("decode mode at the last token: ] writes the next one, [ steps back through the cache"));
+    else
+        ui_app_status(app, false, "%s", _("decode mode: ] next token, [ previous; the new query row reads every cached key"));
     return 0;
 }
 
 static int decode_step(ui_app *app, int dir)
 {
     int now = ui_app_newest_step(app);
+    /* ] on a trained model's full pass: decode mode at the text's end, and the next token written */
+    if (now < 1 && dir > 0 && app->model && !app->from_file && attn_trace_is_model(&app->trace))
+        return ui_app_generate(app);
     if (now < 1) {
         ui_app_status(app, false, "%s", _("press k for KV-cache decode mode first"));
         return -1;

@@ -150,11 +150,89 @@ static int set_tokens(attn_config *next, const void *arg, attn_error *err)
     return 0;
 }
 
+/* Whether token list `whole` is `part` or goes on from it ("<s> a b" of "<s> a b c"). */
+static bool goes_on(const char *whole, const char *part)
+{
+    size_t n = strlen(part);
+    return !strncmp(whole, part, n) && (whole[n] == '\0' || whole[n] == ' ');
+}
+
+int ui_app_prompt_len(const ui_app *app)
+{
+    const char *t = app->cfg.tokens, *p = app->gen.prompt;
+    if (!t || !p || !app->gen.text || !goes_on(t, p) || !goes_on(app->gen.text, t)) return -1;
+    int n = 1;
+    for (; *p; p++) n += *p == ' ';
+    return n;
+}
+
+/* Remembers what ] asked for: token list `text`, grown from `prompt` when
+ * that starts a new generation (NULL: ] wrote what it grows from too). */
+static void remember(ui_app *app, const char *prompt, const char *text)
+{
+    char *t = strdup(text), *p = prompt ? strdup(prompt) : NULL;
+    if (!t || (prompt && !p)) {
+        free(t);
+        free(p);
+        return;
+    }
+    if (p) {
+        free(app->gen.prompt);
+        app->gen.prompt = p;
+    }
+    free(app->gen.text);
+    app->gen.text = t;
+}
+
+/* The text of ids[0 .. n) as the tokenizer decodes it, without BOS and EOS
+ * (NULL if out of memory or it cannot). */
+static char *decoded(const attn_model *m, const int *ids, int n)
+{
+    int *kept = malloc((size_t)(n + 1) * sizeof *kept), k = 0;
+    char *text = NULL;
+    attn_error err;
+    if (!kept) return NULL;
+    for (int i = 0; i < n; i++)
+        if (ids[i] != m->cfg.bos && ids[i] != m->cfg.eos && ids[i] != attn_tokenizer_bos(m->tok)) kept[k++] = ids[i];
+    if (attn_tokenizer_decode(m->tok, kept, k, false, &text, &err)) text = NULL;
+    free(kept);
+    return text;
+}
+
+/* ] after the EOS: the text has ended. The next one starts from the BOS alone,
+ * in a fresh context: the model was trained on one text per row, [BOS] text
+ * [EOS], and never saw what follows an EOS (going on after it, its line
+ * lengths and rhymes count from the wrong place). */
+static int next_text(ui_app *app)
+{
+    const attn_model *m = app->model;
+    const attn_trace *tr = &app->trace;
+    int bos = attn_tokenizer_bos(m->tok) >= 0 ? attn_tokenizer_bos(m->tok) : m->cfg.bos;
+    char label[96];
+    if (bos < 0 || !*attn_tokenizer_label(m->tok, bos, label, sizeof label)) {
+        ui_app_status(app, false, _("%s has no start-of-text token to begin a new text from: e edits the text"), m->name);
+        return -1;
+    }
+    char *ended = decoded(m, tr->token_ids, tr->tokens.len);
+    int rc = ui_app_edit_config_step(app, set_tokens, label, 1);
+    if (!rc) {
+        remember(app, label, label);
+        if (ended && strlen(ended) < 160)
+            /* TRANSLATORS: ] after the end of a generated text: %s the start token (<s>), then the text that ended */
+            ui_app_status(app, false, _("a new text from %s alone, as each one began in training · ] writes it · the last one: %s"),
+                          label, ended);
+        else
+            ui_app_status(app, false, _("a new text from %s alone, as each one began in training · ] writes it"), label);
+    }
+    free(ended);
+    return rc;
+}
+
 int ui_app_generate(ui_app *app)
 {
     const attn_trace *tr = &app->trace;
     const attn_tensor *lg = attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS);
-    if (!lg || !app->model) return -1;
+    if (!lg || !app->model || !tr->token_ids) return -1;
     if (ui_app_busy(app, NULL, NULL, NULL)) { /* the next token is drawn from the logits shown */
         ui_app_status(app, false, "%s", _("still computing: ] again once the last token is in"));
         return -1;
@@ -163,10 +241,12 @@ int ui_app_generate(ui_app *app)
         ui_app_status(app, false, "%s", _("generation continues one text: remove the other batch rows"));
         return -1;
     }
-    attn_sampling s = {app->cfg.temperature, app->cfg.top_k, app->cfg.seed};
+    int n = tr->tokens.len, eos = app->model->cfg.eos; /* tokens so far: the last is the query shown */
+    if (eos >= 0 && n > 0 && tr->token_ids[n - 1] == eos) return next_text(app);
+    attn_sampling s = attn_sampling_of(&app->cfg);
     float u = attn_uniform(attn_hash64(s.seed ^ attn_hash_str("generate")), (uint64_t)tr->dims.L);
     size_t last = (size_t)(tr->dims.s - 1) * tr->dims.V;
-    int id = attn_sample_logits(lg->data + last, tr->dims.V, &s, u);
+    int id = attn_sample_logits(lg->data + last, tr->dims.V, attn_tokenizer_unk(app->model->tok), &s, u);
     float p = attn_trace_stage(tr, -1, ATTN_STAGE_PROBS)->data[last + id];
     char label[96];
     const char *word = attn_tokenizer_label(app->model->tok, id, label, sizeof label);
@@ -178,11 +258,21 @@ int ui_app_generate(ui_app *app)
     size_t len = strlen(all) + strlen(word) + 2;
     char *text = malloc(len);
     if (text) snprintf(text, len, "%s %s", all, word);
+    if (!text) {
+        free(all);
+        return -1;
+    }
+    bool going_on = ui_app_prompt_len(app) >= 0; /* ] wrote the text shown: the same prompt */
+    app->view.row = -1; /* the new query row: decode mode's only one */
+    int rc = ui_app_edit_config_step(app, set_tokens, text, n + 1); /* a long text: on the worker */
+    if (!rc) remember(app, going_on ? NULL : all, text);
     free(all);
-    if (!text) return -1;
-    int rc = ui_app_edit_config_step(app, set_tokens, text, app->view.decode_step + 1); /* a long text: on the worker */
     free(text);
-    /* TRANSLATORS: the token generated and its probability */
-    if (!rc) ui_app_status(app, false, _("generated “%s” (p = %.2f)"), word, p);
+    if (!rc && id == eos)
+        /* TRANSLATORS: the end-of-text token was generated (%s: its label, </s>) with probability p */
+        ui_app_status(app, false, _("generated “%s” (p = %.2f): the end of the text · ] starts the next one"), word, p);
+    else if (!rc)
+        /* TRANSLATORS: the token generated and its probability */
+        ui_app_status(app, false, _("generated “%s” (p = %.2f)"), word, p);
     return rc;
 }

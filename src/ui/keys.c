@@ -46,8 +46,8 @@ const ui_key_binding ui_keys[] = {
     {'t', UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL}, /* -1: the next one */
     KEY('o', UI_ACT_MODEL_NEXT, "o", N_("trained models: tang → … → brown → the built-in example")),
     KEY('e', UI_ACT_EDIT, "e", N_("edit the tokens (Enter applies, Esc cancels)")),
-    KEY('k', UI_ACT_DECODE, "k", N_("KV-cache decode mode;  [ ]  previous / next token")),
-    ALSO('[', UI_ACT_DECODE_PREV),
+    KEY('k', UI_ACT_DECODE, "k", N_("KV-cache decode mode (a trained model: at its text's last token)")),
+    KEY('[', UI_ACT_DECODE_PREV, "[  ]", N_("previous / next token; a model: ] at the end writes one (after </s>, a new text)")),
     ALSO(']', UI_ACT_DECODE_NEXT),
     /* TRANSLATORS: "click" stands in the keys column of the help */
     KEY(UI_KEY_NONE, UI_ACT_NONE, N_("click"), N_("a cell's row: its weights as bars")),

@@ -76,7 +76,22 @@ int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize
             snprintf(err, errsize, "decode: %s", app->status);
             return -1;
         }
-        while (app->view.decode_step < v->decode_step && ui_app_do(app, UI_ACT_DECODE_NEXT, 0)) {}
+        /* k opens a model at its last token, the built-in example at its first: then to the step asked for */
+        if (app->view.decode_step != v->decode_step && ui_app_edit_config_step(app, NULL, NULL, v->decode_step)) {
+            snprintf(err, errsize, "decode: %s", app->status);
+            return -1;
+        }
+        /* past the end of a model's text it writes on, as ] does, up to the model's </s> */
+        const attn_trace *tr = &app->trace;
+        bool ended = false;
+        while (app->model && tr->token_ids && tr->dims.b == 1 && app->view.decode_step < v->decode_step &&
+               app->view.decode_step == app->decode_len &&
+               !(ended = tr->token_ids[tr->tokens.len - 1] == app->model->cfg.eos) && ui_app_generate(app) == 0) {}
+        if (app->view.decode_step != v->decode_step && ended) {
+            snprintf(err, errsize, "--decode-step: %d is past the end of the text: %s wrote its end (</s>) at step %d",
+                     v->decode_step, app->model->name, app->decode_len);
+            return -1;
+        }
         if (app->view.decode_step != v->decode_step) {
             snprintf(err, errsize, "--decode-step: %d is beyond the %d tokens of the longest row", v->decode_step,
                      app->decode_len);

@@ -10,6 +10,7 @@
 #include "lesson_panel.h"
 #include "plot.h"
 #include "predict.h"
+#include "text_strip.h"
 #include "view.h"
 
 #define UI_MAX_LISTED 512 /* stages the navigator lists: one layer's and the model-level ones */
@@ -752,6 +753,7 @@ typedef struct {
     int nav_w;
     ui_rect main;   /* right of the rail: header, decode panel, picture */
     int header_y;   /* below the header */
+    int strip_h;    /* the text strip's height (text_strip.h), under the decode panel */
     int fold_y;     /* the side panel folded to a line, here (-1: none) */
     ui_rect pic;    /* the picture */
     ui_rect side_r; /* the side panel */
@@ -766,6 +768,7 @@ static void plan_frame(ui_draw *dl, const ui_app *app, ui_rect area, bool rail, 
     p->main.w = area.x + area.w - p->main.x - (rail ? u : u / 2);
     int y = p->header_y = header(dl, app, p->main, rail, detail, false);
     if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){p->main.x, y, p->main.w, 0}, false);
+    y += p->strip_h = ui_text_strip_height(dl, app, (ui_rect){p->main.x, y, p->main.w, p->main.y + p->main.h - y});
     p->fold_y = -1;
     int model_w = ui_predict_width(dl, app, p->main.w);
     if (model_w && !side) { /* the side panel folded: its first line above the picture */
@@ -854,6 +857,7 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     if (fp.rail) navigator(dl, app, (ui_rect){0, top, fp.nav_w, h - top - status_h});
     int y = header(dl, app, fp.main, fp.rail, fp.detail, true);
     if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){fp.main.x, y, fp.main.w, 0}, true);
+    if (fp.strip_h > 0) ui_render_text_strip(dl, app, (ui_rect){fp.main.x, y, fp.main.w, fp.strip_h});
     if (fp.fold_y >= 0) ui_render_predictions_line(dl, app, (ui_rect){fp.main.x, fp.fold_y, fp.main.w, ui_predict_line_height(dl)});
     if (fp.side_r.w > 0) ui_render_predictions(dl, app, fp.side_r);
     ui_rect pic = fp.pic;

@@ -1,0 +1,23 @@
+/* text_strip.h — a trained model's text as a class reads it: the prompt and
+ * what ] wrote after it, in full, wrapped, in the model's own script (the
+ * tokenizer's decoding: Chinese as characters, English words with spaces),
+ * with the token of the query row shown and the token it predicts marked,
+ * and "end of text" after the model's </s>. No SDL. */
+#ifndef UI_TEXT_STRIP_H
+#define UI_TEXT_STRIP_H
+
+#include "app.h"
+#include "draw.h"
+#include "layout.h"
+
+/* Draws the strip at the top of box, as wide as box and at most a third of
+ * its height (a longer text shows the lines around the query), in decode
+ * mode and in the compare view of a model's trace. Returns the height it
+ * took, its margin below included; 0 when it is not shown. */
+int ui_render_text_strip(ui_draw *dl, const ui_app *app, ui_rect box);
+
+/* The height ui_render_text_strip would take in box, drawing nothing: for a
+ * layout that plans the frame before drawing it. */
+int ui_text_strip_height(ui_draw *dl, const ui_app *app, ui_rect box);
+
+#endif
