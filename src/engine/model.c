@@ -429,6 +429,18 @@ attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, in
     return ATTN_OK;
 }
 
+attn_status attn_model_peek(const char *name, attn_model_config *c, attn_error *err)
+{
+    char dir[4096], path[4200], *text = NULL;
+    size_t size;
+    attn_status st = attn_model_find(name, dir, sizeof dir, err);
+    if (st) return st;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if (!(st = attn_file_read(path, CONFIG_LIMIT, &text, &size, err))) st = attn_model_config_parse(text, size, c, err);
+    free(text);
+    return st;
+}
+
 static attn_status load_folder(attn_model *m, attn_error *err)
 {
     char path[4096];
