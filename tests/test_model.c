@@ -57,7 +57,7 @@ static void test_trained_causal(void **state)
     fprintf(f, "%s,\"attnlab_causal\":false}", text);
     fclose(f);
     free(text);
-    assert_int_equal(attn_model_peek("cheat", &c, &err), ATTN_OK); /* by name, under $ATTNLAB_MODELS */
+    assert_int_equal(attn_model_peek(model_dir("cheat"), &c, &err), ATTN_OK);
     assert_false(c.causal);
     assert_int_not_equal(attn_model_peek("no-such-model", &c, &err), ATTN_OK);
 }
