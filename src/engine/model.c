@@ -415,6 +415,7 @@ attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, in
             snprintf(v->variant, sizeof v->variant, "%s", o.variant);
             v->heads = o.cfg.heads;
             v->kv_heads = o.cfg.kv_heads;
+            v->layers = o.cfg.layers;
             v->heldout_loss = o.heldout_loss;
             v->kv_bytes_per_token = attn_model_kv_bytes_per_token(&o.cfg);
             have[r] = true;

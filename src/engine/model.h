@@ -135,8 +135,9 @@ typedef struct {
     char name[64];             /* as attn_model_list gives it */
     char variant[16];          /* "mha", "gqa", "mqa" */
     int heads, kv_heads;
+    int layers;
     double heldout_loss;       /* nats per token; NAN if unknown */
-    double kv_bytes_per_token;
+    double kv_bytes_per_token; /* K and V of all its layers (attn_model_kv_bytes_per_token) */
 } attn_model_variant;
 
 /* The shipped variants of m's training run, in the order MHA, GQA, MQA (m
