@@ -216,15 +216,12 @@ static int picture_option(const char *cmd, const char *flag, const char *v, cli_
     return 0;
 }
 
-/* A model runs as it was trained unless the flags say otherwise: the causal
- * mask off for one trained without it (tang-nocausal). A model that cannot be
- * read is left for the command to report. */
-static void as_trained(attn_config *c, bool causal_given)
+void cli_open_as_trained(cli_args *a)
 {
     attn_model_config mc;
     attn_error ignore;
-    if (c->model && !causal_given && !attn_model_peek(c->model, &mc, &ignore) && !mc.causal)
-        c->causal = ATTN_CAUSAL_OFF;
+    if (a->cfg.model && !a->causal_given && !attn_model_peek(a->cfg.model, &mc, &ignore) && !mc.causal)
+        a->cfg.causal = ATTN_CAUSAL_OFF;
 }
 
 int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a)
@@ -249,7 +246,6 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
     optind = 0; /* GNU: full reset, so parsing can be repeated */
     opterr = 0;
     int c, idx;
-    bool causal_given = false;
     const char *bad_flag = "", *near;
     char flagbuf[40];
     /* leading '-': keep non-options in place and report them as code 1 */
@@ -286,7 +282,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
                 fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
                 return CLI_EUSAGE;
             }
-            causal_given |= !strcmp(o->row->name, "causal");
+            a->causal_given |= !strcmp(o->row->name, "causal");
             continue;
         }
         const flag_def *f = &FLAGS[o->cmd];
@@ -328,7 +324,6 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
             if (picture_option(cmd, f->flag, optarg, a)) return CLI_EUSAGE;
         }
     }
-    as_trained(&a->cfg, causal_given);
     return CLI_OK;
 not_here:
     fprintf(stderr, "attnlab %s: %s does not take %s\n", cmd, cmd, bad_flag);
