@@ -21,6 +21,7 @@
 #include "forward.h"
 #include "draw.h"
 #include "i18n.h"
+#include "loss.h"
 #include "player.h"
 #include "render.h"
 #include "utf8.h"
@@ -1027,6 +1028,170 @@ static void test_lesson_panel(void **state)
     check_layout(f);
 }
 
+/* Every text command of the frame joined by spaces: a wrapped sentence reads whole. */
+static char *all_text(const ui_draw *dl)
+{
+    size_t n = 1;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_TEXT) n += strlen(ui_cmd_text(dl, c)) + 1;
+    char *s = calloc(n, 1);
+    assert_non_null(s);
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_TEXT) strcat(strcat(s, ui_cmd_text(dl, c)), " ");
+    return s;
+}
+
+/* The app on a shipped model and text, the causal mask as given. */
+static void open_model(fixture *f, const char *model, const char *causal)
+{
+    char err[400];
+    attn_config c;
+    attn_config_init(&c);
+    attn_config_set(&c, "model", model, NULL);
+    attn_config_set(&c, "text", "床前明月光，疑是地上霜。举头望明月，低头思故乡。", NULL);
+    if (causal) attn_config_set(&c, "causal", causal, NULL);
+    ui_app_free(&f->app);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    ui_player_init(&f->app.lesson, "en", NULL);
+    f->app.lesson.keep_progress = false;
+}
+
+/* The side panel gives the loss of the text shown under the settings shown,
+ * beside the card's held-out loss as trained: the cheater with its mask back
+ * is far worse than guessing, without it near 0; tang the other way round. */
+static void test_panel_losses(void **state)
+{
+    fixture *f = *state;
+    char want[200];
+    int n;
+    open_model(f, "tang-nocausal", "true");
+    double on = attn_trace_loss(&f->app.trace, 0, &n);
+    assert_int_equal(n, 24);
+    assert_true(on > 20); /* its card: 31.16 on held-out poems */
+    build(f);
+    char *text = all_text(&f->dl);
+    snprintf(want, sizeof want, "this text: %.2f nats/token with the causal mask", on);
+    assert_non_null(strstr(text, want));
+    assert_non_null(strstr(text, "held-out text, trained without it: 0.00"));
+    assert_non_null(strstr(text, "trained without the causal mask"));
+    free(text);
+    assert_true(ui_app_do(&f->app, UI_ACT_CAUSAL, 0));
+    double off = attn_trace_loss(&f->app.trace, 0, &n);
+    assert_true(off < 0.1);
+    build(f);
+    text = all_text(&f->dl);
+    snprintf(want, sizeof want, "this text: %.2f nats/token without the causal mask", off);
+    assert_non_null(strstr(text, want));
+    free(text);
+    open_model(f, "tang", NULL);
+    on = attn_trace_loss(&f->app.trace, 0, &n);
+    assert_true(on > 1 && on < 8);
+    build(f);
+    text = all_text(&f->dl);
+    snprintf(want, sizeof want, "this text: %.2f nats/token with the causal mask", on);
+    assert_non_null(strstr(text, want));
+    assert_non_null(strstr(text, "held-out text, trained with it: 4.28"));
+    assert_null(strstr(text, "trained without the causal mask"));
+    free(text);
+    assert_true(ui_app_do(&f->app, UI_ACT_CAUSAL, 0));
+    build(f);
+    text = all_text(&f->dl);
+    snprintf(want, sizeof want, "this text: %.2f nats/token without the causal mask", attn_trace_loss(&f->app.trace, 0, &n));
+    assert_non_null(strstr(text, want));
+    free(text);
+}
+
+/* tang-nocausal opens as it was trained, without the causal mask (o from the
+ * model before it), and lists no variants, since m has none to reach from it;
+ * tang lists its three, and m steps through them. */
+static void test_model_as_trained(void **state)
+{
+    fixture *f = *state;
+    open_model(f, "tang-mqa", NULL);
+    assert_true(f->app.trace.cfg.causal);
+    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0));
+    assert_string_equal(f->app.model->name, "tang-nocausal");
+    assert_int_equal(f->app.cfg.causal, ATTN_CAUSAL_OFF);
+    assert_int_equal(f->app.trace.cfg.causal, ATTN_CAUSAL_OFF);
+    build(f);
+    char *text = all_text(&f->dl);
+    assert_non_null(strstr(text, "trained without the causal mask"));
+    assert_non_null(strstr(text, "without the causal mask"));
+    assert_null(strstr(text, "m: variants trained alike"));
+    assert_null(strstr(text, "B/token"));
+    free(text);
+    assert_int_equal(f->app.n_variants, 0);
+    assert_false(ui_app_do(&f->app, UI_ACT_MODE, 0)); /* m: nothing to switch to, as the panel says */
+    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0)); /* the built-in example */
+    assert_null(f->app.model);
+    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0)); /* brown: trained with the mask, it opens with it */
+    assert_string_equal(f->app.model->name, "brown");
+    assert_int_equal(f->app.trace.cfg.causal, ATTN_CAUSAL_ON);
+    open_model(f, "tang", NULL);
+    build(f);
+    text = all_text(&f->dl);
+    assert_non_null(strstr(text, "m: variants trained alike"));
+    assert_non_null(strstr(text, "KV 2048 B/token, all 4 layers"));
+    assert_non_null(strstr(text, "KV 4096 B/token, all 4 layers"));
+    free(text);
+    assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0));
+    assert_string_equal(f->app.model->name, "tang-mqa");
+}
+
+/* The KV cache per token is counted one way: the decode line's per layer and
+ * for all layers, the panel's for all layers, m's status likewise. */
+static void test_cache_bytes_agree(void **state)
+{
+    fixture *f = *state;
+    open_model(f, "tang", NULL);
+    assert_true(ui_app_do(&f->app, UI_ACT_DECODE, 0));
+    build(f);
+    char *text = all_text(&f->dl);
+    /* 2 (K and V) · g = 2 kv heads · k = 32 · 4 bytes = 512 B a layer, 4 layers */
+    assert_non_null(strstr(text, "this model: 512\u00a0B per token per layer, 2048\u00a0B for all\u00a04\u00a0layers"));
+    assert_non_null(strstr(text, "KV 2048 B/token, all 4 layers"));
+    free(text);
+    assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0)); /* m: tang-mqa, one kv head */
+    assert_non_null(strstr(f->app.status, "KV cache 1024 B/token, all 4 layers"));
+}
+
+/* A message about the view leaves with it: '.' says "layer 2 of 4"; a click
+ * in the all-heads grid that opens layer 0 leaves no such line behind. */
+static void test_status_follows_view(void **state)
+{
+    fixture *f = *state;
+    open_model(f, "tang", NULL);
+    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_NEXT, 0));
+    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_NEXT, 0));
+    build(f);
+    assert_true(has_text(&f->dl, "layer 2 of 4"));
+    assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0));
+    build(f);
+    const ui_heat_area *thumb = NULL;
+    for (int i = 0; i < f->app.layout.n_areas; i++)
+        if (!strncmp(f->app.layout.areas[i].stage, "layers.0.", 9) && f->app.layout.areas[i].head == 1)
+            thumb = &f->app.layout.areas[i];
+    assert_non_null(thumb);
+    int x = thumb->r.x + thumb->r.w / 2, y = thumb->r.y + thumb->r.h / 2;
+    ui_app_mouse_down(&f->app, x, y);
+    ui_app_mouse_up(&f->app);
+    assert_int_equal(f->app.view.layer, 0);
+    assert_int_equal(f->app.view.head, 1);
+    build(f);
+    assert_false(has_text(&f->dl, "layer 2 of 4"));
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        if (c->kind == UI_CMD_TEXT) assert_null(strstr(ui_cmd_text(&f->dl, c), "layer 2 of"));
+    /* and the batch row's message with the batch row */
+    open_model(f, "tang", NULL);
+    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_NEXT, 0));
+    assert_string_equal(ui_app_status_text(&f->app), "layer 1 of 4");
+    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_PREV, 0));
+    assert_string_equal(ui_app_status_text(&f->app), "layer 0 of 4");
+    ui_app_show_layer(&f->app, 3, "weights");
+    assert_string_equal(ui_app_status_text(&f->app), "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1056,6 +1221,10 @@ int main(void)
         cmocka_unit_test(test_zoom_and_pan),
         cmocka_unit_test_setup_teardown(test_presenter_toolbar, setup, teardown),
         cmocka_unit_test(test_header_follows_settings),
+        cmocka_unit_test_setup_teardown(test_panel_losses, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_as_trained, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_bytes_agree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_follows_view, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
