@@ -1192,6 +1192,55 @@ static void test_status_follows_view(void **state)
     assert_string_equal(ui_app_status_text(&f->app), "");
 }
 
+/* The third heatmap of the compare view: the difference pane's picture. */
+static const ui_cmd *difference_pane(const ui_draw *dl)
+{
+    int k = 0;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_HEATMAP && ++k == 3) return c;
+    return NULL;
+}
+
+/* The compare view's difference does not magnify rounding: two traces that
+ * differ by less than 1e-6 of their largest value (sums added in another
+ * order) show no change, every cell exactly 0; a real change still shows,
+ * the rounding beside it still 0. */
+static void test_difference_rounding(void **state)
+{
+    fixture *f = *state;
+    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE_WITH, attn_compare_find("fill")));
+    assert_true(f->app.has_alt);
+    build(f);
+    assert_true(has_text(&f->dl, "difference: no change, the toggle changes nothing here"));
+    /* the toggled weights off by float rounding in a few cells of head 0 */
+    attn_tensor *w = (attn_tensor *)attn_trace_find(&f->app.alt, "weights");
+    assert_non_null(w);
+    int t = f->app.trace.dims.t;
+    w->data[0] += 3e-8f;          /* (0, 0), 1.00 */
+    w->data[t + 0] -= 5e-8f;      /* (1, 0) */
+    w->data[5 * t + 2] += 2e-7f;  /* (5, 2) */
+    f->app.generation++;
+    build(f);
+    assert_true(has_text(&f->dl, "difference: no change (|Δ| ≤ 1e-6 · max|x|, float rounding, drawn as 0)"));
+    const ui_cmd *d = difference_pane(&f->dl);
+    assert_non_null(d);
+    for (int i = 0; i < d->heat.slice.rows; i++)
+        for (int j = 0; j < d->heat.slice.cols; j++) {
+            float v = ui_slice_at(&d->heat.slice, i, j);
+            assert_true(v == 0 && !signbit(v));
+        }
+    /* a change of 1e-3 is a change; the rounding beside it stays 0 */
+    w->data[5 * t + 3] += 1e-3f;
+    f->app.generation++;
+    build(f);
+    assert_true(has_text(&f->dl, "difference (toggled − configured)"));
+    d = difference_pane(&f->dl);
+    assert_true(fabsf(ui_slice_at(&d->heat.slice, 5, 3) - 1e-3f) < 1e-6f);
+    assert_true(ui_slice_at(&d->heat.slice, 0, 0) == 0 && ui_slice_at(&d->heat.slice, 5, 2) == 0);
+    assert_true(d->heat.scale.hi < 1.1e-3f);
+    check_layout(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1222,6 +1271,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_presenter_toolbar, setup, teardown),
         cmocka_unit_test(test_header_follows_settings),
         cmocka_unit_test_setup_teardown(test_panel_losses, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_difference_rounding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_as_trained, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_bytes_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_follows_view, setup, teardown),
