@@ -1241,6 +1241,77 @@ static void test_difference_rounding(void **state)
     check_layout(f);
 }
 
+/* The geometry view of a frame w × h: its two panels (the frames drawn after
+ * the title "queries and keys"), every text that touches a panel lies inside
+ * it and clear of every other, the arrows of the first panel span most of
+ * it, and the labels drawn plus those the note says were left out make the
+ * query's and every key's. */
+static void check_geometry(fixture *f, int w, int h)
+{
+    ui_render_frame(&f->app, &f->dl, &f->app.layout, w, h);
+    ui_render_commit(&f->app, &f->app.layout);
+    assert_false(f->dl.failed);
+    ui_rect panel[2];
+    int n_panels = 0;
+    bool after = false;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
+        after |= c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(&f->dl, c), "queries and keys");
+        if (after && c->kind == UI_CMD_FRAME && n_panels < 2) panel[n_panels++] = c->r;
+    }
+    assert_int_equal(n_panels, 2);
+    ui_rect labels[400];
+    int n = 0, in_first = 0;
+    float x0 = 1e9f, x1 = -1e9f, y0 = 1e9f, y1 = -1e9f;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
+        if (c->kind == UI_CMD_POLY && inside(c->r, panel[0])) {
+            x0 = fminf(x0, (float)c->r.x), x1 = fmaxf(x1, (float)(c->r.x + c->r.w));
+            y0 = fminf(y0, (float)c->r.y), y1 = fmaxf(y1, (float)(c->r.y + c->r.h));
+        }
+        if (c->kind != UI_CMD_TEXT) continue;
+        for (int k = 0; k < 2; k++) {
+            ui_rect o = ui_rect_intersect(c->r, panel[k]);
+            if (o.w <= 0 || o.h <= 0) continue;
+            if (!inside(c->r, panel[k]))
+                fail_msg("label '%s' at (%d, %d, %d×%d) leaves its panel (%d, %d, %d×%d)", ui_cmd_text(&f->dl, c), c->r.x,
+                         c->r.y, c->r.w, c->r.h, panel[k].x, panel[k].y, panel[k].w, panel[k].h);
+            for (int i = 0; i < n; i++) {
+                ui_rect q = ui_rect_intersect(c->r, labels[i]);
+                if (q.w > 0 && q.h > 0) fail_msg("label '%s' overlaps another", ui_cmd_text(&f->dl, c));
+            }
+            labels[n++] = c->r;
+            in_first += k == 0;
+        }
+    }
+    /* the query's label and one per key, or the note's count of those left out */
+    int first_dropped = -1;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        if (c->kind == UI_CMD_TEXT && c->r.y >= panel[0].y + panel[0].h && c->r.x < panel[0].x + panel[0].w &&
+            sscanf(ui_cmd_text(&f->dl, c), "%d labels left out", &first_dropped) == 1)
+            break;
+    assert_int_equal(in_first + (first_dropped > 0 ? first_dropped : 0), 1 + f->app.trace.dims.t);
+    /* spread: the arrows cover most of the panel one way or the other */
+    float spread = fmaxf((x1 - x0) / panel[0].w, (y1 - y0) / panel[0].h);
+    assert_true(spread > 0.6f);
+}
+
+/* The geometry view of a trained head (tang, layer 2, head 3: 25 keys in one
+ * direction): labels inside their panels without overlap, arrows spread. */
+static void test_geometry_labels(void **state)
+{
+    fixture *f = *state;
+    open_model(f, "tang", NULL);
+    ui_app_show_layer(&f->app, 2, "weights");
+    f->app.view.head = 3;
+    assert_true(ui_app_key(&f->app, 'a', 0));
+    check_geometry(f, W, H);
+    check_geometry(f, 1000, 640); /* less room: labels left out, and said */
+    check_geometry(f, 1600, 1000);
+    open_model(f, "brown", NULL);
+    ui_app_show_layer(&f->app, 1, "weights");
+    assert_true(ui_app_key(&f->app, 'a', 0));
+    check_geometry(f, W, H);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1271,6 +1342,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_presenter_toolbar, setup, teardown),
         cmocka_unit_test(test_header_follows_settings),
         cmocka_unit_test_setup_teardown(test_panel_losses, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_geometry_labels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_difference_rounding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_as_trained, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_bytes_agree, setup, teardown),
