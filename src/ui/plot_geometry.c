@@ -318,18 +318,24 @@ static void value_panel(ui_draw *dl, const ui_geom *g, int qi, plane *p)
     for (int n = 0; n < g->t; n++) tip_label(dl, p, g->v[order[n]], g->k_label[order[n]], UI_TEXT_DIM);
 }
 
-/* Under a panel: the labels it left out and the arrows it cut, if any. */
+/* Under a panel: the labels it left out and the arrows it cut, if any, in
+ * shorter words when the panel is narrow. */
 static void panel_note(ui_draw *dl, const plane *p, int x, int y, int w)
 {
     char buf[200];
-    int n = 0;
-    buf[0] = '\0';
-    if (p->dropped)
-        /* TRANSLATORS: the geometry view: labels with no free place near their arrow; placed by weight, largest first */
-        n += snprintf(buf, sizeof buf, _("%d labels left out: lowest weights"), p->dropped);
-    if (p->cut)
-        /* TRANSLATORS: the geometry view: arrows over 3 times the median length end at the panel's edge with a double head */
-        snprintf(buf + n, sizeof buf - (size_t)n, _("%s%d long arrows cut (double head)"), n ? " · " : "", p->cut);
+    for (int brief = 0; brief < 2; brief++) {
+        int n = 0;
+        buf[0] = '\0';
+        if (p->dropped)
+            /* TRANSLATORS: the geometry view: labels with no free place near their arrow; placed by weight, largest first */
+            n += snprintf(buf, sizeof buf, brief ? _("%d labels left out") : _("%d labels left out: lowest weights"),
+                          p->dropped);
+        if (p->cut)
+            /* TRANSLATORS: the geometry view: arrows over 3 times the median length end at the panel's edge with a double head */
+            snprintf(buf + n, sizeof buf - (size_t)n, brief ? _("%s%d cut") : _("%s%d long arrows cut (double head)"),
+                     n ? " · " : "", p->cut);
+        if (ui_text_w(dl, buf) <= w) break;
+    }
     if (buf[0]) ui_text_fit(dl, buf, x, y, w, UI_TEXT_DIM);
 }
 
@@ -391,8 +397,8 @@ void ui_plot_geometry(ui_draw *dl, const ui_app *app, ui_rect box)
         right = (ui_rect){box.x + half_w + u, y + u + u / 4, half_w, h};
         ty2 = y;
     }
-    ui_text(dl, _("queries and keys"), left.x, ty1, Q_COLOR);
-    ui_text(dl, _("values, and the context Σ wⱼ vⱼ"), right.x, ty2, V_COLOR);
+    ui_text_fit(dl, _("queries and keys"), left.x, ty1, left.w, Q_COLOR);
+    ui_text_fit(dl, _("values, and the context Σ wⱼ vⱼ"), right.x, ty2, right.w, V_COLOR);
     ui_frame(dl, left.x, left.y, left.w, left.h, 1, UI_PANEL_HI);
     ui_frame(dl, right.x, right.y, right.w, right.h, 1, UI_PANEL_HI);
     plane pq, pv;
@@ -400,12 +406,8 @@ void ui_plot_geometry(ui_draw *dl, const ui_app *app, ui_rect box)
     qk_panel(dl, g, qi, left, &pq);
     fit(dl, right, &ev, &pv);
     value_panel(dl, g, qi, &pv);
-    if (stack > side * 1.1f) { /* the first note between the panels, the second below */
-        panel_note(dl, &pq, left.x, left.y + left.h + u / 8, left.w);
-        panel_note(dl, &pv, right.x, right.y + right.h + u / 8, right.w);
-    } else {
-        panel_note(dl, &pq, left.x, left.y + left.h + u / 8, left.w);
-        panel_note(dl, &pv, right.x, right.y + right.h + u / 8, right.w);
-    }
+    /* each panel's note under it (stacked: between the panels, above the second's title) */
+    panel_note(dl, &pq, left.x, left.y + left.h + u / 8, left.w);
+    panel_note(dl, &pv, right.x, right.y + right.h + u / 8, right.w);
     free(g);
 }
