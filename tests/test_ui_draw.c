@@ -23,6 +23,7 @@
 #include "i18n.h"
 #include "loss.h"
 #include "player.h"
+#include "predict.h"
 #include "render.h"
 #include "utf8.h"
 #include "view.h"
@@ -1041,6 +1042,17 @@ static char *all_text(const ui_draw *dl)
     return s;
 }
 
+/* The side panel alone, as the frame draws it beside the picture (the layout
+ * decides whether it is there; what it says is tested here), its text joined. */
+static char *panel_text(fixture *f)
+{
+    ui_draw_begin(&f->dl, (int)lroundf(UI_BASE_FONT_PX * f->app.font_scale * f->app.pixel_ratio));
+    f->dl.layout = &f->app.layout;
+    ui_render_predictions(&f->dl, &f->app, (ui_rect){W - 20 * ui_line(&f->dl), 80, 19 * ui_line(&f->dl), H - 120});
+    assert_false(f->dl.failed);
+    return all_text(&f->dl);
+}
+
 /* The app on a shipped model and text, the causal mask as given. */
 static void open_model(fixture *f, const char *model, const char *causal)
 {
@@ -1069,8 +1081,7 @@ static void test_panel_losses(void **state)
     double on = attn_trace_loss(&f->app.trace, 0, &n);
     assert_int_equal(n, 24);
     assert_true(on > 20); /* its card: 31.16 on held-out poems */
-    build(f);
-    char *text = all_text(&f->dl);
+    char *text = panel_text(f);
     snprintf(want, sizeof want, "this text: %.2f nats/token with the causal mask", on);
     assert_non_null(strstr(text, want));
     assert_non_null(strstr(text, "held-out text, trained without it: 0.00"));
@@ -1079,24 +1090,21 @@ static void test_panel_losses(void **state)
     assert_true(ui_app_do(&f->app, UI_ACT_CAUSAL, 0));
     double off = attn_trace_loss(&f->app.trace, 0, &n);
     assert_true(off < 0.1);
-    build(f);
-    text = all_text(&f->dl);
+    text = panel_text(f);
     snprintf(want, sizeof want, "this text: %.2f nats/token without the causal mask", off);
     assert_non_null(strstr(text, want));
     free(text);
     open_model(f, "tang", NULL);
     on = attn_trace_loss(&f->app.trace, 0, &n);
     assert_true(on > 1 && on < 8);
-    build(f);
-    text = all_text(&f->dl);
+    text = panel_text(f);
     snprintf(want, sizeof want, "this text: %.2f nats/token with the causal mask", on);
     assert_non_null(strstr(text, want));
     assert_non_null(strstr(text, "held-out text, trained with it: 4.28"));
     assert_null(strstr(text, "trained without the causal mask"));
     free(text);
     assert_true(ui_app_do(&f->app, UI_ACT_CAUSAL, 0));
-    build(f);
-    text = all_text(&f->dl);
+    text = panel_text(f);
     snprintf(want, sizeof want, "this text: %.2f nats/token without the causal mask", attn_trace_loss(&f->app.trace, 0, &n));
     assert_non_null(strstr(text, want));
     free(text);
@@ -1114,8 +1122,7 @@ static void test_model_as_trained(void **state)
     assert_string_equal(f->app.model->name, "tang-nocausal");
     assert_int_equal(f->app.cfg.causal, ATTN_CAUSAL_OFF);
     assert_int_equal(f->app.trace.cfg.causal, ATTN_CAUSAL_OFF);
-    build(f);
-    char *text = all_text(&f->dl);
+    char *text = panel_text(f);
     assert_non_null(strstr(text, "trained without the causal mask"));
     assert_non_null(strstr(text, "without the causal mask"));
     assert_null(strstr(text, "m: variants trained alike"));
@@ -1129,8 +1136,7 @@ static void test_model_as_trained(void **state)
     assert_string_equal(f->app.model->name, "brown");
     assert_int_equal(f->app.trace.cfg.causal, ATTN_CAUSAL_ON);
     open_model(f, "tang", NULL);
-    build(f);
-    text = all_text(&f->dl);
+    text = panel_text(f);
     assert_non_null(strstr(text, "m: variants trained alike"));
     assert_non_null(strstr(text, "KV 2048 B/token, all 4 layers"));
     assert_non_null(strstr(text, "KV 4096 B/token, all 4 layers"));
@@ -1150,6 +1156,8 @@ static void test_cache_bytes_agree(void **state)
     char *text = all_text(&f->dl);
     /* 2 (K and V) · g = 2 kv heads · k = 32 · 4 bytes = 512 B a layer, 4 layers */
     assert_non_null(strstr(text, "this model: 512\u00a0B per token per layer, 2048\u00a0B for all\u00a04\u00a0layers"));
+    free(text);
+    text = panel_text(f);
     assert_non_null(strstr(text, "KV 2048 B/token, all 4 layers"));
     free(text);
     assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0)); /* m: tang-mqa, one kv head */
