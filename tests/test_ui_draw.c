@@ -1094,6 +1094,14 @@ static void test_panel_losses(void **state)
     snprintf(want, sizeof want, "this text: %.2f nats/token without the causal mask", off);
     assert_non_null(strstr(text, want));
     free(text);
+    /* the compare view with the mask toggled: both losses, the toggled one under its bars */
+    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE_WITH, attn_compare_find("causal")));
+    text = panel_text(f);
+    snprintf(want, sizeof want, "this text: %.2f nats/token without the causal mask", off);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want, "this text, toggled: %.2f nats/token", on);
+    assert_non_null(strstr(text, want));
+    free(text);
     open_model(f, "tang", NULL);
     on = attn_trace_loss(&f->app.trace, 0, &n);
     assert_true(on > 1 && on < 8);

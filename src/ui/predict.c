@@ -122,6 +122,13 @@ void ui_render_predictions(ui_draw *dl, const ui_app *app, ui_rect box)
         snprintf(buf, sizeof buf, _("with the %s toggled:"), ui_compare_name(app->view.compare));
         y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT_DIM) * u + u / 4;
         y = bars(dl, app, &app->alt, box, y, UI_ERROR);
+        int n;
+        double loss = attn_trace_loss(&app->alt, app->view.batch, &n);
+        if (n > 0) {
+            /* TRANSLATORS: the loss of the text shown with the compare view's toggle, nats per token */
+            snprintf(buf, sizeof buf, _("this text, toggled: %.2f nats/token"), loss);
+            y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT) * u;
+        }
     }
     y += u / 2;
     snprintf(buf, sizeof buf, "%s · %d %s", app->model->name, app->model->cfg.layers, _("layers"));
