@@ -116,6 +116,31 @@ static void test_trace(void **state)
     attn_config_free(&c);
 }
 
+/* The shipped models on the poem of lessons 12 and 13, causal mask on: the
+ * numbers tests/hf_reference.py's PyTorch model (float64, written from the
+ * Hugging Face modelling code, independently of attnlab) gives for the mean
+ * −log softmax(logits)[next id] over the 24 characters after <s>. */
+static void test_shipped_models(void **state)
+{
+    (void)state;
+    static const struct { const char *model; double want; } cases[] = {{"tang", 3.8215}, {"tang-nocausal", 32.8822}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        attn_config c;
+        attn_error err;
+        attn_trace tr;
+        int n;
+        attn_config_init(&c);
+        assert_int_equal(attn_config_set(&c, "model", cases[i].model, &err), ATTN_OK);
+        assert_int_equal(attn_config_set(&c, "text", "床前明月光，疑是地上霜。举头望明月，低头思故乡。", &err), ATTN_OK);
+        if (attn_trace_run(&c, NULL, &tr, &err)) fail_msg("%s: %s", cases[i].model, err.msg);
+        double loss = attn_trace_loss(&tr, 0, &n);
+        assert_int_equal(n, 24);
+        if (fabs(loss - cases[i].want) > 2e-3) fail_msg("%s: %.4f, the reference %.4f", cases[i].model, loss, cases[i].want);
+        attn_trace_free(&tr);
+        attn_config_free(&c);
+    }
+}
+
 int main(void)
 {
     const char *tmp = getenv("ATTNLAB_TEST_TMP");
@@ -124,6 +149,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_by_hand),
         cmocka_unit_test(test_trace),
+        cmocka_unit_test(test_shipped_models),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];

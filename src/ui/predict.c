@@ -76,12 +76,13 @@ static int losses(ui_draw *dl, const ui_app *app, ui_rect box, int y)
     const attn_model *m = app->model;
     attn_causal now = app->trace.cfg.causal;
     if (!m->cfg.causal) {
+        /* a chip, red while the mask it was trained without is on; wrapped in a narrow panel, never cut */
         const char *chip = _("trained without the causal mask");
-        int w = ui_imin(ui_text_w(dl, chip) + u / 2, box.w);
-        ui_fill(dl, box.x, y - 2, w, u + 4, UI_PANEL_HI);
-        ui_frame(dl, box.x, y - 2, w, u + 4, 1, now ? UI_ERROR : UI_ACCENT);
-        ui_text_fit(dl, chip, box.x + u / 4, y, w - u / 4, UI_WHITE);
-        y += u + u / 2;
+        int w = ui_imin(ui_text_w(dl, chip) + u / 2, box.w), lines = ui_text_wrap_lines(dl, chip, w - u / 2);
+        ui_fill(dl, box.x, y - 2, w, lines * u + 4, UI_PANEL_HI);
+        ui_frame(dl, box.x, y - 2, w, lines * u + 4, 1, now ? UI_ERROR : UI_ACCENT);
+        ui_text_wrap(dl, chip, box.x + u / 4, y, w - u / 2, UI_WHITE);
+        y += lines * u + u / 2;
     }
     double loss = attn_trace_loss(&app->trace, app->view.batch, &n);
     if (n > 0) {
