@@ -35,6 +35,33 @@ static const char *model_dir(const char *name)
     return p;
 }
 
+/* How a model was trained: attnlab_causal false in config.json says without
+ * the causal mask (tang-nocausal); absent, with it. Read without the weights. */
+static void test_trained_causal(void **state)
+{
+    (void)state;
+    attn_model_config c;
+    attn_error err;
+    make_model(model_dir("cheat"), 1, 2, 2, true, NULL, NULL);
+    assert_int_equal(attn_model_peek(model_dir("cheat"), &c, &err), ATTN_OK);
+    assert_true(c.causal);
+    assert_int_equal(c.layers, 1);
+    char path[600], *text;
+    snprintf(path, sizeof path, "%s/config.json", model_dir("cheat"));
+    FILE *f = fopen(path, "r+");
+    assert_non_null(f);
+    text = calloc(4096, 1);
+    assert_true(fread(text, 1, 4095, f) > 0);
+    *strrchr(text, '}') = '\0';
+    rewind(f);
+    fprintf(f, "%s,\"attnlab_causal\":false}", text);
+    fclose(f);
+    free(text);
+    assert_int_equal(attn_model_peek(model_dir("cheat"), &c, &err), ATTN_OK);
+    assert_false(c.causal);
+    assert_int_not_equal(attn_model_peek("no-such-model", &c, &err), ATTN_OK);
+}
+
 static void test_load(void **state)
 {
     (void)state;
@@ -556,6 +583,7 @@ int main(void)
     if (!mkdtemp(ROOT)) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load),
+        cmocka_unit_test(test_trained_causal),
         cmocka_unit_test(test_bad_folders),
         cmocka_unit_test(test_trace_stages),
         cmocka_unit_test(test_padding_and_cache),

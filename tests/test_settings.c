@@ -335,6 +335,28 @@ static void describe_and_cycle(void **state)
     attn_config_free(&c);
 }
 
+/* The window and render open a model as it was trained: tang-nocausal without
+ * the causal mask unless a causal flag says otherwise; tang with it. */
+static void models_open_as_trained(void **state)
+{
+    (void)state;
+    static const struct { const char *args[4]; int n; attn_causal want; } cases[] = {
+        {{"render", "--model", "tang-nocausal"}, 3, ATTN_CAUSAL_OFF},
+        {{"render", "--model", "tang-nocausal", "--causal"}, 4, ATTN_CAUSAL_ON},
+        {{"render", "--model", "tang"}, 3, ATTN_CAUSAL_ON},
+        {{"render", "--model", "tang", "--no-causal"}, 4, ATTN_CAUSAL_OFF},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cli_args a;
+        char *argv[5] = {NULL};
+        for (int k = 0; k < cases[i].n; k++) argv[k] = (char *)cases[i].args[k];
+        assert_int_equal(cli_parse(cases[i].n, argv, "render", CLI_OPT_OUTPUT | CLI_OPT_PICTURE, &a), CLI_OK);
+        cli_open_as_trained(&a);
+        assert_int_equal(a.cfg.causal, cases[i].want);
+        cli_args_free(&a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +367,7 @@ int main(void)
         cmocka_unit_test(bad_values_refused),
         cmocka_unit_test(unknown_names_get_suggestions),
         cmocka_unit_test(describe_and_cycle),
+        cmocka_unit_test(models_open_as_trained),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

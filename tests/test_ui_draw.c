@@ -21,7 +21,9 @@
 #include "forward.h"
 #include "draw.h"
 #include "i18n.h"
+#include "loss.h"
 #include "player.h"
+#include "predict.h"
 #include "render.h"
 #include "text_strip.h"
 #include "utf8.h"
@@ -1202,6 +1204,307 @@ static void test_lesson_panel(void **state)
     check_layout(f);
 }
 
+/* Every text command of the frame joined by spaces: a wrapped sentence reads whole. */
+static char *all_text(const ui_draw *dl)
+{
+    size_t n = 1;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_TEXT) n += strlen(ui_cmd_text(dl, c)) + 1;
+    char *s = calloc(n, 1);
+    assert_non_null(s);
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_TEXT) strcat(strcat(s, ui_cmd_text(dl, c)), " ");
+    return s;
+}
+
+/* The side panel alone, as the frame draws it beside the picture (the layout
+ * decides whether it is there; what it says is tested here), its text joined. */
+static char *panel_text(fixture *f)
+{
+    ui_draw_begin(&f->dl, (int)lroundf(UI_BASE_FONT_PX * f->app.font_scale * f->app.pixel_ratio));
+    f->dl.layout = &f->app.layout;
+    ui_render_predictions(&f->dl, &f->app, (ui_rect){W - 20 * ui_line(&f->dl), 80, 19 * ui_line(&f->dl), H - 120});
+    assert_false(f->dl.failed);
+    return all_text(&f->dl);
+}
+
+/* The app on a shipped model and text, the causal mask as given. */
+static void open_model(fixture *f, const char *model, const char *causal)
+{
+    char err[400];
+    attn_config c;
+    attn_config_init(&c);
+    attn_config_set(&c, "model", model, NULL);
+    attn_config_set(&c, "text", "床前明月光，疑是地上霜。举头望明月，低头思故乡。", NULL);
+    if (causal) attn_config_set(&c, "causal", causal, NULL);
+    ui_app_free(&f->app);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    ui_player_init(&f->app.lesson, "en", NULL);
+    f->app.lesson.keep_progress = false;
+}
+
+/* The side panel gives the loss of the text shown under the settings shown,
+ * beside the card's held-out loss as trained: the cheater with its mask back
+ * is far worse than guessing, without it near 0; tang the other way round. */
+static void test_panel_losses(void **state)
+{
+    fixture *f = *state;
+    char want[200];
+    int n;
+    open_model(f, "tang-nocausal", "true");
+    double on = attn_trace_loss(&f->app.trace, 0, &n);
+    assert_int_equal(n, 24);
+    assert_true(on > 20); /* its card: 31.16 on held-out poems */
+    char *text = panel_text(f);
+    snprintf(want, sizeof want, "this text: %.2f nats/token with the causal mask", on);
+    assert_non_null(strstr(text, want));
+    assert_non_null(strstr(text, "held-out text, trained without it: 0.00"));
+    assert_non_null(strstr(text, "trained without the causal mask"));
+    free(text);
+    assert_true(ui_app_do(&f->app, UI_ACT_CAUSAL, 0));
+    double off = attn_trace_loss(&f->app.trace, 0, &n);
+    assert_true(off < 0.1);
+    text = panel_text(f);
+    snprintf(want, sizeof want, "this text: %.2f nats/token without the causal mask", off);
+    assert_non_null(strstr(text, want));
+    free(text);
+    /* the compare view with the mask toggled: both losses, the toggled one under its bars */
+    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE_WITH, attn_compare_find("causal")));
+    text = panel_text(f);
+    snprintf(want, sizeof want, "this text: %.2f nats/token without the causal mask", off);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof want, "this text, toggled: %.2f nats/token", on);
+    assert_non_null(strstr(text, want));
+    free(text);
+    open_model(f, "tang", NULL);
+    on = attn_trace_loss(&f->app.trace, 0, &n);
+    assert_true(on > 1 && on < 8);
+    text = panel_text(f);
+    snprintf(want, sizeof want, "this text: %.2f nats/token with the causal mask", on);
+    assert_non_null(strstr(text, want));
+    assert_non_null(strstr(text, "held-out text, trained with it: 4.28"));
+    assert_null(strstr(text, "trained without the causal mask"));
+    free(text);
+    assert_true(ui_app_do(&f->app, UI_ACT_CAUSAL, 0));
+    text = panel_text(f);
+    snprintf(want, sizeof want, "this text: %.2f nats/token without the causal mask", attn_trace_loss(&f->app.trace, 0, &n));
+    assert_non_null(strstr(text, want));
+    free(text);
+}
+
+/* tang-nocausal opens as it was trained, without the causal mask (o from the
+ * model before it), and lists no variants, since m has none to reach from it;
+ * tang lists its three, and m steps through them. */
+static void test_model_as_trained(void **state)
+{
+    fixture *f = *state;
+    open_model(f, "tang-mqa", NULL);
+    assert_true(f->app.trace.cfg.causal);
+    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0));
+    assert_string_equal(f->app.model->name, "tang-nocausal");
+    assert_int_equal(f->app.cfg.causal, ATTN_CAUSAL_OFF);
+    assert_int_equal(f->app.trace.cfg.causal, ATTN_CAUSAL_OFF);
+    char *text = panel_text(f);
+    assert_non_null(strstr(text, "trained without the causal mask"));
+    assert_non_null(strstr(text, "without the causal mask"));
+    assert_null(strstr(text, "m: variants trained alike"));
+    assert_null(strstr(text, "B/token"));
+    free(text);
+    assert_int_equal(f->app.n_variants, 0);
+    assert_false(ui_app_do(&f->app, UI_ACT_MODE, 0)); /* m: nothing to switch to, as the panel says */
+    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0)); /* the built-in example */
+    assert_null(f->app.model);
+    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0)); /* brown: trained with the mask, it opens with it */
+    assert_string_equal(f->app.model->name, "brown");
+    assert_int_equal(f->app.trace.cfg.causal, ATTN_CAUSAL_ON);
+    open_model(f, "tang", NULL);
+    text = panel_text(f);
+    assert_non_null(strstr(text, "m: variants trained alike"));
+    assert_non_null(strstr(text, "KV 2048 B/token, all 4 layers"));
+    assert_non_null(strstr(text, "KV 4096 B/token, all 4 layers"));
+    free(text);
+    assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0));
+    assert_string_equal(f->app.model->name, "tang-mqa");
+}
+
+/* The KV cache per token is counted one way: the decode line's per layer and
+ * for all layers, the panel's for all layers, m's status likewise. */
+static void test_cache_bytes_agree(void **state)
+{
+    fixture *f = *state;
+    open_model(f, "tang", NULL);
+    assert_true(ui_app_do(&f->app, UI_ACT_DECODE, 0));
+    build(f);
+    char *text = all_text(&f->dl);
+    /* 2 (K and V) · g = 2 kv heads · k = 32 · 4 bytes = 512 B a layer, 4 layers */
+    assert_non_null(strstr(text, "this model: 512\u00a0B per token per layer, 2048\u00a0B for all\u00a04\u00a0layers"));
+    free(text);
+    text = panel_text(f);
+    assert_non_null(strstr(text, "KV 2048 B/token, all 4 layers"));
+    free(text);
+    assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0)); /* m: tang-mqa, one kv head */
+    assert_non_null(strstr(f->app.status, "KV cache 1024 B/token, all 4 layers"));
+}
+
+/* A message about the view leaves with it: '.' says "layer 2 of 4"; a click
+ * in the all-heads grid that opens layer 0 leaves no such line behind. */
+static void test_status_follows_view(void **state)
+{
+    fixture *f = *state;
+    open_model(f, "tang", NULL);
+    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_NEXT, 0));
+    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_NEXT, 0));
+    build(f);
+    assert_true(has_text(&f->dl, "layer 2 of 4"));
+    assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0));
+    build(f);
+    const ui_heat_area *thumb = NULL;
+    for (int i = 0; i < f->app.layout.n_areas; i++)
+        if (!strncmp(f->app.layout.areas[i].stage, "layers.0.", 9) && f->app.layout.areas[i].head == 1)
+            thumb = &f->app.layout.areas[i];
+    assert_non_null(thumb);
+    int x = thumb->r.x + thumb->r.w / 2, y = thumb->r.y + thumb->r.h / 2;
+    ui_app_mouse_down(&f->app, x, y);
+    ui_app_mouse_up(&f->app);
+    assert_int_equal(f->app.view.layer, 0);
+    assert_int_equal(f->app.view.head, 1);
+    build(f);
+    assert_false(has_text(&f->dl, "layer 2 of 4"));
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        if (c->kind == UI_CMD_TEXT) assert_null(strstr(ui_cmd_text(&f->dl, c), "layer 2 of"));
+    /* and the batch row's message with the batch row */
+    open_model(f, "tang", NULL);
+    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_NEXT, 0));
+    assert_string_equal(ui_app_status_text(&f->app), "layer 1 of 4");
+    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_PREV, 0));
+    assert_string_equal(ui_app_status_text(&f->app), "layer 0 of 4");
+    ui_app_show_layer(&f->app, 3, "weights");
+    assert_string_equal(ui_app_status_text(&f->app), "");
+}
+
+/* The third heatmap of the compare view: the difference pane's picture. */
+static const ui_cmd *difference_pane(const ui_draw *dl)
+{
+    int k = 0;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_HEATMAP && ++k == 3) return c;
+    return NULL;
+}
+
+/* The compare view's difference does not magnify rounding: two traces that
+ * differ by less than 1e-6 of their largest value (sums added in another
+ * order) show no change, every cell exactly 0; a real change still shows,
+ * the rounding beside it still 0. */
+static void test_difference_rounding(void **state)
+{
+    fixture *f = *state;
+    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE_WITH, attn_compare_find("fill")));
+    assert_true(f->app.has_alt);
+    build(f);
+    assert_true(has_text(&f->dl, "difference: no change, the toggle changes nothing here") ||
+                has_text(&f->dl, "difference: no change"));
+    /* the toggled weights off by float rounding in a few cells of head 0 */
+    attn_tensor *w = (attn_tensor *)attn_trace_find(&f->app.alt, "weights");
+    assert_non_null(w);
+    int t = f->app.trace.dims.t;
+    w->data[0] += 3e-8f;          /* (0, 0), 1.00 */
+    w->data[t + 0] -= 5e-8f;      /* (1, 0) */
+    w->data[5 * t + 2] += 2e-7f;  /* (5, 2) */
+    f->app.generation++;
+    build(f);
+    assert_true(has_text(&f->dl, "difference: no change (|Δ| ≤ 1e-6 · max|x|, float rounding, drawn as 0)") ||
+                has_text(&f->dl, "difference: no change"));
+    const ui_cmd *d = difference_pane(&f->dl);
+    assert_non_null(d);
+    for (int i = 0; i < d->heat.slice.rows; i++)
+        for (int j = 0; j < d->heat.slice.cols; j++) {
+            float v = ui_slice_at(&d->heat.slice, i, j);
+            assert_true(v == 0 && !signbit(v));
+        }
+    /* a change of 1e-3 is a change; the rounding beside it stays 0 */
+    w->data[5 * t + 3] += 1e-3f;
+    f->app.generation++;
+    build(f);
+    assert_true(has_text(&f->dl, "difference (toggled − configured)"));
+    d = difference_pane(&f->dl);
+    assert_true(fabsf(ui_slice_at(&d->heat.slice, 5, 3) - 1e-3f) < 1e-6f);
+    assert_true(ui_slice_at(&d->heat.slice, 0, 0) == 0 && ui_slice_at(&d->heat.slice, 5, 2) == 0);
+    assert_true(d->heat.scale.hi < 1.1e-3f);
+    check_layout(f);
+}
+
+/* The geometry view of a frame w × h: its two panels (the frames drawn after
+ * the title "queries and keys"), every text that touches a panel lies inside
+ * it and clear of every other, the arrows of the first panel span most of
+ * it, and the labels drawn plus those the note says were left out make the
+ * query's and every key's. */
+static void check_geometry(fixture *f, int w, int h)
+{
+    ui_render_frame(&f->app, &f->dl, &f->app.layout, w, h);
+    ui_render_commit(&f->app, &f->app.layout);
+    assert_false(f->dl.failed);
+    ui_rect panel[2];
+    int n_panels = 0;
+    bool after = false;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
+        after |= c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(&f->dl, c), "queries and keys");
+        if (after && c->kind == UI_CMD_FRAME && n_panels < 2) panel[n_panels++] = c->r;
+    }
+    assert_int_equal(n_panels, 2);
+    ui_rect labels[400];
+    int n = 0, in_first = 0;
+    float x0 = 1e9f, x1 = -1e9f, y0 = 1e9f, y1 = -1e9f;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
+        if (c->kind == UI_CMD_POLY && inside(c->r, panel[0])) {
+            x0 = fminf(x0, (float)c->r.x), x1 = fmaxf(x1, (float)(c->r.x + c->r.w));
+            y0 = fminf(y0, (float)c->r.y), y1 = fmaxf(y1, (float)(c->r.y + c->r.h));
+        }
+        if (c->kind != UI_CMD_TEXT) continue;
+        for (int k = 0; k < 2; k++) {
+            ui_rect o = ui_rect_intersect(c->r, panel[k]);
+            if (o.w <= 0 || o.h <= 0) continue;
+            if (!inside(c->r, panel[k]))
+                fail_msg("label '%s' at (%d, %d, %d×%d) leaves its panel (%d, %d, %d×%d)", ui_cmd_text(&f->dl, c), c->r.x,
+                         c->r.y, c->r.w, c->r.h, panel[k].x, panel[k].y, panel[k].w, panel[k].h);
+            for (int i = 0; i < n; i++) {
+                ui_rect q = ui_rect_intersect(c->r, labels[i]);
+                if (q.w > 0 && q.h > 0) fail_msg("label '%s' overlaps another", ui_cmd_text(&f->dl, c));
+            }
+            labels[n++] = c->r;
+            in_first += k == 0;
+        }
+    }
+    /* the query's label and one per key, or the note's count of those left out */
+    int first_dropped = -1;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        if (c->kind == UI_CMD_TEXT && c->r.y >= panel[0].y + panel[0].h && c->r.x < panel[0].x + panel[0].w &&
+            sscanf(ui_cmd_text(&f->dl, c), "%d labels left out", &first_dropped) == 1)
+            break;
+    assert_int_equal(in_first + (first_dropped > 0 ? first_dropped : 0), 1 + f->app.trace.dims.t);
+    /* spread: the arrows cover most of the panel one way or the other */
+    float spread = fmaxf((x1 - x0) / panel[0].w, (y1 - y0) / panel[0].h);
+    assert_true(spread > 0.6f);
+}
+
+/* The geometry view of a trained head (tang, layer 2, head 3: 25 keys in one
+ * direction): labels inside their panels without overlap, arrows spread. */
+static void test_geometry_labels(void **state)
+{
+    fixture *f = *state;
+    open_model(f, "tang", NULL);
+    ui_app_show_layer(&f->app, 2, "weights");
+    f->app.view.head = 3;
+    assert_true(ui_app_key(&f->app, 'a', 0));
+    check_geometry(f, W, H);
+    check_geometry(f, 1000, 640); /* less room: labels left out, and said */
+    check_geometry(f, 1600, 1000);
+    open_model(f, "brown", NULL);
+    ui_app_show_layer(&f->app, 1, "weights");
+    assert_true(ui_app_key(&f->app, 'a', 0));
+    check_geometry(f, W, H);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1233,6 +1536,12 @@ int main(void)
         cmocka_unit_test(test_zoom_and_pan),
         cmocka_unit_test_setup_teardown(test_presenter_toolbar, setup, teardown),
         cmocka_unit_test(test_header_follows_settings),
+        cmocka_unit_test_setup_teardown(test_panel_losses, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_geometry_labels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_difference_rounding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_as_trained, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_bytes_agree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_follows_view, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

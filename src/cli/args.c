@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "engine/budget.h"
 #include "engine/fileio.h"
+#include "engine/model.h"
 
 /* The command options: everything that is not a setting (settings come from
  * the engine's table, attn_setting_at). */
@@ -215,6 +216,14 @@ static int picture_option(const char *cmd, const char *flag, const char *v, cli_
     return 0;
 }
 
+void cli_open_as_trained(cli_args *a)
+{
+    attn_model_config mc;
+    attn_error ignore;
+    if (a->cfg.model && !a->causal_given && !attn_model_peek(a->cfg.model, &mc, &ignore) && !mc.causal)
+        a->cfg.causal = ATTN_CAUSAL_OFF;
+}
+
 int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a)
 {
     cli_opt all[MAX_OPTS];
@@ -273,6 +282,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
                 fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
                 return CLI_EUSAGE;
             }
+            a->causal_given |= !strcmp(o->row->name, "causal");
             continue;
         }
         const flag_def *f = &FLAGS[o->cmd];

@@ -28,6 +28,7 @@ typedef struct {
     ui_picture pic;     /* --stage, --head, --batch-index, --view, --size, ... (render) */
     bool help;
     bool present;       /* --present (the window) */
+    bool causal_given;  /* --causal, --no-causal or --reversed-causal was given */
     char **positional;  /* arguments that are not options, in order */
     int n_positional;
 } cli_args;
@@ -42,6 +43,13 @@ void cli_args_free(cli_args *a);
  * exit code to return (0 after --help). Free a with cli_args_free either way. */
 int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_positional, void (*usage)(void),
               cli_args *a);
+
+/* The window and its pictures open a model as it was trained unless the flags
+ * say otherwise: without the causal mask for one trained without it
+ * (tang-nocausal, config.json's attnlab_causal). The engine's commands (trace,
+ * generate) keep the mask's default, on. A model that cannot be read is left
+ * for the command to report. */
+void cli_open_as_trained(cli_args *a);
 
 /* Prints the config flags section of a --help text. */
 void cli_print_config_help(void);

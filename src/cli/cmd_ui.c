@@ -50,6 +50,7 @@ int cmd_window(int argc, char **argv)
     int rc = cli_start(argc, argv, "window", CLI_OPT_PRESENT, 0, window_usage, &a);
     if (rc < 0) {
         cli_reserve_window();
+        cli_open_as_trained(&a);
         int st = ui_window_run(&a.cfg, NULL, a.present, err, sizeof err, &code);
         rc = finish("window", st, code, err);
     }
@@ -89,6 +90,7 @@ int cmd_render(int argc, char **argv)
     if (rc < 0) {
         const char *path = a.n_positional ? a.positional[0] : NULL;
         cli_reserve_picture(&a.pic);
+        cli_open_as_trained(&a);
         int st = ui_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code);
         rc = finish("render", st, code, err);
         if (rc == CLI_OK) printf("wrote %s\n", a.output);

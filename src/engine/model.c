@@ -415,6 +415,7 @@ attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, in
             snprintf(v->variant, sizeof v->variant, "%s", o.variant);
             v->heads = o.cfg.heads;
             v->kv_heads = o.cfg.kv_heads;
+            v->layers = o.cfg.layers;
             v->heldout_loss = o.heldout_loss;
             v->kv_bytes_per_token = attn_model_kv_bytes_per_token(&o.cfg);
             have[r] = true;
@@ -427,6 +428,18 @@ attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, in
     for (int r = 0; r < 3; r++) /* close the gaps: MHA, GQA, MQA in order */
         if (have[r]) out[(*n)++] = out[r];
     return ATTN_OK;
+}
+
+attn_status attn_model_peek(const char *name, attn_model_config *c, attn_error *err)
+{
+    char dir[4096], path[4200], *text = NULL;
+    size_t size;
+    attn_status st = attn_model_find(name, dir, sizeof dir, err);
+    if (st) return st;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if (!(st = attn_file_read(path, CONFIG_LIMIT, &text, &size, err))) st = attn_model_config_parse(text, size, c, err);
+    free(text);
+    return st;
 }
 
 static attn_status load_folder(attn_model *m, attn_error *err)

@@ -46,12 +46,18 @@ typedef struct {
     bool tied;        /* tie_word_embeddings: the LM head is the embedding table */
     int bos, eos;     /* bos_token_id, eos_token_id (the first, if a list); −1 if absent */
     int sliding_window; /* Mistral's window W; 0: none */
+    bool causal;      /* attnlab_causal: trained with the causal mask (true when absent; attnlab's
+                       * tang-nocausal was trained without it) */
     attn_arch arch;   /* the architecture and what it adds to attention */
 } attn_model_config;
 
 /* Reads config.json's text. Errors start "config.json: " and name the key;
  * an unsupported architecture is named with the list of supported ones. */
 attn_status attn_model_config_parse(const char *text, size_t len, attn_model_config *c, attn_error *err);
+
+/* config.json of the model `name` means (attn_model_find), read without its
+ * weights: what it is and how it was trained, before it is loaded. */
+attn_status attn_model_peek(const char *name, attn_model_config *c, attn_error *err);
 
 /* One layer's weights, float32, each matrix (out, in) as the checkpoint stores
  * it: a projection is y = x · Wᵀ (attn_op_project_t). In memory w_k follows
@@ -129,8 +135,9 @@ typedef struct {
     char name[64];             /* as attn_model_list gives it */
     char variant[16];          /* "mha", "gqa", "mqa" */
     int heads, kv_heads;
+    int layers;
     double heldout_loss;       /* nats per token; NAN if unknown */
-    double kv_bytes_per_token;
+    double kv_bytes_per_token; /* K and V of all its layers (attn_model_kv_bytes_per_token) */
 } attn_model_variant;
 
 /* The shipped variants of m's training run, in the order MHA, GQA, MQA (m

@@ -177,6 +177,8 @@ attn_status attn_model_config_parse(const char *text, size_t len, attn_model_con
     c->eps = json_num(root, "rms_norm_eps", 1e-6);
     c->theta = json_num(root, "rope_theta", 10000.0);
     c->tied = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "tie_word_embeddings"));
+    /* attnlab's own key: a model trained without the causal mask runs without it unless asked */
+    c->causal = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(root, "attnlab_causal"));
     c->bos = json_token(root, "bos_token_id");
     c->eos = json_token(root, "eos_token_id");
     if (!(c->eps > 0 && c->eps < 1) || !(c->theta > 1))

@@ -21,7 +21,35 @@ void ui_app_status(ui_app *app, bool error, const char *fmt, ...)
     vsnprintf(app->status, sizeof app->status, fmt, ap);
     va_end(ap);
     app->status_error = error;
+    app->status_about.what = 0;
     app->dirty = true;
+}
+
+void ui_app_status_about(ui_app *app, unsigned what, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(app->status, sizeof app->status, fmt, ap);
+    va_end(ap);
+    app->status_error = false;
+    app->status_about.what = what;
+    app->status_about.layer = ui_app_newest_layer(app);
+    app->status_about.head = app->view.head;
+    app->status_about.batch = app->view.batch;
+    snprintf(app->status_about.stage, sizeof app->status_about.stage, "%s", app->view.stage);
+    app->dirty = true;
+}
+
+const char *ui_app_status_text(const ui_app *app)
+{
+    unsigned w = app->status_about.what;
+    const lesson_view *v = &app->view;
+    if (((w & UI_ABOUT_LAYER) && ui_app_newest_layer(app) != app->status_about.layer) ||
+        ((w & UI_ABOUT_HEAD) && v->head != app->status_about.head) ||
+        ((w & UI_ABOUT_BATCH) && v->batch != app->status_about.batch) ||
+        ((w & UI_ABOUT_STAGE) && strcmp(v->stage, app->status_about.stage)))
+        return "";
+    return app->status;
 }
 
 const char *ui_compare_name(int t)

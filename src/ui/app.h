@@ -116,6 +116,11 @@ typedef struct ui_app {
 
     char status[400];     /* last message (an error from a change, a saved file) */
     bool status_error;
+    struct {              /* what of the view the message is about (ui_app_status_about) */
+        unsigned what;    /* UI_ABOUT_* bits; 0: not about the view, shown until the next message */
+        int layer, head, batch;
+        char stage[ATTN_MAX_NAME];
+    } status_about;
 
     bool async;           /* toggles recompute on a worker thread (the window); else at once */
     struct ui_job *job;   /* that worker's recomputation, NULL when none (app_job.c) */
@@ -257,6 +262,16 @@ const char *ui_app_title(const ui_app *app, char *buf, size_t size);
 
 /* Sets the status line (printf-style); error colours it. */
 void ui_app_status(ui_app *app, bool error, const char *fmt, ...);
+
+/* A message about what is shown ("layer 2 of 4"): it holds only while the
+ * view is still there, in the parts `what` names (the layer as asked,
+ * ui_app_newest_layer; the head, batch row and stage as shown now). */
+enum { UI_ABOUT_LAYER = 1, UI_ABOUT_HEAD = 2, UI_ABOUT_BATCH = 4, UI_ABOUT_STAGE = 8 };
+void ui_app_status_about(ui_app *app, unsigned what, const char *fmt, ...);
+
+/* The status line's message, "" once the view has left what it was about
+ * (a click in the grid opened another layer): the line then shows its hint. */
+const char *ui_app_status_text(const ui_app *app);
 
 /* ---- lessons (app_lesson.c): the app drives the player and shows its steps */
 

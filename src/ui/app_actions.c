@@ -349,7 +349,7 @@ static bool move(ui_app *app, ui_action act, int arg)
     case UI_ACT_LAYER_PREV:
     case UI_ACT_LAYER_NEXT:
         if (ui_app_set_layer(app, ui_app_newest_layer(app) + (act == UI_ACT_LAYER_NEXT ? 1 : -1))) return false;
-        ui_app_status(app, false, _("layer %d of %d"), ui_app_newest_layer(app), app->trace.n_layers);
+        ui_app_status_about(app, UI_ABOUT_LAYER, _("layer %d of %d"), ui_app_newest_layer(app), app->trace.n_layers);
         return true;
     case UI_ACT_HEAD:
         if (arg < 0 || arg >= d->h) return false;
@@ -359,7 +359,7 @@ static bool move(ui_app *app, ui_action act, int arg)
     case UI_ACT_HEAD_NEXT: v->head = (v->head + 1) % d->h; return true;
     case UI_ACT_BATCH_NEXT:
         v->batch = (v->batch + 1) % d->b;
-        ui_app_status(app, false, _("batch row %d of %d"), v->batch, d->b);
+        ui_app_status_about(app, UI_ABOUT_BATCH, _("batch row %d of %d"), v->batch, d->b);
         return true;
     default: /* UI_ACT_ROW */
         v->row = (arg == v->row || arg < 0 || arg >= d->s) ? -1 : arg;

@@ -204,7 +204,8 @@ static bool zoom_at(ui_app *app, const ui_heat_area *h, int i, int j, int x, int
     app->zoom.j0 = clamp((int)lround(j + 0.5 - fx * wc), 0, cols - wc);
     app->hover_area = -1; /* the cells moved under the mouse */
     if (app->zoom.level)
-        ui_app_status(app, false, _("zoom: rows %d–%d of %d, columns %d–%d of %d (z: the whole picture)"), app->zoom.i0,
+        ui_app_status_about(app, UI_ABOUT_LAYER | UI_ABOUT_STAGE,
+                            _("zoom: rows %d–%d of %d, columns %d–%d of %d (z: the whole picture)"), app->zoom.i0,
                       app->zoom.i0 + wr - 1, rows, app->zoom.j0, app->zoom.j0 + wc - 1, cols);
     else
         ui_app_status(app, false, "%s", _("the whole picture"));

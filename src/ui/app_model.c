@@ -35,6 +35,11 @@ int ui_app_model_sync(ui_app *app, const char *name, attn_error *err)
     app->model_key = key;
     app->n_variants = 0;
     if (m && attn_model_variants(m, app->variants, &app->n_variants, err)) app->n_variants = 0;
+    /* m steps from the model shown to its next variant: with the model not
+     * among them (tang-nocausal is tang's GQA trained otherwise) none is reachable */
+    bool among = false;
+    for (int i = 0; i < app->n_variants; i++) among |= !strcmp(app->variants[i].name, m->name);
+    if (!among) app->n_variants = 0;
     return 0;
 }
 
@@ -83,9 +88,9 @@ int ui_app_next_variant(ui_app *app)
     }
     const attn_model_variant *v = &app->variants[(at + 1) % n];
     if (ui_app_set(app, "model", v->name)) return -1;
-    /* TRANSLATORS: a model variant; its held-out loss and the KV cache it needs per token */
-    ui_app_status(app, false, _("%s: %d heads share %d K/V heads · held-out loss %.3f nats/token · KV cache %.0f bytes/token"),
-                  v->name, v->heads, v->kv_heads, v->heldout_loss, v->kv_bytes_per_token);
+    /* TRANSLATORS: a model variant; its held-out loss and the KV cache it needs per token in all its layers */
+    ui_app_status(app, false, _("%s: %d heads share %d K/V heads · held-out loss %.3f nats/token · KV cache %.0f B/token, all %d layers"),
+                  v->name, v->heads, v->kv_heads, v->heldout_loss, v->kv_bytes_per_token, v->layers);
     return 0;
 }
 
@@ -100,6 +105,9 @@ static int switch_model(attn_config *next, const void *name, attn_error *err)
     free(next->source_tokens);
     next->model = m;
     next->text = next->tokens = next->source_tokens = NULL;
+    /* a model opens as it was trained: tang-nocausal without the causal mask, the others with it */
+    attn_model_config mc;
+    if (m && !attn_model_peek(m, &mc, err)) next->causal = mc.causal ? ATTN_CAUSAL_ON : ATTN_CAUSAL_OFF;
     return 0;
 }
 

@@ -765,17 +765,35 @@ static int toggle_chips(ui_draw *dl, const ui_app *app, int x, int y, int x0, in
 }
 
 /* b − a into *d (the frame's floats), on its own symmetric scale *sc.
+ *
+ * Two traces computed with a toggle that changes nothing here (padding on a
+ * text without pads) still differ in the last bits where their sums were
+ * added in another order; divided by its own largest |Δ| that rounding would
+ * fill the pane with full red and blue. So |Δ| ≤ 1e-6 · max|x| over both
+ * panes (float's ε is 1.2e-7) counts as no change and is drawn as exactly 0.
  * Returns 1 if anything changed (a NaN on one side only counts), 0 if not,
- * -1 when out of memory. */
-static int difference(ui_draw *dl, const ui_slice *a, const ui_slice *b, ui_slice *d, ui_scale *sc)
+ * -1 when out of memory; *rounded: cells set to 0 that were not. */
+static int difference(ui_draw *dl, const ui_slice *a, const ui_slice *b, ui_slice *d, ui_scale *sc, int *rounded)
 {
     float *diff = ui_draw_floats(dl, (size_t)a->rows * a->cols);
     if (!diff) return -1;
-    float m = 0;
+    float m = 0, x = 0;
     bool nan_moved = false;
     for (int i = 0; i < a->rows; i++)
         for (int j = 0; j < a->cols; j++) {
+            float va = ui_slice_at(a, i, j), vb = ui_slice_at(b, i, j);
+            if (isfinite(va)) x = fmaxf(x, fabsf(va));
+            if (isfinite(vb)) x = fmaxf(x, fabsf(vb));
+        }
+    float tiny = 1e-6f * x;
+    *rounded = 0;
+    for (int i = 0; i < a->rows; i++)
+        for (int j = 0; j < a->cols; j++) {
             float va = ui_slice_at(a, i, j), vb = ui_slice_at(b, i, j), dv = vb - va;
+            if (fabsf(dv) <= tiny) { /* rounding, not a change: exactly 0 (never −0) */
+                *rounded += dv != 0;
+                dv = 0;
+            }
             diff[(size_t)i * a->cols + j] = dv;
             if (isfinite(dv)) m = fmaxf(m, fabsf(dv));
             nan_moved |= isnan(va) != isnan(vb);
@@ -899,10 +917,13 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
 
     ui_view_slice dview = a;
     ui_scale dsc;
-    int changed = difference(dl, &a.slice, &b.slice, &dview.slice, &dsc);
+    int rounded, changed = difference(dl, &a.slice, &b.slice, &dview.slice, &dsc, &rounded);
     if (changed < 0) return;
-    ui_text_fit(dl, changed ? _("difference (toggled − configured)") : _("difference: none, the toggle changes nothing here"),
-                pane[2].x, pane[2].y, pane[2].w - u, UI_TEXT_DIM);
+    const char *title = changed   ? _("difference (toggled − configured)")
+                        : rounded ? _("difference: no change (|Δ| ≤ 1e-6 · max|x|, float rounding, drawn as 0)")
+                                  : _("difference: no change, the toggle changes nothing here");
+    if (!changed && ui_text_w(dl, title) > pane[2].w - u) title = _("difference: no change"); /* a narrow pane: never cut */
+    ui_text_fit(dl, title, pane[2].x, pane[2].y, pane[2].w - u, UI_TEXT_DIM);
     o = L.opts[2];
     /* the scratch buffer's contents change with the head: never reuse its picture */
     o.generation = app->generation ^ 0x80000000u ^ (unsigned)(app->view.head * 7919 + app->view.batch * 104729 + app->view.compare);

@@ -15,31 +15,127 @@
 #define AXIS      0xFF4A4A58u
 
 #define LABELS_MAX (3 * UI_GEOM_MAX)
+#define POINTS_MAX (6 * UI_GEOM_MAX)
 
+/* A panel's plane: where the origin is on screen, and pixels per unit (one
+ * scale for both axes, so angles and the lengths that make q·k stay true). */
 typedef struct {
-    float cx, cy, sc; /* the origin on screen, pixels per unit */
+    float cx, cy, sc;
+    ui_rect box;   /* the panel: nothing is drawn outside it */
+    ui_rect inner; /* where arrow tips and labels may go */
     ui_rect placed[LABELS_MAX]; /* labels drawn so far, which later ones step around */
     int n_placed;
+    int dropped;   /* labels left out: the first with no free place inside the panel, and all after it */
+    int cut;       /* arrows longer than the panel, cut at its edge */
 } plane;
 
-static float sx(const plane *p, const float v[2]) { return p->cx + v[0] * p->sc; }
-static float sy(const plane *p, const float v[2]) { return p->cy - v[1] * p->sc; }
+/* The extent the picture is fitted to, from the origin and the arrow tips:
+ * their box, but with an arrow longer than 3 times the median length counted
+ * as that long. One outlier (an attention sink's key, often 5-10 times the
+ * others) would otherwise shrink every other arrow into a clump at the
+ * centre; it is drawn cut at the panel's edge instead. */
+typedef struct {
+    float x0, y0, x1, y1;
+} extent;
+
+static int by_value(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median is over the first n_arrows points (the arrows drawn from the
+ * origin); the rest (the chain of weighted values) only widen the box. */
+static extent robust_extent(const float (*pt)[2], int n, int n_arrows)
+{
+    extent e = {0, 0, 0, 0};
+    float len[POINTS_MAX];
+    int m = 0;
+    for (int i = 0; i < n_arrows && m < POINTS_MAX; i++) {
+        float l = hypotf(pt[i][0], pt[i][1]);
+        if (l > 0 && isfinite(l)) len[m++] = l;
+    }
+    if (!m) return e;
+    qsort(len, (size_t)m, sizeof *len, by_value);
+    float cap = 3 * len[m / 2];
+    for (int i = 0; i < n; i++) {
+        float l = hypotf(pt[i][0], pt[i][1]), f = l > cap ? cap / l : 1;
+        if (!isfinite(l)) continue;
+        e.x0 = fminf(e.x0, f * pt[i][0]), e.x1 = fmaxf(e.x1, f * pt[i][0]);
+        e.y0 = fminf(e.y0, f * pt[i][1]), e.y1 = fmaxf(e.y1, f * pt[i][1]);
+    }
+    return e;
+}
+
+/* The room a panel keeps around the arrows for their labels. */
+static int margin_x(int u) { return u + u / 2; }
+static int margin_y(int u) { return u; }
+
+/* Pixels per unit that fit extent e into a w × h panel. */
+static float scale_for(const extent *e, int w, int h, int u)
+{
+    float bw = e->x1 - e->x0, bh = e->y1 - e->y0;
+    float aw = (float)(w - 2 * margin_x(u)), ah = (float)(h - 2 * margin_y(u));
+    if (aw < 1 || ah < 1) return 0;
+    if (!(bw > 0) && !(bh > 0)) return 1;
+    return fminf(bw > 0 ? aw / bw : 1e30f, bh > 0 ? ah / bh : 1e30f);
+}
+
+/* The plane of panel box fitted to e, its extent centred, and its axes. */
+static void fit(ui_draw *dl, ui_rect box, const extent *e, plane *out)
+{
+    int u = ui_line(dl);
+    float sc = scale_for(e, box.w, box.h, u);
+    if (!(sc > 0)) sc = 1;
+    plane p = {0};
+    p.sc = sc;
+    p.cx = box.x + box.w / 2.0f - sc * (e->x0 + e->x1) / 2;
+    p.cy = box.y + box.h / 2.0f + sc * (e->y0 + e->y1) / 2;
+    p.box = box;
+    p.inner = (ui_rect){box.x + u / 4, box.y + u / 4, box.w - u / 2, box.h - u / 2};
+    ui_line_to(dl, box.x + u / 2, (int)p.cy, box.x + box.w - u / 2, (int)p.cy, 1, AXIS);
+    ui_line_to(dl, (int)p.cx, box.y + u / 2, (int)p.cx, box.y + box.h - u / 2, 1, AXIS);
+    *out = p;
+}
+
+/* Where v's tip is on screen, pulled back along the arrow to the panel's
+ * inner edge when it lies beyond (returns true then). */
+static bool tip(const plane *p, const float v[2], float *x, float *y)
+{
+    float tx = p->cx + v[0] * p->sc, ty = p->cy - v[1] * p->sc, dx = tx - p->cx, dy = ty - p->cy, f = 1;
+    float x0 = (float)p->inner.x, x1 = (float)(p->inner.x + p->inner.w);
+    float y0 = (float)p->inner.y, y1 = (float)(p->inner.y + p->inner.h);
+    if (tx > x1 && dx > 0) f = fminf(f, (x1 - p->cx) / dx);
+    if (tx < x0 && dx < 0) f = fminf(f, (x0 - p->cx) / dx);
+    if (ty > y1 && dy > 0) f = fminf(f, (y1 - p->cy) / dy);
+    if (ty < y0 && dy < 0) f = fminf(f, (y0 - p->cy) / dy);
+    *x = p->cx + f * dx, *y = p->cy + f * dy;
+    return f < 1;
+}
+
+static float sx(const plane *p, const float v[2]) { float x, y; tip(p, v, &x, &y); return x; }
+static float sy(const plane *p, const float v[2]) { float x, y; tip(p, v, &x, &y); return y; }
+
+/* An arrow from the origin to v; one longer than the panel is cut at its
+ * edge, drawn with a double head, and counted for the note. */
+static void arrow(ui_draw *dl, plane *p, const float v[2], float t, float head, uint32_t c, bool count)
+{
+    float x, y;
+    bool cut = tip(p, v, &x, &y);
+    ui_arrow(dl, p->cx, p->cy, x, y, t, head, c);
+    if (!cut) return;
+    float d = hypotf(x - p->cx, y - p->cy);
+    if (d > 2 * head) { /* a second head behind the first: it goes on */
+        float f = (d - head * 0.8f) / d;
+        ui_arrow(dl, p->cx, p->cy, p->cx + f * (x - p->cx), p->cy + f * (y - p->cy), t, head, c);
+    }
+    p->cut += count;
+}
 
 static uint32_t alpha(uint32_t c, float a)
 {
     unsigned al = (unsigned)lroundf(255.0f * (a < 0 ? 0 : a > 1 ? 1 : a));
     return (c & 0x00FFFFFFu) | al << 24;
-}
-
-/* A square plot in box with the origin at its centre and room for labels; r the largest length drawn. */
-static void fit(ui_draw *dl, ui_rect box, float r, plane *out)
-{
-    int u = ui_line(dl);
-    float half = (float)(box.w < box.h ? box.w : box.h) / 2 - 2.5f * u;
-    plane p = {box.x + box.w / 2.0f, box.y + box.h / 2.0f, r > 0 ? half / r : 1, {{0}}, 0};
-    ui_line_to(dl, box.x + u, (int)p.cy, box.x + box.w - u, (int)p.cy, 1, AXIS);
-    ui_line_to(dl, (int)p.cx, box.y + u / 2, (int)p.cx, box.y + box.h - u / 2, 1, AXIS);
-    *out = p;
 }
 
 static bool overlaps(const plane *p, ui_rect r)
@@ -51,22 +147,52 @@ static bool overlaps(const plane *p, ui_rect r)
     return false;
 }
 
-/* A label just beyond the tip of the arrow from the origin to v; when an
- * earlier label is there, further out along the arrow, then beside it. */
-static void tip_label(ui_draw *dl, plane *p, const float v[2], const char *s, uint32_t c)
+static bool inside(ui_rect r, ui_rect box)
 {
+    return r.x >= box.x && r.y >= box.y && r.x + r.w <= box.x + box.w && r.y + r.h <= box.y + box.h;
+}
+
+/* A label near the tip of the arrow to v, inside the panel and clear of
+ * every label placed before it: just beyond the tip, else further out along
+ * the arrow or beside it, else further still with a leader line to the tip.
+ * With no such place it is left out, and so is every label after it
+ * (counted in p->dropped): labels come in order of weight, so the ones left
+ * out are exactly those of the smallest weights. */
+static bool tip_label(ui_draw *dl, plane *p, const float v[2], const char *s, uint32_t c)
+{
+    if (p->dropped) { /* one before it found no place: the ones after weigh less and are left out too */
+        p->dropped++;
+        return false;
+    }
     int u = ui_line(dl), w = ui_text_w(dl, s);
-    float n = hypotf(v[0], v[1]), dx = n > 0 ? v[0] / n : 1, dy = n > 0 ? -v[1] / n : 0;
+    float n = hypotf(v[0], v[1]), dx = n > 0 ? v[0] / n : 1, dy = n > 0 ? -v[1] / n : 0, tx, ty;
+    tip(p, v, &tx, &ty);
     static const float OUT[] = {0.6f, 1.5f, 0.6f, 0.6f, 2.5f, 1.5f, 1.5f, 3.5f, 2.5f, 2.5f, 0.6f, 0.6f, 4.5f};
     static const float SIDE[] = {0, 0, 1, -1, 0, 1, -1, 0, 1.5f, -1.5f, 2, -2, 0};
-    ui_rect r = {0};
-    for (int k = 0; k < (int)(sizeof OUT / sizeof OUT[0]); k++) {
-        float x = sx(p, v) + dx * u * OUT[k] - dy * u * SIDE[k], y = sy(p, v) + dy * u * OUT[k] + dx * u * SIDE[k];
-        r = (ui_rect){(int)lroundf(x - (dx < -0.3f ? w : dx < 0.3f ? w / 2.0f : 0)), (int)lroundf(y - u / 2.0f), w, u};
-        if (!overlaps(p, r)) break;
+    enum { NEAR = (int)(sizeof OUT / sizeof OUT[0]), RINGS = 8, ANGLES = 16 };
+    for (int k = 0; k < NEAR + RINGS * ANGLES; k++) {
+        float x, y;
+        ui_rect r;
+        if (k < NEAR) { /* beyond the tip, along the arrow or beside it: the text hangs from that side */
+            x = tx + dx * u * OUT[k] - dy * u * SIDE[k], y = ty + dy * u * OUT[k] + dx * u * SIDE[k];
+            r = (ui_rect){(int)lroundf(x - (dx < -0.3f ? w : dx < 0.3f ? w / 2.0f : 0)), (int)lroundf(y - u / 2.0f), w, u};
+        } else { /* rings further out, the nearest first, from the arrow's direction round: centred there */
+            int ring = (k - NEAR) / ANGLES, a = (k - NEAR) % ANGLES;
+            float rad = u * (3.0f + 1.5f * ring), ang = atan2f(dy, dx) + (a % 2 ? -1 : 1) * ((a + 1) / 2) * (6.2831853f / ANGLES);
+            x = tx + rad * cosf(ang), y = ty + rad * sinf(ang);
+            r = (ui_rect){(int)lroundf(x - w / 2.0f), (int)lroundf(y - u / 2.0f), w, u};
+        }
+        if (!inside(r, p->inner) || overlaps(p, r)) continue;
+        if (k >= NEAR) { /* a leader from the tip to the label's nearest point */
+            float lx = fminf(fmaxf(tx, (float)r.x), (float)(r.x + r.w)), ly = fminf(fmaxf(ty, (float)r.y), (float)(r.y + r.h));
+            ui_segment(dl, tx, ty, lx, ly, 1, alpha(c, 0.5f));
+        }
+        ui_text(dl, s, r.x, r.y, c);
+        if (p->n_placed < LABELS_MAX) p->placed[p->n_placed++] = r;
+        return true;
     }
-    ui_text(dl, s, r.x, r.y, c);
-    if (p->n_placed < LABELS_MAX) p->placed[p->n_placed++] = r;
+    p->dropped++;
+    return false;
 }
 
 /* The arc at radius |v1| from v0's direction to v1's: the turn RoPE gave. In
@@ -91,75 +217,126 @@ static int shown_query(const ui_app *app, const ui_geom *g)
     return g->s - 1;
 }
 
-static void qk_panel(ui_draw *dl, const ui_geom *g, int qi, ui_rect box)
+/* The tips a panel shows, for its extent: q and k (and before RoPE), or the
+ * values, the context and the chain of weighted values that sums to it. */
+static int qk_points(const ui_geom *g, int qi, float (*pt)[2])
 {
-    int u = ui_line(dl);
-    float r = 0;
-    for (int i = 0; i < g->s; i++) r = fmaxf(r, hypotf(g->q[i][0], g->q[i][1]));
-    for (int j = 0; j < g->t; j++) r = fmaxf(r, hypotf(g->k[j][0], g->k[j][1]));
-    plane p;
-    fit(dl, box, r, &p);
-    float t = fmaxf(2.0f, u / 8.0f), head = u * 0.7f;
-    char buf[32];
+    int n = 0;
+    for (int i = 0; i < g->s; i++) pt[n][0] = g->q[i][0], pt[n][1] = g->q[i][1], n++;
+    for (int j = 0; j < g->t; j++) pt[n][0] = g->k[j][0], pt[n][1] = g->k[j][1], n++;
+    if (g->rope) {
+        pt[n][0] = g->q0[qi][0], pt[n][1] = g->q0[qi][1], n++;
+        for (int j = 0; j < g->t; j++) pt[n][0] = g->k0[j][0], pt[n][1] = g->k0[j][1], n++;
+    }
+    return n;
+}
+
+static int v_points(const ui_geom *g, int qi, float (*pt)[2])
+{
+    int n = 0;
+    float acc[2] = {0, 0};
+    for (int j = 0; j < g->t; j++) pt[n][0] = g->v[j][0], pt[n][1] = g->v[j][1], n++;
     for (int j = 0; j < g->t; j++) {
-        float w = g->w[qi][j];
-        if (g->rope && w > 0) {
-            ui_arrow(dl, p.cx, p.cy, sx(&p, g->k0[j]), sy(&p, g->k0[j]), 1, head * 0.7f, alpha(K_COLOR, 0.25f));
-            turn(dl, &p, g->k0[j], g->k[j], g->exact, alpha(K_COLOR, 0.45f));
-        }
-        ui_arrow(dl, p.cx, p.cy, sx(&p, g->k[j]), sy(&p, g->k[j]), t * (0.6f + 3 * w), head,
-                 alpha(K_COLOR, w > 0 ? 0.45f + 0.55f * fminf(1, 3 * w) : 0.25f));
+        acc[0] += g->w[qi][j] * g->v[j][0], acc[1] += g->w[qi][j] * g->v[j][1];
+        pt[n][0] = acc[0], pt[n][1] = acc[1], n++;
     }
-    for (int i = 0; i < g->s; i++) {
-        bool on = i == qi;
-        if (g->rope && on) {
-            ui_arrow(dl, p.cx, p.cy, sx(&p, g->q0[i]), sy(&p, g->q0[i]), 1, head * 0.7f, alpha(Q_COLOR, 0.3f));
-            turn(dl, &p, g->q0[i], g->q[i], g->exact, alpha(Q_COLOR, 0.6f));
-        }
-        ui_arrow(dl, p.cx, p.cy, sx(&p, g->q[i]), sy(&p, g->q[i]), on ? 2 * t : t, on ? head * 1.2f : head * 0.8f,
-                 alpha(Q_COLOR, on ? 1 : 0.35f));
-        ui_rect hit = {(int)(sx(&p, g->q[i]) - u * 0.7f), (int)(sy(&p, g->q[i]) - u * 0.7f), (int)(1.4f * u), (int)(1.4f * u)};
-        ui_layout_hit(dl->layout, hit, UI_ACT_ROW, i);
-    }
-    /* labels last, the query's first and then the keys by weight, so the
-     * ones that matter get the places nearest their tips */
-    tip_label(dl, &p, g->q[qi], g->q_label[qi], Q_COLOR);
+    pt[n][0] = g->ctx[qi][0], pt[n][1] = g->ctx[qi][1], n++;
+    return n;
+}
+
+/* The keys (or values) in order of the chosen query's weight, largest first:
+ * the order their labels are placed in. */
+static void by_weight(const ui_geom *g, int qi, int *order)
+{
     bool done[UI_GEOM_MAX] = {false};
     for (int n = 0; n < g->t; n++) {
         int j = -1;
         for (int c = 0; c < g->t; c++)
             if (!done[c] && (j < 0 || g->w[qi][c] > g->w[qi][j])) j = c;
         done[j] = true;
-        float w = g->w[qi][j];
-        snprintf(buf, sizeof buf, "%s %.2f", g->k_label[j], w);
-        tip_label(dl, &p, g->k[j], w > 0 ? buf : g->k_label[j], w > 0 ? UI_TEXT : UI_TEXT_DIM);
+        order[n] = j;
     }
 }
 
-static void value_panel(ui_draw *dl, const ui_geom *g, int qi, ui_rect box)
+static void qk_panel(ui_draw *dl, const ui_geom *g, int qi, ui_rect box, plane *p)
 {
     int u = ui_line(dl);
-    float r = hypotf(g->ctx[qi][0], g->ctx[qi][1]), acc[2] = {0, 0};
-    for (int j = 0; j < g->t; j++) {
-        r = fmaxf(r, hypotf(g->v[j][0], g->v[j][1]));
-        acc[0] += g->w[qi][j] * g->v[j][0], acc[1] += g->w[qi][j] * g->v[j][1];
-        r = fmaxf(r, hypotf(acc[0], acc[1]));
-    }
-    plane p;
-    fit(dl, box, r, &p);
     float t = fmaxf(2.0f, u / 8.0f), head = u * 0.7f;
-    for (int j = 0; j < g->t; j++)
-        ui_arrow(dl, p.cx, p.cy, sx(&p, g->v[j]), sy(&p, g->v[j]), 1, head * 0.7f, alpha(V_COLOR, 0.4f));
+    char buf[32];
+    ui_clip_push(dl, p->box);
+    for (int j = 0; j < g->t; j++) {
+        float w = g->w[qi][j];
+        if (g->rope && w > 0) {
+            arrow(dl, p, g->k0[j], 1, head * 0.7f, alpha(K_COLOR, 0.25f), false);
+            turn(dl, p, g->k0[j], g->k[j], g->exact, alpha(K_COLOR, 0.45f));
+        }
+        arrow(dl, p, g->k[j], t * (0.6f + 3 * w), head, alpha(K_COLOR, w > 0 ? 0.45f + 0.55f * fminf(1, 3 * w) : 0.25f), true);
+    }
+    for (int i = 0; i < g->s; i++) {
+        bool on = i == qi;
+        if (g->rope && on) {
+            arrow(dl, p, g->q0[i], 1, head * 0.7f, alpha(Q_COLOR, 0.3f), false);
+            turn(dl, p, g->q0[i], g->q[i], g->exact, alpha(Q_COLOR, 0.6f));
+        }
+        arrow(dl, p, g->q[i], on ? 2 * t : t, on ? head * 1.2f : head * 0.8f, alpha(Q_COLOR, on ? 1 : 0.35f), true);
+        float x = sx(p, g->q[i]), y = sy(p, g->q[i]);
+        ui_rect hit = {(int)(x - u * 0.7f), (int)(y - u * 0.7f), (int)(1.4f * u), (int)(1.4f * u)};
+        ui_layout_hit(dl->layout, ui_rect_intersect(hit, box), UI_ACT_ROW, i);
+    }
+    ui_clip_pop(dl);
+    /* labels last, the query's first and then the keys by weight, so the
+     * ones that matter get the places nearest their tips */
+    tip_label(dl, p, g->q[qi], g->q_label[qi], Q_COLOR);
+    int order[UI_GEOM_MAX];
+    by_weight(g, qi, order);
+    for (int n = 0; n < g->t; n++) {
+        int j = order[n];
+        float w = g->w[qi][j];
+        snprintf(buf, sizeof buf, "%s %.2f", g->k_label[j], w);
+        tip_label(dl, p, g->k[j], w > 0 ? buf : g->k_label[j], w > 0 ? UI_TEXT : UI_TEXT_DIM);
+    }
+}
+
+static void value_panel(ui_draw *dl, const ui_geom *g, int qi, plane *p)
+{
+    int u = ui_line(dl);
+    float t = fmaxf(2.0f, u / 8.0f), head = u * 0.7f;
+    ui_clip_push(dl, p->box);
+    for (int j = 0; j < g->t; j++) arrow(dl, p, g->v[j], 1, head * 0.7f, alpha(V_COLOR, 0.4f), true);
     /* wᵢ₀v₀ + wᵢ₁v₁ + …: each value arrow shrunk by its weight, tip to tail */
     float at[2] = {0, 0};
     for (int j = 0; j < g->t; j++) {
         float w = g->w[qi][j], to[2] = {at[0] + w * g->v[j][0], at[1] + w * g->v[j][1]};
-        if (w > 0) ui_arrow(dl, sx(&p, at), sy(&p, at), sx(&p, to), sy(&p, to), t, head * 0.8f, V_COLOR);
+        if (w > 0) ui_arrow(dl, sx(p, at), sy(p, at), sx(p, to), sy(p, to), t, head * 0.8f, V_COLOR);
         at[0] = to[0], at[1] = to[1];
     }
-    ui_arrow(dl, p.cx, p.cy, sx(&p, g->ctx[qi]), sy(&p, g->ctx[qi]), 2 * t, head * 1.2f, Q_COLOR);
-    tip_label(dl, &p, g->ctx[qi], _("context"), Q_COLOR);
-    for (int j = 0; j < g->t; j++) tip_label(dl, &p, g->v[j], g->k_label[j], UI_TEXT_DIM);
+    arrow(dl, p, g->ctx[qi], 2 * t, head * 1.2f, Q_COLOR, true);
+    ui_clip_pop(dl);
+    tip_label(dl, p, g->ctx[qi], _("context"), Q_COLOR);
+    int order[UI_GEOM_MAX];
+    by_weight(g, qi, order);
+    for (int n = 0; n < g->t; n++) tip_label(dl, p, g->v[order[n]], g->k_label[order[n]], UI_TEXT_DIM);
+}
+
+/* Under a panel: the labels it left out and the arrows it cut, if any, in
+ * shorter words when the panel is narrow. */
+static void panel_note(ui_draw *dl, const plane *p, int x, int y, int w)
+{
+    char buf[200];
+    for (int brief = 0; brief < 2; brief++) {
+        int n = 0;
+        buf[0] = '\0';
+        if (p->dropped)
+            /* TRANSLATORS: the geometry view: labels with no free place near their arrow; placed by weight, largest first */
+            n += snprintf(buf, sizeof buf, brief ? _("%d labels left out") : _("%d labels left out: lowest weights"),
+                          p->dropped);
+        if (p->cut)
+            /* TRANSLATORS: the geometry view: arrows over 3 times the median length end at the panel's edge with a double head */
+            snprintf(buf + n, sizeof buf - (size_t)n, brief ? _("%s%d cut") : _("%s%d long arrows cut (double head)"),
+                     n ? " · " : "", p->cut);
+        if (ui_text_w(dl, buf) <= w) break;
+    }
+    if (buf[0]) ui_text_fit(dl, buf, x, y, w, UI_TEXT_DIM);
 }
 
 void ui_plot_geometry(ui_draw *dl, const ui_app *app, ui_rect box)
@@ -191,17 +368,46 @@ void ui_plot_geometry(ui_draw *dl, const ui_app *app, ui_rect box)
     if (g->rope) y += ui_text_wrap(dl, _("RoPE on: faint arrows are q and k before it; each turns by an angle that grows with its position."),
                                    box.x, y, box.w, UI_TEXT_DIM) * u;
     y += u / 2;
-    int h = box.y + box.h - y - u - u / 2, half = (box.w - u) / 2;
-    if (h < 4 * u || half < 6 * u) {
+    /* two panels side by side, or one above the other: whichever draws the
+     * arrows larger (each fitted to its own extent, one scale for both axes) */
+    float (*pt)[2] = malloc(POINTS_MAX * sizeof *pt);
+    if (!pt) {
         free(g);
         return;
     }
-    ui_rect left = {box.x, y + u + u / 4, half, h}, right = {box.x + half + u, y + u + u / 4, half, h};
-    ui_text(dl, _("queries and keys"), left.x, y, Q_COLOR);
-    ui_text(dl, _("values, and the context Σ wⱼ vⱼ"), right.x, y, V_COLOR);
+    extent eq = robust_extent((const float(*)[2])pt, qk_points(g, qi, pt), g->s + g->t);
+    int nv = v_points(g, qi, pt);
+    extent ev = robust_extent((const float(*)[2])pt, nv, g->t);
+    free(pt);
+    int h = box.y + box.h - y - 3 * u, half_w = (box.w - u) / 2, half_h = (h - 3 * u) / 2;
+    if (h < 4 * u || half_w < 6 * u) {
+        free(g);
+        return;
+    }
+    float side = fminf(scale_for(&eq, half_w, h, u), scale_for(&ev, half_w, h, u));
+    float stack = half_h >= 4 * u ? fminf(scale_for(&eq, box.w, half_h, u), scale_for(&ev, box.w, half_h, u)) : 0;
+    ui_rect left, right;
+    int ty1 = y, ty2;
+    if (stack > side * 1.1f) {
+        left = (ui_rect){box.x, y + u + u / 4, box.w, half_h};
+        ty2 = left.y + left.h + u + u / 4;
+        right = (ui_rect){box.x, ty2 + u + u / 4, box.w, half_h};
+    } else {
+        left = (ui_rect){box.x, y + u + u / 4, half_w, h};
+        right = (ui_rect){box.x + half_w + u, y + u + u / 4, half_w, h};
+        ty2 = y;
+    }
+    ui_text_fit(dl, _("queries and keys"), left.x, ty1, left.w, Q_COLOR);
+    ui_text_fit(dl, _("values, and the context Σ wⱼ vⱼ"), right.x, ty2, right.w, V_COLOR);
     ui_frame(dl, left.x, left.y, left.w, left.h, 1, UI_PANEL_HI);
     ui_frame(dl, right.x, right.y, right.w, right.h, 1, UI_PANEL_HI);
-    qk_panel(dl, g, qi, left);
-    value_panel(dl, g, qi, right);
+    plane pq, pv;
+    fit(dl, left, &eq, &pq);
+    qk_panel(dl, g, qi, left, &pq);
+    fit(dl, right, &ev, &pv);
+    value_panel(dl, g, qi, &pv);
+    /* each panel's note under it (stacked: between the panels, above the second's title) */
+    panel_note(dl, &pq, left.x, left.y + left.h + u / 8, left.w);
+    panel_note(dl, &pv, right.x, right.y + right.h + u / 8, right.w);
     free(g);
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "loss.h"
+#include "model.h"
 
 #define UI_TOP_K 5
 
@@ -55,10 +57,48 @@ static int variants(ui_draw *dl, const ui_app *app, ui_rect box, int y)
         for (char *p = buf; *p && p < buf + 3; p++) *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
         if (cur) ui_fill(dl, box.x - u / 4, y - u / 8, box.w + u / 4, 2 * u + u / 3, UI_PANEL_HI);
         ui_text_fit(dl, buf, box.x, y, box.w, cur ? UI_WHITE : UI_TEXT);
-        /* TRANSLATORS: the variant's KV cache: bytes per token, K and V of every layer */
-        snprintf(buf, sizeof buf, _("KV %.0f B/token"), v->kv_bytes_per_token);
+        /* TRANSLATORS: the variant's KV cache: bytes per token, K and V of all its layers */
+        snprintf(buf, sizeof buf, _("KV %.0f B/token, all %d layers"), v->kv_bytes_per_token, v->layers);
         ui_text_fit(dl, buf, box.x + u / 2, y + u + u / 8, box.w - u / 2, cur ? UI_TEXT : UI_TEXT_DIM);
         y += 2 * u + u / 2;
+    }
+    return y;
+}
+
+/* How the model was trained, when not as usual (a chip), then two losses in
+ * nats per token: of the text on screen under the settings shown (from the
+ * trace, loss.h) and the card's, on held-out text as trained. The cheater
+ * with its mask back reads 31.16 beside 0.00. Returns the next y. */
+static int losses(ui_draw *dl, const ui_app *app, ui_rect box, int y)
+{
+    int u = ui_line(dl), n;
+    char buf[200];
+    const attn_model *m = app->model;
+    attn_causal now = app->trace.cfg.causal;
+    if (!m->cfg.causal) {
+        /* a chip, red while the mask it was trained without is on; wrapped in a narrow panel, never cut */
+        const char *chip = _("trained without the causal mask");
+        int w = ui_imin(ui_text_w(dl, chip) + u / 2, box.w), lines = ui_text_wrap_lines(dl, chip, w - u / 2);
+        ui_fill(dl, box.x, y - 2, w, lines * u + 4, UI_PANEL_HI);
+        ui_frame(dl, box.x, y - 2, w, lines * u + 4, 1, now ? UI_ERROR : UI_ACCENT);
+        ui_text_wrap(dl, chip, box.x + u / 4, y, w - u / 2, UI_WHITE);
+        y += lines * u + u / 2;
+    }
+    double loss = attn_trace_loss(&app->trace, app->view.batch, &n);
+    if (n > 0) {
+        /* TRANSLATORS: the loss of the text shown (mean −log p of each next token), under the causal mask's setting */
+        snprintf(buf, sizeof buf, now == ATTN_CAUSAL_REVERSED ? _("this text: %.2f nats/token with the causal mask reversed")
+                                  : now                       ? _("this text: %.2f nats/token with the causal mask")
+                                                              : _("this text: %.2f nats/token without the causal mask"),
+                 loss);
+        y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_WHITE) * u + u / 4;
+    }
+    if (!isnan(m->heldout_loss)) {
+        /* TRANSLATORS: the model card's loss on text it did not train on, in nats per token; "it": the causal mask */
+        snprintf(buf, sizeof buf, m->cfg.causal ? _("held-out text, trained with it: %.2f")
+                                                : _("held-out text, trained without it: %.2f"),
+                 m->heldout_loss);
+        y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT) * u + u / 4;
     }
     return y;
 }
@@ -83,17 +123,19 @@ void ui_render_predictions(ui_draw *dl, const ui_app *app, ui_rect box)
         snprintf(buf, sizeof buf, _("with the %s toggled:"), ui_compare_name(app->view.compare));
         y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT_DIM) * u + u / 4;
         y = bars(dl, app, &app->alt, box, y, UI_ERROR);
+        int n;
+        double loss = attn_trace_loss(&app->alt, app->view.batch, &n);
+        if (n > 0) {
+            /* TRANSLATORS: the loss of the text shown with the compare view's toggle, nats per token */
+            snprintf(buf, sizeof buf, _("this text, toggled: %.2f nats/token"), loss);
+            y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT) * u;
+        }
     }
     y += u / 2;
     snprintf(buf, sizeof buf, "%s · %d %s", app->model->name, app->model->cfg.layers, _("layers"));
     ui_text_fit(dl, buf, box.x, y, box.w, UI_ACCENT);
     y += u + u / 4;
-    if (!isnan(app->model->heldout_loss)) {
-        /* TRANSLATORS: the model's loss on text it did not train on, in nats per token */
-        snprintf(buf, sizeof buf, _("held-out loss %.2f"), app->model->heldout_loss);
-        ui_text_fit(dl, buf, box.x, y, box.w, UI_TEXT);
-        y += u + u / 4;
-    }
+    y = losses(dl, app, box, y);
     variants(dl, app, box, y + u / 4);
 }
 

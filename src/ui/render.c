@@ -476,12 +476,18 @@ static void decode_texts(const ui_app *app, char *reads, char *cache, size_t siz
     double per = 2.0 * d->k * 4;
     int g_gqa = attn_gqa_default_groups(d->h);
     if (d->mode == ATTN_MODE_GQA) g_gqa = d->g;
-    int n = snprintf(cache, size, _("KV cache, K and V in float32 for %d×%d positions: MHA %s"), d->b, d->t,
+    int n = snprintf(cache, size, _("KV cache of one layer, K and V in float32 for %d×%d positions: MHA %s"), d->b, d->t,
                      bytes_str(per * d->h * d->t * d->b, a, sizeof a));
     /* no-break spaces (U+00A0) inside an item: a line breaks between items */
     if (g_gqa) n += snprintf(cache + n, size - (size_t)n, " · GQA\u00a0(g=%d)\u00a0%s", g_gqa, bytes_str(per * g_gqa * d->t * d->b, b, sizeof b));
-    snprintf(cache + n, size - (size_t)n, _(" · MQA %s · this model: %s per token"),
-             bytes_str(per * 1 * d->t * d->b, c, sizeof c), bytes_str(per * d->g, m, sizeof m));
+    /* per token in exact bytes, as the side panel counts them: one layer, then all of them */
+    snprintf(m, sizeof m, "%.0f\u00a0B", per * d->g);
+    n += snprintf(cache + n, size - (size_t)n, _(" · MQA %s · this model: %s per token per layer"),
+                  bytes_str(per * 1 * d->t * d->b, c, sizeof c), m);
+    if (app->trace.n_layers > 1)
+        /* TRANSLATORS: the KV cache per token of every layer of the model; no-break spaces keep it on one line */
+        snprintf(cache + n, size - (size_t)n, _(", %.0f\u00a0B for all\u00a0%d\u00a0layers"), per * d->g * app->trace.n_layers,
+                 app->trace.n_layers);
 }
 
 /* [◀ decode step N of M ▶], what the new query reads, the cache's size (both
@@ -554,8 +560,8 @@ static void status_line(ui_draw *dl, const ui_app *app, ui_rect box)
     int u = ui_line(dl);
     ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
     if (busy_line(dl, app, box)) return;
-    const char *s = app->status[0] ? app->status
-                                   : _("← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
+    const char *s = ui_app_status_text(app)[0] ? ui_app_status_text(app)
+                                               : _("← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
     ui_text_fit(dl, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? UI_ERROR : UI_TEXT_DIM);
 }
 
