@@ -100,6 +100,8 @@ typedef struct ui_app {
                                    place of level's; 0: none */
         bool dragging;          /* the left button went down on the zoomed picture */
         int drag_x, drag_y, drag_i0, drag_j0; /* where, and the window then */
+        int drag_i, drag_j;     /* the cell pressed, when the press picked it for a cell quiz; -1: none */
+        bool drag_graded;       /* and whether the quiz was graded before it */
     } zoom;
     int stage_scroll;     /* first stage shown in the navigator */
 

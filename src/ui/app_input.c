@@ -2,6 +2,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
@@ -255,6 +256,15 @@ bool ui_app_mouse_drag(ui_app *app, int x, int y)
         !ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc))
         return ui_app_mouse_move(app, x, y);
     /* the picture follows the mouse: a drag across the whole picture moves by one window */
+    if (app->zoom.drag_i >= 0 && (abs(x - app->zoom.drag_x) > 2 || abs(y - app->zoom.drag_y) > 2)) {
+        /* a drag pans: the press that began it picks nothing */
+        ui_player *p = &app->lesson;
+        const attn_tensor *t = ui_player_quiz_tensor(p, &app->trace, &app->view);
+        if (t && ui_player_cell(p, &app->trace, &app->view, t->name, app->view.head, app->zoom.drag_i, app->zoom.drag_j))
+            p->answers[p->cell_quiz].graded = app->zoom.drag_graded; /* the picks are as they were */
+        app->zoom.drag_i = app->zoom.drag_j = -1;
+        app->dirty = true;
+    }
     int ni = clamp(app->zoom.drag_i0 - (int)lround((y - app->zoom.drag_y) * (double)wr / at_least(h->r.h, 1)), 0, rows - wr);
     int nj = clamp(app->zoom.drag_j0 - (int)lround((x - app->zoom.drag_x) * (double)wc / at_least(h->r.w, 1)), 0, cols - wc);
     app->mouse_x = x;
@@ -347,6 +357,17 @@ static bool cell_click(ui_app *app, const ui_heat_area *a, int i, int j)
     return false;
 }
 
+/* How many cells the step's cell quiz has picked (-1: none). */
+static int quiz_picks(const ui_app *app)
+{
+    const ui_player *p = &app->lesson;
+    if (!p->open || p->cell_quiz < 0 || !p->answers) return -1;
+    const ui_quiz_answer *a = &p->answers[p->cell_quiz];
+    int n = 0;
+    for (int c = 0; a->cells && c < a->rows * a->cols; c++) n += a->cells[c];
+    return n;
+}
+
 bool ui_app_mouse_down(ui_app *app, int x, int y)
 {
     const ui_layout *L = &app->layout;
@@ -372,16 +393,21 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
     int area, i, j;
     if (!find_cell(app, x, y, &area, &i, &j)) return false;
     int rows, cols, i0, j0, wr, wc;
-    if (L->areas[area].pane == 0 && slice_size(app, &L->areas[area], &rows, &cols) &&
-        ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc)) /* a drag may follow: it pans */
-    {
+    bool pan = L->areas[area].pane == 0 && slice_size(app, &L->areas[area], &rows, &cols) &&
+               ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc);
+    if (pan) { /* a drag may follow: it pans */
         app->zoom.dragging = true;
         app->zoom.drag_x = x;
         app->zoom.drag_y = y;
         app->zoom.drag_i0 = i0;
         app->zoom.drag_j0 = j0;
     }
-    return cell_click(app, &L->areas[area], i, j);
+    int before = quiz_picks(app);
+    app->zoom.drag_graded = before >= 0 && app->lesson.answers[app->lesson.cell_quiz].graded;
+    bool changed = cell_click(app, &L->areas[area], i, j);
+    app->zoom.drag_i = pan && quiz_picks(app) != before ? i : -1; /* undone if the press becomes a drag */
+    app->zoom.drag_j = j;
+    return changed;
 }
 
 bool ui_app_wheel(ui_app *app, int dy)

@@ -202,6 +202,12 @@ static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, in
         y = flow(dl, _("Choose all that apply."), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
     if (q->kind == LESSON_QUIZ_CELLS) {
         y = flow(dl, cell_instruction(q->rule), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
+        int rows, cols, r0, r1, c0, c1;
+        if (lesson_quiz_has_region(q) && ui_player_answer_cells(p, &app->trace, &app->view, NULL, 0, &rows, &cols) >= 0) {
+            lesson_quiz_region(q, rows, cols, &r0, &r1, &c0, &c1);
+            snprintf(buf, sizeof buf, _("This quiz is about rows %d–%d and columns %d–%d only."), r0, r1, c0, c1);
+            y = flow(dl, buf, NULL, 0, x, y, right, UI_TEXT_DIM, draw);
+        }
         int picks = 0;
         for (int i = 0; a->cells && i < a->rows * a->cols; i++) picks += a->cells[i];
         snprintf(buf, sizeof buf, _("%d cells picked"), picks);
