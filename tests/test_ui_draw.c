@@ -1150,6 +1150,7 @@ static void test_quiz_marks_trained_model(void **state)
     assert_int_equal(a->rows, 5);
     assert_int_equal(a->col0, 8);
     assert_int_equal(a->cols, 10);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1); /* no minimap over the region's cells */
     int rows, cols;
     unsigned char *right = answer_of(app, &rows, &cols);
     assert_int_equal(rows, 25);
@@ -1202,6 +1203,7 @@ static void test_quiz_marks_trained_model(void **state)
     a = area_of(app, "layers.2.weights", 3);
     assert_true(a->rows < 25);
     assert_true(in_window(a, 15, wj));
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 2); /* zoomed by the student: the minimap is back */
     picks_framed(f, a, right, true);
     assert_int_equal(frames_at(&f->dl, cell_of(a, 15, wj), UI_ERROR), 1);
     /* a drag pans, and the press that began it picks nothing */

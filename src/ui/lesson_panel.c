@@ -427,7 +427,10 @@ void ui_render_lesson(const ui_app *app, ui_draw *dl, ui_rect box)
 /* ---- marks on the heatmap */
 
 /* The stage's cell (i, j) framed where area a draws it. A zoomed area shows
- * the stage from its cell (row0, col0): a cell outside its window is not drawn. */
+ * the stage from its cell (row0, col0): a cell outside its window is not drawn.
+ * A thin black line inside the frame keeps it visible on a bright cell, the
+ * colour of a green or yellow frame (a right pick is the brightest cell of
+ * its row). */
 static void cell_frame(ui_draw *dl, const ui_heat_area *a, int i, int j, int t, uint32_t c)
 {
     int x, y, w, h;
@@ -436,7 +439,9 @@ static void cell_frame(ui_draw *dl, const ui_heat_area *a, int i, int j, int t, 
     if (i < 0 || j < 0 || i >= a->rows || j >= a->cols) return;
     ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, i, j, &x, &y, &w, &h);
     if (w <= 0 || h <= 0) return;
-    ui_frame(dl, a->r.x + x, a->r.y + y, w, h, ui_imin(t, ui_imax(1, ui_imin(w, h) / 3)), c);
+    t = ui_imin(t, ui_imax(1, ui_imin(w, h) / 3));
+    ui_frame(dl, a->r.x + x, a->r.y + y, w, h, t, c);
+    if (t > 1 && w > 2 * t + 4 && h > 2 * t + 4) ui_frame(dl, a->r.x + x + t, a->r.y + y + t, w - 2 * t, h - 2 * t, 1, UI_BLACK);
 }
 
 /* The step's highlight (a row, a column or cells of the stage) on area a. */
