@@ -1318,6 +1318,60 @@ static void test_quiz_marks_64(void **state)
     remove(path);
 }
 
+/* A step's highlight on a model's trace (the lesson's "weights" is
+ * "layers.1.weights"): a row, then cells, framed on the whole picture, zoomed
+ * in and in the grid on every head of the layer shown, and on no other layer. */
+static void test_highlight_on_a_model(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[600], err[400];
+    snprintf(path, sizeof path, "%s/draw-highlight.md", tmp ? tmp : "/tmp");
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("# Highlight\n\n```attnlab\nmodel = tang\ntext = 床前明月光，疑是地上霜。\nstage = weights\nlayer = 1\nhead = 2\n```\n\n"
+          "## A row\n\n```attnlab\nhighlight = row 9\n```\n\nRow 9.\n\n"
+          "## Cells\n\n```attnlab\nhighlight = cells 9,8 10,4\n```\n\nTwo cells.\n",
+          fp);
+    fclose(fp);
+    if (ui_app_lesson_open(app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    build(f);
+    const ui_heat_area *a = area_of(app, "layers.1.weights", 2);
+    assert_non_null(a);
+    assert_int_equal(a->rows, 13);
+    for (int j = 0; j < 13; j++) assert_int_equal(frames_at(&f->dl, cell_of(a, 9, j), UI_MARK), 1);
+    assert_int_equal(frames_in(&f->dl, a->r, UI_MARK), 13);
+    /* zoomed in around row 9: the row's cells in the window, and only those */
+    ui_rect c = cell_of(a, 9, 8);
+    ui_app_mouse_move(app, c.x + c.w / 2, c.y + c.h / 2);
+    assert_true(ui_app_wheel(app, 1));
+    build(f);
+    a = area_of(app, "layers.1.weights", 2);
+    assert_true(a->rows < 13 && a->cols < 13 && in_window(a, 9, 8));
+    for (int j = a->col0; j < a->col0 + a->cols; j++) assert_int_equal(frames_at(&f->dl, cell_of(a, 9, j), UI_MARK), 1);
+    assert_int_equal(frames_in(&f->dl, a->r, UI_MARK), a->cols);
+    /* cells, in the grid of every layer and head: on the four heads of layer 1 */
+    assert_int_equal(ui_app_lesson_go(app, 1), 0);
+    assert_int_equal(app->zoom.level, 0); /* a step opens on the whole picture */
+    assert_true(ui_app_do(app, UI_ACT_GRID, 0));
+    build(f);
+    int marked = 0;
+    for (int k = 0; k < app->layout.n_areas; k++) {
+        const ui_heat_area *o = &app->layout.areas[k];
+        bool mine = !strcmp(o->stage, "layers.1.weights");
+        int n = frames_in(&f->dl, o->r, UI_MARK);
+        assert_int_equal(n, mine ? 2 : 0);
+        if (mine) {
+            assert_int_equal(frames_at(&f->dl, cell_of(o, 9, 8), UI_MARK), 1);
+            assert_int_equal(frames_at(&f->dl, cell_of(o, 10, 4), UI_MARK), 1);
+            marked++;
+        }
+    }
+    assert_int_equal(marked, 4);
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1331,6 +1385,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quiz_marks_trained_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quiz_marks_64, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_highlight_on_a_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_choice_explanations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_geometry_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_on_demand_on_the_worker, setup, teardown),
