@@ -136,6 +136,10 @@ static void answer_cells(fixture *f, int q)
     const lesson_quiz *qz = &f->app.lesson.ls.steps[f->app.lesson.step].quizzes[q];
     int r0, r1, c0, c1, wrong = -1;
     lesson_quiz_region(qz, rows, cols, &r0, &r1, &c0, &c1);
+    /* one click per row is a few clicks only on a few rows: a longer picture names a region */
+    if ((qz->rule == LESSON_CELLS_ARGMAX || qz->rule == LESSON_CELLS_ARGMIN) && r1 - r0 + 1 > 8)
+        fail_msg("%s step %d: click = %s on %d rows: name the rows it is about (rows = A..B)", f->app.lesson.name,
+                 f->app.lesson.step + 1, lesson_cell_rule_name(qz->rule), r1 - r0 + 1);
     for (int c = 0; c < rows * cols && wrong < 0; c++)
         if (!right[c] && c / cols >= r0 && c / cols <= r1 && c % cols >= c0 && c % cols <= c1) wrong = c;
     if (wrong >= 0) {
