@@ -65,7 +65,7 @@ int lesson_quiz_cells(const lesson_quiz *q, const attn_trace *tr, const char *st
     int n = 0, r0, r1, c0, c1;
     lesson_quiz_region(q, m.rows, m.cols, &r0, &r1, &c0, &c1);
     if (out) memset(out, 0, (size_t)m.rows * m.cols);
-    for (int i = r0; i <= r1 && m.cols > 0; i++) {
+    for (int i = r0; i <= r1; i++) {
         const float *row = m.data + (size_t)i * m.cols;
         float best = NAN;
         if (q->rule == LESSON_CELLS_ARGMAX || q->rule == LESSON_CELLS_ARGMIN)

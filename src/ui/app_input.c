@@ -255,7 +255,6 @@ bool ui_app_mouse_drag(ui_app *app, int x, int y)
     if (!app->zoom.dragging || !h || !slice_size(app, h, &rows, &cols) ||
         !ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc))
         return ui_app_mouse_move(app, x, y);
-    /* the picture follows the mouse: a drag across the whole picture moves by one window */
     if (app->zoom.drag_i >= 0 && (abs(x - app->zoom.drag_x) > 2 || abs(y - app->zoom.drag_y) > 2)) {
         /* a drag pans: the press that began it picks nothing */
         ui_player *p = &app->lesson;
@@ -265,6 +264,7 @@ bool ui_app_mouse_drag(ui_app *app, int x, int y)
         app->zoom.drag_i = app->zoom.drag_j = -1;
         app->dirty = true;
     }
+    /* the picture follows the mouse: a drag across the whole picture moves by one window */
     int ni = clamp(app->zoom.drag_i0 - (int)lround((y - app->zoom.drag_y) * (double)wr / at_least(h->r.h, 1)), 0, rows - wr);
     int nj = clamp(app->zoom.drag_j0 - (int)lround((x - app->zoom.drag_x) * (double)wc / at_least(h->r.w, 1)), 0, cols - wc);
     app->mouse_x = x;
