@@ -461,6 +461,93 @@ static void cell_answers_and_grading(void **state)
     attn_config_free(&c);
 }
 
+/* A cell quiz's region (rows = A..B, cols = A..B): parsed, refused with its
+ * line when malformed or outside the picture, and the only place graded. */
+static void quiz_region(void **state)
+{
+    (void)state;
+    lesson ls;
+    lesson_diags dg;
+    const char *md = "# T\n\n## S\n\n```attnlab\ntokens = a b c d e f\n```\n\n"
+                     "```quiz\nclick = argmax\nrows = 2..4\ncols = 1\n```\n";
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    const lesson_quiz *q = &ls.steps[0].quizzes[0];
+    assert_int_equal(q->rows[0], 2);
+    assert_int_equal(q->rows[1], 5);
+    assert_int_equal(q->cols[0], 1);
+    assert_int_equal(q->cols[1], 2);
+    assert_int_equal(q->rows_line, 11);
+    assert_int_equal(q->cols_line, 12);
+    assert_true(lesson_quiz_has_region(q));
+    assert_int_equal(lesson_check(&ls, &dg), 0);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    static const struct {
+        const char *keys;
+        int line;
+        const char *part;
+    } BAD[] = {
+        {"click = argmax\nrows = 4..2\n", 7, "rows: '4..2' is not a range FIRST..LAST"},
+        {"click = argmax\nrows = 1-3\n", 7, "rows: '1-3' is not a range"},
+        {"click = argmax\ncols = ..3\n", 7, "cols: '..3' is not a range"},
+        {"click = argmax\ncols = -1..2\n", 7, "cols: '-1..2' is not a range"},
+        {"click = argmax\nrows = 2..\n", 7, "rows: '2..' is not a range"},
+        {"answer = 1\nrows = 1..2\n", 7, "rows: only a cell quiz"},
+        {"answer = 1\ncols = 1..2\n", 7, "cols: only a cell quiz"},
+        {"click = argmax\nrows = 3..6\n", 7, "rows: 3..6 is outside weights's 6 rows (0..5)"},
+        {"click = argmax\ncols = 6\n", 7, "cols: 6..6 is outside weights's 6 columns (0..5)"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "# T\n\n## S\n\n```quiz\n%s```\n", BAD[i].keys);
+        int rc = parse(buf, &ls, &dg);
+        if (!rc) rc = lesson_check(&ls, &dg);
+        if (!rc) fail_msg("case %zu accepted", i);
+        expect_diag(&dg, BAD[i].line, BAD[i].part);
+        lesson_free(&ls);
+        lesson_diags_free(&dg);
+    }
+
+    /* graded only in the region; argmax among the region's columns */
+    attn_config c;
+    attn_trace tr;
+    attn_error err;
+    attn_config_init(&c);
+    attn_config_set(&c, "tokens", "a b c d e f", &err);
+    attn_config_set(&c, "causal", "false", &err);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), 0);
+    lesson_quiz rq = {.kind = LESSON_QUIZ_CELLS, .rule = LESSON_CELLS_ARGMAX, .rows = {2, 5}, .cols = {1, 4}};
+    unsigned char ans[36];
+    int rows, cols;
+    char why[200];
+    assert_int_equal(lesson_quiz_cells(&rq, &tr, "weights", 0, 0, 0, ans, &rows, &cols, why, sizeof why), 3);
+    assert_int_equal(rows, 6);
+    attn_matrix m;
+    attn_trace_matrix(&tr, "weights", 0, 0, &m);
+    for (int i = 0; i < 6; i++) {
+        int best = 1;
+        for (int j = 2; j < 4; j++)
+            if (m.data[i * 6 + j] > m.data[i * 6 + best]) best = j;
+        for (int j = 0; j < 6; j++)
+            assert_int_equal(ans[i * 6 + j], i >= 2 && i <= 4 && j == best);
+    }
+    int r0, r1, c0, c1;
+    lesson_quiz_region(&rq, 6, 6, &r0, &r1, &c0, &c1);
+    assert_int_equal(r0, 2);
+    assert_int_equal(r1, 4);
+    assert_int_equal(c0, 1);
+    assert_int_equal(c1, 3);
+    lesson_quiz whole = {.kind = LESSON_QUIZ_CELLS, .rule = LESSON_CELLS_ARGMAX};
+    assert_false(lesson_quiz_has_region(&whole));
+    assert_int_equal(lesson_quiz_cells(&whole, &tr, "weights", 0, 0, 0, NULL, NULL, NULL, why, sizeof why), 6);
+    /* a model's stage named without its layer is the layer asked for */
+    assert_ptr_equal(lesson_stage_tensor(&tr, "weights", 0), attn_trace_find(&tr, "weights"));
+    assert_null(lesson_stage_tensor(&tr, "memory", 0));
+    attn_trace_free(&tr);
+    attn_config_free(&c);
+}
+
 static void choice_and_number_grading(void **state)
 {
     (void)state;
@@ -626,6 +713,7 @@ int main(void)
         cmocka_unit_test(check_runs_every_step),
         cmocka_unit_test(hostile_input),
         cmocka_unit_test(cell_answers_and_grading),
+        cmocka_unit_test(quiz_region),
         cmocka_unit_test(choice_and_number_grading),
         cmocka_unit_test(progress_roundtrip),
         cmocka_unit_test(catalog_lists_the_course),

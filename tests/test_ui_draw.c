@@ -21,6 +21,7 @@
 #include "forward.h"
 #include "draw.h"
 #include "i18n.h"
+#include "lesson_panel.h"
 #include "loss.h"
 #include "player.h"
 #include "predict.h"
@@ -1505,6 +1506,350 @@ static void test_geometry_labels(void **state)
     check_geometry(f, W, H);
 }
 
+/* ---- cell quiz marks on any picture */
+
+/* The heatmap of tensor `stage` for head on screen, or NULL. */
+static const ui_heat_area *area_of(const ui_app *app, const char *stage, int head)
+{
+    for (int k = 0; k < app->layout.n_areas; k++) {
+        const ui_heat_area *a = &app->layout.areas[k];
+        if (a->pane == 0 && a->head == head && !strcmp(a->stage, stage)) return a;
+    }
+    return NULL;
+}
+
+/* Where area a draws the stage's cell (i, j); the cell must be in its window. */
+static ui_rect cell_of(const ui_heat_area *a, int i, int j)
+{
+    int x, y, w, h;
+    assert_true(i >= a->row0 && i < a->row0 + a->rows && j >= a->col0 && j < a->col0 + a->cols);
+    ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, i - a->row0, j - a->col0, &x, &y, &w, &h);
+    return (ui_rect){a->r.x + x, a->r.y + y, w, h};
+}
+
+static bool in_window(const ui_heat_area *a, int i, int j)
+{
+    return i >= a->row0 && i < a->row0 + a->rows && j >= a->col0 && j < a->col0 + a->cols;
+}
+
+/* Frames of colour c drawn exactly on r. */
+static int frames_at(const ui_draw *dl, ui_rect r, uint32_t c)
+{
+    int n = 0;
+    for (const ui_cmd *k = NULL; (k = ui_draw_next(dl, k));)
+        n += k->kind == UI_CMD_FRAME && k->color == c && !memcmp(&k->r, &r, sizeof r);
+    return n;
+}
+
+/* Frames of colour c drawn inside r. */
+static int frames_in(const ui_draw *dl, ui_rect r, uint32_t c)
+{
+    int n = 0;
+    for (const ui_cmd *k = NULL; (k = ui_draw_next(dl, k));)
+        n += k->kind == UI_CMD_FRAME && k->color == c && inside(k->r, r);
+    return n;
+}
+
+/* A click on the stage's cell (i, j) where area a draws it, through the event handler. */
+static void click_cell_of(fixture *f, const ui_heat_area *a, int i, int j)
+{
+    ui_rect r = cell_of(a, i, j);
+    ui_app_mouse_move(&f->app, r.x + r.w / 2, r.y + r.h / 2);
+    ui_app_mouse_down(&f->app, r.x + r.w / 2, r.y + r.h / 2);
+    ui_app_mouse_up(&f->app);
+}
+
+/* The right cells of the step's cell quiz (rows × cols, malloc'd). */
+static unsigned char *answer_of(const ui_app *app, int *rows, int *cols)
+{
+    assert_true(ui_player_answer_cells(&app->lesson, &app->trace, &app->view, NULL, 0, rows, cols) >= 0);
+    unsigned char *right = malloc((size_t)*rows * *cols);
+    assert_non_null(right);
+    assert_true(ui_player_answer_cells(&app->lesson, &app->trace, &app->view, right, (size_t)*rows * *cols, NULL,
+                                       NULL) > 0);
+    return right;
+}
+
+/* The first right cell of row i, and a wrong one. */
+static int right_in_row(const unsigned char *right, int cols, int i)
+{
+    for (int j = 0; j < cols; j++)
+        if (right[i * cols + j]) return j;
+    fail_msg("row %d has no answer", i);
+    return -1;
+}
+
+static int wrong_in_row(const unsigned char *right, int cols, int i)
+{
+    for (int j = 0; j < cols; j++)
+        if (!right[i * cols + j]) return j;
+    fail_msg("row %d is all right", i);
+    return -1;
+}
+
+/* Every pick of the quiz that area a's window shows is framed in `picked`
+ * (or right / wrong once graded), and the frames inside a are no more. */
+static void picks_framed(fixture *f, const ui_heat_area *a, const unsigned char *right, bool graded)
+{
+    const ui_quiz_answer *ans = &f->app.lesson.answers[f->app.lesson.cell_quiz];
+    int shown = 0;
+    for (int i = 0; i < ans->rows; i++)
+        for (int j = 0; j < ans->cols; j++) {
+            if (!ans->cells[i * ans->cols + j] || !in_window(a, i, j)) continue;
+            uint32_t c = !graded ? UI_ACCENT : right[i * ans->cols + j] ? UI_GOOD : UI_ERROR;
+            if (frames_at(&f->dl, cell_of(a, i, j), c) != 1)
+                fail_msg("%s head %d: no %08x frame on cell %d,%d (window rows %d+%d, cols %d+%d)", a->stage, a->head,
+                         c, i, j, a->row0, a->rows, a->col0, a->cols);
+            shown++;
+        }
+    int drawn = frames_in(&f->dl, a->r, graded ? UI_GOOD : UI_ACCENT) + (graded ? frames_in(&f->dl, a->r, UI_ERROR) : 0);
+    assert_int_equal(drawn, shown);
+}
+
+/* Lesson 12's quiz on `tang` (4 layers, 25 × 25 weights, layer 2 head 3): the
+ * step opens zoomed to its region; picks, right and wrong, and the answer are
+ * framed on their cells zoomed to the region, on the whole picture, zoomed
+ * further with the wheel, panned with a drag, and in the grid of every layer
+ * and head (only on the graded thumbnail), where a click picks too. */
+static void test_quiz_marks_trained_model(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    char dir[512], path[600], err[400];
+    snprintf(path, sizeof path, "%s/12-trained-heads.md", lesson_catalog_dir("en", dir, sizeof dir));
+    if (ui_app_lesson_open(app, path, 1, err, sizeof err)) fail_msg("%s", err);
+    int q = app->lesson.cell_quiz;
+    assert_true(q >= 0);
+    build(f);
+    const ui_heat_area *a = area_of(app, "layers.2.weights", 3);
+    assert_non_null(a);
+    /* the view is zoomed to the quiz's region: rows 13..17, columns 8..17 */
+    assert_int_equal(a->row0, 13);
+    assert_int_equal(a->rows, 5);
+    assert_int_equal(a->col0, 8);
+    assert_int_equal(a->cols, 10);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1); /* no minimap over the region's cells */
+    int rows, cols;
+    unsigned char *right = answer_of(app, &rows, &cols);
+    assert_int_equal(rows, 25);
+    assert_int_equal(cols, 25);
+    int rj = right_in_row(right, cols, 13), wj = 10;
+    assert_false(right[15 * cols + wj]);
+    click_cell_of(f, a, 13, rj);
+    click_cell_of(f, a, 15, wj);
+    const ui_quiz_answer *ans = &app->lesson.answers[q];
+    build(f);
+    a = area_of(app, "layers.2.weights", 3);
+    picks_framed(f, a, right, false);
+    assert_int_equal(frames_at(&f->dl, cell_of(a, 13, rj), UI_ACCENT), 1);
+    ui_app_do(app, UI_ACT_LESSON_CHECK, q);
+    assert_true(ans->graded);
+    assert_int_equal(ans->grade.n_right, 1);
+    assert_int_equal(ans->grade.n_wrong, 1);
+    assert_int_equal(ans->grade.n_missed, 4); /* rows 13..17: the other four, and not rows outside the region */
+    build(f);
+    a = area_of(app, "layers.2.weights", 3);
+    picks_framed(f, a, right, true);
+    assert_int_equal(frames_at(&f->dl, cell_of(a, 13, rj), UI_GOOD), 1);
+    assert_int_equal(frames_at(&f->dl, cell_of(a, 15, wj), UI_ERROR), 1);
+    /* Show answer: a white frame on the right cell of each of the five rows */
+    ui_app_do(app, UI_ACT_LESSON_REVEAL, q);
+    build(f);
+    a = area_of(app, "layers.2.weights", 3);
+    for (int i = 13; i <= 17; i++) assert_int_equal(frames_at(&f->dl, cell_of(a, i, right_in_row(right, cols, i)), UI_WHITE), 1);
+    /* z: the whole picture, the same marks on the same cells, and the region framed */
+    assert_true(ui_app_key(app, 'z', 0));
+    build(f);
+    a = area_of(app, "layers.2.weights", 3);
+    assert_int_equal(a->rows, 25);
+    assert_int_equal(a->row0, 0);
+    picks_framed(f, a, right, true);
+    for (int i = 13; i <= 17; i++) assert_int_equal(frames_at(&f->dl, cell_of(a, i, right_in_row(right, cols, i)), UI_WHITE), 1);
+    ui_rect tl = cell_of(a, 13, 8), br = cell_of(a, 17, 17);
+    assert_int_equal(frames_at(&f->dl, (ui_rect){tl.x, tl.y, br.x + br.w - tl.x, br.y + br.h - tl.y}, UI_TEXT_DIM), 1);
+    /* a click outside the region is taken (no bar chart opens) but picks nothing, and says why */
+    click_cell_of(f, a, 5, 2);
+    assert_int_equal(ans->cells[5 * cols + 2], 0);
+    assert_int_equal(app->view.row, -1);
+    assert_non_null(strstr(app->status, "rows 13–17 and columns 8–17"));
+    assert_true(ans->graded);
+    /* the wheel over the wrong pick zooms in around it */
+    ui_rect c = cell_of(a, 15, wj);
+    ui_app_mouse_move(app, c.x + c.w / 2, c.y + c.h / 2);
+    assert_true(ui_app_wheel(app, 1));
+    build(f);
+    a = area_of(app, "layers.2.weights", 3);
+    assert_true(a->rows < 25);
+    assert_true(in_window(a, 15, wj));
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 2); /* zoomed by the student: the minimap is back */
+    picks_framed(f, a, right, true);
+    assert_int_equal(frames_at(&f->dl, cell_of(a, 15, wj), UI_ERROR), 1);
+    /* a drag pans, and the press that began it picks nothing */
+    int row0 = a->row0, col0 = a->col0;
+    c = cell_of(a, 15, wj);
+    ui_app_mouse_down(app, c.x + c.w / 2, c.y + c.h / 2);
+    assert_true(ui_app_mouse_drag(app, c.x + c.w / 2 + a->r.w / 3, c.y + c.h / 2 + a->r.h / 3));
+    ui_app_mouse_up(app);
+    assert_int_equal(ans->cells[15 * cols + wj], 1);
+    build(f);
+    a = area_of(app, "layers.2.weights", 3);
+    assert_true(a->row0 < row0 || a->col0 < col0);
+    assert_true(ans->graded);
+    picks_framed(f, a, right, true);
+    /* the grid of every layer and head: marks on layer 2, head 3 only */
+    assert_true(ui_app_do(app, UI_ACT_GRID, 0));
+    build(f);
+    a = area_of(app, "layers.2.weights", 3);
+    assert_non_null(a);
+    assert_int_equal(a->rows, 25);
+    picks_framed(f, a, right, true);
+    for (int k = 0; k < app->layout.n_areas; k++) {
+        const ui_heat_area *o = &app->layout.areas[k];
+        if (o == a) continue;
+        assert_int_equal(frames_in(&f->dl, o->r, UI_GOOD) + frames_in(&f->dl, o->r, UI_ERROR), 0);
+    }
+    /* a click on the graded thumbnail picks; one on another head opens that head */
+    int rj16 = right_in_row(right, cols, 16);
+    click_cell_of(f, a, 16, rj16);
+    assert_int_equal(ans->cells[16 * cols + rj16], 1);
+    build(f);
+    a = area_of(app, "layers.2.weights", 3);
+    picks_framed(f, a, right, false);
+    free(right);
+}
+
+/* A 64 × 64 picture (seq = 64) with a cell quiz over the whole of it: picks
+ * framed on the whole picture, zoomed in with the wheel, panned, and in the
+ * grid on the graded head only. */
+static void test_quiz_marks_64(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[600], err[400];
+    snprintf(path, sizeof path, "%s/draw-quiz64.md", tmp ? tmp : "/tmp");
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("# Sixty-four\n\n## Argmax\n\n```attnlab\nseq = 64\nhead = 1\nstage = weights\n```\n\n"
+          "Click the largest weight of each row.\n\n```quiz\nclick = argmax\n```\n",
+          fp);
+    fclose(fp);
+    if (ui_app_lesson_open(app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    int q = app->lesson.cell_quiz;
+    build(f);
+    const ui_heat_area *a = area_of(app, "weights", 1);
+    assert_non_null(a);
+    assert_int_equal(a->rows, 64); /* no region: the whole picture */
+    int rows, cols;
+    unsigned char *right = answer_of(app, &rows, &cols);
+    assert_int_equal(rows * cols, 64 * 64);
+    static const int ROWS[] = {0, 40, 63};
+    for (int k = 0; k < 3; k++) click_cell_of(f, a, ROWS[k], right_in_row(right, cols, ROWS[k]));
+    click_cell_of(f, a, 41, wrong_in_row(right, cols, 41));
+    ui_app_do(app, UI_ACT_LESSON_CHECK, q);
+    build(f);
+    a = area_of(app, "weights", 1);
+    picks_framed(f, a, right, true);
+    assert_int_equal(frames_in(&f->dl, a->r, UI_GOOD), 3);
+    assert_int_equal(frames_in(&f->dl, a->r, UI_ERROR), 1);
+    /* zoomed in on row 40: 32 × 32, then 16 × 16; the picks in the window framed there */
+    int j40 = right_in_row(right, cols, 40);
+    for (int level = 1; level <= 2; level++) {
+        ui_rect c = cell_of(a, 40, j40);
+        ui_app_mouse_move(app, c.x + c.w / 2, c.y + c.h / 2);
+        assert_true(ui_app_wheel(app, 1));
+        build(f);
+        a = area_of(app, "weights", 1);
+        assert_int_equal(a->rows, 64 >> level);
+        assert_true(in_window(a, 40, j40));
+        picks_framed(f, a, right, true);
+        assert_int_equal(frames_at(&f->dl, cell_of(a, 40, j40), UI_GOOD), 1);
+    }
+    /* panned up and left as far as it goes: row 0's pick comes into view, row 40's leaves */
+    ui_rect c = cell_of(a, 40, j40);
+    ui_app_mouse_down(app, c.x + c.w / 2, c.y + c.h / 2);
+    ui_app_mouse_drag(app, c.x + c.w / 2 + 8 * a->r.w, c.y + c.h / 2 + 8 * a->r.h);
+    ui_app_mouse_up(app);
+    assert_int_equal(app->lesson.answers[q].cells[40 * cols + j40], 1);
+    build(f);
+    a = area_of(app, "weights", 1);
+    assert_int_equal(a->row0, 0);
+    assert_int_equal(a->col0, 0);
+    assert_false(in_window(a, 40, j40));
+    assert_true(in_window(a, 0, right_in_row(right, cols, 0)));
+    picks_framed(f, a, right, true);
+    assert_int_equal(frames_in(&f->dl, a->r, UI_GOOD), 1);
+    /* the grid: every head's whole picture, the marks on head 1's */
+    assert_true(ui_app_do(app, UI_ACT_GRID, 0));
+    build(f);
+    int heads = 0;
+    for (int k = 0; k < app->layout.n_areas; k++) {
+        const ui_heat_area *o = &app->layout.areas[k];
+        if (o->pane || strcmp(o->stage, "weights")) continue;
+        heads++;
+        assert_int_equal(o->rows, 64);
+        if (o->head == 1) picks_framed(f, o, right, true);
+        else assert_int_equal(frames_in(&f->dl, o->r, UI_GOOD) + frames_in(&f->dl, o->r, UI_ERROR), 0);
+    }
+    assert_int_equal(heads, 4);
+    free(right);
+    remove(path);
+}
+
+/* A step's highlight on a model's trace (the lesson's "weights" is
+ * "layers.1.weights"): a row, then cells, framed on the whole picture, zoomed
+ * in and in the grid on every head of the layer shown, and on no other layer. */
+static void test_highlight_on_a_model(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[600], err[400];
+    snprintf(path, sizeof path, "%s/draw-highlight.md", tmp ? tmp : "/tmp");
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("# Highlight\n\n```attnlab\nmodel = tang\ntext = 床前明月光，疑是地上霜。\nstage = weights\nlayer = 1\nhead = 2\n```\n\n"
+          "## A row\n\n```attnlab\nhighlight = row 9\n```\n\nRow 9.\n\n"
+          "## Cells\n\n```attnlab\nhighlight = cells 9,8 10,4\n```\n\nTwo cells.\n",
+          fp);
+    fclose(fp);
+    if (ui_app_lesson_open(app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    build(f);
+    const ui_heat_area *a = area_of(app, "layers.1.weights", 2);
+    assert_non_null(a);
+    assert_int_equal(a->rows, 13);
+    for (int j = 0; j < 13; j++) assert_int_equal(frames_at(&f->dl, cell_of(a, 9, j), UI_MARK), 1);
+    assert_int_equal(frames_in(&f->dl, a->r, UI_MARK), 13);
+    /* zoomed in around row 9: the row's cells in the window, and only those */
+    ui_rect c = cell_of(a, 9, 8);
+    ui_app_mouse_move(app, c.x + c.w / 2, c.y + c.h / 2);
+    assert_true(ui_app_wheel(app, 1));
+    build(f);
+    a = area_of(app, "layers.1.weights", 2);
+    assert_true(a->rows < 13 && a->cols < 13 && in_window(a, 9, 8));
+    for (int j = a->col0; j < a->col0 + a->cols; j++) assert_int_equal(frames_at(&f->dl, cell_of(a, 9, j), UI_MARK), 1);
+    assert_int_equal(frames_in(&f->dl, a->r, UI_MARK), a->cols);
+    /* cells, in the grid of every layer and head: on the four heads of layer 1 */
+    assert_int_equal(ui_app_lesson_go(app, 1), 0);
+    assert_int_equal(app->zoom.level, 0); /* a step opens on the whole picture */
+    assert_true(ui_app_do(app, UI_ACT_GRID, 0));
+    build(f);
+    int marked = 0;
+    for (int k = 0; k < app->layout.n_areas; k++) {
+        const ui_heat_area *o = &app->layout.areas[k];
+        bool mine = !strcmp(o->stage, "layers.1.weights");
+        int n = frames_in(&f->dl, o->r, UI_MARK);
+        assert_int_equal(n, mine ? 2 : 0);
+        if (mine) {
+            assert_int_equal(frames_at(&f->dl, cell_of(o, 9, 8), UI_MARK), 1);
+            assert_int_equal(frames_at(&f->dl, cell_of(o, 10, 4), UI_MARK), 1);
+            marked++;
+        }
+    }
+    assert_int_equal(marked, 4);
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1516,6 +1861,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compare_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overlays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quiz_marks_trained_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quiz_marks_64, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_highlight_on_a_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_choice_explanations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_geometry_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_on_demand_on_the_worker, setup, teardown),

@@ -71,13 +71,16 @@ static void press_visible(fixture *f, ui_action act, int arg)
     fail_msg("no button for action %d arg %d on step %d of %s", act, arg, p->step + 1, p->name);
 }
 
+/* A click on the stage's cell (i, j), where the heatmap (zoomed or not) draws it. */
 static void click_cell(fixture *f, int i, int j)
 {
     for (int a = 0; a < f->app.layout.n_areas; a++) {
         const ui_heat_area *h = &f->app.layout.areas[a];
         if (h->pane || h->head != f->app.view.head) continue;
         int x, y, w, hh;
-        ui_heat_cell_rect(h->r.w, h->r.h, h->rows, h->cols, i, j, &x, &y, &w, &hh);
+        if (i < h->row0 || j < h->col0 || i >= h->row0 + h->rows || j >= h->col0 + h->cols)
+            fail_msg("%s step %d: cell %d,%d is not on screen", f->app.lesson.name, f->app.lesson.step + 1, i, j);
+        ui_heat_cell_rect(h->r.w, h->r.h, h->rows, h->cols, i - h->row0, j - h->col0, &x, &y, &w, &hh);
         assert_true(w > 0 && hh > 0);
         click(f, h->r.x + x + w / 2, h->r.y + y + hh / 2);
         return;
@@ -131,13 +134,21 @@ static void answer_cells(fixture *f, int q)
     draw(f);
     int n = ui_player_answer_cells(&f->app.lesson, &f->app.trace, &f->app.view, right, sizeof right, &rows, &cols);
     if (n <= 0) fail_msg("%s step %d: cell quiz has no answer (%d)", f->app.lesson.name, f->app.lesson.step + 1, n);
-    /* click one wrong cell if there is one, check, then fix it */
-    int wrong = -1;
+    /* click one wrong cell of the quiz's region if there is one, check, then fix it */
+    const lesson_quiz *qz = &f->app.lesson.ls.steps[f->app.lesson.step].quizzes[q];
+    int r0, r1, c0, c1, wrong = -1;
+    lesson_quiz_region(qz, rows, cols, &r0, &r1, &c0, &c1);
+    /* one click per row is a few clicks only on a few rows: a longer picture names a region */
+    if ((qz->rule == LESSON_CELLS_ARGMAX || qz->rule == LESSON_CELLS_ARGMIN) && r1 - r0 + 1 > 8)
+        fail_msg("%s step %d: click = %s on %d rows: name the rows it is about (rows = A..B)", f->app.lesson.name,
+                 f->app.lesson.step + 1, lesson_cell_rule_name(qz->rule), r1 - r0 + 1);
     for (int c = 0; c < rows * cols && wrong < 0; c++)
-        if (!right[c]) wrong = c;
+        if (!right[c] && c / cols >= r0 && c / cols <= r1 && c % cols >= c0 && c % cols <= c1) wrong = c;
     if (wrong >= 0) {
         click_cell(f, wrong / cols, wrong % cols);
+        assert_int_equal(a->cells[wrong], 1);
         press_visible(f, UI_ACT_LESSON_CHECK, q);
+        assert_true(a->graded);
         assert_false(a->grade.right);
         draw(f);
         click_cell(f, wrong / cols, wrong % cols);

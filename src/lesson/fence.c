@@ -18,7 +18,7 @@
 
 static const char *const VIEW_KEYS[] = {"stage", "layer", "head", "batch_row", "view", "compare", "row",
                                         "decode_step", "highlight"};
-static const char *const QUIZ_KEYS[] = {"answer", "tolerance", "click", "stage", "hint", "explain"};
+static const char *const QUIZ_KEYS[] = {"answer", "tolerance", "click", "stage", "rows", "cols", "hint", "explain"};
 static const char *const CELL_RULES[] = {"masked", "unmasked", "argmax", "argmin", "nan"};
 
 bool lesson_is_view_key(const char *key)
@@ -152,8 +152,8 @@ static void settings_block(parser *p, char *body)
 
 /* The keys of a quiz block (NULL when absent) and their lines. */
 typedef struct {
-    const char *answer, *tolerance, *click, *stage, *hint, *explain;
-    int l_answer, l_tol, l_click, l_stage;
+    const char *answer, *tolerance, *click, *stage, *rows, *cols, *hint, *explain;
+    int l_answer, l_tol, l_click, l_stage, l_rows, l_cols;
 } quiz_keys;
 
 static void read_quiz_keys(parser *p, char *body, quiz_keys *k)
@@ -166,6 +166,8 @@ static void read_quiz_keys(parser *p, char *body, quiz_keys *k)
         else if (!strcmp(key, "tolerance")) k->tolerance = v, k->l_tol = line;
         else if (!strcmp(key, "click")) k->click = v, k->l_click = line;
         else if (!strcmp(key, "stage")) k->stage = v, k->l_stage = line;
+        else if (!strcmp(key, "rows")) k->rows = v, k->l_rows = line;
+        else if (!strcmp(key, "cols")) k->cols = v, k->l_cols = line;
         else if (!strcmp(key, "hint")) k->hint = v;
         else if (!strcmp(key, "explain")) k->explain = v;
         else unknown_key(p, line, key, "quiz", suggest(key, QUIZ_KEYS, COUNT(QUIZ_KEYS)));
@@ -198,7 +200,39 @@ static int rule_of(const char *v)
     return -1;
 }
 
-/* click = RULE, stage = NAME; one per step */
+/* A whole number from 0 at s, spaces around it skipped; the end in *end. */
+static bool parse_index(const char *s, const char **end, int *out)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    if (!isdigit((unsigned char)*s)) return false;
+    char *e;
+    errno = 0;
+    long v = strtol(s, &e, 10);
+    if (errno == ERANGE || v > 1000000) return false;
+    while (*e == ' ' || *e == '\t') e++;
+    *end = e;
+    *out = (int)v;
+    return true;
+}
+
+/* rows = FIRST..LAST (both counted) or rows = N: r = {FIRST, LAST + 1}; false after a message. */
+static bool parse_range(parser *p, const char *key, const char *v, int line, int r[2])
+{
+    const char *e;
+    if (!v) return true;
+    if (parse_index(v, &e, &r[0])) {
+        r[1] = r[0] + 1;
+        if (!*e) return true;
+        if (e[0] == '.' && e[1] == '.' && parse_index(e + 2, &e, &r[1]) && !*e && r[1]++ >= r[0]) return true;
+    }
+    lesson_diag_add(p->dg, line, "%s: '%.40s' is not a range FIRST..LAST of %s counted from 0 (FIRST <= LAST, "
+                                 "both included), e.g. 7..12",
+                    key, v, key);
+    r[0] = r[1] = 0;
+    return false;
+}
+
+/* click = RULE, stage = NAME, rows = A..B, cols = A..B; one per step */
 static lesson_quiz *cells_quiz(parser *p, const quiz_keys *k)
 {
     lesson_step *st = p->step;
@@ -221,6 +255,8 @@ static lesson_quiz *cells_quiz(parser *p, const quiz_keys *k)
     if (!q) return NULL;
     q->rule = (lesson_cell_rule)rule;
     snprintf(q->stage, sizeof q->stage, "%s", k->stage ? k->stage : "");
+    if (k->rows && parse_range(p, "rows", k->rows, k->l_rows, q->rows)) q->rows_line = k->l_rows;
+    if (k->cols && parse_range(p, "cols", k->cols, k->l_cols, q->cols)) q->cols_line = k->l_cols;
     return q;
 }
 
@@ -255,6 +291,8 @@ static void quiz_block(parser *p, char *body)
     lesson_quiz *q = k.answer ? number_quiz(p, &k) : k.click ? cells_quiz(p, &k) : choice_quiz_notes(p, &k);
     if (!q) return;
     if (k.tolerance && !k.answer) lesson_diag_add(p->dg, k.l_tol, "tolerance: only a numeric quiz (answer = …) has one");
+    if (k.rows && !k.click) lesson_diag_add(p->dg, k.l_rows, "rows: only a cell quiz (click = …) has a region");
+    if (k.cols && !k.click) lesson_diag_add(p->dg, k.l_cols, "cols: only a cell quiz (click = …) has a region");
     set_note(p, &q->hint, k.hint);
     set_note(p, &q->explain, k.explain);
     if (q->kind != LESSON_QUIZ_CHOICE) parser_add_quiz_block(p, (int)(q - p->step->quizzes), p->fence_line);

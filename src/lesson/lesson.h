@@ -82,6 +82,10 @@ typedef struct {
     /* CELLS */
     lesson_cell_rule rule;
     char stage[64];        /* "" : the step's stage */
+    int rows[2], cols[2];  /* the region asked about: its first row and the row after its last (`rows = 7..12`
+                              is {7, 13}), the same for columns; {0, 0}: every row (column). Graded only
+                              there, and the view zooms to it */
+    int rows_line, cols_line; /* lines that set them, 0: not set */
     char *hint, *explain;  /* NULL when not given */
 } lesson_quiz;
 

@@ -14,14 +14,35 @@ const char *lesson_cell_rule_name(lesson_cell_rule r)
     return r >= 0 && r < LESSON_CELLS_COUNT ? RULES[r] : "?";
 }
 
+const attn_tensor *lesson_stage_tensor(const attn_trace *tr, const char *stage, int layer)
+{
+    const char *bare = stage;
+    const attn_tensor *t = attn_trace_find(tr, stage);
+    if (t) return t;
+    attn_tensor_name_layer(stage, &bare);
+    return attn_trace_get(tr, layer, bare);
+}
+
+static int clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+void lesson_quiz_region(const lesson_quiz *q, int rows, int cols, int *r0, int *r1, int *c0, int *c1)
+{
+    *r0 = clamp(q->rows[0], 0, rows - 1);
+    *r1 = q->rows[1] <= 0 ? rows - 1 : clamp(q->rows[1] - 1, *r0, rows - 1);
+    *c0 = clamp(q->cols[0], 0, cols - 1);
+    *c1 = q->cols[1] <= 0 ? cols - 1 : clamp(q->cols[1] - 1, *c0, cols - 1);
+}
+
+bool lesson_quiz_has_region(const lesson_quiz *q)
+{
+    return q->rows[1] > 0 || q->cols[1] > 0;
+}
+
 int lesson_quiz_cells(const lesson_quiz *q, const attn_trace *tr, const char *stage, int layer, int batch, int head,
                       unsigned char *out, int *rows, int *cols, char *why, size_t whysize)
 {
     attn_matrix m, mask;
-    const char *bare = stage;
-    attn_tensor_name_layer(stage, &bare);
-    const attn_tensor *t = attn_trace_find(tr, stage);
-    if (!t) t = attn_trace_get(tr, layer, bare); /* "weights" of the layer shown */
+    const attn_tensor *t = lesson_stage_tensor(tr, stage, layer);
     if (attn_trace_matrix_of(tr, t, batch, head, &m)) {
         snprintf(why, whysize, "the trace has no stage %s", stage);
         return -1;
@@ -41,18 +62,20 @@ int lesson_quiz_cells(const lesson_quiz *q, const attn_trace *tr, const char *st
             return -1;
         }
     }
-    int n = 0;
-    for (int i = 0; i < m.rows; i++) {
+    int n = 0, r0, r1, c0, c1;
+    lesson_quiz_region(q, m.rows, m.cols, &r0, &r1, &c0, &c1);
+    if (out) memset(out, 0, (size_t)m.rows * m.cols);
+    for (int i = r0; i <= r1; i++) {
         const float *row = m.data + (size_t)i * m.cols;
         float best = NAN;
         if (q->rule == LESSON_CELLS_ARGMAX || q->rule == LESSON_CELLS_ARGMIN)
-            for (int j = 0; j < m.cols; j++) {
+            for (int j = c0; j <= c1; j++) {
                 float v = row[j];
                 if (isnan(v)) continue;
                 if (isnan(best) || (q->rule == LESSON_CELLS_ARGMAX ? v > best : v < best)) best = v;
             }
         bool row_has = false;
-        for (int j = 0; j < m.cols; j++) {
+        for (int j = c0; j <= c1; j++) {
             bool right;
             switch (q->rule) {
             case LESSON_CELLS_MASKED: right = mask.data[(size_t)i * mask.cols + j] != 0.0f; break;

@@ -23,11 +23,27 @@ typedef struct {
 /* "masked", "argmax", ... */
 const char *lesson_cell_rule_name(lesson_cell_rule r);
 
+/* The tensor a lesson's `stage` names in tr: the stage itself
+ * ("layers.2.weights"), else the stage of layer `layer` ("weights" of the layer
+ * shown); NULL if tr has neither. */
+const attn_tensor *lesson_stage_tensor(const attn_trace *tr, const char *stage, int layer);
+
+/* A cell quiz's region on a rows × cols picture: its first and last row and
+ * column (both included), kept inside the picture. The whole picture when the
+ * quiz names no region. */
+void lesson_quiz_region(const lesson_quiz *q, int rows, int cols, int *r0, int *r1, int *c0, int *c1);
+
+/* Whether the cell quiz names a region smaller than the whole picture. */
+bool lesson_quiz_has_region(const lesson_quiz *q);
+
 /* Right cells of a cell quiz on the (stage, batch, head) picture of tr (a
  * stage named without its layer is layer `layer`'s): if out
  * is not NULL, out[i·cols + j] = 1 for a right cell (argmax/argmin: every
  * cell that ties for the row's extreme). *rows and *cols receive the picture's
- * size (may be NULL). Returns the number of right cells (argmax/argmin: rows
+ * size (may be NULL). Only cells inside the quiz's region (rows, cols) can
+ * be right, and argmax/argmin look at the region's columns of a row: the
+ * region is the picture the question is about. Returns the number of right
+ * cells (argmax/argmin: rows
  * that have an answer), or -1 with a reason in why (no such stage, or a
  * masked/unmasked rule on a stage that is not a query × key matrix). out, if
  * given, has room for rows·cols bytes: call once with out = NULL for the size. */

@@ -210,7 +210,16 @@ static int check_quizzes(const lesson *ls, int step, const attn_trace *tr, const
             continue;
         }
         char why[160];
-        int n = lesson_quiz_cells(qz, tr, stage, view->layer, view->batch, view->head, NULL, NULL, NULL, why, sizeof why);
+        int rows = 0, cols = 0;
+        int n = lesson_quiz_cells(qz, tr, stage, view->layer, view->batch, view->head, NULL, &rows, &cols, why, sizeof why);
+        if (n >= 0 && (qz->rows[1] > rows || qz->cols[1] > cols)) {
+            bool r = qz->rows[1] > rows;
+            lesson_diag_add(dg, r ? qz->rows_line : qz->cols_line, "%s: %d..%d is outside %s's %d %s (0..%d)",
+                            r ? "rows" : "cols", r ? qz->rows[0] : qz->cols[0], (r ? qz->rows[1] : qz->cols[1]) - 1, stage,
+                            r ? rows : cols, r ? "rows" : "columns", (r ? rows : cols) - 1);
+            bad = -1;
+            continue;
+        }
         if (n < 0) {
             lesson_diag_add(dg, qz->line, "%s", why);
             bad = -1;

@@ -104,8 +104,12 @@ typedef struct ui_app {
     struct {
         int level;              /* the single view 2^level times closer (0: the whole picture) */
         int i0, j0;             /* the window's top-left cell */
+        int rows, cols;         /* a lesson's window of exactly rows × cols cells (its quiz's region), in
+                                   place of level's; 0: none */
         bool dragging;          /* the left button went down on the zoomed picture */
         int drag_x, drag_y, drag_i0, drag_j0; /* where, and the window then */
+        int drag_i, drag_j;     /* the cell pressed, when the press picked it for a cell quiz; -1: none */
+        bool drag_graded;       /* and whether the quiz was graded before it */
     } zoom;
     int stage_scroll;     /* first stage shown in the navigator */
     ui_panels panels;     /* the stage list and side panel beside the picture (render.c decides in auto) */
@@ -294,9 +298,15 @@ int ui_app_model_sync(ui_app *app, const char *name, attn_error *err);
 int ui_app_query_row(const ui_app *app);
 
 /* The single view's zoomed window on a rows × cols slice: its top-left cell
- * and size. False (the whole slice) when not zoomed, and in a lesson, the
- * grid and the compare view, which always show the whole picture. */
+ * and size. False (the whole slice) when not zoomed, and in the grid and the
+ * compare view, which always show the whole picture. A lesson step whose cell
+ * quiz names a region opens zoomed to it (ui_app_zoom_to); the wheel, a drag
+ * and z then work as anywhere. */
 bool ui_app_zoom_window(const ui_app *app, int rows, int cols, int *i0, int *j0, int *wr, int *wc);
+/* Zooms the single view to the stage's rows i0..i1 and columns j0..j1 (both
+ * included) while a lesson is open; i1 < 0: every row, j1 < 0: every column
+ * (both: the whole picture, no zoom). */
+void ui_app_zoom_to(ui_app *app, int i0, int i1, int j0, int j1);
 
 /* One of the most likely next tokens. */
 typedef struct {

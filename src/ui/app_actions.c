@@ -479,8 +479,8 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_BATCH_NEXT:
     case UI_ACT_ROW: return move(app, act, arg);
     case UI_ACT_ZOOM_RESET:
-        if (!app->zoom.level) return false;
-        app->zoom.level = app->zoom.i0 = app->zoom.j0 = 0;
+        if (!app->zoom.level && !app->zoom.rows) return false;
+        ui_app_zoom_to(app, 0, -1, 0, -1);
         ui_app_status(app, false, "%s", _("the whole picture"));
         return true;
     case UI_ACT_SCALE_HEAD:

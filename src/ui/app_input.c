@@ -1,6 +1,8 @@
 /* app_input.c — keys, typed text and the mouse, turned into actions. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
@@ -150,7 +152,7 @@ static int at_least(int v, int lo) { return v < lo ? lo : v; }
 
 static bool zoomable(const ui_app *app)
 {
-    return app->view.mode == LESSON_VIEW_SINGLE && !app->lesson.open && !app->lesson.picker;
+    return app->view.mode == LESSON_VIEW_SINGLE && !app->lesson.picker;
 }
 
 /* Cells along an axis of n at a zoom level: n / 2^level, at least a few. */
@@ -161,11 +163,25 @@ static int window_len(int n, int level)
 }
 
 
+/* The largest zoom level whose window holds wr × wc cells of a rows × cols picture. */
+static int level_holding(int rows, int cols, int wr, int wc)
+{
+    int level = 0;
+    while (level < ZOOM_MAX_LEVEL && window_len(rows, level + 1) >= wr && window_len(cols, level + 1) >= wc) level++;
+    return level;
+}
+
 bool ui_app_zoom_window(const ui_app *app, int rows, int cols, int *i0, int *j0, int *wr, int *wc)
 {
-    if (!app->zoom.level || !zoomable(app) || rows <= 0 || cols <= 0) return false;
-    *wr = window_len(rows, app->zoom.level);
-    *wc = window_len(cols, app->zoom.level);
+    if (!zoomable(app) || rows <= 0 || cols <= 0) return false;
+    if (app->zoom.rows > 0 && app->lesson.open) { /* a lesson's region */
+        *wr = app->zoom.rows < rows ? app->zoom.rows : rows;
+        *wc = app->zoom.cols < cols ? app->zoom.cols : cols;
+    } else if (app->zoom.level && app->zoom.rows <= 0) {
+        *wr = window_len(rows, app->zoom.level);
+        *wc = window_len(cols, app->zoom.level);
+    } else
+        return false;
     *i0 = clamp(app->zoom.i0, 0, rows - *wr);
     *j0 = clamp(app->zoom.j0, 0, cols - *wc);
     return *wr < rows || *wc < cols;
@@ -193,11 +209,19 @@ static bool slice_size(const ui_app *app, const ui_heat_area *h, int *rows, int 
  * keeping that cell under the mouse. */
 static bool zoom_at(ui_app *app, const ui_heat_area *h, int i, int j, int x, int y, int dy)
 {
-    int rows, cols, level = app->zoom.level + (dy > 0 ? 1 : -1);
-    if (!slice_size(app, h, &rows, &cols) || level < 0 || level > ZOOM_MAX_LEVEL) return false;
+    int rows, cols, level, i0, j0, wr0, wc0;
+    if (!slice_size(app, h, &rows, &cols)) return false;
+    if (!ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr0, &wc0)) wr0 = rows, wc0 = cols;
+    if (app->zoom.rows > 0) { /* from a lesson's region: in past it, or out to the level that holds it */
+        int held = level_holding(rows, cols, wr0, wc0);
+        bool exact = window_len(rows, held) == wr0 && window_len(cols, held) == wc0;
+        level = dy > 0 ? held + 1 : exact ? held - 1 : held;
+    } else
+        level = app->zoom.level + (dy > 0 ? 1 : -1);
+    if (level < 0 || level > ZOOM_MAX_LEVEL) return false;
     int wr = window_len(rows, level), wc = window_len(cols, level);
-    if (dy > 0 && wr == window_len(rows, app->zoom.level) && wc == window_len(cols, app->zoom.level))
-        return false; /* as close as it goes */
+    if (dy > 0 && wr == wr0 && wc == wc0) return false; /* as close as it goes */
+    app->zoom.rows = app->zoom.cols = 0;
     double fy = (y - h->r.y) / (double)at_least(h->r.h, 1), fx = (x - h->r.x) / (double)at_least(h->r.w, 1);
     app->zoom.level = wr == rows && wc == cols ? 0 : level;
     app->zoom.i0 = clamp((int)lround(i + 0.5 - fy * wr), 0, rows - wr);
@@ -211,6 +235,18 @@ static bool zoom_at(ui_app *app, const ui_heat_area *h, int i, int j, int x, int
         ui_app_status(app, false, "%s", _("the whole picture"));
     app->dirty = true;
     return true;
+}
+
+void ui_app_zoom_to(ui_app *app, int i0, int i1, int j0, int j1)
+{
+    bool whole = i1 < 0 && j1 < 0;
+    app->zoom.level = 0;
+    app->zoom.i0 = i1 < 0 ? 0 : i0;
+    app->zoom.j0 = j1 < 0 ? 0 : j0;
+    app->zoom.rows = whole ? 0 : i1 < 0 ? INT_MAX : i1 - i0 + 1; /* INT_MAX: every row */
+    app->zoom.cols = whole ? 0 : j1 < 0 ? INT_MAX : j1 - j0 + 1;
+    app->zoom.dragging = false;
+    app->dirty = true;
 }
 
 bool ui_app_mouse_drag(ui_app *app, int x, int y)
@@ -229,6 +265,15 @@ bool ui_app_mouse_drag(ui_app *app, int x, int y)
     if (!app->zoom.dragging || !h || !slice_size(app, h, &rows, &cols) ||
         !ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc))
         return ui_app_mouse_move(app, x, y);
+    if (app->zoom.drag_i >= 0 && (abs(x - app->zoom.drag_x) > 2 || abs(y - app->zoom.drag_y) > 2)) {
+        /* a drag pans: the press that began it picks nothing */
+        ui_player *p = &app->lesson;
+        const attn_tensor *t = ui_player_quiz_tensor(p, &app->trace, &app->view);
+        if (t && ui_player_cell(p, &app->trace, &app->view, t->name, app->view.head, app->zoom.drag_i, app->zoom.drag_j))
+            p->answers[p->cell_quiz].graded = app->zoom.drag_graded; /* the picks are as they were */
+        app->zoom.drag_i = app->zoom.drag_j = -1;
+        app->dirty = true;
+    }
     /* the picture follows the mouse: a drag across the whole picture moves by one window */
     int ni = clamp(app->zoom.drag_i0 - (int)lround((y - app->zoom.drag_y) * (double)wr / at_least(h->r.h, 1)), 0, rows - wr);
     int nj = clamp(app->zoom.drag_j0 - (int)lround((x - app->zoom.drag_x) * (double)wc / at_least(h->r.w, 1)), 0, cols - wc);
@@ -313,7 +358,7 @@ bool ui_app_mouse_leave(ui_app *app)
 static bool cell_click(ui_app *app, const ui_heat_area *a, int i, int j)
 {
     if (a->pane == 0 && ui_player_cell(&app->lesson, &app->trace, &app->view, a->stage, a->head, i, j)) {
-        app->dirty = true;
+        ui_app_take_note(app); /* a click outside the quiz's region says so */
         return true;
     }
     if (app->view.mode == LESSON_VIEW_GRID && ui_app_overview(app)) { /* a model's thumbnail: open it */
@@ -328,6 +373,17 @@ static bool cell_click(ui_app *app, const ui_heat_area *a, int i, int j)
     if (ui_view_make(&app->trace, a->stage, app->view.batch, a->head, &v) == 0 && v.row_axis == UI_AXIS_QUERY)
         return ui_app_do(app, UI_ACT_ROW, i);
     return false;
+}
+
+/* How many cells the step's cell quiz has picked (-1: none). */
+static int quiz_picks(const ui_app *app)
+{
+    const ui_player *p = &app->lesson;
+    if (!p->open || p->cell_quiz < 0 || !p->answers) return -1;
+    const ui_quiz_answer *a = &p->answers[p->cell_quiz];
+    int n = 0;
+    for (int c = 0; a->cells && c < a->rows * a->cols; c++) n += a->cells[c];
+    return n;
 }
 
 bool ui_app_mouse_down(ui_app *app, int x, int y)
@@ -366,16 +422,21 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
     int area, i, j;
     if (!find_cell(app, x, y, &area, &i, &j)) return false;
     int rows, cols, i0, j0, wr, wc;
-    if (L->areas[area].pane == 0 && slice_size(app, &L->areas[area], &rows, &cols) &&
-        ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc)) /* a drag may follow: it pans */
-    {
+    bool pan = L->areas[area].pane == 0 && slice_size(app, &L->areas[area], &rows, &cols) &&
+               ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc);
+    if (pan) { /* a drag may follow: it pans */
         app->zoom.dragging = true;
         app->zoom.drag_x = x;
         app->zoom.drag_y = y;
         app->zoom.drag_i0 = i0;
         app->zoom.drag_j0 = j0;
     }
-    return cell_click(app, &L->areas[area], i, j);
+    int before = quiz_picks(app);
+    app->zoom.drag_graded = before >= 0 && app->lesson.answers[app->lesson.cell_quiz].graded;
+    bool changed = cell_click(app, &L->areas[area], i, j);
+    app->zoom.drag_i = pan && quiz_picks(app) != before ? i : -1; /* undone if the press becomes a drag */
+    app->zoom.drag_j = j;
+    return changed;
 }
 
 bool ui_app_wheel(ui_app *app, int dy)

@@ -16,6 +16,15 @@ void ui_app_take_note(ui_app *app)
     app->dirty = true;
 }
 
+/* A step opens on the whole picture, or zoomed to the region its cell quiz is about. */
+static void zoom_to_quiz(ui_app *app)
+{
+    const ui_player *p = &app->lesson;
+    const lesson_quiz *q = p->cell_quiz >= 0 ? &p->ls.steps[p->step].quizzes[p->cell_quiz] : NULL;
+    if (q && lesson_quiz_has_region(q)) ui_app_zoom_to(app, q->rows[0], q->rows[1] - 1, q->cols[0], q->cols[1] - 1);
+    else ui_app_zoom_to(app, 0, -1, 0, -1);
+}
+
 int ui_app_lesson_go(ui_app *app, int step)
 {
     ui_player *p = &app->lesson;
@@ -31,6 +40,7 @@ int ui_app_lesson_go(ui_app *app, int step)
     }
     if (ui_app_show(app, &cfg, &view)) return -1;
     ui_player_enter(p, step, &view, &marks);
+    zoom_to_quiz(app);
     ui_app_take_note(app);
     return 0;
 }

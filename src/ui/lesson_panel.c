@@ -2,13 +2,12 @@
 #include "lesson_panel.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "i18n.h"
 #include "utf8.h"
 
-#define UI_GOOD   0xFF81C784u
-#define UI_MARK   0xFFFFD54Fu /* lesson highlights */
 #define UI_CODE   0xFFFFD580u
 #define UI_EMPH   0xFFB3E5FCu
 
@@ -203,6 +202,12 @@ static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, in
         y = flow(dl, _("Choose all that apply."), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
     if (q->kind == LESSON_QUIZ_CELLS) {
         y = flow(dl, cell_instruction(q->rule), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
+        int rows, cols, r0, r1, c0, c1;
+        if (lesson_quiz_has_region(q) && ui_player_answer_cells(p, &app->trace, &app->view, NULL, 0, &rows, &cols) >= 0) {
+            lesson_quiz_region(q, rows, cols, &r0, &r1, &c0, &c1);
+            snprintf(buf, sizeof buf, _("This quiz is about rows %d–%d and columns %d–%d only."), r0, r1, c0, c1);
+            y = flow(dl, buf, NULL, 0, x, y, right, UI_TEXT_DIM, draw);
+        }
         int picks = 0;
         for (int i = 0; a->cells && i < a->rows * a->cols; i++) picks += a->cells[i];
         snprintf(buf, sizeof buf, _("%d cells picked"), picks);
@@ -421,55 +426,101 @@ void ui_render_lesson(const ui_app *app, ui_draw *dl, ui_rect box)
 
 /* ---- marks on the heatmap */
 
+/* The stage's cell (i, j) framed where area a draws it. A zoomed area shows
+ * the stage from its cell (row0, col0): a cell outside its window is not drawn.
+ * A thin black line inside the frame keeps it visible on a bright cell, the
+ * colour of a green or yellow frame (a right pick is the brightest cell of
+ * its row). */
 static void cell_frame(ui_draw *dl, const ui_heat_area *a, int i, int j, int t, uint32_t c)
 {
     int x, y, w, h;
+    i -= a->row0;
+    j -= a->col0;
+    if (i < 0 || j < 0 || i >= a->rows || j >= a->cols) return;
     ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, i, j, &x, &y, &w, &h);
     if (w <= 0 || h <= 0) return;
-    ui_frame(dl, a->r.x + x, a->r.y + y, w, h, ui_imin(t, ui_imax(1, ui_imin(w, h) / 3)), c);
+    t = ui_imin(t, ui_imax(1, ui_imin(w, h) / 3));
+    ui_frame(dl, a->r.x + x, a->r.y + y, w, h, t, c);
+    if (t > 1 && w > 2 * t + 4 && h > 2 * t + 4) ui_frame(dl, a->r.x + x + t, a->r.y + y + t, w - 2 * t, h - 2 * t, 1, UI_BLACK);
+}
+
+/* The step's highlight (a row, a column or cells of the stage) on area a. */
+static void highlight(ui_draw *dl, const ui_heat_area *a, const lesson_marks *m)
+{
+    if (m->hl == LESSON_HL_ROW)
+        for (int j = a->col0; j < a->col0 + a->cols; j++) cell_frame(dl, a, m->hl_index, j, 2, UI_MARK);
+    if (m->hl == LESSON_HL_COL)
+        for (int i = a->row0; i < a->row0 + a->rows; i++) cell_frame(dl, a, i, m->hl_index, 2, UI_MARK);
+    for (int c = 0; m->hl == LESSON_HL_CELLS && c < m->n_hl_cells; c++)
+        cell_frame(dl, a, m->hl_cells[c][0], m->hl_cells[c][1], 3, UI_MARK);
+}
+
+/* The stage's rows r0..r1 and columns c0..c1 (both included) framed on area
+ * a, cut to its window; nothing when the window shows no more than them. */
+static void region_frame(ui_draw *dl, const ui_heat_area *a, int r0, int r1, int c0, int c1)
+{
+    int i0 = ui_imax(r0, a->row0) - a->row0, i1 = ui_imin(r1, a->row0 + a->rows - 1) - a->row0;
+    int j0 = ui_imax(c0, a->col0) - a->col0, j1 = ui_imin(c1, a->col0 + a->cols - 1) - a->col0;
+    if (i0 > i1 || j0 > j1 || (i0 == 0 && j0 == 0 && i1 == a->rows - 1 && j1 == a->cols - 1)) return;
+    int x0, y0, x1, y1, w, h;
+    ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, i0, j0, &x0, &y0, &w, &h);
+    ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, i1, j1, &x1, &y1, &w, &h);
+    ui_frame(dl, a->r.x + x0, a->r.y + y0, x1 + w - x0, y1 + h - y0, 2, UI_TEXT_DIM);
+}
+
+/* The cell quiz on area a (the graded tensor and head): its region, the
+ * answer when asked for, and the picks, coloured once checked. right: the
+ * right cells of the stage's rows × cols picture, NULL when unknown. */
+static void quiz_marks(ui_draw *dl, const ui_heat_area *a, const lesson_quiz *q, const ui_quiz_answer *ans,
+                       const unsigned char *right, int rows, int cols)
+{
+    int r0, r1, c0, c1;
+    lesson_quiz_region(q, rows, cols, &r0, &r1, &c0, &c1);
+    if (rows > 0 && cols > 0 && lesson_quiz_has_region(q)) region_frame(dl, a, r0, r1, c0, c1);
+    int i_end = ui_imin(a->row0 + a->rows, rows), j_end = ui_imin(a->col0 + a->cols, cols);
+    if (ans->show && right)
+        for (int i = a->row0; i < i_end; i++)
+            for (int j = a->col0; j < j_end; j++)
+                if (right[(size_t)i * cols + j]) cell_frame(dl, a, i, j, 1, UI_WHITE);
+    if (!ans->cells || ans->rows != rows || ans->cols != cols) return;
+    for (int i = a->row0; i < i_end; i++)
+        for (int j = a->col0; j < j_end; j++) {
+            if (!ans->cells[(size_t)i * cols + j]) continue;
+            uint32_t c = UI_ACCENT;
+            if (ans->graded && right) c = right[(size_t)i * cols + j] ? UI_GOOD : UI_ERROR;
+            cell_frame(dl, a, i, j, 4, c);
+        }
 }
 
 void ui_render_lesson_marks(const ui_app *app, ui_draw *dl)
 {
     const ui_player *p = &app->lesson;
-    if (!p->open || app->view.mode != LESSON_VIEW_SINGLE) return;
+    if (!p->open || (app->view.mode != LESSON_VIEW_SINGLE && app->view.mode != LESSON_VIEW_GRID)) return;
+    /* areas name their tensor ("layers.2.weights"), the lesson a stage ("weights") of the layer shown */
+    const attn_tensor *hl = p->marks.hl != LESSON_HL_NONE ? lesson_stage_tensor(&app->trace, p->view.stage, app->view.layer)
+                                                          : NULL;
+    const attn_tensor *graded = ui_player_quiz_tensor(p, &app->trace, &app->view);
+    const lesson_quiz *q = graded ? &p->ls.steps[p->step].quizzes[p->cell_quiz] : NULL;
+    const ui_quiz_answer *ans = graded ? &p->answers[p->cell_quiz] : NULL;
+    unsigned char *right = NULL;
+    int rows = 0, cols = 0;
+    if (graded && ui_player_answer_cells(p, &app->trace, &app->view, NULL, 0, &rows, &cols) < 0) graded = NULL;
+    if (graded && (ans->show || ans->graded)) { /* the answer, only when it is drawn */
+        size_t n = (size_t)rows * (size_t)cols;
+        right = malloc(n);
+        if (right && ui_player_answer_cells(p, &app->trace, &app->view, right, n, NULL, NULL) < 0) {
+            free(right);
+            right = NULL;
+        }
+    }
     for (int k = 0; k < dl->layout->n_areas; k++) {
         const ui_heat_area *a = &dl->layout->areas[k];
-        if (a->pane != 0 || a->head != app->view.head) continue;
-        /* the step's highlight, on the stage the step shows */
-        const lesson_view *v = &p->view;
-        const lesson_marks *m = &p->marks;
-        if (!strcmp(a->stage, v->stage)) {
-            if (m->hl == LESSON_HL_ROW && m->hl_index < a->rows)
-                for (int j = 0; j < a->cols; j++) cell_frame(dl, a, m->hl_index, j, 2, UI_MARK);
-            if (m->hl == LESSON_HL_COL && m->hl_index < a->cols)
-                for (int i = 0; i < a->rows; i++) cell_frame(dl, a, i, m->hl_index, 2, UI_MARK);
-            for (int c = 0; m->hl == LESSON_HL_CELLS && c < m->n_hl_cells; c++)
-                if (m->hl_cells[c][0] < a->rows && m->hl_cells[c][1] < a->cols)
-                    cell_frame(dl, a, m->hl_cells[c][0], m->hl_cells[c][1], 3, UI_MARK);
-        }
-        /* the cell quiz: picks, then right / wrong once checked, and the answer on request */
-        if (p->cell_quiz < 0) continue;
-        const lesson_quiz *q = &p->ls.steps[p->step].quizzes[p->cell_quiz];
-        if (strcmp(a->stage, q->stage[0] ? q->stage : v->stage)) continue;
-        const ui_quiz_answer *ans = &p->answers[p->cell_quiz];
-        unsigned char right[4096];
-        int rows = 0, cols = 0;
-        bool have = ui_player_answer_cells(p, &app->trace, &app->view, right, sizeof right, &rows, &cols) >= 0 && rows == a->rows &&
-                    cols == a->cols;
-        if (ans->show && have)
-            for (int i = 0; i < rows; i++)
-                for (int j = 0; j < cols; j++)
-                    if (right[i * cols + j]) cell_frame(dl, a, i, j, 1, UI_WHITE);
-        if (!ans->cells || ans->rows != a->rows || ans->cols != a->cols) continue;
-        for (int i = 0; i < a->rows; i++)
-            for (int j = 0; j < a->cols; j++) {
-                if (!ans->cells[i * a->cols + j]) continue;
-                uint32_t c = UI_ACCENT;
-                if (ans->graded && have) c = right[i * cols + j] ? UI_GOOD : UI_ERROR;
-                cell_frame(dl, a, i, j, 4, c);
-            }
+        if (a->pane != 0) continue;
+        if (hl && !strcmp(a->stage, hl->name)) highlight(dl, a, &p->marks);
+        if (graded && !strcmp(a->stage, graded->name) && a->head == app->view.head)
+            quiz_marks(dl, a, q, ans, right, rows, cols);
     }
+    free(right);
 }
 
 /* ---- the picker */

@@ -354,17 +354,28 @@ void ui_player_reveal(ui_player *p, int q)
     p->answers[q].show = !p->answers[q].show;
 }
 
+const attn_tensor *ui_player_quiz_tensor(const ui_player *p, const attn_trace *tr, const lesson_view *shown)
+{
+    if (!p->open || p->cell_quiz < 0) return NULL;
+    const lesson_quiz *qz = &p->ls.steps[p->step].quizzes[p->cell_quiz];
+    return lesson_stage_tensor(tr, qz->stage[0] ? qz->stage : p->view.stage, shown->layer);
+}
+
 bool ui_player_cell(ui_player *p, const attn_trace *tr, const lesson_view *shown, const char *stage, int head, int i,
                     int j)
 {
-    if (!p->open || p->cell_quiz < 0 || shown->mode != LESSON_VIEW_SINGLE) return false;
+    if (shown->mode != LESSON_VIEW_SINGLE && shown->mode != LESSON_VIEW_GRID) return false;
+    /* the very tensor graded: in a model, "weights" is the shown layer's, not layer 0's thumbnail in the grid */
+    const attn_tensor *t = ui_player_quiz_tensor(p, tr, shown);
+    if (!t || strcmp(t->name, stage) || head != shown->head) return false;
     lesson_quiz *qz = &p->ls.steps[p->step].quizzes[p->cell_quiz];
-    const char *want = qz->stage[0] ? qz->stage : p->view.stage, *got = stage;
-    attn_tensor_name_layer(want, &want); /* "layers.2.weights" is the shown layer's "weights" */
-    attn_tensor_name_layer(got, &got);
-    if (strcmp(got, want) || head != shown->head) return false;
-    int r, c;
+    int r, c, r0, r1, c0, c1;
     if (ui_player_answer_cells(p, tr, shown, NULL, 0, &r, &c) < 0 || i < 0 || j < 0 || i >= r || j >= c) return false;
+    lesson_quiz_region(qz, r, c, &r0, &r1, &c0, &c1);
+    if (i < r0 || i > r1 || j < c0 || j > c1) { /* taken, so it does not open a row, but not picked */
+        note(p, false, _("This quiz is about rows %d–%d and columns %d–%d only."), r0, r1, c0, c1);
+        return true;
+    }
     ui_quiz_answer *a = &p->answers[p->cell_quiz];
     if (a->rows != r || a->cols != c || !a->cells) { /* the picture changed shape: start again */
         free(a->cells);

@@ -96,8 +96,13 @@ void ui_player_reset(ui_player *p);
 void ui_player_choice(ui_player *p, int quiz, int choice);
 void ui_player_check(ui_player *p, int quiz, const attn_trace *tr, const lesson_view *shown);
 void ui_player_reveal(ui_player *p, int quiz);
-/* A click on cell (i, j) of the heatmap of `stage` for head: toggles it in the
- * step's cell quiz. Returns false when no cell quiz takes it. */
+/* The tensor the step's cell quiz grades, for the view shown (its layer);
+ * NULL when the step has no cell quiz or tr lacks the stage. */
+const attn_tensor *ui_player_quiz_tensor(const ui_player *p, const attn_trace *tr, const lesson_view *shown);
+/* A click on cell (i, j) (the stage's own row and column) of the heatmap of
+ * the tensor called `stage` for head, in the single view or the grid: toggles
+ * it in the step's cell quiz. A cell outside the quiz's region is taken but
+ * not picked (a note says why). Returns false when no cell quiz takes it. */
 bool ui_player_cell(ui_player *p, const attn_trace *tr, const lesson_view *shown, const char *stage, int head, int i,
                     int j);
 /* Typing into the focused numeric answer. */

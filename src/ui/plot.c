@@ -627,7 +627,8 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
     if (rms_stage(t) && attn_trace_is_model(&app->trace) && v.slice.cols == whole.slice.cols)
         o.rms = &whole.slice, o.rms_row0 = v.row0;
     int area = ui_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &o);
-    if (area >= 0 && zoomed) minimap(dl, app, &whole, &v, &sc, dl->layout->areas[area].r);
+    /* a lesson's region (zoom.rows) keeps every cell of the quiz in view: no minimap over them */
+    if (area >= 0 && zoomed && !app->zoom.rows) minimap(dl, app, &whole, &v, &sc, dl->layout->areas[area].r);
     /* the KV cache: a line between the cached rows and the ones computed now */
     char buf[160];
     attn_stage_id id = attn_tensor_stage(t);

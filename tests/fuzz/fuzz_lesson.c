@@ -37,6 +37,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     (bl->choice < 0 || bl->choice >= st->quizzes[bl->quiz].n_choices))
                     abort();
             }
+            for (int q = 0; q < st->n_quizzes; q++) { /* a region is empty (every row) or FIRST < END */
+                const lesson_quiz *qz = &st->quizzes[q];
+                if ((qz->rows[1] && qz->rows[1] <= qz->rows[0]) || (qz->cols[1] && qz->cols[1] <= qz->cols[0]) ||
+                    qz->rows[0] < 0 || qz->cols[0] < 0 || (!qz->rows[1] && qz->rows[0]) || (!qz->cols[1] && qz->cols[0]))
+                    abort();
+            }
         }
     }
     lesson_free(&ls);
