@@ -759,7 +759,8 @@ typedef struct {
     int nav_w;
     ui_rect main;   /* right of the rail: header, decode panel, picture */
     int header_y;   /* below the header */
-    int strip_h;    /* the text strip's height (text_strip.h), under the decode panel */
+    int strip_h;    /* the text strip's height (text_strip.h), under the decode panel, */
+    int strip_room; /* measured in this much room */
     int fold_y;     /* the side panel folded to a line, here (-1: none) */
     ui_rect pic;    /* the picture */
     ui_rect side_r; /* the side panel */
@@ -774,7 +775,8 @@ static void plan_frame(ui_draw *dl, const ui_app *app, ui_rect area, bool rail, 
     p->main.w = area.x + area.w - p->main.x - (rail ? u : u / 2);
     int y = p->header_y = header(dl, app, p->main, rail, detail, false);
     if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){p->main.x, y, p->main.w, 0}, false);
-    y += p->strip_h = ui_text_strip_height(dl, app, (ui_rect){p->main.x, y, p->main.w, p->main.y + p->main.h - y});
+    p->strip_room = p->main.y + p->main.h - y;
+    y += p->strip_h = ui_text_strip_height(dl, app, (ui_rect){p->main.x, y, p->main.w, p->strip_room});
     p->fold_y = -1;
     int model_w = ui_predict_width(dl, app, p->main.w);
     if (model_w && !side) { /* the side panel folded: its first line above the picture */
@@ -863,7 +865,7 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     if (fp.rail) navigator(dl, app, (ui_rect){0, top, fp.nav_w, h - top - status_h});
     int y = header(dl, app, fp.main, fp.rail, fp.detail, true);
     if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){fp.main.x, y, fp.main.w, 0}, true);
-    if (fp.strip_h > 0) ui_render_text_strip(dl, app, (ui_rect){fp.main.x, y, fp.main.w, fp.strip_h});
+    if (fp.strip_h > 0) ui_render_text_strip(dl, app, (ui_rect){fp.main.x, y, fp.main.w, fp.strip_room});
     if (fp.fold_y >= 0) ui_render_predictions_line(dl, app, (ui_rect){fp.main.x, fp.fold_y, fp.main.w, ui_predict_line_height(dl)});
     if (fp.side_r.w > 0) ui_render_predictions(dl, app, fp.side_r);
     ui_rect pic = fp.pic;

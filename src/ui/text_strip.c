@@ -10,6 +10,7 @@
  * the line before). */
 #include "text_strip.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,9 +222,19 @@ static int strip(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
     int q = query_index(app, b), prompt = b == 0 ? ui_app_prompt_len(app) : -1;
     make_pieces(app->model, ids, n, q, &l);
     free(ids);
-    int x0 = box.x + u / 2, right = box.x + box.w - u / 2, h = 0;
+    int x0 = box.x + u / 2, right = box.x + box.w - u / 2, h = 0, frame_px = dl->px, text_px = frame_px;
     if (l.failed || right - x0 < 4 * u) goto out;
-    int lines = flow(dl, &l, x0, right);
+    /* the text large enough to read from the back of a class: half as large
+     * again as the interface where it stays within a quarter of the box */
+    int lines = 1;
+    for (int k = 0; k < 3; k++) {
+        dl->px = text_px = (int)lroundf(frame_px * (k == 0 ? 1.5f : k == 1 ? 1.25f : 1.0f));
+        lines = flow(dl, &l, x0, right);
+        if (k == 2 || u + lines * (ui_line(dl) + ui_line(dl) / 3) <= box.h / 4) break;
+    }
+    int tu = ui_line(dl);
+    dl->px = frame_px;
+    lh = tu + tu / 3;
     /* at most a third of the box; a longer text shows the lines of the query and its next token */
     int fits = ui_imax(1, (box.h / 3 - u - u / 2) / lh), shown = ui_imin(lines, fits), first = 0;
     if (shown < lines) { /* the query's line and its next token's, the query's first if only one fits */
@@ -235,7 +246,7 @@ static int strip(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
         if (hi < lo) hi = lo;
         first = ui_imin(lo, ui_imax(0, ui_imin(hi - shown + 1, lines - shown)));
     }
-    h = u / 4 + u + u / 4 + shown * lh + u / 4;
+    h = u / 4 + u + u / 4 + shown * lh + tu / 4;
     if (!draw) {
         h += u / 2;
         goto out;
@@ -243,6 +254,8 @@ static int strip(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
     ui_fill(dl, box.x, box.y, box.w, h, UI_PANEL);
     title(dl, x0, box.y + u / 4, right, prompt >= 0 && prompt < n, first, shown, lines);
     int top = box.y + u / 4 + u + u / 4;
+    dl->px = text_px;
+    u = tu;
     for (int i = 0; i < l.n; i++) {
         const piece *p = &l.p[i];
         if (p->line < first || p->line >= first + shown) continue;
@@ -261,7 +274,8 @@ static int strip(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
         if (p->kind == PIECE_NOTE) ui_text_fit(dl, s, x + pad, ty, right - x - pad, colour);
         else ui_text(dl, s, x + pad, ty, colour);
     }
-    h += u / 2;
+    dl->px = frame_px;
+    h += ui_line(dl) / 2;
 out:
     free(l.p);
     free(l.buf);
