@@ -153,8 +153,11 @@ static pane_geom fit_pane(ui_draw *dl, int x, int w, int tokw, bool percent, boo
 {
     int u = ui_line(dl);
     pane_geom g = {x, 0, 0, tokw, 0, 0, 0};
-    g.valw = ui_text_w(dl, percent ? (sign ? "+100%" : "100%") : (sign ? "+−00.0" : "−00.0"));
-    int min_cell = tokw + u / 4 + 3 * u / 2 + u / 4 + g.valw + u / 3;
+    /* the widest a value prints (ui_plot_ranked_format) */
+    static const char *const widest[2][2][3] = {{{"−0.00", "1e+03", "−100"}, {"+−0.00", "+1e+03", "+100"}},
+                                                 {{"100%", "<0.1%", "9.9%"}, {"+100%", "−9.9%", "−0.0%"}}};
+    for (int i = 0; i < 3; i++) g.valw = ui_imax(g.valw, ui_text_w(dl, widest[percent][sign][i]));
+    int min_cell = tokw + u / 4 + 3 * u / 2 + u / 4 + g.valw + u / 2;
     g.nw = next_col ? tokw + u / 4 + ui_text_w(dl, "#3072") + u / 3 + g.valw : 0;
     g.k = (w - g.nw) / min_cell;
     if (g.k < 2 && g.nw) { /* a narrow pane: the cells before the next-token column */
@@ -177,7 +180,7 @@ static void cell(ui_draw *dl, const ui_app *app, const ranked_src *r, const pane
     int u = ui_line(dl), ty = y + (rh - u) / 2;
     char lab[80], num[32];
     ui_text_fit(dl, token_label(app, t.id, lab, sizeof lab), x, ty, g->tokw, UI_WHITE);
-    int bx = x + g->tokw + u / 4, bw = g->cw - g->tokw - g->valw - u / 3 - u / 2, bh = u - u / 3, by = ty + u / 6;
+    int bx = x + g->tokw + u / 4, bw = g->cw - g->tokw - g->valw - u / 4 - u / 4 - u / 2, bh = u - u / 3, by = ty + u / 6;
     if (bw >= 4) {
         ui_fill(dl, bx, by, bw, bh, UI_PANEL_HI);
         float f = isnan(t.x) ? 0.0f : fminf(1.0f, fabsf(t.x) / r->bar_max);
