@@ -149,16 +149,18 @@ typedef struct {
     int x, k, cw, tokw, valw, nx, nw;
 } pane_geom;
 
-static pane_geom fit_pane(ui_draw *dl, int x, int w, int tokw, bool percent, bool sign, bool next_col)
+static pane_geom fit_pane(ui_draw *dl, int x, int w, int tokw, bool percent, bool sign, bool next_col, int vocab)
 {
     int u = ui_line(dl);
+    char rank[16];
+    snprintf(rank, sizeof rank, "#%d", vocab); /* the longest a rank prints */
     pane_geom g = {x, 0, 0, tokw, 0, 0, 0};
     /* the widest a value prints (ui_plot_ranked_format) */
-    static const char *const widest[2][2][3] = {{{"−0.00", "1e+03", "−100"}, {"+−0.00", "+1e+03", "+100"}},
+    static const char *const widest[2][2][3] = {{{"−0.00", "−1e+03", "−100"}, {"+−0.00", "+1e+03", "+100"}},
                                                  {{"100%", "<0.1%", "9.9%"}, {"+100%", "−9.9%", "−0.0%"}}};
     for (int i = 0; i < 3; i++) g.valw = ui_imax(g.valw, ui_text_w(dl, widest[percent][sign][i]));
     int min_cell = tokw + u / 4 + 3 * u / 2 + u / 4 + g.valw + u / 2;
-    g.nw = next_col ? tokw + u / 4 + ui_text_w(dl, "#3072") + u / 3 + g.valw : 0;
+    g.nw = next_col ? tokw + u / 4 + ui_text_w(dl, rank) + u / 3 + g.valw : 0;
     g.k = (w - g.nw) / min_cell;
     if (g.k < 2 && g.nw) { /* a narrow pane: the cells before the next-token column */
         g.nw = 0;
@@ -366,7 +368,7 @@ void ui_plot_ranked(ui_draw *dl, const ui_app *app, const ui_view_slice *v, ui_r
     row_window w = window_rows(rows, highlighted(app, v), top, box.y + box.h - top, u);
     int lw = label_width(dl, app, v, &w, box.w);
     int tokw = token_width(dl, app, &r, &w);
-    pane_geom g = fit_pane(dl, box.x + lw, box.w - lw, tokw, r.percent, false, any_next);
+    pane_geom g = fit_pane(dl, box.x + lw, box.w - lw, tokw, r.percent, false, any_next, v->slice.cols);
     int right = g.nw ? g.nx + g.nw : g.x + g.k * g.cw;
     /* TRANSLATORS: header of the ranked view's first column: the query token the predictions follow */
     ui_text_fit(dl, _("after"), box.x + u / 4, head_y, lw - u / 2, UI_TEXT_DIM);
@@ -402,7 +404,8 @@ void ui_plot_ranked_compare(ui_draw *dl, const ui_app *app, const ui_view_slice 
     int pw = (box.w - lw) / 3;
     ranked_src *src[3] = {&ra, &rb, &rd};
     pane_geom g[3];
-    for (int p = 0; p < 3; p++) g[p] = fit_pane(dl, box.x + lw + p * pw, pw - u, tokw, ra.percent, p == 2, true);
+    for (int p = 0; p < 3; p++)
+        g[p] = fit_pane(dl, box.x + lw + p * pw, pw - u, tokw, ra.percent, p == 2, true, a->slice.cols);
     /* every pane the same number of cells: the row reads across */
     int k = ui_imin(g[0].k, ui_imin(g[1].k, g[2].k));
     for (int p = 0; p < 3; p++) {
