@@ -1088,14 +1088,20 @@ static void percent(float p, char *buf, size_t size)
     else snprintf(buf, size, "<0.1%%");
 }
 
-/* How many "#1", "#2", ... column headers the frame has: the k of the ranked view(s). */
+/* How many "#1", "#2", ... column headers the first pane has (on the line of
+ * its "after" header; the next-token column prints ranks too): the k of the ranked view. */
 static int ranked_k(const ui_draw *dl)
 {
-    char h[16];
-    int k = 0;
-    for (;; k++) {
+    int y = -1, k = 0;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(dl, c), "after")) y = c->r.y;
+    assert_true(y >= 0);
+    for (char h[16];; k++) {
         snprintf(h, sizeof h, "#%d", k + 1);
-        if (!has_text(dl, h)) return k;
+        bool found = false;
+        for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+            found |= c->kind == UI_CMD_TEXT && c->r.y == y && !strcmp(ui_cmd_text(dl, c), h);
+        if (!found) return k;
     }
 }
 
