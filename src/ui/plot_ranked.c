@@ -156,7 +156,7 @@ static pane_geom fit_pane(ui_draw *dl, int x, int w, int tokw, bool percent, boo
     snprintf(rank, sizeof rank, "#%d", vocab); /* the longest a rank prints */
     pane_geom g = {x, 0, 0, tokw, 0, 0, 0};
     /* the widest a value prints (ui_plot_ranked_format) */
-    static const char *const widest[2][2][3] = {{{"−0.00", "−1e+03", "−100"}, {"+−0.00", "+1e+03", "+100"}},
+    static const char *const widest[2][2][3] = {{{"−0.00", "1e+03", "−100"}, {"+−0.00", "+1e+03", "+100"}},
                                                  {{"100%", "<0.1%", "9.9%"}, {"+100%", "−9.9%", "−0.0%"}}};
     for (int i = 0; i < 3; i++) g.valw = ui_imax(g.valw, ui_text_w(dl, widest[percent][sign][i]));
     int min_cell = tokw + u / 4 + 3 * u / 2 + u / 4 + g.valw + u / 2;
