@@ -1296,7 +1296,26 @@ static void test_ranked_compare(void **state)
         }
     assert_true(x_as > 0 && x_tog > x_as);
     check_ranked_row(f, &app->trace, "probs", row, k, x_as, x_tog);
-    check_ranked_row(f, &app->alt, "probs", row, k, x_tog, h->r.x + h->r.w);
+    int x_change = -1;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        if (c->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&f->dl, c), "largest changes", 15)) x_change = c->r.x;
+    assert_true(x_change > x_tog);
+    check_ranked_row(f, &app->alt, "probs", row, k, x_tog, x_change);
+    /* the third pane: first the token whose probability moved most, signed */
+    const float *pa = attn_trace_find(&app->trace, "probs")->data + (size_t)row * app->trace.dims.V;
+    const float *pb = attn_trace_find(&app->alt, "probs")->data + (size_t)row * app->trace.dims.V;
+    int most = 0;
+    for (int v = 1; v < app->trace.dims.V; v++)
+        if (fabsf(pb[v] - pa[v]) > fabsf(pb[most] - pa[most])) most = v;
+    char lab[80], mag[32], want[40];
+    attn_tokenizer_label(app->model->tok, most, lab, sizeof lab);
+    percent(fabsf(pb[most] - pa[most]), mag, sizeof mag);
+    snprintf(want, sizeof want, "%s%s", pb[most] > pa[most] ? "+" : "−", mag);
+    const ui_cmd *t[32];
+    int n = texts_in(&f->dl, (ui_rect){x_change, h->r.y, h->r.x + h->r.w - x_change, h->r.h}, t, 32);
+    assert_true(n >= 2);
+    assert_string_equal(ui_cmd_text(&f->dl, t[0]), lab);
+    assert_string_equal(ui_cmd_text(&f->dl, t[1]), want);
     assert_true(ui_app_key(app, 'y', 0));
     build(f);
     assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 3);
