@@ -1262,6 +1262,32 @@ static void test_ranked_window(void **state)
         if (app->layout.hits[i].action == UI_ACT_ROW) assert_true(app->layout.hits[i].r.h >= ui_line(&f->dl));
 }
 
+/* In decode mode the trace holds the tokens up to the step; the ranked
+ * view still names the text's next token, with its rank. */
+static void test_ranked_decode(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    int next = app->trace.token_ids[8]; /* <s> 床前明月光，疑 是: after 疑 (position 7) */
+    assert_true(ui_app_do(app, UI_ACT_DECODE, 0));
+    for (int i = 1; i < 8; i++) assert_true(ui_app_do(app, UI_ACT_DECODE_NEXT, 0));
+    assert_int_equal(app->view.decode_step, 8);
+    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
+    assert_int_equal(app->trace.dims.s, 1);
+    build(f);
+    check_layout(f);
+    assert_true(has_text(&f->dl, "next in the text") || has_text(&f->dl, "next"));
+    char want[16];
+    snprintf(want, sizeof want, "#%d", rank_in(&app->trace, "probs", 0, next));
+    const ui_hit *h = row_hit(app, 0);
+    assert_non_null(h);
+    const ui_cmd *t[32];
+    int n = texts_in(&f->dl, h->r, t, 32);
+    bool named = false;
+    for (int j = 0; j < n; j++) named |= !strcmp(ui_cmd_text(&f->dl, t[j]), want);
+    assert_true(named);
+}
+
 /* The compare view of probs: three ranked panes on the same rows, the
  * toggled pane ranking the toggled trace's probs, no heatmap; y: the heatmaps. */
 static void test_ranked_compare(void **state)
@@ -1354,6 +1380,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ranked_click, setup_tang, teardown),
         cmocka_unit_test_setup_teardown(test_ranked_window, setup_tang, teardown),
         cmocka_unit_test_setup_teardown(test_ranked_compare, setup_tang, teardown),
+        cmocka_unit_test_setup_teardown(test_ranked_decode, setup_tang, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,10 +16,12 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "colormap.h"
 #include "i18n.h"
+#include "model_run.h"
 #include "tokenizer.h"
 
 #define RANK_MAX_K 10
@@ -48,8 +50,16 @@ const char *ui_plot_ranked_format(float x, bool percent, bool sign, char *buf, s
 
 /* What a pane ranks: a slice of logits or probs, or (base set) the change
  * from base to s, ranked by its size. */
+/* The token ids of the text the rows read, position by position (−1: a pad). */
 typedef struct {
-    const attn_trace *tr;       /* whose token ids say what comes next */
+    const int *ids;
+    int len;
+    int *owned;                 /* what text_ids allocated */
+} text_ids;
+
+typedef struct {
+    const text_ids *text;       /* what comes next in the text */
+    int P;                      /* the trace's cached positions: row i is position P + i */
     const ui_view_slice *v;
     const ui_slice *base;       /* NULL, or the configured slice: values are s − base */
     bool percent;               /* probs: shown as % */
@@ -101,13 +111,45 @@ static int rank_of(const ranked_src *r, int i, int id)
     return ahead + 1;
 }
 
-/* The token id that follows query row i in the text, or -1 (the last token, a pad, no model). */
-static int next_token(const attn_trace *tr, const ui_view_slice *v, int i)
+/* The ids of the text batch row v->batch of tr reads: the trace's own, or in
+ * decode mode (the trace holds the tokens up to the step) those of the whole
+ * text, tokenized again, for a text of one row. Free with text_ids_free. */
+static text_ids text_ids_of(const ui_app *app, const attn_trace *tr, const ui_view_slice *v)
 {
-    const attn_dims *d = &tr->dims;
-    int b = v->batch < 0 ? 0 : v->batch, pos = d->P + v->row0 + i + 1, L = tr->tokens.len;
-    if (!tr->token_ids || b >= tr->tokens.rows || pos >= L || pos < 1) return -1;
-    return tr->token_ids[(size_t)b * L + pos];
+    text_ids t = {NULL, 0, NULL};
+    int b = v->batch < 0 ? 0 : v->batch;
+    if (!tr->token_ids || b >= tr->tokens.rows) return t;
+    t.ids = tr->token_ids + (size_t)b * tr->tokens.len;
+    t.len = tr->tokens.len;
+    if (tr->dims.P > 0 && ui_app_decoding(app) && app->model && tr->tokens.rows == 1) {
+        attn_tokens tk;
+        attn_error e;
+        int *ids = NULL;
+        if (attn_model_tokenize(app->model, &app->cfg, &tk, &ids, &e) == ATTN_OK) {
+            if (tk.rows == 1 && tk.len >= t.len) {
+                t.ids = t.owned = ids;
+                t.len = tk.len;
+                ids = NULL;
+            }
+            attn_tokens_free(&tk);
+        }
+        free(ids);
+    }
+    return t;
+}
+
+static void text_ids_free(text_ids *t)
+{
+    free(t->owned);
+    *t = (text_ids){NULL, 0, NULL};
+}
+
+/* The token id that follows query row i of r in the text, or -1 (the last token, a pad, no model). */
+static int next_token(const ranked_src *r, int i)
+{
+    int pos = r->P + r->v->row0 + i + 1;
+    if (!r->text || pos < 1 || pos >= r->text->len) return -1;
+    return r->text->ids[pos];
 }
 
 /* Token id as the heatmap's tooltips name it: the tokenizer's label, else v123. */
@@ -147,6 +189,7 @@ static row_window window_rows(int rows, int keep, int top, int h, int u)
  * wide, a bar and a value valw wide; then the next-token column, nw wide (0: none). */
 typedef struct {
     int x, k, cw, tokw, valw, nx, nw;
+    int right;                  /* the pane's right edge (a header may reach it) */
 } pane_geom;
 
 static pane_geom fit_pane(ui_draw *dl, int x, int w, int tokw, bool percent, bool sign, bool next_col, int vocab)
@@ -154,7 +197,7 @@ static pane_geom fit_pane(ui_draw *dl, int x, int w, int tokw, bool percent, boo
     int u = ui_line(dl);
     char rank[16];
     snprintf(rank, sizeof rank, "#%d", vocab); /* the longest a rank prints */
-    pane_geom g = {x, 0, 0, tokw, 0, 0, 0};
+    pane_geom g = {x, 0, 0, tokw, 0, 0, 0, x + w};
     /* the widest a value prints (ui_plot_ranked_format) */
     static const char *const widest[2][2][3] = {{{"−0.00", "1e+03", "−100"}, {"+−0.00", "+1e+03", "+100"}},
                                                  {{"100%", "<0.1%", "9.9%"}, {"+100%", "−9.9%", "−0.0%"}}};
@@ -224,7 +267,7 @@ static void pane_rows(ui_draw *dl, const ui_app *app, const ranked_src *r, const
     ranked_tok top[RANK_MAX_K];
     for (int n = 0; n < w->n; n++) {
         int i = w->r0 + n, y = w->top + n * w->rh;
-        int nk = top_k(r, i, top, g->k), next = next_token(r->tr, r->v, i);
+        int nk = top_k(r, i, top, g->k), next = next_token(r, i);
         bool shown = false;
         for (int j = 0; j < nk; j++) {
             bool is_next = top[j].id == next && !r->base;
@@ -244,7 +287,10 @@ static void pane_header(ui_draw *dl, const pane_geom *g, int y, bool change)
         ui_text(dl, buf, g->x + j * g->cw, y, UI_TEXT_DIM);
     }
     /* TRANSLATORS: header of the ranked view's column naming the token that really comes next in the text */
-    if (g->nw) ui_text_fit(dl, change ? _("next: its change") : _("next in the text"), g->nx, y, g->nw, UI_TEXT_DIM);
+    const char *full = change ? _("next: its change") : _("next in the text");
+    if (g->nw) /* TRANSLATORS: the next-token column's header, short */
+        ui_text_fit(dl, ui_text_w(dl, full) <= g->right - g->nx ? full : _("next"), g->nx, y, g->right - g->nx,
+                    UI_TEXT_DIM);
 }
 
 /* The row labels (position and query token) right-aligned in lw pixels from
@@ -280,7 +326,8 @@ static int label_width(ui_draw *dl, const ui_app *app, const ui_view_slice *v, c
         lw = ui_imax(lw, ui_text_w(dl, ui_view_row_label(&app->trace, v, w->r0 + n, tok, sizeof tok)));
     char num[16];
     snprintf(num, sizeof num, "%d", app->trace.dims.P + v->row0 + w->r0 + w->n - 1);
-    return ui_imin(lw, ui_imax(box_w / 5, 3 * u)) + ui_text_w(dl, num) + u / 3 + u;
+    lw = ui_imin(lw, ui_imax(box_w / 5, 3 * u)) + ui_text_w(dl, num) + u / 3 + u;
+    return ui_imax(lw, ui_text_w(dl, _("after")) + u); /* room for the column's header */
 }
 
 /* The widest label among the tokens the rows show (at most RANK_MAX_K each), at most 5 lines' worth. */
@@ -290,7 +337,7 @@ static int token_width(ui_draw *dl, const ui_app *app, const ranked_src *r, cons
     ranked_tok top[RANK_MAX_K];
     char lab[80];
     for (int n = 0; n < w->n; n++) {
-        int k = top_k(r, w->r0 + n, top, RANK_MAX_K), next = next_token(r->tr, r->v, w->r0 + n);
+        int k = top_k(r, w->r0 + n, top, RANK_MAX_K), next = next_token(r, w->r0 + n);
         for (int j = 0; j < k; j++) tw = ui_imax(tw, ui_text_w(dl, token_label(app, top[j].id, lab, sizeof lab)));
         if (next >= 0) tw = ui_imax(tw, ui_text_w(dl, token_label(app, next, lab, sizeof lab)));
     }
@@ -320,11 +367,11 @@ static void window_note(ui_draw *dl, const row_window *w, int rows, int x, int y
     ui_text_fit(dl, _("earlier / later rows (or click a row)"), x, y, right - x, UI_TEXT_DIM);
 }
 
-static ranked_src source(const attn_trace *tr, const ui_view_slice *v, const ui_slice *base,
+static ranked_src source(const text_ids *text, const attn_trace *tr, const ui_view_slice *v, const ui_slice *base,
                          uint32_t colour)
 {
     bool probs = attn_tensor_stage(v->tensor) == ATTN_STAGE_PROBS;
-    ranked_src r = {tr, v, base, probs, 1.0f, colour};
+    ranked_src r = {text, tr->dims.P, v, base, probs, 1.0f, colour};
     if (!probs) { /* logits: a full bar is the largest logit of the slice */
         float m = 0.0f;
         for (int i = 0; i < v->slice.rows; i++)
@@ -350,7 +397,8 @@ static void text_or_brief(ui_draw *dl, const char *s, const char *brief, int x, 
 void ui_plot_ranked(ui_draw *dl, const ui_app *app, const ui_view_slice *v, ui_rect box)
 {
     int u = ui_line(dl), rows = v->slice.rows;
-    ranked_src r = source(&app->trace, v, NULL, UI_ACCENT);
+    text_ids text = text_ids_of(app, &app->trace, v);
+    ranked_src r = source(&text, &app->trace, v, NULL, UI_ACCENT);
     if (r.percent)
         /* TRANSLATORS: the ranked view's caption over probs; the next string is its short form */
         text_or_brief(dl, _("each position's most likely next tokens, best first"), _("most likely next tokens"),
@@ -358,7 +406,7 @@ void ui_plot_ranked(ui_draw *dl, const ui_app *app, const ui_view_slice *v, ui_r
     else
         text_or_brief(dl, _("each position's highest-scoring next tokens, best first"),
                       _("highest-scoring next tokens"), box.x, box.y, box.w, UI_TEXT);
-    bool any_next = app->trace.token_ids != NULL;
+    bool any_next = text.len > 0;
     /* TRANSLATORS: the ranked view's legend; the next string is its short form */
     text_or_brief(dl, any_next ? _("white frame: the text's next token · click a row · y: the full heatmap")
                                : _("click a row · y: the full heatmap"),
@@ -376,6 +424,7 @@ void ui_plot_ranked(ui_draw *dl, const ui_app *app, const ui_view_slice *v, ui_r
     row_labels(dl, app, v, &w, box.x, lw, right);
     pane_rows(dl, app, &r, &g, &w);
     window_note(dl, &w, rows, box.x, w.top + w.n * w.rh + u / 4, box.x + box.w);
+    text_ids_free(&text);
 }
 
 void ui_plot_ranked_compare(ui_draw *dl, const ui_app *app, const ui_view_slice *a, ui_rect box)
@@ -385,9 +434,10 @@ void ui_plot_ranked_compare(ui_draw *dl, const ui_app *app, const ui_view_slice 
     ui_view_slice b;
     bool have_b = app->has_alt && !ui_view_make(&app->alt, a->tensor->name, app->view.batch, app->view.head, &b) &&
                   b.slice.rows == rows && b.slice.cols == a->slice.cols;
-    ranked_src ra = source(&app->trace, a, NULL, UI_ACCENT);
-    ranked_src rb = have_b ? source(&app->alt, &b, NULL, UI_ERROR) : ra;
-    ranked_src rd = have_b ? source(&app->alt, &b, &a->slice, 0) : ra;
+    text_ids text = text_ids_of(app, &app->trace, a);
+    ranked_src ra = source(&text, &app->trace, a, NULL, UI_ACCENT);
+    ranked_src rb = have_b ? source(&text, &app->alt, &b, NULL, UI_ERROR) : ra;
+    ranked_src rd = have_b ? source(&text, &app->alt, &b, &a->slice, 0) : ra;
     if (have_b && !rd.percent) { /* a change of logits: a full half-bar is the largest change on screen */
         float m = 0;
         for (int i = 0; i < rows; i++)
@@ -438,4 +488,5 @@ void ui_plot_ranked_compare(ui_draw *dl, const ui_app *app, const ui_view_slice 
             ui_line_to(dl, g[p].x - u / 2, title_y, g[p].x - u / 2, w.top + w.n * w.rh, 1, UI_PANEL_HI);
     }
     window_note(dl, &w, rows, box.x, w.top + w.n * w.rh + u / 4, box.x + box.w);
+    text_ids_free(&text);
 }
