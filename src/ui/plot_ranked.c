@@ -410,7 +410,7 @@ void ui_plot_ranked(ui_draw *dl, const ui_app *app, const ui_view_slice *v, ui_r
     /* TRANSLATORS: the ranked view's legend; the next string is its short form */
     text_or_brief(dl, any_next ? _("white frame: the text's next token · click a row · y: the full heatmap")
                                : _("click a row · y: the full heatmap"),
-                  any_next ? _("white frame: the text's next token · y: heatmap") : _("y: the full heatmap"), box.x,
+                  any_next ? _("white frame: next in the text · y: heatmap") : _("y: the full heatmap"), box.x,
                   box.y + u, box.w, UI_TEXT_DIM);
     int head_y = box.y + 2 * u + u / 2, top = head_y + u + u / 4;
     row_window w = window_rows(rows, highlighted(app, v), top, box.y + box.h - top, u);
@@ -445,7 +445,7 @@ void ui_plot_ranked_compare(ui_draw *dl, const ui_app *app, const ui_view_slice 
         rd.bar_max = m > 0 ? m : 1.0f;
     }
     text_or_brief(dl, _("white frame: the text's next token · click a row · y: the full heatmap"),
-                  _("white frame: the text's next token · y: heatmap"), box.x, box.y, box.w, UI_TEXT_DIM);
+                  _("white frame: next in the text · y: heatmap"), box.x, box.y, box.w, UI_TEXT_DIM);
     int title_y = box.y + u + u / 2, head_y = title_y + u + u / 4, top = head_y + u + u / 4;
     row_window w = window_rows(rows, highlighted(app, a), top, box.y + box.h - top, u);
     int lw = label_width(dl, app, a, &w, box.w);
