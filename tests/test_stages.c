@@ -70,6 +70,9 @@ static void test_roles_and_views(void **state)
     assert_int_equal(attn_stage_compare_view(ATTN_STAGE_CONTEXT), ATTN_STAGE_CONTEXT);
     assert_int_equal(attn_stage_compare_view(ATTN_STAGE_WEIGHTS_DROPOUT), ATTN_STAGE_WEIGHTS_DROPOUT);
     assert_int_equal(attn_stage_compare_view(ATTN_STAGE_SCORES), ATTN_STAGE_WEIGHTS);
+    /* a model's next-token distribution compares itself: does the toggle change the prediction? */
+    assert_int_equal(attn_stage_compare_view(ATTN_STAGE_PROBS), ATTN_STAGE_PROBS);
+    assert_int_equal(attn_stage_compare_view(ATTN_STAGE_LOGITS), ATTN_STAGE_LOGITS);
     assert_int_equal(attn_stage_compare_view(ATTN_STAGE_NONE), ATTN_STAGE_WEIGHTS);
     /* colour maps */
     assert_int_equal(attn_stage_get(ATTN_STAGE_WEIGHTS)->cmap, ATTN_CMAP_SEQUENTIAL);

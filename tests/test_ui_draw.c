@@ -27,6 +27,7 @@
 #include "predict.h"
 #include "render.h"
 #include "text_strip.h"
+#include "tokenizer.h"
 #include "utf8.h"
 #include "view.h"
 
@@ -1850,6 +1851,327 @@ static void test_highlight_on_a_model(void **state)
     remove(path);
 }
 
+/* ---- the ranked view of logits and probs ---------------------------------- */
+
+#define POEM "床前明月光，疑是地上霜。举头望明月，低头思故乡。"
+
+static int setup_tang(void **state)
+{
+    static const char *const kv[] = {"model", "tang", "text", POEM, NULL};
+    return setup_with(state, kv);
+}
+
+/* The text commands of the last frame inside r, left to right. */
+static int texts_in(const ui_draw *dl, ui_rect r, const ui_cmd **out, int max)
+{
+    int n = 0;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) {
+        if (c->kind != UI_CMD_TEXT || c->r.y + c->r.h / 2 < r.y || c->r.y + c->r.h / 2 >= r.y + r.h ||
+            c->r.x < r.x || c->r.x >= r.x + r.w || n == max)
+            continue;
+        int at = n++;
+        while (at > 0 && out[at - 1]->r.x > c->r.x) out[at] = out[at - 1], at--;
+        out[at] = c;
+    }
+    return n;
+}
+
+/* Row i's strip in the ranked view (the ▲ ▼ under it also select rows, but are small), or NULL. */
+static const ui_hit *row_hit(const ui_app *app, int i)
+{
+    for (int j = 0; j < app->layout.n_hits; j++)
+        if (app->layout.hits[j].action == UI_ACT_ROW && app->layout.hits[j].arg == i && app->layout.hits[j].r.w > 200)
+            return &app->layout.hits[j];
+    return NULL;
+}
+
+/* Column id's rank in row i of tr's probs (1 = the largest), by a count. */
+static int rank_in(const attn_trace *tr, const char *stage, int i, int id)
+{
+    const attn_tensor *t = attn_trace_find(tr, stage);
+    const float *row = t->data + (size_t)i * tr->dims.V;
+    int ahead = 0;
+    for (int v = 0; v < tr->dims.V; v++) ahead += row[v] > row[id];
+    return ahead + 1;
+}
+
+/* The id of rank r (1-based) in row i: the one with r − 1 ahead of it. */
+static int id_of_rank(const attn_trace *tr, const char *stage, int i, int r)
+{
+    for (int v = 0; v < tr->dims.V; v++)
+        if (rank_in(tr, stage, i, v) == r) return v;
+    return -1;
+}
+
+/* A probability as the ranked view prints it, written out again here. */
+static void percent(float p, char *buf, size_t size)
+{
+    if (p >= 0.0995f) snprintf(buf, size, "%.0f%%", 100.0 * p);
+    else if (p >= 0.000995f) snprintf(buf, size, "%.1f%%", 100.0 * p);
+    else snprintf(buf, size, "<0.1%%");
+}
+
+/* How many "#1", "#2", ... column headers the first pane has (on the line of
+ * its "after" header; the next-token column prints ranks too): the k of the ranked view. */
+static int ranked_k(const ui_draw *dl)
+{
+    int y = -1, k = 0;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(dl, c), "after")) y = c->r.y;
+    assert_true(y >= 0);
+    for (char h[16];; k++) {
+        snprintf(h, sizeof h, "#%d", k + 1);
+        bool found = false;
+        for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+            found |= c->kind == UI_CMD_TEXT && c->r.y == y && !strcmp(ui_cmd_text(dl, c), h);
+        if (!found) return k;
+    }
+}
+
+/* Row i of the ranked view, read off the frame: its texts in [x0, x1)
+ * hold the labels of its top tokens in rank order, each followed by its value. */
+static void check_ranked_row(const fixture *f, const attn_trace *tr, const char *stage, int i, int k, int x0, int x1)
+{
+    const ui_hit *h = row_hit(&f->app, i);
+    assert_non_null(h);
+    const ui_cmd *t[64];
+    int n = texts_in(&f->dl, (ui_rect){x0, h->r.y, x1 - x0, h->r.h}, t, 64), at = 0;
+    const attn_tensor *pt = attn_trace_find(tr, stage);
+    for (int r = 1; r <= k; r++) {
+        int id = id_of_rank(tr, stage, i, r);
+        char lab[80], val[32];
+        attn_tokenizer_label(f->app.model->tok, id, lab, sizeof lab);
+        float x = pt->data[(size_t)i * tr->dims.V + id];
+        if (!strcmp(stage, "probs")) percent(x, val, sizeof val);
+        else ui_view_format(x, val, sizeof val);
+        while (at < n && strcmp(ui_cmd_text(&f->dl, t[at]), lab)) at++;
+        if (at + 1 >= n) {
+            for (int q = 0; q < n; q++) print_message("[%s @%d,%d] ", ui_cmd_text(&f->dl, t[q]), t[q]->r.x, t[q]->r.y);
+            fail_msg("row %d: #%d %s (%s) not drawn after #%d (row at y %d h %d)", i, r, lab, val, r - 1, h->r.y, h->r.h);
+        }
+        assert_string_equal(ui_cmd_text(&f->dl, t[at + 1]), val);
+        at += 2;
+    }
+}
+
+/* logits and probs of a trained model open as a ranked view: no heatmap,
+ * each row's top tokens in the trace's order with their numbers, the text's
+ * next token framed where it is among them and named with its rank at the
+ * right; y switches to the full heatmap (zoomable) and back. */
+static void test_ranked_view(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    const attn_trace *tr = &app->trace;
+    assert_non_null(app->model);
+    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
+    build(f);
+    check_layout(f);
+    check_list(f);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 0);
+    int k = ranked_k(&f->dl);
+    assert_true(k >= 2);
+    const ui_hit *h0 = row_hit(app, 5);
+    assert_non_null(h0);
+    for (int i = 0; i < tr->dims.s; i++)
+        if (row_hit(app, i)) check_ranked_row(f, tr, "probs", i, k, h0->r.x, h0->r.x + h0->r.w);
+    /* after 光 (row 5) the poem goes on with ， — the model's first choice: framed in white */
+    int comma = tr->token_ids[6];
+    assert_int_equal(rank_in(tr, "probs", 5, comma), 1);
+    bool framed = false;
+    const ui_cmd *t[64];
+    int n = texts_in(&f->dl, h0->r, t, 64);
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        for (int j = 0; j < n && c->kind == UI_CMD_FRAME && c->color == UI_WHITE; j++)
+            framed |= !strcmp(ui_cmd_text(&f->dl, t[j]), "，") && ui_rect_contains(c->r, t[j]->r.x, t[j]->r.y + 1) &&
+                      c->r.y >= h0->r.y && c->r.y + c->r.h <= h0->r.y + h0->r.h;
+    assert_true(framed);
+    /* after ， (row 6) comes 疑, far down the list: its rank is named */
+    if (has_text(&f->dl, "next in the text")) {
+        char want[16];
+        snprintf(want, sizeof want, "#%d", rank_in(tr, "probs", 6, tr->token_ids[7]));
+        assert_true(rank_in(tr, "probs", 6, tr->token_ids[7]) > k);
+        const ui_hit *h6 = row_hit(app, 6);
+        n = texts_in(&f->dl, h6->r, t, 64);
+        bool named = false;
+        for (int j = 0; j < n; j++) named |= !strcmp(ui_cmd_text(&f->dl, t[j]), want);
+        assert_true(named);
+    }
+    /* logits: the same order, their numbers as logits */
+    assert_int_equal(ui_app_set_stage(app, "logits"), 0);
+    build(f);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 0);
+    k = ranked_k(&f->dl);
+    check_ranked_row(f, tr, "logits", 5, k, h0->r.x, h0->r.x + h0->r.w);
+    /* y: the full heatmap, as before, zoomable with the wheel; y again: ranked */
+    assert_true(ui_app_key(app, 'y', 0));
+    build(f);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1);
+    assert_int_equal(app->layout.n_areas, 1);
+    assert_string_equal(app->layout.areas[0].stage, "logits");
+    assert_null(row_hit(app, 5));
+    ui_rect r = app->layout.areas[0].r;
+    ui_app_mouse_move(app, r.x + r.w / 2, r.y + r.h / 2);
+    assert_true(ui_app_wheel(app, 1));
+    assert_true(app->zoom.level > 0);
+    assert_true(ui_app_key(app, 'z', 0));
+    assert_true(ui_app_key(app, 'y', 0));
+    build(f);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 0);
+    assert_non_null(row_hit(app, 5));
+    /* the key is in the table the help lists */
+    const ui_key_binding *y = ui_keys_find(UI_KEYS_VIEW, 'y', 0);
+    assert_non_null(y);
+    assert_int_equal(y->action, UI_ACT_VOCAB_VIEW);
+    assert_string_equal(y->help, "logits, probs: each row's top tokens ranked / the full heatmap");
+}
+
+/* A click on a row of the ranked view selects that query row: its label
+ * turns the accent colour and the row is framed; the side panel follows it. */
+static void test_ranked_click(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
+    build(f);
+    const ui_hit *h = row_hit(app, 13);
+    assert_non_null(h);
+    ui_rect r = h->r;
+    assert_true(ui_app_mouse_down(app, r.x + r.w / 2, r.y + r.h / 2));
+    assert_int_equal(app->view.row, 13);
+    build(f);
+    h = row_hit(app, 13); /* the window of rows centres on the selected one */
+    assert_non_null(h);
+    r = h->r;
+    bool framed = false, accent = false;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
+        framed |= c->kind == UI_CMD_FRAME && c->color == UI_ACCENT && c->r.y == r.y && c->r.h == r.h;
+        accent |= c->kind == UI_CMD_TEXT && c->color == UI_ACCENT && !strcmp(ui_cmd_text(&f->dl, c), "举") &&
+                  c->r.y >= r.y && c->r.y < r.y + r.h;
+    }
+    assert_true(framed);
+    assert_true(accent);
+    assert_int_equal(ui_app_query_row(app), 13); /* the next-token panel reads it */
+    /* no bar chart of attention weights under it: the ranked view is the row's chart */
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 0);
+    check_layout(f);
+}
+
+/* More rows than fit: a window around the selected row, said under it, with
+ * ▲ ▼ moving it. */
+static void test_ranked_window(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
+    assert_true(ui_app_do(app, UI_ACT_ROW, 20));
+    ui_render_frame(app, &f->dl, &app->layout, 1280, 520);
+    ui_render_commit(app, &app->layout);
+    int first = -1, last = -1;
+    for (int i = 0; i < app->trace.dims.s; i++)
+        if (row_hit(app, i)) {
+            if (first < 0) first = i;
+            last = i;
+        }
+    assert_true(first > 0 && first <= 20 && last >= 20);
+    char note[64];
+    snprintf(note, sizeof note, "rows %d–%d of %d", first, last, app->trace.dims.s);
+    assert_true(has_text(&f->dl, note));
+    const ui_hit *up = hit_at(app, UI_ACT_ROW, first - 1); /* ▲ */
+    assert_non_null(up);
+    assert_true(has_text(&f->dl, "▲"));
+    assert_true(ui_app_mouse_down(app, up->r.x + up->r.w / 2, up->r.y + up->r.h / 2));
+    assert_int_equal(app->view.row, first - 1);
+    for (int i = 0; i < app->layout.n_hits; i++) /* every row hit is a line tall at least */
+        if (app->layout.hits[i].action == UI_ACT_ROW) assert_true(app->layout.hits[i].r.h >= ui_line(&f->dl));
+}
+
+/* In decode mode the trace holds the tokens up to the step; the ranked
+ * view still names the text's next token, with its rank. */
+static void test_ranked_decode(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    int next = app->trace.token_ids[8]; /* <s> 床前明月光，疑 是: after 疑 (position 7) */
+    assert_true(ui_app_do(app, UI_ACT_DECODE, 0));
+    for (int i = 0; i < 30 && app->view.decode_step != 8; i++)
+        assert_true(ui_app_do(app, app->view.decode_step < 8 ? UI_ACT_DECODE_NEXT : UI_ACT_DECODE_PREV, 0));
+    assert_int_equal(app->view.decode_step, 8);
+    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
+    assert_int_equal(app->trace.dims.s, 1);
+    build(f);
+    check_layout(f);
+    assert_true(has_text(&f->dl, "next in the text") || has_text(&f->dl, "next"));
+    char want[16];
+    snprintf(want, sizeof want, "#%d", rank_in(&app->trace, "probs", 0, next));
+    const ui_hit *h = row_hit(app, 0);
+    assert_non_null(h);
+    const ui_cmd *t[32];
+    int n = texts_in(&f->dl, h->r, t, 32);
+    bool named = false;
+    for (int j = 0; j < n; j++) named |= !strcmp(ui_cmd_text(&f->dl, t[j]), want);
+    assert_true(named);
+}
+
+/* The compare view of probs: three ranked panes on the same rows, the
+ * toggled pane ranking the toggled trace's probs, no heatmap; y: the heatmaps. */
+static void test_ranked_compare(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
+    assert_true(ui_app_do(app, UI_ACT_COMPARE_WITH, attn_compare_find("causal")));
+    assert_true(app->has_alt);
+    build(f);
+    check_layout(f);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 0);
+    assert_true(has_text(&f->dl, "compare probs with the causal mask toggled:"));
+    assert_true(has_text(&f->dl, "as configured"));
+    assert_true(has_text(&f->dl, "causal mask toggled") || has_text(&f->dl, "toggled"));
+    assert_true(has_text(&f->dl, "largest changes (toggled − configured)") || has_text(&f->dl, "largest changes"));
+    int k = ranked_k(&f->dl);
+    assert_true(k >= 1);
+    int row = -1; /* a row on screen where the toggle changes the top token */
+    for (int i = 0; i < app->trace.dims.s && row < 0; i++)
+        if (row_hit(app, i) && id_of_rank(&app->trace, "probs", i, 1) != id_of_rank(&app->alt, "probs", i, 1)) row = i;
+    assert_true(row >= 0);
+    const ui_hit *h = row_hit(app, row);
+    /* the panes split the row in three after the labels: the first holds the
+     * configured top tokens, the second the toggled ones */
+    int x_as = -1, x_tog = -1;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        if (c->kind == UI_CMD_TEXT) {
+            if (!strcmp(ui_cmd_text(&f->dl, c), "as configured")) x_as = c->r.x;
+            if (!strcmp(ui_cmd_text(&f->dl, c), "causal mask toggled") || !strcmp(ui_cmd_text(&f->dl, c), "toggled"))
+                x_tog = c->r.x;
+        }
+    assert_true(x_as > 0 && x_tog > x_as);
+    check_ranked_row(f, &app->trace, "probs", row, k, x_as, x_tog);
+    int x_change = -1;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+        if (c->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&f->dl, c), "largest changes", 15)) x_change = c->r.x;
+    assert_true(x_change > x_tog);
+    check_ranked_row(f, &app->alt, "probs", row, k, x_tog, x_change);
+    /* the third pane: first the token whose probability moved most, signed */
+    const float *pa = attn_trace_find(&app->trace, "probs")->data + (size_t)row * app->trace.dims.V;
+    const float *pb = attn_trace_find(&app->alt, "probs")->data + (size_t)row * app->trace.dims.V;
+    int most = 0;
+    for (int v = 1; v < app->trace.dims.V; v++)
+        if (fabsf(pb[v] - pa[v]) > fabsf(pb[most] - pa[most])) most = v;
+    char lab[80], mag[32], want[40];
+    attn_tokenizer_label(app->model->tok, most, lab, sizeof lab);
+    percent(fabsf(pb[most] - pa[most]), mag, sizeof mag);
+    snprintf(want, sizeof want, "%s%s", pb[most] > pa[most] ? "+" : "−", mag);
+    const ui_cmd *t[32];
+    int n = texts_in(&f->dl, (ui_rect){x_change, h->r.y, h->r.x + h->r.w - x_change, h->r.h}, t, 32);
+    assert_true(n >= 2);
+    assert_string_equal(ui_cmd_text(&f->dl, t[0]), lab);
+    assert_string_equal(ui_cmd_text(&f->dl, t[1]), want);
+    assert_true(ui_app_key(app, 'y', 0));
+    build(f);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1890,6 +2212,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_model_as_trained, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_bytes_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_follows_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ranked_view, setup_tang, teardown),
+        cmocka_unit_test_setup_teardown(test_ranked_click, setup_tang, teardown),
+        cmocka_unit_test_setup_teardown(test_ranked_window, setup_tang, teardown),
+        cmocka_unit_test_setup_teardown(test_ranked_compare, setup_tang, teardown),
+        cmocka_unit_test_setup_teardown(test_ranked_decode, setup_tang, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

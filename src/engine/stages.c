@@ -174,11 +174,11 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
     {ATTN_STAGE_LOGITS, "logits", "b,s,V",
      ATTN_N_("a score for every token of the vocabulary as the next token"),
      ATTN_N_("logits = final_norm · W_lmᵀ   (W_lm = E when tied)"),
-     .rule = ATTN_PRESENT_MODEL, .model_level = true},
+     .rule = ATTN_PRESENT_MODEL, .model_level = true, .compare = true},
     {ATTN_STAGE_PROBS, "probs", "b,s,V",
      ATTN_N_("the next-token distribution at each position"),
      ATTN_N_("probs = softmax(logits) along V"),
-     .rule = ATTN_PRESENT_MODEL, .model_level = true, .cmap = ATTN_CMAP_SEQUENTIAL},
+     .rule = ATTN_PRESENT_MODEL, .model_level = true, .cmap = ATTN_CMAP_SEQUENTIAL, .compare = true},
 };
 
 const attn_stage_info *attn_stages(int *count)

@@ -21,6 +21,7 @@ typedef enum {
     UI_ACT_EDIT, UI_ACT_DECODE, UI_ACT_DECODE_PREV, UI_ACT_DECODE_NEXT,
     UI_ACT_PRESENT,    /* presenter mode on / off */
     UI_ACT_SCALE_HEAD, /* the colour scale: shared by all heads / the shown head's own */
+    UI_ACT_VOCAB_VIEW, /* logits and probs: each row's top tokens ranked / the full heatmap */
     UI_ACT_ZOOM_RESET, /* the single view's zoom back to the whole picture */
     UI_ACT_SAVE,       /* a PNG of the window */
     UI_ACT_SAVE_MENU,  /* the save dialog, open / close */

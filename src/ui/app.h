@@ -79,6 +79,7 @@ typedef struct ui_app {
         int choice;       /* the kind highlighted */
     } save_menu;
     bool scale_head;      /* the single and compare views colour by the shown head's own range */
+    bool vocab_heatmap;   /* logits and probs as the full heatmap (y), not ranked (plot_ranked.c) */
     bool present;         /* presenter mode: fullscreen, large text, the toolbar hidden ... */
     bool toolbar_shown;   /* ... until the mouse moves (a key hides it again) */
     float font_before;    /* the text size to go back to when presenter mode ends */

@@ -380,6 +380,11 @@ static bool view_mode(ui_app *app, ui_action act, int arg)
         ui_app_status(app, false, "%s", app->scale_head ? _("colour scale: this head's own range") :
                                                          _("colour scale: shared by all heads"));
         return true;
+    case UI_ACT_VOCAB_VIEW:
+        app->vocab_heatmap = !app->vocab_heatmap;
+        ui_app_status(app, false, "%s", app->vocab_heatmap ? _("logits and probs: the full heatmap (wheel to zoom; y: ranked)")
+                                                          : _("logits and probs: each row's top tokens, ranked (y: the full heatmap)"));
+        return true;
     case UI_ACT_GRID:
         v->mode = v->mode == LESSON_VIEW_GRID ? LESSON_VIEW_SINGLE : LESSON_VIEW_GRID;
         if (app->has_alt) ui_app_refresh_alt(app); /* leaving the compare view: its toggled trace goes */
@@ -484,6 +489,7 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
         ui_app_status(app, false, "%s", _("the whole picture"));
         return true;
     case UI_ACT_SCALE_HEAD:
+    case UI_ACT_VOCAB_VIEW:
     case UI_ACT_GRID:
     case UI_ACT_COMPARE:
     case UI_ACT_GEOMETRY:

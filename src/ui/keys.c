@@ -40,6 +40,7 @@ const ui_key_binding ui_keys[] = {
     KEY('g', UI_ACT_GRID, "g", N_("all-heads grid")),
     KEY('a', UI_ACT_GEOMETRY, "a", N_("queries and keys as arrows: similarity is angle and length")),
     KEY('u', UI_ACT_SCALE_HEAD, "u", N_("colour scale: shared by all heads / this head's own")),
+    KEY('y', UI_ACT_VOCAB_VIEW, "y", N_("logits, probs: each row's top tokens ranked / the full heatmap")),
     /* TRANSLATORS: the keys column of the help: the mouse wheel, dragging, and the key z */
     KEY('z', UI_ACT_ZOOM_RESET, N_("wheel  drag  z"), N_("zoom into a heatmap / move around it / the whole picture again")),
     KEY(UI_KEY_TAB, UI_ACT_COMPARE, "Tab", N_("compare view; t: which mask to toggle")),

@@ -597,6 +597,7 @@ double ui_plot_single_cell(ui_draw *dl, const ui_app *app, ui_rect box)
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
     if (!t || ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return 0;
+    if (ui_plot_ranked_wanted(app, &v)) return box.h / (double)ui_imax(1, v.slice.rows); /* its rows fill the box */
     if (bars_shown(app, &v)) box.h -= ui_imin(ui_plot_bars_height(dl), box.h / 2) + ui_line(dl) / 2;
     int i0, j0, wr, wc;
     if (ui_app_zoom_window(app, v.slice.rows, v.slice.cols, &i0, &j0, &wr, &wc)) ui_view_window(&v, i0, j0, wr, wc);
@@ -613,6 +614,10 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v, whole;
     if (!t || ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return;
+    if (ui_plot_ranked_wanted(app, &v)) { /* logits, probs: each row's top tokens (y: this heatmap) */
+        ui_plot_ranked(dl, app, &v, box);
+        return;
+    }
     if (bars_shown(app, &v)) {
         int bh = ui_imin(ui_plot_bars_height(dl), box.h / 2);
         ui_plot_bars(dl, app, (ui_rect){box.x, box.y + box.h - bh, box.w, bh});
@@ -880,9 +885,12 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     const char *stage = ui_app_compare_stage(app, name, sizeof name);
     ui_view_slice a, b;
     if (ui_view_make(&app->trace, stage, app->view.batch, app->view.head, &a)) return;
-    /* TRANSLATORS: a stage name (weights, context), a head number, a mask name ("causal mask") */
-    snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->view.head,
-             ui_compare_name(app->view.compare));
+    if (a.head_axis)
+        /* TRANSLATORS: a stage name (weights, context), a head number, a mask name ("causal mask") */
+        snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->view.head,
+                 ui_compare_name(app->view.compare));
+    else /* TRANSLATORS: a stage without heads (probs, logits), a mask name ("causal mask") */
+        snprintf(buf, sizeof buf, _("compare %s with the %s toggled:"), stage, ui_compare_name(app->view.compare));
     int tw = ui_text_w(dl, buf) + u / 2, last;
     if (tw < box.w / 2) { /* the chips fit beside the title */
         ui_text(dl, buf, box.x, box.y, UI_TEXT);
@@ -893,6 +901,10 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     }
     box.h -= last - box.y + u * 2;
     box.y = last + u * 2;
+    if (ui_plot_ranked_wanted(app, &a)) { /* logits, probs: three ranked panes */
+        ui_plot_ranked_compare(dl, app, &a, box);
+        return;
+    }
     /* the three panes side by side, stacked, or two above the difference:
      * whichever lets numbers fit in the cells, else gives the largest cells */
     compare_layout L;

@@ -33,6 +33,20 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box);
  * ui_app_overview): every layer × every head of the current stage. */
 void ui_plot_overview(ui_draw *dl, const ui_app *app, ui_rect box);
 void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box);
+/* A vocabulary-wide stage (logits, probs; plot_ranked.c) as a ranked view:
+ * each query row's top-k next tokens as labelled bars, best first, the token
+ * that comes next in the text framed or named with its rank. Each row is a
+ * hit selecting it (UI_ACT_ROW). ui_plot_ranked_wanted: whether v is drawn so
+ * (its columns are the vocabulary and app->vocab_heatmap is off). */
+bool ui_plot_ranked_wanted(const ui_app *app, const ui_view_slice *v);
+void ui_plot_ranked(ui_draw *dl, const ui_app *app, const ui_view_slice *v, ui_rect box);
+/* The compare view of such a stage: as configured, toggled, and the largest
+ * changes, three ranked panes on the same rows. */
+void ui_plot_ranked_compare(ui_draw *dl, const ui_app *app, const ui_view_slice *a, ui_rect box);
+/* A value as the ranked view prints it: a probability as "92%", "3.5%",
+ * "<0.1%" (percent), a logit as ui_view_format does; sign: a change, "+52%", "−0.58". */
+const char *ui_plot_ranked_format(float x, bool percent, bool sign, char *buf, size_t size);
+
 /* The query–key geometry view (plot_geometry.c, geometry.h). */
 void ui_plot_geometry(ui_draw *dl, const ui_app *app, ui_rect box);
 /* The selected query row's weights as bars, and as one stacked bar reaching 1. */
