@@ -597,7 +597,7 @@ double ui_plot_single_cell(ui_draw *dl, const ui_app *app, ui_rect box)
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
     if (!t || ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return 0;
-    if (ui_plot_ranked_wanted(app, &v)) return box.h / (double)ui_imax(1, v.slice.rows); /* its rows fill the box */
+    if (ui_plot_ranked_wanted(app, &v)) return sqrt(fmax(0.0, (double)box.w * box.h)); /* its rows and columns fill the box */
     if (bars_shown(app, &v)) box.h -= ui_imin(ui_plot_bars_height(dl), box.h / 2) + ui_line(dl) / 2;
     int i0, j0, wr, wc;
     if (ui_app_zoom_window(app, v.slice.rows, v.slice.cols, &i0, &j0, &wr, &wc)) ui_view_window(&v, i0, j0, wr, wc);
