@@ -37,8 +37,8 @@ typedef enum {
     UI_ACT_PICK,           /* arg: lesson index in the picker */
     UI_ACT_PICKER_RESET,   /* forget all progress (asks once, then does it) */
     UI_ACT_CYCLE,          /* arg: row of the settings table (attn_setting_at) to step to the next value of its cycle */
-    UI_ACT_BACK,           /* close an overlay (help, bar chart), else quit */
-    UI_ACT_QUIT
+    UI_ACT_BACK,           /* Esc: leave an overlay (help, save dialog, the quit question), the bar chart or the lesson; never quits */
+    UI_ACT_QUIT            /* quit; with a lesson open, asks first (app->quit_confirm), and quits when asked again */
 } ui_action;
 
 #endif

@@ -70,6 +70,7 @@ typedef struct ui_app {
     /* what is shown */
     lesson_view view;     /* stage (always one of trace), head, batch row, bar-chart row, mode, compare, decode step */
     bool help;
+    bool quit_confirm;    /* "Quit attnlab?" asked (q with a lesson open): q or Enter quits, Esc stays */
     struct {
         bool open;        /* the save dialog (S): PNG, SVG, PDF or CSV */
         int choice;       /* the kind highlighted */
@@ -81,6 +82,16 @@ typedef struct ui_app {
 #define UI_PRESENT_FONT_SCALE 1.5f /* presenter mode's text size, at least */
     int decode_len;       /* decoding: tokens of the longest row */
     int trace_step;       /* decode step the trace was computed for (0: not decoding) */
+
+    struct {              /* opening a lesson or a model (app_open.c): a frame says so before the work */
+        bool pending;     /* asked; ui_app_poll does it once a frame has shown the notice */
+        bool shown;       /* a frame with the notice was drawn (ui_render_commit) */
+        bool running;     /* being done now: what it calls opens at once */
+        ui_action act;    /* UI_ACT_PICK (arg: the picker's lesson), UI_ACT_LESSON_RESTORE (arg: the
+                           * open lesson's step to show), UI_ACT_MODEL_NEXT */
+        int arg;
+        char label[200];  /* what opens ("lesson 12 · Trained heads"); kept while the worker computes it */
+    } opening;
 
     ui_token_editor edit;
     ui_player lesson;     /* the lesson panel and picker (player.h) */
@@ -187,6 +198,10 @@ bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms);
 /* Installs a finished recomputation (and starts the next one asked for).
  * Returns true when the picture changed. */
 bool ui_app_poll(ui_app *app);
+
+/* Whether the window loop must come back soon without an event: the worker
+ * computes, or an opening waits for its first frame (app_open.c). */
+bool ui_app_pending(const ui_app *app);
 
 /* Whether ui_app_free gave up waiting for a recomputation (quitting at once):
  * then the program must end with _exit, not exit, since the worker still runs. */

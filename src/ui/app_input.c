@@ -66,8 +66,20 @@ static bool save_menu_key(ui_app *app, int key)
     return true;
 }
 
+/* "Quit attnlab?" is asked: q or Enter quits, Esc stays; other keys wait. */
+static bool quit_confirm_key(ui_app *app, int key)
+{
+    switch (key) {
+    case 'q':
+    case UI_KEY_RETURN: return ui_app_do(app, UI_ACT_QUIT, 0);
+    case UI_KEY_ESCAPE: return ui_app_do(app, UI_ACT_BACK, 0);
+    default: return false;
+    }
+}
+
 bool ui_app_key(ui_app *app, int key, int mods)
 {
+    if (app->quit_confirm) return quit_confirm_key(app, key);
     if (app->edit.open) {
         bool changed = ui_app_edit_key(app, key, mods);
         if (changed) app->dirty = true;
@@ -316,6 +328,13 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
 {
     const ui_layout *L = &app->layout;
     if (app->edit.open) return false;
+    if (app->quit_confirm) { /* the question's two buttons; a click elsewhere stays */
+        for (int h = L->n_hits - 1; h >= 0; h--)
+            if ((L->hits[h].action == UI_ACT_QUIT || L->hits[h].action == UI_ACT_BACK) &&
+                ui_rect_contains(L->hits[h].r, x, y))
+                return ui_app_do(app, L->hits[h].action, 0);
+        return ui_app_do(app, UI_ACT_BACK, 0);
+    }
     if (app->lesson.focus >= 0) ui_app_do(app, UI_ACT_LESSON_FIELD, -1); /* a click leaves the answer field */
     if (app->save_menu.open) { /* the save dialog: a kind saves, a click elsewhere closes it */
         for (int h = L->n_hits - 1; h >= 0; h--)

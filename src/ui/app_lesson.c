@@ -35,12 +35,25 @@ int ui_app_lesson_go(ui_app *app, int step)
     return 0;
 }
 
+/* "lesson 12 · Trained heads", as the opening notice names it. */
+static void lesson_label(const char *path, const char *title, char *buf, size_t size)
+{
+    char num[16];
+    ui_player_lesson_number(path, num, sizeof num);
+    /* TRANSLATORS: what opens: a lesson, its number and title */
+    if (num[0]) snprintf(buf, size, _("lesson %s · %s"), num, title);
+    else snprintf(buf, size, _("lesson %s"), title);
+}
+
 int ui_app_lesson_open(ui_app *app, const char *path, int step, char *err, size_t errsize)
 {
     ui_player *p = &app->lesson;
     if (ui_player_load(p, path, err, errsize)) return -1;
     app->dirty = true;
     if (step >= p->ls.n_steps) step = p->ls.n_steps - 1;
+    char label[200];
+    lesson_label(path, p->ls.title, label, sizeof label);
+    if (ui_app_open_later(app, UI_ACT_LESSON_RESTORE, step < 0 ? 0 : step, label)) return 0; /* the window: notice first */
     if (ui_app_lesson_go(app, step < 0 ? 0 : step)) {
         snprintf(err, errsize, "%s", app->status);
         ui_player_close(p);
@@ -65,6 +78,9 @@ static int pick(ui_app *app, int i)
         ui_app_take_note(app);
         return -1;
     }
+    char label[200];
+    lesson_label(entry, p->catalog.items[i].title, label, sizeof label);
+    if (ui_app_open_later(app, UI_ACT_PICK, i, label)) return 0; /* the window: notice first, then reading it */
     char err[600];
     char *path = strdup(entry); /* the catalog entry goes if the lesson is the picker's own */
     if (!path) return -1;

@@ -414,6 +414,7 @@ void ui_render_lesson(const ui_app *app, ui_draw *dl, ui_rect box)
     ui_fill(dl, box.x, box.y, 2, box.h, UI_PANEL_HI);
     int x = box.x + u, right = box.x + box.w - u;
     int y = lesson_header(dl, p, x, box.y + u / 2, right, app->present);
+    if (!p->answers) return; /* loaded, its first step still opening */
     int fy = box.y + box.h - (u + u / 2 + u / 2);
     lesson_footer(dl, p, x, fy, right);
     step_body(dl, app, (ui_rect){box.x, y, box.w, fy - u / 2 - y}, x, right, box.x + box.w - u / 3);

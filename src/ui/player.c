@@ -95,6 +95,16 @@ static void save_progress(ui_player *p)
     progress_note(p, st, err);
 }
 
+const char *ui_player_lesson_number(const char *name, char *buf, size_t size)
+{
+    size_t n = 0;
+    const char *slash = strrchr(name, '/');
+    if (slash) name = slash + 1;
+    while (name[n] >= '0' && name[n] <= '9' && n + 1 < size) n++;
+    if (size) snprintf(buf, size, "%.*s", (int)n, name);
+    return buf;
+}
+
 const char *ui_player_step_label(const ui_player *p, char *buf, size_t size)
 {
     snprintf(buf, size, _("step %d / %d"), p->step + 1, p->ls.n_steps);

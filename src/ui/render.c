@@ -8,6 +8,7 @@
 #include "i18n.h"
 #include "keys.h"
 #include "lesson_panel.h"
+#include "modal.h"
 #include "plot.h"
 #include "predict.h"
 #include "view.h"
@@ -588,6 +589,8 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     if (app->help) help_overlay(dl, app);
     if (app->save_menu.open) save_overlay(dl, app);
     if (app->lesson.picker) ui_render_picker(app, dl);
+    ui_render_opening(app, dl);
+    if (app->quit_confirm) ui_render_quit_confirm(app, dl);
 }
 
 void ui_render_commit(ui_app *app, const ui_layout *l)
@@ -598,5 +601,6 @@ void ui_render_commit(ui_app *app, const ui_layout *l)
     app->stage_scroll = l->stage_first;
     app->lesson.scroll = l->lesson_scroll;
     app->lesson.content_h = l->lesson_scroll_max;
+    app->opening.shown = app->opening.pending; /* the frame said what opens: now it may */
     app->dirty = false;
 }

@@ -170,7 +170,7 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
     app->async = true; /* toggles recompute on a worker: the loop keeps drawing and answering */
     for (;;) {
         /* while the worker computes, wake every 50 ms to show its progress and take its result */
-        bool busy = ui_app_busy(app, NULL, NULL, NULL);
+        bool busy = ui_app_pending(app); /* computing, or a lesson or model to open after its notice */
         bool got = busy ? SDL_WaitEventTimeout(&ev, 50) : SDL_WaitEvent(&ev);
         if (!got && !busy) break; /* SDL_WaitEvent failed */
         /* every pending event first, then at most one frame */
@@ -223,6 +223,7 @@ int ui_lesson_window(const char *path, int step, const char *lang, bool present)
         return 2;
     }
     ui_player_init(&app.lesson, lang, NULL);
+    app.async = true; /* the lesson's first step is computed in the window, under an "opening" notice */
     if (path ? ui_app_lesson_open(&app, path, step, err, sizeof err) : ui_app_lesson_picker(&app)) {
         if (!path) snprintf(err, sizeof err, "%s", app.status);
         fprintf(stderr, "attnlab lesson%s: %s\n", path ? "" : "s", err);
