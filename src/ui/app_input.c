@@ -20,9 +20,14 @@ static bool picker_key(ui_app *app, int key)
 {
     ui_player *p = &app->lesson;
     int n = p->have_catalog ? p->catalog.n : 0;
+    int page = p->picker_rows > 1 ? p->picker_rows - 1 : 1;
     switch (key) {
     case UI_KEY_UP: p->sel = n ? (p->sel + n - 1) % n : 0; break;
     case UI_KEY_DOWN: p->sel = n ? (p->sel + 1) % n : 0; break;
+    case UI_KEY_PAGEUP: p->sel = p->sel > page ? p->sel - page : 0; break;
+    case UI_KEY_PAGEDOWN: p->sel = n ? (p->sel + page < n ? p->sel + page : n - 1) : 0; break;
+    case UI_KEY_HOME: p->sel = 0; break;
+    case UI_KEY_END: p->sel = n ? n - 1 : 0; break;
     case UI_KEY_RETURN:
     case UI_KEY_SPACE: ui_app_do(app, UI_ACT_PICK, p->sel); break;
     case UI_KEY_ESCAPE:
@@ -368,9 +373,26 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
     return cell_click(app, &L->areas[area], i, j);
 }
 
+/* The wheel over the picker scrolls its list; the selection moves along when
+ * it would leave the lessons shown, so Enter opens one that is on screen. */
+static bool picker_wheel(ui_app *app, int dy)
+{
+    ui_player *p = &app->lesson;
+    int n = p->have_catalog ? p->catalog.n : 0, rows = p->picker_rows > 0 ? p->picker_rows : 1;
+    int first = clamp(p->picker_first - dy, 0, at_least(n - rows, 0));
+    if (first == p->picker_first) return false;
+    p->picker_first = first;
+    p->sel = clamp(p->sel, first, first + rows - 1);
+    if (p->sel >= n) p->sel = n - 1;
+    p->confirm_reset = false;
+    app->dirty = true;
+    return true;
+}
+
 bool ui_app_wheel(ui_app *app, int dy)
 {
     ui_player *p = &app->lesson;
+    if (p->picker) return picker_wheel(app, dy);
     if (p->open && app->mouse_x >= app->width) { /* over the lesson panel */
         int s = p->scroll - (int)(dy * 48 * app->pixel_ratio);
         if (s > p->content_h) s = p->content_h;

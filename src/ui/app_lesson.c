@@ -113,7 +113,12 @@ bool ui_app_lesson_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_LESSON_PREV: return ui_app_lesson_go(app, p->step - 1) == 0;
     case UI_ACT_LESSON_RESTORE: return ui_app_lesson_go(app, p->step) == 0;
     case UI_ACT_LESSON_CHOICE: ui_player_choice(p, arg >> 8, arg & 255); break;
-    case UI_ACT_LESSON_CHECK: ui_player_check(p, arg, &app->trace, &app->view); break;
+    case UI_ACT_LESSON_CHECK:
+        ui_player_check(p, arg, &app->trace, &app->view);
+        if (p->open && arg >= 0 && arg < p->ls.steps[p->step].n_quizzes &&
+            p->ls.steps[p->step].quizzes[arg].kind == LESSON_QUIZ_NUMBER)
+            p->focus = arg; /* Check clicked: the field keeps (or takes) the keys, so Backspace edits it */
+        break;
     case UI_ACT_LESSON_REVEAL: ui_player_reveal(p, arg); break;
     case UI_ACT_LESSON_FIELD: p->focus = arg; break; /* arg -1: leave the field */
     case UI_ACT_PICKER:

@@ -46,6 +46,8 @@ typedef struct {
     int stage_first;           /* first stage the navigator shows (the app's scroll, kept in range) */
     int lesson_scroll;         /* the lesson panel's scroll, kept in range */
     int lesson_scroll_max;     /* how far the lesson panel can scroll: content below its view, pixels */
+    int picker_first;          /* the picker's first lesson shown (its scroll, the selection kept in view) */
+    int picker_rows;           /* and how many lessons it shows */
 } ui_layout;
 
 /* Forgets every hit and area (a new frame, or what was drawn no longer matches). */

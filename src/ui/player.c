@@ -259,6 +259,7 @@ void ui_player_choice(ui_player *p, int q, int c)
             if (i != c) a->picked[i] = false;
     a->picked[c] = !a->picked[c];
     a->graded = false;
+    a->feedback[0] = '\0'; /* "Not this one" was about the choice before */
 }
 
 int ui_player_answer_cells(const ui_player *p, const attn_trace *tr, const lesson_view *shown, unsigned char *out,
@@ -349,7 +350,7 @@ void ui_player_check(ui_player *p, int q, const attn_trace *tr, const lesson_vie
     }
     a->graded = true;
     a->tries++;
-    p->focus = -1;
+    if (qz->kind == LESSON_QUIZ_NUMBER) p->focus = q; /* typing goes on in the field (Esc or a click leaves it) */
     lesson_progress *pg = progress(p);
     if (pg) {
         lesson_progress_quiz(pg, p->name, p->step, q, a->grade.right);

@@ -57,6 +57,8 @@ typedef struct {
     lesson_catalog catalog;
     bool have_catalog;
     int sel;               /* picker selection */
+    int picker_first;      /* first lesson the picker shows (the renderer keeps sel in view) */
+    int picker_rows;       /* how many it shows (from the renderer) */
     bool confirm_reset;    /* picker: asked "reset progress?" */
     char lang[4];          /* "en" or "zh" */
 

@@ -553,6 +553,8 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     layout->stage_first = app->stage_scroll;
     layout->lesson_scroll = app->lesson.scroll;
     layout->lesson_scroll_max = app->lesson.content_h;
+    layout->picker_first = app->lesson.picker_first;
+    layout->picker_rows = app->lesson.picker_rows;
 
     ui_fill(dl, 0, 0, full_w, h, UI_BG);
     int u = ui_line(dl);
@@ -601,6 +603,8 @@ void ui_render_commit(ui_app *app, const ui_layout *l)
     app->stage_scroll = l->stage_first;
     app->lesson.scroll = l->lesson_scroll;
     app->lesson.content_h = l->lesson_scroll_max;
+    app->lesson.picker_first = l->picker_first;
+    app->lesson.picker_rows = l->picker_rows;
     app->opening.shown = app->opening.pending; /* the frame said what opens: now it may */
     app->dirty = false;
 }
