@@ -49,6 +49,7 @@ typedef struct {
     ui_save_kind save_kind; /* ... as this */
     bool fullscreen;      /* wanted: the window follows when it differs */
     bool paste;           /* the token editor wants the clipboard's text (ui_app_paste) */
+    int exit_code;        /* with quit: not 0 when the program ends on an error (the status line says it) */
 } ui_requests;
 
 typedef struct ui_app {
@@ -88,8 +89,12 @@ typedef struct ui_app {
         bool shown;       /* a frame with the notice was drawn (ui_render_commit) */
         bool running;     /* being done now: what it calls opens at once */
         ui_action act;    /* UI_ACT_PICK (arg: the picker's lesson), UI_ACT_LESSON_RESTORE (arg: the
-                           * open lesson's step to show), UI_ACT_MODEL_NEXT */
+                           * open lesson's step to show), UI_ACT_MODEL_NEXT, UI_ACT_NONE: the
+                           * lesson at path, at step arg */
         int arg;
+        char path[1024];
+        int fail_exit;    /* not 0: if that lesson cannot be opened, the program ends with this
+                           * status (req.exit_code) and the status line's message */
         char label[200];  /* what opens ("lesson 12 · Trained heads"); kept while the worker computes it */
     } opening;
 
@@ -203,9 +208,16 @@ bool ui_app_poll(ui_app *app);
  * computes, or an opening waits for its first frame (app_open.c). */
 bool ui_app_pending(const ui_app *app);
 
-/* Whether ui_app_free gave up waiting for a recomputation (quitting at once):
- * then the program must end with _exit, not exit, since the worker still runs. */
+/* Whether ui_app_free gave up waiting for a recomputation (quitting at once),
+ * or ui_app_leave was called: then the program must end with _exit, not
+ * exit, since the worker may still run. */
 bool ui_app_job_abandoned(void);
+
+/* Instead of ui_app_free when the program ends (the window's quit): the
+ * worker is told to stop and not waited for, and nothing is freed — freeing
+ * a large trace alone takes a few hundred ms, and the process's end reclaims
+ * it all at once. The app's memory stays reachable (no leak to report). */
+void ui_app_leave(ui_app *app);
 
 /* Replaces settings and view at once (a lesson step): cfg's ownership moves
  * in (it is freed on failure too). Returns 0, or -1 with the status line saying
@@ -263,7 +275,9 @@ void ui_app_status(ui_app *app, bool error, const char *fmt, ...);
 /* ---- lessons (app_lesson.c): the app drives the player and shows its steps */
 
 /* Opens a lesson at step (0-based). A lesson with problems is refused with the
- * first one as "FILE:LINE: message" in err. Returns 0 or -1. */
+ * first one as "FILE:LINE: message" in err. Returns 0 or -1. In the window
+ * (async) it is only asked here and done after a frame that says so
+ * (app_open.c): then a problem goes to the status line. */
 int ui_app_lesson_open(ui_app *app, const char *path, int step, char *err, size_t errsize);
 /* Shows step (0-based) of the open lesson; returns 0, or -1 with the status line saying why. */
 int ui_app_lesson_go(ui_app *app, int step);

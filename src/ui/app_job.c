@@ -358,9 +358,25 @@ void ui_app_job_stop(ui_app *app)
 static ui_job *abandoned_job;
 static ui_app *abandoned_app;
 
+static bool left; /* ui_app_leave was called */
+
 bool ui_app_job_abandoned(void)
 {
-    return abandoned_job != NULL;
+    return abandoned_job != NULL || left;
+}
+
+void ui_app_leave(ui_app *app)
+{
+    ui_job *j = app->job;
+    if (j) { /* told to stop, and left to finish (or not) on its own */
+        atomic_store(&j->progress.cancel, 1);
+        if (!pthread_equal(j->thread, pthread_self())) pthread_detach(j->thread);
+        else job_free(j), j = NULL;
+        abandoned_job = j;
+    }
+    app->job = NULL;
+    if (!abandoned_app && (abandoned_app = malloc(sizeof *app))) *abandoned_app = *app; /* kept reachable */
+    left = true;
 }
 
 bool ui_app_job_abandon(ui_app *app)

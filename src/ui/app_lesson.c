@@ -7,6 +7,7 @@
 #include "app.h"
 #include "app_impl.h"
 #include "i18n.h"
+#include "lesson.h"
 
 void ui_app_take_note(ui_app *app)
 {
@@ -48,6 +49,17 @@ static void lesson_label(const char *path, const char *title, char *buf, size_t 
 int ui_app_lesson_open(ui_app *app, const char *path, int step, char *err, size_t errsize)
 {
     ui_player *p = &app->lesson;
+    if (app->async && !app->opening.running) { /* the window: the notice first, then reading (it checks every step) */
+        lesson ls;
+        lesson_diags dg = {0};
+        char label[200];
+        lesson_load(path, &ls, &dg); /* its title only: parsing is quick */
+        lesson_label(path, ls.title && *ls.title ? ls.title : path, label, sizeof label);
+        lesson_free(&ls);
+        lesson_diags_free(&dg);
+        snprintf(app->opening.path, sizeof app->opening.path, "%s", path);
+        if (ui_app_open_later(app, UI_ACT_NONE, step, label)) return 0;
+    }
     if (ui_player_load(p, path, err, errsize)) return -1;
     app->dirty = true;
     if (step >= p->ls.n_steps) step = p->ls.n_steps - 1;

@@ -40,7 +40,17 @@ bool ui_app_open_poll(ui_app *app)
     app->opening.pending = false;
     app->opening.running = true;
     int rc = 0;
+    char err[700];
     switch (app->opening.act) {
+    case UI_ACT_NONE: /* a lesson by its path (attnlab lesson FILE) */
+        rc = ui_app_lesson_open(app, app->opening.path, app->opening.arg, err, sizeof err);
+        if (rc) ui_app_status(app, true, "%s", err);
+        if (rc && app->opening.fail_exit) { /* nothing to fall back to: the program ends, saying why */
+            app->req.quit = true;
+            app->req.exit_code = app->opening.fail_exit;
+        }
+        app->opening.fail_exit = 0; /* a lesson opened later falls back to the one shown */
+        break;
     case UI_ACT_LESSON_RESTORE:
         rc = ui_app_lesson_go(app, app->opening.arg);
         if (rc) ui_player_close(&app->lesson); /* the step cannot be shown: no half-open lesson */
