@@ -382,6 +382,32 @@ static void opening_says_so_in_the_first_frame(void **state)
     assert_int_equal(p->step, 0);
 }
 
+/* o in the window: "opening model …" in the next frame, the model computed on
+ * the worker under the notice, then its layer 0's weights shown. */
+static void next_model_says_so_and_computes_on_the_worker(void **state)
+{
+    fixture *f = *state;
+    f->app.async = true;
+    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0));
+    assert_null(f->app.model); /* nothing read yet */
+    build(f);
+    assert_non_null(text_with(&f->dl, "opening model "));
+    assert_true(ui_app_poll(&f->app));
+    assert_non_null(f->app.model);
+    for (int i = 0; i < 3000 && f->app.job; i++) {
+        build(f);
+        if (f->app.job) assert_non_null(text_with(&f->dl, "opening model "));
+        ui_app_poll(&f->app);
+        sleep_ms(2);
+    }
+    ui_app_poll(&f->app);
+    build(f);
+    assert_null(text_with(&f->dl, "opening"));
+    assert_non_null(f->app.model);
+    assert_string_equal(ui_app_tensor(&f->app)->name, "layers.0.weights");
+    assert_true(attn_trace_is_model(&f->app.trace));
+}
+
 /* ---- the token editor --------------------------------------------------- */
 
 /* The frame's UI_ACCENT frame of thickness 1 that holds (x, y): the field. */
@@ -462,6 +488,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(quiz_holds_still_under_the_pointer, setup, teardown),
         cmocka_unit_test_setup_teardown(picker_numbers_and_scrolls, setup, teardown),
         cmocka_unit_test_setup_teardown(opening_says_so_in_the_first_frame, setup, teardown),
+        cmocka_unit_test_setup_teardown(next_model_says_so_and_computes_on_the_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(editor_keeps_the_caret_in_view, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
