@@ -869,7 +869,10 @@ def lessons_run():
 
     # a Chinese lesson opened directly, resumed from the file name given
     zh = os.path.join(LESSONS, "zh", "04-causal-mask.md")
+    APPENV["XDG_STATE_HOME"] = os.path.join(TMP, "zh-state")  # its progress not in the user's home
     win = Window("lesson-zh", ["lesson", "--lang", "zh", "--step", "2", zh])
+    APPENV.clear()
+    APPENV.update(env_before)
     try:
         if check("lesson --lang zh FILE: window appears", win.find() is not None, win.status()):
             win.expect_title("--step 2 opens step 2", lambda t: "lesson step 2/" in t, "lesson step 2/N")
