@@ -63,8 +63,8 @@ static int dispatch(int argc, char **argv)
 int main(int argc, char **argv)
 {
     int rc = dispatch(argc, argv);
-    if (ui_app_job_abandoned()) { /* quit during a recomputation: end now, without the
-                                   * libraries' exit handlers running under the worker */
+    if (ui_app_job_abandoned()) { /* the window quit (ui_app_leave): end now, without the libraries'
+                                   * exit handlers running under a worker that may still compute */
         fflush(NULL);
         _exit(rc);
     }

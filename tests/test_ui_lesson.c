@@ -118,12 +118,15 @@ static void answer_number(fixture *f, int q, const lesson_quiz *qz)
     key(f, SDLK_RETURN, 0);
     assert_true(a->graded);
     assert_false(a->grade.right);
-    press_visible(f, UI_ACT_LESSON_FIELD, q);
+    assert_int_equal(f->app.lesson.focus, q); /* the field keeps the keys after Check: Backspace edits it */
     while (a->text[0]) key(f, SDLK_BACKSPACE, 0);
     snprintf(buf, sizeof buf, "%.17g", qz->answer);
     text(f, buf);
     key(f, SDLK_RETURN, 0);
     if (!a->grade.right) fail_msg("%s step %d: number quiz %d: %s", f->app.lesson.name, f->app.lesson.step + 1, q, a->feedback);
+    key(f, SDLK_ESCAPE, 0); /* leaves the field (not the lesson): Space goes on to the next step */
+    assert_int_equal(f->app.lesson.focus, -1);
+    assert_true(f->app.lesson.open);
 }
 
 static void answer_cells(fixture *f, int q)
@@ -425,9 +428,7 @@ static void bad_input_is_refused(void **state)
     /* Check with nothing typed, then Esc leaves the field without quitting */
     press_visible(f, UI_ACT_LESSON_CHECK, 0);
     assert_false(a->graded);
-    assert_int_equal(f->app.lesson.focus, -1); /* the click on Check left the field */
-    press_visible(f, UI_ACT_LESSON_FIELD, 0);
-    assert_int_equal(f->app.lesson.focus, 0);
+    assert_int_equal(f->app.lesson.focus, 0); /* Check keeps the keys in its number field */
     key(f, SDLK_ESCAPE, 0);
     assert_int_equal(f->app.lesson.focus, -1);
     assert_false(f->app.req.quit);

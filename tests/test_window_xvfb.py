@@ -412,6 +412,29 @@ def expect_save(win, want_name, label):
     return info[2]
 
 
+QUIT_MS = 300  # quitting takes less than this, from the key to the process's end, even mid-recomputation
+
+
+def quit_timed(win, what, *keys):
+    """Presses keys (the last one quits) and checks the process ends within QUIT_MS of that last key
+    being sent (xdotool has returned: the X server has it); returns its exit status. xdotool's own
+    round trip before that (focus, then the key) is measured too but not held against the program:
+    on a loaded machine it alone takes hundreds of ms."""
+    for k in keys[:-1]:
+        win.key(k)
+    t0 = time.monotonic()
+    win.key(keys[-1])
+    t1 = time.monotonic()
+    code = win.wait_exit(10)
+    t2 = time.monotonic()
+    ms = (t2 - t1) * 1000
+    METRICS.append(f"{win.name}: {what}: exit {ms:.0f} ms after the key was sent "
+                   f"({(t2 - t0) * 1000:.0f} ms with xdotool's round trip)")
+    check(f"{win.name}: {what} quits within {QUIT_MS} ms", code is not None and ms < QUIT_MS,
+          f"{ms:.0f} ms after the key was sent ({(t2 - t0) * 1000:.0f} with xdotool), exit {code}; " + win.status())
+    return code
+
+
 def expect_clean_exit(win, what):
     code = win.wait_exit(5)
     check(f"{win.name}: {what} exits 0", code == 0,
@@ -561,8 +584,11 @@ def main_run():
         METRICS.append(f"example: {used:.2f} s of CPU in 1.5 s idle")
         check("example: idle for 1.5 s uses (almost) no CPU", used < 0.2, f"{used:.2f} s of CPU while idle")
 
-        # ---- q quits ----
-        win.key("q")
+        # ---- Esc never quits; q quits at once, without a question (no lesson open) ----
+        win.key("Escape")
+        time.sleep(0.3)
+        check("example: Esc with nothing open does not quit", win.running(), win.status())
+        quit_timed(win, "q", "q")
         expect_clean_exit(win, "q")
     finally:
         win.close()
@@ -588,17 +614,70 @@ def view_run():
         win.close()
 
 
-# ---- third run: Esc without an overlay quits ----------------------------------------------
+# ---- third run: Esc never quits, in a lesson it leaves the lesson; q there asks ------------------
 
 def esc_run():
-    win = Window("esc")
+    lesson = os.path.join(LESSONS, "en", "04-causal-mask.md")
+    env_before = dict(APPENV)
+    APPENV["XDG_STATE_HOME"] = os.path.join(TMP, "esc-state")  # no progress written to the user's home
+    win = Window("esc", ["lesson", "--lang", "en", lesson])
     try:
         if not check("esc: window appears", win.find() is not None, win.status()):
             return
+        win.expect_title("the lesson opens", lambda t: "lesson step 1/" in t, "lesson step 1/N")
+        for _ in range(3):  # the step's bar chart, then the lesson, then nothing left to close
+            win.key("Escape")
+        win.expect_title("Esc leaves the lesson", lambda t: t.startswith(TITLE_PREFIX) and "lesson" not in t,
+                         "no 'lesson step'")
+        time.sleep(0.3)
+        check("esc: Esc in a lesson and again with nothing open does not quit", win.running(), win.status())
+        win.key("l")
+        time.sleep(0.3)
+        win.key("Return")  # the picker opens on the lesson 04 just left
+        win.expect_title("l, Enter: back in the lesson", lambda t: "lesson step" in t, "lesson step N/M")
+        before = win.settled_shot("lesson")
+        win.key("q")
+        asked = win.settled_shot("asked", before)
+        changed(win, "q in a lesson asks 'Quit attnlab?'", before, asked, 0.05)
+        time.sleep(0.3)
+        check("esc: q in a lesson does not quit at once", win.running(), win.status())
         win.key("Escape")
-        expect_clean_exit(win, "Esc with no overlay")
+        back = win.settled_shot("stayed", asked)
+        same(win, "Esc answers 'stay': the lesson as before", before, back, 0.02)
+        check("esc: Esc to the question stays", win.running(), win.status())
+        quit_timed(win, "q q in a lesson", "q", "q")
+        expect_clean_exit(win, "q q in a lesson")
     finally:
         win.close()
+        APPENV.clear()
+        APPENV.update(env_before)
+
+
+# ---- a lesson with a model opens with a picture at once, then its step ----------------------
+
+def opening_run():
+    lesson = os.path.join(LESSONS, "en", "12-trained-heads.md")
+    env_before = dict(APPENV)
+    APPENV["XDG_STATE_HOME"] = os.path.join(TMP, "opening-state")
+    win = Window("opening", ["lesson", "--lang", "en", lesson])
+    try:
+        if not check("opening: lesson 12's window appears", win.find(timeout=30) is not None, win.status()):
+            return
+        first = win.shot("first")  # as soon as it is mapped: the notice (or the step), never black
+        n = colours(first)
+        METRICS.append(f"opening: {n} distinct colours in the first screenshot")
+        check("opening: the window is drawn from its first screenshot (not black)", n >= 16,
+              f"{n} colours; {win.dump('first', first)}; " + win.status())
+        win.expect_title("lesson 12 opens on step 1", lambda t: "lesson step 1/" in t and "tang" in t,
+                         "tang ... lesson step 1/N")
+        win.settled_shot("step1")
+        win.key("c")  # a recomputation of the model, and q q while it may run
+        quit_timed(win, "q q in lesson 12", "q", "q")
+        expect_clean_exit(win, "q q in lesson 12")
+    finally:
+        win.close()
+        APPENV.clear()
+        APPENV.update(env_before)
 
 
 # ---- a long recomputation runs on a worker: the window keeps answering ----------------
@@ -638,10 +717,7 @@ def recompute_run():
         check("recompute: the recomputation finishes and the bar goes", done, win.status())
         win.key("c")  # again, and quit while it runs
         poll(lambda: progress_bar(win.shot("busy2")), 5, 0.02)
-        t0 = time.monotonic()
-        win.key("q")
-        code = win.wait_exit(10)
-        METRICS.append(f"recompute: q during a recomputation: exit after {time.monotonic() - t0:.2f} s")
+        code = quit_timed(win, "q during a recomputation", "q")
         check("recompute: q during a recomputation exits 0", code == 0, f"exit {code}; " + win.status())
         err = win.stderr()
         check("recompute: stderr clean after quitting mid-recomputation", not SANITIZER.search(err), repr(err[-2000:]))
@@ -803,8 +879,8 @@ def lessons_run():
         check("l opens the picker over the lesson", diff(win.settled_shot("picker again", before), before) > 0.3,
               win.status())
         win.key("Escape")
-        win.key("q")
-        expect_clean_exit(win, "q in a lesson")
+        win.key("q", "Return")  # a lesson is open: q asks, Enter answers 'quit'
+        expect_clean_exit(win, "q, Enter in a lesson")
         path = os.path.join(state, "attnlab", "progress.json")
         try:
             with open(path, encoding="utf-8") as f:
@@ -821,13 +897,16 @@ def lessons_run():
 
     # a Chinese lesson opened directly, resumed from the file name given
     zh = os.path.join(LESSONS, "zh", "04-causal-mask.md")
+    APPENV["XDG_STATE_HOME"] = os.path.join(TMP, "zh-state")  # its progress not in the user's home
     win = Window("lesson-zh", ["lesson", "--lang", "zh", "--step", "2", zh])
+    APPENV.clear()
+    APPENV.update(env_before)
     try:
         if check("lesson --lang zh FILE: window appears", win.find() is not None, win.status()):
             win.expect_title("--step 2 opens step 2", lambda t: "lesson step 2/" in t, "lesson step 2/N")
             check("lesson zh: drawn", colours(win.settled_shot("zh")) >= 16, win.status())
-            win.key("q")
-            expect_clean_exit(win, "q in a Chinese lesson")
+            win.key("q", "q")
+            expect_clean_exit(win, "q q in a Chinese lesson")
     finally:
         win.close()
 
@@ -846,6 +925,7 @@ try:
     main_run()
     view_run()
     esc_run()
+    opening_run()
     recompute_run()
     model_run()
     generate_run()

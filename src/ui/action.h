@@ -42,8 +42,8 @@ typedef enum {
     UI_ACT_PANELS,         /* the stage list and side panel: shown / hidden (auto until first asked) */
     UI_ACT_LESSON_WIDTH,   /* arg: +1 a wider lesson panel, -1 a narrower one */
     UI_ACT_DIVIDER,        /* the line between picture and lesson: a drag moves it */
-    UI_ACT_BACK,           /* close an overlay (help, bar chart), else quit */
-    UI_ACT_QUIT
+    UI_ACT_BACK,           /* Esc: leave an overlay (help, save dialog, the quit question), the bar chart or the lesson; never quits */
+    UI_ACT_QUIT            /* quit; with a lesson open, asks first (app->quit_confirm), and quits when asked again */
 } ui_action;
 
 #endif

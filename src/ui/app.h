@@ -49,6 +49,7 @@ typedef struct {
     ui_save_kind save_kind; /* ... as this */
     bool fullscreen;      /* wanted: the window follows when it differs */
     bool paste;           /* the token editor wants the clipboard's text (ui_app_paste) */
+    int exit_code;        /* with quit: not 0 when the program ends on an error (the status line says it) */
 } ui_requests;
 
 /* The stage list and the side panel: beside the picture when they leave it
@@ -74,6 +75,7 @@ typedef struct ui_app {
     /* what is shown */
     lesson_view view;     /* stage (always one of trace), head, batch row, bar-chart row, mode, compare, decode step */
     bool help;
+    bool quit_confirm;    /* "Quit attnlab?" asked (q with a lesson open): q or Enter quits, Esc stays */
     struct {
         bool open;        /* the save dialog (S): PNG, SVG, PDF or CSV */
         int choice;       /* the kind highlighted */
@@ -90,6 +92,20 @@ typedef struct ui_app {
         char *prompt;     /* the token list generating started from (owned); NULL: nothing written */
         char *text;       /* the token list the last ] asked for (owned) */
     } gen;
+
+    struct {              /* opening a lesson or a model (app_open.c): a frame says so before the work */
+        bool pending;     /* asked; ui_app_poll does it once a frame has shown the notice */
+        bool shown;       /* a frame with the notice was drawn (ui_render_commit) */
+        bool running;     /* being done now: what it calls opens at once */
+        ui_action act;    /* UI_ACT_PICK (arg: the picker's lesson), UI_ACT_LESSON_RESTORE (arg: the
+                           * open lesson's step to show), UI_ACT_MODEL_NEXT, UI_ACT_NONE: the
+                           * lesson at path, at step arg */
+        int arg;
+        char path[1024];
+        int fail_exit;    /* not 0: if that lesson cannot be opened, the program ends with this
+                           * status (req.exit_code) and the status line's message */
+        char label[200];  /* what opens ("lesson 12 · Trained heads"); kept while the worker computes it */
+    } opening;
 
     ui_token_editor edit;
     ui_player lesson;     /* the lesson panel and picker (player.h) */
@@ -211,9 +227,20 @@ bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms);
  * Returns true when the picture changed. */
 bool ui_app_poll(ui_app *app);
 
-/* Whether ui_app_free gave up waiting for a recomputation (quitting at once):
- * then the program must end with _exit, not exit, since the worker still runs. */
+/* Whether the window loop must come back soon without an event: the worker
+ * computes, or an opening waits for its first frame (app_open.c). */
+bool ui_app_pending(const ui_app *app);
+
+/* Whether ui_app_free gave up waiting for a recomputation (quitting at once),
+ * or ui_app_leave was called: then the program must end with _exit, not
+ * exit, since the worker may still run. */
 bool ui_app_job_abandoned(void);
+
+/* Instead of ui_app_free when the program ends (the window's quit): the
+ * worker is told to stop and not waited for, and nothing is freed — freeing
+ * a large trace alone takes a few hundred ms, and the process's end reclaims
+ * it all at once. The app's memory stays reachable (no leak to report). */
+void ui_app_leave(ui_app *app);
 
 /* Replaces settings and view at once (a lesson step): cfg's ownership moves
  * in (it is freed on failure too). Returns 0, or -1 with the status line saying
@@ -281,7 +308,9 @@ const char *ui_app_status_text(const ui_app *app);
 /* ---- lessons (app_lesson.c): the app drives the player and shows its steps */
 
 /* Opens a lesson at step (0-based). A lesson with problems is refused with the
- * first one as "FILE:LINE: message" in err. Returns 0 or -1. */
+ * first one as "FILE:LINE: message" in err. Returns 0 or -1. In the window
+ * (async) it is only asked here and done after a frame that says so
+ * (app_open.c): then a problem goes to the status line. */
 int ui_app_lesson_open(ui_app *app, const char *path, int step, char *err, size_t errsize);
 /* Shows step (0-based) of the open lesson; returns 0, or -1 with the status line saying why. */
 int ui_app_lesson_go(ui_app *app, int step);

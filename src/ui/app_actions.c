@@ -455,15 +455,31 @@ static bool window_action(ui_app *app, ui_action act, int arg)
             app->font_scale = app->font_before;
         }
         return true;
-    case UI_ACT_BACK:
+    case UI_ACT_BACK: /* one layer out, innermost first; never quits (q does) */
+        if (app->quit_confirm) {
+            app->quit_confirm = false;
+            return true;
+        }
         if (app->help) return window_action(app, UI_ACT_HELP, 0);
         if (app->menu_open) return window_action(app, UI_ACT_MENU, 0);
         if (app->save_menu.open) return window_action(app, UI_ACT_SAVE_MENU, 0);
         if (app->view.row >= 0) return move(app, UI_ACT_ROW, -1);
-        app->req.quit = true;
+        if (app->lesson.open) {
+            ui_player_close(&app->lesson);
+            /* TRANSLATORS: the status line after Esc closed a lesson */
+            ui_app_status(app, false, "%s", _("lesson closed: the picture stays to explore · l opens the lessons · q quits"));
+            return true;
+        }
+        ui_app_status(app, false, "%s", _("nothing to close · q quits"));
         return true;
-    default: /* UI_ACT_QUIT */
+    default: /* UI_ACT_QUIT: a lesson open asks first, so that a stray q does not end a class */
+        if (app->lesson.open && !app->quit_confirm) {
+            app->quit_confirm = true;
+            return true;
+        }
+        app->quit_confirm = false;
         app->req.quit = true;
+        ui_app_job_cancel(app); /* the worker stops at its next stage while the window closes */
         return true;
     }
 }
@@ -500,6 +516,11 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
         return true;
     case UI_ACT_MODEL_NEXT:
         if (app->from_file) return refuse_in_file(app, "model"), true;
+        if (!app->opening.running) { /* in the window: a frame that says so, then the model */
+            char label[160];
+            ui_app_next_model_label(app, label, sizeof label);
+            if (ui_app_open_later(app, UI_ACT_MODEL_NEXT, 0, label)) return true;
+        }
         return ui_app_next_model(app) == 0;
     case UI_ACT_DECODE: return toggle_decode(app) == 0;
     case UI_ACT_DECODE_PREV: return decode_step(app, -1) == 0;

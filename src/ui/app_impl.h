@@ -49,10 +49,24 @@ void ui_app_show_view(struct ui_app *app, const lesson_view *view);
 int ui_app_show_async(struct ui_app *app, attn_config *cfg, const lesson_view *view);
 
 /* The worker (app_job.c): stops a recomputation under way and waits for it;
- * at the end of the program gives up on one that does not stop within 150 ms,
- * returning true when app must then be left as it is. */
+ * at the end of the program gives up on one that does not stop within
+ * UI_JOB_QUIT_WAIT_MS, returning true when app must then be left as it is.
+ * ui_app_job_cancel only asks it to stop (at its next stage boundary) and
+ * returns at once: quitting asks first, then closes the window meanwhile. */
+#define UI_JOB_QUIT_WAIT_MS 60
 void ui_app_job_stop(struct ui_app *app);
+void ui_app_job_cancel(struct ui_app *app);
 bool ui_app_job_abandon(struct ui_app *app);
+
+/* Opening a lesson or a model in the window (app_open.c): with app->async,
+ * act(arg) is left for ui_app_poll, after a frame has shown "opening label …";
+ * returns true when it was left so, false when the caller must do it now (no
+ * window, or it is being done). ui_app_open_poll does what was left (true:
+ * the picture changed); ui_app_poll calls it first. */
+bool ui_app_open_later(struct ui_app *app, ui_action act, int arg, const char *label);
+bool ui_app_open_poll(struct ui_app *app);
+/* What o opens next, as the notice names it ("model tang"), into buf. */
+void ui_app_next_model_label(const struct ui_app *app, char *buf, size_t size);
 
 /* The lesson and picker actions (app_lesson.c). */
 bool ui_app_lesson_do(struct ui_app *app, ui_action act, int arg);

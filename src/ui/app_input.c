@@ -22,9 +22,14 @@ static bool picker_key(ui_app *app, int key)
 {
     ui_player *p = &app->lesson;
     int n = p->have_catalog ? p->catalog.n : 0;
+    int page = p->picker_rows > 1 ? p->picker_rows - 1 : 1;
     switch (key) {
     case UI_KEY_UP: p->sel = n ? (p->sel + n - 1) % n : 0; break;
     case UI_KEY_DOWN: p->sel = n ? (p->sel + 1) % n : 0; break;
+    case UI_KEY_PAGEUP: p->sel = p->sel > page ? p->sel - page : 0; break;
+    case UI_KEY_PAGEDOWN: p->sel = n ? (p->sel + page < n ? p->sel + page : n - 1) : 0; break;
+    case UI_KEY_HOME: p->sel = 0; break;
+    case UI_KEY_END: p->sel = n ? n - 1 : 0; break;
     case UI_KEY_RETURN:
     case UI_KEY_SPACE: ui_app_do(app, UI_ACT_PICK, p->sel); break;
     case UI_KEY_ESCAPE:
@@ -68,8 +73,20 @@ static bool save_menu_key(ui_app *app, int key)
     return true;
 }
 
+/* "Quit attnlab?" is asked: q or Enter quits, Esc stays; other keys wait. */
+static bool quit_confirm_key(ui_app *app, int key)
+{
+    switch (key) {
+    case 'q':
+    case UI_KEY_RETURN: return ui_app_do(app, UI_ACT_QUIT, 0);
+    case UI_KEY_ESCAPE: return ui_app_do(app, UI_ACT_BACK, 0);
+    default: return false;
+    }
+}
+
 bool ui_app_key(ui_app *app, int key, int mods)
 {
+    if (app->quit_confirm) return quit_confirm_key(app, key);
     if (app->edit.open) {
         bool changed = ui_app_edit_key(app, key, mods);
         if (changed) app->dirty = true;
@@ -390,6 +407,13 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
 {
     const ui_layout *L = &app->layout;
     if (app->edit.open) return false;
+    if (app->quit_confirm) { /* the question's two buttons; a click elsewhere stays */
+        for (int h = L->n_hits - 1; h >= 0; h--)
+            if ((L->hits[h].action == UI_ACT_QUIT || L->hits[h].action == UI_ACT_BACK) &&
+                ui_rect_contains(L->hits[h].r, x, y))
+                return ui_app_do(app, L->hits[h].action, 0);
+        return ui_app_do(app, UI_ACT_BACK, 0);
+    }
     if (app->lesson.focus >= 0) ui_app_do(app, UI_ACT_LESSON_FIELD, -1); /* a click leaves the answer field */
     if (app->save_menu.open) { /* the save dialog: a kind saves, a click elsewhere closes it */
         for (int h = L->n_hits - 1; h >= 0; h--)
@@ -439,9 +463,26 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
     return changed;
 }
 
+/* The wheel over the picker scrolls its list; the selection moves along when
+ * it would leave the lessons shown, so Enter opens one that is on screen. */
+static bool picker_wheel(ui_app *app, int dy)
+{
+    ui_player *p = &app->lesson;
+    int n = p->have_catalog ? p->catalog.n : 0, rows = p->picker_rows > 0 ? p->picker_rows : 1;
+    int first = clamp(p->picker_first - dy, 0, at_least(n - rows, 0));
+    if (first == p->picker_first) return false;
+    p->picker_first = first;
+    p->sel = clamp(p->sel, first, first + rows - 1);
+    if (p->sel >= n) p->sel = n - 1;
+    p->confirm_reset = false;
+    app->dirty = true;
+    return true;
+}
+
 bool ui_app_wheel(ui_app *app, int dy)
 {
     ui_player *p = &app->lesson;
+    if (p->picker) return picker_wheel(app, dy);
     if (p->open && app->mouse_x >= app->width) { /* over the lesson panel */
         int s = p->scroll - (int)(dy * 48 * app->pixel_ratio);
         if (s > p->content_h) s = p->content_h;

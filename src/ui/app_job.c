@@ -170,6 +170,7 @@ static ui_job *take(ui_app *app)
 
 bool ui_app_poll(ui_app *app)
 {
+    if (ui_app_open_poll(app)) return true; /* a lesson or model to open, once its notice is on screen */
     ui_job *j = app->job;
     if (!j || !atomic_load(&j->done)) return false;
     take(app);
@@ -340,6 +341,11 @@ bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms)
     return true;
 }
 
+void ui_app_job_cancel(ui_app *app)
+{
+    if (app->job) atomic_store(&app->job->progress.cancel, 1);
+}
+
 void ui_app_job_stop(ui_app *app)
 {
     if (!app->job) return;
@@ -352,9 +358,25 @@ void ui_app_job_stop(ui_app *app)
 static ui_job *abandoned_job;
 static ui_app *abandoned_app;
 
+static bool left; /* ui_app_leave was called */
+
 bool ui_app_job_abandoned(void)
 {
-    return abandoned_job != NULL;
+    return abandoned_job != NULL || left;
+}
+
+void ui_app_leave(ui_app *app)
+{
+    ui_job *j = app->job;
+    if (j) { /* told to stop, and left to finish (or not) on its own */
+        atomic_store(&j->progress.cancel, 1);
+        if (!pthread_equal(j->thread, pthread_self())) pthread_detach(j->thread);
+        else job_free(j), j = NULL;
+        abandoned_job = j;
+    }
+    app->job = NULL;
+    if (!abandoned_app && (abandoned_app = malloc(sizeof *app))) *abandoned_app = *app; /* kept reachable */
+    left = true;
 }
 
 bool ui_app_job_abandon(ui_app *app)
@@ -362,7 +384,7 @@ bool ui_app_job_abandon(ui_app *app)
     ui_job *j = app->job;
     if (!j) return false;
     atomic_store(&j->progress.cancel, 1);
-    for (int i = 0; i < 150 && !atomic_load(&j->done); i++) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    for (int i = 0; i < UI_JOB_QUIT_WAIT_MS && !atomic_load(&j->done); i++) nanosleep(&(struct timespec){0, 1000000}, NULL);
     if (atomic_load(&j->done)) {
         job_free(take(app));
         return false;

@@ -7,6 +7,7 @@
 #include "app.h"
 #include "app_impl.h"
 #include "i18n.h"
+#include "lesson.h"
 
 void ui_app_take_note(ui_app *app)
 {
@@ -45,12 +46,36 @@ int ui_app_lesson_go(ui_app *app, int step)
     return 0;
 }
 
+/* "lesson 12 · Trained heads", as the opening notice names it. */
+static void lesson_label(const char *path, const char *title, char *buf, size_t size)
+{
+    char num[16];
+    ui_player_lesson_number(path, num, sizeof num);
+    /* TRANSLATORS: what opens: a lesson, its number and title */
+    if (num[0]) snprintf(buf, size, _("lesson %s · %s"), num, title);
+    else snprintf(buf, size, _("lesson %s"), title);
+}
+
 int ui_app_lesson_open(ui_app *app, const char *path, int step, char *err, size_t errsize)
 {
     ui_player *p = &app->lesson;
+    if (app->async && !app->opening.running) { /* the window: the notice first, then reading (it checks every step) */
+        lesson ls;
+        lesson_diags dg = {0};
+        char label[200];
+        lesson_load(path, &ls, &dg); /* its title only: parsing is quick */
+        lesson_label(path, ls.title && *ls.title ? ls.title : path, label, sizeof label);
+        lesson_free(&ls);
+        lesson_diags_free(&dg);
+        snprintf(app->opening.path, sizeof app->opening.path, "%s", path);
+        if (ui_app_open_later(app, UI_ACT_NONE, step, label)) return 0;
+    }
     if (ui_player_load(p, path, err, errsize)) return -1;
     app->dirty = true;
     if (step >= p->ls.n_steps) step = p->ls.n_steps - 1;
+    char label[200];
+    lesson_label(path, p->ls.title, label, sizeof label);
+    if (ui_app_open_later(app, UI_ACT_LESSON_RESTORE, step < 0 ? 0 : step, label)) return 0; /* the window: notice first */
     if (ui_app_lesson_go(app, step < 0 ? 0 : step)) {
         snprintf(err, errsize, "%s", app->status);
         ui_player_close(p);
@@ -75,6 +100,9 @@ static int pick(ui_app *app, int i)
         ui_app_take_note(app);
         return -1;
     }
+    char label[200];
+    lesson_label(entry, p->catalog.items[i].title, label, sizeof label);
+    if (ui_app_open_later(app, UI_ACT_PICK, i, label)) return 0; /* the window: notice first, then reading it */
     char err[600];
     char *path = strdup(entry); /* the catalog entry goes if the lesson is the picker's own */
     if (!path) return -1;
@@ -107,7 +135,12 @@ bool ui_app_lesson_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_LESSON_PREV: return ui_app_lesson_go(app, p->step - 1) == 0;
     case UI_ACT_LESSON_RESTORE: return ui_app_lesson_go(app, p->step) == 0;
     case UI_ACT_LESSON_CHOICE: ui_player_choice(p, arg >> 8, arg & 255); break;
-    case UI_ACT_LESSON_CHECK: ui_player_check(p, arg, &app->trace, &app->view); break;
+    case UI_ACT_LESSON_CHECK:
+        ui_player_check(p, arg, &app->trace, &app->view);
+        if (p->open && arg >= 0 && arg < p->ls.steps[p->step].n_quizzes &&
+            p->ls.steps[p->step].quizzes[arg].kind == LESSON_QUIZ_NUMBER)
+            p->focus = arg; /* Check clicked: the field keeps (or takes) the keys, so Backspace edits it */
+        break;
     case UI_ACT_LESSON_REVEAL: ui_player_reveal(p, arg); break;
     case UI_ACT_LESSON_FIELD: p->focus = arg; break; /* arg -1: leave the field */
     case UI_ACT_PICKER:

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "app_impl.h"
 #include "generate.h"
 #include "i18n.h"
 #include "model.h"
@@ -126,6 +127,23 @@ int ui_app_next_model(ui_app *app)
     int rc = -1;
     if (!name && !app->cfg.model) {
         ui_app_status(app, true, _("no trained models found in %s"), attn_model_root());
+    } else if (app->async) { /* the window: computed on the worker (the opening notice shows how far) */
+        attn_config next;
+        lesson_view v = app->view; /* the view moves to layer 0's weights once it is installed */
+        v.layer = 0;
+        v.decode_step = 0;
+        v.row = -1;
+        snprintf(v.stage, sizeof v.stage, "%s", attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
+        if (attn_config_copy(&next, ui_app_settings(app), &err) || switch_model(&next, name, &err)) {
+            attn_config_free(&next);
+            ui_app_status(app, true, "%s", err.msg);
+        } else if (!(rc = ui_app_show_async(app, &next, &v))) {
+            if (app->model && name && !strcmp(app->model->name, name))
+                ui_app_status(app, false, _("%s: %s · o: the next model"), app->model->name,
+                              app->model->summary ? app->model->summary : "");
+            else if (!name)
+                ui_app_status(app, false, "%s", _("the built-in example: one attention layer with seeded random weights"));
+        }
     } else {
         int step = app->view.decode_step;
         app->view.decode_step = 0;

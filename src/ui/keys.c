@@ -71,8 +71,8 @@ const ui_key_binding ui_keys[] = {
     KEY('?', UI_ACT_HELP, "? F1", N_("this help")),
     ALSO(UI_KEY_F1, UI_ACT_HELP),
     SHIFTED('/', UI_ACT_HELP),
-    KEY(UI_KEY_ESCAPE, UI_ACT_BACK, "Esc", N_("close an overlay, else quit")),
-    KEY('q', UI_ACT_QUIT, "q", N_("quit")),
+    KEY(UI_KEY_ESCAPE, UI_ACT_BACK, "Esc", N_("leave an overlay, the editor, the picker or the lesson")),
+    KEY('q', UI_ACT_QUIT, "q", N_("quit (in a lesson it asks first)")),
 };
 
 const int ui_n_keys = (int)(sizeof ui_keys / sizeof ui_keys[0]);

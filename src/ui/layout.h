@@ -48,6 +48,8 @@ typedef struct {
     int lesson_scroll;         /* the lesson panel's scroll, kept in range */
     int lesson_scroll_max;     /* how far the lesson panel can scroll: content below its view, pixels */
     bool panels_shown;         /* the stage list and the side panel were drawn beside the picture */
+    int picker_first;          /* the picker's first lesson shown (its scroll, the selection kept in view) */
+    int picker_rows;           /* and how many lessons it shows */
 } ui_layout;
 
 /* Forgets every hit and area (a new frame, or what was drawn no longer matches). */

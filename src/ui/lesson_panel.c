@@ -191,6 +191,37 @@ static const char *cell_instruction(lesson_cell_rule r)
     }
 }
 
+/* The choices' explanations once Check was pressed: for the choices picked,
+ * and for all of them once the answer is right. ✓ marks a right choice, ✗ a
+ * wrong one, whether picked or not; the choice's own words, dim, say which.
+ * They go below Check, never between the choices: what the student points at
+ * (a choice, Check) stays where it is whatever is picked or graded. */
+static int explanations(ui_draw *dl, const ui_app *app, int quiz, int x, int y, int right, bool draw)
+{
+    const ui_player *p = &app->lesson;
+    const ui_quiz_answer *a = &p->answers[quiz];
+    const lesson_quiz *q = &p->ls.steps[p->step].quizzes[quiz];
+    const lesson_step *st = &p->ls.steps[p->step];
+    if (!a->graded) return y;
+    int u = ui_line(dl);
+    for (int i = 0; i < st->n_blocks; i++) {
+        const lesson_block *b = &st->blocks[i];
+        if (b->kind != LESSON_BLOCK_WHY || b->quiz != quiz || !(a->grade.right || a->picked[b->choice])) continue;
+        bool ok = q->correct[b->choice];
+        const char *mark = ok ? "✓" : "✗";
+        if (draw) ui_text(dl, mark, x, y, ok ? UI_GOOD : UI_ERROR);
+        int mw = ui_text_w(dl, mark) + u / 3;
+        for (int k = 0; k < st->n_blocks; k++) /* which choice: its words, on one line */
+            if (st->blocks[k].kind == LESSON_BLOCK_CHOICE && st->blocks[k].quiz == quiz &&
+                st->blocks[k].choice == b->choice) {
+                if (draw) ui_text_fit(dl, st->blocks[k].text, x + mw, y, right - x - mw, UI_TEXT_DIM);
+                y += u + u / 4;
+            }
+        y = flow(dl, b->text, b->spans, b->n_spans, x + mw, y, right, UI_TEXT, draw) + u / 2;
+    }
+    return y;
+}
+
 static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
 {
     const ui_player *p = &app->lesson;
@@ -245,28 +276,11 @@ static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, in
     } else if (p->progress && lesson_progress_quiz_result(p->progress, p->name, p->step, b->quiz) == 1) {
         y = flow(dl, _("✓ answered right before"), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
     }
+    if (q->kind == LESSON_QUIZ_CHOICE) y = explanations(dl, app, b->quiz, x, y, right, draw);
     return y + u / 2;
 }
 
 /* ---- blocks */
-
-/* A choice's explanation, under it once Check was pressed: for the choices
- * picked, and for all of them once the answer is right. ✓ marks a right
- * choice, ✗ a wrong one, whether picked or not. */
-static int why(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
-{
-    const ui_player *p = &app->lesson;
-    const ui_quiz_answer *a = &p->answers[b->quiz];
-    const lesson_quiz *q = &p->ls.steps[p->step].quizzes[b->quiz];
-    if (!a->graded || !(a->grade.right || a->picked[b->choice])) return y;
-    int u = ui_line(dl);
-    int ind = x + (b->level - 2) * u + u + u / 2;
-    bool ok = q->correct[b->choice];
-    const char *mark = ok ? "✓" : "✗";
-    if (draw) ui_text(dl, mark, ind, y, ok ? UI_GOOD : UI_ERROR);
-    int mw = ui_text_w(dl, mark) + u / 3;
-    return flow(dl, b->text, b->spans, b->n_spans, ind + mw, y, right, UI_TEXT, draw) + u / 2;
-}
 
 static int block(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
 {
@@ -324,7 +338,7 @@ static int block(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, i
         }
         return ny + gap / 2;
     }
-    case LESSON_BLOCK_WHY: return why(dl, app, b, x, y, right, draw);
+    case LESSON_BLOCK_WHY: return y; /* drawn below Check (explanations) */
     case LESSON_BLOCK_QUIZ: return quiz_widget(dl, app, b, x, y, right, draw);
     default: return flow(dl, b->text, b->spans, b->n_spans, x, y, right, UI_TEXT, draw) + gap;
     }
@@ -419,6 +433,7 @@ void ui_render_lesson(const ui_app *app, ui_draw *dl, ui_rect box)
     ui_fill(dl, box.x, box.y, 2, box.h, UI_PANEL_HI);
     int x = box.x + u, right = box.x + box.w - u;
     int y = lesson_header(dl, p, x, box.y + u / 2, right, app->present);
+    if (!p->answers) return; /* loaded, its first step still opening */
     int fy = box.y + box.h - (u + u / 2 + u / 2);
     lesson_footer(dl, p, x, fy, right);
     step_body(dl, app, (ui_rect){box.x, y, box.w, fy - u / 2 - y}, x, right, box.x + box.w - u / 3);
@@ -525,6 +540,17 @@ void ui_render_lesson_marks(const ui_app *app, ui_draw *dl)
 
 /* ---- the picker */
 
+/* "▲ 3 more" / "▼ 3 more": lessons above or below the ones shown. */
+static void more_cue(ui_draw *dl, const char *arrow, int n, int x, int y, int w)
+{
+    char buf[80];
+    if (n <= 0) return;
+    /* TRANSLATORS: the picker's cue for lessons scrolled out of view: an arrow and how many */
+    snprintf(buf, sizeof buf, _("%s %d more"), arrow, n);
+    int tw = ui_text_w(dl, buf);
+    ui_text(dl, buf, x + (w - tw) / 2, y, UI_ACCENT);
+}
+
 void ui_render_picker(const ui_app *app, ui_draw *dl)
 {
     const ui_player *p = &app->lesson;
@@ -532,16 +558,26 @@ void ui_render_picker(const ui_app *app, ui_draw *dl)
     int W = dl->layout->full_width, H = dl->layout->height;
     ui_fill(dl, 0, 0, W, H, 0xF4101016u);
     int w = ui_imin(W - 2 * u, 60 * u), x = (W - w) / 2, y = u;
-    char buf[400];
+    char buf[400], num[16];
     snprintf(buf, sizeof buf, _("Lessons (%s)"), !strcmp(p->lang, "zh") ? "中文" : "English");
     ui_text(dl, buf, x, y, UI_WHITE);
-    y += 2 * u;
-    int row = 2 * u + u / 2;
+    y += u + u / 2;
+    int row = 2 * u + u / 2, cue = u + u / 4; /* a line above and below the list for the scroll cues */
     int chip = progress_chip(dl, p, x, 0, w, false);
     int foot = 2 * u + u / 2 + chip;
-    int visible = ui_imax(1, (H - y - foot) / row);
-    int first = p->sel >= visible ? p->sel - visible + 1 : 0;
-    for (int i = first; p->have_catalog && i < p->catalog.n && i < first + visible; i++) {
+    int n = p->have_catalog ? p->catalog.n : 0;
+    int visible = ui_imax(1, (H - y - 2 * cue - foot) / row);
+    /* the scroll kept in range, with the selection in view */
+    int first = p->picker_first;
+    if (p->sel >= 0 && p->sel < first) first = p->sel;
+    if (p->sel >= first + visible) first = p->sel - visible + 1;
+    first = ui_imax(0, ui_imin(first, n - visible));
+    dl->layout->picker_first = first;
+    dl->layout->picker_rows = visible;
+    more_cue(dl, "▲", first, x, y, w);
+    y += cue;
+    int numw = ui_text_w(dl, "00") + u; /* the number column: 00 … 15, 99 */
+    for (int i = first; i < n && i < first + visible; i++) {
         const lesson_entry *e = &p->catalog.items[i];
         int ry = y + (i - first) * row;
         bool sel = i == p->sel;
@@ -557,13 +593,22 @@ void ui_render_picker(const ui_app *app, ui_draw *dl)
         else snprintf(buf, sizeof buf, _("%d steps · not started"), e->n_steps);
         int pw = ui_text_w(dl, buf);
         ui_text(dl, buf, x + w - pw - u / 2, ry + u / 4, e->error ? UI_ERROR : r.finished ? UI_GOOD : UI_TEXT_DIM);
-        ui_text_fit(dl, e->title, x + u / 2, ry + u / 4, w - pw - 2 * u, sel ? UI_WHITE : UI_TEXT);
-        ui_text_fit(dl, e->error ? e->error : e->summary, x + u / 2, ry + u + u / 4, w - u, UI_TEXT_DIM);
+        ui_text(dl, ui_player_lesson_number(e->name, num, sizeof num), x + u / 2, ry + u / 4, UI_ACCENT);
+        ui_text_fit(dl, e->title, x + u / 2 + numw, ry + u / 4, w - pw - 2 * u - numw, sel ? UI_WHITE : UI_TEXT);
+        ui_text_fit(dl, e->error ? e->error : e->summary, x + u / 2 + numw, ry + u + u / 4, w - u - numw, UI_TEXT_DIM);
         ui_layout_hit(dl->layout, (ui_rect){x, ry, w, row - u / 4}, UI_ACT_PICK, i);
     }
+    if (n > visible) { /* a scroll bar beside the list */
+        int track = visible * row - u / 4, bh = ui_imax(u, track * visible / n);
+        int by = y + (track - bh) * first / ui_imax(1, n - visible);
+        ui_fill(dl, x + w + u / 4, y, u / 5, track, UI_PANEL);
+        ui_fill(dl, x + w + u / 4, by, u / 5, bh, UI_ACCENT);
+    }
+    int shown = ui_imax(0, ui_imin(visible, n - first));
+    more_cue(dl, "▼", n - first - shown, x, y + shown * row, w);
     if (!p->have_catalog || !p->catalog.n) ui_text(dl, _("No lessons found."), x, y, UI_ERROR);
     const char *help = p->confirm_reset ? _("Press Delete again to forget all progress; any other key keeps it.")
-                                        : _("↑ ↓ choose · Enter open · Esc close · Delete reset progress");
+                                        : _("↑ ↓ wheel choose · Enter open · Esc close · Delete reset progress");
     progress_chip(dl, p, x, H - foot + u / 2, w, true);
     ui_text_fit(dl, help, x, H - foot + u / 2 + chip, w, p->confirm_reset ? UI_ERROR : UI_TEXT_DIM);
 }

@@ -95,6 +95,16 @@ static void save_progress(ui_player *p)
     progress_note(p, st, err);
 }
 
+const char *ui_player_lesson_number(const char *name, char *buf, size_t size)
+{
+    size_t n = 0;
+    const char *slash = strrchr(name, '/');
+    if (slash) name = slash + 1;
+    while (name[n] >= '0' && name[n] <= '9' && n + 1 < size) n++;
+    if (size) snprintf(buf, size, "%.*s", (int)n, name);
+    return buf;
+}
+
 const char *ui_player_step_label(const ui_player *p, char *buf, size_t size)
 {
     snprintf(buf, size, _("step %d / %d"), p->step + 1, p->ls.n_steps);
@@ -249,6 +259,7 @@ void ui_player_choice(ui_player *p, int q, int c)
             if (i != c) a->picked[i] = false;
     a->picked[c] = !a->picked[c];
     a->graded = false;
+    a->feedback[0] = '\0'; /* "Not this one" was about the choice before */
 }
 
 int ui_player_answer_cells(const ui_player *p, const attn_trace *tr, const lesson_view *shown, unsigned char *out,
@@ -339,7 +350,7 @@ void ui_player_check(ui_player *p, int q, const attn_trace *tr, const lesson_vie
     }
     a->graded = true;
     a->tries++;
-    p->focus = -1;
+    if (qz->kind == LESSON_QUIZ_NUMBER) p->focus = q; /* typing goes on in the field (Esc or a click leaves it) */
     lesson_progress *pg = progress(p);
     if (pg) {
         lesson_progress_quiz(pg, p->name, p->step, q, a->grade.right);

@@ -57,6 +57,8 @@ typedef struct {
     lesson_catalog catalog;
     bool have_catalog;
     int sel;               /* picker selection */
+    int picker_first;      /* first lesson the picker shows (the renderer keeps sel in view) */
+    int picker_rows;       /* how many it shows (from the renderer) */
     bool confirm_reset;    /* picker: asked "reset progress?" */
     char lang[4];          /* "en" or "zh" */
 
@@ -113,6 +115,10 @@ void ui_player_backspace(ui_player *p);
  * bytes into out, which has room for max); returns the count or -1. */
 int ui_player_answer_cells(const ui_player *p, const attn_trace *tr, const lesson_view *shown, unsigned char *out,
                            size_t max, int *rows, int *cols);
+
+/* A lesson's number, the digits its file name starts with ("12" for
+ * 12-trained-heads.md), into buf; "" when it has none. Returns buf. */
+const char *ui_player_lesson_number(const char *name, char *buf, size_t size);
 
 /* "step 3 / 9" */
 const char *ui_player_step_label(const ui_player *p, char *buf, size_t size);

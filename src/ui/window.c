@@ -133,7 +133,7 @@ static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t err
         if (h < 480) h = 480;
     }
     *win = SDL_CreateWindow("attnlab", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
-                            SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
+                            SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | SDL_WINDOW_HIDDEN);
     if (!*win) {
         snprintf(err, errsize, _("cannot open a window: %s (or use `attnlab render ... -o FILE.png`)"), SDL_GetError());
         return -1;
@@ -165,12 +165,21 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
     bool fullscreen = false;
     carry_out(app, win, &fullscreen); /* what was asked before the window existed (--present: fullscreen) */
     update_ratio(app, win, r);
-    frame(app, g, win, title, sizeof title);
     SDL_Event ev;
+    SDL_ShowWindow(win); /* shown once the fonts are loaded: no black window meanwhile */
+    /* the first frame once the window is on screen (at most 300 ms): it may say
+     * that a lesson opens, and the window is busy reading it right after */
+    for (Uint32 until = SDL_GetTicks() + 300; !SDL_TICKS_PASSED(SDL_GetTicks(), until);) {
+        if (!SDL_WaitEventTimeout(&ev, 20)) continue;
+        ui_input_sdl(app, &ev);
+        if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_EXPOSED) break;
+    }
+    carry_out(app, win, &fullscreen);
+    frame(app, g, win, title, sizeof title);
     app->async = true; /* toggles recompute on a worker: the loop keeps drawing and answering */
     for (;;) {
         /* while the worker computes, wake every 50 ms to show its progress and take its result */
-        bool busy = ui_app_busy(app, NULL, NULL, NULL);
+        bool busy = ui_app_pending(app); /* computing, or a lesson or model to open after its notice */
         bool got = busy ? SDL_WaitEventTimeout(&ev, 50) : SDL_WaitEvent(&ev);
         if (!got && !busy) break; /* SDL_WaitEvent failed */
         /* every pending event first, then at most one frame */
@@ -181,17 +190,24 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
         }
         if (app->req.quit) break;
         if (ui_app_poll(app) || busy) app->dirty = true;
+        if (app->req.quit) break; /* what was polled asked to end (a lesson that does not open) */
         update_ratio(app, win, r);
         if (app->dirty || app->req.save) frame(app, g, win, title, sizeof title);
     }
     rc = 0;
     *exit_code = 0;
+    if (app->req.exit_code) { /* ended on an error (a lesson that does not open): the caller prints it */
+        snprintf(err, errsize, "%s", app->status);
+        rc = -1;
+        *exit_code = app->req.exit_code;
+    }
 out:
     ui_gfx_close(g);
     if (r) SDL_DestroyRenderer(r);
     if (win) SDL_DestroyWindow(win);
     SDL_Quit();
-    ui_app_free(app);
+    if (app->req.quit) ui_app_leave(app); /* ending: no wait for the worker, no freeing (main ends with _exit) */
+    else ui_app_free(app);
     return rc;
 }
 
@@ -223,6 +239,8 @@ int ui_lesson_window(const char *path, int step, const char *lang, bool present)
         return 2;
     }
     ui_player_init(&app.lesson, lang, NULL);
+    app.async = true; /* the lesson is read and its step computed in the window, under an "opening" notice */
+    app.opening.fail_exit = 2; /* a lesson with problems: the window closes and the message goes to stderr */
     if (path ? ui_app_lesson_open(&app, path, step, err, sizeof err) : ui_app_lesson_picker(&app)) {
         if (!path) snprintf(err, sizeof err, "%s", app.status);
         fprintf(stderr, "attnlab lesson%s: %s\n", path ? "" : "s", err);

@@ -1,0 +1,495 @@
+/* test_ui_controls.c — the controls a class uses, through the event handler
+ * (ui_app_key, ui_app_mouse_down, ui_app_wheel, ui_app_do) and the frame's
+ * command list, built with a fake text measurer (no font, no display):
+ * Esc never quits and leaves the lesson, q asks with a lesson open, Check
+ * keeps a number field focused, a quiz holds still under the pointer, the
+ * picker numbers and scrolls its lessons, opening a lesson says so in the
+ * first frame, and the token editor keeps its caret in view. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "app.h"
+#include "catalog.h"
+#include "draw.h"
+#include "i18n.h"
+#include "player.h"
+#include "render.h"
+#include "utf8.h"
+
+#define W 1280
+#define H 800
+
+/* Fake metrics: every code point px/2 wide, lines 5/4 px apart. */
+static int fake_width(void *ctx, const char *s, int px)
+{
+    int n = 0;
+    (void)ctx;
+    for (size_t i = 0, len = strlen(s); i < len; i = attn_utf8_next(s, len, i)) n++;
+    return n * (px / 2);
+}
+
+static int fake_line(void *ctx, int px)
+{
+    (void)ctx;
+    return px + px / 4;
+}
+
+static const ui_text_measure FAKE = {NULL, fake_width, fake_line, NULL};
+
+typedef struct {
+    ui_app app;
+    ui_draw dl;
+    char lesson[600]; /* a lesson file the test wrote, removed at teardown */
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    char err[400];
+    attn_config c;
+    ui_i18n_init("en");
+    attn_config_init(&c);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    ui_player_init(&f->app.lesson, "en", NULL);
+    f->app.lesson.keep_progress = false;
+    ui_draw_init(&f->dl, FAKE);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    ui_draw_free(&f->dl);
+    ui_app_free(&f->app);
+    if (f->lesson[0]) remove(f->lesson);
+    free(f);
+    return 0;
+}
+
+/* A frame of the app as it is, its layout handed back as ui_render does. */
+static void build(fixture *f)
+{
+    ui_render_frame(&f->app, &f->dl, &f->app.layout, W, H);
+    ui_render_commit(&f->app, &f->app.layout);
+    assert_false(f->dl.failed);
+}
+
+/* A text command holding s, or NULL. */
+static const ui_cmd *text_with(const ui_draw *dl, const char *s)
+{
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_TEXT && strstr(ui_cmd_text(dl, c), s)) return c;
+    return NULL;
+}
+
+static const ui_hit *hit_of(const ui_app *app, ui_action act, int arg)
+{
+    for (int i = app->layout.n_hits - 1; i >= 0; i--)
+        if (app->layout.hits[i].action == act && app->layout.hits[i].arg == arg && app->layout.hits[i].r.w > 0)
+            return &app->layout.hits[i];
+    return NULL;
+}
+
+static void press(fixture *f, ui_action act, int arg)
+{
+    const ui_hit *h = hit_of(&f->app, act, arg);
+    if (!h) fail_msg("no hit for action %d arg %d", act, arg);
+    ui_app_mouse_down(&f->app, h->r.x + h->r.w / 2, h->r.y + h->r.h / 2);
+}
+
+static void open_shipped(fixture *f, const char *name)
+{
+    char dir[512], path[700], err[600];
+    snprintf(path, sizeof path, "%s/%s", lesson_catalog_dir("en", dir, sizeof dir), name);
+    if (ui_app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
+}
+
+/* Writes a one-step lesson with body under its attnlab block and opens it. */
+static void open_written(fixture *f, const char *body)
+{
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char err[600];
+    snprintf(f->lesson, sizeof f->lesson, "%s/controls-lesson-%d.md", tmp ? tmp : "/tmp", (int)getpid());
+    FILE *fp = fopen(f->lesson, "w");
+    assert_non_null(fp);
+    fprintf(fp, "# Controls\n\n## One\n\n```attnlab\nstage = weights\n```\n\n%s", body);
+    fclose(fp);
+    if (ui_app_lesson_open(&f->app, f->lesson, 0, err, sizeof err)) fail_msg("%s", err);
+}
+
+/* ---- Esc and q ---------------------------------------------------------- */
+
+/* Esc leaves what is innermost (the help, then the lesson) and never quits. */
+static void esc_leaves_the_lesson_and_never_quits(void **state)
+{
+    fixture *f = *state;
+    open_shipped(f, "04-causal-mask.md");
+    assert_true(f->app.lesson.open);
+    ui_app_key(&f->app, '?', 0);
+    assert_true(f->app.help);
+    ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    assert_false(f->app.help);
+    assert_true(f->app.lesson.open);
+    if (f->app.view.row >= 0) { /* the step's bar chart is inner to the lesson: Esc closes it first */
+        ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+        assert_int_equal(f->app.view.row, -1);
+        assert_true(f->app.lesson.open);
+    }
+    ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    assert_false(f->app.lesson.open);
+    assert_false(f->app.req.quit);
+    build(f);
+    assert_int_equal(f->app.layout.width, W); /* the panel is gone: the picture has the window */
+    for (int i = 0; i < 3; i++) ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    assert_false(f->app.req.quit);
+    /* the picker: Esc closes it, and with it open nothing quits either */
+    ui_app_key(&f->app, 'l', 0);
+    assert_true(f->app.lesson.picker);
+    ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    assert_false(f->app.lesson.picker);
+    assert_false(f->app.req.quit);
+}
+
+/* q with a lesson open asks; q again or Enter quits, Esc (or Stay) stays. */
+static void q_in_a_lesson_asks(void **state)
+{
+    fixture *f = *state;
+    open_shipped(f, "04-causal-mask.md");
+    ui_app_key(&f->app, 'q', 0);
+    assert_true(f->app.quit_confirm);
+    assert_false(f->app.req.quit);
+    build(f);
+    assert_non_null(text_with(&f->dl, "Quit attnlab?"));
+    assert_non_null(text_with(&f->dl, "q again / Enter to quit, Esc to stay"));
+    assert_non_null(hit_of(&f->app, UI_ACT_QUIT, 0));
+    /* other keys wait; Esc stays, in the lesson */
+    ui_app_key(&f->app, UI_KEY_SPACE, 0);
+    assert_int_equal(f->app.lesson.step, 0);
+    ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    assert_false(f->app.quit_confirm);
+    assert_true(f->app.lesson.open);
+    assert_false(f->app.req.quit);
+    build(f);
+    assert_null(text_with(&f->dl, "Quit attnlab?"));
+    /* the Stay button stays, the Quit button quits */
+    ui_app_key(&f->app, 'q', 0);
+    build(f);
+    press(f, UI_ACT_BACK, 0);
+    assert_false(f->app.quit_confirm);
+    assert_false(f->app.req.quit);
+    ui_app_key(&f->app, 'q', 0);
+    ui_app_key(&f->app, 'q', 0);
+    assert_true(f->app.req.quit);
+    f->app.req.quit = false;
+    ui_app_key(&f->app, 'q', 0);
+    ui_app_key(&f->app, UI_KEY_RETURN, 0);
+    assert_true(f->app.req.quit);
+    /* without a lesson, q quits at once */
+    f->app.req.quit = false;
+    for (int i = 0; i < 3; i++) ui_app_key(&f->app, UI_KEY_ESCAPE, 0); /* the bar chart, the lesson */
+    assert_false(f->app.lesson.open);
+    assert_false(f->app.req.quit);
+    ui_app_key(&f->app, 'q', 0);
+    assert_false(f->app.quit_confirm);
+    assert_true(f->app.req.quit);
+}
+
+/* ---- quizzes ------------------------------------------------------------ */
+
+/* After Check the number field keeps the keys: Backspace edits the answer
+ * instead of going back a step, by Enter and by the Check button. */
+static void focus_stays_after_check(void **state)
+{
+    fixture *f = *state;
+    open_shipped(f, "01-self-attention.md");
+    ui_player *p = &f->app.lesson;
+    int q = -1;
+    while (q < 0) { /* the first step with a number quiz */
+        for (int i = 0; i < p->ls.steps[p->step].n_quizzes && q < 0; i++)
+            if (p->ls.steps[p->step].quizzes[i].kind == LESSON_QUIZ_NUMBER) q = i;
+        if (q < 0) assert_int_equal(ui_app_lesson_go(&f->app, p->step + 1), 0);
+    }
+    int step = p->step;
+    build(f);
+    p->scroll = 100000; /* the quiz is at the step's end */
+    build(f);
+    press(f, UI_ACT_LESSON_FIELD, q);
+    assert_int_equal(p->focus, q);
+    ui_app_text(&f->app, "12");
+    ui_app_key(&f->app, UI_KEY_RETURN, 0); /* Check by Enter */
+    assert_true(p->answers[q].graded);
+    assert_int_equal(p->focus, q);
+    ui_app_key(&f->app, UI_KEY_BACKSPACE, 0);
+    assert_int_equal(p->step, step);
+    assert_string_equal(p->answers[q].text, "1");
+    build(f);
+    press(f, UI_ACT_LESSON_CHECK, q); /* Check by the button */
+    assert_true(p->answers[q].graded);
+    assert_int_equal(p->focus, q);
+    ui_app_key(&f->app, UI_KEY_BACKSPACE, 0);
+    assert_int_equal(p->step, step);
+    assert_string_equal(p->answers[q].text, "");
+    ui_app_key(&f->app, UI_KEY_ESCAPE, 0); /* Esc leaves the field, not the lesson */
+    assert_int_equal(p->focus, -1);
+    assert_true(p->open);
+}
+
+/* Choosing another answer after a wrong Check moves neither the choices nor
+ * Check, and the old "Not this one" goes. */
+static void quiz_holds_still_under_the_pointer(void **state)
+{
+    fixture *f = *state;
+    open_written(f, "Which?\n\n- [ ] first\n  - wrongfirst because of many words that wrap over several lines of "
+                    "the panel, long enough to push anything below it down\n- [x] second\n  - rightsecond\n"
+                    "- [ ] third\n  - wrongthird\n");
+    build(f);
+    ui_rect check0 = hit_of(&f->app, UI_ACT_LESSON_CHECK, 0)->r;
+    ui_rect third0 = hit_of(&f->app, UI_ACT_LESSON_CHOICE, 2)->r;
+    press(f, UI_ACT_LESSON_CHOICE, 0 << 8 | 0);
+    build(f);
+    press(f, UI_ACT_LESSON_CHECK, 0);
+    build(f);
+    assert_non_null(text_with(&f->dl, "again.")); /* "Not this one. Try again.", a word a command */
+    assert_non_null(text_with(&f->dl, "wrongfirst"));
+    ui_rect check1 = hit_of(&f->app, UI_ACT_LESSON_CHECK, 0)->r;
+    assert_memory_equal(&check0, &check1, sizeof check0);
+    assert_memory_equal(&third0, &hit_of(&f->app, UI_ACT_LESSON_CHOICE, 2)->r, sizeof third0);
+    press(f, UI_ACT_LESSON_CHOICE, 0 << 8 | 2); /* another answer */
+    build(f);
+    ui_rect check2 = hit_of(&f->app, UI_ACT_LESSON_CHECK, 0)->r;
+    assert_memory_equal(&check0, &check2, sizeof check0);
+    assert_memory_equal(&third0, &hit_of(&f->app, UI_ACT_LESSON_CHOICE, 2)->r, sizeof third0);
+    assert_null(text_with(&f->dl, "again."));
+    assert_true(f->app.lesson.answers[0].picked[2]);
+    assert_false(f->app.lesson.answers[0].picked[0]);
+}
+
+/* ---- the picker --------------------------------------------------------- */
+
+/* The lesson numbered as its file, or NULL when no row shows it. */
+static const ui_hit *picker_row(fixture *f, int i)
+{
+    return hit_of(&f->app, UI_ACT_PICK, i);
+}
+
+static void picker_numbers_and_scrolls(void **state)
+{
+    fixture *f = *state;
+    ui_player *p = &f->app.lesson;
+    assert_true(ui_app_do(&f->app, UI_ACT_PICKER, 0));
+    int n = p->catalog.n;
+    assert_true(n >= 17);
+    p->sel = 0;
+    build(f);
+    /* numbered as the files are */
+    char num[16];
+    for (int i = 0; i < n; i++) {
+        const ui_hit *h = picker_row(f, i);
+        if (!h) continue;
+        ui_player_lesson_number(p->catalog.items[i].name, num, sizeof num);
+        assert_true(num[0]);
+        bool found = false;
+        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+            found |= c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(&f->dl, c), num) && c->r.y >= h->r.y &&
+                     c->r.y < h->r.y + h->r.h;
+        if (!found) fail_msg("lesson %s has no number %s in its row", p->catalog.items[i].name, num);
+    }
+    assert_string_equal(ui_player_lesson_number(p->catalog.items[n - 1].name, num, sizeof num), "99"); /* glossary last */
+    /* at 1280 × 800 not all fit: a cue says how many are below */
+    int shown = 0;
+    for (int i = 0; i < n; i++) shown += picker_row(f, i) != NULL;
+    assert_true(shown < n);
+    char cue[32];
+    snprintf(cue, sizeof cue, "▼ %d more", n - shown);
+    assert_non_null(text_with(&f->dl, cue));
+    assert_null(text_with(&f->dl, "▲"));
+    /* Down to the last: every lesson is reached, the selection always on screen */
+    for (int i = 1; i < n; i++) {
+        ui_app_key(&f->app, UI_KEY_DOWN, 0);
+        build(f);
+        assert_int_equal(p->sel, i);
+        assert_non_null(picker_row(f, i));
+    }
+    assert_non_null(text_with(&f->dl, "▲"));
+    assert_null(text_with(&f->dl, "▼"));
+    /* the wheel scrolls back up; the selection moves along to stay on screen */
+    f->app.mouse_x = W / 2, f->app.mouse_y = H / 2;
+    assert_true(ui_app_wheel(&f->app, 3));
+    build(f);
+    assert_non_null(picker_row(f, p->sel));
+    assert_true(p->sel < n - 1);
+    assert_non_null(text_with(&f->dl, "▼"));
+    assert_true(ui_app_wheel(&f->app, 100));
+    build(f);
+    assert_non_null(picker_row(f, 0));
+    assert_non_null(picker_row(f, p->sel));
+    assert_null(text_with(&f->dl, "▲"));
+    /* Enter opens the one selected, which is on screen */
+    int sel = p->sel;
+    ui_app_key(&f->app, UI_KEY_RETURN, 0);
+    assert_true(p->open);
+    assert_string_equal(p->name, p->catalog.items[sel].name);
+}
+
+/* ---- opening ------------------------------------------------------------ */
+
+static void sleep_ms(int ms) { nanosleep(&(struct timespec){0, ms * 1000000L}, NULL); }
+
+/* In the window (async), picking a lesson draws "opening …" in the very next
+ * frame, before any of the reading; the notice stays while its first step is
+ * computed and goes once it is shown. */
+static void opening_says_so_in_the_first_frame(void **state)
+{
+    fixture *f = *state;
+    ui_player *p = &f->app.lesson;
+    f->app.async = true;
+    assert_true(ui_app_do(&f->app, UI_ACT_PICKER, 0));
+    int at = -1;
+    for (int i = 0; i < p->catalog.n; i++)
+        if (!strcmp(p->catalog.items[i].name, "12-trained-heads.md")) at = i;
+    assert_true(at >= 0);
+    ui_app_do(&f->app, UI_ACT_PICK, at);
+    assert_false(p->open); /* nothing read yet */
+    build(f);
+    const ui_cmd *c = text_with(&f->dl, "opening lesson 12");
+    if (!c) fail_msg("no 'opening lesson 12' in the frame after the pick");
+    assert_true(ui_app_pending(&f->app)); /* the window comes back for it without an event */
+    assert_true(ui_app_poll(&f->app)); /* now it is read, and its step starts on the worker */
+    assert_true(p->open);
+    for (int i = 0; i < 3000 && f->app.job; i++) {
+        build(f);
+        if (f->app.job) assert_non_null(text_with(&f->dl, "opening lesson 12"));
+        ui_app_poll(&f->app);
+        sleep_ms(2);
+    }
+    assert_null(f->app.job);
+    ui_app_poll(&f->app);
+    build(f);
+    assert_null(text_with(&f->dl, "opening"));
+    assert_false(ui_app_pending(&f->app));
+    assert_true(f->app.model != NULL);
+    assert_int_equal(p->step, 0);
+}
+
+/* o in the window: "opening model …" in the next frame, the model computed on
+ * the worker under the notice, then its layer 0's weights shown. */
+static void next_model_says_so_and_computes_on_the_worker(void **state)
+{
+    fixture *f = *state;
+    f->app.async = true;
+    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0));
+    assert_null(f->app.model); /* nothing read yet */
+    build(f);
+    assert_non_null(text_with(&f->dl, "opening model "));
+    assert_true(ui_app_poll(&f->app));
+    assert_non_null(f->app.model);
+    for (int i = 0; i < 3000 && f->app.job; i++) {
+        build(f);
+        if (f->app.job) assert_non_null(text_with(&f->dl, "opening model "));
+        ui_app_poll(&f->app);
+        sleep_ms(2);
+    }
+    ui_app_poll(&f->app);
+    build(f);
+    assert_null(text_with(&f->dl, "opening"));
+    assert_non_null(f->app.model);
+    assert_string_equal(ui_app_tensor(&f->app)->name, "layers.0.weights");
+    assert_true(attn_trace_is_model(&f->app.trace));
+}
+
+/* ---- the token editor --------------------------------------------------- */
+
+/* The frame's UI_ACCENT frame of thickness 1 that holds (x, y): the field. */
+static const ui_cmd *field_at(const ui_draw *dl, int x, int y)
+{
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_FRAME && c->t == 1 && c->color == UI_ACCENT && ui_rect_contains(c->r, x, y)) return c;
+    return NULL;
+}
+
+static bool inside(ui_rect in, ui_rect out)
+{
+    return in.x >= out.x && in.y >= out.y && in.x + in.w <= out.x + out.w && in.y + in.h <= out.y + out.h;
+}
+
+/* The caret: the last white vertical line of the frame. */
+static const ui_cmd *caret(const ui_draw *dl)
+{
+    const ui_cmd *last = NULL;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
+        if (c->kind == UI_CMD_LINE && c->color == UI_WHITE && c->r.w == 2 && c->r.h > 2) last = c;
+    return last;
+}
+
+static void check_caret(fixture *f)
+{
+    build(f);
+    const ui_cmd *c = caret(&f->dl);
+    assert_non_null(c);
+    const ui_cmd *box = field_at(&f->dl, c->r.x, c->r.y);
+    if (!box) fail_msg("the caret at (%d, %d) is outside the edit field", c->r.x, c->r.y);
+    assert_true(inside(c->r, box->r));
+    assert_true(inside(f->app.layout.edit_rect, (ui_rect){0, 0, W, H}));
+    assert_true(ui_rect_contains(box->r, f->app.layout.edit_rect.x, f->app.layout.edit_rect.y + 1));
+    /* every line of text drawn in the field stays inside it */
+    for (const ui_cmd *t = NULL; (t = ui_draw_next(&f->dl, t));)
+        if (t->kind == UI_CMD_TEXT && ui_rect_contains(box->r, t->r.x, t->r.y) && !inside(t->r, box->r))
+            fail_msg("'%.40s…' (%d px wide) runs out of the edit field", ui_cmd_text(&f->dl, t), t->r.w);
+}
+
+static void editor_keeps_the_caret_in_view(void **state)
+{
+    fixture *f = *state;
+    char text[600];
+    int n = 0;
+    while (n < 522) n += snprintf(text + n, sizeof text - (size_t)n, "tok%d ", n % 97); /* words to wrap at */
+    text[522] = '\0';
+    assert_int_equal((int)strlen(text), 522);
+    ui_app_do(&f->app, UI_ACT_EDIT, 0);
+    ui_app_key(&f->app, 'u', UI_MOD_CTRL);
+    ui_app_text(&f->app, text);
+    assert_int_equal(f->app.edit.cursor, 522);
+    check_caret(f); /* at the end */
+    ui_app_key(&f->app, UI_KEY_HOME, 0);
+    check_caret(f); /* at the start */
+    for (int i = 0; i < 260; i++) ui_app_key(&f->app, UI_KEY_RIGHT, 0);
+    check_caret(f); /* in the middle */
+    ui_app_compose(&f->app, "中文");
+    check_caret(f); /* an IME composition at the caret */
+    ui_app_compose(&f->app, "");
+    /* one long word, no space to break at: it wraps between characters */
+    ui_app_key(&f->app, 'u', UI_MOD_CTRL);
+    memset(text, 'x', 522);
+    text[522] = '\0';
+    ui_app_text(&f->app, text);
+    check_caret(f);
+    ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    assert_false(f->app.edit.open);
+    assert_false(f->app.req.quit);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(esc_leaves_the_lesson_and_never_quits, setup, teardown),
+        cmocka_unit_test_setup_teardown(q_in_a_lesson_asks, setup, teardown),
+        cmocka_unit_test_setup_teardown(focus_stays_after_check, setup, teardown),
+        cmocka_unit_test_setup_teardown(quiz_holds_still_under_the_pointer, setup, teardown),
+        cmocka_unit_test_setup_teardown(picker_numbers_and_scrolls, setup, teardown),
+        cmocka_unit_test_setup_teardown(opening_says_so_in_the_first_frame, setup, teardown),
+        cmocka_unit_test_setup_teardown(next_model_says_so_and_computes_on_the_worker, setup, teardown),
+        cmocka_unit_test_setup_teardown(editor_keeps_the_caret_in_view, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
