@@ -181,6 +181,35 @@ static void steps_inherit_and_restore(void **state)
     lesson_diags_free(&dg);
 }
 
+/* panels = shown | hidden | auto: a step asks for the stage list and side
+ * panel, the next steps keep it until one says auto; another word is an error
+ * at its line. */
+static void steps_set_the_panels(void **state)
+{
+    (void)state;
+    static const char *const md = "# P\n\n## One\n\n```attnlab\npanels = shown\n```\n\nText.\n\n"
+                                  "## Two\n\nMore.\n\n## Three\n\n```attnlab\npanels = auto\n```\n\nEnd.\n";
+    lesson ls;
+    lesson_diags dg;
+    attn_config c;
+    lesson_view v;
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    int want[] = {LESSON_PANELS_SHOWN, LESSON_PANELS_SHOWN, LESSON_PANELS_AUTO};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(lesson_step_state(&ls, i, &c, &v, NULL, &dg), 0);
+        assert_int_equal((int)v.panels, want[i]);
+        attn_config_free(&c);
+    }
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    assert_int_equal(parse("# P\n\n## One\n\n```attnlab\npanels = open\n```\n\nText.\n", &ls, &dg), 0);
+    assert_int_equal(lesson_step_state(&ls, 0, &c, &v, NULL, &dg), -1);
+    attn_config_free(&c);
+    expect_diag(&dg, 6, "panels: 'open' is not auto, shown or hidden");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+}
+
 /* Each malformed lesson: parse or check fails with the expected line and words. */
 static void malformed_lessons_report_lines(void **state)
 {
@@ -709,6 +738,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(good_lesson_parses),
         cmocka_unit_test(steps_inherit_and_restore),
+        cmocka_unit_test(steps_set_the_panels),
         cmocka_unit_test(malformed_lessons_report_lines),
         cmocka_unit_test(check_runs_every_step),
         cmocka_unit_test(hostile_input),

@@ -13,6 +13,7 @@
 #include "stages.h"
 
 const char *const lesson_view_names[LESSON_VIEW_COUNT] = {"single", "grid", "compare", "geometry"};
+const char *const lesson_panels_names[LESSON_PANELS_COUNT] = {"auto", "shown", "hidden"};
 
 lesson_view lesson_view_default(void)
 {
@@ -117,6 +118,10 @@ static int apply_view(const lesson_setting *s, lesson_view *view, lesson_marks *
             return lesson_diag_add(dg, s->line, "view: '%.40s' is not single, grid, compare or geometry", v), -1;
         view->mode = n;
         mk->line[L_VIEW] = s->line;
+    } else if (!strcmp(k, "panels")) {
+        if ((n = pick(v, lesson_panels_names, LESSON_PANELS_COUNT)) < 0)
+            return lesson_diag_add(dg, s->line, "panels: '%.40s' is not auto, shown or hidden", v), -1;
+        view->panels = n;
     } else if (!strcmp(k, "compare")) {
         char names[160];
         if ((n = attn_compare_find(v)) < 0)

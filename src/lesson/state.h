@@ -21,6 +21,11 @@ typedef enum {
 
 /* Their names in lessons (`view = grid`) and on the command line (`--view grid`). */
 extern const char *const lesson_view_names[LESSON_VIEW_COUNT];       /* "single", "grid", "compare", "geometry" */
+/* The stage list and the side panel beside the picture: where they leave it
+ * its size (auto), always, or never (`panels = shown`, the window's n). */
+typedef enum { LESSON_PANELS_AUTO, LESSON_PANELS_SHOWN, LESSON_PANELS_HIDDEN, LESSON_PANELS_COUNT } lesson_panels;
+extern const char *const lesson_panels_names[LESSON_PANELS_COUNT]; /* "auto", "shown", "hidden" */
+
 typedef enum { LESSON_HL_NONE, LESSON_HL_ROW, LESSON_HL_COL, LESSON_HL_CELLS } lesson_hl_kind;
 
 /* What is on screen, whoever sets it: a lesson step, the window's keys and
@@ -34,6 +39,7 @@ typedef struct {
     lesson_view_mode mode;
     int compare;           /* what the compare view toggles: a setting, attn_compare_at(compare) */
     int decode_step;       /* 0: full pass; N: KV-cache decoding step N */
+    lesson_panels panels;  /* the stage list and side panel */
 } lesson_view;
 
 /* The view as a lesson first shows it: the weights of head 0, batch row 0. */

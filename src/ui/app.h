@@ -52,10 +52,6 @@ typedef struct {
     int exit_code;        /* with quit: not 0 when the program ends on an error (the status line says it) */
 } ui_requests;
 
-/* The stage list and the side panel: beside the picture when they leave it
- * its size (auto), or as the user asked with n. */
-typedef enum { UI_PANELS_AUTO, UI_PANELS_SHOWN, UI_PANELS_HIDDEN } ui_panels;
-
 typedef struct ui_app {
     /* what is computed */
     attn_config cfg;      /* the settings the controls edit (owned) */
@@ -129,7 +125,6 @@ typedef struct ui_app {
         bool drag_graded;       /* and whether the quiz was graded before it */
     } zoom;
     int stage_scroll;     /* first stage shown in the navigator */
-    ui_panels panels;     /* the stage list and side panel beside the picture (render.c decides in auto) */
     bool menu_open;       /* the toolbar's overflow menu */
     int lesson_width;     /* the lesson panel's width in drawable pixels as the student set it (0: the default) */
     bool divider_drag;    /* the line between picture and lesson is being dragged */

@@ -439,9 +439,9 @@ static bool window_action(ui_app *app, ui_action act, int arg)
         return true;
     }
     case UI_ACT_PANELS: /* from what the last frame drew: auto's choice is the one to flip */
-        app->panels = app->layout.panels_shown ? UI_PANELS_HIDDEN : UI_PANELS_SHOWN;
+        app->view.panels = app->layout.panels_shown ? LESSON_PANELS_HIDDEN : LESSON_PANELS_SHOWN;
         ui_app_status(app, false, "%s",
-                      app->panels == UI_PANELS_SHOWN ? _("stage list and side panel shown (n hides them)")
+                      app->view.panels == LESSON_PANELS_SHOWN ? _("stage list and side panel shown (n hides them)")
                                                      : _("stage list and side panel hidden: the picture takes their room (n)"));
         return true;
     case UI_ACT_PRESENT:

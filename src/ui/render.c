@@ -767,13 +767,13 @@ static bool keeps_picture(ui_draw *dl, const ui_app *app, const frame_plan *p, c
 static void choose_plan(ui_draw *dl, const ui_app *app, ui_rect area, frame_plan *best)
 {
     frame_plan lean, p;
-    if (app->panels == UI_PANELS_HIDDEN) {
+    if (app->view.panels == LESSON_PANELS_HIDDEN) {
         plan_frame(dl, app, area, false, false, true, best);
         plan_frame(dl, app, area, false, false, false, &lean);
         if (!keeps_picture(dl, app, best, &lean)) *best = lean;
         return;
     }
-    bool shown = app->panels == UI_PANELS_SHOWN;
+    bool shown = app->view.panels == LESSON_PANELS_SHOWN;
     plan_frame(dl, app, area, false, false, false, &lean);
     static const bool tries[][3] = {{true, true, true}, {false, true, true}, {false, false, true}};
     for (size_t k = 0; k < sizeof tries / sizeof tries[0]; k++) {
