@@ -25,6 +25,9 @@ mkdir -p "$D"
 # lessons: a fresh progress file, so the picker shows "not started"
 XDG_STATE_HOME=$(mktemp -d) && export XDG_STATE_HOME
 "$A" render --lesson lessons/en/04-causal-mask.md --step 5 -o "$D/lesson-causal.png"
+# a trained model beside its lesson: lesson 12 step 3 (25 × 25, every label), and its probs ranked (lesson 15 step 5)
+"$A" render --lesson lessons/en/12-trained-heads.md --step 3 -o "$D/lesson-trained-heads.png"
+"$A" render --lang zh --lesson lessons/zh/15-decoder-block.md --step 5 -o "$D/lesson-ranked-probs-zh.png"
 "$A" render --lang zh --lesson lessons/zh/05-padding-mask.md --step 6 -o "$D/lesson-padding-zh.png"
 "$A" render --lang en --picker -o "$D/lesson-picker.png"
 rm -rf "$XDG_STATE_HOME"

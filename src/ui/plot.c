@@ -401,7 +401,8 @@ static const char *cut_to(ui_draw *dl, const char *s, int max, char *buf, size_t
 
 /* Column labels over the cells in the band above them, every step-th: a label
  * too long for its cell cut with "…" (the tooltip shows it whole), or, when
- * the band is turned, read upwards from the cells, cut only past 6 lines. */
+ * the band is turned, every word read upwards from the cells (cut only past 6
+ * lines) and single characters level. */
 static void col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, const placed *p, int y, int step)
 {
     const ui_slice *s = p->s;
@@ -411,7 +412,9 @@ static void col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v
     for (int j = 0; j < s->cols; j += step) {
         ui_rect c = cell_px(p, 0, j);
         const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
-        if (p->turned && label_need(dl, lab) > cw * step) {
+        size_t n = strlen(lab);
+        bool word = n > 0 && attn_utf8_next(lab, n, 0) < n; /* more than one character */
+        if (p->turned && (word || label_need(dl, lab) > cw * step)) { /* words all turn alike; a character stays level */
             const char *t = cut_to(dl, lab, p->lh - u / 4, cut, sizeof cut);
             int tw = ui_text_w(dl, t);
             ui_text_turned(dl, t, c.x + (c.w - p->gap - u) / 2, p->r.y - u / 4 - tw, UI_TEXT);
