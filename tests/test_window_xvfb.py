@@ -653,6 +653,42 @@ def esc_run():
         APPENV.update(env_before)
 
 
+# ---- lesson 12 in the real window: its step, the panels (n), the lesson's width ({ }) ---------
+
+def lesson12_run():
+    lesson = os.path.join(LESSONS, "en", "12-trained-heads.md")
+    env_before = dict(APPENV)
+    APPENV["XDG_STATE_HOME"] = os.path.join(TMP, "lesson12-state")
+    win = Window("lesson12", ["lesson", "--lang", "en", "--step", "3", lesson])
+    try:
+        if not check("lesson 12: the window appears", win.find(timeout=30) is not None, win.status()):
+            return
+        win.expect_title("lesson 12 opens on step 3", lambda t: "lesson step 3/" in t and "tang" in t,
+                         "tang ... lesson step 3/N")
+        step3 = win.settled_shot("lesson12-step3")
+        check("lesson 12: step 3 drawn", colours(step3) >= 16, win.status())
+        win.key("n")  # the stage list and the side panel beside the picture: it shrinks
+        shown = win.settled_shot("lesson12-panels", step3)
+        changed(win, "lesson 12: n shows the stage list and side panel", step3, shown, 0.05)
+        win.key("n")
+        hidden = win.settled_shot("lesson12-panels-hidden", shown)
+        changed(win, "lesson 12: n again hides them", shown, hidden, 0.05)
+        win.key("braceleft")  # { : a wider lesson panel, a smaller picture
+        wider = win.settled_shot("lesson12-wider", hidden)
+        changed(win, "lesson 12: { widens the lesson", hidden, wider, 0.05)
+        win.key("space")
+        win.expect_title("Space: step 4", lambda t: "lesson step 4/" in t, "lesson step 4/N")
+        win.key("Escape")  # leaves the lesson, never quits
+        win.expect_title("Esc leaves the lesson", lambda t: "lesson step" not in t, "no lesson step")
+        check("lesson 12: Esc did not quit", win.proc.poll() is None, win.status())
+        win.key("q")
+        expect_clean_exit(win, "q after lesson 12")
+    finally:
+        win.close()
+        APPENV.clear()
+        APPENV.update(env_before)
+
+
 # ---- a lesson with a model opens with a picture at once, then its step ----------------------
 
 def opening_run():
@@ -929,6 +965,7 @@ try:
     recompute_run()
     model_run()
     generate_run()
+    lesson12_run()
     present_run()
     lessons_run()
     no_display()
