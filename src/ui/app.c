@@ -443,6 +443,7 @@ int ui_app_show(ui_app *app, attn_config *cfg, const lesson_view *view)
 
 void ui_app_show_view(ui_app *app, const lesson_view *view)
 {
+    app->view.panels = view->panels;
     app->view.layer = view->layer >= 0 && view->layer < app->trace.n_layers ? view->layer : 0;
     if (view->stage[0]) ui_app_set_stage(app, view->stage);
     const attn_dims *d = &app->trace.dims;

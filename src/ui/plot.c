@@ -592,7 +592,8 @@ static bool rms_stage(const attn_tensor *t)
 /* The single view's bar chart of the selected query row takes the bottom of box. */
 static bool bars_shown(const ui_app *app, const ui_view_slice *v)
 {
-    return app->view.row >= 0 && v->row_axis == UI_AXIS_QUERY && attn_trace_stage(&app->trace, 0, ATTN_STAGE_WEIGHTS);
+    return app->view.row >= 0 && v->row_axis == UI_AXIS_QUERY &&
+           attn_trace_stage(&app->trace, app->view.layer, ATTN_STAGE_WEIGHTS);
 }
 
 double ui_plot_single_cell(ui_draw *dl, const ui_app *app, ui_rect box)
@@ -938,7 +939,8 @@ void ui_plot_compare(ui_draw *dl, const ui_app *app, ui_rect box)
     const char *title = changed   ? _("difference (toggled − configured)")
                         : rounded ? _("difference: no change (|Δ| ≤ 1e-6 · max|x|, float rounding, drawn as 0)")
                                   : _("difference: no change, the toggle changes nothing here");
-    if (!changed && ui_text_w(dl, title) > pane[2].w - u) title = _("difference: no change"); /* a narrow pane: never cut */
+    if (ui_text_w(dl, title) > pane[2].w - u) /* a narrow pane: a shorter title, never a cut one */
+        title = changed ? _("toggled − configured") : _("difference: no change");
     ui_text_fit(dl, title, pane[2].x, pane[2].y, pane[2].w - u, UI_TEXT_DIM);
     o = L.opts[2];
     /* the scratch buffer's contents change with the head: never reuse its picture */
@@ -1004,10 +1006,12 @@ void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     int u = ui_line(dl);
     const attn_tensor *cur = ui_app_tensor(app);
-    const char *name = attn_stage_get(attn_tensor_stage(cur) == ATTN_STAGE_WEIGHTS_DROPOUT ? ATTN_STAGE_WEIGHTS_DROPOUT
-                                                                                           : ATTN_STAGE_WEIGHTS)->name;
+    attn_stage_id id = attn_tensor_stage(cur) == ATTN_STAGE_WEIGHTS_DROPOUT ? ATTN_STAGE_WEIGHTS_DROPOUT : ATTN_STAGE_WEIGHTS;
+    const char *name = attn_stage_get(id)->name;
+    const attn_tensor *wt = attn_trace_stage(&app->trace, app->view.layer, id); /* a model's: layers.N.weights */
     ui_view_slice v;
-    if (ui_view_make(&app->trace, name, app->view.batch, app->view.head, &v) || app->view.row >= v.slice.rows) return;
+    if (!wt || ui_view_make_of(&app->trace, wt, app->view.batch, app->view.head, &v) || app->view.row >= v.slice.rows)
+        return;
     int i = app->view.row, t = v.slice.cols;
     char buf[300], tok[80], lab[80];
     const attn_tensor *mask = attn_trace_stage(&app->trace, 0, ATTN_STAGE_MASK);
