@@ -649,6 +649,21 @@ static void small_window_help_fits(void **state)
     assert_int_equal(cut, 0);
     assert_int_equal(outside, 0);
     if (getenv("ATTNLAB_TEST_SHOT")) ui_save_png(f.o.r, getenv("ATTNLAB_TEST_SHOT"), err, sizeof err);
+    /* the compare view's three panes and the grid's thumbnails keep square cells, inside the window */
+    f.app.help = false;
+    ui_action views[] = {UI_ACT_COMPARE, UI_ACT_GRID};
+    for (int k = 0; k < 2; k++) {
+        ui_app_do(&f.app, views[k], 0);
+        draw(&f);
+        assert_true(f.app.layout.n_areas >= (k == 0 ? 3 : 4));
+        for (int a = 0; a < f.app.layout.n_areas; a++) {
+            const ui_heat_area *h = &f.app.layout.areas[a];
+            int cw = h->r.w / h->cols, ch = h->r.h / h->rows;
+            if (abs(cw - ch) > 1) fail_msg("%s pane %d: cells %d x %d, not square", k ? "grid" : "compare", a, cw, ch);
+            assert_true(h->r.x >= 0 && h->r.y >= 0 && h->r.x + h->r.w <= 800 && h->r.y + h->r.h <= 600);
+        }
+        ui_app_do(&f.app, views[k], 0);
+    }
     if (f.shot) SDL_FreeSurface(f.shot);
     ui_app_free(&f.app);
     ui_offscreen_close(&f.o);
