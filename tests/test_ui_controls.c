@@ -25,23 +25,10 @@
 #include "render.h"
 #include "utf8.h"
 
+#include "fake_measure.h"
+
 #define W 1280
 #define H 800
-
-/* Fake metrics: every code point px/2 wide, lines 5/4 px apart. */
-static int fake_width(void *ctx, const char *s, int px)
-{
-    int n = 0;
-    (void)ctx;
-    for (size_t i = 0, len = strlen(s); i < len; i = attn_utf8_next(s, len, i)) n++;
-    return n * (px / 2);
-}
-
-static int fake_line(void *ctx, int px)
-{
-    (void)ctx;
-    return px + px / 4;
-}
 
 static const ui_text_measure FAKE = {NULL, fake_width, fake_line, NULL};
 
@@ -60,7 +47,11 @@ static int setup(void **state)
     attn_config_init(&c);
     if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
-    ui_player_init(&f->app.lesson, "en", NULL);
+    /* a progress file of its own that does not exist: lessons open on step 1, whatever the user's progress says */
+    char progress[600];
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(progress, sizeof progress, "%s/ui-controls-none/progress.json", tmp ? tmp : "/tmp");
+    ui_player_init(&f->app.lesson, "en", progress);
     f->app.lesson.keep_progress = false;
     ui_draw_init(&f->dl, FAKE);
     *state = f;

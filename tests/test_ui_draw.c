@@ -34,32 +34,10 @@
 #include "layers_fixture.h"
 #include "model_fixture.h"
 
+#include "fake_measure.h"
+
 #define W 1280
 #define H 800
-
-/* Fake metrics: every code point px/2 wide, lines 5/4 px apart. */
-static int fake_width(void *ctx, const char *s, int px)
-{
-    int n = 0;
-    (void)ctx;
-    for (size_t i = 0, len = strlen(s); i < len; i = attn_utf8_next(s, len, i)) n++;
-    return n * (px / 2);
-}
-
-/* Bold a pixel wider per code point, so a bold word measured as regular shows. */
-static int fake_bold(void *ctx, const char *s, int px)
-{
-    int n = 0;
-    (void)ctx;
-    for (size_t i = 0, len = strlen(s); i < len; i = attn_utf8_next(s, len, i)) n++;
-    return n * (px / 2 + 1);
-}
-
-static int fake_line(void *ctx, int px)
-{
-    (void)ctx;
-    return px + px / 4;
-}
 
 static const ui_text_measure FAKE = {NULL, fake_width, fake_line, fake_bold};
 

@@ -14,25 +14,28 @@
 #include "trace_io.h"
 #include "view.h"
 
+static void vstatus(ui_app *app, bool error, unsigned what, const char *fmt, va_list ap)
+{
+    vsnprintf(app->status, sizeof app->status, fmt, ap);
+    app->status_error = error;
+    app->status_about.what = what;
+    app->dirty = true;
+}
+
 void ui_app_status(ui_app *app, bool error, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(app->status, sizeof app->status, fmt, ap);
+    vstatus(app, error, 0, fmt, ap);
     va_end(ap);
-    app->status_error = error;
-    app->status_about.what = 0;
-    app->dirty = true;
 }
 
 void ui_app_status_about(ui_app *app, unsigned what, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(app->status, sizeof app->status, fmt, ap);
+    vstatus(app, false, what, fmt, ap);
     va_end(ap);
-    app->status_error = false;
-    app->status_about.what = what;
     app->status_about.layer = ui_app_newest_layer(app);
     app->status_about.head = app->view.head;
     app->status_about.batch = app->view.batch;
