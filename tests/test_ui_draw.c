@@ -1608,6 +1608,7 @@ static void test_quiz_marks_trained_model(void **state)
     assert_int_equal(a->col0, 8);
     assert_int_equal(a->cols, 10);
     assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1); /* no minimap over the region's cells */
+    assert_true(has_text(&f->dl, "rows 13–17, columns 8–17 of 25 × 25 · z: the whole picture")); /* as the lesson names them */
     int rows, cols;
     unsigned char *right = answer_of(app, &rows, &cols);
     assert_int_equal(rows, 25);

@@ -638,8 +638,16 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
     int area = ui_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &o);
     /* a lesson's region (zoom.rows) keeps every cell of the quiz in view: no minimap over them */
     if (area >= 0 && zoomed && !app->zoom.rows) minimap(dl, app, &whole, &v, &sc, dl->layout->areas[area].r);
-    /* the KV cache: a line between the cached rows and the ones computed now */
     char buf[160];
+    if (area >= 0 && zoomed) { /* which part of the picture this is, by position, as lessons name it */
+        const ui_rect r = dl->layout->areas[area].r;
+        int u = ui_line(dl), y = r.y + r.h + u / 4;
+        /* TRANSLATORS: under a zoomed heatmap: its first and last row, first and last column, the whole size */
+        snprintf(buf, sizeof buf, _("rows %d–%d, columns %d–%d of %d × %d · z: the whole picture"), v.row0,
+                 v.row0 + v.slice.rows - 1, v.col0, v.col0 + v.slice.cols - 1, whole.slice.rows, whole.slice.cols);
+        if (y + u <= box.y + box.h && ui_text_w(dl, buf) <= box.x + box.w - r.x) ui_text(dl, buf, r.x, y, UI_TEXT_DIM);
+    }
+    /* the KV cache: a line between the cached rows and the ones computed now */
     attn_stage_id id = attn_tensor_stage(t);
     int P = app->trace.dims.P;
     if (area >= 0 && !zoomed && (id == ATTN_STAGE_K_CACHE || id == ATTN_STAGE_V_CACHE) && P > 0 && P < v.slice.rows) {
