@@ -872,6 +872,16 @@ def no_display():
     check("no display: that one line is all of stderr", err.count("\n") == 1 and err.startswith("attnlab"),
           repr(err))
 
+    # a lesson with a problem, without a display: its own FILE:LINE: message and exit 2, not the display's
+    bad = os.path.join(TMP, "bad-lesson-no-display.md")
+    with open(bad, "w", encoding="utf-8") as f:
+        f.write("# Bad\n\n## One\n\n```attnlab\nheads = 8\nkv_heads = 3\n```\n")
+    r = run([ATTNLAB, "lesson", bad], timeout=20, env=env, cwd=TMP)
+    err = r.stderr.decode(errors="replace")
+    check("no display, a bad lesson: exit 2", r.returncode == 2, f"exit {r.returncode}, stderr {err!r}")
+    check("no display, a bad lesson: one line FILE:LINE: message", err.count("\n") == 1 and f"{bad}:7: " in err,
+          repr(err))
+
     # a bad configuration is reported before any window opens, even with a display
     seen = []
     proc = subprocess.Popen([ATTNLAB, "--heads", "7"], cwd=TMP, env=APPENV, stdin=subprocess.DEVNULL,

@@ -158,7 +158,20 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
     ui_gfx *g = NULL;
     int rc = -1;
     *exit_code = 1;
-    if (open_window(&win, &r, err, errsize) || ui_gfx_open(r, UI_BASE_FONT_PX, &g, err, errsize)) goto out;
+    if (open_window(&win, &r, err, errsize) || ui_gfx_open(r, UI_BASE_FONT_PX, &g, err, errsize)) {
+        /* no window: a lesson waiting to open is still read, so that its own
+         * problem (FILE:LINE: message, exit 2) is said rather than the display's */
+        if (app->opening.pending) {
+            app->async = false;
+            app->opening.shown = true; /* no notice to wait for */
+            ui_app_poll(app);
+            if (app->req.exit_code) {
+                snprintf(err, errsize, "%s", app->status);
+                *exit_code = app->req.exit_code;
+            }
+        }
+        goto out;
+    }
     SDL_StopTextInput(); /* keys are shortcuts until the token editor opens */
 
     char title[256] = "";
