@@ -47,20 +47,20 @@ static int variants(ui_draw *dl, const ui_app *app, ui_rect box, int y)
     int u = ui_line(dl);
     char buf[160];
     if (app->n_variants < 2) return y;
-    ui_text_fit(dl, _("m: variants trained alike"), box.x, y, box.w, UI_TEXT_DIM);
-    y += u + u / 4;
-    for (int i = 0; i < app->n_variants; i++) {
+    y += ui_text_wrap(dl, _("m: variants trained alike"), box.x, y, box.w, UI_TEXT_DIM) * u + u / 4;
+    for (int i = 0; i < app->n_variants; i++) { /* wrapped, never cut: lessons quote these words */
         const attn_model_variant *v = &app->variants[i];
         bool cur = !strcmp(v->name, app->model->name);
+        char kv[160];
         /* TRANSLATORS: a variant: MHA/GQA/MQA, query heads / K/V heads, its held-out loss (nats per token) */
         snprintf(buf, sizeof buf, _("%s  %d/%d  loss %.2f"), v->variant, v->heads, v->kv_heads, v->heldout_loss);
         for (char *p = buf; *p && p < buf + 3; p++) *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
-        if (cur) ui_fill(dl, box.x - u / 4, y - u / 8, box.w + u / 4, 2 * u + u / 3, UI_PANEL_HI);
-        ui_text_fit(dl, buf, box.x, y, box.w, cur ? UI_WHITE : UI_TEXT);
         /* TRANSLATORS: the variant's KV cache: bytes per token, K and V of all its layers */
-        snprintf(buf, sizeof buf, _("KV %.0f B/token, all %d layers"), v->kv_bytes_per_token, v->layers);
-        ui_text_fit(dl, buf, box.x + u / 2, y + u + u / 8, box.w - u / 2, cur ? UI_TEXT : UI_TEXT_DIM);
-        y += 2 * u + u / 2;
+        snprintf(kv, sizeof kv, _("KV %.0f B/token, all %d layers"), v->kv_bytes_per_token, v->layers);
+        int n1 = ui_text_wrap_lines(dl, buf, box.w), n2 = ui_text_wrap_lines(dl, kv, box.w - u / 2);
+        if (cur) ui_fill(dl, box.x - u / 4, y - u / 8, box.w + u / 4, (n1 + n2) * u + u / 3, UI_PANEL_HI);
+        y += ui_text_wrap(dl, buf, box.x, y, box.w, cur ? UI_WHITE : UI_TEXT) * u + u / 8;
+        y += ui_text_wrap(dl, kv, box.x + u / 2, y, box.w - u / 2, cur ? UI_TEXT : UI_TEXT_DIM) * u + u / 2 - u / 8;
     }
     return y;
 }
