@@ -400,6 +400,24 @@ for args, msg in (
         (["render", "-o", "/dev/null"], "/dev/null: is a character device, not a regular file; not replaced")):
     expect(args, 2, msg)
 check("an input named as the output is left as it was", open(src, "rb").read() == before)
+
+# nor any file of a model folder the command reads, however the output is spelled (issue 21)
+mdir = os.path.join(TMP, "model-copy")
+shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "tang"), mdir)
+mlink = os.path.join(TMP, "model-link")
+os.symlink(mdir, mlink)
+kept = {f: open(os.path.join(mdir, f), "rb").read() for f in ("model.safetensors", "tokenizer.json", "config.json")}
+for args, out in (
+        (["trace", "--model", mdir, "--text", "床前", "-o"], os.path.join(mdir, "model.safetensors")),
+        (["trace", "--model", mdir, "--text", "床前", "-o"], os.path.join(mdir, "tokenizer.json")),
+        (["render", "--model", mdir, "--text", "床前", "-o"], os.path.join(mdir, "config.json")),
+        (["render", "--model", mdir, "--text", "床前", "-o"], os.path.join(mlink, "new", "x.png")),
+        (["trace", "--model", mlink, "--text", "床前", "-o"], os.path.join(mdir, "x.safetensors"))):
+    expect(args + [out], 2, f"{out}: lies inside the model folder")
+check("a model folder named as the output is left as it was",
+      all(open(os.path.join(mdir, f), "rb").read() == b for f, b in kept.items()) and
+      not os.path.exists(os.path.join(mdir, "new")) and not os.path.exists(os.path.join(mdir, "x.safetensors")))
+expect(["trace", "--model", mdir, "--text", "床前", "-o", os.path.join(TMP, "beside-model.safetensors")], 0)
 check("/dev/null is still a device", not os.path.isfile("/dev/null"))
 r = run(["trace", "--seed", "7", "-o", link])
 check("writing through a symbolic link replaces the file it names and keeps the link",

@@ -122,6 +122,34 @@ static void outputs_never_destroy_inputs(void **state)
     assert_int_equal(attn_file_check_output(in, inputs, 2, &e), ATTN_OK); /* not one of these inputs */
 }
 
+/* An output inside a model folder the command reads is refused, however it
+ * is reached (a link to the folder, a subfolder not made yet, a relative
+ * spelling); a sibling folder whose name starts the same is not inside. */
+static void outputs_stay_out_of_model_folders(void **state)
+{
+    (void)state;
+    char model[600], sibling[600], link[600], p[900];
+    attn_error e = {0};
+    assert_int_equal(mkdir(in_dir(model, sizeof model, "m"), 0700), 0);
+    assert_int_equal(mkdir(in_dir(sibling, sizeof sibling, "m2"), 0700), 0);
+    assert_int_equal(symlink(model, in_dir(link, sizeof link, "m-link")), 0);
+    const char *inside[] = {"model.safetensors", "config.json", "tokenizer.json", "new/deeper/x.png"};
+    for (size_t i = 0; i < sizeof inside / sizeof inside[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", model, inside[i]);
+        assert_int_equal(attn_file_check_outside(p, model, &e), ATTN_ERR_CONFIG);
+        assert_non_null(strstr(e.msg, "lies inside the model folder"));
+        snprintf(p, sizeof p, "%s/%s", link, inside[i]);
+        assert_int_equal(attn_file_check_outside(p, model, &e), ATTN_ERR_CONFIG);
+    }
+    snprintf(p, sizeof p, "%s/../m/config.json", sibling);
+    assert_int_equal(attn_file_check_outside(p, model, &e), ATTN_ERR_CONFIG);
+    assert_int_equal(attn_file_check_outside(p, link, &e), ATTN_ERR_CONFIG); /* the folder named by a link */
+    snprintf(p, sizeof p, "%s/x.png", sibling);
+    assert_int_equal(attn_file_check_outside(p, model, &e), ATTN_OK);
+    assert_int_equal(attn_file_check_outside(in_dir(p, sizeof p, "x.png"), model, &e), ATTN_OK);
+    assert_int_equal(attn_file_check_outside(p, in_dir(link, sizeof link, "no-such-folder"), &e), ATTN_OK);
+}
+
 static void atomic_writes(void **state)
 {
     (void)state;
@@ -213,6 +241,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(inputs_are_regular_files, setup, teardown),
         cmocka_unit_test_setup_teardown(outputs_never_destroy_inputs, setup, teardown),
+        cmocka_unit_test_setup_teardown(outputs_stay_out_of_model_folders, setup, teardown),
         cmocka_unit_test_setup_teardown(atomic_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(unique_renames_never_overwrite, setup, teardown),
         cmocka_unit_test_setup_teardown(locks_and_folders, setup, teardown),

@@ -359,6 +359,13 @@ int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_pos
             fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
             return CLI_EUSAGE;
         }
+        /* nor anything in a model folder it reads: config, tokenizer, weights, shards, index, cards */
+        char dir[4096];
+        if (a->cfg.model && !attn_model_find(a->cfg.model, dir, sizeof dir, &err) &&
+            attn_file_check_outside(a->output, dir, &err)) {
+            fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
+            return CLI_EUSAGE;
+        }
     }
     return -1;
 }

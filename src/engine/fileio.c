@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,42 @@ attn_status attn_file_check_output(const char *path, const char *const *inputs, 
         if (inputs[i] && !stat(inputs[i], &in) && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
             return attn_fail(err, ATTN_ERR_CONFIG, "%s: is the input %s itself: write to another file", path,
                              inputs[i]);
+    return ATTN_OK;
+}
+
+/* path with the links of its nearest existing folder resolved (realpath),
+ * the part below it kept as written, into out: where path would be created. */
+static int real_parent(const char *path, char *out, size_t size)
+{
+    char dir[4096], real[PATH_MAX];
+    int n = snprintf(dir, sizeof dir, "%s", path);
+    if (n < 0 || (size_t)n >= sizeof dir) return -1;
+    for (;;) {
+        char *slash = strrchr(dir, '/');
+        if (!slash) { /* relative, and nothing of it exists: from the current folder */
+            if (!realpath(".", real)) return -1;
+            n = snprintf(out, size, "%s/%s", real, path);
+            break;
+        }
+        *slash = '\0';
+        if (realpath(dir[0] ? dir : "/", real)) {
+            n = snprintf(out, size, "%s/%s", strcmp(real, "/") ? real : "", path + (slash - dir) + 1);
+            break;
+        }
+    }
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+attn_status attn_file_check_outside(const char *path, const char *dir, attn_error *err)
+{
+    char resolved[4096], out[4096 + 256], inside[PATH_MAX];
+    if (!dir || !realpath(dir, inside)) return ATTN_OK;
+    if (attn_file_resolve(path, resolved, sizeof resolved, err)) return err->status;
+    if (real_parent(resolved, out, sizeof out)) return attn_fail(err, ATTN_ERR_CONFIG, "%s: path too long", path);
+    size_t n = strlen(inside);
+    if (!strncmp(out, inside, n) && (out[n] == '/' || out[n] == '\0'))
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: lies inside the model folder %s that this command reads; write it elsewhere",
+                         path, dir);
     return ATTN_OK;
 }
 

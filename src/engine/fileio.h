@@ -55,6 +55,12 @@ attn_status attn_file_write_atomic(const char *path, const void *data, size_t si
  * the n inputs (NULL entries and missing files are skipped). */
 attn_status attn_file_check_output(const char *path, const char *const *inputs, int n, attn_error *err);
 
+/* Checks that path, once its links are followed, does not lie inside the
+ * folder dir (a model folder a command reads): its config, tokenizer,
+ * weights and any file beside them stay as they are. A folder that does not
+ * exist holds nothing: ATTN_OK. */
+attn_status attn_file_check_outside(const char *path, const char *dir, attn_error *err);
+
 /* Renames from to the first free name of to_base, to_base-1, to_base-2 …
  * (never over an existing file) and puts the name used in to. */
 attn_status attn_file_rename_unique(const char *from, const char *to_base, char *to, size_t size,
