@@ -401,6 +401,23 @@ for args, msg in (
     expect(args, 2, msg)
 check("an input named as the output is left as it was", open(src, "rb").read() == before)
 
+# traces another program wrote: only the weights (no K/V heads: g = 0), or s = t = 0,
+# drawn in every view without a division by zero (issue 21); h = 0 or b = 0 refused in words
+def weights_only(path, b, h, s, t):
+    hdr = json.dumps({"weights": {"dtype": "F32", "shape": [b, h, s, t], "data_offsets": [0, 4 * b * h * s * t]}})
+    hdr += " " * (-len(hdr) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hdr)) + hdr.encode() + bytes(4 * b * h * s * t))
+for shape in ((1, 2, 3, 3), (1, 2, 0, 0)):
+    wpath = os.path.join(TMP, "weights-%d-%d-%d-%d.safetensors" % shape)
+    weights_only(wpath, *shape)
+    for view in ("single", "grid", "compare", "geometry"):
+        expect(["render", wpath, "--view", view, "-o", os.path.join(TMP, "w.png")], 0)
+for shape in ((1, 0, 3, 3), (0, 2, 3, 3)):
+    wpath = os.path.join(TMP, "weights-%d-%d-%d-%d.safetensors" % shape)
+    weights_only(wpath, *shape)
+    expect(["render", wpath, "--view", "grid", "-o", os.path.join(TMP, "w.png")], 2, "is out of range")
+
 # nor any file of a model folder the command reads, however the output is spelled (issue 21)
 mdir = os.path.join(TMP, "model-copy")
 shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "tang"), mdir)

@@ -470,9 +470,68 @@ static void editor_keeps_the_caret_in_view(void **state)
     assert_false(f->app.req.quit);
 }
 
+/* ---- traces another program wrote: a stage missing, a size 0 (issue 21) */
+
+
+/* A safetensors file of one float32 tensor "weights" of shape (b, h, s, t), zeros. */
+static void write_weights(const char *path, int b, int h, int s, int t)
+{
+    char hdr[256];
+    size_t bytes = (size_t)b * h * s * t * 4;
+    int n = snprintf(hdr, sizeof hdr,
+                     "{\"weights\":{\"dtype\":\"F32\",\"shape\":[%d,%d,%d,%d],\"data_offsets\":[0,%zu]}}", b, h, s,
+                     t, bytes);
+    while (n % 8) hdr[n++] = ' ';
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    uint64_t len = (uint64_t)n;
+    fwrite(&len, 8, 1, f);
+    fwrite(hdr, 1, (size_t)n, f);
+    for (size_t i = 0; i < bytes; i++) fputc(0, f);
+    fclose(f);
+}
+
+/* Opened, every view key and stepping key, and a frame of each view: no
+ * division by zero (g = 0 with no K/V tensor; h, b or s = 0), no crash; a
+ * trace with nothing to show is refused with a message. */
+static void foreign_traces_with_sizes_zero(void **state)
+{
+    (void)state;
+    static const int shapes[][4] = {{1, 2, 3, 3}, {1, 0, 3, 3}, {0, 2, 3, 3}, {1, 2, 0, 0}, {1, 1, 1, 1}};
+    static const int keys[] = {UI_KEY_UP, UI_KEY_DOWN, 'b', 'g', UI_KEY_TAB, 't', 'a', 'y', 'n', UI_KEY_LEFT,
+                               UI_KEY_RIGHT, ',', '.', 'z', 'u', 'k', ']', '[', 'g', 'g'};
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[512], msg[400];
+    snprintf(path, sizeof path, "%s/appcore-foreign.safetensors", tmp ? tmp : "/tmp");
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        write_weights(path, shapes[k][0], shapes[k][1], shapes[k][2], shapes[k][3]);
+        ui_app *app = calloc(1, sizeof *app);
+        if (ui_app_init_file(app, path, msg, sizeof msg)) {
+            assert_true(msg[0] != '\0'); /* refused, saying why */
+            free(app);
+            continue;
+        }
+        ui_draw dl;
+        ui_draw_init(&dl, FAKE);
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            ui_app_key(app, keys[i], 0);
+            ui_render_frame(app, &dl, &app->layout, 1280, 800);
+            ui_render_commit(app, &app->layout);
+            ui_app_mouse_move(app, 400, 300);
+            ui_app_mouse_down(app, 400, 300);
+            ui_app_mouse_up(app);
+        }
+        ui_draw_free(&dl);
+        ui_app_free(app);
+        free(app);
+    }
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(foreign_traces_with_sizes_zero),
         cmocka_unit_test_setup_teardown(esc_leaves_the_lesson_and_never_quits, setup, teardown),
         cmocka_unit_test_setup_teardown(q_in_a_lesson_asks, setup, teardown),
         cmocka_unit_test_setup_teardown(focus_stays_after_check, setup, teardown),

@@ -355,9 +355,13 @@ static bool move(ui_app *app, ui_action act, int arg)
         if (arg < 0 || arg >= d->h) return false;
         v->head = arg;
         return true;
-    case UI_ACT_HEAD_PREV: v->head = (v->head + d->h - 1) % d->h; return true;
-    case UI_ACT_HEAD_NEXT: v->head = (v->head + 1) % d->h; return true;
+    case UI_ACT_HEAD_PREV:
+    case UI_ACT_HEAD_NEXT: /* a trace without heads (another program's, h = 0) has none to step through */
+        if (d->h <= 0) return false;
+        v->head = (v->head + (act == UI_ACT_HEAD_NEXT ? 1 : d->h - 1)) % d->h;
+        return true;
     case UI_ACT_BATCH_NEXT:
+        if (d->b <= 0) return false;
         v->batch = (v->batch + 1) % d->b;
         ui_app_status_about(app, UI_ABOUT_BATCH, _("batch row %d of %d"), v->batch, d->b);
         return true;

@@ -670,7 +670,9 @@ static int grid_caption(ui_draw *dl, const attn_dims *d, bool broadcast_mask, ui
 {
     int u = ui_line(dl);
     char buf[160];
-    if (d->g == d->h) snprintf(buf, sizeof buf, _("MHA: each of the %d heads has its own K/V head (g = h = %d)"), d->h, d->g);
+    if (d->g <= 0 || d->h <= 0) /* a trace another program wrote, without K/V heads */
+        snprintf(buf, sizeof buf, _("%d heads; this trace says nothing of their K/V heads"), d->h);
+    else if (d->g == d->h) snprintf(buf, sizeof buf, _("MHA: each of the %d heads has its own K/V head (g = h = %d)"), d->h, d->g);
     else if (d->g == 1) snprintf(buf, sizeof buf, _("MQA: all %d heads share one K/V head (g = 1)"), d->h);
     else snprintf(buf, sizeof buf, _("GQA: %d groups of %d heads, each group shares one K/V head (g = %d)"), d->g,
                   d->h / d->g, d->g);
@@ -717,6 +719,13 @@ void ui_plot_grid(ui_draw *dl, const ui_app *app, ui_rect box)
         box.y += u * 3 / 2;
         box.h -= u * 3 / 2;
         ui_plot_single(dl, app, box);
+        return;
+    }
+    if (d->h <= 0 || v.slice.rows <= 0 || v.slice.cols <= 0) { /* another program's trace, with a size 0 */
+        char none[160];
+        /* TRANSLATORS: the grid of a trace with no heads, or heads of no cells */
+        snprintf(none, sizeof none, _("nothing to draw: %d heads of %d × %d cells"), d->h, v.slice.rows, v.slice.cols);
+        ui_text_fit(dl, none, box.x, box.y, box.w, UI_TEXT_DIM);
         return;
     }
     int cap = grid_caption(dl, d, v.head_axis == '1', box);
