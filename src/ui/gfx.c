@@ -18,6 +18,7 @@ int ui_gfx_open(SDL_Renderer *r, int base_px, ui_gfx **out, char *err, size_t er
         free(g);
         return -1;
     }
+    g->sized[0] = g->font;
     SDL_SetRenderDrawBlendMode(r, SDL_BLENDMODE_BLEND);
     ui_draw_init(&g->list, ui_gfx_measure(g));
     *out = g;
@@ -35,7 +36,7 @@ void ui_gfx_close(ui_gfx *g)
     for (int i = 0; i < UI_HEAT_CACHE; i++)
         if (g->heat[i].tex) SDL_DestroyTexture(g->heat[i].tex);
     if (g->hatch) SDL_DestroyTexture(g->hatch);
-    ui_font_close(g->font);
+    for (int i = 0; i < UI_GFX_SIZES; i++) ui_font_close(g->sized[i]);
     ui_font_close(g->bold);
     ui_draw_free(&g->list);
     free(g);
@@ -135,7 +136,23 @@ void ui_gfx_hatch(ui_gfx *g, int x, int y, int w, int h, int phase)
 
 void ui_gfx_font_px(ui_gfx *g, int px)
 {
-    if (px != g->font_px && ui_font_set_size(g->font, px) == 0) g->font_px = px;
+    if (px == g->font_px) return;
+    int slot = -1, oldest = 0;
+    for (int i = 0; i < UI_GFX_SIZES && slot < 0; i++)
+        if (g->sized[i] && ui_font_size(g->sized[i]) == px) slot = i;
+    for (int i = 0; i < UI_GFX_SIZES && slot < 0; i++) { /* a size not open yet: a free slot ... */
+        char err[200];
+        if (!g->sized[i] && !ui_font_open(g->r, px, &g->sized[i], err, sizeof err)) slot = i;
+    }
+    if (slot < 0) { /* ... else the font chosen longest ago takes the new size */
+        for (int i = 1; i < UI_GFX_SIZES; i++)
+            if (g->sized[i] && g->sized_used[i] < g->sized_used[oldest]) oldest = i;
+        if (!g->sized[oldest] || ui_font_set_size(g->sized[oldest], px)) return; /* it keeps its size */
+        slot = oldest;
+    }
+    g->sized_used[slot] = ++g->font_uses;
+    g->font = g->sized[slot];
+    g->font_px = px;
 }
 
 ui_font *ui_gfx_bold(ui_gfx *g, int px)

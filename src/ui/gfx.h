@@ -27,9 +27,18 @@ typedef struct {
     unsigned used;       /* frame it was last used in */
 } ui_heat_entry;
 
+/* Regular fonts kept open at this many sizes at once: a frame mixing sizes
+ * (the interface, the text strip's larger poem, the help's smaller text)
+ * switches between them instead of resizing one font, which would drop its
+ * glyphs and rendered texts every time. */
+#define UI_GFX_SIZES 3
+
 typedef struct ui_gfx {
     SDL_Renderer *r;
-    ui_font *font;
+    ui_font *font;       /* the regular font at font_px: one of sized */
+    ui_font *sized[UI_GFX_SIZES]; /* opened as sizes are asked for; NULL until then */
+    unsigned sized_used[UI_GFX_SIZES]; /* when each was last chosen, to reuse the oldest */
+    unsigned font_uses;
     ui_font *bold;       /* the same faces emboldened, opened when first used; NULL until then */
     int font_px;
     unsigned frame;
