@@ -221,20 +221,25 @@ int ui_text_w_bold(ui_draw *d, const char *s)
     return d->measure.bold_width ? d->measure.bold_width(d->measure.ctx, s, d->px) : ui_text_w(d, s);
 }
 
-int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb)
+const char *ui_text_cut(ui_draw *d, const char *s, int max_w, char *buf, size_t size)
 {
-    if (max_w <= 0) return 0;
-    if (ui_text_w(d, s) <= max_w) return ui_text(d, s, x, y, argb);
-    char buf[512];
+    if (max_w <= 0 || size < 5) return "";
+    if (ui_text_w(d, s) <= max_w) return s;
     size_t n = strlen(s);
-    if (n >= sizeof buf - 4) n = sizeof buf - 4;
+    if (n >= size - 4) n = size - 4;
     while (n > 0) {
         n = attn_utf8_prev(s, n); /* back off one character at a time */
         memcpy(buf, s, n);
         memcpy(buf + n, "…", 4);
-        if (ui_text_w(d, buf) <= max_w) return ui_text(d, buf, x, y, argb);
+        if (ui_text_w(d, buf) <= max_w) return buf;
     }
-    return 0;
+    return "";
+}
+
+int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb)
+{
+    char buf[512];
+    return ui_text(d, ui_text_cut(d, s, max_w, buf, sizeof buf), x, y, argb);
 }
 
 /* Where a line may break before byte i of s (a character boundary): after a

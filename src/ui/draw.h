@@ -184,6 +184,9 @@ int ui_text_wrap(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t ar
 int ui_text_wrap_lines(ui_draw *d, const char *s, int max_w);
 /* Draws s cut with "…" to fit max_w pixels. */
 int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb);
+/* What ui_text_fit draws: s itself when it fits, else its start and "…" in buf
+ * (size bytes), "" when not even that fits. */
+const char *ui_text_cut(ui_draw *d, const char *s, int max_w, char *buf, size_t size);
 /* Slice s as a w × h heatmap at (x, y), and a hatch command in_image over its masked cells. */
 void ui_heatmap(ui_draw *d, unsigned generation, const ui_slice *s, const ui_scale *sc, int x, int y, int w,
                 int h, int gap);

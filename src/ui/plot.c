@@ -329,11 +329,16 @@ static bool mark_char(uint32_t cp)
  * never cut: "c…" would not say which. */
 /* The width a label needs upright over its column: its own and a gap, two
  * pixels for one character (a Chinese character fills its cell). */
-static int label_need(ui_draw *dl, const char *lab)
+static int label_gap(ui_draw *dl, const char *lab)
 {
     size_t n = strlen(lab);
     bool one = n > 0 && attn_utf8_next(lab, n, 0) >= n;
-    return ui_text_w(dl, lab) + (one ? 2 : ui_line(dl) / 2);
+    return one ? 2 : ui_line(dl) / 2;
+}
+
+static int label_need(ui_draw *dl, const char *lab)
+{
+    return ui_text_w(dl, lab) + label_gap(dl, lab);
 }
 
 /* The widest column label (returned) and the most any needs upright (*whole). */
@@ -344,8 +349,9 @@ static int col_turned_room(ui_draw *dl, const attn_trace *tr, const ui_view_slic
     *whole = 0;
     for (int j = 0; j < v->slice.cols; j++) {
         const char *lab = ui_view_col_label(tr, v, j, buf, sizeof buf);
-        longest = ui_imax(longest, ui_text_w(dl, lab));
-        *whole = ui_imax(*whole, label_need(dl, lab));
+        int w = ui_text_w(dl, lab);
+        longest = ui_imax(longest, w);
+        *whole = ui_imax(*whole, w + label_gap(dl, lab));
     }
     return longest;
 }
@@ -384,21 +390,6 @@ static int col_label_step(ui_draw *dl, const placed *p, int room)
     return ui_imax(1, (int)ceil(room / fmax(p->r.w / (double)p->s->cols, 0.01)));
 }
 
-/* s cut with "…" to at most max pixels, into buf. */
-static const char *cut_to(ui_draw *dl, const char *s, int max, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s", s);
-    size_t n = strlen(buf);
-    while (n > 0 && ui_text_w(dl, buf) > max) {
-        size_t k = n - 1; /* back to the start of the last code point */
-        while (k > 0 && ((unsigned char)buf[k] & 0xC0) == 0x80) k--;
-        n = k;
-        if (n + sizeof "…" > size) continue;
-        memcpy(buf + n, "…", sizeof "…");
-    }
-    return buf;
-}
-
 /* Column labels over the cells in the band above them, every step-th: a label
  * too long for its cell cut with "…" (the tooltip shows it whole), or, when
  * the band is turned, every word read upwards from the cells (cut only past 6
@@ -415,7 +406,7 @@ static void col_labels(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v
         size_t n = strlen(lab);
         bool word = n > 0 && attn_utf8_next(lab, n, 0) < n; /* more than one character */
         if (p->turned && (word || label_need(dl, lab) > cw * step)) { /* words all turn alike; a character stays level */
-            const char *t = cut_to(dl, lab, p->lh - u / 4, cut, sizeof cut);
+            const char *t = ui_text_cut(dl, lab, p->lh - u / 4, cut, sizeof cut);
             int tw = ui_text_w(dl, t);
             ui_text_turned(dl, t, c.x + (c.w - p->gap - u) / 2, p->r.y - u / 4 - tw, UI_TEXT);
             continue;
@@ -596,46 +587,65 @@ static bool bars_shown(const ui_app *app, const ui_view_slice *v)
            attn_trace_stage(&app->trace, app->view.layer, ATTN_STAGE_WEIGHTS);
 }
 
+/* What the single view draws in box, worked out once for drawing it and for
+ * measuring it (ui_plot_single_cell): the slice shown, zoomed to a window of
+ * whole; the box left to the heatmap under the bar chart of the selected
+ * row (bars_h); the heatmap's options, with the RMS column for a model's
+ * residual stream when every column is shown. */
+typedef struct {
+    const attn_tensor *t;
+    ui_view_slice v, whole;
+    bool ranked, zoomed;
+    int bars_h;
+    ui_rect box;
+    ui_plot_opts o;
+} single_view;
+
+static bool single_view_make(ui_draw *dl, const ui_app *app, ui_rect box, single_view *s)
+{
+    s->t = ui_app_tensor(app);
+    if (!s->t || ui_view_make(&app->trace, s->t->name, app->view.batch, app->view.head, &s->v)) return false;
+    s->ranked = ui_plot_ranked_wanted(app, &s->v);
+    s->bars_h = bars_shown(app, &s->v) ? ui_imin(ui_plot_bars_height(dl), box.h / 2) : 0;
+    if (s->bars_h) box.h -= s->bars_h + ui_line(dl) / 2;
+    s->box = box;
+    s->whole = s->v;
+    int i0, j0, wr, wc;
+    s->zoomed = ui_app_zoom_window(app, s->v.slice.rows, s->v.slice.cols, &i0, &j0, &wr, &wc);
+    if (s->zoomed) ui_view_window(&s->v, i0, j0, wr, wc); /* the colours stay the whole slice's */
+    s->o = (ui_plot_opts){true, false, true, 0, app->generation, 0, 0, NULL, 0};
+    if (rms_stage(s->t) && attn_trace_is_model(&app->trace) && s->v.slice.cols == s->whole.slice.cols)
+        s->o.rms = &s->whole.slice, s->o.rms_row0 = s->v.row0;
+    return true;
+}
+
 double ui_plot_single_cell(ui_draw *dl, const ui_app *app, ui_rect box)
 {
-    const attn_tensor *t = ui_app_tensor(app);
-    ui_view_slice v;
-    if (!t || ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return 0;
-    if (ui_plot_ranked_wanted(app, &v)) return sqrt(fmax(0.0, (double)box.w * box.h)); /* its rows and columns fill the box */
-    if (bars_shown(app, &v)) box.h -= ui_imin(ui_plot_bars_height(dl), box.h / 2) + ui_line(dl) / 2;
-    int i0, j0, wr, wc;
-    if (ui_app_zoom_window(app, v.slice.rows, v.slice.cols, &i0, &j0, &wr, &wc)) ui_view_window(&v, i0, j0, wr, wc);
-    ui_plot_opts o = {true, false, true, 0, app->generation, 0, 0, NULL, 0};
-    if (rms_stage(t) && attn_trace_is_model(&app->trace)) box.w -= rms_width(dl);
+    single_view s;
+    if (!single_view_make(dl, app, box, &s)) return 0;
+    if (s.ranked) return sqrt(fmax(0.0, (double)box.w * box.h)); /* its rows and columns fill the box */
+    if (s.o.rms) s.box.w -= rms_width(dl); /* as ui_plot_heatmap leaves it */
     placed p;
     int lw;
-    if (!place(dl, &app->trace, &v, box, &o, &p, &lw)) return 0;
+    if (!place(dl, &app->trace, &s.v, s.box, &s.o, &p, &lw)) return 0;
     return fmin(p.r.w / (double)p.s->cols, p.r.h / (double)p.s->rows);
 }
 
 void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
 {
-    const attn_tensor *t = ui_app_tensor(app);
-    ui_view_slice v, whole;
-    if (!t || ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return;
-    if (ui_plot_ranked_wanted(app, &v)) { /* logits, probs: each row's top tokens (y: this heatmap) */
-        ui_plot_ranked(dl, app, &v, box);
+    single_view s;
+    if (!single_view_make(dl, app, box, &s)) return;
+    if (s.ranked) { /* logits, probs: each row's top tokens (y: this heatmap) */
+        ui_plot_ranked(dl, app, &s.v, box);
         return;
     }
-    if (bars_shown(app, &v)) {
-        int bh = ui_imin(ui_plot_bars_height(dl), box.h / 2);
-        ui_plot_bars(dl, app, (ui_rect){box.x, box.y + box.h - bh, box.w, bh});
-        box.h -= bh + ui_line(dl) / 2;
-    }
-    ui_scale sc = app->scale_head && v.head_axis ? ui_view_slice_scale(t, &v.slice) : ui_app_scale(app, t);
-    whole = v;
-    int i0, j0, wr, wc;
-    bool zoomed = ui_app_zoom_window(app, v.slice.rows, v.slice.cols, &i0, &j0, &wr, &wc);
-    if (zoomed) ui_view_window(&v, i0, j0, wr, wc); /* the colours stay the whole slice's */
-    ui_plot_opts o = {true, false, true, 0, app->generation, 0, 0, NULL, 0};
-    if (rms_stage(t) && attn_trace_is_model(&app->trace) && v.slice.cols == whole.slice.cols)
-        o.rms = &whole.slice, o.rms_row0 = v.row0;
-    int area = ui_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &o);
+    if (s.bars_h) ui_plot_bars(dl, app, (ui_rect){box.x, box.y + box.h - s.bars_h, box.w, s.bars_h});
+    const attn_tensor *t = s.t;
+    const ui_view_slice v = s.v, whole = s.whole;
+    bool zoomed = s.zoomed;
+    box = s.box;
+    ui_scale sc = app->scale_head && v.head_axis ? ui_view_slice_scale(t, &whole.slice) : ui_app_scale(app, t);
+    int area = ui_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &s.o);
     /* a lesson's region (zoom.rows) keeps every cell of the quiz in view: no minimap over them */
     if (area >= 0 && zoomed && !app->zoom.rows) minimap(dl, app, &whole, &v, &sc, dl->layout->areas[area].r);
     char buf[160];

@@ -713,10 +713,9 @@ static void save_overlay(ui_draw *dl, const ui_app *app)
 /* Where the parts of the visualizer go: the stage list (rail), the header, the
  * decode panel, the picture and the side panel or its one-line fold. */
 typedef struct {
-    bool rail, side, detail;
+    bool rail, detail;
     int nav_w;
     ui_rect main;   /* right of the rail: header, decode panel, picture */
-    int header_y;   /* below the header */
     int strip_h;    /* the text strip's height (text_strip.h), under the decode panel, */
     int strip_room; /* measured in this much room */
     int fold_y;     /* the side panel folded to a line, here (-1: none) */
@@ -728,10 +727,10 @@ typedef struct {
 static void plan_frame(ui_draw *dl, const ui_app *app, ui_rect area, bool rail, bool side, bool detail, frame_plan *p)
 {
     int u = ui_line(dl);
-    *p = (frame_plan){.rail = rail, .side = side, .detail = detail, .nav_w = rail ? navigator_width(dl, app) : 0};
+    *p = (frame_plan){.rail = rail, .detail = detail, .nav_w = rail ? navigator_width(dl, app) : 0};
     p->main = (ui_rect){area.x + (rail ? p->nav_w + u : u / 2), area.y, 0, area.h - u / 2};
     p->main.w = area.x + area.w - p->main.x - (rail ? u : u / 2);
-    int y = p->header_y = header(dl, app, p->main, rail, detail, false);
+    int y = header(dl, app, p->main, rail, detail, false);
     if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){p->main.x, y, p->main.w, 0}, false);
     p->strip_room = p->main.y + p->main.h - y;
     y += p->strip_h = ui_text_strip_height(dl, app, (ui_rect){p->main.x, y, p->main.w, p->strip_room});
