@@ -21,6 +21,7 @@
 #include "rng.h"
 #include "safetensors.h"
 #include "trace_io.h"
+#include "utf8.h"
 static char ROOT[256];
 
 #include "model_fixture.h"
@@ -552,6 +553,45 @@ static void test_save_and_load(void **state)
     attn_trace_free(&tr);
 }
 
+/* Every setting is recorded whole (issue 21): a text and a model folder far
+ * over 64 bytes, Chinese, so a cut would fall inside a character and leave
+ * a header that is not UTF-8. */
+static void test_long_settings_recorded_whole(void **state)
+{
+    (void)state;
+    const char *text = "the cat 春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。 sat|a dog ran 独在异乡为异客，每逢佳节倍思亲。";
+    const char *dir = model_dir("io-一个名字很长很长很长的模型文件夹-一个名字很长很长很长的模型文件夹");
+    attn_trace tr, back;
+    attn_error err;
+    char path[512];
+    make_model(dir, 1, 2, 1, true, NULL, NULL);
+    run_text(dir, text, "right", 0, true, &tr);
+    snprintf(path, sizeof path, "%s/long.safetensors", ROOT);
+    assert_int_equal(attn_trace_save(&tr, path, &err), ATTN_OK);
+    attn_st_file f;
+    if (attn_st_read(path, &f, &err)) fail_msg("read: %s", err.msg);
+    assert_string_equal(attn_st_meta(&f, "text"), text);
+    assert_string_equal(attn_st_meta(&f, "model"), dir);
+    attn_st_free(&f);
+    FILE *fp = fopen(path, "rb"); /* the header as bytes: UTF-8 throughout */
+    unsigned char len[8];
+    assert_non_null(fp);
+    assert_int_equal(fread(len, 1, 8, fp), 8);
+    size_t n = 0;
+    for (int i = 7; i >= 0; i--) n = n << 8 | len[i];
+    char *header = malloc(n);
+    assert_non_null(header);
+    assert_int_equal(fread(header, 1, n, fp), n);
+    fclose(fp);
+    assert_true(attn_utf8_valid(header, n));
+    free(header);
+    if (attn_trace_load(path, &back, &err)) fail_msg("load: %s", err.msg);
+    assert_string_equal(back.cfg.text, text);
+    assert_string_equal(back.cfg.model, dir);
+    attn_trace_free(&back);
+    attn_trace_free(&tr);
+}
+
 static void test_config_errors(void **state)
 {
     (void)state;
@@ -593,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_kv_cache_grows),
         cmocka_unit_test(test_one_layer_of_weights),
         cmocka_unit_test(test_save_and_load),
+        cmocka_unit_test(test_long_settings_recorded_whole),
         cmocka_unit_test(test_config_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,7 +40,8 @@ static bool pick_value(const attn_setting *row, bool must_run, char *out, int si
             ok = attn_config_resolve(&c, &d, &t, &s, NULL) == ATTN_OK;
             if (ok) attn_tokens_free(&t), attn_tokens_free(&s);
         }
-        if (ok) attn_setting_format(&c, row, out, size);
+        char buf[ATTN_SETTING_VALUE_MAX];
+        if (ok) snprintf(out, (size_t)size, "%s", attn_setting_format(&c, row, buf, sizeof buf));
         attn_config_free(&c);
         if (ok) return true;
     }
@@ -69,8 +70,8 @@ static void table_is_sound(void **state)
         attn_error err;
         if (row->def && attn_setting_parse(&c, row, row->def, &err)) fail_msg("%s: default: %s", row->name, err.msg);
         /* what format writes, parse reads back (an unset size, 0, cannot be set) */
-        char text[256], again[256];
-        attn_setting_format(&c, row, text, sizeof text);
+        char text[256], buf[ATTN_SETTING_VALUE_MAX], again[ATTN_SETTING_VALUE_MAX];
+        snprintf(text, sizeof text, "%s", attn_setting_format(&c, row, buf, sizeof buf));
         bool unset = row->type == ATTN_SET_INT && !row->def && row->min > 0;
         assert_int_equal(attn_setting_parse(&c, row, text, &err), unset ? ATTN_ERR_CONFIG : ATTN_OK);
         assert_string_equal(attn_setting_format(&c, row, again, sizeof again), text);
@@ -193,9 +194,9 @@ static void trace_round_trip(void **state)
         if (attn_trace_load(path, &back, &err)) fail_msg("%s = %s: load: %s", row->name, want, err.msg);
         /* what ran is what the file says ran */
         attn_config ran = attn_config_as_run(&c, &tr.dims), read = attn_config_as_run(&back.cfg, &back.dims);
-        char a[256], b[256];
-        attn_setting_format(&ran, row, a, sizeof a);
-        attn_setting_format(&read, row, b, sizeof b);
+        char abuf[ATTN_SETTING_VALUE_MAX], bbuf[ATTN_SETTING_VALUE_MAX];
+        const char *a = attn_setting_format(&ran, row, abuf, sizeof abuf);
+        const char *b = attn_setting_format(&read, row, bbuf, sizeof bbuf);
         if (strcmp(a, b)) fail_msg("%s = %s ran as %s but reads back as %s", row->name, want, a, b);
         tested++;
         attn_trace_free(&tr);

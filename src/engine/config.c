@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "budget.h"
+#include "utf8.h"
 
 #define MAX_D_MODEL 16384
 #define MAX_HEADS 256
@@ -458,7 +459,7 @@ const char *attn_setting_format(const attn_config *c, const attn_setting *row, c
         for (const attn_setting_choice *ch = row->choices; ch->name; ch++)
             if (ch->value == *(const int *)f) { snprintf(buf, (size_t)size, "%s", ch->name); break; }
         break;
-    case ATTN_SET_TEXT: snprintf(buf, (size_t)size, "%s", *(char *const *)f ? *(char *const *)f : ""); break;
+    case ATTN_SET_TEXT: return *(char *const *)f ? *(char *const *)f : ""; /* whole, never cut to buf */
     }
     return buf;
 }
@@ -466,8 +467,8 @@ const char *attn_setting_format(const attn_config *c, const attn_setting *row, c
 /* True if c's value of row reads as text (a copy of c parses it; strings compare as text). */
 static bool holds(const attn_config *c, const attn_setting *row, const char *text)
 {
-    char now[128], then[128];
-    attn_setting_format(c, row, now, sizeof now);
+    char nbuf[ATTN_SETTING_VALUE_MAX], then[ATTN_SETTING_VALUE_MAX];
+    const char *now = attn_setting_format(c, row, nbuf, sizeof nbuf);
     if (row->type == ATTN_SET_TEXT) return strcmp(now, text ? text : "") == 0;
     attn_config tmp = *c; /* no string of tmp is touched */
     return attn_setting_parse(&tmp, row, text, NULL) == ATTN_OK &&
@@ -479,7 +480,7 @@ bool attn_setting_is_default(const attn_config *c, const attn_setting *row)
     if (row->def) return holds(c, row, row->def);
     attn_config zero;
     memset(&zero, 0, sizeof zero);
-    char now[128], z[128];
+    char now[ATTN_SETTING_VALUE_MAX], z[ATTN_SETTING_VALUE_MAX];
     return strcmp(attn_setting_format(c, row, now, sizeof now), attn_setting_format(&zero, row, z, sizeof z)) == 0;
 }
 
@@ -490,8 +491,12 @@ const char *attn_setting_describe(const attn_config *c, const attn_setting *row,
     } else if (attn_setting_is_default(c, row)) {
         snprintf(buf, (size_t)size, "%s", "");
     } else {
-        char v[128];
-        snprintf(buf, (size_t)size, "%s %s", row->name, attn_setting_format(c, row, v, sizeof v));
+        char v[ATTN_SETTING_VALUE_MAX];
+        int n = snprintf(buf, (size_t)size, "%s %s", row->name, attn_setting_format(c, row, v, sizeof v));
+        if (size > 0 && n >= size) { /* a long text, cut: where its last whole character ends */
+            size_t end = (size_t)size - 1, last = attn_utf8_prev(buf, end);
+            if (!attn_utf8_valid(buf + last, end - last)) buf[last] = '\0';
+        }
     }
     return buf;
 }

@@ -150,13 +150,18 @@ int attn_edit_distance(const char *a, const char *b);
 attn_status attn_setting_parse(attn_config *c, const attn_setting *row, const char *text, attn_error *err);
 
 /* c's value as text that attn_setting_parse reads back to the same value
- * ("true", "-inf", "0.1", "" for an unset string). Returns buf. */
+ * ("true", "-inf", "0.1", "" for an unset string), whole: a text setting
+ * (model, text, tokens) returns its own string, which c owns, never a copy
+ * cut to size; a number or a name is written into buf, which needs
+ * ATTN_SETTING_VALUE_MAX bytes (they all fit: the longest is a double's 24). */
+#define ATTN_SETTING_VALUE_MAX 40
 const char *attn_setting_format(const attn_config *c, const attn_setting *row, char *buf, int size);
 
 /* True if c's value is the row's default. */
 bool attn_setting_is_default(const attn_config *c, const attn_setting *row);
 
-/* The status text of c's value (see describe): "" when nothing is worth saying. */
+/* The status text of c's value (see describe): "" when nothing is worth saying.
+ * A text longer than buf is cut at a character boundary, never inside one. */
 const char *attn_setting_describe(const attn_config *c, const attn_setting *row, char *buf, int size);
 
 /* Steps c to the value after its current one in row->cycle (the first if the

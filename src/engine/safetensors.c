@@ -200,6 +200,11 @@ static attn_status parse_header(const char *json, size_t len, uint64_t data_size
                                 attn_error *err)
 {
     attn_status st = ATTN_OK;
+    for (size_t i = 0, next; i < len; i = next) { /* JSON in UTF-8, as the format says: no other encoding */
+        next = attn_utf8_next(json, len, i);
+        if (!attn_utf8_valid(json + i, next - i))
+            return attn_fail(err, ATTN_ERR_FORMAT, "header is not valid UTF-8 (byte %zu of %zu)", i + 1, len);
+    }
     cJSON *root = cJSON_ParseWithLength(json, len);
     if (!root) return attn_fail(err, ATTN_ERR_FORMAT, "header is not valid JSON");
     if (!cJSON_IsObject(root)) {
@@ -344,6 +349,16 @@ attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n, cons
     attn_status st = ATTN_OK;
     char *json = NULL, *tmp = NULL, target[4096];
     FILE *fp = NULL;
+    /* the header is UTF-8 JSON: a text that is not UTF-8 (a folder name in
+     * another encoding) cannot be written whole, so nothing is written */
+    for (int i = 0; i < 2 * n_meta; i++)
+        if (!attn_utf8_valid(meta[i], strlen(meta[i])))
+            return attn_fail(err, ATTN_ERR_CONFIG, "%s: cannot write: %s '%.40s' is not valid UTF-8, which a "
+                             "safetensors header must be", path, i % 2 ? "the metadata value of" : "the metadata key",
+                             i % 2 ? meta[i - 1] : "(not shown)");
+    for (int i = 0; i < n; i++)
+        if (!attn_utf8_valid(t[i].name, strlen(t[i].name)))
+            return attn_fail(err, ATTN_ERR_CONFIG, "%s: cannot write: a tensor name is not valid UTF-8", path);
     /* a symbolic link is followed: the file it names is replaced, the link stays */
     if ((st = attn_file_resolve(path, target, sizeof target, err))) return st;
     path = target;

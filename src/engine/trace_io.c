@@ -83,7 +83,7 @@ attn_status attn_trace_save(const attn_trace *tr, const char *path, attn_error *
 {
     enum { MAXMETA = 64 };
     const char *meta[2 * MAXMETA];
-    char num[MAXMETA][64];
+    char num[MAXMETA][ATTN_SETTING_VALUE_MAX]; /* numbers and names; a text is put as its own string, whole */
     char *owned[8] = {0};
     int nm = 0, nn = 0, no = 0;
     const attn_dims *d = &tr->dims;
