@@ -196,6 +196,51 @@ static void test_malformed_files(void **state)
     }
 }
 
+/* Sizes a header declares whose products or sums overflow (issue 21): each
+ * is refused in words, or read right; none is computed in an int that wraps
+ * (UBSan reports any that is). */
+static void test_sizes_that_overflow(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *header, *msg;
+    } refused[] = {
+        /* no data, but the last two sizes multiply to 2^80 */
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[0,1099511627776,1099511627776],\"data_offsets\":[0,0]}}",
+         "shape needs too many bytes"},
+        {"{\"x\":{\"dtype\":\"F16\",\"shape\":[4294967296,4294967296,0],\"data_offsets\":[0,0]}}",
+         "shape needs too many bytes"},
+        /* a size no view can take as an int, outside the contract too */
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2147483648,0],\"data_offsets\":[0,0]}}",
+         "implausible size 2147483648"},
+        /* s + past = 2^31 */
+        {"{\"__metadata__\":{\"past\":\"1073741824\"},"
+         "\"weights\":{\"dtype\":\"F32\",\"shape\":[1,1,1073741824,0],\"data_offsets\":[0,0]}}",
+         "s = 1073741824 queries after past = 1073741824, is too long"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        const char *p = write_raw("overflow.safetensors", refused[i].header, UINT64_MAX, 0);
+        expect_error(p, ATTN_ERR_FORMAT, refused[i].msg);
+        unlink(p);
+    }
+    /* b · s = 65536 · 65536 = 2^32 rows, of no keys: fully_masked_rows' bound
+     * was b * s in an int, which wrapped to 0 and refused this good entry */
+    const char *p = write_raw("overflow.safetensors",
+                              "{\"__metadata__\":{\"fully_masked_rows\":\"[[65535,65535]]\"},"
+                              "\"weights\":{\"dtype\":\"F32\",\"shape\":[65536,1,65536,0],\"data_offsets\":[0,0]}}",
+                              UINT64_MAX, 0);
+    attn_trace tr;
+    attn_error err;
+    if (attn_trace_load(p, &tr, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(tr.dims.b, 65536);
+    assert_int_equal(tr.dims.s, 65536);
+    assert_int_equal(tr.n_masked, 1);
+    assert_int_equal(tr.masked_rows[0], 65535);
+    assert_int_equal(tr.masked_rows[1], 65535);
+    attn_trace_free(&tr);
+    unlink(p);
+}
+
 /* F16 and BF16 widen to float32 exactly: normal, negative, subnormal, ∞. */
 static void test_half_dtypes(void **state)
 {
@@ -475,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_foreign_file_without_metadata),
         cmocka_unit_test(test_malformed_files),
+        cmocka_unit_test(test_sizes_that_overflow),
         cmocka_unit_test(test_truncated_files),
         cmocka_unit_test(test_half_dtypes),
         cmocka_unit_test(test_missing_and_unwritable),

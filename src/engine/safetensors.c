@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "checked.h"
 #include "fileio.h"
 #include "utf8.h"
 
@@ -107,12 +108,15 @@ void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst)
     attn_st_copy_f32_range(f, e, 0, attn_st_count(e), dst);
 }
 
+/* The largest byte count or offset a header may give (a JSON number is exact up to it). */
+#define ST_MAX_BYTES 9007199254740992.0
+
 /* A JSON number that is a whole number in [0, 2^53]. */
 static bool json_uint(const cJSON *j, uint64_t *out)
 {
     if (!cJSON_IsNumber(j)) return false;
     double v = j->valuedouble;
-    if (!(v >= 0 && v <= 9007199254740992.0) || floor(v) != v) return false;
+    if (!(v >= 0 && v <= ST_MAX_BYTES) || floor(v) != v) return false;
     *out = (uint64_t)v;
     return true;
 }
@@ -152,7 +156,11 @@ static attn_status parse_entry(const cJSON *item, attn_st_entry *e, attn_error *
                          ATTN_MAX_NDIM);
     snprintf(e->name, sizeof e->name, "%s", name);
     e->ndim = nd;
-    uint64_t count = 1;
+    /* the elements, and the product of the sizes other than 0: a shape such as
+     * [0, 2^40, 2^40] holds nothing, but whoever multiplies its last two sizes
+     * overflows. Both must fit in 2^53 bytes, so no product of any of its
+     * sizes overflows an int64_t later. */
+    uint64_t count = 1, nonzero = (uint64_t)DTYPES[dt].size;
     bool overflow = false;
     for (int i = 0; i < nd; i++) {
         uint64_t v;
@@ -160,8 +168,8 @@ static attn_status parse_entry(const cJSON *item, attn_st_entry *e, attn_error *
             return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' has a shape entry that is not a whole number",
                              name);
         e->shape[i] = (int64_t)v;
-        if (v && count > UINT64_MAX / 4 / v) overflow = true;
-        else count *= v;
+        if (!attn_mul_u64(count, v, &count) || (v && !attn_mul_u64(nonzero, v, &nonzero)) || nonzero > ST_MAX_BYTES)
+            overflow = true;
     }
     uint64_t b0, b1;
     if (cJSON_GetArraySize(offs) != 2 || !json_uint(cJSON_GetArrayItem(offs, 0), &b0) ||
@@ -373,8 +381,13 @@ attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n, cons
     }
     uint64_t pos = 0;
     for (int i = 0; i < n; i++) {
-        uint64_t count = 1;
-        for (int j = 0; j < t[i].ndim; j++) count *= (uint64_t)t[i].shape[j];
+        uint64_t count = 4; /* bytes */
+        for (int j = 0; j < t[i].ndim; j++)
+            if (t[i].shape[j] < 0 || !attn_mul_u64(count, (uint64_t)t[i].shape[j], &count)) {
+                st = attn_fail(err, ATTN_ERR_CONFIG, "%s: cannot write: tensor '%s' has an impossible shape", path,
+                               t[i].name);
+                goto out;
+            }
         cJSON *e = cJSON_AddObjectToObject(root, t[i].name);
         cJSON *shape = e ? cJSON_AddArrayToObject(e, "shape") : NULL;
         cJSON *offs = e ? cJSON_AddArrayToObject(e, "data_offsets") : NULL;
@@ -385,8 +398,8 @@ attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n, cons
         for (int j = 0; j < t[i].ndim; j++)
             cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t[i].shape[j]));
         cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)pos));
-        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(pos + count * 4)));
-        pos += count * 4;
+        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(pos + count)));
+        pos += count;
     }
     json = cJSON_PrintUnformatted(root);
     if (!json) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
@@ -411,7 +424,7 @@ attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n, cons
     bool ok = fwrite(prefix, 1, 8, fp) == 8 && fwrite(json, 1, len, fp) == len;
     for (size_t i = len; ok && i < padded; i++) ok = fputc(' ', fp) != EOF;
     for (int i = 0; ok && i < n; i++) {
-        size_t count = 1;
+        size_t count = 1; /* fits: its bytes did, above */
         for (int j = 0; j < t[i].ndim; j++) count *= (size_t)t[i].shape[j];
         if (host_is_little_endian()) {
             ok = fwrite(t[i].data, sizeof(float), count, fp) == count;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "model.h"
 #include "safetensors.h"
 #include "utf8.h"
@@ -136,6 +137,10 @@ out:
 
 /* ---- loading ---- */
 
+/* The largest size of any axis a trace may declare (2^30): any two add up
+ * within an int, and products are taken as int64_t or checked (checked.h). */
+#define MAX_SIZE (1 << 30)
+
 typedef struct {
     const char *letter; /* dimension name */
     int *slot;          /* where its value goes in attn_dims */
@@ -148,7 +153,7 @@ static attn_status meta_int(const attn_st_file *f, const char *key, int *out, at
     if (!v) return ATTN_OK;
     char *end;
     long x = strtol(v, &end, 10);
-    if (end == v || *end || x < 0 || x > (1L << 30))
+    if (end == v || *end || x < 0 || x > MAX_SIZE)
         return attn_fail(err, ATTN_ERR_FORMAT, "metadata '%s' = '%.40s' is not a size", key, v);
     *out = (int)x;
     return ATTN_OK;
@@ -257,7 +262,7 @@ static attn_status infer_dims(const named *ts, int n, attn_dims *d, attn_error *
         int nd = 0;
         for (const char *p = in->dims; *p; nd++) {
             size_t len = strcspn(p, ",");
-            if (nd < e->ndim && e->shape[nd] > (1 << 30))
+            if (nd < e->ndim && e->shape[nd] > MAX_SIZE)
                 return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' has an implausible size %lld", e->name,
                                  (long long)e->shape[nd]);
             for (int j = 0; nd < e->ndim && j < ns; j++) {
@@ -294,7 +299,8 @@ static attn_status load_tokens(const attn_st_file *f, const char *key, const cha
         st = attn_fail(err, ATTN_ERR_FORMAT, "metadata '%s' is not a list of %d rows", key, rows);
         goto out;
     }
-    table = calloc((size_t)rows * (size_t)(len ? len : 1), sizeof *table);
+    size_t cells = 0;
+    if (attn_mul_size((size_t)rows, (size_t)(len ? len : 1), &cells)) table = calloc(cells, sizeof *table);
     lengths = calloc((size_t)(rows ? rows : 1), sizeof *lengths);
     if (!table || !lengths) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
     for (int r = 0; r < rows; r++) {
@@ -342,7 +348,9 @@ static attn_status load_token_ids(const attn_st_file *f, attn_trace *tr, attn_er
     if (!text) return ATTN_OK;
     cJSON *j = cJSON_Parse(text);
     attn_status st = ATTN_OK;
-    tr->token_ids = malloc((size_t)(tk->rows ? tk->rows : 1) * (size_t)(tk->len ? tk->len : 1) * sizeof(int));
+    size_t cells = 0;
+    if (attn_mul_size((size_t)(tk->rows ? tk->rows : 1), (size_t)(tk->len ? tk->len : 1), &cells))
+        tr->token_ids = calloc(cells, sizeof(int));
     if (!tr->token_ids) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
     if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) != tk->rows) {
         st = attn_fail(err, ATTN_ERR_FORMAT, "metadata 'token_ids' is not a list of %d rows", tk->rows);
@@ -427,7 +435,8 @@ static attn_status load_masked_rows(const attn_st_file *f, attn_trace *tr, attn_
     if (text) {
         cJSON *j = cJSON_Parse(text);
         int n = cJSON_IsArray(j) ? cJSON_GetArraySize(j) : -1;
-        if (n < 0 || n > d->b * d->s) {
+        int64_t rows = 0; /* b · s fits: b and s are at most 2^30 */
+        if (n < 0 || !attn_mul_i64(d->b, d->s, &rows) || n > rows) {
             cJSON_Delete(j);
             return attn_fail(err, ATTN_ERR_FORMAT, "metadata 'fully_masked_rows' is not a list of [b, i] pairs");
         }
@@ -474,7 +483,10 @@ static attn_status meta_dims(const attn_st_file *f, const named *ts, int n, attn
     if (!d->k && d->h && d->d % d->h == 0) d->k = d->d / d->h;
     if (!d->n) d->n = d->cross ? d->t : d->s;
     if (!d->cross && !d->P && d->t > d->s) d->P = d->t - d->s;
-    d->L = d->cross ? d->s + d->P : (d->t ? d->t : d->s + d->P);
+    int sp; /* s + P, each up to 2^30 */
+    if (!attn_add_int(d->s, d->P, &sp))
+        return attn_fail(err, ATTN_ERR_FORMAT, "the sequence, s = %d queries after past = %d, is too long", d->s, d->P);
+    d->L = d->cross ? sp : (d->t ? d->t : sp);
     if (d->h && d->g && d->h % d->g)
         return attn_fail(err, ATTN_ERR_FORMAT, "kv_heads %d does not divide heads %d", d->g, d->h);
     d->mode = !d->g ? ATTN_MODE_AUTO : d->g == d->h ? ATTN_MODE_MHA : d->g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
@@ -507,6 +519,10 @@ static attn_status place_tensors(const attn_st_file *f, const named *ts, attn_tr
         t->ndim = e->ndim;
         memcpy(t->shape, e->shape, sizeof t->shape);
         t->count = attn_st_count(e);
+        for (int j = 0; j < t->ndim; j++) /* every view takes a size as an int */
+            if (t->shape[j] > MAX_SIZE)
+                return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%s' has an implausible size %lld", t->name,
+                                 (long long)t->shape[j]);
         if (!t->info) continue;
         int64_t want[ATTN_MAX_NDIM];
         int nd = attn_stage_shape(t->info, &tr->dims, want);
