@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "engine/mapping.h"
 #include "ui/app.h"
 
 static void usage(FILE *out)
@@ -62,6 +63,13 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* a trace or model file cut short while it is mapped: one line naming it,
+     * exit 1, instead of death by SIGBUS (engine/mapping.h) */
+    char who[64];
+    attn_error err;
+    snprintf(who, sizeof who, "attnlab%s%.40s", argc > 1 && argv[1][0] != '-' ? " " : "",
+             argc > 1 && argv[1][0] != '-' ? argv[1] : "");
+    if (attn_mapping_guard(who, &err)) fprintf(stderr, "attnlab: %s\n", err.msg); /* and on, unguarded */
     int rc = dispatch(argc, argv);
     if (ui_app_job_abandoned()) { /* the window quit (ui_app_leave): end now, without the libraries'
                                    * exit handlers running under a worker that may still compute */

@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "explain.h"
 #include "forward.h"
+#include "mapping.h"
 #include "safetensors.h"
 #include "trace_io.h"
 #include "layers_fixture.h"
@@ -238,6 +241,95 @@ static void test_sizes_that_overflow(void **state)
     assert_int_equal(tr.masked_rows[0], 65535);
     assert_int_equal(tr.masked_rows[1], 65535);
     attn_trace_free(&tr);
+    unlink(p);
+}
+
+/* Runs fn in a child whose stderr comes back in out; returns its wait status. */
+static int in_child(void (*fn)(const char *), const char *arg, char *out, size_t size)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        fn(arg);
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < size && (r = read(fds[0], out + n, size - 1 - n)) > 0) n += (size_t)r;
+    out[n] = '\0';
+    close(fds[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+/* Loads a mapped trace, cuts the file to 4096 bytes, reads its last tensor. */
+static void read_after_cut(const char *path)
+{
+    attn_trace tr;
+    attn_error err;
+    attn_mapping_guard("attnlab test", &err);
+    if (attn_trace_load(path, &tr, &err) || !tr.map) _exit(3);
+    if (truncate(path, 4096)) _exit(4);
+    volatile float sum = 0;
+    const attn_tensor *t = &tr.tensors[tr.n_tensors - 1];
+    for (size_t i = 0; i < t->count; i++) sum += t->data[i];
+    _exit(5); /* not reached: the pages past 4096 are gone */
+}
+
+static void bus_error_elsewhere(const char *unused)
+{
+    attn_error err;
+    (void)unused;
+    attn_mapping_guard("attnlab test", &err);
+    raise(SIGBUS);
+}
+
+/* A mapped file cut short under the reader (issue 21): with the guard, one
+ * line naming the file and exit 1, not death by SIGBUS; any other SIGBUS
+ * keeps its default action; every mapping closed is forgotten. */
+static void test_file_cut_while_mapped(void **state)
+{
+    (void)state;
+    attn_config c;
+    attn_trace tr;
+    attn_error err;
+    char msg[1024];
+    attn_config_init(&c);
+    attn_config_set(&c, "seq", "64", &err);
+    assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), ATTN_OK);
+    char p[512];
+    snprintf(p, sizeof p, "%s", tmp_path("cut.safetensors"));
+    if (attn_trace_save(&tr, p, &err)) fail_msg("%s", err.msg);
+    attn_trace_free(&tr);
+    attn_config_free(&c);
+
+    int before = attn_mapping_count();
+    attn_trace back;
+    if (attn_trace_load(p, &back, &err)) fail_msg("%s", err.msg);
+    assert_non_null(back.map);
+    assert_string_equal(attn_mapping_path(back.tensors[0].data), p);
+    assert_int_equal(attn_mapping_count(), before + 1);
+    attn_trace_free(&back);
+    assert_int_equal(attn_mapping_count(), before);
+
+    int status = in_child(read_after_cut, p, msg, sizeof msg);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
+        fail_msg("want exit 1, got %s %d; stderr: %s", WIFEXITED(status) ? "exit" : "signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), msg);
+    char want[700];
+    snprintf(want, sizeof want, "attnlab test: %s: the file became shorter while attnlab was reading it", p);
+    if (strncmp(msg, want, strlen(want)) || strchr(msg, '\n') != msg + strlen(msg) - 1)
+        fail_msg("stderr: '%s'", msg);
+    status = in_child(bus_error_elsewhere, NULL, msg, sizeof msg);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS);
+    assert_string_equal(msg, "");
     unlink(p);
 }
 
@@ -521,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_foreign_file_without_metadata),
         cmocka_unit_test(test_malformed_files),
         cmocka_unit_test(test_sizes_that_overflow),
+        cmocka_unit_test(test_file_cut_while_mapped),
         cmocka_unit_test(test_truncated_files),
         cmocka_unit_test(test_half_dtypes),
         cmocka_unit_test(test_missing_and_unwritable),

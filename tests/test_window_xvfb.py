@@ -613,6 +613,26 @@ def view_run():
     finally:
         win.close()
 
+    # the file cut short while it is shown (issue 21): the next stage's pages are gone, and
+    # the window ends with one line naming the file, exit 1, not by SIGBUS (exit 135)
+    cut = os.path.join(TMP, "cut.safetensors")
+    r = run([ATTNLAB, "trace", "--seq", "64", "-o", cut], timeout=60)
+    if not check("trace --seq 64 -o FILE", r.returncode == 0, f"exit {r.returncode} {r.stderr!r}"):
+        return
+    win = Window("view-cut", ["view", cut])
+    try:
+        if not check("view of a file to cut: window appears", win.find() is not None, win.status()):
+            return
+        os.truncate(cut, 4096)
+        win.key("Right")
+        code = win.wait_exit(10)
+        err = win.stderr()
+        check("view, its file cut short, then → : exit 1 with one line naming the file",
+              code == 1 and err.count("\n") == 1 and err.startswith(f"attnlab view: {cut}: the file became shorter"),
+              f"exit {code}, stderr {err!r}")
+    finally:
+        win.close()
+
 
 # ---- third run: Esc never quits, in a lesson it leaves the lesson; q there asks ------------------
 

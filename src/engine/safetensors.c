@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "budget.h"
 #include "checked.h"
 #include "fileio.h"
+#include "mapping.h"
 #include "utf8.h"
 
 static bool host_is_little_endian(void)
@@ -36,7 +36,7 @@ void attn_st_free(attn_st_file *f)
     for (int i = 0; i < 2 * f->n_meta; i++) free(f->meta[i]);
     free(f->meta);
     free(f->entries);
-    if (f->map) munmap(f->map, f->map_size);
+    if (f->map) attn_mapping_close(f->map, f->map_size);
     else free(f->data);
     memset(f, 0, sizeof *f);
 }
@@ -477,15 +477,13 @@ attn_status attn_st_map(const char *path, attn_st_file *f, attn_error *err)
         return st;
     }
     if (size >= 8) {
-        /* private and writable: a page written is the process's own copy, the file never changes */
-        void *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED) {
-            st = attn_fail(err, ATTN_ERR_IO, "%s: cannot map %llu bytes: %s", path, (unsigned long long)size,
-                           strerror(errno));
+        /* private and writable: a page written is the process's own copy, the
+         * file never changes; recorded, so a file cut short under it is named
+         * (mapping.h) rather than killing the process with SIGBUS */
+        if ((st = attn_mapping_open(fd, (size_t)size, path, &f->map, err))) {
             close(fd);
             return st;
         }
-        f->map = map;
         f->map_size = (size_t)size;
     }
     close(fd); /* the mapping stays valid */

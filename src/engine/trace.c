@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mapping.h"
+
 void attn_trace_free(attn_trace *tr)
 {
     if (!tr) return;
@@ -15,7 +17,7 @@ void attn_trace_free(attn_trace *tr)
     attn_tokens_free(&tr->source);
     free(tr->tensors);
     free(tr->arena);
-    if (tr->map) munmap(tr->map, tr->map_size);
+    attn_mapping_close(tr->map, tr->map_size);
     free(tr->masked_rows);
     free(tr->token_ids);
     free(tr->model_config);
