@@ -465,6 +465,43 @@ check("info names the memory a mapped trace takes and the limit",
 check("info cuts a long token row", "… (976 more)" in out and len(out.splitlines()[2]) < 600, out[:600])
 os.unlink(big)
 
+# A large F16 trace and --memory-gib (issue 21): its tensors widen to float32 in memory, so a
+# command that draws it estimates that first and refuses it over the budget, in one line, before
+# allocating; `info` widens nothing. The file is sparse: 64 MiB declared, no disk used.
+def peak_run(args):
+    """(exit code, peak RSS in bytes, stderr, stdout) of attnlab ARGS, measured in a child of its own."""
+    r = subprocess.run([sys.executable, "-c", "import resource, subprocess, sys; "
+                        "r = subprocess.run(sys.argv[1:], capture_output=True); "
+                        "sys.stderr.buffer.write(r.stderr); sys.stdout.buffer.write(r.stdout); "
+                        "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)",
+                        ARGS.attnlab, *args], capture_output=True, timeout=120)
+    *lines, last = r.stderr.decode(errors="replace").rstrip("\n").split("\n")
+    code, kib = last.split()
+    return int(code), int(kib) * 1024, "".join(line + "\n" for line in lines), r.stdout.decode(errors="replace")
+
+
+sparse = os.path.join(TMP, "sparse-f16.safetensors")
+shape = [1, 8, 2048, 2048]  # 64 MiB of F16, 128 MiB as float32
+hdr = json.dumps({"weights": {"dtype": "F16", "shape": shape, "data_offsets": [0, 2 * 8 * 2048 * 2048]}})
+hdr += " " * (-len(hdr) % 8)
+with open(sparse, "wb") as f:
+    f.write(struct.pack("<Q", len(hdr)) + hdr.encode())
+    f.truncate(8 + len(hdr) + 2 * 8 * 2048 * 2048)
+MIB = 1 << 20
+rss = "" if not asan else " (peak RSS not measured under ASan)"
+for cmd in (["render", "--memory-gib", "0.1", sparse, "-o", PNG], ["view", "--memory-gib", "0.1", sparse]):
+    code, peak, err, _ = peak_run(cmd)
+    check(f"{cmd[0]} --memory-gib 0.1 of a 64 MiB F16 trace: refused up front in one line, low peak{rss}",
+          code == 1 and err == f"attnlab {cmd[0]}: {sparse}: as float32 its F16 tensors would take about 128 MiB of "
+          "memory, more than the 102 MiB limit (--memory-gib)\n" and (asan or peak < 64 * MIB),
+          f"exit {code}, peak {peak // MIB} MiB, stderr {err!r}")
+code, peak, err, out = peak_run(["info", sparse])
+check(f"info of a 64 MiB F16 trace widens nothing{rss}", code == 0 and "read into memory as float32 when drawn" in out
+      and (asan or peak < 64 * MIB), f"exit {code}, peak {peak // MIB} MiB, stderr {err!r}")
+code, peak, err, _ = peak_run(["render", "--memory-gib", "0.5", sparse, "-o", PNG])
+check(f"render --memory-gib 0.5 of it: drawn, holding one float32 copy (128 MiB), not two{rss}",
+      code == 0 and (asan or peak < 192 * MIB), f"exit {code}, peak {peak // MIB} MiB, stderr {err!r}")
+
 # A model's weights cut short while `generate` reads them (issue 21): one line naming the file,
 # exit 1, never death by SIGBUS (exit 135, returncode -7). With ATTNLAB_WEIGHTS_MB=0 every
 # step reads the layers from the mapped file. The cut is made once the weights are mapped and

@@ -45,16 +45,21 @@ static void print_tokens(const char *label, const attn_tokens *t)
     printf("\n");
 }
 
-/* What the trace holds in memory, and where, against the limit of one trace. */
+/* What the trace holds in memory, and where, against the limit of one trace.
+ * A file described (info) holds nothing: what drawing it would take is said. */
 static void print_memory(const attn_trace *tr)
 {
     double bytes = attn_trace_bytes(tr);
     attn_budget budget = attn_config_budget(&tr->cfg);
     bool small = bytes < (1 << 20);
     char why[320];
+    const char *where = tr->described ? (tr->widened ? "read into memory as float32 when drawn (the file stores them "
+                                                       "otherwise, e.g. F16)"
+                                                     : "mapped from the file when drawn (pages read as they are used)")
+                        : tr->map ? "mapped from the file (pages read as they are used)"
+                                  : "in memory";
     printf("  memory: %.1f %s of tensors, %s; here a trace may take up to %s\n", bytes / (small ? 1 << 10 : 1 << 20),
-           small ? "KiB" : "MiB", tr->map ? "mapped from the file (pages read as they are used)" : "in memory",
-           attn_budget_explain(&budget, why, sizeof why));
+           small ? "KiB" : "MiB", where, attn_budget_explain(&budget, why, sizeof why));
     int kept = 0, layer = -1; /* a long prompt's trace keeps one layer's attention weights */
     for (int l = 0; l < tr->n_layers; l++)
         if (attn_trace_stage(tr, l, ATTN_STAGE_WEIGHTS)) kept++, layer = l;
@@ -152,7 +157,8 @@ int cmd_info(int argc, char **argv)
         rc = CLI_EUSAGE;
         goto out;
     }
-    attn_status st = attn_trace_load(a.positional[0], &tr, &err);
+    /* described, not loaded: no tensor is widened or read, whatever the file's size */
+    attn_status st = attn_trace_describe(a.positional[0], &tr, &err);
     if (st) {
         fprintf(stderr, "attnlab info: %s\n", err.msg);
         rc = CLI_EFILE; /* any failure to load a file, even an odd config in it */

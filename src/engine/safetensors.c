@@ -1,4 +1,5 @@
 /* safetensors.c — a defensive safetensors reader and an atomic writer. */
+#define _DEFAULT_SOURCE /* madvise, MADV_DONTNEED */
 #include "safetensors.h"
 
 #include <cjson/cJSON.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,6 +103,20 @@ void attn_st_copy_f32_range(const attn_st_file *f, const attn_st_entry *e, size_
             memcpy(&dst[i], &u, 4);
         }
     }
+}
+
+void attn_st_release(const attn_st_file *f, const attn_st_entry *e, size_t first, size_t n)
+{
+    if (!f->map) return;
+    /* whole pages inside the range only: a page it shares with a neighbour stays */
+    size_t size = (size_t)attn_st_dtype_size(e->dtype);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), from = (uintptr_t)(f->data + e->begin + first * size),
+              to = from + n * size;
+    from = (from + page - 1) / page * page;
+    to = to / page * page;
+#ifdef MADV_DONTNEED /* glibc's posix_madvise ignores POSIX_MADV_DONTNEED; a hint either way */
+    if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
+#endif
 }
 
 void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst)

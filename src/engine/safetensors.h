@@ -73,6 +73,12 @@ void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst)
 /* Elements [first, first + n) of an entry only (the caller keeps them in range). */
 void attn_st_copy_f32_range(const attn_st_file *f, const attn_st_entry *e, size_t first, size_t n, float *dst);
 
+/* A mapped file's pages of elements [first, first + n) of entry e, read and
+ * no longer needed (widened elsewhere), are let go: they stop counting in the
+ * process's memory and are read from the file again if touched. Only whole
+ * pages inside the range; nothing for a file read into memory. */
+void attn_st_release(const attn_st_file *f, const attn_st_entry *e, size_t first, size_t n);
+
 typedef struct {
     const char *name;
     int ndim;

@@ -51,6 +51,52 @@ double attn_trace_bytes(const attn_trace *tr)
     return b;
 }
 
+double attn_trace_arena_bytes(const attn_trace *tr)
+{
+    double b = 0;
+    for (int i = 0; i < tr->n_tensors; i++) b += (double)padded(tr->tensors[i].count) * sizeof(float);
+    return b;
+}
+
+static void *copy_of(const void *src, size_t bytes, bool *ok)
+{
+    if (!src) return NULL;
+    void *p = malloc(bytes ? bytes : 1);
+    if (p) memcpy(p, src, bytes);
+    else *ok = false;
+    return p;
+}
+
+attn_status attn_trace_borrow(const attn_trace *src, attn_trace *dst, attn_error *err)
+{
+    attn_status st;
+    bool ok = true;
+    memset(dst, 0, sizeof *dst);
+    if ((st = attn_config_copy(&dst->cfg, &src->cfg, err))) return st;
+    dst->dims = src->dims;
+    dst->n_tensors = src->n_tensors;
+    dst->n_layers = src->n_layers;
+    dst->n_masked = src->n_masked;
+    dst->arch = src->arch;
+    dst->widened = src->widened;
+    dst->described = src->described;
+    /* the tensor table is dst's own; its data pointers are src's */
+    dst->tensors = copy_of(src->tensors, (size_t)src->n_tensors * sizeof *src->tensors, &ok);
+    dst->masked_rows = copy_of(src->masked_rows, (size_t)src->n_masked * 2 * sizeof(int), &ok);
+    dst->token_ids = copy_of(src->token_ids, (size_t)src->tokens.rows * (size_t)src->tokens.len * sizeof(int), &ok);
+    dst->model_config = src->model_config ? strdup(src->model_config) : NULL;
+    ok &= !src->model_config || dst->model_config;
+    const attn_tokens *from[2] = {&src->tokens, &src->source};
+    attn_tokens *to[2] = {&dst->tokens, &dst->source};
+    for (int k = 0; ok && k < 2; k++)
+        if (from[k]->rows && attn_tokens_from_table(from[k]->rows, from[k]->len, (const char *const *)from[k]->tok,
+                                                    from[k]->lengths, from[k]->side, to[k], NULL))
+            ok = false;
+    if (ok) return ATTN_OK;
+    attn_trace_free(dst);
+    return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+}
+
 attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err)
 {
     size_t total = 0;

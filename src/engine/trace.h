@@ -51,9 +51,12 @@ typedef struct {
     attn_tensor *tensors; /* n_tensors: layer by layer, each in pipeline order, then the rest */
     int n_tensors;
     int n_layers;         /* attention layers (1 for a single-layer trace) */
-    float *arena;         /* all tensor data; NULL when it is the file's (map) */
+    float *arena;         /* all tensor data; NULL when it is the file's (map) or another trace's (borrowed) */
     void *map;            /* a loaded trace's file, mapped: its tensors point into it; else NULL */
     size_t map_size;
+    bool widened;         /* loaded from a file whose tensors are not all aligned little-endian float32
+                           * (F16, BF16): they are copies in the arena, or would be when described */
+    bool described;       /* loaded by attn_trace_describe: every tensor's data is NULL */
     int *masked_rows;     /* (n_masked, 2): (batch row, query index) with every key masked */
     int n_masked;
     int *token_ids;       /* (b, L) a model's token ids, −1 at pads; NULL without a model */
@@ -65,6 +68,16 @@ void attn_trace_free(attn_trace *tr);
 
 /* Bytes of tr's tensors (4 a number): what it holds in memory or maps. */
 double attn_trace_bytes(const attn_trace *tr);
+
+/* Bytes of tr's arena: its tensors, each padded to ATTN_TENSOR_ALIGN floats
+ * (what attn_trace_alloc_arena allocates, and what loading widens into). */
+double attn_trace_arena_bytes(const attn_trace *tr);
+
+/* A trace that shows src's tensors without copying their data: everything
+ * else (settings, tokens, tensor table) is dst's own, the data stays src's,
+ * so src must outlive dst. Free dst with attn_trace_free as usual: it frees
+ * no data. */
+attn_status attn_trace_borrow(const attn_trace *src, attn_trace *dst, attn_error *err);
 
 /* Places every tensor of tr (name, shape and count already set) in one arena,
  * each ATTN_TENSOR_ALIGN-float aligned, and points its data there. */

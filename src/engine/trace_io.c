@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "checked.h"
 #include "model.h"
 #include "safetensors.h"
@@ -428,7 +429,41 @@ static attn_status load_config(const attn_st_file *f, attn_trace *tr, attn_error
     return ATTN_OK;
 }
 
-static attn_status load_masked_rows(const attn_st_file *f, attn_trace *tr, attn_error *err)
+/* The (batch row, query) pairs whose every key is masked, read from the file's
+ * first mask (in the trace's order) one row of keys at a time: the same rows
+ * attn_trace_find_masked_rows finds, without the tensor's data in memory. */
+static attn_status masked_rows_of(const attn_st_file *f, const named *ts, attn_trace *tr, attn_error *err)
+{
+    int i = 0, cap = 0;
+    while (i < tr->n_tensors && attn_tensor_stage(&tr->tensors[i]) != ATTN_STAGE_MASK) i++;
+    if (i == tr->n_tensors) return ATTN_OK;
+    const int64_t B = tr->tensors[i].shape[0], S = tr->tensors[i].shape[2], T = tr->tensors[i].shape[3];
+    float *row = malloc((size_t)(T ? T : 1) * sizeof *row);
+    if (!row) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t q = 0; q < S; q++) {
+            attn_st_copy_f32_range(f, ts[i].e, (size_t)(b * S + q) * (size_t)T, (size_t)T, row);
+            int64_t j = 0;
+            while (j < T && row[j] != 0.0f) j++;
+            if (j < T) continue; /* some key is visible */
+            if (tr->n_masked == cap) {
+                cap = cap ? cap * 2 : 16;
+                int *p = realloc(tr->masked_rows, (size_t)cap * 2 * sizeof *p);
+                if (!p) {
+                    free(row);
+                    return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+                }
+                tr->masked_rows = p;
+            }
+            tr->masked_rows[2 * tr->n_masked] = (int)b;
+            tr->masked_rows[2 * tr->n_masked + 1] = (int)q;
+            tr->n_masked++;
+        }
+    free(row);
+    return ATTN_OK;
+}
+
+static attn_status load_masked_rows(const attn_st_file *f, const named *ts, attn_trace *tr, attn_error *err)
 {
     const char *text = attn_st_meta(f, "fully_masked_rows");
     const attn_dims *d = &tr->dims;
@@ -457,7 +492,7 @@ static attn_status load_masked_rows(const attn_st_file *f, attn_trace *tr, attn_
         cJSON_Delete(j);
         return ATTN_OK;
     }
-    return attn_trace_find_masked_rows(tr, err); /* a file from elsewhere: read the mask itself */
+    return masked_rows_of(f, ts, tr, err); /* a file from elsewhere: read the mask itself */
 }
 
 /* Completes dims from the metadata: it fills what no tensor told, and must
@@ -505,8 +540,28 @@ static bool can_point_into(const attn_st_file *f)
     return true;
 }
 
+/* What loading does with the tensors' data. */
+typedef struct {
+    bool describe;              /* nothing: every data stays NULL (attn_trace_describe) */
+    const attn_budget *budget;  /* what widening into the arena may take */
+} load_opts;
+
+/* Refuses, before any is allocated, an arena of widened tensors over the budget. */
+static attn_status check_widening(const attn_st_file *f, const attn_trace *tr, const attn_budget *budget,
+                                  attn_error *err)
+{
+    double need = attn_trace_arena_bytes(tr);
+    if (need <= budget->bytes) return ATTN_OK;
+    const char *kind = "F32";
+    for (int i = 0; i < f->n && !strcmp(kind, "F32"); i++) kind = attn_st_dtype_name(f->entries[i].dtype);
+    char size[32], bound[200];
+    return attn_fail(err, ATTN_ERR_NOMEM, "as float32 its %s tensors would take about %s of memory, more than %s",
+                     kind, attn_budget_size(need, size, sizeof size), attn_budget_text(budget, bound, sizeof bound));
+}
+
 /* Takes the tensors in order; every contract tensor must have exactly its contract shape. */
-static attn_status place_tensors(const attn_st_file *f, const named *ts, attn_trace *tr, attn_error *err)
+static attn_status place_tensors(const attn_st_file *f, const named *ts, const load_opts *o, attn_trace *tr,
+                                 attn_error *err)
 {
     tr->tensors = calloc((size_t)(f->n ? f->n : 1), sizeof *tr->tensors);
     if (!tr->tensors) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
@@ -534,18 +589,32 @@ static attn_status place_tensors(const attn_st_file *f, const named *ts, attn_tr
                              attn_tensor_shape_str(t, shp, sizeof shp), t->info->dims);
         }
     }
-    if (can_point_into(f)) { /* the mapped file's float32 data is the tensors' data */
+    bool in_place = can_point_into(f);
+    tr->widened = !in_place;
+    tr->described = o->describe;
+    if (o->describe) return ATTN_OK;
+    if (in_place) { /* the mapped file's float32 data is the tensors' data */
         for (int i = 0; i < tr->n_tensors; i++) tr->tensors[i].data = (float *)(void *)(f->data + ts[i].e->begin);
         return ATTN_OK;
     }
-    attn_status st = attn_trace_alloc_arena(tr, err);
-    for (int i = 0; !st && i < tr->n_tensors; i++) attn_st_copy_f32(f, ts[i].e, tr->tensors[i].data);
+    /* F16 or BF16: each number widens to 4 bytes in the arena, so a file takes
+     * twice its size in memory; the pages read from the mapping are let go a
+     * block at a time, so they do not add a third */
+    enum { BLOCK = 4 << 20 }; /* elements */
+    attn_status st = check_widening(f, tr, o->budget, err);
+    if (!st) st = attn_trace_alloc_arena(tr, err);
+    for (int i = 0; !st && i < tr->n_tensors; i++)
+        for (size_t at = 0, n; at < tr->tensors[i].count; at += n) {
+            n = tr->tensors[i].count - at < BLOCK ? tr->tensors[i].count - at : BLOCK;
+            attn_st_copy_f32_range(f, ts[i].e, at, n, tr->tensors[i].data + at);
+            attn_st_release(f, ts[i].e, at, n);
+        }
     return st;
 }
 
 /* Builds a trace from a parsed file. The caller keeps and frees it, except a
  * mapping whose data the tensors point into: the trace takes that over. */
-static attn_status from_file(attn_st_file *fp, attn_trace *tr, attn_error *err)
+static attn_status from_file(attn_st_file *fp, const load_opts *o, attn_trace *tr, attn_error *err)
 {
     const attn_st_file f = *fp;
     attn_status st;
@@ -558,11 +627,9 @@ static attn_status from_file(attn_st_file *fp, attn_trace *tr, attn_error *err)
         goto fail;
     }
     if ((st = order_tensors(&f, ts, &tr->n_layers, err)) || (st = infer_dims(ts, f.n, d, err)) ||
-        (st = meta_dims(&f, ts, f.n, d, err)) || (st = place_tensors(&f, ts, tr, err)))
+        (st = meta_dims(&f, ts, f.n, d, err)) || (st = place_tensors(&f, ts, o, tr, err)))
         goto fail;
-    free(ts);
-    ts = NULL;
-    if (!tr->arena && f.map) { /* the tensors live in the mapping: it is the trace's now */
+    if (!tr->arena && !tr->described && f.map) { /* the tensors live in the mapping: it is the trace's now */
         tr->map = fp->map;
         tr->map_size = fp->map_size;
         fp->map = NULL;
@@ -576,7 +643,7 @@ static attn_status from_file(attn_st_file *fp, attn_trace *tr, attn_error *err)
         goto fail;
     if (tr->tokens.rows && !(tr->cfg.tokens = tokens_text(&tr->tokens))) goto nomem;
     if (tr->source.rows && !(tr->cfg.source_tokens = tokens_text(&tr->source))) goto nomem;
-    if ((st = load_masked_rows(&f, tr, err))) goto fail;
+    if ((st = load_masked_rows(&f, ts, tr, err))) goto fail;
     if ((st = load_token_ids(&f, tr, err))) goto fail;
     const char *mc = attn_st_meta(&f, "model_config");
     if (mc && !(tr->model_config = strdup(mc))) goto nomem;
@@ -585,6 +652,7 @@ static attn_status from_file(attn_st_file *fp, attn_trace *tr, attn_error *err)
         attn_error ignore;
         if (!attn_model_config_parse(mc, strlen(mc), &mcfg, &ignore)) tr->arch = mcfg.arch;
     }
+    free(ts);
     return ATTN_OK;
 nomem:
     st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
@@ -594,24 +662,41 @@ fail:
     return st;
 }
 
-attn_status attn_trace_load(const char *path, attn_trace *tr, attn_error *err)
+static attn_status load(const char *path, const load_opts *o, attn_trace *tr, attn_error *err)
 {
     attn_st_file f;
     attn_status st;
     memset(tr, 0, sizeof *tr);
     if ((st = attn_st_map(path, &f, err))) return st; /* already names the file */
-    if ((st = from_file(&f, tr, err))) attn_error_prefix(err, path);
+    if ((st = from_file(&f, o, tr, err))) attn_error_prefix(err, path);
     attn_st_free(&f);
     return st;
+}
+
+attn_status attn_trace_load_within(const char *path, const attn_budget *budget, attn_trace *tr, attn_error *err)
+{
+    attn_budget half = attn_budget_get(0, false);
+    return load(path, &(load_opts){.budget = budget ? budget : &half}, tr, err);
+}
+
+attn_status attn_trace_load(const char *path, attn_trace *tr, attn_error *err)
+{
+    return attn_trace_load_within(path, NULL, tr, err);
+}
+
+attn_status attn_trace_describe(const char *path, attn_trace *tr, attn_error *err)
+{
+    return load(path, &(load_opts){.describe = true}, tr, err);
 }
 
 attn_status attn_trace_parse(const unsigned char *buf, size_t size, attn_trace *tr, attn_error *err)
 {
     attn_st_file f;
     attn_status st;
+    attn_budget half = attn_budget_get(0, false);
     memset(tr, 0, sizeof *tr);
     if ((st = attn_st_parse(buf, size, &f, err))) return st;
-    st = from_file(&f, tr, err);
+    st = from_file(&f, &(load_opts){.budget = &half}, tr, err);
     attn_st_free(&f);
     return st;
 }

@@ -504,18 +504,27 @@ int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsi
     return 0;
 }
 
-int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsize)
+int ui_app_init_file_with(ui_app *app, const char *path, const attn_config *flags, char *err_out, size_t errsize)
 {
     attn_error err;
+    attn_config defaults;
     init_common(app);
-    if (attn_trace_load(path, &app->file, &err)) {
+    if (!flags) attn_config_init(&defaults);
+    /* F16 or BF16 tensors widen to float32 in memory: refused up front when
+     * that is over the budget (--memory-gib), before any is allocated */
+    attn_budget budget = attn_config_budget(flags ? flags : &defaults);
+    double memory_gib = flags ? flags->memory_gib : defaults.memory_gib;
+    if (!flags) attn_config_free(&defaults);
+    if (attn_trace_load_within(path, &budget, &app->file, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
         return -1;
     }
     app->from_file = true;
     app->file_path = strdup(path);
-    /* the loaded trace is shown as it is; a change recomputes from its inputs */
-    if (attn_trace_load(path, &app->trace, &err) ||
+    /* the loaded trace is shown as it is (borrowing its data: one copy in
+     * memory, not two); a change recomputes from its inputs, within the same budget */
+    app->file.cfg.memory_gib = memory_gib;
+    if (attn_trace_borrow(&app->file, &app->trace, &err) ||
         attn_config_copy(&app->cfg, &app->file.cfg, &err) != ATTN_OK) {
         snprintf(err_out, errsize, "%s", err.msg);
         ui_app_free(app);
@@ -526,6 +535,11 @@ int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsiz
     keep_place(app);
     reset_scales(app);
     return 0;
+}
+
+int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsize)
+{
+    return ui_app_init_file_with(app, path, NULL, err_out, errsize);
 }
 
 void ui_app_free(ui_app *app)

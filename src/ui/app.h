@@ -149,7 +149,11 @@ typedef struct ui_app {
 /* Computes cfg (copied) and opens on the weights stage. Returns 0, or -1 with
  * a one-line message in err (the config's own error). */
 int ui_app_init(ui_app *app, const attn_config *cfg, char *err, size_t errsize);
-/* Opens a saved trace (attnlab's or another program's in the same contract). */
+/* Opens a saved trace (attnlab's or another program's in the same contract).
+ * Of flags (the command line's settings; NULL: the defaults) memory_gib
+ * applies: the file's widened tensors (F16, BF16) must fit its budget, and so
+ * must what a change recomputes. */
+int ui_app_init_file_with(ui_app *app, const char *path, const attn_config *flags, char *err, size_t errsize);
 int ui_app_init_file(ui_app *app, const char *path, char *err, size_t errsize);
 void ui_app_free(ui_app *app);
 

@@ -184,7 +184,7 @@ out:
 static int open_app(ui_app *app, const attn_config *cfg, const char *path, char *err, size_t errsize,
                     int *exit_code)
 {
-    if (path ? ui_app_init_file(app, path, err, errsize) : ui_app_init(app, cfg, err, errsize)) {
+    if (path ? ui_app_init_file_with(app, path, cfg, err, errsize) : ui_app_init(app, cfg, err, errsize)) {
         *exit_code = path ? 1 : 2;
         return -1;
     }

@@ -229,7 +229,7 @@ int ui_window_run(const attn_config *cfg, const char *path, bool present, char *
 {
     ui_app app;
     ui_i18n_init(NULL);
-    if (path ? ui_app_init_file(&app, path, err, errsize) : ui_app_init(&app, cfg, err, errsize)) {
+    if (path ? ui_app_init_file_with(&app, path, cfg, err, errsize) : ui_app_init(&app, cfg, err, errsize)) {
         *exit_code = path ? 1 : 2;
         return -1;
     }
