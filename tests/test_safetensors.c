@@ -333,6 +333,75 @@ static void test_file_cut_while_mapped(void **state)
     unlink(p);
 }
 
+/* A foreign trace of one mask (1, 1, 2, 2) whose second query row is fully
+ * masked, as F32 or F16. */
+static const char *write_mask(const char *name, bool half)
+{
+    const char *p = tmp_path(name);
+    char header[160];
+    snprintf(header, sizeof header, "{\"mask\":{\"dtype\":\"%s\",\"shape\":[1,1,2,2],\"data_offsets\":[0,%d]}}",
+             half ? "F16" : "F32", half ? 8 : 16);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    uint64_t n = strlen(header);
+    for (int i = 0; i < 8; i++) fputc((int)((n >> (8 * i)) & 0xff), f);
+    fwrite(header, 1, n, f);
+    static const unsigned char f16[8] = {0, 0, 0x00, 0xfc, 0x00, 0xfc, 0x00, 0xfc}; /* 0, -inf, -inf, -inf */
+    static const unsigned char f32[16] = {0, 0, 0, 0, 0, 0, 0x80, 0xff, 0, 0, 0x80, 0xff, 0, 0, 0x80, 0xff};
+    fwrite(half ? f16 : f32, 1, half ? 8 : 16, f);
+    fclose(f);
+    return p;
+}
+
+/* Loading within a budget, describing, borrowing (issue 21, finding 4): an
+ * F16 file's widening is refused over the budget before any is allocated;
+ * described, nothing is widened but the masked rows are found; a borrowed
+ * trace shares the data and frees none of it. */
+static void test_load_budget_describe_borrow(void **state)
+{
+    (void)state;
+    attn_trace tr, d, b;
+    attn_error err;
+    for (int half = 0; half < 2; half++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s", write_mask("mask.safetensors", half));
+        if (attn_trace_describe(p, &d, &err)) fail_msg("%s", err.msg);
+        assert_true(d.described);
+        assert_int_equal(d.widened, half);
+        assert_null(d.tensors[0].data);
+        assert_null(d.map);
+        assert_int_equal(d.n_masked, 1); /* read from the file: row (0, 1) */
+        assert_int_equal(d.masked_rows[0], 0);
+        assert_int_equal(d.masked_rows[1], 1);
+        attn_trace_free(&d);
+
+        attn_budget tight = {.bytes = 8, .source = ATTN_BUDGET_SETTING, .ceiling = 8};
+        attn_status st = attn_trace_load_within(p, &tight, &tr, &err);
+        if (half) {
+            assert_int_equal(st, ATTN_ERR_NOMEM);
+            assert_non_null(strstr(err.msg, "mask.safetensors: as float32 its F16 tensors would take about"));
+            assert_non_null(strstr(err.msg, "more than the 8 bytes limit (--memory-gib)"));
+        } else {
+            assert_int_equal(st, ATTN_OK); /* mapped in place: nothing to widen */
+            assert_non_null(tr.map);
+            attn_trace_free(&tr);
+        }
+        if (attn_trace_load(p, &tr, &err)) fail_msg("%s", err.msg);
+        assert_int_equal(tr.widened, half);
+        assert_true(tr.tensors[0].data[0] == 0.0f && isinf(tr.tensors[0].data[3]));
+        assert_int_equal(tr.n_masked, 1);
+        if (attn_trace_borrow(&tr, &b, &err)) fail_msg("%s", err.msg);
+        assert_ptr_equal(b.tensors[0].data, tr.tensors[0].data);
+        assert_null(b.arena);
+        assert_null(b.map);
+        assert_int_equal(b.n_masked, 1);
+        attn_trace_free(&b); /* frees no data: tr's is still there */
+        assert_true(isinf(tr.tensors[0].data[3]));
+        attn_trace_free(&tr);
+        unlink(p);
+    }
+}
+
 /* F16 and BF16 widen to float32 exactly: normal, negative, subnormal, ∞. */
 static void test_half_dtypes(void **state)
 {
@@ -614,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_malformed_files),
         cmocka_unit_test(test_sizes_that_overflow),
         cmocka_unit_test(test_file_cut_while_mapped),
+        cmocka_unit_test(test_load_budget_describe_borrow),
         cmocka_unit_test(test_truncated_files),
         cmocka_unit_test(test_half_dtypes),
         cmocka_unit_test(test_missing_and_unwritable),
