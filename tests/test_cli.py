@@ -234,6 +234,14 @@ for text, rows in (("the jury\\\\|said it", "(lengths 4, 3): <s> the jury <unk> 
     r = run(["info", OUT])
     check(f"--text {text!r}: rows {rows}", rows in r.stdout.decode(), r.stdout.decode())
 r = expect(["trace", "--help"], 0, "'\\\\' a backslash", stream="stdout")
+# a trace of an older attnlab, which cut its text at 63 bytes inside a character, still opens: read up to the cut
+expect(["trace", "--model", "tang", "--text", "床前明月光", "-o", OUT], 0, "wrote", stream="stdout")
+data = open(OUT, "rb").read()
+hlen = struct.unpack("<Q", data[:8])[0]
+cut = data[:8 + hlen].replace('"床前明月光"'.encode(), '"床前明月'.encode() + b'\xe5\x85 "') + data[8 + hlen:]
+with open(OUT, "wb") as f:
+    f.write(cut)
+expect(["info", OUT], 0, "text 床前明月 ·", stream="stdout")
 r = expect(["generate", "--help"], 0, "--allow-unk", stream="stdout")
 check("generate --help says <unk> and </s>", "<unk>" in r.stdout.decode() and "</s>" in r.stdout.decode(), r.stdout)
 
