@@ -239,7 +239,9 @@ attn_status attn_tokenizer_decode(const attn_tokenizer *t, const int *ids, int n
         }
         l.n++;
     }
-    static const char *const TYPE[] = {"ByteLevel", "Replace", "ByteFallback", "Fuse", "Strip", "Metaspace"};
+    static const char *const TYPE[] = {[TOK_DEC_BYTELEVEL] = "ByteLevel", [TOK_DEC_REPLACE] = "Replace",
+                                       [TOK_DEC_BYTEFALLBACK] = "ByteFallback", [TOK_DEC_FUSE] = "Fuse",
+                                       [TOK_DEC_STRIP] = "Strip", [TOK_DEC_METASPACE] = "Metaspace"};
     for (int i = 0; i < t->n_dec; i++) {
         bool over;
         size_t in = 0;

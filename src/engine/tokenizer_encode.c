@@ -217,7 +217,7 @@ static attn_status emit_copy(run *r, const tok_pre *st, const char *s, size_t n,
  * spans, matched or not; each joins the piece before it or starts a new one:
  *   Isolated            never joins: every span is a piece
  *   Removed             never joins, and matched spans are dropped
- *   Contiguous          a span joins one matched as it is (a run of matches is one piece)
+ *   Contiguous          a span joins the one before if both are matches, or both not
  *   MergedWithPrevious  a match joins the unmatched span before it
  *   MergedWithNext      an unmatched span joins the match before it
  * so a piece waits in [a, b) until the next span says whether it goes on. */

@@ -47,11 +47,13 @@ attn_status tok_compile(const char *pattern, bool literal, const char *what, pcr
 
 attn_status tok_matcher_init(tok_matcher *m, attn_error *err)
 {
+    uint32_t jit = 0;
     memset(m, 0, sizeof *m);
+    pcre2_config(PCRE2_CONFIG_JIT, &jit); /* without a JIT there is no stack to make */
     m->ctx = pcre2_match_context_create(NULL);
     m->md = pcre2_match_data_create(1, NULL); /* only the whole match is read */
-    m->stack = pcre2_jit_stack_create(32 * 1024, TOK_JIT_STACK, NULL);
-    if (!m->ctx || !m->md || !m->stack) {
+    m->stack = jit ? pcre2_jit_stack_create(32 * 1024, TOK_JIT_STACK, NULL) : NULL;
+    if (!m->ctx || !m->md || (jit && !m->stack)) {
         tok_matcher_free(m);
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     }

@@ -45,9 +45,8 @@ static attn_status pattern(const cJSON *o, const char *what, pcre2_code **re, at
  * it joins (the patterns that read that text next rely on it). */
 static attn_status text_of(const char *s, const char *what, char **out, attn_error *err)
 {
-    size_t bad = attn_utf8_invalid_at(s, strlen(s));
-    if (bad < strlen(s))
-        return attn_fail(err, ATTN_ERR_FORMAT, "%s is not valid UTF-8 (byte %zu)", what, bad);
+    size_t n = strlen(s), bad = attn_utf8_invalid_at(s, n);
+    if (bad < n) return attn_fail(err, ATTN_ERR_FORMAT, "%s is not valid UTF-8 (byte %zu)", what, bad);
     return (*out = strdup(s)) ? ATTN_OK : nomem(err);
 }
 
@@ -85,7 +84,6 @@ static attn_status read_norm(attn_tokenizer *t, const cJSON *o, attn_error *err)
     if (t->n_norm == TOK_MAX_STEPS)
         return attn_fail(err, ATTN_ERR_FORMAT, "normalizer has more than %d steps", TOK_MAX_STEPS);
     tok_norm *n = &t->norm[t->n_norm];
-    memset(n, 0, sizeof *n);
     if (!strcmp(type, "Lowercase")) *n = (tok_norm){.kind = TOK_NORM_LOWERCASE, .type = "Lowercase"};
     else if (!strcmp(type, "NFC")) *n = (tok_norm){.kind = TOK_NORM_NFC, .type = "NFC"};
     else if (!strcmp(type, "NFKC")) *n = (tok_norm){.kind = TOK_NORM_NFKC, .type = "NFKC"};
