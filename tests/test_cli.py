@@ -234,6 +234,21 @@ for text, rows in (("the jury\\\\|said it", "(lengths 4, 3): <s> the jury <unk> 
     r = run(["info", OUT])
     check(f"--text {text!r}: rows {rows}", rows in r.stdout.decode(), r.stdout.decode())
 r = expect(["trace", "--help"], 0, "'\\\\' a backslash", stream="stdout")
+# a model whose tokenizer.json has a step that grows without bound, or a pattern that backtracks without end:
+# refused as the file's problem (exit 1) naming the file and the step (issue 21, findings 5 and 6)
+hdir = os.path.join(TMP, "hostile-tokenizer")
+shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "brown"), hdir)
+tok = json.load(open(os.path.join(hdir, "tokenizer.json")))
+grow = {"type": "Replace", "pattern": {"Regex": ""}, "content": "a" * 100}
+for step, text, msg in (
+        ({"normalizer": {"type": "Sequence", "normalizers": [grow, grow]}}, "the jury",
+         "tokenizer.json: normalizer step 2 (Replace) makes more than 15552 bytes of 908"),
+        ({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(x+x+)+y|\\S+"}, "behavior": "Isolated"}},
+         "the jury said " + "x" * 25, "tokenizer.json: pre_tokenizer step 1 (Split): the pattern backtracks without end")):
+    with open(os.path.join(hdir, "tokenizer.json"), "w") as f:
+        json.dump({**tok, **step}, f)
+    expect(["trace", "--model", hdir, "--text", text, "-o", OUT], 1, msg)
+
 # a trace of an older attnlab, which cut its text at 63 bytes inside a character, still opens: read up to the cut
 expect(["trace", "--model", "tang", "--text", "床前明月光", "-o", OUT], 0, "wrote", stream="stdout")
 data = open(OUT, "rb").read()
