@@ -449,6 +449,8 @@ attn_status attn_tokenizer_encode(const attn_tokenizer *t, const char *text, boo
         if (tok_ids_push(&out, t->suffix[i])) st = nomem(err);
     tok_matcher_free(&r.m);
     free(r.scratch);
+    if (st == ATTN_ERR_NOMEM) /* under a tight ulimit -v: still say whose text it was */
+        attn_fail(err, st, "%s: out of memory encoding a text of %zu bytes", t->name, len);
     if (st) {
         free(out.v);
         return st;
