@@ -55,7 +55,8 @@ fuzz:
 	ASAN_OPTIONS=detect_leaks=1 ./$(BUILD_FUZZ)/tests/fuzz_lesson -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=65536 -print_final_stats=1 -dict=tests/fuzz/lesson.dict $(BUILD_FUZZ)/lesson_corpus tests/fuzz/lesson_corpus
 	ASAN_OPTIONS=detect_leaks=1 ./$(BUILD_FUZZ)/tests/fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) \
-	  -max_len=65536 -print_final_stats=1 $(BUILD_FUZZ)/tokenizer_corpus tests/fuzz/tokenizer_corpus
+	  -max_len=65536 -print_final_stats=1 -dict=tests/fuzz/tokenizer.dict \
+	  $(BUILD_FUZZ)/tokenizer_corpus tests/fuzz/tokenizer_corpus
 
 clean:
 	-cmake --build $(BUILD) --target clean

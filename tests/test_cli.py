@@ -77,6 +77,10 @@ USAGE = [
     (["trace", "--tokens", "a | | b", "-o", OUT], "tokens: row 2 has no tokens"),
     (["trace", "--tokens", b"a \xff b", "-o", OUT], "tokens: not valid UTF-8"),
     (["trace", "--tokens", "a <pad>", "-o", OUT], "'<pad>' is reserved"),
+    # a stray byte in a model's text, which the tokenizer would read as U+FFFD and then <unk> (issue 21)
+    (["trace", "--model", "brown", "--text", b"the \xffjury", "-o", OUT], "text: not valid UTF-8 at byte offset 4 (0xFF)"),
+    (["generate", "--model", "tang", "--text", b"\xe5\xba"], "text: not valid UTF-8 at byte offset 0 (0xE5)"),
+    (["trace", "--model", "brown", "--text", b"a|b\xc0\x80", "-o", OUT], "text: not valid UTF-8 at byte offset 3 (0xC0)"),
     (["trace", "--source-tokens", "I love AI | x", "-o", OUT], "cross-attention has no causal mask"),
     (["trace", "--source-tokens", "I love AI", "--no-causal", "-o", OUT], "source_tokens has 1 rows but tokens has 2"),
     (["trace", "--source-tokens", "I | x", "--no-causal", "--past", "1", "-o", OUT], "KV cache applies to self-attention"),
@@ -224,6 +228,37 @@ r = expect(["generate", "--model", "tang", "--text", "春眠不觉晓", "--max-n
 lines = r.stdout.decode().splitlines()
 check("generate stops at </s>: its last new token, well before --max-new",
       lines[-2].startswith("</s>\t2\t") and len(lines) < 40 and lines[-1].endswith("。"), lines)
+# a model's rows: '|' between them, "\|" a bar and "\\" a backslash, so a row can end in one (issue 21)
+for text, rows in (("the jury\\\\|said it", "(lengths 4, 3): <s> the jury <unk> | <s> said it"),
+                   ("the jury\\|said it", "(lengths 6): <s> the jury <unk> said it"),
+                   ("the \\jury|said", "(lengths 4, 2): <s> the <unk> jury | <s> said")):
+    expect(["trace", "--model", "brown", "--text", text, "-o", OUT], 0, "wrote", stream="stdout")
+    r = run(["info", OUT])
+    check(f"--text {text!r}: rows {rows}", rows in r.stdout.decode(), r.stdout.decode())
+r = expect(["trace", "--help"], 0, "'\\\\' a backslash", stream="stdout")
+# a model whose tokenizer.json has a step that grows without bound, or a pattern that backtracks without end:
+# refused as the file's problem (exit 1) naming the file and the step (issue 21, findings 5 and 6)
+hdir = os.path.join(TMP, "hostile-tokenizer")
+shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "brown"), hdir)
+tok = json.load(open(os.path.join(hdir, "tokenizer.json")))
+grow = {"type": "Replace", "pattern": {"Regex": ""}, "content": "a" * 100}
+for step, text, msg in (
+        ({"normalizer": {"type": "Sequence", "normalizers": [grow, grow]}}, "the jury",
+         "tokenizer.json: normalizer step 2 (Replace) makes more than 15552 bytes of 908"),
+        ({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(x+x+)+y|\\S+"}, "behavior": "Isolated"}},
+         "the jury said " + "x" * 25, "tokenizer.json: pre_tokenizer step 1 (Split): the pattern backtracks without end")):
+    with open(os.path.join(hdir, "tokenizer.json"), "w") as f:
+        json.dump({**tok, **step}, f)
+    expect(["trace", "--model", hdir, "--text", text, "-o", OUT], 1, msg)
+
+# a trace of an older attnlab, which cut its text at 63 bytes inside a character, still opens: read up to the cut
+expect(["trace", "--model", "tang", "--text", "床前明月光", "-o", OUT], 0, "wrote", stream="stdout")
+data = open(OUT, "rb").read()
+hlen = struct.unpack("<Q", data[:8])[0]
+cut = data[:8 + hlen].replace('"床前明月光"'.encode(), '"床前明月'.encode() + b'\xe5\x85 "') + data[8 + hlen:]
+with open(OUT, "wb") as f:
+    f.write(cut)
+expect(["info", OUT], 0, "text 床前明月 ·", stream="stdout")
 r = expect(["generate", "--help"], 0, "--allow-unk", stream="stdout")
 check("generate --help says <unk> and </s>", "<unk>" in r.stdout.decode() and "</s>" in r.stdout.decode(), r.stdout)
 

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "tokenizer.h"
+#include "tokenizer_impl.h" /* tok_match, the limits */
 
 /* A tokenizer.json from its parts (each a JSON value). */
 static attn_tokenizer *make(const char *model, const char *added, const char *norm, const char *pre, const char *post,
@@ -256,6 +257,244 @@ static void refusals(void **state)
     assert_null(strchr(err.msg, '\n'));
 }
 
+/* ---- hostile files (issue 21, findings 5 and 6) ---- */
+
+/* A tokenizer of a WordLevel vocabulary {"<unk>": 0, "x": 1} with these steps
+ * (JSON values, "null" for none); json is built in buf. */
+static attn_tokenizer *hostile(const char *norm, const char *pre, const char *dec, char *buf, size_t size)
+{
+    attn_tokenizer *t;
+    attn_error err;
+    snprintf(buf, size, "{\"normalizer\":%s,\"pre_tokenizer\":%s,\"decoder\":%s,\"model\":{\"type\":\"WordLevel\","
+             "\"unk_token\":\"<unk>\",\"vocab\":{\"<unk>\":0,\"x\":1}}}", norm, pre, dec);
+    if (attn_tokenizer_parse(buf, strlen(buf), "t.json", &t, &err)) fail_msg("%s", err.msg);
+    return t;
+}
+
+/* Encoding text is refused with a message that names the file and holds msg. */
+static void encode_refused(const attn_tokenizer *t, const char *text, attn_status want, const char *msg)
+{
+    int *ids = NULL, n = 0;
+    attn_error err = {0};
+    attn_status st = attn_tokenizer_encode(t, text, false, &ids, &n, &err);
+    if (st == ATTN_OK) {
+        free(ids);
+        fail_msg("a text of %zu bytes was encoded into %d ids, want: %s", strlen(text), n, msg);
+    }
+    assert_int_equal(st, want);
+    if (!strstr(err.msg, msg)) fail_msg("'%s' does not contain '%s'", err.msg, msg);
+    if (want == ATTN_ERR_FORMAT && strncmp(err.msg, "t.json: ", 8)) fail_msg("'%s' does not name the file", err.msg);
+    assert_null(strchr(err.msg, '\n'));
+}
+
+static char *repeat(const char *s, size_t times)
+{
+    size_t n = strlen(s);
+    char *out = malloc(n * times + 1);
+    assert_non_null(out);
+    for (size_t i = 0; i < times; i++) memcpy(out + i * n, s, n);
+    out[n * times] = '\0';
+    return out;
+}
+
+/* Finding 5: a step makes at most 16 × what it is given + 1,024 bytes, and
+ * 4 MiB; past that the text is refused before the memory is taken, naming the
+ * file and the step. The steps of published tokenizers pass. */
+static void steps_are_bounded(void **state)
+{
+    (void)state;
+    char json[4096], rep[1200];
+    char *x1000 = repeat("x", 1000), *x100 = repeat("x", 100);
+    /* the issue's file: three Replace steps of an empty pattern by 1,000 characters (17.9 GB before) */
+    snprintf(rep, sizeof rep, "{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\"},\"content\":\"%s\"}", x1000);
+    char norm[4000];
+    snprintf(norm, sizeof norm, "{\"type\":\"Sequence\",\"normalizers\":[%s,%s,%s]}", rep, rep, rep);
+    char *big = malloc(strlen(norm) + 400);
+    assert_non_null(big);
+    attn_tokenizer *t = hostile(norm, "{\"type\":\"WhitespaceSplit\"}", "null", big, strlen(norm) + 400);
+    encode_refused(t, "hello world", ATTN_ERR_FORMAT, "t.json: normalizer step 1 (Replace) makes more than 1200 bytes "
+                   "of 11, the most a step may make (16 × what it is given + 1024, and at most 4194304)");
+    attn_tokenizer_free(t);
+    free(big);
+    /* 100 characters: the first step (605 bytes of "hello") passes, the second does not */
+    snprintf(rep, sizeof rep, "{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\"},\"content\":\"%s\"}", x100);
+    snprintf(norm, sizeof norm, "{\"type\":\"Sequence\",\"normalizers\":[%s,%s]}", rep, rep);
+    t = hostile(norm, "null", "null", json, sizeof json);
+    encode_refused(t, "hello", ATTN_ERR_FORMAT, "normalizer step 2 (Replace) makes more than 10704 bytes of 605");
+    attn_tokenizer_free(t);
+    /* within 16 ×, past 4 MiB */
+    t = hostile("{\"type\":\"Replace\",\"pattern\":{\"String\":\"a\"},\"content\":\"bbbbbbbbbbbbbbb\"}", "null", "null",
+                json, sizeof json);
+    char *a = repeat("a", 300000);
+    encode_refused(t, a, ATTN_ERR_FORMAT, "normalizer step 1 (Replace) makes more than 4194304 bytes of 300000");
+    free(a);
+    attn_tokenizer_free(t);
+    /* a pre-tokenizer: Metaspace's replacement of 100 bytes for each of 2,000 spaces */
+    snprintf(rep, sizeof rep, "{\"type\":\"Metaspace\",\"replacement\":\"%s\",\"prepend_scheme\":\"always\"}", x100);
+    t = hostile("null", rep, "null", json, sizeof json);
+    char *spaces = repeat(" ", 2000);
+    encode_refused(t, spaces, ATTN_ERR_FORMAT, "pre_tokenizer step 1 (Metaspace) makes more than 33024 bytes of 2000");
+    free(spaces);
+    attn_tokenizer_free(t);
+    /* a decoder: Replace of each "x" by 100 bytes */
+    snprintf(rep, sizeof rep, "{\"type\":\"Replace\",\"pattern\":{\"String\":\"x\"},\"content\":\"%s\"}", x100);
+    t = hostile("null", "null", rep, json, sizeof json);
+    int ids[1000];
+    char *text = NULL;
+    attn_error err;
+    for (int i = 0; i < 1000; i++) ids[i] = 1;
+    assert_int_equal(attn_tokenizer_decode(t, ids, 1000, false, &text, &err), ATTN_ERR_FORMAT);
+    assert_null(text);
+    assert_non_null(strstr(err.msg, "t.json: decoder step 1 (Replace) makes more than 17024 bytes of 1000"));
+    assert_int_equal(attn_tokenizer_decode(t, ids, 10, false, &text, &err), ATTN_OK); /* 1,000 of 10 is fine */
+    assert_int_equal(strlen(text), 1000);
+    free(text);
+    attn_tokenizer_free(t);
+    /* what published tokenizers do stays far inside: "▁" for every space (3 ×), NFKC's
+     * longest expansion (U+FDFA, 3 bytes into 33), ByteLevel's two bytes for one */
+    t = hostile("{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"NFKC\"},{\"type\":\"Replace\",\"pattern\":"
+                "{\"String\":\" \"},\"content\":\"▁\"}]}",
+                "{\"type\":\"ByteLevel\",\"add_prefix_space\":true,\"use_regex\":false}", "null", json, sizeof json);
+    char *wide = repeat("\xEF\xB7\xBA", 20000); /* ﷺ */
+    int *out, n;
+    assert_int_equal(attn_tokenizer_encode(t, wide, false, &out, &n, &err), ATTN_OK);
+    free(out);
+    free(wide);
+    spaces = repeat(" ", 300000);
+    assert_int_equal(attn_tokenizer_encode(t, spaces, false, &out, &n, &err), ATTN_OK);
+    free(out);
+    free(spaces);
+    /* a text itself has a limit, the caller's problem (exit 2) */
+    char *huge = repeat("x", ATTN_TOKENIZER_MAX_TEXT + 1);
+    encode_refused(t, huge, ATTN_ERR_CONFIG, "a text of 1048577 bytes is more than the 1048576 a tokenizer takes");
+    free(huge);
+    attn_tokenizer_free(t);
+    free(x1000);
+    free(x100);
+}
+
+/* The file's own sizes: JSON values (what cJSON's tree costs), patterns,
+ * added tokens, steps; the strings a step puts into the text are UTF-8. */
+static void file_sizes_are_bounded(void **state)
+{
+    (void)state;
+#define WL "\"model\":{\"type\":\"WordLevel\",\"unk_token\":\"<unk>\",\"vocab\":{\"<unk>\":0,\"a\":1}}"
+    /* 4,194,305 values: the model, then a list; refused before cJSON builds the tree (2.5 GB for 64 MiB of them) */
+    size_t n = (size_t)TOK_MAX_VALUES;
+    char *json = malloc(2 * n + 200), *o = json;
+    assert_non_null(json);
+    o += sprintf(o, "{" WL ",\"x\":[0");
+    for (size_t i = 1; i < n; i++) o += sprintf(o, ",0");
+    sprintf(o, "]}");
+    expect_refused(json, "holds more than 4194304 JSON values, the most a tokenizer.json may have");
+    free(json);
+    char *pat = repeat("a", TOK_MAX_PATTERN + 1), buf[TOK_MAX_PATTERN + 400];
+    snprintf(buf, sizeof buf, "{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"Regex\":\"%s\"},"
+             "\"behavior\":\"Isolated\"}," WL "}", pat);
+    expect_refused(buf, "pre_tokenizer Split: the pattern has 8193 bytes, more than the 8192 a pattern may have");
+    free(pat);
+    char *long_token = repeat("<", TOK_MAX_ADDED + 1);
+    snprintf(buf, sizeof buf, "{\"added_tokens\":[{\"id\":2,\"content\":\"%s\"}]," WL "}", long_token);
+    expect_refused(buf, "has 257 bytes, more than the 256 an added token may have");
+    free(long_token);
+    expect_refused("{\"normalizer\":{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"a\xff\"}," WL "}",
+                   "normalizer Replace's content is not valid UTF-8 (byte 1)");
+    expect_refused("{\"normalizer\":{\"type\":\"Prepend\",\"prepend\":\"\xe2\x96\"}," WL "}",
+                   "normalizer Prepend's prepend is not valid UTF-8 (byte 0)");
+    expect_refused("{\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":[" /* 9 steps */
+                   "{\"type\":\"Whitespace\"},{\"type\":\"Whitespace\"},{\"type\":\"Whitespace\"},{\"type\":\"Whitespace\"},"
+                   "{\"type\":\"Whitespace\"},{\"type\":\"Whitespace\"},{\"type\":\"Whitespace\"},{\"type\":\"Whitespace\"},"
+                   "{\"type\":\"Whitespace\"}]}," WL "}", "pre_tokenizer has more than 8 steps");
+#undef WL
+}
+
+/* Added tokens are found at every character: the longest that starts there,
+ * among tokens sharing prefixes, looked up in the sorted list. */
+static void added_tokens_longest_first(void **state)
+{
+    (void)state;
+    attn_tokenizer *t = make("{\"type\":\"WordLevel\",\"unk_token\":\"<unk>\",\"vocab\":{\"<unk>\":0,\"x\":1}}",
+                             "[{\"id\":2,\"content\":\"<a>\"},{\"id\":3,\"content\":\"<ab>\"},{\"id\":4,\"content\":\"<abc>\"},"
+                             "{\"id\":5,\"content\":\"<\"},{\"id\":6,\"content\":\"<b>\"},{\"id\":7,\"content\":\"x<\"},"
+                             "{\"id\":8,\"content\":\"<a\"}]",
+                             "null", "{\"type\":\"WhitespaceSplit\"}", "null", "null");
+    IDS(t, "<abc><ab><a><b>", false, 4, 3, 2, 6);
+    IDS(t, "<abcd", false, 8, 0);         /* "<abc" is no token: "<a", then "bcd" */
+    IDS(t, "x x<ab <q", false, 1, 7, 0, 5, 0); /* "x<" from the x; "<" alone before q */
+    IDS(t, "<<<", false, 5, 5, 5);
+    attn_tokenizer_free(t);
+}
+
+/* Finding 6: a pattern that backtracks without end is an error that names the
+ * file and the step, never "no match" (25 x's were one <unk>); before, each
+ * such word took 0.27 s. */
+static void pattern_limits_are_errors(void **state)
+{
+    (void)state;
+    char json[1024];
+    attn_tokenizer *t = hostile("null", "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"(x+x+)+y|\\\\S\"},"
+                                "\"behavior\":\"Isolated\"}", "null", json, sizeof json);
+    IDS(t, "xxxxxxxxxxxxxxx", false, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+    encode_refused(t, "xxxxxxxxxxxxxxxxxxxxxxxxx", ATTN_ERR_FORMAT,
+                   "t.json: pre_tokenizer step 1 (Split): the pattern backtracks without end at byte 0 of 25 "
+                   "(match limit exceeded: 100250, that is 100000 + 10 per byte searched)");
+    attn_tokenizer_free(t);
+    t = hostile("{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"(x+x+)+y\"},\"content\":\"z\"}", "null", "null", json,
+                sizeof json);
+    /* with a y after the x's: PCRE2 first looks for the y a match needs, and without one gives up at once */
+    encode_refused(t, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx y", ATTN_ERR_FORMAT,
+                   "t.json: normalizer step 1 (Replace): the pattern backtracks without end in a text of 31 bytes");
+    attn_tokenizer_free(t);
+
+    /* the same limits without the JIT (the interpreter, where there is no JIT) */
+    tok_matcher m;
+    attn_error err;
+    int code;
+    PCRE2_SIZE at;
+    size_t a, b;
+    bool found;
+    assert_int_equal(tok_matcher_init(&m, &err), ATTN_OK);
+    pcre2_code *slow = pcre2_compile((PCRE2_SPTR) "(x+x+)+y", PCRE2_ZERO_TERMINATED, PCRE2_UTF, &code, &at, NULL);
+    assert_non_null(slow);
+    assert_int_equal(tok_match(&m, slow, "xxxxxxxxxxxxxxxxxxxxxxxxx y", 27, 0, &a, &b, &found, &err), ATTN_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "backtracks without end at byte 0 of 27 (match limit exceeded"));
+    assert_int_equal(tok_match(&m, slow, "xxy", 3, 0, &a, &b, &found, &err), ATTN_OK);
+    assert_true(found && a == 0 && b == 3);
+    pcre2_code_free(slow);
+    /* a group repeated per character keeps a frame per character: 8 MiB of heap, or 1 MiB of JIT stack */
+    char *word = repeat("a", 200000);
+    pcre2_code *group = pcre2_compile((PCRE2_SPTR) "(?:a|b)+", PCRE2_ZERO_TERMINATED, PCRE2_UTF, &code, &at, NULL);
+    assert_int_equal(tok_match(&m, group, word, 200000, 0, &a, &b, &found, &err), ATTN_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "the pattern keeps too much to backtrack to at byte 0 of 200000 (heap limit exceeded"));
+    pcre2_code_free(group);
+    uint32_t jit = 0;
+    pcre2_config(PCRE2_CONFIG_JIT, &jit);
+    assert_int_equal(tok_compile("(?:a|b)+", false, "test", &group, &err), ATTN_OK);
+    assert_int_equal(tok_match(&m, group, word, 200000, 0, &a, &b, &found, &err), ATTN_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, jit ? "(JIT stack limit reached" : "(heap limit exceeded"));
+    assert_int_equal(tok_match(&m, group, word, 2000, 0, &a, &b, &found, &err), ATTN_OK); /* a word of 2,000 is fine */
+    assert_true(found && a == 0 && b == 2000);
+    pcre2_code_free(group);
+    free(word);
+    tok_matcher_free(&m);
+
+    /* the patterns of published tokenizers never meet the limits: Qwen's (and Llama 3's)
+     * \s*[\r\n]+ backtracks once per space of a run, the most any needs */
+    t = hostile("null", "{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"Split\",\"pattern\":{\"Regex\":"
+                "\"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}| ?[^\\\\s\\\\p{L}\\\\p{N}]+"
+                "[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+\"},\"behavior\":\"Isolated\"},"
+                "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"use_regex\":true}]}", "null", json, sizeof json);
+    static const char *const RUNS[] = {" ", "x", "7", "!", "\n", "床"};
+    for (int i = 0; i < 6; i++) {
+        char *run = repeat(RUNS[i], 250000 / strlen(RUNS[i]));
+        int *ids, n;
+        if (attn_tokenizer_encode(t, run, false, &ids, &n, &err)) fail_msg("a run of '%s': %s", RUNS[i], err.msg);
+        free(ids);
+        free(run);
+    }
+    attn_tokenizer_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +503,10 @@ int main(void)
         cmocka_unit_test(ill_formed_text),
         cmocka_unit_test(refusals),
         cmocka_unit_test(byte_level_and_labels),
+        cmocka_unit_test(steps_are_bounded),
+        cmocka_unit_test(file_sizes_are_bounded),
+        cmocka_unit_test(added_tokens_longest_first),
+        cmocka_unit_test(pattern_limits_are_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

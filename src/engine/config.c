@@ -231,7 +231,8 @@ static const attn_setting SETTINGS[] = {
     {.name = "model", .type = ATTN_SET_TEXT, .offset = FIELD(model), .flags = LESSON | TRACE, .arg = "NAME|DIR",
      .help = "a trained model: a shipped one by name (tang, brown; `attnlab models`) or a Hugging Face Llama folder"},
     {.name = "text", .type = ATTN_SET_TEXT, .offset = FIELD(text), .flags = LESSON | TRACE, .arg = "TEXT",
-     .help = "with --model: text to tokenize; '|' separates batch rows, '\\|' is a bar", .rule = "some text"},
+     .help = "with --model: text to tokenize; '|' separates batch rows, '\\|' is a bar, '\\\\' a backslash",
+     .rule = "some text"},
     {.name = "temperature", .type = ATTN_SET_DOUBLE, .offset = FIELD(temperature), .flags = LESSON, .def = "0",
      .arg = "T", .help = "generating: 0 takes the most likely token (default), T > 0 samples from softmax(logits / T)",
      .ok = temperature_ok, .rule = "a number from 0 to 100"},
@@ -421,11 +422,18 @@ attn_status attn_setting_parse(attn_config *c, const attn_setting *row, const ch
         }
         return attn_fail(err, ATTN_ERR_CONFIG, "%s: '%s' is not %s", key, v, list);
     }
-    case ATTN_SET_TEXT:
-        /* "" unsets it (a lesson's `text =`); blanks are a mistake */
+    case ATTN_SET_TEXT: {
+        /* "" unsets it (a lesson's `text =`); blanks are a mistake. A text (a
+         * row with a rule; the others are paths) is UTF-8: a tokenizer would
+         * read a stray byte as U+FFFD, then <unk>, without a word */
+        size_t n = strlen(v), bad = row->rule ? attn_utf8_invalid_at(v, n) : n;
+        if (bad < n)
+            return attn_fail(err, ATTN_ERR_CONFIG, "%s: not valid UTF-8 at byte offset %zu (0x%02X)", key, bad,
+                             (unsigned char)v[bad]);
         if (row->rule && *v && !v[strspn(v, " \t\r\n")])
             return attn_fail(err, ATTN_ERR_CONFIG, "%s: must be %s (got only blanks)", key, row->rule);
         return set_str(f, v, err);
+    }
     }
     return attn_fail(err, ATTN_ERR_CONFIG, "%s: unknown kind of setting", key);
 }

@@ -21,7 +21,9 @@
 
 /* ---- tokens ---- */
 
-/* The rows of text: split at '|', with "\|" a literal bar. Caller frees. */
+/* The rows of text: split at '|', with "\|" a literal bar and "\\" a
+ * backslash (so a row can end in one: "a\\|b" is "a\" and "b"); any other
+ * backslash is itself. Caller frees. */
 static char **split_rows(const char *text, int *n)
 {
     size_t len = strlen(text);
@@ -31,7 +33,7 @@ static char **split_rows(const char *text, int *n)
     *n = 0;
     rows[(*n)++] = buf;
     for (const char *p = text; *p; p++) {
-        if (p[0] == '\\' && p[1] == '|') *buf++ = *++p;
+        if (p[0] == '\\' && (p[1] == '|' || p[1] == '\\')) *buf++ = *++p;
         else if (*p == '|') { *buf++ = '\0'; rows[(*n)++] = buf; }
         else *buf++ = *p;
     }

@@ -11,7 +11,6 @@
 #include "utf8.h"
 
 #define TOKENIZER_LIMIT (64u << 20)
-#define MAX_VOCAB (1 << 22)
 
 /* ---- reading the file ---- */
 
@@ -29,9 +28,9 @@ static attn_status unsupported(attn_error *err, const char *what, const char *ty
 /* Places id → string, growing the table. */
 static attn_status assign(attn_tokenizer *t, const char *s, double idv, bool special, attn_error *err)
 {
-    if (!(idv >= 0 && idv < MAX_VOCAB) || idv != (int)idv)
+    if (!(idv >= 0 && idv <= TOK_MAX_ID) || idv != (int)idv)
         return attn_fail(err, ATTN_ERR_FORMAT, "token '%.40s' has id %g, not a whole number from 0 to %d", s, idv,
-                         MAX_VOCAB - 1);
+                         TOK_MAX_ID);
     int id = (int)idv;
     if (id >= t->n_vocab) {
         int n = id + 1 > 2 * t->n_vocab ? id + 1 : 2 * t->n_vocab;
@@ -132,6 +131,10 @@ static attn_status read_added(attn_tokenizer *t, const cJSON *added, attn_error 
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(a, "content"), *id = cJSON_GetObjectItemCaseSensitive(a, "id");
         if (!cJSON_IsString(c) || !cJSON_IsNumber(id) || !c->valuestring[0])
             return attn_fail(err, ATTN_ERR_FORMAT, "an added token needs a content and an id");
+        size_t len = strlen(c->valuestring);
+        if (len > TOK_MAX_ADDED) /* each is looked for at every character of a text */
+            return attn_fail(err, ATTN_ERR_FORMAT, "added token '%.40s…' has %zu bytes, more than the %d an added "
+                             "token may have", c->valuestring, len, TOK_MAX_ADDED);
         static const char *const FLAGS[] = {"single_word", "lstrip", "rstrip"};
         for (int i = 0; i < 3; i++)
             if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, FLAGS[i])))
@@ -140,6 +143,7 @@ static attn_status read_added(attn_tokenizer *t, const cJSON *added, attn_error 
         if ((st = assign(t, c->valuestring, id->valuedouble, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "special")), err)))
             return st;
         if (!(t->added[t->n_added].content = strdup(c->valuestring))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+        t->added[t->n_added].len = len;
         t->added[t->n_added++].id = (int)id->valuedouble;
     }
     return ATTN_OK;
@@ -158,17 +162,20 @@ static attn_status read_json(attn_tokenizer *t, const cJSON *root, attn_error *e
     return ATTN_OK;
 }
 
-static int longest_first(const void *a, const void *b)
+/* In strcmp's order, so that the added tokens a text can start with are a
+ * range, narrowed a byte at a time (tokenizer_encode.c); the same content
+ * twice: the lower id first. */
+static int by_content(const void *a, const void *b)
 {
     const tok_added *x = a, *y = b;
-    size_t nx = strlen(x->content), ny = strlen(y->content);
-    return (ny > nx) - (ny < nx);
+    int c = strcmp(x->content, y->content);
+    return c ? c : (x->id > y->id) - (x->id < y->id);
 }
 
-/* The added tokens longest first, and byte fallback's "<0xXX>" tokens. */
+/* The added tokens sorted, and byte fallback's "<0xXX>" tokens. */
 static attn_status prepare(attn_tokenizer *t, attn_error *err)
 {
-    if (t->n_added) qsort(t->added, (size_t)t->n_added, sizeof *t->added, longest_first);
+    if (t->n_added) qsort(t->added, (size_t)t->n_added, sizeof *t->added, by_content);
     for (int b = 0; b < 256; b++) {
         char name[8];
         snprintf(name, sizeof name, "<0x%02X>", b);
@@ -183,16 +190,45 @@ static attn_status prepare(attn_tokenizer *t, attn_error *err)
     return ATTN_OK;
 }
 
+/* How many values cJSON's tree of json[0..len) can have at most: each but
+ * the first follows a ',', a '[' or a '{' outside a string. */
+static size_t json_values(const char *json, size_t len)
+{
+    size_t n = 1;
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = json[i];
+        if (in_string) {
+            if (c == '\\') i++;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else {
+            n += c == ',' || c == '[' || c == '{';
+        }
+    }
+    return n;
+}
+
 attn_status attn_tokenizer_parse(const char *json, size_t len, const char *what, attn_tokenizer **out, attn_error *err)
 {
     attn_tokenizer *t = calloc(1, sizeof *t);
     attn_status st;
+    cJSON *root = NULL;
     *out = NULL;
-    if (!t) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    if (!t || !(t->name = strdup(what))) {
+        free(t);
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    }
     t->unk = -1;
-    cJSON *root = cJSON_ParseWithLength(json, len);
-    if (!root) st = attn_fail(err, ATTN_ERR_FORMAT, "not valid JSON");
-    else st = read_json(t, root, err);
+    /* a tree node costs cJSON some 80 bytes: 64 MiB of "[0,0,0,…" took 2.7 GB and 83 s */
+    if (json_values(json, len) > TOK_MAX_VALUES)
+        st = attn_fail(err, ATTN_ERR_FORMAT, "holds more than %d JSON values, the most a tokenizer.json may have",
+                       TOK_MAX_VALUES);
+    else if (!(root = cJSON_ParseWithLength(json, len)))
+        st = attn_fail(err, ATTN_ERR_FORMAT, "not valid JSON");
+    else
+        st = read_json(t, root, err);
     cJSON_Delete(root);
     if (!st) st = prepare(t, err);
     if (st) {
@@ -230,6 +266,7 @@ void attn_tokenizer_free(attn_tokenizer *t)
     tok_map_free(&t->labels);
     tok_map_free(&t->merges);
     tok_free_steps(t);
+    free(t->name);
     free(t);
 }
 

@@ -15,7 +15,25 @@
  *   with spaces) → text
  *
  * Text that is not valid UTF-8 is read with each ill-formed part as U+FFFD
- * (utf8.h's policy), as Rust's String::from_utf8_lossy does. */
+ * (utf8.h's policy), as Rust's String::from_utf8_lossy does.
+ *
+ * Limits. A tokenizer.json may come from anywhere, so nothing in it may make
+ * reading it or encoding a text take memory or time without bound; past a
+ * limit the file is refused in one line that names it, the step and the
+ * limit. No published tokenizer comes near them:
+ *   the file        at most 64 MiB and 4,194,304 JSON values (cJSON's tree
+ *                   costs some 80 bytes a value; so at most as many tokens
+ *                   and merges); ids up to 4,194,303; patterns of at most
+ *                   8 KiB; added tokens of at most 256 bytes; 8 steps of
+ *                   each kind
+ *   a text          at most ATTN_TOKENIZER_MAX_TEXT bytes
+ *   each normalizer, pre-tokenizer or decoder step
+ *                   at most 16 × the bytes it is given + 1,024, and 4 MiB
+ *   each search of a pattern
+ *                   PCRE2's match and depth limits 100,000 + 10 per byte
+ *                   searched, 8 MiB of heap or 1 MiB of JIT stack
+ *                   (tokenizer_regex.c); a pattern that meets one is an error,
+ *                   never "no match". */
 #ifndef ATTN_TOKENIZER_H
 #define ATTN_TOKENIZER_H
 
@@ -25,6 +43,8 @@
 #include "error.h"
 
 typedef struct attn_tokenizer attn_tokenizer; /* opaque */
+
+#define ATTN_TOKENIZER_MAX_TEXT (1 << 20) /* bytes of one text to encode */
 
 /* Reads tokenizer.json at path (a regular file of at most 64 MiB). */
 attn_status attn_tokenizer_load(const char *path, attn_tokenizer **out, attn_error *err);
@@ -40,7 +60,9 @@ int attn_tokenizer_unk(const attn_tokenizer *t);                   /* -1 if none
 int attn_tokenizer_bos(const attn_tokenizer *t);                   /* what the post-processor puts first, -1 if none */
 bool attn_tokenizer_is_special(const attn_tokenizer *t, int id);
 
-/* As tokenizer.encode(text, add_special_tokens=add_special).ids. Caller frees *ids. */
+/* As tokenizer.encode(text, add_special_tokens=add_special).ids. Caller frees *ids.
+ * A text longer than ATTN_TOKENIZER_MAX_TEXT is ATTN_ERR_CONFIG; a step of
+ * the file past its limit, ATTN_ERR_FORMAT naming the file. */
 attn_status attn_tokenizer_encode(const attn_tokenizer *t, const char *text, bool add_special, int **ids, int *n,
                                   attn_error *err);
 /* Token id's text as a label shows it: a byte-level token's bytes ("Ġthe" →

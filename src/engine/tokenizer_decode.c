@@ -100,11 +100,15 @@ static char *join(const list *l, const char *sep)
     return out;
 }
 
-static char *replace_str(const char *s, const char *from, const char *to)
+/* s with every `from` replaced by `to`; NULL out of memory, or (*over) when
+ * that is more than `most` bytes. */
+static char *replace_str(const char *s, const char *from, const char *to, size_t most, bool *over)
 {
     size_t nf = strlen(from), nt = strlen(to), count = 0;
     for (const char *p = s; (p = strstr(p, from)); p += nf) count++;
-    char *out = malloc(strlen(s) + count * (nt > nf ? nt - nf : 0) + 1), *o = out;
+    size_t size = strlen(s) - count * nf + count * nt;
+    if ((*over = size > most)) return NULL;
+    char *out = malloc(size + 1), *o = out;
     if (!out) return NULL;
     for (const char *p = s, *q; ; p = q + nf) {
         q = strstr(p, from);
@@ -177,12 +181,12 @@ fail:
     return -1;
 }
 
-/* Replace, Metaspace or Strip on token i. */
-static char *one_token(const tok_dec *d, const char *p, int i)
+/* Replace, Metaspace or Strip on token i, in at most `most` bytes. */
+static char *one_token(const tok_dec *d, const char *p, int i, size_t most, bool *over)
 {
-    if (d->kind == TOK_DEC_REPLACE) return replace_str(p, d->from, d->to);
+    if (d->kind == TOK_DEC_REPLACE) return replace_str(p, d->from, d->to, most, over);
     if (d->kind == TOK_DEC_METASPACE) {
-        char *s = replace_str(p, d->from, " ");
+        char *s = replace_str(p, d->from, " ", most, over);
         if (s && i == 0 && d->prepend != TOK_PREPEND_NEVER && s[0] == ' ') memmove(s, s + 1, strlen(s));
         return s;
     }
@@ -192,11 +196,15 @@ static char *one_token(const tok_dec *d, const char *p, int i)
     return strndup(p + a, b - a);
 }
 
-/* One step on the list: returns 0, or -1 out of memory (the list is then freed). */
-static int step(const tok_dec *d, list *l)
+/* One step on the list: returns 0, or -1 out of memory or (*over) past
+ * `most` bytes (the list is then freed). Only Replace can make more than it
+ * is given; ByteLevel at most 3 bytes (U+FFFD) of each. */
+static int step(const tok_dec *d, list *l, size_t most, bool *over)
 {
     list out = {calloc((size_t)l->n + 1, sizeof(char *)), 0};
     int rc = out.v ? 0 : -1;
+    size_t made = 0;
+    *over = false;
     if (!rc && (d->kind == TOK_DEC_BYTELEVEL || d->kind == TOK_DEC_FUSE)) { /* the whole list becomes one string */
         char *s = d->kind == TOK_DEC_FUSE ? join(l, "") : byte_level_text(l);
         if (!s) rc = -1;
@@ -205,8 +213,8 @@ static int step(const tok_dec *d, list *l)
         rc = byte_runs(l, &out);
     } else {
         for (int i = 0; !rc && i < l->n; i++)
-            if (!(out.v[out.n] = one_token(d, l->v[i], i))) rc = -1;
-            else out.n++;
+            if (!(out.v[out.n] = one_token(d, l->v[i], i, most - made, over))) rc = -1;
+            else made += strlen(out.v[out.n++]);
     }
     if (rc) list_free(&out);
     list_free(l);
@@ -231,8 +239,17 @@ attn_status attn_tokenizer_decode(const attn_tokenizer *t, const int *ids, int n
         }
         l.n++;
     }
-    for (int i = 0; i < t->n_dec; i++)
-        if (step(&t->dec[i], &l)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    static const char *const TYPE[] = {[TOK_DEC_BYTELEVEL] = "ByteLevel", [TOK_DEC_REPLACE] = "Replace",
+                                       [TOK_DEC_BYTEFALLBACK] = "ByteFallback", [TOK_DEC_FUSE] = "Fuse",
+                                       [TOK_DEC_STRIP] = "Strip", [TOK_DEC_METASPACE] = "Metaspace"};
+    for (int i = 0; i < t->n_dec; i++) {
+        bool over;
+        size_t in = 0;
+        for (int k = 0; k < l.n; k++) in += strlen(l.v[k]);
+        if (step(&t->dec[i], &l, tok_step_most(in), &over))
+            return over ? tok_too_big(t, "decoder", i, TYPE[t->dec[i].kind], in, err)
+                        : attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    }
     *text = join(&l, t->n_dec ? "" : " ");
     list_free(&l);
     return *text ? ATTN_OK : attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
@@ -278,7 +295,8 @@ const char *attn_tokenizer_label(const attn_tokenizer *t, int id, char *out, siz
     if (!bytes) return s;
     long k = t->byte_level && !t->special[id] ? byte_spelling(s, bytes) : -1;
     if (k < 0) { /* SentencePiece: "▁" is a space; a fallback byte shows as itself */
-        char *spaced = t->special[id] || fallback_byte(s) >= 0 ? strdup(s) : replace_str(s, "\xE2\x96\x81", " ");
+        bool over;
+        char *spaced = t->special[id] || fallback_byte(s) >= 0 ? strdup(s) : replace_str(s, "\xE2\x96\x81", " ", n, &over);
         if (!spaced) {
             free(bytes);
             return s;

@@ -7,6 +7,7 @@
 
 #include "tokenizer.h"
 #include "tokenizer_impl.h"
+#include "utf8.h"
 
 /* GPT-2's regex, which ByteLevel splits with when use_regex is set. */
 #define GPT2_PATTERN "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
@@ -35,27 +36,18 @@ static attn_status pattern(const cJSON *o, const char *what, pcre2_code **re, at
 {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "pattern");
     const char *lit = str(p, "String"), *rx = str(p, "Regex");
-    int code;
-    PCRE2_SIZE at;
     if (!lit && !rx) return attn_fail(err, ATTN_ERR_FORMAT, "%s has no String or Regex pattern", what);
     if (lit && !*lit) return attn_fail(err, ATTN_ERR_FORMAT, "%s has an empty pattern", what);
-    *re = pcre2_compile((PCRE2_SPTR)(lit ? lit : rx), PCRE2_ZERO_TERMINATED,
-                        lit ? PCRE2_UTF | PCRE2_LITERAL : PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
-    if (!*re) {
-        PCRE2_UCHAR msg[120];
-        pcre2_get_error_message(code, msg, sizeof msg);
-        return attn_fail(err, ATTN_ERR_FORMAT, "%s: pattern does not compile at offset %zu: %s", what, (size_t)at,
-                         (const char *)msg);
-    }
-    return ATTN_OK;
+    return tok_compile(lit ? lit : rx, lit != NULL, what, re, err);
 }
 
-static attn_status compile(const char *rx, pcre2_code **re, attn_error *err)
+/* A string of the file that a step puts into the text: UTF-8, as the text
+ * it joins (the patterns that read that text next rely on it). */
+static attn_status text_of(const char *s, const char *what, char **out, attn_error *err)
 {
-    int code;
-    PCRE2_SIZE at;
-    *re = pcre2_compile((PCRE2_SPTR)rx, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
-    return *re ? ATTN_OK : nomem(err);
+    size_t n = strlen(s), bad = attn_utf8_invalid_at(s, n);
+    if (bad < n) return attn_fail(err, ATTN_ERR_FORMAT, "%s is not valid UTF-8 (byte %zu)", what, bad);
+    return (*out = strdup(s)) ? ATTN_OK : nomem(err);
 }
 
 static attn_status prepend_scheme(const cJSON *o, const char *what, tok_prepend *out, attn_error *err)
@@ -87,30 +79,30 @@ static attn_status sequence(attn_tokenizer *t, const cJSON *o, const char *key, 
 static attn_status read_norm(attn_tokenizer *t, const cJSON *o, attn_error *err)
 {
     const char *type = type_of(o);
+    attn_status st = ATTN_OK;
     if (!strcmp(type, "Sequence")) return sequence(t, o, "normalizers", "normalizer", read_norm, err);
-    if (t->n_norm == TOK_MAX_STEPS) return attn_fail(err, ATTN_ERR_FORMAT, "normalizer has too many steps");
+    if (t->n_norm == TOK_MAX_STEPS)
+        return attn_fail(err, ATTN_ERR_FORMAT, "normalizer has more than %d steps", TOK_MAX_STEPS);
     tok_norm *n = &t->norm[t->n_norm];
-    if (!strcmp(type, "Lowercase")) n->kind = TOK_NORM_LOWERCASE;
-    else if (!strcmp(type, "NFC")) n->kind = TOK_NORM_NFC;
-    else if (!strcmp(type, "NFKC")) n->kind = TOK_NORM_NFKC;
+    if (!strcmp(type, "Lowercase")) *n = (tok_norm){.kind = TOK_NORM_LOWERCASE, .type = "Lowercase"};
+    else if (!strcmp(type, "NFC")) *n = (tok_norm){.kind = TOK_NORM_NFC, .type = "NFC"};
+    else if (!strcmp(type, "NFKC")) *n = (tok_norm){.kind = TOK_NORM_NFKC, .type = "NFKC"};
     else if (!strcmp(type, "Prepend")) {
         const char *p = str(o, "prepend");
         if (!p) return attn_fail(err, ATTN_ERR_FORMAT, "normalizer Prepend has no prepend string");
-        n->kind = TOK_NORM_PREPEND;
-        if (!(n->text = strdup(p))) return nomem(err);
+        *n = (tok_norm){.kind = TOK_NORM_PREPEND, .type = "Prepend"};
+        st = text_of(p, "normalizer Prepend's prepend", &n->text, err);
     } else if (!strcmp(type, "Replace")) {
         const char *c = str(o, "content");
-        attn_status st;
         if (!c) return attn_fail(err, ATTN_ERR_FORMAT, "normalizer Replace has no content");
-        n->kind = TOK_NORM_REPLACE;
-        if (!(n->text = strdup(c))) return nomem(err);
-        t->n_norm++; /* owned from here, freed with the rest */
-        return (st = pattern(o, "normalizer Replace", &n->re, err)) ? st : ATTN_OK;
+        *n = (tok_norm){.kind = TOK_NORM_REPLACE, .type = "Replace"};
+        if (!(st = text_of(c, "normalizer Replace's content", &n->text, err)))
+            st = pattern(o, "normalizer Replace", &n->re, err);
     } else {
         return unsupported(err, "normalizer", type, "Lowercase, NFC, NFKC, Prepend, Replace, Sequence");
     }
-    t->n_norm++;
-    return ATTN_OK;
+    t->n_norm++; /* owned from here, freed with the rest */
+    return st;
 }
 
 /* ---- pre_tokenizer ---- */
@@ -133,33 +125,36 @@ static attn_status read_pre(attn_tokenizer *t, const cJSON *o, attn_error *err)
     const char *type = type_of(o);
     attn_status st;
     if (!strcmp(type, "Sequence")) return sequence(t, o, "pretokenizers", "pre_tokenizer", read_pre, err);
-    if (t->n_pre == TOK_MAX_STEPS) return attn_fail(err, ATTN_ERR_FORMAT, "pre_tokenizer has too many steps");
+    if (t->n_pre == TOK_MAX_STEPS)
+        return attn_fail(err, ATTN_ERR_FORMAT, "pre_tokenizer has more than %d steps", TOK_MAX_STEPS);
     tok_pre *p = &t->pre[t->n_pre];
     memset(p, 0, sizeof *p);
     if (!strcmp(type, "Whitespace")) { /* the words and the punctuation runs are the pieces */
-        *p = (tok_pre){.kind = TOK_PRE_SPLIT, .behavior = TOK_REMOVED, .invert = true};
-        st = compile("\\w+|[^\\w\\s]+", &p->re, err);
+        *p = (tok_pre){.kind = TOK_PRE_SPLIT, .type = "Whitespace", .behavior = TOK_REMOVED, .invert = true};
+        st = tok_compile("\\w+|[^\\w\\s]+", false, "pre_tokenizer Whitespace", &p->re, err);
     } else if (!strcmp(type, "WhitespaceSplit")) {
-        *p = (tok_pre){.kind = TOK_PRE_SPLIT, .behavior = TOK_REMOVED};
-        st = compile("\\s+", &p->re, err);
+        *p = (tok_pre){.kind = TOK_PRE_SPLIT, .type = "WhitespaceSplit", .behavior = TOK_REMOVED};
+        st = tok_compile("\\s+", false, "pre_tokenizer WhitespaceSplit", &p->re, err);
     } else if (!strcmp(type, "Split")) {
-        p->kind = TOK_PRE_SPLIT;
+        *p = (tok_pre){.kind = TOK_PRE_SPLIT, .type = "Split"};
         p->invert = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "invert"));
         if (!(st = behavior(o, &p->behavior, err))) st = pattern(o, "pre_tokenizer Split", &p->re, err);
     } else if (!strcmp(type, "ByteLevel")) {
-        p->kind = TOK_PRE_BYTELEVEL;
+        *p = (tok_pre){.kind = TOK_PRE_BYTELEVEL, .type = "ByteLevel"};
         p->prefix_space = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "add_prefix_space"));
         const cJSON *use = cJSON_GetObjectItemCaseSensitive(o, "use_regex");
-        st = use && !cJSON_IsTrue(use) ? ATTN_OK : compile(GPT2_PATTERN, &p->re, err);
+        st = use && !cJSON_IsTrue(use) ? ATTN_OK : tok_compile(GPT2_PATTERN, false, "pre_tokenizer ByteLevel", &p->re, err);
         t->byte_level = true;
     } else if (!strcmp(type, "Metaspace")) {
         const char *r = str(o, "replacement");
-        p->kind = TOK_PRE_METASPACE;
+        *p = (tok_pre){.kind = TOK_PRE_METASPACE, .type = "Metaspace"};
         const cJSON *split = cJSON_GetObjectItemCaseSensitive(o, "split");
-        p->split = !split || cJSON_IsTrue(split);
         if (!r || !*r) return attn_fail(err, ATTN_ERR_FORMAT, "pre_tokenizer Metaspace has no replacement");
-        if (!(p->replacement = strdup(r))) return nomem(err);
-        st = prepend_scheme(o, "pre_tokenizer Metaspace", &p->prepend, err);
+        t->n_pre++; /* owned from here, freed with the rest */
+        if ((st = text_of(r, "pre_tokenizer Metaspace's replacement", &p->replacement, err)) ||
+            (st = prepend_scheme(o, "pre_tokenizer Metaspace", &p->prepend, err)))
+            return st;
+        return !split || cJSON_IsTrue(split) ? tok_compile(r, true, "pre_tokenizer Metaspace", &p->re, err) : ATTN_OK;
     } else {
         return unsupported(err, "pre_tokenizer", type, "ByteLevel, Metaspace, Split, Whitespace, WhitespaceSplit, Sequence");
     }
@@ -214,7 +209,8 @@ static attn_status read_dec(attn_tokenizer *t, const cJSON *o, attn_error *err)
 {
     const char *type = type_of(o);
     if (!strcmp(type, "Sequence")) return sequence(t, o, "decoders", "decoder", read_dec, err);
-    if (t->n_dec == TOK_MAX_STEPS) return attn_fail(err, ATTN_ERR_FORMAT, "decoder has too many steps");
+    if (t->n_dec == TOK_MAX_STEPS)
+        return attn_fail(err, ATTN_ERR_FORMAT, "decoder has more than %d steps", TOK_MAX_STEPS);
     tok_dec *d = &t->dec[t->n_dec];
     memset(d, 0, sizeof *d);
     if (!strcmp(type, "ByteLevel")) d->kind = TOK_DEC_BYTELEVEL;

@@ -413,7 +413,13 @@ static attn_status load_config(const attn_st_file *f, attn_trace *tr, attn_error
         const attn_setting *row = attn_setting_at(i);
         const char *v = row->flags & ATTN_SETTING_TRACE ? attn_st_meta(f, row->name) : NULL;
         if (v && !*v && row->type == ATTN_SET_TEXT) v = NULL; /* written for an unset text */
-        if (v && attn_setting_parse(c, row, v, err)) {
+        /* older attnlab cut each setting at 63 bytes, in a character too: such a text reads up to the cut */
+        char *cut = NULL;
+        size_t n = v ? strlen(v) : 0, bad = v && row->type == ATTN_SET_TEXT ? attn_utf8_invalid_at(v, n) : n;
+        if (bad < n && !(v = cut = strndup(v, bad))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+        attn_status st = v ? attn_setting_parse(c, row, v, err) : ATTN_OK;
+        free(cut);
+        if (st) {
             attn_error_prefix(err, "metadata");
             err->status = ATTN_ERR_FORMAT;
             return ATTN_ERR_FORMAT;

@@ -84,14 +84,16 @@ size_t attn_utf8_prev(const char *s, size_t pos)
     return pos - 1;
 }
 
-bool attn_utf8_valid(const char *s, size_t n)
+size_t attn_utf8_invalid_at(const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t len;
     for (size_t i = 0; i < n; i += len)
-        if (decode(u + i, n - i, &len) == BAD) return false;
-    return true;
+        if (decode(u + i, n - i, &len) == BAD) return i;
+    return n;
 }
+
+bool attn_utf8_valid(const char *s, size_t n) { return attn_utf8_invalid_at(s, n) == n; }
 
 size_t attn_utf8_encode(uint32_t cp, char out[4])
 {

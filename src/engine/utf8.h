@@ -38,6 +38,9 @@ size_t attn_utf8_prev(const char *s, size_t pos);
  * bytes, overlong forms, surrogates (U+D800..DFFF) or code points > U+10FFFF. */
 bool attn_utf8_valid(const char *s, size_t n);
 
+/* The offset of the first ill-formed byte of s[0..n), or n when it is well-formed. */
+size_t attn_utf8_invalid_at(const char *s, size_t n);
+
 /* Writes cp as UTF-8 into out; returns its length 1..4, or 0 (nothing
  * written) for a surrogate or cp > U+10FFFF. */
 size_t attn_utf8_encode(uint32_t cp, char out[4]);
