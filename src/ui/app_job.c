@@ -170,6 +170,7 @@ static ui_job *take(ui_app *app)
 
 bool ui_app_poll(ui_app *app)
 {
+    if (ui_player_poll(&app->lesson)) ui_app_take_note(app); /* a progress save that ended: what it said */
     if (ui_app_open_poll(app)) return true; /* a lesson or model to open, once its notice is on screen */
     ui_job *j = app->job;
     if (!j || !atomic_load(&j->done)) return false;
@@ -367,6 +368,7 @@ bool ui_app_job_abandoned(void)
 
 void ui_app_leave(ui_app *app)
 {
+    ui_player_finish(&app->lesson); /* the progress save under way, and what is left, written first */
     ui_job *j = app->job;
     if (j) { /* told to stop, and left to finish (or not) on its own */
         atomic_store(&j->progress.cancel, 1);

@@ -80,5 +80,5 @@ void ui_app_next_model_label(const ui_app *app, char *buf, size_t size)
 
 bool ui_app_pending(const ui_app *app)
 {
-    return app->opening.pending || ui_app_busy(app, NULL, NULL, NULL);
+    return app->opening.pending || ui_app_busy(app, NULL, NULL, NULL) || ui_player_saving(&app->lesson);
 }

@@ -190,6 +190,7 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
     carry_out(app, win, &fullscreen);
     frame(app, g, win, title, sizeof title);
     app->async = true; /* toggles recompute on a worker: the loop keeps drawing and answering */
+    app->lesson.async_save = true; /* and progress is saved on a thread of its own */
     for (;;) {
         /* while the worker computes, wake every 50 ms to show its progress and take its result */
         bool busy = ui_app_pending(app); /* computing, or a lesson or model to open after its notice */
