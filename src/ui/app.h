@@ -101,6 +101,8 @@ typedef struct ui_app {
         int fail_exit;    /* not 0: if that lesson cannot be opened, the program ends with this
                            * status (req.exit_code) and the status line's message */
         char label[200];  /* what opens ("lesson 12 · Trained heads"); kept while the worker computes it */
+        struct ui_lesson_read *reading; /* the lesson at path being read and checked on a thread of its
+                                         * own, to be shown at step arg (app_open.c); NULL: none */
     } opening;
 
     ui_token_editor edit;
@@ -243,8 +245,9 @@ void ui_app_leave(ui_app *app);
  * why (nothing changes). */
 int ui_app_show(ui_app *app, attn_config *cfg, const lesson_view *view);
 
-/* Changes one setting by its config name and recomputes; on an invalid value
- * nothing changes and the status line says why. Returns 0 or -1. */
+/* Changes one setting by its config name and recomputes (on the worker in
+ * the window, as ui_app_edit_config_async); on an invalid value nothing
+ * changes and the status line says why. Returns 0 or -1. */
 int ui_app_set(ui_app *app, const char *key, const char *value);
 
 /* Moves to a stage by name; returns 0, or -1 if the trace has no such stage. */

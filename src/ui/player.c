@@ -239,27 +239,36 @@ void ui_player_enter(ui_player *p, int step, const lesson_view *view, const less
     note(p, false, "%s · %s", ui_player_step_label(p, label, sizeof label), st->title);
 }
 
-int ui_player_load(ui_player *p, const char *path, char *err, size_t errsize)
+int ui_player_read(const char *path, lesson *ls, char *err, size_t errsize)
 {
-    lesson ls;
     lesson_diags dg = {0};
-    int rc = lesson_load(path, &ls, &dg);
-    if (!rc) rc = lesson_check(&ls, &dg);
+    int rc = lesson_load(path, ls, &dg);
+    if (!rc) rc = lesson_check(ls, &dg);
     if (rc) {
         char buf[600];
         snprintf(err, errsize, "%s", dg.n ? lesson_diag_format(path, &dg.items[0], buf, sizeof buf) : path);
-        lesson_free(&ls);
-        lesson_diags_free(&dg);
-        return -1;
+        lesson_free(ls);
     }
     lesson_diags_free(&dg);
+    return rc ? -1 : 0;
+}
+
+void ui_player_adopt(ui_player *p, lesson *ls, const char *path)
+{
     ui_player_close(p);
-    p->ls = ls;
+    p->ls = *ls;
     p->open = true;
     p->step = 0;
     const char *slash = strrchr(path, '/');
     snprintf(p->name, sizeof p->name, "%s", slash ? slash + 1 : path);
     p->picker = false;
+}
+
+int ui_player_load(ui_player *p, const char *path, char *err, size_t errsize)
+{
+    lesson ls;
+    if (ui_player_read(path, &ls, err, errsize)) return -1;
+    ui_player_adopt(p, &ls, path);
     return 0;
 }
 

@@ -89,8 +89,12 @@ void ui_player_finish(ui_player *p);
 
 /* Loads a lesson; no step is entered yet. A lesson with problems is refused
  * with the first one as "FILE:LINE: message" in err (the open lesson stays).
- * Returns 0 or -1. */
+ * Returns 0 or -1. It is the two halves below in a row: ui_player_read reads
+ * and checks the lesson (every step's configuration run: seconds on a slow
+ * machine) into *ls on any thread, ui_player_adopt makes it the player's. */
 int ui_player_load(ui_player *p, const char *path, char *err, size_t errsize);
+int ui_player_read(const char *path, lesson *ls, char *err, size_t errsize);
+void ui_player_adopt(ui_player *p, lesson *ls, const char *path);
 void ui_player_close(ui_player *p);
 
 /* Step `step` (0-based) of the open lesson: its settings into *cfg (initialised
