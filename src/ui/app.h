@@ -225,8 +225,8 @@ bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms);
 bool ui_app_poll(ui_app *app);
 
 /* Whether the window loop must come back soon without an event: the worker
- * computes, an opening waits for its first frame (app_open.c), or progress
- * is being saved. */
+ * computes, an opening waits for its first frame or a lesson is being read
+ * (app_open.c), or progress is being saved. */
 bool ui_app_pending(const ui_app *app);
 
 /* Whether ui_app_free gave up waiting for a recomputation (quitting at once),

@@ -10,14 +10,21 @@
  * stops the worker first. ui_app_poll joins a finished worker and installs
  * its trace and model, unless a newer request came meanwhile: then that one
  * starts instead. */
+#define _GNU_SOURCE /* syscall(SYS_gettid): a thread's own nice value */
 #include "app.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 
 #include "app_impl.h"
 #include "clock.h"
@@ -64,6 +71,19 @@ typedef struct ui_job {
     ui_target pending_target;
 } ui_job;
 
+void ui_app_thread_background(void)
+{
+#ifdef __linux__
+    /* on Linux each thread has a nice value of its own: +5 gives the window's
+     * thread (and the display server) about three times this one's share of a
+     * busy core */
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (now != -1 || !errno) setpriority(PRIO_PROCESS, (id_t)tid, now + 5 < 19 ? now + 5 : 19);
+#endif
+}
+
 static void *work(void *arg)
 {
     ui_job *j = arg;
@@ -87,6 +107,12 @@ static void *work(void *arg)
     }
     atomic_store(&j->done, true);
     return NULL;
+}
+
+static void *work_thread(void *arg)
+{
+    ui_app_thread_background();
+    return work(arg);
 }
 
 static void job_free(ui_job *j)
@@ -122,7 +148,7 @@ static ui_job *job_new(const ui_app *app)
 static void launch(ui_app *app, ui_job *j)
 {
     j->started = attn_clock_ms();
-    if (pthread_create(&j->thread, NULL, work, j)) { /* no thread: compute here */
+    if (pthread_create(&j->thread, NULL, work_thread, j)) { /* no thread: compute here */
         work(j);
         j->thread = pthread_self();
     }

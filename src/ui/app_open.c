@@ -56,12 +56,18 @@ static void read_release(ui_lesson_read *r)
 static void *read_work(void *arg)
 {
     ui_lesson_read *r = arg;
-    int cores = attn_ops_cores();
-    attn_ops_threads(cores > 1 ? cores - 1 : 1); /* one core stays with the window */
+    int cores = attn_ops_cores(), was = attn_ops_threads(cores > 1 ? cores - 1 : 1); /* one core stays with the window */
     r->rc = ui_player_read(r->path, &r->ls, r->err, sizeof r->err);
+    attn_ops_threads(was);
     atomic_store(&r->done, true);
     read_release(r);
     return NULL;
+}
+
+static void *read_thread(void *arg)
+{
+    ui_app_thread_background();
+    return read_work(arg);
 }
 
 void ui_app_read_drop(ui_app *app)
@@ -82,7 +88,7 @@ int ui_app_read_lesson(ui_app *app, const char *path, int step)
     r->step = step;
     atomic_init(&r->refs, 2);
     atomic_init(&r->done, false);
-    if (pthread_create(&r->thread, NULL, read_work, r)) { /* no thread to be had: read here */
+    if (pthread_create(&r->thread, NULL, read_thread, r)) { /* no thread to be had: read here */
         r->thread = pthread_self();
         read_work(r);
     }
