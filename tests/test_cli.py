@@ -355,6 +355,34 @@ bad = sorted(n for n in os.listdir(os.path.dirname(prog)) if ".bad-" in n)
 check("two corrupt files: two .bad- files, both kept", len(bad) == 2 and
       sorted(open(os.path.join(state, "attnlab", n)).read() for n in bad) == ["corrupt 0", "corrupt 1"], bad)
 
+# another attnlab keeps the lock (stopped, or on a hung network folder): reset-progress waited for
+# ever; now it waits a few seconds, says which file is locked, exits 1 and changes nothing
+with open(prog, "w") as f:
+    f.write('{"version": 1, "lessons": {"04.md": {"step": 7, "steps": 9}}}\n')
+kept = open(prog).read()
+holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys; f = open(sys.argv[1], 'a'); "
+                           "fcntl.lockf(f, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()",
+                           prog + ".lock"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+holder.stdout.readline()
+t0 = time.monotonic()
+try:
+    r = lessons(["--reset-progress"], state)
+    code, err = r.returncode, r.stderr.decode()
+except subprocess.TimeoutExpired:
+    code, err = None, "(still waiting after 30 s)"
+took = time.monotonic() - t0
+check(f"reset-progress while another process holds the lock: exit 1 within 3 + 2 s ({took:.1f} s)",
+      code == 1 and took < 5, f"exit {code} after {took:.1f} s, stderr {err!r}")
+check("reset-progress while locked: one line naming the locked file",
+      err == f"attnlab lessons: progress not saved: progress file {prog} is locked by another attnlab "
+             "(waited 3.0 s); nothing was reset: try again once it has finished\n", err)
+check("reset-progress while locked: the file as it was", open(prog).read() == kept)
+holder.stdin.close()
+holder.wait(10)
+r = lessons(["--reset-progress"], state)
+check("reset-progress once the lock is free: exit 0, progress forgotten", r.returncode == 0 and
+      json.load(open(prog))["lessons"] == {}, r.stderr.decode())
+
 # a trace of three layers (the contract's layers.N.<stage>, made from a
 # single-layer trace): --layer picks the layer, --stage reads in it
 one = os.path.join(TMP, "one.safetensors")

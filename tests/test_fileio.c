@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "clock.h"
 #include "fileio.h"
 
 static char dir[512];
@@ -230,10 +231,24 @@ static void locks_and_folders(void **state)
     in_dir(p, sizeof p, "a/b/c");
     assert_int_equal(stat(p, &st), 0);
     assert_true(S_ISDIR(st.st_mode));
-    int fd = attn_file_lock(in_dir(p, sizeof p, "a/lock"), &e);
+    int fd = attn_file_lock(in_dir(p, sizeof p, "a/lock"), 0, &e);
+    assert_true(fd >= 0);
+    /* held: another open file description waits only as long as it is told
+     * (open-file-description locks conflict within one process too) */
+    double t0 = attn_clock_ms();
+    assert_int_equal(attn_file_lock(p, 300, &e), -1);
+    double waited = attn_clock_ms() - t0;
+    assert_int_equal(errno, EWOULDBLOCK);
+    assert_non_null(strstr(e.msg, "locked by another process (waited 0.3 s)"));
+    assert_true(waited >= 290 && waited < 2000);
+    assert_int_equal(attn_file_lock(p, 0, &e), -1); /* 0: one try */
+    assert_int_equal(errno, EWOULDBLOCK);
+    attn_file_unlock(fd);
+    fd = attn_file_lock(p, 0, &e); /* free again */
     assert_true(fd >= 0);
     attn_file_unlock(fd);
-    assert_int_equal(attn_file_lock(dir, &e), -1); /* a folder is no lock file */
+    assert_int_equal(attn_file_lock(dir, 100, &e), -1); /* a folder is no lock file */
+    assert_null(strstr(e.msg, "locked"));
 }
 
 int main(void)

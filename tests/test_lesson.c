@@ -617,7 +617,7 @@ static void progress_roundtrip(void **state)
     char path[512], bad[600], err[600];
     snprintf(path, sizeof path, "%s/progress-test/sub/progress.json", tmp ? tmp : "/tmp");
     remove(path);
-    lesson_progress *p = lesson_progress_open(path, err, sizeof err);
+    lesson_progress *p = lesson_progress_open(path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
     assert_non_null(p);
     assert_int_equal(lesson_progress_get(p, "04.md").step, 0);
     lesson_progress_visit(p, "04.md", 2, 9);
@@ -628,7 +628,7 @@ static void progress_roundtrip(void **state)
     assert_int_equal(lesson_progress_save(p, err, sizeof err), 0);
     lesson_progress_close(p);
 
-    p = lesson_progress_open(path, err, sizeof err);
+    p = lesson_progress_open(path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
     lesson_record r = lesson_progress_get(p, "04.md");
     assert_int_equal(r.step, 3);
     assert_int_equal(r.steps, 9);
@@ -649,7 +649,7 @@ static void progress_roundtrip(void **state)
     FILE *f = fopen(path, "w");
     fputs("{ not json", f);
     fclose(f);
-    p = lesson_progress_open(path, err, sizeof err);
+    p = lesson_progress_open(path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
     assert_non_null(p);
     assert_non_null(strstr(err, "not a progress file"));
     /* "…; moved to PATH.bad-YYYYMMDD-HHMMSS and starting afresh" (tests/test_progress.c has more) */

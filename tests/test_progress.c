@@ -5,7 +5,9 @@
  * resetting for a few seconds lose nothing and never leave a torn file; a
  * file that cannot be read (a folder, a FIFO, mode 000) is never replaced
  * and each says why; a corrupt file is moved aside to a new name every time;
- * a symbolic link stays a link and its target is updated. */
+ * a symbolic link stays a link and its target is updated; a lock another
+ * process keeps is waited for a few seconds, never for ever, and the changes
+ * a save could not write are kept for the next one. */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +31,7 @@
 #include <cjson/cJSON.h>
 
 #include "fileio.h"
+#include "lock_holder.h"
 #include "progress.h"
 
 #define STRESS_SECONDS 3.0
@@ -109,7 +112,7 @@ static int count_named(const char *dir, const char *part)
 static lesson_progress *open_ok(const char *path)
 {
     char err[600];
-    lesson_progress *p = lesson_progress_open(path, err, sizeof err);
+    lesson_progress *p = lesson_progress_open(path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
     assert_non_null(p);
     if (err[0]) fail_msg("open said: %s", err);
     assert_null(lesson_progress_unsaved(p));
@@ -225,10 +228,10 @@ typedef struct {
     int id;
     double until;
     /* results: what the file must say at the end */
-    int steps;          /* furthest step saved (1-based) */
+    int steps;          /* furthest step visited (1-based) */
     int answer;         /* the last answer to quiz 0.0 */
     bool scratch_kept;  /* the scratch lesson was last visited, not reset */
-    int saves, errors;
+    int saves, busy, errors; /* busy: saves that gave up waiting for the lock, their changes kept */
     char error[600];
 } writer;
 
@@ -237,9 +240,34 @@ static void writer_error(writer *w, const char *what, const char *msg)
     if (!w->errors++) snprintf(w->error, sizeof w->error, "%s: %s: %.400s", w->name, what, msg);
 }
 
+/* A save that may find the lock held too long (BUSY): its changes are kept,
+ * and the next save writes them. Returns whether it wrote or kept them. */
+static bool save_or_keep(writer *w, lesson_progress *p)
+{
+    char err[600];
+    lesson_progress_status st = lesson_progress_save(p, err, sizeof err);
+    if (st == LESSON_PROGRESS_BUSY) {
+        w->busy++;
+        if (!lesson_progress_pending(p)) writer_error(w, "busy save", "its changes were not kept");
+        return true;
+    }
+    if (st != LESSON_PROGRESS_OK) writer_error(w, "save", err);
+    else w->saves++;
+    return st == LESSON_PROGRESS_OK;
+}
+
+/* Before an instance closes: saved until nothing is left (as the window's
+ * ui_player_finish does once). */
+static void save_all(writer *w, lesson_progress *p)
+{
+    while (lesson_progress_pending(p) && save_or_keep(w, p))
+        ;
+}
+
 /* One student's instance, saving after every change; now and then it closes
  * and opens again, like a new window. Resets the shared lesson and its own
- * scratch lesson as it goes. */
+ * scratch lesson as it goes. Under this much contention a save may give up
+ * waiting for the lock; nothing it was asked to keep may be lost. */
 static void *write_loop(void *arg)
 {
     writer *w = arg;
@@ -247,8 +275,9 @@ static void *write_loop(void *arg)
     lesson_progress *p = NULL;
     for (int k = 0; now() < w->until || k < 8; k++) {
         if (!p || k % 4 == 3) {
+            if (p) save_all(w, p);
             lesson_progress_close(p);
-            p = lesson_progress_open(w->path, err, sizeof err);
+            p = lesson_progress_open(w->path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
             if (!p) return writer_error(w, "open", "out of memory"), NULL;
             if (err[0]) writer_error(w, "open", err);
         }
@@ -258,16 +287,12 @@ static void *write_loop(void *arg)
         if (k % 3 == 0) lesson_progress_visit(p, w->scratch, k % 7, 9);
         if (k % 3 == 1) lesson_progress_reset(p, w->scratch);
         if (k % 5 == 4) lesson_progress_reset(p, "shared.md");
-        lesson_progress_status st = lesson_progress_save(p, err, sizeof err);
-        if (st != LESSON_PROGRESS_OK) {
-            writer_error(w, "save", err);
-            continue;
-        }
-        w->saves++;
+        if (!save_or_keep(w, p)) continue;
         w->steps = k + 1;
         w->answer = k % 2;
         if (k % 3 != 2) w->scratch_kept = k % 3 == 0;
     }
+    save_all(w, p);
     lesson_progress_close(p);
     return NULL;
 }
@@ -352,7 +377,7 @@ static void concurrent_saves_lose_nothing(void **state)
     assert_int_equal(got, sizeof ws[1]);
 
     lesson_progress *p = open_ok(f->path);
-    int saves = 0;
+    int saves = 0, busy = 0;
     for (int i = 0; i < PROCESSES; i++)
         for (int t = 0; t < THREADS; t++) {
             writer *w = &ws[i][t];
@@ -363,11 +388,12 @@ static void concurrent_saves_lose_nothing(void **state)
             assert_int_equal(lesson_progress_quiz_result(p, w->name, 0, 0), w->answer);
             assert_int_equal(lesson_progress_get(p, w->scratch).step > 0, w->scratch_kept);
             saves += w->saves;
+            busy += w->busy;
         }
     lesson_progress_close(p);
     if (rd.torn) fail_msg("%d of %d reads were not a whole progress file: %s", rd.torn, rd.reads, rd.first);
-    print_message("%d saves by %d writers in %d processes, %d whole reads\n", saves, PROCESSES * THREADS,
-                  PROCESSES, rd.reads);
+    print_message("%d saves by %d writers in %d processes (%d gave up waiting for the lock, their changes kept), "
+                  "%d whole reads\n", saves, PROCESSES * THREADS, PROCESSES, busy, rd.reads);
     assert_true(rd.reads > 0);
     assert_int_equal(count_named(f->dir, ".tmp-"), 0);
     assert_int_equal(count_named(f->dir, ".bad-"), 0);
@@ -379,7 +405,7 @@ static void concurrent_saves_lose_nothing(void **state)
 static void unsaved_in_memory(const char *path, const char *cause)
 {
     char err[600];
-    lesson_progress *p = lesson_progress_open(path, err, sizeof err);
+    lesson_progress *p = lesson_progress_open(path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
     assert_non_null(p);
     if (!strstr(err, cause)) fail_msg("open said '%s', not '%s'", err, cause);
     assert_non_null(lesson_progress_unsaved(p));
@@ -432,7 +458,7 @@ static void an_unreadable_file_is_not_replaced(void **state)
         if (child == 0) {
             if (setgid(65534) || setuid(65534)) _exit(3);
             char err[600];
-            lesson_progress *p = lesson_progress_open(f->path, err, sizeof err);
+            lesson_progress *p = lesson_progress_open(f->path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
             if (!p || !strstr(err, "Permission denied") || !lesson_progress_unsaved(p)) _exit(4);
             lesson_progress_visit(p, "04.md", 0, 9);
             if (lesson_progress_save(p, err, sizeof err) != LESSON_PROGRESS_UNSAVED) _exit(5);
@@ -469,7 +495,7 @@ static void corrupt_files_are_moved_aside(void **state)
     fixture *f = *state;
     char err[600], first[700], second[700], base[700];
     write_text(f->path, "{ not json");
-    lesson_progress *p = lesson_progress_open(f->path, err, sizeof err);
+    lesson_progress *p = lesson_progress_open(f->path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
     assert_non_null(p);
     assert_null(lesson_progress_unsaved(p));
     assert_non_null(strstr(err, "not a progress file"));
@@ -505,7 +531,7 @@ static void corrupt_files_are_moved_aside(void **state)
 
     /* valid JSON that is not a progress file, found at open */
     write_text(f->path, "{\"version\": 1, \"lessons\": 3}");
-    p = lesson_progress_open(f->path, err, sizeof err);
+    p = lesson_progress_open(f->path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
     moved_to(err, second, sizeof second);
     lesson_progress_close(p);
     assert_int_equal(count_named(f->dir, ".bad-"), 3);
@@ -555,6 +581,173 @@ static void a_symlink_stays_a_link(void **state)
     assert_true(S_ISREG(st.st_mode));
 }
 
+/* ---- another instance keeps the lock: a few seconds' wait, never for ever */
+
+static void assert_locked_message(const char *err, const char *path, double seconds)
+{
+    char want[800];
+    snprintf(want, sizeof want, "progress file %s is locked by another attnlab (waited %.1f s)", path, seconds);
+    assert_string_equal(err, want);
+}
+
+typedef struct {
+    lesson_progress_batch *b;
+    int wait_ms;
+    lesson_progress_status st;
+} write_job;
+
+static void *write_thread(void *arg)
+{
+    write_job *j = arg;
+    j->st = lesson_progress_write(j->b, j->wait_ms);
+    return NULL;
+}
+
+/* The issue's lock held by a stopped attnlab: reset-progress waited for
+ * ever. Now a save waits LESSON_PROGRESS_LOCK_MS, says which file is locked,
+ * and keeps every change for the next save, which writes them once the lock
+ * is free. */
+static void a_held_lock_is_waited_for_a_few_seconds(void **state)
+{
+    fixture *f = *state;
+    char err[600];
+    write_text(f->path, OLD);
+    int release;
+    pid_t child = hold_lock(f->path, &release);
+    lesson_progress *p = open_ok(f->path); /* a whole file: reading it takes no lock */
+    lesson_progress_visit(p, "05.md", 2, 9);
+    double t0 = now();
+    assert_int_equal(lesson_progress_save(p, err, sizeof err), LESSON_PROGRESS_BUSY);
+    double waited = now() - t0;
+    assert_true(waited > LESSON_PROGRESS_LOCK_MS / 1e3 - 0.05 && waited < LESSON_PROGRESS_LOCK_MS / 1e3 + 2);
+    assert_locked_message(err, f->path, LESSON_PROGRESS_LOCK_MS / 1e3);
+    assert_true(lesson_progress_pending(p));
+    assert_int_equal(lesson_progress_get(p, "05.md").step, 3); /* still shown */
+    char *text = read_text(f->path);
+    assert_string_equal(text, OLD); /* and the file untouched */
+    free(text);
+
+    /* the window's way: the file's part on another thread, this one going on */
+    write_job j = {.b = lesson_progress_begin(p), .wait_ms = 200};
+    assert_non_null(j.b);
+    assert_false(lesson_progress_pending(p));
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, write_thread, &j), 0);
+    lesson_progress_quiz(p, "05.md", 2, 0, true);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(j.st, LESSON_PROGRESS_BUSY);
+    assert_int_equal(lesson_progress_end(p, j.b, err, sizeof err), LESSON_PROGRESS_BUSY);
+    assert_locked_message(err, f->path, 0.2);
+    assert_true(lesson_progress_pending(p));
+
+    let_go(child, release);
+    save_ok(p);
+    assert_false(lesson_progress_pending(p));
+    lesson_progress_close(p);
+    p = open_ok(f->path);
+    assert_int_equal(lesson_progress_get(p, "04.md").step, 7);
+    assert_int_equal(lesson_progress_get(p, "05.md").step, 3);
+    assert_int_equal(lesson_progress_quiz_result(p, "05.md", 2, 0), 1);
+    lesson_progress_close(p);
+}
+
+/* A save that did not write gives its changes back under those made while
+ * it ran; one that wrote shows the file with them on top: what two saves in
+ * a row would have written, either way. */
+static void a_save_in_parts_loses_nothing(void **state)
+{
+    fixture *f = *state;
+    char err[600];
+    write_text(f->path, OLD);
+    int release;
+    pid_t child = hold_lock(f->path, &release);
+    lesson_progress *p = open_ok(f->path), *q;
+    lesson_progress_visit(p, "a.md", 4, 9);
+    lesson_progress_quiz(p, "a.md", 0, 0, false);
+    lesson_progress_visit(p, "x.md", 1, 9);
+    lesson_progress_quiz(p, "y.md", 0, 0, true);
+    lesson_progress_batch *b = lesson_progress_begin(p);
+    lesson_progress_reset(p, "x.md");           /* after the visit: x is forgotten */
+    lesson_progress_quiz(p, "a.md", 0, 0, true); /* the later answer wins */
+    lesson_progress_visit(p, "a.md", 0, 9);      /* the furthest step stays */
+    assert_int_equal(lesson_progress_write(b, 0), LESSON_PROGRESS_BUSY);
+    assert_int_equal(lesson_progress_end(p, b, err, sizeof err), LESSON_PROGRESS_BUSY);
+    let_go(child, release);
+    save_ok(p);
+    lesson_progress_close(p);
+    q = open_ok(f->path);
+    assert_int_equal(lesson_progress_get(q, "04.md").step, 7);
+    assert_int_equal(lesson_progress_get(q, "a.md").step, 5);
+    assert_int_equal(lesson_progress_quiz_result(q, "a.md", 0, 0), 1);
+    assert_int_equal(lesson_progress_get(q, "x.md").step, 0);
+    assert_int_equal(lesson_progress_quiz_result(q, "y.md", 0, 0), 1);
+    lesson_progress_close(q);
+
+    /* forgetting everything while a save fails: what it carried is forgotten too */
+    child = hold_lock(f->path, &release);
+    p = open_ok(f->path);
+    lesson_progress_visit(p, "b.md", 2, 9);
+    b = lesson_progress_begin(p);
+    lesson_progress_reset(p, NULL);
+    lesson_progress_visit(p, "c.md", 0, 9);
+    assert_int_equal(lesson_progress_write(b, 0), LESSON_PROGRESS_BUSY);
+    lesson_progress_end(p, b, err, sizeof err);
+    let_go(child, release);
+    save_ok(p);
+    lesson_progress_close(p);
+    q = open_ok(f->path);
+    assert_int_equal(lesson_progress_get(q, "04.md").step, 0);
+    assert_int_equal(lesson_progress_get(q, "b.md").step, 0);
+    assert_int_equal(lesson_progress_get(q, "c.md").step, 1);
+    lesson_progress_close(q);
+
+    /* a save that writes while changes come: they are shown at once, and the next save writes them */
+    p = open_ok(f->path);
+    lesson_progress_visit(p, "d.md", 1, 9);
+    b = lesson_progress_begin(p);
+    lesson_progress_visit(p, "e.md", 2, 9);
+    assert_int_equal(lesson_progress_write(b, 1000), LESSON_PROGRESS_OK);
+    assert_int_equal(lesson_progress_end(p, b, err, sizeof err), LESSON_PROGRESS_OK);
+    assert_int_equal(lesson_progress_get(p, "d.md").step, 2);
+    assert_int_equal(lesson_progress_get(p, "e.md").step, 3);
+    assert_true(lesson_progress_pending(p));
+    q = open_ok(f->path);
+    assert_int_equal(lesson_progress_get(q, "d.md").step, 2);
+    assert_int_equal(lesson_progress_get(q, "e.md").step, 0);
+    lesson_progress_close(q);
+    save_ok(p);
+    lesson_progress_close(p);
+    q = open_ok(f->path);
+    assert_int_equal(lesson_progress_get(q, "e.md").step, 3);
+    lesson_progress_close(q);
+}
+
+/* A corrupt file is moved aside under the lock: opened while another
+ * instance holds it, the move waits for the first save instead of the open. */
+static void a_corrupt_file_behind_a_held_lock(void **state)
+{
+    fixture *f = *state;
+    char err[600];
+    write_text(f->path, "{not json");
+    int release;
+    pid_t child = hold_lock(f->path, &release);
+    double t0 = now();
+    lesson_progress *p = lesson_progress_open(f->path, 0, err, sizeof err);
+    assert_true(now() - t0 < 1.0);
+    assert_non_null(p);
+    assert_string_equal(err, "");
+    assert_null(lesson_progress_unsaved(p));
+    lesson_progress_visit(p, "a.md", 0, 9);
+    let_go(child, release);
+    assert_int_equal(lesson_progress_save(p, err, sizeof err), LESSON_PROGRESS_MOVED);
+    assert_non_null(strstr(err, "not a progress file; moved to "));
+    lesson_progress_close(p);
+    assert_int_equal(count_named(f->dir, ".bad-"), 1);
+    p = open_ok(f->path);
+    assert_int_equal(lesson_progress_get(p, "a.md").step, 1);
+    lesson_progress_close(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -567,6 +760,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(an_unreadable_file_is_not_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(corrupt_files_are_moved_aside, setup, teardown),
         cmocka_unit_test_setup_teardown(a_symlink_stays_a_link, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_held_lock_is_waited_for_a_few_seconds, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_save_in_parts_loses_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_corrupt_file_behind_a_held_lock, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -338,8 +338,10 @@ static void picker_numbers_and_scrolls(void **state)
 static void sleep_ms(int ms) { nanosleep(&(struct timespec){0, ms * 1000000L}, NULL); }
 
 /* In the window (async), picking a lesson draws "opening …" in the very next
- * frame, before any of the reading; the notice stays while its first step is
- * computed and goes once it is shown. */
+ * frame, before any of the reading; the notice stays while it is read and
+ * checked on a thread of its own (the window's thread reads none of it: on the
+ * old main it did, for up to 1.2 s) and while its first step is computed, and
+ * goes once it is shown. */
 static void opening_says_so_in_the_first_frame(void **state)
 {
     fixture *f = *state;
@@ -356,14 +358,23 @@ static void opening_says_so_in_the_first_frame(void **state)
     const ui_cmd *c = text_with(&f->dl, "opening lesson 12");
     if (!c) fail_msg("no 'opening lesson 12' in the frame after the pick");
     assert_true(ui_app_pending(&f->app)); /* the window comes back for it without an event */
-    assert_true(ui_app_poll(&f->app)); /* now it is read, and its step starts on the worker */
-    assert_true(p->open);
-    for (int i = 0; i < 3000 && f->app.job; i++) {
+    assert_true(ui_app_poll(&f->app)); /* now it is read, on a thread of its own */
+    assert_false(p->open);
+    assert_true(p->picker); /* shown until the lesson is read */
+    assert_true(ui_app_pending(&f->app));
+    bool read = false;
+    for (int i = 0; i < 5000 && ui_app_pending(&f->app); i++) {
         build(f);
-        if (f->app.job) assert_non_null(text_with(&f->dl, "opening lesson 12"));
+        assert_non_null(text_with(&f->dl, "opening lesson 12"));
         ui_app_poll(&f->app);
+        if (p->open && !read) { /* read: its step starts on the worker */
+            read = true;
+            assert_false(p->picker);
+            assert_non_null(f->app.job);
+        }
         sleep_ms(2);
     }
+    assert_true(read);
     assert_null(f->app.job);
     ui_app_poll(&f->app);
     build(f);
@@ -373,8 +384,10 @@ static void opening_says_so_in_the_first_frame(void **state)
     assert_int_equal(p->step, 0);
 }
 
-/* o in the window: "opening model …" in the next frame, the model computed on
- * the worker under the notice, then its layer 0's weights shown. */
+/* o in the window: "opening model …" in the next frame, the model read and
+ * computed on the worker under the notice (the window's thread reads none of
+ * its files: the app's model changes only when its first trace is installed),
+ * then its layer 0's weights shown. */
 static void next_model_says_so_and_computes_on_the_worker(void **state)
 {
     fixture *f = *state;
@@ -384,10 +397,11 @@ static void next_model_says_so_and_computes_on_the_worker(void **state)
     build(f);
     assert_non_null(text_with(&f->dl, "opening model "));
     assert_true(ui_app_poll(&f->app));
-    assert_non_null(f->app.model);
+    assert_non_null(f->app.job);
     for (int i = 0; i < 3000 && f->app.job; i++) {
         build(f);
         if (f->app.job) assert_non_null(text_with(&f->dl, "opening model "));
+        if (f->app.job) assert_null(f->app.model); /* the worker's, until installed */
         ui_app_poll(&f->app);
         sleep_ms(2);
     }
@@ -397,6 +411,43 @@ static void next_model_says_so_and_computes_on_the_worker(void **state)
     assert_non_null(f->app.model);
     assert_string_equal(ui_app_tensor(&f->app)->name, "layers.0.weights");
     assert_true(attn_trace_is_model(&f->app.trace));
+}
+
+/* m on a trained model in the window: its next variant read and computed on
+ * the worker (on the old main it was read and computed here, after waiting for
+ * the worker, the longest of the window's freezes), the view staying on the
+ * stage shown. A second m asked meanwhile steps from the variant asked, not
+ * from the one shown. */
+static void next_variant_computes_on_the_worker(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(ui_app_set(&f->app, "model", "tang"), 0); /* no window: here and now */
+    assert_string_equal(f->app.model->name, "tang");
+    assert_true(f->app.n_variants == 3);
+    ui_app_set_stage(&f->app, "layers.1.weights");
+    f->app.async = true;
+    assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0));
+    assert_non_null(f->app.job);
+    const char *first = ui_app_settings(&f->app)->model;
+    assert_string_not_equal(first, "tang");
+    char asked[64];
+    snprintf(asked, sizeof asked, "%s", first);
+    assert_string_equal(f->app.model->name, "tang"); /* the one shown, until the variant's trace is in */
+    assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0));
+    const char *second = ui_app_settings(&f->app)->model;
+    assert_string_not_equal(second, asked);
+    assert_string_not_equal(second, "tang");
+    snprintf(asked, sizeof asked, "%s", second);
+    for (int i = 0; i < 3000 && f->app.job; i++) {
+        if (f->app.job) assert_string_equal(f->app.model->name, "tang");
+        ui_app_poll(&f->app);
+        sleep_ms(2);
+    }
+    assert_null(f->app.job);
+    assert_string_equal(f->app.model->name, asked);
+    assert_string_equal(ui_app_tensor(&f->app)->name, "layers.1.weights");
+    assert_true(attn_trace_is_model(&f->app.trace));
+    assert_false(f->app.status_error);
 }
 
 /* ---- the token editor --------------------------------------------------- */
@@ -539,6 +590,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(picker_numbers_and_scrolls, setup, teardown),
         cmocka_unit_test_setup_teardown(opening_says_so_in_the_first_frame, setup, teardown),
         cmocka_unit_test_setup_teardown(next_model_says_so_and_computes_on_the_worker, setup, teardown),
+        cmocka_unit_test_setup_teardown(next_variant_computes_on_the_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(editor_keeps_the_caret_in_view, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,8 @@
  * missing glyphs, the visualizer shows what the step set, and every quiz is
  * answered through clicks and typing — wrongly first where it can be, then
  * rightly — with the answer computed from the live trace. Then Backspace, the
- * picker, progress, and restoring a step after exploring. */
+ * picker, progress (with its file locked by another attnlab), and restoring
+ * a step after exploring. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,11 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "catalog.h"
+#include "clock.h"
 #include "i18n.h"
 #include "lesson_panel.h"
 #include "player.h"
@@ -27,6 +30,7 @@
 #include "view.h"
 
 #include "harness.h"
+#include "lock_holder.h"
 
 static char progress_file[512];
 
@@ -398,6 +402,62 @@ static void progress_problems_stay_on_a_chip(void **state)
     remove(p->progress_path);
 }
 
+/* Another attnlab keeps the progress file locked (the issue's: a window stopped
+ * answering for as long, 17.8 s). The window's saves run on a thread of their
+ * own, so a step is answered at once; a save gives up after a few seconds and
+ * says so on the chip, the progress is kept, and the next save writes it once
+ * the lock is free. Ending the program waits for the save under way. */
+static void a_locked_progress_file_never_stops_the_window(void **state)
+{
+    fixture *f = *state;
+    ui_player *p = &f->app.lesson;
+    char dir[1024], path[1200], err[600], folder[600];
+    snprintf(folder, sizeof folder, "%s", progress_file);
+    *strrchr(folder, '/') = '\0';
+    mkdir(folder, 0700);
+    snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
+    int release;
+    pid_t child = hold_lock(progress_file, &release);
+    p->async_save = true;
+    assert_int_equal(ui_app_lesson_open(&f->app, path, 0, err, sizeof err), 0); /* step 1's save starts */
+    double t0 = attn_clock_ms();
+    key(f, SDLK_SPACE, 0);
+    double took = attn_clock_ms() - t0;
+    assert_int_equal(p->step, 1);
+    if (took > 1000) fail_msg("Space took %.0f ms with the progress file locked", took);
+    assert_true(ui_player_saving(p));
+    assert_true(ui_app_pending(&f->app)); /* the window keeps polling */
+    /* the first save gives up after LESSON_PROGRESS_LOCK_MS; the chip says why */
+    for (t0 = attn_clock_ms(); !p->progress_failed && attn_clock_ms() - t0 < LESSON_PROGRESS_LOCK_MS + 5000;) {
+        ui_app_poll(&f->app);
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+    assert_true(p->progress_failed);
+    assert_non_null(strstr(p->progress_note, "progress not saved yet: progress file "));
+    assert_non_null(strstr(p->progress_note, "is locked by another attnlab"));
+    assert_true(ui_player_saving(p)); /* Space's save follows it */
+    assert_int_equal(access(progress_file, F_OK), -1);
+    let_go(child, release);
+    for (t0 = attn_clock_ms(); ui_player_saving(p) && attn_clock_ms() - t0 < LESSON_PROGRESS_LOCK_MS + 5000;) {
+        ui_app_poll(&f->app);
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+    assert_false(ui_player_saving(p));
+    assert_false(p->progress_failed); /* written: the chip goes */
+    assert_string_equal(p->progress_note, "");
+    lesson_progress *pg = lesson_progress_open(progress_file, 0, err, sizeof err);
+    assert_int_equal(lesson_progress_get(pg, "04-causal-mask.md").step, 2);
+    lesson_progress_close(pg);
+    /* the program ends with a save under way: it is waited for */
+    key(f, SDLK_SPACE, 0);
+    assert_true(ui_player_saving(p));
+    ui_player_finish(p);
+    assert_false(ui_player_saving(p));
+    pg = lesson_progress_open(progress_file, 0, err, sizeof err);
+    assert_int_equal(lesson_progress_get(pg, "04-causal-mask.md").step, 3);
+    lesson_progress_close(pg);
+}
+
 /* A numeric answer typed in Chinese input (full-width digits are not numbers)
  * and a lesson with problems refused with FILE:LINE. */
 static void bad_input_is_refused(void **state)
@@ -691,6 +751,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(picker_opens_lessons, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(progress_problems_stay_on_a_chip, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_locked_progress_file_never_stops_the_window, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,7 +127,8 @@ static int list_course(const char *lang)
         return CLI_EFILE;
     }
     lesson_progress *pg = NULL;
-    if (lesson_progress_path(path, sizeof path)) pg = lesson_progress_open(path, err, sizeof err);
+    if (lesson_progress_path(path, sizeof path))
+        pg = lesson_progress_open(path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
     if (pg && err[0]) fprintf(stderr, "attnlab lessons: %s\n", err);
     for (int i = 0; i < cat.n; i++) {
         const lesson_entry *e = &cat.items[i];
@@ -151,14 +152,17 @@ static int reset_progress(void)
         fprintf(stderr, "attnlab lessons: neither XDG_STATE_HOME nor HOME is set\n");
         return CLI_EFILE;
     }
-    lesson_progress *pg = lesson_progress_open(path, err, sizeof err);
+    /* a corrupt file is moved aside under the lock: by the save, if another instance holds it now,
+     * so that the command waits for it once (LESSON_PROGRESS_LOCK_MS) at most */
+    lesson_progress *pg = lesson_progress_open(path, 0, err, sizeof err);
     if (!pg) return fprintf(stderr, "attnlab lessons: out of memory\n"), CLI_EFILE;
     if (err[0] && !lesson_progress_unsaved(pg)) fprintf(stderr, "attnlab lessons: %s\n", err); /* moved aside */
     lesson_progress_reset(pg, NULL);
     lesson_progress_status st = lesson_progress_save(pg, err, sizeof err);
     lesson_progress_close(pg);
-    if (st == LESSON_PROGRESS_UNSAVED) {
-        fprintf(stderr, "attnlab lessons: progress not saved: %s\n", err);
+    if (st < 0) {
+        fprintf(stderr, "attnlab lessons: progress not saved: %s%s\n", err,
+                st == LESSON_PROGRESS_BUSY ? "; nothing was reset: try again once it has finished" : "");
         return CLI_EFILE;
     }
     if (st == LESSON_PROGRESS_MOVED) fprintf(stderr, "attnlab lessons: %s\n", err);

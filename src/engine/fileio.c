@@ -1,5 +1,5 @@
 /* fileio.c — safe opening of inputs, atomic replacement of outputs, locks. */
-#define _GNU_SOURCE /* F_OFD_SETLKW, renameat2 */
+#define _GNU_SOURCE /* F_OFD_SETLK, renameat2 */
 #include "fileio.h"
 
 #include <errno.h>
@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 #define MAX_LINKS 40
 
@@ -330,7 +333,24 @@ attn_status attn_file_make_parents(const char *path, attn_error *err)
     return ATTN_OK;
 }
 
-int attn_file_lock(const char *path, attn_error *err)
+/* One try at fd's lock: 0, or -1 with errno (EAGAIN or EACCES: held elsewhere). */
+static int try_lock(int fd)
+{
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    int rc;
+#ifdef F_OFD_SETLK
+    do rc = fcntl(fd, F_OFD_SETLK, &fl);
+    while (rc && errno == EINTR);
+    if (!rc || errno != EINVAL) return rc;
+    fl.l_pid = 0;
+#endif
+    /* no open-file-description locks: a process lock (threads share it) */
+    do rc = fcntl(fd, F_SETLK, &fl);
+    while (rc && errno == EINTR);
+    return rc;
+}
+
+int attn_file_lock(const char *path, int wait_ms, attn_error *err)
 {
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
     if (fd < 0) {
@@ -344,24 +364,21 @@ int attn_file_lock(const char *path, attn_error *err)
         close(fd);
         return -1;
     }
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    /* tried every millisecond until the deadline: no backoff, which would let
+     * those who came later take the lock first, again and again */
+    double until = attn_clock_ms() + (wait_ms > 0 ? wait_ms : 0);
     int rc;
-#ifdef F_OFD_SETLKW
-    do rc = fcntl(fd, F_OFD_SETLKW, &fl);
-    while (rc && errno == EINTR);
-    if (!rc || errno != EINVAL) goto done;
-    fl.l_pid = 0;
-#endif
-    /* no open-file-description locks: a process lock (threads share it) */
-    do rc = fcntl(fd, F_SETLKW, &fl);
-    while (rc && errno == EINTR);
-#ifdef F_OFD_SETLKW
-done:
-#endif
+    while ((rc = try_lock(fd)) && (errno == EAGAIN || errno == EACCES) && attn_clock_ms() < until)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
     if (rc) {
-        int e = errno;
+        int e = errno == EACCES ? EAGAIN : errno;
         close(fd);
-        fail_errno(err, path, "cannot lock", e);
+        if (e == EAGAIN)
+            attn_fail(err, ATTN_ERR_IO, "%s: locked by another process (waited %.1f s)", path,
+                      (wait_ms > 0 ? wait_ms : 0) / 1000.0);
+        else
+            fail_errno(err, path, "cannot lock", e);
+        errno = e == EAGAIN ? EWOULDBLOCK : e;
         return -1;
     }
     return fd;

@@ -70,11 +70,14 @@ attn_status attn_file_rename_unique(const char *from, const char *to_base, char 
 attn_status attn_file_make_parents(const char *path, attn_error *err);
 
 /* Takes an exclusive advisory lock on the lock file path (created if need
- * be), waiting for it. fcntl open-file-description locks: other processes
- * and other threads of this one each wait their turn (on a kernel without
- * them, a process lock, which threads share). Returns a descriptor
- * to give to attn_file_unlock, or -1 with err set. */
-int attn_file_lock(const char *path, attn_error *err);
+ * be), waiting for it at most wait_ms milliseconds (0: one try). fcntl
+ * open-file-description locks: other processes and other threads of this one
+ * each wait their turn (on a kernel without them, a process lock, which
+ * threads share). Returns a descriptor to give to attn_file_unlock, or -1
+ * with err set; errno is EWOULDBLOCK when the lock was still held at the end
+ * of the wait. Nothing waits for ever: a process that keeps the lock (stopped,
+ * or hung on a network file system) holds up no other. */
+int attn_file_lock(const char *path, int wait_ms, attn_error *err);
 void attn_file_unlock(int fd);
 
 #endif

@@ -15,15 +15,31 @@
 #define PROGRESS_MAX_BYTES (16u << 20)
 #define MSG_MAX 600 /* one message */
 
+/* Changes not yet in the file, replayed onto it by a save: first forget
+ * every lesson (reset_all), then those in reset ({name: true}), then merge
+ * changes ({name: entry}, the shape of "lessons"). */
+typedef struct {
+    bool reset_all;
+    cJSON *reset;
+    cJSON *changes;
+} changeset;
+
 struct lesson_progress {
     char *path;           /* as given: may be a symbolic link */
     cJSON *root;          /* what this instance shows: {"version": 1, "lessons": {...}} */
     cJSON *lessons;       /* root's "lessons" */
-    /* the changes since the last save, replayed onto the file by the next one */
-    bool reset_all;       /* first forget every lesson, */
-    cJSON *reset;         /* then these ({name: true}), */
-    cJSON *changes;       /* then merge these ({name: entry}, the shape of "lessons") */
+    changeset pending;    /* the changes since the last save (or the one under way began) */
     char unsaved[MSG_MAX]; /* non-empty: the file cannot be read, and why */
+};
+
+/* One save's changes, on their way to the file (a save's three parts below). */
+struct lesson_progress_batch {
+    char *path;
+    changeset taken;      /* the changes it writes, taken from the instance */
+    char unsaved[MSG_MAX]; /* the instance's memory-only reason, or the one write found */
+    lesson_progress_status status;
+    cJSON *disk;          /* the file as written: the changes merged into it */
+    char msg[MSG_MAX];
 };
 
 const char *lesson_progress_path(char *buf, size_t size)
@@ -125,17 +141,48 @@ static void merge_entry(cJSON *lessons, const char *name, const cJSON *src)
 static void change(lesson_progress *p, const char *name, const cJSON *src)
 {
     merge_entry(p->lessons, name, src);
-    merge_entry(p->changes, name, src);
+    merge_entry(p->pending.changes, name, src);
 }
 
 /* The changes onto root, a copy of the file: resets first, then the rest. */
-static void replay(const lesson_progress *p, cJSON *root)
+static void replay(const changeset *cs, cJSON *root)
 {
     cJSON *lessons = lessons_of(root);
     const cJSON *c;
-    if (p->reset_all) clear(lessons);
-    cJSON_ArrayForEach(c, p->reset) cJSON_DeleteItemFromObjectCaseSensitive(lessons, c->string);
-    cJSON_ArrayForEach(c, p->changes) merge_entry(lessons, c->string, c);
+    if (cs->reset_all) clear(lessons);
+    cJSON_ArrayForEach(c, cs->reset) cJSON_DeleteItemFromObjectCaseSensitive(lessons, c->string);
+    cJSON_ArrayForEach(c, cs->changes) merge_entry(lessons, c->string, c);
+}
+
+static bool changeset_init(changeset *cs)
+{
+    cs->reset_all = false;
+    cs->reset = cJSON_CreateObject();
+    cs->changes = cJSON_CreateObject();
+    return cs->reset && cs->changes;
+}
+
+static void changeset_free(changeset *cs)
+{
+    cJSON_Delete(cs->reset);
+    cJSON_Delete(cs->changes);
+    cs->reset = cs->changes = NULL;
+}
+
+/* A save that failed gives its changes back: older's go under newer's, so
+ * that the next save writes what the two in a row would have. */
+static void put_back(changeset *newer, changeset *older)
+{
+    const cJSON *c;
+    if (newer->reset_all) return; /* forgotten since */
+    newer->reset_all = older->reset_all;
+    cJSON_ArrayForEach(c, newer->reset) cJSON_DeleteItemFromObjectCaseSensitive(older->changes, c->string);
+    cJSON_ArrayForEach(c, newer->changes) merge_entry(older->changes, c->string, c);
+    cJSON *merged = older->changes;
+    older->changes = newer->changes;
+    newer->changes = merged;
+    cJSON_ArrayForEach(c, older->reset)
+        if (!cJSON_GetObjectItemCaseSensitive(newer->reset, c->string)) cJSON_AddTrueToObject(newer->reset, c->string);
 }
 
 /* ---- the file */
@@ -187,20 +234,19 @@ static lesson_progress_status move_aside(const char *target, char *msg, size_t s
 /* The file as it is now, read under the lock (or a fresh one when there is
  * none), a corrupt file moved aside first. A file that cannot be read puts
  * the store in memory-only mode. *root is set unless UNSAVED. */
-static lesson_progress_status read_locked(lesson_progress *p, const char *target, cJSON **root, char *msg,
-                                          size_t size)
+static lesson_progress_status read_locked(char *unsaved, const char *target, cJSON **root, char *msg, size_t size)
 {
     lesson_progress_status st = LESSON_PROGRESS_OK;
-    switch (load(target, root, p->unsaved, sizeof p->unsaved)) {
+    switch (load(target, root, unsaved, MSG_MAX)) {
     case LOAD_OK: return LESSON_PROGRESS_OK;
     case LOAD_MISSING: break;
     case LOAD_CORRUPT:
         if ((st = move_aside(target, msg, size)) == LESSON_PROGRESS_UNSAVED) {
-            snprintf(p->unsaved, sizeof p->unsaved, "%s", msg); /* it cannot be kept, so it is not replaced */
+            snprintf(unsaved, MSG_MAX, "%s", msg); /* it cannot be kept, so it is not replaced */
             return st;
         }
         break;
-    case LOAD_UNREADABLE: snprintf(msg, size, "%s", p->unsaved); return LESSON_PROGRESS_UNSAVED;
+    case LOAD_UNREADABLE: snprintf(msg, size, "%s", unsaved); return LESSON_PROGRESS_UNSAVED;
     case LOAD_NOMEM: snprintf(msg, size, "out of memory"); return LESSON_PROGRESS_UNSAVED;
     }
     if (!(*root = new_root())) {
@@ -210,23 +256,27 @@ static lesson_progress_status read_locked(lesson_progress *p, const char *target
     return st;
 }
 
-/* The lock file beside the real file: PATH.lock. */
-static int lock(const char *target, char *msg, size_t size)
+/* The lock file beside the real file: PATH.lock, waited for at most wait_ms.
+ * *busy says whether another instance held it all that time. */
+static int lock(const char *target, int wait_ms, char *msg, size_t size, bool *busy)
 {
     char path[4200];
     attn_error e = {0};
     snprintf(path, sizeof path, "%s.lock", target);
-    int fd = attn_file_lock(path, &e);
-    if (fd < 0) snprintf(msg, size, "%s", e.msg);
+    int fd = attn_file_lock(path, wait_ms, &e);
+    *busy = fd < 0 && errno == EWOULDBLOCK;
+    if (*busy)
+        say(msg, size, "progress file %s is locked by another attnlab (waited %.1f s)", target, wait_ms / 1000.0);
+    else if (fd < 0)
+        snprintf(msg, size, "%s", e.msg);
     return fd;
 }
 
-lesson_progress *lesson_progress_open(const char *path, char *err, size_t errsize)
+lesson_progress *lesson_progress_open(const char *path, int wait_ms, char *err, size_t errsize)
 {
     char msg[MSG_MAX] = "", target[4096];
     lesson_progress *p = calloc(1, sizeof *p);
-    if (!p || !(p->path = strdup(path)) || !(p->reset = cJSON_CreateObject()) ||
-        !(p->changes = cJSON_CreateObject())) {
+    if (!p || !(p->path = strdup(path)) || !changeset_init(&p->pending)) {
         lesson_progress_close(p);
         return NULL;
     }
@@ -238,8 +288,10 @@ lesson_progress *lesson_progress_open(const char *path, char *err, size_t errsiz
         load_result r = load(target, &p->root, p->unsaved, sizeof p->unsaved);
         if (r == LOAD_UNREADABLE) snprintf(msg, sizeof msg, "%s", p->unsaved);
         if (r == LOAD_CORRUPT) { /* moved aside under the lock, if it still is corrupt then */
-            int fd = lock(target, msg, sizeof msg);
-            if (fd >= 0) read_locked(p, target, &p->root, msg, sizeof msg);
+            bool busy;
+            int fd = lock(target, wait_ms, msg, sizeof msg, &busy);
+            if (fd >= 0) read_locked(p->unsaved, target, &p->root, msg, sizeof msg);
+            else if (busy) msg[0] = '\0'; /* the first save moves it aside, once the lock is free */
             else snprintf(p->unsaved, sizeof p->unsaved, "%s", msg);
             attn_file_unlock(fd);
         }
@@ -257,8 +309,7 @@ void lesson_progress_close(lesson_progress *p)
 {
     if (!p) return;
     cJSON_Delete(p->root);
-    cJSON_Delete(p->reset);
-    cJSON_Delete(p->changes);
+    changeset_free(&p->pending);
     free(p->path);
     free(p);
 }
@@ -268,28 +319,59 @@ const char *lesson_progress_unsaved(const lesson_progress *p)
     return p && p->unsaved[0] ? p->unsaved : NULL;
 }
 
-lesson_progress_status lesson_progress_save(lesson_progress *p, char *err, size_t errsize)
+bool lesson_progress_pending(const lesson_progress *p)
 {
-    char msg[MSG_MAX] = "", target[4096];
-    lesson_progress_status st = LESSON_PROGRESS_UNSAVED;
-    cJSON *disk = NULL;
+    const changeset *c = &p->pending;
+    return c->reset_all || c->reset->child || c->changes->child;
+}
+
+lesson_progress_batch *lesson_progress_begin(lesson_progress *p)
+{
+    lesson_progress_batch *b = calloc(1, sizeof *b);
+    changeset fresh = {0};
+    if (!b || !(b->path = strdup(p->path)) || !changeset_init(&fresh)) {
+        changeset_free(&fresh);
+        if (b) free(b->path);
+        free(b);
+        return NULL;
+    }
+    b->taken = p->pending;
+    p->pending = fresh;
+    snprintf(b->unsaved, sizeof b->unsaved, "%s", p->unsaved);
+    b->status = LESSON_PROGRESS_UNSAVED;
+    return b;
+}
+
+lesson_progress_status lesson_progress_write(lesson_progress_batch *b, int wait_ms)
+{
+    char target[4096];
     char *text = NULL;
     int fd = -1;
+    bool busy;
     attn_error e = {0};
-    if (p->unsaved[0]) {
-        snprintf(msg, sizeof msg, "%s", p->unsaved);
+    char *msg = b->msg;
+    size_t size = sizeof b->msg;
+    lesson_progress_status st = LESSON_PROGRESS_UNSAVED;
+    msg[0] = '\0';
+    cJSON_Delete(b->disk);
+    b->disk = NULL;
+    if (b->unsaved[0]) {
+        snprintf(msg, size, "%s", b->unsaved);
         goto out;
     }
-    if (attn_file_resolve(p->path, target, sizeof target, &e) || attn_file_make_parents(target, &e)) {
-        snprintf(msg, sizeof msg, "%s", e.msg);
+    if (attn_file_resolve(b->path, target, sizeof target, &e) || attn_file_make_parents(target, &e)) {
+        snprintf(msg, size, "%s", e.msg);
         goto out;
     }
-    if ((fd = lock(target, msg, sizeof msg)) < 0) goto out;
-    if ((st = read_locked(p, target, &disk, msg, sizeof msg)) == LESSON_PROGRESS_UNSAVED) goto out;
-    replay(p, disk);
-    if (!(text = cJSON_Print(disk))) {
+    if ((fd = lock(target, wait_ms, msg, size, &busy)) < 0) {
+        if (busy) st = LESSON_PROGRESS_BUSY;
+        goto out;
+    }
+    if ((st = read_locked(b->unsaved, target, &b->disk, msg, size)) == LESSON_PROGRESS_UNSAVED) goto out;
+    replay(&b->taken, b->disk);
+    if (!(text = cJSON_Print(b->disk))) {
         st = LESSON_PROGRESS_UNSAVED;
-        snprintf(msg, sizeof msg, "out of memory");
+        snprintf(msg, size, "out of memory");
         goto out;
     }
     size_t n = strlen(text);
@@ -297,24 +379,45 @@ lesson_progress_status lesson_progress_save(lesson_progress *p, char *err, size_
     if (attn_file_write_atomic(target, text, n + 1, 0600, &e)) {
         char moved[MSG_MAX];
         snprintf(moved, sizeof moved, "%s", msg);
-        say(msg, sizeof msg, "%s%s%s", e.msg, moved[0] ? "; " : "", moved);
+        say(msg, size, "%s%s%s", e.msg, moved[0] ? "; " : "", moved);
         st = LESSON_PROGRESS_UNSAVED;
-        goto out;
     }
-    /* saved: show the merged file, and start a new list of changes */
-    cJSON_Delete(p->root);
-    p->root = disk;
-    p->lessons = lessons_of(disk);
-    disk = NULL;
-    p->reset_all = false;
-    clear(p->reset);
-    clear(p->changes);
 out:
     attn_file_unlock(fd);
     free(text);
-    cJSON_Delete(disk);
-    if (err && errsize) snprintf(err, errsize, "%s", msg);
+    if (st < 0) {
+        cJSON_Delete(b->disk);
+        b->disk = NULL;
+    }
+    return b->status = st;
+}
+
+lesson_progress_status lesson_progress_end(lesson_progress *p, lesson_progress_batch *b, char *err, size_t errsize)
+{
+    lesson_progress_status st = b ? b->status : LESSON_PROGRESS_UNSAVED;
+    if (err && errsize) snprintf(err, errsize, "%s", b ? b->msg : "out of memory");
+    if (!b) return st;
+    if (b->disk) { /* saved: show the merged file, with the changes made since on top */
+        cJSON_Delete(p->root);
+        p->root = b->disk;
+        p->lessons = lessons_of(b->disk);
+        b->disk = NULL;
+        replay(&p->pending, p->root);
+    } else { /* kept for the next save */
+        put_back(&p->pending, &b->taken);
+        if (b->unsaved[0]) snprintf(p->unsaved, sizeof p->unsaved, "%s", b->unsaved);
+    }
+    changeset_free(&b->taken);
+    free(b->path);
+    free(b);
     return st;
+}
+
+lesson_progress_status lesson_progress_save(lesson_progress *p, char *err, size_t errsize)
+{
+    lesson_progress_batch *b = lesson_progress_begin(p);
+    if (b) lesson_progress_write(b, LESSON_PROGRESS_LOCK_MS);
+    return lesson_progress_end(p, b, err, errsize);
 }
 
 /* ---- what the student did */
@@ -371,14 +474,15 @@ int lesson_progress_quiz_result(const lesson_progress *p, const char *name, int 
 
 void lesson_progress_reset(lesson_progress *p, const char *name)
 {
+    changeset *c = &p->pending;
     if (!name) {
         clear(p->lessons);
-        clear(p->reset);
-        clear(p->changes);
-        p->reset_all = true;
+        clear(c->reset);
+        clear(c->changes);
+        c->reset_all = true;
         return;
     }
     cJSON_DeleteItemFromObjectCaseSensitive(p->lessons, name);
-    cJSON_DeleteItemFromObjectCaseSensitive(p->changes, name);
-    if (!cJSON_GetObjectItemCaseSensitive(p->reset, name)) cJSON_AddTrueToObject(p->reset, name);
+    cJSON_DeleteItemFromObjectCaseSensitive(c->changes, name);
+    if (!cJSON_GetObjectItemCaseSensitive(c->reset, name)) cJSON_AddTrueToObject(c->reset, name);
 }

@@ -15,7 +15,8 @@
  * save (visits, answers, resets), and a save replays them onto the file as it
  * is now:
  *
- *     lock PATH.lock → read PATH → forget what this instance reset
+ *     lock PATH.lock (waiting a few seconds at most) → read PATH
+ *       → forget what this instance reset
  *       → merge its changes: the furthest step wins, the latest answer wins
  *       → write a unique temporary file, fsync, rename over PATH, fsync the
  *         folder (attn_file_write_atomic) → unlock
@@ -30,7 +31,8 @@
  * - a corrupt file is moved aside to PATH.bad-YYYYMMDD-HHMMSS (-1, -2 … when
  *   taken), the message says where, and progress starts afresh.
  *
- * A lesson_progress belongs to one thread; other threads open their own. */
+ * A lesson_progress belongs to one thread; other threads open their own, or
+ * write its changes with the three parts of a save below. */
 #ifndef LESSON_PROGRESS_H
 #define LESSON_PROGRESS_H
 
@@ -51,16 +53,25 @@ typedef enum {
     LESSON_PROGRESS_OK = 0,
     LESSON_PROGRESS_MOVED = 1,    /* done, but a corrupt file was first moved aside: the message says where */
     LESSON_PROGRESS_UNSAVED = -1, /* nothing written: the message says why; the changes are kept */
+    LESSON_PROGRESS_BUSY = -2,    /* nothing written yet: another instance held the lock too long;
+                                   * the changes are kept for the next save */
 } lesson_progress_status;
 
 /* The default file path into buf; returns buf, or NULL if neither
  * XDG_STATE_HOME nor HOME is set. */
 const char *lesson_progress_path(char *buf, size_t size);
 
+/* How long a save waits for the lock another instance holds: then it gives
+ * up, BUSY with "progress file FILE is locked by another attnlab", and keeps
+ * its changes for the next save. */
+#define LESSON_PROGRESS_LOCK_MS 3000
+
 /* Opens (or starts) the store at path. Returns NULL only when out of memory.
  * err gets one line when something needs telling: a corrupt file moved aside,
- * or a file that cannot be read (then lesson_progress_unsaved is not NULL). */
-lesson_progress *lesson_progress_open(const char *path, char *err, size_t errsize);
+ * or a file that cannot be read (then lesson_progress_unsaved is not NULL).
+ * Moving a corrupt file aside takes the lock, waited for at most wait_ms: if
+ * another instance holds it longer, the first save moves the file instead. */
+lesson_progress *lesson_progress_open(const char *path, int wait_ms, char *err, size_t errsize);
 void lesson_progress_close(lesson_progress *p);
 
 /* NULL while saves can write; else why progress is kept in memory only. */
@@ -78,7 +89,25 @@ int lesson_progress_quiz_result(const lesson_progress *p, const char *name, int 
 void lesson_progress_reset(lesson_progress *p, const char *name);
 
 /* Replays this instance's changes onto the file (creating its folder), as
- * above. Returns a status; err gets the message of MOVED and UNSAVED. */
+ * above, waiting at most LESSON_PROGRESS_LOCK_MS for the lock. Returns a
+ * status; err gets the message of MOVED, UNSAVED and BUSY. */
 lesson_progress_status lesson_progress_save(lesson_progress *p, char *err, size_t errsize);
+
+/* The same save in three parts, for a thread that must not wait on the file
+ * (the window's). lesson_progress_begin takes the changes made so far into
+ * a batch (NULL when out of memory: nothing is taken), and p goes on
+ * collecting new ones. lesson_progress_write replays the batch onto the file
+ * on any thread, waiting at most wait_ms for the lock. lesson_progress_end,
+ * back on p's thread, frees the batch: a written one's merged file is shown,
+ * the changes made meanwhile on top; one not written gives its changes back,
+ * under the newer ones, for the next save. It returns write's status and
+ * puts its message in err. */
+typedef struct lesson_progress_batch lesson_progress_batch;
+lesson_progress_batch *lesson_progress_begin(lesson_progress *p);
+lesson_progress_status lesson_progress_write(lesson_progress_batch *b, int wait_ms);
+lesson_progress_status lesson_progress_end(lesson_progress *p, lesson_progress_batch *b, char *err, size_t errsize);
+
+/* Whether p has changes no save has written yet. */
+bool lesson_progress_pending(const lesson_progress *p);
 
 #endif

@@ -194,17 +194,18 @@ void ui_app_show_layer(ui_app *app, int layer, const char *stage)
 
 /* ---- computing ------------------------------------------------------------ */
 
-/* The config actually run: the settings, or in decode mode the first
- * decode_step tokens with all but the last already in the KV cache. */
-static int effective_config(ui_app *app, const attn_config *base, attn_config *out, attn_error *err)
+/* The config actually run for settings base at decode step *step (0: not
+ * decoding): the settings, or the first *step tokens with all but the last
+ * already in the KV cache, *step clamped to 1 .. *len (the tokens there are). */
+static int run_config(const attn_model *m, const attn_config *base, int *step, int *len, attn_config *out,
+                      attn_error *err)
 {
-    if (ui_app_model_sync(app, base->model, err)) return -1;
-    if (!ui_app_decoding(app)) return attn_config_copy(out, base, err) ? -1 : 0;
-    if (base->model ? attn_model_decode(app->model, base, app->view.decode_step, out, &app->decode_len, err)
-                    : attn_config_decode(base, app->view.decode_step, out, &app->decode_len, err))
+    if (*step <= 0) return attn_config_copy(out, base, err) ? -1 : 0;
+    if (base->model ? attn_model_decode(m, base, *step, out, len, err)
+                    : attn_config_decode(base, *step, out, len, err))
         return -1;
-    if (app->view.decode_step > app->decode_len) app->view.decode_step = app->decode_len;
-    if (app->view.decode_step < 1) app->view.decode_step = 1;
+    if (*step > *len) *step = *len;
+    if (*step < 1) *step = 1;
     return 0;
 }
 
@@ -321,45 +322,103 @@ static bool same_inputs(const ui_app *app, const attn_config *a, const attn_conf
            a->batch == b->batch && a->d_model == b->d_model && a->heads == b->heads && a->kv_heads == b->kv_heads &&
            a->mode == b->mode && a->pad_side == b->pad_side && a->past == b->past && a->seed == b->seed &&
            same_str(a->weights_path, b->weights_path) && same_str(a->input_path, b->input_path) &&
-           app->view.decode_step == app->trace_step && app->trace.n_tensors > 0;
+           app->trace.n_tensors > 0;
 }
 
-int ui_app_prepare(ui_app *app, const attn_config *next, attn_config *run, attn_inputs *in, double *budget,
-                   attn_error *err)
+int ui_app_plan(const ui_app *app, const attn_config *next, int step, lesson_view_mode mode, ui_plan *plan,
+                attn_error *err)
 {
-    bool reuse = same_inputs(app, &app->cfg, next);
-    if (effective_config(app, next, run, err)) return -1;
-    attn_budget b = attn_config_budget(next);
-    *budget = b.bytes;
-    run->qk_keep = 0;
-    run->qk_prefer = app->view.layer; /* a long prompt: the attention weights of the layer shown */
+    memset(plan, 0, sizeof *plan);
+    plan->step = step;
+    plan->layer = app->view.layer; /* a long prompt: the attention weights of the layer shown */
+    plan->traces = mode == LESSON_VIEW_COMPARE ? 2 : 1; /* the compare view's is made with it */
     /* the traces shown stay while the new one is made, and the window keeps its
      * heatmap pictures: all count against the budget (what the address-space
      * limit leaves has them taken off already: they are mapped) */
-    double held = attn_trace_bytes(&app->trace) + (app->has_alt ? attn_trace_bytes(&app->alt) : 0) +
-                  ui_heat_cache_bytes(app->full_width, app->height),
-           extra = b.source == ATTN_BUDGET_ULIMIT ? 0 : held, need = 0;
-    int traces = app->view.mode == LESSON_VIEW_COMPARE ? 2 : 1; /* the compare view's is made with it */
-    if (app->model) { /* a model's run fits itself in what is left (one layer's weights if need be) */
-        run->max_bytes = *budget - extra > 1 ? *budget - extra : 1;
-    } else if (!attn_trace_estimate(run, &need, err) && traces * need + extra > *budget) {
-        need *= traces;
-        char n[32], h[32], bound[200];
-        attn_fail(err, ATTN_ERR_CONFIG, "this change needs about %s besides the %s the picture shown holds: over %s; "
-                  "use fewer tokens, rows or heads", attn_budget_size(need, n, sizeof n),
-                  attn_budget_size(held, h, sizeof h), attn_budget_text(&b, bound, sizeof bound));
-        attn_config_free(run);
-        return -1;
+    plan->held = attn_trace_bytes(&app->trace) + (app->has_alt ? attn_trace_bytes(&app->alt) : 0) +
+                 ui_heat_cache_bytes(app->full_width, app->height);
+    /* the same inputs (embeddings, weights): a toggle recomputes only the attention */
+    bool reuse = same_inputs(app, &app->cfg, next) && step == app->trace_step;
+    if (app->from_file) attn_inputs_from_trace(&app->file, &plan->in);
+    else if (reuse) attn_inputs_from_trace(&app->trace, &plan->in);
+    if (next->model && !(app->model && app->model_key && !strcmp(app->model_key, next->model))) {
+        if (!(plan->load = strdup(next->model))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory"), -1;
+    } else {
+        plan->in.model = next->model ? app->model : NULL;
     }
-    memset(in, 0, sizeof *in);
-    if (app->from_file) attn_inputs_from_trace(&app->file, in);
-    else if (reuse) attn_inputs_from_trace(&app->trace, in);
-    in->model = app->model;
     return 0;
 }
 
-void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, double budget, attn_trace *alt)
+int ui_plan_run(ui_plan *plan, const attn_config *next, attn_config *run, attn_error *err)
 {
+    if (plan->made) return 0;
+    if (plan->load && !plan->model) { /* the model the settings name, in place of the app's */
+        attn_model *m = malloc(sizeof *m);
+        if (!m) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory"), -1;
+        if (attn_model_load(plan->load, m, err)) {
+            free(m);
+            return -1;
+        }
+        plan->model = m;
+        if (attn_model_variants(m, plan->variants, &plan->n_variants, err)) plan->n_variants = 0;
+    }
+    if (plan->load) plan->in.model = plan->model;
+    if (run_config(plan->in.model, next, &plan->step, &plan->decode_len, run, err)) return -1;
+    attn_budget b = attn_config_budget(next);
+    plan->budget = b.bytes;
+    run->qk_keep = 0;
+    run->qk_prefer = plan->layer;
+    double extra = b.source == ATTN_BUDGET_ULIMIT ? 0 : plan->held, need = 0;
+    if (next->model) { /* a model's run fits itself in what is left (one layer's weights if need be) */
+        run->max_bytes = plan->budget - extra > 1 ? plan->budget - extra : 1;
+    } else if (!attn_trace_estimate(run, &need, err) && plan->traces * need + extra > plan->budget) {
+        need *= plan->traces;
+        char n[32], h[32], bound[200];
+        attn_fail(err, ATTN_ERR_CONFIG, "this change needs about %s besides the %s the picture shown holds: over %s; "
+                  "use fewer tokens, rows or heads", attn_budget_size(need, n, sizeof n),
+                  attn_budget_size(plan->held, h, sizeof h), attn_budget_text(&b, bound, sizeof bound));
+        attn_config_free(run);
+        return -1;
+    }
+    plan->made = true;
+    return 0;
+}
+
+void ui_plan_free(ui_plan *plan)
+{
+    if (plan->model) attn_model_free(plan->model);
+    free(plan->model);
+    free(plan->load);
+    plan->model = NULL;
+    plan->load = NULL;
+}
+
+/* The plan's model (when it loaded one) becomes the app's, the one shown
+ * before freed (also when the settings name none): its trace is about to be
+ * replaced. */
+static void adopt_model(ui_app *app, ui_plan *plan, const attn_config *next)
+{
+    if (!next->model) ui_app_model_sync(app, NULL, NULL);
+    if (!plan->load) return;
+    ui_app_model_sync(app, NULL, NULL);
+    app->model = plan->model;
+    app->model_key = plan->load;
+    plan->model = NULL;
+    plan->load = NULL;
+    app->n_variants = 0;
+    /* m steps from the model shown to its next variant: with the model not
+     * among them (tang-nocausal is tang's GQA trained otherwise) none is reachable */
+    for (int i = 0; i < plan->n_variants; i++)
+        if (!strcmp(plan->variants[i].name, app->model->name)) app->n_variants = plan->n_variants;
+    memcpy(app->variants, plan->variants, sizeof app->variants);
+}
+
+void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, ui_plan *plan, attn_trace *alt)
+{
+    adopt_model(app, plan, next);
+    double budget = plan->budget;
+    app->view.decode_step = plan->step;
+    if (plan->step > 0) app->decode_len = plan->decode_len;
     attn_trace_free(&app->trace);
     app->trace = *tr;
     app->trace_step = app->view.decode_step;
@@ -383,24 +442,24 @@ void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, double budge
 
 /* Runs settings `next` here and now (a recomputation under way on the worker
  * is stopped first); on success they become app->cfg (ownership moves), on
- * failure next is freed, the decode step is restored and the status line says why. */
+ * failure next is freed and the status line says why. */
 static int commit(ui_app *app, attn_config *next)
 {
     attn_config run;
     attn_error err;
     attn_trace tr;
-    attn_inputs in;
-    double budget;
-    int saved_step = app->view.decode_step;
+    ui_plan plan;
     ui_app_job_stop(app);
-    if (ui_app_prepare(app, next, &run, &in, &budget, &err)) goto fail;
-    attn_status st = attn_trace_run(&run, &in, &tr, &err);
+    if (ui_app_plan(app, next, app->view.decode_step, app->view.mode, &plan, &err)) goto fail;
+    if (ui_plan_run(&plan, next, &run, &err)) goto fail;
+    attn_status st = attn_trace_run(&run, &plan.in, &tr, &err);
     attn_config_free(&run);
     if (st) goto fail;
-    ui_app_install(app, &tr, next, budget, NULL);
+    ui_app_install(app, &tr, next, &plan, NULL);
+    ui_plan_free(&plan);
     return 0;
 fail:
-    app->view.decode_step = saved_step;
+    ui_plan_free(&plan);
     attn_config_free(next);
     ui_app_status(app, true, "%s", err.msg);
     return -1;
@@ -467,7 +526,7 @@ static int set_key(attn_config *next, const void *arg, attn_error *err)
 int ui_app_set(ui_app *app, const char *key, const char *value)
 {
     const char *kv[2] = {key, value};
-    return ui_app_edit_config(app, set_key, kv);
+    return ui_app_edit_config_async(app, set_key, kv);
 }
 
 /* ---- life ----------------------------------------------------------------- */
@@ -544,6 +603,7 @@ int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsiz
 
 void ui_app_free(ui_app *app)
 {
+    ui_app_read_drop(app); /* it reads nothing of the app: left to free itself */
     if (ui_app_job_abandon(app)) return; /* the worker still reads it all: the process is ending */
     ui_player_free(&app->lesson);
     attn_trace_free(&app->trace);

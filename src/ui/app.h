@@ -101,6 +101,8 @@ typedef struct ui_app {
         int fail_exit;    /* not 0: if that lesson cannot be opened, the program ends with this
                            * status (req.exit_code) and the status line's message */
         char label[200];  /* what opens ("lesson 12 · Trained heads"); kept while the worker computes it */
+        struct ui_lesson_read *reading; /* the lesson at path being read and checked on a thread of its
+                                         * own, to be shown at step arg (app_open.c); NULL: none */
     } opening;
 
     ui_token_editor edit;
@@ -227,7 +229,8 @@ bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms);
 bool ui_app_poll(ui_app *app);
 
 /* Whether the window loop must come back soon without an event: the worker
- * computes, or an opening waits for its first frame (app_open.c). */
+ * computes, an opening waits for its first frame or a lesson is being read
+ * (app_open.c), or progress is being saved. */
 bool ui_app_pending(const ui_app *app);
 
 /* Whether ui_app_free gave up waiting for a recomputation (quitting at once),
@@ -246,8 +249,9 @@ void ui_app_leave(ui_app *app);
  * why (nothing changes). */
 int ui_app_show(ui_app *app, attn_config *cfg, const lesson_view *view);
 
-/* Changes one setting by its config name and recomputes; on an invalid value
- * nothing changes and the status line says why. Returns 0 or -1. */
+/* Changes one setting by its config name and recomputes (on the worker in
+ * the window, as ui_app_edit_config_async); on an invalid value nothing
+ * changes and the status line says why. Returns 0 or -1. */
 int ui_app_set(ui_app *app, const char *key, const char *value);
 
 /* Moves to a stage by name; returns 0, or -1 if the trace has no such stage. */

@@ -9,6 +9,7 @@
 #include "action.h"
 #include "attention.h"
 #include "config.h"
+#include "model.h"
 #include "state.h"
 #include "trace.h"
 
@@ -27,11 +28,36 @@ static inline float ui_fill_toggled(float mask_value)
     return isinf(mask_value) ? -1e9f : -INFINITY;
 }
 
-/* Recomputing (app.c): the run config and inputs for settings next, and, once
- * its trace exists, the trace and settings installed (ownership moves). */
-int ui_app_prepare(struct ui_app *app, const attn_config *next, attn_config *run, attn_inputs *in, double *budget,
-                   attn_error *err);
-void ui_app_install(struct ui_app *app, attn_trace *tr, attn_config *next, double budget, attn_trace *alt);
+/* Recomputing (app.c), in three parts, so that the slow ones run on the
+ * worker (app_job.c). ui_app_plan reads the app on its own thread: what the
+ * pictures shown hold, the inputs the run borrows, and whether the settings
+ * next name a model other than the one loaded. ui_plan_run, on any thread,
+ * loads that model (model-sized files read, the tokenizer built) and makes
+ * the config run for the decode step, within the budget; once made, calling
+ * it again does nothing (the window makes it at once when no model is to be
+ * loaded, so that a refusal is said at once and the decode step is known).
+ * Once the trace exists, ui_app_install (the app's thread again) installs it
+ * with settings next and the plan's model, or none if next names none
+ * (ownership moves); ui_plan_free frees what is left. */
+typedef struct {
+    attn_inputs in;          /* borrowed from the app's trace or file; in.model: the model run */
+    double held;             /* bytes the traces and pictures shown hold meanwhile */
+    int traces;              /* traces made: 2 when the compare view's is made with it */
+    int layer;               /* the layer shown (a long prompt keeps its attention weights) */
+    int step;                /* the decode step asked (0: not decoding), clamped by ui_plan_run */
+    int decode_len;          /* decoding: tokens of the longest row */
+    double budget;           /* bytes the settings may take */
+    bool made;               /* ui_plan_run has made the config run */
+    char *load;              /* the model to load in place of the app's (owned); NULL: none */
+    struct attn_model *model; /* loaded for it (owned until installed) */
+    attn_model_variant variants[3]; /* its MHA / GQA / MQA variants */
+    int n_variants;
+} ui_plan;
+int ui_app_plan(const struct ui_app *app, const attn_config *next, int step, lesson_view_mode mode, ui_plan *plan,
+                attn_error *err);
+int ui_plan_run(ui_plan *plan, const attn_config *next, attn_config *run, attn_error *err);
+void ui_plan_free(ui_plan *plan);
+void ui_app_install(struct ui_app *app, attn_trace *tr, attn_config *next, ui_plan *plan, attn_trace *alt);
 
 /* The compare view's trace (app.c): tr's inputs with the mask `compare` names
  * toggled, into alt; the worker runs it too. ui_app_set_alt installs it (NULL:
@@ -54,6 +80,9 @@ int ui_app_show_async(struct ui_app *app, attn_config *cfg, const lesson_view *v
  * ui_app_job_cancel only asks it to stop (at its next stage boundary) and
  * returns at once: quitting asks first, then closes the window meanwhile. */
 #define UI_JOB_QUIT_WAIT_MS 60
+/* Called first on a thread that computes or reads for the window: it yields
+ * the CPU to the window's thread (a lower priority where threads have one). */
+void ui_app_thread_background(void);
 void ui_app_job_stop(struct ui_app *app);
 void ui_app_job_cancel(struct ui_app *app);
 bool ui_app_job_abandon(struct ui_app *app);
@@ -65,6 +94,12 @@ bool ui_app_job_abandon(struct ui_app *app);
  * the picture changed); ui_app_poll calls it first. */
 bool ui_app_open_later(struct ui_app *app, ui_action act, int arg, const char *label);
 bool ui_app_open_poll(struct ui_app *app);
+/* In the window, the lesson at path is read and checked on a thread of its
+ * own, then shown at step (ui_app_open_poll takes it in). A read under way
+ * is given up for the newer one. ui_app_read_drop gives up the one under way
+ * (the program ends: it frees itself when done). 0, or -1 when out of memory. */
+int ui_app_read_lesson(struct ui_app *app, const char *path, int step);
+void ui_app_read_drop(struct ui_app *app);
 /* What o opens next, as the notice names it ("model tang"), into buf. */
 void ui_app_next_model_label(const struct ui_app *app, char *buf, size_t size);
 

@@ -1,21 +1,30 @@
 /* app_job.c — recomputing on a worker thread, so the window never freezes.
  *
- * One worker at a time. The main thread prepares the run (ui_app_prepare:
- * settings, inputs borrowed from the trace shown) and starts the worker,
- * which only runs attn_trace_run into its own trace and sets `done`. The main
- * thread never touches what the worker reads until it is joined: the trace
- * shown, the model and the loaded file stay as they are, and every other
- * recomputation (ui_app_edit_config, a lesson step) stops the worker first.
- * ui_app_poll joins a finished worker and installs its trace, unless a newer
- * request came meanwhile: then that one starts instead. */
+ * One worker at a time. The main thread plans the run (ui_app_plan: inputs
+ * borrowed from the trace shown, the budget) and starts the worker, which
+ * loads the model the settings name if it is not the one shown, makes the
+ * config run (ui_plan_run), runs attn_trace_run into its own trace and sets
+ * `done`. The main thread never touches what the worker reads until it is
+ * joined: the trace shown, the model and the loaded file stay as they are,
+ * and a recomputation here and now (ui_app_edit_config without the window)
+ * stops the worker first. ui_app_poll joins a finished worker and installs
+ * its trace and model, unless a newer request came meanwhile: then that one
+ * starts instead. */
+#define _GNU_SOURCE /* syscall(SYS_gettid): a thread's own nice value */
 #include "app.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 
 #include "app_impl.h"
 #include "clock.h"
@@ -38,14 +47,14 @@ typedef struct ui_job {
     atomic_bool done;        /* the worker has finished: result and status are its last writes */
     attn_progress progress;  /* cancel, and where the run is */
     double started;          /* attn_clock_ms() at the start */
-    attn_config run;         /* what the worker runs (its own copy) */
-    attn_inputs in;          /* borrowed from the app's trace or file: untouched until joined */
+    ui_plan plan;            /* its inputs borrowed from the app's trace or file: untouched until joined */
+    attn_config run;         /* what the worker runs (its own copy, made by ui_plan_run) */
+    bool have_run;
     attn_trace result;
     attn_status status;
     attn_error err;
     attn_config next;        /* the settings that become app->cfg */
     ui_target target;
-    double budget;
     char stage[ATTN_MAX_NAME]; /* the stage shown: the worker also computes its colour range, */
     int scale_idx;           /* ... for this tensor of result (-1: none), */
     ui_scale scale;          /* ... so the frame that installs it does not scan it on the main thread */
@@ -62,15 +71,34 @@ typedef struct ui_job {
     ui_target pending_target;
 } ui_job;
 
+void ui_app_thread_background(void)
+{
+#ifdef __linux__
+    /* on Linux each thread has a nice value of its own: +5 gives the window's
+     * thread (and the display server) about three times this one's share of a
+     * busy core */
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (now != -1 || !errno) setpriority(PRIO_PROCESS, (id_t)tid, now + 5 < 19 ? now + 5 : 19);
+#endif
+}
+
 static void *work(void *arg)
 {
     ui_job *j = arg;
     /* one core stays with the window, so that it keeps drawing at its pace */
     int cores = attn_ops_cores(), was = attn_ops_threads(cores > 1 ? cores - 1 : 1);
-    if (!j->alt_only) j->status = attn_trace_run(&j->run, &j->in, &j->result, &j->err);
+    if (!j->alt_only) {
+        j->have_run = j->have_run || !ui_plan_run(&j->plan, &j->next, &j->run, &j->err);
+        j->plan.in.progress = &j->progress;
+        j->status = !j->have_run ? (j->err.status ? j->err.status : ATTN_ERR_CONFIG)
+                    : atomic_load(&j->progress.cancel) ? ATTN_ERR_CANCELLED
+                                                       : attn_trace_run(&j->run, &j->plan.in, &j->result, &j->err);
+    }
     const attn_trace *from = j->alt_only ? j->alt_from : j->status == ATTN_OK ? &j->result : NULL;
     if (j->want_alt && from && !atomic_load(&j->progress.cancel))
-        j->alt_status = ui_app_alt_run(from, j->in.model, j->compare, &j->progress, &j->alt, &j->alt_err);
+        j->alt_status = ui_app_alt_run(from, j->plan.in.model, j->compare, &j->progress, &j->alt, &j->alt_err);
     attn_ops_threads(was);
     const attn_tensor *t = j->status == ATTN_OK && !j->alt_only ? attn_trace_find(&j->result, j->stage) : NULL;
     if (t) {
@@ -81,11 +109,18 @@ static void *work(void *arg)
     return NULL;
 }
 
+static void *work_thread(void *arg)
+{
+    ui_app_thread_background();
+    return work(arg);
+}
+
 static void job_free(ui_job *j)
 {
     if (j->status == ATTN_OK && !j->alt_only) attn_trace_free(&j->result);
     if (j->want_alt && j->alt_status == ATTN_OK) attn_trace_free(&j->alt);
-    attn_config_free(&j->run);
+    if (j->have_run) attn_config_free(&j->run);
+    ui_plan_free(&j->plan);
     attn_config_free(&j->next);
     if (j->has_pending) attn_config_free(&j->pending);
     free(j);
@@ -101,12 +136,11 @@ static ui_job *job_new(const ui_app *app)
     j->scale_idx = -1;
     j->want_alt = app->view.mode == LESSON_VIEW_COMPARE;
     j->compare = app->view.compare;
-    j->alt_status = ATTN_ERR_CANCELLED; /* until it runs */
+    j->status = j->alt_status = ATTN_ERR_CANCELLED; /* until it runs */
     atomic_init(&j->done, false);
     atomic_init(&j->progress.cancel, 0);
     atomic_init(&j->progress.layer, 0);
     atomic_init(&j->progress.stage, 0);
-    j->in.progress = &j->progress;
     return j;
 }
 
@@ -114,7 +148,7 @@ static ui_job *job_new(const ui_app *app)
 static void launch(ui_app *app, ui_job *j)
 {
     j->started = attn_clock_ms();
-    if (pthread_create(&j->thread, NULL, work, j)) { /* no thread: compute here */
+    if (pthread_create(&j->thread, NULL, work_thread, j)) { /* no thread: compute here */
         work(j);
         j->thread = pthread_self();
     }
@@ -139,22 +173,24 @@ static int start(ui_app *app, attn_config *next, const ui_target *t)
         j->want_alt = t->view.mode == LESSON_VIEW_COMPARE;
         j->compare = t->view.compare;
     }
-    /* prepared for the target's decode step (which it may clamp) and view
-     * mode; the view shows what is installed until this is */
-    lesson_view shown = app->view;
-    app->view.decode_step = t->step;
-    if (t->set_view) app->view.mode = t->view.mode;
-    int rc = ui_app_prepare(app, &j->next, &j->run, &j->in, &j->budget, &err);
-    j->target.step = app->view.decode_step;
-    app->view = shown;
-    if (rc) {
+    /* planned for the target's decode step (which the worker may clamp) and
+     * view mode; the view shows what is installed until this is */
+    if (ui_app_plan(app, &j->next, t->step, t->set_view ? t->view.mode : app->view.mode, &j->plan, &err)) {
         ui_app_status(app, true, "%s", err.msg);
-        attn_config_free(&j->next);
-        free(j);
+        job_free(j);
         return -1;
     }
-    j->in.progress = &j->progress; /* prepare set the inputs afresh */
-    j->run.qk_prefer = t->layer;
+    j->plan.layer = t->layer;
+    if (!j->plan.load) { /* the model is loaded (or none): the run is made here, a refusal said at once */
+        if (ui_plan_run(&j->plan, &j->next, &j->run, &err)) {
+            ui_app_status(app, true, "%s", err.msg);
+            job_free(j);
+            return -1;
+        }
+        j->have_run = true;
+        j->target.step = j->plan.step; /* the decode step clamped, and the tokens there are, known now */
+        if (j->plan.step > 0) app->decode_len = j->plan.decode_len;
+    }
     launch(app, j);
     return 0;
 }
@@ -170,6 +206,7 @@ static ui_job *take(ui_app *app)
 
 bool ui_app_poll(ui_app *app)
 {
+    if (ui_player_poll(&app->lesson)) ui_app_take_note(app); /* a progress save that ended: what it said */
     if (ui_app_open_poll(app)) return true; /* a lesson or model to open, once its notice is on screen */
     ui_job *j = app->job;
     if (!j || !atomic_load(&j->done)) return false;
@@ -182,6 +219,7 @@ bool ui_app_poll(ui_app *app)
         start(app, &next, &t);
         return true;
     }
+    if (!j->alt_only) j->target.step = j->plan.step; /* as the worker clamped it */
     if (j->target.set_view && j->status == ATTN_OK && !j->alt_only) { /* a lesson step: its mode and mask toggle */
         app->view.mode = j->target.view.mode;
         app->view.compare = j->target.view.compare;
@@ -198,14 +236,13 @@ bool ui_app_poll(ui_app *app)
         }
     } else if (j->status == ATTN_OK) {
         const ui_target *t = &j->target;
-        app->view.decode_step = t->step;
         if (t->move_layer) { /* the view goes to the layer computed, on the stage it was asked on */
             const char *base = j->stage;
             attn_tensor_name_layer(j->stage, &base);
             app->view.layer = t->layer;
             attn_tensor_name(t->layer, j->result.n_layers, base, app->view.stage, sizeof app->view.stage);
         }
-        ui_app_install(app, &j->result, &j->next, j->budget, alt ? &j->alt : NULL);
+        ui_app_install(app, &j->result, &j->next, &j->plan, alt ? &j->alt : NULL);
         if (t->move_layer) ui_app_show_layer(app, t->layer, j->stage);
         if (t->set_view) ui_app_show_view(app, &t->view);
         memset(&j->next, 0, sizeof j->next); /* both moved into the app */
@@ -245,7 +282,7 @@ int ui_app_alt_async(ui_app *app)
     j->status = ATTN_OK;
     j->target.step = app->view.decode_step;
     j->target.layer = app->view.layer;
-    j->in.model = app->model;
+    j->plan.in.model = app->model;
     launch(app, j);
     return 0;
 }
@@ -367,6 +404,8 @@ bool ui_app_job_abandoned(void)
 
 void ui_app_leave(ui_app *app)
 {
+    ui_player_finish(&app->lesson); /* the progress save under way, and what is left, written first */
+    ui_app_read_drop(app);          /* a lesson being read is left to finish on its own */
     ui_job *j = app->job;
     if (j) { /* told to stop, and left to finish (or not) on its own */
         atomic_store(&j->progress.cancel, 1);

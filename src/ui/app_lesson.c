@@ -70,6 +70,11 @@ int ui_app_lesson_open(ui_app *app, const char *path, int step, char *err, size_
         snprintf(app->opening.path, sizeof app->opening.path, "%s", path);
         if (ui_app_open_later(app, UI_ACT_NONE, step, label)) return 0;
     }
+    if (app->async) { /* the window: read on a thread of its own, shown once it is (app_open.c) */
+        if (!ui_app_read_lesson(app, path, step)) return 0;
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
     if (ui_player_load(p, path, err, errsize)) return -1;
     app->dirty = true;
     if (step >= p->ls.n_steps) step = p->ls.n_steps - 1;
@@ -112,7 +117,7 @@ static int pick(ui_app *app, int i)
         ui_app_status(app, true, "%s", err);
         return -1;
     }
-    p->picker = false;
+    if (!app->opening.reading) p->picker = false; /* else it closes once the lesson is read */
     return 0;
 }
 

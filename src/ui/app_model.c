@@ -80,9 +80,10 @@ int ui_app_predictions(const ui_app *app, const attn_trace *tr, int batch, int r
 int ui_app_next_variant(ui_app *app)
 {
     int at = -1, n = app->n_variants;
-    if (!app->model) return -1;
+    const char *now = ui_app_settings(app)->model; /* the one asked for last, maybe still computing */
+    if (!app->model || !now) return -1;
     for (int i = 0; i < n; i++)
-        if (!strcmp(app->variants[i].name, app->model->name)) at = i;
+        if (!strcmp(app->variants[i].name, now)) at = i;
     if (n < 2 || at < 0) {
         ui_app_status(app, false, _("%s has no MHA / GQA / MQA variants to switch to"), app->model->name);
         return -1;

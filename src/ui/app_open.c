@@ -1,12 +1,16 @@
 /* app_open.c — opening a lesson or a model without a frozen window.
  *
  * Reading a lesson checks every step (each runs its configuration, a model's
- * too) and a model's files are read on the main thread: together seconds on a
- * slow machine. So in the window (app->async) an opening is not done when it
- * is asked: the app remembers it and a frame says "opening … " first; the
- * window loop comes back at once (ui_app_pending) and ui_app_poll does it.
- * The notice stays, with the worker's progress, until the first picture of
- * what opened is installed. Without a window (tests, render) it happens at once. */
+ * too), and a model's files are read and its tokenizer built: together
+ * seconds on a slow machine. So in the window (app->async) an opening is not
+ * done when it is asked: the app remembers it and a frame says "opening … "
+ * first; the window loop comes back at once (ui_app_pending) and ui_app_poll
+ * starts it: a lesson is read on a thread of its own, a model by the worker
+ * that computes its first picture. The notice stays, with the worker's
+ * progress, until that picture is installed. Without a window (tests,
+ * render) it happens at once. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,7 @@
 #include "app_impl.h"
 #include "i18n.h"
 #include "model.h"
+#include "ops.h"
 
 bool ui_app_open_later(ui_app *app, ui_action act, int arg, const char *label)
 {
@@ -28,10 +33,114 @@ bool ui_app_open_later(ui_app *app, ui_action act, int arg, const char *label)
     return true;
 }
 
+/* ---- a lesson read on a thread of its own */
+
+typedef struct ui_lesson_read {
+    pthread_t thread;
+    atomic_int refs;         /* the app's and the thread's: the last to let go frees it */
+    atomic_bool done;
+    char path[1024];
+    int step;
+    lesson ls;               /* read and checked, when rc is 0 */
+    int rc;
+    char err[700];
+} ui_lesson_read;
+
+static void read_release(ui_lesson_read *r)
+{
+    if (atomic_fetch_sub(&r->refs, 1) != 1) return;
+    if (atomic_load(&r->done) && !r->rc) lesson_free(&r->ls);
+    free(r);
+}
+
+static void *read_work(void *arg)
+{
+    ui_lesson_read *r = arg;
+    int cores = attn_ops_cores(), was = attn_ops_threads(cores > 1 ? cores - 1 : 1); /* one core stays with the window */
+    r->rc = ui_player_read(r->path, &r->ls, r->err, sizeof r->err);
+    attn_ops_threads(was);
+    atomic_store(&r->done, true);
+    read_release(r);
+    return NULL;
+}
+
+static void *read_thread(void *arg)
+{
+    ui_app_thread_background();
+    return read_work(arg);
+}
+
+void ui_app_read_drop(ui_app *app)
+{
+    ui_lesson_read *r = app->opening.reading;
+    if (!r) return;
+    app->opening.reading = NULL;
+    if (!pthread_equal(r->thread, pthread_self())) pthread_detach(r->thread);
+    read_release(r);
+}
+
+int ui_app_read_lesson(ui_app *app, const char *path, int step)
+{
+    ui_app_read_drop(app); /* the newer request wins */
+    ui_lesson_read *r = calloc(1, sizeof *r);
+    if (!r) return -1;
+    snprintf(r->path, sizeof r->path, "%s", path);
+    r->step = step;
+    atomic_init(&r->refs, 2);
+    atomic_init(&r->done, false);
+    if (pthread_create(&r->thread, NULL, read_thread, r)) { /* no thread to be had: read here */
+        r->thread = pthread_self();
+        read_work(r);
+    }
+    app->opening.reading = r;
+    return 0;
+}
+
+/* The program ends with this status, the message on the status line, when
+ * the lesson it was started with cannot be opened. */
+static void open_failed(ui_app *app)
+{
+    if (!app->opening.fail_exit) return;
+    app->req.quit = true;
+    app->req.exit_code = app->opening.fail_exit;
+}
+
+/* The lesson read, once it has been: shown at its step (on the worker), or
+ * the reason it cannot be on the status line. Returns whether it was taken. */
+static bool read_poll(ui_app *app)
+{
+    ui_lesson_read *r = app->opening.reading;
+    if (!r || !atomic_load(&r->done)) return false;
+    if (!pthread_equal(r->thread, pthread_self())) pthread_join(r->thread, NULL);
+    app->opening.reading = NULL;
+    int rc = r->rc;
+    if (rc) {
+        ui_app_status(app, true, "%s", r->err);
+    } else {
+        ui_player *p = &app->lesson;
+        ui_player_adopt(p, &r->ls, r->path);
+        r->rc = -1; /* the lesson moved into the player */
+        int step = r->step < p->ls.n_steps ? r->step : p->ls.n_steps - 1;
+        app->opening.running = true;
+        rc = ui_app_lesson_go(app, step < 0 ? 0 : step);
+        app->opening.running = false;
+        if (rc) ui_player_close(p); /* the step cannot be shown: no half-open lesson */
+    }
+    if (rc) {
+        open_failed(app);
+        app->opening.label[0] = '\0';
+    }
+    app->opening.fail_exit = 0; /* a lesson opened later falls back to the one shown */
+    read_release(r);
+    app->dirty = true;
+    return true;
+}
+
 bool ui_app_open_poll(ui_app *app)
 {
+    if (read_poll(app)) return true;
     if (!app->opening.pending) {
-        if (!app->opening.label[0] || app->job) return false;
+        if (!app->opening.label[0] || app->job || app->opening.reading) return false;
         app->opening.label[0] = '\0'; /* what it opened is on screen */
         app->dirty = true;
         return true;
@@ -45,11 +154,8 @@ bool ui_app_open_poll(ui_app *app)
     case UI_ACT_NONE: /* a lesson by its path (attnlab lesson FILE) */
         rc = ui_app_lesson_open(app, app->opening.path, app->opening.arg, err, sizeof err);
         if (rc) ui_app_status(app, true, "%s", err);
-        if (rc && app->opening.fail_exit) { /* nothing to fall back to: the program ends, saying why */
-            app->req.quit = true;
-            app->req.exit_code = app->opening.fail_exit;
-        }
-        app->opening.fail_exit = 0; /* a lesson opened later falls back to the one shown */
+        if (rc) open_failed(app); /* nothing to fall back to: the program ends, saying why */
+        if (!app->opening.reading) app->opening.fail_exit = 0; /* a lesson opened later falls back to the one shown */
         break;
     case UI_ACT_LESSON_RESTORE:
         rc = ui_app_lesson_go(app, app->opening.arg);
@@ -58,7 +164,7 @@ bool ui_app_open_poll(ui_app *app)
     default: rc = ui_app_do(app, app->opening.act, app->opening.arg) ? 0 : -1; break;
     }
     app->opening.running = false;
-    if (rc || !app->job) app->opening.label[0] = '\0'; /* done already, or failed (the status line says why) */
+    if (rc || (!app->job && !app->opening.reading)) app->opening.label[0] = '\0'; /* done already, or failed */
     app->dirty = true;
     return true;
 }
@@ -80,5 +186,6 @@ void ui_app_next_model_label(const ui_app *app, char *buf, size_t size)
 
 bool ui_app_pending(const ui_app *app)
 {
-    return app->opening.pending || ui_app_busy(app, NULL, NULL, NULL);
+    return app->opening.pending || app->opening.reading || ui_app_busy(app, NULL, NULL, NULL) ||
+           ui_player_saving(&app->lesson);
 }

@@ -44,7 +44,7 @@ void ui_render_opening(const ui_app *app, ui_draw *dl)
     int layer = 0, stage = 0;
     double ms = 0;
     bool busy = ui_app_busy(app, &layer, &stage, &ms);
-    if (!app->opening.pending && !(app->opening.label[0] && busy)) return;
+    if (!app->opening.pending && !(app->opening.label[0] && (busy || app->opening.reading))) return;
     int u = ui_line(dl), W = dl->layout->full_width, H = dl->layout->height;
     char buf[300];
     /* TRANSLATORS: shown at once while a lesson or a model opens; %s: which one */

@@ -154,6 +154,13 @@ int ui_save_png(SDL_Renderer *r, const char *path, char *err, size_t errsize)
         snprintf(err, errsize, "cannot read the picture back: %s", SDL_GetError());
         return -1;
     }
+    int rc = ui_write_png(s, path, err, errsize);
+    SDL_FreeSurface(s);
+    return rc;
+}
+
+int ui_write_png(SDL_Surface *s, const char *path, char *err, size_t errsize)
+{
     size_t n = strlen(path) + 16;
     char *tmp = malloc(n);
     int rc = -1;
@@ -177,7 +184,6 @@ int ui_save_png(SDL_Renderer *r, const char *path, char *err, size_t errsize)
     rc = 0;
 out:
     free(tmp);
-    SDL_FreeSurface(s);
     return rc;
 }
 

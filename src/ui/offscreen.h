@@ -29,7 +29,9 @@ int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize
 /* Reads the renderer's pixels (w × h ARGB8888) into a new surface. */
 SDL_Surface *ui_read_pixels(SDL_Renderer *r);
 
-/* Writes the renderer's current picture as a PNG (atomically: temp + rename). */
+/* Writes the renderer's current picture as a PNG (atomically: temp + rename).
+ * ui_write_png writes pixels read back before, on any thread. */
 int ui_save_png(SDL_Renderer *r, const char *path, char *err, size_t errsize);
+int ui_write_png(SDL_Surface *pixels, const char *path, char *err, size_t errsize);
 
 #endif

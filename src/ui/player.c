@@ -1,7 +1,9 @@
 /* player.c — lesson steps, quizzes, picker and progress (state only). */
 #include "player.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,7 @@ static void free_answers(ui_player *p)
 
 void ui_player_free(ui_player *p)
 {
+    ui_player_finish(p);
     free_answers(p);
     if (p->open) lesson_free(&p->ls);
     if (p->have_catalog) lesson_catalog_free(&p->catalog);
@@ -58,11 +61,14 @@ static void progress_note(ui_player *p, lesson_progress_status st, const char *m
         p->progress_failed = false;
         return;
     }
-    if (st == LESSON_PROGRESS_UNSAVED && !p->keep_progress) return; /* nothing was to be saved */
-    if (st == LESSON_PROGRESS_UNSAVED) snprintf(text, sizeof text, _("progress not saved: %s"), msg);
+    if (st < 0 && !p->keep_progress) return; /* nothing was to be saved */
+    if (st == LESSON_PROGRESS_BUSY)
+        /* TRANSLATORS: %s says which file another attnlab keeps locked */
+        snprintf(text, sizeof text, _("progress not saved yet: %s; kept, and saved with the next step"), msg);
+    else if (st == LESSON_PROGRESS_UNSAVED) snprintf(text, sizeof text, _("progress not saved: %s"), msg);
     else snprintf(text, sizeof text, "%s", msg);
     note(p, true, "%s", text);
-    p->progress_failed = st == LESSON_PROGRESS_UNSAVED;
+    p->progress_failed = st < 0;
     if (strcmp(text, p->progress_full)) fprintf(stderr, "attnlab: %s\n", text);
     memcpy(p->progress_full, text, sizeof text);
     /* the chip names files without the progress folder, to leave room for the cause */
@@ -74,25 +80,106 @@ static void progress_note(ui_player *p, lesson_progress_status st, const char *m
     p->progress_note[n] = '\0';
 }
 
-/* Progress is opened on first use, so the plain visualizer never touches it. */
+/* Progress is opened on first use, so the plain visualizer never touches it.
+ * The window does not wait for another instance's lock here: a corrupt file
+ * it would move aside is then moved by the first save. */
 static lesson_progress *progress(ui_player *p)
 {
     if (p->progress) return p->progress;
     if (!p->progress_path[0] && !lesson_progress_path(p->progress_path, sizeof p->progress_path)) return NULL;
     char err[600];
-    p->progress = lesson_progress_open(p->progress_path, err, sizeof err);
+    p->progress = lesson_progress_open(p->progress_path, p->async_save ? 0 : LESSON_PROGRESS_LOCK_MS, err, sizeof err);
     if (err[0] && p->progress)
         progress_note(p, lesson_progress_unsaved(p->progress) ? LESSON_PROGRESS_UNSAVED : LESSON_PROGRESS_MOVED, err);
     return p->progress;
 }
 
-static void save_progress(ui_player *p)
+/* ---- saving: here, or in the window on a thread of its own */
+
+struct ui_player_save {
+    pthread_t thread;
+    lesson_progress_batch *batch;
+    atomic_bool done;
+};
+
+static void *save_work(void *arg)
+{
+    struct ui_player_save *s = arg;
+    lesson_progress_write(s->batch, LESSON_PROGRESS_LOCK_MS);
+    atomic_store(&s->done, true);
+    return NULL;
+}
+
+/* Takes in the save under way once it has ended (wait: waits for it);
+ * returns whether it did. */
+static bool save_end(ui_player *p, bool wait)
+{
+    struct ui_player_save *s = p->saving;
+    char err[600];
+    if (!s || (!wait && !atomic_load(&s->done))) return false;
+    pthread_join(s->thread, NULL);
+    lesson_progress_status st = lesson_progress_end(p->progress, s->batch, err, sizeof err);
+    free(s);
+    p->saving = NULL;
+    progress_note(p, st, err);
+    return true;
+}
+
+/* Saves the changes: here and now, or (async_save) started on a thread, a
+ * save asked while one runs following it. Returns the status, OK once started. */
+static lesson_progress_status save_progress(ui_player *p)
 {
     char err[600];
     lesson_progress *pg = progress(p);
-    if (!p->keep_progress || !pg) return;
-    lesson_progress_status st = lesson_progress_save(pg, err, sizeof err);
+    lesson_progress_status st;
+    if (!p->keep_progress || !pg) return LESSON_PROGRESS_OK;
+    if (!p->async_save) {
+        st = lesson_progress_save(pg, err, sizeof err);
+        progress_note(p, st, err);
+        return st;
+    }
+    if (p->saving) {
+        p->save_again = true;
+        return LESSON_PROGRESS_OK;
+    }
+    p->save_again = false;
+    struct ui_player_save *s = calloc(1, sizeof *s);
+    if (s && (s->batch = lesson_progress_begin(pg))) {
+        atomic_init(&s->done, false);
+        if (!pthread_create(&s->thread, NULL, save_work, s)) {
+            p->saving = s;
+            return LESSON_PROGRESS_OK;
+        }
+        lesson_progress_write(s->batch, 0); /* no thread to be had: one try here, never a wait */
+    }
+    st = lesson_progress_end(pg, s ? s->batch : NULL, err, sizeof err);
+    free(s);
     progress_note(p, st, err);
+    return st;
+}
+
+bool ui_player_poll(ui_player *p)
+{
+    if (!save_end(p, false)) return false;
+    if (p->save_again) save_progress(p);
+    return true;
+}
+
+bool ui_player_saving(const ui_player *p)
+{
+    return p->saving != NULL;
+}
+
+void ui_player_finish(ui_player *p)
+{
+    save_end(p, true);
+    p->save_again = false;
+    if (!p->progress || !p->keep_progress || !lesson_progress_pending(p->progress) ||
+        lesson_progress_unsaved(p->progress)) /* kept in memory only: that was said */
+        return;
+    char err[600];
+    lesson_progress_status st = lesson_progress_save(p->progress, err, sizeof err);
+    if (st < 0) fprintf(stderr, "attnlab: progress not saved: %s\n", err); /* the last word on it */
 }
 
 const char *ui_player_lesson_number(const char *name, char *buf, size_t size)
@@ -152,27 +239,36 @@ void ui_player_enter(ui_player *p, int step, const lesson_view *view, const less
     note(p, false, "%s · %s", ui_player_step_label(p, label, sizeof label), st->title);
 }
 
-int ui_player_load(ui_player *p, const char *path, char *err, size_t errsize)
+int ui_player_read(const char *path, lesson *ls, char *err, size_t errsize)
 {
-    lesson ls;
     lesson_diags dg = {0};
-    int rc = lesson_load(path, &ls, &dg);
-    if (!rc) rc = lesson_check(&ls, &dg);
+    int rc = lesson_load(path, ls, &dg);
+    if (!rc) rc = lesson_check(ls, &dg);
     if (rc) {
         char buf[600];
         snprintf(err, errsize, "%s", dg.n ? lesson_diag_format(path, &dg.items[0], buf, sizeof buf) : path);
-        lesson_free(&ls);
-        lesson_diags_free(&dg);
-        return -1;
+        lesson_free(ls);
     }
     lesson_diags_free(&dg);
+    return rc ? -1 : 0;
+}
+
+void ui_player_adopt(ui_player *p, lesson *ls, const char *path)
+{
     ui_player_close(p);
-    p->ls = ls;
+    p->ls = *ls;
     p->open = true;
     p->step = 0;
     const char *slash = strrchr(path, '/');
     snprintf(p->name, sizeof p->name, "%s", slash ? slash + 1 : path);
     p->picker = false;
+}
+
+int ui_player_load(ui_player *p, const char *path, char *err, size_t errsize)
+{
+    lesson ls;
+    if (ui_player_read(path, &ls, err, errsize)) return -1;
+    ui_player_adopt(p, &ls, path);
     return 0;
 }
 
@@ -234,11 +330,7 @@ void ui_player_reset(ui_player *p)
     lesson_progress *pg = progress(p);
     if (!pg) return;
     lesson_progress_reset(pg, NULL);
-    if (!p->keep_progress) return;
-    char err[600];
-    lesson_progress_status st = lesson_progress_save(pg, err, sizeof err);
-    progress_note(p, st, err);
-    if (st == LESSON_PROGRESS_OK) note(p, false, _("progress reset"));
+    if (p->keep_progress && save_progress(p) == LESSON_PROGRESS_OK) note(p, false, _("progress reset"));
 }
 
 /* ---- quizzes */

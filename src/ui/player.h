@@ -52,6 +52,9 @@ typedef struct {
     char progress_note[600]; /* a progress problem, drawn as a chip no status text overwrites */
     char progress_full[600]; /* the same with whole paths (status line, stderr) */
     bool progress_failed;  /* the note says progress is not saved (cleared by a save that works) */
+    bool async_save;       /* saves run on a thread of their own (the window): this one never waits for the file */
+    struct ui_player_save *saving; /* that save, NULL when none */
+    bool save_again;       /* changes came while it ran: saved once it ends */
 
     bool picker;           /* the lesson picker overlay is open */
     lesson_catalog catalog;
@@ -69,12 +72,29 @@ typedef struct {
 /* Starts with no lesson; lang picks the course folder ("en", "zh"). Progress
  * is read from lesson_progress_path() unless progress_path is given. */
 void ui_player_init(ui_player *p, const char *lang, const char *progress_path);
+/* Frees the player after ui_player_finish. */
 void ui_player_free(ui_player *p);
+
+/* Progress is saved after each step and answer. With async_save (the window)
+ * a save runs on a thread of its own, so that a file another attnlab keeps
+ * locked never stops the window; one that cannot be written keeps its
+ * changes for the next save and says so in the note. ui_player_poll takes
+ * in a save that has ended (true: the note may have changed; a save asked
+ * meanwhile starts); ui_player_saving says whether one is under way.
+ * ui_player_finish, as the program ends, waits for it and saves what is left,
+ * saying on stderr if that cannot be done. */
+bool ui_player_poll(ui_player *p);
+bool ui_player_saving(const ui_player *p);
+void ui_player_finish(ui_player *p);
 
 /* Loads a lesson; no step is entered yet. A lesson with problems is refused
  * with the first one as "FILE:LINE: message" in err (the open lesson stays).
- * Returns 0 or -1. */
+ * Returns 0 or -1. It is the two halves below in a row: ui_player_read reads
+ * and checks the lesson (every step's configuration run: seconds on a slow
+ * machine) into *ls on any thread, ui_player_adopt makes it the player's. */
 int ui_player_load(ui_player *p, const char *path, char *err, size_t errsize);
+int ui_player_read(const char *path, lesson *ls, char *err, size_t errsize);
+void ui_player_adopt(ui_player *p, lesson *ls, const char *path);
 void ui_player_close(ui_player *p);
 
 /* Step `step` (0-based) of the open lesson: its settings into *cfg (initialised

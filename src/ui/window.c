@@ -27,20 +27,90 @@ static void save_name(const ui_app *app, char *buf, size_t size)
     }
 }
 
-/* The frame just drawn, or its matrix, to a new file; the status line says where. */
-static void save(ui_app *app, ui_gfx *g)
+/* ---- s: the picture to a PNG, written on a thread of its own */
+
+#define PROGRESS_FRAME_MS 250 /* while busy, the progress shown in a frame this often */
+
+typedef struct {
+    SDL_Thread *thread;   /* NULL: no PNG being written */
+    SDL_Surface *pixels;  /* the frame, read back here (the renderer is this thread's) */
+    char name[128];
+    SDL_atomic_t done;
+    int rc;
+    char err[300];
+} png_write;
+
+static int png_work(void *arg)
+{
+    png_write *p = arg;
+    p->rc = ui_write_png(p->pixels, p->name, p->err, sizeof p->err);
+    SDL_AtomicSet(&p->done, 1);
+    return 0;
+}
+
+static bool saving(const png_write *p)
+{
+    return p->thread != NULL;
+}
+
+/* The PNG written, once it is (wait: waiting for it): the status line says
+ * where, or why not. Returns whether it was taken in. */
+static bool png_end(ui_app *app, png_write *p, bool wait)
+{
+    if (!p->thread || (!wait && !SDL_AtomicGet(&p->done))) return false;
+    SDL_WaitThread(p->thread, NULL);
+    p->thread = NULL;
+    SDL_FreeSurface(p->pixels);
+    p->pixels = NULL;
+    if (p->rc) ui_app_status(app, true, "%s", p->err);
+    else ui_app_status(app, false, _("saved %s"), p->name);
+    return true;
+}
+
+static bool saved(ui_app *app, png_write *p)
+{
+    return png_end(app, p, false);
+}
+
+static void saved_wait(ui_app *app, png_write *p)
+{
+    png_end(app, p, true);
+}
+
+/* The frame just drawn, or its matrix, to a new file; the status line says
+ * where. A PNG is read back here and encoded and written on a thread. */
+static void save(ui_app *app, ui_gfx *g, png_write *png)
 {
     char name[128], err[300];
     int w, h, rc;
+    saved_wait(app, png); /* one at a time: the next file name is free once the last is written */
     save_name(app, name, sizeof name);
     SDL_GetRendererOutputSize(g->r, &w, &h);
+    app->req.save = false;
     switch (app->req.save_kind) {
     case UI_SAVE_CSV: rc = ui_export_csv(app, name, err, sizeof err); break;
     case UI_SAVE_SVG:
     case UI_SAVE_PDF: rc = ui_export_vector(app, g, w, h, app->req.save_kind, name, err, sizeof err); break;
-    default: rc = ui_save_png(g->r, name, err, sizeof err); break;
+    default:
+        if (!(png->pixels = ui_read_pixels(g->r))) {
+            rc = -1;
+            snprintf(err, sizeof err, "cannot read the picture back: %s", SDL_GetError());
+            break;
+        }
+        snprintf(png->name, sizeof png->name, "%s", name);
+        SDL_AtomicSet(&png->done, 0);
+        if ((png->thread = SDL_CreateThread(png_work, "attnlab-png", png))) {
+            ui_app_status(app, false, _("saving %s …"), name);
+            return;
+        }
+        png_work(png); /* no thread to be had: written here */
+        png->thread = NULL;
+        SDL_FreeSurface(png->pixels);
+        png->pixels = NULL;
+        rc = png->rc;
+        snprintf(err, sizeof err, "%s", png->err);
+        break;
     }
-    app->req.save = false;
     if (rc) ui_app_status(app, true, "%s", err);
     else ui_app_status(app, false, _("saved %s"), name);
 }
@@ -57,12 +127,12 @@ static void update_ratio(ui_app *app, SDL_Window *win, SDL_Renderer *r)
     }
 }
 
-static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t tsize)
+static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t tsize, png_write *png)
 {
     char t[256];
     ui_render(app, g, &app->layout);
     if (app->req.save) {
-        save(app, g);
+        save(app, g, png);
         ui_render(app, g, &app->layout); /* show the message */
     }
     SDL_RenderPresent(g->r);
@@ -187,12 +257,17 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
         ui_input_sdl(app, &ev);
         if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_EXPOSED) break;
     }
+    png_write png = {0};
     carry_out(app, win, &fullscreen);
-    frame(app, g, win, title, sizeof title);
+    frame(app, g, win, title, sizeof title, &png);
     app->async = true; /* toggles recompute on a worker: the loop keeps drawing and answering */
+    app->lesson.async_save = true; /* and progress is saved on a thread of its own */
+    Uint32 drawn = SDL_GetTicks();
     for (;;) {
-        /* while the worker computes, wake every 50 ms to show its progress and take its result */
-        bool busy = ui_app_pending(app); /* computing, or a lesson or model to open after its notice */
+        /* while the worker computes, wake every 50 ms to take its result, and
+         * show its progress every PROGRESS_FRAME_MS: each frame is a picture
+         * sent to the display server, during which the window answers nothing */
+        bool busy = ui_app_pending(app) || saving(&png); /* computing, opening, saving */
         bool got = busy ? SDL_WaitEventTimeout(&ev, 50) : SDL_WaitEvent(&ev);
         if (!got && !busy) break; /* SDL_WaitEvent failed */
         /* every pending event first, then at most one frame */
@@ -202,11 +277,16 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
             got = SDL_PollEvent(&ev);
         }
         if (app->req.quit) break;
-        if (ui_app_poll(app) || busy) app->dirty = true;
+        if (ui_app_poll(app) || saved(app, &png)) app->dirty = true;
+        if (busy && SDL_TICKS_PASSED(SDL_GetTicks(), drawn + PROGRESS_FRAME_MS)) app->dirty = true;
         if (app->req.quit) break; /* what was polled asked to end (a lesson that does not open) */
         update_ratio(app, win, r);
-        if (app->dirty || app->req.save) frame(app, g, win, title, sizeof title);
+        if (app->dirty || app->req.save) {
+            frame(app, g, win, title, sizeof title, &png);
+            drawn = SDL_GetTicks();
+        }
     }
+    saved_wait(app, &png); /* a picture being written is finished */
     rc = 0;
     *exit_code = 0;
     if (app->req.exit_code) { /* ended on an error (a lesson that does not open): the caller prints it */
