@@ -189,8 +189,6 @@ static void test_malformed_files(void **state)
         /* found by the fuzzer: a newline in a name must not split the message */
         {"{\"_\n\n_m\":{\"dtype\":\"F32\"}}", UINT64_MAX, 0, "tensor name '_??_m' is not printable UTF-8"},
         {"{\"__metadata__\":{\"causal\":\"a\\nb\"}}", UINT64_MAX, 0, "metadata: causal: 'a?b'"},
-        /* a text cut inside a character (what attnlab wrote before issue 21): 春 is E6 98 A5 */
-        {"{\"__metadata__\":{\"text\":\"\xe6\x98\"}}", UINT64_MAX, 0, "header is not valid UTF-8 (byte 26 of 30)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *p = write_raw("bad.safetensors", cases[i].header, cases[i].len, cases[i].data);
