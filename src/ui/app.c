@@ -115,7 +115,7 @@ bool ui_app_overview(const ui_app *app)
 {
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
-    return app->trace.n_layers > 1 && t && t->layer >= 0 &&
+    return app->trace.n_layers > 1 && app->trace.dims.h > 0 && t && t->layer >= 0 &&
            !ui_view_make(&app->trace, t->name, app->view.batch, 0, &v) && v.head_axis == 'h';
 }
 
@@ -514,6 +514,11 @@ int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsiz
     }
     app->from_file = true;
     app->file_path = strdup(path);
+    if (!app->file.n_tensors) { /* a safetensors file of no tensors: nothing to show */
+        snprintf(err_out, errsize, "%s: the trace has no tensors to show", path);
+        ui_app_free(app);
+        return -1;
+    }
     /* the loaded trace is shown as it is; a change recomputes from its inputs */
     if (attn_trace_load(path, &app->trace, &err) ||
         attn_config_copy(&app->cfg, &app->file.cfg, &err) != ATTN_OK) {
