@@ -474,6 +474,59 @@ static void editor_keeps_the_caret_in_view(void **state)
     assert_false(f->app.req.quit);
 }
 
+/* The editor's dialog in the frame just built: the panel filled right after
+ * the dimming of the whole window; every command after it is the editor's. */
+static const ui_cmd *edit_dialog(const ui_draw *dl, int w, int h)
+{
+    bool dimmed = false;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) {
+        if (c->kind == UI_CMD_RECT && c->color == 0x90000000u && c->r.w == w && c->r.h == h) dimmed = true;
+        else if (dimmed && c->kind == UI_CMD_RECT && c->color == UI_PANEL) return c;
+    }
+    return NULL;
+}
+
+/* Every command the editor draws (fields, text, caret, scroll bar) stays
+ * inside its dialog, whatever the text size (+ up to 3×), the window (down
+ * to its smallest, 640 × 400), one field or two, and a short or a long text
+ * (issue 21: the fields ran out of the dialog after +). */
+static void editor_stays_inside_its_dialog(void **state)
+{
+    fixture *f = *state;
+    static const int sizes[][2] = {{1280, 800}, {800, 600}, {640, 400}};
+    char text[600];
+    int n = 0;
+    while (n < 500) n += snprintf(text + n, sizeof text - (size_t)n, "tok%d ", n % 89);
+    text[500] = '\0';
+    for (int two = 0; two < 2; two++) {
+        if (two) ui_app_do(&f->app, UI_ACT_CROSS, 0); /* cross-attention: a source field under the target */
+        for (int font = 0; font < 10; font++) {
+            if (font) ui_app_key(&f->app, '+', 0);
+            for (int k = 0; k < 2; k++) {
+                ui_app_do(&f->app, UI_ACT_EDIT, 0);
+                assert_true(f->app.edit.open);
+                if (k) ui_app_text(&f->app, text);
+                for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+                    int w = sizes[z][0], h = sizes[z][1];
+                    ui_render_frame(&f->app, &f->dl, &f->app.layout, w, h);
+                    ui_render_commit(&f->app, &f->app.layout);
+                    const ui_cmd *d = edit_dialog(&f->dl, w, h);
+                    assert_non_null(d);
+                    assert_true(inside(d->r, (ui_rect){0, 0, w, h}));
+                    for (const ui_cmd *c = d; (c = ui_draw_next(&f->dl, c));)
+                        if (c->kind != UI_CMD_CLIP_POP && !inside(c->r, d->r))
+                            fail_msg("%s fields, text ×%.2f, %d × %d: command %d at (%d, %d) %d × %d ('%s') leaves the "
+                                     "dialog (%d, %d) %d × %d", two ? "two" : "one", f->app.font_scale, w, h, c->kind,
+                                     c->r.x, c->r.y, c->r.w, c->r.h, c->kind == UI_CMD_TEXT ? ui_cmd_text(&f->dl, c) : "",
+                                     d->r.x, d->r.y, d->r.w, d->r.h);
+                }
+                ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+            }
+        }
+        while (f->app.font_scale > 1.0f) ui_app_key(&f->app, '-', 0);
+    }
+}
+
 /* ---- traces another program wrote: a stage missing, a size 0 (issue 21) */
 
 
@@ -761,6 +814,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(opening_says_so_in_the_first_frame, setup, teardown),
         cmocka_unit_test_setup_teardown(next_model_says_so_and_computes_on_the_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(editor_keeps_the_caret_in_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(editor_stays_inside_its_dialog, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
