@@ -403,8 +403,11 @@ check("an input named as the output is left as it was", open(src, "rb").read() =
 
 # traces another program wrote: only the weights (no K/V heads: g = 0), or s = t = 0,
 # drawn in every view without a division by zero (issue 21); h = 0 or b = 0 refused in words
-def weights_only(path, b, h, s, t):
-    hdr = json.dumps({"weights": {"dtype": "F32", "shape": [b, h, s, t], "data_offsets": [0, 4 * b * h * s * t]}})
+def weights_only(path, b, h, s, t, meta=None):
+    hdr = {"weights": {"dtype": "F32", "shape": [b, h, s, t], "data_offsets": [0, 4 * b * h * s * t]}}
+    if meta:
+        hdr["__metadata__"] = meta
+    hdr = json.dumps(hdr)
     hdr += " " * (-len(hdr) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(hdr)) + hdr.encode() + bytes(4 * b * h * s * t))
@@ -417,6 +420,17 @@ for shape in ((1, 0, 3, 3), (0, 2, 3, 3)):
     wpath = os.path.join(TMP, "weights-%d-%d-%d-%d.safetensors" % shape)
     weights_only(wpath, *shape)
     expect(["render", wpath, "--view", "grid", "-o", os.path.join(TMP, "w.png")], 2, "is out of range")
+
+# info prints a file's text with its control characters escaped, never raw: a trace's
+# metadata may clear the screen (ESC[2J), retitle the terminal (ESC]0;... BEL) or hold C1 and DEL
+epath = os.path.join(TMP, "escapes\x1b[31m.safetensors")
+weights_only(epath, 1, 1, 2, 2, {"tokens": json.dumps([["\x1b[2J", "b\u009b1m"]]), "model": "\x1b]0;pwned\x07",
+                                 "text": "a\x7fb\tc"})
+r = expect(["info", epath], 0, stream="stdout")
+out = r.stdout
+check("info writes no control character of the file", not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", out), out[:300])
+for shown in (rb"\x1b[2J", rb"b\u009b1m", rb"\x1b]0;pwned\x07", rb"a\x7fb\x09c", rb"escapes\x1b[31m.safetensors"):
+    check("info shows %r escaped" % shown, shown in out, out[:400])
 
 # nor any file of a model folder the command reads, however the output is spelled (issue 21)
 mdir = os.path.join(TMP, "model-copy")
