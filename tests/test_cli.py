@@ -416,10 +416,24 @@ for shape in ((1, 2, 3, 3), (1, 2, 0, 0)):
     weights_only(wpath, *shape)
     for view in ("single", "grid", "compare", "geometry"):
         expect(["render", wpath, "--view", view, "-o", os.path.join(TMP, "w.png")], 0)
-for shape in ((1, 0, 3, 3), (0, 2, 3, 3)):
+# a trace of no heads or no batch rows is the file's problem when no flag asked for one (exit 1,
+# naming the file); a --head or --batch-index it cannot have is the command line's (exit 2)
+for shape, axis, flag in (((1, 0, 3, 3), "no heads (h = 0)", "--head"), ((0, 2, 3, 3), "no batch rows (b = 0)", "--batch-index")):
     wpath = os.path.join(TMP, "weights-%d-%d-%d-%d.safetensors" % shape)
     weights_only(wpath, *shape)
-    expect(["render", wpath, "--view", "grid", "-o", os.path.join(TMP, "w.png")], 2, "is out of range")
+    for view in ("single", "grid"):
+        r = expect(["render", wpath, "--view", view, "-o", os.path.join(TMP, "w.png")], 1, wpath + ": a broken trace")
+        check("render names what the broken trace lacks: " + axis, axis in r.stderr.decode(), r.stderr)
+        check("render of a broken trace says nothing of " + flag, flag not in r.stderr.decode(), r.stderr)
+    expect(["render", wpath, flag, "0", "-o", os.path.join(TMP, "w.png")], 2, flag + ": 0 is out of range")
+# a trace without the weights stage opens on its own first stage unless --stage asks for weights
+xpath = os.path.join(TMP, "x-only.safetensors")
+with open(xpath, "wb") as f:
+    hdr = json.dumps({"x": {"dtype": "F32", "shape": [1, 3, 4], "data_offsets": [0, 48]}})
+    hdr += " " * (-len(hdr) % 8)
+    f.write(struct.pack("<Q", len(hdr)) + hdr.encode() + bytes(48))
+expect(["render", xpath, "-o", os.path.join(TMP, "w.png")], 0)
+expect(["render", xpath, "--stage", "weights", "-o", os.path.join(TMP, "w.png")], 2, "--stage: this trace has no stage 'weights'")
 
 # info prints a file's text with its control characters escaped, never raw: a trace's
 # metadata may clear the screen (ESC[2J), retitle the terminal (ESC]0;... BEL) or hold C1 and DEL
