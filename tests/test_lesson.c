@@ -733,6 +733,50 @@ static void both_languages_have_the_same_steps(void **state)
     lesson_catalog_free(&cat[1]);
 }
 
+/* --check of 20,000 steps applies each step's settings once: the work grows
+ * with the steps, not their square (each step's state was built again from
+ * step 1: 20,000 steps took 43 s, issue 21). A problem in step 10,000 is
+ * said once, at its line, and the steps after it still checked. */
+static void check_is_linear_in_the_steps(void **state)
+{
+    (void)state;
+    enum { STEPS = 20000 };
+    size_t cap = 64 * (size_t)STEPS + 256, n = 0;
+    char *md = malloc(cap);
+    assert_non_null(md);
+    /* a small problem, so that each step's run is quick */
+    n += (size_t)snprintf(md + n, cap - n, "# Many\n\n```attnlab\nd_model = 8\nheads = 2\ntokens = a b\n```\n");
+    for (int i = 0; i < STEPS; i++)
+        n += (size_t)snprintf(md + n, cap - n, "## %d\n```attnlab\nhead = %d\n```\n", i, i % 2);
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    assert_int_equal(ls.n_steps, STEPS);
+    long applied = 0;
+    assert_int_equal(lesson_check_counted(&ls, &dg, &applied), 0);
+    assert_int_equal(dg.n, 0);
+    assert_int_equal(applied, 3 + STEPS); /* the introduction's three and one a step, each once */
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    /* step 10,000 sets a head the problem does not have: one problem, at its line */
+    n = (size_t)snprintf(md, cap, "# Many\n\n```attnlab\nd_model = 8\nheads = 2\ntokens = a b\n```\n");
+    int bad_line = 0, line = 8;
+    for (int i = 0; i < STEPS; i++) {
+        if (i == STEPS / 2) bad_line = line + 2;
+        n += (size_t)snprintf(md + n, cap - n, "## %d\n```attnlab\nhead = %d\n```\n", i, i == STEPS / 2 ? 7 : i % 2);
+        line += 4;
+    }
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    applied = 0;
+    assert_int_equal(lesson_check_counted(&ls, &dg, &applied), -1);
+    assert_int_equal(applied, 3 + STEPS);
+    assert_int_equal(dg.n, 1);
+    expect_diag(&dg, bad_line, "head: 7 is out of range");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    free(md);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -741,6 +785,7 @@ int main(void)
         cmocka_unit_test(steps_set_the_panels),
         cmocka_unit_test(malformed_lessons_report_lines),
         cmocka_unit_test(check_runs_every_step),
+        cmocka_unit_test(check_is_linear_in_the_steps),
         cmocka_unit_test(hostile_input),
         cmocka_unit_test(cell_answers_and_grading),
         cmocka_unit_test(quiz_region),

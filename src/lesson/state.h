@@ -54,6 +54,8 @@ typedef struct {
     int hl_cells[LESSON_MAX_HL][2];
     int n_hl_cells;
     int line[9];           /* line that last set stage, head, batch_row, view, compare, row, decode_step, highlight, layer */
+    int config_line;       /* line of the last config (not view) setting so far, 0: none (where a problem
+                            * of the whole configuration is said) */
 } lesson_marks;
 
 /* Builds step `step` (0-based) into *cfg (initialised here; free it with
@@ -69,7 +71,13 @@ int lesson_step_state(const lesson *ls, int step, attn_config *cfg, lesson_view 
  * *tr holds the trace (pass NULL to drop it). Returns 0 or -1 with diagnostics. */
 int lesson_step_run(const lesson *ls, int step, attn_trace *tr, lesson_diags *dg);
 
-/* Every step of a parsed lesson, as `attnlab lesson --check` does. */
+/* Every step of a parsed lesson, as `attnlab lesson --check` does: in
+ * order, one state carried from step to step, so the work grows with the
+ * steps, not their square. */
 int lesson_check(const lesson *ls, lesson_diags *dg);
+
+/* The same, adding to *applied (when not NULL) the settings it applied: each
+ * step's once (test_lesson checks that). */
+int lesson_check_counted(const lesson *ls, lesson_diags *dg, long *applied);
 
 #endif
