@@ -73,11 +73,18 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *tr, lesson_diags *dg
 
 /* Every step of a parsed lesson, as `attnlab lesson --check` does: in
  * order, one state carried from step to step, so the work grows with the
- * steps, not their square. */
+ * steps, not their square; the engine runs again only for a step that sets
+ * the configuration or the decode step (the others change only the view). */
 int lesson_check(const lesson *ls, lesson_diags *dg);
 
-/* The same, adding to *applied (when not NULL) the settings it applied: each
- * step's once (test_lesson checks that). */
-int lesson_check_counted(const lesson *ls, lesson_diags *dg, long *applied);
+/* The work lesson_check did: settings applied (each step's once) and engine
+ * runs (test_lesson counts them). */
+typedef struct {
+    long settings;
+    long runs;
+} lesson_check_work;
+
+/* lesson_check, adding its work to *work (when not NULL). */
+int lesson_check_counted(const lesson *ls, lesson_diags *dg, lesson_check_work *work);
 
 #endif
