@@ -587,9 +587,10 @@ static void foreign_traces_with_sizes_zero(void **state)
 
 /* A trace of every contract stage at the sizes of dims (memory only for
  * cross-attention: it makes the trace one), in `layers` layers
- * (layers.N.<stage>), each cell `value`, with the metadata pairs meta[0..2n)
- * (NULL-terminated): what another program following the contract writes. */
-static void write_stages(const char *path, attn_dims d, int layers, float value, const char *const *meta)
+ * (layers.N.<stage>), each cell `value` + `ramp` × its column, with the
+ * metadata pairs meta[0..2n) (NULL-terminated): what another program
+ * following the contract writes. */
+static void write_stages(const char *path, attn_dims d, int layers, float value, float ramp, const char *const *meta)
 {
     int n_stages, n = 0, nm = 0;
     const attn_stage_info *st = attn_stages(&n_stages);
@@ -608,7 +609,7 @@ static void write_stages(const char *path, attn_dims d, int layers, float value,
             else snprintf(names[n], sizeof names[n], "%s", st[i].name);
             data[n] = malloc((count ? count : 1) * sizeof(float));
             assert_non_null(data[n]);
-            for (size_t c = 0; c < count; c++) data[n][c] = value;
+            for (size_t c = 0; c < count; c++) data[n][c] = value + ramp * (float)(c % (size_t)shapes[n][nd - 1]);
             ts[n] = (attn_st_tensor){names[n], nd, shapes[n], data[n]};
             n++;
         }
@@ -735,7 +736,7 @@ static void crafted_traces_in_every_view(void **state)
     snprintf(path, sizeof path, "%s/appcore-crafted-%d.safetensors", tmp ? tmp : "/tmp", (int)getpid());
     ui_i18n_init("en");
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        write_stages(path, cases[k].d, cases[k].layers, cases[k].value, cases[k].meta);
+        write_stages(path, cases[k].d, cases[k].layers, cases[k].value, 0, cases[k].meta);
         ui_app *app = calloc(1, sizeof *app);
         assert_non_null(app);
         if (ui_app_init_file(app, path, err, sizeof err)) fail_msg("%s: refused: %s", cases[k].name, err);
@@ -747,6 +748,43 @@ static void crafted_traces_in_every_view(void **state)
         ui_app_free(app);
         free(app);
     }
+    remove(path);
+}
+
+/* The ranked view ranks the whole vocabulary, also after the heatmap (y) was
+ * zoomed: it ranked the zoomed window's columns and named them from 0 (v2 as
+ * v0), and missed the best tokens outside it. */
+static void ranked_view_ranks_the_whole_row(void **state)
+{
+    (void)state;
+    const attn_dims d = {.b = 1, .h = 2, .g = 1, .s = 3, .t = 3, .d = 4, .k = 2, .f = 3, .V = 64};
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[512], err[700];
+    snprintf(path, sizeof path, "%s/appcore-ranked-%d.safetensors", tmp ? tmp : "/tmp", (int)getpid());
+    write_stages(path, d, 1, 0.0f, 1.0f / 64, NULL); /* each row's values rise with the column: v63 is best */
+    ui_app *app = calloc(1, sizeof *app);
+    assert_non_null(app);
+    if (ui_app_init_file(app, path, err, sizeof err)) fail_msg("%s", err);
+    ui_draw dl;
+    ui_draw_init(&dl, FAKE);
+    assert_int_equal(ui_app_set_stage(app, "logits"), 0);
+    ui_app_do(app, UI_ACT_VOCAB_VIEW, 0); /* the heatmap: zoom into its left */
+    ui_render_frame(app, &dl, &app->layout, W, H);
+    ui_render_commit(app, &app->layout);
+    assert_true(app->layout.n_areas > 0);
+    ui_rect r = app->layout.areas[0].r;
+    ui_app_mouse_move(app, r.x + 1, r.y + r.h / 2);
+    for (int i = 0; i < 3; i++) ui_app_wheel(app, 1);
+    assert_true(app->zoom.level > 0);
+    ui_app_do(app, UI_ACT_VOCAB_VIEW, 0); /* ranked again */
+    ui_render_frame(app, &dl, &app->layout, W, H);
+    ui_render_commit(app, &app->layout);
+    assert_non_null(text_with(&dl, "v63"));
+    assert_non_null(text_with(&dl, "v62"));
+    assert_null(text_with(&dl, "v0"));
+    ui_draw_free(&dl);
+    ui_app_free(app);
+    free(app);
     remove(path);
 }
 
@@ -805,6 +843,7 @@ int main(void)
         cmocka_unit_test(foreign_traces_with_sizes_zero),
         cmocka_unit_test(crafted_traces_in_every_view),
         cmocka_unit_test(a_trace_of_no_tensors_is_refused),
+        cmocka_unit_test(ranked_view_ranks_the_whole_row),
         cmocka_unit_test_setup_teardown(help_in_a_tiny_window, setup, teardown),
         cmocka_unit_test_setup_teardown(esc_leaves_the_lesson_and_never_quits, setup, teardown),
         cmocka_unit_test_setup_teardown(q_in_a_lesson_asks, setup, teardown),

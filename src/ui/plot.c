@@ -635,8 +635,8 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     single_view s;
     if (!single_view_make(dl, app, box, &s)) return;
-    if (s.ranked) { /* logits, probs: each row's top tokens (y: this heatmap) */
-        ui_plot_ranked(dl, app, &s.v, box);
+    if (s.ranked) { /* logits, probs: each row's top tokens (y: this heatmap), of the whole row, zoomed or not */
+        ui_plot_ranked(dl, app, &s.whole, box);
         return;
     }
     if (s.bars_h) ui_plot_bars(dl, app, (ui_rect){box.x, box.y + box.h - s.bars_h, box.w, s.bars_h});
