@@ -57,6 +57,12 @@ static int fake_line(void *ctx, int px)
     return px + px / 4;
 }
 
+static void cleanup(void)
+{
+    remove(g_path);
+    rmdir(g_dir); /* left when something else was written there */
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
@@ -71,6 +77,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     setenv("XDG_STATE_HOME", g_dir, 1);
     setenv("HOME", g_dir, 1);
     snprintf(g_path, sizeof g_path, "%s/trace.safetensors", g_dir);
+    atexit(cleanup);
     return 0;
 }
 
