@@ -635,6 +635,9 @@ static bool in_tensor(const attn_trace *tr, const float *first, const float *las
 static void check_frame(const ui_app *app, const ui_draw *dl, const char *what)
 {
     for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) {
+        /* a command a million pixels away is a size computed from a number out of range */
+        if (abs(c->r.x) > 1000000 || abs(c->r.y) > 1000000 || abs(c->r.w) > 1000000 || abs(c->r.h) > 1000000)
+            fail_msg("%s: a command at (%d, %d) %d × %d", what, c->r.x, c->r.y, c->r.w, c->r.h);
         if (c->kind == UI_CMD_POLY)
             for (int k = 0; k < c->poly.n; k++)
                 if (!isfinite(c->poly.x[k]) || !isfinite(c->poly.y[k])) fail_msg("%s: a polygon at NaN or ∞", what);
@@ -723,6 +726,10 @@ static void crafted_traces_in_every_view(void **state)
         {"two layers, h = 0", base, 2, 0.5f, NULL, NULL},
         {"NaN", base, 1, NAN, NULL, "the arrows need finite numbers"},
         {"+∞", base, 1, INFINITY, NULL, "the arrows need finite numbers"},
+        {"10³⁰", base, 1, 1e30f, NULL, NULL},
+        {"10⁷", base, 1, 1e7f, NULL, NULL},
+        {"−10⁷", base, 1, -1e7f, NULL, NULL},
+        {"3·10³⁸", base, 1, 3e38f, NULL, NULL},
         {"rows of no tokens", base, 1, 0.5f, TOKENS2, NULL},
     };
     cases[1].d.b = 0, cases[2].d.h = 0, cases[3].d.g = 0, cases[6].d.d = 0;
@@ -730,7 +737,7 @@ static void crafted_traces_in_every_view(void **state)
     cases[5].d.t = 0, cases[5].d.cross = 1; /* cross-attention on a source of no tokens */
     cases[7].d.k = cases[7].d.d = 0; /* k = 0 alone is refused: d / h gives it */
     cases[8].d.f = 0, cases[9].d.V = 0, cases[10].d.h = 0;
-    cases[13].d.s = cases[13].d.t = 0;
+    cases[17].d.s = cases[17].d.t = 0;
     const char *tmp = getenv("ATTNLAB_TEST_TMP");
     char path[512], err[700];
     snprintf(path, sizeof path, "%s/appcore-crafted-%d.safetensors", tmp ? tmp : "/tmp", (int)getpid());
