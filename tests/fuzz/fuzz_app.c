@@ -4,7 +4,8 @@
  * and resizes through the app's input calls, drawing each frame into a
  * command list (no SDL) and painting its heatmaps as a backend would. Any
  * stage may be missing and any size 0: nothing may crash, read out of
- * bounds, divide by zero or leak.
+ * bounds (a heatmap only inside a tensor), divide by zero, leak, or place
+ * a command a million pixels away.
  *
  * The input: byte 0 chooses the trace.
  *   odd:  a raw file: bytes 1-2 its length N (little-endian), then N bytes
@@ -83,7 +84,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 /* ---- the generated trace ---- */
 
-static const float VALUES[] = {0.0f, 1.0f, -1.0f, 0.25f, 1e-30f, 3e38f, -3e38f, INFINITY, -INFINITY, NAN};
+/* what a cell may hold: ordinary numbers, sizes past an int's pixels, the ends of float */
+static const float VALUES[] = {0.0f, 1.0f, -1.0f, 0.25f, 1e-30f, 3e38f, -3e38f, INFINITY, -INFINITY, NAN, 1e7f, -1e9f};
+enum { N_VALUES = sizeof VALUES / sizeof VALUES[0] };
 
 static int write_generated(reader *r)
 {
@@ -117,9 +120,9 @@ static int write_generated(reader *r)
             data[n] = malloc((count ? count : 1) * sizeof(float));
             if (!data[n]) goto out;
             /* the pattern: one value (pattern / 8) with every (pattern % 8)-th cell another, or all mixed */
-            unsigned every = pattern % 8, first = pattern / 8 % 10;
+            unsigned every = pattern % 8, first = pattern / 8 % N_VALUES;
             for (size_t c = 0; c < count; c++)
-                data[n][c] = VALUES[every == 0 ? (c * 7 + first) % 10 : c % every ? first : (c + (size_t)i) % 10];
+                data[n][c] = VALUES[every == 0 ? (c * 7 + first) % N_VALUES : c % every ? first : (c + (size_t)i) % N_VALUES];
             ts[n] = (attn_st_tensor){names[n], nd, shapes[n], data[n]};
             n++;
         }
@@ -230,6 +233,11 @@ static void frame(ui_app *app, ui_draw *dl, int w, int h, uint32_t *px)
     ui_render_frame(app, dl, &app->layout, w, h);
     ui_render_commit(app, &app->layout);
     for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) {
+        /* a command a million pixels away is a size computed from a number out of range */
+        if (abs(c->r.x) > 1000000 || abs(c->r.y) > 1000000 || abs(c->r.w) > 1000000 || abs(c->r.h) > 1000000) {
+            fprintf(stderr, "fuzz_app: a command at (%d, %d) %d x %d\n", c->r.x, c->r.y, c->r.w, c->r.h);
+            abort();
+        }
         if (c->kind == UI_CMD_TEXT) sink += (uint32_t)strlen(ui_cmd_text(dl, c));
         if (c->kind != UI_CMD_HEATMAP) continue;
         const ui_slice *sl = &c->heat.slice;

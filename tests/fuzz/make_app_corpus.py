@@ -84,6 +84,7 @@ def main():
     seeds["gen-all"] = generated(**base)
     seeds["gen-all-layers"] = generated(**base, layers=1)
     seeds["gen-all-nan"] = generated(**base, pattern=9 * 8 + 3)
+    seeds["gen-all-1e7"] = generated(**base, pattern=10 * 8 + 2)  # every other cell 10^7: past an int's pixels
     seeds["gen-cross"] = generated(**dict(base, t=4), flags=0xFF)
     for zero in base:
         seeds["gen-zero-" + zero] = generated(**dict(base, **{zero: 0}))
