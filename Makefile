@@ -43,13 +43,13 @@ test-noblas: bootstrap
 	cmake --build $(BUILD_NOBLAS) -j
 	cd $(BUILD_NOBLAS) && ctest --output-on-failure -j2 -L engine
 
-# A short libFuzzer run over the trace reader, the lesson parser and the
-# tokenizer (clang + ASan + UBSan).
+# A short libFuzzer run over the trace reader, the lesson parser, the
+# tokenizer and the window's app core over crafted traces (clang + ASan + UBSan).
 fuzz:
 	@scripts/bootstrap.sh clang
 	CC=clang cmake -S . -B $(BUILD_FUZZ) -DATTNLAB_FUZZ=ON -DATTNLAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
-	cmake --build $(BUILD_FUZZ) -j --target fuzz_trace fuzz_lesson fuzz_tokenizer
-	mkdir -p $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/lesson_corpus $(BUILD_FUZZ)/tokenizer_corpus
+	cmake --build $(BUILD_FUZZ) -j --target fuzz_trace fuzz_lesson fuzz_tokenizer fuzz_app
+	mkdir -p $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/lesson_corpus $(BUILD_FUZZ)/tokenizer_corpus $(BUILD_FUZZ)/app_corpus
 	ASAN_OPTIONS=detect_leaks=1 ./$(BUILD_FUZZ)/tests/fuzz_trace -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=65536 -print_final_stats=1 $(BUILD_FUZZ)/corpus tests/fuzz/corpus
 	ASAN_OPTIONS=detect_leaks=1 ./$(BUILD_FUZZ)/tests/fuzz_lesson -max_total_time=$(FUZZ_SECONDS) \
@@ -57,6 +57,8 @@ fuzz:
 	ASAN_OPTIONS=detect_leaks=1 ./$(BUILD_FUZZ)/tests/fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=65536 -print_final_stats=1 -dict=tests/fuzz/tokenizer.dict \
 	  $(BUILD_FUZZ)/tokenizer_corpus tests/fuzz/tokenizer_corpus
+	OMP_NUM_THREADS=1 ASAN_OPTIONS=detect_leaks=1 ./$(BUILD_FUZZ)/tests/fuzz_app -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=65536 -print_final_stats=1 $(BUILD_FUZZ)/app_corpus tests/fuzz/app_corpus
 
 clean:
 	-cmake --build $(BUILD) --target clean

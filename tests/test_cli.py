@@ -468,8 +468,11 @@ check("an input named as the output is left as it was", open(src, "rb").read() =
 
 # traces another program wrote: only the weights (no K/V heads: g = 0), or s = t = 0,
 # drawn in every view without a division by zero (issue 21); h = 0 or b = 0 refused in words
-def weights_only(path, b, h, s, t):
-    hdr = json.dumps({"weights": {"dtype": "F32", "shape": [b, h, s, t], "data_offsets": [0, 4 * b * h * s * t]}})
+def weights_only(path, b, h, s, t, meta=None):
+    hdr = {"weights": {"dtype": "F32", "shape": [b, h, s, t], "data_offsets": [0, 4 * b * h * s * t]}}
+    if meta:
+        hdr["__metadata__"] = meta
+    hdr = json.dumps(hdr)
     hdr += " " * (-len(hdr) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(hdr)) + hdr.encode() + bytes(4 * b * h * s * t))
@@ -478,10 +481,35 @@ for shape in ((1, 2, 3, 3), (1, 2, 0, 0)):
     weights_only(wpath, *shape)
     for view in ("single", "grid", "compare", "geometry"):
         expect(["render", wpath, "--view", view, "-o", os.path.join(TMP, "w.png")], 0)
-for shape in ((1, 0, 3, 3), (0, 2, 3, 3)):
+# a trace of no heads or no batch rows is the file's problem when no flag asked for one (exit 1,
+# naming the file); a --head or --batch-index it cannot have is the command line's (exit 2)
+for shape, axis, flag in (((1, 0, 3, 3), "no heads (h = 0)", "--head"), ((0, 2, 3, 3), "no batch rows (b = 0)", "--batch-index")):
     wpath = os.path.join(TMP, "weights-%d-%d-%d-%d.safetensors" % shape)
     weights_only(wpath, *shape)
-    expect(["render", wpath, "--view", "grid", "-o", os.path.join(TMP, "w.png")], 2, "is out of range")
+    for view in ("single", "grid"):
+        r = expect(["render", wpath, "--view", view, "-o", os.path.join(TMP, "w.png")], 1, wpath + ": a broken trace")
+        check("render names what the broken trace lacks: " + axis, axis in r.stderr.decode(), r.stderr)
+        check("render of a broken trace says nothing of " + flag, flag not in r.stderr.decode(), r.stderr)
+    expect(["render", wpath, flag, "0", "-o", os.path.join(TMP, "w.png")], 2, flag + ": 0 is out of range")
+# a trace without the weights stage opens on its own first stage unless --stage asks for weights
+xpath = os.path.join(TMP, "x-only.safetensors")
+with open(xpath, "wb") as f:
+    hdr = json.dumps({"x": {"dtype": "F32", "shape": [1, 3, 4], "data_offsets": [0, 48]}})
+    hdr += " " * (-len(hdr) % 8)
+    f.write(struct.pack("<Q", len(hdr)) + hdr.encode() + bytes(48))
+expect(["render", xpath, "-o", os.path.join(TMP, "w.png")], 0)
+expect(["render", xpath, "--stage", "weights", "-o", os.path.join(TMP, "w.png")], 2, "--stage: this trace has no stage 'weights'")
+
+# info prints a file's text with its control characters escaped, never raw: a trace's
+# metadata may clear the screen (ESC[2J), retitle the terminal (ESC]0;... BEL) or hold C1 and DEL
+epath = os.path.join(TMP, "escapes\x1b[31m.safetensors")
+weights_only(epath, 1, 1, 2, 2, {"tokens": json.dumps([["\x1b[2J", "b\u009b1m"]]), "model": "\x1b]0;pwned\x07",
+                                 "text": "a\x7fb\tc"})
+r = expect(["info", epath], 0, stream="stdout")
+out = r.stdout
+check("info writes no control character of the file", not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", out), out[:300])
+for shown in (rb"\x1b[2J", rb"b\u009b1m", rb"\x1b]0;pwned\x07", rb"a\x7fb\x09c", rb"escapes\x1b[31m.safetensors"):
+    check("info shows %r escaped" % shown, shown in out, out[:400])
 
 # nor any file of a model folder the command reads, however the output is spelled (issue 21)
 mdir = os.path.join(TMP, "model-copy")

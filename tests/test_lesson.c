@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -733,6 +734,93 @@ static void both_languages_have_the_same_steps(void **state)
     lesson_catalog_free(&cat[1]);
 }
 
+static double cpu_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* A lesson of `steps` steps, each setting the head shown, parsed: the CPU ms it took. */
+static double parse_ms(int steps)
+{
+    size_t cap = 48 * (size_t)steps + 64, n = 0;
+    char *md = malloc(cap);
+    assert_non_null(md);
+    n += (size_t)snprintf(md, cap, "# Many\n");
+    for (int i = 0; i < steps; i++) n += (size_t)snprintf(md + n, cap - n, "## %d\n```attnlab\nhead = 1\n```\n", i);
+    lesson ls;
+    lesson_diags dg;
+    double t0 = cpu_ms();
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    double ms = cpu_ms() - t0;
+    assert_int_equal(ls.n_steps, steps);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    free(md);
+    return ms;
+}
+
+/* --check of 20,000 steps applies each step's settings once: the work grows
+ * with the steps, not their square (each step's state was built again from
+ * step 1, and the parser looked for each heading's line from the top: 20,000
+ * steps took 43 s, issue 21); the engine runs again only for a step that sets
+ * the configuration. A problem in step 10,000 is said once, at its line, and
+ * the steps after it are still checked. */
+static void check_is_linear_in_the_steps(void **state)
+{
+    /* parsing 10 times the steps takes about 10 times as long (square: 100), with room for a noisy machine */
+    double small = parse_ms(2000), large = parse_ms(20000);
+    if (large > 30 * small + 100) fail_msg("parsing 20,000 steps took %.0f ms, 2,000 took %.1f ms", large, small);
+    (void)state;
+    enum { STEPS = 20000, RUNS = 500 };
+    size_t cap = 64 * (size_t)STEPS + 256, n = 0;
+    char *md = malloc(cap);
+    assert_non_null(md);
+    const char *intro = "# Many\n\n```attnlab\nd_model = 8\nheads = 2\ntokens = a b\n```\n"; /* lines 1-7 */
+    n += (size_t)snprintf(md + n, cap - n, "%s", intro);
+    for (int i = 0; i < STEPS; i++)
+        n += (size_t)snprintf(md + n, cap - n, "## %d\n```attnlab\nhead = %d\n```\n", i, i % 2);
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    assert_int_equal(ls.n_steps, STEPS);
+    lesson_check_work work = {0};
+    assert_int_equal(lesson_check_counted(&ls, &dg, &work), 0);
+    assert_int_equal(dg.n, 0);
+    assert_int_equal(work.settings, 3 + STEPS); /* the introduction's three and one a step, each once */
+    assert_int_equal(work.runs, 1);             /* the steps change only the head shown */
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    /* step 10,000 shows a head the problem does not have: one problem, at its line */
+    n = (size_t)snprintf(md, cap, "%s", intro);
+    int bad_line = 0;
+    for (int i = 0, line = 8; i < STEPS; i++, line += 4) {
+        if (i == STEPS / 2) bad_line = line + 2;
+        n += (size_t)snprintf(md + n, cap - n, "## %d\n```attnlab\nhead = %d\n```\n", i, i == STEPS / 2 ? 7 : i % 2);
+    }
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    work = (lesson_check_work){0};
+    assert_int_equal(lesson_check_counted(&ls, &dg, &work), -1);
+    assert_int_equal(work.settings, 3 + STEPS);
+    assert_int_equal(dg.n, 1);
+    expect_diag(&dg, bad_line, "head: 7 is out of range");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    /* steps that set the configuration each run it once; one that breaks it
+     * is said once, and so are the steps left unchecked after it */
+    n = (size_t)snprintf(md, cap, "%s", intro);
+    for (int i = 0; i < RUNS; i++)
+        n += (size_t)snprintf(md + n, cap - n, "## %d\n```attnlab\ncausal = %s\n```\n", i, i % 2 ? "true" : "false");
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    work = (lesson_check_work){0};
+    assert_int_equal(lesson_check_counted(&ls, &dg, &work), 0);
+    assert_int_equal(work.settings, 3 + RUNS);
+    assert_int_equal(work.runs, RUNS);
+    lesson_free(&ls);
+    free(md);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -741,6 +829,7 @@ int main(void)
         cmocka_unit_test(steps_set_the_panels),
         cmocka_unit_test(malformed_lessons_report_lines),
         cmocka_unit_test(check_runs_every_step),
+        cmocka_unit_test(check_is_linear_in_the_steps),
         cmocka_unit_test(hostile_input),
         cmocka_unit_test(cell_answers_and_grading),
         cmocka_unit_test(quiz_region),

@@ -861,11 +861,11 @@ static void pictures_refuse_bad_stage_and_head(void **state)
     char err[700];
     ui_picture_init(&p);
     snprintf(p.view.stage, sizeof p.view.stage, "k_cache");
-    assert_int_equal(ui_picture_apply(&f->app, &p, err, sizeof err), -1);
+    assert_int_equal(ui_picture_apply(&f->app, &p, err, sizeof err), 2);
     assert_non_null(strstr(err, "no stage 'k_cache'"));
     snprintf(p.view.stage, sizeof p.view.stage, "scores");
     p.view.head = 4;
-    assert_int_equal(ui_picture_apply(&f->app, &p, err, sizeof err), -1);
+    assert_int_equal(ui_picture_apply(&f->app, &p, err, sizeof err), 2);
     assert_non_null(strstr(err, "--head: 4 is out of range (h = 4"));
     p.view.head = 3;
     p.view.mode = LESSON_VIEW_GRID;

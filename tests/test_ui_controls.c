@@ -5,6 +5,7 @@
  * keeps a number field focused, a quiz holds still under the pointer, the
  * picker numbers and scrolls its lessons, opening a lesson says so in the
  * first frame, and the token editor keeps its caret in view. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,7 +23,10 @@
 #include "draw.h"
 #include "i18n.h"
 #include "player.h"
+#include "keys.h"
 #include "render.h"
+#include "safetensors.h"
+#include "stages.h"
 #include "utf8.h"
 
 #include "fake_measure.h"
@@ -521,6 +525,59 @@ static void editor_keeps_the_caret_in_view(void **state)
     assert_false(f->app.req.quit);
 }
 
+/* The editor's dialog in the frame just built: the panel filled right after
+ * the dimming of the whole window; every command after it is the editor's. */
+static const ui_cmd *edit_dialog(const ui_draw *dl, int w, int h)
+{
+    bool dimmed = false;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) {
+        if (c->kind == UI_CMD_RECT && c->color == 0x90000000u && c->r.w == w && c->r.h == h) dimmed = true;
+        else if (dimmed && c->kind == UI_CMD_RECT && c->color == UI_PANEL) return c;
+    }
+    return NULL;
+}
+
+/* Every command the editor draws (fields, text, caret, scroll bar) stays
+ * inside its dialog, whatever the text size (+ up to 3×), the window (down
+ * to its smallest, 640 × 400), one field or two, and a short or a long text
+ * (issue 21: the fields ran out of the dialog after +). */
+static void editor_stays_inside_its_dialog(void **state)
+{
+    fixture *f = *state;
+    static const int sizes[][2] = {{1280, 800}, {800, 600}, {640, 400}};
+    char text[600];
+    int n = 0;
+    while (n < 500) n += snprintf(text + n, sizeof text - (size_t)n, "tok%d ", n % 89);
+    text[500] = '\0';
+    for (int two = 0; two < 2; two++) {
+        if (two) ui_app_do(&f->app, UI_ACT_CROSS, 0); /* cross-attention: a source field under the target */
+        for (int font = 0; font < 10; font++) {
+            if (font) ui_app_key(&f->app, '+', 0);
+            for (int k = 0; k < 2; k++) {
+                ui_app_do(&f->app, UI_ACT_EDIT, 0);
+                assert_true(f->app.edit.open);
+                if (k) ui_app_text(&f->app, text);
+                for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+                    int w = sizes[z][0], h = sizes[z][1];
+                    ui_render_frame(&f->app, &f->dl, &f->app.layout, w, h);
+                    ui_render_commit(&f->app, &f->app.layout);
+                    const ui_cmd *d = edit_dialog(&f->dl, w, h);
+                    assert_non_null(d);
+                    assert_true(inside(d->r, (ui_rect){0, 0, w, h}));
+                    for (const ui_cmd *c = d; (c = ui_draw_next(&f->dl, c));)
+                        if (c->kind != UI_CMD_CLIP_POP && !inside(c->r, d->r))
+                            fail_msg("%s fields, text ×%.2f, %d × %d: command %d at (%d, %d) %d × %d ('%s') leaves the "
+                                     "dialog (%d, %d) %d × %d", two ? "two" : "one", f->app.font_scale, w, h, c->kind,
+                                     c->r.x, c->r.y, c->r.w, c->r.h, c->kind == UI_CMD_TEXT ? ui_cmd_text(&f->dl, c) : "",
+                                     d->r.x, d->r.y, d->r.w, d->r.h);
+                }
+                ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+            }
+        }
+        while (f->app.font_scale > 1.0f) ui_app_key(&f->app, '-', 0);
+    }
+}
+
 /* ---- traces another program wrote: a stage missing, a size 0 (issue 21) */
 
 
@@ -579,10 +636,273 @@ static void foreign_traces_with_sizes_zero(void **state)
     remove(path);
 }
 
+/* A trace of every contract stage at the sizes of dims (memory only for
+ * cross-attention: it makes the trace one), in `layers` layers
+ * (layers.N.<stage>), each cell `value` + `ramp` × its column, with the
+ * metadata pairs meta[0..2n) (NULL-terminated): what another program
+ * following the contract writes. */
+static void write_stages(const char *path, attn_dims d, int layers, float value, float ramp, const char *const *meta)
+{
+    int n_stages, n = 0, nm = 0;
+    const attn_stage_info *st = attn_stages(&n_stages);
+    enum { MAX = ATTN_STAGE_COUNT * 3 };
+    attn_st_tensor ts[MAX];
+    int64_t shapes[MAX][ATTN_MAX_NDIM];
+    char names[MAX][64];
+    float *data[MAX];
+    d.n = d.cross ? d.t : d.s;
+    for (int i = 0; i < n_stages; i++)
+        for (int l = 0; l < (st[i].model_level ? 1 : layers) && (d.cross || i != ATTN_STAGE_MEMORY); l++) {
+            int nd = attn_stage_shape(&st[i], &d, shapes[n]);
+            size_t count = 1;
+            for (int j = 0; j < nd; j++) count *= (size_t)shapes[n][j];
+            if (layers > 1 && !st[i].model_level) snprintf(names[n], sizeof names[n], "layers.%d.%s", l, st[i].name);
+            else snprintf(names[n], sizeof names[n], "%s", st[i].name);
+            data[n] = malloc((count ? count : 1) * sizeof(float));
+            assert_non_null(data[n]);
+            for (size_t c = 0; c < count; c++) data[n][c] = value + ramp * (float)(c % (size_t)shapes[n][nd - 1]);
+            ts[n] = (attn_st_tensor){names[n], nd, shapes[n], data[n]};
+            n++;
+        }
+    while (meta && meta[2 * nm]) nm++;
+    attn_error err;
+    if (attn_st_write(path, ts, n, meta, nm, &err)) fail_msg("%s", err.msg);
+    for (int i = 0; i < n; i++) free(data[i]);
+}
+
+/* Whether [first, last] lies inside one tensor of tr. */
+static bool in_tensor(const attn_trace *tr, const float *first, const float *last)
+{
+    for (int i = 0; i < tr->n_tensors; i++) {
+        const attn_tensor *t = &tr->tensors[i];
+        if (t->count && first >= t->data && last < t->data + t->count) return true;
+    }
+    return false;
+}
+
+/* What every frame of any trace must be: each heatmap reads only cells of one
+ * tensor of the traces shown (or the frame's own floats: a difference; or
+ * the one-cell NaN legend), and each polygon has finite corners. */
+static void check_frame(const ui_app *app, const ui_draw *dl, const char *what)
+{
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) {
+        /* a command a million pixels away is a size computed from a number out of range */
+        if (abs(c->r.x) > 1000000 || abs(c->r.y) > 1000000 || abs(c->r.w) > 1000000 || abs(c->r.h) > 1000000)
+            fail_msg("%s: a command at (%d, %d) %d × %d", what, c->r.x, c->r.y, c->r.w, c->r.h);
+        if (c->kind == UI_CMD_POLY)
+            for (int k = 0; k < c->poly.n; k++)
+                if (!isfinite(c->poly.x[k]) || !isfinite(c->poly.y[k])) fail_msg("%s: a polygon at NaN or ∞", what);
+        if (c->kind != UI_CMD_HEATMAP) continue;
+        const ui_slice *sl = &c->heat.slice;
+        const float *first = sl->data, *last = sl->data + (sl->rows - 1) * sl->row_stride + (sl->cols - 1) * sl->col_stride;
+        bool ok = in_tensor(&app->trace, first, last) || (app->has_alt && in_tensor(&app->alt, first, last)) ||
+                  (sl->rows == 1 && sl->cols == 1 && isnan(*first));
+        for (int k = 0; !ok && k < dl->floats_used; k++)
+            ok = first >= dl->floats[k] && last < dl->floats[k] + dl->floats_len[k];
+        if (sl->mask) {
+            const float *m0 = sl->mask, *m1 = sl->mask + (sl->rows - 1) * sl->mask_row_stride + (sl->cols - 1) * sl->mask_col_stride;
+            ok = ok && in_tensor(&app->trace, m0, m1);
+        }
+        if (!ok) fail_msg("%s: a %d × %d heatmap reads outside every tensor", what, sl->rows, sl->cols);
+    }
+}
+
+/* Every stage of every layer in every view (single, grid or overview,
+ * compare, geometry), with a query row's bar chart and the ranked view
+ * toggled, in a large and a tiny window; each frame checked. Returns how
+ * many frames had text containing `want` (NULL: not counted). */
+static int every_view(ui_app *app, ui_draw *dl, const char *name, const char *want)
+{
+    static const ui_action MODES[] = {UI_ACT_NONE, UI_ACT_GRID, UI_ACT_COMPARE, UI_ACT_GEOMETRY};
+    static const int SIZES[][2] = {{1280, 800}, {160, 120}};
+    int found = 0;
+    char what[300];
+    for (int i = 0; i < app->trace.n_tensors; i++)
+        for (size_t m = 0; m < sizeof MODES / sizeof MODES[0]; m++)
+            for (int extra = 0; extra < 3; extra++) {
+                ui_app_do(app, UI_ACT_STAGE, i);
+                if (MODES[m] != UI_ACT_NONE) ui_app_do(app, MODES[m], 0);
+                if (extra == 1) ui_app_do(app, UI_ACT_ROW, 0);
+                if (extra == 2) ui_app_do(app, UI_ACT_VOCAB_VIEW, 0);
+                for (size_t z = 0; z < sizeof SIZES / sizeof SIZES[0]; z++) {
+                    ui_render_frame(app, dl, &app->layout, SIZES[z][0], SIZES[z][1]);
+                    ui_render_commit(app, &app->layout);
+                    snprintf(what, sizeof what, "%s, stage %s, view %d, %d × %d", name, app->trace.tensors[i].name,
+                             app->view.mode, SIZES[z][0], SIZES[z][1]);
+                    check_frame(app, dl, what);
+                    ui_app_mouse_move(app, SIZES[z][0] / 2, SIZES[z][1] / 2); /* a tooltip, a hovered query */
+                    ui_render_frame(app, dl, &app->layout, SIZES[z][0], SIZES[z][1]);
+                    ui_render_commit(app, &app->layout);
+                    check_frame(app, dl, what);
+                    if (want && text_with(dl, want)) found++;
+                }
+                if (extra == 1) ui_app_do(app, UI_ACT_ROW, -1);
+                if (extra == 2) ui_app_do(app, UI_ACT_VOCAB_VIEW, 0);
+                if (app->view.mode != LESSON_VIEW_SINGLE) ui_app_do(app, MODES[m], 0);
+            }
+    return found;
+}
+
+/* Traces another program could write, of every stage, with one size 0 at a
+ * time (b, h, g, s, t, d, k, f, V), no K/V heads, two layers of no heads,
+ * and NaN or ∞ everywhere, opened as `attnlab view FILE` does and shown in
+ * every view: no frame reads outside a tensor (a size-0 axis made a slice of
+ * data that is not there: b = 0 read other tensors' numbers), no index −1
+ * (the arrows of s = 0), no division by zero (the overview of h = 0), no
+ * polygon at NaN (the arrows of NaN q and k); the views with nothing to
+ * draw say so (found by fuzz_app). */
+static void crafted_traces_in_every_view(void **state)
+{
+    (void)state;
+    static const char *const TOKENS2[] = {"tokens", "[[],[]]", "lengths", "[0,0]", NULL}; /* two rows of no tokens */
+    const attn_dims base = {.b = 2, .h = 2, .g = 1, .s = 3, .t = 3, .d = 4, .k = 2, .f = 3, .V = 5};
+    struct {
+        const char *name;
+        attn_dims d;
+        int layers;
+        float value;
+        const char *const *meta;
+        const char *want; /* a text some frame must show (in the arrows view) */
+    } cases[] = {
+        {"every stage", base, 1, 0.5f, NULL, NULL},
+        {"b = 0", base, 1, 0.5f, NULL, NULL},
+        {"h = 0", base, 1, 0.5f, NULL, NULL},
+        {"g = 0", base, 1, 0.5f, NULL, NULL},
+        {"s = 0", base, 1, 0.5f, NULL, "the geometry view has nothing to draw"},
+        {"t = 0", base, 1, 0.5f, NULL, "the geometry view has nothing to draw"},
+        {"d = 0", base, 1, 0.5f, NULL, NULL},
+        {"k = 0, d = 0", base, 1, 0.5f, NULL, "the geometry view has nothing to draw"},
+        {"f = 0", base, 1, 0.5f, NULL, NULL},
+        {"V = 0", base, 1, 0.5f, NULL, NULL},
+        {"two layers, h = 0", base, 2, 0.5f, NULL, NULL},
+        {"NaN", base, 1, NAN, NULL, "the arrows need finite numbers"},
+        {"+∞", base, 1, INFINITY, NULL, "the arrows need finite numbers"},
+        {"10³⁰", base, 1, 1e30f, NULL, NULL},
+        {"10⁷", base, 1, 1e7f, NULL, NULL},
+        {"−10⁷", base, 1, -1e7f, NULL, NULL},
+        {"3·10³⁸", base, 1, 3e38f, NULL, NULL},
+        {"rows of no tokens", base, 1, 0.5f, TOKENS2, NULL},
+    };
+    cases[1].d.b = 0, cases[2].d.h = 0, cases[3].d.g = 0, cases[6].d.d = 0;
+    cases[4].d.s = 0, cases[4].d.P = 3;     /* every position cached, no query */
+    cases[5].d.t = 0, cases[5].d.cross = 1; /* cross-attention on a source of no tokens */
+    cases[7].d.k = cases[7].d.d = 0; /* k = 0 alone is refused: d / h gives it */
+    cases[8].d.f = 0, cases[9].d.V = 0, cases[10].d.h = 0;
+    cases[17].d.s = cases[17].d.t = 0;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[512], err[700];
+    snprintf(path, sizeof path, "%s/appcore-crafted-%d.safetensors", tmp ? tmp : "/tmp", (int)getpid());
+    ui_i18n_init("en");
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        write_stages(path, cases[k].d, cases[k].layers, cases[k].value, 0, cases[k].meta);
+        ui_app *app = calloc(1, sizeof *app);
+        assert_non_null(app);
+        if (ui_app_init_file(app, path, err, sizeof err)) fail_msg("%s: refused: %s", cases[k].name, err);
+        ui_draw dl;
+        ui_draw_init(&dl, FAKE);
+        int found = every_view(app, &dl, cases[k].name, cases[k].want);
+        if (cases[k].want && !found) fail_msg("%s: no frame says '%s'", cases[k].name, cases[k].want);
+        ui_draw_free(&dl);
+        ui_app_free(app);
+        free(app);
+    }
+    remove(path);
+}
+
+/* The ranked view ranks the whole vocabulary, also after the heatmap (y) was
+ * zoomed: it ranked the zoomed window's columns and named them from 0 (v2 as
+ * v0), and missed the best tokens outside it. */
+static void ranked_view_ranks_the_whole_row(void **state)
+{
+    (void)state;
+    const attn_dims d = {.b = 1, .h = 2, .g = 1, .s = 3, .t = 3, .d = 4, .k = 2, .f = 3, .V = 64};
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[512], err[700];
+    snprintf(path, sizeof path, "%s/appcore-ranked-%d.safetensors", tmp ? tmp : "/tmp", (int)getpid());
+    write_stages(path, d, 1, 0.0f, 1.0f / 64, NULL); /* each row's values rise with the column: v63 is best */
+    ui_app *app = calloc(1, sizeof *app);
+    assert_non_null(app);
+    if (ui_app_init_file(app, path, err, sizeof err)) fail_msg("%s", err);
+    ui_draw dl;
+    ui_draw_init(&dl, FAKE);
+    assert_int_equal(ui_app_set_stage(app, "logits"), 0);
+    ui_app_do(app, UI_ACT_VOCAB_VIEW, 0); /* the heatmap: zoom into its left */
+    ui_render_frame(app, &dl, &app->layout, W, H);
+    ui_render_commit(app, &app->layout);
+    assert_true(app->layout.n_areas > 0);
+    ui_rect r = app->layout.areas[0].r;
+    ui_app_mouse_move(app, r.x + 1, r.y + r.h / 2);
+    for (int i = 0; i < 3; i++) ui_app_wheel(app, 1);
+    assert_true(app->zoom.level > 0);
+    ui_app_do(app, UI_ACT_VOCAB_VIEW, 0); /* ranked again */
+    ui_render_frame(app, &dl, &app->layout, W, H);
+    ui_render_commit(app, &app->layout);
+    assert_non_null(text_with(&dl, "v63"));
+    assert_non_null(text_with(&dl, "v62"));
+    assert_null(text_with(&dl, "v0"));
+    ui_draw_free(&dl);
+    ui_app_free(app);
+    free(app);
+    remove(path);
+}
+
+/* A file of no tensors is refused in words, not opened on nothing (the stage
+ * list's scroll went to −1 under the wheel; found by fuzz_app). */
+static void a_trace_of_no_tensors_is_refused(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[512], err[700];
+    snprintf(path, sizeof path, "%s/appcore-empty-%d.safetensors", tmp ? tmp : "/tmp", (int)getpid());
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    uint64_t len = 8;
+    fwrite(&len, 8, 1, f);
+    fputs("{}      ", f);
+    fclose(f);
+    ui_app *app = calloc(1, sizeof *app);
+    assert_int_equal(ui_app_init_file(app, path, err, sizeof err), -1);
+    assert_non_null(strstr(err, "no tensors"));
+    assert_non_null(strstr(err, path));
+    free(app);
+    remove(path);
+}
+
+/* The help in a window too narrow for a column of it at any text size: one
+ * column from the left, every entry inside the window (the column of each
+ * entry was read uninitialised; found by fuzz_app). */
+static void help_in_a_tiny_window(void **state)
+{
+    fixture *f = *state;
+    ui_app_do(&f->app, UI_ACT_HELP, 0);
+    for (int w = 40; w <= 200; w += 40) {
+        ui_render_frame(&f->app, &f->dl, &f->app.layout, w, 120);
+        ui_render_commit(&f->app, &f->app.layout);
+        const ui_cmd *dim = NULL; /* the help dims the whole window, then draws its entries */
+        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+            if (c->kind == UI_CMD_RECT && c->color == 0xB0000000u) dim = c;
+        assert_non_null(dim);
+        int x = -1;
+        for (int i = 0; i < ui_n_keys; i++) {
+            if (!ui_keys[i].help_keys) continue;
+            const ui_cmd *c = dim;
+            while ((c = ui_draw_next(&f->dl, c)) && !(c->kind == UI_CMD_TEXT && c->color == UI_ACCENT && /* a key, not its words */
+                                                          !strcmp(ui_cmd_text(&f->dl, c), _(ui_keys[i].help_keys)))) {}
+            if (!c) fail_msg("%d px: the help lacks '%s'", w, ui_keys[i].help_keys);
+            if (x < 0) x = c->r.x;
+            if (c->r.x != x || x >= w) fail_msg("%d px: '%s' at x = %d, not in the one column at %d", w, ui_keys[i].help_keys, c->r.x, x);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(foreign_traces_with_sizes_zero),
+        cmocka_unit_test(crafted_traces_in_every_view),
+        cmocka_unit_test(a_trace_of_no_tensors_is_refused),
+        cmocka_unit_test(ranked_view_ranks_the_whole_row),
+        cmocka_unit_test_setup_teardown(help_in_a_tiny_window, setup, teardown),
         cmocka_unit_test_setup_teardown(esc_leaves_the_lesson_and_never_quits, setup, teardown),
         cmocka_unit_test_setup_teardown(q_in_a_lesson_asks, setup, teardown),
         cmocka_unit_test_setup_teardown(focus_stays_after_check, setup, teardown),
@@ -592,6 +912,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(next_model_says_so_and_computes_on_the_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(next_variant_computes_on_the_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(editor_keeps_the_caret_in_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(editor_stays_inside_its_dialog, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

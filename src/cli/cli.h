@@ -4,6 +4,7 @@
 #define ATTNLAB_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "engine/config.h"
 #include "engine/error.h"
@@ -60,6 +61,13 @@ void cli_print_config_help(void);
  * The window: SDL, GL (with its threads) and fonts. A picture: its pixels. */
 void cli_reserve_window(void);
 void cli_reserve_picture(const ui_picture *p);
+
+/* Text from a file (a trace's metadata, tokens, names) to the terminal:
+ * control characters (C0, DEL, C1) and ill-formed UTF-8 bytes are printed
+ * as escapes (\x1b, \u009b, \xff), never sent raw. cli_term_width: the
+ * columns that takes (a CJK character two). */
+void cli_term_put(FILE *f, const char *s);
+int cli_term_width(const char *s);
 
 /* Exit code for an engine status. */
 int cli_exit_code(attn_status st);

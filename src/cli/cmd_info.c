@@ -10,24 +10,13 @@
 #include "engine/trace_io.h"
 #include "engine/utf8.h"
 
-/* Terminal columns taken by a UTF-8 string (CJK characters take two). */
-static int display_width(const char *s)
-{
-    int w = 0;
-    for (size_t i = 0, n = strlen(s); i < n;) {
-        uint32_t cp;
-        i += attn_utf8_decode(s + i, n - i, &cp);
-        w += attn_utf8_is_wide(cp) ? 2 : 1;
-    }
-    return w;
-}
-
-/* Prints s in `width` columns, left- or right-aligned. */
+/* Prints s (from the file: escaped, cli_term_put) in `width` columns, left- or right-aligned. */
 static void print_padded(const char *s, int width, bool right)
 {
-    int w = display_width(s), pad = width > w ? width - w : 0;
-    if (right) printf("%*s%s", pad, "", s);
-    else printf("%s%*s", s, pad, "");
+    int w = cli_term_width(s), pad = width > w ? width - w : 0;
+    if (right) printf("%*s", pad, "");
+    cli_term_put(stdout, s);
+    if (!right) printf("%*s", pad, "");
 }
 
 /* Each row's first SHOWN tokens: a long prompt stays a line. */
@@ -39,7 +28,10 @@ static void print_tokens(const char *label, const attn_tokens *t)
     printf("):");
     for (int r = 0; r < t->rows; r++) {
         printf("%s", r ? " |" : "");
-        for (int p = 0; p < t->len && p < SHOWN; p++) printf(" %s", attn_tokens_at(t, r, p));
+        for (int p = 0; p < t->len && p < SHOWN; p++) {
+            printf(" ");
+            cli_term_put(stdout, attn_tokens_at(t, r, p));
+        }
         if (t->len > SHOWN) printf(" … (%d more)", t->len - SHOWN);
     }
     printf("\n");
@@ -82,7 +74,8 @@ static void print_header(const attn_trace *tr)
         const attn_setting *row = attn_setting_at(i);
         char text[160];
         if (!(row->flags & ATTN_SETTING_TRACE) || !*attn_setting_describe(&run, row, text, sizeof text)) continue;
-        printf("%s%s", sep, text);
+        printf("%s", sep);
+        cli_term_put(stdout, text); /* a text setting (model, tokens) is the file's */
         sep = " · ";
     }
     printf("\n");
@@ -104,7 +97,9 @@ static void print_stage_table(const attn_trace *tr)
     attn_stage_text tc = attn_trace_stage_text(tr);
     for (const attn_tensor *t = NULL; (t = attn_trace_next(tr, t));) {
         char shp[128];
-        printf("  %-3d %-16s %-28s %s\n", ++i, t->name, attn_tensor_shape_str(t, shp, sizeof shp),
+        printf("  %-3d ", ++i);
+        print_padded(t->name, 16, false);
+        printf(" %-28s %s\n", attn_tensor_shape_str(t, shp, sizeof shp),
                t->info ? attn_stage_formula_in(t->info, &tc) : "(not part of the attnlab contract)");
     }
 }
@@ -164,7 +159,8 @@ int cmd_info(int argc, char **argv)
         rc = CLI_EFILE; /* any failure to load a file, even an odd config in it */
         goto out;
     }
-    printf("%s: ", a.positional[0]);
+    cli_term_put(stdout, a.positional[0]);
+    printf(": ");
     print_header(&tr);
     print_memory(&tr);
     print_stage_table(&tr);

@@ -190,6 +190,8 @@ int attn_trace_matrix_of(const attn_trace *tr, const attn_tensor *t, int batch, 
     m->data = t->data + offset;
     m->rows = t->ndim >= 2 ? (int)t->shape[t->ndim - 2] : 1;
     m->cols = (int)t->shape[t->ndim - 1];
+    if (!t->count) /* a size 0 on any axis (b = 0 too): no cell to read, not even the last two axes' */
+        m->data = t->data, m->rows = m->cols = 0;
     return 0;
 }
 

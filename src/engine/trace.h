@@ -139,7 +139,9 @@ typedef struct {
     char axes[ATTN_MAX_NDIM][8]; /* axis names ("b", "s", "g*k"); "" for tensors outside the contract */
 } attn_matrix;
 
-/* The picture of tensor t (one of tr's). Returns 0, or -1 if t is NULL or empty. */
+/* The picture of tensor t (one of tr's). Returns 0, or -1 if t is NULL or has
+ * no axis. A tensor with a size 0 on any axis (another program's trace with
+ * b = 0, h = 0 or s = 0) is a picture of 0 × 0 cells. */
 int attn_trace_matrix_of(const attn_trace *tr, const attn_tensor *t, int batch, int head, attn_matrix *m);
 
 /* The same for the tensor called name (attn_trace_find); -1 if there is none. */

@@ -386,8 +386,8 @@ out:
 /* Rebuilds "a b | c d" from a token table (real tokens only). */
 static char *tokens_text(const attn_tokens *t)
 {
-    size_t cap = 1;
-    for (size_t i = 0; i < (size_t)t->rows * t->len; i++) cap += strlen(t->tok[i]) + 3;
+    size_t cap = 1 + 3 * (size_t)t->rows; /* " | " between rows, also rows of no tokens */
+    for (size_t i = 0; i < (size_t)t->rows * t->len; i++) cap += strlen(t->tok[i]) + 1;
     char *s = malloc(cap), *p = s;
     if (!s) return NULL;
     for (int r = 0; r < t->rows; r++) {

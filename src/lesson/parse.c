@@ -33,23 +33,25 @@ void parser_line_bytes(const parser *p, int l, const char **s, const char **e)
     *e = l + 1 < p->n_lines ? p->doc + p->line_start[l + 1] : p->doc + p->size;
 }
 
-/* Line of the n-th '#' or '##' heading outside fenced code (0 if not found):
- * an empty heading has no text to take a line from. */
-static int heading_line(const parser *p, int nth)
+/* Line of the next '#' or '##' heading outside fenced code (0 if there is
+ * none): an empty heading has no text to take a line from. Headings end in
+ * the order they stand, so the scan goes on from where the last one was found
+ * (from the top for each, it made 20,000 steps quadratic). */
+static int heading_line(parser *p)
 {
-    char fence = 0;
-    for (int l = 0; l < p->n_lines; l++) {
+    for (; p->h12_scan.line < p->n_lines; p->h12_scan.line++) {
         const char *s, *e;
-        parser_line_bytes(p, l, &s, &e);
+        parser_line_bytes(p, p->h12_scan.line, &s, &e);
         while (s < e && *s == ' ') s++;
         if (e - s >= 3 && (*s == '`' || *s == '~') && s[1] == *s && s[2] == *s) {
-            fence = fence ? (fence == *s ? 0 : fence) : *s;
+            char *fence = &p->h12_scan.fence;
+            *fence = *fence ? (*fence == *s ? 0 : *fence) : *s;
             continue;
         }
-        if (fence || s == e || *s != '#') continue;
+        if (p->h12_scan.fence || s == e || *s != '#') continue;
         int n = 0;
         while (s < e && *s == '#') s++, n++;
-        if (n <= 2 && (s == e || *s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') && nth-- == 0) return l + 1;
+        if (n <= 2 && (s == e || *s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')) return ++p->h12_scan.line;
     }
     return 0;
 }
@@ -239,7 +241,7 @@ static int leave_heading(parser *p)
 {
     char *title = parser_strdup(p->heading.s ? parser_trim(p->heading.s) : "");
     if (!title) return p->oom = true, 1;
-    int line = p->line, hl = heading_line(p, p->n_h12++);
+    int line = p->line, hl = heading_line(p);
     if (!*title && hl) line = hl;
     if (p->heading_level == 1 && !p->ls->title) {
         p->ls->title = title;

@@ -80,7 +80,10 @@ typedef struct {
     char fence_char;
     parser_text code;
 
-    int n_h12;            /* # and ## headings seen */
+    struct {              /* heading_line's scan of the lines, where the last heading found left it */
+        int line;         /* the next line to look at (0-based) */
+        char fence;       /* inside a fence of this character, else 0 */
+    } h12_scan;
     int choice_quiz_done; /* index of the choice quiz whose list just closed, -1 otherwise */
     char *last_para;      /* plain text of the step's latest paragraph (owned) */
 } parser;

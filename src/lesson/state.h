@@ -54,6 +54,8 @@ typedef struct {
     int hl_cells[LESSON_MAX_HL][2];
     int n_hl_cells;
     int line[9];           /* line that last set stage, head, batch_row, view, compare, row, decode_step, highlight, layer */
+    int config_line;       /* line of the last config (not view) setting so far, 0: none (where a problem
+                            * of the whole configuration is said) */
 } lesson_marks;
 
 /* Builds step `step` (0-based) into *cfg (initialised here; free it with
@@ -69,7 +71,20 @@ int lesson_step_state(const lesson *ls, int step, attn_config *cfg, lesson_view 
  * *tr holds the trace (pass NULL to drop it). Returns 0 or -1 with diagnostics. */
 int lesson_step_run(const lesson *ls, int step, attn_trace *tr, lesson_diags *dg);
 
-/* Every step of a parsed lesson, as `attnlab lesson --check` does. */
+/* Every step of a parsed lesson, as `attnlab lesson --check` does: in
+ * order, one state carried from step to step, so the work grows with the
+ * steps, not their square; the engine runs again only for a step that sets
+ * the configuration or the decode step (the others change only the view). */
 int lesson_check(const lesson *ls, lesson_diags *dg);
+
+/* The work lesson_check did: settings applied (each step's once) and engine
+ * runs (test_lesson counts them). */
+typedef struct {
+    long settings;
+    long runs;
+} lesson_check_work;
+
+/* lesson_check, adding its work to *work (when not NULL). */
+int lesson_check_counted(const lesson *ls, lesson_diags *dg, lesson_check_work *work);
 
 #endif

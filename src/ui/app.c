@@ -115,7 +115,7 @@ bool ui_app_overview(const ui_app *app)
 {
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
-    return app->trace.n_layers > 1 && t && t->layer >= 0 &&
+    return app->trace.n_layers > 1 && app->trace.dims.h > 0 && t && t->layer >= 0 &&
            !ui_view_make(&app->trace, t->name, app->view.batch, 0, &v) && v.head_axis == 'h';
 }
 
@@ -580,6 +580,11 @@ int ui_app_init_file_with(ui_app *app, const char *path, const attn_config *flag
     }
     app->from_file = true;
     app->file_path = strdup(path);
+    if (!app->file.n_tensors) { /* a safetensors file of no tensors: nothing to show */
+        snprintf(err_out, errsize, "%s: the trace has no tensors to show", path);
+        ui_app_free(app);
+        return -1;
+    }
     /* the loaded trace is shown as it is (borrowing its data: one copy in
      * memory, not two); a change recomputes from its inputs, within the same budget */
     app->file.cfg.memory_gib = memory_gib;

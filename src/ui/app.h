@@ -273,7 +273,8 @@ bool ui_app_in_layer(const ui_app *app, int i);
 int ui_app_set_layer(ui_app *app, int layer);
 
 /* Whether the grid view is the overview of every layer × every head: a
- * trace of several layers, on a stage of one layer with a query-head axis. */
+ * trace of several layers, on a stage of one layer with a query-head axis,
+ * and heads (another program's trace may have h = 0: the grid says so). */
 bool ui_app_overview(const ui_app *app);
 
 static inline bool ui_app_decoding(const ui_app *app)

@@ -498,8 +498,8 @@ bool ui_app_wheel(ui_app *app, int dy)
         return zoom_at(app, &app->layout.areas[area], i, j, app->mouse_x, app->mouse_y, dy);
     int n = app->trace.n_tensors;
     int s = app->stage_scroll - dy;
-    if (s < 0) s = 0;
     if (s > n - 1) s = n - 1;
+    if (s < 0) s = 0; /* also with no stage at all */
     if (s == app->stage_scroll) return false;
     app->stage_scroll = s;
     app->dirty = true;

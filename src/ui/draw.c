@@ -151,10 +151,15 @@ void ui_line_to(ui_draw *d, int x0, int y0, int x1, int y1, int t, uint32_t argb
     if (c) c->t = t;
 }
 
+/* A polygon needs every point finite, and within ±2²⁴ pixels (where a float
+ * still holds every whole pixel, and its box an int): another is not drawn. */
+#define POLY_REACH 16777216.0f
+
 static void poly(ui_draw *d, const float *x, const float *y, int n, uint32_t argb)
 {
     float x0 = x[0], x1 = x[0], y0 = y[0], y1 = y[0];
-    for (int i = 1; i < n; i++) {
+    for (int i = 0; i < n; i++) {
+        if (!(fabsf(x[i]) <= POLY_REACH && fabsf(y[i]) <= POLY_REACH)) return; /* NaN too */
         x0 = fminf(x0, x[i]), x1 = fmaxf(x1, x[i]);
         y0 = fminf(y0, y[i]), y1 = fmaxf(y1, y[i]);
     }

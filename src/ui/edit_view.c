@@ -128,22 +128,46 @@ static void field(ui_draw *dl, const ui_app *app, int f, bool cur, int fx, int f
     dl->layout->edit_rect = (ui_rect){bx, by - u / 4, ui_imax(1, fx + fw - bx), u + u / 2};
 }
 
+/* The dialog's size for nf fields of `lines` lines at the list's text size:
+ * its title, the fields, the hint under them. */
+static void dialog_size(ui_draw *dl, int nf, int lines, int *w, int *h)
+{
+    int u = ui_line(dl), fh = lines * u + u / 2;
+    *w = ui_imin(dl->layout->width - 2 * u, 50 * u);
+    *h = 2 * u + nf * (fh + u / 2) + 2 * u;
+}
+
+/* Whether that dialog fits the window with its fields at least 6 lines wide. */
+static bool dialog_fits(ui_draw *dl, int nf, int lines)
+{
+    int u = ui_line(dl), w, h;
+    dialog_size(dl, nf, lines, &w, &h);
+    int labels = ui_imax(ui_text_w(dl, _("source")), ui_text_w(dl, _("target")));
+    return h <= dl->layout->height - u && w - 3 * u - labels >= 6 * u;
+}
+
 void ui_render_edit(const ui_app *app, ui_draw *dl)
 {
-    int u = ui_line(dl);
     bool two = app->cfg.source_tokens || app->edit.field == 1 || app->edit.text[1][0];
-    int lines = two ? EDIT_LINES_TWO : EDIT_LINES_ONE, fh = lines * u + u / 2;
-    int w = ui_imin(dl->layout->width - 2 * u, 50 * u);
-    int h = 2 * u + (two ? 2 : 1) * (fh + u / 2) + 2 * u;
+    int nf = two ? 2 : 1, lines = two ? EDIT_LINES_TWO : EDIT_LINES_ONE, frame_px = dl->px;
+    /* in a window too small for the dialog at this text size (after +): fewer
+     * lines per field, then smaller text, so that all of it stays inside */
+    while (!dialog_fits(dl, nf, lines) && (lines > 1 || dl->px > 9)) {
+        if (lines > 1) lines--;
+        else dl->px--;
+    }
+    int u = ui_line(dl), fh = lines * u + u / 2, w, h;
+    dialog_size(dl, nf, lines, &w, &h);
     h = ui_imin(h, dl->layout->height - u);
     int x = (dl->layout->width - w) / 2, y = ui_imax(u / 2, (dl->layout->height - h) / 3);
     ui_fill(dl, 0, 0, dl->layout->width, dl->layout->height, 0x90000000u);
     ui_fill(dl, x, y, w, h, UI_PANEL);
     ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
+    ui_clip_push(dl, (ui_rect){x, y, w, h}); /* a window smaller than even that: cut at the dialog's edge */
     ui_text_fit(dl, app->model ? _("text: the model's tokenizer splits it, | between batch rows — Enter applies, Esc cancels")
                                : _("tokens: spaces between tokens, | between batch rows — Enter applies, Esc cancels"),
                 x + u, y + u / 2, w - 2 * u, UI_WHITE);
-    for (int f = 0; f < (two ? 2 : 1); f++) {
+    for (int f = 0; f < nf; f++) {
         int fy = y + 2 * u + f * (fh + u / 2);
         /* TRANSLATORS: labels of the token editor's fields: the target sentence and, for cross-attention, the source */
         ui_text(dl, f ? _("source") : _("target"), x + u, fy + u / 4, UI_TEXT_DIM);
@@ -152,4 +176,6 @@ void ui_render_edit(const ui_app *app, ui_draw *dl)
     }
     ui_text_fit(dl, two ? _("Tab switches between target and source") : _("Ctrl+V pastes, Ctrl+U clears"), x + u,
                 y + h - u - u / 2, w - 2 * u, UI_TEXT_DIM);
+    ui_clip_pop(dl);
+    dl->px = frame_px;
 }

@@ -132,6 +132,24 @@ static bool slice_of(const attn_trace *tr, int layer, const attn_stage_id *ids, 
     return false;
 }
 
+/* Whether every cell of v is a finite number. */
+static bool finite_slice(const ui_view_slice *v)
+{
+    for (int i = 0; i < v->slice.rows; i++)
+        for (int j = 0; j < v->slice.cols; j++)
+            if (!isfinite(ui_slice_at(&v->slice, i, j))) return false;
+    return true;
+}
+
+/* Whether n points are finite, and small enough that a plane's pixels per
+ * unit times them stays a float (plot_geometry.c's arithmetic). */
+static bool drawable(const float (*pt)[2], int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!(fabsf(pt[i][0]) < 1e30f && fabsf(pt[i][1]) < 1e30f)) return false;
+    return true;
+}
+
 int ui_geom_build(const attn_trace *tr, int layer, int batch, int head, ui_geom *g, char *err, size_t errsize)
 {
     memset(g, 0, sizeof *g);
@@ -148,6 +166,12 @@ int ui_geom_build(const attn_trace *tr, int layer, int batch, int head, ui_geom 
         return -1;
     }
     g->s = w.slice.rows, g->t = w.slice.cols, g->dk = q.slice.cols;
+    if (g->s <= 0 || g->t <= 0 || g->dk <= 0 || v.slice.cols <= 0) { /* another program's trace, a size 0 */
+        /* TRANSLATORS: the geometry view of a trace with a size 0: queries, keys, features of a head */
+        snprintf(err, errsize, _("the geometry view has nothing to draw: %d queries, %d keys, heads of %d features"),
+                 g->s, g->t, g->dk);
+        return -1;
+    }
     if (g->s > UI_GEOM_MAX || g->t > UI_GEOM_MAX) {
         snprintf(err, errsize, _("the geometry view draws at most %d tokens (this trace has %d queries and %d keys)"),
                  UI_GEOM_MAX, g->s, g->t);
@@ -160,8 +184,17 @@ int ui_geom_build(const attn_trace *tr, int layer, int batch, int head, ui_geom 
     }
     g->rope = attn_trace_stage(tr, layer, ATTN_STAGE_Q_ROPE) != NULL;
     if (g->rope && (!slice_of(tr, layer, Q0, 2, batch, head, &q0) || !slice_of(tr, layer, K0, 2, batch, head, &k0) ||
-                    k0.slice.rows != g->t))
+                    k0.slice.rows != g->t || q0.slice.rows != g->s || q0.slice.cols != g->dk || k0.slice.cols != g->dk))
         g->rope = false; /* keys from a cache of earlier steps: their rotation is not in this trace */
+    /* NaN or ∞ (from the data, or a softmax of a row all −∞) has no arrow: the heatmap shows it */
+    const ui_view_slice *all[] = {&q, &k, &v, &w, &q0, &k0};
+    for (int i = 0; i < (g->rope ? 6 : 4); i++)
+        if (!finite_slice(all[i])) {
+            /* TRANSLATORS: the geometry view; %s: a stage (q_rope, weights) with NaN or infinite numbers */
+            snprintf(err, errsize, _("the arrows need finite numbers, and %s holds NaN or ∞ here: its heatmap shows where"),
+                     all[i]->tensor->name);
+            return -1;
+        }
     int d = g->dk, dv = v.slice.cols, nq = g->s, nk = g->t;
     int n = g->rope ? 2 * (nq + nk) : nq + nk;
     float *x = malloc(((size_t)n * d + (size_t)nk * dv + (size_t)nq * dv) * sizeof *x);
@@ -200,9 +233,14 @@ int ui_geom_build(const attn_trace *tr, int layer, int batch, int head, ui_geom 
             xc[i * dv + c] = (float)acc;
         }
     project(xc, nq, dv, axes, g->ctx);
-    for (int i = 0; i < nq; i++) ui_view_row_label(tr, &w, i, g->q_label[i], sizeof g->q_label[i]);
-    for (int j = 0; j < nk; j++) ui_view_col_label(tr, &w, j, g->k_label[j], sizeof g->k_label[j]);
     free(x);
     free(axes);
+    if (!drawable(g->q, nq) || !drawable(g->k, nk) || !drawable(g->v, nk) || !drawable(g->ctx, nq) ||
+        (g->rope && (!drawable(g->q0, nq) || !drawable(g->k0, nk)))) {
+        snprintf(err, errsize, "%s", _("the arrows of this head are too long to draw (beyond 10³⁰)"));
+        return -1;
+    }
+    for (int i = 0; i < nq; i++) ui_view_row_label(tr, &w, i, g->q_label[i], sizeof g->q_label[i]);
+    for (int j = 0; j < nk; j++) ui_view_col_label(tr, &w, j, g->k_label[j], sizeof g->k_label[j]);
     return 0;
 }

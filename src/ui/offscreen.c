@@ -20,6 +20,9 @@ void ui_picture_init(ui_picture *p)
 {
     memset(p, 0, sizeof *p);
     p->view = lesson_view_default();
+    /* not given: the stage the trace opens on, its first layer, head and batch row */
+    p->view.stage[0] = '\0';
+    p->view.layer = p->view.head = p->view.batch = -1;
 }
 
 int ui_offscreen_open(ui_offscreen *o, int w, int h, char *err, size_t errsize)
@@ -67,6 +70,16 @@ static void stage_list(const attn_trace *tr, char *buf, size_t size)
     }
 }
 
+/* Whether contract tensor t has an axis called name ("b", "h", "g"). */
+static bool has_axis(const attn_tensor *t, const char *name)
+{
+    char axes[ATTN_MAX_NDIM][8];
+    int n = t->info ? attn_stage_axes(t->info->dims, axes, ATTN_MAX_NDIM) : 0;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(axes[i], name)) return true;
+    return false;
+}
+
 int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize)
 {
     const lesson_view *v = &p->view;
@@ -74,12 +87,12 @@ int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize
     if (v->decode_step > 0) {
         if (!ui_app_do(app, UI_ACT_DECODE, 0)) {
             snprintf(err, errsize, "decode: %s", app->status);
-            return -1;
+            return 2;
         }
         /* k opens a model at its last token, the built-in example at its first: then to the step asked for */
         if (app->view.decode_step != v->decode_step && ui_app_edit_config_step(app, NULL, NULL, v->decode_step)) {
             snprintf(err, errsize, "decode: %s", app->status);
-            return -1;
+            return 2;
         }
         /* past the end of a model's text it writes on, as ] does, up to the model's </s> */
         const attn_trace *tr = &app->trace;
@@ -90,40 +103,56 @@ int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize
         if (app->view.decode_step != v->decode_step && ended) {
             snprintf(err, errsize, "--decode-step: %d is past the end of the text: %s wrote its end (</s>) at step %d",
                      v->decode_step, app->model->name, app->decode_len);
-            return -1;
+            return 2;
         }
         if (app->view.decode_step != v->decode_step) {
             snprintf(err, errsize, "--decode-step: %d is beyond the %d tokens of the longest row", v->decode_step,
                      app->decode_len);
-            return -1;
+            return 2;
         }
     }
+    /* a flag asking for what the trace lacks is the command line's problem (exit 2);
+     * a trace that lacks what the picture needs when no flag asked is the file's (exit 1) */
+    const char *file = app->file_path ? app->file_path : "the trace";
     if (v->layer >= app->trace.n_layers) {
         snprintf(err, errsize, "--layer: %d is out of range (this trace has %d layer%s: 0 to %d)", v->layer,
                  app->trace.n_layers, app->trace.n_layers == 1 ? "" : "s", app->trace.n_layers - 1);
-        return -1;
+        return 2;
     }
-    ui_app_set_layer(app, v->layer);
-    if (ui_app_set_stage(app, v->stage)) {
+    if (v->layer >= 0) ui_app_set_layer(app, v->layer);
+    if (v->stage[0] && ui_app_set_stage(app, v->stage)) {
         char list[600];
         stage_list(&app->trace, list, sizeof list);
         snprintf(err, errsize, "--stage: this trace has no stage '%s' (it has %s)", v->stage, list);
-        return -1;
+        return 2;
     }
-    if (v->head < 0 || v->head >= d->h) {
-        snprintf(err, errsize, "--head: %d is out of range (h = %d: heads 0 to %d)", v->head, d->h, d->h - 1);
-        return -1;
+    if (!ui_app_tensor(app)) {
+        snprintf(err, errsize, "%s: this trace has no tensor to draw", file);
+        return 1;
     }
-    if (v->batch < 0 || v->batch >= d->b) {
-        snprintf(err, errsize, "--batch-index: %d is out of range (b = %d: rows 0 to %d)", v->batch, d->b, d->b - 1);
-        return -1;
+    const attn_tensor *shown = ui_app_tensor(app);
+    if (v->head >= d->h || (v->head < 0 && d->h <= 0 && (has_axis(shown, "h") || has_axis(shown, "g")))) {
+        if (v->head >= 0)
+            snprintf(err, errsize, "--head: %d is out of range (h = %d: heads 0 to %d)", v->head, d->h, d->h - 1);
+        else
+            snprintf(err, errsize, "%s: a broken trace: %s has a head axis but the trace has no heads (h = 0)", file,
+                     shown->name);
+        return v->head >= 0 ? 2 : 1;
+    }
+    if (v->batch >= d->b || (v->batch < 0 && d->b <= 0 && has_axis(shown, "b"))) {
+        if (v->batch >= 0)
+            snprintf(err, errsize, "--batch-index: %d is out of range (b = %d: rows 0 to %d)", v->batch, d->b, d->b - 1);
+        else
+            snprintf(err, errsize, "%s: a broken trace: %s has a batch axis but the trace has no batch rows (b = 0)",
+                     file, shown->name);
+        return v->batch >= 0 ? 2 : 1;
     }
     if (v->row >= d->s) {
         snprintf(err, errsize, "--row: %d is out of range (s = %d: queries 0 to %d)", v->row, d->s, d->s - 1);
-        return -1;
+        return 2;
     }
-    app->view.head = v->head;
-    app->view.batch = v->batch;
+    app->view.head = v->head > 0 ? v->head : 0;
+    app->view.batch = v->batch > 0 ? v->batch : 0;
     app->view.row = v->row;
     app->view.compare = v->compare;
     if (v->mode == LESSON_VIEW_GRID) ui_app_do(app, UI_ACT_GRID, 0);
@@ -226,8 +255,9 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
         return -1;
     }
     if (p->font_scale > 0) app.font_scale = p->font_scale;
-    if (!p->lesson && ui_picture_apply(&app, p, err, errsize)) {
-        *exit_code = 2;
+    if (!p->lesson && (rc = ui_picture_apply(&app, p, err, errsize))) {
+        *exit_code = rc;
+        rc = -1;
         ui_app_free(&app);
         return -1;
     }
@@ -282,8 +312,9 @@ int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err,
     ui_offscreen o;
     int w = p->width ? p->width : 1280, h = p->height ? p->height : 800;
     if (open_app(&app, cfg, NULL, err, errsize, exit_code)) return -1;
-    if (ui_picture_apply(&app, p, err, errsize)) {
-        *exit_code = 2;
+    int rc = ui_picture_apply(&app, p, err, errsize);
+    if (rc) {
+        *exit_code = rc;
         ui_app_free(&app);
         return -1;
     }

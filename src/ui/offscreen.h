@@ -22,8 +22,11 @@ typedef struct {
 int ui_offscreen_open(ui_offscreen *o, int w, int h, char *err, size_t errsize);
 void ui_offscreen_close(ui_offscreen *o);
 
-/* Puts app in the state a picture asks for (stage, head, view, ...); a stage
- * the trace does not have or a head out of range is an error. */
+/* Puts app in the state a picture asks for (stage, head, view, ...). Returns
+ * 0, or the exit code with a one-line message in err: 2 when a flag asks for
+ * what the trace lacks (a stage it does not have, a head out of range), 1 when
+ * no flag asked and the trace itself lacks what the picture needs (a file's
+ * trace with h = 0 or b = 0 on a stage with that axis: the message names the file). */
 int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize);
 
 /* Reads the renderer's pixels (w × h ARGB8888) into a new surface. */

@@ -12,9 +12,11 @@ void ui_plot_overview(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     const attn_trace *tr = &app->trace;
     const attn_dims *d = &tr->dims;
-    const char *stage = ui_app_tensor(app)->name;
+    const attn_tensor *shown = ui_app_tensor(app);
     int u = ui_line(dl), L = tr->n_layers;
     char buf[160];
+    if (!shown || d->h <= 0 || L <= 0) return; /* ui_app_overview: never so */
+    const char *stage = shown->name;
     attn_tensor_name_layer(stage, &stage);
     /* TRANSLATORS: the overview's caption: the stage shown in every layer and head */
     snprintf(buf, sizeof buf, _("%s of every layer (rows) and head (columns), framed by K/V group · click one to open it"),

@@ -635,8 +635,8 @@ void ui_plot_single(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     single_view s;
     if (!single_view_make(dl, app, box, &s)) return;
-    if (s.ranked) { /* logits, probs: each row's top tokens (y: this heatmap) */
-        ui_plot_ranked(dl, app, &s.v, box);
+    if (s.ranked) { /* logits, probs: each row's top tokens (y: this heatmap), of the whole row, zoomed or not */
+        ui_plot_ranked(dl, app, &s.whole, box);
         return;
     }
     if (s.bars_h) ui_plot_bars(dl, app, (ui_rect){box.x, box.y + box.h - s.bars_h, box.w, s.bars_h});
@@ -1010,17 +1010,19 @@ static void bars_title(const ui_app *app, const ui_view_slice *v, const char *na
              i, ui_view_row_label(&app->trace, v, i, tok, sizeof tok), app->view.head, sum_s, why);
 }
 
-/* Row i of s stacked end to end in one bar from (x, y): the weights reach the mark at 1 (plot_w pixels). */
+/* Row i of s stacked end to end in one bar from (x, y): the weights reach the
+ * mark at 1 (plot_w pixels). A sum past 2 or below 0 (another program's
+ * weights) stops at that edge; NaN and ±∞ have no length. */
 static void stacked(ui_draw *dl, const ui_slice *s, int i, int x, int y, int plot_w)
 {
     int u = ui_line(dl), h = u;
     double acc = 0;
     for (int j = 0; j < s->cols; j++) {
         float w = ui_slice_at(s, i, j);
-        if (isnan(w)) continue;
-        int xa = x + (int)lround(acc * plot_w);
+        if (!isfinite(w)) continue;
+        int xa = x + (int)lround(fmin(fmax(acc, 0.0), 2.0) * plot_w);
         acc += w;
-        int xb = x + (int)lround(acc * plot_w);
+        int xb = x + (int)lround(fmin(fmax(acc, 0.0), 2.0) * plot_w);
         ui_fill(dl, xa, y, xb - xa, h, j % 2 ? ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.8f) : ui_cmap_argb(UI_CMAP_SEQUENTIAL, 0.45f));
     }
     ui_frame(dl, x - 1, y - 1, plot_w + 2, h + 2, 1, UI_TEXT_DIM);
@@ -1053,12 +1055,14 @@ void ui_plot_bars(ui_draw *dl, const ui_app *app, ui_rect box)
     int ph = bottom - top;
     if (ph < u) return;
     float vmax = 1.0f;
-    for (int j = 0; j < t; j++) vmax = fmaxf(vmax, ui_slice_at(&v.slice, i, j)); /* fmaxf skips NaN */
+    for (int j = 0; j < t; j++)
+        if (isfinite(ui_slice_at(&v.slice, i, j))) vmax = fmaxf(vmax, ui_slice_at(&v.slice, i, j));
     ui_line_to(dl, bx, bottom, bx + plot_w, bottom, 1, UI_TEXT_DIM);
     bool show_vals = bw >= ui_text_w(dl, "0.00") + 4;
     for (int j = 0; j < t; j++) {
         float w = ui_slice_at(&v.slice, i, j);
-        int hh = isnan(w) ? 0 : (int)lroundf(w / vmax * ph); /* a NaN weight has no bar, only its label */
+        /* a NaN weight has no bar, only its label; +∞ a full one */
+        int hh = isnan(w) ? 0 : (int)lroundf(fminf(fmaxf(w / vmax, 0.0f), 1.0f) * (float)ph);
         float m = mask_ok ? attn_tensor_at4(mask, v.batch, 0, i, j) : 0.0f;
         if (m != 0) ui_hatch(dl, bx + j * bw + 1, bottom - u / 2, bw - 2, u / 2);
         ui_fill(dl, bx + j * bw + 1, bottom - hh, bw - 2, hh, ui_cmap_argb(UI_CMAP_SEQUENTIAL, w / vmax));

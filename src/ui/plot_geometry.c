@@ -87,6 +87,7 @@ static void fit(ui_draw *dl, ui_rect box, const extent *e, plane *out)
     int u = ui_line(dl);
     float sc = scale_for(e, box.w, box.h, u);
     if (!(sc > 0)) sc = 1;
+    sc = fminf(sc, 1e30f); /* arrows of 10⁻³⁸ would make it ∞ */
     plane p = {0};
     p.sc = sc;
     p.cx = box.x + box.w / 2.0f - sc * (e->x0 + e->x1) / 2;
@@ -102,14 +103,15 @@ static void fit(ui_draw *dl, ui_rect box, const extent *e, plane *out)
  * inner edge when it lies beyond (returns true then). */
 static bool tip(const plane *p, const float v[2], float *x, float *y)
 {
-    float tx = p->cx + v[0] * p->sc, ty = p->cy - v[1] * p->sc, dx = tx - p->cx, dy = ty - p->cy, f = 1;
-    float x0 = (float)p->inner.x, x1 = (float)(p->inner.x + p->inner.w);
-    float y0 = (float)p->inner.y, y1 = (float)(p->inner.y + p->inner.h);
-    if (tx > x1 && dx > 0) f = fminf(f, (x1 - p->cx) / dx);
-    if (tx < x0 && dx < 0) f = fminf(f, (x0 - p->cx) / dx);
-    if (ty > y1 && dy > 0) f = fminf(f, (y1 - p->cy) / dy);
-    if (ty < y0 && dy < 0) f = fminf(f, (y0 - p->cy) / dy);
-    *x = p->cx + f * dx, *y = p->cy + f * dy;
+    /* in double: an arrow 10³⁰ long on a plane of 10¹⁰ pixels a unit (one
+     * outlier among tiny arrows) is past float's range before it is cut */
+    double tx = p->cx + (double)v[0] * p->sc, ty = p->cy - (double)v[1] * p->sc, dx = tx - p->cx, dy = ty - p->cy, f = 1;
+    double x0 = p->inner.x, x1 = p->inner.x + p->inner.w, y0 = p->inner.y, y1 = p->inner.y + p->inner.h;
+    if (tx > x1 && dx > 0) f = fmin(f, (x1 - p->cx) / dx);
+    if (tx < x0 && dx < 0) f = fmin(f, (x0 - p->cx) / dx);
+    if (ty > y1 && dy > 0) f = fmin(f, (y1 - p->cy) / dy);
+    if (ty < y0 && dy < 0) f = fmin(f, (y0 - p->cy) / dy);
+    *x = (float)(p->cx + f * dx), *y = (float)(p->cy + f * dy);
     return f < 1;
 }
 
@@ -202,6 +204,7 @@ static void turn(ui_draw *dl, const plane *p, const float v0[2], const float v1[
 {
     float a0 = atan2f(v0[1], v0[0]), a1 = atan2f(v1[1], v1[0]), r = hypotf(v1[0], v1[1]) * p->sc;
     float da = exact ? fmodf(a1 - a0 + 4 * 3.14159265f, 2 * 3.14159265f) : remainderf(a1 - a0, 2 * 3.14159265f);
+    if (!(r < 1e5f)) return; /* an arc far beyond the panel (a cut arrow's) */
     int steps = (int)ceilf(fabsf(da) * r / 6) + 1;
     for (int i = 0; i < steps; i++) {
         float t0 = a0 + da * i / steps, t1 = a0 + da * (i + 1) / steps;
@@ -231,15 +234,20 @@ static int qk_points(const ui_geom *g, int qi, float (*pt)[2])
     return n;
 }
 
+/* The chain's point after the first j + 1 weighted values: Σ_{j' ≤ j} w_{qi j'} v_{j'}
+ * (in double: its terms are finite, see ui_geom_build, their sums may not be floats). */
+static void chain_at(const ui_geom *g, int qi, int j, double acc[2], float out[2])
+{
+    acc[0] += (double)g->w[qi][j] * g->v[j][0], acc[1] += (double)g->w[qi][j] * g->v[j][1];
+    out[0] = (float)fmax(-1e30, fmin(1e30, acc[0])), out[1] = (float)fmax(-1e30, fmin(1e30, acc[1]));
+}
+
 static int v_points(const ui_geom *g, int qi, float (*pt)[2])
 {
     int n = 0;
-    float acc[2] = {0, 0};
+    double acc[2] = {0, 0};
     for (int j = 0; j < g->t; j++) pt[n][0] = g->v[j][0], pt[n][1] = g->v[j][1], n++;
-    for (int j = 0; j < g->t; j++) {
-        acc[0] += g->w[qi][j] * g->v[j][0], acc[1] += g->w[qi][j] * g->v[j][1];
-        pt[n][0] = acc[0], pt[n][1] = acc[1], n++;
-    }
+    for (int j = 0; j < g->t; j++) chain_at(g, qi, j, acc, pt[n++]);
     pt[n][0] = g->ctx[qi][0], pt[n][1] = g->ctx[qi][1], n++;
     return n;
 }
@@ -304,10 +312,11 @@ static void value_panel(ui_draw *dl, const ui_geom *g, int qi, plane *p)
     ui_clip_push(dl, p->box);
     for (int j = 0; j < g->t; j++) arrow(dl, p, g->v[j], 1, head * 0.7f, alpha(V_COLOR, 0.4f), true);
     /* wᵢ₀v₀ + wᵢ₁v₁ + …: each value arrow shrunk by its weight, tip to tail */
-    float at[2] = {0, 0};
+    float at[2] = {0, 0}, to[2];
+    double acc[2] = {0, 0};
     for (int j = 0; j < g->t; j++) {
-        float w = g->w[qi][j], to[2] = {at[0] + w * g->v[j][0], at[1] + w * g->v[j][1]};
-        if (w > 0) ui_arrow(dl, sx(p, at), sy(p, at), sx(p, to), sy(p, to), t, head * 0.8f, V_COLOR);
+        chain_at(g, qi, j, acc, to);
+        if (g->w[qi][j] > 0) ui_arrow(dl, sx(p, at), sy(p, at), sx(p, to), sy(p, to), t, head * 0.8f, V_COLOR);
         at[0] = to[0], at[1] = to[1];
     }
     arrow(dl, p, g->ctx[qi], 2 * t, head * 1.2f, Q_COLOR, true);

@@ -268,12 +268,7 @@ static void pane_rows(ui_draw *dl, const ui_app *app, const ranked_src *r, const
     for (int n = 0; n < w->n; n++) {
         int i = w->r0 + n, y = w->top + n * w->rh;
         int nk = top_k(r, i, top, g->k), next = next_token(r, i);
-        bool shown = false;
-        for (int j = 0; j < nk; j++) {
-            bool is_next = top[j].id == next && !r->base;
-            shown |= is_next;
-            cell(dl, app, r, g, g->x + j * g->cw, y, w->rh, top[j], is_next);
-        }
+        for (int j = 0; j < nk; j++) cell(dl, app, r, g, g->x + j * g->cw, y, w->rh, top[j], top[j].id == next && !r->base);
         if (g->nw && next >= 0) next_cell(dl, app, r, g, i, next, y, w->rh);
     }
 }

@@ -348,6 +348,7 @@ static void navigator(ui_draw *dl, const ui_app *app, ui_rect box)
     if (stage < first) first = stage;
     if (stage >= first + fits) first = stage - fits + 1;
     if (first > ui_imax(0, n - fits)) first = ui_imax(0, n - fits);
+    if (first < 0) first = 0;
     dl->layout->stage_first = first;
     char shape[96];
     int name_w = 0;
@@ -639,23 +640,27 @@ static void help_overlay(ui_draw *dl, const ui_app *app)
 {
     enum { MAX_COLS = 4, MAX_ENTRIES = 128 };
     int W = dl->layout->width, H = dl->layout->height, frame_px = dl->px;
-    int u, kw = 0, cols = 1, colw = 0, col_of[MAX_ENTRIES];
-    for (int px = frame_px; px >= 9; px--) {
+    int u, kw = 0, cols = 1, colw = 0, col_of[MAX_ENTRIES] = {0};
+    bool fits = false;
+    for (int px = frame_px; px >= 9 && !fits; px--) {
         dl->px = px;
         u = ui_line(dl);
         kw = 0;
         for (int i = 0; i < ui_n_keys; i++)
             if (ui_keys[i].help_keys) kw = ui_imax(kw, ui_text_w(dl, _(ui_keys[i].help_keys)));
         int room = H - 6 * u; /* the title above, the memory line below */
-        bool fits = false;
         for (cols = 1; cols <= MAX_COLS && !fits; cols++) {
             colw = (W - 3 * u - (cols - 1) * u) / cols;
             fits = colw - kw - u >= 6 * u && help_columns(dl, kw, colw, room, col_of, MAX_ENTRIES) <= cols;
         }
         cols--;
-        if (fits) break;
     }
     u = ui_line(dl);
+    if (!fits) { /* a window too small for any: one column, cut at the window's edge */
+        cols = 1;
+        colw = W - 3 * u;
+        memset(col_of, 0, sizeof col_of);
+    }
     int gap = u / 4, w = W - 2 * u, h = H - 2 * u, x = u, y = u;
     ui_fill(dl, 0, 0, W, H, 0xB0000000u);
     ui_fill(dl, x, y, w, h, UI_PANEL);

@@ -15,7 +15,8 @@
 #include "state.h"
 
 typedef struct {
-    lesson_view view;     /* stage, head, batch row, bar-chart row, view mode, compare toggle, decode step */
+    lesson_view view;     /* stage, head, batch row, bar-chart row, view mode, compare toggle, decode step;
+                           * stage "", layer, head or batch -1: not given (the trace's own, 0) */
     int width, height;    /* pixels; 0: 1280 × 800 */
     float font_scale;     /* 0: 1 */
     int scale;            /* pixels per point, for sharp slides: 1 to 4 (the same picture, finer); 0: 1 */

@@ -53,8 +53,8 @@ int ui_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int h
     int rows_axis = t->ndim >= 2 ? t->ndim - 2 : -1;
     int cols_axis = t->ndim - 1;
     v->slice.data = mx.data;
-    v->slice.rows = rows_axis >= 0 ? (int)t->shape[rows_axis] : 1;
-    v->slice.cols = (int)t->shape[cols_axis];
+    v->slice.rows = mx.rows; /* 0 × 0 when any axis is 0: no cell to read */
+    v->slice.cols = mx.cols;
     v->slice.row_stride = v->slice.cols;
     v->slice.col_stride = 1;
     if (named) {
@@ -68,7 +68,7 @@ int ui_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int h
     /* stages after the mask: the cells it masks are drawn masked */
     const attn_tensor *m = attn_trace_stage(tr, t->layer, ATTN_STAGE_MASK);
     if (t->info && t->info->masked && m && m->ndim == 4 && t->ndim == 4 && m->shape[0] == t->shape[0] &&
-        m->shape[2] == t->shape[2] && m->shape[3] == t->shape[3]) {
+        m->shape[2] == t->shape[2] && m->shape[3] == t->shape[3] && m->count && v->slice.rows > 0) {
         int b = v->batch < 0 ? 0 : v->batch;
         v->slice.mask = m->data + (size_t)b * m->shape[2] * m->shape[3];
         v->slice.mask_row_stride = m->shape[3];
@@ -181,6 +181,7 @@ const char *ui_view_col_label(const attn_trace *tr, const ui_view_slice *v, int 
 void ui_view_window(ui_view_slice *v, int row0, int col0, int rows, int cols)
 {
     ui_slice *s = &v->slice;
+    if (s->rows <= 0 || s->cols <= 0) return; /* no cells: no window inside them */
     row0 = row0 < 0 ? 0 : row0 >= s->rows ? s->rows - 1 : row0;
     col0 = col0 < 0 ? 0 : col0 >= s->cols ? s->cols - 1 : col0;
     rows = rows < 1 ? 1 : rows > s->rows - row0 ? s->rows - row0 : rows;
