@@ -54,7 +54,7 @@ typedef enum {
 } lesson_progress_status;
 
 /* The default file path into buf; returns buf, or NULL if neither
- * XDG_STATE_HOME nor HOME is set. */
+ * XDG_STATE_HOME nor HOME is set, or the path does not fit in size bytes. */
 const char *lesson_progress_path(char *buf, size_t size);
 
 /* Opens (or starts) the store at path. Returns NULL only when out of memory.

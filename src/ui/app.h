@@ -97,7 +97,7 @@ typedef struct ui_app {
                            * open lesson's step to show), UI_ACT_MODEL_NEXT, UI_ACT_NONE: the
                            * lesson at path, at step arg */
         int arg;
-        char path[1024];
+        char path[PATH_MAX];
         int fail_exit;    /* not 0: if that lesson cannot be opened, the program ends with this
                            * status (req.exit_code) and the status line's message */
         char label[200];  /* what opens ("lesson 12 · Trained heads"); kept while the worker computes it */
