@@ -500,6 +500,17 @@ with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
 expect(["generate", "--model", d, "--text", "春眠", "--max-new", "3"], 1,
        f"tensor '{names[0]}' is in two shards, a.safetensors and b.safetensors")
 
+# a vocabulary key that is not UTF-8: refused, naming the file and the token's id
+d = tang_copy("bad-utf8", skip=("tokenizer.json",))
+tok = open(os.path.join(TANG, "tokenizer.json"), "rb").read()
+key = [k for k, v in json.loads(tok)["model"]["vocab"].items() if v == 100][0]
+spelled = [sp for sp in (json.dumps(key, ensure_ascii=False).encode() + b":", json.dumps(key).encode() + b":")
+           if tok.count(sp) == 1][0]  # as the file spells it: UTF-8 or \\u escapes
+with open(os.path.join(d, "tokenizer.json"), "wb") as f:
+    f.write(tok.replace(spelled, b'"\xff\xfe":'))
+expect(["generate", "--model", d, "--text", "春眠", "--max-new", "3"], 1,
+       "bad-utf8/tokenizer.json: vocab entry of id 100 is not valid UTF-8 (byte 0xFF at offset 0 of 2)")
+
 # config.json's values of the wrong kind, or given twice, are refused: never the default instead
 tang_cfg = open(os.path.join(TANG, "config.json")).read()
 for i, (change, msg) in enumerate((

@@ -6,6 +6,7 @@
 #include <wctype.h>
 
 #include "fileio.h"
+#include "json.h"
 #include "tokenizer.h"
 #include "tokenizer_impl.h"
 #include "utf8.h"
@@ -26,9 +27,28 @@ static attn_status unsupported(attn_error *err, const char *what, const char *ty
     return attn_fail(err, ATTN_ERR_FORMAT, "%s '%.40s' is not supported (supported: %s)", what, type, supported);
 }
 
-/* Places id → string, growing the table. */
-static attn_status assign(attn_tokenizer *t, const char *s, double idv, bool special, attn_error *err)
+/* The offset of the first byte of s[0..n) that is not well-formed UTF-8, or n. */
+static size_t bad_utf8_at(const char *s, size_t n)
 {
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = attn_utf8_decode(s + i, n - i, &cp);
+        if (cp == ATTN_UTF8_REPLACEMENT && !(k == 3 && !memcmp(s + i, "\xEF\xBF\xBD", 3))) return i;
+        i += k;
+    }
+    return n;
+}
+
+/* Places id → string, growing the table. what: "vocab entry", "added token".
+ * A token is text: one that is not UTF-8 could match no text, and another
+ * reader of the file refuses it, so it is refused here too. */
+static attn_status assign(attn_tokenizer *t, const char *what, const char *s, double idv, bool special,
+                          attn_error *err)
+{
+    size_t len = strlen(s), bad = bad_utf8_at(s, len);
+    if (bad < len)
+        return attn_fail(err, ATTN_ERR_FORMAT, "%s of id %g is not valid UTF-8 (byte 0x%02X at offset %zu of %zu)",
+                         what, idv, (unsigned char)s[bad], bad, len);
     if (!(idv >= 0 && idv < MAX_VOCAB) || idv != (int)idv)
         return attn_fail(err, ATTN_ERR_FORMAT, "token '%.40s' has id %g, not a whole number from 0 to %d", s, idv,
                          MAX_VOCAB - 1);
@@ -99,7 +119,7 @@ static attn_status read_model(attn_tokenizer *t, const cJSON *model, attn_error 
     if (!cJSON_IsObject(vocab)) return attn_fail(err, ATTN_ERR_FORMAT, "model has no vocab object");
     cJSON_ArrayForEach(v, vocab) {
         if (!cJSON_IsNumber(v)) return attn_fail(err, ATTN_ERR_FORMAT, "vocab entry '%.40s' is not a number", v->string);
-        if ((st = assign(t, v->string, v->valuedouble, false, err))) return st;
+        if ((st = assign(t, "vocab entry", v->string, v->valuedouble, false, err))) return st;
     }
     /* options that change BPE: only their off values ("" or null; a dropout of 0) */
     static const char *const OFF[] = {"continuing_subword_prefix", "end_of_word_suffix", "dropout"};
@@ -137,7 +157,8 @@ static attn_status read_added(attn_tokenizer *t, const cJSON *added, attn_error 
             if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, FLAGS[i])))
                 return attn_fail(err, ATTN_ERR_FORMAT, "added token '%.40s': %s is not supported", c->valuestring,
                                  FLAGS[i]);
-        if ((st = assign(t, c->valuestring, id->valuedouble, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "special")), err)))
+        if ((st = assign(t, "added token", c->valuestring, id->valuedouble,
+                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "special")), err)))
             return st;
         if (!(t->added[t->n_added].content = strdup(c->valuestring))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
         t->added[t->n_added++].id = (int)id->valuedouble;
@@ -191,8 +212,12 @@ attn_status attn_tokenizer_parse(const char *json, size_t len, const char *what,
     if (!t) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     t->unk = -1;
     cJSON *root = cJSON_ParseWithLength(json, len);
+    size_t bad;
     if (!root) st = attn_fail(err, ATTN_ERR_FORMAT, "not valid JSON");
-    else st = read_json(t, root, err);
+    else if (!(st = attn_json_unique_keys(root, err)) && !(st = read_json(t, root, err)) &&
+             (bad = bad_utf8_at(json, len)) < len) /* the tokens first, by id; then any other text */
+        st = attn_fail(err, ATTN_ERR_FORMAT, "not valid UTF-8 (byte 0x%02X at offset %zu)", (unsigned char)json[bad],
+                       bad);
     cJSON_Delete(root);
     if (!st) st = prepare(t, err);
     if (st) {
