@@ -511,6 +511,20 @@ with open(os.path.join(d, "tokenizer.json"), "wb") as f:
 expect(["generate", "--model", d, "--text", "春眠", "--max-new", "3"], 1,
        "bad-utf8/tokenizer.json: vocab entry of id 100 is not valid UTF-8 (byte 0xFF at offset 0 of 2)")
 
+# a vocab_size larger than the tokenizer (DeepSeek-V3: 129,280 vs 128,815): the ids without a token
+# are never drawn, even at T = 100 where the draws spread over the whole vocabulary
+d = tang_copy("holes", skip=("tokenizer.json",))
+tok = json.loads(open(os.path.join(TANG, "tokenizer.json"), "rb").read())
+tok["model"]["vocab"] = {k: v for k, v in tok["model"]["vocab"].items() if v < 2048}
+with open(os.path.join(d, "tokenizer.json"), "w") as f:
+    json.dump(tok, f, ensure_ascii=False)
+for seed in ("1", "2", "3"):
+    r = expect(["generate", "--model", d, "--text", "春眠", "--max-new", "40", "--temperature", "100", "--seed", seed,
+                "--probs"], 0, " → ", stream="stdout")
+    ids = [int(line.split("\t")[1]) for line in r.stdout.decode().splitlines() if line.count("\t") == 2]
+    check(f"generate at T = 100, seed {seed}: 40 tokens (or up to </s>), none without a token",
+          (len(ids) == 40 or ids[-1:] == [2]) and max(ids) < 2048, ids)
+
 # config.json's values of the wrong kind, or given twice, are refused: never the default instead
 tang_cfg = open(os.path.join(TANG, "config.json")).read()
 for i, (change, msg) in enumerate((

@@ -576,14 +576,32 @@ static void test_generate_equals_full_passes(void **state)
     float logits[V];
     for (int v = 0; v < V; v++) logits[v] = (float)v * 0.1f;
     for (float u = 0; u < 1; u += 0.05f) {
-        int a = attn_sample_logits(logits, V, -1, &warm, u);
+        int a = attn_sample_logits(logits, V, NULL, &warm, u);
         assert_true(a >= V - 3); /* top-3 only */
-        assert_int_equal(a, attn_sample_logits(logits, V, -1, &warm, u));
+        assert_int_equal(a, attn_sample_logits(logits, V, NULL, &warm, u));
     }
-    assert_int_equal(attn_sample_logits(logits, V, -1, &(attn_sampling){0}, 0.5f), V - 1);
+    assert_int_equal(attn_sample_logits(logits, V, NULL, &(attn_sampling){0}, 0.5f), V - 1);
     attn_config_free(&c);
     attn_model_free(&m);
 }
+
+/* A WordLevel tokenizer whose tokens are "t<id>" for the n ids given; unk:
+ * the unknown token's id, or −1 for none. */
+static attn_tokenizer *tokenizer_of(const int *ids, int n, int unk)
+{
+    char json[2048];
+    size_t k = (size_t)snprintf(json, sizeof json, "{\"model\":{\"type\":\"WordLevel\",");
+    if (unk >= 0) k += (size_t)snprintf(json + k, sizeof json - k, "\"unk_token\":\"t%d\",", unk);
+    k += (size_t)snprintf(json + k, sizeof json - k, "\"vocab\":{");
+    for (int i = 0; i < n; i++) k += (size_t)snprintf(json + k, sizeof json - k, "%s\"t%d\":%d", i ? "," : "", ids[i], ids[i]);
+    snprintf(json + k, sizeof json - k, "}}}");
+    attn_tokenizer *t;
+    attn_error err;
+    if (attn_tokenizer_parse(json, strlen(json), "t.json", &t, &err)) fail_msg("%s", err.msg);
+    return t;
+}
+
+static const int EVERY_ID[V] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 
 /* <unk> is never chosen, even where it is the most likely token: not by
  * greedy decoding, not among the top k, not drawn at any temperature; the
@@ -596,25 +614,31 @@ static void test_sampling_never_unk(void **state)
     float logits[V];
     for (int v = 0; v < V; v++) logits[v] = (float)v * 0.1f;
     logits[UNK] = 5.0f; /* p(unk) ≈ 0.99 */
+    attn_tokenizer *tok = tokenizer_of(EVERY_ID, V, UNK), *none = tokenizer_of(EVERY_ID, V, -1);
+    attn_tokenizer *alone = tokenizer_of(EVERY_ID, 1, 0);
     const attn_sampling greedy = {0}, top1 = {1.0, 1, 3, false}, warm = {1.0, 0, 3, false}, hot = {100.0, 3, 3, false};
-    assert_int_equal(attn_sample_logits(logits, V, UNK, &greedy, 0.5f), V - 1);
+    assert_int_equal(attn_sample_logits(logits, V, tok, &greedy, 0.5f), V - 1);
     for (float u = 0; u < 1; u += 0.01f) {
-        assert_int_equal(attn_sample_logits(logits, V, UNK, &top1, u), V - 1);
-        int w = attn_sample_logits(logits, V, UNK, &warm, u), h = attn_sample_logits(logits, V, UNK, &hot, u);
+        assert_int_equal(attn_sample_logits(logits, V, tok, &top1, u), V - 1);
+        int w = attn_sample_logits(logits, V, tok, &warm, u), h = attn_sample_logits(logits, V, tok, &hot, u);
         assert_true(w != UNK && w >= 0 && w < V);
         assert_true(h >= V - 3); /* the top 3 without <unk>: V−3 .. V−1 */
     }
     /* asked for, it is back: the argmax, and drawn nearly always */
     attn_sampling with = greedy;
     with.allow_unk = true;
-    assert_int_equal(attn_sample_logits(logits, V, UNK, &with, 0.5f), UNK);
+    assert_int_equal(attn_sample_logits(logits, V, tok, &with, 0.5f), UNK);
     with = warm;
     with.allow_unk = true;
-    assert_int_equal(attn_sample_logits(logits, V, UNK, &with, 0.5f), UNK);
-    /* no unknown token (−1): nothing is left out */
-    assert_int_equal(attn_sample_logits(logits, V, -1, &greedy, 0.5f), UNK);
+    assert_int_equal(attn_sample_logits(logits, V, tok, &with, 0.5f), UNK);
+    /* no unknown token: nothing is left out */
+    assert_int_equal(attn_sample_logits(logits, V, none, &greedy, 0.5f), UNK);
+    assert_int_equal(attn_sample_logits(logits, V, NULL, &greedy, 0.5f), UNK);
     /* a vocabulary of <unk> alone: it is all there is */
-    assert_int_equal(attn_sample_logits(logits + UNK, 1, 0, &greedy, 0.5f), 0);
+    assert_int_equal(attn_sample_logits(logits + UNK, 1, alone, &greedy, 0.5f), 0);
+    attn_tokenizer_free(tok);
+    attn_tokenizer_free(none);
+    attn_tokenizer_free(alone);
 
     /* the generator reads its model's unknown token: id 0 in the fixture */
     attn_model m;
@@ -639,6 +663,68 @@ static void test_sampling_never_unk(void **state)
     assert_int_equal(attn_generator_step(&g, &(attn_sampling){.allow_unk = true}, &id, &err), ATTN_OK);
     assert_int_equal(id, 0);
     attn_generator_free(&g);
+    attn_config_free(&c);
+    attn_model_free(&m);
+}
+
+/* A checkpoint's vocab_size may be larger than its tokenizer (DeepSeek-V3:
+ * 129,280 vs 128,815): the ids beyond, or between, have logits but no token.
+ * They are never chosen, however heavy their logits, at any temperature or
+ * top k (issue 21), and decoding skips them as tokenizers' decode does. */
+static void test_ids_without_tokens(void **state)
+{
+    (void)state;
+    static const int SOME[] = {0, 1, 2, 3, 4, 6, 7, 8}; /* no 5, none from 9 */
+    attn_tokenizer *tok = tokenizer_of(SOME, 8, 0);
+    float logits[V];
+    for (int v = 0; v < V; v++) logits[v] = v == 5 || v >= 9 ? 50.0f : (float)v * 0.1f;
+    const attn_sampling greedy = {0}, top3 = {1.0, 3, 1, false}, hot = {100.0, 0, 1, false}, all = {100.0, 0, 1, true};
+    assert_int_equal(attn_sample_logits(logits, V, tok, &greedy, 0.5f), 8);
+    int seen[V] = {0};
+    for (float u = 0; u < 1; u += 0.01f) {
+        int a = attn_sample_logits(logits, V, tok, &top3, u), b = attn_sample_logits(logits, V, tok, &hot, u);
+        int c = attn_sample_logits(logits, V, tok, &all, u);
+        assert_true(a >= 6 && a <= 8);                  /* the top 3 tokens: 6, 7, 8 */
+        assert_true(b >= 1 && b <= 8 && b != 5);        /* no hole, no <unk> */
+        assert_true(c >= 0 && c <= 8 && c != 5);        /* <unk> back in, still no hole */
+        seen[b]++;
+    }
+    assert_true(seen[1] && seen[8]); /* at T = 100 the draws spread over every token */
+    attn_tokenizer_free(tok);
+
+    /* a model of 12 rows of logits whose tokenizer has 9 tokens (ids 0 .. 8) */
+    const char *dir = model_dir("holes");
+    attn_model m;
+    attn_generator g;
+    attn_config c;
+    attn_error err;
+    make_model(dir, 1, 2, 1, false, NULL, NULL);
+    char text[sizeof TOKENIZER];
+    memcpy(text, TOKENIZER, sizeof TOKENIZER);
+    char *cut = strstr(text, ",\"a\":9");
+    strcpy(cut, "}}}");
+    write_text(dir, "tokenizer.json", text);
+    assert_int_equal(attn_model_load(dir, &m, &err), ATTN_OK);
+    assert_int_equal(attn_tokenizer_vocab_size(m.tok), 9);
+    assert_int_equal(m.cfg.vocab, V);
+    attn_config_init(&c);
+    attn_config_set(&c, "text", "the cat", &err);
+    for (int t = 0; t < 2; t++) {
+        assert_int_equal(attn_generator_init(&g, &m, &c, &err), ATTN_OK);
+        g.trace_steps = t == 1;
+        for (int step = 0; step < 12; step++) {
+            for (int v = 9; v < V; v++) g.logits[v] = 80.0f; /* far ahead */
+            int id;
+            assert_int_equal(attn_generator_step(&g, t ? &greedy : &hot, &id, &err), ATTN_OK);
+            assert_true(id >= 1 && id <= 8);
+        }
+        char *out;
+        g.ids[g.n - 1] = 10; /* an id that is no token: skipped */
+        assert_int_equal(attn_tokenizer_decode(m.tok, g.ids, g.n, true, &out, &err), ATTN_OK);
+        assert_non_null(strstr(out, "the cat"));
+        free(out);
+        attn_generator_free(&g);
+    }
     attn_config_free(&c);
     attn_model_free(&m);
 }
@@ -877,6 +963,7 @@ int main(void)
         cmocka_unit_test(test_padding_and_cache),
         cmocka_unit_test(test_generate_equals_full_passes),
         cmocka_unit_test(test_sampling_never_unk),
+        cmocka_unit_test(test_ids_without_tokens),
         cmocka_unit_test(test_untraced_steps),
         cmocka_unit_test(test_kv_cache_grows),
         cmocka_unit_test(test_one_layer_of_weights),
