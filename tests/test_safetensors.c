@@ -167,8 +167,8 @@ static void test_malformed_files(void **state)
         {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
          "\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", UINT64_MAX, 8, "appears twice"},
         /* a key given twice inside an entry or the metadata (issue 21): which one holds? */
-        {"{\"x\":{\"dtype\":\"F16\",\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", UINT64_MAX, 4,
-         "x: key 'dtype' appears twice"},
+        {"{\"foo\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,4]}}", UINT64_MAX, 4,
+         "foo: key 'dtype' appears twice"},
         {"{\"__metadata__\":{\"heads\":\"2\",\"heads\":\"8\"}}", UINT64_MAX, 0,
          "__metadata__: key 'heads' appears twice"},
         /* contract names whose shapes disagree */
