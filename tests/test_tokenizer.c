@@ -260,6 +260,17 @@ static void refusals(void **state)
                    "key 'type' appears twice in model");
     expect_refused("{\"added_tokens\":[{\"id\":2,\"content\":\"<x>\",\"special\":true,\"special\":false}]," WL "}",
                    "key 'special' appears twice in added_tokens[0]");
+    /* a flag of another kind is refused, not read as false */
+    expect_refused("{\"model\":{\"type\":\"BPE\",\"byte_fallback\":\"true\",\"vocab\":{\"a\":0}}}",
+                   "'model.byte_fallback' must be true or false, not a string (\"true\")");
+    expect_refused("{\"model\":{\"type\":\"BPE\",\"ignore_merges\":1,\"vocab\":{\"a\":0}}}",
+                   "'model.ignore_merges' must be true or false, not a number");
+    expect_refused("{\"model\":{\"type\":\"BPE\",\"unk_token\":0,\"vocab\":{\"a\":0}}}",
+                   "'model.unk_token' must be a token or null, not a number");
+    expect_refused("{\"added_tokens\":[{\"id\":2,\"content\":\"<x>\",\"special\":\"yes\"}]," WL "}",
+                   "'added_tokens[0].special' must be true or false, not a string (\"yes\")");
+    expect_refused("{\"added_tokens\":[{\"id\":2,\"content\":\"<x>\",\"lstrip\":null}]," WL "}",
+                   "'added_tokens[0].lstrip' must be true or false, not null");
 #undef WL
     /* WordLevel without an unknown token: a word outside the vocabulary is an error, said once */
     attn_tokenizer *t = make("{\"type\":\"WordLevel\",\"vocab\":{\"a\":0}}", "[]", "null",

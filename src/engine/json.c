@@ -17,6 +17,23 @@ const char *attn_json_kind(const cJSON *v)
     return "an unknown value";
 }
 
+attn_status attn_json_wrong(const char *name, const char *want, const cJSON *v, attn_error *err)
+{
+    if (cJSON_IsString(v))
+        return attn_fail(err, ATTN_ERR_FORMAT, "'%s' must be %s, not a string (\"%.30s\")", name, want, v->valuestring);
+    return attn_fail(err, ATTN_ERR_FORMAT, "'%s' must be %s, not %s", name, want, attn_json_kind(v));
+}
+
+attn_status attn_json_bool(const cJSON *o, const char *key, const char *name, bool def, bool *out, attn_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    *out = def;
+    if (!v) return ATTN_OK;
+    if (!cJSON_IsBool(v)) return attn_json_wrong(name, "true or false", v, err);
+    *out = cJSON_IsTrue(v);
+    return ATTN_OK;
+}
+
 static int by_key(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* The first key of object o given twice, by sorting its keys; NULL if none.

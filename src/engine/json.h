@@ -9,6 +9,7 @@
 #define ATTN_JSON_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 
 #include "error.h"
 
@@ -21,5 +22,14 @@ attn_status attn_json_unique_keys(const cJSON *v, attn_error *err);
 /* v's kind as a message says it: "a string", "a number", "a boolean",
  * "null", "a list", "an object" ("nothing" for NULL). */
 const char *attn_json_kind(const cJSON *v);
+
+/* A value of the wrong kind: ATTN_ERR_FORMAT with "'NAME' must be WANT, not
+ * KIND", a string's text quoted ("not a string (\"10000\")"). Read as the
+ * default instead, such a value would silently mean something else. */
+attn_status attn_json_wrong(const char *name, const char *want, const cJSON *v, attn_error *err);
+
+/* o's member key, true or false: def when absent; any other kind (the string
+ * "true", 1, null) is attn_json_wrong, the key called name. */
+attn_status attn_json_bool(const cJSON *o, const char *key, const char *name, bool def, bool *out, attn_error *err);
 
 #endif

@@ -40,10 +40,8 @@ const char *attn_arch_name(attn_arch_kind kind)
 /* "config.json: 'KEY' must be WANT, not KIND", with a string's text quoted. */
 static attn_status wrong_kind(const char *key, const char *want, const cJSON *v, attn_error *err)
 {
-    if (cJSON_IsString(v))
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' must be %s, not a string (\"%.30s\")", key, want,
-                         v->valuestring);
-    return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' must be %s, not %s", key, want, attn_json_kind(v));
+    attn_json_wrong(key, want, v, err);
+    return attn_error_prefix(err, "config.json");
 }
 
 static bool is_whole(const cJSON *v)
@@ -93,14 +91,8 @@ static attn_status json_real(const cJSON *root, const char *key, const char *nam
 /* An optional true or false: def when absent. */
 static attn_status json_bool(const cJSON *root, const char *key, bool def, bool *out, attn_error *err)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (!v) {
-        *out = def;
-        return ATTN_OK;
-    }
-    if (!cJSON_IsBool(v)) return wrong_kind(key, "true or false", v, err);
-    *out = cJSON_IsTrue(v);
-    return ATTN_OK;
+    attn_status st = attn_json_bool(root, key, key, def, out, err);
+    return st ? attn_error_prefix(err, "config.json") : ATTN_OK;
 }
 
 /* An optional text: NULL when absent. */

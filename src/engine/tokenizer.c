@@ -128,10 +128,14 @@ static attn_status read_model(attn_tokenizer *t, const cJSON *model, attn_error 
         if (o && !cJSON_IsNull(o) && !(cJSON_IsString(o) && !o->valuestring[0]) && !(cJSON_IsNumber(o) && o->valuedouble == 0))
             return attn_fail(err, ATTN_ERR_FORMAT, "model %s is not supported", OFF[i]);
     }
-    t->byte_fallback = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "byte_fallback"));
-    t->fuse_unk = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "fuse_unk"));
-    t->ignore_merges = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "ignore_merges"));
+    /* a flag of another kind ("true") is refused: read as false it would tokenize otherwise */
+    if ((st = attn_json_bool(model, "byte_fallback", "model.byte_fallback", false, &t->byte_fallback, err)) ||
+        (st = attn_json_bool(model, "fuse_unk", "model.fuse_unk", false, &t->fuse_unk, err)) ||
+        (st = attn_json_bool(model, "ignore_merges", "model.ignore_merges", false, &t->ignore_merges, err)))
+        return st;
     const cJSON *unk = cJSON_GetObjectItemCaseSensitive(model, "unk_token");
+    if (unk && !cJSON_IsNull(unk) && !cJSON_IsString(unk))
+        return attn_json_wrong("model.unk_token", "a token or null", unk, err);
     if (cJSON_IsString(unk) && (t->unk = tok_map_get(&t->ids, unk->valuestring)) < 0)
         return attn_fail(err, ATTN_ERR_FORMAT, "unk_token '%.40s' is not in the vocabulary", unk->valuestring);
     const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
@@ -152,14 +156,17 @@ static attn_status read_added(attn_tokenizer *t, const cJSON *added, attn_error 
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(a, "content"), *id = cJSON_GetObjectItemCaseSensitive(a, "id");
         if (!cJSON_IsString(c) || !cJSON_IsNumber(id) || !c->valuestring[0])
             return attn_fail(err, ATTN_ERR_FORMAT, "an added token needs a content and an id");
-        static const char *const FLAGS[] = {"single_word", "lstrip", "rstrip"};
-        for (int i = 0; i < 3; i++)
-            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, FLAGS[i])))
+        static const char *const FLAGS[] = {"single_word", "lstrip", "rstrip", "special"};
+        bool on[4];
+        for (int i = 0; i < 4; i++) {
+            char name[48];
+            snprintf(name, sizeof name, "added_tokens[%d].%s", t->n_added, FLAGS[i]);
+            if ((st = attn_json_bool(a, FLAGS[i], name, false, &on[i], err))) return st;
+            if (i < 3 && on[i])
                 return attn_fail(err, ATTN_ERR_FORMAT, "added token '%.40s': %s is not supported", c->valuestring,
                                  FLAGS[i]);
-        if ((st = assign(t, "added token", c->valuestring, id->valuedouble,
-                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "special")), err)))
-            return st;
+        }
+        if ((st = assign(t, "added token", c->valuestring, id->valuedouble, on[3], err))) return st;
         if (!(t->added[t->n_added].content = strdup(c->valuestring))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
         t->added[t->n_added++].id = (int)id->valuedouble;
     }
