@@ -533,6 +533,109 @@ r = run(["trace", "--seed", "7", "-o", link])
 check("writing through a symbolic link replaces the file it names and keeps the link",
       r.returncode == 0 and os.path.islink(link) and open(src, "rb").read() != before, r.stderr)
 
+# ---- model folders (issue 21) ----
+TANG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "tang")
+
+
+def tang_copy(name, skip=()):
+    d = os.path.join(TMP, name)
+    os.makedirs(d)
+    for f in ("config.json", "tokenizer.json", "model.safetensors"):
+        if f not in skip:
+            shutil.copy(os.path.join(TANG, f), d)
+    return d
+
+
+def st_header(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    return json.loads(b[8:8 + n]), b[8 + n:]
+
+
+# a folder path of 4,083 bytes: config.json fits in the 4,095 a path may have,
+# model.safetensors.index.json and tokenizer.json do not; cut, they would read
+# the decoys model.safet (an index of shard w.st) and tokenizer.j, and load
+deep = os.path.join(TMP, "deep")
+while len(deep) < 4083:
+    rest = 4083 - len(deep) - 1
+    deep = os.path.join(deep, "d" * (rest if rest <= 200 else 150 if rest - 200 < 2 else 200))
+os.makedirs(deep)
+shutil.copy(os.path.join(TANG, "config.json"), deep)
+shutil.copy(os.path.join(TANG, "model.safetensors"), os.path.join(deep, "w.st"))
+shutil.copy(os.path.join(TANG, "tokenizer.json"), os.path.join(deep, "tokenizer.j"))
+with open(os.path.join(deep, "model.safet"), "w") as f:
+    json.dump({"weight_map": {k: "w.st" for k in st_header(os.path.join(TANG, "model.safetensors"))[0]
+                              if k != "__metadata__"}}, f)
+r = expect(["generate", "--model", deep, "--text", "春眠", "--max-new", "3"], 1,
+           "/model.safetensors.index.json: the path is 4112 bytes, longer than the 4095 a path may have")
+check("a folder path too long for its files: named by its ends", "…" in r.stderr.decode(), r.stderr)
+
+# a tensor in two shards: refused, naming both (one copy would win silently)
+d = tang_copy("two-shards", skip=("model.safetensors",))
+h, data = st_header(os.path.join(TANG, "model.safetensors"))
+names = sorted(k for k in h if k != "__metadata__")
+def write_st(path, keys):
+    out, blobs, off = {}, [], 0
+    for k in keys:
+        b0, b1 = h[k]["data_offsets"]
+        out[k] = dict(h[k], data_offsets=[off, off + b1 - b0])
+        blobs.append(data[b0:b1])
+        off += b1 - b0
+    text = json.dumps(out).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+half = len(names) // 2
+write_st(os.path.join(d, "a.safetensors"), names[:half])
+write_st(os.path.join(d, "b.safetensors"), names[half:] + [names[0]])
+with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+    json.dump({"weight_map": {k: "a.safetensors" if i < half else "b.safetensors" for i, k in enumerate(names)}}, f)
+expect(["generate", "--model", d, "--text", "春眠", "--max-new", "3"], 1,
+       f"tensor '{names[0]}' is in two shards, a.safetensors and b.safetensors")
+
+# a vocabulary key that is not UTF-8: refused, naming the file and the token's id
+d = tang_copy("bad-utf8", skip=("tokenizer.json",))
+tok = open(os.path.join(TANG, "tokenizer.json"), "rb").read()
+key = [k for k, v in json.loads(tok)["model"]["vocab"].items() if v == 100][0]
+spelled = [sp for sp in (json.dumps(key, ensure_ascii=False).encode() + b":", json.dumps(key).encode() + b":")
+           if tok.count(sp) == 1][0]  # as the file spells it: UTF-8 or \\u escapes
+with open(os.path.join(d, "tokenizer.json"), "wb") as f:
+    f.write(tok.replace(spelled, b'"\xff\xfe":'))
+expect(["generate", "--model", d, "--text", "春眠", "--max-new", "3"], 1,
+       "bad-utf8/tokenizer.json: vocab entry of id 100 is not valid UTF-8 (byte 0xFF at offset 0 of 2)")
+
+# a vocab_size larger than the tokenizer (DeepSeek-V3: 129,280 vs 128,815): the ids without a token
+# are never drawn, even at T = 100 where the draws spread over the whole vocabulary
+d = tang_copy("holes", skip=("tokenizer.json",))
+tok = json.loads(open(os.path.join(TANG, "tokenizer.json"), "rb").read())
+tok["model"]["vocab"] = {k: v for k, v in tok["model"]["vocab"].items() if v < 2048}
+with open(os.path.join(d, "tokenizer.json"), "w") as f:
+    json.dump(tok, f, ensure_ascii=False)
+for seed in ("1", "2", "3"):
+    r = expect(["generate", "--model", d, "--text", "春眠", "--max-new", "40", "--temperature", "100", "--seed", seed,
+                "--probs"], 0, " → ", stream="stdout")
+    ids = [int(line.split("\t")[1]) for line in r.stdout.decode().splitlines() if line.count("\t") == 2]
+    check(f"generate at T = 100, seed {seed}: 40 tokens (or up to </s>), none without a token",
+          (len(ids) == 40 or ids[-1:] == [2]) and max(ids) < 2048, ids)
+
+# config.json's values of the wrong kind, or given twice, are refused: never the default instead
+tang_cfg = open(os.path.join(TANG, "config.json")).read()
+for i, (change, msg) in enumerate((
+        (('"rope_theta": 10000.0', '"rope_theta": "10000"'), "config.json: 'rope_theta' must be a number, not a string"),
+        (('"max_position_embeddings": 128', '"max_position_embeddings": "x"'),
+         "config.json: 'max_position_embeddings' must be a number, not a string (\"x\")"),
+        (('"rms_norm_eps": 1e-05', '"rms_norm_eps": "1e-5"'), "config.json: 'rms_norm_eps' must be a number"),
+        (('"tie_word_embeddings": true', '"tie_word_embeddings": "true"'),
+         "config.json: 'tie_word_embeddings' must be true or false, not a string"),
+        (('"num_hidden_layers": 4', '"num_hidden_layers": -4'), "'num_hidden_layers' must be a whole number from 1"),
+        (('"rope_theta": 10000.0', '"rope_theta": 10000.0, "rope_theta": 500000.0'),
+         "config.json: key 'rope_theta' appears twice"))):
+    assert change[0] in tang_cfg
+    d = tang_copy(f"kind{i}", skip=("config.json",))
+    with open(os.path.join(d, "config.json"), "w") as f:
+        f.write(tang_cfg.replace(*change))
+    expect(["generate", "--model", d, "--text", "春眠", "--max-new", "3"], 1, msg)
+
 # A saved trace is mapped, not copied: drawing a 100 MiB one holds at most 1.3 times
 # its size (it held 3 times when the file was read into memory and then copied).
 big = os.path.join(TMP, "big.safetensors")

@@ -1,6 +1,7 @@
 /* test_model.c — model folders (model.h), the model's traced forward pass
  * (model_run.h) and generation over the KV cache (generate.h), on small random
  * Llama folders written here. */
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,12 +13,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "fileio.h"
 #include "forward.h"
 #include "generate.h"
 #include "kv_cache.h"
 #include "model_run.h"
+#include "paths.h"
 #include "rng.h"
 #include "safetensors.h"
 #include "trace_io.h"
@@ -169,6 +173,287 @@ static void test_bad_folders(void **state)
     expect_load_error(model_dir("tok"), "tokenizer.json");
 }
 
+/* Copies file from dir to dir2/file2; the paths may be PATH_MAX long. */
+static void copy_file(const char *dir, const char *file, const char *dir2, const char *file2)
+{
+    char from[PATH_MAX], to[PATH_MAX], *data;
+    size_t n;
+    attn_error err;
+    assert_int_equal(attn_path_format(from, sizeof from, &err, "%s/%s", dir, file), ATTN_OK);
+    assert_int_equal(attn_path_format(to, sizeof to, &err, "%s/%s", dir2, file2), ATTN_OK);
+    assert_int_equal(attn_file_read(from, 1u << 26, &data, &n, &err), ATTN_OK);
+    FILE *f = fopen(to, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+    free(data);
+}
+
+/* An index that puts every tensor of the fixture's model.safetensors in shard. */
+static void write_index(const char *from_dir, const char *dir, const char *file, const char *shard)
+{
+    char path[PATH_MAX], *text = calloc(1, 1 << 16);
+    attn_st_file f;
+    attn_error err;
+    snprintf(path, sizeof path, "%s/model.safetensors", from_dir);
+    assert_int_equal(attn_st_read(path, &f, &err), ATTN_OK);
+    size_t n = (size_t)snprintf(text, 1 << 16, "{\"weight_map\": {");
+    for (int i = 0; i < f.n; i++)
+        n += (size_t)snprintf(text + n, (1 << 16) - n, "%s\"%s\": \"%s\"", i ? ", " : "", f.entries[i].name, shard);
+    snprintf(text + n, (1 << 16) - n, "}}");
+    attn_st_free(&f);
+    assert_int_equal(attn_path_format(path, sizeof path, &err, "%s/%s", dir, file), ATTN_OK);
+    FILE *o = fopen(path, "w");
+    assert_non_null(o);
+    fputs(text, o);
+    fclose(o);
+    free(text);
+}
+
+/* A path is formatted whole or not at all (paths.h): one that fits exactly is
+ * kept; one byte more is refused, named by its ends, and never used cut. A
+ * model folder whose path is 4,083 bytes keeps config.json (4,095 with it),
+ * but model.safetensors.index.json and tokenizer.json do not fit: cut to the
+ * 4,095 bytes a path may have they read model.safet and tokenizer.j, here
+ * decoys that work (an index of shard w.st, a tokenizer), so a cut path would
+ * load a model from them. The load is refused, naming the path. */
+static void test_long_paths(void **state)
+{
+    (void)state;
+    char buf[8], deep[PATH_MAX];
+    attn_error err = {0};
+    assert_int_equal(attn_path_format(buf, sizeof buf, &err, "%s/%s", "abc", "def"), ATTN_OK);
+    assert_string_equal(buf, "abc/def");
+    assert_int_equal(attn_path_format(buf, sizeof buf, &err, "%s/%s", "abc", "defg"), ATTN_ERR_IO);
+    assert_string_equal(buf, "");
+    assert_string_equal(err.msg, "abc/defg: the path is 8 bytes, longer than the 7 a path may have here");
+
+    const char *src = model_dir("short");
+    make_model(src, 1, 2, 2, true, NULL, NULL);
+    /* the decoys work where they are named so */
+    const char *decoy = model_dir("decoy");
+    mkdir(decoy, 0755);
+    copy_file(src, "config.json", decoy, "config.json");
+    copy_file(src, "model.safetensors", decoy, "w.st");
+    copy_file(src, "tokenizer.json", decoy, "tokenizer.json");
+    write_index(src, decoy, "model.safetensors.index.json", "w.st");
+    attn_model m;
+    assert_int_equal(attn_model_load(decoy, &m, &err), ATTN_OK);
+    attn_model_free(&m);
+
+    enum { LEN = 4083 };
+    size_t n = (size_t)snprintf(deep, sizeof deep, "%s/deep", ROOT);
+    assert_int_equal(mkdir(deep, 0755), 0);
+    while (n < LEN) { /* folders of up to 200 bytes, none left empty */
+        size_t rest = LEN - n - 1, seg = rest <= 200 ? rest : rest - 200 < 2 ? 150 : 200;
+        deep[n++] = '/';
+        memset(deep + n, 'd', seg);
+        n += seg;
+        deep[n] = '\0';
+        assert_int_equal(mkdir(deep, 0755), 0);
+    }
+    assert_int_equal(strlen(deep), LEN);
+    copy_file(src, "config.json", deep, "config.json");
+    copy_file(src, "model.safetensors", deep, "w.st");
+    copy_file(src, "tokenizer.json", deep, "tokenizer.j");
+    write_index(src, deep, "model.safet", "w.st");
+    attn_model_config c;
+    assert_int_equal(attn_model_peek(deep, &c, &err), ATTN_OK); /* config.json fits */
+    assert_int_not_equal(attn_model_load(deep, &m, &err), ATTN_OK);
+    if (!strstr(err.msg, "/deep/dd") || !strstr(err.msg, "d…d") ||
+        !strstr(err.msg, "dd/model.safetensors.index.json: the path is 4112 bytes, longer than the 4095"))
+        fail_msg("%s", err.msg);
+
+    /* a models' folder whose path does not fit is none: not a cut one */
+    char *root = malloc(5000);
+    memset(root, 'r', 4999);
+    memcpy(root, ROOT, strlen(ROOT));
+    root[strlen(ROOT)] = '/';
+    root[4999] = '\0';
+    setenv("ATTNLAB_MODELS", root, 1);
+    assert_string_equal(attn_model_root(), "");
+    assert_int_not_equal(attn_model_load("short", &m, &err), ATTN_OK);
+    assert_non_null(strstr(err.msg, "the models' folder ($ATTNLAB_MODELS or the installed one) has a path longer than"));
+    unsetenv("ATTNLAB_MODELS");
+    free(root);
+}
+
+/* Writes the tensors of src_dir's model.safetensors that keep() picks to dir/file. */
+static void write_shard(const char *src_dir, const char *dir, const char *file, bool (*keep)(const char *))
+{
+    char path[PATH_MAX];
+    attn_st_file f;
+    attn_error err;
+    snprintf(path, sizeof path, "%s/model.safetensors", src_dir);
+    assert_int_equal(attn_st_read(path, &f, &err), ATTN_OK);
+    attn_st_tensor t[64];
+    float *data[64];
+    int n = 0;
+    for (int i = 0; i < f.n; i++) {
+        if (!keep(f.entries[i].name)) continue;
+        data[n] = malloc(attn_st_count(&f.entries[i]) * sizeof(float));
+        attn_st_copy_f32(&f, &f.entries[i], data[n]);
+        t[n] = (attn_st_tensor){f.entries[i].name, f.entries[i].ndim, f.entries[i].shape, data[n]};
+        n++;
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    assert_int_equal(attn_st_write(path, t, n, NULL, 0, &err), ATTN_OK);
+    for (int i = 0; i < n; i++) free(data[i]);
+    attn_st_free(&f);
+}
+
+static bool in_layers(const char *name) { return !strncmp(name, "model.layers.", 13); }
+static bool outside_layers(const char *name) { return !in_layers(name); }
+static bool layers_and_norm(const char *name) { return in_layers(name) || !strcmp(name, "model.norm.weight"); }
+
+/* An index of the fixture's tensors: the layers in b.safetensors, the rest in
+ * a.safetensors, then `extra` (more "name": "shard" pairs, or ""). */
+static void write_split_index(const char *src_dir, const char *dir, const char *extra)
+{
+    char path[PATH_MAX], *text = calloc(1, 1 << 16);
+    attn_st_file f;
+    attn_error err;
+    snprintf(path, sizeof path, "%s/model.safetensors", src_dir);
+    assert_int_equal(attn_st_read(path, &f, &err), ATTN_OK);
+    size_t n = (size_t)snprintf(text, 1 << 16, "{\"weight_map\": {");
+    for (int i = 0; i < f.n; i++)
+        n += (size_t)snprintf(text + n, (1 << 16) - n, "%s\"%s\": \"%s\"", i ? ", " : "", f.entries[i].name,
+                              in_layers(f.entries[i].name) ? "b.safetensors" : "a.safetensors");
+    snprintf(text + n, (1 << 16) - n, "%s}}", extra);
+    attn_st_free(&f);
+    write_text(dir, "model.safetensors.index.json", text);
+    free(text);
+}
+
+/* A tensor is in one shard only (issue 21): a second copy, whether the index
+ * lists it there too (a key given twice) or not, is refused naming both
+ * shards; the index listing a tensor twice in one shard is refused too. */
+static void test_tensor_in_two_shards(void **state)
+{
+    (void)state;
+    const char *src = model_dir("whole"), *dir = model_dir("sharded");
+    attn_model m;
+    attn_error err;
+    make_model(src, 2, 2, 1, true, NULL, NULL);
+    mkdir(dir, 0755);
+    copy_file(src, "config.json", dir, "config.json");
+    copy_file(src, "tokenizer.json", dir, "tokenizer.json");
+    write_shard(src, dir, "a.safetensors", outside_layers);
+    write_shard(src, dir, "b.safetensors", in_layers);
+    write_split_index(src, dir, "");
+    assert_int_equal(attn_model_load(dir, &m, &err), ATTN_OK); /* split once: fine */
+    attn_model_free(&m);
+    write_shard(src, dir, "b.safetensors", layers_and_norm); /* model.norm.weight in both */
+    write_split_index(src, dir, ", \"model.norm.weight\": \"b.safetensors\"");
+    expect_load_error(dir, "sharded: tensor 'model.norm.weight' is in two shards, a.safetensors and b.safetensors");
+    write_split_index(src, dir, "");
+    expect_load_error(dir, "tensor 'model.norm.weight' is in two shards, a.safetensors and b.safetensors");
+    write_shard(src, dir, "b.safetensors", in_layers);
+    write_split_index(src, dir, ", \"model.norm.weight\": \"a.safetensors\"");
+    expect_load_error(dir, "model.safetensors.index.json: key 'model.norm.weight' appears twice in weight_map");
+}
+
+/* dir's config.json as make_model wrote it, without key, then `extra` appended
+ * ("\"key\": value", or "" for none) . */
+static void config_with(const char *dir, const char *key, const char *extra)
+{
+    char path[PATH_MAX], *text, out[2048];
+    size_t n;
+    attn_error err;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    assert_int_equal(attn_file_read(path, 1 << 16, &text, &n, &err), ATTN_OK);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, key);
+    char *base = cJSON_PrintUnformatted(root);
+    *strrchr(base, '}') = '\0';
+    snprintf(out, sizeof out, "%s%s%s}", base, *extra ? ", " : "", extra);
+    free(base);
+    cJSON_Delete(root);
+    write_text(dir, "config.json", out);
+}
+
+/* Every key config.json is read for has one kind (issue 21): a value of
+ * another kind, out of range or given twice is refused, naming the key and
+ * the kind wanted, never replaced by the default; the same for eval.json. */
+static void test_config_kinds(void **state)
+{
+    (void)state;
+    static const struct { const char *key, *given, *msg; } CASES[] = {
+        {"rope_theta", "\"rope_theta\": \"10000\"", "config.json: 'rope_theta' must be a number, not a string (\"10000\")"},
+        {"rope_theta", "\"rope_theta\": null", "'rope_theta' must be a number, not null"},
+        {"rope_theta", "\"rope_theta\": 0.5", "'rope_theta' must be a finite number above 1, not 0.5"},
+        {"max_position_embeddings", "\"max_position_embeddings\": \"x\"",
+         "'max_position_embeddings' must be a number, not a string (\"x\")"},
+        {"max_position_embeddings", "\"max_position_embeddings\": 0", "'max_position_embeddings' must be a whole number from 1, not 0"},
+        {"max_position_embeddings", "\"max_position_embeddings\": 16.5", "must be a whole number from 1, not 16.5"},
+        {"rms_norm_eps", "\"rms_norm_eps\": \"1e-5\"", "'rms_norm_eps' must be a number, not a string (\"1e-5\")"},
+        {"rms_norm_eps", "\"rms_norm_eps\": -1e-5", "'rms_norm_eps' must be a number in (0, 1), not -1e-05"},
+        {"tie_word_embeddings", "\"tie_word_embeddings\": \"true\"",
+         "'tie_word_embeddings' must be true or false, not a string (\"true\")"},
+        {"tie_word_embeddings", "\"tie_word_embeddings\": 1", "'tie_word_embeddings' must be true or false, not a number"},
+        {"attnlab_causal", "\"attnlab_causal\": \"false\"", "'attnlab_causal' must be true or false, not a string"},
+        {"mlp_bias", "\"mlp_bias\": \"false\"", "'mlp_bias' must be true or false, not a string"},
+        {"attention_bias", "\"attention_bias\": null", "'attention_bias' must be true or false, not null"},
+        {"use_sliding_window", "\"use_sliding_window\": []", "'use_sliding_window' must be true or false, not a list"},
+        {"hidden_size", "\"hidden_size\": \"8\"", "'hidden_size' must be a whole number, not a string (\"8\")"},
+        {"num_hidden_layers", "\"num_hidden_layers\": 0", "'num_hidden_layers' must be a whole number from 1 to 256, not 0"},
+        {"intermediate_size", "\"intermediate_size\": -12", "'intermediate_size' must be a whole number from 1 to"},
+        {"vocab_size", "\"vocab_size\": 12.5", "'vocab_size' must be a whole number from 1 to 4194304, not 12.5"},
+        {"num_key_value_heads", "\"num_key_value_heads\": \"2\"", "'num_key_value_heads' must be a whole number, not a string"},
+        {"head_dim", "\"head_dim\": true", "'head_dim' must be a whole number, not a boolean"},
+        {"bos_token_id", "\"bos_token_id\": \"1\"", "'bos_token_id' must be a token id (a whole number from 0), a list of "
+         "them or null, not a string (\"1\")"},
+        {"eos_token_id", "\"eos_token_id\": [2, \"x\"]", "'eos_token_id' must be a token id"},
+        {"eos_token_id", "\"eos_token_id\": -1", "'eos_token_id' must be a token id (a whole number from 0), a list of them "
+         "or null, not -1"},
+        {"architectures", "\"architectures\": \"LlamaForCausalLM\"", "'architectures' must be a list of names, not a string"},
+        {"architectures", "\"architectures\": [7]", "'architectures' must be a list of names, not a number"},
+        {"model_type", "\"model_type\": 7", "'model_type' must be a string, not a number"},
+        {"hidden_act", "\"hidden_act\": 1", "'hidden_act' must be a string, not a number"},
+        {"rope_scaling", "\"rope_scaling\": \"llama3\"", "'rope_scaling' must be null or an object, not a string"},
+        {"rope_scaling", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": \"8\", \"low_freq_factor\": 1, "
+         "\"high_freq_factor\": 4, \"original_max_position_embeddings\": 8}",
+         "'rope_scaling.factor' must be a number, not a string (\"8\")"},
+        {"rope_scaling", "\"rope_scaling\": {\"rope_type\": 3}", "'rope_scaling.rope_type' must be a string, not a number"},
+        {"rope_theta", "\"rope_theta\": 100, \"rope_theta\": 500000", "config.json: key 'rope_theta' appears twice"},
+        {"rope_scaling", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"rope_type\": \"default\"}",
+         "config.json: key 'rope_type' appears twice in rope_scaling"},
+        {"eos_token_id", "\"eos_token_id\": [{\"a\": 1, \"a\": 2}]", "key 'a' appears twice in eos_token_id[0]"},
+    };
+    const char *dir = model_dir("kinds");
+    attn_model m;
+    attn_error err;
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        make_model(dir, 1, 2, 2, true, NULL, NULL);
+        config_with(dir, CASES[i].key, CASES[i].given);
+        expect_load_error(dir, CASES[i].msg);
+    }
+    /* what transformers reads as None, null is here too; a list of EOS ids is read by its first */
+    make_model(dir, 1, 2, 2, true, NULL, NULL);
+    config_with(dir, "eos_token_id", "\"eos_token_id\": [2, 3]");
+    config_with(dir, "num_key_value_heads", "\"num_key_value_heads\": null");
+    config_with(dir, "bos_token_id", "\"bos_token_id\": null, \"head_dim\": null, \"rope_scaling\": null");
+    if (attn_model_load(dir, &m, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(m.cfg.eos, 2);
+    assert_int_equal(m.cfg.bos, -1);
+    assert_int_equal(m.cfg.kv_heads, 2);
+    attn_model_free(&m);
+    /* eval.json, when there is one */
+    make_model(dir, 1, 2, 2, true, NULL, NULL);
+    write_text(dir, "eval.json", "{\"variant\": \"gqa\", \"heldout_loss\": \"4.1\"}");
+    expect_load_error(dir, "eval.json: 'heldout_loss' must be a number, not a string");
+    write_text(dir, "eval.json", "{\"variant\": \"gqa\", \"lang\": \"en\", \"lang\": \"zh\"}");
+    expect_load_error(dir, "eval.json: key 'lang' appears twice");
+    write_text(dir, "eval.json", "{\"variant\": [\"gqa\"]}");
+    expect_load_error(dir, "eval.json: 'variant' must be a string of at most 15 bytes, not a list");
+    write_eval(dir, "mqa", 3.5);
+    assert_int_equal(attn_model_load(dir, &m, &err), ATTN_OK);
+    assert_string_equal(m.variant, "mqa");
+    assert_true(m.heldout_loss == 3.5);
+    attn_model_free(&m);
+}
+
 static void run_text(const char *dir, const char *text, const char *pad_side, int past, bool pad_mask,
                      attn_trace *tr)
 {
@@ -292,14 +577,32 @@ static void test_generate_equals_full_passes(void **state)
     float logits[V];
     for (int v = 0; v < V; v++) logits[v] = (float)v * 0.1f;
     for (float u = 0; u < 1; u += 0.05f) {
-        int a = attn_sample_logits(logits, V, -1, &warm, u);
+        int a = attn_sample_logits(logits, V, NULL, &warm, u);
         assert_true(a >= V - 3); /* top-3 only */
-        assert_int_equal(a, attn_sample_logits(logits, V, -1, &warm, u));
+        assert_int_equal(a, attn_sample_logits(logits, V, NULL, &warm, u));
     }
-    assert_int_equal(attn_sample_logits(logits, V, -1, &(attn_sampling){0}, 0.5f), V - 1);
+    assert_int_equal(attn_sample_logits(logits, V, NULL, &(attn_sampling){0}, 0.5f), V - 1);
     attn_config_free(&c);
     attn_model_free(&m);
 }
+
+/* A WordLevel tokenizer whose tokens are "t<id>" for the n ids given; unk:
+ * the unknown token's id, or −1 for none. */
+static attn_tokenizer *tokenizer_of(const int *ids, int n, int unk)
+{
+    char json[2048];
+    size_t k = (size_t)snprintf(json, sizeof json, "{\"model\":{\"type\":\"WordLevel\",");
+    if (unk >= 0) k += (size_t)snprintf(json + k, sizeof json - k, "\"unk_token\":\"t%d\",", unk);
+    k += (size_t)snprintf(json + k, sizeof json - k, "\"vocab\":{");
+    for (int i = 0; i < n; i++) k += (size_t)snprintf(json + k, sizeof json - k, "%s\"t%d\":%d", i ? "," : "", ids[i], ids[i]);
+    snprintf(json + k, sizeof json - k, "}}}");
+    attn_tokenizer *t;
+    attn_error err;
+    if (attn_tokenizer_parse(json, strlen(json), "t.json", &t, &err)) fail_msg("%s", err.msg);
+    return t;
+}
+
+static const int EVERY_ID[V] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 
 /* <unk> is never chosen, even where it is the most likely token: not by
  * greedy decoding, not among the top k, not drawn at any temperature; the
@@ -312,25 +615,31 @@ static void test_sampling_never_unk(void **state)
     float logits[V];
     for (int v = 0; v < V; v++) logits[v] = (float)v * 0.1f;
     logits[UNK] = 5.0f; /* p(unk) ≈ 0.99 */
+    attn_tokenizer *tok = tokenizer_of(EVERY_ID, V, UNK), *none = tokenizer_of(EVERY_ID, V, -1);
+    attn_tokenizer *alone = tokenizer_of(EVERY_ID, 1, 0);
     const attn_sampling greedy = {0}, top1 = {1.0, 1, 3, false}, warm = {1.0, 0, 3, false}, hot = {100.0, 3, 3, false};
-    assert_int_equal(attn_sample_logits(logits, V, UNK, &greedy, 0.5f), V - 1);
+    assert_int_equal(attn_sample_logits(logits, V, tok, &greedy, 0.5f), V - 1);
     for (float u = 0; u < 1; u += 0.01f) {
-        assert_int_equal(attn_sample_logits(logits, V, UNK, &top1, u), V - 1);
-        int w = attn_sample_logits(logits, V, UNK, &warm, u), h = attn_sample_logits(logits, V, UNK, &hot, u);
+        assert_int_equal(attn_sample_logits(logits, V, tok, &top1, u), V - 1);
+        int w = attn_sample_logits(logits, V, tok, &warm, u), h = attn_sample_logits(logits, V, tok, &hot, u);
         assert_true(w != UNK && w >= 0 && w < V);
         assert_true(h >= V - 3); /* the top 3 without <unk>: V−3 .. V−1 */
     }
     /* asked for, it is back: the argmax, and drawn nearly always */
     attn_sampling with = greedy;
     with.allow_unk = true;
-    assert_int_equal(attn_sample_logits(logits, V, UNK, &with, 0.5f), UNK);
+    assert_int_equal(attn_sample_logits(logits, V, tok, &with, 0.5f), UNK);
     with = warm;
     with.allow_unk = true;
-    assert_int_equal(attn_sample_logits(logits, V, UNK, &with, 0.5f), UNK);
-    /* no unknown token (−1): nothing is left out */
-    assert_int_equal(attn_sample_logits(logits, V, -1, &greedy, 0.5f), UNK);
+    assert_int_equal(attn_sample_logits(logits, V, tok, &with, 0.5f), UNK);
+    /* no unknown token: nothing is left out */
+    assert_int_equal(attn_sample_logits(logits, V, none, &greedy, 0.5f), UNK);
+    assert_int_equal(attn_sample_logits(logits, V, NULL, &greedy, 0.5f), UNK);
     /* a vocabulary of <unk> alone: it is all there is */
-    assert_int_equal(attn_sample_logits(logits + UNK, 1, 0, &greedy, 0.5f), 0);
+    assert_int_equal(attn_sample_logits(logits + UNK, 1, alone, &greedy, 0.5f), 0);
+    attn_tokenizer_free(tok);
+    attn_tokenizer_free(none);
+    attn_tokenizer_free(alone);
 
     /* the generator reads its model's unknown token: id 0 in the fixture */
     attn_model m;
@@ -355,6 +664,68 @@ static void test_sampling_never_unk(void **state)
     assert_int_equal(attn_generator_step(&g, &(attn_sampling){.allow_unk = true}, &id, &err), ATTN_OK);
     assert_int_equal(id, 0);
     attn_generator_free(&g);
+    attn_config_free(&c);
+    attn_model_free(&m);
+}
+
+/* A checkpoint's vocab_size may be larger than its tokenizer (DeepSeek-V3:
+ * 129,280 vs 128,815): the ids beyond, or between, have logits but no token.
+ * They are never chosen, however heavy their logits, at any temperature or
+ * top k (issue 21), and decoding skips them as tokenizers' decode does. */
+static void test_ids_without_tokens(void **state)
+{
+    (void)state;
+    static const int SOME[] = {0, 1, 2, 3, 4, 6, 7, 8}; /* no 5, none from 9 */
+    attn_tokenizer *tok = tokenizer_of(SOME, 8, 0);
+    float logits[V];
+    for (int v = 0; v < V; v++) logits[v] = v == 5 || v >= 9 ? 50.0f : (float)v * 0.1f;
+    const attn_sampling greedy = {0}, top3 = {1.0, 3, 1, false}, hot = {100.0, 0, 1, false}, all = {100.0, 0, 1, true};
+    assert_int_equal(attn_sample_logits(logits, V, tok, &greedy, 0.5f), 8);
+    int seen[V] = {0};
+    for (float u = 0; u < 1; u += 0.01f) {
+        int a = attn_sample_logits(logits, V, tok, &top3, u), b = attn_sample_logits(logits, V, tok, &hot, u);
+        int c = attn_sample_logits(logits, V, tok, &all, u);
+        assert_true(a >= 6 && a <= 8);                  /* the top 3 tokens: 6, 7, 8 */
+        assert_true(b >= 1 && b <= 8 && b != 5);        /* no hole, no <unk> */
+        assert_true(c >= 0 && c <= 8 && c != 5);        /* <unk> back in, still no hole */
+        seen[b]++;
+    }
+    assert_true(seen[1] && seen[8]); /* at T = 100 the draws spread over every token */
+    attn_tokenizer_free(tok);
+
+    /* a model of 12 rows of logits whose tokenizer has 9 tokens (ids 0 .. 8) */
+    const char *dir = model_dir("holes");
+    attn_model m;
+    attn_generator g;
+    attn_config c;
+    attn_error err;
+    make_model(dir, 1, 2, 1, false, NULL, NULL);
+    char text[sizeof TOKENIZER];
+    memcpy(text, TOKENIZER, sizeof TOKENIZER);
+    char *cut = strstr(text, ",\"a\":9");
+    strcpy(cut, "}}}");
+    write_text(dir, "tokenizer.json", text);
+    assert_int_equal(attn_model_load(dir, &m, &err), ATTN_OK);
+    assert_int_equal(attn_tokenizer_vocab_size(m.tok), 9);
+    assert_int_equal(m.cfg.vocab, V);
+    attn_config_init(&c);
+    attn_config_set(&c, "text", "the cat", &err);
+    for (int t = 0; t < 2; t++) {
+        assert_int_equal(attn_generator_init(&g, &m, &c, &err), ATTN_OK);
+        g.trace_steps = t == 1;
+        for (int step = 0; step < 12; step++) {
+            for (int v = 9; v < V; v++) g.logits[v] = 80.0f; /* far ahead */
+            int id;
+            assert_int_equal(attn_generator_step(&g, t ? &greedy : &hot, &id, &err), ATTN_OK);
+            assert_true(id >= 1 && id <= 8);
+        }
+        char *out;
+        g.ids[g.n - 1] = 10; /* an id that is no token: skipped */
+        assert_int_equal(attn_tokenizer_decode(m.tok, g.ids, g.n, true, &out, &err), ATTN_OK);
+        assert_non_null(strstr(out, "the cat"));
+        free(out);
+        attn_generator_free(&g);
+    }
     attn_config_free(&c);
     attn_model_free(&m);
 }
@@ -625,10 +996,14 @@ int main(void)
         cmocka_unit_test(test_load),
         cmocka_unit_test(test_trained_causal),
         cmocka_unit_test(test_bad_folders),
+        cmocka_unit_test(test_long_paths),
+        cmocka_unit_test(test_tensor_in_two_shards),
+        cmocka_unit_test(test_config_kinds),
         cmocka_unit_test(test_trace_stages),
         cmocka_unit_test(test_padding_and_cache),
         cmocka_unit_test(test_generate_equals_full_passes),
         cmocka_unit_test(test_sampling_never_unk),
+        cmocka_unit_test(test_ids_without_tokens),
         cmocka_unit_test(test_untraced_steps),
         cmocka_unit_test(test_kv_cache_grows),
         cmocka_unit_test(test_one_layer_of_weights),

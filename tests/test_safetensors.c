@@ -169,6 +169,11 @@ static void test_malformed_files(void **state)
         {"{\"__metadata__\":{\"format\":\"other/9\"}}", UINT64_MAX, 0, "format 'other/9'"},
         {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
          "\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", UINT64_MAX, 8, "appears twice"},
+        /* a key given twice inside an entry or the metadata (issue 21): which one holds? */
+        {"{\"foo\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,4]}}", UINT64_MAX, 4,
+         "foo: key 'dtype' appears twice"},
+        {"{\"__metadata__\":{\"heads\":\"2\",\"heads\":\"8\"}}", UINT64_MAX, 0,
+         "__metadata__: key 'heads' appears twice"},
         /* contract names whose shapes disagree */
         {"{\"scores\":{\"dtype\":\"F32\",\"shape\":[1,2,3,3],\"data_offsets\":[0,72]},"
          "\"weights\":{\"dtype\":\"F32\",\"shape\":[1,4,3,3],\"data_offsets\":[72,216]}}", UINT64_MAX, 216,

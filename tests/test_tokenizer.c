@@ -81,8 +81,10 @@ static void word_level(void **state)
     assert_int_equal(attn_tokenizer_decode(t, (const int[]){1, 3}, 2, false, &text, &err), ATTN_OK);
     assert_string_equal(text, "<s> the");
     free(text);
-    assert_int_equal(attn_tokenizer_decode(t, (const int[]){3, 77}, 2, false, &text, &err), ATTN_ERR_CONFIG);
-    assert_non_null(strstr(err.msg, "token id 77"));
+    /* ids that are no token are skipped, as tokenizers' decode skips them (issue 21) */
+    assert_int_equal(attn_tokenizer_decode(t, (const int[]){3, 77, -1, 4}, 4, false, &text, &err), ATTN_OK);
+    assert_string_equal(text, "the jury");
+    free(text);
     attn_tokenizer_free(t);
 }
 
@@ -241,6 +243,35 @@ static void refusals(void **state)
                    "{\"Sequence\":{\"id\":\"A\"}}],\"special_tokens\":{\"<s>\":{\"id\":\"<s>\",\"ids\":[1]}}},"
                    "\"model\":{\"type\":\"WordLevel\",\"unk_token\":\"<unk>\",\"vocab\":{\"<unk>\":0,\"a\":2}}}",
                    "the template's special token '<s>' has id 1, which is no token of the vocabulary");
+    /* a token that is not UTF-8 (issue 21): named by its id, the byte and where it is */
+    expect_refused("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{\"a\":0,\"b\xff\":1}}}",
+                   "vocab entry of id 1 is not valid UTF-8 (byte 0xFF at offset 1 of 2)");
+    expect_refused("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{\"\xe9\xaa\":5}}}",
+                   "vocab entry of id 5 is not valid UTF-8 (byte 0xE9 at offset 0 of 2)");
+    expect_refused("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{\"\xed\xa0\x80\":0}}}", /* a surrogate */
+                   "vocab entry of id 0 is not valid UTF-8 (byte 0xED at offset 0 of 3)");
+    expect_refused("{\"added_tokens\":[{\"id\":2,\"content\":\"<\xc0\xaf>\"}]," WL "}", /* overlong '/' */
+                   "added token of id 2 is not valid UTF-8 (byte 0xC0 at offset 1 of 4)");
+    expect_refused("{\"normalizer\":{\"type\":\"Replace\",\"pattern\":{\"String\":\"x\"},\"content\":\"\xfe\"}," WL "}",
+                   "not valid UTF-8 (byte 0xFE at offset 68)");
+    /* a key given twice, at any depth: which one holds? */
+    expect_refused("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{\"a\":0,\"b\":1,\"a\":2}}}",
+                   "key 'a' appears twice in model.vocab");
+    expect_refused("{\"model\":{\"type\":\"WordLevel\",\"type\":\"BPE\",\"vocab\":{\"a\":0}}}",
+                   "key 'type' appears twice in model");
+    expect_refused("{\"added_tokens\":[{\"id\":2,\"content\":\"<x>\",\"special\":true,\"special\":false}]," WL "}",
+                   "key 'special' appears twice in added_tokens[0]");
+    /* a flag of another kind is refused, not read as false */
+    expect_refused("{\"model\":{\"type\":\"BPE\",\"byte_fallback\":\"true\",\"vocab\":{\"a\":0}}}",
+                   "'model.byte_fallback' must be true or false, not a string (\"true\")");
+    expect_refused("{\"model\":{\"type\":\"BPE\",\"ignore_merges\":1,\"vocab\":{\"a\":0}}}",
+                   "'model.ignore_merges' must be true or false, not a number");
+    expect_refused("{\"model\":{\"type\":\"BPE\",\"unk_token\":0,\"vocab\":{\"a\":0}}}",
+                   "'model.unk_token' must be a token or null, not a number");
+    expect_refused("{\"added_tokens\":[{\"id\":2,\"content\":\"<x>\",\"special\":\"yes\"}]," WL "}",
+                   "'added_tokens[0].special' must be true or false, not a string (\"yes\")");
+    expect_refused("{\"added_tokens\":[{\"id\":2,\"content\":\"<x>\",\"lstrip\":null}]," WL "}",
+                   "'added_tokens[0].lstrip' must be true or false, not null");
 #undef WL
     /* WordLevel without an unknown token: a word outside the vocabulary is an error, said once */
     attn_tokenizer *t = make("{\"type\":\"WordLevel\",\"vocab\":{\"a\":0}}", "[]", "null",

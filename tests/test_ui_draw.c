@@ -2151,6 +2151,62 @@ static void test_ranked_compare(void **state)
     assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 3);
 }
 
+/* A model whose vocab_size (12) is larger than its tokenizer (ids 0 .. 8):
+ * ids 9, 10, 11 have logits but no token (issue 21). However heavy their
+ * probabilities, the ranked view and the next-token panel list only tokens,
+ * and ] writes a token, never one of them. */
+static void test_ids_without_tokens_not_shown(void **state)
+{
+    char dir[512];
+    new_model(dir, sizeof dir, "holes", 1);
+    char text[sizeof TOKENIZER];
+    memcpy(text, TOKENIZER, sizeof TOKENIZER);
+    strcpy(strstr(text, ",\"a\":9"), "}}}");
+    write_text(dir, "tokenizer.json", text);
+    const char *const kv[] = {"model", dir, "text", "the cat sat on the mat", NULL};
+    setup_with(state, kv);
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    const attn_dims *d = &app->trace.dims;
+    assert_int_equal(d->V, V);
+    assert_int_equal(attn_tokenizer_vocab_size(app->model->tok), 9);
+    /* every row's probabilities: the three ids without a token far ahead */
+    float *probs = attn_trace_find(&app->trace, "probs")->data, *logits = attn_trace_find(&app->trace, "logits")->data;
+    for (int i = 0; i < d->s; i++)
+        for (int v = 9; v < V; v++) probs[(size_t)i * V + v] = 0.3f, logits[(size_t)i * V + v] = 1e3f;
+    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
+    build(f);
+    assert_true(ranked_k(&f->dl) >= 2);
+    for (int v = 9; v < V; v++) {
+        char lab[8];
+        snprintf(lab, sizeof lab, "v%d", v);
+        if (has_text(&f->dl, lab)) fail_msg("the ranked view shows id %d, which is no token", v);
+    }
+    int row = d->s - 1, best = 0; /* the last row's best token is ranked first */
+    for (int v = 1; v < 9; v++)
+        if (probs[(size_t)row * V + v] > probs[(size_t)row * V + best]) best = v;
+    char lab[80];
+    assert_true(has_text(&f->dl, attn_tokenizer_label(app->model->tok, best, lab, sizeof lab)));
+    ui_prediction top[5];
+    assert_int_equal(ui_app_predictions(app, &app->trace, 0, row, top, 5), 5);
+    assert_int_equal(top[0].id, best);
+    for (int i = 0; i < 5; i++) assert_true(top[i].id < 9);
+    assert_true(ui_app_key(app, 'y', 0)); /* the full heatmap still has every column */
+    build(f);
+    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1);
+    /* ] past the text: the next token is a token, though the ids without one lead by far */
+    assert_true(ui_app_key(app, 'k', 0));
+    while (app->view.decode_step < app->decode_len) assert_true(ui_app_key(app, ']', 0));
+    int len = app->decode_len;
+    logits = attn_trace_find(&app->trace, "logits")->data;
+    for (int v = 9; v < V; v++) logits[(size_t)(app->trace.dims.s - 1) * V + v] = 1e3f;
+    assert_true(ui_app_key(app, ']', 0));
+    assert_int_equal(app->decode_len, len + 1);
+    int id = app->trace.token_ids[app->trace.tokens.len - 1];
+    assert_true(id >= 1 && id < 9);
+    remove_model(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2185,6 +2241,7 @@ int main(void)
         cmocka_unit_test(test_zoom_and_pan),
         cmocka_unit_test_setup_teardown(test_presenter_toolbar, setup, teardown),
         cmocka_unit_test(test_header_follows_settings),
+        cmocka_unit_test_teardown(test_ids_without_tokens_not_shown, teardown),
         cmocka_unit_test_setup_teardown(test_panel_losses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_geometry_labels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_difference_rounding, setup, teardown),

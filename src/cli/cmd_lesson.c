@@ -1,4 +1,5 @@
 /* cmd_lesson.c — attnlab lesson FILE, lesson --check FILE..., lessons. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +121,7 @@ out:
 
 static int list_course(const char *lang)
 {
-    char dir[4096], err[512], path[4096];
+    char dir[PATH_MAX], err[512], path[PATH_MAX];
     lesson_catalog cat;
     if (lesson_catalog_load(&cat, lesson_catalog_dir(lang, dir, sizeof dir), err, sizeof err)) {
         fprintf(stderr, "attnlab lessons: %s\n", err);
@@ -147,9 +148,10 @@ static int list_course(const char *lang)
 
 static int reset_progress(void)
 {
-    char path[4096], err[512];
+    char path[PATH_MAX], err[512];
     if (!lesson_progress_path(path, sizeof path)) {
-        fprintf(stderr, "attnlab lessons: neither XDG_STATE_HOME nor HOME is set\n");
+        fprintf(stderr, "attnlab lessons: no progress file: neither XDG_STATE_HOME nor HOME is set, or the path is "
+                "longer than %d bytes\n", PATH_MAX - 1);
         return CLI_EFILE;
     }
     /* a corrupt file is moved aside under the lock: by the save, if another instance holds it now,

@@ -9,7 +9,8 @@
  * checkpoint reads only the headers; a tensor's bytes are read when they are
  * converted. The index and the shards must agree exactly: every tensor the
  * index lists is in the shard it names, and every tensor of a shard is listed
- * there, once. */
+ * there, once. A tensor in two shards is refused, naming both: a reader
+ * would take whichever copy it looked at first. */
 #ifndef ATTN_CHECKPOINT_H
 #define ATTN_CHECKPOINT_H
 

@@ -16,7 +16,12 @@ attn_sampling attn_sampling_of(const attn_config *cfg)
 
 /* Choosing the next token from one row of logits z (V).
  *
- * <unk> first: it stands for every word the vocabulary left out (brown's
+ * Ids without a token first: a checkpoint's LM head often has more rows than
+ * its tokenizer has tokens (padded to a round size), and those rows were never
+ * the answer in training, but they have logits, and a high temperature draws
+ * them. They are left out as if absent: such an id could not be written.
+ *
+ * Then <unk>: it stands for every word the vocabulary left out (brown's
  * 4,096 words miss 13% of the running words), so after many contexts "some
  * rare word" is the most likely next token, and greedy decoding writes
  * <unk> <unk> <unk> ... It tells a reader nothing, so it is taken out of the
@@ -29,22 +34,40 @@ attn_sampling attn_sampling_of(const attn_config *cfg)
  *           over the kept v (subtracting z_max changes nothing but keeps
  *           exp from overflowing), and the token where the running sum of
  *           p passes u ∈ [0, 1): inverse-CDF sampling. */
-int attn_sample_logits(const float *logits, int V, int unk, const attn_sampling *s, float u)
+bool attn_may_choose(const attn_tokenizer *tok, int id, bool allow_unk)
 {
-    int skip = s->allow_unk || unk < 0 || unk >= V ? -1 : unk; /* the id no loop below may choose */
-    int best = -1;
-    for (int i = 0; i < V; i++)
-        if (i != skip && (best < 0 || logits[i] > logits[best])) best = i;
-    if (best < 0) return unk; /* <unk> is the whole vocabulary: nothing else to say */
-    if (s->temperature <= 0) return best;
-    int n = V - (skip >= 0); /* the tokens that may be chosen */
+    return !tok || (attn_tokenizer_token(tok, id) && (allow_unk || id != attn_tokenizer_unk(tok)));
+}
+
+int attn_sample_logits(const float *logits, int V, const attn_tokenizer *tok, const attn_sampling *s, float u)
+{
+    bool *ok = malloc((size_t)(V > 0 ? V : 1) * sizeof *ok); /* the ids the loops below may choose */
+    int best = -1, n = 0;
+    if (!ok) return -1;
+    for (int i = 0; i < V; i++) {
+        ok[i] = attn_may_choose(tok, i, s->allow_unk);
+        n += ok[i];
+        if (ok[i] && (best < 0 || logits[i] > logits[best])) best = i;
+    }
+    if (best < 0) { /* <unk> is the whole vocabulary: nothing else to say */
+        int unk = tok ? attn_tokenizer_unk(tok) : -1;
+        free(ok);
+        return unk >= 0 && unk < V && attn_may_choose(tok, unk, true) ? unk : -1;
+    }
+    if (s->temperature <= 0) {
+        free(ok);
+        return best;
+    }
     int k = s->top_k > 0 && s->top_k < n ? s->top_k : n;
     float cut = -INFINITY;
     if (k < n) { /* keep the k largest: a threshold at the k-th largest logit, by k passes of a max */
         float *sorted = malloc((size_t)n * sizeof *sorted);
-        if (!sorted) return best;
+        if (!sorted) {
+            free(ok);
+            return best;
+        }
         for (int i = 0, m = 0; i < V; i++)
-            if (i != skip) sorted[m++] = logits[i];
+            if (ok[i]) sorted[m++] = logits[i];
         for (int j = 0; j < k; j++) {
             int at = j;
             for (int i = j + 1; i < n; i++)
@@ -56,15 +79,16 @@ int attn_sample_logits(const float *logits, int V, int unk, const attn_sampling 
     }
     double total = 0;
     for (int i = 0; i < V; i++)
-        if (i != skip && logits[i] >= cut) total += exp((logits[i] - logits[best]) / s->temperature);
+        if (ok[i] && logits[i] >= cut) total += exp((logits[i] - logits[best]) / s->temperature);
     double acc = 0, target = u * total;
     int last = best;
     for (int i = 0; i < V; i++) {
-        if (i == skip || logits[i] < cut) continue;
+        if (!ok[i] || logits[i] < cut) continue;
         acc += exp((logits[i] - logits[best]) / s->temperature);
         last = i;
-        if (acc > target) return i;
+        if (acc > target) break;
     }
+    free(ok);
     return last;
 }
 
@@ -135,7 +159,10 @@ attn_status attn_generator_step(attn_generator *g, const attn_sampling *s, int *
         return attn_fail(err, ATTN_ERR_CONFIG, "the text has reached %s's %d positions", g->m->name,
                          g->m->cfg.max_pos);
     float u = attn_uniform(attn_hash64(s->seed ^ attn_hash_str("generate")), g->draws++);
-    int id = attn_sample_logits(g->logits, g->m->cfg.vocab, attn_tokenizer_unk(g->m->tok), s, u);
+    int id = attn_sample_logits(g->logits, g->m->cfg.vocab, g->m->tok, s, u);
+    if (id < 0)
+        return attn_fail(err, ATTN_ERR_NOMEM, "cannot choose the next token: out of memory, or %s's tokenizer has no "
+                         "token among its %d ids", g->m->name, g->m->cfg.vocab);
     int *grown = realloc(g->ids, (size_t)(g->n + 1) * sizeof *grown);
     if (!grown) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     g->ids = grown;

@@ -47,9 +47,9 @@ typedef struct {
 /* Runs the prompt (cfg's text, one row) and fills the cache. */
 attn_status attn_generator_init(attn_generator *g, const attn_model *m, const attn_config *cfg, attn_error *err);
 
-/* Picks the next token from the last position's logits (never the model's
- * <unk> unless s->allow_unk), appends it and runs one step over the cache.
- * *next receives its id. A prompt at the model's context length cannot grow:
+/* Picks the next token from the last position's logits (never an id without
+ * a token, never the model's <unk> unless s->allow_unk), appends it and runs
+ * one step over the cache. *next receives its id. A prompt at the model's context length cannot grow:
  * ATTN_ERR_CONFIG. The caller decides where to stop: a model's text ends at
  * its EOS (m->cfg.eos), after which it was never trained to go on. */
 attn_status attn_generator_step(attn_generator *g, const attn_sampling *s, int *next, attn_error *err);
@@ -57,9 +57,15 @@ attn_status attn_generator_step(attn_generator *g, const attn_sampling *s, int *
 void attn_generator_free(attn_generator *g);
 
 /* The choice from one row of logits (V): argmax at temperature 0, else a draw
- * u ∈ [0, 1) against the top-k softmax at that temperature. Token `unk` (the
- * tokenizer's unknown token, attn_tokenizer_unk; −1: none) takes no part
- * unless s->allow_unk: not the argmax, not among the top k, never drawn. */
-int attn_sample_logits(const float *logits, int V, int unk, const attn_sampling *s, float u);
+ * u ∈ [0, 1) against the top-k softmax at that temperature, among the ids
+ * attn_may_choose allows: not the argmax, not among the top k, never drawn
+ * otherwise. tok NULL: every id may be chosen. −1 when none may. */
+int attn_sample_logits(const float *logits, int V, const attn_tokenizer *tok, const attn_sampling *s, float u);
+
+/* Whether id may be written: it is a token of tok (a checkpoint's vocab_size
+ * may be larger than its tokenizer: DeepSeek-V3 has 129,280 rows of logits for
+ * 128,815 tokens, and the rows beyond are no text), and not the unknown token
+ * unless allow_unk. True for every id when tok is NULL. */
+bool attn_may_choose(const attn_tokenizer *tok, int id, bool allow_unk);
 
 #endif

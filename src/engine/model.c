@@ -3,6 +3,8 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "budget.h"
 #include "fileio.h"
+#include "json.h"
 #include "ops.h"
 #include "paths.h"
 #include "safetensors.h"
@@ -24,8 +27,18 @@
 
 const char *attn_model_root(void)
 {
-    static char root[4096];
-    return attn_data_dir("ATTNLAB_MODELS", "models", ATTNLAB_MODELS_DIR, root, sizeof root);
+    static char root[PATH_MAX];
+    attn_data_dir("ATTNLAB_MODELS", "models", ATTNLAB_MODELS_DIR, root, sizeof root);
+    return root;
+}
+
+/* The shipped models' folder, or an error when its path is too long to be one. */
+static attn_status model_root(const char **root, attn_error *err)
+{
+    *root = attn_model_root();
+    if (**root) return ATTN_OK;
+    return attn_fail(err, ATTN_ERR_IO, "the models' folder ($ATTNLAB_MODELS or the installed one) has a path longer "
+                     "than the %d bytes a path may have", PATH_MAX - 1);
 }
 
 static bool is_dir(const char *path)
@@ -38,16 +51,18 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 
 attn_status attn_model_list(char ***names, int *n, attn_error *err)
 {
-    const char *root = attn_model_root();
-    DIR *d = opendir(root);
+    const char *root;
     *names = NULL;
     *n = 0;
+    attn_status st = model_root(&root, err);
+    if (st) return st;
+    DIR *d = opendir(root);
     if (!d) return ATTN_OK; /* no shipped models here */
     int cap = 0;
     for (struct dirent *e; (e = readdir(d));) {
-        char cfg[4096];
+        char cfg[PATH_MAX];
         if (e->d_name[0] == '.') continue;
-        snprintf(cfg, sizeof cfg, "%s/%s/config.json", root, e->d_name);
+        if (attn_path_format(cfg, sizeof cfg, NULL, "%s/%s/config.json", root, e->d_name)) continue; /* unreadable */
         if (access(cfg, R_OK) != 0) continue;
         if (*n == cap) {
             cap = cap ? 2 * cap : 8;
@@ -72,19 +87,18 @@ nomem:
 
 attn_status attn_model_find(const char *name, char *out, size_t size, attn_error *err)
 {
+    const char *root;
+    attn_status st;
     if (!name || !*name) return attn_fail(err, ATTN_ERR_CONFIG, "model: no name or folder given");
-    if (is_dir(name)) {
-        snprintf(out, size, "%s", name);
-        return ATTN_OK;
-    }
+    if (is_dir(name)) return attn_path_format(out, size, err, "%s", name);
     if (!strchr(name, '/')) {
-        snprintf(out, size, "%s/%s", attn_model_root(), name);
+        if ((st = model_root(&root, err)) || (st = attn_path_format(out, size, err, "%s/%s", root, name))) return st;
         if (is_dir(out)) return ATTN_OK;
     }
     char **names;
     int n;
     char list[512] = "";
-    if (attn_model_list(&names, &n, err)) return ATTN_ERR_NOMEM;
+    if ((st = attn_model_list(&names, &n, err))) return st;
     for (int i = 0; i < n; i++) {
         size_t len = strlen(list);
         snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", names[i]);
@@ -327,11 +341,12 @@ int attn_model_logits(const attn_model *m, const float *x, float *logits, size_t
 /* The model card's `summary:` line (README.md's front matter), if any. */
 static char *card_summary(const char *dir)
 {
-    char path[4096], *text = NULL, *out = NULL;
+    char path[PATH_MAX], *text = NULL, *out = NULL;
     size_t size;
     attn_error ignore;
-    snprintf(path, sizeof path, "%s/README.md", dir);
-    if (attn_file_read(path, 1u << 20, &text, &size, &ignore)) return NULL;
+    if (attn_path_format(path, sizeof path, NULL, "%s/README.md", dir) ||
+        attn_file_read(path, 1u << 20, &text, &size, &ignore))
+        return NULL;
     const char *s = strstr(text, "\nsummary:");
     if (s && (size_t)(s - text) < 4096) {
         s += 9;
@@ -344,11 +359,12 @@ static char *card_summary(const char *dir)
 
 static char *first_line(const char *dir, const char *file)
 {
-    char path[4096], *text = NULL, *out = NULL;
+    char path[PATH_MAX], *text = NULL, *out = NULL;
     size_t size;
     attn_error ignore;
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    if (attn_file_read(path, 1u << 16, &text, &size, &ignore)) return NULL;
+    if (attn_path_format(path, sizeof path, NULL, "%s/%s", dir, file) ||
+        attn_file_read(path, 1u << 16, &text, &size, &ignore))
+        return NULL;
     out = strndup(text, strcspn(text, "\r\n"));
     free(text);
     return out;
@@ -359,30 +375,50 @@ double attn_model_kv_bytes_per_token(const attn_model_config *c)
     return 2.0 * c->layers * c->kv_heads * c->head_dim * sizeof(float);
 }
 
-static double json_num(const cJSON *root, const char *key, double def)
+/* eval.json's text key into out (size bytes): absent, ""; else a string that fits. */
+static attn_status eval_text(const cJSON *root, const char *key, char *out, size_t size, attn_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : def;
+    if (!v) return ATTN_OK;
+    if (!cJSON_IsString(v) || strlen(v->valuestring) >= size)
+        return attn_fail(err, ATTN_ERR_FORMAT, "eval.json: '%s' must be a string of at most %zu bytes, not %s", key,
+                         size - 1, cJSON_IsString(v) ? "a longer one" : attn_json_kind(v));
+    memcpy(out, v->valuestring, strlen(v->valuestring) + 1);
+    return ATTN_OK;
 }
 
-/* eval.json (written by the training script): variant, language, losses. */
-static void read_eval(attn_model *m)
+/* eval.json's number key: absent, NAN. */
+static attn_status eval_num(const cJSON *root, const char *key, double *out, attn_error *err)
 {
-    char path[4096], *text = NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    *out = NAN;
+    if (!v) return ATTN_OK;
+    if (!cJSON_IsNumber(v))
+        return attn_fail(err, ATTN_ERR_FORMAT, "eval.json: '%s' must be a number, not %s", key, attn_json_kind(v));
+    *out = v->valuedouble;
+    return ATTN_OK;
+}
+
+/* eval.json (written by the training script): variant, language, losses.
+ * Without the file they are unknown; with it, each must be of its kind. */
+static attn_status read_eval(attn_model *m, attn_error *err)
+{
+    char path[PATH_MAX], *text = NULL;
     size_t size;
-    attn_error ignore;
+    attn_status st;
     m->heldout_loss = m->train_loss = NAN;
-    snprintf(path, sizeof path, "%s/eval.json", m->dir);
-    if (attn_file_read(path, 1u << 16, &text, &size, &ignore)) return;
+    if ((st = attn_path_format(path, sizeof path, err, "%s/eval.json", m->dir))) return st;
+    if ((st = attn_file_read(path, 1u << 16, &text, &size, err))) return errno == ENOENT ? ATTN_OK : st;
     cJSON *root = cJSON_ParseWithLength(text, size);
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "variant");
-    const cJSON *l = cJSON_GetObjectItemCaseSensitive(root, "lang");
-    if (cJSON_IsString(v)) snprintf(m->variant, sizeof m->variant, "%s", v->valuestring);
-    if (cJSON_IsString(l)) snprintf(m->lang, sizeof m->lang, "%s", l->valuestring);
-    m->heldout_loss = json_num(root, "heldout_loss", NAN);
-    m->train_loss = json_num(root, "train_loss", NAN);
+    if (!cJSON_IsObject(root)) st = attn_fail(err, ATTN_ERR_FORMAT, "eval.json: not a JSON object");
+    else if ((st = attn_json_unique_keys(root, err))) attn_error_prefix(err, "eval.json");
+    else if (!(st = eval_text(root, "variant", m->variant, sizeof m->variant, err)) &&
+             !(st = eval_text(root, "lang", m->lang, sizeof m->lang, err)) &&
+             !(st = eval_num(root, "heldout_loss", &m->heldout_loss, err)))
+        st = eval_num(root, "train_loss", &m->train_loss, err);
     cJSON_Delete(root);
     free(text);
+    return st;
 }
 
 static int variant_rank(const char *v)
@@ -400,13 +436,14 @@ attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, in
     if (st) return st;
     for (int i = 0; i < count; i++) {
         attn_model o = {0};
-        char dir[4096], path[4200], *text = NULL;
+        char dir[PATH_MAX], path[PATH_MAX], *text = NULL;
         size_t size;
         attn_error ignore;
-        snprintf(dir, sizeof dir, "%s/%s", attn_model_root(), all[i]);
-        snprintf(path, sizeof path, "%s/config.json", dir);
-        if ((o.dir = strdup(dir))) read_eval(&o);
-        int r = variant_rank(o.variant);
+        /* another model that cannot be read is no variant */
+        bool read = !attn_path_format(dir, sizeof dir, NULL, "%s/%s", attn_model_root(), all[i]) &&
+                    !attn_path_format(path, sizeof path, NULL, "%s/config.json", dir) && (o.dir = strdup(dir)) &&
+                    !read_eval(&o, &ignore);
+        int r = read && strlen(all[i]) < sizeof out->name ? variant_rank(o.variant) : -1;
         if (r >= 0 && !have[r] && m->lang[0] && !strcmp(o.lang, m->lang) &&
             !attn_file_read(path, CONFIG_LIMIT, &text, &size, &ignore) &&
             !attn_model_config_parse(text, size, &o.cfg, &ignore)) {
@@ -432,11 +469,11 @@ attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, in
 
 attn_status attn_model_peek(const char *name, attn_model_config *c, attn_error *err)
 {
-    char dir[4096], path[4200], *text = NULL;
+    char dir[PATH_MAX], path[PATH_MAX], *text = NULL;
     size_t size;
     attn_status st = attn_model_find(name, dir, sizeof dir, err);
+    if (!st) st = attn_path_format(path, sizeof path, err, "%s/config.json", dir);
     if (st) return st;
-    snprintf(path, sizeof path, "%s/config.json", dir);
     if (!(st = attn_file_read(path, CONFIG_LIMIT, &text, &size, err))) st = attn_model_config_parse(text, size, c, err);
     free(text);
     return st;
@@ -444,27 +481,28 @@ attn_status attn_model_peek(const char *name, attn_model_config *c, attn_error *
 
 static attn_status load_folder(attn_model *m, attn_error *err)
 {
-    char path[4096];
+    char path[PATH_MAX];
     size_t size;
     attn_status st;
-    snprintf(path, sizeof path, "%s/config.json", m->dir);
-    if ((st = attn_file_read(path, CONFIG_LIMIT, &m->config_json, &size, err))) return st;
-    if ((st = attn_model_config_parse(m->config_json, size, &m->cfg, err))) return st;
-    if ((st = load_weights(m, err))) return st;
-    snprintf(path, sizeof path, "%s/tokenizer.json", m->dir);
-    if ((st = attn_tokenizer_load(path, &m->tok, err))) return st;
+    if ((st = attn_path_format(path, sizeof path, err, "%s/config.json", m->dir)) ||
+        (st = attn_file_read(path, CONFIG_LIMIT, &m->config_json, &size, err)) ||
+        (st = attn_model_config_parse(m->config_json, size, &m->cfg, err)) || (st = load_weights(m, err)) ||
+        (st = attn_path_format(path, sizeof path, err, "%s/tokenizer.json", m->dir)) ||
+        (st = attn_tokenizer_load(path, &m->tok, err)))
+        return st;
     if (attn_tokenizer_vocab_size(m->tok) > m->cfg.vocab)
         return attn_fail(err, ATTN_ERR_FORMAT, "tokenizer.json has %d tokens but config.json's vocab_size is %d",
                          attn_tokenizer_vocab_size(m->tok), m->cfg.vocab);
+    /* the card and the example are optional, and their names shorter than the
+     * weights' index's, whose path fitted */
     m->summary = card_summary(m->dir);
     m->example = first_line(m->dir, "example.txt");
-    read_eval(m);
-    return ATTN_OK;
+    return read_eval(m, err);
 }
 
 attn_status attn_model_load(const char *name, attn_model *m, attn_error *err)
 {
-    char dir[4096];
+    char dir[PATH_MAX];
     attn_status st;
     memset(m, 0, sizeof *m);
     if ((st = attn_model_find(name, dir, sizeof dir, err))) return st;

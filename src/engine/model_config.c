@@ -1,9 +1,18 @@
-/* model_config.c — config.json of a Hugging Face decoder checkpoint. */
+/* model_config.c — config.json of a Hugging Face decoder checkpoint.
+ *
+ * Every key read has one kind, checked: a value of another kind is refused
+ * with the key, the kind wanted and the kind found, never replaced by the
+ * default ("rope_theta": "10000" is a string, and a model run with the
+ * default θ instead would be another model). A key given twice is refused
+ * too (json.h). Absent keys take transformers' defaults; null stands for
+ * absent only where transformers reads None (num_key_value_heads, head_dim,
+ * sliding_window, rope_scaling, the token ids). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h"
 #include "model.h"
 
 static const struct {
@@ -26,13 +35,29 @@ const char *attn_arch_name(attn_arch_kind kind)
     return "";
 }
 
+/* ---- one key of one kind ---- */
+
+/* "config.json: 'KEY' must be WANT, not KIND", with a string's text quoted. */
+static attn_status wrong_kind(const char *key, const char *want, const cJSON *v, attn_error *err)
+{
+    attn_json_wrong(key, want, v, err);
+    return attn_error_prefix(err, "config.json");
+}
+
+static bool is_whole(const cJSON *v)
+{
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble == floor(v->valuedouble);
+}
+
+/* A whole number from min to max that must be there. */
 static attn_status json_int(const cJSON *root, const char *key, int min, int max, int *out, attn_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!v) return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' is missing", key);
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble || v->valuedouble < min ||
-        v->valuedouble > max)
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' must be a whole number from %d to %d", key, min, max);
+    if (!cJSON_IsNumber(v)) return wrong_kind(key, "a whole number", v, err);
+    if (!is_whole(v) || v->valuedouble < min || v->valuedouble > max)
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' must be a whole number from %d to %d, not %g", key,
+                         min, max, v->valuedouble);
     *out = (int)v->valuedouble;
     return ATTN_OK;
 }
@@ -49,37 +74,80 @@ static attn_status json_int_opt(const cJSON *root, const char *key, int min, int
     return json_int(root, key, min, max, out, err);
 }
 
-static double json_num(const cJSON *root, const char *key, double def)
+/* An optional number (name: how a message calls it): def when absent. */
+static attn_status json_real(const cJSON *root, const char *key, const char *name, double def, double *out,
+                             attn_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : def;
+    if (!v) {
+        *out = def;
+        return ATTN_OK;
+    }
+    if (!cJSON_IsNumber(v)) return wrong_kind(name, "a number", v, err);
+    *out = v->valuedouble;
+    return ATTN_OK;
 }
 
-/* A token id, or the first of a list of them (Llama 3's eos_token_id). */
-static int json_token(const cJSON *root, const char *key)
+/* An optional true or false: def when absent. */
+static attn_status json_bool(const cJSON *root, const char *key, bool def, bool *out, attn_error *err)
+{
+    attn_status st = attn_json_bool(root, key, key, def, out, err);
+    return st ? attn_error_prefix(err, "config.json") : ATTN_OK;
+}
+
+/* An optional text: NULL when absent. */
+static attn_status json_text(const cJSON *root, const char *key, const char *name, const char **out, attn_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (cJSON_IsArray(v)) v = cJSON_GetArrayItem(v, 0);
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < (1 << 22) ? (int)v->valuedouble : -1;
+    *out = NULL;
+    if (!v) return ATTN_OK;
+    if (!cJSON_IsString(v)) return wrong_kind(name, "a string", v, err);
+    *out = v->valuestring;
+    return ATTN_OK;
 }
+
+/* A token id, or the first of a list of them (Llama 3's eos_token_id); −1
+ * when absent, null or an empty list. */
+static attn_status json_token(const cJSON *root, const char *key, int *out, attn_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    const char *want = "a token id (a whole number from 0), a list of them or null";
+    *out = -1;
+    if (!v || cJSON_IsNull(v)) return ATTN_OK;
+    if (!cJSON_IsNumber(v) && !cJSON_IsArray(v)) return wrong_kind(key, want, v, err);
+    bool list = cJSON_IsArray(v);
+    for (const cJSON *e = list ? v->child : v; e; e = list ? e->next : NULL) {
+        if (!cJSON_IsNumber(e)) return wrong_kind(key, want, e, err);
+        if (!is_whole(e) || e->valuedouble < 0 || e->valuedouble >= (1 << 22))
+            return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' must be %s, not %g", key, want, e->valuedouble);
+    }
+    const cJSON *first = list ? v->child : v;
+    *out = first ? (int)first->valuedouble : -1;
+    return ATTN_OK;
+}
+
+/* ---- the architecture ---- */
 
 static attn_status find_arch(const cJSON *root, attn_model_config *c, attn_error *err)
 {
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
-    const cJSON *first = cJSON_IsArray(arch) ? cJSON_GetArrayItem(arch, 0) : NULL;
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "model_type");
+    const char *type;
+    attn_status st;
+    if (arch && !cJSON_IsArray(arch)) return wrong_kind("architectures", "a list of names", arch, err);
+    const cJSON *first = arch ? arch->child : NULL;
+    if (first && !cJSON_IsString(first)) return wrong_kind("architectures", "a list of names", first, err);
+    if ((st = json_text(root, "model_type", "model_type", &type, err))) return st;
     for (size_t i = 0; i < N_ARCHS; i++)
-        if (cJSON_IsString(first) ? !strcmp(first->valuestring, ARCHS[i].arch)
-                                  : cJSON_IsString(type) && !strcmp(type->valuestring, ARCHS[i].model_type)) {
+        if (first ? !strcmp(first->valuestring, ARCHS[i].arch) : type && !strcmp(type, ARCHS[i].model_type)) {
             c->arch.kind = ARCHS[i].kind;
             return ATTN_OK;
         }
-    if (cJSON_IsString(first))
+    if (first)
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: architecture '%.60s' is not supported (supported: "
                          SUPPORTED ")", first->valuestring);
-    if (cJSON_IsString(type))
+    if (type)
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: model_type '%.60s' is not supported (supported: "
-                         SUPPORTED ")", type->valuestring);
+                         SUPPORTED ")", type);
     return attn_fail(err, ATTN_ERR_FORMAT, "config.json: names no architecture (expected \"architectures\": "
                      "[\"LlamaForCausalLM\"] or another of " SUPPORTED ")");
 }
@@ -88,24 +156,32 @@ static attn_status find_arch(const cJSON *root, attn_model_config *c, attn_error
 static attn_status rope_scaling(const cJSON *root, attn_rope_scaling *r, attn_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+    const char *type, *old;
+    attn_status st;
+    double orig = NAN;
     memset(r, 0, sizeof *r);
     if (!v || cJSON_IsNull(v)) return ATTN_OK;
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(v, "rope_type");
-    if (!type) type = cJSON_GetObjectItemCaseSensitive(v, "type");
-    if (!cJSON_IsObject(v) || !cJSON_IsString(type))
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling must be null or an object with a rope_type");
-    if (!strcmp(type->valuestring, "default")) return ATTN_OK;
-    if (strcmp(type->valuestring, "llama3"))
+    if (!cJSON_IsObject(v)) return wrong_kind("rope_scaling", "null or an object", v, err);
+    if ((st = json_text(v, "rope_type", "rope_scaling.rope_type", &type, err)) ||
+        (st = json_text(v, "type", "rope_scaling.type", &old, err)))
+        return st;
+    if (!type) type = old;
+    if (!type) return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling must be null or an object with a rope_type");
+    if (!strcmp(type, "default")) return ATTN_OK;
+    if (strcmp(type, "llama3"))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling type '%.30s' is not supported (supported: "
-                         "llama3)", type->valuestring);
-    r->factor = json_num(v, "factor", NAN);
-    r->low_freq_factor = json_num(v, "low_freq_factor", NAN);
-    r->high_freq_factor = json_num(v, "high_freq_factor", NAN);
-    double orig = json_num(v, "original_max_position_embeddings", NAN);
+                         "llama3)", type);
+    if ((st = json_real(v, "factor", "rope_scaling.factor", NAN, &r->factor, err)) ||
+        (st = json_real(v, "low_freq_factor", "rope_scaling.low_freq_factor", NAN, &r->low_freq_factor, err)) ||
+        (st = json_real(v, "high_freq_factor", "rope_scaling.high_freq_factor", NAN, &r->high_freq_factor, err)) ||
+        (st = json_real(v, "original_max_position_embeddings", "rope_scaling.original_max_position_embeddings", NAN,
+                        &orig, err)))
+        return st;
     if (!(r->factor >= 1 && r->factor < 1e6) || !(r->low_freq_factor > 0) ||
-        !(r->high_freq_factor > r->low_freq_factor && r->high_freq_factor < 1e6) || !(orig >= 1 && orig < 1e9))
+        !(r->high_freq_factor > r->low_freq_factor && r->high_freq_factor < 1e6) || !(orig >= 1 && orig < 1e9) ||
+        orig != floor(orig))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling llama3 needs factor ≥ 1, 0 < "
-                         "low_freq_factor < high_freq_factor and original_max_position_embeddings ≥ 1");
+                         "low_freq_factor < high_freq_factor and a whole original_max_position_embeddings ≥ 1");
     r->original_max_pos = (int)orig;
     return ATTN_OK;
 }
@@ -114,28 +190,31 @@ static attn_status rope_scaling(const cJSON *root, attn_rope_scaling *r, attn_er
 static attn_status arch_options(const cJSON *root, attn_model_config *c, attn_error *err)
 {
     attn_arch *a = &c->arch;
-    const cJSON *v;
+    const char *act;
+    bool mlp_bias, attention_bias, use_window;
     attn_status st;
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "mlp_bias")))
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: mlp_bias = true is not supported");
+    if ((st = json_bool(root, "mlp_bias", false, &mlp_bias, err)) ||
+        (st = json_bool(root, "attention_bias", false, &attention_bias, err)) ||
+        (st = json_bool(root, "use_sliding_window", false, &use_window, err)))
+        return st;
+    if (mlp_bias) return attn_fail(err, ATTN_ERR_FORMAT, "config.json: mlp_bias = true is not supported");
     /* Qwen2 always has q, k, v biases; Llama's attention_bias would add one to o too */
     a->qkv_bias = a->kind == ATTN_ARCH_QWEN2;
-    if (a->kind != ATTN_ARCH_QWEN2 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "attention_bias")))
+    if (a->kind != ATTN_ARCH_QWEN2 && attention_bias)
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: attention_bias = true is not supported for %s",
                          attn_arch_name(a->kind));
     a->qk_norm = a->kind == ATTN_ARCH_QWEN3;
     c->sliding_window = 0;
     if (a->kind == ATTN_ARCH_MISTRAL) {
         if ((st = json_int_opt(root, "sliding_window", 1, 1 << 30, 0, &c->sliding_window, err))) return st;
-    } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "use_sliding_window"))) {
+    } else if (use_window) {
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: use_sliding_window = true is not supported for %s "
                          "(its window applies to some layers only)", attn_arch_name(a->kind));
     }
     if ((st = rope_scaling(root, &a->rope_scaling, err))) return st;
-    v = cJSON_GetObjectItemCaseSensitive(root, "hidden_act");
-    if (v && (!cJSON_IsString(v) || strcmp(v->valuestring, "silu") != 0))
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: hidden_act '%.30s' is not supported (only silu)",
-                         cJSON_IsString(v) ? v->valuestring : "?");
+    if ((st = json_text(root, "hidden_act", "hidden_act", &act, err))) return st;
+    if (act && strcmp(act, "silu"))
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: hidden_act '%.30s' is not supported (only silu)", act);
     return ATTN_OK;
 }
 
@@ -163,6 +242,34 @@ static attn_status sizes(const cJSON *root, attn_model_config *c, attn_error *er
     return ATTN_OK;
 }
 
+/* max_position_embeddings (2048 when absent, as LlamaConfig's; a larger
+ * context than 2^30 positions is held at 2^30, more than any text here),
+ * rms_norm_eps, rope_theta and the flags. */
+static attn_status numbers(const cJSON *root, attn_model_config *c, attn_error *err)
+{
+    const cJSON *mp = cJSON_GetObjectItemCaseSensitive(root, "max_position_embeddings");
+    double max_pos = 2048;
+    attn_status st;
+    if ((st = json_real(root, "max_position_embeddings", "max_position_embeddings", 2048, &max_pos, err)) ||
+        (st = json_real(root, "rms_norm_eps", "rms_norm_eps", 1e-6, &c->eps, err)) ||
+        (st = json_real(root, "rope_theta", "rope_theta", 10000.0, &c->theta, err)) ||
+        (st = json_bool(root, "tie_word_embeddings", false, &c->tied, err)) ||
+        /* attnlab's own key: a model trained without the causal mask runs without it unless asked */
+        (st = json_bool(root, "attnlab_causal", true, &c->causal, err)) ||
+        (st = json_token(root, "bos_token_id", &c->bos, err)) || (st = json_token(root, "eos_token_id", &c->eos, err)))
+        return st;
+    if (mp && (!is_whole(mp) || max_pos < 1))
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'max_position_embeddings' must be a whole number from 1, "
+                         "not %g", max_pos);
+    c->max_pos = (int)fmin(max_pos, 1 << 30);
+    if (!(c->eps > 0 && c->eps < 1))
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'rms_norm_eps' must be a number in (0, 1), not %g", c->eps);
+    if (!(c->theta > 1 && isfinite(c->theta)))
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'rope_theta' must be a finite number above 1, not %g",
+                         c->theta);
+    return ATTN_OK;
+}
+
 attn_status attn_model_config_parse(const char *text, size_t len, attn_model_config *c, attn_error *err)
 {
     cJSON *root = cJSON_ParseWithLength(text, len);
@@ -172,20 +279,9 @@ attn_status attn_model_config_parse(const char *text, size_t len, attn_model_con
         cJSON_Delete(root);
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: not a JSON object");
     }
-    if ((st = find_arch(root, c, err)) || (st = arch_options(root, c, err)) || (st = sizes(root, c, err))) goto out;
-    c->max_pos = (int)fmin(json_num(root, "max_position_embeddings", 2048), 1 << 30);
-    c->eps = json_num(root, "rms_norm_eps", 1e-6);
-    c->theta = json_num(root, "rope_theta", 10000.0);
-    c->tied = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "tie_word_embeddings"));
-    /* attnlab's own key: a model trained without the causal mask runs without it unless asked */
-    c->causal = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(root, "attnlab_causal"));
-    c->bos = json_token(root, "bos_token_id");
-    c->eos = json_token(root, "eos_token_id");
-    if (!(c->eps > 0 && c->eps < 1) || !(c->theta > 1))
-        st = attn_fail(err, ATTN_ERR_FORMAT, "config.json: rms_norm_eps must be in (0, 1) and rope_theta above 1");
-    else if (c->max_pos < 1)
-        st = attn_fail(err, ATTN_ERR_FORMAT, "config.json: max_position_embeddings must be positive");
-out:
+    if ((st = attn_json_unique_keys(root, err))) attn_error_prefix(err, "config.json");
+    else if (!(st = find_arch(root, c, err)) && !(st = arch_options(root, c, err)) && !(st = sizes(root, c, err)))
+        st = numbers(root, c, err);
     cJSON_Delete(root);
     return st;
 }

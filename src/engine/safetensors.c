@@ -17,6 +17,7 @@
 #include "checked.h"
 #include "fileio.h"
 #include "mapping.h"
+#include "json.h"
 #include "utf8.h"
 
 static bool host_is_little_endian(void)
@@ -249,6 +250,10 @@ static attn_status parse_header(const char *json, size_t len, uint64_t data_size
         }
         if (!printable_name(item->string)) {
             st = attn_fail(err, ATTN_ERR_FORMAT, "tensor name '%s' is not printable UTF-8", item->string);
+            goto out;
+        }
+        if ((st = attn_json_unique_keys(item, err))) { /* {"dtype": "F16", "dtype": "F32"}: which one? */
+            attn_error_prefix(err, item->string);
             goto out;
         }
         if (strcmp(item->string, "__metadata__") == 0) {

@@ -6,6 +6,7 @@
 #include <wctype.h>
 
 #include "fileio.h"
+#include "json.h"
 #include "tokenizer.h"
 #include "tokenizer_impl.h"
 #include "utf8.h"
@@ -25,9 +26,28 @@ static attn_status unsupported(attn_error *err, const char *what, const char *ty
     return attn_fail(err, ATTN_ERR_FORMAT, "%s '%.40s' is not supported (supported: %s)", what, type, supported);
 }
 
-/* Places id → string, growing the table. */
-static attn_status assign(attn_tokenizer *t, const char *s, double idv, bool special, attn_error *err)
+/* The offset of the first byte of s[0..n) that is not well-formed UTF-8, or n. */
+static size_t bad_utf8_at(const char *s, size_t n)
 {
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = attn_utf8_decode(s + i, n - i, &cp);
+        if (cp == ATTN_UTF8_REPLACEMENT && !(k == 3 && !memcmp(s + i, "\xEF\xBF\xBD", 3))) return i;
+        i += k;
+    }
+    return n;
+}
+
+/* Places id → string, growing the table. what: "vocab entry", "added token".
+ * A token is text: one that is not UTF-8 could match no text, and another
+ * reader of the file refuses it, so it is refused here too. */
+static attn_status assign(attn_tokenizer *t, const char *what, const char *s, double idv, bool special,
+                          attn_error *err)
+{
+    size_t len = strlen(s), bad = bad_utf8_at(s, len);
+    if (bad < len)
+        return attn_fail(err, ATTN_ERR_FORMAT, "%s of id %g is not valid UTF-8 (byte 0x%02X at offset %zu of %zu)",
+                         what, idv, (unsigned char)s[bad], bad, len);
     if (!(idv >= 0 && idv <= TOK_MAX_ID) || idv != (int)idv)
         return attn_fail(err, ATTN_ERR_FORMAT, "token '%.40s' has id %g, not a whole number from 0 to %d", s, idv,
                          TOK_MAX_ID);
@@ -98,7 +118,7 @@ static attn_status read_model(attn_tokenizer *t, const cJSON *model, attn_error 
     if (!cJSON_IsObject(vocab)) return attn_fail(err, ATTN_ERR_FORMAT, "model has no vocab object");
     cJSON_ArrayForEach(v, vocab) {
         if (!cJSON_IsNumber(v)) return attn_fail(err, ATTN_ERR_FORMAT, "vocab entry '%.40s' is not a number", v->string);
-        if ((st = assign(t, v->string, v->valuedouble, false, err))) return st;
+        if ((st = assign(t, "vocab entry", v->string, v->valuedouble, false, err))) return st;
     }
     /* options that change BPE: only their off values ("" or null; a dropout of 0) */
     static const char *const OFF[] = {"continuing_subword_prefix", "end_of_word_suffix", "dropout"};
@@ -107,10 +127,14 @@ static attn_status read_model(attn_tokenizer *t, const cJSON *model, attn_error 
         if (o && !cJSON_IsNull(o) && !(cJSON_IsString(o) && !o->valuestring[0]) && !(cJSON_IsNumber(o) && o->valuedouble == 0))
             return attn_fail(err, ATTN_ERR_FORMAT, "model %s is not supported", OFF[i]);
     }
-    t->byte_fallback = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "byte_fallback"));
-    t->fuse_unk = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "fuse_unk"));
-    t->ignore_merges = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "ignore_merges"));
+    /* a flag of another kind ("true") is refused: read as false it would tokenize otherwise */
+    if ((st = attn_json_bool(model, "byte_fallback", "model.byte_fallback", false, &t->byte_fallback, err)) ||
+        (st = attn_json_bool(model, "fuse_unk", "model.fuse_unk", false, &t->fuse_unk, err)) ||
+        (st = attn_json_bool(model, "ignore_merges", "model.ignore_merges", false, &t->ignore_merges, err)))
+        return st;
     const cJSON *unk = cJSON_GetObjectItemCaseSensitive(model, "unk_token");
+    if (unk && !cJSON_IsNull(unk) && !cJSON_IsString(unk))
+        return attn_json_wrong("model.unk_token", "a token or null", unk, err);
     if (cJSON_IsString(unk) && (t->unk = tok_map_get(&t->ids, unk->valuestring)) < 0)
         return attn_fail(err, ATTN_ERR_FORMAT, "unk_token '%.40s' is not in the vocabulary", unk->valuestring);
     const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
@@ -135,13 +159,17 @@ static attn_status read_added(attn_tokenizer *t, const cJSON *added, attn_error 
         if (len > TOK_MAX_ADDED) /* each is looked for at every character of a text */
             return attn_fail(err, ATTN_ERR_FORMAT, "added token '%.40s…' has %zu bytes, more than the %d an added "
                              "token may have", c->valuestring, len, TOK_MAX_ADDED);
-        static const char *const FLAGS[] = {"single_word", "lstrip", "rstrip"};
-        for (int i = 0; i < 3; i++)
-            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, FLAGS[i])))
+        static const char *const FLAGS[] = {"single_word", "lstrip", "rstrip", "special"};
+        bool on[4];
+        for (int i = 0; i < 4; i++) {
+            char name[48];
+            snprintf(name, sizeof name, "added_tokens[%d].%s", t->n_added, FLAGS[i]);
+            if ((st = attn_json_bool(a, FLAGS[i], name, false, &on[i], err))) return st;
+            if (i < 3 && on[i])
                 return attn_fail(err, ATTN_ERR_FORMAT, "added token '%.40s': %s is not supported", c->valuestring,
                                  FLAGS[i]);
-        if ((st = assign(t, c->valuestring, id->valuedouble, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "special")), err)))
-            return st;
+        }
+        if ((st = assign(t, "added token", c->valuestring, id->valuedouble, on[3], err))) return st;
         if (!(t->added[t->n_added].content = strdup(c->valuestring))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
         t->added[t->n_added].len = len;
         t->added[t->n_added++].id = (int)id->valuedouble;
@@ -221,14 +249,17 @@ attn_status attn_tokenizer_parse(const char *json, size_t len, const char *what,
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     }
     t->unk = -1;
+    size_t bad;
     /* a tree node costs cJSON some 80 bytes: 64 MiB of "[0,0,0,…" took 2.7 GB and 83 s */
     if (json_values(json, len) > TOK_MAX_VALUES)
         st = attn_fail(err, ATTN_ERR_FORMAT, "holds more than %d JSON values, the most a tokenizer.json may have",
                        TOK_MAX_VALUES);
     else if (!(root = cJSON_ParseWithLength(json, len)))
         st = attn_fail(err, ATTN_ERR_FORMAT, "not valid JSON");
-    else
-        st = read_json(t, root, err);
+    else if (!(st = attn_json_unique_keys(root, err)) && !(st = read_json(t, root, err)) &&
+             (bad = bad_utf8_at(json, len)) < len) /* the tokens first, by id; then any other text */
+        st = attn_fail(err, ATTN_ERR_FORMAT, "not valid UTF-8 (byte 0x%02X at offset %zu)", (unsigned char)json[bad],
+                       bad);
     cJSON_Delete(root);
     if (!st) st = prepare(t, err);
     if (st) {

@@ -72,7 +72,9 @@ attn_status attn_tokenizer_encode(const attn_tokenizer *t, const char *text, boo
  * returns it ("" for an unknown id). */
 const char *attn_tokenizer_label(const attn_tokenizer *t, int id, char *out, size_t size);
 
-/* As tokenizer.decode(ids, skip_special_tokens=skip_special). Caller frees *text. */
+/* As tokenizer.decode(ids, skip_special_tokens=skip_special): an id that is
+ * no token (a model's vocab_size may be larger than its tokenizer) is skipped,
+ * as the reference library skips it. Caller frees *text. */
 attn_status attn_tokenizer_decode(const attn_tokenizer *t, const int *ids, int n, bool skip_special, char **text,
                                   attn_error *err);
 

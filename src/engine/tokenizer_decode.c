@@ -228,10 +228,7 @@ attn_status attn_tokenizer_decode(const attn_tokenizer *t, const int *ids, int n
     list l = {calloc((size_t)n + 1, sizeof(char *)), 0};
     if (!l.v) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
-        if (ids[i] < 0 || ids[i] >= t->n_vocab || !t->vocab[ids[i]]) {
-            list_free(&l);
-            return attn_fail(err, ATTN_ERR_CONFIG, "token id %d is not in the vocabulary", ids[i]);
-        }
+        if (!attn_tokenizer_token(t, ids[i])) continue; /* no token: tokenizers' id_to_token gives None, skipped */
         if (skip_special && t->special[ids[i]]) continue;
         if (!(l.v[l.n] = strdup(t->vocab[ids[i]]))) {
             list_free(&l);

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +26,10 @@ const char *lesson_lang_from_env(void)
 
 const char *lesson_catalog_dir(const char *lang, char *buf, size_t size)
 {
-    char root[4096];
-    attn_data_dir("ATTNLAB_LESSONS", "lessons", ATTNLAB_LESSONS_DIR, root, sizeof root);
-    snprintf(buf, size, "%s/%s", root, lang);
+    char root[PATH_MAX];
+    if (!attn_data_dir("ATTNLAB_LESSONS", "lessons", ATTNLAB_LESSONS_DIR, root, sizeof root) ||
+        attn_path_format(buf, size, NULL, "%s/%s", root, lang))
+        return NULL;
     return buf;
 }
 
@@ -92,6 +94,11 @@ static int add_entry(lesson_catalog *c, const char *name)
 int lesson_catalog_load(lesson_catalog *c, const char *dir, char *err, size_t errsize)
 {
     *c = (lesson_catalog){0};
+    if (!dir) {
+        snprintf(err, errsize, "the lessons' folder ($ATTNLAB_LESSONS or the installed one) has a path longer than "
+                 "the %d bytes a path may have", PATH_MAX - 1);
+        return -1;
+    }
     DIR *d = opendir(dir);
     if (!d) {
         snprintf(err, errsize, "%s: %s", dir, strerror(errno));

@@ -29,11 +29,13 @@ typedef struct {
  * starts with "zh", else "en". */
 const char *lesson_lang_from_env(void);
 
-/* <root>/<lang> into buf; returns buf. */
+/* <root>/<lang> into buf; returns buf, or NULL when that path does not fit
+ * in size bytes (lesson_catalog_load then says so). */
 const char *lesson_catalog_dir(const char *lang, char *buf, size_t size);
 
 /* Lists and parses every lesson of dir. Returns 0, or -1 with a message if the
- * folder cannot be read (a lesson that does not parse is listed with its error). */
+ * folder cannot be read or dir is NULL (a lesson that does not parse is listed
+ * with its error). */
 int lesson_catalog_load(lesson_catalog *c, const char *dir, char *err, size_t errsize);
 void lesson_catalog_free(lesson_catalog *c);
 

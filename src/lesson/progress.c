@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "fileio.h"
+#include "paths.h"
 
 #define PROGRESS_MAX_BYTES (16u << 20)
 #define MSG_MAX 600 /* one message */
@@ -45,10 +46,11 @@ struct lesson_progress_batch {
 const char *lesson_progress_path(char *buf, size_t size)
 {
     const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    if (state && *state) snprintf(buf, size, "%s/attnlab/progress.json", state);
-    else if (home && *home) snprintf(buf, size, "%s/.local/state/attnlab/progress.json", home);
+    attn_status st;
+    if (state && *state) st = attn_path_format(buf, size, NULL, "%s/attnlab/progress.json", state);
+    else if (home && *home) st = attn_path_format(buf, size, NULL, "%s/.local/state/attnlab/progress.json", home);
     else return NULL;
-    return buf;
+    return st ? NULL : buf;
 }
 
 /* A message, cut to what fits. */

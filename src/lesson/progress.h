@@ -58,7 +58,7 @@ typedef enum {
 } lesson_progress_status;
 
 /* The default file path into buf; returns buf, or NULL if neither
- * XDG_STATE_HOME nor HOME is set. */
+ * XDG_STATE_HOME nor HOME is set, or the path does not fit in size bytes. */
 const char *lesson_progress_path(char *buf, size_t size);
 
 /* How long a save waits for the lock another instance holds: then it gives

@@ -97,7 +97,7 @@ typedef struct ui_app {
                            * open lesson's step to show), UI_ACT_MODEL_NEXT, UI_ACT_NONE: the
                            * lesson at path, at step arg */
         int arg;
-        char path[1024];
+        char path[PATH_MAX];
         int fail_exit;    /* not 0: if that lesson cannot be opened, the program ends with this
                            * status (req.exit_code) and the status line's message */
         char label[200];  /* what opens ("lesson 12 · Trained heads"); kept while the worker computes it */
@@ -349,8 +349,9 @@ typedef struct {
     char text[64]; /* the token as a label shows it (attn_tokenizer_label) */
 } ui_prediction;
 
-/* The k most likely next tokens at (batch, row) of tr's probs, best first;
- * returns how many (0 when tr is not a model's trace). */
+/* The k most likely next tokens at (batch, row) of tr's probs, best first,
+ * among the ids that are tokens (a vocab_size larger than the tokenizer
+ * leaves ids that are none); returns how many (0 when tr is not a model's trace). */
 int ui_app_predictions(const ui_app *app, const attn_trace *tr, int batch, int row, ui_prediction *out, int k);
 
 /* m in model mode: the next of the model's MHA, GQA and MQA variants. */

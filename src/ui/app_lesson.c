@@ -8,6 +8,7 @@
 #include "app_impl.h"
 #include "i18n.h"
 #include "lesson.h"
+#include "paths.h"
 
 void ui_app_take_note(ui_app *app)
 {
@@ -67,7 +68,11 @@ int ui_app_lesson_open(ui_app *app, const char *path, int step, char *err, size_
         lesson_label(path, ls.title && *ls.title ? ls.title : path, label, sizeof label);
         lesson_free(&ls);
         lesson_diags_free(&dg);
-        snprintf(app->opening.path, sizeof app->opening.path, "%s", path);
+        attn_error e;
+        if (attn_path_format(app->opening.path, sizeof app->opening.path, &e, "%s", path)) {
+            snprintf(err, errsize, "%s", e.msg);
+            return -1;
+        }
         if (ui_app_open_later(app, UI_ACT_NONE, step, label)) return 0;
     }
     if (app->async) { /* the window: read on a thread of its own, shown once it is (app_open.c) */

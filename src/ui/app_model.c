@@ -60,8 +60,8 @@ int ui_app_predictions(const ui_app *app, const attn_trace *tr, int batch, int r
     if (!probs || !app->model || batch >= tr->dims.b || row >= tr->dims.s) return 0;
     int V = tr->dims.V, n = 0;
     const float *p = probs->data + ((size_t)batch * tr->dims.s + row) * V;
-    for (int v = 0; v < V; v++) { /* insertion into the k best so far */
-        if (n == k && !(p[v] > out[n - 1].p)) continue;
+    for (int v = 0; v < V; v++) { /* insertion into the k best so far, of the ids that are tokens */
+        if ((n == k && !(p[v] > out[n - 1].p)) || !attn_tokenizer_token(app->model->tok, v)) continue;
         int at = n < k ? n++ : k - 1;
         while (at > 0 && p[v] > out[at - 1].p) {
             out[at] = out[at - 1];
@@ -273,7 +273,8 @@ int ui_app_generate(ui_app *app)
     attn_sampling s = attn_sampling_of(&app->cfg);
     float u = attn_uniform(attn_hash64(s.seed ^ attn_hash_str("generate")), (uint64_t)tr->dims.L);
     size_t last = (size_t)(tr->dims.s - 1) * tr->dims.V;
-    int id = attn_sample_logits(lg->data + last, tr->dims.V, attn_tokenizer_unk(app->model->tok), &s, u);
+    int id = attn_sample_logits(lg->data + last, tr->dims.V, app->model->tok, &s, u);
+    if (id < 0) return -1;
     float p = attn_trace_stage(tr, -1, ATTN_STAGE_PROBS)->data[last + id];
     char label[96];
     const char *word = attn_tokenizer_label(app->model->tok, id, label, sizeof label);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "paths.h"
 #include "utf8.h"
 
 void ui_player_init(ui_player *p, const char *lang, const char *progress_path)
@@ -17,7 +18,9 @@ void ui_player_init(ui_player *p, const char *lang, const char *progress_path)
     p->focus = p->cell_quiz = -1;
     p->keep_progress = true;
     snprintf(p->lang, sizeof p->lang, "%s", lang && !strcmp(lang, "zh") ? "zh" : "en");
-    if (progress_path) snprintf(p->progress_path, sizeof p->progress_path, "%s", progress_path);
+    /* a path that does not fit is no file: nothing is saved, rather than into another */
+    if (progress_path && attn_path_format(p->progress_path, sizeof p->progress_path, NULL, "%s", progress_path))
+        p->keep_progress = false;
 }
 
 static void free_answers(ui_player *p)
@@ -281,7 +284,7 @@ void ui_player_close(ui_player *p)
 
 int ui_player_picker(ui_player *p)
 {
-    char dir[1024], err[600];
+    char dir[PATH_MAX], err[600];
     if (p->have_catalog) lesson_catalog_free(&p->catalog);
     p->have_catalog = false;
     if (lesson_catalog_load(&p->catalog, lesson_catalog_dir(p->lang, dir, sizeof dir), err, sizeof err)) {

@@ -12,6 +12,7 @@
 #ifndef UI_PLAYER_H
 #define UI_PLAYER_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -37,7 +38,7 @@ typedef struct {
 typedef struct {
     bool open;             /* a lesson is shown in the panel */
     lesson ls;
-    char name[128];        /* file name: the progress key */
+    char name[NAME_MAX + 1]; /* file name: the progress key */
     int step;              /* 0-based */
     lesson_view view;      /* what the lesson set for this step */
     lesson_marks marks;    /* and what it marks on the picture */
@@ -48,7 +49,7 @@ typedef struct {
 
     bool keep_progress;    /* false: progress is shown but never written */
     lesson_progress *progress; /* NULL: progress is not kept (no HOME) */
-    char progress_path[1024];
+    char progress_path[PATH_MAX]; /* "": the default (lesson_progress_path) */
     char progress_note[600]; /* a progress problem, drawn as a chip no status text overwrites */
     char progress_full[600]; /* the same with whole paths (status line, stderr) */
     bool progress_failed;  /* the note says progress is not saved (cleared by a save that works) */

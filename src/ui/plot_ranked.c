@@ -62,6 +62,7 @@ typedef struct {
     int P;                      /* the trace's cached positions: row i is position P + i */
     const ui_view_slice *v;
     const ui_slice *base;       /* NULL, or the configured slice: values are s − base */
+    const attn_tokenizer *tok;  /* the model's: an id that is no token of it is never ranked; NULL: every id is */
     bool percent;               /* probs: shown as % */
     float bar_max;              /* the value a full bar stands for */
     uint32_t colour;            /* the bars' (a change: red up, blue down) */
@@ -85,11 +86,15 @@ static float key(const ranked_src *r, float x)
     return isnan(k) ? -INFINITY : k;
 }
 
+/* Whether column j is a token (a vocab_size larger than the tokenizer leaves ids that are none). */
+static bool is_token(const ranked_src *r, int j) { return !r->tok || attn_tokenizer_token(r->tok, j); }
+
 /* The k best tokens of row i, best first (by insertion: k is small). Returns how many. */
 static int top_k(const ranked_src *r, int i, ranked_tok *out, int k)
 {
     int n = 0, V = r->v->slice.cols;
     for (int j = 0; j < V; j++) {
+        if (!is_token(r, j)) continue;
         float x = value(r, i, j), kx = key(r, x);
         if (n == k && !(kx > key(r, out[n - 1].x))) continue;
         int at = n < k ? n++ : k - 1;
@@ -107,7 +112,7 @@ static int rank_of(const ranked_src *r, int i, int id)
 {
     float kx = key(r, value(r, i, id));
     int ahead = 0;
-    for (int j = 0; j < r->v->slice.cols; j++) ahead += key(r, value(r, i, j)) > kx;
+    for (int j = 0; j < r->v->slice.cols; j++) ahead += is_token(r, j) && key(r, value(r, i, j)) > kx;
     return ahead + 1;
 }
 
@@ -362,15 +367,16 @@ static void window_note(ui_draw *dl, const row_window *w, int rows, int x, int y
     ui_text_fit(dl, _("earlier / later rows (or click a row)"), x, y, right - x, UI_TEXT_DIM);
 }
 
-static ranked_src source(const text_ids *text, const attn_trace *tr, const ui_view_slice *v, const ui_slice *base,
-                         uint32_t colour)
+static ranked_src source(const ui_app *app, const text_ids *text, const attn_trace *tr, const ui_view_slice *v,
+                         const ui_slice *base, uint32_t colour)
 {
     bool probs = attn_tensor_stage(v->tensor) == ATTN_STAGE_PROBS;
-    ranked_src r = {text, tr->dims.P, v, base, probs, 1.0f, colour};
+    ranked_src r = {text, tr->dims.P, v, base, app->model ? app->model->tok : NULL, probs, 1.0f, colour};
     if (!probs) { /* logits: a full bar is the largest logit of the slice */
         float m = 0.0f;
         for (int i = 0; i < v->slice.rows; i++)
-            for (int j = 0; j < v->slice.cols; j++) m = fmaxf(m, ui_slice_at(&v->slice, i, j)); /* skips NaN */
+            for (int j = 0; j < v->slice.cols; j++)
+                if (is_token(&r, j)) m = fmaxf(m, ui_slice_at(&v->slice, i, j)); /* skips NaN */
         r.bar_max = m > 0.0f && isfinite(m) ? m : 1.0f;
     }
     return r;
@@ -393,7 +399,7 @@ void ui_plot_ranked(ui_draw *dl, const ui_app *app, const ui_view_slice *v, ui_r
 {
     int u = ui_line(dl), rows = v->slice.rows;
     text_ids text = text_ids_of(app, &app->trace, v);
-    ranked_src r = source(&text, &app->trace, v, NULL, UI_ACCENT);
+    ranked_src r = source(app, &text, &app->trace, v, NULL, UI_ACCENT);
     if (r.percent)
         /* TRANSLATORS: the ranked view's caption over probs; the next string is its short form */
         text_or_brief(dl, _("each position's most likely next tokens, best first"), _("most likely next tokens"),
@@ -430,13 +436,14 @@ void ui_plot_ranked_compare(ui_draw *dl, const ui_app *app, const ui_view_slice 
     bool have_b = app->has_alt && !ui_view_make(&app->alt, a->tensor->name, app->view.batch, app->view.head, &b) &&
                   b.slice.rows == rows && b.slice.cols == a->slice.cols;
     text_ids text = text_ids_of(app, &app->trace, a);
-    ranked_src ra = source(&text, &app->trace, a, NULL, UI_ACCENT);
-    ranked_src rb = have_b ? source(&text, &app->alt, &b, NULL, UI_ERROR) : ra;
-    ranked_src rd = have_b ? source(&text, &app->alt, &b, &a->slice, 0) : ra;
+    ranked_src ra = source(app, &text, &app->trace, a, NULL, UI_ACCENT);
+    ranked_src rb = have_b ? source(app, &text, &app->alt, &b, NULL, UI_ERROR) : ra;
+    ranked_src rd = have_b ? source(app, &text, &app->alt, &b, &a->slice, 0) : ra;
     if (have_b && !rd.percent) { /* a change of logits: a full half-bar is the largest change on screen */
         float m = 0;
         for (int i = 0; i < rows; i++)
-            for (int j = 0; j < a->slice.cols; j++) m = fmaxf(m, fabsf(value(&rd, i, j)));
+            for (int j = 0; j < a->slice.cols; j++)
+                if (is_token(&rd, j)) m = fmaxf(m, fabsf(value(&rd, i, j)));
         rd.bar_max = m > 0 ? m : 1.0f;
     }
     text_or_brief(dl, _("white frame: the text's next token · click a row · y: the full heatmap"),
