@@ -7,6 +7,7 @@
 
 #include "engine/config.h"
 #include "engine/error.h"
+#include "engine/trace.h"
 #include "ui/ui.h"
 
 enum { CLI_OK = 0, CLI_EFILE = 1, CLI_EUSAGE = 2 };
@@ -60,6 +61,10 @@ void cli_print_config_help(void);
  * The window: SDL, GL (with its threads) and fonts. A picture: its pixels. */
 void cli_reserve_window(void);
 void cli_reserve_picture(const ui_picture *p);
+
+/* Prints "attnlab CMD: warning: NaN first appears in ..." to stderr when the
+ * data put a NaN or an infinity in tr (engine/nonfinite.h). */
+void cli_warn_nonfinite(const char *cmd, const attn_trace *tr);
 
 /* Exit code for an engine status. */
 int cli_exit_code(attn_status st);

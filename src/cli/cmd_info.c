@@ -162,6 +162,7 @@ int cmd_info(int argc, char **argv)
     print_header(&tr);
     print_memory(&tr);
     print_stage_table(&tr);
+    cli_warn_nonfinite("info", &tr);
     attn_trace_free(&tr);
 out:
     cli_args_free(&a);
@@ -186,6 +187,7 @@ int cmd_summary(int argc, char **argv)
     print_memory(&tr);
     print_stage_table(&tr);
     print_weights(&tr);
+    cli_warn_nonfinite("summary", &tr);
     attn_trace_free(&tr);
 out:
     cli_args_free(&a);

@@ -337,21 +337,33 @@ static float exp_row(const float *restrict x, float *restrict y, int t, float mx
     return sum;
 }
 
-void attn_op_softmax(const float *x, float *y, size_t rows, int t, bool guard)
+/* Whether every key of mask row m (t) is hidden with −∞. */
+static bool row_fully_masked(const float *m, int t)
 {
+    for (int j = 0; j < t; j++)
+        if (m[j] != -INFINITY) return false;
+    return t > 0;
+}
+
+void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, int s, int t, bool guard)
+{
+    size_t rows = (size_t)b * h * s;
     #pragma omp parallel for if (rows * t > 16384)
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * t;
         float *yr = y + r * t;
         float mx = -INFINITY;
         #pragma omp simd reduction(max : mx)
-        for (int j = 0; j < t; j++) mx = xr[j] > mx ? xr[j] : mx;
-        if (mx == -INFINITY) { /* every key masked: nothing to attend to */
-            if (guard) memset(yr, 0, (size_t)t * sizeof *yr);
-            else for (int j = 0; j < t; j++) yr[j] = NAN; /* exp(-inf - -inf) / Σ: NaN */
+        for (int j = 0; j < t; j++) mx = xr[j] > mx ? xr[j] : mx; /* a NaN is skipped here, not below */
+        if (mx == -INFINITY) {
+            /* nothing finite to attend to: row r = (bi, head, i) reads mask row (bi, i) */
+            size_t bi = r / ((size_t)h * s), i = r % (size_t)s;
+            bool masked = mask && row_fully_masked(mask + (bi * s + i) * t, t);
+            if (masked && guard) memset(yr, 0, (size_t)t * sizeof *yr); /* every key masked: weights 0 */
+            else for (int j = 0; j < t; j++) yr[j] = NAN; /* exp(-inf - -inf) / Σ, or a NaN score: NaN */
             continue;
         }
-        float inv = 1.0f / exp_row(xr, yr, t, mx);
+        float inv = 1.0f / exp_row(xr, yr, t, mx); /* a NaN cell makes the sum, and so the row, NaN */
         #pragma omp simd
         for (int j = 0; j < t; j++) yr[j] *= inv;
     }

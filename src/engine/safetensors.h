@@ -73,6 +73,11 @@ void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst)
 /* Elements [first, first + n) of an entry only (the caller keeps them in range). */
 void attn_st_copy_f32_range(const attn_st_file *f, const attn_st_entry *e, size_t first, size_t n, float *dst);
 
+/* The index of the entry's first element that is NaN or ±∞, or its count
+ * when every one is a number: one pass over the stored bits (all exponent
+ * bits set, in F32, F16 or BF16), nothing widened. */
+size_t attn_st_find_nonfinite(const attn_st_file *f, const attn_st_entry *e);
+
 typedef struct {
     const char *name;
     int ndim;

@@ -381,6 +381,22 @@ void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, double budge
                       budget / (1 << 30));
 }
 
+void ui_app_note_nonfinite(ui_app *app, const attn_nonfinite *nf)
+{
+    attn_nonfinite found;
+    if (!nf) {
+        attn_nonfinite_find(&app->trace, &found);
+        nf = &found;
+    }
+    if (!nf->tensor || nf->expected) return;
+    char at[200];
+    attn_nonfinite_index_text(nf, at, sizeof at);
+    /* TRANSLATORS: "NaN first appears in layers.0.scores at [0, 1, 2, 3]": where a value that is not a number
+     * (NaN, +inf or -inf) first shows in the stages, in the order they are computed */
+    ui_app_status(app, true, _("%s first appears in %s at %s: every stage computed from it can hold it too"),
+                  attn_nonfinite_kind(nf), nf->tensor->name, at);
+}
+
 /* Runs settings `next` here and now (a recomputation under way on the worker
  * is stopped first); on success they become app->cfg (ownership moves), on
  * failure next is freed, the decode step is restored and the status line says why. */
@@ -398,6 +414,7 @@ static int commit(ui_app *app, attn_config *next)
     attn_config_free(&run);
     if (st) goto fail;
     ui_app_install(app, &tr, next, budget, NULL);
+    ui_app_note_nonfinite(app, NULL);
     return 0;
 fail:
     app->view.decode_step = saved_step;
@@ -501,6 +518,7 @@ int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsi
     }
     keep_place(app);
     reset_scales(app);
+    ui_app_note_nonfinite(app, NULL);
     return 0;
 }
 
@@ -525,6 +543,7 @@ int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsiz
     if (app->file.dims.cross && app->file.source.rows && !app->cfg.source_tokens) app->cfg.source_tokens = attn_tokens_text(&app->file.source, 0);
     keep_place(app);
     reset_scales(app);
+    ui_app_note_nonfinite(app, NULL);
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "action.h"
 #include "attention.h"
 #include "config.h"
+#include "nonfinite.h"
 #include "state.h"
 #include "trace.h"
 
@@ -32,6 +33,11 @@ static inline float ui_fill_toggled(float mask_value)
 int ui_app_prepare(struct ui_app *app, const attn_config *next, attn_config *run, attn_inputs *in, double *budget,
                    attn_error *err);
 void ui_app_install(struct ui_app *app, attn_trace *tr, attn_config *next, double budget, attn_trace *alt);
+
+/* The status line says where the trace shown first holds a NaN or an
+ * infinity that its data put there (nonfinite.h), if it does. nf: what the
+ * worker found in it already; NULL: look now. */
+void ui_app_note_nonfinite(struct ui_app *app, const attn_nonfinite *nf);
 
 /* The compare view's trace (app.c): tr's inputs with the mask `compare` names
  * toggled, into alt; the worker runs it too. ui_app_set_alt installs it (NULL:
