@@ -1,4 +1,5 @@
 /* nonfinite.c — where a trace's NaN (or infinity) first appears. */
+#define _DEFAULT_SOURCE /* madvise, MADV_PAGEOUT */
 #include "nonfinite.h"
 
 #include <math.h>
@@ -6,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* A float is NaN or ±∞ when its 8 exponent bits are all set; −∞ is exactly
  * the sign bit with them. Compared as bits, the test vectorises. */
@@ -37,6 +40,25 @@ size_t attn_nonfinite_scan(const float *x, size_t n, bool fill_ok)
         }
     }
     return n;
+}
+
+/* A trace mapped from its file (trace_io.h) reads a page of it only when a
+ * picture needs it, so a 2 GiB file costs what one stage shows. The scan reads
+ * every page; they are handed back after it (reclaimed, never lost: a page
+ * the process changed is swapped out, not dropped), so that looking for a NaN
+ * does not leave the whole file resident. */
+static void release_pages(const attn_trace *tr, const attn_tensor *t)
+{
+#ifdef MADV_PAGEOUT
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t)t->data, hi = lo + t->count * sizeof(float), base = (uintptr_t)tr->map;
+    if (!tr->map || page <= 0 || lo < base || hi > base + tr->map_size) return;
+    lo = (lo + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page; /* whole pages of t only */
+    hi = hi / (uintptr_t)page * (uintptr_t)page;
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_PAGEOUT); /* a hint: failure is harmless */
+#else
+    (void)tr, (void)t;
+#endif
 }
 
 /* When t was computed: model-level tensors before the layers (embeddings),
@@ -104,6 +126,7 @@ bool attn_nonfinite_find(const attn_trace *tr, attn_nonfinite *out)
         bool fill_ok = id == ATTN_STAGE_MASK || id == ATTN_STAGE_MASKED_SCORES;
         if (!t->data) continue;
         size_t at = attn_nonfinite_scan(t->data, t->count, fill_ok);
+        release_pages(tr, t);
         if (at == t->count) continue;
         out->tensor = t;
         out->index = at;

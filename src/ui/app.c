@@ -18,6 +18,7 @@ static void vstatus(ui_app *app, bool error, unsigned what, const char *fmt, va_
 {
     vsnprintf(app->status, sizeof app->status, fmt, ap);
     app->status_error = error;
+    app->status_nonfinite = false;
     app->status_about.what = what;
     app->dirty = true;
 }
@@ -388,13 +389,17 @@ void ui_app_note_nonfinite(ui_app *app, const attn_nonfinite *nf)
         attn_nonfinite_find(&app->trace, &found);
         nf = &found;
     }
-    if (!nf->tensor || nf->expected) return;
+    if (!nf->tensor || nf->expected) {
+        if (app->status_nonfinite) ui_app_status(app, false, "%s", ""); /* that NaN is gone */
+        return;
+    }
     char at[200];
     attn_nonfinite_index_text(nf, at, sizeof at);
     /* TRANSLATORS: "NaN first appears in layers.0.scores at [0, 1, 2, 3]": where a value that is not a number
      * (NaN, +inf or -inf) first shows in the stages, in the order they are computed */
     ui_app_status(app, true, _("%s first appears in %s at %s: every stage computed from it can hold it too"),
                   attn_nonfinite_kind(nf), nf->tensor->name, at);
+    app->status_nonfinite = true;
 }
 
 /* Runs settings `next` here and now (a recomputation under way on the worker
@@ -507,14 +512,14 @@ int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsi
     init_common(app);
     if (attn_config_copy(&app->cfg, cfg, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
-        return -1;
+        return err.status;
     }
     if (ui_app_model_sync(app, cfg->model, &err) ||
         attn_trace_run(&app->cfg, &(attn_inputs){.model = app->model}, &app->trace, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
         ui_app_model_sync(app, NULL, NULL);
         attn_config_free(&app->cfg);
-        return -1;
+        return err.status ? err.status : ATTN_ERR_CONFIG;
     }
     keep_place(app);
     reset_scales(app);

@@ -186,8 +186,9 @@ out:
 static int open_app(ui_app *app, const attn_config *cfg, const char *path, char *err, size_t errsize,
                     int *exit_code)
 {
-    if (path ? ui_app_init_file(app, path, err, errsize) : ui_app_init(app, cfg, err, errsize)) {
-        *exit_code = path ? 1 : 2;
+    int st = path ? ui_app_init_file(app, path, err, errsize) : ui_app_init(app, cfg, err, errsize);
+    if (st) {
+        *exit_code = path || st != ATTN_ERR_CONFIG ? 1 : 2; /* a model's bad file: 1, as the engine's commands say */
         return -1;
     }
     return 0;
