@@ -213,7 +213,8 @@ static attn_status check_all(attn_model *m, attn_error *err)
  * scores turn NaN, then the residual stream, then every logit, and nothing
  * said where it came from. So the model is refused, naming the file and the
  * tensor. One pass over the stored bits of each tensor, nothing widened:
- * SmolLM2-135M's 538 MB of float32 in about 0.1 s (commit message). */
+ * SmolLM2-135M's shape took 68 ms in bfloat16 (269 MB), 261 ms in float32
+ * (538 MB), its pages resident, on the 2-core test machine. */
 static attn_status check_numbers(attn_model *m, attn_error *err)
 {
     const attn_model_config *c = &m->cfg;
