@@ -1,6 +1,7 @@
-/* ops.c — the numerical stages. Matrix products go through one gemm: BLAS
- * when the build has it (ATTNLAB_HAVE_BLAS), else plain C loops; one row
- * against the rows of a matrix is always the loop dot_rows.
+/* ops.c — the numerical stages. Matrix products go through one gemm: OpenBLAS
+ * when it can be used (blas.h: built with it, found, and within the
+ * address-space limit), else plain C loops; one row against the rows of a
+ * matrix is always the loop dot_rows.
  * Element-wise loops are spread over cores with OpenMP when the build has it;
  * without, its pragmas are ignored and the loops run on one core. */
 #include "ops.h"
@@ -9,13 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef ATTNLAB_HAVE_BLAS
-#include <cblas.h>
-#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#include "blas.h"
 #include "rng.h"
 
 int attn_ops_cores(void)
@@ -77,7 +76,6 @@ static void axpy_rows(int n, int kk, float alpha, const float *restrict a, const
     }
 }
 
-#ifndef ATTNLAB_HAVE_BLAS
 /* C = alpha · A · op(B), row-major, with op(B) = B (trans_b false) or Bᵀ:
  *   A (m × kk), op(B) (kk × n), C (m × n); lda, ldb, ldc are row strides.
  * Loop orders that only walk rows (contiguous memory), so the inner loop
@@ -95,7 +93,6 @@ static void gemm_loop(bool trans_b, int m, int n, int kk, float alpha, const flo
             axpy_rows(n, kk, alpha, ai, b, ldb, ci);
     }
 }
-#endif
 
 /* C = alpha · A · op(B) as above: one row against rows of B in dot_rows, a
  * small single row through B in axpy_rows; with BLAS, a larger single row as
@@ -112,15 +109,10 @@ static void gemm(bool trans_b, int m, int n, int kk, float alpha, const float *r
         axpy_rows(n, kk, alpha, a, b, ldb, c);
         return;
     }
-#ifdef ATTNLAB_HAVE_BLAS
-    if (m == 1)
-        cblas_sgemv(CblasRowMajor, CblasTrans, kk, n, alpha, b, ldb, a, 1, 0.0f, c, 1);
-    else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, kk, alpha, a, lda, b, ldb,
-                    0.0f, c, ldc);
-#else
+    if (m == 1 ? attn_blas_sgemv(kk, n, alpha, b, ldb, a, c)
+               : attn_blas_sgemm(trans_b, m, n, kk, alpha, a, lda, b, ldb, c, ldc))
+        return;
     gemm_loop(trans_b, m, n, kk, alpha, a, lda, b, ldb, c, ldc);
-#endif
 }
 
 void attn_op_project(const float *x, const float *w, float *y, int rows, int in, int out)
