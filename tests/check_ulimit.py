@@ -217,9 +217,10 @@ def case(name, args, out=None, estimate=None, window=None, env=None, succeeded=N
         estimate = estimate_in(r.err)
         if not check(f"{name}: estimate", r.rc == 2 and estimate, f"exit {r.rc}, stderr {r.err!r}"):
             return
-    # too small a limit for this command, enough for the process to start
+    # too small a limit for this command, enough for the process to start (half the estimate: a
+    # model's trace too long for the limit may still fit with one layer's attention weights)
     clean()
-    probe = START + estimate + 16 * MIB
+    probe = START + estimate / 2 + 16 * MIB
     r = run(args, probe, 30, env)
     ask, lean = asks_for(r.err), asks_for(r.err, lean=True)
     if not refused(f"{name}: probe under {probe / MIB:.0f} MiB", r, estimate, out) or not ask:
@@ -268,9 +269,8 @@ def case(name, args, out=None, estimate=None, window=None, env=None, succeeded=N
 
 # ---- the commands ------------------------------------------------------------------
 
-# What the process maps before it computes anything (its libraries, OpenBLAS's buffers),
-# as `info` reports it under a limit: below it attnlab cannot even start (OpenBLAS
-# hangs while it loads), so every limit tried here is above it.
+# What the process maps before it computes anything (its libraries; OpenBLAS is opened at
+# the first product, when there is room for it), as `info` reports it under a limit.
 TINY = os.path.join(TMP, "tiny.safetensors")
 r = subprocess.run([ATTNLAB, "trace", "--seq", "4", "-o", TINY], capture_output=True, env=ENV)
 r = subprocess.run([ATTNLAB, "info", TINY], capture_output=True, env=ENV,
@@ -279,6 +279,44 @@ m = re.search(r"after " + SIZE + r" mapped", r.stdout.decode())
 check("info shows the address-space limit", m and "ulimit -v 64.00 GiB" in r.stdout.decode(),
       f"exit {r.returncode}, stdout {r.stdout[-600:]!r}, stderr {r.stderr!r}")
 START = size_of(m) if m else 512 * MIB  # (carry on, to show what else fails)
+
+# ---- a very low limit (issue 21): every command starts, and runs or says in one line what it cannot ----
+# OpenBLAS, linked, mapped a 128 MiB buffer for each thread while it loaded, before main, and
+# retried forever when it could not: under `ulimit -v 300000` even `attnlab --help` hung.
+LOW = 300000 * 1024
+LOW_PNG = os.path.join(TMP, "low.png")
+LOW_TRACE = os.path.join(TMP, "low.safetensors")
+LOW_CASES = [("--help", ["--help"], None), ("info", ["info", TINY], None),
+             ("trace", ["trace", "--seq", "8", "-o", LOW_TRACE], LOW_TRACE),
+             ("render", ["render", "--seq", "8", "-o", LOW_PNG], LOW_PNG)]
+
+
+def works(args, out, limit):
+    if out and os.path.exists(out):
+        os.remove(out)
+    r = run(args, limit, timeout=20)
+    return r, r.rc == 0 and (not out or (os.path.exists(out) and os.path.getsize(out) > 0))
+
+
+lowest = {}
+for name, args, out in LOW_CASES:
+    r, ok = works(args, out, LOW)
+    if not check(f"{name} under ulimit -v 300000", ok, f"exit {r.rc} after {r.seconds:.1f} s, stderr {r.err!r}"):
+        continue
+    lo, hi = 4 * MIB, LOW  # the lowest limit it works under, to 2 MiB (fails at lo, works at hi)
+    while hi - lo > 2 * MIB:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if works(args, out, mid)[1] else (mid, hi)
+    lowest[name] = hi
+    FIGURES.append(f"{name}: works under ulimit -v {hi // 1024} ({hi / MIB:.0f} MiB), not under {lo // 1024}")
+# below its lowest, a command that computes says why in one line, at once: it is refused, not hung
+# or killed (a limit below what the program itself needs, --help's lowest, is not judged)
+for name, args, out in LOW_CASES:
+    if name in ("trace", "render") and name in lowest and lowest[name] - 4 * MIB > lowest.get("--help", LOW):
+        r, ok = works(args, out, lowest[name] - 4 * MIB)
+        text = r.err.strip()
+        check(f"{name} under {(lowest[name] - 4 * MIB) // 1024} KiB: refused in one line", not ok and r.rc == 2 and
+              r.seconds < 15 and "\n" not in text and "ulimit -v" in text, f"exit {r.rc}, stderr {r.err!r}")
 
 BIG = ["--seq", "1024", "--heads", "48", "--d-model", "192"]  # about 600 MiB a trace
 SAVED = os.path.join(TMP, "big.safetensors")

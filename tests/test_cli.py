@@ -636,6 +636,67 @@ for i, (change, msg) in enumerate((
         f.write(tang_cfg.replace(*change))
     expect(["generate", "--model", d, "--text", "春眠", "--max-new", "3"], 1, msg)
 
+# NaN and infinities (issue 21): a model whose weights hold one is refused, naming the file and
+# the tensor; one whose products overflow traces with a warning naming the first stage that holds
+# one, and generating refuses to sample from its NaN logits; the unguarded softmax's NaN rows, a
+# pitfall shown on purpose, are no warning
+def rewrite_tensor(path, name, values_of):
+    """Stores tensor `name` of a safetensors file as F32, its values replaced by values_of(values)."""
+    blob = open(path, "rb").read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    header, data = json.loads(blob[8:8 + n]), blob[8 + n:]
+    out, parts, off = {}, [], 0
+    for key, e in header.items():
+        if key == "__metadata__":
+            out[key] = e
+            continue
+        raw = data[e["data_offsets"][0]:e["data_offsets"][1]]
+        if key == name:
+            fmt = {"F16": "e", "F32": "f"}[e["dtype"]]
+            vals = struct.unpack("<%d%s" % (len(raw) // struct.calcsize(fmt), fmt), raw)
+            raw = struct.pack("<%df" % len(vals), *values_of(list(vals)))
+            e = dict(e, dtype="F32")
+        out[key] = dict(e, data_offsets=[off, off + len(raw)])
+        parts.append(raw)
+        off += len(raw)
+    hdr = json.dumps(out)
+    hdr += " " * (-len(hdr) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hdr)) + hdr.encode() + b"".join(parts))
+
+
+def poisoned(name, tensor, values_of):
+    d = os.path.join(TMP, name)
+    shutil.copytree(mdir, d)
+    rewrite_tensor(os.path.join(d, "model.safetensors"), tensor, values_of)
+    return d
+
+
+def put(i, v):
+    return lambda vals: vals[:i] + [v] + vals[i + 1:]
+
+
+nan_q = poisoned("nan-q", "model.layers.0.self_attn.q_proj.weight", put(5, float("nan")))
+inf_up = poisoned("inf-up", "model.layers.3.mlp.up_proj.weight", put(2 * 128 + 7, float("inf")))
+for args in (["generate", "--model", nan_q, "--text", "床前"], ["trace", "--model", nan_q, "--text", "床前", "-o", OUT],
+             ["render", "--model", nan_q, "--text", "床前", "-o", PNG]):
+    expect(args, 1, "model.safetensors: tensor 'model.layers.0.self_attn.q_proj.weight' holds NaN at [0, 5]")
+expect(["generate", "--model", inf_up, "--text", "床前"], 1,
+       "model.safetensors: tensor 'model.layers.3.mlp.up_proj.weight' holds +inf at [2, 7]")
+overflow = poisoned("overflow", "model.layers.0.mlp.down_proj.weight", lambda vals: [3e38 if v >= 0 else -3e38 for v in vals])
+first = "first appears in layer 0's mlp_out (layers.0.mlp_out)"
+expect(["generate", "--model", overflow, "--text", "床前", "--probs"], 1, "the next-token logits after 3 tokens are not all numbers")
+expect(["generate", "--model", overflow, "--text", "床前", "--temperature", "1"], 1, first)
+r = expect(["trace", "--model", overflow, "--text", "床前", "-o", OUT], 0, "attnlab trace: warning: -inf " + first)
+check("a trace holding NaN is still written", r.returncode == 0 and os.path.getsize(OUT) > 0)
+expect(["info", OUT], 0, "attnlab info: warning: -inf " + first)
+expect(["render", OUT, "--stage", "layers.1.weights", "-o", PNG], 0, "attnlab render: warning: -inf " + first)
+expect(["render", "--model", overflow, "--text", "床前", "-o", PNG], 0, "attnlab render: warning: -inf " + first)
+for args in (["trace", "--pad-side", "left", "--no-softmax-guard", "-o", OUT], ["info", OUT],
+             ["trace", "--model", mdir, "--text", "床前", "-o", OUT], ["info", OUT]):
+    r = run(args)
+    check(" ".join(args) + ": no warning", r.returncode == 0 and not r.stderr, r.stderr)
+
 # A saved trace is mapped, not copied: drawing a 100 MiB one holds at most 1.3 times
 # its size (it held 3 times when the file was read into memory and then copied).
 big = os.path.join(TMP, "big.safetensors")

@@ -13,6 +13,8 @@
 #include <cmocka.h>
 
 #include "forward.h"
+#include "nonfinite.h"
+#include "ops.h"
 
 /* Runs the config given as NULL-terminated key/value pairs. */
 static void run(attn_trace *tr, const attn_inputs *in, const char *const *kv)
@@ -162,6 +164,124 @@ static void test_unguarded_softmax_spreads_nan(void **state)
         attn_trace_free(&guarded);
         attn_trace_free(&bare);
     }
+}
+
+/* The softmax guard zeroes a row only when the mask hides every key of it.
+ * One op, rows as (b=1, h=2, s=4, t=3), the mask (1,1,4,3) shared by both heads:
+ *   row 0: keys visible, scores all NaN           -> NaN (the guard hid it as 0)
+ *   row 1: keys visible, scores all -inf          -> NaN (0/0 from the data)
+ *   row 2: one NaN among finite scores           -> NaN
+ *   row 3: every key masked, scores finite + -inf -> 0 guarded, NaN unguarded */
+static void test_softmax_guard_asks_the_mask(void **state)
+{
+    (void)state;
+    const float inf = INFINITY, nan = NAN;
+    const float mask[4 * 3] = {0, 0, 0, 0, 0, 0, 0, -inf, 0, -inf, -inf, -inf};
+    const float scores[4 * 3] = {nan, nan, nan, -inf, -inf, -inf, 1, nan, 2, 3, 1, 2};
+    float x[2 * 12], y[2 * 12];
+    for (int h = 0; h < 2; h++)
+        for (int c = 0; c < 12; c++) x[h * 12 + c] = scores[c] + mask[c];
+    for (int guard = 0; guard < 2; guard++) {
+        attn_op_softmax(x, mask, y, 1, 2, 4, 3, guard);
+        for (int h = 0; h < 2; h++)
+            for (int c = 0; c < 12; c++) {
+                float v = y[h * 12 + c];
+                bool zero = guard && c / 3 == 3;
+                if (zero ? v != 0.0f : !isnan(v)) fail_msg("guard %d, head %d, row %d, key %d: %g", guard, h, c / 3, c % 3, v);
+            }
+    }
+    /* no mask at all (a model's logits): a row of -inf is NaN, guard or not */
+    float logits[3] = {-inf, -inf, -inf}, probs[3];
+    attn_op_softmax(logits, NULL, probs, 1, 1, 1, 3, true);
+    for (int j = 0; j < 3; j++) assert_true(isnan(probs[j]));
+}
+
+/* A NaN weight (here W_Q[0, 0], read by every query's feature 0, so head 0's
+ * every score) shows as NaN in head 0's weights, except in the rows the mask
+ * truly hides, which the guard still zeroes (lesson 05 relies on them); the
+ * fully masked rows are the mask's three, not head 0's NaN rows; and the
+ * trace says where the NaN began. */
+static void test_nan_weights_are_not_masked_rows(void **state)
+{
+    (void)state;
+    attn_trace clean, tr;
+    const char *const kv[] = {"pad_side", "left", NULL};
+    run(&clean, NULL, kv);
+    const attn_tensor *wq = get(&clean, "w_q");
+    float *poisoned = malloc(wq->count * sizeof *poisoned);
+    assert_non_null(poisoned);
+    memcpy(poisoned, wq->data, wq->count * sizeof *poisoned);
+    poisoned[0] = NAN;
+    attn_inputs in = {.w_q = poisoned};
+    run(&tr, &in, kv);
+    assert_int_equal(tr.n_masked, 3);
+    for (int i = 0; i < 3; i++) assert_true(row_fully_masked(&tr, 1, i));
+    const attn_dims *d = &tr.dims;
+    const attn_tensor *w = get(&tr, "weights");
+    int nan_rows = 0;
+    for (int b = 0; b < d->b; b++)
+        for (int h = 0; h < d->h; h++)
+            for (int i = 0; i < d->s; i++) {
+                double sum = 0;
+                int nans = 0;
+                for (int j = 0; j < d->t; j++) {
+                    float v = attn_tensor_at4(w, b, h, i, j);
+                    nans += isnan(v);
+                    sum += isnan(v) ? 0 : v;
+                }
+                if (row_fully_masked(&tr, b, i)) {
+                    if (nans || sum != 0) fail_msg("masked row (%d, %d) of head %d: %d NaN, sum %g", b, i, h, nans, sum);
+                } else if (h == 0) {
+                    if (nans != d->t) fail_msg("head 0, row (%d, %d): %d of %d NaN", b, i, nans, d->t);
+                    nan_rows++;
+                } else {
+                    assert_int_equal(nans, 0);
+                    assert_close((float)sum, 1.0f, 1e-5f, "row sum");
+                }
+            }
+    assert_int_equal(nan_rows, d->b * d->s - 3);
+    attn_nonfinite nf;
+    char text[200];
+    assert_true(attn_nonfinite_find(&tr, &nf));
+    assert_string_equal(attn_nonfinite_text(&tr, &nf, text, sizeof text), "NaN first appears in w_q, at [0, 0]");
+    assert_false(attn_nonfinite_find(&clean, &nf));
+    assert_null(nf.tensor);
+    free(poisoned);
+    attn_trace_free(&tr);
+    attn_trace_free(&clean);
+}
+
+/* Where NaN or ±inf first appears, in computing order: an input's +inf
+ * before everything; −inf is the mask's fill and no finding in mask or
+ * masked_scores; the unguarded softmax's NaN rows are the pitfall, expected,
+ * not a warning, unless the data put a NaN there first. */
+static void test_nonfinite_first_appearance(void **state)
+{
+    (void)state;
+    attn_trace tr, clean;
+    attn_nonfinite nf;
+    char text[200];
+    run(&clean, NULL, (const char *const[]){"seq", "4", NULL});
+    assert_false(attn_nonfinite_find(&clean, &nf)); /* causal: −inf in mask and masked_scores */
+    assert_true(isinf(attn_tensor_at4(get(&clean, "masked_scores"), 0, 0, 0, 3)));
+    const attn_tensor *x = get(&clean, "x");
+    float *xs = malloc(x->count * sizeof *xs);
+    assert_non_null(xs);
+    memcpy(xs, x->data, x->count * sizeof *xs);
+    xs[2 * clean.dims.d + 5] = INFINITY; /* position 2, feature 5 */
+    run(&tr, &(attn_inputs){.x = xs}, (const char *const[]){"seq", "4", NULL});
+    assert_true(attn_nonfinite_find(&tr, &nf));
+    assert_string_equal(attn_nonfinite_text(&tr, &nf, text, sizeof text), "+inf first appears in x, at [0, 2, 5]");
+    attn_trace_free(&tr);
+    free(xs);
+    attn_trace_free(&clean);
+
+    run(&tr, NULL, (const char *const[]){"pad_side", "left", "softmax_guard", "false", NULL});
+    assert_false(attn_nonfinite_find(&tr, &nf));
+    assert_true(nf.expected);
+    assert_int_equal(attn_tensor_stage(nf.tensor), ATTN_STAGE_WEIGHTS);
+    assert_true(isnan(nf.value));
+    attn_trace_free(&tr);
 }
 
 static void test_causal_upper_triangle_is_zero(void **state)
@@ -481,6 +601,9 @@ int main(void)
         cmocka_unit_test(test_rows_sum_to_one),
         cmocka_unit_test(test_fully_masked_rows),
         cmocka_unit_test(test_unguarded_softmax_spreads_nan),
+        cmocka_unit_test(test_softmax_guard_asks_the_mask),
+        cmocka_unit_test(test_nan_weights_are_not_masked_rows),
+        cmocka_unit_test(test_nonfinite_first_appearance),
         cmocka_unit_test(test_causal_upper_triangle_is_zero),
         cmocka_unit_test(test_gqa_equals_mha_with_repeated_kv_weights),
         cmocka_unit_test(test_repeat_kv_mapping),

@@ -538,6 +538,89 @@ static int argmax_last(const attn_trace *tr)
         if (row[v] > row[best]) best = v;
     return best;
 }
+/* Sets elements [at, at + n) of tensor `name` (F32) in dir's model.safetensors to v. */
+static void poke_weights(const char *dir, const char *name, size_t at, size_t n, float v)
+{
+    char path[600];
+    attn_st_file f;
+    attn_error err;
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    assert_int_equal(attn_st_read(path, &f, &err), ATTN_OK);
+    const attn_st_entry *e = attn_st_find(&f, name);
+    assert_non_null(e);
+    assert_true(at + n <= attn_st_count(e));
+    assert_int_equal(stat(path, &sb), 0);
+    long off = (long)((size_t)sb.st_size - f.data_size + e->begin + at * sizeof v); /* the data section ends the file */
+    attn_st_free(&f);
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, off, SEEK_SET), 0);
+    for (size_t i = 0; i < n; i++) assert_int_equal(fwrite(&v, sizeof v, 1, fp), 1);
+    fclose(fp);
+}
+
+/* A NaN or an infinity in any weight a model reads refuses the model, naming
+ * the file, the tensor and the element; both when every weight is widened at
+ * load and when they stay in the file (read one layer at a time). */
+static void test_weights_must_be_numbers(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *tensor;
+        size_t at;
+        float v;
+        const char *msg;
+    } cases[] = {
+        {"model.layers.1.self_attn.q_proj.weight", 1 * D + 3, NAN,
+         "model.safetensors: tensor 'model.layers.1.self_attn.q_proj.weight' holds NaN at [1, 3]"},
+        {"model.embed_tokens.weight", 2 * D + 5, INFINITY, "tensor 'model.embed_tokens.weight' holds +inf at [2, 5]"},
+        {"model.norm.weight", 4, -INFINITY, "tensor 'model.norm.weight' holds -inf at [4]"},
+        {"model.layers.0.mlp.down_proj.weight", 7 * F + 11, NAN, "'model.layers.0.mlp.down_proj.weight' holds NaN at [7, 11]"},
+        {"lm_head.weight", 0, INFINITY, "tensor 'lm_head.weight' holds +inf at [0, 0]"},
+    };
+    for (int resident = 0; resident < 2; resident++) {
+        if (resident) unsetenv("ATTNLAB_WEIGHTS_MB");
+        else setenv("ATTNLAB_WEIGHTS_MB", "0", 1);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            make_model(model_dir("nan"), 2, 2, 1, false, NULL, NULL);
+            poke_weights(model_dir("nan"), cases[i].tensor, cases[i].at, 1, cases[i].v);
+            expect_load_error(model_dir("nan"), cases[i].msg);
+        }
+    }
+    unsetenv("ATTNLAB_WEIGHTS_MB");
+}
+
+/* Weights that are numbers but whose products overflow: W_down all 3e38 makes
+ * layer 0's mlp_out ±inf (and ∞ − ∞ = NaN), and every logit NaN. Generating
+ * refuses to sample from them and names where the first one appeared, over
+ * the KV cache as well as with traced steps. */
+static void test_generate_refuses_nan_logits(void **state)
+{
+    (void)state;
+    attn_model m;
+    attn_generator g;
+    attn_config c;
+    attn_error err;
+    int id;
+    make_model(model_dir("overflow"), 2, 2, 1, true, NULL, NULL);
+    poke_weights(model_dir("overflow"), "model.layers.0.mlp.down_proj.weight", 0, (size_t)D * F, 3e38f);
+    assert_int_equal(attn_model_load(model_dir("overflow"), &m, &err), ATTN_OK);
+    attn_config_init(&c);
+    attn_config_set(&c, "text", "the cat", &err);
+    for (int traced = 0; traced < 2; traced++) {
+        assert_int_equal(attn_generator_init(&g, &m, &c, &err), ATTN_OK);
+        g.trace_steps = traced;
+        assert_int_equal(attn_generator_step(&g, &(attn_sampling){.seed = 1}, &id, &err), ATTN_ERR_FORMAT);
+        if (!strstr(err.msg, "overflow: the next-token logits after 3 tokens are not all numbers") ||
+            !strstr(err.msg, "first appears in layer 0's mlp_out (layers.0.mlp_out)"))
+            fail_msg("%s", err.msg);
+        assert_int_equal(g.n, 3); /* nothing was appended */
+        attn_generator_free(&g);
+    }
+    attn_config_free(&c);
+    attn_model_free(&m);
+}
 
 /* Greedy steps over the cache pick what full passes pick, and each step's
  * trace has one query row over every earlier position. */
@@ -999,6 +1082,8 @@ int main(void)
         cmocka_unit_test(test_long_paths),
         cmocka_unit_test(test_tensor_in_two_shards),
         cmocka_unit_test(test_config_kinds),
+        cmocka_unit_test(test_weights_must_be_numbers),
+        cmocka_unit_test(test_generate_refuses_nan_logits),
         cmocka_unit_test(test_trace_stages),
         cmocka_unit_test(test_padding_and_cache),
         cmocka_unit_test(test_generate_equals_full_passes),

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -804,6 +805,60 @@ static void unguarded_softmax_shows_nan_rows(void **state)
     assert_int_equal(nan, 0);
 }
 
+/* A NaN the data put in (W_Q[0, 0] of a --weights file) is drawn as NaN in
+ * head 0's weights, and the status line says where it first appears: when the
+ * change is made at once and when the worker makes it. The unguarded
+ * softmax's NaN rows, shown on purpose, are no notice. */
+static void nan_from_the_data_is_noticed(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    static const char *const W[] = {"w_q", "w_k", "w_v", "w_o"};
+    attn_st_tensor t[4];
+    float *data[4];
+    attn_error err;
+    for (int i = 0; i < 4; i++) {
+        const attn_tensor *w = attn_trace_find(&app->trace, W[i]);
+        assert_non_null(w);
+        data[i] = malloc(w->count * sizeof *data[i]);
+        memcpy(data[i], w->data, w->count * sizeof *data[i]);
+        t[i] = (attn_st_tensor){W[i], w->ndim, w->shape, data[i]};
+    }
+    data[0][0] = NAN;
+    char path[600];
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(path, sizeof path, "%s/attnlab-nan-%d.safetensors", tmp ? tmp : "/tmp", (int)getpid());
+    assert_int_equal(attn_st_write(path, t, 4, NULL, 0, &err), ATTN_OK);
+    for (int i = 0; i < 4; i++) free(data[i]);
+    assert_int_equal(ui_app_set(app, "weights", path), 0);
+    assert_true(app->status_error);
+    if (!strstr(app->status, "NaN first appears in w_q at [0, 0]")) fail_msg("status: %s", app->status);
+    /* head 0's weights: every cell NaN (causal, right padding: no row is fully masked) */
+    assert_int_equal(ui_app_set_stage(app, "weights"), 0);
+    draw(f);
+    const ui_heat_area ar = app->layout.areas[0];
+    int x, y, w, h, nan = 0, n = 0;
+    ui_heat_cell_rect(ar.r.w, ar.r.h, ar.rows, ar.cols, 2, 0, &x, &y, &w, &h);
+    for (int yy = 1; yy < h / 4; yy++)
+        for (int xx = 1; xx < w / 4; xx++, n++) nan += px(f, ar.r.x + x + xx, ar.r.y + y + yy) == UI_NAN_A ||
+                                                           px(f, ar.r.x + x + xx, ar.r.y + y + yy) == UI_NAN_B;
+    if (nan != n) fail_msg("weights[2, 0] of head 0: %d of %d pixels NaN", nan, n);
+    /* the worker's recomputation says it too */
+    app->async = true;
+    key(f, SDLK_c, 0);
+    settle(app);
+    assert_false(app->trace.cfg.causal);
+    if (!strstr(app->status, "NaN first appears in w_q at [0, 0]")) fail_msg("status: %s", app->status);
+    app->async = false;
+    /* without the file: the NaN is gone, and so is the notice; the pitfall's NaN rows make none */
+    assert_int_equal(ui_app_set(app, "weights", ""), 0);
+    if (strstr(app->status, "first appears")) fail_msg("status: %s", app->status);
+    assert_int_equal(ui_app_set(app, "pad_side", "left"), 0);
+    assert_int_equal(ui_app_set(app, "softmax_guard", "false"), 0);
+    assert_null(strstr(app->status, "first appears"));
+    unlink(path);
+}
+
 static void toolbar_buttons_do_what_keys_do(void **state)
 {
     fixture *f = *state;
@@ -975,6 +1030,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(decode_mode_steps_through_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(unguarded_softmax_shows_nan_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(click_row_shows_bars_and_hover_explains, setup, teardown),
+        cmocka_unit_test_setup_teardown(nan_from_the_data_is_noticed, setup, teardown),
         cmocka_unit_test_setup_teardown(toolbar_buttons_do_what_keys_do, setup, teardown),
         cmocka_unit_test(file_trace_recomputes_from_its_inputs),
         cmocka_unit_test_setup_teardown(pictures_refuse_bad_stage_and_head, setup, teardown),

@@ -10,6 +10,7 @@
 #include "engine/budget.h"
 #include "engine/fileio.h"
 #include "engine/model.h"
+#include "engine/nonfinite.h"
 
 /* The command options: everything that is not a setting (settings come from
  * the engine's table, attn_setting_at). */
@@ -123,6 +124,15 @@ void cli_print_config_help(void)
             printf("  %-24s %s\n", left, row->sw[k].help);
         }
     }
+}
+
+void cli_warn_nonfinite(const char *cmd, const attn_trace *tr)
+{
+    attn_nonfinite nf;
+    char text[300];
+    if (attn_nonfinite_find(tr, &nf))
+        fprintf(stderr, "attnlab %s: warning: %s; every stage computed from it can hold it too\n", cmd,
+                attn_nonfinite_text(tr, &nf, text, sizeof text));
 }
 
 int cli_exit_code(attn_status st)

@@ -8,6 +8,7 @@
 
 #include "engine/config.h"
 #include "engine/error.h"
+#include "engine/trace.h"
 #include "ui/ui.h"
 
 enum { CLI_OK = 0, CLI_EFILE = 1, CLI_EUSAGE = 2 };
@@ -68,6 +69,9 @@ void cli_reserve_picture(const ui_picture *p);
  * columns that takes (a CJK character two). */
 void cli_term_put(FILE *f, const char *s);
 int cli_term_width(const char *s);
+/* Prints "attnlab CMD: warning: NaN first appears in ..." to stderr when the
+ * data put a NaN or an infinity in tr (engine/nonfinite.h). */
+void cli_warn_nonfinite(const char *cmd, const attn_trace *tr);
 
 /* Exit code for an engine status. */
 int cli_exit_code(attn_status st);

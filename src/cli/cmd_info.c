@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "engine/blas.h"
 #include "engine/forward.h"
 #include "engine/trace_io.h"
 #include "engine/utf8.h"
@@ -52,6 +53,7 @@ static void print_memory(const attn_trace *tr)
                                   : "in memory";
     printf("  memory: %.1f %s of tensors, %s; here a trace may take up to %s\n", bytes / (small ? 1 << 10 : 1 << 20),
            small ? "KiB" : "MiB", where, attn_budget_explain(&budget, why, sizeof why));
+    printf("  matrix products: %s\n", attn_blas_describe(why, sizeof why));
     int kept = 0, layer = -1; /* a long prompt's trace keeps one layer's attention weights */
     for (int l = 0; l < tr->n_layers; l++)
         if (attn_trace_stage(tr, l, ATTN_STAGE_WEIGHTS)) kept++, layer = l;
@@ -164,6 +166,7 @@ int cmd_info(int argc, char **argv)
     print_header(&tr);
     print_memory(&tr);
     print_stage_table(&tr);
+    cli_warn_nonfinite("info", &tr);
     attn_trace_free(&tr);
 out:
     cli_args_free(&a);
@@ -188,6 +191,7 @@ int cmd_summary(int argc, char **argv)
     print_memory(&tr);
     print_stage_table(&tr);
     print_weights(&tr);
+    cli_warn_nonfinite("summary", &tr);
     attn_trace_free(&tr);
 out:
     cli_args_free(&a);

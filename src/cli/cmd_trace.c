@@ -35,6 +35,7 @@ int cmd_trace(int argc, char **argv)
             struct stat sb;
             double mib = stat(a.output, &sb) == 0 ? (double)sb.st_size / (1 << 20) : 0.0;
             printf("wrote %s: %d tensors, %.2f MiB\n", a.output, tr.n_tensors, mib);
+            cli_warn_nonfinite("trace", &tr);
         }
         attn_trace_free(&tr);
     }

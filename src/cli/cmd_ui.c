@@ -93,6 +93,7 @@ int cmd_render(int argc, char **argv)
         cli_open_as_trained(&a);
         int st = ui_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code);
         rc = finish("render", st, code, err);
+        if (rc == CLI_OK && err[0]) fprintf(stderr, "attnlab render: warning: %s; every stage computed from it can hold it too\n", err);
         if (rc == CLI_OK) printf("wrote %s\n", a.output);
     }
     cli_args_free(&a);

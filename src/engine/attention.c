@@ -274,9 +274,13 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
     if (first_mask(tr, layer) && (st = attn_trace_find_masked_rows(tr, err))) return st;
 
     /* 9. masked_scores = scores + mask; weights = softmax along t. A row whose
-     *    keys are all -inf gets zeros, or NaN with softmax_guard = false */
+     *    keys the mask hides all (-inf) gets zeros, or NaN with softmax_guard =
+     *    false. The guard asks the mask, not the scores: a row whose scores are
+     *    NaN (NaN weights upstream) has a NaN max too, and hiding it as zeros
+     *    would make a broken head look like one that attends to nothing. It
+     *    stays NaN, and attn_trace_find_nonfinite names where it began. */
     attn_op_apply_mask(sc, mask, msc, b, h, s, t);
-    attn_op_softmax(msc, wts, (size_t)b * h * s, t, c->softmax_guard);
+    attn_op_softmax(msc, mask, wts, b, h, s, t, c->softmax_guard);
 
     /* 10. dropout on the weights (training only) */
     *w_out = wts;

@@ -13,15 +13,17 @@
  * OpenBLAS 0.3.21's OpenMP build, 2 cores, 8 MiB stacks) by reading VmPeak
  * and by lowering `ulimit -v` until each command failed:
  *
- *   - before the first check: 327 MiB of libraries and OpenBLAS's start-up
- *     buffers (199 MiB with OMP_NUM_THREADS=1). That is already mapped when the
- *     budget is asked, so /proc/self/statm counts it. (Under a limit below it
- *     attnlab never reaches main: OpenBLAS spins while it loads.)
- *   - after it, for a forward pass: each OpenMP thread beyond the first, a
- *     stack (RLIMIT_STACK's size, glibc's default for a thread) and the 128 MiB
- *     buffer OpenBLAS maps for each thread that multiplies. `trace` of a 785
- *     MiB trace peaked at 327 + 785 + 138 MiB with 2 threads; +410 with 4,
- *     +954 with 8, +2042 with 16, +130 with 1: 136 MiB × max(1, threads − 1).
+ *   - before the first check: its libraries, about 33 MiB (--help, info).
+ *     OpenBLAS is not among them: it is opened at the first product (blas.h),
+ *     because its start-up maps a 128 MiB buffer for each thread and, linked,
+ *     hung attnlab before main under a limit too small for them.
+ *   - for a forward pass: each OpenMP thread beyond the first, a stack
+ *     (RLIMIT_STACK's size, glibc's default for a thread), and OpenBLAS:
+ *     its code (39 MiB) and a 128 MiB buffer for each thread it starts with,
+ *     for each it grows to and for the thread that calls it (attn_blas_reserve).
+ *     When it was linked, `trace` of a 785 MiB trace peaked at 327 + 785 +
+ *     138 MiB with 2 threads; +410 with 4, +954 with 8, +2042 with 16, +130
+ *     with 1, beyond the 327 MiB it had mapped at start.
  *   - the command's own: `trace` and `info` +2 MiB, `render` of 1280 × 800
  *     +15 MiB (SDL's offscreen driver, cairo, fonts, the PNG): BASE_RESERVE.
  *     A picture's pixels (about 12 bytes a pixel) and the window (SDL, GL,
@@ -38,22 +40,16 @@
 
 #ifdef _OPENMP
 #include <omp.h>
-#elif defined(ATTNLAB_HAVE_BLAS)
-#include <cblas.h>
 #endif
+
+#include "blas.h"
 
 #define MIB (1024.0 * 1024.0)
 #define GIB (1024.0 * MIB)
 
 /* the command's own maps besides traces and compute threads (measured: up to 15 MiB) */
 #define BASE_RESERVE (64 * MIB)
-/* what OpenBLAS maps for each thread that multiplies (its BUFFER_SIZE on x86-64) */
-#ifdef ATTNLAB_HAVE_BLAS
-#define BLAS_BUFFER (128 * MIB)
-#else
-#define BLAS_BUFFER 0.0
-#endif
-/* when /proc/self/statm cannot be read: a little more than attnlab's 327 MiB at start */
+/* when /proc/self/statm cannot be read: more than attnlab maps at start */
 #define MAPPED_FALLBACK (512 * MIB)
 
 static double front_end_reserve; /* attn_budget_reserve's; set before any thread starts */
@@ -86,24 +82,22 @@ static int compute_threads(void)
 {
 #ifdef _OPENMP
     return omp_get_max_threads();
-#elif defined(ATTNLAB_HAVE_BLAS)
-    return openblas_get_num_threads();
 #else
-    return 1;
+    return attn_blas_start_threads();
 #endif
 }
 
-/* What a forward pass maps for its threads: the threads beyond the calling one
- * (at least one: with a single thread OpenBLAS maps a buffer for it at the
- * first product), each a stack and a BLAS buffer. Counted again by every
- * check, even once the threads exist: a little too careful, never too little. */
+/* What a forward pass maps for its threads: a stack for each beyond the
+ * calling one, and OpenBLAS's code and buffers (blas.h). Counted again by
+ * every check, even once the threads exist: a little too careful, never too
+ * little. */
 static double threads_reserve(void)
 {
     struct rlimit st;
     double stack = getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY ? (double)st.rlim_cur
                                                                                       : 2 * MIB; /* glibc's default */
     int n = compute_threads();
-    return (n > 2 ? n - 1 : 1) * (stack + BLAS_BUFFER);
+    return (n - 1) * stack + attn_blas_reserve(n);
 }
 
 attn_budget attn_budget_get(double ceiling, bool computes)

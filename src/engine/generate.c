@@ -2,10 +2,12 @@
 #include "generate.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model_run.h"
+#include "nonfinite.h"
 #include "rng.h"
 #include "tokenizer.h"
 
@@ -153,8 +155,33 @@ static attn_status traced_step(attn_generator *g, attn_error *err)
     return ATTN_OK;
 }
 
+/* The logits of g hold a NaN or an infinity: there is no distribution to
+ * sample from (one NaN makes softmax's sum NaN, and every comparison with
+ * NaN is false, so even the argmax would be arbitrary). Where it began is
+ * found by tracing every position so far (a step over the KV cache traces
+ * nothing) and looking for the first stage that holds one. */
+static attn_status nonfinite_logits(attn_generator *g, attn_error *err)
+{
+    attn_trace tr;
+    attn_nonfinite nf;
+    attn_error why;
+    char where[420];
+    int past = g->cfg.past;
+    g->cfg.past = 0;
+    attn_status st = attn_model_trace_ids(g->m, &g->cfg, g->ids, g->n, NULL, &tr, &why);
+    g->cfg.past = past;
+    if (st) snprintf(where, sizeof where, "where they began could not be traced: %.300s", why.msg);
+    else if (!attn_nonfinite_find(&tr, &nf)) snprintf(where, sizeof where, "a trace of the text holds none");
+    else attn_nonfinite_text(&tr, &nf, where, sizeof where);
+    if (!st) attn_trace_free(&tr);
+    return attn_fail(err, ATTN_ERR_FORMAT, "%s: the next-token logits after %d tokens are not all numbers, so nothing "
+                     "can be sampled: %s", g->m->name, g->n, where);
+}
+
 attn_status attn_generator_step(attn_generator *g, const attn_sampling *s, int *next, attn_error *err)
 {
+    int V = g->m->cfg.vocab;
+    if (attn_nonfinite_scan(g->logits, (size_t)V, false) < (size_t)V) return nonfinite_logits(g, err);
     if (g->n >= g->m->cfg.max_pos)
         return attn_fail(err, ATTN_ERR_CONFIG, "the text has reached %s's %d positions", g->m->name,
                          g->m->cfg.max_pos);

@@ -199,7 +199,7 @@ static void attend_row(const attn_kv_cache *kc, const attn_model *m, const attn_
     attn_dims one = {.b = 1, .s = 1, .t = t, .n = 1, .P = t - 1};
     attn_op_build_mask(r->mask, run, &one, r->key_pad);
     attn_op_apply_mask(r->scores, r->mask, r->masked, 1, h, 1, t);
-    attn_op_softmax(r->masked, r->weights, (size_t)h, t, run->softmax_guard);
+    attn_op_softmax(r->masked, r->mask, r->weights, 1, h, 1, t, run->softmax_guard);
     const float *w = r->weights;
     if (run->train && run->dropout > 0.0f) {
         attn_op_dropout(r->weights, r->dropped, (size_t)h * t, run->dropout,

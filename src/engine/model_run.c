@@ -325,7 +325,7 @@ static attn_status head(const attn_model *m, attn_trace *tr, attn_error *err)
     float *fn = D(tr, -1, ATTN_STAGE_FINAL_NORM), *logits = D(tr, -1, ATTN_STAGE_LOGITS);
     attn_op_rmsnorm(D(tr, tr->n_layers - 1, ATTN_STAGE_RESID_OUT), m->norm, fn, rows, d->d, m->cfg.eps);
     if (attn_model_logits(m, fn, logits, rows)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the LM head");
-    attn_op_softmax(logits, D(tr, -1, ATTN_STAGE_PROBS), rows, d->V, true);
+    attn_op_softmax(logits, NULL, D(tr, -1, ATTN_STAGE_PROBS), 1, 1, (int)rows, d->V, true);
     return ATTN_OK;
 }
 

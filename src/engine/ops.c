@@ -1,6 +1,7 @@
-/* ops.c — the numerical stages. Matrix products go through one gemm: BLAS
- * when the build has it (ATTNLAB_HAVE_BLAS), else plain C loops; one row
- * against the rows of a matrix is always the loop dot_rows.
+/* ops.c — the numerical stages. Matrix products go through one gemm: OpenBLAS
+ * when it can be used (blas.h: built with it, found, and within the
+ * address-space limit), else plain C loops; one row against the rows of a
+ * matrix is always the loop dot_rows.
  * Element-wise loops are spread over cores with OpenMP when the build has it;
  * without, its pragmas are ignored and the loops run on one core. */
 #include "ops.h"
@@ -9,13 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef ATTNLAB_HAVE_BLAS
-#include <cblas.h>
-#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#include "blas.h"
 #include "rng.h"
 
 int attn_ops_cores(void)
@@ -77,7 +76,6 @@ static void axpy_rows(int n, int kk, float alpha, const float *restrict a, const
     }
 }
 
-#ifndef ATTNLAB_HAVE_BLAS
 /* C = alpha · A · op(B), row-major, with op(B) = B (trans_b false) or Bᵀ:
  *   A (m × kk), op(B) (kk × n), C (m × n); lda, ldb, ldc are row strides.
  * Loop orders that only walk rows (contiguous memory), so the inner loop
@@ -95,7 +93,6 @@ static void gemm_loop(bool trans_b, int m, int n, int kk, float alpha, const flo
             axpy_rows(n, kk, alpha, ai, b, ldb, ci);
     }
 }
-#endif
 
 /* C = alpha · A · op(B) as above: one row against rows of B in dot_rows, a
  * small single row through B in axpy_rows; with BLAS, a larger single row as
@@ -112,15 +109,10 @@ static void gemm(bool trans_b, int m, int n, int kk, float alpha, const float *r
         axpy_rows(n, kk, alpha, a, b, ldb, c);
         return;
     }
-#ifdef ATTNLAB_HAVE_BLAS
-    if (m == 1)
-        cblas_sgemv(CblasRowMajor, CblasTrans, kk, n, alpha, b, ldb, a, 1, 0.0f, c, 1);
-    else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, kk, alpha, a, lda, b, ldb,
-                    0.0f, c, ldc);
-#else
+    if (m == 1 ? attn_blas_sgemv(kk, n, alpha, b, ldb, a, c)
+               : attn_blas_sgemm(trans_b, m, n, kk, alpha, a, lda, b, ldb, c, ldc))
+        return;
     gemm_loop(trans_b, m, n, kk, alpha, a, lda, b, ldb, c, ldc);
-#endif
 }
 
 void attn_op_project(const float *x, const float *w, float *y, int rows, int in, int out)
@@ -337,21 +329,33 @@ static float exp_row(const float *restrict x, float *restrict y, int t, float mx
     return sum;
 }
 
-void attn_op_softmax(const float *x, float *y, size_t rows, int t, bool guard)
+/* Whether every key of mask row m (t) is hidden with −∞. */
+static bool row_fully_masked(const float *m, int t)
 {
+    for (int j = 0; j < t; j++)
+        if (m[j] != -INFINITY) return false;
+    return t > 0;
+}
+
+void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, int s, int t, bool guard)
+{
+    size_t rows = (size_t)b * h * s;
     #pragma omp parallel for if (rows * t > 16384)
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * t;
         float *yr = y + r * t;
         float mx = -INFINITY;
         #pragma omp simd reduction(max : mx)
-        for (int j = 0; j < t; j++) mx = xr[j] > mx ? xr[j] : mx;
-        if (mx == -INFINITY) { /* every key masked: nothing to attend to */
-            if (guard) memset(yr, 0, (size_t)t * sizeof *yr);
-            else for (int j = 0; j < t; j++) yr[j] = NAN; /* exp(-inf - -inf) / Σ: NaN */
+        for (int j = 0; j < t; j++) mx = xr[j] > mx ? xr[j] : mx; /* a NaN is skipped here, not below */
+        if (mx == -INFINITY) {
+            /* nothing finite to attend to: row r = (bi, head, i) reads mask row (bi, i) */
+            size_t bi = r / ((size_t)h * s), i = r % (size_t)s;
+            bool masked = mask && row_fully_masked(mask + (bi * s + i) * t, t);
+            if (masked && guard) memset(yr, 0, (size_t)t * sizeof *yr); /* every key masked: weights 0 */
+            else for (int j = 0; j < t; j++) yr[j] = NAN; /* exp(-inf - -inf) / Σ, or a NaN score: NaN */
             continue;
         }
-        float inv = 1.0f / exp_row(xr, yr, t, mx);
+        float inv = 1.0f / exp_row(xr, yr, t, mx); /* a NaN cell makes the sum, and so the row, NaN */
         #pragma omp simd
         for (int j = 0; j < t; j++) yr[j] *= inv;
     }

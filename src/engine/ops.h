@@ -95,13 +95,24 @@ void attn_op_build_mask(float *mask, const attn_config *c, const attn_dims *d, c
 /* masked = scores + mask, the mask broadcast over heads: (b,h,s,t) + (b,1,s,t) */
 void attn_op_apply_mask(const float *scores, const float *mask, float *masked, int b, int h, int s, int t);
 
-/* Row softmax over the last axis of (rows, t), max-subtracted for stability:
+/* Row softmax over the last axis of x (b,h,s,t), max-subtracted for stability:
  *   w[j] = exp(x[j] - max x) / Σ exp(x[j'] - max x)
- * A row that is entirely -inf has no probability mass to share. With guard it
- * becomes all zeros; without, it is what the formula gives there (and what
+ * mask (b,1,s,t) is the mask x was built with (broadcast over heads), or NULL
+ * for rows no mask touched (a model's logits: b = h = 1, s rows, t = V).
+ *
+ * A row is fully masked when every key of its mask row is −∞: the query has
+ * nothing to attend to, no probability mass to share. With guard it becomes
+ * all zeros; without, it is what the formula gives there (and what
  * torch.softmax returns): max x = -inf, x[j] - max x = -inf - -inf = NaN, so
- * every weight is NaN. */
-void attn_op_softmax(const float *x, float *y, size_t rows, int t, bool guard);
+ * every weight is NaN.
+ *
+ * Only the mask decides that. A row whose max is −∞ or NaN for another reason
+ * (its scores are NaN, or −∞, because the weights or inputs were) is not one
+ * the guard is for: it follows the formula and comes out NaN, as any row
+ * holding a NaN does (one NaN makes the sum NaN), so the NaN shows where it
+ * came from instead of passing for a row of zeros. A finite fill (-1e9) never
+ * makes a row fully masked: its row is spread evenly over the masked keys. */
+void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, int s, int t, bool guard);
 
 /* Inverted dropout: y = x / (1 - p) where kept, x·0 where dropped (0, or NaN
  * for a NaN cell, as PyTorch's x·mask/(1-p) gives). Cell i is dropped iff

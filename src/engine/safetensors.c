@@ -127,6 +127,58 @@ void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst)
 
 /* The largest byte count or offset a header may give (a JSON number is exact up to it). */
 #define ST_MAX_BYTES 9007199254740992.0
+/* Element i of little-endian data of `size` bytes an element, as bits. */
+static inline uint32_t bits_at(const unsigned char *p, size_t i, int size)
+{
+    p += i * (size_t)size;
+    return size == 4 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
+                     : (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+/* Whether any of elements [from, to) has every bit of ex set: loads of the
+ * host's own order when it is little-endian, which vectorise. */
+static bool any_exponent_full(const unsigned char *src, size_t from, size_t to, int size, uint32_t ex)
+{
+    unsigned bad = 0;
+    if (!host_is_little_endian()) {
+        for (size_t i = from; i < to; i++) bad |= (bits_at(src, i, size) & ex) == ex;
+    } else if (size == 4) {
+        #pragma omp simd reduction(| : bad)
+        for (size_t i = from; i < to; i++) {
+            uint32_t u;
+            memcpy(&u, src + 4 * i, 4);
+            bad |= (u & ex) == ex;
+        }
+    } else {
+        uint16_t ex16 = (uint16_t)ex;
+        #pragma omp simd reduction(| : bad)
+        for (size_t i = from; i < to; i++) {
+            uint16_t u;
+            memcpy(&u, src + 2 * i, 2);
+            bad |= (uint16_t)(u & ex16) == ex16;
+        }
+    }
+    return bad != 0;
+}
+
+size_t attn_st_find_nonfinite(const attn_st_file *f, const attn_st_entry *e)
+{
+    /* NaN and ±∞ are the values whose exponent bits are all set */
+    static const uint32_t EXPONENT[] = {[ATTN_ST_F32] = 0x7f800000u, [ATTN_ST_F16] = 0x7c00u,
+                                        [ATTN_ST_BF16] = 0x7f80u};
+    enum { BLOCK = 16384 }; /* a branch-free pass over each block, then the exact element */
+    const uint32_t ex = EXPONENT[e->dtype];
+    const int size = attn_st_dtype_size(e->dtype);
+    const unsigned char *src = f->data + e->begin;
+    size_t n = attn_st_count(e);
+    for (size_t at = 0; at < n; at += BLOCK) {
+        size_t end = n - at < BLOCK ? n : at + BLOCK;
+        if (!any_exponent_full(src, at, end, size, ex)) continue;
+        for (size_t i = at; i < end; i++)
+            if ((bits_at(src, i, size) & ex) == ex) return i;
+    }
+    return n;
+}
 
 /* A JSON number that is a whole number in [0, 2^53]. */
 static bool json_uint(const cJSON *j, uint64_t *out)

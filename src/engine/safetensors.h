@@ -78,6 +78,10 @@ void attn_st_copy_f32_range(const attn_st_file *f, const attn_st_entry *e, size_
  * process's memory and are read from the file again if touched. Only whole
  * pages inside the range; nothing for a file read into memory. */
 void attn_st_release(const attn_st_file *f, const attn_st_entry *e, size_t first, size_t n);
+/* The index of the entry's first element that is NaN or ±∞, or its count
+ * when every one is a number: one pass over the stored bits (all exponent
+ * bits set, in F32, F16 or BF16), nothing widened. */
+size_t attn_st_find_nonfinite(const attn_st_file *f, const attn_st_entry *e);
 
 typedef struct {
     const char *name;

@@ -18,6 +18,7 @@ static void vstatus(ui_app *app, bool error, unsigned what, const char *fmt, va_
 {
     vsnprintf(app->status, sizeof app->status, fmt, ap);
     app->status_error = error;
+    app->status_nonfinite = false;
     app->status_about.what = what;
     app->dirty = true;
 }
@@ -440,6 +441,26 @@ void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, ui_plan *pla
                       budget / (1 << 30));
 }
 
+void ui_app_note_nonfinite(ui_app *app, const attn_nonfinite *nf)
+{
+    attn_nonfinite found;
+    if (!nf) {
+        attn_nonfinite_find(&app->trace, &found);
+        nf = &found;
+    }
+    if (!nf->tensor || nf->expected) {
+        if (app->status_nonfinite) ui_app_status(app, false, "%s", ""); /* that NaN is gone */
+        return;
+    }
+    char at[200];
+    attn_nonfinite_index_text(nf, at, sizeof at);
+    /* TRANSLATORS: "NaN first appears in layers.0.scores at [0, 1, 2, 3]": where a value that is not a number
+     * (NaN, +inf or -inf) first shows in the stages, in the order they are computed */
+    ui_app_status(app, true, _("%s first appears in %s at %s: every stage computed from it can hold it too"),
+                  attn_nonfinite_kind(nf), nf->tensor->name, at);
+    app->status_nonfinite = true;
+}
+
 /* Runs settings `next` here and now (a recomputation under way on the worker
  * is stopped first); on success they become app->cfg (ownership moves), on
  * failure next is freed and the status line says why. */
@@ -456,6 +477,7 @@ static int commit(ui_app *app, attn_config *next)
     attn_config_free(&run);
     if (st) goto fail;
     ui_app_install(app, &tr, next, &plan, NULL);
+    ui_app_note_nonfinite(app, NULL);
     ui_plan_free(&plan);
     return 0;
 fail:
@@ -549,17 +571,18 @@ int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsi
     init_common(app);
     if (attn_config_copy(&app->cfg, cfg, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
-        return -1;
+        return err.status;
     }
     if (ui_app_model_sync(app, cfg->model, &err) ||
         attn_trace_run(&app->cfg, &(attn_inputs){.model = app->model}, &app->trace, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
         ui_app_model_sync(app, NULL, NULL);
         attn_config_free(&app->cfg);
-        return -1;
+        return err.status ? err.status : ATTN_ERR_CONFIG;
     }
     keep_place(app);
     reset_scales(app);
+    ui_app_note_nonfinite(app, NULL);
     return 0;
 }
 
@@ -598,6 +621,7 @@ int ui_app_init_file_with(ui_app *app, const char *path, const attn_config *flag
     if (app->file.dims.cross && app->file.source.rows && !app->cfg.source_tokens) app->cfg.source_tokens = attn_tokens_text(&app->file.source, 0);
     keep_place(app);
     reset_scales(app);
+    ui_app_note_nonfinite(app, NULL);
     return 0;
 }
 

@@ -134,6 +134,7 @@ typedef struct ui_app {
 
     char status[400];     /* last message (an error from a change, a saved file) */
     bool status_error;
+    bool status_nonfinite; /* the message is where the trace's NaN begins (ui_app_note_nonfinite) */
     struct {              /* what of the view the message is about (ui_app_status_about) */
         unsigned what;    /* UI_ABOUT_* bits; 0: not about the view, shown until the next message */
         int layer, head, batch;
@@ -148,8 +149,9 @@ typedef struct ui_app {
     bool dirty;           /* a redraw is needed */
 } ui_app;
 
-/* Computes cfg (copied) and opens on the weights stage. Returns 0, or -1 with
- * a one-line message in err (the config's own error). */
+/* Computes cfg (copied) and opens on the weights stage. Returns 0, or the
+ * engine's status with a one-line message in err: ATTN_ERR_CONFIG for the
+ * settings themselves, another for a file they name (a model's folder). */
 int ui_app_init(ui_app *app, const attn_config *cfg, char *err, size_t errsize);
 /* Opens a saved trace (attnlab's or another program's in the same contract).
  * Of flags (the command line's settings; NULL: the defaults) memory_gib

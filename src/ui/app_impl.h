@@ -10,6 +10,7 @@
 #include "attention.h"
 #include "config.h"
 #include "model.h"
+#include "nonfinite.h"
 #include "state.h"
 #include "trace.h"
 
@@ -58,6 +59,11 @@ int ui_app_plan(const struct ui_app *app, const attn_config *next, int step, les
 int ui_plan_run(ui_plan *plan, const attn_config *next, attn_config *run, attn_error *err);
 void ui_plan_free(ui_plan *plan);
 void ui_app_install(struct ui_app *app, attn_trace *tr, attn_config *next, ui_plan *plan, attn_trace *alt);
+
+/* The status line says where the trace shown first holds a NaN or an
+ * infinity that its data put there (nonfinite.h), if it does. nf: what the
+ * worker found in it already; NULL: look now. */
+void ui_app_note_nonfinite(struct ui_app *app, const attn_nonfinite *nf);
 
 /* The compare view's trace (app.c): tr's inputs with the mask `compare` names
  * toggled, into alt; the worker runs it too. ui_app_set_alt installs it (NULL:

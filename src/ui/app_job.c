@@ -58,6 +58,7 @@ typedef struct ui_job {
     char stage[ATTN_MAX_NAME]; /* the stage shown: the worker also computes its colour range, */
     int scale_idx;           /* ... for this tensor of result (-1: none), */
     ui_scale scale;          /* ... so the frame that installs it does not scan it on the main thread */
+    attn_nonfinite nf;       /* where result first holds a NaN, found here for the same reason */
     /* the compare view's trace: made after result (want_alt), or alone from
      * the trace shown (alt_only: alt_from, untouched until joined) */
     bool want_alt, alt_only;
@@ -105,6 +106,7 @@ static void *work(void *arg)
         j->scale = ui_view_scale(t);
         j->scale_idx = (int)(t - j->result.tensors);
     }
+    if (j->status == ATTN_OK && !j->alt_only) attn_nonfinite_find(&j->result, &j->nf);
     atomic_store(&j->done, true);
     return NULL;
 }
@@ -249,6 +251,7 @@ bool ui_app_poll(ui_app *app)
         if (alt) j->alt_status = ATTN_ERR_CANCELLED;
         if (j->scale_idx >= 0 && j->scale_idx < app->trace.n_tensors && app->scales)
             app->scales[j->scale_idx] = j->scale;
+        ui_app_note_nonfinite(app, &j->nf);
         j->status = ATTN_ERR_CANCELLED;
     } else if (j->status != ATTN_ERR_CANCELLED) {
         ui_app_status(app, true, "%s", j->err.msg);

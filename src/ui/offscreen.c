@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "export.h"
 #include "i18n.h"
+#include "nonfinite.h"
 #include "render.h"
 
 void ui_picture_init(ui_picture *p)
@@ -160,6 +161,7 @@ int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize
     else if (v->mode == LESSON_VIEW_GEOMETRY) ui_app_do(app, UI_ACT_GEOMETRY, 0);
     if (p->font_scale > 0) app->font_scale = p->font_scale;
     app->status[0] = '\0';
+    app->status_error = false;
     return 0;
 }
 
@@ -219,8 +221,9 @@ out:
 static int open_app(ui_app *app, const attn_config *cfg, const char *path, char *err, size_t errsize,
                     int *exit_code)
 {
-    if (path ? ui_app_init_file_with(app, path, cfg, err, errsize) : ui_app_init(app, cfg, err, errsize)) {
-        *exit_code = path ? 1 : 2;
+    int st = path ? ui_app_init_file_with(app, path, cfg, err, errsize) : ui_app_init(app, cfg, err, errsize);
+    if (st) {
+        *exit_code = path || st != ATTN_ERR_CONFIG ? 1 : 2; /* a model's bad file: 1, as the engine's commands say */
         return -1;
     }
     return 0;
@@ -261,6 +264,9 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
         ui_app_free(&app);
         return -1;
     }
+    attn_nonfinite nf; /* the picture is drawn, and the caller told where its NaN began */
+    char warning[300] = "";
+    if (attn_nonfinite_find(&app.trace, &nf)) attn_nonfinite_text(&app.trace, &nf, warning, sizeof warning);
     ui_save_kind kind = ui_export_kind_of(out);
     int s = p->scale > 0 && kind == UI_SAVE_PNG ? p->scale : 1; /* HiDPI: the layout in points, drawn s times finer */
     app.pixel_ratio = (float)s;
@@ -278,6 +284,7 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
         rc = ui_save_png(o.r, out, err, errsize);
     }
     if (rc) *exit_code = 1;
+    else snprintf(err, errsize, "%s", warning);
     ui_offscreen_close(&o);
     ui_app_free(&app);
     return rc;

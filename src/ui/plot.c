@@ -1004,6 +1004,8 @@ static void bars_title(const ui_app *app, const ui_view_slice *v, const char *na
         why = _(" — every key is masked, but a finite fill spreads the weight over all of them");
     else if (sum == 0)
         why = _(" — dropout removed every weight of this row");
+    else if (isnan(sum))
+        why = _(" — a NaN or ∞ in the data upstream reached this row");
     char sum_s[32], tok[80];
     snprintf(sum_s, sizeof sum_s, isnan(sum) ? "NaN" : "%.3f", sum);
     snprintf(buf, size, _("%s of query i=%d “%s”, head %d: Σⱼ = %s%s   (click the row again or Esc to close)"), name,

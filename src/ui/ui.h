@@ -39,7 +39,8 @@ int ui_window_run(const attn_config *cfg, const char *path, bool present, char *
  * lesson with problems) after printing any message. */
 int ui_lesson_window(const char *path, int step, const char *lang, bool present);
 
-/* One picture as a PNG file. */
+/* One picture as a PNG file. On success err holds a warning, or "": where
+ * the trace first holds a NaN or an infinity its data put there (nonfinite.h). */
 int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p, const char *out, char *err,
                   size_t errsize, int *exit_code);
 

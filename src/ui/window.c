@@ -309,8 +309,9 @@ int ui_window_run(const attn_config *cfg, const char *path, bool present, char *
 {
     ui_app app;
     ui_i18n_init(NULL);
-    if (path ? ui_app_init_file_with(&app, path, cfg, err, errsize) : ui_app_init(&app, cfg, err, errsize)) {
-        *exit_code = path ? 1 : 2;
+    int st = path ? ui_app_init_file_with(&app, path, cfg, err, errsize) : ui_app_init(&app, cfg, err, errsize);
+    if (st) {
+        *exit_code = path || st != ATTN_ERR_CONFIG ? 1 : 2; /* a model's bad file: 1, as the engine's commands say */
         return -1;
     }
     if (present) ui_app_do(&app, UI_ACT_PRESENT, 0);
