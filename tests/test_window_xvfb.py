@@ -32,6 +32,9 @@ ap.add_argument("--attnlab", required=True)
 ap.add_argument("-v", "--verbose", action="store_true", help="print the measured picture differences")
 ap.add_argument("--storm-seconds", type=float, default=60,
                 help="how long the event storm of the ping check lasts (the ASan build runs a short one)")
+ap.add_argument("--ping-bound-ms", type=float, default=250,
+                help="the longest the window may take to answer a ping in the storm (goal 100 ms; the sanitizer "
+                     "build, several times slower, passes a larger one)")
 ap.add_argument("--only", action="append", default=[], help="run only these parts (e.g. --only storm)")
 ARGS = ap.parse_args()
 ATTNLAB = os.path.abspath(ARGS.attnlab)
@@ -223,14 +226,14 @@ class Window:
     def type(self, text):
         return x("xdotool", "windowfocus", "--sync", self.wid, "type", "--delay", "20", text)
 
-    def expect_title(self, what, pred, desc):
+    def expect_title(self, what, pred, desc, timeout=4.0):
         """Polls the title (a key's frame may take a moment) until pred holds."""
         seen = []
 
         def ok():
             seen.append(self.state_title())
             return pred(seen[-1])
-        return check(f"{self.name}: {what}", poll(ok), f"title {seen[-1]!r}, want {desc}; " + self.status())
+        return check(f"{self.name}: {what}", poll(ok, timeout), f"title {seen[-1]!r}, want {desc}; " + self.status())
 
     def geometry(self):
         r = x("xdotool", "getwindowgeometry", self.wid)
@@ -731,8 +734,9 @@ def opening_run():
         METRICS.append(f"opening: {n} distinct colours in the first screenshot")
         check("opening: the window is drawn from its first screenshot (not black)", n >= 16,
               f"{n} colours; {win.dump('first', first)}; " + win.status())
+        # the title names the model once its first picture is in (computed on the worker: seconds under ASan)
         win.expect_title("lesson 12 opens on step 1", lambda t: "lesson step 1/" in t and "tang" in t,
-                         "tang ... lesson step 1/N")
+                         "tang ... lesson step 1/N", timeout=30)
         win.settled_shot("step1")
         win.key("c")  # a recomputation of the model, and q q while it may run
         quit_timed(win, "q q in lesson 12", "q", "q")
@@ -974,15 +978,13 @@ class Pinger(threading.Thread):
         return max(self.waits, key=lambda w: w[1]) if self.waits else (STARTED, float("inf"))
 
 
-PING_BOUND_MS = 250  # the goal is 100 ms; the bound leaves room for a loaded CI machine
-
-
 def ping_bound_ms():
-    """PING_BOUND_MS, on a machine busier than its cores (the load average over the storm's
-    minute) stretched in proportion, up to 8 times: a window starved of the CPU by other programs,
-    with the display server that carries its frames, answers later whatever it does."""
+    """--ping-bound-ms (250: the goal is 100 ms, with room for a CI machine), on a machine busier
+    than its cores (the load average over the storm's minute) stretched in proportion, up to 8
+    times: a window starved of the CPU by other programs, with the display server that carries its
+    frames, answers later whatever it does."""
     cores = os.cpu_count() or 1
-    return PING_BOUND_MS * min(8.0, max(1.0, os.getloadavg()[0] / cores))
+    return ARGS.ping_bound_ms * min(8.0, max(1.0, os.getloadavg()[0] / cores))
 
 # what the storm presses: every view, layer, stage and head key, the toggles that recompute,
 # o (the next model) and m (the next variant), the lessons' picker and steps, and Esc to get out
@@ -1100,7 +1102,7 @@ def storm_run():
                        f"99th percentile {p99 * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f} on "
                        f"{os.cpu_count()} cores: bound {bound:.0f} ms")
         METRICS.extend("storm: around the longest wait: " + b for b in before[-12:])
-        check("storm: the pinger ran", pinger.error is None and len(waits) > 100,
+        check("storm: the pinger ran", pinger.error is None and len(waits) >= 10,
               f"{pinger.error or ''} {len(waits)} pings")
         check("storm: the window survives the storm", alive, win.status())
         check(f"storm: the window answers every _NET_WM_PING within {bound:.0f} ms",
