@@ -308,6 +308,93 @@ static void check_runs_every_step(void **state)
     lesson_diags_free(&dg);
 }
 
+/* {{NUMBER | WHAT ...}}: the prose shows NUMBER, --check measures WHAT on the
+ * step's trace and fails at the measure's line when they disagree. */
+static void measured_numbers(void **state)
+{
+    (void)state;
+    const char *cfg = "# T\n\n## S\n\n```attnlab\ntokens = a b c\ncausal = true\n```\n\n";
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(cfg, &ls, &dg), 0);
+    attn_trace tr;
+    assert_int_equal(lesson_step_run(&ls, 0, &tr, &dg), 0);
+    attn_matrix m;
+    assert_int_equal(attn_trace_matrix(&tr, "weights", 0, 0, &m), 0);
+    double w10 = m.data[1 * 3 + 0], self = (m.data[0] + m.data[4] + m.data[8]) / 3;
+    attn_trace_free(&tr);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    char md[2048];
+    snprintf(md, sizeof md,
+             "%s"                                                         /* lines 1-9 */
+             "Row b puts {{%.2f | weight row=b col=a}} on **a**, and\n"     /* 10 */
+             "{{%.3f | weight at=self}} on itself; {{9 | count what=cells}} cells,\n" /* 11 */
+             "{{3 | count what=masked}} masked, {{%.0f%% | weight row=1 col=0}}.\n"  /* 12 */
+             "\n"
+             "```quiz\nanswer = 3\nhint = {{3 | count what=tokens}} tokens\n```\n", /* 14-17 */
+             cfg, w10, self, 100 * w10);
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    const lesson_step *st = &ls.steps[0];
+    assert_int_equal(st->n_measures, 6);
+    char want[256];
+    snprintf(want, sizeof want, "Row b puts %.2f on a, and %.3f on itself; 9 cells, 3 masked, %.0f%%.", w10, self,
+             100 * w10);
+    const lesson_block *b = NULL;
+    for (int i = 0; i < st->n_blocks; i++)
+        if (st->blocks[i].kind == LESSON_BLOCK_PARA) b = &st->blocks[i];
+    assert_non_null(b);
+    assert_string_equal(b->text, want);
+    /* the bold span moved with the text: it covers "a" after the number */
+    assert_int_equal(b->n_spans, 1);
+    assert_int_equal(b->spans[0].end - b->spans[0].start, 1);
+    assert_int_equal(b->text[b->spans[0].start], 'a');
+    assert_string_equal(st->quizzes[0].hint, "3 tokens");
+    assert_int_equal(st->measures[0].line, 10);
+    assert_int_equal(st->measures[2].line, 11);
+    assert_int_equal(st->measures[5].line, 16);
+    assert_int_equal(lesson_check(&ls, &dg), 0);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    /* a wrong number fails at its line with both values */
+    snprintf(md, sizeof md, "%sSo {{%.2f | weight row=b col=a}}\nand {{4 | count what=tokens}}.\n", cfg, w10 + 0.02);
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    assert_int_equal(lesson_check(&ls, &dg), -1);
+    expect_diag(&dg, 10, "the text shows");
+    expect_diag(&dg, 11, "measures 3");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    /* malformed measures: each one line, at its line */
+    static const struct {
+        const char *m, *part;
+    } BAD[] = {
+        {"{{0.5 weight at=self}}", "no '|'"},
+        {"{{half | weight at=self}}", "not a number"},
+        {"{{0.5 | heft at=self}}", "not a measure"},
+        {"{{0.5 | weight}}", "row= and col="},
+        {"{{0.5 | weight at=self colour=red}}", "unknown measure key 'colour'"},
+        {"{{0.5 | weight row=z col=a}}", "no row holds the token 'z'"},
+        {"{{0.5 | weight row=7 col=a}}", "row 7 is outside"},
+        {"{{0.5 | weight at=self step=3}}", "the lesson has 1 steps"},
+        {"{{0.5 | prob token=x row=0}}", "has no probs"},
+        {"{{0.5 | weight at=self on=heldout}}", "no model card"},
+        {"{{0.5 | count what=poems}}", "not one of"},
+        {"{{0.5 | weight at=self", "not closed"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        snprintf(md, sizeof md, "%sText\n%s here.\n", cfg, BAD[i].m);
+        int rc = parse(md, &ls, &dg);
+        if (!rc) rc = lesson_check(&ls, &dg);
+        assert_int_equal(rc, -1);
+        expect_diag(&dg, 11, BAD[i].part);
+        lesson_free(&ls);
+        lesson_diags_free(&dg);
+    }
+}
+
 /* Huge lines, deep nesting, NULs, entities: clear answers, no crash. */
 static void hostile_input(void **state)
 {
@@ -741,6 +828,7 @@ int main(void)
         cmocka_unit_test(steps_set_the_panels),
         cmocka_unit_test(malformed_lessons_report_lines),
         cmocka_unit_test(check_runs_every_step),
+        cmocka_unit_test(measured_numbers),
         cmocka_unit_test(hostile_input),
         cmocka_unit_test(cell_answers_and_grading),
         cmocka_unit_test(quiz_region),

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "forward.h"
+#include "model.h"
 #include "model_run.h"
 #include "quiz.h"
 #include "stages.h"
@@ -364,10 +365,94 @@ out:
     return ret;
 }
 
+/* ---- measured numbers */
+
+typedef struct {
+    const lesson_measure *m;
+    int target; /* the step it measures on */
+} measure_ref;
+
+static int by_target(const void *a, const void *b)
+{
+    const measure_ref *x = a, *y = b;
+    return (x->target > y->target) - (x->target < y->target);
+}
+
+/* Every measure of the lesson with the step it is measured on, in step
+ * order; NULL with *n = 0 when there are none. -1 when out of memory. */
+static int measure_refs(const lesson *ls, measure_ref **out, int *n)
+{
+    int total = 0;
+    for (int i = 0; i < ls->n_steps; i++) total += ls->steps[i].n_measures;
+    *out = NULL;
+    *n = 0;
+    if (!total) return 0;
+    measure_ref *r = malloc((size_t)total * sizeof *r);
+    if (!r) return -1;
+    for (int i = 0; i < ls->n_steps; i++)
+        for (int k = 0; k < ls->steps[i].n_measures; k++) {
+            const lesson_measure *m = &ls->steps[i].measures[k];
+            r[(*n)++] = (measure_ref){m, m->step >= 0 ? m->step : i};
+        }
+    qsort(r, (size_t)*n, sizeof *r, by_target);
+    *out = r;
+    return 0;
+}
+
+/* The measures r[0..n) on step `step`'s trace tr. Returns 1 if any is wrong. */
+static int check_measures(const lesson *ls, int step, const attn_trace *tr, const measure_ref *r, int n,
+                          lesson_diags *dg)
+{
+    attn_config cfg;
+    lesson_view view;
+    lesson_diags quiet = {0};
+    int bad = 0;
+    if (lesson_step_state(ls, step, &cfg, &view, NULL, &quiet)) { /* already reported by the step's run */
+        lesson_diags_free(&quiet);
+        return 1;
+    }
+    char dir[4096];
+    attn_error err;
+    const char *model_dir = cfg.model && !attn_model_find(cfg.model, dir, sizeof dir, &err) ? dir : NULL;
+    for (int i = 0; i < n; i++) {
+        const lesson_measure *m = r[i].m;
+        double v = 0;
+        char why[300];
+        if (lesson_measure_eval(m, tr, view.layer, view.head, view.batch, view.stage, model_dir, &v, why, sizeof why)) {
+            lesson_diag_add(dg, m->line, "{{… | %s}}: %s", m->spec, why);
+            bad = 1;
+        } else if (!lesson_measure_agrees(m, v)) {
+            lesson_diag_add(dg, m->line, "{{… | %s}}: the text shows %g but step %d measures %.6g", m->spec,
+                            m->shown, step + 1, v);
+            bad = 1;
+        }
+    }
+    attn_config_free(&cfg);
+    lesson_diags_free(&quiet);
+    return bad;
+}
+
 int lesson_check(const lesson *ls, lesson_diags *dg)
 {
-    int ret = 0;
-    for (int i = 0; i < ls->n_steps; i++)
-        if (lesson_step_run(ls, i, NULL, dg)) ret = -1;
+    int ret = 0, n = 0, at = 0;
+    measure_ref *refs = NULL;
+    if (measure_refs(ls, &refs, &n)) return lesson_diag_add(dg, 0, "out of memory"), -1;
+    for (int i = 0; i < ls->n_steps; i++) {
+        int first = at;
+        while (at < n && refs[at].target == i) at++;
+        attn_trace tr = {0};
+        if (lesson_step_run(ls, i, at > first ? &tr : NULL, dg)) {
+            ret = -1;
+            continue;
+        }
+        if (at > first && check_measures(ls, i, &tr, refs + first, at - first, dg)) ret = -1;
+        attn_trace_free(&tr);
+    }
+    for (; at < n; at++) { /* step= past the last step */
+        lesson_diag_add(dg, refs[at].m->line, "{{… | %s}}: step %d: the lesson has %d steps", refs[at].m->spec,
+                        refs[at].target + 1, ls->n_steps);
+        ret = -1;
+    }
+    free(refs);
     return ret;
 }
