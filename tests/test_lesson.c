@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -393,6 +394,129 @@ static void measured_numbers(void **state)
         lesson_free(&ls);
         lesson_diags_free(&dg);
     }
+}
+
+/* The trace of a one-step lesson whose block is cfg. */
+static void run_block(const char *cfg, attn_trace *tr)
+{
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(cfg, &ls, &dg), 0);
+    assert_int_equal(lesson_step_run(&ls, 0, tr, &dg), 0);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+}
+
+/* Checks md; want_ok: no diagnostic, else one at `line` containing part. */
+static void check_md(const char *md, bool want_ok, int line, const char *part)
+{
+    lesson ls;
+    lesson_diags dg;
+    int rc = parse(md, &ls, &dg);
+    if (!rc) rc = lesson_check(&ls, &dg);
+    if (want_ok) {
+        for (int i = 0; i < dg.n; i++) print_message("  got %d: %s\n", dg.items[i].line, dg.items[i].msg);
+        assert_int_equal(rc, 0);
+    } else {
+        assert_int_equal(rc, -1);
+        expect_diag(&dg, line, part);
+    }
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+}
+
+/* sum of a row or column, the cells a mask keeps or dropout zeroes, all
+ * heads at once, a measure on the compare view's toggled configuration, and
+ * another model's card (a nested key too). */
+static void measured_numbers_vocabulary(void **state)
+{
+    (void)state;
+    const char *cfg = "# T\n\n## S\n\n```attnlab\ntokens = a b c d\ncausal = true\ntrain = true\ndropout = 0.5\n"
+                      "seed = 3\n```\n\n"; /* lines 1-12 */
+    attn_trace tr;
+    run_block(cfg, &tr);
+    attn_matrix w, wd;
+    assert_int_equal(attn_trace_matrix(&tr, "weights", 0, 0, &w), 0);
+    double col0 = 0;
+    for (int i = 0; i < 4; i++) col0 += w.data[i * 4];
+    int dropped = 0, dropped_all = 0;
+    for (int h = 0; h < tr.dims.h; h++) {
+        attn_trace_matrix(&tr, "weights", 0, h, &w);
+        assert_int_equal(attn_trace_matrix(&tr, "weights_dropout", 0, h, &wd), 0);
+        for (int i = 0; i < 16; i++) {
+            int d = wd.data[i] == 0 && w.data[i] != 0;
+            dropped_all += d;
+            dropped += h == 0 && d;
+        }
+    }
+    assert_true(dropped_all > dropped); /* seed 3 drops cells beyond head 0's */
+    int heads = tr.dims.h;
+    attn_trace_free(&tr);
+
+    /* the weight of row a on key c without the causal mask */
+    attn_trace open;
+    run_block("# T\n\n## S\n\n```attnlab\ntokens = a b c d\ncausal = false\nseed = 3\n```\n\n", &open);
+    attn_trace_matrix(&open, "weights", 0, 0, &w);
+    double open02 = w.data[2];
+    attn_trace_free(&open);
+
+    char md[4096];
+    snprintf(md, sizeof md,
+             "%s"
+             "Row a sums to {{1.000 | sum row=a stage=weights}}, key a gets {{%.3f | sum col=a stage=weights}};\n" /* 13 */
+             "{{10 | count what=visible}} visible, {{6 | count what=masked}} masked, {{%d | count what=masked head=all}}\n"
+             "in all heads; {{%d | count what=dropped}} dropped, {{%d | count what=dropped head=all}} in all heads.\n"
+             "Without the mask: {{%.3f | weight row=a col=c toggle=causal}}.\n" /* 16 */
+             "\n"
+             "## Toggled\n\n"                                                  /* 18 */
+             "```attnlab\ncausal = false\ntrain = false\nview = compare\ncompare = causal\n```\n\n"
+             "The other pane: {{6 | count what=masked toggle=causal}} and {{%.3f | weight row=a col=c step=1 toggle=causal}}.\n",
+             cfg, col0, 6 * heads, dropped, dropped_all, open02, open02);
+    check_md(md, true, 0, NULL);
+
+    /* a wrong number on the toggled configuration names the toggle */
+    snprintf(md, sizeof md, "%sSo {{%.3f | weight row=a col=c toggle=causal}}.\n", cfg, open02 + 0.01);
+    check_md(md, false, 13, "step 1 toggled: causal measures");
+
+    /* another model's card, and a number inside one of its objects */
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char dir[1024], path[1100];
+    snprintf(dir, sizeof dir, "%s/measure_card_%d", tmp ? tmp : "/tmp", (int)getpid());
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/card.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"heldout_loss\": 4.2813, \"config\": {\"vocab_size\": 3072}, \"heads\": "
+          "[{\"layer\": 1, \"head\": 2, \"mean\": {\"-5\": 0.37}}]}\n", f);
+    fclose(f);
+    snprintf(md, sizeof md,
+             "%s{{4.28 | card key=heldout_loss model=%s}}, {{3,072 | card key=config.vocab_size model=%s}},\n"
+             "{{0.37 | weight at=-5 layer=1 head=2 on=heldout model=%s}}.\n",
+             cfg, dir, dir, dir);
+    check_md(md, true, 0, NULL);
+    snprintf(md, sizeof md, "%s{{1 | card key=config.layers model=%s}}\n", cfg, dir);
+    check_md(md, false, 13, "no number 'config.layers'");
+    snprintf(md, sizeof md, "%s{{1 | card key=heldout_loss model=%s/none}}\n", cfg, dir);
+    check_md(md, false, 13, "model:");
+    unlink(path);
+    rmdir(dir);
+
+    static const struct {
+        const char *m, *part;
+    } BAD[] = {
+        {"{{1 | sum row=0 col=0}}", "not both"},
+        {"{{1 | sum}}", "sum needs row="},
+        {"{{1 | weight row=0 col=0 head=all}}", "head=all is for count"},
+        {"{{1 | count what=tokens toggle=sideways}}", "toggle: 'sideways' is not one of"},
+        {"{{1 | weight row=0 col=0 model=tang}}", "model= names the card"},
+        {"{{1 | count what=dropped step=2}}", "the lesson has 1 steps"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        snprintf(md, sizeof md, "%s%s\n", cfg, BAD[i].m);
+        check_md(md, false, 13, BAD[i].part);
+    }
+    snprintf(md, sizeof md, "# T\n\n## S\n\n```attnlab\ntokens = a b\n```\n\n{{1 | count what=dropped}}\n");
+    check_md(md, false, 9, "no weights_dropout");
 }
 
 /* Huge lines, deep nesting, NULs, entities: clear answers, no crash. */
@@ -829,6 +953,7 @@ int main(void)
         cmocka_unit_test(malformed_lessons_report_lines),
         cmocka_unit_test(check_runs_every_step),
         cmocka_unit_test(measured_numbers),
+        cmocka_unit_test(measured_numbers_vocabulary),
         cmocka_unit_test(hostile_input),
         cmocka_unit_test(cell_answers_and_grading),
         cmocka_unit_test(quiz_region),

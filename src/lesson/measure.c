@@ -10,15 +10,18 @@
 
 #include <utf8proc.h>
 
+#include "config.h"
 #include "fileio.h"
 #include "loss.h"
+#include "model.h"
 #include "tokenizer.h"
 #include "utf8.h"
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
-static const char *const KINDS[] = {"weight", "prob", "rank", "loss", "card", "count"};
-static const char *const WHATS[] = {"tokens", "chars", "letters", "punct", "cells", "masked", "layers", "heads", "kv_heads"};
+static const char *const KINDS[] = {"weight", "prob", "rank", "loss", "card", "count", "sum"};
+static const char *const WHATS[] = {"tokens",  "chars",   "letters", "punct",  "cells",   "masked",
+                                    "visible", "dropped", "layers",  "heads",  "kv_heads"};
 
 void lesson_measure_free(lesson_measure *m)
 {
@@ -89,7 +92,16 @@ static int set_str(char *dst, size_t cap, const char *key, const char *v, char *
 static int set_key(lesson_measure *m, const char *k, const char *v, char *why, size_t size)
 {
     if (!strcmp(k, "layer")) return set_int(k, v, &m->layer, why, size);
-    if (!strcmp(k, "head")) return set_int(k, v, &m->head, why, size);
+    if (!strcmp(k, "head")) {
+        if (!strcmp(v, "all")) return m->head = LESSON_MEASURE_ALL_HEADS, 0;
+        return set_int(k, v, &m->head, why, size);
+    }
+    if (!strcmp(k, "toggle")) {
+        char names[128];
+        if ((m->toggle = attn_compare_find(v)) >= 0) return 0;
+        return snprintf(why, size, "toggle: '%s' is not one of %s", v, attn_compare_names(names, sizeof names)), -1;
+    }
+    if (!strcmp(k, "model")) return set_str(m->model, sizeof m->model, k, v, why, size);
     if (!strcmp(k, "batch")) return set_int(k, v, &m->batch, why, size);
     if (!strcmp(k, "step")) {
         if (set_int(k, v, &m->step, why, size)) return -1;
@@ -106,7 +118,9 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
     if (!strcmp(k, "what")) {
         for (int i = 0; i < COUNT(WHATS); i++)
             if (!strcmp(v, WHATS[i])) return set_str(m->what, sizeof m->what, k, v, why, size);
-        return snprintf(why, size, "what: '%s' is not one of tokens, chars, letters, punct, cells, masked, layers, heads, kv_heads",
+        return snprintf(why, size,
+                        "what: '%s' is not one of tokens, chars, letters, punct, cells, masked, visible, dropped, "
+                        "layers, heads, kv_heads",
                         v), -1;
     }
     if (!strcmp(k, "on")) {
@@ -121,6 +135,11 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
 /* What each kind needs, once every key is read. */
 static int check_needs(const lesson_measure *m, char *why, size_t size)
 {
+    if (m->head == LESSON_MEASURE_ALL_HEADS && m->kind != LESSON_MEASURE_COUNT)
+        return snprintf(why, size, "head=all is for count (the cells of every head together)"), -1;
+    if (m->model[0] && m->kind != LESSON_MEASURE_CARD && !(m->kind == LESSON_MEASURE_WEIGHT && m->heldout))
+        return snprintf(why, size, "model= names the card that card and weight on=heldout read; other measures "
+                                   "measure the step's own model"), -1;
     switch (m->kind) {
     case LESSON_MEASURE_WEIGHT:
         if (m->heldout && (!m->at[0] || m->row[0] || m->col[0]))
@@ -140,6 +159,9 @@ static int check_needs(const lesson_measure *m, char *why, size_t size)
     case LESSON_MEASURE_COUNT:
         if (!m->what[0]) return snprintf(why, size, "count needs what="), -1;
         return 0;
+    case LESSON_MEASURE_SUM:
+        if (!m->row[0] == !m->col[0]) return snprintf(why, size, "sum needs row= (a row) or col= (a column), not both"), -1;
+        return 0;
     case LESSON_MEASURE_LOSS: return 0;
     }
     return 0;
@@ -147,7 +169,7 @@ static int check_needs(const lesson_measure *m, char *why, size_t size)
 
 int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, char *why, size_t size)
 {
-    *m = (lesson_measure){.line = line, .layer = -1, .head = -1, .batch = -1, .step = -1};
+    *m = (lesson_measure){.line = line, .layer = -1, .head = -1, .batch = -1, .step = -1, .toggle = -1};
     const char *bar = memchr(s, '|', n);
     if (!bar) return snprintf(why, size, "a measure is {{NUMBER | WHAT key=value ...}}: no '|'"), -1;
     const char *a = s, *b = bar;
@@ -168,7 +190,7 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
     for (int i = 0; w && i < COUNT(KINDS); i++)
         if (!strcmp(w, KINDS[i])) kind = i;
     if (kind < 0) {
-        snprintf(why, size, "'%s' is not a measure (weight, prob, rank, loss, card, count)", w ? w : "");
+        snprintf(why, size, "'%s' is not a measure (weight, prob, rank, loss, card, count, sum)", w ? w : "");
         ret = -1;
     }
     m->kind = (lesson_measure_kind)(kind < 0 ? 0 : kind);
@@ -231,8 +253,30 @@ static char *read_card(const char *model_dir, char *why, size_t size)
     return text;
 }
 
+/* card's number at a key such as "heldout_loss" or "config.vocab_size". */
+static const cJSON *card_at(const cJSON *card, const char *key)
+{
+    char part[64];
+    const cJSON *x = card;
+    for (const char *p = key; x && *p;) {
+        size_t n = strcspn(p, ".");
+        if (n >= sizeof part) return NULL;
+        memcpy(part, p, n);
+        part[n] = '\0';
+        x = cJSON_GetObjectItemCaseSensitive(x, part);
+        p += n + (p[n] == '.');
+    }
+    return x;
+}
+
 static int card_number(const lesson_measure *m, const char *model_dir, double *value, char *why, size_t size)
 {
+    char dir[4096];
+    attn_error err;
+    if (m->model[0]) { /* another model's card than the step's */
+        if (attn_model_find(m->model, dir, sizeof dir, &err)) return snprintf(why, size, "model: %s", err.msg), -1;
+        model_dir = dir;
+    }
     char *text = read_card(model_dir, why, size);
     if (!text) return -1;
     cJSON *card = cJSON_Parse(text);
@@ -241,7 +285,7 @@ static int card_number(const lesson_measure *m, const char *model_dir, double *v
     if (!card) {
         snprintf(why, size, "%s/card.json is not JSON", model_dir);
     } else if (m->kind == LESSON_MEASURE_CARD) {
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(card, m->key);
+        const cJSON *x = card_at(card, m->key);
         if (cJSON_IsNumber(x)) *value = x->valuedouble, ret = 0;
         else snprintf(why, size, "the model card has no number '%s'", m->key);
     } else {
@@ -286,16 +330,35 @@ static int mean_at(const attn_matrix *mx, const char *at, int row0, int past, do
     return 0;
 }
 
+/* One head's cells of the layer that the mask removes (masked: the mask holds
+ * its fill there, −∞ or a negative number), keeps (visible) or that dropout
+ * zeroed (dropped: 0 in weights_dropout where weights is not). */
+static int count_cells(const char *w, const attn_trace *tr, int layer, int batch, int head, double *n, char *why,
+                       size_t size)
+{
+    bool dropped = !strcmp(w, "dropped");
+    attn_matrix a, b = {0};
+    const attn_tensor *t = attn_trace_stage(tr, layer, dropped ? ATTN_STAGE_WEIGHTS_DROPOUT : ATTN_STAGE_MASK);
+    if (!t || attn_trace_matrix_of(tr, t, batch, head, &a))
+        return snprintf(why, size, "the step's trace has no %s", dropped ? "weights_dropout (train = true, dropout > 0)" : "mask"), -1;
+    if (dropped && attn_trace_matrix_of(tr, attn_trace_stage(tr, layer, ATTN_STAGE_WEIGHTS), batch, head, &b))
+        return snprintf(why, size, "the step's trace has no weights"), -1;
+    for (size_t i = 0; i < (size_t)a.rows * (size_t)a.cols; i++)
+        *n += dropped ? a.data[i] == 0 && b.data[i] != 0 : (a.data[i] < 0) == !strcmp(w, "masked");
+    return 0;
+}
+
 static int count(const lesson_measure *m, const attn_trace *tr, const attn_matrix *mx, int batch, double *value,
                  char *why, size_t size)
 {
     const attn_dims *d = &tr->dims;
     const char *w = m->what;
+    bool all = m->head == LESSON_MEASURE_ALL_HEADS;
     if (!strcmp(w, "layers")) *value = tr->n_layers;
     else if (!strcmp(w, "heads")) *value = d->h;
     else if (!strcmp(w, "kv_heads")) *value = d->g;
     else if (!strcmp(w, "tokens")) *value = tr->tokens.lengths ? tr->tokens.lengths[batch] : d->L;
-    else if (!strcmp(w, "cells")) *value = (double)mx->rows * mx->cols;
+    else if (!strcmp(w, "cells")) *value = (double)mx->rows * mx->cols * (all ? d->h : 1);
     else if (!strcmp(w, "chars") || !strcmp(w, "letters") || !strcmp(w, "punct")) {
         /* the text's characters, special tokens aside: all, or only letters
          * and digits (静夜思's 20), or only punctuation (its 4) */
@@ -314,15 +377,27 @@ static int count(const lesson_measure *m, const attn_trace *tr, const attn_matri
             }
         }
         *value = n;
-    } else { /* masked: the cells the mask removes, from the picture of the stage named */
-        const attn_tensor *mask = attn_trace_stage(tr, m->layer >= 0 ? m->layer : 0, ATTN_STAGE_MASK);
-        attn_matrix mm;
-        if (!mask || attn_trace_matrix_of(tr, mask, batch, m->head >= 0 ? m->head : 0, &mm))
-            return snprintf(why, size, "the step's trace has no mask"), -1;
-        double n = 0;
-        for (size_t i = 0; i < (size_t)mm.rows * (size_t)mm.cols; i++) n += isinf(mm.data[i]) && mm.data[i] < 0;
-        *value = n;
+    } else { /* masked, visible, dropped: cells of the layer's picture, one head or all */
+        int layer = m->layer >= 0 ? m->layer : 0;
+        *value = 0;
+        for (int h = all ? 0 : m->head, end = all ? d->h : m->head + 1; h < end; h++)
+            if (count_cells(w, tr, layer, batch, h, value, why, size)) return -1;
     }
+    return 0;
+}
+
+/* A row or a column of mx added up. */
+static int sum_line(const lesson_measure *m, const attn_trace *tr, const attn_matrix *mx, int batch, double *value,
+                    char *why, size_t size)
+{
+    bool row = m->row[0];
+    int at = row ? locate(m->row, &tr->tokens, batch, tr->dims.P, mx->rows, "row", why, size)
+                 : locate(m->col, tr->dims.cross ? &tr->source : &tr->tokens, batch, 0, mx->cols, "column", why, size);
+    if (at < 0) return -1;
+    double sum = 0;
+    for (int i = 0, n = row ? mx->cols : mx->rows; i < n; i++)
+        sum += mx->data[row ? (size_t)at * (size_t)mx->cols + (size_t)i : (size_t)i * (size_t)mx->cols + (size_t)at];
+    *value = sum;
     return 0;
 }
 
@@ -332,7 +407,7 @@ int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer
     why[0] = '\0';
     lesson_measure mm = *m;
     if (mm.layer < 0) mm.layer = layer;
-    if (mm.head < 0) mm.head = head;
+    if (mm.head == -1) mm.head = head;
     if (mm.batch < 0) mm.batch = batch;
     if (mm.kind == LESSON_MEASURE_CARD || (mm.kind == LESSON_MEASURE_WEIGHT && mm.heldout))
         return card_number(&mm, model_dir, value, why, size);
@@ -354,9 +429,10 @@ int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer
                    attn_trace_find(tr, attn_tensor_name(mm.layer, tr->n_layers, rest, full, sizeof full));
     const char *name = layered ? full : rest;
     attn_matrix mx = {0};
-    if (attn_trace_matrix(tr, name, mm.batch, mm.head, &mx))
+    if (attn_trace_matrix(tr, name, mm.batch, mm.head < 0 ? 0 : mm.head, &mx))
         return snprintf(why, size, "the step's trace has no %s", name), -1;
     if (mm.kind == LESSON_MEASURE_COUNT) return count(&mm, tr, &mx, mm.batch, value, why, size);
+    if (mm.kind == LESSON_MEASURE_SUM) return sum_line(&mm, tr, &mx, mm.batch, value, why, size);
     const attn_dims *d = &tr->dims;
     int past = d->P;
     int r = 0;

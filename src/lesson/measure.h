@@ -18,11 +18,16 @@
  *   prob    p(token=X) at row=, from the probs stage
  *   rank    the rank of token=X at row= (1: the most likely)
  *   loss    the loss of the step's text, nats per token
- *   card    a number of the model card (key=heldout_loss)
- *   count   what=tokens|chars|letters|punct|cells|masked|layers|heads|kv_heads
+ *   card    a number of the model card (key=heldout_loss, key=config.vocab_size)
+ *   count   what=tokens|chars|letters|punct|cells|masked|visible|dropped|layers|heads|kv_heads
+ *           (head=all: the cells of every head together)
+ *   sum     a row (row=) or a column (col=) of the stage added up
  * Rows and columns are indices or tokens ("row=你": its first position).
  * layer=, head=, batch=, stage= default to the step's view; step=N measures on
- * step N's configuration instead (1 is the first ## step). */
+ * step N's configuration instead (1 is the first ## step); toggle=causal|
+ * padding|fill on that configuration with the compare view's toggle applied;
+ * model=NAME reads that model's card (card, weight on=heldout) instead of the
+ * step's. */
 #ifndef LESSON_MEASURE_H
 #define LESSON_MEASURE_H
 
@@ -38,8 +43,11 @@ typedef enum {
     LESSON_MEASURE_RANK,
     LESSON_MEASURE_LOSS,
     LESSON_MEASURE_CARD,
-    LESSON_MEASURE_COUNT
+    LESSON_MEASURE_COUNT,
+    LESSON_MEASURE_SUM
 } lesson_measure_kind;
+
+#define LESSON_MEASURE_ALL_HEADS (-2) /* head=all, for count */
 
 typedef struct {
     lesson_measure_kind kind;
@@ -47,12 +55,14 @@ typedef struct {
     char *spec;          /* as written after '|', for messages */
     double shown;        /* the number the prose shows (a percentage as a fraction) */
     double half_unit;    /* half a unit of its last printed digit */
-    int layer, head, batch, step; /* −1: the step's own */
+    int layer, head, batch, step; /* −1: the step's own; head LESSON_MEASURE_ALL_HEADS: all */
+    int toggle;          /* a compare toggle applied to the step's configuration; −1: none */
+    char model[64];      /* card, weight on=heldout: this model's card; "": the step's */
     char stage[32];      /* "": the step's */
     char row[64], col[64];/* an index or a token; "": none */
     char at[32];         /* weight: "-1", "self", "first" or a card key */
     char token[64];      /* prob, rank */
-    char key[64];        /* card: a top-level number of card.json */
+    char key[64];        /* card: a number of card.json, "config.vocab_size" inside an object */
     char what[16];       /* count */
     bool heldout;        /* weight: from the model card */
 } lesson_measure;

@@ -372,10 +372,39 @@ typedef struct {
     int target; /* the step it measures on */
 } measure_ref;
 
+/* By step, and in a step the measures on its own configuration first, then
+ * those of each compare toggle together. */
 static int by_target(const void *a, const void *b)
 {
     const measure_ref *x = a, *y = b;
-    return (x->target > y->target) - (x->target < y->target);
+    if (x->target != y->target) return (x->target > y->target) - (x->target < y->target);
+    return (x->m->toggle > y->m->toggle) - (x->m->toggle < y->m->toggle);
+}
+
+/* Step `step`'s trace with the compare view's toggle `toggle` applied to its
+ * configuration: what the compare view's second pane shows. 0, or -1 after a
+ * message at `line`. */
+static int step_run_toggled(const lesson *ls, int step, int toggle, int line, attn_trace *out, lesson_diags *dg)
+{
+    attn_config cfg, run;
+    lesson_view view;
+    lesson_marks mk;
+    lesson_diags quiet = {0};
+    attn_error err;
+    int ret = -1;
+    *out = (attn_trace){0};
+    if (lesson_step_state(ls, step, &cfg, &view, &mk, &quiet)) goto done; /* the step's own run said why */
+    if (!config_to_run(ls, step, &cfg, &view, &mk, &run, &quiet)) {
+        if (attn_compare_apply(&run, toggle, &err) || attn_trace_run(&run, NULL, out, &err))
+            lesson_diag_add(dg, line, "toggle=%s: %s", attn_compare_at(toggle)->compare.name, err.msg);
+        else
+            ret = 0;
+        attn_config_free(&run);
+    }
+    attn_config_free(&cfg);
+done:
+    lesson_diags_free(&quiet);
+    return ret;
 }
 
 /* Every measure of the lesson with the step it is measured on, in step
@@ -422,8 +451,9 @@ static int check_measures(const lesson *ls, int step, const attn_trace *tr, cons
             lesson_diag_add(dg, m->line, "{{… | %s}}: %s", m->spec, why);
             bad = 1;
         } else if (!lesson_measure_agrees(m, v)) {
-            lesson_diag_add(dg, m->line, "{{… | %s}}: the text shows %g but step %d measures %.6g", m->spec,
-                            m->shown, step + 1, v);
+            lesson_diag_add(dg, m->line, "{{… | %s}}: the text shows %g but step %d%s%s measures %.6g", m->spec,
+                            m->shown, step + 1, m->toggle >= 0 ? " toggled: " : "",
+                            m->toggle >= 0 ? attn_compare_at(m->toggle)->compare.name : "", v);
             bad = 1;
         }
     }
@@ -445,8 +475,17 @@ int lesson_check(const lesson *ls, lesson_diags *dg)
             ret = -1;
             continue;
         }
-        if (at > first && check_measures(ls, i, &tr, refs + first, at - first, dg)) ret = -1;
+        int own = first; /* the measures on the step's own configuration, then each toggle's */
+        while (own < at && refs[own].m->toggle < 0) own++;
+        if (own > first && check_measures(ls, i, &tr, refs + first, own - first, dg)) ret = -1;
         attn_trace_free(&tr);
+        for (int k = own, end; k < at; k = end) {
+            for (end = k; end < at && refs[end].m->toggle == refs[k].m->toggle; end++) {}
+            if (step_run_toggled(ls, i, refs[k].m->toggle, refs[k].m->line, &tr, dg) ||
+                check_measures(ls, i, &tr, refs + k, end - k, dg))
+                ret = -1;
+            attn_trace_free(&tr);
+        }
     }
     for (; at < n; at++) { /* step= past the last step */
         lesson_diag_add(dg, refs[at].m->line, "{{… | %s}}: step %d: the lesson has %d steps", refs[at].m->spec,
