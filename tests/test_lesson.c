@@ -517,6 +517,15 @@ static void measured_numbers_vocabulary(void **state)
     }
     snprintf(md, sizeof md, "# T\n\n## S\n\n```attnlab\ntokens = a b\n```\n\n{{1 | count what=dropped}}\n");
     check_md(md, false, 9, "no weights_dropout");
+    /* the introduction's numbers are measured on step 1, or on the step= they name */
+    const char *intro = "# T\n\nIntro: {{%d | count what=tokens}} and {{%d | count what=tokens step=2}}.\n\n```attnlab\n"
+                        "tokens = a b\n```\n\n## S\n\nOne.\n\n## U\n\n```attnlab\ntokens = a b c\n```\n\nTwo.\n";
+    snprintf(md, sizeof md, intro, 2, 3);
+    check_md(md, true, 0, NULL);
+    snprintf(md, sizeof md, intro, 3, 3);
+    check_md(md, false, 3, "step 1 measures 2");
+    snprintf(md, sizeof md, intro, 2, 2);
+    check_md(md, false, 3, "step 2 measures 3");
 }
 
 /* Huge lines, deep nesting, NULs, entities: clear answers, no crash. */

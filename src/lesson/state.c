@@ -408,21 +408,24 @@ done:
 }
 
 /* Every measure of the lesson with the step it is measured on, in step
- * order; NULL with *n = 0 when there are none. -1 when out of memory. */
+ * order; NULL with *n = 0 when there are none. -1 when out of memory. The
+ * introduction's, shown with step 1, measure on step 1. */
 static int measure_refs(const lesson *ls, measure_ref **out, int *n)
 {
-    int total = 0;
+    int total = ls->intro.n_measures;
     for (int i = 0; i < ls->n_steps; i++) total += ls->steps[i].n_measures;
     *out = NULL;
     *n = 0;
     if (!total) return 0;
     measure_ref *r = malloc((size_t)total * sizeof *r);
     if (!r) return -1;
-    for (int i = 0; i < ls->n_steps; i++)
-        for (int k = 0; k < ls->steps[i].n_measures; k++) {
-            const lesson_measure *m = &ls->steps[i].measures[k];
-            r[(*n)++] = (measure_ref){m, m->step >= 0 ? m->step : i};
+    for (int i = -1; i < ls->n_steps; i++) {
+        const lesson_step *st = i < 0 ? &ls->intro : &ls->steps[i];
+        for (int k = 0; k < st->n_measures; k++) {
+            const lesson_measure *m = &st->measures[k];
+            r[(*n)++] = (measure_ref){m, m->step >= 0 ? m->step : i < 0 ? 0 : i};
         }
+    }
     qsort(r, (size_t)*n, sizeof *r, by_target);
     *out = r;
     return 0;
