@@ -450,7 +450,15 @@ static void measured_numbers_vocabulary(void **state)
         }
     }
     assert_true(dropped_all > dropped); /* seed 3 drops cells beyond head 0's */
-    int heads = tr.dims.h;
+    int heads = tr.dims.h, peak_prev = 0, peak_self = 0; /* head 0's rows whose largest weight is on the key before, on itself */
+    attn_trace_matrix(&tr, "weights", 0, 0, &w);
+    for (int i = 0; i < 4; i++) {
+        int best = 0;
+        for (int j = 1; j < 4; j++) best = w.data[i * 4 + j] > w.data[i * 4 + best] ? j : best;
+        peak_prev += best == i - 1;
+        peak_self += best == i;
+    }
+    assert_int_equal(peak_prev + peak_self > 0, 1);
     attn_trace_free(&tr);
 
     /* the weight of row a on key c without the causal mask */
@@ -466,12 +474,13 @@ static void measured_numbers_vocabulary(void **state)
              "Row a sums to {{1.000 | sum row=a stage=weights}}, key a gets {{%.3f | sum col=a stage=weights}};\n" /* 13 */
              "{{10 | count what=visible}} visible, {{6 | count what=masked}} masked, {{%d | count what=masked head=all}}\n"
              "in all heads; {{%d | count what=dropped}} dropped, {{%d | count what=dropped head=all}} in all heads.\n"
-             "Without the mask: {{%.3f | weight row=a col=c toggle=causal}}.\n" /* 16 */
+             "Without the mask: {{%.3f | weight row=a col=c toggle=causal}}, peaks {{%d | count what=peaks at=-1 stage=weights}}\n" /* 16 */
+             "and {{%d | count what=peaks at=self stage=weights}}.\n" /* 17 */
              "\n"
-             "## Toggled\n\n"                                                  /* 18 */
+             "## Toggled\n\n"                                                  /* 19 */
              "```attnlab\ncausal = false\ntrain = false\nview = compare\ncompare = causal\n```\n\n"
              "The other pane: {{6 | count what=masked toggle=causal}} and {{%.3f | weight row=a col=c step=1 toggle=causal}}.\n",
-             cfg, col0, 6 * heads, dropped, dropped_all, open02, open02);
+             cfg, col0, 6 * heads, dropped, dropped_all, open02, peak_prev, peak_self, open02);
     check_md(md, true, 0, NULL);
 
     /* a wrong number on the toggled configuration names the toggle */
@@ -510,6 +519,8 @@ static void measured_numbers_vocabulary(void **state)
         {"{{1 | count what=tokens toggle=sideways}}", "toggle: 'sideways' is not one of"},
         {"{{1 | weight row=0 col=0 model=tang}}", "model= names the card"},
         {"{{1 | count what=dropped step=2}}", "the lesson has 1 steps"},
+        {"{{1 | count what=peaks}}", "what=peaks takes at="},
+        {"{{1 | count what=cells at=-1}}", "what=peaks takes at="},
     };
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         snprintf(md, sizeof md, "%s%s\n", cfg, BAD[i].m);

@@ -20,8 +20,8 @@
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
 static const char *const KINDS[] = {"weight", "prob", "rank", "loss", "card", "count", "sum"};
-static const char *const WHATS[] = {"tokens",  "chars",   "letters", "punct",  "cells",   "masked",
-                                    "visible", "dropped", "layers",  "heads",  "kv_heads"};
+static const char *const WHATS[] = {"tokens",  "chars",   "letters", "punct",    "cells", "masked",
+                                    "visible", "dropped", "peaks",   "layers",   "heads", "kv_heads"};
 
 void lesson_measure_free(lesson_measure *m)
 {
@@ -120,7 +120,7 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
             if (!strcmp(v, WHATS[i])) return set_str(m->what, sizeof m->what, k, v, why, size);
         return snprintf(why, size,
                         "what: '%s' is not one of tokens, chars, letters, punct, cells, masked, visible, dropped, "
-                        "layers, heads, kv_heads",
+                        "peaks, layers, heads, kv_heads",
                         v), -1;
     }
     if (!strcmp(k, "on")) {
@@ -158,6 +158,8 @@ static int check_needs(const lesson_measure *m, char *why, size_t size)
         return 0;
     case LESSON_MEASURE_COUNT:
         if (!m->what[0]) return snprintf(why, size, "count needs what="), -1;
+        if (!strcmp(m->what, "peaks") != (m->at[0] != '\0'))
+            return snprintf(why, size, "count what=peaks takes at= (the offset the rows peak at), and only it does"), -1;
         return 0;
     case LESSON_MEASURE_SUM:
         if (!m->row[0] == !m->col[0]) return snprintf(why, size, "sum needs row= (a row) or col= (a column), not both"), -1;
@@ -306,17 +308,25 @@ static int card_number(const lesson_measure *m, const char *model_dir, double *v
     return ret;
 }
 
+/* The offset `at` names: a number, self (0) or first (*first set). */
+static int read_at(const char *at, long *off, bool *first, char *why, size_t size)
+{
+    *first = !strcmp(at, "first");
+    *off = 0;
+    if (*first || !strcmp(at, "self")) return 0;
+    char *end;
+    *off = strtol(at, &end, 10);
+    if (!*at || *end) return snprintf(why, size, "at: '%s' is not an offset, self or first", at), -1;
+    return 0;
+}
+
 /* The mean over query rows i of the key at i + offset (or key 0 with
  * first): rows where that key exists and is not masked away count. */
 static int mean_at(const attn_matrix *mx, const char *at, int row0, int past, double *value, char *why, size_t size)
 {
-    bool first = !strcmp(at, "first");
-    long off = 0;
-    if (!first && strcmp(at, "self")) {
-        char *end;
-        off = strtol(at, &end, 10);
-        if (!*at || *end) return snprintf(why, size, "at: '%s' is not an offset, self or first", at), -1;
-    }
+    bool first;
+    long off;
+    if (read_at(at, &off, &first, why, size)) return -1;
     double sum = 0;
     int n = 0;
     for (int i = row0; i < mx->rows; i++) {
@@ -375,6 +385,18 @@ static int count(const lesson_measure *m, const attn_trace *tr, const attn_matri
                 bool letter = cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_NO;
                 n += w[0] == 'c' || (w[0] == 'p' ? punct : letter);
             }
+        }
+        *value = n;
+    } else if (!strcmp(w, "peaks")) { /* the query rows whose largest value is the key at the offset */
+        bool first;
+        long off;
+        if (read_at(m->at, &off, &first, why, size)) return -1;
+        double n = 0;
+        for (int i = 0; i < mx->rows; i++) {
+            const float *r = mx->data + (size_t)i * (size_t)mx->cols;
+            int best = 0;
+            for (int j = 1; j < mx->cols; j++) best = r[j] > r[best] ? j : best;
+            n += best == (first ? 0 : tr->dims.P + i + off);
         }
         *value = n;
     } else { /* masked, visible, dropped: cells of the layer's picture, one head or all */

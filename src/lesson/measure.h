@@ -20,7 +20,8 @@
  *   loss    the loss of the step's text, nats per token
  *   card    a number of the model card (key=heldout_loss, key=config.vocab_size)
  *   count   what=tokens|chars|letters|punct|cells|masked|visible|dropped|layers|heads|kv_heads
- *           (head=all: the cells of every head together)
+ *           (head=all: the cells of every head together), or what=peaks at=OFFSET:
+ *           the query rows whose largest value is the key at that offset
  *   sum     a row (row=) or a column (col=) of the stage added up
  * Rows and columns are indices or tokens ("row=你": its first position).
  * layer=, head=, batch=, stage= default to the step's view; step=N measures on
@@ -60,7 +61,7 @@ typedef struct {
     char model[64];      /* card, weight on=heldout: this model's card; "": the step's */
     char stage[32];      /* "": the step's */
     char row[64], col[64];/* an index or a token; "": none */
-    char at[32];         /* weight: "-1", "self", "first" or a card key */
+    char at[32];         /* weight, count what=peaks: "-1", "self", "first" or a card key */
     char token[64];      /* prob, rank */
     char key[64];        /* card: a number of card.json, "config.vocab_size" inside an object */
     char what[16];       /* count */
