@@ -18,6 +18,7 @@
 #include "catalog.h"
 #include "forward.h"
 #include "lesson.h"
+#include "loss.h"
 #include "progress.h"
 #include "quiz.h"
 #include "state.h"
@@ -528,6 +529,36 @@ static void measured_numbers_vocabulary(void **state)
     }
     snprintf(md, sizeof md, "# T\n\n## S\n\n```attnlab\ntokens = a b\n```\n\n{{1 | count what=dropped}}\n");
     check_md(md, false, 9, "no weights_dropout");
+    /* the loss at one row of a model's text, as a quiz's answer that --check measures */
+    const char *poem = "# T\n\n## S\n\n```attnlab\nmodel = tang\ntext = 床前明月光，\nstage = probs\n```\n\n";
+    run_block(poem, &tr);
+    const attn_tensor *lg = attn_trace_stage(&tr, -1, ATTN_STAGE_LOGITS);
+    assert_non_null(lg);
+    int V = tr.dims.V, next = tr.token_ids[6]; /* <s> 床 前 明 月 光 ，: the comma follows row 5 */
+    double nll = attn_token_nll(lg->data + 5 * (size_t)V, V, next);
+    attn_trace_free(&tr);
+    assert_true(nll > 0 && nll < 1);
+    const char *quiz = "%sWhat does row 光 add to the loss?\n\n```quiz\nanswer = %s\ntolerance = 0.01\n"
+                       "explain = {{%.3f | loss row=光}} nats.\n```\n";
+    char answer[64];
+    snprintf(answer, sizeof answer, "{{%.2f | loss row=5}}", nll);
+    snprintf(md, sizeof md, quiz, poem, answer, nll);
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    assert_int_equal(ls.steps[0].quizzes[0].kind, LESSON_QUIZ_NUMBER);
+    assert_true(fabs(ls.steps[0].quizzes[0].answer - round(nll * 100) / 100) < 1e-9);
+    assert_int_equal(lesson_check(&ls, &dg), 0);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    snprintf(answer, sizeof answer, "{{%.2f | loss row=5}}", nll + 0.05); /* a wrong answer fails at its line */
+    snprintf(md, sizeof md, quiz, poem, answer, nll);
+    check_md(md, false, 14, "loss row=5}}: the text shows");
+    snprintf(md, sizeof md, quiz, poem, "about {{0.08 | loss row=5}}", nll);
+    check_md(md, false, 14, "nothing else");
+    snprintf(md, sizeof md, quiz, poem, "{{0.08 | loss row=6}}", nll);
+    check_md(md, false, 14, "row 6 has no next token");
+
     /* the introduction's numbers are measured on step 1, or on the step= they name */
     const char *intro = "# T\n\nIntro: {{%d | count what=tokens}} and {{%d | count what=tokens step=2}}.\n\n```attnlab\n"
                         "tokens = a b\n```\n\n## S\n\nOne.\n\n## U\n\n```attnlab\ntokens = a b c\n```\n\nTwo.\n";

@@ -175,10 +175,31 @@ static void read_quiz_keys(parser *p, char *body, quiz_keys *k)
 }
 
 /* answer = NUMBER, tolerance = NUMBER */
+/* answer = {{NUMBER | WHAT ...}}: the answer is NUMBER, and --check measures
+ * WHAT as it does in the prose. False after a message. */
+static bool measured_answer(parser *p, const quiz_keys *k, double *a)
+{
+    lesson_step *st = p->step;
+    int before = st->n_measures;
+    parser_text t = {0};
+    if (parser_text_put(&t, k->answer, strlen(k->answer), 0)) return p->oom = true, false;
+    parser_strip_measures(p, &t, k->l_answer); /* reports a measure it cannot read */
+    size_t n = strlen(k->answer);
+    bool whole = !strncmp(k->answer, "{{", 2) && n > 4 && !strcmp(k->answer + n - 2, "}}");
+    bool ok = whole && st->n_measures == before + 1;
+    if (ok) *a = st->measures[before].shown;
+    else if (st->n_measures > before) /* the measure was read, but it is not the whole answer */
+        lesson_diag_add(p->dg, k->l_answer, "answer: a measured answer is one {{NUMBER | WHAT ...}} and nothing else");
+    parser_text_clear(&t);
+    return ok;
+}
+
 static lesson_quiz *number_quiz(parser *p, const quiz_keys *k)
 {
     double a, tol = 1e-3;
-    if (!parse_number(k->answer, &a)) {
+    if (strstr(k->answer, "{{")) {
+        if (!measured_answer(p, k, &a)) return NULL;
+    } else if (!parse_number(k->answer, &a)) {
         lesson_diag_add(p->dg, k->l_answer, "answer: '%.40s' is not a number", k->answer);
         return NULL;
     }

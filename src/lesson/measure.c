@@ -423,6 +423,23 @@ static int sum_line(const lesson_measure *m, const attn_trace *tr, const attn_ma
     return 0;
 }
 
+/* loss row=R: −log p of the token that follows row R, what that position adds
+ * to the loss. */
+static int row_loss(const lesson_measure *m, const attn_trace *tr, double *value, char *why, size_t size)
+{
+    const attn_dims *d = &tr->dims;
+    const attn_tensor *lg = attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS);
+    if (!lg || !tr->token_ids) return snprintf(why, size, "the step's trace has no logits (no model)"), -1;
+    int r = locate(m->row, &tr->tokens, m->batch, d->P, d->s, "row", why, size);
+    if (r < 0) return -1;
+    const int *ids = tr->token_ids + (size_t)m->batch * (size_t)d->L;
+    int at = d->P + r;
+    if (at + 1 >= d->L || ids[at] < 0 || ids[at + 1] < 0)
+        return snprintf(why, size, "row %d has no next token in the text", r), -1;
+    *value = attn_token_nll(lg->data + ((size_t)m->batch * (size_t)d->s + (size_t)r) * (size_t)d->V, d->V, ids[at + 1]);
+    return 0;
+}
+
 int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer, int head, int batch,
                         const char *stage, const char *model_dir, double *value, char *why, size_t size)
 {
@@ -433,6 +450,7 @@ int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer
     if (mm.batch < 0) mm.batch = batch;
     if (mm.kind == LESSON_MEASURE_CARD || (mm.kind == LESSON_MEASURE_WEIGHT && mm.heldout))
         return card_number(&mm, model_dir, value, why, size);
+    if (mm.kind == LESSON_MEASURE_LOSS && mm.row[0]) return row_loss(&mm, tr, value, why, size);
     if (mm.kind == LESSON_MEASURE_LOSS) {
         int counted = 0;
         *value = attn_trace_loss(tr, mm.batch, &counted);

@@ -17,7 +17,8 @@
  *           the card's "mean": -8 … 1, first, prev_line, beyond, ...)
  *   prob    p(token=X) at row=, from the probs stage
  *   rank    the rank of token=X at row= (1: the most likely)
- *   loss    the loss of the step's text, nats per token
+ *   loss    the loss of the step's text, nats per token; with row=, the loss at
+ *           that row: −log p(the token that follows it)
  *   card    a number of the model card (key=heldout_loss, key=config.vocab_size)
  *   count   what=tokens|chars|letters|punct|cells|masked|visible|dropped|layers|heads|kv_heads
  *           (head=all: the cells of every head together), or what=peaks at=OFFSET:
