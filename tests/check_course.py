@@ -46,7 +46,12 @@ ITEM = re.compile(r"^(\s*)[-*+] (?!\[[ xX]\] )(.*)$")
 FENCE = re.compile(r"^\s*(```+|~~~+)")
 
 
+MEASURE = re.compile(r"\{\{\s*([^|}]*?)\s*\|[^}]*\}\}")
+
+
 def width(s):
+    """Width of s as the panel shows it: a measure {{NUMBER | WHAT}} as its NUMBER."""
+    s = MEASURE.sub(r"\1", s)
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
 
 

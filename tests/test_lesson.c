@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -18,6 +19,7 @@
 #include "catalog.h"
 #include "forward.h"
 #include "lesson.h"
+#include "loss.h"
 #include "progress.h"
 #include "quiz.h"
 #include "state.h"
@@ -307,6 +309,266 @@ static void check_runs_every_step(void **state)
     expect_diag(&dg, 10, "no right answer");
     lesson_free(&ls);
     lesson_diags_free(&dg);
+}
+
+/* {{NUMBER | WHAT ...}}: the prose shows NUMBER, --check measures WHAT on the
+ * step's trace and fails at the measure's line when they disagree. */
+static void measured_numbers(void **state)
+{
+    (void)state;
+    const char *cfg = "# T\n\n## S\n\n```attnlab\ntokens = a b c\ncausal = true\n```\n\n";
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(cfg, &ls, &dg), 0);
+    attn_trace tr;
+    assert_int_equal(lesson_step_run(&ls, 0, &tr, &dg), 0);
+    attn_matrix m;
+    assert_int_equal(attn_trace_matrix(&tr, "weights", 0, 0, &m), 0);
+    double w10 = m.data[1 * 3 + 0], self = (m.data[0] + m.data[4] + m.data[8]) / 3;
+    attn_trace_free(&tr);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    char md[2048];
+    snprintf(md, sizeof md,
+             "%s"                                                         /* lines 1-9 */
+             "Row b puts {{%.2f | weight row=b col=a}} on **a**, and\n"     /* 10 */
+             "{{%.3f | weight at=self}} on itself; {{9 | count what=cells}} cells,\n" /* 11 */
+             "{{3 | count what=masked}} masked, {{%.0f%% | weight row=1 col=0}}.\n"  /* 12 */
+             "\n"
+             "```quiz\nanswer = 3\nhint = {{3 | count what=tokens}} tokens\n```\n", /* 14-17 */
+             cfg, w10, self, 100 * w10);
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    const lesson_step *st = &ls.steps[0];
+    assert_int_equal(st->n_measures, 6);
+    char want[256];
+    snprintf(want, sizeof want, "Row b puts %.2f on a, and %.3f on itself; 9 cells, 3 masked, %.0f%%.", w10, self,
+             100 * w10);
+    const lesson_block *b = NULL;
+    for (int i = 0; i < st->n_blocks; i++)
+        if (st->blocks[i].kind == LESSON_BLOCK_PARA) b = &st->blocks[i];
+    assert_non_null(b);
+    assert_string_equal(b->text, want);
+    /* the bold span moved with the text: it covers "a" after the number */
+    assert_int_equal(b->n_spans, 1);
+    assert_int_equal(b->spans[0].end - b->spans[0].start, 1);
+    assert_int_equal(b->text[b->spans[0].start], 'a');
+    assert_string_equal(st->quizzes[0].hint, "3 tokens");
+    assert_int_equal(st->measures[0].line, 10);
+    assert_int_equal(st->measures[2].line, 11);
+    assert_int_equal(st->measures[5].line, 16);
+    assert_int_equal(lesson_check(&ls, &dg), 0);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    /* a wrong number fails at its line with both values */
+    snprintf(md, sizeof md, "%sSo {{%.2f | weight row=b col=a}}\nand {{4 | count what=tokens}}.\n", cfg, w10 + 0.02);
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    assert_int_equal(lesson_check(&ls, &dg), -1);
+    expect_diag(&dg, 10, "the text shows");
+    expect_diag(&dg, 11, "measures 3");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    /* malformed measures: each one line, at its line */
+    static const struct {
+        const char *m, *part;
+    } BAD[] = {
+        {"{{0.5 weight at=self}}", "no '|'"},
+        {"{{half | weight at=self}}", "not a number"},
+        {"{{0.5 | heft at=self}}", "not a measure"},
+        {"{{0.5 | weight}}", "row= and col="},
+        {"{{0.5 | weight at=self colour=red}}", "unknown measure key 'colour'"},
+        {"{{0.5 | weight row=z col=a}}", "no row holds the token 'z'"},
+        {"{{0.5 | weight row=7 col=a}}", "row 7 is outside"},
+        {"{{0.5 | weight at=self step=3}}", "the lesson has 1 steps"},
+        {"{{0.5 | prob token=x row=0}}", "has no probs"},
+        {"{{0.5 | weight at=self on=heldout}}", "no model card"},
+        {"{{0.5 | count what=poems}}", "not one of"},
+        {"{{0.5 | weight at=self", "not closed"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        snprintf(md, sizeof md, "%sText\n%s here.\n", cfg, BAD[i].m);
+        int rc = parse(md, &ls, &dg);
+        if (!rc) rc = lesson_check(&ls, &dg);
+        assert_int_equal(rc, -1);
+        expect_diag(&dg, 11, BAD[i].part);
+        lesson_free(&ls);
+        lesson_diags_free(&dg);
+    }
+}
+
+/* The trace of a one-step lesson whose block is cfg. */
+static void run_block(const char *cfg, attn_trace *tr)
+{
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(cfg, &ls, &dg), 0);
+    assert_int_equal(lesson_step_run(&ls, 0, tr, &dg), 0);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+}
+
+/* Checks md; want_ok: no diagnostic, else one at `line` containing part. */
+static void check_md(const char *md, bool want_ok, int line, const char *part)
+{
+    lesson ls;
+    lesson_diags dg;
+    int rc = parse(md, &ls, &dg);
+    if (!rc) rc = lesson_check(&ls, &dg);
+    if (want_ok) {
+        for (int i = 0; i < dg.n; i++) print_message("  got %d: %s\n", dg.items[i].line, dg.items[i].msg);
+        assert_int_equal(rc, 0);
+    } else {
+        assert_int_equal(rc, -1);
+        expect_diag(&dg, line, part);
+    }
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+}
+
+/* sum of a row or column, the cells a mask keeps or dropout zeroes, all
+ * heads at once, a measure on the compare view's toggled configuration, and
+ * another model's card (a nested key too). */
+static void measured_numbers_vocabulary(void **state)
+{
+    (void)state;
+    const char *cfg = "# T\n\n## S\n\n```attnlab\ntokens = a b c d\ncausal = true\ntrain = true\ndropout = 0.5\n"
+                      "seed = 3\n```\n\n"; /* lines 1-12 */
+    attn_trace tr;
+    run_block(cfg, &tr);
+    attn_matrix w, wd;
+    assert_int_equal(attn_trace_matrix(&tr, "weights", 0, 0, &w), 0);
+    double col0 = 0;
+    for (int i = 0; i < 4; i++) col0 += w.data[i * 4];
+    int dropped = 0, dropped_all = 0;
+    for (int h = 0; h < tr.dims.h; h++) {
+        attn_trace_matrix(&tr, "weights", 0, h, &w);
+        assert_int_equal(attn_trace_matrix(&tr, "weights_dropout", 0, h, &wd), 0);
+        for (int i = 0; i < 16; i++) {
+            int d = wd.data[i] == 0 && w.data[i] != 0;
+            dropped_all += d;
+            dropped += h == 0 && d;
+        }
+    }
+    assert_true(dropped_all > dropped); /* seed 3 drops cells beyond head 0's */
+    int heads = tr.dims.h, peak_prev = 0, peak_self = 0; /* head 0's rows whose largest weight is on the key before, on itself */
+    attn_trace_matrix(&tr, "weights", 0, 0, &w);
+    for (int i = 0; i < 4; i++) {
+        int best = 0;
+        for (int j = 1; j < 4; j++) best = w.data[i * 4 + j] > w.data[i * 4 + best] ? j : best;
+        peak_prev += best == i - 1;
+        peak_self += best == i;
+    }
+    assert_int_equal(peak_prev + peak_self > 0, 1);
+    attn_trace_free(&tr);
+
+    /* the weight of row a on key c without the causal mask */
+    attn_trace open;
+    run_block("# T\n\n## S\n\n```attnlab\ntokens = a b c d\ncausal = false\nseed = 3\n```\n\n", &open);
+    attn_trace_matrix(&open, "weights", 0, 0, &w);
+    double open02 = w.data[2];
+    attn_trace_free(&open);
+
+    char md[4096];
+    snprintf(md, sizeof md,
+             "%s"
+             "Row a sums to {{1.000 | sum row=a stage=weights}}, key a gets {{%.3f | sum col=a stage=weights}};\n" /* 13 */
+             "{{10 | count what=visible}} visible, {{6 | count what=masked}} masked, {{%d | count what=masked head=all}}\n"
+             "in all heads; {{%d | count what=dropped}} dropped, {{%d | count what=dropped head=all}} in all heads.\n"
+             "Without the mask: {{%.3f | weight row=a col=c toggle=causal}}, peaks {{%d | count what=peaks at=-1 stage=weights}}\n" /* 16 */
+             "and {{%d | count what=peaks at=self stage=weights}}.\n" /* 17 */
+             "\n"
+             "## Toggled\n\n"                                                  /* 19 */
+             "```attnlab\ncausal = false\ntrain = false\nview = compare\ncompare = causal\n```\n\n"
+             "The other pane: {{6 | count what=masked toggle=causal}} and {{%.3f | weight row=a col=c step=1 toggle=causal}}.\n",
+             cfg, col0, 6 * heads, dropped, dropped_all, open02, peak_prev, peak_self, open02);
+    check_md(md, true, 0, NULL);
+
+    /* a wrong number on the toggled configuration names the toggle */
+    snprintf(md, sizeof md, "%sSo {{%.3f | weight row=a col=c toggle=causal}}.\n", cfg, open02 + 0.01);
+    check_md(md, false, 13, "step 1 toggled: causal measures");
+
+    /* another model's card, and a number inside one of its objects */
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char dir[1024], path[1100];
+    snprintf(dir, sizeof dir, "%s/measure_card_%d", tmp ? tmp : "/tmp", (int)getpid());
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/card.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"heldout_loss\": 4.2813, \"config\": {\"vocab_size\": 3072}, \"heads\": "
+          "[{\"layer\": 1, \"head\": 2, \"mean\": {\"-5\": 0.37}}]}\n", f);
+    fclose(f);
+    snprintf(md, sizeof md,
+             "%s{{4.28 | card key=heldout_loss model=%s}}, {{3,072 | card key=config.vocab_size model=%s}},\n"
+             "{{0.37 | weight at=-5 layer=1 head=2 on=heldout model=%s}}.\n",
+             cfg, dir, dir, dir);
+    check_md(md, true, 0, NULL);
+    snprintf(md, sizeof md, "%s{{1 | card key=config.layers model=%s}}\n", cfg, dir);
+    check_md(md, false, 13, "no number 'config.layers'");
+    snprintf(md, sizeof md, "%s{{1 | card key=heldout_loss model=%s/none}}\n", cfg, dir);
+    check_md(md, false, 13, "model:");
+    unlink(path);
+    rmdir(dir);
+
+    static const struct {
+        const char *m, *part;
+    } BAD[] = {
+        {"{{1 | sum row=0 col=0}}", "not both"},
+        {"{{1 | sum}}", "sum needs row="},
+        {"{{1 | weight row=0 col=0 head=all}}", "head=all is for count"},
+        {"{{1 | count what=tokens toggle=sideways}}", "toggle: 'sideways' is not one of"},
+        {"{{1 | weight row=0 col=0 model=tang}}", "model= names the card"},
+        {"{{1 | count what=dropped step=2}}", "the lesson has 1 steps"},
+        {"{{1 | count what=peaks}}", "what=peaks takes at="},
+        {"{{1 | count what=cells at=-1}}", "what=peaks takes at="},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        snprintf(md, sizeof md, "%s%s\n", cfg, BAD[i].m);
+        check_md(md, false, 13, BAD[i].part);
+    }
+    snprintf(md, sizeof md, "# T\n\n## S\n\n```attnlab\ntokens = a b\n```\n\n{{1 | count what=dropped}}\n");
+    check_md(md, false, 9, "no weights_dropout");
+    /* the loss at one row of a model's text, as a quiz's answer that --check measures */
+    const char *poem = "# T\n\n## S\n\n```attnlab\nmodel = tang\ntext = 床前明月光，\nstage = probs\n```\n\n";
+    run_block(poem, &tr);
+    const attn_tensor *lg = attn_trace_stage(&tr, -1, ATTN_STAGE_LOGITS);
+    assert_non_null(lg);
+    int V = tr.dims.V, next = tr.token_ids[6]; /* <s> 床 前 明 月 光 ，: the comma follows row 5 */
+    double nll = attn_token_nll(lg->data + 5 * (size_t)V, V, next);
+    attn_trace_free(&tr);
+    assert_true(nll > 0 && nll < 1);
+    const char *quiz = "%sWhat does row 光 add to the loss?\n\n```quiz\nanswer = %s\ntolerance = 0.01\n"
+                       "explain = {{%.3f | loss row=光}} nats.\n```\n";
+    char answer[64];
+    snprintf(answer, sizeof answer, "{{%.2f | loss row=5}}", nll);
+    snprintf(md, sizeof md, quiz, poem, answer, nll);
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    assert_int_equal(ls.steps[0].quizzes[0].kind, LESSON_QUIZ_NUMBER);
+    assert_true(fabs(ls.steps[0].quizzes[0].answer - round(nll * 100) / 100) < 1e-9);
+    assert_int_equal(lesson_check(&ls, &dg), 0);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    snprintf(answer, sizeof answer, "{{%.2f | loss row=5}}", nll + 0.05); /* a wrong answer fails at its line */
+    snprintf(md, sizeof md, quiz, poem, answer, nll);
+    check_md(md, false, 14, "loss row=5}}: the text shows");
+    snprintf(md, sizeof md, quiz, poem, "about {{0.08 | loss row=5}}", nll);
+    check_md(md, false, 14, "nothing else");
+    snprintf(md, sizeof md, quiz, poem, "{{0.08 | loss row=6}}", nll);
+    check_md(md, false, 14, "row 6 has no next token");
+
+    /* the introduction's numbers are measured on step 1, or on the step= they name */
+    const char *intro = "# T\n\nIntro: {{%d | count what=tokens}} and {{%d | count what=tokens step=2}}.\n\n```attnlab\n"
+                        "tokens = a b\n```\n\n## S\n\nOne.\n\n## U\n\n```attnlab\ntokens = a b c\n```\n\nTwo.\n";
+    snprintf(md, sizeof md, intro, 2, 3);
+    check_md(md, true, 0, NULL);
+    snprintf(md, sizeof md, intro, 3, 3);
+    check_md(md, false, 3, "step 1 measures 2");
+    snprintf(md, sizeof md, intro, 2, 2);
+    check_md(md, false, 3, "step 2 measures 3");
 }
 
 /* Huge lines, deep nesting, NULs, entities: clear answers, no crash. */
@@ -830,6 +1092,8 @@ int main(void)
         cmocka_unit_test(malformed_lessons_report_lines),
         cmocka_unit_test(check_runs_every_step),
         cmocka_unit_test(check_is_linear_in_the_steps),
+        cmocka_unit_test(measured_numbers),
+        cmocka_unit_test(measured_numbers_vocabulary),
         cmocka_unit_test(hostile_input),
         cmocka_unit_test(cell_answers_and_grading),
         cmocka_unit_test(quiz_region),

@@ -90,6 +90,66 @@ static bool take_text(parser *p, lesson_block *b)
     return true;
 }
 
+/* ---- measured numbers: {{NUMBER | WHAT ...}} becomes NUMBER */
+
+/* Deletes t->s[a..b), moving the spans after it and shrinking those across it. */
+static void cut(parser_text *t, size_t a, size_t b)
+{
+    memmove(t->s + a, t->s + b, t->n - b + 1);
+    t->n -= b - a;
+    for (int i = 0; i < t->n_spans; i++) {
+        int *e[2] = {&t->spans[i].start, &t->spans[i].end};
+        for (int k = 0; k < 2; k++)
+            *e[k] = (size_t)*e[k] <= a ? *e[k] : (size_t)*e[k] < b ? (int)a : *e[k] - (int)(b - a);
+    }
+}
+
+/* The line of the k-th "{{" from line `from` on: the document's own line,
+ * where the block's text has soft breaks turned into spaces. */
+static int measure_line(const parser *p, int from, int k)
+{
+    if (from < 1 || from > p->n_lines) return from;
+    const char *d = p->doc + p->line_start[from - 1], *end = p->doc + p->size;
+    for (; d + 1 < end; d++)
+        if (d[0] == '{' && d[1] == '{' && k-- == 0) return parser_line_of(p, d);
+    return from;
+}
+
+void parser_strip_measures(parser *p, parser_text *t, int line)
+{
+    size_t at = 0;
+    for (int k = 0; t->s && at < t->n; k++) {
+        char *open = strstr(t->s + at, "{{");
+        if (!open) return;
+        char *close = strstr(open + 2, "}}");
+        int l = measure_line(p, line, k);
+        if (!close) {
+            lesson_diag_add(p->dg, l, "a measure opened with {{ is not closed with }}");
+            return;
+        }
+        lesson_measure m;
+        char why[200];
+        size_t a = (size_t)(open - t->s), b = (size_t)(close + 2 - t->s);
+        if (lesson_measure_parse(open + 2, (size_t)(close - open - 2), l, &m, why, sizeof why)) {
+            lesson_diag_add(p->dg, l, "%s", why);
+            at = b;
+            continue;
+        }
+        int before = p->step->n_measures;
+        PUSH(p, p->step->measures, p->step->n_measures, m);
+        if (p->step->n_measures == before) lesson_measure_free(&m);
+        /* keep the number: cut what follows it, then the braces before it */
+        char *num = open + 2, *bar = strchr(num, '|');
+        while (*num == ' ') num++;
+        char *num_end = bar;
+        while (num_end > num && num_end[-1] == ' ') num_end--;
+        size_t n0 = (size_t)(num - t->s), n1 = (size_t)(num_end - t->s);
+        cut(t, n1, b);
+        cut(t, a, n0);
+        at = a + (n1 - n0);
+    }
+}
+
 void parser_close_block(parser *p)
 {
     p->softbr = false;
@@ -108,6 +168,7 @@ void parser_close_block(parser *p)
         parser_text_clear(t);
         return;
     }
+    parser_strip_measures(p, t, b.line);
     if (!take_text(p, &b)) return;
     if (b.kind == LESSON_BLOCK_PARA) {
         char *copy = parser_strdup(b.text);

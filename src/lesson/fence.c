@@ -153,7 +153,7 @@ static void settings_block(parser *p, char *body)
 /* The keys of a quiz block (NULL when absent) and their lines. */
 typedef struct {
     const char *answer, *tolerance, *click, *stage, *rows, *cols, *hint, *explain;
-    int l_answer, l_tol, l_click, l_stage, l_rows, l_cols;
+    int l_answer, l_tol, l_click, l_stage, l_rows, l_cols, l_hint, l_explain;
 } quiz_keys;
 
 static void read_quiz_keys(parser *p, char *body, quiz_keys *k)
@@ -168,17 +168,38 @@ static void read_quiz_keys(parser *p, char *body, quiz_keys *k)
         else if (!strcmp(key, "stage")) k->stage = v, k->l_stage = line;
         else if (!strcmp(key, "rows")) k->rows = v, k->l_rows = line;
         else if (!strcmp(key, "cols")) k->cols = v, k->l_cols = line;
-        else if (!strcmp(key, "hint")) k->hint = v;
-        else if (!strcmp(key, "explain")) k->explain = v;
+        else if (!strcmp(key, "hint")) k->hint = v, k->l_hint = line;
+        else if (!strcmp(key, "explain")) k->explain = v, k->l_explain = line;
         else unknown_key(p, line, key, "quiz", suggest(key, QUIZ_KEYS, COUNT(QUIZ_KEYS)));
     }
 }
 
 /* answer = NUMBER, tolerance = NUMBER */
+/* answer = {{NUMBER | WHAT ...}}: the answer is NUMBER, and --check measures
+ * WHAT as it does in the prose. False after a message. */
+static bool measured_answer(parser *p, const quiz_keys *k, double *a)
+{
+    lesson_step *st = p->step;
+    int before = st->n_measures;
+    parser_text t = {0};
+    if (parser_text_put(&t, k->answer, strlen(k->answer), 0)) return p->oom = true, false;
+    parser_strip_measures(p, &t, k->l_answer); /* reports a measure it cannot read */
+    size_t n = strlen(k->answer);
+    bool whole = !strncmp(k->answer, "{{", 2) && n > 4 && !strcmp(k->answer + n - 2, "}}");
+    bool ok = whole && st->n_measures == before + 1;
+    if (ok) *a = st->measures[before].shown;
+    else if (st->n_measures > before) /* the measure was read, but it is not the whole answer */
+        lesson_diag_add(p->dg, k->l_answer, "answer: a measured answer is one {{NUMBER | WHAT ...}} and nothing else");
+    parser_text_clear(&t);
+    return ok;
+}
+
 static lesson_quiz *number_quiz(parser *p, const quiz_keys *k)
 {
     double a, tol = 1e-3;
-    if (!parse_number(k->answer, &a)) {
+    if (strstr(k->answer, "{{")) {
+        if (!measured_answer(p, k, &a)) return NULL;
+    } else if (!parse_number(k->answer, &a)) {
         lesson_diag_add(p->dg, k->l_answer, "answer: '%.40s' is not a number", k->answer);
         return NULL;
     }
@@ -272,11 +293,20 @@ static lesson_quiz *choice_quiz_notes(parser *p, const quiz_keys *k)
     return NULL;
 }
 
-static void set_note(parser *p, char **note, const char *v)
+static void set_note(parser *p, char **note, const char *v, int line)
 {
     if (!v) return;
     free(*note);
-    if (!(*note = parser_strdup(v))) p->oom = true;
+    parser_text t = {0};
+    if (parser_text_put(&t, v, strlen(v), 0)) {
+        p->oom = true;
+        *note = NULL;
+        return;
+    }
+    parser_strip_measures(p, &t, line);
+    *note = t.s;
+    t.s = NULL;
+    parser_text_clear(&t);
 }
 
 static void quiz_block(parser *p, char *body)
@@ -293,8 +323,8 @@ static void quiz_block(parser *p, char *body)
     if (k.tolerance && !k.answer) lesson_diag_add(p->dg, k.l_tol, "tolerance: only a numeric quiz (answer = …) has one");
     if (k.rows && !k.click) lesson_diag_add(p->dg, k.l_rows, "rows: only a cell quiz (click = …) has a region");
     if (k.cols && !k.click) lesson_diag_add(p->dg, k.l_cols, "cols: only a cell quiz (click = …) has a region");
-    set_note(p, &q->hint, k.hint);
-    set_note(p, &q->explain, k.explain);
+    set_note(p, &q->hint, k.hint, k.l_hint);
+    set_note(p, &q->explain, k.explain, k.l_explain);
     if (q->kind != LESSON_QUIZ_CHOICE) parser_add_quiz_block(p, (int)(q - p->step->quizzes), p->fence_line);
 }
 

@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "diag.h"
+#include "measure.h"
 
 /* ---- prose */
 
@@ -106,6 +107,8 @@ typedef struct {
     int n_blocks;
     lesson_quiz *quizzes;
     int n_quizzes;
+    lesson_measure *measures; /* the numbers its prose measures, {{…}} */
+    int n_measures;
 } lesson_step;
 
 typedef struct {

@@ -44,6 +44,8 @@ static void free_step(lesson_step *st)
         free(st->quizzes[i].explain);
     }
     free(st->quizzes);
+    for (int i = 0; i < st->n_measures; i++) lesson_measure_free(&st->measures[i]);
+    free(st->measures);
     *st = (lesson_step){0};
 }
 

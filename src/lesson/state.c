@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "forward.h"
+#include "model.h"
 #include "model_run.h"
 #include "quiz.h"
 #include "stages.h"
@@ -385,6 +386,115 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *d
     return ret;
 }
 
+/* ---- measured numbers */
+
+typedef struct {
+    const lesson_measure *m;
+    int target; /* the step it measures on */
+} measure_ref;
+
+/* By step, and in a step the measures on its own configuration first, then
+ * those of each compare toggle together. */
+static int by_target(const void *a, const void *b)
+{
+    const measure_ref *x = a, *y = b;
+    if (x->target != y->target) return (x->target > y->target) - (x->target < y->target);
+    return (x->m->toggle > y->m->toggle) - (x->m->toggle < y->m->toggle);
+}
+
+/* Step `step`'s trace, from its state (cfg, view, mk), with the compare
+ * view's toggle `toggle` applied to its configuration: what the compare
+ * view's second pane shows. 0, or -1 after a message at `line`. */
+static int step_run_toggled(const lesson *ls, int step, const attn_config *cfg, const lesson_view *view,
+                            const lesson_marks *mk, int toggle, int line, attn_trace *out, lesson_diags *dg)
+{
+    attn_config run;
+    lesson_diags quiet = {0};
+    attn_error err;
+    int ret = -1;
+    *out = (attn_trace){0};
+    if (!config_to_run(ls, step, cfg, view, mk, &run, &quiet)) { /* else the step's own run said why */
+        if (attn_compare_apply(&run, toggle, &err) || attn_trace_run(&run, NULL, out, &err))
+            lesson_diag_add(dg, line, "toggle=%s: %s", attn_compare_at(toggle)->compare.name, err.msg);
+        else
+            ret = 0;
+        attn_config_free(&run);
+    }
+    lesson_diags_free(&quiet);
+    return ret;
+}
+
+/* Every measure of the lesson with the step it is measured on, in step
+ * order; NULL with *n = 0 when there are none. -1 when out of memory. The
+ * introduction's, shown with step 1, measure on step 1. */
+static int measure_refs(const lesson *ls, measure_ref **out, int *n)
+{
+    int total = ls->intro.n_measures;
+    for (int i = 0; i < ls->n_steps; i++) total += ls->steps[i].n_measures;
+    *out = NULL;
+    *n = 0;
+    if (!total) return 0;
+    measure_ref *r = malloc((size_t)total * sizeof *r);
+    if (!r) return -1;
+    for (int i = -1; i < ls->n_steps; i++) {
+        const lesson_step *st = i < 0 ? &ls->intro : &ls->steps[i];
+        for (int k = 0; k < st->n_measures; k++) {
+            const lesson_measure *m = &st->measures[k];
+            r[(*n)++] = (measure_ref){m, m->step >= 0 ? m->step : i < 0 ? 0 : i};
+        }
+    }
+    qsort(r, (size_t)*n, sizeof *r, by_target);
+    *out = r;
+    return 0;
+}
+
+/* The measures r[0..n) on step `step`'s trace tr, its state cfg and view.
+ * Returns 1 if any is wrong. */
+static int check_measures(int step, const attn_trace *tr, const attn_config *cfg, const lesson_view *view,
+                          const measure_ref *r, int n, lesson_diags *dg)
+{
+    int bad = 0;
+    char dir[4096];
+    attn_error err;
+    const char *model_dir = cfg->model && !attn_model_find(cfg->model, dir, sizeof dir, &err) ? dir : NULL;
+    for (int i = 0; i < n; i++) {
+        const lesson_measure *m = r[i].m;
+        double v = 0;
+        char why[300];
+        if (lesson_measure_eval(m, tr, view->layer, view->head, view->batch, view->stage, model_dir, &v, why,
+                                sizeof why)) {
+            lesson_diag_add(dg, m->line, "{{… | %s}}: %s", m->spec, why);
+            bad = 1;
+        } else if (!lesson_measure_agrees(m, v)) {
+            lesson_diag_add(dg, m->line, "{{… | %s}}: the text shows %g but step %d%s%s measures %.6g", m->spec,
+                            m->shown, step + 1, m->toggle >= 0 ? " toggled: " : "",
+                            m->toggle >= 0 ? attn_compare_at(m->toggle)->compare.name : "", v);
+            bad = 1;
+        }
+    }
+    return bad;
+}
+
+/* The measures r[0..n) of step `step` (all measured on it): those on its own
+ * trace, then each toggle's on a trace of its own. Returns 1 if any is wrong. */
+static int step_measures(const lesson *ls, int step, const attn_trace *tr, const attn_config *cfg,
+                         const lesson_view *view, const lesson_marks *mk, const measure_ref *r, int n,
+                         lesson_diags *dg)
+{
+    int own = 0, bad = 0;
+    while (own < n && r[own].m->toggle < 0) own++;
+    if (own && check_measures(step, tr, cfg, view, r, own, dg)) bad = 1;
+    for (int k = own, end; k < n; k = end) {
+        for (end = k; end < n && r[end].m->toggle == r[k].m->toggle; end++) {}
+        attn_trace t2;
+        if (step_run_toggled(ls, step, cfg, view, mk, r[k].m->toggle, r[k].m->line, &t2, dg) ||
+            check_measures(step, &t2, cfg, view, r + k, end - k, dg))
+            bad = 1;
+        attn_trace_free(&t2);
+    }
+    return bad;
+}
+
 int lesson_check_counted(const lesson *ls, lesson_diags *dg, lesson_check_work *work)
 {
     /* one state carried from step to step, each step's settings applied once
@@ -399,6 +509,9 @@ int lesson_check_counted(const lesson *ls, lesson_diags *dg, lesson_check_work *
     bool have = false, failed = false;
     int decode_step = 0;
     if (!ls->n_steps) return 0;
+    measure_ref *refs = NULL;
+    int n_refs = 0, at = 0;
+    if (measure_refs(ls, &refs, &n_refs)) return lesson_diag_add(dg, 0, "out of memory"), -1;
     /* a setting that fails fails every step from it on, with the same problem: said once */
     bool broken = state_start(ls, &cfg, &view, &mk, dg, work) != 0, bad = broken;
     for (int i = 0; i < ls->n_steps && !broken; i++) {
@@ -417,7 +530,18 @@ int lesson_check_counted(const lesson *ls, lesson_diags *dg, lesson_check_work *
         }
         /* a run that failed fails the steps that share it, with the problem said once */
         if (failed || check_step(ls, i, &tr, view, &mk, dg)) bad = true; /* this step's own problem: on to the next */
+        int first = at; /* the numbers its prose measures, and any other step's measured on it */
+        while (at < n_refs && refs[at].target == i) at++;
+        if (!failed && at > first && step_measures(ls, i, &tr, &cfg, &view, &mk, refs + first, at - first, dg))
+            bad = true;
     }
+    for (; !broken && at < n_refs; at++) { /* step= past the last step */
+        if (refs[at].target < ls->n_steps) continue;
+        lesson_diag_add(dg, refs[at].m->line, "{{… | %s}}: step %d: the lesson has %d steps", refs[at].m->spec,
+                        refs[at].target + 1, ls->n_steps);
+        bad = true;
+    }
+    free(refs);
     attn_trace_free(&tr);
     attn_config_free(&cfg);
     return bad ? -1 : 0;

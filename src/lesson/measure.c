@@ -1,0 +1,508 @@
+/* measure.c — a number in the prose, measured again (measure.h). */
+#include "measure.h"
+
+#include <cJSON.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <utf8proc.h>
+
+#include "config.h"
+#include "fileio.h"
+#include "loss.h"
+#include "model.h"
+#include "tokenizer.h"
+#include "utf8.h"
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
+
+static const char *const KINDS[] = {"weight", "prob", "rank", "loss", "card", "count", "sum"};
+static const char *const WHATS[] = {"tokens",  "chars",   "letters", "punct",    "cells", "masked",
+                                    "visible", "dropped", "peaks",   "layers",   "heads", "kv_heads"};
+
+void lesson_measure_free(lesson_measure *m)
+{
+    free(m->spec);
+    m->spec = NULL;
+}
+
+/* ---- the number shown */
+
+/* "0.81", "4", "1,836", "−0.3", "55%": the value and half a unit of its last
+ * digit. False when s is not one number. */
+static bool read_shown(const char *s, size_t n, double *v, double *half)
+{
+    char buf[64];
+    size_t j = 0;
+    int decimals = -1;
+    bool percent = false, digit = false;
+    size_t i = 0;
+    if (n >= 3 && !memcmp(s, "\xE2\x88\x92", 3)) buf[j++] = '-', i = 3; /* U+2212 minus */
+    else if (n && (s[0] == '-' || s[0] == '+')) buf[j++] = s[0], i = 1;
+    for (; i < n && j + 1 < sizeof buf; i++) {
+        char c = s[i];
+        if (isdigit((unsigned char)c)) {
+            buf[j++] = c, digit = true;
+            if (decimals >= 0) decimals++;
+        } else if (c == ',' && digit && decimals < 0 && i + 3 < n + 1) {
+            continue; /* thousands */
+        } else if (c == '.' && decimals < 0 && digit) {
+            buf[j++] = c, decimals = 0;
+        } else if (c == '%' && i + 1 == n && digit) {
+            percent = true;
+        } else {
+            return false;
+        }
+    }
+    if (!digit || i < n) return false;
+    buf[j] = '\0';
+    *v = strtod(buf, NULL);
+    *half = 0.5 * pow(10.0, -(decimals < 0 ? 0 : decimals));
+    if (percent) *v /= 100, *half /= 100;
+    return true;
+}
+
+/* ---- the spec */
+
+static int set_int(const char *key, const char *v, int *out, char *why, size_t size)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (!*v || *end || x < 0 || x > 1 << 20) {
+        snprintf(why, size, "%s: '%s' is not a count from 0", key, v);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int set_str(char *dst, size_t cap, const char *key, const char *v, char *why, size_t size)
+{
+    if (strlen(v) >= cap) {
+        snprintf(why, size, "%s: '%s' is longer than %zu bytes", key, v, cap - 1);
+        return -1;
+    }
+    memcpy(dst, v, strlen(v) + 1);
+    return 0;
+}
+
+static int set_key(lesson_measure *m, const char *k, const char *v, char *why, size_t size)
+{
+    if (!strcmp(k, "layer")) return set_int(k, v, &m->layer, why, size);
+    if (!strcmp(k, "head")) {
+        if (!strcmp(v, "all")) return m->head = LESSON_MEASURE_ALL_HEADS, 0;
+        return set_int(k, v, &m->head, why, size);
+    }
+    if (!strcmp(k, "toggle")) {
+        char names[128];
+        if ((m->toggle = attn_compare_find(v)) >= 0) return 0;
+        return snprintf(why, size, "toggle: '%s' is not one of %s", v, attn_compare_names(names, sizeof names)), -1;
+    }
+    if (!strcmp(k, "model")) return set_str(m->model, sizeof m->model, k, v, why, size);
+    if (!strcmp(k, "batch")) return set_int(k, v, &m->batch, why, size);
+    if (!strcmp(k, "step")) {
+        if (set_int(k, v, &m->step, why, size)) return -1;
+        if (m->step < 1) return snprintf(why, size, "step: steps count from 1"), -1;
+        m->step--;
+        return 0;
+    }
+    if (!strcmp(k, "stage")) return set_str(m->stage, sizeof m->stage, k, v, why, size);
+    if (!strcmp(k, "row")) return set_str(m->row, sizeof m->row, k, v, why, size);
+    if (!strcmp(k, "col")) return set_str(m->col, sizeof m->col, k, v, why, size);
+    if (!strcmp(k, "at")) return set_str(m->at, sizeof m->at, k, v, why, size);
+    if (!strcmp(k, "token")) return set_str(m->token, sizeof m->token, k, v, why, size);
+    if (!strcmp(k, "key")) return set_str(m->key, sizeof m->key, k, v, why, size);
+    if (!strcmp(k, "what")) {
+        for (int i = 0; i < COUNT(WHATS); i++)
+            if (!strcmp(v, WHATS[i])) return set_str(m->what, sizeof m->what, k, v, why, size);
+        return snprintf(why, size,
+                        "what: '%s' is not one of tokens, chars, letters, punct, cells, masked, visible, dropped, "
+                        "peaks, layers, heads, kv_heads",
+                        v), -1;
+    }
+    if (!strcmp(k, "on")) {
+        if (!strcmp(v, "heldout")) return m->heldout = true, 0;
+        if (!strcmp(v, "text")) return m->heldout = false, 0;
+        return snprintf(why, size, "on: '%s' is neither text nor heldout", v), -1;
+    }
+    snprintf(why, size, "unknown measure key '%s'", k);
+    return -1;
+}
+
+/* What each kind needs, once every key is read. */
+static int check_needs(const lesson_measure *m, char *why, size_t size)
+{
+    if (m->head == LESSON_MEASURE_ALL_HEADS && m->kind != LESSON_MEASURE_COUNT)
+        return snprintf(why, size, "head=all is for count (the cells of every head together)"), -1;
+    if (m->model[0] && m->kind != LESSON_MEASURE_CARD && !(m->kind == LESSON_MEASURE_WEIGHT && m->heldout))
+        return snprintf(why, size, "model= names the card that card and weight on=heldout read; other measures "
+                                   "measure the step's own model"), -1;
+    switch (m->kind) {
+    case LESSON_MEASURE_WEIGHT:
+        if (m->heldout && (!m->at[0] || m->row[0] || m->col[0]))
+            return snprintf(why, size, "weight on=heldout takes at= (a key of the card's means), not row= or col="), -1;
+        if (!m->heldout && !m->at[0] && !(m->row[0] && m->col[0]))
+            return snprintf(why, size, "weight needs row= and col= (one cell) or at= (a mean over rows)"), -1;
+        if (!m->heldout && m->at[0] && m->col[0])
+            return snprintf(why, size, "weight takes at= or col=, not both"), -1;
+        return 0;
+    case LESSON_MEASURE_PROB:
+    case LESSON_MEASURE_RANK:
+        if (!m->token[0] || !m->row[0]) return snprintf(why, size, "%s needs token= and row=", KINDS[m->kind]), -1;
+        return 0;
+    case LESSON_MEASURE_CARD:
+        if (!m->key[0]) return snprintf(why, size, "card needs key= (a number of the model's card.json)"), -1;
+        return 0;
+    case LESSON_MEASURE_COUNT:
+        if (!m->what[0]) return snprintf(why, size, "count needs what="), -1;
+        if (!strcmp(m->what, "peaks") != (m->at[0] != '\0'))
+            return snprintf(why, size, "count what=peaks takes at= (the offset the rows peak at), and only it does"), -1;
+        return 0;
+    case LESSON_MEASURE_SUM:
+        if (!m->row[0] == !m->col[0]) return snprintf(why, size, "sum needs row= (a row) or col= (a column), not both"), -1;
+        return 0;
+    case LESSON_MEASURE_LOSS: return 0;
+    }
+    return 0;
+}
+
+int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, char *why, size_t size)
+{
+    *m = (lesson_measure){.line = line, .layer = -1, .head = -1, .batch = -1, .step = -1, .toggle = -1};
+    const char *bar = memchr(s, '|', n);
+    if (!bar) return snprintf(why, size, "a measure is {{NUMBER | WHAT key=value ...}}: no '|'"), -1;
+    const char *a = s, *b = bar;
+    while (a < b && isspace((unsigned char)*a)) a++;
+    while (b > a && isspace((unsigned char)b[-1])) b--;
+    if (!read_shown(a, (size_t)(b - a), &m->shown, &m->half_unit))
+        return snprintf(why, size, "'%.*s' is not a number (a measure shows one number)", (int)(b - a), a), -1;
+    size_t rest = n - (size_t)(bar + 1 - s);
+    char *spec = malloc(rest + 1);
+    if (!spec) return snprintf(why, size, "out of memory"), -1;
+    memcpy(spec, bar + 1, rest);
+    spec[rest] = '\0';
+    char *copy = strdup(spec), *save = NULL;
+    if (!copy) return free(spec), snprintf(why, size, "out of memory"), -1;
+    int ret = 0;
+    char *w = strtok_r(copy, " \t\n", &save);
+    int kind = -1;
+    for (int i = 0; w && i < COUNT(KINDS); i++)
+        if (!strcmp(w, KINDS[i])) kind = i;
+    if (kind < 0) {
+        snprintf(why, size, "'%s' is not a measure (weight, prob, rank, loss, card, count, sum)", w ? w : "");
+        ret = -1;
+    }
+    m->kind = (lesson_measure_kind)(kind < 0 ? 0 : kind);
+    for (char *kv = ret ? NULL : strtok_r(NULL, " \t\n", &save); kv; kv = strtok_r(NULL, " \t\n", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq) {
+            snprintf(why, size, "'%s' is not key=value", kv);
+            ret = -1;
+            break;
+        }
+        *eq = '\0';
+        if ((ret = set_key(m, kv, eq + 1, why, size))) break;
+    }
+    if (!ret) ret = check_needs(m, why, size);
+    free(copy);
+    while (*spec && isspace((unsigned char)*spec)) memmove(spec, spec + 1, strlen(spec));
+    m->spec = spec;
+    if (ret) lesson_measure_free(m);
+    return ret;
+}
+
+bool lesson_measure_agrees(const lesson_measure *m, double value)
+{
+    /* the shown number may be the measurement rounded either way at a tie */
+    return isfinite(value) && fabs(value - m->shown) <= m->half_unit * (1 + 1e-9) + 1e-12;
+}
+
+/* ---- measuring */
+
+/* Row or column `v` of a picture whose labels are tokens[row][first ...]:
+ * an index, or the first position holding that token. -1 with why. */
+static int locate(const char *v, const attn_tokens *tk, int row, int first, int count, const char *what,
+                  char *why, size_t size)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*v && !*end) {
+        if (x >= 0 && x < count) return (int)x;
+        snprintf(why, size, "%s %ld is outside the picture's %d %ss", what, x, count, what);
+        return -1;
+    }
+    for (int i = 0; i < count; i++) {
+        const char *t = tk && tk->tok ? attn_tokens_at(tk, row, first + i) : NULL;
+        if (t && !strcmp(t, v)) return i;
+    }
+    snprintf(why, size, "no %s holds the token '%s'", what, v);
+    return -1;
+}
+
+static char *read_card(const char *model_dir, char *why, size_t size)
+{
+    if (!model_dir) return snprintf(why, size, "the step has no model, so no model card"), NULL;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/card.json", model_dir) >= (int)sizeof path)
+        return snprintf(why, size, "the model's folder path is too long"), NULL;
+    char *text = NULL;
+    size_t n = 0;
+    attn_error err;
+    if (attn_file_read(path, 1 << 24, &text, &n, &err)) return snprintf(why, size, "%s", err.msg), NULL;
+    return text;
+}
+
+/* card's number at a key such as "heldout_loss" or "config.vocab_size". */
+static const cJSON *card_at(const cJSON *card, const char *key)
+{
+    char part[64];
+    const cJSON *x = card;
+    for (const char *p = key; x && *p;) {
+        size_t n = strcspn(p, ".");
+        if (n >= sizeof part) return NULL;
+        memcpy(part, p, n);
+        part[n] = '\0';
+        x = cJSON_GetObjectItemCaseSensitive(x, part);
+        p += n + (p[n] == '.');
+    }
+    return x;
+}
+
+static int card_number(const lesson_measure *m, const char *model_dir, double *value, char *why, size_t size)
+{
+    char dir[4096];
+    attn_error err;
+    if (m->model[0]) { /* another model's card than the step's */
+        if (attn_model_find(m->model, dir, sizeof dir, &err)) return snprintf(why, size, "model: %s", err.msg), -1;
+        model_dir = dir;
+    }
+    char *text = read_card(model_dir, why, size);
+    if (!text) return -1;
+    cJSON *card = cJSON_Parse(text);
+    free(text);
+    int ret = -1;
+    if (!card) {
+        snprintf(why, size, "%s/card.json is not JSON", model_dir);
+    } else if (m->kind == LESSON_MEASURE_CARD) {
+        const cJSON *x = card_at(card, m->key);
+        if (cJSON_IsNumber(x)) *value = x->valuedouble, ret = 0;
+        else snprintf(why, size, "the model card has no number '%s'", m->key);
+    } else {
+        const cJSON *h;
+        cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(card, "heads"))
+        {
+            const cJSON *l = cJSON_GetObjectItemCaseSensitive(h, "layer"), *k = cJSON_GetObjectItemCaseSensitive(h, "head");
+            if (!cJSON_IsNumber(l) || !cJSON_IsNumber(k) || l->valueint != m->layer || k->valueint != m->head) continue;
+            const char *at = !strcmp(m->at, "self") ? "0" : m->at;
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, "mean"), at);
+            if (cJSON_IsNumber(x)) *value = x->valuedouble, ret = 0;
+            else snprintf(why, size, "the model card has no mean '%s' for layer %d head %d", m->at, m->layer, m->head);
+            break;
+        }
+        if (ret && !why[0]) snprintf(why, size, "the model card has no layer %d head %d", m->layer, m->head);
+    }
+    cJSON_Delete(card);
+    return ret;
+}
+
+/* The offset `at` names: a number, self (0) or first (*first set). */
+static int read_at(const char *at, long *off, bool *first, char *why, size_t size)
+{
+    *first = !strcmp(at, "first");
+    *off = 0;
+    if (*first || !strcmp(at, "self")) return 0;
+    char *end;
+    *off = strtol(at, &end, 10);
+    if (!*at || *end) return snprintf(why, size, "at: '%s' is not an offset, self or first", at), -1;
+    return 0;
+}
+
+/* The mean over query rows i of the key at i + offset (or key 0 with
+ * first): rows where that key exists and is not masked away count. */
+static int mean_at(const attn_matrix *mx, const char *at, int row0, int past, double *value, char *why, size_t size)
+{
+    bool first;
+    long off;
+    if (read_at(at, &off, &first, why, size)) return -1;
+    double sum = 0;
+    int n = 0;
+    for (int i = row0; i < mx->rows; i++) {
+        long j = first ? 0 : past + i + off; /* a query's own key is at its position, past included */
+        if (j < 0 || j >= mx->cols) continue;
+        sum += mx->data[(size_t)i * (size_t)mx->cols + (size_t)j];
+        n++;
+    }
+    if (!n) return snprintf(why, size, "no query row has a key at %s", at), -1;
+    *value = sum / n;
+    return 0;
+}
+
+/* One head's cells of the layer that the mask removes (masked: the mask holds
+ * its fill there, −∞ or a negative number), keeps (visible) or that dropout
+ * zeroed (dropped: 0 in weights_dropout where weights is not). */
+static int count_cells(const char *w, const attn_trace *tr, int layer, int batch, int head, double *n, char *why,
+                       size_t size)
+{
+    bool dropped = !strcmp(w, "dropped");
+    attn_matrix a, b = {0};
+    const attn_tensor *t = attn_trace_stage(tr, layer, dropped ? ATTN_STAGE_WEIGHTS_DROPOUT : ATTN_STAGE_MASK);
+    if (!t || attn_trace_matrix_of(tr, t, batch, head, &a))
+        return snprintf(why, size, "the step's trace has no %s", dropped ? "weights_dropout (train = true, dropout > 0)" : "mask"), -1;
+    if (dropped && attn_trace_matrix_of(tr, attn_trace_stage(tr, layer, ATTN_STAGE_WEIGHTS), batch, head, &b))
+        return snprintf(why, size, "the step's trace has no weights"), -1;
+    for (size_t i = 0; i < (size_t)a.rows * (size_t)a.cols; i++)
+        *n += dropped ? a.data[i] == 0 && b.data[i] != 0 : (a.data[i] < 0) == !strcmp(w, "masked");
+    return 0;
+}
+
+static int count(const lesson_measure *m, const attn_trace *tr, const attn_matrix *mx, int batch, double *value,
+                 char *why, size_t size)
+{
+    const attn_dims *d = &tr->dims;
+    const char *w = m->what;
+    bool all = m->head == LESSON_MEASURE_ALL_HEADS;
+    if (!strcmp(w, "layers")) *value = tr->n_layers;
+    else if (!strcmp(w, "heads")) *value = d->h;
+    else if (!strcmp(w, "kv_heads")) *value = d->g;
+    else if (!strcmp(w, "tokens")) *value = tr->tokens.lengths ? tr->tokens.lengths[batch] : d->L;
+    else if (!strcmp(w, "cells")) *value = (double)mx->rows * mx->cols * (all ? d->h : 1);
+    else if (!strcmp(w, "chars") || !strcmp(w, "letters") || !strcmp(w, "punct")) {
+        /* the text's characters, special tokens aside: all, or only letters
+         * and digits (静夜思's 20), or only punctuation (its 4) */
+        double n = 0;
+        int len = tr->tokens.lengths ? tr->tokens.lengths[batch] : d->L;
+        for (int i = 0; i < len; i++) {
+            const char *t = attn_tokens_at(&tr->tokens, batch, i);
+            if (!t || (t[0] == '<' && t[strlen(t) - 1] == '>')) continue;
+            for (size_t p = 0, tl = strlen(t); p < tl; p = attn_utf8_next(t, tl, p)) {
+                uint32_t cp;
+                attn_utf8_decode(t + p, tl - p, &cp);
+                int cat = utf8proc_category((utf8proc_int32_t)cp);
+                bool punct = cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO;
+                bool letter = cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_NO;
+                n += w[0] == 'c' || (w[0] == 'p' ? punct : letter);
+            }
+        }
+        *value = n;
+    } else if (!strcmp(w, "peaks")) { /* the query rows whose largest value is the key at the offset */
+        bool first;
+        long off;
+        if (read_at(m->at, &off, &first, why, size)) return -1;
+        double n = 0;
+        for (int i = 0; i < mx->rows; i++) {
+            const float *r = mx->data + (size_t)i * (size_t)mx->cols;
+            int best = 0;
+            for (int j = 1; j < mx->cols; j++) best = r[j] > r[best] ? j : best;
+            n += best == (first ? 0 : tr->dims.P + i + off);
+        }
+        *value = n;
+    } else { /* masked, visible, dropped: cells of the layer's picture, one head or all */
+        int layer = m->layer >= 0 ? m->layer : 0;
+        *value = 0;
+        for (int h = all ? 0 : m->head, end = all ? d->h : m->head + 1; h < end; h++)
+            if (count_cells(w, tr, layer, batch, h, value, why, size)) return -1;
+    }
+    return 0;
+}
+
+/* A row or a column of mx added up. */
+static int sum_line(const lesson_measure *m, const attn_trace *tr, const attn_matrix *mx, int batch, double *value,
+                    char *why, size_t size)
+{
+    bool row = m->row[0];
+    int at = row ? locate(m->row, &tr->tokens, batch, tr->dims.P, mx->rows, "row", why, size)
+                 : locate(m->col, tr->dims.cross ? &tr->source : &tr->tokens, batch, 0, mx->cols, "column", why, size);
+    if (at < 0) return -1;
+    double sum = 0;
+    for (int i = 0, n = row ? mx->cols : mx->rows; i < n; i++)
+        sum += mx->data[row ? (size_t)at * (size_t)mx->cols + (size_t)i : (size_t)i * (size_t)mx->cols + (size_t)at];
+    *value = sum;
+    return 0;
+}
+
+/* loss row=R: −log p of the token that follows row R, what that position adds
+ * to the loss. */
+static int row_loss(const lesson_measure *m, const attn_trace *tr, double *value, char *why, size_t size)
+{
+    const attn_dims *d = &tr->dims;
+    const attn_tensor *lg = attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS);
+    if (!lg || !tr->token_ids) return snprintf(why, size, "the step's trace has no logits (no model)"), -1;
+    int r = locate(m->row, &tr->tokens, m->batch, d->P, d->s, "row", why, size);
+    if (r < 0) return -1;
+    const int *ids = tr->token_ids + (size_t)m->batch * (size_t)d->L;
+    int at = d->P + r;
+    if (at + 1 >= d->L || ids[at] < 0 || ids[at + 1] < 0)
+        return snprintf(why, size, "row %d has no next token in the text", r), -1;
+    *value = attn_token_nll(lg->data + ((size_t)m->batch * (size_t)d->s + (size_t)r) * (size_t)d->V, d->V, ids[at + 1]);
+    return 0;
+}
+
+int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer, int head, int batch,
+                        const char *stage, const char *model_dir, double *value, char *why, size_t size)
+{
+    why[0] = '\0';
+    lesson_measure mm = *m;
+    if (mm.layer < 0) mm.layer = layer;
+    if (mm.head == -1) mm.head = head;
+    if (mm.batch < 0) mm.batch = batch;
+    if (mm.kind == LESSON_MEASURE_CARD || (mm.kind == LESSON_MEASURE_WEIGHT && mm.heldout))
+        return card_number(&mm, model_dir, value, why, size);
+    if (mm.kind == LESSON_MEASURE_LOSS && mm.row[0]) return row_loss(&mm, tr, value, why, size);
+    if (mm.kind == LESSON_MEASURE_LOSS) {
+        int counted = 0;
+        *value = attn_trace_loss(tr, mm.batch, &counted);
+        if (!counted) return snprintf(why, size, "the step's trace has no loss (no model, or no next token)"), -1;
+        return 0;
+    }
+    /* the picture the measure reads: stage of the layer */
+    const char *base = mm.kind == LESSON_MEASURE_PROB || mm.kind == LESSON_MEASURE_RANK ? "probs"
+                       : mm.stage[0]                                                   ? mm.stage
+                                                                                       : stage;
+    const char *rest = base;
+    attn_tensor_name_layer(base, &rest); /* the step's stage may come as "layers.2.weights" */
+    char full[ATTN_MAX_NAME];
+    const attn_stage_info *in = attn_stage_lookup(rest);
+    bool layered = in && !(mm.kind == LESSON_MEASURE_PROB || mm.kind == LESSON_MEASURE_RANK) &&
+                   attn_trace_find(tr, attn_tensor_name(mm.layer, tr->n_layers, rest, full, sizeof full));
+    const char *name = layered ? full : rest;
+    attn_matrix mx = {0};
+    if (attn_trace_matrix(tr, name, mm.batch, mm.head < 0 ? 0 : mm.head, &mx))
+        return snprintf(why, size, "the step's trace has no %s", name), -1;
+    if (mm.kind == LESSON_MEASURE_COUNT) return count(&mm, tr, &mx, mm.batch, value, why, size);
+    if (mm.kind == LESSON_MEASURE_SUM) return sum_line(&mm, tr, &mx, mm.batch, value, why, size);
+    const attn_dims *d = &tr->dims;
+    int past = d->P;
+    int r = 0;
+    if (mm.row[0] && (r = locate(mm.row, &tr->tokens, mm.batch, past, mx.rows, "row", why, size)) < 0) return -1;
+    if (mm.kind == LESSON_MEASURE_WEIGHT) {
+        if (mm.at[0]) return mean_at(&mx, mm.at, mm.row[0] ? r : 0, past, value, why, size);
+        const attn_tokens *keys = d->cross ? &tr->source : &tr->tokens;
+        int c = locate(mm.col, keys, mm.batch, 0, mx.cols, "column", why, size);
+        if (c < 0) return -1;
+        *value = mx.data[(size_t)r * (size_t)mx.cols + (size_t)c];
+        return 0;
+    }
+    /* prob and rank: the token's column is its id */
+    char path[4096];
+    if (!model_dir) return snprintf(why, size, "%s needs a model", m->kind == LESSON_MEASURE_PROB ? "prob" : "rank"), -1;
+    if (snprintf(path, sizeof path, "%s/tokenizer.json", model_dir) >= (int)sizeof path)
+        return snprintf(why, size, "the model's folder path is too long"), -1;
+    attn_tokenizer *tok = NULL;
+    attn_error err;
+    if (attn_tokenizer_load(path, &tok, &err)) return snprintf(why, size, "%s", err.msg), -1;
+    int id = attn_tokenizer_find(tok, mm.token);
+    attn_tokenizer_free(tok);
+    if (id < 0 || id >= mx.cols) return snprintf(why, size, "the model has no token '%s'", mm.token), -1;
+    const float *row = mx.data + (size_t)r * (size_t)mx.cols;
+    if (mm.kind == LESSON_MEASURE_PROB) {
+        *value = row[id];
+    } else {
+        int above = 0;
+        for (int j = 0; j < mx.cols; j++) above += row[j] > row[id];
+        *value = above + 1;
+    }
+    return 0;
+}

@@ -1,0 +1,86 @@
+/* measure.h — numbers in a lesson's prose tied to what they measure.
+ *
+ * A lesson writes a measured number as {{NUMBER | WHAT key=value ...}}:
+ *
+ *     head 2 (0.81 on held-out poems)   is written
+ *     head 2 ({{0.81 | weight at=self layer=0 head=2 on=heldout}} on held-out poems)
+ *
+ * The player shows only NUMBER. `attnlab lesson --check` measures WHAT on the
+ * step's own trace (or the model's card for on=heldout) and reports the line
+ * when the number shown is not the measurement rounded as it is printed:
+ * 0.81 allows 0.805 … 0.815, 4 allows 3.5 … 4.5, 55% allows 0.545 … 0.555.
+ *
+ * WHAT is one of
+ *   weight  a stage's cell (row= col=) or a mean over query rows of the key at
+ *           an offset (at=-1, at=self) or the first key (at=first); with
+ *           on=heldout the model card's mean for that head (at= any key of
+ *           the card's "mean": -8 … 1, first, prev_line, beyond, ...)
+ *   prob    p(token=X) at row=, from the probs stage
+ *   rank    the rank of token=X at row= (1: the most likely)
+ *   loss    the loss of the step's text, nats per token; with row=, the loss at
+ *           that row: −log p(the token that follows it)
+ *   card    a number of the model card (key=heldout_loss, key=config.vocab_size)
+ *   count   what=tokens|chars|letters|punct|cells|masked|visible|dropped|layers|heads|kv_heads
+ *           (head=all: the cells of every head together), or what=peaks at=OFFSET:
+ *           the query rows whose largest value is the key at that offset
+ *   sum     a row (row=) or a column (col=) of the stage added up
+ * Rows and columns are indices or tokens ("row=你": its first position).
+ * layer=, head=, batch=, stage= default to the step's view; step=N measures on
+ * step N's configuration instead (1 is the first ## step); toggle=causal|
+ * padding|fill on that configuration with the compare view's toggle applied;
+ * model=NAME reads that model's card (card, weight on=heldout) instead of the
+ * step's. */
+#ifndef LESSON_MEASURE_H
+#define LESSON_MEASURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+#include "trace.h"
+
+typedef enum {
+    LESSON_MEASURE_WEIGHT,
+    LESSON_MEASURE_PROB,
+    LESSON_MEASURE_RANK,
+    LESSON_MEASURE_LOSS,
+    LESSON_MEASURE_CARD,
+    LESSON_MEASURE_COUNT,
+    LESSON_MEASURE_SUM
+} lesson_measure_kind;
+
+#define LESSON_MEASURE_ALL_HEADS (-2) /* head=all, for count */
+
+typedef struct {
+    lesson_measure_kind kind;
+    int line;
+    char *spec;          /* as written after '|', for messages */
+    double shown;        /* the number the prose shows (a percentage as a fraction) */
+    double half_unit;    /* half a unit of its last printed digit */
+    int layer, head, batch, step; /* −1: the step's own; head LESSON_MEASURE_ALL_HEADS: all */
+    int toggle;          /* a compare toggle applied to the step's configuration; −1: none */
+    char model[64];      /* card, weight on=heldout: this model's card; "": the step's */
+    char stage[32];      /* "": the step's */
+    char row[64], col[64];/* an index or a token; "": none */
+    char at[32];         /* weight, count what=peaks: "-1", "self", "first" or a card key */
+    char token[64];      /* prob, rank */
+    char key[64];        /* card: a number of card.json, "config.vocab_size" inside an object */
+    char what[16];       /* count */
+    bool heldout;        /* weight: from the model card */
+} lesson_measure;
+
+/* Parses "{{NUMBER | WHAT k=v ...}}"'s inside, s[0..n); fills m (its spec is
+ * owned) or returns -1 with a message in why. */
+int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, char *why, size_t size);
+void lesson_measure_free(lesson_measure *m);
+
+/* Measures m on tr, a trace of the step that shows (layer, head, batch,
+ * stage) by default. model_dir is the step's model folder (NULL without a
+ * model). Returns 0 with *value, or -1 with the reason in why. */
+int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer, int head, int batch,
+                        const char *stage, const char *model_dir, double *value, char *why, size_t size);
+
+/* Does value round to what m shows? */
+bool lesson_measure_agrees(const lesson_measure *m, double value);
+
+#endif
