@@ -163,10 +163,10 @@ def load_terms(path):
     return rows
 
 
-def prose_lines(path):
+def prose_lines(path, code=False):
     """Yields (line number, text) of a lesson's prose: what the panel shows as
-    words. ```attnlab blocks and inline code are settings and identifiers, and
-    a measure {{N | WHAT}} reads as its N."""
+    words. ```attnlab blocks are settings; inline code (identifiers, `<s>`) is
+    left out unless code is true; a measure {{N | WHAT}} reads as its N."""
     fenced = None
     for n, line in enumerate(open(path, encoding="utf-8"), 1):
         m = FENCE.match(line)
@@ -179,7 +179,13 @@ def prose_lines(path):
         if fenced is not None and fenced != "quiz":
             continue
         line = re.sub(r"\{\{\s*([^|}]*?)\s*\|[^}]*\}\}", r"\1", line)
-        yield n, re.sub(r"`[^`]*`", "", line)
+        yield n, line.replace("`", "") if code else re.sub(r"`[^`]*`", "", line)
+
+
+def prose_text(path):
+    """A lesson's prose as one string: English lines wrap inside a term ("LM
+    head"), so a line break reads as a space."""
+    return " ".join(line.strip() for _, line in prose_lines(path, code=True))
 
 
 def lesson_number(path):
@@ -194,6 +200,8 @@ def check_terms(root, problems, hits):
     for path in zh_files:
         rel = os.path.relpath(path, root)
         for n, line in prose_lines(path):
+            if os.path.basename(path) == GLOSSARY:  # an entry's English name is not a Chinese spelling
+                line = re.sub(r"（[^（）]*(?:（[^（）]*）[^（）]*)*；第 \d+ 课）", "", line, count=1)
             for t in terms:
                 for v in t["variants"]:
                     for m in v.finditer(line):
@@ -231,7 +239,7 @@ def check_terms(root, problems, hits):
             find = t["en_re"] if lang == "en" else t["zh_re"]
             if find is None:
                 continue
-            first = next((num for num, p in lessons if any(find.search(l) for _, l in prose_lines(p))), None)
+            first = next((num for num, p in lessons if find.search(prose_text(p))), None)
             if first != said:
                 where = "no lesson" if first is None else f"lesson {first}"
                 problems.append(f"{rel_g}:{n}: **{name}** first appears in {where}, not in lesson {said}")
