@@ -17,7 +17,13 @@ test_lesson.c) and fails (exit 1) when
     msgstr's printf conversions match any value: 「头 5 · kv 1」 is "头 %d · kv %d";
   - a Chinese paragraph breaks its source line between a Chinese character
     (or full-width punctuation) and a Latin one: the break reads as a stray
-    space on screen ("结果： weights").
+    space on screen ("结果： weights");
+  - a Chinese lesson, the Chinese glossary or a msgstr of zh_CN.po spells a
+    concept of lessons/terms.tsv with one of its forbidden variants (one
+    Chinese term per concept: 键值头, never kv 头 or K/V 头);
+  - a term of lessons/terms.tsv is missing from the glossary of either
+    language (lessons/*/99-glossary.md), lacks its name in the other
+    language, or names the wrong lesson as the one where it first appears.
 
 Usage: python3 tests/check_course.py [--root DIR]
 """
@@ -137,6 +143,132 @@ def course_tokens(root):
     return toks
 
 
+GLOSSARY = "99-glossary.md"
+# a glossary entry: "- **causal mask** (因果掩码; lesson 4): ..." and
+# "- **因果掩码**（causal mask；第 4 课）：..."
+GLOSS_EN = re.compile(r"^[-*+] \*\*(.+?)\*\* \((.+?); lesson (\d+)\)")
+GLOSS_ZH = re.compile(r"^[-*+] \*\*(.+?)\*\*（(.+?)；第 (\d+) 课）")
+
+
+def load_terms(path):
+    """The rows of lessons/terms.tsv as dicts."""
+    rows = []
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        f = line.rstrip("\n").split("\t")
+        f += [""] * (6 - len(f))
+        kind, en, zh, en_pat, zh_pat, variants = f[:6]
+        rows.append({
+            "line": n, "kind": kind, "en": en, "zh": zh,
+            "en_re": None if en_pat in ("", "-") else re.compile(en_pat, re.I),
+            "zh_re": re.compile(re.escape(zh) if zh_pat in ("", "-") else zh_pat),
+            "variants": [re.compile(v.strip()) for v in variants.split(" ; ") if v.strip()],
+        })
+    return rows
+
+
+def prose_lines(path, code=False):
+    """Yields (line number, text) of a lesson's prose: what the panel shows as
+    words. ```attnlab blocks are settings; inline code (identifiers, `<s>`) is
+    left out unless code is true; a measure {{N | WHAT}} reads as its N."""
+    fenced = None
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        m = FENCE.match(line)
+        if m and fenced is None:
+            fenced = line.strip()[3:].strip() or "code"
+            continue
+        if m and fenced is not None:
+            fenced = None
+            continue
+        if fenced is not None and fenced != "quiz":
+            continue
+        line = re.sub(r"\{\{\s*([^|}]*?)\s*\|[^}]*\}\}", r"\1", line)
+        yield n, line.replace("`", "") if code else re.sub(r"`[^`]*`", "", line)
+
+
+def prose_text(path):
+    """A lesson's prose as one string: English lines wrap inside a term ("LM
+    head"), so a line break reads as a space."""
+    return " ".join(line.strip() for _, line in prose_lines(path, code=True))
+
+
+def lesson_number(path):
+    m = re.match(r"(\d+)-", os.path.basename(path))
+    return int(m.group(1)) if m else None
+
+
+def check_terms(root, problems, hits):
+    """One Chinese spelling per concept, and a glossary that lists them all."""
+    terms = load_terms(os.path.join(root, "lessons", "terms.tsv"))
+    zh_files = sorted(glob.glob(os.path.join(root, "lessons", "zh", "*.md")))
+    for path in zh_files:
+        rel = os.path.relpath(path, root)
+        for n, line in prose_lines(path):
+            if os.path.basename(path) == GLOSSARY:  # an entry's English name is not a Chinese spelling
+                line = re.sub(r"（[^（）]*(?:（[^（）]*）[^（）]*)*；第 \d+ 课）", "", line, count=1)
+            for t in terms:
+                for v in t["variants"]:
+                    for m in v.finditer(line):
+                        hits.append((rel, n, m.group(0), t["zh"]))
+    po = os.path.join(root, "assets", "po", "zh_CN.po")
+    for entry in po_entries(po):
+        for t in terms:
+            for v in t["variants"]:
+                for m in v.finditer(entry["msgstr"]):
+                    hits.append((f"assets/po/zh_CN.po", entry["line"], m.group(0), t["zh"]))
+    for rel, n, found, term in hits:
+        problems.append(f"{rel}:{n}: 「{found}」: the course writes 「{term}」 (lessons/terms.tsv)")
+
+    for lang, pattern in (("en", GLOSS_EN), ("zh", GLOSS_ZH)):
+        gloss_path = os.path.join(root, "lessons", lang, GLOSSARY)
+        rel_g = os.path.relpath(gloss_path, root)
+        entries = {}
+        for n, line in prose_lines(gloss_path):
+            m = pattern.match(line)
+            if m:
+                entries[m.group(1)] = (n, m.group(2), int(m.group(3)))
+        lessons = sorted((lesson_number(p), p) for p in glob.glob(os.path.join(root, "lessons", lang, "*.md"))
+                         if os.path.basename(p) != GLOSSARY and lesson_number(p) is not None)
+        for t in terms:
+            if t["kind"] != "term":
+                continue
+            name, other = (t["en"], t["zh"]) if lang == "en" else (t["zh"], t["en"])
+            if name not in entries:
+                problems.append(f"{rel_g}: no entry for **{name}** (lessons/terms.tsv:{t['line']})")
+                continue
+            n, names, said = entries[name]
+            if other not in names:
+                problems.append(f"{rel_g}:{n}: **{name}** does not give its {'Chinese' if lang == 'en' else 'English'} "
+                                f"name {other}")
+            find = t["en_re"] if lang == "en" else t["zh_re"]
+            if find is None:
+                continue
+            first = next((num for num, p in lessons if find.search(prose_text(p))), None)
+            if first != said:
+                where = "no lesson" if first is None else f"lesson {first}"
+                problems.append(f"{rel_g}:{n}: **{name}** first appears in {where}, not in lesson {said}")
+
+
+def po_entries(po):
+    """The msgstrs of a catalogue (obsolete #~ entries left out), each with the
+    line where it starts."""
+    out, cur, start, key = [], [], 0, None
+    for n, line in enumerate(open(po, encoding="utf-8"), 1):
+        line = line.strip()
+        if line.startswith("msgstr"):
+            key, cur, start = "s", [line.split(" ", 1)[1]], n
+        elif line.startswith('"') and key:
+            cur.append(line)
+        else:
+            if key == "s":
+                out.append({"line": start, "msgstr": "".join(eval(x) for x in cur)})
+            key = "i" if line.startswith("msgid") else None
+    if key == "s":
+        out.append({"line": start, "msgstr": "".join(eval(x) for x in cur)})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
@@ -206,6 +338,12 @@ def main():
                 continue
             if width(a[-1]) != width(b[0]):
                 problems.append(f"{rel}:{n + 1}: the line breaks between '{a[-1]}' and '{b[0]}': a stray space on screen")
+    hits = []
+    check_terms(root, problems, hits)
+    files = {}
+    for rel, _, _, _ in hits:
+        files[rel] = files.get(rel, 0) + 1
+    print(f"terms: {len(hits)} forbidden spellings" + (": " + ", ".join(f"{f} {k}" for f, k in sorted(files.items())) if hits else ""))
     for p in problems:
         print(p)
     return 1 if problems else 0

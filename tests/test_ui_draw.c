@@ -22,6 +22,7 @@
 #include "draw.h"
 #include "i18n.h"
 #include "lesson_panel.h"
+#include "linebreak.h"
 #include "loss.h"
 #include "player.h"
 #include "predict.h"
@@ -198,6 +199,162 @@ static const ui_cmd *heatmap_of(const ui_draw *dl, const ui_heat_area *a)
 
 /* ---- the list itself */
 
+/* Texts that hold a formula, a shape, or a number with its unit, and the part
+ * a line must not break inside (linebreak.h); the lessons broke 「i −⏎j」,
+ * 「(b, h,⏎s, s)」 and 「4,096 字⏎节」. */
+static const struct {
+    const char *s, *whole;
+} UNBROKEN[] = {
+    {"the positional part of the score depends on i − j only", "i − j"},
+    {"得分的位置部分只取决于 i − j。", "i − j。"},
+    {"the text writes the weights as (b, h, s, s) here", "(b, h, s, s)"},
+    {"而权重的形状是 (b, h, s, s)，每个头一张", "(b, h, s, s)，"},
+    {"the header shows (b=1, g=4, n=25, k=32) for k_heads", "(b=1, g=4, n=25, k=32)"},
+    {"tang-mha 每个 token 的缓存 4,096 字节，全部 4 层", "4,096 字节，"},
+    {"缓存 2,048 字节/token", "2,048 字节/token"},
+    {"KV cache 3.0 KiB per token", "3.0 KiB"},
+    {"held-out loss 4.28 nats/token, measured", "4.28 nats/token,"},
+    {"一共 3 个键", "3 个"},
+    {"这是第 4 层的头 2", "第 4 层"},
+    {"queries q = x · W_Q for every token", "q = x · W_Q"},
+    {"the formula softmax(QKᵀ/√dₖ + M)V again", "softmax(QKᵀ/√dₖ + M)V"},
+    {"kept weights are scaled by 1/(1 − p) in training", "1/(1 − p)"},
+    {"a fill of −1e9 B", "−1e9 B"},
+};
+
+/* A line may not break inside UNBROKEN's parts, and may still break where
+ * such a part is not: between words of prose, between Chinese characters,
+ * inside parentheses that hold words. */
+static void test_line_breaks(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof UNBROKEN / sizeof *UNBROKEN; c++) {
+        const char *s = UNBROKEN[c].s, *at = strstr(s, UNBROKEN[c].whole);
+        assert_non_null(at);
+        size_t a = (size_t)(at - s), b = a + strlen(UNBROKEN[c].whole);
+        for (size_t i = attn_utf8_next(s, b, a); i < b; i = attn_utf8_next(s, b, i))
+            if (ui_break_before(s, i)) fail_msg("「%s」 may break before byte %zu of 「%s」", s, i - a, UNBROKEN[c].whole);
+        /* the loose rule, for a part wider than a line, breaks where prose would */
+        bool loose = false;
+        for (size_t i = attn_utf8_next(s, b, a); i < b; i = attn_utf8_next(s, b, i)) loose |= ui_break_before_loose(s, i);
+        assert_true(loose || !strchr(UNBROKEN[c].whole, ' '));
+    }
+    static const struct {
+        const char *s, *before; /* a line may break before the first `before` */
+    } may[] = {
+        {"the score depends", "depends"},                    /* prose */
+        {"(the stage memory; no mask)", "stage"},            /* words in parentheses */
+        {"注意力权重", "权"},                                 /* between Chinese characters */
+        {"in 2 steps", "steps"},                             /* a number, then a word that is no unit */
+        {"head 3, then head 2", "then"},                     /* 3, is not a number before a unit */
+        {"x2 字节", "字"},                                    /* x2 is no number */
+        {"MHA → GQA → MQA: heads 4 then", "heads"},          /* after the chain */
+    };
+    for (size_t c = 0; c < sizeof may / sizeof *may; c++) {
+        size_t at = (size_t)(strstr(may[c].s, may[c].before) - may[c].s);
+        if (!ui_break_before(may[c].s, at)) fail_msg("「%s」 may not break before 「%s」", may[c].s, may[c].before);
+    }
+}
+
+/* Each line of ui_text_wrap's UNBROKEN texts, at every width from the part's
+ * own to the whole text's, holds the part whole; narrower than the part, the
+ * part breaks (nothing is lost or drawn past the width). */
+static void test_text_wrap_unbroken(void **state)
+{
+    fixture *f = *state;
+    ui_draw *dl = &f->dl;
+    for (size_t c = 0; c < sizeof UNBROKEN / sizeof *UNBROKEN; c++) {
+        const char *s = UNBROKEN[c].s, *whole = UNBROKEN[c].whole;
+        ui_draw_begin(dl, 16);
+        int part = ui_text_w(dl, whole), all = ui_text_w(dl, s);
+        for (int w = part / 2; w <= all; w += 4) {
+            ui_draw_begin(dl, 16);
+            int n = ui_text_wrap(dl, s, 0, 0, w, UI_TEXT);
+            bool found = false;
+            for (int i = 0; i < dl->n; i++) {
+                assert_true(dl->cmds[i].r.w <= w || (int)strlen(ui_cmd_text(dl, &dl->cmds[i])) <= 4);
+                found |= strstr(ui_cmd_text(dl, &dl->cmds[i]), whole) != NULL;
+            }
+            assert_int_equal(dl->n, n);
+            if (w >= part && !found) fail_msg("at %d px 「%s」 broke 「%s」", w, s, whole);
+        }
+    }
+}
+
+/* The text lines of the lesson panel (right of the picture), each the
+ * panel's words at one height joined with a space where they stand apart. */
+static int panel_lines(const fixture *f, char lines[][256], int max)
+{
+    int n = 0, ys[64], ends[64];
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
+        if (c->kind != UI_CMD_TEXT || c->r.x < f->app.layout.width) continue;
+        int k = 0;
+        while (k < n && ys[k] != c->r.y) k++;
+        if (k == n) {
+            if (n == max) continue;
+            ys[n] = c->r.y;
+            ends[n] = c->r.x;
+            lines[n++][0] = '\0';
+        }
+        /* commands come in drawing order, left to right within a line */
+        size_t len = strlen(lines[k]);
+        if (len && c->r.x > ends[k] && len + 1 < 256) strcat(lines[k], " ");
+        if (strlen(lines[k]) + strlen(ui_cmd_text(&f->dl, c)) < 256) strcat(lines[k], ui_cmd_text(&f->dl, c));
+        ends[k] = c->r.x + c->r.w;
+    }
+    return n;
+}
+
+/* The lesson panel keeps a formula, a shape and a number with its unit on
+ * one line at every panel width (issue 22): 「i −⏎j」, 「(b, h,⏎s, s)」 and
+ * 「4,096 字⏎节」 were drawn broken. */
+static void test_lesson_panel_unbroken(void **state)
+{
+    fixture *f = *state;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char path[600], err[400];
+    snprintf(path, sizeof path, "%s/unbroken-lesson.md", tmp ? tmp : "/tmp");
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("# Unbroken\n\n## One\n\n```attnlab\nstage = weights\n```\n\n", fp);
+    for (size_t c = 0; c < sizeof UNBROKEN / sizeof *UNBROKEN; c++) fprintf(fp, "%s%s", UNBROKEN[c].s, c % 2 ? "\n\n" : " ");
+    fputs("\n\nAnd **bold (b, h, s, s)** with `code` after i − `j` too.\n", fp); /* styles change inside */
+    fclose(fp);
+    if (ui_app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    static char lines[64][256];
+    int widths = 0;
+    for (int lw = 300; lw <= 900; lw += 10) {
+        f->app.lesson_width = lw;
+        build(f);
+        int n = panel_lines(f, lines, 64);
+        for (size_t c = 0; c < sizeof UNBROKEN / sizeof *UNBROKEN; c++) {
+            bool found = false;
+            for (int i = 0; i < n && !found; i++) found = strstr(lines[i], UNBROKEN[c].whole) != NULL;
+            if (!found) {
+                for (int i = 0; i < n; i++) print_message("%s\n", lines[i]);
+                fail_msg("panel width %d: 「%s」 is broken", lw, UNBROKEN[c].whole);
+            }
+        }
+        /* across styles too: the bold shape on one line, the code j beside its − */
+        int bold_open = -1, bold_close = -2, minus = -1, code_j = -2;
+        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
+            if (c->kind != UI_CMD_TEXT || c->r.x < f->app.layout.width) continue;
+            const char *t = ui_cmd_text(&f->dl, c);
+            if (c->text.bold && !strcmp(t, "(b,")) bold_open = c->r.y;
+            if (c->text.bold && !strcmp(t, "s)")) bold_close = c->r.y;
+            if (!strcmp(t, "−")) minus = c->r.y;
+            if (!strcmp(t, "j")) code_j = c->r.y;
+        }
+        if (bold_open != bold_close || minus != code_j) {
+            for (int i = 0; i < n; i++) print_message("%s\n", lines[i]);
+            fail_msg("panel width %d: the bold shape or the formula with code is broken", lw);
+        }
+        widths++;
+    }
+    assert_true(widths > 50);
+    remove(path);
+}
+
 /* Wrapping: lines at most max_w wide, broken after spaces (never inside a
  * word that fits, never at a no-break space) or between Chinese characters
  * (never before closing punctuation), nothing lost; a word wider than a line
@@ -211,7 +368,7 @@ static void test_text_wrap(void **state)
         int max_w, lines;
         const char *first;
     } cases[] = {
-        {"KV cache: MHA 3.0 KiB · GQA\u00a0(g=2)\u00a0768\u00a0B", 8 * 20, 3, "KV cache: MHA 3.0"},
+        {"KV cache: MHA 3.0 KiB · GQA\u00a0(g=2)\u00a0768\u00a0B", 8 * 20, 3, "KV cache: MHA"}, /* 3.0 KiB stays whole */
         {"注意力权重每一行之和为一", 8 * 5, 3, "注意力权重"},
         {"注意力权重，每一行之和", 8 * 5, 3, "注意力权"}, /* a line never starts with ， */
         {"the row 只. Then", 8 * 9, 2, "the row"},          /* nor with the full stop after 只 */
@@ -2212,6 +2369,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_list_basics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_wrap, setup, teardown),
+        cmocka_unit_test(test_line_breaks),
+        cmocka_unit_test_setup_teardown(test_text_wrap_unbroken, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lesson_panel_unbroken, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heatmap_hatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_single_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grid_view, setup_gqa, teardown),

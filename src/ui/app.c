@@ -436,7 +436,7 @@ void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, ui_plan *pla
     if (app->trace.cfg.qk_keep)
         /* TRANSLATORS: a long prompt; the numbers are GiB */
         ui_app_status(app, false, _("attention weights of layer %d only (every layer's would take %.1f GiB, over the "
-                                    "%.1f GiB budget): , and . compute another layer's"),
+                                    "%.1f GiB budget): the , and . keys compute another layer's"),
                       app->trace.cfg.qk_keep - 1, attn_model_trace_full_bytes(&app->trace) / (1 << 30),
                       budget / (1 << 30));
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linebreak.h"
 #include "utf8.h"
 
 void ui_draw_init(ui_draw *d, ui_text_measure m)
@@ -247,43 +248,39 @@ int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t arg
     return ui_text(d, ui_text_cut(d, s, max_w, buf, sizeof buf), x, y, argb);
 }
 
-/* Where a line may break before byte i of s (a character boundary): after a
- * space, or next to a wide character (Chinese has no spaces between words),
- * but never before closing punctuation (，。) or after opening (（「). */
-static bool break_before(const char *s, size_t i)
+/* The longest prefix of s[0..n) that ends where brk lets a line break (or at
+ * n) and fits in max_w, its trailing spaces dropped; 0 when none fits. */
+static size_t fit_prefix(ui_draw *d, const char *s, size_t n, int max_w, bool (*brk)(const char *, size_t))
 {
-    if (i == 0 || !s[i]) return false;
-    uint32_t next, prev;
-    size_t n = strlen(s + i), p = attn_utf8_prev(s, i);
-    attn_utf8_decode(s + i, n, &next);
-    attn_utf8_decode(s + p, i - p, &prev);
-    if (attn_utf8_is_closing(next) || attn_utf8_is_opening(prev)) return false;
-    if (s[i - 1] == ' ') return true;
-    return attn_utf8_is_wide(next) || attn_utf8_is_wide(prev);
+    char buf[512];
+    size_t fit = 0;
+    for (size_t i = attn_utf8_next(s, n, 0); i <= n; i = i < n ? attn_utf8_next(s, n, i) : n + 1) {
+        if (i < n && !brk(s, i)) continue;
+        memcpy(buf, s, i);
+        size_t e = i;
+        while (e > 0 && buf[e - 1] == ' ') e--;
+        buf[e] = '\0';
+        if (ui_text_w(d, buf) > max_w) break;
+        fit = i;
+        if (i == n) break;
+    }
+    return fit;
 }
 
 /* Lays s out in lines of at most max_w pixels, drawing them when draw; the
  * number of lines. Each line takes the longest prefix that ends at a break
- * and fits, its trailing spaces dropped; a word wider than a line is cut
- * between characters. */
+ * (linebreak.h) and fits, its trailing spaces dropped; where a formula, a
+ * shape or a number with its unit is wider than a line, it breaks at the
+ * ordinary places, and a word wider than a line is cut between characters. */
 static int wrap(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb, bool draw)
 {
     char buf[512];
     int lines = 0, u = ui_line(d);
     while (*s == ' ') s++;
     while (*s) {
-        size_t n = strlen(s), fit = 0;
+        size_t n = strlen(s), fit;
         if (n >= sizeof buf) n = sizeof buf - 1;
-        for (size_t i = attn_utf8_next(s, n, 0); i <= n; i = i < n ? attn_utf8_next(s, n, i) : n + 1) {
-            if (i < n && !break_before(s, i)) continue;
-            memcpy(buf, s, i);
-            size_t e = i;
-            while (e > 0 && buf[e - 1] == ' ') e--;
-            buf[e] = '\0';
-            if (ui_text_w(d, buf) > max_w) break;
-            fit = i;
-            if (i == n) break;
-        }
+        if (!(fit = fit_prefix(d, s, n, max_w, ui_break_before))) fit = fit_prefix(d, s, n, max_w, ui_break_before_loose);
         if (!fit) { /* nothing fits whole: as many characters as fit, at least one */
             for (size_t i = attn_utf8_next(s, n, 0); i <= n; i = i < n ? attn_utf8_next(s, n, i) : n + 1) {
                 memcpy(buf, s, i);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "linebreak.h"
 #include "utf8.h"
 
 #define UI_CODE   0xFFFFD580u
@@ -19,37 +20,6 @@ static unsigned style_at(const lesson_span *sp, int n, int pos)
     for (int i = 0; i < n; i++)
         if (pos >= sp[i].start && pos < sp[i].end) return sp[i].style;
     return 0;
-}
-
-/* Bytes of the character at s (zero-terminated). */
-static int cp_len(const char *s)
-{
-    uint32_t cp;
-    return (int)attn_utf8_decode(s, SIZE_MAX, &cp);
-}
-
-/* A character that may stand alone on a line edge: CJK and full-width text. */
-static bool wide_at(const char *s)
-{
-    uint32_t cp;
-    attn_utf8_decode(s, SIZE_MAX, &cp);
-    return attn_utf8_is_wide(cp);
-}
-
-/* Length of the punctuation mark at s that a line never starts with (，。）”),
- * or never ends with (（「“); 0 if it is not one (attn_utf8_is_closing). */
-static int closing(const char *s)
-{
-    uint32_t cp;
-    size_t n = attn_utf8_decode(s, strlen(s), &cp);
-    return attn_utf8_is_closing(cp) ? (int)n : 0;
-}
-
-static int opening(const char *s)
-{
-    uint32_t cp;
-    size_t n = attn_utf8_decode(s, strlen(s), &cp);
-    return attn_utf8_is_opening(cp) ? (int)n : 0;
 }
 
 typedef struct {
@@ -78,15 +48,25 @@ static const char *word_str(char *buf, const char *s, int n)
     return buf;
 }
 
-/* Draws one unbreakable word, on a new line if it (and glue, the width of
- * what must follow it on the same line) does not fit. */
-static void word(pen *p, const char *s, int n, unsigned style, int glue)
+/* The width of the piece s[0..n) in its style. */
+static int piece_w(pen *p, const char *s, int n, unsigned style)
+{
+    char buf[WORD_MAX];
+    if (n <= 0) return 0;
+    word_str(buf, s, n);
+    return style & LESSON_STRONG ? ui_text_w_bold(p->dl, buf) : ui_text_w(p->dl, buf);
+}
+
+/* Draws the piece s[0..n), of one style and without spaces, at the pen; on a
+ * new line first when wrap and it does not fit. */
+static void piece(pen *p, const char *s, int n, unsigned style, bool wrap)
 {
     char buf[WORD_MAX];
     if (n <= 0) return;
     bool bold = style & LESSON_STRONG;
-    int w = bold ? ui_text_w_bold(p->dl, word_str(buf, s, n)) : ui_text_w(p->dl, word_str(buf, s, n));
-    if (p->x + w + glue > p->right && p->x > p->x0) newline(p);
+    int w = piece_w(p, s, n, style);
+    if (wrap && p->x + w > p->right && p->x > p->x0) newline(p);
+    word_str(buf, s, n);
     if (p->draw) {
         uint32_t c = p->color;
         if (style & LESSON_CODE) {
@@ -105,47 +85,92 @@ static void word(pen *p, const char *s, int n, unsigned style, int glue)
     p->x += w;
 }
 
+typedef struct {
+    const char *text;
+    const lesson_span *sp;
+    int nsp;
+    int space; /* the width of a space */
+} prose;
+
+static bool wide_at(const char *s, size_t i, size_t e)
+{
+    uint32_t cp;
+    attn_utf8_decode(s + i, e - i, &cp);
+    return attn_utf8_is_wide(cp);
+}
+
+/* The end of the piece at i, before e: a style change, a space or a newline
+ * ends it; when split, a wide character also stands alone. */
+static size_t piece_end(const prose *t, size_t i, size_t e, bool split)
+{
+    unsigned st = style_at(t->sp, t->nsp, (int)i);
+    if (split && wide_at(t->text, i, e)) return attn_utf8_next(t->text, e, i);
+    size_t j = i;
+    while (j < e && t->text[j] != ' ' && t->text[j] != '\n' && style_at(t->sp, t->nsp, (int)j) == st &&
+           !(split && wide_at(t->text, j, e)))
+        j = attn_utf8_next(t->text, e, j);
+    return j;
+}
+
+/* Walks the pieces and spaces of text[i..e): measures them (draw false, the
+ * width returned) or draws them, a piece on a new line where it does not fit
+ * when wrap. A space at the start of a line takes no room. */
+static int pieces(pen *p, const prose *t, size_t i, size_t e, bool draw, bool wrap)
+{
+    int w = 0;
+    while (i < e) {
+        if (t->text[i] == ' ') {
+            if (!draw) w += t->space;
+            else if (p->x > p->x0) p->x += t->space;
+            i++;
+            continue;
+        }
+        size_t j = piece_end(t, i, e, wrap);
+        unsigned st = style_at(t->sp, t->nsp, (int)i);
+        if (draw) piece(p, t->text + i, (int)(j - i), st, wrap);
+        else w += piece_w(p, t->text + i, (int)(j - i), st);
+        i = j;
+    }
+    return w;
+}
+
+/* Lays text[i..e) out at the pen: run by run, a run being what lies between
+ * two places a line may break (linebreak.h), on a new line when it does not
+ * fit. A run wider than a whole line (a long formula or tuple) is laid out
+ * again at the loose breaks, and what is still too wide piece by piece. */
+static void runs(pen *p, const prose *t, size_t i, size_t e, bool loose)
+{
+    bool (*brk)(const char *, size_t) = loose ? ui_break_before_loose : ui_break_before;
+    while (i < e) {
+        if (t->text[i] == '\n') {
+            newline(p);
+            i++;
+            continue;
+        }
+        if (t->text[i] == ' ') {
+            if (p->x > p->x0) p->x += t->space;
+            i++;
+            continue;
+        }
+        size_t r = attn_utf8_next(t->text, e, i);
+        while (r < e && t->text[r] != '\n' && !brk(t->text, r)) r = attn_utf8_next(t->text, e, r);
+        while (r > i && t->text[r - 1] == ' ') r--;
+        int w = pieces(p, t, i, r, false, false);
+        if (p->x + w > p->right && p->x > p->x0) newline(p);
+        if (w <= p->right - p->x0) pieces(p, t, i, r, true, false);
+        else if (!loose) runs(p, t, i, r, true);
+        else pieces(p, t, i, r, true, true);
+        i = r;
+    }
+}
+
 /* Lays text out from (x0, y) within [x0, right); returns the y below it. */
 static int flow(ui_draw *dl, const char *text, const lesson_span *sp, int nsp, int x0, int y, int right,
                 uint32_t color, bool draw)
 {
     pen p = {dl, x0, right, x0, y, ui_line(dl), draw, color};
-    int space = ui_text_w(dl, " ");
-    const char *s = text;
-    while (*s) {
-        if (*s == '\n') {
-            newline(&p);
-            s++;
-            continue;
-        }
-        if (*s == ' ') {
-            if (p.x > p.x0) p.x += space;
-            s++;
-            continue;
-        }
-        /* a word: up to a space, a newline, a style change, or one wide
-         * character; opening marks stay with what follows them */
-        const char *e = s;
-        unsigned st = style_at(sp, nsp, (int)(s - text));
-        for (int n; (n = opening(e)) > 0 && style_at(sp, nsp, (int)(e - text)) == st;) e += n;
-        if (wide_at(e)) {
-            e += cp_len(e);
-        } else {
-            while (*e && *e != ' ' && *e != '\n' && !wide_at(e) && style_at(sp, nsp, (int)(e - text)) == st)
-                e += cp_len(e);
-        }
-        /* keep closing punctuation with the text before it: a line never
-         * starts with ，or ）. In another style it is drawn on its own, but
-         * its width is reserved on this line. */
-        const char *ce = e;
-        for (int n; (n = closing(ce)) > 0;) ce += n;
-        int glue = 0;
-        char gbuf[WORD_MAX];
-        if (ce > e && style_at(sp, nsp, (int)(e - text)) != st) glue = ui_text_w(dl, word_str(gbuf, e, (int)(ce - e)));
-        else e = ce;
-        word(&p, s, (int)(e - s), st, glue);
-        s = e;
-    }
+    prose t = {text, sp, nsp, ui_text_w(dl, " ")};
+    runs(&p, &t, 0, strlen(text), false);
     return p.y + p.u + p.u / 4;
 }
 
