@@ -689,7 +689,7 @@ expect(["generate", "--model", overflow, "--text", "床前", "--probs"], 1, "the
 expect(["generate", "--model", overflow, "--text", "床前", "--temperature", "1"], 1, first)
 r = expect(["trace", "--model", overflow, "--text", "床前", "-o", OUT], 0, "attnlab trace: warning: -inf " + first)
 check("a trace holding NaN is still written", r.returncode == 0 and os.path.getsize(OUT) > 0)
-expect(["info", OUT], 0, "attnlab info: warning: -inf " + first)
+# info describes a trace without reading its tensors (finding 4), so it does not look for NaN: render does
 expect(["render", OUT, "--stage", "layers.1.weights", "-o", PNG], 0, "attnlab render: warning: -inf " + first)
 expect(["render", "--model", overflow, "--text", "床前", "-o", PNG], 0, "attnlab render: warning: -inf " + first)
 for args in (["trace", "--pad-side", "left", "--no-softmax-guard", "-o", OUT], ["info", OUT],
