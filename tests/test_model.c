@@ -407,8 +407,9 @@ static void test_config_kinds(void **state)
         {"eos_token_id", "\"eos_token_id\": [2, \"x\"]", "'eos_token_id' must be a token id"},
         {"eos_token_id", "\"eos_token_id\": -1", "'eos_token_id' must be a token id (a whole number from 0), a list of them "
          "or null, not -1"},
-        {"architectures", "\"architectures\": \"LlamaForCausalLM\"", "'architectures' must be a list of names, not a string"},
-        {"architectures", "\"architectures\": [7]", "'architectures' must be a list of names, not a number"},
+        {"architectures", "\"architectures\": \"LlamaForCausalLM\"",
+         "'architectures' must be a list of names or null, not a string"},
+        {"architectures", "\"architectures\": [7]", "'architectures[0]' must be a name (a string), not a number"},
         {"model_type", "\"model_type\": 7", "'model_type' must be a string, not a number"},
         {"hidden_act", "\"hidden_act\": 1", "'hidden_act' must be a string, not a number"},
         {"rope_scaling", "\"rope_scaling\": \"llama3\"", "'rope_scaling' must be null or an object, not a string"},
@@ -434,6 +435,7 @@ static void test_config_kinds(void **state)
     config_with(dir, "eos_token_id", "\"eos_token_id\": [2, 3]");
     config_with(dir, "num_key_value_heads", "\"num_key_value_heads\": null");
     config_with(dir, "bos_token_id", "\"bos_token_id\": null, \"head_dim\": null, \"rope_scaling\": null");
+    config_with(dir, "architectures", "\"architectures\": null, \"model_type\": \"llama\"");
     if (attn_model_load(dir, &m, &err)) fail_msg("%s", err.msg);
     assert_int_equal(m.cfg.eos, 2);
     assert_int_equal(m.cfg.bos, -1);

@@ -5,8 +5,8 @@
  * default ("rope_theta": "10000" is a string, and a model run with the
  * default θ instead would be another model). A key given twice is refused
  * too (json.h). Absent keys take transformers' defaults; null stands for
- * absent only where transformers reads None (num_key_value_heads, head_dim,
- * sliding_window, rope_scaling, the token ids). */
+ * absent only where transformers reads None (architectures,
+ * num_key_value_heads, head_dim, sliding_window, rope_scaling, the token ids). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -133,9 +133,10 @@ static attn_status find_arch(const cJSON *root, attn_model_config *c, attn_error
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
     const char *type;
     attn_status st;
-    if (arch && !cJSON_IsArray(arch)) return wrong_kind("architectures", "a list of names", arch, err);
-    const cJSON *first = arch ? arch->child : NULL;
-    if (first && !cJSON_IsString(first)) return wrong_kind("architectures", "a list of names", first, err);
+    if (arch && !cJSON_IsNull(arch) && !cJSON_IsArray(arch))
+        return wrong_kind("architectures", "a list of names or null", arch, err);
+    const cJSON *first = cJSON_IsArray(arch) ? arch->child : NULL;
+    if (first && !cJSON_IsString(first)) return wrong_kind("architectures[0]", "a name (a string)", first, err);
     if ((st = json_text(root, "model_type", "model_type", &type, err))) return st;
     for (size_t i = 0; i < N_ARCHS; i++)
         if (first ? !strcmp(first->valuestring, ARCHS[i].arch) : type && !strcmp(type, ARCHS[i].model_type)) {

@@ -56,7 +56,8 @@ static void read_release(ui_lesson_read *r)
 static void *read_work(void *arg)
 {
     ui_lesson_read *r = arg;
-    int cores = attn_ops_cores(), was = attn_ops_threads(cores > 1 ? cores - 1 : 1); /* one core stays with the window */
+    int cores = attn_ops_cores();
+    int was = attn_ops_threads(cores > 1 ? cores - 1 : 1); /* one core stays with the window */
     r->rc = ui_player_read(r->path, &r->ls, r->err, sizeof r->err);
     attn_ops_threads(was);
     atomic_store(&r->done, true);
