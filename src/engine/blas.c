@@ -151,14 +151,14 @@ static double opening_bytes(int threads)
 
 /* The stacks of the compute threads beyond the caller, which the pass may
  * still start after the library is opened. */
-static double thread_stacks(int threads)
+double attn_blas_thread_stacks(int threads)
 {
     struct rlimit st;
     double stack = getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY ? (double)st.rlim_cur : 2 * MIB;
     return threads > 1 ? (threads - 1) * stack : 0;
 }
 
-static int compute_threads(void)
+int attn_blas_compute_threads(void)
 {
 #ifdef _OPENMP
     return omp_get_max_threads();
@@ -169,8 +169,8 @@ static int compute_threads(void)
 
 static void open_library(void)
 {
-    int threads = compute_threads();
-    double need = opening_bytes(threads) + thread_stacks(threads), room = room_now();
+    int threads = attn_blas_compute_threads();
+    double need = opening_bytes(threads) + attn_blas_thread_stacks(threads), room = room_now();
     if (need + SLACK > room) { /* isinf(limit): room is infinite */
         lib.need = need;
         lib.room = room > 0 ? room : 0;
@@ -234,8 +234,8 @@ const char *attn_blas_describe(char *buf, size_t size)
                  "address-space limit left", lib.need / MIB, lib.room / MIB);
         break;
     default: {
-        int t = compute_threads();
-        double need = opening_bytes(t) + thread_stacks(t); /* (also finds the file) */
+        int t = attn_blas_compute_threads();
+        double need = opening_bytes(t) + attn_blas_thread_stacks(t); /* (also finds the file) */
         if (isinf(room_now()))
             snprintf(buf, size, "OpenBLAS (%s), opened at the first product", lib.path);
         else

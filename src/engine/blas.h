@@ -41,6 +41,13 @@ double attn_blas_reserve(int threads);
  * OMP_NUM_THREADS, else every core (at most every core). */
 int attn_blas_start_threads(void);
 
+/* The threads a forward pass runs on: OpenMP's, else OpenBLAS's start. */
+int attn_blas_compute_threads(void);
+
+/* The stacks of `threads` compute threads beyond the caller: RLIMIT_STACK
+ * each (glibc's 2 MiB default when unlimited). */
+double attn_blas_thread_stacks(int threads);
+
 /* What the products run on, for `attnlab info`: "OpenBLAS (PATH), opened at
  * the first product", "OpenBLAS (PATH, 2 threads)", "the engine's own loops:
  * OpenBLAS needs about 335 MiB, more than the address-space limit leaves",

@@ -77,27 +77,14 @@ static double mapped_now(void)
     return ok ? (double)pages * (double)page : MAPPED_FALLBACK;
 }
 
-/* The threads a forward pass runs on. */
-static int compute_threads(void)
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return attn_blas_start_threads();
-#endif
-}
-
 /* What a forward pass maps for its threads: a stack for each beyond the
  * calling one, and OpenBLAS's code and buffers (blas.h). Counted again by
  * every check, even once the threads exist: a little too careful, never too
  * little. */
 static double threads_reserve(void)
 {
-    struct rlimit st;
-    double stack = getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY ? (double)st.rlim_cur
-                                                                                      : 2 * MIB; /* glibc's default */
-    int n = compute_threads();
-    return (n - 1) * stack + attn_blas_reserve(n);
+    int n = attn_blas_compute_threads();
+    return attn_blas_thread_stacks(n) + attn_blas_reserve(n);
 }
 
 attn_budget attn_budget_get(double ceiling, bool computes)
