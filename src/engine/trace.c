@@ -113,6 +113,25 @@ attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err)
     return ATTN_OK;
 }
 
+attn_status attn_trace_note_masked_row(attn_trace *tr, const float *row, int64_t T, int b, int q, int *cap,
+                                       attn_error *err)
+{
+    int64_t j = 0;
+    while (j < T && row[j] != 0.0f) j++;
+    if (j < T) return ATTN_OK; /* some key is visible */
+    if (tr->n_masked == *cap) {
+        int n = *cap ? *cap * 2 : 16;
+        int *p = realloc(tr->masked_rows, (size_t)n * 2 * sizeof *p);
+        if (!p) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+        tr->masked_rows = p;
+        *cap = n;
+    }
+    tr->masked_rows[2 * tr->n_masked] = b;
+    tr->masked_rows[2 * tr->n_masked + 1] = q;
+    tr->n_masked++;
+    return ATTN_OK;
+}
+
 attn_status attn_trace_find_masked_rows(attn_trace *tr, attn_error *err)
 {
     const attn_tensor *mask = NULL; /* every layer's mask is the same: the first one kept */
@@ -122,19 +141,8 @@ attn_status attn_trace_find_masked_rows(attn_trace *tr, attn_error *err)
     const int64_t B = mask->shape[0], S = mask->shape[2], T = mask->shape[3];
     for (int64_t b = 0; b < B; b++)
         for (int64_t i = 0; i < S; i++) {
-            const float *row = mask->data + (b * S + i) * T;
-            int64_t j = 0;
-            while (j < T && row[j] != 0.0f) j++;
-            if (j < T) continue; /* some key is visible */
-            if (tr->n_masked == cap) {
-                cap = cap ? cap * 2 : 16;
-                int *p = realloc(tr->masked_rows, (size_t)cap * 2 * sizeof *p);
-                if (!p) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-                tr->masked_rows = p;
-            }
-            tr->masked_rows[2 * tr->n_masked] = (int)b;
-            tr->masked_rows[2 * tr->n_masked + 1] = (int)i;
-            tr->n_masked++;
+            attn_status st = attn_trace_note_masked_row(tr, mask->data + (b * S + i) * T, T, (int)b, (int)i, &cap, err);
+            if (st) return st;
         }
     return ATTN_OK;
 }

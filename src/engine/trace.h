@@ -87,6 +87,11 @@ attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err);
  * masked, read from the first mask the trace keeps (nothing if it has none). */
 attn_status attn_trace_find_masked_rows(attn_trace *tr, attn_error *err);
 
+/* Adds (b, q) to tr's masked_rows when every one of the T keys of its mask
+ * row is masked (no 0 in row); *cap is the array's room, grown as needed. */
+attn_status attn_trace_note_masked_row(attn_trace *tr, const float *row, int64_t T, int b, int q, int *cap,
+                                       attn_error *err);
+
 /* The tensor after prev (the first if prev is NULL), or NULL at the end. */
 const attn_tensor *attn_trace_next(const attn_trace *tr, const attn_tensor *prev);
 

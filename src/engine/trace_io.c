@@ -449,21 +449,11 @@ static attn_status masked_rows_of(const attn_st_file *f, const named *ts, attn_t
     for (int64_t b = 0; b < B; b++)
         for (int64_t q = 0; q < S; q++) {
             attn_st_copy_f32_range(f, ts[i].e, (size_t)(b * S + q) * (size_t)T, (size_t)T, row);
-            int64_t j = 0;
-            while (j < T && row[j] != 0.0f) j++;
-            if (j < T) continue; /* some key is visible */
-            if (tr->n_masked == cap) {
-                cap = cap ? cap * 2 : 16;
-                int *p = realloc(tr->masked_rows, (size_t)cap * 2 * sizeof *p);
-                if (!p) {
-                    free(row);
-                    return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-                }
-                tr->masked_rows = p;
+            attn_status st = attn_trace_note_masked_row(tr, row, T, (int)b, (int)q, &cap, err);
+            if (st) {
+                free(row);
+                return st;
             }
-            tr->masked_rows[2 * tr->n_masked] = (int)b;
-            tr->masked_rows[2 * tr->n_masked + 1] = (int)q;
-            tr->n_masked++;
         }
     free(row);
     return ATTN_OK;
