@@ -43,6 +43,24 @@ int attn_blas_start_threads(void)
     return n > 0 && n < all ? n : all;
 }
 
+/* The stacks of the compute threads beyond the caller, which the pass may
+ * still start after the library is opened. */
+double attn_blas_thread_stacks(int threads)
+{
+    struct rlimit st;
+    double stack = getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY ? (double)st.rlim_cur : 2 * MIB;
+    return threads > 1 ? (threads - 1) * stack : 0;
+}
+
+int attn_blas_compute_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return attn_blas_start_threads();
+#endif
+}
+
 #ifndef ATTNLAB_HAVE_BLAS
 
 bool attn_blas_sgemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
@@ -147,24 +165,6 @@ static double opening_bytes(int threads)
     int start = attn_blas_start_threads(), most = threads > start ? threads : start;
     double code = lib.file > 0 ? lib.file + BESIDES_FILE : 48 * MIB; /* not found by name: a guess */
     return code + BUFFER * (most + 1);
-}
-
-/* The stacks of the compute threads beyond the caller, which the pass may
- * still start after the library is opened. */
-double attn_blas_thread_stacks(int threads)
-{
-    struct rlimit st;
-    double stack = getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY ? (double)st.rlim_cur : 2 * MIB;
-    return threads > 1 ? (threads - 1) * stack : 0;
-}
-
-int attn_blas_compute_threads(void)
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return attn_blas_start_threads();
-#endif
 }
 
 static void open_library(void)
