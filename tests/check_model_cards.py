@@ -79,9 +79,9 @@ def labels_at_the_threshold():
         expect(got.startswith(want), f"label of {change}: {got!r} (wanted {want!r})")
 
 
-def tiny(d):
+def tiny(d, seed=1, variant="gqa"):
     """A random 2-layer model in the shipped format, with its tokenizer, eval.json and sample."""
-    torch.manual_seed(3)
+    torch.manual_seed(2 + seed)
     chars = ["<unk>", "<s>", "</s>", "，", "。"] + list("床前明月光疑是地上霜举头望低思故乡春眠不觉晓")
     c = Config(len(chars), d=16, layers=2, heads=4, kv_heads=2, ffn=24, ctx=32)
     write_safetensors(os.path.join(d, "model.safetensors"), Llama(c).hf_tensors())
@@ -91,8 +91,8 @@ def tiny(d):
                "post_processor": None, "decoder": {"type": "Fuse"},
                "model": {"type": "BPE", "vocab": vocab, "merges": [], "unk_token": "<unk>"}},
               open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8"), ensure_ascii=False)
-    json.dump({"variant": "gqa", "lang": "zh", "heldout_loss": 3.0, "train_loss": 2.9, "steps": 1, "batch": 1,
-               "seed": 1, "train_minutes": 0.0, "heldout_rows": 2, "params": 1, "threads": 1,
+    json.dump({"variant": variant, "lang": "zh", "heldout_loss": 3.0 + seed / 10, "train_loss": 2.9, "steps": 1,
+               "batch": 1, "seed": seed, "train_minutes": 0.0, "heldout_rows": 2, "params": 1, "threads": 1,
                "command": "scripts/train_model.py --variant gqa"}, open(os.path.join(d, "eval.json"), "w"))
     poem = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"
     row = [1] + [vocab[ch] for ch in poem] + [2]
@@ -181,6 +181,41 @@ def self_test(tmp):
     rc, out = card("--check", d)
     expect(rc == 1 and "does not match the weights" in out, f"self-test: a changed weight is caught: {out}")
     malformed_folders(good, tmp)
+    seed_runs(good, tmp)
+
+
+def seed_runs(good, tmp):
+    """Other seeds' losses: kept in card.json with their mean and spread, checked, kept on a rewrite."""
+    runs = []
+    for seed, variant in ((2, "gqa"), (3, "gqa"), (4, "mha")):
+        runs.append(os.path.join(tmp, f"seed{seed}"))
+        os.makedirs(runs[-1])
+        tiny(runs[-1], seed, variant)
+    d = os.path.join(tmp, "seeded")
+    shutil.copytree(good, d)
+    rc, out = card(d, "--seed-run", runs[0], "--seed-run", runs[1])
+    seeds = json.load(open(os.path.join(d, "card.json"))).get("seeds", {})
+    x = [3.1, 3.2, 3.3]
+    expect(rc == 0 and [r["seed"] for r in seeds.get("runs", [])] == [1, 2, 3]
+           and abs(seeds["heldout_loss_mean"] - 3.2) < 1e-9 and abs(seeds["heldout_loss_sd"] - 0.1) < 1e-9
+           and seeds["heldout_loss_min"] == x[0] and seeds["heldout_loss_max"] == x[2],
+           f"seeds: three runs give mean 3.2, sd 0.1, range 3.1–3.3: {out} {seeds}")
+    readme = open(os.path.join(d, "README.md"), encoding="utf-8").read()
+    expect("| 2 | 3.2000 |" in readme and "mean 3.2000, standard deviation 0.1000" in readme,
+           "seeds: the card's README lists each seed and the mean and spread")
+    rc, out = card("--check", d)
+    expect(rc == 0 and "3 seeds" in out, f"seeds: a seeded card checks: {out}")
+    rc, out = card(d)
+    expect(rc == 0 and len(json.load(open(os.path.join(d, "card.json")))["seeds"]["runs"]) == 3,
+           f"seeds: a card written again without --seed-run keeps its runs: {out}")
+    edit(os.path.join(d, "card.json"), lambda t: t.replace('"heldout_loss_mean": 3.2', '"heldout_loss_mean": 3.25'))
+    rc, out = card("--check", d)
+    expect(rc == 1 and "seeds differ" in out, f"seeds: a mean that is not the runs' is caught: {out}")
+    for what, args, word in (("another variant", ["--seed-run", runs[2]], "variant differ"),
+                             ("the shipped seed", ["--seed-run", good], "shipped model's own"),
+                             ("the same seed twice", ["--seed-run", runs[0], "--seed-run", runs[0]], "same seed")):
+        rc, out = card(d, *args)
+        expect(rc == 1 and "\n" not in out and word in out, f"seeds: {what} is refused: {out}")
 
 
 def shipped():

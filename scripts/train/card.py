@@ -1,9 +1,19 @@
 #!/usr/bin/env python3
 """Measures a shipped model from its own weights and writes its model card.
 
-    card.py MODEL_DIR [DATA_DIR]   measure, write card.json and README.md
+    card.py MODEL_DIR [DATA_DIR] [--seed-run DIR]...
+                                   measure, write card.json and README.md
     card.py --check MODEL_DIR      measure again, compare with card.json and
                                    README.md; exit 1 with one line on drift
+
+--seed-run DIR names a folder train_model.py wrote for the same variant, data,
+steps and sizes with another --seed. Its weights are not shipped; card.py
+measures its held-out sample loss, reads its full held-out and training losses
+from its eval.json (as for the shipped model), and keeps them in card.json's
+"seeds" with the mean and spread over every seed, the shipped one included. A
+card written again without --seed-run keeps the runs it had. --check compares
+the shipped seed's entry with the shipped weights and the mean and spread with
+the runs.
 
 The measurements: the loss on a held-out sample (heldout_ids.json, the first
 64 held-out rows, taken from DATA_DIR/heldout.npy the first time); each
@@ -228,6 +238,44 @@ def measure(model_dir):
             "generations": gens, "heads": patterns(m, rows, lang, vocab)}
 
 
+SAME_RUN = ("lang", "variant", "steps", "batch", "heldout_rows", "params")
+
+
+def seed_entry(card):
+    return {"seed": card["seed"], "heldout_loss": card["heldout_loss"], "train_loss": card["train_loss"],
+            "sample_heldout_loss": card["sample_heldout_loss"]}
+
+
+def measure_seed_run(card, d, rows):
+    """One other seed's losses, after checking it was trained like the shipped model."""
+    m, _ = load(d)
+    ev, _, _ = read_inputs(d, m.c.vocab)
+    differ = [k for k in SAME_RUN if ev[k] != card[k]]
+    if differ:
+        raise ValueError(f"{d}: trained differently from {card['name']} ({', '.join(differ)} differ)")
+    if ev["seed"] == card["seed"]:
+        raise ValueError(f"{d}: seed {ev['seed']} is the shipped model's own")
+    return {"seed": ev["seed"], "heldout_loss": ev["heldout_loss"], "train_loss": ev["train_loss"],
+            "sample_heldout_loss": sample_loss(m, rows)}
+
+
+def seed_stats(runs):
+    """Mean, sample standard deviation and range of the held-out loss over the runs, to 4 places."""
+    x = [r["heldout_loss"] for r in runs]
+    mean = sum(x) / len(x)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in x) / (len(x) - 1)) if len(x) > 1 else 0.0
+    return {"runs": sorted(runs, key=lambda r: r["seed"]), "heldout_loss_mean": round(mean, 4),
+            "heldout_loss_sd": round(sd, 4), "heldout_loss_min": min(x), "heldout_loss_max": max(x),
+            "heldout_loss_range": round(max(x) - min(x), 4)}
+
+
+def seeds_of(card, old, runs):
+    """card's "seeds": the shipped run, then the given runs, else those the old card had."""
+    if not runs and isinstance(old, dict) and isinstance(old.get("seeds"), dict):
+        runs = [r for r in old["seeds"].get("runs", []) if r.get("seed") != card["seed"]]
+    return seed_stats([seed_entry(card)] + runs) if runs else None
+
+
 def summary(card):
     what = "Tang poems (character-level Chinese)" if card["lang"] == "zh" else "the Brown corpus (English words)"
     if card["variant"] == "nocausal":
@@ -292,6 +340,17 @@ def render(card):
            f"| held-out, all {card['heldout_rows']:,} rows | {card['heldout_loss']:.4f} |",
            f"| held-out sample (heldout_ids.json, {card['sample_rows']} rows) | {card['sample_heldout_loss']:.4f} |",
            f"| uniform guess | {math.log(c['vocab_size']):.4f} |", ""]
+    if card.get("seeds"):
+        sd = card["seeds"]
+        out += ["### Seeds", "",
+                f"The same command with other `--seed` values (same data, steps and sizes; only the shipped seed's "
+                f"weights are kept). Held-out loss over {len(sd['runs'])} seeds: mean {sd['heldout_loss_mean']:.4f}, "
+                f"standard deviation {sd['heldout_loss_sd']:.4f}, range {sd['heldout_loss_min']:.4f}–"
+                f"{sd['heldout_loss_max']:.4f}.", "",
+                "| seed | held-out, all rows | held-out sample | training text |", "|---|---|---|---|"]
+        out += [f"| {r['seed']}{' (shipped)' if r['seed'] == card['seed'] else ''} | {r['heldout_loss']:.4f} | "
+                f"{r['sample_heldout_loss']:.4f} | {r['train_loss']:.4f} |" for r in sd["runs"]]
+        out += [""]
     if card["variant"] == "nocausal":
         out += ["Trained without the causal mask, each position could read the token it had to predict: the "
                 "loss collapses. Its losses above were measured as it was trained, without the mask (the sample's "
@@ -335,23 +394,36 @@ def check(d):
     """Measure again and compare with card.json, and README.md with card.json's rendering."""
     card = measure(d)
     old = read_json(os.path.join(d, "card.json"))
+    if isinstance(old, dict) and isinstance(old.get("seeds"), dict):
+        card["seeds"] = seeds_of(card, old, [])
     readme = open(os.path.join(d, "README.md"), encoding="utf-8").read()
     if not isinstance(old, dict) or not close(card, old):
         diff = [k for k in card if not isinstance(old, dict) or not close(card[k], old.get(k))]
+        diff += [k for k in (old if isinstance(old, dict) else {}) if k not in card]
         print(f"{d}: card.json does not match the weights ({', '.join(diff)} differ; "
               f"scripts/train/card.py {d} measures it again)")
         return 1
     if render(old) != readme:
         print(f"{d}: README.md was not generated from card.json (run scripts/train/card.py {d})")
         return 1
-    print(f"{d}: the card matches the weights ({len(card['heads'])} heads, sample loss {card['sample_heldout_loss']})")
+    seeds = f", {len(card['seeds']['runs'])} seeds" if card.get("seeds") else ""
+    print(f"{d}: the card matches the weights ({len(card['heads'])} heads, sample loss "
+          f"{card['sample_heldout_loss']}{seeds})")
     return 0
 
 
-def write(d, data_dir):
+def write(d, data_dir, seed_runs):
     if not os.path.exists(os.path.join(d, "heldout_ids.json")):
         take_sample(d, data_dir)
     card = measure(d)
+    old = read_json(os.path.join(d, "card.json")) if os.path.exists(os.path.join(d, "card.json")) else None
+    rows = read_json(os.path.join(d, "heldout_ids.json"))
+    runs = [measure_seed_run(card, r, rows) for r in seed_runs]
+    if len({r["seed"] for r in runs}) != len(runs):
+        raise ValueError(f"{d}: two --seed-run folders have the same seed")
+    seeds = seeds_of(card, old, runs)
+    if seeds:
+        card["seeds"] = seeds
     with open(os.path.join(d, "card.json"), "w", encoding="utf-8") as f:
         json.dump(card, f, ensure_ascii=False, indent=1)
     with open(os.path.join(d, "README.md"), "w", encoding="utf-8") as f:
@@ -362,13 +434,21 @@ def write(d, data_dir):
 
 def main(argv):
     checking = argv[:1] == ["--check"]
-    args = argv[1:] if checking else argv
+    args = argv[1:] if checking else list(argv)
+    seed_runs = []
+    while "--seed-run" in args:
+        i = args.index("--seed-run")
+        if checking or i + 1 >= len(args):
+            print(__doc__)
+            return 2
+        seed_runs.append(args[i + 1])
+        del args[i:i + 2]
     if len(args) != 1 and (checking or len(args) != 2):
         print(__doc__)
         return 2
     d = args[0]
     try:
-        return check(d) if checking else write(d, args[1] if len(args) > 1 else None)
+        return check(d) if checking else write(d, args[1] if len(args) > 1 else None, seed_runs)
     except OSError as e:
         print(f"{e.filename}: {e.strerror}" if e.filename else f"{d}: {e}")
     except ValueError as e:
