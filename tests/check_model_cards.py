@@ -191,6 +191,7 @@ def seed_runs(good, tmp):
         runs.append(os.path.join(tmp, f"seed{seed}"))
         os.makedirs(runs[-1])
         tiny(runs[-1], seed, variant)
+        os.remove(os.path.join(runs[-1], "heldout_ids.json"))  # train_model.py writes none: the card's sample is used
     d = os.path.join(tmp, "seeded")
     shutil.copytree(good, d)
     rc, out = card(d, "--seed-run", runs[0], "--seed-run", runs[1])

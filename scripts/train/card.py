@@ -187,8 +187,8 @@ EVAL_KEYS = ("lang", "variant", "params", "train_minutes", "command", "steps", "
              "train_loss", "heldout_rows")
 
 
-def read_inputs(model_dir, n_vocab):
-    """eval.json, the tokenizer's vocabulary and the held-out sample, each checked."""
+def read_eval(model_dir):
+    """eval.json, checked: what train_model.py measured and how it trained."""
     path = os.path.join(model_dir, "eval.json")
     ev = read_json(path)
     missing = [k for k in EVAL_KEYS if not isinstance(ev, dict) or k not in ev]
@@ -196,6 +196,12 @@ def read_inputs(model_dir, n_vocab):
         raise ValueError(f"{path}: no {', '.join(missing)}")
     if ev["lang"] not in PROMPTS or ev["variant"] not in VARIANT:
         raise ValueError(f"{path}: lang {ev['lang']} or variant {ev['variant']} is not one card.py knows")
+    return ev
+
+
+def read_inputs(model_dir, n_vocab):
+    """eval.json, the tokenizer's vocabulary and the held-out sample, each checked."""
+    ev = read_eval(model_dir)
     path = os.path.join(model_dir, "tokenizer.json")
     tok = read_json(path)
     vocab = tok.get("model", {}).get("vocab") if isinstance(tok, dict) else None
@@ -249,7 +255,7 @@ def seed_entry(card):
 def measure_seed_run(card, d, rows):
     """One other seed's losses, after checking it was trained like the shipped model."""
     m, _ = load(d)
-    ev, _, _ = read_inputs(d, m.c.vocab)
+    ev = read_eval(d)
     differ = [k for k in SAME_RUN if ev[k] != card[k]]
     if differ:
         raise ValueError(f"{d}: trained differently from {card['name']} ({', '.join(differ)} differ)")
