@@ -687,11 +687,22 @@ overflow = poisoned("overflow", "model.layers.0.mlp.down_proj.weight", lambda va
 first = "first appears in layer 0's mlp_out (layers.0.mlp_out)"
 expect(["generate", "--model", overflow, "--text", "床前", "--probs"], 1, "the next-token logits after 3 tokens are not all numbers")
 expect(["generate", "--model", overflow, "--text", "床前", "--temperature", "1"], 1, first)
-r = expect(["trace", "--model", overflow, "--text", "床前", "-o", OUT], 0, "attnlab trace: warning: -inf " + first)
+# which non-finite value comes first (−inf, +inf or NaN, from inf − inf) depends on the order of the
+# kernel's sums: the warning must name one of them and the stage
+
+
+def expect_overflow(args, command):
+    r = expect(args, 0, first)
+    warned = re.search(r"attnlab %s: warning: (NaN|[+-]inf) %s" % (command, re.escape(first)), r.stderr.decode())
+    check(" ".join(args) + ": the warning names the value and the stage", warned, r.stderr)
+    return r
+
+
+r = expect_overflow(["trace", "--model", overflow, "--text", "床前", "-o", OUT], "trace")
 check("a trace holding NaN is still written", r.returncode == 0 and os.path.getsize(OUT) > 0)
 # info describes a trace without reading its tensors (finding 4), so it does not look for NaN: render does
-expect(["render", OUT, "--stage", "layers.1.weights", "-o", PNG], 0, "attnlab render: warning: -inf " + first)
-expect(["render", "--model", overflow, "--text", "床前", "-o", PNG], 0, "attnlab render: warning: -inf " + first)
+expect_overflow(["render", OUT, "--stage", "layers.1.weights", "-o", PNG], "render")
+expect_overflow(["render", "--model", overflow, "--text", "床前", "-o", PNG], "render")
 for args in (["trace", "--pad-side", "left", "--no-softmax-guard", "-o", OUT], ["info", OUT],
              ["trace", "--model", mdir, "--text", "床前", "-o", OUT], ["info", OUT]):
     r = run(args)
