@@ -1006,8 +1006,10 @@ STORM_KEYS = (["Right", "Left", "Up", "Down", "comma", "period"] * 3 +
                "braceleft", "braceright", "e", "s", "Home", "End"])
 
 
-# every few bursts, one of these in a row: what opened files or computed on the window's thread
-STORM_SCRIPTS = [["l", "Down", "Return"], ["o"], ["m"], ["l", "Return", "space"], ["o", "o"], ["m", "m", "c"]]
+# every few bursts, one of these in a row: what opened files, computed or wrote on the window's
+# thread (S: the save dialog, its SVG, PDF and CSV, written on a thread of their own now)
+STORM_SCRIPTS = [["l", "Down", "Return"], ["o"], ["m"], ["S", "Down", "Return"], ["l", "Return", "space"],
+                 ["o", "o"], ["S", "Down", "Down", "Return"], ["m", "m", "c"], ["S", "Up", "Return"]]
 
 
 def storm_actions(rng, wid, size, n):
@@ -1119,6 +1121,13 @@ def storm_run():
         check("storm: the pinger ran", pinger.error is None and len(waits) >= 10,
               f"{pinger.error or ''} {len(waits)} pings")
         check("storm: the window survives the storm", alive, win.status())
+        # what S saved in the storm: whole files (an SVG or a PDF at least), no temporary one left over
+        saved = [n for n in os.listdir(win.dir) if n.startswith("attnlab-")]
+        whole = [n for n in saved if re.fullmatch(r"attnlab-.*\.(svg|pdf|csv)", n)
+                 and os.path.getsize(os.path.join(win.dir, n)) > 0]
+        METRICS.append(f"storm: saved {', '.join(sorted(saved)) or 'nothing'}")
+        check("storm: S saved SVG or PDF files during the storm", any(not n.endswith(".csv") for n in whole) and
+              len(whole) == len([n for n in saved if not n.endswith(".png")]), f"files {sorted(saved)}")
         check(f"storm: the window answers every _NET_WM_PING within {bound:.0f} ms",
               wait * 1000 < bound,
               f"longest wait {wait * 1000:.0f} ms, after: {'; '.join(before[-6:])}; " + win.status())

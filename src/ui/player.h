@@ -62,6 +62,7 @@ typedef struct {
     bool have_catalog;
     bool async_read;       /* the picker reads the course folder on a thread of its own (the window) ... */
     struct ui_player_list *listing; /* ... this one, taken in by ui_player_poll; NULL when none */
+    bool pick_listed;      /* Enter came before the list: its selected lesson opens once it is read */
     int sel;               /* picker selection */
     int picker_first;      /* first lesson the picker shows (the renderer keeps sel in view) */
     int picker_rows;       /* how many it shows (from the renderer) */
