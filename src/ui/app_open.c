@@ -34,6 +34,22 @@ bool ui_app_open_later(ui_app *app, ui_action act, int arg, const char *label)
     return true;
 }
 
+/* Runs thread_fn(arg) on a thread of its own in *t, or, with no thread to be
+ * had, work(arg) here (*t is then this thread: nothing to join or detach). */
+static void start(pthread_t *t, void *(*thread_fn)(void *), void *(*work)(void *), void *arg)
+{
+    if (pthread_create(t, NULL, thread_fn, arg)) {
+        *t = pthread_self();
+        work(arg);
+    }
+}
+
+/* Lets thread t finish on its own (unless it is this one). */
+static void let_go(pthread_t t)
+{
+    if (!pthread_equal(t, pthread_self())) pthread_detach(t);
+}
+
 /* ---- a lesson read on a thread of its own */
 
 typedef struct ui_lesson_read {
@@ -112,7 +128,7 @@ static void names_drop(ui_app *app)
     ui_model_names *m = app->opening.models;
     if (!m) return;
     app->opening.models = NULL;
-    if (!pthread_equal(m->thread, pthread_self())) pthread_detach(m->thread);
+    let_go(m->thread);
     names_release(m);
 }
 
@@ -123,10 +139,7 @@ int ui_app_read_models(ui_app *app)
     if (!m) return -1;
     atomic_init(&m->refs, 2);
     atomic_init(&m->done, false);
-    if (pthread_create(&m->thread, NULL, names_thread, m)) { /* no thread to be had: listed here */
-        m->thread = pthread_self();
-        names_work(m);
-    }
+    start(&m->thread, names_thread, names_work, m);
     app->opening.models = m;
     return 0;
 }
@@ -156,7 +169,7 @@ void ui_app_read_drop(ui_app *app)
     ui_lesson_read *r = app->opening.reading;
     if (!r) return;
     app->opening.reading = NULL;
-    if (!pthread_equal(r->thread, pthread_self())) pthread_detach(r->thread);
+    let_go(r->thread);
     read_release(r);
 }
 
@@ -169,10 +182,7 @@ int ui_app_read_lesson(ui_app *app, const char *path, int step)
     r->step = step;
     atomic_init(&r->refs, 2);
     atomic_init(&r->done, false);
-    if (pthread_create(&r->thread, NULL, read_thread, r)) { /* no thread to be had: read here */
-        r->thread = pthread_self();
-        read_work(r);
-    }
+    start(&r->thread, read_thread, read_work, r);
     app->opening.reading = r;
     return 0;
 }
