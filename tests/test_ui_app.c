@@ -16,6 +16,7 @@
 
 #include "app.h"
 #include "catalog.h"
+#include "export.h"
 #include "forward.h"
 #include "offscreen.h"
 #include "render.h"
@@ -982,6 +983,65 @@ static void random_session_keeps_state_valid(void **state)
 }
 
 /* input_sdl.c's key map and window events: SDL's codes become the app's. */
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    char *buf = calloc(1, 4 << 20);
+    if (buf) fread(buf, 1, (4 << 20) - 1, fp);
+    fclose(fp);
+    return buf;
+}
+
+/* S in the window: ui_export_start takes what it needs from the app, the
+ * trace shown and the window's fonts, and returns; the file is drawn,
+ * formatted and written on a thread of its own while the app goes on. Here
+ * the trace the exports were made from is recomputed, and freed, before they
+ * are written: the files still hold what was on screen. A file that cannot
+ * be written is one line naming it. */
+static void export_writes_on_its_own_thread(void **state)
+{
+    fixture *f = *state;
+    ui_app *app = &f->app;
+    const char *dir = getenv("ATTNLAB_TEST_TMP");
+    char svg[1024], csv[1024], bad[1024], err[600], name[ATTN_MAX_NAME];
+    snprintf(svg, sizeof svg, "%s/export-%d.svg", dir ? dir : "/tmp", (int)getpid());
+    snprintf(csv, sizeof csv, "%s/export-%d.csv", dir ? dir : "/tmp", (int)getpid());
+    snprintf(bad, sizeof bad, "%s/no-such-folder-%d/x.pdf", dir ? dir : "/tmp", (int)getpid());
+    ui_render(app, f->o.g, &app->layout);
+    const attn_tensor *t = ui_app_tensor(app);
+    snprintf(name, sizeof name, "%s", t->name);
+    float first = t->data[0]; /* batch row 0, head 0, cell (0, 0) */
+    ui_export *xs, *xc, *xb;
+    assert_int_equal(ui_export_start(app, f->o.g, 1280, 800, UI_SAVE_SVG, svg, &xs, err, sizeof err), 0);
+    assert_int_equal(ui_export_start(app, NULL, 0, 0, UI_SAVE_CSV, csv, &xc, err, sizeof err), 0);
+    assert_int_equal(ui_export_start(app, f->o.g, 640, 400, UI_SAVE_PDF, bad, &xb, err, sizeof err), 0);
+    key(f, SDLK_c, 0); /* recomputed here and now (no worker): the old trace is freed */
+    assert_int_equal(app->cfg.causal, ATTN_CAUSAL_OFF);
+    ui_render(app, f->o.g, &app->layout); /* and the window's fonts and list used again */
+    assert_int_equal(ui_export_end(xs, err, sizeof err), 0);
+    assert_int_equal(ui_export_end(xc, err, sizeof err), 0);
+    assert_int_equal(ui_export_end(xb, err, sizeof err), -1);
+    assert_non_null(strstr(err, bad));
+    assert_null(strchr(err, '\n'));
+    char *text = slurp(svg);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "<svg"));
+    assert_non_null(strstr(text, name)); /* the text layer: the stage shown then */
+    free(text);
+    text = slurp(csv);
+    assert_non_null(text);
+    assert_true(!strncmp(text, name, strlen(name)));
+    const char *row0 = strstr(text, "\r\n");
+    assert_non_null(row0);
+    const char *cell = strchr(row0 + 2, ',');
+    assert_non_null(cell);
+    assert_float_equal(strtof(cell + 1, NULL), first, 0); /* %.9g: the float itself */
+    free(text);
+    unlink(svg);
+    unlink(csv);
+}
+
 static void sdl_events_become_app_calls(void **state)
 {
     fixture *f = *state;
@@ -1036,6 +1096,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(pictures_refuse_bad_stage_and_head, setup, teardown),
         cmocka_unit_test_setup_teardown(random_session_keeps_state_valid, setup, teardown),
         cmocka_unit_test_setup_teardown(sdl_events_become_app_calls, setup, teardown),
+        cmocka_unit_test_setup_teardown(export_writes_on_its_own_thread, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

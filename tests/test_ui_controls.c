@@ -388,20 +388,29 @@ static void opening_says_so_in_the_first_frame(void **state)
     assert_int_equal(p->step, 0);
 }
 
-/* o in the window: "opening model …" in the next frame, the model read and
- * computed on the worker under the notice (the window's thread reads none of
- * its files: the app's model changes only when its first trace is installed),
+/* o in the window: the event handler returns at once, the shipped models
+ * being listed on a thread of their own under "opening the next model …";
+ * once they are, the notice names the model ("opening model …"), which is
+ * read and computed on the worker (the window's thread reads none of its
+ * files: the app's model changes only when its first trace is installed),
  * then its layer 0's weights shown. */
 static void next_model_says_so_and_computes_on_the_worker(void **state)
 {
     fixture *f = *state;
     f->app.async = true;
     assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0));
-    assert_null(f->app.model); /* nothing read yet */
+    assert_null(f->app.model);               /* nothing read yet ... */
+    assert_non_null(f->app.opening.models);  /* ... the models' folder is listed on a thread */
+    assert_null(f->app.job);
+    assert_true(ui_app_pending(&f->app));
     build(f);
-    assert_non_null(text_with(&f->dl, "opening model "));
-    assert_true(ui_app_poll(&f->app));
+    assert_non_null(text_with(&f->dl, "opening the next model"));
+    for (int i = 0; i < 3000 && !f->app.job; i++) { /* the listing, then the worker */
+        ui_app_poll(&f->app);
+        if (!f->app.job) sleep_ms(2);
+    }
     assert_non_null(f->app.job);
+    assert_null(f->app.opening.models); /* taken in */
     for (int i = 0; i < 3000 && f->app.job; i++) {
         build(f);
         if (f->app.job) assert_non_null(text_with(&f->dl, "opening model "));
@@ -412,9 +421,48 @@ static void next_model_says_so_and_computes_on_the_worker(void **state)
     ui_app_poll(&f->app);
     build(f);
     assert_null(text_with(&f->dl, "opening"));
+    assert_false(ui_app_pending(&f->app));
     assert_non_null(f->app.model);
     assert_string_equal(ui_app_tensor(&f->app)->name, "layers.0.weights");
     assert_true(attn_trace_is_model(&f->app.trace));
+}
+
+/* l in the window: the picker opens at once, saying "Reading the lessons …"
+ * while the course folder (every lesson in it parsed) is read on a thread of
+ * its own; ui_app_poll takes the list in. Enter pressed before that opens the
+ * selected lesson once the list is read. */
+static void picker_reads_its_list_on_a_thread(void **state)
+{
+    fixture *f = *state;
+    ui_player *p = &f->app.lesson;
+    f->app.async = true;
+    p->async_read = true;
+    assert_true(ui_app_do(&f->app, UI_ACT_PICKER, 0));
+    assert_true(p->picker);
+    assert_true(ui_player_listing(p)); /* taken in only by a poll: the handler returned first */
+    assert_false(p->have_catalog);
+    assert_true(ui_app_pending(&f->app));
+    build(f);
+    assert_non_null(text_with(&f->dl, "Reading the lessons"));
+    assert_null(text_with(&f->dl, "No lessons found"));
+    ui_app_key(&f->app, UI_KEY_RETURN, 0);
+    assert_true(p->pick_listed);
+    for (int i = 0; i < 5000 && ui_player_listing(p); i++) {
+        ui_app_poll(&f->app);
+        if (ui_player_listing(p)) sleep_ms(2);
+    }
+    assert_false(ui_player_listing(p));
+    assert_true(p->have_catalog);
+    assert_true(p->catalog.n >= 10);
+    assert_true(p->sel >= 0 && p->sel < p->catalog.n);
+    ui_app_poll(&f->app);
+    assert_false(p->pick_listed);
+    assert_true(f->app.opening.pending); /* the lesson selected, opening */
+    assert_int_equal(f->app.opening.act, UI_ACT_PICK);
+    assert_int_equal(f->app.opening.arg, p->sel);
+    build(f);
+    assert_null(text_with(&f->dl, "Reading the lessons"));
+    assert_non_null(text_with(&f->dl, "opening lesson"));
 }
 
 /* m on a trained model in the window: its next variant read and computed on
@@ -910,6 +958,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(picker_numbers_and_scrolls, setup, teardown),
         cmocka_unit_test_setup_teardown(opening_says_so_in_the_first_frame, setup, teardown),
         cmocka_unit_test_setup_teardown(next_model_says_so_and_computes_on_the_worker, setup, teardown),
+        cmocka_unit_test_setup_teardown(picker_reads_its_list_on_a_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(next_variant_computes_on_the_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(editor_keeps_the_caret_in_view, setup, teardown),
         cmocka_unit_test_setup_teardown(editor_stays_inside_its_dialog, setup, teardown),

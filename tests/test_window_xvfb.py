@@ -32,9 +32,9 @@ ap.add_argument("--attnlab", required=True)
 ap.add_argument("-v", "--verbose", action="store_true", help="print the measured picture differences")
 ap.add_argument("--storm-seconds", type=float, default=60,
                 help="how long the event storm of the ping check lasts (the ASan build runs a short one)")
-ap.add_argument("--ping-bound-ms", type=float, default=250,
-                help="the longest the window may take to answer a ping in the storm (goal 100 ms; the sanitizer "
-                     "build, several times slower, passes a larger one)")
+ap.add_argument("--ping-bound-ms", type=float, default=100,
+                help="the longest the window may take to answer a ping in the storm on a machine no busier than "
+                     "its cores (the sanitizer build, several times slower, passes a larger one)")
 ap.add_argument("--only", action="append", default=[], help="run only these parts (e.g. --only storm)")
 ARGS = ap.parse_args()
 ATTNLAB = os.path.abspath(ARGS.attnlab)
@@ -978,13 +978,24 @@ class Pinger(threading.Thread):
         return max(self.waits, key=lambda w: w[1]) if self.waits else (STARTED, float("inf"))
 
 
-def ping_bound_ms():
-    """--ping-bound-ms (250: the goal is 100 ms, with room for a CI machine), on a machine busier
-    than its cores (the load average over the storm's minute) stretched in proportion, up to 8
+def others_load():
+    """The load the machine carries before the storm starts (/proc/loadavg's last minute): other
+    processes', since this test's own window and display are idle then."""
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return os.getloadavg()[0]
+
+
+def ping_bound_ms(load_before):
+    """--ping-bound-ms (100 ms in the release build), stretched only for a machine that other
+    processes kept busier than its cores before the storm (load_before), in proportion, up to 8
     times: a window starved of the CPU by other programs, with the display server that carries its
-    frames, answers later whatever it does."""
+    frames, answers later whatever it does. The storm's own load (the window, Xvfb, xdotool)
+    earns no allowance."""
     cores = os.cpu_count() or 1
-    return ARGS.ping_bound_ms * min(8.0, max(1.0, os.getloadavg()[0] / cores))
+    return ARGS.ping_bound_ms * min(8.0, max(1.0, load_before / cores))
 
 # what the storm presses: every view, layer, stage and head key, the toggles that recompute,
 # o (the next model) and m (the next variant), the lessons' picker and steps, and Esc to get out
@@ -995,8 +1006,10 @@ STORM_KEYS = (["Right", "Left", "Up", "Down", "comma", "period"] * 3 +
                "braceleft", "braceright", "e", "s", "Home", "End"])
 
 
-# every few bursts, one of these in a row: what opened files or computed on the window's thread
-STORM_SCRIPTS = [["l", "Down", "Return"], ["o"], ["m"], ["l", "Return", "space"], ["o", "o"], ["m", "m", "c"]]
+# every few bursts, one of these in a row: what opened files, computed or wrote on the window's
+# thread (S: the save dialog, its SVG, PDF and CSV, written on a thread of their own now)
+STORM_SCRIPTS = [["l", "Down", "Return"], ["o"], ["m"], ["S", "Down", "Return"], ["l", "Return", "space"],
+                 ["o", "o"], ["S", "Down", "Down", "Return"], ["m", "m", "c"], ["S", "Up", "Return"]]
 
 
 def storm_actions(rng, wid, size, n):
@@ -1039,7 +1052,7 @@ def storm_actions(rng, wid, size, n):
 def storm_run():
     """At least a minute of random keys, clicks, wheel turns, drags and resizes, including o and m and
     the lessons, while a Pinger times the window's answers to _NET_WM_PING; the longest wait must stay
-    under PING_BOUND_MS (the goal is 100 ms)."""
+    under --ping-bound-ms (100 ms), stretched only for load other processes put on the machine."""
     env_before = dict(APPENV)
     state = os.path.join(TMP, "storm-state")
     APPENV["XDG_STATE_HOME"] = state  # the lessons' progress not in the user's home
@@ -1062,6 +1075,7 @@ def storm_run():
             METRICS.append(f"storm: idle before it, {len(idle)} pings: median {idle[len(idle) // 2] * 1000:.0f} ms, "
                            f"longest {idle[-1] * 1000:.0f} ms")
         pinger.waits.clear()
+        load_before = others_load()
         rng = random.Random(21)  # the same storm every run, before and after a change
         size = win.geometry() or (1280, 800)
         start = time.monotonic()
@@ -1096,15 +1110,24 @@ def storm_run():
         waits = sorted(w for _, w in pinger.waits)
         p99 = waits[int(len(waits) * 0.99)] if waits else float("inf")
         before = [f"{t - sent:+.2f} s {what}" for t, what in log if sent - 3 <= t <= sent + wait]
-        bound = ping_bound_ms()
-        METRICS.append(f"storm: {n} bursts in {ARGS.storm_seconds:.0f} s, {len(waits)} pings; the longest "
-                       f"wait for an answer {wait * 1000:.0f} ms ({sent - STARTED:.1f} s into the test), "
-                       f"99th percentile {p99 * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f} on "
-                       f"{os.cpu_count()} cores: bound {bound:.0f} ms")
+        bound = ping_bound_ms(load_before)
+        summary = (f"storm: {n} bursts in {ARGS.storm_seconds:.0f} s, {len(waits)} pings; the longest "
+                   f"wait for an answer {wait * 1000:.0f} ms ({sent - STARTED:.1f} s into the test), "
+                   f"99th percentile {p99 * 1000:.0f} ms; load average {load_before:.1f} before the storm, "
+                   f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores: bound {bound:.0f} ms")
+        print(summary)  # the numbers are the point: shown whether it passes or not
+        METRICS.append(summary)
         METRICS.extend("storm: around the longest wait: " + b for b in before[-12:])
         check("storm: the pinger ran", pinger.error is None and len(waits) >= 10,
               f"{pinger.error or ''} {len(waits)} pings")
         check("storm: the window survives the storm", alive, win.status())
+        # what S saved in the storm: whole files (an SVG or a PDF at least), no temporary one left over
+        saved = [n for n in os.listdir(win.dir) if n.startswith("attnlab-")]
+        whole = [n for n in saved if re.fullmatch(r"attnlab-.*\.(svg|pdf|csv)", n)
+                 and os.path.getsize(os.path.join(win.dir, n)) > 0]
+        METRICS.append(f"storm: saved {', '.join(sorted(saved)) or 'nothing'}")
+        check("storm: S saved SVG or PDF files during the storm", any(not n.endswith(".csv") for n in whole) and
+              len(whole) == len([n for n in saved if not n.endswith(".png")]), f"files {sorted(saved)}")
         check(f"storm: the window answers every _NET_WM_PING within {bound:.0f} ms",
               wait * 1000 < bound,
               f"longest wait {wait * 1000:.0f} ms, after: {'; '.join(before[-6:])}; " + win.status())

@@ -103,6 +103,7 @@ typedef struct ui_app {
         char label[200];  /* what opens ("lesson 12 · Trained heads"); kept while the worker computes it */
         struct ui_lesson_read *reading; /* the lesson at path being read and checked on a thread of its
                                          * own, to be shown at step arg (app_open.c); NULL: none */
+        struct ui_model_names *models; /* o: the shipped models being listed on a thread (app_open.c) */
     } opening;
 
     ui_token_editor edit;

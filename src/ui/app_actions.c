@@ -520,10 +520,10 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
         return true;
     case UI_ACT_MODEL_NEXT:
         if (app->from_file) return refuse_in_file(app, "model"), true;
-        if (!app->opening.running) { /* in the window: a frame that says so, then the model */
-            char label[160];
-            ui_app_next_model_label(app, label, sizeof label);
-            if (ui_app_open_later(app, UI_ACT_MODEL_NEXT, 0, label)) return true;
+        /* in the window: a frame that says so while the models are listed, then the model */
+        if (!app->opening.running && ui_app_open_later(app, UI_ACT_MODEL_NEXT, 0, _("the next model"))) {
+            if (ui_app_read_models(app)) app->opening.pending = false, ui_app_status(app, true, "%s", "out of memory");
+            return true;
         }
         return ui_app_next_model(app) == 0;
     case UI_ACT_DECODE: return toggle_decode(app) == 0;

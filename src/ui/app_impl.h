@@ -103,11 +103,19 @@ bool ui_app_open_poll(struct ui_app *app);
 /* In the window, the lesson at path is read and checked on a thread of its
  * own, then shown at step (ui_app_open_poll takes it in). A read under way
  * is given up for the newer one. ui_app_read_drop gives up the one under way
- * (the program ends: it frees itself when done). 0, or -1 when out of memory. */
+ * and a models' listing (the program ends: each frees itself when done). 0,
+ * or -1 when out of memory. */
 int ui_app_read_lesson(struct ui_app *app, const char *path, int step);
 void ui_app_read_drop(struct ui_app *app);
-/* What o opens next, as the notice names it ("model tang"), into buf. */
-void ui_app_next_model_label(const struct ui_app *app, char *buf, size_t size);
+/* o in the window: the shipped models are listed on a thread of their own
+ * (one listing at a time), and ui_app_open_poll opens the next one once they
+ * are. 0, or -1 when out of memory. */
+int ui_app_read_models(struct ui_app *app);
+/* What o opens next among the models names (sorted), as the notice names it
+ * ("model tang"), into buf. */
+void ui_app_next_model_label(const struct ui_app *app, const char *const *names, int n, char *buf, size_t size);
+/* o with the models listed already (app_model.c): as ui_app_next_model. */
+int ui_app_next_model_in(struct ui_app *app, const char *const *names, int n);
 
 /* The lesson and picker actions (app_lesson.c). */
 bool ui_app_lesson_do(struct ui_app *app, ui_action act, int arg);

@@ -31,9 +31,12 @@ static bool picker_key(ui_app *app, int key)
     case UI_KEY_HOME: p->sel = 0; break;
     case UI_KEY_END: p->sel = n ? n - 1 : 0; break;
     case UI_KEY_RETURN:
-    case UI_KEY_SPACE: ui_app_do(app, UI_ACT_PICK, p->sel); break;
+    case UI_KEY_SPACE:
+        if (!p->have_catalog && ui_player_listing(p)) p->pick_listed = true; /* once the list is read */
+        else ui_app_do(app, UI_ACT_PICK, p->sel);
+        break;
     case UI_KEY_ESCAPE:
-    case 'l': p->picker = false; break;
+    case 'l': p->picker = p->pick_listed = false; break;
     case UI_KEY_DELETE: return ui_app_do(app, UI_ACT_PICKER_RESET, 0);
     case 'q': return ui_app_do(app, UI_ACT_QUIT, 0);
     default: return true;

@@ -208,7 +208,13 @@ static ui_job *take(ui_app *app)
 
 bool ui_app_poll(ui_app *app)
 {
-    if (ui_player_poll(&app->lesson)) ui_app_take_note(app); /* a progress save that ended: what it said */
+    ui_player *p = &app->lesson;
+    if (ui_player_poll(p)) ui_app_take_note(app); /* a progress save or the picker's list that ended */
+    if (p->pick_listed && !ui_player_listing(p)) { /* Enter came before the list */
+        p->pick_listed = false;
+        if (p->picker && p->have_catalog) ui_app_do(app, UI_ACT_PICK, p->sel);
+        return true;
+    }
     if (ui_app_open_poll(app)) return true; /* a lesson or model to open, once its notice is on screen */
     ui_job *j = app->job;
     if (!j || !atomic_load(&j->done)) return false;

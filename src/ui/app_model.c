@@ -116,12 +116,22 @@ static int switch_model(attn_config *next, const void *name, attn_error *err)
 int ui_app_next_model(ui_app *app)
 {
     char **names = NULL;
-    int n = 0, at = -1;
+    int n = 0;
     attn_error err;
     if (attn_model_list(&names, &n, &err)) {
         ui_app_status(app, true, "%s", err.msg);
         return -1;
     }
+    int rc = ui_app_next_model_in(app, (const char *const *)names, n);
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return rc;
+}
+
+int ui_app_next_model_in(ui_app *app, const char *const *names, int n)
+{
+    int at = -1;
+    attn_error err;
     for (int i = 0; i < n; i++)
         if (app->cfg.model && !strcmp(names[i], app->cfg.model)) at = i;
     const char *name = at + 1 < n ? names[at + 1] : NULL;
@@ -161,8 +171,6 @@ int ui_app_next_model(ui_app *app)
                 ui_app_status(app, false, "%s", _("the built-in example: one attention layer with seeded random weights"));
         }
     }
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
     return rc;
 }
 

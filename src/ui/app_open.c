@@ -7,8 +7,9 @@
  * first; the window loop comes back at once (ui_app_pending) and ui_app_poll
  * starts it: a lesson is read on a thread of its own, a model by the worker
  * that computes its first picture. The notice stays, with the worker's
- * progress, until that picture is installed. Without a window (tests,
- * render) it happens at once. */
+ * progress, until that picture is installed. Which model o opens next
+ * comes from the shipped models' folder, listed on a thread of its own too.
+ * Without a window (tests, render) it happens at once. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,6 +32,22 @@ bool ui_app_open_later(ui_app *app, ui_action act, int arg, const char *label)
     snprintf(app->opening.label, sizeof app->opening.label, "%s", label);
     app->dirty = true;
     return true;
+}
+
+/* Runs thread_fn(arg) on a thread of its own in *t, or, with no thread to be
+ * had, work(arg) here (*t is then this thread: nothing to join or detach). */
+static void start(pthread_t *t, void *(*thread_fn)(void *), void *(*work)(void *), void *arg)
+{
+    if (pthread_create(t, NULL, thread_fn, arg)) {
+        *t = pthread_self();
+        work(arg);
+    }
+}
+
+/* Lets thread t finish on its own (unless it is this one). */
+static void let_go(pthread_t t)
+{
+    if (!pthread_equal(t, pthread_self())) pthread_detach(t);
 }
 
 /* ---- a lesson read on a thread of its own */
@@ -71,12 +88,88 @@ static void *read_thread(void *arg)
     return read_work(arg);
 }
 
+/* ---- the shipped models' names (o), listed on a thread of its own */
+
+typedef struct ui_model_names {
+    pthread_t thread;
+    atomic_int refs;         /* the app's and the thread's: the last to let go frees it */
+    atomic_bool done;
+    char **names;            /* sorted (attn_model_list) */
+    int n;
+    attn_status st;
+    attn_error err;
+} ui_model_names;
+
+static void names_release(ui_model_names *m)
+{
+    if (atomic_fetch_sub(&m->refs, 1) != 1) return;
+    for (int i = 0; i < m->n; i++) free(m->names[i]);
+    free(m->names);
+    free(m);
+}
+
+static void *names_work(void *arg)
+{
+    ui_model_names *m = arg;
+    m->st = attn_model_list(&m->names, &m->n, &m->err);
+    atomic_store(&m->done, true);
+    names_release(m);
+    return NULL;
+}
+
+static void *names_thread(void *arg)
+{
+    ui_app_thread_background();
+    return names_work(arg);
+}
+
+static void names_drop(ui_app *app)
+{
+    ui_model_names *m = app->opening.models;
+    if (!m) return;
+    app->opening.models = NULL;
+    let_go(m->thread);
+    names_release(m);
+}
+
+int ui_app_read_models(ui_app *app)
+{
+    if (app->opening.models) return 0; /* one listing serves the o presses made while it runs */
+    ui_model_names *m = calloc(1, sizeof *m);
+    if (!m) return -1;
+    atomic_init(&m->refs, 2);
+    atomic_init(&m->done, false);
+    start(&m->thread, names_thread, names_work, m);
+    app->opening.models = m;
+    return 0;
+}
+
+/* o, once the models are listed: the next one's name on the notice, and it opens. */
+static int models_next(ui_app *app)
+{
+    ui_model_names *m = app->opening.models;
+    if (!m) return ui_app_next_model(app) ? -1 : 0; /* out of memory for the thread's: listed here */
+    if (!pthread_equal(m->thread, pthread_self())) pthread_join(m->thread, NULL);
+    m->thread = pthread_self(); /* joined: names_drop must not detach it */
+    int rc = -1;
+    if (m->st) {
+        ui_app_status(app, true, "%s", m->err.msg);
+    } else {
+        ui_app_next_model_label(app, (const char *const *)m->names, m->n, app->opening.label,
+                                sizeof app->opening.label);
+        rc = ui_app_next_model_in(app, (const char *const *)m->names, m->n);
+    }
+    names_drop(app);
+    return rc;
+}
+
 void ui_app_read_drop(ui_app *app)
 {
+    names_drop(app);
     ui_lesson_read *r = app->opening.reading;
     if (!r) return;
     app->opening.reading = NULL;
-    if (!pthread_equal(r->thread, pthread_self())) pthread_detach(r->thread);
+    let_go(r->thread);
     read_release(r);
 }
 
@@ -89,10 +182,7 @@ int ui_app_read_lesson(ui_app *app, const char *path, int step)
     r->step = step;
     atomic_init(&r->refs, 2);
     atomic_init(&r->done, false);
-    if (pthread_create(&r->thread, NULL, read_thread, r)) { /* no thread to be had: read here */
-        r->thread = pthread_self();
-        read_work(r);
-    }
+    start(&r->thread, read_thread, read_work, r);
     app->opening.reading = r;
     return 0;
 }
@@ -140,6 +230,9 @@ static bool read_poll(ui_app *app)
 bool ui_app_open_poll(ui_app *app)
 {
     if (read_poll(app)) return true;
+    ui_model_names *listed = app->opening.models;
+    if (listed && atomic_load(&listed->done) && !(app->opening.pending && app->opening.act == UI_ACT_MODEL_NEXT))
+        names_drop(app); /* o's opening was replaced by another meanwhile */
     if (!app->opening.pending) {
         if (!app->opening.label[0] || app->job || app->opening.reading) return false;
         app->opening.label[0] = '\0'; /* what it opened is on screen */
@@ -147,6 +240,8 @@ bool ui_app_open_poll(ui_app *app)
         return true;
     }
     if (!app->opening.shown) return false; /* the notice first */
+    ui_model_names *m = app->opening.act == UI_ACT_MODEL_NEXT ? app->opening.models : NULL;
+    if (m && !atomic_load(&m->done)) return false; /* o: the models' names first */
     app->opening.pending = false;
     app->opening.running = true;
     int rc = 0;
@@ -162,6 +257,7 @@ bool ui_app_open_poll(ui_app *app)
         rc = ui_app_lesson_go(app, app->opening.arg);
         if (rc) ui_player_close(&app->lesson); /* the step cannot be shown: no half-open lesson */
         break;
+    case UI_ACT_MODEL_NEXT: rc = models_next(app); break;
     default: rc = ui_app_do(app, app->opening.act, app->opening.arg) ? 0 : -1; break;
     }
     app->opening.running = false;
@@ -170,23 +266,18 @@ bool ui_app_open_poll(ui_app *app)
     return true;
 }
 
-void ui_app_next_model_label(const ui_app *app, char *buf, size_t size)
+void ui_app_next_model_label(const ui_app *app, const char *const *names, int n, char *buf, size_t size)
 {
-    char **names = NULL;
-    int n = 0, at = -1;
-    attn_error err;
+    int at = -1;
     snprintf(buf, size, "%s", _("the built-in example"));
-    if (attn_model_list(&names, &n, &err)) return;
     for (int i = 0; i < n; i++)
         if (app->cfg.model && !strcmp(names[i], app->cfg.model)) at = i;
     /* TRANSLATORS: what opens: a trained model by its name */
     if (at + 1 < n) snprintf(buf, size, _("model %s"), names[at + 1]);
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
 }
 
 bool ui_app_pending(const ui_app *app)
 {
-    return app->opening.pending || app->opening.reading || ui_app_busy(app, NULL, NULL, NULL) ||
-           ui_player_saving(&app->lesson);
+    return app->opening.pending || app->opening.reading || app->opening.models || ui_app_busy(app, NULL, NULL, NULL) ||
+           ui_player_saving(&app->lesson) || ui_player_listing(&app->lesson);
 }

@@ -86,36 +86,103 @@ static void fill(cairo_t *cr, double x, double y, double w, double h, uint32_t c
 
 /* ---- text */
 
+/* One run of a text command: its face, where it goes, its text (offsets into pool). */
 typedef struct {
-    cairo_t *cr;
-    ui_cairo *vc;
-    int x, y, px;
-    bool bold;
-} text_at;
+    int cmd;                 /* the command's index in the list */
+    size_t path, text;       /* offsets of zero-terminated strings in pool */
+    int index, x, baseline;
+} text_run;
 
-static void draw_run(void *ctx, const char *path, int index, const char *text, int x, int baseline)
+struct ui_cairo_runs {
+    text_run *runs;
+    int n, cap;
+    char *pool;
+    size_t len, cap_pool;
+    bool failed;
+    int cmd;                 /* while collecting: the command whose runs come */
+};
+
+void ui_cairo_runs_free(ui_cairo_runs *r)
 {
-    const text_at *t = ctx;
-    cairo_font_face_t *face = face_of(t->vc, path, index, t->bold);
-    if (!face) return;
-    cairo_set_font_face(t->cr, face);
-    cairo_set_font_size(t->cr, t->px);
-    cairo_move_to(t->cr, t->x + x, t->y + baseline);
-    cairo_show_text(t->cr, text);
+    if (!r) return;
+    free(r->runs);
+    free(r->pool);
+    free(r);
 }
 
-static void text(cairo_t *cr, ui_cairo *vc, ui_gfx *g, const ui_cmd *c, const char *s)
+/* s copied into the pool: its offset, or (size_t)-1 when out of memory. */
+static size_t pool_put(ui_cairo_runs *r, const char *s)
 {
-    ui_gfx_font_px(g, c->text.px);
-    text_at t = {cr, vc, c->r.x, c->r.y, c->text.px, c->text.bold};
+    size_t n = strlen(s) + 1;
+    if (r->len + n > r->cap_pool) {
+        size_t cap = (r->len + n) * 2;
+        char *grown = realloc(r->pool, cap);
+        if (!grown) return (size_t)-1;
+        r->pool = grown;
+        r->cap_pool = cap;
+    }
+    memcpy(r->pool + r->len, s, n);
+    r->len += n;
+    return r->len - n;
+}
+
+static void collect_run(void *ctx, const char *path, int index, const char *text, int x, int baseline)
+{
+    ui_cairo_runs *r = ctx;
+    if (r->failed) return;
+    if (r->n == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 64;
+        text_run *grown = realloc(r->runs, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            r->failed = true;
+            return;
+        }
+        r->runs = grown;
+        r->cap = cap;
+    }
+    text_run *t = &r->runs[r->n];
+    *t = (text_run){.cmd = r->cmd, .index = index, .x = x, .baseline = baseline};
+    if ((t->path = pool_put(r, path)) == (size_t)-1 || (t->text = pool_put(r, text)) == (size_t)-1) r->failed = true;
+    else r->n++;
+}
+
+ui_cairo_runs *ui_cairo_runs_of(ui_gfx *g, const ui_draw *d)
+{
+    ui_cairo_runs *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->cmd = 0;
+    for (const ui_cmd *c = NULL; !r->failed && (c = ui_draw_next(d, c)); r->cmd++) {
+        if (c->kind != UI_CMD_TEXT) continue;
+        ui_gfx_font_px(g, c->text.px);
+        if (ui_font_runs(g->font, ui_cmd_text(d, c), collect_run, r)) r->failed = true; /* the bold font's runs are the regular one's */
+    }
+    if (r->failed) {
+        ui_cairo_runs_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* Text command number `cmd` (c) from its runs, starting at *at (moved past them). */
+static void text(cairo_t *cr, ui_cairo *vc, const ui_cairo_runs *runs, int *at, int cmd, const ui_cmd *c)
+{
+    double x = c->r.x, y = c->r.y;
     set_color(cr, c->color);
     if (c->text.turned) { /* drawn level at the origin, turned a quarter counter-clockwise about the box's bottom-left */
         cairo_save(cr);
         cairo_translate(cr, c->r.x, c->r.y + c->r.h);
         cairo_rotate(cr, -acos(0.0)); /* −π/2 */
-        t.x = t.y = 0;
+        x = y = 0;
     }
-    ui_font_runs(g->font, s, draw_run, &t); /* the bold font's runs are the regular one's */
+    for (; *at < runs->n && runs->runs[*at].cmd == cmd; (*at)++) {
+        const text_run *t = &runs->runs[*at];
+        cairo_font_face_t *face = face_of(vc, runs->pool + t->path, t->index, c->text.bold);
+        if (!face) continue;
+        cairo_set_font_face(cr, face);
+        cairo_set_font_size(cr, c->text.px);
+        cairo_move_to(cr, x + t->x, y + t->baseline);
+        cairo_show_text(cr, runs->pool + t->text);
+    }
     if (c->text.turned) cairo_restore(cr);
 }
 
@@ -224,16 +291,16 @@ static void heatmap(cairo_t *cr, const ui_cmd *c)
 
 /* ---- the list */
 
-int ui_cairo_draw(cairo_t *cr, ui_cairo *vc, ui_gfx *g, const ui_draw *d)
+int ui_cairo_draw(cairo_t *cr, ui_cairo *vc, const ui_cairo_runs *runs, const ui_draw *d)
 {
-    int depth = 0;
+    int depth = 0, cmd = 0, at = 0;
     /* advances rounded to whole pixels, as SDL_ttf's are: the layout measured
      * with SDL_ttf then fits the text cairo draws, however long the line */
     cairo_font_options_t *fo = cairo_font_options_create();
     cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_ON);
     cairo_set_font_options(cr, fo);
     cairo_font_options_destroy(fo);
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(d, c));) {
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(d, c)); cmd++) {
         ui_rect r = c->r;
         switch (c->kind) {
         case UI_CMD_RECT:
@@ -251,7 +318,7 @@ int ui_cairo_draw(cairo_t *cr, ui_cairo *vc, ui_gfx *g, const ui_draw *d)
             cairo_close_path(cr);
             cairo_fill(cr);
             break;
-        case UI_CMD_TEXT: text(cr, vc, g, c, ui_cmd_text(d, c)); break;
+        case UI_CMD_TEXT: text(cr, vc, runs, &at, cmd, c); break;
         case UI_CMD_HEATMAP: heatmap(cr, c); break;
         case UI_CMD_HATCH: /* over a heatmap too: its masked cells were left for this */
             hatch(cr, r.x, r.y, r.w, r.h, (r.x - c->hatch.ox) + (r.y - c->hatch.oy));

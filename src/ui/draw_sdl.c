@@ -66,6 +66,7 @@ void ui_gfx_draw(ui_gfx *g, const ui_draw *d)
 {
     clip_stack cs = {.n = 0};
     for (const ui_cmd *c = NULL; (c = ui_draw_next(d, c));) {
+        ui_gfx_answer(g);
         switch (c->kind) {
         case UI_CMD_RECT:
         case UI_CMD_LINE: fill(g, c->r.x, c->r.y, c->r.w, c->r.h, c->color); break;

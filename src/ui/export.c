@@ -1,8 +1,11 @@
-/* export.c — SVG and PDF files of a frame. */
+/* export.c — SVG and PDF files of a frame, CSV of its matrix: prepared on
+ * the app's thread, drawn and written on one of their own. */
 #include "export.h"
 
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,44 +121,106 @@ static bool svg_text_layer(bytes *b, const ui_draw *dl)
     return ok && put(b, "</g>\n</svg>\n", strlen("</g>\n</svg>\n"));
 }
 
-int ui_export_vector(ui_app *app, ui_gfx *g, int w, int h, ui_save_kind kind, const char *path, char *err,
-                     size_t errsize)
+/* ---- an export: what it needs copied out of the app, then the thread */
+
+struct ui_export {
+    pthread_t thread;
+    bool threaded;           /* thread runs (else it was written in ui_export_start) */
+    atomic_bool done;
+    ui_save_kind kind;
+    char path[PATH_MAX];
+    int rc;                  /* the thread's result, and its message */
+    char err[PATH_MAX + 300];
+    /* SVG, PDF: the frame's commands, their text's runs, the pictures' numbers */
+    int w, h;
+    ui_draw list;
+    bool have_list;
+    ui_cairo_runs *runs;
+    float **copies;          /* each heatmap's cells (and mask) copied: the list's slices point here */
+    int n_copies;
+    /* CSV: rows × cols values (row-major) and their labels: corner, cols, rows */
+    int rows, cols;
+    float *values;
+    char **labels;
+};
+
+/* A copy of s's cells as rows × cols row-major floats (mask likewise), and s
+ * pointed at it. Returns 0, or -1 when out of memory. */
+static int own_slice(ui_export *x, ui_slice *s)
+{
+    size_t n = (size_t)s->rows * (size_t)s->cols;
+    float **grown = realloc(x->copies, (size_t)(x->n_copies + 2) * sizeof *grown);
+    if (!grown) return -1;
+    x->copies = grown;
+    float *d = malloc((n ? n : 1) * sizeof *d), *m = s->mask ? malloc((n ? n : 1) * sizeof *m) : NULL;
+    if (d) x->copies[x->n_copies++] = d;
+    if (m) x->copies[x->n_copies++] = m;
+    if (!d || (s->mask && !m)) return -1;
+    for (int i = 0; i < s->rows; i++)
+        for (int j = 0; j < s->cols; j++) {
+            d[(size_t)i * s->cols + j] = ui_slice_at(s, i, j);
+            if (m) m[(size_t)i * s->cols + j] = s->mask[i * s->mask_row_stride + j * s->mask_col_stride];
+        }
+    s->data = d;
+    s->row_stride = s->cols;
+    s->col_stride = 1;
+    if (m) s->mask = m, s->mask_row_stride = s->cols, s->mask_col_stride = 1;
+    return 0;
+}
+
+/* The frame laid out again for w × h into x's own list (app->layout left as
+ * it is), its text's runs found in g's fonts and its pictures' cells copied:
+ * after this x needs neither the app nor g. */
+static int prepare_vector(ui_export *x, const ui_app *app, ui_gfx *g)
+{
+    ui_layout *layout = malloc(sizeof *layout);
+    if (!layout) return -1;
+    *layout = app->layout;
+    ui_draw_init(&x->list, ui_gfx_measure(g));
+    x->have_list = true;
+    ui_render_frame(app, &x->list, layout, x->w, x->h);
+    free(layout);
+    if (x->list.failed || !(x->runs = ui_cairo_runs_of(g, &x->list))) return -1;
+    for (int i = 0; i < x->list.n; i++)
+        if (x->list.cmds[i].kind == UI_CMD_HEATMAP && own_slice(x, &x->list.cmds[i].heat.slice)) return -1;
+    return 0;
+}
+
+static void write_vector(ui_export *x)
 {
     bytes out = {0};
     ui_cairo *vc = ui_cairo_new();
     if (!vc) {
-        snprintf(err, errsize, "out of memory");
-        return -1;
+        snprintf(x->err, sizeof x->err, "out of memory");
+        x->rc = -1;
+        return;
     }
-    cairo_surface_t *s = kind == UI_SAVE_SVG ? cairo_svg_surface_create_for_stream(append, &out, w, h)
-                                               : cairo_pdf_surface_create_for_stream(append, &out, w, h);
-    if (kind == UI_SAVE_SVG) cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX); /* not pt */
-    if (kind == UI_SAVE_PDF) {
+    cairo_surface_t *s = x->kind == UI_SAVE_SVG ? cairo_svg_surface_create_for_stream(append, &out, x->w, x->h)
+                                                  : cairo_pdf_surface_create_for_stream(append, &out, x->w, x->h);
+    if (x->kind == UI_SAVE_SVG) cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX); /* not pt */
+    if (x->kind == UI_SAVE_PDF) {
         cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_TITLE, "attnlab");
         cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATOR, "attnlab render");
     }
-    ui_render_frame(app, &g->list, &app->layout, w, h);
     cairo_t *cr = cairo_create(s);
-    int drawn = ui_cairo_draw(cr, vc, g, &g->list);
+    int drawn = ui_cairo_draw(cr, vc, x->runs, &x->list);
     cairo_destroy(cr);
     cairo_surface_finish(s);
     cairo_status_t st = cairo_surface_status(s);
     cairo_surface_destroy(s);
     ui_cairo_free(vc);
-    ui_render_commit(app, &app->layout);
     attn_error e;
-    int rc = 0;
-    if (st == CAIRO_STATUS_SUCCESS && !drawn && !out.failed && kind == UI_SAVE_SVG && !svg_text_layer(&out, &g->list))
+    x->rc = 0;
+    if (st == CAIRO_STATUS_SUCCESS && !drawn && !out.failed && x->kind == UI_SAVE_SVG && !svg_text_layer(&out, &x->list))
         out.failed = true;
     if (st != CAIRO_STATUS_SUCCESS || drawn || out.failed) {
-        snprintf(err, errsize, "%s: cannot draw: %s", path, cairo_status_to_string(st));
-        rc = -1;
-    } else if (attn_file_write_atomic(path, out.data, out.len, 0644, &e)) {
-        snprintf(err, errsize, "%s", e.msg);
-        rc = -1;
+        snprintf(x->err, sizeof x->err, "%s: cannot draw: %s", x->path, cairo_status_to_string(st));
+        x->rc = -1;
+    } else if (attn_file_write_atomic(x->path, out.data, out.len, 0644, &e)) {
+        snprintf(x->err, sizeof x->err, "%s", e.msg);
+        x->rc = -1;
     }
     free(out.data);
-    return rc;
 }
 
 /* One CSV field: quoted, with quotes doubled, when it holds a comma, a quote
@@ -174,46 +239,142 @@ static void field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-int ui_export_csv(const ui_app *app, const char *path, char *err, size_t errsize)
+/* The matrix the single view shows, copied with its labels. */
+static int prepare_csv(ui_export *x, const ui_app *app)
 {
     const attn_tensor *t = ui_app_tensor(app);
     ui_view_slice v;
     if (!t || ui_view_make_of(&app->trace, t, app->view.batch, app->view.head, &v)) {
-        snprintf(err, errsize, "%s: there is no matrix on screen to save", path);
+        snprintf(x->err, sizeof x->err, "%s: there is no matrix on screen to save", x->path);
         return -1;
     }
-    char *text = NULL, label[160];
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) {
-        snprintf(err, errsize, "out of memory");
+    x->rows = v.slice.rows;
+    x->cols = v.slice.cols;
+    size_t n = (size_t)x->rows * (size_t)x->cols;
+    if (!(x->values = malloc((n ? n : 1) * sizeof *x->values)) ||
+        !(x->labels = calloc(1 + (size_t)x->rows + (size_t)x->cols, sizeof *x->labels)))
         return -1;
-    }
+    for (int i = 0; i < x->rows; i++)
+        for (int j = 0; j < x->cols; j++) x->values[(size_t)i * x->cols + j] = ui_slice_at(&v.slice, i, j);
+    char label[160];
     snprintf(label, sizeof label, "%s", t->name);
     if (v.batch >= 0) snprintf(label + strlen(label), sizeof label - strlen(label), " b=%d", v.batch);
     if (v.head >= 0) snprintf(label + strlen(label), sizeof label - strlen(label), " h=%d", v.head);
-    field(f, label);
-    for (int j = 0; j < v.slice.cols; j++) {
+    if (!(x->labels[0] = strdup(label))) return -1;
+    for (int j = 0; j < x->cols; j++)
+        if (!(x->labels[1 + j] = strdup(ui_view_col_label(&app->trace, &v, j, label, sizeof label)))) return -1;
+    for (int i = 0; i < x->rows; i++)
+        if (!(x->labels[1 + x->cols + i] = strdup(ui_view_row_label(&app->trace, &v, i, label, sizeof label)))) return -1;
+    return 0;
+}
+
+/* A corner cell naming the matrix, the column labels, then each row's label and values. */
+static void write_csv(ui_export *x)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    x->rc = -1;
+    if (!f) {
+        snprintf(x->err, sizeof x->err, "out of memory");
+        return;
+    }
+    field(f, x->labels[0]);
+    for (int j = 0; j < x->cols; j++) {
         fputc(',', f);
-        field(f, ui_view_col_label(&app->trace, &v, j, label, sizeof label));
+        field(f, x->labels[1 + j]);
     }
     fputs("\r\n", f);
-    for (int i = 0; i < v.slice.rows; i++) {
-        field(f, ui_view_row_label(&app->trace, &v, i, label, sizeof label));
-        for (int j = 0; j < v.slice.cols; j++) fprintf(f, ",%.9g", ui_slice_at(&v.slice, i, j));
+    for (int i = 0; i < x->rows; i++) {
+        field(f, x->labels[1 + x->cols + i]);
+        for (int j = 0; j < x->cols; j++) fprintf(f, ",%.9g", x->values[(size_t)i * x->cols + j]);
         fputs("\r\n", f);
     }
     bool failed = ferror(f) != 0;
     failed |= fclose(f) != 0;
     attn_error e;
-    int rc = 0;
-    if (failed) {
-        snprintf(err, errsize, "out of memory");
-        rc = -1;
-    } else if (attn_file_write_atomic(path, text, len, 0644, &e)) {
-        snprintf(err, errsize, "%s", e.msg);
-        rc = -1;
-    }
+    if (failed) snprintf(x->err, sizeof x->err, "out of memory");
+    else if (attn_file_write_atomic(x->path, text, len, 0644, &e)) snprintf(x->err, sizeof x->err, "%s", e.msg);
+    else x->rc = 0;
     free(text);
+}
+
+/* ---- the job */
+
+static void *export_work(void *arg)
+{
+    ui_export *x = arg;
+    if (x->kind == UI_SAVE_CSV) write_csv(x);
+    else write_vector(x);
+    atomic_store(&x->done, true);
+    return NULL;
+}
+
+static void export_free(ui_export *x)
+{
+    if (x->have_list) ui_draw_free(&x->list);
+    ui_cairo_runs_free(x->runs);
+    for (int i = 0; i < x->n_copies; i++) free(x->copies[i]);
+    free(x->copies);
+    if (x->labels)
+        for (int i = 0; i < 1 + x->rows + x->cols; i++) free(x->labels[i]);
+    free(x->labels);
+    free(x->values);
+    free(x);
+}
+
+int ui_export_start(const ui_app *app, ui_gfx *g, int w, int h, ui_save_kind kind, const char *path, ui_export **out,
+                    char *err, size_t errsize)
+{
+    *out = NULL;
+    ui_export *x = calloc(1, sizeof *x);
+    if (!x) {
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    x->kind = kind == UI_SAVE_CSV || kind == UI_SAVE_PDF ? kind : UI_SAVE_SVG;
+    x->w = w;
+    x->h = h;
+    atomic_init(&x->done, false);
+    if (snprintf(x->path, sizeof x->path, "%s", path) >= (int)sizeof x->path) {
+        snprintf(err, errsize, "%.200s…: the path is longer than the %d bytes a path may have", path, PATH_MAX - 1);
+        export_free(x);
+        return -1;
+    }
+    if (x->kind == UI_SAVE_CSV ? prepare_csv(x, app) : prepare_vector(x, app, g)) {
+        snprintf(err, errsize, "%s", x->err[0] ? x->err : "out of memory");
+        export_free(x);
+        return -1;
+    }
+    x->threaded = !pthread_create(&x->thread, NULL, export_work, x);
+    if (!x->threaded) export_work(x); /* no thread to be had: written here */
+    *out = x;
+    return 0;
+}
+
+bool ui_export_done(const ui_export *x)
+{
+    return atomic_load(&x->done);
+}
+
+int ui_export_end(ui_export *x, char *err, size_t errsize)
+{
+    if (x->threaded) pthread_join(x->thread, NULL);
+    int rc = x->rc;
+    if (rc) snprintf(err, errsize, "%s", x->err);
+    export_free(x);
     return rc;
+}
+
+int ui_export_vector(const ui_app *app, ui_gfx *g, int w, int h, ui_save_kind kind, const char *path, char *err,
+                     size_t errsize)
+{
+    ui_export *x;
+    return ui_export_start(app, g, w, h, kind, path, &x, err, errsize) ? -1 : ui_export_end(x, err, errsize);
+}
+
+int ui_export_csv(const ui_app *app, const char *path, char *err, size_t errsize)
+{
+    ui_export *x;
+    return ui_export_start(app, NULL, 0, 0, UI_SAVE_CSV, path, &x, err, errsize) ? -1 : ui_export_end(x, err, errsize);
 }

@@ -167,10 +167,21 @@ ui_font *ui_gfx_bold(ui_gfx *g, int px)
     return g->bold;
 }
 
+void ui_gfx_answer(ui_gfx *g)
+{
+    if (!g->answer) return;
+    Uint32 now = SDL_GetTicks();
+    if (now - g->answered < UI_GFX_ANSWER_MS) return;
+    g->answer(g->answer_ctx);
+    g->answered = SDL_GetTicks();
+}
+
+/* Text is measured while a frame is built: the window answers meanwhile too. */
 static int text_width(void *ctx, const char *utf8, int px)
 {
     ui_gfx *g = ctx;
     int w = 0;
+    ui_gfx_answer(g);
     ui_gfx_font_px(g, px);
     ui_font_measure(g->font, utf8, &w, NULL);
     return w;
@@ -179,6 +190,7 @@ static int text_width(void *ctx, const char *utf8, int px)
 static int bold_width(void *ctx, const char *utf8, int px)
 {
     int w = 0;
+    ui_gfx_answer(ctx);
     ui_font_measure(ui_gfx_bold(ctx, px), utf8, &w, NULL);
     return w;
 }

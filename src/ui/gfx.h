@@ -46,7 +46,20 @@ typedef struct ui_gfx {
     SDL_Texture *hatch;  /* the masked hatch, for UI_CMD_HATCH */
     int hatch_w, hatch_h;
     ui_draw list;        /* the frame's commands, measured with font */
+    /* the window's event pump, called while a frame is built and drawn at
+     * most every UI_GFX_ANSWER_MS (ui_gfx_answer): a window manager's ping
+     * is answered mid-frame, not after it. NULL: none (offscreen). */
+    void (*answer)(void *ctx);
+    void *answer_ctx;
+    Uint32 answered;     /* SDL_GetTicks() of the last call */
 } ui_gfx;
+
+/* How long a frame may go without g->answer: a ping waits at most this
+ * long plus one command's drawing (a heatmap's texture, a run of text). */
+#define UI_GFX_ANSWER_MS 15
+
+/* Calls g->answer if UI_GFX_ANSWER_MS have passed since it last was. */
+void ui_gfx_answer(ui_gfx *g);
 
 /* The bold font at px pixels (opened on first use; the regular one if it cannot be). */
 ui_font *ui_gfx_bold(ui_gfx *g, int px);

@@ -631,7 +631,8 @@ void ui_render_picker(const ui_app *app, ui_draw *dl)
     }
     int shown = ui_imax(0, ui_imin(visible, n - first));
     more_cue(dl, "▼", n - first - shown, x, y + shown * row, w);
-    if (!p->have_catalog || !p->catalog.n) ui_text(dl, _("No lessons found."), x, y, UI_ERROR);
+    if (!p->have_catalog && ui_player_listing(p)) ui_text(dl, _("Reading the lessons …"), x, y, UI_TEXT_DIM);
+    else if (!p->have_catalog || !p->catalog.n) ui_text(dl, _("No lessons found."), x, y, UI_ERROR);
     const char *help = p->confirm_reset ? _("Press Delete again to forget all progress; any other key keeps it.")
                                         : _("↑ ↓ wheel choose · Enter open · Esc close · Delete reset progress");
     progress_chip(dl, p, x, H - foot + u / 2, w, true);

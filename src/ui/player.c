@@ -35,9 +35,12 @@ static void free_answers(ui_player *p)
     p->focus = p->cell_quiz = -1;
 }
 
+static void list_drop(ui_player *p);
+
 void ui_player_free(ui_player *p)
 {
     ui_player_finish(p);
+    list_drop(p);
     free_answers(p);
     if (p->open) lesson_free(&p->ls);
     if (p->have_catalog) lesson_catalog_free(&p->catalog);
@@ -161,8 +164,11 @@ static lesson_progress_status save_progress(ui_player *p)
     return st;
 }
 
+static bool list_end(ui_player *p);
+
 bool ui_player_poll(ui_player *p)
 {
+    if (list_end(p)) return true;
     if (!save_end(p, false)) return false;
     if (p->save_again) save_progress(p);
     return true;
@@ -282,20 +288,64 @@ void ui_player_close(ui_player *p)
     p->open = false;
 }
 
-int ui_player_picker(ui_player *p)
+/* ---- the picker's list: here, or in the window on a thread of its own */
+
+struct ui_player_list {
+    pthread_t thread;
+    atomic_int refs;         /* the player's and the thread's: the last to let go frees it */
+    atomic_bool done;
+    char dir[PATH_MAX];
+    bool have_dir;           /* lesson_catalog_dir found one */
+    lesson_catalog catalog;  /* read, when rc is 0 */
+    int rc;
+    char err[600];
+};
+
+static void list_read(struct ui_player_list *l)
 {
-    char dir[PATH_MAX], err[600];
+    l->rc = lesson_catalog_load(&l->catalog, l->have_dir ? l->dir : NULL, l->err, sizeof l->err);
+}
+
+static void list_release(struct ui_player_list *l)
+{
+    if (atomic_fetch_sub(&l->refs, 1) != 1) return;
+    if (atomic_load(&l->done) && !l->rc) lesson_catalog_free(&l->catalog);
+    free(l);
+}
+
+static void *list_work(void *arg)
+{
+    struct ui_player_list *l = arg;
+    list_read(l);
+    atomic_store(&l->done, true);
+    list_release(l);
+    return NULL;
+}
+
+/* A list being read is given up (it frees itself when done). */
+static void list_drop(ui_player *p)
+{
+    struct ui_player_list *l = p->listing;
+    if (!l) return;
+    p->listing = NULL;
+    pthread_detach(l->thread);
+    list_release(l);
+}
+
+/* The list read (catalog, or rc and err) becomes the picker's, its selection
+ * the open lesson, else the first one not finished. */
+static int list_take(ui_player *p, lesson_catalog *catalog, int rc, const char *err)
+{
     if (p->have_catalog) lesson_catalog_free(&p->catalog);
     p->have_catalog = false;
-    if (lesson_catalog_load(&p->catalog, lesson_catalog_dir(p->lang, dir, sizeof dir), err, sizeof err)) {
+    if (rc) {
         note(p, true, _("no lessons: %s"), err);
+        p->picker = false;
         return -1;
     }
+    p->catalog = *catalog;
     p->have_catalog = true;
-    p->picker = true;
-    p->confirm_reset = false;
     progress(p);
-    /* select the open lesson, else the first one not finished */
     p->sel = -1;
     for (int i = 0; i < p->catalog.n && p->sel < 0; i++)
         if (p->open && !strcmp(p->catalog.items[i].name, p->name)) p->sel = i;
@@ -303,6 +353,50 @@ int ui_player_picker(ui_player *p)
         if (!p->progress || !lesson_progress_get(p->progress, p->catalog.items[i].name).finished) p->sel = i;
     if (p->sel < 0) p->sel = 0;
     return 0;
+}
+
+/* Takes in the list read on a thread once it is; returns whether it did. */
+static bool list_end(ui_player *p)
+{
+    struct ui_player_list *l = p->listing;
+    if (!l || !atomic_load(&l->done)) return false;
+    pthread_join(l->thread, NULL);
+    p->listing = NULL;
+    if (p->picker) list_take(p, &l->catalog, l->rc, l->err);
+    else if (!l->rc) lesson_catalog_free(&l->catalog); /* closed meanwhile */
+    l->rc = -1; /* the catalog moved into the player, or freed */
+    list_release(l);
+    return true;
+}
+
+bool ui_player_listing(const ui_player *p)
+{
+    return p->listing != NULL;
+}
+
+int ui_player_picker(ui_player *p)
+{
+    struct ui_player_list *l = calloc(1, sizeof *l);
+    if (!l) {
+        note(p, true, _("no lessons: %s"), "out of memory");
+        return -1;
+    }
+    l->have_dir = lesson_catalog_dir(p->lang, l->dir, sizeof l->dir) != NULL;
+    p->confirm_reset = false;
+    p->picker = true;
+    if (p->async_read) {
+        list_drop(p); /* the newer request wins */
+        atomic_init(&l->refs, 2);
+        atomic_init(&l->done, false);
+        if (!pthread_create(&l->thread, NULL, list_work, l)) {
+            p->listing = l;
+            return 0;
+        }
+    }
+    list_read(l); /* no thread (or none to be had): read here */
+    int rc = list_take(p, &l->catalog, l->rc, l->err);
+    free(l);
+    return rc;
 }
 
 int ui_player_pick(ui_player *p, int i, const char **path, int *step)

@@ -60,6 +60,9 @@ typedef struct {
     bool picker;           /* the lesson picker overlay is open */
     lesson_catalog catalog;
     bool have_catalog;
+    bool async_read;       /* the picker reads the course folder on a thread of its own (the window) ... */
+    struct ui_player_list *listing; /* ... this one, taken in by ui_player_poll; NULL when none */
+    bool pick_listed;      /* Enter came before the list: its selected lesson opens once it is read */
     int sel;               /* picker selection */
     int picker_first;      /* first lesson the picker shows (the renderer keeps sel in view) */
     int picker_rows;       /* how many it shows (from the renderer) */
@@ -107,8 +110,13 @@ int ui_player_step(const ui_player *p, int step, attn_config *cfg, lesson_view *
  * and the visit is recorded. */
 void ui_player_enter(ui_player *p, int step, const lesson_view *view, const lesson_marks *marks);
 
-/* The picker: opens it (reading the course folder); returns 0 or -1 with a note. */
+/* The picker: opens it (reading the course folder); returns 0 or -1 with a note.
+ * With async_read it opens at once and says the lessons are being read; the
+ * folder (every lesson in it parsed for its title and steps) is read on a
+ * thread, and ui_player_poll takes the list in. */
 int ui_player_picker(ui_player *p);
+/* Whether the picker's list is being read (ui_player_picker with async_read). */
+bool ui_player_listing(const ui_player *p);
 /* Lesson i of the picker: its path (valid until the picker is read again) and
  * the step to resume at. Returns 0, or -1 with a note (a lesson that does not load). */
 int ui_player_pick(ui_player *p, int i, const char **path, int *step);

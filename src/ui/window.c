@@ -27,92 +27,104 @@ static void save_name(const ui_app *app, char *buf, size_t size)
     }
 }
 
-/* ---- s: the picture to a PNG, written on a thread of its own */
+/* ---- s and S: the picture to a file, written on a thread of its own */
 
 #define PROGRESS_FRAME_MS 250 /* while busy, the progress shown in a frame this often */
 
+/* The file being written: a PNG (pixels read back here, since the renderer
+ * is this thread's, then encoded on a thread) or an export (export.h). */
 typedef struct {
     SDL_Thread *thread;   /* NULL: no PNG being written */
-    SDL_Surface *pixels;  /* the frame, read back here (the renderer is this thread's) */
+    SDL_Surface *pixels;
+    ui_export *export;    /* NULL: no SVG, PDF or CSV being written */
     char name[128];
     SDL_atomic_t done;
     int rc;
-    char err[300];
-} png_write;
+    char err[600];
+} file_write;
 
 static int png_work(void *arg)
 {
-    png_write *p = arg;
+    file_write *p = arg;
     p->rc = ui_write_png(p->pixels, p->name, p->err, sizeof p->err);
     SDL_AtomicSet(&p->done, 1);
     return 0;
 }
 
-static bool saving(const png_write *p)
+static bool saving(const file_write *p)
 {
-    return p->thread != NULL;
+    return p->thread != NULL || p->export != NULL;
 }
 
-/* The PNG written, once it is (wait: waiting for it): the status line says
+/* The file written, once it is (wait: waiting for it): the status line says
  * where, or why not. Returns whether it was taken in. */
-static bool png_end(ui_app *app, png_write *p, bool wait)
+static bool save_end(ui_app *app, file_write *p, bool wait)
 {
-    if (!p->thread || (!wait && !SDL_AtomicGet(&p->done))) return false;
-    SDL_WaitThread(p->thread, NULL);
-    p->thread = NULL;
-    SDL_FreeSurface(p->pixels);
-    p->pixels = NULL;
+    if (p->export) {
+        if (!wait && !ui_export_done(p->export)) return false;
+        p->rc = ui_export_end(p->export, p->err, sizeof p->err);
+        p->export = NULL;
+    } else {
+        if (!p->thread || (!wait && !SDL_AtomicGet(&p->done))) return false;
+        SDL_WaitThread(p->thread, NULL);
+        p->thread = NULL;
+        SDL_FreeSurface(p->pixels);
+        p->pixels = NULL;
+    }
     if (p->rc) ui_app_status(app, true, "%s", p->err);
     else ui_app_status(app, false, _("saved %s"), p->name);
     return true;
 }
 
-static bool saved(ui_app *app, png_write *p)
+static bool saved(ui_app *app, file_write *p)
 {
-    return png_end(app, p, false);
+    return save_end(app, p, false);
 }
 
-static void saved_wait(ui_app *app, png_write *p)
+static void saved_wait(ui_app *app, file_write *p)
 {
-    png_end(app, p, true);
+    save_end(app, p, true);
 }
 
-/* The frame just drawn, or its matrix, to a new file; the status line says
- * where. A PNG is read back here and encoded and written on a thread. */
-static void save(ui_app *app, ui_gfx *g, png_write *png)
+/* The PNG of the frame just drawn, on a thread (or here, with none to be had). */
+static int save_png(file_write *p, ui_gfx *g, char *err, size_t errsize)
 {
-    char name[128], err[300];
+    if (!(p->pixels = ui_read_pixels(g->r))) {
+        snprintf(err, errsize, "cannot read the picture back: %s", SDL_GetError());
+        return -1;
+    }
+    SDL_AtomicSet(&p->done, 0);
+    if ((p->thread = SDL_CreateThread(png_work, "attnlab-png", p))) return 0;
+    png_work(p); /* no thread to be had: written here */
+    SDL_FreeSurface(p->pixels);
+    p->pixels = NULL;
+    snprintf(err, errsize, "%s", p->err);
+    return p->rc;
+}
+
+/* The frame just drawn, or its matrix, to a new file: the status line says
+ * it is being written, then where (save_end), or at once why not. */
+static void save(ui_app *app, ui_gfx *g, file_write *p)
+{
+    char err[600];
     int w, h, rc;
-    saved_wait(app, png); /* one at a time: the next file name is free once the last is written */
-    save_name(app, name, sizeof name);
+    saved_wait(app, p); /* one at a time: the next file name is free once the last is written */
+    save_name(app, p->name, sizeof p->name);
     SDL_GetRendererOutputSize(g->r, &w, &h);
     app->req.save = false;
-    switch (app->req.save_kind) {
-    case UI_SAVE_CSV: rc = ui_export_csv(app, name, err, sizeof err); break;
-    case UI_SAVE_SVG:
-    case UI_SAVE_PDF: rc = ui_export_vector(app, g, w, h, app->req.save_kind, name, err, sizeof err); break;
-    default:
-        if (!(png->pixels = ui_read_pixels(g->r))) {
-            rc = -1;
-            snprintf(err, sizeof err, "cannot read the picture back: %s", SDL_GetError());
-            break;
-        }
-        snprintf(png->name, sizeof png->name, "%s", name);
-        SDL_AtomicSet(&png->done, 0);
-        if ((png->thread = SDL_CreateThread(png_work, "attnlab-png", png))) {
-            ui_app_status(app, false, _("saving %s …"), name);
-            return;
-        }
-        png_work(png); /* no thread to be had: written here */
-        png->thread = NULL;
-        SDL_FreeSurface(png->pixels);
-        png->pixels = NULL;
-        rc = png->rc;
-        snprintf(err, sizeof err, "%s", png->err);
-        break;
-    }
+    if (app->req.save_kind == UI_SAVE_PNG) rc = save_png(p, g, err, sizeof err);
+    else rc = ui_export_start(app, g, w, h, app->req.save_kind, p->name, &p->export, err, sizeof err);
     if (rc) ui_app_status(app, true, "%s", err);
-    else ui_app_status(app, false, _("saved %s"), name);
+    else if (saving(p)) ui_app_status(app, false, _("saving %s …"), p->name);
+    else ui_app_status(app, false, _("saved %s"), p->name);
+}
+
+/* SDL's event pump: the window manager's ping answered (SDL answers it as it
+ * reads events), the events kept for the loop. */
+static void answer(void *ctx)
+{
+    (void)ctx;
+    SDL_PumpEvents();
 }
 
 static void update_ratio(ui_app *app, SDL_Window *win, SDL_Renderer *r)
@@ -127,14 +139,15 @@ static void update_ratio(ui_app *app, SDL_Window *win, SDL_Renderer *r)
     }
 }
 
-static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t tsize, png_write *png)
+static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t tsize, file_write *out)
 {
     char t[256];
     ui_render(app, g, &app->layout);
     if (app->req.save) {
-        save(app, g, png);
+        save(app, g, out);
         ui_render(app, g, &app->layout); /* show the message */
     }
+    ui_gfx_answer(g);
     SDL_RenderPresent(g->r);
     ui_app_title(app, t, sizeof t);
     if (strcmp(t, title)) {
@@ -167,6 +180,24 @@ static void carry_out(ui_app *app, SDL_Window *win, bool *fullscreen)
         SDL_SetWindowFullscreen(win, *fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
         app->dirty = true;
     }
+}
+
+/* Whether r draws through a GL that is a software rasterizer (mesa's
+ * llvmpipe or softpipe: Xvfb, a virtual machine, no GPU). That one draws a
+ * whole frame inside SDL_RenderPresent, during which the window answers
+ * nothing; SDL's own software renderer draws as the frame is built, where
+ * the window answers as it goes (ui_gfx_answer), and presents in a copy. */
+static bool gl_without_gpu(SDL_Renderer *r)
+{
+    SDL_RendererInfo info;
+    if (SDL_GetRendererInfo(r, &info) || strncmp(info.name, "opengl", 6)) return false;
+    typedef const unsigned char *(*get_string_fn)(unsigned name);
+    get_string_fn get;
+    void *proc = SDL_GL_GetProcAddress("glGetString");
+    if (!proc) return false;
+    memcpy(&get, &proc, sizeof get);
+    const char *name = (const char *)get(0x1F01 /* GL_RENDERER */);
+    return name && (strstr(name, "llvmpipe") || strstr(name, "softpipe") || strstr(name, "Software Rasterizer"));
 }
 
 /* SDL's video, a window sized to the display and a renderer for it. Returns
@@ -210,6 +241,13 @@ static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t err
     }
     SDL_SetWindowMinimumSize(*win, 640, 400);
     *r = SDL_CreateRenderer(*win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
+    if (*r && !getenv("SDL_RENDER_DRIVER") && gl_without_gpu(*r)) { /* the user's choice stands */
+        SDL_DestroyRenderer(*r);
+        *r = NULL;
+        /* and the window's pixels go to the display as they are (XShm), not
+         * through that GL again (an environment variable still wins) */
+        SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0");
+    }
     if (!*r) *r = SDL_CreateRenderer(*win, -1, SDL_RENDERER_SOFTWARE);
     if (!*r) {
         snprintf(err, errsize, _("cannot draw in the window: %s"), SDL_GetError());
@@ -243,6 +281,7 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
         goto out;
     }
     SDL_StopTextInput(); /* keys are shortcuts until the token editor opens */
+    g->answer = answer; /* a long frame answers pings as it goes */
 
     char title[256] = "";
     bool fullscreen = false;
@@ -257,17 +296,18 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
         ui_input_sdl(app, &ev);
         if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_EXPOSED) break;
     }
-    png_write png = {0};
+    file_write out = {0};
     carry_out(app, win, &fullscreen);
-    frame(app, g, win, title, sizeof title, &png);
+    frame(app, g, win, title, sizeof title, &out);
     app->async = true; /* toggles recompute on a worker: the loop keeps drawing and answering */
     app->lesson.async_save = true; /* and progress is saved on a thread of its own */
+    app->lesson.async_read = true; /* and the picker's list read on one */
     Uint32 drawn = SDL_GetTicks();
     for (;;) {
         /* while the worker computes, wake every 50 ms to take its result, and
          * show its progress every PROGRESS_FRAME_MS: each frame is a picture
          * sent to the display server, during which the window answers nothing */
-        bool busy = ui_app_pending(app) || saving(&png); /* computing, opening, saving */
+        bool busy = ui_app_pending(app) || saving(&out); /* computing, opening, saving */
         bool got = busy ? SDL_WaitEventTimeout(&ev, 50) : SDL_WaitEvent(&ev);
         if (!got && !busy) break; /* SDL_WaitEvent failed */
         /* every pending event first, then at most one frame */
@@ -277,16 +317,16 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
             got = SDL_PollEvent(&ev);
         }
         if (app->req.quit) break;
-        if (ui_app_poll(app) || saved(app, &png)) app->dirty = true;
+        if (ui_app_poll(app) || saved(app, &out)) app->dirty = true;
         if (busy && SDL_TICKS_PASSED(SDL_GetTicks(), drawn + PROGRESS_FRAME_MS)) app->dirty = true;
         if (app->req.quit) break; /* what was polled asked to end (a lesson that does not open) */
         update_ratio(app, win, r);
         if (app->dirty || app->req.save) {
-            frame(app, g, win, title, sizeof title, &png);
+            frame(app, g, win, title, sizeof title, &out);
             drawn = SDL_GetTicks();
         }
     }
-    saved_wait(app, &png); /* a picture being written is finished */
+    saved_wait(app, &out); /* a file being written is finished */
     rc = 0;
     *exit_code = 0;
     if (app->req.exit_code) { /* ended on an error (a lesson that does not open): the caller prints it */
