@@ -157,11 +157,20 @@ bool attn_wmat_has(attn_wmat_kernel k)
 
 static atomic_int chosen = -1; /* the kernel in use; -1 until the first product */
 
+static const char *const KEYS[ATTN_WMAT_KERNELS] = {"c", "avx2", "avx512"};
+
+/* $ATTNLAB_KERNEL's kernel when the CPU has it, else the widest it has. */
 static attn_wmat_kernel kernel(void)
 {
     int k = atomic_load(&chosen);
     if (k >= 0) return (attn_wmat_kernel)k;
-    k = attn_wmat_has(ATTN_WMAT_AVX512) ? ATTN_WMAT_AVX512 : attn_wmat_has(ATTN_WMAT_AVX2) ? ATTN_WMAT_AVX2 : ATTN_WMAT_C;
+    const char *want = getenv("ATTNLAB_KERNEL");
+    k = ATTN_WMAT_KERNELS;
+    for (int i = 0; want && i < ATTN_WMAT_KERNELS; i++)
+        if (!strcmp(want, KEYS[i]) && attn_wmat_has((attn_wmat_kernel)i)) k = i;
+    if (k == ATTN_WMAT_KERNELS)
+        k = attn_wmat_has(ATTN_WMAT_AVX512) ? ATTN_WMAT_AVX512 : attn_wmat_has(ATTN_WMAT_AVX2) ? ATTN_WMAT_AVX2
+                                                                                              : ATTN_WMAT_C;
     atomic_store(&chosen, k);
     return (attn_wmat_kernel)k;
 }

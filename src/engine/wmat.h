@@ -10,8 +10,9 @@
  * kernels, so their results agree to float32 rounding of the sums.
  *
  * Kernels: plain C (a tile widened to a small float buffer, then a dot
- * product), AVX2 with FMA and F16C, and AVX-512F, chosen at the first product
- * by what the CPU has; attn_wmat_use forces one (tests compare them).
+ * product), AVX2 with FMA and F16C, and AVX-512F, chosen at the first product:
+ * $ATTNLAB_KERNEL's (c, avx2 or avx512) when the CPU has it, else the widest
+ * it has; attn_wmat_use forces one (tests compare them).
  * F32 packed matrices take ops.c's float32 path (attn_op_project_t), the one
  * the torch and numpy reference tests were set against. */
 #ifndef ATTN_WMAT_H
