@@ -14,11 +14,12 @@ tokens to the logits, and decoding with a KV cache (one token per step). It
 keeps nothing but the cache, so it does less work than attnlab's traced passes.
 
 Also measured: the copy bandwidth (a 256 MiB float32 copy, median), and from it
-the decode bound, the float32 weight bytes each token reads (every layer and the
-LM head) divided by that bandwidth.
+the decode bounds: the weight bytes each token reads (every layer and the LM
+head), as float32 (what torch reads) and as stored (what attnlab reads: BF16
+is half), divided by that bandwidth.
 
 Usage (from the repository root):
-    /usr/bin/python3 tests/make_checkpoints.py /tmp/smol --shape smollm2-135m
+    /usr/bin/python3 tests/make_checkpoints.py /tmp/smol --shape smollm2-135m   (or tinyllama-1.1b)
     /usr/bin/python3 bench/checkpoint_vs_torch.py /tmp/smol [--tokens 512] [--generate 32]
         [--repeat 5] [--threads 2] [--attnlab build/attnlab]
 """
@@ -41,22 +42,29 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def load(folder):
+    """config.json and the weights as float32 tensors; also the bytes each tensor takes as stored.
+    One model.safetensors, or the shards model.safetensors.index.json lists."""
     cfg = json.load(open(os.path.join(folder, "config.json")))
-    raw = open(os.path.join(folder, "model.safetensors"), "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    header.pop("__metadata__", None)
-    W = {}
-    for k, e in header.items():
-        b = raw[8 + n + e["data_offsets"][0]:8 + n + e["data_offsets"][1]]
-        if e["dtype"] == "BF16":
-            a = (np.frombuffer(b, "<u2").astype(np.uint32) << 16).view(np.float32)
-        elif e["dtype"] == "F16":
-            a = np.frombuffer(b, "<f2").astype(np.float32)
-        else:
-            a = np.frombuffer(b, "<f4").copy()
-        W[k] = torch.from_numpy(a.reshape(e["shape"]).copy())
-    return cfg, W
+    index = os.path.join(folder, "model.safetensors.index.json")
+    files = sorted(set(json.load(open(index))["weight_map"].values())) if os.path.exists(index) else ["model.safetensors"]
+    W, stored = {}, {}
+    for name in files:
+        raw = open(os.path.join(folder, name), "rb").read()
+        n = struct.unpack("<Q", raw[:8])[0]
+        header = json.loads(raw[8:8 + n])
+        header.pop("__metadata__", None)
+        for k, e in header.items():
+            b = raw[8 + n + e["data_offsets"][0]:8 + n + e["data_offsets"][1]]
+            if e["dtype"] == "BF16":
+                a = (np.frombuffer(b, "<u2").astype(np.uint32) << 16).view(np.float32)
+            elif e["dtype"] == "F16":
+                a = np.frombuffer(b, "<f2").astype(np.float32)
+            else:
+                a = np.frombuffer(b, "<f4").copy()
+            W[k] = torch.from_numpy(a.reshape(e["shape"]).copy())
+            stored[k] = len(b)
+        del raw
+    return cfg, W, stored
 
 
 class Model:
@@ -127,7 +135,7 @@ def main():
     p.add_argument("--attnlab", default=os.path.join(ROOT, "build", "attnlab"))
     a = p.parse_args()
     torch.set_num_threads(a.threads)
-    cfg, W = load(a.folder)
+    cfg, W, stored = load(a.folder)
     m = Model(cfg, W)
     tok = json.load(open(os.path.join(a.folder, "tokenizer.json")))
     words = [w for w in tok["model"]["vocab"] if not w.startswith("<")]
@@ -162,9 +170,11 @@ def main():
         dst = torch.empty_like(big)
         copy_ms, _, _ = median_ms(lambda: dst.copy_(big), 7)
     bandwidth = 2 * big.numel() * 4 / (copy_ms / 1e3)  # bytes read + written per second
-    per_token = 4 * (sum(v.numel() for k, v in W.items() if k != "model.embed_tokens.weight") +
-                     (W["model.embed_tokens.weight"].numel() if cfg.get("tie_word_embeddings") else 0))
+    read = [k for k in W if k != "model.embed_tokens.weight" or cfg.get("tie_word_embeddings")]
+    per_token = 4 * sum(W[k].numel() for k in read)  # float32, as torch reads them
+    per_token_stored = sum(stored[k] for k in read)  # as attnlab reads them (BF16: half)
     bound_ms = per_token / bandwidth * 1e3
+    bound_stored_ms = per_token_stored / bandwidth * 1e3
     print(f"checkpoint {os.path.basename(a.folder.rstrip('/'))}: {cfg['num_hidden_layers']} layers, d {m.d}, "
           f"{m.h}/{m.g} heads, vocab {cfg['vocab_size']}; torch {torch.__version__}, {a.threads} threads")
     print(f"prefill {seq} tokens: torch {tpre:.1f} ms (min {tlo:.1f}, max {thi:.1f}), "
@@ -172,8 +182,9 @@ def main():
     print(f"decode after {seq}: torch {tdec:.2f} ms/token ({1e3 / tdec:.1f} tokens/s), attnlab {dec:.2f} ms/token "
           f"({1e3 / dec:.1f} tokens/s); ratio attnlab/torch {dec / tdec:.2f}")
     print(f"decode traced (every stage of each step kept): attnlab {dec_traced:.2f} ms/token")
-    print(f"copy bandwidth {bandwidth / 1e9:.1f} GB/s; float32 weights read per token {per_token / 1e6:.0f} MB; "
-          f"bound {bound_ms:.2f} ms/token; attnlab at {dec / bound_ms:.1f}x the bound")
+    print(f"copy bandwidth {bandwidth / 1e9:.1f} GB/s; float32 weights read per token {per_token / 1e6:.0f} MB, "
+          f"bound {bound_ms:.2f} ms/token; as stored {per_token_stored / 1e6:.0f} MB, bound {bound_stored_ms:.2f} "
+          f"ms/token; attnlab at {dec / bound_stored_ms:.1f}x the stored bound")
     return 0
 
 

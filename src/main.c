@@ -1,5 +1,6 @@
 /* main.c — attnlab: dispatches subcommands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -61,8 +62,29 @@ static int dispatch(int argc, char **argv)
     return CLI_EUSAGE;
 }
 
+/* OpenMP's idle threads spin, waiting for the next parallel loop, before they
+ * sleep (libgomp: 300,000 turns, about a millisecond). Alone on the machine
+ * that saves a wake-up per loop; beside another busy process it burns the
+ * core that process needs, and each loop waits for a thread the kernel has
+ * descheduled: attnlab's decoding slowed 20× under one competitor (issue 25).
+ * So attnlab waits passively (OMP_WAIT_POLICY=passive: sleep at once) unless
+ * the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT. libgomp reads them when it
+ * is loaded, before main, so attnlab runs itself again with the setting
+ * (once: then it is set); if that cannot be done, it runs on as it is. */
+static void wait_passively(char **argv)
+{
+#ifdef _OPENMP
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || setenv("OMP_WAIT_POLICY", "passive", 1)) return;
+    execv("/proc/self/exe", argv);
+    unsetenv("OMP_WAIT_POLICY"); /* still here: this process's libgomp keeps its default */
+#else
+    (void)argv;
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    wait_passively(argv);
     /* a trace or model file cut short while it is mapped: one line naming it,
      * exit 1, instead of death by SIGBUS (engine/mapping.h) */
     char who[64];

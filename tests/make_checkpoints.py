@@ -6,6 +6,7 @@ model.safetensors.index.json, and a tokenizer.json.
 
     python3 tests/make_checkpoints.py OUT            tiny ones: OUT/llama3, OUT/mistral, ...
     python3 tests/make_checkpoints.py OUT --shape smollm2-135m   full size, for bench/
+    python3 tests/make_checkpoints.py OUT --shape tinyllama-1.1b  (2.2 GB; about 6 GB of memory to write)
 
 As a module: write(path, arch, seed, ...) returns (weights, config) with the
 weights as float64 tensors holding exactly the values saved (after BF16
@@ -64,6 +65,12 @@ TINY = {
 SMOLLM2_135M = dict(TINY["tinyllama"], hidden_size=576, num_hidden_layers=30, num_attention_heads=9,
                     num_key_value_heads=3, intermediate_size=1536, vocab_size=49152, max_position_embeddings=8192,
                     rope_theta=100000.0, tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)
+
+# TinyLlama-1.1B's sizes (TinyLlama-1.1B-Chat-v1.0's config.json): GQA 32/4, untied, 22 layers.
+TINYLLAMA_1_1B = dict(TINY["tinyllama"], hidden_size=2048, num_hidden_layers=22, num_attention_heads=32,
+                      num_key_value_heads=4, intermediate_size=5632, vocab_size=32000, max_position_embeddings=2048,
+                      rope_theta=10000.0, tie_word_embeddings=False, bos_token_id=1, eos_token_id=2)
+SHAPES = {"smollm2-135m": SMOLLM2_135M, "tinyllama-1.1b": TINYLLAMA_1_1B}
 
 
 def bf16_round(a):
@@ -137,8 +144,8 @@ def weights(cfg, rng):
     return W
 
 
-def write(path, cfg, seed=0, shards=2, tokenizer=None):
-    """Writes a checkpoint folder; returns (weights as saved, float64 numpy; cfg)."""
+def write(path, cfg, seed=0, shards=2, tokenizer=None, keep=True):
+    """Writes a checkpoint folder; returns (weights as saved, float64 numpy, or None unless keep; cfg)."""
     cfg = dict(cfg)
     cfg.setdefault("vocab_size", len(WORDS))
     rng = np.random.default_rng(seed)
@@ -159,6 +166,8 @@ def write(path, cfg, seed=0, shards=2, tokenizer=None):
                   open(os.path.join(path, "model.safetensors.index.json"), "w"), indent=2)
     json.dump(cfg, open(os.path.join(path, "config.json"), "w"), indent=2)
     json.dump(tokenizer or tokenizer_json(), open(os.path.join(path, "tokenizer.json"), "w"))
+    if not keep:
+        return None, cfg
     saved = {nm: (bf16_round(a).astype(np.uint32) << 16).view(np.float32).astype(np.float64) for nm, a in W.items()}
     return saved, cfg
 
@@ -166,7 +175,7 @@ def write(path, cfg, seed=0, shards=2, tokenizer=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
-    ap.add_argument("--shape", choices=["tiny", "smollm2-135m"], default="tiny")
+    ap.add_argument("--shape", choices=["tiny", *SHAPES], default="tiny")
     a = ap.parse_args()
     if a.shape == "tiny":
         for i, (name, cfg) in enumerate(TINY.items()):
@@ -174,10 +183,11 @@ def main():
             print(os.path.join(a.out, name))
     else:
         vocab = {w: i for i, w in enumerate(WORDS)}
-        vocab.update({f"w{i}": i for i in range(len(WORDS), SMOLLM2_135M["vocab_size"])})
+        shape = SHAPES[a.shape]
+        vocab.update({f"w{i}": i for i in range(len(WORDS), shape["vocab_size"])})
         tok = tokenizer_json()
         tok["model"]["vocab"] = vocab
-        write(a.out, SMOLLM2_135M, seed=0, shards=1, tokenizer=tok)
+        write(a.out, shape, seed=0, shards=1 if shape is SMOLLM2_135M else 2, tokenizer=tok, keep=False)
         print(a.out)
 
 

@@ -88,6 +88,56 @@ static void make_model(const char *dir, int layers, int h, int g, bool tied, con
     for (int i = 0; i < m; i++) free(data[i]);
 }
 
+/* Rewrites dir's model.safetensors in BF16 (each float rounded to nearest
+ * even), header padded to 8 bytes as Hugging Face's writer does, plus `shift`
+ * spaces more: shift 1 puts every tensor at an odd byte address. */
+static inline void model_to_bf16(const char *dir, int shift)
+{
+    char path[1100], head[16384], entry[256];
+    attn_st_file f;
+    attn_error err;
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    assert_int_equal(attn_st_read(path, &f, &err), ATTN_OK);
+    size_t off = 0, len = 0;
+    len += (size_t)snprintf(head, sizeof head, "{");
+    for (int i = 0; i < f.n; i++) {
+        const attn_st_entry *e = &f.entries[i];
+        size_t n = attn_st_count(e);
+        char shape[64] = "";
+        for (int j = 0; j < e->ndim; j++)
+            snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", j ? "," : "", (long long)e->shape[j]);
+        snprintf(entry, sizeof entry, "%s\"%s\":{\"dtype\":\"BF16\",\"shape\":[%s],\"data_offsets\":[%zu,%zu]}",
+                 i ? "," : "", e->name, shape, off, off + 2 * n);
+        assert_true(len + strlen(entry) + 2 < sizeof head);
+        len += (size_t)snprintf(head + len, sizeof head - len, "%s", entry);
+        off += 2 * n;
+    }
+    len += (size_t)snprintf(head + len, sizeof head - len, "}");
+    while ((8 + len) % 8) head[len++] = ' ';
+    for (int i = 0; i < shift; i++) head[len++] = ' ';
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    unsigned char le[8];
+    for (int i = 0; i < 8; i++) le[i] = (unsigned char)((uint64_t)len >> (8 * i));
+    fwrite(le, 1, 8, out);
+    fwrite(head, 1, len, out);
+    for (int i = 0; i < f.n; i++) {
+        size_t n = attn_st_count(&f.entries[i]);
+        float *v = malloc(n * sizeof *v);
+        attn_st_copy_f32(&f, &f.entries[i], v);
+        for (size_t j = 0; j < n; j++) {
+            uint32_t u;
+            memcpy(&u, &v[j], 4);
+            u += 0x7fff + ((u >> 16) & 1); /* round to nearest even (the weights are finite) */
+            unsigned char b[2] = {(unsigned char)(u >> 16), (unsigned char)(u >> 24)};
+            fwrite(b, 1, 2, out);
+        }
+        free(v);
+    }
+    fclose(out);
+    attn_st_free(&f);
+}
+
 /* eval.json as the training script writes it (the fields the window reads). */
 static inline void write_eval(const char *dir, const char *variant, double heldout)
 {

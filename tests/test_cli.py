@@ -769,8 +769,8 @@ check(f"render --memory-gib 0.5 of it: drawn, holding one float32 copy (128 MiB)
       code == 0 and (asan or peak < 192 * MIB), f"exit {code}, peak {peak // MIB} MiB, stderr {err!r}")
 
 # A model's weights cut short while `generate` reads them (issue 21): one line naming the file,
-# exit 1, never death by SIGBUS (exit 135, returncode -7). With ATTNLAB_WEIGHTS_MB=0 every
-# step reads the layers from the mapped file. The cut is made once the weights are mapped and
+# exit 1, never death by SIGBUS (exit 135, returncode -7). Every step reads the weights from
+# the mapped file. The cut is made once the weights are mapped and
 # read (the process is stopped meanwhile); a run that ended first, or whose cut came before
 # the header was read (then the file is merely too short), is tried again with another delay.
 def cut_while_running(args, path, env, source):
@@ -803,7 +803,7 @@ shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "
 weights, whole = os.path.join(mcut, "model.safetensors"), os.path.join(TMP, "tang-weights.safetensors")
 shutil.copyfile(weights, whole)
 mapped, code, err = cut_while_running(["generate", "--model", mcut, "--text", "春眠不觉晓", "--max-new", "100",
-                                       "--temperature", "1.5", "--seed", "5"], weights, {"ATTNLAB_WEIGHTS_MB": "0"},
+                                       "--temperature", "1.5", "--seed", "5"], weights, {},
                                       whole)
 check("generate, its weights cut short while it runs: exit 1, one line naming the file",
       mapped and code == 1 and err.count("\n") == 1 and err.startswith(f"attnlab generate: {weights}: the file became "

@@ -76,10 +76,10 @@ static void test_load(void **state)
     assert_int_equal(attn_model_load(model_dir("gqa"), &m, &err), ATTN_OK);
     assert_int_equal(m.cfg.layers, 2);
     assert_int_equal(m.cfg.kv_heads, 2);
-    assert_ptr_equal(m.lm_head, m.embed);
+    assert_ptr_equal(m.lm_head.data, m.embed.data);
     assert_string_equal(m.name, "gqa");
-    /* matrices stay (out, in), W_Q, W_K, W_V stacked and W_gate, W_up; a trace
-     * shows w_q as (in, out): w_q[i, o] = q_proj[o, i] */
+    /* matrices stay (out, in), read in place in their dtype; a trace shows
+     * w_q as (in, out): w_q[i, o] = q_proj[o, i] */
     attn_st_file f;
     char path[512];
     snprintf(path, sizeof path, "%s/model.safetensors", model_dir("gqa"));
@@ -87,12 +87,16 @@ static void test_load(void **state)
     const attn_st_entry *e = attn_st_find(&f, "model.layers.1.self_attn.q_proj.weight");
     float *q = malloc(D * D * sizeof *q);
     attn_st_copy_f32(&f, e, q);
-    assert_memory_equal(m.layer[1].w_q, q, D * D * sizeof *q);
+    assert_memory_equal(m.layer[1].w_q.data, q, D * D * sizeof *q);
     const attn_model_layer *L = &m.layer[1];
     int kv = 2 * (D / 4);
-    assert_ptr_equal(L->w_k, L->w_q + D * D);
-    assert_ptr_equal(L->w_v, L->w_k + kv * D);
-    assert_ptr_equal(L->w_up, L->w_gate + F * D);
+    assert_int_equal(L->w_q.dtype, ATTN_ST_F32);
+    assert_true(L->w_k.rows == kv && L->w_k.cols == D && L->w_k.stride == (size_t)D);
+    assert_true(L->w_up.rows == F && L->w_up.cols == D && L->w_down.rows == D && L->w_down.cols == F);
+    /* in place: the view points into the mapped file, not a copy */
+    const attn_st_file *mapped;
+    const attn_st_entry *me = attn_ckpt_find(&m.ckpt, "model.layers.1.self_attn.q_proj.weight", &mapped);
+    assert_ptr_equal(L->w_q.data, mapped->data + me->begin);
     attn_config c;
     attn_trace tr;
     attn_config_init(&c);
@@ -581,16 +585,11 @@ static void test_weights_must_be_numbers(void **state)
         {"model.layers.0.mlp.down_proj.weight", 7 * F + 11, NAN, "'model.layers.0.mlp.down_proj.weight' holds NaN at [7, 11]"},
         {"lm_head.weight", 0, INFINITY, "tensor 'lm_head.weight' holds +inf at [0, 0]"},
     };
-    for (int resident = 0; resident < 2; resident++) {
-        if (resident) unsetenv("ATTNLAB_WEIGHTS_MB");
-        else setenv("ATTNLAB_WEIGHTS_MB", "0", 1);
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            make_model(model_dir("nan"), 2, 2, 1, false, NULL, NULL);
-            poke_weights(model_dir("nan"), cases[i].tensor, cases[i].at, 1, cases[i].v);
-            expect_load_error(model_dir("nan"), cases[i].msg);
-        }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        make_model(model_dir("nan"), 2, 2, 1, false, NULL, NULL);
+        poke_weights(model_dir("nan"), cases[i].tensor, cases[i].at, 1, cases[i].v);
+        expect_load_error(model_dir("nan"), cases[i].msg);
     }
-    unsetenv("ATTNLAB_WEIGHTS_MB");
 }
 
 /* Weights that are numbers but whose products overflow: W_down all 3e38 makes
@@ -817,8 +816,9 @@ static void test_ids_without_tokens(void **state)
 
 /* Untraced steps (attn_kv_step) choose what traced steps choose, with the
  * same logits up to rounding, under each setting that changes a step: the
- * scale, the fill, a reversed mask, a window, dropout in training, and with
- * weights widened layer by layer. */
+ * scale, the fill, a reversed mask, a window, dropout in training; with
+ * float32 weights, and with BF16 ones at odd addresses (the step reads them
+ * with wmat.c's row kernels, the traced pass widens panels for sgemm). */
 static void test_untraced_steps(void **state)
 {
     (void)state;
@@ -828,11 +828,11 @@ static void test_untraced_steps(void **state)
                                               {"rope", "false"}};
     attn_model m;
     attn_error err;
-    make_model(model_dir("steps"), 3, 4, 2, false, NULL, NULL);
-    for (int layered = 0; layered < 2; layered++) {
-        setenv("ATTNLAB_WEIGHTS_MB", layered ? "0" : "1024", 1);
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        make_model(model_dir("steps"), 3, 4, 2, false, NULL, NULL);
+        if (bf16) model_to_bf16(model_dir("steps"), 1);
         assert_int_equal(attn_model_load(model_dir("steps"), &m, &err), ATTN_OK);
-        assert_int_equal(m.resident, !layered);
+        assert_int_equal(m.layer[0].w_q.dtype, bf16 ? ATTN_ST_BF16 : ATTN_ST_F32);
         for (size_t s = 0; s < sizeof SETTINGS / sizeof *SETTINGS; s++) {
             attn_config c;
             attn_generator traced, fast;
@@ -867,7 +867,6 @@ static void test_untraced_steps(void **state)
         }
         attn_model_free(&m);
     }
-    unsetenv("ATTNLAB_WEIGHTS_MB");
 }
 
 /* Growing the cache keeps every head's rows; a trace that is not the next

@@ -10,6 +10,7 @@
 #include "engine/forward.h"
 #include "engine/trace_io.h"
 #include "engine/utf8.h"
+#include "engine/wmat.h"
 
 /* Prints s (from the file: escaped, cli_term_put) in `width` columns, left- or right-aligned. */
 static void print_padded(const char *s, int width, bool right)
@@ -54,6 +55,9 @@ static void print_memory(const attn_trace *tr)
     printf("  memory: %.1f %s of tensors, %s; here a trace may take up to %s\n", bytes / (small ? 1 << 10 : 1 << 20),
            small ? "KiB" : "MiB", where, attn_budget_explain(&budget, why, sizeof why));
     printf("  matrix products: %s\n", attn_blas_describe(why, sizeof why));
+    if (tr->model_config)
+        printf("  a model's weights: read in place from its files in their own dtype; F16 and BF16 widened in "
+               "registers (%s kernel)\n", attn_wmat_kernel_name());
     int kept = 0, layer = -1; /* a long prompt's trace keeps one layer's attention weights */
     for (int l = 0; l < tr->n_layers; l++)
         if (attn_trace_stage(tr, l, ATTN_STAGE_WEIGHTS)) kept++, layer = l;

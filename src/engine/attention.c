@@ -13,6 +13,7 @@
 #include "ops.h"
 #include "rng.h"
 #include "safetensors.h"
+#include "wmat.h"
 
 /* The data of stage id in the layer being computed. */
 #define T(tr, id) stage_data(tr, layer, id)
@@ -73,8 +74,12 @@ static attn_status fill_inputs(attn_trace *tr, int layer, const attn_inputs *in,
     for (int i = 0; i < 4; i++) {
         const attn_tensor *t = attn_trace_stage(tr, layer, WEIGHTS[i]);
         const char *name = t->info->name;
-        if (given_w[i] && in->w_out_in) attn_op_transpose(given_w[i], t->data, (int)t->shape[1], (int)t->shape[0]);
-        else if (given_w[i]) memcpy(t->data, given_w[i], t->count * sizeof(float));
+        if (in->w_stored[i]) {
+            if (attn_wmat_transposed(in->w_stored[i], t->data)) {
+                st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory widening %s", name);
+                goto out;
+            }
+        } else if (given_w[i]) memcpy(t->data, given_w[i], t->count * sizeof(float));
         else if (c->weights_path) { if ((st = take_from_file(&wf, c->weights_path, name, t, t->data, err))) goto out; }
         else attn_fill_normal(t->data, t->count, attn_hash64(attn_hash_str(name) ^ attn_hash64(c->seed)),
                               1.0f / sqrtf((float)D->d));

@@ -15,6 +15,7 @@
 
 #include "error.h"
 #include "trace.h"
+#include "wmat.h"
 
 struct attn_model; /* model.h */
 
@@ -40,8 +41,8 @@ typedef struct {
     const float *w_k;    /* (d, g*k) */
     const float *w_v;    /* (d, g*k) */
     const float *w_o;    /* (h*k, d) */
-    bool w_out_in;       /* the four given as a checkpoint stores them, (out, in): transposed into
-                          * the trace's (in, out) */
+    const attn_wmat *w_stored[4]; /* or W_Q, W_K, W_V, W_O as a checkpoint stores them, (out, in), in
+                                   * their own dtype: widened and transposed into the trace's (in, out) */
     const float *b_q, *b_k, *b_v; /* (h*k), (g*k), (g*k): with tr->arch.qkv_bias */
     const float *q_norm, *k_norm; /* (k) gains: with tr->arch.qk_norm */
     double qk_eps;                /* their RMSNorm's ε */

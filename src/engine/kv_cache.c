@@ -19,8 +19,7 @@ attn_status attn_kv_init(attn_kv_cache *c, const attn_model *m, attn_error *err)
     c->d = m->cfg.d;
     if (!(c->x = calloc((size_t)c->layers, sizeof *c->x)) ||
         !(c->keys = calloc((size_t)c->layers, sizeof *c->keys)) ||
-        !(c->values = calloc((size_t)c->layers, sizeof *c->values)) ||
-        (!m->resident && !(c->layer_scratch = malloc(attn_model_layer_floats(m) * sizeof(float))))) {
+        !(c->values = calloc((size_t)c->layers, sizeof *c->values))) {
         attn_kv_free(c);
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the KV cache");
     }
@@ -38,7 +37,6 @@ void attn_kv_free(attn_kv_cache *c)
     free(c->x);
     free(c->keys);
     free(c->values);
-    free(c->layer_scratch);
     memset(c, 0, sizeof *c);
 }
 
@@ -162,11 +160,16 @@ static void row_free(row_bufs *r)
 static int project_row(const attn_model *m, const attn_config *run, const attn_model_layer *W, row_bufs *r, int pos)
 {
     const attn_model_config *c = &m->cfg;
-    int h = c->heads, g = c->kv_heads, k = c->head_dim, d = c->d;
-    /* W_Q, W_K, W_V stacked are one ((h + 2g)·k, d) matrix, and so are their
-     * biases: one product gives q, kn and vn side by side */
-    attn_op_project_t(r->x, W->w_q, r->qkv, 1, d, (h + 2 * g) * k);
-    if (c->arch.qkv_bias) attn_op_add_bias(r->qkv, W->b_q, 1, (h + 2 * g) * k);
+    int h = c->heads, g = c->kv_heads, k = c->head_dim;
+    /* W_Q, W_K, W_V stacked are one ((h + 2g)·k, d) matrix: one product
+     * gives q, kn and vn side by side */
+    const attn_wmat qkv[] = {W->w_q, W->w_k, W->w_v};
+    attn_wmat_product_row(qkv, 3, r->x, r->qkv);
+    if (c->arch.qkv_bias) {
+        attn_op_add_bias(r->q, W->b_q, 1, h * k);
+        attn_op_add_bias(r->kn, W->b_k, 1, g * k);
+        attn_op_add_bias(r->vn, W->b_v, 1, g * k);
+    }
     /* one position: (1, 1, h·k) split into heads is (1, h, 1, k), the same floats */
     if (c->arch.qk_norm) {
         attn_op_rmsnorm(r->q, W->q_norm, r->tmp, (size_t)h, k, c->eps);
@@ -210,7 +213,7 @@ static void attend_row(const attn_kv_cache *kc, const attn_model *m, const attn_
     for (int j = 0; j < h; j++) /* ctx[j] = w_j · V_{j/per}  (k); merged (h·k) is the same floats */
         attn_op_weighted_sum(w + (size_t)j * t, kc->values[l] + (size_t)(j / per) * kc->cap * k, r->ctx + (size_t)j * k,
                              1, 1, 1, t, k);
-    attn_op_project_t(r->ctx, W->w_o, r->out, 1, h * k, c->d);
+    attn_wmat_product_row(&W->w_o, 1, r->ctx, r->out);
     if (run->train && run->dropout > 0.0f)
         attn_op_dropout(r->out, r->out, (size_t)c->d, run->dropout,
                         attn_dropout_key(run, "output"));
@@ -229,8 +232,7 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
     if (!row_alloc(&r, m, t)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a decoding step");
     attn_model_embed_row(m, id, r.resid);
     for (int l = 0; l < mc->layers; l++) {
-        attn_model_layer W;
-        attn_model_layer_get(m, l, c->layer_scratch, &W);
+        const attn_model_layer W = m->layer[l];
         attn_op_rmsnorm(r.resid, W.attn_norm, r.x, 1, d, mc->eps);
         memcpy(c->x[l] + (size_t)pos * d, r.x, (size_t)d * sizeof *r.x);
         if (project_row(m, run, &W, &r, pos)) {
@@ -245,9 +247,10 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
         attend_row(c, m, run, &W, &r, l, t);
         attn_op_add(r.resid, r.out, r.mid, (size_t)d);
         attn_op_rmsnorm(r.mid, W.mlp_norm, r.norm2, 1, d, mc->eps);
-        attn_op_project_t(r.norm2, W.w_gate, r.gate, 1, d, 2 * mc->ffn); /* W_gate, W_up stacked: gate, up */
+        const attn_wmat gate_up[] = {W.w_gate, W.w_up}; /* stacked: gate, up side by side */
+        attn_wmat_product_row(gate_up, 2, r.norm2, r.gate);
         attn_op_swiglu(r.gate, r.up, r.act, (size_t)mc->ffn);
-        attn_op_project_t(r.act, W.w_down, r.mlp, 1, mc->ffn, d);
+        attn_wmat_product_row(&W.w_down, 1, r.act, r.mlp);
         attn_op_add(r.mid, r.mlp, r.resid, (size_t)d);
     }
     c->n = t;

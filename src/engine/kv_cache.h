@@ -33,7 +33,6 @@ typedef struct {
     int layers, g, k, d;   /* the model's layers, kv heads, head dim, d_model */
     int n, cap;            /* positions held, positions there is room for */
     float **keys, **values, **x; /* layers arrays each: k, v, x above */
-    float *layer_scratch;  /* one layer's widened weights, for a model not resident; else NULL */
 } attn_kv_cache;
 
 /* An empty cache shaped for m (room for nothing yet). */

@@ -1,4 +1,4 @@
-/* model.c — reading a Hugging Face LlamaForCausalLM folder into float32 weights. */
+/* model.c — reading a Hugging Face LlamaForCausalLM folder: its weights viewed where they are mapped. */
 #include "model.h"
 
 #include <cjson/cJSON.h>
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdint.h>
 #include <unistd.h>
 
-#include "budget.h"
 #include "fileio.h"
 #include "json.h"
 #include "ops.h"
@@ -112,23 +112,25 @@ attn_status attn_model_find(const char *name, char *out, size_t size, attn_error
 /* ---- the weights ---- */
 
 /* One weight the folder must have: its HF name, its HF shape (rows, cols;
- * cols 0 for a vector) and where its float32 copy goes. Matrices stay as
- * the checkpoint stores them, (out, in), so x · Wᵀ reads each row of W in
- * order, which is what lets a one-row product (a decoding step) run at memory
- * speed; the plan's order places W_Q, W_K, W_V one after another, and W_gate,
- * W_up, so each group is one product (model.h). */
+ * cols 0 for a vector) and where it goes: a vector's float32 copy to *vec, a
+ * matrix's view to *mat. Matrices stay as the checkpoint stores them, (out,
+ * in), so x · Wᵀ reads each row of W in order, which is what lets a one-row
+ * product (a decoding step) run at memory speed. */
 typedef struct {
     char name[ATTN_MAX_NAME];
     int64_t rows, cols;
-    float **dst;
+    float **vec;
+    attn_wmat *mat;
 } wanted;
 
 enum { MAX_PER_LAYER = 14 };
 
 static size_t count_of(const wanted *w) { return (size_t)w->rows * (size_t)(w->cols ? w->cols : 1); }
 
-#define W(dst_, r_, c_, ...) (snprintf(w[n].name, sizeof w[n].name, __VA_ARGS__), \
-                              w[n].rows = (r_), w[n].cols = (c_), w[n].dst = (dst_), n++)
+#define W_(vec_, mat_, r_, c_, ...) (snprintf(w[n].name, sizeof w[n].name, __VA_ARGS__), \
+                                     w[n].rows = (r_), w[n].cols = (c_), w[n].vec = (vec_), w[n].mat = (mat_), n++)
+#define VEC(dst_, r_, ...) W_(dst_, NULL, r_, 0, __VA_ARGS__)
+#define MAT(dst_, r_, c_, ...) W_(NULL, dst_, r_, c_, __VA_ARGS__)
 
 /* Layer l's weights, each to its field of L. */
 static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wanted *w)
@@ -136,24 +138,24 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wa
     int64_t d = c->d, q = (int64_t)c->heads * c->head_dim, kv = (int64_t)c->kv_heads * c->head_dim, f = c->ffn;
     int n = 0;
     memset(L, 0, sizeof *L);
-    W(&L->attn_norm, d, 0, "model.layers.%d.input_layernorm.weight", l);
-    W(&L->w_q, q, d, "model.layers.%d.self_attn.q_proj.weight", l);
-    W(&L->w_k, kv, d, "model.layers.%d.self_attn.k_proj.weight", l);
-    W(&L->w_v, kv, d, "model.layers.%d.self_attn.v_proj.weight", l);
-    W(&L->w_o, d, q, "model.layers.%d.self_attn.o_proj.weight", l);
+    VEC(&L->attn_norm, d, "model.layers.%d.input_layernorm.weight", l);
+    MAT(&L->w_q, q, d, "model.layers.%d.self_attn.q_proj.weight", l);
+    MAT(&L->w_k, kv, d, "model.layers.%d.self_attn.k_proj.weight", l);
+    MAT(&L->w_v, kv, d, "model.layers.%d.self_attn.v_proj.weight", l);
+    MAT(&L->w_o, d, q, "model.layers.%d.self_attn.o_proj.weight", l);
     if (c->arch.qkv_bias) {
-        W(&L->b_q, q, 0, "model.layers.%d.self_attn.q_proj.bias", l);
-        W(&L->b_k, kv, 0, "model.layers.%d.self_attn.k_proj.bias", l);
-        W(&L->b_v, kv, 0, "model.layers.%d.self_attn.v_proj.bias", l);
+        VEC(&L->b_q, q, "model.layers.%d.self_attn.q_proj.bias", l);
+        VEC(&L->b_k, kv, "model.layers.%d.self_attn.k_proj.bias", l);
+        VEC(&L->b_v, kv, "model.layers.%d.self_attn.v_proj.bias", l);
     }
     if (c->arch.qk_norm) {
-        W(&L->q_norm, c->head_dim, 0, "model.layers.%d.self_attn.q_norm.weight", l);
-        W(&L->k_norm, c->head_dim, 0, "model.layers.%d.self_attn.k_norm.weight", l);
+        VEC(&L->q_norm, c->head_dim, "model.layers.%d.self_attn.q_norm.weight", l);
+        VEC(&L->k_norm, c->head_dim, "model.layers.%d.self_attn.k_norm.weight", l);
     }
-    W(&L->mlp_norm, d, 0, "model.layers.%d.post_attention_layernorm.weight", l);
-    W(&L->w_gate, f, d, "model.layers.%d.mlp.gate_proj.weight", l);
-    W(&L->w_up, f, d, "model.layers.%d.mlp.up_proj.weight", l);
-    W(&L->w_down, d, f, "model.layers.%d.mlp.down_proj.weight", l);
+    VEC(&L->mlp_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
+    MAT(&L->w_gate, f, d, "model.layers.%d.mlp.gate_proj.weight", l);
+    MAT(&L->w_up, f, d, "model.layers.%d.mlp.up_proj.weight", l);
+    MAT(&L->w_down, d, f, "model.layers.%d.mlp.down_proj.weight", l);
     return n;
 }
 
@@ -162,12 +164,14 @@ static int global_plan(attn_model *m, wanted *w)
 {
     const attn_model_config *c = &m->cfg;
     int n = 0;
-    W(&m->embed, c->vocab, c->d, "model.embed_tokens.weight");
-    W(&m->norm, c->d, 0, "model.norm.weight");
-    if (!c->tied) W(&m->lm_head, c->vocab, c->d, "lm_head.weight");
+    MAT(&m->embed, c->vocab, c->d, "model.embed_tokens.weight");
+    VEC(&m->norm, c->d, "model.norm.weight");
+    if (!c->tied) MAT(&m->lm_head, c->vocab, c->d, "lm_head.weight");
     return n;
 }
-#undef W
+#undef W_
+#undef VEC
+#undef MAT
 
 static attn_status check_entry(const attn_ckpt *ck, const wanted *w, attn_error *err)
 {
@@ -254,49 +258,47 @@ static attn_status check_numbers(attn_model *m, attn_error *err)
     return ATTN_OK;
 }
 
-/* Widens the n weights of w one after another from p on; returns the end. */
-static float *widen_all(const attn_ckpt *ck, const wanted *w, int n, float *p)
+/* Whether a weight is copied at load: a vector, widened to float32 (a few
+ * KiB), or a float32 matrix whose bytes are not float-aligned in the file
+ * (a file written without padding); every other matrix is read in place. */
+static bool copied(const attn_st_file *f, const attn_st_entry *e, const wanted *w)
+{
+    return !w->cols || (e->dtype == ATTN_ST_F32 && (uintptr_t)(f->data + e->begin) % sizeof(float));
+}
+
+/* Floats the copies of the n weights of w take. */
+static size_t copied_floats(const attn_ckpt *ck, const wanted *w, int n)
+{
+    size_t need = 0;
+    for (int i = 0; i < n; i++) {
+        const attn_st_file *f;
+        const attn_st_entry *e = attn_ckpt_find(ck, w[i].name, &f);
+        if (copied(f, e, &w[i])) need += count_of(&w[i]);
+    }
+    return need;
+}
+
+/* Places the n weights of w: a view into the file for each matrix read in
+ * place, a float32 copy from p on for the others. Returns the end of the copies. */
+static float *place_all(const attn_ckpt *ck, const wanted *w, int n, float *p)
 {
     for (int i = 0; i < n; i++) {
         const attn_st_file *f;
         const attn_st_entry *e = attn_ckpt_find(ck, w[i].name, &f);
+        int rows = (int)w[i].rows, cols = (int)w[i].cols;
+        if (!copied(f, e, &w[i])) {
+            *w[i].mat = attn_wmat_view(f->data + e->begin, e->dtype, rows, cols);
+            continue;
+        }
         attn_st_copy_f32(f, e, p);
-        *w[i].dst = p;
+        if (w[i].vec) *w[i].vec = p;
+        else *w[i].mat = attn_wmat_view(p, ATTN_ST_F32, rows, cols);
         p += count_of(&w[i]);
     }
     return p;
 }
 
-size_t attn_model_layer_floats(const attn_model *m)
-{
-    wanted w[MAX_PER_LAYER];
-    attn_model_layer L;
-    size_t total = 0;
-    int n = layer_plan(&m->cfg, 0, &L, w);
-    for (int i = 0; i < n; i++) total += count_of(&w[i]);
-    return total;
-}
-
-void attn_model_layer_get(const attn_model *m, int l, float *scratch, attn_model_layer *out)
-{
-    wanted w[MAX_PER_LAYER];
-    if (m->resident) {
-        *out = m->layer[l];
-        return;
-    }
-    int n = layer_plan(&m->cfg, l, out, w);
-    widen_all(&m->ckpt, w, n, scratch);
-}
-
-double attn_model_resident_limit(void)
-{
-    const char *mb = getenv("ATTNLAB_WEIGHTS_MB");
-    char *end;
-    double v = mb && *mb ? strtod(mb, &end) : NAN;
-    return v >= 0 && mb && !*end ? v * (1 << 20) : (double)(1u << 30);
-}
-
-/* Widens what is needed: the final norm always; everything when it fits. */
+/* Views every matrix where it is mapped and widens the vectors. */
 static attn_status load_weights(attn_model *m, attn_error *err)
 {
     const attn_model_config *c = &m->cfg;
@@ -306,67 +308,25 @@ static attn_status load_weights(attn_model *m, attn_error *err)
     if ((st = attn_ckpt_open(m->dir, &m->ckpt, err))) return st;
     if ((st = check_all(m, err)) || (st = check_numbers(m, err))) return st;
     size_t total = 0;
-    for (int l = -1; l < c->layers; l++) {
-        int n = l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, w);
-        for (int i = 0; i < n; i++) total += count_of(&w[i]);
-    }
-    /* whole when it fits the setting and what `ulimit -v` leaves; else one layer at a time */
-    double bytes = (double)total * sizeof(float);
-    m->resident = bytes <= attn_model_resident_limit() && bytes <= attn_budget_get(INFINITY, false).bytes;
-    if (!m->resident) total = (size_t)c->d; /* only the final norm */
-    m->arena = malloc(total * sizeof *m->arena);
-    if (!m->arena) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for %zu MiB of weights", (total * 4) >> 20);
-    float *p = m->arena;
-    if (!m->resident) {
-        wanted norm = {"model.norm.weight", c->d, 0, &m->norm};
-        widen_all(&m->ckpt, &norm, 1, p);
-        return ATTN_OK;
-    }
-    if (!(m->layer = calloc((size_t)c->layers, sizeof *m->layer))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-    p = widen_all(&m->ckpt, w, global_plan(m, w), p);
-    for (int l = 0; l < c->layers; l++) p = widen_all(&m->ckpt, w, layer_plan(c, l, &m->layer[l], w), p);
+    for (int l = -1; l < c->layers; l++)
+        total += copied_floats(&m->ckpt, w, l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, w));
+    if (!(m->arena = malloc((total ? total : 1) * sizeof *m->arena)) ||
+        !(m->layer = calloc((size_t)c->layers, sizeof *m->layer)))
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for %zu KiB of weights", (total * 4) >> 10);
+    float *p = place_all(&m->ckpt, w, global_plan(m, w), m->arena);
+    for (int l = 0; l < c->layers; l++) p = place_all(&m->ckpt, w, layer_plan(c, l, &m->layer[l], w), p);
     if (c->tied) m->lm_head = m->embed;
     return ATTN_OK;
 }
 
 void attn_model_embed_row(const attn_model *m, int id, float *out)
 {
-    size_t d = (size_t)m->cfg.d;
-    if (m->resident) {
-        memcpy(out, m->embed + (size_t)id * d, d * sizeof *out);
-        return;
-    }
-    const attn_st_file *f;
-    const attn_st_entry *e = attn_ckpt_find(&m->ckpt, "model.embed_tokens.weight", &f);
-    attn_st_copy_f32_range(f, e, (size_t)id * d, d, out);
+    attn_wmat_rows(&m->embed, id, 1, out);
 }
 
 int attn_model_logits(const attn_model *m, const float *x, float *logits, size_t rows)
 {
-    int d = m->cfg.d, V = m->cfg.vocab;
-    if (m->resident) {
-        attn_op_project_t(x, m->lm_head, logits, (int)rows, d, V);
-        return 0;
-    }
-    /* a block of vocabulary rows at a time: widen (C, d), logits[:, v0:v0+C] = x · blockᵀ */
-    enum { C = 2048 };
-    const attn_st_file *f;
-    const attn_st_entry *e = attn_ckpt_find(&m->ckpt, m->cfg.tied ? "model.embed_tokens.weight" : "lm_head.weight", &f);
-    float *block = malloc((size_t)C * d * sizeof *block), *part = malloc(rows * C * sizeof *part);
-    if (!block || !part) {
-        free(block);
-        free(part);
-        return -1;
-    }
-    for (int v0 = 0; v0 < V; v0 += C) {
-        int n = V - v0 < C ? V - v0 : C;
-        attn_st_copy_f32_range(f, e, (size_t)v0 * d, (size_t)n * d, block);
-        attn_op_project_t(x, block, part, (int)rows, d, n);
-        for (size_t r = 0; r < rows; r++) memcpy(logits + r * V + v0, part + r * n, (size_t)n * sizeof *part);
-    }
-    free(block);
-    free(part);
-    return 0;
+    return attn_wmat_product(&m->lm_head, x, (int)rows, logits);
 }
 
 /* ---- the folder ---- */

@@ -12,13 +12,12 @@
  *
  * then a final RMSNorm and the LM head (the embedding table when tied).
  *
- * Weights stay in the mapped files. A model whose float32 weights fit the
- * resident limit (attn_model_resident_limit) and what an address-space limit
- * leaves (budget.h) is widened to float32 once, at
- * load; a larger one is widened a layer at a time while it runs
- * (attn_model_layer_get), so a 1B-parameter BF16 model needs its 2.5 GB of
- * mapped file and one layer's float32 copy. The engine's matrices are
- * (in, out): HF's nn.Linear weight (out, in) is transposed, so y = x · W. */
+ * Weights stay in the mapped files, in their own dtype: every matrix is an
+ * attn_wmat view of its bytes there (wmat.h), and the products widen F16 and
+ * BF16 to float32 in registers as they read, so a 1B-parameter BF16 model
+ * needs its 2.2 GB of mapped file and nothing more for its weights. Only the
+ * vectors (norm gains, biases) are widened to float32, at load. The matrices
+ * are (out, in) as HF's nn.Linear stores them: a projection is y = x · Wᵀ. */
 #ifndef ATTN_MODEL_H
 #define ATTN_MODEL_H
 
@@ -28,6 +27,7 @@
 #include "checkpoint.h"
 #include "error.h"
 #include "tokenizer.h"
+#include "wmat.h"
 
 #define ATTN_MODEL_MAX_LAYERS 256
 
@@ -59,18 +59,17 @@ attn_status attn_model_config_parse(const char *text, size_t len, attn_model_con
  * weights: what it is and how it was trained, before it is loaded. */
 attn_status attn_model_peek(const char *name, attn_model_config *c, attn_error *err);
 
-/* One layer's weights, float32, each matrix (out, in) as the checkpoint stores
- * it: a projection is y = x · Wᵀ (attn_op_project_t). In memory w_k follows
- * w_q and w_v follows w_k, so ((h + 2g)·k, d) from w_q is W_Q, W_K, W_V
- * stacked, and b_q, b_k, b_v likewise; w_up follows w_gate, (2f, d). */
+/* One layer's weights: the matrices (out, in) as the checkpoint stores them,
+ * read in place (a projection is y = x · Wᵀ, attn_wmat_product); the vectors
+ * widened to float32. */
 typedef struct {
-    float *attn_norm;            /* (d) input_layernorm */
-    float *w_q, *w_k, *w_v, *w_o; /* (h·k, d), (g·k, d), (g·k, d), (d, h·k) */
-    float *b_q, *b_k, *b_v;      /* (h·k), (g·k), (g·k): Qwen2's biases, else NULL */
-    float *q_norm, *k_norm;      /* (k): Qwen3's per-head norm gains, else NULL */
-    float *mlp_norm;             /* (d) post_attention_layernorm */
-    float *w_gate, *w_up;        /* (f, d) */
-    float *w_down;               /* (d, f) */
+    float *attn_norm;                   /* (d) input_layernorm */
+    attn_wmat w_q, w_k, w_v, w_o;       /* (h·k, d), (g·k, d), (g·k, d), (d, h·k) */
+    float *b_q, *b_k, *b_v;             /* (h·k), (g·k), (g·k): Qwen2's biases, else NULL */
+    float *q_norm, *k_norm;             /* (k): Qwen3's per-head norm gains, else NULL */
+    float *mlp_norm;                    /* (d) post_attention_layernorm */
+    attn_wmat w_gate, w_up;             /* (f, d) */
+    attn_wmat w_down;                   /* (d, f) */
 } attn_model_layer;
 
 typedef struct attn_model {
@@ -85,25 +84,14 @@ typedef struct attn_model {
     double train_loss;        /* the same on training text */
     attn_model_config cfg;
     attn_ckpt ckpt;           /* the mapped weight files */
-    bool resident;            /* every weight below widened at load; else only norm */
-    float *embed;             /* (V, d) embed_tokens, when resident */
+    attn_wmat embed;          /* (V, d) embed_tokens */
+    attn_wmat lm_head;        /* (V, d): embed when tied, else its own */
     float *norm;              /* (d) the final norm's gain */
-    float *lm_head;           /* (V, d): embed when tied, else its own; when resident */
-    attn_model_layer *layer;  /* cfg.layers, when resident */
+    attn_model_layer *layer;  /* cfg.layers */
     attn_tokenizer *tok;
-    float *arena;             /* every weight above */
+    float *arena;             /* the vectors above, and any float32 matrix whose bytes in
+                               * the file are not float-aligned, widened at load */
 } attn_model;
-
-/* Bytes of float32 weights a model may widen at load: $ATTNLAB_WEIGHTS_MB
- * MiB if set, else 1 GiB. */
-double attn_model_resident_limit(void);
-
-/* Floats one layer's weights take: the scratch attn_model_layer_get needs. */
-size_t attn_model_layer_floats(const attn_model *m);
-
-/* Layer l's weights: m's own when resident, else widened into scratch
- * (attn_model_layer_floats of them) and pointing there. */
-void attn_model_layer_get(const attn_model *m, int l, float *scratch, attn_model_layer *out);
 
 /* Token id's embedding row (d floats). */
 void attn_model_embed_row(const attn_model *m, int id, float *out);

@@ -290,30 +290,30 @@ static void embed(const attn_model *m, attn_trace *tr)
 
 /* Layer l; ai holds the layer's past (x_past, k_past, v_past, past_stride) and
  * qk_scratch, and receives its weights and input. */
-static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_inputs *ai, float *xbuf, float *scratch,
+static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_inputs *ai, float *xbuf,
                              attn_error *err)
 {
     const attn_dims *d = &tr->dims;
-    attn_model_layer layer;
-    const attn_model_layer *W = &layer;
-    attn_model_layer_get(m, l, scratch, &layer);
+    const attn_model_layer *W = &m->layer[l];
     size_t rows = (size_t)d->b * d->s, n = rows * d->d;
     float *in = D(tr, l, ATTN_STAGE_RESID_IN), *mid = D(tr, l, ATTN_STAGE_RESID_MID);
     float *norm2 = D(tr, l, ATTN_STAGE_MLP_NORM), *gate = D(tr, l, ATTN_STAGE_GATE), *up = D(tr, l, ATTN_STAGE_UP);
     float *act = D(tr, l, ATTN_STAGE_ACT), *mlp = D(tr, l, ATTN_STAGE_MLP_OUT);
     memcpy(in, l ? D(tr, l - 1, ATTN_STAGE_RESID_OUT) : D(tr, -1, ATTN_STAGE_EMBEDDINGS), n * sizeof *in);
     attn_op_rmsnorm(in, W->attn_norm, xbuf, rows, d->d, m->cfg.eps);
-    ai->w_q = W->w_q, ai->w_k = W->w_k, ai->w_v = W->w_v, ai->w_o = W->w_o, ai->w_out_in = true, ai->x = xbuf;
+    ai->w_stored[0] = &W->w_q, ai->w_stored[1] = &W->w_k, ai->w_stored[2] = &W->w_v, ai->w_stored[3] = &W->w_o;
+    ai->x = xbuf;
     ai->b_q = W->b_q, ai->b_k = W->b_k, ai->b_v = W->b_v, ai->q_norm = W->q_norm, ai->k_norm = W->k_norm;
     ai->qk_eps = m->cfg.eps;
     attn_status st = attn_attention_run(tr, l, ai, err);
     if (st) return st;
     attn_op_add(in, D(tr, l, ATTN_STAGE_OUT), mid, n);
     attn_op_rmsnorm(mid, W->mlp_norm, norm2, rows, d->d, m->cfg.eps);
-    attn_op_project_t(norm2, W->w_gate, gate, (int)rows, d->d, d->f);
-    attn_op_project_t(norm2, W->w_up, up, (int)rows, d->d, d->f);
+    if (attn_wmat_product(&W->w_gate, norm2, (int)rows, gate) || attn_wmat_product(&W->w_up, norm2, (int)rows, up))
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
     attn_op_swiglu(gate, up, act, rows * d->f);
-    attn_op_project_t(act, W->w_down, mlp, (int)rows, d->f, d->d);
+    if (attn_wmat_product(&W->w_down, act, (int)rows, mlp))
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
     attn_op_add(mid, mlp, D(tr, l, ATTN_STAGE_RESID_OUT), n);
     return ATTN_OK;
 }
@@ -345,14 +345,13 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
                            attn_error *err)
 {
     attn_trace pre = {0};
-    float *xbuf = NULL, *scratch = NULL, *qk = NULL;
+    float *xbuf = NULL, *qk = NULL;
     attn_status st = ATTN_OK;
     if (tr->dims.P > 0 && !past) {
         if ((st = run_prefix(m, tr, &pre, err))) return st;
     }
     if ((st = allocate(tr, err))) goto out;
     if (!(xbuf = malloc((size_t)tr->dims.b * tr->dims.s * tr->dims.d * sizeof *xbuf)) ||
-        (!m->resident && !(scratch = malloc(attn_model_layer_floats(m) * sizeof *scratch))) ||
         (tr->cfg.qk_keep && !(qk = malloc(qk_scratch_floats(&tr->dims) * sizeof *qk)))) {
         st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
         goto out;
@@ -373,12 +372,11 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
             ai.x_past = D(&pre, l, ATTN_STAGE_X);
             attn_model_trace_kv(&pre, l, &ai.k_past, &ai.v_past);
         }
-        st = run_layer(m, tr, l, &ai, xbuf, scratch, err);
+        st = run_layer(m, tr, l, &ai, xbuf, err);
     }
     if (!st) st = head(m, tr, err);
 out:
     free(xbuf);
-    free(scratch);
     free(qk);
     attn_trace_free(&pre);
     return st;

@@ -80,30 +80,34 @@ static float half_to_float(uint16_t h)
     return f;
 }
 
-void attn_st_copy_f32_range(const attn_st_file *f, const attn_st_entry *e, size_t first, size_t n, float *dst)
+void attn_st_widen(const void *from, attn_st_dtype dtype, size_t n, float *dst)
 {
-    int size = attn_st_dtype_size(e->dtype);
-    const unsigned char *src = f->data + e->begin + first * (size_t)size;
-    if (e->dtype == ATTN_ST_F32 && host_is_little_endian()) {
+    const unsigned char *src = from;
+    if (dtype == ATTN_ST_F32 && host_is_little_endian()) {
         memcpy(dst, src, n * 4);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         uint32_t u;
-        if (e->dtype == ATTN_ST_F32) {
+        if (dtype == ATTN_ST_F32) {
             u = (uint32_t)src[4 * i] | (uint32_t)src[4 * i + 1] << 8 | (uint32_t)src[4 * i + 2] << 16 |
                 (uint32_t)src[4 * i + 3] << 24;
             memcpy(&dst[i], &u, 4);
             continue;
         }
         uint16_t h = (uint16_t)(src[2 * i] | src[2 * i + 1] << 8);
-        if (e->dtype == ATTN_ST_F16) {
+        if (dtype == ATTN_ST_F16) {
             dst[i] = half_to_float(h);
         } else { /* bfloat16 is the top half of a float */
             u = (uint32_t)h << 16;
             memcpy(&dst[i], &u, 4);
         }
     }
+}
+
+void attn_st_copy_f32_range(const attn_st_file *f, const attn_st_entry *e, size_t first, size_t n, float *dst)
+{
+    attn_st_widen(f->data + e->begin + first * (size_t)attn_st_dtype_size(e->dtype), e->dtype, n, dst);
 }
 
 void attn_st_release(const attn_st_file *f, const attn_st_entry *e, size_t first, size_t n)

@@ -70,6 +70,9 @@ const char *attn_st_meta(const attn_st_file *f, const char *key);
  * F16 and BF16 widen exactly (every half and bfloat16 is a float). */
 void attn_st_copy_f32(const attn_st_file *f, const attn_st_entry *e, float *dst);
 
+/* n little-endian elements of dtype at from (any alignment) as float32. */
+void attn_st_widen(const void *from, attn_st_dtype dtype, size_t n, float *dst);
+
 /* Elements [first, first + n) of an entry only (the caller keeps them in range). */
 void attn_st_copy_f32_range(const attn_st_file *f, const attn_st_entry *e, size_t first, size_t n, float *dst);
 

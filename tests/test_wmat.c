@@ -1,0 +1,194 @@
+/* test_wmat.c — products with F16 and BF16 weights read in place, against float32.
+ *
+ * The rounding accepted: the weights are rounded to the dtype once (to
+ * nearest even) when the test makes them. Against float32 products of those
+ * same rounded weights, summed in double, a product may differ only by the
+ * order of its float32 sums: 1e-5 · Σ|x·w| (float32's ε is 2^-24 ≈ 6e-8;
+ * 1000 terms summed in blocks stay well inside). Against the exact float32
+ * weights it may differ by the dtype's rounding of each weight: BF16 keeps 8
+ * significant bits (relative error ≤ 2^-9 per weight), F16 11 (≤ 2^-12),
+ * so 2^-8 and 2^-11 · Σ|x·w| bound it with room. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rng.h"
+#include "wmat.h"
+
+/* f rounded to bfloat16, to nearest even (f finite). */
+static uint16_t to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u += 0x7fff + ((u >> 16) & 1);
+    return (uint16_t)(u >> 16);
+}
+
+/* f rounded to IEEE half by the compiler (to nearest even). */
+static uint16_t to_f16(float f)
+{
+    _Float16 h = (_Float16)f;
+    uint16_t u;
+    memcpy(&u, &h, 2);
+    return u;
+}
+
+/* A (rows, cols) matrix in dtype dt starting `shift` elements into its buffer
+ * (an odd shift: rows at odd element addresses), rows `pad` elements apart
+ * beyond cols; exact holds the float32 weights it was made from and rounded
+ * the weights as stored, widened. */
+typedef struct {
+    void *buf;
+    attn_wmat w;
+    float *exact, *rounded; /* (rows, cols) */
+} made;
+
+static made make(attn_st_dtype dt, int rows, int cols, int shift, int pad, uint64_t seed)
+{
+    made m;
+    size_t size = (size_t)attn_st_dtype_size(dt), stride = (size_t)cols + (size_t)pad, n = (size_t)rows * cols;
+    m.buf = calloc((size_t)rows * stride + (size_t)shift + 1, size);
+    m.exact = malloc(n * sizeof *m.exact);
+    m.rounded = malloc(n * sizeof *m.rounded);
+    assert_true(m.buf && m.exact && m.rounded);
+    attn_fill_normal(m.exact, n, seed, 1.0f);
+    unsigned char *base = (unsigned char *)m.buf + (size_t)shift * size;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            unsigned char *at = base + ((size_t)r * stride + c) * size;
+            float f = m.exact[(size_t)r * cols + c];
+            uint16_t h = dt == ATTN_ST_BF16 ? to_bf16(f) : to_f16(f);
+            if (dt == ATTN_ST_F32) memcpy(at, &f, 4);
+            else memcpy(at, &h, 2);
+            attn_st_widen(at, dt, 1, &m.rounded[(size_t)r * cols + c]);
+        }
+    m.w = (attn_wmat){base, dt, rows, cols, stride};
+    return m;
+}
+
+static void unmake(made *m)
+{
+    free(m->buf);
+    free(m->exact);
+    free(m->rounded);
+}
+
+/* y (xr, rows) against x · Wᵀ summed in double from both weight sets. */
+static void check(const made *m, const float *x, int xr, const float *y)
+{
+    const attn_wmat *w = &m->w;
+    double eps = w->dtype == ATTN_ST_BF16 ? ldexp(1, -8) : w->dtype == ATTN_ST_F16 ? ldexp(1, -11) : 1e-6;
+    for (int i = 0; i < xr; i++)
+        for (int j = 0; j < w->rows; j++) {
+            double same = 0, exact = 0, mag = 0, mag_exact = 0;
+            for (int c = 0; c < w->cols; c++) {
+                double xv = x[(size_t)i * w->cols + c];
+                same += xv * m->rounded[(size_t)j * w->cols + c];
+                exact += xv * m->exact[(size_t)j * w->cols + c];
+                mag += fabs(xv * m->rounded[(size_t)j * w->cols + c]);
+                mag_exact += fabs(xv * m->exact[(size_t)j * w->cols + c]);
+            }
+            double got = y[(size_t)i * w->rows + j];
+            if (fabs(got - same) > 1e-5 * mag + 1e-30 || fabs(got - exact) > eps * mag_exact + 1e-30)
+                fail_msg("%s (%d, %d) row %d col %d: %.9g, want %.9g (rounded weights) and %.9g (exact)",
+                         attn_st_dtype_name(w->dtype), w->rows, w->cols, i, j, got, same, exact);
+        }
+}
+
+/* Every kernel this CPU has, every dtype, odd shapes, tails, odd row starts
+ * and padded rows: one row (the decoding path) and 3 or 17 (the panel path). */
+static void test_kernels_match_float32(void **state)
+{
+    (void)state;
+    static const int ROWS[] = {1, 3, 17}, COLS[] = {1, 7, 31, 33, 1000}, XR[] = {1, 3, 17};
+    static const attn_st_dtype DT[] = {ATTN_ST_BF16, ATTN_ST_F16, ATTN_ST_F32};
+    int tried = 0;
+    for (int k = 0; k < ATTN_WMAT_KERNELS; k++) {
+        if (!attn_wmat_use((attn_wmat_kernel)k)) continue;
+        tried++;
+        for (size_t d = 0; d < 3; d++)
+            for (size_t r = 0; r < 3; r++)
+                for (size_t c = 0; c < 5; c++)
+                    for (int shift = 0; shift < 2; shift++) {
+                        /* float32 with a pad: not packed, so the kernels read it too */
+                        made m = make(DT[d], ROWS[r], COLS[c], shift, DT[d] == ATTN_ST_F32 ? 1 : shift,
+                                      (uint64_t)(k * 1000 + d * 100 + r * 10 + c));
+                        for (size_t x = 0; x < 3; x++) {
+                            float *xs = malloc((size_t)XR[x] * COLS[c] * sizeof *xs);
+                            float *y = malloc((size_t)XR[x] * ROWS[r] * sizeof *y);
+                            attn_fill_normal(xs, (size_t)XR[x] * COLS[c], 99 + x, 1.0f);
+                            assert_int_equal(attn_wmat_product(&m.w, xs, XR[x], y), 0);
+                            check(&m, xs, XR[x], y);
+                            free(xs);
+                            free(y);
+                        }
+                        unmake(&m);
+                    }
+    }
+    assert_true(tried >= 1);
+    assert_true(attn_wmat_has(ATTN_WMAT_C));
+    assert_false(attn_wmat_use(ATTN_WMAT_KERNELS));
+}
+
+/* A matrix larger than one panel (4 MiB of floats): the panels' columns land
+ * in the right places of y. */
+static void test_panels(void **state)
+{
+    (void)state;
+    made m = make(ATTN_ST_BF16, 1100, 1000, 1, 0, 7);
+    float x[3 * 1000], *y = malloc((size_t)3 * 1100 * sizeof *y);
+    attn_fill_normal(x, 3 * 1000, 8, 1.0f);
+    assert_int_equal(attn_wmat_product(&m.w, x, 3, y), 0);
+    check(&m, x, 3, y);
+    free(y);
+    unmake(&m);
+}
+
+/* Two matrices of different dtypes side by side: y = x · [A; B]ᵀ. */
+static void test_group(void **state)
+{
+    (void)state;
+    for (int k = 0; k < ATTN_WMAT_KERNELS; k++) {
+        if (!attn_wmat_use((attn_wmat_kernel)k)) continue;
+        made a = make(ATTN_ST_BF16, 17, 33, 1, 0, 1), b = make(ATTN_ST_F16, 3, 33, 0, 2, 2);
+        float x[33], y[20];
+        attn_fill_normal(x, 33, 3, 1.0f);
+        attn_wmat group[] = {a.w, b.w};
+        attn_wmat_product_row(group, 2, x, y);
+        check(&a, x, 1, y);
+        check(&b, x, 1, y + 17);
+        unmake(&a);
+        unmake(&b);
+    }
+}
+
+/* Rows and the transposed copy (the trace's (in, out) weights) widen exactly. */
+static void test_rows_and_transposed(void **state)
+{
+    (void)state;
+    made m = make(ATTN_ST_BF16, 5, 7, 1, 3, 4);
+    float rows[2 * 7], t[7 * 5];
+    attn_wmat_rows(&m.w, 2, 2, rows);
+    assert_memory_equal(rows, m.rounded + 2 * 7, sizeof rows);
+    assert_int_equal(attn_wmat_transposed(&m.w, t), 0);
+    for (int r = 0; r < 5; r++)
+        for (int c = 0; c < 7; c++) assert_true(t[c * 5 + r] == m.rounded[r * 7 + c]);
+    unmake(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernels_match_float32),
+        cmocka_unit_test(test_panels),
+        cmocka_unit_test(test_group),
+        cmocka_unit_test(test_rows_and_transposed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
