@@ -224,7 +224,7 @@ static double run_bytes(const attn_trace *tr)
  * cfg.qk_keep's, else layer 0's, when that fits. */
 static attn_status fit(attn_trace *tr, double *need, attn_error *err)
 {
-    attn_budget budget = attn_config_budget(&tr->cfg);
+    attn_budget budget = attn_arena_budget(tr->store, attn_config_budget(&tr->cfg));
     if (tr->cfg.qk_keep > tr->n_layers)
         return attn_fail(err, ATTN_ERR_CONFIG, "attention weights of layer %d asked for, of a model of %d layers",
                          tr->cfg.qk_keep - 1, tr->n_layers);
@@ -447,13 +447,14 @@ static attn_status begin(const attn_model *m, const attn_config *cfg, const int 
 attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
                                  attn_trace *tr, attn_error *err)
 {
-    return attn_model_trace_watched(m, cfg, past, NULL, tr, err);
+    return attn_model_trace_watched(m, cfg, past, NULL, NULL, tr, err);
 }
 
 attn_status attn_model_trace_watched(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
-                                     attn_progress *watch, attn_trace *tr, attn_error *err)
+                                     attn_progress *watch, attn_arena *store, attn_trace *tr, attn_error *err)
 {
     attn_status st = begin(m, cfg, NULL, 0, tr, err);
+    tr->store = store;
     if (!st) st = run_ids(m, tr, past, watch, err);
     if (st) attn_trace_free(tr);
     return st;

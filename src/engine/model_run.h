@@ -40,9 +40,10 @@ typedef struct {
 attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
                                  attn_trace *out, attn_error *err);
 
-/* The same, watched (attention.h's attn_progress; NULL: not watched). */
+/* The same, watched (attention.h's attn_progress; NULL: not watched), its
+ * arena lent by store (arena.h; NULL: its own). */
 attn_status attn_model_trace_watched(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
-                                     attn_progress *watch, attn_trace *out, attn_error *err);
+                                     attn_progress *watch, attn_arena *store, attn_trace *out, attn_error *err);
 
 /* The same on one row of token ids, ids[0 .. n) (cfg's text and tokens unused). */
 attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, const int *ids, int n,
