@@ -172,12 +172,12 @@ static attn_status run_config(const attn_model *m, const attn_config *cfg, attn_
     return ATTN_OK;
 }
 
-static void model_dims(const attn_model *m, const attn_tokens *tk, int past, attn_dims *d)
+/* Sizes of b rows of L tokens (past of them cached) on a model of config c. */
+static void model_dims(const attn_model_config *c, int b, int L, int past, attn_dims *d)
 {
-    const attn_model_config *c = &m->cfg;
     memset(d, 0, sizeof *d);
-    d->b = tk->rows;
-    d->L = tk->len;
+    d->b = b;
+    d->L = L;
     d->P = past;
     d->s = d->L - past;
     d->t = d->L;
@@ -407,7 +407,7 @@ static attn_status run_prefix(const attn_model *m, const attn_trace *tr, attn_tr
     if ((st = attn_tokens_from_table(b, P, table, len, tk->side, &pre->tokens, err))) goto out;
     pre->n_layers = tr->n_layers;
     pre->arch = tr->arch;
-    model_dims(m, &pre->tokens, 0, &pre->dims);
+    model_dims(&m->cfg, pre->tokens.rows, pre->tokens.len, 0, &pre->dims);
     st = run_ids(m, pre, NULL, NULL, err);
 out:
     free(table);
@@ -439,7 +439,7 @@ static attn_status begin(const attn_model *m, const attn_config *cfg, const int 
                          "remains", cfg->past, tr->tokens.len);
     tr->n_layers = m->cfg.layers;
     tr->arch = m->cfg.arch;
-    model_dims(m, &tr->tokens, cfg->past, &tr->dims);
+    model_dims(&m->cfg, tr->tokens.rows, tr->tokens.len, cfg->past, &tr->dims);
     if (!(tr->model_config = strdup(m->config_json))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     return ATTN_OK;
 }
@@ -477,6 +477,16 @@ attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cf
     if (!st) st = fit(&tr, bytes, err);
     attn_trace_free(&tr);
     return st;
+}
+
+double attn_model_trace_bytes(const attn_model_config *c, int n, bool one_layer)
+{
+    attn_trace tr = {.n_layers = c->layers, .arch = c->arch}; /* sizes and settings only: nothing to free */
+    tr.cfg.rope = true;
+    tr.cfg.qk_keep = one_layer;
+    tr.cfg.model = (char *)"";
+    model_dims(c, 1, n, 0, &tr.dims);
+    return run_bytes(&tr);
 }
 
 double attn_model_trace_full_bytes(const attn_trace *tr)

@@ -66,6 +66,11 @@ attn_status attn_model_decode(const attn_model *m, const attn_config *base, int 
  * exceed the limit (attn_config_max_bytes), with one layer's (cfg->qk_prefer's). */
 attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cfg, double *bytes, attn_error *err);
 
+/* Bytes a traced pass of one row of n tokens takes on a model of config c,
+ * every layer's attention weights kept, or one layer's (one_layer, what a
+ * prompt too long for all keeps): what the budget weighs (n ≥ 1). */
+double attn_model_trace_bytes(const attn_model_config *c, int n, bool one_layer);
+
 /* Bytes tr (a model's trace) would take with every layer's attention weights:
  * what a trace that kept one layer's (its cfg.qk_keep) saved. */
 double attn_model_trace_full_bytes(const attn_trace *tr);
