@@ -246,7 +246,9 @@ static attn_status fit(attn_trace *tr, double *need, attn_error *err)
     return ATTN_OK;
 }
 
-static attn_status allocate(attn_trace *tr, attn_error *err)
+/* Places tr's stages and allocates them; without head, the model-level ones
+ * after the layers (final_norm, logits, probs) are left out. */
+static attn_status allocate(attn_trace *tr, bool head, attn_error *err)
 {
     int n;
     double need;
@@ -263,7 +265,7 @@ static attn_status allocate(attn_trace *tr, attn_error *err)
             bool kept = !(st[i].roles & ATTN_ROLE_QUERY_KEY) || !tr->cfg.qk_keep || l == tr->cfg.qk_keep - 1;
             if (!st[i].model_level && kept && attn_stage_present(&st[i], &ctx)) place(tr, &st[i], l);
         }
-    for (int i = ATTN_STAGE_RESID_IN; i < n; i++)
+    for (int i = ATTN_STAGE_RESID_IN; head && i < n; i++)
         if (st[i].model_level) place(tr, &st[i], -1);
     return attn_trace_alloc_arena(tr, err);
 }
@@ -341,8 +343,12 @@ void attn_model_trace_kv(const attn_trace *tr, int l, const float **k, const flo
     *v = D(tr, l, cached ? ATTN_STAGE_V_CACHE : ATTN_STAGE_V_HEADS);
 }
 
+/* Runs tr's layers, and with head its final norm, logits and probs. A
+ * prefix's pass (run_prefix) is read for its KV cache only: its head, V
+ * logits and probs at each of its P positions, would be work and memory
+ * nobody reads (SmolLM2-135M: a fifth of the products, 384 KiB a position). */
 static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model_past *past, attn_progress *watch,
-                           attn_error *err)
+                           bool with_head, attn_error *err)
 {
     attn_trace pre = {0};
     float *xbuf = NULL, *scratch = NULL, *qk = NULL;
@@ -350,7 +356,7 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
     if (tr->dims.P > 0 && !past) {
         if ((st = run_prefix(m, tr, &pre, err))) return st;
     }
-    if ((st = allocate(tr, err))) goto out;
+    if ((st = allocate(tr, with_head, err))) goto out;
     if (!(xbuf = malloc((size_t)tr->dims.b * tr->dims.s * tr->dims.d * sizeof *xbuf)) ||
         (!m->resident && !(scratch = malloc(attn_model_layer_floats(m) * sizeof *scratch))) ||
         (tr->cfg.qk_keep && !(qk = malloc(qk_scratch_floats(&tr->dims) * sizeof *qk)))) {
@@ -375,7 +381,7 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
         }
         st = run_layer(m, tr, l, &ai, xbuf, scratch, err);
     }
-    if (!st) st = head(m, tr, err);
+    if (!st && with_head) st = head(m, tr, err);
 out:
     free(xbuf);
     free(scratch);
@@ -408,7 +414,7 @@ static attn_status run_prefix(const attn_model *m, const attn_trace *tr, attn_tr
     pre->n_layers = tr->n_layers;
     pre->arch = tr->arch;
     model_dims(&m->cfg, pre->tokens.rows, pre->tokens.len, 0, &pre->dims);
-    st = run_ids(m, pre, NULL, NULL, err);
+    st = run_ids(m, pre, NULL, NULL, false, err);
 out:
     free(table);
     free(len);
@@ -455,7 +461,7 @@ attn_status attn_model_trace_watched(const attn_model *m, const attn_config *cfg
 {
     attn_status st = begin(m, cfg, NULL, 0, tr, err);
     tr->store = store;
-    if (!st) st = run_ids(m, tr, past, watch, err);
+    if (!st) st = run_ids(m, tr, past, watch, true, err);
     if (st) attn_trace_free(tr);
     return st;
 }
@@ -465,7 +471,7 @@ attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, co
 {
     attn_status st = n > 0 ? begin(m, cfg, ids, n, tr, err)
                            : attn_fail(err, ATTN_ERR_CONFIG, "no tokens to run");
-    if (!st) st = run_ids(m, tr, past, NULL, err);
+    if (!st) st = run_ids(m, tr, past, NULL, true, err);
     if (st) attn_trace_free(tr);
     return st;
 }
