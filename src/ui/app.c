@@ -296,7 +296,7 @@ static void compute_alt(ui_app *app)
     app->has_alt = false;
     if (app->view.mode != LESSON_VIEW_COMPARE) return;
     attn_error err;
-    if (ui_app_alt_run(&app->trace, app->model, app->view.compare, NULL, &app->arena, &app->alt, &err))
+    if (ui_app_alt_run(&app->trace, app->model, app->view.compare, NULL, app->arena, &app->alt, &err))
         ui_app_status(app, true, "%s", err.msg);
     else
         app->has_alt = true;
@@ -349,7 +349,7 @@ int ui_app_plan(const ui_app *app, const attn_config *next, int step, lesson_vie
     } else {
         plan->in.model = next->model ? app->model : NULL;
     }
-    plan->in.arena = (attn_arena *)&app->arena; /* its lock is the one thing changed: traces are the app's */
+    plan->in.arena = app->arena;
     return 0;
 }
 
@@ -566,7 +566,7 @@ static void init_common(ui_app *app)
     app->pixel_ratio = 1.0f;
     app->dirty = true;
     ui_player_init(&app->lesson, "en", NULL);
-    attn_arena_init(&app->arena);
+    if ((app->arena = malloc(sizeof *app->arena))) attn_arena_init(app->arena);
 }
 
 int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsize)
@@ -578,7 +578,7 @@ int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsi
         return err.status;
     }
     if (ui_app_model_sync(app, cfg->model, &err) ||
-        attn_trace_run(&app->cfg, &(attn_inputs){.model = app->model, .arena = &app->arena}, &app->trace, &err)) {
+        attn_trace_run(&app->cfg, &(attn_inputs){.model = app->model, .arena = app->arena}, &app->trace, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
         ui_app_model_sync(app, NULL, NULL);
         attn_config_free(&app->cfg);
@@ -652,5 +652,7 @@ void ui_app_free(ui_app *app)
     app->scales = NULL;
     app->file_path = NULL;
     app->has_alt = app->from_file = false;
-    attn_arena_free(&app->arena); /* after every trace it lent to */
+    attn_arena_free(app->arena); /* after every trace it lent to */
+    free(app->arena);
+    app->arena = NULL;
 }
