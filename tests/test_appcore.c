@@ -88,8 +88,12 @@ static void keys_change_settings(void **state)
     assert_int_equal(app->trace.cfg.causal, ATTN_CAUSAL_OFF);
     assert_true(app->generation != gen);
     assert_string_equal(app->status, "causal mask off");
+    long maps = app->arena->maps, lends = app->arena->lends;
     ui_app_key(app, 'c', UI_MOD_SHIFT); /* shift does not matter to c */
     assert_int_equal(app->cfg.causal, ATTN_CAUSAL_ON);
+    /* a toggle recomputes the same shape in the memory of the trace it replaced */
+    assert_int_equal(app->arena->maps, maps);
+    assert_int_equal(app->arena->lends, lends + 1);
 
     int heads = app->trace.dims.h;
     ui_app_key(app, 'h', 0);

@@ -96,7 +96,7 @@ USAGE = [
     (["trace", "--repeat", "3", "-o", OUT], "trace does not take --repeat"),
     (["bench", "--repeat", "0"], "--repeat: '0' is not a count"),
     (["bench", "-o", OUT], "bench does not take -o"),
-    (["info"], "expected one trace file"),
+    (["info"], "expected one trace file (attnlab info FILE.safetensors) or --model NAME|DIR"),
     (["info", "a", "b"], "expected one trace file"),
     (["frobnicate"], "unknown command 'frobnicate'"),
     (["--heads", "7"], "heads (7) must divide d_model (32)"),
@@ -190,6 +190,14 @@ r = expect(["summary"], 0, "weights, batch row 0, head 0", stream="stdout")
 check("summary shows CJK labels", "你" in r.stdout.decode())
 r = expect(["info", good], 0, "k_cache          (b=2, g=4, t=6, k=8)", stream="stdout")
 check("info lists q_rope", "q_rope" in r.stdout.decode())
+# a model's info says what a traced pass holds, from the estimate the budget refuses with
+r = expect(["info", "--model", "brown"], 0, "MiB per token at 128 tokens", stream="stdout")
+said = re.search(r"; (\S+ \S+) at its context of 128 tokens, (\S+ \S+) with one layer's", r.stdout.decode())
+r = expect(["trace", "--model", "brown", "--text", " ".join(["the"] * 127), "--memory-gib", "0.001", "-o", OUT], 2,
+           "this trace would need about ")
+check("info --model: the budget's own numbers", said is not None and
+      f"about {said.group(1)}, and {said.group(2)} even with one layer's" in r.stderr.decode(), r.stderr.decode())
+expect(["info", "--model", "no-such-model"], 1, "no such folder or shipped model")
 
 for form, want in ([["--mask-value", "-inf"], "-inf"], [["--mask-value=-1e9"], "-1e+09"],
                    [["--mask-value", "-1e9"], "-1e+09"]):

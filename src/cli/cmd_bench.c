@@ -17,8 +17,9 @@ static void usage(void)
            "       attnlab bench --model NAME|DIR --text TEXT [--repeat N] [--generate N]\n"
            "       attnlab bench [config flags] --frames N [--view single|grid|compare] [--size WxH]\n\n"
            "Times N traced forward passes (after one warm-up), allocation of every\n"
-           "intermediate included, and prints the median. With a model that is the\n"
-           "prefill: prefill tokens/s.\n"
+           "intermediate included, and prints the median. As in the window, each pass\n"
+           "reuses the memory of the one before; the first one's, fresh, is printed\n"
+           "apart. With a model that is the prefill: prefill tokens/s.\n"
            "With --generate N: then times N greedy decoding steps over the KV cache and\n"
            "prints decode tokens/s (median step): `decode:` with nothing traced, as a\n"
            "deployed model decodes, then `decode traced:` with each step a traced pass of\n"
@@ -96,8 +97,10 @@ static attn_status first_trace(attn_config *cfg, const attn_model *model, attn_t
     return st ? st : attn_trace_run(cfg, &(attn_inputs){.model = model}, first, err);
 }
 
-static void report(const attn_trace *first, const attn_model *model, double *ms, int n)
+static void report(const attn_trace *first, const attn_model *model, double *ms, int n, const attn_arena *store)
 {
+    printf("first pass: %.2f ms, its memory new; the %ld after it reused it (%ld block%s allocated)\n", ms[0],
+           store->lends, store->maps, store->maps == 1 ? "" : "s");
     const attn_dims *d = &first->dims;
     /* multiply-adds of the five products: q, k+v, scores, context, out */
     double flops = 2.0 * d->b * d->s * d->d * d->d + 2.0 * 2.0 * d->b * d->n * d->d * d->g * d->k +
@@ -155,8 +158,11 @@ int cmd_bench(int argc, char **argv)
         goto out;
     }
     attn_inputs in;
+    attn_arena store; /* the timed passes' arenas: each reuses the one before's, as a toggle in the window does */
+    attn_arena_init(&store);
     attn_inputs_from_trace(&first, &in);
     in.model = m;
+    in.arena = &store;
     for (int i = 0; i < n && st == ATTN_OK; i++) {
         double t0 = attn_clock_ms();
         if ((st = attn_trace_run(&a.cfg, &in, &tr, &err))) break;
@@ -167,8 +173,9 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "attnlab bench: %s\n", err.msg);
         rc = cli_exit_code(st);
     } else {
-        report(&first, m, ms, n);
+        report(&first, m, ms, n, &store);
     }
+    attn_arena_free(&store);
     attn_trace_free(&first);
     if (!rc && a.decode_steps) rc = bench_decode(&model, &a.cfg, a.decode_steps);
     attn_model_free(&model);

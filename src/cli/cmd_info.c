@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "engine/blas.h"
 #include "engine/forward.h"
+#include "engine/model_run.h"
 #include "engine/trace_io.h"
 #include "engine/utf8.h"
 #include "engine/wmat.h"
@@ -133,8 +134,35 @@ static void print_weights(const attn_trace *tr)
 
 static void info_usage(void)
 {
-    printf("Usage: attnlab info FILE.safetensors\n\n"
-           "Prints a trace's configuration and the table of its stages with their shapes.\n");
+    printf("Usage: attnlab info FILE.safetensors\n"
+           "       attnlab info --model NAME|DIR\n\n"
+           "Prints a trace's configuration and the table of its stages with their shapes;\n"
+           "for a model, its sizes and what a traced pass of it holds in memory.\n");
+}
+
+/* A model's sizes, and what a traced pass holds: per token at 512 tokens (or
+ * its context, if shorter) and at its context length, as the budget weighs it. */
+static int model_info(const char *name)
+{
+    attn_model_config c;
+    attn_error err;
+    char b[32], c1[32], c2[32], why[320];
+    if (attn_model_peek(name, &c, &err)) {
+        fprintf(stderr, "attnlab info: %s\n", err.msg);
+        return CLI_EFILE;
+    }
+    printf("model %s: %d layers, d_model %d, heads %d, kv_heads %d, head_dim %d, MLP %d, vocabulary %d, "
+           "context %d\n", name, c.layers, c.d, c.heads, c.kv_heads, c.head_dim, c.ffn, c.vocab, c.max_pos);
+    int typical = c.max_pos < 512 ? c.max_pos : 512;
+    double at = attn_model_trace_bytes(&c, typical, false), full = attn_model_trace_bytes(&c, c.max_pos, false);
+    attn_budget budget = attn_budget_get(0, true);
+    /* per token at a typical length: the attention weights grow with the square of the tokens */
+    printf("  a traced pass (every stage of every layer kept): %.2f MiB per token at %d tokens (%s in all); "
+           "%s at its context of %d tokens, %s with one layer's attention weights\n", at / typical / (1 << 20),
+           typical, attn_budget_size(at, b, sizeof b), attn_budget_size(full, c1, sizeof c1), c.max_pos,
+           attn_budget_size(attn_model_trace_bytes(&c, c.max_pos, true), c2, sizeof c2));
+    printf("  here a trace may take up to %s\n", attn_budget_explain(&budget, why, sizeof why));
+    return CLI_OK;
 }
 
 static void summary_usage(void)
@@ -153,8 +181,12 @@ int cmd_info(int argc, char **argv)
     int rc = cli_start(argc, argv, "info", 0, argc, info_usage, &a); /* counted below */
     if (rc >= 0) goto out;
     rc = CLI_OK;
+    if (a.cfg.model && !a.n_positional) {
+        rc = model_info(a.cfg.model);
+        goto out;
+    }
     if (a.n_positional != 1) {
-        fprintf(stderr, "attnlab info: expected one trace file (attnlab info FILE.safetensors)\n");
+        fprintf(stderr, "attnlab info: expected one trace file (attnlab info FILE.safetensors) or --model NAME|DIR\n");
         rc = CLI_EUSAGE;
         goto out;
     }

@@ -58,6 +58,7 @@ typedef struct {
     const struct attn_model *model; /* with cfg->model: that model, already loaded (else it is
                                      * loaded for the run); the fields above are then ignored */
     attn_progress *progress;        /* NULL, or a watcher's: also for a model's run */
+    attn_arena *arena;              /* NULL, or the store the trace's arena is lent by (arena.h) */
 } attn_inputs;
 
 /* Computes layer `layer` of tr, whose tensors are already placed (name,

@@ -24,7 +24,7 @@ static attn_status with_model(const attn_config *cfg, const attn_inputs *in, att
         if ((st = attn_model_load(cfg->model, &own, err))) return st;
         m = &own;
     }
-    st = tr ? attn_model_trace_watched(m, cfg, NULL, in ? in->progress : NULL, tr, err)
+    st = tr ? attn_model_trace_watched(m, cfg, NULL, in ? in->progress : NULL, in ? in->arena : NULL, tr, err)
             : attn_model_trace_estimate(m, cfg, bytes, err);
     if (m == &own) attn_model_free(&own);
     return st;
@@ -72,6 +72,7 @@ attn_status attn_trace_run(const attn_config *cfg, const attn_inputs *inputs, at
     memset(tr, 0, sizeof *tr);
     if (cfg->model) return with_model(cfg, inputs, tr, NULL, err);
     if ((st = attn_config_copy(&tr->cfg, cfg, err))) return st;
+    tr->store = inputs ? inputs->arena : NULL;
     if ((st = attn_config_resolve(cfg, &tr->dims, &tr->tokens, &tr->source, err)) ||
         (st = allocate(tr, err)) ||
         (st = attn_attention_run(tr, 0, inputs, err))) {

@@ -172,12 +172,12 @@ static attn_status run_config(const attn_model *m, const attn_config *cfg, attn_
     return ATTN_OK;
 }
 
-static void model_dims(const attn_model *m, const attn_tokens *tk, int past, attn_dims *d)
+/* Sizes of b rows of L tokens (past of them cached) on a model of config c. */
+static void model_dims(const attn_model_config *c, int b, int L, int past, attn_dims *d)
 {
-    const attn_model_config *c = &m->cfg;
     memset(d, 0, sizeof *d);
-    d->b = tk->rows;
-    d->L = tk->len;
+    d->b = b;
+    d->L = L;
     d->P = past;
     d->s = d->L - past;
     d->t = d->L;
@@ -224,7 +224,7 @@ static double run_bytes(const attn_trace *tr)
  * cfg.qk_keep's, else layer 0's, when that fits. */
 static attn_status fit(attn_trace *tr, double *need, attn_error *err)
 {
-    attn_budget budget = attn_config_budget(&tr->cfg);
+    attn_budget budget = attn_arena_budget(tr->store, attn_config_budget(&tr->cfg));
     if (tr->cfg.qk_keep > tr->n_layers)
         return attn_fail(err, ATTN_ERR_CONFIG, "attention weights of layer %d asked for, of a model of %d layers",
                          tr->cfg.qk_keep - 1, tr->n_layers);
@@ -246,7 +246,9 @@ static attn_status fit(attn_trace *tr, double *need, attn_error *err)
     return ATTN_OK;
 }
 
-static attn_status allocate(attn_trace *tr, attn_error *err)
+/* Places tr's stages and allocates them; without head, the model-level ones
+ * after the layers (final_norm, logits, probs) are left out. */
+static attn_status allocate(attn_trace *tr, bool head, attn_error *err)
 {
     int n;
     double need;
@@ -263,7 +265,7 @@ static attn_status allocate(attn_trace *tr, attn_error *err)
             bool kept = !(st[i].roles & ATTN_ROLE_QUERY_KEY) || !tr->cfg.qk_keep || l == tr->cfg.qk_keep - 1;
             if (!st[i].model_level && kept && attn_stage_present(&st[i], &ctx)) place(tr, &st[i], l);
         }
-    for (int i = ATTN_STAGE_RESID_IN; i < n; i++)
+    for (int i = ATTN_STAGE_RESID_IN; head && i < n; i++)
         if (st[i].model_level) place(tr, &st[i], -1);
     return attn_trace_alloc_arena(tr, err);
 }
@@ -341,8 +343,12 @@ void attn_model_trace_kv(const attn_trace *tr, int l, const float **k, const flo
     *v = D(tr, l, cached ? ATTN_STAGE_V_CACHE : ATTN_STAGE_V_HEADS);
 }
 
+/* Runs tr's layers, and with head its final norm, logits and probs. A
+ * prefix's pass (run_prefix) is read for its KV cache only: its head, V
+ * logits and probs at each of its P positions, would be work and memory
+ * nobody reads (SmolLM2-135M: a fifth of the products, 384 KiB a position). */
 static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model_past *past, attn_progress *watch,
-                           attn_error *err)
+                           bool with_head, attn_error *err)
 {
     attn_trace pre = {0};
     float *xbuf = NULL, *qk = NULL;
@@ -350,7 +356,7 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
     if (tr->dims.P > 0 && !past) {
         if ((st = run_prefix(m, tr, &pre, err))) return st;
     }
-    if ((st = allocate(tr, err))) goto out;
+    if ((st = allocate(tr, with_head, err))) goto out;
     if (!(xbuf = malloc((size_t)tr->dims.b * tr->dims.s * tr->dims.d * sizeof *xbuf)) ||
         (tr->cfg.qk_keep && !(qk = malloc(qk_scratch_floats(&tr->dims) * sizeof *qk)))) {
         st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
@@ -374,7 +380,7 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
         }
         st = run_layer(m, tr, l, &ai, xbuf, err);
     }
-    if (!st) st = head(m, tr, err);
+    if (!st && with_head) st = head(m, tr, err);
 out:
     free(xbuf);
     free(qk);
@@ -405,8 +411,8 @@ static attn_status run_prefix(const attn_model *m, const attn_trace *tr, attn_tr
     if ((st = attn_tokens_from_table(b, P, table, len, tk->side, &pre->tokens, err))) goto out;
     pre->n_layers = tr->n_layers;
     pre->arch = tr->arch;
-    model_dims(m, &pre->tokens, 0, &pre->dims);
-    st = run_ids(m, pre, NULL, NULL, err);
+    model_dims(&m->cfg, pre->tokens.rows, pre->tokens.len, 0, &pre->dims);
+    st = run_ids(m, pre, NULL, NULL, false, err);
 out:
     free(table);
     free(len);
@@ -437,7 +443,7 @@ static attn_status begin(const attn_model *m, const attn_config *cfg, const int 
                          "remains", cfg->past, tr->tokens.len);
     tr->n_layers = m->cfg.layers;
     tr->arch = m->cfg.arch;
-    model_dims(m, &tr->tokens, cfg->past, &tr->dims);
+    model_dims(&m->cfg, tr->tokens.rows, tr->tokens.len, cfg->past, &tr->dims);
     if (!(tr->model_config = strdup(m->config_json))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     return ATTN_OK;
 }
@@ -445,14 +451,15 @@ static attn_status begin(const attn_model *m, const attn_config *cfg, const int 
 attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
                                  attn_trace *tr, attn_error *err)
 {
-    return attn_model_trace_watched(m, cfg, past, NULL, tr, err);
+    return attn_model_trace_watched(m, cfg, past, NULL, NULL, tr, err);
 }
 
 attn_status attn_model_trace_watched(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
-                                     attn_progress *watch, attn_trace *tr, attn_error *err)
+                                     attn_progress *watch, attn_arena *store, attn_trace *tr, attn_error *err)
 {
     attn_status st = begin(m, cfg, NULL, 0, tr, err);
-    if (!st) st = run_ids(m, tr, past, watch, err);
+    tr->store = store;
+    if (!st) st = run_ids(m, tr, past, watch, true, err);
     if (st) attn_trace_free(tr);
     return st;
 }
@@ -462,7 +469,7 @@ attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, co
 {
     attn_status st = n > 0 ? begin(m, cfg, ids, n, tr, err)
                            : attn_fail(err, ATTN_ERR_CONFIG, "no tokens to run");
-    if (!st) st = run_ids(m, tr, past, NULL, err);
+    if (!st) st = run_ids(m, tr, past, NULL, true, err);
     if (st) attn_trace_free(tr);
     return st;
 }
@@ -474,6 +481,16 @@ attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cf
     if (!st) st = fit(&tr, bytes, err);
     attn_trace_free(&tr);
     return st;
+}
+
+double attn_model_trace_bytes(const attn_model_config *c, int n, bool one_layer)
+{
+    attn_trace tr = {.n_layers = c->layers, .arch = c->arch}; /* sizes and settings only: nothing to free */
+    tr.cfg.rope = true;
+    tr.cfg.qk_keep = one_layer;
+    tr.cfg.model = (char *)"";
+    model_dims(c, 1, n, 0, &tr.dims);
+    return run_bytes(&tr);
 }
 
 double attn_model_trace_full_bytes(const attn_trace *tr)

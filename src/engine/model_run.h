@@ -40,9 +40,10 @@ typedef struct {
 attn_status attn_model_trace_run(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
                                  attn_trace *out, attn_error *err);
 
-/* The same, watched (attention.h's attn_progress; NULL: not watched). */
+/* The same, watched (attention.h's attn_progress; NULL: not watched), its
+ * arena lent by store (arena.h; NULL: its own). */
 attn_status attn_model_trace_watched(const attn_model *m, const attn_config *cfg, const attn_model_past *past,
-                                     attn_progress *watch, attn_trace *out, attn_error *err);
+                                     attn_progress *watch, attn_arena *store, attn_trace *out, attn_error *err);
 
 /* The same on one row of token ids, ids[0 .. n) (cfg's text and tokens unused). */
 attn_status attn_model_trace_ids(const attn_model *m, const attn_config *cfg, const int *ids, int n,
@@ -64,6 +65,11 @@ attn_status attn_model_decode(const attn_model *m, const attn_config *base, int 
  * scratch included: with every layer's attention weights, or, when those
  * exceed the limit (attn_config_max_bytes), with one layer's (cfg->qk_prefer's). */
 attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cfg, double *bytes, attn_error *err);
+
+/* Bytes a traced pass of one row of n tokens takes on a model of config c,
+ * every layer's attention weights kept, or one layer's (one_layer, what a
+ * prompt too long for all keeps): what the budget weighs (n ≥ 1). */
+double attn_model_trace_bytes(const attn_model_config *c, int n, bool one_layer);
 
 /* Bytes tr (a model's trace) would take with every layer's attention weights:
  * what a trace that kept one layer's (its cfg.qk_keep) saved. */

@@ -1,11 +1,9 @@
 /* trace.c — ownership, arena, iteration and shape helpers for attn_trace. */
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "mapping.h"
 
@@ -16,27 +14,12 @@ void attn_trace_free(attn_trace *tr)
     attn_tokens_free(&tr->tokens);
     attn_tokens_free(&tr->source);
     free(tr->tensors);
-    free(tr->arena);
+    attn_arena_give(tr->store, tr->arena, tr->arena_size);
     attn_mapping_close(tr->map, tr->map_size);
     free(tr->masked_rows);
     free(tr->token_ids);
     free(tr->model_config);
     memset(tr, 0, sizeof *tr);
-}
-
-/* 64-byte aligned; a large block is 2 MiB aligned and asks for transparent
- * huge pages, so filling a (b,h,s,t) trace takes hundreds of page faults
- * instead of hundreds of thousands. */
-static float *arena_alloc(size_t bytes)
-{
-    const size_t huge = 2u << 20;
-    if (bytes < 4 * huge) return aligned_alloc(64, (bytes + 63) / 64 * 64);
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes)) return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes / huge * huge, MADV_HUGEPAGE); /* a hint: failure is harmless */
-#endif
-    return p;
 }
 
 static size_t padded(size_t count)
@@ -101,7 +84,7 @@ attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err)
 {
     size_t total = 0;
     for (int i = 0; i < tr->n_tensors; i++) total += padded(tr->tensors[i].count);
-    tr->arena = arena_alloc((total ? total : ATTN_TENSOR_ALIGN) * sizeof(float));
+    tr->arena = attn_arena_take(tr->store, (total ? total : ATTN_TENSOR_ALIGN) * sizeof(float), &tr->arena_size);
     if (!tr->arena)
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory allocating a %.1f MiB trace",
                          (double)total * sizeof(float) / (1 << 20));

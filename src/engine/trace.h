@@ -17,7 +17,8 @@
  * ("layers.2.weights"), the names a file stores them under.
  *
  * Traces come from attn_trace_run (forward.h) or attn_trace_load (trace_io.h)
- * and are released with attn_trace_free. */
+ * and are released with attn_trace_free, which gives a borrowed arena back to
+ * its store (arena.h). */
 #ifndef ATTN_TRACE_H
 #define ATTN_TRACE_H
 
@@ -25,6 +26,7 @@
 #include <stdint.h>
 
 #include "arch.h"
+#include "arena.h"
 #include "config.h"
 #include "error.h"
 #include "stages.h"
@@ -52,6 +54,8 @@ typedef struct {
     int n_tensors;
     int n_layers;         /* attention layers (1 for a single-layer trace) */
     float *arena;         /* all tensor data; NULL when it is the file's (map) or another trace's (borrowed) */
+    size_t arena_size;    /* bytes of the block arena is */
+    attn_arena *store;    /* the store arena was lent by, and goes back to (not owned); NULL: its own */
     void *map;            /* a loaded trace's file, mapped: its tensors point into it; else NULL */
     size_t map_size;
     bool widened;         /* loaded from a file whose tensors are not all aligned little-endian float32
@@ -80,7 +84,9 @@ double attn_trace_arena_bytes(const attn_trace *tr);
 attn_status attn_trace_borrow(const attn_trace *src, attn_trace *dst, attn_error *err);
 
 /* Places every tensor of tr (name, shape and count already set) in one arena,
- * each ATTN_TENSOR_ALIGN-float aligned, and points its data there. */
+ * each ATTN_TENSOR_ALIGN-float aligned, and points its data there. The arena
+ * is a block of tr->store's when set (arena.h): a block freed by an earlier
+ * trace, its numbers stale until the run writes them. */
 attn_status attn_trace_alloc_arena(attn_trace *tr, attn_error *err);
 
 /* Fills masked_rows with the (batch row, query) pairs whose every key is

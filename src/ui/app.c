@@ -255,6 +255,7 @@ static void reset_scales(ui_app *app)
 }
 
 attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model, int compare, attn_progress *progress,
+                           attn_arena *arena,
                            attn_trace *alt, attn_error *err)
 {
     attn_config c;
@@ -269,6 +270,7 @@ attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model,
     attn_inputs_from_trace(tr, &in);
     in.model = model;
     in.progress = progress;
+    in.arena = arena;
     if (!(st = attn_compare_apply(&c, compare, err))) st = attn_trace_run(&c, &in, alt, err);
     attn_config_free(&c);
     if (st && st != ATTN_ERR_CANCELLED) {
@@ -294,7 +296,7 @@ static void compute_alt(ui_app *app)
     app->has_alt = false;
     if (app->view.mode != LESSON_VIEW_COMPARE) return;
     attn_error err;
-    if (ui_app_alt_run(&app->trace, app->model, app->view.compare, NULL, &app->alt, &err))
+    if (ui_app_alt_run(&app->trace, app->model, app->view.compare, NULL, app->arena, &app->alt, &err))
         ui_app_status(app, true, "%s", err.msg);
     else
         app->has_alt = true;
@@ -347,6 +349,7 @@ int ui_app_plan(const ui_app *app, const attn_config *next, int step, lesson_vie
     } else {
         plan->in.model = next->model ? app->model : NULL;
     }
+    plan->in.arena = app->arena;
     return 0;
 }
 
@@ -365,7 +368,7 @@ int ui_plan_run(ui_plan *plan, const attn_config *next, attn_config *run, attn_e
     }
     if (plan->load) plan->in.model = plan->model;
     if (run_config(plan->in.model, next, &plan->step, &plan->decode_len, run, err)) return -1;
-    attn_budget b = attn_config_budget(next);
+    attn_budget b = attn_arena_budget(plan->in.arena, attn_config_budget(next));
     plan->budget = b.bytes;
     run->qk_keep = 0;
     run->qk_prefer = plan->layer;
@@ -563,6 +566,7 @@ static void init_common(ui_app *app)
     app->pixel_ratio = 1.0f;
     app->dirty = true;
     ui_player_init(&app->lesson, "en", NULL);
+    if ((app->arena = malloc(sizeof *app->arena))) attn_arena_init(app->arena);
 }
 
 int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsize)
@@ -574,7 +578,7 @@ int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsi
         return err.status;
     }
     if (ui_app_model_sync(app, cfg->model, &err) ||
-        attn_trace_run(&app->cfg, &(attn_inputs){.model = app->model}, &app->trace, &err)) {
+        attn_trace_run(&app->cfg, &(attn_inputs){.model = app->model, .arena = app->arena}, &app->trace, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
         ui_app_model_sync(app, NULL, NULL);
         attn_config_free(&app->cfg);
@@ -648,4 +652,7 @@ void ui_app_free(ui_app *app)
     app->scales = NULL;
     app->file_path = NULL;
     app->has_alt = app->from_file = false;
+    attn_arena_free(app->arena); /* after every trace it lent to */
+    free(app->arena);
+    app->arena = NULL;
 }

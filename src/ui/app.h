@@ -62,6 +62,10 @@ typedef struct ui_app {
     bool from_file;
     char *file_path;
     attn_model *model;    /* the trained model cfg.model names, loaded once (owned); NULL: none */
+    attn_arena *arena;    /* lends the arenas of the traces computed for it (arena.h): a toggle
+                           * reuses the memory of the trace it replaces; freed after them. On the
+                           * heap, as a worker left running at exit may still take from it; NULL
+                           * when out of memory (each trace then its own) */
     char *model_key;      /* the cfg.model it was loaded for */
     attn_model_variant variants[3]; /* its MHA / GQA / MQA variants (m switches), n_variants of them */
     int n_variants;

@@ -70,6 +70,7 @@ void ui_app_note_nonfinite(struct ui_app *app, const attn_nonfinite *nf);
  * none; ownership moves). ui_app_alt_async starts it on the worker (app_job.c):
  * 0 when it did, -1 when it must be computed here. */
 attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model, int compare, attn_progress *progress,
+                           attn_arena *arena,
                            attn_trace *alt, attn_error *err);
 void ui_app_set_alt(struct ui_app *app, attn_trace *alt);
 int ui_app_alt_async(struct ui_app *app);

@@ -99,7 +99,8 @@ static void *work(void *arg)
     }
     const attn_trace *from = j->alt_only ? j->alt_from : j->status == ATTN_OK ? &j->result : NULL;
     if (j->want_alt && from && !atomic_load(&j->progress.cancel))
-        j->alt_status = ui_app_alt_run(from, j->plan.in.model, j->compare, &j->progress, &j->alt, &j->alt_err);
+        j->alt_status = ui_app_alt_run(from, j->plan.in.model, j->compare, &j->progress, j->plan.in.arena, &j->alt,
+                                        &j->alt_err);
     attn_ops_threads(was);
     const attn_tensor *t = j->status == ATTN_OK && !j->alt_only ? attn_trace_find(&j->result, j->stage) : NULL;
     if (t) {
