@@ -6,6 +6,7 @@ model.safetensors.index.json, and a tokenizer.json.
 
     python3 tests/make_checkpoints.py OUT            tiny ones: OUT/llama3, OUT/mistral, ...
     python3 tests/make_checkpoints.py OUT --shape smollm2-135m   full size, for bench/
+    python3 tests/make_checkpoints.py OUT --shape tinyllama-1.1b (also full size, one file)
 
 As a module: write(path, arch, seed, ...) returns (weights, config) with the
 weights as float64 tensors holding exactly the values saved (after BF16
@@ -64,6 +65,10 @@ TINY = {
 SMOLLM2_135M = dict(TINY["tinyllama"], hidden_size=576, num_hidden_layers=30, num_attention_heads=9,
                     num_key_value_heads=3, intermediate_size=1536, vocab_size=49152, max_position_embeddings=8192,
                     rope_theta=100000.0, tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)
+# TinyLlama-1.1B's sizes (its config.json): 1.1 billion parameters, 2.2 GB in BF16.
+TINYLLAMA_1_1B = dict(TINY["tinyllama"], hidden_size=2048, num_hidden_layers=22, num_attention_heads=32,
+                      num_key_value_heads=4, intermediate_size=5632, vocab_size=32000, max_position_embeddings=2048)
+SHAPES = {"smollm2-135m": SMOLLM2_135M, "tinyllama-1.1b": TINYLLAMA_1_1B}
 
 
 def bf16_round(a):
@@ -137,8 +142,9 @@ def weights(cfg, rng):
     return W
 
 
-def write(path, cfg, seed=0, shards=2, tokenizer=None):
-    """Writes a checkpoint folder; returns (weights as saved, float64 numpy; cfg)."""
+def write(path, cfg, seed=0, shards=2, tokenizer=None, keep=True):
+    """Writes a checkpoint folder; returns (weights as saved, float64 numpy, or None
+    without keep; cfg)."""
     cfg = dict(cfg)
     cfg.setdefault("vocab_size", len(WORDS))
     rng = np.random.default_rng(seed)
@@ -159,6 +165,8 @@ def write(path, cfg, seed=0, shards=2, tokenizer=None):
                   open(os.path.join(path, "model.safetensors.index.json"), "w"), indent=2)
     json.dump(cfg, open(os.path.join(path, "config.json"), "w"), indent=2)
     json.dump(tokenizer or tokenizer_json(), open(os.path.join(path, "tokenizer.json"), "w"))
+    if not keep:
+        return None, cfg
     saved = {nm: (bf16_round(a).astype(np.uint32) << 16).view(np.float32).astype(np.float64) for nm, a in W.items()}
     return saved, cfg
 
@@ -166,19 +174,26 @@ def write(path, cfg, seed=0, shards=2, tokenizer=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
-    ap.add_argument("--shape", choices=["tiny", "smollm2-135m"], default="tiny")
+    ap.add_argument("--shape", choices=["tiny", *SHAPES], default="tiny")
     a = ap.parse_args()
     if a.shape == "tiny":
         for i, (name, cfg) in enumerate(TINY.items()):
             write(os.path.join(a.out, name), cfg, seed=i)
             print(os.path.join(a.out, name))
     else:
-        vocab = {w: i for i, w in enumerate(WORDS)}
-        vocab.update({f"w{i}": i for i in range(len(WORDS), SMOLLM2_135M["vocab_size"])})
-        tok = tokenizer_json()
-        tok["model"]["vocab"] = vocab
-        write(a.out, SMOLLM2_135M, seed=0, shards=1, tokenizer=tok)
+        write_shape(a.out, a.shape)
         print(a.out)
+
+
+def write_shape(path, shape):
+    """A full-size checkpoint of SHAPES[shape] in one file, seed 0; its vocabulary the
+    tiny one's words, then w24, w25, ... (one token a word)."""
+    cfg = SHAPES[shape]
+    vocab = {w: i for i, w in enumerate(WORDS)}
+    vocab.update({f"w{i}": i for i in range(len(WORDS), cfg["vocab_size"])})
+    tok = tokenizer_json()
+    tok["model"]["vocab"] = vocab
+    return write(path, cfg, seed=0, shards=1, tokenizer=tok, keep=False)
 
 
 if __name__ == "__main__":
