@@ -108,12 +108,18 @@ class Model:
         return F.linear(self.norm(x[:, -1:], W["model.norm.weight"]), self.head)
 
 
-def median_ms(fn, n):
+def times_ms(fn, n):
+    """n calls of fn, the time of each in ms."""
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
         fn()
         times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def median_ms(fn, n):
+    times = times_ms(fn, n)
     return statistics.median(times), min(times), max(times)
 
 

@@ -81,7 +81,10 @@ class Fail(Exception):
 def run(cmd, env=None):
     """Runs cmd; returns (stdout, peak RSS in MB). A non-zero exit is a Fail with its stderr's last line."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env)
+        try:
+            p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env)
+        except OSError as e:
+            raise Fail(f"{cmd[0]}: {e.strerror}")
         _, status, usage = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait again
         out.seek(0)
@@ -261,8 +264,7 @@ def torch_job(path):
             res["logits"] = m.forward(ids[:, :job["logits"]], fresh())[0, -1].tolist()
         for n in job["prefill"]:
             m.forward(ids[:, :n], fresh())  # warm-up
-            res["prefill"][n] = [ref.median_ms(lambda: m.forward(ids[:, :n], fresh()), 1)[0]
-                                 for _ in range(job["reps"])]
+            res["prefill"][n] = ref.times_ms(lambda: m.forward(ids[:, :n], fresh()), job["reps"])
         if job["decode"]:
             cache = fresh()
             logits = m.forward(ids[:, :max(job["prefill"])], cache)
@@ -286,6 +288,14 @@ def attnlab_logits(a, folder, text):
     return t["logits"][0, -1].tolist(), t["logits"].shape[1]
 
 
+def grab(pattern, out, what):
+    """The number pattern's group 1 finds in attnlab's output out, or a Fail naming what."""
+    m = re.search(pattern, out, re.M)
+    if not m:
+        raise Fail(f"attnlab bench printed no {what}: {out.strip().splitlines()[-1:]}")
+    return float(m.group(1))
+
+
 def attnlab_round(a, folder, texts):
     """One round of attnlab: each prefill its own `bench`, decoding after the longest."""
     res, peak = {"prefill": {}}, 0
@@ -295,10 +305,10 @@ def attnlab_round(a, folder, texts):
             cmd += ["--generate", str(a.decode)]
         out, rss = run(cmd, env=attnlab_env(a))
         peak = max(peak, rss)
-        res["prefill"][n] = float(re.search(r"bench: ([0-9.]+) ms", out).group(1))
+        res["prefill"][n] = grab(r"^bench: ([0-9.]+) ms", out, "prefill time")
         if n == max(texts):
-            res["decode"] = float(re.search(r"^decode: ([0-9.]+) ms", out, re.M).group(1))
-            res["decode_traced"] = float(re.search(r"decode traced: ([0-9.]+) ms", out).group(1))
+            res["decode"] = grab(r"^decode: ([0-9.]+) ms", out, "decode time")
+            res["decode_traced"] = grab(r"^decode traced: ([0-9.]+) ms", out, "traced decode time")
     return res, peak
 
 
@@ -318,7 +328,8 @@ def check_logits(a, mods, folder, ggufs, ids, text):
     if n != CHECK:
         raise Fail(f"attnlab read the check's text as {n} tokens, not {CHECK}")
     for dtype, path in ggufs.items():
-        got["llama.cpp " + dtype.upper()] = llamacpp(mods, path, ids[:CHECK], a, logits=CHECK, vocab=vocab)[0]["logits"]
+        res = llamacpp(mods, path, ids[:CHECK], a, logits=CHECK, vocab=vocab)[0]
+        got["llama.cpp " + dtype.upper()] = res["logits"]
     got[EXACT] = llamacpp(mods, ggufs["f32"], ids[:CHECK], a, logits=CHECK, vocab=vocab, exact=True)[0]["logits"]
     scale = max(1.0, max(abs(v) for v in want))
     best = top1(want)
@@ -334,10 +345,12 @@ def check_logits(a, mods, folder, ggufs, ids, text):
         # a top-1 within the allowed error of torch's runner-up is a tie, not a disagreement
         if diff > TOLERANCE[name] * scale or (not same and margin > 2 * diff):
             bad.append(name)
+    info = (f"llama.cpp: node-llama-cpp {NODE_LLAMA_CPP}, {res['build']} llama.cpp release {res['release']}; "
+            f"{res['system']}")
     head = f"logits of token {CHECK} against torch's (max |logit| {scale:.2f}, top-1 {best}, margin {margin:.3f})"
     if bad:
         raise Fail(head + " disagree: " + "; ".join(lines))
-    return [head + ":"] + ["  " + ln for ln in lines]
+    return [info, head + ":"] + ["  " + ln for ln in lines]
 
 
 def rounds(a, mods, folder, ggufs, ids, texts):
