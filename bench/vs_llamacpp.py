@@ -455,8 +455,9 @@ def main():
             texts = {n: prompt(folder, n)[1] for n in lengths}
             check = check_logits(a, mods, folder, ggufs, ids, prompt(folder, CHECK)[1])
             print("\n".join(check), flush=True)
+            # generate's peak RSS: the model and a KV cache, no trace; a few tokens show it
             _, gen_rss = run([a.attnlab, "generate", "--model", folder, "--text", texts[min(texts)],
-                              "--max-new", str(a.decode)], env=attnlab_env(a))
+                              "--max-new", "8"], env=attnlab_env(a))
             report(shape, *rounds(a, mods, folder, ggufs, ids, texts), gen_rss, check, a)
     except Fail as e:
         print(f"vs_llamacpp: {e}", file=sys.stderr)
