@@ -116,13 +116,48 @@ class Model:
         return F.linear(self.norm(x[:, -1:], W["model.norm.weight"]), self.head)
 
 
-def median_ms(fn, n):
+def times_ms(fn, n):
+    """n calls of fn, the time of each in ms."""
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
         fn()
         times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def median_ms(fn, n):
+    times = times_ms(fn, n)
     return statistics.median(times), min(times), max(times)
+
+
+def decode_ms(m, cache, logits, steps):
+    """steps greedy tokens after logits, one forward of one token over cache each; the
+    time of each step in ms."""
+    times = []
+    for _ in range(steps):
+        nxt = logits[0, -1].argmax().view(1, 1)
+        t0 = time.perf_counter()
+        logits = m.forward(nxt, cache)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def copy_bandwidth():
+    """Bytes read and written per second by a 256 MiB float32 copy (median of 7), with
+    torch's threads."""
+    big = torch.empty(64 << 20, dtype=torch.float32).normal_()
+    dst = torch.empty_like(big)
+    copy_ms, _, _ = median_ms(lambda: dst.copy_(big), 7)
+    return 2 * big.numel() * 4 / (copy_ms / 1e3)
+
+
+def bytes_per_token(cfg, W, matrix=4, vector=4):
+    """The weight bytes one decoded token reads: every layer, the final norm and the LM
+    head (the embedding table only as a tied head), at matrix bytes an element in
+    matrices and vector bytes in the norms' vectors."""
+    return sum(v.numel() * (matrix if v.dim() == 2 else vector) for k, v in W.items()
+               if k != "model.embed_tokens.weight" or cfg.get("tie_word_embeddings"))
 
 
 def main():
@@ -158,21 +193,11 @@ def main():
         m.forward(ids, [None] * cfg["num_hidden_layers"])  # warm-up
         tpre, tlo, thi = median_ms(lambda: m.forward(ids, [None] * cfg["num_hidden_layers"]), a.repeat)
         cache = [None] * cfg["num_hidden_layers"]
-        logits = m.forward(ids, cache)
-        steps = []
-        for _ in range(a.generate):
-            nxt = logits[0, -1].argmax().view(1, 1)
-            t0 = time.perf_counter()
-            logits = m.forward(nxt, cache)
-            steps.append((time.perf_counter() - t0) * 1e3)
-        tdec = statistics.median(steps)
-        big = torch.empty(64 << 20, dtype=torch.float32).normal_()
-        dst = torch.empty_like(big)
-        copy_ms, _, _ = median_ms(lambda: dst.copy_(big), 7)
-    bandwidth = 2 * big.numel() * 4 / (copy_ms / 1e3)  # bytes read + written per second
-    read = [k for k in W if k != "model.embed_tokens.weight" or cfg.get("tie_word_embeddings")]
-    per_token = 4 * sum(W[k].numel() for k in read)  # float32, as torch reads them
-    per_token_stored = sum(stored[k] for k in read)  # as attnlab reads them (BF16: half)
+        tdec = statistics.median(decode_ms(m, cache, m.forward(ids, cache), a.generate))
+        bandwidth = copy_bandwidth()
+    per_token = bytes_per_token(cfg, W)  # float32, as torch reads them
+    per_token_stored = sum(n for k, n in stored.items()  # as attnlab reads them (BF16: half)
+                           if k != "model.embed_tokens.weight" or cfg.get("tie_word_embeddings"))
     bound_ms = per_token / bandwidth * 1e3
     bound_stored_ms = per_token_stored / bandwidth * 1e3
     print(f"checkpoint {os.path.basename(a.folder.rstrip('/'))}: {cfg['num_hidden_layers']} layers, d {m.d}, "

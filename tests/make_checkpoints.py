@@ -6,7 +6,7 @@ model.safetensors.index.json, and a tokenizer.json.
 
     python3 tests/make_checkpoints.py OUT            tiny ones: OUT/llama3, OUT/mistral, ...
     python3 tests/make_checkpoints.py OUT --shape smollm2-135m   full size, for bench/
-    python3 tests/make_checkpoints.py OUT --shape tinyllama-1.1b  (2.2 GB; about 6 GB of memory to write)
+    python3 tests/make_checkpoints.py OUT --shape tinyllama-1.1b  (2.2 GB in two shards)
 
 As a module: write(path, arch, seed, ...) returns (weights, config) with the
 weights as float64 tensors holding exactly the values saved (after BF16
@@ -65,7 +65,6 @@ TINY = {
 SMOLLM2_135M = dict(TINY["tinyllama"], hidden_size=576, num_hidden_layers=30, num_attention_heads=9,
                     num_key_value_heads=3, intermediate_size=1536, vocab_size=49152, max_position_embeddings=8192,
                     rope_theta=100000.0, tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)
-
 # TinyLlama-1.1B's sizes (TinyLlama-1.1B-Chat-v1.0's config.json): GQA 32/4, untied, 22 layers.
 TINYLLAMA_1_1B = dict(TINY["tinyllama"], hidden_size=2048, num_hidden_layers=22, num_attention_heads=32,
                       num_key_value_heads=4, intermediate_size=5632, vocab_size=32000, max_position_embeddings=2048,
@@ -182,13 +181,19 @@ def main():
             write(os.path.join(a.out, name), cfg, seed=i)
             print(os.path.join(a.out, name))
     else:
-        vocab = {w: i for i, w in enumerate(WORDS)}
-        shape = SHAPES[a.shape]
-        vocab.update({f"w{i}": i for i in range(len(WORDS), shape["vocab_size"])})
-        tok = tokenizer_json()
-        tok["model"]["vocab"] = vocab
-        write(a.out, shape, seed=0, shards=1 if shape is SMOLLM2_135M else 2, tokenizer=tok, keep=False)
+        write_shape(a.out, a.shape)
         print(a.out)
+
+
+def write_shape(path, shape):
+    """A full-size checkpoint of SHAPES[shape] (TinyLlama's in two shards), seed 0; its vocabulary the
+    tiny one's words, then w24, w25, ... (one token a word)."""
+    cfg = SHAPES[shape]
+    vocab = {w: i for i, w in enumerate(WORDS)}
+    vocab.update({f"w{i}": i for i in range(len(WORDS), cfg["vocab_size"])})
+    tok = tokenizer_json()
+    tok["model"]["vocab"] = vocab
+    return write(path, cfg, seed=0, shards=1 if cfg is SMOLLM2_135M else 2, tokenizer=tok, keep=False)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,469 @@
+#!/usr/bin/python3
+"""attnlab against llama.cpp and PyTorch on the same checkpoint: logits, prefill, decode, memory.
+
+Not part of `make test`: it installs llama.cpp from npm and runs for minutes.
+
+1. Installs, the first time, into ~/.cache/attnlab/llamacpp ($XDG_CACHE_HOME
+   respected): the npm packages node-llama-cpp and @node-llama-cpp/linux-x64,
+   both pinned to NODE_LLAMA_CPP below, with --ignore-scripts and no optional
+   packages, so nothing is compiled and nothing is fetched but those packages.
+   The prebuilt package holds llama.cpp as shared libraries (libllama, one
+   libggml-cpu per x86 level, chosen at run time) and node-llama-cpp's addon,
+   no llama-cli or llama-bench: bench/vs_llamacpp.mjs drives the library
+   through node-llama-cpp's API. The llama.cpp source node-llama-cpp bundles
+   (llama/gitRelease.bundle, a git bundle) is cloned beside them for gguf-py.
+2. Writes the checkpoints with tests/make_checkpoints.py (random weights, BF16:
+   SmolLM2-135M's shape and TinyLlama-1.1B's) and each as a GGUF in BF16 and
+   in F32, with that gguf-py's GGUFWriter. Not with convert_hf_to_gguf.py: it
+   imports transformers, which Debian 12 does not package, and needs a newer
+   torch than Debian's 1.13 (torch.float8_e4m3fn). The GGUF follows what it
+   writes for a Llama: gguf-py's own tensor-name map, q and k rows permuted as
+   its LlamaModel.permute does (llama.cpp's `llama` ropes adjacent pairs,
+   Hugging Face rotates halves), norms kept in F32, the tied head left out.
+   The vocabulary is the checkpoint's words as a `llama` (SentencePiece-type)
+   list, the 256 after the special tokens renamed as the byte tokens such a
+   list must have; only token ids are fed, so the names change nothing.
+3. Checks the logits of the last of 64 tokens: attnlab's (`attnlab trace`,
+   the trace file's logits), llama.cpp's on each GGUF, each against the
+   PyTorch reference of bench/checkpoint_vs_torch.py: max |difference|, and
+   the top-1 token. Exits 1, naming the engine, when they do not agree.
+4. Times, in interleaved rounds (the order rotating each round), each engine
+   in its own process with the same threads: prefill of 64 and 512 tokens,
+   and greedy decoding after the 512 (`attnlab bench --generate`'s untraced
+   `decode:` step). Each process repeats each prefill after a warm-up and
+   reports the median; the table gives the median over rounds of those, with
+   the rounds' min–max. Peak RSS is the process's (wait4's ru_maxrss): attnlab
+   `bench`, which holds two traced passes, and `attnlab generate` once.
+   Each round also measures the copy bandwidth (torch, 2 threads) and from
+   it the read-bandwidth bounds of decode: the weight bytes a token reads in
+   F32 and in BF16 over the bandwidth. The load average is sampled before
+   each round.
+
+llama.cpp runs with its defaults otherwise (F16 KV cache, flash attention
+"auto"); torch is eager float32 from the widened BF16 weights.
+
+Usage (from the repository root, after `make`):
+    /usr/bin/python3 bench/vs_llamacpp.py [--quick] [--rounds 3] [--reps 3] [--threads 2]
+        [--shapes smollm2-135m,tinyllama-1.1b] [--attnlab build/attnlab]
+--quick: SmolLM2's shape only, 2 rounds of 2 repetitions: checks that it all
+works end to end in a few minutes.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.join(ROOT, "bench"), os.path.join(ROOT, "tests")]
+
+NODE_LLAMA_CPP = "3.22.1"  # node-llama-cpp and @node-llama-cpp/linux-x64: the same version
+CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnlab", "llamacpp")
+ENGINES = ["attnlab", "torch", "llama.cpp BF16", "llama.cpp F32"]
+CHECK = 64  # tokens of the logits check
+EXACT = "llama.cpp F32, F32 KV cache, no flash attention"
+# max |Δ| allowed against torch's logits, times max(1, max |torch logit|). attnlab and
+# EXACT compute in float32 from the same BF16 values (measured: 2e-5 and 3e-5 of the
+# largest logit on SmolLM2's shape). llama.cpp's defaults keep K and V in F16 and its
+# CPU flash attention rounds through F16 (8e-3); on a BF16 GGUF it also rounds the
+# activations to BF16 before each product (0.09)
+TOLERANCE = {"attnlab": 1e-3, EXACT: 1e-3, "llama.cpp F32": 2e-2, "llama.cpp BF16": 0.15}
+
+
+class Fail(Exception):
+    """A problem worth one line: printed, and the exit status is 1."""
+
+
+def run(cmd, env=None):
+    """Runs cmd; returns (stdout, peak RSS in MB). A non-zero exit is a Fail with its stderr's last line."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        try:
+            p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env)
+        except OSError as e:
+            raise Fail(f"{cmd[0]}: {e.strerror}")
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait again
+        out.seek(0)
+        err.seek(0)
+        if p.returncode:
+            lines = err.read().strip().splitlines() or ["(no message)"]
+            raise Fail(f"{os.path.basename(cmd[0])} {cmd[1]} exited {p.returncode}: {lines[-1]}")
+        return out.read(), usage.ru_maxrss / 1024
+
+
+def install(cache):
+    """The pinned npm packages and the bundled llama.cpp source in cache; returns
+    (node_modules, llama.cpp source folder)."""
+    mods = os.path.join(cache, "node_modules")
+    want = {"node-llama-cpp": NODE_LLAMA_CPP, "@node-llama-cpp/linux-x64": NODE_LLAMA_CPP}
+
+    def version(name):
+        try:
+            return json.load(open(os.path.join(mods, name, "package.json")))["version"]
+        except OSError:
+            return None
+    if any(version(n) != v for n, v in want.items()):
+        os.makedirs(cache, exist_ok=True)
+        json.dump({"name": "attnlab-vs-llamacpp", "private": True, "dependencies": want},
+                  open(os.path.join(cache, "package.json"), "w"), indent=2)
+        print(f"installing node-llama-cpp {NODE_LLAMA_CPP} and its linux-x64 build into {cache}", flush=True)
+        try:
+            run(["npm", "install", "--ignore-scripts", "--omit=optional", "--no-audit", "--no-fund", "--prefix", cache])
+        except (Fail, OSError) as e:
+            raise Fail(f"npm could not install node-llama-cpp {NODE_LLAMA_CPP}: {e}")
+        if any(version(n) != v for n, v in want.items()):
+            raise Fail(f"npm installed other versions than {want}")
+    src = os.path.join(cache, "llama.cpp")
+    if not os.path.isfile(os.path.join(src, "gguf-py", "gguf", "gguf_writer.py")):
+        run(["git", "clone", "-q", os.path.join(mods, "node-llama-cpp", "llama", "gitRelease.bundle"), src])
+    return mods, src
+
+
+def permute(w, heads):
+    """Rows of q_proj or k_proj, (heads · k, d), from Hugging Face's halves to llama.cpp's
+    adjacent RoPE pairs: LlamaModel.permute of the bundled conversion/llama.py."""
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def write_gguf(folder, out, dtype, gguf):
+    """The checkpoint in folder as a GGUF of llama.cpp's `llama` architecture, matrices in
+    dtype ("bf16" or "f32"), written with gguf-py's GGUFWriter."""
+    import checkpoint_vs_torch as ref
+    cfg, W, _ = ref.load(folder)
+    h, g = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    k = cfg.get("head_dim") or cfg["hidden_size"] // h
+    vocab = json.load(open(os.path.join(folder, "tokenizer.json")))["model"]["vocab"]
+    words = sorted(vocab, key=vocab.get)
+    special = {cfg["bos_token_id"], cfg["eos_token_id"]}
+    # A SentencePiece vocabulary must have the 256 byte tokens (llama.cpp falls back on them
+    # when node-llama-cpp tokenizes text of its own; without them it aborts): the words after
+    # the specials are renamed <0x00> ... <0xFF>. Only ids are fed, so names change nothing.
+    first = max(special | {0}) + 1
+    words[first:first + 256] = [f"<0x{b:02X}>" for b in range(256)]
+    kind = lambda i: (gguf.TokenType.UNKNOWN if i == 0 else gguf.TokenType.CONTROL if i in special else
+                      gguf.TokenType.BYTE if first <= i < first + 256 else gguf.TokenType.NORMAL)
+    w = gguf.GGUFWriter(out + ".part", "llama", use_temp_file=True)
+    w.add_name(os.path.basename(folder.rstrip("/")))
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_head_count(h)
+    w.add_head_count_kv(g)
+    w.add_rope_dimension_count(k)
+    w.add_rope_freq_base(cfg.get("rope_theta", 10000.0))
+    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    w.add_vocab_size(cfg["vocab_size"])
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_BF16 if dtype == "bf16" else gguf.LlamaFileType.ALL_F32)
+    w.add_tokenizer_model("llama")
+    w.add_token_list(words)
+    w.add_token_scores([0.0] * len(words))
+    w.add_token_types([kind(i) for i in range(len(words))])
+    w.add_bos_token_id(cfg["bos_token_id"])
+    w.add_eos_token_id(cfg["eos_token_id"])
+    w.add_unk_token_id(0)
+    w.add_add_bos_token(True)
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg["num_hidden_layers"])
+    for name in list(W):
+        a = W.pop(name).numpy()
+        if name.endswith("q_proj.weight"):
+            a = permute(a, h)
+        elif name.endswith("k_proj.weight"):
+            a = permute(a, g)
+        new = names.get_name(name, try_suffixes=(".weight",))
+        if new is None:
+            raise Fail(f"gguf-py has no llama name for {name}")
+        if dtype == "bf16" and a.ndim == 2:
+            w.add_tensor(new, gguf.quants.quantize(a, gguf.GGMLQuantizationType.BF16),
+                         raw_dtype=gguf.GGMLQuantizationType.BF16)
+        else:
+            w.add_tensor(new, a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    os.replace(out + ".part", out)
+
+
+def prepare(shape, src, work):
+    """The checkpoint of shape and its two GGUFs in work/shape, written when missing."""
+    import make_checkpoints
+    d = os.path.join(work, shape)
+    folder = os.path.join(d, "checkpoint")
+    if not os.path.isfile(os.path.join(folder, "tokenizer.json")):
+        print(f"writing {folder}", flush=True)
+        make_checkpoints.write_shape(folder, shape)
+    sys.path.insert(0, os.path.join(src, "gguf-py"))
+    import gguf
+    ggufs = {}
+    for dtype in ("bf16", "f32"):
+        ggufs[dtype] = os.path.join(d, f"{dtype}.gguf")
+        if not os.path.isfile(ggufs[dtype]):
+            print(f"writing {ggufs[dtype]}", flush=True)
+            write_gguf(folder, ggufs[dtype], dtype, gguf)
+    return folder, ggufs
+
+
+def prompt(folder, n):
+    """n token ids (BOS, then random words, seeded) and their text for attnlab."""
+    cfg = json.load(open(os.path.join(folder, "config.json")))
+    vocab = json.load(open(os.path.join(folder, "tokenizer.json")))["model"]["vocab"]
+    words = [w for w in vocab if not w.startswith("<")]
+    rng = random.Random(1)
+    text = [rng.choice(words) for _ in range(n - 1)]
+    return [cfg["bos_token_id"]] + [vocab[w] for w in text], " ".join(text)
+
+
+# ---- one engine, one process ----
+
+def job_file(job):
+    f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+    json.dump(job, f)
+    f.close()
+    return f.name
+
+
+def llamacpp(mods, gguf_path, ids, a, logits=0, vocab=0, prefill=(), reps=0, decode=0, exact=False):
+    path = job_file({"modules": mods, "gguf": gguf_path, "threads": a.threads, "ids": ids, "logits": logits,
+                     "vocab": vocab, "prefill": list(prefill), "reps": reps, "decode": decode, "exact": exact})
+    try:
+        out, rss = run(["node", os.path.join(ROOT, "bench", "vs_llamacpp.mjs"), path])
+    finally:
+        os.unlink(path)
+    return json.loads(out.strip().splitlines()[-1]), rss
+
+
+def torch_engine(folder, ids, a, logits=0, prefill=(), reps=0, decode=0):
+    path = job_file({"folder": folder, "threads": a.threads, "ids": ids, "logits": logits,
+                     "prefill": list(prefill), "reps": reps, "decode": decode})
+    try:
+        out, rss = run([sys.executable, os.path.abspath(__file__), "--torch-job", path])
+    finally:
+        os.unlink(path)
+    return json.loads(out.strip().splitlines()[-1]), rss
+
+
+def torch_job(path):
+    """The --torch-job side: bench/checkpoint_vs_torch.py's reference, as llamacpp() is
+    llama.cpp's; also the copy bandwidth and the bytes a decoded token reads."""
+    import torch
+    import checkpoint_vs_torch as ref
+    job = json.load(open(path))
+    torch.set_num_threads(job["threads"])
+    cfg, W, _ = ref.load(job["folder"])
+    m = ref.Model(cfg, W)
+    fresh = lambda: [None] * cfg["num_hidden_layers"]
+    ids = torch.tensor([job["ids"]])
+    res = {"logits": None, "prefill": {}, "decode": []}
+    with torch.no_grad():
+        if job["logits"]:
+            res["logits"] = m.forward(ids[:, :job["logits"]], fresh())[0, -1].tolist()
+        for n in job["prefill"]:
+            m.forward(ids[:, :n], fresh())  # warm-up
+            res["prefill"][n] = ref.times_ms(lambda: m.forward(ids[:, :n], fresh()), job["reps"])
+        if job["decode"]:
+            cache = fresh()
+            logits = m.forward(ids[:, :max(job["prefill"])], cache)
+            res["decode"] = ref.decode_ms(m, cache, logits, job["decode"])
+            res["bandwidth"] = ref.copy_bandwidth()
+    res["bytes_f32"] = ref.bytes_per_token(cfg, W)
+    res["bytes_bf16"] = ref.bytes_per_token(cfg, W, matrix=2)
+    print(json.dumps(res))
+
+
+def attnlab_env(a):
+    return dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
+
+
+def attnlab_logits(a, folder, text):
+    from hf_reference import read_st
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "t.safetensors")
+        run([a.attnlab, "trace", "--model", folder, "--text", text, "-o", out], env=attnlab_env(a))
+        t, _ = read_st(out)
+    return t["logits"][0, -1].tolist(), t["logits"].shape[1]
+
+
+def grab(pattern, out, what):
+    """The number pattern's group 1 finds in attnlab's output out, or a Fail naming what."""
+    m = re.search(pattern, out, re.M)
+    if not m:
+        raise Fail(f"attnlab bench printed no {what}: {out.strip().splitlines()[-1:]}")
+    return float(m.group(1))
+
+
+def attnlab_round(a, folder, texts):
+    """One round of attnlab: each prefill its own `bench`, decoding after the longest."""
+    res, peak = {"prefill": {}}, 0
+    for n in sorted(texts):
+        cmd = [a.attnlab, "bench", "--model", folder, "--text", texts[n], "--repeat", str(a.reps)]
+        if n == max(texts):
+            cmd += ["--generate", str(a.decode)]
+        out, rss = run(cmd, env=attnlab_env(a))
+        peak = max(peak, rss)
+        res["prefill"][n] = grab(r"^bench: ([0-9.]+) ms", out, "prefill time")
+        if n == max(texts):
+            res["decode"] = grab(r"^decode: ([0-9.]+) ms", out, "decode time")
+            res["decode_traced"] = grab(r"^decode traced: ([0-9.]+) ms", out, "traced decode time")
+    return res, peak
+
+
+# ---- the check and the rounds ----
+
+def top1(row):
+    return max(range(len(row)), key=row.__getitem__)
+
+
+def check_logits(a, mods, folder, ggufs, ids, text):
+    """Each engine's logits of the last of CHECK tokens against torch's; returns the lines to print."""
+    vocab = json.load(open(os.path.join(folder, "config.json")))["vocab_size"]
+    ref, _ = torch_engine(folder, ids[:CHECK], a, logits=CHECK)
+    want = ref["logits"]
+    got = {}
+    got["attnlab"], n = attnlab_logits(a, folder, text)
+    if n != CHECK:
+        raise Fail(f"attnlab read the check's text as {n} tokens, not {CHECK}")
+    for dtype, path in ggufs.items():
+        res = llamacpp(mods, path, ids[:CHECK], a, logits=CHECK, vocab=vocab)[0]
+        got["llama.cpp " + dtype.upper()] = res["logits"]
+    got[EXACT] = llamacpp(mods, ggufs["f32"], ids[:CHECK], a, logits=CHECK, vocab=vocab, exact=True)[0]["logits"]
+    scale = max(1.0, max(abs(v) for v in want))
+    best = top1(want)
+    margin = want[best] - max(v for i, v in enumerate(want) if i != best)
+    lines, bad = [], []
+    for name, row in got.items():
+        if len(row) != len(want) or any(v is None for v in row):
+            raise Fail(f"{name} gave logits for {sum(v is not None for v in row)} of {len(want)} tokens")
+        diff = max(abs(x - y) for x, y in zip(row, want))
+        same = top1(row) == best
+        lines.append(f"{name}: max |Δ| {diff:.2e} (allowed {TOLERANCE[name] * scale:.2e}), top-1 "
+                     f"{'the same' if same else f'{top1(row)}, not {best}'}")
+        # a top-1 within the allowed error of torch's runner-up is a tie, not a disagreement
+        if diff > TOLERANCE[name] * scale or (not same and margin > 2 * diff):
+            bad.append(name)
+    info = (f"llama.cpp: node-llama-cpp {NODE_LLAMA_CPP}, {res['build']} llama.cpp release {res['release']}; "
+            f"{res['system']}")
+    head = f"logits of token {CHECK} against torch's (max |logit| {scale:.2f}, top-1 {best}, margin {margin:.3f})"
+    if bad:
+        raise Fail(head + " disagree: " + "; ".join(lines))
+    return [info, head + ":"] + ["  " + ln for ln in lines]
+
+
+def rounds(a, mods, folder, ggufs, ids, texts):
+    """a.rounds interleaved rounds; returns {engine: [per-round results]}, the
+    bandwidths and bytes per token, and the load averages."""
+    got = {e: [] for e in ENGINES}
+    bw, loads, per_token = [], [], None
+    for r in range(a.rounds):
+        loads.append(os.getloadavg()[0])
+        for e in ENGINES[r % 4:] + ENGINES[:r % 4]:
+            if e == "attnlab":
+                res, rss = attnlab_round(a, folder, texts)
+            elif e == "torch":
+                res, rss = torch_engine(folder, ids, a, prefill=sorted(texts), reps=a.reps, decode=a.decode)
+                bw.append(res["bandwidth"])
+                per_token = res["bytes_f32"], res["bytes_bf16"]
+            else:
+                res, rss = llamacpp(mods, ggufs[e.split()[-1].lower()], ids, a, prefill=sorted(texts), reps=a.reps,
+                                    decode=a.decode)
+            if e != "attnlab":  # per-round medians, as attnlab bench prints them
+                res = {"prefill": {int(n): statistics.median(v) for n, v in res["prefill"].items()},
+                       "decode": statistics.median(res["decode"])}
+            res["rss"] = rss
+            got[e].append(res)
+        print(f"round {r + 1}/{a.rounds} done (load average {loads[-1]:.2f} at its start)", flush=True)
+    loads.append(os.getloadavg()[0])
+    return got, bw, per_token, loads
+
+
+def cell(values, fmt="{:,.1f}"):
+    m = statistics.median(values)
+    if len(values) == 1:
+        return fmt.format(m)
+    return f"{fmt.format(m)} ({fmt.format(min(values))}–{fmt.format(max(values))})"
+
+
+def report(shape, got, bw, per_token, loads, gen_rss, check, a):
+    lengths = sorted(got["attnlab"][0]["prefill"])
+    longest = lengths[-1]
+    title = {"smollm2-135m": "SmolLM2-135M", "tinyllama-1.1b": "TinyLlama-1.1B"}[shape]
+    print(f"\n### {title} shape, random BF16 weights: {a.rounds} rounds, {a.threads} threads each\n")
+    print("| | " + " | ".join(ENGINES) + " |")
+    print("|---" * (len(ENGINES) + 1) + "|")
+    rows = [(f"decode after {longest}, ms/token", lambda r: r["decode"])]
+    rows += [(f"prefill {n}, ms", lambda r, n=n: r["prefill"][n]) for n in lengths]
+    rows += [("peak RSS, MB", lambda r: r["rss"])]
+    for label, pick in rows:
+        if "RSS" in label:  # the largest of the rounds
+            cells = [f"{max(pick(r) for r in got[e]):,.0f}" for e in ENGINES]
+            cells[0] += f" (bench), {gen_rss:,.0f} (generate)"
+        else:
+            cells = [cell([pick(r) for r in got[e]]) for e in ENGINES]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    band = [b / 1e9 for b in bw]
+    bound32 = [per_token[0] / b * 1e3 for b in bw]
+    bound16 = [per_token[1] / b * 1e3 for b in bw]
+    print(f"\nMedians of the rounds' medians ({a.reps} passes each, after a warm-up), the rounds' min–max in brackets;"
+          f" peak RSS the largest of the rounds. attnlab's prefill is its traced pass (every stage kept), its decode"
+          f" the untraced KV-cache step.")
+    print(f"attnlab decode with each step traced: {cell([r['decode_traced'] for r in got['attnlab']])} ms/token.")
+    print(f"Copy bandwidth {cell(band)} GB/s; decode read-bandwidth bounds: F32 {per_token[0] / 1e6:,.0f} MB a token, "
+          f"{cell(bound32, '{:,.2f}')} ms; BF16 {per_token[1] / 1e6:,.0f} MB, {cell(bound16, '{:,.2f}')} ms.")
+    dec = {e: statistics.median(r["decode"] for r in got[e]) for e in ENGINES}
+    print(f"Decode over the bounds: attnlab {dec['attnlab'] / statistics.median(bound32):.2f}× F32's, "
+          f"{dec['attnlab'] / statistics.median(bound16):.2f}× BF16's; llama.cpp BF16 "
+          f"{dec['llama.cpp BF16'] / statistics.median(bound16):.2f}× BF16's; llama.cpp F32 "
+          f"{dec['llama.cpp F32'] / statistics.median(bound32):.2f}× F32's.")
+    print(f"Load average (1 min) at each round's start and at the end: {', '.join(f'{v:.2f}' for v in loads)} "
+          f"on {os.cpu_count()} CPUs.")
+    print("\n".join(check))
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--torch-job":
+        return torch_job(sys.argv[2])
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="SmolLM2's shape, 2 rounds of 2 repetitions")
+    p.add_argument("--shapes", default="smollm2-135m,tinyllama-1.1b")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--reps", type=int, default=3, help="passes of each prefill a process times after its warm-up")
+    p.add_argument("--decode", type=int, default=32, help="greedy decoding steps after the longest prefill")
+    p.add_argument("--prefill", default="64,512")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--attnlab", default=os.path.join(ROOT, "build", "attnlab"))
+    p.add_argument("--work", default=os.path.join(CACHE, "models"), help="where the checkpoints and GGUFs are kept")
+    a = p.parse_args()
+    if a.quick:
+        a.shapes, a.rounds, a.reps = "smollm2-135m", 2, 2
+    try:
+        import make_checkpoints
+        shapes = a.shapes.split(",")
+        unknown = [s for s in shapes if s not in make_checkpoints.SHAPES]
+        if unknown:
+            raise Fail(f"unknown shape {unknown[0]}: the shapes are {', '.join(make_checkpoints.SHAPES)}")
+        if not os.access(a.attnlab, os.X_OK):
+            raise Fail(f"{a.attnlab} is not an executable: run make first, or give --attnlab")
+        lengths = sorted(int(n) for n in a.prefill.split(","))
+        mods, src = install(CACHE)
+        for shape in shapes:
+            folder, ggufs = prepare(shape, src, a.work)
+            ids, _ = prompt(folder, max(lengths + [CHECK]))  # each shorter prompt is a prefix of it
+            texts = {n: prompt(folder, n)[1] for n in lengths}
+            check = check_logits(a, mods, folder, ggufs, ids, prompt(folder, CHECK)[1])
+            print("\n".join(check), flush=True)
+            # generate's peak RSS: the model and a KV cache, no trace; a few tokens show it
+            _, gen_rss = run([a.attnlab, "generate", "--model", folder, "--text", texts[min(texts)],
+                              "--max-new", "8"], env=attnlab_env(a))
+            report(shape, *rounds(a, mods, folder, ggufs, ids, texts), gen_rss, check, a)
+    except Fail as e:
+        print(f"vs_llamacpp: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
