@@ -7,11 +7,21 @@ mha (4 K/V heads), mqa (1 K/V head), nocausal (gqa trained without the
 causal mask: it learns to read the next token, so its training loss
 collapses while it is useless as a language model).
 Usage: train_model.py zh|en|DATA OUT --variant gqa [--steps N] [--threads 2]
+                      [--repeat P] [--checkpoints]
+--repeat P gives a share P of the training rows a repeated span (repeat_spans),
+text to learn copying from: induction heads. --checkpoints saves the model at
+steps 0, 25, 50, 100, 200, ... and the end as complete folders
+OUT/checkpoints/step<N>/ (F16, as shipped) and measures each into
+OUT/checkpoints/metrics.json (scripts/train/metrics.py): losses on fixed
+training and held-out samples, every head's weight on the previous token, on
+<s>, at offsets 2..8, its induction score, and the in-context loss drop.
+Neither is on by default, so the shipped models' commands still reproduce them.
 With zh or en it fetches the corpora with `npm pack` (scripts/train/corpora.sh)
 and prepares them (scripts/train/prep.py) into $ATTNLAB_TRAIN_DIR/LANG (default
 ~/.cache/attnlab/train/LANG) unless that is done; DATA is a folder prep.py wrote.
 scripts/train/make_models.sh runs this for every shipped model."""
 import argparse
+import copy
 import json
 import math
 import os
@@ -27,6 +37,7 @@ import torch.nn.functional as F
 TRAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train")
 sys.path.insert(0, TRAIN)
 from llama import Config, Llama, write_safetensors
+import metrics
 
 KV = {"gqa": 2, "mha": 4, "mqa": 1, "nocausal": 2}
 
@@ -69,6 +80,81 @@ def write_tokenizer_config(out):
               open(os.path.join(out, "tokenizer_config.json"), "w"), indent=2)
 
 
+def write_folder(model, cfg, out, tokenizer, link=False):
+    """A Hugging Face folder: config.json, model.safetensors (F16), tokenizer.json
+    (a copy of `tokenizer`, or with link a hard link where the file system
+    allows: a snapshot's costs no space), tokenizer_config.json."""
+    os.makedirs(out, exist_ok=True)
+    write_safetensors(os.path.join(out, "model.safetensors"), model.hf_tensors())
+    json.dump(cfg.hf("float16"), open(os.path.join(out, "config.json"), "w"), indent=2)
+    dst = os.path.join(out, "tokenizer.json")
+    if link and os.path.exists(dst):
+        os.remove(dst)
+    try:
+        if not link:
+            raise OSError
+        os.link(tokenizer, dst)
+    except OSError:
+        shutil.copy(tokenizer, dst)
+    write_tokenizer_config(out)
+
+
+def as_shipped(model):
+    """A copy of the model with its weights rounded to F16, as saved, in eval mode."""
+    m = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.copy_(p.half().float())
+    return m.eval()
+
+
+class Snapshots:
+    """--checkpoints: OUT/checkpoints/step<N>/ at metrics.snapshot_steps, each
+    measured as saved into OUT/checkpoints/metrics.json, on the fixed rows of
+    OUT/checkpoints/samples.json (the first 64 training and held-out rows)."""
+
+    def __init__(self, out, steps, train, held, tokenizer):
+        self.dir, self.tokenizer = os.path.join(out, "checkpoints"), os.path.join(out, "tokenizer.json")
+        os.makedirs(self.dir, exist_ok=True)
+        shutil.copy(tokenizer, self.tokenizer)   # the snapshots' tokenizer.json link to the model's
+        self.steps, self.snaps = set(metrics.snapshot_steps(steps)), []
+        self.train, self.held = metrics.unpadded(train[:64]), metrics.unpadded(held[:64])
+        json.dump({"train": self.train, "heldout": self.held}, open(os.path.join(self.dir, "samples.json"), "w"),
+                  separators=(",", ":"))
+        self.seconds = 0.0
+
+    def __call__(self, model, cfg, step):
+        if step not in self.steps:
+            return
+        t0 = time.time()
+        m = as_shipped(model)
+        write_folder(m, cfg, os.path.join(self.dir, f"step{step}"), self.tokenizer, link=True)
+        self.snaps.append(metrics.snapshot(m, step, self.train, self.held))
+        json.dump({"induction": metrics.INDUCTION, "snapshots": self.snaps},
+                  open(os.path.join(self.dir, "metrics.json"), "w"), indent=1)
+        self.seconds += time.time() - t0
+        s = self.snaps[-1]
+        print(f"snapshot {step}: held-out {s['heldout_loss']}, induction "
+              f"{max(h['induction'] for h in s['heads']):.3f}, in-context drop {s['icl_drop']}", flush=True)
+
+
+def repeat_spans(rows, rng, p):
+    """With probability p a row <s> x </s> becomes <s> x x' </s>, x' a copy of x's
+    last part (up to all of it), cut to the row's length: repeated segments to
+    learn copying from, as text has (names, phrases) more often than a
+    sentence at a time shows."""
+    rows = rows.copy()
+    width = rows.shape[1]
+    for r in np.nonzero(rng.random(len(rows)) < p)[0]:
+        x = rows[r][rows[r] >= 0][1:-1]
+        if len(x) < 2:
+            continue
+        span = x[rng.integers(0, len(x) - 1):]
+        row = np.concatenate([[metrics.BOS], x, span, rows[r][rows[r] >= 0][-1:]])[:width]
+        rows[r, :len(row)] = row
+    return rows
+
+
 def command(args):
     """The command as run from the source tree, with the output folder relative to it."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -89,7 +175,13 @@ def main():
     ap.add_argument("--ffn", type=int, default=352)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=float, default=0.0,
+                    help="share of training rows given a repeated span (repeat_spans), 0 to 1")
+    ap.add_argument("--checkpoints", action="store_true",
+                    help="save and measure snapshots in OUT/checkpoints (the Snapshots class)")
     a = ap.parse_args()
+    if not 0 <= a.repeat <= 1 or a.steps < 1:
+        ap.error("--repeat must be 0 to 1 and --steps at least 1")
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
     a.data = prepared(a.data)
@@ -107,37 +199,39 @@ def main():
                             lr=a.lr, betas=(0.9, 0.95))
     rng = np.random.default_rng(a.seed)
     warm = 100
+    snap = (Snapshots(a.out, a.steps, train, held, os.path.join(a.data, "tokenizer.json")) if a.checkpoints
+            else lambda *_: None)
     t0 = time.time()
+    snap(model, cfg, 0)
     for step in range(1, a.steps + 1):
         lr = a.lr * min(step / warm, 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / a.steps)))
         for g in opt.param_groups:
             g["lr"] = lr
-        loss, n = batch_loss(model, train[rng.integers(0, len(train), a.batch)])
+        rows = train[rng.integers(0, len(train), a.batch)]
+        loss, n = batch_loss(model, repeat_spans(rows, rng, a.repeat) if a.repeat else rows)
         opt.zero_grad(set_to_none=True)
         (loss / n).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         if step % 100 == 0 or step == 1:
             print(f"step {step} loss {float(loss) / n:.4f} lr {lr:.2e} {time.time() - t0:.0f}s", flush=True)
-    minutes = (time.time() - t0) / 60
+        snap(model, cfg, step)
+    snap_minutes = snap.seconds / 60 if a.checkpoints else 0.0
+    minutes = (time.time() - t0) / 60 - snap_minutes
     # the shipped weights are F16: measure the model as shipped
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(p.half().float())
-    model.eval()
+    model = as_shipped(model)
     held_loss = evaluate(model, held)
     train_loss = evaluate(model, train[:len(held)])
-    os.makedirs(a.out, exist_ok=True)
-    write_safetensors(os.path.join(a.out, "model.safetensors"), model.hf_tensors())
-    json.dump(cfg.hf("float16"), open(os.path.join(a.out, "config.json"), "w"), indent=2)
-    shutil.copy(os.path.join(a.data, "tokenizer.json"), os.path.join(a.out, "tokenizer.json"))
-    write_tokenizer_config(a.out)
+    write_folder(model, cfg, a.out, os.path.join(a.data, "tokenizer.json"))
+    extra = {"repeat": a.repeat} if a.repeat else {}
+    if a.checkpoints:
+        extra["snapshot_minutes"] = round(snap_minutes, 1)
     ev = {"variant": a.variant, "lang": stats["lang"], "heldout_loss": round(held_loss, 4),
           "train_loss": round(train_loss, 4), "steps": a.steps, "batch": a.batch, "seed": a.seed,
           "train_minutes": round(minutes, 1), "heldout_rows": len(held),
           "kv_bytes_per_token": 2 * cfg.layers * cfg.kv_heads * cfg.head_dim * 4,
           "params": sum(p.numel() for p in model.hf_tensors().values()),
-          "threads": a.threads, "command": command(sys.argv[1:])}
+          "threads": a.threads, "command": command(sys.argv[1:]), **extra}
     json.dump(ev, open(os.path.join(a.out, "eval.json"), "w"), indent=2)
     print(json.dumps(ev), flush=True)
 

@@ -6,7 +6,10 @@ README.md; a folder without its card or weights fails. First the script
 itself: its pattern measure on hand-made weights, its labels at the 0.30
 threshold, a tiny random model's card that checks until one weight, the
 README or a label is changed, and malformed folders that get one line, never
-a traceback. Needs python3-torch, else exits 77 (skipped)."""
+a traceback. Then training's metrics (scripts/train/metrics.py): the
+induction score on hand-made weights, --repeat's spliced spans, and a tiny
+model trained with --checkpoints whose metrics.json card.py recomputes from
+the snapshot folders and catches a changed snapshot weight. Needs python3-torch, else exits 77 (skipped)."""
 import json
 import os
 import shutil
@@ -25,7 +28,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CARD = os.path.join(ROOT, "scripts", "train", "card.py")
 sys.path.insert(0, os.path.join(ROOT, "scripts", "train"))
 import card as cardpy  # noqa: E402
+import metrics  # noqa: E402
 from llama import Config, Llama, write_safetensors  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import train_model  # noqa: E402
 
 SHIPPED = ("config.json", "model.safetensors", "tokenizer.json", "eval.json", "heldout_ids.json", "card.json",
            "README.md")
@@ -77,6 +83,105 @@ def labels_at_the_threshold():
     for change, want in cases:
         got = cardpy.label({**base, **change})
         expect(got.startswith(want), f"label of {change}: {got!r} (wanted {want!r})")
+
+
+def induction_on_hand_made_weights():
+    """metrics.induction_score against heads built from the tokens themselves."""
+    L = metrics.INDUCTION["length"]
+    rows = metrics.induction_rows(40)
+    expect(rows.shape == (metrics.INDUCTION["rows"], 1 + 2 * L) and rows[:, 1:].min() >= metrics.N_SPECIALS
+           and (rows[:, 1:L + 1] == rows[:, L + 1:]).all() and (rows[:, 0] == metrics.BOS).all(),
+           "induction rows: <s>, then the same random non-special tokens twice")
+    s = 1 + 2 * L
+    scores = []
+    for row in rows:
+        W = np.zeros((1, 3, s, s))
+        for i in range(s):
+            earlier = [j for j in range(i) if row[j] == row[i]]
+            W[0, 0, i, earlier[0] + 1 if earlier else 0] = 1    # induction: the token after the first occurrence
+            W[0, 1, i, max(i - 1, 0)] = 1                       # previous token
+            W[0, 2, i, :i + 1] = 1 / (i + 1)                    # uniform
+        scores.append(metrics.induction_score(W, L)[0])
+    got = np.mean(scores, 0)
+    uniform = np.mean([1 / (L + 2 + k) for k in range(L)])
+    expect(abs(got[0] - 1) < 1e-12 and got[1] == 0 and abs(got[2] - uniform) < 1e-12,
+           f"induction score: 1 for a head on the token after the earlier occurrence, 0 for the previous token, "
+           f"{uniform:.4f} for uniform: {got}")
+    expect(metrics.snapshot_steps(3000) == [0, 25, 50, 100, 200, 400, 800, 1600, 3000]
+           and metrics.snapshot_steps(4000)[-2:] == [3200, 4000] and metrics.snapshot_steps(25) == [0, 25],
+           f"snapshot steps double from 25 and end at the last step: {metrics.snapshot_steps(4000)}")
+    snaps = [{"step": st, "heads": [{"layer": 0, "head": h, "induction": v[h]} for h in range(2)]}
+             for st, v in ((0, (0.02, 0.1)), (25, (0.29, 0.1)), (50, (0.1, 0.31)), (100, (0.6, 0.5)))]
+    expect(metrics.first_crossing(snaps, "induction", 0.3) == (50, 0, 1, 0.31)
+           and metrics.first_crossing(snaps, "induction", 0.7) is None,
+           "first crossing: the first snapshot where some head reaches the threshold")
+
+
+def repeated_spans():
+    rows = np.full((200, 33), -1, np.int32)
+    for r in range(200):
+        rows[r, :12] = [1] + list(range(3, 13)) + [2]
+    out = train_model.repeat_spans(rows, np.random.default_rng(0), 0.5)
+    changed = [r for r in out if (r >= 0).sum() > 12]
+    ok = all(list(r[:11]) == [1] + list(range(3, 13)) and r[r >= 0][-1] == 2
+             and list(r[11:(r >= 0).sum() - 1]) == list(range(13 - ((r >= 0).sum() - 12), 13)) for r in changed)
+    expect(ok and 60 < len(changed) < 140 and (rows[:, 12] == -1).all(),
+           f"--repeat: about half the rows say their last part again before </s> ({len(changed)} of 200)")
+
+
+def run_card(*args):
+    """card.py in this process (torch is loaded once): exit status and output."""
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = cardpy.main(list(args))
+    return rc, buf.getvalue().strip()
+
+
+def checkpointed(tmp):
+    """A tiny model trained by train_model.py with --checkpoints: its snapshots
+    as measured in training equal card.py's from the folders; its card checks
+    until a snapshot's weight or metrics.json changes."""
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "tiny_training.py"), tmp],
+                       capture_output=True, text=True)
+    d, ck = os.path.join(tmp, "model"), os.path.join(tmp, "model", "checkpoints")
+    expect(r.returncode == 0, f"checkpoints: the tiny training runs: {r.stdout}{r.stderr}")
+    if r.returncode:
+        return
+    steps = cardpy.checkpoint_steps(ck)
+    expect(steps == [0, 25, 30] and all(sorted(os.listdir(os.path.join(ck, f"step{n}"))) == [
+        "config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"] for n in steps),
+        f"checkpoints: complete folders at steps 0, 25 and the end: {steps}")
+    expect(open(os.path.join(ck, "step30", "model.safetensors"), "rb").read()
+           == open(os.path.join(d, "model.safetensors"), "rb").read()
+           and os.stat(os.path.join(ck, "step0", "tokenizer.json")).st_nlink > 1,
+           "checkpoints: the last is the model's weights; the tokenizers are hard links")
+    trained = json.load(open(os.path.join(ck, "metrics.json")))
+    again = cardpy.measure_checkpoints(d)
+    expect(cardpy.close(again, trained["snapshots"], 1e-4) and trained["snapshots"][0]["heads"][0]["induction"] > 0,
+           "checkpoints: metrics.json as measured in training equals card.py's measure of the saved folders")
+    rc, out = run_card(d, os.path.join(tmp, "data"))
+    readme = open(os.path.join(d, "README.md"), encoding="utf-8").read()
+    expect(rc == 0 and "## Training curve" in readme and "| 25 | " in readme and "A share 0.5 of" in readme,
+           f"checkpoints: the card has the training curve: {out}")
+    rc, out = run_card("--check", d)
+    expect(rc == 0, f"checkpoints: the card checks: {out}")
+    good = open(os.path.join(ck, "metrics.json")).read()
+    open(os.path.join(ck, "metrics.json"), "w").write(good.replace('"heldout_loss": 3.', '"heldout_loss": 2.', 1))
+    rc, out = run_card("--check", d)
+    expect(rc == 1 and "step 0 differ" in out, f"checkpoints: a changed metrics.json is caught: {out}")
+    open(os.path.join(ck, "metrics.json"), "w").write(good)
+    edit(os.path.join(ck, "step25", "model.safetensors"), lambda b: b[:-2] + np.float16(7.5).tobytes(), True)
+    rc, out = run_card("--check", d)
+    expect(rc == 1 and "step 25 differ" in out and "\n" not in out,
+           f"checkpoints: a changed weight in one snapshot is caught: {out}")
+    shutil.rmtree(os.path.join(ck, "step25"))
+    rc, out = run_card("--check", d)
+    expect(rc == 1 and "metrics.json does not match" in out, f"checkpoints: a missing snapshot is caught: {out}")
+    os.remove(os.path.join(ck, "samples.json"))
+    rc, out = run_card("--check", d)
+    expect(rc == 1 and "samples.json" in out and "\n" not in out, f"checkpoints: no samples.json is one line: {out}")
 
 
 def tiny(d, seed=1, variant="gqa"):
@@ -235,8 +340,11 @@ def shipped():
 
 measure_on_hand_made_weights()
 labels_at_the_threshold()
+induction_on_hand_made_weights()
+repeated_spans()
 tmp = tempfile.mkdtemp(prefix="attnlab-cards-")
 try:
+    checkpointed(os.path.join(tmp, "trained"))
     self_test(tmp)
 finally:
     shutil.rmtree(tmp, True)

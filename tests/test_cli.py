@@ -818,5 +818,49 @@ check("generate, its weights cut short while it runs: exit 1, one line naming th
                                                                       "shorter while attnlab was reading it"),
       f"mapped {mapped}, exit {code}, stderr {err!r}")
 
+# ---- training checkpoints: DIR/checkpoints/step<N>/, each a model folder (train_model.py --checkpoints) ----
+def checkpointed_model():
+    """A models folder holding `ck`: tang with two snapshots, step 0 with every 128th weight set to 0.5."""
+    root = os.path.join(TMP, "ck-models")
+    d = os.path.join(root, "ck")
+    shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "tang"), d)
+    for step in (25, 0):
+        s = os.path.join(d, "checkpoints", f"step{step}")
+        os.makedirs(s)
+        for f in ("config.json", "model.safetensors", "tokenizer.json"):
+            shutil.copyfile(os.path.join(d, f), os.path.join(s, f))
+    with open(os.path.join(d, "checkpoints", "step0", "model.safetensors"), "r+b") as f:
+        raw = bytearray(f.read())
+        start = 8 + struct.unpack("<Q", raw[:8])[0]
+        for i in range(start, len(raw) - 1, 256):
+            raw[i:i + 2] = struct.pack("<e", 0.5)
+        f.seek(0)
+        f.write(raw)
+    os.makedirs(os.path.join(d, "checkpoints", "step50"))   # no config.json: not a snapshot
+    return root, d
+
+
+ck_root, ck = checkpointed_model()
+env = dict(os.environ, ATTNLAB_MODELS=ck_root)
+r = subprocess.run([ARGS.attnlab, "models"], capture_output=True, env=env, timeout=120)
+check("models lists a model's checkpoint steps", r.returncode == 0 and
+      b"checkpoints at steps 0, 25 (--checkpoint N)" in r.stdout, r.stdout + r.stderr)
+traces = {}
+for how, args in (("by step", ["--model", ck, "--checkpoint", "25"]),
+                  ("as a folder", ["--model", os.path.join(ck, "checkpoints", "step25")]),
+                  ("step 0", ["--model", ck, "--checkpoint", "0"])):
+    out = os.path.join(TMP, f"ck-{len(traces)}.safetensors")
+    expect(["trace", *args, "--text", "床前明月光", "-o", out], 0, "wrote", stream="stdout")
+    traces[how] = open(out, "rb").read() if os.path.exists(out) else b""
+check("--checkpoint 25 traces what --model DIR/checkpoints/step25 does; step 0's weights give another trace",
+      traces["by step"] == traces["as a folder"] != traces["step 0"] and traces["by step"], "")
+expect(["render", "--model", ck, "--checkpoint", "0", "--text", "床前明月光", "-o", PNG], 0, "wrote", stream="stdout")
+expect(["trace", "--model", ck, "--checkpoint", "50", "--text", "床前", "-o", OUT], 2,
+       f"checkpoint: model '{ck}' has no step 50 (its steps: 0, 25)")
+expect(["render", "--model", "tang", "--checkpoint", "3", "--text", "床前", "-o", PNG], 2,
+       "checkpoint: model 'tang' has no training checkpoints")
+expect(["trace", "--checkpoint", "3", "-o", OUT], 2, "--checkpoint needs --model")
+expect(["trace", "--model", ck, "--checkpoint", "x", "-o", OUT], 2, "checkpoint")
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

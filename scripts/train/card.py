@@ -21,7 +21,11 @@ layer's and head's mean attention weight over the sample's queries on the keys
 at offsets -8..+1, on the first token, on all other keys together, and in
 verse on places in earlier lines; the label each head earns (a place holding
 at least 0.30 and more than any other, else "mixed"); greedy and sampled
-generations. The full held-out and training losses come from eval.json,
+generations. A model trained with --checkpoints: every checkpoints/step<N>/
+measured again (scripts/train/metrics.py: losses, per-head previous-token,
+<s> and offset weights, induction score, in-context loss drop) into
+checkpoints/metrics.json, which --check compares; the card's training curve
+and the steps at which the previous-token and induction heads formed. The full held-out and training losses come from eval.json,
 written when the model was trained. A malformed folder gets one line and exit
 status 1. Needs Debian's python3-torch and python3-numpy."""
 import json
@@ -33,7 +37,9 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import metrics  # noqa: E402
 from llama import load, read_json  # noqa: E402
+from metrics import LINE_SLOTS, OFFSETS, head_means, row_sums  # noqa: E402,F401 (row_sums: the tests use it here)
 
 SAMPLE_ROWS = 64
 LABEL_MIN = 0.30  # a head is named after a pattern only when that much weight sits there on average
@@ -52,21 +58,6 @@ VARIANT = {"gqa": "GQA: 4 query heads share 2 K/V heads", "mha": "MHA: 4 query h
            "nocausal": "GQA (4 query heads, 2 K/V heads) trained WITHOUT the causal mask: the cheater"}
 
 
-def attention_weights(m, ids):
-    """Each layer's attention weights on one row of ids, (layers, heads, s, s) in
-    float64, taken from the model's own attention as it runs."""
-    out = []
-    hooks = [layer.self_attn.register_forward_hook(lambda attn, args, _: out.append(attn.weights(*args)[0][0]))
-             for layer in m.model.layers]
-    try:
-        with torch.no_grad():
-            m(ids)
-    finally:
-        for h in hooks:
-            h.remove()
-    return np.stack([w.numpy() for w in out]).astype(np.float64)
-
-
 def line_offset(row, punct):
     """Tang verse: the same place in the previous line is one line back, the
     line's characters plus its punctuation mark (5 + 1 or 7 + 1)."""
@@ -76,48 +67,16 @@ def line_offset(row, punct):
     return None
 
 
-OFFSETS = range(-8, 2)   # the offsets measured one by one; "beyond" is every other key but the first
-# Verse, whose lines are `back` tokens long with their punctuation mark (5 + 1 or 7 + 1): the key at the
-# query's own place in the previous line, and at the place of the token it predicts (one after it) one and
-# two lines back. Each is measured on the queries that have such a key.
-LINE_SLOTS = {"prev_line": lambda back: -back, "next_prev_line": lambda back: 1 - back,
-              "next_two_lines_back": lambda back: 1 - 2 * back}
-
-
-def row_sums(W, back):
-    """W: one row's weights (layers, heads, s, s). For each slot, the summed
-    weight over the queries it applies to (every query but the first, which
-    sees only itself) and how many queries that was."""
-    s = W.shape[-1]
-    out = {}
-    for off in OFFSETS:                    # the diagonal W[..., i, i + off]
-        d = np.diagonal(W, off, 2, 3)[..., 1 if off >= 0 else 0:]
-        out[str(off)] = (d.sum(-1), d.shape[-1])
-    out["first"] = (W[..., 1:, 0].sum(-1), s - 1)
-    for k, off in (LINE_SLOTS if back else {}).items():   # verse: keys in earlier lines, not the first token
-        d = np.diagonal(W, off(back), 2, 3)[..., 1:]
-        out[k] = (d.sum(-1), d.shape[-1])
-    i, j = np.indices((s, s))
-    far = (i >= 1) & (j > 0) & ((j < i + OFFSETS[0]) | (j > i + OFFSETS[-1]))
-    out["beyond"] = ((W * far).sum((2, 3)), s - 1)
-    return out
-
-
 def patterns(m, rows, lang, vocab):
     """Every head's mean weight per slot over the sample's queries, and its label."""
     punct = {vocab[p] for p in ("，", "。") if p in vocab} if lang == "zh" else set()
     slots = [str(o) for o in OFFSETS] + ["first"] + (list(LINE_SLOTS) if lang == "zh" else []) + ["beyond"]
-    sums = {k: np.zeros((m.c.layers, m.c.heads)) for k in slots}
-    counts = dict.fromkeys(slots, 0)
-    for row in rows:
-        back = line_offset(row, punct) if lang == "zh" else None
-        for k, (v, n) in row_sums(attention_weights(m, torch.tensor([row])), back).items():
-            sums[k] += v
-            counts[k] += n
+    backs = [line_offset(row, punct) for row in rows] if lang == "zh" else None
+    means = head_means(m, rows, slots, backs)
     heads = []
     for l in range(m.c.layers):
         for h in range(m.c.heads):
-            mean = {k: round(float(sums[k][l, h] / max(counts[k], 1)), 3) for k in slots}
+            mean = {k: round(float(means[k][l, h]), 3) for k in slots}
             heads.append({"layer": l, "head": h, "mean": mean, "label": label(mean)})
     return heads
 
@@ -144,14 +103,7 @@ def label(mean):
 
 
 def sample_loss(m, rows):
-    total, n = 0.0, 0
-    with torch.no_grad():
-        for row in rows:
-            ids = torch.tensor([row])
-            logits = m(ids[:, :-1])
-            total += float(torch.nn.functional.cross_entropy(logits[0], ids[0, 1:], reduction="sum"))
-            n += len(row) - 1
-    return round(total / n, 4)
+    return round(metrics.sample_loss(m, rows), 4)
 
 
 def generate(m, prompt_ids, eos, n, temperature=0.0, top_k=0, seed=0):
@@ -235,6 +187,7 @@ def measure(model_dir):
     kv = 2 * m.c.layers * m.c.kv_heads * m.c.head_dim * 4
     return {"name": os.path.basename(os.path.normpath(model_dir)), "lang": lang, "variant": ev["variant"],
             "params": ev["params"], "train_minutes": ev["train_minutes"], "threads": ev.get("threads", 1),
+            **({"repeat": ev["repeat"]} if "repeat" in ev else {}),
             "command": ev["command"], "steps": ev["steps"], "batch": ev["batch"], "seed": ev["seed"],
             "heldout_loss": ev["heldout_loss"], "train_loss": ev["train_loss"], "heldout_rows": ev["heldout_rows"],
             "sample_rows": len(rows), "sample_heldout_loss": sample_loss(m, rows), **extra, "kv_bytes_per_token": kv,
@@ -242,6 +195,49 @@ def measure(model_dir):
                                           "num_key_value_heads", "intermediate_size", "vocab_size",
                                           "max_position_embeddings", "rope_theta", "tie_word_embeddings")},
             "generations": gens, "heads": patterns(m, rows, lang, vocab)}
+
+
+def checkpoint_steps(ck):
+    """The steps N of the folders ck/step<N>, sorted."""
+    steps = [n[4:] for n in os.listdir(ck) if n.startswith("step") and os.path.isdir(os.path.join(ck, n))]
+    return sorted(int(n) for n in steps if n.isdigit())
+
+
+def measure_checkpoints(d):
+    """Every snapshot of d/checkpoints measured again from its folder (metrics.snapshot), or None."""
+    ck = os.path.join(d, "checkpoints")
+    if not os.path.isdir(ck):
+        return None
+    train, held = metrics.read_samples(ck)
+    snaps = []
+    for step in checkpoint_steps(ck):
+        m, _ = load(os.path.join(ck, f"step{step}"))
+        if not all(isinstance(r, list) and len(r) >= 2 and all(type(t) is int and 0 <= t < m.c.vocab for t in r)
+                   for r in train + held):
+            raise ValueError(f"{ck}/samples.json: not rows of at least 2 token ids below {m.c.vocab}")
+        snaps.append(metrics.snapshot(m, step, train, held))
+    if not snaps:
+        raise ValueError(f"{ck}: no step<N> folders")
+    return snaps
+
+
+CROSS = LABEL_MIN   # a head "formed" when its measure first reaches the label threshold (see render_training)
+
+
+def training_summary(snaps):
+    """The card's view of metrics.json: per snapshot the losses and the strongest
+    induction and previous-token heads; the steps at which each first reached CROSS."""
+    def best(s, key):
+        h = max(s["heads"], key=lambda h: h[key])
+        return {"layer": h["layer"], "head": h["head"], "value": h[key]}
+    cross = {}
+    for name, key in (("previous_token", "-1"), ("induction", "induction")):
+        c = metrics.first_crossing(snaps, key, CROSS)
+        cross[name] = c and {"step": c[0], "layer": c[1], "head": c[2], "value": c[3]}
+    return {"threshold": CROSS, **cross,
+            "curve": [{"step": s["step"], "train_loss": s["train_loss"], "heldout_loss": s["heldout_loss"],
+                       "icl_drop": s["icl_drop"], "induction": best(s, "induction"), "previous_token": best(s, "-1")}
+                      for s in snaps]}
 
 
 SAME_RUN = ("lang", "variant", "steps", "batch", "heldout_rows", "params")
@@ -313,6 +309,35 @@ def head_table(card, unit, zh):
     return out
 
 
+def render_training(t, unit):
+    """The card's training-curve section (card.json's "training")."""
+    def formed(c, what):
+        return (f"first reached {t['threshold']:.2f} at step {c['step']:,} (layer {c['layer']} head {c['head']}: "
+                f"{c['value']:.2f})" if c else f"never reached {t['threshold']:.2f}") + f" for {what}"
+    out = ["## Training curve", "",
+           f"The model was saved at {len(t['curve'])} steps (`checkpoints/step<N>/`, each a complete Hugging Face "
+           "folder) and measured there (`checkpoints/metrics.json`, recomputed from the folders by "
+           "`scripts/train/card.py --check`): the loss on fixed samples of 64 training and 64 held-out rows "
+           "(`checkpoints/samples.json`); the in-context loss drop, the loss on the second copy of "
+           f"{metrics.INDUCTION['rows']} random sequences of {metrics.INDUCTION['length']} distinct {unit}s "
+           "(drawn uniformly from the vocabulary without its specials, seed 0), each given twice after `<s>`, minus the loss on the "
+           "first copy; and the strongest head by its induction score (the mean weight from each token of the "
+           "second copy onto the token after its first occurrence) and by its mean weight on the previous "
+           f"{unit} (held-out sample).", "",
+           f"A head counts as formed when its measure first reaches {t['threshold']:.2f}: the threshold the head "
+           "table below names heads at, and more than ten times what an untrained head gives (it spreads its "
+           "weight over up to 61 keys: an induction score near 0.02). The previous-token measure "
+           f"{formed(t['previous_token'], 'the previous ' + unit)}; the induction score "
+           f"{formed(t['induction'], 'the token after an earlier occurrence')}.", "",
+           "| step | training loss | held-out loss | in-context drop | induction head | previous-token head |",
+           "|---|---|---|---|---|---|"]
+    for c in t["curve"]:
+        i, p = c["induction"], c["previous_token"]
+        out.append(f"| {c['step']:,} | {c['train_loss']:.4f} | {c['heldout_loss']:.4f} | {c['icl_drop']:+.4f} | "
+                   f"{i['value']:.2f} (L{i['layer']} H{i['head']}) | {p['value']:.2f} (L{p['layer']} H{p['head']}) |")
+    return out + [""]
+
+
 def render(card):
     c, zh = card["config"], card["lang"] == "zh"
     unit = "character" if zh else "word"
@@ -339,7 +364,9 @@ def render(card):
            "## Training", "",
            f"`{card['command']}` (via `scripts/train/make_models.sh {card['name']}`): {card['steps']:,} steps of "
            f"{card['batch']} rows of 128 tokens, AdamW (lr 3e-3, cosine, β = 0.9/0.95, weight decay 0.1), seed "
-           f"{card['seed']}; {card['train_minutes']} minutes on {card['threads']} core of this project's machine.", "",
+           f"{card['seed']}; {card['train_minutes']} minutes on {card['threads']} core of this project's machine."
+           + (f" A share {card['repeat']} of the training rows had a repeated span spliced in (the row's last part "
+              "said again: `--repeat`), text to learn copying from." if card.get("repeat") else ""), "",
            "## Results", "",
            f"| loss (nats per {unit}) | |", "|---|---|",
            f"| training text | {card['train_loss']:.4f} |",
@@ -365,6 +392,8 @@ def render(card):
                 "causal mask on, as generation must run it (there is no future to read) and as attnlab runs it by "
                 f"default, the held-out sample loss is {card['sample_heldout_loss_causal']:.4f}: the model is "
                 "useless.", ""]
+    if card.get("training"):
+        out += render_training(card["training"], unit)
     out += ["## Generations", "", "Greedy, then sampled at temperature 0.8 among the 20 most likely (seed 1)"
             + (", with the causal mask on" if card["variant"] == "nocausal" else "") + ":", ""]
     for g in card["generations"]:
@@ -396,9 +425,27 @@ def take_sample(d, data_dir):
         json.dump([[int(x) for x in r if x >= 0] for r in held], f, separators=(",", ":"))
 
 
+def with_training(card, d):
+    """The checkpoints' snapshots measured again, and their summary in card["training"]; None without checkpoints."""
+    snaps = measure_checkpoints(d)
+    if snaps is not None:
+        card["training"] = training_summary(snaps)
+    return snaps
+
+
 def check(d):
     """Measure again and compare with card.json, and README.md with card.json's rendering."""
     card = measure(d)
+    snaps = with_training(card, d)
+    if snaps is not None:
+        path = os.path.join(d, "checkpoints", "metrics.json")
+        kept = read_json(path)
+        kept = kept.get("snapshots") if isinstance(kept, dict) else None
+        if not isinstance(kept, list) or not close(snaps, kept):
+            bad = [s["step"] for s, k in zip(snaps, kept or []) if not close(s, k)]
+            print(f"{path} does not match the checkpoints' weights ("
+                  + (f"step {', '.join(map(str, bad))} differ" if bad else "other steps") + ")")
+            return 1
     old = read_json(os.path.join(d, "card.json"))
     if isinstance(old, dict) and isinstance(old.get("seeds"), dict):
         card["seeds"] = seeds_of(card, old, [])
@@ -422,6 +469,10 @@ def write(d, data_dir, seed_runs):
     if not os.path.exists(os.path.join(d, "heldout_ids.json")):
         take_sample(d, data_dir)
     card = measure(d)
+    snaps = with_training(card, d)
+    if snaps is not None:
+        with open(os.path.join(d, "checkpoints", "metrics.json"), "w") as f:
+            json.dump({"induction": metrics.INDUCTION, "snapshots": snaps}, f, indent=1)
     old = read_json(os.path.join(d, "card.json")) if os.path.exists(os.path.join(d, "card.json")) else None
     rows = read_json(os.path.join(d, "heldout_ids.json"))
     runs = [measure_seed_run(card, r, rows) for r in seed_runs]

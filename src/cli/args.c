@@ -43,6 +43,7 @@ static const flag_def FLAGS[] = {
     {"max-new", "N", "tokens to add (generate; default 24)"},
     {"probs", NULL, "also list each new token with its id and the model's probability for it (generate)"},
     {"generate", "N", "with --model: also time N steps of KV-cache decoding (bench)"},
+    {"checkpoint", "N", "with --model: the model as saved at training step N, DIR/checkpoints/stepN (attnlab models)"},
     {"help", NULL, "show this help (also -h)"},
 };
 #define N_FLAGS ((int)(sizeof FLAGS / sizeof FLAGS[0]))
@@ -108,6 +109,13 @@ static const char *nearest(const cli_opt *o, int n, const char *word)
     return best;
 }
 
+static int checkpoint_flag(void)
+{
+    int i = 0;
+    while (strcmp(FLAGS[i].flag, "checkpoint")) i++;
+    return i;
+}
+
 void cli_print_config_help(void)
 {
     printf("Configuration:\n");
@@ -123,6 +131,8 @@ void cli_print_config_help(void)
             snprintf(left, sizeof left, "--%s", row->sw[k].flag);
             printf("  %-24s %s\n", left, row->sw[k].help);
         }
+        if (!strcmp(row->name, "model")) /* not a setting: it picks the folder --model opens */
+            printf("  %-24s %s\n", "--checkpoint N", FLAGS[checkpoint_flag()].help);
     }
 }
 
@@ -234,6 +244,23 @@ void cli_open_as_trained(cli_args *a)
         a->cfg.causal = ATTN_CAUSAL_OFF;
 }
 
+/* --checkpoint N: --model becomes its folder DIR/checkpoints/stepN. */
+static int open_checkpoint(const char *cmd, cli_args *a)
+{
+    char dir[4096];
+    attn_error err;
+    if (!a->cfg.model) {
+        fprintf(stderr, "attnlab %s: --checkpoint needs --model NAME|DIR (a model trained with checkpoints)\n", cmd);
+        return CLI_EUSAGE;
+    }
+    if (attn_model_checkpoint(a->cfg.model, a->checkpoint, dir, sizeof dir, &err) ||
+        attn_config_set(&a->cfg, "model", dir, &err)) {
+        fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
+        return CLI_EUSAGE;
+    }
+    return CLI_OK;
+}
+
 int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a)
 {
     cli_opt all[MAX_OPTS];
@@ -243,6 +270,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
     attn_config_init(&a->cfg);
     ui_picture_init(&a->pic);
     a->max_new = 24;
+    a->checkpoint = -1;
     a->positional = calloc((size_t)argc + 1, sizeof *a->positional);
     if (!a->positional) {
         fprintf(stderr, "attnlab %s: out of memory\n", cmd);
@@ -322,6 +350,10 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
         } else if (!strcmp(f->flag, "probs")) {
             if (!(opts & CLI_OPT_GENERATE)) { bad_flag = "--probs"; goto not_here; }
             a->probs = true;
+        } else if (!strcmp(f->flag, "checkpoint")) {
+            int step;
+            if (count_arg(cmd, f->flag, optarg, 0, 1000000000, &step)) return CLI_EUSAGE;
+            a->checkpoint = step;
         } else if (!strcmp(f->flag, "generate")) {
             if (!(opts & CLI_OPT_BENCH_DECODE)) { bad_flag = "--generate"; goto not_here; }
             if (count_arg(cmd, f->flag, optarg, 1, 100000, &a->decode_steps)) return CLI_EUSAGE;
@@ -334,7 +366,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
             if (picture_option(cmd, f->flag, optarg, a)) return CLI_EUSAGE;
         }
     }
-    return CLI_OK;
+    return a->checkpoint >= 0 ? open_checkpoint(cmd, a) : CLI_OK;
 not_here:
     fprintf(stderr, "attnlab %s: %s does not take %s\n", cmd, cmd, bad_flag);
     return CLI_EUSAGE;

@@ -27,6 +27,7 @@ typedef struct {
     int max_new;        /* --max-new N (generate) */
     bool probs;         /* --probs (generate) */
     int decode_steps;   /* --generate N (bench) */
+    long checkpoint;    /* --checkpoint N: cfg.model is then DIR/checkpoints/stepN; -1 none */
     ui_picture pic;     /* --stage, --head, --batch-index, --view, --size, ... (render) */
     bool help;
     bool present;       /* --present (the window) */

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "engine/generate.h"
+#include "engine/model.h"
 
 static void usage(void)
 {
@@ -108,7 +109,20 @@ out:
 static void models_usage(void)
 {
     printf("Usage: attnlab models\n\nLists the trained models shipped with attnlab (in %s;\n"
-           "ATTNLAB_MODELS names another folder), with their cards' summaries.\n", attn_model_root());
+           "ATTNLAB_MODELS names another folder), with their cards' summaries and, for a model\n"
+           "saved during training, the steps --checkpoint N opens.\n", attn_model_root());
+}
+
+/* "                 checkpoints at steps 0, 25, 50 (--checkpoint N)" for a model that has them. */
+static void print_steps(const char *name)
+{
+    long steps[ATTN_MAX_STEPS];
+    int n;
+    attn_error err;
+    if (attn_model_steps(name, steps, ATTN_MAX_STEPS, &n, &err) || !n) return;
+    printf("%-16s checkpoints at steps", "");
+    for (int i = 0; i < n; i++) printf("%s %ld", i ? "," : "", steps[i]);
+    printf(" (--checkpoint N)\n");
 }
 
 int cmd_models(int argc, char **argv)
@@ -133,6 +147,7 @@ int cmd_models(int argc, char **argv)
         } else {
             printf("%-16s %s\n", names[i], m.summary ? m.summary : "");
             attn_model_free(&m);
+            print_steps(names[i]);
         }
         free(names[i]);
     }

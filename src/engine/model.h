@@ -115,6 +115,15 @@ void attn_model_free(attn_model *m);
 /* The names of the shipped models, sorted (caller frees each and the array). */
 attn_status attn_model_list(char ***names, int *n, attn_error *err);
 
+/* Training checkpoints: DIR/checkpoints/step<N>/, each a complete model folder
+ * (scripts/train_model.py --checkpoints). attn_model_steps writes the steps N
+ * of model `name` (a folder or shipped name) to steps, sorted, at most max;
+ * *n = 0 when it has none. attn_model_checkpoint writes step's folder to out;
+ * a step it lacks is ATTN_ERR_CONFIG listing the steps it has. */
+enum { ATTN_MAX_STEPS = 64 };
+attn_status attn_model_steps(const char *name, long *steps, int max, int *n, attn_error *err);
+attn_status attn_model_checkpoint(const char *name, long step, char *out, size_t size, attn_error *err);
+
 /* K and V of one token in every layer, float32: 2 · layers · g · k · 4 bytes. */
 double attn_model_kv_bytes_per_token(const attn_model_config *c);
 
