@@ -200,6 +200,21 @@ static bool gl_without_gpu(SDL_Renderer *r)
     return name && (strstr(name, "llvmpipe") || strstr(name, "softpipe") || strstr(name, "Software Rasterizer"));
 }
 
+/* Whether SDL's accelerated renderer is a GL without a GPU, asked of a hidden
+ * window of its own: finding out on the real window would make SDL recreate
+ * it for the software renderer, and what was already sent to the old one
+ * (going full screen) then fails with an X error that ends the program. */
+static bool accelerated_is_software(void)
+{
+    if (getenv("SDL_RENDER_DRIVER")) return false; /* the user's choice stands */
+    SDL_Window *probe = SDL_CreateWindow("attnlab", 0, 0, 1, 1, SDL_WINDOW_HIDDEN);
+    SDL_Renderer *r = probe ? SDL_CreateRenderer(probe, -1, SDL_RENDERER_ACCELERATED) : NULL;
+    bool software = r && gl_without_gpu(r);
+    if (r) SDL_DestroyRenderer(r);
+    if (probe) SDL_DestroyWindow(probe);
+    return software;
+}
+
 /* SDL's video, a window sized to the display and a renderer for it. Returns
  * 0, or -1 with a message (what was opened is left for the caller to close). */
 static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t errsize)
@@ -233,6 +248,10 @@ static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t err
         if (w < 640) w = 640;
         if (h < 480) h = 480;
     }
+    bool software = accelerated_is_software();
+    /* then the window's pixels go to the display as they are (XShm), not
+     * through that GL again (an environment variable still wins) */
+    if (software) SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0");
     *win = SDL_CreateWindow("attnlab", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
                             SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | SDL_WINDOW_HIDDEN);
     if (!*win) {
@@ -240,14 +259,7 @@ static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t err
         return -1;
     }
     SDL_SetWindowMinimumSize(*win, 640, 400);
-    *r = SDL_CreateRenderer(*win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
-    if (*r && !getenv("SDL_RENDER_DRIVER") && gl_without_gpu(*r)) { /* the user's choice stands */
-        SDL_DestroyRenderer(*r);
-        *r = NULL;
-        /* and the window's pixels go to the display as they are (XShm), not
-         * through that GL again (an environment variable still wins) */
-        SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0");
-    }
+    if (!software) *r = SDL_CreateRenderer(*win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
     if (!*r) *r = SDL_CreateRenderer(*win, -1, SDL_RENDERER_SOFTWARE);
     if (!*r) {
         snprintf(err, errsize, _("cannot draw in the window: %s"), SDL_GetError());
