@@ -25,8 +25,9 @@ generations. A model trained with --checkpoints: every checkpoints/step<N>/
 measured again (scripts/train/metrics.py: losses, per-head previous-token,
 <s> and offset weights, induction score, in-context loss drop) into
 checkpoints/metrics.json, which --check compares; the card's training curve
-and the steps at which the previous-token and induction heads formed. The full held-out and training losses come from eval.json,
-written when the model was trained. A malformed folder gets one line and exit
+and the steps at which the previous-token and induction heads formed. The
+full held-out and training losses come from eval.json, written when the
+model was trained. A malformed folder gets one line and exit
 status 1. Needs Debian's python3-torch and python3-numpy."""
 import json
 import math
