@@ -569,12 +569,21 @@ static void init_common(ui_app *app)
     if ((app->arena = malloc(sizeof *app->arena))) attn_arena_init(app->arena);
 }
 
+/* What init_common made, for an init that fails before anything else is held. */
+static void drop_arena(ui_app *app)
+{
+    attn_arena_free(app->arena);
+    free(app->arena);
+    app->arena = NULL;
+}
+
 int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsize)
 {
     attn_error err;
     init_common(app);
     if (attn_config_copy(&app->cfg, cfg, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
+        drop_arena(app);
         return err.status;
     }
     if (ui_app_model_sync(app, cfg->model, &err) ||
@@ -582,6 +591,7 @@ int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsi
         snprintf(err_out, errsize, "%s", err.msg);
         ui_app_model_sync(app, NULL, NULL);
         attn_config_free(&app->cfg);
+        drop_arena(app);
         return err.status ? err.status : ATTN_ERR_CONFIG;
     }
     keep_place(app);
@@ -603,6 +613,7 @@ int ui_app_init_file_with(ui_app *app, const char *path, const attn_config *flag
     if (!flags) attn_config_free(&defaults);
     if (attn_trace_load_within(path, &budget, &app->file, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
+        drop_arena(app);
         return -1;
     }
     app->from_file = true;
@@ -652,7 +663,5 @@ void ui_app_free(ui_app *app)
     app->scales = NULL;
     app->file_path = NULL;
     app->has_alt = app->from_file = false;
-    attn_arena_free(app->arena); /* after every trace it lent to */
-    free(app->arena);
-    app->arena = NULL;
+    drop_arena(app); /* after every trace it lent to */
 }
