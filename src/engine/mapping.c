@@ -96,9 +96,10 @@ int attn_mapping_count(void)
     return n;
 }
 
-/* ---- the handler: only async-signal-safe calls (write, sigaction, raise, _exit) ---- */
+/* ---- the handler: only async-signal-safe calls (write, sigaction, raise, pause, _exit) ---- */
 
 static char guard_who[64];
+static atomic_flag said = ATOMIC_FLAG_INIT;
 
 static void say(const char *s)
 {
@@ -124,6 +125,10 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx)
         raise(sig); /* pending until the handler returns; a fault would repeat anyway */
         return;
     }
+    /* several threads may fault on the file at once: one says it, the others
+     * wait for its _exit (pause: async-signal-safe) */
+    if (atomic_flag_test_and_set(&said))
+        for (;;) pause();
     say(guard_who);
     say(": ");
     say(path);
