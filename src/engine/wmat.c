@@ -9,6 +9,7 @@
 #include "ops.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define WMAT_X86 1
 #else
@@ -144,12 +145,21 @@ static const dot_fn DOTS[ATTN_WMAT_KERNELS][3] = {
 };
 static const char *const NAMES[ATTN_WMAT_KERNELS] = {"plain C", "AVX2", "AVX-512"};
 
+#if WMAT_X86
+/* F16C (CPUID leaf 1, ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c". */
+static bool has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+}
+#endif
+
 bool attn_wmat_has(attn_wmat_kernel k)
 {
 #if WMAT_X86
     __builtin_cpu_init();
     if (k == ATTN_WMAT_AVX2)
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
     if (k == ATTN_WMAT_AVX512) return __builtin_cpu_supports("avx512f");
 #endif
     return k == ATTN_WMAT_C;
