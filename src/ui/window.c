@@ -215,6 +215,32 @@ static bool accelerated_is_software(void)
     return software;
 }
 
+#ifdef ATTNLAB_X11
+#include <X11/Xlib.h>
+#include <X11/Xproto.h>
+
+static XErrorHandler x_default_handler;
+
+/* SDL wakes its own wait by sending an event to the window over a second
+ * connection to the X server. The last one, sent as q is read, may reach the
+ * server after the window is gone; the server's BadWindow then arrives at
+ * SDL_Quit, and Xlib's default handler ends the process with status 1.
+ * That one error is harmless; every other goes to the default handler. */
+static int x_error(Display *d, XErrorEvent *e)
+{
+    if (e->error_code == BadWindow && e->request_code == X_SendEvent) return 0;
+    return x_default_handler(d, e);
+}
+
+static void quiet_late_wakeups(void)
+{
+    const char *drv = SDL_GetCurrentVideoDriver();
+    if (drv && !strcmp(drv, "x11")) x_default_handler = XSetErrorHandler(x_error);
+}
+#else
+static void quiet_late_wakeups(void) {}
+#endif
+
 /* SDL's video, a window sized to the display and a renderer for it. Returns
  * 0, or -1 with a message (what was opened is left for the caller to close). */
 static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t errsize)
@@ -240,6 +266,7 @@ static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t err
                  drv);
         return -1;
     }
+    quiet_late_wakeups();
     int w = 1280, h = 800;
     SDL_Rect usable;
     if (SDL_GetDisplayUsableBounds(0, &usable) == 0) {
