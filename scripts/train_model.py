@@ -229,6 +229,7 @@ def main():
     ev = {"variant": a.variant, "lang": stats["lang"], "heldout_loss": round(held_loss, 4),
           "train_loss": round(train_loss, 4), "steps": a.steps, "batch": a.batch, "seed": a.seed,
           "train_minutes": round(minutes, 1), "heldout_rows": len(held),
+          "train_units": stats["train"],
           "kv_bytes_per_token": 2 * cfg.layers * cfg.kv_heads * cfg.head_dim * 4,
           "params": sum(p.numel() for p in model.hf_tensors().values()),
           "threads": a.threads, "command": command(sys.argv[1:]), **extra}

@@ -23,14 +23,19 @@ test_lesson.c) and fails (exit 1) when
     Chinese term per concept: 键值头, never kv 头 or K/V 头);
   - a term of lessons/terms.tsv is missing from the glossary of either
     language (lessons/*/99-glossary.md), lacks its name in the other
-    language, or names the wrong lesson as the one where it first appears.
+    language, or names the wrong lesson as the one where it first appears;
+  - with --attnlab BIN: a generation quoted in a paragraph after the command
+    that makes it ("`attnlab generate --model M --text P` writes `X`", and
+    "where `N` writes `Y`" for model N on the same text; 写出的是 in Chinese)
+    is not what BIN generates: X is its whole output, or X… its beginning.
 
-Usage: python3 tests/check_course.py [--root DIR]
+Usage: python3 tests/check_course.py [--root DIR] [--attnlab BIN]
 """
 import argparse
 import glob
 import os
 import re
+import subprocess
 import sys
 import unicodedata
 
@@ -269,11 +274,58 @@ def po_entries(po):
     return out
 
 
+GENERATE = re.compile(r"`attnlab generate --model (\S+) --text ([^`\s]+)`")
+WRITES = re.compile(r"(?:`([\w-]+)` )?(?:writes|写出的是) `([^`]+)`")
+
+
+def quoted_generations(root):
+    """(file, line, model, prompt, quote) of every generation a lesson quotes
+    after the `attnlab generate` command that makes it, in the same paragraph."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(root, "lessons", "*", "*.md"))):
+        rel = os.path.relpath(path, root)
+        text = open(path, encoding="utf-8").read()
+        start = 0
+        for para in re.split(r"\n\s*\n", text):
+            at = text.index(para, start)
+            start = at + len(para)
+            flat = para.replace("\n", " ")  # a command may wrap; same offsets
+            for cmd in GENERATE.finditer(flat):
+                for w in WRITES.finditer(flat, cmd.end()):
+                    line = text.count("\n", 0, at + w.start()) + 1
+                    found.append((rel, line, w.group(1) or cmd.group(1), cmd.group(2), w.group(2)))
+                break
+    return found
+
+
+def check_generations(root, attnlab, problems):
+    runs = {}
+    found = quoted_generations(root)
+    for rel, line, model, prompt, quote in found:
+        if (model, prompt) not in runs:
+            r = subprocess.run([attnlab, "generate", "--model", model, "--text", prompt],
+                               capture_output=True, text=True, timeout=120)
+            runs[model, prompt] = r.stdout.strip().split(" → ", 1)[-1] if r.returncode == 0 else None
+            if r.returncode:
+                problems.append(f"{rel}:{line}: attnlab generate --model {model} --text {prompt} failed: {r.stderr.strip()}")
+        out = runs[model, prompt]
+        if out is not None and not (out.startswith(quote[:-1]) if quote.endswith("…") else out == quote):
+            problems.append(f"{rel}:{line}: the lesson quotes {model} writing `{quote}` after {prompt}; it writes `{out}`")
+    print(f"generations: {len(found)} quoted, {len(runs)} generated")
+    if len(found) < 4:
+        problems.append(f"lessons: only {len(found)} quoted generations found (13 quotes two in each language): "
+                        "the pattern no longer reads them")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
-    root = ap.parse_args().root
+    ap.add_argument("--attnlab", help="the binary: check the generations the lessons quote")
+    args = ap.parse_args()
+    root = args.root
     problems = []
+    if args.attnlab:
+        check_generations(root, args.attnlab, problems)
     for lang in ("en", "zh"):
         files = sorted(glob.glob(os.path.join(root, "lessons", lang, "*.md")))
         single = longest = 0

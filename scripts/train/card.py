@@ -191,6 +191,8 @@ def measure(model_dir):
             **({"repeat": ev["repeat"]} if "repeat" in ev else {}),
             "command": ev["command"], "steps": ev["steps"], "batch": ev["batch"], "seed": ev["seed"],
             "heldout_loss": ev["heldout_loss"], "train_loss": ev["train_loss"], "heldout_rows": ev["heldout_rows"],
+            **({"train_units": ev["train_units"]} if "train_units" in ev else {}),
+            "uniform_loss": round(math.log(m.c.vocab), 4),
             "sample_rows": len(rows), "sample_heldout_loss": sample_loss(m, rows), **extra, "kv_bytes_per_token": kv,
             "config": {k: hf[k] for k in ("hidden_size", "num_hidden_layers", "num_attention_heads",
                                           "num_key_value_heads", "intermediate_size", "vocab_size",
@@ -361,7 +363,9 @@ def render(card):
            "(transformers is not packaged for Debian 12 and there is no network), so attnlab's tests check the "
            "logits and every layer's attention against an independent PyTorch implementation of those semantics "
            "(tests/check_models.py).", "",
-           "## Data", "", DATA[card["lang"]] + "; every 20th poem or sentence is held out.", "",
+           "## Data", "", DATA[card["lang"]] + "; every 20th poem or sentence is held out"
+           + (f": {card['train_units']:,} trained on, {card['heldout_rows']:,} held out." if "train_units" in card
+              else "."), "",
            "## Training", "",
            f"`{card['command']}` (via `scripts/train/make_models.sh {card['name']}`): {card['steps']:,} steps of "
            f"{card['batch']} rows of 128 tokens, AdamW (lr 3e-3, cosine, β = 0.9/0.95, weight decay 0.1), seed "
@@ -373,7 +377,7 @@ def render(card):
            f"| training text | {card['train_loss']:.4f} |",
            f"| held-out, all {card['heldout_rows']:,} rows | {card['heldout_loss']:.4f} |",
            f"| held-out sample (heldout_ids.json, {card['sample_rows']} rows) | {card['sample_heldout_loss']:.4f} |",
-           f"| uniform guess | {math.log(c['vocab_size']):.4f} |", ""]
+           f"| uniform guess | {card['uniform_loss']:.4f} |", ""]
     if card.get("seeds"):
         sd = card["seeds"]
         out += ["### Seeds", "",
