@@ -498,13 +498,20 @@ static void measured_numbers_vocabulary(void **state)
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs("{\"heldout_loss\": 4.2813, \"config\": {\"vocab_size\": 3072}, \"heads\": "
-          "[{\"layer\": 1, \"head\": 2, \"mean\": {\"-5\": 0.37}}]}\n", f);
+          "[{\"layer\": 1, \"head\": 2, \"mean\": {\"-5\": 0.37}}], "
+          "\"training\": {\"curve\": [{\"step\": 0}, {\"step\": 25, \"heldout_loss\": 6.5}]}}\n", f);
     fclose(f);
     snprintf(md, sizeof md,
              "%s{{4.28 | card key=heldout_loss model=%s}}, {{3,072 | card key=config.vocab_size model=%s}},\n"
              "{{0.37 | weight at=-5 layer=1 head=2 on=heldout model=%s}}.\n",
              cfg, dir, dir, dir);
     check_md(md, true, 0, NULL);
+    snprintf(md, sizeof md, "%s{{6.5 | card key=training.curve.1.heldout_loss model=%s}}\n", cfg, dir);
+    check_md(md, true, 0, NULL); /* a list's item by its index */
+    snprintf(md, sizeof md, "%s{{6.5 | card key=training.curve.2.heldout_loss model=%s}}\n", cfg, dir);
+    check_md(md, false, 13, "no number 'training.curve.2.heldout_loss'");
+    snprintf(md, sizeof md, "%s{{6.5 | card key=training.curve.-1.heldout_loss model=%s}}\n", cfg, dir);
+    check_md(md, false, 13, "no number");
     snprintf(md, sizeof md, "%s{{1 | card key=config.layers model=%s}}\n", cfg, dir);
     check_md(md, false, 13, "no number 'config.layers'");
     snprintf(md, sizeof md, "%s{{1 | card key=heldout_loss model=%s/none}}\n", cfg, dir);

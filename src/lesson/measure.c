@@ -255,7 +255,8 @@ static char *read_card(const char *model_dir, char *why, size_t size)
     return text;
 }
 
-/* card's number at a key such as "heldout_loss" or "config.vocab_size". */
+/* card's number at a key such as "heldout_loss", "config.vocab_size" or
+ * "training.curve.0.heldout_loss" (an index from 0 into a list). */
 static const cJSON *card_at(const cJSON *card, const char *key)
 {
     char part[64];
@@ -265,7 +266,13 @@ static const cJSON *card_at(const cJSON *card, const char *key)
         if (n >= sizeof part) return NULL;
         memcpy(part, p, n);
         part[n] = '\0';
-        x = cJSON_GetObjectItemCaseSensitive(x, part);
+        if (cJSON_IsArray(x)) {
+            char *end;
+            long i = strtol(part, &end, 10);
+            x = n && !*end && i >= 0 && i < cJSON_GetArraySize(x) ? cJSON_GetArrayItem(x, (int)i) : NULL;
+        } else {
+            x = cJSON_GetObjectItemCaseSensitive(x, part);
+        }
         p += n + (p[n] == '.');
     }
     return x;

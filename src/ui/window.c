@@ -365,7 +365,8 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
             drawn = SDL_GetTicks();
         }
     }
-    saved_wait(app, &out); /* a file being written is finished */
+    if (saving(&out)) SDL_HideWindow(win); /* gone at once; the file being written is finished first */
+    saved_wait(app, &out);
     rc = 0;
     *exit_code = 0;
     if (app->req.exit_code) { /* ended on an error (a lesson that does not open): the caller prints it */
