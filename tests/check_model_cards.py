@@ -7,7 +7,7 @@ itself: its pattern measure on hand-made weights, its labels at the 0.30
 threshold, a tiny random model's card that checks until one weight, the
 README or a label is changed, and malformed folders that get one line, never
 a traceback. Then training's metrics (scripts/train/metrics.py): the
-induction score on hand-made weights, --repeat's spliced spans, and a tiny
+induction score on hand-made weights, --repeat's sentences said twice, and a tiny
 model trained with --checkpoints whose metrics.json card.py recomputes from
 the snapshot folders and catches a changed snapshot weight. Needs python3-torch, else exits 77 (skipped)."""
 import json
@@ -121,12 +121,15 @@ def repeated_spans():
     rows = np.full((200, 33), -1, np.int32)
     for r in range(200):
         rows[r, :12] = [1] + list(range(3, 13)) + [2]
+    short = np.full((1, 16), -1, np.int32)
+    short[0, :12] = [1] + list(range(3, 13)) + [2]
     out = train_model.repeat_spans(rows, np.random.default_rng(0), 0.5)
     changed = [r for r in out if (r >= 0).sum() > 12]
-    ok = all(list(r[:11]) == [1] + list(range(3, 13)) and r[r >= 0][-1] == 2
-             and list(r[11:(r >= 0).sum() - 1]) == list(range(13 - ((r >= 0).sum() - 12), 13)) for r in changed)
-    expect(ok and 60 < len(changed) < 140 and (rows[:, 12] == -1).all(),
-           f"--repeat: about half the rows say their last part again before </s> ({len(changed)} of 200)")
+    twice = [1] + list(range(3, 13)) * 2 + [2]
+    ok = all(list(r[r >= 0]) == twice for r in changed)
+    cut = train_model.repeat_spans(short, np.random.default_rng(0), 1.0)[0]
+    expect(ok and 60 < len(changed) < 140 and (rows[:, 12] == -1).all() and list(cut) == twice[:16],
+           f"--repeat: about half the rows say their sentence twice before </s>, cut to the row ({len(changed)} of 200)")
 
 
 def run_card(*args):

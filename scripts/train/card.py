@@ -370,8 +370,8 @@ def render(card):
            f"`{card['command']}` (via `scripts/train/make_models.sh {card['name']}`): {card['steps']:,} steps of "
            f"{card['batch']} rows of 128 tokens, AdamW (lr 3e-3, cosine, β = 0.9/0.95, weight decay 0.1), seed "
            f"{card['seed']}; {card['train_minutes']} minutes on {card['threads']} core of this project's machine."
-           + (f" A share {card['repeat']} of the training rows had a repeated span spliced in (the row's last part "
-              "said again: `--repeat`), text to learn copying from." if card.get("repeat") else ""), "",
+           + (f" A share {card['repeat']:g} of the training rows had their sentence said twice (`--repeat`), "
+              "text to learn copying from." if card.get("repeat") else ""), "",
            "## Results", "",
            f"| loss (nats per {unit}) | |", "|---|---|",
            f"| training text | {card['train_loss']:.4f} |",
