@@ -111,7 +111,8 @@ def as_shipped(model):
 class Snapshots:
     """--checkpoints: OUT/checkpoints/step<N>/ at metrics.snapshot_steps, each
     measured as saved into OUT/checkpoints/metrics.json, on the fixed rows of
-    OUT/checkpoints/samples.json (the first 64 training and held-out rows)."""
+    OUT/checkpoints/samples.json (the first 64 training rows, as trained on,
+    and the first 64 held-out rows)."""
 
     def __init__(self, out, steps, train, held, tokenizer):
         self.dir, self.tokenizer = os.path.join(out, "checkpoints"), os.path.join(out, "tokenizer.json")
@@ -199,7 +200,9 @@ def main():
                             lr=a.lr, betas=(0.9, 0.95))
     rng = np.random.default_rng(a.seed)
     warm = 100
-    snap = (Snapshots(a.out, a.steps, train, held, os.path.join(a.data, "tokenizer.json")) if a.checkpoints
+    # the training sample as trained on: with --repeat, its rows said twice too (a fixed draw)
+    sample = repeat_spans(train[:64], np.random.default_rng(0), a.repeat) if a.repeat else train[:64]
+    snap = (Snapshots(a.out, a.steps, sample, held, os.path.join(a.data, "tokenizer.json")) if a.checkpoints
             else lambda *_: None)
     t0 = time.time()
     snap(model, cfg, 0)

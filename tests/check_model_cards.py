@@ -107,9 +107,10 @@ def induction_on_hand_made_weights():
     expect(abs(got[0] - 1) < 1e-12 and got[1] == 0 and abs(got[2] - uniform) < 1e-12,
            f"induction score: 1 for a head on the token after the earlier occurrence, 0 for the previous token, "
            f"{uniform:.4f} for uniform: {got}")
-    expect(metrics.snapshot_steps(3000) == [0, 25, 50, 100, 200, 400, 800, 1600, 3000]
+    expect(metrics.snapshot_steps(3000) == [0, 25, 35, 50, 71, 100, 140, 200, 280, 400, 570, 800, 1100, 1600, 2300,
+                                            3000]
            and metrics.snapshot_steps(4000)[-2:] == [3200, 4000] and metrics.snapshot_steps(25) == [0, 25],
-           f"snapshot steps double from 25 and end at the last step: {metrics.snapshot_steps(4000)}")
+           f"snapshot steps grow by √2 from 25 and end at the last step: {metrics.snapshot_steps(4000)}")
     snaps = [{"step": st, "heads": [{"layer": 0, "head": h, "induction": v[h]} for h in range(2)]}
              for st, v in ((0, (0.02, 0.1)), (25, (0.29, 0.1)), (50, (0.1, 0.31)), (100, (0.6, 0.5)))]
     expect(metrics.first_crossing(snaps, "induction", 0.3) == (50, 0, 1, 0.31)

@@ -38,11 +38,17 @@ SNAPSHOT_SLOTS = ["-1", "first"] + [str(-k) for k in range(2, 9)]   # what metri
 
 
 def snapshot_steps(total):
-    """0, 25, 50, 100, 200, ... doubling below `total`, then `total` itself."""
-    steps, s = [0], 25
-    while s < total:
+    """0, then from 25 up by a factor √2 (two significant digits: 25, 35, 50, 71,
+    100, 140, 200, ...) below `total`, then `total` itself: dense enough that a
+    sudden change, such as an induction head's, falls between close snapshots."""
+    steps, i = [0], 0
+    while True:
+        s = 25 * 2 ** (i / 2)
+        s = int(round(s, 2 - len(str(int(s)))))
+        if s >= total:
+            break
         steps.append(s)
-        s *= 2
+        i += 1
     return steps + [total] if total > 0 else steps
 
 
