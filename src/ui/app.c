@@ -104,7 +104,7 @@ const char *ui_app_title(const ui_app *app, char *buf, size_t size)
     const attn_tensor *t = ui_app_tensor(app);
     /* ASCII only: SDL 2.26 on X11 writes a non-ASCII title as Latin-1 WM_NAME
      * and leaves _NET_WM_NAME alone unless the locale is UTF-8 */
-    int n = snprintf(buf, size, "attnlab - %s%s%s - head %d - batch row %d%s", app->model ? app->model->name : "",
+    int n = snprintf(buf, size, "attnlab - %s%s%s - head %d - batch row %d%s", ui_app_model_name(app),
                      app->model ? " - " : "", t ? t->name : "?", app->view.head, app->view.batch,
                      ui_app_decoding(app) ? " - decoding" : "");
     if (app->lesson.open && n >= 0 && (size_t)n < size)

@@ -378,6 +378,8 @@ int ui_app_next_model(ui_app *app);
  * the position asked for last (maybe still loading), -1 when none. */
 int ui_app_train_go(ui_app *app, int at);
 int ui_app_train_newest(const ui_app *app);
+/* The model's name as shown: a checkpoint's is its model's ("tang", not "step400"). */
+const char *ui_app_model_name(const ui_app *app);
 
 /* ] at the end of a model's text (at its last decode step, or outside decode
  * mode): appends the next token, chosen with cfg's temperature, top_k and

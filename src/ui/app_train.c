@@ -1,6 +1,7 @@
 /* app_train.c — the training control: a model's checkpoints through
  * training, one at a time, with the view kept (training.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "app.h"
 #include "app_impl.h"
@@ -30,13 +31,22 @@ int ui_app_train_go(ui_app *app, int at)
     return ui_app_set(app, "model", dir);
 }
 
+const char *ui_app_model_name(const ui_app *app)
+{
+    if (!app->model) return "";
+    if (ui_training_position(&app->train, app->cfg.model) < 0) return app->model->name;
+    const char *slash = strrchr(app->train.base, '/');
+    return slash ? slash + 1 : app->train.base;
+}
+
 bool ui_app_train_do(ui_app *app, ui_action act, int arg)
 {
     switch (act) {
-    case UI_ACT_TRAIN_STEP: {
+    case UI_ACT_TRAIN_PREV:
+    case UI_ACT_TRAIN_NEXT: {
         int now = ui_app_train_newest(app);
         if (now < 0) now = app->train.n;
-        return ui_app_train_go(app, now + arg) == 0;
+        return ui_app_train_go(app, now + (act == UI_ACT_TRAIN_NEXT ? 1 : -1)) == 0;
     }
     case UI_ACT_TRAIN_AT: return ui_app_train_go(app, arg) == 0;
     case UI_ACT_TRAIN_METRIC:

@@ -126,8 +126,16 @@ static void chip_list(const ui_app *app, bool panels, chip_bar *b)
     b->n = 0;
     if (model) { /* a trained model's heads and RoPE are as trained: m switches to its variants */
         /* TRANSLATORS: the model chip: its name, MHA/GQA/MQA, query heads / K/V heads */
-        snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), app->model->name, mode, d->h, d->g);
+        snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), ui_app_model_name(app), mode, d->h, d->g);
         add_chip(b, true, UI_ACT_MODE, 0, buf);
+        int at = ui_training_position(&app->train, app->cfg.model);
+        if (at >= 0) { /* a model saved during training: a stepper through its steps */
+            /* TRANSLATORS: the training-step chip: the checkpoint shown, or the model as training ended */
+            if (at < app->train.n) snprintf(buf, sizeof buf, _("j  step %ld"), app->train.steps[at]);
+            else snprintf(buf, sizeof buf, "%s", _("j  final"));
+            add_count(b, buf, UI_ACT_TRAIN_PREV, UI_ACT_TRAIN_NEXT, _("earlier training step (J)"),
+                      _("later training step (j)"));
+        }
     } else {
         /* TRANSLATORS: control chips: the key, two spaces, the setting. Keep the key first and the chips short. */
         snprintf(buf, sizeof buf, _("m  mode %s"), mode);
