@@ -218,7 +218,8 @@ static void head_grid(ui_draw *dl, const ui_app *app, ui_rect box)
     y += u + u / 4;
     int px = dl->px;
     dl->px = ui_imax(8, px * 3 / 4);
-    int s = ui_line(dl), lab_w = ui_text_w(dl, "L00") + s / 2;
+    snprintf(buf, sizeof buf, _("L%d"), m->layers - 1);
+    int s = ui_line(dl), lab_w = ui_text_w(dl, buf) + s / 2;
     ui_rect g = {box.x + lab_w, y + s, box.w - lab_w, box.y + box.h - y - s};
     int gap = ui_imax(2, u / 5);
     int cw = (g.w + gap) / m->heads - gap, ch = (g.h + gap) / m->layers - gap;
