@@ -607,6 +607,18 @@ static void training_steps_keep_the_view(void **state)
     assert_true(ui_app_key(&app, 'j', 0));
     assert_string_equal(app.model->dir, dir);
     ui_app_free(&app);
+
+    /* while a model trains only its checkpoints exist: the last step is as far as j goes */
+    char cfg[700], moved[700];
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    snprintf(moved, sizeof moved, "%s/config.moved", dir);
+    assert_int_equal(rename(cfg, moved), 0);
+    init_model(&app, step25);
+    assert_false(app.train.final);
+    assert_false(ui_app_key(&app, 'j', 0));
+    assert_true(ends_with(app.model->dir, "checkpoints/step25"));
+    ui_app_free(&app);
+    assert_int_equal(rename(moved, cfg), 0);
 }
 
 static void a_broken_metrics_file_is_said(void **state)

@@ -22,7 +22,7 @@ int ui_app_train_go(ui_app *app, int at)
                                          "(scripts/train_model.py --checkpoints)"));
         return -1;
     }
-    if (at < 0 || at > t->n || at == ui_app_train_newest(app)) return -1;
+    if (at < 0 || at > t->n || (at == t->n && !t->final) || at == ui_app_train_newest(app)) return -1;
     if (ui_training_path(t, at, dir, sizeof dir, &err)) {
         ui_app_status(app, true, "%s", err.msg);
         return -1;

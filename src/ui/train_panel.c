@@ -198,8 +198,9 @@ static void head_plot(ui_draw *dl, const ui_app *app, ui_rect cell, int layer, i
     }
     dl->px = px;
     if (shown) ui_frame(dl, cell.x - 1, cell.y - 1, cell.w + 2, cell.h + 2, 2, UI_ACCENT);
-    /* TRANSLATORS: the tooltip of a head's small plot in the training panel */
-    ui_layout_hit_tip(dl->layout, cell, UI_ACT_TRAIN_HEAD, layer << 16 | head, _("show this head"));
+    if (m->layers * m->heads <= 64) /* the hits of a larger grid would crowd out the lesson panel's */
+        /* TRANSLATORS: the tooltip of a head's small plot in the training panel */
+        ui_layout_hit_tip(dl->layout, cell, UI_ACT_TRAIN_HEAD, layer << 16 | head, _("show this head"));
 }
 
 static void head_grid(ui_draw *dl, const ui_app *app, ui_rect box)

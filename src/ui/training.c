@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "paths.h"
 
@@ -17,6 +18,9 @@ int ui_training_read(const char *model, ui_training *t, attn_error *err)
         return -1;
     }
     if (!t->n) return 0;
+    char cfg[PATH_MAX];
+    struct stat sb;
+    t->final = !attn_path_format(cfg, sizeof cfg, NULL, "%s/config.json", t->base) && stat(cfg, &sb) == 0;
     attn_error why;
     if (attn_metrics_load(t->base, &t->metrics, &why)) snprintf(t->problem, sizeof t->problem, "%s", why.msg);
     return 0;
@@ -41,7 +45,8 @@ int ui_training_position(const ui_training *t, const char *model)
 
 int ui_training_path(const ui_training *t, int at, char *out, size_t size, attn_error *err)
 {
-    if (at < 0 || at > t->n) return attn_fail(err, ATTN_ERR_CONFIG, "no training position %d", at), -1;
+    if (at < 0 || at > t->n || (at == t->n && !t->final))
+        return attn_fail(err, ATTN_ERR_CONFIG, "no training position %d", at), -1;
     if (at == t->n) return attn_path_format(out, size, err, "%s", t->base) ? -1 : 0;
     return attn_model_checkpoint(t->base, t->steps[at], out, size, err) ? -1 : 0;
 }

@@ -10,6 +10,7 @@
 #define UI_TRAINING_H
 
 #include <limits.h>
+#include <stdbool.h>
 
 #include "error.h"
 #include "model.h"
@@ -19,6 +20,8 @@ typedef struct {
     char base[PATH_MAX];       /* the model folder whose checkpoints these are; "" when none */
     long steps[ATTN_MAX_STEPS];/* (n) the saved steps, increasing */
     int n;                     /* 0: the model has no checkpoints (nothing of this is shown) */
+    bool final;                /* base holds the model as training ended (position n); false while
+                                * it trains, when only the checkpoints are written */
     attn_metrics metrics;      /* metrics.json; metrics.n = 0 when absent or unreadable */
     char problem[sizeof(((attn_error *)0)->msg)]; /* why metrics.json could not be read, one line; "" */
 } ui_training;
@@ -35,7 +38,7 @@ void ui_training_free(ui_training *t);
  * when it is none of them. */
 int ui_training_position(const ui_training *t, const char *model);
 
-/* The folder of position at (0 .. n) into out; 0, or -1 with err set. */
+/* The folder of position at (0 .. n; n only with final) into out; 0, or -1 with err set. */
 int ui_training_path(const ui_training *t, int at, char *out, size_t size, attn_error *err);
 
 /* The step of position at; final: the last saved step (the same weights
