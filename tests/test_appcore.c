@@ -452,45 +452,6 @@ static void make_variants(char *root, size_t size)
     setenv("ATTNLAB_MODELS", root, 1);
 }
 
-/* A model saved during training: ROOT/ck with checkpoints/step0 (its weights
- * rounded to BF16: another model) and step25, and a metrics.json of two
- * snapshots whose every number is distinct. */
-static void make_checkpointed(char *dir, size_t size, const char *metrics)
-{
-    const char *tmp = getenv("ATTNLAB_TEST_TMP");
-    char root[512], sub[700];
-    snprintf(root, sizeof root, "%s/appcore-ck-XXXXXX", tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(root));
-    snprintf(dir, size, "%s/ck", root);
-    make_model(dir, 2, 4, 2, true, NULL, NULL);
-    snprintf(sub, sizeof sub, "%s/checkpoints", dir);
-    mkdir(sub, 0755);
-    for (int step = 0; step <= 25; step += 25) {
-        snprintf(sub, sizeof sub, "%s/checkpoints/step%d", dir, step);
-        make_model(sub, 2, 4, 2, true, NULL, NULL);
-        if (!step) model_to_bf16(sub, 0);
-    }
-    snprintf(sub, sizeof sub, "%s/checkpoints", dir);
-    if (metrics) {
-        write_text(sub, "metrics.json", metrics);
-        return;
-    }
-    char json[8192];
-    int n = snprintf(json, sizeof json, "{\"induction\": {\"seed\": 0}, \"snapshots\": [");
-    for (int s = 0; s < 2; s++) {
-        n += snprintf(json + n, sizeof json - (size_t)n, "%s{\"step\": %d, \"train_loss\": %.2f, \"heldout_loss\": %.2f, "
-                      "\"heads\": [", s ? ", " : "", 25 * s, 3.0 - s, 3.1 - s);
-        for (int l = 0; l < 2; l++)
-            for (int h = 0; h < 4; h++)
-                n += snprintf(json + n, sizeof json - (size_t)n, "%s{\"layer\": %d, \"head\": %d, \"induction\": 0.%d%d%d1, "
-                              "\"-1\": 0.%d%d%d2, \"first\": 0.%d%d%d3, \"-2\": 0}", l + h ? ", " : "", l, h, s, l, h, s,
-                              l, h, s, l, h);
-        n += snprintf(json + n, sizeof json - (size_t)n, "]}");
-    }
-    snprintf(json + n, sizeof json - (size_t)n, "]}");
-    write_text(sub, "metrics.json", json);
-}
-
 static int init_model(ui_app *app, const char *model)
 {
     char err[400];
