@@ -133,6 +133,25 @@ static void step_hits(ui_draw *dl, const ui_app *app, const axes *a, const attn_
     }
 }
 
+/* "loss, nats/token:  — training text  — held-out text": its width, and
+ * drawn at (x, y) when draw. */
+static int legend(ui_draw *dl, int x, int y, bool draw)
+{
+    int u = ui_line(dl), x0 = x;
+    /* TRANSLATORS: the training panel's loss plot; then its legend */
+    const char *what = _("loss, nats/token:"), *train = _("training text"), *held = _("held-out text");
+    if (draw) ui_text(dl, what, x, y, UI_TEXT);
+    x += ui_text_w(dl, what) + u / 2;
+    if (draw) ui_fill(dl, x, y + u / 2 - 1, u, 3, UI_TRAIN_COLOUR);
+    x += u + u / 4;
+    if (draw) ui_text(dl, train, x, y, UI_TEXT);
+    x += ui_text_w(dl, train) + u / 2;
+    if (draw) ui_fill(dl, x, y + u / 2 - 1, u, 3, UI_HELDOUT_COLOUR);
+    x += u + u / 4;
+    if (draw) ui_text(dl, held, x, y, UI_TEXT);
+    return x + ui_text_w(dl, held) - x0;
+}
+
 static void loss_plot(ui_draw *dl, const ui_app *app, ui_rect box)
 {
     const attn_metrics *m = &app->train.metrics;
@@ -141,13 +160,9 @@ static void loss_plot(ui_draw *dl, const ui_app *app, ui_rect box)
     step_title(app, buf, sizeof buf);
     ui_text_fit(dl, buf, box.x, y, box.w, UI_WHITE);
     y += u + u / 8;
-    /* TRANSLATORS: the training panel's loss plot; then its legend */
-    int x = box.x + ui_text(dl, _("loss, nats/token:"), box.x, y, UI_TEXT) + u / 2;
-    ui_fill(dl, x, y + u / 2 - 1, u, 3, UI_TRAIN_COLOUR);
-    x += u + u / 4;
-    x += ui_text(dl, _("training text"), x, y, UI_TEXT) + u / 2;
-    ui_fill(dl, x, y + u / 2 - 1, u, 3, UI_HELDOUT_COLOUR);
-    ui_text(dl, _("held-out text"), x + u + u / 4, y, UI_TEXT);
+    ui_clip_push(dl, (ui_rect){box.x, y, box.w, u}); /* a narrow panel cuts the legend, never the grid beside it */
+    legend(dl, box.x, y, true);
+    ui_clip_pop(dl);
     y += u + u / 4;
     double lo = INFINITY, hi = -INFINITY;
     for (int s = 0; s < m->n; s++) {
@@ -246,7 +261,9 @@ void ui_render_train_panel(ui_draw *dl, const ui_app *app, ui_rect box)
     int u = ui_line(dl);
     ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
     ui_rect in = {box.x + u / 2, box.y + u / 3, box.w - u, box.h - u / 2};
-    int lw = ui_imax(in.w * 2 / 5, ui_imin(in.w, 18 * u));
+    /* the loss plot as wide as its legend, the small multiples keeping at least 10 lines */
+    int lw = ui_imax(in.w * 2 / 5, ui_imin(in.w, ui_imax(18 * u, legend(dl, 0, 0, false))));
+    if (in.w - lw - u < 10 * u) lw = ui_imax(in.w * 2 / 5, in.w - 11 * u);
     loss_plot(dl, app, (ui_rect){in.x, in.y, lw, in.h});
     if (in.w - lw - u >= 8 * u) head_grid(dl, app, (ui_rect){in.x + lw + u, in.y, in.w - lw - u, in.h});
 }
