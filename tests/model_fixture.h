@@ -1,6 +1,7 @@
 /* model_fixture.h — small random Llama folders for tests: config.json,
  * model.safetensors (F32, HF names), a WordLevel tokenizer.json and, for the
- * window's variant switch, eval.json. Static: include it once per program. */
+ * window's variant switch, eval.json; one saved during training (checkpoints
+ * and metrics.json). Static: include it once per program. */
 #ifndef TEST_MODEL_FIXTURE_H
 #define TEST_MODEL_FIXTURE_H
 
@@ -145,6 +146,45 @@ static inline void write_eval(const char *dir, const char *variant, double heldo
     snprintf(text, sizeof text, "{\"variant\": \"%s\", \"lang\": \"en\", \"heldout_loss\": %g, \"train_loss\": %g}",
              variant, heldout, heldout - 0.1);
     write_text(dir, "eval.json", text);
+}
+
+/* A model saved during training: ROOT/ck with checkpoints/step0 (its weights
+ * rounded to BF16: another model) and step25, and a metrics.json of two
+ * snapshots whose every number is distinct. */
+static inline void make_checkpointed(char *dir, size_t size, const char *metrics)
+{
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char root[512], sub[700];
+    snprintf(root, sizeof root, "%s/ck-XXXXXX", tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(root));
+    snprintf(dir, size, "%s/ck", root);
+    make_model(dir, 2, 4, 2, true, NULL, NULL);
+    snprintf(sub, sizeof sub, "%s/checkpoints", dir);
+    mkdir(sub, 0755);
+    for (int step = 0; step <= 25; step += 25) {
+        snprintf(sub, sizeof sub, "%s/checkpoints/step%d", dir, step);
+        make_model(sub, 2, 4, 2, true, NULL, NULL);
+        if (!step) model_to_bf16(sub, 0);
+    }
+    snprintf(sub, sizeof sub, "%s/checkpoints", dir);
+    if (metrics) {
+        write_text(sub, "metrics.json", metrics);
+        return;
+    }
+    char json[8192];
+    int n = snprintf(json, sizeof json, "{\"induction\": {\"seed\": 0}, \"snapshots\": [");
+    for (int s = 0; s < 2; s++) {
+        n += snprintf(json + n, sizeof json - (size_t)n, "%s{\"step\": %d, \"train_loss\": %.2f, \"heldout_loss\": %.2f, "
+                      "\"heads\": [", s ? ", " : "", 25 * s, 3.0 - s, 3.1 - s);
+        for (int l = 0; l < 2; l++)
+            for (int h = 0; h < 4; h++)
+                n += snprintf(json + n, sizeof json - (size_t)n, "%s{\"layer\": %d, \"head\": %d, \"induction\": 0.%d%d%d1, "
+                              "\"-1\": 0.%d%d%d2, \"first\": 0.%d%d%d3, \"-2\": 0}", l + h ? ", " : "", l, h, s, l, h, s,
+                              l, h, s, l, h);
+        n += snprintf(json + n, sizeof json - (size_t)n, "]}");
+    }
+    snprintf(json + n, sizeof json - (size_t)n, "]}");
+    write_text(sub, "metrics.json", json);
 }
 
 #endif

@@ -452,6 +452,165 @@ static void make_variants(char *root, size_t size)
     setenv("ATTNLAB_MODELS", root, 1);
 }
 
+static int init_model(ui_app *app, const char *model)
+{
+    char err[400];
+    attn_config c;
+    attn_config_init(&c);
+    attn_config_set(&c, "model", model, NULL);
+    attn_config_set(&c, "text", "the cat sat on the mat", NULL);
+    int rc = ui_app_init(app, &c, err, sizeof err);
+    attn_config_free(&c);
+    if (rc) fail_msg("app: %s", err);
+    return rc;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && !strcmp(s + n - m, tail);
+}
+
+/* The view a student set, which stepping through training must keep. */
+static void assert_view_kept(const ui_app *app)
+{
+    assert_int_equal(app->view.layer, 1);
+    assert_int_equal(app->view.head, 3);
+    assert_int_equal(app->view.row, 2);
+    assert_int_equal(app->zoom.level, 1);
+    assert_int_equal(app->cfg.causal, ATTN_CAUSAL_OFF);
+    assert_string_equal(app->view.stage, "layers.1.scores");
+    assert_string_equal(app->cfg.text, "the cat sat on the mat");
+}
+
+static void training_steps_keep_the_view(void **state)
+{
+    (void)state;
+    char dir[600];
+    ui_app app;
+    make_checkpointed(dir, sizeof dir, NULL);
+    init_model(&app, dir);
+    assert_int_equal(app.train.n, 2);
+    assert_int_equal(ui_app_train_newest(&app), 2); /* the final model */
+    assert_false(app.status_error);
+    /* the panel's data is metrics.json's */
+    const attn_metrics *m = &app.train.metrics;
+    assert_int_equal(m->n, 2);
+    assert_int_equal(m->layers, 2);
+    assert_int_equal(m->heads, 4);
+    assert_int_equal(m->step[1], 25);
+    assert_true(m->train_loss[1] == 2.0 && m->heldout_loss[0] == 3.1);
+    for (int s = 0; s < 2; s++)
+        for (int l = 0; l < 2; l++)
+            for (int h = 0; h < 4; h++) {
+                double base = s / 10.0 + l / 100.0 + h / 1000.0;
+                assert_float_equal(attn_metrics_head(m, ATTN_METRIC_INDUCTION, s, l, h), base + 0.0001, 1e-9);
+                assert_float_equal(attn_metrics_head(m, ATTN_METRIC_PREV, s, l, h), base + 0.0002, 1e-9);
+                assert_float_equal(attn_metrics_head(m, ATTN_METRIC_FIRST, s, l, h), base + 0.0003, 1e-9);
+            }
+
+    /* a view of its own: layer 1's scores, head 3, row 2, zoomed, the causal mask off */
+    assert_int_equal(ui_app_set_layer(&app, 1), 0);
+    assert_int_equal(ui_app_set_stage(&app, "scores"), 0);
+    app.view.head = 3;
+    assert_true(ui_app_do(&app, UI_ACT_ROW, 2));
+    app.zoom.level = 1;
+    assert_true(ui_app_key(&app, 'c', 0));
+    float before = attn_trace_find(&app.trace, "layers.1.scores")->data[5];
+
+    /* J: back to step 25, then 0; the view stays, the model changes */
+    assert_true(ui_app_key(&app, 'j', UI_MOD_SHIFT));
+    assert_true(ends_with(app.model->dir, "checkpoints/step25"));
+    assert_int_equal(ui_app_train_newest(&app), 1);
+    assert_view_kept(&app);
+    assert_true(ui_app_key(&app, 'j', UI_MOD_SHIFT));
+    assert_true(ends_with(app.model->dir, "checkpoints/step0"));
+    assert_view_kept(&app);
+    assert_true(attn_trace_find(&app.trace, "layers.1.scores")->data[5] != before);
+    assert_false(ui_app_key(&app, 'j', UI_MOD_SHIFT)); /* nothing before step 0 */
+    assert_true(ends_with(app.model->dir, "checkpoints/step0"));
+
+    /* on the window's worker, as the window does it: j to 25, then the final model */
+    app.async = true;
+    for (int want = 1; want <= 2; want++) {
+        assert_true(ui_app_key(&app, 'j', 0));
+        assert_int_equal(ui_app_train_newest(&app), want);
+        for (int i = 0; i < 20000 && ui_app_busy(&app, NULL, NULL, NULL); i++) {
+            ui_app_poll(&app);
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
+        assert_view_kept(&app);
+    }
+    app.async = false;
+    assert_string_equal(app.model->dir, dir);
+    assert_true(attn_trace_find(&app.trace, "layers.1.scores")->data[5] == before);
+    assert_false(ui_app_key(&app, 'j', 0)); /* nothing after the final model */
+
+    /* a click on the loss curve's first column; on the measure's name; on a head's small plot */
+    assert_true(ui_app_do(&app, UI_ACT_TRAIN_AT, 0));
+    assert_true(ends_with(app.model->dir, "checkpoints/step0"));
+    assert_view_kept(&app);
+    assert_int_equal(app.train_metric, ATTN_METRIC_PREV);
+    assert_true(ui_app_do(&app, UI_ACT_TRAIN_METRIC, 0));
+    assert_int_equal(app.train_metric, ATTN_METRIC_INDUCTION);
+    assert_true(ui_app_do(&app, UI_ACT_TRAIN_HEAD, 0 << 16 | 2));
+    assert_int_equal(app.view.layer, 0);
+    assert_int_equal(app.view.head, 2);
+    assert_string_equal(app.view.stage, "layers.0.scores");
+    ui_app_free(&app);
+
+    /* opened at a checkpoint's folder, it knows where it is among the steps */
+    char step25[700];
+    snprintf(step25, sizeof step25, "%s/checkpoints/step25", dir);
+    init_model(&app, step25);
+    assert_int_equal(app.train.n, 2);
+    assert_int_equal(ui_app_train_newest(&app), 1);
+    assert_true(ui_app_key(&app, 'j', 0));
+    assert_string_equal(app.model->dir, dir);
+    ui_app_free(&app);
+
+    /* while a model trains only its checkpoints exist: the last step is as far as j goes */
+    char cfg[700], moved[700];
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    snprintf(moved, sizeof moved, "%s/config.moved", dir);
+    assert_int_equal(rename(cfg, moved), 0);
+    init_model(&app, step25);
+    assert_false(app.train.final);
+    assert_false(ui_app_key(&app, 'j', 0));
+    assert_true(ends_with(app.model->dir, "checkpoints/step25"));
+    ui_app_free(&app);
+    assert_int_equal(rename(moved, cfg), 0);
+}
+
+static void a_broken_metrics_file_is_said(void **state)
+{
+    (void)state;
+    char dir[600];
+    ui_app app;
+    make_checkpointed(dir, sizeof dir, "{\"snapshots\": [{\"step\": 0, \"train_loss\": 3, \"heldout_loss\": 3}]}");
+    init_model(&app, dir);
+    assert_true(app.status_error);
+    assert_non_null(strstr(app.status, "checkpoints/metrics.json: "));
+    assert_non_null(strstr(app.status, "heads"));
+    assert_null(strchr(app.status, '\n'));
+    assert_int_equal(app.train.metrics.n, 0); /* no panel */
+    assert_int_equal(app.train.n, 2);         /* the steps are still there */
+    assert_true(ui_app_key(&app, 'j', UI_MOD_SHIFT));
+    assert_true(ends_with(app.model->dir, "checkpoints/step25"));
+    ui_app_free(&app);
+
+    /* a model saved only at the end has no steps to go through: j says so */
+    char plain[700];
+    snprintf(plain, sizeof plain, "%s-plain", dir);
+    make_model(plain, 2, 4, 2, true, NULL, NULL);
+    init_model(&app, plain);
+    assert_int_equal(app.train.n, 0);
+    assert_false(ui_app_key(&app, 'j', 0));
+    assert_true(app.status_error);
+    assert_non_null(strstr(app.status, "checkpoints"));
+    ui_app_free(&app);
+}
+
 static void a_trained_model_in_the_window(void **state)
 {
     (void)state;
@@ -722,6 +881,8 @@ int main(void)
         cmocka_unit_test(player_stands_alone),
         cmocka_unit_test(key_table_is_sound),
         cmocka_unit_test(a_trained_model_in_the_window),
+        cmocka_unit_test(training_steps_keep_the_view),
+        cmocka_unit_test(a_broken_metrics_file_is_said),
         cmocka_unit_test(generating_in_the_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

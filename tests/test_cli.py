@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--attnlab", required=True)
@@ -860,6 +861,30 @@ expect(["trace", "--model", ck, "--checkpoint", "50", "--text", "床前", "-o", 
 expect(["render", "--model", "tang", "--checkpoint", "3", "--text", "床前", "-o", PNG], 2,
        "checkpoint: model 'tang' has no training checkpoints")
 expect(["trace", "--checkpoint", "3", "-o", OUT], 2, "--checkpoint needs --model")
+
+# render --checkpoint draws the training panel from checkpoints/metrics.json, and the step in its header
+# (the SVG's text layer holds what was drawn); a broken metrics.json is one warning line and no panel.
+metrics = os.path.join(ck, "checkpoints", "metrics.json")
+with open(metrics, "w") as f:
+    json.dump({"snapshots": [{"step": s, "train_loss": 5.0 - s / 25, "heldout_loss": 5.2 - s / 25, "heads": [
+        {"layer": l, "head": h, "-1": 0.1 + s / 50 * (l == 2 and h == 3), "first": 0.2, "induction": 0.05}
+        for l in range(4) for h in range(4)]} for s in (0, 25)]}, f)
+SVG = os.path.join(TMP, "ck.svg")
+svg_text = lambda: " ".join(e.text or "" for e in ET.parse(SVG).iter("{http://www.w3.org/2000/svg}text"))
+r = run(["render", "--model", ck, "--checkpoint", "0", "--text", "床前明月光", "--size", "1280x800", "-o", SVG])
+words = svg_text() if r.returncode == 0 else ""
+check("render --checkpoint draws the training panel and names the step",
+      r.returncode == 0 and not r.stderr and "training step 0 of 25" in words and "loss, nats/token:" in words
+      and "previous-token weight over training" in words and "step 0 (j J)" in words, r.stderr + words.encode())
+with open(metrics, "w") as f:
+    f.write('{"snapshots": [{"step": 0}]}')
+r = run(["render", "--model", ck, "--checkpoint", "25", "--text", "床前明月光", "--size", "1280x800", "-o", SVG])
+err = r.stderr.decode(errors="replace")
+words = svg_text() if r.returncode == 0 else ""
+check("a broken metrics.json: one line naming the file, the picture without the panel",
+      r.returncode == 0 and err.count("\n") == 1 and f"{metrics}: " in err and "heads" in err
+      and "loss, nats/token:" not in words and "training step 25 (j J)" in words, err + words)
+os.remove(metrics)
 expect(["trace", "--model", ck, "--checkpoint", "x", "-o", OUT], 2, "checkpoint")
 
 print(f"{passed} passed, {failed} failed")

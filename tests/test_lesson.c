@@ -213,6 +213,62 @@ static void steps_set_the_panels(void **state)
     lesson_diags_free(&dg);
 }
 
+/* checkpoint = N | final: the model set so far as saved at training step N.
+ * The folders need only a config.json: the step's state loads no weights. */
+static void steps_open_training_checkpoints(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char root[512], path[800], md[2000];
+    snprintf(root, sizeof root, "%s/lesson-ck-XXXXXX", tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(root));
+    const char *const dirs[] = {"", "/checkpoints", "/checkpoints/step0", "/checkpoints/step200"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s%s", root, dirs[i]);
+        mkdir(path, 0755);
+        if (i != 1) {
+            snprintf(path, sizeof path, "%s%s/config.json", root, dirs[i]);
+            FILE *f = fopen(path, "w");
+            assert_non_null(f);
+            fputs("{}", f);
+            fclose(f);
+        }
+    }
+    snprintf(md, sizeof md, "# H\n\n```attnlab\nmodel = %s\ncheckpoint = 0\n```\n\n## Later\n\n```attnlab\n"
+             "checkpoint = 200\n```\n\nText.\n\n## End\n\n```attnlab\ncheckpoint = final\n```\n\nText.\n", root);
+    lesson ls;
+    lesson_diags dg;
+    attn_config c;
+    lesson_view v;
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    const char *const want[] = {"/checkpoints/step200", ""};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(lesson_step_state(&ls, i, &c, &v, NULL, &dg), 0);
+        snprintf(path, sizeof path, "%s%s", root, want[i]);
+        assert_string_equal(c.model, path);
+        attn_config_free(&c);
+    }
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    /* a step the model lacks names the ones it has; without a model first; not a number */
+    static const struct { const char *setting; int line; const char *says; } BAD[] = {
+        {"model = %s\ncheckpoint = 7", 5, "has no step 7 (its steps: 0, 200)"},
+        {"checkpoint = 0", 4, "set 'model = NAME' first"},
+        {"model = %s\ncheckpoint = soon", 5, "'soon' is not a training step from 0 or final"},
+    };
+    for (int i = 0; i < 3; i++) {
+        char block[700];
+        snprintf(block, sizeof block, BAD[i].setting, root);
+        snprintf(md, sizeof md, "# H\n\n```attnlab\n%s\n```\n\n## One\n\nText.\n", block);
+        assert_int_equal(parse(md, &ls, &dg), 0);
+        assert_int_equal(lesson_step_state(&ls, 0, &c, &v, NULL, &dg), -1);
+        attn_config_free(&c);
+        expect_diag(&dg, BAD[i].line, BAD[i].says);
+        lesson_free(&ls);
+        lesson_diags_free(&dg);
+    }
+}
+
 /* Each malformed lesson: parse or check fails with the expected line and words. */
 static void malformed_lessons_report_lines(void **state)
 {
@@ -1094,6 +1150,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(good_lesson_parses),
+        cmocka_unit_test(steps_open_training_checkpoints),
         cmocka_unit_test(steps_inherit_and_restore),
         cmocka_unit_test(steps_set_the_panels),
         cmocka_unit_test(malformed_lessons_report_lines),

@@ -914,6 +914,66 @@ static void remove_model(const char *dir)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A model saved during training: the training panel across the bottom, the
+ * step in the header; a click on the loss curve's first column opens step 0,
+ * a click on a head's small plot shows that head, a click on the measure's
+ * name switches it; n hides the panel. */
+static void test_training_panel(void **state)
+{
+    fixture *f = *state;
+    char dir[600], err[400];
+    make_checkpointed(dir, sizeof dir, NULL);
+    attn_config c;
+    attn_config_init(&c);
+    attn_config_set(&c, "model", dir, NULL);
+    attn_config_set(&c, "text", "the cat sat on the mat", NULL);
+    ui_app_free(&f->app);
+    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    ui_app *app = &f->app;
+    build(f);
+    check_layout(f);
+    assert_true(has_text(&f->dl, "final model (step 25) · j J: training steps"));
+    assert_true(has_text(&f->dl, "each head's previous-token weight over training ▸"));
+    assert_true(has_text(&f->dl, "j  final"));
+    const ui_hit *first = NULL, *head = NULL, *metric = NULL;
+    int heads = 0;
+    for (int i = 0; i < app->layout.n_hits; i++) {
+        const ui_hit *h = &app->layout.hits[i];
+        if (h->action == UI_ACT_TRAIN_AT && h->arg == 0) first = h;
+        if (h->action == UI_ACT_TRAIN_HEAD) heads++;
+        if (h->action == UI_ACT_TRAIN_HEAD && h->arg == (1 << 16 | 2)) head = h;
+        if (h->action == UI_ACT_TRAIN_METRIC) metric = h;
+    }
+    assert_int_equal(heads, 8); /* 2 layers × 4 heads */
+    assert_non_null(first);
+    assert_non_null(head);
+    assert_non_null(metric);
+    ui_rect hr = head->r, mr = metric->r;
+    assert_true(ui_app_mouse_down(app, first->r.x + first->r.w / 2, first->r.y + first->r.h / 2));
+    ui_app_mouse_up(app);
+    assert_int_equal(ui_app_train_newest(app), 0);
+    build(f);
+    assert_true(has_text(&f->dl, "training step 0 of 25 · j J"));
+    assert_true(has_text(&f->dl, "j  step 0"));
+    assert_true(ui_app_mouse_down(app, hr.x + hr.w / 2, hr.y + hr.h / 2));
+    ui_app_mouse_up(app);
+    assert_int_equal(app->view.layer, 1);
+    assert_int_equal(app->view.head, 2);
+    assert_true(ui_app_mouse_down(app, mr.x + 2, mr.y + 2));
+    ui_app_mouse_up(app);
+    build(f);
+    assert_true(has_text(&f->dl, "each head's induction score over training ▸"));
+    assert_true(ui_app_key(app, 'n', 0));
+    build(f);
+    assert_false(has_text(&f->dl, "loss, nats/token:"));
+    bool named = false; /* the header names the step (its line may wrap) */
+    for (const ui_cmd *cmd = NULL; (cmd = ui_draw_next(&f->dl, cmd));)
+        named |= cmd->kind == UI_CMD_TEXT && strstr(ui_cmd_text(&f->dl, cmd), "training step 0 (j J)");
+    assert_true(named);
+    check_layout(f);
+}
+
 /* A prompt too long for every layer's attention weights keeps the viewed
  * layer's; in the window (async) `.` computes the next layer's on the worker,
  * the view staying on the layer shown until they are in, then moving there on
@@ -2384,6 +2444,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_choice_explanations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_geometry_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_on_demand_on_the_worker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_training_panel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_labels, setup_long, teardown),
         cmocka_unit_test_setup_teardown(test_hidden_labels_are_said, setup_seq40, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),

@@ -123,6 +123,10 @@ attn_status attn_model_list(char ***names, int *n, attn_error *err);
 enum { ATTN_MAX_STEPS = 64 };
 attn_status attn_model_steps(const char *name, long *steps, int max, int *n, attn_error *err);
 attn_status attn_model_checkpoint(const char *name, long step, char *out, size_t size, attn_error *err);
+/* The other way: the model whose checkpoint `name` is. A folder
+ * M/checkpoints/step<N> writes M to base and N to *step; any other model
+ * writes its own folder and -1. */
+attn_status attn_model_base(const char *name, char *base, size_t size, long *step, attn_error *err);
 
 /* K and V of one token in every layer, float32: 2 · layers · g · k · 4 bytes. */
 double attn_model_kv_bytes_per_token(const attn_model_config *c);

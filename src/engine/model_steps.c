@@ -71,3 +71,26 @@ attn_status attn_model_checkpoint(const char *name, long step, char *out, size_t
                          "step<N>/)", name, dir);
     return attn_fail(err, ATTN_ERR_CONFIG, "checkpoint: model '%s' has no step %ld (its steps: %s)", name, step, list);
 }
+
+attn_status attn_model_base(const char *name, char *base, size_t size, long *step, attn_error *err)
+{
+    char dir[PATH_MAX];
+    attn_status st;
+    *step = -1;
+    if ((st = attn_model_find(name, dir, sizeof dir, err))) return st;
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') dir[--n] = '\0';
+    char *last = strrchr(dir, '/');
+    long s = last ? step_of(last + 1) : -1;
+    if (s >= 0) {
+        *last = '\0';
+        char *ck = strrchr(dir, '/');
+        if (ck && ck > dir && !strcmp(ck + 1, "checkpoints")) {
+            *ck = '\0';
+            *step = s;
+            return attn_path_format(base, size, err, "%s", dir);
+        }
+        *last = '/';
+    }
+    return attn_path_format(base, size, err, "%s", dir);
+}

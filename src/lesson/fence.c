@@ -128,7 +128,7 @@ static void setting_line(parser *p, int line, char *raw)
                                                          "course runs on)");
         return;
     }
-    if (!row && !lesson_is_view_key(key)) {
+    if (!row && !lesson_is_view_key(key) && strcmp(key, "checkpoint")) { /* checkpoint: state.c */
         unknown_key(p, line, key, "attnlab",
                     attn_setting_suggest(key, ATTN_SETTING_LESSON, VIEW_KEYS, COUNT(VIEW_KEYS)));
         return;

@@ -2,6 +2,7 @@
 #include "state.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "forward.h"
 #include "model.h"
 #include "model_run.h"
+#include "paths.h"
 #include "quiz.h"
 #include "stages.h"
 
@@ -147,6 +149,26 @@ static int apply_view(const lesson_setting *s, lesson_view *view, lesson_marks *
     return 0;
 }
 
+/* checkpoint = N | final: the model set so far as saved at training step N
+ * (M/checkpoints/stepN, attn_model_checkpoint), or as training ended (M). */
+static int apply_checkpoint(const lesson_setting *s, attn_config *cfg, lesson_diags *dg)
+{
+    char base[PATH_MAX], dir[PATH_MAX];
+    long step = -1;
+    int n = 0;
+    attn_error err;
+    if (!cfg->model)
+        return lesson_diag_add(dg, s->line, "checkpoint: set 'model = NAME' first (a model trained with checkpoints)"), -1;
+    if (strcasecmp(s->value, "final") && !parse_index(s->value, &n))
+        return lesson_diag_add(dg, s->line, "checkpoint: '%.40s' is not a training step from 0 or final", s->value), -1;
+    if (attn_model_base(cfg->model, base, sizeof base, &step, &err) ||
+        (strcasecmp(s->value, "final") ? attn_model_checkpoint(base, n, dir, sizeof dir, &err)
+                                       : attn_path_format(dir, sizeof dir, &err, "%s", base)) ||
+        attn_config_set(cfg, "model", dir, &err))
+        return lesson_diag_add(dg, s->line, "%s", err.msg), -1;
+    return 0;
+}
+
 /* A step's settings over the state so far. mk->config_line follows the last
  * config (not view) setting; work, when not NULL, counts the settings. */
 static int apply(const lesson_step *st, attn_config *cfg, lesson_view *view, lesson_marks *mk, lesson_diags *dg,
@@ -163,6 +185,10 @@ static int apply(const lesson_step *st, attn_config *cfg, lesson_view *view, les
         }
         attn_error err;
         mk->config_line = s->line;
+        if (!strcmp(s->key, "checkpoint")) {
+            if (apply_checkpoint(s, cfg, dg)) return -1;
+            continue;
+        }
         if (attn_config_set(cfg, s->key, s->value, &err)) {
             lesson_diag_add(dg, s->line, "%s", err.msg);
             return -1;

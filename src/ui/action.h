@@ -42,6 +42,10 @@ typedef enum {
     UI_ACT_PANELS,         /* the stage list and side panel: shown / hidden (auto until first asked) */
     UI_ACT_LESSON_WIDTH,   /* arg: +1 a wider lesson panel, -1 a narrower one */
     UI_ACT_DIVIDER,        /* the line between picture and lesson: a drag moves it */
+    UI_ACT_TRAIN_PREV, UI_ACT_TRAIN_NEXT, /* the training checkpoint before / after the one shown (training.h) */
+    UI_ACT_TRAIN_AT,       /* arg: training position (0 .. n; n: the final model) */
+    UI_ACT_TRAIN_METRIC,   /* the training panel's small multiples: the next per-head measure */
+    UI_ACT_TRAIN_HEAD,     /* arg: layer << 16 | head: show that head (a click on its small plot) */
     UI_ACT_BACK,           /* Esc: leave an overlay (help, save dialog, the quit question), the bar chart or the lesson; never quits */
     UI_ACT_QUIT            /* quit; with a lesson open, asks first (app->quit_confirm), and quits when asked again */
 } ui_action;

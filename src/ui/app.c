@@ -104,7 +104,7 @@ const char *ui_app_title(const ui_app *app, char *buf, size_t size)
     const attn_tensor *t = ui_app_tensor(app);
     /* ASCII only: SDL 2.26 on X11 writes a non-ASCII title as Latin-1 WM_NAME
      * and leaves _NET_WM_NAME alone unless the locale is UTF-8 */
-    int n = snprintf(buf, size, "attnlab - %s%s%s - head %d - batch row %d%s", app->model ? app->model->name : "",
+    int n = snprintf(buf, size, "attnlab - %s%s%s - head %d - batch row %d%s", ui_app_model_name(app),
                      app->model ? " - " : "", t ? t->name : "?", app->view.head, app->view.batch,
                      ui_app_decoding(app) ? " - decoding" : "");
     if (app->lesson.open && n >= 0 && (size_t)n < size)
@@ -365,6 +365,7 @@ int ui_plan_run(ui_plan *plan, const attn_config *next, attn_config *run, attn_e
         }
         plan->model = m;
         if (attn_model_variants(m, plan->variants, &plan->n_variants, err)) plan->n_variants = 0;
+        if (ui_training_read(plan->load, &plan->train, err)) memset(&plan->train, 0, sizeof plan->train);
     }
     if (plan->load) plan->in.model = plan->model;
     if (run_config(plan->in.model, next, &plan->step, &plan->decode_len, run, err)) return -1;
@@ -393,8 +394,20 @@ void ui_plan_free(ui_plan *plan)
     if (plan->model) attn_model_free(plan->model);
     free(plan->model);
     free(plan->load);
+    ui_training_free(&plan->train);
     plan->model = NULL;
     plan->load = NULL;
+}
+
+/* Checkpoints read with a newly loaded model become the app's; a broken
+ * metrics.json is said once, when its model is first shown. */
+static void adopt_training(ui_app *app, ui_training *t)
+{
+    bool same = t->n && !strcmp(t->base, app->train.base);
+    ui_training_free(&app->train);
+    app->train = *t;
+    memset(t, 0, sizeof *t);
+    if (app->train.problem[0] && !same) ui_app_status(app, true, "%s", app->train.problem);
 }
 
 /* The plan's model (when it loaded one) becomes the app's, the one shown
@@ -402,8 +415,12 @@ void ui_plan_free(ui_plan *plan)
  * replaced. */
 static void adopt_model(ui_app *app, ui_plan *plan, const attn_config *next)
 {
-    if (!next->model) ui_app_model_sync(app, NULL, NULL);
+    if (!next->model) {
+        ui_app_model_sync(app, NULL, NULL);
+        ui_training_free(&app->train);
+    }
     if (!plan->load) return;
+    adopt_training(app, &plan->train);
     ui_app_model_sync(app, NULL, NULL);
     app->model = plan->model;
     app->model_key = plan->load;
@@ -597,6 +614,8 @@ int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsi
     keep_place(app);
     reset_scales(app);
     ui_app_note_nonfinite(app, NULL);
+    if (!ui_training_read(cfg->model, &app->train, &err) && app->train.problem[0])
+        ui_app_status(app, true, "%s", app->train.problem);
     return 0;
 }
 
@@ -655,6 +674,7 @@ void ui_app_free(ui_app *app)
     if (app->from_file) attn_trace_free(&app->file);
     attn_config_free(&app->cfg);
     ui_app_model_sync(app, NULL, NULL);
+    ui_training_free(&app->train);
     free(app->file_path);
     free(app->gen.prompt);
     free(app->gen.text);

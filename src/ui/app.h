@@ -25,6 +25,7 @@
 #include "player.h"
 #include "state.h"
 #include "trace.h"
+#include "training.h"
 
 #include "model.h"
 
@@ -69,6 +70,8 @@ typedef struct ui_app {
     char *model_key;      /* the cfg.model it was loaded for */
     attn_model_variant variants[3]; /* its MHA / GQA / MQA variants (m switches), n_variants of them */
     int n_variants;
+    ui_training train;    /* its training checkpoints and metrics.json (training.h); train.n = 0: none */
+    int train_metric;     /* the measure the training panel's small multiples plot (attn_metric) */
     ui_scale *scales;     /* per tensor of trace, then of alt */
     unsigned generation;  /* bumped whenever trace or alt changes (render caches key on it) */
 
@@ -367,6 +370,16 @@ int ui_app_next_variant(ui_app *app);
 /* o: the next shipped model (attn_model_list's order) on its example text;
  * after the last, the built-in example with seeded weights. */
 int ui_app_next_model(ui_app *app);
+
+/* j / J and the training panel: the model as saved at training position at
+ * (0 .. train.n; train.n: the final model), loaded on the window's worker; the
+ * text, layer, head, stage, rows and masks stay. Returns 0, or -1 with the
+ * status line saying why (a model without checkpoints). ui_app_train_newest:
+ * the position asked for last (maybe still loading), -1 when none. */
+int ui_app_train_go(ui_app *app, int at);
+int ui_app_train_newest(const ui_app *app);
+/* The model's name as shown: a checkpoint's is its model's ("tang", not "step400"). */
+const char *ui_app_model_name(const ui_app *app);
 
 /* ] at the end of a model's text (at its last decode step, or outside decode
  * mode): appends the next token, chosen with cfg's temperature, top_k and

@@ -554,6 +554,13 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_PICK:
     case UI_ACT_PICKER_RESET: return ui_app_lesson_do(app, act, arg);
     case UI_ACT_CYCLE: return ui_app_cycle(app, arg);
+    case UI_ACT_TRAIN_PREV:
+    case UI_ACT_TRAIN_NEXT:
+    case UI_ACT_TRAIN_AT:
+    case UI_ACT_TRAIN_METRIC:
+    case UI_ACT_TRAIN_HEAD:
+        if (app->from_file) return refuse_in_file(app, "model"), true;
+        return ui_app_train_do(app, act, arg);
     default: return config_action(app, act);
     }
 }

@@ -13,6 +13,7 @@
 #include "nonfinite.h"
 #include "state.h"
 #include "trace.h"
+#include "training.h"
 
 struct ui_app;
 
@@ -53,6 +54,7 @@ typedef struct {
     struct attn_model *model; /* loaded for it (owned until installed) */
     attn_model_variant variants[3]; /* its MHA / GQA / MQA variants */
     int n_variants;
+    ui_training train;       /* its training checkpoints (read with it, on the worker) */
 } ui_plan;
 int ui_app_plan(const struct ui_app *app, const attn_config *next, int step, lesson_view_mode mode, ui_plan *plan,
                 attn_error *err);
@@ -120,6 +122,9 @@ int ui_app_next_model_in(struct ui_app *app, const char *const *names, int n);
 
 /* The lesson and picker actions (app_lesson.c). */
 bool ui_app_lesson_do(struct ui_app *app, ui_action act, int arg);
+
+/* The training control's actions, UI_ACT_TRAIN_* (app_train.c). */
+bool ui_app_train_do(struct ui_app *app, ui_action act, int arg);
 
 /* UI_ACT_CYCLE: setting i of the settings table steps to its next value (app_actions.c). */
 bool ui_app_cycle(struct ui_app *app, int i);

@@ -85,7 +85,7 @@ int ui_app_next_variant(ui_app *app)
     for (int i = 0; i < n; i++)
         if (!strcmp(app->variants[i].name, now)) at = i;
     if (n < 2 || at < 0) {
-        ui_app_status(app, false, _("%s has no MHA / GQA / MQA variants to switch to"), app->model->name);
+        ui_app_status(app, false, _("%s has no MHA / GQA / MQA variants to switch to"), ui_app_model_name(app));
         return -1;
     }
     const attn_model_variant *v = &app->variants[(at + 1) % n];

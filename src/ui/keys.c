@@ -46,6 +46,8 @@ const ui_key_binding ui_keys[] = {
     KEY(UI_KEY_TAB, UI_ACT_COMPARE, "Tab", N_("compare view; t: which mask to toggle")),
     {'t', UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL}, /* -1: the next one */
     KEY('o', UI_ACT_MODEL_NEXT, "o", N_("trained models: tang → … → brown → the built-in example")),
+    PLAIN('j', UI_ACT_TRAIN_NEXT, "j  J", N_("a model saved during training: next / earlier training step")),
+    SHIFTED('j', UI_ACT_TRAIN_PREV),
     KEY('e', UI_ACT_EDIT, "e", N_("edit the tokens (Enter applies, Esc cancels)")),
     KEY('k', UI_ACT_DECODE, "k", N_("KV-cache decode mode (a trained model: at its text's last token)")),
     KEY('[', UI_ACT_DECODE_PREV, "[  ]", N_("previous / next token; a model: ] at the end writes one (after </s>, a new text)")),

@@ -160,6 +160,8 @@ int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize
     else if (v->mode == LESSON_VIEW_COMPARE) ui_app_do(app, UI_ACT_COMPARE, 0);
     else if (v->mode == LESSON_VIEW_GEOMETRY) ui_app_do(app, UI_ACT_GEOMETRY, 0);
     if (p->font_scale > 0) app->font_scale = p->font_scale;
+    if (app->train.problem[0]) /* the picture is still drawn, without the training panel */
+        fprintf(stderr, "attnlab: %s (drawn without the training panel)\n", app->train.problem);
     app->status[0] = '\0';
     app->status_error = false;
     return 0;

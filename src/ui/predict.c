@@ -132,7 +132,7 @@ void ui_render_predictions(ui_draw *dl, const ui_app *app, ui_rect box)
         }
     }
     y += u / 2;
-    snprintf(buf, sizeof buf, "%s · %d %s", app->model->name, app->model->cfg.layers, _("layers"));
+    snprintf(buf, sizeof buf, "%s · %d %s", ui_app_model_name(app), app->model->cfg.layers, _("layers"));
     ui_text_fit(dl, buf, box.x, y, box.w, UI_ACCENT);
     y += u + u / 4;
     y = losses(dl, app, box, y);

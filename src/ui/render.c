@@ -12,6 +12,7 @@
 #include "modal.h"
 #include "plot.h"
 #include "predict.h"
+#include "train_panel.h"
 #include "text_strip.h"
 #include "view.h"
 
@@ -125,8 +126,16 @@ static void chip_list(const ui_app *app, bool panels, chip_bar *b)
     b->n = 0;
     if (model) { /* a trained model's heads and RoPE are as trained: m switches to its variants */
         /* TRANSLATORS: the model chip: its name, MHA/GQA/MQA, query heads / K/V heads */
-        snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), app->model->name, mode, d->h, d->g);
+        snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), ui_app_model_name(app), mode, d->h, d->g);
         add_chip(b, true, UI_ACT_MODE, 0, buf);
+        int at = ui_training_position(&app->train, app->cfg.model);
+        if (at >= 0) { /* a model saved during training: a stepper through its steps */
+            /* TRANSLATORS: the training-step chip: the checkpoint shown, or the model as training ended */
+            if (at < app->train.n) snprintf(buf, sizeof buf, _("j  step %ld"), app->train.steps[at]);
+            else snprintf(buf, sizeof buf, "%s", _("j  final"));
+            add_count(b, buf, UI_ACT_TRAIN_PREV, UI_ACT_TRAIN_NEXT, _("earlier training step (J)"),
+                      _("later training step (j)"));
+        }
     } else {
         /* TRANSLATORS: control chips: the key, two spaces, the setting. Keep the key first and the chips short. */
         snprintf(buf, sizeof buf, _("m  mode %s"), mode);
@@ -452,8 +461,13 @@ static int header(ui_draw *dl, const ui_app *app, ui_rect box, bool rail, bool d
     if (v.head_axis == 'g')
         n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · this tensor has g = %d kv heads"), d->g);
     if (app->view.mode == LESSON_VIEW_SINGLE && v.row_axis != UI_AXIS_NONE)
-        snprintf(buf + n, sizeof buf - (size_t)n, _(" · rows: %s, columns: %s"), axis_name(v.row_axis),
-                 axis_name(v.col_axis));
+        n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · rows: %s, columns: %s"), axis_name(v.row_axis),
+                      axis_name(v.col_axis));
+    int at = ui_training_position(&app->train, app->cfg.model);
+    if (at >= 0 && n >= 0 && (size_t)n < sizeof buf)
+        snprintf(buf + n, sizeof buf - (size_t)n, at == app->train.n ? _(" · final model (j J: training steps)")
+                                                                    : _(" · training step %ld (j J)"),
+                 ui_training_step(&app->train, at));
     y += para(dl, draw, buf, box.x, y, box.w, UI_TEXT) * u + u / 2;
     return y;
 }
@@ -822,8 +836,10 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     bool toolbar = !app->present || app->toolbar_shown;
     int top = toolbar ? controls_height(dl) : u / 2;
     int status_h = u + u / 2;
+    /* a model saved during training: its panel across the bottom, unless n hid the panels */
+    int train_h = app->view.panels == LESSON_PANELS_HIDDEN ? 0 : ui_train_panel_height(dl, app, h - top - status_h);
     frame_plan fp;
-    choose_plan(dl, app, (ui_rect){0, top, w, h - top - status_h}, &fp);
+    choose_plan(dl, app, (ui_rect){0, top, w, h - top - status_h - train_h}, &fp);
     layout->panels_shown = fp.rail;
     if (toolbar) controls(dl, app, fp.rail, &bar);
     if (fp.rail) navigator(dl, app, (ui_rect){0, top, fp.nav_w, h - top - status_h});
@@ -842,6 +858,7 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     case LESSON_VIEW_GEOMETRY: ui_plot_geometry(dl, app, pic); break;
     default: ui_plot_single(dl, app, pic); break;
     }
+    if (train_h > 0) ui_render_train_panel(dl, app, (ui_rect){0, h - status_h - train_h, w, train_h});
     status_line(dl, app, (ui_rect){0, h - status_h, w, status_h});
     if (app->lesson.open) {
         ui_render_lesson_marks(app, dl);

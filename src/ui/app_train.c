@@ -1,0 +1,64 @@
+/* app_train.c — the training control: a model's checkpoints through
+ * training, one at a time, with the view kept (training.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+#include "app_impl.h"
+#include "i18n.h"
+
+int ui_app_train_newest(const ui_app *app)
+{
+    return ui_training_position(&app->train, ui_app_settings(app)->model);
+}
+
+int ui_app_train_go(ui_app *app, int at)
+{
+    const ui_training *t = &app->train;
+    char dir[PATH_MAX];
+    attn_error err;
+    if (!t->n) {
+        ui_app_status(app, true, "%s", _("this model was not saved during training: no checkpoints to step through "
+                                         "(scripts/train_model.py --checkpoints)"));
+        return -1;
+    }
+    if (at < 0 || at > t->n || (at == t->n && !t->final) || at == ui_app_train_newest(app)) return -1;
+    if (ui_training_path(t, at, dir, sizeof dir, &err)) {
+        ui_app_status(app, true, "%s", err.msg);
+        return -1;
+    }
+    /* only the model changes: the text, masks, stage, head and rows stay (keep_place) */
+    return ui_app_set(app, "model", dir);
+}
+
+const char *ui_app_model_name(const ui_app *app)
+{
+    if (!app->model) return "";
+    if (ui_training_position(&app->train, app->cfg.model) < 0) return app->model->name;
+    const char *slash = strrchr(app->train.base, '/');
+    return slash ? slash + 1 : app->train.base;
+}
+
+bool ui_app_train_do(ui_app *app, ui_action act, int arg)
+{
+    switch (act) {
+    case UI_ACT_TRAIN_PREV:
+    case UI_ACT_TRAIN_NEXT: {
+        int now = ui_app_train_newest(app);
+        if (now < 0) now = app->train.n;
+        return ui_app_train_go(app, now + (act == UI_ACT_TRAIN_NEXT ? 1 : -1)) == 0;
+    }
+    case UI_ACT_TRAIN_AT: return ui_app_train_go(app, arg) == 0;
+    case UI_ACT_TRAIN_METRIC:
+        app->train_metric = (app->train_metric + 1) % ATTN_METRIC_COUNT;
+        return true;
+    case UI_ACT_TRAIN_HEAD: {
+        int layer = arg >> 16, head = arg & 0xffff;
+        if (layer != app->view.layer && ui_app_set_layer(app, layer)) return false;
+        if (head < app->trace.dims.h) app->view.head = head;
+        app->dirty = true;
+        return true;
+    }
+    default: return false;
+    }
+}

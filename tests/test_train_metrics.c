@@ -1,0 +1,139 @@
+/* test_train_metrics.c — checkpoints/metrics.json (train_metrics.h) and a
+ * checkpoint's way back to its model (attn_model_base). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "model.h"
+#include "train_metrics.h"
+
+static char dir[512];
+
+/* dir/checkpoints/metrics.json holding text (NULL: no file). */
+static void write_metrics(const char *text)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/checkpoints/metrics.json", dir);
+    remove(path);
+    if (!text) return;
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char ck[600];
+    snprintf(dir, sizeof dir, "%s/train-metrics-XXXXXX", tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    snprintf(ck, sizeof ck, "%s/checkpoints", dir);
+    mkdir(ck, 0755);
+    return 0;
+}
+
+#define HEAD(l, h, v) "{\"layer\": " #l ", \"head\": " #h ", \"induction\": " v ", \"-1\": 0.5, \"first\": 0.25}"
+#define SNAP(step, heads) "{\"step\": " #step ", \"train_loss\": 3.5, \"heldout_loss\": 3.75, \"heads\": [" heads "]}"
+
+static void reads_every_number(void **state)
+{
+    (void)state;
+    attn_metrics m;
+    attn_error err;
+    write_metrics("{\"snapshots\": [" SNAP(0, HEAD(0, 0, "0.1") "," HEAD(0, 1, "0.2")) ","
+                  SNAP(25, HEAD(0, 1, "0.4") "," HEAD(0, 0, "0.3")) "]}");
+    assert_int_equal(attn_metrics_load(dir, &m, &err), ATTN_OK);
+    assert_int_equal(m.n, 2);
+    assert_int_equal(m.layers, 1);
+    assert_int_equal(m.heads, 2);
+    assert_int_equal(m.step[1], 25);
+    assert_true(m.train_loss[0] == 3.5 && m.heldout_loss[1] == 3.75);
+    /* placed by their layer and head, not by their order in the list */
+    assert_true(attn_metrics_head(&m, ATTN_METRIC_INDUCTION, 1, 0, 0) == 0.3);
+    assert_true(attn_metrics_head(&m, ATTN_METRIC_INDUCTION, 1, 0, 1) == 0.4);
+    assert_true(attn_metrics_head(&m, ATTN_METRIC_PREV, 0, 0, 1) == 0.5);
+    assert_true(attn_metrics_head(&m, ATTN_METRIC_FIRST, 0, 0, 1) == 0.25);
+    assert_int_equal(attn_metrics_find(&m, 25), 1);
+    assert_int_equal(attn_metrics_find(&m, 50), -1);
+    attn_metrics_free(&m);
+    /* no file: nothing to show, not an error */
+    write_metrics(NULL);
+    assert_int_equal(attn_metrics_load(dir, &m, &err), ATTN_OK);
+    assert_int_equal(m.n, 0);
+    attn_metrics_free(&m);
+}
+
+static void a_broken_file_is_one_line_naming_it(void **state)
+{
+    (void)state;
+    static const struct { const char *text, *says; } BAD[] = {
+        {"[1, 2", "not a JSON object"},
+        {"{}", "'snapshots' must be a list, not nothing"},
+        {"{\"snapshots\": []}", "'snapshots' is empty"},
+        {"{\"snapshots\": [" SNAP(0, HEAD(0, 0, "0.1")) "," SNAP(0, HEAD(0, 0, "0.1")) "]}", "step 0 does not follow step 0"},
+        {"{\"snapshots\": [" SNAP(0, HEAD(0, 0, "0.1") "," HEAD(0, 0, "0.2")) "]}", "2 heads listed"},
+        {"{\"snapshots\": [" SNAP(0, HEAD(0, 0, "0.1") "," HEAD(0, 1, "0.2")) "," SNAP(5, HEAD(0, 0, "0.1") "," HEAD(0, 0, "0.2")) "]}",
+         "snapshot 1: layer 0 head 0 is listed twice"},
+        {"{\"snapshots\": [" SNAP(0, HEAD(0, 0, "\"high\"")) "]}", "'snapshot 0: heads[0].induction' must be a number"},
+        {"{\"snapshots\": [" SNAP(0, "{\"layer\": 0, \"head\": 0, \"-1\": 1, \"first\": 0}") "]}",
+         "'snapshot 0: heads[0].induction' is missing"},
+        {"{\"snapshots\": [{\"step\": 1.5, \"train_loss\": 3, \"heldout_loss\": 3, \"heads\": [" HEAD(0, 0, "0") "]}]}",
+         "'snapshot 0: step' must be a whole number"},
+        {"{\"snapshots\": [], \"snapshots\": []}", "appears twice"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        attn_metrics m;
+        attn_error err;
+        write_metrics(BAD[i].text);
+        assert_int_equal(attn_metrics_load(dir, &m, &err), ATTN_ERR_FORMAT);
+        if (!strstr(err.msg, BAD[i].says) || !strstr(err.msg, "/checkpoints/metrics.json: ") || strchr(err.msg, '\n'))
+            fail_msg("case %zu: %s", i, err.msg);
+        assert_int_equal(m.n, 0);
+        attn_metrics_free(&m);
+    }
+}
+
+static void a_checkpoint_knows_its_model(void **state)
+{
+    (void)state;
+    char step[700], base[700], other[700];
+    long n;
+    attn_error err;
+    snprintf(step, sizeof step, "%s/checkpoints/step400", dir);
+    mkdir(step, 0755);
+    assert_int_equal(attn_model_base(step, base, sizeof base, &n, &err), ATTN_OK);
+    assert_string_equal(base, dir);
+    assert_int_equal(n, 400);
+    strcat(step, "/");
+    assert_int_equal(attn_model_base(step, base, sizeof base, &n, &err), ATTN_OK);
+    assert_string_equal(base, dir);
+    assert_int_equal(n, 400);
+    assert_int_equal(attn_model_base(dir, base, sizeof base, &n, &err), ATTN_OK);
+    assert_string_equal(base, dir);
+    assert_int_equal(n, -1);
+    /* a folder called step7 that is not in a checkpoints folder is a model of its own */
+    snprintf(other, sizeof other, "%s/step7", dir);
+    mkdir(other, 0755);
+    assert_int_equal(attn_model_base(other, base, sizeof base, &n, &err), ATTN_OK);
+    assert_string_equal(base, other);
+    assert_int_equal(n, -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_every_number),
+        cmocka_unit_test(a_broken_file_is_one_line_naming_it),
+        cmocka_unit_test(a_checkpoint_knows_its_model),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
