@@ -227,6 +227,19 @@ def measure_checkpoints(d):
 CROSS = LABEL_MIN   # a head "formed" when its measure first reaches the label threshold (see render_training)
 
 
+def speedup(snaps):
+    """Where the training loss, having slowed, falls faster again: the
+    snapshots a, b with the largest rise in the loss's fall from the interval
+    before (a phase change shows so). None with fewer than 3 intervals."""
+    fall = [snaps[i - 1]["train_loss"] - snaps[i]["train_loss"] for i in range(1, len(snaps))]
+    if len(fall) < 3:
+        return None
+    i = max(range(1, len(fall)), key=lambda i: fall[i] - fall[i - 1])
+    a, b = snaps[i], snaps[i + 1]
+    return {"from": a["step"], "to": b["step"], "fall_before": round(fall[i - 1], 4), "fall": round(fall[i], 4),
+            "icl_drop_from": a["icl_drop"], "icl_drop_to": b["icl_drop"]}
+
+
 def training_summary(snaps):
     """The card's view of metrics.json: per snapshot the losses and the strongest
     induction and previous-token heads; the steps at which each first reached CROSS."""
@@ -237,7 +250,7 @@ def training_summary(snaps):
     for name, key in (("previous_token", "-1"), ("induction", "induction")):
         c = metrics.first_crossing(snaps, key, CROSS)
         cross[name] = c and {"step": c[0], "layer": c[1], "head": c[2], "value": c[3]}
-    return {"threshold": CROSS, **cross,
+    return {"threshold": CROSS, **cross, "speedup": speedup(snaps),
             "curve": [{"step": s["step"], "train_loss": s["train_loss"], "heldout_loss": s["heldout_loss"],
                        "icl_drop": s["icl_drop"], "induction": best(s, "induction"), "previous_token": best(s, "-1")}
                       for s in snaps]}
@@ -323,7 +336,7 @@ def render_training(t, unit):
            "`scripts/train/card.py --check`): the loss on fixed samples of 64 training and 64 held-out rows "
            "(`checkpoints/samples.json`); the in-context loss drop, the loss on the second copy of "
            f"{metrics.INDUCTION['rows']} random sequences of {metrics.INDUCTION['length']} distinct {unit}s "
-           "(drawn uniformly from the vocabulary without its specials, seed 0), each given twice after `<s>`, minus the loss on the "
+           f"(drawn uniformly from the {metrics.INDUCTION['pool']} most frequent, seed 0), each given twice after `<s>`, minus the loss on the "
            "first copy; and the strongest head by its induction score (the mean weight from each token of the "
            "second copy onto the token after its first occurrence) and by its mean weight on the previous "
            f"{unit} (held-out sample).", "",
@@ -331,7 +344,11 @@ def render_training(t, unit):
            "table below names heads at, and more than ten times what an untrained head gives (it spreads its "
            "weight over up to 61 keys: an induction score near 0.02). The previous-token measure "
            f"{formed(t['previous_token'], 'the previous ' + unit)}; the induction score "
-           f"{formed(t['induction'], 'the token after an earlier occurrence')}.", "",
+           f"{formed(t['induction'], 'the token after an earlier occurrence')}."
+           + (f" The training loss, after a fall of {t['speedup']['fall_before']:.2f} nats over the interval before, "
+              f"fell {t['speedup']['fall']:.2f} between steps {t['speedup']['from']:,} and {t['speedup']['to']:,}, "
+              f"its largest speed-up, while the in-context drop went from {t['speedup']['icl_drop_from']:+.2f} to "
+              f"{t['speedup']['icl_drop_to']:+.2f}: the model began to copy." if t.get("speedup") else ""), "",
            "| step | training loss | held-out loss | in-context drop | induction head | previous-token head |",
            "|---|---|---|---|---|---|"]
     for c in t["curve"]:

@@ -242,15 +242,18 @@ static int locate(const char *v, const attn_tokens *tk, int row, int first, int 
     return -1;
 }
 
+/* The card of the model in model_dir; a training checkpoint's
+ * (M/checkpoints/stepN) is its model's, M/card.json. */
 static char *read_card(const char *model_dir, char *why, size_t size)
 {
     if (!model_dir) return snprintf(why, size, "the step has no model, so no model card"), NULL;
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/card.json", model_dir) >= (int)sizeof path)
-        return snprintf(why, size, "the model's folder path is too long"), NULL;
+    char base[4096], path[4200];
+    long step;
+    attn_error err;
+    if (attn_model_base(model_dir, base, sizeof base, &step, &err)) return snprintf(why, size, "%s", err.msg), NULL;
+    snprintf(path, sizeof path, "%s/card.json", base);
     char *text = NULL;
     size_t n = 0;
-    attn_error err;
     if (attn_file_read(path, 1 << 24, &text, &n, &err)) return snprintf(why, size, "%s", err.msg), NULL;
     return text;
 }
