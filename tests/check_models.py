@@ -5,7 +5,8 @@ against PyTorch, written here from Hugging Face's LlamaForCausalLM semantics
 with the causal mask, SwiGLU MLP, tied or untied LM head), independently of
 the training code in scripts/train/.
 
-Models: every shipped one under assets/models/, and small random ones written
+Models: every shipped one under assets/models/ (and each of its training
+checkpoints, checkpoints/step<N>/: logits and weights), and small random ones written
 here in the same format (MHA, GQA, MQA; 1-3 layers; tied and untied; F16 and
 BF16). Checks: logits and every layer's attention weights against the
 reference; greedy `generate` (KV cache) token for token against the
@@ -255,6 +256,12 @@ for path in sorted(glob.glob(os.path.join(ARGS.models, "*", "config.json"))):
         check_logits(name, name, W, cfg, a)
         check_padding_and_cache(name, name, a, b)
         check_generate(name, name, W, cfg, tok, c)
+        # its training checkpoints (checkpoints/step<N>/), each a model folder like any other
+        ck = os.path.join(folder, "checkpoints")
+        for step in sorted(int(d[4:]) for d in os.listdir(ck) if d[4:].isdigit()) if os.path.isdir(ck) else []:
+            sf = os.path.join(ck, f"step{step}")
+            check_logits(f"{name} step {step}", sf, read_st(os.path.join(sf, "model.safetensors"))[0],
+                         json.load(open(os.path.join(sf, "config.json"))), a)
     except RuntimeError as e:
         fail(f"{name}: {e}")
 
