@@ -89,4 +89,17 @@ for pin in $PINS; do
       cp "$dir/build-wasm/pcre2.h" "$OUT/include/" ;;
   esac
 done
+# pkg-config files, so that CMake's pkg_check_modules finds these (PKG_CONFIG_LIBDIR=OUT/lib/pkgconfig)
+mkdir -p "$OUT/lib/pkgconfig"
+for pc in "libcjson 1.7.15 cjson" "md4c 0.4.8 md4c" "libpcre2-8 10.42 pcre2-8" "libutf8proc 2.8.0 utf8proc"; do
+  set -- $pc
+  cat > "$OUT/lib/pkgconfig/$1.pc" <<PC
+prefix=$OUT
+Name: $1
+Description: $1 compiled with emcc (scripts/web/deps.sh)
+Version: $2
+Cflags: -I\${prefix}/include
+Libs: -L\${prefix}/lib -l$3
+PC
+done
 echo "deps.sh: cJSON, md4c, PCRE2 and utf8proc for wasm in $OUT"
