@@ -8,7 +8,9 @@
  * /usr/bin/chromium and downloads no browser), and checks:
  *   - the first frame shows the built-in example: the canvas is not blank,
  *     the toolbar says "attnlab" and "causal on", the stage is "weights";
- *   - c toggles the causal mask: the frame changes and says "causal off".
+ *   - c toggles the causal mask: the frame changes and says "causal off";
+ *   - a lesson opened from the picker (l, Enter) is in localStorage, and
+ *     after a reload the picker shows it begun ("step N / M").
  * Prints the first-frame and toggle times; with --bench also the engine's
  * forward in wasm (web_bench) at the attention shape of WEB.md. Exit 0 when
  * every check passes, 1 with one line per failure, 2 when it cannot run. */
@@ -105,6 +107,22 @@ async function main() {
     check(toggled.hash !== first.hash, 'c: the frame did not change');
     check(s.texts.some((t) => /causal off/.test(t)), 'c: the toolbar does not say "causal off"');
     if (redrawn) console.log('toggle (c, causal mask): ' + s.inputToFrameMs.toFixed(1) + ' ms from the key to the frame drawn');
+
+    /* a lesson opened from the picker is kept in localStorage, and the picker shows it after a reload */
+    const key = async (k) => {
+      const n = (await stats(page)).frames;
+      await page.keyboard.press(k);
+      return page.waitForFunction((m) => window.attnlabStats.frames > m, { timeout: 10000 }, n).then(() => true, () => false);
+    };
+    check(await key('l') && await key('Enter'), 'l, Enter: no frame followed the keys');
+    const kept = await page.waitForFunction(() => /00-arrows/.test(localStorage.getItem('attnlab.progress') || ''),
+                                            { timeout: 10000 }).then(() => true, () => false);
+    check(kept, 'lesson 0 opened: its progress is not in localStorage');
+    await page.reload({ waitUntil: 'load', timeout: TIMEOUT_MS });
+    await page.waitForFunction(() => window.attnlabStats && window.attnlabStats.frames > 0, { timeout: TIMEOUT_MS });
+    await key('l');
+    s = await stats(page);
+    check(s.texts.some((t) => /^step \d+ \/ \d+/.test(t)), 'after a reload the picker does not show lesson 0 begun');
 
     if (args.includes('--bench')) {
       /* WEB.md's shape: s = 256, h = 8, d = 256, one batch row */
