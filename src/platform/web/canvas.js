@@ -48,8 +48,10 @@
     return w;
   }
 
-  /* DejaVu Sans's line spacing (ascent + descent: 1.164 em), as SDL_ttf gives it */
+  /* DejaVu Sans's line spacing (ascent + descent: 1.164 em) and ascent (0.928 em), as SDL_ttf gives them:
+   * a line's top is at y, its baseline at y + ascent */
   function lineHeight(px) { return Math.ceil(px * 1.164); }
+  function ascent(px) { return Math.round(px * 0.928); }
 
   function colour(argb) {
     return 'rgba(' + ((argb >>> 16) & 255) + ',' + ((argb >>> 8) & 255) + ',' + (argb & 255) + ',' +
@@ -92,10 +94,10 @@
       ctx.save();
       ctx.translate(r[1], r[2] + r[4]);
       ctx.rotate(-Math.PI / 2);
-      ctx.fillText(s, 0, 0);
+      ctx.fillText(s, 0, ascent(r[7]));
       ctx.restore();
     } else {
-      ctx.fillText(s, r[1], r[2]);
+      ctx.fillText(s, r[1], r[2] + ascent(r[7]));
     }
   }
 
@@ -117,7 +119,7 @@
     const used = new Map();
     let clips = 0;
     stats.texts = [];
-    ctx.textBaseline = 'top';
+    ctx.textBaseline = 'alphabetic';
     for (let i = 0; i < n; i++) {
       const at = (base >> 2) + words * (1 + i);
       const r = M.HEAP32.subarray(at, at + words);
@@ -298,8 +300,11 @@
   }
 
   showNote('Loading attnlab …');
-  attnlab({ attnTextWidth: textWidth, attnLineHeight: lineHeight })
-    .then((mod) => {
+  /* text is measured from the first frame on: the page's fonts first (a missing one: the browser's) */
+  const fonts = Promise.all([document.fonts.load('16px "DejaVu Sans"'), document.fonts.load('bold 16px "DejaVu Sans"')])
+    .catch(() => null);
+  Promise.all([attnlab({ attnTextWidth: textWidth, attnLineHeight: lineHeight }), fonts])
+    .then(([mod]) => {
       M = mod;
       window.attnlabModule = mod; /* for the test (tests/web): web_bench */
       loadProgress();
