@@ -3,11 +3,12 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 BUILD_NOBLAS ?= build-noblas
+BUILD_WEB  ?= build-web
 FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 ARGS ?=
 
-.PHONY: all run test test-asan test-noblas fuzz bootstrap clean distclean
+.PHONY: all run test test-asan test-noblas test-web web fuzz bootstrap clean distclean
 
 all: $(BUILD)/.ran-cmake
 	cmake --build $(BUILD) -j
@@ -43,6 +44,26 @@ test-noblas: bootstrap
 	cmake --build $(BUILD_NOBLAS) -j
 	cd $(BUILD_NOBLAS) && ctest --output-on-failure -j2 -L engine
 
+# The web page (issue 24): the engine, the lessons and the app core compiled
+# with Debian's emcc (no BLAS, no OpenMP, wasm SIMD) into a static site in
+# $(BUILD_WEB): index.html, attnlab.js, attnlab.wasm, attnlab.data. Its C
+# libraries come from Debian's source packages (scripts/web/deps.sh); emcc's
+# JS tools need Debian's acorn (NODE_PATH). Try it: python3 -m http.server -d $(BUILD_WEB)
+WEB_ENV = NODE_PATH=/usr/share/nodejs PKG_CONFIG_LIBDIR=$(CURDIR)/$(BUILD_WEB)/deps/lib/pkgconfig
+web:
+	@scripts/bootstrap.sh emscripten
+	scripts/web/deps.sh $(BUILD_WEB)/deps
+	$(WEB_ENV) emcmake cmake -S . -B $(BUILD_WEB)/obj -DCMAKE_BUILD_TYPE=Release -DATTNLAB_BLAS=OFF \
+	  -DATTNLAB_OPENMP=OFF -DCMAKE_C_FLAGS=-msimd128 -DCMAKE_FIND_ROOT_PATH_MODE_LIBRARY=BOTH \
+	  -DCMAKE_FIND_ROOT_PATH_MODE_INCLUDE=BOTH -DATTNLAB_WEB_OUT=$(CURDIR)/$(BUILD_WEB)
+	$(WEB_ENV) cmake --build $(BUILD_WEB)/obj -j2
+
+# The page in headless Chromium (tests/web): not part of `make test` yet.
+test-web: web
+	@scripts/bootstrap.sh chromium
+	cd tests/web && npm ci --no-audit --no-fund --silent
+	node tests/web/test_web.js $(BUILD_WEB)
+
 # A short libFuzzer run over the trace reader, the lesson parser, the
 # tokenizer and the window's app core over crafted traces (clang + ASan + UBSan),
 # two at a time (one core each): each writes its log, shown when both end, and
@@ -68,4 +89,4 @@ clean:
 	-cmake --build $(BUILD) --target clean
 
 distclean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_NOBLAS)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_NOBLAS) $(BUILD_WEB)

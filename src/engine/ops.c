@@ -38,9 +38,18 @@ int attn_ops_threads(int n)
 #endif
 }
 
+/* Function multiversioning: one build for AVX2 and one for the baseline ISA,
+ * picked at load time. WebAssembly has no such thing (its SIMD is -msimd128,
+ * fixed at build time), so the web build has the one function. */
+#ifdef __EMSCRIPTEN__
+#define ATTN_CLONES_AVX2
+#else
+#define ATTN_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
+#endif
+
 /* a · b over kk floats. Built for AVX2 and for the baseline ISA, picked at
  * load time. */
-__attribute__((target_clones("avx2", "default")))
+ATTN_CLONES_AVX2
 static float dot(const float *restrict a, const float *restrict b, int kk)
 {
     float sum = 0.0f;
@@ -319,7 +328,7 @@ static inline __attribute__((always_inline)) float exp_nonpos(float v)
 
 /* y[j] = e^(x[j] - mx); returns Σ y. Built for AVX2 and for the baseline ISA,
  * picked at load time. */
-__attribute__((target_clones("avx2", "default")))
+ATTN_CLONES_AVX2
 static float exp_row(const float *restrict x, float *restrict y, int t, float mx)
 {
     for (int j = 0; j < t; j++) y[j] = exp_nonpos(x[j] - mx);

@@ -1,0 +1,319 @@
+/* canvas.js — the web page's drawing backend and event source (issue 24).
+ *
+ * The JavaScript side of main_web.c: it measures text for the app core, turns
+ * the browser's keyboard, mouse, wheel and touch events into the app core's
+ * input calls, and draws each frame's records (main_web.c's banner gives
+ * their layout) on a <canvas> in device pixels (devicePixelRatio). Lesson
+ * progress, a file in the page's memory, is kept in localStorage.
+ *
+ * window.attnlabStats: what the test (tests/web) reads — the first frame's
+ * time since the page began, the last input-to-frame time, and the last
+ * frame's texts. */
+'use strict';
+
+(function () {
+  const KIND = { RECT: 0, FRAME: 1, LINE: 2, TEXT: 3, POLY: 6, CLIP_PUSH: 7, CLIP_POP: 8, IMAGE: 100 };
+  const FONT = '"DejaVu Sans", "WenQuanYi Micro Hei", "Noto Sans CJK SC", sans-serif';
+  const PROGRESS_DIR = '/state/attnlab', PROGRESS_FILE = PROGRESS_DIR + '/progress.json';
+  const PROGRESS_KEY = 'attnlab.progress';
+  /* the app core's key codes (keys.h) of the browser's named keys */
+  const KEYS = {
+    ArrowLeft: 256, ArrowRight: 257, ArrowUp: 258, ArrowDown: 259, Home: 260, End: 261,
+    PageUp: 262, PageDown: 263, F1: 264, F5: 265, Enter: 13, Escape: 27, Backspace: 8,
+    Delete: 127, Tab: 9, ' ': 32,
+  };
+  const MOD_SHIFT = 1, MOD_CTRL = 2, MOD_ALT = 4;
+
+  const stats = (window.attnlabStats = { started: performance.now(), firstFrameMs: null, inputToFrameMs: null,
+                                         frames: 0, texts: [] });
+  const canvas = document.getElementById('attnlab');
+  const ctx = canvas.getContext('2d', { alpha: false });
+  const measureCtx = document.createElement('canvas').getContext('2d');
+  const scratch = document.createElement('canvas');
+  const widths = new Map();
+  let M = null, dpr = 1, dirty = true, inputAt = null, savedProgress = null;
+  let images = new Map(); /* serial → canvas holding that picture */
+
+  function font(px, bold) { return (bold ? 'bold ' : '') + px + 'px ' + FONT; }
+
+  function textWidth(s, px, bold) {
+    const key = (bold ? 'b' : 'r') + px + '\u0000' + s;
+    let w = widths.get(key);
+    if (w === undefined) {
+      measureCtx.font = font(px, bold);
+      w = Math.ceil(measureCtx.measureText(s).width);
+      if (widths.size > 20000) widths.clear();
+      widths.set(key, w);
+    }
+    return w;
+  }
+
+  /* DejaVu Sans's line spacing (ascent + descent: 1.164 em) and ascent (0.928 em), as SDL_ttf gives them:
+   * a line's top is at y, its baseline at y + ascent */
+  function lineHeight(px) { return Math.ceil(px * 1.164); }
+  function ascent(px) { return Math.round(px * 0.928); }
+
+  function colour(argb) {
+    return 'rgba(' + ((argb >>> 16) & 255) + ',' + ((argb >>> 8) & 255) + ',' + (argb & 255) + ',' +
+           ((argb >>> 24) / 255) + ')';
+  }
+
+  function withString(s, fn) {
+    const n = M.lengthBytesUTF8(s) + 1, p = M._malloc(n);
+    M.stringToUTF8(s, p, n);
+    try { return fn(p); } finally { M._free(p); }
+  }
+
+  /* ---- drawing a frame */
+
+  function pixels(ptr, w, h) {
+    const data = new Uint8ClampedArray(M.HEAPU8.subarray(ptr, ptr + w * h * 4)); /* a copy */
+    return new ImageData(data, w, h);
+  }
+
+  function image(r, used) {
+    const [x, y, w, h, ptr, serial] = [r[1], r[2], r[3], r[4], r[6], r[7]];
+    let c = serial ? images.get(serial) : null;
+    if (!c) {
+      c = serial ? document.createElement('canvas') : scratch;
+      c.width = w;
+      c.height = h;
+      c.getContext('2d').putImageData(pixels(ptr, w, h), 0, 0);
+      if (serial) images.set(serial, c);
+    }
+    if (serial) used.set(serial, c);
+    ctx.drawImage(c, x, y);
+  }
+
+  function text(r) {
+    const s = M.UTF8ToString(r[6]);
+    stats.texts.push(s);
+    ctx.font = font(r[7], r[8]);
+    ctx.fillStyle = colour(r[5] >>> 0);
+    if (r[9]) { /* turned: read upwards, in a box a line wide and the text's width tall */
+      ctx.save();
+      ctx.translate(r[1], r[2] + r[4]);
+      ctx.rotate(-Math.PI / 2);
+      ctx.fillText(s, 0, ascent(r[7]));
+      ctx.restore();
+    } else {
+      ctx.fillText(s, r[1], r[2] + ascent(r[7]));
+    }
+  }
+
+  function poly(r, f) {
+    ctx.fillStyle = colour(r[5] >>> 0);
+    ctx.beginPath();
+    for (let i = 0; i < r[6]; i++) {
+      if (i) ctx.lineTo(f[8 + 2 * i], f[9 + 2 * i]);
+      else ctx.moveTo(f[8], f[9]);
+    }
+    ctx.closePath();
+    ctx.fill();
+  }
+
+  function draw() {
+    const base = M._web_frame();
+    if (!base) return;
+    const words = M._web_rec_words(), n = M.HEAP32[base >> 2];
+    const used = new Map();
+    let clips = 0;
+    stats.texts = [];
+    ctx.textBaseline = 'alphabetic';
+    for (let i = 0; i < n; i++) {
+      const at = (base >> 2) + words * (1 + i);
+      const r = M.HEAP32.subarray(at, at + words);
+      switch (r[0]) {
+        case KIND.RECT:
+        case KIND.LINE:
+          ctx.fillStyle = colour(r[5] >>> 0);
+          ctx.fillRect(r[1], r[2], r[3], r[4]);
+          break;
+        case KIND.FRAME: {
+          const [x, y, w, h, t] = [r[1], r[2], r[3], r[4], r[6]];
+          ctx.fillStyle = colour(r[5] >>> 0);
+          ctx.fillRect(x, y, w, t);
+          ctx.fillRect(x, y + h - t, w, t);
+          ctx.fillRect(x, y + t, t, h - 2 * t);
+          ctx.fillRect(x + w - t, y + t, t, h - 2 * t);
+          break;
+        }
+        case KIND.TEXT: text(r); break;
+        case KIND.POLY: poly(r, M.HEAPF32.subarray(at, at + words)); break;
+        case KIND.IMAGE: image(r, used); break;
+        case KIND.CLIP_PUSH:
+          ctx.save();
+          ctx.beginPath();
+          ctx.rect(r[1], r[2], r[3], r[4]);
+          ctx.clip();
+          clips++;
+          break;
+        case KIND.CLIP_POP:
+          if (clips > 0) { ctx.restore(); clips--; }
+          break;
+      }
+    }
+    while (clips-- > 0) ctx.restore();
+    images = used; /* pictures not drawn this frame are dropped */
+    document.title = M.UTF8ToString(M._web_title());
+    stats.frames++;
+    const now = performance.now();
+    if (stats.firstFrameMs === null) stats.firstFrameMs = now - stats.started;
+    if (inputAt !== null) { stats.inputToFrameMs = now - inputAt; inputAt = null; }
+    keepProgress();
+  }
+
+  function tick() {
+    if (M._web_quit_asked()) showNote('attnlab asked to quit: close this tab, or go on.');
+    if (dirty || M._web_poll()) {
+      dirty = false;
+      draw();
+    }
+    requestAnimationFrame(tick);
+  }
+
+  /* ---- size: the canvas fills the window, in device pixels */
+
+  function fit() {
+    dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round(window.innerWidth * dpr)), h = Math.max(1, Math.round(window.innerHeight * dpr));
+    canvas.style.width = window.innerWidth + 'px';
+    canvas.style.height = window.innerHeight + 'px';
+    if (canvas.width !== w || canvas.height !== h) {
+      canvas.width = w;
+      canvas.height = h;
+    }
+    return [w, h];
+  }
+
+  /* ---- lesson progress: the file the player saves, mirrored in localStorage */
+
+  function loadProgress() {
+    M.FS.mkdirTree(PROGRESS_DIR);
+    let s = null;
+    try { s = localStorage.getItem(PROGRESS_KEY); } catch (e) { /* storage off: progress for this visit only */ }
+    if (s !== null) M.FS.writeFile(PROGRESS_FILE, s);
+    savedProgress = s;
+  }
+
+  function keepProgress() {
+    let s;
+    try { s = M.FS.readFile(PROGRESS_FILE, { encoding: 'utf8' }); } catch (e) { return; }
+    if (s === savedProgress) return;
+    savedProgress = s;
+    try { localStorage.setItem(PROGRESS_KEY, s); } catch (e) { /* full or off */ }
+  }
+
+  /* another tab saved: its file becomes ours, into which the next save merges (as on the desktop) */
+  window.addEventListener('storage', (e) => {
+    if (e.key !== PROGRESS_KEY || !M || e.newValue === null) return;
+    M.FS.writeFile(PROGRESS_FILE, e.newValue);
+    savedProgress = e.newValue;
+  });
+
+  /* ---- events */
+
+  function mods(e) {
+    return (e.shiftKey ? MOD_SHIFT : 0) | (e.ctrlKey ? MOD_CTRL : 0) | (e.altKey ? MOD_ALT : 0);
+  }
+
+  function changed(r) {
+    if (r) { dirty = true; if (inputAt === null) inputAt = performance.now(); }
+    return r;
+  }
+
+  function keyCode(e) {
+    if (e.key in KEYS) return KEYS[e.key];
+    if (e.key.length === 1 && e.key.charCodeAt(0) > 32 && e.key.charCodeAt(0) < 127)
+      return e.key.toLowerCase().charCodeAt(0); /* as SDL's keycodes: letters in lower case */
+    return 0;
+  }
+
+  window.addEventListener('keydown', (e) => {
+    if (!M || e.metaKey || e.isComposing) return;
+    const k = keyCode(e);
+    const wantsText = M._web_wants_text();
+    let took = k && changed(M._web_key(k, mods(e)));
+    /* typed text follows its key, as SDL's text input event follows its key event */
+    if (wantsText && e.key.length >= 1 && [...e.key].length === 1 && !e.ctrlKey && !e.altKey)
+      took = withString(e.key, (p) => changed(M._web_text(p))) || took;
+    if (took || k in { 9: 1, 32: 1, 256: 1, 257: 1, 258: 1, 259: 1, 262: 1, 263: 1, 264: 1 }) e.preventDefault();
+  });
+  window.addEventListener('compositionend', (e) => {
+    if (M && e.data) withString(e.data, (p) => changed(M._web_text(p)));
+  });
+
+  function at(e) {
+    const b = canvas.getBoundingClientRect();
+    return [Math.round((e.clientX - b.left) * dpr), Math.round((e.clientY - b.top) * dpr)];
+  }
+
+  canvas.addEventListener('mousedown', (e) => {
+    if (!M || e.button !== 0) return;
+    canvas.focus();
+    changed(M._web_mouse_down(...at(e)));
+  });
+  canvas.addEventListener('mousemove', (e) => {
+    if (!M) return;
+    changed(e.buttons & 1 ? M._web_mouse_drag(...at(e)) : M._web_mouse_move(...at(e)));
+  });
+  window.addEventListener('mouseup', (e) => { if (M && e.button === 0) changed(M._web_mouse_up()); });
+  canvas.addEventListener('mouseleave', () => { if (M) changed(M._web_mouse_leave()); });
+  canvas.addEventListener('wheel', (e) => {
+    if (!M || e.deltaY === 0) return;
+    e.preventDefault();
+    changed(M._web_wheel(e.deltaY < 0 ? 1 : -1)); /* dy > 0: away from the user */
+  }, { passive: false });
+  /* one finger: the left button */
+  canvas.addEventListener('touchstart', (e) => {
+    if (!M || e.touches.length !== 1) return;
+    e.preventDefault();
+    const [x, y] = at(e.touches[0]);
+    M._web_mouse_move(x, y);
+    changed(M._web_mouse_down(x, y));
+  }, { passive: false });
+  canvas.addEventListener('touchmove', (e) => {
+    if (!M || e.touches.length !== 1) return;
+    e.preventDefault();
+    changed(M._web_mouse_drag(...at(e.touches[0])));
+  }, { passive: false });
+  canvas.addEventListener('touchend', () => { if (M) changed(M._web_mouse_up()); });
+  window.addEventListener('resize', () => {
+    if (!M) return;
+    const [w, h] = fit();
+    M._web_resize(w, h, dpr);
+    dirty = true;
+  });
+
+  /* ---- start */
+
+  function showNote(s) {
+    const note = document.getElementById('note');
+    note.textContent = s;
+    note.hidden = !s;
+  }
+
+  function language() {
+    const asked = new URLSearchParams(location.search).get('lang');
+    if (asked === 'zh' || asked === 'en') return asked;
+    return (navigator.language || '').startsWith('zh') ? 'zh' : 'en';
+  }
+
+  showNote('Loading attnlab …');
+  /* text is measured from the first frame on: the page's fonts first (a missing one: the browser's) */
+  const fonts = Promise.all([document.fonts.load('16px "DejaVu Sans"'), document.fonts.load('bold 16px "DejaVu Sans"')])
+    .catch(() => null);
+  Promise.all([attnlab({ attnTextWidth: textWidth, attnLineHeight: lineHeight }), fonts])
+    .then(([mod]) => {
+      M = mod;
+      window.attnlabModule = mod; /* for the test (tests/web): web_bench */
+      loadProgress();
+      const [w, h] = fit();
+      const rc = withString(language(), (p) => M._web_init(w, h, dpr, p));
+      if (rc) { showNote('attnlab could not start: see the browser console.'); return; }
+      showNote('');
+      canvas.focus();
+      requestAnimationFrame(tick);
+    })
+    .catch((e) => showNote('attnlab could not load: ' + e));
+})();

@@ -1,0 +1,328 @@
+/* main_web.c — the web page's backend: the same app core as the desktop,
+ * driven from JavaScript (canvas.js), its frames handed over as a flat buffer.
+ *
+ * The four beats of the desktop's loop, split between the two sides:
+ *   events   canvas.js calls web_key, web_mouse_*, web_wheel, web_text;
+ *   build    web_frame lays the frame out (ui_render_frame) into a command list;
+ *   draw     web_frame flattens the list into WEB_REC words a command, which
+ *            canvas.js walks and draws on a <canvas>;
+ *   present  the browser does.
+ * Text is measured by the canvas too (js_text_width, js_line_height), so the
+ * layout C computes and the glyphs JS draws agree.
+ *
+ * A record (int32 words; WEB_REC of them, unused ones 0):
+ *   [0] kind (ui_cmd_kind, or WEB_CMD_IMAGE)  [1..4] x, y, w, h  [5] ARGB colour
+ *   frame, line: [6] thickness
+ *   text:        [6] address of its UTF-8  [7] px  [8] bold  [9] turned
+ *   image:       [6] address of w × h RGBA pixels  [7] serial: the same serial, the same pixels
+ *   poly:        [6] n  [8..15] x0, y0, … x3, y3 as float32
+ * Heatmaps and free-standing hatches become images, painted here by
+ * ui_heat_paint as on the desktop; a heatmap's pixels are kept while its
+ * trace generation, slice, scale and size stay the same.
+ *
+ * There are no threads: the app computes at once (app.async false), and the
+ * lesson progress file lives in the page's memory file system, which
+ * canvas.js copies to and from localStorage. */
+#include <emscripten.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "arena.h"
+#include "clock.h"
+#include "forward.h"
+#include "draw.h"
+#include "i18n.h"
+#include "render.h"
+
+#define WEB_REC 16
+#define WEB_CMD_IMAGE 100
+#define WEB_IMAGES 8      /* heatmap pictures kept from frame to frame */
+
+EM_JS(int, js_text_width, (const char *utf8, int px, int bold),
+      { return Module.attnTextWidth(UTF8ToString(utf8), px, bold); });
+EM_JS(int, js_line_height, (int px), { return Module.attnLineHeight(px); });
+
+/* One painted picture (RGBA, as canvas ImageData wants) and what it shows. */
+typedef struct {
+    uint8_t *px;          /* w × h × 4 bytes */
+    int w, h, gap;
+    unsigned generation;
+    ui_slice slice;
+    ui_scale scale;
+    int serial;           /* 0: empty */
+    int used;             /* the frame that last drew it */
+} web_image;
+
+static struct {
+    ui_app app;
+    ui_draw list;
+    bool ready;
+    int w, h;             /* the canvas in device pixels */
+    int32_t *out;         /* [0] records, then WEB_REC words each */
+    int out_cap;          /* records */
+    web_image images[WEB_IMAGES];
+    uint8_t **hatches;    /* this frame's hatch pictures, freed at the next */
+    int n_hatches, hatch_cap;
+    int frame, serial;
+} web;
+
+static int text_width(void *ctx, const char *s, int px)
+{
+    (void)ctx;
+    return js_text_width(s, px, 0);
+}
+
+static int bold_width(void *ctx, const char *s, int px)
+{
+    (void)ctx;
+    return js_text_width(s, px, 1);
+}
+
+static int line_height(void *ctx, int px)
+{
+    (void)ctx;
+    return js_line_height(px);
+}
+
+/* ARGB words (ui_heat_paint's) to the RGBA bytes of canvas ImageData, in place. */
+static void to_rgba(uint32_t *px, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = px[i]; /* 0xAARRGGBB; in memory (little-endian) R must come first */
+        px[i] = (c & 0xFF00FF00u) | ((c >> 16) & 0xFFu) | ((c & 0xFFu) << 16);
+    }
+}
+
+static bool image_same(const web_image *im, const ui_cmd *c)
+{
+    return im->serial && im->generation == c->heat.generation && im->w == c->r.w && im->h == c->r.h &&
+           im->gap == c->heat.gap && ui_slice_same(&im->slice, &c->heat.slice) &&
+           !memcmp(&im->scale, &c->heat.scale, sizeof im->scale);
+}
+
+/* The picture of heatmap command c: kept from an earlier frame, else painted
+ * into the slot drawn longest ago. NULL when out of memory. */
+static const web_image *heat_image(const ui_cmd *c)
+{
+    web_image *slot = &web.images[0];
+    for (int i = 0; i < WEB_IMAGES; i++) {
+        web_image *im = &web.images[i];
+        if (image_same(im, c)) {
+            im->used = web.frame;
+            return im;
+        }
+        if (im->used < slot->used) slot = im;
+    }
+    size_t n = (size_t)c->r.w * (size_t)c->r.h;
+    uint8_t *px = realloc(slot->px, n * 4);
+    if (!px) return NULL;
+    memset(px, 0, n * 4);
+    ui_heat_paint(&c->heat.slice, &c->heat.scale, (uint32_t *)px, c->r.w, c->r.w, c->r.h, c->heat.gap);
+    to_rgba((uint32_t *)px, n);
+    *slot = (web_image){.px = px, .w = c->r.w, .h = c->r.h, .gap = c->heat.gap, .generation = c->heat.generation,
+                        .slice = c->heat.slice, .scale = c->heat.scale, .serial = ++web.serial, .used = web.frame};
+    return slot;
+}
+
+/* A hatched swatch's pixels for this frame only. NULL when out of memory. */
+static const uint8_t *hatch_image(const ui_cmd *c)
+{
+    if (web.n_hatches == web.hatch_cap) {
+        int cap = web.hatch_cap ? 2 * web.hatch_cap : 16;
+        uint8_t **h = realloc(web.hatches, (size_t)cap * sizeof *h);
+        if (!h) return NULL;
+        web.hatches = h;
+        web.hatch_cap = cap;
+    }
+    size_t n = (size_t)c->r.w * (size_t)c->r.h;
+    uint8_t *px = malloc(n * 4);
+    if (!px) return NULL;
+    ui_heat_paint_hatch((uint32_t *)px, c->r.w, c->r.w, c->r.h,
+                        (c->r.x - c->hatch.ox) + (c->r.y - c->hatch.oy));
+    to_rgba((uint32_t *)px, n);
+    web.hatches[web.n_hatches++] = px;
+    return px;
+}
+
+/* Fills record o from command c; false when c draws nothing here. */
+static bool flatten(const ui_cmd *c, int32_t *o)
+{
+    memset(o, 0, WEB_REC * sizeof *o);
+    o[0] = (int32_t)c->kind;
+    o[1] = c->r.x, o[2] = c->r.y, o[3] = c->r.w, o[4] = c->r.h;
+    o[5] = (int32_t)c->color;
+    switch (c->kind) {
+    case UI_CMD_FRAME:
+    case UI_CMD_LINE: o[6] = c->t; return true;
+    case UI_CMD_TEXT:
+        o[6] = (int32_t)(uintptr_t)ui_cmd_text(&web.list, c);
+        o[7] = c->text.px, o[8] = c->text.bold, o[9] = c->text.turned;
+        return true;
+    case UI_CMD_POLY:
+        o[6] = c->poly.n;
+        for (int i = 0; i < c->poly.n && i < 4; i++) {
+            memcpy(&o[8 + 2 * i], &c->poly.x[i], sizeof(float));
+            memcpy(&o[9 + 2 * i], &c->poly.y[i], sizeof(float));
+        }
+        return true;
+    case UI_CMD_HEATMAP: {
+        if (c->r.w <= 0 || c->r.h <= 0) return false;
+        const web_image *im = heat_image(c);
+        if (!im) return false;
+        o[0] = WEB_CMD_IMAGE, o[6] = (int32_t)(uintptr_t)im->px, o[7] = im->serial;
+        return true;
+    }
+    case UI_CMD_HATCH: {
+        /* a masked cell's hatch is in its heatmap's picture already */
+        if (c->hatch.in_image || c->r.w <= 0 || c->r.h <= 0) return false;
+        const uint8_t *px = hatch_image(c);
+        if (!px) return false;
+        o[0] = WEB_CMD_IMAGE, o[6] = (int32_t)(uintptr_t)px, o[7] = 0; /* 0: not kept */
+        return true;
+    }
+    default: return true;
+    }
+}
+
+/* ---- the calls canvas.js makes */
+
+/* Opens the built-in example on a w × h canvas (device pixels, dpr of them a
+ * CSS pixel), the interface in lang ("en" or "zh"). Data folders are those
+ * the page preloads. Returns 0, or -1 with the reason on stderr (the console). */
+EMSCRIPTEN_KEEPALIVE int web_init(int w, int h, float dpr, const char *lang)
+{
+    setenv("ATTNLAB_MODELS", "/attnlab/models", 1);
+    setenv("ATTNLAB_LESSONS", "/attnlab/lessons", 1);
+    setenv("ATTNLAB_LOCALEDIR", "/attnlab/locale", 1);
+    setenv("XDG_STATE_HOME", "/state", 1); /* progress: /state/attnlab/progress.json */
+    /* musl's gettext takes the catalog's name from LC_MESSAGES alone (LANGUAGE is glibc's) */
+    setenv("LC_MESSAGES", lang && !strcmp(lang, "zh") ? "zh_CN.UTF-8" : "en.UTF-8", 1);
+    lang = ui_i18n_init(lang);
+    attn_config cfg;
+    attn_config_init(&cfg);
+    char err[700];
+    int rc = ui_app_init(&web.app, &cfg, err, sizeof err);
+    attn_config_free(&cfg);
+    if (rc) {
+        fprintf(stderr, "attnlab: %s\n", err);
+        return -1;
+    }
+    ui_player_init(&web.app.lesson, lang, NULL);
+    web.app.pixel_ratio = dpr > 0 ? dpr : 1.0f;
+    web.w = w, web.h = h;
+    ui_draw_init(&web.list, (ui_text_measure){.text_width = text_width, .line_height = line_height,
+                                              .bold_width = bold_width});
+    web.ready = true;
+    return 0;
+}
+
+EMSCRIPTEN_KEEPALIVE void web_resize(int w, int h, float dpr)
+{
+    web.w = w, web.h = h;
+    web.app.pixel_ratio = dpr > 0 ? dpr : 1.0f;
+    ui_app_exposed(&web.app);
+    web.app.dirty = true;
+}
+
+/* Whether a frame is wanted: the app changed, or finished something it was doing. */
+EMSCRIPTEN_KEEPALIVE int web_poll(void)
+{
+    if (!web.ready) return 0;
+    bool changed = ui_app_poll(&web.app);
+    return changed || web.app.dirty || ui_app_pending(&web.app);
+}
+
+/* The frame as records (see the banner): [0] their count, then the records. */
+EMSCRIPTEN_KEEPALIVE const int32_t *web_frame(void)
+{
+    if (!web.ready) return NULL;
+    for (int i = 0; i < web.n_hatches; i++) free(web.hatches[i]);
+    web.n_hatches = 0;
+    web.frame++;
+    ui_render_frame(&web.app, &web.list, &web.app.layout, web.w, web.h);
+    if (web.list.n + 1 > web.out_cap) {
+        int32_t *o = realloc(web.out, ((size_t)web.list.n + 1) * WEB_REC * sizeof *o);
+        if (!o) return NULL;
+        web.out = o;
+        web.out_cap = web.list.n + 1;
+    }
+    int n = 0;
+    for (const ui_cmd *c = NULL; (c = ui_draw_next(&web.list, c));)
+        if (flatten(c, web.out + WEB_REC * (1 + n))) n++;
+    web.out[0] = n;
+    ui_render_commit(&web.app, &web.app.layout);
+    return web.out;
+}
+
+EMSCRIPTEN_KEEPALIVE int web_rec_words(void) { return WEB_REC; }
+
+EMSCRIPTEN_KEEPALIVE const char *web_title(void)
+{
+    static char t[256];
+    return web.ready ? ui_app_title(&web.app, t, sizeof t) : "attnlab";
+}
+
+EMSCRIPTEN_KEEPALIVE int web_key(int key, int mods) { return web.ready && ui_app_key(&web.app, key, mods); }
+EMSCRIPTEN_KEEPALIVE int web_text(const char *utf8) { return web.ready && ui_app_text(&web.app, utf8); }
+EMSCRIPTEN_KEEPALIVE int web_wants_text(void) { return web.ready && ui_app_wants_text(&web.app); }
+EMSCRIPTEN_KEEPALIVE int web_mouse_move(int x, int y) { return web.ready && ui_app_mouse_move(&web.app, x, y); }
+EMSCRIPTEN_KEEPALIVE int web_mouse_drag(int x, int y) { return web.ready && ui_app_mouse_drag(&web.app, x, y); }
+EMSCRIPTEN_KEEPALIVE int web_mouse_down(int x, int y) { return web.ready && ui_app_mouse_down(&web.app, x, y); }
+EMSCRIPTEN_KEEPALIVE int web_mouse_up(void) { return web.ready && ui_app_mouse_up(&web.app); }
+EMSCRIPTEN_KEEPALIVE int web_mouse_leave(void) { return web.ready && ui_app_mouse_leave(&web.app); }
+EMSCRIPTEN_KEEPALIVE int web_wheel(int dy) { return web.ready && ui_app_wheel(&web.app, dy); }
+
+/* Whether the app asked to quit (q): the page cannot close itself, so canvas.js says so. */
+EMSCRIPTEN_KEEPALIVE int web_quit_asked(void)
+{
+    bool q = web.app.req.quit;
+    web.app.req.quit = false;
+    return q;
+}
+
+/* `attnlab bench` in the page: the median ms of `reps` traced forward passes
+ * of the built-in attention at this shape, after a warm-up that makes the
+ * inputs, each pass reusing the memory of the one before (as cmd_bench.c
+ * times it natively). -1 when the shape is refused. */
+EMSCRIPTEN_KEEPALIVE double web_bench(int batch, int seq, int d_model, int heads, int reps)
+{
+    attn_config cfg;
+    attn_error err;
+    attn_trace first, tr;
+    char v[4][16];
+    const char *keys[4] = {"batch", "seq", "d_model", "heads"};
+    int vals[4] = {batch, seq, d_model, heads};
+    double *ms = reps > 0 ? calloc((size_t)reps, sizeof *ms) : NULL;
+    double med = -1;
+    attn_config_init(&cfg);
+    attn_status st = ms ? ATTN_OK : ATTN_ERR_NOMEM;
+    for (int i = 0; i < 4 && !st; i++) {
+        snprintf(v[i], sizeof v[i], "%d", vals[i]);
+        st = attn_config_set(&cfg, keys[i], v[i], &err);
+    }
+    if (!st) st = attn_trace_run(&cfg, &(attn_inputs){0}, &first, &err);
+    if (!st) {
+        attn_inputs in;
+        attn_arena store;
+        attn_arena_init(&store);
+        attn_inputs_from_trace(&first, &in);
+        in.arena = &store;
+        int i = 0;
+        for (; i < reps; i++) {
+            double t0 = attn_clock_ms();
+            if ((st = attn_trace_run(&cfg, &in, &tr, &err))) break;
+            ms[i] = attn_clock_ms() - t0;
+            attn_trace_free(&tr);
+        }
+        if (i == reps) med = attn_median(ms, reps);
+        attn_arena_free(&store);
+        attn_trace_free(&first);
+    }
+    if (st) fprintf(stderr, "attnlab bench: %s\n", st == ATTN_ERR_NOMEM && !ms ? "out of memory" : err.msg);
+    attn_config_free(&cfg);
+    free(ms);
+    return med;
+}
