@@ -108,8 +108,7 @@ static void save(ui_app *app, ui_gfx *g, file_write *p)
 {
     char err[600];
     int w, h, rc;
-    saved_wait(app, p); /* one at a time: the next file name is free once the last is written */
-    save_name(app, p->name, sizeof p->name);
+    save_name(app, p->name, sizeof p->name); /* one at a time (frame): the last is written */
     SDL_GetRendererOutputSize(g->r, &w, &h);
     app->req.save = false;
     if (app->req.save_kind == UI_SAVE_PNG) rc = save_png(p, g, err, sizeof err);
@@ -143,7 +142,7 @@ static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t t
 {
     char t[256];
     ui_render(app, g, &app->layout);
-    if (app->req.save) {
+    if (app->req.save && !saving(out)) { /* else asked again while a file is written: saved after it */
         save(app, g, out);
         ui_render(app, g, &app->layout); /* show the message */
     }
@@ -360,7 +359,7 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
         if (busy && SDL_TICKS_PASSED(SDL_GetTicks(), drawn + PROGRESS_FRAME_MS)) app->dirty = true;
         if (app->req.quit) break; /* what was polled asked to end (a lesson that does not open) */
         update_ratio(app, win, r);
-        if (app->dirty || app->req.save) {
+        if (app->dirty || (app->req.save && !saving(&out))) {
             frame(app, g, win, title, sizeof title, &out);
             drawn = SDL_GetTicks();
         }
