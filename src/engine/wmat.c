@@ -8,6 +8,10 @@
 
 #include "ops.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -202,6 +206,45 @@ static bool plain_f32(const attn_wmat *w)
     return w->dtype == ATTN_ST_F32 && w->stride == (size_t)w->cols && (uintptr_t)w->data % sizeof(float) == 0;
 }
 
+void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y, int j0, int j1)
+{
+    const dot_fn *dots = DOTS[kernel()];
+    for (int i = 0, at = 0; i < n && at < j1; at += w[i].rows, i++) {
+        int a = j0 > at ? j0 - at : 0, b = j1 - at < w[i].rows ? j1 - at : w[i].rows; /* matrix i's rows [a, b) */
+        if (a >= b) continue;
+        if (plain_f32(&w[i])) /* ops.c's float32 dot, as attn_wmat_product_row takes it */
+            attn_op_project_t(x, (const float *)w[i].data + (size_t)a * w[i].cols, y + at + a, 1, w[i].cols, b - a);
+        else
+            for (int r = a; r < b; r++) y[at + r] = dots[w[i].dtype](x, row_at(&w[i], r), w[i].cols);
+    }
+}
+
+void attn_wmat_team_share(int total, int *j0, int *j1)
+{
+#ifdef _OPENMP
+    int nt = omp_get_num_threads(), id = omp_get_thread_num();
+#else
+    int nt = 1, id = 0;
+#endif
+    *j0 = (int)((long long)total * id / nt);
+    *j1 = (int)((long long)total * (id + 1) / nt);
+}
+
+void attn_wmat_product_row_team(const attn_wmat *w, int n, const float *x, float *y)
+{
+#ifdef _OPENMP
+    if (omp_in_parallel()) {
+        int total = 0, j0, j1;
+        for (int i = 0; i < n; i++) total += w[i].rows;
+        attn_wmat_team_share(total, &j0, &j1);
+        attn_wmat_product_part(w, n, x, y, j0, j1);
+        #pragma omp barrier
+        return;
+    }
+#endif
+    attn_wmat_product_row(w, n, x, y);
+}
+
 void attn_wmat_product_row(const attn_wmat *w, int n, const float *x, float *y)
 {
     int total = 0, cols = n ? w[0].cols : 0;
@@ -212,13 +255,12 @@ void attn_wmat_product_row(const attn_wmat *w, int n, const float *x, float *y)
             attn_op_project_t(x, w[i].data, y + at, 1, cols, w[i].rows);
         return;
     }
-    const dot_fn *dots = DOTS[kernel()];
-    /* y[j] for the group's rows j, matrix i's rows after matrix i−1's */
-    #pragma omp parallel for schedule(static) if ((size_t)total * cols > 65536)
-    for (int j = 0; j < total; j++) {
-        int i = 0, r = j;
-        while (r >= w[i].rows) r -= w[i++].rows;
-        y[j] = dots[w[i].dtype](x, row_at(&w[i], r), cols);
+    /* y[j] for the group's rows j, matrix i's rows after matrix i−1's, in one share a thread */
+    #pragma omp parallel if ((size_t)total * cols > 65536)
+    {
+        int j0, j1;
+        attn_wmat_team_share(total, &j0, &j1);
+        attn_wmat_product_part(w, n, x, y, j0, j1);
     }
 }
 
