@@ -9,7 +9,8 @@
  *   act       = SiLU(mlp_norm · W_gate) ⊙ (mlp_norm · W_up)          (b, s, f)
  *   resid_out = resid_mid + act · W_down
  * then final_norm = RMSNorm(resid_out) ⊙ g, logits = final_norm · W_lmᵀ
- * (b, s, V) and probs = softmax(logits). */
+ * (b, s, V) and probs = softmax(logits), those two computed for the rows a
+ * reader asks for (head.h). */
 #include "model_run.h"
 
 #include <math.h>
