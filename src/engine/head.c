@@ -90,14 +90,19 @@ int attn_head_fill(attn_head *h, size_t row0, size_t n)
     if (!h || n == 0 || row0 >= (size_t)h->rows) return 0;
     size_t last = row0 + n > (size_t)h->rows ? (size_t)h->rows - 1 : row0 + n - 1;
     pthread_mutex_lock(&h->lock);
-    for (size_t c = row0 / ATTN_HEAD_CHUNK; !rc && c <= last / ATTN_HEAD_CHUNK; c++) {
-        if (h->done[c]) continue;
-        size_t r0 = c * ATTN_HEAD_CHUNK, nr = (size_t)h->rows - r0 < ATTN_HEAD_CHUNK ? (size_t)h->rows - r0 : ATTN_HEAD_CHUNK;
+    for (size_t c = row0 / ATTN_HEAD_CHUNK, end = last / ATTN_HEAD_CHUNK + 1; !rc && c < end;) {
+        if (h->done[c]) {
+            c++;
+            continue;
+        }
+        size_t c1 = c; /* the chunks [c, c1) not yet computed: one call, W_lm widened once for them */
+        while (c1 < end && !h->done[c1]) c1++;
+        size_t r0 = c * ATTN_HEAD_CHUNK, r1 = c1 * ATTN_HEAD_CHUNK < (size_t)h->rows ? c1 * ATTN_HEAD_CHUNK : (size_t)h->rows;
         float *lg = h->logits + r0 * h->V;
-        /* logits (nr, V) = final_norm (nr, d) · W_lmᵀ; probs = row softmax */
-        if (attn_wmat_product(&h->w, h->final_norm + r0 * h->d, (int)nr, lg)) rc = -1;
-        else attn_op_softmax(lg, NULL, h->probs + r0 * h->V, 1, 1, (int)nr, h->V, true);
-        h->done[c] = !rc;
+        /* logits (r1 − r0, V) = final_norm (r1 − r0, d) · W_lmᵀ, chunk by chunk; probs = row softmax */
+        if (attn_wmat_product_blocks(&h->w, h->final_norm + r0 * h->d, (int)(r1 - r0), ATTN_HEAD_CHUNK, lg)) rc = -1;
+        else attn_op_softmax(lg, NULL, h->probs + r0 * h->V, 1, 1, (int)(r1 - r0), h->V, true);
+        for (; !rc && c < c1; c++) h->done[c] = 1;
     }
     pthread_mutex_unlock(&h->lock);
     return rc;

@@ -266,22 +266,34 @@ void attn_wmat_product_row(const attn_wmat *w, int n, const float *x, float *y)
 
 int attn_wmat_product(const attn_wmat *w, const float *x, int rows, float *y)
 {
+    return attn_wmat_product_blocks(w, x, rows, rows, y);
+}
+
+int attn_wmat_product_blocks(const attn_wmat *w, const float *x, int rows, int block, float *y)
+{
+    size_t cols = (size_t)w->cols, out = (size_t)w->rows;
+    block = block < 1 ? 1 : block;
     if (plain_f32(w)) {
-        attn_op_project_t(x, w->data, y, rows, w->cols, w->rows);
+        for (int b0 = 0; b0 < rows; b0 += block)
+            attn_op_project_t(x + b0 * cols, w->data, y + b0 * out, rows - b0 < block ? rows - b0 : block, w->cols, w->rows);
         return 0;
     }
-    if (rows == 1) {
-        attn_wmat_product_row(w, 1, x, y);
+    if (rows % block == 1) /* a last block of one row: the row kernels, as for a decoding step */
+        attn_wmat_product_row(w, 1, x + (size_t)(rows - 1) * cols, y + (size_t)(rows - 1) * out);
+    rows -= block == 1 ? 0 : rows % block == 1; /* the rest: blocks of two rows or more (or each row alone) */
+    if (block == 1 || rows == 0) {
+        for (int r = 0; r < rows; r++) attn_wmat_product_row(w, 1, x + r * cols, y + r * out);
         return 0;
     }
     /* a panel of nb rows of W widened (nb · cols floats, 4 MiB), multiplied by
-     * sgemm into part (rows, nb), placed in y's columns [r0, r0 + nb) */
+     * sgemm, one block of x's rows at a time, into part (rows, nb), placed in
+     * y's columns [r0, r0 + nb): the widening is paid once a panel */
     enum { PANEL_FLOATS = 1 << 20 };
     int nb = PANEL_FLOATS / (w->cols ? w->cols : 1);
     nb = nb < 1 ? 1 : nb > w->rows ? w->rows : nb;
     bool whole = nb == w->rows;
-    float *panel = malloc((size_t)nb * w->cols * sizeof *panel);
-    float *part = whole ? y : malloc((size_t)rows * nb * sizeof *part);
+    float *panel = malloc((size_t)nb * cols * sizeof *panel);
+    float *part = whole ? y : malloc((size_t)(rows ? rows : 1) * nb * sizeof *part);
     if (!panel || !part) {
         free(panel);
         if (part != y) free(part);
@@ -290,9 +302,11 @@ int attn_wmat_product(const attn_wmat *w, const float *x, int rows, float *y)
     for (int r0 = 0; r0 < w->rows; r0 += nb) {
         int m = w->rows - r0 < nb ? w->rows - r0 : nb;
         attn_wmat_rows(w, r0, m, panel);
-        attn_op_project_t(x, panel, part, rows, w->cols, m);
+        for (int b0 = 0; b0 < rows; b0 += block)
+            attn_op_project_t(x + b0 * cols, panel, part + (size_t)b0 * m, rows - b0 < block ? rows - b0 : block,
+                              w->cols, m);
         for (int r = 0; !whole && r < rows; r++)
-            memcpy(y + (size_t)r * w->rows + r0, part + (size_t)r * m, (size_t)m * sizeof *y);
+            memcpy(y + (size_t)r * out + r0, part + (size_t)r * m, (size_t)m * sizeof *y);
     }
     free(panel);
     if (!whole) free(part);

@@ -59,6 +59,12 @@ int attn_wmat_transposed(const attn_wmat *w, float *out);
  * not once per row of x. Returns 0, or -1 out of memory (for the panel). */
 int attn_wmat_product(const attn_wmat *w, const float *x, int rows, float *y);
 
+/* The same, x's rows taken `block` at a time (the last block shorter): each
+ * block is its own product, widened panel by panel once for all blocks, so a
+ * row's numbers depend on its block alone, not on how many blocks one call
+ * computes (head.c's chunks). attn_wmat_product is one block of every row. */
+int attn_wmat_product_blocks(const attn_wmat *w, const float *x, int rows, int block, float *y);
+
 /* One row x against n matrices of the same cols, side by side in y
  * (Σ w[i].rows): y = x · [W_0; W_1; …]ᵀ, one parallel loop for the group
  * (q, k, v; or gate, up) instead of one per matrix. */
