@@ -599,6 +599,7 @@ static void measured_numbers_vocabulary(void **state)
     const attn_tensor *lg = attn_trace_stage(&tr, -1, ATTN_STAGE_LOGITS);
     assert_non_null(lg);
     int V = tr.dims.V, next = tr.token_ids[6]; /* <s> 床 前 明 月 光 ，: the comma follows row 5 */
+    attn_tensor_fill(lg, 5, 1);
     double nll = attn_token_nll(lg->data + 5 * (size_t)V, V, next);
     attn_trace_free(&tr);
     assert_true(nll > 0 && nll < 1);

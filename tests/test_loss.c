@@ -65,6 +65,7 @@ static double from_probs(const attn_trace *tr, int b, const int *next, int n)
 {
     const attn_tensor *p = attn_trace_find(tr, "probs");
     double sum = 0;
+    attn_tensor_fill(p, (size_t)b * tr->dims.s, (size_t)n);
     for (int i = 0; i < n; i++) sum += -log(p->data[((size_t)b * tr->dims.s + i) * V + next[i]]);
     return sum / n;
 }

@@ -19,6 +19,7 @@
 #include "fileio.h"
 #include "forward.h"
 #include "generate.h"
+#include "head.h"
 #include "kv_cache.h"
 #include "model_run.h"
 #include "paths.h"
@@ -495,6 +496,7 @@ static void test_trace_stages(void **state)
     assert_string_equal(tr.tensors[tr.n_tensors - 1].name, "probs");
     const attn_tensor *probs = attn_trace_find(&tr, "probs"), *w = attn_trace_find(&tr, "layers.1.weights");
     assert_int_equal(probs->shape[2], V);
+    assert_int_equal(attn_tensor_fill_all(probs), 0);
     for (int i = 0; i < 7; i++) {
         double sum = 0;
         for (int v = 0; v < V; v++) sum += probs->data[i * V + v];
@@ -518,6 +520,7 @@ static void test_padding_and_cache(void **state)
     for (int side = 0; side < 2; side++) {
         run_text(model_dir("pad"), "the cat sat on the mat|a dog ran", side ? "left" : "right", 0, true, &both);
         const attn_tensor *la = attn_trace_find(&alone, "logits"), *lb = attn_trace_find(&both, "logits");
+        attn_tensor_fill_all(la), attn_tensor_fill_all(lb);
         int L = both.dims.L, n = alone.dims.L, off = side ? L - n : 0;
         for (int i = 0; i < n; i++)
             for (int v = 0; v < V; v++)
@@ -526,6 +529,7 @@ static void test_padding_and_cache(void **state)
     }
     run_text(model_dir("pad"), "a dog ran", "right", 2, true, &cached);
     const attn_tensor *lc = attn_trace_find(&cached, "logits"), *la = attn_trace_find(&alone, "logits");
+    attn_tensor_fill_all(lc);
     assert_int_equal(cached.dims.s, 2);
     for (int i = 0; i < 2; i++)
         for (int v = 0; v < V; v++) assert_true(fabsf(lc->data[i * V + v] - la->data[(2 + i) * V + v]) < 1e-4f);
@@ -533,11 +537,57 @@ static void test_padding_and_cache(void **state)
     attn_trace_free(&alone);
 }
 
+/* logits and probs are computed for the rows read, in chunks of
+ * ATTN_HEAD_CHUNK: before a read a row holds zeros; a row read alone has the
+ * bits it has when every row is read, the bits of one product over every
+ * row (the head before it was lazy), and the bits a trace file stores. The
+ * trace outlives its model (attn_trace_run loads and frees it). */
+static void test_lazy_head_rows(void **state)
+{
+    (void)state;
+    attn_trace one, all, loaded;
+    attn_model m;
+    attn_error err;
+    make_model(model_dir("lazy"), 2, 4, 2, true, NULL, NULL);
+    const char *text = "the cat sat on the mat|a dog ran on the mat|the mat sat|a cat ran|the dog sat on a cat";
+    run_text(model_dir("lazy"), text, "right", 0, true, &one);
+    run_text(model_dir("lazy"), text, "right", 0, true, &all);
+    size_t rows = (size_t)one.dims.b * one.dims.s, pick = rows - 1, row = (size_t)V * sizeof(float);
+    assert_true(rows > ATTN_HEAD_CHUNK); /* two chunks, the second short */
+    const attn_tensor *lo = attn_trace_find(&one, "logits"), *po = attn_trace_find(&one, "probs");
+    const attn_tensor *la = attn_trace_find(&all, "logits"), *pa = attn_trace_find(&all, "probs");
+    for (size_t v = 0; v < (size_t)V; v++) assert_true(lo->data[pick * V + v] == 0.0f && lo->data[v] == 0.0f);
+    assert_int_equal(attn_tensor_fill(po, pick, 1), 0); /* probs' row fills logits' row too */
+    for (size_t v = 0; v < (size_t)V; v++) assert_true(lo->data[v] == 0.0f); /* the first chunk: not read */
+    assert_int_equal(attn_tensor_fill_all(la), 0);
+    assert_memory_equal(lo->data + pick * V, la->data + pick * V, row);
+    assert_memory_equal(po->data + pick * V, pa->data + pick * V, row);
+    /* the eager product over every row: logits = final_norm · W_lmᵀ */
+    assert_int_equal(attn_model_load(model_dir("lazy"), &m, &err), ATTN_OK);
+    float *eager = malloc(rows * row);
+    assert_non_null(eager);
+    assert_int_equal(attn_model_logits(&m, attn_trace_find(&all, "final_norm")->data, eager, rows), 0);
+    assert_memory_equal(eager, la->data, rows * row);
+    free(eager);
+    attn_model_free(&m);
+    /* a trace file stores every row, the same bits */
+    char path[600];
+    snprintf(path, sizeof path, "%s/lazy.safetensors", ROOT);
+    assert_int_equal(attn_trace_save(&one, path, &err), ATTN_OK);
+    assert_int_equal(attn_trace_load(path, &loaded, &err), ATTN_OK);
+    assert_memory_equal(attn_trace_find(&loaded, "logits")->data, la->data, rows * row);
+    assert_memory_equal(attn_trace_find(&loaded, "probs")->data, pa->data, rows * row);
+    attn_trace_free(&loaded);
+    attn_trace_free(&one);
+    attn_trace_free(&all);
+}
+
 /* The most likely next token after the last position, <unk> (id 0 in the
  * fixture's vocabulary) left out as generation leaves it out. */
 static int argmax_last(const attn_trace *tr)
 {
     const attn_tensor *lg = attn_trace_find(tr, "logits");
+    attn_tensor_fill(lg, (size_t)tr->dims.s - 1, 1);
     const float *row = lg->data + (size_t)(tr->dims.s - 1) * V;
     int best = 1;
     for (int v = 2; v < V; v++)
@@ -1087,6 +1137,7 @@ int main(void)
         cmocka_unit_test(test_generate_refuses_nan_logits),
         cmocka_unit_test(test_trace_stages),
         cmocka_unit_test(test_padding_and_cache),
+        cmocka_unit_test(test_lazy_head_rows),
         cmocka_unit_test(test_generate_equals_full_passes),
         cmocka_unit_test(test_sampling_never_unk),
         cmocka_unit_test(test_ids_without_tokens),

@@ -168,6 +168,39 @@ static void test_group(void **state)
     }
 }
 
+/* Rows taken in blocks (head.c's chunks, two panels here): each block has the
+ * bits it has when computed alone, a last block of one row too (the row
+ * kernels); and a group's product in parts (a team's shares) has the bits of
+ * the whole. BF16, and float32 packed (ops.c's path). */
+static void test_blocks_and_parts(void **state)
+{
+    (void)state;
+    enum { ROWS = 1100, COLS = 1000, XR = 9, BLOCK = 4 };
+    static const attn_st_dtype DT[] = {ATTN_ST_BF16, ATTN_ST_F32};
+    float *x = malloc((size_t)XR * COLS * sizeof *x), *all = malloc((size_t)XR * ROWS * sizeof *all);
+    float *one = malloc((size_t)BLOCK * ROWS * sizeof *one);
+    assert_true(x && all && one);
+    attn_fill_normal(x, (size_t)XR * COLS, 5, 1.0f);
+    for (int d = 0; d < 2; d++) {
+        made m = make(DT[d], ROWS, COLS, 0, 0, 11);
+        assert_int_equal(attn_wmat_product_blocks(&m.w, x, XR, BLOCK, all), 0);
+        check(&m, x, XR, all);
+        for (int b0 = 0; b0 < XR; b0 += BLOCK) {
+            int n = XR - b0 < BLOCK ? XR - b0 : BLOCK; /* 4, 4, then 1 */
+            assert_int_equal(attn_wmat_product_blocks(&m.w, x + (size_t)b0 * COLS, n, BLOCK, one), 0);
+            assert_memory_equal(one, all + (size_t)b0 * ROWS, (size_t)n * ROWS * sizeof *one);
+        }
+        attn_wmat_product_row(&m.w, 1, x, one);
+        attn_wmat_product_part(&m.w, 1, x, one + ROWS, 0, 700);
+        attn_wmat_product_part(&m.w, 1, x, one + ROWS, 700, ROWS);
+        assert_memory_equal(one, one + ROWS, (size_t)ROWS * sizeof *one);
+        unmake(&m);
+    }
+    free(x);
+    free(all);
+    free(one);
+}
+
 /* Rows and the transposed copy (the trace's (in, out) weights) widen exactly. */
 static void test_rows_and_transposed(void **state)
 {
@@ -188,6 +221,7 @@ int main(void)
         cmocka_unit_test(test_kernels_match_float32),
         cmocka_unit_test(test_panels),
         cmocka_unit_test(test_group),
+        cmocka_unit_test(test_blocks_and_parts),
         cmocka_unit_test(test_rows_and_transposed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "engine/blas.h"
 #include "engine/forward.h"
+#include "engine/head.h"
 #include "engine/model_run.h"
 #include "engine/trace_io.h"
 #include "engine/utf8.h"
@@ -161,6 +162,11 @@ static int model_info(const char *name)
            "%s at its context of %d tokens, %s with one layer's attention weights\n", at / typical / (1 << 20),
            typical, attn_budget_size(at, b, sizeof b), attn_budget_size(full, c1, sizeof c1), c.max_pos,
            attn_budget_size(attn_model_trace_bytes(&c, c.max_pos, true), c2, sizeof c2));
+    /* logits and probs are reserved whole (the budget counts them) but computed, and held, for the rows read */
+    double head = attn_head_row_bytes(c.vocab);
+    printf("  of which logits and probs, %s per token, are computed and take memory only for the rows read (the "
+           "next-token row, a view of them, a trace file): %.2f MiB per token without them\n", attn_budget_size(head, b, sizeof b),
+           (at / typical - head) / (1 << 20));
     printf("  here a trace may take up to %s\n", attn_budget_explain(&budget, why, sizeof why));
     return CLI_OK;
 }

@@ -99,6 +99,7 @@ static void keep_logits(attn_generator *g)
 {
     const attn_dims *d = &g->trace.dims;
     const attn_tensor *lg = attn_trace_stage(&g->trace, -1, ATTN_STAGE_LOGITS);
+    attn_tensor_fill(lg, (size_t)d->s - 1, 1);
     memcpy(g->logits, lg->data + (size_t)(d->s - 1) * d->V, (size_t)d->V * sizeof *g->logits);
 }
 

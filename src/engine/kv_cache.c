@@ -111,7 +111,7 @@ attn_status attn_kv_append(attn_kv_cache *c, const attn_trace *tr, attn_error *e
 /* One row's activations; t is the number of keys (positions so far + 1). */
 typedef struct {
     float *resid, *x;                      /* (d) each */
-    float *qkv, *q, *kn, *vn, *tmp;        /* (h·k + 2·g·k): q (h·k), kn (g·k), vn (g·k) in it; (h·k) */
+    float *qkv, *q, *kn, *vn, *tmp;        /* (h·k + 2·g·k): q (h·k), kn (g·k), vn (g·k) in it; (h·k + g·k) */
     float *scores, *masked, *weights, *dropped; /* (h, t) each: (1, h, 1, t) */
     float *mask;                           /* (t) */
     unsigned char *key_pad;                /* (t), all 0: one row has no pads */
@@ -124,7 +124,7 @@ static bool row_alloc(row_bufs *r, const attn_model *m, int t)
 {
     const attn_model_config *c = &m->cfg;
     size_t hk = (size_t)c->heads * c->head_dim, gk = (size_t)c->kv_heads * c->head_dim, ht = (size_t)c->heads * t;
-    size_t total = 6 * (size_t)c->d + 3 * hk + 2 * gk + 4 * ht + t + 3 * (size_t)c->ffn;
+    size_t total = 6 * (size_t)c->d + 3 * hk + 3 * gk + 4 * ht + t + 3 * (size_t)c->ffn;
     memset(r, 0, sizeof *r);
     float *p = r->block = calloc(total, sizeof *p);
     if (!p || !(r->key_pad = calloc((size_t)t, 1))) {
@@ -136,7 +136,7 @@ static bool row_alloc(row_bufs *r, const attn_model *m, int t)
     r->qkv = r->q = p, p += hk;
     r->kn = p, p += gk;
     r->vn = p, p += gk;
-    r->tmp = p, p += hk;
+    r->tmp = p, p += hk + gk;
     r->ctx = p, p += hk;
     r->scores = p, p += ht;
     r->masked = p, p += ht;
@@ -155,68 +155,129 @@ static void row_free(row_bufs *r)
     free(r->key_pad);
 }
 
-/* Steps 1–4 of attention.c on the one row: q (h·k) and the new key and value
- * (g·k), projected, + bias, normalised per head, rotated at position pos. */
-static int project_row(const attn_model *m, const attn_config *run, const attn_model_layer *W, row_bufs *r, int pos)
+/* Steps 3–11 of attention.c for kv head j and its query heads, on one
+ * thread: q's and the new key's bias, norm and rotation at position pos
+ * (heads j·per .. j·per + per − 1 of q, head j of kn), the key and value
+ * into the cache, then each query head against the t cached keys: scores,
+ * mask, softmax, and (without dropout) its context row (k). Every op is the
+ * one a whole-row call makes, on a slice of heads: the same numbers. */
+static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
+                        row_bufs *r, int l, int pos, int j)
 {
     const attn_model_config *c = &m->cfg;
-    int h = c->heads, g = c->kv_heads, k = c->head_dim;
-    /* W_Q, W_K, W_V stacked are one ((h + 2g)·k, d) matrix: one product
-     * gives q, kn and vn side by side */
-    const attn_wmat qkv[] = {W->w_q, W->w_k, W->w_v};
-    attn_wmat_product_row(qkv, 3, r->x, r->qkv);
+    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1;
+    float *q = r->q + (size_t)j * per * k, *kn = r->kn + (size_t)j * k, *vn = r->vn + (size_t)j * k;
+    float *tq = r->tmp + (size_t)j * per * k, *tk = r->tmp + (size_t)h * k + (size_t)j * k; /* this group's scratch */
     if (c->arch.qkv_bias) {
-        attn_op_add_bias(r->q, W->b_q, 1, h * k);
-        attn_op_add_bias(r->kn, W->b_k, 1, g * k);
-        attn_op_add_bias(r->vn, W->b_v, 1, g * k);
+        attn_op_add_bias(q, W->b_q + (size_t)j * per * k, 1, per * k);
+        attn_op_add_bias(kn, W->b_k + (size_t)j * k, 1, k);
+        attn_op_add_bias(vn, W->b_v + (size_t)j * k, 1, k);
     }
     /* one position: (1, 1, h·k) split into heads is (1, h, 1, k), the same floats */
     if (c->arch.qk_norm) {
-        attn_op_rmsnorm(r->q, W->q_norm, r->tmp, (size_t)h, k, c->eps);
-        memcpy(r->q, r->tmp, (size_t)h * k * sizeof *r->q);
-        attn_op_rmsnorm(r->kn, W->k_norm, r->tmp, (size_t)g, k, c->eps);
-        memcpy(r->kn, r->tmp, (size_t)g * k * sizeof *r->kn);
+        attn_op_rmsnorm(q, W->q_norm, tq, (size_t)per, k, c->eps);
+        memcpy(q, tq, (size_t)per * k * sizeof *q);
+        attn_op_rmsnorm(kn, W->k_norm, tk, 1, k, c->eps);
+        memcpy(kn, tk, (size_t)k * sizeof *kn);
     }
     if (run->rope) {
         attn_rope rope = {run->rope_theta, run->rope_style, &c->arch.rope_scaling};
-        if (attn_op_rope(r->q, r->tmp, 1, h, 1, k, pos, &rope)) return -1;
-        memcpy(r->q, r->tmp, (size_t)h * k * sizeof *r->q);
-        if (attn_op_rope(r->kn, r->tmp, 1, g, 1, k, pos, &rope)) return -1;
-        memcpy(r->kn, r->tmp, (size_t)g * k * sizeof *r->kn);
+        if (attn_op_rope(q, tq, 1, per, 1, k, pos, &rope) || attn_op_rope(kn, tk, 1, 1, 1, k, pos, &rope)) return -1;
+        memcpy(q, tq, (size_t)per * k * sizeof *q);
+        memcpy(kn, tk, (size_t)k * sizeof *kn);
+    }
+    const float *keys = kc->keys[l] + (size_t)j * kc->cap * k, *values = kc->values[l] + (size_t)j * kc->cap * k;
+    memcpy(kc->keys[l] + ((size_t)j * kc->cap + pos) * k, kn, (size_t)k * sizeof *kn); /* 5. joins the cache */
+    memcpy(kc->values[l] + ((size_t)j * kc->cap + pos) * k, vn, (size_t)k * sizeof *vn);
+    bool drop = run->train && run->dropout > 0.0f;
+    for (int i = j * per; i < (j + 1) * per; i++) {
+        size_t at = (size_t)i * t;
+        /* scores[i] = q_i · K_jᵀ · scale (t), masked, softmaxed: weights[i] */
+        attn_op_scores(r->q + (size_t)i * k, keys, r->scores + at, 1, 1, 1, t, k,
+                       run->scale ? 1.0f / sqrtf((float)k) : 1.0f);
+        attn_op_apply_mask(r->scores + at, r->mask, r->masked + at, 1, 1, 1, t);
+        attn_op_softmax(r->masked + at, r->mask, r->weights + at, 1, 1, 1, t, run->softmax_guard);
+        /* ctx[i] = weights_i · V_j (k); merged (h·k) is the same floats */
+        if (!drop) attn_op_weighted_sum(r->weights + at, values, r->ctx + (size_t)i * k, 1, 1, 1, t, k);
     }
     return 0;
 }
 
-/* Steps 7–11: the query row against the t cached keys of layer l, each query
- * head reading its kv head's rows where they are (no k_expanded), into
- * r->out (d). */
-static void attend_row(const attn_kv_cache *kc, const attn_model *m, const attn_config *run,
-                       const attn_model_layer *W, row_bufs *r, int l, int t)
+/* The attention of one layer by the team: kv heads split between the threads
+ * (each takes its query heads along), then, with dropout, the dropped
+ * weights' context. Ends at a barrier; *bad set when RoPE ran out of memory. */
+static void attend_team(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
+                        row_bufs *r, int l, int pos, int *bad)
 {
     const attn_model_config *c = &m->cfg;
-    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads;
-    #pragma omp parallel for if ((size_t)h * t * k > 65536)
-    for (int j = 0; j < h; j++) /* scores[j] = q_j · K_{j/per}ᵀ · scale  (t) */
-        attn_op_scores(r->q + (size_t)j * k, kc->keys[l] + (size_t)(j / per) * kc->cap * k, r->scores + (size_t)j * t,
-                       1, 1, 1, t, k, run->scale ? 1.0f / sqrtf((float)k) : 1.0f);
-    attn_dims one = {.b = 1, .s = 1, .t = t, .n = 1, .P = t - 1};
-    attn_op_build_mask(r->mask, run, &one, r->key_pad);
-    attn_op_apply_mask(r->scores, r->mask, r->masked, 1, h, 1, t);
-    attn_op_softmax(r->masked, r->mask, r->weights, 1, h, 1, t, run->softmax_guard);
-    const float *w = r->weights;
-    if (run->train && run->dropout > 0.0f) {
-        attn_op_dropout(r->weights, r->dropped, (size_t)h * t, run->dropout,
-                        attn_dropout_key(run, "attention"));
-        w = r->dropped;
+    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1, j0, j1;
+    attn_wmat_team_share(c->kv_heads, &j0, &j1);
+    for (int j = j0; j < j1; j++)
+        if (attend_group(kc, m, run, W, r, l, pos, j)) {
+            #pragma omp atomic write
+            *bad = 1;
+        }
+    #pragma omp barrier
+    if (!(run->train && run->dropout > 0.0f)) return;
+    #pragma omp single
+    attn_op_dropout(r->weights, r->dropped, (size_t)h * t, run->dropout, attn_dropout_key(run, "attention"));
+    int i0, i1;
+    attn_wmat_team_share(h, &i0, &i1);
+    for (int i = i0; i < i1; i++)
+        attn_op_weighted_sum(r->dropped + (size_t)i * t, kc->values[l] + (size_t)(i / per) * kc->cap * k,
+                             r->ctx + (size_t)i * k, 1, 1, 1, t, k);
+    #pragma omp barrier
+}
+
+/* act = SiLU(x · W_gateᵀ) ⊙ (x · W_upᵀ), each thread its share of the f
+ * features (gate, up and act alike), then a barrier. */
+static void mlp_team(const attn_model_layer *W, row_bufs *r, int f)
+{
+    int i0, i1;
+    attn_wmat_team_share(f, &i0, &i1);
+    attn_wmat_product_part(&W->w_gate, 1, r->norm2, r->gate, i0, i1);
+    attn_wmat_product_part(&W->w_up, 1, r->norm2, r->up, i0, i1);
+    attn_op_swiglu(r->gate + i0, r->up + i0, r->act + i0, (size_t)(i1 - i0));
+    #pragma omp barrier
+}
+
+/* resid → x = RMSNorm(resid) ⊙ g_attn of layer l, kept in the cache's x. */
+static void layer_input(attn_kv_cache *c, const attn_model *m, row_bufs *r, int l, int pos)
+{
+    attn_op_rmsnorm(r->resid, m->layer[l].attn_norm, r->x, 1, m->cfg.d, m->cfg.eps);
+    memcpy(c->x[l] + (size_t)pos * m->cfg.d, r->x, (size_t)m->cfg.d * sizeof *r->x);
+}
+
+/* Layer l of a decoding step, by every thread of the team (or one): seven
+ * barriers, no parallel region of its own. On return r->resid is its output
+ * and r->x the next layer's input. */
+static void layer_team(attn_kv_cache *c, const attn_model *m, const attn_config *run, int l, row_bufs *r, int pos,
+                       int *bad)
+{
+    const attn_model_config *mc = &m->cfg;
+    const attn_model_layer *W = &m->layer[l];
+    size_t d = (size_t)mc->d;
+    /* W_Q, W_K, W_V stacked are one ((h + 2g)·k, d) matrix: one product
+     * gives q, kn and vn side by side */
+    const attn_wmat qkv[] = {W->w_q, W->w_k, W->w_v};
+    attn_wmat_product_row_team(qkv, 3, r->x, r->qkv);
+    attend_team(c, m, run, W, r, l, pos, bad);
+    attn_wmat_product_row_team(&W->w_o, 1, r->ctx, r->out);
+    #pragma omp single
+    {
+        if (run->train && run->dropout > 0.0f)
+            attn_op_dropout(r->out, r->out, d, run->dropout, attn_dropout_key(run, "output"));
+        attn_op_add(r->resid, r->out, r->mid, d);
+        attn_op_rmsnorm(r->mid, W->mlp_norm, r->norm2, 1, (int)d, mc->eps);
     }
-    #pragma omp parallel for if ((size_t)h * t * k > 65536)
-    for (int j = 0; j < h; j++) /* ctx[j] = w_j · V_{j/per}  (k); merged (h·k) is the same floats */
-        attn_op_weighted_sum(w + (size_t)j * t, kc->values[l] + (size_t)(j / per) * kc->cap * k, r->ctx + (size_t)j * k,
-                             1, 1, 1, t, k);
-    attn_wmat_product_row(&W->w_o, 1, r->ctx, r->out);
-    if (run->train && run->dropout > 0.0f)
-        attn_op_dropout(r->out, r->out, (size_t)c->d, run->dropout,
-                        attn_dropout_key(run, "output"));
+    mlp_team(W, r, mc->ffn);
+    attn_wmat_product_row_team(&W->w_down, 1, r->act, r->mlp);
+    #pragma omp single
+    {
+        attn_op_add(r->mid, r->mlp, r->resid, d);
+        if (l + 1 < mc->layers) layer_input(c, m, r, l + 1, pos);
+        else attn_op_rmsnorm(r->resid, m->norm, r->norm2, 1, (int)d, mc->eps); /* the final norm */
+    }
 }
 
 attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_config *run, int id, float *logits,
@@ -227,35 +288,21 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
         return attn_fail(err, ATTN_ERR_CONFIG, "token id %d is outside %s's vocabulary", id, m->name);
     attn_status st = attn_kv_reserve(c, c->n + 1, err);
     if (st) return st;
-    int pos = c->n, t = pos + 1, d = mc->d;
+    int pos = c->n, t = pos + 1, bad = 0;
     row_bufs r;
     if (!row_alloc(&r, m, t)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a decoding step");
+    attn_dims one = {.b = 1, .s = 1, .t = t, .n = 1, .P = t - 1};
+    attn_op_build_mask(r.mask, run, &one, r.key_pad); /* the same in every layer */
     attn_model_embed_row(m, id, r.resid);
-    for (int l = 0; l < mc->layers; l++) {
-        const attn_model_layer W = m->layer[l];
-        attn_op_rmsnorm(r.resid, W.attn_norm, r.x, 1, d, mc->eps);
-        memcpy(c->x[l] + (size_t)pos * d, r.x, (size_t)d * sizeof *r.x);
-        if (project_row(m, run, &W, &r, pos)) {
-            row_free(&r);
-            return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
-        }
-        for (int j = 0; j < mc->kv_heads; j++) { /* 5. the new position joins the cache */
-            size_t at = ((size_t)j * c->cap + pos) * c->k;
-            memcpy(c->keys[l] + at, r.kn + (size_t)j * c->k, (size_t)c->k * sizeof(float));
-            memcpy(c->values[l] + at, r.vn + (size_t)j * c->k, (size_t)c->k * sizeof(float));
-        }
-        attend_row(c, m, run, &W, &r, l, t);
-        attn_op_add(r.resid, r.out, r.mid, (size_t)d);
-        attn_op_rmsnorm(r.mid, W.mlp_norm, r.norm2, 1, d, mc->eps);
-        const attn_wmat gate_up[] = {W.w_gate, W.w_up}; /* stacked: gate, up side by side */
-        attn_wmat_product_row(gate_up, 2, r.norm2, r.gate);
-        attn_op_swiglu(r.gate, r.up, r.act, (size_t)mc->ffn);
-        attn_wmat_product_row(&W.w_down, 1, r.act, r.mlp);
-        attn_op_add(r.mid, r.mlp, r.resid, (size_t)d);
+    layer_input(c, m, &r, 0, pos);
+    /* one parallel region for the whole step: every layer's products and
+     * heads are shared out inside it (about 200 regions a token before) */
+    #pragma omp parallel if ((size_t)mc->d * mc->ffn > 65536)
+    {
+        for (int l = 0; l < mc->layers; l++) layer_team(c, m, run, l, &r, pos, &bad);
+        attn_wmat_product_row_team(&m->lm_head, 1, r.norm2, logits); /* logits = final_norm · W_lmᵀ */
     }
     c->n = t;
-    attn_op_rmsnorm(r.resid, m->norm, r.norm2, 1, d, mc->eps);
-    int bad = attn_model_logits(m, r.norm2, logits, 1);
     row_free(&r);
-    return bad ? attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the LM head") : ATTN_OK;
+    return bad ? attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE") : ATTN_OK;
 }

@@ -42,6 +42,7 @@ double attn_trace_loss(const attn_trace *tr, int batch, int *counted)
         int at = d->P + i;
         targets[i] = at + 1 < d->L && ids[at] >= 0 ? ids[at + 1] : -1;
     }
+    attn_tensor_fill(lg, (size_t)batch * d->s, (size_t)d->s);
     double mean = attn_mean_nll(lg->data + (size_t)batch * d->s * d->V, d->s, d->V, targets, counted);
     free(targets);
     return mean;

@@ -59,7 +59,12 @@ static void forget(void *addr)
 
 attn_status attn_mapping_open(int fd, size_t size, const char *path, void **addr, attn_error *err)
 {
-    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    return attn_mapping_open_at(fd, 0, size, path, addr, err);
+}
+
+attn_status attn_mapping_open_at(int fd, size_t offset, size_t size, const char *path, void **addr, attn_error *err)
+{
+    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, (off_t)offset);
     if (map == MAP_FAILED)
         return attn_fail(err, ATTN_ERR_IO, "%s: cannot map %zu bytes: %s", path, size, strerror(errno));
     if (record(map, size, path)) {

@@ -34,6 +34,9 @@
  * ATTN_ERR_NOMEM when the table is full. */
 attn_status attn_mapping_open(int fd, size_t size, const char *path, void **addr, attn_error *err);
 
+/* The same for size bytes from offset (a multiple of the page size). */
+attn_status attn_mapping_open_at(int fd, size_t offset, size_t size, const char *path, void **addr, attn_error *err);
+
 /* Forgets and unmaps a mapping attn_mapping_open made (nothing for NULL). */
 void attn_mapping_close(void *addr, size_t size);
 

@@ -9,7 +9,8 @@
  *   act       = SiLU(mlp_norm · W_gate) ⊙ (mlp_norm · W_up)          (b, s, f)
  *   resid_out = resid_mid + act · W_down
  * then final_norm = RMSNorm(resid_out) ⊙ g, logits = final_norm · W_lmᵀ
- * (b, s, V) and probs = softmax(logits). */
+ * (b, s, V) and probs = softmax(logits), those two computed for the rows a
+ * reader asks for (head.h). */
 #include "model_run.h"
 
 #include <math.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "head.h"
 #include "ops.h"
 
 /* ---- tokens ---- */
@@ -247,7 +249,8 @@ static attn_status fit(attn_trace *tr, double *need, attn_error *err)
 }
 
 /* Places tr's stages and allocates them; without head, the model-level ones
- * after the layers (final_norm, logits, probs) are left out. */
+ * after the layers (final_norm, logits, probs) are left out. logits and
+ * probs are never in the arena: head() places them in its attn_head. */
 static attn_status allocate(attn_trace *tr, bool head, attn_error *err)
 {
     int n;
@@ -266,7 +269,7 @@ static attn_status allocate(attn_trace *tr, bool head, attn_error *err)
             if (!st[i].model_level && kept && attn_stage_present(&st[i], &ctx)) place(tr, &st[i], l);
         }
     for (int i = ATTN_STAGE_RESID_IN; head && i < n; i++)
-        if (st[i].model_level) place(tr, &st[i], -1);
+        if (st[i].model_level && i != ATTN_STAGE_LOGITS && i != ATTN_STAGE_PROBS) place(tr, &st[i], -1);
     return attn_trace_alloc_arena(tr, err);
 }
 
@@ -320,14 +323,25 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_in
     return ATTN_OK;
 }
 
+/* final_norm, and logits and probs as an attn_head that computes the rows
+ * read (head.h): nothing of the (b, s, V) pair is computed here. */
 static attn_status head(const attn_model *m, attn_trace *tr, attn_error *err)
 {
     const attn_dims *d = &tr->dims;
     size_t rows = (size_t)d->b * d->s;
-    float *fn = D(tr, -1, ATTN_STAGE_FINAL_NORM), *logits = D(tr, -1, ATTN_STAGE_LOGITS);
+    float *fn = D(tr, -1, ATTN_STAGE_FINAL_NORM);
     attn_op_rmsnorm(D(tr, tr->n_layers - 1, ATTN_STAGE_RESID_OUT), m->norm, fn, rows, d->d, m->cfg.eps);
-    if (attn_model_logits(m, fn, logits, rows)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the LM head");
-    attn_op_softmax(logits, NULL, D(tr, -1, ATTN_STAGE_PROBS), 1, 1, (int)rows, d->V, true);
+    attn_head *h;
+    attn_status st = attn_head_new(m, fn, (int)rows, &h, err);
+    if (st) return st;
+    tr->head = &h->lazy;
+    const attn_stage_info *info = attn_stage_get(ATTN_STAGE_LOGITS);
+    for (int i = 0; i < 2; i++, info = attn_stage_get(ATTN_STAGE_PROBS)) {
+        attn_tensor *t = &tr->tensors[tr->n_tensors];
+        place(tr, info, -1);
+        t->data = i ? h->probs : h->logits;
+        t->lazy = &h->lazy;
+    }
     return ATTN_OK;
 }
 

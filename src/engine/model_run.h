@@ -5,7 +5,8 @@
  *   layers.N.resid_in → layers.N.x = RMSNorm(resid_in) → the attention's
  *     stages (layers.N.q … layers.N.out, attention.h) → layers.N.resid_mid
  *     → layers.N.mlp_norm → gate, up → act → mlp_out → layers.N.resid_out
- *   final_norm (b, s, d) → logits (b, s, V) → probs (b, s, V)
+ *   final_norm (b, s, d) → logits (b, s, V) → probs (b, s, V), their rows
+ *     computed when read (attn_tensor_fill, trace.h; head.h)
  * The mask settings (causal, padding, fill, sliding window, softmax guard,
  * scale) act in every layer; RoPE is the model's (rotate-half, its theta). */
 #ifndef ATTN_MODEL_RUN_H

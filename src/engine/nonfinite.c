@@ -124,7 +124,7 @@ bool attn_nonfinite_find(const attn_trace *tr, attn_nonfinite *out)
         const attn_tensor *t = &tr->tensors[order[k].i];
         attn_stage_id id = attn_tensor_stage(t);
         bool fill_ok = id == ATTN_STAGE_MASK || id == ATTN_STAGE_MASKED_SCORES;
-        if (!t->data) continue;
+        if (!t->data || t->lazy) continue; /* logits, probs: rows computed when read; scanning would compute all */
         size_t at = attn_nonfinite_scan(t->data, t->count, fill_ok);
         release_pages(tr, t);
         if (at == t->count) continue;

@@ -19,7 +19,19 @@ void attn_trace_free(attn_trace *tr)
     free(tr->masked_rows);
     free(tr->token_ids);
     free(tr->model_config);
+    if (tr->head) tr->head->release(tr->head);
     memset(tr, 0, sizeof *tr);
+}
+
+int attn_tensor_fill(const attn_tensor *t, size_t row0, size_t n)
+{
+    return t && t->lazy ? t->lazy->fill(t->lazy, row0, n) : 0;
+}
+
+int attn_tensor_fill_all(const attn_tensor *t)
+{
+    size_t last = t && t->ndim ? (size_t)t->shape[t->ndim - 1] : 0;
+    return last ? attn_tensor_fill(t, 0, t->count / last) : 0;
 }
 
 static size_t padded(size_t count)
@@ -183,6 +195,7 @@ int attn_trace_matrix_of(const attn_trace *tr, const attn_tensor *t, int batch, 
     m->cols = (int)t->shape[t->ndim - 1];
     if (!t->count) /* a size 0 on any axis (b = 0 too): no cell to read, not even the last two axes' */
         m->data = t->data, m->rows = m->cols = 0;
+    else attn_tensor_fill(t, offset / (size_t)m->cols, (size_t)m->rows); /* the picture's rows of a lazy stage */
     return 0;
 }
 

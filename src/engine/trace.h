@@ -33,6 +33,14 @@
 #include "tokens.h"
 
 #define ATTN_MAX_NAME 64
+
+/* A tensor whose rows are computed when first read: a model's logits and
+ * probs (head.h's attn_head is one). fill makes rows [row0, row0 + n) hold
+ * their numbers (0, or -1 out of memory); release frees it. */
+typedef struct attn_lazy {
+    int (*fill)(struct attn_lazy *self, size_t row0, size_t n);
+    void (*release)(struct attn_lazy *self);
+} attn_lazy;
 #define ATTN_MAX_LAYERS 4096 /* layers a trace may have: layer indices 0..4095 */
 
 typedef struct {
@@ -43,6 +51,8 @@ typedef struct {
     const attn_stage_info *info; /* NULL for a name outside the contract */
     float *data;                 /* points into the trace's arena */
     size_t count;                /* product of shape */
+    attn_lazy *lazy;             /* a model's logits and probs: rows hold numbers once filled
+                                  * (attn_tensor_fill); NULL: every number is there */
 } attn_tensor;
 
 typedef struct {
@@ -66,9 +76,20 @@ typedef struct {
     int *token_ids;       /* (b, L) a model's token ids, −1 at pads; NULL without a model */
     char *model_config;   /* the model's config.json, as text; NULL without a model */
     attn_arch arch;       /* what the model's architecture adds to attention (none without a model) */
+    attn_lazy *head;      /* owned: computes the logits and probs rows read (head.h); NULL: none */
 } attn_trace;
 
 void attn_trace_free(attn_trace *tr);
+
+/* Makes rows [row0, row0 + n) of t hold their numbers, a row being its last
+ * axis (logits (b, s, V): row = batch · s + query). Nothing to do for most
+ * tensors; a model's logits and probs are computed when first read (head.h),
+ * so every reader of their data asks for its rows first. Returns 0, or -1 out
+ * of memory (the rows then read 0). */
+int attn_tensor_fill(const attn_tensor *t, size_t row0, size_t n);
+
+/* The same for every row of t. */
+int attn_tensor_fill_all(const attn_tensor *t);
 
 /* Bytes of tr's tensors (4 a number): what it holds in memory or maps. */
 double attn_trace_bytes(const attn_trace *tr);

@@ -122,9 +122,14 @@ attn_status attn_trace_save(const attn_trace *tr, const char *path, attn_error *
     {
         attn_st_tensor *ts = calloc((size_t)(tr->n_tensors ? tr->n_tensors : 1), sizeof *ts);
         if (!ts) goto nomem;
-        for (int i = 0; i < tr->n_tensors; i++)
+        for (int i = 0; i < tr->n_tensors; i++) {
+            if (attn_tensor_fill_all(&tr->tensors[i])) { /* a model's logits and probs, every row */
+                free(ts);
+                goto nomem;
+            }
             ts[i] = (attn_st_tensor){tr->tensors[i].name, tr->tensors[i].ndim, tr->tensors[i].shape,
                                      tr->tensors[i].data};
+        }
         st = attn_st_write(path, ts, tr->n_tensors, meta, nm, err);
         free(ts);
     }

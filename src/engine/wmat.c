@@ -8,6 +8,10 @@
 
 #include "ops.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -202,6 +206,45 @@ static bool plain_f32(const attn_wmat *w)
     return w->dtype == ATTN_ST_F32 && w->stride == (size_t)w->cols && (uintptr_t)w->data % sizeof(float) == 0;
 }
 
+void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y, int j0, int j1)
+{
+    const dot_fn *dots = DOTS[kernel()];
+    for (int i = 0, at = 0; i < n && at < j1; at += w[i].rows, i++) {
+        int a = j0 > at ? j0 - at : 0, b = j1 - at < w[i].rows ? j1 - at : w[i].rows; /* matrix i's rows [a, b) */
+        if (a >= b) continue;
+        if (plain_f32(&w[i])) /* ops.c's float32 dot, as attn_wmat_product_row takes it */
+            attn_op_project_t(x, (const float *)w[i].data + (size_t)a * w[i].cols, y + at + a, 1, w[i].cols, b - a);
+        else
+            for (int r = a; r < b; r++) y[at + r] = dots[w[i].dtype](x, row_at(&w[i], r), w[i].cols);
+    }
+}
+
+void attn_wmat_team_share(int total, int *j0, int *j1)
+{
+#ifdef _OPENMP
+    int nt = omp_get_num_threads(), id = omp_get_thread_num();
+#else
+    int nt = 1, id = 0;
+#endif
+    *j0 = (int)((long long)total * id / nt);
+    *j1 = (int)((long long)total * (id + 1) / nt);
+}
+
+void attn_wmat_product_row_team(const attn_wmat *w, int n, const float *x, float *y)
+{
+#ifdef _OPENMP
+    if (omp_in_parallel()) {
+        int total = 0, j0, j1;
+        for (int i = 0; i < n; i++) total += w[i].rows;
+        attn_wmat_team_share(total, &j0, &j1);
+        attn_wmat_product_part(w, n, x, y, j0, j1);
+        #pragma omp barrier
+        return;
+    }
+#endif
+    attn_wmat_product_row(w, n, x, y);
+}
+
 void attn_wmat_product_row(const attn_wmat *w, int n, const float *x, float *y)
 {
     int total = 0, cols = n ? w[0].cols : 0;
@@ -212,34 +255,45 @@ void attn_wmat_product_row(const attn_wmat *w, int n, const float *x, float *y)
             attn_op_project_t(x, w[i].data, y + at, 1, cols, w[i].rows);
         return;
     }
-    const dot_fn *dots = DOTS[kernel()];
-    /* y[j] for the group's rows j, matrix i's rows after matrix i−1's */
-    #pragma omp parallel for schedule(static) if ((size_t)total * cols > 65536)
-    for (int j = 0; j < total; j++) {
-        int i = 0, r = j;
-        while (r >= w[i].rows) r -= w[i++].rows;
-        y[j] = dots[w[i].dtype](x, row_at(&w[i], r), cols);
+    /* y[j] for the group's rows j, matrix i's rows after matrix i−1's, in one share a thread */
+    #pragma omp parallel if ((size_t)total * cols > 65536)
+    {
+        int j0, j1;
+        attn_wmat_team_share(total, &j0, &j1);
+        attn_wmat_product_part(w, n, x, y, j0, j1);
     }
 }
 
 int attn_wmat_product(const attn_wmat *w, const float *x, int rows, float *y)
 {
+    return attn_wmat_product_blocks(w, x, rows, rows, y);
+}
+
+int attn_wmat_product_blocks(const attn_wmat *w, const float *x, int rows, int block, float *y)
+{
+    size_t cols = (size_t)w->cols, out = (size_t)w->rows;
+    block = block < 1 ? 1 : block;
     if (plain_f32(w)) {
-        attn_op_project_t(x, w->data, y, rows, w->cols, w->rows);
+        for (int b0 = 0; b0 < rows; b0 += block)
+            attn_op_project_t(x + b0 * cols, w->data, y + b0 * out, rows - b0 < block ? rows - b0 : block, w->cols, w->rows);
         return 0;
     }
-    if (rows == 1) {
-        attn_wmat_product_row(w, 1, x, y);
+    if (rows % block == 1) /* a last block of one row: the row kernels, as for a decoding step */
+        attn_wmat_product_row(w, 1, x + (size_t)(rows - 1) * cols, y + (size_t)(rows - 1) * out);
+    rows -= block == 1 ? 0 : rows % block == 1; /* the rest: blocks of two rows or more (or each row alone) */
+    if (block == 1 || rows == 0) {
+        for (int r = 0; r < rows; r++) attn_wmat_product_row(w, 1, x + r * cols, y + r * out);
         return 0;
     }
     /* a panel of nb rows of W widened (nb · cols floats, 4 MiB), multiplied by
-     * sgemm into part (rows, nb), placed in y's columns [r0, r0 + nb) */
+     * sgemm, one block of x's rows at a time, into part (rows, nb), placed in
+     * y's columns [r0, r0 + nb): the widening is paid once a panel */
     enum { PANEL_FLOATS = 1 << 20 };
     int nb = PANEL_FLOATS / (w->cols ? w->cols : 1);
     nb = nb < 1 ? 1 : nb > w->rows ? w->rows : nb;
     bool whole = nb == w->rows;
-    float *panel = malloc((size_t)nb * w->cols * sizeof *panel);
-    float *part = whole ? y : malloc((size_t)rows * nb * sizeof *part);
+    float *panel = malloc((size_t)nb * cols * sizeof *panel);
+    float *part = whole ? y : malloc((size_t)(rows ? rows : 1) * nb * sizeof *part);
     if (!panel || !part) {
         free(panel);
         if (part != y) free(part);
@@ -248,9 +302,11 @@ int attn_wmat_product(const attn_wmat *w, const float *x, int rows, float *y)
     for (int r0 = 0; r0 < w->rows; r0 += nb) {
         int m = w->rows - r0 < nb ? w->rows - r0 : nb;
         attn_wmat_rows(w, r0, m, panel);
-        attn_op_project_t(x, panel, part, rows, w->cols, m);
+        for (int b0 = 0; b0 < rows; b0 += block)
+            attn_op_project_t(x + b0 * cols, panel, part + (size_t)b0 * m, rows - b0 < block ? rows - b0 : block,
+                              w->cols, m);
         for (int r = 0; !whole && r < rows; r++)
-            memcpy(y + (size_t)r * w->rows + r0, part + (size_t)r * m, (size_t)m * sizeof *y);
+            memcpy(y + (size_t)r * out + r0, part + (size_t)r * m, (size_t)m * sizeof *y);
     }
     free(panel);
     if (!whole) free(part);

@@ -59,9 +59,32 @@ int attn_wmat_transposed(const attn_wmat *w, float *out);
  * not once per row of x. Returns 0, or -1 out of memory (for the panel). */
 int attn_wmat_product(const attn_wmat *w, const float *x, int rows, float *y);
 
+/* The same, x's rows taken `block` at a time (the last block shorter): each
+ * block is its own product, widened panel by panel once for all blocks, so a
+ * row's numbers depend on its block alone, not on how many blocks one call
+ * computes (head.c's chunks). attn_wmat_product is one block of every row. */
+int attn_wmat_product_blocks(const attn_wmat *w, const float *x, int rows, int block, float *y);
+
 /* One row x against n matrices of the same cols, side by side in y
  * (Σ w[i].rows): y = x · [W_0; W_1; …]ᵀ, one parallel loop for the group
  * (q, k, v; or gate, up) instead of one per matrix. */
 void attn_wmat_product_row(const attn_wmat *w, int n, const float *x, float *y);
+
+/* Rows [j0, j1) of that product (y's elements j0 .. j1−1), on the calling
+ * thread: the part of a product one thread of a team takes. */
+void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y, int j0, int j1);
+
+/* The calling thread's share [*j0, *j1) of total items, split evenly in
+ * order between the threads of the enclosing parallel region (all of them
+ * outside one). */
+void attn_wmat_team_share(int total, int *j0, int *j1);
+
+/* attn_wmat_product_row inside a parallel region that every thread of the
+ * team enters: each computes its share of the rows, then all wait at a
+ * barrier, so one region can hold a whole decoding step (kv_cache.c) instead
+ * of one region per product. Outside a region it is attn_wmat_product_row.
+ * The numbers are the same either way: each element is one row's dot
+ * product, whichever thread computes it. */
+void attn_wmat_product_row_team(const attn_wmat *w, int n, const float *x, float *y);
 
 #endif

@@ -446,7 +446,9 @@ static int row_loss(const lesson_measure *m, const attn_trace *tr, double *value
     int at = d->P + r;
     if (at + 1 >= d->L || ids[at] < 0 || ids[at + 1] < 0)
         return snprintf(why, size, "row %d has no next token in the text", r), -1;
-    *value = attn_token_nll(lg->data + ((size_t)m->batch * (size_t)d->s + (size_t)r) * (size_t)d->V, d->V, ids[at + 1]);
+    size_t row = (size_t)m->batch * (size_t)d->s + (size_t)r;
+    attn_tensor_fill(lg, row, 1);
+    *value = attn_token_nll(lg->data + row * (size_t)d->V, d->V, ids[at + 1]);
     return 0;
 }
 

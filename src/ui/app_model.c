@@ -59,6 +59,7 @@ int ui_app_predictions(const ui_app *app, const attn_trace *tr, int batch, int r
     const attn_tensor *probs = attn_trace_stage(tr, -1, ATTN_STAGE_PROBS);
     if (!probs || !app->model || batch >= tr->dims.b || row >= tr->dims.s) return 0;
     int V = tr->dims.V, n = 0;
+    attn_tensor_fill(probs, (size_t)batch * tr->dims.s + row, 1);
     const float *p = probs->data + ((size_t)batch * tr->dims.s + row) * V;
     for (int v = 0; v < V; v++) { /* insertion into the k best so far, of the ids that are tokens */
         if ((n == k && !(p[v] > out[n - 1].p)) || !attn_tokenizer_token(app->model->tok, v)) continue;
@@ -281,6 +282,7 @@ int ui_app_generate(ui_app *app)
     attn_sampling s = attn_sampling_of(&app->cfg);
     float u = attn_uniform(attn_hash64(s.seed ^ attn_hash_str("generate")), (uint64_t)tr->dims.L);
     size_t last = (size_t)(tr->dims.s - 1) * tr->dims.V;
+    attn_tensor_fill(lg, (size_t)tr->dims.s - 1, 1); /* and probs' row: one head computes both */
     int id = attn_sample_logits(lg->data + last, tr->dims.V, app->model->tok, &s, u);
     if (id < 0) return -1;
     float p = attn_trace_stage(tr, -1, ATTN_STAGE_PROBS)->data[last + id];

@@ -120,6 +120,7 @@ static inline void widen(float x, float *lo, float *hi)
 ui_scale ui_view_scale(const attn_tensor *t)
 {
     float lo = INFINITY, hi = -INFINITY;
+    attn_tensor_fill_all(t); /* the scale is the whole stage's, logits' every row */
     for (size_t i = 0; i < t->count; i++) widen(t->data[i], &lo, &hi);
     return scale_of(t, lo, hi);
 }
