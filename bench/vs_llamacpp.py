@@ -44,9 +44,12 @@ llama.cpp runs with its defaults otherwise (F16 KV cache, flash attention
 
 Usage (from the repository root, after `make`):
     /usr/bin/python3 bench/vs_llamacpp.py [--quick] [--rounds 3] [--reps 3] [--threads 2]
-        [--shapes smollm2-135m,tinyllama-1.1b] [--attnlab build/attnlab]
+        [--shapes smollm2-135m,tinyllama-1.1b] [--attnlab build/attnlab] [--compete | --compete-only]
 --quick: SmolLM2's shape only, 2 rounds of 2 repetitions: checks that it all
-works end to end in a few minutes.
+works end to end in a few minutes. --compete: then each engine's decode after
+the shortest prompt, alone and beside one competing CPU-bound process (a
+spinning python), alternating; the slowdown of each and attnlab's over
+llama.cpp BF16's.
 """
 import argparse
 import json
@@ -380,6 +383,55 @@ def rounds(a, mods, folder, ggufs, ids, texts):
     return got, bw, per_token, loads
 
 
+def busy():
+    """A competing CPU-bound process: one thread spinning, as another program on the machine would."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def decode_once(a, mods, folder, ggufs, ids, texts, e):
+    """One process of engine e: decode ms/token after the shortest prompt."""
+    n = min(texts)
+    if e == "attnlab":
+        out, _ = run([a.attnlab, "bench", "--model", folder, "--text", texts[n], "--repeat", "1",
+                      "--generate", str(a.decode)], env=attnlab_env(a))
+        return grab(r"^decode: ([0-9.]+) ms", out, "decode time")
+    if e == "torch":
+        res, _ = torch_engine(folder, ids, a, prefill=[n], reps=1, decode=a.decode)
+    else:
+        res, _ = llamacpp(mods, ggufs[e.split()[-1].lower()], ids, a, prefill=[n], reps=1, decode=a.decode)
+    return statistics.median(res["decode"])
+
+
+def compete(a, mods, folder, ggufs, ids, texts):
+    """--compete: each engine's decode alone and beside busy(), alternating, a.rounds
+    times; returns {engine: ([alone], [beside])}."""
+    got = {e: ([], []) for e in ENGINES}
+    for r in range(a.rounds):
+        for e in ENGINES[r % 4:] + ENGINES[:r % 4]:
+            got[e][0].append(decode_once(a, mods, folder, ggufs, ids, texts, e))
+            b = busy()
+            try:
+                got[e][1].append(decode_once(a, mods, folder, ggufs, ids, texts, e))
+            finally:
+                b.kill()
+                b.wait()
+        print(f"competing round {r + 1}/{a.rounds} done", flush=True)
+    return got
+
+
+def report_compete(shape, got, a):
+    print(f"\nDecode after {min(int(n) for n in a.prefill.split(','))} tokens, {a.threads} threads, alone and beside "
+          f"one competing CPU-bound process ({a.rounds} alternating rounds; medians, min–max in brackets):\n")
+    print("| | alone, ms/token | beside a busy process | slowdown |")
+    print("|---|---|---|---|")
+    slow = {}
+    for e in ENGINES:
+        alone, beside = got[e]
+        slow[e] = statistics.median(beside) / statistics.median(alone)
+        print(f"| {e} | {cell(alone)} | {cell(beside)} | {slow[e]:.2f}× |")
+    print(f"\nattnlab's slowdown over llama.cpp BF16's: {slow['attnlab'] / slow['llama.cpp BF16']:.2f}×.")
+
+
 def cell(values, fmt="{:,.1f}"):
     m = statistics.median(values)
     if len(values) == 1:
@@ -436,6 +488,9 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--attnlab", default=os.path.join(ROOT, "build", "attnlab"))
     p.add_argument("--work", default=os.path.join(CACHE, "models"), help="where the checkpoints and GGUFs are kept")
+    p.add_argument("--compete", action="store_true",
+                   help="also time each engine's decode beside a competing CPU-bound process")
+    p.add_argument("--compete-only", action="store_true", help="only that (after the logits check)")
     a = p.parse_args()
     if a.quick:
         a.shapes, a.rounds, a.reps = "smollm2-135m", 2, 2
@@ -458,7 +513,10 @@ def main():
             # generate's peak RSS: the model and a KV cache, no trace; a few tokens show it
             _, gen_rss = run([a.attnlab, "generate", "--model", folder, "--text", texts[min(texts)],
                               "--max-new", "8"], env=attnlab_env(a))
-            report(shape, *rounds(a, mods, folder, ggufs, ids, texts), gen_rss, check, a)
+            if not a.compete_only:
+                report(shape, *rounds(a, mods, folder, ggufs, ids, texts), gen_rss, check, a)
+            if a.compete or a.compete_only:
+                report_compete(shape, compete(a, mods, folder, ggufs, ids, texts), a)
     except Fail as e:
         print(f"vs_llamacpp: {e}", file=sys.stderr)
         return 1
