@@ -914,15 +914,10 @@ static void remove_model(const char *dir)
     assert_int_equal(system(cmd), 0);
 }
 
-/* A model saved during training: the training panel across the bottom, the
- * step in the header; a click on the loss curve's first column opens step 0,
- * a click on a head's small plot shows that head, a click on the measure's
- * name switches it; n hides the panel. */
-static void test_training_panel(void **state)
+/* f's app again, on the model in dir reading "the cat sat on the mat". */
+static void reopen_on_model(fixture *f, const char *dir)
 {
-    fixture *f = *state;
-    char dir[600], err[400];
-    make_checkpointed(dir, sizeof dir, NULL);
+    char err[400];
     attn_config c;
     attn_config_init(&c);
     attn_config_set(&c, "model", dir, NULL);
@@ -930,6 +925,18 @@ static void test_training_panel(void **state)
     ui_app_free(&f->app);
     if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
+}
+
+/* A model saved during training: the training panel across the bottom, the
+ * step in the header; a click on the loss curve's first column opens step 0,
+ * a click on a head's small plot shows that head, a click on the measure's
+ * name switches it; n hides the panel. */
+static void test_training_panel(void **state)
+{
+    fixture *f = *state;
+    char dir[600];
+    make_checkpointed(dir, sizeof dir, NULL);
+    reopen_on_model(f, dir);
     ui_app *app = &f->app;
     build(f);
     check_layout(f);
@@ -1179,15 +1186,9 @@ static void test_text_strip(void **state)
 static void test_text_strip_words(void **state)
 {
     fixture *f = *state;
-    char dir[512], err[400], text[1024];
+    char dir[512], text[1024];
     new_model(dir, sizeof dir, "words", 1);
-    attn_config c;
-    attn_config_init(&c);
-    attn_config_set(&c, "model", dir, NULL);
-    attn_config_set(&c, "text", "the cat sat on the mat", NULL);
-    ui_app_free(&f->app);
-    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
-    attn_config_free(&c);
+    reopen_on_model(f, dir);
     ui_player_init(&f->app.lesson, "en", NULL);
     f->app.lesson.keep_progress = false;
     ui_draw d;
