@@ -32,7 +32,8 @@ Not part of `make test`: it installs llama.cpp from npm and runs for minutes.
    and greedy decoding after the 512 (`attnlab bench --generate`'s untraced
    `decode:` step). Each process repeats each prefill after a warm-up and
    reports the median; the table gives the median over rounds of those, with
-   the rounds' min–max. Peak RSS is the process's (wait4's ru_maxrss): attnlab
+   the rounds' min–max. Peak RSS is the process's (wait4's ru_maxrss, taken by
+   a small launcher that forks it: see LAUNCH): attnlab
    `bench`, which holds two traced passes, and `attnlab generate` once.
    Each round also measures the copy bandwidth (torch, 2 threads) and from
    it the read-bandwidth bounds of decode: the weight bytes a token reads in
@@ -81,21 +82,35 @@ class Fail(Exception):
     """A problem worth one line: printed, and the exit status is 1."""
 
 
+# Linux starts a process's peak RSS (ru_maxrss) at its parent's peak when the
+# parent vforks it, as Python's subprocess does: every engine would report at
+# least this script's own peak (several GB after writing a GGUF). So each
+# command runs under a small launcher that forks it (a fork starts the child's
+# peak at the launcher's few MB), waits for it and writes its ru_maxrss.
+LAUNCH = """import os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status) % 256)
+"""
+
+
 def run(cmd, env=None):
-    """Runs cmd; returns (stdout, peak RSS in MB). A non-zero exit is a Fail with its stderr's last line."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        try:
-            p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env)
-        except OSError as e:
-            raise Fail(f"{cmd[0]}: {e.strerror}")
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait again
+    """Runs cmd; returns (stdout, its peak RSS in MB). A non-zero exit is a Fail with its stderr's last line."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        p = subprocess.run([sys.executable, "-c", LAUNCH, rss.name, *cmd], stdout=out, stderr=err, text=True, env=env)
         out.seek(0)
         err.seek(0)
         if p.returncode:
             lines = err.read().strip().splitlines() or ["(no message)"]
             raise Fail(f"{os.path.basename(cmd[0])} {cmd[1]} exited {p.returncode}: {lines[-1]}")
-        return out.read(), usage.ru_maxrss / 1024
+        return out.read(), int(rss.read() or 0) / 1024
 
 
 def install(cache):
