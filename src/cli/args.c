@@ -419,10 +419,11 @@ int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_pos
  * 374 MiB + 123 MiB a llvmpipe thread, and llvmpipe starts one a core. A GPU's
  * driver maps other amounts. */
 /* Besides, the window's own threads, each a stack and, once it allocates, a
- * 64 MiB malloc arena: the job, the export and the two list readers. Whether
+ * 64 MiB malloc arena: the job, the export and the two list readers, and
+ * OpenMP's workers (one a core but the caller's) computing on the job. Whether
  * they have mapped theirs when SDL opens X depends on timing: without them
  * counted, `view` under a limit just above its estimate failed, once in three
- * runs, to open X at all. */
+ * runs (without the OpenMP workers, once in five), to open X at all. */
 #define WINDOW_THREADS 4
 #define THREAD_MAPS_MIB (8.0 + 64.0)
 
@@ -430,7 +431,8 @@ void cli_reserve_window(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     cores = cores < 1 ? 1 : cores > 32 ? 32 : cores; /* llvmpipe's most */
-    attn_budget_reserve((512.0 + 128.0 * (double)cores + WINDOW_THREADS * THREAD_MAPS_MIB) * (1 << 20));
+    double threads = WINDOW_THREADS + (double)(cores - 1);
+    attn_budget_reserve((512.0 + 128.0 * (double)cores + threads * THREAD_MAPS_MIB) * (1 << 20));
 }
 
 /* Measured: `render` maps about 12 bytes a pixel of the picture (the frame,
