@@ -51,16 +51,20 @@ test-noblas: bootstrap
 # JS tools need Debian's acorn (NODE_PATH). Try it: python3 -m http.server -d $(BUILD_WEB)
 WEB_ENV = NODE_PATH=/usr/share/nodejs PKG_CONFIG_LIBDIR=$(CURDIR)/$(BUILD_WEB)/deps/lib/pkgconfig
 web:
-	@scripts/bootstrap.sh emscripten
+	@scripts/bootstrap.sh emscripten fonttools
 	scripts/web/deps.sh $(BUILD_WEB)/deps
 	$(WEB_ENV) emcmake cmake -S . -B $(BUILD_WEB)/obj -DCMAKE_BUILD_TYPE=Release -DATTNLAB_BLAS=OFF \
 	  -DATTNLAB_OPENMP=OFF -DCMAKE_C_FLAGS=-msimd128 -DCMAKE_FIND_ROOT_PATH_MODE_LIBRARY=BOTH \
 	  -DCMAKE_FIND_ROOT_PATH_MODE_INCLUDE=BOTH -DATTNLAB_WEB_OUT=$(CURDIR)/$(BUILD_WEB)
 	$(WEB_ENV) cmake --build $(BUILD_WEB)/obj -j2
 
-# The page in headless Chromium (tests/web): not part of `make test` yet.
+# The page in headless Chromium (tests/web, called by .ci/run): Debian's
+# chromium driven by puppeteer-core, pinned in tests/web/package-lock.json.
+# npm is the machine's own (Node.js's): Debian's npm package conflicts with
+# nodesource's nodejs, so bootstrap does not install it.
 test-web: web
 	@scripts/bootstrap.sh chromium
+	@command -v npm >/dev/null || { echo "test-web: npm not found: install Node.js 20 with its npm (not Debian's npm package)" >&2; exit 1; }
 	cd tests/web && npm ci --no-audit --no-fund --silent
 	node tests/web/test_web.js $(BUILD_WEB)
 

@@ -301,7 +301,8 @@
 
   showNote('Loading attnlab …');
   /* text is measured from the first frame on: the page's fonts first (a missing one: the browser's) */
-  const fonts = Promise.all([document.fonts.load('16px "DejaVu Sans"'), document.fonts.load('bold 16px "DejaVu Sans"')])
+  const fonts = Promise.all([document.fonts.load('16px "DejaVu Sans"'), document.fonts.load('bold 16px "DejaVu Sans"'),
+                             document.fonts.load('16px "WenQuanYi Micro Hei"', '\u4e2d')])
     .catch(() => null);
   Promise.all([attnlab({ attnTextWidth: textWidth, attnLineHeight: lineHeight }), fonts])
     .then(([mod]) => {
