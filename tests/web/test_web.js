@@ -5,15 +5,24 @@
  *
  * Serves BUILD_WEB (`make web`'s site) with python3's http.server on
  * 127.0.0.1, opens it with puppeteer-core (package.json pins it; it drives
- * /usr/bin/chromium and downloads no browser), and checks:
- *   - the first frame shows the built-in example: the canvas is not blank,
- *     the toolbar says "attnlab" and "causal on", the stage is "weights";
+ * /usr/bin/chromium and downloads no browser), and goes through a student's
+ * flows as the Xvfb test does with the window (keys and clicks in, the
+ * frame's texts, pictures and title out):
+ *   - the first frame shows the built-in example (not blank, "causal on", weights);
  *   - c toggles the causal mask: the frame changes and says "causal off";
- *   - a lesson opened from the picker (l, Enter) is in localStorage, and
- *     after a reload the picker shows it begun ("step N / M").
- * Prints the first-frame and toggle times; with --bench also the engine's
- * forward in wasm (web_bench) at the attention shape of WEB.md. Exit 0 when
- * every check passes, 1 with one line per failure, 2 when it cannot run. */
+ *   - lesson 4 from the picker: a multiple-choice quiz answered wrong, then
+ *     right, and the cell quiz on the mask answered by clicking cells;
+ *   - o opens tang, . changes layer, ] generates a token;
+ *   - after a reload the picker shows lesson 4's progress;
+ *   - the language button reloads the page in Chinese, drawn with the page's
+ *     own CJK face, the progress still there.
+ * Prints the first-frame time and, for every action, how long the page was
+ * busy in one go (frozen) and how long from the input to its frame (those
+ * over the 100 ms budget always, all with ATTNLAB_WEB_VERBOSE=1); fails when
+ * one froze the page for over a second (ATTNLAB_WEB_FREEZE_MS). With --bench also the
+ * engine's forward in wasm (web_bench) at the attention shape of WEB.md.
+ * Exit 0 when every check passes, 1 with one line per failure, 2 when it
+ * cannot run. */
 'use strict';
 
 const { spawn } = require('child_process');
@@ -23,6 +32,11 @@ const puppeteer = require('puppeteer-core');
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const TIMEOUT_MS = 60000;
+/* The issue's budget is that no frame waits more than 100 ms at the shipped
+ * models' sizes: every action's figure is printed against it. The check is a
+ * freeze, ten times that, so that a loaded machine does not fail it. */
+const BUSY_BUDGET_MS = 100;
+const FREEZE_MS = Number(process.env.ATTNLAB_WEB_FREEZE_MS || 1000);
 
 function die(msg) {
   console.error('test_web: ' + msg);
@@ -61,8 +75,201 @@ function picture(page) {
   });
 }
 
-function stats(page) {
-  return page.evaluate(() => window.attnlabStats);
+/* The page as a student drives it: keys and clicks in, a frame out. */
+class Driver {
+  constructor(page) {
+    this.page = page;
+    this.timings = []; /* [what, busy ms, input-to-frame ms] */
+  }
+
+  stats() { return this.page.evaluate(() => window.attnlabStats); }
+
+  /* waits until a frame newer than n is drawn; false after timeout ms */
+  drawnAfter(n, timeout = 10000) {
+    return this.page.waitForFunction((m) => window.attnlabStats.frames > m, { timeout }, n).then(() => true, () => false);
+  }
+
+  /* does fn (an input), waits for its frame, and keeps how long the page was busy; false: no frame */
+  async act(what, fn) {
+    const n = await this.page.evaluate(() => { window.attnlabStats.longestBusyMs = 0; return window.attnlabStats.frames; });
+    await fn();
+    const ok = await this.drawnAfter(n);
+    /* a few frames more: work the app finishes in later frames (a model read) counts too */
+    await this.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const s = await this.stats();
+    this.timings.push([what, s.longestBusyMs, ok ? s.inputToFrameMs : null]);
+    return ok;
+  }
+
+  key(k, what) { return this.act(what || k, () => this.page.keyboard.press(k)); }
+
+  click(x, y, what) { return this.act(what, () => this.page.mouse.click(x, y)); }
+
+  /* the last frame's text boxes [s, x, y, w, h] that match re (and pred) */
+  async boxes(re, pred = () => true) {
+    return (await this.stats()).boxes.filter((b) => re.test(b[0]) && pred(b));
+  }
+
+  /* clicks the middle of the last text matching re (and pred); false when there is none or no frame followed */
+  async clickText(re, pred, what) {
+    const b = (await this.boxes(re, pred)).pop();
+    if (!b) return false;
+    return this.click(b[1] + b[3] / 2, b[2] + b[4] / 2, what || 'click ' + b[0]);
+  }
+
+  /* the words drawn right of x, in reading order, joined by spaces (the lesson panel flows its text word by word) */
+  async textRightOf(x) {
+    const b = (await this.stats()).boxes.filter((t) => t[1] >= x);
+    b.sort((p, q) => p[2] - q[2] || p[1] - q[1]);
+    return b.map((t) => t[0]).join(' ');
+  }
+
+  /* turns the wheel over (x, y) until a text matching re (and pred) shows; false if it never does */
+  async scrollTo(x, y, re, pred) {
+    for (let i = 0; i < 20; i++) {
+      if ((await this.boxes(re, pred)).length) return true;
+      await this.page.mouse.move(x, y);
+      await this.act('wheel', () => this.page.mouse.wheel({ deltaY: 100 }));
+    }
+    return (await this.boxes(re, pred)).length > 0;
+  }
+
+  title(re, timeout = 20000) {
+    return this.page.waitForFunction((src) => new RegExp(src).test(document.title), { timeout }, re.source)
+      .then(() => true, () => false);
+  }
+}
+
+async function firstFrame(d, check) {
+  const page = d.page;
+  const s = await d.stats();
+  const first = await picture(page);
+  check(first.colours >= 20, 'first frame: only ' + first.colours + ' colours: the canvas looks blank');
+  check(s.texts.includes('attnlab'), 'first frame: no "attnlab" in the toolbar');
+  check(s.texts.some((t) => /causal on/.test(t)), 'first frame: the built-in example is not causal ("causal on" missing)');
+  check(s.texts.some((t) => /^weights\b/.test(t)), 'first frame: not on the weights stage');
+  check((await page.title()).startsWith('attnlab'), 'the page title is "' + (await page.title()) + '"');
+  if (process.env.ATTNLAB_WEB_SHOT) await page.screenshot({ path: process.env.ATTNLAB_WEB_SHOT });
+  console.log('first frame: ' + s.firstFrameMs.toFixed(0) + ' ms after the page began');
+  return first;
+}
+
+async function toggle(d, check, first) {
+  check(await d.key('c', 'c (causal mask off)'), 'c: no frame followed the key within 10 s');
+  const s = await d.stats();
+  check((await picture(d.page)).hash !== first.hash, 'c: the frame did not change');
+  check(s.texts.some((t) => /causal off/.test(t)), 'c: the toolbar does not say "causal off"');
+  check(await d.key('c', 'c (causal mask on)'), 'c again: no frame followed the key');
+  check((await d.stats()).texts.some((t) => /causal on/.test(t)), 'c again: the toolbar does not say "causal on"');
+}
+
+/* lesson 4: the picker, a choice quiz wrong then right, the cell quiz on the mask */
+async function lesson4(d, check) {
+  check(await d.key('l', 'l (the lesson picker)'), 'l: no frame followed the key');
+  check(await d.clickText(/^The causal mask$/, () => true, 'open lesson 4 (click in the picker)'),
+        'the picker shows no "The causal mask" to click');
+  if (!check(await d.title(/lesson step 1\/9$/), 'lesson 4 did not open at step 1 of 9: title "' + (await d.page.title()) + '"'))
+    return;
+  const panel = (await d.boxes(/^step 1 \/ 9$/))[0];
+  if (!check(panel, 'lesson 4: no "step 1 / 9" in the lesson panel')) return;
+  const px = panel[1];
+  const nav = (await d.boxes(/^↺ Step$/))[0];
+  if (!check(nav, 'lesson 4: no "↺ Step" button under the panel')) return;
+  /* in the panel and above its buttons (the panel scrolls: a text below them is clipped away) */
+  const inPanel = (b) => b[1] >= px && b[2] + b[4] <= nav[2];
+  check(/Choose all that apply\./.test(await d.textRightOf(px)), 'lesson 4 step 1: no multiple-choice quiz in the panel');
+  check(await d.scrollTo(px + 100, 400, /^Check$/, inPanel), 'lesson 4 step 1: the wheel never shows a Check button');
+  /* wrong: 你 alone (the right answer is 只 猫 娘) */
+  check(await d.clickText(/^你$/, inPanel, 'pick choice 你'), 'lesson 4: no choice 你 to click in the panel');
+  check(await d.clickText(/^Check$/, inPanel, 'Check (wrong)'), 'lesson 4: no Check button');
+  const wrong = await d.textRightOf(px);
+  check(/Not yet: 0 right, 1 wrong, 3 missing\./.test(wrong),
+        'lesson 4, a wrong answer: the panel does not say "Not yet: 0 right, 1 wrong, 3 missing.": ' + wrong.slice(-300));
+  check(await d.clickText(/^你$/, inPanel, 'unpick 你'), 'lesson 4: 你 could not be clicked again');
+  for (const c of ['只', '猫', '娘'])
+    check(await d.clickText(new RegExp('^' + c + '$'), inPanel, 'pick choice ' + c), 'lesson 4: no choice ' + c + ' to click');
+  check(await d.clickText(/^Check$/, inPanel, 'Check (right)'), 'lesson 4: no Check button the second time');
+  const right = await d.textRightOf(px);
+  check(/Right\./.test(right) && !/Not yet/.test(right), 'lesson 4, the right answer: the panel does not say "Right.": ' + right.slice(-300));
+
+  /* step 2: click every cell the causal mask removes (the 15 above the diagonal) */
+  check(await d.key(' ', 'Space (next step)'), 'Space: no frame followed');
+  check(await d.title(/mask - .*lesson step 2\/9$/), 'Space: not on step 2 (the mask): "' + (await d.page.title()) + '"');
+  const heat = (await d.stats()).images.find((r) => r[2] > 100 && r[3] > 100);
+  if (!check(heat, 'lesson 4 step 2: no heatmap drawn')) return;
+  const [hx, hy, hw, hh] = heat;
+  const cell = (i, j) => [hx + (j + 0.5) * hw / 6, hy + (i + 0.5) * hh / 6];
+  const before = await picture(d.page);
+  check(await d.click(...cell(0, 0), 'click cell (0, 0)'), 'a click on the heatmap drew no frame');
+  check((await picture(d.page)).hash !== before.hash, 'a clicked cell does not show as picked');
+  check(await d.clickText(/^Check$/, inPanel, 'Check cells (wrong)'), 'lesson 4 step 2: no Check button');
+  check(/Not yet: 0 right, 1 wrong \(red\), 15 missing\./.test(await d.textRightOf(px)),
+        'lesson 4 step 2, the diagonal cell: the panel does not say "Not yet: 0 right, 1 wrong (red), 15 missing."');
+  await d.click(...cell(0, 0), 'unpick cell (0, 0)');
+  for (let i = 0; i < 6; i++)
+    for (let j = i + 1; j < 6; j++) await d.click(...cell(i, j), 'click cell (' + i + ', ' + j + ')');
+  check(await d.clickText(/^Check$/, inPanel, 'Check cells (right)'), 'lesson 4 step 2: no Check button the second time');
+  check(/Right: all 15\./.test(await d.textRightOf(px)), 'lesson 4 step 2, the 15 masked cells: the panel does not say "Right: all 15."');
+  const kept = await d.page.waitForFunction(() => /04-causal-mask/.test(localStorage.getItem('attnlab.progress') || ''),
+                                            { timeout: 10000 }).then(() => true, () => false);
+  check(kept, 'lesson 4: its progress is not in localStorage');
+  check(await d.key('Escape', 'Esc (leave the lesson)'), 'Esc: no frame followed');
+}
+
+/* o until tang, . to layer 1, ] writes a token */
+async function tang(d, check) {
+  let opened = false;
+  for (let i = 0; i < 8 && !opened; i++) {
+    await d.key('o', 'o (the next model)');
+    opened = await d.title(/^attnlab - tang - layers\.0\.weights/, 3000);
+    const t = await d.page.title();
+    d.timings[d.timings.length - 1][0] = 'o: ' + t.replace(/^attnlab - /, '').replace(/ - .*/, '');
+  }
+  if (!check(opened, 'o: tang never opened on layer 0\'s weights: "' + (await d.page.title()) + '"')) return;
+  const shown = await picture(d.page);
+  check(shown.colours >= 16, 'tang: the picture looks blank');
+  check(await d.key('.', '. (layer 1 of tang)'), '.: no frame followed');
+  check(await d.title(/^attnlab - tang - layers\.1\.weights/), '. did not move to layer 1: "' + (await d.page.title()) + '"');
+  const layer1 = await picture(d.page);
+  check(layer1.hash !== shown.hash, '.: the picture did not change');
+  check(await d.key(']', '] (tang writes a token)'), ']: no frame followed');
+  check(await d.title(/decoding$/), '] at the end of the text: not decoding: "' + (await d.page.title()) + '"');
+  check((await picture(d.page)).hash !== layer1.hash, ']: the picture did not change');
+}
+
+/* after a reload the picker shows lesson 4 begun, with its two quizzes right */
+async function reload(d, check) {
+  await d.page.reload({ waitUntil: 'load', timeout: TIMEOUT_MS });
+  await d.page.waitForFunction(() => window.attnlabStats && window.attnlabStats.frames > 0, { timeout: TIMEOUT_MS });
+  check(await d.key('l', 'l (the picker, after a reload)'), 'l after a reload: no frame followed');
+  const row = await d.boxes(/^step 2 \/ 9 · quizzes 2\/\d+$/);
+  check(row.length === 1, 'after a reload the picker does not show lesson 4 at "step 2 / 9 · quizzes 2/N"');
+  await d.key('Escape', 'Esc (close the picker)');
+}
+
+/* the language button: the page again in Chinese, drawn with its own CJK face, the progress kept */
+async function chinese(d, check) {
+  const nav = d.page.waitForNavigation({ waitUntil: 'load', timeout: TIMEOUT_MS });
+  await d.page.click('#lang');
+  await nav;
+  await d.page.waitForFunction(() => window.attnlabStats && window.attnlabStats.frames > 0, { timeout: TIMEOUT_MS });
+  const s = await d.stats();
+  check(s.texts.some((t) => /因果掩码/.test(t)), 'Chinese: the toolbar does not say 因果掩码 (causal mask)');
+  const face = await d.page.evaluate(() => [...document.fonts].filter((f) => /WenQuanYi/.test(f.family)).map((f) => f.status));
+  check(face.length === 1 && face[0] === 'loaded', 'Chinese: the page\'s WenQuanYi Micro Hei is not loaded (' + face + ')');
+  /* the face is the page's own: its width for these characters, not a system font's */
+  const widths = await d.page.evaluate(() => {
+    const c = document.createElement('canvas').getContext('2d');
+    const w = (f) => { c.font = f; return c.measureText('因果掩码课程').width; };
+    return [w('20px "WenQuanYi Micro Hei"'), w('20px monospace')];
+  });
+  check(widths[0] > 0 && Math.abs(widths[0] - 120) < 1, 'Chinese: six characters at 20 px are ' + widths[0] +
+        ' px wide in the page\'s CJK face, not 120 (the face did not load?)');
+  check(await d.key('l', 'l (the picker in Chinese)'), 'l in Chinese: no frame followed');
+  check((await d.boxes(/^课程（中文）$/)).length === 1, 'Chinese: the picker is not headed 课程（中文）');
+  check((await d.boxes(/^第 2 \/ 9 步 · 测验 2\/\d+$/)).length === 1,
+        'Chinese: the picker does not show lesson 4\'s progress (第 2 / 9 步 · 测验 2/N)');
+  if (process.env.ATTNLAB_WEB_SHOT_ZH) await d.page.screenshot({ path: process.env.ATTNLAB_WEB_SHOT_ZH });
 }
 
 async function main() {
@@ -74,7 +281,7 @@ async function main() {
   if (!fs.existsSync(CHROMIUM)) die(CHROMIUM + ' is missing: apt-get install chromium');
 
   const failures = [];
-  const check = (ok, what) => { if (!ok) failures.push(what); };
+  const check = (ok, what) => { if (!ok) failures.push(what); return ok; };
   const { py, url } = await serve(dir);
   const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true,
                                            args: ['--no-sandbox', '--disable-gpu'] });
@@ -86,43 +293,14 @@ async function main() {
     await page.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
     await page.goto(url + '?lang=en', { waitUntil: 'load', timeout: TIMEOUT_MS });
     await page.waitForFunction(() => window.attnlabStats && window.attnlabStats.frames > 0, { timeout: TIMEOUT_MS });
+    const d = new Driver(page);
 
-    let s = await stats(page);
-    const first = await picture(page);
-    check(first.colours >= 20, 'first frame: only ' + first.colours + ' colours: the canvas looks blank');
-    check(s.texts.includes('attnlab'), 'first frame: no "attnlab" in the toolbar');
-    check(s.texts.some((t) => /causal on/.test(t)), 'first frame: the built-in example is not causal ("causal on" missing)');
-    check(s.texts.some((t) => /^weights\b/.test(t)), 'first frame: not on the weights stage');
-    check((await page.title()).startsWith('attnlab'), 'the page title is "' + (await page.title()) + '"');
-    if (process.env.ATTNLAB_WEB_SHOT) await page.screenshot({ path: process.env.ATTNLAB_WEB_SHOT });
-    console.log('first frame: ' + s.firstFrameMs.toFixed(0) + ' ms after the page began');
-
-    const frames = s.frames;
-    await page.keyboard.press('c');
-    const redrawn = await page.waitForFunction((n) => window.attnlabStats.frames > n, { timeout: 10000 }, frames)
-      .then(() => true, () => false);
-    check(redrawn, 'c: no frame followed the key within 10 s');
-    s = await stats(page);
-    const toggled = await picture(page);
-    check(toggled.hash !== first.hash, 'c: the frame did not change');
-    check(s.texts.some((t) => /causal off/.test(t)), 'c: the toolbar does not say "causal off"');
-    if (redrawn) console.log('toggle (c, causal mask): ' + s.inputToFrameMs.toFixed(1) + ' ms from the key to the frame drawn');
-
-    /* a lesson opened from the picker is kept in localStorage, and the picker shows it after a reload */
-    const key = async (k) => {
-      const n = (await stats(page)).frames;
-      await page.keyboard.press(k);
-      return page.waitForFunction((m) => window.attnlabStats.frames > m, { timeout: 10000 }, n).then(() => true, () => false);
-    };
-    check(await key('l') && await key('Enter'), 'l, Enter: no frame followed the keys');
-    const kept = await page.waitForFunction(() => /00-arrows/.test(localStorage.getItem('attnlab.progress') || ''),
-                                            { timeout: 10000 }).then(() => true, () => false);
-    check(kept, 'lesson 0 opened: its progress is not in localStorage');
-    await page.reload({ waitUntil: 'load', timeout: TIMEOUT_MS });
-    await page.waitForFunction(() => window.attnlabStats && window.attnlabStats.frames > 0, { timeout: TIMEOUT_MS });
-    await key('l');
-    s = await stats(page);
-    check(s.texts.some((t) => /^step \d+ \/ \d+/.test(t)), 'after a reload the picker does not show lesson 0 begun');
+    const first = await firstFrame(d, check);
+    await toggle(d, check, first);
+    await lesson4(d, check);
+    await tang(d, check);
+    await reload(d, check);
+    await chinese(d, check);
 
     if (args.includes('--bench')) {
       /* WEB.md's shape: s = 256, h = 8, d = 256, one batch row */
@@ -130,6 +308,16 @@ async function main() {
       check(ms > 0, 'web_bench failed');
       console.log('bench: ' + ms.toFixed(2) + ' ms per traced forward in wasm (batch 1, seq 256, d_model 256, heads 8; median of 20)');
     }
+    let worst = ['', 0];
+    for (const [what, busy, toFrame] of d.timings) {
+      if (process.env.ATTNLAB_WEB_VERBOSE || busy > BUSY_BUDGET_MS)
+        console.log('  ' + what + ': busy ' + busy.toFixed(1) + ' ms, input to frame ' + (toFrame === null ? '-' : toFrame.toFixed(1)) + ' ms');
+      if (busy > worst[1]) worst = [what, busy];
+      check(busy <= FREEZE_MS, what + ': the page froze for ' + busy.toFixed(0) + ' ms (more than ' + FREEZE_MS + ' ms)');
+    }
+    const over = d.timings.filter((t) => t[1] > BUSY_BUDGET_MS).length;
+    console.log(d.timings.length + ' actions, ' + over + ' over the ' + BUSY_BUDGET_MS + ' ms budget; the longest the page was busy in one go: ' +
+                worst[1].toFixed(1) + ' ms (' + worst[0] + '), load average ' + require('os').loadavg()[0].toFixed(2));
     for (const e of errors) failures.push('page: ' + e);
   } finally {
     await browser.close();

@@ -7,15 +7,16 @@
  * progress, a file in the page's memory, is kept in localStorage.
  *
  * window.attnlabStats: what the test (tests/web) reads — the first frame's
- * time since the page began, the last input-to-frame time, and the last
- * frame's texts. */
+ * time since the page began, the last input-to-frame time, the longest the
+ * page was busy in one go (an input call or a frame: the page is frozen that
+ * long), and the last frame's texts and pictures with their boxes. */
 'use strict';
 
 (function () {
   const KIND = { RECT: 0, FRAME: 1, LINE: 2, TEXT: 3, POLY: 6, CLIP_PUSH: 7, CLIP_POP: 8, IMAGE: 100 };
   const FONT = '"DejaVu Sans", "WenQuanYi Micro Hei", "Noto Sans CJK SC", sans-serif';
   const PROGRESS_DIR = '/state/attnlab', PROGRESS_FILE = PROGRESS_DIR + '/progress.json';
-  const PROGRESS_KEY = 'attnlab.progress';
+  const PROGRESS_KEY = 'attnlab.progress', LANG_KEY = 'attnlab.lang';
   /* the app core's key codes (keys.h) of the browser's named keys */
   const KEYS = {
     ArrowLeft: 256, ArrowRight: 257, ArrowUp: 258, ArrowDown: 259, Home: 260, End: 261,
@@ -25,26 +26,53 @@
   const MOD_SHIFT = 1, MOD_CTRL = 2, MOD_ALT = 4;
 
   const stats = (window.attnlabStats = { started: performance.now(), firstFrameMs: null, inputToFrameMs: null,
-                                         frames: 0, texts: [] });
+                                         longestBusyMs: 0, measured: 0, frames: 0, texts: [], boxes: [], images: [] });
   const canvas = document.getElementById('attnlab');
   const ctx = canvas.getContext('2d', { alpha: false });
   const measureCtx = document.createElement('canvas').getContext('2d');
   const scratch = document.createElement('canvas');
-  const widths = new Map();
+  const widths = new Map(), advances = new Map(); /* a string's width; a character's advance */
+  const last = { f: '', s: '', sum: 0 }; /* the string measured last */
   let M = null, dpr = 1, dirty = true, inputAt = null, savedProgress = null;
   let images = new Map(); /* serial → canvas holding that picture */
 
   function font(px, bold) { return (bold ? 'bold ' : '') + px + 'px ' + FONT; }
 
+  /* Text is shaped without kerning or ligatures (plain advances), in measuring and in drawing alike,
+   * so a string's width is the sum of its characters' widths: a few hundred measureText calls, each
+   * character once, instead of one for every new string (the picker's first frame made 2900 of them,
+   * 140 ms). Checked against measureText of the whole strings of the picker: the same after ceil. */
+  function plain(c) {
+    c.fontKerning = 'none';
+    c.textRendering = 'optimizeSpeed';
+  }
+
   function textWidth(s, px, bold) {
-    const key = (bold ? 'b' : 'r') + px + '\u0000' + s;
-    let w = widths.get(key);
-    if (w === undefined) {
-      measureCtx.font = font(px, bold);
-      w = Math.ceil(measureCtx.measureText(s).width);
-      if (widths.size > 20000) widths.clear();
-      widths.set(key, w);
+    const f = (bold ? 'b' : 'r') + px;
+    let w = widths.get(f + '\u0000' + s);
+    if (w !== undefined) return w;
+    let adv = advances.get(f); /* code point → advance, for this font */
+    if (!adv) advances.set(f, (adv = new Map()));
+    /* the app core wraps a line by measuring its growing prefixes: go on from the last one */
+    let sum = 0, i = 0;
+    if (last.f === f && s.length > last.s.length && s.startsWith(last.s)) sum = last.sum, i = last.s.length;
+    for (; i < s.length; i++) {
+      const cp = s.codePointAt(i);
+      if (cp > 0xffff) i++;
+      let a = adv.get(cp);
+      if (a === undefined) {
+        measureCtx.font = font(px, bold);
+        plain(measureCtx);
+        a = measureCtx.measureText(String.fromCodePoint(cp)).width;
+        adv.set(cp, a);
+        stats.measured++;
+      }
+      sum += a;
     }
+    last.f = f, last.s = s, last.sum = sum;
+    w = Math.ceil(sum - 1e-6);
+    if (widths.size > 20000) widths.clear();
+    widths.set(f + '\u0000' + s, w);
     return w;
   }
 
@@ -83,11 +111,13 @@
     }
     if (serial) used.set(serial, c);
     ctx.drawImage(c, x, y);
+    stats.images.push([x, y, w, h]);
   }
 
   function text(r) {
     const s = M.UTF8ToString(r[6]);
     stats.texts.push(s);
+    stats.boxes.push([s, r[1], r[2], r[3], r[4]]);
     ctx.font = font(r[7], r[8]);
     ctx.fillStyle = colour(r[5] >>> 0);
     if (r[9]) { /* turned: read upwards, in a box a line wide and the text's width tall */
@@ -119,7 +149,10 @@
     const used = new Map();
     let clips = 0;
     stats.texts = [];
+    stats.boxes = [];
+    stats.images = [];
     ctx.textBaseline = 'alphabetic';
+    plain(ctx);
     for (let i = 0; i < n; i++) {
       const at = (base >> 2) + words * (1 + i);
       const r = M.HEAP32.subarray(at, at + words);
@@ -163,22 +196,31 @@
     keepProgress();
   }
 
+  /* fn's result; how long it kept the page busy goes into stats.longestBusyMs */
+  function busy(fn) {
+    const t0 = performance.now();
+    try { return fn(); } finally { stats.longestBusyMs = Math.max(stats.longestBusyMs, performance.now() - t0); }
+  }
+
   function tick() {
     if (M._web_quit_asked()) showNote('attnlab asked to quit: close this tab, or go on.');
-    if (dirty || M._web_poll()) {
-      dirty = false;
-      draw();
-    }
+    busy(() => {
+      if (dirty || M._web_poll()) {
+        dirty = false;
+        draw();
+      }
+    });
     requestAnimationFrame(tick);
   }
 
-  /* ---- size: the canvas fills the window, in device pixels */
+  /* ---- size: the canvas fills the window above the page's bar, in device pixels */
 
   function fit() {
     dpr = window.devicePixelRatio || 1;
-    const w = Math.max(1, Math.round(window.innerWidth * dpr)), h = Math.max(1, Math.round(window.innerHeight * dpr));
-    canvas.style.width = window.innerWidth + 'px';
-    canvas.style.height = window.innerHeight + 'px';
+    const cw = window.innerWidth, ch = Math.max(1, window.innerHeight - document.getElementById('bar').offsetHeight);
+    const w = Math.max(1, Math.round(cw * dpr)), h = Math.max(1, Math.round(ch * dpr));
+    canvas.style.width = cw + 'px';
+    canvas.style.height = ch + 'px';
     if (canvas.width !== w || canvas.height !== h) {
       canvas.width = w;
       canvas.height = h;
@@ -217,8 +259,11 @@
     return (e.shiftKey ? MOD_SHIFT : 0) | (e.ctrlKey ? MOD_CTRL : 0) | (e.altKey ? MOD_ALT : 0);
   }
 
-  function changed(r) {
-    if (r) { dirty = true; if (inputAt === null) inputAt = performance.now(); }
+  /* call: an input call into the app (it may compute at once); whether it changed anything */
+  function changed(call) {
+    const t0 = performance.now();
+    const r = busy(call);
+    if (r) { dirty = true; if (inputAt === null) inputAt = t0; }
     return r;
   }
 
@@ -233,14 +278,14 @@
     if (!M || e.metaKey || e.isComposing) return;
     const k = keyCode(e);
     const wantsText = M._web_wants_text();
-    let took = k && changed(M._web_key(k, mods(e)));
+    let took = k && changed(() => M._web_key(k, mods(e)));
     /* typed text follows its key, as SDL's text input event follows its key event */
     if (wantsText && e.key.length >= 1 && [...e.key].length === 1 && !e.ctrlKey && !e.altKey)
-      took = withString(e.key, (p) => changed(M._web_text(p))) || took;
+      took = withString(e.key, (p) => changed(() => M._web_text(p))) || took;
     if (took || k in { 9: 1, 32: 1, 256: 1, 257: 1, 258: 1, 259: 1, 262: 1, 263: 1, 264: 1 }) e.preventDefault();
   });
   window.addEventListener('compositionend', (e) => {
-    if (M && e.data) withString(e.data, (p) => changed(M._web_text(p)));
+    if (M && e.data) withString(e.data, (p) => changed(() => M._web_text(p)));
   });
 
   function at(e) {
@@ -251,18 +296,18 @@
   canvas.addEventListener('mousedown', (e) => {
     if (!M || e.button !== 0) return;
     canvas.focus();
-    changed(M._web_mouse_down(...at(e)));
+    changed(() => M._web_mouse_down(...at(e)));
   });
   canvas.addEventListener('mousemove', (e) => {
     if (!M) return;
-    changed(e.buttons & 1 ? M._web_mouse_drag(...at(e)) : M._web_mouse_move(...at(e)));
+    changed(() => e.buttons & 1 ? M._web_mouse_drag(...at(e)) : M._web_mouse_move(...at(e)));
   });
-  window.addEventListener('mouseup', (e) => { if (M && e.button === 0) changed(M._web_mouse_up()); });
-  canvas.addEventListener('mouseleave', () => { if (M) changed(M._web_mouse_leave()); });
+  window.addEventListener('mouseup', (e) => { if (M && e.button === 0) changed(() => M._web_mouse_up()); });
+  canvas.addEventListener('mouseleave', () => { if (M) changed(() => M._web_mouse_leave()); });
   canvas.addEventListener('wheel', (e) => {
     if (!M || e.deltaY === 0) return;
     e.preventDefault();
-    changed(M._web_wheel(e.deltaY < 0 ? 1 : -1)); /* dy > 0: away from the user */
+    changed(() => M._web_wheel(e.deltaY < 0 ? 1 : -1)); /* dy > 0: away from the user */
   }, { passive: false });
   /* one finger: the left button */
   canvas.addEventListener('touchstart', (e) => {
@@ -270,14 +315,14 @@
     e.preventDefault();
     const [x, y] = at(e.touches[0]);
     M._web_mouse_move(x, y);
-    changed(M._web_mouse_down(x, y));
+    changed(() => M._web_mouse_down(x, y));
   }, { passive: false });
   canvas.addEventListener('touchmove', (e) => {
     if (!M || e.touches.length !== 1) return;
     e.preventDefault();
-    changed(M._web_mouse_drag(...at(e.touches[0])));
+    changed(() => M._web_mouse_drag(...at(e.touches[0])));
   }, { passive: false });
-  canvas.addEventListener('touchend', () => { if (M) changed(M._web_mouse_up()); });
+  canvas.addEventListener('touchend', () => { if (M) changed(() => M._web_mouse_up()); });
   window.addEventListener('resize', () => {
     if (!M) return;
     const [w, h] = fit();
@@ -293,10 +338,30 @@
     note.hidden = !s;
   }
 
+  /* the interface language: ?lang=, else the one last chosen with the button, else the browser's */
   function language() {
-    const asked = new URLSearchParams(location.search).get('lang');
+    let asked = new URLSearchParams(location.search).get('lang');
+    if (asked !== 'zh' && asked !== 'en') {
+      try { asked = localStorage.getItem(LANG_KEY); } catch (e) { asked = null; }
+    }
     if (asked === 'zh' || asked === 'en') return asked;
     return (navigator.language || '').startsWith('zh') ? 'zh' : 'en';
+  }
+
+  /* The app core picks its language once, at start (as the desktop's --lang):
+   * the button reloads the page in the other one; lesson progress is kept. */
+  function languageButton(lang) {
+    const b = document.getElementById('lang');
+    const other = lang === 'zh' ? 'en' : 'zh';
+    b.textContent = other === 'zh' ? '中文' : 'English';
+    b.title = other === 'zh' ? '切换到中文' : 'Switch to English';
+    b.hidden = false;
+    b.addEventListener('click', () => {
+      try { localStorage.setItem(LANG_KEY, other); } catch (e) { /* storage off: the address carries it */ }
+      const q = new URLSearchParams(location.search);
+      q.set('lang', other);
+      location.search = q.toString();
+    });
   }
 
   showNote('Loading attnlab …');
@@ -310,9 +375,11 @@
       window.attnlabModule = mod; /* for the test (tests/web): web_bench */
       loadProgress();
       const [w, h] = fit();
-      const rc = withString(language(), (p) => M._web_init(w, h, dpr, p));
+      const lang = language();
+      const rc = withString(lang, (p) => M._web_init(w, h, dpr, p));
       if (rc) { showNote('attnlab could not start: see the browser console.'); return; }
       showNote('');
+      languageButton(lang);
       canvas.focus();
       requestAnimationFrame(tick);
     })
