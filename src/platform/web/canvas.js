@@ -194,6 +194,7 @@
     if (stats.firstFrameMs === null) stats.firstFrameMs = now - stats.started;
     if (inputAt !== null) { stats.inputToFrameMs = now - inputAt; inputAt = null; }
     keepProgress();
+    wantCheckpoints();
   }
 
   /* fn's result; how long it kept the page busy goes into stats.longestBusyMs */
@@ -226,6 +227,73 @@
       canvas.height = h;
     }
     return [w, h];
+  }
+
+  /* ---- the page's bar: its own words, in the interface's language */
+
+  const WORDS = {
+    en: {
+      bar: 'lesson progress is kept in this browser',
+      fetching: (m, got, all) => 'fetching ' + m + '\'s training checkpoints: ' + mb(got) + ' of ' + mb(all) + ' MB …',
+      fetched: (m) => m + '\'s training checkpoints are here: open the lesson again, or press j',
+      unfetched: (m, e) => m + '\'s training checkpoints could not be fetched (' + e + '): they are on the desktop',
+    },
+    zh: {
+      bar: '课程进度保存在本浏览器中',
+      fetching: (m, got, all) => '正在下载 ' + m + ' 的训练检查点：' + mb(got) + ' / ' + mb(all) + ' MB …',
+      fetched: (m) => m + ' 的训练检查点已就绪：请重新打开课程，或按 j',
+      unfetched: (m, e) => m + ' 的训练检查点无法下载（' + e + '）：请使用桌面版',
+    },
+  };
+  let words = WORDS.en;
+
+  function mb(bytes) { return (bytes / 1048576).toFixed(1); }
+
+  function barNote(s) { document.getElementById('bar-note').textContent = s; }
+
+  /* ---- a model's training checkpoints, fetched when the interface first names the model */
+
+  const ckpt = { list: null, started: new Set() };
+
+  function fetchCheckpointList() {
+    fetch('checkpoints.json').then((r) => (r.ok ? r.json() : {})).then((j) => { ckpt.list = j; }, () => { ckpt.list = {}; });
+  }
+
+  /* Fetches every file of model's checkpoints into checkpoints.part, then renames it to checkpoints:
+   * the app never sees half of them. */
+  async function fetchCheckpoints(model) {
+    const files = ckpt.list[model], dir = '/attnlab/models/' + model;
+    const all = files.reduce((n, f) => n + f[1], 0);
+    let got = 0;
+    try {
+      for (const [name, size] of files) {
+        barNote(words.fetching(model, got, all));
+        const r = await fetch('checkpoints/' + model + '/' + name);
+        if (!r.ok) throw new Error(name + ': HTTP ' + r.status);
+        const data = new Uint8Array(await r.arrayBuffer());
+        if (data.length !== size) throw new Error(name + ': ' + data.length + ' bytes, not ' + size);
+        const path = dir + '/checkpoints.part/' + name;
+        M.FS.mkdirTree(path.slice(0, path.lastIndexOf('/')));
+        M.FS.writeFile(path, data);
+        got += size;
+      }
+      M.FS.rename(dir + '/checkpoints.part', dir + '/checkpoints');
+      barNote(words.fetched(model));
+    } catch (e) {
+      barNote(words.unfetched(model, e.message || String(e)));
+    }
+  }
+
+  /* after a frame: a model with checkpoints named on screen (its title, a lesson's message) */
+  function wantCheckpoints() {
+    if (!ckpt.list) return;
+    for (const model of Object.keys(ckpt.list)) {
+      if (ckpt.started.has(model)) continue;
+      if (document.title.includes(model) || stats.texts.some((t) => t.includes(model))) {
+        ckpt.started.add(model);
+        fetchCheckpoints(model);
+      }
+    }
   }
 
   /* ---- lesson progress: the file the player saves, mirrored in localStorage */
@@ -379,7 +447,10 @@
       const rc = withString(lang, (p) => M._web_init(w, h, dpr, p));
       if (rc) { showNote('attnlab could not start: see the browser console.'); return; }
       showNote('');
+      words = WORDS[lang] || WORDS.en;
+      barNote(words.bar);
       languageButton(lang);
+      fetchCheckpointList();
       canvas.focus();
       requestAnimationFrame(tick);
     })
