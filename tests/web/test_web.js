@@ -15,6 +15,7 @@
  *   - lesson 16: the page fetches brown-induction's training checkpoints
  *     (left out of its data) and says so; then the lesson opens and j steps;
  *   - o opens tang, . changes layer, ] generates a token;
+ *   - "Open a model…": too large (the limit said), not a model, then a small one opened;
  *   - after a reload the picker shows lesson 4's progress;
  *   - the language button reloads the page in Chinese, drawn with the page's
  *     own CJK face, the progress still there.
@@ -270,6 +271,35 @@ async function tang(d, check) {
   check((await picture(d.page)).hash !== layer1.hash, ']: the picture did not change');
 }
 
+/* the page's "Open a model…": a folder too large is refused with the limit; one without a
+ * config.json is named so; a small one (tang-mqa's files) opens */
+async function ownModel(d, check, models) {
+  const input = await d.page.$('#model-file');
+  const note = () => d.page.$eval('#bar-note', (e) => e.textContent);
+  const noted = (re) => d.page.waitForFunction((src) => new RegExp(src).test(document.getElementById('bar-note').textContent),
+                                               { timeout: 20000 }, re.source).then(() => true, () => false);
+  if (!check(input && await d.page.$eval('#open', (b) => !b.hidden), 'no "Open a model…" button in the page\'s bar')) return;
+  const tmp = fs.mkdtempSync(path.join(require('os').tmpdir(), 'attnlab-web-'));
+  try {
+    const big = path.join(tmp, 'model.safetensors');
+    fs.closeSync(fs.openSync(big, 'w'));
+    fs.truncateSync(big, 300e6); /* sparse: nothing is written, nothing read */
+    const own = ['config.json', 'tokenizer.json'].map((f) => path.join(models, 'tang-mqa', f));
+    await input.uploadFile(big, ...own);
+    check(await noted(/That model is 30\d\.\d MB: the page opens models up to 256 MB/),
+          'a 300 MB model: the bar does not give the 256 MB limit: "' + (await note()) + '"');
+    await input.uploadFile(path.join(models, 'tang-mqa', 'tokenizer.json'));
+    check(await noted(/Not a model folder: config\.json is missing/), 'a folder without config.json: "' + (await note()) + '"');
+    const files = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'].map((f) => path.join(models, 'tang-mqa', f));
+    await d.act('open a model of your own (tang-mqa\'s files)', () => input.uploadFile(...files));
+    check(await d.title(/^attnlab - yours-\d+ - layers\.0\.weights/), 'your own model did not open: "' + (await d.page.title()) + '"');
+    check(await noted(/your model yours-\d+ is open/), 'your own model: the bar does not say it is open: "' + (await note()) + '"');
+    check((await picture(d.page)).colours >= 16, 'your own model: the picture looks blank');
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
 /* after a reload the picker shows lesson 4 begun, with its two quizzes right */
 async function reload(d, check) {
   await d.page.reload({ waitUntil: 'load', timeout: TIMEOUT_MS });
@@ -330,6 +360,7 @@ async function main() {
     await lesson4(d, check);
     await lesson16(d, check);
     await tang(d, check);
+    await ownModel(d, check, path.join(__dirname, '..', '..', 'assets', 'models'));
     await reload(d, check);
     await chinese(d, check);
 

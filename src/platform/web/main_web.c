@@ -37,6 +37,11 @@
 #include "i18n.h"
 #include "render.h"
 
+/* app_impl.h's (the app core's inside): o's step, given the names to step
+ * through. Declared here rather than that header included; the app core
+ * could offer it publicly as "open this model". */
+int ui_app_next_model_in(struct ui_app *app, const char *const *names, int n);
+
 #define WEB_REC 16
 #define WEB_CMD_IMAGE 100
 #define WEB_IMAGES 8      /* heatmap pictures kept from frame to frame */
@@ -274,6 +279,17 @@ EMSCRIPTEN_KEEPALIVE int web_mouse_down(int x, int y) { return web.ready && ui_a
 EMSCRIPTEN_KEEPALIVE int web_mouse_up(void) { return web.ready && ui_app_mouse_up(&web.app); }
 EMSCRIPTEN_KEEPALIVE int web_mouse_leave(void) { return web.ready && ui_app_mouse_leave(&web.app); }
 EMSCRIPTEN_KEEPALIVE int web_wheel(int dy) { return web.ready && ui_app_wheel(&web.app, dy); }
+
+/* Opens the model folder `name` under /attnlab/models, as o opens the next
+ * shipped one: canvas.js has written a student's own model there (its file
+ * picker). Returns 0, or -1 with the status line saying why. */
+EMSCRIPTEN_KEEPALIVE int web_open_model(const char *name)
+{
+    if (!web.ready) return -1;
+    int rc = ui_app_next_model_in(&web.app, &name, 1);
+    web.app.dirty = true;
+    return rc;
+}
 
 /* Whether the app asked to quit (q): the page cannot close itself, so canvas.js says so. */
 EMSCRIPTEN_KEEPALIVE int web_quit_asked(void)
