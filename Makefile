@@ -62,11 +62,11 @@ web:
 # chromium driven by puppeteer-core, pinned in tests/web/package-lock.json.
 # npm is the machine's own (Node.js's): Debian's npm package conflicts with
 # nodesource's nodejs, so bootstrap does not install it.
-test-web: web
+test-web: web all
 	@scripts/bootstrap.sh chromium
 	@command -v npm >/dev/null || { echo "test-web: npm not found: install Node.js 20 with its npm (not Debian's npm package)" >&2; exit 1; }
 	cd tests/web && npm ci --no-audit --no-fund --silent
-	node tests/web/test_web.js $(BUILD_WEB)
+	node tests/web/test_web.js $(BUILD_WEB) --attnlab $(BUILD)/attnlab
 
 # A short libFuzzer run over the trace reader, the lesson parser, the
 # tokenizer and the window's app core over crafted traces (clang + ASan + UBSan),

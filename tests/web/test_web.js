@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /* test_web.js — the web page (issue 24) in Debian's headless Chromium.
  *
- *   node tests/web/test_web.js BUILD_WEB [--bench]
+ *   node tests/web/test_web.js BUILD_WEB [--attnlab BUILD/attnlab] [--bench]
  *
  * Serves BUILD_WEB (`make web`'s site) with python3's http.server on
  * 127.0.0.1, opens it with puppeteer-core (package.json pins it; it drives
@@ -9,6 +9,7 @@
  * flows as the Xvfb test does with the window (keys and clicks in, the
  * frame's texts, pictures and title out):
  *   - the first frame shows the built-in example (not blank, "causal on", weights);
+ *   - with --attnlab, that frame against `attnlab render` of the same state and size;
  *   - c toggles the causal mask: the frame changes and says "causal off";
  *   - lesson 4 from the picker: a multiple-choice quiz answered wrong, then
  *     right, and the cell quiz on the mask answered by clicking cells;
@@ -165,6 +166,59 @@ async function firstFrame(d, check) {
   if (process.env.ATTNLAB_WEB_SHOT) await page.screenshot({ path: process.env.ATTNLAB_WEB_SHOT });
   console.log('first frame: ' + s.firstFrameMs.toFixed(0) + ' ms after the page began');
   return first;
+}
+
+/* The first frame against the desktop's `attnlab render` of the same state at the same size (the
+ * same command list, drawn by SDL_ttf and SDL's renderer there, by the canvas here). Pixels that
+ * differ by more than DIFF_LEVELS in a channel are counted inside the frame's text boxes (glyphs
+ * rasterised by two font engines) and outside them (everything else: rectangles, heatmaps,
+ * hatches, lines), which must agree but for OUTSIDE_BUDGET of the pixels (a long line drawn with
+ * fractional advances may end a pixel or two off its measured box). */
+const DIFF_LEVELS = 48;
+const OUTSIDE_BUDGET = 0.001;
+async function compareRender(d, check, attnlab) {
+  const size = await d.page.evaluate(() => [document.getElementById('attnlab').width, document.getElementById('attnlab').height]);
+  const tmp = fs.mkdtempSync(path.join(require('os').tmpdir(), 'attnlab-web-'));
+  try {
+    const png = path.join(tmp, 'render.png');
+    const r = require('child_process').spawnSync(attnlab, ['render', '--lang', 'en', '--size', size.join('x'), '-o', png],
+                                                 { encoding: 'utf8', timeout: 60000 });
+    if (!check(r.status === 0, 'attnlab render failed (' + r.status + '): ' + (r.stderr || '').trim())) return;
+    const src = 'data:image/png;base64,' + fs.readFileSync(png).toString('base64');
+    const m = await d.page.evaluate(async (src, levels) => {
+      const img = new Image();
+      img.src = src;
+      await img.decode();
+      const c = document.getElementById('attnlab');
+      if (img.width !== c.width || img.height !== c.height) return { size: [img.width, img.height] };
+      const a = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const o = document.createElement('canvas');
+      o.width = img.width, o.height = img.height;
+      o.getContext('2d').drawImage(img, 0, 0);
+      const n = o.getContext('2d').getImageData(0, 0, o.width, o.height).data;
+      const text = new Uint8Array(c.width * c.height); /* 1: in a text box, grown by 2 px */
+      for (const [, x, y, w, h] of window.attnlabStats.boxes)
+        for (let j = Math.max(0, y - 2); j < Math.min(c.height, y + h + 2); j++)
+          text.fill(1, j * c.width + Math.max(0, x - 2), j * c.width + Math.min(c.width, x + w + 2));
+      let inside = 0, outside = 0, nText = 0;
+      for (let p = 0; p < text.length; p++) {
+        const i = 4 * p;
+        const diff = Math.max(Math.abs(a[i] - n[i]), Math.abs(a[i + 1] - n[i + 1]), Math.abs(a[i + 2] - n[i + 2]));
+        nText += text[p];
+        if (diff > levels) text[p] ? inside++ : outside++;
+      }
+      return { pixels: text.length, nText, inside, outside };
+    }, src, DIFF_LEVELS);
+    if (!check(!m.size, 'attnlab render wrote ' + (m.size || []).join('x') + ', not ' + size.join('x'))) return;
+    const outside = m.outside / (m.pixels - m.nText), inside = m.inside / m.nText;
+    console.log('the page against attnlab render (' + size.join('x') + '): pixels differing by more than ' + DIFF_LEVELS +
+                ' levels: ' + (100 * inside).toFixed(2) + '% of the text boxes\' (glyph rasterisation), ' + (100 * outside).toFixed(3) +
+                '% of the rest (budget ' + (100 * OUTSIDE_BUDGET).toFixed(1) + '%)');
+    check(outside <= OUTSIDE_BUDGET, 'the page\'s first frame differs from attnlab render outside text in ' + m.outside + ' pixels (' +
+          (100 * outside).toFixed(3) + '%, budget ' + (100 * OUTSIDE_BUDGET).toFixed(1) + '%)');
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
 }
 
 async function toggle(d, check, first) {
@@ -330,8 +384,10 @@ async function chinese(d, check) {
 
 async function main() {
   const args = process.argv.slice(2);
-  const dir = args.find((a) => !a.startsWith('--'));
-  if (!dir) die('usage: test_web.js BUILD_WEB [--bench]');
+  const dir = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--attnlab');
+  if (!dir) die('usage: test_web.js BUILD_WEB [--attnlab BUILD/attnlab] [--bench]');
+  if (args.includes('--attnlab') && !fs.existsSync(args[args.indexOf('--attnlab') + 1] || ''))
+    die('--attnlab ' + args[args.indexOf('--attnlab') + 1] + ': no such program (make builds build/attnlab)');
   for (const f of ['index.html', 'canvas.js', 'attnlab.js', 'attnlab.wasm', 'attnlab.data'])
     if (!fs.existsSync(path.join(dir, f))) die(path.join(dir, f) + ' is missing: run `make web` first');
   if (!fs.existsSync(CHROMIUM)) die(CHROMIUM + ' is missing: apt-get install chromium');
@@ -356,6 +412,8 @@ async function main() {
     const d = new Driver(page);
 
     const first = await firstFrame(d, check);
+    const at = args.indexOf('--attnlab');
+    if (at >= 0) await compareRender(d, check, args[at + 1]);
     await toggle(d, check, first);
     await lesson4(d, check);
     await lesson16(d, check);
