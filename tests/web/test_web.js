@@ -423,10 +423,14 @@ async function main() {
     await chinese(d, check);
 
     if (args.includes('--bench')) {
-      /* WEB.md's shape: s = 256, h = 8, d = 256, one batch row */
-      const ms = await page.evaluate(() => window.attnlabModule._web_bench(1, 256, 256, 8, 20));
-      check(ms > 0, 'web_bench failed');
-      console.log('bench: ' + ms.toFixed(2) + ' ms per traced forward in wasm (batch 1, seq 256, d_model 256, heads 8; median of 20)');
+      /* WEB.md's shape, then the README's `attnlab bench` table (its seq 2048 row needs more than the page's 2 GB) */
+      const shapes = [[1, 256, 256, 8, 8, 20], [1, 1024, 1024, 16, 4, 5], [1, 256, 512, 8, 2, 20]];
+      for (const [b, sq, dm, h, g, reps] of shapes) {
+        const ms = await page.evaluate((a) => window.attnlabModule._web_bench(...a), [b, sq, dm, h, g, reps]);
+        check(ms > 0, 'web_bench failed at ' + [b, sq, dm, h, g]);
+        console.log('bench: ' + ms.toFixed(2) + ' ms per traced forward in wasm (batch ' + b + ', seq ' + sq + ', d_model ' + dm +
+                    ', heads ' + h + ', kv_heads ' + g + '; median of ' + reps + ')');
+      }
     }
     let worst = ['', 0];
     for (const [what, busy, toFrame] of d.timings) {

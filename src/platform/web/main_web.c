@@ -300,22 +300,22 @@ EMSCRIPTEN_KEEPALIVE int web_quit_asked(void)
 }
 
 /* `attnlab bench` in the page: the median ms of `reps` traced forward passes
- * of the built-in attention at this shape, after a warm-up that makes the
+ * of the built-in attention at this shape (kv_heads 0: as many as heads), after a warm-up that makes the
  * inputs, each pass reusing the memory of the one before (as cmd_bench.c
  * times it natively). -1 when the shape is refused. */
-EMSCRIPTEN_KEEPALIVE double web_bench(int batch, int seq, int d_model, int heads, int reps)
+EMSCRIPTEN_KEEPALIVE double web_bench(int batch, int seq, int d_model, int heads, int kv_heads, int reps)
 {
     attn_config cfg;
     attn_error err;
     attn_trace first, tr;
-    char v[4][16];
-    const char *keys[4] = {"batch", "seq", "d_model", "heads"};
-    int vals[4] = {batch, seq, d_model, heads};
+    char v[5][16];
+    const char *keys[5] = {"batch", "seq", "d_model", "heads", "kv_heads"};
+    int vals[5] = {batch, seq, d_model, heads, kv_heads > 0 ? kv_heads : heads};
     double *ms = reps > 0 ? calloc((size_t)reps, sizeof *ms) : NULL;
     double med = -1;
     attn_config_init(&cfg);
     attn_status st = ms ? ATTN_OK : ATTN_ERR_NOMEM;
-    for (int i = 0; i < 4 && !st; i++) {
+    for (int i = 0; i < 5 && !st; i++) {
         snprintf(v[i], sizeof v[i], "%d", vals[i]);
         st = attn_config_set(&cfg, keys[i], v[i], &err);
     }
