@@ -1,6 +1,6 @@
 #!/bin/sh
-# Regenerates assets/po/attnlab.pot from the interface sources (src/ui/*.c:
-# _() and N_(); the stage descriptions in src/engine/stages.c and the hover
+# Regenerates assets/po/attnlab.pot from the interface sources (src/ui/*.c and
+# the web page's src/platform/web/main_web.c: _() and N_(); the stage descriptions in src/engine/stages.c and the hover
 # explanations in src/engine/explain.c and the compare toggles in src/engine/config.c: ATTN_N_()) and merges it into every
 # assets/po/*.po. New strings arrive untranslated, changed ones as fuzzy:
 # translate them, drop the fuzzy flag, then check with `python3 tests/check_po.py`.
@@ -14,7 +14,7 @@ cd "$ROOT"
 # the same command tests/check_po.py runs to see whether the .pot is stale
 xgettext --language=C --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=ATTN_N_ \
   --add-comments=TRANSLATORS: --package-name=attnlab --msgid-bugs-address= \
-  --output="$PO/attnlab.pot" $(LC_ALL=C ls src/ui/*.c) src/engine/config.c src/engine/stages.c src/engine/explain.c
+  --output="$PO/attnlab.pot" $(LC_ALL=C ls src/ui/*.c) src/platform/web/main_web.c src/engine/config.c src/engine/stages.c src/engine/explain.c
 
 for po in "$PO"/*.po; do
   [ -e "$po" ] || continue

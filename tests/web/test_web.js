@@ -372,6 +372,8 @@ async function chinese(d, check) {
   await d.page.waitForFunction(() => window.attnlabStats && window.attnlabStats.frames > 0, { timeout: TIMEOUT_MS });
   const s = await d.stats();
   check(s.texts.some((t) => /因果掩码/.test(t)), 'Chinese: the toolbar does not say 因果掩码 (causal mask)');
+  const bar = await d.page.$eval('#bar', (e) => e.textContent);
+  check(/课程进度保存在本浏览器中/.test(bar) && /打开模型/.test(bar), 'Chinese: the page\'s bar is not in Chinese: "' + bar + '"');
   const face = await d.page.evaluate(() => [...document.fonts].filter((f) => /WenQuanYi/.test(f.family)).map((f) => f.status));
   /* the page's own face (fonts/), not a system one: its @font-face loaded */
   check(face.length === 1 && face[0] === 'loaded', 'Chinese: the page\'s WenQuanYi Micro Hei is not loaded (' + face + ')');

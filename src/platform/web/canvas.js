@@ -238,36 +238,15 @@
    * memory file system, the weights the engine reads), in at most 2 GB of wasm memory. */
   const MODEL_LIMIT_MB = 256;
 
-  const WORDS = {
-    en: {
-      bar: 'lesson progress is kept in this browser',
-      fetching: (m, got, all) => 'fetching ' + m + '\'s training checkpoints: ' + mb(got) + ' of ' + mb(all) + ' MB …',
-      fetched: (m) => m + '\'s training checkpoints are here: open the lesson again, or press j',
-      unfetched: (m, e) => m + '\'s training checkpoints could not be fetched (' + e + '): they are on the desktop',
-      open: 'Open a model…',
-      openTitle: 'A model of your own: pick the files of its folder (config.json, model.safetensors, tokenizer.json), up to ' +
-                 MODEL_LIMIT_MB + ' MB',
-      tooBig: (n) => 'That model is ' + mb(n) + ' MB: the page opens models up to ' + MODEL_LIMIT_MB +
-                     ' MB (it holds them in memory); open larger ones in the desktop attnlab (attnlab --model FOLDER)',
-      missing: (f) => 'Not a model folder: ' + f + ' is missing (it needs config.json, model.safetensors and tokenizer.json)',
-      reading: (n) => 'reading your model: ' + mb(n) + ' MB …',
-      opened: (m) => 'your model ' + m + ' is open (o: the shipped ones again)',
-    },
-    zh: {
-      bar: '课程进度保存在本浏览器中',
-      fetching: (m, got, all) => '正在下载 ' + m + ' 的训练检查点：' + mb(got) + ' / ' + mb(all) + ' MB …',
-      fetched: (m) => m + ' 的训练检查点已就绪：请重新打开课程，或按 j',
-      unfetched: (m, e) => m + ' 的训练检查点无法下载（' + e + '）：请使用桌面版',
-      open: '打开模型…',
-      openTitle: '你自己的模型：选中其文件夹中的文件（config.json、model.safetensors、tokenizer.json），最大 ' + MODEL_LIMIT_MB + ' MB',
-      tooBig: (n) => '这个模型有 ' + mb(n) + ' MB：网页版最多打开 ' + MODEL_LIMIT_MB +
-                     ' MB 的模型（模型保存在内存中）；更大的模型请用桌面版 attnlab（attnlab --model 文件夹）',
-      missing: (f) => '这不是模型文件夹：缺少 ' + f + '（需要 config.json、model.safetensors 和 tokenizer.json）',
-      reading: (n) => '正在读取你的模型：' + mb(n) + ' MB …',
-      opened: (m) => '你的模型 ' + m + ' 已打开（o：回到自带的模型）',
-    },
-  };
-  let words = WORDS.en;
+  /* main_web.c's web_words, by index: translated by the app's catalog */
+  const WORD = { bar: 0, fetching: 1, fetched: 2, unfetched: 3, open: 4, openTitle: 5, tooBig: 6, missing: 7, reading: 8,
+                 opened: 9 };
+
+  /* the page's word w, each %s filled with the next of args */
+  function word(w, ...args) {
+    let i = 0;
+    return M.UTF8ToString(M._web_word(WORD[w])).replace(/%s/g, () => String(args[i++]));
+  }
 
   function mb(bytes) { return (bytes / 1e6).toFixed(1); } /* MB of 10^6 bytes */
 
@@ -283,25 +262,25 @@
     if (!files.length) return;
     const base = (f) => f.name;
     const bytes = files.reduce((n, f) => n + f.size, 0);
-    if (bytes > MODEL_LIMIT_MB * 1e6) return barNote(words.tooBig(bytes));
+    if (bytes > MODEL_LIMIT_MB * 1e6) return barNote(word('tooBig', mb(bytes), MODEL_LIMIT_MB));
     const absent = MODEL_NEEDS.find((n) => !files.some((f) => base(f) === n));
-    if (absent) return barNote(words.missing(absent));
+    if (absent) return barNote(word('missing', absent));
     const name = 'yours-' + ++models; /* the browser does not say which folder the files came from */
-    barNote(words.reading(bytes));
+    barNote(word('reading', mb(bytes)));
     const dir = '/attnlab/models/' + name;
     M.FS.mkdirTree(dir);
     for (const f of files) {
       M.FS.writeFile(dir + '/' + base(f), new Uint8Array(await f.arrayBuffer()));
     }
     const ok = changed(() => withString(name, (p) => M._web_open_model(p)) === 0);
-    barNote(ok ? words.opened(name) : words.bar); /* else the status line says why */
+    barNote(ok ? word('opened', name) : word('bar')); /* else the status line says why */
     canvas.focus();
   }
 
   function modelPicker() {
     const input = document.getElementById('model-file'), b = document.getElementById('open');
-    b.textContent = words.open;
-    b.title = words.openTitle;
+    b.textContent = word('open');
+    b.title = word('openTitle', MODEL_LIMIT_MB);
     b.hidden = false;
     b.addEventListener('click', () => input.click());
     input.addEventListener('change', () => { openModel(input.files).catch((e) => barNote(String(e))); input.value = ''; });
@@ -323,7 +302,7 @@
     let got = 0;
     try {
       for (const [name, size] of files) {
-        barNote(words.fetching(model, got, all));
+        barNote(word('fetching', model, mb(got), mb(all)));
         const r = await fetch('checkpoints/' + model + '/' + name);
         if (!r.ok) throw new Error(name + ': HTTP ' + r.status);
         const data = new Uint8Array(await r.arrayBuffer());
@@ -334,9 +313,9 @@
         got += size;
       }
       M.FS.rename(dir + '/checkpoints.part', dir + '/checkpoints');
-      barNote(words.fetched(model));
+      barNote(word('fetched', model));
     } catch (e) {
-      barNote(words.unfetched(model, e.message || String(e)));
+      barNote(word('unfetched', model, e.message || String(e)));
     }
   }
 
@@ -503,8 +482,7 @@
       const rc = withString(lang, (p) => M._web_init(w, h, dpr, p));
       if (rc) { showNote('attnlab could not start: see the browser console.'); return; }
       showNote('');
-      words = WORDS[lang] || WORDS.en;
-      barNote(words.bar);
+      barNote(word('bar'));
       languageButton(lang);
       modelPicker();
       fetchCheckpointList();

@@ -291,6 +291,32 @@ EMSCRIPTEN_KEEPALIVE int web_open_model(const char *name)
     return rc;
 }
 
+/* The page's own words (its bar, drawn by canvas.js), translated as the
+ * app's are; canvas.js fills each %s in turn. Index: canvas.js's WORD. */
+static const char *const web_words[] = {
+    N_("lesson progress is kept in this browser"),
+    /* TRANSLATORS: the model's name, MB fetched so far, MB in all */
+    N_("fetching %s's training checkpoints: %s of %s MB …"),
+    N_("%s's training checkpoints are here: open the lesson again, or press j"),
+    /* TRANSLATORS: the model's name, then why (an HTTP error) */
+    N_("%s's training checkpoints could not be fetched (%s): they are on the desktop"),
+    N_("Open a model…"),
+    /* TRANSLATORS: the button's tooltip; %s: the size limit in MB */
+    N_("A model of your own: pick the files of its folder (config.json, model.safetensors, tokenizer.json), up to %s MB"),
+    /* TRANSLATORS: the model's size in MB, then the limit in MB */
+    N_("That model is %s MB: the page opens models up to %s MB (it holds them in memory); "
+       "open larger ones in the desktop attnlab (attnlab --model FOLDER)"),
+    /* TRANSLATORS: %s: a file name (config.json) */
+    N_("Not a model folder: %s is missing (it needs config.json, model.safetensors and tokenizer.json)"),
+    N_("reading your model: %s MB …"),
+    N_("your model %s is open (o: the shipped ones again)"),
+};
+
+EMSCRIPTEN_KEEPALIVE const char *web_word(int i)
+{
+    return i >= 0 && i < (int)(sizeof web_words / sizeof *web_words) ? _(web_words[i]) : "";
+}
+
 /* Whether the app asked to quit (q): the page cannot close itself, so canvas.js says so. */
 EMSCRIPTEN_KEEPALIVE int web_quit_asked(void)
 {
