@@ -9,7 +9,7 @@
  * flows as the Xvfb test does with the window (keys and clicks in, the
  * frame's texts, pictures and title out):
  *   - the first frame shows the built-in example (not blank, "causal on", weights);
- *   - with --attnlab, that frame against `attnlab render` of the same state and size;
+ *   - with --attnlab, that frame (and the first in Chinese) against `attnlab render` of the same state and size;
  *   - c toggles the causal mask: the frame changes and says "causal off";
  *   - lesson 4 from the picker: a multiple-choice quiz answered wrong, then
  *     right, and the cell quiz on the mask answered by clicking cells;
@@ -176,12 +176,12 @@ async function firstFrame(d, check) {
  * fractional advances may end a pixel or two off its measured box). */
 const DIFF_LEVELS = 48;
 const OUTSIDE_BUDGET = 0.001;
-async function compareRender(d, check, attnlab) {
+async function compareRender(d, check, attnlab, lang) {
   const size = await d.page.evaluate(() => [document.getElementById('attnlab').width, document.getElementById('attnlab').height]);
   const tmp = fs.mkdtempSync(path.join(require('os').tmpdir(), 'attnlab-web-'));
   try {
     const png = path.join(tmp, 'render.png');
-    const r = require('child_process').spawnSync(attnlab, ['render', '--lang', 'en', '--size', size.join('x'), '-o', png],
+    const r = require('child_process').spawnSync(attnlab, ['render', '--lang', lang, '--size', size.join('x'), '-o', png],
                                                  { encoding: 'utf8', timeout: 60000 });
     if (!check(r.status === 0, 'attnlab render failed (' + r.status + '): ' + (r.stderr || '').trim())) return;
     const src = 'data:image/png;base64,' + fs.readFileSync(png).toString('base64');
@@ -211,10 +211,10 @@ async function compareRender(d, check, attnlab) {
     }, src, DIFF_LEVELS);
     if (!check(!m.size, 'attnlab render wrote ' + (m.size || []).join('x') + ', not ' + size.join('x'))) return;
     const outside = m.outside / (m.pixels - m.nText), inside = m.inside / m.nText;
-    console.log('the page against attnlab render (' + size.join('x') + '): pixels differing by more than ' + DIFF_LEVELS +
+    console.log('the page against attnlab render (' + lang + ', ' + size.join('x') + '): pixels differing by more than ' + DIFF_LEVELS +
                 ' levels: ' + (100 * inside).toFixed(2) + '% of the text boxes\' (glyph rasterisation), ' + (100 * outside).toFixed(3) +
                 '% of the rest (budget ' + (100 * OUTSIDE_BUDGET).toFixed(1) + '%)');
-    check(outside <= OUTSIDE_BUDGET, 'the page\'s first frame differs from attnlab render outside text in ' + m.outside + ' pixels (' +
+    check(outside <= OUTSIDE_BUDGET, 'the page\'s first frame (' + lang + ') differs from attnlab render outside text in ' + m.outside + ' pixels (' +
           (100 * outside).toFixed(3) + '%, budget ' + (100 * OUTSIDE_BUDGET).toFixed(1) + '%)');
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -365,13 +365,14 @@ async function reload(d, check) {
 }
 
 /* the language button: the page again in Chinese, drawn with its own CJK face, the progress kept */
-async function chinese(d, check) {
+async function chinese(d, check, attnlab) {
   const nav = d.page.waitForNavigation({ waitUntil: 'load', timeout: TIMEOUT_MS });
   await d.page.click('#lang');
   await nav;
   await d.page.waitForFunction(() => window.attnlabStats && window.attnlabStats.frames > 0, { timeout: TIMEOUT_MS });
   const s = await d.stats();
   check(s.texts.some((t) => /因果掩码/.test(t)), 'Chinese: the toolbar does not say 因果掩码 (causal mask)');
+  if (attnlab) await compareRender(d, check, attnlab, 'zh');
   const bar = await d.page.$eval('#bar', (e) => e.textContent);
   check(/课程进度保存在本浏览器中/.test(bar) && /打开模型/.test(bar), 'Chinese: the page\'s bar is not in Chinese: "' + bar + '"');
   const face = await d.page.evaluate(() => [...document.fonts].filter((f) => /WenQuanYi/.test(f.family)).map((f) => f.status));
@@ -415,14 +416,14 @@ async function main() {
 
     const first = await firstFrame(d, check);
     const at = args.indexOf('--attnlab');
-    if (at >= 0) await compareRender(d, check, args[at + 1]);
+    if (at >= 0) await compareRender(d, check, args[at + 1], 'en');
     await toggle(d, check, first);
     await lesson4(d, check);
     await lesson16(d, check);
     await tang(d, check);
     await ownModel(d, check, path.join(__dirname, '..', '..', 'assets', 'models'));
     await reload(d, check);
-    await chinese(d, check);
+    await chinese(d, check, args.includes('--attnlab') ? args[args.indexOf('--attnlab') + 1] : null);
 
     if (args.includes('--bench')) {
       /* WEB.md's shape, then the README's `attnlab bench` table (its seq 2048 row needs more than the page's 2 GB) */
