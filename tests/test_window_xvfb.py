@@ -989,7 +989,7 @@ def others_load():
 
 
 def ping_bound_ms(load_before):
-    """--ping-bound-ms (200 ms in the release build; the goal is 100), stretched only for a machine that other
+    """--ping-bound-ms (100 ms in the release build), stretched only for a machine that other
     processes kept busier than its cores before the storm (load_before), in proportion, up to 8
     times: a window starved of the CPU by other programs, with the display server that carries its
     frames, answers later whatever it does. The storm's own load (the window, Xvfb, xdotool)
@@ -1052,7 +1052,7 @@ def storm_actions(rng, wid, size, n):
 def storm_run():
     """At least a minute of random keys, clicks, wheel turns, drags and resizes, including o and m and
     the lessons, while a Pinger times the window's answers to _NET_WM_PING; the longest wait must stay
-    under --ping-bound-ms (200 ms in the release build), stretched only for load other processes put on the machine."""
+    under --ping-bound-ms (100 ms in the release build), stretched only for load other processes put on the machine."""
     env_before = dict(APPENV)
     state = os.path.join(TMP, "storm-state")
     APPENV["XDG_STATE_HOME"] = state  # the lessons' progress not in the user's home
