@@ -10,6 +10,7 @@
 #include "budget.h"
 #include "forward.h"
 #include "i18n.h"
+#include "loss.h"
 #include "model_run.h"
 #include "trace_io.h"
 #include "view.h"
@@ -84,6 +85,68 @@ const char *ui_app_compare_stage(const ui_app *app, char *buf, size_t size)
     const attn_tensor *t = ui_app_tensor(app);
     const char *stage = attn_stage_get(attn_stage_compare_view(attn_tensor_stage(t)))->name;
     return attn_tensor_name(t && t->layer >= 0 ? t->layer : 0, app->trace.n_layers, stage, buf, size);
+}
+
+/* The slot of tr's batch row in app->losses; NULL: none. */
+static ui_loss *loss_slot(const ui_app *app, const attn_trace *tr, int batch)
+{
+    if (!app->losses || batch < 0 || batch >= tr->dims.b) return NULL;
+    if (tr == &app->trace) return &app->losses[batch];
+    if (app->has_alt && tr == &app->alt) return &app->losses[app->trace.dims.b + batch];
+    return NULL;
+}
+
+static ui_loss loss_of(const attn_trace *tr, int batch, const atomic_int *cancel)
+{
+    ui_loss l = {0, 0, true};
+    l.mean = attn_trace_loss_cancel(tr, batch, &l.counted, cancel);
+    return l;
+}
+
+static bool loss_cheap(const ui_app *app, const attn_trace *tr)
+{
+    return (size_t)tr->dims.s * (size_t)tr->dims.V <= app->loss_inline;
+}
+
+bool ui_app_losses_wanted(const ui_app *app)
+{
+    if (!app->async || !app->losses || loss_cheap(app, &app->trace) || !attn_trace_stage(&app->trace, -1, ATTN_STAGE_LOGITS))
+        return false;
+    for (int i = 0; i < app->trace.dims.b; i++)
+        if (!app->losses[i].known) return true;
+    return false;
+}
+ui_loss ui_app_loss(const ui_app *app, const attn_trace *tr, int batch)
+{
+    ui_loss *slot = loss_slot(app, tr, batch);
+    if (slot && slot->known) return *slot;
+    const attn_tensor *lg = attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS);
+    if (!lg) return (ui_loss){0, 0, true};
+    if (app->async && !loss_cheap(app, tr)) return (ui_loss){0}; /* the worker's to compute (ui_app_poll) */
+    ui_loss l = loss_of(tr, batch, NULL);
+    if (slot) *slot = l;
+    return l;
+}
+
+ui_loss *ui_trace_losses(const attn_trace *tr, const atomic_int *cancel)
+{
+    int b = tr->dims.b;
+    if (b < 1 || !attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS)) return NULL;
+    ui_loss *l = malloc((size_t)b * sizeof *l);
+    for (int i = 0; l && i < b; i++) l[i] = loss_of(tr, i, cancel);
+    if (l && cancel && atomic_load(cancel)) {
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+void ui_app_take_losses(ui_app *app, const attn_trace *tr, const ui_loss *losses)
+{
+    for (int i = 0; losses && i < tr->dims.b; i++) {
+        ui_loss *slot = loss_slot(app, tr, i);
+        if (slot) *slot = losses[i];
+    }
 }
 
 ui_scale ui_app_scale(const ui_app *app, const attn_tensor *t)
@@ -247,6 +310,14 @@ static void reset_scales(ui_app *app)
     int n = app->trace.n_tensors + (app->has_alt ? app->alt.n_tensors : 0);
     app->scales = malloc((size_t)(n ? n : 1) * sizeof *app->scales);
     for (int i = 0; app->scales && i < n; i++) app->scales[i] = (ui_scale){UI_CMAP_DIVERGING, 1.0f, -1.0f};
+    /* none known, but the trace's when only alt changed */
+    int b = app->trace.dims.b, rows = b + (app->has_alt ? app->alt.dims.b : 0);
+    ui_loss *losses = calloc((size_t)(rows > 0 ? rows : 1), sizeof *losses);
+    if (losses && app->losses && app->losses_serial == app->trace_serial && b > 0)
+        memcpy(losses, app->losses, (size_t)b * sizeof *losses);
+    free(app->losses);
+    app->losses = losses;
+    app->losses_serial = app->trace_serial;
     app->generation++;
     app->dirty = true;
     /* what was on screen no longer matches: no cell to hover or click until the next frame */
@@ -442,6 +513,7 @@ void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, ui_plan *pla
     if (plan->step > 0) app->decode_len = plan->decode_len;
     attn_trace_free(&app->trace);
     app->trace = *tr;
+    app->trace_serial++;
     app->trace_step = app->view.decode_step;
     attn_config_free(&app->cfg);
     app->cfg = *next;
@@ -581,6 +653,7 @@ static void init_common(ui_app *app)
     app->mouse_x = app->mouse_y = -1;
     app->font_scale = 1.0f;
     app->pixel_ratio = 1.0f;
+    app->loss_inline = UI_LOSS_INLINE_NUMBERS;
     app->dirty = true;
     ui_player_init(&app->lesson, "en", NULL);
     if ((app->arena = malloc(sizeof *app->arena))) attn_arena_init(app->arena);
@@ -680,7 +753,9 @@ void ui_app_free(ui_app *app)
     free(app->gen.text);
     app->gen.prompt = app->gen.text = NULL;
     free(app->scales);
+    free(app->losses);
     app->scales = NULL;
+    app->losses = NULL;
     app->file_path = NULL;
     app->has_alt = app->from_file = false;
     drop_arena(app); /* after every trace it lent to */

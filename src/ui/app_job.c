@@ -59,6 +59,8 @@ typedef struct ui_job {
     int scale_idx;           /* ... for this tensor of result (-1: none), */
     ui_scale scale;          /* ... so the frame that installs it does not scan it on the main thread */
     attn_nonfinite nf;       /* where result first holds a NaN, found here for the same reason */
+    bool want_loss;          /* alt_only: also the losses of alt_from, per batch row (the trace shown's) */
+    ui_loss *loss;
     /* the compare view's trace: made after result (want_alt), or alone from
      * the trace shown (alt_only: alt_from, untouched until joined) */
     bool want_alt, alt_only;
@@ -108,6 +110,7 @@ static void *work(void *arg)
         j->scale_idx = (int)(t - j->result.tensors);
     }
     if (j->status == ATTN_OK && !j->alt_only) attn_nonfinite_find(&j->result, &j->nf);
+    if (j->want_loss) j->loss = ui_trace_losses(j->alt_from, &j->progress.cancel);
     atomic_store(&j->done, true);
     return NULL;
 }
@@ -124,6 +127,7 @@ static void job_free(ui_job *j)
     if (j->want_alt && j->alt_status == ATTN_OK) attn_trace_free(&j->alt);
     if (j->have_run) attn_config_free(&j->run);
     ui_plan_free(&j->plan);
+    free(j->loss);
     attn_config_free(&j->next);
     if (j->has_pending) attn_config_free(&j->pending);
     free(j);
@@ -198,6 +202,22 @@ static int start(ui_app *app, attn_config *next, const ui_target *t)
     return 0;
 }
 
+/* The losses of the trace shown, on the worker: it reads every row of the
+ * logits (ui_app_loss). A request meanwhile cancels it between chunks. */
+static void losses_async(ui_app *app)
+{
+    ui_job *j = job_new(app);
+    if (!j) return;
+    j->alt_only = j->want_loss = true;
+    j->want_alt = false;
+    j->alt_from = &app->trace;
+    j->status = ATTN_OK;
+    j->target.step = app->view.decode_step;
+    j->target.layer = app->view.layer;
+    j->plan.in.model = app->model;
+    launch(app, j);
+}
+
 /* Joins the finished worker and takes its job off the app. */
 static ui_job *take(ui_app *app)
 {
@@ -218,6 +238,7 @@ bool ui_app_poll(ui_app *app)
     }
     if (ui_app_open_poll(app)) return true; /* a lesson or model to open, once its notice is on screen */
     ui_job *j = app->job;
+    if (!j && ui_app_losses_wanted(app)) losses_async(app); /* a trace shown without a worker's (a file, a lesson) */
     if (!j || !atomic_load(&j->done)) return false;
     take(app);
     if (j->has_pending) { /* superseded: the newer request runs now */
@@ -243,6 +264,9 @@ bool ui_app_poll(ui_app *app)
             ui_app_set_alt(app, &j->alt);
             j->alt_status = ATTN_ERR_CANCELLED; /* moved into the app */
         }
+        if (j->want_loss && j->loss) ui_app_take_losses(app, &app->trace, j->loss);
+        else if (j->want_loss && !atomic_load(&j->progress.cancel)) /* out of memory: not asked again */
+            for (int i = 0; i < app->trace.dims.b && app->losses; i++) app->losses[i] = (ui_loss){0, 0, true};
     } else if (j->status == ATTN_OK) {
         const ui_target *t = &j->target;
         if (t->move_layer) { /* the view goes to the layer computed, on the stage it was asked on */
@@ -265,6 +289,7 @@ bool ui_app_poll(ui_app *app)
     }
     job_free(j);
     if (compare && !fresh && !app->has_alt && !app->job) ui_app_alt_async(app); /* the toggle changed meanwhile */
+    if (!app->job && ui_app_losses_wanted(app)) losses_async(app);
     app->dirty = true;
     return true;
 }
@@ -381,11 +406,16 @@ int ui_app_show_async(ui_app *app, attn_config *cfg, const lesson_view *view)
 bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms)
 {
     ui_job *j = app->job;
-    if (!j) return false;
+    if (!j || (j->alt_only && !j->want_alt)) return false; /* the losses: nothing shown is being recomputed */
     if (layer) *layer = atomic_load(&j->progress.layer);
     if (stage) *stage = atomic_load(&j->progress.stage);
     if (ms) *ms = attn_clock_ms() - j->started;
     return true;
+}
+
+bool ui_app_job_running(const ui_app *app)
+{
+    return app->job != NULL;
 }
 
 void ui_app_job_cancel(ui_app *app)

@@ -278,6 +278,6 @@ void ui_app_next_model_label(const ui_app *app, const char *const *names, int n,
 
 bool ui_app_pending(const ui_app *app)
 {
-    return app->opening.pending || app->opening.reading || app->opening.models || ui_app_busy(app, NULL, NULL, NULL) ||
+    return app->opening.pending || app->opening.reading || app->opening.models || ui_app_job_running(app) ||
            ui_player_saving(&app->lesson) || ui_player_listing(&app->lesson);
 }
