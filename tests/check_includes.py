@@ -14,7 +14,9 @@ first, then src/ and its module folders, as CMake's include paths do) and fails
   - a file under src/engine/ or src/lesson/ reaches a window or interface
     library: SDL, fontconfig or libintl, included directly or through a header
     of src/; or one under src/app/ or src/draw/ (the app core and the command
-    list, which every backend shares) reaches SDL, fontconfig or cairo;
+    list, which every backend shares) reaches SDL, fontconfig or cairo, or
+    includes <pthread.h> itself (work away from the frame is the platform's
+    job service's, jobs.h);
   - a folder includes a folder above it
     (engine <- lesson <- app <- draw <- platform <- cli);
   - a quoted include names no file under src/.
@@ -33,7 +35,7 @@ import tempfile
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 # folders searched for a quoted include after the includer's own (CMake's include paths)
-SEARCH = ["", "engine", "lesson", "app", "draw", "platform/sdl", "platform/export", "platform/web"]
+SEARCH = ["", "engine", "lesson", "app", "draw", "platform/sdl", "platform/export", "platform/posix", "platform/web"]
 # the engine's line: each module may use the ones before it, never one after it
 ENGINE_ORDER = ["stages", "config", "trace", "attention", "model_run", "forward"]
 # folders in layers: each may include its own and the ones before it
@@ -43,6 +45,8 @@ FORBIDDEN = re.compile(r"^(SDL2?/|SDL[_.]|fontconfig/|libintl\.h$)")
 PURE = ("engine", "lesson")
 # libraries the app core and the command list must never reach: the backends' (src/platform/*)
 BACKEND = re.compile(r"^(SDL2?/|SDL[_.]|fontconfig/|cairo)")
+# nor start threads themselves (the engine may, behind its own calls)
+THREADS = re.compile(r"^(pthread|threads)\.h$")
 WINDOWLESS = ("app", "draw")
 # Module circles known and being removed: skipped only while their modules are
 # exactly these (a third module joining makes it fail again). None left.
@@ -215,6 +219,11 @@ def check(root, known=KNOWN_MODULE_CIRCLES):
                 if rule[0].match(name):
                     how = "" if via == rel else f" through src/{via}:{line}"
                     problems.append(f"src/{rel}: reaches <{name}>{how}; {folder(rel)}/ must not use {rule[1]}")
+        if folder(rel) in WINDOWLESS:
+            for kind, name, line in incs:
+                if kind == "system" and THREADS.match(name):
+                    problems.append(f"src/{rel}:{line}: <{name}>: {folder(rel)}/ starts no thread; "
+                                    "the platform's job service runs its work (jobs.h)")
     return problems, notes
 
 
@@ -259,6 +268,7 @@ CASES = [
     ("SDL in the app core", {"app/app.h": '#include "trace.h"\n#include <SDL.h>\n'}, "app/ must not use SDL"),
     ("cairo in the command list", {"draw/render.h": '#include "app.h"\n#include <cairo.h>\n'},
      "draw/ must not use SDL, fontconfig or cairo"),
+    ("a thread in the app core", {"app/app.c": '#include "app.h"\n#include <pthread.h>\n'}, "app/ starts no thread"),
     ("an unknown header", {"engine/trace.c": '#include "nothere.h"\n'}, "names no file"),
 ]
 

@@ -89,9 +89,6 @@ int ui_app_show_async(struct ui_app *app, attn_config *cfg, const lesson_view *v
  * ui_app_job_cancel only asks it to stop (at its next stage boundary) and
  * returns at once: quitting asks first, then closes the window meanwhile. */
 #define UI_JOB_QUIT_WAIT_MS 60
-/* Called first on a thread that computes or reads for the window: it yields
- * the CPU to the window's thread (a lower priority where threads have one). */
-void ui_app_thread_background(void);
 void ui_app_job_stop(struct ui_app *app);
 void ui_app_job_cancel(struct ui_app *app);
 bool ui_app_job_abandon(struct ui_app *app);

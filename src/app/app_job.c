@@ -1,7 +1,9 @@
-/* app_job.c — recomputing on a worker thread, so the window never freezes.
+/* app_job.c — recomputing away from the frame, so the window never freezes.
  *
- * One worker at a time. The main thread plans the run (ui_app_plan: inputs
- * borrowed from the trace shown, the budget) and starts the worker, which
+ * One worker at a time, a request to the platform's job service (jobs.h: a
+ * thread on the desktop; without one it runs here and now). The main thread
+ * plans the run (ui_app_plan: inputs borrowed from the trace shown, the
+ * budget) and starts the worker, which
  * loads the model the settings name if it is not the one shown, makes the
  * config run (ui_plan_run), runs attn_trace_run into its own trace and sets
  * `done`. The main thread never touches what the worker reads until it is
@@ -10,21 +12,13 @@
  * stops the worker first. ui_app_poll joins a finished worker and installs
  * its trace and model, unless a newer request came meanwhile: then that one
  * starts instead. */
-#define _GNU_SOURCE /* syscall(SYS_gettid): a thread's own nice value */
 #include "app.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
-#ifdef __linux__
-#include <sys/syscall.h>
-#endif
 
 #include "app_impl.h"
 #include "clock.h"
@@ -43,7 +37,8 @@ typedef struct {
 } ui_target;
 
 typedef struct ui_job {
-    pthread_t thread;
+    const ui_jobs *jobs;     /* the service it runs on ... */
+    ui_task *task;           /* ... as this request; NULL: it ran here */
     atomic_bool done;        /* the worker has finished: result and status are its last writes */
     attn_progress progress;  /* cancel, and where the run is */
     double started;          /* attn_clock_ms() at the start */
@@ -72,20 +67,7 @@ typedef struct ui_job {
     ui_target pending_target;
 } ui_job;
 
-void ui_app_thread_background(void)
-{
-#ifdef __linux__
-    /* on Linux each thread has a nice value of its own: +5 gives the window's
-     * thread (and the display server) about three times this one's share of a
-     * busy core */
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    errno = 0;
-    int now = getpriority(PRIO_PROCESS, (id_t)tid);
-    if (now != -1 || !errno) setpriority(PRIO_PROCESS, (id_t)tid, now + 5 < 19 ? now + 5 : 19);
-#endif
-}
-
-static void *work(void *arg)
+static void work(void *arg)
 {
     ui_job *j = arg;
     /* one core stays with the window, so that it keeps drawing at its pace */
@@ -109,13 +91,6 @@ static void *work(void *arg)
     }
     if (j->status == ATTN_OK && !j->alt_only) attn_nonfinite_find(&j->result, &j->nf);
     atomic_store(&j->done, true);
-    return NULL;
-}
-
-static void *work_thread(void *arg)
-{
-    ui_app_thread_background();
-    return work(arg);
 }
 
 static void job_free(ui_job *j)
@@ -147,14 +122,13 @@ static ui_job *job_new(const ui_app *app)
     return j;
 }
 
-/* Starts j's worker (or, with no thread to be had, runs it here) and makes it the app's. */
+/* Starts j's worker (or, with no service to be had, runs it here) and makes it the app's. */
 static void launch(ui_app *app, ui_job *j)
 {
     j->started = attn_clock_ms();
-    if (pthread_create(&j->thread, NULL, work_thread, j)) { /* no thread: compute here */
-        work(j);
-        j->thread = pthread_self();
-    }
+    j->jobs = app->jobs;
+    j->task = ui_jobs_start(j->jobs, work, j);
+    if (!j->task) work(j); /* no service: compute here */
     app->job = j;
     app->dirty = true;
 }
@@ -202,7 +176,8 @@ static int start(ui_app *app, attn_config *next, const ui_target *t)
 static ui_job *take(ui_app *app)
 {
     ui_job *j = app->job;
-    if (!pthread_equal(j->thread, pthread_self())) pthread_join(j->thread, NULL);
+    ui_jobs_join(j->jobs, j->task);
+    j->task = NULL;
     app->job = NULL;
     return j;
 }
@@ -419,7 +394,7 @@ void ui_app_leave(ui_app *app)
     ui_job *j = app->job;
     if (j) { /* told to stop, and left to finish (or not) on its own */
         atomic_store(&j->progress.cancel, 1);
-        if (!pthread_equal(j->thread, pthread_self())) pthread_detach(j->thread);
+        if (j->task) ui_jobs_leave(j->jobs, j->task);
         else job_free(j), j = NULL;
         abandoned_job = j;
     }
@@ -438,7 +413,7 @@ bool ui_app_job_abandon(ui_app *app)
         job_free(take(app));
         return false;
     }
-    pthread_detach(j->thread);
+    ui_jobs_leave(j->jobs, j->task);
     abandoned_job = j;
     abandoned_app = malloc(sizeof *app);
     if (abandoned_app) *abandoned_app = *app;

@@ -5,12 +5,12 @@
  * seconds on a slow machine. So in the window (app->async) an opening is not
  * done when it is asked: the app remembers it and a frame says "opening … "
  * first; the window loop comes back at once (ui_app_pending) and ui_app_poll
- * starts it: a lesson is read on a thread of its own, a model by the worker
+ * starts it: a lesson is read as a request of its own to the platform's job
+ * service (jobs.h), a model by the worker
  * that computes its first picture. The notice stays, with the worker's
  * progress, until that picture is installed. Which model o opens next
- * comes from the shipped models' folder, listed on a thread of its own too.
+ * comes from the shipped models' folder, listed by a request of its own too.
  * Without a window (tests, render) it happens at once. */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,27 +34,19 @@ bool ui_app_open_later(ui_app *app, ui_action act, int arg, const char *label)
     return true;
 }
 
-/* Runs thread_fn(arg) on a thread of its own in *t, or, with no thread to be
- * had, work(arg) here (*t is then this thread: nothing to join or detach). */
-static void start(pthread_t *t, void *(*thread_fn)(void *), void *(*work)(void *), void *arg)
+/* Runs work(arg) as a request to the app's job service, in *t, or, with no
+ * service to be had, here (*t is then NULL: nothing to join or leave). */
+static void run(const ui_app *app, ui_task **t, ui_task_fn *work, void *arg)
 {
-    if (pthread_create(t, NULL, thread_fn, arg)) {
-        *t = pthread_self();
-        work(arg);
-    }
+    *t = ui_jobs_start(app->jobs, work, arg);
+    if (!*t) work(arg);
 }
 
-/* Lets thread t finish on its own (unless it is this one). */
-static void let_go(pthread_t t)
-{
-    if (!pthread_equal(t, pthread_self())) pthread_detach(t);
-}
-
-/* ---- a lesson read on a thread of its own */
+/* ---- a lesson read by a request of its own (jobs.h) */
 
 typedef struct ui_lesson_read {
-    pthread_t thread;
-    atomic_int refs;         /* the app's and the thread's: the last to let go frees it */
+    ui_task *task;           /* the request reading it; NULL: read here, or joined */
+    atomic_int refs;         /* the app's and the request's: the last to let go frees it */
     atomic_bool done;
     char path[1024];
     int step;
@@ -70,7 +62,7 @@ static void read_release(ui_lesson_read *r)
     free(r);
 }
 
-static void *read_work(void *arg)
+static void read_work(void *arg)
 {
     ui_lesson_read *r = arg;
     int cores = attn_ops_cores();
@@ -79,20 +71,13 @@ static void *read_work(void *arg)
     attn_ops_threads(was);
     atomic_store(&r->done, true);
     read_release(r);
-    return NULL;
 }
 
-static void *read_thread(void *arg)
-{
-    ui_app_thread_background();
-    return read_work(arg);
-}
-
-/* ---- the shipped models' names (o), listed on a thread of its own */
+/* ---- the shipped models' names (o), listed by a request of its own */
 
 typedef struct ui_model_names {
-    pthread_t thread;
-    atomic_int refs;         /* the app's and the thread's: the last to let go frees it */
+    ui_task *task;           /* the request listing them; NULL: listed here, or joined */
+    atomic_int refs;         /* the app's and the request's: the last to let go frees it */
     atomic_bool done;
     char **names;            /* sorted (attn_model_list) */
     int n;
@@ -108,19 +93,12 @@ static void names_release(ui_model_names *m)
     free(m);
 }
 
-static void *names_work(void *arg)
+static void names_work(void *arg)
 {
     ui_model_names *m = arg;
     m->st = attn_model_list(&m->names, &m->n, &m->err);
     atomic_store(&m->done, true);
     names_release(m);
-    return NULL;
-}
-
-static void *names_thread(void *arg)
-{
-    ui_app_thread_background();
-    return names_work(arg);
 }
 
 static void names_drop(ui_app *app)
@@ -128,7 +106,7 @@ static void names_drop(ui_app *app)
     ui_model_names *m = app->opening.models;
     if (!m) return;
     app->opening.models = NULL;
-    let_go(m->thread);
+    ui_jobs_leave(app->jobs, m->task);
     names_release(m);
 }
 
@@ -139,7 +117,7 @@ int ui_app_read_models(ui_app *app)
     if (!m) return -1;
     atomic_init(&m->refs, 2);
     atomic_init(&m->done, false);
-    start(&m->thread, names_thread, names_work, m);
+    run(app, &m->task, names_work, m);
     app->opening.models = m;
     return 0;
 }
@@ -148,9 +126,9 @@ int ui_app_read_models(ui_app *app)
 static int models_next(ui_app *app)
 {
     ui_model_names *m = app->opening.models;
-    if (!m) return ui_app_next_model(app) ? -1 : 0; /* out of memory for the thread's: listed here */
-    if (!pthread_equal(m->thread, pthread_self())) pthread_join(m->thread, NULL);
-    m->thread = pthread_self(); /* joined: names_drop must not detach it */
+    if (!m) return ui_app_next_model(app) ? -1 : 0; /* out of memory for the request's: listed here */
+    ui_jobs_join(app->jobs, m->task);
+    m->task = NULL; /* joined: names_drop must not leave it */
     int rc = -1;
     if (m->st) {
         ui_app_status(app, true, "%s", m->err.msg);
@@ -169,7 +147,7 @@ void ui_app_read_drop(ui_app *app)
     ui_lesson_read *r = app->opening.reading;
     if (!r) return;
     app->opening.reading = NULL;
-    let_go(r->thread);
+    ui_jobs_leave(app->jobs, r->task);
     read_release(r);
 }
 
@@ -182,7 +160,7 @@ int ui_app_read_lesson(ui_app *app, const char *path, int step)
     r->step = step;
     atomic_init(&r->refs, 2);
     atomic_init(&r->done, false);
-    start(&r->thread, read_thread, read_work, r);
+    run(app, &r->task, read_work, r);
     app->opening.reading = r;
     return 0;
 }
@@ -202,7 +180,7 @@ static bool read_poll(ui_app *app)
 {
     ui_lesson_read *r = app->opening.reading;
     if (!r || !atomic_load(&r->done)) return false;
-    if (!pthread_equal(r->thread, pthread_self())) pthread_join(r->thread, NULL);
+    ui_jobs_join(app->jobs, r->task);
     app->opening.reading = NULL;
     int rc = r->rc;
     if (rc) {
