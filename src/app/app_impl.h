@@ -1,9 +1,17 @@
-/* app_impl.h — what the app's own files (app.c, app_actions.c, app_input.c,
- * app_edit.c, app_lesson.c) share; no other module includes it. */
+/* app_impl.h — what the app's own files (app*.c) share; no other module includes it.
+ *
+ * Who calls whom, top to bottom; each room calls only the ones below it:
+ *   app_loop.c    the platform's loop between events: poll, pending, free, leave
+ *   app_input.c   keys, text and the mouse -> actions
+ *   app_actions.c, app_lesson.c, app_train.c, app_edit.c, app_model.c, app_open.c
+ *                 what an action does: state changes and requests
+ *   app_job.c     requests: the worker, the newest settings asked, the one install call
+ *   app.c         the state: settings, what is shown, planning and installing a trace */
 #ifndef UI_APP_IMPL_H
 #define UI_APP_IMPL_H
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 
 #include "action.h"
@@ -61,6 +69,18 @@ int ui_app_plan(const struct ui_app *app, const attn_config *next, int step, les
 int ui_plan_run(ui_plan *plan, const attn_config *next, attn_config *run, attn_error *err);
 void ui_plan_free(ui_plan *plan);
 void ui_app_install(struct ui_app *app, attn_trace *tr, attn_config *next, ui_plan *plan, attn_trace *alt);
+/* All three here and now (ui_app_edit_config, app_job.c, stops the worker
+ * first): settings next (ownership moves in) planned, run and installed;
+ * returns 0, or -1 with the status line saying why and next freed. */
+int ui_app_commit(struct ui_app *app, attn_config *next);
+
+/* Frees what the state holds: traces, settings, model (ui_app_free, once
+ * nothing under way reads it any more). */
+void ui_app_release(struct ui_app *app);
+
+/* The status line's message (ui_app_status), about the parts of the view in
+ * what (UI_ABOUT_*; ui_app_status_about, app_job.c, records which). */
+void ui_app_vstatus(struct ui_app *app, bool error, unsigned what, const char *fmt, va_list ap);
 
 /* The status line says where the trace shown first holds a NaN or an
  * infinity that its data put there (nonfinite.h), if it does. nf: what the
@@ -75,6 +95,11 @@ attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model,
                            attn_arena *arena,
                            attn_trace *alt, attn_error *err);
 void ui_app_set_alt(struct ui_app *app, attn_trace *alt);
+/* The compare view's trace computed here and now, and the scales reset (app.c).
+ * ui_app_install computes it so unless the app is async: then the compare
+ * view waits for it and the caller asks the worker with ui_app_alt_follow (app_job.c). */
+void ui_app_alt_here(struct ui_app *app);
+void ui_app_alt_follow(struct ui_app *app);
 int ui_app_alt_async(struct ui_app *app);
 
 /* A lesson step's view once its trace is shown: layer, stage, head, batch
@@ -92,6 +117,12 @@ int ui_app_show_async(struct ui_app *app, attn_config *cfg, const lesson_view *v
 void ui_app_job_stop(struct ui_app *app);
 void ui_app_job_cancel(struct ui_app *app);
 bool ui_app_job_abandon(struct ui_app *app);
+/* The one install call (app_job.c): a finished recomputation's trace and
+ * settings become the app's, or a newer request starts; true when the
+ * picture changed. ui_app_poll (app_loop.c) calls it each turn of the loop.
+ * ui_app_job_leave: the worker told to stop and left to the process's end. */
+bool ui_app_job_install(struct ui_app *app);
+void ui_app_job_leave(struct ui_app *app);
 
 /* Opening a lesson or a model in the window (app_open.c): with app->async,
  * act(arg) is left for ui_app_poll, after a frame has shown "opening label …";

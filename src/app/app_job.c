@@ -14,6 +14,7 @@
  * starts instead. */
 #include "app.h"
 
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,16 +183,8 @@ static ui_job *take(ui_app *app)
     return j;
 }
 
-bool ui_app_poll(ui_app *app)
+bool ui_app_job_install(ui_app *app)
 {
-    ui_player *p = &app->lesson;
-    if (ui_player_poll(p)) ui_app_take_note(app); /* a progress save or the picker's list that ended */
-    if (p->pick_listed && !ui_player_listing(p)) { /* Enter came before the list */
-        p->pick_listed = false;
-        if (p->picker && p->have_catalog) ui_app_do(app, UI_ACT_PICK, p->sel);
-        return true;
-    }
-    if (ui_app_open_poll(app)) return true; /* a lesson or model to open, once its notice is on screen */
     ui_job *j = app->job;
     if (!j || !atomic_load(&j->done)) return false;
     take(app);
@@ -227,6 +220,7 @@ bool ui_app_poll(ui_app *app)
             attn_tensor_name(t->layer, j->result.n_layers, base, app->view.stage, sizeof app->view.stage);
         }
         ui_app_install(app, &j->result, &j->next, &j->plan, alt ? &j->alt : NULL);
+        ui_app_alt_follow(app);
         if (t->move_layer) ui_app_show_layer(app, t->layer, j->stage);
         if (t->set_view) ui_app_show_view(app, &t->view);
         memset(&j->next, 0, sizeof j->next); /* both moved into the app */
@@ -387,10 +381,8 @@ bool ui_app_job_abandoned(void)
     return abandoned_job != NULL || left;
 }
 
-void ui_app_leave(ui_app *app)
+void ui_app_job_leave(ui_app *app)
 {
-    ui_player_finish(&app->lesson); /* the progress save under way, and what is left, written first */
-    ui_app_read_drop(app);          /* a lesson being read is left to finish on its own */
     ui_job *j = app->job;
     if (j) { /* told to stop, and left to finish (or not) on its own */
         atomic_store(&j->progress.cancel, 1);
@@ -420,3 +412,168 @@ bool ui_app_job_abandon(ui_app *app)
     app->job = NULL;
     return true;
 }
+
+/* ---- requests that change the settings or the view (the state's own, app.c, runs them here and now) */
+
+void ui_app_alt_follow(ui_app *app)
+{
+    if (app->async && app->view.mode == LESSON_VIEW_COMPARE && !app->has_alt) ui_app_refresh_alt(app);
+}
+
+int ui_app_edit_config(ui_app *app, ui_config_change change, const void *arg)
+{
+    attn_config next;
+    attn_error err;
+    if (attn_config_copy(&next, ui_app_settings(app), &err)) {
+        ui_app_status(app, true, "%s", err.msg);
+        return -1;
+    }
+    if (change && change(&next, arg, &err)) {
+        attn_config_free(&next);
+        ui_app_status(app, true, "%s", err.msg);
+        return -1;
+    }
+    ui_app_job_stop(app); /* here and now: the worker stopped first */
+    if (ui_app_commit(app, &next)) return -1;
+    ui_app_alt_follow(app);
+    return 0;
+}
+
+
+int ui_app_show(ui_app *app, attn_config *cfg, const lesson_view *view)
+{
+    lesson_view was = app->view;
+    if (app->from_file) {
+        attn_config_free(cfg);
+        ui_app_status(app, true, "%s", _("a lesson cannot drive a trace file"));
+        return -1;
+    }
+    if (app->edit.open) ui_app_edit_stop(app);
+    if (app->async) return ui_app_show_async(app, cfg, view); /* the view follows when it is computed */
+    app->view.decode_step = view->decode_step;
+    app->view.mode = view->mode;
+    app->view.compare = view->compare;
+    ui_app_job_stop(app);
+    if (ui_app_commit(app, cfg)) { /* not async: the compare trace made with it */
+        app->view = was;
+        ui_app_refresh_alt(app);
+        return -1;
+    }
+    ui_app_show_view(app, view);
+    return 0;
+}
+
+
+static int set_key(attn_config *next, const void *arg, attn_error *err)
+{
+    const char *const *kv = arg;
+    return attn_config_set(next, kv[0], kv[1], err) ? -1 : 0;
+}
+
+
+int ui_app_set(ui_app *app, const char *key, const char *value)
+{
+    const char *kv[2] = {key, value};
+    return ui_app_edit_config_async(app, set_key, kv);
+}
+
+
+int ui_app_set_layer(ui_app *app, int layer)
+{
+    if (layer < 0 || layer >= app->trace.n_layers) return -1;
+    if (app->async && app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file)
+        return ui_app_layer_async(app, layer); /* that layer's weights, on the worker; the view follows */
+    const attn_tensor *t = ui_app_tensor(app);
+    char name[ATTN_MAX_NAME];
+    const char *stage = t ? t->name : "";
+    attn_tensor_name_layer(stage, &stage);
+    snprintf(name, sizeof name, "%s", stage);
+    stage = name; /* the trace it came from may be replaced below */
+    int was = app->view.layer;
+    char was_stage[sizeof app->view.stage];
+    snprintf(was_stage, sizeof was_stage, "%s", app->view.stage);
+    app->view.layer = layer;
+    if (app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file) {
+        /* that layer's attention weights are computed on demand; the stage shown moves there first */
+        attn_tensor_name(layer, app->trace.n_layers, stage, app->view.stage, sizeof app->view.stage);
+        if (ui_app_edit_config(app, NULL, NULL)) {
+            app->view.layer = was;
+            snprintf(app->view.stage, sizeof app->view.stage, "%s", was_stage);
+            return -1;
+        }
+    }
+    ui_app_show_layer(app, layer, stage);
+    return 0;
+}
+
+
+void ui_app_refresh_alt(ui_app *app)
+{
+    if (app->async && app->view.mode == LESSON_VIEW_COMPARE) {
+        ui_app_set_alt(app, NULL); /* the one shown no longer matches: its pane waits for the new one */
+        if (!ui_app_alt_async(app)) return;
+    }
+    ui_app_alt_here(app);
+}
+
+
+/* ---- the status line about the view as asked (the newest layer, ui_app_newest_layer) */
+
+void ui_app_status_about(ui_app *app, unsigned what, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ui_app_vstatus(app, false, what, fmt, ap);
+    va_end(ap);
+    app->status_about.layer = ui_app_newest_layer(app);
+    app->status_about.head = app->view.head;
+    app->status_about.batch = app->view.batch;
+    snprintf(app->status_about.stage, sizeof app->status_about.stage, "%s", app->view.stage);
+    app->dirty = true;
+}
+
+
+const char *ui_app_status_text(const ui_app *app)
+{
+    unsigned w = app->status_about.what;
+    const lesson_view *v = &app->view;
+    if (((w & UI_ABOUT_LAYER) && ui_app_newest_layer(app) != app->status_about.layer) ||
+        ((w & UI_ABOUT_HEAD) && v->head != app->status_about.head) ||
+        ((w & UI_ABOUT_BATCH) && v->batch != app->status_about.batch) ||
+        ((w & UI_ABOUT_STAGE) && strcmp(v->stage, app->status_about.stage)))
+        return "";
+    return app->status;
+}
+
+void ui_app_show_view(ui_app *app, const lesson_view *view)
+{
+    app->view.panels = view->panels;
+    app->view.layer = view->layer >= 0 && view->layer < app->trace.n_layers ? view->layer : 0;
+    if (view->stage[0]) ui_app_set_stage(app, view->stage);
+    const attn_dims *d = &app->trace.dims;
+    app->view.head = view->head >= 0 && view->head < d->h ? view->head : 0;
+    app->view.batch = view->batch >= 0 && view->batch < d->b ? view->batch : 0;
+    app->view.row = view->row >= 0 && view->row < d->s ? view->row : -1;
+    app->help = false;
+    app->stage_scroll = 0;
+    app->dirty = true;
+}
+
+
+/* A full name ("layers.2.weights"), or a stage of the viewed layer ("weights"). */
+int ui_app_set_stage(ui_app *app, const char *name)
+{
+    const attn_tensor *t = attn_trace_find(&app->trace, name);
+    if (!t) t = attn_trace_get(&app->trace, app->view.layer, name);
+    const char *rest;
+    int layer = attn_tensor_name_layer(name, &rest);
+    if (!t && app->trace.cfg.qk_keep && layer >= 0 && layer < app->trace.n_layers && layer + 1 != app->trace.cfg.qk_keep &&
+        !ui_app_set_layer(app, layer)) /* a layer whose attention weights a long prompt computes on demand */
+        t = attn_trace_find(&app->trace, name);
+    if (!t) return -1;
+    snprintf(app->view.stage, sizeof app->view.stage, "%s", t->name);
+    if (t->layer >= 0) app->view.layer = t->layer;
+    app->dirty = true;
+    return 0;
+}
+

@@ -22,18 +22,6 @@
 #include "model.h"
 #include "ops.h"
 
-bool ui_app_open_later(ui_app *app, ui_action act, int arg, const char *label)
-{
-    if (!app->async || app->opening.running) return false;
-    app->opening.pending = true;
-    app->opening.shown = false;
-    app->opening.act = act;
-    app->opening.arg = arg;
-    snprintf(app->opening.label, sizeof app->opening.label, "%s", label);
-    app->dirty = true;
-    return true;
-}
-
 /* Runs work(arg) as a request to the app's job service, in *t, or, with no
  * service to be had, here (*t is then NULL: nothing to join or leave). */
 static void run(const ui_app *app, ui_task **t, ui_task_fn *work, void *arg)
@@ -254,8 +242,3 @@ void ui_app_next_model_label(const ui_app *app, const char *const *names, int n,
     if (at + 1 < n) snprintf(buf, size, _("model %s"), names[at + 1]);
 }
 
-bool ui_app_pending(const ui_app *app)
-{
-    return app->opening.pending || app->opening.reading || app->opening.models || ui_app_busy(app, NULL, NULL, NULL) ||
-           ui_player_saving(&app->lesson) || ui_player_listing(&app->lesson);
-}
