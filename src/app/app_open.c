@@ -89,7 +89,7 @@ static void names_work(void *arg)
     names_release(m);
 }
 
-static void names_drop(ui_app *app)
+void ui_app_models_drop(ui_app *app)
 {
     ui_model_names *m = app->opening.models;
     if (!m) return;
@@ -110,28 +110,9 @@ int ui_app_read_models(ui_app *app)
     return 0;
 }
 
-/* o, once the models are listed: the next one's name on the notice, and it opens. */
-static int models_next(ui_app *app)
-{
-    ui_model_names *m = app->opening.models;
-    if (!m) return ui_app_next_model(app) ? -1 : 0; /* out of memory for the request's: listed here */
-    ui_jobs_join(app->jobs, m->task);
-    m->task = NULL; /* joined: names_drop must not leave it */
-    int rc = -1;
-    if (m->st) {
-        ui_app_status(app, true, "%s", m->err.msg);
-    } else {
-        ui_app_next_model_label(app, (const char *const *)m->names, m->n, app->opening.label,
-                                sizeof app->opening.label);
-        rc = ui_app_next_model_in(app, (const char *const *)m->names, m->n);
-    }
-    names_drop(app);
-    return rc;
-}
-
 void ui_app_read_drop(ui_app *app)
 {
-    names_drop(app);
+    ui_app_models_drop(app);
     ui_lesson_read *r = app->opening.reading;
     if (!r) return;
     app->opening.reading = NULL;
@@ -153,85 +134,6 @@ int ui_app_read_lesson(ui_app *app, const char *path, int step)
     return 0;
 }
 
-/* The program ends with this status, the message on the status line, when
- * the lesson it was started with cannot be opened. */
-static void open_failed(ui_app *app)
-{
-    if (!app->opening.fail_exit) return;
-    app->req.quit = true;
-    app->req.exit_code = app->opening.fail_exit;
-}
-
-/* The lesson read, once it has been: shown at its step (on the worker), or
- * the reason it cannot be on the status line. Returns whether it was taken. */
-static bool read_poll(ui_app *app)
-{
-    ui_lesson_read *r = app->opening.reading;
-    if (!r || !atomic_load(&r->done)) return false;
-    ui_jobs_join(app->jobs, r->task);
-    app->opening.reading = NULL;
-    int rc = r->rc;
-    if (rc) {
-        ui_app_status(app, true, "%s", r->err);
-    } else {
-        ui_player *p = &app->lesson;
-        ui_player_adopt(p, &r->ls, r->path);
-        r->rc = -1; /* the lesson moved into the player */
-        int step = r->step < p->ls.n_steps ? r->step : p->ls.n_steps - 1;
-        app->opening.running = true;
-        rc = ui_app_lesson_go(app, step < 0 ? 0 : step);
-        app->opening.running = false;
-        if (rc) ui_player_close(p); /* the step cannot be shown: no half-open lesson */
-    }
-    if (rc) {
-        open_failed(app);
-        app->opening.label[0] = '\0';
-    }
-    app->opening.fail_exit = 0; /* a lesson opened later falls back to the one shown */
-    read_release(r);
-    app->dirty = true;
-    return true;
-}
-
-bool ui_app_open_poll(ui_app *app)
-{
-    if (read_poll(app)) return true;
-    ui_model_names *listed = app->opening.models;
-    if (listed && atomic_load(&listed->done) && !(app->opening.pending && app->opening.act == UI_ACT_MODEL_NEXT))
-        names_drop(app); /* o's opening was replaced by another meanwhile */
-    if (!app->opening.pending) {
-        if (!app->opening.label[0] || app->job || app->opening.reading) return false;
-        app->opening.label[0] = '\0'; /* what it opened is on screen */
-        app->dirty = true;
-        return true;
-    }
-    if (!app->opening.shown) return false; /* the notice first */
-    ui_model_names *m = app->opening.act == UI_ACT_MODEL_NEXT ? app->opening.models : NULL;
-    if (m && !atomic_load(&m->done)) return false; /* o: the models' names first */
-    app->opening.pending = false;
-    app->opening.running = true;
-    int rc = 0;
-    char err[700];
-    switch (app->opening.act) {
-    case UI_ACT_NONE: /* a lesson by its path (attnlab lesson FILE) */
-        rc = ui_app_lesson_open(app, app->opening.path, app->opening.arg, err, sizeof err);
-        if (rc) ui_app_status(app, true, "%s", err);
-        if (rc) open_failed(app); /* nothing to fall back to: the program ends, saying why */
-        if (!app->opening.reading) app->opening.fail_exit = 0; /* a lesson opened later falls back to the one shown */
-        break;
-    case UI_ACT_LESSON_RESTORE:
-        rc = ui_app_lesson_go(app, app->opening.arg);
-        if (rc) ui_player_close(&app->lesson); /* the step cannot be shown: no half-open lesson */
-        break;
-    case UI_ACT_MODEL_NEXT: rc = models_next(app); break;
-    default: rc = ui_app_do(app, app->opening.act, app->opening.arg) ? 0 : -1; break;
-    }
-    app->opening.running = false;
-    if (rc || (!app->job && !app->opening.reading)) app->opening.label[0] = '\0'; /* done already, or failed */
-    app->dirty = true;
-    return true;
-}
-
 void ui_app_next_model_label(const ui_app *app, const char *const *names, int n, char *buf, size_t size)
 {
     int at = -1;
@@ -242,3 +144,42 @@ void ui_app_next_model_label(const ui_app *app, const char *const *names, int n,
     if (at + 1 < n) snprintf(buf, size, _("model %s"), names[at + 1]);
 }
 
+/* ---- what the loop takes in (app_loop.c) */
+
+int ui_app_read_take(ui_app *app, int *step)
+{
+    ui_lesson_read *r = app->opening.reading;
+    if (!r || !atomic_load(&r->done)) return 0;
+    ui_jobs_join(app->jobs, r->task);
+    app->opening.reading = NULL;
+    int got = r->rc ? -1 : 1;
+    if (r->rc) {
+        ui_app_status(app, true, "%s", r->err);
+    } else {
+        ui_player *p = &app->lesson;
+        ui_player_adopt(p, &r->ls, r->path);
+        r->rc = -1; /* the lesson moved into the player */
+        *step = r->step < p->ls.n_steps ? r->step : p->ls.n_steps - 1;
+        if (*step < 0) *step = 0;
+    }
+    read_release(r);
+    return got;
+}
+
+bool ui_app_models_ready(const ui_app *app)
+{
+    return app->opening.models && atomic_load(&app->opening.models->done);
+}
+
+const char *const *ui_app_models_listed(ui_app *app, int *n)
+{
+    ui_model_names *m = app->opening.models;
+    ui_jobs_join(app->jobs, m->task);
+    m->task = NULL; /* joined: ui_app_models_drop must not leave it */
+    if (m->st) {
+        ui_app_status(app, true, "%s", m->err.msg);
+        return NULL;
+    }
+    *n = m->n;
+    return (const char *const *)m->names;
+}
