@@ -28,6 +28,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_includes import find_cycles, write_tree  # noqa: E402  (the same circles, the same synthetic trees)
+
 # top to bottom: a file may call only files of the rows below its own (and leaves)
 ROOMS = [
     ["app_loop"],
@@ -86,37 +89,6 @@ def graph(root):
     return g
 
 
-def circles(g):
-    index, low, stack, on, out, n = {}, {}, [], set(), [], [0]
-
-    def strong(v):
-        index[v] = low[v] = n[0]
-        n[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in sorted(g.get(v, ())):
-            if w not in index:
-                strong(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(g):
-        if v not in index:
-            strong(v)
-    return out
-
-
 def check(root):
     g = graph(root)
     problems = []
@@ -130,24 +102,24 @@ def check(root):
                 problems.append(f"src/app/{f} calls the room {to} ({how[0]}); a leaf calls no room")
             elif them <= me:
                 problems.append(f"src/app/{f} calls {to} ({how[0]}), which is not below it in ROOMS")
-    for comp in circles(g):
-        problems.append("a circle of calls among " + ", ".join(comp))
+    for comp, circle in find_cycles({f: set(targets) for f, targets in g.items()}):
+        problems.append(f"a circle of calls among {', '.join(sorted(comp))}: one is {' -> '.join(circle)}")
     return problems, g
 
 
 CASES = [
-    ("a clean tree", {"app.c": "int ui_state(void) { return 1; }\n",
-                      "app_job.c": "int ui_state(void);\nint ui_ask(void) { return ui_state(); }\n"}, None),
-    ("the state calling a request", {"app.c": "int ui_ask(void);\nint ui_state(void) { return ui_ask(); }\n",
-                                     "app_job.c": "int ui_ask(void) { return 0; }\n"}, "not below it"),
-    ("a leaf calling a room", {"app.c": "int ui_state(void) { return 1; }\n",
-                               "player.c": "int ui_state(void);\nint ui_play(void) { return ui_state(); }\n"},
+    ("a clean tree", {"app/app.c": "int ui_state(void) { return 1; }\n",
+                      "app/app_job.c": "int ui_state(void);\nint ui_ask(void) { return ui_state(); }\n"}, None),
+    ("the state calling a request", {"app/app.c": "int ui_ask(void);\nint ui_state(void) { return ui_ask(); }\n",
+                                     "app/app_job.c": "int ui_ask(void) { return 0; }\n"}, "not below it"),
+    ("a leaf calling a room", {"app/app.c": "int ui_state(void) { return 1; }\n",
+                               "app/player.c": "int ui_state(void);\nint ui_play(void) { return ui_state(); }\n"},
      "a leaf calls no room"),
-    ("a circle among leaves", {"view.c": "int b(void);\nint a(void) { return b(); }\n",
-                               "keys.c": "int a(void);\nint b(void) { return a(); }\n"}, "a circle of calls"),
-    ("static names stay in their file", {"app.c": "static int start(void) { return 1; }\nint s(void) { return start(); }\n",
-                                         "app_job.c": "static int start(void) { return 2; }\nint j(void) { return start(); }\n"},
-     None),
+    ("a circle among leaves", {"app/view.c": "int b(void);\nint a(void) { return b(); }\n",
+                               "app/keys.c": "int a(void);\nint b(void) { return a(); }\n"}, "a circle of calls"),
+    ("static names stay in their file",
+     {"app/app.c": "static int start(void) { return 1; }\nint s(void) { return start(); }\n",
+      "app/app_job.c": "static int start(void) { return 2; }\nint j(void) { return start(); }\n"}, None),
 ]
 
 
@@ -155,10 +127,7 @@ def self_test():
     failed = 0
     for what, tree, expect in CASES:
         with tempfile.TemporaryDirectory() as tmp:
-            os.makedirs(os.path.join(tmp, "src", "app"))
-            for name, text in tree.items():
-                with open(os.path.join(tmp, "src", "app", name), "w", encoding="utf-8") as f:
-                    f.write(text)
+            write_tree(tmp, tree)
             problems, _ = check(tmp)
             ok = not problems if expect is None else any(expect in p for p in problems)
             print(f"{'ok  ' if ok else 'FAIL'} {what}: {problems[0] if problems else 'clean'}")

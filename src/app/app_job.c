@@ -9,9 +9,14 @@
  * `done`. The main thread never touches what the worker reads until it is
  * joined: the trace shown, the model and the loaded file stay as they are,
  * and a recomputation here and now (ui_app_edit_config without the window)
- * stops the worker first. ui_app_poll joins a finished worker and installs
- * its trace and model, unless a newer request came meanwhile: then that one
- * starts instead. */
+ * stops the worker first. ui_app_job_install, the one way a result comes
+ * back (the loop's ui_app_poll calls it), joins a finished worker and
+ * installs its trace and model, unless a newer request came meanwhile: then
+ * that one starts instead.
+ *
+ * The requests that change the settings or the view live here too (the
+ * edits, a lesson step's settings, a layer or stage on demand), and the
+ * status line about the view as asked: all of them read the newest request. */
 #include "app.h"
 
 #include <stdarg.h>
