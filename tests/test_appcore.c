@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "jobs_thread.h"
 #include "app.h"
 #include "catalog.h"
 #include "keys.h"
@@ -532,6 +533,7 @@ static void training_steps_keep_the_view(void **state)
     assert_true(ends_with(app.model->dir, "checkpoints/step0"));
 
     /* on the window's worker, as the window does it: j to 25, then the final model */
+    app.jobs = app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
     app.async = true;
     for (int want = 1; want <= 2; want++) {
         assert_true(ui_app_key(&app, 'j', 0));
@@ -674,6 +676,7 @@ static void a_trained_model_in_the_window(void **state)
     assert_non_null(strstr(app.status, "generated"));
     /* on the window's worker: ] again while it computes is refused (it would draw from the logits
      * shown, the last token's), and the step shown moves once the new token is in */
+    app.jobs = app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
     app.async = true;
     assert_true(ui_app_key(&app, ']', 0));
     if (ui_app_busy(&app, NULL, NULL, NULL)) {

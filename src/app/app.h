@@ -21,6 +21,7 @@
 #include "action.h"
 #include "config.h"
 #include "heatmap.h"
+#include "jobs.h"
 #include "keys.h"
 #include "layout.h"
 #include "player.h"
@@ -162,7 +163,9 @@ typedef struct ui_app {
         char stage[ATTN_MAX_NAME];
     } status_about;
 
-    bool async;           /* toggles recompute on a worker thread (the window); else at once */
+    bool async;           /* toggles recompute on a worker (the window); else at once */
+    const ui_jobs *jobs;  /* the platform's job service the worker and readers run on (jobs.h), set
+                           * before the first request; NULL: none, each runs here and now */
     struct ui_job *job;   /* that worker's recomputation, NULL when none (app_job.c) */
 
     ui_layout layout;     /* written by ui_render, read by the entry points */
