@@ -35,6 +35,10 @@ ap.add_argument("--storm-seconds", type=float, default=60,
 ap.add_argument("--ping-bound-ms", type=float, default=100,
                 help="the longest the window may take to answer a ping in the storm on a machine no busier than "
                      "its cores (the sanitizer build, several times slower, passes a larger one)")
+ap.add_argument("--storm-model", default="tang",
+                help="the model the storm opens (by hand: a larger checkpoint's folder)")
+ap.add_argument("--storm-text", default="春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。",
+                help="its text (by hand: @FILE reads it from a file, for a long prompt)")
 ap.add_argument("--only", action="append", default=[], help="run only these parts (e.g. --only storm)")
 ARGS = ap.parse_args()
 ATTNLAB = os.path.abspath(ARGS.attnlab)
@@ -989,7 +993,7 @@ def others_load():
 
 
 def ping_bound_ms(load_before):
-    """--ping-bound-ms (200 ms in the release build; the goal is 100), stretched only for a machine that other
+    """--ping-bound-ms (100 ms in the release build), stretched only for a machine that other
     processes kept busier than its cores before the storm (load_before), in proportion, up to 8
     times: a window starved of the CPU by other programs, with the display server that carries its
     frames, answers later whatever it does. The storm's own load (the window, Xvfb, xdotool)
@@ -1052,19 +1056,24 @@ def storm_actions(rng, wid, size, n):
 def storm_run():
     """At least a minute of random keys, clicks, wheel turns, drags and resizes, including o and m and
     the lessons, while a Pinger times the window's answers to _NET_WM_PING; the longest wait must stay
-    under --ping-bound-ms (200 ms in the release build), stretched only for load other processes put on the machine."""
+    under --ping-bound-ms (100 ms in the release build), stretched only for load other processes put on the machine."""
     env_before = dict(APPENV)
     state = os.path.join(TMP, "storm-state")
     APPENV["XDG_STATE_HOME"] = state  # the lessons' progress not in the user's home
-    win = Window("storm", ["--model", "tang", "--text", "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。"])
+    text = ARGS.storm_text
+    if text.startswith("@"):
+        with open(text[1:], encoding="utf-8") as f:
+            text = f.read().strip()
+    win = Window("storm", ["--model", ARGS.storm_model, "--text", text])
     APPENV.clear()
     APPENV.update(env_before)
     pinger = None
     log = []  # (time, what) of each burst
     try:
-        if not check("storm: the window appears", win.find(timeout=30) is not None, win.status()):
+        if not check("storm: the window appears", win.find(timeout=30 if ARGS.storm_model == "tang" else 300) is not None, win.status()):
             return
-        win.expect_title("storm: tang opens", lambda t: "layers.0.weights" in t, "layers.0.weights")
+        win.expect_title(f"storm: {ARGS.storm_model} opens", lambda t: "layers.0.weights" in t, "layers.0.weights",
+                         timeout=4.0 if ARGS.storm_model == "tang" else 300)
         pinger = Pinger(win.wid)
         pinger.start()
         # the floor: how long the answers take with nothing to do (the display server and the

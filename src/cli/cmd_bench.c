@@ -9,7 +9,7 @@
 #include "engine/forward.h"
 #include "engine/generate.h"
 #include "engine/model.h"
-#include "ui/ui.h"
+#include "platform/sdl/ui.h"
 
 static void usage(void)
 {

@@ -20,7 +20,8 @@
  * ui_heat_paint as on the desktop; a heatmap's pixels are kept while its
  * trace generation, slice, scale and size stay the same.
  *
- * There are no threads: the app computes at once (app.async false), and the
+ * There are no threads: the page gives the app core no job service (jobs.h),
+ * so it computes at once (app.async false), and the
  * lesson progress file lives in the page's memory file system, which
  * canvas.js copies to and from localStorage. */
 #include <emscripten.h>
