@@ -14,7 +14,8 @@
  *   - lesson 4 from the picker: a multiple-choice quiz answered wrong, then
  *     right, and the cell quiz on the mask answered by clicking cells;
  *   - lesson 16: the page fetches brown-induction's training checkpoints
- *     (left out of its data) and says so; then the lesson opens and j steps;
+ *     (left out of its data) and says so; then the lesson opens, its frame
+ *     before the work (the page's job service), and j steps;
  *   - o opens tang, . changes layer, ] generates a token;
  *   - "Open a model…": too large (the limit said), not a model, then a small one opened;
  *   - after a reload the picker shows lesson 4's progress;
@@ -108,7 +109,8 @@ class Driver {
     const n = await this.page.evaluate(() => { window.attnlabStats.longestBusyMs = 0; return window.attnlabStats.frames; });
     await fn();
     const ok = await this.drawnAfter(n);
-    /* a few frames more: work the app finishes in later frames (a model read) counts too */
+    /* the work the frame announced (a model read, a recomputation) runs after it: it counts too */
+    await this.page.waitForFunction(() => !window.attnlabStats.pending, { timeout: 30000 }).catch(() => null);
     await this.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const s = await this.stats();
     this.timings.push([what, s.longestBusyMs, ok ? s.inputToFrameMs : null]);
@@ -296,6 +298,10 @@ async function lesson16(d, check) {
   if (!check(here, 'lesson 16: the bar does not say the checkpoints are here: "' + (await note()) + '"')) return;
   console.log('brown-induction\'s checkpoints fetched in ' + (Date.now() - t0) + ' ms');
   check(await d.key('Enter', 'Enter (lesson 16 again)'), 'Enter on lesson 16 again: no frame followed');
+  /* the page's job service: the frame announcing the opening came before the work (the model, its curves) */
+  const [, busy, toFrame] = d.timings[d.timings.length - 1];
+  check(toFrame !== null && toFrame < busy, 'lesson 16: its first frame waited for the work (' + toFrame + ' ms to the frame, ' +
+        busy.toFixed(0) + ' ms of work): the app computed it at once');
   check(await d.title(/brown-induction .*lesson step 1\/\d+$/), 'lesson 16 did not open once its checkpoints were fetched: "' +
         (await d.page.title()) + '"');
   check((await d.boxes(/^training step 0 of 3000/)).length === 1, 'lesson 16 step 1: not at training step 0');

@@ -8,8 +8,9 @@
  *
  * window.attnlabStats: what the test (tests/web) reads — the first frame's
  * time since the page began, the last input-to-frame time, the longest the
- * page was busy in one go (an input call or a frame: the page is frozen that
- * long), and the last frame's texts and pictures with their boxes. */
+ * page was busy in one go (an input call, a frame or the app's turn: the page
+ * is frozen that long), whether the app has work under way (pending), and the
+ * last frame's texts and pictures with their boxes. */
 'use strict';
 
 (function () {
@@ -26,7 +27,7 @@
   const MOD_SHIFT = 1, MOD_CTRL = 2, MOD_ALT = 4;
 
   const stats = (window.attnlabStats = { started: performance.now(), firstFrameMs: null, inputToFrameMs: null,
-                                         longestBusyMs: 0, measured: 0, frames: 0, texts: [], boxes: [], images: [] });
+                                         longestBusyMs: 0, pending: false, measured: 0, frames: 0, texts: [], boxes: [], images: [] });
   const canvas = document.getElementById('attnlab');
   const ctx = canvas.getContext('2d', { alpha: false });
   const measureCtx = document.createElement('canvas').getContext('2d');
@@ -206,15 +207,23 @@
     try { return fn(); } finally { stats.longestBusyMs = Math.max(stats.longestBusyMs, performance.now() - t0); }
   }
 
+  /* A frame: drawn if anything changed. The app's turn between events (web_poll: a request of
+   * its job service run, a result taken in) comes after it, in a task of its own, so that a frame
+   * saying "opening …" is on screen before the work it announces. */
   function tick() {
     if (M._web_quit_asked()) showNote('attnlab asked to quit: close this tab, or go on.');
     busy(() => {
-      if (dirty || M._web_poll()) {
+      if (dirty) {
         dirty = false;
         draw();
       }
     });
+    setTimeout(poll, 0);
     requestAnimationFrame(tick);
+  }
+
+  function poll() {
+    busy(() => { if ((stats.pending = !!M._web_poll())) dirty = true; });
   }
 
   /* ---- size: the canvas fills the window above the page's bar, in device pixels */

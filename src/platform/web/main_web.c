@@ -20,9 +20,11 @@
  * ui_heat_paint as on the desktop; a heatmap's pixels are kept while its
  * trace generation, slice, scale and size stay the same.
  *
- * There are no threads: the page gives the app core no job service (jobs.h),
- * so it computes at once (app.async false), and the
- * lesson progress file lives in the page's memory file system, which
+ * There are no threads. The page's job service (jobs.h) runs each request
+ * later on the page's one thread, at the next web_poll, one a frame: a key
+ * that opens a lesson or a model returns at once, the frame saying so is
+ * drawn, and then the work runs (still in one go: the page is busy that long).
+ * The lesson progress file lives in the page's memory file system, which
  * canvas.js copies to and from localStorage. */
 #include <emscripten.h>
 #include <stdint.h>
@@ -36,6 +38,7 @@
 #include "forward.h"
 #include "draw.h"
 #include "i18n.h"
+#include "jobs.h"
 #include "render.h"
 
 /* app_impl.h's (the app core's inside): o's step, given the names to step
@@ -50,6 +53,76 @@ int ui_app_next_model_in(struct ui_app *app, const char *const *names, int n);
 EM_JS(int, js_text_width, (const char *utf8, int px, int bold),
       { return Module.attnTextWidth(UTF8ToString(utf8), px, bold); });
 EM_JS(int, js_line_height, (int px), { return Module.attnLineHeight(px); });
+
+/* ---- the job service: requests run later, one per web_poll, on this thread */
+
+/* A request: the core holds it until it joins or leaves it; the queue until it has run. */
+struct ui_task {
+    ui_task_fn *fn;
+    void *arg;
+    bool ran;
+    bool left;              /* the core let go: freed once it has run */
+    struct ui_task *next;   /* in the queue, not yet run */
+};
+
+static struct {
+    ui_task *head, *tail;
+} queue;
+
+static ui_task *job_start(ui_task_fn *fn, void *arg)
+{
+    ui_task *t = calloc(1, sizeof *t);
+    if (!t) return NULL; /* the core then runs fn here and now */
+    t->fn = fn, t->arg = arg;
+    if (queue.tail) queue.tail->next = t;
+    else queue.head = t;
+    queue.tail = t;
+    return t;
+}
+
+static void job_unqueue(ui_task *t)
+{
+    ui_task **at = &queue.head, *prev = NULL;
+    while (*at && *at != t) prev = *at, at = &(*at)->next;
+    if (!*at) return;
+    *at = t->next;
+    if (queue.tail == t) queue.tail = prev;
+    t->next = NULL;
+}
+
+static void job_run(ui_task *t)
+{
+    if (t->ran) return;
+    t->ran = true;
+    t->fn(t->arg);
+}
+
+/* Waits for the request: runs it now if it has not run yet. */
+static void job_join(ui_task *t)
+{
+    job_unqueue(t);
+    job_run(t);
+    free(t);
+}
+
+static void job_leave(ui_task *t)
+{
+    if (t->ran) free(t);
+    else t->left = true;
+}
+
+/* Runs the oldest request; whether there was one. */
+static bool job_next(void)
+{
+    ui_task *t = queue.head;
+    if (!t) return false;
+    job_unqueue(t);
+    job_run(t);
+    if (t->left) free(t);
+    return true;
+}
+
+static const ui_jobs web_jobs = {job_start, job_join, job_leave};
 
 /* One painted picture (RGBA, as canvas ImageData wants) and what it shows. */
 typedef struct {
@@ -217,6 +290,11 @@ EMSCRIPTEN_KEEPALIVE int web_init(int w, int h, float dpr, const char *lang)
         return -1;
     }
     ui_player_init(&web.app.lesson, lang, NULL);
+    /* as the window: recomputations, lesson reads and progress saves go to the job service */
+    web.app.jobs = web.app.lesson.jobs = &web_jobs;
+    web.app.async = true;
+    web.app.lesson.async_save = true;
+    web.app.lesson.async_read = true;
     web.app.pixel_ratio = dpr > 0 ? dpr : 1.0f;
     web.w = w, web.h = h;
     ui_draw_init(&web.list, (ui_text_measure){.text_width = text_width, .line_height = line_height,
@@ -237,8 +315,9 @@ EMSCRIPTEN_KEEPALIVE void web_resize(int w, int h, float dpr)
 EMSCRIPTEN_KEEPALIVE int web_poll(void)
 {
     if (!web.ready) return 0;
+    bool ran = job_next();
     bool changed = ui_app_poll(&web.app);
-    return changed || web.app.dirty || ui_app_pending(&web.app);
+    return ran || changed || web.app.dirty || ui_app_pending(&web.app) || queue.head;
 }
 
 /* The frame as records (see the banner): [0] their count, then the records. */
