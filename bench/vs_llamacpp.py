@@ -28,7 +28,9 @@ Not part of `make test`: it installs llama.cpp from npm and runs for minutes.
    PyTorch reference of bench/checkpoint_vs_torch.py: max |difference|, and
    the top-1 token. Exits 1, naming the engine, when they do not agree.
 4. Times, in interleaved rounds (the order rotating each round), each engine
-   in its own process with the same threads: prefill of 64 and 512 tokens,
+   in its own process with the same threads: prefill of 64 and 512 tokens
+   (attnlab's untraced prefill, `attnlab bench`'s `prefill untraced:`; its
+   traced pass, `bench:`, is reported beside it with the ratio of the two),
    and greedy decoding after the 512 (`attnlab bench --generate`'s untraced
    `decode:` step). Each process repeats each prefill after a warm-up and
    reports the median; the table gives the median over rounds of those, with
@@ -315,15 +317,17 @@ def grab(pattern, out, what):
 
 
 def attnlab_round(a, folder, texts):
-    """One round of attnlab: each prefill its own `bench`, decoding after the longest."""
-    res, peak = {"prefill": {}}, 0
+    """One round of attnlab: each prefill its own `bench` (the untraced prefill, and the traced
+    pass), decoding after the longest."""
+    res, peak = {"prefill": {}, "traced": {}}, 0
     for n in sorted(texts):
         cmd = [a.attnlab, "bench", "--model", folder, "--text", texts[n], "--repeat", str(a.reps)]
         if n == max(texts):
             cmd += ["--generate", str(a.decode)]
         out, rss = run(cmd, env=attnlab_env(a))
         peak = max(peak, rss)
-        res["prefill"][n] = grab(r"^bench: ([0-9.]+) ms", out, "prefill time")
+        res["prefill"][n] = grab(r"^prefill untraced: ([0-9.]+) ms", out, "untraced prefill time")
+        res["traced"][n] = grab(r"^bench: ([0-9.]+) ms", out, "traced pass time")
         if n == max(texts):
             res["decode"] = grab(r"^decode: ([0-9.]+) ms", out, "decode time")
             res["decode_traced"] = grab(r"^decode traced: ([0-9.]+) ms", out, "traced decode time")
@@ -475,8 +479,13 @@ def report(shape, got, bw, per_token, loads, gen_rss, check, a):
     bound32 = [per_token[0] / b * 1e3 for b in bw]
     bound16 = [per_token[1] / b * 1e3 for b in bw]
     print(f"\nMedians of the rounds' medians ({a.reps} passes each, after a warm-up), the rounds' min–max in brackets;"
-          f" peak RSS the largest of the rounds. attnlab's prefill is its traced pass (every stage kept), its decode"
-          f" the untraced KV-cache step.")
+          f" peak RSS the largest of the rounds. attnlab's prefill is its untraced prefill over the KV cache"
+          f" (`bench`'s `prefill untraced:`, as `generate` runs a prompt), its decode the untraced KV-cache step.")
+    for n in lengths:
+        traced = [r["traced"][n] for r in got["attnlab"]]
+        ratio = [r["traced"][n] / r["prefill"][n] for r in got["attnlab"]]
+        print(f"attnlab's traced pass of {n} tokens (every stage kept): {cell(traced)} ms, "
+              f"{cell(ratio, '{:,.2f}')}× its untraced prefill.")
     print(f"attnlab decode with each step traced: {cell([r['decode_traced'] for r in got['attnlab']])} ms/token.")
     print(f"Copy bandwidth {cell(band)} GB/s; decode read-bandwidth bounds: F32 {per_token[0] / 1e6:,.0f} MB a token, "
           f"{cell(bound32, '{:,.2f}')} ms; BF16 {per_token[1] / 1e6:,.0f} MB, {cell(bound16, '{:,.2f}')} ms.")
