@@ -24,7 +24,8 @@ Not part of `make test`: it installs llama.cpp from npm and runs for minutes.
    list, the 256 after the special tokens renamed as the byte tokens such a
    list must have; only token ids are fed, so the names change nothing.
 3. Checks the logits of the last of 64 tokens: attnlab's (`attnlab trace`,
-   the trace file's logits), llama.cpp's on each GGUF, each against the
+   the trace file's logits, and, for the untraced prefill, the probability
+   `attnlab generate --probs` gives its greedy token), llama.cpp's on each GGUF, each against the
    PyTorch reference of bench/checkpoint_vs_torch.py: max |difference|, and
    the top-1 token. Exits 1, naming the engine, when they do not agree.
 4. Times, in interleaved rounds (the order rotating each round), each engine
@@ -56,6 +57,7 @@ llama.cpp BF16's.
 """
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -308,6 +310,17 @@ def attnlab_logits(a, folder, text):
     return t["logits"][0, -1].tolist(), t["logits"].shape[1]
 
 
+def attnlab_untraced(a, folder, text):
+    """attnlab's untraced prefill, as `generate` runs a prompt: its greedy next token after
+    text and the probability it gave it (every token allowed)."""
+    out, _ = run([a.attnlab, "generate", "--model", folder, "--text", text, "--max-new", "1", "--probs",
+                  "--allow-unk"], env=attnlab_env(a))
+    rows = [ln.split("\t") for ln in out.splitlines() if ln.count("\t") == 2]
+    if not rows:
+        raise Fail(f"attnlab generate printed no token: {out.strip().splitlines()[-1:]}")
+    return int(rows[0][1]), float(rows[0][2])
+
+
 def grab(pattern, out, what):
     """The number pattern's group 1 finds in attnlab's output out, or a Fail naming what."""
     m = re.search(pattern, out, re.M)
@@ -367,6 +380,15 @@ def check_logits(a, mods, folder, ggufs, ids, text):
         # a top-1 within the allowed error of torch's runner-up is a tie, not a disagreement
         if diff > TOLERANCE[name] * scale or (not same and margin > 2 * diff):
             bad.append(name)
+    # the untraced prefill (what is timed) through generate: its token's log probability
+    tid, p = attnlab_untraced(a, folder, text)
+    mx = max(want)
+    log_z = mx + math.log(sum(math.exp(v - mx) for v in want))
+    dlogp, allowed = abs(math.log(p) - (want[tid] - log_z)), TOLERANCE["attnlab"] * scale
+    lines.append(f"attnlab untraced prefill (generate): its greedy token's |Δ log p| {dlogp:.2e} (allowed "
+                 f"{allowed:.2e}), top-1 {'the same' if tid == best else f'{tid}, not {best}'}")
+    if dlogp > allowed or want[best] - want[tid] > 2 * allowed:
+        bad.append("attnlab untraced prefill")
     info = (f"llama.cpp: node-llama-cpp {NODE_LLAMA_CPP}, {res['build']} llama.cpp release {res['release']}; "
             f"{res['system']}")
     head = f"logits of token {CHECK} against torch's (max |logit| {scale:.2f}, top-1 {best}, margin {margin:.3f})"

@@ -1047,6 +1047,30 @@ static void test_untraced_prefill(void **state)
         }
 }
 
+/* A prompt of 700 positions goes through in two chunks (512, then 188 over
+ * the first's cache), each in blocks of queries: the same as one traced pass. */
+static void test_untraced_prefill_chunks(void **state)
+{
+    (void)state;
+    attn_model m;
+    attn_config c;
+    attn_error err;
+    enum { N = 700 };
+    int *ids = malloc(N * sizeof *ids);
+    assert_non_null(ids);
+    for (int i = 0; i < N; i++) ids[i] = 3 + (i * 7 + i / 5) % (V - 3);
+    make_model(model_dir("long"), 2, 4, 2, false, NULL, NULL);
+    config_with(model_dir("long"), "max_position_embeddings", "\"max_position_embeddings\": 1024");
+    assert_int_equal(attn_model_load(model_dir("long"), &m, &err), ATTN_OK);
+    attn_config_init(&c);
+    expect_prefill_matches(&m, &c, ids, N, 2, 2e-5);
+    attn_config_set(&c, "sliding_window", "100", &err);
+    expect_prefill_matches(&m, &c, ids, N, 2, 2e-5);
+    attn_config_free(&c);
+    attn_model_free(&m);
+    free(ids);
+}
+
 /* A generator with nothing traced writes what one with its prompt traced
  * writes; with dropout in training it traces the prompt. */
 static void test_untraced_generator(void **state)
@@ -1349,6 +1373,7 @@ int main(void)
         cmocka_unit_test(test_untraced_steps),
         cmocka_unit_test(test_kv_cache_grows),
         cmocka_unit_test(test_untraced_prefill),
+        cmocka_unit_test(test_untraced_prefill_chunks),
         cmocka_unit_test(test_untraced_generator),
         cmocka_unit_test(test_untraced_prefill_shipped),
         cmocka_unit_test(test_one_layer_of_weights),

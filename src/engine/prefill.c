@@ -13,7 +13,9 @@
  *   resid     = resid + ctx · W_Oᵀ
  *   resid     = resid + (SiLU(x2 · W_gateᵀ) ⊙ (x2 · W_upᵀ)) · W_downᵀ,
  *               x2 = RMSNorm(resid) ⊙ g_mlp
- * and only the last row goes through the final norm and the LM head.
+ * and only the last row goes through the final norm and the LM head. A
+ * longer prompt goes through in chunks of CHUNK positions, each over the
+ * cache the ones before it filled: the same numbers, memory for one chunk.
  *
  * Attention takes a block of query positions and one kv head j at a time:
  * the block's rows of the `per` query heads sharing kv head j are one
@@ -32,9 +34,12 @@
 #include "ops.h"
 #include "wmat.h"
 
-enum { BLOCK_ROWS = 256 }; /* query rows (heads × positions) in one attention product */
+enum {
+    BLOCK_ROWS = 256, /* query rows (heads × positions) in one attention product */
+    CHUNK = 512       /* prompt positions through the layers at once: bounds the activations */
+};
 
-/* The prompt's activations, all rows at once. */
+/* The activations of one chunk of n positions, over t keys. */
 typedef struct {
     float *resid, *x, *out, *norm2;   /* (n, d) each; out is also the MLP's output */
     float *q, *kn, *vn;               /* (n, h·k), (n, g·k), (n, g·k): the projections, position-major */
@@ -188,6 +193,17 @@ static attn_status layer(attn_kv_cache *c, const attn_model *m, const attn_confi
     return ATTN_OK;
 }
 
+/* One chunk: ids[0 .. n) at positions c->n.., appended to the cache. */
+static attn_status chunk(attn_kv_cache *c, const attn_model *m, const attn_config *run, prefill_bufs *p,
+                         const int *ids, int n, attn_error *err)
+{
+    attn_status st = ATTN_OK;
+    for (int i = 0; i < n; i++) attn_model_embed_row(m, ids[i], p->resid + (size_t)i * m->cfg.d);
+    for (int l = 0; !st && l < m->cfg.layers; l++) st = layer(c, m, run, p, l, n, err);
+    if (!st) c->n += n;
+    return st;
+}
+
 attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_config *run, const int *ids, int n,
                             float *logits, attn_error *err)
 {
@@ -202,18 +218,20 @@ attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_co
     for (int i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= mc->vocab)
             return attn_fail(err, ATTN_ERR_CONFIG, "token id %d is outside %s's vocabulary", ids[i], m->name);
+    int first = c->n, rows = n < CHUNK ? n : CHUNK;
     attn_status st = attn_kv_reserve(c, c->n + n, err);
     if (st) return st;
     prefill_bufs p;
-    if (!bufs_alloc(&p, mc, n, c->n + n)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a prefill of %d "
-                                                            "tokens", n);
-    for (int i = 0; i < n; i++) attn_model_embed_row(m, ids[i], p.resid + (size_t)i * mc->d);
-    for (int l = 0; !st && l < mc->layers; l++) st = layer(c, m, run, &p, l, n, err);
+    if (!bufs_alloc(&p, mc, rows, c->n + n))
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a prefill of %d tokens", rows);
+    for (int i0 = 0; !st && i0 < n; i0 += rows) st = chunk(c, m, run, &p, ids + i0, n - i0 < rows ? n - i0 : rows, err);
     if (!st) {
         /* logits = RMSNorm(last row) ⊙ g · W_lmᵀ: the next token's, nobody reads the others */
-        attn_op_rmsnorm(p.resid + (size_t)(n - 1) * mc->d, m->norm, p.norm2, 1, mc->d, mc->eps);
+        int last = (n - 1) % rows;
+        attn_op_rmsnorm(p.resid + (size_t)last * mc->d, m->norm, p.norm2, 1, mc->d, mc->eps);
         attn_wmat_product_row(&m->lm_head, 1, p.norm2, logits);
-        c->n += n;
+    } else {
+        c->n = first; /* a failure appends nothing */
     }
     bufs_free(&p);
     return st;
