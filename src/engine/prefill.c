@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "ops.h"
 #include "wmat.h"
 
@@ -57,24 +58,48 @@ static int block_positions(const attn_model_config *c)
     return b < 1 ? 1 : b;
 }
 
-static bool bufs_alloc(prefill_bufs *p, const attn_model_config *c, int n, int t)
+enum { N_BUFS = 17 };
+
+/* The floats of each buffer of prefill_bufs for a chunk of n rows over t keys. */
+static void bufs_sizes(const attn_model_config *c, int n, int t, size_t sizes[N_BUFS])
 {
     size_t d = (size_t)c->d, hk = (size_t)c->heads * c->head_dim, gk = (size_t)c->kv_heads * c->head_dim;
     size_t per = (size_t)(c->heads / c->kv_heads), b = (size_t)block_positions(c), k = (size_t)c->head_dim;
-    size_t sizes[] = {n * d, n * d, n * d, n * d, n * hk, n * gk, n * gk, n * hk, n * gk, n * hk, n * hk,
-                      n * (size_t)c->ffn, n * (size_t)c->ffn, per * b * k, per * b * t, per * b * k, b * t};
-    float **at[] = {&p->resid, &p->x, &p->out, &p->norm2, &p->q, &p->kn, &p->vn, &p->qh, &p->kh, &p->tmp,
-                    &p->ctx, &p->gate, &p->up, &p->qb, &p->sc, &p->cb, &p->mask};
-    size_t total = 0;
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) total += sizes[i];
+    size_t r = (size_t)n, f = (size_t)c->ffn;
+    const size_t each[N_BUFS] = {r * d,  r * d,  r * d,  r * d,       r * hk,       r * gk,      r * gk, r * hk, r * gk,
+                                 r * hk, r * hk, r * f,  r * f,       per * b * k,  per * b * t, per * b * k, b * t};
+    memcpy(sizes, each, sizeof each);
+}
+
+static bool bufs_alloc(prefill_bufs *p, const attn_model_config *c, int n, int t)
+{
+    size_t sizes[N_BUFS], total = 0;
+    float **at[N_BUFS] = {&p->resid, &p->x,   &p->out,  &p->norm2, &p->q,  &p->kn, &p->vn, &p->qh,  &p->kh,
+                          &p->tmp,   &p->ctx, &p->gate, &p->up,    &p->qb, &p->sc, &p->cb, &p->mask};
+    bufs_sizes(c, n, t, sizes);
+    for (int i = 0; i < N_BUFS; i++) total += sizes[i];
     memset(p, 0, sizeof *p);
     if (!(p->block = malloc(total * sizeof(float))) || !(p->key_pad = calloc((size_t)t, 1))) {
         free(p->block);
         return false;
     }
     float *f = p->block;
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; f += sizes[i], i++) *at[i] = f;
+    for (int i = 0; i < N_BUFS; f += sizes[i], i++) *at[i] = f;
     return true;
+}
+
+/* Bytes a prefill of n positions after the cache's takes: one chunk's
+ * activations, and the cache's new arrays when it must grow (the old ones
+ * are mapped already). */
+static double prefill_bytes(const attn_kv_cache *c, const attn_model_config *mc, int n)
+{
+    size_t sizes[N_BUFS], floats = 0;
+    int t = c->n + n, cap = c->cap ? c->cap : 16;
+    bufs_sizes(mc, n < CHUNK ? n : CHUNK, t, sizes);
+    for (int i = 0; i < N_BUFS; i++) floats += sizes[i];
+    while (cap < t) cap *= 2;
+    double cache = t > c->cap ? (double)c->layers * cap * (2.0 * c->g * c->k + c->d) : 0;
+    return ((double)floats + cache) * sizeof(float) + t;
 }
 
 static void bufs_free(prefill_bufs *p)
@@ -218,6 +243,14 @@ attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_co
     for (int i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= mc->vocab)
             return attn_fail(err, ATTN_ERR_CONFIG, "token id %d is outside %s's vocabulary", ids[i], m->name);
+    attn_budget budget = attn_config_budget(run);
+    double need = prefill_bytes(c, mc, n);
+    if (need > budget.bytes) {
+        char size[32], bound[200];
+        return attn_fail(err, ATTN_ERR_CONFIG, "this prefill of %d tokens would need about %s (the KV cache and one "
+                         "chunk's activations): more than %s; use a shorter text", n,
+                         attn_budget_size(need, size, sizeof size), attn_budget_text(&budget, bound, sizeof bound));
+    }
     int first = c->n, rows = n < CHUNK ? n : CHUNK;
     attn_status st = attn_kv_reserve(c, c->n + n, err);
     if (st) return st;
