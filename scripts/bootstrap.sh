@@ -6,7 +6,7 @@ set -eu
 
 PACKAGES="$* build-essential cmake pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libpcre2-dev libutf8proc-dev libcmocka-dev libmd4c-dev gettext python3-numpy python3-torch
   libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libfontconfig-dev fonts-dejavu-core fonts-wqy-microhei
-  libcairo2-dev librsvg2-bin poppler-utils
+  libcairo2-dev librsvg2-bin poppler-utils cflow
   xvfb xdotool imagemagick x11-utils"
 
 missing=""

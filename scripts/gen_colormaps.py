@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the colour tables of src/ui/colormap.c from matplotlib.
+"""Prints the colour tables of src/app/colormap.c from matplotlib.
 
     python3 scripts/gen_colormaps.py > /tmp/tables.c
 

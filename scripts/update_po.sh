@@ -1,6 +1,6 @@
 #!/bin/sh
-# Regenerates assets/po/attnlab.pot from the interface sources (src/ui/*.c:
-# _() and N_(); the stage descriptions in src/engine/stages.c and the hover
+# Regenerates assets/po/attnlab.pot from the interface sources (src/app, src/draw
+# and src/platform/*: _() and N_(); the stage descriptions in src/engine/stages.c and the hover
 # explanations in src/engine/explain.c and the compare toggles in src/engine/config.c: ATTN_N_()) and merges it into every
 # assets/po/*.po. New strings arrive untranslated, changed ones as fuzzy:
 # translate them, drop the fuzzy flag, then check with `python3 tests/check_po.py`.
@@ -11,10 +11,15 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PO="$ROOT/assets/po"
 cd "$ROOT"
 
+# the interface's files in the order of their names, whatever their folder, so
+# that moving a file between folders leaves the catalogs' order as it was
+UI_SOURCES=$(for f in src/app/*.c src/draw/*.c src/platform/*/*.c; do echo "$(basename "$f") $f"; done |
+  LC_ALL=C sort | cut -d' ' -f2)
+
 # the same command tests/check_po.py runs to see whether the .pot is stale
 xgettext --language=C --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=ATTN_N_ \
   --add-comments=TRANSLATORS: --package-name=attnlab --msgid-bugs-address= \
-  --output="$PO/attnlab.pot" $(LC_ALL=C ls src/ui/*.c) src/engine/config.c src/engine/stages.c src/engine/explain.c
+  --output="$PO/attnlab.pot" $UI_SOURCES src/engine/config.c src/engine/stages.c src/engine/explain.c
 
 for po in "$PO"/*.po; do
   [ -e "$po" ] || continue

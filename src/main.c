@@ -6,7 +6,7 @@
 
 #include "cli/cli.h"
 #include "engine/mapping.h"
-#include "ui/app.h"
+#include "app/app.h"
 
 static void usage(FILE *out)
 {

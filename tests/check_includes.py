@@ -13,8 +13,12 @@ first, then src/ and its module folders, as CMake's include paths do) and fails
     after it in ENGINE_ORDER (stages <- config <- trace <- attention <- model_run <- forward);
   - a file under src/engine/ or src/lesson/ reaches a window or interface
     library: SDL, fontconfig or libintl, included directly or through a header
-    of src/;
-  - a folder includes a folder above it (engine <- lesson <- ui <- cli);
+    of src/; or one under src/app/ or src/draw/ (the app core and the command
+    list, which every backend shares) reaches SDL, fontconfig or cairo, or
+    includes <pthread.h> itself (work away from the frame is the platform's
+    job service's, jobs.h);
+  - a folder includes a folder above it
+    (engine <- lesson <- app <- draw <- platform <- cli);
   - a quoted include names no file under src/.
 
 `--self-test` builds small synthetic trees in a temporary folder and checks
@@ -31,14 +35,19 @@ import tempfile
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 # folders searched for a quoted include after the includer's own (CMake's include paths)
-SEARCH = ["", "engine", "lesson", "ui"]
+SEARCH = ["", "engine", "lesson", "app", "draw", "platform/sdl", "platform/export", "platform/posix", "platform/web"]
 # the engine's line: each module may use the ones before it, never one after it
 ENGINE_ORDER = ["stages", "config", "trace", "attention", "model_run", "forward"]
 # folders in layers: each may include its own and the ones before it
-LAYERS = ["engine", "lesson", "ui", "cli"]
+LAYERS = ["engine", "lesson", "app", "draw", "platform", "cli"]
 # libraries the engine and the lessons must never reach (pure C, no window, no gettext)
 FORBIDDEN = re.compile(r"^(SDL2?/|SDL[_.]|fontconfig/|libintl\.h$)")
 PURE = ("engine", "lesson")
+# libraries the app core and the command list must never reach: the backends' (src/platform/*)
+BACKEND = re.compile(r"^(SDL2?/|SDL[_.]|fontconfig/|cairo)")
+# nor start threads themselves (the engine may, behind its own calls)
+THREADS = re.compile(r"^(pthread|threads)\.h$")
+WINDOWLESS = ("app", "draw")
 # Module circles known and being removed: skipped only while their modules are
 # exactly these (a third module joining makes it fail again). None left.
 KNOWN_MODULE_CIRCLES = {}
@@ -198,16 +207,23 @@ def check(root, known=KNOWN_MODULE_CIRCLES):
                 problems.append(f"engine order: {low} depends on {high}, which comes after it "
                                 f"({' <- '.join(ENGINE_ORDER)})")
 
-    # no window or gettext library below the interface, not even through a header
+    # no window or gettext library below the interface, and no backend's
+    # library in the app core or the command list, not even through a header
     for rel, incs in sorted(files.items()):
-        if folder(rel) not in PURE:
+        rule = (FORBIDDEN, "SDL, fontconfig or libintl") if folder(rel) in PURE else \
+               (BACKEND, "SDL, fontconfig or cairo") if folder(rel) in WINDOWLESS else None
+        if not rule:
             continue
         for via in [rel] + sorted(reach(fgraph, rel)):
             for kind, name, line in files[via]:
-                if FORBIDDEN.match(name):
+                if rule[0].match(name):
                     how = "" if via == rel else f" through src/{via}:{line}"
-                    problems.append(f"src/{rel}: reaches <{name}>{how}; "
-                                    f"{folder(rel)}/ must not use SDL, fontconfig or libintl")
+                    problems.append(f"src/{rel}: reaches <{name}>{how}; {folder(rel)}/ must not use {rule[1]}")
+        if folder(rel) in WINDOWLESS:
+            for kind, name, line in incs:
+                if kind == "system" and THREADS.match(name):
+                    problems.append(f"src/{rel}:{line}: <{name}>: {folder(rel)}/ starts no thread; "
+                                    "the platform's job service runs its work (jobs.h)")
     return problems, notes
 
 
@@ -229,8 +245,10 @@ CLEAN = {
     "engine/trace.h": '#include "config.h"\n',
     "engine/trace.c": '#include "trace.h"\n',
     "lesson/quiz.c": '#include "trace.h"\n',
-    "ui/app.h": '#include "trace.h"\n#include <SDL.h>\n',
-    "ui/app.c": '#include "app.h"\n#include <libintl.h>\n',
+    "app/app.h": '#include "trace.h"\n',
+    "app/app.c": '#include "app.h"\n#include <libintl.h>\n',
+    "draw/render.h": '#include "app.h"\n',
+    "platform/sdl/window.c": '#include "render.h"\n#include <SDL.h>\n#include <cairo.h>\n',
 }
 
 CASES = [
@@ -246,6 +264,11 @@ CASES = [
     ("libintl through a header", {"engine/config.h": '#include "stages.h"\n#include "intl.h"\n',
                                   "engine/intl.h": '#include <libintl.h>\n'}, "through src/engine/intl.h"),
     ("a layer upside down", {"engine/trace.c": '#include "trace.h"\n#include "app.h"\n'}, "a layer above it"),
+    ("the app core drawing", {"app/app.c": '#include "app.h"\n#include "render.h"\n'}, "a layer above it"),
+    ("SDL in the app core", {"app/app.h": '#include "trace.h"\n#include <SDL.h>\n'}, "app/ must not use SDL"),
+    ("cairo in the command list", {"draw/render.h": '#include "app.h"\n#include <cairo.h>\n'},
+     "draw/ must not use SDL, fontconfig or cairo"),
+    ("a thread in the app core", {"app/app.c": '#include "app.h"\n#include <pthread.h>\n'}, "app/ starts no thread"),
     ("an unknown header", {"engine/trace.c": '#include "nothere.h"\n'}, "names no file"),
 ]
 
@@ -264,14 +287,14 @@ def self_test():
     # a known circle is skipped only while it has exactly its known modules
     with tempfile.TemporaryDirectory() as tmp:
         tree = dict(CLEAN)
-        tree.update({"ui/player.h": "\n", "ui/player.c": '#include "player.h"\n#include "app.h"\n',
-                     "ui/app.c": '#include "app.h"\n#include "player.h"\n'})
+        tree.update({"app/player.h": "\n", "app/player.c": '#include "player.h"\n#include "app.h"\n',
+                     "app/app.c": '#include "app.h"\n#include "player.h"\n'})
         write_tree(tmp, tree)
-        pair = frozenset({"ui/app", "ui/player"})
+        pair = frozenset({"app/app", "app/player"})
         p_skip, n_skip = check(tmp, known={pair: "someone"})
         p_all, _ = check(tmp, known={})
-        tree.update({"ui/render.h": '#include "app.h"\n', "ui/player.c": '#include "player.h"\n#include "render.h"\n',
-                     "ui/app.c": '#include "app.h"\n#include "player.h"\n'})
+        tree.update({"app/render.h": '#include "app.h"\n', "app/player.c": '#include "player.h"\n#include "render.h"\n',
+                     "app/app.c": '#include "app.h"\n#include "player.h"\n'})
         write_tree(tmp, tree)
         p_grown, _ = check(tmp, known={pair: "someone"})
         ok = not p_skip and n_skip and p_all and p_grown

@@ -14,9 +14,11 @@
 
 #include <cmocka.h>
 
+#include "jobs_thread.h"
 #include "app.h"
 #include "catalog.h"
 #include "keys.h"
+#include "loss.h"
 #include "player.h"
 #include "state.h"
 #include "forward.h"
@@ -531,6 +533,7 @@ static void training_steps_keep_the_view(void **state)
     assert_true(ends_with(app.model->dir, "checkpoints/step0"));
 
     /* on the window's worker, as the window does it: j to 25, then the final model */
+    app.jobs = app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
     app.async = true;
     for (int want = 1; want <= 2; want++) {
         assert_true(ui_app_key(&app, 'j', 0));
@@ -673,6 +676,7 @@ static void a_trained_model_in_the_window(void **state)
     assert_non_null(strstr(app.status, "generated"));
     /* on the window's worker: ] again while it computes is refused (it would draw from the logits
      * shown, the last token's), and the step shown moves once the new token is in */
+    app.jobs = app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
     app.async = true;
     assert_true(ui_app_key(&app, ']', 0));
     if (ui_app_busy(&app, NULL, NULL, NULL)) {
@@ -760,6 +764,50 @@ static int likeliest_next(const attn_trace *tr)
  * on a model starts at the last token; the app knows the prompt from what ]
  * wrote. With the shipped tang, the poem ends at </s>, and ] then starts the
  * next one from <s> alone. */
+/* The text's loss reads every row of the logits (seconds for a long text on
+ * a large vocabulary), so in the window it is the worker's: after the trace
+ * is shown, without keeping the window busy, cancelled by a newer request. */
+static void the_loss_is_computed_on_the_worker(void **state)
+{
+    (void)state;
+    char root[512];
+    ui_app app;
+    make_variants(root, sizeof root);
+    init_model(&app, "v-gqa");
+    ui_loss inline_loss = ui_app_loss(&app, &app.trace, 0); /* not async: here and now */
+    assert_true(inline_loss.known);
+    assert_int_equal(inline_loss.counted, 6);
+    app.async = true;
+    app.loss_inline = 0; /* every loss is a long one */
+    for (int round = 0; round < 2; round++) {
+        assert_true(ui_app_key(&app, 'c', 0));
+        if (round) { /* a toggle while the loss of the one before may still run: it is given up */
+            for (int i = 0; i < 20000 && !ui_app_poll(&app); i++) /* installs it, and starts its loss */
+                nanosleep(&(struct timespec){0, 1000000}, NULL);
+            assert_true(ui_app_job_running(&app));
+            assert_false(ui_app_busy(&app, NULL, NULL, NULL));
+            assert_true(ui_app_key(&app, 'c', 0));
+        }
+        for (int i = 0; i < 20000 && ui_app_busy(&app, NULL, NULL, NULL); i++) {
+            ui_app_poll(&app);
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
+        assert_false(ui_app_busy(&app, NULL, NULL, NULL)); /* the loss's run is not a recomputation */
+        for (int i = 0; i < 20000 && ui_app_job_running(&app); i++) {
+            ui_app_poll(&app);
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
+        ui_loss l = ui_app_loss(&app, &app.trace, 0);
+        assert_true(l.known);
+        int n;
+        double want = attn_trace_loss(&app.trace, 0, &n);
+        assert_int_equal(l.counted, n);
+        assert_true(l.mean == want);
+        assert_true(l.mean != inline_loss.mean); /* the causal mask's toggle changed it */
+    }
+    ui_app_free(&app);
+}
+
 static void generating_in_the_window(void **state)
 {
     (void)state;
@@ -886,6 +934,7 @@ int main(void)
         cmocka_unit_test(training_steps_keep_the_view),
         cmocka_unit_test(a_broken_metrics_file_is_said),
         cmocka_unit_test(generating_in_the_window),
+        cmocka_unit_test(the_loss_is_computed_on_the_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

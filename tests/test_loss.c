@@ -142,6 +142,43 @@ static void test_shipped_models(void **state)
     }
 }
 
+/* A text longer than a chunk of rows (ATTN_LOSS_CHUNK): the loss read a
+ * chunk at a time is the one from the trace's probs, and a cancel stops it. */
+static void test_chunks_and_cancel(void **state)
+{
+    (void)state;
+    attn_config c;
+    attn_error err;
+    attn_trace tr;
+    int n;
+    attn_config_init(&c);
+    assert_int_equal(attn_config_set(&c, "model", "tang", &err), ATTN_OK);
+    const char *verse = "床前明月光，疑是地上霜。举头望明月，低头思故乡。";
+    char text[1024] = "";
+    for (int i = 0; i < 4; i++) strcat(text, verse); /* 96 characters after <s> */
+    assert_int_equal(attn_config_set(&c, "text", text, &err), ATTN_OK);
+    if (attn_trace_run(&c, NULL, &tr, &err)) fail_msg("%s", err.msg);
+    int s = tr.dims.s;
+    assert_true(s > ATTN_LOSS_CHUNK);
+    int *next = malloc((size_t)s * sizeof *next);
+    for (int i = 0; i + 1 < s; i++) next[i] = tr.token_ids[i + 1];
+    const attn_tensor *p = attn_trace_find(&tr, "probs");
+    attn_tensor_fill(p, 0, (size_t)s);
+    double sum = 0;
+    for (int i = 0; i + 1 < s; i++) sum += -log(p->data[(size_t)i * tr.dims.V + next[i]]);
+    double loss = attn_trace_loss_cancel(&tr, 0, &n, NULL);
+    assert_int_equal(n, s - 1);
+    assert_true(fabs(loss - sum / (s - 1)) < 1e-4);
+    assert_true(loss == attn_trace_loss(&tr, 0, &n));
+    atomic_int cancel;
+    atomic_init(&cancel, 1);
+    assert_true(isnan(attn_trace_loss_cancel(&tr, 0, &n, &cancel)));
+    assert_int_equal(n, 0);
+    free(next);
+    attn_trace_free(&tr);
+    attn_config_free(&c);
+}
+
 int main(void)
 {
     const char *tmp = getenv("ATTNLAB_TEST_TMP");
@@ -151,6 +188,7 @@ int main(void)
         cmocka_unit_test(test_by_hand),
         cmocka_unit_test(test_trace),
         cmocka_unit_test(test_shipped_models),
+        cmocka_unit_test(test_chunks_and_cancel),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "jobs_thread.h"
 #include "app.h"
 #include "catalog.h"
 #include "export.h"
@@ -423,6 +424,7 @@ static void toggles_recompute_on_a_worker(void **state)
 {
     fixture *f = *state;
     ui_app *app = &f->app;
+    app->jobs = app->lesson.jobs = ui_jobs_thread(); /* the window's threads */
     app->async = true;
     const float *before = app->trace.tensors[0].data;
     key(f, SDLK_c, 0);
@@ -482,6 +484,7 @@ static void compare_trace_on_the_worker(void **state)
 {
     fixture *f = *state;
     ui_app *app = &f->app;
+    app->jobs = app->lesson.jobs = ui_jobs_thread(); /* the window's threads */
     app->async = true;
     key(f, SDLK_TAB, 0);
     assert_int_equal(app->view.mode, LESSON_VIEW_COMPARE);
@@ -546,6 +549,7 @@ static void lesson_steps_on_the_worker(void **state)
         app->async = false;
         if (ui_app_lesson_open(app, path, 0, err, sizeof err)) fail_msg("%s", err);
         if (ui_app_lesson_open(&now, path, 0, err, sizeof err)) fail_msg("%s", err);
+        app->jobs = app->lesson.jobs = ui_jobs_thread(); /* the window's threads */
         app->async = true;
         for (int s = 1; s < now.lesson.ls.n_steps; s++) {
             assert_int_equal(ui_app_lesson_go(app, s), 0);
@@ -845,6 +849,7 @@ static void nan_from_the_data_is_noticed(void **state)
                                                            px(f, ar.r.x + x + xx, ar.r.y + y + yy) == UI_NAN_B;
     if (nan != n) fail_msg("weights[2, 0] of head 0: %d of %d pixels NaN", nan, n);
     /* the worker's recomputation says it too */
+    app->jobs = app->lesson.jobs = ui_jobs_thread(); /* the window's threads */
     app->async = true;
     key(f, SDLK_c, 0);
     settle(app);

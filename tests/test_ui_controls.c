@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "jobs_thread.h"
 #include "app.h"
 #include "catalog.h"
 #include "draw.h"
@@ -350,6 +351,7 @@ static void opening_says_so_in_the_first_frame(void **state)
 {
     fixture *f = *state;
     ui_player *p = &f->app.lesson;
+    f->app.jobs = f->app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
     f->app.async = true;
     assert_true(ui_app_do(&f->app, UI_ACT_PICKER, 0));
     int at = -1;
@@ -397,6 +399,7 @@ static void opening_says_so_in_the_first_frame(void **state)
 static void next_model_says_so_and_computes_on_the_worker(void **state)
 {
     fixture *f = *state;
+    f->app.jobs = f->app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
     f->app.async = true;
     assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0));
     assert_null(f->app.model);               /* nothing read yet ... */
@@ -435,6 +438,7 @@ static void picker_reads_its_list_on_a_thread(void **state)
 {
     fixture *f = *state;
     ui_player *p = &f->app.lesson;
+    f->app.jobs = f->app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
     f->app.async = true;
     p->async_read = true;
     assert_true(ui_app_do(&f->app, UI_ACT_PICKER, 0));
@@ -477,6 +481,7 @@ static void next_variant_computes_on_the_worker(void **state)
     assert_string_equal(f->app.model->name, "tang");
     assert_true(f->app.n_variants == 3);
     ui_app_set_stage(&f->app, "layers.1.weights");
+    f->app.jobs = f->app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
     f->app.async = true;
     assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0));
     assert_non_null(f->app.job);

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "jobs_thread.h"
 #include "catalog.h"
 #include "colormap.h"
 #include "forward.h"
@@ -1008,6 +1009,7 @@ static void test_layer_on_demand_on_the_worker(void **state)
     assert_int_equal(app->trace.cfg.qk_keep, 1);
     app->cfg.max_bytes = attn_trace_bytes(&app->trace) + (one + all) / 2; /* and the trace shown beside it */
     assert_int_equal(ui_app_set_stage(app, "layers.0.weights"), 0);
+    app->jobs = app->lesson.jobs = ui_jobs_thread(); /* the window's threads */
     app->async = true;
     ui_app_do(app, UI_ACT_LAYER_NEXT, 0);
     assert_int_equal(ui_app_newest_layer(app), 1);

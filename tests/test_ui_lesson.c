@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "jobs_thread.h"
 #include "catalog.h"
 #include "clock.h"
 #include "i18n.h"
@@ -418,6 +419,7 @@ static void a_locked_progress_file_never_stops_the_window(void **state)
     snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
     int release;
     pid_t child = hold_lock(progress_file, &release);
+    p->jobs = ui_jobs_thread(); /* on a thread of its own, as in the window */
     p->async_save = true;
     assert_int_equal(ui_app_lesson_open(&f->app, path, 0, err, sizeof err), 0); /* step 1's save starts */
     double t0 = attn_clock_ms();

@@ -35,6 +35,10 @@ ap.add_argument("--storm-seconds", type=float, default=60,
 ap.add_argument("--ping-bound-ms", type=float, default=100,
                 help="the longest the window may take to answer a ping in the storm on a machine no busier than "
                      "its cores (the sanitizer build, several times slower, passes a larger one)")
+ap.add_argument("--storm-model", default="tang",
+                help="the model the storm opens (by hand: a larger checkpoint's folder)")
+ap.add_argument("--storm-text", default="春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。",
+                help="its text (by hand: @FILE reads it from a file, for a long prompt)")
 ap.add_argument("--only", action="append", default=[], help="run only these parts (e.g. --only storm)")
 ARGS = ap.parse_args()
 ATTNLAB = os.path.abspath(ARGS.attnlab)
@@ -1056,15 +1060,20 @@ def storm_run():
     env_before = dict(APPENV)
     state = os.path.join(TMP, "storm-state")
     APPENV["XDG_STATE_HOME"] = state  # the lessons' progress not in the user's home
-    win = Window("storm", ["--model", "tang", "--text", "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。"])
+    text = ARGS.storm_text
+    if text.startswith("@"):
+        with open(text[1:], encoding="utf-8") as f:
+            text = f.read().strip()
+    win = Window("storm", ["--model", ARGS.storm_model, "--text", text])
     APPENV.clear()
     APPENV.update(env_before)
     pinger = None
     log = []  # (time, what) of each burst
     try:
-        if not check("storm: the window appears", win.find(timeout=30) is not None, win.status()):
+        if not check("storm: the window appears", win.find(timeout=30 if ARGS.storm_model == "tang" else 300) is not None, win.status()):
             return
-        win.expect_title("storm: tang opens", lambda t: "layers.0.weights" in t, "layers.0.weights")
+        win.expect_title(f"storm: {ARGS.storm_model} opens", lambda t: "layers.0.weights" in t, "layers.0.weights",
+                         timeout=4.0 if ARGS.storm_model == "tang" else 300)
         pinger = Pinger(win.wid)
         pinger.start()
         # the floor: how long the answers take with nothing to do (the display server and the

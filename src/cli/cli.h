@@ -9,7 +9,7 @@
 #include "engine/config.h"
 #include "engine/error.h"
 #include "engine/trace.h"
-#include "ui/ui.h"
+#include "platform/sdl/ui.h"
 
 enum { CLI_OK = 0, CLI_EFILE = 1, CLI_EUSAGE = 2 };
 

@@ -10,7 +10,7 @@
 #include "engine/generate.h"
 #include "engine/kv_cache.h"
 #include "engine/model.h"
-#include "ui/ui.h"
+#include "platform/sdl/ui.h"
 
 static void usage(void)
 {

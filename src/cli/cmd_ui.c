@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "ui/ui.h"
+#include "platform/sdl/ui.h"
 
 static void window_usage(void)
 {

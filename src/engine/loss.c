@@ -29,6 +29,11 @@ double attn_mean_nll(const float *logits, int rows, int V, const int *targets, i
 
 double attn_trace_loss(const attn_trace *tr, int batch, int *counted)
 {
+    return attn_trace_loss_cancel(tr, batch, counted, NULL);
+}
+
+double attn_trace_loss_cancel(const attn_trace *tr, int batch, int *counted, const atomic_int *cancel)
+{
     const attn_tensor *lg = attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS);
     const attn_dims *d = &tr->dims;
     if (counted) *counted = 0;
@@ -42,8 +47,24 @@ double attn_trace_loss(const attn_trace *tr, int batch, int *counted)
         int at = d->P + i;
         targets[i] = at + 1 < d->L && ids[at] >= 0 ? ids[at + 1] : -1;
     }
-    attn_tensor_fill(lg, (size_t)batch * d->s, (size_t)d->s);
-    double mean = attn_mean_nll(lg->data + (size_t)batch * d->s * d->V, d->s, d->V, targets, counted);
+    /* the rows' logits filled a chunk at a time, each row's −log p summed in order */
+    const float *rows = lg->data + (size_t)batch * d->s * d->V;
+    double total = 0;
+    int n = 0;
+    for (int i0 = 0; i0 < d->s; i0 += ATTN_LOSS_CHUNK) {
+        if (cancel && atomic_load(cancel)) {
+            n = 0;
+            break;
+        }
+        int end = d->s - i0 < ATTN_LOSS_CHUNK ? d->s : i0 + ATTN_LOSS_CHUNK;
+        attn_tensor_fill(lg, (size_t)batch * d->s + (size_t)i0, (size_t)(end - i0));
+        for (int i = i0; i < end; i++) {
+            if (targets[i] < 0 || targets[i] >= d->V) continue;
+            total += attn_token_nll(rows + (size_t)i * d->V, d->V, targets[i]);
+            n++;
+        }
+    }
     free(targets);
-    return mean;
+    if (counted) *counted = n;
+    return n ? total / n : NAN;
 }

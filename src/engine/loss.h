@@ -11,6 +11,8 @@
 #ifndef ATTN_LOSS_H
 #define ATTN_LOSS_H
 
+#include <stdatomic.h>
+
 #include "trace.h"
 
 /* −log softmax(logits)[target] over V logits, computed in double as
@@ -30,5 +32,12 @@ double attn_mean_nll(const float *logits, int rows, int V, const int *targets, i
  * trace has no logits or no row with a next token (a decode step at the end
  * of the text). counted may be NULL. */
 double attn_trace_loss(const attn_trace *tr, int batch, int *counted);
+
+/* The same, a chunk of rows at a time: the logits are filled (head.h) and
+ * read ATTN_LOSS_CHUNK rows at once, and once *cancel is set (when cancel is
+ * not NULL) it stops between chunks, returning NAN with *counted = 0. For a
+ * long text on a large vocabulary the rows' logits take seconds to compute. */
+#define ATTN_LOSS_CHUNK 64
+double attn_trace_loss_cancel(const attn_trace *tr, int batch, int *counted, const atomic_int *cancel);
 
 #endif

@@ -1,30 +1,30 @@
-/* app_job.c — recomputing on a worker thread, so the window never freezes.
+/* app_job.c — recomputing away from the frame, so the window never freezes.
  *
- * One worker at a time. The main thread plans the run (ui_app_plan: inputs
- * borrowed from the trace shown, the budget) and starts the worker, which
+ * One worker at a time, a request to the platform's job service (jobs.h: a
+ * thread on the desktop; without one it runs here and now). The main thread
+ * plans the run (ui_app_plan: inputs borrowed from the trace shown, the
+ * budget) and starts the worker, which
  * loads the model the settings name if it is not the one shown, makes the
  * config run (ui_plan_run), runs attn_trace_run into its own trace and sets
  * `done`. The main thread never touches what the worker reads until it is
  * joined: the trace shown, the model and the loaded file stay as they are,
  * and a recomputation here and now (ui_app_edit_config without the window)
- * stops the worker first. ui_app_poll joins a finished worker and installs
- * its trace and model, unless a newer request came meanwhile: then that one
- * starts instead. */
-#define _GNU_SOURCE /* syscall(SYS_gettid): a thread's own nice value */
+ * stops the worker first. ui_app_job_install, the one way a result comes
+ * back (the loop's ui_app_poll calls it), joins a finished worker and
+ * installs its trace and model, unless a newer request came meanwhile: then
+ * that one starts instead.
+ *
+ * The requests that change the settings or the view live here too (the
+ * edits, a lesson step's settings, a layer or stage on demand), and the
+ * status line about the view as asked: all of them read the newest request. */
 #include "app.h"
 
-#include <errno.h>
-#include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
-#ifdef __linux__
-#include <sys/syscall.h>
-#endif
 
 #include "app_impl.h"
 #include "clock.h"
@@ -43,7 +43,8 @@ typedef struct {
 } ui_target;
 
 typedef struct ui_job {
-    pthread_t thread;
+    const ui_jobs *jobs;     /* the service it runs on ... */
+    ui_task *task;           /* ... as this request; NULL: it ran here */
     atomic_bool done;        /* the worker has finished: result and status are its last writes */
     attn_progress progress;  /* cancel, and where the run is */
     double started;          /* attn_clock_ms() at the start */
@@ -59,6 +60,8 @@ typedef struct ui_job {
     int scale_idx;           /* ... for this tensor of result (-1: none), */
     ui_scale scale;          /* ... so the frame that installs it does not scan it on the main thread */
     attn_nonfinite nf;       /* where result first holds a NaN, found here for the same reason */
+    bool want_loss;          /* alt_only: also the losses of alt_from, per batch row (the trace shown's) */
+    ui_loss *loss;
     /* the compare view's trace: made after result (want_alt), or alone from
      * the trace shown (alt_only: alt_from, untouched until joined) */
     bool want_alt, alt_only;
@@ -72,20 +75,7 @@ typedef struct ui_job {
     ui_target pending_target;
 } ui_job;
 
-void ui_app_thread_background(void)
-{
-#ifdef __linux__
-    /* on Linux each thread has a nice value of its own: +5 gives the window's
-     * thread (and the display server) about three times this one's share of a
-     * busy core */
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    errno = 0;
-    int now = getpriority(PRIO_PROCESS, (id_t)tid);
-    if (now != -1 || !errno) setpriority(PRIO_PROCESS, (id_t)tid, now + 5 < 19 ? now + 5 : 19);
-#endif
-}
-
-static void *work(void *arg)
+static void work(void *arg)
 {
     ui_job *j = arg;
     /* one core stays with the window, so that it keeps drawing at its pace */
@@ -108,14 +98,8 @@ static void *work(void *arg)
         j->scale_idx = (int)(t - j->result.tensors);
     }
     if (j->status == ATTN_OK && !j->alt_only) attn_nonfinite_find(&j->result, &j->nf);
+    if (j->want_loss) j->loss = ui_trace_losses(j->alt_from, &j->progress.cancel);
     atomic_store(&j->done, true);
-    return NULL;
-}
-
-static void *work_thread(void *arg)
-{
-    ui_app_thread_background();
-    return work(arg);
 }
 
 static void job_free(ui_job *j)
@@ -124,6 +108,7 @@ static void job_free(ui_job *j)
     if (j->want_alt && j->alt_status == ATTN_OK) attn_trace_free(&j->alt);
     if (j->have_run) attn_config_free(&j->run);
     ui_plan_free(&j->plan);
+    free(j->loss);
     attn_config_free(&j->next);
     if (j->has_pending) attn_config_free(&j->pending);
     free(j);
@@ -147,14 +132,13 @@ static ui_job *job_new(const ui_app *app)
     return j;
 }
 
-/* Starts j's worker (or, with no thread to be had, runs it here) and makes it the app's. */
+/* Starts j's worker (or, with no service to be had, runs it here) and makes it the app's. */
 static void launch(ui_app *app, ui_job *j)
 {
     j->started = attn_clock_ms();
-    if (pthread_create(&j->thread, NULL, work_thread, j)) { /* no thread: compute here */
-        work(j);
-        j->thread = pthread_self();
-    }
+    j->jobs = app->jobs;
+    j->task = ui_jobs_start(j->jobs, work, j);
+    if (!j->task) work(j); /* no service: compute here */
     app->job = j;
     app->dirty = true;
 }
@@ -198,26 +182,36 @@ static int start(ui_app *app, attn_config *next, const ui_target *t)
     return 0;
 }
 
+/* The losses of the trace shown, on the worker: it reads every row of the
+ * logits (ui_app_loss). A request meanwhile cancels it between chunks. */
+static void losses_async(ui_app *app)
+{
+    ui_job *j = job_new(app);
+    if (!j) return;
+    j->alt_only = j->want_loss = true;
+    j->want_alt = false;
+    j->alt_from = &app->trace;
+    j->status = ATTN_OK;
+    j->target.step = app->view.decode_step;
+    j->target.layer = app->view.layer;
+    j->plan.in.model = app->model;
+    launch(app, j);
+}
+
 /* Joins the finished worker and takes its job off the app. */
 static ui_job *take(ui_app *app)
 {
     ui_job *j = app->job;
-    if (!pthread_equal(j->thread, pthread_self())) pthread_join(j->thread, NULL);
+    ui_jobs_join(j->jobs, j->task);
+    j->task = NULL;
     app->job = NULL;
     return j;
 }
 
-bool ui_app_poll(ui_app *app)
+bool ui_app_job_install(ui_app *app)
 {
-    ui_player *p = &app->lesson;
-    if (ui_player_poll(p)) ui_app_take_note(app); /* a progress save or the picker's list that ended */
-    if (p->pick_listed && !ui_player_listing(p)) { /* Enter came before the list */
-        p->pick_listed = false;
-        if (p->picker && p->have_catalog) ui_app_do(app, UI_ACT_PICK, p->sel);
-        return true;
-    }
-    if (ui_app_open_poll(app)) return true; /* a lesson or model to open, once its notice is on screen */
     ui_job *j = app->job;
+    if (!j && ui_app_losses_wanted(app)) losses_async(app); /* a trace shown without a worker's (a file, a lesson) */
     if (!j || !atomic_load(&j->done)) return false;
     take(app);
     if (j->has_pending) { /* superseded: the newer request runs now */
@@ -243,6 +237,9 @@ bool ui_app_poll(ui_app *app)
             ui_app_set_alt(app, &j->alt);
             j->alt_status = ATTN_ERR_CANCELLED; /* moved into the app */
         }
+        if (j->want_loss && j->loss) ui_app_take_losses(app, &app->trace, j->loss);
+        else if (j->want_loss && !atomic_load(&j->progress.cancel)) /* out of memory: not asked again */
+            for (int i = 0; i < app->trace.dims.b && app->losses; i++) app->losses[i] = (ui_loss){0, 0, true};
     } else if (j->status == ATTN_OK) {
         const ui_target *t = &j->target;
         if (t->move_layer) { /* the view goes to the layer computed, on the stage it was asked on */
@@ -252,6 +249,7 @@ bool ui_app_poll(ui_app *app)
             attn_tensor_name(t->layer, j->result.n_layers, base, app->view.stage, sizeof app->view.stage);
         }
         ui_app_install(app, &j->result, &j->next, &j->plan, alt ? &j->alt : NULL);
+        ui_app_alt_follow(app);
         if (t->move_layer) ui_app_show_layer(app, t->layer, j->stage);
         if (t->set_view) ui_app_show_view(app, &t->view);
         memset(&j->next, 0, sizeof j->next); /* both moved into the app */
@@ -265,6 +263,7 @@ bool ui_app_poll(ui_app *app)
     }
     job_free(j);
     if (compare && !fresh && !app->has_alt && !app->job) ui_app_alt_async(app); /* the toggle changed meanwhile */
+    if (!app->job && ui_app_losses_wanted(app)) losses_async(app);
     app->dirty = true;
     return true;
 }
@@ -381,11 +380,16 @@ int ui_app_show_async(ui_app *app, attn_config *cfg, const lesson_view *view)
 bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms)
 {
     ui_job *j = app->job;
-    if (!j) return false;
+    if (!j || (j->alt_only && !j->want_alt)) return false; /* the losses: nothing shown is being recomputed */
     if (layer) *layer = atomic_load(&j->progress.layer);
     if (stage) *stage = atomic_load(&j->progress.stage);
     if (ms) *ms = attn_clock_ms() - j->started;
     return true;
+}
+
+bool ui_app_job_running(const ui_app *app)
+{
+    return app->job != NULL;
 }
 
 void ui_app_job_cancel(ui_app *app)
@@ -412,14 +416,12 @@ bool ui_app_job_abandoned(void)
     return abandoned_job != NULL || left;
 }
 
-void ui_app_leave(ui_app *app)
+void ui_app_job_leave(ui_app *app)
 {
-    ui_player_finish(&app->lesson); /* the progress save under way, and what is left, written first */
-    ui_app_read_drop(app);          /* a lesson being read is left to finish on its own */
     ui_job *j = app->job;
     if (j) { /* told to stop, and left to finish (or not) on its own */
         atomic_store(&j->progress.cancel, 1);
-        if (!pthread_equal(j->thread, pthread_self())) pthread_detach(j->thread);
+        if (j->task) ui_jobs_leave(j->jobs, j->task);
         else job_free(j), j = NULL;
         abandoned_job = j;
     }
@@ -438,10 +440,175 @@ bool ui_app_job_abandon(ui_app *app)
         job_free(take(app));
         return false;
     }
-    pthread_detach(j->thread);
+    ui_jobs_leave(j->jobs, j->task);
     abandoned_job = j;
     abandoned_app = malloc(sizeof *app);
     if (abandoned_app) *abandoned_app = *app;
     app->job = NULL;
     return true;
 }
+
+/* ---- requests that change the settings or the view (the state's own, app.c, runs them here and now) */
+
+void ui_app_alt_follow(ui_app *app)
+{
+    if (app->async && app->view.mode == LESSON_VIEW_COMPARE && !app->has_alt) ui_app_refresh_alt(app);
+}
+
+int ui_app_edit_config(ui_app *app, ui_config_change change, const void *arg)
+{
+    attn_config next;
+    attn_error err;
+    if (attn_config_copy(&next, ui_app_settings(app), &err)) {
+        ui_app_status(app, true, "%s", err.msg);
+        return -1;
+    }
+    if (change && change(&next, arg, &err)) {
+        attn_config_free(&next);
+        ui_app_status(app, true, "%s", err.msg);
+        return -1;
+    }
+    ui_app_job_stop(app); /* here and now: the worker stopped first */
+    if (ui_app_commit(app, &next)) return -1;
+    ui_app_alt_follow(app);
+    return 0;
+}
+
+
+int ui_app_show(ui_app *app, attn_config *cfg, const lesson_view *view)
+{
+    lesson_view was = app->view;
+    if (app->from_file) {
+        attn_config_free(cfg);
+        ui_app_status(app, true, "%s", _("a lesson cannot drive a trace file"));
+        return -1;
+    }
+    if (app->edit.open) ui_app_edit_stop(app);
+    if (app->async) return ui_app_show_async(app, cfg, view); /* the view follows when it is computed */
+    app->view.decode_step = view->decode_step;
+    app->view.mode = view->mode;
+    app->view.compare = view->compare;
+    ui_app_job_stop(app);
+    if (ui_app_commit(app, cfg)) { /* not async: the compare trace made with it */
+        app->view = was;
+        ui_app_refresh_alt(app);
+        return -1;
+    }
+    ui_app_show_view(app, view);
+    return 0;
+}
+
+
+static int set_key(attn_config *next, const void *arg, attn_error *err)
+{
+    const char *const *kv = arg;
+    return attn_config_set(next, kv[0], kv[1], err) ? -1 : 0;
+}
+
+
+int ui_app_set(ui_app *app, const char *key, const char *value)
+{
+    const char *kv[2] = {key, value};
+    return ui_app_edit_config_async(app, set_key, kv);
+}
+
+
+int ui_app_set_layer(ui_app *app, int layer)
+{
+    if (layer < 0 || layer >= app->trace.n_layers) return -1;
+    if (app->async && app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file)
+        return ui_app_layer_async(app, layer); /* that layer's weights, on the worker; the view follows */
+    const attn_tensor *t = ui_app_tensor(app);
+    char name[ATTN_MAX_NAME];
+    const char *stage = t ? t->name : "";
+    attn_tensor_name_layer(stage, &stage);
+    snprintf(name, sizeof name, "%s", stage);
+    stage = name; /* the trace it came from may be replaced below */
+    int was = app->view.layer;
+    char was_stage[sizeof app->view.stage];
+    snprintf(was_stage, sizeof was_stage, "%s", app->view.stage);
+    app->view.layer = layer;
+    if (app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file) {
+        /* that layer's attention weights are computed on demand; the stage shown moves there first */
+        attn_tensor_name(layer, app->trace.n_layers, stage, app->view.stage, sizeof app->view.stage);
+        if (ui_app_edit_config(app, NULL, NULL)) {
+            app->view.layer = was;
+            snprintf(app->view.stage, sizeof app->view.stage, "%s", was_stage);
+            return -1;
+        }
+    }
+    ui_app_show_layer(app, layer, stage);
+    return 0;
+}
+
+
+void ui_app_refresh_alt(ui_app *app)
+{
+    if (app->async && app->view.mode == LESSON_VIEW_COMPARE) {
+        ui_app_set_alt(app, NULL); /* the one shown no longer matches: its pane waits for the new one */
+        if (!ui_app_alt_async(app)) return;
+    }
+    ui_app_alt_here(app);
+}
+
+
+/* ---- the status line about the view as asked (the newest layer, ui_app_newest_layer) */
+
+void ui_app_status_about(ui_app *app, unsigned what, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ui_app_vstatus(app, false, what, fmt, ap);
+    va_end(ap);
+    app->status_about.layer = ui_app_newest_layer(app);
+    app->status_about.head = app->view.head;
+    app->status_about.batch = app->view.batch;
+    snprintf(app->status_about.stage, sizeof app->status_about.stage, "%s", app->view.stage);
+    app->dirty = true;
+}
+
+
+const char *ui_app_status_text(const ui_app *app)
+{
+    unsigned w = app->status_about.what;
+    const lesson_view *v = &app->view;
+    if (((w & UI_ABOUT_LAYER) && ui_app_newest_layer(app) != app->status_about.layer) ||
+        ((w & UI_ABOUT_HEAD) && v->head != app->status_about.head) ||
+        ((w & UI_ABOUT_BATCH) && v->batch != app->status_about.batch) ||
+        ((w & UI_ABOUT_STAGE) && strcmp(v->stage, app->status_about.stage)))
+        return "";
+    return app->status;
+}
+
+void ui_app_show_view(ui_app *app, const lesson_view *view)
+{
+    app->view.panels = view->panels;
+    app->view.layer = view->layer >= 0 && view->layer < app->trace.n_layers ? view->layer : 0;
+    if (view->stage[0]) ui_app_set_stage(app, view->stage);
+    const attn_dims *d = &app->trace.dims;
+    app->view.head = view->head >= 0 && view->head < d->h ? view->head : 0;
+    app->view.batch = view->batch >= 0 && view->batch < d->b ? view->batch : 0;
+    app->view.row = view->row >= 0 && view->row < d->s ? view->row : -1;
+    app->help = false;
+    app->stage_scroll = 0;
+    app->dirty = true;
+}
+
+
+/* A full name ("layers.2.weights"), or a stage of the viewed layer ("weights"). */
+int ui_app_set_stage(ui_app *app, const char *name)
+{
+    const attn_tensor *t = attn_trace_find(&app->trace, name);
+    if (!t) t = attn_trace_get(&app->trace, app->view.layer, name);
+    const char *rest;
+    int layer = attn_tensor_name_layer(name, &rest);
+    if (!t && app->trace.cfg.qk_keep && layer >= 0 && layer < app->trace.n_layers && layer + 1 != app->trace.cfg.qk_keep &&
+        !ui_app_set_layer(app, layer)) /* a layer whose attention weights a long prompt computes on demand */
+        t = attn_trace_find(&app->trace, name);
+    if (!t) return -1;
+    snprintf(app->view.stage, sizeof app->view.stage, "%s", t->name);
+    if (t->layer >= 0) app->view.layer = t->layer;
+    app->dirty = true;
+    return 0;
+}
+

@@ -14,12 +14,14 @@
 #ifndef UI_APP_H
 #define UI_APP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "action.h"
 #include "config.h"
 #include "heatmap.h"
+#include "jobs.h"
 #include "keys.h"
 #include "layout.h"
 #include "player.h"
@@ -30,6 +32,7 @@
 #include "model.h"
 
 #define UI_EDIT_MAX 1024
+#define UI_LOSS_INLINE_NUMBERS ((size_t)2 << 20)
 
 /* The token editor (app_edit.c): the sentence, and for cross-attention the source. */
 typedef struct {
@@ -39,6 +42,14 @@ typedef struct {
     int cursor;           /* byte offset in text[field] */
     char compose[128];    /* IME composition in progress */
 } ui_token_editor;
+
+/* A text's loss under a trace: mean −log p of each next token over the
+ * positions counted (attn_trace_loss). known: computed. */
+typedef struct {
+    double mean;
+    int counted;
+    bool known;
+} ui_loss;
 
 /* What a save writes: the picture, or the matrix shown as numbers. */
 typedef enum { UI_SAVE_PNG, UI_SAVE_SVG, UI_SAVE_PDF, UI_SAVE_CSV, UI_SAVE_KINDS } ui_save_kind;
@@ -73,6 +84,9 @@ typedef struct ui_app {
     ui_training train;    /* its training checkpoints and metrics.json (training.h); train.n = 0: none */
     int train_metric;     /* the measure the training panel's small multiples plot (attn_metric) */
     ui_scale *scales;     /* per tensor of trace, then of alt */
+    ui_loss *losses;      /* per batch row of trace, then of alt: the text's loss (ui_app_loss) */
+    unsigned trace_serial, losses_serial; /* bumped when trace is replaced; the trace losses are of */
+    size_t loss_inline;   /* logits a loss may read on this thread (~10 ms: every shipped model's text) */
     unsigned generation;  /* bumped whenever trace or alt changes (render caches key on it) */
 
     /* what is shown */
@@ -149,7 +163,9 @@ typedef struct ui_app {
         char stage[ATTN_MAX_NAME];
     } status_about;
 
-    bool async;           /* toggles recompute on a worker thread (the window); else at once */
+    bool async;           /* toggles recompute on a worker (the window); else at once */
+    const ui_jobs *jobs;  /* the platform's job service the worker and readers run on (jobs.h), set
+                           * before the first request; NULL: none, each runs here and now */
     struct ui_job *job;   /* that worker's recomputation, NULL when none (app_job.c) */
 
     ui_layout layout;     /* written by ui_render, read by the entry points */
@@ -234,6 +250,10 @@ void ui_app_show_layer(ui_app *app, int layer, const char *stage);
  * and for how long it has run, in ms. */
 bool ui_app_busy(const ui_app *app, int *layer, int *stage, double *ms);
 
+/* Whether the worker runs at all: a recomputation, or the losses of the
+ * trace shown (which ui_app_busy leaves out); ui_app_poll collects it. */
+bool ui_app_job_running(const ui_app *app);
+
 /* Installs a finished recomputation (and starts the next one asked for).
  * Returns true when the picture changed. */
 bool ui_app_poll(ui_app *app);
@@ -302,6 +322,25 @@ const char *ui_compare_name(int t);
 
 /* Scale of tensor t (of trace or alt), computed once per trace. */
 ui_scale ui_app_scale(const ui_app *app, const attn_tensor *t);
+
+/* The loss of batch row `batch` of tr (the trace or alt), computed once per
+ * trace. A model's loss reads every row of its logits, which a traced pass
+ * leaves to be computed when read (head.h): seconds for a long text on a
+ * large vocabulary. So it is computed here only when cheap (s · V logits up
+ * to app->loss_inline) or the app is not async; else the trace's is the
+ * worker's, started by ui_app_poll once the trace is shown, and until then
+ * it is not known. */
+ui_loss ui_app_loss(const ui_app *app, const attn_trace *tr, int batch);
+
+/* The trace shown has losses to compute on the worker. */
+bool ui_app_losses_wanted(const ui_app *app);
+
+/* Every batch row's loss of tr (tr->dims.b entries, malloc'd; NULL without
+ * a model or memory, or once *cancel is set). */
+ui_loss *ui_trace_losses(const attn_trace *tr, const atomic_int *cancel);
+
+/* Hands losses (tr->dims.b entries, or NULL) of tr, the trace or alt, to the app. */
+void ui_app_take_losses(ui_app *app, const attn_trace *tr, const ui_loss *losses);
 
 /* "attnlab - weights - head 0 - batch row 0": the window title. */
 const char *ui_app_title(const ui_app *app, char *buf, size_t size);

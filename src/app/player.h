@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "catalog.h"
+#include "jobs.h"
 #include "lesson.h"
 #include "progress.h"
 #include "quiz.h"
@@ -53,14 +54,14 @@ typedef struct {
     char progress_note[600]; /* a progress problem, drawn as a chip no status text overwrites */
     char progress_full[600]; /* the same with whole paths (status line, stderr) */
     bool progress_failed;  /* the note says progress is not saved (cleared by a save that works) */
-    bool async_save;       /* saves run on a thread of their own (the window): this one never waits for the file */
+    bool async_save;       /* saves run as requests to jobs (the window): this one never waits for the file */
     struct ui_player_save *saving; /* that save, NULL when none */
     bool save_again;       /* changes came while it ran: saved once it ends */
 
     bool picker;           /* the lesson picker overlay is open */
     lesson_catalog catalog;
     bool have_catalog;
-    bool async_read;       /* the picker reads the course folder on a thread of its own (the window) ... */
+    bool async_read;       /* the picker reads the course folder as a request to jobs (the window) ... */
     struct ui_player_list *listing; /* ... this one, taken in by ui_player_poll; NULL when none */
     bool pick_listed;      /* Enter came before the list: its selected lesson opens once it is read */
     int sel;               /* picker selection */
@@ -68,6 +69,7 @@ typedef struct {
     int picker_rows;       /* how many it shows (from the renderer) */
     bool confirm_reset;    /* picker: asked "reset progress?" */
     char lang[4];          /* "en" or "zh" */
+    const ui_jobs *jobs;   /* the platform's job service (jobs.h); NULL: none, all here and now */
 
     char note[400];        /* a message for the status line; "" when none (the caller takes it) */
     bool note_error;
@@ -80,7 +82,7 @@ void ui_player_init(ui_player *p, const char *lang, const char *progress_path);
 void ui_player_free(ui_player *p);
 
 /* Progress is saved after each step and answer. With async_save (the window)
- * a save runs on a thread of its own, so that a file another attnlab keeps
+ * a save runs as a request to the job service (jobs), so that a file another attnlab keeps
  * locked never stops the window; one that cannot be written keeps its
  * changes for the next save and says so in the note. ui_player_poll takes
  * in a save that has ended (true: the note may have changed; a save asked
@@ -112,8 +114,8 @@ void ui_player_enter(ui_player *p, int step, const lesson_view *view, const less
 
 /* The picker: opens it (reading the course folder); returns 0 or -1 with a note.
  * With async_read it opens at once and says the lessons are being read; the
- * folder (every lesson in it parsed for its title and steps) is read on a
- * thread, and ui_player_poll takes the list in. */
+ * folder (every lesson in it parsed for its title and steps) is read by a
+ * request to jobs, and ui_player_poll takes the list in. */
 int ui_player_picker(ui_player *p);
 /* Whether the picker's list is being read (ui_player_picker with async_read). */
 bool ui_player_listing(const ui_player *p);

@@ -257,18 +257,6 @@ static bool zoom_at(ui_app *app, const ui_heat_area *h, int i, int j, int x, int
     return true;
 }
 
-void ui_app_zoom_to(ui_app *app, int i0, int i1, int j0, int j1)
-{
-    bool whole = i1 < 0 && j1 < 0;
-    app->zoom.level = 0;
-    app->zoom.i0 = i1 < 0 ? 0 : i0;
-    app->zoom.j0 = j1 < 0 ? 0 : j0;
-    app->zoom.rows = whole ? 0 : i1 < 0 ? INT_MAX : i1 - i0 + 1; /* INT_MAX: every row */
-    app->zoom.cols = whole ? 0 : j1 < 0 ? INT_MAX : j1 - j0 + 1;
-    app->zoom.dragging = false;
-    app->dirty = true;
-}
-
 bool ui_app_mouse_drag(ui_app *app, int x, int y)
 {
     if (app->divider_drag) { /* the lesson panel as wide as from the mouse to the window's right edge */

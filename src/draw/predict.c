@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "i18n.h"
-#include "loss.h"
 #include "model.h"
 
 #define UI_TOP_K 5
@@ -71,7 +70,7 @@ static int variants(ui_draw *dl, const ui_app *app, ui_rect box, int y)
  * with its mask back reads 31.16 beside 0.00. Returns the next y. */
 static int losses(ui_draw *dl, const ui_app *app, ui_rect box, int y)
 {
-    int u = ui_line(dl), n;
+    int u = ui_line(dl);
     char buf[200];
     const attn_model *m = app->model;
     attn_causal now = app->trace.cfg.causal;
@@ -84,13 +83,13 @@ static int losses(ui_draw *dl, const ui_app *app, ui_rect box, int y)
         ui_text_wrap(dl, chip, box.x + u / 4, y, w - u / 2, UI_WHITE);
         y += lines * u + u / 2;
     }
-    double loss = attn_trace_loss(&app->trace, app->view.batch, &n);
-    if (n > 0) {
+    ui_loss loss = ui_app_loss(app, &app->trace, app->view.batch);
+    if (loss.counted > 0) {
         /* TRANSLATORS: the loss of the text shown (mean −log p of each next token), under the causal mask's setting */
         snprintf(buf, sizeof buf, now == ATTN_CAUSAL_REVERSED ? _("this text: %.2f nats/token with the causal mask reversed")
                                   : now                       ? _("this text: %.2f nats/token with the causal mask")
                                                               : _("this text: %.2f nats/token without the causal mask"),
-                 loss);
+                 loss.mean);
         y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_WHITE) * u + u / 4;
     }
     if (!isnan(m->heldout_loss)) {
@@ -123,11 +122,10 @@ void ui_render_predictions(ui_draw *dl, const ui_app *app, ui_rect box)
         snprintf(buf, sizeof buf, _("with the %s toggled:"), ui_compare_name(app->view.compare));
         y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT_DIM) * u + u / 4;
         y = bars(dl, app, &app->alt, box, y, UI_ERROR);
-        int n;
-        double loss = attn_trace_loss(&app->alt, app->view.batch, &n);
-        if (n > 0) {
+        ui_loss loss = ui_app_loss(app, &app->alt, app->view.batch);
+        if (loss.counted > 0) {
             /* TRANSLATORS: the loss of the text shown with the compare view's toggle, nats per token */
-            snprintf(buf, sizeof buf, _("this text, toggled: %.2f nats/token"), loss);
+            snprintf(buf, sizeof buf, _("this text, toggled: %.2f nats/token"), loss.mean);
             y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT) * u;
         }
     }

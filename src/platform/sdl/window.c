@@ -10,6 +10,7 @@
 #include "export.h"
 #include "i18n.h"
 #include "input_sdl.h"
+#include "jobs_thread.h"
 #include "offscreen.h"
 #include "render.h"
 #include "ui.h"
@@ -337,6 +338,7 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
     file_write out = {0};
     carry_out(app, win, &fullscreen);
     frame(app, g, win, title, sizeof title, &out);
+    app->jobs = app->lesson.jobs = ui_jobs_thread(); /* requests run on threads of their own */
     app->async = true; /* toggles recompute on a worker: the loop keeps drawing and answering */
     app->lesson.async_save = true; /* and progress is saved on a thread of its own */
     app->lesson.async_read = true; /* and the picker's list read on one */
@@ -412,6 +414,7 @@ int ui_lesson_window(const char *path, int step, const char *lang, bool present)
         return 2;
     }
     ui_player_init(&app.lesson, lang, NULL);
+    app.jobs = app.lesson.jobs = ui_jobs_thread();
     app.async = true; /* the lesson is read and its step computed in the window, under an "opening" notice */
     app.opening.fail_exit = 2; /* a lesson with problems: the window closes and the message goes to stderr */
     if (path ? ui_app_lesson_open(&app, path, step, err, sizeof err) : ui_app_lesson_picker(&app)) {

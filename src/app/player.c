@@ -1,7 +1,6 @@
 /* player.c — lesson steps, quizzes, picker and progress (state only). */
 #include "player.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -100,20 +99,19 @@ static lesson_progress *progress(ui_player *p)
     return p->progress;
 }
 
-/* ---- saving: here, or in the window on a thread of its own */
+/* ---- saving: here, or in the window as a request to the job service (jobs.h) */
 
 struct ui_player_save {
-    pthread_t thread;
+    ui_task *task;
     lesson_progress_batch *batch;
     atomic_bool done;
 };
 
-static void *save_work(void *arg)
+static void save_work(void *arg)
 {
     struct ui_player_save *s = arg;
     lesson_progress_write(s->batch, LESSON_PROGRESS_LOCK_MS);
     atomic_store(&s->done, true);
-    return NULL;
 }
 
 /* Takes in the save under way once it has ended (wait: waits for it);
@@ -123,7 +121,7 @@ static bool save_end(ui_player *p, bool wait)
     struct ui_player_save *s = p->saving;
     char err[600];
     if (!s || (!wait && !atomic_load(&s->done))) return false;
-    pthread_join(s->thread, NULL);
+    ui_jobs_join(p->jobs, s->task);
     lesson_progress_status st = lesson_progress_end(p->progress, s->batch, err, sizeof err);
     free(s);
     p->saving = NULL;
@@ -131,7 +129,7 @@ static bool save_end(ui_player *p, bool wait)
     return true;
 }
 
-/* Saves the changes: here and now, or (async_save) started on a thread, a
+/* Saves the changes: here and now, or (async_save) started as a request to the job service, a
  * save asked while one runs following it. Returns the status, OK once started. */
 static lesson_progress_status save_progress(ui_player *p)
 {
@@ -152,11 +150,11 @@ static lesson_progress_status save_progress(ui_player *p)
     struct ui_player_save *s = calloc(1, sizeof *s);
     if (s && (s->batch = lesson_progress_begin(pg))) {
         atomic_init(&s->done, false);
-        if (!pthread_create(&s->thread, NULL, save_work, s)) {
+        if ((s->task = ui_jobs_start(p->jobs, save_work, s))) {
             p->saving = s;
             return LESSON_PROGRESS_OK;
         }
-        lesson_progress_write(s->batch, 0); /* no thread to be had: one try here, never a wait */
+        lesson_progress_write(s->batch, 0); /* no service to be had: one try here, never a wait */
     }
     st = lesson_progress_end(pg, s ? s->batch : NULL, err, sizeof err);
     free(s);
@@ -288,11 +286,11 @@ void ui_player_close(ui_player *p)
     p->open = false;
 }
 
-/* ---- the picker's list: here, or in the window on a thread of its own */
+/* ---- the picker's list: here, or in the window as a request to the job service */
 
 struct ui_player_list {
-    pthread_t thread;
-    atomic_int refs;         /* the player's and the thread's: the last to let go frees it */
+    ui_task *task;
+    atomic_int refs;         /* the player's and the request's: the last to let go frees it */
     atomic_bool done;
     char dir[PATH_MAX];
     bool have_dir;           /* lesson_catalog_dir found one */
@@ -313,13 +311,12 @@ static void list_release(struct ui_player_list *l)
     free(l);
 }
 
-static void *list_work(void *arg)
+static void list_work(void *arg)
 {
     struct ui_player_list *l = arg;
     list_read(l);
     atomic_store(&l->done, true);
     list_release(l);
-    return NULL;
 }
 
 /* A list being read is given up (it frees itself when done). */
@@ -328,7 +325,7 @@ static void list_drop(ui_player *p)
     struct ui_player_list *l = p->listing;
     if (!l) return;
     p->listing = NULL;
-    pthread_detach(l->thread);
+    ui_jobs_leave(p->jobs, l->task);
     list_release(l);
 }
 
@@ -355,12 +352,12 @@ static int list_take(ui_player *p, lesson_catalog *catalog, int rc, const char *
     return 0;
 }
 
-/* Takes in the list read on a thread once it is; returns whether it did. */
+/* Takes in the list read by a request once it is; returns whether it did. */
 static bool list_end(ui_player *p)
 {
     struct ui_player_list *l = p->listing;
     if (!l || !atomic_load(&l->done)) return false;
-    pthread_join(l->thread, NULL);
+    ui_jobs_join(p->jobs, l->task);
     p->listing = NULL;
     if (p->picker) list_take(p, &l->catalog, l->rc, l->err);
     else if (!l->rc) lesson_catalog_free(&l->catalog); /* closed meanwhile */
@@ -388,12 +385,12 @@ int ui_player_picker(ui_player *p)
         list_drop(p); /* the newer request wins */
         atomic_init(&l->refs, 2);
         atomic_init(&l->done, false);
-        if (!pthread_create(&l->thread, NULL, list_work, l)) {
+        if ((l->task = ui_jobs_start(p->jobs, list_work, l))) {
             p->listing = l;
             return 0;
         }
     }
-    list_read(l); /* no thread (or none to be had): read here */
+    list_read(l); /* no service (or none to be had): read here */
     int rc = list_take(p, &l->catalog, l->rc, l->err);
     free(l);
     return rc;

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "export.h"
 #include "i18n.h"
+#include "jobs_thread.h"
 #include "nonfinite.h"
 #include "render.h"
 
@@ -297,6 +298,7 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
 static double worker_gap(ui_app *app, ui_gfx *g, int n)
 {
     double worst = 0;
+    app->jobs = ui_jobs_thread();
     app->async = true;
     for (int i = 0; i < n; i++) {
         double last = attn_clock_ms();
@@ -370,6 +372,7 @@ int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err,
     printf("toggle on the worker (as the window does): longest gap between frames %.1f ms (worst of %d toggles)\n",
            gap, frames);
     /* quitting while the worker recomputes: the window frees the app */
+    app.jobs = ui_jobs_thread();
     app.async = true;
     ui_app_do(&app, UI_ACT_CAUSAL, 0);
     nanosleep(&(struct timespec){0, 20 * 1000000}, NULL);

@@ -31,14 +31,6 @@ int ui_app_train_go(ui_app *app, int at)
     return ui_app_set(app, "model", dir);
 }
 
-const char *ui_app_model_name(const ui_app *app)
-{
-    if (!app->model) return "";
-    if (ui_training_position(&app->train, app->cfg.model) < 0) return app->model->name;
-    const char *slash = strrchr(app->train.base, '/');
-    return slash ? slash + 1 : app->train.base;
-}
-
 bool ui_app_train_do(ui_app *app, ui_action act, int arg)
 {
     switch (act) {

@@ -64,13 +64,6 @@ void ui_app_edit_start(ui_app *app, int field)
     app->dirty = true;
 }
 
-void ui_app_edit_stop(ui_app *app)
-{
-    app->edit.open = false;
-    app->edit.compose[0] = '\0';
-    app->dirty = true;
-}
-
 /* The editor's sentences into the settings: an empty source ends cross-attention. */
 static int set_tokens(attn_config *next, const void *arg, attn_error *err)
 {

@@ -10,11 +10,12 @@
 #include "budget.h"
 #include "forward.h"
 #include "i18n.h"
+#include "loss.h"
 #include "model_run.h"
 #include "trace_io.h"
 #include "view.h"
 
-static void vstatus(ui_app *app, bool error, unsigned what, const char *fmt, va_list ap)
+void ui_app_vstatus(ui_app *app, bool error, unsigned what, const char *fmt, va_list ap)
 {
     vsnprintf(app->status, sizeof app->status, fmt, ap);
     app->status_error = error;
@@ -27,33 +28,8 @@ void ui_app_status(ui_app *app, bool error, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vstatus(app, error, 0, fmt, ap);
+    ui_app_vstatus(app, error, 0, fmt, ap);
     va_end(ap);
-}
-
-void ui_app_status_about(ui_app *app, unsigned what, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vstatus(app, false, what, fmt, ap);
-    va_end(ap);
-    app->status_about.layer = ui_app_newest_layer(app);
-    app->status_about.head = app->view.head;
-    app->status_about.batch = app->view.batch;
-    snprintf(app->status_about.stage, sizeof app->status_about.stage, "%s", app->view.stage);
-    app->dirty = true;
-}
-
-const char *ui_app_status_text(const ui_app *app)
-{
-    unsigned w = app->status_about.what;
-    const lesson_view *v = &app->view;
-    if (((w & UI_ABOUT_LAYER) && ui_app_newest_layer(app) != app->status_about.layer) ||
-        ((w & UI_ABOUT_HEAD) && v->head != app->status_about.head) ||
-        ((w & UI_ABOUT_BATCH) && v->batch != app->status_about.batch) ||
-        ((w & UI_ABOUT_STAGE) && strcmp(v->stage, app->status_about.stage)))
-        return "";
-    return app->status;
 }
 
 const char *ui_compare_name(int t)
@@ -84,6 +60,68 @@ const char *ui_app_compare_stage(const ui_app *app, char *buf, size_t size)
     const attn_tensor *t = ui_app_tensor(app);
     const char *stage = attn_stage_get(attn_stage_compare_view(attn_tensor_stage(t)))->name;
     return attn_tensor_name(t && t->layer >= 0 ? t->layer : 0, app->trace.n_layers, stage, buf, size);
+}
+
+/* The slot of tr's batch row in app->losses; NULL: none. */
+static ui_loss *loss_slot(const ui_app *app, const attn_trace *tr, int batch)
+{
+    if (!app->losses || batch < 0 || batch >= tr->dims.b) return NULL;
+    if (tr == &app->trace) return &app->losses[batch];
+    if (app->has_alt && tr == &app->alt) return &app->losses[app->trace.dims.b + batch];
+    return NULL;
+}
+
+static ui_loss loss_of(const attn_trace *tr, int batch, const atomic_int *cancel)
+{
+    ui_loss l = {0, 0, true};
+    l.mean = attn_trace_loss_cancel(tr, batch, &l.counted, cancel);
+    return l;
+}
+
+static bool loss_cheap(const ui_app *app, const attn_trace *tr)
+{
+    return (size_t)tr->dims.s * (size_t)tr->dims.V <= app->loss_inline;
+}
+
+bool ui_app_losses_wanted(const ui_app *app)
+{
+    if (!app->async || !app->losses || loss_cheap(app, &app->trace) || !attn_trace_stage(&app->trace, -1, ATTN_STAGE_LOGITS))
+        return false;
+    for (int i = 0; i < app->trace.dims.b; i++)
+        if (!app->losses[i].known) return true;
+    return false;
+}
+ui_loss ui_app_loss(const ui_app *app, const attn_trace *tr, int batch)
+{
+    ui_loss *slot = loss_slot(app, tr, batch);
+    if (slot && slot->known) return *slot;
+    const attn_tensor *lg = attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS);
+    if (!lg) return (ui_loss){0, 0, true};
+    if (app->async && !loss_cheap(app, tr)) return (ui_loss){0}; /* the worker's to compute (ui_app_poll) */
+    ui_loss l = loss_of(tr, batch, NULL);
+    if (slot) *slot = l;
+    return l;
+}
+
+ui_loss *ui_trace_losses(const attn_trace *tr, const atomic_int *cancel)
+{
+    int b = tr->dims.b;
+    if (b < 1 || !attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS)) return NULL;
+    ui_loss *l = malloc((size_t)b * sizeof *l);
+    for (int i = 0; l && i < b; i++) l[i] = loss_of(tr, i, cancel);
+    if (l && cancel && atomic_load(cancel)) {
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+void ui_app_take_losses(ui_app *app, const attn_trace *tr, const ui_loss *losses)
+{
+    for (int i = 0; losses && i < tr->dims.b; i++) {
+        ui_loss *slot = loss_slot(app, tr, i);
+        if (slot) *slot = losses[i];
+    }
 }
 
 ui_scale ui_app_scale(const ui_app *app, const attn_tensor *t)
@@ -126,23 +164,6 @@ bool ui_app_in_layer(const ui_app *app, int i)
     return layer < 0 || layer == app->view.layer;
 }
 
-/* A full name ("layers.2.weights"), or a stage of the viewed layer ("weights"). */
-int ui_app_set_stage(ui_app *app, const char *name)
-{
-    int i = stage_index(&app->trace, name);
-    const attn_tensor *t = i < 0 ? attn_trace_get(&app->trace, app->view.layer, name) : &app->trace.tensors[i];
-    const char *rest;
-    int layer = attn_tensor_name_layer(name, &rest);
-    if (!t && app->trace.cfg.qk_keep && layer >= 0 && layer < app->trace.n_layers && layer + 1 != app->trace.cfg.qk_keep &&
-        !ui_app_set_layer(app, layer)) /* a layer whose attention weights a long prompt computes on demand */
-        t = attn_trace_find(&app->trace, name);
-    if (!t) return -1;
-    snprintf(app->view.stage, sizeof app->view.stage, "%s", t->name);
-    if (t->layer >= 0) app->view.layer = t->layer;
-    app->dirty = true;
-    return 0;
-}
-
 /* The view on `stage` of layer `layer` (its first stage when it has none such). */
 static void move_to_layer(ui_app *app, int layer, const char *stage)
 {
@@ -153,34 +174,6 @@ static void move_to_layer(ui_app *app, int layer, const char *stage)
     }
     if (there) snprintf(app->view.stage, sizeof app->view.stage, "%s", there->name);
     app->dirty = true;
-}
-
-int ui_app_set_layer(ui_app *app, int layer)
-{
-    if (layer < 0 || layer >= app->trace.n_layers) return -1;
-    if (app->async && app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file)
-        return ui_app_layer_async(app, layer); /* that layer's weights, on the worker; the view follows */
-    const attn_tensor *t = ui_app_tensor(app);
-    char name[ATTN_MAX_NAME];
-    const char *stage = t ? t->name : "";
-    attn_tensor_name_layer(stage, &stage);
-    snprintf(name, sizeof name, "%s", stage);
-    stage = name; /* the trace it came from may be replaced below */
-    int was = app->view.layer;
-    char was_stage[sizeof app->view.stage];
-    snprintf(was_stage, sizeof was_stage, "%s", app->view.stage);
-    app->view.layer = layer;
-    if (app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file) {
-        /* that layer's attention weights are computed on demand; the stage shown moves there first */
-        attn_tensor_name(layer, app->trace.n_layers, stage, app->view.stage, sizeof app->view.stage);
-        if (ui_app_edit_config(app, NULL, NULL)) {
-            app->view.layer = was;
-            snprintf(app->view.stage, sizeof app->view.stage, "%s", was_stage);
-            return -1;
-        }
-    }
-    move_to_layer(app, layer, stage);
-    return 0;
 }
 
 void ui_app_show_layer(ui_app *app, int layer, const char *stage)
@@ -247,6 +240,14 @@ static void reset_scales(ui_app *app)
     int n = app->trace.n_tensors + (app->has_alt ? app->alt.n_tensors : 0);
     app->scales = malloc((size_t)(n ? n : 1) * sizeof *app->scales);
     for (int i = 0; app->scales && i < n; i++) app->scales[i] = (ui_scale){UI_CMAP_DIVERGING, 1.0f, -1.0f};
+    /* none known, but the trace's when only alt changed */
+    int b = app->trace.dims.b, rows = b + (app->has_alt ? app->alt.dims.b : 0);
+    ui_loss *losses = calloc((size_t)(rows > 0 ? rows : 1), sizeof *losses);
+    if (losses && app->losses && app->losses_serial == app->trace_serial && b > 0)
+        memcpy(losses, app->losses, (size_t)b * sizeof *losses);
+    free(app->losses);
+    app->losses = losses;
+    app->losses_serial = app->trace_serial;
     app->generation++;
     app->dirty = true;
     /* what was on screen no longer matches: no cell to hover or click until the next frame */
@@ -302,12 +303,8 @@ static void compute_alt(ui_app *app)
         app->has_alt = true;
 }
 
-void ui_app_refresh_alt(ui_app *app)
+void ui_app_alt_here(ui_app *app)
 {
-    if (app->async && app->view.mode == LESSON_VIEW_COMPARE) {
-        ui_app_set_alt(app, NULL); /* the one shown no longer matches: its pane waits for the new one */
-        if (!ui_app_alt_async(app)) return;
-    }
     compute_alt(app);
     reset_scales(app);
 }
@@ -442,6 +439,7 @@ void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, ui_plan *pla
     if (plan->step > 0) app->decode_len = plan->decode_len;
     attn_trace_free(&app->trace);
     app->trace = *tr;
+    app->trace_serial++;
     app->trace_step = app->view.decode_step;
     attn_config_free(&app->cfg);
     app->cfg = *next;
@@ -451,7 +449,10 @@ void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, ui_plan *pla
     } else {
         if (app->has_alt) attn_trace_free(&app->alt);
         app->has_alt = false;
-        ui_app_refresh_alt(app);
+        if (app->async && app->view.mode == LESSON_VIEW_COMPARE)
+            ui_app_set_alt(app, NULL); /* asked for by the caller, on the worker (ui_app_alt_follow) */
+        else
+            ui_app_alt_here(app);
     }
     if (app->trace.cfg.qk_keep)
         /* TRANSLATORS: a long prompt; the numbers are GiB */
@@ -484,13 +485,12 @@ void ui_app_note_nonfinite(ui_app *app, const attn_nonfinite *nf)
 /* Runs settings `next` here and now (a recomputation under way on the worker
  * is stopped first); on success they become app->cfg (ownership moves), on
  * failure next is freed and the status line says why. */
-static int commit(ui_app *app, attn_config *next)
+int ui_app_commit(ui_app *app, attn_config *next)
 {
     attn_config run;
     attn_error err;
     attn_trace tr;
     ui_plan plan;
-    ui_app_job_stop(app);
     if (ui_app_plan(app, next, app->view.decode_step, app->view.mode, &plan, &err)) goto fail;
     if (ui_plan_run(&plan, next, &run, &err)) goto fail;
     attn_status st = attn_trace_run(&run, &plan.in, &tr, &err);
@@ -507,69 +507,83 @@ fail:
     return -1;
 }
 
-int ui_app_edit_config(ui_app *app, ui_config_change change, const void *arg)
-{
-    attn_config next;
-    attn_error err;
-    if (attn_config_copy(&next, ui_app_settings(app), &err)) {
-        ui_app_status(app, true, "%s", err.msg);
-        return -1;
-    }
-    if (change && change(&next, arg, &err)) {
-        attn_config_free(&next);
-        ui_app_status(app, true, "%s", err.msg);
-        return -1;
-    }
-    return commit(app, &next);
-}
+/* ---- the model shown, the zoom, the editor, an opening: state the actions set */
 
-int ui_app_show(ui_app *app, attn_config *cfg, const lesson_view *view)
+int ui_app_model_sync(ui_app *app, const char *name, attn_error *err)
 {
-    lesson_view was = app->view;
-    if (app->from_file) {
-        attn_config_free(cfg);
-        ui_app_status(app, true, "%s", _("a lesson cannot drive a trace file"));
-        return -1;
+    if (name && app->model && app->model_key && !strcmp(app->model_key, name)) return 0;
+    attn_model *m = NULL;
+    char *key = NULL;
+    if (name) {
+        if (!(m = malloc(sizeof *m)) || !(key = strdup(name))) {
+            free(m);
+            attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+            return -1;
+        }
+        if (attn_model_load(name, m, err)) {
+            free(m);
+            free(key);
+            return -1;
+        }
     }
-    if (app->edit.open) ui_app_edit_stop(app);
-    if (app->async) return ui_app_show_async(app, cfg, view); /* the view follows when it is computed */
-    app->view.decode_step = view->decode_step;
-    app->view.mode = view->mode;
-    app->view.compare = view->compare;
-    if (commit(app, cfg)) {
-        app->view = was;
-        ui_app_refresh_alt(app);
-        return -1;
-    }
-    ui_app_show_view(app, view);
+    if (app->model) attn_model_free(app->model);
+    free(app->model);
+    free(app->model_key);
+    app->model = m;
+    app->model_key = key;
+    app->n_variants = 0;
+    if (m && attn_model_variants(m, app->variants, &app->n_variants, err)) app->n_variants = 0;
+    /* m steps from the model shown to its next variant: with the model not
+     * among them (tang-nocausal is tang's GQA trained otherwise) none is reachable */
+    bool among = false;
+    for (int i = 0; i < app->n_variants; i++) among |= !strcmp(app->variants[i].name, m->name);
+    if (!among) app->n_variants = 0;
     return 0;
 }
 
-void ui_app_show_view(ui_app *app, const lesson_view *view)
+
+const char *ui_app_model_name(const ui_app *app)
 {
-    app->view.panels = view->panels;
-    app->view.layer = view->layer >= 0 && view->layer < app->trace.n_layers ? view->layer : 0;
-    if (view->stage[0]) ui_app_set_stage(app, view->stage);
-    const attn_dims *d = &app->trace.dims;
-    app->view.head = view->head >= 0 && view->head < d->h ? view->head : 0;
-    app->view.batch = view->batch >= 0 && view->batch < d->b ? view->batch : 0;
-    app->view.row = view->row >= 0 && view->row < d->s ? view->row : -1;
-    app->help = false;
-    app->stage_scroll = 0;
+    if (!app->model) return "";
+    if (ui_training_position(&app->train, app->cfg.model) < 0) return app->model->name;
+    const char *slash = strrchr(app->train.base, '/');
+    return slash ? slash + 1 : app->train.base;
+}
+
+
+void ui_app_zoom_to(ui_app *app, int i0, int i1, int j0, int j1)
+{
+    bool whole = i1 < 0 && j1 < 0;
+    app->zoom.level = 0;
+    app->zoom.i0 = i1 < 0 ? 0 : i0;
+    app->zoom.j0 = j1 < 0 ? 0 : j0;
+    app->zoom.rows = whole ? 0 : i1 < 0 ? INT_MAX : i1 - i0 + 1; /* INT_MAX: every row */
+    app->zoom.cols = whole ? 0 : j1 < 0 ? INT_MAX : j1 - j0 + 1;
+    app->zoom.dragging = false;
     app->dirty = true;
 }
 
-static int set_key(attn_config *next, const void *arg, attn_error *err)
+
+void ui_app_edit_stop(ui_app *app)
 {
-    const char *const *kv = arg;
-    return attn_config_set(next, kv[0], kv[1], err) ? -1 : 0;
+    app->edit.open = false;
+    app->edit.compose[0] = '\0';
+    app->dirty = true;
 }
 
-int ui_app_set(ui_app *app, const char *key, const char *value)
+
+bool ui_app_open_later(ui_app *app, ui_action act, int arg, const char *label)
 {
-    const char *kv[2] = {key, value};
-    return ui_app_edit_config_async(app, set_key, kv);
+    if (!app->async || app->opening.running) return false;
+    app->opening.pending = true;
+    app->opening.shown = false;
+    app->opening.act = act;
+    app->opening.arg = arg;
+    snprintf(app->opening.label, sizeof app->opening.label, "%s", label);
+    app->dirty = true;
+    return true;
 }
+
 
 /* ---- life ----------------------------------------------------------------- */
 
@@ -581,6 +595,7 @@ static void init_common(ui_app *app)
     app->mouse_x = app->mouse_y = -1;
     app->font_scale = 1.0f;
     app->pixel_ratio = 1.0f;
+    app->loss_inline = UI_LOSS_INLINE_NUMBERS;
     app->dirty = true;
     ui_player_init(&app->lesson, "en", NULL);
     if ((app->arena = malloc(sizeof *app->arena))) attn_arena_init(app->arena);
@@ -639,7 +654,7 @@ int ui_app_init_file_with(ui_app *app, const char *path, const attn_config *flag
     app->file_path = strdup(path);
     if (!app->file.n_tensors) { /* a safetensors file of no tensors: nothing to show */
         snprintf(err_out, errsize, "%s: the trace has no tensors to show", path);
-        ui_app_free(app);
+        ui_app_release(app);
         return -1;
     }
     /* the loaded trace is shown as it is (borrowing its data: one copy in
@@ -648,7 +663,7 @@ int ui_app_init_file_with(ui_app *app, const char *path, const attn_config *flag
     if (attn_trace_borrow(&app->file, &app->trace, &err) ||
         attn_config_copy(&app->cfg, &app->file.cfg, &err) != ATTN_OK) {
         snprintf(err_out, errsize, "%s", err.msg);
-        ui_app_free(app);
+        ui_app_release(app);
         return -1;
     }
     if (app->cfg.tokens == NULL && app->file.tokens.rows) app->cfg.tokens = attn_tokens_text(&app->file.tokens, 0);
@@ -664,10 +679,8 @@ int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsiz
     return ui_app_init_file_with(app, path, NULL, err_out, errsize);
 }
 
-void ui_app_free(ui_app *app)
+void ui_app_release(ui_app *app)
 {
-    ui_app_read_drop(app); /* it reads nothing of the app: left to free itself */
-    if (ui_app_job_abandon(app)) return; /* the worker still reads it all: the process is ending */
     ui_player_free(&app->lesson);
     attn_trace_free(&app->trace);
     if (app->has_alt) attn_trace_free(&app->alt);
@@ -680,7 +693,9 @@ void ui_app_free(ui_app *app)
     free(app->gen.text);
     app->gen.prompt = app->gen.text = NULL;
     free(app->scales);
+    free(app->losses);
     app->scales = NULL;
+    app->losses = NULL;
     app->file_path = NULL;
     app->has_alt = app->from_file = false;
     drop_arena(app); /* after every trace it lent to */

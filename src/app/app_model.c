@@ -12,38 +12,6 @@
 #include "model.h"
 #include "rng.h"
 
-int ui_app_model_sync(ui_app *app, const char *name, attn_error *err)
-{
-    if (name && app->model && app->model_key && !strcmp(app->model_key, name)) return 0;
-    attn_model *m = NULL;
-    char *key = NULL;
-    if (name) {
-        if (!(m = malloc(sizeof *m)) || !(key = strdup(name))) {
-            free(m);
-            attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-            return -1;
-        }
-        if (attn_model_load(name, m, err)) {
-            free(m);
-            free(key);
-            return -1;
-        }
-    }
-    if (app->model) attn_model_free(app->model);
-    free(app->model);
-    free(app->model_key);
-    app->model = m;
-    app->model_key = key;
-    app->n_variants = 0;
-    if (m && attn_model_variants(m, app->variants, &app->n_variants, err)) app->n_variants = 0;
-    /* m steps from the model shown to its next variant: with the model not
-     * among them (tang-nocausal is tang's GQA trained otherwise) none is reachable */
-    bool among = false;
-    for (int i = 0; i < app->n_variants; i++) among |= !strcmp(app->variants[i].name, m->name);
-    if (!among) app->n_variants = 0;
-    return 0;
-}
-
 int ui_app_query_row(const ui_app *app)
 {
     const attn_trace *tr = &app->trace;

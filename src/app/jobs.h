@@ -1,0 +1,42 @@
+/* jobs.h — the platform's job service: work run away from the frame.
+ *
+ * The app core starts no thread. When it wants work done while the frame
+ * goes on (a recomputation, a lesson read and checked, a progress save), it
+ * hands the platform a request: a function and its argument. The request
+ * says itself when it has ended (an atomic flag of the core's, its last
+ * write); the core then joins it and installs the result on its own thread,
+ * in one place (app_job.c's install for a recomputation).
+ *
+ *     ui_task *t = ui_jobs_start(app->jobs, work, arg);
+ *     if (!t) work(arg);              // no service, or none to be had: here and now
+ *     ... later, once arg says it is done:
+ *     ui_jobs_join(app->jobs, t);     // t freed (NULL: nothing to do)
+ *     ... or, when the program ends without waiting:
+ *     ui_jobs_leave(app->jobs, t);    // it finishes on its own
+ *
+ * The desktop runs each request on a thread of its own at a lower priority
+ * (src/platform/sdl/jobs_thread.c). A platform without threads (the web page)
+ * and the tests give none (NULL): every request then runs where it is made,
+ * the frame waiting for it. */
+#ifndef UI_JOBS_H
+#define UI_JOBS_H
+
+typedef struct ui_task ui_task;        /* one request under way: the service's own */
+typedef void ui_task_fn(void *arg);
+
+typedef struct ui_jobs {
+    /* Starts fn(arg) away from the caller; NULL when it cannot (nothing ran). */
+    ui_task *(*start)(ui_task_fn *fn, void *arg);
+    /* Waits for fn to return, then frees t. */
+    void (*join)(ui_task *t);
+    /* Lets fn return on its own, never waited for; frees what t holds once it has. */
+    void (*leave)(ui_task *t);
+} ui_jobs;
+
+/* The same three through jobs, which may be NULL (no service): start then
+ * returns NULL, and join and leave of a NULL task do nothing. */
+ui_task *ui_jobs_start(const ui_jobs *jobs, ui_task_fn *fn, void *arg);
+void ui_jobs_join(const ui_jobs *jobs, ui_task *t);
+void ui_jobs_leave(const ui_jobs *jobs, ui_task *t);
+
+#endif

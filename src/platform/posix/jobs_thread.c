@@ -1,0 +1,76 @@
+/* jobs_thread.c — the desktop's job service: a thread a request (jobs.h). */
+#define _GNU_SOURCE /* syscall(SYS_gettid): a thread's own nice value */
+#include "jobs_thread.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
+
+struct ui_task {
+    pthread_t thread;
+};
+
+/* What the thread runs; its own, freed by it, so that a task left
+ * (ui_jobs_leave) can be freed before the thread has read it. */
+typedef struct {
+    ui_task_fn *fn;
+    void *arg;
+} call;
+
+/* On Linux each thread has a nice value of its own: +5 gives the window's
+ * thread (and the display server) about three times this one's share of a
+ * busy core. */
+static void background(void)
+{
+#ifdef __linux__
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (now != -1 || !errno) setpriority(PRIO_PROCESS, (id_t)tid, now + 5 < 19 ? now + 5 : 19);
+#endif
+}
+
+static void *run(void *arg)
+{
+    call c = *(call *)arg;
+    free(arg);
+    background();
+    c.fn(c.arg);
+    return NULL;
+}
+
+static ui_task *start(ui_task_fn *fn, void *arg)
+{
+    ui_task *t = malloc(sizeof *t);
+    call *c = malloc(sizeof *c);
+    if (t && c) {
+        *c = (call){fn, arg};
+        if (!pthread_create(&t->thread, NULL, run, c)) return t;
+    }
+    free(c);
+    free(t);
+    return NULL;
+}
+
+static void join(ui_task *t)
+{
+    pthread_join(t->thread, NULL);
+    free(t);
+}
+
+static void leave(ui_task *t)
+{
+    pthread_detach(t->thread);
+    free(t);
+}
+
+const ui_jobs *ui_jobs_thread(void)
+{
+    static const ui_jobs jobs = {start, join, leave};
+    return &jobs;
+}
