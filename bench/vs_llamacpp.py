@@ -24,11 +24,14 @@ Not part of `make test`: it installs llama.cpp from npm and runs for minutes.
    list, the 256 after the special tokens renamed as the byte tokens such a
    list must have; only token ids are fed, so the names change nothing.
 3. Checks the logits of the last of 64 tokens: attnlab's (`attnlab trace`,
-   the trace file's logits), llama.cpp's on each GGUF, each against the
+   the trace file's logits, and, for the untraced prefill, the probability
+   `attnlab generate --probs` gives its greedy token), llama.cpp's on each GGUF, each against the
    PyTorch reference of bench/checkpoint_vs_torch.py: max |difference|, and
    the top-1 token. Exits 1, naming the engine, when they do not agree.
 4. Times, in interleaved rounds (the order rotating each round), each engine
-   in its own process with the same threads: prefill of 64 and 512 tokens,
+   in its own process with the same threads: prefill of 64 and 512 tokens
+   (attnlab's untraced prefill, `attnlab bench`'s `prefill untraced:`; its
+   traced pass, `bench:`, is reported beside it with the ratio of the two),
    and greedy decoding after the 512 (`attnlab bench --generate`'s untraced
    `decode:` step). Each process repeats each prefill after a warm-up and
    reports the median; the table gives the median over rounds of those, with
@@ -54,6 +57,7 @@ llama.cpp BF16's.
 """
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -306,6 +310,17 @@ def attnlab_logits(a, folder, text):
     return t["logits"][0, -1].tolist(), t["logits"].shape[1]
 
 
+def attnlab_untraced(a, folder, text):
+    """attnlab's untraced prefill, as `generate` runs a prompt: its greedy next token after
+    text and the probability it gave it (every token allowed)."""
+    out, _ = run([a.attnlab, "generate", "--model", folder, "--text", text, "--max-new", "1", "--probs",
+                  "--allow-unk"], env=attnlab_env(a))
+    rows = [ln.split("\t") for ln in out.splitlines() if ln.count("\t") == 2]
+    if not rows:
+        raise Fail(f"attnlab generate printed no token: {out.strip().splitlines()[-1:]}")
+    return int(rows[0][1]), float(rows[0][2])
+
+
 def grab(pattern, out, what):
     """The number pattern's group 1 finds in attnlab's output out, or a Fail naming what."""
     m = re.search(pattern, out, re.M)
@@ -315,15 +330,17 @@ def grab(pattern, out, what):
 
 
 def attnlab_round(a, folder, texts):
-    """One round of attnlab: each prefill its own `bench`, decoding after the longest."""
-    res, peak = {"prefill": {}}, 0
+    """One round of attnlab: each prefill its own `bench` (the untraced prefill, and the traced
+    pass), decoding after the longest."""
+    res, peak = {"prefill": {}, "traced": {}}, 0
     for n in sorted(texts):
         cmd = [a.attnlab, "bench", "--model", folder, "--text", texts[n], "--repeat", str(a.reps)]
         if n == max(texts):
             cmd += ["--generate", str(a.decode)]
         out, rss = run(cmd, env=attnlab_env(a))
         peak = max(peak, rss)
-        res["prefill"][n] = grab(r"^bench: ([0-9.]+) ms", out, "prefill time")
+        res["prefill"][n] = grab(r"^prefill untraced: ([0-9.]+) ms", out, "untraced prefill time")
+        res["traced"][n] = grab(r"^bench: ([0-9.]+) ms", out, "traced pass time")
         if n == max(texts):
             res["decode"] = grab(r"^decode: ([0-9.]+) ms", out, "decode time")
             res["decode_traced"] = grab(r"^decode traced: ([0-9.]+) ms", out, "traced decode time")
@@ -363,6 +380,15 @@ def check_logits(a, mods, folder, ggufs, ids, text):
         # a top-1 within the allowed error of torch's runner-up is a tie, not a disagreement
         if diff > TOLERANCE[name] * scale or (not same and margin > 2 * diff):
             bad.append(name)
+    # the untraced prefill (what is timed) through generate: its token's log probability
+    tid, p = attnlab_untraced(a, folder, text)
+    mx = max(want)
+    log_z = mx + math.log(sum(math.exp(v - mx) for v in want))
+    dlogp, allowed = abs(math.log(p) - (want[tid] - log_z)), TOLERANCE["attnlab"] * scale
+    lines.append(f"attnlab untraced prefill (generate): its greedy token's |Δ log p| {dlogp:.2e} (allowed "
+                 f"{allowed:.2e}), top-1 {'the same' if tid == best else f'{tid}, not {best}'}")
+    if dlogp > allowed or want[best] - want[tid] > 2 * allowed:
+        bad.append("attnlab untraced prefill")
     info = (f"llama.cpp: node-llama-cpp {NODE_LLAMA_CPP}, {res['build']} llama.cpp release {res['release']}; "
             f"{res['system']}")
     head = f"logits of token {CHECK} against torch's (max |logit| {scale:.2f}, top-1 {best}, margin {margin:.3f})"
@@ -475,8 +501,13 @@ def report(shape, got, bw, per_token, loads, gen_rss, check, a):
     bound32 = [per_token[0] / b * 1e3 for b in bw]
     bound16 = [per_token[1] / b * 1e3 for b in bw]
     print(f"\nMedians of the rounds' medians ({a.reps} passes each, after a warm-up), the rounds' min–max in brackets;"
-          f" peak RSS the largest of the rounds. attnlab's prefill is its traced pass (every stage kept), its decode"
-          f" the untraced KV-cache step.")
+          f" peak RSS the largest of the rounds. attnlab's prefill is its untraced prefill over the KV cache"
+          f" (`bench`'s `prefill untraced:`, as `generate` runs a prompt), its decode the untraced KV-cache step.")
+    for n in lengths:
+        traced = [r["traced"][n] for r in got["attnlab"]]
+        ratio = [r["traced"][n] / r["prefill"][n] for r in got["attnlab"]]
+        print(f"attnlab's traced pass of {n} tokens (every stage kept): {cell(traced)} ms, "
+              f"{cell(ratio, '{:,.2f}')}× its untraced prefill.")
     print(f"attnlab decode with each step traced: {cell([r['decode_traced'] for r in got['attnlab']])} ms/token.")
     print(f"Copy bandwidth {cell(band)} GB/s; decode read-bandwidth bounds: F32 {per_token[0] / 1e6:,.0f} MB a token, "
           f"{cell(bound32, '{:,.2f}')} ms; BF16 {per_token[1] / 1e6:,.0f} MB, {cell(bound16, '{:,.2f}')} ms.")

@@ -115,8 +115,9 @@ def check_arch(name, path, W, cfg):
 
 
 def check_decoding(name, path, W, cfg, ids, kernel):
-    """`generate` decodes over the KV cache with nothing traced (attn_kv_step);
-    each token it adds must have the probability the reference gives it after
+    """`generate` runs the prompt and decodes over the KV cache with nothing traced
+    (attn_kv_prefill, then attn_kv_step); the first token's probability is the
+    prefill's logits. Each token it adds must have the probability the reference gives it after
     the same tokens. A high temperature picks unlikely tokens, whose log
     probabilities show any error in the logits. Every token may be drawn
     (--allow-unk): the draws then do not depend on which one is <unk>."""

@@ -217,6 +217,11 @@ r = expect(["bench", "--model", "tang", "--repeat", "2", "--generate", "3"], 0, 
 check("bench --generate: decode tokens/s",
       re.search(r"decode: [0-9.]+ ms per token \(median of 3 steps after a prompt of \d+;.*\), [0-9.]+ tokens/s",
                 r.stdout.decode()), r.stdout)
+check("bench --model: the untraced prefill beside the traced pass",
+      re.search(r"^prefill untraced: [0-9.]+ ms for \d+ tokens \(median of 2; min [0-9.]+, max [0-9.]+\), [0-9.]+ "
+                r"tokens/s; traced/untraced [0-9.]+$", r.stdout.decode(), re.M), r.stdout)
+r = expect(["bench", "--model", "tang", "--text", "a|b", "--repeat", "1"], 0, "not timed (it runs one text, not 2 rows)",
+           stream="stdout")
 r = expect(["bench", "--seq", "16", "--repeat", "3"], 0, "ms per traced forward (median of 3)", stream="stdout")
 check("bench last line", r.stdout.decode().strip().splitlines()[-1].startswith("bench: "), r.stdout)
 

@@ -919,6 +919,235 @@ static void test_untraced_steps(void **state)
     }
 }
 
+/* The largest |x| of n floats, at least 1: the scale of a tolerance. */
+static double scale_of(const float *x, int n)
+{
+    double mx = 1.0;
+    for (int i = 0; i < n; i++) mx = fabs(x[i]) > mx ? fabs(x[i]) : mx;
+    return mx;
+}
+
+/* Caches a and b hold the same first n positions, within tol. */
+static void expect_same_cache(const attn_kv_cache *a, const attn_kv_cache *b, int n, double tol)
+{
+    assert_int_equal(a->n, n);
+    assert_int_equal(b->n, n);
+    for (int l = 0; l < a->layers; l++) {
+        for (int e = 0; e < n * a->d; e++) assert_float_equal(a->x[l][e], b->x[l][e], tol);
+        for (int j = 0; j < a->g; j++)
+            for (int e = 0; e < n * a->k; e++) {
+                size_t at = (size_t)j * a->cap * a->k + e, bt = (size_t)j * b->cap * b->k + e;
+                assert_float_equal(a->keys[l][at], b->keys[l][bt], tol);
+                assert_float_equal(a->values[l][at], b->values[l][bt], tol);
+            }
+    }
+}
+
+/* ids[0 .. n) through m with cfg's settings, traced (attn_model_trace_ids,
+ * its keys and values appended to a cache) and untraced (attn_kv_prefill):
+ * the last logits and the caches agree within tol (of the largest logit),
+ * and so do `steps` untraced decoding steps after each. */
+static void expect_prefill_matches(const attn_model *m, const attn_config *cfg, const int *ids, int n, int steps,
+                                   double tol)
+{
+    attn_trace tr;
+    attn_config run;
+    attn_kv_cache a, b;
+    attn_error err;
+    int Vm = m->cfg.vocab;
+    float *want = malloc((size_t)Vm * sizeof *want), *got = malloc((size_t)Vm * sizeof *got);
+    assert_non_null(want);
+    assert_non_null(got);
+    assert_int_equal(attn_model_trace_ids(m, cfg, ids, n, NULL, &tr, &err), ATTN_OK);
+    const attn_tensor *lg = attn_trace_stage(&tr, -1, ATTN_STAGE_LOGITS);
+    assert_int_equal(attn_tensor_fill(lg, (size_t)n - 1, 1), 0);
+    memcpy(want, lg->data + (size_t)(n - 1) * Vm, (size_t)Vm * sizeof *want);
+    assert_int_equal(attn_kv_init(&a, m, &err), ATTN_OK);
+    assert_int_equal(attn_kv_append(&a, &tr, &err), ATTN_OK);
+    assert_int_equal(attn_model_run_config(m, cfg, &run, &err), ATTN_OK);
+    assert_int_equal(attn_kv_init(&b, m, &err), ATTN_OK);
+    assert_int_equal(attn_kv_prefill(&b, m, &run, ids, n, got, &err), ATTN_OK);
+    double sc = scale_of(want, Vm);
+    for (int v = 0; v < Vm; v++) assert_float_equal(got[v], want[v], tol * sc);
+    expect_same_cache(&a, &b, n, tol * scale_of(a.x[0], n * a.d) * 10);
+    for (int s = 0; s < steps && a.n < m->cfg.max_pos; s++) {
+        int id = (ids[n - 1] + 3 * s + 1) % Vm;
+        assert_int_equal(attn_kv_step(&a, m, &tr.cfg, id, want, &err), ATTN_OK);
+        assert_int_equal(attn_kv_step(&b, m, &run, id, got, &err), ATTN_OK);
+        sc = scale_of(want, Vm);
+        for (int v = 0; v < Vm; v++) assert_float_equal(got[v], want[v], tol * sc);
+    }
+    attn_kv_free(&a);
+    attn_kv_free(&b);
+    attn_config_free(&run);
+    attn_trace_free(&tr);
+    free(want);
+    free(got);
+}
+
+/* The untraced prefill equals the traced pass: last logits, the cache it
+ * leaves and the decoding after it, under each setting that changes a pass,
+ * for MHA, GQA and MQA, F32 and BF16 weights at odd addresses; from 1 token
+ * to the model's every position, in one call or two. */
+static void test_untraced_prefill(void **state)
+{
+    (void)state;
+    static const char *const SETTINGS[][2] = {{NULL, NULL},           {"scale", "false"},
+                                              {"mask_value", "-1e9"},  {"causal", "reversed"},
+                                              {"causal", "false"},     {"sliding_window", "3"},
+                                              {"rope", "false"},       {"softmax_guard", "false"}};
+    static const int KV[] = {4, 2, 1};
+    const int ids[16] = {1, 3, 4, 5, 6, 3, 7, 8, 9, 10, 11, 5, 4, 3, 6, 7};
+    attn_model m;
+    attn_error err;
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        for (int g = 0; g < 3; g++) {
+            make_model(model_dir("prefill"), 2, 4, KV[g], g == 1, NULL, NULL);
+            if (bf16) model_to_bf16(model_dir("prefill"), 1);
+            assert_int_equal(attn_model_load(model_dir("prefill"), &m, &err), ATTN_OK);
+            for (size_t s = 0; s < sizeof SETTINGS / sizeof *SETTINGS; s++) {
+                attn_config c;
+                attn_config_init(&c);
+                if (SETTINGS[s][0]) assert_int_equal(attn_config_set(&c, SETTINGS[s][0], SETTINGS[s][1], &err), ATTN_OK);
+                expect_prefill_matches(&m, &c, ids, 7, 5, 1e-5);
+                attn_config_free(&c);
+            }
+            attn_config c;
+            attn_config_init(&c);
+            expect_prefill_matches(&m, &c, ids, 1, 3, 1e-5);  /* one token */
+            expect_prefill_matches(&m, &c, ids, 16, 0, 1e-5); /* every position the model has */
+            /* in two calls, the second over the first's cache: the same */
+            attn_config run;
+            attn_kv_cache one, two;
+            float l1[V], l2[V];
+            assert_int_equal(attn_model_run_config(&m, &c, &run, &err), ATTN_OK);
+            assert_int_equal(attn_kv_init(&one, &m, &err), ATTN_OK);
+            assert_int_equal(attn_kv_init(&two, &m, &err), ATTN_OK);
+            assert_int_equal(attn_kv_prefill(&one, &m, &run, ids, 11, l1, &err), ATTN_OK);
+            assert_int_equal(attn_kv_prefill(&two, &m, &run, ids, 4, l2, &err), ATTN_OK);
+            assert_int_equal(attn_kv_prefill(&two, &m, &run, ids + 4, 7, l2, &err), ATTN_OK);
+            for (int v = 0; v < V; v++) assert_float_equal(l1[v], l2[v], 1e-5 * scale_of(l1, V));
+            expect_same_cache(&one, &two, 11, 1e-5);
+            /* past the model's positions, an id outside its vocabulary, dropout in training: refused */
+            assert_int_equal(attn_kv_prefill(&two, &m, &run, ids, 6, l2, &err), ATTN_ERR_CONFIG);
+            assert_non_null(strstr(err.msg, "16 positions"));
+            const int bad[] = {3, V};
+            assert_int_equal(attn_kv_prefill(&two, &m, &run, bad, 2, l2, &err), ATTN_ERR_CONFIG);
+            assert_non_null(strstr(err.msg, "outside"));
+            assert_int_equal(two.n, 11); /* a refusal appends nothing */
+            run.train = true;
+            run.dropout = 0.5f;
+            assert_int_equal(attn_kv_prefill(&two, &m, &run, ids, 2, l2, &err), ATTN_ERR_CONFIG);
+            assert_non_null(strstr(err.msg, "dropout"));
+            attn_kv_free(&one);
+            attn_kv_free(&two);
+            attn_config_free(&run);
+            attn_config_free(&c);
+            attn_model_free(&m);
+        }
+}
+
+/* A prompt of 700 positions goes through in two chunks (512, then 188 over
+ * the first's cache), each in blocks of queries: the same as one traced pass. */
+static void test_untraced_prefill_chunks(void **state)
+{
+    (void)state;
+    attn_model m;
+    attn_config c;
+    attn_error err;
+    enum { N = 700 };
+    int *ids = malloc(N * sizeof *ids);
+    assert_non_null(ids);
+    for (int i = 0; i < N; i++) ids[i] = 3 + (i * 7 + i / 5) % (V - 3);
+    make_model(model_dir("long"), 2, 4, 2, false, NULL, NULL);
+    config_with(model_dir("long"), "max_position_embeddings", "\"max_position_embeddings\": 1024");
+    assert_int_equal(attn_model_load(model_dir("long"), &m, &err), ATTN_OK);
+    attn_config_init(&c);
+    expect_prefill_matches(&m, &c, ids, N, 2, 2e-5);
+    attn_config_set(&c, "sliding_window", "100", &err);
+    expect_prefill_matches(&m, &c, ids, N, 2, 2e-5);
+    attn_config_free(&c);
+    attn_model_free(&m);
+    free(ids);
+}
+
+/* A generator with nothing traced writes what one with its prompt traced
+ * writes; with dropout in training it traces the prompt. */
+static void test_untraced_generator(void **state)
+{
+    (void)state;
+    attn_model m;
+    attn_error err;
+    make_model(model_dir("ungen"), 2, 4, 2, false, NULL, NULL);
+    assert_int_equal(attn_model_load(model_dir("ungen"), &m, &err), ATTN_OK);
+    for (int train = 0; train < 2; train++) {
+        attn_config c;
+        attn_generator traced, fast;
+        attn_config_init(&c);
+        attn_config_set(&c, "text", "the cat sat on", &err);
+        if (train) {
+            attn_config_set(&c, "train", "true", &err);
+            attn_config_set(&c, "dropout", "0.3", &err);
+        }
+        assert_int_equal(attn_generator_init(&traced, &m, &c, &err), ATTN_OK);
+        assert_int_equal(attn_generator_init_untraced(&fast, &m, &c, &err), ATTN_OK);
+        traced.trace_steps = false;
+        assert_false(fast.trace_steps);
+        assert_int_equal(fast.n, traced.n);
+        assert_memory_equal(fast.ids, traced.ids, (size_t)fast.n * sizeof *fast.ids);
+        assert_int_equal(fast.trace.n_tensors > 0, train); /* traced only for dropout */
+        for (int step = 0; step < 8; step++) {
+            int a, b;
+            for (int v = 0; v < V; v++) assert_float_equal(fast.logits[v], traced.logits[v], 1e-5 * scale_of(traced.logits, V));
+            assert_int_equal(attn_generator_step(&traced, &(attn_sampling){.seed = 1}, &a, &err), ATTN_OK);
+            assert_int_equal(attn_generator_step(&fast, &(attn_sampling){.seed = 1}, &b, &err), ATTN_OK);
+            assert_int_equal(a, b);
+        }
+        attn_generator_free(&traced);
+        attn_generator_free(&fast);
+        attn_config_free(&c);
+    }
+    attn_config c;
+    attn_generator g;
+    attn_config_init(&c);
+    attn_config_set(&c, "text", "the cat|a dog", &err);
+    assert_int_equal(attn_generator_init_untraced(&g, &m, &c, &err), ATTN_ERR_CONFIG);
+    assert_non_null(strstr(err.msg, "one text"));
+    attn_config_free(&c);
+    attn_model_free(&m);
+}
+
+/* The shipped models (F16; MHA, GQA and MQA; a prompt of 120 positions, so
+ * MQA's attention takes it in two blocks of queries): the untraced prefill's
+ * last logits and cache are the traced pass's. */
+static void test_untraced_prefill_shipped(void **state)
+{
+    (void)state;
+    static const char *const MODELS[] = {"brown", "tang", "tang-mha", "tang-mqa", "tang-nocausal"};
+    for (size_t i = 0; i < sizeof MODELS / sizeof *MODELS; i++) {
+        attn_model m;
+        attn_config c;
+        attn_error err;
+        int *ids, n;
+        assert_int_equal(attn_model_load(MODELS[i], &m, &err), ATTN_OK);
+        attn_config_init(&c);
+        assert_non_null(m.example);
+        char *text = malloc(strlen(m.example) * 40 + 1);
+        assert_non_null(text);
+        text[0] = '\0';
+        for (int r = 0; r < 40; r++) strcat(text, m.example);
+        attn_config_set(&c, "text", text, &err);
+        free(text);
+        /* a text longer than the model's positions, cut to 120 ids */
+        assert_int_equal(attn_tokenizer_encode(m.tok, c.text, true, &ids, &n, &err), ATTN_OK);
+        assert_true(n >= 120);
+        expect_prefill_matches(&m, &c, ids, 120, 4, 2e-5);
+        free(ids);
+        attn_config_free(&c);
+        attn_model_free(&m);
+    }
+}
+
 /* Growing the cache keeps every head's rows; a trace that is not the next
  * positions of the cached row is refused. */
 static void test_kv_cache_grows(void **state)
@@ -1143,6 +1372,10 @@ int main(void)
         cmocka_unit_test(test_ids_without_tokens),
         cmocka_unit_test(test_untraced_steps),
         cmocka_unit_test(test_kv_cache_grows),
+        cmocka_unit_test(test_untraced_prefill),
+        cmocka_unit_test(test_untraced_prefill_chunks),
+        cmocka_unit_test(test_untraced_generator),
+        cmocka_unit_test(test_untraced_prefill_shipped),
         cmocka_unit_test(test_one_layer_of_weights),
         cmocka_unit_test(test_save_and_load),
         cmocka_unit_test(test_long_settings_recorded_whole),

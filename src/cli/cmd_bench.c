@@ -8,6 +8,7 @@
 #include "engine/clock.h"
 #include "engine/forward.h"
 #include "engine/generate.h"
+#include "engine/kv_cache.h"
 #include "engine/model.h"
 #include "platform/sdl/ui.h"
 
@@ -19,7 +20,9 @@ static void usage(void)
            "Times N traced forward passes (after one warm-up), allocation of every\n"
            "intermediate included, and prints the median. As in the window, each pass\n"
            "reuses the memory of the one before; the first one's, fresh, is printed\n"
-           "apart. With a model that is the prefill: prefill tokens/s.\n"
+           "apart. With a model that is the prefill: prefill tokens/s; then the same\n"
+           "tokens N times through the untraced prefill (the KV cache, nothing traced,\n"
+           "as `generate` runs a prompt): `prefill untraced:` and traced/untraced.\n"
            "With --generate N: then times N greedy decoding steps over the KV cache and\n"
            "prints decode tokens/s (median step): `decode:` with nothing traced, as a\n"
            "deployed model decodes, then `decode traced:` with each step a traced pass of\n"
@@ -38,10 +41,10 @@ static int time_steps(const attn_model *m, const attn_config *cfg, int steps, bo
     attn_error err;
     attn_sampling greedy = {.seed = cfg->seed}; /* <unk> left out, as generate does */
     double *ms = calloc((size_t)steps, sizeof *ms);
-    attn_status st = ms ? attn_generator_init(&g, m, cfg, &err) : attn_fail(&err, ATTN_ERR_NOMEM, "out of memory");
+    attn_status st = !ms ? attn_fail(&err, ATTN_ERR_NOMEM, "out of memory")
+                   : traced ? attn_generator_init(&g, m, cfg, &err) : attn_generator_init_untraced(&g, m, cfg, &err);
     bool live = st == ATTN_OK; /* g holds something to free */
     int done = 0, prompt = live ? g.n : 0;
-    if (live) g.trace_steps = traced;
     for (; !st && done < steps; done++) {
         int next;
         double t0 = attn_clock_ms();
@@ -97,7 +100,42 @@ static attn_status first_trace(attn_config *cfg, const attn_model *model, attn_t
     return st ? st : attn_trace_run(cfg, &(attn_inputs){.model = model}, first, err);
 }
 
-static void report(const attn_trace *first, const attn_model *model, double *ms, int n, const attn_arena *store)
+/* The traced pass's tokens through attn_kv_prefill, n times after a warm-up,
+ * the cache's memory reused as the traced passes reuse theirs: the median
+ * beside the traced pass's (traced_ms). */
+static int bench_prefill(const attn_model *m, const attn_trace *first, int n, double traced_ms)
+{
+    attn_kv_cache c;
+    attn_error err;
+    int len = first->dims.L;
+    if (first->dims.b != 1) {
+        printf("prefill untraced: not timed (it runs one text, not %d rows)\n", first->dims.b);
+        return CLI_OK;
+    }
+    double *ms = calloc((size_t)n, sizeof *ms);
+    float *logits = malloc((size_t)m->cfg.vocab * sizeof *logits);
+    attn_status st = ms && logits ? attn_kv_init(&c, m, &err) : attn_fail(&err, ATTN_ERR_NOMEM, "out of memory");
+    for (int i = -1; !st && i < n; i++) {
+        c.n = 0;
+        double t0 = attn_clock_ms();
+        st = attn_kv_prefill(&c, m, &first->cfg, first->token_ids, len, logits, &err);
+        if (i >= 0) ms[i] = attn_clock_ms() - t0;
+    }
+    if (ms && logits) attn_kv_free(&c);
+    if (!st) {
+        double med = attn_median(ms, n);
+        printf("prefill untraced: %.2f ms for %d tokens (median of %d; min %.2f, max %.2f), %.0f tokens/s; "
+               "traced/untraced %.2f\n", med, len, n, ms[0], ms[n - 1], len / (med / 1e3), traced_ms / med);
+    } else {
+        fprintf(stderr, "attnlab bench: untraced prefill: %s\n", err.msg);
+    }
+    free(ms);
+    free(logits);
+    return st ? cli_exit_code(st) : CLI_OK;
+}
+
+/* Prints the timed passes; returns their median. */
+static double report(const attn_trace *first, const attn_model *model, double *ms, int n, const attn_arena *store)
 {
     printf("first pass: %.2f ms, its memory new; the %ld after it reused it (%ld block%s allocated)\n", ms[0],
            store->lends, store->maps, store->maps == 1 ? "" : "s");
@@ -115,6 +153,7 @@ static void report(const attn_trace *first, const attn_model *model, double *ms,
                d->b * d->s / (med / 1e3));
     else
         printf("bench: %.2f ms per traced forward (median of %d), %.1f GFLOP/s\n", med, n, flops / (med * 1e6));
+    return med;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -173,7 +212,8 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "attnlab bench: %s\n", err.msg);
         rc = cli_exit_code(st);
     } else {
-        report(&first, m, ms, n, &store);
+        double traced = report(&first, m, ms, n, &store);
+        if (m) rc = bench_prefill(m, &first, n, traced);
     }
     attn_arena_free(&store);
     attn_trace_free(&first);

@@ -58,8 +58,7 @@ static attn_status generate(const cli_args *a, attn_error *err)
     attn_sampling s = attn_sampling_of(&a->cfg);
     attn_status st = attn_model_load(a->cfg.model, &m, err);
     if (st) return st;
-    if ((st = attn_generator_init(&g, &m, &a->cfg, err))) goto out;
-    g.trace_steps = false; /* only the text is wanted: the KV cache alone */
+    if ((st = attn_generator_init_untraced(&g, &m, &a->cfg, err))) goto out; /* only the text is wanted */
     int prompt = g.n, V = m.cfg.vocab;
     float *before = a->probs ? malloc((size_t)V * sizeof *before) : NULL;
     if (a->probs && !before) st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");

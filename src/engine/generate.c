@@ -103,36 +103,66 @@ static void keep_logits(attn_generator *g)
     memcpy(g->logits, lg->data + (size_t)(d->s - 1) * d->V, (size_t)d->V * sizeof *g->logits);
 }
 
-attn_status attn_generator_init(attn_generator *g, const attn_model *m, const attn_config *cfg, attn_error *err)
+/* The prompt as a traced pass: g.trace, its keys and values into the cache. */
+static attn_status traced_prompt(attn_generator *g, attn_error *err)
+{
+    attn_status st = attn_model_trace_run(g->m, &g->cfg, NULL, &g->trace, err);
+    if (st) return st;
+    if (g->trace.tokens.rows != 1)
+        return attn_fail(err, ATTN_ERR_CONFIG, "text: generation continues one text, not %d rows",
+                         g->trace.tokens.rows);
+    g->n = g->trace.tokens.len;
+    if (!(g->ids = malloc((size_t)g->n * sizeof *g->ids))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    memcpy(g->ids, g->trace.token_ids, (size_t)g->n * sizeof *g->ids);
+    if ((st = attn_kv_append(&g->cache, &g->trace, err))) return st;
+    keep_logits(g);
+    return ATTN_OK;
+}
+
+/* The prompt through attn_kv_prefill: nothing traced. */
+static attn_status untraced_prompt(attn_generator *g, attn_error *err)
+{
+    attn_tokens tok;
+    attn_status st = attn_model_tokenize(g->m, &g->cfg, &tok, &g->ids, err);
+    if (st) return st;
+    int rows = tok.rows;
+    g->n = tok.len;
+    attn_tokens_free(&tok);
+    if (rows != 1) return attn_fail(err, ATTN_ERR_CONFIG, "text: generation continues one text, not %d rows", rows);
+    return attn_kv_prefill(&g->cache, g->m, &g->run, g->ids, g->n, g->logits, err);
+}
+
+static attn_status start(attn_generator *g, const attn_model *m, const attn_config *cfg, bool traced,
+                         attn_error *err)
 {
     attn_status st;
     memset(g, 0, sizeof *g);
     g->m = m;
-    g->trace_steps = true;
+    g->trace_steps = traced;
     if ((st = attn_config_copy(&g->cfg, cfg, err))) return st;
     g->cfg.past = 0;
-    if ((st = attn_kv_init(&g->cache, m, err))) goto fail;
+    if ((st = attn_model_run_config(m, &g->cfg, &g->run, err)) || (st = attn_kv_init(&g->cache, m, err))) goto fail;
     if (!(g->logits = malloc((size_t)m->cfg.vocab * sizeof *g->logits))) {
         st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    if ((st = attn_model_trace_run(m, &g->cfg, NULL, &g->trace, err))) goto fail;
-    if (g->trace.tokens.rows != 1) {
-        st = attn_fail(err, ATTN_ERR_CONFIG, "text: generation continues one text, not %d rows", g->trace.tokens.rows);
-        goto fail;
-    }
-    g->n = g->trace.tokens.len;
-    if (!(g->ids = malloc((size_t)g->n * sizeof *g->ids))) {
-        st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    memcpy(g->ids, g->trace.token_ids, (size_t)g->n * sizeof *g->ids);
-    if ((st = attn_kv_append(&g->cache, &g->trace, err))) goto fail;
-    keep_logits(g);
+    traced = traced || (g->run.train && g->run.dropout > 0.0f);
+    if ((st = traced ? traced_prompt(g, err) : untraced_prompt(g, err))) goto fail;
     return ATTN_OK;
 fail:
     attn_generator_free(g);
     return st;
+}
+
+attn_status attn_generator_init(attn_generator *g, const attn_model *m, const attn_config *cfg, attn_error *err)
+{
+    return start(g, m, cfg, true, err);
+}
+
+attn_status attn_generator_init_untraced(attn_generator *g, const attn_model *m, const attn_config *cfg,
+                                         attn_error *err)
+{
+    return start(g, m, cfg, false, err);
 }
 
 /* Token ids[n − 1] as a traced pass over the cache. */
@@ -195,7 +225,7 @@ attn_status attn_generator_step(attn_generator *g, const attn_sampling *s, int *
     if (!grown) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     g->ids = grown;
     g->ids[g->n++] = id;
-    attn_status st = g->trace_steps ? traced_step(g, err) : attn_kv_step(&g->cache, g->m, &g->trace.cfg, id, g->logits, err);
+    attn_status st = g->trace_steps ? traced_step(g, err) : attn_kv_step(&g->cache, g->m, &g->run, id, g->logits, err);
     if (st) {
         g->n--;
         return st;
@@ -212,5 +242,6 @@ void attn_generator_free(attn_generator *g)
     free(g->ids);
     attn_trace_free(&g->trace);
     attn_config_free(&g->cfg);
+    attn_config_free(&g->run);
     memset(g, 0, sizeof *g);
 }

@@ -5,12 +5,15 @@
  *     while (more) attn_generator_step(&g, &opts, &id, &err);
  *     attn_generator_free(&g);
  *
- * Each step is, by default, a traced pass (model_run.h): after it g.trace is
- * that step's trace, one new query row (s = 1) reading every earlier position
- * from the cache (P = n − 1), its k_cache and v_cache what the cache held plus
- * the new position. With trace_steps false a step is attn_kv_step, which
- * traces nothing and leaves g.trace the prompt's: what to time and what a
- * long continuation needs. Either way g.logits is the last position's. */
+ * attn_generator_init traces the prompt, and each step is, by default, a
+ * traced pass (model_run.h): after it g.trace is that step's trace, one new
+ * query row (s = 1) reading every earlier position from the cache (P = n − 1),
+ * its k_cache and v_cache what the cache held plus the new position. With
+ * trace_steps false a step is attn_kv_step, which traces nothing and leaves
+ * g.trace the prompt's: what to time and what a long continuation needs.
+ * attn_generator_init_untraced traces nothing at all: the prompt is one
+ * attn_kv_prefill, the steps attn_kv_step, g.trace stays empty: what
+ * `attnlab generate` does. Either way g.logits is the last position's. */
 #ifndef ATTN_GENERATE_H
 #define ATTN_GENERATE_H
 
@@ -39,13 +42,20 @@ typedef struct {
     int n;
     attn_kv_cache cache;  /* every position's keys, values and layer inputs but the last chosen one's */
     float *logits;        /* (V) the last position's next-token logits */
+    attn_config run;      /* cfg as the model runs it (attn_model_run_config): what untraced passes take */
     bool trace_steps;     /* true (init's default): each step traced into trace */
-    attn_trace trace;     /* the last traced pass: the prompt's, then each traced step's */
+    attn_trace trace;     /* the last traced pass: the prompt's, then each traced step's; empty untraced */
     uint64_t draws;       /* samples taken (the random stream's counter) */
 } attn_generator;
 
 /* Runs the prompt (cfg's text, one row) and fills the cache. */
 attn_status attn_generator_init(attn_generator *g, const attn_model *m, const attn_config *cfg, attn_error *err);
+
+/* The same with nothing traced: the prompt through attn_kv_prefill, and
+ * trace_steps false. With dropout in training (its cells are the traced
+ * pass's) the prompt is traced, as by attn_generator_init. */
+attn_status attn_generator_init_untraced(attn_generator *g, const attn_model *m, const attn_config *cfg,
+                                         attn_error *err);
 
 /* Picks the next token from the last position's logits (never an id without
  * a token, never the model's <unk> unless s->allow_unk), appends it and runs

@@ -5,6 +5,7 @@
  *     attn_kv_init(&c, m, err);
  *     attn_kv_append(&c, &prompt_trace, err);     // the prompt's keys and values
  *     attn_kv_step(&c, m, &tr.cfg, id, logits, err); // one token: appends its own; logits (V)
+ *     attn_kv_prefill(&c, m, &run, ids, n, logits, err); // or n tokens at once, untraced
  *     attn_kv_free(&c);
  *
  * Per layer it holds what attention stored for each position so far (keys
@@ -52,5 +53,14 @@ attn_status attn_kv_append(attn_kv_cache *c, const attn_trace *tr, attn_error *e
  * keys, values and inputs, and writes the next-token logits (V). */
 attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_config *run, int id, float *logits,
                          attn_error *err);
+
+/* The n tokens ids (positions c->n .. c->n+n−1) through m over the cache,
+ * all at once, nothing traced (prefill.c): a prompt's keys, values and inputs
+ * appended, and the last position's next-token logits (V) written; what a
+ * traced pass of them would append, and its last logits, up to float rounding
+ * (test_model). run as for attn_kv_step, but without dropout in training,
+ * whose cells are the traced pass's (ATTN_ERR_CONFIG). */
+attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_config *run, const int *ids, int n,
+                            float *logits, attn_error *err);
 
 #endif

@@ -151,8 +151,7 @@ attn_status attn_model_tokenize(const attn_model *m, const attn_config *cfg, att
 
 /* ---- the trace ---- */
 
-/* The run's configuration: cfg with the model's sizes and its RoPE. */
-static attn_status run_config(const attn_model *m, const attn_config *cfg, attn_config *run, attn_error *err)
+attn_status attn_model_run_config(const attn_model *m, const attn_config *cfg, attn_config *run, attn_error *err)
 {
     if (cfg->source_tokens)
         return attn_fail(err, ATTN_ERR_CONFIG, "source_tokens: %s is a decoder; cross-attention needs one attention "
@@ -441,7 +440,7 @@ static attn_status begin(const attn_model *m, const attn_config *cfg, const int 
 {
     attn_status st;
     memset(tr, 0, sizeof *tr);
-    if ((st = run_config(m, cfg, &tr->cfg, err))) return st;
+    if ((st = attn_model_run_config(m, cfg, &tr->cfg, err))) return st;
     if (ids) {
         int *row = (int *)ids;
         for (int i = 0; i < n; i++)

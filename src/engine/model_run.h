@@ -25,6 +25,11 @@
 attn_status attn_model_tokenize(const attn_model *m, const attn_config *cfg, attn_tokens *tok, int **ids,
                                 attn_error *err);
 
+/* cfg with m's sizes and RoPE (and its sliding window unless cfg sets one):
+ * the settings a trace of m runs with, its cfg, and what the untraced passes
+ * over a KV cache take (kv_cache.h). Caller frees *run (attn_config_free). */
+attn_status attn_model_run_config(const attn_model *m, const attn_config *cfg, attn_config *run, attn_error *err);
+
 /* The KV cache of the first P positions, per layer (m->cfg.layers arrays
  * each): x, the layer's normalised input (b, P, d), which the trace shows as
  * x_past; k and v, what attention stored, keys normalised and rotated and
