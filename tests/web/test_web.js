@@ -232,6 +232,54 @@ async function toggle(d, check, first) {
   check((await d.stats()).texts.some((t) => /causal on/.test(t)), 'c again: the toolbar does not say "causal on"');
 }
 
+/* what a key asks of the page itself: s downloads the frame as a PNG, f goes fullscreen and back,
+ * q says the tab is the reader's to close (gone with the next key) */
+async function pageRequests(d, check) {
+  const dir = fs.mkdtempSync(path.join(require('os').tmpdir(), 'attnlab-web-'));
+  try {
+    const cdp = await d.page.target().createCDPSession();
+    await cdp.send('Page.setDownloadBehavior', { behavior: 'allow', downloadPath: dir });
+    check(await d.key('s', 's (save the frame)'), 's: no frame followed');
+    let png = null;
+    for (let i = 0; i < 50 && !png; i++) {
+      png = fs.readdirSync(dir).find((f) => /^attnlab-.*\.png$/.test(f));
+      if (!png) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (check(png, 's: nothing was downloaded')) {
+      const bytes = fs.readFileSync(path.join(dir, png));
+      check(bytes.slice(1, 4).toString() === 'PNG' && bytes.readUInt32BE(16) === 1280, 's: ' + png + ' is not a 1280-pixel-wide PNG');
+      await d.drawnAfter((await d.stats()).frames);
+      check((await d.boxes(new RegExp('saved ' + png.replace(/[.]/g, '[.]')))).length === 1, 's: the status line does not say "saved ' + png + '"');
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  check(await d.key('f', 'f (fullscreen)'), 'f: no frame followed');
+  check(await d.page.evaluate(() => document.fullscreenElement !== null), 'f: the page did not go fullscreen');
+  check(await d.key('f', 'f (fullscreen off)'), 'f again: no frame followed');
+  check(await d.page.evaluate(() => document.fullscreenElement === null), 'f again: the page stayed fullscreen');
+  await d.page.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 }); /* headless leaves fullscreen at its own size */
+  const note = () => d.page.$eval('#note', (e) => (e.hidden ? '' : e.textContent));
+  await d.key('q', 'q (quit)');
+  check(/close this tab/.test(await note()), 'q: the page does not say it cannot close itself: "' + (await note()) + '"');
+  await d.key('Escape', 'Esc (after q)');
+  check((await note()) === '', 'q\'s note stays after the next key: "' + (await note()) + '"');
+}
+
+/* o passing brown-induction does not fetch its 29 MB of checkpoints (lesson 16 or j does); o goes
+ * on round to the built-in example */
+async function passingBy(d, check, requested) {
+  let passed = false;
+  for (let i = 0; i < 6 && !passed; i++) {
+    await d.key('o', 'o (passing by brown-induction)');
+    passed = /brown-induction/.test(await d.page.title());
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  for (let i = 0; i < 8 && !/^attnlab - weights/.test(await d.page.title()); i++) await d.key('o', 'o (round to the example)');
+  check(passed, 'o never reached brown-induction: "' + (await d.page.title()) + '"');
+  check(!requested.some((u) => /checkpoints\//.test(u)), 'o passing brown-induction fetched its checkpoints');
+}
+
 /* lesson 4: the picker, a choice quiz wrong then right, the cell quiz on the mask */
 async function lesson4(d, check) {
   check(await d.key('l', 'l (the lesson picker)'), 'l: no frame followed the key');
@@ -414,6 +462,8 @@ async function main() {
     const page = await browser.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    const requested = [];
+    page.on('request', (r) => requested.push(r.url()));
     page.on('console', (m) => { if (m.type() === 'error' && !/favicon/.test(m.location().url || '')) errors.push(m.text()); });
     await page.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
     await page.goto(url + '?lang=en', { waitUntil: 'load', timeout: TIMEOUT_MS });
@@ -424,6 +474,8 @@ async function main() {
     const at = args.indexOf('--attnlab');
     if (at >= 0) await compareRender(d, check, args[at + 1], 'en');
     await toggle(d, check, first);
+    await passingBy(d, check, requested);
+    await pageRequests(d, check);
     await lesson4(d, check);
     await lesson16(d, check);
     await tang(d, check);

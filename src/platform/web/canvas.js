@@ -211,7 +211,6 @@
    * its job service run, a result taken in) comes after it, in a task of its own, so that a frame
    * saying "opening …" is on screen before the work it announces. */
   function tick() {
-    if (M._web_quit_asked()) showNote('attnlab asked to quit: close this tab, or go on.');
     busy(() => {
       if (dirty) {
         dirty = false;
@@ -329,11 +328,15 @@
   }
 
   /* after a frame: a model with checkpoints named on screen (its title, a lesson's message) */
-  function wantCheckpoints() {
+  function wantCheckpoints(asked) {
     if (!ckpt.list) return;
     for (const model of Object.keys(ckpt.list)) {
       if (ckpt.started.has(model)) continue;
-      if (document.title.includes(model) || stats.texts.some((t) => t.includes(model))) {
+      /* j / J (asked) on the model, a lesson on it, the picker's lesson that names it, or a lesson
+       * that could not open without them: not o passing by it (its next-token panel names it too) */
+      const shown = document.title.includes(model), texts = stats.texts.filter((t) => t.includes(model));
+      if ((shown && (asked || M._web_lesson_open())) || (texts.length && M._web_picker_open()) ||
+          texts.some((t) => /checkpoint/.test(t))) {
         ckpt.started.add(model);
         fetchCheckpoints(model);
       }
@@ -376,8 +379,50 @@
     const t0 = performance.now();
     const r = busy(call);
     if (r) { dirty = true; if (inputAt === null) inputAt = t0; }
+    carryOut();
     return r;
   }
+
+  /* ---- what the app asks of the page after an input (web_requests): carried out in the input's
+   * own handler, the only place a browser lets a page enter fullscreen */
+
+  let quitNote = false;
+
+  function carryOut() {
+    const r = M._web_requests();
+    if (quitNote) { showNote(''); quitNote = false; } /* said once, gone with the next input */
+    if (r & 1) { showNote('attnlab asked to quit: close this tab, or go on.'); quitNote = true; }
+    const want = !!(r & 4), full = !!document.fullscreenElement;
+    if (want !== full && document.fullscreenEnabled) {
+      const p = want ? document.documentElement.requestFullscreen() : document.exitFullscreen();
+      if (p && p.catch) p.catch(() => { M._web_fullscreen(full ? 1 : 0); dirty = true; });
+    }
+    if (r & 2) savePicture((r >> 8) & 255);
+  }
+
+  /* s: the frame as a PNG download (kind 0); the other kinds (S: SVG, PDF, CSV) are the desktop's */
+  function savePicture(kind) {
+    if (kind !== 0) { M._web_saved(0, kind); dirty = true; return; }
+    if (dirty) { dirty = false; draw(); } /* the frame the key asked for */
+    canvas.toBlob((blob) => {
+      if (blob) {
+        const a = document.createElement('a');
+        a.href = URL.createObjectURL(blob);
+        a.download = M.UTF8ToString(M._web_save_name());
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+      }
+      M._web_saved(blob ? 1 : 0, 0);
+      dirty = true;
+    }, 'image/png');
+  }
+
+  /* fullscreen left with the browser's own Esc: the app follows (presenter mode ends with it) */
+  document.addEventListener('fullscreenchange', () => {
+    if (M) { M._web_fullscreen(document.fullscreenElement ? 1 : 0); dirty = true; }
+  });
 
   function keyCode(e) {
     if (e.key in KEYS) return KEYS[e.key];
@@ -390,6 +435,7 @@
     if (!M || e.metaKey || e.isComposing) return;
     const k = keyCode(e);
     const wantsText = M._web_wants_text();
+    if ((e.key === 'j' || e.key === 'J') && !wantsText) wantCheckpoints(true);
     let took = k && changed(() => M._web_key(k, mods(e)));
     /* typed text follows its key, as SDL's text input event follows its key event */
     if (wantsText && e.key.length >= 1 && [...e.key].length === 1 && !e.ctrlKey && !e.altKey)

@@ -352,6 +352,8 @@ EMSCRIPTEN_KEEPALIVE const char *web_title(void)
 
 EMSCRIPTEN_KEEPALIVE int web_key(int key, int mods) { return web.ready && ui_app_key(&web.app, key, mods); }
 EMSCRIPTEN_KEEPALIVE int web_text(const char *utf8) { return web.ready && ui_app_text(&web.app, utf8); }
+EMSCRIPTEN_KEEPALIVE int web_lesson_open(void) { return web.ready && web.app.lesson.open; }
+EMSCRIPTEN_KEEPALIVE int web_picker_open(void) { return web.ready && web.app.lesson.picker; }
 EMSCRIPTEN_KEEPALIVE int web_wants_text(void) { return web.ready && ui_app_wants_text(&web.app); }
 EMSCRIPTEN_KEEPALIVE int web_mouse_move(int x, int y) { return web.ready && ui_app_mouse_move(&web.app, x, y); }
 EMSCRIPTEN_KEEPALIVE int web_mouse_drag(int x, int y) { return web.ready && ui_app_mouse_drag(&web.app, x, y); }
@@ -397,12 +399,44 @@ EMSCRIPTEN_KEEPALIVE const char *web_word(int i)
     return i >= 0 && i < (int)(sizeof web_words / sizeof *web_words) ? _(web_words[i]) : "";
 }
 
-/* Whether the app asked to quit (q): the page cannot close itself, so canvas.js says so. */
-EMSCRIPTEN_KEEPALIVE int web_quit_asked(void)
+/* What the app asks of the page after an input (canvas.js carries it out):
+ * bit 1 quit (a page cannot close itself: it says so), bit 2 save the frame
+ * (the kind in bits 8..15), bit 4 fullscreen wanted (f, presenter mode).
+ * Quit and save are taken by the call. */
+EMSCRIPTEN_KEEPALIVE int web_requests(void)
 {
-    bool q = web.app.req.quit;
-    web.app.req.quit = false;
-    return q;
+    ui_requests *r = &web.app.req;
+    int bits = (r->quit ? 1 : 0) | (r->save ? 2 | (int)r->save_kind << 8 : 0) | (r->fullscreen ? 4 : 0);
+    r->quit = r->save = false;
+    return bits;
+}
+
+/* attnlab-weights-h0.png: the name a saved frame downloads as. */
+EMSCRIPTEN_KEEPALIVE const char *web_save_name(void)
+{
+    static char name[ATTN_MAX_NAME + 40];
+    const attn_tensor *t = ui_app_tensor(&web.app);
+    snprintf(name, sizeof name, "attnlab-%s-h%d.png", t ? t->name : "frame", web.app.view.head);
+    return name;
+}
+
+/* The status line after a save: downloaded (ok), else why not. */
+EMSCRIPTEN_KEEPALIVE void web_saved(int ok, int kind)
+{
+    if (ok) ui_app_status(&web.app, false, _("saved %s"), web_save_name());
+    else if (kind != UI_SAVE_PNG)
+        ui_app_status(&web.app, true, "%s", _("the page saves the picture as PNG; SVG, PDF and the matrix as CSV are "
+                                              "in the desktop attnlab"));
+    else ui_app_status(&web.app, true, "%s", _("the browser did not save the picture"));
+    web.app.dirty = true;
+}
+
+/* Fullscreen as the browser left it (Esc leaves it without a key for the page). */
+EMSCRIPTEN_KEEPALIVE void web_fullscreen(int on)
+{
+    if (!on && web.app.present) ui_app_do(&web.app, UI_ACT_PRESENT, 0); /* presenter mode ends with it */
+    web.app.req.fullscreen = on;
+    web.app.dirty = true;
 }
 
 /* `attnlab bench` in the page: the median ms of `reps` traced forward passes
