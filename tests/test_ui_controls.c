@@ -310,6 +310,26 @@ static void picker_numbers_and_scrolls(void **state)
     snprintf(cue, sizeof cue, "▼ %d more", n - shown);
     assert_non_null(text_with(&f->dl, cue));
     assert_null(text_with(&f->dl, "▲"));
+    /* a click on the cue pages down, and on "▲ N more" back up: the picker opens nothing */
+    const ui_hit *down = NULL;
+    for (int i = f->app.layout.n_hits - 1; i >= 0 && !down; i--)
+        if (f->app.layout.hits[i].action == UI_ACT_PICK_SHOW) down = &f->app.layout.hits[i];
+    assert_non_null(down);
+    press(f, UI_ACT_PICK_SHOW, down->arg);
+    build(f);
+    assert_true(p->picker);
+    assert_false(p->open);
+    assert_true(p->sel >= shown);
+    assert_non_null(picker_row(f, p->sel));
+    assert_null(picker_row(f, 0));
+    assert_non_null(text_with(&f->dl, "▲"));
+    const ui_hit *up = hit_of(&f->app, UI_ACT_PICK_SHOW, 0);
+    assert_non_null(up);
+    press(f, UI_ACT_PICK_SHOW, 0);
+    build(f);
+    assert_int_equal(p->sel, 0);
+    assert_non_null(picker_row(f, 0));
+    assert_null(text_with(&f->dl, "▲"));
     /* Down to the last: every lesson is reached, the selection always on screen */
     for (int i = 1; i < n; i++) {
         ui_app_key(&f->app, UI_KEY_DOWN, 0);

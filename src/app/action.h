@@ -37,6 +37,7 @@ typedef enum {
     UI_ACT_PICKER,         /* open / close the lesson picker */
     UI_ACT_PICK,           /* arg: lesson index in the picker */
     UI_ACT_PICKER_RESET,   /* forget all progress (asks once, then does it) */
+    UI_ACT_PICK_SHOW,      /* arg: lesson index the picker selects, and scrolls to (its ▲ / ▼ more cues) */
     UI_ACT_CYCLE,          /* arg: row of the settings table (attn_setting_at) to step to the next value of its cycle */
     UI_ACT_MENU,           /* the toolbar's overflow menu, open / close */
     UI_ACT_PANELS,         /* the stage list and side panel: shown / hidden (auto until first asked) */

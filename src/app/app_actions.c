@@ -552,7 +552,8 @@ bool ui_app_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_LESSON_REVEAL:
     case UI_ACT_PICKER:
     case UI_ACT_PICK:
-    case UI_ACT_PICKER_RESET: return ui_app_lesson_do(app, act, arg);
+    case UI_ACT_PICKER_RESET:
+    case UI_ACT_PICK_SHOW: return ui_app_lesson_do(app, act, arg);
     case UI_ACT_CYCLE: return ui_app_cycle(app, arg);
     case UI_ACT_TRAIN_PREV:
     case UI_ACT_TRAIN_NEXT:

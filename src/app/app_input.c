@@ -412,10 +412,11 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
                 return ui_app_do(app, UI_ACT_SAVE_AS, L->hits[h].arg);
         return ui_app_do(app, UI_ACT_SAVE_MENU, 0);
     }
-    if (app->lesson.picker) { /* the picker covers the window: only its rows take clicks */
+    if (app->lesson.picker) { /* the picker covers the window: only its rows and scroll cues take clicks */
         for (int h = L->n_hits - 1; h >= 0; h--)
-            if (L->hits[h].action == UI_ACT_PICK && ui_rect_contains(L->hits[h].r, x, y))
-                return ui_app_do(app, UI_ACT_PICK, L->hits[h].arg);
+            if ((L->hits[h].action == UI_ACT_PICK || L->hits[h].action == UI_ACT_PICK_SHOW) &&
+                ui_rect_contains(L->hits[h].r, x, y))
+                return ui_app_do(app, L->hits[h].action, L->hits[h].arg);
         return false;
     }
     int q = app->view.mode == LESSON_VIEW_GEOMETRY && !app->help ? geometry_query_at(app, x, y) : -1;

@@ -149,7 +149,9 @@ bool ui_app_lesson_do(ui_app *app, ui_action act, int arg)
         ui_player_check(p, arg, &app->trace, &app->view);
         if (p->open && arg >= 0 && arg < p->ls.steps[p->step].n_quizzes &&
             p->ls.steps[p->step].quizzes[arg].kind == LESSON_QUIZ_NUMBER)
-            p->focus = arg; /* Check clicked: the field keeps (or takes) the keys, so Backspace edits it */
+            /* not right yet: the field keeps (or takes) the keys, so Backspace edits it; right: they
+             * go back to the lesson, so Space goes on to the next step */
+            p->focus = p->answers[arg].graded && p->answers[arg].grade.right ? -1 : arg;
         break;
     case UI_ACT_LESSON_REVEAL: ui_player_reveal(p, arg); break;
     case UI_ACT_LESSON_FIELD: p->focus = arg; break; /* arg -1: leave the field */
@@ -158,6 +160,10 @@ bool ui_app_lesson_do(ui_app *app, ui_action act, int arg)
         else changed = ui_app_lesson_picker(app) == 0;
         break;
     case UI_ACT_PICK: changed = pick(app, arg) == 0; break;
+    case UI_ACT_PICK_SHOW:
+        changed = p->picker && p->have_catalog && arg >= 0 && arg < p->catalog.n;
+        if (changed) p->sel = arg;
+        break;
     default: ui_player_reset(p); break; /* UI_ACT_PICKER_RESET */
     }
     ui_app_take_note(app);

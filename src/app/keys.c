@@ -45,7 +45,7 @@ const ui_key_binding ui_keys[] = {
     KEY('z', UI_ACT_ZOOM_RESET, N_("wheel  drag  z"), N_("zoom into a heatmap / move around it / the whole picture again")),
     KEY(UI_KEY_TAB, UI_ACT_COMPARE, "Tab", N_("compare view; t: which mask to toggle")),
     {'t', UI_SHIFT_ANY, UI_KEYS_VIEW, UI_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL}, /* -1: the next one */
-    KEY('o', UI_ACT_MODEL_NEXT, "o", N_("trained models: tang → … → brown → the built-in example")),
+    KEY('o', UI_ACT_MODEL_NEXT, "o", N_("trained models one after another (brown → … → tang-nocausal), then the built-in example")),
     PLAIN('j', UI_ACT_TRAIN_NEXT, "j  J", N_("a model saved during training: next / earlier training step")),
     SHIFTED('j', UI_ACT_TRAIN_PREV),
     KEY('e', UI_ACT_EDIT, "e", N_("edit the tokens (Enter applies, Esc cancels)")),

@@ -565,8 +565,9 @@ void ui_render_lesson_marks(const ui_app *app, ui_draw *dl)
 
 /* ---- the picker */
 
-/* "▲ 3 more" / "▼ 3 more": lessons above or below the ones shown. */
-static void more_cue(ui_draw *dl, const char *arrow, int n, int x, int y, int w)
+/* "▲ 3 more" / "▼ 3 more": lessons above or below the ones shown; a click
+ * selects lesson `to`, which scrolls the list there. */
+static void more_cue(ui_draw *dl, const char *arrow, int n, int to, int x, int y, int w)
 {
     char buf[80];
     if (n <= 0) return;
@@ -574,6 +575,7 @@ static void more_cue(ui_draw *dl, const char *arrow, int n, int x, int y, int w)
     snprintf(buf, sizeof buf, _("%s %d more"), arrow, n);
     int tw = ui_text_w(dl, buf);
     ui_text(dl, buf, x + (w - tw) / 2, y, UI_ACCENT);
+    ui_layout_hit(dl->layout, (ui_rect){x, y, w, ui_line(dl)}, UI_ACT_PICK_SHOW, to);
 }
 
 void ui_render_picker(const ui_app *app, ui_draw *dl)
@@ -599,7 +601,7 @@ void ui_render_picker(const ui_app *app, ui_draw *dl)
     first = ui_imax(0, ui_imin(first, n - visible));
     dl->layout->picker_first = first;
     dl->layout->picker_rows = visible;
-    more_cue(dl, "▲", first, x, y, w);
+    more_cue(dl, "▲", first, ui_imax(0, first - visible), x, y, w); /* a page up */
     y += cue;
     int numw = ui_text_w(dl, "00") + u; /* the number column: 00 … 15, 99 */
     for (int i = first; i < n && i < first + visible; i++) {
@@ -630,7 +632,7 @@ void ui_render_picker(const ui_app *app, ui_draw *dl)
         ui_fill(dl, x + w + u / 4, by, u / 5, bh, UI_ACCENT);
     }
     int shown = ui_imax(0, ui_imin(visible, n - first));
-    more_cue(dl, "▼", n - first - shown, x, y + shown * row, w);
+    more_cue(dl, "▼", n - first - shown, ui_imin(n - 1, first + shown + visible - 1), x, y + shown * row, w); /* a page down */
     if (!p->have_catalog && ui_player_listing(p)) ui_text(dl, _("Reading the lessons …"), x, y, UI_TEXT_DIM);
     else if (!p->have_catalog || !p->catalog.n) ui_text(dl, _("No lessons found."), x, y, UI_ERROR);
     const char *help = p->confirm_reset ? _("Press Delete again to forget all progress; any other key keeps it.")
