@@ -416,7 +416,7 @@ static void lesson_footer(ui_draw *dl, const ui_player *p, int x, int y, int rig
 {
     int u = ui_line(dl);
     if (p->step > 0) x += button(dl, x, y, _("◀ Back"), false, UI_ACT_LESSON_PREV, 0) + u / 3;
-    x += button(dl, x, y, _("↺ Step"), false, UI_ACT_LESSON_RESTORE, 0) + u / 3;
+    x += button(dl, x, y, _("↺ Restore step"), false, UI_ACT_LESSON_RESTORE, 0) + u / 3;
     x += button(dl, x, y, _("☰ Lessons"), false, UI_ACT_PICKER, 0) + u / 3;
     if (p->step + 1 < p->ls.n_steps) {
         const char *next = _("Next ▶");

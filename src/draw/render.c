@@ -578,7 +578,7 @@ static void status_line(ui_draw *dl, const ui_app *app, ui_rect box)
     ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
     if (busy_line(dl, app, box)) return;
     const char *s = ui_app_status_text(app)[0] ? ui_app_status_text(app)
-                                               : _("← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
+                                               : _("l lessons · ← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
     ui_text_fit(dl, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? UI_ERROR : UI_TEXT_DIM);
 }
 

@@ -85,13 +85,88 @@ static void axpy_rows(int n, int kk, float alpha, const float *restrict a, const
     }
 }
 
+/* y (cols × rows) = xᵀ, x (rows × cols) with row stride ldx: in 32 × 32
+ * blocks, so that reads and writes both stay within a few cache lines. */
+static void transpose_strided(const float *x, int ldx, float *y, int rows, int cols)
+{
+    enum { TILE = 32 };
+    #pragma omp parallel for if ((size_t)rows * cols > 65536)
+    for (int r0 = 0; r0 < rows; r0 += TILE)
+        for (int c0 = 0; c0 < cols; c0 += TILE) {
+            int r1 = r0 + TILE < rows ? r0 + TILE : rows, c1 = c0 + TILE < cols ? c0 + TILE : cols;
+            for (int c = c0; c < c1; c++)
+                for (int r = r0; r < r1; r++) y[(size_t)c * rows + r] = x[(size_t)r * ldx + c];
+        }
+}
+
+/* The loops' tile of C: GEMM_MR rows × GEMM_NR columns held in registers
+ * while p runs over kk. Each step broadcasts A's MR numbers at column p
+ * against NR numbers of B's row p: MR·NR multiply-adds for MR + NR loads,
+ * where a row at a time (axpy_rows) loads and stores C for every one (the
+ * micro-kernel of BLIS and OpenBLAS, in plain C that the compiler unrolls
+ * and vectorises: 128-bit SIMD in the web page's wasm). */
+#define GEMM_MR 4
+#define GEMM_NR 16
+
+/* C (mr × nr, at most the tile) = alpha · A (mr × kk) · B (kk × nr), sums over p in order. */
+static void gemm_tile(int mr, int nr, int kk, float alpha, const float *restrict a, int lda, const float *restrict b,
+                      int ldb, float *restrict c, int ldc)
+{
+    float acc[GEMM_MR][GEMM_NR] = {{0}};
+    if (mr == GEMM_MR && nr == GEMM_NR) { /* fixed bounds: fully unrolled, acc in registers */
+        for (int p = 0; p < kk; p++) {
+            const float *bp = b + (size_t)p * ldb;
+            for (int r = 0; r < GEMM_MR; r++) {
+                float ar = a[(size_t)r * lda + p];
+                for (int q = 0; q < GEMM_NR; q++) acc[r][q] += ar * bp[q];
+            }
+        }
+    } else { /* the edges */
+        for (int p = 0; p < kk; p++) {
+            const float *bp = b + (size_t)p * ldb;
+            for (int r = 0; r < mr; r++) {
+                float ar = a[(size_t)r * lda + p];
+                for (int q = 0; q < nr; q++) acc[r][q] += ar * bp[q];
+            }
+        }
+    }
+    for (int r = 0; r < mr; r++)
+        for (int q = 0; q < nr; q++) c[(size_t)r * ldc + q] = alpha * acc[r][q];
+}
+
+/* C = alpha · A · B by tiles, B (kk × n) row-major; false when B's
+ * transpose could not be made (bt: B given as Bᵀ, n × kk, copied to kk × n
+ * once, so that every tile reads rows). */
+static bool gemm_tiles(bool trans_b, int m, int n, int kk, float alpha, const float *restrict a, int lda,
+                       const float *restrict b, int ldb, float *restrict c, int ldc)
+{
+    float *packed = NULL;
+    if (trans_b) {
+        if (!(packed = malloc((size_t)kk * n * sizeof *packed))) return false;
+        transpose_strided(b, ldb, packed, n, kk);
+        b = packed;
+        ldb = n;
+    }
+    int tiles_m = (m + GEMM_MR - 1) / GEMM_MR, tiles_n = (n + GEMM_NR - 1) / GEMM_NR;
+    #pragma omp parallel for schedule(static) if ((size_t)m * n * kk > 65536)
+    for (int t = 0; t < tiles_m * tiles_n; t++) {
+        int i = t / tiles_n * GEMM_MR, j = t % tiles_n * GEMM_NR;
+        gemm_tile(m - i < GEMM_MR ? m - i : GEMM_MR, n - j < GEMM_NR ? n - j : GEMM_NR, kk, alpha,
+                  a + (size_t)i * lda, lda, b + j, ldb, c + (size_t)i * ldc + j, ldc);
+    }
+    free(packed);
+    return true;
+}
+
 /* C = alpha · A · op(B), row-major, with op(B) = B (trans_b false) or Bᵀ:
  *   A (m × kk), op(B) (kk × n), C (m × n); lda, ldb, ldc are row strides.
- * Loop orders that only walk rows (contiguous memory), so the inner loop
- * vectorises and every cache line read is used whole. */
+ * By tiles (above) once A has rows enough for one; else loop orders that
+ * only walk rows (contiguous memory), so the inner loop vectorises and every
+ * cache line read is used whole. */
 static void gemm_loop(bool trans_b, int m, int n, int kk, float alpha, const float *restrict a, int lda,
                       const float *restrict b, int ldb, float *restrict c, int ldc)
 {
+    if (m >= GEMM_MR && gemm_tiles(trans_b, m, n, kk, alpha, a, lda, b, ldb, c, ldc)) return;
     #pragma omp parallel for if ((size_t)m * n * kk > 65536)
     for (int i = 0; i < m; i++) {
         const float *ai = a + (size_t)i * lda;
@@ -137,14 +212,7 @@ void attn_op_project_t(const float *x, const float *w, float *y, int rows, int i
 
 void attn_op_transpose(const float *x, float *y, int rows, int cols)
 {
-    enum { TILE = 32 };
-    #pragma omp parallel for if ((size_t)rows * cols > 65536)
-    for (int r0 = 0; r0 < rows; r0 += TILE)
-        for (int c0 = 0; c0 < cols; c0 += TILE) {
-            int r1 = r0 + TILE < rows ? r0 + TILE : rows, c1 = c0 + TILE < cols ? c0 + TILE : cols;
-            for (int c = c0; c < c1; c++)
-                for (int r = r0; r < r1; r++) y[(size_t)c * rows + r] = x[(size_t)r * cols + c];
-        }
+    transpose_strided(x, cols, y, rows, cols);
 }
 
 void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, int n, double eps)

@@ -290,8 +290,8 @@ async function lesson4(d, check) {
   const panel = (await d.boxes(/^step 1 \/ 9$/))[0];
   if (!check(panel, 'lesson 4: no "step 1 / 9" in the lesson panel')) return;
   const px = panel[1];
-  const nav = (await d.boxes(/^↺ Step$/))[0];
-  if (!check(nav, 'lesson 4: no "↺ Step" button under the panel')) return;
+  const nav = (await d.boxes(/^↺ Restore step$/))[0];
+  if (!check(nav, 'lesson 4: no "↺ Restore step" button under the panel')) return;
   /* in the panel and above its buttons (the panel scrolls: a text below them is clipped away) */
   const inPanel = (b) => b[1] >= px && b[2] + b[4] <= nav[2];
   check(/Choose all that apply\./.test(await d.textRightOf(px)), 'lesson 4 step 1: no multiple-choice quiz in the panel');
