@@ -85,20 +85,6 @@ static void axpy_rows(int n, int kk, float alpha, const float *restrict a, const
     }
 }
 
-/* y (cols × rows) = xᵀ, x (rows × cols) with row stride ldx: in 32 × 32
- * blocks, so that reads and writes both stay within a few cache lines. */
-static void transpose_strided(const float *x, int ldx, float *y, int rows, int cols)
-{
-    enum { TILE = 32 };
-    #pragma omp parallel for if ((size_t)rows * cols > 65536)
-    for (int r0 = 0; r0 < rows; r0 += TILE)
-        for (int c0 = 0; c0 < cols; c0 += TILE) {
-            int r1 = r0 + TILE < rows ? r0 + TILE : rows, c1 = c0 + TILE < cols ? c0 + TILE : cols;
-            for (int c = c0; c < c1; c++)
-                for (int r = r0; r < r1; r++) y[(size_t)c * rows + r] = x[(size_t)r * ldx + c];
-        }
-}
-
 /* The loops' tile of C: GEMM_MR rows × GEMM_NR columns held in registers
  * while p runs over kk. Each step broadcasts A's MR numbers at column p
  * against NR numbers of B's row p: MR·NR multiply-adds for MR + NR loads,
@@ -134,28 +120,44 @@ static void gemm_tile(int mr, int nr, int kk, float alpha, const float *restrict
         for (int q = 0; q < nr; q++) c[(size_t)r * ldc + q] = alpha * acc[r][q];
 }
 
-/* C = alpha · A · B by tiles, B (kk × n) row-major; false when B's
- * transpose could not be made (bt: B given as Bᵀ, n × kk, copied to kk × n
- * once, so that every tile reads rows). */
+/* C = alpha · A · op(B) by tiles, a column panel of GEMM_NR at a time (the
+ * panels split between cores). With trans_b, B is given as Bᵀ (n × kk) and
+ * each panel is first copied to kk × GEMM_NR, so that every tile reads rows:
+ * GEMM_NR · kk floats a core, never a copy of all of B. False when a panel's
+ * memory could not be had (C is then incomplete). */
 static bool gemm_tiles(bool trans_b, int m, int n, int kk, float alpha, const float *restrict a, int lda,
                        const float *restrict b, int ldb, float *restrict c, int ldc)
 {
-    float *packed = NULL;
-    if (trans_b) {
-        if (!(packed = malloc((size_t)kk * n * sizeof *packed))) return false;
-        transpose_strided(b, ldb, packed, n, kk);
-        b = packed;
-        ldb = n;
+    int tiles_n = (n + GEMM_NR - 1) / GEMM_NR;
+    bool ok = true;
+    #pragma omp parallel if ((size_t)m * n * kk > 65536)
+    {
+        float *panel = trans_b ? malloc((size_t)kk * GEMM_NR * sizeof *panel) : NULL;
+        #pragma omp for schedule(static)
+        for (int jt = 0; jt < tiles_n; jt++) {
+            int j = jt * GEMM_NR, nr = n - j < GEMM_NR ? n - j : GEMM_NR;
+            const float *bj = b + j;
+            int ld = ldb;
+            if (trans_b) {
+                if (!panel) {
+                    #pragma omp atomic write
+                    ok = false;
+                    continue;
+                }
+                for (int q = 0; q < nr; q++) { /* row j + q of Bᵀ, read in order, is column q of the panel */
+                    const float *bq = b + (size_t)(j + q) * ldb;
+                    for (int p = 0; p < kk; p++) panel[(size_t)p * GEMM_NR + q] = bq[p];
+                }
+                bj = panel;
+                ld = GEMM_NR;
+            }
+            for (int i = 0; i < m; i += GEMM_MR)
+                gemm_tile(m - i < GEMM_MR ? m - i : GEMM_MR, nr, kk, alpha, a + (size_t)i * lda, lda, bj, ld,
+                          c + (size_t)i * ldc + j, ldc);
+        }
+        free(panel);
     }
-    int tiles_m = (m + GEMM_MR - 1) / GEMM_MR, tiles_n = (n + GEMM_NR - 1) / GEMM_NR;
-    #pragma omp parallel for schedule(static) if ((size_t)m * n * kk > 65536)
-    for (int t = 0; t < tiles_m * tiles_n; t++) {
-        int i = t / tiles_n * GEMM_MR, j = t % tiles_n * GEMM_NR;
-        gemm_tile(m - i < GEMM_MR ? m - i : GEMM_MR, n - j < GEMM_NR ? n - j : GEMM_NR, kk, alpha,
-                  a + (size_t)i * lda, lda, b + j, ldb, c + (size_t)i * ldc + j, ldc);
-    }
-    free(packed);
-    return true;
+    return ok;
 }
 
 /* C = alpha · A · op(B), row-major, with op(B) = B (trans_b false) or Bᵀ:
@@ -212,7 +214,14 @@ void attn_op_project_t(const float *x, const float *w, float *y, int rows, int i
 
 void attn_op_transpose(const float *x, float *y, int rows, int cols)
 {
-    transpose_strided(x, cols, y, rows, cols);
+    enum { TILE = 32 };
+    #pragma omp parallel for if ((size_t)rows * cols > 65536)
+    for (int r0 = 0; r0 < rows; r0 += TILE)
+        for (int c0 = 0; c0 < cols; c0 += TILE) {
+            int r1 = r0 + TILE < rows ? r0 + TILE : rows, c1 = c0 + TILE < cols ? c0 + TILE : cols;
+            for (int c = c0; c < c1; c++)
+                for (int r = r0; r < r1; r++) y[(size_t)c * rows + r] = x[(size_t)r * cols + c];
+        }
 }
 
 void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, int n, double eps)
