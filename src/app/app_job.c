@@ -182,20 +182,29 @@ static int start(ui_app *app, attn_config *next, const ui_target *t)
     return 0;
 }
 
-/* The losses of the trace shown, on the worker: it reads every row of the
- * logits (ui_app_loss). A request meanwhile cancels it between chunks. */
-static void losses_async(ui_app *app)
+/* A job over the trace shown, nothing run: the compare trace (want_alt),
+ * its losses (want_loss), or both. NULL when out of memory. */
+static ui_job *side_job(ui_app *app, bool want_alt, bool want_loss)
 {
     ui_job *j = job_new(app);
-    if (!j) return;
-    j->alt_only = j->want_loss = true;
-    j->want_alt = false;
+    if (!j) return NULL;
+    j->alt_only = true;
+    j->want_alt = want_alt;
+    j->want_loss = want_loss;
     j->alt_from = &app->trace;
     j->status = ATTN_OK;
     j->target.step = app->view.decode_step;
     j->target.layer = app->view.layer;
     j->plan.in.model = app->model;
     launch(app, j);
+    return j;
+}
+
+/* The losses of the trace shown, on the worker: they read every row of the
+ * logits (ui_app_loss). A request meanwhile cancels it between chunks. */
+static void losses_async(ui_app *app)
+{
+    (void)side_job(app, false, true);
 }
 
 /* Joins the finished worker and takes its job off the app. */
@@ -284,16 +293,7 @@ int ui_app_alt_async(ui_app *app)
 {
     if (!app->async) return -1;
     if (app->job) return 0; /* it makes the compare trace when it ends, or ui_app_poll starts it */
-    ui_job *j = job_new(app);
-    if (!j) return -1;
-    j->alt_only = j->want_alt = true; /* only the compare trace, from the trace shown */
-    j->alt_from = &app->trace;
-    j->status = ATTN_OK;
-    j->target.step = app->view.decode_step;
-    j->target.layer = app->view.layer;
-    j->plan.in.model = app->model;
-    launch(app, j);
-    return 0;
+    return side_job(app, true, false) ? 0 : -1; /* only the compare trace, from the trace shown */
 }
 
 /* The target of the newest request (the pending one, else the one running),
