@@ -14,15 +14,22 @@ double attn_token_nll(const float *logits, int V, int target)
     return log(sum) - ((double)logits[target] - mx);
 }
 
+/* Adds −log p of each row of logits (rows, V) whose target is a token id to
+ * *total, in row order, counting them in *n. */
+static void nll_add(const float *logits, int rows, int V, const int *targets, double *total, int *n)
+{
+    for (int i = 0; i < rows; i++) {
+        if (targets[i] < 0 || targets[i] >= V) continue;
+        *total += attn_token_nll(logits + (size_t)i * V, V, targets[i]);
+        (*n)++;
+    }
+}
+
 double attn_mean_nll(const float *logits, int rows, int V, const int *targets, int *counted)
 {
     double total = 0;
     int n = 0;
-    for (int i = 0; i < rows; i++) {
-        if (targets[i] < 0 || targets[i] >= V) continue;
-        total += attn_token_nll(logits + (size_t)i * V, V, targets[i]);
-        n++;
-    }
+    nll_add(logits, rows, V, targets, &total, &n);
     if (counted) *counted = n;
     return n ? total / n : NAN;
 }
@@ -58,11 +65,7 @@ double attn_trace_loss_cancel(const attn_trace *tr, int batch, int *counted, con
         }
         int end = d->s - i0 < ATTN_LOSS_CHUNK ? d->s : i0 + ATTN_LOSS_CHUNK;
         attn_tensor_fill(lg, (size_t)batch * d->s + (size_t)i0, (size_t)(end - i0));
-        for (int i = i0; i < end; i++) {
-            if (targets[i] < 0 || targets[i] >= d->V) continue;
-            total += attn_token_nll(rows + (size_t)i * d->V, d->V, targets[i]);
-            n++;
-        }
+        nll_add(rows + (size_t)i0 * d->V, end - i0, d->V, targets + i0, &total, &n);
     }
     free(targets);
     if (counted) *counted = n;
