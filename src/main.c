@@ -75,7 +75,12 @@ static void wait_passively(char **argv)
 {
 #ifdef _OPENMP
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || setenv("OMP_WAIT_POLICY", "passive", 1)) return;
-    execv("/proc/self/exe", argv);
+    /* by its own path, so that the process is still named attnlab (ps, top,
+     * pkill), not "exe" after /proc/self/exe; that link only if unreadable */
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) self[n] = '\0';
+    execv(n > 0 && access(self, X_OK) == 0 ? self : "/proc/self/exe", argv);
     unsetenv("OMP_WAIT_POLICY"); /* still here: this process's libgomp keeps its default */
 #else
     (void)argv;

@@ -48,6 +48,7 @@ MIB = 1 << 20
 GIB = 1 << 30
 passed = failed = 0
 FIGURES = []  # one line per command: estimate, T, peak
+JUDGED = []  # the commands whose peak was read and judged
 
 
 def skip(why):
@@ -157,10 +158,10 @@ def vm_peak(pid):
     return 0
 
 
-def run(args, limit, timeout=60, env=None, window=None):
+def run(args, limit, timeout=60, env=None, window=None, use=None):
     """attnlab args under RLIMIT_AS = limit (None: unlimited), its peak address space
     read from /proc while it runs. window: once it shows one (a callable that says so),
-    it is closed with SIGTERM, as a person closes it."""
+    use() is called (keys sent to it), then it is closed with SIGTERM, as a person closes it."""
     def pre():
         os.setpgrp()
         if limit:
@@ -182,7 +183,9 @@ def run(args, limit, timeout=60, env=None, window=None):
             break
         if window and shown is None and window():
             shown = time.monotonic()
-        if shown and time.monotonic() - shown > 1.0:  # a second to draw, then closed
+            if use:  # used as a person would, under the same limit
+                use()
+        if shown and time.monotonic() - shown > (4.0 if use else 1.0):  # time to draw, then closed
             peak = max(peak, vm_peak(p.pid))
             p.send_signal(signal.SIGTERM)
             shown = float("inf")
@@ -206,7 +209,7 @@ def refused(name, r, estimate, out):
                            f"output left: {bool(out and os.path.exists(out))}")
 
 
-def case(name, args, out=None, estimate=None, window=None, env=None, succeeded=None):
+def case(name, args, out=None, estimate=None, window=None, env=None, succeeded=None, use=None):
     """One command: its estimate, the limit it asks for, then runs just above and below it."""
     def clean():
         if out and os.path.exists(out):
@@ -228,7 +231,7 @@ def case(name, args, out=None, estimate=None, window=None, env=None, succeeded=N
     for attempt in range(3):  # each later check refused gives the limit it asks for
         above = ask + margin(ask)
         clean()
-        r = run(args, above, 90, env, window)
+        r = run(args, above, 90, env, window, use)
         later = asks_for(r.err) if r.rc not in (0, "timeout") else None
         if later and later > ask:
             ask = later
@@ -242,6 +245,7 @@ def case(name, args, out=None, estimate=None, window=None, env=None, succeeded=N
         # (a command whose peak the polling missed - under the estimate itself, on a busy machine -
         # is not judged)
         if ok and r.peak and r.peak >= estimate:
+            JUDGED.append(name)
             check(f"{name}: asks for {ask / MIB:.0f} MiB, peak {r.peak / MIB:.0f} MiB", r.peak <= above and
                   ask <= 1.25 * r.peak + 128 * MIB, "the peak must lie below the limit, and not far below what is asked")
         FIGURES.append(f"{name}: estimate {estimate / MIB:.0f} MiB, asks for {ask / MIB:.0f} MiB, "
@@ -337,7 +341,7 @@ if os.path.exists(SAVED):
     case("render FILE", ["render", SAVED, "-o", PNG], PNG, estimate=size)
     if shutil.which("Xvfb") and shutil.which("xdotool"):
         rfd, wfd = os.pipe()
-        xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(wfd), "-screen", "0", "1600x1000x24", "-nolisten", "tcp"],
+        xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(wfd), "-screen", "0", "1600x1000x24", "-nolisten", "tcp", "-noreset"],
                                 pass_fds=(wfd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         os.close(wfd)
@@ -357,7 +361,12 @@ if os.path.exists(SAVED):
                 r = subprocess.run(["xdotool", "search", "--onlyvisible", "--class", "^attnlab$"], env=xenv,
                                    capture_output=True, timeout=5)
                 return r.returncode == 0 and r.stdout.strip()
-            case("view FILE", ["view", SAVED], estimate=size, window=shown, env=xenv)
+            def use():  # the lesson picker, the model picker, the grid: their readers and job thread
+                wid = shown().split()[0].decode()
+                for key in ["l", "Escape", "o", "Escape", "g"]:
+                    subprocess.run(["xdotool", "key", "--window", wid, key], env=xenv, capture_output=True, timeout=5)
+                    time.sleep(0.5)
+            case("view FILE", ["view", SAVED], estimate=size, window=shown, env=xenv, use=use)
         else:
             check("Xvfb starts", False, "no display number from Xvfb -displayfd")
         xvfb.terminate()
@@ -367,6 +376,10 @@ if os.path.exists(SAVED):
     os.remove(SAVED)
 else:
     check("a saved trace for info, render and view", False, "the trace case wrote none")
+
+# the peaks are read from /proc by the process's name: attnlab runs itself again at start (main.c),
+# and a process named "exe" (run again through /proc/self/exe) would leave every peak unjudged
+check("peaks read and judged", {"trace", "render", "bench", "render FILE"} <= set(JUDGED), f"judged: {JUDGED}")
 
 if os.path.isdir(os.path.join(ARGS.models, "tang")):
     env = dict(ENV, ATTNLAB_MODELS=os.path.abspath(ARGS.models))

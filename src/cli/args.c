@@ -417,22 +417,14 @@ int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_pos
  * change recomputes. Most of it is per thread (a stack and a 64 MiB malloc
  * arena each): with LP_NUM_THREADS 1, 2 and 8 it was 476, 620 and 1356 MiB,
  * 374 MiB + 123 MiB a llvmpipe thread, and llvmpipe starts one a core. A GPU's
- * driver maps other amounts. */
-/* Besides, the window's own threads, each a stack and, once it allocates, a
- * 64 MiB malloc arena: the job, the export and the two list readers, and
- * OpenMP's workers (one a core but the caller's) computing on the job. Whether
- * they have mapped theirs when SDL opens X depends on timing: without them
- * counted, `view` under a limit just above its estimate failed, once in three
- * runs (without the OpenMP workers, once in five), to open X at all. */
-#define WINDOW_THREADS 4
-#define THREAD_MAPS_MIB (8.0 + 64.0)
-
+ * driver maps other amounts. Checked again with the window used (the lesson
+ * and model pickers, the grid; their list readers and the job thread): a
+ * 590 MiB trace shown peaked 694 MiB above the trace, 2 cores. */
 void cli_reserve_window(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     cores = cores < 1 ? 1 : cores > 32 ? 32 : cores; /* llvmpipe's most */
-    double threads = WINDOW_THREADS + (double)(cores - 1);
-    attn_budget_reserve((512.0 + 128.0 * (double)cores + threads * THREAD_MAPS_MIB) * (1 << 20));
+    attn_budget_reserve((512.0 + 128.0 * (double)cores) * (1 << 20));
 }
 
 /* Measured: `render` maps about 12 bytes a pixel of the picture (the frame,
