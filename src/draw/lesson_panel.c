@@ -411,20 +411,29 @@ static int lesson_header(ui_draw *dl, const ui_player *p, int x, int y, int righ
     return y + progress_chip(dl, p, x, y, right - x, true);
 }
 
-/* The navigation buttons along y. */
+/* The navigation buttons along y, their labels shortened to their signs (◀, then
+ * ↺, then ☰) while the whole row does not fit (large text in a narrow panel). */
 static void lesson_footer(ui_draw *dl, const ui_player *p, int x, int y, int right)
 {
     int u = ui_line(dl);
-    if (p->step > 0) x += button(dl, x, y, _("◀ Back"), false, UI_ACT_LESSON_PREV, 0) + u / 3;
-    x += button(dl, x, y, _("↺ Restore step"), false, UI_ACT_LESSON_RESTORE, 0) + u / 3;
-    x += button(dl, x, y, _("☰ Lessons"), false, UI_ACT_PICKER, 0) + u / 3;
-    if (p->step + 1 < p->ls.n_steps) {
-        const char *next = _("Next ▶");
-        button(dl, ui_imax(x, right - ui_text_w(dl, next) - u), y, next, true, UI_ACT_LESSON_NEXT, 0);
-    } else {
-        ui_text_fit(dl, _("Last step ✓"), ui_imax(x, right - ui_text_w(dl, _("Last step ✓"))), y + u / 4, right - x,
-                    UI_GOOD);
+    const char *back = _("◀ Back"), *restore = _("↺ Restore step"), *lessons = _("☰ Lessons"), *next = _("Next ▶");
+    bool last = p->step + 1 >= p->ls.n_steps;
+    const char *end = last ? _("Last step ✓") : next;
+    for (int shorter = 0; shorter < 4; shorter++) {
+        int need = (p->step > 0 ? ui_text_w(dl, back) + u + u / 3 : 0) + ui_text_w(dl, restore) + u + u / 3 +
+                   ui_text_w(dl, lessons) + u + u / 3 + ui_text_w(dl, end) + (last ? 0 : u);
+        if (x + need <= right) break;
+        if (shorter == 0) back = "◀"; /* the arrow says it alone; then the two less used */
+        else if (shorter == 1) restore = "↺";
+        else lessons = "☰";
     }
+    if (p->step > 0) x += button(dl, x, y, back, false, UI_ACT_LESSON_PREV, 0) + u / 3;
+    x += button(dl, x, y, restore, false, UI_ACT_LESSON_RESTORE, 0) + u / 3;
+    x += button(dl, x, y, lessons, false, UI_ACT_PICKER, 0) + u / 3;
+    if (!last)
+        button(dl, ui_imax(x, right - ui_text_w(dl, next) - u), y, next, true, UI_ACT_LESSON_NEXT, 0);
+    else
+        ui_text_fit(dl, end, ui_imax(x, right - ui_text_w(dl, end)), y + u / 4, right - x, UI_GOOD);
 }
 
 /* The step's blocks inside clip, from x to right, scrolled (kept in range:

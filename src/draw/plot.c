@@ -234,12 +234,20 @@ static bool place(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, ui_
     return true;
 }
 
-/* Numbers inside the cells, or at least the −∞ glyph on masked cells, when they fit. */
-static void cell_numbers(ui_draw *dl, const placed *p, const ui_scale *sc)
+/* Numbers inside the cells, or at least the −∞ glyph on masked cells, when they fit:
+ * at the frame's text size, else smaller, down to the size of unenlarged text
+ * (base_px; at most a third less): larger text, `+` or presenting, must not take
+ * the numbers away from cells that held them. */
+static void cell_numbers(ui_draw *dl, const placed *p, const ui_scale *sc, int base_px)
 {
     const ui_slice *s = p->s;
-    int u = ui_line(dl), cw = p->r.w / s->cols, ch = p->r.h / s->rows;
-    bool numbers = cw >= ui_text_w(dl, "−0.00") + 6 && ch >= u + 2;
+    int frame_px = dl->px, least = ui_imax(base_px, frame_px * 2 / 3), cw = p->r.w / s->cols, ch = p->r.h / s->rows;
+    bool numbers = false;
+    for (; !numbers && dl->px >= least; dl->px--)
+        numbers = cw >= ui_text_w(dl, "−0.00") + 6 && ch >= ui_line(dl) + 2;
+    if (numbers) dl->px++; /* the loop stepped once past the size that fits */
+    else dl->px = frame_px;
+    int u = ui_line(dl);
     bool glyphs = !numbers && cw >= ui_text_w(dl, "−∞") + 4 && ch >= u;
     if (!numbers && !glyphs) return;
     char buf[32];
@@ -259,6 +267,7 @@ static void cell_numbers(ui_draw *dl, const placed *p, const ui_scale *sc)
                 ui_text(dl, buf, tx, ty, ui_argb_luminance(bg) > 0.35f ? UI_BLACK : UI_WHITE);
             }
         }
+    dl->px = frame_px;
 }
 
 /* The per-head blocks of q/k/v and the projections, the current one bold. */
@@ -525,7 +534,7 @@ int ui_plot_heatmap(ui_draw *dl, const ui_app *app, const attn_trace *tr, const 
     }
     ui_heatmap(dl, o->generation, p.s, sc, p.r.x, p.r.y, p.r.w, p.r.h, p.gap);
     int area = add_area(dl->layout, p.r, v, v->head < 0 ? app->view.head : v->head, o->pane, v->tensor->name);
-    cell_numbers(dl, &p, sc);
+    cell_numbers(dl, &p, sc, (int)lroundf((float)dl->px / fmaxf(1.0f, app->font_scale)));
     if (v->block > 0) head_blocks(dl, &p, v);
     marks(dl, app, &p, v, area);
     if (o->labels) {

@@ -311,7 +311,7 @@ async function lesson4(d, check) {
 
   /* step 2: click every cell the causal mask removes (the 15 above the diagonal) */
   check(await d.key(' ', 'Space (next step)'), 'Space: no frame followed');
-  check(await d.title(/mask - .*lesson step 2\/9$/), 'Space: not on step 2 (the mask): "' + (await d.page.title()) + '"');
+  check(await d.title(/scores - .*lesson step 2\/9$/), 'Space: not on step 2 (the mask matrix, on the scores): "' + (await d.page.title()) + '"');
   const heat = (await d.stats()).images.find((r) => r[2] > 100 && r[3] > 100);
   if (!check(heat, 'lesson 4 step 2: no heatmap drawn')) return;
   const [hx, hy, hw, hh] = heat;
