@@ -243,7 +243,8 @@ static void test_formulas_follow_the_settings(void **state)
                             for (int arch = 0; arch < 3; arch++) { /* none, Qwen2's biases, Qwen3's q/k norms */
                                 if (cross && (causal || window || model)) continue; /* not a configuration */
                                 if (arch && !model) continue;
-                                attn_stage_text c = {model, scale, causal, pad, cross, half, window, arch == 1, arch == 2};
+                                for (int past = 0; past < 4; past += 3) {
+                                attn_stage_text c = {model, scale, causal, pad, cross, half, window, arch == 1, arch == 2, past};
                                 for (int i = 0; i < n; i++) {
                                     const char *f = attn_stage_formula_in(&all[i], &c), *d = attn_stage_desc_in(&all[i], &c);
                                     assert_non_null(f);
@@ -272,6 +273,10 @@ static void test_formulas_follow_the_settings(void **state)
                                     }
                                     if (all[i].id == ATTN_STAGE_Q || all[i].id == ATTN_STAGE_K || all[i].id == ATTN_STAGE_V)
                                         if ((arch == 1) != (strstr(f, "+ b_") != NULL)) fail_msg("bias %d: '%s'", arch, f);
+                                    /* P is named only where there is a cache to leave out (lesson 1 has none) */
+                                    if (all[i].id == ATTN_STAGE_X && !model && (past > 0) != (strstr(f, "P") != NULL))
+                                        fail_msg("past %d: '%s'", past, f);
+                                }
                                 }
                             }
 }

@@ -271,6 +271,48 @@ static void quiz_holds_still_under_the_pointer(void **state)
     assert_false(f->app.lesson.answers[0].picked[0]);
 }
 
+/* Check pressed at the panel's fold: the verdict and the explanations scroll
+ * into view (they used to appear below it, unseen), Check staying on screen;
+ * later the reader's own scroll stands. */
+static void quiz_feedback_scrolls_into_view(void **state)
+{
+    fixture *f = *state;
+    char body[8192] = "";
+    for (int i = 0; i < 14; i++)
+        strcat(body, "A paragraph that says enough to take up a few lines of the lesson panel, before the question. \n\n");
+    strcat(body, "Which?\n\n- [ ] first\n  - wrongfirst: a long explanation of why not, over a few lines of the "
+                 "panel, so that the feedback is taller than the room left under Check\n- [x] second\n"
+                 "  - rightsecond\n");
+    open_written(f, body);
+    build(f);
+    const ui_hit *next = hit_of(&f->app, UI_ACT_LESSON_NEXT, 0);
+    int bottom = next ? next->r.y : H; /* the panel's body ends above its buttons */
+    /* scrolled until Check is just in view at the bottom of the body */
+    const ui_hit *check = NULL;
+    for (f->app.lesson.scroll = 0; f->app.lesson.scroll <= f->app.lesson.content_h; f->app.lesson.scroll += 4) {
+        build(f);
+        check = hit_of(&f->app, UI_ACT_LESSON_CHECK, 0);
+        if (check && check->r.h >= ui_line(&f->dl)) break;
+    }
+    assert_non_null(check);
+    int scroll = f->app.lesson.scroll;
+    press(f, UI_ACT_LESSON_CHOICE, 0 << 8 | 0);
+    build(f);
+    press(f, UI_ACT_LESSON_CHECK, 0);
+    build(f);
+    const ui_cmd *verdict = text_with(&f->dl, "again.");
+    assert_non_null(verdict);
+    assert_true(f->app.lesson.scroll > scroll);
+    if (verdict->r.y + verdict->r.h > bottom) fail_msg("the verdict at y %d is below the panel's body (%d)", verdict->r.y, bottom);
+    assert_non_null(hit_of(&f->app, UI_ACT_LESSON_CHECK, 0)); /* Check still on screen */
+    int after = f->app.lesson.scroll;
+    f->app.lesson.scroll = 0; /* the reader scrolls back up: it stays */
+    build(f);
+    build(f);
+    assert_int_equal(f->app.lesson.scroll, 0);
+    assert_true(after > 0);
+}
+
 /* ---- the picker --------------------------------------------------------- */
 
 /* The lesson numbered as its file, or NULL when no row shows it. */
@@ -980,6 +1022,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(q_in_a_lesson_asks, setup, teardown),
         cmocka_unit_test_setup_teardown(focus_stays_after_check, setup, teardown),
         cmocka_unit_test_setup_teardown(quiz_holds_still_under_the_pointer, setup, teardown),
+        cmocka_unit_test_setup_teardown(quiz_feedback_scrolls_into_view, setup, teardown),
         cmocka_unit_test_setup_teardown(picker_numbers_and_scrolls, setup, teardown),
         cmocka_unit_test_setup_teardown(opening_says_so_in_the_first_frame, setup, teardown),
         cmocka_unit_test_setup_teardown(next_model_says_so_and_computes_on_the_worker, setup, teardown),

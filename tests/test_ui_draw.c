@@ -1363,6 +1363,37 @@ static void test_hidden_labels_are_said(void **state)
     assert_true(has_text(&f->dl, "the thumbnails are too small for token labels: hover a cell for its tokens, or g for one head"));
 }
 
+/* Whether the chip that carries action act is lit (framed in the accent colour). */
+static bool chip_lit(const fixture *f, ui_action act)
+{
+    for (int i = 0; i < f->app.layout.n_hits; i++) {
+        if (f->app.layout.hits[i].action != act) continue;
+        ui_rect r = f->app.layout.hits[i].r;
+        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
+            if (c->kind == UI_CMD_FRAME && c->color == UI_ACCENT && c->r.x == r.x && c->r.y == r.y && c->r.w == r.w)
+                return true;
+    }
+    return false;
+}
+
+/* The padding chip is lit only where the mask hides a <pad>: one sentence has none. */
+static void test_padding_chip_lit_only_with_pads(void **state)
+{
+    fixture *f = *state;
+    build(f);
+    assert_true(f->app.trace.tokens.rows > 1);
+    assert_true(chip_lit(f, UI_ACT_PADDING)); /* the example's two rows, one padded */
+    assert_true(chip_lit(f, UI_ACT_CAUSAL));
+    teardown(state);
+    static const char *const one[] = {"tokens", "我 爱 AI", NULL};
+    setup_with(state, one);
+    f = *state;
+    build(f);
+    assert_true(f->app.trace.cfg.pad_mask);
+    assert_false(chip_lit(f, UI_ACT_PADDING));
+    assert_true(chip_lit(f, UI_ACT_CAUSAL));
+}
+
 /* Larger text (+, presenting) keeps what the lesson needs: every cell's number
  * of lesson 4's 6 × 6 scores (smaller than the text where they must be), and
  * the navigation buttons inside the window, shortened to their signs at most. */
@@ -2477,6 +2508,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_overlays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_larger_text_keeps_numbers_and_buttons, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_padding_chip_lit_only_with_pads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quiz_marks_trained_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quiz_marks_64, setup, teardown),
         cmocka_unit_test_setup_teardown(test_highlight_on_a_model, setup, teardown),

@@ -147,6 +147,7 @@ bool ui_app_lesson_do(ui_app *app, ui_action act, int arg)
     case UI_ACT_LESSON_CHOICE: ui_player_choice(p, arg >> 8, arg & 255); break;
     case UI_ACT_LESSON_CHECK:
         ui_player_check(p, arg, &app->trace, &app->view);
+        p->shown_quiz = arg; /* its verdict and explanations, into view if below the fold */
         if (p->open && arg >= 0 && arg < p->ls.steps[p->step].n_quizzes &&
             p->ls.steps[p->step].quizzes[arg].kind == LESSON_QUIZ_NUMBER)
             /* not right yet: the field keeps (or takes) the keys, so Backspace edits it; right: they

@@ -14,7 +14,7 @@
 void ui_player_init(ui_player *p, const char *lang, const char *progress_path)
 {
     memset(p, 0, sizeof *p);
-    p->focus = p->cell_quiz = -1;
+    p->focus = p->cell_quiz = p->shown_quiz = -1;
     p->keep_progress = true;
     snprintf(p->lang, sizeof p->lang, "%s", lang && !strcmp(lang, "zh") ? "zh" : "en");
     /* a path that does not fit is no file: nothing is saved, rather than into another */
@@ -230,6 +230,7 @@ void ui_player_enter(ui_player *p, int step, const lesson_view *view, const less
     p->view = *view;
     p->marks = *marks;
     p->scroll = 0;
+    p->shown_quiz = -1;
     const lesson_step *st = &p->ls.steps[step];
     p->answers = calloc((size_t)(st->n_quizzes ? st->n_quizzes : 1), sizeof *p->answers);
     for (int q = 0; p->answers && q < st->n_quizzes; q++) {

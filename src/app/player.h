@@ -47,6 +47,7 @@ typedef struct {
     int focus;             /* NUMBER quiz taking typed text, -1: none */
     int cell_quiz;         /* the step's cell quiz, -1: none */
     int scroll, content_h; /* panel scroll and content height (pixels, from the renderer) */
+    int shown_quiz;        /* a quiz just checked: the next frame scrolls its feedback into view; -1: none */
 
     bool keep_progress;    /* false: progress is shown but never written */
     lesson_progress *progress; /* NULL: progress is not kept (no HOME) */

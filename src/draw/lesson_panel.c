@@ -369,7 +369,10 @@ static int block(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, i
     }
 }
 
-static int content(ui_draw *dl, const ui_app *app, int x, int y, int right, bool draw)
+/* The step's blocks from y; returns the y below them. quiz_top, quiz_end (when
+ * not NULL): where the widget of the quiz just checked (shown_quiz) begins and
+ * ends, its Check, verdict and explanations. */
+static int content(ui_draw *dl, const ui_app *app, int x, int y, int right, bool draw, int *quiz_top, int *quiz_end)
 {
     const ui_player *p = &app->lesson;
     const lesson_step *st = &p->ls.steps[p->step];
@@ -379,7 +382,12 @@ static int content(ui_draw *dl, const ui_app *app, int x, int y, int right, bool
             if (b->kind != LESSON_BLOCK_QUIZ && b->kind != LESSON_BLOCK_CHOICE && b->kind != LESSON_BLOCK_WHY)
                 y = block(dl, app, b, x, y, right, draw);
         }
-    for (int i = 0; i < st->n_blocks; i++) y = block(dl, app, &st->blocks[i], x, y, right, draw);
+    for (int i = 0; i < st->n_blocks; i++) {
+        const lesson_block *b = &st->blocks[i];
+        int top = y;
+        y = block(dl, app, b, x, y, right, draw);
+        if (quiz_top && b->kind == LESSON_BLOCK_QUIZ && b->quiz == p->shown_quiz) *quiz_top = top, *quiz_end = y;
+    }
     return y;
 }
 
@@ -441,14 +449,18 @@ static void lesson_footer(ui_draw *dl, const ui_player *p, int x, int y, int rig
 static void step_body(ui_draw *dl, const ui_app *app, ui_rect clip, int x, int right, int bar_x)
 {
     int u = ui_line(dl);
-    int total = content(dl, app, x, 0, right, false);
+    int top = -1, end = -1;
+    int total = content(dl, app, x, 0, right, false, &top, &end);
     ui_layout *l = dl->layout;
     l->lesson_scroll_max = ui_imax(0, total - clip.h + u);
     int scroll = ui_imin(app->lesson.scroll, l->lesson_scroll_max);
+    /* a quiz just checked whose feedback ends below the fold: scrolled up just
+     * enough to show it, never so far that its Check leaves the top */
+    if (end > scroll + clip.h) scroll = ui_imin(l->lesson_scroll_max, ui_imin(top, end - clip.h + u / 2));
     l->lesson_scroll = scroll;
     ui_clip_push(dl, clip);
     int first_hit = l->n_hits;
-    content(dl, app, x, clip.y - scroll, right, true);
+    content(dl, app, x, clip.y - scroll, right, true, NULL, NULL);
     /* hits scrolled out of view must not take clicks */
     for (int i = first_hit; i < l->n_hits; i++) l->hits[i].r = ui_rect_intersect(l->hits[i].r, clip);
     ui_clip_pop(dl);

@@ -115,6 +115,17 @@ static const char *fill_text(float v, char *buf, size_t size)
     return buf;
 }
 
+/* Whether any row of the trace's tokens (or of its source's) holds a <pad>:
+ * the padding mask then changes something. */
+static bool has_pads(const attn_trace *tr)
+{
+    for (int r = 0; r < tr->tokens.rows; r++)
+        if (tr->tokens.lengths[r] < tr->tokens.len) return true;
+    for (int r = 0; r < tr->source.rows; r++)
+        if (tr->source.lengths[r] < tr->source.len) return true;
+    return false;
+}
+
 /* Every chip of the toolbar, the most used first. */
 static void chip_list(const ui_app *app, bool panels, chip_bar *b)
 {
@@ -148,7 +159,7 @@ static void chip_list(const ui_app *app, bool panels, chip_bar *b)
     /* TRANSLATORS: "left", "right": the side the <pad> tokens are on; "unmasked": no padding mask */
     snprintf(buf, sizeof buf, _("p  padding %s"),
              !c->pad_mask ? _("unmasked") : c->pad_side == ATTN_PAD_LEFT ? _("left") : _("right"));
-    add_chip(b, c->pad_mask, UI_ACT_PADDING, 0, buf);
+    add_chip(b, c->pad_mask && has_pads(&app->trace), UI_ACT_PADDING, 0, buf); /* lit only where it masks */
     if (!c->scale) add_chip(b, true, UI_ACT_NONE, 0, _("no 1/√dₖ scaling")); /* a lesson's pitfall setting */
     if (!c->softmax_guard) add_chip(b, true, UI_ACT_NONE, 0, _("unguarded softmax")); /* the same */
     cycle_chips(b, c);
@@ -885,6 +896,7 @@ void ui_render_commit(ui_app *app, const ui_layout *l)
     app->full_width = l->full_width;
     app->stage_scroll = l->stage_first;
     app->lesson.scroll = l->lesson_scroll;
+    app->lesson.shown_quiz = -1; /* scrolled into view once; then the reader's scroll stands */
     app->lesson.content_h = l->lesson_scroll_max;
     app->lesson.picker_first = l->picker_first;
     app->lesson.picker_rows = l->picker_rows;

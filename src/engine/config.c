@@ -87,7 +87,7 @@ const char *attn_mode_name(attn_mode m)
 attn_stage_text attn_config_stage_text(const attn_config *c, bool model, bool cross)
 {
     return (attn_stage_text){model, c->scale, cross ? 0 : (int)c->causal, c->pad_mask, cross,
-                             c->rope_style == ATTN_ROPE_HALF, cross ? 0 : c->sliding_window, false, false};
+                             c->rope_style == ATTN_ROPE_HALF, cross ? 0 : c->sliding_window, false, false, c->past};
 }
 
 attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d)

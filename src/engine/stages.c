@@ -280,6 +280,10 @@ const char *attn_stage_desc_in(const attn_stage_info *info, const attn_stage_tex
 const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_text *c)
 {
     switch (info->id) {
+    case ATTN_STAGE_X: /* the query positions: all of them, unless P are already in the cache */
+        if (c->model) return info->model_formula;
+        return c->past > 0 ? ATTN_N_("x = embed(tokens[P:]): the P positions already in the cache left out")
+                           : "x = embed(tokens)";
     case ATTN_STAGE_SCORES: return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √k)");
     case ATTN_STAGE_MASK: return mask_formula(c);
     case ATTN_STAGE_Q: return c->bias ? "q = x · W_Q + b_Q" : info->formula;

@@ -199,6 +199,7 @@ typedef struct {
     int window;     /* sliding window W; 0: none */
     bool bias;      /* q, k, v have biases (a Qwen2 checkpoint) */
     bool qk_norm;   /* RoPE rotates q_norm and k_norm (a Qwen3 checkpoint) */
+    int past;       /* P: positions already in the KV cache (x leaves them out) */
 } attn_stage_text;
 
 /* The description and formula as they hold under c: no "/√k" with scale
