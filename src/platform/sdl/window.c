@@ -225,7 +225,11 @@ static XErrorHandler x_default_handler;
  * connection to the X server. The last one, sent as q is read, may reach the
  * server after the window is gone; the server's BadWindow then arrives at
  * SDL_Quit, and Xlib's default handler ends the process with status 1.
- * That one error is harmless; every other goes to the default handler. */
+ * That one error is harmless; every other goes to the default handler.
+ * Installed before SDL_Init: SDL keeps the handler it finds (its own safety
+ * net passes errors on to it) and puts it back at SDL_Quit, before it closes
+ * the display, where the late error arrives. Installed after, it was the
+ * default that SDL put back, and a window's quit sometimes ended in status 1. */
 static int x_error(Display *d, XErrorEvent *e)
 {
     if (e->error_code == BadWindow && e->request_code == X_SendEvent) return 0;
@@ -234,8 +238,7 @@ static int x_error(Display *d, XErrorEvent *e)
 
 static void quiet_late_wakeups(void)
 {
-    const char *drv = SDL_GetCurrentVideoDriver();
-    if (drv && !strcmp(drv, "x11")) x_default_handler = XSetErrorHandler(x_error);
+    if (!x_default_handler) x_default_handler = XSetErrorHandler(x_error);
 }
 #else
 static void quiet_late_wakeups(void) {}
@@ -253,6 +256,7 @@ static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t err
                  "no display (DISPLAY and WAYLAND_DISPLAY are not set) — to draw without one, use `attnlab render [config] -o FILE.png`");
         return -1;
     }
+    quiet_late_wakeups();
     if (SDL_Init(SDL_INIT_VIDEO)) {
         snprintf(err, errsize,
                  "no display: %s — to draw without one, use `attnlab render [config] --stage NAME --head N -o FILE.png`",
@@ -266,7 +270,6 @@ static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t err
                  drv);
         return -1;
     }
-    quiet_late_wakeups();
     int w = 1280, h = 800;
     SDL_Rect usable;
     if (SDL_GetDisplayUsableBounds(0, &usable) == 0) {
