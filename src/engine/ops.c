@@ -102,11 +102,11 @@ static void axpy_rows(int n, int kk, float alpha, const float *restrict a, const
 static void gemm_tile(int mr, int nr, int p0, int p1, int kk, float alpha, const float *restrict a, int lda,
                       const float *restrict b, int ldb, float *restrict c, int ldc)
 {
-    float acc[GEMM_MR][GEMM_NR] = {{0}};
-    if (p0 > 0)
-        for (int r = 0; r < mr; r++)
-            for (int q = 0; q < nr; q++) acc[r][q] = c[(size_t)r * ldc + q];
+    float scale = p1 == kk ? alpha : 1.0f;
     if (mr == GEMM_MR && nr == GEMM_NR) { /* fixed bounds: fully unrolled, acc in registers */
+        float acc[GEMM_MR][GEMM_NR];
+        for (int r = 0; r < GEMM_MR; r++)
+            for (int q = 0; q < GEMM_NR; q++) acc[r][q] = p0 > 0 ? c[(size_t)r * ldc + q] : 0.0f;
         for (int p = p0; p < p1; p++) {
             const float *bp = b + (size_t)p * ldb;
             for (int r = 0; r < GEMM_MR; r++) {
@@ -114,16 +114,20 @@ static void gemm_tile(int mr, int nr, int p0, int p1, int kk, float alpha, const
                 for (int q = 0; q < GEMM_NR; q++) acc[r][q] += ar * bp[q];
             }
         }
-    } else { /* the edges */
-        for (int p = p0; p < p1; p++) {
-            const float *bp = b + (size_t)p * ldb;
-            for (int r = 0; r < mr; r++) {
-                float ar = a[(size_t)r * lda + p];
-                for (int q = 0; q < nr; q++) acc[r][q] += ar * bp[q];
-            }
+        for (int r = 0; r < GEMM_MR; r++)
+            for (int q = 0; q < GEMM_NR; q++) c[(size_t)r * ldc + q] = scale * acc[r][q];
+        return;
+    }
+    float acc[GEMM_MR][GEMM_NR] = {{0}}; /* the edges */
+    for (int r = 0; r < mr; r++)
+        for (int q = 0; q < nr; q++) acc[r][q] = p0 > 0 ? c[(size_t)r * ldc + q] : 0.0f;
+    for (int p = p0; p < p1; p++) {
+        const float *bp = b + (size_t)p * ldb;
+        for (int r = 0; r < mr; r++) {
+            float ar = a[(size_t)r * lda + p];
+            for (int q = 0; q < nr; q++) acc[r][q] += ar * bp[q];
         }
     }
-    float scale = p1 == kk ? alpha : 1.0f;
     for (int r = 0; r < mr; r++)
         for (int q = 0; q < nr; q++) c[(size_t)r * ldc + q] = scale * acc[r][q];
 }
