@@ -99,26 +99,11 @@ static void axpy_rows(int n, int kk, float alpha, const float *restrict a, const
  * p in order. A long sum is taken GEMM_KC terms at a time (p0 > 0: the sums
  * so far are read back from C, and alpha is applied after the last), so that
  * the B rows a block reads stay in the L1 cache for every tile of the panel. */
-static void gemm_tile(int mr, int nr, int p0, int p1, int kk, float alpha, const float *restrict a, int lda,
-                      const float *restrict b, int ldb, float *restrict c, int ldc)
+static inline __attribute__((always_inline)) void tile_sums(int mr, int nr, int p0, int p1, float scale,
+                                                            const float *restrict a, int lda, const float *restrict b,
+                                                            int ldb, float *restrict c, int ldc)
 {
-    float scale = p1 == kk ? alpha : 1.0f;
-    if (mr == GEMM_MR && nr == GEMM_NR) { /* fixed bounds: fully unrolled, acc in registers */
-        float acc[GEMM_MR][GEMM_NR];
-        for (int r = 0; r < GEMM_MR; r++)
-            for (int q = 0; q < GEMM_NR; q++) acc[r][q] = p0 > 0 ? c[(size_t)r * ldc + q] : 0.0f;
-        for (int p = p0; p < p1; p++) {
-            const float *bp = b + (size_t)p * ldb;
-            for (int r = 0; r < GEMM_MR; r++) {
-                float ar = a[(size_t)r * lda + p];
-                for (int q = 0; q < GEMM_NR; q++) acc[r][q] += ar * bp[q];
-            }
-        }
-        for (int r = 0; r < GEMM_MR; r++)
-            for (int q = 0; q < GEMM_NR; q++) c[(size_t)r * ldc + q] = scale * acc[r][q];
-        return;
-    }
-    float acc[GEMM_MR][GEMM_NR] = {{0}}; /* the edges */
+    float acc[GEMM_MR][GEMM_NR];
     for (int r = 0; r < mr; r++)
         for (int q = 0; q < nr; q++) acc[r][q] = p0 > 0 ? c[(size_t)r * ldc + q] : 0.0f;
     for (int p = p0; p < p1; p++) {
@@ -130,6 +115,16 @@ static void gemm_tile(int mr, int nr, int p0, int p1, int kk, float alpha, const
     }
     for (int r = 0; r < mr; r++)
         for (int q = 0; q < nr; q++) c[(size_t)r * ldc + q] = scale * acc[r][q];
+}
+
+static void gemm_tile(int mr, int nr, int p0, int p1, int kk, float alpha, const float *restrict a, int lda,
+                      const float *restrict b, int ldb, float *restrict c, int ldc)
+{
+    float scale = p1 == kk ? alpha : 1.0f;
+    if (mr == GEMM_MR && nr == GEMM_NR) /* constant bounds: fully unrolled, the sums in registers */
+        tile_sums(GEMM_MR, GEMM_NR, p0, p1, scale, a, lda, b, ldb, c, ldc);
+    else /* the edges */
+        tile_sums(mr, nr, p0, p1, scale, a, lda, b, ldb, c, ldc);
 }
 
 /* C = alpha · A · op(B) by tiles, a column panel of GEMM_NR at a time (the
