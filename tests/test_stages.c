@@ -254,7 +254,7 @@ static void test_formulas_follow_the_settings(void **state)
                                     if (all[i].id == ATTN_STAGE_SCORES) {
                                         if (!scale && (strstr(both, "/ √") || strstr(both, "scaled d")))
                                             fail_msg("scale off: '%s'", both);
-                                        if (scale && !strstr(f, "/ √k")) fail_msg("scale on: '%s'", f);
+                                        if (scale && !strstr(f, "/ √dₖ")) fail_msg("scale on: '%s'", f);
                                     }
                                     if (all[i].id == ATTN_STAGE_MASK) {
                                         if (causal != 1 && strstr(f, "future")) fail_msg("causal %d: '%s'", causal, f);

@@ -136,11 +136,12 @@ static void check_list(const fixture *f)
         if (c->kind == UI_CMD_CLIP_PUSH) depth++;
         if (c->kind == UI_CMD_CLIP_POP) assert_true(--depth >= 0);
         if (c->kind == UI_CMD_TEXT) {
-            if (c->text.px != px) { /* only a heatmap's cell numbers step down, to two thirds at most */
+            if (c->text.px != px) { /* only a heatmap's cell numbers step down, to unenlarged text's size */
                 bool in_map = false;
                 for (int i = 0; i < f->app.layout.n_areas; i++) in_map |= inside(c->r, f->app.layout.areas[i].r);
                 assert_true(in_map);
-                assert_true(c->text.px < px && c->text.px >= (px * 2 / 3 > 10 ? px * 2 / 3 : 10));
+                int base = (int)lroundf(UI_BASE_FONT_PX * f->app.pixel_ratio);
+                assert_true(c->text.px < px && c->text.px >= (base > 10 ? base : 10));
             }
             assert_true(ui_cmd_text(&f->dl, c)[0] != '\0');
             int tw = (c->text.bold ? fake_bold : fake_width)(NULL, ui_cmd_text(&f->dl, c), c->text.px);
@@ -647,8 +648,8 @@ static void test_header_follows_settings(void **state)
     fixture *f = *state;
     assert_int_equal(ui_app_set_stage(&f->app, "scores"), 0);
     build(f);
-    assert_true(has_text(&f->dl, "scores = q · kᵀ   (not divided by √k)"));
-    assert_false(has_text(&f->dl, "scores = q · kᵀ / √k"));
+    assert_true(has_text(&f->dl, "scores = q · kᵀ   (not divided by √dₖ)"));
+    assert_false(has_text(&f->dl, "scores = q · kᵀ / √dₖ"));
     assert_int_equal(ui_app_set_stage(&f->app, "mask"), 0);
     build(f);
     assert_true(has_text(&f->dl, "mask[i,j] = fill if key j is in the past (j < i: reversed) or <pad>, else 0"));
@@ -1384,6 +1385,9 @@ static void test_padding_chip_lit_only_with_pads(void **state)
     assert_true(f->app.trace.tokens.rows > 1);
     assert_true(chip_lit(f, UI_ACT_PADDING)); /* the example's two rows, one padded */
     assert_true(chip_lit(f, UI_ACT_CAUSAL));
+    assert_int_equal(ui_app_set_stage(&f->app, "mask"), 0);
+    build(f);
+    assert_true(has_text(&f->dl, "mask[i,j] = fill if key j is in the future (causal) or <pad>, else 0"));
     teardown(state);
     static const char *const one[] = {"tokens", "我 爱 AI", NULL};
     setup_with(state, one);
@@ -1392,6 +1396,9 @@ static void test_padding_chip_lit_only_with_pads(void **state)
     assert_true(f->app.trace.cfg.pad_mask);
     assert_false(chip_lit(f, UI_ACT_PADDING));
     assert_true(chip_lit(f, UI_ACT_CAUSAL));
+    assert_int_equal(ui_app_set_stage(&f->app, "mask"), 0); /* and the mask's formula leaves <pad> out */
+    build(f);
+    assert_true(has_text(&f->dl, "mask[i,j] = fill if key j is in the future (causal), else 0"));
 }
 
 /* Larger text (+, presenting) keeps what the lesson needs: every cell's number

@@ -205,11 +205,17 @@ static int button(ui_draw *dl, int x, int y, const char *label, bool primary, ui
 
 /* ---- quizzes */
 
-static const char *cell_instruction(lesson_cell_rule r)
+/* before_mask: the picture is a stage before the mask (the scores), so the
+ * mask has not removed anything there yet */
+static const char *cell_instruction(lesson_cell_rule r, bool before_mask)
 {
     switch (r) {
-    case LESSON_CELLS_MASKED: return _("Click every cell the mask removes, then Check.");
-    case LESSON_CELLS_UNMASKED: return _("Click every cell the mask keeps, then Check.");
+    case LESSON_CELLS_MASKED:
+        return before_mask ? _("Click every cell the mask will remove, then Check.")
+                           : _("Click every cell the mask removes, then Check.");
+    case LESSON_CELLS_UNMASKED:
+        return before_mask ? _("Click every cell the mask will keep, then Check.")
+                           : _("Click every cell the mask keeps, then Check.");
     case LESSON_CELLS_ARGMAX: return _("In every row, click the cell with the largest value, then Check.");
     case LESSON_CELLS_ARGMIN: return _("In every row, click the cell with the smallest value, then Check.");
     default: return _("Click every NaN cell, then Check.");
@@ -257,7 +263,8 @@ static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, in
     if (q->kind == LESSON_QUIZ_CHOICE && q->n_correct > 1)
         y = flow(dl, _("Choose all that apply."), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
     if (q->kind == LESSON_QUIZ_CELLS) {
-        y = flow(dl, cell_instruction(q->rule), NULL, 0, x, y, right, UI_TEXT_DIM, draw);
+        y = flow(dl, cell_instruction(q->rule, attn_stage_index(app->view.stage) < ATTN_STAGE_MASK), NULL, 0, x, y,
+                 right, UI_TEXT_DIM, draw);
         int rows, cols, r0, r1, c0, c1;
         if (lesson_quiz_has_region(q) && ui_player_answer_cells(p, &app->trace, &app->view, NULL, 0, &rows, &cols) >= 0) {
             lesson_quiz_region(q, rows, cols, &r0, &r1, &c0, &c1);
@@ -419,20 +426,22 @@ static int lesson_header(ui_draw *dl, const ui_player *p, int x, int y, int righ
     return y + progress_chip(dl, p, x, y, right - x, true);
 }
 
-/* The navigation buttons along y, their labels shortened to their signs (◀, then
- * ↺, then ☰) while the whole row does not fit (large text in a narrow panel). */
+/* The navigation buttons along y, their labels shortened (Restore's first, to a
+ * word, then to ↺; then ◀, then ☰) while the whole row does not fit (large text
+ * in a narrow panel). */
 static void lesson_footer(ui_draw *dl, const ui_player *p, int x, int y, int right)
 {
     int u = ui_line(dl);
     const char *back = _("◀ Back"), *restore = _("↺ Restore step"), *lessons = _("☰ Lessons"), *next = _("Next ▶");
     bool last = p->step + 1 >= p->ls.n_steps;
     const char *end = last ? _("Last step ✓") : next;
-    for (int shorter = 0; shorter < 4; shorter++) {
+    for (int shorter = 0; shorter < 5; shorter++) {
         int need = (p->step > 0 ? ui_text_w(dl, back) + u + u / 3 : 0) + ui_text_w(dl, restore) + u + u / 3 +
                    ui_text_w(dl, lessons) + u + u / 3 + ui_text_w(dl, end) + (last ? 0 : u);
         if (x + need <= right) break;
-        if (shorter == 0) back = "◀"; /* the arrow says it alone; then the two less used */
+        if (shorter == 0) restore = _("↺ Restore"); /* the least used first; Back keeps its word longest */
         else if (shorter == 1) restore = "↺";
+        else if (shorter == 2) back = "◀";
         else lessons = "☰";
     }
     if (p->step > 0) x += button(dl, x, y, back, false, UI_ACT_LESSON_PREV, 0) + u / 3;
@@ -468,6 +477,13 @@ static void step_body(ui_draw *dl, const ui_app *app, ui_rect clip, int x, int r
         int bh = ui_imax(u, clip.h * clip.h / (clip.h + l->lesson_scroll_max));
         int by = clip.y + (clip.h - bh) * scroll / l->lesson_scroll_max;
         ui_fill(dl, bar_x, by, u / 5, bh, UI_TEXT_DIM);
+    }
+    if (scroll < l->lesson_scroll_max) { /* more below the fold: said, not only a thin bar */
+        /* TRANSLATORS: the lesson panel's text goes on below what it shows; the wheel scrolls */
+        const char *more = _("▼ more below");
+        int mw = ui_text_w(dl, more) + u / 2, my = clip.y + clip.h - u - u / 4;
+        ui_fill(dl, right - mw, my, mw, u + u / 4, UI_PANEL_HI);
+        ui_text(dl, more, right - mw + u / 4, my + u / 8, UI_TEXT);
     }
 }
 

@@ -236,12 +236,12 @@ static bool place(ui_draw *dl, const attn_trace *tr, const ui_view_slice *v, ui_
 
 /* Numbers inside the cells, or at least the −∞ glyph on masked cells, when they fit:
  * at the frame's text size, else smaller, down to the size of unenlarged text
- * (base_px; at most a third less): larger text, `+` or presenting, must not take
- * the numbers away from cells that held them. */
+ * (base_px): larger text, `+` or presenting, must not take the numbers away
+ * from cells that held them. */
 static void cell_numbers(ui_draw *dl, const placed *p, const ui_scale *sc, int base_px)
 {
     const ui_slice *s = p->s;
-    int frame_px = dl->px, least = ui_imax(base_px, frame_px * 2 / 3), cw = p->r.w / s->cols, ch = p->r.h / s->rows;
+    int frame_px = dl->px, least = ui_imax(10, ui_imin(base_px, frame_px)), cw = p->r.w / s->cols, ch = p->r.h / s->rows;
     bool numbers = false;
     for (; !numbers && dl->px >= least; dl->px--)
         numbers = cw >= ui_text_w(dl, "−0.00") + 6 && ch >= ui_line(dl) + 2;

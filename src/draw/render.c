@@ -115,17 +115,6 @@ static const char *fill_text(float v, char *buf, size_t size)
     return buf;
 }
 
-/* Whether any row of the trace's tokens (or of its source's) holds a <pad>:
- * the padding mask then changes something. */
-static bool has_pads(const attn_trace *tr)
-{
-    for (int r = 0; r < tr->tokens.rows; r++)
-        if (tr->tokens.lengths[r] < tr->tokens.len) return true;
-    for (int r = 0; r < tr->source.rows; r++)
-        if (tr->source.lengths[r] < tr->source.len) return true;
-    return false;
-}
-
 /* Every chip of the toolbar, the most used first. */
 static void chip_list(const ui_app *app, bool panels, chip_bar *b)
 {
@@ -159,7 +148,7 @@ static void chip_list(const ui_app *app, bool panels, chip_bar *b)
     /* TRANSLATORS: "left", "right": the side the <pad> tokens are on; "unmasked": no padding mask */
     snprintf(buf, sizeof buf, _("p  padding %s"),
              !c->pad_mask ? _("unmasked") : c->pad_side == ATTN_PAD_LEFT ? _("left") : _("right"));
-    add_chip(b, c->pad_mask && has_pads(&app->trace), UI_ACT_PADDING, 0, buf); /* lit only where it masks */
+    add_chip(b, attn_trace_stage_text(&app->trace).pad_mask, UI_ACT_PADDING, 0, buf); /* lit only where it masks */
     if (!c->scale) add_chip(b, true, UI_ACT_NONE, 0, _("no 1/√dₖ scaling")); /* a lesson's pitfall setting */
     if (!c->softmax_guard) add_chip(b, true, UI_ACT_NONE, 0, _("unguarded softmax")); /* the same */
     cycle_chips(b, c);

@@ -106,7 +106,7 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      .rule = ATTN_PRESENT_ALWAYS},
     {ATTN_STAGE_SCORES, "scores", "b,h,s,t",
      ATTN_N_("scaled dot product of every query with every key"),
-     "scores = q · kᵀ / √k",
+     "scores = q · kᵀ / √dₖ",
      .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_QUERY_KEY},
     {ATTN_STAGE_MASK, "mask", "b,1,s,t",
      ATTN_N_("additive mask: 0 where a query may look, the fill value where it may not"),
@@ -284,7 +284,7 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
         if (c->model) return info->model_formula;
         return c->past > 0 ? ATTN_N_("x = embed(tokens[P:]): the P positions already in the cache left out")
                            : "x = embed(tokens)";
-    case ATTN_STAGE_SCORES: return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √k)");
+    case ATTN_STAGE_SCORES: return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √dₖ)");
     case ATTN_STAGE_MASK: return mask_formula(c);
     case ATTN_STAGE_Q: return c->bias ? "q = x · W_Q + b_Q" : info->formula;
     case ATTN_STAGE_K: return c->bias ? "k = x · W_K + b_K" : info->formula;

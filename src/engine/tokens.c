@@ -193,6 +193,13 @@ bool attn_tokens_is_pad(const attn_tokens *t, int row, int pos)
     return t->side == ATTN_PAD_LEFT ? pos < t->len - n : pos >= n;
 }
 
+bool attn_tokens_padded(const attn_tokens *t)
+{
+    for (int r = 0; r < t->rows; r++)
+        if (t->lengths[r] < t->len) return true;
+    return false;
+}
+
 const char *attn_tokens_at(const attn_tokens *t, int row, int pos)
 {
     return t->tok[(size_t)row * t->len + pos];

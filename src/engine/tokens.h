@@ -43,6 +43,9 @@ attn_status attn_tokens_from_table(int rows, int len, const char *const *tok,
 /* True when position `pos` of row `row` is padding. */
 bool attn_tokens_is_pad(const attn_tokens *t, int row, int pos);
 
+/* True when any row is shorter than the table: it holds a <pad>. */
+bool attn_tokens_padded(const attn_tokens *t);
+
 const char *attn_tokens_at(const attn_tokens *t, int row, int pos);
 
 void attn_tokens_free(attn_tokens *t);

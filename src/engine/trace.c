@@ -272,6 +272,8 @@ const char *attn_tensor_shape_str(const attn_tensor *t, char *buf, size_t size)
 attn_stage_text attn_trace_stage_text(const attn_trace *tr)
 {
     attn_stage_text tc = attn_config_stage_text(&tr->cfg, attn_trace_is_model(tr), tr->dims.cross);
+    /* no <pad> anywhere: the padding mask changes nothing, and the mask's formula leaves it out */
+    tc.pad_mask = tc.pad_mask && (attn_tokens_padded(&tr->tokens) || attn_tokens_padded(&tr->source));
     tc.bias = tr->arch.qkv_bias;
     tc.qk_norm = tr->arch.qk_norm;
     return tc;
