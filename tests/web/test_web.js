@@ -25,7 +25,8 @@
  * own service worker (sw.js) after one reload, must say it runs it, and run
  * its requests on Web Workers (web_worker_jobs > 0 after a toggle). A shorter
  * run (the first frame, the toggle, lesson 16, tang) follows on the
- * single-threaded build, which ?threads=0 asks for.
+ * single-threaded build, in a page whose service worker is blocked (so not
+ * isolated); ?threads=0 asks for that build on an isolated page too.
  * Prints, for each build, the first-frame time and, for every action, how long the page was
  * busy in one go (frozen) and how long from the input to its frame (those
  * over the 100 ms budget always, all with ATTNLAB_WEB_VERBOSE=1); fails when
@@ -74,7 +75,7 @@ function serve(dir) {
  * (as a static host serves it): [total bytes, [file, bytes]...]. Checkpoints, fetched on demand, are not in it.
  * module: the build's files (MODULES), of which a visit fetches one. */
 const MODULES = { single: ['attnlab.js', 'attnlab.wasm', 'attnlab.data'],
-                  threads: ['attnlab-mt.js', 'attnlab-mt.wasm', 'attnlab-mt.worker.js', 'attnlab-mt.data'] };
+                  threads: ['attnlab-mt.js', 'attnlab-mt.wasm', 'attnlab-mt.worker.js', 'attnlab.data'] };
 function weight(dir, module) {
   const files = ['index.html', 'canvas.js', 'sw.js', ...module, 'checkpoints.json'];
   for (const f of fs.readdirSync(path.join(dir, 'fonts'))) if (/\.ttf$/.test(f)) files.push('fonts/' + f);
@@ -181,7 +182,7 @@ async function open(page, url) {
 /* which build the page runs, as it says (its bar's tooltip), and whether its requests ran on workers */
 async function build(d, check, want) {
   const [isolated, which, tip, workers] = await d.page.evaluate(() => [window.crossOriginIsolated, window.attnlabStats.build,
-    document.getElementById('bar').title, window.attnlabModule._web_worker_jobs()]);
+    document.getElementById('bar').title, window.attnlabModule._web_worker_jobs(0)]);
   check(which === want, 'the page runs the ' + which + ' build, not the ' + want + ' one (cross-origin isolated: ' + isolated + ')');
   check(want === 'single' || isolated, 'the threaded page is not cross-origin isolated');
   check(want === 'threads' ? /Web Workers/.test(tip) : /own thread/.test(tip), 'the bar does not say which build runs: "' + tip + '"');
@@ -527,7 +528,7 @@ async function main() {
     const at = args.indexOf('--attnlab');
     if (at >= 0) await compareRender(d, check, args[at + 1], 'en');
     await toggle(d, check, first);
-    const workers = await page.evaluate(() => window.attnlabModule._web_worker_jobs());
+    const workers = await page.evaluate(() => window.attnlabModule._web_worker_jobs(0));
     check(workers > 0, 'threads: after the toggles, ' + workers + ' requests ran on a Web Worker');
     console.log('threads: ' + workers + ' requests ran on Web Workers by the end of the toggles');
     await passingBy(d, check, requested);
@@ -549,20 +550,29 @@ async function main() {
                     ', heads ' + h + ', kv_heads ' + g + '; median of ' + reps + ')');
       }
     }
+    const [off, on] = await page.evaluate(() => [window.attnlabModule._web_worker_jobs(0), window.attnlabModule._web_worker_jobs(1)]);
+    console.log('threads: ' + off + ' requests ran on Web Workers, ' + on + ' on the page\'s thread (no Worker free) since the last load');
     busiest(d, check, 'threads');
 
-    /* the single-threaded build, as a page that cannot be isolated loads it: a shorter run */
+    /* the single-threaded build, as a page whose service worker is blocked loads it (after its one
+     * reload, to no avail): a shorter run; ?threads=0 asks for it on an isolated page too */
     const single = await browser.newPage();
     single.on('pageerror', (e) => errors.push(e.message));
     single.on('console', (m) => { if (m.type() === 'error' && !/favicon/.test(m.location().url || '')) errors.push(m.text()); });
     await single.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
-    await open(single, url + '?lang=en&threads=0');
+    await single.setBypassServiceWorker(true);
+    console.log('single: a first visit\'s first frame ' + (await open(single, url + '?lang=en')) + ' ms after it was asked for');
     const s1 = new Driver(single);
     check((await build(s1, check, 'single')) === -1, 'single: web_worker_jobs is not -1');
+    check(!(await single.evaluate(() => window.crossOriginIsolated)), 'single: the page is isolated with its service worker blocked');
+
     await toggle(s1, check, await firstFrame(s1, check));
     await lesson16(s1, check);
     await tang(s1, check);
     busiest(s1, check, 'single');
+    await single.close(); /* a tab behind another draws no frames */
+    await open(page, url + '?lang=en&threads=0');
+    await build(d, check, 'single');
     for (const e of errors) failures.push('page: ' + e);
   } finally {
     await browser.close();

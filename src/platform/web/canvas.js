@@ -590,7 +590,9 @@
   const fonts = Promise.all([document.fonts.load('16px "DejaVu Sans"'), document.fonts.load('bold 16px "DejaVu Sans"'),
                              document.fonts.load('16px "WenQuanYi Micro Hei"', '\u4e2d')])
     .catch(() => null);
-  Promise.all([loadModule().then((factory) => factory({ attnTextWidth: textWidth, attnLineHeight: lineHeight })), fonts])
+  Promise.all([loadModule().then((factory) => factory({ attnTextWidth: textWidth, attnLineHeight: lineHeight,
+                                                       /* both builds pack the same data (src/platform/web/CMakeLists.txt) */
+                                                       locateFile: (f) => (f === 'attnlab-mt.data' ? 'attnlab.data' : f) })), fonts])
     .then(([mod]) => {
       M = mod;
       window.attnlabModule = mod; /* for the test (tests/web): web_bench */

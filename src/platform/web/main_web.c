@@ -71,6 +71,7 @@ EM_JS(int, js_line_height, (int px), { return Module.attnLineHeight(px); });
 /* ---- the job service: the desktop's, a pthread (a Worker) a request, counted */
 
 static atomic_int off_thread; /* requests that ran on a worker, not the page's thread */
+static int on_page;           /* requests the core ran itself: no Worker was free */
 
 typedef struct {
     ui_task_fn *fn;
@@ -91,7 +92,7 @@ static ui_task *job_start(ui_task_fn *fn, void *arg)
     if (!c) return NULL;
     *c = (job_call){fn, arg};
     ui_task *t = ui_jobs_thread()->start(job_counted, c);
-    if (!t) free(c); /* no Worker free: the core runs fn here and now */
+    if (!t) free(c), on_page++; /* no Worker free: the core runs fn here and now */
     return t;
 }
 
@@ -100,8 +101,9 @@ static void job_leave(ui_task *t) { ui_jobs_thread()->leave(t); }
 static bool job_next(void) { return false; }
 static bool job_queued(void) { return false; }
 
-/* For the test (tests/web): how many requests ran off the page's thread; -1: the single-threaded build. */
-EMSCRIPTEN_KEEPALIVE int web_worker_jobs(void) { return atomic_load(&off_thread); }
+/* For the test (tests/web): how many requests ran off the page's thread (page: 0), or on it for want
+ * of a free Worker (page: 1); -1: the single-threaded build. */
+EMSCRIPTEN_KEEPALIVE int web_worker_jobs(int page) { return page ? on_page : atomic_load(&off_thread); }
 #else
 /* ---- the job service: requests run later, one per web_poll, on this thread */
 
@@ -173,7 +175,7 @@ static bool job_next(void)
 
 static bool job_queued(void) { return queue.head != NULL; }
 
-EMSCRIPTEN_KEEPALIVE int web_worker_jobs(void) { return -1; }
+EMSCRIPTEN_KEEPALIVE int web_worker_jobs(int page) { return (void)page, -1; }
 #endif
 
 static const ui_jobs web_jobs = {job_start, job_join, job_leave};
