@@ -399,7 +399,8 @@
   function changed(call) {
     const t0 = performance.now();
     const r = busy(call);
-    if (r) { dirty = true; if (inputAt === null) inputAt = t0; }
+    /* the app may have work under way now: pending until its next turn says (poll) */
+    if (r) { dirty = true; stats.pending = true; if (inputAt === null) inputAt = t0; }
     carryOut();
     return r;
   }
