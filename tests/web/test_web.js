@@ -28,7 +28,7 @@
  * single-threaded build, in a page whose service worker is blocked (so not
  * isolated); ?threads=0 asks for that build on an isolated page too.
  * Prints, for each build, the first-frame time and, for every action, how long the page was
- * busy in one go (frozen) and how long from the input to its frame (those
+ * busy in one go (frozen), how long from the input to its frame and to its work done (those
  * over the 100 ms budget always, all with ATTNLAB_WEB_VERBOSE=1); fails when
  * one froze the page for over a second (ATTNLAB_WEB_FREEZE_MS). With --bench also the
  * engine's forward in wasm (web_bench) at the attention shape of WEB.md.
@@ -103,7 +103,7 @@ function picture(page) {
 class Driver {
   constructor(page) {
     this.page = page;
-    this.timings = []; /* [what, busy ms, input-to-frame ms] */
+    this.timings = []; /* [what, busy ms, input-to-frame ms, input-to-idle ms: its work done and taken in] */
   }
 
   stats() { return this.page.evaluate(() => window.attnlabStats); }
@@ -115,14 +115,18 @@ class Driver {
 
   /* does fn (an input), waits for its frame, and keeps how long the page was busy; false: no frame */
   async act(what, fn) {
-    const n = await this.page.evaluate(() => { window.attnlabStats.longestBusyMs = 0; return window.attnlabStats.frames; });
+    const n = await this.page.evaluate(() => {
+      window.attnlabStats.longestBusyMs = 0;
+      window.attnlabStats.inputToIdleMs = null;
+      return window.attnlabStats.frames;
+    });
     await fn();
     const ok = await this.drawnAfter(n);
     /* the work the frame announced (a model read, a recomputation) runs after it: it counts too */
     await this.page.waitForFunction(() => !window.attnlabStats.pending, { timeout: 30000 }).catch(() => null);
     await this.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const s = await this.stats();
-    this.timings.push([what, s.longestBusyMs, ok ? s.inputToFrameMs : null]);
+    this.timings.push([what, s.longestBusyMs, ok ? s.inputToFrameMs : null, s.inputToIdleMs]);
     return ok;
   }
 
@@ -479,9 +483,11 @@ async function chinese(d, check, attnlab) {
  * busy in one go, with the load average; fails a freeze */
 function busiest(d, check, label) {
   let worst = ['', 0];
-  for (const [what, busy, toFrame] of d.timings) {
+  const ms = (x) => (x === null || x === undefined ? '-' : x.toFixed(1));
+  for (const [what, busy, toFrame, toIdle] of d.timings) {
     if (process.env.ATTNLAB_WEB_VERBOSE || busy > BUSY_BUDGET_MS)
-      console.log('  ' + label + ': ' + what + ': busy ' + busy.toFixed(1) + ' ms, input to frame ' + (toFrame === null ? '-' : toFrame.toFixed(1)) + ' ms');
+      console.log('  ' + label + ': ' + what + ': busy ' + busy.toFixed(1) + ' ms, input to frame ' + ms(toFrame) + ' ms, to its work done ' +
+                  ms(toIdle) + ' ms');
     if (busy > worst[1]) worst = [what, busy];
     check(busy <= FREEZE_MS, label + ': ' + what + ': the page froze for ' + busy.toFixed(0) + ' ms (more than ' + FREEZE_MS + ' ms)');
   }

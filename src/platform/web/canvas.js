@@ -7,7 +7,8 @@
  * progress, a file in the page's memory, is kept in localStorage.
  *
  * window.attnlabStats: what the test (tests/web) reads — the first frame's
- * time since the page began, the last input-to-frame time, the longest the
+ * time since the page began, the last input-to-frame time, the last input-to-idle
+ * time (its work done, the result taken in: inputToIdleMs), the longest the
  * page was busy in one go (an input call, a frame or the app's turn: the page
  * is frozen that long), whether the app has work under way (pending), and the
  * last frame's texts and pictures with their boxes, and which build of the
@@ -36,7 +37,7 @@
   };
   const MOD_SHIFT = 1, MOD_CTRL = 2, MOD_ALT = 4;
 
-  const stats = (window.attnlabStats = { started: performance.now(), firstFrameMs: null, inputToFrameMs: null,
+  const stats = (window.attnlabStats = { started: performance.now(), firstFrameMs: null, inputToFrameMs: null, inputToIdleMs: null,
                                          longestBusyMs: 0, pending: false, measured: 0, frames: 0, texts: [], boxes: [], images: [],
                                          build: null });
   const canvas = document.getElementById('attnlab');
@@ -45,7 +46,7 @@
   const scratch = document.createElement('canvas');
   const widths = new Map(), advances = new Map(); /* a string's width; a character's advance */
   const last = { f: '', s: '', sum: 0 }; /* the string measured last */
-  let M = null, dpr = 1, dirty = true, inputAt = null, savedProgress = null;
+  let M = null, dpr = 1, dirty = true, inputAt = null, workAt = null, savedProgress = null;
   let images = new Map(); /* serial → canvas holding that picture */
 
   function font(px, bold) { return (bold ? 'bold ' : '') + px + 'px ' + FONT; }
@@ -244,6 +245,7 @@
 
   function poll() {
     busy(() => { if ((stats.pending = !!M._web_poll())) dirty = true; });
+    if (!stats.pending && workAt !== null) { stats.inputToIdleMs = performance.now() - workAt; workAt = null; }
   }
 
   /* ---- size: the canvas fills the window above the page's bar, in device pixels */
@@ -400,7 +402,7 @@
     const t0 = performance.now();
     const r = busy(call);
     /* the app may have work under way now: pending until its next turn says (poll) */
-    if (r) { dirty = true; stats.pending = true; if (inputAt === null) inputAt = t0; }
+    if (r) { dirty = true; stats.pending = true; if (inputAt === null) inputAt = t0; if (workAt === null) workAt = t0; }
     carryOut();
     return r;
   }
