@@ -244,7 +244,11 @@
   }
 
   function poll() {
-    busy(() => { if ((stats.pending = !!M._web_poll())) dirty = true; });
+    busy(() => {
+      const r = M._web_poll(); /* bit 1: a frame wanted, bit 2: work under way */
+      stats.pending = !!(r & 2);
+      if (r & 1) dirty = true;
+    });
     if (!stats.pending && workAt !== null) { stats.inputToIdleMs = performance.now() - workAt; workAt = null; }
   }
 

@@ -62,6 +62,7 @@ int ui_app_next_model_in(struct ui_app *app, const char *const *names, int n);
 #define WEB_REC 16
 #define WEB_CMD_IMAGE 100
 #define WEB_IMAGES 8      /* heatmap pictures kept from frame to frame */
+#define WEB_PROGRESS_MS 250 /* while the app works, a frame this often */
 
 EM_JS(int, js_text_width, (const char *utf8, int px, int bold),
       { return Module.attnTextWidth(UTF8ToString(utf8), px, bold); });
@@ -202,6 +203,7 @@ static struct {
     uint8_t **hatches;    /* this frame's hatch pictures, freed at the next */
     int n_hatches, hatch_cap;
     int frame, serial;
+    double drawn_ms;      /* when the last frame was laid out */
 } web;
 
 static int text_width(void *ctx, const char *s, int px)
@@ -367,13 +369,19 @@ EMSCRIPTEN_KEEPALIVE void web_resize(int w, int h, float dpr)
     web.app.dirty = true;
 }
 
-/* Whether a frame is wanted: the app changed, or finished something it was doing. */
+/* The app's turn between frames. Bit 1: a frame is wanted (the app changed, or
+ * finished something it was doing; while it works, its progress every
+ * WEB_PROGRESS_MS, as the desktop's window shows it: a frame drawn meanwhile
+ * takes the page's thread from nothing, but a core from the workers). Bit 2: it
+ * has work under way. */
 EMSCRIPTEN_KEEPALIVE int web_poll(void)
 {
     if (!web.ready) return 0;
     bool ran = job_next();
     bool changed = ui_app_poll(&web.app);
-    return ran || changed || web.app.dirty || ui_app_pending(&web.app) || job_queued();
+    bool working = ui_app_pending(&web.app) || job_queued();
+    bool progress = working && attn_clock_ms() - web.drawn_ms >= WEB_PROGRESS_MS;
+    return (ran || changed || web.app.dirty || progress ? 1 : 0) | (working ? 2 : 0);
 }
 
 /* The frame as records (see the banner): [0] their count, then the records. */
@@ -383,6 +391,7 @@ EMSCRIPTEN_KEEPALIVE const int32_t *web_frame(void)
     for (int i = 0; i < web.n_hatches; i++) free(web.hatches[i]);
     web.n_hatches = 0;
     web.frame++;
+    web.drawn_ms = attn_clock_ms();
     ui_render_frame(&web.app, &web.list, &web.app.layout, web.w, web.h);
     if (web.list.n + 1 > web.out_cap) {
         int32_t *o = realloc(web.out, ((size_t)web.list.n + 1) * WEB_REC * sizeof *o);
