@@ -371,9 +371,9 @@ EMSCRIPTEN_KEEPALIVE void web_resize(int w, int h, float dpr)
 
 /* The app's turn between frames. Bit 1: a frame is wanted (the app changed, or
  * finished something it was doing; while it works, its progress every
- * WEB_PROGRESS_MS, as the desktop's window shows it: a frame drawn meanwhile
- * takes the page's thread from nothing, but a core from the workers). Bit 2: it
- * has work under way. */
+ * WEB_PROGRESS_MS, as the desktop's window shows it: a frame at every
+ * animation frame would take a core from the worker). Bit 2: it has work
+ * under way. */
 EMSCRIPTEN_KEEPALIVE int web_poll(void)
 {
     if (!web.ready) return 0;
