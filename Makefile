@@ -46,17 +46,26 @@ test-noblas: bootstrap
 
 # The web page (issue 24): the engine, the lessons and the app core compiled
 # with Debian's emcc (no BLAS, no OpenMP, wasm SIMD) into a static site in
-# $(BUILD_WEB): index.html, attnlab.js, attnlab.wasm, attnlab.data. Its C
-# libraries come from Debian's source packages (scripts/web/deps.sh); emcc's
-# JS tools need Debian's acorn (NODE_PATH). Try it: python3 -m http.server -d $(BUILD_WEB)
-WEB_ENV = NODE_PATH=/usr/share/nodejs PKG_CONFIG_LIBDIR=$(CURDIR)/$(BUILD_WEB)/deps/lib/pkgconfig
+# $(BUILD_WEB): index.html, canvas.js, sw.js, and two builds of the module:
+# attnlab.js/.wasm/.data (one thread) and attnlab-mt.js/.wasm/.worker.js/.data
+# (emcc -pthread: the engine on Web Workers), which the page loads when it is
+# cross-origin isolated. Their C libraries come from Debian's source packages
+# (scripts/web/deps.sh), compiled once for each; emcc's JS tools need Debian's
+# acorn (NODE_PATH). Try it: python3 -m http.server -d $(BUILD_WEB)
+WEB_ENV = NODE_PATH=/usr/share/nodejs PKG_CONFIG_LIBDIR=$(CURDIR)/$(BUILD_WEB)/deps/$(1)lib/pkgconfig
+# $(call web_build,DIR,DEPS SUBDIR,C FLAGS,CMAKE OPTIONS)
+define web_build
+	$(call WEB_ENV,$(2)) emcmake cmake -S . -B $(BUILD_WEB)/$(1) -DCMAKE_BUILD_TYPE=Release -DATTNLAB_BLAS=OFF \
+	  -DATTNLAB_OPENMP=OFF "-DCMAKE_C_FLAGS=$(3)" -DCMAKE_FIND_ROOT_PATH_MODE_LIBRARY=BOTH \
+	  -DCMAKE_FIND_ROOT_PATH_MODE_INCLUDE=BOTH -DATTNLAB_WEB_OUT=$(CURDIR)/$(BUILD_WEB) $(4)
+	$(call WEB_ENV,$(2)) cmake --build $(BUILD_WEB)/$(1) -j2
+endef
 web:
 	@scripts/bootstrap.sh emscripten fonttools
 	scripts/web/deps.sh $(BUILD_WEB)/deps
-	$(WEB_ENV) emcmake cmake -S . -B $(BUILD_WEB)/obj -DCMAKE_BUILD_TYPE=Release -DATTNLAB_BLAS=OFF \
-	  -DATTNLAB_OPENMP=OFF -DCMAKE_C_FLAGS=-msimd128 -DCMAKE_FIND_ROOT_PATH_MODE_LIBRARY=BOTH \
-	  -DCMAKE_FIND_ROOT_PATH_MODE_INCLUDE=BOTH -DATTNLAB_WEB_OUT=$(CURDIR)/$(BUILD_WEB)
-	$(WEB_ENV) cmake --build $(BUILD_WEB)/obj -j2
+	scripts/web/deps.sh $(BUILD_WEB)/deps --pthread
+	$(call web_build,obj,,-msimd128,-DATTNLAB_WEB_THREADS=OFF)
+	$(call web_build,obj-mt,pthread/,-msimd128 -pthread,-DATTNLAB_WEB_THREADS=ON)
 
 # The page in headless Chromium (tests/web, called by .ci/run): Debian's
 # chromium driven by puppeteer-core, pinned in tests/web/package-lock.json.

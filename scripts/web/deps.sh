@@ -3,12 +3,21 @@
 # WebAssembly with emcc, from their Debian 12 source packages at the versions
 # pinned below, into OUT/include and OUT/lib (static .a). Nothing is
 # downloaded from outside Debian. Idempotent: a library already built is skipped.
+# With --pthread, compiled for the page's threaded build (emcc -pthread: every
+# object of a threaded wasm module must be) into OUT/pthread/include and
+# OUT/pthread/lib, from the same unpacked sources (OUT/src).
 #
-#   scripts/web/deps.sh [OUT]      (default: build-web/deps)
+#   scripts/web/deps.sh [OUT] [--pthread]     (default: build-web/deps)
 set -eu
 
 OUT=$(realpath -m "${1:-build-web/deps}")
 SRC="$OUT/src"
+CFLAGS_WASM="-O3 -msimd128"
+if [ "${2:-}" = "--pthread" ]; then
+  OUT="$OUT/pthread"
+  CFLAGS_WASM="$CFLAGS_WASM -pthread"
+fi
+OBJ="$OUT/obj"
 # the versions Debian 12 (bookworm) ships; another one is refused
 PINS="cjson=1.7.15-1+deb12u4 md4c=0.4.8-1 pcre2=10.42-1+deb12u2 utf8proc=2.8.0-1"
 # emcc's JS tools need Debian's acorn when node is not Debian's (WEB.md)
@@ -54,39 +63,39 @@ fetch() {
   rm -rf "$SRC/tmp-$name"
 }
 
-CFLAGS_WASM="-O3 -msimd128"
-mkdir -p "$OUT/include" "$OUT/lib" "$SRC"
+mkdir -p "$OUT/include" "$OUT/lib" "$SRC" "$OBJ"
 
 for pin in $PINS; do
-  name=${pin%%=*} ver=${pin#*=} dir="$SRC/$name-$ver"
+  name=${pin%%=*} ver=${pin#*=} dir="$SRC/$name-$ver" obj="$OBJ/$name"
   case $name in
     cjson) lib=libcjson.a ;; md4c) lib=libmd4c.a ;; pcre2) lib=libpcre2-8.a ;; utf8proc) lib=libutf8proc.a ;;
   esac
   [ -f "$OUT/lib/$lib" ] && continue
-  echo "deps.sh: building $name $ver with emcc"
+  echo "deps.sh: building $name $ver with emcc $CFLAGS_WASM"
   fetch "$name" "$ver"
+  mkdir -p "$obj"
   case $name in
     cjson)
-      emcc $CFLAGS_WASM -c "$dir/cJSON.c" -o "$dir/cJSON.o"
-      emar rcs "$OUT/lib/$lib" "$dir/cJSON.o"
+      emcc $CFLAGS_WASM -c "$dir/cJSON.c" -o "$obj/cJSON.o"
+      emar rcs "$OUT/lib/$lib" "$obj/cJSON.o"
       mkdir -p "$OUT/include/cjson" && cp "$dir/cJSON.h" "$OUT/include/cjson/" && cp "$dir/cJSON.h" "$OUT/include/" ;;
     md4c)
-      emcc $CFLAGS_WASM -c "$dir/src/md4c.c" -o "$dir/md4c.o"
-      emar rcs "$OUT/lib/$lib" "$dir/md4c.o"
+      emcc $CFLAGS_WASM -c "$dir/src/md4c.c" -o "$obj/md4c.o"
+      emar rcs "$OUT/lib/$lib" "$obj/md4c.o"
       cp "$dir/src/md4c.h" "$OUT/include/" ;;
     utf8proc)
-      emcc $CFLAGS_WASM -DUTF8PROC_STATIC -c "$dir/utf8proc.c" -o "$dir/utf8proc.o"
-      emar rcs "$OUT/lib/$lib" "$dir/utf8proc.o"
+      emcc $CFLAGS_WASM -DUTF8PROC_STATIC -c "$dir/utf8proc.c" -o "$obj/utf8proc.o"
+      emar rcs "$OUT/lib/$lib" "$obj/utf8proc.o"
       cp "$dir/utf8proc.h" "$OUT/include/" ;;
     pcre2)
       # its own CMake build (config.h, pcre2.h and the character tables), no JIT on wasm
-      emcmake cmake -S "$dir" -B "$dir/build-wasm" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+      emcmake cmake -S "$dir" -B "$obj" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
         -DPCRE2_BUILD_PCRE2_8=ON -DPCRE2_BUILD_PCRE2_16=OFF -DPCRE2_BUILD_PCRE2_32=OFF -DPCRE2_SUPPORT_JIT=OFF \
         -DPCRE2_BUILD_PCRE2GREP=OFF -DPCRE2_BUILD_TESTS=OFF -DPCRE2_SUPPORT_LIBZ=OFF -DPCRE2_SUPPORT_LIBBZ2=OFF \
         -DPCRE2_SUPPORT_LIBEDIT=OFF -DPCRE2_SUPPORT_LIBREADLINE=OFF -DCMAKE_C_FLAGS="$CFLAGS_WASM" >/dev/null
-      cmake --build "$dir/build-wasm" -j2 --target pcre2-8-static >/dev/null
-      cp "$(find "$dir/build-wasm" -name 'libpcre2-8*.a' | head -1)" "$OUT/lib/$lib"
-      cp "$dir/build-wasm/pcre2.h" "$OUT/include/" ;;
+      cmake --build "$obj" -j2 --target pcre2-8-static >/dev/null
+      cp "$(find "$obj" -name 'libpcre2-8*.a' | head -1)" "$OUT/lib/$lib"
+      cp "$obj/pcre2.h" "$OUT/include/" ;;
   esac
 done
 # pkg-config files, so that CMake's pkg_check_modules finds these (PKG_CONFIG_LIBDIR=OUT/lib/pkgconfig)

@@ -15,9 +15,10 @@
  *     ui_jobs_leave(app->jobs, t);    // it finishes on its own
  *
  * The desktop runs each request on a thread of its own at a lower priority
- * (src/platform/sdl/jobs_thread.c). A platform without threads (the web page)
- * and the tests give none (NULL): every request then runs where it is made,
- * the frame waiting for it. */
+ * (src/platform/posix/jobs_thread.c), and so does the web page's threaded
+ * build (a Web Worker a request). The single-threaded page runs each later on
+ * its one thread (src/platform/web/main_web.c). The tests may give none
+ * (NULL): every request then runs where it is made, the frame waiting for it. */
 #ifndef UI_JOBS_H
 #define UI_JOBS_H
 

@@ -21,8 +21,14 @@
  *   - after a reload the picker shows lesson 4's progress;
  *   - the language button reloads the page in Chinese, drawn with the page's
  *     own CJK face, the progress still there.
- * Prints the first-frame time and, for every action, how long the page was
- * busy in one go (frozen) and how long from the input to its frame (those
+ * These run on the threaded build (attnlab-mt.js): the page, isolated by its
+ * own service worker (sw.js) after one reload, must say it runs it, and run
+ * its requests on Web Workers (web_worker_jobs > 0 after a toggle). A shorter
+ * run (the first frame, the toggle, lesson 16, tang) follows on the
+ * single-threaded build, in a page whose service worker is blocked (so not
+ * isolated); ?threads=0 asks for that build on an isolated page too.
+ * Prints, for each build, the first-frame time and, for every action, how long the page was
+ * busy in one go (frozen), how long from the input to its frame and to its work done (those
  * over the 100 ms budget always, all with ATTNLAB_WEB_VERBOSE=1); fails when
  * one froze the page for over a second (ATTNLAB_WEB_FREEZE_MS). With --bench also the
  * engine's forward in wasm (web_bench) at the attention shape of WEB.md.
@@ -66,9 +72,12 @@ function serve(dir) {
 }
 
 /* The page's weight: what it loads before its first frame, each file compressed with gzip -9
- * (as a static host serves it): [total bytes, [file, bytes]...]. Checkpoints, fetched on demand, are not in it. */
-function weight(dir) {
-  const files = ['index.html', 'canvas.js', 'attnlab.js', 'attnlab.wasm', 'attnlab.data', 'checkpoints.json'];
+ * (as a static host serves it): [total bytes, [file, bytes]...]. Checkpoints, fetched on demand, are not in it.
+ * module: the build's files (MODULES), of which a visit fetches one. */
+const MODULES = { single: ['attnlab.js', 'attnlab.wasm', 'attnlab.data'],
+                  threads: ['attnlab-mt.js', 'attnlab-mt.wasm', 'attnlab-mt.worker.js', 'attnlab.data'] };
+function weight(dir, module) {
+  const files = ['index.html', 'canvas.js', 'sw.js', ...module, 'checkpoints.json'];
   for (const f of fs.readdirSync(path.join(dir, 'fonts'))) if (/\.ttf$/.test(f)) files.push('fonts/' + f);
   const sizes = files.map((f) => [f, zlib.gzipSync(fs.readFileSync(path.join(dir, f)), { level: 9 }).length]);
   return [sizes.reduce((n, x) => n + x[1], 0), sizes];
@@ -94,7 +103,7 @@ function picture(page) {
 class Driver {
   constructor(page) {
     this.page = page;
-    this.timings = []; /* [what, busy ms, input-to-frame ms] */
+    this.timings = []; /* [what, busy ms, input-to-frame ms, input-to-idle ms: its work done and taken in] */
   }
 
   stats() { return this.page.evaluate(() => window.attnlabStats); }
@@ -106,14 +115,18 @@ class Driver {
 
   /* does fn (an input), waits for its frame, and keeps how long the page was busy; false: no frame */
   async act(what, fn) {
-    const n = await this.page.evaluate(() => { window.attnlabStats.longestBusyMs = 0; return window.attnlabStats.frames; });
+    const n = await this.page.evaluate(() => {
+      window.attnlabStats.longestBusyMs = 0;
+      window.attnlabStats.inputToIdleMs = null;
+      return window.attnlabStats.frames;
+    });
     await fn();
     const ok = await this.drawnAfter(n);
     /* the work the frame announced (a model read, a recomputation) runs after it: it counts too */
     await this.page.waitForFunction(() => !window.attnlabStats.pending, { timeout: 30000 }).catch(() => null);
     await this.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const s = await this.stats();
-    this.timings.push([what, s.longestBusyMs, ok ? s.inputToFrameMs : null]);
+    this.timings.push([what, s.longestBusyMs, ok ? s.inputToFrameMs : null, s.inputToIdleMs]);
     return ok;
   }
 
@@ -154,6 +167,31 @@ class Driver {
     return this.page.waitForFunction((src) => new RegExp(src).test(document.title), { timeout }, re.source)
       .then(() => true, () => false);
   }
+}
+
+/* Opens url and waits for the page's first frame: the page may reload itself once on the way
+ * (its service worker taking over, to be cross-origin isolated). */
+async function open(page, url) {
+  const t0 = Date.now();
+  await page.goto(url, { waitUntil: 'load', timeout: TIMEOUT_MS });
+  const end = t0 + TIMEOUT_MS;
+  for (;;) {
+    const ok = await page.evaluate(() => !!(window.attnlabStats && window.attnlabStats.frames > 0)).catch(() => false);
+    if (ok) return Date.now() - t0;
+    if (Date.now() > end) throw new Error(url + ': no frame within ' + TIMEOUT_MS + ' ms');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/* which build the page runs, as it says (its bar's tooltip), and whether its requests ran on workers */
+async function build(d, check, want) {
+  const [isolated, which, tip, workers] = await d.page.evaluate(() => [window.crossOriginIsolated, window.attnlabStats.build,
+    document.getElementById('bar').title, window.attnlabModule._web_worker_jobs(0)]);
+  check(which === want, 'the page runs the ' + which + ' build, not the ' + want + ' one (cross-origin isolated: ' + isolated + ')');
+  check(want === 'single' || isolated, 'the threaded page is not cross-origin isolated');
+  check(want === 'threads' ? /Web Workers/.test(tip) : /own thread/.test(tip), 'the bar does not say which build runs: "' + tip + '"');
+  console.log(want + ': cross-origin isolated ' + isolated + ', "' + tip + '"');
+  return workers;
 }
 
 async function firstFrame(d, check) {
@@ -347,9 +385,11 @@ async function lesson16(d, check) {
   console.log('brown-induction\'s checkpoints fetched in ' + (Date.now() - t0) + ' ms');
   check(await d.key('Enter', 'Enter (lesson 16 again)'), 'Enter on lesson 16 again: no frame followed');
   /* the page's job service: the frame announcing the opening came before the work (the model, its curves) */
+  /* (threaded: the work is on a worker, and the page is busy only for its frames) */
   const [, busy, toFrame] = d.timings[d.timings.length - 1];
-  check(toFrame !== null && toFrame < busy, 'lesson 16: its first frame waited for the work (' + toFrame + ' ms to the frame, ' +
-        busy.toFixed(0) + ' ms of work): the app computed it at once');
+  const threads = (await d.stats()).build === 'threads';
+  check(toFrame !== null && (threads ? toFrame < FREEZE_MS : toFrame < busy), 'lesson 16: its first frame waited for the work (' +
+        toFrame + ' ms to the frame, the page busy ' + busy.toFixed(0) + ' ms): the app computed it at once');
   check(await d.title(/brown-induction .*lesson step 1\/\d+$/), 'lesson 16 did not open once its checkpoints were fetched: "' +
         (await d.page.title()) + '"');
   check((await d.boxes(/^training step 0 of 3000/)).length === 1, 'lesson 16 step 1: not at training step 0');
@@ -439,22 +479,41 @@ async function chinese(d, check, attnlab) {
   if (process.env.ATTNLAB_WEB_SHOT_ZH) await d.page.screenshot({ path: process.env.ATTNLAB_WEB_SHOT_ZH });
 }
 
+/* Prints the actions over the budget (all with ATTNLAB_WEB_VERBOSE) and the longest the page's thread was
+ * busy in one go, with the load average; fails a freeze */
+function busiest(d, check, label) {
+  let worst = ['', 0];
+  const ms = (x) => (x === null || x === undefined ? '-' : x.toFixed(1));
+  for (const [what, busy, toFrame, toIdle] of d.timings) {
+    if (process.env.ATTNLAB_WEB_VERBOSE || busy > BUSY_BUDGET_MS)
+      console.log('  ' + label + ': ' + what + ': busy ' + busy.toFixed(1) + ' ms, input to frame ' + ms(toFrame) + ' ms, to its work done ' +
+                  ms(toIdle) + ' ms');
+    if (busy > worst[1]) worst = [what, busy];
+    check(busy <= FREEZE_MS, label + ': ' + what + ': the page froze for ' + busy.toFixed(0) + ' ms (more than ' + FREEZE_MS + ' ms)');
+  }
+  const over = d.timings.filter((t) => t[1] > BUSY_BUDGET_MS).length;
+  console.log(label + ': ' + d.timings.length + ' actions, ' + over + ' over the ' + BUSY_BUDGET_MS + ' ms budget; the longest the page was busy in one go: ' +
+              worst[1].toFixed(1) + ' ms (' + worst[0] + '), load average ' + require('os').loadavg()[0].toFixed(2));
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const dir = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--attnlab');
   if (!dir) die('usage: test_web.js BUILD_WEB [--attnlab BUILD/attnlab] [--bench]');
   if (args.includes('--attnlab') && !fs.existsSync(args[args.indexOf('--attnlab') + 1] || ''))
     die('--attnlab ' + args[args.indexOf('--attnlab') + 1] + ': no such program (make builds build/attnlab)');
-  for (const f of ['index.html', 'canvas.js', 'attnlab.js', 'attnlab.wasm', 'attnlab.data'])
+  for (const f of ['index.html', 'canvas.js', 'sw.js', ...MODULES.single, ...MODULES.threads])
     if (!fs.existsSync(path.join(dir, f))) die(path.join(dir, f) + ' is missing: run `make web` first');
   if (!fs.existsSync(CHROMIUM)) die(CHROMIUM + ' is missing: apt-get install chromium');
 
   const failures = [];
   const check = (ok, what) => { if (!ok) failures.push(what); return ok; };
-  const [bytes, sizes] = weight(dir);
   const mb = (n) => (n / 1e6).toFixed(2) + ' MB'; /* 10^6 bytes */
-  console.log('page weight, gzip -9: ' + mb(bytes) + ' (' + sizes.map(([f, n]) => f + ' ' + mb(n)).join(', ') + ')');
-  check(bytes < 15e6, 'the page weighs ' + mb(bytes) + ' compressed: over the 15 MB budget');
+  for (const [which, module] of Object.entries(MODULES)) {
+    const [bytes, sizes] = weight(dir, module);
+    console.log(which + ': page weight, gzip -9: ' + mb(bytes) + ' (' + sizes.map(([f, n]) => f + ' ' + mb(n)).join(', ') + ')');
+    check(bytes < 15e6, which + ': the page weighs ' + mb(bytes) + ' compressed: over the 15 MB budget');
+  }
   const { py, url } = await serve(dir);
   const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true,
                                            args: ['--no-sandbox', '--disable-gpu'] });
@@ -466,14 +525,18 @@ async function main() {
     page.on('request', (r) => requested.push(r.url()));
     page.on('console', (m) => { if (m.type() === 'error' && !/favicon/.test(m.location().url || '')) errors.push(m.text()); });
     await page.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
-    await page.goto(url + '?lang=en', { waitUntil: 'load', timeout: TIMEOUT_MS });
-    await page.waitForFunction(() => window.attnlabStats && window.attnlabStats.frames > 0, { timeout: TIMEOUT_MS });
+    const visit = await open(page, url + '?lang=en');
+    console.log('threads: a first visit\'s first frame ' + visit + ' ms after it was asked for (the service worker\'s reload included)');
     const d = new Driver(page);
 
+    await build(d, check, 'threads');
     const first = await firstFrame(d, check);
     const at = args.indexOf('--attnlab');
     if (at >= 0) await compareRender(d, check, args[at + 1], 'en');
     await toggle(d, check, first);
+    const workers = await page.evaluate(() => window.attnlabModule._web_worker_jobs(0));
+    check(workers > 0, 'threads: after the toggles, ' + workers + ' requests ran on a Web Worker');
+    console.log('threads: ' + workers + ' requests ran on Web Workers by the end of the toggles');
     await passingBy(d, check, requested);
     await pageRequests(d, check);
     await lesson4(d, check);
@@ -493,16 +556,29 @@ async function main() {
                     ', heads ' + h + ', kv_heads ' + g + '; median of ' + reps + ')');
       }
     }
-    let worst = ['', 0];
-    for (const [what, busy, toFrame] of d.timings) {
-      if (process.env.ATTNLAB_WEB_VERBOSE || busy > BUSY_BUDGET_MS)
-        console.log('  ' + what + ': busy ' + busy.toFixed(1) + ' ms, input to frame ' + (toFrame === null ? '-' : toFrame.toFixed(1)) + ' ms');
-      if (busy > worst[1]) worst = [what, busy];
-      check(busy <= FREEZE_MS, what + ': the page froze for ' + busy.toFixed(0) + ' ms (more than ' + FREEZE_MS + ' ms)');
-    }
-    const over = d.timings.filter((t) => t[1] > BUSY_BUDGET_MS).length;
-    console.log(d.timings.length + ' actions, ' + over + ' over the ' + BUSY_BUDGET_MS + ' ms budget; the longest the page was busy in one go: ' +
-                worst[1].toFixed(1) + ' ms (' + worst[0] + '), load average ' + require('os').loadavg()[0].toFixed(2));
+    const [off, on] = await page.evaluate(() => [window.attnlabModule._web_worker_jobs(0), window.attnlabModule._web_worker_jobs(1)]);
+    console.log('threads: ' + off + ' requests ran on Web Workers, ' + on + ' on the page\'s thread (no Worker free) since the last load');
+    busiest(d, check, 'threads');
+
+    /* the single-threaded build, as a page whose service worker is blocked loads it (after its one
+     * reload, to no avail): a shorter run; ?threads=0 asks for it on an isolated page too */
+    const single = await browser.newPage();
+    single.on('pageerror', (e) => errors.push(e.message));
+    single.on('console', (m) => { if (m.type() === 'error' && !/favicon/.test(m.location().url || '')) errors.push(m.text()); });
+    await single.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
+    await single.setBypassServiceWorker(true);
+    console.log('single: a first visit\'s first frame ' + (await open(single, url + '?lang=en')) + ' ms after it was asked for');
+    const s1 = new Driver(single);
+    check((await build(s1, check, 'single')) === -1, 'single: web_worker_jobs is not -1');
+    check(!(await single.evaluate(() => window.crossOriginIsolated)), 'single: the page is isolated with its service worker blocked');
+
+    await toggle(s1, check, await firstFrame(s1, check));
+    await lesson16(s1, check);
+    await tang(s1, check);
+    busiest(s1, check, 'single');
+    await single.close(); /* a tab behind another draws no frames */
+    await open(page, url + '?lang=en&threads=0');
+    await build(d, check, 'single');
     for (const e of errors) failures.push('page: ' + e);
   } finally {
     await browser.close();

@@ -1,4 +1,5 @@
-/* jobs_thread.c — the desktop's job service: a thread a request (jobs.h). */
+/* jobs_thread.c — the desktop's job service: a thread a request (jobs.h).
+ * The web page's threaded build (emcc -pthread) uses it too: there a thread is a Web Worker. */
 #define _GNU_SOURCE /* syscall(SYS_gettid): a thread's own nice value */
 #include "jobs_thread.h"
 
@@ -59,6 +60,15 @@ static ui_task *start(ui_task_fn *fn, void *arg)
 
 static void join(ui_task *t)
 {
+#ifdef __EMSCRIPTEN__
+    /* The web page's thread (src/platform/web): the core joins a request once it has
+     * said it is done, and by the next frame its thread has nearly always ended;
+     * pthread_join is called (and warns that the page's thread may block) only if not. */
+    if (!pthread_tryjoin_np(t->thread, NULL)) {
+        free(t);
+        return;
+    }
+#endif
     pthread_join(t->thread, NULL);
     free(t);
 }

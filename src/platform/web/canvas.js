@@ -7,10 +7,21 @@
  * progress, a file in the page's memory, is kept in localStorage.
  *
  * window.attnlabStats: what the test (tests/web) reads — the first frame's
- * time since the page began, the last input-to-frame time, the longest the
+ * time since the page began, the last input-to-frame time, the last input-to-idle
+ * time (its work done, the result taken in: inputToIdleMs), the longest the
  * page was busy in one go (an input call, a frame or the app's turn: the page
  * is frozen that long), whether the app has work under way (pending), and the
- * last frame's texts and pictures with their boxes. */
+ * last frame's texts and pictures with their boxes, and which build of the
+ * module runs (build: 'threads' or 'single').
+ *
+ * Two builds of the module ship (main_web.c's banner): attnlab-mt.js, the
+ * engine on Web Workers, needs SharedArrayBuffer, which a browser gives only
+ * to a cross-origin isolated page (the COOP and COEP headers). Most static
+ * hosts do not send those, so the page registers sw.js, its service worker,
+ * which adds them to the site's own responses, and reloads once when it has
+ * taken over. A page that is not isolated even so (no service workers: a
+ * browser's setting, or http:// other than localhost) loads attnlab.js, one
+ * thread; ?threads=0 asks for that one. */
 'use strict';
 
 (function () {
@@ -26,15 +37,16 @@
   };
   const MOD_SHIFT = 1, MOD_CTRL = 2, MOD_ALT = 4;
 
-  const stats = (window.attnlabStats = { started: performance.now(), firstFrameMs: null, inputToFrameMs: null,
-                                         longestBusyMs: 0, pending: false, measured: 0, frames: 0, texts: [], boxes: [], images: [] });
+  const stats = (window.attnlabStats = { started: performance.now(), firstFrameMs: null, inputToFrameMs: null, inputToIdleMs: null,
+                                         longestBusyMs: 0, pending: false, measured: 0, frames: 0, texts: [], boxes: [], images: [],
+                                         build: null });
   const canvas = document.getElementById('attnlab');
   const ctx = canvas.getContext('2d', { alpha: false });
   const measureCtx = document.createElement('canvas').getContext('2d');
   const scratch = document.createElement('canvas');
   const widths = new Map(), advances = new Map(); /* a string's width; a character's advance */
   const last = { f: '', s: '', sum: 0 }; /* the string measured last */
-  let M = null, dpr = 1, dirty = true, inputAt = null, savedProgress = null;
+  let M = null, dpr = 1, dirty = true, inputAt = null, workAt = null, savedProgress = null;
   let images = new Map(); /* serial → canvas holding that picture */
 
   function font(px, bold) { return (bold ? 'bold ' : '') + px + 'px ' + FONT; }
@@ -146,9 +158,19 @@
     ctx.fill();
   }
 
+  /* The threaded build's memory may have grown on a worker: the page's views on it are renewed. */
+  function freshViews() {
+    const mem = M.wasmMemory;
+    if (!mem || M.HEAPU8.buffer === mem.buffer) return;
+    M.HEAPU8 = new Uint8Array(mem.buffer);
+    M.HEAP32 = new Int32Array(mem.buffer);
+    M.HEAPF32 = new Float32Array(mem.buffer);
+  }
+
   function draw() {
     const base = M._web_frame();
     if (!base) return;
+    freshViews();
     const words = M._web_rec_words(), n = M.HEAP32[base >> 2];
     const used = new Map();
     let clips = 0;
@@ -222,7 +244,12 @@
   }
 
   function poll() {
-    busy(() => { if ((stats.pending = !!M._web_poll())) dirty = true; });
+    busy(() => {
+      const r = M._web_poll(); /* bit 1: a frame wanted, bit 2: work under way */
+      stats.pending = !!(r & 2);
+      if (r & 1) dirty = true;
+    });
+    if (!stats.pending && workAt !== null) { stats.inputToIdleMs = performance.now() - workAt; workAt = null; }
   }
 
   /* ---- size: the canvas fills the window above the page's bar, in device pixels */
@@ -248,7 +275,7 @@
 
   /* main_web.c's web_words, by index: translated by the app's catalog */
   const WORD = { bar: 0, fetching: 1, fetched: 2, unfetched: 3, open: 4, openTitle: 5, tooBig: 6, missing: 7, reading: 8,
-                 opened: 9 };
+                 opened: 9, threads: 10, single: 11 };
 
   /* the page's word w, each %s filled with the next of args */
   function word(w, ...args) {
@@ -378,7 +405,8 @@
   function changed(call) {
     const t0 = performance.now();
     const r = busy(call);
-    if (r) { dirty = true; if (inputAt === null) inputAt = t0; }
+    /* the app may have work under way now: pending until its next turn says (poll) */
+    if (r) { dirty = true; stats.pending = true; if (inputAt === null) inputAt = t0; if (workAt === null) workAt = t0; }
     carryOut();
     return r;
   }
@@ -522,12 +550,56 @@
     });
   }
 
+  /* ---- which build: the threaded one when the page is (or, through sw.js, can be) cross-origin isolated */
+
+  const REGISTERED_KEY = 'attnlab.isolating'; /* this tab reloaded once for sw.js already */
+
+  /* 'threads', 'single', or null: the page reloads to be isolated */
+  async function chooseBuild() {
+    const asked = new URLSearchParams(location.search).get('threads');
+    let reloaded = null;
+    try { reloaded = sessionStorage.getItem(REGISTERED_KEY); sessionStorage.removeItem(REGISTERED_KEY); } catch (e) { /* off */ }
+    if (window.crossOriginIsolated) return asked === '0' ? 'single' : 'threads';
+    if (asked === '0' || !('serviceWorker' in navigator) || reloaded) return 'single';
+    try {
+      await navigator.serviceWorker.register('sw.js');
+      if (navigator.serviceWorker.controller) return 'single'; /* it answers, and still no isolation: the host's own headers */
+      await navigator.serviceWorker.ready;
+      sessionStorage.setItem(REGISTERED_KEY, '1');
+      location.replace(location.href); /* (a reload() here can keep a hard reload's bypass of the worker) */
+      return null;
+    } catch (e) {
+      return 'single';
+    }
+  }
+
+  function loadScript(src) {
+    return new Promise((resolve, reject) => {
+      const el = document.createElement('script');
+      el.src = src;
+      el.onload = resolve;
+      el.onerror = () => reject(new Error(src + ' did not load'));
+      document.body.appendChild(el);
+    });
+  }
+
+  /* the module's factory, of the build chosen */
+  async function loadModule() {
+    const build = await chooseBuild();
+    if (!build) return new Promise(() => {}); /* reloading */
+    stats.build = build;
+    await loadScript(build === 'threads' ? 'attnlab-mt.js' : 'attnlab.js');
+    return window.attnlab;
+  }
+
   showNote('Loading attnlab …');
   /* text is measured from the first frame on: the page's fonts first (a missing one: the browser's) */
   const fonts = Promise.all([document.fonts.load('16px "DejaVu Sans"'), document.fonts.load('bold 16px "DejaVu Sans"'),
                              document.fonts.load('16px "WenQuanYi Micro Hei"', '\u4e2d')])
     .catch(() => null);
-  Promise.all([attnlab({ attnTextWidth: textWidth, attnLineHeight: lineHeight }), fonts])
+  Promise.all([loadModule().then((factory) => factory({ attnTextWidth: textWidth, attnLineHeight: lineHeight,
+                                                       /* both builds pack the same data (src/platform/web/CMakeLists.txt) */
+                                                       locateFile: (f) => (f === 'attnlab-mt.data' ? 'attnlab.data' : f) })), fonts])
     .then(([mod]) => {
       M = mod;
       window.attnlabModule = mod; /* for the test (tests/web): web_bench */
@@ -538,6 +610,8 @@
       if (rc) { showNote('attnlab could not start: see the browser console.'); return; }
       showNote('');
       barNote(word('bar'));
+      /* which build runs: said quietly, as the bar's tooltip */
+      document.getElementById('bar').title = word(stats.build === 'threads' ? 'threads' : 'single');
       languageButton(lang);
       modelPicker();
       fetchCheckpointList();

@@ -20,10 +20,17 @@
  * ui_heat_paint as on the desktop; a heatmap's pixels are kept while its
  * trace generation, slice, scale and size stay the same.
  *
- * There are no threads. The page's job service (jobs.h) runs each request
- * later on the page's one thread, at the next web_poll, one a frame: a key
- * that opens a lesson or a model returns at once, the frame saying so is
- * drawn, and then the work runs (still in one go: the page is busy that long).
+ * The job service (jobs.h) has two builds. The threaded one (ATTNLAB_WEB_THREADS,
+ * attnlab-mt.js, loaded when the page is cross-origin isolated) is the
+ * desktop's: each request on a pthread, a Web Worker of emscripten's pool,
+ * while the page's thread only draws and takes results in; the core joins a
+ * request only once its done flag is set, so the page's thread never waits
+ * on one. A worker's file calls are carried out by the page's thread
+ * (emscripten proxies them), between its frames. The single-threaded one
+ * runs each request later on the page's one thread, at the next web_poll,
+ * one a frame: a key that opens a lesson or a model returns at once, the
+ * frame saying so is drawn, and then the work runs (in one go: the page is
+ * busy that long).
  * The lesson progress file lives in the page's memory file system, which
  * canvas.js copies to and from localStorage. */
 #include <emscripten.h>
@@ -40,6 +47,12 @@
 #include "i18n.h"
 #include "jobs.h"
 #include "render.h"
+#ifdef ATTNLAB_WEB_THREADS
+#include <emscripten/threading.h>
+#include <stdatomic.h>
+
+#include "jobs_thread.h"
+#endif
 
 /* app_impl.h's (the app core's inside): o's step, given the names to step
  * through. Declared here rather than that header included; the app core
@@ -49,11 +62,50 @@ int ui_app_next_model_in(struct ui_app *app, const char *const *names, int n);
 #define WEB_REC 16
 #define WEB_CMD_IMAGE 100
 #define WEB_IMAGES 8      /* heatmap pictures kept from frame to frame */
+#define WEB_PROGRESS_MS 250 /* while the app works, a frame this often */
 
 EM_JS(int, js_text_width, (const char *utf8, int px, int bold),
       { return Module.attnTextWidth(UTF8ToString(utf8), px, bold); });
 EM_JS(int, js_line_height, (int px), { return Module.attnLineHeight(px); });
 
+#ifdef ATTNLAB_WEB_THREADS
+/* ---- the job service: the desktop's, a pthread (a Worker) a request, counted */
+
+static atomic_int off_thread; /* requests that ran on a worker, not the page's thread */
+static int on_page;           /* requests the core ran itself: no Worker was free */
+
+typedef struct {
+    ui_task_fn *fn;
+    void *arg;
+} job_call;
+
+static void job_counted(void *arg)
+{
+    job_call c = *(job_call *)arg;
+    free(arg);
+    if (!emscripten_is_main_runtime_thread()) atomic_fetch_add(&off_thread, 1);
+    c.fn(c.arg);
+}
+
+static ui_task *job_start(ui_task_fn *fn, void *arg)
+{
+    job_call *c = malloc(sizeof *c);
+    if (!c) return NULL;
+    *c = (job_call){fn, arg};
+    ui_task *t = ui_jobs_thread()->start(job_counted, c);
+    if (!t) free(c), on_page++; /* no Worker free: the core runs fn here and now */
+    return t;
+}
+
+static void job_join(ui_task *t) { ui_jobs_thread()->join(t); }
+static void job_leave(ui_task *t) { ui_jobs_thread()->leave(t); }
+static bool job_next(void) { return false; }
+static bool job_queued(void) { return false; }
+
+/* For the test (tests/web): how many requests ran off the page's thread (page: 0), or on it for want
+ * of a free Worker (page: 1); -1: the single-threaded build. */
+EMSCRIPTEN_KEEPALIVE int web_worker_jobs(int page) { return page ? on_page : atomic_load(&off_thread); }
+#else
 /* ---- the job service: requests run later, one per web_poll, on this thread */
 
 /* A request: the core holds it until it joins or leaves it; the queue until it has run. */
@@ -122,6 +174,11 @@ static bool job_next(void)
     return true;
 }
 
+static bool job_queued(void) { return queue.head != NULL; }
+
+EMSCRIPTEN_KEEPALIVE int web_worker_jobs(int page) { return (void)page, -1; }
+#endif
+
 static const ui_jobs web_jobs = {job_start, job_join, job_leave};
 
 /* One painted picture (RGBA, as canvas ImageData wants) and what it shows. */
@@ -146,6 +203,7 @@ static struct {
     uint8_t **hatches;    /* this frame's hatch pictures, freed at the next */
     int n_hatches, hatch_cap;
     int frame, serial;
+    double drawn_ms;      /* when the last frame was laid out */
 } web;
 
 static int text_width(void *ctx, const char *s, int px)
@@ -311,13 +369,19 @@ EMSCRIPTEN_KEEPALIVE void web_resize(int w, int h, float dpr)
     web.app.dirty = true;
 }
 
-/* Whether a frame is wanted: the app changed, or finished something it was doing. */
+/* The app's turn between frames. Bit 1: a frame is wanted (the app changed, or
+ * finished something it was doing; while it works, its progress every
+ * WEB_PROGRESS_MS, as the desktop's window shows it: a frame at every
+ * animation frame would take a core from the worker). Bit 2: it has work
+ * under way. */
 EMSCRIPTEN_KEEPALIVE int web_poll(void)
 {
     if (!web.ready) return 0;
     bool ran = job_next();
     bool changed = ui_app_poll(&web.app);
-    return ran || changed || web.app.dirty || ui_app_pending(&web.app) || queue.head;
+    bool working = ui_app_pending(&web.app) || job_queued();
+    bool progress = working && attn_clock_ms() - web.drawn_ms >= WEB_PROGRESS_MS;
+    return (ran || changed || web.app.dirty || progress ? 1 : 0) | (working ? 2 : 0);
 }
 
 /* The frame as records (see the banner): [0] their count, then the records. */
@@ -327,6 +391,7 @@ EMSCRIPTEN_KEEPALIVE const int32_t *web_frame(void)
     for (int i = 0; i < web.n_hatches; i++) free(web.hatches[i]);
     web.n_hatches = 0;
     web.frame++;
+    web.drawn_ms = attn_clock_ms();
     ui_render_frame(&web.app, &web.list, &web.app.layout, web.w, web.h);
     if (web.list.n + 1 > web.out_cap) {
         int32_t *o = realloc(web.out, ((size_t)web.list.n + 1) * WEB_REC * sizeof *o);
@@ -392,6 +457,9 @@ static const char *const web_words[] = {
     N_("Not a model folder: %s is missing (it needs config.json, model.safetensors and tokenizer.json)"),
     N_("reading your model: %s MB …"),
     N_("your model %s is open (o: the shipped ones again)"),
+    N_("the engine computes on Web Workers: the page never waits for it"),
+    N_("the engine computes on the page's own thread (Web Workers need a cross-origin isolated page): "
+       "a long computation holds the page until it ends"),
 };
 
 EMSCRIPTEN_KEEPALIVE const char *web_word(int i)
