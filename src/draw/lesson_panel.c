@@ -463,8 +463,11 @@ static void step_body(ui_draw *dl, const ui_app *app, ui_rect clip, int x, int r
     ui_layout *l = dl->layout;
     l->lesson_scroll_max = ui_imax(0, total - clip.h + u);
     int scroll = ui_imin(app->lesson.scroll, l->lesson_scroll_max);
-    /* a quiz just checked whose feedback ends below the fold: scrolled up just
-     * enough to show it, never so far that its Check leaves the top */
+    /* a quiz just checked whose verdict is below the fold: scrolled up just
+     * enough to show Check and the verdict's first line under it (about three
+     * lines: the choices above move as little as can be, to be picked again;
+     * the explanations further down are the wheel's) */
+    if (end > top) end = ui_imin(end, top + 3 * u);
     if (end > scroll + clip.h) scroll = ui_imin(l->lesson_scroll_max, ui_imin(top, end - clip.h + u / 2));
     l->lesson_scroll = scroll;
     ui_clip_push(dl, clip);

@@ -477,6 +477,12 @@ async function chinese(d, check, attnlab) {
   check((await d.boxes(/^第 2 \/ 9 步 · 测验 2\/\d+$/)).length === 1,
         'Chinese: the picker does not show lesson 4\'s progress (第 2 / 9 步 · 测验 2/N)');
   if (process.env.ATTNLAB_WEB_SHOT_ZH) await d.page.screenshot({ path: process.env.ATTNLAB_WEB_SHOT_ZH });
+  await d.key('Escape', 'Esc (the picker closed)');
+  /* the page's own notes speak the language too (they are shown outside the app core) */
+  await d.key('q', 'q (quit, in Chinese)');
+  const said = await d.page.$eval('#note', (e) => (e.hidden ? '' : e.textContent));
+  check(/关闭这个标签页/.test(said), 'Chinese: q\'s note is not in Chinese: "' + said + '"');
+  await d.key('Escape', 'Esc (after q, in Chinese)');
 }
 
 /* Prints the actions over the budget (all with ATTNLAB_WEB_VERBOSE) and the longest the page's thread was

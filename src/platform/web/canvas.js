@@ -419,7 +419,7 @@
   function carryOut() {
     const r = M._web_requests();
     if (quitNote) { showNote(''); quitNote = false; } /* said once, gone with the next input */
-    if (r & 1) { showNote('attnlab asked to quit: close this tab, or go on.'); quitNote = true; }
+    if (r & 1) { showNote(note('quit')); quitNote = true; }
     const want = !!(r & 4), full = !!document.fullscreenElement;
     if (want !== full && document.fullscreenEnabled) {
       const p = want ? document.documentElement.requestFullscreen() : document.exitFullscreen();
@@ -524,6 +524,16 @@
     note.hidden = !s;
   }
 
+  /* What the page says before the app core (and its translations) has started,
+   * or after it asked to end: in the language the app core will speak. */
+  const NOTES = {
+    loading: { en: 'Loading attnlab …', zh: '正在加载 attnlab …' },
+    noStart: { en: 'attnlab could not start: see the browser console.', zh: 'attnlab 无法启动：请查看浏览器的控制台。' },
+    noLoad: { en: 'attnlab could not load: ', zh: 'attnlab 无法加载：' },
+    quit: { en: 'attnlab asked to quit: close this tab, or go on.', zh: 'attnlab 请求退出：可以关闭这个标签页，也可以继续。' },
+  };
+  function note(what) { return NOTES[what][language()]; }
+
   /* the interface language: ?lang=, else the one last chosen with the button, else the browser's */
   function language() {
     let asked = new URLSearchParams(location.search).get('lang');
@@ -592,7 +602,7 @@
     return window.attnlab;
   }
 
-  showNote('Loading attnlab …');
+  showNote(note('loading'));
   /* text is measured from the first frame on: the page's fonts first (a missing one: the browser's) */
   const fonts = Promise.all([document.fonts.load('16px "DejaVu Sans"'), document.fonts.load('bold 16px "DejaVu Sans"'),
                              document.fonts.load('16px "WenQuanYi Micro Hei"', '\u4e2d')])
@@ -607,7 +617,7 @@
       const [w, h] = fit();
       const lang = language();
       const rc = withString(lang, (p) => M._web_init(w, h, dpr, p));
-      if (rc) { showNote('attnlab could not start: see the browser console.'); return; }
+      if (rc) { showNote(note('noStart')); return; }
       showNote('');
       barNote(word('bar'));
       /* which build runs: said quietly, as the bar's tooltip */
@@ -618,5 +628,5 @@
       canvas.focus();
       requestAnimationFrame(tick);
     })
-    .catch((e) => showNote('attnlab could not load: ' + e));
+    .catch((e) => showNote(note('noLoad') + e));
 })();
