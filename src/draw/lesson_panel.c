@@ -253,7 +253,10 @@ static int explanations(ui_draw *dl, const ui_app *app, int quiz, int x, int y, 
     return y;
 }
 
-static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
+/* The quiz's widget from y; returns the y below it. shown (when not NULL, for
+ * the quiz just checked): where its Check row begins and its verdict ends. */
+static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, int y, int right, bool draw,
+                       int shown[2])
 {
     const ui_player *p = &app->lesson;
     const lesson_quiz *q = &p->ls.steps[p->step].quizzes[b->quiz];
@@ -277,6 +280,7 @@ static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, in
         y = flow(dl, buf, NULL, 0, x, y, right, UI_TEXT_DIM, draw);
     }
     int bx = x;
+    if (shown) shown[0] = shown[1] = y;
     if (draw) {
         if (q->kind == LESSON_QUIZ_NUMBER) {
             bool focus = p->focus == b->quiz;
@@ -297,6 +301,7 @@ static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, in
     if (a->feedback[0]) {
         uint32_t c = !a->graded ? UI_TEXT : a->grade.right ? UI_GOOD : UI_ERROR;
         y = flow(dl, a->feedback, NULL, 0, x, y, right, c, draw);
+        if (shown) shown[1] = y;
         if (a->graded && a->grade.right && q->explain) y = flow(dl, q->explain, NULL, 0, x, y, right, UI_TEXT, draw);
         if (a->graded && !a->grade.right && q->hint) {
             const char *lead = _("Hint: ");
@@ -314,7 +319,8 @@ static int quiz_widget(ui_draw *dl, const ui_app *app, const lesson_block *b, in
 
 /* ---- blocks */
 
-static int block(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, int y, int right, bool draw)
+static int block(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, int y, int right, bool draw,
+                 int shown[2])
 {
     int u = ui_line(dl);
     int gap = u / 2;
@@ -371,15 +377,15 @@ static int block(ui_draw *dl, const ui_app *app, const lesson_block *b, int x, i
         return ny + gap / 2;
     }
     case LESSON_BLOCK_WHY: return y; /* drawn below Check (explanations) */
-    case LESSON_BLOCK_QUIZ: return quiz_widget(dl, app, b, x, y, right, draw);
+    case LESSON_BLOCK_QUIZ: return quiz_widget(dl, app, b, x, y, right, draw, shown);
     default: return flow(dl, b->text, b->spans, b->n_spans, x, y, right, UI_TEXT, draw) + gap;
     }
 }
 
-/* The step's blocks from y; returns the y below them. quiz_top, quiz_end (when
- * not NULL): where the widget of the quiz just checked (shown_quiz) begins and
- * ends, its Check, verdict and explanations. */
-static int content(ui_draw *dl, const ui_app *app, int x, int y, int right, bool draw, int *quiz_top, int *quiz_end)
+/* The step's blocks from y; returns the y below them. shown (when not NULL):
+ * where the Check row of the quiz just checked (shown_quiz) begins and its
+ * verdict ends; untouched without one. */
+static int content(ui_draw *dl, const ui_app *app, int x, int y, int right, bool draw, int shown[2])
 {
     const ui_player *p = &app->lesson;
     const lesson_step *st = &p->ls.steps[p->step];
@@ -387,13 +393,12 @@ static int content(ui_draw *dl, const ui_app *app, int x, int y, int right, bool
         for (int i = 0; i < p->ls.intro.n_blocks; i++) {
             const lesson_block *b = &p->ls.intro.blocks[i];
             if (b->kind != LESSON_BLOCK_QUIZ && b->kind != LESSON_BLOCK_CHOICE && b->kind != LESSON_BLOCK_WHY)
-                y = block(dl, app, b, x, y, right, draw);
+                y = block(dl, app, b, x, y, right, draw, NULL);
         }
     for (int i = 0; i < st->n_blocks; i++) {
         const lesson_block *b = &st->blocks[i];
-        int top = y;
-        y = block(dl, app, b, x, y, right, draw);
-        if (quiz_top && b->kind == LESSON_BLOCK_QUIZ && b->quiz == p->shown_quiz) *quiz_top = top, *quiz_end = y;
+        bool checked = shown && b->kind == LESSON_BLOCK_QUIZ && b->quiz == p->shown_quiz;
+        y = block(dl, app, b, x, y, right, draw, checked ? shown : NULL);
     }
     return y;
 }
@@ -458,21 +463,21 @@ static void lesson_footer(ui_draw *dl, const ui_player *p, int x, int y, int rig
 static void step_body(ui_draw *dl, const ui_app *app, ui_rect clip, int x, int right, int bar_x)
 {
     int u = ui_line(dl);
-    int top = -1, end = -1;
-    int total = content(dl, app, x, 0, right, false, &top, &end);
+    int shown[2] = {-1, -1}; /* the checked quiz's Check row and the end of its verdict */
+    int total = content(dl, app, x, 0, right, false, shown);
     ui_layout *l = dl->layout;
     l->lesson_scroll_max = ui_imax(0, total - clip.h + u);
     int scroll = ui_imin(app->lesson.scroll, l->lesson_scroll_max);
     /* a quiz just checked whose verdict is below the fold: scrolled up just
-     * enough to show Check and the verdict's first line under it (about three
-     * lines: the choices above move as little as can be, to be picked again;
-     * the explanations further down are the wheel's) */
-    if (end > top) end = ui_imin(end, top + 3 * u);
-    if (end > scroll + clip.h) scroll = ui_imin(l->lesson_scroll_max, ui_imin(top, end - clip.h + u / 2));
+     * enough to show its Check and the verdict under it (the choices above move
+     * as little as can be, to be picked again; the explanations further down
+     * are the wheel's), never so far that Check leaves the top */
+    if (shown[1] > scroll + clip.h)
+        scroll = ui_imin(l->lesson_scroll_max, ui_imin(shown[0], shown[1] - clip.h + u / 2));
     l->lesson_scroll = scroll;
     ui_clip_push(dl, clip);
     int first_hit = l->n_hits;
-    content(dl, app, x, clip.y - scroll, right, true, NULL, NULL);
+    content(dl, app, x, clip.y - scroll, right, true, NULL);
     /* hits scrolled out of view must not take clicks */
     for (int i = first_hit; i < l->n_hits; i++) l->hits[i].r = ui_rect_intersect(l->hits[i].r, clip);
     ui_clip_pop(dl);

@@ -93,38 +93,31 @@ static void axpy_rows(int n, int kk, float alpha, const float *restrict a, const
  * and vectorises: 128-bit SIMD in the web page's wasm). */
 #define GEMM_MR 4
 #define GEMM_NR 16
-#define GEMM_KC 256 /* terms of a sum taken at a time: 256 B rows of the panel, 16 KiB */
 
-/* C (mr × nr, at most the tile) = alpha · A (mr × kk) · B (kk × nr), sums over
- * p in order. A long sum is taken GEMM_KC terms at a time (p0 > 0: the sums
- * so far are read back from C, and alpha is applied after the last), so that
- * the B rows a block reads stay in the L1 cache for every tile of the panel. */
-static inline __attribute__((always_inline)) void tile_sums(int mr, int nr, int p0, int p1, float scale,
-                                                            const float *restrict a, int lda, const float *restrict b,
-                                                            int ldb, float *restrict c, int ldc)
+/* C (mr × nr, at most the tile) = alpha · A (mr × kk) · B (kk × nr), sums over p in order. */
+static void gemm_tile(int mr, int nr, int kk, float alpha, const float *restrict a, int lda, const float *restrict b,
+                      int ldb, float *restrict c, int ldc)
 {
-    float acc[GEMM_MR][GEMM_NR];
-    for (int r = 0; r < mr; r++)
-        for (int q = 0; q < nr; q++) acc[r][q] = p0 > 0 ? c[(size_t)r * ldc + q] : 0.0f;
-    for (int p = p0; p < p1; p++) {
-        const float *bp = b + (size_t)p * ldb;
-        for (int r = 0; r < mr; r++) {
-            float ar = a[(size_t)r * lda + p];
-            for (int q = 0; q < nr; q++) acc[r][q] += ar * bp[q];
+    float acc[GEMM_MR][GEMM_NR] = {{0}};
+    if (mr == GEMM_MR && nr == GEMM_NR) { /* fixed bounds: fully unrolled, acc in registers */
+        for (int p = 0; p < kk; p++) {
+            const float *bp = b + (size_t)p * ldb;
+            for (int r = 0; r < GEMM_MR; r++) {
+                float ar = a[(size_t)r * lda + p];
+                for (int q = 0; q < GEMM_NR; q++) acc[r][q] += ar * bp[q];
+            }
+        }
+    } else { /* the edges */
+        for (int p = 0; p < kk; p++) {
+            const float *bp = b + (size_t)p * ldb;
+            for (int r = 0; r < mr; r++) {
+                float ar = a[(size_t)r * lda + p];
+                for (int q = 0; q < nr; q++) acc[r][q] += ar * bp[q];
+            }
         }
     }
     for (int r = 0; r < mr; r++)
-        for (int q = 0; q < nr; q++) c[(size_t)r * ldc + q] = scale * acc[r][q];
-}
-
-static void gemm_tile(int mr, int nr, int p0, int p1, int kk, float alpha, const float *restrict a, int lda,
-                      const float *restrict b, int ldb, float *restrict c, int ldc)
-{
-    float scale = p1 == kk ? alpha : 1.0f;
-    if (mr == GEMM_MR && nr == GEMM_NR) /* constant bounds: fully unrolled, the sums in registers */
-        tile_sums(GEMM_MR, GEMM_NR, p0, p1, scale, a, lda, b, ldb, c, ldc);
-    else /* the edges */
-        tile_sums(mr, nr, p0, p1, scale, a, lda, b, ldb, c, ldc);
+        for (int q = 0; q < nr; q++) c[(size_t)r * ldc + q] = alpha * acc[r][q];
 }
 
 /* C = alpha · A · op(B) by tiles, a column panel of GEMM_NR at a time (the
@@ -158,14 +151,9 @@ static bool gemm_tiles(bool trans_b, int m, int n, int kk, float alpha, const fl
                 bj = panel;
                 ld = GEMM_NR;
             }
-            int p0 = 0;
-            do { /* once at least: kk = 0 writes zeros */
-                int p1 = kk - p0 < GEMM_KC ? kk : p0 + GEMM_KC;
-                for (int i = 0; i < m; i += GEMM_MR)
-                    gemm_tile(m - i < GEMM_MR ? m - i : GEMM_MR, nr, p0, p1, kk, alpha, a + (size_t)i * lda, lda, bj,
-                              ld, c + (size_t)i * ldc + j, ldc);
-                p0 = p1;
-            } while (p0 < kk);
+            for (int i = 0; i < m; i += GEMM_MR)
+                gemm_tile(m - i < GEMM_MR ? m - i : GEMM_MR, nr, kk, alpha, a + (size_t)i * lda, lda, bj, ld,
+                          c + (size_t)i * ldc + j, ldc);
         }
         free(panel);
     }
