@@ -191,10 +191,13 @@ static int progress_chip(ui_draw *dl, const ui_player *p, int x, int y, int w, b
 
 /* ---- buttons */
 
+/* A button's width: its label and half a line either side. */
+static int button_w(ui_draw *dl, const char *label) { return ui_text_w(dl, label) + ui_line(dl); }
+
 static int button(ui_draw *dl, int x, int y, const char *label, bool primary, ui_action act, int arg)
 {
     int u = ui_line(dl);
-    int w = ui_text_w(dl, label) + u;
+    int w = button_w(dl, label);
     ui_rect r = {x, y, w, u + u / 2};
     ui_fill(dl, r.x, r.y, r.w, r.h, primary ? 0xFF2E5E78u : UI_PANEL_HI);
     ui_frame(dl, r.x, r.y, r.w, r.h, 1, primary ? UI_ACCENT : UI_TEXT_DIM);
@@ -441,8 +444,8 @@ static void lesson_footer(ui_draw *dl, const ui_player *p, int x, int y, int rig
     bool last = p->step + 1 >= p->ls.n_steps;
     const char *end = last ? _("Last step ✓") : next;
     for (int shorter = 0; shorter < 5; shorter++) {
-        int need = (p->step > 0 ? ui_text_w(dl, back) + u + u / 3 : 0) + ui_text_w(dl, restore) + u + u / 3 +
-                   ui_text_w(dl, lessons) + u + u / 3 + ui_text_w(dl, end) + (last ? 0 : u);
+        int need = (p->step > 0 ? button_w(dl, back) + u / 3 : 0) + button_w(dl, restore) + u / 3 +
+                   button_w(dl, lessons) + u / 3 + (last ? ui_text_w(dl, end) : button_w(dl, end));
         if (x + need <= right) break;
         if (shorter == 0) restore = _("↺ Restore"); /* the least used first; Back keeps its word longest */
         else if (shorter == 1) restore = "↺";
@@ -453,7 +456,7 @@ static void lesson_footer(ui_draw *dl, const ui_player *p, int x, int y, int rig
     x += button(dl, x, y, restore, false, UI_ACT_LESSON_RESTORE, 0) + u / 3;
     x += button(dl, x, y, lessons, false, UI_ACT_PICKER, 0) + u / 3;
     if (!last)
-        button(dl, ui_imax(x, right - ui_text_w(dl, next) - u), y, next, true, UI_ACT_LESSON_NEXT, 0);
+        button(dl, ui_imax(x, right - button_w(dl, next)), y, next, true, UI_ACT_LESSON_NEXT, 0);
     else
         ui_text_fit(dl, end, ui_imax(x, right - ui_text_w(dl, end)), y + u / 4, right - x, UI_GOOD);
 }
