@@ -808,6 +808,38 @@ static void the_loss_is_computed_on_the_worker(void **state)
     ui_app_free(&app);
 }
 
+/* o pressed again before the model it opened is shown goes on from that
+ * one: o o in the window moves two models on, as the label says. The jobs
+ * run where they are asked (no service), installed only by the poll. */
+static void o_again_goes_on_from_the_model_asked_for(void **state)
+{
+    (void)state;
+    char root[512];
+    ui_app app;
+    make_variants(root, sizeof root);
+    init_model(&app, "v-gqa");
+    app.async = true;
+    for (int k = 0; k < 2; k++) {
+        assert_true(ui_app_key(&app, 'o', 0));
+        assert_true(app.opening.pending);
+        app.opening.shown = true; /* the frame drew the notice */
+        assert_true(ui_app_poll(&app)); /* listed and asked for: computed, not yet installed */
+        assert_false(app.opening.pending);
+        assert_true(ui_app_job_running(&app));
+        assert_string_equal(app.model->name, "v-gqa");
+    }
+    assert_string_equal(ui_app_settings(&app)->model, "v-mqa");
+    assert_non_null(strstr(app.opening.label, "v-mqa"));
+    for (int i = 0; i < 10 && ui_app_busy(&app, NULL, NULL, NULL); i++) ui_app_poll(&app);
+    assert_string_equal(app.model->name, "v-mqa");
+    assert_string_equal(ui_app_tensor(&app)->name, "layers.0.weights");
+    ui_app_free(&app);
+    unsetenv("ATTNLAB_MODELS");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void generating_in_the_window(void **state)
 {
     (void)state;
@@ -935,6 +967,7 @@ int main(void)
         cmocka_unit_test(a_broken_metrics_file_is_said),
         cmocka_unit_test(generating_in_the_window),
         cmocka_unit_test(the_loss_is_computed_on_the_worker),
+        cmocka_unit_test(o_again_goes_on_from_the_model_asked_for),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

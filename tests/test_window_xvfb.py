@@ -233,11 +233,16 @@ class Window:
     def expect_title(self, what, pred, desc, timeout=4.0):
         """Polls the title (a key's frame may take a moment) until pred holds."""
         seen = []
+        t0 = time.monotonic()
 
         def ok():
             seen.append(self.state_title())
             return pred(seen[-1])
-        return check(f"{self.name}: {what}", poll(ok, timeout), f"title {seen[-1]!r}, want {desc}; " + self.status())
+        got = poll(ok, timeout)
+        DEBUG.append(f"[{self.name}] {time.monotonic() - STARTED:.2f} s: title {seen[-1]!r} "
+                     f"after {time.monotonic() - t0:.2f} s ({what})")
+        return check(f"{self.name}: {what}", got, f"title {seen[-1]!r} after {time.monotonic() - t0:.1f} s, "
+                     f"want {desc}; " + self.status())
 
     def geometry(self):
         r = x("xdotool", "getwindowgeometry", self.wid)

@@ -99,13 +99,16 @@ int ui_app_next_model(ui_app *app)
 
 int ui_app_next_model_in(ui_app *app, const char *const *names, int n)
 {
+    /* the next after the newest one asked for: o pressed again while a model
+     * is still being computed goes on from it, not from the one on screen */
+    const char *now = ui_app_settings(app)->model;
     int at = -1;
     attn_error err;
     for (int i = 0; i < n; i++)
-        if (app->cfg.model && !strcmp(names[i], app->cfg.model)) at = i;
+        if (now && !strcmp(names[i], now)) at = i;
     const char *name = at + 1 < n ? names[at + 1] : NULL;
     int rc = -1;
-    if (!name && !app->cfg.model) {
+    if (!name && !now) {
         ui_app_status(app, true, _("no trained models found in %s"), attn_model_root());
     } else if (app->async) { /* the window: computed on the worker (the opening notice shows how far) */
         attn_config next;

@@ -136,10 +136,11 @@ int ui_app_read_lesson(ui_app *app, const char *path, int step)
 
 void ui_app_next_model_label(const ui_app *app, const char *const *names, int n, char *buf, size_t size)
 {
+    const char *now = ui_app_settings(app)->model; /* as ui_app_next_model_in */
     int at = -1;
     snprintf(buf, size, "%s", _("the built-in example"));
     for (int i = 0; i < n; i++)
-        if (app->cfg.model && !strcmp(names[i], app->cfg.model)) at = i;
+        if (now && !strcmp(names[i], now)) at = i;
     /* TRANSLATORS: what opens: a trained model by its name */
     if (at + 1 < n) snprintf(buf, size, _("model %s"), names[at + 1]);
 }
