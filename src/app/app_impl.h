@@ -152,9 +152,9 @@ int ui_app_read_take(struct ui_app *app, int *step);
 bool ui_app_models_ready(const struct ui_app *app);
 const char *const *ui_app_models_listed(struct ui_app *app, int *n);
 void ui_app_models_drop(struct ui_app *app);
-/* What o opens next among the models names (sorted), as the notice names it
- * ("model tang"), into buf. */
-void ui_app_next_model_label(const struct ui_app *app, const char *const *names, int n, char *buf, size_t size);
+/* What o opens next after model `now` (NULL: the built-in example) among the
+ * models names (sorted), as the notice names it ("model tang"), into buf. */
+void ui_app_next_model_label(const char *now, const char *const *names, int n, char *buf, size_t size);
 /* o with the models listed already (app_model.c): as ui_app_next_model. */
 int ui_app_next_model_in(struct ui_app *app, const char *const *names, int n);
 

@@ -54,7 +54,8 @@ static int models_next(ui_app *app)
     int n, rc = -1;
     const char *const *names = ui_app_models_listed(app, &n);
     if (names) {
-        ui_app_next_model_label(app, names, n, app->opening.label, sizeof app->opening.label);
+        /* the next after the newest model asked for, as ui_app_next_model_in takes it */
+        ui_app_next_model_label(ui_app_settings(app)->model, names, n, app->opening.label, sizeof app->opening.label);
         rc = ui_app_next_model_in(app, names, n);
     }
     ui_app_models_drop(app);

@@ -134,9 +134,8 @@ int ui_app_read_lesson(ui_app *app, const char *path, int step)
     return 0;
 }
 
-void ui_app_next_model_label(const ui_app *app, const char *const *names, int n, char *buf, size_t size)
+void ui_app_next_model_label(const char *now, const char *const *names, int n, char *buf, size_t size)
 {
-    const char *now = ui_app_settings(app)->model; /* as ui_app_next_model_in */
     int at = -1;
     snprintf(buf, size, "%s", _("the built-in example"));
     for (int i = 0; i < n; i++)
