@@ -344,6 +344,7 @@ def attnlab_round(a, folder, texts):
         if n == max(texts):
             res["decode"] = grab(r"^decode: ([0-9.]+) ms", out, "decode time")
             res["decode_traced"] = grab(r"^decode traced: ([0-9.]+) ms", out, "traced decode time")
+            res["read_ms"] = grab(r"^decode reads .* they take ([0-9.]+) ms", out, "read bound")
     return res, peak
 
 
@@ -516,6 +517,10 @@ def report(shape, got, bw, per_token, loads, gen_rss, check, a):
           f"{dec['attnlab'] / statistics.median(bound16):.2f}× BF16's; llama.cpp BF16 "
           f"{dec['llama.cpp BF16'] / statistics.median(bound16):.2f}× BF16's; llama.cpp F32 "
           f"{dec['llama.cpp F32'] / statistics.median(bound32):.2f}× F32's.")
+    read = [r["read_ms"] for r in got["attnlab"]]
+    print(f"The weights a decoded token reads, read alone by attnlab's own threads in its own process (`bench`'s"
+          f" `decode reads`): {cell(read, '{:,.2f}')} ms, {cell([per_token[1] / 1e6 / m for m in read], '{:,.1f}')} GB/s;"
+          f" attnlab decode at {cell([r['decode'] / r['read_ms'] for r in got['attnlab']], '{:,.2f}')}× that read.")
     print(f"Load average (1 min) at each round's start and at the end: {', '.join(f'{v:.2f}' for v in loads)} "
           f"on {os.cpu_count()} CPUs.")
     print("\n".join(check))

@@ -217,6 +217,17 @@ r = expect(["bench", "--model", "tang", "--repeat", "2", "--generate", "3"], 0, 
 check("bench --generate: decode tokens/s",
       re.search(r"decode: [0-9.]+ ms per token \(median of 3 steps after a prompt of \d+;.*\), [0-9.]+ tokens/s",
                 r.stdout.decode()), r.stdout)
+# the read bound: the bytes of every matrix a step reads (each layer's seven, then the head: tang ties it to
+# the embedding), from the file's own header
+tang_st = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "tang", "model.safetensors")
+with open(tang_st, "rb") as fh:
+    hdr = json.loads(fh.read(struct.unpack("<Q", fh.read(8))[0]))
+step_bytes = sum(e["data_offsets"][1] - e["data_offsets"][0] for k, e in hdr.items()
+                 if k == "model.embed_tokens.weight" or (k.startswith("model.layers.") and k.endswith("proj.weight")))
+m = re.search(r"^decode reads (\d+) MB of weights a token; read alone by the same threads they take ([0-9.]+) ms "
+              r"\(([0-9.]+) GB/s, median of 5 passes\): decode at ([0-9.]+)x that read bound$", r.stdout.decode(), re.M)
+check("bench --generate: decode's read bound, of the step's bytes",
+      m and int(m.group(1)) == round(step_bytes / 1e6) and float(m.group(2)) > 0, (step_bytes, r.stdout))
 check("bench --model: the untraced prefill beside the traced pass",
       re.search(r"^prefill untraced: [0-9.]+ ms for \d+ tokens \(median of 2; min [0-9.]+, max [0-9.]+\), [0-9.]+ "
                 r"tokens/s; traced/untraced [0-9.]+$", r.stdout.decode(), re.M), r.stdout)

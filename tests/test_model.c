@@ -98,6 +98,30 @@ static void test_load(void **state)
     const attn_st_file *mapped;
     const attn_st_entry *me = attn_ckpt_find(&m.ckpt, "model.layers.1.self_attn.q_proj.weight", &mapped);
     assert_ptr_equal(L->w_q.data, mapped->data + me->begin);
+    /* what a decoding step reads, in its order: 7 matrices a layer, then the LM head */
+    attn_wmat step[16], sentinel = {.rows = -7};
+    assert_int_equal(attn_model_step_matrices(&m, NULL, 0), 15);
+    step[3] = sentinel;
+    assert_int_equal(attn_model_step_matrices(&m, step, 3), 15);
+    assert_int_equal(step[3].rows, -7); /* no more than asked */
+    assert_int_equal(attn_model_step_matrices(&m, step, 16), 15);
+    assert_ptr_equal(step[7].data, L->w_q.data);
+    assert_ptr_equal(step[13].data, L->w_down.data);
+    assert_ptr_equal(step[14].data, m.lm_head.data);
+    size_t want = 0;
+    for (int l = 0; l < 2; l++) {
+        static const char *const names[] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                            "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"};
+        for (int i = 0; i < 7; i++) {
+            char name[96];
+            snprintf(name, sizeof name, "model.layers.%d.%s.weight", l, names[i]);
+            const attn_st_entry *t = attn_st_find(&f, name);
+            want += t->end - t->begin;
+        }
+    }
+    const attn_st_entry *emb = attn_st_find(&f, "model.embed_tokens.weight");
+    want += emb->end - emb->begin;
+    assert_int_equal(attn_wmat_bytes(step, 15), want);
     attn_config c;
     attn_trace tr;
     attn_config_init(&c);

@@ -18,6 +18,10 @@
 
 #include <cmocka.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "rng.h"
 #include "wmat.h"
 
@@ -215,6 +219,47 @@ static void test_rows_and_transposed(void **state)
     unmake(&m);
 }
 
+/* What `bench` times as decode's read bound reads every stored byte once and
+ * no byte between rows: BF16 rows at odd addresses with gaps, beside packed
+ * float32; a byte changed inside changes the sum, a gap's does not, and the
+ * threads' shares add up to one thread's. */
+static void test_stream(void **state)
+{
+    (void)state;
+    made a = make(ATTN_ST_BF16, 1001, 77, 1, 3, 4), b = make(ATTN_ST_F32, 5, 77, 0, 0, 5);
+    attn_wmat group[] = {a.w, b.w};
+    assert_int_equal(attn_wmat_bytes(group, 2), 1001 * 77 * 2 + 5 * 77 * 4);
+    uint64_t s0 = attn_wmat_stream(group, 2);
+    unsigned char *base = (unsigned char *)a.w.data, *fb = (unsigned char *)b.w.data;
+    size_t row = 77 * 2, stride = 80 * 2;
+    unsigned char *inside[] = {base, base + 1, base + 500 * stride + 77, base + 1000 * stride + row - 1, fb,
+                               fb + 5 * 77 * 4 - 1};
+    for (size_t i = 0; i < sizeof inside / sizeof *inside; i++) {
+        (*inside[i])++;
+        assert_true(attn_wmat_stream(group, 2) != s0);
+        (*inside[i])--;
+    }
+    unsigned char *outside[] = {base - 1, base + row, base + 999 * stride + row + 5};
+    for (size_t i = 0; i < sizeof outside / sizeof *outside; i++) {
+        (*outside[i])++;
+        assert_true(attn_wmat_stream(group, 2) == s0);
+        (*outside[i])--;
+    }
+    uint64_t one = 0; /* one matrix at a time adds up to the group */
+    for (int i = 0; i < 2; i++) one += attn_wmat_stream(&group[i], 1);
+    assert_true(one == s0);
+#ifdef _OPENMP
+    int was = omp_get_max_threads();
+    omp_set_num_threads(1);
+    assert_true(attn_wmat_stream(group, 2) == s0);
+    omp_set_num_threads(3);
+    assert_true(attn_wmat_stream(group, 2) == s0);
+    omp_set_num_threads(was);
+#endif
+    unmake(&a);
+    unmake(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_group),
         cmocka_unit_test(test_blocks_and_parts),
         cmocka_unit_test(test_rows_and_transposed),
+        cmocka_unit_test(test_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* cmd_bench.c — `attnlab bench [config] [--repeat N]`: times full traced forward passes. */
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,8 +26,10 @@ static void usage(void)
            "as `generate` runs a prompt): `prefill untraced:` and traced/untraced.\n"
            "With --generate N: then times N greedy decoding steps over the KV cache and\n"
            "prints decode tokens/s (median step): `decode:` with nothing traced, as a\n"
-           "deployed model decodes, then `decode traced:` with each step a traced pass of\n"
-           "one new token, as the window shows it.\n"
+           "deployed model decodes, and how that compares with reading the weights a step\n"
+           "reads and nothing else (`decode reads`: its read bound on this machine), then\n"
+           "`decode traced:` with each step a traced pass of one new token, as the window\n"
+           "shows it.\n"
            "With --frames: renders N frames offscreen with the software renderer, each a\n"
            "full redraw, and times a config change (recompute + redraw); the last line is\n"
            "`render: X ms per frame (median)`.\n\n");
@@ -34,8 +37,9 @@ static void usage(void)
 }
 
 /* N greedy steps after the prompt, each timed, traced or not: the median's
- * tokens/s printed on a line that starts with label. */
-static int time_steps(const attn_model *m, const attn_config *cfg, int steps, bool traced, const char *label)
+ * tokens/s printed on a line that starts with label, its ms in *median. */
+static int time_steps(const attn_model *m, const attn_config *cfg, int steps, bool traced, const char *label,
+                      double *median)
 {
     attn_generator g;
     attn_error err;
@@ -57,19 +61,49 @@ static int time_steps(const attn_model *m, const attn_config *cfg, int steps, bo
         free(ms);
         return cli_exit_code(st);
     }
-    double med = attn_median(ms, steps);
+    double med = *median = attn_median(ms, steps);
     printf("%s: %.2f ms per token (median of %d steps after a prompt of %d; min %.2f, max %.2f), %.1f tokens/s\n",
            label, med, steps, prompt, ms[0], ms[steps - 1], 1e3 / med);
     free(ms);
     return CLI_OK;
 }
 
-/* Decoding as a deployed model does it (the KV cache, nothing traced), then
- * as the window shows it (each step a traced pass). */
+/* What stands between a decoding step and memory: the weights it reads,
+ * read alone by the same threads (attn_wmat_stream), the median of 5 passes
+ * after one that brings them in, against the step's median decode_ms. */
+static int read_bound(const attn_model *m, double decode_ms)
+{
+    enum { PASSES = 5 };
+    int n = attn_model_step_matrices(m, NULL, 0);
+    attn_wmat *w = malloc((size_t)n * sizeof *w);
+    if (!w) {
+        fprintf(stderr, "attnlab bench: out of memory\n");
+        return cli_exit_code(ATTN_ERR_NOMEM);
+    }
+    attn_model_step_matrices(m, w, n);
+    double ms[PASSES + 1];
+    volatile uint64_t sink = 0;
+    for (int p = 0; p <= PASSES; p++) { /* each matrix as the step reads it, one after another */
+        double t0 = attn_clock_ms();
+        for (int i = 0; i < n; i++) sink += attn_wmat_stream(&w[i], 1);
+        ms[p] = attn_clock_ms() - t0;
+    }
+    double bytes = (double)attn_wmat_bytes(w, n), read = attn_median(ms + 1, PASSES);
+    printf("decode reads %.0f MB of weights a token; read alone by the same threads they take %.2f ms "
+           "(%.1f GB/s, median of %d passes): decode at %.2fx that read bound\n",
+           bytes / 1e6, read, bytes / read / 1e6, PASSES, decode_ms / read);
+    free(w);
+    return CLI_OK;
+}
+
+/* Decoding as a deployed model does it (the KV cache, nothing traced), with
+ * its read bound, then as the window shows it (each step a traced pass). */
 static int bench_decode(const attn_model *m, const attn_config *cfg, int steps)
 {
-    int rc = time_steps(m, cfg, steps, false, "decode");
-    return rc ? rc : time_steps(m, cfg, steps, true, "decode traced");
+    double untraced, traced;
+    int rc = time_steps(m, cfg, steps, false, "decode", &untraced);
+    if (!rc) rc = read_bound(m, untraced);
+    return rc ? rc : time_steps(m, cfg, steps, true, "decode traced", &traced);
 }
 
 /* The first trace: the inputs of the timed runs. It stays while each timed

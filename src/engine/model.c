@@ -329,6 +329,19 @@ int attn_model_logits(const attn_model *m, const float *x, float *logits, size_t
     return attn_wmat_product(&m->lm_head, x, (int)rows, logits);
 }
 
+int attn_model_step_matrices(const attn_model *m, attn_wmat *out, int max)
+{
+    int n = 0;
+    for (int l = 0; l < m->cfg.layers; l++) {
+        const attn_model_layer *y = &m->layer[l];
+        const attn_wmat *w[] = {&y->w_q, &y->w_k, &y->w_v, &y->w_o, &y->w_gate, &y->w_up, &y->w_down};
+        for (int i = 0; i < 7; i++, n++)
+            if (n < max) out[n] = *w[i];
+    }
+    if (n < max) out[n] = m->lm_head;
+    return n + 1;
+}
+
 /* ---- the folder ---- */
 
 /* The model card's `summary:` line (README.md's front matter), if any. */

@@ -99,6 +99,12 @@ void attn_model_embed_row(const attn_model *m, int id, float *out);
 /* logits (rows, V) = x (rows, d) · lm_headᵀ; returns 0, or -1 out of memory. */
 int attn_model_logits(const attn_model *m, const float *x, float *logits, size_t rows);
 
+/* The matrices one decoding step reads, in the order it reads them: each
+ * layer's q, k, v, o, gate, up and down, then the LM head (of the embedding,
+ * one row). Writes the first max of them to out; returns how many there are
+ * (7 · layers + 1). */
+int attn_model_step_matrices(const attn_model *m, attn_wmat *out, int max);
+
 /* Where shipped models live: $ATTNLAB_MODELS, else the source tree's or the
  * installed assets/models. */
 const char *attn_model_root(void);

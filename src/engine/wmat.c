@@ -264,6 +264,51 @@ void attn_wmat_product_row(const attn_wmat *w, int n, const float *x, float *y)
     }
 }
 
+size_t attn_wmat_bytes(const attn_wmat *w, int n)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++) bytes += (size_t)w[i].rows * w[i].cols * attn_st_dtype_size(w[i].dtype);
+    return bytes;
+}
+
+/* The bytes [p, p + len) summed as 64-bit words, the ragged ends a byte at a
+ * time: a loop the compiler vectorises, so the read, not the adds, is slow. */
+static uint64_t sum_bytes(const unsigned char *p, size_t len)
+{
+    uint64_t sum = 0;
+    size_t head = (8 - (uintptr_t)p % 8) % 8;
+    head = head < len ? head : len;
+    for (size_t i = 0; i < head; i++) sum += p[i];
+    const uint64_t *q = (const uint64_t *)(const void *)(p + head);
+    size_t words = (len - head) / 8;
+    #pragma omp simd reduction(+ : sum)
+    for (size_t i = 0; i < words; i++) sum += q[i];
+    for (size_t i = head + words * 8; i < len; i++) sum += p[i];
+    return sum;
+}
+
+uint64_t attn_wmat_stream(const attn_wmat *w, int n)
+{
+    int total = 0;
+    for (int i = 0; i < n; i++) total += w[i].rows;
+    uint64_t sum = 0;
+    /* the same split as attn_wmat_product_row's: rows [j0, j1) of the group a thread */
+    #pragma omp parallel reduction(+ : sum) if ((size_t)total * (n ? w[0].cols : 0) > 65536)
+    {
+        int j0, j1;
+        attn_wmat_team_share(total, &j0, &j1);
+        for (int i = 0, at = 0; i < n && at < j1; at += w[i].rows, i++) {
+            int a = j0 > at ? j0 - at : 0, b = j1 - at < w[i].rows ? j1 - at : w[i].rows;
+            size_t row = (size_t)w[i].cols * attn_st_dtype_size(w[i].dtype);
+            if (a < b && w[i].stride == (size_t)w[i].cols) /* packed: one run of rows */
+                sum += sum_bytes(row_at(&w[i], a), (size_t)(b - a) * row);
+            else
+                for (int r = a; r < b; r++) sum += sum_bytes(row_at(&w[i], r), row);
+        }
+    }
+    return sum;
+}
+
 int attn_wmat_product(const attn_wmat *w, const float *x, int rows, float *y)
 {
     return attn_wmat_product_blocks(w, x, rows, rows, y);

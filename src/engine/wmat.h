@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "safetensors.h"
 
@@ -73,6 +74,16 @@ void attn_wmat_product_row(const attn_wmat *w, int n, const float *x, float *y);
 /* Rows [j0, j1) of that product (y's elements j0 .. j1−1), on the calling
  * thread: the part of a product one thread of a team takes. */
 void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y, int j0, int j1);
+
+/* The bytes the n matrices take as stored (their rows, not the gaps between). */
+size_t attn_wmat_bytes(const attn_wmat *w, int n);
+
+/* Reads every stored byte of the n matrices once, split between the threads
+ * as attn_wmat_product_row splits its rows, and does nothing with them but
+ * add them up (as 64-bit words, wrapping; returned so nothing is skipped).
+ * Timed, it is what one row's product cannot beat on this machine: memory's
+ * read bound for these bytes (`attnlab bench --model M --generate N`). */
+uint64_t attn_wmat_stream(const attn_wmat *w, int n);
 
 /* The calling thread's share [*j0, *j1) of total items, split evenly in
  * order between the threads of the enclosing parallel region (all of them
