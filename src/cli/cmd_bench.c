@@ -83,9 +83,9 @@ static int read_bound(const attn_model *m, double decode_ms)
     attn_model_step_matrices(m, w, n);
     double ms[PASSES + 1];
     volatile uint64_t sink = 0;
-    for (int p = 0; p <= PASSES; p++) { /* each matrix as the step reads it, one after another */
+    for (int p = 0; p <= PASSES; p++) {
         double t0 = attn_clock_ms();
-        for (int i = 0; i < n; i++) sink += attn_wmat_stream(&w[i], 1);
+        sink += attn_wmat_stream(w, n);
         ms[p] = attn_clock_ms() - t0;
     }
     double bytes = (double)attn_wmat_bytes(w, n), read = attn_median(ms + 1, PASSES);

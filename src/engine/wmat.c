@@ -271,40 +271,51 @@ size_t attn_wmat_bytes(const attn_wmat *w, int n)
     return bytes;
 }
 
-/* The bytes [p, p + len) summed as 64-bit words, the ragged ends a byte at a
- * time: a loop the compiler vectorises, so the read, not the adds, is slow. */
+/* The bytes [p, p + len) as the 64-bit words at 8-aligned addresses they
+ * fall in, a word's bytes outside [p, p + len) taken as 0, added up: the
+ * same total however the bytes are split between calls (threads, rows).
+ * Each word is loaded with memcpy (any stored type), in a loop the compiler
+ * vectorises, so the read, not the adds, is what takes the time. */
 static uint64_t sum_bytes(const unsigned char *p, size_t len)
 {
-    uint64_t sum = 0;
-    size_t head = (8 - (uintptr_t)p % 8) % 8;
+    uint64_t sum = 0, v;
+    size_t off = (uintptr_t)p % 8, head = off ? 8 - off : 0;
     head = head < len ? head : len;
-    for (size_t i = 0; i < head; i++) sum += p[i];
-    const uint64_t *q = (const uint64_t *)(const void *)(p + head);
-    size_t words = (len - head) / 8;
+    if (head) { /* the first word's bytes from p on, at their places in it */
+        v = 0;
+        memcpy((unsigned char *)&v + off, p, head);
+        sum += v;
+    }
+    const unsigned char *q = p + head;
+    size_t words = (len - head) / 8, rest = len - head - words * 8;
     #pragma omp simd reduction(+ : sum)
-    for (size_t i = 0; i < words; i++) sum += q[i];
-    for (size_t i = head + words * 8; i < len; i++) sum += p[i];
+    for (size_t i = 0; i < words; i++) {
+        uint64_t w;
+        memcpy(&w, q + 8 * i, sizeof w);
+        sum += w;
+    }
+    if (rest) { /* the last word's first bytes */
+        v = 0;
+        memcpy(&v, q + 8 * words, rest);
+        sum += v;
+    }
     return sum;
 }
 
 uint64_t attn_wmat_stream(const attn_wmat *w, int n)
 {
-    int total = 0;
-    for (int i = 0; i < n; i++) total += w[i].rows;
     uint64_t sum = 0;
-    /* the same split as attn_wmat_product_row's: rows [j0, j1) of the group a thread */
-    #pragma omp parallel reduction(+ : sum) if ((size_t)total * (n ? w[0].cols : 0) > 65536)
-    {
-        int j0, j1;
-        attn_wmat_team_share(total, &j0, &j1);
-        for (int i = 0, at = 0; i < n && at < j1; at += w[i].rows, i++) {
-            int a = j0 > at ? j0 - at : 0, b = j1 - at < w[i].rows ? j1 - at : w[i].rows;
-            size_t row = (size_t)w[i].cols * attn_st_dtype_size(w[i].dtype);
-            if (a < b && w[i].stride == (size_t)w[i].cols) /* packed: one run of rows */
-                sum += sum_bytes(row_at(&w[i], a), (size_t)(b - a) * row);
-            else
-                for (int r = a; r < b; r++) sum += sum_bytes(row_at(&w[i], r), row);
-        }
+    /* one team for all n, as a decoding step is one parallel region; each
+     * matrix's rows in the even shares its product gives the threads */
+    #pragma omp parallel reduction(+ : sum) if (attn_wmat_bytes(w, n) > 65536)
+    for (int i = 0; i < n; i++) {
+        int a, b;
+        attn_wmat_team_share(w[i].rows, &a, &b);
+        size_t row = (size_t)w[i].cols * attn_st_dtype_size(w[i].dtype);
+        if (w[i].stride == (size_t)w[i].cols) /* packed: the share is one run of bytes */
+            sum += a < b ? sum_bytes(row_at(&w[i], a), (size_t)(b - a) * row) : 0;
+        else
+            for (int r = a; r < b; r++) sum += sum_bytes(row_at(&w[i], r), row);
     }
     return sum;
 }
