@@ -454,6 +454,15 @@ static void make_variants(char *root, size_t size)
     setenv("ATTNLAB_MODELS", root, 1);
 }
 
+/* make_variants undone: the models' folder removed, ATTNLAB_MODELS unset. */
+static void drop_variants(const char *root)
+{
+    unsetenv("ATTNLAB_MODELS");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 static int init_model(ui_app *app, const char *model)
 {
     char err[400];
@@ -740,10 +749,7 @@ static void a_trained_model_in_the_window(void **state)
     assert_true(ui_app_key(&app, 'o', 0));
     assert_string_equal(app.model->name, "v-gqa");
     ui_app_free(&app);
-    unsetenv("ATTNLAB_MODELS");
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    assert_int_equal(system(cmd), 0);
+    drop_variants(root);
 }
 
 /* The id of the most likely next token after the last position of tr's
@@ -759,11 +765,6 @@ static int likeliest_next(const attn_trace *tr)
     return best;
 }
 
-/* Generating as a class expects it: the first ] at the end of a model's
- * prompt writes a token (decode mode opens at the prompt's last token); k
- * on a model starts at the last token; the app knows the prompt from what ]
- * wrote. With the shipped tang, the poem ends at </s>, and ] then starts the
- * next one from <s> alone. */
 /* The text's loss reads every row of the logits (seconds for a long text on
  * a large vocabulary), so in the window it is the worker's: after the trace
  * is shown, without keeping the window busy, cancelled by a newer request. */
@@ -806,6 +807,7 @@ static void the_loss_is_computed_on_the_worker(void **state)
         assert_true(l.mean != inline_loss.mean); /* the causal mask's toggle changed it */
     }
     ui_app_free(&app);
+    drop_variants(root);
 }
 
 /* o pressed again before the model it opened is shown goes on from that
@@ -834,12 +836,14 @@ static void o_again_goes_on_from_the_model_asked_for(void **state)
     assert_string_equal(app.model->name, "v-mqa");
     assert_string_equal(ui_app_tensor(&app)->name, "layers.0.weights");
     ui_app_free(&app);
-    unsetenv("ATTNLAB_MODELS");
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    assert_int_equal(system(cmd), 0);
+    drop_variants(root);
 }
 
+/* Generating as a class expects it: the first ] at the end of a model's
+ * prompt writes a token (decode mode opens at the prompt's last token); k
+ * on a model starts at the last token; the app knows the prompt from what ]
+ * wrote. With the shipped tang, the poem ends at </s>, and ] then starts the
+ * next one from <s> alone. */
 static void generating_in_the_window(void **state)
 {
     (void)state;
@@ -886,10 +890,7 @@ static void generating_in_the_window(void **state)
     assert_true(ui_app_key(&app, UI_KEY_RETURN, 0));
     assert_int_equal(ui_app_prompt_len(&app), -1);
     ui_app_free(&app);
-    unsetenv("ATTNLAB_MODELS");
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    assert_int_equal(system(cmd), 0);
+    drop_variants(root);
 
     /* tang writes the poem's last mark, then </s>: the end of the text */
     attn_config_init(&c);
