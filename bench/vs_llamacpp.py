@@ -535,6 +535,10 @@ def report(shape, got, bw, per_token, loads, gen_rss, check, a):
           f"{dec['attnlab'] / statistics.median(bound16):.2f}× BF16's; llama.cpp BF16 "
           f"{dec['llama.cpp BF16'] / statistics.median(bound16):.2f}× BF16's; llama.cpp F32 "
           f"{dec['llama.cpp F32'] / statistics.median(bound32):.2f}× F32's.")
+    pairs = list(zip(got["attnlab"], got["llama.cpp BF16"]))  # the same round: the machine closer to the same state
+    paired = [f"decode {cell([x['decode'] / y['decode'] for x, y in pairs], '{:,.2f}')}×"]
+    paired += [f"prefill {n} {cell([x['prefill'][n] / y['prefill'][n] for x, y in pairs], '{:,.2f}')}×" for n in lengths]
+    print(f"attnlab over llama.cpp BF16 round by round (each round's two medians): {', '.join(paired)}.")
     read = [r["read_ms"] for r in got["attnlab"]]
     print(f"The weights a decoded token reads, read alone by attnlab's own threads in its own process (`bench`'s"
           f" `decode reads`): {cell(read, '{:,.2f}')} ms, {cell([per_token[1] / 1e6 / m for m in read], '{:,.1f}')} GB/s;"
