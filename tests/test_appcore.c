@@ -411,6 +411,124 @@ static void lesson_steps_forward_and_back(void **state)
     assert_false(app->req.quit);
 }
 
+/* ---- the single-threaded web page's job service (src/platform/web): requests
+ * queued, and a piece of the oldest run a call of piece_pump, as a poll does */
+
+struct ui_task {
+    ui_task_fn *fn;
+    void *arg;
+    bool ran, left; /* run to its end; let go by the core */
+};
+static ui_task *piece_queue[8];
+static int piece_queued, pieces_run;
+
+static void piece_unqueue(ui_task *t)
+{
+    for (int i = 0; i < piece_queued; i++)
+        if (piece_queue[i] == t) {
+            memmove(piece_queue + i, piece_queue + i + 1, (size_t)(piece_queued - i - 1) * sizeof *piece_queue);
+            piece_queued--;
+            return;
+        }
+}
+
+static ui_task *piece_start(ui_task_fn *fn, void *arg)
+{
+    ui_task *t = piece_queued < 8 ? calloc(1, sizeof *t) : NULL;
+    if (!t) return NULL;
+    *t = (ui_task){.fn = fn, .arg = arg};
+    piece_queue[piece_queued++] = t;
+    return t;
+}
+
+static void piece_join(ui_task *t)
+{
+    piece_unqueue(t);
+    while (!t->ran) t->ran = !t->fn(t->arg), pieces_run++;
+    free(t);
+}
+
+static void piece_leave(ui_task *t)
+{
+    if (t->ran) free(t);
+    else t->left = true;
+}
+
+static bool piece_pump(void)
+{
+    if (!piece_queued) return false;
+    ui_task *t = piece_queue[0];
+    piece_unqueue(t);
+    t->ran = !t->fn(t->arg);
+    pieces_run++;
+    if (!t->ran) piece_queue[piece_queued++] = t;
+    else if (t->left) free(t);
+    return true;
+}
+
+static const ui_jobs piece_jobs = {piece_start, piece_join, piece_leave};
+
+/* On the single-threaded page no request may hold a frame for long: a lesson
+ * is read in pieces, the file then a step a poll, and opens as it does at once. */
+static void a_lesson_is_read_a_step_a_poll(void **state)
+{
+    ui_app *app = *state;
+    char dir[1024], path[1200], err[600];
+    snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
+    lesson ls;
+    assert_int_equal(ui_player_read(path, &ls, err, sizeof err), 0);
+    int steps = ls.n_steps;
+    lesson_free(&ls);
+    assert_true(steps > 3);
+
+    app->jobs = app->lesson.jobs = &piece_jobs;
+    app->async = true;
+    pieces_run = 0;
+    assert_int_equal(ui_app_lesson_open(app, path, 2, err, sizeof err), 0);
+    int polls = 0;
+    for (; polls < 1000 && (ui_app_pending(app) || piece_queued); polls++) {
+        app->opening.shown = true; /* a frame drew the notice */
+        ui_app_poll(app);
+        if (pieces_run < steps) assert_false(app->lesson.open); /* not before its last step is checked */
+        piece_pump();
+    }
+    assert_int_equal(piece_queued, 0);
+    assert_true(app->lesson.open);
+    assert_int_equal(app->lesson.step, 2);
+    assert_int_equal(app->lesson.ls.n_steps, steps);
+    /* the file and each step a piece, then the step's picture (a piece of its own) */
+    assert_true(pieces_run >= 1 + steps);
+    assert_true(pieces_run <= 1 + steps + 2);
+    app->async = false;
+    app->jobs = app->lesson.jobs = NULL;
+
+    /* a lesson with a problem in its last step: read the same way, refused the same way */
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char bad[600], at_once[600];
+    snprintf(bad, sizeof bad, "%s/appcore-bad-lesson.md", tmp ? tmp : "/tmp");
+    FILE *f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs("# Bad\n\nIntro.\n\n## One\n\nText.\n\n## Two\n\n```attnlab\nhead = 99\n```\n\nText.\n", f);
+    fclose(f);
+    assert_int_equal(ui_player_read(bad, &ls, at_once, sizeof at_once), -1);
+    assert_non_null(strstr(at_once, "appcore-bad-lesson.md:"));
+    app->jobs = app->lesson.jobs = &piece_jobs;
+    app->async = true;
+    pieces_run = 0;
+    assert_int_equal(ui_app_lesson_open(app, bad, 0, err, sizeof err), 0);
+    for (polls = 0; polls < 1000 && (ui_app_pending(app) || piece_queued); polls++) {
+        app->opening.shown = true;
+        ui_app_poll(app);
+        piece_pump();
+    }
+    assert_int_equal(pieces_run, 1 + 2);
+    assert_true(app->lesson.open); /* the lesson open before stays open */
+    if (!strstr(app->status, at_once)) fail_msg("status: %s; at once: %s", app->status, at_once);
+    app->async = false;
+    app->jobs = app->lesson.jobs = NULL;
+    remove(bad);
+}
+
 /* The player alone: no app anywhere. */
 static void player_stands_alone(void **state)
 {
@@ -961,6 +1079,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(requests_for_the_window, setup, teardown),
         cmocka_unit_test_setup_teardown(mouse_goes_through_the_layout, setup, teardown),
         cmocka_unit_test_setup_teardown(lesson_steps_forward_and_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_lesson_is_read_a_step_a_poll, setup, teardown),
         cmocka_unit_test(player_stands_alone),
         cmocka_unit_test(key_table_is_sound),
         cmocka_unit_test(a_trained_model_in_the_window),

@@ -635,6 +635,61 @@ static void measured_numbers_vocabulary(void **state)
     check_md(md, false, 3, "step 2 measures 3");
 }
 
+/* lesson_checker, a step a call, says what lesson_check says: the same
+ * problems at the same lines, in the same order, its steps each a call. */
+static void checked_a_step_at_a_time(void **state)
+{
+    (void)state;
+    static const char *const MDS[] = {
+        /* a problem in steps 2 and 4, a measure past the last step, a good step between */
+        "# T\n\nIntro {{2 | count what=tokens step=9}}.\n\n```attnlab\ntokens = a b\n```\n\n## One\n\nText.\n\n"
+        "## Two\n\n```attnlab\nstage = q_rope\n```\n\nText.\n\n## Three\n\n```attnlab\nhead = 1\n```\n\nText.\n\n"
+        "## Four\n\n```attnlab\nheads = 8\nkv_heads = 3\n```\n\nText.\n",
+        /* all good */
+        "# T\n\n## One\n\n{{2 | count what=tokens}} tokens.\n\n```attnlab\ntokens = a b\n```\n\n## Two\n\nText.\n",
+        /* a setting that fails fails every step after it: said once, and no step is run */
+        "# T\n\n```attnlab\ncausal = maybe\n```\n\n## One\n\nText.\n\n## Two\n\nText.\n",
+    };
+    for (size_t i = 0; i < sizeof MDS / sizeof MDS[0]; i++) {
+        lesson ls;
+        lesson_diags whole, steps;
+        assert_int_equal(parse(MDS[i], &ls, &whole), 0);
+        lesson_check_work w1 = {0}, w2 = {0};
+        int rc = lesson_check_counted(&ls, &whole, &w1);
+        steps = (lesson_diags){0};
+        lesson_checker c;
+        lesson_checker_init(&c, &ls, &w2, &steps);
+        int calls = 1;
+        while (lesson_checker_step(&c, &steps)) calls++;
+        assert_int_equal(lesson_checker_end(&c, &steps), rc);
+        if (i < 2) assert_int_equal(calls, ls.n_steps); /* one a step, the last saying none is left */
+        assert_int_equal(w1.runs, w2.runs);
+        assert_int_equal(w1.settings, w2.settings);
+        assert_int_equal(whole.n, steps.n);
+        for (int k = 0; k < whole.n; k++) {
+            assert_int_equal(whole.items[k].line, steps.items[k].line);
+            assert_string_equal(whole.items[k].msg, steps.items[k].msg);
+        }
+        if (i == 0) {
+            assert_int_equal(rc, -1);
+            expect_diag(&steps, 16, "rope = true");
+            expect_diag(&steps, 33, "must divide");
+            expect_diag(&steps, 3, "the lesson has 4 steps");
+        }
+        if (i == 1) assert_int_equal(rc, 0);
+        if (i == 2) assert_int_equal(w2.runs, 0);
+        /* init and end alone check the whole lesson */
+        lesson_diags again = {0};
+        lesson_checker_init(&c, &ls, NULL, &again);
+        assert_int_equal(lesson_checker_end(&c, &again), rc);
+        assert_int_equal(again.n, whole.n);
+        lesson_diags_free(&again);
+        lesson_diags_free(&whole);
+        lesson_diags_free(&steps);
+        lesson_free(&ls);
+    }
+}
+
 /* Huge lines, deep nesting, NULs, entities: clear answers, no crash. */
 static void hostile_input(void **state)
 {
@@ -1159,6 +1214,7 @@ int main(void)
         cmocka_unit_test(check_is_linear_in_the_steps),
         cmocka_unit_test(measured_numbers),
         cmocka_unit_test(measured_numbers_vocabulary),
+        cmocka_unit_test(checked_a_step_at_a_time),
         cmocka_unit_test(hostile_input),
         cmocka_unit_test(cell_answers_and_grading),
         cmocka_unit_test(quiz_region),

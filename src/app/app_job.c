@@ -75,7 +75,7 @@ typedef struct ui_job {
     ui_target pending_target;
 } ui_job;
 
-static void work(void *arg)
+static bool work(void *arg)
 {
     ui_job *j = arg;
     /* one core stays with the window, so that it keeps drawing at its pace */
@@ -100,6 +100,7 @@ static void work(void *arg)
     if (j->status == ATTN_OK && !j->alt_only) attn_nonfinite_find(&j->result, &j->nf);
     if (j->want_loss) j->loss = ui_trace_losses(j->alt_from, &j->progress.cancel);
     atomic_store(&j->done, true);
+    return false;
 }
 
 static void job_free(ui_job *j)
@@ -138,7 +139,7 @@ static void launch(ui_app *app, ui_job *j)
     j->started = attn_clock_ms();
     j->jobs = app->jobs;
     j->task = ui_jobs_start(j->jobs, work, j);
-    if (!j->task) work(j); /* no service: compute here */
+    if (!j->task) ui_task_finish(work, j); /* no service: compute here */
     app->job = j;
     app->dirty = true;
 }

@@ -27,7 +27,7 @@
 static void run(const ui_app *app, ui_task **t, ui_task_fn *work, void *arg)
 {
     *t = ui_jobs_start(app->jobs, work, arg);
-    if (!*t) work(arg);
+    if (!*t) ui_task_finish(work, arg);
 }
 
 /* ---- a lesson read by a request of its own (jobs.h) */
@@ -38,6 +38,8 @@ typedef struct ui_lesson_read {
     atomic_bool done;
     char path[1024];
     int step;
+    bool begun;              /* the request's first piece has run */
+    ui_player_reading reading;
     lesson ls;               /* read and checked, when rc is 0 */
     int rc;
     char err[700];
@@ -50,15 +52,21 @@ static void read_release(ui_lesson_read *r)
     free(r);
 }
 
-static void read_work(void *arg)
+/* A piece: the file read and parsed, then one of its steps checked a call. */
+static bool read_work(void *arg)
 {
     ui_lesson_read *r = arg;
     int cores = attn_ops_cores();
     int was = attn_ops_threads(cores > 1 ? cores - 1 : 1); /* one core stays with the window */
-    r->rc = ui_player_read(r->path, &r->ls, r->err, sizeof r->err);
+    bool more = true;
+    if (!r->begun) ui_player_read_begin(&r->reading, r->path), r->begun = true;
+    else more = ui_player_read_step(&r->reading);
     attn_ops_threads(was);
+    if (more) return true;
+    r->rc = ui_player_read_end(&r->reading, r->path, &r->ls, r->err, sizeof r->err);
     atomic_store(&r->done, true);
     read_release(r);
+    return false;
 }
 
 /* ---- the shipped models' names (o), listed by a request of its own */
@@ -81,12 +89,13 @@ static void names_release(ui_model_names *m)
     free(m);
 }
 
-static void names_work(void *arg)
+static bool names_work(void *arg)
 {
     ui_model_names *m = arg;
     m->st = attn_model_list(&m->names, &m->n, &m->err);
     atomic_store(&m->done, true);
     names_release(m);
+    return false;
 }
 
 void ui_app_models_drop(ui_app *app)

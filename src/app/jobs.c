@@ -3,6 +3,11 @@
 
 #include <stddef.h>
 
+void ui_task_finish(ui_task_fn *fn, void *arg)
+{
+    while (fn(arg)) {}
+}
+
 ui_task *ui_jobs_start(const ui_jobs *jobs, ui_task_fn *fn, void *arg)
 {
     return jobs ? jobs->start(fn, arg) : NULL;

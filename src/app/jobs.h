@@ -8,7 +8,7 @@
  * in one place (app_job.c's install for a recomputation).
  *
  *     ui_task *t = ui_jobs_start(app->jobs, work, arg);
- *     if (!t) work(arg);              // no service, or none to be had: here and now
+ *     if (!t) ui_task_finish(work, arg); // no service, or none to be had: here and now
  *     ... later, once arg says it is done:
  *     ui_jobs_join(app->jobs, t);     // t freed (NULL: nothing to do)
  *     ... or, when the program ends without waiting:
@@ -17,13 +17,21 @@
  * The desktop runs each request on a thread of its own at a lower priority
  * (src/platform/posix/jobs_thread.c), and so does the web page's threaded
  * build (a Web Worker a request). The single-threaded page runs each later on
- * its one thread (src/platform/web/main_web.c). The tests may give none
+ * its one thread, a piece a poll (src/platform/web/main_web.c). The tests may give none
  * (NULL): every request then runs where it is made, the frame waiting for it. */
 #ifndef UI_JOBS_H
 #define UI_JOBS_H
 
+#include <stdbool.h>
+
 typedef struct ui_task ui_task;        /* one request under way: the service's own */
-typedef void ui_task_fn(void *arg);
+
+/* A request's work, done in pieces: each call does one and returns true while
+ * some are left. A thread calls it again at once; the single-threaded page
+ * calls it once a poll, so that a long request (a lesson checked a step at a
+ * time) never holds a frame for the whole of it. Most requests are one
+ * piece (they return false). */
+typedef bool ui_task_fn(void *arg);
 
 typedef struct ui_jobs {
     /* Starts fn(arg) away from the caller; NULL when it cannot (nothing ran). */
@@ -39,5 +47,9 @@ typedef struct ui_jobs {
 ui_task *ui_jobs_start(const ui_jobs *jobs, ui_task_fn *fn, void *arg);
 void ui_jobs_join(const ui_jobs *jobs, ui_task *t);
 void ui_jobs_leave(const ui_jobs *jobs, ui_task *t);
+
+/* fn(arg), every piece, here and now: what a caller does with a request no
+ * service took, and what a thread does with one. */
+void ui_task_finish(ui_task_fn *fn, void *arg);
 
 #endif

@@ -107,11 +107,12 @@ struct ui_player_save {
     atomic_bool done;
 };
 
-static void save_work(void *arg)
+static bool save_work(void *arg)
 {
     struct ui_player_save *s = arg;
     lesson_progress_write(s->batch, LESSON_PROGRESS_LOCK_MS);
     atomic_store(&s->done, true);
+    return false;
 }
 
 /* Takes in the save under way once it has ended (wait: waits for it);
@@ -247,18 +248,38 @@ void ui_player_enter(ui_player *p, int step, const lesson_view *view, const less
     note(p, false, "%s · %s", ui_player_step_label(p, label, sizeof label), st->title);
 }
 
+void ui_player_read_begin(ui_player_reading *r, const char *path)
+{
+    *r = (ui_player_reading){0};
+    r->rc = lesson_load(path, &r->ls, &r->dg);
+    if (r->rc) return;
+    lesson_checker_init(&r->check, &r->ls, NULL, &r->dg);
+    r->checking = true;
+}
+
+bool ui_player_read_step(ui_player_reading *r) { return r->checking && lesson_checker_step(&r->check, &r->dg); }
+
+int ui_player_read_end(ui_player_reading *r, const char *path, lesson *ls, char *err, size_t errsize)
+{
+    if (r->checking) r->rc = lesson_checker_end(&r->check, &r->dg);
+    if (r->rc) {
+        char buf[600];
+        snprintf(err, errsize, "%s", r->dg.n ? lesson_diag_format(path, &r->dg.items[0], buf, sizeof buf) : path);
+        lesson_free(&r->ls);
+    } else {
+        *ls = r->ls;
+    }
+    lesson_diags_free(&r->dg);
+    int rc = r->rc ? -1 : 0;
+    *r = (ui_player_reading){0};
+    return rc;
+}
+
 int ui_player_read(const char *path, lesson *ls, char *err, size_t errsize)
 {
-    lesson_diags dg = {0};
-    int rc = lesson_load(path, ls, &dg);
-    if (!rc) rc = lesson_check(ls, &dg);
-    if (rc) {
-        char buf[600];
-        snprintf(err, errsize, "%s", dg.n ? lesson_diag_format(path, &dg.items[0], buf, sizeof buf) : path);
-        lesson_free(ls);
-    }
-    lesson_diags_free(&dg);
-    return rc ? -1 : 0;
+    ui_player_reading r;
+    ui_player_read_begin(&r, path);
+    return ui_player_read_end(&r, path, ls, err, errsize);
 }
 
 void ui_player_adopt(ui_player *p, lesson *ls, const char *path)
@@ -312,12 +333,13 @@ static void list_release(struct ui_player_list *l)
     free(l);
 }
 
-static void list_work(void *arg)
+static bool list_work(void *arg)
 {
     struct ui_player_list *l = arg;
     list_read(l);
     atomic_store(&l->done, true);
     list_release(l);
+    return false;
 }
 
 /* A list being read is given up (it frees itself when done). */

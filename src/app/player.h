@@ -101,6 +101,22 @@ void ui_player_finish(ui_player *p);
  * machine) into *ls on any thread, ui_player_adopt makes it the player's. */
 int ui_player_load(ui_player *p, const char *path, char *err, size_t errsize);
 int ui_player_read(const char *path, lesson *ls, char *err, size_t errsize);
+
+/* ui_player_read in pieces, for a request that runs a piece at a time
+ * (jobs.h): begin reads and parses the file, each step checks one of its
+ * steps (false when none is left), end checks any left and gives
+ * ui_player_read's result. r must not move between begin and end. */
+typedef struct {
+    lesson ls;
+    lesson_diags dg;
+    lesson_checker check;
+    int rc;                /* lesson_load's, then the check's */
+    bool checking;         /* loaded: check is under way */
+} ui_player_reading;
+
+void ui_player_read_begin(ui_player_reading *r, const char *path);
+bool ui_player_read_step(ui_player_reading *r);
+int ui_player_read_end(ui_player_reading *r, const char *path, lesson *ls, char *err, size_t errsize);
 void ui_player_adopt(ui_player *p, lesson *ls, const char *path);
 void ui_player_close(ui_player *p);
 

@@ -414,7 +414,7 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *out, lesson_diags *d
 
 /* ---- measured numbers */
 
-typedef struct {
+typedef struct lesson_measure_ref {
     const lesson_measure *m;
     int target; /* the step it measures on */
 } measure_ref;
@@ -521,56 +521,82 @@ static int step_measures(const lesson *ls, int step, const attn_trace *tr, const
     return bad;
 }
 
+/* ---- the whole lesson, a step at a time
+ *
+ * One state carried from step to step, each step's settings applied once
+ * (building every step's state again from step 1, lesson_step_state's way,
+ * made --check quadratic: 20,000 steps took 43 s); and one trace for the steps
+ * that change only the view, as most do: the engine runs again when a step
+ * sets the configuration or the decode step. */
+
+void lesson_checker_init(lesson_checker *c, const lesson *ls, lesson_check_work *work, lesson_diags *dg)
+{
+    *c = (lesson_checker){.ls = ls, .work = work};
+    if (!ls->n_steps) {
+        c->broken = true; /* nothing to check, and nothing wrong */
+        return;
+    }
+    if (measure_refs(ls, &c->refs, &c->n_refs)) {
+        lesson_diag_add(dg, 0, "out of memory");
+        c->broken = c->bad = true;
+        return;
+    }
+    c->started = true;
+    /* a setting that fails fails every step from it on, with the same problem: said once */
+    c->broken = c->bad = state_start(ls, &c->cfg, &c->view, &c->mk, dg, work) != 0;
+}
+
+bool lesson_checker_step(lesson_checker *c, lesson_diags *dg)
+{
+    const lesson *ls = c->ls;
+    if (c->broken || c->next >= ls->n_steps) return false;
+    int i = c->next++;
+    if (apply(&ls->steps[i], &c->cfg, &c->view, &c->mk, dg, c->work)) {
+        c->bad = c->broken = true;
+        return false;
+    }
+    bool config = false; /* the step sets the configuration */
+    for (int k = 0; k < ls->steps[i].n_settings; k++) config |= !lesson_is_view_key(ls->steps[i].settings[k].key);
+    if (!c->have || config || c->view.decode_step != c->decode_step) {
+        attn_trace_free(&c->tr);
+        c->failed = run_trace(ls, i, &c->cfg, &c->view, &c->mk, &c->tr, dg) != 0;
+        c->have = true;
+        c->decode_step = c->view.decode_step;
+        if (c->work) c->work->runs++;
+    }
+    /* a run that failed fails the steps that share it, with the problem said once */
+    if (c->failed || check_step(ls, i, &c->tr, c->view, &c->mk, dg)) c->bad = true; /* on to the next step */
+    int first = c->at; /* the numbers its prose measures, and any other step's measured on it */
+    while (c->at < c->n_refs && c->refs[c->at].target == i) c->at++;
+    if (!c->failed && c->at > first &&
+        step_measures(ls, i, &c->tr, &c->cfg, &c->view, &c->mk, c->refs + first, c->at - first, dg))
+        c->bad = true;
+    return c->next < ls->n_steps;
+}
+
+int lesson_checker_end(lesson_checker *c, lesson_diags *dg)
+{
+    const lesson *ls = c->ls;
+    while (lesson_checker_step(c, dg)) {} /* the steps not yet checked */
+    for (; !c->broken && c->at < c->n_refs; c->at++) { /* step= past the last step */
+        if (c->refs[c->at].target < ls->n_steps) continue;
+        lesson_diag_add(dg, c->refs[c->at].m->line, "{{… | %s}}: step %d: the lesson has %d steps",
+                        c->refs[c->at].m->spec, c->refs[c->at].target + 1, ls->n_steps);
+        c->bad = true;
+    }
+    free(c->refs);
+    attn_trace_free(&c->tr);
+    if (c->started) attn_config_free(&c->cfg);
+    bool bad = c->bad;
+    *c = (lesson_checker){0};
+    return bad ? -1 : 0;
+}
+
 int lesson_check_counted(const lesson *ls, lesson_diags *dg, lesson_check_work *work)
 {
-    /* one state carried from step to step, each step's settings applied once
-     * (building every step's state again from step 1, lesson_step_state's
-     * way, made --check quadratic: 20,000 steps took 43 s); and one trace for
-     * the steps that change only the view, as most do: the engine runs again
-     * when a step sets the configuration or the decode step */
-    attn_config cfg;
-    lesson_view view;
-    lesson_marks mk;
-    attn_trace tr = {0};
-    bool have = false, failed = false;
-    int decode_step = 0;
-    if (!ls->n_steps) return 0;
-    measure_ref *refs = NULL;
-    int n_refs = 0, at = 0;
-    if (measure_refs(ls, &refs, &n_refs)) return lesson_diag_add(dg, 0, "out of memory"), -1;
-    /* a setting that fails fails every step from it on, with the same problem: said once */
-    bool broken = state_start(ls, &cfg, &view, &mk, dg, work) != 0, bad = broken;
-    for (int i = 0; i < ls->n_steps && !broken; i++) {
-        if (apply(&ls->steps[i], &cfg, &view, &mk, dg, work)) {
-            bad = broken = true;
-            break;
-        }
-        bool config = false; /* the step sets the configuration */
-        for (int k = 0; k < ls->steps[i].n_settings; k++) config |= !lesson_is_view_key(ls->steps[i].settings[k].key);
-        if (!have || config || view.decode_step != decode_step) {
-            attn_trace_free(&tr);
-            failed = run_trace(ls, i, &cfg, &view, &mk, &tr, dg) != 0;
-            have = true;
-            decode_step = view.decode_step;
-            if (work) work->runs++;
-        }
-        /* a run that failed fails the steps that share it, with the problem said once */
-        if (failed || check_step(ls, i, &tr, view, &mk, dg)) bad = true; /* this step's own problem: on to the next */
-        int first = at; /* the numbers its prose measures, and any other step's measured on it */
-        while (at < n_refs && refs[at].target == i) at++;
-        if (!failed && at > first && step_measures(ls, i, &tr, &cfg, &view, &mk, refs + first, at - first, dg))
-            bad = true;
-    }
-    for (; !broken && at < n_refs; at++) { /* step= past the last step */
-        if (refs[at].target < ls->n_steps) continue;
-        lesson_diag_add(dg, refs[at].m->line, "{{… | %s}}: step %d: the lesson has %d steps", refs[at].m->spec,
-                        refs[at].target + 1, ls->n_steps);
-        bad = true;
-    }
-    free(refs);
-    attn_trace_free(&tr);
-    attn_config_free(&cfg);
-    return bad ? -1 : 0;
+    lesson_checker c;
+    lesson_checker_init(&c, ls, work, dg);
+    return lesson_checker_end(&c, dg);
 }
 
 int lesson_check(const lesson *ls, lesson_diags *dg)

@@ -87,4 +87,32 @@ typedef struct {
 /* lesson_check, adding its work to *work (when not NULL). */
 int lesson_check_counted(const lesson *ls, lesson_diags *dg, lesson_check_work *work);
 
+/* lesson_check a step at a time, for a caller that must not hold its thread
+ * for the whole lesson (the single-threaded web page checks a step a frame):
+ *
+ *     lesson_checker c;
+ *     lesson_checker_init(&c, ls, NULL, dg);
+ *     while (lesson_checker_step(&c, dg)) {}   // one step a call; false when none is left
+ *     int rc = lesson_checker_end(&c, dg);     // lesson_check's result; c freed
+ *
+ * end checks any step not yet checked, so init and end alone are lesson_check.
+ * ls must outlive c. */
+typedef struct {
+    const lesson *ls;
+    lesson_check_work *work;        /* NULL: not counted */
+    attn_config cfg;                /* the state carried from step to step (when started) */
+    lesson_view view;
+    lesson_marks mk;
+    attn_trace tr;                  /* the last run, shared by the steps that change only the view */
+    struct lesson_measure_ref *refs; /* every measure with the step it measures on, in step order */
+    int n_refs, at;                 /* refs[at..): not yet measured */
+    int next;                       /* the next step to check */
+    int decode_step;                /* tr's */
+    bool started, have, failed, broken, bad;
+} lesson_checker;
+
+void lesson_checker_init(lesson_checker *c, const lesson *ls, lesson_check_work *work, lesson_diags *dg);
+bool lesson_checker_step(lesson_checker *c, lesson_diags *dg);
+int lesson_checker_end(lesson_checker *c, lesson_diags *dg);
+
 #endif

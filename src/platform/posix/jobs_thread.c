@@ -41,7 +41,7 @@ static void *run(void *arg)
     call c = *(call *)arg;
     free(arg);
     background();
-    c.fn(c.arg);
+    ui_task_finish(c.fn, c.arg);
     return NULL;
 }
 

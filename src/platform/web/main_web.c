@@ -79,12 +79,13 @@ typedef struct {
     void *arg;
 } job_call;
 
-static void job_counted(void *arg)
+static bool job_counted(void *arg)
 {
     job_call c = *(job_call *)arg;
     free(arg);
     if (!emscripten_is_main_runtime_thread()) atomic_fetch_add(&off_thread, 1);
-    c.fn(c.arg);
+    ui_task_finish(c.fn, c.arg);
+    return false;
 }
 
 static ui_task *job_start(ui_task_fn *fn, void *arg)
@@ -106,29 +107,34 @@ static bool job_queued(void) { return false; }
  * of a free Worker (page: 1); -1: the single-threaded build. */
 EMSCRIPTEN_KEEPALIVE int web_worker_jobs(int page) { return page ? on_page : atomic_load(&off_thread); }
 #else
-/* ---- the job service: requests run later, one per web_poll, on this thread */
+/* ---- the job service: requests run later, a piece per web_poll, on this thread */
 
 /* A request: the core holds it until it joins or leaves it; the queue until it has run. */
 struct ui_task {
     ui_task_fn *fn;
     void *arg;
-    bool ran;
+    bool ran;               /* run to its end (its last piece returned false) */
     bool left;              /* the core let go: freed once it has run */
-    struct ui_task *next;   /* in the queue, not yet run */
+    struct ui_task *next;   /* in the queue, not yet run to its end */
 };
 
 static struct {
     ui_task *head, *tail;
 } queue;
 
+static void job_queue(ui_task *t)
+{
+    if (queue.tail) queue.tail->next = t;
+    else queue.head = t;
+    queue.tail = t;
+}
+
 static ui_task *job_start(ui_task_fn *fn, void *arg)
 {
     ui_task *t = calloc(1, sizeof *t);
     if (!t) return NULL; /* the core then runs fn here and now */
     t->fn = fn, t->arg = arg;
-    if (queue.tail) queue.tail->next = t;
-    else queue.head = t;
-    queue.tail = t;
+    job_queue(t);
     return t;
 }
 
@@ -142,18 +148,18 @@ static void job_unqueue(ui_task *t)
     t->next = NULL;
 }
 
-static void job_run(ui_task *t)
+/* The request's next piece; whether it has now run to its end. */
+static bool job_piece(ui_task *t)
 {
-    if (t->ran) return;
-    t->ran = true;
-    t->fn(t->arg);
+    if (!t->ran) t->ran = !t->fn(t->arg);
+    return t->ran;
 }
 
 /* Waits for the request: runs it now if it has not run yet. */
 static void job_join(ui_task *t)
 {
     job_unqueue(t);
-    job_run(t);
+    while (!job_piece(t)) {}
     free(t);
 }
 
@@ -163,14 +169,15 @@ static void job_leave(ui_task *t)
     else t->left = true;
 }
 
-/* Runs the oldest request; whether there was one. */
+/* Runs a piece of the oldest request, which goes back in the queue, behind
+ * the others, while it has pieces left; whether there was one. */
 static bool job_next(void)
 {
     ui_task *t = queue.head;
     if (!t) return false;
     job_unqueue(t);
-    job_run(t);
-    if (t->left) free(t);
+    if (!job_piece(t)) job_queue(t);
+    else if (t->left) free(t);
     return true;
 }
 
