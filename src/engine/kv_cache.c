@@ -118,6 +118,7 @@ typedef struct {
     float *ctx, *out, *mid, *norm2, *mlp;  /* (h·k) (d) (d) (d) (d) */
     float *gate, *up, *act;                /* (2f): gate (f), up (f) in it; (f) */
     float *block;
+    attn_team_barrier bar;                 /* where the step's threads meet (team.h) */
 } row_bufs;
 
 static bool row_alloc(row_bufs *r, const attn_model *m, int t)
@@ -217,16 +218,17 @@ static void attend_team(attn_kv_cache *kc, const attn_model *m, const attn_confi
             #pragma omp atomic write
             *bad = 1;
         }
-    #pragma omp barrier
+    attn_team_wait(&r->bar);
     if (!(run->train && run->dropout > 0.0f)) return;
-    #pragma omp single
-    attn_op_dropout(r->weights, r->dropped, (size_t)h * t, run->dropout, attn_dropout_key(run, "attention"));
+    if (attn_team_first())
+        attn_op_dropout(r->weights, r->dropped, (size_t)h * t, run->dropout, attn_dropout_key(run, "attention"));
+    attn_team_wait(&r->bar);
     int i0, i1;
     attn_wmat_team_share(h, &i0, &i1);
     for (int i = i0; i < i1; i++)
         attn_op_weighted_sum(r->dropped + (size_t)i * t, kc->values[l] + (size_t)(i / per) * kc->cap * k,
                              r->ctx + (size_t)i * k, 1, 1, 1, t, k);
-    #pragma omp barrier
+    attn_team_wait(&r->bar);
 }
 
 /* act = SiLU(x · W_gateᵀ) ⊙ (x · W_upᵀ), each thread its share of the f
@@ -238,7 +240,7 @@ static void mlp_team(const attn_model_layer *W, row_bufs *r, int f)
     attn_wmat_product_part(&W->w_gate, 1, r->norm2, r->gate, i0, i1);
     attn_wmat_product_part(&W->w_up, 1, r->norm2, r->up, i0, i1);
     attn_op_swiglu(r->gate + i0, r->up + i0, r->act + i0, (size_t)(i1 - i0));
-    #pragma omp barrier
+    attn_team_wait(&r->bar);
 }
 
 /* resid → x = RMSNorm(resid) ⊙ g_attn of layer l, kept in the cache's x. */
@@ -260,24 +262,24 @@ static void layer_team(attn_kv_cache *c, const attn_model *m, const attn_config 
     /* W_Q, W_K, W_V stacked are one ((h + 2g)·k, d) matrix: one product
      * gives q, kn and vn side by side */
     const attn_wmat qkv[] = {W->w_q, W->w_k, W->w_v};
-    attn_wmat_product_row_team(qkv, 3, r->x, r->qkv);
+    attn_wmat_product_row_team(qkv, 3, r->x, r->qkv, &r->bar);
     attend_team(c, m, run, W, r, l, pos, bad);
-    attn_wmat_product_row_team(&W->w_o, 1, r->ctx, r->out);
-    #pragma omp single
-    {
+    attn_wmat_product_row_team(&W->w_o, 1, r->ctx, r->out, &r->bar);
+    if (attn_team_first()) {
         if (run->train && run->dropout > 0.0f)
             attn_op_dropout(r->out, r->out, d, run->dropout, attn_dropout_key(run, "output"));
         attn_op_add(r->resid, r->out, r->mid, d);
         attn_op_rmsnorm(r->mid, W->mlp_norm, r->norm2, 1, (int)d, mc->eps);
     }
+    attn_team_wait(&r->bar);
     mlp_team(W, r, mc->ffn);
-    attn_wmat_product_row_team(&W->w_down, 1, r->act, r->mlp);
-    #pragma omp single
-    {
+    attn_wmat_product_row_team(&W->w_down, 1, r->act, r->mlp, &r->bar);
+    if (attn_team_first()) {
         attn_op_add(r->mid, r->mlp, r->resid, d);
         if (l + 1 < mc->layers) layer_input(c, m, r, l + 1, pos);
         else attn_op_rmsnorm(r->resid, m->norm, r->norm2, 1, (int)d, mc->eps); /* the final norm */
     }
+    attn_team_wait(&r->bar);
 }
 
 attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_config *run, int id, float *logits,
@@ -300,7 +302,7 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
     #pragma omp parallel if ((size_t)mc->d * mc->ffn > 65536)
     {
         for (int l = 0; l < mc->layers; l++) layer_team(c, m, run, l, &r, pos, &bad);
-        attn_wmat_product_row_team(&m->lm_head, 1, r.norm2, logits); /* logits = final_norm · W_lmᵀ */
+        attn_wmat_product_row_team(&m->lm_head, 1, r.norm2, logits, &r.bar); /* logits = final_norm · W_lmᵀ */
     }
     c->n = t;
     row_free(&r);

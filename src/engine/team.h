@@ -1,0 +1,42 @@
+/* team.h — the threads of one parallel region meeting at a barrier, spinning
+ * a while before they sleep, each learning how long a spin pays.
+ *
+ * A decoding step is one OpenMP parallel region (kv_cache.c), and its threads
+ * meet after every product: seven times a layer, about 200 times a token.
+ * libgomp's barrier, under the passive wait policy attnlab runs with (main.c),
+ * sleeps at once, and each sleep costs a wake-up: on a virtual machine tens of
+ * µs. Alone on the 2-core test machine SmolLM2-135M decoded at 11.4 ms/token
+ * so, and at 8.4 with libgomp spinning; but beside one competing process the
+ * spinning took 28 ms/token where sleeping took 12.5, its spins burning the
+ * core that the thread it waits for, or the other process, needed.
+ *
+ * attn_team_wait spins for a time of the calling thread's own, then sleeps
+ * (a futex). A wait that ends while spinning doubles that time, up to 0.1 ms;
+ * one that has to sleep quarters it. Alone, the thread waited for comes
+ * within the spin and no one sleeps. Beside a competitor it is often
+ * descheduled for a whole time slice, and a spin for it only keeps a core
+ * from the threads that need one: the spins shrink to nothing, a passive wait,
+ * with one wait in 64 spinning in full to see whether spinning pays again. */
+#ifndef ATTN_TEAM_H
+#define ATTN_TEAM_H
+
+#include <stdatomic.h>
+
+/* One barrier for the threads of a parallel region: zeroed before the region,
+ * then used by all of them for as many rounds as they like. */
+typedef struct {
+    atomic_uint arrived; /* threads at the barrier in this round */
+    atomic_uint round;   /* rounds completed; a sleeping thread waits for it to change */
+    atomic_int sleepers; /* threads asleep (or going to sleep) in this round */
+} attn_team_barrier;
+
+/* Waits until every thread of the enclosing parallel region has called it for
+ * this round; what each wrote before is then visible to all. Outside a parallel
+ * region, or with one thread, returns at once. */
+void attn_team_wait(attn_team_barrier *b);
+
+/* Whether the calling thread is the team's first (thread 0; outside a region,
+ * always): the one that does a step's serial work between two waits. */
+int attn_team_first(void);
+
+#endif
