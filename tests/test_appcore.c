@@ -411,6 +411,8 @@ static void lesson_steps_forward_and_back(void **state)
     assert_false(app->req.quit);
 }
 
+static bool ends_with(const char *s, const char *tail);
+
 /* ---- the single-threaded web page's job service (src/platform/web): requests
  * queued, and a piece of the oldest run a call of piece_pump, as a poll does */
 
@@ -499,6 +501,36 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
     /* the file and each step a piece, then the step's picture (a piece of its own) */
     assert_true(pieces_run >= 1 + steps);
     assert_true(pieces_run <= 1 + steps + 2);
+    app->async = false;
+    app->jobs = app->lesson.jobs = NULL;
+
+    /* another lesson asked for while one is read: the first stops at its next
+     * piece (nobody waits for it), and the second opens */
+    char other[1200];
+    snprintf(other, sizeof other, "%s/05-padding-mask.md", dir);
+    assert_int_equal(ui_player_read(other, &ls, err, sizeof err), 0);
+    int other_steps = ls.n_steps;
+    lesson_free(&ls);
+    app->jobs = app->lesson.jobs = &piece_jobs;
+    app->async = true;
+    pieces_run = 0;
+    assert_int_equal(ui_app_lesson_open(app, path, 0, err, sizeof err), 0);
+    for (int i = 0; i < 3; i++) { /* the notice, then the file and a step or two */
+        app->opening.shown = true;
+        ui_app_poll(app);
+        piece_pump();
+    }
+    int before = pieces_run;
+    assert_true(before >= 2 && steps - before > 3); /* so that the bound below tells */
+    assert_int_equal(ui_app_lesson_open(app, other, 0, err, sizeof err), 0);
+    for (polls = 0; polls < 1000 && (ui_app_pending(app) || piece_queued); polls++) {
+        app->opening.shown = true;
+        ui_app_poll(app);
+        piece_pump();
+    }
+    assert_true(ends_with(app->lesson.name, "05-padding-mask.md"));
+    /* the first lesson's one more piece (its end), the second's file and steps, its picture */
+    assert_true(pieces_run - before <= 1 + 1 + other_steps + 2);
     app->async = false;
     app->jobs = app->lesson.jobs = NULL;
 

@@ -59,8 +59,13 @@ static bool read_work(void *arg)
     int cores = attn_ops_cores();
     int was = attn_ops_threads(cores > 1 ? cores - 1 : 1); /* one core stays with the window */
     bool more = true;
-    if (!r->begun) ui_player_read_begin(&r->reading, r->path), r->begun = true;
-    else more = ui_player_read_step(&r->reading);
+    if (!r->begun) {
+        ui_player_read_begin(&r->reading, r->path);
+        r->begun = true;
+    } else {
+        if (atomic_load(&r->refs) == 1) ui_player_read_stop(&r->reading); /* the app let go: no more steps */
+        more = ui_player_read_step(&r->reading);
+    }
     attn_ops_threads(was);
     if (more) return true;
     r->rc = ui_player_read_end(&r->reading, r->path, &r->ls, r->err, sizeof r->err);

@@ -259,6 +259,11 @@ void ui_player_read_begin(ui_player_reading *r, const char *path)
 
 bool ui_player_read_step(ui_player_reading *r) { return r->checking && lesson_checker_step(&r->check, &r->dg); }
 
+void ui_player_read_stop(ui_player_reading *r)
+{
+    if (r->checking) lesson_checker_stop(&r->check);
+}
+
 int ui_player_read_end(ui_player_reading *r, const char *path, lesson *ls, char *err, size_t errsize)
 {
     if (r->checking) r->rc = lesson_checker_end(&r->check, &r->dg);

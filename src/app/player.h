@@ -116,6 +116,8 @@ typedef struct {
 
 void ui_player_read_begin(ui_player_reading *r, const char *path);
 bool ui_player_read_step(ui_player_reading *r);
+/* No step is checked after this: end then only frees r's lesson (-1). */
+void ui_player_read_stop(ui_player_reading *r);
 int ui_player_read_end(ui_player_reading *r, const char *path, lesson *ls, char *err, size_t errsize);
 void ui_player_adopt(ui_player *p, lesson *ls, const char *path);
 void ui_player_close(ui_player *p);

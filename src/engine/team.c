@@ -64,9 +64,10 @@ void attn_team_wait(attn_team_barrier *b)
     if (n < 2) return;
 #ifdef TEAM_FUTEX
     /* seq_cst throughout: the round read before arriving is this round's; the
-     * last to arrive sees everyone's writes (the arrivals are one release
-     * sequence) and publishes them with the round; and of a sleeper counting
-     * itself and the last thread opening the round, one sees the other */
+     * last to arrive sees everyone's writes (each arrival's release sequence
+     * runs on through the later arrivals) and publishes them with the round;
+     * and of a sleeper counting itself and the last thread opening the round,
+     * one sees the other */
     unsigned round = atomic_load(&b->round);
     if (atomic_fetch_add(&b->arrived, 1) + 1 == n) { /* the last: the next round begins */
         atomic_store(&b->arrived, 0);

@@ -11,12 +11,13 @@
  * core that the thread it waits for, or the other process, needed.
  *
  * attn_team_wait spins for a time of the calling thread's own, then sleeps
- * (a futex). A wait that ends while spinning doubles that time, up to 0.1 ms;
- * one that has to sleep quarters it. Alone, the thread waited for comes
+ * (a futex). A wait that ends while spinning doubles that time (and a little
+ * more, so that it grows from nothing), up to 0.05 ms; one that has to sleep
+ * quarters it. Alone, the thread waited for comes
  * within the spin and no one sleeps. Beside a competitor it is often
  * descheduled for a whole time slice, and a spin for it only keeps a core
  * from the threads that need one: the spins shrink to nothing, a passive wait,
- * with one wait in 64 spinning in full to see whether spinning pays again. */
+ * and then one wait in 128 spins in full to see whether spinning pays again. */
 #ifndef ATTN_TEAM_H
 #define ATTN_TEAM_H
 
@@ -27,7 +28,8 @@
 typedef struct {
     atomic_uint arrived; /* threads at the barrier in this round */
     atomic_uint round;   /* rounds completed; a sleeping thread waits for it to change */
-    atomic_int sleepers; /* threads asleep (or going to sleep) in this round */
+    atomic_int sleepers; /* threads asleep or going to sleep (one of the round before may
+                          * not have counted itself out yet: a wake-up too many, harmless) */
 } attn_team_barrier;
 
 /* Waits until every thread of the enclosing parallel region has called it for

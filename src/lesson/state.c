@@ -574,6 +574,8 @@ bool lesson_checker_step(lesson_checker *c, lesson_diags *dg)
     return c->next < ls->n_steps;
 }
 
+void lesson_checker_stop(lesson_checker *c) { c->broken = c->bad = true; }
+
 int lesson_checker_end(lesson_checker *c, lesson_diags *dg)
 {
     const lesson *ls = c->ls;

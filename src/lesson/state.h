@@ -115,4 +115,8 @@ void lesson_checker_init(lesson_checker *c, const lesson *ls, lesson_check_work 
 bool lesson_checker_step(lesson_checker *c, lesson_diags *dg);
 int lesson_checker_end(lesson_checker *c, lesson_diags *dg);
 
+/* No step is checked after this (a check nobody waits for any more):
+ * lesson_checker_end then only frees c, and returns -1. */
+void lesson_checker_stop(lesson_checker *c);
+
 #endif
