@@ -470,6 +470,21 @@ static bool piece_pump(void)
 
 static const ui_jobs piece_jobs = {piece_start, piece_join, piece_leave};
 
+/* A frame of that page: the notice drawn, a poll, a piece; whether work is left. */
+static bool page_frame(ui_app *app)
+{
+    app->opening.shown = true;
+    ui_app_poll(app);
+    piece_pump();
+    return ui_app_pending(app) || piece_queued;
+}
+
+/* Frames until no work is left (at most 1000). */
+static void page_frames(ui_app *app)
+{
+    for (int i = 0; i < 1000 && page_frame(app); i++) {}
+}
+
 /* On the single-threaded page no request may hold a frame for long: a lesson
  * is read in pieces, the file then a step a poll, and opens as it does at once. */
 static void a_lesson_is_read_a_step_a_poll(void **state)
@@ -487,13 +502,8 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
     app->async = true;
     pieces_run = 0;
     assert_int_equal(ui_app_lesson_open(app, path, 2, err, sizeof err), 0);
-    int polls = 0;
-    for (; polls < 1000 && (ui_app_pending(app) || piece_queued); polls++) {
-        app->opening.shown = true; /* a frame drew the notice */
-        ui_app_poll(app);
+    for (int i = 0; i < 1000 && page_frame(app); i++)
         if (pieces_run < steps) assert_false(app->lesson.open); /* not before its last step is checked */
-        piece_pump();
-    }
     assert_int_equal(piece_queued, 0);
     assert_true(app->lesson.open);
     assert_int_equal(app->lesson.step, 2);
@@ -515,19 +525,11 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
     app->async = true;
     pieces_run = 0;
     assert_int_equal(ui_app_lesson_open(app, path, 0, err, sizeof err), 0);
-    for (int i = 0; i < 3; i++) { /* the notice, then the file and a step or two */
-        app->opening.shown = true;
-        ui_app_poll(app);
-        piece_pump();
-    }
+    for (int i = 0; i < 3; i++) page_frame(app); /* the notice, then the file and a step or two */
     int before = pieces_run;
     assert_true(before >= 2 && steps - before > 3); /* so that the bound below tells */
     assert_int_equal(ui_app_lesson_open(app, other, 0, err, sizeof err), 0);
-    for (polls = 0; polls < 1000 && (ui_app_pending(app) || piece_queued); polls++) {
-        app->opening.shown = true;
-        ui_app_poll(app);
-        piece_pump();
-    }
+    page_frames(app);
     assert_true(ends_with(app->lesson.name, "05-padding-mask.md"));
     /* the first lesson's one more piece (its end), the second's file and steps, its picture */
     assert_true(pieces_run - before <= 1 + 1 + other_steps + 2);
@@ -548,11 +550,7 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
     app->async = true;
     pieces_run = 0;
     assert_int_equal(ui_app_lesson_open(app, bad, 0, err, sizeof err), 0);
-    for (polls = 0; polls < 1000 && (ui_app_pending(app) || piece_queued); polls++) {
-        app->opening.shown = true;
-        ui_app_poll(app);
-        piece_pump();
-    }
+    page_frames(app);
     assert_int_equal(pieces_run, 1 + 2);
     assert_true(app->lesson.open); /* the lesson open before stays open */
     if (!strstr(app->status, at_once)) fail_msg("status: %s; at once: %s", app->status, at_once);
