@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include <utf8proc.h>
+
 #include "catalog.h"
 #include "forward.h"
 #include "lesson.h"
@@ -764,6 +766,26 @@ static void hostile_input(void **state)
             n_quiz_blocks += st->blocks[b].kind == LESSON_BLOCK_QUIZ;
         }
         assert_int_equal(n_quiz_blocks, 1);
+    }
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    /* a measure whose number runs over lines is reported on one line, its
+     * quote cut at 40 bytes and never inside a character (found by the fuzzer:
+     * the message carried the lesson's line breaks) */
+    assert_int_equal(parse("# T\n\n## S\n\nnow {{the\nmask\tT | weight row=0 col=0}}\n"
+                           "and {{注意力机制的权重注意力机制的权重注意力机制 | weight row=0 col=0}}\n",
+                           &ls, &dg), -1);
+    expect_diag(&dg, 5, "'the mask T' is not a number");
+    expect_diag(&dg, 7, "is not a number");
+    for (int i = 0; i < dg.n; i++) {
+        const char *m = dg.items[i].msg;
+        assert_null(strpbrk(m, "\n\t\r"));
+        for (utf8proc_ssize_t k = 0, len; m[k]; k += len) {
+            utf8proc_int32_t c;
+            len = utf8proc_iterate((const utf8proc_uint8_t *)m + k, -1, &c);
+            assert_true(len > 0);
+        }
     }
     lesson_free(&ls);
     lesson_diags_free(&dg);

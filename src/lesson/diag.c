@@ -6,6 +6,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <utf8proc.h>
+
+/* A message quotes the lesson, whose text may hold line breaks, tabs and
+ * other control bytes (a measure's number can run over lines) and whose
+ * quotes are cut at a byte count, perhaps inside a UTF-8 character. Each
+ * control character becomes a space and each broken byte is dropped, so a
+ * diagnostic is one line of valid UTF-8. */
+static void one_line(char *msg)
+{
+    const utf8proc_uint8_t *in = (const utf8proc_uint8_t *)msg;
+    utf8proc_ssize_t n = (utf8proc_ssize_t)strlen(msg), i = 0;
+    size_t out = 0;
+    while (i < n) {
+        utf8proc_int32_t c;
+        utf8proc_ssize_t len = utf8proc_iterate(in + i, n - i, &c);
+        if (len < 1) { i++; continue; }
+        if (utf8proc_category(c) == UTF8PROC_CATEGORY_CC) msg[out++] = ' ';
+        else memmove(msg + out, in + i, (size_t)len), out += (size_t)len;
+        i += len;
+    }
+    msg[out] = '\0';
+}
+
 void lesson_diag_add(lesson_diags *dg, int line, const char *fmt, ...)
 {
     if (!dg) return;
@@ -14,6 +37,7 @@ void lesson_diag_add(lesson_diags *dg, int line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    one_line(msg);
     for (int i = 0; i < dg->n; i++) /* a problem carried by inherited settings is reported once */
         if (dg->items[i].line == line && !strcmp(dg->items[i].msg, msg)) return;
     if (dg->n == dg->cap) {

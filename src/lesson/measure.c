@@ -178,7 +178,7 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
     while (a < b && isspace((unsigned char)*a)) a++;
     while (b > a && isspace((unsigned char)b[-1])) b--;
     if (!read_shown(a, (size_t)(b - a), &m->shown, &m->half_unit))
-        return snprintf(why, size, "'%.*s' is not a number (a measure shows one number)", (int)(b - a), a), -1;
+        return snprintf(why, size, "'%.*s' is not a number (a measure shows one number)", (int)(b - a < 40 ? b - a : 40), a), -1;
     size_t rest = n - (size_t)(bar + 1 - s);
     char *spec = malloc(rest + 1);
     if (!spec) return snprintf(why, size, "out of memory"), -1;
