@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "jobs_pieces.h"
 #include "jobs_thread.h"
 #include "app.h"
 #include "catalog.h"
@@ -413,70 +414,46 @@ static void lesson_steps_forward_and_back(void **state)
 
 static bool ends_with(const char *s, const char *tail);
 
-/* ---- the single-threaded web page's job service (src/platform/web): requests
- * queued, and a piece of the oldest run a call of piece_pump, as a poll does */
+/* ---- the single-threaded web page's job service (jobs_pieces.c), each piece
+ * of a request counted */
 
-struct ui_task {
+static int pieces_run;
+
+typedef struct {
     ui_task_fn *fn;
     void *arg;
-    bool ran, left; /* run to its end; let go by the core */
-};
-static ui_task *piece_queue[8];
-static int piece_queued, pieces_run;
+} counted_call;
 
-static void piece_unqueue(ui_task *t)
+static bool counted_piece(void *arg)
 {
-    for (int i = 0; i < piece_queued; i++)
-        if (piece_queue[i] == t) {
-            memmove(piece_queue + i, piece_queue + i + 1, (size_t)(piece_queued - i - 1) * sizeof *piece_queue);
-            piece_queued--;
-            return;
-        }
+    counted_call *c = arg;
+    pieces_run++;
+    bool more = c->fn(c->arg);
+    if (!more) free(c);
+    return more;
 }
 
-static ui_task *piece_start(ui_task_fn *fn, void *arg)
+static ui_task *counted_start(ui_task_fn *fn, void *arg)
 {
-    ui_task *t = piece_queued < 8 ? calloc(1, sizeof *t) : NULL;
-    if (!t) return NULL;
-    *t = (ui_task){.fn = fn, .arg = arg};
-    piece_queue[piece_queued++] = t;
+    counted_call *c = malloc(sizeof *c);
+    if (!c) return NULL;
+    *c = (counted_call){fn, arg};
+    ui_task *t = ui_jobs_pieces()->start(counted_piece, c);
+    if (!t) free(c);
     return t;
 }
 
-static void piece_join(ui_task *t)
-{
-    piece_unqueue(t);
-    while (!t->ran) t->ran = !t->fn(t->arg), pieces_run++;
-    free(t);
-}
-
-static void piece_leave(ui_task *t)
-{
-    if (t->ran) free(t);
-    else t->left = true;
-}
-
-static bool piece_pump(void)
-{
-    if (!piece_queued) return false;
-    ui_task *t = piece_queue[0];
-    piece_unqueue(t);
-    t->ran = !t->fn(t->arg);
-    pieces_run++;
-    if (!t->ran) piece_queue[piece_queued++] = t;
-    else if (t->left) free(t);
-    return true;
-}
-
-static const ui_jobs piece_jobs = {piece_start, piece_join, piece_leave};
+static void counted_join(ui_task *t) { ui_jobs_pieces()->join(t); }
+static void counted_leave(ui_task *t) { ui_jobs_pieces()->leave(t); }
+static const ui_jobs piece_jobs = {counted_start, counted_join, counted_leave};
 
 /* A frame of that page: the notice drawn, a poll, a piece; whether work is left. */
 static bool page_frame(ui_app *app)
 {
     app->opening.shown = true;
     ui_app_poll(app);
-    piece_pump();
-    return ui_app_pending(app) || piece_queued;
+    ui_jobs_pieces_next();
+    return ui_app_pending(app) || ui_jobs_pieces_queued();
 }
 
 /* Frames until no work is left (at most 1000). */
@@ -504,7 +481,7 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
     assert_int_equal(ui_app_lesson_open(app, path, 2, err, sizeof err), 0);
     for (int i = 0; i < 1000 && page_frame(app); i++)
         if (pieces_run < steps) assert_false(app->lesson.open); /* not before its last step is checked */
-    assert_int_equal(piece_queued, 0);
+    assert_false(ui_jobs_pieces_queued());
     assert_true(app->lesson.open);
     assert_int_equal(app->lesson.step, 2);
     assert_int_equal(app->lesson.ls.n_steps, steps);

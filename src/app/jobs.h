@@ -17,7 +17,7 @@
  * The desktop runs each request on a thread of its own at a lower priority
  * (src/platform/posix/jobs_thread.c), and so does the web page's threaded
  * build (a Web Worker a request). The single-threaded page runs each later on
- * its one thread, a piece a poll (src/platform/web/main_web.c). The tests may give none
+ * its one thread, a piece a poll (jobs_pieces.c). The tests may give none
  * (NULL): every request then runs where it is made, the frame waiting for it. */
 #ifndef UI_JOBS_H
 #define UI_JOBS_H

@@ -52,6 +52,8 @@
 #include <stdatomic.h>
 
 #include "jobs_thread.h"
+#else
+#include "jobs_pieces.h"
 #endif
 
 /* app_impl.h's (the app core's inside): o's step, given the names to step
@@ -100,6 +102,13 @@ static ui_task *job_start(ui_task_fn *fn, void *arg)
 
 static void job_join(ui_task *t) { ui_jobs_thread()->join(t); }
 static void job_leave(ui_task *t) { ui_jobs_thread()->leave(t); }
+
+static const ui_jobs *web_jobs(void)
+{
+    static const ui_jobs jobs = {job_start, job_join, job_leave};
+    return &jobs;
+}
+
 static bool job_next(void) { return false; }
 static bool job_queued(void) { return false; }
 
@@ -109,84 +118,12 @@ EMSCRIPTEN_KEEPALIVE int web_worker_jobs(int page) { return page ? on_page : ato
 #else
 /* ---- the job service: requests run later, a piece per web_poll, on this thread */
 
-/* A request: the core holds it until it joins or leaves it; the queue until it has run. */
-struct ui_task {
-    ui_task_fn *fn;
-    void *arg;
-    bool ran;               /* run to its end (its last piece returned false) */
-    bool left;              /* the core let go: freed once it has run */
-    struct ui_task *next;   /* in the queue, not yet run to its end */
-};
-
-static struct {
-    ui_task *head, *tail;
-} queue;
-
-static void job_queue(ui_task *t)
-{
-    if (queue.tail) queue.tail->next = t;
-    else queue.head = t;
-    queue.tail = t;
-}
-
-static ui_task *job_start(ui_task_fn *fn, void *arg)
-{
-    ui_task *t = calloc(1, sizeof *t);
-    if (!t) return NULL; /* the core then runs fn here and now */
-    t->fn = fn, t->arg = arg;
-    job_queue(t);
-    return t;
-}
-
-static void job_unqueue(ui_task *t)
-{
-    ui_task **at = &queue.head, *prev = NULL;
-    while (*at && *at != t) prev = *at, at = &(*at)->next;
-    if (!*at) return;
-    *at = t->next;
-    if (queue.tail == t) queue.tail = prev;
-    t->next = NULL;
-}
-
-/* The request's next piece; whether it has now run to its end. */
-static bool job_piece(ui_task *t)
-{
-    if (!t->ran) t->ran = !t->fn(t->arg);
-    return t->ran;
-}
-
-/* Waits for the request: runs it now if it has not run yet. */
-static void job_join(ui_task *t)
-{
-    job_unqueue(t);
-    while (!job_piece(t)) {}
-    free(t);
-}
-
-static void job_leave(ui_task *t)
-{
-    if (t->ran) free(t);
-    else t->left = true;
-}
-
-/* Runs a piece of the oldest request, which goes back in the queue, behind
- * the others, while it has pieces left; whether there was one. */
-static bool job_next(void)
-{
-    ui_task *t = queue.head;
-    if (!t) return false;
-    job_unqueue(t);
-    if (!job_piece(t)) job_queue(t);
-    else if (t->left) free(t);
-    return true;
-}
-
-static bool job_queued(void) { return queue.head != NULL; }
+static const ui_jobs *web_jobs(void) { return ui_jobs_pieces(); }
+static bool job_next(void) { return ui_jobs_pieces_next(); }
+static bool job_queued(void) { return ui_jobs_pieces_queued(); }
 
 EMSCRIPTEN_KEEPALIVE int web_worker_jobs(int page) { return (void)page, -1; }
 #endif
-
-static const ui_jobs web_jobs = {job_start, job_join, job_leave};
 
 /* One painted picture (RGBA, as canvas ImageData wants) and what it shows. */
 typedef struct {
@@ -356,7 +293,7 @@ EMSCRIPTEN_KEEPALIVE int web_init(int w, int h, float dpr, const char *lang)
     }
     ui_player_init(&web.app.lesson, lang, NULL);
     /* as the window: recomputations, lesson reads and progress saves go to the job service */
-    web.app.jobs = web.app.lesson.jobs = &web_jobs;
+    web.app.jobs = web.app.lesson.jobs = web_jobs();
     web.app.async = true;
     web.app.lesson.async_save = true;
     web.app.lesson.async_read = true;

@@ -1,0 +1,30 @@
+/* jobs_pieces.h — a job service (jobs.h) with no thread: requests queued and
+ * run later, a piece at a time, on the caller's thread.
+ *
+ * The single-threaded web page runs on it (src/platform/web/main_web.c): a
+ * poll runs the oldest request's next piece, which then waits behind the
+ * others, so a long request shares the frames with the rest. The app core's
+ * tests run the page's frames on it too.
+ *
+ *     app->jobs = ui_jobs_pieces();
+ *     ... each frame:
+ *     ui_app_poll(app);
+ *     ui_jobs_pieces_next();
+ *
+ * One queue for the program, on one thread. */
+#ifndef UI_JOBS_PIECES_H
+#define UI_JOBS_PIECES_H
+
+#include <stdbool.h>
+
+#include "jobs.h"
+
+const ui_jobs *ui_jobs_pieces(void);
+
+/* Runs the next piece of the oldest request; whether there was one. */
+bool ui_jobs_pieces_next(void);
+
+/* Whether a request has pieces left. */
+bool ui_jobs_pieces_queued(void);
+
+#endif
