@@ -447,12 +447,12 @@ static void counted_join(ui_task *t) { ui_jobs_pieces()->join(t); }
 static void counted_leave(ui_task *t) { ui_jobs_pieces()->leave(t); }
 static const ui_jobs piece_jobs = {counted_start, counted_join, counted_leave};
 
-/* A frame of that page: the notice drawn, a poll, a piece; whether work is left. */
+/* A frame of that page (web_poll): the notice drawn, a piece, a poll; whether work is left. */
 static bool page_frame(ui_app *app)
 {
     app->opening.shown = true;
-    ui_app_poll(app);
     ui_jobs_pieces_next();
+    ui_app_poll(app);
     return ui_app_pending(app) || ui_jobs_pieces_queued();
 }
 
@@ -507,6 +507,7 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
     assert_true(before >= 2 && steps - before > 3); /* so that the bound below tells */
     assert_int_equal(ui_app_lesson_open(app, other, 0, err, sizeof err), 0);
     page_frames(app);
+    assert_false(ui_jobs_pieces_queued());
     assert_true(ends_with(app->lesson.name, "05-padding-mask.md"));
     /* the first lesson's one more piece (its end), the second's file and steps, its picture */
     assert_true(pieces_run - before <= 1 + 1 + other_steps + 2);
@@ -528,6 +529,7 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
     pieces_run = 0;
     assert_int_equal(ui_app_lesson_open(app, bad, 0, err, sizeof err), 0);
     page_frames(app);
+    assert_false(ui_jobs_pieces_queued());
     assert_int_equal(pieces_run, 1 + 2);
     assert_true(app->lesson.open); /* the lesson open before stays open */
     if (!strstr(app->status, at_once)) fail_msg("status: %s; at once: %s", app->status, at_once);

@@ -770,10 +770,10 @@ static void hostile_input(void **state)
     lesson_free(&ls);
     lesson_diags_free(&dg);
 
-    /* a measure whose number runs over lines is reported on one line, its
+    /* a measure whose number runs over lines (a line break, U+2028) is reported on one line, its
      * quote cut at 40 bytes and never inside a character (found by the fuzzer:
      * the message carried the lesson's line breaks) */
-    assert_int_equal(parse("# T\n\n## S\n\nnow {{the\nmask\tT | weight row=0 col=0}}\n"
+    assert_int_equal(parse("# T\n\n## S\n\nnow {{the\nmask\xe2\x80\xa8T | weight row=0 col=0}}\n"
                            "and {{注意力机制的权重注意力机制的权重注意力机制 | weight row=0 col=0}}\n",
                            &ls, &dg), -1);
     expect_diag(&dg, 5, "'the mask T' is not a number");
@@ -781,6 +781,7 @@ static void hostile_input(void **state)
     for (int i = 0; i < dg.n; i++) {
         const char *m = dg.items[i].msg;
         assert_null(strpbrk(m, "\n\t\r"));
+        assert_null(strstr(m, "\xe2\x80\xa8")); /* U+2028, a line separator */
         for (utf8proc_ssize_t k = 0, len; m[k]; k += len) {
             utf8proc_int32_t c;
             len = utf8proc_iterate((const utf8proc_uint8_t *)m + k, -1, &c);

@@ -8,8 +8,8 @@
  *
  *     app->jobs = ui_jobs_pieces();
  *     ... each frame:
- *     ui_app_poll(app);
  *     ui_jobs_pieces_next();
+ *     ui_app_poll(app);
  *
  * One queue for the program, on one thread. */
 #ifndef UI_JOBS_PIECES_H

@@ -9,7 +9,7 @@
 #include <utf8proc.h>
 
 /* A message quotes the lesson, whose text may hold line breaks, tabs and
- * other control bytes (a measure's number can run over lines) and whose
+ * other control bytes or line separators (a measure's number can run over lines) and whose
  * quotes are cut at a byte count, perhaps inside a UTF-8 character. Each
  * control character becomes a space and each broken byte is dropped, so a
  * diagnostic is one line of valid UTF-8. */
@@ -22,7 +22,8 @@ static void one_line(char *msg)
         utf8proc_int32_t c;
         utf8proc_ssize_t len = utf8proc_iterate(in + i, n - i, &c);
         if (len < 1) { i++; continue; }
-        if (utf8proc_category(c) == UTF8PROC_CATEGORY_CC) msg[out++] = ' ';
+        utf8proc_category_t cat = utf8proc_category(c);
+        if (cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP) msg[out++] = ' ';
         else memmove(msg + out, in + i, (size_t)len), out += (size_t)len;
         i += len;
     }

@@ -27,10 +27,10 @@
  * request only once its done flag is set, so the page's thread never waits
  * on one. A worker's file calls are carried out by the page's thread
  * (emscripten proxies them), between its frames. The single-threaded one
- * runs each request later on the page's one thread, at the next web_poll,
- * one a frame: a key that opens a lesson or a model returns at once, the
- * frame saying so is drawn, and then the work runs (in one go: the page is
- * busy that long).
+ * runs each request later on the page's one thread, a piece per web_poll
+ * (src/app/jobs_pieces.c): a key that opens a lesson or a model returns at
+ * once, the frame saying so is drawn, and then the work comes in pieces (a
+ * lesson: its file, then a step checked a piece).
  * The lesson progress file lives in the page's memory file system, which
  * canvas.js copies to and from localStorage. */
 #include <emscripten.h>
