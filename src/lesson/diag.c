@@ -2,17 +2,18 @@
 #include "diag.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <utf8proc.h>
 
-/* A message quotes the lesson, whose text may hold line breaks, tabs and
- * other control bytes or line separators (a measure's number can run over lines) and whose
- * quotes are cut at a byte count, perhaps inside a UTF-8 character. Each
- * control character becomes a space and each broken byte is dropped, so a
- * diagnostic is one line of valid UTF-8. */
+/* A message quotes the lesson, whose text may hold line breaks, tabs, line
+ * separators and other control characters (a measure's number can run over
+ * lines), and whose quotes are cut at a byte count, perhaps inside a UTF-8
+ * character. Each of those characters becomes a space and each broken byte
+ * is dropped, so a diagnostic is one line of valid UTF-8. */
 static void one_line(char *msg)
 {
     const utf8proc_uint8_t *in = (const utf8proc_uint8_t *)msg;
@@ -23,7 +24,8 @@ static void one_line(char *msg)
         utf8proc_ssize_t len = utf8proc_iterate(in + i, n - i, &c);
         if (len < 1) { i++; continue; }
         utf8proc_category_t cat = utf8proc_category(c);
-        if (cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP) msg[out++] = ' ';
+        bool breaks = cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP;
+        if (breaks) msg[out++] = ' ';
         else memmove(msg + out, in + i, (size_t)len), out += (size_t)len;
         i += len;
     }
