@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""check_links.py: every relative link in the documentation resolves.
+
+Reads README.md, docs/*.md, bench/results/*.md and lessons/README.md (or the
+files given) and fails (exit 1) when a Markdown link or image that is not a
+URL names a file or folder that does not exist, or a #fragment that is not
+the GitHub anchor of a heading in the file it names. Code blocks and inline
+code are skipped. Usage: scripts/check_links.py [--root DIR] [FILE.md...]"""
+import argparse
+import glob
+import os
+import re
+import sys
+
+LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+FENCE = re.compile(r"^(```|~~~)")
+
+
+def prose(text):
+    """The text outside fenced code blocks, with inline code blanked."""
+    out, fence = [], None
+    for line in text.split("\n"):
+        m = FENCE.match(line.lstrip())
+        if m:
+            tick = line.lstrip()[:3]
+            fence = None if fence == tick else (fence or tick)
+            continue
+        if fence is None:
+            out.append(re.sub(r"`+[^`]*`+", "``", line))
+    return "\n".join(out)
+
+
+def anchor(heading):
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    h = re.sub(r"[`*_]|!?\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip()).lower()
+    h = re.sub(r"[^\w\- ]", "", h)
+    return h.replace(" ", "-")
+
+
+def anchors(path):
+    seen, out = {}, set()
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    fence = None
+    for line in text.split("\n"):
+        m = FENCE.match(line.lstrip())
+        if m:
+            tick = line.lstrip()[:3]
+            fence = None if fence == tick else (fence or tick)
+            continue
+        if fence is None and re.match(r"#{1,6} ", line):
+            a = anchor(line.lstrip("#"))
+            n = seen.get(a, 0)
+            seen[a] = n + 1
+            out.add(a if n == 0 else f"{a}-{n}")
+    return out
+
+
+def check(path, root):
+    problems = []
+    with open(path, encoding="utf-8") as f:
+        text = prose(f.read())
+    for m in LINK.finditer(text):
+        target = m.group(1)
+        if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
+            continue
+        file_part, _, frag = target.partition("#")
+        dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
+        line = text[: m.start()].count("\n") + 1
+        rel = os.path.relpath(path, root)
+        if not os.path.exists(dest):
+            problems.append(f"{rel}:{line}: {target}: no such file")
+        elif frag and dest.endswith(".md") and frag not in anchors(dest):
+            problems.append(f"{rel}:{line}: {target}: no heading #{frag} in {os.path.relpath(dest, root)}")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    ap.add_argument("files", nargs="*")
+    a = ap.parse_args()
+    root = os.path.abspath(a.root)
+    files = a.files or [os.path.join(root, "README.md"), os.path.join(root, "lessons", "README.md")] + sorted(
+        glob.glob(os.path.join(root, "docs", "*.md")) + glob.glob(os.path.join(root, "bench", "results", "*.md")))
+    problems = [p for f in files for p in check(os.path.abspath(f), root)]
+    for p in problems:
+        print(p)
+    print(f"check_links: {len(files)} files, {len(problems)} broken links")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
