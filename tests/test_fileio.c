@@ -3,8 +3,12 @@
  * A FIFO, a device and a folder are refused by name without blocking; a file
  * over the limit gives both sizes; an atomic write keeps the mode, follows
  * links, leaves no temporary file and never replaces what is not a regular
- * file; unique renames count up instead of overwriting. */
+ * file; unique renames count up instead of overwriting. A file written in
+ * pieces appears whole or not at all: its temporary is the writer's own, gets
+ * the final mode, and is removed by a failed write, an abort, or a signal
+ * that kills the writer. */
 #define _XOPEN_SOURCE 700 /* nftw */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -15,7 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -251,6 +259,184 @@ static void locks_and_folders(void **state)
     assert_null(strstr(e.msg, "locked"));
 }
 
+/* Names in the test's folder containing part. */
+static int count_named(const char *part)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        n += strstr(de->d_name, part) != NULL;
+    closedir(d);
+    return n;
+}
+
+static void put(const char *path, const char *text, mode_t mode)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+static void holds(const char *path, const char *text)
+{
+    char *data;
+    size_t n;
+    attn_error e = {0};
+    assert_int_equal(attn_file_read(path, 1 << 20, &data, &n, &e), ATTN_OK);
+    assert_string_equal(data, text);
+    free(data);
+}
+
+static void streamed_writes(void **state)
+{
+    (void)state;
+    char p[600], q[600];
+    attn_error e = {0};
+    attn_file_out o;
+    put(in_dir(p, sizeof p, "big.bin"), "old", 0600);
+    assert_int_equal(attn_file_out_begin(&o, p, 0644, &e), ATTN_OK);
+    struct stat st;
+    /* the writer's own new file, readable by no one else while it is written */
+    assert_int_equal(lstat(o.tmp, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_nlink, 1);
+    assert_int_equal(st.st_mode & 077, 0);
+    assert_int_equal(count_named(".tmp-"), 1);
+    for (int i = 0; i < 1000; i++) assert_int_equal(attn_file_out_write(&o, "0123456789", 10, &e), ATTN_OK);
+    holds(p, "old"); /* nothing shows before the commit */
+    assert_int_equal(attn_file_out_commit(&o, &e), ATTN_OK);
+    attn_file_out_abort(&o); /* after a commit: nothing */
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 10000);
+    assert_int_equal(st.st_mode & 07777, 0600); /* kept, not widened to 0644 */
+    assert_int_equal(count_named(".tmp-"), 0);
+
+    /* abandoned: the temporary goes, the file stays */
+    assert_int_equal(attn_file_out_begin(&o, p, 0644, &e), ATTN_OK);
+    assert_int_equal(attn_file_out_write(&o, "x", 1, &e), ATTN_OK);
+    attn_file_out_abort(&o);
+    attn_file_out_abort(&o);
+    assert_int_equal(count_named(".tmp-"), 0);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 10000);
+
+    /* a new file under umask 077 */
+    mode_t mask = umask(077);
+    assert_int_equal(attn_file_out_begin(&o, in_dir(q, sizeof q, "new.bin"), 0644, &e), ATTN_OK);
+    assert_int_equal(attn_file_out_commit(&o, &e), ATTN_OK);
+    umask(mask);
+    assert_int_equal(stat(q, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+
+    /* with no temporary left, the signals' actions are the defaults again */
+    struct sigaction sa;
+    assert_int_equal(sigaction(SIGINT, NULL, &sa), 0);
+    assert_true(sa.sa_handler == SIG_DFL);
+}
+
+/* A child writes half of path and waits; sig is sent to it. Returns its status. */
+static int killed_mid_write(const char *path, int sig, void (*before)(void))
+{
+    int ready[2], go[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(go), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        attn_file_out o;
+        attn_error e;
+        char c;
+        if (before) before();
+        if (attn_file_out_begin(&o, path, 0644, &e) || attn_file_out_write(&o, "half", 4, &e)) _exit(3);
+        if (write(ready[1], "x", 1) != 1) _exit(4);
+        if (read(go[0], &c, 1) != 1) _exit(5); /* the signal ends it here, unless it is ignored or handled */
+        _exit(attn_file_out_write(&o, " and the rest", 13, &e) || attn_file_out_commit(&o, &e) ? 6 : 0);
+    }
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    assert_int_equal(count_named(".tmp-"), 1);
+    assert_int_equal(kill(pid, sig), 0);
+    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    assert_int_equal(write(go[1], "x", 1), 1); /* still alive: let it finish */
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(ready[0]), close(ready[1]), close(go[0]), close(go[1]);
+    return status;
+}
+
+static volatile sig_atomic_t caught;
+static void catch_it(int sig)
+{
+    caught = sig;
+}
+static void ignore_int(void)
+{
+    signal(SIGINT, SIG_IGN);
+}
+static void handle_term(void)
+{
+    struct sigaction sa = {.sa_handler = catch_it, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static void signals_remove_temporaries(void **state)
+{
+    (void)state;
+    char p[600];
+    put(in_dir(p, sizeof p, "trace.bin"), "old", 0644);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++) {
+        int status = killed_mid_write(p, sigs[i], NULL);
+        /* it dies of the signal, as it would have, and leaves nothing behind */
+        assert_true(WIFSIGNALED(status));
+        assert_int_equal(WTERMSIG(status), sigs[i]);
+        assert_int_equal(count_named(".tmp-"), 0);
+        holds(p, "old");
+    }
+    /* an ignored signal (nohup, a background job) and a program's own
+     * handler (SDL's) are left alone: the write goes on and completes */
+    int status = killed_mid_write(p, SIGINT, ignore_int);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    holds(p, "half and the rest");
+    put(p, "old", 0644);
+    status = killed_mid_write(p, SIGTERM, handle_term);
+    assert_true(WIFEXITED(status)); /* caught, its read restarted */
+    assert_int_equal(WEXITSTATUS(status), 0);
+    holds(p, "half and the rest");
+    assert_int_equal(count_named(".tmp-"), 0);
+}
+
+/* A disk that fills (RLIMIT_FSIZE: writes past it fail with EFBIG): the
+ * write is refused with the cause, the old file stays, no temporary is left. */
+static void full_disk(void **state)
+{
+    (void)state;
+    char p[600];
+    put(in_dir(p, sizeof p, "full.bin"), "good", 0644);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        static char big[1 << 16];
+        attn_error e = {0};
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {4096, 4096};
+        if (setrlimit(RLIMIT_FSIZE, &rl)) _exit(2);
+        if (attn_file_write_atomic(p, big, sizeof big, 0644, &e) != ATTN_ERR_IO) _exit(3);
+        _exit(strstr(e.msg, "cannot write: File too large") ? 0 : 4);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    holds(p, "good");
+    assert_int_equal(count_named(".tmp-"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +446,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(atomic_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(unique_renames_never_overwrite, setup, teardown),
         cmocka_unit_test_setup_teardown(locks_and_folders, setup, teardown),
+        cmocka_unit_test_setup_teardown(streamed_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(signals_remove_temporaries, setup, teardown),
+        cmocka_unit_test_setup_teardown(full_disk, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,14 @@
 /* fileio.c — safe opening of inputs, atomic replacement of outputs, locks. */
-#define _GNU_SOURCE /* F_OFD_SETLK, renameat2 */
+#define _GNU_SOURCE /* F_OFD_SETLK, renameat2, mkostemp */
 #include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,48 +195,175 @@ static int sync_dir(const char *dir)
     return rc;
 }
 
+/* ---- the temporaries a signal removes ----
+ * live[] is read by the handler, so it holds only lock-free atomic pointers
+ * (to the writers' own tmp names); the rest changes under live_lock. */
+#define MAX_LIVE 32
+static const int CLEANED[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_CLEANED (int)(sizeof CLEANED / sizeof *CLEANED)
+static const char *_Atomic live[MAX_LIVE];
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static int n_live;
+static bool ours[N_CLEANED];
+
+/* only async-signal-safe calls: unlink, sigaction, raise */
+static void remove_live(int sig)
+{
+    int e = errno;
+    for (int i = 0; i < MAX_LIVE; i++) {
+        const char *tmp = atomic_load(&live[i]);
+        if (tmp) unlink(tmp);
+    }
+    /* then the death the signal would have brought: delivered on return,
+     * the signal being blocked while its handler runs */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig);
+    errno = e;
+}
+
+/* The first live temporary installs the handler where the action is the
+ * default; the last one puts the default back. */
+static void watch_signals(bool on)
+{
+    for (int i = 0; i < N_CLEANED; i++) {
+        struct sigaction now, sa;
+        if (sigaction(CLEANED[i], NULL, &now)) continue;
+        memset(&sa, 0, sizeof sa);
+        sigemptyset(&sa.sa_mask);
+        if (on && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL) {
+            sa.sa_handler = remove_live;
+            ours[i] = !sigaction(CLEANED[i], &sa, NULL);
+        } else if (!on && ours[i]) {
+            ours[i] = false;
+            if (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == remove_live) {
+                sa.sa_handler = SIG_DFL;
+                sigaction(CLEANED[i], &sa, NULL);
+            }
+        }
+    }
+}
+
+static int live_add(const char *tmp)
+{
+    int slot = -1;
+    pthread_mutex_lock(&live_lock);
+    for (int i = 0; i < MAX_LIVE && slot < 0; i++)
+        if (!atomic_load(&live[i])) slot = i;
+    if (slot >= 0) {
+        atomic_store(&live[slot], tmp);
+        if (n_live++ == 0) watch_signals(true);
+    }
+    pthread_mutex_unlock(&live_lock);
+    return slot; /* -1: more writers than slots; this one goes unwatched */
+}
+
+static void live_remove(int slot)
+{
+    if (slot < 0) return;
+    pthread_mutex_lock(&live_lock);
+    atomic_store(&live[slot], NULL);
+    if (--n_live == 0) watch_signals(false);
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* ---- the writer ---- */
+
+/* Finishes o after a failure: the temporary removed, err naming the cause. */
+static attn_status out_fail(attn_file_out *o, const char *what, int e, attn_error *err)
+{
+    if (o->fd >= 0) close(o->fd);
+    o->fd = -1;
+    unlink(o->tmp);
+    live_remove(o->slot);
+    o->slot = -1;
+    return fail_errno(err, o->target, what, e);
+}
+
+attn_status attn_file_out_begin(attn_file_out *o, const char *path, mode_t mode, attn_error *err)
+{
+    o->fd = o->slot = -1;
+    o->uid = (uid_t)-1;
+    o->gid = (gid_t)-1;
+    o->tmp[0] = '\0';
+    attn_status rc = attn_file_resolve(path, o->target, sizeof o->target, err);
+    if (rc) return rc;
+    struct stat st;
+    if (!lstat(o->target, &st)) {
+        if (!S_ISREG(st.st_mode))
+            return attn_fail(err, ATTN_ERR_IO, "%s: is %s, not a regular file; not replaced", o->target,
+                             kind_of(st.st_mode));
+        o->mode = st.st_mode & 07777;
+        if (st.st_uid != geteuid() || st.st_gid != getegid()) o->uid = st.st_uid, o->gid = st.st_gid;
+    } else {
+        o->mode = mode & ~current_umask();
+    }
+    /* beside the target; its name cut so that the suffix fits NAME_MAX */
+    size_t d = dir_len(o->target), base = strlen(o->target) - d;
+    snprintf(o->tmp, sizeof o->tmp, "%.*s%.*s.tmp-XXXXXX", (int)d, o->target, (int)(base < 200 ? base : 200),
+             o->target + d);
+    sigset_t all, old;
+    sigfillset(&all);
+    /* no signal between the file's creation and its registration */
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    o->fd = mkostemp(o->tmp, O_CLOEXEC);
+    int e = errno;
+    if (o->fd >= 0) o->slot = live_add(o->tmp);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (o->fd < 0) return fail_errno(err, o->target, "cannot write", e);
+    return ATTN_OK;
+}
+
+attn_status attn_file_out_write(attn_file_out *o, const void *data, size_t size, attn_error *err)
+{
+    if (o->fd < 0) return fail_errno(err, o->target, "cannot write", EBADF);
+    if (write_all(o->fd, data, size)) return out_fail(o, "cannot write", errno, err);
+    return ATTN_OK;
+}
+
+attn_status attn_file_out_commit(attn_file_out *o, attn_error *err)
+{
+    if (o->fd < 0) return fail_errno(err, o->target, "cannot write", EBADF);
+    char dir[4096];
+    size_t d = dir_len(o->target);
+    if (d == 0) snprintf(dir, sizeof dir, "%s", o->target[0] == '/' ? "/" : ".");
+    else snprintf(dir, sizeof dir, "%.*s", (int)d, o->target);
+    /* the owner first (a change of owner clears the set-id bits); one the
+     * process may not give is no error: the mode is still kept */
+    if (o->uid != (uid_t)-1 && fchown(o->fd, o->uid, o->gid)) errno = 0;
+    if (fchmod(o->fd, o->mode)) return out_fail(o, "cannot set the mode", errno, err);
+    if (fsync(o->fd)) return out_fail(o, "cannot sync", errno, err);
+    int fd = o->fd;
+    o->fd = -1;
+    if (close(fd)) return out_fail(o, "cannot close", errno, err);
+    if (rename(o->tmp, o->target)) return out_fail(o, "cannot rename the temporary file over it", errno, err);
+    live_remove(o->slot);
+    o->slot = -1;
+    if (sync_dir(dir)) return fail_errno(err, dir, "cannot sync the folder", errno);
+    return ATTN_OK;
+}
+
+void attn_file_out_abort(attn_file_out *o)
+{
+    if (o->fd < 0) return;
+    close(o->fd);
+    o->fd = -1;
+    unlink(o->tmp);
+    live_remove(o->slot);
+    o->slot = -1;
+}
+
 attn_status attn_file_write_atomic(const char *path, const void *data, size_t size, mode_t mode,
                                    attn_error *err)
 {
-    char target[4096], tmp[4200], dir[4096];
-    attn_status rc = attn_file_resolve(path, target, sizeof target, err);
-    if (rc) return rc;
-    struct stat st;
-    if (!lstat(target, &st)) {
-        if (!S_ISREG(st.st_mode))
-            return attn_fail(err, ATTN_ERR_IO, "%s: is %s, not a regular file; not replaced", target,
-                             kind_of(st.st_mode));
-        mode = st.st_mode & 07777;
-    } else {
-        mode &= ~current_umask();
-    }
-    size_t d = dir_len(target);
-    if (d == 0) snprintf(dir, sizeof dir, "%s", target[0] == '/' ? "/" : ".");
-    else snprintf(dir, sizeof dir, "%.*s", (int)d, target);
-    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", target);
-    int fd = mkstemp(tmp);
-    if (fd < 0) return fail_errno(err, target, "cannot create a temporary file", errno);
-    const char *what = "cannot write";
-    if (write_all(fd, data, size)) goto fail;
-    what = "cannot set the mode";
-    if (fchmod(fd, mode)) goto fail;
-    what = "cannot sync";
-    if (fsync(fd)) goto fail;
-    what = "cannot close";
-    if (close(fd)) {
-        fd = -1;
-        goto fail;
-    }
-    fd = -1;
-    what = "cannot rename the temporary file over it";
-    if (rename(tmp, target)) goto fail;
-    if (sync_dir(dir)) return fail_errno(err, dir, "cannot sync the folder", errno);
-    return ATTN_OK;
-fail:;
-    int e = errno;
-    if (fd >= 0) close(fd);
-    unlink(tmp);
-    return fail_errno(err, target, what, e);
+    attn_file_out o;
+    attn_status rc = attn_file_out_begin(&o, path, mode, err);
+    if (!rc) rc = attn_file_out_write(&o, data, size, err);
+    if (!rc) rc = attn_file_out_commit(&o, err);
+    return rc;
 }
 
 attn_status attn_file_check_output(const char *path, const char *const *inputs, int n, attn_error *err)

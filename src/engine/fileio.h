@@ -5,15 +5,23 @@
  * opened and refuses anything but a regular file, naming what it found
  * ("is a FIFO, not a regular file").
  *
- * Writing: attn_file_write_atomic never leaves half a file behind:
+ * Writing: one writer for every output, attn_file_out (attn_file_write_atomic
+ * is it in one call), never leaves half a file behind:
  *
- *     PATH.tmp-XXXXXX  (mkstemp: unique, beside PATH)  write, fsync
+ *     PATH.tmp-XXXXXX  (O_EXCL, a random name beside PATH)  write, fsync
  *       → rename over PATH → fsync the folder          (the rename is durable)
  *
- * A reader sees the old file or the new one, never a mix, and two writers
- * never share a temporary file. A symbolic link at PATH is followed: the
- * link's final target is what gets replaced, in the target's folder, and the
- * link stays a link.
+ * A reader sees the old file or the new one, never a mix; two writers never
+ * share a temporary file, and a link planted at a temporary's name is never
+ * followed (O_EXCL fails on it and another name is drawn). A symbolic link at
+ * PATH is followed: the link's final target is what gets replaced, in the
+ * target's folder, and the link stays a link. A replaced file keeps its mode
+ * (and, where the process may, its owner); a new one gets mode & ~umask.
+ *
+ * While a temporary exists, SIGINT, SIGTERM and SIGHUP remove it before the
+ * process dies of the signal as it would have (their handler is installed
+ * only over the default action, and only while temporaries are live: a
+ * program's own handler, or an ignored signal, is left alone).
  *
  * Every function returns a status and, on failure, one line in err naming the
  * file and the real cause. No function prints or exits. */
@@ -42,9 +50,31 @@ attn_status attn_file_read(const char *path, size_t limit, char **data, size_t *
  * need not exist. */
 attn_status attn_file_resolve(const char *path, char *out, size_t size, attn_error *err);
 
+/* An output being written: begin, write any number of times, then commit
+ * (or abort). A failed write or commit removes the temporary; abort after
+ * either, or after commit, does nothing, so a caller may always call it on
+ * its way out. */
+typedef struct attn_file_out {
+    int fd;             /* the temporary, or -1 once finished */
+    int slot;           /* its place among the temporaries a signal removes, or -1 */
+    mode_t mode;        /* the mode the file gets */
+    uid_t uid;          /* a replaced file's owner (uid -1: a new file) */
+    gid_t gid;
+    char target[4096];  /* the file replaced, its links followed */
+    char tmp[4200];
+} attn_file_out;
+
+/* Creates the temporary for path (refusing, as below, a target that is not
+ * a regular file). mode is for a new file, before the umask. */
+attn_status attn_file_out_begin(attn_file_out *o, const char *path, mode_t mode, attn_error *err);
+attn_status attn_file_out_write(attn_file_out *o, const void *data, size_t size, attn_error *err);
+/* Gives the mode, syncs, renames over the target and syncs the folder. */
+attn_status attn_file_out_commit(attn_file_out *o, attn_error *err);
+void attn_file_out_abort(attn_file_out *o);
+
 /* Replaces the file at path (after attn_file_resolve) with size bytes of data
- * as described above. A new file gets mode & ~umask, a replaced one keeps
- * its mode. Refuses to replace anything that is not a regular file. */
+ * through attn_file_out. Refuses to replace anything that is not a regular
+ * file. */
 attn_status attn_file_write_atomic(const char *path, const void *data, size_t size, mode_t mode,
                                    attn_error *err);
 

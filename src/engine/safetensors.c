@@ -431,8 +431,8 @@ attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n, cons
                           attn_error *err)
 {
     attn_status st = ATTN_OK;
-    char *json = NULL, *tmp = NULL, target[4096];
-    FILE *fp = NULL;
+    char *json = NULL, target[4096];
+    unsigned char *head = NULL;
     /* the header is UTF-8 JSON: a text that is not UTF-8 (a folder name in
      * another encoding) cannot be written whole, so nothing is written */
     for (int i = 0; i < 2 * n_meta; i++)
@@ -482,48 +482,37 @@ attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n, cons
 
     /* header padded with spaces so the data starts 8-byte aligned, as the reference writer does */
     size_t len = strlen(json), padded = (len + 7) / 8 * 8;
-    size_t plen = strlen(path);
-    tmp = malloc(plen + 16);
-    if (!tmp) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
-    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd >= 0) fchmod(fd, 0644); /* mkstemp creates 0600; a trace is an ordinary document */
-    if (fd < 0 || !(fp = fdopen(fd, "wb"))) {
-        if (fd >= 0) close(fd);
-        st = attn_fail(err, ATTN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-        free(tmp);
-        tmp = NULL;
+    head = malloc(8 + padded);
+    if (!head) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    for (int i = 0; i < 8; i++) head[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+    memcpy(head + 8, json, len);
+    memset(head + 8 + len, ' ', padded - len);
+    /* 0644: a trace is an ordinary document (less the umask; a replaced file keeps its mode) */
+    attn_file_out o;
+    if ((st = attn_file_out_begin(&o, path, 0644, err)) || (st = attn_file_out_write(&o, head, 8 + padded, err)))
         goto out;
-    }
-    unsigned char prefix[8];
-    for (int i = 0; i < 8; i++) prefix[i] = (unsigned char)((uint64_t)padded >> (8 * i));
-    bool ok = fwrite(prefix, 1, 8, fp) == 8 && fwrite(json, 1, len, fp) == len;
-    for (size_t i = len; ok && i < padded; i++) ok = fputc(' ', fp) != EOF;
-    for (int i = 0; ok && i < n; i++) {
+    for (int i = 0; !st && i < n; i++) {
         size_t count = 1; /* fits: its bytes did, above */
         for (int j = 0; j < t[i].ndim; j++) count *= (size_t)t[i].shape[j];
         if (host_is_little_endian()) {
-            ok = fwrite(t[i].data, sizeof(float), count, fp) == count;
-        } else {
-            for (size_t c = 0; ok && c < count; c++) {
+            st = attn_file_out_write(&o, t[i].data, count * sizeof(float), err);
+            continue;
+        }
+        unsigned char b[4096];
+        for (size_t c = 0; !st && c < count; c += sizeof b / 4) {
+            size_t m = count - c < sizeof b / 4 ? count - c : sizeof b / 4;
+            for (size_t k = 0; k < m; k++) {
                 uint32_t u;
-                memcpy(&u, &t[i].data[c], 4);
-                unsigned char b[4] = {(unsigned char)u, (unsigned char)(u >> 8), (unsigned char)(u >> 16),
-                                      (unsigned char)(u >> 24)};
-                ok = fwrite(b, 1, 4, fp) == 4;
+                memcpy(&u, &t[i].data[c + k], 4);
+                for (int byte = 0; byte < 4; byte++) b[4 * k + byte] = (unsigned char)(u >> (8 * byte));
             }
+            st = attn_file_out_write(&o, b, 4 * m, err);
         }
     }
-    int saved = errno;
-    if (fclose(fp) != 0) ok = false, saved = errno;
-    fp = NULL;
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok) saved = errno;
-        unlink(tmp);
-        st = attn_fail(err, ATTN_ERR_IO, "%s: cannot write: %s", path, strerror(saved));
-    }
+    if (!st) st = attn_file_out_commit(&o, err);
+    if (st) attn_file_out_abort(&o);
 out:
-    free(tmp);
+    free(head);
     free(json);
     cJSON_Delete(root);
     return st;

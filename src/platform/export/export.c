@@ -22,10 +22,10 @@ static const char *const EXTENSIONS[UI_SAVE_KINDS] = {"png", "svg", "pdf", "csv"
 
 ui_save_kind ui_export_kind_of(const char *path)
 {
-    const char *dot = strrchr(path, '.');
-    for (int k = 1; dot && k < UI_SAVE_KINDS; k++)
+    const char *slash = strrchr(path, '/'), *dot = strrchr(slash ? slash : path, '.');
+    for (int k = 0; dot && k < UI_SAVE_KINDS; k++)
         if (!strcasecmp(dot + 1, EXTENSIONS[k])) return (ui_save_kind)k;
-    return UI_SAVE_PNG;
+    return UI_SAVE_KINDS;
 }
 
 const char *ui_export_extension(ui_save_kind kind)

@@ -8,7 +8,8 @@
 
 #include "app.h"
 
-/* By the name's extension, in any case: .svg, .pdf, .csv, else PNG. */
+/* By the name's extension, in any case: .png, .svg, .pdf, .csv; UI_SAVE_KINDS
+ * for any other name (.jpg, none), which no export writes. */
 ui_save_kind ui_export_kind_of(const char *path);
 
 /* "png", "svg", "pdf", "csv". */

@@ -1,18 +1,18 @@
 /* offscreen.c — drawing without a display: `attnlab render` and `attnlab bench`. */
 #include "offscreen.h"
 
-#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <SDL_image.h>
 
 #include "clock.h"
 #include "export.h"
+#include "fileio.h"
 #include "i18n.h"
 #include "jobs_thread.h"
 #include "nonfinite.h"
@@ -34,6 +34,10 @@ int ui_offscreen_open(ui_offscreen *o, int w, int h, char *err, size_t errsize)
     /* the software renderer draws straight into the window's surface: no GL
      * or EGL library is loaded to back it */
     SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0");
+    /* SDL's SIGINT/SIGTERM handlers only post a quit event, which no one here
+     * reads: the picture was drawn to the end and exit 0. Without them the
+     * signal ends the process, and a file being written goes with it (fileio.h). */
+    SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1");
     if (SDL_InitSubSystem(SDL_INIT_VIDEO)) {
         snprintf(err, errsize, "cannot start SDL's offscreen video driver: %s", SDL_GetError());
         return -1;
@@ -193,32 +197,75 @@ int ui_save_png(SDL_Renderer *r, const char *path, char *err, size_t errsize)
     return rc;
 }
 
+/* SDL_image's PNG bytes streamed into the one writer (fileio.h), whose
+ * failures SDL_image may not check: the first one is kept. */
+typedef struct {
+    attn_file_out out;
+    attn_status st;
+    attn_error err;
+    Sint64 pos;
+} png_sink;
+
+static size_t sink_write(SDL_RWops *rw, const void *p, size_t size, size_t num)
+{
+    png_sink *k = rw->hidden.unknown.data1;
+    if (k->st || (num && size > SIZE_MAX / num)) return 0;
+    if ((k->st = attn_file_out_write(&k->out, p, size * num, &k->err))) {
+        SDL_SetError("%s", k->err.msg);
+        return 0;
+    }
+    k->pos += (Sint64)(size * num);
+    return num;
+}
+
+static Sint64 sink_seek(SDL_RWops *rw, Sint64 offset, int whence)
+{
+    png_sink *k = rw->hidden.unknown.data1;
+    if (whence == RW_SEEK_CUR && offset == 0) return k->pos; /* SDL_RWtell */
+    return SDL_SetError("a PNG being written cannot seek");
+}
+
+static Sint64 sink_size(SDL_RWops *rw)
+{
+    (void)rw;
+    return -1;
+}
+
+static size_t sink_read(SDL_RWops *rw, void *p, size_t size, size_t num)
+{
+    (void)rw, (void)p, (void)size, (void)num;
+    SDL_SetError("a PNG being written cannot be read");
+    return 0;
+}
+
+static int sink_close(SDL_RWops *rw)
+{
+    (void)rw;
+    return 0;
+}
+
 int ui_write_png(SDL_Surface *s, const char *path, char *err, size_t errsize)
 {
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    int rc = -1;
-    if (!tmp) {
-        snprintf(err, errsize, "out of memory");
-        goto out;
+    png_sink k = {.st = ATTN_OK};
+    SDL_RWops rw = {.size = sink_size, .seek = sink_seek, .read = sink_read, .write = sink_write,
+                    .close = sink_close, .type = SDL_RWOPS_UNKNOWN};
+    rw.hidden.unknown.data1 = &k;
+    if ((k.st = attn_file_out_begin(&k.out, path, 0644, &k.err))) {
+        snprintf(err, errsize, "%s", k.err.msg);
+        return -1;
     }
-    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    errno = 0;
-    if (IMG_SavePNG(s, tmp)) {
-        int e = errno;
-        snprintf(err, errsize, "%s: cannot write: %s", path, e ? strerror(e) : IMG_GetError());
-        remove(tmp);
-        goto out;
+    if (IMG_SavePNG_RW(s, &rw, 0) && !k.st) {
+        attn_file_out_abort(&k.out);
+        snprintf(err, errsize, "%s: cannot write: %s", path, IMG_GetError());
+        return -1;
     }
-    if (rename(tmp, path)) {
-        snprintf(err, errsize, "%s: cannot write: %s", path, strerror(errno));
-        remove(tmp);
-        goto out;
+    if (!k.st) k.st = attn_file_out_commit(&k.out, &k.err);
+    if (k.st) {
+        attn_file_out_abort(&k.out);
+        snprintf(err, errsize, "%s", k.err.msg);
+        return -1;
     }
-    rc = 0;
-out:
-    free(tmp);
-    return rc;
+    return 0;
 }
 
 static int open_app(ui_app *app, const attn_config *cfg, const char *path, char *err, size_t errsize,
@@ -238,6 +285,15 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
     ui_app app;
     ui_offscreen o;
     int w = p->width ? p->width : 1280, h = p->height ? p->height : 800;
+    ui_save_kind kind = ui_export_kind_of(out);
+    if (kind == UI_SAVE_KINDS) { /* refused before anything is computed, rather than a PNG under another name */
+        const char *slash = strrchr(out, '/'), *dot = strrchr(slash ? slash : out, '.');
+        snprintf(err, errsize, "%s: %s%s%s: name the file .png, .svg, .pdf or .csv", out,
+                 dot ? "cannot write a '" : "no extension to say which format to write", dot ? dot : "",
+                 dot ? "' file" : "");
+        *exit_code = 2;
+        return -1;
+    }
     const char *lang = ui_i18n_init(p->lang);
     if (open_app(&app, cfg, path, err, errsize, exit_code)) return -1;
     int rc = -1;
@@ -270,7 +326,6 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
     attn_nonfinite nf; /* the picture is drawn, and the caller told where its NaN began */
     char warning[300] = "";
     if (attn_nonfinite_find(&app.trace, &nf)) attn_nonfinite_text(&app.trace, &nf, warning, sizeof warning);
-    ui_save_kind kind = ui_export_kind_of(out);
     int s = p->scale > 0 && kind == UI_SAVE_PNG ? p->scale : 1; /* HiDPI: the layout in points, drawn s times finer */
     app.pixel_ratio = (float)s;
     if (ui_offscreen_open(&o, w * s, h * s, err, errsize)) {
