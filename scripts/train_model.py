@@ -37,6 +37,7 @@ import torch.nn.functional as F
 TRAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train")
 sys.path.insert(0, TRAIN)
 from llama import Config, Llama, write_safetensors
+import atomic
 import metrics
 
 KV = {"gqa": 2, "mha": 4, "mqa": 1, "nocausal": 2}
@@ -75,9 +76,9 @@ def prepared(data):
 
 def write_tokenizer_config(out):
     """What AutoTokenizer.from_pretrained needs beside tokenizer.json (attnlab reads only tokenizer.json)."""
-    json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "eos_token": "</s>",
-               "unk_token": "<unk>", "add_bos_token": True, "model_max_length": 128},
-              open(os.path.join(out, "tokenizer_config.json"), "w"), indent=2)
+    atomic.write_json(os.path.join(out, "tokenizer_config.json"),
+                      {"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "eos_token": "</s>",
+                       "unk_token": "<unk>", "add_bos_token": True, "model_max_length": 128}, indent=2)
 
 
 def write_folder(model, cfg, out, tokenizer, link=False):
@@ -86,7 +87,7 @@ def write_folder(model, cfg, out, tokenizer, link=False):
     allows: a snapshot's costs no space), tokenizer_config.json."""
     os.makedirs(out, exist_ok=True)
     write_safetensors(os.path.join(out, "model.safetensors"), model.hf_tensors())
-    json.dump(cfg.hf("float16"), open(os.path.join(out, "config.json"), "w"), indent=2)
+    atomic.write_json(os.path.join(out, "config.json"), cfg.hf("float16"), indent=2)
     dst = os.path.join(out, "tokenizer.json")
     if link and os.path.exists(dst):
         os.remove(dst)
@@ -120,8 +121,8 @@ class Snapshots:
         shutil.copy(tokenizer, self.tokenizer)   # the snapshots' tokenizer.json link to the model's
         self.steps, self.snaps = set(metrics.snapshot_steps(steps)), []
         self.train, self.held = metrics.unpadded(train[:64]), metrics.unpadded(held[:64])
-        json.dump({"train": self.train, "heldout": self.held}, open(os.path.join(self.dir, "samples.json"), "w"),
-                  separators=(",", ":"))
+        atomic.write_json(os.path.join(self.dir, "samples.json"), {"train": self.train, "heldout": self.held},
+                          separators=(",", ":"))
         self.seconds = 0.0
 
     def __call__(self, model, cfg, step):
@@ -131,8 +132,8 @@ class Snapshots:
         m = as_shipped(model)
         write_folder(m, cfg, os.path.join(self.dir, f"step{step}"), self.tokenizer, link=True)
         self.snaps.append(metrics.snapshot(m, step, self.train, self.held))
-        json.dump({"induction": metrics.INDUCTION, "snapshots": self.snaps},
-                  open(os.path.join(self.dir, "metrics.json"), "w"), indent=1)
+        atomic.write_json(os.path.join(self.dir, "metrics.json"),
+                          {"induction": metrics.INDUCTION, "snapshots": self.snaps}, indent=1)
         self.seconds += time.time() - t0
         s = self.snaps[-1]
         print(f"snapshot {step}: held-out {s['heldout_loss']}, induction "
@@ -236,7 +237,7 @@ def main():
           "kv_bytes_per_token": 2 * cfg.layers * cfg.kv_heads * cfg.head_dim * 4,
           "params": sum(p.numel() for p in model.hf_tensors().values()),
           "threads": a.threads, "command": command(sys.argv[1:]), **extra}
-    json.dump(ev, open(os.path.join(a.out, "eval.json"), "w"), indent=2)
+    atomic.write_json(os.path.join(a.out, "eval.json"), ev, indent=2)
     print(json.dumps(ev), flush=True)
 
 

@@ -39,6 +39,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import metrics  # noqa: E402
+import atomic  # noqa: E402
 from llama import load, read_json  # noqa: E402
 from metrics import LINE_SLOTS, OFFSETS, head_means, row_sums  # noqa: E402,F401 (row_sums: the tests use it here)
 
@@ -443,8 +444,8 @@ def take_sample(d, data_dir):
     if data_dir is None:
         raise ValueError("no heldout_ids.json: give DATA_DIR (the folder with heldout.npy) to take the sample from")
     held = np.load(os.path.join(data_dir, "heldout.npy"))[:SAMPLE_ROWS]
-    with open(os.path.join(d, "heldout_ids.json"), "w") as f:
-        json.dump([[int(x) for x in r if x >= 0] for r in held], f, separators=(",", ":"))
+    atomic.write_json(os.path.join(d, "heldout_ids.json"), [[int(x) for x in r if x >= 0] for r in held],
+                      separators=(",", ":"))
 
 
 def with_training(card, d):
@@ -493,8 +494,8 @@ def write(d, data_dir, seed_runs):
     card = measure(d)
     snaps = with_training(card, d)
     if snaps is not None:
-        with open(os.path.join(d, "checkpoints", "metrics.json"), "w") as f:
-            json.dump({"induction": metrics.INDUCTION, "snapshots": snaps}, f, indent=1)
+        atomic.write_json(os.path.join(d, "checkpoints", "metrics.json"),
+                          {"induction": metrics.INDUCTION, "snapshots": snaps}, indent=1)
     old = read_json(os.path.join(d, "card.json")) if os.path.exists(os.path.join(d, "card.json")) else None
     rows = read_json(os.path.join(d, "heldout_ids.json"))
     runs = [measure_seed_run(card, r, rows) for r in seed_runs]
@@ -503,9 +504,8 @@ def write(d, data_dir, seed_runs):
     seeds = seeds_of(card, old, runs)
     if seeds:
         card["seeds"] = seeds
-    with open(os.path.join(d, "card.json"), "w", encoding="utf-8") as f:
-        json.dump(card, f, ensure_ascii=False, indent=1)
-    with open(os.path.join(d, "README.md"), "w", encoding="utf-8") as f:
+    atomic.write_json(os.path.join(d, "card.json"), card, ensure_ascii=False, indent=1)
+    with atomic.open_out(os.path.join(d, "README.md"), "w", encoding="utf-8") as f:
         f.write(render(card))
     print(summary(card))
     return 0

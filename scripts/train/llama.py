@@ -18,6 +18,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import atomic
+
 
 class Config:
     def __init__(self, vocab, d=128, layers=4, heads=4, kv_heads=2, ffn=352, ctx=128, eps=1e-5,
@@ -166,7 +168,7 @@ def write_safetensors(path, tensors, dtype=torch.float16, metadata=None):
     header["__metadata__"] = {"format": "pt", **(metadata or {})}
     h = json.dumps(header, separators=(",", ":")).encode()
     h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
+    with atomic.open_out(path, "wb") as f:
         f.write(struct.pack("<Q", len(h)) + h)
         for b in blobs:
             f.write(b)

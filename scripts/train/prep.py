@@ -22,6 +22,8 @@ import subprocess
 
 import numpy as np
 
+import atomic
+
 SPECIALS = ["<unk>", "<s>", "</s>"]
 UNK, BOS, EOS = 0, 1, 2
 HELDOUT_EVERY = 20          # every 20th poem / sentence is held out (5 %)
@@ -125,16 +127,17 @@ def main():
     index = {t: i for i, t in enumerate(vocab_list)}
     enc = lambda us: [[index.get(t, UNK) for t in u] for u in us]
     os.makedirs(a.out, exist_ok=True)
-    np.save(os.path.join(a.out, "train.npy"), rows(enc(train), a.ctx))
-    np.save(os.path.join(a.out, "heldout.npy"), rows(enc(held), a.ctx))
-    with open(os.path.join(a.out, "tokenizer.json"), "w", encoding="utf-8") as f:
-        json.dump(tokenizer_json(a.lang, vocab_list), f, ensure_ascii=False, indent=1)
+    for name, part in (("train.npy", train), ("heldout.npy", held)):
+        with atomic.open_out(os.path.join(a.out, name), "wb") as f:
+            np.save(f, rows(enc(part), a.ctx))
+    atomic.write_json(os.path.join(a.out, "tokenizer.json"), tokenizer_json(a.lang, vocab_list),
+                      ensure_ascii=False, indent=1)
     total = sum(counts.values())
     covered = sum(c for t, c in common)
     stats = {"lang": a.lang, "units": len(units), "train": len(train), "heldout": len(held),
              "vocab": len(vocab_list), "train_tokens": total, "coverage": covered / total,
              "example": "".join(units[0]) if a.lang == "zh" else " ".join(units[0])}
-    json.dump(stats, open(os.path.join(a.out, "stats.json"), "w"), ensure_ascii=False, indent=1)
+    atomic.write_json(os.path.join(a.out, "stats.json"), stats, ensure_ascii=False, indent=1)
     print(json.dumps(stats, ensure_ascii=False))
 
 
