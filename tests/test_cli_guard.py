@@ -79,6 +79,70 @@ CK_ENV = {"ATTNLAB_MODELS": CK_ROOT}
 OUT = os.path.join(TMP, "out.safetensors")
 PNG = os.path.join(TMP, "out.png")
 
+# ---- finding 2: the model folder, its parent model and its checkpoints ----
+INSIDE = "lies inside the model folder"
+for name in ("model.safetensors", "config.json", "tokenizer.json", "checkpoints/step25/model.safetensors",
+             "checkpoints/step0/config.json", "checkpoints/new.safetensors"):
+    target = os.path.join(CK, name)
+    refused(f"trace --checkpoint 0 -o DIR/{name}",
+            ["trace", "--model", CK, "--checkpoint", "0", "--text", "床前", "-o", target], target, INSIDE)
+    refused(f"trace --model DIR/checkpoints/step0 -o DIR/{name}",
+            ["trace", "--model", os.path.join(CK, "checkpoints", "step0"), "--text", "床前", "-o", target],
+            target, INSIDE)
+R_ROOT, R_CK = fresh_models("render")
+refused("render --checkpoint 25 -o DIR/tokenizer.json",
+        ["render", "--model", "ck", "--checkpoint", "25", "--text", "床前", "-o", os.path.join(R_CK, "tokenizer.json")],
+        os.path.join(R_CK, "tokenizer.json"), INSIDE, {"ATTNLAB_MODELS": R_ROOT})
+r = run(["trace", "--model", CK, "--checkpoint", "0", "--text", "床前", "-o", OUT])
+check("trace --checkpoint 0 -o elsewhere still writes", r.returncode == 0 and os.path.getsize(OUT) > 0, r.stderr)
+
+# render --lesson: every model the lesson opens, and the parent of the checkpoint it opens
+LESSON = os.path.join(TMP, "ck.md")
+with open(LESSON, "w") as f:
+    f.write("# Checkpoints\n\n```attnlab\nmodel = ck\ntext = 床前明月光\n```\n\n## Early\n\n```attnlab\n"
+            "checkpoint = 0\n```\n\nThe start.\n\n## Other\n\nBrown {{4.14 | card key=heldout_loss model=brown2}}.\n")
+for i, name in enumerate(("ck/config.json", "ck/checkpoints/step0/model.safetensors", "ck/x.png", "brown2/config.json")):
+    root, _ = fresh_models(f"lesson{i}")
+    target = os.path.join(root, name)
+    refused(f"render --lesson -o <a model the lesson reads>/{name}",
+            ["render", "--lesson", LESSON, "--step", "1", "-o", target], target, INSIDE, {"ATTNLAB_MODELS": root})
+r = run(["render", "--lesson", LESSON, "--step", "1", "-o", PNG], {"ATTNLAB_MODELS": fresh_models("lesson")[0]})
+check("render --lesson -o elsewhere still writes", r.returncode == 0, r.stderr)
+
+# ---- finding 3: render --picker reads the lessons and the progress file ----
+LESSONS = os.path.join(TMP, "lessons")
+os.makedirs(os.path.join(LESSONS, "en"))
+os.makedirs(os.path.join(LESSONS, "zh"))
+for lang in ("en", "zh"):
+    with open(os.path.join(LESSONS, lang, "01-one.md"), "w") as f:
+        f.write("# One\n\nA lesson.\n\n## Step\n\nText.\n")
+os.makedirs(os.path.join(STATE, "attnlab"))
+PROGRESS = os.path.join(STATE, "attnlab", "progress.json")
+
+
+def student():
+    """A student's progress, written anew before each case."""
+    with open(PROGRESS, "w") as f:
+        f.write('{"version": 1, "lessons": {"01-one.md": {"step": 1, "steps": 1}}}\n')
+
+
+L_ENV = {"ATTNLAB_LESSONS": LESSONS}
+for target, want in ((os.path.join(LESSONS, "en", "01-one.md"), "lies inside the lessons folder"),
+                     (os.path.join(LESSONS, "zh", "01-one.md"), "lies inside the lessons folder"),
+                     (os.path.join(LESSONS, "en", "02-new.md"), "lies inside the lessons folder"),
+                     (PROGRESS, "lies inside the progress folder"),
+                     (PROGRESS + ".lock", "lies inside the progress folder")):
+    student()
+    refused(f"render --picker -o {os.path.relpath(target, TMP)}",
+            ["render", "--picker", "--lang", "en", "-o", target], target, want, L_ENV)
+student()
+refused("trace -o the progress file", ["trace", "-o", PROGRESS], PROGRESS, "lies inside the progress folder")
+check("no new lesson file was written", not os.path.exists(os.path.join(LESSONS, "en", "02-new.md")))
+student()
+r = run(["render", "--picker", "--lang", "en", "-o", PNG], L_ENV)
+check("render --picker -o elsewhere still writes, and the progress stays",
+      r.returncode == 0 and b"moved" not in r.stderr and b'"01-one.md"' in open(PROGRESS, "rb").read(), r.stderr)
+
 # ---- finding 13: more than 64 checkpoints ----
 MANY_ROOT = os.path.join(TMP, "many")
 MANY = os.path.join(MANY_ROOT, "many")
