@@ -143,6 +143,24 @@ r = run(["render", "--picker", "--lang", "en", "-o", PNG], L_ENV)
 check("render --picker -o elsewhere still writes, and the progress stays",
       r.returncode == 0 and b"moved" not in r.stderr and b'"01-one.md"' in open(PROGRESS, "rb").read(), r.stderr)
 
+# ---- finding 12: a folder here named like a shipped model ----
+HERE_DIR = os.path.join(TMP, "cwd")
+os.makedirs(os.path.join(HERE_DIR, "tang"))          # an empty folder: no model
+M_ENV = {"ATTNLAB_MODELS": os.path.abspath(MODELS)}
+r = run(["models"], M_ENV, cwd=HERE_DIR)
+out = r.stdout.decode(errors="replace")
+check("models beside ./tang: the shipped tang is readable", r.returncode == 0 and "cannot be read" not in out,
+      (r.returncode, out))
+r = run(["trace", "--model", "tang", "--text", "床前", "-o", OUT], M_ENV, cwd=HERE_DIR)
+err = r.stderr.decode(errors="replace")
+check("--model tang beside ./tang opens the shipped model and says so",
+      r.returncode == 0 and "./tang" in err and "shipped" in err, (r.returncode, err))
+r = run(["trace", "--model", "./tang", "--text", "床前", "-o", OUT], M_ENV, cwd=HERE_DIR)
+err = r.stderr.decode(errors="replace")
+check("--model ./tang opens the folder here", r.returncode != 0 and "tang/config.json" in err, (r.returncode, err))
+r = run(["trace", "--help"])
+check("the usage text says which a bare name means", b"./NAME" in r.stdout, r.stdout)
+
 # ---- finding 13: more than 64 checkpoints ----
 MANY_ROOT = os.path.join(TMP, "many")
 MANY = os.path.join(MANY_ROOT, "many")

@@ -365,6 +365,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
             if (picture_option(cmd, f->flag, optarg, a)) return CLI_EUSAGE;
         }
     }
+    cli_note_model(cmd, a->cfg.model);
     return a->checkpoint >= 0 ? open_checkpoint(cmd, a) : CLI_OK;
 not_here:
     fprintf(stderr, "attnlab %s: %s does not take %s\n", cmd, cmd, bad_flag);

@@ -53,6 +53,10 @@ int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_pos
  * folder. Returns CLI_OK, or CLI_EUSAGE after one line on stderr. */
 int cli_guard_output(const char *cmd, const cli_args *a);
 
+/* A note on stderr when `name`, a bare model name, is also a folder here:
+ * the name means the shipped model, ./NAME the folder. */
+void cli_note_model(const char *cmd, const char *name);
+
 /* The window and its pictures open a model as it was trained unless the flags
  * say otherwise: without the causal mask for one trained without it
  * (tang-nocausal, config.json's attnlab_causal). The engine's commands (trace,

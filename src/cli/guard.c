@@ -10,10 +10,12 @@
  *   - with --picker, the lessons folders it lists;
  *   - always, the folder of the progress file (progress.json, its lock and
  *     the copies moved aside), which the lesson views read and write.
- * A refused output is one line and exit 2. */
+ * A refused output is one line and exit 2. Also here: the note said when a
+ * model's bare name is also a folder here (the name means the shipped one). */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "engine/fileio.h"
@@ -105,4 +107,17 @@ int cli_guard_output(const char *cmd, const cli_args *a)
     if (!st) return CLI_OK;
     fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
     return CLI_EUSAGE;
+}
+
+void cli_note_model(const char *cmd, const char *name)
+{
+    char dir[PATH_MAX];
+    struct stat here, shipped;
+    attn_error ignore;
+    if (!attn_model_is_bare(name) || stat(name, &here) || !S_ISDIR(here.st_mode) ||
+        attn_model_find(name, dir, sizeof dir, &ignore) || stat(dir, &shipped) ||
+        (here.st_dev == shipped.st_dev && here.st_ino == shipped.st_ino))
+        return;
+    fprintf(stderr, "attnlab %s: note: --model %s is the shipped model (%s); for the folder %s here, give "
+            "--model ./%s\n", cmd, name, dir, name, name);
 }

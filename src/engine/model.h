@@ -109,8 +109,12 @@ int attn_model_step_matrices(const attn_model *m, attn_wmat *out, int max);
  * installed assets/models. */
 const char *attn_model_root(void);
 
-/* The folder that `name` means: an existing folder as given, else
- * <root>/<name>. Writes it to out; an unknown name lists the shipped ones. */
+/* The folder that `name` means. A bare name (no '/', not starting with '.')
+ * means the shipped model <root>/<name> when there is one, even where the
+ * current folder holds a folder of that name (give ./NAME for that one);
+ * anything else, and a bare name no shipped model has, is a folder as given.
+ * Writes it to out; an unknown name lists the shipped ones. */
+bool attn_model_is_bare(const char *name);
 attn_status attn_model_find(const char *name, char *out, size_t size, attn_error *err);
 
 /* Reads and checks a model folder (or a shipped model's name). Errors name the
