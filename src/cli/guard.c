@@ -24,13 +24,13 @@
 #include "lesson/lesson.h"
 #include "lesson/progress.h"
 
-/* out is not inside folder dir, which `what` names in the message ("the
- * lessons folder"); a folder that does not exist holds nothing. */
-static attn_status outside(const char *out, const char *dir, const char *what, attn_error *err)
+/* out is not inside folder dir; the message says "OUT: lies inside <what>
+ * DIR<why>; write it elsewhere". A folder that does not exist holds nothing. */
+static attn_status outside(const char *out, const char *dir, const char *what, const char *why, attn_error *err)
 {
     attn_status st = attn_file_check_outside(out, dir, err);
     if (st && strstr(err->msg, ": lies inside the model folder ")) /* its words, for a folder of another kind */
-        return attn_fail(err, st, "%s: lies inside %s %s that this command reads; write it elsewhere", out, what, dir);
+        return attn_fail(err, st, "%s: lies inside %s %s%s; write it elsewhere", out, what, dir, why);
     return st;
 }
 
@@ -77,7 +77,7 @@ static attn_status outside_lessons(const char *out, attn_error *err)
     char dir[PATH_MAX];
     attn_status st = ATTN_OK;
     for (int i = 0; i < 2 && !st; i++)
-        if (lesson_catalog_dir(LANGS[i], dir, sizeof dir)) st = outside(out, dir, "the lessons folder", err);
+        if (lesson_catalog_dir(LANGS[i], dir, sizeof dir)) st = outside(out, dir, "the lessons folder", " that --picker lists", err);
     return st;
 }
 
@@ -89,7 +89,7 @@ static attn_status outside_progress(const char *out, attn_error *err)
     char *slash = strrchr(path, '/');
     if (!slash || slash == path) return ATTN_OK;
     *slash = '\0';
-    return outside(out, path, "the progress folder", err);
+    return outside(out, path, "the progress folder", ", where the lessons' progress is kept", err);
 }
 
 int cli_guard_output(const char *cmd, const cli_args *a)
