@@ -2,6 +2,7 @@
  * checkpoint's way back to its model (attn_model_base). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -128,12 +129,76 @@ static void a_checkpoint_knows_its_model(void **state)
     assert_int_equal(n, -1);
 }
 
+/* dir/checkpoints/NAME, with a config.json when snapshot says so. */
+static void make_step(const char *name, bool snapshot)
+{
+    char path[800];
+    snprintf(path, sizeof path, "%s/checkpoints/%s", dir, name);
+    mkdir(path, 0755);
+    if (!snapshot) return;
+    strcat(path, "/config.json");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+}
+
+/* Listing the steps and looking one up follow one rule (issue 37, 24 and 13):
+ * step<N>, N without a leading zero, holding config.json; past 64 of them each
+ * is still found, and a missing one lists whole numbers. */
+static void one_rule_lists_and_finds_a_step(void **state)
+{
+    (void)state;
+    static const char *const NOT_STEPS[] = {"step025", "step00", "step+3", "step-1", "step 5", "step1x", "step",
+                                            "step1234567890", "Step8", "step９"};
+    char out[800], want[800];
+    long steps[ATTN_MAX_STEPS];
+    int n;
+    attn_error err;
+    make_step("step0", true);
+    make_step("step7", true);
+    make_step("step12", false); /* no config.json: not a snapshot */
+    for (size_t i = 0; i < sizeof NOT_STEPS / sizeof *NOT_STEPS; i++) make_step(NOT_STEPS[i], true);
+    assert_int_equal(attn_model_steps(dir, steps, ATTN_MAX_STEPS, &n, &err), ATTN_OK);
+    assert_int_equal(n, 2);
+    assert_true(steps[0] == 0 && steps[1] == 7);
+    assert_int_equal(attn_model_checkpoint(dir, 7, out, sizeof out, &err), ATTN_OK);
+    snprintf(want, sizeof want, "%s/checkpoints/step7", dir);
+    assert_string_equal(out, want);
+    for (long s = 25; s >= 3; s -= 22) { /* step025, step+3 */
+        assert_int_equal(attn_model_checkpoint(dir, s, out, sizeof out, &err), ATTN_ERR_CONFIG);
+        if (!strstr(err.msg, "(its steps: 0, 7)")) fail_msg("%s", err.msg);
+    }
+    assert_int_equal(attn_model_checkpoint(dir, 12, out, sizeof out, &err), ATTN_ERR_CONFIG);
+
+    for (int s = 100; s < 200; s++) { /* 102 steps */
+        char name[32];
+        snprintf(name, sizeof name, "step%d", s);
+        make_step(name, true);
+    }
+    assert_int_equal(attn_model_steps(dir, steps, ATTN_MAX_STEPS, &n, &err), ATTN_OK);
+    assert_int_equal(n, ATTN_MAX_STEPS);
+    assert_true(steps[0] == 0 && steps[1] == 7 && steps[n - 1] == 199); /* spread from the first to the last */
+    for (int i = 1; i < n; i++) assert_true(steps[i] > steps[i - 1]);
+    for (long s = 100; s < 200; s++) assert_int_equal(attn_model_checkpoint(dir, s, out, sizeof out, &err), ATTN_OK);
+    assert_int_equal(attn_model_checkpoint(dir, 5, out, sizeof out, &err), ATTN_ERR_CONFIG);
+    const char *list = strstr(err.msg, "(its 102 steps: 0, 7, 100, 101, ");
+    if (!list || !strstr(list, ", …)") || strchr(err.msg, '\n')) fail_msg("%s", err.msg);
+    char items[400];
+    snprintf(items, sizeof items, "%s", strchr(list, ':') + 2);
+    *strstr(items, ", …)") = '\0';
+    for (char *p = strtok(items, ", "); p; p = strtok(NULL, ", ")) { /* whole numbers, never cut */
+        long v = strtol(p, NULL, 10);
+        if (v != 0 && v != 7 && (v < 100 || v > 199)) fail_msg("cut mid-number: %s", err.msg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_every_number),
         cmocka_unit_test(a_broken_file_is_one_line_naming_it),
         cmocka_unit_test(a_checkpoint_knows_its_model),
+        cmocka_unit_test(one_rule_lists_and_finds_a_step),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

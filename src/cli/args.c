@@ -8,7 +8,6 @@
 
 #include "cli/cli.h"
 #include "engine/budget.h"
-#include "engine/fileio.h"
 #include "engine/model.h"
 #include "engine/nonfinite.h"
 
@@ -366,6 +365,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
             if (picture_option(cmd, f->flag, optarg, a)) return CLI_EUSAGE;
         }
     }
+    cli_note_model(cmd, a->cfg.model);
     return a->checkpoint >= 0 ? open_checkpoint(cmd, a) : CLI_OK;
 not_here:
     fprintf(stderr, "attnlab %s: %s does not take %s\n", cmd, cmd, bad_flag);
@@ -392,24 +392,7 @@ int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_pos
         fprintf(stderr, "attnlab %s: unexpected argument '%s'\n", cmd, a->positional[max_positional]);
         return CLI_EUSAGE;
     }
-    if (a->output) { /* before any work: never a folder, a device, or one of this command's inputs */
-        const char *inputs[8] = {a->cfg.weights_path, a->cfg.input_path, a->pic.lesson};
-        int n = 3;
-        for (int i = 0; i < a->n_positional && n < 8; i++) inputs[n++] = a->positional[i];
-        attn_error err;
-        if (attn_file_check_output(a->output, inputs, n, &err)) {
-            fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
-            return CLI_EUSAGE;
-        }
-        /* nor anything in a model folder it reads: config, tokenizer, weights, shards, index, cards */
-        char dir[4096];
-        if (a->cfg.model && !attn_model_find(a->cfg.model, dir, sizeof dir, &err) &&
-            attn_file_check_outside(a->output, dir, &err)) {
-            fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
-            return CLI_EUSAGE;
-        }
-    }
-    return -1;
+    return cli_guard_output(cmd, a) ? CLI_EUSAGE : -1; /* before any work: guard.c */
 }
 
 /* Measured under Xvfb with Mesa's software GL (llvmpipe), 2 cores: the window

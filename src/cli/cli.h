@@ -47,6 +47,16 @@ void cli_args_free(cli_args *a);
 int cli_start(int argc, char **argv, const char *cmd, unsigned opts, int max_positional, void (*usage)(void),
               cli_args *a);
 
+/* The output (-o) checked, before any work, against every file the command
+ * reads (guard.c): its inputs, the model folder and the model it is a
+ * checkpoint of, a lesson's models, the picker's lessons, the progress
+ * folder. Returns CLI_OK, or CLI_EUSAGE after one line on stderr. */
+int cli_guard_output(const char *cmd, const cli_args *a);
+
+/* A note on stderr when `name`, a bare model name, is also a folder here:
+ * the name means the shipped model, ./NAME the folder. */
+void cli_note_model(const char *cmd, const char *name);
+
 /* The window and its pictures open a model as it was trained unless the flags
  * say otherwise: without the causal mask for one trained without it
  * (tang-nocausal, config.json's attnlab_causal). The engine's commands (trace,

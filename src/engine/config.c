@@ -229,7 +229,8 @@ static const char *const WINDOWS[] = {"0", "2", "3", "4", NULL};
 
 static const attn_setting SETTINGS[] = {
     {.name = "model", .type = ATTN_SET_TEXT, .offset = FIELD(model), .flags = LESSON | TRACE, .arg = "NAME|DIR",
-     .help = "a trained model: a shipped one by name (tang, brown; `attnlab models`) or a Hugging Face Llama folder"},
+     .help = "a trained model: a shipped one by name (tang, brown; `attnlab models`) or a Hugging Face Llama folder (a "
+             "folder here named like a shipped model: ./NAME)"},
     {.name = "text", .type = ATTN_SET_TEXT, .offset = FIELD(text), .flags = LESSON | TRACE, .arg = "TEXT",
      .help = "with --model: text to tokenize; '|' separates batch rows, '\\|' is a bar, '\\\\' a backslash",
      .rule = "some text"},

@@ -85,16 +85,21 @@ nomem:
     return attn_fail(err, ATTN_ERR_NOMEM, "out of memory listing %s", root);
 }
 
+bool attn_model_is_bare(const char *name)
+{
+    return name && name[0] && name[0] != '.' && !strchr(name, '/');
+}
+
 attn_status attn_model_find(const char *name, char *out, size_t size, attn_error *err)
 {
     const char *root;
     attn_status st;
     if (!name || !*name) return attn_fail(err, ATTN_ERR_CONFIG, "model: no name or folder given");
-    if (is_dir(name)) return attn_path_format(out, size, err, "%s", name);
-    if (!strchr(name, '/')) {
+    if (attn_model_is_bare(name)) { /* a shipped model's name means it, whatever folder is here */
         if ((st = model_root(&root, err)) || (st = attn_path_format(out, size, err, "%s/%s", root, name))) return st;
         if (is_dir(out)) return ATTN_OK;
     }
+    if (is_dir(name)) return attn_path_format(out, size, err, "%s", name);
     char **names;
     int n;
     char list[512] = "";

@@ -109,8 +109,12 @@ int attn_model_step_matrices(const attn_model *m, attn_wmat *out, int max);
  * installed assets/models. */
 const char *attn_model_root(void);
 
-/* The folder that `name` means: an existing folder as given, else
- * <root>/<name>. Writes it to out; an unknown name lists the shipped ones. */
+/* The folder that `name` means. A bare name (no '/', not starting with '.')
+ * means the shipped model <root>/<name> when there is one, even where the
+ * current folder holds a folder of that name (give ./NAME for that one);
+ * anything else, and a bare name no shipped model has, is a folder as given.
+ * Writes it to out; an unknown name lists the shipped ones. */
+bool attn_model_is_bare(const char *name);
 attn_status attn_model_find(const char *name, char *out, size_t size, attn_error *err);
 
 /* Reads and checks a model folder (or a shipped model's name). Errors name the
@@ -122,10 +126,14 @@ void attn_model_free(attn_model *m);
 attn_status attn_model_list(char ***names, int *n, attn_error *err);
 
 /* Training checkpoints: DIR/checkpoints/step<N>/, each a complete model folder
- * (scripts/train_model.py --checkpoints). attn_model_steps writes the steps N
- * of model `name` (a folder or shipped name) to steps, sorted, at most max;
- * *n = 0 when it has none. attn_model_checkpoint writes step's folder to out;
- * a step it lacks is ATTN_ERR_CONFIG listing the steps it has. */
+ * (scripts/train_model.py --checkpoints): a folder named step<N>, N written
+ * without leading zeros ("step025" is no step), holding a config.json. Listing
+ * and looking up follow that one rule. attn_model_steps writes the steps N
+ * of model `name` (a folder or shipped name) to steps, sorted, at most max
+ * (of more, max spread evenly from the first to the last); *n = 0 when it has
+ * none. attn_model_checkpoint writes step's folder to out, however many
+ * steps there are; a step it lacks is ATTN_ERR_CONFIG listing the steps it
+ * has (as many as fit, then "…" and how many). */
 enum { ATTN_MAX_STEPS = 64 };
 attn_status attn_model_steps(const char *name, long *steps, int max, int *n, attn_error *err);
 attn_status attn_model_checkpoint(const char *name, long step, char *out, size_t size, attn_error *err);
