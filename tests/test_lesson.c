@@ -738,6 +738,21 @@ static void hostile_input(void **state)
     lesson_free(&ls);
     lesson_diags_free(&dg);
 
+    /* a byte-order mark, as Notepad saves UTF-8, is not text: the title is read and the lines
+     * are the editor's (issue 37, finding 25: "no title") */
+    assert_int_equal(parse("\xEF\xBB\xBF# T\n\n## S\n\n```attnlab\nheads = 3\nkv_heads = 2\n```\n", &ls, &dg), 0);
+    assert_string_equal(ls.title, "T");
+    assert_int_equal(ls.title_line, 1);
+    assert_int_equal(lesson_check(&ls, &dg), -1);
+    expect_diag(&dg, 7, "must divide");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    /* only at the start: a second one is text */
+    assert_int_equal(parse("\xEF\xBB\xBF\xEF\xBB\xBF# T\n\n## S\n", &ls, &dg), -1);
+    expect_diag(&dg, 1, "no title");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
     /* lists nested deeper than the parser keeps */
     char deep[8192] = "# T\n\n## S\n\n";
     for (int i = 0; i < 40; i++) {
