@@ -5,11 +5,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "engine/utf8.h"
 #include "lesson/catalog.h"
 #include "lesson/lesson.h"
 #include "lesson/progress.h"
 #include "lesson/state.h"
-#include "engine/utf8.h"
 
 static void lesson_usage(void)
 {
