@@ -637,6 +637,116 @@ static void measured_numbers_vocabulary(void **state)
     check_md(md, false, 3, "step 2 measures 3");
 }
 
+/* A measure's batch row, head and layer must be those of the trace it
+ * measures: each outside it is one line at the measure's line. Before, batch=
+ * was never checked (the tokens' lengths, strings and ids read past their
+ * rows: a crash, or garbage with batch=1 on a one-row trace), and head= or
+ * layer= were clamped or ignored (issue 37, findings 8 and 14). */
+static void measure_arguments_in_range(void **state)
+{
+    (void)state;
+    const char *cfg = "# T\n\n## S\n\n```attnlab\ntokens = a b c\nheads = 4\n```\n\n"; /* lines 1-9 */
+    static const struct {
+        const char *m, *part;
+    } BAD[] = {
+        {"{{6 | count what=tokens batch=1000000}}", "batch 1000000 is outside the trace's 1 batch row"},
+        {"{{3 | count what=tokens batch=1}}", "batch 1 is outside the trace's 1 batch row"},
+        {"{{3 | count what=chars batch=1}}", "batch 1 is outside"},
+        {"{{3 | count what=letters batch=2}}", "batch 2 is outside"},
+        {"{{1 | sum row=a batch=5}}", "batch 5 is outside"},
+        {"{{1 | weight row=a col=a batch=5}}", "batch 5 is outside"},
+        {"{{0.5 | weight row=0 col=0 head=1000000}}", "head 1000000 is outside the trace's 4 heads"},
+        {"{{0.5 | weight row=0 col=0 head=4}}", "head 4 is outside the trace's 4 heads"},
+        {"{{3 | count what=masked head=9}}", "head 9 is outside"},
+        {"{{0.5 | weight row=0 col=0 layer=1048576}}", "layer 1048576 is outside the trace's 1 layer"},
+        {"{{3 | count what=masked layer=1}}", "layer 1 is outside"},
+        {"{{3 | count what=peaks at=self layer=2}}", "layer 2 is outside"},
+    };
+    char md[1024];
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        snprintf(md, sizeof md, "%s%s\n", cfg, BAD[i].m);
+        check_md(md, false, 10, BAD[i].part);
+    }
+    /* the last of each is in range */
+    snprintf(md, sizeof md, "%s{{3 | count what=tokens batch=0}} {{3 | count what=masked head=3 layer=0}}\n", cfg);
+    check_md(md, true, 0, NULL);
+    /* a second row, and a toggled trace measured as its own */
+    const char *two = "# T\n\n## S\n\n```attnlab\ntokens = a b c | d e\n```\n\n"; /* lines 1-8 */
+    snprintf(md, sizeof md, "%s{{2 | count what=tokens batch=1}} {{5 | count what=chars batch=1}}\n", two);
+    check_md(md, false, 9, "measures 2"); /* row 1's 2 tokens, d e: 2 characters, not 5 */
+    snprintf(md, sizeof md, "%s{{2 | count what=tokens batch=2 toggle=causal}}\n", two);
+    check_md(md, false, 9, "batch 2 is outside the trace's 2 batch rows");
+
+    /* a model's rows: the loss at a row, the whole loss, prob and rank */
+    const char *poem = "# T\n\n## S\n\n```attnlab\nmodel = tang\ntext = 床前明月光，\n```\n\n"; /* 1-9 */
+    static const struct {
+        const char *m, *part;
+    } MODEL[] = {
+        {"{{0.5 | loss row=1 batch=1000000}}", "batch 1000000 is outside"},
+        {"{{0.5 | loss row=1 batch=1}}", "batch 1 is outside"},
+        {"{{0.5 | loss batch=3}}", "batch 3 is outside"},
+        {"{{0.5 | prob token=， row=5 batch=2}}", "batch 2 is outside"},
+        {"{{1 | rank token=， row=5 head=64}}", "head 64 is outside"},
+        {"{{1 | rank token=， row=5 layer=9}}", "layer 9 is outside"},
+    };
+    for (size_t i = 0; i < sizeof MODEL / sizeof MODEL[0]; i++) {
+        snprintf(md, sizeof md, "%s%s\n", poem, MODEL[i].m);
+        check_md(md, false, 10, MODEL[i].part);
+    }
+}
+
+/* A check reads each model's tokenizer and each card once, however many
+ * measures read them (issue 37, finding 9: 1,000 prob measures reloaded
+ * GPT-2's tokenizer 1,000 times, past 60 s; 200 card measures reparsed a
+ * 7.5 MB card 200 times). */
+static void measure_files_read_once(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char dir[1024], path[1100];
+    snprintf(dir, sizeof dir, "%s/measure_once_%d", tmp ? tmp : "/tmp", (int)getpid());
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/card.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"heldout_loss\": 4.2813, \"heads\": [{\"layer\": 1, \"head\": 2, \"mean\": {\"-5\": 0.37}}]}\n", f);
+    fclose(f);
+    /* two steps, one with the compare view's toggle: three traces, twelve prob and rank
+     * measures on tang's tokenizer; six card measures on two cards (tang's and dir's,
+     * named two ways), and a card that is not there, asked for three times */
+    char *md = malloc(1 << 14), *at = md;
+    at += sprintf(at, "# T\n\n## S\n\n```attnlab\nmodel = tang\ntext = 床前明月光，\n```\n\n");
+    for (int i = 0; i < 4; i++)
+        at += sprintf(at, "{{0.1 | prob token=， row=%d}} {{1 | rank token=光 row=%d}}\n", i, i);
+    at += sprintf(at, "{{4.3 | card key=heldout_loss}} {{4.28 | card key=heldout_loss model=%s}}\n"
+                      "{{0.37 | weight at=-5 layer=1 head=2 on=heldout model=%s/}}\n"
+                      "{{4.28 | card key=heldout_loss model=%s/.}}\n",
+                  dir, dir, dir);
+    for (int i = 0; i < 3; i++) at += sprintf(at, "{{1 | card key=x model=%s/none}}\n", dir);
+    at += sprintf(at, "\n## U\n\n```attnlab\ncausal = false\nview = compare\n```\n\n");
+    for (int i = 0; i < 2; i++)
+        at += sprintf(at, "{{0.1 | prob token=， row=%d}} {{0.1 | prob token=， row=%d toggle=causal}}\n"
+                          "{{1 | rank token=光 row=%d step=1}} {{4.3 | card key=heldout_loss step=1}}\n",
+                      i, i, i);
+    lesson ls;
+    lesson_diags dg;
+    assert_int_equal(parse(md, &ls, &dg), 0);
+    lesson_check_work w = {0};
+    lesson_check_counted(&ls, &dg, &w); /* some numbers are wrong: it is the reading that counts */
+    for (int i = 0; i < dg.n; i++) { /* every model found, but the one not there */
+        const char *msg = dg.items[i].msg;
+        assert_true(!strstr(msg, "none") == !strstr(msg, "model:"));
+        assert_null(strstr(msg, "card.json"));
+    }
+    assert_int_equal(w.tokenizer_loads, 1);
+    assert_int_equal(w.card_loads, 2);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    free(md);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* lesson_checker, a step a call, says what lesson_check says: the same
  * problems at the same lines, in the same order, its steps each a call. */
 static void checked_a_step_at_a_time(void **state)
@@ -735,6 +845,21 @@ static void hostile_input(void **state)
     dg = (lesson_diags){0};
     assert_int_equal(lesson_parse(nul, sizeof nul - 1, "n.md", &ls, &dg), -1);
     expect_diag(&dg, 5, "NUL");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+
+    /* a byte-order mark, as Notepad saves UTF-8, is not text: the title is read and the lines
+     * are the editor's (issue 37, finding 25: "no title") */
+    assert_int_equal(parse("\xEF\xBB\xBF# T\n\n## S\n\n```attnlab\nheads = 3\nkv_heads = 2\n```\n", &ls, &dg), 0);
+    assert_string_equal(ls.title, "T");
+    assert_int_equal(ls.title_line, 1);
+    assert_int_equal(lesson_check(&ls, &dg), -1);
+    expect_diag(&dg, 7, "must divide");
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    /* only at the start: a second one is text */
+    assert_int_equal(parse("\xEF\xBB\xBF\xEF\xBB\xBF# T\n\n## S\n", &ls, &dg), -1);
+    expect_diag(&dg, 1, "no title");
     lesson_free(&ls);
     lesson_diags_free(&dg);
 
@@ -1237,6 +1362,8 @@ int main(void)
         cmocka_unit_test(check_is_linear_in_the_steps),
         cmocka_unit_test(measured_numbers),
         cmocka_unit_test(measured_numbers_vocabulary),
+        cmocka_unit_test(measure_arguments_in_range),
+        cmocka_unit_test(measure_files_read_once),
         cmocka_unit_test(checked_a_step_at_a_time),
         cmocka_unit_test(hostile_input),
         cmocka_unit_test(cell_answers_and_grading),

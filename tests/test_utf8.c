@@ -207,6 +207,34 @@ static void test_wide(void **state)
         if (attn_utf8_is_wide(narrow[i])) fail_msg("U+%04X should be narrow", (unsigned)narrow[i]);
 }
 
+/* One line of well-formed UTF-8, whatever a file or folder name brings: what
+ * lesson diagnostics, `lessons --list` and `models` print (issue 37, finding 26). */
+static void test_one_line(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } CASES[] = {
+        {"plain 注意力", "plain 注意力"},
+        {"red \x1b[31mtitle\x1b[0m", "red  [31mtitle [0m"},      /* ESC: the sequence is harmless text */
+        {"\x1b]0;pwned\x07x", " ]0;pwned x"},                     /* OSC, BEL */
+        {"a\nb\rc\td\x7f" "e", "a b c d e"},                       /* line breaks, tab, DEL */
+        {"\xc2\x9b" "2J \xc2\x85" "x", " 2J  x"},                   /* C1: CSI, NEL */
+        {"a\xe2\x80\xa8" "b\xe2\x80\xa9" "c", "a b c"},              /* U+2028, U+2029 */
+        {"cut \xe6\xb3", "cut "},                                   /* a character cut short */
+        {"\xff\xc0\xafok\xed\xa0\x80", "ok"},                       /* stray, overlong, surrogate bytes */
+        {"\xe2\x80\xaeRLO kept", "\xe2\x80\xaeRLO kept"},             /* a format character is not a break */
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        char buf[64];
+        strcpy(buf, CASES[i].in);
+        assert_ptr_equal(attn_utf8_one_line(buf), buf);
+        assert_string_equal(buf, CASES[i].out);
+        assert_true(attn_utf8_valid(buf, strlen(buf)));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_encode_round_trip),
         cmocka_unit_test(test_wide),
         cmocka_unit_test(test_line_edge_marks),
+        cmocka_unit_test(test_one_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "engine/generate.h"
 #include "engine/model.h"
+#include "engine/utf8.h"
 
 static void usage(void)
 {
@@ -140,11 +141,15 @@ int cmd_models(int argc, char **argv)
     if (!n) printf("no models in %s\n", attn_model_root());
     for (int i = 0; i < n; i++) {
         attn_model m;
+        char shown[256]; /* a folder's name (NAME_MAX bytes) and card reach the terminal: no escape
+                          * sequence or line break of theirs */
+        snprintf(shown, sizeof shown, "%s", names[i]);
+        attn_utf8_one_line(shown);
         if (attn_model_load(names[i], &m, &err)) {
-            printf("%-16s (cannot be read: %s)\n", names[i], err.msg);
+            printf("%-16s (cannot be read: %s)\n", shown, attn_utf8_one_line(err.msg));
             rc = CLI_EFILE;
         } else {
-            printf("%-16s %s\n", names[i], m.summary ? m.summary : "");
+            printf("%-16s %s\n", shown, m.summary ? attn_utf8_one_line(m.summary) : "");
             attn_model_free(&m);
             print_steps(names[i]);
         }

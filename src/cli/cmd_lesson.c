@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "engine/utf8.h"
 #include "lesson/catalog.h"
 #include "lesson/lesson.h"
 #include "lesson/progress.h"
@@ -132,10 +133,11 @@ static int list_course(const char *lang)
         pg = lesson_progress_open(path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
     if (pg && err[0]) fprintf(stderr, "attnlab lessons: %s\n", err);
     for (int i = 0; i < cat.n; i++) {
-        const lesson_entry *e = &cat.items[i];
+        lesson_entry *e = &cat.items[i];
         lesson_record r = pg ? lesson_progress_get(pg, e->name) : (lesson_record){0};
-        printf("%-26s %s\n", e->name, e->title);
-        if (e->error) printf("    error: %s\n", e->error);
+        /* a file's name and title reach the terminal: no escape sequence or line break of theirs */
+        printf("%-26s %s\n", attn_utf8_one_line(e->name), attn_utf8_one_line(e->title));
+        if (e->error) printf("    error: %s\n", attn_utf8_one_line(e->error));
         else if (r.finished) printf("    finished · quizzes %d/%d right\n", r.quizzes_right, e->n_quizzes);
         else if (r.step) printf("    step %d / %d · quizzes %d/%d right\n", r.step, e->n_steps, r.quizzes_right,
                                 e->n_quizzes);

@@ -60,6 +60,20 @@ size_t attn_utf8_decode(const char *s, size_t n, uint32_t *cp)
     return len;
 }
 
+char *attn_utf8_one_line(char *s)
+{
+    unsigned char *u = (unsigned char *)s;
+    size_t n = strlen(s), out = 0, len;
+    for (size_t i = 0; i < n; i += len) {
+        uint32_t c = decode(u + i, n - i, &len);
+        if (c == BAD) continue; /* the ill-formed subpart, dropped */
+        if (c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x2028 || c == 0x2029) u[out++] = ' ';
+        else memmove(u + out, u + i, len), out += len;
+    }
+    u[out] = '\0';
+    return s;
+}
+
 size_t attn_utf8_next(const char *s, size_t n, size_t pos)
 {
     size_t len;

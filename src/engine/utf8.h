@@ -41,6 +41,16 @@ bool attn_utf8_valid(const char *s, size_t n);
 /* The offset of the first ill-formed byte of s[0..n), or n when it is well-formed. */
 size_t attn_utf8_invalid_at(const char *s, size_t n);
 
+/* Makes the zero-terminated s safe to print on one line of a terminal, in
+ * place: each control character (C0 and C1, DEL, so ESC and the escape
+ * sequences it starts), line break and line or paragraph separator (U+2028,
+ * U+2029) becomes a space, and each ill-formed byte is dropped. What is left
+ * is one line of well-formed UTF-8, never longer than s was. The one rule for
+ * text a file or folder name brings to a message: a lesson's diagnostics, its
+ * title in `lessons --list`, a model's folder name and card summary in
+ * `models`. Returns s. */
+char *attn_utf8_one_line(char *s);
+
 /* Writes cp as UTF-8 into out; returns its length 1..4, or 0 (nothing
  * written) for a surrogate or cp > U+10FFFF. */
 size_t attn_utf8_encode(uint32_t cp, char out[4]);

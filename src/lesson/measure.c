@@ -1,4 +1,5 @@
 /* measure.c — a number in the prose, measured again (measure.h). */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "measure.h"
 
 #include <cJSON.h>
@@ -242,9 +243,75 @@ static int locate(const char *v, const attn_tokens *tk, int row, int first, int 
     return -1;
 }
 
+/* ---- the files measures read, each once per check */
+
+struct lesson_measure_file {
+    char *path;          /* as resolved (realpath), so that "tang" and "./tang/" are one file */
+    attn_tokenizer *tok; /* a tokenizer.json, read */
+    cJSON *card;         /* a card.json, parsed */
+    char *why;           /* why it could not be read; NULL when it was */
+};
+
+static void file_clear(struct lesson_measure_file *f)
+{
+    free(f->path);
+    attn_tokenizer_free(f->tok);
+    cJSON_Delete(f->card);
+    free(f->why);
+    *f = (struct lesson_measure_file){0};
+}
+
+void lesson_measure_files_free(lesson_measure_files *fs)
+{
+    for (int i = 0; i < fs->n; i++) file_clear(&fs->items[i]);
+    free(fs->items);
+    *fs = (lesson_measure_files){0};
+}
+
+/* The file at path, kept or read now (a card as JSON, else a tokenizer):
+ * its tokenizer or card, or NULL with why. */
+static const struct lesson_measure_file *file_get(lesson_measure_files *fs, const char *path, bool card, char *why,
+                                                  size_t size)
+{
+    char *real = realpath(path, NULL);
+    const char *key = real ? real : path;
+    for (int i = 0; i < fs->n; i++) {
+        const struct lesson_measure_file *f = &fs->items[i];
+        if (strcmp(f->path, key)) continue;
+        free(real);
+        if (f->why) snprintf(why, size, "%s", f->why);
+        return f->why ? NULL : f;
+    }
+    if (!fs->items && !(fs->items = calloc(LESSON_MEASURE_FILES, sizeof *fs->items))) {
+        free(real);
+        return snprintf(why, size, "out of memory"), NULL;
+    }
+    struct lesson_measure_file *f;
+    if (fs->n < LESSON_MEASURE_FILES) f = &fs->items[fs->n++];
+    else f = &fs->items[fs->next], fs->next = (fs->next + 1) % LESSON_MEASURE_FILES;
+    file_clear(f); /* the oldest, when every place is taken */
+    f->path = real ? real : strdup(path);
+    if (!f->path) return snprintf(why, size, "out of memory"), NULL;
+    attn_error err;
+    char *text = NULL;
+    size_t n = 0;
+    if (card) {
+        fs->card_loads++;
+        if (attn_file_read(path, 1 << 24, &text, &n, &err)) snprintf(why, size, "%s", err.msg);
+        else if (!(f->card = cJSON_Parse(text))) snprintf(why, size, "%s is not JSON", path);
+        free(text);
+    } else {
+        fs->tokenizer_loads++;
+        if (attn_tokenizer_load(path, &f->tok, &err)) snprintf(why, size, "%s", err.msg);
+    }
+    if (f->card || f->tok) return f;
+    f->why = strdup(why); /* the next measure of this file says the same, without reading it again */
+    return NULL;
+}
+
 /* The card of the model in model_dir; a training checkpoint's
  * (M/checkpoints/stepN) is its model's, M/card.json. */
-static char *read_card(const char *model_dir, char *why, size_t size)
+static const cJSON *read_card(const char *model_dir, lesson_measure_files *fs, char *why, size_t size)
 {
     if (!model_dir) return snprintf(why, size, "the step has no model, so no model card"), NULL;
     char base[4096], path[4200];
@@ -252,10 +319,8 @@ static char *read_card(const char *model_dir, char *why, size_t size)
     attn_error err;
     if (attn_model_base(model_dir, base, sizeof base, &step, &err)) return snprintf(why, size, "%s", err.msg), NULL;
     snprintf(path, sizeof path, "%s/card.json", base);
-    char *text = NULL;
-    size_t n = 0;
-    if (attn_file_read(path, 1 << 24, &text, &n, &err)) return snprintf(why, size, "%s", err.msg), NULL;
-    return text;
+    const struct lesson_measure_file *f = file_get(fs, path, true, why, size);
+    return f ? f->card : NULL;
 }
 
 /* card's number at a key such as "heldout_loss", "config.vocab_size" or
@@ -281,7 +346,8 @@ static const cJSON *card_at(const cJSON *card, const char *key)
     return x;
 }
 
-static int card_number(const lesson_measure *m, const char *model_dir, double *value, char *why, size_t size)
+static int card_number(const lesson_measure *m, const char *model_dir, lesson_measure_files *fs, double *value,
+                       char *why, size_t size)
 {
     char dir[4096];
     attn_error err;
@@ -289,14 +355,10 @@ static int card_number(const lesson_measure *m, const char *model_dir, double *v
         if (attn_model_find(m->model, dir, sizeof dir, &err)) return snprintf(why, size, "model: %s", err.msg), -1;
         model_dir = dir;
     }
-    char *text = read_card(model_dir, why, size);
-    if (!text) return -1;
-    cJSON *card = cJSON_Parse(text);
-    free(text);
+    const cJSON *card = read_card(model_dir, fs, why, size);
+    if (!card) return -1;
     int ret = -1;
-    if (!card) {
-        snprintf(why, size, "%s/card.json is not JSON", model_dir);
-    } else if (m->kind == LESSON_MEASURE_CARD) {
+    if (m->kind == LESSON_MEASURE_CARD) {
         const cJSON *x = card_at(card, m->key);
         if (cJSON_IsNumber(x)) *value = x->valuedouble, ret = 0;
         else snprintf(why, size, "the model card has no number '%s'", m->key);
@@ -314,7 +376,6 @@ static int card_number(const lesson_measure *m, const char *model_dir, double *v
         }
         if (ret && !why[0]) snprintf(why, size, "the model card has no layer %d head %d", m->layer, m->head);
     }
-    cJSON_Delete(card);
     return ret;
 }
 
@@ -452,64 +513,86 @@ static int row_loss(const lesson_measure *m, const attn_trace *tr, double *value
     return 0;
 }
 
-int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer, int head, int batch,
-                        const char *stage, const char *model_dir, double *value, char *why, size_t size)
+/* The batch row, head and layer m reads, against tr: each one of tr's, or
+ * -1 with why. (The trace's tables are read at them unchecked: the tokens'
+ * lengths and strings, the token ids, the logits' rows.) */
+static int check_ranges(const lesson_measure *m, const attn_trace *tr, char *why, size_t size)
 {
-    why[0] = '\0';
-    lesson_measure mm = *m;
-    if (mm.layer < 0) mm.layer = layer;
-    if (mm.head == -1) mm.head = head;
-    if (mm.batch < 0) mm.batch = batch;
-    if (mm.kind == LESSON_MEASURE_CARD || (mm.kind == LESSON_MEASURE_WEIGHT && mm.heldout))
-        return card_number(&mm, model_dir, value, why, size);
-    if (mm.kind == LESSON_MEASURE_LOSS && mm.row[0]) return row_loss(&mm, tr, value, why, size);
-    if (mm.kind == LESSON_MEASURE_LOSS) {
+    const attn_dims *d = &tr->dims;
+    int rows = tr->tokens.tok && tr->tokens.rows < d->b ? tr->tokens.rows : d->b;
+    if (m->batch < 0 || m->batch >= rows)
+        return snprintf(why, size, "batch %d is outside the trace's %d batch row%s", m->batch, rows,
+                        rows == 1 ? "" : "s"), -1;
+    if (m->head != LESSON_MEASURE_ALL_HEADS && (m->head < 0 || m->head >= d->h))
+        return snprintf(why, size, "head %d is outside the trace's %d head%s", m->head, d->h,
+                        d->h == 1 ? "" : "s"), -1;
+    if (m->layer < 0 || m->layer >= tr->n_layers)
+        return snprintf(why, size, "layer %d is outside the trace's %d layer%s", m->layer, tr->n_layers,
+                        tr->n_layers == 1 ? "" : "s"), -1;
+    return 0;
+}
+
+/* prob and rank: the id of m's token in the tokenizer of model_dir, or -1 with why. */
+static int token_id(const lesson_measure *m, const char *model_dir, lesson_measure_files *fs, char *why, size_t size)
+{
+    char path[4096];
+    if (!model_dir) return snprintf(why, size, "%s needs a model", KINDS[m->kind]), -1;
+    if (snprintf(path, sizeof path, "%s/tokenizer.json", model_dir) >= (int)sizeof path)
+        return snprintf(why, size, "the model's folder path is too long"), -1;
+    const struct lesson_measure_file *f = file_get(fs, path, false, why, size);
+    if (!f) return -1;
+    int id = attn_tokenizer_find(f->tok, m->token);
+    if (id < 0) snprintf(why, size, "the model has no token '%s'", m->token);
+    return id;
+}
+
+static int eval(const lesson_measure *m, const attn_trace *tr, const char *stage, const char *model_dir,
+                lesson_measure_files *fs, double *value, char *why, size_t size)
+{
+    if (m->kind == LESSON_MEASURE_CARD || (m->kind == LESSON_MEASURE_WEIGHT && m->heldout))
+        return card_number(m, model_dir, fs, value, why, size); /* the card's layer and head, not the trace's */
+    if (check_ranges(m, tr, why, size)) return -1;
+    if (m->kind == LESSON_MEASURE_LOSS && m->row[0]) return row_loss(m, tr, value, why, size);
+    if (m->kind == LESSON_MEASURE_LOSS) {
         int counted = 0;
-        *value = attn_trace_loss(tr, mm.batch, &counted);
+        *value = attn_trace_loss(tr, m->batch, &counted);
         if (!counted) return snprintf(why, size, "the step's trace has no loss (no model, or no next token)"), -1;
         return 0;
     }
     /* the picture the measure reads: stage of the layer */
-    const char *base = mm.kind == LESSON_MEASURE_PROB || mm.kind == LESSON_MEASURE_RANK ? "probs"
-                       : mm.stage[0]                                                   ? mm.stage
+    const char *base = m->kind == LESSON_MEASURE_PROB || m->kind == LESSON_MEASURE_RANK ? "probs"
+                       : m->stage[0]                                                   ? m->stage
                                                                                        : stage;
     const char *rest = base;
     attn_tensor_name_layer(base, &rest); /* the step's stage may come as "layers.2.weights" */
     char full[ATTN_MAX_NAME];
     const attn_stage_info *in = attn_stage_lookup(rest);
-    bool layered = in && !(mm.kind == LESSON_MEASURE_PROB || mm.kind == LESSON_MEASURE_RANK) &&
-                   attn_trace_find(tr, attn_tensor_name(mm.layer, tr->n_layers, rest, full, sizeof full));
+    bool layered = in && !(m->kind == LESSON_MEASURE_PROB || m->kind == LESSON_MEASURE_RANK) &&
+                   attn_trace_find(tr, attn_tensor_name(m->layer, tr->n_layers, rest, full, sizeof full));
     const char *name = layered ? full : rest;
     attn_matrix mx = {0};
-    if (attn_trace_matrix(tr, name, mm.batch, mm.head < 0 ? 0 : mm.head, &mx))
+    if (attn_trace_matrix(tr, name, m->batch, m->head < 0 ? 0 : m->head, &mx))
         return snprintf(why, size, "the step's trace has no %s", name), -1;
-    if (mm.kind == LESSON_MEASURE_COUNT) return count(&mm, tr, &mx, mm.batch, value, why, size);
-    if (mm.kind == LESSON_MEASURE_SUM) return sum_line(&mm, tr, &mx, mm.batch, value, why, size);
+    if (m->kind == LESSON_MEASURE_COUNT) return count(m, tr, &mx, m->batch, value, why, size);
+    if (m->kind == LESSON_MEASURE_SUM) return sum_line(m, tr, &mx, m->batch, value, why, size);
     const attn_dims *d = &tr->dims;
     int past = d->P;
     int r = 0;
-    if (mm.row[0] && (r = locate(mm.row, &tr->tokens, mm.batch, past, mx.rows, "row", why, size)) < 0) return -1;
-    if (mm.kind == LESSON_MEASURE_WEIGHT) {
-        if (mm.at[0]) return mean_at(&mx, mm.at, mm.row[0] ? r : 0, past, value, why, size);
+    if (m->row[0] && (r = locate(m->row, &tr->tokens, m->batch, past, mx.rows, "row", why, size)) < 0) return -1;
+    if (m->kind == LESSON_MEASURE_WEIGHT) {
+        if (m->at[0]) return mean_at(&mx, m->at, m->row[0] ? r : 0, past, value, why, size);
         const attn_tokens *keys = d->cross ? &tr->source : &tr->tokens;
-        int c = locate(mm.col, keys, mm.batch, 0, mx.cols, "column", why, size);
+        int c = locate(m->col, keys, m->batch, 0, mx.cols, "column", why, size);
         if (c < 0) return -1;
         *value = mx.data[(size_t)r * (size_t)mx.cols + (size_t)c];
         return 0;
     }
     /* prob and rank: the token's column is its id */
-    char path[4096];
-    if (!model_dir) return snprintf(why, size, "%s needs a model", m->kind == LESSON_MEASURE_PROB ? "prob" : "rank"), -1;
-    if (snprintf(path, sizeof path, "%s/tokenizer.json", model_dir) >= (int)sizeof path)
-        return snprintf(why, size, "the model's folder path is too long"), -1;
-    attn_tokenizer *tok = NULL;
-    attn_error err;
-    if (attn_tokenizer_load(path, &tok, &err)) return snprintf(why, size, "%s", err.msg), -1;
-    int id = attn_tokenizer_find(tok, mm.token);
-    attn_tokenizer_free(tok);
-    if (id < 0 || id >= mx.cols) return snprintf(why, size, "the model has no token '%s'", mm.token), -1;
+    int id = token_id(m, model_dir, fs, why, size);
+    if (id < 0) return -1;
+    if (id >= mx.cols) return snprintf(why, size, "the model has no token '%s'", m->token), -1;
     const float *row = mx.data + (size_t)r * (size_t)mx.cols;
-    if (mm.kind == LESSON_MEASURE_PROB) {
+    if (m->kind == LESSON_MEASURE_PROB) {
         *value = row[id];
     } else {
         int above = 0;
@@ -517,4 +600,19 @@ int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer
         *value = above + 1;
     }
     return 0;
+}
+
+int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer, int head, int batch,
+                        const char *stage, const char *model_dir, lesson_measure_files *files, double *value,
+                        char *why, size_t size)
+{
+    why[0] = '\0';
+    lesson_measure mm = *m;
+    if (mm.layer < 0) mm.layer = layer;
+    if (mm.head == -1) mm.head = head;
+    if (mm.batch < 0) mm.batch = batch;
+    lesson_measure_files own = {0};
+    int ret = eval(&mm, tr, stage, model_dir, files ? files : &own, value, why, size);
+    lesson_measure_files_free(&own);
+    return ret;
 }

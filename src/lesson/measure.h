@@ -74,11 +74,30 @@ typedef struct {
 int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, char *why, size_t size);
 void lesson_measure_free(lesson_measure *m);
 
+/* The files measures read, kept so that a check reads each once however many
+ * measures read it (1,000 prob measures each loading GPT-2's tokenizer took a
+ * minute): a model's tokenizer.json (prob, rank) and card.json (card, weight
+ * on=heldout), by path, a file that cannot be read with its message. The last
+ * LESSON_MEASURE_FILES files are kept. Zero-initialise; the caller owns it and
+ * frees it with lesson_measure_files_free. */
+#define LESSON_MEASURE_FILES 4
+typedef struct {
+    struct lesson_measure_file *items; /* n of LESSON_MEASURE_FILES, the oldest replaced first */
+    int n, next;
+    long tokenizer_loads, card_loads;  /* files read (test_lesson counts them) */
+} lesson_measure_files;
+
+void lesson_measure_files_free(lesson_measure_files *f);
+
 /* Measures m on tr, a trace of the step that shows (layer, head, batch,
  * stage) by default. model_dir is the step's model folder (NULL without a
- * model). Returns 0 with *value, or -1 with the reason in why. */
+ * model). The batch row, head and layer the measure reads must be tr's (its
+ * row, column and token are found in tr too). files keeps what it reads for
+ * the next measure (NULL: read and dropped). Returns 0 with *value, or -1
+ * with the reason in why. */
 int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer, int head, int batch,
-                        const char *stage, const char *model_dir, double *value, char *why, size_t size);
+                        const char *stage, const char *model_dir, lesson_measure_files *files, double *value,
+                        char *why, size_t size);
 
 /* Does value round to what m shows? */
 bool lesson_measure_agrees(const lesson_measure *m, double value);

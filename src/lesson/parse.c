@@ -453,6 +453,8 @@ int lesson_parse(const char *text, size_t size, const char *path, lesson *out, l
     out->path = parser_strdup(path ? path : "");
     if (!out->path) return lesson_diag_add(dg, 0, "out of memory"), -1;
     if (!check_text(text, size, dg)) return -1;
+    /* a byte-order mark (Notepad saves UTF-8 with one) is not the lesson's text: line 1 starts after it */
+    if (size >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) text += 3, size -= 3;
 
     parser p = {.doc = text, .size = size, .ls = out, .dg = dg, .open_kind = -1, .choice_quiz_done = -1};
     p.step = &out->intro;

@@ -477,7 +477,7 @@ static int measure_refs(const lesson *ls, measure_ref **out, int *n)
 /* The measures r[0..n) on step `step`'s trace tr, its state cfg and view.
  * Returns 1 if any is wrong. */
 static int check_measures(int step, const attn_trace *tr, const attn_config *cfg, const lesson_view *view,
-                          const measure_ref *r, int n, lesson_diags *dg)
+                          const measure_ref *r, int n, lesson_measure_files *files, lesson_diags *dg)
 {
     int bad = 0;
     char dir[4096];
@@ -487,8 +487,8 @@ static int check_measures(int step, const attn_trace *tr, const attn_config *cfg
         const lesson_measure *m = r[i].m;
         double v = 0;
         char why[300];
-        if (lesson_measure_eval(m, tr, view->layer, view->head, view->batch, view->stage, model_dir, &v, why,
-                                sizeof why)) {
+        if (lesson_measure_eval(m, tr, view->layer, view->head, view->batch, view->stage, model_dir, files, &v,
+                                why, sizeof why)) {
             lesson_diag_add(dg, m->line, "{{… | %s}}: %s", m->spec, why);
             bad = 1;
         } else if (!lesson_measure_agrees(m, v)) {
@@ -502,19 +502,20 @@ static int check_measures(int step, const attn_trace *tr, const attn_config *cfg
 }
 
 /* The measures r[0..n) of step `step` (all measured on it): those on its own
- * trace, then each toggle's on a trace of its own. Returns 1 if any is wrong. */
+ * trace, then each toggle's on a trace of its own; the files they read kept in
+ * files. Returns 1 if any is wrong. */
 static int step_measures(const lesson *ls, int step, const attn_trace *tr, const attn_config *cfg,
                          const lesson_view *view, const lesson_marks *mk, const measure_ref *r, int n,
-                         lesson_diags *dg)
+                         lesson_measure_files *files, lesson_diags *dg)
 {
     int own = 0, bad = 0;
     while (own < n && r[own].m->toggle < 0) own++;
-    if (own && check_measures(step, tr, cfg, view, r, own, dg)) bad = 1;
+    if (own && check_measures(step, tr, cfg, view, r, own, files, dg)) bad = 1;
     for (int k = own, end; k < n; k = end) {
         for (end = k; end < n && r[end].m->toggle == r[k].m->toggle; end++) {}
         attn_trace t2;
         if (step_run_toggled(ls, step, cfg, view, mk, r[k].m->toggle, r[k].m->line, &t2, dg) ||
-            check_measures(step, &t2, cfg, view, r + k, end - k, dg))
+            check_measures(step, &t2, cfg, view, r + k, end - k, files, dg))
             bad = 1;
         attn_trace_free(&t2);
     }
@@ -569,7 +570,7 @@ bool lesson_checker_step(lesson_checker *c, lesson_diags *dg)
     int first = c->at; /* the numbers its prose measures, and any other step's measured on it */
     while (c->at < c->n_refs && c->refs[c->at].target == i) c->at++;
     if (!c->failed && c->at > first &&
-        step_measures(ls, i, &c->tr, &c->cfg, &c->view, &c->mk, c->refs + first, c->at - first, dg))
+        step_measures(ls, i, &c->tr, &c->cfg, &c->view, &c->mk, c->refs + first, c->at - first, &c->files, dg))
         c->bad = true;
     return c->next < ls->n_steps;
 }
@@ -587,6 +588,8 @@ int lesson_checker_end(lesson_checker *c, lesson_diags *dg)
         c->bad = true;
     }
     free(c->refs);
+    if (c->work) c->work->tokenizer_loads += c->files.tokenizer_loads, c->work->card_loads += c->files.card_loads;
+    lesson_measure_files_free(&c->files);
     attn_trace_free(&c->tr);
     if (c->started) attn_config_free(&c->cfg);
     bool bad = c->bad;

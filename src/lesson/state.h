@@ -77,11 +77,13 @@ int lesson_step_run(const lesson *ls, int step, attn_trace *tr, lesson_diags *dg
  * the configuration or the decode step (the others change only the view). */
 int lesson_check(const lesson *ls, lesson_diags *dg);
 
-/* The work lesson_check did: settings applied (each step's once) and engine
- * runs (test_lesson counts them). */
+/* The work lesson_check did: settings applied (each step's once), engine
+ * runs, and the tokenizers and model cards its measures read (each once)
+ * (test_lesson counts them). */
 typedef struct {
     long settings;
     long runs;
+    long tokenizer_loads, card_loads;
 } lesson_check_work;
 
 /* lesson_check, adding its work to *work (when not NULL). */
@@ -105,6 +107,7 @@ typedef struct {
     lesson_marks mk;
     attn_trace tr;                  /* the last run, shared by the steps that change only the view */
     struct lesson_measure_ref *refs; /* every measure with the step it measures on, in step order */
+    lesson_measure_files files;     /* the tokenizers and cards they read, kept for the next */
     int n_refs, at;                 /* refs[at..): not yet measured */
     int next;                       /* the next step to check */
     int decode_step;                /* tr's */
