@@ -1361,6 +1361,8 @@ static void test_config_errors(void **state)
         {"source_tokens", "a b", "cross-attention needs one attention layer"},
         {"past", "9", "past (9) must be less than the 3 tokens"},
         {"text", "the cat | ", "text: row 2 is empty"},
+        {"text", "|||", "text: row 1 is empty"}, /* four rows from three bars: len/2 + 2 held three (issue 37) */
+        {"text", "the||||||||", "text: row 2 is empty"}, /* nine rows in 11 bytes: room was made for 7 */
         {"text", "the the the the the the the the the the the the the the the the", "more than cfg's 16 positions"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1370,6 +1372,31 @@ static void test_config_errors(void **state)
         assert_int_equal(attn_config_set(&c, cases[i].key, cases[i].value, &err), ATTN_OK);
         if (attn_trace_run(&c, NULL, &tr, &err) == ATTN_OK) fail_msg("%s = %s ran", cases[i].key, cases[i].value);
         if (!strstr(err.msg, cases[i].msg)) fail_msg("'%s' does not contain '%s'", err.msg, cases[i].msg);
+        attn_config_free(&c);
+    }
+}
+
+/* A model's example.txt is the text of a run without --text, and is checked
+ * as --text is (issue 37): invalid UTF-8 is refused, not read as <unk>, and
+ * bars split it into rows the same way, "|||" into four empty ones. */
+static void test_example_checked(void **state)
+{
+    (void)state;
+    static const struct { const char *example, *msg; } CASES[] = {
+        {"the \xff cat", "example.txt: not valid UTF-8 at byte offset 4 (0xFF)"},
+        {"|||", "example.txt: row 1 is empty"},
+        {"the|||cat", "example.txt: row 2 is empty"},
+    };
+    attn_config c;
+    attn_trace tr;
+    attn_error err;
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        make_model(model_dir("example"), 1, 2, 2, true, NULL, NULL);
+        write_text(model_dir("example"), "example.txt", CASES[i].example);
+        attn_config_init(&c);
+        assert_int_equal(attn_config_set(&c, "model", model_dir("example"), &err), ATTN_OK);
+        if (attn_trace_run(&c, NULL, &tr, &err) == ATTN_OK) fail_msg("example '%s' ran", CASES[i].example);
+        if (!strstr(err.msg, CASES[i].msg)) fail_msg("'%s' does not contain '%s'", err.msg, CASES[i].msg);
         attn_config_free(&c);
     }
 }
@@ -1404,6 +1431,7 @@ int main(void)
         cmocka_unit_test(test_save_and_load),
         cmocka_unit_test(test_long_settings_recorded_whole),
         cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_example_checked),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];
