@@ -142,9 +142,9 @@ static void test_malformed_files(void **state)
         size_t data;
         const char *msg;
     } cases[] = {
-        {"", 0, 0, "header is not valid JSON"},
-        {"{\"x\":", UINT64_MAX, 0, "header is not valid JSON"},
-        {"not json at all", UINT64_MAX, 0, "header is not valid JSON"},
+        {"", 0, 0, "header: not valid JSON"},
+        {"{\"x\":", UINT64_MAX, 0, "header: not valid JSON"},
+        {"not json at all", UINT64_MAX, 0, "header: not valid JSON"},
         {"[1,2,3]", UINT64_MAX, 0, "header is not a JSON object"},
         {"{}", 1000, 0, "runs past the end"},
         {"{}", 0xffffffffffffffffULL - 1, 0, "larger than the"},
@@ -171,9 +171,20 @@ static void test_malformed_files(void **state)
          "\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", UINT64_MAX, 8, "appears twice"},
         /* a key given twice inside an entry or the metadata (issue 21): which one holds? */
         {"{\"foo\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,4]}}", UINT64_MAX, 4,
-         "foo: key 'dtype' appears twice"},
+         "header: key 'dtype' appears twice in foo"},
         {"{\"__metadata__\":{\"heads\":\"2\",\"heads\":\"8\"}}", UINT64_MAX, 0,
-         "__metadata__: key 'heads' appears twice"},
+         "header: key 'heads' appears twice in __metadata__"},
+        /* one JSON rule for every file (issue 37): nothing after the value
+         * but blanks, and no NUL in a string, where cJSON would cut it */
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}{\"x\":1}", UINT64_MAX, 4,
+         "header: data after the JSON value, at byte 54 of 61"},
+        {"{\"x\\u0000 renamed\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", UINT64_MAX, 4,
+         "header: a key holds a NUL character (\\u0000) at byte 3"},
+        {"{\"__metadata__\":{\"model\":\"tang\\u0000/../x\"}}", UINT64_MAX, 0,
+         "header: a string holds a NUL character (\\u0000) at byte 30"},
+        {"{\"__metadata__\":{\"tokens\":\"[[\\\"a\\\",\\\"b\\\",\\\"c\\\"]] [[1]]\"},"
+         "\"scores\":{\"dtype\":\"F32\",\"shape\":[1,2,3,3],\"data_offsets\":[0,72]}}", UINT64_MAX, 72,
+         "metadata 'tokens': data after the JSON value"},
         /* contract names whose shapes disagree */
         {"{\"scores\":{\"dtype\":\"F32\",\"shape\":[1,2,3,3],\"data_offsets\":[0,72]},"
          "\"weights\":{\"dtype\":\"F32\",\"shape\":[1,4,3,3],\"data_offsets\":[72,216]}}", UINT64_MAX, 216,

@@ -9,6 +9,7 @@
 
 #include "budget.h"
 #include "checked.h"
+#include "json.h"
 #include "model.h"
 #include "safetensors.h"
 #include "utf8.h"
@@ -290,6 +291,18 @@ static attn_status infer_dims(const named *ts, int n, attn_dims *d, attn_error *
     return ATTN_OK;
 }
 
+/* Metadata key, itself JSON, read under the rule of every JSON attnlab
+ * reads (json.h): *out NULL when the key is absent. */
+static attn_status meta_json(const attn_st_file *f, const char *key, cJSON **out, attn_error *err)
+{
+    const char *v = attn_st_meta(f, key);
+    char what[64];
+    *out = NULL;
+    if (!v || !attn_json_parse(v, strlen(v), out, err)) return ATTN_OK;
+    snprintf(what, sizeof what, "metadata '%s'", key);
+    return attn_error_prefix(err, what);
+}
+
 static attn_status load_tokens(const attn_st_file *f, const char *key, const char *len_key, int rows, int len,
                                attn_pad_side side, attn_tokens *out, attn_error *err)
 {
@@ -299,8 +312,7 @@ static attn_status load_tokens(const attn_st_file *f, const char *key, const cha
     const char **table = NULL;
     int *lengths = NULL;
     if (!text) return ATTN_OK;
-    j = cJSON_Parse(text);
-    lj = ltext ? cJSON_Parse(ltext) : NULL;
+    if ((st = meta_json(f, key, &j, err)) || (st = meta_json(f, len_key, &lj, err))) goto out;
     if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) != rows) {
         st = attn_fail(err, ATTN_ERR_FORMAT, "metadata '%s' is not a list of %d rows", key, rows);
         goto out;
@@ -352,9 +364,10 @@ static attn_status load_token_ids(const attn_st_file *f, attn_trace *tr, attn_er
     const char *text = attn_st_meta(f, "token_ids");
     const attn_tokens *tk = &tr->tokens;
     if (!text) return ATTN_OK;
-    cJSON *j = cJSON_Parse(text);
-    attn_status st = ATTN_OK;
+    cJSON *j = NULL;
+    attn_status st = meta_json(f, "token_ids", &j, err);
     size_t cells = 0;
+    if (st) goto out;
     if (attn_mul_size((size_t)(tk->rows ? tk->rows : 1), (size_t)(tk->len ? tk->len : 1), &cells))
         tr->token_ids = calloc(cells, sizeof(int));
     if (!tr->token_ids) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
@@ -469,7 +482,9 @@ static attn_status load_masked_rows(const attn_st_file *f, const named *ts, attn
     const char *text = attn_st_meta(f, "fully_masked_rows");
     const attn_dims *d = &tr->dims;
     if (text) {
-        cJSON *j = cJSON_Parse(text);
+        cJSON *j = NULL;
+        attn_status st = meta_json(f, "fully_masked_rows", &j, err);
+        if (st) return st;
         int n = cJSON_IsArray(j) ? cJSON_GetArraySize(j) : -1;
         int64_t rows = 0; /* b · s fits: b and s are at most 2^30 */
         if (n < 0 || !attn_mul_i64(d->b, d->s, &rows) || n > rows) {
