@@ -664,6 +664,8 @@ static void test_malformed_layer_names(void **state)
     float w[1 * 2 * 3 * 3] = {0};
     int64_t s4[] = {1, 2, 3, 3};
     static const char *three[] = {"layers", "3"}, *zero[] = {"layers", "0"}, *word[] = {"layers", "many"};
+    static const char *many[] = {"layers", "256"}, *two[] = {"layers", "2"}, *cross[] = {"attention", "cross"},
+                      *sideways[] = {"attention", "sideways"};
     const struct {
         const char *a, *b;    /* tensor names (b may be NULL) */
         const char **meta;    /* key, value or NULL */
@@ -674,7 +676,14 @@ static void test_malformed_layer_names(void **state)
         {"layers.01.weights", NULL, NULL, "is not named layers.N.<stage>"},
         {"layers.2", NULL, NULL, "is not named layers.N.<stage>"},
         {"layers.99999.weights", NULL, NULL, "(N a layer from 0 to 4095)"},
-        {"layers.3.weights", NULL, three, "tensor 'layers.3.weights' is in layer 3, but the metadata says the trace has 3"},
+        /* the metadata's count is the tensors' own (issue 37: 256 beside 4 layers showed "layer 100 / 256") */
+        {"layers.3.weights", NULL, three, "metadata says layers = 3 but the tensors have 4"},
+        {"layers.0.weights", "layers.3.weights", many, "metadata says layers = 256 but the tensors have 4"},
+        {"layers.0.weights", "layers.2.weights", NULL, "no tensor belongs to layer 1 of the 3 the tensors name"},
+        {"extra", NULL, two, "metadata says layers = 2 but no tensor belongs to a layer"},
+        /* cross-attention attends to a memory, which the trace must hold */
+        {"weights", NULL, cross, "metadata says attention = cross but the trace has no memory tensor"},
+        {"weights", NULL, sideways, "metadata 'attention' = 'sideways' is not self or cross"},
         {"layers.1.weights", "weights", NULL, "tensor 'weights' has no layer, but the trace has 2 (name it layers.N.weights)"},
         {"weights", "layers.0.weights", NULL, "tensors 'weights' and 'layers.0.weights' are both layer 0's weights"},
         {"weights", NULL, zero, "metadata 'layers' = '0' is not a count from 1 to 4096"},
