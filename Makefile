@@ -78,7 +78,7 @@ test-web: web all
 	node tests/web/test_web.js $(BUILD_WEB) --attnlab $(BUILD)/attnlab
 
 # A short libFuzzer run over the trace reader, the lesson parser, the
-# tokenizer and the window's app core over crafted traces (clang + ASan + UBSan),
+# tokenizer, a model's text ('|' rows) and the window's app core over crafted traces (clang + ASan + UBSan),
 # two at a time (one core each): each writes its log, shown when both end, and
 # the pair fails if either does.
 FUZZ_RUN = ASAN_OPTIONS=detect_leaks=1 ./$(BUILD_FUZZ)/tests
@@ -86,8 +86,9 @@ FUZZ_ARGS = -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1
 fuzz:
 	@scripts/bootstrap.sh clang
 	CC=clang cmake -S . -B $(BUILD_FUZZ) -DATTNLAB_FUZZ=ON -DATTNLAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
-	cmake --build $(BUILD_FUZZ) -j --target fuzz_trace fuzz_lesson fuzz_tokenizer fuzz_app
-	mkdir -p $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/lesson_corpus $(BUILD_FUZZ)/tokenizer_corpus $(BUILD_FUZZ)/app_corpus
+	cmake --build $(BUILD_FUZZ) -j --target fuzz_trace fuzz_lesson fuzz_tokenizer fuzz_app fuzz_text
+	mkdir -p $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/lesson_corpus $(BUILD_FUZZ)/tokenizer_corpus $(BUILD_FUZZ)/app_corpus \
+	  $(BUILD_FUZZ)/text_corpus
 	$(FUZZ_RUN)/fuzz_trace $(FUZZ_ARGS) $(BUILD_FUZZ)/corpus tests/fuzz/corpus > $(BUILD_FUZZ)/fuzz_trace.log 2>&1 & a=$$!; \
 	$(FUZZ_RUN)/fuzz_lesson $(FUZZ_ARGS) -dict=tests/fuzz/lesson.dict $(BUILD_FUZZ)/lesson_corpus tests/fuzz/lesson_corpus \
 	  > $(BUILD_FUZZ)/fuzz_lesson.log 2>&1; b=$$?; wait $$a; a=$$?; \
@@ -97,6 +98,8 @@ fuzz:
 	OMP_NUM_THREADS=1 $(FUZZ_RUN)/fuzz_app $(FUZZ_ARGS) $(BUILD_FUZZ)/app_corpus tests/fuzz/app_corpus \
 	  > $(BUILD_FUZZ)/fuzz_app.log 2>&1; b=$$?; wait $$a; a=$$?; \
 	cat $(BUILD_FUZZ)/fuzz_tokenizer.log $(BUILD_FUZZ)/fuzz_app.log; test $$a = 0 && test $$b = 0
+	$(FUZZ_RUN)/fuzz_text $(FUZZ_ARGS) $(BUILD_FUZZ)/text_corpus tests/fuzz/text_corpus \
+	  > $(BUILD_FUZZ)/fuzz_text.log 2>&1; a=$$?; cat $(BUILD_FUZZ)/fuzz_text.log; test $$a = 0
 
 clean:
 	-cmake --build $(BUILD) --target clean

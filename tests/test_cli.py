@@ -170,7 +170,7 @@ FILES = [
     ("trailing.safetensors", blob + b"\0" * 4, "the data section has"),
     ("headerlen.safetensors", struct.pack("<Q", 1 << 40) + blob[8:], "larger than the"),
     ("beyond.safetensors", struct.pack("<Q", len(blob)) + blob[8:], "runs past the end"),
-    ("notjson.safetensors", struct.pack("<Q", 9) + b"{not json" + blob[8 + n:], "header is not valid JSON"),
+    ("notjson.safetensors", struct.pack("<Q", 9) + b"{not json" + blob[8 + n:], "header: not valid JSON"),
     ("dtype.safetensors", with_header(h_dtype), "dtype F64"),
     ("range.safetensors", with_header(h_range), "beyond the"),
     ("shape.safetensors", with_header(h_shape), "shape needs"),

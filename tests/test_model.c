@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "checkpoint.h"
 #include "fileio.h"
 #include "forward.h"
 #include "generate.h"
@@ -164,6 +166,8 @@ static void test_bad_folders(void **state)
     write_text(model_dir("gpt2"), "config.json", "{\"architectures\":[\"GPT2LMHeadModel\"],\"hidden_size\":8}");
     expect_load_error(model_dir("gpt2"), "architecture 'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
     write_text(model_dir("gpt2"), "config.json", "[1, 2");
+    expect_load_error(model_dir("gpt2"), "config.json: not valid JSON");
+    write_text(model_dir("gpt2"), "config.json", "[1, 2]");
     expect_load_error(model_dir("gpt2"), "config.json: not a JSON object");
     write_text(model_dir("gpt2"), "config.json", "{\"model_type\":\"llama\",\"hidden_size\":8,\"num_hidden_layers\":1,"
                "\"num_attention_heads\":3,\"intermediate_size\":4,\"vocab_size\":12}");
@@ -374,7 +378,8 @@ static void test_tensor_in_two_shards(void **state)
     attn_model_free(&m);
     write_shard(src, dir, "b.safetensors", layers_and_norm); /* model.norm.weight in both */
     write_split_index(src, dir, ", \"model.norm.weight\": \"b.safetensors\"");
-    expect_load_error(dir, "sharded: tensor 'model.norm.weight' is in two shards, a.safetensors and b.safetensors");
+    /* the index gives the key twice: refused with its JSON (json.h), before the shards are read */
+    expect_load_error(dir, "sharded: model.safetensors.index.json: key 'model.norm.weight' appears twice in weight_map");
     write_split_index(src, dir, "");
     expect_load_error(dir, "tensor 'model.norm.weight' is in two shards, a.safetensors and b.safetensors");
     write_shard(src, dir, "b.safetensors", in_layers);
@@ -1361,6 +1366,8 @@ static void test_config_errors(void **state)
         {"source_tokens", "a b", "cross-attention needs one attention layer"},
         {"past", "9", "past (9) must be less than the 3 tokens"},
         {"text", "the cat | ", "text: row 2 is empty"},
+        {"text", "|||", "text: row 1 is empty"}, /* four rows from three bars: len/2 + 2 held three (issue 37) */
+        {"text", "the||||||||", "text: row 2 is empty"}, /* nine rows in 11 bytes: room was made for 7 */
         {"text", "the the the the the the the the the the the the the the the the", "more than cfg's 16 positions"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1372,6 +1379,181 @@ static void test_config_errors(void **state)
         if (!strstr(err.msg, cases[i].msg)) fail_msg("'%s' does not contain '%s'", err.msg, cases[i].msg);
         attn_config_free(&c);
     }
+}
+
+/* A model's example.txt is the text of a run without --text, and is checked
+ * as --text is (issue 37): invalid UTF-8 is refused, not read as <unk>, and
+ * bars split it into rows the same way, "|||" into four empty ones. */
+static void test_example_checked(void **state)
+{
+    (void)state;
+    static const struct { const char *example, *msg; } CASES[] = {
+        {"the \xff cat", "example.txt: not valid UTF-8 at byte offset 4 (0xFF)"},
+        {"|||", "example.txt: row 1 is empty"},
+        {"the|||cat", "example.txt: row 2 is empty"},
+    };
+    attn_config c;
+    attn_trace tr;
+    attn_error err;
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        make_model(model_dir("example"), 1, 2, 2, true, NULL, NULL);
+        write_text(model_dir("example"), "example.txt", CASES[i].example);
+        attn_config_init(&c);
+        assert_int_equal(attn_config_set(&c, "model", model_dir("example"), &err), ATTN_OK);
+        if (attn_trace_run(&c, NULL, &tr, &err) == ATTN_OK) fail_msg("example '%s' ran", CASES[i].example);
+        if (!strstr(err.msg, CASES[i].msg)) fail_msg("'%s' does not contain '%s'", err.msg, CASES[i].msg);
+        attn_config_free(&c);
+    }
+}
+
+/* dir/file with every `from` in it replaced by `to` (the header of a
+ * safetensors file too: its length is rewritten, the data is unchanged). */
+static void replace_in(const char *dir, const char *file, const char *from, const char *to)
+{
+    char path[PATH_MAX], *text, *out;
+    size_t n;
+    attn_error err;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    assert_int_equal(attn_file_read(path, 1u << 26, &text, &n, &err), ATTN_OK);
+    bool st = strstr(file, ".safetensors") != NULL;
+    size_t head = 0, skip = st ? 8 : 0;
+    for (int i = 7; st && i >= 0; i--) head = head << 8 | (unsigned char)text[i];
+    size_t end = st ? 8 + head : n, fl = strlen(from), tl = strlen(to), o = 0;
+    assert_non_null(out = malloc(n + 64 * (tl + 1)));
+    o = skip;
+    for (size_t i = skip; i < end;) {
+        if (i + fl <= end && !memcmp(text + i, from, fl)) {
+            memcpy(out + o, to, tl);
+            o += tl;
+            i += fl;
+        } else out[o++] = text[i++];
+    }
+    for (int i = 0; st && i < 8; i++) out[i] = (char)((o - 8) >> (8 * i) & 0xff);
+    memcpy(out + o, text + end, n - end);
+    o += n - end;
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(out, 1, o, f), o);
+    fclose(f);
+    free(text);
+    free(out);
+}
+
+/* One JSON rule for every file a model folder holds (issue 37): data after
+ * the value (two concatenated objects), a key that holds a NUL (cJSON cut
+ * "model.norm.weight\u0000 renamed" to "model.norm.weight", a tensor the
+ * model wants) and a key given twice are refused, naming the file. */
+static void test_one_json_rule(void **state)
+{
+    (void)state;
+    const char *dir = model_dir("rule");
+    static const struct { const char *file, *from, *to, *msg; } CASES[] = {
+        {"config.json", "\"eos_token_id\":2}", "\"eos_token_id\":2}\n{\"num_hidden_layers\":9}",
+         "config.json: data after the JSON value"},
+        {"config.json", "\"hidden_size\":", "\"hidden\\u0000_size\":", "config.json: a key holds a NUL character"},
+        {"tokenizer.json", "\"decoder\":null,", "\"decoder\":null,\"decoder\":null,", "key 'decoder' appears twice"},
+        {"tokenizer.json", "\"ran\":11}}}", "\"ran\":11}}} {}", "tokenizer.json: data after the JSON value"},
+        {"model.safetensors", "\"model.norm.weight\"", "\"model.norm.weight\\u0000 renamed\"",
+         "model.safetensors: header: a key holds a NUL character (\\u0000)"},
+        {"model.safetensors", "}}", "}}{\"x\":1}", "model.safetensors: header: data after the JSON value"},
+        {"eval.json", "}", "}{}", "eval.json: data after the JSON value"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        make_model(dir, 1, 2, 2, true, NULL, NULL);
+        if (!strcmp(CASES[i].file, "eval.json")) write_text(dir, "eval.json", "{\"variant\": \"base\"}");
+        replace_in(dir, CASES[i].file, CASES[i].from, CASES[i].to);
+        expect_load_error(dir, CASES[i].msg);
+    }
+    /* blanks after the value are no data: HF pads a safetensors header with spaces */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/eval.json", dir);
+    unlink(path);
+    make_model(dir, 1, 2, 2, true, NULL, NULL);
+    replace_in(dir, "config.json", "\"eos_token_id\":2}", "\"eos_token_id\":2}\n \t\r\n");
+    attn_model m;
+    attn_error err;
+    if (attn_model_load(dir, &m, &err)) fail_msg("%s", err.msg);
+    attn_model_free(&m);
+}
+
+/* With tied embeddings the head is the embedding; a saved lm_head.weight is
+ * a copy, never read, but one of another shape is not this model's (issue
+ * 37: a (3, 5) head beside a (24, 16) embedding was accepted). */
+static void test_tied_head_shape(void **state)
+{
+    (void)state;
+    const char *dir = model_dir("tiedhead");
+    attn_model m;
+    attn_error err;
+    make_model(dir, 1, 2, 2, false, NULL, NULL); /* a head (V, D), then the config says tied */
+    replace_in(dir, "config.json", "\"tie_word_embeddings\":false", "\"tie_word_embeddings\":true");
+    if (attn_model_load(dir, &m, &err)) fail_msg("a tied model with its head saved: %s", err.msg);
+    attn_model_free(&m);
+    make_model(dir, 1, 2, 2, false, NULL, "lm_head.weight"); /* (V + 1, D) */
+    replace_in(dir, "config.json", "\"tie_word_embeddings\":false", "\"tie_word_embeddings\":true");
+    expect_load_error(dir, "model.safetensors: 'lm_head.weight' has shape (13, 8) but config.json needs (12, 8)");
+}
+
+/* Writes shard k of an index test: n one-float tensors "s<k>.t<i>". */
+static void write_many(const char *dir, int k, int n)
+{
+    char (*names)[24] = malloc((size_t)n * sizeof *names), path[PATH_MAX];
+    attn_st_tensor *t = malloc((size_t)n * sizeof *t);
+    static const int64_t one[1] = {1};
+    static const float zero = 0;
+    attn_error err;
+    assert_true(names && t);
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "s%02d.t%04d", k, i);
+        t[i] = (attn_st_tensor){names[i], 1, one, &zero};
+    }
+    snprintf(path, sizeof path, "%s/s%02d.safetensors", dir, k);
+    assert_int_equal(attn_st_write(path, t, n, NULL, 0, &err), ATTN_OK);
+    free(names);
+    free(t);
+}
+
+/* An index's checks are look-ups in a table (issue 37): 16 shards of 4,096
+ * tensors, the last of them one the index does not list, took each tensor a
+ * walk through the whole weight_map (2^32 comparisons, past a minute at 64
+ * shards); now the load is refused, naming that tensor, in well under a
+ * second. The same index listing every tensor opens. */
+static void test_index_lookups_hashed(void **state)
+{
+    (void)state;
+    enum { SHARDS = 16, EACH = ATTN_ST_MAX_TENSORS };
+    const char *dir = model_dir("wide");
+    size_t cap = (size_t)SHARDS * EACH * 40 + 64, n = 0;
+    char *index = malloc(cap);
+    assert_non_null(index);
+    mkdir(dir, 0755);
+    for (int k = 0; k < SHARDS; k++) write_many(dir, k, EACH);
+    n += (size_t)snprintf(index + n, cap - n, "{\"weight_map\": {");
+    for (int k = 0; k < SHARDS; k++)
+        for (int i = 0; i < EACH; i++)
+            n += (size_t)snprintf(index + n, cap - n, "%s\"s%02d.t%04d\": \"s%02d.safetensors\"", k || i ? ", " : "",
+                                  k, i, k);
+    snprintf(index + n, cap - n, "}}");
+    write_text(dir, "model.safetensors.index.json", index);
+    attn_ckpt c;
+    attn_error err;
+    if (attn_ckpt_open(dir, &c, &err)) fail_msg("every tensor listed: %s", err.msg);
+    attn_ckpt_free(&c);
+    /* the last tensor of the last shard unlisted: index[n - 2 .. n) closed the map */
+    char *cut = strrchr(index, ',');
+    snprintf(cut, cap - (size_t)(cut - index), "}}");
+    write_text(dir, "model.safetensors.index.json", index);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(attn_ckpt_open(dir, &c, &err), ATTN_ERR_FORMAT);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    char want[128];
+    snprintf(want, sizeof want, "s%02d.safetensors holds 's%02d.t%04d', which model.safetensors.index.json does not "
+             "list there", SHARDS - 1, SHARDS - 1, EACH - 1);
+    if (!strstr(err.msg, want)) fail_msg("'%s' does not contain '%s'", err.msg, want);
+    if (took > 3.0) fail_msg("refusing the index took %.1f s: a look-up walks the tensors", took);
+    free(index);
 }
 
 int main(void)
@@ -1404,6 +1586,10 @@ int main(void)
         cmocka_unit_test(test_save_and_load),
         cmocka_unit_test(test_long_settings_recorded_whole),
         cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_example_checked),
+        cmocka_unit_test(test_one_json_rule),
+        cmocka_unit_test(test_tied_head_shape),
+        cmocka_unit_test(test_index_lookups_hashed),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];

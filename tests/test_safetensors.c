@@ -142,9 +142,9 @@ static void test_malformed_files(void **state)
         size_t data;
         const char *msg;
     } cases[] = {
-        {"", 0, 0, "header is not valid JSON"},
-        {"{\"x\":", UINT64_MAX, 0, "header is not valid JSON"},
-        {"not json at all", UINT64_MAX, 0, "header is not valid JSON"},
+        {"", 0, 0, "header: not valid JSON"},
+        {"{\"x\":", UINT64_MAX, 0, "header: not valid JSON"},
+        {"not json at all", UINT64_MAX, 0, "header: not valid JSON"},
         {"[1,2,3]", UINT64_MAX, 0, "header is not a JSON object"},
         {"{}", 1000, 0, "runs past the end"},
         {"{}", 0xffffffffffffffffULL - 1, 0, "larger than the"},
@@ -171,9 +171,20 @@ static void test_malformed_files(void **state)
          "\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", UINT64_MAX, 8, "appears twice"},
         /* a key given twice inside an entry or the metadata (issue 21): which one holds? */
         {"{\"foo\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,4]}}", UINT64_MAX, 4,
-         "foo: key 'dtype' appears twice"},
+         "header: key 'dtype' appears twice in foo"},
         {"{\"__metadata__\":{\"heads\":\"2\",\"heads\":\"8\"}}", UINT64_MAX, 0,
-         "__metadata__: key 'heads' appears twice"},
+         "header: key 'heads' appears twice in __metadata__"},
+        /* one JSON rule for every file (issue 37): nothing after the value
+         * but blanks, and no NUL in a string, where cJSON would cut it */
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}{\"x\":1}", UINT64_MAX, 4,
+         "header: data after the JSON value, at byte 54 of 61"},
+        {"{\"x\\u0000 renamed\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", UINT64_MAX, 4,
+         "header: a key holds a NUL character (\\u0000) at byte 3"},
+        {"{\"__metadata__\":{\"model\":\"tang\\u0000/../x\"}}", UINT64_MAX, 0,
+         "header: a string holds a NUL character (\\u0000) at byte 30"},
+        {"{\"__metadata__\":{\"tokens\":\"[[\\\"a\\\",\\\"b\\\",\\\"c\\\"]] [[1]]\"},"
+         "\"scores\":{\"dtype\":\"F32\",\"shape\":[1,2,3,3],\"data_offsets\":[0,72]}}", UINT64_MAX, 72,
+         "metadata 'tokens': data after the JSON value"},
         /* contract names whose shapes disagree */
         {"{\"scores\":{\"dtype\":\"F32\",\"shape\":[1,2,3,3],\"data_offsets\":[0,72]},"
          "\"weights\":{\"dtype\":\"F32\",\"shape\":[1,4,3,3],\"data_offsets\":[72,216]}}", UINT64_MAX, 216,
@@ -653,6 +664,8 @@ static void test_malformed_layer_names(void **state)
     float w[1 * 2 * 3 * 3] = {0};
     int64_t s4[] = {1, 2, 3, 3};
     static const char *three[] = {"layers", "3"}, *zero[] = {"layers", "0"}, *word[] = {"layers", "many"};
+    static const char *many[] = {"layers", "256"}, *two[] = {"layers", "2"}, *cross[] = {"attention", "cross"},
+                      *sideways[] = {"attention", "sideways"};
     const struct {
         const char *a, *b;    /* tensor names (b may be NULL) */
         const char **meta;    /* key, value or NULL */
@@ -663,7 +676,14 @@ static void test_malformed_layer_names(void **state)
         {"layers.01.weights", NULL, NULL, "is not named layers.N.<stage>"},
         {"layers.2", NULL, NULL, "is not named layers.N.<stage>"},
         {"layers.99999.weights", NULL, NULL, "(N a layer from 0 to 4095)"},
-        {"layers.3.weights", NULL, three, "tensor 'layers.3.weights' is in layer 3, but the metadata says the trace has 3"},
+        /* the metadata's count is the tensors' own (issue 37: 256 beside 4 layers showed "layer 100 / 256") */
+        {"layers.3.weights", NULL, three, "metadata says layers = 3 but the tensors have 4"},
+        {"layers.0.weights", "layers.3.weights", many, "metadata says layers = 256 but the tensors have 4"},
+        {"layers.0.weights", "layers.2.weights", NULL, "no tensor belongs to layer 1 of the 3 the tensors name"},
+        {"extra", NULL, two, "metadata says layers = 2 but no tensor belongs to a layer"},
+        /* cross-attention attends to a memory, which the trace must hold */
+        {"weights", NULL, cross, "metadata says attention = cross but the trace has no memory tensor"},
+        {"weights", NULL, sideways, "metadata 'attention' = 'sideways' is not self or cross"},
         {"layers.1.weights", "weights", NULL, "tensor 'weights' has no layer, but the trace has 2 (name it layers.N.weights)"},
         {"weights", "layers.0.weights", NULL, "tensors 'weights' and 'layers.0.weights' are both layer 0's weights"},
         {"weights", NULL, zero, "metadata 'layers' = '0' is not a count from 1 to 4096"},

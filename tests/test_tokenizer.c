@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "tokenizer.h"
 #include "tokenizer_impl.h" /* tok_match, the limits */
+#include "utf8.h"
 
 /* A tokenizer.json from its parts (each a JSON value). */
 static attn_tokenizer *make(const char *model, const char *added, const char *norm, const char *pre, const char *post,
@@ -526,6 +528,84 @@ static void pattern_limits_are_errors(void **state)
     attn_tokenizer_free(t);
 }
 
+/* Issue 37: a Split pattern that reads to the end of the text from every
+ * match (a(?=[^c]*c)? over a's and no c) made tokenizing quadratic inside
+ * PCRE2's limits: 100 KB took 2.85 s. Its searches now read at most
+ * TOK_SCAN_BASE + TOK_SCAN_PER_BYTE bytes per byte of the text, and it is
+ * refused past that, at once; the same pattern over a text with c's works. */
+static void scans_are_bounded(void **state)
+{
+    (void)state;
+    char json[1024];
+    attn_tokenizer *t = hostile("null", "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"a(?=[^c]*c)?\"},"
+                                "\"behavior\":\"Isolated\"}", "null", json, sizeof json);
+    char *as = repeat("a", 100000);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    encode_refused(t, as, ATTN_ERR_FORMAT, "t.json: pre_tokenizer step 1 (Split): the pattern reads too far ahead at "
+                   "byte ");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (took > 1.0) fail_msg("refusing took %.2f s", took);
+    free(as);
+    char *acs = repeat("aac", 30000); /* each lookahead stops at the next c */
+    int *ids, n;
+    attn_error err;
+    if (attn_tokenizer_encode(t, acs, false, &ids, &n, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(n, 90000); /* "a", "a", "c": each a match, each c the span between */
+    free(ids);
+    free(acs);
+    attn_tokenizer_free(t);
+}
+
+/* A search looks at a window of the text first (tokenizer_regex.c): its
+ * answers are those of a search over the whole text, at every start, for
+ * patterns that look ahead, behind, to the end, or at word boundaries. */
+static void windows_change_no_match(void **state)
+{
+    (void)state;
+    static const char *const PATTERNS[] = {
+        "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",
+        "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+"
+        "|\\s+(?!\\S)|\\s+",
+        "a(?=[^c]*c)?", "a(?![^c]*c)", "\\b\\w+\\b", "x$", "(?<=a)b+", "\\s+(?!\\S)", "[^x]{300}", "床+",
+    };
+    static const char *const PARTS[] = {"a", "b", "c", " ", "  ", "\n", "x", "床", "'s", "7", "ab", "    "};
+    size_t n = 0, cap = 4000;
+    char *text = malloc(cap + 16);
+    uint64_t r = 12345;
+    assert_non_null(text);
+    while (n < cap) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        int k = (int)(r >> 33) % 12, times = (int)(r >> 50) % 3 ? 1 : 150; /* now and then a long run */
+        for (int i = 0; i < times && n < cap; i++) n += (size_t)sprintf(text + n, "%s", PARTS[k]);
+    }
+    tok_matcher m;
+    attn_error err;
+    assert_int_equal(tok_matcher_init(&m, &err), ATTN_OK);
+    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+    for (size_t p = 0; p < sizeof PATTERNS / sizeof PATTERNS[0]; p++) {
+        pcre2_code *re;
+        assert_int_equal(tok_compile(PATTERNS[p], false, "test", &re, &err), ATTN_OK);
+        for (size_t at = 0; at < n; at = attn_utf8_next(text, n, at)) {
+            size_t a = 0, b = 0;
+            bool found;
+            if (at == 0 || at % 97 == 0) /* a text per start: the budget is a text's */
+                if (tok_match(&m, re, text, n, 0, &a, &b, &found, &err)) fail_msg("%s", err.msg);
+            if (tok_match(&m, re, text, n, at, &a, &b, &found, &err)) fail_msg("%s at %zu: %s", PATTERNS[p], at, err.msg);
+            int rc = pcre2_match(re, (PCRE2_SPTR)text, n, at, 0, md, NULL);
+            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            if (found != (rc >= 0) || (found && (a != ov[0] || b != ov[1])))
+                fail_msg("%s at %zu: the window found [%zu, %zu), the whole text [%zu, %zu)", PATTERNS[p], at,
+                         found ? a : 0, found ? b : 0, rc >= 0 ? (size_t)ov[0] : 0, rc >= 0 ? (size_t)ov[1] : 0);
+        }
+        pcre2_code_free(re);
+    }
+    pcre2_match_data_free(md);
+    tok_matcher_free(&m);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -538,6 +618,8 @@ int main(void)
         cmocka_unit_test(file_sizes_are_bounded),
         cmocka_unit_test(added_tokens_longest_first),
         cmocka_unit_test(pattern_limits_are_errors),
+        cmocka_unit_test(scans_are_bounded),
+        cmocka_unit_test(windows_change_no_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

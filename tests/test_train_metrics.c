@@ -77,7 +77,9 @@ static void a_broken_file_is_one_line_naming_it(void **state)
 {
     (void)state;
     static const struct { const char *text, *says; } BAD[] = {
-        {"[1, 2", "not a JSON object"},
+        {"[1, 2", "not valid JSON"},
+        {"[1, 2]", "not a JSON object"},
+        {"{\"snapshots\": []} {\"snapshots\": [1]}", "data after the JSON value, at byte 18"}, /* issue 37 */
         {"{}", "'snapshots' must be a list, not nothing"},
         {"{\"snapshots\": []}", "'snapshots' is empty"},
         {"{\"snapshots\": [" SNAP(0, HEAD(0, 0, "0.1")) "," SNAP(0, HEAD(0, 0, "0.1")) "]}", "step 0 does not follow step 0"},

@@ -10,7 +10,9 @@
  * converted. The index and the shards must agree exactly: every tensor the
  * index lists is in the shard it names, and every tensor of a shard is listed
  * there, once. A tensor in two shards is refused, naming both: a reader
- * would take whichever copy it looked at first. */
+ * would take whichever copy it looked at first. Tensors are found by name in
+ * a hash table, so opening and checking n tensors takes time in proportion
+ * to n, however many shards hold them. */
 #ifndef ATTN_CHECKPOINT_H
 #define ATTN_CHECKPOINT_H
 
@@ -22,6 +24,8 @@ typedef struct {
     char **paths;        /* their paths, for messages */
     int n_files;
     size_t bytes;        /* the tensors' bytes in all files */
+    struct { int file, entry; } *slots; /* every tensor by name (checkpoint.c); file −1: empty */
+    size_t n_slots;      /* a power of two, at least twice the tensors */
 } attn_ckpt;
 
 /* Opens dir's weights. Errors name the file and the problem in one line.

@@ -1,4 +1,5 @@
-/* json.c — duplicate keys at any depth, and a value's kind for messages. */
+/* json.c — one reading rule for every JSON file, duplicate keys at any
+ * depth, and a value's kind for messages. */
 #include "json.h"
 
 #include <stdio.h>
@@ -90,4 +91,65 @@ attn_status attn_json_unique_keys(const cJSON *v, attn_error *err)
 {
     char where[160] = "";
     return walk(v, where, sizeof where, 0, err);
+}
+
+static bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* The first string of text[0..end) (valid JSON: cJSON read it) that holds
+ * U+0000, raw or as \u0000: its offset, or end. *key says whether that
+ * string is an object's key (a ':' follows it). cJSON keeps strings as C
+ * strings, so such a string would be cut at the NUL without a word. */
+static size_t nul_in_string(const char *text, size_t end, bool *key)
+{
+    size_t found = end;
+    bool in = false;
+    for (size_t i = 0; i < end; i++) {
+        char c = text[i];
+        if (!in) {
+            if (c == '"') in = true;
+            continue;
+        }
+        if (c == '"') { /* the string ends: a key if a ':' comes next */
+            in = false;
+            if (found == end) continue;
+            size_t j = i + 1;
+            while (j < end && blank(text[j])) j++;
+            *key = j < end && text[j] == ':';
+            return found;
+        }
+        if (c == '\0' && found == end) found = i;
+        if (c == '\\') {
+            if (i + 5 < end && !memcmp(text + i + 1, "u0000", 5) && found == end) found = i;
+            i++; /* the escaped character, a quote or a backslash among them */
+        }
+    }
+    *key = false;
+    return found; /* unreachable for valid JSON: every string ends */
+}
+
+attn_status attn_json_parse(const char *text, size_t len, cJSON **out, attn_error *err)
+{
+    const char *end = NULL;
+    *out = NULL;
+    /* not require_null_terminated: with a length, cJSON would then want a NUL
+     * inside it; the bytes after the value are checked here instead */
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) { /* end: where cJSON stopped (cJSON_GetErrorPtr is one for all threads) */
+        size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+        return attn_fail(err, ATTN_ERR_FORMAT, "not valid JSON (at byte %zu)", off);
+    }
+    size_t used = (size_t)(end - text), rest = used;
+    while (rest < len && blank(text[rest])) rest++;
+    attn_status st = ATTN_OK;
+    bool key = false;
+    size_t nul = nul_in_string(text, used, &key);
+    if (rest < len) /* {"a":1}{"a":2}: which one did the writer mean? */
+        st = attn_fail(err, ATTN_ERR_FORMAT, "data after the JSON value, at byte %zu of %zu", rest, len);
+    else if (nul < used)
+        st = attn_fail(err, ATTN_ERR_FORMAT, "a %s holds a NUL character (\\u0000) at byte %zu, where attnlab would "
+                       "cut it", key ? "key" : "string", nul);
+    else st = attn_json_unique_keys(root, err);
+    if (st) cJSON_Delete(root);
+    else *out = root;
+    return st;
 }

@@ -13,6 +13,20 @@
 
 #include "error.h"
 
+/* Parses text[0..len) as one JSON value under the rule every file attnlab
+ * reads is held to: the value and nothing after it but blanks (two
+ * concatenated objects are refused, not read as the first), no string that
+ * holds U+0000 (cJSON would cut it there: "model.norm.weight\u0000 renamed"
+ * read as "model.norm.weight"), and no key given twice in any object
+ * (attn_json_unique_keys). ATTN_OK and *out (cJSON_Delete it), or
+ * ATTN_ERR_FORMAT and *out NULL, with one of
+ *   "not valid JSON (at byte N)"
+ *   "data after the JSON value, at byte N of LEN"
+ *   "a key holds a NUL character (\u0000) at byte N, ..." (or "a string")
+ *   "key 'K' appears twice [in W]"
+ * unprefixed: the caller names the file. */
+attn_status attn_json_parse(const char *text, size_t len, cJSON **out, attn_error *err);
+
 /* Checks every object in v, at any depth, for a key given twice: ATTN_OK, or
  * ATTN_ERR_FORMAT with "key 'K' appears twice" (and "in W", W naming the
  * object: "rope_scaling", "added_tokens[3]"). Sorts each object's keys:

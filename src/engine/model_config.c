@@ -273,15 +273,18 @@ static attn_status numbers(const cJSON *root, attn_model_config *c, attn_error *
 
 attn_status attn_model_config_parse(const char *text, size_t len, attn_model_config *c, attn_error *err)
 {
-    cJSON *root = cJSON_ParseWithLength(text, len);
+    cJSON *root = NULL;
     attn_status st;
     memset(c, 0, sizeof *c);
+    if ((st = attn_json_parse(text, len, &root, err))) {
+        attn_error_prefix(err, "config.json");
+        return st;
+    }
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: not a JSON object");
     }
-    if ((st = attn_json_unique_keys(root, err))) attn_error_prefix(err, "config.json");
-    else if (!(st = find_arch(root, c, err)) && !(st = arch_options(root, c, err)) && !(st = sizes(root, c, err)))
+    if (!(st = find_arch(root, c, err)) && !(st = arch_options(root, c, err)) && !(st = sizes(root, c, err)))
         st = numbers(root, c, err);
     cJSON_Delete(root);
     return st;

@@ -20,17 +20,20 @@
 
 #include "head.h"
 #include "ops.h"
+#include "utf8.h"
 
 /* ---- tokens ---- */
 
 /* The rows of text: split at '|', with "\|" a literal bar and "\\" a
  * backslash (so a row can end in one: "a\\|b" is "a\" and "b"); any other
- * backslash is itself. Caller frees. */
+ * backslash is itself. Every row after the first starts at a bar, so there
+ * are at most 1 + (the bars) rows: "|||" is four empty ones. Caller frees. */
 static char **split_rows(const char *text, int *n)
 {
-    size_t len = strlen(text);
+    size_t len = strlen(text), bars = 0;
+    for (const char *p = text; *p; p++) bars += *p == '|';
     char *buf = malloc(len + 1);
-    char **rows = calloc(len / 2 + 2, sizeof *rows);
+    char **rows = calloc(bars + 1, sizeof *rows);
     if (!buf || !rows) { free(buf); free(rows); return NULL; }
     *n = 0;
     rows[(*n)++] = buf;
@@ -77,6 +80,13 @@ static attn_status encode_rows(const attn_model *m, const attn_config *cfg, int 
     attn_tokens given = {0};
     char **texts = NULL;
     const char *text = cfg->text ? cfg->text : cfg->tokens ? NULL : m->example ? m->example : "";
+    /* the model's example.txt is a text like --text's and is checked as one:
+     * a stray byte would reach the tokenizer as U+FFFD, then <unk> */
+    const char *whose = cfg->text ? "text" : "example.txt";
+    size_t bad = text ? attn_utf8_invalid_at(text, strlen(text)) : 0;
+    if (text && text[bad])
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: not valid UTF-8 at byte offset %zu (0x%02X)", whose, bad,
+                         (unsigned char)text[bad]);
     if (text) {
         if (!(texts = split_rows(text, b))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     } else {
@@ -88,11 +98,11 @@ static attn_status encode_rows(const attn_model *m, const attn_config *cfg, int 
     if (!*rows || !*len) st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     for (int r = 0; !st && r < *b; r++) {
         if (texts && !texts[r][strspn(texts[r], " \t\r\n")] && (*b > 1 || cfg->text))
-            st = attn_fail(err, ATTN_ERR_CONFIG, "text: row %d is empty", r + 1);
+            st = attn_fail(err, ATTN_ERR_CONFIG, "%s: row %d is empty", whose, r + 1);
         else if (texts) st = attn_tokenizer_encode(m->tok, texts[r], true, &(*rows)[r], &(*len)[r], err);
         else st = lookup_row(m, &given, r, &(*rows)[r], &(*len)[r], err);
         if (!st && (*len)[r] == 0)
-            st = attn_fail(err, ATTN_ERR_CONFIG, "text: row %d gives no tokens", r + 1);
+            st = attn_fail(err, ATTN_ERR_CONFIG, "%s: row %d gives no tokens", texts ? whose : "tokens", r + 1);
     }
     if (texts) free(texts[0]);
     free(texts);

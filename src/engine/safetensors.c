@@ -285,8 +285,9 @@ static attn_status parse_header(const char *json, size_t len, uint64_t data_size
      * attnlab before issue 21 cut long text settings inside a character, and
      * those traces still open: names are checked below, metadata values are
      * read as far as they are well formed (config.c), and printed escaped. */
-    cJSON *root = cJSON_ParseWithLength(json, len);
-    if (!root) return attn_fail(err, ATTN_ERR_FORMAT, "header is not valid JSON");
+    cJSON *root = NULL;
+    if ((st = attn_json_parse(json, len, &root, err))) /* trailing data, a NUL in a name, a key twice (json.h) */
+        return attn_error_prefix(err, "header");
     if (!cJSON_IsObject(root)) {
         st = attn_fail(err, ATTN_ERR_FORMAT, "header is not a JSON object");
         goto out;
@@ -308,19 +309,12 @@ static attn_status parse_header(const char *json, size_t len, uint64_t data_size
             st = attn_fail(err, ATTN_ERR_FORMAT, "tensor name '%s' is not printable UTF-8", item->string);
             goto out;
         }
-        if ((st = attn_json_unique_keys(item, err))) { /* {"dtype": "F16", "dtype": "F32"}: which one? */
-            attn_error_prefix(err, item->string);
-            goto out;
-        }
         if (strcmp(item->string, "__metadata__") == 0) {
             if (f->meta) { st = attn_fail(err, ATTN_ERR_FORMAT, "__metadata__ appears twice"); goto out; }
             if ((st = parse_meta(item, f, err))) goto out;
             continue;
         }
-        if (attn_st_find(f, item->string)) {
-            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.40s' appears twice", item->string);
-            goto out;
-        }
+        /* a name given twice was refused with the JSON (attn_json_parse) */
         if ((st = parse_entry(item, &f->entries[f->n], err))) goto out;
         f->n++;
     }

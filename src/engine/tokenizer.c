@@ -254,9 +254,7 @@ attn_status attn_tokenizer_parse(const char *json, size_t len, const char *what,
     if (json_values(json, len) > TOK_MAX_VALUES)
         st = attn_fail(err, ATTN_ERR_FORMAT, "holds more than %d JSON values, the most a tokenizer.json may have",
                        TOK_MAX_VALUES);
-    else if (!(root = cJSON_ParseWithLength(json, len)))
-        st = attn_fail(err, ATTN_ERR_FORMAT, "not valid JSON");
-    else if (!(st = attn_json_unique_keys(root, err)) && !(st = read_json(t, root, err)) &&
+    else if (!(st = attn_json_parse(json, len, &root, err)) && !(st = read_json(t, root, err)) &&
              (bad = bad_utf8_at(json, len)) < len) /* the tokens first, by id; then any other text */
         st = attn_fail(err, ATTN_ERR_FORMAT, "not valid UTF-8 (byte 0x%02X at offset %zu)", (unsigned char)json[bad],
                        bad);

@@ -33,7 +33,14 @@
  *                   PCRE2's match and depth limits 100,000 + 10 per byte
  *                   searched, 8 MiB of heap or 1 MiB of JIT stack
  *                   (tokenizer_regex.c); a pattern that meets one is an error,
- *                   never "no match". */
+ *                   never "no match"
+ *   the searches of one pre-tokenizer split
+ *                   at most 1 MiB + 32 bytes read per byte of its text in all
+ *                   (a search reads a window past its start, doubled only
+ *                   when the match needs more): a pattern that reads to the
+ *                   end from every match is refused, not run in n² time
+ * Every JSON file is read under json.h's rule (nothing after the value, no
+ * NUL in a string, no key given twice). */
 #ifndef ATTN_TOKENIZER_H
 #define ATTN_TOKENIZER_H
 

@@ -41,6 +41,9 @@ enum {
     TOK_MATCH_PER_BYTE = 10,      /* TOK_MATCH_PER_BYTE × the bytes left to search */
     TOK_HEAP_LIMIT = 8 << 20,     /* bytes of backtracking frames (the interpreter) */
     TOK_JIT_STACK = 1 << 20,      /* bytes of the JIT's stack (the same frames take a tenth there) */
+    TOK_WINDOW = 256,             /* bytes a search first looks at past where it starts (tokenizer_regex.c) */
+    TOK_SCAN_BASE = 1 << 20,      /* bytes a split's searches may read in all: TOK_SCAN_BASE + */
+    TOK_SCAN_PER_BYTE = 32,       /* TOK_SCAN_PER_BYTE × the bytes of the text split */
 };
 
 /* A normalizer step (Sequence's are flattened). */
@@ -127,12 +130,16 @@ typedef struct {
     pcre2_match_context *ctx;
     pcre2_jit_stack *stack;
     pcre2_match_data *md;
+    size_t read, most; /* bytes this text's searches have read, and may */
 } tok_matcher;
 attn_status tok_matcher_init(tok_matcher *m, attn_error *err);
 void tok_matcher_free(tok_matcher *m);
 
 /* The first match of re in s[0..n) at or after at: *found, and its bounds
- * [*a, *b). A limit met is an error (the pattern's), never "no match". */
+ * [*a, *b). A limit met is an error (the pattern's), never "no match". The
+ * searches of one text (from at = 0 on) read at most TOK_SCAN_BASE +
+ * TOK_SCAN_PER_BYTE × n bytes in all; a pattern that would read more (one
+ * that looks to the end of the text from every match) is an error too. */
 attn_status tok_match(tok_matcher *m, const pcre2_code *re, const char *s, size_t n, size_t at, size_t *a, size_t *b,
                       bool *found, attn_error *err);
 

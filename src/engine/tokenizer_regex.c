@@ -14,6 +14,21 @@
  * about 280 bytes of heap per character in the interpreter and 30 of JIT
  * stack, so the memory limits let such a word run to some 30,000 bytes.
  *
+ * Those limits hold each search; a split searches once per piece, and a
+ * pattern can read far past the match it finds: a(?=[^c]*c)? reads to the
+ * end of a text without a c from every a, so 100 KB of a's took 2.85 s,
+ * quadratic, each search well inside its limits. So a search first looks at
+ * TOK_WINDOW bytes past where it starts, with PCRE2_PARTIAL_HARD: a search
+ * that needed to read past the window's end says so (a partial match) and
+ * runs again over twice the window, until it has its answer or the text
+ * ends. A search that never reached its window's end read nothing beyond it,
+ * so its answer is the one over the whole text. The bytes each search was
+ * given are counted, and the searches of one text may read at most
+ * TOK_SCAN_BASE + TOK_SCAN_PER_BYTE × its length: the usual patterns read a
+ * text once or twice over, and a(?=[^c]*c)? is refused after a few dozen
+ * of its searches, in milliseconds. (Within a window a pattern can still
+ * read up to TOK_WINDOW bytes per byte it moves on: linear, at worst.)
+ *
  * Patterns are compiled once more by PCRE2's JIT where it is available
  * (pcre2_jit_compile), which pcre2_match then uses on its own; where it is
  * not (a platform without it, or memory that may not be executable), the
@@ -23,6 +38,7 @@
 #include <string.h>
 
 #include "tokenizer_impl.h"
+#include "utf8.h"
 
 attn_status tok_compile(const char *pattern, bool literal, const char *what, pcre2_code **re, attn_error *err)
 {
@@ -41,7 +57,8 @@ attn_status tok_compile(const char *pattern, bool literal, const char *what, pcr
         return attn_fail(err, ATTN_ERR_FORMAT, "%s: pattern does not compile at offset %zu: %s", what, (size_t)at,
                          (const char *)msg);
     }
-    pcre2_jit_compile(*re, PCRE2_JIT_COMPLETE); /* where it fails, pcre2_match interprets */
+    /* both kinds of match a search makes (tok_match); where it fails, pcre2_match interprets */
+    pcre2_jit_compile(*re, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD);
     return ATTN_OK;
 }
 
@@ -103,10 +120,31 @@ attn_status tok_match(tok_matcher *m, const pcre2_code *re, const char *s, size_
     uint32_t limit = limit_for(n - at);
     pcre2_set_match_limit(m->ctx, limit);
     pcre2_set_depth_limit(m->ctx, limit);
-    /* PCRE2 checks the subject is UTF-8 from `at` to its end at every call:
-     * once per piece is enough (the pipeline only makes UTF-8, and a call
-     * per match would check the rest of the piece again each time) */
-    int rc = pcre2_match(re, (PCRE2_SPTR)s, n, at, at ? PCRE2_NO_UTF_CHECK : 0, m->md, m->ctx);
+    if (at == 0) { /* a new text */
+        m->read = 0;
+        m->most = TOK_SCAN_BASE + (n < SIZE_MAX / TOK_SCAN_PER_BYTE ? TOK_SCAN_PER_BYTE * n : SIZE_MAX - TOK_SCAN_BASE);
+    }
+    /* PCRE2 checks the subject is UTF-8 at every call: once per piece is
+     * enough (the pipeline only makes UTF-8, and a call per match would check
+     * the rest of the piece again each time). A piece that is not is given
+     * whole, for PCRE2 to say where. */
+    bool whole = at == 0 && !attn_utf8_valid(s, n);
+    uint32_t check = whole ? 0 : PCRE2_NO_UTF_CHECK;
+    int rc;
+    for (size_t window = TOK_WINDOW;; window *= 2) {
+        size_t end = whole || n - at <= window ? n : at + window;
+        while (end < n && ((unsigned char)s[end] & 0xC0) == 0x80) end++; /* a character's first byte */
+        if (m->read > m->most || end - at > m->most - m->read)
+            return attn_fail(err, ATTN_ERR_FORMAT, "the pattern reads too far ahead at byte %zu of %zu (its searches "
+                             "may read %d + %d bytes per byte of the text, %zu here, in all)", at, n, TOK_SCAN_BASE,
+                             TOK_SCAN_PER_BYTE, m->most);
+        rc = pcre2_match(re, (PCRE2_SPTR)s, end, at, check | (end < n ? PCRE2_PARTIAL_HARD : 0), m->md, m->ctx);
+        /* a match, or none with the text read to its end, is the answer; none
+         * in the window leaves the text after it unread */
+        bool done = rc >= 0 || (rc < 0 && rc != PCRE2_ERROR_PARTIAL && rc != PCRE2_ERROR_NOMATCH) || end == n;
+        m->read += rc >= 0 ? pcre2_get_ovector_pointer(m->md)[1] - at : end - at;
+        if (done) break;
+    }
     *found = rc >= 0; /* 0: a match the one-pair ovector holds only the bounds of */
     if (rc == PCRE2_ERROR_NOMATCH) return ATTN_OK;
     if (rc < 0) {

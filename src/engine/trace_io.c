@@ -9,6 +9,7 @@
 
 #include "budget.h"
 #include "checked.h"
+#include "json.h"
 #include "model.h"
 #include "safetensors.h"
 #include "utf8.h"
@@ -210,7 +211,31 @@ static attn_status order_tensors(const attn_st_file *f, named *out, int *n_layer
         if (layer < 0 && all[i].info && !all[i].info->model_level) all[i].layer = 0; /* a single-layer name */
         if (all[i].layer > highest) highest = all[i].layer;
     }
+    /* the metadata's count must be the tensors' own: `layers = 256` beside
+     * four layers' tensors would show "layer 100 / 256" drawing layer 0 */
+    bool layered = false;
+    for (int i = 0; i < f->n && !layered; i++) layered = all[i].layer >= 0 && all[i].info && !all[i].info->model_level;
+    if (lv && layered && meta != highest + 1) {
+        st = attn_fail(err, ATTN_ERR_FORMAT, "metadata says layers = %d but the tensors have %d", meta, highest + 1);
+        goto out;
+    }
+    if (lv && !layered && meta != 1) {
+        st = attn_fail(err, ATTN_ERR_FORMAT, "metadata says layers = %d but no tensor belongs to a layer", meta);
+        goto out;
+    }
     *n_layers = lv ? meta : highest + 1;
+    /* and every layer up to the highest has its tensors: a view of a layer
+     * without them would draw another's */
+    bool *has = layered ? calloc((size_t)highest + 1, sizeof *has) : NULL;
+    if (layered && !has) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    for (int i = 0; layered && i < f->n; i++)
+        if (all[i].layer >= 0 && all[i].info && !all[i].info->model_level) has[all[i].layer] = true;
+    for (int l = 0; layered && l <= highest && !st; l++)
+        if (!has[l])
+            st = attn_fail(err, ATTN_ERR_FORMAT, "no tensor belongs to layer %d of the %d the tensors name", l,
+                           highest + 1);
+    free(has);
+    if (st) goto out;
     /* rows 0 .. n_layers−1: the layers; row n_layers: the model-level stages */
     slot = calloc((size_t)(*n_layers + 1) * ATTN_STAGE_COUNT, sizeof *slot);
     if (!slot) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
@@ -290,6 +315,18 @@ static attn_status infer_dims(const named *ts, int n, attn_dims *d, attn_error *
     return ATTN_OK;
 }
 
+/* Metadata key, itself JSON, read under the rule of every JSON attnlab
+ * reads (json.h): *out NULL when the key is absent. */
+static attn_status meta_json(const attn_st_file *f, const char *key, cJSON **out, attn_error *err)
+{
+    const char *v = attn_st_meta(f, key);
+    char what[64];
+    *out = NULL;
+    if (!v || !attn_json_parse(v, strlen(v), out, err)) return ATTN_OK;
+    snprintf(what, sizeof what, "metadata '%s'", key);
+    return attn_error_prefix(err, what);
+}
+
 static attn_status load_tokens(const attn_st_file *f, const char *key, const char *len_key, int rows, int len,
                                attn_pad_side side, attn_tokens *out, attn_error *err)
 {
@@ -299,8 +336,7 @@ static attn_status load_tokens(const attn_st_file *f, const char *key, const cha
     const char **table = NULL;
     int *lengths = NULL;
     if (!text) return ATTN_OK;
-    j = cJSON_Parse(text);
-    lj = ltext ? cJSON_Parse(ltext) : NULL;
+    if ((st = meta_json(f, key, &j, err)) || (st = meta_json(f, len_key, &lj, err))) goto out;
     if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) != rows) {
         st = attn_fail(err, ATTN_ERR_FORMAT, "metadata '%s' is not a list of %d rows", key, rows);
         goto out;
@@ -352,9 +388,10 @@ static attn_status load_token_ids(const attn_st_file *f, attn_trace *tr, attn_er
     const char *text = attn_st_meta(f, "token_ids");
     const attn_tokens *tk = &tr->tokens;
     if (!text) return ATTN_OK;
-    cJSON *j = cJSON_Parse(text);
-    attn_status st = ATTN_OK;
+    cJSON *j = NULL;
+    attn_status st = meta_json(f, "token_ids", &j, err);
     size_t cells = 0;
+    if (st) goto out;
     if (attn_mul_size((size_t)(tk->rows ? tk->rows : 1), (size_t)(tk->len ? tk->len : 1), &cells))
         tr->token_ids = calloc(cells, sizeof(int));
     if (!tr->token_ids) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
@@ -469,7 +506,9 @@ static attn_status load_masked_rows(const attn_st_file *f, const named *ts, attn
     const char *text = attn_st_meta(f, "fully_masked_rows");
     const attn_dims *d = &tr->dims;
     if (text) {
-        cJSON *j = cJSON_Parse(text);
+        cJSON *j = NULL;
+        attn_status st = meta_json(f, "fully_masked_rows", &j, err);
+        if (st) return st;
         int n = cJSON_IsArray(j) ? cJSON_GetArraySize(j) : -1;
         int64_t rows = 0; /* b · s fits: b and s are at most 2^30 */
         if (n < 0 || !attn_mul_i64(d->b, d->s, &rows) || n > rows) {
@@ -512,10 +551,18 @@ static attn_status meta_dims(const attn_st_file *f, const named *ts, int n, attn
                              *mk[i].slot);
         *mk[i].slot = v;
     }
+    /* cross-attention is attention to a memory, which a cross trace holds:
+     * `attention = cross` on a self-attention trace would be believed
+     * (`info` said "causal off") */
     const char *att = attn_st_meta(f, "attention");
     bool memory = false;
     for (int i = 0; i < n; i++) memory |= ts[i].info && ts[i].info->id == ATTN_STAGE_MEMORY;
-    d->cross = att ? strcmp(att, "cross") == 0 : memory;
+    if (att && strcmp(att, "self") && strcmp(att, "cross"))
+        return attn_fail(err, ATTN_ERR_FORMAT, "metadata 'attention' = '%.40s' is not self or cross", att);
+    if (att && memory != !strcmp(att, "cross"))
+        return attn_fail(err, ATTN_ERR_FORMAT, "metadata says attention = %s but the trace has %s memory tensor "
+                         "(what cross-attention attends to)", att, memory ? "a" : "no");
+    d->cross = memory;
     if (!d->k && d->h && d->d % d->h == 0) d->k = d->d / d->h;
     if (!d->n) d->n = d->cross ? d->t : d->s;
     if (!d->cross && !d->P && d->t > d->s) d->P = d->t - d->s;

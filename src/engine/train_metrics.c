@@ -155,9 +155,9 @@ attn_status attn_metrics_load(const char *dir, attn_metrics *m, attn_error *err)
     memset(m, 0, sizeof *m);
     if ((st = attn_path_format(path, sizeof path, err, "%s/checkpoints/metrics.json", dir))) return st;
     if ((st = attn_file_read(path, METRICS_LIMIT, &text, &size, err))) return errno == ENOENT ? ATTN_OK : st;
-    cJSON *root = cJSON_ParseWithLength(text, size);
-    if (!cJSON_IsObject(root)) st = attn_fail(err, ATTN_ERR_FORMAT, "not a JSON object");
-    else if (!(st = attn_json_unique_keys(root, err))) st = read_snapshots(root, m, err);
+    cJSON *root = NULL;
+    if (!(st = attn_json_parse(text, size, &root, err)))
+        st = cJSON_IsObject(root) ? read_snapshots(root, m, err) : attn_fail(err, ATTN_ERR_FORMAT, "not a JSON object");
     cJSON_Delete(root);
     free(text);
     if (st) {
