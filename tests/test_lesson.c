@@ -574,6 +574,13 @@ static void measured_numbers_vocabulary(void **state)
     check_md(md, false, 13, "no number 'config.layers'");
     snprintf(md, sizeof md, "%s{{1 | card key=heldout_loss model=%s/none}}\n", cfg, dir);
     check_md(md, false, 13, "model:");
+    /* the one JSON rule: a card with a second object after it is refused, not read as the first */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"heldout_loss\": 4.2813}{\"heldout_loss\": 9}\n", f);
+    fclose(f);
+    snprintf(md, sizeof md, "%s{{4.28 | card key=heldout_loss model=%s/.}}\n", cfg, dir);
+    check_md(md, false, 13, "data after the JSON value");
     unlink(path);
     rmdir(dir);
 

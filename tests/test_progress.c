@@ -535,6 +535,18 @@ static void corrupt_files_are_moved_aside(void **state)
     moved_to(err, second, sizeof second);
     lesson_progress_close(p);
     assert_int_equal(count_named(f->dir, ".bad-"), 3);
+
+    /* the one JSON rule (json.h): a progress file with a second object after
+     * it, or a key given twice, is not read as its first part */
+    const char *const broken[] = {"{\"version\": 1, \"lessons\": {}}{\"version\": 1, \"lessons\": {}}",
+                                  "{\"version\": 1, \"lessons\": {}, \"lessons\": {}}"};
+    for (int i = 0; i < 2; i++) {
+        write_text(f->path, broken[i]);
+        p = lesson_progress_open(f->path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
+        assert_non_null(strstr(err, "not a progress file"));
+        lesson_progress_close(p);
+        assert_int_equal(count_named(f->dir, ".bad-"), 4 + i);
+    }
 }
 
 /* ---- symbolic links */

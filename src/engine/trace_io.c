@@ -345,14 +345,15 @@ static attn_status load_tokens(const attn_st_file *f, const char *key, const cha
     if (attn_mul_size((size_t)rows, (size_t)(len ? len : 1), &cells)) table = calloc(cells, sizeof *table);
     lengths = calloc((size_t)(rows ? rows : 1), sizeof *lengths);
     if (!table || !lengths) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
-    for (int r = 0; r < rows; r++) {
-        const cJSON *row = cJSON_GetArrayItem(j, r);
+    /* walked item by item: cJSON_GetArrayItem starts from the head each time */
+    const cJSON *row = j->child, *l = cJSON_IsArray(lj) ? lj->child : NULL;
+    for (int r = 0; r < rows; r++, row = row->next, l = l ? l->next : NULL) {
         if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != len) {
             st = attn_fail(err, ATTN_ERR_FORMAT, "metadata '%s' row %d does not have %d tokens", key, r + 1, len);
             goto out;
         }
-        for (int p = 0; p < len; p++) {
-            const cJSON *tok = cJSON_GetArrayItem(row, p);
+        const cJSON *tok = row->child;
+        for (int p = 0; p < len; p++, tok = tok->next) {
             if (!cJSON_IsString(tok) || strlen(tok->valuestring) > ATTN_MAX_TOKEN_BYTES ||
                 !attn_utf8_valid(tok->valuestring, strlen(tok->valuestring))) {
                 st = attn_fail(err, ATTN_ERR_FORMAT, "metadata '%s' row %d has an invalid token", key, r + 1);
@@ -360,7 +361,6 @@ static attn_status load_tokens(const attn_st_file *f, const char *key, const cha
             }
             table[(size_t)r * len + p] = tok->valuestring;
         }
-        const cJSON *l = lj ? cJSON_GetArrayItem(lj, r) : NULL;
         lengths[r] = len;
         if (ltext) {
             if (!cJSON_IsArray(lj) || cJSON_GetArraySize(lj) != rows || !cJSON_IsNumber(l) || l->valuedouble < 0 ||
@@ -399,18 +399,19 @@ static attn_status load_token_ids(const attn_st_file *f, attn_trace *tr, attn_er
         st = attn_fail(err, ATTN_ERR_FORMAT, "metadata 'token_ids' is not a list of %d rows", tk->rows);
         goto out;
     }
-    for (int r = 0; r < tk->rows; r++) {
-        const cJSON *row = cJSON_GetArrayItem(j, r);
+    const cJSON *row = j->child;
+    for (int r = 0; r < tk->rows; r++, row = row->next) {
         if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != tk->lengths[r]) {
             st = attn_fail(err, ATTN_ERR_FORMAT, "metadata 'token_ids' row %d does not have %d ids", r + 1,
                            tk->lengths[r]);
             goto out;
         }
-        int k = 0;
+        const cJSON *next = row->child;
         for (int p = 0; p < tk->len; p++) {
             int *dst = &tr->token_ids[(size_t)r * tk->len + p];
             if (attn_tokens_is_pad(tk, r, p)) { *dst = -1; continue; }
-            const cJSON *v = cJSON_GetArrayItem(row, k++);
+            const cJSON *v = next;
+            next = next ? next->next : NULL;
             if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= tr->dims.V ||
                 floor(v->valuedouble) != v->valuedouble) {
                 st = attn_fail(err, ATTN_ERR_FORMAT, "metadata 'token_ids' row %d has an id outside [0, %d)", r + 1,
@@ -517,8 +518,8 @@ static attn_status load_masked_rows(const attn_st_file *f, const named *ts, attn
         }
         tr->masked_rows = calloc((size_t)(n ? n : 1) * 2, sizeof *tr->masked_rows);
         if (!tr->masked_rows) { cJSON_Delete(j); return attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); }
-        for (int i = 0; i < n; i++) {
-            const cJSON *p = cJSON_GetArrayItem(j, i);
+        const cJSON *p = j->child;
+        for (int i = 0; i < n; i++, p = p->next) {
             const cJSON *b = cJSON_GetArrayItem(p, 0), *q = cJSON_GetArrayItem(p, 1);
             if (cJSON_GetArraySize(p) != 2 || !cJSON_IsNumber(b) || !cJSON_IsNumber(q) || b->valuedouble < 0 ||
                 b->valuedouble >= d->b || q->valuedouble < 0 || q->valuedouble >= d->s) {

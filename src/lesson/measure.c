@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "fileio.h"
+#include "json.h"
 #include "loss.h"
 #include "model.h"
 #include "tokenizer.h"
@@ -298,7 +299,7 @@ static const struct lesson_measure_file *file_get(lesson_measure_files *fs, cons
     if (card) {
         fs->card_loads++;
         if (attn_file_read(path, 1 << 24, &text, &n, &err)) snprintf(why, size, "%s", err.msg);
-        else if (!(f->card = cJSON_Parse(text))) snprintf(why, size, "%s is not JSON", path);
+        else if (attn_json_parse(text, n, &f->card, &err)) snprintf(why, size, "%s: %s", path, err.msg);
         free(text);
     } else {
         fs->tokenizer_loads++;

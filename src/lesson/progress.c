@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "fileio.h"
+#include "json.h"
 #include "paths.h"
 
 #define PROGRESS_MAX_BYTES (16u << 20)
@@ -205,7 +206,8 @@ static load_result load(const char *target, cJSON **root, char *why, size_t size
         snprintf(why, size, "%s", e.msg);
         return LOAD_UNREADABLE;
     }
-    cJSON *r = cJSON_ParseWithLength(text, n);
+    cJSON *r = NULL;
+    attn_json_parse(text, n, &r, &e); /* the one rule: a file it refuses is corrupt */
     free(text);
     if (!lessons_of(r)) {
         cJSON_Delete(r);
