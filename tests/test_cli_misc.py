@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Command-line checks of issue 37's findings 16, 18, 27 and 28, run as a user
+would: the compare view counted against --memory-gib, `info --model` reading
+the weights' headers, messages that are valid UTF-8, and `generate` at the
+end of the model's context. Standard library only; layout as test_cli.py."""
+import argparse
+import atexit
+import json
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--attnlab", required=True)
+ARGS = ap.parse_args()
+TMP = tempfile.mkdtemp(prefix="attnlab-cli-misc-", dir=os.environ.get("ATTNLAB_TEST_TMP"))
+# removed at the end unless a check failed (then kept to look at)
+atexit.register(lambda: failed or shutil.rmtree(TMP, True))
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models")
+TANG = os.path.join(MODELS, "tang")
+passed = failed = 0
+
+
+def run(args, timeout=120):
+    args = [a if isinstance(a, bytes) else a.encode() for a in args]
+    return subprocess.run([ARGS.attnlab.encode()] + args, capture_output=True, timeout=timeout)
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name}: {detail}")
+
+
+def one_line_error(name, r, code, message):
+    """r failed with exit code, one line on stderr starting 'attnlab' and holding message."""
+    err = r.stderr.decode(errors="replace")
+    check(name, r.returncode == code and err.count("\n") == 1 and err.startswith("attnlab") and message in err,
+          f"exit {r.returncode} (want {code}), stderr {r.stderr[:400]!r}, want {message!r}")
+
+
+def valid_utf8(b):
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def tang_copy(name, skip=()):
+    d = os.path.join(TMP, name)
+    os.makedirs(d)
+    for f in ("config.json", "tokenizer.json", "model.safetensors"):
+        if f not in skip:
+            shutil.copy(os.path.join(TANG, f), d)
+    return d
+
+
+def st_header(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    return json.loads(b[8:8 + n]), b[8 + n:]
+
+
+def write_st(path, header, data):
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+# ---- 27: messages cut inside a character are still valid UTF-8 ----
+# a token longer than 64 bytes is quoted by its first 16 bytes, which cut the sixth character
+r = run(["trace", "--tokens", "日本語" * 10, "-o", os.path.join(TMP, "t.safetensors")])
+one_line_error("a long token's message", r, 2, "token '日本語日本…' in row 1 is longer than 64 bytes")
+check("a long token's message is valid UTF-8", valid_utf8(r.stderr), r.stderr)
+# an architecture is quoted by its first 60 bytes: 'a' then 59 of three-byte characters
+d = tang_copy("arch")
+cfg = json.load(open(os.path.join(d, "config.json")))
+cfg["architectures"] = ["a" + "日本語" * 7]
+json.dump(cfg, open(os.path.join(d, "config.json"), "w"), ensure_ascii=False)
+for cmd in (["generate", "--model", d, "--text", "春"], ["info", "--model", d]):
+    r = run(cmd)
+    one_line_error(f"{cmd[0]}: an unknown architecture's message", r, 1,
+                   "architecture 'a" + "日本語" * 6 + "日' is not supported")
+    check(f"{cmd[0]}: an unknown architecture's message is valid UTF-8", valid_utf8(r.stderr), r.stderr)
+
+print(f"{passed} passed, {failed} failed")
+raise SystemExit(1 if failed else 0)
