@@ -90,5 +90,29 @@ for cmd in (["generate", "--model", d, "--text", "春"], ["info", "--model", d])
                    "architecture 'a" + "日本語" * 6 + "日' is not supported")
     check(f"{cmd[0]}: an unknown architecture's message is valid UTF-8", valid_utf8(r.stderr), r.stderr)
 
+# ---- 28: generate at the end of the model's context prints what it generated ----
+# tang has 128 positions; 124 characters are 125 tokens with its <s>, so 3 new tokens fit
+spring = "春" * 124
+for probs in ([], ["--probs"]):
+    r = run(["generate", "--model", "tang", "--text", spring, "--max-new", "5"] + probs)
+    out, err = r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+    lines = out.splitlines()
+    text = lines[-1] if lines else ""
+    new = text.split(" → ", 1)[1] if " → " in text else ""
+    check(f"generate {' '.join(probs)} to the context's end: exit 0, the text and its 3 new tokens printed",
+          r.returncode == 0 and text.startswith(spring + " → ") and len(new) >= 1 and
+          len(lines) == (4 if probs else 1) and all(len(x.split("\t")) == 3 for x in lines[:-1]),
+          f"exit {r.returncode}, stdout {out!r}, stderr {err!r}")
+    check(f"generate {' '.join(probs)} to the context's end: one line says the context is full", err ==
+          "attnlab generate: stopped after 3 of 5 new tokens: the text fills tang's context of 128 positions\n", err)
+# exactly 3 asked: the context is not what stopped it
+r = run(["generate", "--model", "tang", "--text", spring, "--max-new", "3"])
+check("generate of as many tokens as fit: exit 0, nothing on stderr", r.returncode == 0 and r.stderr == b"",
+      f"exit {r.returncode}, stderr {r.stderr!r}")
+# a text that fills the context leaves no room: refused like a text longer than it
+one_line_error("generate of a text that fills the context",
+               run(["generate", "--model", "tang", "--text", "春" * 127, "--max-new", "5"]), 2,
+               "text: 128 tokens fill tang's 128 positions, leaving none to generate")
+
 print(f"{passed} passed, {failed} failed")
 raise SystemExit(1 if failed else 0)
