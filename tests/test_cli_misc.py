@@ -114,5 +114,36 @@ one_line_error("generate of a text that fills the context",
                run(["generate", "--model", "tang", "--text", "春" * 127, "--max-new", "5"]), 2,
                "text: 128 tokens fill tang's 128 positions, leaving none to generate")
 
+# ---- 18: info --model checks the weights' headers against config.json ----
+r = run(["info", "--model", "tang"])
+check("info --model tang describes it", r.returncode == 0 and r.stdout.startswith(b"model tang: 4 layers"),
+      f"exit {r.returncode}, stdout {r.stdout[:200]!r}, stderr {r.stderr!r}")
+d = tang_copy("no-weights", skip=("model.safetensors",))
+one_line_error("info --model of a folder without weights", run(["info", "--model", d]), 1,
+               f"{d}/model.safetensors: No such file or directory")
+d = tang_copy("cut-header")
+with open(os.path.join(d, "model.safetensors"), "r+b") as f:
+    f.truncate(100)
+one_line_error("info --model of weights cut inside their header", run(["info", "--model", d]), 1,
+               "model.safetensors: header length")
+d = tang_copy("garbled-header")
+with open(os.path.join(d, "model.safetensors"), "r+b") as f:
+    f.seek(8)
+    f.write(b"#")  # the header's JSON no longer parses
+r = run(["info", "--model", d])
+one_line_error("info --model of weights whose header is not JSON", r, 1, f"{d}: ")
+d = tang_copy("wrong-shape")
+cfg = json.load(open(os.path.join(d, "config.json")))
+cfg["intermediate_size"] += 8
+json.dump(cfg, open(os.path.join(d, "config.json"), "w"))
+one_line_error("info --model of weights of another shape than config.json's", run(["info", "--model", d]), 1,
+               "'model.layers.0.mlp.gate_proj.weight' has shape (352, 128) but config.json needs (360, 128)")
+d = tang_copy("missing-tensor")
+h, data = st_header(os.path.join(d, "model.safetensors"))
+h["model.norm.gain"] = h.pop("model.norm.weight")
+write_st(os.path.join(d, "model.safetensors"), h, data)
+one_line_error("info --model of weights missing a tensor", run(["info", "--model", d]), 1,
+               "weights: tensor 'model.norm.weight' is missing")
+
 print(f"{passed} passed, {failed} failed")
 raise SystemExit(1 if failed else 0)
