@@ -145,5 +145,38 @@ write_st(os.path.join(d, "model.safetensors"), h, data)
 one_line_error("info --model of weights missing a tensor", run(["info", "--model", d]), 1,
                "weights: tensor 'model.norm.weight' is missing")
 
+# ---- 16: the compare view's second trace and the picture count against --memory-gib ----
+# --seq 512 --heads 8: a trace of about 26 MiB; 0.04 GiB is 41 MiB, of which a 320 × 240 picture holds 1
+PNG = os.path.join(TMP, "p.png")
+SMALL = ["--seq", "512", "--heads", "8", "--size", "320x240", "--memory-gib", "0.04"]
+r = run(["render"] + SMALL + ["--view", "single", "-o", PNG])
+check("render of one 26 MiB trace within 41 MiB", r.returncode == 0, r.stderr)
+r = run(["render"] + SMALL + ["--view", "compare", "-o", PNG])
+one_line_error("render --view compare of two 26 MiB traces within 41 MiB", r, 2,
+               "compare: the toggled trace would need about 26 MiB besides the 26 MiB of the trace shown: over the "
+               "40 MiB that the 41 MiB limit (--memory-gib) leaves besides the picture (1 MiB)")
+r = run(["render", "--seq", "512", "--heads", "8", "--size", "320x240", "--memory-gib", "0.06", "--view", "compare",
+         "-o", PNG])
+check("render --view compare of two 26 MiB traces within 61 MiB", r.returncode == 0, r.stderr)
+# the same from a trace file: the file's problem, exit 1
+big = os.path.join(TMP, "big.safetensors")
+r = run(["trace", "--seq", "512", "--heads", "8", "-o", big])
+check("a 26 MiB trace written", r.returncode == 0, r.stderr)
+r = run(["render", "--size", "320x240", "--memory-gib", "0.04", "--view", "compare", big, "-o", PNG])
+one_line_error("render --view compare of a 26 MiB trace file within 41 MiB", r, 1,
+               "compare: the toggled trace would need about 26 MiB besides the 26 MiB of the trace shown")
+r = run(["render", "--size", "320x240", "--memory-gib", "0.04", "--view", "single", big, "-o", PNG])
+check("render of the 26 MiB trace file within 41 MiB", r.returncode == 0, r.stderr)
+os.unlink(big)
+# the picture: by itself over the limit, refused before anything is computed
+for size in (["--size", "8192x8192", "--scale", "2"], ["--size", "4096x4096", "--scale", "4"]):
+    r = run(["render", "--memory-gib", "1"] + size + ["-o", PNG])
+    one_line_error(f"render {' '.join(size)} within 1 GiB", r, 2, "a 16384 × 16384 picture needs about 4.00 GiB, "
+                   "more than the 1.00 GiB limit (--memory-gib); use a smaller --size or --scale")
+# with the trace: a 61 MiB picture and a 26 MiB trace within 61 MiB
+r = run(["render", "--seq", "512", "--heads", "8", "--size", "2000x2000", "--memory-gib", "0.06", "-o", PNG])
+one_line_error("render of a 61 MiB picture and a 26 MiB trace within 61 MiB", r, 2,
+               "KiB that the 61 MiB limit (--memory-gib) leaves besides the picture (61 MiB); reduce seq")
+
 print(f"{passed} passed, {failed} failed")
 raise SystemExit(1 if failed else 0)
