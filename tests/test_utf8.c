@@ -4,10 +4,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "error.h"
 #include "utf8.h"
 
 /* Decodes the character at s[0..n): expects code point cp of len bytes. */
@@ -235,6 +237,45 @@ static void test_one_line(void **state)
     }
 }
 
+/* Engine messages are one line of valid UTF-8 (issue 37): a quote cut by
+ * '%.Ns' inside a character, or a message cut by the end of msg or by
+ * attn_error_prefix, drops the broken character, as it drops other ill-formed
+ * bytes; control characters become spaces (attn_utf8_one_line's rule). */
+static void test_engine_messages(void **state)
+{
+    (void)state;
+    attn_error err;
+    /* "日本語" is 9 bytes: 4 cut it inside 本, 8 inside 語 */
+    attn_fail(&err, ATTN_ERR_FORMAT, "token '%.4s…' is long", "日本語");
+    assert_string_equal(err.msg, "token '日…' is long");
+    attn_fail(&err, ATTN_ERR_FORMAT, "architecture '%.8s'", "日本語");
+    assert_string_equal(err.msg, "architecture '日本'");
+    attn_fail(&err, ATTN_ERR_FORMAT, "'%s'", "a\xff" "b\x80" "c\xc0\xaf" "d\xe6\x97\xa5\xe6" "e\x1b[2J\xc2\x9b" "1m\xe2\x80\xa8" "f\xef\xbf\xbd");
+    assert_string_equal(err.msg, "'abcd日e [2J 1m f\xef\xbf\xbd'");
+    assert_int_equal(err.status, ATTN_ERR_FORMAT);
+
+    /* the end of msg falls inside a character: every length of filler */
+    char long_text[2 * sizeof err.msg];
+    for (size_t fill = 0; fill < 4; fill++) {
+        size_t n = 0;
+        for (; n < fill; n++) long_text[n] = 'x';
+        while (n + 3 < sizeof long_text) n += (size_t)snprintf(long_text + n, sizeof long_text - n, "語");
+        long_text[n] = '\0';
+        attn_fail(&err, ATTN_ERR_FORMAT, "%s", long_text);
+        if (!attn_utf8_valid(err.msg, strlen(err.msg)) || strlen(err.msg) + 3 < sizeof err.msg - 1)
+            fail_msg("fill %zu: %zu bytes, valid %d", fill, strlen(err.msg), attn_utf8_valid(err.msg, strlen(err.msg)));
+        for (size_t p = 1; p < 8; p++) { /* and so does the prefix's cut */
+            attn_fail(&err, ATTN_ERR_FORMAT, "%s", long_text + fill);
+            attn_error_prefix(&err, "pp/pp/pp" + 8 - p);
+            if (!attn_utf8_valid(err.msg, strlen(err.msg)) || strncmp(err.msg, "pp/pp/pp" + 8 - p, p) != 0)
+                fail_msg("fill %zu, prefix %zu: not valid UTF-8", fill, p);
+        }
+    }
+    attn_error_prefix(&err, "\xe6\x97");
+    assert_true(attn_utf8_valid(err.msg, strlen(err.msg)));
+    assert_true(err.msg[0] == ':' && err.msg[1] == ' ');
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_wide),
         cmocka_unit_test(test_line_edge_marks),
         cmocka_unit_test(test_one_line),
+        cmocka_unit_test(test_engine_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -255,6 +255,34 @@ static void reset_scales(ui_app *app)
     app->hover_area = app->hover_i = app->hover_j = app->geom_hover = app->hover_hit = -1;
 }
 
+/* The compare view's trace is made while the trace it toggles stays shown, so
+ * both count against the budget: under the ceiling (--memory-gib, or half the
+ * physical memory, less a picture's pixels) tr's bytes are taken off what c
+ * may take; under an address-space limit tr is mapped already, which the
+ * budget measures. A model's run fits itself in what is left (max_bytes: one
+ * layer's attention weights if need be); another over it is refused, in one
+ * line, with ATTN_ERR_NOMEM. */
+static attn_status alt_budget(const attn_trace *tr, attn_config *c, attn_arena *arena, attn_error *err)
+{
+    c->max_bytes = 0; /* what the trace shown was given: it holds part of that now */
+    attn_budget b = attn_arena_budget(arena, attn_config_budget(c));
+    double held = b.source == ATTN_BUDGET_ULIMIT ? 0 : attn_trace_bytes(tr), need = 0;
+    char n[32], h[32], bound[200];
+    attn_budget_size(held, h, sizeof h);
+    attn_budget_text(&b, bound, sizeof bound);
+    if (c->model) {
+        if (b.bytes - held < 1)
+            return attn_fail(err, ATTN_ERR_NOMEM, "the %s of the trace shown leave no room for the toggled one "
+                             "within %s", h, bound);
+        c->max_bytes = b.bytes - held;
+        return ATTN_OK;
+    }
+    attn_status st = attn_trace_estimate(c, &need, err);
+    if (st || need + held <= b.bytes) return st;
+    return attn_fail(err, ATTN_ERR_NOMEM, "the toggled trace would need about %s besides the %s of the trace shown: "
+                     "over %s", attn_budget_size(need, n, sizeof n), h, bound);
+}
+
 attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model, int compare, attn_progress *progress,
                            attn_arena *arena,
                            attn_trace *alt, attn_error *err)
@@ -272,7 +300,8 @@ attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model,
     in.model = model;
     in.progress = progress;
     in.arena = arena;
-    if (!(st = attn_compare_apply(&c, compare, err))) st = attn_trace_run(&c, &in, alt, err);
+    if (!(st = attn_compare_apply(&c, compare, err)) && !(st = alt_budget(tr, &c, arena, err)))
+        st = attn_trace_run(&c, &in, alt, err);
     attn_config_free(&c);
     if (st && st != ATTN_ERR_CANCELLED) {
         char why[sizeof err->msg];
@@ -295,9 +324,11 @@ static void compute_alt(ui_app *app)
 {
     if (app->has_alt) attn_trace_free(&app->alt);
     app->has_alt = false;
+    app->alt_status = ATTN_OK;
     if (app->view.mode != LESSON_VIEW_COMPARE) return;
     attn_error err;
-    if (ui_app_alt_run(&app->trace, app->model, app->view.compare, NULL, app->arena, &app->alt, &err))
+    if ((app->alt_status = ui_app_alt_run(&app->trace, app->model, app->view.compare, NULL, app->arena, &app->alt,
+                                          &err)))
         ui_app_status(app, true, "%s", err.msg);
     else
         app->has_alt = true;

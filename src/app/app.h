@@ -70,6 +70,8 @@ typedef struct ui_app {
     attn_trace trace;     /* computed from cfg, or loaded (owned) */
     attn_trace alt;       /* compare view: cfg with one mask toggled (owned when has_alt) */
     bool has_alt;
+    attn_status alt_status; /* compare view without has_alt: why its trace was not made (ATTN_ERR_NOMEM:
+                             * over the budget beside the trace shown), else ATTN_OK */
     attn_trace file;      /* view FILE: the loaded trace, whose tensors feed recomputation */
     bool from_file;
     char *file_path;

@@ -411,10 +411,20 @@ void cli_reserve_window(void)
 }
 
 /* Measured: `render` maps about 12 bytes a pixel of the picture (the frame,
- * its copy read back, the PNG's rows): 140 MiB at 4000 × 3000, 552 MiB at 8000 × 6000. */
-void cli_reserve_picture(const ui_picture *p)
+ * its copy read back, the PNG's rows): 140 MiB at 4000 × 3000, 552 MiB at 8000 × 6000,
+ * 3.0 GiB at 16384 × 16384. Counted as 16, against the address-space limit and
+ * against the ceiling (--memory-gib, or half the physical memory) with the traces. */
+int cli_reserve_picture(const ui_picture *p, const attn_config *cfg, const char *cmd)
 {
     double scale = p->scale > 0 ? p->scale : 1, w = (p->width > 0 ? p->width : 1280) * scale,
-           h = (p->height > 0 ? p->height : 800) * scale;
-    attn_budget_reserve(16.0 * w * h);
+           h = (p->height > 0 ? p->height : 800) * scale, need = 16.0 * w * h;
+    attn_budget b = attn_budget_get(cfg->memory_gib > 0 ? cfg->memory_gib * (double)(1 << 30) : 0, false);
+    if (need > b.ceiling) { /* the picture alone: no trace could be drawn in it */
+        char n[32], bound[200];
+        fprintf(stderr, "attnlab %s: a %.0f × %.0f picture needs about %s, more than %s; use a smaller --size or "
+                "--scale\n", cmd, w, h, attn_budget_size(need, n, sizeof n), attn_budget_text(&b, bound, sizeof bound));
+        return CLI_EUSAGE;
+    }
+    attn_budget_hold(need, "the picture");
+    return CLI_OK;
 }

@@ -70,9 +70,11 @@ void cli_print_config_help(void);
 /* What a command maps besides its traces and compute threads, declared to the
  * memory budget (engine/budget.h) before anything is computed or loaded, so
  * that under `ulimit -v` the command is refused up front, not halfway.
- * The window: SDL, GL (with its threads) and fonts. A picture: its pixels. */
+ * The window: SDL, GL (with its threads) and fonts. A picture: its pixels,
+ * which count against the ceiling (--memory-gib) with the traces too; a picture
+ * over the ceiling by itself is refused: "attnlab CMD: ..." on stderr, CLI_EUSAGE. */
 void cli_reserve_window(void);
-void cli_reserve_picture(const ui_picture *p);
+int cli_reserve_picture(const ui_picture *p, const attn_config *cfg, const char *cmd);
 
 /* Text from a file (a trace's metadata, tokens, names) to the terminal:
  * control characters (C0, DEL, C1) and ill-formed UTF-8 bytes are printed

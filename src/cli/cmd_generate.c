@@ -1,5 +1,6 @@
 /* cmd_generate.c — `attnlab generate --model NAME --text TEXT` and `attnlab models` */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,10 @@ static void usage(void)
            "--no-causal shows what a model trained with the causal mask does without it.\n"
            "The model's unknown token (<unk>, any word its vocabulary left out) is never\n"
            "chosen unless --allow-unk; generation stops after the model's end-of-text\n"
-           "token (</s>), where each text of its training data ended, or after N tokens.\n\n");
+           "token (</s>), where each text of its training data ended, after N tokens, or\n"
+           "at the model's context (its max_position_embeddings): then what was generated\n"
+           "is printed, a line on stderr says the context is full, and the exit status is 0;\n"
+           "a TEXT that fills the context leaves no room for a token: exit 2.\n\n");
     cli_print_config_help();
 }
 
@@ -52,8 +56,12 @@ static double probability(const float *logits, int V, int id)
     return exp(logits[id] - mx) / sum;
 }
 
+/* Continues the text up to max_new tokens, its EOS or the model's context.
+ * Stopped by the context after at least one new token, it prints what was
+ * generated all the same, then one line on stderr saying so: not an error. */
 static attn_status generate(const cli_args *a, attn_error *err)
 {
+    bool full = false;
     attn_model m;
     attn_generator g;
     attn_sampling s = attn_sampling_of(&a->cfg);
@@ -61,11 +69,20 @@ static attn_status generate(const cli_args *a, attn_error *err)
     if (st) return st;
     if ((st = attn_generator_init_untraced(&g, &m, &a->cfg, err))) goto out; /* only the text is wanted */
     int prompt = g.n, V = m.cfg.vocab;
+    if (a->max_new > 0 && prompt >= m.cfg.max_pos) {
+        st = attn_fail(err, ATTN_ERR_CONFIG, "text: %d tokens fill %s's %d positions, leaving none to generate",
+                       prompt, m.name, m.cfg.max_pos);
+        goto out_gen;
+    }
     float *before = a->probs ? malloc((size_t)V * sizeof *before) : NULL;
     if (a->probs && !before) st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     for (int i = 0; i < a->max_new && !st; i++) {
         int id;
         char label[128];
+        if (g.n >= m.cfg.max_pos) { /* the context is full: no position left for another token */
+            full = true;
+            break;
+        }
         if (before) memcpy(before, g.logits, (size_t)V * sizeof *before);
         if ((st = attn_generator_step(&g, &s, &id, err))) break;
         if (before)
@@ -78,6 +95,14 @@ static attn_status generate(const cli_args *a, attn_error *err)
     if (!st) printf(" → ");
     if (!st) st = print_ids(&m, g.ids, prompt, g.n, err);
     if (!st) printf("\n");
+    if (!st && full) {
+        attn_error note; /* formatted as the engine's messages are: one line, whatever the model's name */
+        attn_fail(&note, ATTN_OK, "stopped after %d of %d new tokens: the text fills %s's context of %d positions",
+                  g.n - prompt, a->max_new, m.name, m.cfg.max_pos);
+        fflush(stdout);
+        fprintf(stderr, "attnlab generate: %s\n", note.msg);
+    }
+out_gen:
     attn_generator_free(&g);
 out:
     attn_model_free(&m);

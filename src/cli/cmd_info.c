@@ -138,7 +138,9 @@ static void info_usage(void)
     printf("Usage: attnlab info FILE.safetensors\n"
            "       attnlab info --model NAME|DIR\n\n"
            "Prints a trace's configuration and the table of its stages with their shapes;\n"
-           "for a model, its sizes and what a traced pass of it holds in memory.\n");
+           "for a model, its sizes and what a traced pass of it holds in memory, once its\n"
+           "weights' headers match config.json (every tensor there, with its shape; no\n"
+           "weight is read): a folder without weights, or with broken ones, is refused.\n");
 }
 
 /* A model's sizes, and what a traced pass holds: per token at 512 tokens (or
@@ -148,7 +150,7 @@ static int model_info(const char *name)
     attn_model_config c;
     attn_error err;
     char b[32], c1[32], c2[32], why[320];
-    if (attn_model_peek(name, &c, &err)) {
+    if (attn_model_check(name, &c, &err)) { /* config.json and the weights' headers, no weight read */
         fprintf(stderr, "attnlab info: %s\n", err.msg);
         return CLI_EFILE;
     }

@@ -89,13 +89,14 @@ int cmd_render(int argc, char **argv)
     }
     if (rc < 0) {
         const char *path = a.n_positional ? a.positional[0] : NULL;
-        cli_reserve_picture(&a.pic);
+        if ((rc = cli_reserve_picture(&a.pic, &a.cfg, "render"))) goto out;
         cli_open_as_trained(&a);
         int st = ui_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code);
         rc = finish("render", st, code, err);
         if (rc == CLI_OK && err[0]) fprintf(stderr, "attnlab render: warning: %s; every stage computed from it can hold it too\n", err);
         if (rc == CLI_OK) printf("wrote %s\n", a.output);
     }
+out:
     cli_args_free(&a);
     return rc;
 }

@@ -111,7 +111,7 @@ attn_budget attn_arena_budget(attn_arena *a, attn_budget b)
 {
     if (!a || b.source != ATTN_BUDGET_ULIMIT) return b;
     b.mapped -= attn_arena_idle(a);
-    b.bytes = fmin(fmax(b.limit - b.mapped - b.reserve, 0), b.ceiling);
+    b.bytes = fmin(fmax(b.limit - b.mapped - b.reserve, 0), fmax(b.ceiling - b.held, 0));
     return b;
     return b;
 }

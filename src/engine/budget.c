@@ -52,11 +52,21 @@
 /* when /proc/self/statm cannot be read: more than attnlab maps at start */
 #define MAPPED_FALLBACK (512 * MIB)
 
-static double front_end_reserve; /* attn_budget_reserve's; set before any thread starts */
+static double front_end_reserve; /* attn_budget_reserve's and attn_budget_hold's; set before any thread starts */
+static double front_end_held;    /* attn_budget_hold's alone */
+static const char *held_what = "what the command holds";
 
 void attn_budget_reserve(double bytes)
 {
     if (bytes > 0) front_end_reserve += bytes;
+}
+
+void attn_budget_hold(double bytes, const char *what)
+{
+    if (bytes <= 0) return;
+    front_end_reserve += bytes;
+    front_end_held += bytes;
+    if (what) held_what = what;
 }
 
 double attn_budget_half_ram(void)
@@ -93,7 +103,8 @@ attn_budget attn_budget_get(double ceiling, bool computes)
     struct rlimit as;
     b.ceiling = ceiling > 0 ? ceiling : attn_budget_half_ram();
     b.source = isinf(b.ceiling) ? ATTN_BUDGET_NONE : ceiling > 0 ? ATTN_BUDGET_SETTING : ATTN_BUDGET_RAM;
-    b.bytes = b.ceiling;
+    b.held = isinf(b.ceiling) ? 0 : front_end_held; /* a file mapped without a ceiling holds nothing of it */
+    b.bytes = b.ceiling - b.held > 0 ? b.ceiling - b.held : 0;
     b.limit = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY ? (double)as.rlim_cur : INFINITY;
     if (isinf(b.limit)) return b;
     b.mapped = mapped_now();
@@ -122,10 +133,18 @@ const char *attn_budget_text(const attn_budget *b, char *buf, int size)
 {
     char n[32], lim[32];
     attn_budget_size(b->bytes, n, sizeof n);
+    const char *why = b->source == ATTN_BUDGET_RAM ? "half the physical memory" : "--memory-gib";
+    if ((b->source == ATTN_BUDGET_RAM || b->source == ATTN_BUDGET_SETTING) && b->held > 0) {
+        char ceil[32], held[32];
+        snprintf(buf, (size_t)size, "the %s that the %s limit (%s) leaves besides %s (%s)", n,
+                 attn_budget_size(b->ceiling, ceil, sizeof ceil), why, held_what,
+                 attn_budget_size(b->held, held, sizeof held));
+        return buf;
+    }
     switch (b->source) {
     case ATTN_BUDGET_NONE: snprintf(buf, (size_t)size, "no limit"); break;
-    case ATTN_BUDGET_RAM: snprintf(buf, (size_t)size, "the %s limit (half the physical memory)", n); break;
-    case ATTN_BUDGET_SETTING: snprintf(buf, (size_t)size, "the %s limit (--memory-gib)", n); break;
+    case ATTN_BUDGET_RAM:
+    case ATTN_BUDGET_SETTING: snprintf(buf, (size_t)size, "the %s limit (%s)", n, why); break;
     case ATTN_BUDGET_CALLER: snprintf(buf, (size_t)size, "the %s limit", n); break;
     case ATTN_BUDGET_ULIMIT: {
         char map[32], res[32];

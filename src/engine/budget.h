@@ -5,7 +5,9 @@
  * anything, so that it is refused up front with both numbers instead of
  * failing halfway. The budget is the smaller of two bounds:
  *
- *   - the ceiling: --memory-gib when set, else half the physical memory;
+ *   - the ceiling: --memory-gib when set, else half the physical memory,
+ *     less what the front end holds besides traces (a picture's pixels,
+ *     attn_budget_hold);
  *   - what the address-space limit (RLIMIT_AS, `ulimit -v`) leaves, when there
  *     is one: the limit, less the address space the process has mapped already
  *     (its libraries, a model's weights, a trace file it maps, a trace it holds),
@@ -32,6 +34,7 @@ typedef struct {
     double bytes;              /* what the command may still take (>= 0; INFINITY: no bound) */
     attn_budget_source source; /* the bound that decided bytes */
     double ceiling;            /* the ceiling alone (--memory-gib or half the RAM; INFINITY: none) */
+    double held;               /* taken off the ceiling: what the front end holds (attn_budget_hold) */
     double limit;              /* RLIMIT_AS's soft limit in bytes; INFINITY when unlimited */
     double mapped;             /* the address space the process had mapped when asked */
     double reserve;            /* what is kept for the command's own use besides traces */
@@ -48,6 +51,13 @@ attn_budget attn_budget_get(double ceiling, bool computes);
  * once, before any thread starts. */
 void attn_budget_reserve(double bytes);
 
+/* Memory the front end fills besides traces (a picture's pixels): added to
+ * the reserve, as attn_budget_reserve, and taken off the ceiling too, so that
+ * the traces and it together stay within --memory-gib. what names it in the
+ * refusals ("the picture"; a string that outlives the budget). Call it once,
+ * before any thread starts. */
+void attn_budget_hold(double bytes, const char *what);
+
 /* Half the physical memory (4 GiB when it cannot be read). */
 double attn_budget_half_ram(void);
 
@@ -56,6 +66,8 @@ const char *attn_budget_size(double bytes, char *buf, int size);
 
 /* The bound that decided b, as a message's "more than ..." says it: "the 2.00
  * GiB limit (--memory-gib)", "the 11.8 GiB limit (half the physical memory)",
+ * "the 100 MiB that the 1.00 GiB limit (--memory-gib) leaves besides the
+ * picture (924 MiB)",
  * "the 600 MiB that the address-space limit (ulimit -v 1.50 GiB) leaves after
  * 700 MiB mapped and 200 MiB reserved". Returns buf (160 bytes is enough). */
 const char *attn_budget_text(const attn_budget *b, char *buf, int size);

@@ -1,18 +1,18 @@
 /* error.c — formatting of engine error messages. */
 #include "error.h"
 
+#include "utf8.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 /* Messages quote file contents (tensor names, metadata values, paths), which
- * may hold anything: control characters become '?' so a message stays one line. */
-static void one_line(char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
-}
-
+ * may hold anything, and cut what they quote at a byte count ('%.40s', or the
+ * end of msg): attn_utf8_one_line, the one rule for text shown on a terminal,
+ * makes the result one line of valid UTF-8 in place (control characters and
+ * line breaks become spaces, a character cut short and any other ill-formed
+ * byte are dropped). */
 attn_status attn_fail(attn_error *err, attn_status status, const char *fmt, ...)
 {
     if (err) {
@@ -20,7 +20,7 @@ attn_status attn_fail(attn_error *err, attn_status status, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
-        one_line(err->msg);
+        attn_utf8_one_line(err->msg);
         err->status = status;
     }
     return status;
@@ -36,6 +36,6 @@ attn_status attn_error_prefix(attn_error *err, const char *prefix)
     /* the original message, cut to what still fits */
     snprintf(tmp + n + 2, sizeof tmp - n - 2, "%.*s", (int)(sizeof tmp - n - 3), err->msg);
     memcpy(err->msg, tmp, sizeof tmp);
-    one_line(err->msg);
+    attn_utf8_one_line(err->msg);
     return err->status;
 }

@@ -21,11 +21,14 @@ typedef struct {
 } attn_error;
 
 /* Records a printf-style message in err (may be NULL) and returns status.
- * Control characters in the result are replaced, so it is always one line. */
+ * The result is always one line of valid UTF-8: control characters (and
+ * U+2028/U+2029) become '?', a character cut short by a '%.40s' or by the end
+ * of msg is dropped, any other ill-formed byte becomes '?'. */
 attn_status attn_fail(attn_error *err, attn_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Prefixes err->msg with "prefix: " (e.g. a file name) and returns err->status. */
+/* Prefixes err->msg with "prefix: " (e.g. a file name) and returns err->status.
+ * What no longer fits is cut; the result is one line of valid UTF-8 as above. */
 attn_status attn_error_prefix(attn_error *err, const char *prefix);
 
 #endif

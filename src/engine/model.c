@@ -496,6 +496,20 @@ attn_status attn_model_peek(const char *name, attn_model_config *c, attn_error *
     return st;
 }
 
+attn_status attn_model_check(const char *name, attn_model_config *c, attn_error *err)
+{
+    char dir[PATH_MAX];
+    attn_model m; /* only cfg and ckpt: what check_all reads */
+    memset(&m, 0, sizeof m);
+    attn_status st = attn_model_peek(name, c, err);
+    if (!st) st = attn_model_find(name, dir, sizeof dir, err);
+    if (st) return st;
+    m.cfg = *c;
+    if ((st = attn_ckpt_open(dir, &m.ckpt, err)) || (st = check_all(&m, err))) attn_error_prefix(err, dir);
+    attn_ckpt_free(&m.ckpt);
+    return st;
+}
+
 static attn_status load_folder(attn_model *m, attn_error *err)
 {
     char path[PATH_MAX];

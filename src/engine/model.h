@@ -59,6 +59,12 @@ attn_status attn_model_config_parse(const char *text, size_t len, attn_model_con
  * weights: what it is and how it was trained, before it is loaded. */
 attn_status attn_model_peek(const char *name, attn_model_config *c, attn_error *err);
 
+/* attn_model_peek, then the weights' headers against it, without reading a
+ * weight (checkpoint.h maps the files): every tensor the architecture needs is
+ * there with the shape config.json gives it, and no other. For describing a
+ * model (`info --model`) without loading it; errors name the folder and the file. */
+attn_status attn_model_check(const char *name, attn_model_config *c, attn_error *err);
+
 /* One layer's weights: the matrices (out, in) as the checkpoint stores them,
  * read in place (a projection is y = x · Wᵀ, attn_wmat_product); the vectors
  * widened to float32. */

@@ -162,8 +162,13 @@ int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize
     app->view.row = v->row;
     app->view.compare = v->compare;
     if (v->mode == LESSON_VIEW_GRID) ui_app_do(app, UI_ACT_GRID, 0);
-    else if (v->mode == LESSON_VIEW_COMPARE) ui_app_do(app, UI_ACT_COMPARE, 0);
-    else if (v->mode == LESSON_VIEW_GEOMETRY) ui_app_do(app, UI_ACT_GEOMETRY, 0);
+    else if (v->mode == LESSON_VIEW_COMPARE) {
+        ui_app_do(app, UI_ACT_COMPARE, 0);
+        if (app->alt_status == ATTN_ERR_NOMEM) { /* its toggled trace over the budget: refused, not drawn without it */
+            snprintf(err, errsize, "%s", app->status);
+            return app->from_file ? 1 : 2;
+        }
+    } else if (v->mode == LESSON_VIEW_GEOMETRY) ui_app_do(app, UI_ACT_GEOMETRY, 0);
     if (p->font_scale > 0) app->font_scale = p->font_scale;
     if (app->train.problem[0]) /* the picture is still drawn, without the training panel */
         fprintf(stderr, "attnlab: %s (drawn without the training panel)\n", app->train.problem);

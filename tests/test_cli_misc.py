@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Command-line checks of issue 37's findings 16, 18, 27 and 28, run as a user
+would: the compare view counted against --memory-gib, `info --model` reading
+the weights' headers, messages that are valid UTF-8, and `generate` at the
+end of the model's context. Standard library only; layout as test_cli.py."""
+import argparse
+import atexit
+import json
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--attnlab", required=True)
+ARGS = ap.parse_args()
+TMP = tempfile.mkdtemp(prefix="attnlab-cli-misc-", dir=os.environ.get("ATTNLAB_TEST_TMP"))
+# removed at the end unless a check failed (then kept to look at)
+atexit.register(lambda: failed or shutil.rmtree(TMP, True))
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models")
+TANG = os.path.join(MODELS, "tang")
+passed = failed = 0
+
+
+def run(args, timeout=120):
+    args = [a if isinstance(a, bytes) else a.encode() for a in args]
+    return subprocess.run([ARGS.attnlab.encode()] + args, capture_output=True, timeout=timeout)
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name}: {detail}")
+
+
+def one_line_error(name, r, code, message):
+    """r failed with exit code, one line on stderr starting 'attnlab' and holding message."""
+    err = r.stderr.decode(errors="replace")
+    check(name, r.returncode == code and err.count("\n") == 1 and err.startswith("attnlab") and message in err,
+          f"exit {r.returncode} (want {code}), stderr {r.stderr[:400]!r}, want {message!r}")
+
+
+def valid_utf8(b):
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def tang_copy(name, skip=()):
+    d = os.path.join(TMP, name)
+    os.makedirs(d)
+    for f in ("config.json", "tokenizer.json", "model.safetensors"):
+        if f not in skip:
+            shutil.copy(os.path.join(TANG, f), d)
+    return d
+
+
+def st_header(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    return json.loads(b[8:8 + n]), b[8 + n:]
+
+
+def write_st(path, header, data):
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+# ---- 27: messages cut inside a character are still valid UTF-8 ----
+# a token longer than 64 bytes is quoted by its first 16 bytes, which cut the sixth character
+r = run(["trace", "--tokens", "日本語" * 10, "-o", os.path.join(TMP, "t.safetensors")])
+one_line_error("a long token's message", r, 2, "token '日本語日本…' in row 1 is longer than 64 bytes")
+check("a long token's message is valid UTF-8", valid_utf8(r.stderr), r.stderr)
+# an architecture is quoted by its first 60 bytes: 'a' then 59 of three-byte characters
+d = tang_copy("arch")
+cfg = json.load(open(os.path.join(d, "config.json")))
+cfg["architectures"] = ["a" + "日本語" * 7]
+json.dump(cfg, open(os.path.join(d, "config.json"), "w"), ensure_ascii=False)
+for cmd in (["generate", "--model", d, "--text", "春"], ["info", "--model", d]):
+    r = run(cmd)
+    one_line_error(f"{cmd[0]}: an unknown architecture's message", r, 1,
+                   "architecture 'a" + "日本語" * 6 + "日' is not supported")
+    check(f"{cmd[0]}: an unknown architecture's message is valid UTF-8", valid_utf8(r.stderr), r.stderr)
+
+# ---- 28: generate at the end of the model's context prints what it generated ----
+# tang has 128 positions; 124 characters are 125 tokens with its <s>, so 3 new tokens fit
+spring = "春" * 124
+for probs in ([], ["--probs"]):
+    r = run(["generate", "--model", "tang", "--text", spring, "--max-new", "5"] + probs)
+    out, err = r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+    lines = out.splitlines()
+    text = lines[-1] if lines else ""
+    new = text.split(" → ", 1)[1] if " → " in text else ""
+    check(f"generate {' '.join(probs)} to the context's end: exit 0, the text and its 3 new tokens printed",
+          r.returncode == 0 and text.startswith(spring + " → ") and len(new) >= 1 and
+          len(lines) == (4 if probs else 1) and all(len(x.split("\t")) == 3 for x in lines[:-1]),
+          f"exit {r.returncode}, stdout {out!r}, stderr {err!r}")
+    check(f"generate {' '.join(probs)} to the context's end: one line says the context is full", err ==
+          "attnlab generate: stopped after 3 of 5 new tokens: the text fills tang's context of 128 positions\n", err)
+# exactly 3 asked: the context is not what stopped it
+r = run(["generate", "--model", "tang", "--text", spring, "--max-new", "3"])
+check("generate of as many tokens as fit: exit 0, nothing on stderr", r.returncode == 0 and r.stderr == b"",
+      f"exit {r.returncode}, stderr {r.stderr!r}")
+# a text that fills the context leaves no room: refused like a text longer than it
+one_line_error("generate of a text that fills the context",
+               run(["generate", "--model", "tang", "--text", "春" * 127, "--max-new", "5"]), 2,
+               "text: 128 tokens fill tang's 128 positions, leaving none to generate")
+
+# ---- 18: info --model checks the weights' headers against config.json ----
+r = run(["info", "--model", "tang"])
+check("info --model tang describes it", r.returncode == 0 and r.stdout.startswith(b"model tang: 4 layers"),
+      f"exit {r.returncode}, stdout {r.stdout[:200]!r}, stderr {r.stderr!r}")
+d = tang_copy("no-weights", skip=("model.safetensors",))
+one_line_error("info --model of a folder without weights", run(["info", "--model", d]), 1,
+               f"{d}/model.safetensors: No such file or directory")
+d = tang_copy("cut-header")
+with open(os.path.join(d, "model.safetensors"), "r+b") as f:
+    f.truncate(100)
+one_line_error("info --model of weights cut inside their header", run(["info", "--model", d]), 1,
+               "model.safetensors: header length")
+d = tang_copy("garbled-header")
+with open(os.path.join(d, "model.safetensors"), "r+b") as f:
+    f.seek(8)
+    f.write(b"#")  # the header's JSON no longer parses
+r = run(["info", "--model", d])
+one_line_error("info --model of weights whose header is not JSON", r, 1, f"{d}: ")
+d = tang_copy("wrong-shape")
+cfg = json.load(open(os.path.join(d, "config.json")))
+cfg["intermediate_size"] += 8
+json.dump(cfg, open(os.path.join(d, "config.json"), "w"))
+one_line_error("info --model of weights of another shape than config.json's", run(["info", "--model", d]), 1,
+               "'model.layers.0.mlp.gate_proj.weight' has shape (352, 128) but config.json needs (360, 128)")
+d = tang_copy("missing-tensor")
+h, data = st_header(os.path.join(d, "model.safetensors"))
+h["model.norm.gain"] = h.pop("model.norm.weight")
+write_st(os.path.join(d, "model.safetensors"), h, data)
+one_line_error("info --model of weights missing a tensor", run(["info", "--model", d]), 1,
+               "weights: tensor 'model.norm.weight' is missing")
+
+# ---- 16: the compare view's second trace and the picture count against --memory-gib ----
+# --seq 512 --heads 8: a trace of about 26 MiB; 0.04 GiB is 41 MiB, of which a 320 × 240 picture holds 1
+PNG = os.path.join(TMP, "p.png")
+SMALL = ["--seq", "512", "--heads", "8", "--size", "320x240", "--memory-gib", "0.04"]
+r = run(["render"] + SMALL + ["--view", "single", "-o", PNG])
+check("render of one 26 MiB trace within 41 MiB", r.returncode == 0, r.stderr)
+r = run(["render"] + SMALL + ["--view", "compare", "-o", PNG])
+one_line_error("render --view compare of two 26 MiB traces within 41 MiB", r, 2,
+               "compare: the toggled trace would need about 26 MiB besides the 26 MiB of the trace shown: over the "
+               "40 MiB that the 41 MiB limit (--memory-gib) leaves besides the picture (1 MiB)")
+r = run(["render", "--seq", "512", "--heads", "8", "--size", "320x240", "--memory-gib", "0.06", "--view", "compare",
+         "-o", PNG])
+check("render --view compare of two 26 MiB traces within 61 MiB", r.returncode == 0, r.stderr)
+# the same from a trace file: the file's problem, exit 1
+big = os.path.join(TMP, "big.safetensors")
+r = run(["trace", "--seq", "512", "--heads", "8", "-o", big])
+check("a 26 MiB trace written", r.returncode == 0, r.stderr)
+r = run(["render", "--size", "320x240", "--memory-gib", "0.04", "--view", "compare", big, "-o", PNG])
+one_line_error("render --view compare of a 26 MiB trace file within 41 MiB", r, 1,
+               "compare: the toggled trace would need about 26 MiB besides the 26 MiB of the trace shown")
+r = run(["render", "--size", "320x240", "--memory-gib", "0.04", "--view", "single", big, "-o", PNG])
+check("render of the 26 MiB trace file within 41 MiB", r.returncode == 0, r.stderr)
+os.unlink(big)
+# the picture: by itself over the limit, refused before anything is computed
+for size in (["--size", "8192x8192", "--scale", "2"], ["--size", "4096x4096", "--scale", "4"]):
+    r = run(["render", "--memory-gib", "1"] + size + ["-o", PNG])
+    one_line_error(f"render {' '.join(size)} within 1 GiB", r, 2, "a 16384 × 16384 picture needs about 4.00 GiB, "
+                   "more than the 1.00 GiB limit (--memory-gib); use a smaller --size or --scale")
+# with the trace: a 61 MiB picture and a 26 MiB trace within 61 MiB
+r = run(["render", "--seq", "512", "--heads", "8", "--size", "2000x2000", "--memory-gib", "0.06", "-o", PNG])
+one_line_error("render of a 61 MiB picture and a 26 MiB trace within 61 MiB", r, 2,
+               "KiB that the 61 MiB limit (--memory-gib) leaves besides the picture (61 MiB); reduce seq")
+
+print(f"{passed} passed, {failed} failed")
+raise SystemExit(1 if failed else 0)
