@@ -203,7 +203,7 @@ static void test_malformed_files(void **state)
          "out-of-range entry"},
         {"{\"__metadata__\":{\"causal\":\"perhaps\"}}", UINT64_MAX, 0, "metadata: causal: 'perhaps'"},
         /* found by the fuzzer: a newline in a name must not split the message */
-        {"{\"_\n\n_m\":{\"dtype\":\"F32\"}}", UINT64_MAX, 0, "tensor name '_??_m' is not printable UTF-8"},
+        {"{\"_\n\n_m\":{\"dtype\":\"F32\"}}", UINT64_MAX, 0, "tensor name '_  _m' is not printable UTF-8"},
         {"{\"__metadata__\":{\"causal\":\"a\\nb\"}}", UINT64_MAX, 0, "metadata: causal: 'a?b'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
