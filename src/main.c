@@ -4,9 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "engine/mapping.h"
 #include "app/app.h"
+#include "cli/cli.h"
+#include "engine/base/mapping.h"
 
 static void usage(FILE *out)
 {

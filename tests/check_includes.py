@@ -9,8 +9,12 @@ first, then src/ and its module folders, as CMake's include paths do) and fails
   - files include each other in a circle (a.h -> b.h -> a.h);
   - modules do: a module is a folder's foo.c + foo.h, and foo.c including
     bar.h while bar.c includes foo.h is a circle even though no file is in one;
-  - an engine module depends, directly or through others, on one that comes
-    after it in ENGINE_ORDER (stages <- config <- trace <- attention <- model_run <- forward);
+  - an engine file includes a header of an engine folder that comes after
+    its own in ENGINE_FOLDERS (base <- tokenizer <- trace <- formats <-
+    attention <- model <- run), or lies outside those folders;
+  - an engine header is included by its bare name from another folder (it
+    is named by its path from src/: "engine/trace/trace.h"; a file of the
+    engine's own folder may use the bare name);
   - a file under src/engine/ or src/lesson/ reaches a window or interface
     library: SDL, fontconfig or libintl, included directly or through a header
     of src/; or one under src/app/ or src/draw/ (the app core and the command
@@ -35,9 +39,9 @@ import tempfile
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 # folders searched for a quoted include after the includer's own (CMake's include paths)
-SEARCH = ["", "engine", "lesson", "app", "draw", "platform/sdl", "platform/export", "platform/posix", "platform/web"]
-# the engine's line: each module may use the ones before it, never one after it
-ENGINE_ORDER = ["stages", "config", "trace", "attention", "model_run", "forward"]
+SEARCH = ["", "lesson", "app", "draw", "platform/sdl", "platform/export", "platform/posix", "platform/web"]
+# the engine's folders in order: each may include its own and the ones before it
+ENGINE_FOLDERS = ["base", "tokenizer", "trace", "formats", "attention", "model", "run"]
 # folders in layers: each may include its own and the ones before it
 LAYERS = ["engine", "lesson", "app", "draw", "platform", "cli"]
 # libraries the engine and the lessons must never reach (pure C, no window, no gettext)
@@ -84,6 +88,12 @@ def resolve(files, rel, name):
 
 def folder(rel):
     return rel.split("/")[0] if "/" in rel else ""
+
+
+def engine_folder(rel):
+    """"trace" for engine/trace/trace.h; "" for a file directly in engine/."""
+    parts = rel.split("/")
+    return parts[1] if len(parts) > 2 else ""
 
 
 def module(rel):
@@ -168,6 +178,7 @@ def reach(graph, v):
 def check(root, known=KNOWN_MODULE_CIRCLES):
     files = scan(root)
     problems, notes = [], []
+    engine_headers = {os.path.basename(r): r for r in files if r.startswith("engine/") and r.endswith(".h")}
     fgraph, mgraph = {}, {}
     for rel, incs in files.items():
         fgraph.setdefault(rel, set())
@@ -176,6 +187,10 @@ def check(root, known=KNOWN_MODULE_CIRCLES):
             if kind == "system":
                 continue
             target = resolve(files, rel, name)
+            if target is None and "/" not in name and name in engine_headers:
+                problems.append(f"src/{rel}:{line}: #include \"{name}\": an engine header is named by its path, "
+                                f"\"{engine_headers[name]}\"")
+                continue
             if target is None:
                 if not os.path.isabs(name):
                     problems.append(f"src/{rel}:{line}: #include \"{name}\" names no file under src/")
@@ -196,16 +211,21 @@ def check(root, known=KNOWN_MODULE_CIRCLES):
         else:
             problems.append(text)
 
-    # the engine's line
-    engine = {m for m in mgraph if folder(m) == "engine"}
-    for i, low in enumerate(ENGINE_ORDER):
-        m = "engine/" + low
-        if m not in engine:
+    # the engine's folders, in order
+    order = " <- ".join(ENGINE_FOLDERS)
+    for rel in sorted(files):
+        if folder(rel) != "engine":
             continue
-        for high in ENGINE_ORDER[i + 1:]:
-            if "engine/" + high in reach(mgraph, m):
-                problems.append(f"engine order: {low} depends on {high}, which comes after it "
-                                f"({' <- '.join(ENGINE_ORDER)})")
+        own = engine_folder(rel)
+        if own not in ENGINE_FOLDERS:
+            problems.append(f"src/{rel}: outside the engine's folders ({', '.join(ENGINE_FOLDERS)})")
+            continue
+        for kind, name, line in files[rel]:
+            target = resolve(files, rel, name) if kind == "local" else None
+            their = engine_folder(target) if target and folder(target) == "engine" else None
+            if their in ENGINE_FOLDERS and ENGINE_FOLDERS.index(their) > ENGINE_FOLDERS.index(own):
+                problems.append(f"src/{rel}:{line}: engine order: {own}/ includes {name} from {their}/, "
+                                f"which comes after it ({order})")
 
     # no window or gettext library below the interface, and no backend's
     # library in the app core or the command list, not even through a header
@@ -238,14 +258,16 @@ def write_tree(base, tree):
 
 
 CLEAN = {
-    "engine/stages.h": "#include <stdint.h>\n",
-    "engine/stages.c": '#include "stages.h"\n',
-    "engine/config.h": '#include "stages.h"\n',
-    "engine/config.c": '#include "config.h"\n#include <string.h>\n',
-    "engine/trace.h": '#include "config.h"\n',
-    "engine/trace.c": '#include "trace.h"\n',
-    "lesson/quiz.c": '#include "trace.h"\n',
-    "app/app.h": '#include "trace.h"\n',
+    "engine/base/error.h": "#include <stdint.h>\n",
+    "engine/trace/stages.h": "#include <stdint.h>\n",
+    "engine/trace/stages.c": '#include "stages.h"\n',
+    "engine/trace/config.h": '#include "stages.h"\n#include "engine/base/error.h"\n',
+    "engine/trace/config.c": '#include "config.h"\n#include <string.h>\n',
+    "engine/trace/trace.h": '#include "config.h"\n',
+    "engine/trace/trace.c": '#include "trace.h"\n',
+    "engine/run/forward.h": '#include "engine/trace/trace.h"\n',
+    "lesson/quiz.c": '#include "engine/trace/trace.h"\n',
+    "app/app.h": '#include "engine/trace/trace.h"\n',
     "app/app.c": '#include "app.h"\n#include <libintl.h>\n',
     "draw/render.h": '#include "app.h"\n',
     "platform/sdl/window.c": '#include "render.h"\n#include <SDL.h>\n#include <cairo.h>\n',
@@ -253,23 +275,31 @@ CLEAN = {
 
 CASES = [
     ("a clean tree", {}, None),
-    ("a file circle", {"engine/trace.h": '#include "config.h"\n#include "trace_io.h"\n',
-                       "engine/trace_io.h": '#include "trace.h"\n'}, "file include circle"),
-    ("a module circle", {"engine/stages.c": '#include "stages.h"\n#include "trace.h"\n'}, "module circle"),
-    ("the engine order", {"engine/stages.h": '#include "forward.h"\n', "engine/forward.h": "\n"},
-     "engine order: stages depends on forward"),
-    ("SDL in the engine", {"engine/trace.c": '#include "trace.h"\n#include <SDL.h>\n'}, "must not use SDL"),
+    ("a file circle", {"engine/trace/trace.h": '#include "config.h"\n#include "trace_io.h"\n',
+                       "engine/trace/trace_io.h": '#include "trace.h"\n'}, "file include circle"),
+    ("a module circle", {"engine/trace/stages.c": '#include "stages.h"\n#include "trace.h"\n'}, "module circle"),
+    ("the engine order", {"engine/trace/stages.h": '#include "engine/run/forward.h"\n',
+                          "engine/run/forward.h": "\n"},
+     "engine order: trace/ includes engine/run/forward.h from run/, which comes after it"),
+    ("an engine file outside its folders", {"engine/loose.c": '#include "engine/trace/trace.h"\n'},
+     "outside the engine's folders"),
+    ("an engine header by its bare name", {"lesson/quiz.c": '#include "trace.h"\n'},
+     'an engine header is named by its path, "engine/trace/trace.h"'),
+    ("another engine folder's header by its bare name", {"engine/run/forward.h": '#include "trace.h"\n'},
+     "an engine header is named by its path"),
+    ("SDL in the engine", {"engine/trace/trace.c": '#include "trace.h"\n#include <SDL.h>\n'}, "must not use SDL"),
     ("SDL2/ in a lesson", {"lesson/quiz.c": '#include <SDL2/SDL_ttf.h>\n'}, "must not use SDL"),
     ("fontconfig in a lesson", {"lesson/quiz.c": '#include <fontconfig/fontconfig.h>\n'}, "must not use SDL"),
-    ("libintl through a header", {"engine/config.h": '#include "stages.h"\n#include "intl.h"\n',
-                                  "engine/intl.h": '#include <libintl.h>\n'}, "through src/engine/intl.h"),
-    ("a layer upside down", {"engine/trace.c": '#include "trace.h"\n#include "app.h"\n'}, "a layer above it"),
+    ("libintl through a header", {"engine/trace/config.h": '#include "stages.h"\n#include "intl.h"\n',
+                                  "engine/trace/intl.h": '#include <libintl.h>\n'},
+     "through src/engine/trace/intl.h"),
+    ("a layer upside down", {"engine/trace/trace.c": '#include "trace.h"\n#include "app.h"\n'}, "a layer above it"),
     ("the app core drawing", {"app/app.c": '#include "app.h"\n#include "render.h"\n'}, "a layer above it"),
-    ("SDL in the app core", {"app/app.h": '#include "trace.h"\n#include <SDL.h>\n'}, "app/ must not use SDL"),
+    ("SDL in the app core", {"app/app.h": '#include "engine/trace/trace.h"\n#include <SDL.h>\n'}, "app/ must not use SDL"),
     ("cairo in the command list", {"draw/render.h": '#include "app.h"\n#include <cairo.h>\n'},
      "draw/ must not use SDL, fontconfig or cairo"),
     ("a thread in the app core", {"app/app.c": '#include "app.h"\n#include <pthread.h>\n'}, "app/ starts no thread"),
-    ("an unknown header", {"engine/trace.c": '#include "nothere.h"\n'}, "names no file"),
+    ("an unknown header", {"engine/trace/trace.c": '#include "nothere.h"\n'}, "names no file"),
 ]
 
 

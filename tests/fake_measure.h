@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "draw.h"
-#include "utf8.h"
+#include "engine/base/utf8.h"
 
 static inline int fake_count(const char *s)
 {

@@ -12,10 +12,10 @@
 #include <SDL.h>
 
 #include "app.h"
+#include "engine/base/utf8.h"
 #include "input_sdl.h"
 #include "offscreen.h"
 #include "render.h"
-#include "utf8.h"
 
 typedef struct {
     ui_offscreen o;

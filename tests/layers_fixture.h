@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-#include "trace.h"
+#include "engine/trace/trace.h"
 
 static void make_layers(attn_trace *tr, const attn_trace *src, int n)
 {

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fileio.h"
+#include "engine/base/fileio.h"
 
 /* Forks a child that takes the lock of the progress file at path and keeps
  * it until let_go (or this process ends); it holds it when this returns.

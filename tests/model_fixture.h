@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "rng.h"
-#include "safetensors.h"
+#include "engine/base/rng.h"
+#include "engine/formats/safetensors.h"
 
 static const char TOKENIZER[] =
     "{\"version\":\"1.0\",\"added_tokens\":["

@@ -14,18 +14,18 @@
 
 #include <cmocka.h>
 
-#include "jobs_pieces.h"
-#include "jobs_thread.h"
 #include "app.h"
 #include "catalog.h"
+#include "engine/formats/trace_io.h"
+#include "engine/model/loss.h"
+#include "engine/run/forward.h"
+#include "jobs_pieces.h"
+#include "jobs_thread.h"
 #include "keys.h"
-#include "loss.h"
-#include "player.h"
-#include "state.h"
-#include "forward.h"
-#include "trace_io.h"
 #include "layers_fixture.h"
 #include "model_fixture.h"
+#include "player.h"
+#include "state.h"
 
 static char progress_file[512];
 

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "arena.h"
-#include "forward.h"
+#include "engine/run/forward.h"
+#include "engine/trace/arena.h"
 #include "model_fixture.h"
 
 static char ROOT[256];

@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "forward.h"
+#include "engine/run/forward.h"
+#include "engine/trace/config.h"
 
 /* Builds a default config, applies NULL-terminated key/value pairs, then
  * resolves. Returns the first failure. */

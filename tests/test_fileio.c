@@ -28,8 +28,8 @@
 
 #include <cmocka.h>
 
-#include "clock.h"
-#include "fileio.h"
+#include "engine/base/clock.h"
+#include "engine/base/fileio.h"
 
 static char dir[512];
 

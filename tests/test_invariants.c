@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "forward.h"
-#include "nonfinite.h"
-#include "ops.h"
+#include "engine/attention/ops.h"
+#include "engine/run/forward.h"
+#include "engine/trace/nonfinite.h"
 
 /* Runs the config given as NULL-terminated key/value pairs. */
 static void run(attn_trace *tr, const attn_inputs *in, const char *const *kv)

@@ -19,9 +19,9 @@
 #include <utf8proc.h>
 
 #include "catalog.h"
-#include "forward.h"
+#include "engine/model/loss.h"
+#include "engine/run/forward.h"
 #include "lesson.h"
-#include "loss.h"
 #include "progress.h"
 #include "quiz.h"
 #include "state.h"

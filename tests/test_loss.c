@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "forward.h"
-#include "loss.h"
-#include "trace.h"
+#include "engine/model/loss.h"
+#include "engine/run/forward.h"
+#include "engine/trace/trace.h"
 
 #include "model_fixture.h"
 

@@ -17,18 +17,18 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "checkpoint.h"
-#include "fileio.h"
-#include "forward.h"
-#include "generate.h"
-#include "head.h"
-#include "kv_cache.h"
-#include "model_run.h"
-#include "paths.h"
-#include "rng.h"
-#include "safetensors.h"
-#include "trace_io.h"
-#include "utf8.h"
+#include "engine/base/fileio.h"
+#include "engine/base/paths.h"
+#include "engine/base/rng.h"
+#include "engine/base/utf8.h"
+#include "engine/formats/checkpoint.h"
+#include "engine/formats/safetensors.h"
+#include "engine/formats/trace_io.h"
+#include "engine/model/head.h"
+#include "engine/model/model_run.h"
+#include "engine/run/forward.h"
+#include "engine/run/generate.h"
+#include "engine/run/kv_cache.h"
 static char ROOT[256];
 
 #include "model_fixture.h"

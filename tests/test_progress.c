@@ -30,7 +30,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "fileio.h"
+#include "engine/base/fileio.h"
 #include "lock_holder.h"
 #include "progress.h"
 

@@ -14,11 +14,11 @@
 
 #include <cmocka.h>
 
-#include "explain.h"
-#include "forward.h"
-#include "mapping.h"
-#include "safetensors.h"
-#include "trace_io.h"
+#include "engine/base/mapping.h"
+#include "engine/formats/safetensors.h"
+#include "engine/formats/trace_io.h"
+#include "engine/run/forward.h"
+#include "engine/trace/explain.h"
 #include "layers_fixture.h"
 
 static char path_buf[512];

@@ -12,11 +12,11 @@
 #include <cmocka.h>
 
 #include "cli/cli.h"
-#include "config.h"
-#include "forward.h"
+#include "engine/formats/trace_io.h"
+#include "engine/run/forward.h"
+#include "engine/trace/config.h"
 #include "lesson.h"
 #include "state.h"
-#include "trace_io.h"
 
 /* Values tried, in order, to find one other than a row's default. */
 static const char *const CANDIDATES[] = {"true", "false", "2", "3", "5", "8", "16", "0.25", "-1e9", "20000",

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "explain.h"
-#include "forward.h"
+#include "engine/run/forward.h"
+#include "engine/trace/explain.h"
 
 static void run(const char *const *kv, attn_trace *tr)
 {

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "team.h"
+#include "engine/base/team.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif

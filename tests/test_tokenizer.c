@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "tokenizer.h"
-#include "tokenizer_impl.h" /* tok_match, the limits */
-#include "utf8.h"
+#include "engine/base/utf8.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/tokenizer/tokenizer_impl.h" /* tok_match, the limits */
 
 /* A tokenizer.json from its parts (each a JSON value). */
 static attn_tokenizer *make(const char *model, const char *added, const char *norm, const char *pre, const char *post,

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "model.h"
-#include "train_metrics.h"
+#include "engine/model/model.h"
+#include "engine/model/train_metrics.h"
 
 static char dir[512];
 

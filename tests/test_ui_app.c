@@ -14,14 +14,14 @@
 
 #include <cmocka.h>
 
-#include "jobs_thread.h"
 #include "app.h"
 #include "catalog.h"
+#include "engine/formats/trace_io.h"
+#include "engine/run/forward.h"
 #include "export.h"
-#include "forward.h"
+#include "jobs_thread.h"
 #include "offscreen.h"
 #include "render.h"
-#include "trace_io.h"
 #include "view.h"
 
 #include "harness.h"

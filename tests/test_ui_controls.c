@@ -18,17 +18,17 @@
 
 #include <cmocka.h>
 
-#include "jobs_thread.h"
 #include "app.h"
 #include "catalog.h"
 #include "draw.h"
+#include "engine/base/utf8.h"
+#include "engine/formats/safetensors.h"
+#include "engine/trace/stages.h"
 #include "i18n.h"
-#include "player.h"
+#include "jobs_thread.h"
 #include "keys.h"
+#include "player.h"
 #include "render.h"
-#include "safetensors.h"
-#include "stages.h"
-#include "utf8.h"
 
 #include "fake_measure.h"
 

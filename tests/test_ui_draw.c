@@ -16,21 +16,21 @@
 
 #include <cmocka.h>
 
-#include "jobs_thread.h"
 #include "catalog.h"
 #include "colormap.h"
-#include "forward.h"
 #include "draw.h"
+#include "engine/base/utf8.h"
+#include "engine/model/loss.h"
+#include "engine/run/forward.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "i18n.h"
+#include "jobs_thread.h"
 #include "lesson_panel.h"
 #include "linebreak.h"
-#include "loss.h"
 #include "player.h"
 #include "predict.h"
 #include "render.h"
 #include "text_strip.h"
-#include "tokenizer.h"
-#include "utf8.h"
 #include "view.h"
 
 #include "layers_fixture.h"

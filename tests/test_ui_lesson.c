@@ -21,13 +21,13 @@
 
 #include <cmocka.h>
 
-#include "jobs_thread.h"
 #include "catalog.h"
-#include "clock.h"
+#include "engine/base/clock.h"
 #include "i18n.h"
+#include "jobs_thread.h"
+#include "keys.h"
 #include "lesson_panel.h"
 #include "player.h"
-#include "keys.h"
 #include "view.h"
 
 #include "harness.h"

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "error.h"
-#include "utf8.h"
+#include "engine/base/error.h"
+#include "engine/base/utf8.h"
 
 /* Decodes the character at s[0..n): expects code point cp of len bytes. */
 static void expect(const char *s, size_t n, uint32_t cp, size_t len)

@@ -22,8 +22,8 @@
 #include <omp.h>
 #endif
 
-#include "rng.h"
-#include "wmat.h"
+#include "engine/attention/wmat.h"
+#include "engine/base/rng.h"
 
 /* f rounded to bfloat16, to nearest even (f finite). */
 static uint16_t to_bf16(float f)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tokenizer.h"
+#include "engine/tokenizer/tokenizer.h"
 
 int main(int argc, char **argv)
 {

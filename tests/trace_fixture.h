@@ -4,7 +4,7 @@
 #ifndef TEST_TRACE_FIXTURE_H
 #define TEST_TRACE_FIXTURE_H
 
-#include "forward.h"
+#include "engine/run/forward.h"
 #include "view.h"
 
 /* Runs the settings kv (NULL-terminated key, value pairs) into *tr. */

@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include "app_impl.h"
-#include "budget.h"
-#include "forward.h"
+#include "engine/base/budget.h"
+#include "engine/formats/trace_io.h"
+#include "engine/model/loss.h"
+#include "engine/model/model_run.h"
+#include "engine/run/forward.h"
 #include "i18n.h"
-#include "loss.h"
-#include "model_run.h"
-#include "trace_io.h"
 #include "view.h"
 
 void ui_app_vstatus(ui_app *app, bool error, unsigned what, const char *fmt, va_list ap)

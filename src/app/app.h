@@ -19,17 +19,17 @@
 #include <stddef.h>
 
 #include "action.h"
-#include "config.h"
+#include "engine/trace/config.h"
+#include "engine/trace/trace.h"
 #include "heatmap.h"
 #include "jobs.h"
 #include "keys.h"
 #include "layout.h"
 #include "player.h"
 #include "state.h"
-#include "trace.h"
 #include "training.h"
 
-#include "model.h"
+#include "engine/model/model.h"
 
 #define UI_EDIT_MAX 1024
 #define UI_LOSS_INLINE_NUMBERS ((size_t)2 << 20)

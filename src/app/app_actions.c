@@ -6,8 +6,8 @@
 
 #include "app.h"
 #include "app_impl.h"
+#include "engine/model/model.h"
 #include "i18n.h"
-#include "model.h"
 
 #define EXAMPLE_SOURCE "you are a cat girl | I love AI"
 #define MAX_HEADS_OFFERED 64

@@ -5,8 +5,8 @@
 
 #include "app.h"
 #include "app_impl.h"
+#include "engine/base/utf8.h"
 #include "i18n.h"
-#include "utf8.h"
 
 /* A model's text: as typed, else the model's example, else (after generating)
  * the trace's tokens decoded, rows joined by " | ", without the BOS. */

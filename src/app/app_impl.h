@@ -17,12 +17,12 @@
 #include <stdbool.h>
 
 #include "action.h"
-#include "attention.h"
-#include "config.h"
-#include "model.h"
-#include "nonfinite.h"
+#include "engine/attention/attention.h"
+#include "engine/model/model.h"
+#include "engine/trace/config.h"
+#include "engine/trace/nonfinite.h"
+#include "engine/trace/trace.h"
 #include "state.h"
-#include "trace.h"
 #include "training.h"
 
 struct ui_app;

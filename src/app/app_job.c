@@ -27,10 +27,10 @@
 #include <time.h>
 
 #include "app_impl.h"
-#include "clock.h"
-#include "forward.h"
+#include "engine/attention/ops.h"
+#include "engine/base/clock.h"
+#include "engine/run/forward.h"
 #include "i18n.h"
-#include "ops.h"
 #include "view.h"
 
 /* What a request computes for, and where the view goes once it is installed. */

@@ -6,9 +6,9 @@
 
 #include "app.h"
 #include "app_impl.h"
+#include "engine/base/paths.h"
 #include "i18n.h"
 #include "lesson.h"
-#include "paths.h"
 
 void ui_app_take_note(ui_app *app)
 {

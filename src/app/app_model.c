@@ -7,10 +7,10 @@
 
 #include "app.h"
 #include "app_impl.h"
-#include "generate.h"
+#include "engine/base/rng.h"
+#include "engine/model/model.h"
+#include "engine/run/generate.h"
 #include "i18n.h"
-#include "model.h"
-#include "rng.h"
 
 int ui_app_query_row(const ui_app *app)
 {

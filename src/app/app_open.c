@@ -18,9 +18,9 @@
 
 #include "app.h"
 #include "app_impl.h"
+#include "engine/attention/ops.h"
+#include "engine/model/model.h"
 #include "i18n.h"
-#include "model.h"
-#include "ops.h"
 
 /* Runs work(arg) as a request to the app's job service, in *t, or, with no
  * service to be had, here (*t is then NULL: nothing to join or leave). */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "catalog.h"
-#include "paths.h"
+#include "engine/base/paths.h"
 
 #ifndef ATTNLAB_LOCALEDIR
 #define ATTNLAB_LOCALEDIR "locale"

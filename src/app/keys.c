@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "config.h"
+#include "engine/trace/config.h"
 #include "i18n.h"
 
 #define KEY(k, act, keys, text) {k, UI_SHIFT_ANY, UI_KEYS_VIEW, act, 0, NULL, keys, text, NULL}

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "action.h"
-#include "trace.h"
+#include "engine/trace/trace.h"
 
 typedef struct {
     int x, y, w, h;

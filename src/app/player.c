@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/base/paths.h"
+#include "engine/base/utf8.h"
 #include "i18n.h"
-#include "paths.h"
-#include "utf8.h"
 
 void ui_player_init(ui_player *p, const char *lang, const char *progress_path)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "paths.h"
+#include "engine/base/paths.h"
 
 int ui_training_read(const char *model, ui_training *t, attn_error *err)
 {

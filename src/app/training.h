@@ -12,9 +12,9 @@
 #include <limits.h>
 #include <stdbool.h>
 
-#include "error.h"
-#include "model.h"
-#include "train_metrics.h"
+#include "engine/base/error.h"
+#include "engine/model/model.h"
+#include "engine/model/train_metrics.h"
 
 typedef struct {
     char base[PATH_MAX];       /* the model folder whose checkpoints these are; "" when none */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "explain.h"
+#include "engine/trace/explain.h"
 #include "i18n.h"
 
 #define MASK_FILL_LIMIT (-1e8f) /* finite values below this are mask fills, not data */

@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "engine/trace/trace.h"
 #include "heatmap.h"
-#include "trace.h"
 
 typedef enum {
     UI_AXIS_NONE,    /* a single row */

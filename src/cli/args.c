@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "engine/budget.h"
-#include "engine/model.h"
-#include "engine/nonfinite.h"
+#include "engine/base/budget.h"
+#include "engine/model/model.h"
+#include "engine/trace/nonfinite.h"
 
 /* The command options: everything that is not a setting (settings come from
  * the engine's table, attn_setting_at). */

@@ -6,9 +6,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "engine/config.h"
-#include "engine/error.h"
-#include "engine/trace.h"
+#include "engine/base/error.h"
+#include "engine/trace/config.h"
+#include "engine/trace/trace.h"
 #include "platform/sdl/ui.h"
 
 enum { CLI_OK = 0, CLI_EFILE = 1, CLI_EUSAGE = 2 };

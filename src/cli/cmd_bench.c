@@ -6,11 +6,11 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
-#include "engine/clock.h"
-#include "engine/forward.h"
-#include "engine/generate.h"
-#include "engine/kv_cache.h"
-#include "engine/model.h"
+#include "engine/base/clock.h"
+#include "engine/model/model.h"
+#include "engine/run/forward.h"
+#include "engine/run/generate.h"
+#include "engine/run/kv_cache.h"
 #include "platform/sdl/ui.h"
 
 static void usage(void)

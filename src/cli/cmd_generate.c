@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "engine/generate.h"
-#include "engine/model.h"
-#include "engine/utf8.h"
+#include "engine/base/utf8.h"
+#include "engine/model/model.h"
+#include "engine/run/generate.h"
 
 static void usage(void)
 {

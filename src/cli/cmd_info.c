@@ -6,13 +6,13 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "engine/blas.h"
-#include "engine/forward.h"
-#include "engine/head.h"
-#include "engine/model_run.h"
-#include "engine/trace_io.h"
-#include "engine/utf8.h"
-#include "engine/wmat.h"
+#include "engine/attention/wmat.h"
+#include "engine/base/blas.h"
+#include "engine/base/utf8.h"
+#include "engine/formats/trace_io.h"
+#include "engine/model/head.h"
+#include "engine/model/model_run.h"
+#include "engine/run/forward.h"
 
 /* Prints s (from the file: escaped, cli_term_put) in `width` columns, left- or right-aligned. */
 static void print_padded(const char *s, int width, bool right)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "engine/utf8.h"
+#include "engine/base/utf8.h"
 #include "lesson/catalog.h"
 #include "lesson/lesson.h"
 #include "lesson/progress.h"

@@ -3,8 +3,8 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "engine/forward.h"
-#include "engine/trace_io.h"
+#include "engine/formats/trace_io.h"
+#include "engine/run/forward.h"
 
 static void usage(void)
 {

@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "engine/fileio.h"
-#include "engine/model.h"
+#include "engine/base/fileio.h"
+#include "engine/model/model.h"
 #include "lesson/catalog.h"
 #include "lesson/lesson.h"
 #include "lesson/progress.h"

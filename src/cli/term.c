@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "engine/utf8.h"
+#include "engine/base/utf8.h"
 
 /* The visible form of the character s[0..len) decoded as cp: a control
  * character (C0, DEL, C1) as \x1b or \u009b, an ill-formed byte as \xff;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/base/utf8.h"
 #include "linebreak.h"
-#include "utf8.h"
 
 void ui_draw_init(ui_draw *d, ui_text_measure m)
 {

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/base/utf8.h"
 #include "i18n.h"
-#include "utf8.h"
 
 #define EDIT_LINES_ONE 5 /* lines of the field when there is one, */
 #define EDIT_LINES_TWO 3 /* and of each when there are two (cross-attention) */

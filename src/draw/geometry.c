@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/trace/stages.h"
 #include "i18n.h"
-#include "stages.h"
 #include "view.h"
 
 #define AXES_MAX 512

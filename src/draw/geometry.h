@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "trace.h"
+#include "engine/trace/trace.h"
 
 #define UI_GEOM_MAX 96 /* queries or keys drawn at most: more arrows than that do not read */
 

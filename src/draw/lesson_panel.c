@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/base/utf8.h"
 #include "i18n.h"
 #include "linebreak.h"
-#include "utf8.h"
 
 #define UI_CODE   0xFFFFD580u
 #define UI_EMPH   0xFFB3E5FCu

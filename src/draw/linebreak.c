@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "utf8.h"
+#include "engine/base/utf8.h"
 
 static uint32_t cp_at(const char *s, size_t i)
 {

@@ -3,8 +3,8 @@
 
 #include <stdio.h>
 
+#include "engine/trace/stages.h"
 #include "i18n.h"
-#include "stages.h"
 
 /* A button at (x, y) recorded as a hit; returns its width. */
 static int button(ui_draw *dl, int x, int y, const char *label, bool primary, ui_action act)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/base/utf8.h"
 #include "i18n.h"
-#include "utf8.h"
 
 static const float NAN_CELL[1] = {NAN};
 

@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "colormap.h"
+#include "engine/model/model_run.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "i18n.h"
-#include "model_run.h"
-#include "tokenizer.h"
 
 #define RANK_MAX_K 10
 #define RANK_MAX_ROWS 160 /* rows drawn at once, at most (a line each: more than any window holds) */

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/model/model.h"
 #include "i18n.h"
-#include "model.h"
 
 #define UI_TOP_K 5
 

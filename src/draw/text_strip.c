@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/base/utf8.h"
+#include "engine/model/model_run.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "i18n.h"
-#include "model_run.h"
-#include "tokenizer.h"
-#include "utf8.h"
 
 enum { PREFIX_DECODE_MAX = 512 }; /* a longer text shows its tokens' labels: decoding every prefix costs n² */
 

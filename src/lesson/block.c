@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "utf8.h"
+#include "engine/base/utf8.h"
 
 /* ---- growable text with style spans */
 

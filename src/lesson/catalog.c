@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "paths.h"
+#include "engine/base/paths.h"
 
 #ifndef ATTNLAB_LESSONS_DIR
 #define ATTNLAB_LESSONS_DIR "lessons"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "engine/base/utf8.h"
 
 void lesson_diag_add(lesson_diags *dg, int line, const char *fmt, ...)
 {

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <strings.h>
 
-#include "config.h"
-#include "stages.h"
+#include "engine/trace/config.h"
+#include "engine/trace/stages.h"
 
 /* ---- keys */
 

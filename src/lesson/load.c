@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
+#include "engine/base/fileio.h"
 
 int lesson_load(const char *path, lesson *out, lesson_diags *dg)
 {

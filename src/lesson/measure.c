@@ -11,13 +11,13 @@
 
 #include <utf8proc.h>
 
-#include "config.h"
-#include "fileio.h"
-#include "json.h"
-#include "loss.h"
-#include "model.h"
-#include "tokenizer.h"
-#include "utf8.h"
+#include "engine/base/fileio.h"
+#include "engine/base/json.h"
+#include "engine/base/utf8.h"
+#include "engine/model/loss.h"
+#include "engine/model/model.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/trace/config.h"
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
 

@@ -37,7 +37,7 @@
 #include <stddef.h>
 
 #include "diag.h"
-#include "trace.h"
+#include "engine/trace/trace.h"
 
 typedef enum {
     LESSON_MEASURE_WEIGHT,

@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "utf8.h"
+#include "engine/base/utf8.h"
 
 /* ---- lines */
 

@@ -10,9 +10,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "fileio.h"
-#include "json.h"
-#include "paths.h"
+#include "engine/base/fileio.h"
+#include "engine/base/json.h"
+#include "engine/base/paths.h"
 
 #define PROGRESS_MAX_BYTES (16u << 20)
 #define MSG_MAX 600 /* one message */

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "engine/trace/trace.h"
 #include "lesson.h"
-#include "trace.h"
 
 typedef struct {
     bool right;

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "forward.h"
-#include "model.h"
-#include "model_run.h"
-#include "paths.h"
+#include "engine/base/paths.h"
+#include "engine/model/model.h"
+#include "engine/model/model_run.h"
+#include "engine/run/forward.h"
+#include "engine/trace/stages.h"
 #include "quiz.h"
-#include "stages.h"
 
 const char *const lesson_view_names[LESSON_VIEW_COUNT] = {"single", "grid", "compare", "geometry"};
 const char *const lesson_panels_names[LESSON_PANELS_COUNT] = {"auto", "shown", "hidden"};

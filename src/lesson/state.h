@@ -7,9 +7,9 @@
 #ifndef LESSON_STATE_H
 #define LESSON_STATE_H
 
-#include "config.h"
+#include "engine/trace/config.h"
+#include "engine/trace/trace.h"
 #include "lesson.h"
-#include "trace.h"
 
 typedef enum {
     LESSON_VIEW_SINGLE,

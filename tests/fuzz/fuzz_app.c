@@ -25,11 +25,11 @@
 
 #include "app.h"
 #include "draw.h"
+#include "engine/formats/safetensors.h"
+#include "engine/trace/stages.h"
 #include "heatmap.h"
 #include "keys.h"
 #include "render.h"
-#include "safetensors.h"
-#include "stages.h"
 
 typedef struct {
     const uint8_t *p;

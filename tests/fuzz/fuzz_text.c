@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_run.h"
+#include "engine/model/model_run.h"
 
 static attn_model g_model;
 static int g_loaded;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tokenizer.h"
+#include "engine/tokenizer/tokenizer.h"
 
 /* A refusal: one non-empty line, and the file's (a FORMAT error) names it. */
 static void check_refusal(attn_status st, const attn_error *err)

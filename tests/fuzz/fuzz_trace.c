@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "safetensors.h"
-#include "trace_io.h"
+#include "engine/formats/safetensors.h"
+#include "engine/formats/trace_io.h"
 
 static volatile float sink;
 

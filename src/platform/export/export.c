@@ -13,7 +13,7 @@
 #include <strings.h>
 
 #include "draw_cairo.h"
-#include "fileio.h"
+#include "engine/base/fileio.h"
 #include "gfx.h"
 #include "render.h"
 #include "view.h"

@@ -17,7 +17,7 @@
 #include <SDL_ttf.h>
 #include <fontconfig/fontconfig.h>
 
-#include "utf8.h"
+#include "engine/base/utf8.h"
 
 #define MAX_FACES 8
 #define MAX_PX 1024

@@ -10,12 +10,12 @@
 
 #include <SDL_image.h>
 
-#include "clock.h"
+#include "engine/base/clock.h"
+#include "engine/base/fileio.h"
+#include "engine/trace/nonfinite.h"
 #include "export.h"
-#include "fileio.h"
 #include "i18n.h"
 #include "jobs_thread.h"
-#include "nonfinite.h"
 #include "render.h"
 
 void ui_picture_init(ui_picture *p)

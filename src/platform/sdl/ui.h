@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "engine/trace/config.h"
 #include "state.h"
 
 typedef struct {

@@ -40,10 +40,10 @@
 #include <string.h>
 
 #include "app.h"
-#include "arena.h"
-#include "clock.h"
-#include "forward.h"
 #include "draw.h"
+#include "engine/base/clock.h"
+#include "engine/run/forward.h"
+#include "engine/trace/arena.h"
 #include "i18n.h"
 #include "jobs.h"
 #include "render.h"

@@ -1,0 +1,77 @@
+/* attention.h — one traced layer of masked multi-head attention.
+ *
+ * The pipeline of one layer (names as in the trace):
+ *   x → q, k, v → q_heads, k_heads, v_heads → [q_norm, k_norm] → [q_rope, k_rope] → [k_cache, v_cache]
+ *     → k_expanded, v_expanded → scores → mask → masked_scores → weights
+ *     → [weights_dropout] → context → merged → out
+ * forward.h runs it as a single-layer trace; model_run.h runs it in every
+ * layer of a trained model. */
+#ifndef ATTN_ATTENTION_H
+#define ATTN_ATTENTION_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/attention/wmat.h"
+#include "engine/base/error.h"
+#include "engine/trace/trace.h"
+
+struct attn_model; /* model.h */
+
+/* A run watched from another thread (a window that keeps drawing while it
+ * recomputes): the run writes where it is, and stops with ATTN_ERR_CANCELLED
+ * at the next stage or layer once cancel is set. Plain C11 atomics, so the
+ * watcher reads them without a lock. */
+typedef struct {
+    atomic_int cancel;   /* set by the watcher */
+    atomic_int layer;    /* the layer being computed (0 for a single layer) */
+    atomic_int stage;    /* attn_stage_id of the step being computed */
+} attn_progress;
+
+/* Records (layer, stage) in p and says whether p asks the run to stop
+ * (NULL: no watcher, never). */
+bool attn_progress_at(attn_progress *p, int layer, attn_stage_id stage);
+
+/* Optional caller-supplied inputs; any NULL field is taken from the config's
+ * --weights / --input files if set, else made deterministically from the seed
+ * (a token's embedding depends only on its text and the seed). */
+typedef struct {
+    const float *w_q;    /* (d, h*k) */
+    const float *w_k;    /* (d, g*k) */
+    const float *w_v;    /* (d, g*k) */
+    const float *w_o;    /* (h*k, d) */
+    const attn_wmat *w_stored[4]; /* or W_Q, W_K, W_V, W_O as a checkpoint stores them, (out, in), in
+                                   * their own dtype: widened and transposed into the trace's (in, out) */
+    const float *b_q, *b_k, *b_v; /* (h*k), (g*k), (g*k): with tr->arch.qkv_bias */
+    const float *q_norm, *k_norm; /* (k) gains: with tr->arch.qk_norm */
+    double qk_eps;                /* their RMSNorm's ε */
+    const float *x;      /* (b, s, d) */
+    const float *x_past; /* (b, P, d) */
+    const float *k_past, *v_past; /* (b, g, P, k): the KV cache as stored, keys normalised and rotated;
+                                   * NULL: computed again from x_past */
+    int past_stride;     /* with b = 1: positions between kv heads' first rows in k_past and
+                          * v_past, a cache with room to grow (kv_cache.h); 0: P */
+    const float *memory; /* (b, t, d) */
+    float *qk_scratch;   /* 2 (b,h,s,t) + (b,1,s,t) floats for a layer whose scores, mask, masked
+                          * scores and weights the trace does not keep (attn_config.qk_keep) */
+    const struct attn_model *model; /* with cfg->model: that model, already loaded (else it is
+                                     * loaded for the run); the fields above are then ignored */
+    attn_progress *progress;        /* NULL, or a watcher's: also for a model's run */
+    attn_arena *arena;              /* NULL, or the store the trace's arena is lent by (arena.h) */
+} attn_inputs;
+
+/* Computes layer `layer` of tr, whose tensors are already placed (name,
+ * shape, data): fills its inputs from in (NULL: none given), then runs every
+ * stage. The fully masked rows are recorded from the first layer that keeps its mask. */
+attn_status attn_attention_run(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err);
+
+/* The key of a dropout mask (attn_op_dropout): "attention" for the weights,
+ * "output" for the layer's output, hashed with the config's seed. One place,
+ * so a decoding step (kv_cache.c) drops exactly the cells a traced pass does. */
+uint64_t attn_dropout_key(const attn_config *c, const char *where);
+
+/* Deterministic default embedding of one token: d values ~ N(0, 1). */
+void attn_embed_token(const char *token, uint64_t seed, float *out, int d);
+
+#endif

@@ -1,0 +1,128 @@
+/* ops.h — the numerical stages of masked multi-head attention, one function each.
+ *
+ * Every function is pure: it reads its inputs and writes a caller-owned output
+ * of the documented shape (row-major, contiguous). Shapes use the trace's names:
+ * b batch, s queries, t keys, n new keys, d d_model, h heads, g kv heads, k head dim.
+ * forward.c chains these into the traced pipeline. */
+#ifndef ATTN_OPS_H
+#define ATTN_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/trace/arch.h"
+#include "engine/trace/config.h"
+
+/* The cores, and how many threads the stages started from the calling thread
+ * use: n > 0 sets it (OpenMP's per-thread setting, which OpenBLAS's OpenMP
+ * build follows too), and the count before is returned. The window's worker
+ * leaves one core to drawing this way. Without OpenMP: 1, and nothing is set. */
+int attn_ops_cores(void);
+int attn_ops_threads(int n);
+
+/* y = x @ w : (rows, in) @ (in, out) -> (rows, out). Weights are (in, out). */
+void attn_op_project(const float *x, const float *w, float *y, int rows, int in, int out);
+
+/* y = x @ wᵀ : (rows, in) @ (out, in)ᵀ -> (rows, out); the LM head reads the
+ * embedding table E (V, d) this way: logits = final_norm · Eᵀ. */
+void attn_op_project_t(const float *x, const float *w, float *y, int rows, int in, int out);
+
+/* y = xᵀ : (rows, cols) -> (cols, rows), in tiles that stay in cache: a
+ * checkpoint's (out, in) matrix into the trace's (in, out). */
+void attn_op_transpose(const float *x, float *y, int rows, int cols);
+
+/* y[r, :] += bias, for each of rows rows of n: Qwen2's q, k, v biases. */
+void attn_op_add_bias(float *y, const float *bias, size_t rows, int n);
+
+/* RMSNorm, as Llama: y = x / √(mean(x²) + eps) ⊙ gain, per row of n.
+ * No mean is subtracted (unlike LayerNorm), and no bias. x, y: (rows, n). */
+void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, int n, double eps);
+
+/* SwiGLU's product: act = SiLU(gate) ⊙ up, SiLU(z) = z · σ(z) = z / (1 + e^−z). (n) */
+void attn_op_swiglu(const float *gate, const float *up, float *act, size_t n);
+
+/* y = a + b, element by element: the residual stream's additions. (n) */
+void attn_op_add(const float *a, const float *b, float *y, size_t n);
+
+/* Split the feature axis into heads:
+ * (b, n, heads*k) -> (b, heads, n, k),  y[b,j,i,:] = x[b,i, j*k:(j+1)*k] */
+void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int k);
+
+/* Rotary position embedding: pair m of position pos turns by
+ * angle = pos * ω_m, ω_m = theta^(-2m/k), m = 0 .. k/2-1 (stretched by
+ * Llama 3's rope_scaling when given: arch.h). The pair is (a, b) =
+ *   interleaved (Meta's llama, llama2.c):   features (2m, 2m+1)
+ *   half (Hugging Face's rotate_half):      features (m, m + k/2)
+ * and y[a] = x[a] cos(angle) - x[b] sin(angle), y[b] = x[a] sin(angle) + x[b] cos(angle).
+ * The two are the same rotation of q·k under a permutation of W_Q's and W_K's columns. */
+typedef struct {
+    double theta;
+    attn_rope_style style;
+    const attn_rope_scaling *scaling; /* NULL or factor 0: none */
+} attn_rope;
+
+/* ω_m of every pair m < k/2 into omega (k/2). */
+void attn_rope_freqs(const attn_rope *r, int k, double *omega);
+
+/* x, y: (b, heads, n, k); row i has position pos0 + i.
+ * Returns 0, or -1 if its (n, k/2) cos/sin table could not be allocated. */
+int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, const attn_rope *r);
+
+/* KV cache: append the new positions after the cached ones along the position axis:
+ * past (b, g, P, k) ++ now (b, g, n, k) -> (b, g, P+n, k) */
+void attn_op_concat_cache(const float *past, const float *now, float *y, int b, int g, int P, int n, int k);
+
+/* repeat_kv: (b, g, t, k) -> (b, h, t, k); query head j reads kv head j / (h/g). */
+void attn_op_repeat_kv(const float *kv, float *y, int b, int g, int h, int t, int k);
+
+/* scores = q kᵀ · scale : (b, h, s, k) · (b, h, t, k)ᵀ -> (b, h, s, t); scale is 1/√k
+ * (or 1 to show what the scaling prevents) */
+void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h, int s, int t, int k,
+                    float scale);
+
+/* Additive mask (b, 1, s, t): 0 where query i may read key j, `fill` where not.
+ * Query i sits at absolute position P + i; key j at position j.
+ * Masked if key j is in the future (causal ON: j > P + i) or key_pad[b, j] (a
+ * <pad> key, for every query). The REVERSED pitfall masks the past (j < P + i).
+ * A sliding window W > 0 also masks keys too far away: j <= P + i − W, and
+ * without the causal mask j >= P + i + W too (a window on both sides).
+ * Cross-attention has no causal mask: its keys are the source. Every mask
+ * setting of c is read here, so a new kind of mask is a change to this op.
+ * Sizes from d; key_pad is (b, t); the fill is c->mask_value. */
+void attn_op_build_mask(float *mask, const attn_config *c, const attn_dims *d, const unsigned char *key_pad);
+
+/* masked = scores + mask, the mask broadcast over heads: (b,h,s,t) + (b,1,s,t) */
+void attn_op_apply_mask(const float *scores, const float *mask, float *masked, int b, int h, int s, int t);
+
+/* Row softmax over the last axis of x (b,h,s,t), max-subtracted for stability:
+ *   w[j] = exp(x[j] - max x) / Σ exp(x[j'] - max x)
+ * mask (b,1,s,t) is the mask x was built with (broadcast over heads), or NULL
+ * for rows no mask touched (a model's logits: b = h = 1, s rows, t = V).
+ *
+ * A row is fully masked when every key of its mask row is −∞: the query has
+ * nothing to attend to, no probability mass to share. With guard it becomes
+ * all zeros; without, it is what the formula gives there (and what
+ * torch.softmax returns): max x = -inf, x[j] - max x = -inf - -inf = NaN, so
+ * every weight is NaN.
+ *
+ * Only the mask decides that. A row whose max is −∞ or NaN for another reason
+ * (its scores are NaN, or −∞, because the weights or inputs were) is not one
+ * the guard is for: it follows the formula and comes out NaN, as any row
+ * holding a NaN does (one NaN makes the sum NaN), so the NaN shows where it
+ * came from instead of passing for a row of zeros. A finite fill (-1e9) never
+ * makes a row fully masked: its row is spread evenly over the masked keys. */
+void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, int s, int t, bool guard);
+
+/* Inverted dropout: y = x / (1 - p) where kept, x·0 where dropped (0, or NaN
+ * for a NaN cell, as PyTorch's x·mask/(1-p) gives). Cell i is dropped iff
+ * uniform(key, i) < p, so the mask is a pure function of (key, i). */
+void attn_op_dropout(const float *x, float *y, size_t n, float p, uint64_t key);
+
+/* context = weights @ v : (b, h, s, t) @ (b, h, t, k) -> (b, h, s, k) */
+void attn_op_weighted_sum(const float *w, const float *v, float *ctx, int b, int h, int s, int t, int k);
+
+/* Concatenate heads back: (b, h, s, k) -> (b, s, h*k),  y[b,i, j*k:(j+1)*k] = ctx[b,j,i,:] */
+void attn_op_merge_heads(const float *ctx, float *y, int b, int h, int s, int k);
+
+#endif

@@ -1,0 +1,384 @@
+/* wmat.c — products with weights in their stored dtype, widened in registers. */
+#include "wmat.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/attention/ops.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define WMAT_X86 1
+#else
+#define WMAT_X86 0
+#endif
+
+attn_wmat attn_wmat_view(const void *data, attn_st_dtype dtype, int rows, int cols)
+{
+    return (attn_wmat){data, dtype, rows, cols, (size_t)cols};
+}
+
+static const unsigned char *row_at(const attn_wmat *w, int r)
+{
+    return (const unsigned char *)w->data + (size_t)r * w->stride * (size_t)attn_st_dtype_size(w->dtype);
+}
+
+void attn_wmat_rows(const attn_wmat *w, int r0, int n, float *out)
+{
+    for (int r = 0; r < n; r++) attn_st_widen(row_at(w, r0 + r), w->dtype, (size_t)w->cols, out + (size_t)r * w->cols);
+}
+
+/* ---- one row of x · one row of W: x (n) · w (n, stored) ---- */
+
+typedef float (*dot_fn)(const float *x, const void *w, int n);
+
+/* Plain C: TILE weights widened to floats on the stack, then a dot product
+ * the compiler vectorises for whatever the build targets. */
+static float dot_c(const float *x, const void *w, int n, attn_st_dtype dt)
+{
+    enum { TILE = 256 };
+    float buf[TILE], sum = 0.0f;
+    const unsigned char *p = w;
+    for (int i = 0; i < n; i += TILE) {
+        int m = n - i < TILE ? n - i : TILE;
+        attn_st_widen(p + (size_t)i * attn_st_dtype_size(dt), dt, (size_t)m, buf);
+        float part = 0.0f;
+        #pragma omp simd reduction(+ : part)
+        for (int j = 0; j < m; j++) part += x[i + j] * buf[j];
+        sum += part;
+    }
+    return sum;
+}
+static float dot_c_f32(const float *x, const void *w, int n) { return dot_c(x, w, n, ATTN_ST_F32); }
+static float dot_c_f16(const float *x, const void *w, int n) { return dot_c(x, w, n, ATTN_ST_F16); }
+static float dot_c_bf16(const float *x, const void *w, int n) { return dot_c(x, w, n, ATTN_ST_BF16); }
+
+#if WMAT_X86
+/* The last n % 8 (or % 16) products, after the vector loop: one weight at a time. */
+static float dot_tail(const float *x, const void *w, int from, int n, attn_st_dtype dt)
+{
+    return from < n ? dot_c(x + from, (const unsigned char *)w + (size_t)from * attn_st_dtype_size(dt), n - from, dt)
+                    : 0.0f;
+}
+
+/* AVX2: 8 weights per load, widened in a register: bfloat16 is a float's top
+ * 16 bits (zero-extend to 32, shift left 16); a half goes through F16C's
+ * vcvtph2ps. Four accumulators hide the FMA latency. */
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+static inline AVX2 __m256 load8_f32(const void *w, int i) { return _mm256_loadu_ps((const float *)w + i); }
+static inline AVX2 __m256 load8_f16(const void *w, int i)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + i)));
+}
+static inline AVX2 __m256 load8_bf16(const void *w, int i)
+{
+    __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)w + i));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+static inline AVX2 float hsum8(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+#define DOT_AVX2(name, load, dt)                                                                              \
+    static AVX2 float name(const float *x, const void *w, int n)                                             \
+    {                                                                                                         \
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                           \
+        int i = 0;                                                                                            \
+        for (; i + 32 <= n; i += 32) {                                                                        \
+            a0 = _mm256_fmadd_ps(load(w, i), _mm256_loadu_ps(x + i), a0);                                     \
+            a1 = _mm256_fmadd_ps(load(w, i + 8), _mm256_loadu_ps(x + i + 8), a1);                             \
+            a2 = _mm256_fmadd_ps(load(w, i + 16), _mm256_loadu_ps(x + i + 16), a2);                           \
+            a3 = _mm256_fmadd_ps(load(w, i + 24), _mm256_loadu_ps(x + i + 24), a3);                           \
+        }                                                                                                     \
+        for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(load(w, i), _mm256_loadu_ps(x + i), a0);              \
+        return hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3))) + dot_tail(x, w, i, n, dt); \
+    }
+DOT_AVX2(dot_avx2_f32, load8_f32, ATTN_ST_F32)
+DOT_AVX2(dot_avx2_f16, load8_f16, ATTN_ST_F16)
+DOT_AVX2(dot_avx2_bf16, load8_bf16, ATTN_ST_BF16)
+
+/* AVX-512F: the same, 16 weights per load. */
+#define AVX512 __attribute__((target("avx512f")))
+static inline AVX512 __m512 load16_f32(const void *w, int i) { return _mm512_loadu_ps((const float *)w + i); }
+static inline AVX512 __m512 load16_f16(const void *w, int i)
+{
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)w + i)));
+}
+static inline AVX512 __m512 load16_bf16(const void *w, int i)
+{
+    __m256i h = _mm256_loadu_si256((const __m256i *)((const uint16_t *)w + i));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+#define DOT_AVX512(name, load, dt)                                                                         \
+    static AVX512 float name(const float *x, const void *w, int n)                                        \
+    {                                                                                                      \
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                        \
+        int i = 0;                                                                                         \
+        for (; i + 64 <= n; i += 64) {                                                                     \
+            a0 = _mm512_fmadd_ps(load(w, i), _mm512_loadu_ps(x + i), a0);                                  \
+            a1 = _mm512_fmadd_ps(load(w, i + 16), _mm512_loadu_ps(x + i + 16), a1);                        \
+            a2 = _mm512_fmadd_ps(load(w, i + 32), _mm512_loadu_ps(x + i + 32), a2);                        \
+            a3 = _mm512_fmadd_ps(load(w, i + 48), _mm512_loadu_ps(x + i + 48), a3);                        \
+        }                                                                                                  \
+        for (; i + 16 <= n; i += 16) a0 = _mm512_fmadd_ps(load(w, i), _mm512_loadu_ps(x + i), a0);         \
+        __m512 s = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));                            \
+        return _mm512_reduce_add_ps(s) + dot_tail(x, w, i, n, dt);                                         \
+    }
+DOT_AVX512(dot_avx512_f32, load16_f32, ATTN_ST_F32)
+DOT_AVX512(dot_avx512_f16, load16_f16, ATTN_ST_F16)
+DOT_AVX512(dot_avx512_bf16, load16_bf16, ATTN_ST_BF16)
+#endif
+
+/* [kernel][dtype] */
+static const dot_fn DOTS[ATTN_WMAT_KERNELS][3] = {
+    {dot_c_f32, dot_c_f16, dot_c_bf16},
+#if WMAT_X86
+    {dot_avx2_f32, dot_avx2_f16, dot_avx2_bf16},
+    {dot_avx512_f32, dot_avx512_f16, dot_avx512_bf16},
+#endif
+};
+static const char *const NAMES[ATTN_WMAT_KERNELS] = {"plain C", "AVX2", "AVX-512"};
+
+#if WMAT_X86
+/* F16C (CPUID leaf 1, ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c". */
+static bool has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+}
+#endif
+
+bool attn_wmat_has(attn_wmat_kernel k)
+{
+#if WMAT_X86
+    __builtin_cpu_init();
+    if (k == ATTN_WMAT_AVX2)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
+    if (k == ATTN_WMAT_AVX512) return __builtin_cpu_supports("avx512f");
+#endif
+    return k == ATTN_WMAT_C;
+}
+
+static atomic_int chosen = -1; /* the kernel in use; -1 until the first product */
+
+static const char *const KEYS[ATTN_WMAT_KERNELS] = {"c", "avx2", "avx512"};
+
+/* $ATTNLAB_KERNEL's kernel when the CPU has it, else the widest it has. */
+static attn_wmat_kernel kernel(void)
+{
+    int k = atomic_load(&chosen);
+    if (k >= 0) return (attn_wmat_kernel)k;
+    const char *want = getenv("ATTNLAB_KERNEL");
+    k = ATTN_WMAT_KERNELS;
+    for (int i = 0; want && i < ATTN_WMAT_KERNELS; i++)
+        if (!strcmp(want, KEYS[i]) && attn_wmat_has((attn_wmat_kernel)i)) k = i;
+    if (k == ATTN_WMAT_KERNELS)
+        k = attn_wmat_has(ATTN_WMAT_AVX512) ? ATTN_WMAT_AVX512 : attn_wmat_has(ATTN_WMAT_AVX2) ? ATTN_WMAT_AVX2
+                                                                                              : ATTN_WMAT_C;
+    atomic_store(&chosen, k);
+    return (attn_wmat_kernel)k;
+}
+
+bool attn_wmat_use(attn_wmat_kernel k)
+{
+    if (k < 0 || k >= ATTN_WMAT_KERNELS || !attn_wmat_has(k)) return false;
+    atomic_store(&chosen, (int)k);
+    return true;
+}
+
+const char *attn_wmat_kernel_name(void) { return NAMES[kernel()]; }
+
+/* ---- products ---- */
+
+/* float32, packed and float-aligned: ops.c's path, the reference tests' numbers. */
+static bool plain_f32(const attn_wmat *w)
+{
+    return w->dtype == ATTN_ST_F32 && w->stride == (size_t)w->cols && (uintptr_t)w->data % sizeof(float) == 0;
+}
+
+void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y, int j0, int j1)
+{
+    const dot_fn *dots = DOTS[kernel()];
+    for (int i = 0, at = 0; i < n && at < j1; at += w[i].rows, i++) {
+        int a = j0 > at ? j0 - at : 0, b = j1 - at < w[i].rows ? j1 - at : w[i].rows; /* matrix i's rows [a, b) */
+        if (a >= b) continue;
+        if (plain_f32(&w[i])) /* ops.c's float32 dot, as attn_wmat_product_row takes it */
+            attn_op_project_t(x, (const float *)w[i].data + (size_t)a * w[i].cols, y + at + a, 1, w[i].cols, b - a);
+        else
+            for (int r = a; r < b; r++) y[at + r] = dots[w[i].dtype](x, row_at(&w[i], r), w[i].cols);
+    }
+}
+
+void attn_wmat_team_share(int total, int *j0, int *j1)
+{
+#ifdef _OPENMP
+    int nt = omp_get_num_threads(), id = omp_get_thread_num();
+#else
+    int nt = 1, id = 0;
+#endif
+    *j0 = (int)((long long)total * id / nt);
+    *j1 = (int)((long long)total * (id + 1) / nt);
+}
+
+void attn_wmat_product_row_team(const attn_wmat *w, int n, const float *x, float *y, attn_team_barrier *b)
+{
+#ifdef _OPENMP
+    if (omp_in_parallel()) {
+        int total = 0, j0, j1;
+        for (int i = 0; i < n; i++) total += w[i].rows;
+        attn_wmat_team_share(total, &j0, &j1);
+        attn_wmat_product_part(w, n, x, y, j0, j1);
+        attn_team_wait(b);
+        return;
+    }
+#endif
+    attn_wmat_product_row(w, n, x, y);
+}
+
+void attn_wmat_product_row(const attn_wmat *w, int n, const float *x, float *y)
+{
+    int total = 0, cols = n ? w[0].cols : 0;
+    bool f32 = true;
+    for (int i = 0; i < n; i++) total += w[i].rows, f32 = f32 && plain_f32(&w[i]);
+    if (f32) { /* today's float32 decode: each matrix through dot_rows */
+        for (int i = 0, at = 0; i < n; at += w[i].rows, i++)
+            attn_op_project_t(x, w[i].data, y + at, 1, cols, w[i].rows);
+        return;
+    }
+    /* y[j] for the group's rows j, matrix i's rows after matrix i−1's, in one share a thread */
+    #pragma omp parallel if ((size_t)total * cols > 65536)
+    {
+        int j0, j1;
+        attn_wmat_team_share(total, &j0, &j1);
+        attn_wmat_product_part(w, n, x, y, j0, j1);
+    }
+}
+
+size_t attn_wmat_bytes(const attn_wmat *w, int n)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++) bytes += (size_t)w[i].rows * w[i].cols * attn_st_dtype_size(w[i].dtype);
+    return bytes;
+}
+
+/* The bytes [p, p + len) as the 64-bit words at 8-aligned addresses they
+ * fall in, a word's bytes outside [p, p + len) taken as 0, added up: the
+ * same total however the bytes are split between calls (threads, rows).
+ * Each word is loaded with memcpy (any stored type), in a loop the compiler
+ * vectorises, so the read, not the adds, is what takes the time. */
+static uint64_t sum_bytes(const unsigned char *p, size_t len)
+{
+    uint64_t sum = 0, v;
+    size_t off = (uintptr_t)p % 8, head = off ? 8 - off : 0;
+    head = head < len ? head : len;
+    if (head) { /* the first word's bytes from p on, at their places in it */
+        v = 0;
+        memcpy((unsigned char *)&v + off, p, head);
+        sum += v;
+    }
+    const unsigned char *q = p + head;
+    size_t words = (len - head) / 8, rest = len - head - words * 8;
+    #pragma omp simd reduction(+ : sum)
+    for (size_t i = 0; i < words; i++) {
+        uint64_t w;
+        memcpy(&w, q + 8 * i, sizeof w);
+        sum += w;
+    }
+    if (rest) { /* the last word's first bytes */
+        v = 0;
+        memcpy(&v, q + 8 * words, rest);
+        sum += v;
+    }
+    return sum;
+}
+
+uint64_t attn_wmat_stream(const attn_wmat *w, int n)
+{
+    uint64_t sum = 0;
+    /* one team for all n, as a decoding step is one parallel region; each
+     * matrix's rows in the even shares its product gives the threads */
+    #pragma omp parallel reduction(+ : sum) if (attn_wmat_bytes(w, n) > 65536)
+    for (int i = 0; i < n; i++) {
+        int a, b;
+        attn_wmat_team_share(w[i].rows, &a, &b);
+        size_t row = (size_t)w[i].cols * attn_st_dtype_size(w[i].dtype);
+        if (w[i].stride == (size_t)w[i].cols) /* packed: the share is one run of bytes */
+            sum += a < b ? sum_bytes(row_at(&w[i], a), (size_t)(b - a) * row) : 0;
+        else
+            for (int r = a; r < b; r++) sum += sum_bytes(row_at(&w[i], r), row);
+    }
+    return sum;
+}
+
+int attn_wmat_product(const attn_wmat *w, const float *x, int rows, float *y)
+{
+    return attn_wmat_product_blocks(w, x, rows, rows, y);
+}
+
+int attn_wmat_product_blocks(const attn_wmat *w, const float *x, int rows, int block, float *y)
+{
+    size_t cols = (size_t)w->cols, out = (size_t)w->rows;
+    block = block < 1 ? 1 : block;
+    if (plain_f32(w)) {
+        for (int b0 = 0; b0 < rows; b0 += block)
+            attn_op_project_t(x + b0 * cols, w->data, y + b0 * out, rows - b0 < block ? rows - b0 : block, w->cols, w->rows);
+        return 0;
+    }
+    if (rows % block == 1) /* a last block of one row: the row kernels, as for a decoding step */
+        attn_wmat_product_row(w, 1, x + (size_t)(rows - 1) * cols, y + (size_t)(rows - 1) * out);
+    rows -= block == 1 ? 0 : rows % block == 1; /* the rest: blocks of two rows or more (or each row alone) */
+    if (block == 1 || rows == 0) {
+        for (int r = 0; r < rows; r++) attn_wmat_product_row(w, 1, x + r * cols, y + r * out);
+        return 0;
+    }
+    /* a panel of nb rows of W widened (nb · cols floats, 4 MiB), multiplied by
+     * sgemm, one block of x's rows at a time, into part (rows, nb), placed in
+     * y's columns [r0, r0 + nb): the widening is paid once a panel */
+    enum { PANEL_FLOATS = 1 << 20 };
+    int nb = PANEL_FLOATS / (w->cols ? w->cols : 1);
+    nb = nb < 1 ? 1 : nb > w->rows ? w->rows : nb;
+    bool whole = nb == w->rows;
+    float *panel = malloc((size_t)nb * cols * sizeof *panel);
+    float *part = whole ? y : malloc((size_t)(rows ? rows : 1) * nb * sizeof *part);
+    if (!panel || !part) {
+        free(panel);
+        if (part != y) free(part);
+        return -1;
+    }
+    for (int r0 = 0; r0 < w->rows; r0 += nb) {
+        int m = w->rows - r0 < nb ? w->rows - r0 : nb;
+        attn_wmat_rows(w, r0, m, panel);
+        for (int b0 = 0; b0 < rows; b0 += block)
+            attn_op_project_t(x + b0 * cols, panel, part + (size_t)b0 * m, rows - b0 < block ? rows - b0 : block,
+                              w->cols, m);
+        for (int r = 0; !whole && r < rows; r++)
+            memcpy(y + (size_t)r * out + r0, part + (size_t)r * m, (size_t)m * sizeof *y);
+    }
+    free(panel);
+    if (!whole) free(part);
+    return 0;
+}
+
+int attn_wmat_transposed(const attn_wmat *w, float *out)
+{
+    if (plain_f32(w)) {
+        attn_op_transpose(w->data, out, w->rows, w->cols);
+        return 0;
+    }
+    float *tmp = malloc((size_t)w->rows * w->cols * sizeof *tmp);
+    if (!tmp) return -1;
+    attn_wmat_rows(w, 0, w->rows, tmp);
+    attn_op_transpose(tmp, out, w->rows, w->cols);
+    free(tmp);
+    return 0;
+}

@@ -1,0 +1,100 @@
+/* team.c — a barrier that spins, then sleeps (team.h). */
+#define _GNU_SOURCE /* syscall */
+#include "team.h"
+
+#include <limits.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#if defined(__linux__) && defined(_OPENMP)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define TEAM_FUTEX 1
+#endif
+
+#include "engine/base/clock.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TEAM_RELAX() _mm_pause()
+#else
+#define TEAM_RELAX() ((void)0)
+#endif
+
+/* How long a thread spins before it sleeps, in ms: at most SPIN_CAP; under
+ * SPIN_LOW it is as good as not spinning, and every PROBE-th wait then spins
+ * SPIN_CAP once, to find out whether spinning pays again. The clock is read
+ * every 64 turns of the loop. */
+#define SPIN_CAP 0.05
+#define SPIN_LOW 0.005
+enum { PROBE = 128 };
+
+int attn_team_first(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num() == 0;
+#else
+    return 1;
+#endif
+}
+
+#ifdef TEAM_FUTEX
+static _Thread_local double spin_ms = SPIN_CAP;
+static _Thread_local unsigned waits;
+
+static void futex_wait(atomic_uint *addr, unsigned seen)
+{
+    /* returns at once when *addr is no longer seen; spurious wake-ups are
+     * fine: the caller looks again */
+    syscall(SYS_futex, (unsigned *)addr, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+
+static void futex_wake_all(atomic_uint *addr)
+{
+    syscall(SYS_futex, (unsigned *)addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+#endif
+
+void attn_team_wait(attn_team_barrier *b)
+{
+#ifdef _OPENMP
+    unsigned n = (unsigned)omp_get_num_threads();
+    if (n < 2) return;
+#ifdef TEAM_FUTEX
+    /* seq_cst throughout: the round read before arriving is this round's; the
+     * last to arrive sees everyone's writes (each arrival's release sequence
+     * runs on through the later arrivals) and publishes them with the round;
+     * and of a sleeper counting itself and the last thread opening the round,
+     * one sees the other */
+    unsigned round = atomic_load(&b->round);
+    if (atomic_fetch_add(&b->arrived, 1) + 1 == n) { /* the last: the next round begins */
+        atomic_store(&b->arrived, 0);
+        atomic_fetch_add(&b->round, 1);
+        if (atomic_load(&b->sleepers)) futex_wake_all(&b->round);
+        return;
+    }
+    double t0 = attn_clock_ms(), budget = spin_ms < SPIN_LOW && !(++waits % PROBE) ? SPIN_CAP : spin_ms;
+    for (unsigned i = 1;; i++) {
+        if (atomic_load(&b->round) != round) { /* came while spinning: spin longer next time */
+            spin_ms = 2 * budget + SPIN_LOW < SPIN_CAP ? 2 * budget + SPIN_LOW : SPIN_CAP;
+            return;
+        }
+        TEAM_RELAX();
+        if (!(i % 64) && attn_clock_ms() - t0 > budget) break;
+    }
+    /* the spin did not pay (the thread waited for was most likely descheduled):
+     * a quarter of it next time */
+    spin_ms = budget / 4;
+    atomic_fetch_add(&b->sleepers, 1);
+    while (atomic_load(&b->round) == round) futex_wait(&b->round, round);
+    atomic_fetch_sub(&b->sleepers, 1);
+#else
+    (void)b;
+    #pragma omp barrier
+#endif
+#else
+    (void)b;
+#endif
+}

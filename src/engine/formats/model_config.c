@@ -1,0 +1,292 @@
+/* model_config.c — config.json of a Hugging Face decoder checkpoint.
+ *
+ * Every key read has one kind, checked: a value of another kind is refused
+ * with the key, the kind wanted and the kind found, never replaced by the
+ * default ("rope_theta": "10000" is a string, and a model run with the
+ * default θ instead would be another model). A key given twice is refused
+ * too (json.h). Absent keys take transformers' defaults; null stands for
+ * absent only where transformers reads None (architectures,
+ * num_key_value_heads, head_dim, sliding_window, rope_scaling, the token ids). */
+#include "model_config.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/base/json.h"
+
+static const struct {
+    attn_arch_kind kind;
+    const char *arch;       /* "architectures": [...] */
+    const char *model_type; /* the same, when architectures is absent */
+} ARCHS[] = {
+    {ATTN_ARCH_LLAMA, "LlamaForCausalLM", "llama"},
+    {ATTN_ARCH_MISTRAL, "MistralForCausalLM", "mistral"},
+    {ATTN_ARCH_QWEN2, "Qwen2ForCausalLM", "qwen2"},
+    {ATTN_ARCH_QWEN3, "Qwen3ForCausalLM", "qwen3"},
+};
+#define N_ARCHS (sizeof ARCHS / sizeof ARCHS[0])
+#define SUPPORTED "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM"
+
+const char *attn_arch_name(attn_arch_kind kind)
+{
+    for (size_t i = 0; i < N_ARCHS; i++)
+        if (ARCHS[i].kind == kind) return ARCHS[i].arch;
+    return "";
+}
+
+/* ---- one key of one kind ---- */
+
+/* "config.json: 'KEY' must be WANT, not KIND", with a string's text quoted. */
+static attn_status wrong_kind(const char *key, const char *want, const cJSON *v, attn_error *err)
+{
+    attn_json_wrong(key, want, v, err);
+    return attn_error_prefix(err, "config.json");
+}
+
+static bool is_whole(const cJSON *v)
+{
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble == floor(v->valuedouble);
+}
+
+/* A whole number from min to max that must be there. */
+static attn_status json_int(const cJSON *root, const char *key, int min, int max, int *out, attn_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!v) return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' is missing", key);
+    if (!cJSON_IsNumber(v)) return wrong_kind(key, "a whole number", v, err);
+    if (!is_whole(v) || v->valuedouble < min || v->valuedouble > max)
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' must be a whole number from %d to %d, not %g", key,
+                         min, max, v->valuedouble);
+    *out = (int)v->valuedouble;
+    return ATTN_OK;
+}
+
+/* An optional whole number: def when absent or null. */
+static attn_status json_int_opt(const cJSON *root, const char *key, int min, int max, int def, int *out,
+                                attn_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!v || cJSON_IsNull(v)) {
+        *out = def;
+        return ATTN_OK;
+    }
+    return json_int(root, key, min, max, out, err);
+}
+
+/* An optional number (name: how a message calls it): def when absent. */
+static attn_status json_real(const cJSON *root, const char *key, const char *name, double def, double *out,
+                             attn_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!v) {
+        *out = def;
+        return ATTN_OK;
+    }
+    if (!cJSON_IsNumber(v)) return wrong_kind(name, "a number", v, err);
+    *out = v->valuedouble;
+    return ATTN_OK;
+}
+
+/* An optional true or false: def when absent. */
+static attn_status json_bool(const cJSON *root, const char *key, bool def, bool *out, attn_error *err)
+{
+    attn_status st = attn_json_bool(root, key, key, def, out, err);
+    return st ? attn_error_prefix(err, "config.json") : ATTN_OK;
+}
+
+/* An optional text: NULL when absent. */
+static attn_status json_text(const cJSON *root, const char *key, const char *name, const char **out, attn_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    *out = NULL;
+    if (!v) return ATTN_OK;
+    if (!cJSON_IsString(v)) return wrong_kind(name, "a string", v, err);
+    *out = v->valuestring;
+    return ATTN_OK;
+}
+
+/* A token id, or the first of a list of them (Llama 3's eos_token_id); −1
+ * when absent, null or an empty list. */
+static attn_status json_token(const cJSON *root, const char *key, int *out, attn_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    const char *want = "a token id (a whole number from 0), a list of them or null";
+    *out = -1;
+    if (!v || cJSON_IsNull(v)) return ATTN_OK;
+    if (!cJSON_IsNumber(v) && !cJSON_IsArray(v)) return wrong_kind(key, want, v, err);
+    bool list = cJSON_IsArray(v);
+    for (const cJSON *e = list ? v->child : v; e; e = list ? e->next : NULL) {
+        if (!cJSON_IsNumber(e)) return wrong_kind(key, want, e, err);
+        if (!is_whole(e) || e->valuedouble < 0 || e->valuedouble >= (1 << 22))
+            return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' must be %s, not %g", key, want, e->valuedouble);
+    }
+    const cJSON *first = list ? v->child : v;
+    *out = first ? (int)first->valuedouble : -1;
+    return ATTN_OK;
+}
+
+/* ---- the architecture ---- */
+
+static attn_status find_arch(const cJSON *root, attn_model_config *c, attn_error *err)
+{
+    const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
+    const char *type;
+    attn_status st;
+    if (arch && !cJSON_IsNull(arch) && !cJSON_IsArray(arch))
+        return wrong_kind("architectures", "a list of names or null", arch, err);
+    const cJSON *first = cJSON_IsArray(arch) ? arch->child : NULL;
+    if (first && !cJSON_IsString(first)) return wrong_kind("architectures[0]", "a name (a string)", first, err);
+    if ((st = json_text(root, "model_type", "model_type", &type, err))) return st;
+    for (size_t i = 0; i < N_ARCHS; i++)
+        if (first ? !strcmp(first->valuestring, ARCHS[i].arch) : type && !strcmp(type, ARCHS[i].model_type)) {
+            c->arch.kind = ARCHS[i].kind;
+            return ATTN_OK;
+        }
+    if (first)
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: architecture '%.60s' is not supported (supported: "
+                         SUPPORTED ")", first->valuestring);
+    if (type)
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: model_type '%.60s' is not supported (supported: "
+                         SUPPORTED ")", type);
+    return attn_fail(err, ATTN_ERR_FORMAT, "config.json: names no architecture (expected \"architectures\": "
+                     "[\"LlamaForCausalLM\"] or another of " SUPPORTED ")");
+}
+
+/* rope_scaling: null, or Llama 3's {"rope_type": "llama3", ...}. */
+static attn_status rope_scaling(const cJSON *root, attn_rope_scaling *r, attn_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+    const char *type, *old;
+    attn_status st;
+    double orig = NAN;
+    memset(r, 0, sizeof *r);
+    if (!v || cJSON_IsNull(v)) return ATTN_OK;
+    if (!cJSON_IsObject(v)) return wrong_kind("rope_scaling", "null or an object", v, err);
+    if ((st = json_text(v, "rope_type", "rope_scaling.rope_type", &type, err)) ||
+        (st = json_text(v, "type", "rope_scaling.type", &old, err)))
+        return st;
+    if (!type) type = old;
+    if (!type) return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling must be null or an object with a rope_type");
+    if (!strcmp(type, "default")) return ATTN_OK;
+    if (strcmp(type, "llama3"))
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling type '%.30s' is not supported (supported: "
+                         "llama3)", type);
+    if ((st = json_real(v, "factor", "rope_scaling.factor", NAN, &r->factor, err)) ||
+        (st = json_real(v, "low_freq_factor", "rope_scaling.low_freq_factor", NAN, &r->low_freq_factor, err)) ||
+        (st = json_real(v, "high_freq_factor", "rope_scaling.high_freq_factor", NAN, &r->high_freq_factor, err)) ||
+        (st = json_real(v, "original_max_position_embeddings", "rope_scaling.original_max_position_embeddings", NAN,
+                        &orig, err)))
+        return st;
+    if (!(r->factor >= 1 && r->factor < 1e6) || !(r->low_freq_factor > 0) ||
+        !(r->high_freq_factor > r->low_freq_factor && r->high_freq_factor < 1e6) || !(orig >= 1 && orig < 1e9) ||
+        orig != floor(orig))
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling llama3 needs factor ≥ 1, 0 < "
+                         "low_freq_factor < high_freq_factor and a whole original_max_position_embeddings ≥ 1");
+    r->original_max_pos = (int)orig;
+    return ATTN_OK;
+}
+
+/* What each architecture adds, and the options this engine does not compute. */
+static attn_status arch_options(const cJSON *root, attn_model_config *c, attn_error *err)
+{
+    attn_arch *a = &c->arch;
+    const char *act;
+    bool mlp_bias, attention_bias, use_window;
+    attn_status st;
+    if ((st = json_bool(root, "mlp_bias", false, &mlp_bias, err)) ||
+        (st = json_bool(root, "attention_bias", false, &attention_bias, err)) ||
+        (st = json_bool(root, "use_sliding_window", false, &use_window, err)))
+        return st;
+    if (mlp_bias) return attn_fail(err, ATTN_ERR_FORMAT, "config.json: mlp_bias = true is not supported");
+    /* Qwen2 always has q, k, v biases; Llama's attention_bias would add one to o too */
+    a->qkv_bias = a->kind == ATTN_ARCH_QWEN2;
+    if (a->kind != ATTN_ARCH_QWEN2 && attention_bias)
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: attention_bias = true is not supported for %s",
+                         attn_arch_name(a->kind));
+    a->qk_norm = a->kind == ATTN_ARCH_QWEN3;
+    c->sliding_window = 0;
+    if (a->kind == ATTN_ARCH_MISTRAL) {
+        if ((st = json_int_opt(root, "sliding_window", 1, 1 << 30, 0, &c->sliding_window, err))) return st;
+    } else if (use_window) {
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: use_sliding_window = true is not supported for %s "
+                         "(its window applies to some layers only)", attn_arch_name(a->kind));
+    }
+    if ((st = rope_scaling(root, &a->rope_scaling, err))) return st;
+    if ((st = json_text(root, "hidden_act", "hidden_act", &act, err))) return st;
+    if (act && strcmp(act, "silu"))
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: hidden_act '%.30s' is not supported (only silu)", act);
+    return ATTN_OK;
+}
+
+static attn_status sizes(const cJSON *root, attn_model_config *c, attn_error *err)
+{
+    attn_status st;
+    if ((st = json_int(root, "vocab_size", 1, 1 << 22, &c->vocab, err)) ||
+        (st = json_int(root, "hidden_size", 2, 1 << 16, &c->d, err)) ||
+        (st = json_int(root, "num_hidden_layers", 1, ATTN_MODEL_MAX_LAYERS, &c->layers, err)) ||
+        (st = json_int(root, "num_attention_heads", 1, 1024, &c->heads, err)) ||
+        (st = json_int(root, "intermediate_size", 1, 1 << 20, &c->ffn, err)) ||
+        (st = json_int_opt(root, "num_key_value_heads", 1, c->heads, c->heads, &c->kv_heads, err)))
+        return st;
+    /* Qwen3's head_dim defaults to 128 (its config class's default); the others' to d / h */
+    int def = c->arch.kind == ATTN_ARCH_QWEN3 ? 128 : c->d / c->heads;
+    if (c->arch.kind == ATTN_ARCH_QWEN2) c->head_dim = def;
+    else if ((st = json_int_opt(root, "head_dim", 2, 1 << 12, def, &c->head_dim, err))) return st;
+    const cJSON *given = cJSON_GetObjectItemCaseSensitive(root, "head_dim");
+    bool derived = c->arch.kind == ATTN_ARCH_QWEN2 || ((!given || cJSON_IsNull(given)) && c->arch.kind != ATTN_ARCH_QWEN3);
+    if ((derived && c->d % c->heads) || c->heads % c->kv_heads || c->head_dim % 2 ||
+        c->head_dim < 2)
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: hidden_size %d, %d heads of %d and %d K/V heads do not "
+                         "fit (the head dim must be even, K/V heads must divide heads)",
+                         c->d, c->heads, c->head_dim, c->kv_heads);
+    return ATTN_OK;
+}
+
+/* max_position_embeddings (2048 when absent, as LlamaConfig's; a larger
+ * context than 2^30 positions is held at 2^30, more than any text here),
+ * rms_norm_eps, rope_theta and the flags. */
+static attn_status numbers(const cJSON *root, attn_model_config *c, attn_error *err)
+{
+    const cJSON *mp = cJSON_GetObjectItemCaseSensitive(root, "max_position_embeddings");
+    double max_pos = 2048;
+    attn_status st;
+    if ((st = json_real(root, "max_position_embeddings", "max_position_embeddings", 2048, &max_pos, err)) ||
+        (st = json_real(root, "rms_norm_eps", "rms_norm_eps", 1e-6, &c->eps, err)) ||
+        (st = json_real(root, "rope_theta", "rope_theta", 10000.0, &c->theta, err)) ||
+        (st = json_bool(root, "tie_word_embeddings", false, &c->tied, err)) ||
+        /* attnlab's own key: a model trained without the causal mask runs without it unless asked */
+        (st = json_bool(root, "attnlab_causal", true, &c->causal, err)) ||
+        (st = json_token(root, "bos_token_id", &c->bos, err)) || (st = json_token(root, "eos_token_id", &c->eos, err)))
+        return st;
+    if (mp && (!is_whole(mp) || max_pos < 1))
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'max_position_embeddings' must be a whole number from 1, "
+                         "not %g", max_pos);
+    c->max_pos = (int)fmin(max_pos, 1 << 30);
+    if (!(c->eps > 0 && c->eps < 1))
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'rms_norm_eps' must be a number in (0, 1), not %g", c->eps);
+    if (!(c->theta > 1 && isfinite(c->theta)))
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'rope_theta' must be a finite number above 1, not %g",
+                         c->theta);
+    return ATTN_OK;
+}
+
+attn_status attn_model_config_parse(const char *text, size_t len, attn_model_config *c, attn_error *err)
+{
+    cJSON *root = NULL;
+    attn_status st;
+    memset(c, 0, sizeof *c);
+    if ((st = attn_json_parse(text, len, &root, err))) {
+        attn_error_prefix(err, "config.json");
+        return st;
+    }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: not a JSON object");
+    }
+    if (!(st = find_arch(root, c, err)) && !(st = arch_options(root, c, err)) && !(st = sizes(root, c, err)))
+        st = numbers(root, c, err);
+    cJSON_Delete(root);
+    return st;
+}

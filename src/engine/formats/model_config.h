@@ -1,0 +1,44 @@
+/* model_config.h — config.json of a Hugging Face decoder checkpoint: the
+ * numbers a model folder's config gives, read under the format's rules
+ * (model_config.c says which keys and defaults). The file format's part of a
+ * model: a trace file's metadata keeps its model's config.json, read back
+ * with the same parser (trace_io.c). */
+#ifndef ATTN_MODEL_CONFIG_H
+#define ATTN_MODEL_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "engine/base/error.h"
+#include "engine/trace/arch.h"
+
+#define ATTN_MODEL_MAX_LAYERS 256
+
+/* config.json's numbers. */
+typedef struct {
+    int vocab;        /* V: vocab_size */
+    int d;            /* hidden_size */
+    int layers;       /* num_hidden_layers */
+    int heads;        /* num_attention_heads */
+    int kv_heads;     /* num_key_value_heads */
+    int head_dim;     /* k: head_dim, or hidden_size / num_attention_heads */
+    int ffn;          /* f: intermediate_size */
+    int max_pos;      /* max_position_embeddings */
+    double eps;       /* rms_norm_eps */
+    double theta;     /* rope_theta */
+    bool tied;        /* tie_word_embeddings: the LM head is the embedding table */
+    int bos, eos;     /* bos_token_id, eos_token_id (the first, if a list); −1 if absent */
+    int sliding_window; /* Mistral's window W; 0: none */
+    bool causal;      /* attnlab_causal: trained with the causal mask (true when absent; attnlab's
+                       * tang-nocausal was trained without it) */
+    attn_arch arch;   /* the architecture and what it adds to attention */
+} attn_model_config;
+
+/* Reads config.json's text. Errors start "config.json: " and name the key;
+ * an unsupported architecture is named with the list of supported ones. */
+attn_status attn_model_config_parse(const char *text, size_t len, attn_model_config *c, attn_error *err);
+
+/* "LlamaForCausalLM" …; "" for ATTN_ARCH_NONE. */
+const char *attn_arch_name(attn_arch_kind kind);
+
+#endif

@@ -1,0 +1,310 @@
+/* kv_cache.c — the KV cache and the untraced decoding step over it. */
+#include "kv_cache.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/attention/attention.h"
+#include "engine/attention/ops.h"
+#include "engine/model/model_run.h"
+
+attn_status attn_kv_init(attn_kv_cache *c, const attn_model *m, attn_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->layers = m->cfg.layers;
+    c->g = m->cfg.kv_heads;
+    c->k = m->cfg.head_dim;
+    c->d = m->cfg.d;
+    if (!(c->x = calloc((size_t)c->layers, sizeof *c->x)) ||
+        !(c->keys = calloc((size_t)c->layers, sizeof *c->keys)) ||
+        !(c->values = calloc((size_t)c->layers, sizeof *c->values))) {
+        attn_kv_free(c);
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for the KV cache");
+    }
+    return ATTN_OK;
+}
+
+void attn_kv_free(attn_kv_cache *c)
+{
+    if (!c) return;
+    for (int l = 0; l < c->layers; l++) {
+        if (c->x) free(c->x[l]);
+        if (c->keys) free(c->keys[l]);
+        if (c->values) free(c->values[l]);
+    }
+    free(c->x);
+    free(c->keys);
+    free(c->values);
+    memset(c, 0, sizeof *c);
+}
+
+/* Moves the first n positions of each head of a (g, cap, k) array into to,
+ * laid out with room for cap positions per head. */
+static void move_heads(const attn_kv_cache *c, const float *from, float *to, int cap)
+{
+    for (int j = 0; from && j < c->g; j++)
+        memcpy(to + (size_t)j * cap * c->k, from + (size_t)j * c->cap * c->k, (size_t)c->n * c->k * sizeof *to);
+}
+
+/* Every new array is allocated before any old one is let go, so a failure
+ * leaves the cache as it was. */
+attn_status attn_kv_reserve(attn_kv_cache *c, int n, attn_error *err)
+{
+    if (n <= c->cap) return ATTN_OK;
+    int cap = c->cap ? c->cap : 16;
+    while (cap < n) cap *= 2;
+    size_t kv = (size_t)c->g * cap * c->k;
+    float **fresh = calloc((size_t)3 * c->layers, sizeof *fresh);
+    bool ok = fresh != NULL;
+    for (int i = 0; ok && i < 3 * c->layers; i++)
+        ok = (fresh[i] = malloc((i % 3 == 2 ? (size_t)cap * c->d : kv) * sizeof(float))) != NULL;
+    if (!ok) {
+        for (int i = 0; fresh && i < 3 * c->layers; i++) free(fresh[i]);
+        free(fresh);
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a KV cache of %d positions", cap);
+    }
+    for (int l = 0; l < c->layers; l++) {
+        move_heads(c, c->keys[l], fresh[3 * l], cap);
+        move_heads(c, c->values[l], fresh[3 * l + 1], cap);
+        if (c->x[l]) memcpy(fresh[3 * l + 2], c->x[l], (size_t)c->n * c->d * sizeof(float));
+        free(c->keys[l]);
+        free(c->values[l]);
+        free(c->x[l]);
+        c->keys[l] = fresh[3 * l];
+        c->values[l] = fresh[3 * l + 1];
+        c->x[l] = fresh[3 * l + 2];
+    }
+    free(fresh);
+    c->cap = cap;
+    return ATTN_OK;
+}
+
+attn_status attn_kv_append(attn_kv_cache *c, const attn_trace *tr, attn_error *err)
+{
+    const attn_dims *D = &tr->dims;
+    if (D->b != 1 || D->P != c->n || D->g != c->g || D->k != c->k || D->d != c->d || tr->n_layers != c->layers)
+        return attn_fail(err, ATTN_ERR_CONFIG, "the KV cache holds %d positions of one row; this trace is not the "
+                         "next positions of that row", c->n);
+    attn_status st = attn_kv_reserve(c, c->n + D->s, err);
+    if (st) return st;
+    /* a trace with a past holds the whole cache (g, t, k), the new positions
+     * last; one without holds only its own (g, s, k) */
+    int rows = D->P ? D->t : D->s;
+    for (int l = 0; l < c->layers; l++) {
+        const attn_tensor *x = attn_trace_stage(tr, l, ATTN_STAGE_X);
+        const float *k, *v;
+        attn_model_trace_kv(tr, l, &k, &v);
+        if (!x || !k || !v) return attn_fail(err, ATTN_ERR_CONFIG, "layer %d of the trace keeps no keys or values", l);
+        memcpy(c->x[l] + (size_t)c->n * c->d, x->data, (size_t)D->s * c->d * sizeof(float));
+        for (int j = 0; j < c->g; j++) {
+            size_t to = ((size_t)j * c->cap + c->n) * c->k, from = ((size_t)j * rows + D->P) * c->k;
+            memcpy(c->keys[l] + to, k + from, (size_t)D->s * c->k * sizeof(float));
+            memcpy(c->values[l] + to, v + from, (size_t)D->s * c->k * sizeof(float));
+        }
+    }
+    c->n += D->s;
+    return ATTN_OK;
+}
+
+/* One row's activations; t is the number of keys (positions so far + 1). */
+typedef struct {
+    float *resid, *x;                      /* (d) each */
+    float *qkv, *q, *kn, *vn, *tmp;        /* (h·k + 2·g·k): q (h·k), kn (g·k), vn (g·k) in it; (h·k + g·k) */
+    float *scores, *masked, *weights, *dropped; /* (h, t) each: (1, h, 1, t) */
+    float *mask;                           /* (t) */
+    unsigned char *key_pad;                /* (t), all 0: one row has no pads */
+    float *ctx, *out, *mid, *norm2, *mlp;  /* (h·k) (d) (d) (d) (d) */
+    float *gate, *up, *act;                /* (2f): gate (f), up (f) in it; (f) */
+    float *block;
+    attn_team_barrier bar;                 /* where the step's threads meet (team.h) */
+} row_bufs;
+
+static bool row_alloc(row_bufs *r, const attn_model *m, int t)
+{
+    const attn_model_config *c = &m->cfg;
+    size_t hk = (size_t)c->heads * c->head_dim, gk = (size_t)c->kv_heads * c->head_dim, ht = (size_t)c->heads * t;
+    size_t total = 6 * (size_t)c->d + 3 * hk + 3 * gk + 4 * ht + t + 3 * (size_t)c->ffn;
+    memset(r, 0, sizeof *r);
+    float *p = r->block = calloc(total, sizeof *p);
+    if (!p || !(r->key_pad = calloc((size_t)t, 1))) {
+        free(r->block);
+        return false;
+    }
+    float **d_sized[] = {&r->resid, &r->x, &r->out, &r->mid, &r->norm2, &r->mlp};
+    for (int i = 0; i < 6; i++, p += c->d) *d_sized[i] = p;
+    r->qkv = r->q = p, p += hk;
+    r->kn = p, p += gk;
+    r->vn = p, p += gk;
+    r->tmp = p, p += hk + gk;
+    r->ctx = p, p += hk;
+    r->scores = p, p += ht;
+    r->masked = p, p += ht;
+    r->weights = p, p += ht;
+    r->dropped = p, p += ht;
+    r->mask = p, p += t;
+    r->gate = p, p += c->ffn;
+    r->up = p, p += c->ffn;
+    r->act = p;
+    return true;
+}
+
+static void row_free(row_bufs *r)
+{
+    free(r->block);
+    free(r->key_pad);
+}
+
+/* Steps 3–11 of attention.c for kv head j and its query heads, on one
+ * thread: q's and the new key's bias, norm and rotation at position pos
+ * (heads j·per .. j·per + per − 1 of q, head j of kn), the key and value
+ * into the cache, then each query head against the t cached keys: scores,
+ * mask, softmax, and (without dropout) its context row (k). Every op is the
+ * one a whole-row call makes, on a slice of heads: the same numbers. */
+static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
+                        row_bufs *r, int l, int pos, int j)
+{
+    const attn_model_config *c = &m->cfg;
+    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1;
+    float *q = r->q + (size_t)j * per * k, *kn = r->kn + (size_t)j * k, *vn = r->vn + (size_t)j * k;
+    float *tq = r->tmp + (size_t)j * per * k, *tk = r->tmp + (size_t)h * k + (size_t)j * k; /* this group's scratch */
+    if (c->arch.qkv_bias) {
+        attn_op_add_bias(q, W->b_q + (size_t)j * per * k, 1, per * k);
+        attn_op_add_bias(kn, W->b_k + (size_t)j * k, 1, k);
+        attn_op_add_bias(vn, W->b_v + (size_t)j * k, 1, k);
+    }
+    /* one position: (1, 1, h·k) split into heads is (1, h, 1, k), the same floats */
+    if (c->arch.qk_norm) {
+        attn_op_rmsnorm(q, W->q_norm, tq, (size_t)per, k, c->eps);
+        memcpy(q, tq, (size_t)per * k * sizeof *q);
+        attn_op_rmsnorm(kn, W->k_norm, tk, 1, k, c->eps);
+        memcpy(kn, tk, (size_t)k * sizeof *kn);
+    }
+    if (run->rope) {
+        attn_rope rope = {run->rope_theta, run->rope_style, &c->arch.rope_scaling};
+        if (attn_op_rope(q, tq, 1, per, 1, k, pos, &rope) || attn_op_rope(kn, tk, 1, 1, 1, k, pos, &rope)) return -1;
+        memcpy(q, tq, (size_t)per * k * sizeof *q);
+        memcpy(kn, tk, (size_t)k * sizeof *kn);
+    }
+    const float *keys = kc->keys[l] + (size_t)j * kc->cap * k, *values = kc->values[l] + (size_t)j * kc->cap * k;
+    memcpy(kc->keys[l] + ((size_t)j * kc->cap + pos) * k, kn, (size_t)k * sizeof *kn); /* 5. joins the cache */
+    memcpy(kc->values[l] + ((size_t)j * kc->cap + pos) * k, vn, (size_t)k * sizeof *vn);
+    bool drop = run->train && run->dropout > 0.0f;
+    for (int i = j * per; i < (j + 1) * per; i++) {
+        size_t at = (size_t)i * t;
+        /* scores[i] = q_i · K_jᵀ · scale (t), masked, softmaxed: weights[i] */
+        attn_op_scores(r->q + (size_t)i * k, keys, r->scores + at, 1, 1, 1, t, k,
+                       run->scale ? 1.0f / sqrtf((float)k) : 1.0f);
+        attn_op_apply_mask(r->scores + at, r->mask, r->masked + at, 1, 1, 1, t);
+        attn_op_softmax(r->masked + at, r->mask, r->weights + at, 1, 1, 1, t, run->softmax_guard);
+        /* ctx[i] = weights_i · V_j (k); merged (h·k) is the same floats */
+        if (!drop) attn_op_weighted_sum(r->weights + at, values, r->ctx + (size_t)i * k, 1, 1, 1, t, k);
+    }
+    return 0;
+}
+
+/* The attention of one layer by the team: kv heads split between the threads
+ * (each takes its query heads along), then, with dropout, the dropped
+ * weights' context. Ends at a barrier; *bad set when RoPE ran out of memory. */
+static void attend_team(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
+                        row_bufs *r, int l, int pos, int *bad)
+{
+    const attn_model_config *c = &m->cfg;
+    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1, j0, j1;
+    attn_wmat_team_share(c->kv_heads, &j0, &j1);
+    for (int j = j0; j < j1; j++)
+        if (attend_group(kc, m, run, W, r, l, pos, j)) {
+            #pragma omp atomic write
+            *bad = 1;
+        }
+    attn_team_wait(&r->bar);
+    if (!(run->train && run->dropout > 0.0f)) return;
+    if (attn_team_first())
+        attn_op_dropout(r->weights, r->dropped, (size_t)h * t, run->dropout, attn_dropout_key(run, "attention"));
+    attn_team_wait(&r->bar);
+    int i0, i1;
+    attn_wmat_team_share(h, &i0, &i1);
+    for (int i = i0; i < i1; i++)
+        attn_op_weighted_sum(r->dropped + (size_t)i * t, kc->values[l] + (size_t)(i / per) * kc->cap * k,
+                             r->ctx + (size_t)i * k, 1, 1, 1, t, k);
+    attn_team_wait(&r->bar);
+}
+
+/* act = SiLU(x · W_gateᵀ) ⊙ (x · W_upᵀ), each thread its share of the f
+ * features (gate, up and act alike), then a barrier. */
+static void mlp_team(const attn_model_layer *W, row_bufs *r, int f)
+{
+    int i0, i1;
+    attn_wmat_team_share(f, &i0, &i1);
+    attn_wmat_product_part(&W->w_gate, 1, r->norm2, r->gate, i0, i1);
+    attn_wmat_product_part(&W->w_up, 1, r->norm2, r->up, i0, i1);
+    attn_op_swiglu(r->gate + i0, r->up + i0, r->act + i0, (size_t)(i1 - i0));
+    attn_team_wait(&r->bar);
+}
+
+/* resid → x = RMSNorm(resid) ⊙ g_attn of layer l, kept in the cache's x. */
+static void layer_input(attn_kv_cache *c, const attn_model *m, row_bufs *r, int l, int pos)
+{
+    attn_op_rmsnorm(r->resid, m->layer[l].attn_norm, r->x, 1, m->cfg.d, m->cfg.eps);
+    memcpy(c->x[l] + (size_t)pos * m->cfg.d, r->x, (size_t)m->cfg.d * sizeof *r->x);
+}
+
+/* Layer l of a decoding step, by every thread of the team (or one): seven
+ * barriers, no parallel region of its own. On return r->resid is its output
+ * and r->x the next layer's input. */
+static void layer_team(attn_kv_cache *c, const attn_model *m, const attn_config *run, int l, row_bufs *r, int pos,
+                       int *bad)
+{
+    const attn_model_config *mc = &m->cfg;
+    const attn_model_layer *W = &m->layer[l];
+    size_t d = (size_t)mc->d;
+    /* W_Q, W_K, W_V stacked are one ((h + 2g)·k, d) matrix: one product
+     * gives q, kn and vn side by side */
+    const attn_wmat qkv[] = {W->w_q, W->w_k, W->w_v};
+    attn_wmat_product_row_team(qkv, 3, r->x, r->qkv, &r->bar);
+    attend_team(c, m, run, W, r, l, pos, bad);
+    attn_wmat_product_row_team(&W->w_o, 1, r->ctx, r->out, &r->bar);
+    if (attn_team_first()) {
+        if (run->train && run->dropout > 0.0f)
+            attn_op_dropout(r->out, r->out, d, run->dropout, attn_dropout_key(run, "output"));
+        attn_op_add(r->resid, r->out, r->mid, d);
+        attn_op_rmsnorm(r->mid, W->mlp_norm, r->norm2, 1, (int)d, mc->eps);
+    }
+    attn_team_wait(&r->bar);
+    mlp_team(W, r, mc->ffn);
+    attn_wmat_product_row_team(&W->w_down, 1, r->act, r->mlp, &r->bar);
+    if (attn_team_first()) {
+        attn_op_add(r->mid, r->mlp, r->resid, d);
+        if (l + 1 < mc->layers) layer_input(c, m, r, l + 1, pos);
+        else attn_op_rmsnorm(r->resid, m->norm, r->norm2, 1, (int)d, mc->eps); /* the final norm */
+    }
+    attn_team_wait(&r->bar);
+}
+
+attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_config *run, int id, float *logits,
+                         attn_error *err)
+{
+    const attn_model_config *mc = &m->cfg;
+    if (id < 0 || id >= mc->vocab)
+        return attn_fail(err, ATTN_ERR_CONFIG, "token id %d is outside %s's vocabulary", id, m->name);
+    attn_status st = attn_kv_reserve(c, c->n + 1, err);
+    if (st) return st;
+    int pos = c->n, t = pos + 1, bad = 0;
+    row_bufs r;
+    if (!row_alloc(&r, m, t)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a decoding step");
+    attn_dims one = {.b = 1, .s = 1, .t = t, .n = 1, .P = t - 1};
+    attn_op_build_mask(r.mask, run, &one, r.key_pad); /* the same in every layer */
+    attn_model_embed_row(m, id, r.resid);
+    layer_input(c, m, &r, 0, pos);
+    /* one parallel region for the whole step: every layer's products and
+     * heads are shared out inside it (about 200 regions a token before) */
+    #pragma omp parallel if ((size_t)mc->d * mc->ffn > 65536)
+    {
+        for (int l = 0; l < mc->layers; l++) layer_team(c, m, run, l, &r, pos, &bad);
+        attn_wmat_product_row_team(&m->lm_head, 1, r.norm2, logits, &r.bar); /* logits = final_norm · W_lmᵀ */
+    }
+    c->n = t;
+    row_free(&r);
+    return bad ? attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE") : ATTN_OK;
+}
