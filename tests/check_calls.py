@@ -26,10 +26,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_includes import find_cycles, write_tree  # noqa: E402  (the same circles, the same synthetic trees)
+import selftest  # noqa: E402  (the self-test runner check_includes.py shares)
+from check_includes import find_cycles  # noqa: E402  (the same circles)
 
 # top to bottom: a file may call only files of the rows below its own (and leaves)
 ROOMS = [
@@ -124,15 +124,7 @@ CASES = [
 
 
 def self_test():
-    failed = 0
-    for what, tree, expect in CASES:
-        with tempfile.TemporaryDirectory() as tmp:
-            write_tree(tmp, tree)
-            problems, _ = check(tmp)
-            ok = not problems if expect is None else any(expect in p for p in problems)
-            print(f"{'ok  ' if ok else 'FAIL'} {what}: {problems[0] if problems else 'clean'}")
-            failed += not ok
-    return 1 if failed else 0
+    return selftest.run(CASES, lambda tmp: check(tmp)[0])
 
 
 def main():

@@ -37,6 +37,10 @@ import re
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import selftest  # noqa: E402  (the self-test runner check_calls.py shares)
+from selftest import write_tree  # noqa: E402
+
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 # folders searched for a quoted include after the includer's own (CMake's include paths)
 SEARCH = ["", "lesson", "app", "draw", "platform/sdl", "platform/export", "platform/posix", "platform/web"]
@@ -249,14 +253,6 @@ def check(root, known=KNOWN_MODULE_CIRCLES):
 
 # ---- self-test ------------------------------------------------------------------
 
-def write_tree(base, tree):
-    for rel, text in tree.items():
-        path = os.path.join(base, "src", rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-
-
 CLEAN = {
     "engine/base/error.h": "#include <stdint.h>\n",
     "engine/trace/stages.h": "#include <stdint.h>\n",
@@ -303,18 +299,8 @@ CASES = [
 ]
 
 
-def self_test():
-    failed = 0
-    for what, change, expect in CASES:
-        with tempfile.TemporaryDirectory() as tmp:
-            tree = dict(CLEAN)
-            tree.update(change)
-            write_tree(tmp, tree)
-            problems, _ = check(tmp, known={})
-            ok = not problems if expect is None else any(expect in p for p in problems)
-            print(f"{'ok  ' if ok else 'FAIL'} {what}: {problems[0] if problems else 'clean'}")
-            failed += not ok
-    # a known circle is skipped only while it has exactly its known modules
+def known_circle_test():
+    """A known circle is skipped only while it has exactly its known modules."""
     with tempfile.TemporaryDirectory() as tmp:
         tree = dict(CLEAN)
         tree.update({"app/player.h": "\n", "app/player.c": '#include "player.h"\n#include "app.h"\n',
@@ -328,9 +314,12 @@ def self_test():
         write_tree(tmp, tree)
         p_grown, _ = check(tmp, known={pair: "someone"})
         ok = not p_skip and n_skip and p_all and p_grown
-        print(f"{'ok  ' if ok else 'FAIL'} a known circle is skipped only with exactly its modules")
-        failed += not ok
-    return 1 if failed else 0
+    return selftest.report("a known circle is skipped only with exactly its modules", bool(ok))
+
+
+def self_test():
+    cases = [(what, {**CLEAN, **change}, expect) for what, change, expect in CASES]
+    return selftest.run(cases, lambda tmp: check(tmp, known={})[0], more=[known_circle_test])
 
 
 def main():

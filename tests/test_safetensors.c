@@ -1,5 +1,6 @@
-/* test_safetensors.c — trace files: round trip, files from other programs,
- * and malformed or hostile files answered with a clear error. */
+/* test_safetensors.c — trace files (safetensors.h, trace_io.h): round trip,
+ * a model's trace saved and read back with its settings whole, files from
+ * other programs, and malformed or hostile files answered with a clear error. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,11 +16,13 @@
 #include <cmocka.h>
 
 #include "engine/base/mapping.h"
+#include "engine/base/utf8.h"
 #include "engine/formats/safetensors.h"
 #include "engine/formats/trace_io.h"
 #include "engine/run/forward.h"
 #include "engine/trace/explain.h"
 #include "layers_fixture.h"
+#include "model_tests_fixture.h"
 
 static char path_buf[512];
 
@@ -699,6 +702,72 @@ static void test_malformed_layer_names(void **state)
     }
 }
 
+static void test_save_and_load(void **state)
+{
+    (void)state;
+    attn_trace tr, back;
+    attn_error err;
+    char path[512];
+    make_model(model_dir("io"), 2, 2, 1, true, NULL, NULL);
+    run_text(model_dir("io"), "the cat|a dog ran", "left", 0, true, &tr);
+    snprintf(path, sizeof path, "%s/io.safetensors", ROOT);
+    assert_int_equal(attn_trace_save(&tr, path, &err), ATTN_OK);
+    if (attn_trace_load(path, &back, &err)) fail_msg("load: %s", err.msg);
+    assert_int_equal(back.n_tensors, tr.n_tensors);
+    assert_int_equal(back.n_layers, 2);
+    assert_int_equal(back.dims.V, V);
+    assert_true(attn_trace_is_model(&back));
+    for (int i = 0; i < tr.n_tensors; i++) {
+        assert_string_equal(back.tensors[i].name, tr.tensors[i].name);
+        assert_int_equal(back.tensors[i].layer, tr.tensors[i].layer);
+    }
+    assert_memory_equal(back.token_ids, tr.token_ids, (size_t)tr.dims.b * tr.dims.L * sizeof(int));
+    assert_string_equal(back.model_config, tr.model_config);
+    assert_string_equal(back.cfg.model, model_dir("io"));
+    assert_string_equal(back.cfg.text, "the cat|a dog ran");
+    attn_trace_free(&back);
+    attn_trace_free(&tr);
+}
+
+/* Every setting is recorded whole (issue 21): a text and a model folder far
+ * over 64 bytes, Chinese, so a cut would fall inside a character and leave
+ * a header that is not UTF-8. */
+static void test_long_settings_recorded_whole(void **state)
+{
+    (void)state;
+    const char *text = "the cat 春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。 sat|a dog ran 独在异乡为异客，每逢佳节倍思亲。";
+    const char *dir = model_dir("io-一个名字很长很长很长的模型文件夹-一个名字很长很长很长的模型文件夹");
+    attn_trace tr, back;
+    attn_error err;
+    char path[512];
+    make_model(dir, 1, 2, 1, true, NULL, NULL);
+    run_text(dir, text, "right", 0, true, &tr);
+    snprintf(path, sizeof path, "%s/long.safetensors", ROOT);
+    assert_int_equal(attn_trace_save(&tr, path, &err), ATTN_OK);
+    attn_st_file f;
+    if (attn_st_read(path, &f, &err)) fail_msg("read: %s", err.msg);
+    assert_string_equal(attn_st_meta(&f, "text"), text);
+    assert_string_equal(attn_st_meta(&f, "model"), dir);
+    attn_st_free(&f);
+    FILE *fp = fopen(path, "rb"); /* the header as bytes: UTF-8 throughout */
+    unsigned char len[8];
+    assert_non_null(fp);
+    assert_int_equal(fread(len, 1, 8, fp), 8);
+    size_t n = 0;
+    for (int i = 7; i >= 0; i--) n = n << 8 | len[i];
+    char *header = malloc(n);
+    assert_non_null(header);
+    assert_int_equal(fread(header, 1, n, fp), n);
+    fclose(fp);
+    assert_true(attn_utf8_valid(header, n));
+    free(header);
+    if (attn_trace_load(path, &back, &err)) fail_msg("load: %s", err.msg);
+    assert_string_equal(back.cfg.text, text);
+    assert_string_equal(back.cfg.model, dir);
+    attn_trace_free(&back);
+    attn_trace_free(&tr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -715,6 +784,8 @@ int main(void)
         cmocka_unit_test(test_three_layers_round_trip),
         cmocka_unit_test(test_single_layer_names),
         cmocka_unit_test(test_malformed_layer_names),
+        cmocka_unit_test(test_save_and_load),
+        cmocka_unit_test(test_long_settings_recorded_whole),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, make_root, remove_root);
 }

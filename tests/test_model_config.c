@@ -1,0 +1,134 @@
+/* test_model_config.c — a model folder's config.json (formats/model_config.h,
+ * through attn_model_peek and attn_model_load): attnlab_causal, and every key
+ * read for one kind only (and eval.json's, read beside it by model.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/model/model.h"
+#include "model_tests_fixture.h"
+
+/* How a model was trained: attnlab_causal false in config.json says without
+ * the causal mask (tang-nocausal); absent, with it. Read without the weights. */
+static void test_trained_causal(void **state)
+{
+    (void)state;
+    attn_model_config c;
+    attn_error err;
+    make_model(model_dir("cheat"), 1, 2, 2, true, NULL, NULL);
+    assert_int_equal(attn_model_peek(model_dir("cheat"), &c, &err), ATTN_OK);
+    assert_true(c.causal);
+    assert_int_equal(c.layers, 1);
+    char path[600], *text;
+    snprintf(path, sizeof path, "%s/config.json", model_dir("cheat"));
+    FILE *f = fopen(path, "r+");
+    assert_non_null(f);
+    text = calloc(4096, 1);
+    assert_true(fread(text, 1, 4095, f) > 0);
+    *strrchr(text, '}') = '\0';
+    rewind(f);
+    fprintf(f, "%s,\"attnlab_causal\":false}", text);
+    fclose(f);
+    free(text);
+    assert_int_equal(attn_model_peek(model_dir("cheat"), &c, &err), ATTN_OK);
+    assert_false(c.causal);
+    assert_int_not_equal(attn_model_peek("no-such-model", &c, &err), ATTN_OK);
+}
+
+/* Every key config.json is read for has one kind (issue 21): a value of
+ * another kind, out of range or given twice is refused, naming the key and
+ * the kind wanted, never replaced by the default; the same for eval.json. */
+static void test_config_kinds(void **state)
+{
+    (void)state;
+    static const struct { const char *key, *given, *msg; } CASES[] = {
+        {"rope_theta", "\"rope_theta\": \"10000\"", "config.json: 'rope_theta' must be a number, not a string (\"10000\")"},
+        {"rope_theta", "\"rope_theta\": null", "'rope_theta' must be a number, not null"},
+        {"rope_theta", "\"rope_theta\": 0.5", "'rope_theta' must be a finite number above 1, not 0.5"},
+        {"max_position_embeddings", "\"max_position_embeddings\": \"x\"",
+         "'max_position_embeddings' must be a number, not a string (\"x\")"},
+        {"max_position_embeddings", "\"max_position_embeddings\": 0", "'max_position_embeddings' must be a whole number from 1, not 0"},
+        {"max_position_embeddings", "\"max_position_embeddings\": 16.5", "must be a whole number from 1, not 16.5"},
+        {"rms_norm_eps", "\"rms_norm_eps\": \"1e-5\"", "'rms_norm_eps' must be a number, not a string (\"1e-5\")"},
+        {"rms_norm_eps", "\"rms_norm_eps\": -1e-5", "'rms_norm_eps' must be a number in (0, 1), not -1e-05"},
+        {"tie_word_embeddings", "\"tie_word_embeddings\": \"true\"",
+         "'tie_word_embeddings' must be true or false, not a string (\"true\")"},
+        {"tie_word_embeddings", "\"tie_word_embeddings\": 1", "'tie_word_embeddings' must be true or false, not a number"},
+        {"attnlab_causal", "\"attnlab_causal\": \"false\"", "'attnlab_causal' must be true or false, not a string"},
+        {"mlp_bias", "\"mlp_bias\": \"false\"", "'mlp_bias' must be true or false, not a string"},
+        {"attention_bias", "\"attention_bias\": null", "'attention_bias' must be true or false, not null"},
+        {"use_sliding_window", "\"use_sliding_window\": []", "'use_sliding_window' must be true or false, not a list"},
+        {"hidden_size", "\"hidden_size\": \"8\"", "'hidden_size' must be a whole number, not a string (\"8\")"},
+        {"num_hidden_layers", "\"num_hidden_layers\": 0", "'num_hidden_layers' must be a whole number from 1 to 256, not 0"},
+        {"intermediate_size", "\"intermediate_size\": -12", "'intermediate_size' must be a whole number from 1 to"},
+        {"vocab_size", "\"vocab_size\": 12.5", "'vocab_size' must be a whole number from 1 to 4194304, not 12.5"},
+        {"num_key_value_heads", "\"num_key_value_heads\": \"2\"", "'num_key_value_heads' must be a whole number, not a string"},
+        {"head_dim", "\"head_dim\": true", "'head_dim' must be a whole number, not a boolean"},
+        {"bos_token_id", "\"bos_token_id\": \"1\"", "'bos_token_id' must be a token id (a whole number from 0), a list of "
+         "them or null, not a string (\"1\")"},
+        {"eos_token_id", "\"eos_token_id\": [2, \"x\"]", "'eos_token_id' must be a token id"},
+        {"eos_token_id", "\"eos_token_id\": -1", "'eos_token_id' must be a token id (a whole number from 0), a list of them "
+         "or null, not -1"},
+        {"architectures", "\"architectures\": \"LlamaForCausalLM\"",
+         "'architectures' must be a list of names or null, not a string"},
+        {"architectures", "\"architectures\": [7]", "'architectures[0]' must be a name (a string), not a number"},
+        {"model_type", "\"model_type\": 7", "'model_type' must be a string, not a number"},
+        {"hidden_act", "\"hidden_act\": 1", "'hidden_act' must be a string, not a number"},
+        {"rope_scaling", "\"rope_scaling\": \"llama3\"", "'rope_scaling' must be null or an object, not a string"},
+        {"rope_scaling", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": \"8\", \"low_freq_factor\": 1, "
+         "\"high_freq_factor\": 4, \"original_max_position_embeddings\": 8}",
+         "'rope_scaling.factor' must be a number, not a string (\"8\")"},
+        {"rope_scaling", "\"rope_scaling\": {\"rope_type\": 3}", "'rope_scaling.rope_type' must be a string, not a number"},
+        {"rope_theta", "\"rope_theta\": 100, \"rope_theta\": 500000", "config.json: key 'rope_theta' appears twice"},
+        {"rope_scaling", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"rope_type\": \"default\"}",
+         "config.json: key 'rope_type' appears twice in rope_scaling"},
+        {"eos_token_id", "\"eos_token_id\": [{\"a\": 1, \"a\": 2}]", "key 'a' appears twice in eos_token_id[0]"},
+    };
+    const char *dir = model_dir("kinds");
+    attn_model m;
+    attn_error err;
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        make_model(dir, 1, 2, 2, true, NULL, NULL);
+        config_with(dir, CASES[i].key, CASES[i].given);
+        expect_load_error(dir, CASES[i].msg);
+    }
+    /* what transformers reads as None, null is here too; a list of EOS ids is read by its first */
+    make_model(dir, 1, 2, 2, true, NULL, NULL);
+    config_with(dir, "eos_token_id", "\"eos_token_id\": [2, 3]");
+    config_with(dir, "num_key_value_heads", "\"num_key_value_heads\": null");
+    config_with(dir, "bos_token_id", "\"bos_token_id\": null, \"head_dim\": null, \"rope_scaling\": null");
+    config_with(dir, "architectures", "\"architectures\": null, \"model_type\": \"llama\"");
+    if (attn_model_load(dir, &m, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(m.cfg.eos, 2);
+    assert_int_equal(m.cfg.bos, -1);
+    assert_int_equal(m.cfg.kv_heads, 2);
+    attn_model_free(&m);
+    /* eval.json, when there is one */
+    make_model(dir, 1, 2, 2, true, NULL, NULL);
+    write_text(dir, "eval.json", "{\"variant\": \"gqa\", \"heldout_loss\": \"4.1\"}");
+    expect_load_error(dir, "eval.json: 'heldout_loss' must be a number, not a string");
+    write_text(dir, "eval.json", "{\"variant\": \"gqa\", \"lang\": \"en\", \"lang\": \"zh\"}");
+    expect_load_error(dir, "eval.json: key 'lang' appears twice");
+    write_text(dir, "eval.json", "{\"variant\": [\"gqa\"]}");
+    expect_load_error(dir, "eval.json: 'variant' must be a string of at most 15 bytes, not a list");
+    write_eval(dir, "mqa", 3.5);
+    assert_int_equal(attn_model_load(dir, &m, &err), ATTN_OK);
+    assert_string_equal(m.variant, "mqa");
+    assert_true(m.heldout_loss == 3.5);
+    attn_model_free(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trained_causal),
+        cmocka_unit_test(test_config_kinds),
+    };
+    return cmocka_run_group_tests(tests, make_root, remove_root);
+}
