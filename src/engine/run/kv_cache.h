@@ -21,7 +21,7 @@
  * rows are read where they are (no k_cache, no k_expanded), the query heads
  * sharing a kv head are one product, and W_Q·W_K·W_V and W_gate·W_up are one
  * matrix-vector product each, reading the checkpoint's (out, in) rows in
- * order. Its logits equal a traced step's up to float rounding (test_model). */
+ * order. Its logits equal a traced step's up to float rounding (test_kv_cache). */
 #ifndef ATTN_KV_CACHE_H
 #define ATTN_KV_CACHE_H
 
@@ -58,7 +58,7 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
  * all at once, nothing traced (prefill.c): a prompt's keys, values and inputs
  * appended, and the last position's next-token logits (V) written; what a
  * traced pass of them would append, and its last logits, up to float rounding
- * (test_model). run as for attn_kv_step, but without dropout in training,
+ * (test_kv_cache). run as for attn_kv_step, but without dropout in training,
  * whose cells are the traced pass's (ATTN_ERR_CONFIG). */
 attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_config *run, const int *ids, int n,
                             float *logits, attn_error *err);
