@@ -10,8 +10,11 @@ build=$(cd "${1:-$root/build}" && pwd)
 [ $# -gt 0 ] && shift
 logs=$(mktemp -d "${TMPDIR:-/tmp}/attnlab-memcheck.XXXXXX")
 wrap="$logs/attnlab"
+# OMP_WAIT_POLICY set: attnlab would otherwise run itself again with it
+# (src/main.c), out of valgrind's sight
 cat > "$wrap" <<WRAP
 #!/bin/sh
+OMP_WAIT_POLICY=\${OMP_WAIT_POLICY:-passive}; export OMP_WAIT_POLICY
 exec valgrind --tool=memcheck --error-exitcode=99 --track-origins=no --leak-check=no \
   --log-file=$logs/vg.%p "$build/attnlab" "\$@"
 WRAP
@@ -19,7 +22,10 @@ chmod +x "$wrap"
 [ $# -gt 0 ] || set -- "$root"/tests/test_cli*.py
 for t in "$@"; do
   echo "memcheck: $(basename "$t")"
-  /usr/bin/python3 "$t" --attnlab "$wrap" 2>&1 | tail -n 3 || true
+  extra=""
+  case "$t" in *test_cli_lessons.py) extra="--models $root/assets/models" ;; esac
+  # shellcheck disable=SC2086
+  ATTNLAB_TEST_TMP="$logs" /usr/bin/python3 "$t" --attnlab "$wrap" $extra 2>&1 | tail -n 3 || true
 done
 n=$(ls "$logs"/vg.* 2>/dev/null | wc -l)
 # a process killed by a signal (the tests send some) writes no summary
