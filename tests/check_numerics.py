@@ -12,19 +12,19 @@ A handful of invalid configs must make attnlab exit non-zero.
 Written from the contract only (no knowledge of the C sources).
 Prints one line per config and, last, "N passed, M failed"; exits 0 iff M == 0.
 """
-import argparse
 import json
 import math
 import os
 import shlex
-import shutil
-import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import check  # noqa: E402
 
 RTOL = 1e-4          # |got - want| <= RTOL * max(1, |want|)
 
@@ -32,12 +32,8 @@ RTOL = 1e-4          # |got - want| <= RTOL * max(1, |want|)
 # ----------------------------------------------------------------------------- safetensors reader
 def read_safetensors(path):
     """Return (tensors: name -> float32 ndarray, metadata: dict, header: dict, data_len: int)."""
-    with open(path, "rb") as f:
-        buf = f.read()
-    (n,) = struct.unpack("<Q", buf[:8])
-    header = json.loads(buf[8:8 + n].decode("utf-8"))
+    header, data = common.read_st(path)
     meta = header.pop("__metadata__", None) or {}
-    data = buf[8 + n:]
     tensors = {}
     for name, info in header.items():
         if info.get("dtype") != "F32":
@@ -656,82 +652,63 @@ def check_trace(path, want):
 
 
 # ----------------------------------------------------------------------------- driver
+def trace_fails(exe, flags, out):
+    """What is wrong with `attnlab trace FLAGS -o OUT` and the trace it writes ([] when nothing)."""
+    if os.path.exists(out):
+        os.remove(out)
+    try:
+        r = subprocess.run([exe, "trace"] + flags + ["-o", out], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return ["run: %s" % e]
+    if r.returncode != 0:
+        return ["run: exit %d, stderr: %s" % (r.returncode, r.stderr.decode("utf-8", "replace").strip()[:2000])]
+    if not os.path.exists(out):
+        return ["run: exit 0 but no trace file written"]
+    try:
+        return check_trace(out, parse_flags(flags))
+    except Exception as e:      # noqa: BLE001  (a checker crash is a failure, not a pass)
+        return ["checker: %s: %s" % (type(e).__name__, e)]
+
+
+def rejection(exe, flags, out):
+    """Why `attnlab trace FLAGS -o OUT` of an invalid config is not a clean rejection (None when it is)."""
+    try:
+        rc = subprocess.run([exe, "trace"] + flags + ["-o", out], capture_output=True, timeout=60).returncode
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "run: %s" % e
+    if rc == 0:
+        return "invalid config accepted (exit 0), expected an error"
+    if rc < 0:
+        return "invalid config crashed with signal %d" % -rc
+    return None
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--attnlab", required=True, help="path to the attnlab binary")
-    ap.add_argument("--workdir", help="directory for trace files (default: a temp dir, removed afterwards)")
+    ap = common.parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workdir", help="directory for trace files (default: a temp dir, removed afterwards unless a check failed)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every failure, not just the first")
-    args = ap.parse_args()
+    args = common.parse(ap)
     exe = os.path.abspath(args.attnlab)
     if args.workdir:
         os.makedirs(args.workdir, exist_ok=True)
-        work, cleanup = args.workdir, False
+        work = args.workdir
     else:
-        work, cleanup = tempfile.mkdtemp(prefix="attnlab-numref-"), True
-
-    passed = failed = 0
+        work = common.temp_folder("attnlab-numref-")
+    common.say_ok = True
     t0 = time.time()
-    try:
-        for ci, flags in enumerate(CONFIGS):
-            shown = shlex.join(flags)
-            out = os.path.join(work, "trace_%02d.safetensors" % ci)
-            if os.path.exists(out):
-                os.remove(out)
-            cmd = [exe, "trace"] + flags + ["-o", out]
-            try:
-                r = subprocess.run(cmd, capture_output=True, timeout=60)
-            except (OSError, subprocess.TimeoutExpired) as e:
-                fails = ["run: %s" % e]
-            else:
-                if r.returncode != 0:
-                    fails = ["run: exit %d, stderr: %s" % (r.returncode, r.stderr.decode("utf-8", "replace").strip()[:2000])]
-                elif not os.path.exists(out):
-                    fails = ["run: exit 0 but no trace file written"]
-                else:
-                    try:
-                        fails = check_trace(out, parse_flags(flags))
-                    except Exception as e:      # noqa: BLE001  (a checker crash is a failure, not a pass)
-                        fails = ["checker: %s: %s" % (type(e).__name__, e)]
-            if fails:
-                failed += 1
-                more = " (+%d more)" % (len(fails) - 1) if len(fails) > 1 and not args.verbose else ""
-                print("FAIL %s: %s%s" % (shown, fails[0], more))
-                if args.verbose:
-                    for x in fails[1:]:
-                        print("       %s" % x)
-            else:
-                passed += 1
-                print("ok  %s" % shown)
-            sys.stdout.flush()
-
-        for ci, flags in enumerate(INVALID):
-            shown = shlex.join(flags)
-            out = os.path.join(work, "invalid_%02d.safetensors" % ci)
-            try:
-                r = subprocess.run([exe, "trace"] + flags + ["-o", out], capture_output=True, timeout=60)
-                rc = r.returncode
-            except (OSError, subprocess.TimeoutExpired) as e:
-                rc = None
-                print("FAIL %s: run: %s" % (shown, e))
-            if rc is None:
-                failed += 1
-            elif rc == 0:
-                failed += 1
-                print("FAIL %s: invalid config accepted (exit 0), expected an error" % shown)
-            elif rc < 0:
-                failed += 1
-                print("FAIL %s: invalid config crashed with signal %d" % (shown, -rc))
-            else:
-                passed += 1
-                print("ok  %s (rejected, exit %d)" % (shown, rc))
-            sys.stdout.flush()
-    finally:
-        if cleanup:
-            shutil.rmtree(work, ignore_errors=True)
+    for ci, flags in enumerate(CONFIGS):
+        fails = trace_fails(exe, flags, os.path.join(work, "trace_%02d.safetensors" % ci))
+        more = " (+%d more)" % (len(fails) - 1) if len(fails) > 1 and not args.verbose else ""
+        rest = "".join("\n       %s" % x for x in fails[1:]) if args.verbose else ""
+        check(shlex.join(flags), not fails, (fails[0] if fails else "") + more + rest)
+        sys.stdout.flush()
+    for ci, flags in enumerate(INVALID):
+        why = rejection(exe, flags, os.path.join(work, "invalid_%02d.safetensors" % ci))
+        check(shlex.join(flags) + " (rejected)", why is None, why)
+        sys.stdout.flush()
     print("# %.1f s" % (time.time() - t0), file=sys.stderr)
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+    common.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -6,16 +6,15 @@ projections, view/transpose head splits, llama's complex-number RoPE,
 repeat_interleave for repeat_kv, torch.triu masks, torch.softmax) from the
 inputs recorded in the trace, and compared within 1e-4 relative. Needs Debian's
 python3-torch; without it the script exits 77, which ctest reports as skipped."""
-import argparse
-import atexit
 import json
 import math
 import os
-import shutil
-import struct
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import check  # noqa: E402
 
 try:
     import numpy as np
@@ -24,21 +23,15 @@ except ImportError:
     print("torch is not installed (apt-get install python3-torch): skipped")
     sys.exit(77)
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--attnlab", required=True)
-ARGS = ap.parse_args()
-TMP = tempfile.mkdtemp(prefix="attnlab-torch-")
-# removed at the end unless a check failed (then kept to look at)
-atexit.register(lambda: failed or shutil.rmtree(TMP, True))
+ARGS = common.parse()
+TMP = common.temp_folder("attnlab-torch-")
+common.say_ok = True
 torch.set_default_dtype(torch.float64)
 
 
 def load(path):
-    raw = open(path, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
+    header, data = common.read_st(path)
     meta = header.pop("__metadata__")
-    data = raw[8 + n:]
     t = {k: torch.from_numpy(np.frombuffer(data[e["data_offsets"][0]:e["data_offsets"][1]], "<f4")
                              .reshape(e["shape"]).astype(np.float64)) for k, e in header.items()}
     return t, meta
@@ -154,13 +147,12 @@ CONFIGS = [
     ["--sliding-window", "2", "--no-causal", "--rope", "--past", "2"],
     ["--seq", "40", "--batch", "2", "--d-model", "64", "--heads", "4", "--kv-heads", "1", "--sliding-window", "8", "--past", "5"],
 ]
-passed = failed = 0
 for cfg in CONFIGS:
+    shown = " ".join(cfg) or "(defaults)"
     path = os.path.join(TMP, "t.safetensors")
     r = subprocess.run([ARGS.attnlab, "trace", *cfg, "-o", path], capture_output=True, text=True)
     if r.returncode:
-        print(f"FAIL {' '.join(cfg)}: attnlab exited {r.returncode}: {r.stderr.strip()}")
-        failed += 1
+        check(shown, False, f"attnlab exited {r.returncode}: {r.stderr.strip()}")
         continue
     t, m = load(path)
     e, (b, h, s, k, d) = expected(t, m)
@@ -184,11 +176,5 @@ for cfg in CONFIGS:
     else:
         err = compare("out", t["out"], out)
     problems += [err] if err else []
-    if problems:
-        failed += 1
-        print(f"FAIL {' '.join(cfg) or '(defaults)'}: " + "; ".join(problems))
-    else:
-        passed += 1
-        print(f"ok   {' '.join(cfg) or '(defaults)'}: {len(t)} tensors")
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+    check(f"{shown}: {len(t)} tensors", not problems, "; ".join(problems))
+common.finish()

@@ -17,36 +17,26 @@ imported it reads every file too).
 And the settings are recorded whole: a model's long Chinese text and a model
 folder's long path come back byte for byte. Standard library only (the HF
 checkpoint case uses tests/make_checkpoints.py, which needs numpy)."""
-import argparse
 import json
 import os
 import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--attnlab", required=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import check  # noqa: E402
+
+ap = common.parser()
 ap.add_argument("--models", required=True, help="the shipped models (assets/models)")
-ARGS = ap.parse_args()
-TMP = tempfile.mkdtemp(prefix="attnlab-tracefiles-", dir=os.environ.get("ATTNLAB_TEST_TMP") or None)
-passed = failed = 0
+ARGS = common.parse(ap)
+TMP = common.temp_folder("attnlab-tracefiles-")
 
 DTYPE_SIZES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
                "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8}
 MAX_HEADER = 100 << 20
 U64 = (1 << 64) - 1
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
-    return ok
 
 
 def no_duplicates(pairs):
@@ -206,7 +196,6 @@ check("one layer's weights kept: the text whole", meta.get("text") == POEM, repr
 
 # a Hugging Face checkpoint (BF16 shards and an index), as make_checkpoints.py writes them
 try:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import make_checkpoints
     hf = os.path.join(TMP, "hf-llama3")
     make_checkpoints.write(hf, make_checkpoints.TINY["llama3"], 1)
@@ -217,9 +206,4 @@ if hf:
     meta = trace("checkpoint.safetensors", ["--model", hf, "--text", "the cat sat on the mat . " * 3])
     check("checkpoint: the folder is recorded whole", meta.get("model") == hf, repr(meta.get("model")))
 
-print(f"{passed} passed, {failed} failed")
-if failed:
-    print(f"(files kept in {TMP})")
-else:
-    shutil.rmtree(TMP, ignore_errors=True)
-sys.exit(1 if failed else 0)
+common.finish()

@@ -25,7 +25,6 @@ The window (`view`) is driven on a private Xvfb display and skipped without
 Xvfb and xdotool; the model commands are skipped without the shipped models.
 Exits 77 (skipped) where RLIMIT_AS or /proc cannot be used or there is not
 enough free memory. Standard library only."""
-import argparse
 import os
 import re
 import resource
@@ -37,16 +36,19 @@ import sys
 import tempfile
 import time
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--attnlab", required=True)
-ap.add_argument("--models", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import check  # noqa: E402
+
+ap = common.parser()
+ap.add_argument("--models", default=common.MODELS)
 ap.add_argument("-v", "--verbose", action="store_true", help="print each command's figures")
-ARGS = ap.parse_args()
+ARGS = common.parse(ap)
 ATTNLAB = os.path.abspath(ARGS.attnlab)
 STARTED = time.monotonic()
 MIB = 1 << 20
 GIB = 1 << 30
-passed = failed = 0
+common.say_ok = ARGS.verbose
 FIGURES = []  # one line per command: estimate, T, peak
 JUDGED = []  # the commands whose peak was read and judged
 
@@ -71,35 +73,17 @@ with open("/proc/meminfo") as f:
 if avail < 3 * GIB:
     skip(f"needs 3 GiB of free memory, {avail / GIB:.1f} GiB available")
 
-TMP = tempfile.mkdtemp(prefix="attnlab-ulimit-", dir=os.environ.get("ATTNLAB_TEST_TMP") or None)
+TMP = common.temp_folder("attnlab-ulimit-")
 # Two compute threads whatever the machine, so that the figures below are this test's,
 # not the machine's (one case runs with four).
 ENV = dict(os.environ, LC_ALL="C.UTF-8", LANGUAGE="en", SDL_AUDIODRIVER="dummy", OMP_NUM_THREADS="2")
 
 
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        if ARGS.verbose:
-            print(f"ok {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
-    return ok
-
-
 def finish():
-    if failed or ARGS.verbose:
+    if common.failed or ARGS.verbose:
         for line in FIGURES:
             print(line)
-    took = time.monotonic() - STARTED
-    if failed:
-        print(f"{passed} passed, {failed} failed ({took:.1f} s; files kept in {TMP})")
-        sys.exit(1)
-    shutil.rmtree(TMP, ignore_errors=True)
-    print(f"{passed} passed, 0 failed ({took:.1f} s)")
-    sys.exit(0)
+    common.finish(STARTED)
 
 
 # ---- sizes in messages ("785 MiB", "1.23 GiB") -----------------------------------

@@ -2,8 +2,6 @@
 """Drives the attnlab binary as a user would: every bad invocation or file gets
 a one-line message and the documented exit code; good ones work. Standard
 library only."""
-import argparse
-import atexit
 import json
 import re
 import os
@@ -12,46 +10,17 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--attnlab", required=True)
-ARGS = ap.parse_args()
-TMP = tempfile.mkdtemp(prefix="attnlab-cli-")
-# removed at the end unless a check failed (then kept to look at)
-atexit.register(lambda: failed or shutil.rmtree(TMP, True))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import check, expect, run  # noqa: E402
+
+ARGS = common.parse()
+TMP = common.temp_folder("attnlab-cli-")
 OUT = os.path.join(TMP, "t.safetensors")
 PNG = os.path.join(TMP, "p.png")
-passed = failed = 0
-
-
-def run(args):
-    args = [a if isinstance(a, bytes) else a.encode() for a in args]
-    return subprocess.run([ARGS.attnlab.encode()] + args, capture_output=True, timeout=120)
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
-
-
-def expect(args, code, message=None, stream="stderr"):
-    r = run(args)
-    text = (r.stderr if stream == "stderr" else r.stdout).decode(errors="replace")
-    name = " ".join(a if isinstance(a, str) else repr(a) for a in args)
-    ok = r.returncode == code and (message is None or message in text)
-    if code != 0 and ok:
-        # a clear one-line message naming the problem
-        ok = text.count("\n") == 1 and text.startswith("attnlab")
-    check(name, ok, f"exit {r.returncode} (want {code}), {stream}: {text!r}, want {message!r}")
-    return r
-
 
 # ---- usage and configuration errors: exit 2, one line ----
 USAGE = [
@@ -150,13 +119,11 @@ def bad_file(name, data):
     return p
 
 
-n = struct.unpack("<Q", blob[:8])[0]
-header = json.loads(blob[8:8 + n])
+header, body = common.read_st(good)
 
 
-def with_header(h, data=None):
-    text = json.dumps(h).encode()
-    return struct.pack("<Q", len(text)) + text + (blob[8 + n:] if data is None else data)
+def with_header(h):
+    return common.st_bytes(h, body, pad=False)
 
 
 h_dtype = json.loads(json.dumps(header)); h_dtype["x"]["dtype"] = "F64"
@@ -170,7 +137,7 @@ FILES = [
     ("trailing.safetensors", blob + b"\0" * 4, "the data section has"),
     ("headerlen.safetensors", struct.pack("<Q", 1 << 40) + blob[8:], "larger than the"),
     ("beyond.safetensors", struct.pack("<Q", len(blob)) + blob[8:], "runs past the end"),
-    ("notjson.safetensors", struct.pack("<Q", 9) + b"{not json" + blob[8 + n:], "header: not valid JSON"),
+    ("notjson.safetensors", struct.pack("<Q", 9) + b"{not json" + body, "header: not valid JSON"),
     ("dtype.safetensors", with_header(h_dtype), "dtype F64"),
     ("range.safetensors", with_header(h_range), "beyond the"),
     ("shape.safetensors", with_header(h_shape), "shape needs"),
@@ -204,8 +171,7 @@ for form, want in ([["--mask-value", "-inf"], "-inf"], [["--mask-value=-1e9"], "
                    [["--mask-value", "-1e9"], "-1e+09"]):
     p = os.path.join(TMP, "mv.safetensors")
     expect(["trace"] + form + ["-o", p], 0, "wrote", stream="stdout")
-    b = open(p, "rb").read()
-    meta = json.loads(b[8:8 + struct.unpack("<Q", b[:8])[0]])["__metadata__"]
+    meta = common.read_st(p)[0]["__metadata__"]
     check(f"mask value {form}", meta["mask_value"] == want and meta["format"] == "attnlab-trace/1", meta["mask_value"])
 
 p = os.path.join(TMP, "cross.safetensors")
@@ -219,9 +185,7 @@ check("bench --generate: decode tokens/s",
                 r.stdout.decode()), r.stdout)
 # the read bound: the bytes of every matrix a step reads (each layer's seven, then the head: tang ties it to
 # the embedding), from the file's own header
-tang_st = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "tang", "model.safetensors")
-with open(tang_st, "rb") as fh:
-    hdr = json.loads(fh.read(struct.unpack("<Q", fh.read(8))[0]))
+hdr = common.read_st(os.path.join(common.MODELS, "tang", "model.safetensors"))[0]
 step_bytes = sum(e["data_offsets"][1] - e["data_offsets"][0] for k, e in hdr.items()
                  if k == "model.embed_tokens.weight" or (k.startswith("model.layers.") and k.endswith("proj.weight")))
 m = re.search(r"^decode reads (\d+) MB of weights a token; read alone by the same threads they take ([0-9.]+) ms "
@@ -264,7 +228,7 @@ r = expect(["trace", "--help"], 0, "'\\\\' a backslash", stream="stdout")
 # a model whose tokenizer.json has a step that grows without bound, or a pattern that backtracks without end:
 # refused as the file's problem (exit 1) naming the file and the step (issue 21, findings 5 and 6)
 hdir = os.path.join(TMP, "hostile-tokenizer")
-shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "brown"), hdir)
+common.model_copy(hdir, "brown")
 tok = json.load(open(os.path.join(hdir, "tokenizer.json")))
 grow = {"type": "Replace", "pattern": {"Regex": ""}, "content": "a" * 100}
 for step, text, msg in (
@@ -278,11 +242,8 @@ for step, text, msg in (
 
 # a trace of an older attnlab, which cut its text at 63 bytes inside a character, still opens: read up to the cut
 expect(["trace", "--model", "tang", "--text", "床前明月光", "-o", OUT], 0, "wrote", stream="stdout")
-data = open(OUT, "rb").read()
-hlen = struct.unpack("<Q", data[:8])[0]
-cut = data[:8 + hlen].replace('"床前明月光"'.encode(), '"床前明月'.encode() + b'\xe5\x85 "') + data[8 + hlen:]
-with open(OUT, "wb") as f:
-    f.write(cut)
+head, data = common.st_parts(OUT)
+common.write_st(OUT, head.replace('"床前明月光"'.encode(), '"床前明月'.encode() + b'\xe5\x85 "'), data, pad=False)
 expect(["info", OUT], 0, "text 床前明月 ·", stream="stdout")
 r = expect(["generate", "--help"], 0, "--allow-unk", stream="stdout")
 check("generate --help says <unk> and </s>", "<unk>" in r.stdout.decode() and "</s>" in r.stdout.decode(), r.stdout)
@@ -333,8 +294,7 @@ check("render of a foreign file is a PNG", png_size(PNG) == (1280, 800), png_siz
 empty_conf = os.path.join(TMP, "fonts.conf")
 with open(empty_conf, "w") as f:
     f.write("<?xml version='1.0'?><fontconfig></fontconfig>\n")
-r = subprocess.run([ARGS.attnlab, "render", "-o", PNG], capture_output=True, timeout=120,
-                   env=dict(os.environ, FONTCONFIG_FILE=empty_conf))
+r = run(["render", "-o", PNG], env={"FONTCONFIG_FILE": empty_conf})
 err = r.stderr.decode()
 check("render without fonts: exit 1, one line naming the font", r.returncode == 1 and "font" in err
       and err.count("\n") == 1 and err.startswith("attnlab render:"), err)
@@ -349,8 +309,7 @@ check("bench --frames last line", re.match(r"render: [0-9.]+ ms per frame \(medi
 
 # ---- the progress file: one that cannot be read is never replaced; a corrupt one is moved aside ----
 def lessons(args, state):
-    return subprocess.run([ARGS.attnlab, "lessons"] + args, capture_output=True, timeout=30,
-                          env=dict(os.environ, XDG_STATE_HOME=state))
+    return run(["lessons"] + args, timeout=30, env={"XDG_STATE_HOME": state})
 
 
 state = os.path.join(TMP, "state")
@@ -412,10 +371,8 @@ check("reset-progress once the lock is free: exit 0, progress forgotten", r.retu
 # single-layer trace): --layer picks the layer, --stage reads in it
 one = os.path.join(TMP, "one.safetensors")
 run(["trace", "-o", one])
-raw = open(one, "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-head = json.loads(raw[8:8 + n])
-meta, data = head.pop("__metadata__"), raw[8 + n:]
+head, data = common.read_st(one)
+meta = head.pop("__metadata__")
 out_head, blobs, off = {"__metadata__": dict(meta, layers="3")}, [], 0
 for layer in range(3):
     for name, e in head.items():
@@ -423,10 +380,7 @@ for layer in range(3):
         out_head[f"layers.{layer}.{name}"] = dict(e, data_offsets=[off, off + len(blob)])
         blobs.append(blob)
         off += len(blob)
-hj = json.dumps(out_head).encode()
-three = os.path.join(TMP, "three.safetensors")
-with open(three, "wb") as f:
-    f.write(struct.pack("<Q", len(hj)) + hj + b"".join(blobs))
+three = common.write_st(os.path.join(TMP, "three.safetensors"), out_head, b"".join(blobs), pad=False)
 by_layer, by_name = os.path.join(TMP, "layer2.png"), os.path.join(TMP, "name2.png")
 r1 = run(["render", three, "--layer", "2", "--stage", "weights", "-o", by_layer])
 r2 = run(["render", three, "--stage", "layers.2.weights", "-o", by_name])
@@ -458,8 +412,8 @@ expect(["info", TMP], 1, TMP + ": is a directory, not a regular file")
 lessons_dir = os.path.join(TMP, "fifo-lessons")
 os.makedirs(os.path.join(lessons_dir, "en"))
 os.mkfifo(os.path.join(lessons_dir, "en", "01-fifo.md"))
-r = subprocess.run([ARGS.attnlab, "lessons", "--list", "--lang", "en"], capture_output=True, timeout=30,
-                   env=dict(os.environ, ATTNLAB_LESSONS=lessons_dir, XDG_STATE_HOME=os.path.join(TMP, "st")))
+r = run(["lessons", "--list", "--lang", "en"], timeout=30,
+        env={"ATTNLAB_LESSONS": lessons_dir, "XDG_STATE_HOME": os.path.join(TMP, "st")})
 check("a FIFO among the lessons is listed as an error, not read", r.returncode == 0 and
       b"is a FIFO, not a regular file" in r.stdout, (r.returncode, r.stdout, r.stderr))
 
@@ -497,10 +451,7 @@ def weights_only(path, b, h, s, t, meta=None):
     hdr = {"weights": {"dtype": "F32", "shape": [b, h, s, t], "data_offsets": [0, 4 * b * h * s * t]}}
     if meta:
         hdr["__metadata__"] = meta
-    hdr = json.dumps(hdr)
-    hdr += " " * (-len(hdr) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hdr)) + hdr.encode() + bytes(4 * b * h * s * t))
+    common.write_st(path, hdr, bytes(4 * b * h * s * t))
 for shape in ((1, 2, 3, 3), (1, 2, 0, 0)):
     wpath = os.path.join(TMP, "weights-%d-%d-%d-%d.safetensors" % shape)
     weights_only(wpath, *shape)
@@ -517,11 +468,8 @@ for shape, axis, flag in (((1, 0, 3, 3), "no heads (h = 0)", "--head"), ((0, 2, 
         check("render of a broken trace says nothing of " + flag, flag not in r.stderr.decode(), r.stderr)
     expect(["render", wpath, flag, "0", "-o", os.path.join(TMP, "w.png")], 2, flag + ": 0 is out of range")
 # a trace without the weights stage opens on its own first stage unless --stage asks for weights
-xpath = os.path.join(TMP, "x-only.safetensors")
-with open(xpath, "wb") as f:
-    hdr = json.dumps({"x": {"dtype": "F32", "shape": [1, 3, 4], "data_offsets": [0, 48]}})
-    hdr += " " * (-len(hdr) % 8)
-    f.write(struct.pack("<Q", len(hdr)) + hdr.encode() + bytes(48))
+xpath = common.write_st(os.path.join(TMP, "x-only.safetensors"),
+                        {"x": {"dtype": "F32", "shape": [1, 3, 4], "data_offsets": [0, 48]}}, bytes(48))
 expect(["render", xpath, "-o", os.path.join(TMP, "w.png")], 0)
 expect(["render", xpath, "--stage", "weights", "-o", os.path.join(TMP, "w.png")], 2, "--stage: this trace has no stage 'weights'")
 
@@ -537,8 +485,7 @@ for shown in (rb"\x1b[2J", rb"b\u009b1m", rb"\x1b]0;pwned\x07", rb"a\x7fb\x09c",
     check("info shows %r escaped" % shown, shown in out, out[:400])
 
 # nor any file of a model folder the command reads, however the output is spelled (issue 21)
-mdir = os.path.join(TMP, "model-copy")
-shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "tang"), mdir)
+mdir = common.model_copy(os.path.join(TMP, "model-copy"))
 mlink = os.path.join(TMP, "model-link")
 os.symlink(mdir, mlink)
 kept = {f: open(os.path.join(mdir, f), "rb").read() for f in ("model.safetensors", "tokenizer.json", "config.json")}
@@ -559,22 +506,11 @@ check("writing through a symbolic link replaces the file it names and keeps the 
       r.returncode == 0 and os.path.islink(link) and open(src, "rb").read() != before, r.stderr)
 
 # ---- model folders (issue 21) ----
-TANG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "tang")
+TANG = os.path.join(common.MODELS, "tang")
 
 
 def tang_copy(name, skip=()):
-    d = os.path.join(TMP, name)
-    os.makedirs(d)
-    for f in ("config.json", "tokenizer.json", "model.safetensors"):
-        if f not in skip:
-            shutil.copy(os.path.join(TANG, f), d)
-    return d
-
-
-def st_header(path):
-    b = open(path, "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    return json.loads(b[8:8 + n]), b[8 + n:]
+    return common.model_files(os.path.join(TMP, name), "tang", skip)
 
 
 # a folder path of 4,083 bytes: config.json fits in the 4,095 a path may have,
@@ -589,7 +525,7 @@ shutil.copy(os.path.join(TANG, "config.json"), deep)
 shutil.copy(os.path.join(TANG, "model.safetensors"), os.path.join(deep, "w.st"))
 shutil.copy(os.path.join(TANG, "tokenizer.json"), os.path.join(deep, "tokenizer.j"))
 with open(os.path.join(deep, "model.safet"), "w") as f:
-    json.dump({"weight_map": {k: "w.st" for k in st_header(os.path.join(TANG, "model.safetensors"))[0]
+    json.dump({"weight_map": {k: "w.st" for k in common.read_st(os.path.join(TANG, "model.safetensors"))[0]
                               if k != "__metadata__"}}, f)
 r = expect(["generate", "--model", deep, "--text", "春眠", "--max-new", "3"], 1,
            "/model.safetensors.index.json: the path is 4112 bytes, longer than the 4095 a path may have")
@@ -597,22 +533,19 @@ check("a folder path too long for its files: named by its ends", "…" in r.stde
 
 # a tensor in two shards: refused, naming both (one copy would win silently)
 d = tang_copy("two-shards", skip=("model.safetensors",))
-h, data = st_header(os.path.join(TANG, "model.safetensors"))
+h, data = common.read_st(os.path.join(TANG, "model.safetensors"))
 names = sorted(k for k in h if k != "__metadata__")
-def write_st(path, keys):
+def write_shard(path, keys):
     out, blobs, off = {}, [], 0
     for k in keys:
         b0, b1 = h[k]["data_offsets"]
         out[k] = dict(h[k], data_offsets=[off, off + b1 - b0])
         blobs.append(data[b0:b1])
         off += b1 - b0
-    text = json.dumps(out).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    common.write_st(path, out, b"".join(blobs))
 half = len(names) // 2
-write_st(os.path.join(d, "a.safetensors"), names[:half])
-write_st(os.path.join(d, "b.safetensors"), names[half:] + [names[0]])
+write_shard(os.path.join(d, "a.safetensors"), names[:half])
+write_shard(os.path.join(d, "b.safetensors"), names[half:] + [names[0]])
 with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
     json.dump({"weight_map": {k: "a.safetensors" if i < half else "b.safetensors" for i, k in enumerate(names)}}, f)
 expect(["generate", "--model", d, "--text", "春眠", "--max-new", "3"], 1,
@@ -667,9 +600,7 @@ for i, (change, msg) in enumerate((
 # pitfall shown on purpose, are no warning
 def rewrite_tensor(path, name, values_of):
     """Stores tensor `name` of a safetensors file as F32, its values replaced by values_of(values)."""
-    blob = open(path, "rb").read()
-    n = struct.unpack("<Q", blob[:8])[0]
-    header, data = json.loads(blob[8:8 + n]), blob[8 + n:]
+    header, data = common.read_st(path)
     out, parts, off = {}, [], 0
     for key, e in header.items():
         if key == "__metadata__":
@@ -684,10 +615,7 @@ def rewrite_tensor(path, name, values_of):
         out[key] = dict(e, data_offsets=[off, off + len(raw)])
         parts.append(raw)
         off += len(raw)
-    hdr = json.dumps(out)
-    hdr += " " * (-len(hdr) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hdr)) + hdr.encode() + b"".join(parts))
+    common.write_st(path, out, b"".join(parts))
 
 
 def poisoned(name, tensor, values_of):
@@ -773,11 +701,8 @@ def peak_run(args):
 
 sparse = os.path.join(TMP, "sparse-f16.safetensors")
 shape = [1, 8, 2048, 2048]  # 64 MiB of F16, 128 MiB as float32
-hdr = json.dumps({"weights": {"dtype": "F16", "shape": shape, "data_offsets": [0, 2 * 8 * 2048 * 2048]}})
-hdr += " " * (-len(hdr) % 8)
-with open(sparse, "wb") as f:
-    f.write(struct.pack("<Q", len(hdr)) + hdr.encode())
-    f.truncate(8 + len(hdr) + 2 * 8 * 2048 * 2048)
+common.write_st(sparse, {"weights": {"dtype": "F16", "shape": shape, "data_offsets": [0, 2 * 8 * 2048 * 2048]}})
+os.truncate(sparse, os.path.getsize(sparse) + 2 * 8 * 2048 * 2048)
 MIB = 1 << 20
 rss = "" if not asan else " (peak RSS not measured under ASan)"
 # (render's 1280 × 800 picture counts against the limit too, issue 37)
@@ -826,8 +751,7 @@ def cut_while_running(args, path, env, source):
     return outcome
 
 
-mcut = os.path.join(TMP, "model-cut")
-shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "tang"), mcut)
+mcut = common.model_copy(os.path.join(TMP, "model-cut"))
 weights, whole = os.path.join(mcut, "model.safetensors"), os.path.join(TMP, "tang-weights.safetensors")
 shutil.copyfile(weights, whole)
 mapped, code, err = cut_while_running(["generate", "--model", mcut, "--text", "春眠不觉晓", "--max-new", "100",
@@ -842,27 +766,21 @@ check("generate, its weights cut short while it runs: exit 1, one line naming th
 def checkpointed_model():
     """A models folder holding `ck`: tang with two snapshots, step 0 with every 128th weight set to 0.5."""
     root = os.path.join(TMP, "ck-models")
-    d = os.path.join(root, "ck")
-    shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "tang"), d)
+    d = common.model_copy(os.path.join(root, "ck"))
     for step in (25, 0):
-        s = os.path.join(d, "checkpoints", f"step{step}")
-        os.makedirs(s)
-        for f in ("config.json", "model.safetensors", "tokenizer.json"):
-            shutil.copyfile(os.path.join(d, f), os.path.join(s, f))
-    with open(os.path.join(d, "checkpoints", "step0", "model.safetensors"), "r+b") as f:
-        raw = bytearray(f.read())
-        start = 8 + struct.unpack("<Q", raw[:8])[0]
-        for i in range(start, len(raw) - 1, 256):
-            raw[i:i + 2] = struct.pack("<e", 0.5)
-        f.seek(0)
-        f.write(raw)
+        common.snapshot(d, step)
+    step0 = os.path.join(d, "checkpoints", "step0", "model.safetensors")
+    head, data = common.st_parts(step0)
+    data = bytearray(data)
+    for i in range(0, len(data) - 1, 256):
+        data[i:i + 2] = struct.pack("<e", 0.5)
+    common.write_st(step0, head, bytes(data), pad=False)
     os.makedirs(os.path.join(d, "checkpoints", "step50"))   # no config.json: not a snapshot
     return root, d
 
 
 ck_root, ck = checkpointed_model()
-env = dict(os.environ, ATTNLAB_MODELS=ck_root)
-r = subprocess.run([ARGS.attnlab, "models"], capture_output=True, env=env, timeout=120)
+r = run(["models"], env={"ATTNLAB_MODELS": ck_root})
 check("models lists a model's checkpoint steps", r.returncode == 0 and
       b"checkpoints at steps 0, 25 (--checkpoint N)" in r.stdout, r.stdout + r.stderr)
 traces = {}
@@ -906,5 +824,4 @@ check("a broken metrics.json: one line naming the file, the picture without the 
 os.remove(metrics)
 expect(["trace", "--model", ck, "--checkpoint", "x", "-o", OUT], 2, "checkpoint")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+common.finish()

@@ -4,40 +4,23 @@ command reads (the model folder and its parent model, checkpoints, a lesson's
 models, the picker's lessons, the progress file); a bare model name means the
 shipped model even beside a folder of that name; checkpoint folders are listed
 and looked up by one rule. Standard library only."""
-import argparse
-import atexit
 import hashlib
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--attnlab", required=True)
-ARGS = ap.parse_args()
-HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = os.path.join(HERE, "..", "assets", "models")
-TMP = tempfile.mkdtemp(prefix="attnlab-guard-")
-atexit.register(lambda: failed or shutil.rmtree(TMP, True))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import MODELS, check, model_copy, snapshot  # noqa: E402
+
+common.parse()
+TMP = common.temp_folder("attnlab-guard-")
 STATE = os.path.join(TMP, "state")
-passed = failed = 0
 
 
 def run(args, env=None, cwd=None):
-    e = dict(os.environ, XDG_STATE_HOME=STATE)
-    e.update(env or {})
-    return subprocess.run([ARGS.attnlab] + args, capture_output=True, timeout=120, env=e, cwd=cwd)
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
+    return common.run(args, env={"XDG_STATE_HOME": STATE, **(env or {})}, cwd=cwd)
 
 
 def digest(path):
@@ -55,23 +38,15 @@ def refused(name, args, target, want, env=None):
           f"exit {r.returncode}, stderr {err!r}, want {want!r}, changed {before != after}")
 
 
-def snapshot(d, step):
-    s = os.path.join(d, "checkpoints", f"step{step}" if isinstance(step, int) else step)
-    os.makedirs(s)
-    for f in ("config.json", "model.safetensors", "tokenizer.json"):
-        shutil.copyfile(os.path.join(d, f), os.path.join(s, f))
-    return s
-
-
 def fresh_models(tag):
     """A models folder holding `ck` (tang with snapshots at steps 0 and 25) and `brown2`, made anew for each
     case, so that a case that writes over one (before the fix) does not change the next."""
     root = os.path.join(TMP, f"models-{tag}")
-    shutil.copytree(os.path.join(MODELS, "tang"), os.path.join(root, "ck"))
+    ck = model_copy(os.path.join(root, "ck"))
     for step in (0, 25):
-        snapshot(os.path.join(root, "ck"), step)
-    shutil.copytree(os.path.join(MODELS, "brown"), os.path.join(root, "brown2"))
-    return root, os.path.join(root, "ck")
+        snapshot(ck, step)
+    model_copy(os.path.join(root, "brown2"), "brown")
+    return root, ck
 
 
 CK_ROOT, CK = fresh_models("trace")
@@ -164,7 +139,7 @@ check("the usage text says which a bare name means", b"./NAME" in r.stdout, r.st
 # ---- finding 13: more than 64 checkpoints ----
 MANY_ROOT = os.path.join(TMP, "many")
 MANY = os.path.join(MANY_ROOT, "many")
-shutil.copytree(os.path.join(MODELS, "tang"), MANY)
+model_copy(MANY)
 for step in range(0, 700, 10):     # 70 steps; only config.json, which is what makes a snapshot listed
     s = os.path.join(MANY, "checkpoints", f"step{step}")
     os.makedirs(s)
@@ -191,7 +166,7 @@ check("models: past 64 checkpoints, the first and the last are among those liste
 # ---- finding 24: step025 is not the folder of step 25 ----
 Z_ROOT = os.path.join(TMP, "zeros")
 Z = os.path.join(Z_ROOT, "z")
-shutil.copytree(os.path.join(MODELS, "tang"), Z)
+model_copy(Z)
 snapshot(Z, 0)
 snapshot(Z, "step025")
 r = run(["models"], {"ATTNLAB_MODELS": Z_ROOT})
@@ -208,5 +183,4 @@ check("--checkpoint 25 beside step025: no step 25, with the steps there are",
 r = run(["trace", "--model", os.path.join(Z, "checkpoints", "step025"), "--text", "床前", "-o", OUT])
 check("--model DIR/checkpoints/step025 still opens as a folder", r.returncode == 0, r.stderr)
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+common.finish()

@@ -6,37 +6,22 @@ crash (`lesson --check` and `render --lesson`, which checks the lesson too);
 a lesson saved with a byte-order mark is read; the names, titles and card
 summaries `lessons --list` and `models` print reach the terminal without their
 escape sequences or line breaks. Standard library only."""
-import argparse
-import atexit
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--attnlab", required=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import check  # noqa: E402
+
+ap = common.parser()
 ap.add_argument("--models", required=True, help="the shipped models' folder (assets/models)")
-ARGS = ap.parse_args()
-TMP = tempfile.mkdtemp(prefix="attnlab-cli-lessons-", dir=os.environ.get("ATTNLAB_TEST_TMP"))
-# removed at the end unless a check failed (then kept to look at)
-atexit.register(lambda: failed or shutil.rmtree(TMP, True))
-passed = failed = 0
+ARGS = common.parse(ap)
+TMP = common.temp_folder("attnlab-cli-lessons-")
 
 
 def run(args, env=None):
-    args = [a if isinstance(a, bytes) else a.encode() for a in args]
-    return subprocess.run([ARGS.attnlab.encode()] + args, capture_output=True, timeout=120,
-                          env=dict(os.environ, XDG_STATE_HOME=os.path.join(TMP, "state"), **(env or {})))
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
+    return common.run(args, env={"XDG_STATE_HOME": os.path.join(TMP, "state"), **(env or {})})
 
 
 def write(name, text):
@@ -125,5 +110,4 @@ out = r.stdout
 check("models: folder names and card summaries without their escape sequences",
       clean(out) and b"evil [31m" in out and b"]0;pwned  [2JGQA" in out, (r.returncode, out, r.stderr))
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+common.finish()

@@ -2,46 +2,17 @@
 """Command-line checks of issue 37's findings 16, 18, 27 and 28, run as a user
 would: the compare view counted against --memory-gib, `info --model` reading
 the weights' headers, messages that are valid UTF-8, and `generate` at the
-end of the model's context. Standard library only; layout as test_cli.py."""
-import argparse
-import atexit
+end of the model's context. Standard library only; the harness is tests/common.py."""
 import json
 import os
-import shutil
-import struct
-import subprocess
-import tempfile
+import sys
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--attnlab", required=True)
-ARGS = ap.parse_args()
-TMP = tempfile.mkdtemp(prefix="attnlab-cli-misc-", dir=os.environ.get("ATTNLAB_TEST_TMP"))
-# removed at the end unless a check failed (then kept to look at)
-atexit.register(lambda: failed or shutil.rmtree(TMP, True))
-MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models")
-TANG = os.path.join(MODELS, "tang")
-passed = failed = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import check, one_line_error, read_st, run, write_st  # noqa: E402
 
-
-def run(args, timeout=120):
-    args = [a if isinstance(a, bytes) else a.encode() for a in args]
-    return subprocess.run([ARGS.attnlab.encode()] + args, capture_output=True, timeout=timeout)
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
-
-
-def one_line_error(name, r, code, message):
-    """r failed with exit code, one line on stderr starting 'attnlab' and holding message."""
-    err = r.stderr.decode(errors="replace")
-    check(name, r.returncode == code and err.count("\n") == 1 and err.startswith("attnlab") and message in err,
-          f"exit {r.returncode} (want {code}), stderr {r.stderr[:400]!r}, want {message!r}")
+common.parse()
+TMP = common.temp_folder("attnlab-cli-misc-")
 
 
 def valid_utf8(b):
@@ -53,25 +24,7 @@ def valid_utf8(b):
 
 
 def tang_copy(name, skip=()):
-    d = os.path.join(TMP, name)
-    os.makedirs(d)
-    for f in ("config.json", "tokenizer.json", "model.safetensors"):
-        if f not in skip:
-            shutil.copy(os.path.join(TANG, f), d)
-    return d
-
-
-def st_header(path):
-    b = open(path, "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    return json.loads(b[8:8 + n]), b[8 + n:]
-
-
-def write_st(path, header, data):
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + data)
+    return common.model_files(os.path.join(TMP, name), "tang", skip)
 
 
 # ---- 27: messages cut inside a character are still valid UTF-8 ----
@@ -139,7 +92,7 @@ json.dump(cfg, open(os.path.join(d, "config.json"), "w"))
 one_line_error("info --model of weights of another shape than config.json's", run(["info", "--model", d]), 1,
                "'model.layers.0.mlp.gate_proj.weight' has shape (352, 128) but config.json needs (360, 128)")
 d = tang_copy("missing-tensor")
-h, data = st_header(os.path.join(d, "model.safetensors"))
+h, data = read_st(os.path.join(d, "model.safetensors"))
 h["model.norm.gain"] = h.pop("model.norm.weight")
 write_st(os.path.join(d, "model.safetensors"), h, data)
 one_line_error("info --model of weights missing a tensor", run(["info", "--model", d]), 1,
@@ -178,5 +131,4 @@ r = run(["render", "--seq", "512", "--heads", "8", "--size", "2000x2000", "--mem
 one_line_error("render of a 61 MiB picture and a 26 MiB trace within 61 MiB", r, 2,
                "KiB that the 61 MiB limit (--memory-gib) leaves besides the picture (61 MiB); reduce seq")
 
-print(f"{passed} passed, {failed} failed")
-raise SystemExit(1 if failed else 0)
+common.finish()

@@ -5,37 +5,20 @@ the middle of a write or a render, and an extension no export writes. Every
 output goes through one writer (src/engine/fileio.h): what was there stays
 whole until the new file replaces it, and nothing half-written is left.
 Standard library only."""
-import argparse
-import atexit
 import os
 import resource
-import shutil
 import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--attnlab", required=True)
-ARGS = ap.parse_args()
-TMP = tempfile.mkdtemp(prefix="attnlab-writes-", dir=os.environ.get("ATTNLAB_TEST_TMP") or None)
-atexit.register(lambda: failed or shutil.rmtree(TMP, True))
-passed = failed = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import check, one_line, run  # noqa: E402
 
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
-
-
-def run(args, preexec=None):
-    return subprocess.run([ARGS.attnlab] + args, capture_output=True, timeout=120, preexec_fn=preexec)
+ARGS = common.parse()
+TMP = common.temp_folder("attnlab-writes-")
 
 
 def fresh(name):
@@ -52,11 +35,6 @@ def read(path):
 
 def mode(path):
     return stat.S_IMODE(os.stat(path).st_mode)
-
-
-def one_line(r, prefix):
-    err = r.stderr.decode(errors="replace")
-    return err.count("\n") == 1 and err.startswith(prefix)
 
 
 def disk_of(limit):
@@ -81,7 +59,7 @@ for out, extra in (("p.png", ["--heads", "8"]), ("t.safetensors", []), ("p.svg",
         check(f"write a good {out}", r.returncode == 0, r.stderr)
     before = read(path)
     cmd = "trace" if out.endswith(".safetensors") else "render"
-    r = run([cmd, "--seq", "8"] + extra + ["-o", path], preexec=disk_of(len(before) // 2))
+    r = run([cmd, "--seq", "8"] + extra + ["-o", path], preexec_fn=disk_of(len(before) // 2))
     check(f"{out} on a full disk: exit 1, one line naming the cause",
           r.returncode == 1 and one_line(r, f"attnlab {cmd}:") and b"File too large" in r.stderr and not r.stdout,
           f"exit {r.returncode}, {r.stdout!r}, {r.stderr!r}")
@@ -102,7 +80,7 @@ def plant():
     os.symlink(victim, f"{png}.tmp{os.getpid()}")
 
 
-r = run(["render", "--seq", "8", "-o", png], preexec=plant)
+r = run(["render", "--seq", "8", "-o", png], preexec_fn=plant)
 check("render beside a planted link", r.returncode == 0, r.stderr)
 check("the link's target is untouched", read(victim) == b"precious", read(victim)[:16])
 check("the PNG is a regular file, not the planted link", not os.path.islink(png) and read(png)[:8] == b"\x89PNG\r\n\x1a\n")
@@ -121,10 +99,10 @@ for out, cmd in (("p.png", "render"), ("t.safetensors", "trace"), ("p.svg", "ren
     check(f"{cmd} -o {out} over a 0640 file keeps 0640", r.returncode == 0 and mode(path) == 0o640,
           f"exit {r.returncode}, mode {mode(path):o}")
     new = os.path.join(d, "new-" + out)
-    r = run([cmd, "--seq", "8", "-o", new], preexec=lambda: os.umask(0o077))
+    r = run([cmd, "--seq", "8", "-o", new], preexec_fn=lambda: os.umask(0o077))
     check(f"{cmd} -o {out} under umask 077 is 0600", r.returncode == 0 and mode(new) == 0o600,
           f"exit {r.returncode}, mode {mode(new):o}")
-    r = run([cmd, "--seq", "8", "-o", os.path.join(d, "022-" + out)], preexec=lambda: os.umask(0o022))
+    r = run([cmd, "--seq", "8", "-o", os.path.join(d, "022-" + out)], preexec_fn=lambda: os.umask(0o022))
     check(f"{cmd} -o {out} under umask 022 is 0644", r.returncode == 0 and mode(os.path.join(d, "022-" + out)) == 0o644,
           f"exit {r.returncode}")
 
@@ -190,5 +168,4 @@ for name in ("x.PNG", "x.Svg", "x.pdf", "x.csv"):
     r = run(["render", "--seq", "8", "-o", os.path.join(d, name)])
     check(f"render -o {name} writes it", r.returncode == 0 and os.path.getsize(os.path.join(d, name)) > 0, r.stderr)
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+common.finish()

@@ -8,30 +8,21 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "train"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 import atomic  # noqa: E402
-
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
+import common  # noqa: E402
+from common import check  # noqa: E402
 
 
 def leftovers(d):
     return [f for f in os.listdir(d) if ".tmp-" in f]
 
 
-d = tempfile.mkdtemp(prefix="attnlab-atomic-")
+d = common.temp_folder("attnlab-atomic-")
 p = os.path.join(d, "card.json")
 
 # a new file: 0666 less the umask
@@ -116,7 +107,4 @@ for f in [os.path.join(ROOT, "scripts", "train_model.py")] + glob.glob(os.path.j
     hits = [i + 1 for i, line in enumerate(open(f, encoding="utf-8")) if plain.search(line)]
     check(f"{os.path.basename(f)} writes through atomic.py", not hits, f"plain writes at lines {hits}")
 
-import shutil  # noqa: E402
-shutil.rmtree(d, True)
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+common.finish()

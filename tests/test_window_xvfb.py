@@ -6,7 +6,6 @@ go in through xdotool, and what comes out is checked where a person sees it
 Needs Xvfb, xdotool, ImageMagick's `import` and xprop (x11-utils); CI installs
 them (scripts/bootstrap.sh), so a missing one is a failure, not a skip.
 Standard library plus numpy (for comparing screenshots)."""
-import argparse
 import ctypes
 import ctypes.util
 import fcntl
@@ -20,15 +19,17 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import zlib
 
 import numpy as np
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--attnlab", required=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import check  # noqa: E402
+
+ap = common.parser()
 ap.add_argument("-v", "--verbose", action="store_true", help="print the measured picture differences")
 ap.add_argument("--storm-seconds", type=float, default=60,
                 help="how long the event storm of the ping check lasts (the ASan build runs a short one)")
@@ -40,12 +41,11 @@ ap.add_argument("--storm-model", default="tang",
 ap.add_argument("--storm-text", default="春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。",
                 help="its text (by hand: @FILE reads it from a file, for a long prompt)")
 ap.add_argument("--only", action="append", default=[], help="run only these parts (e.g. --only storm)")
-ARGS = ap.parse_args()
+ARGS = common.parse(ap)
 ATTNLAB = os.path.abspath(ARGS.attnlab)
 LESSONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lessons")
-TMP = tempfile.mkdtemp(prefix="attnlab-xvfb-", dir=os.environ.get("ATTNLAB_TEST_TMP") or None)
+TMP = common.temp_folder("attnlab-xvfb-")
 STARTED = time.monotonic()
-passed = failed = 0
 DEBUG = []  # lines printed once at the end when anything failed
 METRICS = []  # measured differences, printed on failure or with --verbose
 
@@ -53,31 +53,16 @@ TITLE_PREFIX = "attnlab - "
 TOOLS = {"Xvfb": "xvfb", "xdotool": "xdotool", "import": "imagemagick", "xprop": "x11-utils"}
 
 
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
-    return ok
-
-
 def finish():
-    if failed or ARGS.verbose:
+    if common.failed or ARGS.verbose:
         print("---- measurements ----")
         for line in METRICS:
             print(line)
-    if failed and DEBUG:
+    if common.failed and DEBUG:
         print("---- debugging information ----")
         for line in DEBUG:
             print(line)
-    if failed:
-        print(f"{passed} passed, {failed} failed ({time.monotonic() - STARTED:.1f} s; files kept in {TMP})")
-        sys.exit(1)
-    shutil.rmtree(TMP, ignore_errors=True)
-    print(f"{passed} passed, 0 failed ({time.monotonic() - STARTED:.1f} s)")
-    sys.exit(0)
+    common.finish(STARTED)
 
 
 def run(args, timeout=10, env=None, **kw):
@@ -319,7 +304,7 @@ class Window:
             DEBUG.append(f"[{self.name}] latest screenshot: {self.dump(*self.last_shot)}")
 
     def close(self):
-        if failed:
+        if common.failed:
             self.debug()
         if self.running():
             self.proc.send_signal(signal.SIGTERM)

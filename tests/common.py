@@ -1,0 +1,185 @@
+"""The script tests' shared harness, standard library only: the --attnlab
+option, a temporary folder kept when a check failed, running the binary, the
+count of checks and its closing line "N passed, N failed" (which CI reads),
+the one-line error attnlab gives, copies of a shipped model, and safetensors
+files read and written.
+
+A script imports it from its own folder:
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import common
+"""
+import argparse
+import atexit
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models")
+MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")
+
+passed = failed = 0
+say_ok = False  # print "ok NAME" for the checks that pass too
+attnlab = None  # the binary run() runs, from --attnlab
+tmp = None  # the folder temp_folder() made
+
+
+# ---- the command line and the temporary folder ----
+
+def parser(description=None):
+    """An argument parser that takes --attnlab PATH; a script adds its own options to it."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--attnlab", required=True, help="the attnlab binary")
+    return ap
+
+
+def parse(ap=None):
+    """The command line, read by ap (parser() if none); run() runs its --attnlab."""
+    global attnlab
+    args = (ap or parser()).parse_args()
+    attnlab = args.attnlab
+    return args
+
+
+def temp_folder(prefix):
+    """A new folder in $ATTNLAB_TEST_TMP (ctest sets it to the build folder for some tests) or the
+    system's temporary folder, removed at exit unless a check failed (then kept to look at)."""
+    global tmp
+    tmp = d = tempfile.mkdtemp(prefix=prefix, dir=os.environ.get("ATTNLAB_TEST_TMP") or None)
+    atexit.register(lambda: failed or shutil.rmtree(d, True))
+    return d
+
+
+# ---- counting ----
+
+def check(name, ok, detail=""):
+    """Counts one check; a failed one prints FAIL NAME: DETAIL. Returns ok."""
+    global passed, failed
+    if ok:
+        passed += 1
+        if say_ok:
+            print(f"ok {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name}: {detail}")
+    return ok
+
+
+def finish(started=None):
+    """Prints the closing line "N passed, N failed" and exits 1 if a check failed, else 0.
+    started (a time.monotonic()): the line ends with the seconds taken and, after a
+    failure, where the files are kept; without it the folder is named on a line before."""
+    notes = [f"{time.monotonic() - started:.1f} s"] if started is not None else []
+    if failed and tmp:
+        if started is None:
+            print(f"(files kept in {tmp})")
+        else:
+            notes.append(f"files kept in {tmp}")
+    print(f"{passed} passed, {failed} failed" + (f" ({'; '.join(notes)})" if notes else ""))
+    sys.exit(1 if failed else 0)
+
+
+# ---- running attnlab ----
+
+def run(args, timeout=120, env=None, **kw):
+    """attnlab ARGS (str or bytes), its output captured. env: variables set over this
+    process's own; kw: more of subprocess.run's arguments (cwd, preexec_fn)."""
+    args = [a if isinstance(a, bytes) else a.encode() for a in args]
+    return subprocess.run([attnlab.encode()] + args, capture_output=True, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env}, **kw)
+
+
+def one_line(r, prefix="attnlab"):
+    """Whether run r wrote one line on stderr, starting with prefix."""
+    err = r.stderr.decode(errors="replace")
+    return err.count("\n") == 1 and err.startswith(prefix)
+
+
+def one_line_error(name, r, code, message):
+    """Checks that run r failed as attnlab fails: exit code, one line on stderr starting
+    "attnlab", containing message."""
+    return check(name, r.returncode == code and one_line(r) and message in r.stderr.decode(errors="replace"),
+                 f"exit {r.returncode} (want {code}), stderr {r.stderr[:400]!r}, want {message!r}")
+
+
+def expect(args, code, message=None, stream="stderr", within=None):
+    """Runs attnlab ARGS and checks its exit code and that message (if any) is in its stream;
+    a failure (code not 0) must also be one line on stderr starting "attnlab". within: the
+    seconds it may take. Returns the run, or None when it did not end."""
+    name = " ".join(a if isinstance(a, str) else repr(a) for a in args)[:200]
+    t0 = time.monotonic()
+    try:
+        r = run(args, timeout=within * 4 if within else 120)
+    except subprocess.TimeoutExpired:
+        check(name, False, "timed out")
+        return None
+    took = time.monotonic() - t0
+    text = (r.stderr if stream == "stderr" else r.stdout).decode(errors="replace")
+    ok = r.returncode == code and (message is None or message in text) and (code == 0 or one_line(r))
+    check(name, ok and (within is None or took < within),
+          f"exit {r.returncode} (want {code}) in {took:.1f} s, {stream}: {text!r}, want {message!r}")
+    return r
+
+
+# ---- shipped models and safetensors files ----
+
+def model_copy(dest, like="tang"):
+    """A copy at dest (made anew) of the whole folder of the shipped model `like`."""
+    shutil.rmtree(dest, True)
+    shutil.copytree(os.path.join(MODELS, like), dest)
+    return dest
+
+
+def model_files(dest, like="tang", skip=()):
+    """A new folder dest holding the shipped model's config, tokenizer and weights, less those in skip."""
+    os.makedirs(dest)
+    for f in MODEL_FILES:
+        if f not in skip:
+            shutil.copy(os.path.join(MODELS, like, f), dest)
+    return dest
+
+
+def snapshot(d, step):
+    """A training checkpoint of model folder d: d/checkpoints/step<N> (or the folder named step, a
+    string) holding copies of d's config, tokenizer and weights."""
+    s = os.path.join(d, "checkpoints", f"step{step}" if isinstance(step, int) else step)
+    os.makedirs(s)
+    for f in MODEL_FILES:
+        shutil.copyfile(os.path.join(d, f), os.path.join(s, f))
+    return s
+
+
+def st_parts(path):
+    """A safetensors file's header, as the JSON bytes it holds (padding and all), and its data section."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    return raw[8:8 + n], raw[8 + n:]
+
+
+def read_st(path):
+    """A safetensors file's header (a dict, __metadata__ and all) and its data section."""
+    header, data = st_parts(path)
+    return json.loads(header.decode("utf-8")), data
+
+
+def st_bytes(header, data=b"", pad=True):
+    """A safetensors file's bytes: the header (a dict, or JSON bytes kept as they are) padded
+    with spaces to a multiple of 8 bytes, as attnlab and Hugging Face pad it (pad=False: as
+    it is), then data."""
+    text = header if isinstance(header, bytes) else json.dumps(header).encode()
+    if pad:
+        text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def write_st(path, header, data=b"", pad=True):
+    """Writes st_bytes(header, data, pad) to path; returns path."""
+    with open(path, "wb") as f:
+        f.write(st_bytes(header, data, pad))
+    return path
