@@ -118,7 +118,16 @@ def interrupted(args, d, sig, tries=5):
             time.sleep(0.001)
         if p.poll() is not None:
             continue
+        # stopped, then looked at again: a temporary still there has not been
+        # renamed yet, so the signal lands in the middle of the write however
+        # slow this machine is
+        p.send_signal(signal.SIGSTOP)
+        if not any(".tmp" in n for n in os.listdir(d)):
+            p.send_signal(signal.SIGCONT)
+            p.wait(timeout=60)
+            continue
         p.send_signal(sig)
+        p.send_signal(signal.SIGCONT)
         t = time.monotonic()
         p.wait(timeout=60)
         return p.returncode, time.monotonic() - t
@@ -152,7 +161,8 @@ for sig in (signal.SIGINT, signal.SIGTERM):
     took = time.monotonic() - t
     name = f"render interrupted by {signal.Signals(sig).name}"
     check(f"{name}: still running when signalled", running)
-    check(f"{name}: ends at once, by the signal", p.returncode in (-sig, 128 + sig) and took < 1.0,
+    # by the signal, not run to its end (a loaded machine may take its time to deliver it)
+    check(f"{name}: ends by the signal", p.returncode in (-sig, 128 + sig) and took < 10.0,
           f"exit {p.returncode} after {took:.2f} s, {stdout!r}, {stderr!r}")
     check(f"{name}: nothing written", os.listdir(d) == [], os.listdir(d))
 
