@@ -1,5 +1,5 @@
 /* fileio.c — safe opening of inputs, atomic replacement of outputs, locks. */
-#define _GNU_SOURCE /* F_OFD_SETLK, renameat2, mkostemp */
+#define _GNU_SOURCE /* F_OFD_SETLK, renameat2 */
 #include "fileio.h"
 
 #include <errno.h>
@@ -283,6 +283,18 @@ static attn_status out_fail(attn_file_out *o, const char *what, int e, attn_erro
     return fail_errno(err, o->target, what, e);
 }
 
+/* n random letters and digits into out, NUL-terminated: a temporary's name
+ * no other process can guess. 0, or -1 with errno. */
+static int random_name(char *out, int n)
+{
+    static const char ALNUM[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char bytes[32];
+    if (n > (int)sizeof bytes || getentropy(bytes, (size_t)n)) return -1;
+    for (int i = 0; i < n; i++) out[i] = ALNUM[bytes[i] % (sizeof ALNUM - 1)];
+    out[n] = '\0';
+    return 0;
+}
+
 attn_status attn_file_out_begin(attn_file_out *o, const char *path, mode_t mode, attn_error *err)
 {
     o->fd = o->slot = -1;
@@ -303,18 +315,23 @@ attn_status attn_file_out_begin(attn_file_out *o, const char *path, mode_t mode,
     }
     /* beside the target; its name cut so that the suffix fits NAME_MAX */
     size_t d = dir_len(o->target), base = strlen(o->target) - d;
-    snprintf(o->tmp, sizeof o->tmp, "%.*s%.*s.tmp-XXXXXX", (int)d, o->target, (int)(base < 200 ? base : 200),
-             o->target + d);
-    sigset_t all, old;
-    sigfillset(&all);
-    /* no signal between the file's creation and its registration */
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    o->fd = mkostemp(o->tmp, O_CLOEXEC);
-    int e = errno;
-    if (o->fd >= 0) o->slot = live_add(o->tmp);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (o->fd < 0) return fail_errno(err, o->target, "cannot write", e);
-    return ATTN_OK;
+    int n = snprintf(o->tmp, sizeof o->tmp, "%.*s%.*s.tmp-", (int)d, o->target, (int)(base < 200 ? base : 200),
+                     o->target + d);
+    /* The name is drawn, then registered (which puts the signal handler in
+     * place), and only then created: a signal, which any of the process's
+     * threads may take, never finds a temporary its handler does not know.
+     * O_EXCL | O_NOFOLLOW: a file or link already there is another name's turn. */
+    for (int tries = 0; tries < 100; tries++) {
+        if (random_name(o->tmp + n, 12)) return fail_errno(err, o->target, "cannot write", errno);
+        o->slot = live_add(o->tmp);
+        o->fd = open(o->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (o->fd >= 0) return ATTN_OK;
+        int e = errno;
+        live_remove(o->slot);
+        o->slot = -1;
+        if (e != EEXIST) return fail_errno(err, o->target, "cannot write", e);
+    }
+    return fail_errno(err, o->target, "cannot write (100 temporary names taken)", EEXIST);
 }
 
 attn_status attn_file_out_write(attn_file_out *o, const void *data, size_t size, attn_error *err)
