@@ -284,7 +284,7 @@ static attn_status parse_header(const char *json, size_t len, uint64_t data_size
     /* The format says UTF-8, and attn_st_write never writes anything else; but
      * attnlab before issue 21 cut long text settings inside a character, and
      * those traces still open: names are checked below, metadata values are
-     * read as far as they are well formed (config.c), and printed escaped. */
+     * read as far as they are well formed (trace_io.c's load_config), and printed escaped. */
     cJSON *root = NULL;
     if ((st = attn_json_parse(json, len, &root, err))) /* trailing data, a NUL in a name, a key twice (json.h) */
         return attn_error_prefix(err, "header");
