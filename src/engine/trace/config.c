@@ -184,10 +184,94 @@ static attn_status resolve_heads(const attn_config *c, attn_dims *d, attn_error 
     return ATTN_OK;
 }
 
+/* Cross-attention's keys are the source sequence: what orders, windows or
+ * caches the positions of one sequence has nothing to act on. */
+static attn_status check_cross(const attn_config *c, attn_error *err)
+{
+    if (c->causal)
+        return attn_fail(err, ATTN_ERR_CONFIG,
+                         "causal: cross-attention has no causal mask (queries may read every source "
+                         "token); use --no-causal");
+    if (c->past)
+        return attn_fail(err, ATTN_ERR_CONFIG, "past: the KV cache applies to self-attention, not cross-attention");
+    if (c->sliding_window)
+        return attn_fail(err, ATTN_ERR_CONFIG,
+                         "sliding_window: a window over positions needs self-attention; cross-attention's keys "
+                         "are the source sequence");
+    if (c->rope)
+        return attn_fail(err, ATTN_ERR_CONFIG,
+                         "rope: queries and source keys live in different sequences; rope applies to "
+                         "self-attention only");
+    return ATTN_OK;
+}
+
+/* The target rows: given, synthetic (*synthetic: their tokens are made only
+ * after the size check), or the built-in example. Sets the batch b and the
+ * length L, past included; seq and batch, when given, must agree with tokens. */
+static attn_status target_rows(const attn_config *c, attn_dims *d, attn_tokens *tokens, bool *synthetic,
+                               attn_error *err)
+{
+    attn_status st;
+    *synthetic = !c->tokens && (c->seq || c->batch);
+    if (*synthetic) {
+        d->b = c->batch ? c->batch : 1;
+        d->L = c->seq ? c->seq : 8;
+        return ATTN_OK;
+    }
+    if ((st = attn_tokens_parse(c->tokens ? c->tokens : ATTN_EXAMPLE_TOKENS, c->pad_side, "tokens", tokens, err)))
+        return st;
+    if (c->tokens && c->seq && c->seq != tokens->len)
+        return attn_fail(err, ATTN_ERR_CONFIG, "seq (%d) contradicts tokens (longest row has %d tokens)", c->seq,
+                         tokens->len);
+    if (c->tokens && c->batch && c->batch != tokens->rows)
+        return attn_fail(err, ATTN_ERR_CONFIG, "batch (%d) contradicts tokens (%d rows)", c->batch, tokens->rows);
+    d->b = tokens->rows;
+    d->L = tokens->len;
+    return ATTN_OK;
+}
+
+/* The positions of a row of L: P already cached, s = L − P new queries, and the
+ * keys they read: t in all, n of them new (cross-attention: the source rows,
+ * parsed into source, all new). */
+static attn_status positions(const attn_config *c, attn_dims *d, attn_tokens *source, attn_error *err)
+{
+    attn_status st;
+    d->P = c->past;
+    if (d->P >= d->L)
+        return attn_fail(err, ATTN_ERR_CONFIG,
+                         "past (%d) must be less than the sequence length (%d) so at least one query remains", d->P,
+                         d->L);
+    d->s = d->L - d->P;
+    if (!d->cross) {
+        d->t = d->L;
+        d->n = d->s;
+        return ATTN_OK;
+    }
+    if ((st = attn_tokens_parse(c->source_tokens, c->pad_side, "source_tokens", source, err))) return st;
+    if (source->rows != d->b)
+        return attn_fail(err, ATTN_ERR_CONFIG, "source_tokens has %d rows but tokens has %d", source->rows, d->b);
+    d->t = d->n = source->len;
+    return ATTN_OK;
+}
+
+/* Refuses a trace of c (resolved to d) that would not fit, before any of it is allocated. */
+static attn_status check_size(const attn_config *c, const attn_dims *d, attn_error *err)
+{
+    attn_stage_ctx ctx = attn_config_stage_ctx(c, d);
+    double need = attn_stages_bytes(&ctx, 1);
+    attn_budget budget = attn_config_budget(c);
+    if (need <= budget.bytes) return ATTN_OK;
+    char size[32], bound[200];
+    return attn_fail(err, ATTN_ERR_CONFIG, "this trace would need about %s, more than %s; reduce seq, batch, heads "
+                     "or d_model", attn_budget_size(need, size, sizeof size),
+                     attn_budget_text(&budget, bound, sizeof bound));
+}
+
 attn_status attn_config_resolve(const attn_config *c, attn_dims *d, attn_tokens *tokens,
                                 attn_tokens *source, attn_error *err)
 {
     attn_status st;
+    bool synthetic;
     memset(d, 0, sizeof *d);
     memset(tokens, 0, sizeof *tokens);
     memset(source, 0, sizeof *source);
@@ -195,84 +279,15 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *d, attn_tokens 
     if (c->d_model < 1 || c->heads < 1 || c->kv_heads < 0 || c->past < 0 || c->seq < 0 || c->batch < 0)
         return attn_fail(err, ATTN_ERR_CONFIG, "sizes must be positive");
     if ((st = resolve_heads(c, d, err))) return st;
-
     d->cross = c->source_tokens != NULL;
-    if (d->cross) {
-        if (c->causal)
-            return attn_fail(err, ATTN_ERR_CONFIG,
-                             "causal: cross-attention has no causal mask (queries may read every source "
-                             "token); use --no-causal");
-        if (c->past)
-            return attn_fail(err, ATTN_ERR_CONFIG, "past: the KV cache applies to self-attention, not cross-attention");
-        if (c->sliding_window)
-            return attn_fail(err, ATTN_ERR_CONFIG,
-                             "sliding_window: a window over positions needs self-attention; cross-attention's keys "
-                             "are the source sequence");
-        if (c->rope)
-            return attn_fail(err, ATTN_ERR_CONFIG,
-                             "rope: queries and source keys live in different sequences; rope applies to "
-                             "self-attention only");
-    }
+    if (d->cross && (st = check_cross(c, err))) return st;
 
-    /* the target rows: given, synthetic (built only after the size check), or the built-in example */
-    bool synthetic = !c->tokens && (c->seq || c->batch);
-    if (synthetic) {
-        d->b = c->batch ? c->batch : 1;
-        d->L = c->seq ? c->seq : 8;
-    } else {
-        if ((st = attn_tokens_parse(c->tokens ? c->tokens : ATTN_EXAMPLE_TOKENS, c->pad_side, "tokens", tokens,
-                                    err)))
-            return st;
-        if (c->tokens && c->seq && c->seq != tokens->len) {
-            st = attn_fail(err, ATTN_ERR_CONFIG, "seq (%d) contradicts tokens (longest row has %d tokens)",
-                           c->seq, tokens->len);
-            goto fail;
-        }
-        if (c->tokens && c->batch && c->batch != tokens->rows) {
-            st = attn_fail(err, ATTN_ERR_CONFIG, "batch (%d) contradicts tokens (%d rows)", c->batch,
-                           tokens->rows);
-            goto fail;
-        }
-        d->b = tokens->rows;
-        d->L = tokens->len;
+    if ((st = target_rows(c, d, tokens, &synthetic, err)) || (st = positions(c, d, source, err)) ||
+        (st = check_size(c, d, err)) ||
+        (synthetic && (st = attn_tokens_synthetic(d->b, d->L, c->seed, tokens, err)))) {
+        attn_tokens_free(tokens);
+        attn_tokens_free(source);
+        return st;
     }
-    d->P = c->past;
-    if (d->P >= d->L) {
-        st = attn_fail(err, ATTN_ERR_CONFIG,
-                       "past (%d) must be less than the sequence length (%d) so at least one query remains",
-                       d->P, d->L);
-        goto fail;
-    }
-    d->s = d->L - d->P;
-
-    if (d->cross) {
-        if ((st = attn_tokens_parse(c->source_tokens, c->pad_side, "source_tokens", source, err))) goto fail;
-        if (source->rows != d->b) {
-            st = attn_fail(err, ATTN_ERR_CONFIG, "source_tokens has %d rows but tokens has %d",
-                           source->rows, d->b);
-            goto fail;
-        }
-        d->t = d->n = source->len;
-    } else {
-        d->t = d->L;
-        d->n = d->s;
-    }
-
-    /* refuse a trace that would not fit before allocating any of it */
-    attn_stage_ctx ctx = attn_config_stage_ctx(c, d);
-    double need = attn_stages_bytes(&ctx, 1);
-    attn_budget budget = attn_config_budget(c);
-    if (need > budget.bytes) {
-        char size[32], bound[200];
-        st = attn_fail(err, ATTN_ERR_CONFIG, "this trace would need about %s, more than %s; reduce seq, batch, heads "
-                       "or d_model", attn_budget_size(need, size, sizeof size),
-                       attn_budget_text(&budget, bound, sizeof bound));
-        goto fail;
-    }
-    if (synthetic && (st = attn_tokens_synthetic(d->b, d->L, c->seed, tokens, err))) goto fail;
     return ATTN_OK;
-fail:
-    attn_tokens_free(tokens);
-    attn_tokens_free(source);
-    return st;
 }
