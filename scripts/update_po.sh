@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerates assets/po/attnlab.pot from the interface sources (src/app, src/draw
 # and src/platform/*: _() and N_(); the stage descriptions in src/engine/trace/stages.c and the hover
-# explanations in src/engine/trace/explain.c and the compare toggles in src/engine/trace/config.c: ATTN_N_()) and merges it into every
+# explanations in src/engine/trace/explain.c and the compare toggles in src/engine/trace/settings.c: ATTN_N_()) and merges it into every
 # assets/po/*.po. New strings arrive untranslated, changed ones as fuzzy:
 # translate them, drop the fuzzy flag, then check with `python3 tests/check_po.py`.
 # Usage: scripts/update_po.sh   (from anywhere; needs gettext's xgettext and msgmerge)
@@ -19,7 +19,7 @@ UI_SOURCES=$(for f in src/app/*.c src/draw/*.c src/platform/*/*.c; do echo "$(ba
 # the same command tests/check_po.py runs to see whether the .pot is stale
 xgettext --language=C --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=ATTN_N_ \
   --add-comments=TRANSLATORS: --package-name=attnlab --msgid-bugs-address= \
-  --output="$PO/attnlab.pot" $UI_SOURCES src/engine/trace/config.c src/engine/trace/stages.c src/engine/trace/explain.c
+  --output="$PO/attnlab.pot" $UI_SOURCES src/engine/trace/settings.c src/engine/trace/stages.c src/engine/trace/explain.c
 
 for po in "$PO"/*.po; do
   [ -e "$po" ] || continue

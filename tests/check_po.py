@@ -27,7 +27,7 @@ import tempfile
 XGETTEXT_ARGS = ["--language=C", "--from-code=UTF-8", "--keyword=_", "--keyword=N_", "--keyword=ATTN_N_",
                  "--add-comments=TRANSLATORS:", "--package-name=attnlab", "--msgid-bugs-address="]
 # the interface, and the engine's stage descriptions and hover explanations (marked ATTN_N_, translated where drawn)
-SOURCES = ["src/app/*.c", "src/draw/*.c", "src/platform/*/*.c", "src/engine/trace/config.c", "src/engine/trace/stages.c", "src/engine/trace/explain.c"]
+SOURCES = ["src/app/*.c", "src/draw/*.c", "src/platform/*/*.c", "src/engine/trace/settings.c", "src/engine/trace/stages.c", "src/engine/trace/explain.c"]
 
 
 # ---- reading PO files -------------------------------------------------------

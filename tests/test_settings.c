@@ -15,6 +15,7 @@
 #include "engine/formats/trace_io.h"
 #include "engine/run/forward.h"
 #include "engine/trace/config.h"
+#include "engine/trace/settings.h"
 #include "lesson.h"
 #include "state.h"
 

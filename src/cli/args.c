@@ -1,6 +1,7 @@
 /* args.c — command-line flags: the settings table's flags and switches
  * (attn_setting_at) into attn_config, and the commands' own options. */
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,40 +13,245 @@
 #include "engine/trace/nonfinite.h"
 
 /* The command options: everything that is not a setting (settings come from
- * the engine's table, attn_setting_at). */
+ * the engine's table, attn_setting_at). Each has a handler that takes its
+ * value into cli_args. */
+typedef struct flag_use flag_use;
+
 typedef struct {
     const char *flag; /* long option name */
     const char *arg;  /* argument name for help, NULL: no argument */
     const char *help;
+    unsigned needs;   /* the CLI_OPT_* a command must accept for it to be given; 0: every command */
+    int (*set)(const flag_use *u); /* CLI_OK, or CLI_EUSAGE after one line on stderr */
+    long lo, hi;      /* set_count: the range of the count ... */
+    size_t at;        /* ... and where it goes: offsetof(cli_args, ...) */
 } flag_def;
 
+/* One command option being taken: the command, the options it accepts, the
+ * arguments being filled, the option's row and its value (NULL: a switch). */
+struct flag_use {
+    const char *cmd;
+    unsigned opts;
+    cli_args *a;
+    const flag_def *f;
+    const char *v;
+};
+
+static int count_arg(const char *cmd, const char *flag, const char *v, long lo, long hi, int *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || n < lo || n > hi) {
+        fprintf(stderr, "attnlab %s: --%s: '%s' is not a whole number from %ld to %ld\n", cmd, flag, v, lo, hi);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
+/* The index of v among names, or -1 after saying "'v' is not <list>". */
+static int name_arg(const char *cmd, const char *flag, const char *v, const char *const *names, int n,
+                    const char *list)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i])) return i;
+    fprintf(stderr, "attnlab %s: --%s: '%s' is not %s\n", cmd, flag, v, list);
+    return -1;
+}
+
+/* "attnlab render: render does not take --present": flag is the option as given. */
+static int not_here(const char *cmd, const char *flag)
+{
+    fprintf(stderr, "attnlab %s: %s does not take %s\n", cmd, cmd, flag);
+    return CLI_EUSAGE;
+}
+
+/* ---- the handlers: one per command option ---- */
+
+static int set_help(const flag_use *u)
+{
+    u->a->help = true;
+    return CLI_OK;
+}
+
+static int set_present(const flag_use *u)
+{
+    u->a->present = true;
+    return CLI_OK;
+}
+
+static int set_picker(const flag_use *u)
+{
+    u->a->pic.picker = true;
+    return CLI_OK;
+}
+
+static int set_probs(const flag_use *u)
+{
+    u->a->probs = true;
+    return CLI_OK;
+}
+
+static int set_output(const flag_use *u)
+{
+    u->a->output = u->v;
+    return CLI_OK;
+}
+
+/* A whole number from f->lo to f->hi, into the int at f->at. */
+static int set_count(const flag_use *u)
+{
+    int *out = (int *)(void *)((char *)u->a + u->f->at);
+    return count_arg(u->cmd, u->f->flag, u->v, u->f->lo, u->f->hi, out) ? CLI_EUSAGE : CLI_OK;
+}
+
+/* The count is checked before whether the command takes --repeat at all. */
+static int set_repeat(const flag_use *u)
+{
+    char *end;
+    long r = strtol(u->v, &end, 10);
+    if (end == u->v || *end || r < 1 || r > 10000) {
+        fprintf(stderr, "attnlab %s: --repeat: '%s' is not a count from 1 to 10000\n", u->cmd, u->v);
+        return CLI_EUSAGE;
+    }
+    u->a->repeat = (int)r;
+    return u->opts & CLI_OPT_REPEAT ? CLI_OK : not_here(u->cmd, "--repeat");
+}
+
+/* --checkpoint N: the folder is found once every flag is read (open_checkpoint). */
+static int set_checkpoint(const flag_use *u)
+{
+    int step;
+    if (count_arg(u->cmd, u->f->flag, u->v, 0, 1000000000, &step)) return CLI_EUSAGE;
+    u->a->checkpoint = step;
+    return CLI_OK;
+}
+
+/* The picture's options (render, bench --frames); ranges that depend on the
+ * trace (head, stage, batch row) are checked once it is computed. */
+
+static int set_stage(const flag_use *u)
+{
+    ui_picture *p = &u->a->pic;
+    snprintf(p->view.stage, sizeof p->view.stage, "%s", u->v);
+    return CLI_OK;
+}
+
+static int set_view(const flag_use *u)
+{
+    int m = name_arg(u->cmd, u->f->flag, u->v, lesson_view_names, LESSON_VIEW_COUNT,
+                     "single, grid, compare or geometry");
+    if (m < 0) return CLI_EUSAGE;
+    u->a->pic.view.mode = m;
+    return CLI_OK;
+}
+
+static int set_compare(const flag_use *u)
+{
+    char names[160];
+    int t = attn_compare_find(u->v);
+    if (t < 0) {
+        fprintf(stderr, "attnlab %s: --%s: '%s' is not %s\n", u->cmd, u->f->flag, u->v,
+                attn_compare_names(names, sizeof names));
+        return CLI_EUSAGE;
+    }
+    u->a->pic.view.compare = t;
+    return CLI_OK;
+}
+
+static int set_lesson(const flag_use *u)
+{
+    u->a->pic.lesson = u->v;
+    return CLI_OK;
+}
+
+static int set_lang(const flag_use *u)
+{
+    if (strcmp(u->v, "en") && strcmp(u->v, "zh")) {
+        fprintf(stderr, "attnlab %s: --lang: '%s' is not en or zh\n", u->cmd, u->v);
+        return CLI_EUSAGE;
+    }
+    u->a->pic.lang = u->v;
+    return CLI_OK;
+}
+
+static int set_font_scale(const flag_use *u)
+{
+    char *end;
+    double f = strtod(u->v, &end);
+    if (end == u->v || *end || !(f >= 0.75 && f <= 3.0)) {
+        fprintf(stderr, "attnlab %s: --font-scale: '%s' is not a number from 0.75 to 3\n", u->cmd, u->v);
+        return CLI_EUSAGE;
+    }
+    u->a->pic.font_scale = (float)f;
+    return CLI_OK;
+}
+
+static int set_scale(const flag_use *u)
+{
+    char *end;
+    long s = strtol(u->v, &end, 10);
+    if (end == u->v || *end || s < 1 || s > 4) {
+        fprintf(stderr, "attnlab %s: --scale: '%s' is not a whole number from 1 to 4\n", u->cmd, u->v);
+        return CLI_EUSAGE;
+    }
+    u->a->pic.scale = (int)s;
+    return CLI_OK;
+}
+
+static int set_size(const flag_use *u)
+{
+    int w, h, n = 0;
+    if (sscanf(u->v, "%dx%d%n", &w, &h, &n) != 2 || u->v[n] || w < 320 || h < 240 || w > 8192 || h > 8192) {
+        fprintf(stderr, "attnlab %s: --size: '%s' is not WIDTHxHEIGHT from 320x240 to 8192x8192\n", u->cmd, u->v);
+        return CLI_EUSAGE;
+    }
+    u->a->pic.width = w;
+    u->a->pic.height = h;
+    return CLI_OK;
+}
+
+#define PICTURE CLI_OPT_PICTURE
+#define COUNT(lo_, hi_, field) .set = set_count, .lo = (lo_), .hi = (hi_), .at = offsetof(cli_args, field)
+
 static const flag_def FLAGS[] = {
-    {"output", "FILE", "output file (also -o)"},
-    {"stage", "NAME", "stage to show (render; default weights)"},
-    {"layer", "N", "layer to show, in a trace of several layers (render; default 0)"},
-    {"head", "N", "query head to show (render; default 0)"},
-    {"batch-index", "I", "batch row to show (render; default 0)"},
-    {"view", "VIEW", "single, grid (all heads), compare or geometry (render, bench)"},
-    {"compare", "MASK", "compare view: toggle the causal, padding or fill (render)"},
-    {"row", "I", "show query row I's weights as a bar chart (render)"},
-    {"decode-step", "N", "KV-cache decode mode at token N; past a model's text it writes on, as ] does (render)"},
-    {"size", "WxH", "picture size in pixels (render, bench; default 1280x800)"},
-    {"font-scale", "F", "text size factor, 0.75 to 3 (render)"},
-    {"scale", "N", "pixels per point, 1 to 4: the same picture N times finer, for slides (render; default 1)"},
-    {"lesson", "FILE", "draw a lesson step: the lesson's panel and the view it sets (render)"},
-    {"step", "N", "with --lesson: the step to draw, from 1 (render)"},
-    {"lang", "LANG", "interface language, en or zh (render; default: the locale)"},
-    {"picker", NULL, "draw the lesson picker (render)"},
-    {"present", NULL, "presenter mode: fullscreen, large text, the toolbar when the mouse moves (F5)"},
-    {"frames", "N", "bench: time N rendered frames instead of forward passes"},
-    {"repeat", "N", "timed repetitions (bench)"},
-    {"max-new", "N", "tokens to add (generate; default 24)"},
-    {"probs", NULL, "also list each new token with its id and the model's probability for it (generate)"},
-    {"generate", "N", "with --model: also time N steps of KV-cache decoding (bench)"},
-    {"checkpoint", "N", "with --model: the model as saved at training step N, DIR/checkpoints/stepN (attnlab models)"},
-    {"help", NULL, "show this help (also -h)"},
+    {"output", "FILE", "output file (also -o)", CLI_OPT_OUTPUT, .set = set_output},
+    {"stage", "NAME", "stage to show (render; default weights)", PICTURE, .set = set_stage},
+    {"layer", "N", "layer to show, in a trace of several layers (render; default 0)", PICTURE,
+     COUNT(0, ATTN_MAX_LAYERS - 1, pic.view.layer)},
+    {"head", "N", "query head to show (render; default 0)", PICTURE, COUNT(0, 1 << 20, pic.view.head)},
+    {"batch-index", "I", "batch row to show (render; default 0)", PICTURE, COUNT(0, 1 << 20, pic.view.batch)},
+    {"view", "VIEW", "single, grid (all heads), compare or geometry (render, bench)", PICTURE, .set = set_view},
+    {"compare", "MASK", "compare view: toggle the causal, padding or fill (render)", PICTURE, .set = set_compare},
+    {"row", "I", "show query row I's weights as a bar chart (render)", PICTURE, COUNT(0, 1 << 20, pic.view.row)},
+    {"decode-step", "N", "KV-cache decode mode at token N; past a model's text it writes on, as ] does (render)",
+     PICTURE, COUNT(1, 1 << 20, pic.view.decode_step)},
+    {"size", "WxH", "picture size in pixels (render, bench; default 1280x800)", PICTURE, .set = set_size},
+    {"font-scale", "F", "text size factor, 0.75 to 3 (render)", PICTURE, .set = set_font_scale},
+    {"scale", "N", "pixels per point, 1 to 4: the same picture N times finer, for slides (render; default 1)",
+     PICTURE, .set = set_scale},
+    {"lesson", "FILE", "draw a lesson step: the lesson's panel and the view it sets (render)", PICTURE,
+     .set = set_lesson},
+    {"step", "N", "with --lesson: the step to draw, from 1 (render)", PICTURE, COUNT(1, 1000, pic.step)},
+    {"lang", "LANG", "interface language, en or zh (render; default: the locale)", PICTURE, .set = set_lang},
+    {"picker", NULL, "draw the lesson picker (render)", PICTURE, .set = set_picker},
+    {"present", NULL, "presenter mode: fullscreen, large text, the toolbar when the mouse moves (F5)",
+     CLI_OPT_PRESENT, .set = set_present},
+    {"frames", "N", "bench: time N rendered frames instead of forward passes", CLI_OPT_FRAMES,
+     COUNT(1, 100000, frames)},
+    {"repeat", "N", "timed repetitions (bench)", 0 /* set_repeat checks it after the count */, .set = set_repeat},
+    {"max-new", "N", "tokens to add (generate; default 24)", CLI_OPT_GENERATE, COUNT(0, 100000, max_new)},
+    {"probs", NULL, "also list each new token with its id and the model's probability for it (generate)",
+     CLI_OPT_GENERATE, .set = set_probs},
+    {"generate", "N", "with --model: also time N steps of KV-cache decoding (bench)", CLI_OPT_BENCH_DECODE,
+     COUNT(1, 100000, decode_steps)},
+    {"checkpoint", "N", "with --model: the model as saved at training step N, DIR/checkpoints/stepN (attnlab models)",
+     0, .set = set_checkpoint},
+    {"help", NULL, "show this help (also -h)", 0, .set = set_help},
 };
 #define N_FLAGS ((int)(sizeof FLAGS / sizeof FLAGS[0]))
+#undef COUNT
+#undef PICTURE
 
 /* One getopt option: a setting's `--flag VALUE`, one of its switches, or a
  * command option. */
@@ -153,88 +359,6 @@ int cli_exit_code(attn_status st)
     }
 }
 
-static int count_arg(const char *cmd, const char *flag, const char *v, long lo, long hi, int *out)
-{
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end || n < lo || n > hi) {
-        fprintf(stderr, "attnlab %s: --%s: '%s' is not a whole number from %ld to %ld\n", cmd, flag, v, lo, hi);
-        return -1;
-    }
-    *out = (int)n;
-    return 0;
-}
-
-/* The index of v among names, or -1 after saying "'v' is not <list>". */
-static int name_arg(const char *cmd, const char *flag, const char *v, const char *const *names, int n,
-                    const char *list)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(v, names[i])) return i;
-    fprintf(stderr, "attnlab %s: --%s: '%s' is not %s\n", cmd, flag, v, list);
-    return -1;
-}
-
-/* The options of `render` and `bench --frames`; ranges that depend on the
- * trace (head, stage, batch row) are checked once it is computed. */
-static int picture_option(const char *cmd, const char *flag, const char *v, cli_args *a)
-{
-    ui_picture *p = &a->pic;
-    if (!strcmp(flag, "stage")) snprintf(p->view.stage, sizeof p->view.stage, "%s", v);
-    else if (!strcmp(flag, "view")) {
-        int m = name_arg(cmd, flag, v, lesson_view_names, LESSON_VIEW_COUNT, "single, grid, compare or geometry");
-        if (m < 0) return -1;
-        p->view.mode = m;
-    } else if (!strcmp(flag, "compare")) {
-        char names[160];
-        int t = attn_compare_find(v);
-        if (t < 0) {
-            fprintf(stderr, "attnlab %s: --%s: '%s' is not %s\n", cmd, flag, v, attn_compare_names(names, sizeof names));
-            return -1;
-        }
-        p->view.compare = t;
-    } else if (!strcmp(flag, "head")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->view.head);
-    else if (!strcmp(flag, "batch-index")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->view.batch);
-    else if (!strcmp(flag, "row")) return count_arg(cmd, flag, v, 0, 1 << 20, &p->view.row);
-    else if (!strcmp(flag, "layer")) return count_arg(cmd, flag, v, 0, ATTN_MAX_LAYERS - 1, &p->view.layer);
-    else if (!strcmp(flag, "decode-step")) return count_arg(cmd, flag, v, 1, 1 << 20, &p->view.decode_step);
-    else if (!strcmp(flag, "lesson")) p->lesson = v;
-    else if (!strcmp(flag, "step")) return count_arg(cmd, flag, v, 1, 1000, &p->step);
-    else if (!strcmp(flag, "lang")) {
-        if (strcmp(v, "en") && strcmp(v, "zh")) {
-            fprintf(stderr, "attnlab %s: --lang: '%s' is not en or zh\n", cmd, v);
-            return -1;
-        }
-        p->lang = v;
-    } else if (!strcmp(flag, "frames")) return count_arg(cmd, flag, v, 1, 100000, &a->frames);
-    else if (!strcmp(flag, "font-scale")) {
-        char *end;
-        double f = strtod(v, &end);
-        if (end == v || *end || !(f >= 0.75 && f <= 3.0)) {
-            fprintf(stderr, "attnlab %s: --font-scale: '%s' is not a number from 0.75 to 3\n", cmd, v);
-            return -1;
-        }
-        p->font_scale = (float)f;
-    } else if (!strcmp(flag, "scale")) {
-        char *end;
-        long s = strtol(v, &end, 10);
-        if (end == v || *end || s < 1 || s > 4) {
-            fprintf(stderr, "attnlab %s: --scale: '%s' is not a whole number from 1 to 4\n", cmd, v);
-            return -1;
-        }
-        p->scale = (int)s;
-    } else if (!strcmp(flag, "size")) {
-        int w, h, n = 0;
-        if (sscanf(v, "%dx%d%n", &w, &h, &n) != 2 || v[n] || w < 320 || h < 240 || w > 8192 || h > 8192) {
-            fprintf(stderr, "attnlab %s: --size: '%s' is not WIDTHxHEIGHT from 320x240 to 8192x8192\n", cmd, v);
-            return -1;
-        }
-        p->width = w;
-        p->height = h;
-    }
-    return 0;
-}
-
 void cli_open_as_trained(cli_args *a)
 {
     attn_model_config mc;
@@ -260,11 +384,9 @@ static int open_checkpoint(const char *cmd, cli_args *a)
     return CLI_OK;
 }
 
-int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a)
+/* a with its defaults, and room for every argument as a positional one. */
+static int args_init(const char *cmd, int argc, cli_args *a)
 {
-    cli_opt all[MAX_OPTS];
-    struct option longopts[MAX_OPTS + 1];
-    attn_error err;
     memset(a, 0, sizeof *a);
     attn_config_init(&a->cfg);
     ui_picture_init(&a->pic);
@@ -275,101 +397,94 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
         fprintf(stderr, "attnlab %s: out of memory\n", cmd);
         return CLI_EUSAGE;
     }
-    int n = all_options(all);
-    for (int i = 0; i < n; i++)
-        longopts[i] = (struct option){all[i].flag, takes_value(&all[i]) ? required_argument : no_argument, NULL, 256 + i};
+    return CLI_OK;
+}
+
+/* getopt's table of all[0..n): option i returns 256 + i. */
+static void long_options(const cli_opt *all, int n, struct option *longopts)
+{
+    for (int i = 0; i < n; i++) {
+        int has_arg = takes_value(&all[i]) ? required_argument : no_argument;
+        longopts[i] = (struct option){all[i].flag, has_arg, NULL, 256 + i};
+    }
     longopts[n] = (struct option){0};
+}
+
+/* The message for an option getopt refused: bad is the argument as given. */
+static int bad_option(const char *cmd, const char *bad, const cli_opt *all, int n)
+{
+    const char *near;
+    if (optopt >= 256 && !takes_value(&all[optopt - 256])) /* "--rope=1": a switch given a value */
+        fprintf(stderr, "attnlab %s: %.*s takes no value (see attnlab %s --help)\n", cmd, (int)strcspn(bad, "="), bad,
+                cmd);
+    else if (optopt == 'o' || optopt >= 256) /* a known option missing its value */
+        fprintf(stderr, "attnlab %s: %s needs a value (see attnlab %s --help)\n", cmd, bad, cmd);
+    else if (strncmp(bad, "--", 2) == 0 && (near = nearest(all, n, bad + 2)))
+        fprintf(stderr, "attnlab %s: unknown option '%s' (did you mean '--%s'? see attnlab %s --help)\n", cmd, bad,
+                near, cmd);
+    else
+        fprintf(stderr, "attnlab %s: unknown option '%s' (see attnlab %s --help)\n", cmd, bad, cmd);
+    return CLI_EUSAGE;
+}
+
+/* A setting's flag (value v) or switch (its own value) into a->cfg. */
+static int set_setting(const char *cmd, const cli_opt *o, const char *v, cli_args *a)
+{
+    attn_error err;
+    if (o->value) v = o->value;
+    if (o->row->type == ATTN_SET_TEXT && o->row->rule && !*v) { /* unsetting is for lessons */
+        fprintf(stderr, "attnlab %s: --%s: must be %s (got an empty text)\n", cmd, o->flag, o->row->rule);
+        return CLI_EUSAGE;
+    }
+    if (attn_setting_parse(&a->cfg, o->row, v, &err)) {
+        fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
+        return CLI_EUSAGE;
+    }
+    a->causal_given |= !strcmp(o->row->name, "causal");
+    return CLI_OK;
+}
+
+/* Takes option o with value v (optarg): a setting, or a command option
+ * through its handler once the command is known to accept it. */
+static int take_option(const char *cmd, unsigned opts, const cli_opt *o, const char *v, cli_args *a)
+{
+    if (o->row) return set_setting(cmd, o, v, a);
+    const flag_def *f = &FLAGS[o->cmd];
+    if (f->needs && !(opts & f->needs)) {
+        char flag[40];
+        snprintf(flag, sizeof flag, "--%s", f->flag);
+        return not_here(cmd, flag);
+    }
+    return f->set(&(flag_use){cmd, opts, a, f, v});
+}
+
+int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a)
+{
+    cli_opt all[MAX_OPTS];
+    struct option longopts[MAX_OPTS + 1];
+    if (args_init(cmd, argc, a)) return CLI_EUSAGE;
+    int n = all_options(all);
+    long_options(all, n, longopts);
 
     optind = 0; /* GNU: full reset, so parsing can be repeated */
     opterr = 0;
-    int c, idx;
-    const char *bad_flag = "", *near;
-    char flagbuf[40];
+    int c, idx, rc = CLI_OK;
     /* leading '-': keep non-options in place and report them as code 1 */
-    while ((c = getopt_long(argc, argv, "-o:h", longopts, &idx)) != -1) {
-        if (c == 1) { a->positional[a->n_positional++] = optarg; continue; }
-        if (c == 'h') c = 256 + n - 1; /* --help */
-        if (c == 'o') {
+    while (!rc && (c = getopt_long(argc, argv, "-o:h", longopts, &idx)) != -1) {
+        if (c == 1) {
+            a->positional[a->n_positional++] = optarg;
+        } else if (c == 'o') {
             a->output = optarg;
-            if (!(opts & CLI_OPT_OUTPUT)) { bad_flag = "-o"; goto not_here; }
-            continue;
-        }
-        if (c == '?' || c == ':') {
-            const char *bad = argv[optind - 1];
-            if (optopt >= 256 && !takes_value(&all[optopt - 256])) /* "--rope=1": a switch given a value */
-                fprintf(stderr, "attnlab %s: %.*s takes no value (see attnlab %s --help)\n", cmd,
-                        (int)strcspn(bad, "="), bad, cmd);
-            else if (optopt == 'o' || optopt >= 256) /* a known option missing its value */
-                fprintf(stderr, "attnlab %s: %s needs a value (see attnlab %s --help)\n", cmd, bad, cmd);
-            else if (strncmp(bad, "--", 2) == 0 && (near = nearest(all, n, bad + 2)))
-                fprintf(stderr, "attnlab %s: unknown option '%s' (did you mean '--%s'? see attnlab %s --help)\n", cmd,
-                        bad, near, cmd);
-            else
-                fprintf(stderr, "attnlab %s: unknown option '%s' (see attnlab %s --help)\n", cmd, bad, cmd);
-            return CLI_EUSAGE;
-        }
-        const cli_opt *o = &all[c - 256];
-        if (o->row) {
-            const char *v = o->value ? o->value : optarg;
-            if (o->row->type == ATTN_SET_TEXT && o->row->rule && !*v) { /* unsetting is for lessons */
-                fprintf(stderr, "attnlab %s: --%s: must be %s (got an empty text)\n", cmd, o->flag, o->row->rule);
-                return CLI_EUSAGE;
-            }
-            if (attn_setting_parse(&a->cfg, o->row, v, &err)) {
-                fprintf(stderr, "attnlab %s: %s\n", cmd, err.msg);
-                return CLI_EUSAGE;
-            }
-            a->causal_given |= !strcmp(o->row->name, "causal");
-            continue;
-        }
-        const flag_def *f = &FLAGS[o->cmd];
-        if (!strcmp(f->flag, "help")) {
-            a->help = true;
-        } else if (!strcmp(f->flag, "present")) {
-            if (!(opts & CLI_OPT_PRESENT)) { bad_flag = "--present"; goto not_here; }
-            a->present = true;
-        } else if (!strcmp(f->flag, "picker")) {
-            if (!(opts & CLI_OPT_PICTURE)) { bad_flag = "--picker"; goto not_here; }
-            a->pic.picker = true;
-        } else if (!strcmp(f->flag, "output")) {
-            a->output = optarg;
-            if (!(opts & CLI_OPT_OUTPUT)) { bad_flag = "--output"; goto not_here; }
-        } else if (!strcmp(f->flag, "repeat")) {
-            char *end;
-            long r = strtol(optarg, &end, 10);
-            if (end == optarg || *end || r < 1 || r > 10000) {
-                fprintf(stderr, "attnlab %s: --repeat: '%s' is not a count from 1 to 10000\n", cmd, optarg);
-                return CLI_EUSAGE;
-            }
-            a->repeat = (int)r;
-            if (!(opts & CLI_OPT_REPEAT)) { bad_flag = "--repeat"; goto not_here; }
-        } else if (!strcmp(f->flag, "max-new")) {
-            if (!(opts & CLI_OPT_GENERATE)) { bad_flag = "--max-new"; goto not_here; }
-            if (count_arg(cmd, f->flag, optarg, 0, 100000, &a->max_new)) return CLI_EUSAGE;
-        } else if (!strcmp(f->flag, "probs")) {
-            if (!(opts & CLI_OPT_GENERATE)) { bad_flag = "--probs"; goto not_here; }
-            a->probs = true;
-        } else if (!strcmp(f->flag, "checkpoint")) {
-            int step;
-            if (count_arg(cmd, f->flag, optarg, 0, 1000000000, &step)) return CLI_EUSAGE;
-            a->checkpoint = step;
-        } else if (!strcmp(f->flag, "generate")) {
-            if (!(opts & CLI_OPT_BENCH_DECODE)) { bad_flag = "--generate"; goto not_here; }
-            if (count_arg(cmd, f->flag, optarg, 1, 100000, &a->decode_steps)) return CLI_EUSAGE;
+            if (!(opts & CLI_OPT_OUTPUT)) rc = not_here(cmd, "-o");
+        } else if (c == '?' || c == ':') {
+            rc = bad_option(cmd, argv[optind - 1], all, n);
         } else {
-            if (!strcmp(f->flag, "frames") ? !(opts & CLI_OPT_FRAMES) : !(opts & CLI_OPT_PICTURE)) {
-                snprintf(flagbuf, sizeof flagbuf, "--%s", f->flag);
-                bad_flag = flagbuf;
-                goto not_here;
-            }
-            if (picture_option(cmd, f->flag, optarg, a)) return CLI_EUSAGE;
+            rc = take_option(cmd, opts, &all[c == 'h' ? n - 1 : c - 256], optarg, a); /* -h: --help, the last */
         }
     }
+    if (rc) return rc;
     cli_note_model(cmd, a->cfg.model);
     return a->checkpoint >= 0 ? open_checkpoint(cmd, a) : CLI_OK;
-not_here:
-    fprintf(stderr, "attnlab %s: %s does not take %s\n", cmd, cmd, bad_flag);
-    return CLI_EUSAGE;
 }
 
 void cli_args_free(cli_args *a)

@@ -284,7 +284,7 @@ static attn_status parse_header(const char *json, size_t len, uint64_t data_size
     /* The format says UTF-8, and attn_st_write never writes anything else; but
      * attnlab before issue 21 cut long text settings inside a character, and
      * those traces still open: names are checked below, metadata values are
-     * read as far as they are well formed (config.c), and printed escaped. */
+     * read as far as they are well formed (trace_io.c's load_config), and printed escaped. */
     cJSON *root = NULL;
     if ((st = attn_json_parse(json, len, &root, err))) /* trailing data, a NUL in a name, a key twice (json.h) */
         return attn_error_prefix(err, "header");
@@ -421,14 +421,11 @@ out:
     return st;
 }
 
-attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n, const char *const *meta, int n_meta,
-                          attn_error *err)
+/* The header is UTF-8 JSON: a text that is not UTF-8 (a folder name in
+ * another encoding) cannot be written whole, so nothing is written. */
+static attn_status check_utf8(const char *path, const attn_st_tensor *t, int n, const char *const *meta,
+                              int n_meta, attn_error *err)
 {
-    attn_status st = ATTN_OK;
-    char *json = NULL, target[4096];
-    unsigned char *head = NULL;
-    /* the header is UTF-8 JSON: a text that is not UTF-8 (a folder name in
-     * another encoding) cannot be written whole, so nothing is written */
     for (int i = 0; i < 2 * n_meta; i++)
         if (!attn_utf8_valid(meta[i], strlen(meta[i])))
             return attn_fail(err, ATTN_ERR_CONFIG, "%s: cannot write: %s '%.40s' is not valid UTF-8, which a "
@@ -437,78 +434,111 @@ attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n, cons
     for (int i = 0; i < n; i++)
         if (!attn_utf8_valid(t[i].name, strlen(t[i].name)))
             return attn_fail(err, ATTN_ERR_CONFIG, "%s: cannot write: a tensor name is not valid UTF-8", path);
-    /* a symbolic link is followed: the file it names is replaced, the link stays */
-    if ((st = attn_file_resolve(path, target, sizeof target, err))) return st;
-    path = target;
+    return ATTN_OK;
+}
+
+/* Adds t's entry to the header root: its dtype, shape and data_offsets
+ * [*pos, *pos + its bytes), and moves *pos past its bytes. */
+static attn_status header_entry(cJSON *root, const char *path, const attn_st_tensor *t, uint64_t *pos,
+                                attn_error *err)
+{
+    uint64_t count = 4; /* bytes */
+    for (int j = 0; j < t->ndim; j++)
+        if (t->shape[j] < 0 || !attn_mul_u64(count, (uint64_t)t->shape[j], &count))
+            return attn_fail(err, ATTN_ERR_CONFIG, "%s: cannot write: tensor '%s' has an impossible shape", path,
+                             t->name);
+    cJSON *e = cJSON_AddObjectToObject(root, t->name);
+    cJSON *shape = e ? cJSON_AddArrayToObject(e, "shape") : NULL;
+    cJSON *offs = e ? cJSON_AddArrayToObject(e, "data_offsets") : NULL;
+    if (!e || !shape || !offs || !cJSON_AddStringToObject(e, "dtype", "F32"))
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int j = 0; j < t->ndim; j++) cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->shape[j]));
+    cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)*pos));
+    cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(*pos + count)));
+    *pos += count;
+    return ATTN_OK;
+}
+
+/* The header's JSON into *json (the caller frees it): the metadata's n_meta
+ * key/value pairs under "__metadata__", then one entry per tensor, their
+ * data laid end to end in order. */
+static attn_status header_json(const char *path, const attn_st_tensor *t, int n, const char *const *meta,
+                               int n_meta, char **json, attn_error *err)
+{
+    attn_status st = ATTN_OK;
     cJSON *root = cJSON_CreateObject();
     if (!root) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-
     if (n_meta > 0) {
         cJSON *m = cJSON_AddObjectToObject(root, "__metadata__");
         for (int i = 0; m && i < n_meta; i++)
             if (!cJSON_AddStringToObject(m, meta[2 * i], meta[2 * i + 1])) m = NULL;
-        if (!m) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+        if (!m) st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     }
     uint64_t pos = 0;
-    for (int i = 0; i < n; i++) {
-        uint64_t count = 4; /* bytes */
-        for (int j = 0; j < t[i].ndim; j++)
-            if (t[i].shape[j] < 0 || !attn_mul_u64(count, (uint64_t)t[i].shape[j], &count)) {
-                st = attn_fail(err, ATTN_ERR_CONFIG, "%s: cannot write: tensor '%s' has an impossible shape", path,
-                               t[i].name);
-                goto out;
-            }
-        cJSON *e = cJSON_AddObjectToObject(root, t[i].name);
-        cJSON *shape = e ? cJSON_AddArrayToObject(e, "shape") : NULL;
-        cJSON *offs = e ? cJSON_AddArrayToObject(e, "data_offsets") : NULL;
-        if (!e || !shape || !offs || !cJSON_AddStringToObject(e, "dtype", "F32")) {
-            st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-            goto out;
-        }
-        for (int j = 0; j < t[i].ndim; j++)
-            cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t[i].shape[j]));
-        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)pos));
-        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(pos + count)));
-        pos += count;
-    }
-    json = cJSON_PrintUnformatted(root);
-    if (!json) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
+    for (int i = 0; !st && i < n; i++) st = header_entry(root, path, &t[i], &pos, err);
+    if (!st && !(*json = cJSON_PrintUnformatted(root))) st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    cJSON_Delete(root);
+    return st;
+}
 
-    /* header padded with spaces so the data starts 8-byte aligned, as the reference writer does */
+/* The file's first bytes into *head (the caller frees it), *size of them: the
+ * header's length as a little-endian u64, then the JSON padded with spaces so
+ * the data starts 8-byte aligned, as the reference writer does. */
+static attn_status header_bytes(const char *json, unsigned char **head, size_t *size, attn_error *err)
+{
     size_t len = strlen(json), padded = (len + 7) / 8 * 8;
-    head = malloc(8 + padded);
-    if (!head) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
-    for (int i = 0; i < 8; i++) head[i] = (unsigned char)((uint64_t)padded >> (8 * i));
-    memcpy(head + 8, json, len);
-    memset(head + 8 + len, ' ', padded - len);
+    if (!(*head = malloc(8 + padded))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < 8; i++) (*head)[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+    memcpy(*head + 8, json, len);
+    memset(*head + 8 + len, ' ', padded - len);
+    *size = 8 + padded;
+    return ATTN_OK;
+}
+
+/* Writes t's data as little-endian F32: as it is on a little-endian host,
+ * else byte-swapped through a small buffer. */
+static attn_status write_data(attn_file_out *o, const attn_st_tensor *t, attn_error *err)
+{
+    size_t count = 1; /* fits: its bytes did, in the header */
+    for (int j = 0; j < t->ndim; j++) count *= (size_t)t->shape[j];
+    if (host_is_little_endian()) return attn_file_out_write(o, t->data, count * sizeof(float), err);
+    attn_status st = ATTN_OK;
+    unsigned char b[4096];
+    for (size_t c = 0; !st && c < count; c += sizeof b / 4) {
+        size_t m = count - c < sizeof b / 4 ? count - c : sizeof b / 4;
+        for (size_t k = 0; k < m; k++) {
+            uint32_t u;
+            memcpy(&u, &t->data[c + k], 4);
+            for (int byte = 0; byte < 4; byte++) b[4 * k + byte] = (unsigned char)(u >> (8 * byte));
+        }
+        st = attn_file_out_write(o, b, 4 * m, err);
+    }
+    return st;
+}
+
+attn_status attn_st_write(const char *path, const attn_st_tensor *t, int n, const char *const *meta, int n_meta,
+                          attn_error *err)
+{
+    attn_status st;
+    char *json = NULL, target[4096];
+    unsigned char *head = NULL;
+    size_t head_size = 0;
+    if ((st = check_utf8(path, t, n, meta, n_meta, err))) return st;
+    /* a symbolic link is followed: the file it names is replaced, the link stays */
+    if ((st = attn_file_resolve(path, target, sizeof target, err))) return st;
+    path = target;
+    if ((st = header_json(path, t, n, meta, n_meta, &json, err)) || (st = header_bytes(json, &head, &head_size, err)))
+        goto out;
     /* 0644: a trace is an ordinary document (less the umask; a replaced file keeps its mode) */
     attn_file_out o;
-    if ((st = attn_file_out_begin(&o, path, 0644, err)) || (st = attn_file_out_write(&o, head, 8 + padded, err)))
+    if ((st = attn_file_out_begin(&o, path, 0644, err)) || (st = attn_file_out_write(&o, head, head_size, err)))
         goto out;
-    for (int i = 0; !st && i < n; i++) {
-        size_t count = 1; /* fits: its bytes did, above */
-        for (int j = 0; j < t[i].ndim; j++) count *= (size_t)t[i].shape[j];
-        if (host_is_little_endian()) {
-            st = attn_file_out_write(&o, t[i].data, count * sizeof(float), err);
-            continue;
-        }
-        unsigned char b[4096];
-        for (size_t c = 0; !st && c < count; c += sizeof b / 4) {
-            size_t m = count - c < sizeof b / 4 ? count - c : sizeof b / 4;
-            for (size_t k = 0; k < m; k++) {
-                uint32_t u;
-                memcpy(&u, &t[i].data[c + k], 4);
-                for (int byte = 0; byte < 4; byte++) b[4 * k + byte] = (unsigned char)(u >> (8 * byte));
-            }
-            st = attn_file_out_write(&o, b, 4 * m, err);
-        }
-    }
+    for (int i = 0; !st && i < n; i++) st = write_data(&o, &t[i], err);
     if (!st) st = attn_file_out_commit(&o, err);
     if (st) attn_file_out_abort(&o);
 out:
     free(head);
     free(json);
-    cJSON_Delete(root);
     return st;
 }
 

@@ -175,102 +175,134 @@ typedef struct {
     const attn_stage_info *info; /* NULL outside the contract */
 } named;
 
+/* One of a layer's contract tensors: not the model's, not outside the contract. */
+static bool in_layer(const named *a)
+{
+    return a->layer >= 0 && a->info && !a->info->model_level;
+}
+
+/* Reads the layer and stage of every tensor of f into all[0..f->n), and the
+ * highest layer named into *highest. A malformed "layers." name and a
+ * model's stage named in a layer are errors. */
+static attn_status name_tensors(const attn_st_file *f, named *all, int *highest, attn_error *err)
+{
+    for (int i = 0; i < f->n; i++) {
+        const char *rest;
+        int layer = attn_tensor_name_layer(f->entries[i].name, &rest);
+        if (layer == -2)
+            return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s' is not named layers.N.<stage> (N a layer from 0 "
+                             "to %d)", f->entries[i].name, ATTN_MAX_LAYERS - 1);
+        all[i] = (named){&f->entries[i], layer, attn_stage_lookup(rest)};
+        if (all[i].info && all[i].info->model_level && layer >= 0)
+            return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s': %s belongs to the model, not to a layer",
+                             f->entries[i].name, all[i].info->name);
+        if (layer < 0 && all[i].info && !all[i].info->model_level) all[i].layer = 0; /* a single-layer name */
+        if (all[i].layer > *highest) *highest = all[i].layer;
+    }
+    return ATTN_OK;
+}
+
+/* Every layer from 0 to highest has tensors: a view of a layer without them would draw another's. */
+static attn_status check_every_layer(const named *all, int n, int highest, attn_error *err)
+{
+    attn_status st = ATTN_OK;
+    bool *has = calloc((size_t)highest + 1, sizeof *has);
+    if (!has) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++)
+        if (in_layer(&all[i])) has[all[i].layer] = true;
+    for (int l = 0; l <= highest && !st; l++)
+        if (!has[l])
+            st = attn_fail(err, ATTN_ERR_FORMAT, "no tensor belongs to layer %d of the %d the tensors name", l,
+                           highest + 1);
+    free(has);
+    return st;
+}
+
+/* The trace's number of layers into *n_layers: the metadata's `layers` (lv,
+ * read as meta) when it has one, else the highest layer named + 1. The
+ * metadata's count must be the tensors' own: `layers = 256` beside four
+ * layers' tensors would show "layer 100 / 256" drawing layer 0. */
+static attn_status count_layers(const named *all, int n, const char *lv, int meta, int highest, int *n_layers,
+                                attn_error *err)
+{
+    bool layered = false;
+    for (int i = 0; i < n && !layered; i++) layered = in_layer(&all[i]);
+    if (lv && layered && meta != highest + 1)
+        return attn_fail(err, ATTN_ERR_FORMAT, "metadata says layers = %d but the tensors have %d", meta,
+                         highest + 1);
+    if (lv && !layered && meta != 1)
+        return attn_fail(err, ATTN_ERR_FORMAT, "metadata says layers = %d but no tensor belongs to a layer", meta);
+    *n_layers = lv ? meta : highest + 1;
+    return layered ? check_every_layer(all, n, highest, err) : ATTN_OK;
+}
+
+/* Gives each contract tensor its place in slot: row l < n_layers holds layer
+ * l's stages, row n_layers the model's, each cell 1 + the tensor's index in
+ * all (0: none). A layer beyond the count, a stage twice in one layer and a
+ * plain contract name in a trace of several layers are errors. */
+static attn_status fill_slots(const named *all, int n, int n_layers, int *slot, attn_error *err)
+{
+    for (int i = 0; i < n; i++) {
+        const named *a = &all[i];
+        if (a->layer >= n_layers)
+            return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s' is in layer %d, but the metadata says the trace "
+                             "has %d", a->e->name, a->layer, n_layers);
+        if (!a->info) continue;
+        if (n_layers > 1 && !a->info->model_level && strncmp(a->e->name, "layers.", 7))
+            return attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s' has no layer, but the trace has %d (name it "
+                             "layers.N.%s)", a->e->name, n_layers, a->info->name);
+        int row = a->info->model_level ? n_layers : a->layer;
+        int *s = &slot[(size_t)row * ATTN_STAGE_COUNT + a->info->id];
+        if (*s)
+            return attn_fail(err, ATTN_ERR_FORMAT, "tensors '%.60s' and '%.60s' are both layer %d's %s",
+                             all[*s - 1].e->name, a->e->name, a->layer, a->info->name);
+        *s = i + 1;
+    }
+    return ATTN_OK;
+}
+
+/* out[0..n) in the trace's order: the embeddings, the layers (each in
+ * pipeline order), then final_norm, logits, probs, then the tensors outside
+ * the contract as the file has them. */
+static void put_in_order(const named *all, int n, const int *slot, int n_layers, named *out)
+{
+    const int *model = slot + (size_t)n_layers * ATTN_STAGE_COUNT;
+    int k = 0;
+    for (int id = 0; id < ATTN_STAGE_RESID_IN; id++)
+        if (model[id]) out[k++] = all[model[id] - 1];
+    for (size_t cell = 0; cell < (size_t)n_layers * ATTN_STAGE_COUNT; cell++)
+        if (slot[cell]) out[k++] = all[slot[cell] - 1];
+    for (int id = ATTN_STAGE_RESID_IN; id < ATTN_STAGE_COUNT; id++)
+        if (model[id]) out[k++] = all[model[id] - 1];
+    for (int i = 0; i < n; i++)
+        if (!all[i].info) out[k++] = all[i];
+}
+
 /* Reads the layer and stage of every tensor of f and puts them in the
- * trace's order, out[0..f->n): the contract's tensors layer by layer, each
- * layer in pipeline order, then the others as the file has them. *n_layers
- * is the metadata's `layers`; a file without it has the highest layer named
- * + 1. Malformed "layers." names, layers beyond the count, a stage twice in
- * one layer, and a plain contract name in a trace of several layers are
- * errors. */
+ * trace's order, out[0..f->n) (put_in_order). *n_layers is the metadata's
+ * `layers`; a file without it has the highest layer named + 1. */
 static attn_status order_tensors(const attn_st_file *f, named *out, int *n_layers, attn_error *err)
 {
     const char *lv = attn_st_meta(f, "layers");
-    int meta = 0, highest = 0, n = 0;
-    attn_status st = ATTN_OK;
+    int meta = 0, highest = 0;
+    attn_status st;
     if ((st = meta_int(f, "layers", &meta, err))) return st;
     if (lv && (meta < 1 || meta > ATTN_MAX_LAYERS))
         return attn_fail(err, ATTN_ERR_FORMAT, "metadata 'layers' = '%.40s' is not a count from 1 to %d", lv,
                          ATTN_MAX_LAYERS);
     named *all = calloc((size_t)(f->n ? f->n : 1), sizeof *all);
-    int *slot = NULL; /* (layer, stage) → 1 + index into all, 0: none */
+    int *slot = NULL; /* (layer, stage) → 1 + index into all, 0: none (fill_slots) */
     if (!all) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < f->n; i++) {
-        const char *rest;
-        int layer = attn_tensor_name_layer(f->entries[i].name, &rest);
-        if (layer == -2) {
-            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s' is not named layers.N.<stage> (N a layer from 0 to %d)",
-                           f->entries[i].name, ATTN_MAX_LAYERS - 1);
-            goto out;
-        }
-        all[i] = (named){&f->entries[i], layer, attn_stage_lookup(rest)};
-        if (all[i].info && all[i].info->model_level && layer >= 0) {
-            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s': %s belongs to the model, not to a layer",
-                           f->entries[i].name, all[i].info->name);
-            goto out;
-        }
-        if (layer < 0 && all[i].info && !all[i].info->model_level) all[i].layer = 0; /* a single-layer name */
-        if (all[i].layer > highest) highest = all[i].layer;
-    }
-    /* the metadata's count must be the tensors' own: `layers = 256` beside
-     * four layers' tensors would show "layer 100 / 256" drawing layer 0 */
-    bool layered = false;
-    for (int i = 0; i < f->n && !layered; i++) layered = all[i].layer >= 0 && all[i].info && !all[i].info->model_level;
-    if (lv && layered && meta != highest + 1) {
-        st = attn_fail(err, ATTN_ERR_FORMAT, "metadata says layers = %d but the tensors have %d", meta, highest + 1);
+    if ((st = name_tensors(f, all, &highest, err)) ||
+        (st = count_layers(all, f->n, lv, meta, highest, n_layers, err)))
         goto out;
-    }
-    if (lv && !layered && meta != 1) {
-        st = attn_fail(err, ATTN_ERR_FORMAT, "metadata says layers = %d but no tensor belongs to a layer", meta);
-        goto out;
-    }
-    *n_layers = lv ? meta : highest + 1;
-    /* and every layer up to the highest has its tensors: a view of a layer
-     * without them would draw another's */
-    bool *has = layered ? calloc((size_t)highest + 1, sizeof *has) : NULL;
-    if (layered && !has) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
-    for (int i = 0; layered && i < f->n; i++)
-        if (all[i].layer >= 0 && all[i].info && !all[i].info->model_level) has[all[i].layer] = true;
-    for (int l = 0; layered && l <= highest && !st; l++)
-        if (!has[l])
-            st = attn_fail(err, ATTN_ERR_FORMAT, "no tensor belongs to layer %d of the %d the tensors name", l,
-                           highest + 1);
-    free(has);
-    if (st) goto out;
-    /* rows 0 .. n_layers−1: the layers; row n_layers: the model-level stages */
     slot = calloc((size_t)(*n_layers + 1) * ATTN_STAGE_COUNT, sizeof *slot);
-    if (!slot) { st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); goto out; }
-    for (int i = 0; i < f->n; i++) {
-        const named *a = &all[i];
-        if (a->layer >= *n_layers) {
-            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s' is in layer %d, but the metadata says the trace has %d",
-                           a->e->name, a->layer, *n_layers);
-            goto out;
-        }
-        if (!a->info) continue;
-        if (*n_layers > 1 && !a->info->model_level && strncmp(a->e->name, "layers.", 7)) {
-            st = attn_fail(err, ATTN_ERR_FORMAT, "tensor '%.60s' has no layer, but the trace has %d (name it layers.N.%s)",
-                           a->e->name, *n_layers, a->info->name);
-            goto out;
-        }
-        int row = a->info->model_level ? *n_layers : a->layer;
-        int *s = &slot[(size_t)row * ATTN_STAGE_COUNT + a->info->id];
-        if (*s) {
-            st = attn_fail(err, ATTN_ERR_FORMAT, "tensors '%.60s' and '%.60s' are both layer %d's %s",
-                           all[*s - 1].e->name, a->e->name, a->layer, a->info->name);
-            goto out;
-        }
-        *s = i + 1;
+    if (!slot) {
+        st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+        goto out;
     }
-    /* embeddings, the layers, then final_norm, logits, probs */
-    int *model = slot + (size_t)*n_layers * ATTN_STAGE_COUNT;
-    for (int id = 0; id < ATTN_STAGE_RESID_IN; id++)
-        if (model[id]) out[n++] = all[model[id] - 1];
-    for (size_t k = 0; k < (size_t)*n_layers * ATTN_STAGE_COUNT; k++)
-        if (slot[k]) out[n++] = all[slot[k] - 1];
-    for (int id = ATTN_STAGE_RESID_IN; id < ATTN_STAGE_COUNT; id++)
-        if (model[id]) out[n++] = all[model[id] - 1];
-    for (int i = 0; i < f->n; i++)
-        if (!all[i].info) out[n++] = all[i];
+    if ((st = fill_slots(all, f->n, *n_layers, slot, err))) goto out;
+    put_in_order(all, f->n, slot, *n_layers, out);
 out:
     free(all);
     free(slot);

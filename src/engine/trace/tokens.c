@@ -72,88 +72,110 @@ nomem:
     return attn_fail(err, ATTN_ERR_NOMEM, "out of memory while storing tokens");
 }
 
-attn_status attn_tokens_parse(const char *text, attn_pad_side side, const char *what,
-                              attn_tokens *out, attn_error *err)
+/* Rows as they are read: every token in order, and how many each row has. */
+typedef struct {
+    tok_list all;
+    int *len, rows, cap;
+} row_list;
+
+static void rows_free(row_list *r)
 {
-    attn_status st = ATTN_OK;
-    tok_list all = {0};
-    int *row_len = NULL, rows = 0, row_cap = 0;
-    const char **table = NULL;
-    size_t n = strlen(text);
+    free(r->len);
+    list_free(&r->all);
+}
 
-    memset(out, 0, sizeof *out);
-    if (!attn_utf8_valid(text, n))
-        return attn_fail(err, ATTN_ERR_CONFIG, "%s: not valid UTF-8", what);
+static attn_status parse_nomem(const char *what, attn_error *err)
+{
+    return attn_fail(err, ATTN_ERR_NOMEM, "out of memory while parsing %s", what);
+}
 
+/* Ends the row being read, of cur tokens, at a '|' (bar) or at the end of the
+ * text. An empty row is an error, and so is an empty text. */
+static attn_status end_row(row_list *r, int cur, bool bar, const char *what, attn_error *err)
+{
+    if (cur == 0 && (bar || r->rows > 0))
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: row %d has no tokens", what, r->rows + 1);
+    if (cur == 0) return attn_fail(err, ATTN_ERR_CONFIG, "%s: no tokens given", what);
+    if (r->rows == ATTN_MAX_ROWS)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: more than %d rows", what, ATTN_MAX_ROWS);
+    if (r->rows == r->cap) {
+        int cap = r->cap ? r->cap * 2 : 8;
+        int *p = realloc(r->len, (size_t)cap * sizeof *p);
+        if (!p) return parse_nomem(what, err);
+        r->len = p;
+        r->cap = cap;
+    }
+    r->len[r->rows++] = cur;
+    return ATTN_OK;
+}
+
+/* Adds the len bytes at start as the next token of the row being read, which
+ * has cur already: not too long, not <pad>, not one too many. */
+static attn_status add_token(row_list *r, const char *start, size_t len, int cur, const char *what,
+                             attn_error *err)
+{
+    if (len > ATTN_MAX_TOKEN_BYTES)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: token '%.16s…' in row %d is longer than %d bytes", what, start,
+                         r->rows + 1, ATTN_MAX_TOKEN_BYTES);
+    if (len == strlen(ATTN_PAD_TOKEN) && memcmp(start, ATTN_PAD_TOKEN, len) == 0)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: '%s' is reserved; shorter rows are padded automatically", what,
+                         ATTN_PAD_TOKEN);
+    if (cur == ATTN_MAX_SEQ)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: row %d has more than %d tokens", what, r->rows + 1,
+                         ATTN_MAX_SEQ);
+    return list_push(&r->all, start, len) ? parse_nomem(what, err) : ATTN_OK;
+}
+
+/* Splits text into rows at '|' and each row into tokens at whitespace. */
+static attn_status split_rows(const char *text, const char *what, row_list *r, attn_error *err)
+{
+    attn_status st;
     const char *s = text;
     int cur = 0; /* tokens in the current row */
     for (;;) {
         size_t sp;
         while ((sp = space_len(s))) s += sp;
         if (*s == '|' || *s == '\0') {
-            if (cur == 0 && (*s == '|' || rows > 0)) {
-                st = attn_fail(err, ATTN_ERR_CONFIG, "%s: row %d has no tokens", what, rows + 1);
-                goto out;
-            }
-            if (cur == 0) {
-                st = attn_fail(err, ATTN_ERR_CONFIG, "%s: no tokens given", what);
-                goto out;
-            }
-            if (rows == ATTN_MAX_ROWS) {
-                st = attn_fail(err, ATTN_ERR_CONFIG, "%s: more than %d rows", what, ATTN_MAX_ROWS);
-                goto out;
-            }
-            if (rows == row_cap) {
-                row_cap = row_cap ? row_cap * 2 : 8;
-                int *p = realloc(row_len, (size_t)row_cap * sizeof *p);
-                if (!p) goto nomem;
-                row_len = p;
-            }
-            row_len[rows++] = cur;
+            if ((st = end_row(r, cur, *s == '|', what, err))) return st;
+            if (*s == '\0') return ATTN_OK;
             cur = 0;
-            if (*s == '\0') break;
             s++;
             continue;
         }
         const char *start = s;
         while (*s && *s != '|' && !space_len(s)) s++;
-        size_t len = (size_t)(s - start);
-        if (len > ATTN_MAX_TOKEN_BYTES) {
-            st = attn_fail(err, ATTN_ERR_CONFIG, "%s: token '%.16s…' in row %d is longer than %d bytes",
-                           what, start, rows + 1, ATTN_MAX_TOKEN_BYTES);
-            goto out;
-        }
-        if (len == strlen(ATTN_PAD_TOKEN) && memcmp(start, ATTN_PAD_TOKEN, len) == 0) {
-            st = attn_fail(err, ATTN_ERR_CONFIG,
-                           "%s: '%s' is reserved; shorter rows are padded automatically", what,
-                           ATTN_PAD_TOKEN);
-            goto out;
-        }
-        if (cur == ATTN_MAX_SEQ) {
-            st = attn_fail(err, ATTN_ERR_CONFIG, "%s: row %d has more than %d tokens", what,
-                           rows + 1, ATTN_MAX_SEQ);
-            goto out;
-        }
-        if (list_push(&all, start, len)) goto nomem;
+        if ((st = add_token(r, start, (size_t)(s - start), cur, what, err))) return st;
         cur++;
     }
+}
 
+/* The rows read, padded on side to the longest one, into out. */
+static attn_status pad_rows(const row_list *r, attn_pad_side side, const char *what, attn_tokens *out,
+                            attn_error *err)
+{
     int L = 0;
-    for (int r = 0; r < rows; r++) if (row_len[r] > L) L = row_len[r];
-    table = calloc((size_t)rows * (size_t)L, sizeof *table);
-    if (!table) goto nomem;
-    for (int r = 0, k = 0; r < rows; r++) {
-        int off = side == ATTN_PAD_LEFT ? L - row_len[r] : 0;
-        for (int p = 0; p < row_len[r]; p++) table[(size_t)r * L + off + p] = all.tok[k++];
+    for (int i = 0; i < r->rows; i++) if (r->len[i] > L) L = r->len[i];
+    const char **table = calloc((size_t)r->rows * (size_t)L, sizeof *table);
+    if (!table) return parse_nomem(what, err);
+    for (int i = 0, k = 0; i < r->rows; i++) {
+        int off = side == ATTN_PAD_LEFT ? L - r->len[i] : 0;
+        for (int p = 0; p < r->len[i]; p++) table[(size_t)i * L + off + p] = r->all.tok[k++];
     }
-    st = attn_tokens_from_table(rows, L, table, row_len, side, out, err);
-    goto out;
-nomem:
-    st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory while parsing %s", what);
-out:
+    attn_status st = attn_tokens_from_table(r->rows, L, table, r->len, side, out, err);
     free(table);
-    free(row_len);
-    list_free(&all);
+    return st;
+}
+
+attn_status attn_tokens_parse(const char *text, attn_pad_side side, const char *what,
+                              attn_tokens *out, attn_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!attn_utf8_valid(text, strlen(text)))
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: not valid UTF-8", what);
+    row_list r = {0};
+    attn_status st = split_rows(text, what, &r, err);
+    if (!st) st = pad_rows(&r, side, what, out, err);
+    rows_free(&r);
     return st;
 }
 
