@@ -108,12 +108,12 @@ def check(root):
 
 
 CASES = [
-    ("a clean tree", {"app/app.c": "int ui_state(void) { return 1; }\n",
-                      "app/app_job.c": "int ui_state(void);\nint ui_ask(void) { return ui_state(); }\n"}, None),
-    ("the state calling a request", {"app/app.c": "int ui_ask(void);\nint ui_state(void) { return ui_ask(); }\n",
-                                     "app/app_job.c": "int ui_ask(void) { return 0; }\n"}, "not below it"),
-    ("a leaf calling a room", {"app/app.c": "int ui_state(void) { return 1; }\n",
-                               "app/player.c": "int ui_state(void);\nint ui_play(void) { return ui_state(); }\n"},
+    ("a clean tree", {"app/app.c": "int app_state_get(void) { return 1; }\n",
+                      "app/app_job.c": "int app_state_get(void);\nint app_ask(void) { return app_state_get(); }\n"}, None),
+    ("the state calling a request", {"app/app.c": "int app_ask(void);\nint app_state_get(void) { return app_ask(); }\n",
+                                     "app/app_job.c": "int app_ask(void) { return 0; }\n"}, "not below it"),
+    ("a leaf calling a room", {"app/app.c": "int app_state_get(void) { return 1; }\n",
+                               "app/player.c": "int app_state_get(void);\nint app_play(void) { return app_state_get(); }\n"},
      "a leaf calls no room"),
     ("a circle among leaves", {"app/view.c": "int b(void);\nint a(void) { return b(); }\n",
                                "app/keys.c": "int a(void);\nint b(void) { return a(); }\n"}, "a circle of calls"),

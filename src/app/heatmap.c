@@ -18,7 +18,7 @@
 #include <string.h>
 
 /* Values are quantised to LEVELS steps before the map, the same way in
- * ui_heat_color and in ui_heat_paint, so both give identical colours;
+ * app_heat_color and in app_heat_paint, so both give identical colours;
  * 1024 is finer than either colour table. */
 enum { LEVELS = 1024 };
 
@@ -27,17 +27,17 @@ typedef struct {
     int fixed;       /* level of every finite v when hi <= lo, else -1 */
 } level_map;
 
-static level_map level_map_of(const ui_scale *s)
+static level_map level_map_of(const app_scale *s)
 {
     level_map m = {s->lo, 0.0f, -1};
     if (s->hi > s->lo)
         m.scale = (float)LEVELS / (s->hi - s->lo);
     else
-        m.fixed = s->cmap == UI_CMAP_DIVERGING ? LEVELS / 2 : LEVELS - 1;
+        m.fixed = s->cmap == APP_CMAP_DIVERGING ? LEVELS / 2 : LEVELS - 1;
     return m;
 }
 
-/* Level of any v (NaN and −∞ give 0); ui_heat_paint inlines the in-range case. */
+/* Level of any v (NaN and −∞ give 0); app_heat_paint inlines the in-range case. */
 static inline int level_of(const level_map *m, float v)
 {
     if (m->fixed >= 0)
@@ -48,12 +48,12 @@ static inline int level_of(const level_map *m, float v)
     return (int)l;
 }
 
-static uint32_t level_argb(ui_cmap cmap, int level)
+static uint32_t level_argb(app_cmap cmap, int level)
 {
-    return ui_cmap_argb(cmap, ((float)level + 0.5f) / (float)LEVELS);
+    return app_cmap_argb(cmap, ((float)level + 0.5f) / (float)LEVELS);
 }
 
-uint32_t ui_heat_color(const ui_scale *scale, float v)
+uint32_t app_heat_color(const app_scale *scale, float v)
 {
     level_map m = level_map_of(scale);
     return level_argb(scale->cmap, level_of(&m, v));
@@ -71,7 +71,7 @@ static int start_of(int c, int n, int k)
     return (int)((long long)c * n / k);
 }
 
-void ui_heat_cell_rect(int w, int h, int rows, int cols, int i, int j, int *x, int *y, int *cw, int *ch)
+void app_heat_cell_rect(int w, int h, int rows, int cols, int i, int j, int *x, int *y, int *cw, int *ch)
 {
     int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
     if (rows > 0 && cols > 0) {
@@ -86,7 +86,7 @@ void ui_heat_cell_rect(int w, int h, int rows, int cols, int i, int j, int *x, i
     if (ch) *ch = y1 - y0;
 }
 
-int ui_heat_cell_at(int w, int h, int rows, int cols, int px, int py, int *i, int *j)
+int app_heat_cell_at(int w, int h, int rows, int cols, int px, int py, int *i, int *j)
 {
     if (rows <= 0 || cols <= 0 || px < 0 || py < 0 || px >= w || py >= h)
         return -1;
@@ -130,15 +130,15 @@ static int picture_gap(int w, int h, int rows, int cols, int gap)
 }
 
 /* Painted as masked: −∞, or a non-zero mask (a NaN stays NaN). */
-static inline bool masked(const ui_slice *s, int i, int j)
+static inline bool masked(const app_slice *s, int i, int j)
 {
-    float v = ui_slice_at(s, i, j);
+    float v = app_slice_at(s, i, j);
     if (isnan(v))
         return false;
     return v == -INFINITY || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0.0f);
 }
 
-void ui_heat_masked_rects(const ui_slice *slice, int w, int h, int gap, ui_heat_rect_fn *fn, void *ctx)
+void app_heat_masked_rects(const app_slice *slice, int w, int h, int gap, app_heat_rect_fn *fn, void *ctx)
 {
     if (!slice || slice->rows <= 0 || slice->cols <= 0 || w <= 0 || h <= 0)
         return;
@@ -165,18 +165,18 @@ void ui_heat_masked_rects(const ui_slice *slice, int w, int h, int gap, ui_heat_
     }
 }
 
-void ui_heat_paint_hatch(uint32_t *px, int pitch, int w, int h, int phase)
+void app_heat_paint_hatch(uint32_t *px, int pitch, int w, int h, int phase)
 {
     if (!px || w <= 0 || h <= 0 || pitch < w)
         return;
-    phase = ((phase % UI_HATCH_PERIOD) + UI_HATCH_PERIOD) % UI_HATCH_PERIOD;
+    phase = ((phase % APP_HATCH_PERIOD) + APP_HATCH_PERIOD) % APP_HATCH_PERIOD;
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
-            px[(ptrdiff_t)y * pitch + x] = (x + y + phase) % UI_HATCH_PERIOD < HATCH_DARK_W ? UI_HATCH_DARK : UI_HATCH_LIGHT;
+            px[(ptrdiff_t)y * pitch + x] = (x + y + phase) % APP_HATCH_PERIOD < HATCH_DARK_W ? APP_HATCH_DARK : APP_HATCH_LIGHT;
 }
 
-void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, int pitch, int w, int h,
-                   int gap)
+void app_heat_paint(const app_slice *slice, const app_scale *scale, uint32_t *px, int pitch, int w, int h,
+                    int gap)
 {
     if (!slice || !scale || !px || slice->rows <= 0 || slice->cols <= 0 || w <= 0 || h <= 0 || pitch < w)
         return;
@@ -185,14 +185,14 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
 
     size_t nspan_max = (size_t)(cols < w ? cols : w), nline = (size_t)w + 1;
     void *scratch = malloc(nspan_max * (sizeof(col_span) + sizeof(special_run)) +
-                           (3 * nline + UI_HATCH_PERIOD + 2 * NAN_CHECK) * sizeof(uint32_t));
+                           (3 * nline + APP_HATCH_PERIOD + 2 * NAN_CHECK) * sizeof(uint32_t));
     if (!scratch)
         return;
     col_span *spans = scratch;                              /* (nspan) visible cell columns, left to right */
     special_run *runs = (special_run *)(spans + nspan_max); /* (nrun) of the current cell row */
     uint32_t *line = (uint32_t *)(runs + nspan_max);        /* (w + 1) template of the cell row's pixel rows */
-    uint32_t *hatch = line + nline;                 /* (w + UI_HATCH_PERIOD) row y starts at y mod period */
-    uint32_t *check = hatch + nline + UI_HATCH_PERIOD; /* (w + 2·NAN_CHECK) row y starts at 0 or NAN_CHECK */
+    uint32_t *hatch = line + nline;                 /* (w + APP_HATCH_PERIOD) row y starts at y mod period */
+    uint32_t *check = hatch + nline + APP_HATCH_PERIOD; /* (w + 2·NAN_CHECK) row y starts at 0 or NAN_CHECK */
 
     int nspan = 0;
     for (int x = 0, prev = -1; x < w; nspan++) {
@@ -203,11 +203,11 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
         x = end;
     }
     for (size_t k = 0; k < nline; k++)
-        line[k] = UI_GAP; /* cells never paint their gap columns */
-    for (int k = 0; k < w + UI_HATCH_PERIOD; k++)
-        hatch[k] = k % UI_HATCH_PERIOD < HATCH_DARK_W ? UI_HATCH_DARK : UI_HATCH_LIGHT;
+        line[k] = APP_GAP; /* cells never paint their gap columns */
+    for (int k = 0; k < w + APP_HATCH_PERIOD; k++)
+        hatch[k] = k % APP_HATCH_PERIOD < HATCH_DARK_W ? APP_HATCH_DARK : APP_HATCH_LIGHT;
     for (int k = 0; k < w + 2 * NAN_CHECK; k++)
-        check[k] = (k / NAN_CHECK) % 2 ? UI_NAN_B : UI_NAN_A;
+        check[k] = (k / NAN_CHECK) % 2 ? APP_NAN_B : APP_NAN_A;
 
     uint32_t lut[LEVELS];
     for (int k = 0; k < LEVELS; k++)
@@ -259,7 +259,7 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
 
         for (; y < y_gap; y++) {
             uint32_t *row = px + (ptrdiff_t)y * pitch;
-            const uint32_t *hatch_y = hatch + y % UI_HATCH_PERIOD;
+            const uint32_t *hatch_y = hatch + y % APP_HATCH_PERIOD;
             const uint32_t *check_y = check + (y / NAN_CHECK) % 2 * NAN_CHECK;
             memcpy(row, line, (size_t)w * sizeof *row);
             for (int r = 0; r < nrun; r++) {
@@ -271,7 +271,7 @@ void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, i
         for (; y < y_end; y++) {
             uint32_t *row = px + (ptrdiff_t)y * pitch;
             for (int x = 0; x < w; x++)
-                row[x] = UI_GAP;
+                row[x] = APP_GAP;
         }
     }
     free(scratch);

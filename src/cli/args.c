@@ -179,7 +179,7 @@ static int name_arg(const char *cmd, const char *flag, const char *v, const char
  * trace (head, stage, batch row) are checked once it is computed. */
 static int picture_option(const char *cmd, const char *flag, const char *v, cli_args *a)
 {
-    ui_picture *p = &a->pic;
+    app_picture *p = &a->pic;
     if (!strcmp(flag, "stage")) snprintf(p->view.stage, sizeof p->view.stage, "%s", v);
     else if (!strcmp(flag, "view")) {
         int m = name_arg(cmd, flag, v, lesson_view_names, LESSON_VIEW_COUNT, "single, grid, compare or geometry");
@@ -267,7 +267,7 @@ int cli_parse(int argc, char **argv, const char *cmd, unsigned opts, cli_args *a
     attn_error err;
     memset(a, 0, sizeof *a);
     attn_config_init(&a->cfg);
-    ui_picture_init(&a->pic);
+    app_picture_init(&a->pic);
     a->max_new = 24;
     a->checkpoint = -1;
     a->positional = calloc((size_t)argc + 1, sizeof *a->positional);
@@ -414,7 +414,7 @@ void cli_reserve_window(void)
  * its copy read back, the PNG's rows): 140 MiB at 4000 × 3000, 552 MiB at 8000 × 6000,
  * 3.0 GiB at 16384 × 16384. Counted as 16, against the address-space limit and
  * against the ceiling (--memory-gib, or half the physical memory) with the traces. */
-int cli_reserve_picture(const ui_picture *p, const attn_config *cfg, const char *cmd)
+int cli_reserve_picture(const app_picture *p, const attn_config *cfg, const char *cmd)
 {
     double scale = p->scale > 0 ? p->scale : 1, w = (p->width > 0 ? p->width : 1280) * scale,
            h = (p->height > 0 ? p->height : 800) * scale, need = 16.0 * w * h;
