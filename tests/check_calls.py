@@ -6,7 +6,8 @@ a static function stays in its file, and links a call to the file that
 defines the function. Fails (exit 1) when
 
   - a room calls a room above it in ROOMS (app_impl.h draws the same map:
-    the loop, input, actions, the actions' parts, requests, the state);
+    the loop, input and a command line's picture, actions, the actions'
+    parts, requests, the state);
   - a file outside ROOMS (player.c, view.c, keys.c, ...: the leaves the
     rooms use) calls into a room;
   - any files of src/app/ call each other in a circle.
@@ -34,7 +35,7 @@ from check_includes import find_cycles, write_tree  # noqa: E402  (the same circ
 # top to bottom: a file may call only files of the rows below its own (and leaves)
 ROOMS = [
     ["app_loop"],
-    ["app_input"],
+    ["app_input", "app_picture"],
     ["app_actions"],
     ["app_lesson", "app_train", "app_edit", "app_model"],
     ["app_job", "app_open"],

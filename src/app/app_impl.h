@@ -3,7 +3,8 @@
  * Who calls whom, top to bottom; each room calls only the ones below it
  * (tests/check_calls.py checks it with cflow):
  *   app_loop.c    the platform's loop between events (poll, pending) and the end (free, leave)
- *   app_input.c   keys, text and the mouse -> actions
+ *   app_input.c   keys, text and the mouse -> actions;
+ *                 app_picture.c: a command line's picture (`attnlab render`'s flags) -> actions
  *   app_actions.c what an action does, and the lesson's (app_lesson.c), training's
  *                 (app_train.c), editor's (app_edit.c) and model's (app_model.c)
  *   app_job.c     requests: the worker, the newest settings asked, the one install call;

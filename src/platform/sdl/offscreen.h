@@ -22,13 +22,6 @@ typedef struct {
 int sdl_offscreen_open(sdl_offscreen *o, int w, int h, char *err, size_t errsize);
 void sdl_offscreen_close(sdl_offscreen *o);
 
-/* Puts app in the state a picture asks for (stage, head, view, ...). Returns
- * 0, or the exit code with a one-line message in err: 2 when a flag asks for
- * what the trace lacks (a stage it does not have, a head out of range), 1 when
- * no flag asked and the trace itself lacks what the picture needs (a file's
- * trace with h = 0 or b = 0 on a stage with that axis: the message names the file). */
-int app_picture_apply(app_state *app, const app_picture *p, char *err, size_t errsize);
-
 /* Reads the renderer's pixels (w × h ARGB8888) into a new surface. */
 SDL_Surface *sdl_read_pixels(SDL_Renderer *r);
 

@@ -11,22 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "app_picture.h"
 #include "engine/trace/config.h"
-#include "state.h"
-
-typedef struct {
-    lesson_view view;     /* stage, head, batch row, bar-chart row, view mode, compare toggle, decode step;
-                           * stage "", layer, head or batch -1: not given (the trace's own, 0) */
-    int width, height;    /* pixels; 0: 1280 × 800 */
-    float font_scale;     /* 0: 1 */
-    int scale;            /* pixels per point, for sharp slides: 1 to 4 (the same picture, finer); 0: 1 */
-    const char *lesson;   /* a lesson file: draw its step `step` (the lesson sets the view) */
-    int step;             /* 1-based; 0: 1 */
-    const char *lang;     /* "en", "zh"; NULL: the locale */
-    bool picker;          /* draw the lesson picker over the picture */
-} app_picture;
-
-void app_picture_init(app_picture *p);
 
 /* The window, on cfg or on the trace file at path (when path is not NULL);
  * present: start in presenter mode (F5). */
