@@ -27,6 +27,7 @@
 #include "jobs_thread.h"
 #include "lesson_panel.h"
 #include "linebreak.h"
+#include "paint.h"
 #include "player.h"
 #include "predict.h"
 #include "render.h"
@@ -162,7 +163,7 @@ static void check_hatch(const draw_list *dl, const draw_cmd *c)
     unsigned char *cover = calloc((size_t)w * h, 1);
     assert_non_null(px);
     assert_non_null(cover);
-    app_heat_paint(&c->heat.slice, &c->heat.scale, px, w, w, h, c->heat.gap);
+    paint_heatmap(&c->heat.slice, &c->heat.scale, px, w, w, h, c->heat.gap);
     int n = 0;
     for (const draw_cmd *k = c; (k = draw_list_next(dl, k)) && k->kind == DRAW_CMD_HATCH && k->hatch.in_image; n++) {
         assert_int_equal(k->hatch.ox, c->r.x);
@@ -186,7 +187,7 @@ static void check_hatch(const draw_list *dl, const draw_cmd *c)
     for (const draw_cmd *k = c; (k = draw_list_next(dl, k)) && k->kind == DRAW_CMD_HATCH && k->hatch.in_image;) {
         uint32_t pat[64 * 64];
         int pw = draw_imin(k->r.w, 64), ph = draw_imin(k->r.h, 64);
-        app_heat_paint_hatch(pat, pw, pw, ph, (k->r.x - k->hatch.ox) + (k->r.y - k->hatch.oy));
+        paint_hatch(pat, pw, pw, ph, (k->r.x - k->hatch.ox) + (k->r.y - k->hatch.oy));
         for (int y = 0; y < ph; y++)
             for (int x = 0; x < pw; x++)
                 assert_int_equal(pat[y * pw + x], px[(size_t)(k->r.y - c->r.y + y) * w + (k->r.x - c->r.x + x)]);

@@ -18,6 +18,7 @@
 
 #include "colormap.h"
 #include "heatmap.h"
+#include "paint.h"
 
 #define SENTINEL 0x12345678u
 
@@ -95,7 +96,7 @@ static void assert_border_untouched(const pic *p)
 
 static void paint(const app_slice *s, const app_scale *sc, pic *p, int gap)
 {
-    app_heat_paint(s, sc, p->px, p->pitch, p->w, p->h, gap);
+    paint_heatmap(s, sc, p->px, p->pitch, p->w, p->h, gap);
     assert_border_untouched(p);
 }
 
@@ -660,16 +661,16 @@ static void test_paint_nothing_on_empty_sizes(void **state)
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
         app_slice s = {d, cases[t][2], cases[t][3], 2, 1, NULL, 0, 0};
         pic p = pic_new(8, 8); /* the buffer is real; only the call's sizes are empty */
-        app_heat_paint(&s, &sc, p.px, p.pitch, cases[t][0], cases[t][1], 1);
+        paint_heatmap(&s, &sc, p.px, p.pitch, cases[t][0], cases[t][1], 1);
         assert_int_equal(count(&p, SENTINEL), 8 * 8);
         free(p.px);
     }
     app_slice s = {d, 2, 2, 2, 1, NULL, 0, 0};
     pic p = pic_new(8, 8);
-    app_heat_paint(&s, &sc, p.px, 7, 8, 8, 0); /* a pitch shorter than a row */
-    app_heat_paint(NULL, &sc, p.px, p.pitch, 8, 8, 0);
-    app_heat_paint(&s, NULL, p.px, p.pitch, 8, 8, 0);
-    app_heat_paint(&s, &sc, NULL, p.pitch, 8, 8, 0);
+    paint_heatmap(&s, &sc, p.px, 7, 8, 8, 0); /* a pitch shorter than a row */
+    paint_heatmap(NULL, &sc, p.px, p.pitch, 8, 8, 0);
+    paint_heatmap(&s, NULL, p.px, p.pitch, 8, 8, 0);
+    paint_heatmap(&s, &sc, NULL, p.pitch, 8, 8, 0);
     assert_int_equal(count(&p, SENTINEL), 8 * 8);
     free(p.px);
 }
@@ -718,9 +719,9 @@ static void test_paint_speed(void **state)
     for (int f = 0; f < FRAMES; f++) {
         double t0 = now_ms();
         for (int head = 0; head < HEADS; head++)
-            app_heat_paint(&s, &sc, grid.px, grid.pitch, grid.w, grid.h, 1);
+            paint_heatmap(&s, &sc, grid.px, grid.pitch, grid.w, grid.h, 1);
         double t1 = now_ms();
-        app_heat_paint(&s, &sc, single.px, single.pitch, single.w, single.h, 1);
+        paint_heatmap(&s, &sc, single.px, single.pitch, single.w, single.h, 1);
         double t2 = now_ms();
         grid_ms = fmin(grid_ms, t1 - t0);
         single_ms = fmin(single_ms, t2 - t1);

@@ -1,4 +1,6 @@
-/* heatmap.h — paints a 2-D slice of a tensor into 32-bit ARGB pixels. No SDL.
+/* heatmap.h — a 2-D slice of a tensor as a heatmap: where its cells are
+ * and what colours they show. No SDL. The backends paint it into 32-bit
+ * ARGB pixels with paint_heatmap (src/platform/paint/paint.h).
  *
  * The slice has rows × cols cells; cell (i, j) covers the pixel columns
  * [j·w/cols, (j+1)·w/cols) and rows [i·h/rows, (i+1)·h/rows), so cells of one
@@ -22,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "colormap.h"
@@ -78,25 +81,68 @@ static inline double app_heat_cache_bytes(int screen_w, int screen_h)
 /* Colour of one finite value under scale (+∞ and values beyond the range clamp). */
 uint32_t app_heat_color(const app_scale *scale, float v);
 
-/* Paints slice into px (w × h pixels, pitch >= w in pixels, ARGB8888). When
- * every cell is at least 2·gap+4 pixels on a side (w/cols and h/rows, rounded
- * down), each cell's last `gap` pixel columns and rows are APP_GAP, so cells
- * read as separate squares; otherwise there is no gap. Paints nothing if a
- * size is not positive (or if its small scratch allocation fails). */
-void app_heat_paint(const app_slice *slice, const app_scale *scale, uint32_t *px, int pitch, int w, int h,
-                    int gap);
+/* Values are quantised to APP_HEAT_LEVELS steps before the map, the same way
+ * in app_heat_color and in the painter (paint_heatmap), so both give
+ * identical colours; 1024 is finer than either colour table. */
+enum { APP_HEAT_LEVELS = 1024 };
 
-/* The masked cells of a w × h picture of slice (the ones app_heat_paint
+typedef struct {
+    float lo, scale; /* level = (v - lo) * scale, clamped */
+    int fixed;       /* level of every finite v when hi <= lo, else -1 */
+} app_heat_levels;
+
+static inline app_heat_levels app_heat_levels_of(const app_scale *s)
+{
+    app_heat_levels m = {s->lo, 0.0f, -1};
+    if (s->hi > s->lo)
+        m.scale = (float)APP_HEAT_LEVELS / (s->hi - s->lo);
+    else
+        m.fixed = s->cmap == APP_CMAP_DIVERGING ? APP_HEAT_LEVELS / 2 : APP_HEAT_LEVELS - 1;
+    return m;
+}
+
+/* Level of any v (NaN and −∞ give 0); paint_heatmap inlines the in-range case. */
+static inline int app_heat_level(const app_heat_levels *m, float v)
+{
+    if (m->fixed >= 0)
+        return v == INFINITY ? APP_HEAT_LEVELS - 1 : m->fixed;
+    float l = (v - m->lo) * m->scale;
+    l = l > 0.0f ? l : 0.0f;
+    l = l < (float)(APP_HEAT_LEVELS - 1) ? l : (float)(APP_HEAT_LEVELS - 1);
+    return (int)l;
+}
+
+static inline uint32_t app_heat_level_argb(app_cmap cmap, int level)
+{
+    return app_cmap_argb(cmap, ((float)level + 0.5f) / (float)APP_HEAT_LEVELS);
+}
+
+/* Cell index of pixel p along an axis of n pixels and k cells. */
+static inline int app_heat_cell_of(int p, int n, int k)
+{
+    return (int)(((long long)(p + 1) * k - 1) / n);
+}
+
+/* First pixel of cell c along an axis of n pixels and k cells. */
+static inline int app_heat_cell_start(int c, int n, int k)
+{
+    return (int)((long long)c * n / k);
+}
+
+/* The gap a w × h picture of rows × cols cells really has: `gap` when every
+ * cell is at least 2·gap+4 pixels on a side (w/cols and h/rows, rounded
+ * down), else 0; decided for the whole picture, so all cells look alike. */
+static inline int app_heat_gap(int w, int h, int rows, int cols, int gap)
+{
+    return gap < 0 || w / cols < 2 * gap + 4 || h / rows < 2 * gap + 4 ? 0 : gap;
+}
+
+/* The masked cells of a w × h picture of slice (the ones paint_heatmap
  * hatches: −∞, or a non-zero mask, and not NaN), as pixel rectangles from the
  * picture's top-left: per visible row of cells, one per run of masked cells
  * that touch (no gap between them). Calls fn(ctx, x, y, w, h) for each. */
 typedef void app_heat_rect_fn(void *ctx, int x, int y, int w, int h);
 void app_heat_masked_rects(const app_slice *slice, int w, int h, int gap, app_heat_rect_fn *fn, void *ctx);
-
-/* Paints w × h pixels of the masked hatch alone, its stripes moved by phase
- * pixels (app_heat_paint's hatch at (x, y) of the picture is this one's at
- * (x - d, y) for phase d). */
-void app_heat_paint_hatch(uint32_t *px, int pitch, int w, int h, int phase);
 
 /* Pixel rectangle of cell (i, j) in a w × h picture of rows × cols cells. */
 void app_heat_cell_rect(int w, int h, int rows, int cols, int i, int j, int *x, int *y, int *cw, int *ch);

@@ -6,7 +6,7 @@
  * the SDL backend (gfx.h, draw_sdl.c) today, a vector one later. Commands
  * are plain values: pixel rectangles, ARGB colours, UTF-8 text, and heatmaps
  * as a reference to the tensor slice with its colour scale, which a backend
- * rasterises with app_heat_paint (heatmap.h).
+ * rasterises with paint_heatmap (src/platform/paint/paint.h).
  *
  * Text is measured through callbacks (draw_text_measure, microui's
  * text_width / text_height), so a list can be built without a font library:
@@ -58,7 +58,7 @@ typedef enum {
     DRAW_CMD_FRAME,   /* the border of r, thickness t inside r */
     DRAW_CMD_LINE,    /* a horizontal or vertical line: see draw_line_to */
     DRAW_CMD_TEXT,    /* text at (r.x, r.y), its top-left; r.w × r.h its measured size */
-    DRAW_CMD_HEATMAP, /* slice painted over r (app_heat_paint: cells, gaps, masked hatch, NaN checks) */
+    DRAW_CMD_HEATMAP, /* slice painted over r (paint_heatmap: cells, gaps, masked hatch, NaN checks) */
     DRAW_CMD_HATCH,   /* r striped as masked cells are (APP_HATCH_LIGHT, APP_HATCH_DARK) */
     DRAW_CMD_POLY,    /* a filled convex polygon of 3 or 4 points (poly); r its bounding box */
     DRAW_CMD_CLIP_PUSH, /* draw only inside r (and inside the clip already pushed) */
@@ -81,7 +81,7 @@ typedef struct {
         struct {
             app_slice slice;       /* borrowed: the trace's data (or draw_list_floats) while the list is walked */
             app_scale scale;
-            int gap;               /* as app_heat_paint's */
+            int gap;               /* as paint_heatmap's */
             unsigned generation;   /* the data under slice changes only with this: a backend may cache the picture */
         } heat;
         struct {

@@ -29,6 +29,7 @@
 #include "engine/trace/stages.h"
 #include "heatmap.h"
 #include "keys.h"
+#include "paint.h"
 #include "render.h"
 
 typedef struct {
@@ -244,7 +245,7 @@ static void frame(app_state *app, draw_list *dl, int w, int h, uint32_t *px)
         check_slice(app, dl, sl->data, sl->rows, sl->cols, sl->row_stride, sl->col_stride);
         if (sl->mask) check_slice(app, dl, sl->mask, sl->rows, sl->cols, sl->mask_row_stride, sl->mask_col_stride);
         int pw = c->r.w < 64 ? c->r.w : 64, ph = c->r.h < 64 ? c->r.h : 64;
-        app_heat_paint(&c->heat.slice, &c->heat.scale, px, 64, pw, ph, c->heat.gap);
+        paint_heatmap(&c->heat.slice, &c->heat.scale, px, 64, pw, ph, c->heat.gap);
         sink += px[0];
     }
 }

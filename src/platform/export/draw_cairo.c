@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gfx.h"
+#include "paint.h"
 
 #define MAX_FACES 16
 #define VECTOR_CELLS 65536 /* at most this many cells are drawn as rectangles */
@@ -186,7 +187,7 @@ static void text(cairo_t *cr, export_cairo *vc, const export_cairo_runs *runs, i
     if (c->text.turned) cairo_restore(cr);
 }
 
-/* ---- masked hatch and NaN checks, as app_heat_paint draws them */
+/* ---- masked hatch and NaN checks, as paint_heatmap draws them */
 
 /* r striped: pixel (x, y) of it is dark where (x + y + phase) mod the period
  * is under the dark width, as diagonal bands. */
@@ -268,8 +269,8 @@ static void image(cairo_t *cr, const draw_cmd *c)
         return;
     }
     cairo_surface_flush(img);
-    app_heat_paint(&c->heat.slice, &c->heat.scale, (uint32_t *)cairo_image_surface_get_data(img),
-                   cairo_image_surface_get_stride(img) / 4, w, h, c->heat.gap * FINE);
+    paint_heatmap(&c->heat.slice, &c->heat.scale, (uint32_t *)cairo_image_surface_get_data(img),
+                  cairo_image_surface_get_stride(img) / 4, w, h, c->heat.gap * FINE);
     cairo_surface_mark_dirty(img);
     cairo_save(cr);
     cairo_translate(cr, c->r.x, c->r.y);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paint.h"
+
 int sdl_gfx_open(SDL_Renderer *r, int base_px, sdl_gfx **out, char *err, size_t errsize)
 {
     sdl_gfx *g = calloc(1, sizeof *g);
@@ -96,7 +98,7 @@ void sdl_gfx_heatmap(sdl_gfx *g, unsigned generation, const app_slice *s, const 
         void *px;
         int pitch;
         if (SDL_LockTexture(e->tex, NULL, &px, &pitch)) return;
-        app_heat_paint(s, sc, px, pitch / 4, w, h, gap);
+        paint_heatmap(s, sc, px, pitch / 4, w, h, gap);
         SDL_UnlockTexture(e->tex);
         e->generation = generation;
         e->slice = *s;
@@ -123,7 +125,7 @@ void sdl_gfx_hatch(sdl_gfx *g, int x, int y, int w, int h, int phase)
         void *px;
         int pitch;
         if (SDL_LockTexture(g->hatch, NULL, &px, &pitch)) return;
-        app_heat_paint_hatch(px, pitch / 4, tw, th, 0);
+        paint_hatch(px, pitch / 4, tw, th, 0);
         SDL_UnlockTexture(g->hatch);
         g->hatch_w = tw;
         g->hatch_h = th;

@@ -94,7 +94,7 @@ size_t sdl_gfx_heat_bytes(const sdl_gfx *g);
 void sdl_gfx_heatmap(sdl_gfx *g, unsigned generation, const app_slice *s, const app_scale *sc, int x, int y, int w,
                      int h, int gap);
 
-/* Draws the masked hatch over w × h pixels at (x, y), its stripes moved by phase pixels (app_heat_paint_hatch). */
+/* Draws the masked hatch over w × h pixels at (x, y), its stripes moved by phase pixels (paint_hatch). */
 void sdl_gfx_hatch(sdl_gfx *g, int x, int y, int w, int h, int phase);
 
 #endif

@@ -17,7 +17,7 @@
  *   image:       [6] address of w × h RGBA pixels  [7] serial: the same serial, the same pixels
  *   poly:        [6] n  [8..15] x0, y0, … x3, y3 as float32
  * Heatmaps and free-standing hatches become images, painted here by
- * app_heat_paint as on the desktop; a heatmap's pixels are kept while its
+ * paint_heatmap as on the desktop; a heatmap's pixels are kept while its
  * trace generation, slice, scale and size stay the same.
  *
  * The job service (jobs.h) has two builds. The threaded one (ATTNLAB_WEB_THREADS,
@@ -46,6 +46,7 @@
 #include "engine/trace/arena.h"
 #include "i18n.h"
 #include "jobs.h"
+#include "paint.h"
 #include "render.h"
 #ifdef ATTNLAB_WEB_THREADS
 #include <emscripten/threading.h>
@@ -168,7 +169,7 @@ static int line_height(void *ctx, int px)
     return js_line_height(px);
 }
 
-/* ARGB words (app_heat_paint's) to the RGBA bytes of canvas ImageData, in place. */
+/* ARGB words (paint_heatmap's) to the RGBA bytes of canvas ImageData, in place. */
 static void to_rgba(uint32_t *px, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -201,7 +202,7 @@ static const web_image *heat_image(const draw_cmd *c)
     uint8_t *px = realloc(slot->px, n * 4);
     if (!px) return NULL;
     memset(px, 0, n * 4);
-    app_heat_paint(&c->heat.slice, &c->heat.scale, (uint32_t *)px, c->r.w, c->r.w, c->r.h, c->heat.gap);
+    paint_heatmap(&c->heat.slice, &c->heat.scale, (uint32_t *)px, c->r.w, c->r.w, c->r.h, c->heat.gap);
     to_rgba((uint32_t *)px, n);
     *slot = (web_image){.px = px, .w = c->r.w, .h = c->r.h, .gap = c->heat.gap, .generation = c->heat.generation,
                         .slice = c->heat.slice, .scale = c->heat.scale, .serial = ++web.serial, .used = web.frame};
@@ -221,8 +222,8 @@ static const uint8_t *hatch_image(const draw_cmd *c)
     size_t n = (size_t)c->r.w * (size_t)c->r.h;
     uint8_t *px = malloc(n * 4);
     if (!px) return NULL;
-    app_heat_paint_hatch((uint32_t *)px, c->r.w, c->r.w, c->r.h,
-                         (c->r.x - c->hatch.ox) + (c->r.y - c->hatch.oy));
+    paint_hatch((uint32_t *)px, c->r.w, c->r.w, c->r.h,
+                (c->r.x - c->hatch.ox) + (c->r.y - c->hatch.oy));
     to_rgba((uint32_t *)px, n);
     web.hatches[web.n_hatches++] = px;
     return px;
