@@ -2,9 +2,9 @@
  *
  * The main loop has four beats (microui's): input_sdl.c turns SDL events into
  * the entry points below (app_key, app_mouse_down, ...), which change
- * this state and recompute the trace when a setting changes; sdl_render
- * (render.h) draws a frame from the state and records where its buttons and
- * cells are in `layout`; the window loop carries out the app's requests
+ * this state and recompute the trace when a setting changes; draw_frame
+ * (render.h) builds a frame from the state and records where its buttons and
+ * cells are in `layout`, and the backend draws it (sdl_render, gfx.h); the window loop carries out the app's requests
  * (`req`: text input, clipboard, fullscreen, saving) and presents. The app
  * never draws, and the renderer never changes what is shown.
  *
@@ -170,7 +170,7 @@ typedef struct app_state {
                            * before the first request; NULL: none, each runs here and now */
     struct app_job *job;  /* that worker's recomputation, NULL when none (app_job.c) */
 
-    app_layout layout;    /* written by sdl_render, read by the entry points */
+    app_layout layout;    /* written by draw_frame, read by the entry points */
     app_requests req;
     bool dirty;           /* a redraw is needed */
 } app_state;

@@ -193,7 +193,7 @@ static void text(cairo_t *cr, export_cairo *vc, const export_cairo_runs *runs, i
  * is under the dark width, as diagonal bands. */
 static void hatch(cairo_t *cr, double x, double y, double w, double h, int phase)
 {
-    enum { DARK_W = 3 }; /* heatmap.c's HATCH_DARK_W */
+    enum { DARK_W = 3 }; /* paint.c's HATCH_DARK_W */
     if (w <= 0 || h <= 0) return;
     cairo_save(cr);
     cairo_rectangle(cr, x, y, w, h);
@@ -217,7 +217,7 @@ static void hatch(cairo_t *cr, double x, double y, double w, double h, int phase
 /* A NaN cell: squares of APP_NAN_A and APP_NAN_B aligned to the picture's corner (ox, oy). */
 static void checks(cairo_t *cr, double ox, double oy, int x, int y, int w, int h)
 {
-    enum { CHECK = 4 }; /* heatmap.c's NAN_CHECK */
+    enum { CHECK = 4 }; /* paint.c's NAN_CHECK */
     cairo_save(cr);
     cairo_rectangle(cr, ox + x, oy + y, w, h);
     cairo_clip(cr);
