@@ -98,7 +98,7 @@ int main(int argc, char **argv)
              argc > 1 && argv[1][0] != '-' ? argv[1] : "");
     if (attn_mapping_guard(who, &err)) fprintf(stderr, "attnlab: %s\n", err.msg); /* and on, unguarded */
     int rc = dispatch(argc, argv);
-    if (ui_app_job_abandoned()) { /* the window quit (ui_app_leave): end now, without the libraries'
+    if (app_job_abandoned()) { /* the window quit (app_leave): end now, without the libraries'
                                    * exit handlers running under a worker that may still compute */
         fflush(NULL);
         _exit(rc);

@@ -43,7 +43,8 @@ from selftest import write_tree  # noqa: E402
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 # folders searched for a quoted include after the includer's own (CMake's include paths)
-SEARCH = ["", "lesson", "app", "draw", "platform/sdl", "platform/export", "platform/posix", "platform/web"]
+SEARCH = ["", "lesson", "app", "draw", "platform/paint", "platform/sdl", "platform/export", "platform/posix",
+          "platform/web"]
 # the engine's folders in order: each may include its own and the ones before it
 ENGINE_FOLDERS = ["base", "tokenizer", "trace", "formats", "attention", "model", "run"]
 # folders in layers: each may include its own and the ones before it

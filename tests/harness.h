@@ -1,5 +1,5 @@
 /* harness.h — drives the visualizer the way SDL would: SDL events through
- * ui_input_sdl (input_sdl.c) into the app, frames drawn offscreen and read back as pixels. Shared by the
+ * sdl_input_event (input_sdl.c) into the app, frames drawn offscreen and read back as pixels. Shared by the
  * test_ui_* programs (static functions: include it once per test program). */
 #ifndef TEST_HARNESS_H
 #define TEST_HARNESS_H
@@ -18,8 +18,8 @@
 #include "render.h"
 
 typedef struct {
-    ui_offscreen o;
-    ui_app app;
+    sdl_offscreen o;
+    app_state app;
     SDL_Surface *shot;
 } fixture;
 
@@ -28,8 +28,8 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     if (f->shot) SDL_FreeSurface(f->shot);
-    ui_app_free(&f->app);
-    ui_offscreen_close(&f->o);
+    app_free(&f->app);
+    sdl_offscreen_close(&f->o);
     free(f);
     return 0;
 }
@@ -37,8 +37,8 @@ static int teardown(void **state)
 static void draw(fixture *f)
 {
     if (f->shot) SDL_FreeSurface(f->shot);
-    ui_render(&f->app, f->o.g, &f->app.layout);
-    f->shot = ui_read_pixels(f->o.r);
+    sdl_render(&f->app, f->o.g, &f->app.layout);
+    f->shot = sdl_read_pixels(f->o.r);
     assert_non_null(f->shot);
 }
 
@@ -53,7 +53,7 @@ static bool key(fixture *f, SDL_Keycode sym, Uint16 mod)
     ev.type = SDL_KEYDOWN;
     ev.key.keysym.sym = sym;
     ev.key.keysym.mod = mod;
-    return ui_input_sdl(&f->app, &ev);
+    return sdl_input_event(&f->app, &ev);
 }
 
 /* Typed text, in events of at most 31 bytes as SDL sends it (whole code points). */
@@ -66,7 +66,7 @@ static void text(fixture *f, const char *s)
             n = attn_utf8_prev(s, sizeof ev.text.text);
         ev.type = SDL_TEXTINPUT;
         memcpy(ev.text.text, s, n);
-        ui_input_sdl(&f->app, &ev);
+        sdl_input_event(&f->app, &ev);
         s += n;
     }
 }
@@ -78,7 +78,7 @@ static bool click(fixture *f, int x, int y)
     ev.button.button = SDL_BUTTON_LEFT;
     ev.button.x = x;
     ev.button.y = y;
-    return ui_input_sdl(&f->app, &ev);
+    return sdl_input_event(&f->app, &ev);
 }
 
 #endif

@@ -1,6 +1,6 @@
 /* test_appcore.c — the app core with no SDL at all: no SDL header is included
  * and no SDL library is linked (CMake target attn_appcore). The app is driven
- * through its own entry points (ui_app_key, ui_app_text, ui_app_mouse_down,
+ * through its own entry points (app_key, app_text, app_mouse_down,
  * ...) the way input_sdl.c drives it, with a hand-made layout standing in for
  * the renderer. */
 #include <setjmp.h>
@@ -31,16 +31,16 @@ static char progress_file[512];
 
 static int setup(void **state)
 {
-    ui_app *app = calloc(1, sizeof *app);
+    app_state *app = calloc(1, sizeof *app);
     char err[400];
     attn_config c;
     attn_config_init(&c);
-    if (ui_app_init(app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    if (app_init(app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
     const char *tmp = getenv("ATTNLAB_TEST_TMP");
     snprintf(progress_file, sizeof progress_file, "%s/appcore-progress.json", tmp ? tmp : "/tmp");
     remove(progress_file);
-    ui_player_init(&app->lesson, "en", progress_file);
+    app_player_init(&app->lesson, "en", progress_file);
     app->lesson.keep_progress = false;
     *state = app;
     return 0;
@@ -48,70 +48,70 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    ui_app *app = *state;
-    ui_app_free(app);
+    app_state *app = *state;
+    app_free(app);
     free(app);
     return 0;
 }
 
-static const char *stage(const ui_app *app) { return ui_app_tensor(app)->name; }
+static const char *stage(const app_state *app) { return app_tensor(app)->name; }
 
 static void keys_move_through_stages_and_heads(void **state)
 {
-    ui_app *app = *state;
+    app_state *app = *state;
     assert_string_equal(stage(app), "weights");
-    int i = ui_app_stage(app);
-    assert_true(ui_app_key(app, UI_KEY_RIGHT, 0));
-    assert_int_equal(ui_app_stage(app), i + 1);
+    int i = app_stage(app);
+    assert_true(app_key(app, APP_KEY_RIGHT, 0));
+    assert_int_equal(app_stage(app), i + 1);
     assert_string_equal(app->view.stage, app->trace.tensors[i + 1].name);
-    ui_app_key(app, UI_KEY_LEFT, 0);
-    ui_app_key(app, UI_KEY_LEFT, 0);
-    assert_int_equal(ui_app_stage(app), i - 1);
-    for (int k = 0; k < 100; k++) ui_app_key(app, UI_KEY_LEFT, 0);
-    assert_int_equal(ui_app_stage(app), 0);
-    assert_false(ui_app_key(app, UI_KEY_LEFT, 0)); /* nothing before the first stage */
+    app_key(app, APP_KEY_LEFT, 0);
+    app_key(app, APP_KEY_LEFT, 0);
+    assert_int_equal(app_stage(app), i - 1);
+    for (int k = 0; k < 100; k++) app_key(app, APP_KEY_LEFT, 0);
+    assert_int_equal(app_stage(app), 0);
+    assert_false(app_key(app, APP_KEY_LEFT, 0)); /* nothing before the first stage */
 
     int h = app->trace.dims.h;
-    ui_app_key(app, UI_KEY_UP, 0);
+    app_key(app, APP_KEY_UP, 0);
     assert_int_equal(app->view.head, h - 1); /* wraps */
-    ui_app_key(app, UI_KEY_DOWN, 0);
+    app_key(app, APP_KEY_DOWN, 0);
     assert_int_equal(app->view.head, 0);
-    ui_app_key(app, 'b', 0);
+    app_key(app, 'b', 0);
     assert_int_equal(app->view.batch, 1);
-    assert_false(ui_app_key(app, 'z', 0)); /* not bound */
+    assert_false(app_key(app, 'z', 0)); /* not bound */
 }
 
 static void keys_change_settings(void **state)
 {
-    ui_app *app = *state;
+    app_state *app = *state;
     unsigned gen = app->generation;
     assert_int_equal(app->cfg.causal, ATTN_CAUSAL_ON);
-    assert_true(ui_app_key(app, 'c', 0));
+    assert_true(app_key(app, 'c', 0));
     assert_int_equal(app->cfg.causal, ATTN_CAUSAL_OFF);
     assert_int_equal(app->trace.cfg.causal, ATTN_CAUSAL_OFF);
     assert_true(app->generation != gen);
     assert_string_equal(app->status, "causal mask off");
     long maps = app->arena->maps, lends = app->arena->lends;
-    ui_app_key(app, 'c', UI_MOD_SHIFT); /* shift does not matter to c */
+    app_key(app, 'c', APP_MOD_SHIFT); /* shift does not matter to c */
     assert_int_equal(app->cfg.causal, ATTN_CAUSAL_ON);
     /* a toggle recomputes the same shape in the memory of the trace it replaced */
     assert_int_equal(app->arena->maps, maps);
     assert_int_equal(app->arena->lends, lends + 1);
 
     int heads = app->trace.dims.h;
-    ui_app_key(app, 'h', 0);
+    app_key(app, 'h', 0);
     assert_true(app->trace.dims.h > heads);
-    ui_app_key(app, 'h', UI_MOD_SHIFT);
+    app_key(app, 'h', APP_MOD_SHIFT);
     assert_int_equal(app->trace.dims.h, heads);
 
     /* the compare view: Tab, then t for the next toggle */
-    ui_app_key(app, UI_KEY_TAB, 0);
+    app_key(app, APP_KEY_TAB, 0);
     assert_int_equal(app->view.mode, LESSON_VIEW_COMPARE);
     assert_true(app->has_alt);
     assert_int_equal(app->alt.cfg.causal, ATTN_CAUSAL_OFF);
-    ui_app_key(app, 't', 0);
+    app_key(app, 't', 0);
     assert_int_equal(app->view.compare, attn_compare_find("padding"));
-    ui_app_key(app, 'g', 0);
+    app_key(app, 'g', 0);
     assert_int_equal(app->view.mode, LESSON_VIEW_GRID);
     assert_false(app->has_alt);
 }
@@ -120,25 +120,25 @@ static void keys_change_settings(void **state)
 /* w steps the sliding window off → 2 → 3 → 4 → off; the compare view toggles it. */
 static void sliding_window_key(void **state)
 {
-    ui_app *app = *state;
+    app_state *app = *state;
     static const int expect[] = {2, 3, 4, 0};
     for (int k = 0; k < 4; k++) {
-        assert_true(ui_app_key(app, 'w', 0));
+        assert_true(app_key(app, 'w', 0));
         assert_int_equal(app->cfg.sliding_window, expect[k]);
         assert_int_equal(app->trace.cfg.sliding_window, expect[k]);
         assert_false(app->status_error);
     }
-    ui_app_key(app, 'w', 0);
-    ui_app_key(app, 'w', 0); /* 3 */
-    ui_app_do(app, UI_ACT_COMPARE_WITH, attn_compare_find("window"));
+    app_key(app, 'w', 0);
+    app_key(app, 'w', 0); /* 3 */
+    app_do(app, APP_ACT_COMPARE_WITH, attn_compare_find("window"));
     assert_int_equal(app->view.mode, LESSON_VIEW_COMPARE);
     assert_true(app->has_alt);
     assert_int_equal(app->alt.cfg.sliding_window, 0); /* with the window beside without it */
     /* cross-attention has no positions to slide over: refused, nothing changes */
-    assert_false(ui_app_do(app, UI_ACT_CROSS, 0));
+    assert_false(app_do(app, APP_ACT_CROSS, 0));
     assert_true(app->status_error);
     assert_int_equal(app->cfg.sliding_window, 3);
-    const ui_key_binding *b = ui_keys_find(UI_KEYS_VIEW, 'w', 0);
+    const app_key_binding *b = app_keys_find(APP_KEYS_VIEW, 'w', 0);
     assert_non_null(b);
     assert_non_null(b->help);
 }
@@ -166,34 +166,34 @@ static void layers_in_the_window(void **state)
     attn_trace_free(&one);
     attn_config_free(&c);
 
-    ui_app *app = calloc(1, sizeof *app);
+    app_state *app = calloc(1, sizeof *app);
     char msg[400];
-    if (ui_app_init_file(app, path, msg, sizeof msg)) fail_msg("open: %s", msg);
+    if (app_init_file(app, path, msg, sizeof msg)) fail_msg("open: %s", msg);
     assert_int_equal(app->trace.n_layers, 3);
     assert_string_equal(stage(app), "layers.0.weights");
-    assert_true(ui_app_key(app, '.', 0));
+    assert_true(app_key(app, '.', 0));
     assert_string_equal(stage(app), "layers.1.weights");
     assert_int_equal(app->view.layer, 1);
     assert_string_equal(app->status, "layer 1 of 3");
-    ui_app_key(app, '.', 0);
-    assert_false(ui_app_key(app, '.', 0)); /* no layer 3 */
+    app_key(app, '.', 0);
+    assert_false(app_key(app, '.', 0)); /* no layer 3 */
     assert_string_equal(stage(app), "layers.2.weights");
-    ui_app_key(app, UI_KEY_RIGHT, 0);
-    assert_int_equal(ui_app_tensor(app)->layer, 2); /* the next stage of the same layer */
-    for (int k = 0; k < 40; k++) ui_app_key(app, UI_KEY_RIGHT, 0);
-    assert_int_equal(ui_app_tensor(app)->layer, 2);
+    app_key(app, APP_KEY_RIGHT, 0);
+    assert_int_equal(app_tensor(app)->layer, 2); /* the next stage of the same layer */
+    for (int k = 0; k < 40; k++) app_key(app, APP_KEY_RIGHT, 0);
+    assert_int_equal(app_tensor(app)->layer, 2);
     for (int i = 0; i < app->trace.n_tensors; i++)
-        assert_int_equal(ui_app_in_layer(app, i), app->trace.tensors[i].layer == 2);
-    ui_app_key(app, ',', 0);
+        assert_int_equal(app_in_layer(app, i), app->trace.tensors[i].layer == 2);
+    app_key(app, ',', 0);
     assert_int_equal(app->view.layer, 1);
-    assert_int_equal(ui_app_tensor(app)->layer, 1);
+    assert_int_equal(app_tensor(app)->layer, 1);
     /* a stage name is read in the viewed layer; a full name moves to its layer */
-    assert_int_equal(ui_app_set_stage(app, "scores"), 0);
+    assert_int_equal(app_set_stage(app, "scores"), 0);
     assert_string_equal(stage(app), "layers.1.scores");
-    assert_int_equal(ui_app_set_stage(app, "layers.0.mask"), 0);
+    assert_int_equal(app_set_stage(app, "layers.0.mask"), 0);
     assert_int_equal(app->view.layer, 0);
-    assert_int_equal(ui_app_set_layer(app, 3), -1);
-    ui_app_free(app);
+    assert_int_equal(app_set_layer(app, 3), -1);
+    app_free(app);
     free(app);
     remove(path);
 }
@@ -202,18 +202,18 @@ static void layers_in_the_window(void **state)
  * when the mouse moves and goes away at the next key; F5 again restores all. */
 static void presenter_mode(void **state)
 {
-    ui_app *app = *state;
+    app_state *app = *state;
     float before = app->font_scale;
-    assert_true(ui_app_key(app, UI_KEY_F5, 0));
+    assert_true(app_key(app, APP_KEY_F5, 0));
     assert_true(app->present);
     assert_true(app->req.fullscreen);
-    assert_true(app->font_scale >= UI_PRESENT_FONT_SCALE);
+    assert_true(app->font_scale >= APP_PRESENT_FONT_SCALE);
     assert_false(app->toolbar_shown);
-    assert_true(ui_app_mouse_move(app, 5, 5));
+    assert_true(app_mouse_move(app, 5, 5));
     assert_true(app->toolbar_shown);
-    assert_true(ui_app_key(app, UI_KEY_RIGHT, 0));
+    assert_true(app_key(app, APP_KEY_RIGHT, 0));
     assert_false(app->toolbar_shown);
-    assert_true(ui_app_key(app, UI_KEY_F5, 0));
+    assert_true(app_key(app, APP_KEY_F5, 0));
     assert_false(app->present);
     assert_false(app->req.fullscreen);
     assert_true(app->font_scale == before);
@@ -221,20 +221,20 @@ static void presenter_mode(void **state)
 
 static void settings_cycle(void **state)
 {
-    ui_app *app = *state;
+    app_state *app = *state;
     int rope = -1;
     for (int i = 0; i < attn_setting_count(); i++)
         if (attn_setting_at(i) == attn_setting_find("rope")) rope = i;
     assert_true(rope >= 0);
     bool was = app->cfg.rope;
-    assert_true(ui_app_do(app, UI_ACT_CYCLE, rope));
+    assert_true(app_do(app, APP_ACT_CYCLE, rope));
     assert_int_equal(app->cfg.rope, !was);
     assert_int_equal(app->trace.cfg.rope, !was);
     assert_false(app->status_error);
-    assert_true(ui_app_do(app, UI_ACT_CYCLE, rope));
+    assert_true(app_do(app, APP_ACT_CYCLE, rope));
     assert_int_equal(app->cfg.rope, was);
-    assert_false(ui_app_do(app, UI_ACT_CYCLE, -1));
-    assert_false(ui_app_do(app, UI_ACT_CYCLE, attn_setting_count()));
+    assert_false(app_do(app, APP_ACT_CYCLE, -1));
+    assert_false(app_do(app, APP_ACT_CYCLE, attn_setting_count()));
 }
 
 static int double_heads(attn_config *next, const void *arg, attn_error *err)
@@ -252,69 +252,69 @@ static int refuse(attn_config *next, const void *arg, attn_error *err)
 
 static void settings_change_through_one_function(void **state)
 {
-    ui_app *app = *state;
+    app_state *app = *state;
     int heads = app->cfg.heads;
-    assert_int_equal(ui_app_edit_config(app, double_heads, NULL), 0);
+    assert_int_equal(app_edit_config(app, double_heads, NULL), 0);
     assert_int_equal(app->cfg.heads, 2 * heads);
     /* a change that refuses leaves everything as it was, and says why */
     unsigned gen = app->generation;
-    assert_int_equal(ui_app_edit_config(app, refuse, "no thanks"), -1);
+    assert_int_equal(app_edit_config(app, refuse, "no thanks"), -1);
     assert_int_equal(app->cfg.heads, 2 * heads);
     assert_int_equal(app->generation, gen);
     assert_string_equal(app->status, "no thanks");
     assert_true(app->status_error);
     /* settings the engine refuses: the same */
-    assert_int_equal(ui_app_set(app, "heads", "7"), -1);
+    assert_int_equal(app_set(app, "heads", "7"), -1);
     assert_int_equal(app->cfg.heads, 2 * heads);
     assert_non_null(strstr(app->status, "must divide d_model"));
     /* NULL recomputes the same settings */
-    assert_int_equal(ui_app_edit_config(app, NULL, NULL), 0);
+    assert_int_equal(app_edit_config(app, NULL, NULL), 0);
     assert_true(app->generation != gen);
 }
 
 /* Esc cancels, Enter applies; the cursor steps over whole characters. */
 static void token_editor_edits_utf8(void **state)
 {
-    ui_app *app = *state;
-    assert_false(ui_app_wants_text(app));
-    ui_app_key(app, 'e', 0);
+    app_state *app = *state;
+    assert_false(app_wants_text(app));
+    app_key(app, 'e', 0);
     assert_true(app->edit.open);
-    assert_true(ui_app_wants_text(app));
-    ui_app_key(app, 'u', UI_MOD_CTRL);
+    assert_true(app_wants_text(app));
+    app_key(app, 'u', APP_MOD_CTRL);
     assert_string_equal(app->edit.text[0], "");
-    ui_app_text(app, "我 爱 你");
+    app_text(app, "我 爱 你");
     assert_int_equal(app->edit.cursor, (int)strlen("我 爱 你"));
-    ui_app_key(app, UI_KEY_LEFT, 0); /* over 你: three bytes */
+    app_key(app, APP_KEY_LEFT, 0); /* over 你: three bytes */
     assert_int_equal(app->edit.cursor, (int)strlen("我 爱 "));
-    ui_app_key(app, UI_KEY_BACKSPACE, 0); /* the space before it */
-    ui_app_key(app, UI_KEY_BACKSPACE, 0); /* 爱, whole */
+    app_key(app, APP_KEY_BACKSPACE, 0); /* the space before it */
+    app_key(app, APP_KEY_BACKSPACE, 0); /* 爱, whole */
     assert_string_equal(app->edit.text[0], "我 你");
-    ui_app_key(app, UI_KEY_DELETE, 0); /* 你, whole */
+    app_key(app, APP_KEY_DELETE, 0); /* 你, whole */
     assert_string_equal(app->edit.text[0], "我 ");
-    ui_app_key(app, UI_KEY_HOME, 0);
+    app_key(app, APP_KEY_HOME, 0);
     assert_int_equal(app->edit.cursor, 0);
-    ui_app_key(app, UI_KEY_END, 0);
+    app_key(app, APP_KEY_END, 0);
     /* the IME: a composition is shown until the text arrives, and owns the keys meanwhile */
-    assert_true(ui_app_compose(app, "mao"));
-    assert_false(ui_app_key(app, UI_KEY_BACKSPACE, 0));
-    ui_app_text(app, "猫");
+    assert_true(app_compose(app, "mao"));
+    assert_false(app_key(app, APP_KEY_BACKSPACE, 0));
+    app_text(app, "猫");
     assert_string_equal(app->edit.compose, "");
-    assert_false(ui_app_key(app, 'm', 0)); /* a letter is text, not the mode key */
+    assert_false(app_key(app, 'm', 0)); /* a letter is text, not the mode key */
     /* pasting is a request the window answers */
-    assert_true(ui_app_key(app, 'v', UI_MOD_CTRL));
+    assert_true(app_key(app, 'v', APP_MOD_CTRL));
     assert_true(app->req.paste);
-    ui_app_paste(app, " 狗\n们");
+    app_paste(app, " 狗\n们");
     assert_false(app->req.paste);
     assert_string_equal(app->edit.text[0], "我 猫 狗 们");
-    ui_app_key(app, UI_KEY_RETURN, 0);
+    app_key(app, APP_KEY_RETURN, 0);
     assert_false(app->edit.open);
-    assert_false(ui_app_wants_text(app));
+    assert_false(app_wants_text(app));
     assert_string_equal(app->cfg.tokens, "我 猫 狗 们");
     assert_int_equal(app->trace.dims.L, 4);
 
-    ui_app_key(app, 'e', 0);
-    ui_app_text(app, " 啊");
-    ui_app_key(app, UI_KEY_ESCAPE, 0);
+    app_key(app, 'e', 0);
+    app_text(app, " 啊");
+    app_key(app, APP_KEY_ESCAPE, 0);
     assert_false(app->edit.open);
     assert_false(app->req.quit);
     assert_string_equal(app->cfg.tokens, "我 猫 狗 们");
@@ -322,21 +322,21 @@ static void token_editor_edits_utf8(void **state)
 
 static void requests_for_the_window(void **state)
 {
-    ui_app *app = *state;
-    ui_app_key(app, 's', 0);
+    app_state *app = *state;
+    app_key(app, 's', 0);
     assert_true(app->req.save);
-    ui_app_key(app, 'f', 0);
+    app_key(app, 'f', 0);
     assert_true(app->req.fullscreen);
-    ui_app_key(app, 'f', 0);
+    app_key(app, 'f', 0);
     assert_false(app->req.fullscreen);
-    ui_app_key(app, '?', 0);
+    app_key(app, '?', 0);
     assert_true(app->help);
-    ui_app_key(app, UI_KEY_ESCAPE, 0); /* closes the help, does not quit */
+    app_key(app, APP_KEY_ESCAPE, 0); /* closes the help, does not quit */
     assert_false(app->help);
     assert_false(app->req.quit);
-    ui_app_key(app, UI_KEY_ESCAPE, 0); /* nothing left to close: Esc never quits */
+    app_key(app, APP_KEY_ESCAPE, 0); /* nothing left to close: Esc never quits */
     assert_false(app->req.quit);
-    ui_app_key(app, 'q', 0); /* no lesson open: q quits without asking */
+    app_key(app, 'q', 0); /* no lesson open: q quits without asking */
     assert_false(app->quit_confirm);
     assert_true(app->req.quit);
 }
@@ -344,70 +344,70 @@ static void requests_for_the_window(void **state)
 /* A frame's layout made by hand: a button and a heatmap of the weights. */
 static void mouse_goes_through_the_layout(void **state)
 {
-    ui_app *app = *state;
+    app_state *app = *state;
     const attn_dims *d = &app->trace.dims;
-    ui_layout_hit(&app->layout, (ui_rect){10, 10, 50, 20}, UI_ACT_COMPARE, 0);
-    ui_heat_area *a = &app->layout.areas[app->layout.n_areas++];
-    *a = (ui_heat_area){{100, 100, 60 * d->t, 60 * d->s}, d->s, d->t, 0, 0, "weights", 0, 0};
-    assert_true(ui_app_mouse_move(app, 100 + 60 * 2 + 5, 100 + 60 * 3 + 5));
+    app_layout_hit(&app->layout, (app_rect){10, 10, 50, 20}, APP_ACT_COMPARE, 0);
+    app_heat_area *a = &app->layout.areas[app->layout.n_areas++];
+    *a = (app_heat_area){{100, 100, 60 * d->t, 60 * d->s}, d->s, d->t, 0, 0, "weights", 0, 0};
+    assert_true(app_mouse_move(app, 100 + 60 * 2 + 5, 100 + 60 * 3 + 5));
     assert_int_equal(app->hover_area, 0);
     assert_int_equal(app->hover_i, 3);
     assert_int_equal(app->hover_j, 2);
-    assert_false(ui_app_mouse_move(app, 100 + 60 * 2 + 9, 100 + 60 * 3 + 9)); /* the same cell */
-    assert_true(ui_app_mouse_down(app, 100 + 60 * 2 + 5, 100 + 60 * 3 + 5));
+    assert_false(app_mouse_move(app, 100 + 60 * 2 + 9, 100 + 60 * 3 + 9)); /* the same cell */
+    assert_true(app_mouse_down(app, 100 + 60 * 2 + 5, 100 + 60 * 3 + 5));
     assert_int_equal(app->view.row, 3); /* a query row: its bar chart */
-    assert_true(ui_app_mouse_leave(app));
+    assert_true(app_mouse_leave(app));
     assert_int_equal(app->hover_area, -1);
-    assert_true(ui_app_mouse_down(app, 20, 15)); /* the button */
+    assert_true(app_mouse_down(app, 20, 15)); /* the button */
     assert_int_equal(app->view.mode, LESSON_VIEW_COMPARE);
-    assert_false(ui_app_mouse_down(app, 5, 5));
+    assert_false(app_mouse_down(app, 5, 5));
     /* the wheel scrolls the stage navigator */
-    assert_true(ui_app_wheel(app, -2));
+    assert_true(app_wheel(app, -2));
     assert_int_equal(app->stage_scroll, 2);
-    assert_true(ui_app_exposed(app));
+    assert_true(app_exposed(app));
     assert_true(app->dirty);
 }
 
 static void lesson_steps_forward_and_back(void **state)
 {
-    ui_app *app = *state;
+    app_state *app = *state;
     char dir[1024], path[1200], err[600];
     snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
-    assert_int_equal(ui_app_lesson_open(app, path, 0, err, sizeof err), 0);
-    ui_player *p = &app->lesson;
+    assert_int_equal(app_lesson_open(app, path, 0, err, sizeof err), 0);
+    app_player *p = &app->lesson;
     assert_true(p->open);
     assert_int_equal(p->step, 0);
     assert_non_null(strstr(app->status, "step 1 / "));
-    ui_app_key(app, UI_KEY_SPACE, 0);
+    app_key(app, APP_KEY_SPACE, 0);
     assert_int_equal(p->step, 1);
     /* the app shows what the step set: the same view spec */
     assert_string_equal(app->view.stage, p->view.stage);
     assert_int_equal(app->view.head, p->view.head);
     assert_int_equal(app->view.mode, p->view.mode);
     /* exploring, then Backspace rebuilds step 1 from the lesson */
-    ui_app_key(app, 'c', 0);
-    ui_app_key(app, UI_KEY_BACKSPACE, 0);
+    app_key(app, 'c', 0);
+    app_key(app, APP_KEY_BACKSPACE, 0);
     assert_int_equal(p->step, 0);
     attn_config cfg;
     lesson_view v;
     lesson_marks m;
-    assert_int_equal(ui_player_step(p, 0, &cfg, &v, &m, err, sizeof err), 0);
+    assert_int_equal(app_player_step(p, 0, &cfg, &v, &m, err, sizeof err), 0);
     assert_int_equal(app->cfg.causal, cfg.causal);
     assert_string_equal(app->view.stage, v.stage);
     attn_config_free(&cfg);
-    ui_app_key(app, UI_KEY_PAGEDOWN, UI_MOD_SHIFT); /* not bound with Shift */
+    app_key(app, APP_KEY_PAGEDOWN, APP_MOD_SHIFT); /* not bound with Shift */
     assert_int_equal(p->step, 0);
-    while (p->step + 1 < p->ls.n_steps) ui_app_key(app, UI_KEY_SPACE, 0);
-    ui_app_key(app, UI_KEY_SPACE, 0);
+    while (p->step + 1 < p->ls.n_steps) app_key(app, APP_KEY_SPACE, 0);
+    app_key(app, APP_KEY_SPACE, 0);
     assert_int_equal(p->step, p->ls.n_steps - 1);
     assert_non_null(strstr(app->status, "last step"));
     /* the picker is modal: keys select, Esc closes it */
-    assert_true(ui_app_key(app, 'l', 0));
+    assert_true(app_key(app, 'l', 0));
     assert_true(p->picker);
     attn_causal causal = app->cfg.causal;
-    assert_true(ui_app_key(app, 'c', 0));
+    assert_true(app_key(app, 'c', 0));
     assert_int_equal(app->cfg.causal, causal);
-    ui_app_key(app, UI_KEY_ESCAPE, 0);
+    app_key(app, APP_KEY_ESCAPE, 0);
     assert_false(p->picker);
     assert_false(app->req.quit);
 }
@@ -420,7 +420,7 @@ static bool ends_with(const char *s, const char *tail);
 static int pieces_run;
 
 typedef struct {
-    ui_task_fn *fn;
+    app_task_fn *fn;
     void *arg;
 } counted_call;
 
@@ -433,31 +433,31 @@ static bool counted_piece(void *arg)
     return more;
 }
 
-static ui_task *counted_start(ui_task_fn *fn, void *arg)
+static app_task *counted_start(app_task_fn *fn, void *arg)
 {
     counted_call *c = malloc(sizeof *c);
     if (!c) return NULL;
     *c = (counted_call){fn, arg};
-    ui_task *t = ui_jobs_pieces()->start(counted_piece, c);
+    app_task *t = app_jobs_pieces()->start(counted_piece, c);
     if (!t) free(c);
     return t;
 }
 
-static void counted_join(ui_task *t) { ui_jobs_pieces()->join(t); }
-static void counted_leave(ui_task *t) { ui_jobs_pieces()->leave(t); }
-static const ui_jobs piece_jobs = {counted_start, counted_join, counted_leave};
+static void counted_join(app_task *t) { app_jobs_pieces()->join(t); }
+static void counted_leave(app_task *t) { app_jobs_pieces()->leave(t); }
+static const app_jobs piece_jobs = {counted_start, counted_join, counted_leave};
 
 /* A frame of that page (web_poll): the notice drawn, a piece, a poll; whether work is left. */
-static bool page_frame(ui_app *app)
+static bool page_frame(app_state *app)
 {
     app->opening.shown = true;
-    ui_jobs_pieces_next();
-    ui_app_poll(app);
-    return ui_app_pending(app) || ui_jobs_pieces_queued();
+    app_jobs_pieces_next();
+    app_poll(app);
+    return app_pending(app) || app_jobs_pieces_queued();
 }
 
 /* Frames until no work is left (at most 1000). */
-static void page_frames(ui_app *app)
+static void page_frames(app_state *app)
 {
     for (int i = 0; i < 1000 && page_frame(app); i++) {}
 }
@@ -466,11 +466,11 @@ static void page_frames(ui_app *app)
  * is read in pieces, the file then a step a poll, and opens as it does at once. */
 static void a_lesson_is_read_a_step_a_poll(void **state)
 {
-    ui_app *app = *state;
+    app_state *app = *state;
     char dir[1024], path[1200], err[600];
     snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
     lesson ls;
-    assert_int_equal(ui_player_read(path, &ls, err, sizeof err), 0);
+    assert_int_equal(app_player_read(path, &ls, err, sizeof err), 0);
     int steps = ls.n_steps;
     lesson_free(&ls);
     assert_true(steps > 3);
@@ -478,10 +478,10 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
     app->jobs = app->lesson.jobs = &piece_jobs;
     app->async = true;
     pieces_run = 0;
-    assert_int_equal(ui_app_lesson_open(app, path, 2, err, sizeof err), 0);
+    assert_int_equal(app_lesson_open(app, path, 2, err, sizeof err), 0);
     for (int i = 0; i < 1000 && page_frame(app); i++)
         if (pieces_run < steps) assert_false(app->lesson.open); /* not before its last step is checked */
-    assert_false(ui_jobs_pieces_queued());
+    assert_false(app_jobs_pieces_queued());
     assert_true(app->lesson.open);
     assert_int_equal(app->lesson.step, 2);
     assert_int_equal(app->lesson.ls.n_steps, steps);
@@ -495,19 +495,19 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
      * piece (nobody waits for it), and the second opens */
     char other[1200];
     snprintf(other, sizeof other, "%s/05-padding-mask.md", dir);
-    assert_int_equal(ui_player_read(other, &ls, err, sizeof err), 0);
+    assert_int_equal(app_player_read(other, &ls, err, sizeof err), 0);
     int other_steps = ls.n_steps;
     lesson_free(&ls);
     app->jobs = app->lesson.jobs = &piece_jobs;
     app->async = true;
     pieces_run = 0;
-    assert_int_equal(ui_app_lesson_open(app, path, 0, err, sizeof err), 0);
+    assert_int_equal(app_lesson_open(app, path, 0, err, sizeof err), 0);
     for (int i = 0; i < 3; i++) page_frame(app); /* the notice, then the file and a step or two */
     int before = pieces_run;
     assert_true(before >= 2 && steps - before > 3); /* so that the bound below tells */
-    assert_int_equal(ui_app_lesson_open(app, other, 0, err, sizeof err), 0);
+    assert_int_equal(app_lesson_open(app, other, 0, err, sizeof err), 0);
     page_frames(app);
-    assert_false(ui_jobs_pieces_queued());
+    assert_false(app_jobs_pieces_queued());
     assert_true(ends_with(app->lesson.name, "05-padding-mask.md"));
     /* the first lesson's one more piece (its end), the second's file and steps, its picture */
     assert_true(pieces_run - before <= 1 + 1 + other_steps + 2);
@@ -522,14 +522,14 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
     assert_non_null(f);
     fputs("# Bad\n\nIntro.\n\n## One\n\nText.\n\n## Two\n\n```attnlab\nhead = 99\n```\n\nText.\n", f);
     fclose(f);
-    assert_int_equal(ui_player_read(bad, &ls, at_once, sizeof at_once), -1);
+    assert_int_equal(app_player_read(bad, &ls, at_once, sizeof at_once), -1);
     assert_non_null(strstr(at_once, "appcore-bad-lesson.md:"));
     app->jobs = app->lesson.jobs = &piece_jobs;
     app->async = true;
     pieces_run = 0;
-    assert_int_equal(ui_app_lesson_open(app, bad, 0, err, sizeof err), 0);
+    assert_int_equal(app_lesson_open(app, bad, 0, err, sizeof err), 0);
     page_frames(app);
-    assert_false(ui_jobs_pieces_queued());
+    assert_false(app_jobs_pieces_queued());
     assert_int_equal(pieces_run, 1 + 2);
     assert_true(app->lesson.open); /* the lesson open before stays open */
     if (!strstr(app->status, at_once)) fail_msg("status: %s; at once: %s", app->status, at_once);
@@ -542,23 +542,23 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
 static void player_stands_alone(void **state)
 {
     (void)state;
-    ui_player p;
+    app_player p;
     char dir[1024], path[1200], err[600];
-    ui_player_init(&p, "en", progress_file);
+    app_player_init(&p, "en", progress_file);
     p.keep_progress = false;
     snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
-    assert_int_equal(ui_player_load(&p, path, err, sizeof err), 0);
+    assert_int_equal(app_player_load(&p, path, err, sizeof err), 0);
     attn_config cfg;
     lesson_view v;
     lesson_marks m;
-    assert_int_equal(ui_player_step(&p, 1, &cfg, &v, &m, err, sizeof err), 0);
-    ui_player_enter(&p, 1, &v, &m);
+    assert_int_equal(app_player_step(&p, 1, &cfg, &v, &m, err, sizeof err), 0);
+    app_player_enter(&p, 1, &v, &m);
     assert_int_equal(p.step, 1);
     assert_non_null(strstr(p.note, "step 2 / "));
     attn_config_free(&cfg);
-    assert_int_equal(ui_player_step(&p, 999, &cfg, &v, &m, err, sizeof err), -1);
+    assert_int_equal(app_player_step(&p, 999, &cfg, &v, &m, err, sizeof err), -1);
     attn_config_free(&cfg);
-    ui_player_free(&p);
+    app_player_free(&p);
 }
 
 /* One table of keys: every help line names its keys, no binding shadows
@@ -590,14 +590,14 @@ static void drop_variants(const char *root)
     assert_int_equal(system(cmd), 0);
 }
 
-static int init_model(ui_app *app, const char *model)
+static int init_model(app_state *app, const char *model)
 {
     char err[400];
     attn_config c;
     attn_config_init(&c);
     attn_config_set(&c, "model", model, NULL);
     attn_config_set(&c, "text", "the cat sat on the mat", NULL);
-    int rc = ui_app_init(app, &c, err, sizeof err);
+    int rc = app_init(app, &c, err, sizeof err);
     attn_config_free(&c);
     if (rc) fail_msg("app: %s", err);
     return rc;
@@ -610,7 +610,7 @@ static bool ends_with(const char *s, const char *tail)
 }
 
 /* The view a student set, which stepping through training must keep. */
-static void assert_view_kept(const ui_app *app)
+static void assert_view_kept(const app_state *app)
 {
     assert_int_equal(app->view.layer, 1);
     assert_int_equal(app->view.head, 3);
@@ -625,11 +625,11 @@ static void training_steps_keep_the_view(void **state)
 {
     (void)state;
     char dir[600];
-    ui_app app;
+    app_state app;
     make_checkpointed(dir, sizeof dir, NULL);
     init_model(&app, dir);
     assert_int_equal(app.train.n, 2);
-    assert_int_equal(ui_app_train_newest(&app), 2); /* the final model */
+    assert_int_equal(app_train_newest(&app), 2); /* the final model */
     assert_false(app.status_error);
     /* the panel's data is metrics.json's */
     const attn_metrics *m = &app.train.metrics;
@@ -648,34 +648,34 @@ static void training_steps_keep_the_view(void **state)
             }
 
     /* a view of its own: layer 1's scores, head 3, row 2, zoomed, the causal mask off */
-    assert_int_equal(ui_app_set_layer(&app, 1), 0);
-    assert_int_equal(ui_app_set_stage(&app, "scores"), 0);
+    assert_int_equal(app_set_layer(&app, 1), 0);
+    assert_int_equal(app_set_stage(&app, "scores"), 0);
     app.view.head = 3;
-    assert_true(ui_app_do(&app, UI_ACT_ROW, 2));
+    assert_true(app_do(&app, APP_ACT_ROW, 2));
     app.zoom.level = 1;
-    assert_true(ui_app_key(&app, 'c', 0));
+    assert_true(app_key(&app, 'c', 0));
     float before = attn_trace_find(&app.trace, "layers.1.scores")->data[5];
 
     /* J: back to step 25, then 0; the view stays, the model changes */
-    assert_true(ui_app_key(&app, 'j', UI_MOD_SHIFT));
+    assert_true(app_key(&app, 'j', APP_MOD_SHIFT));
     assert_true(ends_with(app.model->dir, "checkpoints/step25"));
-    assert_int_equal(ui_app_train_newest(&app), 1);
+    assert_int_equal(app_train_newest(&app), 1);
     assert_view_kept(&app);
-    assert_true(ui_app_key(&app, 'j', UI_MOD_SHIFT));
+    assert_true(app_key(&app, 'j', APP_MOD_SHIFT));
     assert_true(ends_with(app.model->dir, "checkpoints/step0"));
     assert_view_kept(&app);
     assert_true(attn_trace_find(&app.trace, "layers.1.scores")->data[5] != before);
-    assert_false(ui_app_key(&app, 'j', UI_MOD_SHIFT)); /* nothing before step 0 */
+    assert_false(app_key(&app, 'j', APP_MOD_SHIFT)); /* nothing before step 0 */
     assert_true(ends_with(app.model->dir, "checkpoints/step0"));
 
     /* on the window's worker, as the window does it: j to 25, then the final model */
-    app.jobs = app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
+    app.jobs = app.lesson.jobs = posix_jobs(); /* the window's threads */
     app.async = true;
     for (int want = 1; want <= 2; want++) {
-        assert_true(ui_app_key(&app, 'j', 0));
-        assert_int_equal(ui_app_train_newest(&app), want);
-        for (int i = 0; i < 20000 && ui_app_busy(&app, NULL, NULL, NULL); i++) {
-            ui_app_poll(&app);
+        assert_true(app_key(&app, 'j', 0));
+        assert_int_equal(app_train_newest(&app), want);
+        for (int i = 0; i < 20000 && app_busy(&app, NULL, NULL, NULL); i++) {
+            app_poll(&app);
             nanosleep(&(struct timespec){0, 1000000}, NULL);
         }
         assert_view_kept(&app);
@@ -683,30 +683,30 @@ static void training_steps_keep_the_view(void **state)
     app.async = false;
     assert_string_equal(app.model->dir, dir);
     assert_true(attn_trace_find(&app.trace, "layers.1.scores")->data[5] == before);
-    assert_false(ui_app_key(&app, 'j', 0)); /* nothing after the final model */
+    assert_false(app_key(&app, 'j', 0)); /* nothing after the final model */
 
     /* a click on the loss curve's first column; on the measure's name; on a head's small plot */
-    assert_true(ui_app_do(&app, UI_ACT_TRAIN_AT, 0));
+    assert_true(app_do(&app, APP_ACT_TRAIN_AT, 0));
     assert_true(ends_with(app.model->dir, "checkpoints/step0"));
     assert_view_kept(&app);
     assert_int_equal(app.train_metric, ATTN_METRIC_PREV);
-    assert_true(ui_app_do(&app, UI_ACT_TRAIN_METRIC, 0));
+    assert_true(app_do(&app, APP_ACT_TRAIN_METRIC, 0));
     assert_int_equal(app.train_metric, ATTN_METRIC_INDUCTION);
-    assert_true(ui_app_do(&app, UI_ACT_TRAIN_HEAD, 0 << 16 | 2));
+    assert_true(app_do(&app, APP_ACT_TRAIN_HEAD, 0 << 16 | 2));
     assert_int_equal(app.view.layer, 0);
     assert_int_equal(app.view.head, 2);
     assert_string_equal(app.view.stage, "layers.0.scores");
-    ui_app_free(&app);
+    app_free(&app);
 
     /* opened at a checkpoint's folder, it knows where it is among the steps */
     char step25[700];
     snprintf(step25, sizeof step25, "%s/checkpoints/step25", dir);
     init_model(&app, step25);
     assert_int_equal(app.train.n, 2);
-    assert_int_equal(ui_app_train_newest(&app), 1);
-    assert_true(ui_app_key(&app, 'j', 0));
+    assert_int_equal(app_train_newest(&app), 1);
+    assert_true(app_key(&app, 'j', 0));
     assert_string_equal(app.model->dir, dir);
-    ui_app_free(&app);
+    app_free(&app);
 
     /* while a model trains only its checkpoints exist: the last step is as far as j goes */
     char cfg[700], moved[700];
@@ -715,9 +715,9 @@ static void training_steps_keep_the_view(void **state)
     assert_int_equal(rename(cfg, moved), 0);
     init_model(&app, step25);
     assert_false(app.train.final);
-    assert_false(ui_app_key(&app, 'j', 0));
+    assert_false(app_key(&app, 'j', 0));
     assert_true(ends_with(app.model->dir, "checkpoints/step25"));
-    ui_app_free(&app);
+    app_free(&app);
     assert_int_equal(rename(moved, cfg), 0);
 }
 
@@ -725,7 +725,7 @@ static void a_broken_metrics_file_is_said(void **state)
 {
     (void)state;
     char dir[600];
-    ui_app app;
+    app_state app;
     make_checkpointed(dir, sizeof dir, "{\"snapshots\": [{\"step\": 0, \"train_loss\": 3, \"heldout_loss\": 3}]}");
     init_model(&app, dir);
     assert_true(app.status_error);
@@ -734,9 +734,9 @@ static void a_broken_metrics_file_is_said(void **state)
     assert_null(strchr(app.status, '\n'));
     assert_int_equal(app.train.metrics.n, 0); /* no panel */
     assert_int_equal(app.train.n, 2);         /* the steps are still there */
-    assert_true(ui_app_key(&app, 'j', UI_MOD_SHIFT));
+    assert_true(app_key(&app, 'j', APP_MOD_SHIFT));
     assert_true(ends_with(app.model->dir, "checkpoints/step25"));
-    ui_app_free(&app);
+    app_free(&app);
 
     /* a model saved only at the end has no steps to go through: j says so */
     char plain[700];
@@ -744,23 +744,23 @@ static void a_broken_metrics_file_is_said(void **state)
     make_model(plain, 2, 4, 2, true, NULL, NULL);
     init_model(&app, plain);
     assert_int_equal(app.train.n, 0);
-    assert_false(ui_app_key(&app, 'j', 0));
+    assert_false(app_key(&app, 'j', 0));
     assert_true(app.status_error);
     assert_non_null(strstr(app.status, "checkpoints"));
-    ui_app_free(&app);
+    app_free(&app);
 }
 
 static void a_trained_model_in_the_window(void **state)
 {
     (void)state;
     char root[512], err[400];
-    ui_app app;
+    app_state app;
     attn_config c;
     make_variants(root, sizeof root);
     attn_config_init(&c);
     attn_config_set(&c, "model", "v-gqa", NULL);
     attn_config_set(&c, "text", "the cat sat on the mat", NULL);
-    if (ui_app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    if (app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
     assert_true(attn_trace_is_model(&app.trace));
     assert_int_equal(app.n_variants, 3);
@@ -769,10 +769,10 @@ static void a_trained_model_in_the_window(void **state)
     assert_true(app.variants[2].kv_bytes_per_token * 2 == app.variants[1].kv_bytes_per_token);
 
     /* the next-token panel: five tokens, best first, the best being the argmax */
-    ui_prediction top[5];
-    int row = ui_app_query_row(&app);
+    app_prediction top[5];
+    int row = app_query_row(&app);
     assert_int_equal(row, app.trace.dims.s - 1);
-    assert_int_equal(ui_app_predictions(&app, &app.trace, 0, row, top, 5), 5);
+    assert_int_equal(app_predictions(&app, &app.trace, 0, row, top, 5), 5);
     const attn_tensor *probs = attn_trace_find(&app.trace, "probs");
     attn_tensor_fill(probs, (size_t)row, 1);
     const float *p = probs->data + (size_t)row * app.trace.dims.V;
@@ -781,30 +781,30 @@ static void a_trained_model_in_the_window(void **state)
     float before = top[0].p;
 
     /* m: GQA → MQA → MHA, each with its own numbers */
-    assert_true(ui_app_key(&app, 'm', 0));
+    assert_true(app_key(&app, 'm', 0));
     assert_string_equal(app.model->name, "v-mqa");
     assert_int_equal(app.trace.dims.g, 1);
     assert_non_null(strstr(app.status, "held-out loss 2.700"));
-    assert_true(ui_app_key(&app, 'm', 0));
+    assert_true(app_key(&app, 'm', 0));
     assert_string_equal(app.model->name, "v-mha");
     assert_int_equal(app.trace.dims.g, 4);
     /* heads are the model's */
-    assert_false(ui_app_key(&app, 'h', 0));
+    assert_false(app_key(&app, 'h', 0));
     assert_non_null(strstr(app.status, "trained with 4 heads"));
     assert_int_equal(app.trace.dims.h, 4);
     /* the causal mask off changes the predictions */
-    assert_true(ui_app_key(&app, 'm', 0)); /* back to v-gqa */
-    assert_true(ui_app_key(&app, 'c', 0));
-    ui_app_predictions(&app, &app.trace, 0, row, top, 5);
+    assert_true(app_key(&app, 'm', 0)); /* back to v-gqa */
+    assert_true(app_key(&app, 'c', 0));
+    app_predictions(&app, &app.trace, 0, row, top, 5);
     assert_true(top[0].p != before);
-    assert_true(ui_app_key(&app, 'c', 0));
+    assert_true(app_key(&app, 'c', 0));
 
     /* decode mode steps through the model's tokens; past the end, ] writes on */
-    assert_true(ui_app_key(&app, 'k', 0));
+    assert_true(app_key(&app, 'k', 0));
     assert_int_equal(app.decode_len, 7);
-    while (app.view.decode_step < app.decode_len) assert_true(ui_app_key(&app, ']', 0));
+    while (app.view.decode_step < app.decode_len) assert_true(app_key(&app, ']', 0));
     assert_int_equal(app.trace.dims.P, 6);
-    assert_true(ui_app_key(&app, ']', 0));
+    assert_true(app_key(&app, ']', 0));
     assert_int_equal(app.view.decode_step, 8);
     assert_int_equal(app.decode_len, 8);
     assert_int_equal(app.trace.dims.s, 1);
@@ -812,47 +812,47 @@ static void a_trained_model_in_the_window(void **state)
     assert_non_null(strstr(app.status, "generated"));
     /* on the window's worker: ] again while it computes is refused (it would draw from the logits
      * shown, the last token's), and the step shown moves once the new token is in */
-    app.jobs = app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
+    app.jobs = app.lesson.jobs = posix_jobs(); /* the window's threads */
     app.async = true;
-    assert_true(ui_app_key(&app, ']', 0));
-    if (ui_app_busy(&app, NULL, NULL, NULL)) {
+    assert_true(app_key(&app, ']', 0));
+    if (app_busy(&app, NULL, NULL, NULL)) {
         assert_int_equal(app.view.decode_step, 8);
-        assert_false(ui_app_key(&app, ']', 0));
+        assert_false(app_key(&app, ']', 0));
         assert_non_null(strstr(app.status, "still computing"));
     }
-    for (int i = 0; i < 20000 && ui_app_busy(&app, NULL, NULL, NULL); i++) {
-        ui_app_poll(&app);
+    for (int i = 0; i < 20000 && app_busy(&app, NULL, NULL, NULL); i++) {
+        app_poll(&app);
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
     assert_int_equal(app.view.decode_step, 9);
     assert_int_equal(app.decode_len, 9);
     app.async = false;
-    assert_true(ui_app_key(&app, '[', 0));
-    assert_true(ui_app_key(&app, '[', 0));
+    assert_true(app_key(&app, '[', 0));
+    assert_true(app_key(&app, '[', 0));
     assert_int_equal(app.view.decode_step, 7);
-    assert_true(ui_app_key(&app, 'k', 0)); /* the full pass again */
+    assert_true(app_key(&app, 'k', 0)); /* the full pass again */
 
     /* g: every layer × every head; a click on a thumbnail opens that layer's head */
-    assert_true(ui_app_key(&app, 'g', 0));
-    assert_true(ui_app_overview(&app));
-    ui_layout_clear(&app.layout);
-    ui_heat_area *th = &app.layout.areas[app.layout.n_areas++];
-    *th = (ui_heat_area){{300, 200, 40, 40}, 7, 7, 2, 0, "layers.1.weights", 0, 0};
-    assert_true(ui_app_mouse_down(&app, 310, 210));
+    assert_true(app_key(&app, 'g', 0));
+    assert_true(app_overview(&app));
+    app_layout_clear(&app.layout);
+    app_heat_area *th = &app.layout.areas[app.layout.n_areas++];
+    *th = (app_heat_area){{300, 200, 40, 40}, 7, 7, 2, 0, "layers.1.weights", 0, 0};
+    assert_true(app_mouse_down(&app, 310, 210));
     assert_int_equal(app.view.mode, LESSON_VIEW_SINGLE);
     assert_int_equal(app.view.layer, 1);
     assert_int_equal(app.view.head, 2);
-    assert_string_equal(ui_app_tensor(&app)->name, "layers.1.weights");
+    assert_string_equal(app_tensor(&app)->name, "layers.1.weights");
 
     /* the editor edits the model's text, which its tokenizer reads: the zebra is unknown, and shown so */
-    assert_true(ui_app_key(&app, 'e', 0));
+    assert_true(app_key(&app, 'e', 0));
     assert_true(app.edit.open);
     /* the text as the tokenizer decodes it, with the two generated words */
     const char *gen = app.edit.text[0] + 23, *sp = strchr(gen, ' ');
     assert_true(!strncmp(app.edit.text[0], "the cat sat on the mat ", 23) && sp && !strchr(sp + 1, ' '));
-    snprintf(app.edit.text[0], UI_EDIT_MAX, "a dog sat on the zebra");
+    snprintf(app.edit.text[0], APP_EDIT_MAX, "a dog sat on the zebra");
     app.edit.cursor = (int)strlen(app.edit.text[0]);
-    assert_true(ui_app_key(&app, UI_KEY_RETURN, 0));
+    assert_true(app_key(&app, APP_KEY_RETURN, 0));
     assert_false(app.edit.open);
     assert_string_equal(app.cfg.text, "a dog sat on the zebra");
     assert_int_equal(app.trace.dims.L, 7);
@@ -860,22 +860,22 @@ static void a_trained_model_in_the_window(void **state)
     assert_non_null(strstr(app.status, "(7 tokens)"));
 
     /* o: the shipped models in order, each on its example text, then the built-in example */
-    assert_true(ui_app_key(&app, 'o', 0));
+    assert_true(app_key(&app, 'o', 0));
     assert_string_equal(app.model->name, "v-mha");
     assert_null(app.cfg.text);
     assert_string_equal(attn_tokens_at(&app.trace.tokens, 0, 2), "dog");
-    assert_string_equal(ui_app_tensor(&app)->name, "layers.0.weights");
+    assert_string_equal(app_tensor(&app)->name, "layers.0.weights");
     assert_non_null(strstr(app.status, "v-mha: "));
-    assert_true(ui_app_key(&app, 'o', 0));
+    assert_true(app_key(&app, 'o', 0));
     assert_string_equal(app.model->name, "v-mqa");
-    assert_true(ui_app_key(&app, 'o', 0));
+    assert_true(app_key(&app, 'o', 0));
     assert_null(app.model);
     assert_false(attn_trace_is_model(&app.trace));
-    assert_string_equal(ui_app_tensor(&app)->name, "weights");
+    assert_string_equal(app_tensor(&app)->name, "weights");
     assert_non_null(strstr(app.status, "built-in example"));
-    assert_true(ui_app_key(&app, 'o', 0));
+    assert_true(app_key(&app, 'o', 0));
     assert_string_equal(app.model->name, "v-gqa");
-    ui_app_free(&app);
+    app_free(&app);
     drop_variants(root);
 }
 
@@ -899,33 +899,33 @@ static void the_loss_is_computed_on_the_worker(void **state)
 {
     (void)state;
     char root[512];
-    ui_app app;
+    app_state app;
     make_variants(root, sizeof root);
     init_model(&app, "v-gqa");
-    ui_loss inline_loss = ui_app_loss(&app, &app.trace, 0); /* not async: here and now */
+    app_loss inline_loss = app_loss_of(&app, &app.trace, 0); /* not async: here and now */
     assert_true(inline_loss.known);
     assert_int_equal(inline_loss.counted, 6);
     app.async = true;
     app.loss_inline = 0; /* every loss is a long one */
     for (int round = 0; round < 2; round++) {
-        assert_true(ui_app_key(&app, 'c', 0));
+        assert_true(app_key(&app, 'c', 0));
         if (round) { /* a toggle while the loss of the one before may still run: it is given up */
-            for (int i = 0; i < 20000 && !ui_app_poll(&app); i++) /* installs it, and starts its loss */
+            for (int i = 0; i < 20000 && !app_poll(&app); i++) /* installs it, and starts its loss */
                 nanosleep(&(struct timespec){0, 1000000}, NULL);
-            assert_true(ui_app_job_running(&app));
-            assert_false(ui_app_busy(&app, NULL, NULL, NULL));
-            assert_true(ui_app_key(&app, 'c', 0));
+            assert_true(app_job_running(&app));
+            assert_false(app_busy(&app, NULL, NULL, NULL));
+            assert_true(app_key(&app, 'c', 0));
         }
-        for (int i = 0; i < 20000 && ui_app_busy(&app, NULL, NULL, NULL); i++) {
-            ui_app_poll(&app);
+        for (int i = 0; i < 20000 && app_busy(&app, NULL, NULL, NULL); i++) {
+            app_poll(&app);
             nanosleep(&(struct timespec){0, 1000000}, NULL);
         }
-        assert_false(ui_app_busy(&app, NULL, NULL, NULL)); /* the loss's run is not a recomputation */
-        for (int i = 0; i < 20000 && ui_app_job_running(&app); i++) {
-            ui_app_poll(&app);
+        assert_false(app_busy(&app, NULL, NULL, NULL)); /* the loss's run is not a recomputation */
+        for (int i = 0; i < 20000 && app_job_running(&app); i++) {
+            app_poll(&app);
             nanosleep(&(struct timespec){0, 1000000}, NULL);
         }
-        ui_loss l = ui_app_loss(&app, &app.trace, 0);
+        app_loss l = app_loss_of(&app, &app.trace, 0);
         assert_true(l.known);
         int n;
         double want = attn_trace_loss(&app.trace, 0, &n);
@@ -933,7 +933,7 @@ static void the_loss_is_computed_on_the_worker(void **state)
         assert_true(l.mean == want);
         assert_true(l.mean != inline_loss.mean); /* the causal mask's toggle changed it */
     }
-    ui_app_free(&app);
+    app_free(&app);
     drop_variants(root);
 }
 
@@ -944,25 +944,25 @@ static void o_again_goes_on_from_the_model_asked_for(void **state)
 {
     (void)state;
     char root[512];
-    ui_app app;
+    app_state app;
     make_variants(root, sizeof root);
     init_model(&app, "v-gqa");
     app.async = true;
     for (int k = 0; k < 2; k++) {
-        assert_true(ui_app_key(&app, 'o', 0));
+        assert_true(app_key(&app, 'o', 0));
         assert_true(app.opening.pending);
         app.opening.shown = true; /* the frame drew the notice */
-        assert_true(ui_app_poll(&app)); /* listed and asked for: computed, not yet installed */
+        assert_true(app_poll(&app)); /* listed and asked for: computed, not yet installed */
         assert_false(app.opening.pending);
-        assert_true(ui_app_job_running(&app));
+        assert_true(app_job_running(&app));
         assert_string_equal(app.model->name, "v-gqa");
     }
-    assert_string_equal(ui_app_settings(&app)->model, "v-mqa");
+    assert_string_equal(app_settings(&app)->model, "v-mqa");
     assert_non_null(strstr(app.opening.label, "v-mqa"));
-    for (int i = 0; i < 10 && ui_app_busy(&app, NULL, NULL, NULL); i++) ui_app_poll(&app);
+    for (int i = 0; i < 10 && app_busy(&app, NULL, NULL, NULL); i++) app_poll(&app);
     assert_string_equal(app.model->name, "v-mqa");
-    assert_string_equal(ui_app_tensor(&app)->name, "layers.0.weights");
-    ui_app_free(&app);
+    assert_string_equal(app_tensor(&app)->name, "layers.0.weights");
+    app_free(&app);
     drop_variants(root);
 }
 
@@ -975,101 +975,101 @@ static void generating_in_the_window(void **state)
 {
     (void)state;
     char root[512], err[400];
-    ui_app app;
+    app_state app;
     attn_config c;
     make_variants(root, sizeof root);
     attn_config_init(&c);
     attn_config_set(&c, "model", "v-gqa", NULL);
     attn_config_set(&c, "text", "the cat sat on the mat", NULL);
-    if (ui_app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    if (app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
     int L = app.trace.dims.L, want = likeliest_next(&app.trace);
     assert_int_equal(L, 7);
     assert_int_equal(app.view.decode_step, 0);
-    assert_int_equal(ui_app_prompt_len(&app), -1); /* nothing written yet */
+    assert_int_equal(app_prompt_len(&app), -1); /* nothing written yet */
 
     /* the first ] writes: decode mode at the new token, which reads the whole prompt from the cache */
-    assert_true(ui_app_key(&app, ']', 0));
+    assert_true(app_key(&app, ']', 0));
     assert_int_equal(app.view.decode_step, L + 1);
     assert_int_equal(app.decode_len, L + 1);
     assert_int_equal(app.trace.dims.s, 1);
     assert_int_equal(app.trace.dims.P, L);
     assert_int_equal(app.trace.token_ids[L], want);
     assert_non_null(strstr(app.status, "generated"));
-    assert_int_equal(ui_app_prompt_len(&app), L);
-    assert_true(ui_app_key(&app, ']', 0));
+    assert_int_equal(app_prompt_len(&app), L);
+    assert_true(app_key(&app, ']', 0));
     assert_int_equal(app.view.decode_step, L + 2);
-    assert_int_equal(ui_app_prompt_len(&app), L); /* the same prompt, two tokens written */
+    assert_int_equal(app_prompt_len(&app), L); /* the same prompt, two tokens written */
 
     /* k leaves decode mode; k again opens it at the last token, [ walks back */
-    assert_true(ui_app_key(&app, 'k', 0));
+    assert_true(app_key(&app, 'k', 0));
     assert_int_equal(app.view.decode_step, 0);
-    assert_true(ui_app_key(&app, 'k', 0));
+    assert_true(app_key(&app, 'k', 0));
     assert_int_equal(app.view.decode_step, L + 2);
     assert_non_null(strstr(app.status, "last token"));
-    assert_true(ui_app_key(&app, '[', 0));
+    assert_true(app_key(&app, '[', 0));
     assert_int_equal(app.view.decode_step, L + 1);
-    assert_int_equal(ui_app_prompt_len(&app), L);
+    assert_int_equal(app_prompt_len(&app), L);
     /* a new text typed is a new prompt: nothing of it was written */
-    assert_true(ui_app_key(&app, 'e', 0));
-    snprintf(app.edit.text[0], UI_EDIT_MAX, "a dog ran");
+    assert_true(app_key(&app, 'e', 0));
+    snprintf(app.edit.text[0], APP_EDIT_MAX, "a dog ran");
     app.edit.cursor = (int)strlen(app.edit.text[0]);
-    assert_true(ui_app_key(&app, UI_KEY_RETURN, 0));
-    assert_int_equal(ui_app_prompt_len(&app), -1);
-    ui_app_free(&app);
+    assert_true(app_key(&app, APP_KEY_RETURN, 0));
+    assert_int_equal(app_prompt_len(&app), -1);
+    app_free(&app);
     drop_variants(root);
 
     /* tang writes the poem's last mark, then </s>: the end of the text */
     attn_config_init(&c);
     attn_config_set(&c, "model", "tang", NULL);
     attn_config_set(&c, "text", "春眠不觉晓，春醉不相催。不见花前醉，还应不见来", NULL);
-    if (ui_app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    if (app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
     L = app.trace.dims.L;
     assert_int_equal(L, 24);
-    assert_true(ui_app_key(&app, ']', 0));
+    assert_true(app_key(&app, ']', 0));
     assert_string_equal(attn_tokens_at(&app.trace.tokens, 0, L), "。");
-    assert_true(ui_app_key(&app, ']', 0));
+    assert_true(app_key(&app, ']', 0));
     assert_int_equal(app.view.decode_step, L + 2);
     assert_int_equal(app.trace.token_ids[L + 1], app.model->cfg.eos);
     assert_non_null(strstr(app.status, "the end of the text"));
     /* ] after </s>: the next poem starts from <s> alone, and the last one is on the status line */
-    assert_true(ui_app_key(&app, ']', 0));
+    assert_true(app_key(&app, ']', 0));
     assert_string_equal(app.cfg.tokens, "<s>");
     assert_int_equal(app.view.decode_step, 1);
     assert_int_equal(app.decode_len, 1);
     assert_non_null(strstr(app.status, "a new text from <s>"));
     assert_non_null(strstr(app.status, "春眠不觉晓，春醉不相催。不见花前醉，还应不见来。"));
-    assert_int_equal(ui_app_prompt_len(&app), 1);
+    assert_int_equal(app_prompt_len(&app), 1);
     /* and ] writes its first character, neither </s> nor <unk> */
-    assert_true(ui_app_key(&app, ']', 0));
+    assert_true(app_key(&app, ']', 0));
     assert_int_equal(app.view.decode_step, 2);
     assert_int_equal(app.trace.dims.P, 1);
     assert_true(app.trace.token_ids[1] > 2);
-    assert_int_equal(ui_app_prompt_len(&app), 1);
-    ui_app_free(&app);
+    assert_int_equal(app_prompt_len(&app), 1);
+    app_free(&app);
 }
 
 static void key_table_is_sound(void **state)
 {
     (void)state;
     int lines = 0;
-    for (int i = 0; i < ui_n_keys; i++) {
-        const ui_key_binding *b = &ui_keys[i];
+    for (int i = 0; i < app_n_keys; i++) {
+        const app_key_binding *b = &app_keys[i];
         assert_true((b->help_keys == NULL) == (b->help == NULL));
         lines += b->help_keys != NULL;
-        if (b->key == UI_KEY_NONE) continue;
-        if (b->shift != UI_SHIFT_OFF) assert_ptr_equal(ui_keys_find(b->scope, b->key, UI_MOD_SHIFT), b);
-        if (b->shift != UI_SHIFT_ON) assert_ptr_equal(ui_keys_find(b->scope, b->key, 0), b);
-        if (b->action == UI_ACT_CYCLE) { /* its setting is in the settings table, with a cycle */
-            int row = ui_keys_arg(b);
+        if (b->key == APP_KEY_NONE) continue;
+        if (b->shift != APP_SHIFT_OFF) assert_ptr_equal(app_keys_find(b->scope, b->key, APP_MOD_SHIFT), b);
+        if (b->shift != APP_SHIFT_ON) assert_ptr_equal(app_keys_find(b->scope, b->key, 0), b);
+        if (b->action == APP_ACT_CYCLE) { /* its setting is in the settings table, with a cycle */
+            int row = app_keys_arg(b);
             assert_true(row >= 0);
             assert_non_null(attn_setting_at(row)->cycle);
         }
     }
     assert_true(lines >= 20);
-    assert_int_equal(ui_keys_find(UI_KEYS_VIEW, 'h', UI_MOD_SHIFT)->action, UI_ACT_HEADS_DOWN);
-    assert_int_equal(ui_keys_find(UI_KEYS_VIEW, 'h', UI_MOD_CTRL)->action, UI_ACT_HEADS_UP);
+    assert_int_equal(app_keys_find(APP_KEYS_VIEW, 'h', APP_MOD_SHIFT)->action, APP_ACT_HEADS_DOWN);
+    assert_int_equal(app_keys_find(APP_KEYS_VIEW, 'h', APP_MOD_CTRL)->action, APP_ACT_HEADS_UP);
     for (int i = 0; i < LESSON_VIEW_COUNT; i++) assert_non_null(lesson_view_names[i]);
     for (int i = 0; i < attn_compare_count(); i++) assert_non_null(attn_compare_at(i)->compare.label);
 }

@@ -257,7 +257,7 @@ static bool save_or_keep(writer *w, lesson_progress *p)
 }
 
 /* Before an instance closes: saved until nothing is left (as the window's
- * ui_player_finish does once). */
+ * app_player_finish does once). */
 static void save_all(writer *w, lesson_progress *p)
 {
     while (lesson_progress_pending(p) && save_or_keep(w, p))

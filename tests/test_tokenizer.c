@@ -14,7 +14,7 @@
 
 #include "engine/base/utf8.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "engine/tokenizer/tokenizer_impl.h" /* tok_match, the limits */
+#include "engine/tokenizer/tokenizer_impl.h" /* attn_tok_match, the limits */
 
 /* A tokenizer.json from its parts (each a JSON value). */
 static attn_tokenizer *make(const char *model, const char *added, const char *norm, const char *pre, const char *post,
@@ -480,36 +480,36 @@ static void pattern_limits_are_errors(void **state)
     attn_tokenizer_free(t);
 
     /* the same limits without the JIT (the interpreter, where there is no JIT) */
-    tok_matcher m;
+    attn_tok_matcher m;
     attn_error err;
     int code;
     PCRE2_SIZE at;
     size_t a, b;
     bool found;
-    assert_int_equal(tok_matcher_init(&m, &err), ATTN_OK);
+    assert_int_equal(attn_tok_matcher_init(&m, &err), ATTN_OK);
     pcre2_code *slow = pcre2_compile((PCRE2_SPTR) "(x+x+)+y", PCRE2_ZERO_TERMINATED, PCRE2_UTF, &code, &at, NULL);
     assert_non_null(slow);
-    assert_int_equal(tok_match(&m, slow, "xxxxxxxxxxxxxxxxxxxxxxxxx y", 27, 0, &a, &b, &found, &err), ATTN_ERR_FORMAT);
+    assert_int_equal(attn_tok_match(&m, slow, "xxxxxxxxxxxxxxxxxxxxxxxxx y", 27, 0, &a, &b, &found, &err), ATTN_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "backtracks without end at byte 0 of 27 (match limit exceeded"));
-    assert_int_equal(tok_match(&m, slow, "xxy", 3, 0, &a, &b, &found, &err), ATTN_OK);
+    assert_int_equal(attn_tok_match(&m, slow, "xxy", 3, 0, &a, &b, &found, &err), ATTN_OK);
     assert_true(found && a == 0 && b == 3);
     pcre2_code_free(slow);
     /* a group repeated per character keeps a frame per character: 8 MiB of heap, or 1 MiB of JIT stack */
     char *word = repeat("a", 200000);
     pcre2_code *group = pcre2_compile((PCRE2_SPTR) "(?:a|b)+", PCRE2_ZERO_TERMINATED, PCRE2_UTF, &code, &at, NULL);
-    assert_int_equal(tok_match(&m, group, word, 200000, 0, &a, &b, &found, &err), ATTN_ERR_FORMAT);
+    assert_int_equal(attn_tok_match(&m, group, word, 200000, 0, &a, &b, &found, &err), ATTN_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "the pattern keeps too much to backtrack to at byte 0 of 200000 (heap limit exceeded"));
     pcre2_code_free(group);
     uint32_t jit = 0;
     pcre2_config(PCRE2_CONFIG_JIT, &jit);
-    assert_int_equal(tok_compile("(?:a|b)+", false, "test", &group, &err), ATTN_OK);
-    assert_int_equal(tok_match(&m, group, word, 200000, 0, &a, &b, &found, &err), ATTN_ERR_FORMAT);
+    assert_int_equal(attn_tok_compile("(?:a|b)+", false, "test", &group, &err), ATTN_OK);
+    assert_int_equal(attn_tok_match(&m, group, word, 200000, 0, &a, &b, &found, &err), ATTN_ERR_FORMAT);
     assert_non_null(strstr(err.msg, jit ? "(JIT stack limit reached" : "(heap limit exceeded"));
-    assert_int_equal(tok_match(&m, group, word, 2000, 0, &a, &b, &found, &err), ATTN_OK); /* a word of 2,000 is fine */
+    assert_int_equal(attn_tok_match(&m, group, word, 2000, 0, &a, &b, &found, &err), ATTN_OK); /* a word of 2,000 is fine */
     assert_true(found && a == 0 && b == 2000);
     pcre2_code_free(group);
     free(word);
-    tok_matcher_free(&m);
+    attn_tok_matcher_free(&m);
 
     /* the patterns of published tokenizers never meet the limits: Qwen's (and Llama 3's)
      * \s*[\r\n]+ backtracks once per space of a run, the most any needs */
@@ -580,19 +580,19 @@ static void windows_change_no_match(void **state)
         int k = (int)(r >> 33) % 12, times = (int)(r >> 50) % 3 ? 1 : 150; /* now and then a long run */
         for (int i = 0; i < times && n < cap; i++) n += (size_t)sprintf(text + n, "%s", PARTS[k]);
     }
-    tok_matcher m;
+    attn_tok_matcher m;
     attn_error err;
-    assert_int_equal(tok_matcher_init(&m, &err), ATTN_OK);
+    assert_int_equal(attn_tok_matcher_init(&m, &err), ATTN_OK);
     pcre2_match_data *md = pcre2_match_data_create(1, NULL);
     for (size_t p = 0; p < sizeof PATTERNS / sizeof PATTERNS[0]; p++) {
         pcre2_code *re;
-        assert_int_equal(tok_compile(PATTERNS[p], false, "test", &re, &err), ATTN_OK);
+        assert_int_equal(attn_tok_compile(PATTERNS[p], false, "test", &re, &err), ATTN_OK);
         for (size_t at = 0; at < n; at = attn_utf8_next(text, n, at)) {
             size_t a = 0, b = 0;
             bool found;
             if (at == 0 || at % 97 == 0) /* a text per start: the budget is a text's */
-                if (tok_match(&m, re, text, n, 0, &a, &b, &found, &err)) fail_msg("%s", err.msg);
-            if (tok_match(&m, re, text, n, at, &a, &b, &found, &err)) fail_msg("%s at %zu: %s", PATTERNS[p], at, err.msg);
+                if (attn_tok_match(&m, re, text, n, 0, &a, &b, &found, &err)) fail_msg("%s", err.msg);
+            if (attn_tok_match(&m, re, text, n, at, &a, &b, &found, &err)) fail_msg("%s at %zu: %s", PATTERNS[p], at, err.msg);
             int rc = pcre2_match(re, (PCRE2_SPTR)text, n, at, 0, md, NULL);
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             if (found != (rc >= 0) || (found && (a != ov[0] || b != ov[1])))
@@ -602,7 +602,7 @@ static void windows_change_no_match(void **state)
         pcre2_code_free(re);
     }
     pcre2_match_data_free(md);
-    tok_matcher_free(&m);
+    attn_tok_matcher_free(&m);
     free(text);
 }
 

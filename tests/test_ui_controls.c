@@ -1,5 +1,5 @@
 /* test_ui_controls.c — the controls a class uses, through the event handler
- * (ui_app_key, ui_app_mouse_down, ui_app_wheel, ui_app_do) and the frame's
+ * (app_key, app_mouse_down, app_wheel, app_do) and the frame's
  * command list, built with a fake text measurer (no font, no display):
  * Esc never quits and leaves the lesson, q asks with a lesson open, Check
  * keeps a number field focused, a quiz holds still under the pointer, the
@@ -35,11 +35,11 @@
 #define W 1280
 #define H 800
 
-static const ui_text_measure FAKE = {NULL, fake_width, fake_line, NULL};
+static const draw_text_measure FAKE = {NULL, fake_width, fake_line, NULL};
 
 typedef struct {
-    ui_app app;
-    ui_draw dl;
+    app_state app;
+    draw_list dl;
     char lesson[600]; /* a lesson file the test wrote, removed at teardown */
 } fixture;
 
@@ -48,17 +48,17 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
     char err[400];
     attn_config c;
-    ui_i18n_init("en");
+    app_i18n_init("en");
     attn_config_init(&c);
-    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    if (app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
     /* a progress file of its own that does not exist: lessons open on step 1, whatever the user's progress says */
     char progress[600];
     const char *tmp = getenv("ATTNLAB_TEST_TMP");
     snprintf(progress, sizeof progress, "%s/ui-controls-none/progress.json", tmp ? tmp : "/tmp");
-    ui_player_init(&f->app.lesson, "en", progress);
+    app_player_init(&f->app.lesson, "en", progress);
     f->app.lesson.keep_progress = false;
-    ui_draw_init(&f->dl, FAKE);
+    draw_list_init(&f->dl, FAKE);
     *state = f;
     return 0;
 }
@@ -66,30 +66,30 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    ui_draw_free(&f->dl);
-    ui_app_free(&f->app);
+    draw_list_free(&f->dl);
+    app_free(&f->app);
     if (f->lesson[0]) remove(f->lesson);
     free(f);
     return 0;
 }
 
-/* A frame of the app as it is, its layout handed back as ui_render does. */
+/* A frame of the app as it is, its layout handed back as sdl_render does. */
 static void build(fixture *f)
 {
-    ui_render_frame(&f->app, &f->dl, &f->app.layout, W, H);
-    ui_render_commit(&f->app, &f->app.layout);
+    draw_frame(&f->app, &f->dl, &f->app.layout, W, H);
+    draw_commit(&f->app, &f->app.layout);
     assert_false(f->dl.failed);
 }
 
 /* A text command holding s, or NULL. */
-static const ui_cmd *text_with(const ui_draw *dl, const char *s)
+static const draw_cmd *text_with(const draw_list *dl, const char *s)
 {
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
-        if (c->kind == UI_CMD_TEXT && strstr(ui_cmd_text(dl, c), s)) return c;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        if (c->kind == DRAW_CMD_TEXT && strstr(draw_cmd_text(dl, c), s)) return c;
     return NULL;
 }
 
-static const ui_hit *hit_of(const ui_app *app, ui_action act, int arg)
+static const app_hit *hit_of(const app_state *app, app_action act, int arg)
 {
     for (int i = app->layout.n_hits - 1; i >= 0; i--)
         if (app->layout.hits[i].action == act && app->layout.hits[i].arg == arg && app->layout.hits[i].r.w > 0)
@@ -97,18 +97,18 @@ static const ui_hit *hit_of(const ui_app *app, ui_action act, int arg)
     return NULL;
 }
 
-static void press(fixture *f, ui_action act, int arg)
+static void press(fixture *f, app_action act, int arg)
 {
-    const ui_hit *h = hit_of(&f->app, act, arg);
+    const app_hit *h = hit_of(&f->app, act, arg);
     if (!h) fail_msg("no hit for action %d arg %d", act, arg);
-    ui_app_mouse_down(&f->app, h->r.x + h->r.w / 2, h->r.y + h->r.h / 2);
+    app_mouse_down(&f->app, h->r.x + h->r.w / 2, h->r.y + h->r.h / 2);
 }
 
 static void open_shipped(fixture *f, const char *name)
 {
     char dir[512], path[700], err[600];
     snprintf(path, sizeof path, "%s/%s", lesson_catalog_dir("en", dir, sizeof dir), name);
-    if (ui_app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    if (app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
 }
 
 /* Writes a one-step lesson with body under its attnlab block and opens it. */
@@ -121,7 +121,7 @@ static void open_written(fixture *f, const char *body)
     assert_non_null(fp);
     fprintf(fp, "# Controls\n\n## One\n\n```attnlab\nstage = weights\n```\n\n%s", body);
     fclose(fp);
-    if (ui_app_lesson_open(&f->app, f->lesson, 0, err, sizeof err)) fail_msg("%s", err);
+    if (app_lesson_open(&f->app, f->lesson, 0, err, sizeof err)) fail_msg("%s", err);
 }
 
 /* ---- Esc and q ---------------------------------------------------------- */
@@ -132,27 +132,27 @@ static void esc_leaves_the_lesson_and_never_quits(void **state)
     fixture *f = *state;
     open_shipped(f, "04-causal-mask.md");
     assert_true(f->app.lesson.open);
-    ui_app_key(&f->app, '?', 0);
+    app_key(&f->app, '?', 0);
     assert_true(f->app.help);
-    ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    app_key(&f->app, APP_KEY_ESCAPE, 0);
     assert_false(f->app.help);
     assert_true(f->app.lesson.open);
     if (f->app.view.row >= 0) { /* the step's bar chart is inner to the lesson: Esc closes it first */
-        ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+        app_key(&f->app, APP_KEY_ESCAPE, 0);
         assert_int_equal(f->app.view.row, -1);
         assert_true(f->app.lesson.open);
     }
-    ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    app_key(&f->app, APP_KEY_ESCAPE, 0);
     assert_false(f->app.lesson.open);
     assert_false(f->app.req.quit);
     build(f);
     assert_int_equal(f->app.layout.width, W); /* the panel is gone: the picture has the window */
-    for (int i = 0; i < 3; i++) ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    for (int i = 0; i < 3; i++) app_key(&f->app, APP_KEY_ESCAPE, 0);
     assert_false(f->app.req.quit);
     /* the picker: Esc closes it, and with it open nothing quits either */
-    ui_app_key(&f->app, 'l', 0);
+    app_key(&f->app, 'l', 0);
     assert_true(f->app.lesson.picker);
-    ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    app_key(&f->app, APP_KEY_ESCAPE, 0);
     assert_false(f->app.lesson.picker);
     assert_false(f->app.req.quit);
 }
@@ -162,41 +162,41 @@ static void q_in_a_lesson_asks(void **state)
 {
     fixture *f = *state;
     open_shipped(f, "04-causal-mask.md");
-    ui_app_key(&f->app, 'q', 0);
+    app_key(&f->app, 'q', 0);
     assert_true(f->app.quit_confirm);
     assert_false(f->app.req.quit);
     build(f);
     assert_non_null(text_with(&f->dl, "Quit attnlab?"));
     assert_non_null(text_with(&f->dl, "q again / Enter to quit, Esc to stay"));
-    assert_non_null(hit_of(&f->app, UI_ACT_QUIT, 0));
+    assert_non_null(hit_of(&f->app, APP_ACT_QUIT, 0));
     /* other keys wait; Esc stays, in the lesson */
-    ui_app_key(&f->app, UI_KEY_SPACE, 0);
+    app_key(&f->app, APP_KEY_SPACE, 0);
     assert_int_equal(f->app.lesson.step, 0);
-    ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    app_key(&f->app, APP_KEY_ESCAPE, 0);
     assert_false(f->app.quit_confirm);
     assert_true(f->app.lesson.open);
     assert_false(f->app.req.quit);
     build(f);
     assert_null(text_with(&f->dl, "Quit attnlab?"));
     /* the Stay button stays, the Quit button quits */
-    ui_app_key(&f->app, 'q', 0);
+    app_key(&f->app, 'q', 0);
     build(f);
-    press(f, UI_ACT_BACK, 0);
+    press(f, APP_ACT_BACK, 0);
     assert_false(f->app.quit_confirm);
     assert_false(f->app.req.quit);
-    ui_app_key(&f->app, 'q', 0);
-    ui_app_key(&f->app, 'q', 0);
+    app_key(&f->app, 'q', 0);
+    app_key(&f->app, 'q', 0);
     assert_true(f->app.req.quit);
     f->app.req.quit = false;
-    ui_app_key(&f->app, 'q', 0);
-    ui_app_key(&f->app, UI_KEY_RETURN, 0);
+    app_key(&f->app, 'q', 0);
+    app_key(&f->app, APP_KEY_RETURN, 0);
     assert_true(f->app.req.quit);
     /* without a lesson, q quits at once */
     f->app.req.quit = false;
-    for (int i = 0; i < 3; i++) ui_app_key(&f->app, UI_KEY_ESCAPE, 0); /* the bar chart, the lesson */
+    for (int i = 0; i < 3; i++) app_key(&f->app, APP_KEY_ESCAPE, 0); /* the bar chart, the lesson */
     assert_false(f->app.lesson.open);
     assert_false(f->app.req.quit);
-    ui_app_key(&f->app, 'q', 0);
+    app_key(&f->app, 'q', 0);
     assert_false(f->app.quit_confirm);
     assert_true(f->app.req.quit);
 }
@@ -209,34 +209,34 @@ static void focus_stays_after_check(void **state)
 {
     fixture *f = *state;
     open_shipped(f, "01-self-attention.md");
-    ui_player *p = &f->app.lesson;
+    app_player *p = &f->app.lesson;
     int q = -1;
     while (q < 0) { /* the first step with a number quiz */
         for (int i = 0; i < p->ls.steps[p->step].n_quizzes && q < 0; i++)
             if (p->ls.steps[p->step].quizzes[i].kind == LESSON_QUIZ_NUMBER) q = i;
-        if (q < 0) assert_int_equal(ui_app_lesson_go(&f->app, p->step + 1), 0);
+        if (q < 0) assert_int_equal(app_lesson_go(&f->app, p->step + 1), 0);
     }
     int step = p->step;
     build(f);
     p->scroll = 100000; /* the quiz is at the step's end */
     build(f);
-    press(f, UI_ACT_LESSON_FIELD, q);
+    press(f, APP_ACT_LESSON_FIELD, q);
     assert_int_equal(p->focus, q);
-    ui_app_text(&f->app, "12");
-    ui_app_key(&f->app, UI_KEY_RETURN, 0); /* Check by Enter */
+    app_text(&f->app, "12");
+    app_key(&f->app, APP_KEY_RETURN, 0); /* Check by Enter */
     assert_true(p->answers[q].graded);
     assert_int_equal(p->focus, q);
-    ui_app_key(&f->app, UI_KEY_BACKSPACE, 0);
+    app_key(&f->app, APP_KEY_BACKSPACE, 0);
     assert_int_equal(p->step, step);
     assert_string_equal(p->answers[q].text, "1");
     build(f);
-    press(f, UI_ACT_LESSON_CHECK, q); /* Check by the button */
+    press(f, APP_ACT_LESSON_CHECK, q); /* Check by the button */
     assert_true(p->answers[q].graded);
     assert_int_equal(p->focus, q);
-    ui_app_key(&f->app, UI_KEY_BACKSPACE, 0);
+    app_key(&f->app, APP_KEY_BACKSPACE, 0);
     assert_int_equal(p->step, step);
     assert_string_equal(p->answers[q].text, "");
-    ui_app_key(&f->app, UI_KEY_ESCAPE, 0); /* Esc leaves the field, not the lesson */
+    app_key(&f->app, APP_KEY_ESCAPE, 0); /* Esc leaves the field, not the lesson */
     assert_int_equal(p->focus, -1);
     assert_true(p->open);
 }
@@ -250,22 +250,22 @@ static void quiz_holds_still_under_the_pointer(void **state)
                     "the panel, long enough to push anything below it down\n- [x] second\n  - rightsecond\n"
                     "- [ ] third\n  - wrongthird\n");
     build(f);
-    ui_rect check0 = hit_of(&f->app, UI_ACT_LESSON_CHECK, 0)->r;
-    ui_rect third0 = hit_of(&f->app, UI_ACT_LESSON_CHOICE, 2)->r;
-    press(f, UI_ACT_LESSON_CHOICE, 0 << 8 | 0);
+    app_rect check0 = hit_of(&f->app, APP_ACT_LESSON_CHECK, 0)->r;
+    app_rect third0 = hit_of(&f->app, APP_ACT_LESSON_CHOICE, 2)->r;
+    press(f, APP_ACT_LESSON_CHOICE, 0 << 8 | 0);
     build(f);
-    press(f, UI_ACT_LESSON_CHECK, 0);
+    press(f, APP_ACT_LESSON_CHECK, 0);
     build(f);
     assert_non_null(text_with(&f->dl, "again.")); /* "Not this one. Try again.", a word a command */
     assert_non_null(text_with(&f->dl, "wrongfirst"));
-    ui_rect check1 = hit_of(&f->app, UI_ACT_LESSON_CHECK, 0)->r;
+    app_rect check1 = hit_of(&f->app, APP_ACT_LESSON_CHECK, 0)->r;
     assert_memory_equal(&check0, &check1, sizeof check0);
-    assert_memory_equal(&third0, &hit_of(&f->app, UI_ACT_LESSON_CHOICE, 2)->r, sizeof third0);
-    press(f, UI_ACT_LESSON_CHOICE, 0 << 8 | 2); /* another answer */
+    assert_memory_equal(&third0, &hit_of(&f->app, APP_ACT_LESSON_CHOICE, 2)->r, sizeof third0);
+    press(f, APP_ACT_LESSON_CHOICE, 0 << 8 | 2); /* another answer */
     build(f);
-    ui_rect check2 = hit_of(&f->app, UI_ACT_LESSON_CHECK, 0)->r;
+    app_rect check2 = hit_of(&f->app, APP_ACT_LESSON_CHECK, 0)->r;
     assert_memory_equal(&check0, &check2, sizeof check0);
-    assert_memory_equal(&third0, &hit_of(&f->app, UI_ACT_LESSON_CHOICE, 2)->r, sizeof third0);
+    assert_memory_equal(&third0, &hit_of(&f->app, APP_ACT_LESSON_CHOICE, 2)->r, sizeof third0);
     assert_null(text_with(&f->dl, "again."));
     assert_true(f->app.lesson.answers[0].picked[2]);
     assert_false(f->app.lesson.answers[0].picked[0]);
@@ -285,26 +285,26 @@ static void quiz_feedback_scrolls_into_view(void **state)
                  "  - rightsecond\n");
     open_written(f, body);
     build(f);
-    const ui_hit *next = hit_of(&f->app, UI_ACT_LESSON_NEXT, 0);
+    const app_hit *next = hit_of(&f->app, APP_ACT_LESSON_NEXT, 0);
     int bottom = next ? next->r.y : H; /* the panel's body ends above its buttons */
     /* scrolled until Check is just in view at the bottom of the body */
-    const ui_hit *check = NULL;
+    const app_hit *check = NULL;
     for (f->app.lesson.scroll = 0; f->app.lesson.scroll <= f->app.lesson.content_h; f->app.lesson.scroll += 4) {
         build(f);
-        check = hit_of(&f->app, UI_ACT_LESSON_CHECK, 0);
-        if (check && check->r.h >= ui_line(&f->dl)) break;
+        check = hit_of(&f->app, APP_ACT_LESSON_CHECK, 0);
+        if (check && check->r.h >= draw_line_h(&f->dl)) break;
     }
     assert_non_null(check);
     int scroll = f->app.lesson.scroll;
-    press(f, UI_ACT_LESSON_CHOICE, 0 << 8 | 0);
+    press(f, APP_ACT_LESSON_CHOICE, 0 << 8 | 0);
     build(f);
-    press(f, UI_ACT_LESSON_CHECK, 0);
+    press(f, APP_ACT_LESSON_CHECK, 0);
     build(f);
-    const ui_cmd *verdict = text_with(&f->dl, "again.");
+    const draw_cmd *verdict = text_with(&f->dl, "again.");
     assert_non_null(verdict);
     assert_true(f->app.lesson.scroll > scroll);
     if (verdict->r.y + verdict->r.h > bottom) fail_msg("the verdict at y %d is below the panel's body (%d)", verdict->r.y, bottom);
-    assert_non_null(hit_of(&f->app, UI_ACT_LESSON_CHECK, 0)); /* Check still on screen */
+    assert_non_null(hit_of(&f->app, APP_ACT_LESSON_CHECK, 0)); /* Check still on screen */
     int after = f->app.lesson.scroll;
     f->app.lesson.scroll = 0; /* the reader scrolls back up: it stays */
     build(f);
@@ -316,16 +316,16 @@ static void quiz_feedback_scrolls_into_view(void **state)
 /* ---- the picker --------------------------------------------------------- */
 
 /* The lesson numbered as its file, or NULL when no row shows it. */
-static const ui_hit *picker_row(fixture *f, int i)
+static const app_hit *picker_row(fixture *f, int i)
 {
-    return hit_of(&f->app, UI_ACT_PICK, i);
+    return hit_of(&f->app, APP_ACT_PICK, i);
 }
 
 static void picker_numbers_and_scrolls(void **state)
 {
     fixture *f = *state;
-    ui_player *p = &f->app.lesson;
-    assert_true(ui_app_do(&f->app, UI_ACT_PICKER, 0));
+    app_player *p = &f->app.lesson;
+    assert_true(app_do(&f->app, APP_ACT_PICKER, 0));
     int n = p->catalog.n;
     assert_true(n >= 17);
     p->sel = 0;
@@ -333,17 +333,17 @@ static void picker_numbers_and_scrolls(void **state)
     /* numbered as the files are */
     char num[16];
     for (int i = 0; i < n; i++) {
-        const ui_hit *h = picker_row(f, i);
+        const app_hit *h = picker_row(f, i);
         if (!h) continue;
-        ui_player_lesson_number(p->catalog.items[i].name, num, sizeof num);
+        app_player_lesson_number(p->catalog.items[i].name, num, sizeof num);
         assert_true(num[0]);
         bool found = false;
-        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-            found |= c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(&f->dl, c), num) && c->r.y >= h->r.y &&
+        for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+            found |= c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(&f->dl, c), num) && c->r.y >= h->r.y &&
                      c->r.y < h->r.y + h->r.h;
         if (!found) fail_msg("lesson %s has no number %s in its row", p->catalog.items[i].name, num);
     }
-    assert_string_equal(ui_player_lesson_number(p->catalog.items[n - 1].name, num, sizeof num), "99"); /* glossary last */
+    assert_string_equal(app_player_lesson_number(p->catalog.items[n - 1].name, num, sizeof num), "99"); /* glossary last */
     /* at 1280 × 800 not all fit: a cue says how many are below */
     int shown = 0;
     for (int i = 0; i < n; i++) shown += picker_row(f, i) != NULL;
@@ -353,11 +353,11 @@ static void picker_numbers_and_scrolls(void **state)
     assert_non_null(text_with(&f->dl, cue));
     assert_null(text_with(&f->dl, "▲"));
     /* a click on the cue pages down, and on "▲ N more" back up: the picker opens nothing */
-    const ui_hit *down = NULL;
+    const app_hit *down = NULL;
     for (int i = f->app.layout.n_hits - 1; i >= 0 && !down; i--)
-        if (f->app.layout.hits[i].action == UI_ACT_PICK_SHOW) down = &f->app.layout.hits[i];
+        if (f->app.layout.hits[i].action == APP_ACT_PICK_SHOW) down = &f->app.layout.hits[i];
     assert_non_null(down);
-    press(f, UI_ACT_PICK_SHOW, down->arg);
+    press(f, APP_ACT_PICK_SHOW, down->arg);
     build(f);
     assert_true(p->picker);
     assert_false(p->open);
@@ -365,16 +365,16 @@ static void picker_numbers_and_scrolls(void **state)
     assert_non_null(picker_row(f, p->sel));
     assert_null(picker_row(f, 0));
     assert_non_null(text_with(&f->dl, "▲"));
-    const ui_hit *up = hit_of(&f->app, UI_ACT_PICK_SHOW, 0);
+    const app_hit *up = hit_of(&f->app, APP_ACT_PICK_SHOW, 0);
     assert_non_null(up);
-    press(f, UI_ACT_PICK_SHOW, 0);
+    press(f, APP_ACT_PICK_SHOW, 0);
     build(f);
     assert_int_equal(p->sel, 0);
     assert_non_null(picker_row(f, 0));
     assert_null(text_with(&f->dl, "▲"));
     /* Down to the last: every lesson is reached, the selection always on screen */
     for (int i = 1; i < n; i++) {
-        ui_app_key(&f->app, UI_KEY_DOWN, 0);
+        app_key(&f->app, APP_KEY_DOWN, 0);
         build(f);
         assert_int_equal(p->sel, i);
         assert_non_null(picker_row(f, i));
@@ -383,19 +383,19 @@ static void picker_numbers_and_scrolls(void **state)
     assert_null(text_with(&f->dl, "▼"));
     /* the wheel scrolls back up; the selection moves along to stay on screen */
     f->app.mouse_x = W / 2, f->app.mouse_y = H / 2;
-    assert_true(ui_app_wheel(&f->app, 3));
+    assert_true(app_wheel(&f->app, 3));
     build(f);
     assert_non_null(picker_row(f, p->sel));
     assert_true(p->sel < n - 1);
     assert_non_null(text_with(&f->dl, "▼"));
-    assert_true(ui_app_wheel(&f->app, 100));
+    assert_true(app_wheel(&f->app, 100));
     build(f);
     assert_non_null(picker_row(f, 0));
     assert_non_null(picker_row(f, p->sel));
     assert_null(text_with(&f->dl, "▲"));
     /* Enter opens the one selected, which is on screen */
     int sel = p->sel;
-    ui_app_key(&f->app, UI_KEY_RETURN, 0);
+    app_key(&f->app, APP_KEY_RETURN, 0);
     assert_true(p->open);
     assert_string_equal(p->name, p->catalog.items[sel].name);
 }
@@ -412,29 +412,29 @@ static void sleep_ms(int ms) { nanosleep(&(struct timespec){0, ms * 1000000L}, N
 static void opening_says_so_in_the_first_frame(void **state)
 {
     fixture *f = *state;
-    ui_player *p = &f->app.lesson;
-    f->app.jobs = f->app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
+    app_player *p = &f->app.lesson;
+    f->app.jobs = f->app.lesson.jobs = posix_jobs(); /* the window's threads */
     f->app.async = true;
-    assert_true(ui_app_do(&f->app, UI_ACT_PICKER, 0));
+    assert_true(app_do(&f->app, APP_ACT_PICKER, 0));
     int at = -1;
     for (int i = 0; i < p->catalog.n; i++)
         if (!strcmp(p->catalog.items[i].name, "12-trained-heads.md")) at = i;
     assert_true(at >= 0);
-    ui_app_do(&f->app, UI_ACT_PICK, at);
+    app_do(&f->app, APP_ACT_PICK, at);
     assert_false(p->open); /* nothing read yet */
     build(f);
-    const ui_cmd *c = text_with(&f->dl, "opening lesson 12");
+    const draw_cmd *c = text_with(&f->dl, "opening lesson 12");
     if (!c) fail_msg("no 'opening lesson 12' in the frame after the pick");
-    assert_true(ui_app_pending(&f->app)); /* the window comes back for it without an event */
-    assert_true(ui_app_poll(&f->app)); /* now it is read, on a thread of its own */
+    assert_true(app_pending(&f->app)); /* the window comes back for it without an event */
+    assert_true(app_poll(&f->app)); /* now it is read, on a thread of its own */
     assert_false(p->open);
     assert_true(p->picker); /* shown until the lesson is read */
-    assert_true(ui_app_pending(&f->app));
+    assert_true(app_pending(&f->app));
     bool read = false;
-    for (int i = 0; i < 5000 && ui_app_pending(&f->app); i++) {
+    for (int i = 0; i < 5000 && app_pending(&f->app); i++) {
         build(f);
         assert_non_null(text_with(&f->dl, "opening lesson 12"));
-        ui_app_poll(&f->app);
+        app_poll(&f->app);
         if (p->open && !read) { /* read: its step starts on the worker */
             read = true;
             assert_false(p->picker);
@@ -444,10 +444,10 @@ static void opening_says_so_in_the_first_frame(void **state)
     }
     assert_true(read);
     assert_null(f->app.job);
-    ui_app_poll(&f->app);
+    app_poll(&f->app);
     build(f);
     assert_null(text_with(&f->dl, "opening"));
-    assert_false(ui_app_pending(&f->app));
+    assert_false(app_pending(&f->app));
     assert_true(f->app.model != NULL);
     assert_int_equal(p->step, 0);
 }
@@ -461,17 +461,17 @@ static void opening_says_so_in_the_first_frame(void **state)
 static void next_model_says_so_and_computes_on_the_worker(void **state)
 {
     fixture *f = *state;
-    f->app.jobs = f->app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
+    f->app.jobs = f->app.lesson.jobs = posix_jobs(); /* the window's threads */
     f->app.async = true;
-    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0));
+    assert_true(app_do(&f->app, APP_ACT_MODEL_NEXT, 0));
     assert_null(f->app.model);               /* nothing read yet ... */
     assert_non_null(f->app.opening.models);  /* ... the models' folder is listed on a thread */
     assert_null(f->app.job);
-    assert_true(ui_app_pending(&f->app));
+    assert_true(app_pending(&f->app));
     build(f);
     assert_non_null(text_with(&f->dl, "opening the next model"));
     for (int i = 0; i < 3000 && !f->app.job; i++) { /* the listing, then the worker */
-        ui_app_poll(&f->app);
+        app_poll(&f->app);
         if (!f->app.job) sleep_ms(2);
     }
     assert_non_null(f->app.job);
@@ -480,51 +480,51 @@ static void next_model_says_so_and_computes_on_the_worker(void **state)
         build(f);
         if (f->app.job) assert_non_null(text_with(&f->dl, "opening model "));
         if (f->app.job) assert_null(f->app.model); /* the worker's, until installed */
-        ui_app_poll(&f->app);
+        app_poll(&f->app);
         sleep_ms(2);
     }
-    ui_app_poll(&f->app);
+    app_poll(&f->app);
     build(f);
     assert_null(text_with(&f->dl, "opening"));
-    assert_false(ui_app_pending(&f->app));
+    assert_false(app_pending(&f->app));
     assert_non_null(f->app.model);
-    assert_string_equal(ui_app_tensor(&f->app)->name, "layers.0.weights");
+    assert_string_equal(app_tensor(&f->app)->name, "layers.0.weights");
     assert_true(attn_trace_is_model(&f->app.trace));
 }
 
 /* l in the window: the picker opens at once, saying "Reading the lessons …"
  * while the course folder (every lesson in it parsed) is read on a thread of
- * its own; ui_app_poll takes the list in. Enter pressed before that opens the
+ * its own; app_poll takes the list in. Enter pressed before that opens the
  * selected lesson once the list is read. */
 static void picker_reads_its_list_on_a_thread(void **state)
 {
     fixture *f = *state;
-    ui_player *p = &f->app.lesson;
-    f->app.jobs = f->app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
+    app_player *p = &f->app.lesson;
+    f->app.jobs = f->app.lesson.jobs = posix_jobs(); /* the window's threads */
     f->app.async = true;
     p->async_read = true;
-    assert_true(ui_app_do(&f->app, UI_ACT_PICKER, 0));
+    assert_true(app_do(&f->app, APP_ACT_PICKER, 0));
     assert_true(p->picker);
-    assert_true(ui_player_listing(p)); /* taken in only by a poll: the handler returned first */
+    assert_true(app_player_listing(p)); /* taken in only by a poll: the handler returned first */
     assert_false(p->have_catalog);
-    assert_true(ui_app_pending(&f->app));
+    assert_true(app_pending(&f->app));
     build(f);
     assert_non_null(text_with(&f->dl, "Reading the lessons"));
     assert_null(text_with(&f->dl, "No lessons found"));
-    ui_app_key(&f->app, UI_KEY_RETURN, 0);
+    app_key(&f->app, APP_KEY_RETURN, 0);
     assert_true(p->pick_listed);
-    for (int i = 0; i < 5000 && ui_player_listing(p); i++) {
-        ui_app_poll(&f->app);
-        if (ui_player_listing(p)) sleep_ms(2);
+    for (int i = 0; i < 5000 && app_player_listing(p); i++) {
+        app_poll(&f->app);
+        if (app_player_listing(p)) sleep_ms(2);
     }
-    assert_false(ui_player_listing(p));
+    assert_false(app_player_listing(p));
     assert_true(p->have_catalog);
     assert_true(p->catalog.n >= 10);
     assert_true(p->sel >= 0 && p->sel < p->catalog.n);
-    ui_app_poll(&f->app);
+    app_poll(&f->app);
     assert_false(p->pick_listed);
     assert_true(f->app.opening.pending); /* the lesson selected, opening */
-    assert_int_equal(f->app.opening.act, UI_ACT_PICK);
+    assert_int_equal(f->app.opening.act, APP_ACT_PICK);
     assert_int_equal(f->app.opening.arg, p->sel);
     build(f);
     assert_null(text_with(&f->dl, "Reading the lessons"));
@@ -539,74 +539,74 @@ static void picker_reads_its_list_on_a_thread(void **state)
 static void next_variant_computes_on_the_worker(void **state)
 {
     fixture *f = *state;
-    assert_int_equal(ui_app_set(&f->app, "model", "tang"), 0); /* no window: here and now */
+    assert_int_equal(app_set(&f->app, "model", "tang"), 0); /* no window: here and now */
     assert_string_equal(f->app.model->name, "tang");
     assert_true(f->app.n_variants == 3);
-    ui_app_set_stage(&f->app, "layers.1.weights");
-    f->app.jobs = f->app.lesson.jobs = ui_jobs_thread(); /* the window's threads */
+    app_set_stage(&f->app, "layers.1.weights");
+    f->app.jobs = f->app.lesson.jobs = posix_jobs(); /* the window's threads */
     f->app.async = true;
-    assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0));
+    assert_true(app_do(&f->app, APP_ACT_MODE, 0));
     assert_non_null(f->app.job);
-    const char *first = ui_app_settings(&f->app)->model;
+    const char *first = app_settings(&f->app)->model;
     assert_string_not_equal(first, "tang");
     char asked[64];
     snprintf(asked, sizeof asked, "%s", first);
     assert_string_equal(f->app.model->name, "tang"); /* the one shown, until the variant's trace is in */
-    assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0));
-    const char *second = ui_app_settings(&f->app)->model;
+    assert_true(app_do(&f->app, APP_ACT_MODE, 0));
+    const char *second = app_settings(&f->app)->model;
     assert_string_not_equal(second, asked);
     assert_string_not_equal(second, "tang");
     snprintf(asked, sizeof asked, "%s", second);
     for (int i = 0; i < 3000 && f->app.job; i++) {
         if (f->app.job) assert_string_equal(f->app.model->name, "tang");
-        ui_app_poll(&f->app);
+        app_poll(&f->app);
         sleep_ms(2);
     }
     assert_null(f->app.job);
     assert_string_equal(f->app.model->name, asked);
-    assert_string_equal(ui_app_tensor(&f->app)->name, "layers.1.weights");
+    assert_string_equal(app_tensor(&f->app)->name, "layers.1.weights");
     assert_true(attn_trace_is_model(&f->app.trace));
     assert_false(f->app.status_error);
 }
 
 /* ---- the token editor --------------------------------------------------- */
 
-/* The frame's UI_ACCENT frame of thickness 1 that holds (x, y): the field. */
-static const ui_cmd *field_at(const ui_draw *dl, int x, int y)
+/* The frame's DRAW_ACCENT frame of thickness 1 that holds (x, y): the field. */
+static const draw_cmd *field_at(const draw_list *dl, int x, int y)
 {
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
-        if (c->kind == UI_CMD_FRAME && c->t == 1 && c->color == UI_ACCENT && ui_rect_contains(c->r, x, y)) return c;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        if (c->kind == DRAW_CMD_FRAME && c->t == 1 && c->color == DRAW_ACCENT && app_rect_contains(c->r, x, y)) return c;
     return NULL;
 }
 
-static bool inside(ui_rect in, ui_rect out)
+static bool inside(app_rect in, app_rect out)
 {
     return in.x >= out.x && in.y >= out.y && in.x + in.w <= out.x + out.w && in.y + in.h <= out.y + out.h;
 }
 
 /* The caret: the last white vertical line of the frame. */
-static const ui_cmd *caret(const ui_draw *dl)
+static const draw_cmd *caret(const draw_list *dl)
 {
-    const ui_cmd *last = NULL;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
-        if (c->kind == UI_CMD_LINE && c->color == UI_WHITE && c->r.w == 2 && c->r.h > 2) last = c;
+    const draw_cmd *last = NULL;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        if (c->kind == DRAW_CMD_LINE && c->color == DRAW_WHITE && c->r.w == 2 && c->r.h > 2) last = c;
     return last;
 }
 
 static void check_caret(fixture *f)
 {
     build(f);
-    const ui_cmd *c = caret(&f->dl);
+    const draw_cmd *c = caret(&f->dl);
     assert_non_null(c);
-    const ui_cmd *box = field_at(&f->dl, c->r.x, c->r.y);
+    const draw_cmd *box = field_at(&f->dl, c->r.x, c->r.y);
     if (!box) fail_msg("the caret at (%d, %d) is outside the edit field", c->r.x, c->r.y);
     assert_true(inside(c->r, box->r));
-    assert_true(inside(f->app.layout.edit_rect, (ui_rect){0, 0, W, H}));
-    assert_true(ui_rect_contains(box->r, f->app.layout.edit_rect.x, f->app.layout.edit_rect.y + 1));
+    assert_true(inside(f->app.layout.edit_rect, (app_rect){0, 0, W, H}));
+    assert_true(app_rect_contains(box->r, f->app.layout.edit_rect.x, f->app.layout.edit_rect.y + 1));
     /* every line of text drawn in the field stays inside it */
-    for (const ui_cmd *t = NULL; (t = ui_draw_next(&f->dl, t));)
-        if (t->kind == UI_CMD_TEXT && ui_rect_contains(box->r, t->r.x, t->r.y) && !inside(t->r, box->r))
-            fail_msg("'%.40s…' (%d px wide) runs out of the edit field", ui_cmd_text(&f->dl, t), t->r.w);
+    for (const draw_cmd *t = NULL; (t = draw_list_next(&f->dl, t));)
+        if (t->kind == DRAW_CMD_TEXT && app_rect_contains(box->r, t->r.x, t->r.y) && !inside(t->r, box->r))
+            fail_msg("'%.40s…' (%d px wide) runs out of the edit field", draw_cmd_text(&f->dl, t), t->r.w);
 }
 
 static void editor_keeps_the_caret_in_view(void **state)
@@ -617,37 +617,37 @@ static void editor_keeps_the_caret_in_view(void **state)
     while (n < 522) n += snprintf(text + n, sizeof text - (size_t)n, "tok%d ", n % 97); /* words to wrap at */
     text[522] = '\0';
     assert_int_equal((int)strlen(text), 522);
-    ui_app_do(&f->app, UI_ACT_EDIT, 0);
-    ui_app_key(&f->app, 'u', UI_MOD_CTRL);
-    ui_app_text(&f->app, text);
+    app_do(&f->app, APP_ACT_EDIT, 0);
+    app_key(&f->app, 'u', APP_MOD_CTRL);
+    app_text(&f->app, text);
     assert_int_equal(f->app.edit.cursor, 522);
     check_caret(f); /* at the end */
-    ui_app_key(&f->app, UI_KEY_HOME, 0);
+    app_key(&f->app, APP_KEY_HOME, 0);
     check_caret(f); /* at the start */
-    for (int i = 0; i < 260; i++) ui_app_key(&f->app, UI_KEY_RIGHT, 0);
+    for (int i = 0; i < 260; i++) app_key(&f->app, APP_KEY_RIGHT, 0);
     check_caret(f); /* in the middle */
-    ui_app_compose(&f->app, "中文");
+    app_compose(&f->app, "中文");
     check_caret(f); /* an IME composition at the caret */
-    ui_app_compose(&f->app, "");
+    app_compose(&f->app, "");
     /* one long word, no space to break at: it wraps between characters */
-    ui_app_key(&f->app, 'u', UI_MOD_CTRL);
+    app_key(&f->app, 'u', APP_MOD_CTRL);
     memset(text, 'x', 522);
     text[522] = '\0';
-    ui_app_text(&f->app, text);
+    app_text(&f->app, text);
     check_caret(f);
-    ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+    app_key(&f->app, APP_KEY_ESCAPE, 0);
     assert_false(f->app.edit.open);
     assert_false(f->app.req.quit);
 }
 
 /* The editor's dialog in the frame just built: the panel filled right after
  * the dimming of the whole window; every command after it is the editor's. */
-static const ui_cmd *edit_dialog(const ui_draw *dl, int w, int h)
+static const draw_cmd *edit_dialog(const draw_list *dl, int w, int h)
 {
     bool dimmed = false;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) {
-        if (c->kind == UI_CMD_RECT && c->color == 0x90000000u && c->r.w == w && c->r.h == h) dimmed = true;
-        else if (dimmed && c->kind == UI_CMD_RECT && c->color == UI_PANEL) return c;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));) {
+        if (c->kind == DRAW_CMD_RECT && c->color == 0x90000000u && c->r.w == w && c->r.h == h) dimmed = true;
+        else if (dimmed && c->kind == DRAW_CMD_RECT && c->color == DRAW_PANEL) return c;
     }
     return NULL;
 }
@@ -665,31 +665,31 @@ static void editor_stays_inside_its_dialog(void **state)
     while (n < 500) n += snprintf(text + n, sizeof text - (size_t)n, "tok%d ", n % 89);
     text[500] = '\0';
     for (int two = 0; two < 2; two++) {
-        if (two) ui_app_do(&f->app, UI_ACT_CROSS, 0); /* cross-attention: a source field under the target */
+        if (two) app_do(&f->app, APP_ACT_CROSS, 0); /* cross-attention: a source field under the target */
         for (int font = 0; font < 10; font++) {
-            if (font) ui_app_key(&f->app, '+', 0);
+            if (font) app_key(&f->app, '+', 0);
             for (int k = 0; k < 2; k++) {
-                ui_app_do(&f->app, UI_ACT_EDIT, 0);
+                app_do(&f->app, APP_ACT_EDIT, 0);
                 assert_true(f->app.edit.open);
-                if (k) ui_app_text(&f->app, text);
+                if (k) app_text(&f->app, text);
                 for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
                     int w = sizes[z][0], h = sizes[z][1];
-                    ui_render_frame(&f->app, &f->dl, &f->app.layout, w, h);
-                    ui_render_commit(&f->app, &f->app.layout);
-                    const ui_cmd *d = edit_dialog(&f->dl, w, h);
+                    draw_frame(&f->app, &f->dl, &f->app.layout, w, h);
+                    draw_commit(&f->app, &f->app.layout);
+                    const draw_cmd *d = edit_dialog(&f->dl, w, h);
                     assert_non_null(d);
-                    assert_true(inside(d->r, (ui_rect){0, 0, w, h}));
-                    for (const ui_cmd *c = d; (c = ui_draw_next(&f->dl, c));)
-                        if (c->kind != UI_CMD_CLIP_POP && !inside(c->r, d->r))
+                    assert_true(inside(d->r, (app_rect){0, 0, w, h}));
+                    for (const draw_cmd *c = d; (c = draw_list_next(&f->dl, c));)
+                        if (c->kind != DRAW_CMD_CLIP_POP && !inside(c->r, d->r))
                             fail_msg("%s fields, text ×%.2f, %d × %d: command %d at (%d, %d) %d × %d ('%s') leaves the "
                                      "dialog (%d, %d) %d × %d", two ? "two" : "one", f->app.font_scale, w, h, c->kind,
-                                     c->r.x, c->r.y, c->r.w, c->r.h, c->kind == UI_CMD_TEXT ? ui_cmd_text(&f->dl, c) : "",
+                                     c->r.x, c->r.y, c->r.w, c->r.h, c->kind == DRAW_CMD_TEXT ? draw_cmd_text(&f->dl, c) : "",
                                      d->r.x, d->r.y, d->r.w, d->r.h);
                 }
-                ui_app_key(&f->app, UI_KEY_ESCAPE, 0);
+                app_key(&f->app, APP_KEY_ESCAPE, 0);
             }
         }
-        while (f->app.font_scale > 1.0f) ui_app_key(&f->app, '-', 0);
+        while (f->app.font_scale > 1.0f) app_key(&f->app, '-', 0);
     }
 }
 
@@ -721,31 +721,31 @@ static void foreign_traces_with_sizes_zero(void **state)
 {
     (void)state;
     static const int shapes[][4] = {{1, 2, 3, 3}, {1, 0, 3, 3}, {0, 2, 3, 3}, {1, 2, 0, 0}, {1, 1, 1, 1}};
-    static const int keys[] = {UI_KEY_UP, UI_KEY_DOWN, 'b', 'g', UI_KEY_TAB, 't', 'a', 'y', 'n', UI_KEY_LEFT,
-                               UI_KEY_RIGHT, ',', '.', 'z', 'u', 'k', ']', '[', 'g', 'g'};
+    static const int keys[] = {APP_KEY_UP, APP_KEY_DOWN, 'b', 'g', APP_KEY_TAB, 't', 'a', 'y', 'n', APP_KEY_LEFT,
+                               APP_KEY_RIGHT, ',', '.', 'z', 'u', 'k', ']', '[', 'g', 'g'};
     const char *tmp = getenv("ATTNLAB_TEST_TMP");
     char path[512], msg[400];
     snprintf(path, sizeof path, "%s/appcore-foreign.safetensors", tmp ? tmp : "/tmp");
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         write_weights(path, shapes[k][0], shapes[k][1], shapes[k][2], shapes[k][3]);
-        ui_app *app = calloc(1, sizeof *app);
-        if (ui_app_init_file(app, path, msg, sizeof msg)) {
+        app_state *app = calloc(1, sizeof *app);
+        if (app_init_file(app, path, msg, sizeof msg)) {
             assert_true(msg[0] != '\0'); /* refused, saying why */
             free(app);
             continue;
         }
-        ui_draw dl;
-        ui_draw_init(&dl, FAKE);
+        draw_list dl;
+        draw_list_init(&dl, FAKE);
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-            ui_app_key(app, keys[i], 0);
-            ui_render_frame(app, &dl, &app->layout, 1280, 800);
-            ui_render_commit(app, &app->layout);
-            ui_app_mouse_move(app, 400, 300);
-            ui_app_mouse_down(app, 400, 300);
-            ui_app_mouse_up(app);
+            app_key(app, keys[i], 0);
+            draw_frame(app, &dl, &app->layout, 1280, 800);
+            draw_commit(app, &app->layout);
+            app_mouse_move(app, 400, 300);
+            app_mouse_down(app, 400, 300);
+            app_mouse_up(app);
         }
-        ui_draw_free(&dl);
-        ui_app_free(app);
+        draw_list_free(&dl);
+        app_free(app);
         free(app);
     }
     remove(path);
@@ -798,17 +798,17 @@ static bool in_tensor(const attn_trace *tr, const float *first, const float *las
 /* What every frame of any trace must be: each heatmap reads only cells of one
  * tensor of the traces shown (or the frame's own floats: a difference; or
  * the one-cell NaN legend), and each polygon has finite corners. */
-static void check_frame(const ui_app *app, const ui_draw *dl, const char *what)
+static void check_frame(const app_state *app, const draw_list *dl, const char *what)
 {
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) {
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));) {
         /* a command a million pixels away is a size computed from a number out of range */
         if (abs(c->r.x) > 1000000 || abs(c->r.y) > 1000000 || abs(c->r.w) > 1000000 || abs(c->r.h) > 1000000)
             fail_msg("%s: a command at (%d, %d) %d × %d", what, c->r.x, c->r.y, c->r.w, c->r.h);
-        if (c->kind == UI_CMD_POLY)
+        if (c->kind == DRAW_CMD_POLY)
             for (int k = 0; k < c->poly.n; k++)
                 if (!isfinite(c->poly.x[k]) || !isfinite(c->poly.y[k])) fail_msg("%s: a polygon at NaN or ∞", what);
-        if (c->kind != UI_CMD_HEATMAP) continue;
-        const ui_slice *sl = &c->heat.slice;
+        if (c->kind != DRAW_CMD_HEATMAP) continue;
+        const app_slice *sl = &c->heat.slice;
         const float *first = sl->data, *last = sl->data + (sl->rows - 1) * sl->row_stride + (sl->cols - 1) * sl->col_stride;
         bool ok = in_tensor(&app->trace, first, last) || (app->has_alt && in_tensor(&app->alt, first, last)) ||
                   (sl->rows == 1 && sl->cols == 1 && isnan(*first));
@@ -826,34 +826,34 @@ static void check_frame(const ui_app *app, const ui_draw *dl, const char *what)
  * compare, geometry), with a query row's bar chart and the ranked view
  * toggled, in a large and a tiny window; each frame checked. Returns how
  * many frames had text containing `want` (NULL: not counted). */
-static int every_view(ui_app *app, ui_draw *dl, const char *name, const char *want)
+static int every_view(app_state *app, draw_list *dl, const char *name, const char *want)
 {
-    static const ui_action MODES[] = {UI_ACT_NONE, UI_ACT_GRID, UI_ACT_COMPARE, UI_ACT_GEOMETRY};
+    static const app_action MODES[] = {APP_ACT_NONE, APP_ACT_GRID, APP_ACT_COMPARE, APP_ACT_GEOMETRY};
     static const int SIZES[][2] = {{1280, 800}, {160, 120}};
     int found = 0;
     char what[300];
     for (int i = 0; i < app->trace.n_tensors; i++)
         for (size_t m = 0; m < sizeof MODES / sizeof MODES[0]; m++)
             for (int extra = 0; extra < 3; extra++) {
-                ui_app_do(app, UI_ACT_STAGE, i);
-                if (MODES[m] != UI_ACT_NONE) ui_app_do(app, MODES[m], 0);
-                if (extra == 1) ui_app_do(app, UI_ACT_ROW, 0);
-                if (extra == 2) ui_app_do(app, UI_ACT_VOCAB_VIEW, 0);
+                app_do(app, APP_ACT_STAGE, i);
+                if (MODES[m] != APP_ACT_NONE) app_do(app, MODES[m], 0);
+                if (extra == 1) app_do(app, APP_ACT_ROW, 0);
+                if (extra == 2) app_do(app, APP_ACT_VOCAB_VIEW, 0);
                 for (size_t z = 0; z < sizeof SIZES / sizeof SIZES[0]; z++) {
-                    ui_render_frame(app, dl, &app->layout, SIZES[z][0], SIZES[z][1]);
-                    ui_render_commit(app, &app->layout);
+                    draw_frame(app, dl, &app->layout, SIZES[z][0], SIZES[z][1]);
+                    draw_commit(app, &app->layout);
                     snprintf(what, sizeof what, "%s, stage %s, view %d, %d × %d", name, app->trace.tensors[i].name,
                              app->view.mode, SIZES[z][0], SIZES[z][1]);
                     check_frame(app, dl, what);
-                    ui_app_mouse_move(app, SIZES[z][0] / 2, SIZES[z][1] / 2); /* a tooltip, a hovered query */
-                    ui_render_frame(app, dl, &app->layout, SIZES[z][0], SIZES[z][1]);
-                    ui_render_commit(app, &app->layout);
+                    app_mouse_move(app, SIZES[z][0] / 2, SIZES[z][1] / 2); /* a tooltip, a hovered query */
+                    draw_frame(app, dl, &app->layout, SIZES[z][0], SIZES[z][1]);
+                    draw_commit(app, &app->layout);
                     check_frame(app, dl, what);
                     if (want && text_with(dl, want)) found++;
                 }
-                if (extra == 1) ui_app_do(app, UI_ACT_ROW, -1);
-                if (extra == 2) ui_app_do(app, UI_ACT_VOCAB_VIEW, 0);
-                if (app->view.mode != LESSON_VIEW_SINGLE) ui_app_do(app, MODES[m], 0);
+                if (extra == 1) app_do(app, APP_ACT_ROW, -1);
+                if (extra == 2) app_do(app, APP_ACT_VOCAB_VIEW, 0);
+                if (app->view.mode != LESSON_VIEW_SINGLE) app_do(app, MODES[m], 0);
             }
     return found;
 }
@@ -907,18 +907,18 @@ static void crafted_traces_in_every_view(void **state)
     const char *tmp = getenv("ATTNLAB_TEST_TMP");
     char path[512], err[700];
     snprintf(path, sizeof path, "%s/appcore-crafted-%d.safetensors", tmp ? tmp : "/tmp", (int)getpid());
-    ui_i18n_init("en");
+    app_i18n_init("en");
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         write_stages(path, cases[k].d, cases[k].layers, cases[k].value, 0, cases[k].meta);
-        ui_app *app = calloc(1, sizeof *app);
+        app_state *app = calloc(1, sizeof *app);
         assert_non_null(app);
-        if (ui_app_init_file(app, path, err, sizeof err)) fail_msg("%s: refused: %s", cases[k].name, err);
-        ui_draw dl;
-        ui_draw_init(&dl, FAKE);
+        if (app_init_file(app, path, err, sizeof err)) fail_msg("%s: refused: %s", cases[k].name, err);
+        draw_list dl;
+        draw_list_init(&dl, FAKE);
         int found = every_view(app, &dl, cases[k].name, cases[k].want);
         if (cases[k].want && !found) fail_msg("%s: no frame says '%s'", cases[k].name, cases[k].want);
-        ui_draw_free(&dl);
-        ui_app_free(app);
+        draw_list_free(&dl);
+        app_free(app);
         free(app);
     }
     remove(path);
@@ -935,28 +935,28 @@ static void ranked_view_ranks_the_whole_row(void **state)
     char path[512], err[700];
     snprintf(path, sizeof path, "%s/appcore-ranked-%d.safetensors", tmp ? tmp : "/tmp", (int)getpid());
     write_stages(path, d, 1, 0.0f, 1.0f / 64, NULL); /* each row's values rise with the column: v63 is best */
-    ui_app *app = calloc(1, sizeof *app);
+    app_state *app = calloc(1, sizeof *app);
     assert_non_null(app);
-    if (ui_app_init_file(app, path, err, sizeof err)) fail_msg("%s", err);
-    ui_draw dl;
-    ui_draw_init(&dl, FAKE);
-    assert_int_equal(ui_app_set_stage(app, "logits"), 0);
-    ui_app_do(app, UI_ACT_VOCAB_VIEW, 0); /* the heatmap: zoom into its left */
-    ui_render_frame(app, &dl, &app->layout, W, H);
-    ui_render_commit(app, &app->layout);
+    if (app_init_file(app, path, err, sizeof err)) fail_msg("%s", err);
+    draw_list dl;
+    draw_list_init(&dl, FAKE);
+    assert_int_equal(app_set_stage(app, "logits"), 0);
+    app_do(app, APP_ACT_VOCAB_VIEW, 0); /* the heatmap: zoom into its left */
+    draw_frame(app, &dl, &app->layout, W, H);
+    draw_commit(app, &app->layout);
     assert_true(app->layout.n_areas > 0);
-    ui_rect r = app->layout.areas[0].r;
-    ui_app_mouse_move(app, r.x + 1, r.y + r.h / 2);
-    for (int i = 0; i < 3; i++) ui_app_wheel(app, 1);
+    app_rect r = app->layout.areas[0].r;
+    app_mouse_move(app, r.x + 1, r.y + r.h / 2);
+    for (int i = 0; i < 3; i++) app_wheel(app, 1);
     assert_true(app->zoom.level > 0);
-    ui_app_do(app, UI_ACT_VOCAB_VIEW, 0); /* ranked again */
-    ui_render_frame(app, &dl, &app->layout, W, H);
-    ui_render_commit(app, &app->layout);
+    app_do(app, APP_ACT_VOCAB_VIEW, 0); /* ranked again */
+    draw_frame(app, &dl, &app->layout, W, H);
+    draw_commit(app, &app->layout);
     assert_non_null(text_with(&dl, "v63"));
     assert_non_null(text_with(&dl, "v62"));
     assert_null(text_with(&dl, "v0"));
-    ui_draw_free(&dl);
-    ui_app_free(app);
+    draw_list_free(&dl);
+    app_free(app);
     free(app);
     remove(path);
 }
@@ -975,8 +975,8 @@ static void a_trace_of_no_tensors_is_refused(void **state)
     fwrite(&len, 8, 1, f);
     fputs("{}      ", f);
     fclose(f);
-    ui_app *app = calloc(1, sizeof *app);
-    assert_int_equal(ui_app_init_file(app, path, err, sizeof err), -1);
+    app_state *app = calloc(1, sizeof *app);
+    assert_int_equal(app_init_file(app, path, err, sizeof err), -1);
     assert_non_null(strstr(err, "no tensors"));
     assert_non_null(strstr(err, path));
     free(app);
@@ -989,23 +989,23 @@ static void a_trace_of_no_tensors_is_refused(void **state)
 static void help_in_a_tiny_window(void **state)
 {
     fixture *f = *state;
-    ui_app_do(&f->app, UI_ACT_HELP, 0);
+    app_do(&f->app, APP_ACT_HELP, 0);
     for (int w = 40; w <= 200; w += 40) {
-        ui_render_frame(&f->app, &f->dl, &f->app.layout, w, 120);
-        ui_render_commit(&f->app, &f->app.layout);
-        const ui_cmd *dim = NULL; /* the help dims the whole window, then draws its entries */
-        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-            if (c->kind == UI_CMD_RECT && c->color == 0xB0000000u) dim = c;
+        draw_frame(&f->app, &f->dl, &f->app.layout, w, 120);
+        draw_commit(&f->app, &f->app.layout);
+        const draw_cmd *dim = NULL; /* the help dims the whole window, then draws its entries */
+        for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+            if (c->kind == DRAW_CMD_RECT && c->color == 0xB0000000u) dim = c;
         assert_non_null(dim);
         int x = -1;
-        for (int i = 0; i < ui_n_keys; i++) {
-            if (!ui_keys[i].help_keys) continue;
-            const ui_cmd *c = dim;
-            while ((c = ui_draw_next(&f->dl, c)) && !(c->kind == UI_CMD_TEXT && c->color == UI_ACCENT && /* a key, not its words */
-                                                          !strcmp(ui_cmd_text(&f->dl, c), _(ui_keys[i].help_keys)))) {}
-            if (!c) fail_msg("%d px: the help lacks '%s'", w, ui_keys[i].help_keys);
+        for (int i = 0; i < app_n_keys; i++) {
+            if (!app_keys[i].help_keys) continue;
+            const draw_cmd *c = dim;
+            while ((c = draw_list_next(&f->dl, c)) && !(c->kind == DRAW_CMD_TEXT && c->color == DRAW_ACCENT && /* a key, not its words */
+                                                          !strcmp(draw_cmd_text(&f->dl, c), _(app_keys[i].help_keys)))) {}
+            if (!c) fail_msg("%d px: the help lacks '%s'", w, app_keys[i].help_keys);
             if (x < 0) x = c->r.x;
-            if (c->r.x != x || x >= w) fail_msg("%d px: '%s' at x = %d, not in the one column at %d", w, ui_keys[i].help_keys, c->r.x, x);
+            if (c->r.x != x || x >= w) fail_msg("%d px: '%s' at x = %d, not in the one column at %d", w, app_keys[i].help_keys, c->r.x, x);
         }
     }
 }

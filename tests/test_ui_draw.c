@@ -27,6 +27,7 @@
 #include "jobs_thread.h"
 #include "lesson_panel.h"
 #include "linebreak.h"
+#include "paint.h"
 #include "player.h"
 #include "predict.h"
 #include "render.h"
@@ -41,11 +42,11 @@
 #define W 1280
 #define H 800
 
-static const ui_text_measure FAKE = {NULL, fake_width, fake_line, fake_bold};
+static const draw_text_measure FAKE = {NULL, fake_width, fake_line, fake_bold};
 
 typedef struct {
-    ui_app app;
-    ui_draw dl;
+    app_state app;
+    draw_list dl;
 } fixture;
 
 static int setup_with(void **state, const char *const *kv)
@@ -54,15 +55,15 @@ static int setup_with(void **state, const char *const *kv)
     char err[400];
     attn_config c;
     attn_error e;
-    ui_i18n_init("en");
+    app_i18n_init("en");
     attn_config_init(&c);
     for (int i = 0; kv && kv[i]; i += 2)
         if (attn_config_set(&c, kv[i], kv[i + 1], &e)) fail_msg("set %s: %s", kv[i], e.msg);
-    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    if (app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
-    ui_player_init(&f->app.lesson, "en", NULL);
+    app_player_init(&f->app.lesson, "en", NULL);
     f->app.lesson.keep_progress = false;
-    ui_draw_init(&f->dl, FAKE);
+    draw_list_init(&f->dl, FAKE);
     *state = f;
     return 0;
 }
@@ -90,28 +91,28 @@ static int setup_seq40(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    ui_draw_free(&f->dl);
-    ui_app_free(&f->app);
+    draw_list_free(&f->dl);
+    app_free(&f->app);
     free(f);
     return 0;
 }
 
-/* Builds a frame of the app as it is, and hands its layout back as ui_render does. */
+/* Builds a frame of the app as it is, and hands its layout back as sdl_render does. */
 static void build(fixture *f)
 {
-    ui_render_frame(&f->app, &f->dl, &f->app.layout, W, H);
-    ui_render_commit(&f->app, &f->app.layout);
+    draw_frame(&f->app, &f->dl, &f->app.layout, W, H);
+    draw_commit(&f->app, &f->app.layout);
     assert_false(f->dl.failed);
 }
 
-static int count(const ui_draw *dl, ui_cmd_kind kind)
+static int count(const draw_list *dl, draw_cmd_kind kind)
 {
     int n = 0;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) n += c->kind == kind;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));) n += c->kind == kind;
     return n;
 }
 
-static bool inside(ui_rect r, ui_rect box)
+static bool inside(app_rect r, app_rect box)
 {
     return r.x >= box.x && r.y >= box.y && r.x + r.w <= box.x + box.w && r.y + r.h <= box.y + box.h;
 }
@@ -119,8 +120,8 @@ static bool inside(ui_rect r, ui_rect box)
 /* Every hit and heatmap area of the last frame lies inside the window. */
 static void check_layout(const fixture *f)
 {
-    const ui_layout *l = &f->app.layout;
-    ui_rect win = {0, 0, W, H};
+    const app_layout *l = &f->app.layout;
+    app_rect win = {0, 0, W, H};
     for (int i = 0; i < l->n_hits; i++)
         if (l->hits[i].r.w > 0 && l->hits[i].r.h > 0 && !inside(l->hits[i].r, win))
             fail_msg("hit %d (action %d) at %d,%d %dx%d leaves the window", i, l->hits[i].action, l->hits[i].r.x,
@@ -131,23 +132,23 @@ static void check_layout(const fixture *f)
 /* Clips pushed and popped in order, none left pushed; text at the frame's size. */
 static void check_list(const fixture *f)
 {
-    int depth = 0, px = (int)lroundf(UI_BASE_FONT_PX * f->app.font_scale * f->app.pixel_ratio);
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
-        if (c->kind == UI_CMD_CLIP_PUSH) depth++;
-        if (c->kind == UI_CMD_CLIP_POP) assert_true(--depth >= 0);
-        if (c->kind == UI_CMD_TEXT) {
+    int depth = 0, px = (int)lroundf(DRAW_BASE_FONT_PX * f->app.font_scale * f->app.pixel_ratio);
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+        if (c->kind == DRAW_CMD_CLIP_PUSH) depth++;
+        if (c->kind == DRAW_CMD_CLIP_POP) assert_true(--depth >= 0);
+        if (c->kind == DRAW_CMD_TEXT) {
             if (c->text.px != px) { /* only a heatmap's cell numbers step down, to unenlarged text's size */
                 bool in_map = false;
                 for (int i = 0; i < f->app.layout.n_areas; i++) in_map |= inside(c->r, f->app.layout.areas[i].r);
                 assert_true(in_map);
-                int base = (int)lroundf(UI_BASE_FONT_PX * f->app.pixel_ratio);
+                int base = (int)lroundf(DRAW_BASE_FONT_PX * f->app.pixel_ratio);
                 assert_true(c->text.px < px && c->text.px >= (base > 10 ? base : 10));
             }
-            assert_true(ui_cmd_text(&f->dl, c)[0] != '\0');
-            int tw = (c->text.bold ? fake_bold : fake_width)(NULL, ui_cmd_text(&f->dl, c), c->text.px);
+            assert_true(draw_cmd_text(&f->dl, c)[0] != '\0');
+            int tw = (c->text.bold ? fake_bold : fake_width)(NULL, draw_cmd_text(&f->dl, c), c->text.px);
             assert_int_equal(c->text.turned ? c->r.h : c->r.w, tw); /* a turned label: as tall as its text is long */
         }
-        if (c->kind == UI_CMD_RECT || c->kind == UI_CMD_LINE || c->kind == UI_CMD_HATCH || c->kind == UI_CMD_HEATMAP)
+        if (c->kind == DRAW_CMD_RECT || c->kind == DRAW_CMD_LINE || c->kind == DRAW_CMD_HATCH || c->kind == DRAW_CMD_HEATMAP)
             assert_true(c->r.w > 0 && c->r.h > 0);
     }
     assert_int_equal(depth, 0);
@@ -155,20 +156,20 @@ static void check_list(const fixture *f)
 
 /* The hatch commands that follow heatmap command c (over its masked cells)
  * cover exactly the pixels its painted picture shows hatched. */
-static void check_hatch(const ui_draw *dl, const ui_cmd *c)
+static void check_hatch(const draw_list *dl, const draw_cmd *c)
 {
     int w = c->r.w, h = c->r.h;
     uint32_t *px = malloc((size_t)w * h * sizeof *px);
     unsigned char *cover = calloc((size_t)w * h, 1);
     assert_non_null(px);
     assert_non_null(cover);
-    ui_heat_paint(&c->heat.slice, &c->heat.scale, px, w, w, h, c->heat.gap);
+    paint_heatmap(&c->heat.slice, &c->heat.scale, px, w, w, h, c->heat.gap);
     int n = 0;
-    for (const ui_cmd *k = c; (k = ui_draw_next(dl, k)) && k->kind == UI_CMD_HATCH && k->hatch.in_image; n++) {
+    for (const draw_cmd *k = c; (k = draw_list_next(dl, k)) && k->kind == DRAW_CMD_HATCH && k->hatch.in_image; n++) {
         assert_int_equal(k->hatch.ox, c->r.x);
         assert_int_equal(k->hatch.oy, c->r.y);
-        ui_rect r = {k->r.x - c->r.x, k->r.y - c->r.y, k->r.w, k->r.h};
-        assert_true(inside(r, (ui_rect){0, 0, w, h}));
+        app_rect r = {k->r.x - c->r.x, k->r.y - c->r.y, k->r.w, k->r.h};
+        assert_true(inside(r, (app_rect){0, 0, w, h}));
         for (int y = r.y; y < r.y + r.h; y++)
             for (int x = r.x; x < r.x + r.w; x++) {
                 assert_int_equal(cover[(size_t)y * w + x], 0); /* no overlaps */
@@ -177,16 +178,16 @@ static void check_hatch(const ui_draw *dl, const ui_cmd *c)
     }
     int hatched = 0;
     for (int i = 0; i < w * h; i++) {
-        bool stripe = px[i] == UI_HATCH_LIGHT || px[i] == UI_HATCH_DARK;
+        bool stripe = px[i] == APP_HATCH_LIGHT || px[i] == APP_HATCH_DARK;
         hatched += stripe;
         if (stripe != cover[i]) fail_msg("pixel %d,%d: painted %s, %s", i % w, i / w, stripe ? "hatched" : "plain",
                                          cover[i] ? "under a hatch command" : "under none");
     }
     /* the stripes of a hatch command, drawn alone from its origin, are the picture's */
-    for (const ui_cmd *k = c; (k = ui_draw_next(dl, k)) && k->kind == UI_CMD_HATCH && k->hatch.in_image;) {
+    for (const draw_cmd *k = c; (k = draw_list_next(dl, k)) && k->kind == DRAW_CMD_HATCH && k->hatch.in_image;) {
         uint32_t pat[64 * 64];
-        int pw = ui_imin(k->r.w, 64), ph = ui_imin(k->r.h, 64);
-        ui_heat_paint_hatch(pat, pw, pw, ph, (k->r.x - k->hatch.ox) + (k->r.y - k->hatch.oy));
+        int pw = draw_imin(k->r.w, 64), ph = draw_imin(k->r.h, 64);
+        paint_hatch(pat, pw, pw, ph, (k->r.x - k->hatch.ox) + (k->r.y - k->hatch.oy));
         for (int y = 0; y < ph; y++)
             for (int x = 0; x < pw; x++)
                 assert_int_equal(pat[y * pw + x], px[(size_t)(k->r.y - c->r.y + y) * w + (k->r.x - c->r.x + x)]);
@@ -197,10 +198,10 @@ static void check_hatch(const ui_draw *dl, const ui_cmd *c)
 }
 
 /* The heatmap command drawn for layout area a. */
-static const ui_cmd *heatmap_of(const ui_draw *dl, const ui_heat_area *a)
+static const draw_cmd *heatmap_of(const draw_list *dl, const app_heat_area *a)
 {
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
-        if (c->kind == UI_CMD_HEATMAP && !memcmp(&c->r, &a->r, sizeof c->r)) return c;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        if (c->kind == DRAW_CMD_HEATMAP && !memcmp(&c->r, &a->r, sizeof c->r)) return c;
     return NULL;
 }
 
@@ -240,10 +241,10 @@ static void test_line_breaks(void **state)
         assert_non_null(at);
         size_t a = (size_t)(at - s), b = a + strlen(UNBROKEN[c].whole);
         for (size_t i = attn_utf8_next(s, b, a); i < b; i = attn_utf8_next(s, b, i))
-            if (ui_break_before(s, i)) fail_msg("「%s」 may break before byte %zu of 「%s」", s, i - a, UNBROKEN[c].whole);
+            if (draw_break_before(s, i)) fail_msg("「%s」 may break before byte %zu of 「%s」", s, i - a, UNBROKEN[c].whole);
         /* the loose rule, for a part wider than a line, breaks where prose would */
         bool loose = false;
-        for (size_t i = attn_utf8_next(s, b, a); i < b; i = attn_utf8_next(s, b, i)) loose |= ui_break_before_loose(s, i);
+        for (size_t i = attn_utf8_next(s, b, a); i < b; i = attn_utf8_next(s, b, i)) loose |= draw_break_before_loose(s, i);
         assert_true(loose || !strchr(UNBROKEN[c].whole, ' '));
     }
     static const struct {
@@ -259,28 +260,28 @@ static void test_line_breaks(void **state)
     };
     for (size_t c = 0; c < sizeof may / sizeof *may; c++) {
         size_t at = (size_t)(strstr(may[c].s, may[c].before) - may[c].s);
-        if (!ui_break_before(may[c].s, at)) fail_msg("「%s」 may not break before 「%s」", may[c].s, may[c].before);
+        if (!draw_break_before(may[c].s, at)) fail_msg("「%s」 may not break before 「%s」", may[c].s, may[c].before);
     }
 }
 
-/* Each line of ui_text_wrap's UNBROKEN texts, at every width from the part's
+/* Each line of draw_text_wrap's UNBROKEN texts, at every width from the part's
  * own to the whole text's, holds the part whole; narrower than the part, the
  * part breaks (nothing is lost or drawn past the width). */
 static void test_text_wrap_unbroken(void **state)
 {
     fixture *f = *state;
-    ui_draw *dl = &f->dl;
+    draw_list *dl = &f->dl;
     for (size_t c = 0; c < sizeof UNBROKEN / sizeof *UNBROKEN; c++) {
         const char *s = UNBROKEN[c].s, *whole = UNBROKEN[c].whole;
-        ui_draw_begin(dl, 16);
-        int part = ui_text_w(dl, whole), all = ui_text_w(dl, s);
+        draw_list_begin(dl, 16);
+        int part = draw_text_w(dl, whole), all = draw_text_w(dl, s);
         for (int w = part / 2; w <= all; w += 4) {
-            ui_draw_begin(dl, 16);
-            int n = ui_text_wrap(dl, s, 0, 0, w, UI_TEXT);
+            draw_list_begin(dl, 16);
+            int n = draw_text_wrap(dl, s, 0, 0, w, DRAW_TEXT);
             bool found = false;
             for (int i = 0; i < dl->n; i++) {
-                assert_true(dl->cmds[i].r.w <= w || (int)strlen(ui_cmd_text(dl, &dl->cmds[i])) <= 4);
-                found |= strstr(ui_cmd_text(dl, &dl->cmds[i]), whole) != NULL;
+                assert_true(dl->cmds[i].r.w <= w || (int)strlen(draw_cmd_text(dl, &dl->cmds[i])) <= 4);
+                found |= strstr(draw_cmd_text(dl, &dl->cmds[i]), whole) != NULL;
             }
             assert_int_equal(dl->n, n);
             if (w >= part && !found) fail_msg("at %d px 「%s」 broke 「%s」", w, s, whole);
@@ -293,8 +294,8 @@ static void test_text_wrap_unbroken(void **state)
 static int panel_lines(const fixture *f, char lines[][256], int max)
 {
     int n = 0, ys[64], ends[64];
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
-        if (c->kind != UI_CMD_TEXT || c->r.x < f->app.layout.width) continue;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+        if (c->kind != DRAW_CMD_TEXT || c->r.x < f->app.layout.width) continue;
         int k = 0;
         while (k < n && ys[k] != c->r.y) k++;
         if (k == n) {
@@ -306,7 +307,7 @@ static int panel_lines(const fixture *f, char lines[][256], int max)
         /* commands come in drawing order, left to right within a line */
         size_t len = strlen(lines[k]);
         if (len && c->r.x > ends[k] && len + 1 < 256) strcat(lines[k], " ");
-        if (strlen(lines[k]) + strlen(ui_cmd_text(&f->dl, c)) < 256) strcat(lines[k], ui_cmd_text(&f->dl, c));
+        if (strlen(lines[k]) + strlen(draw_cmd_text(&f->dl, c)) < 256) strcat(lines[k], draw_cmd_text(&f->dl, c));
         ends[k] = c->r.x + c->r.w;
     }
     return n;
@@ -327,7 +328,7 @@ static void test_lesson_panel_unbroken(void **state)
     for (size_t c = 0; c < sizeof UNBROKEN / sizeof *UNBROKEN; c++) fprintf(fp, "%s%s", UNBROKEN[c].s, c % 2 ? "\n\n" : " ");
     fputs("\n\nAnd **bold (b, h, s, s)** with `code` after i − `j` too.\n", fp); /* styles change inside */
     fclose(fp);
-    if (ui_app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    if (app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
     static char lines[64][256];
     int widths = 0;
     for (int lw = 300; lw <= 900; lw += 10) {
@@ -344,9 +345,9 @@ static void test_lesson_panel_unbroken(void **state)
         }
         /* across styles too: the bold shape on one line, the code j beside its − */
         int bold_open = -1, bold_close = -2, minus = -1, code_j = -2;
-        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
-            if (c->kind != UI_CMD_TEXT || c->r.x < f->app.layout.width) continue;
-            const char *t = ui_cmd_text(&f->dl, c);
+        for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+            if (c->kind != DRAW_CMD_TEXT || c->r.x < f->app.layout.width) continue;
+            const char *t = draw_cmd_text(&f->dl, c);
             if (c->text.bold && !strcmp(t, "(b,")) bold_open = c->r.y;
             if (c->text.bold && !strcmp(t, "s)")) bold_close = c->r.y;
             if (!strcmp(t, "−")) minus = c->r.y;
@@ -369,7 +370,7 @@ static void test_lesson_panel_unbroken(void **state)
 static void test_text_wrap(void **state)
 {
     fixture *f = *state;
-    ui_draw *dl = &f->dl;
+    draw_list *dl = &f->dl;
     static const struct {
         const char *s;
         int max_w, lines;
@@ -383,18 +384,18 @@ static void test_text_wrap(void **state)
         {"abcdefghij", 8 * 4, 3, "abcd"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        ui_draw_begin(dl, 16);
-        int n = ui_text_wrap(dl, cases[c].s, 10, 20, cases[c].max_w, UI_TEXT);
+        draw_list_begin(dl, 16);
+        int n = draw_text_wrap(dl, cases[c].s, 10, 20, cases[c].max_w, DRAW_TEXT);
         assert_int_equal(n, cases[c].lines);
-        assert_int_equal(ui_text_wrap_lines(dl, cases[c].s, cases[c].max_w), n);
+        assert_int_equal(draw_text_wrap_lines(dl, cases[c].s, cases[c].max_w), n);
         assert_int_equal(dl->n, n);
         char joined[256] = "";
         for (int i = 0; i < dl->n; i++) {
-            const ui_cmd *t = &dl->cmds[i];
+            const draw_cmd *t = &dl->cmds[i];
             assert_true(t->r.w <= cases[c].max_w);
             assert_int_equal(t->r.y, 20 + i * fake_line(NULL, 16));
-            if (i == 0) assert_string_equal(ui_cmd_text(dl, t), cases[c].first);
-            strcat(joined, ui_cmd_text(dl, t));
+            if (i == 0) assert_string_equal(draw_cmd_text(dl, t), cases[c].first);
+            strcat(joined, draw_cmd_text(dl, t));
         }
         char want[256];
         size_t k = 0;
@@ -412,43 +413,43 @@ static void test_text_wrap(void **state)
 static void test_list_basics(void **state)
 {
     fixture *f = *state;
-    ui_draw *dl = &f->dl;
-    ui_draw_begin(dl, 16);
-    ui_fill(dl, 0, 0, 0, 10, UI_BG); /* nothing: not positive */
-    ui_fill(dl, 1, 2, 3, 4, UI_PANEL);
+    draw_list *dl = &f->dl;
+    draw_list_begin(dl, 16);
+    draw_fill(dl, 0, 0, 0, 10, DRAW_BG); /* nothing: not positive */
+    draw_fill(dl, 1, 2, 3, 4, DRAW_PANEL);
     assert_int_equal(dl->n, 1);
-    assert_int_equal(ui_text(dl, "", 0, 0, UI_TEXT), 0);
-    assert_int_equal(ui_text(dl, "注意 attention", 5, 6, UI_TEXT), 12 * 8);
-    const ui_cmd *t = &dl->cmds[1];
-    assert_int_equal(t->kind, UI_CMD_TEXT);
-    assert_string_equal(ui_cmd_text(dl, t), "注意 attention");
+    assert_int_equal(draw_text(dl, "", 0, 0, DRAW_TEXT), 0);
+    assert_int_equal(draw_text(dl, "注意 attention", 5, 6, DRAW_TEXT), 12 * 8);
+    const draw_cmd *t = &dl->cmds[1];
+    assert_int_equal(t->kind, DRAW_CMD_TEXT);
+    assert_string_equal(draw_cmd_text(dl, t), "注意 attention");
     assert_int_equal(t->text.px, 16);
-    assert_int_equal(t->r.h, ui_line(dl));
+    assert_int_equal(t->r.h, draw_line_h(dl));
     /* cut with an ellipsis, on a code point boundary */
-    int w = ui_text_fit(dl, "注意 attention", 0, 0, 5 * 8, UI_TEXT);
+    int w = draw_text_fit(dl, "注意 attention", 0, 0, 5 * 8, DRAW_TEXT);
     assert_true(w <= 5 * 8);
-    assert_string_equal(ui_cmd_text(dl, &dl->cmds[2]), "注意 a…");
+    assert_string_equal(draw_cmd_text(dl, &dl->cmds[2]), "注意 a…");
     /* lines: horizontal and vertical only, thickness below or right */
-    ui_line_to(dl, 10, 20, 30, 20, 2, UI_WHITE);
-    ui_line_to(dl, 10, 20, 10, 50, 3, UI_WHITE);
-    ui_line_to(dl, 10, 20, 30, 40, 1, UI_WHITE); /* diagonal: refused */
+    draw_line_to(dl, 10, 20, 30, 20, 2, DRAW_WHITE);
+    draw_line_to(dl, 10, 20, 10, 50, 3, DRAW_WHITE);
+    draw_line_to(dl, 10, 20, 30, 40, 1, DRAW_WHITE); /* diagonal: refused */
     assert_int_equal(dl->n, 5);
-    assert_memory_equal(&dl->cmds[3].r, (&(ui_rect){10, 20, 20, 2}), sizeof(ui_rect));
-    assert_memory_equal(&dl->cmds[4].r, (&(ui_rect){10, 20, 3, 30}), sizeof(ui_rect));
+    assert_memory_equal(&dl->cmds[3].r, (&(app_rect){10, 20, 20, 2}), sizeof(app_rect));
+    assert_memory_equal(&dl->cmds[4].r, (&(app_rect){10, 20, 3, 30}), sizeof(app_rect));
     /* clips: a pop without a push is dropped */
-    ui_clip_pop(dl);
-    ui_clip_push(dl, (ui_rect){0, 0, 10, 10});
-    ui_clip_pop(dl);
-    assert_int_equal(count(dl, UI_CMD_CLIP_PUSH), 1);
-    assert_int_equal(count(dl, UI_CMD_CLIP_POP), 1);
+    draw_clip_pop(dl);
+    draw_clip_push(dl, (app_rect){0, 0, 10, 10});
+    draw_clip_pop(dl);
+    assert_int_equal(count(dl, DRAW_CMD_CLIP_PUSH), 1);
+    assert_int_equal(count(dl, DRAW_CMD_CLIP_POP), 1);
     /* scratch floats: distinct blocks in a frame, kept for the next one */
-    float *a = ui_draw_floats(dl, 100), *b = ui_draw_floats(dl, 10);
+    float *a = draw_list_floats(dl, 100), *b = draw_list_floats(dl, 10);
     assert_non_null(a);
     assert_non_null(b);
     assert_true(b >= a + 100 || a >= b + 10);
-    ui_draw_begin(dl, 16);
+    draw_list_begin(dl, 16);
     assert_int_equal(dl->n, 0);
-    assert_ptr_equal(ui_draw_floats(dl, 100), a);
+    assert_ptr_equal(draw_list_floats(dl, 100), a);
 }
 
 /* A masked swatch hatches from its own corner; a heatmap gets hatch
@@ -456,30 +457,30 @@ static void test_list_basics(void **state)
 static void test_heatmap_hatch(void **state)
 {
     fixture *f = *state;
-    ui_draw *dl = &f->dl;
+    draw_list *dl = &f->dl;
     const float v[3 * 4] = {0.5f, -INFINITY, -INFINITY, 1.0f, /* two masked cells that touch */
                             NAN, 0.0f, -INFINITY, 2.0f,       /* NaN: checks, no hatch */
                             1.0f, 1.0f, 1.0f, 1.0f};
     const float m[3 * 4] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}; /* masked by the mask */
-    ui_slice s = {v, 3, 4, 4, 1, m, 4, 1};
-    ui_scale sc = {UI_CMAP_SEQUENTIAL, 0, 2};
+    app_slice s = {v, 3, 4, 4, 1, m, 4, 1};
+    app_scale sc = {APP_CMAP_SEQUENTIAL, 0, 2};
     /* twice each: the second frame takes the rectangles the first found (at
      * another place on screen), the same ones; another generation scans again */
     for (int gap = 0; gap <= 2; gap++)
         for (int again = 0; again < 3; again++) {
-            ui_draw_begin(dl, 16);
-            ui_hatch(dl, 3, 4, 10, 10);
+            draw_list_begin(dl, 16);
+            draw_hatch(dl, 3, 4, 10, 10);
             assert_int_equal(dl->cmds[0].hatch.ox, 3);
             assert_false(dl->cmds[0].hatch.in_image);
-            ui_heatmap(dl, again == 2 ? 8 : 7, &s, &sc, 100 + 10 * again, 50, 40 * 4, 40 * 3, gap);
-            assert_int_equal(dl->cmds[1].kind, UI_CMD_HEATMAP);
+            draw_heatmap(dl, again == 2 ? 8 : 7, &s, &sc, 100 + 10 * again, 50, 40 * 4, 40 * 3, gap);
+            assert_int_equal(dl->cmds[1].kind, DRAW_CMD_HEATMAP);
             assert_int_equal(dl->cmds[1].heat.generation, again == 2 ? 8 : 7);
-            assert_int_equal(count(dl, UI_CMD_HATCH) - 1, gap ? 4 : 3); /* the pair joins without a gap */
+            assert_int_equal(count(dl, DRAW_CMD_HATCH) - 1, gap ? 4 : 3); /* the pair joins without a gap */
             check_hatch(dl, &dl->cmds[1]);
         }
     /* more cells than pixels: each pixel shows one cell, hatches follow */
-    ui_draw_begin(dl, 16);
-    ui_heatmap(dl, 7, &s, &sc, 0, 0, 3, 2, 0);
+    draw_list_begin(dl, 16);
+    draw_heatmap(dl, 7, &s, &sc, 0, 0, 3, 2, 0);
     check_hatch(dl, &dl->cmds[0]);
 }
 
@@ -492,87 +493,87 @@ static void test_single_view(void **state)
     check_list(f);
     check_layout(f);
     /* the causal weights: one picture, hatched above the diagonal, and the legend's swatch */
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 1);
     assert_int_equal(f->app.layout.n_areas, 1);
-    const ui_cmd *c = heatmap_of(&f->dl, &f->app.layout.areas[0]);
+    const draw_cmd *c = heatmap_of(&f->dl, &f->app.layout.areas[0]);
     assert_non_null(c);
-    const attn_tensor *t = ui_app_tensor(&f->app); /* drawn from the trace itself, not a copy */
+    const attn_tensor *t = app_tensor(&f->app); /* drawn from the trace itself, not a copy */
     assert_true(c->heat.slice.data >= t->data && c->heat.slice.data < t->data + t->count);
     check_hatch(&f->dl, c);
     int swatches = 0;
-    for (const ui_cmd *k = NULL; (k = ui_draw_next(&f->dl, k));) swatches += k->kind == UI_CMD_HATCH && !k->hatch.in_image;
+    for (const draw_cmd *k = NULL; (k = draw_list_next(&f->dl, k));) swatches += k->kind == DRAW_CMD_HATCH && !k->hatch.in_image;
     assert_int_equal(swatches, 1);
     /* the same state builds the same list */
     int n = f->dl.n;
     build(f);
     assert_int_equal(f->dl.n, n);
     /* a query row's bars: the masked keys get swatches */
-    assert_true(ui_app_do(&f->app, UI_ACT_ROW, 1));
+    assert_true(app_do(&f->app, APP_ACT_ROW, 1));
     build(f);
     check_list(f);
     check_layout(f);
     swatches = 0;
-    for (const ui_cmd *k = NULL; (k = ui_draw_next(&f->dl, k));) swatches += k->kind == UI_CMD_HATCH && !k->hatch.in_image;
+    for (const draw_cmd *k = NULL; (k = draw_list_next(&f->dl, k));) swatches += k->kind == DRAW_CMD_HATCH && !k->hatch.in_image;
     assert_true(swatches > 1);
 }
 
 static void test_grid_view(void **state)
 {
     fixture *f = *state;
-    assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0));
+    assert_true(app_do(&f->app, APP_ACT_GRID, 0));
     build(f);
     check_list(f);
     check_layout(f);
     int h = f->app.trace.dims.h;
     assert_int_equal(h, 8);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), h);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), h);
     assert_int_equal(f->app.layout.n_areas, h);
     for (int i = 0; i < h; i++) {
-        const ui_heat_area *a = &f->app.layout.areas[i];
+        const app_heat_area *a = &f->app.layout.areas[i];
         assert_int_equal(a->head, i);
-        const ui_cmd *c = heatmap_of(&f->dl, a);
+        const draw_cmd *c = heatmap_of(&f->dl, a);
         assert_non_null(c);
         check_hatch(&f->dl, c);
     }
     /* the thumbnails have room for the tokens: each head's rows and columns are labelled */
     int tokens = 0;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        tokens += c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(&f->dl, c), "猫");
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        tokens += c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(&f->dl, c), "猫");
     assert_int_equal(tokens, 2 * h);
 }
 
 static void test_compare_view(void **state)
 {
     fixture *f = *state;
-    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE, 0));
+    assert_true(app_do(&f->app, APP_ACT_COMPARE, 0));
     build(f);
     check_list(f);
     check_layout(f);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 3);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 3);
     assert_int_equal(f->app.layout.n_areas, 3);
-    const ui_cmd *a = heatmap_of(&f->dl, &f->app.layout.areas[0]), *b = heatmap_of(&f->dl, &f->app.layout.areas[1]),
+    const draw_cmd *a = heatmap_of(&f->dl, &f->app.layout.areas[0]), *b = heatmap_of(&f->dl, &f->app.layout.areas[1]),
                  *d = heatmap_of(&f->dl, &f->app.layout.areas[2]);
     assert_non_null(a);
     assert_non_null(b);
     assert_non_null(d);
     /* the difference is computed into the list's own floats, toggled − configured */
-    const ui_slice *sa = &a->heat.slice, *sb = &b->heat.slice, *sd = &d->heat.slice;
+    const app_slice *sa = &a->heat.slice, *sb = &b->heat.slice, *sd = &d->heat.slice;
     for (int i = 0; i < sd->rows; i++)
         for (int j = 0; j < sd->cols; j++) {
-            float want = ui_slice_at(sb, i, j) - ui_slice_at(sa, i, j), got = ui_slice_at(sd, i, j);
+            float want = app_slice_at(sb, i, j) - app_slice_at(sa, i, j), got = app_slice_at(sd, i, j);
             if (isnan(want)) assert_true(isnan(got));
             else assert_float_equal(got, want, 0);
         }
     for (int p = 0; p < 3; p++) check_hatch(&f->dl, heatmap_of(&f->dl, &f->app.layout.areas[p]));
     /* large enough for a number in every cell of all three panes, which do not overlap */
     for (int p = 0; p < 3; p++) {
-        ui_rect r = f->app.layout.areas[p].r;
+        app_rect r = f->app.layout.areas[p].r;
         int numbers = 0;
-        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-            numbers += c->kind == UI_CMD_TEXT && inside(c->r, r) && strchr(ui_cmd_text(&f->dl, c), '.');
+        for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+            numbers += c->kind == DRAW_CMD_TEXT && inside(c->r, r) && strchr(draw_cmd_text(&f->dl, c), '.');
         assert_int_equal(numbers, sa->rows * sa->cols);
         for (int q = 0; q < p; q++) {
-            ui_rect o = f->app.layout.areas[q].r;
+            app_rect o = f->app.layout.areas[q].r;
             assert_true(r.x >= o.x + o.w || o.x >= r.x + r.w || r.y >= o.y + o.h || o.y >= r.y + r.h);
         }
     }
@@ -581,17 +582,17 @@ static void test_compare_view(void **state)
 static void test_overlays(void **state)
 {
     fixture *f = *state;
-    assert_true(ui_app_do(&f->app, UI_ACT_HELP, 0));
+    assert_true(app_do(&f->app, APP_ACT_HELP, 0));
     build(f);
     check_list(f);
     check_layout(f);
-    assert_true(ui_app_do(&f->app, UI_ACT_HELP, 0));
-    assert_true(ui_app_do(&f->app, UI_ACT_DECODE, 0));
+    assert_true(app_do(&f->app, APP_ACT_HELP, 0));
+    assert_true(app_do(&f->app, APP_ACT_DECODE, 0));
     build(f);
     check_list(f);
     check_layout(f);
-    assert_true(ui_app_do(&f->app, UI_ACT_DECODE, 0));
-    assert_true(ui_app_do(&f->app, UI_ACT_EDIT, 0));
+    assert_true(app_do(&f->app, APP_ACT_DECODE, 0));
+    assert_true(app_do(&f->app, APP_ACT_EDIT, 0));
     build(f);
     check_list(f);
     check_layout(f);
@@ -599,10 +600,10 @@ static void test_overlays(void **state)
 }
 
 /* A lesson: its panel's steps are clipped, and scrolled hits never leave the panel. */
-static bool has_text(const ui_draw *dl, const char *s)
+static bool has_text(const draw_list *dl, const char *s)
 {
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
-        if (c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(dl, c), s)) return true;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        if (c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(dl, c), s)) return true;
     return false;
 }
 
@@ -611,32 +612,32 @@ static void test_cycle_chip(void **state)
 {
     fixture *f = *state;
     /* the fill value's chip writes it as the lessons do; −1e9 in the row, −∞ (the default) maybe in the menu */
-    assert_true(ui_app_do(&f->app, UI_ACT_FILL, 0));
+    assert_true(app_do(&f->app, APP_ACT_FILL, 0));
     build(f);
     assert_true(has_text(&f->dl, "i  fill −1e9"));
-    assert_true(ui_app_do(&f->app, UI_ACT_FILL, 0));
+    assert_true(app_do(&f->app, APP_ACT_FILL, 0));
     f->app.menu_open = true;
     build(f);
     assert_true(has_text(&f->dl, "i  fill −∞"));
     f->app.menu_open = false;
     build(f);
     assert_false(has_text(&f->dl, "w  window 0"));
-    ui_app_key(&f->app, 'w', 0);
-    ui_app_key(&f->app, 'w', 0);
+    app_key(&f->app, 'w', 0);
+    app_key(&f->app, 'w', 0);
     build(f);
     assert_true(has_text(&f->dl, "w  window 3"));
     f->app.help = true;
     build(f);
     assert_true(has_text(&f->dl, "sliding window: off → 2 → 3 → 4"));
     bool memory = false; /* the help ends with the memory the trace takes and the budget */
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        memory |= c->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&f->dl, c), "memory: this trace ", 19) &&
-                  strstr(ui_cmd_text(&f->dl, c), "GiB (--memory-gib)");
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        memory |= c->kind == DRAW_CMD_TEXT && !strncmp(draw_cmd_text(&f->dl, c), "memory: this trace ", 19) &&
+                  strstr(draw_cmd_text(&f->dl, c), "GiB (--memory-gib)");
     assert_true(memory);
     /* a short window: the help takes columns, and leaves no key out */
-    ui_render_frame(&f->app, &f->dl, &f->app.layout, 1280, 480);
-    for (int i = 0; i < ui_n_keys; i++)
-        if (ui_keys[i].help_keys) assert_true(has_text(&f->dl, ui_keys[i].help_keys));
+    draw_frame(&f->app, &f->dl, &f->app.layout, 1280, 480);
+    for (int i = 0; i < app_n_keys; i++)
+        if (app_keys[i].help_keys) assert_true(has_text(&f->dl, app_keys[i].help_keys));
 }
 
 /* The header's formula follows the settings: no division by √k once scale is
@@ -646,20 +647,20 @@ static void test_header_follows_settings(void **state)
     static const char *const kv[] = {"scale", "false", "causal", "reversed", NULL};
     setup_with(state, kv);
     fixture *f = *state;
-    assert_int_equal(ui_app_set_stage(&f->app, "scores"), 0);
+    assert_int_equal(app_set_stage(&f->app, "scores"), 0);
     build(f);
     assert_true(has_text(&f->dl, "scores = q · kᵀ   (not divided by √dₖ)"));
     assert_false(has_text(&f->dl, "scores = q · kᵀ / √dₖ"));
-    assert_int_equal(ui_app_set_stage(&f->app, "mask"), 0);
+    assert_int_equal(app_set_stage(&f->app, "mask"), 0);
     build(f);
     assert_true(has_text(&f->dl, "mask[i,j] = fill if key j is in the past (j < i: reversed) or <pad>, else 0"));
     teardown(state);
 }
 
 /* The last hit area of the frame that does act, or NULL. */
-static const ui_hit *hit_of(const fixture *f, ui_action act)
+static const app_hit *hit_of(const fixture *f, app_action act)
 {
-    const ui_hit *found = NULL;
+    const app_hit *found = NULL;
     for (int i = 0; i < f->app.layout.n_hits; i++)
         if (f->app.layout.hits[i].action == act) found = &f->app.layout.hits[i];
     return found;
@@ -669,15 +670,15 @@ static const ui_hit *hit_of(const fixture *f, ui_action act)
 static void test_presenter_toolbar(void **state)
 {
     fixture *f = *state;
-    assert_true(ui_app_do(&f->app, UI_ACT_PRESENT, 0));
+    assert_true(app_do(&f->app, APP_ACT_PRESENT, 0));
     build(f);
-    assert_null(hit_of(f, UI_ACT_CAUSAL));
-    ui_app_mouse_move(&f->app, 400, 500); /* the middle of the window: not yet */
+    assert_null(hit_of(f, APP_ACT_CAUSAL));
+    app_mouse_move(&f->app, 400, 500); /* the middle of the window: not yet */
     build(f);
-    assert_null(hit_of(f, UI_ACT_CAUSAL));
-    ui_app_mouse_move(&f->app, 400, 20); /* the top */
+    assert_null(hit_of(f, APP_ACT_CAUSAL));
+    app_mouse_move(&f->app, 400, 20); /* the top */
     build(f);
-    assert_non_null(hit_of(f, UI_ACT_CAUSAL));
+    assert_non_null(hit_of(f, APP_ACT_CAUSAL));
     check_layout(f);
 }
 
@@ -687,14 +688,14 @@ static void test_cache_line(void **state)
     static const char *const kv[] = {"tokens", "a b c d e f", "past", "3", NULL};
     setup_with(state, kv);
     fixture *f = *state;
-    assert_int_equal(ui_app_set_stage(&f->app, "k_cache"), 0);
+    assert_int_equal(app_set_stage(&f->app, "k_cache"), 0);
     build(f);
     assert_true(has_text(&f->dl, "white line: the 3 cached positions above it, the 3 computed now below"));
-    const ui_heat_area *a = &f->app.layout.areas[0];
+    const app_heat_area *a = &f->app.layout.areas[0];
     int x, y, cw, ch, lines = 0;
-    ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, 3, 0, &x, &y, &cw, &ch);
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        lines += c->kind == UI_CMD_RECT && c->color == UI_WHITE && c->r.h == 3 && c->r.y == a->r.y + y - 1;
+    app_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, 3, 0, &x, &y, &cw, &ch);
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        lines += c->kind == DRAW_CMD_RECT && c->color == DRAW_WHITE && c->r.h == 3 && c->r.y == a->r.y + y - 1;
     assert_int_equal(lines, 1);
     teardown(state);
 }
@@ -708,17 +709,17 @@ static void test_hidden_labels_said(void **state)
     fixture *f = *state;
     build(f);
     bool said = false;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        said |= c->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&f->dl, c), "labels: 1 row in ", 17) &&
-                strstr(ui_cmd_text(&f->dl, c), "of 300 × 300");
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        said |= c->kind == DRAW_CMD_TEXT && !strncmp(draw_cmd_text(&f->dl, c), "labels: 1 row in ", 17) &&
+                strstr(draw_cmd_text(&f->dl, c), "of 300 × 300");
     assert_true(said);
     teardown(state);
     static const char *const few[] = {"tokens", "a b c", NULL};
     setup_with(state, few);
     f = *state;
     build(f);
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        assert_false(c->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&f->dl, c), "labels:", 7));
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        assert_false(c->kind == DRAW_CMD_TEXT && !strncmp(draw_cmd_text(&f->dl, c), "labels:", 7));
     teardown(state);
 }
 
@@ -730,46 +731,46 @@ static void test_zoom_and_pan(void **state)
     static const char *const kv[] = {"seq", "64", NULL};
     setup_with(state, kv);
     fixture *f = *state;
-    ui_app *app = &f->app;
+    app_state *app = &f->app;
     build(f);
-    ui_heat_area a = app->layout.areas[0];
+    app_heat_area a = app->layout.areas[0];
     assert_int_equal(a.rows, 64);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 1);
     /* the wheel over row 48, column 16 */
     int cx, cy, cw, ch;
-    ui_heat_cell_rect(a.r.w, a.r.h, 64, 64, 48, 16, &cx, &cy, &cw, &ch);
+    app_heat_cell_rect(a.r.w, a.r.h, 64, 64, 48, 16, &cx, &cy, &cw, &ch);
     int mx = a.r.x + cx + cw / 2, my = a.r.y + cy + ch / 2;
-    ui_app_mouse_move(app, mx, my);
+    app_mouse_move(app, mx, my);
     assert_int_equal(app->hover_i, 48);
-    assert_true(ui_app_wheel(app, 1));
+    assert_true(app_wheel(app, 1));
     build(f);
     a = app->layout.areas[0];
     assert_int_equal(a.rows, 32);
     assert_int_equal(a.cols, 32);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 2); /* and the minimap */
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 2); /* and the minimap */
     /* the same cell is still under the mouse, and the hover names it */
-    ui_app_mouse_move(app, mx, my);
+    app_mouse_move(app, mx, my);
     assert_int_equal(app->hover_i, 48);
     assert_int_equal(app->hover_j, 16);
     assert_true(a.row0 > 0 && a.row0 <= 48 && 48 < a.row0 + 32);
     /* a drag up by half the picture moves the window down by a quarter of the rows */
     int row0 = a.row0;
-    ui_app_mouse_down(app, mx, my);
-    assert_true(ui_app_mouse_drag(app, mx, my - a.r.h / 2));
-    ui_app_mouse_up(app);
+    app_mouse_down(app, mx, my);
+    assert_true(app_mouse_drag(app, mx, my - a.r.h / 2));
+    app_mouse_up(app);
     build(f);
     assert_int_equal(app->layout.areas[0].row0, row0 + 16 > 32 ? 32 : row0 + 16);
     assert_int_equal(app->layout.areas[0].col0, a.col0);
     /* zoomed in as far as it goes: 4 cells */
-    for (int k = 0; k < 10; k++) ui_app_wheel(app, 1);
+    for (int k = 0; k < 10; k++) app_wheel(app, 1);
     build(f);
     assert_int_equal(app->layout.areas[0].rows, 4);
     /* z: the whole picture */
-    assert_true(ui_app_key(app, 'z', 0));
+    assert_true(app_key(app, 'z', 0));
     build(f);
     assert_int_equal(app->layout.areas[0].rows, 64);
     assert_int_equal(app->layout.areas[0].row0, 0);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 1);
     teardown(state);
 }
 
@@ -777,18 +778,18 @@ static void test_zoom_and_pan(void **state)
 static void test_mask_legend(void **state)
 {
     fixture *f = *state;
-    assert_int_equal(ui_app_set_stage(&f->app, "mask"), 0);
+    assert_int_equal(app_set_stage(&f->app, "mask"), 0);
     build(f);
     assert_true(has_text(&f->dl, "may look"));
     assert_true(has_text(&f->dl, "masked"));
     assert_true(has_text(&f->dl, "−∞"));
     assert_false(has_text(&f->dl, "-1.00"));
-    assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0)); /* the grid too */
+    assert_true(app_do(&f->app, APP_ACT_GRID, 0)); /* the grid too */
     build(f);
     assert_true(has_text(&f->dl, "masked"));
     assert_false(has_text(&f->dl, "-1.00") || has_text(&f->dl, "1.00"));
-    assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0));
-    assert_int_equal(ui_app_set_stage(&f->app, "weights"), 0);
+    assert_true(app_do(&f->app, APP_ACT_GRID, 0));
+    assert_int_equal(app_set_stage(&f->app, "weights"), 0);
     build(f);
     assert_false(has_text(&f->dl, "may look"));
     assert_true(has_text(&f->dl, "1.00"));
@@ -800,18 +801,18 @@ static void test_dropped_marks(void **state)
     static const char *const kv[] = {"train", "true", "dropout", "0.5", NULL};
     setup_with(state, kv);
     fixture *f = *state;
-    assert_int_equal(ui_app_set_stage(&f->app, "weights_dropout"), 0);
+    assert_int_equal(app_set_stage(&f->app, "weights_dropout"), 0);
     build(f);
-    const ui_heat_area *a = &f->app.layout.areas[0];
-    ui_view_slice dv, w;
-    assert_int_equal(ui_view_make(&f->app.trace, "weights_dropout", 0, f->app.view.head, &dv), 0);
-    assert_int_equal(ui_view_make(&f->app.trace, "weights", 0, f->app.view.head, &w), 0);
+    const app_heat_area *a = &f->app.layout.areas[0];
+    app_view_slice dv, w;
+    assert_int_equal(app_view_make(&f->app.trace, "weights_dropout", 0, f->app.view.head, &dv), 0);
+    assert_int_equal(app_view_make(&f->app.trace, "weights", 0, f->app.view.head, &w), 0);
     int want = 0, frames = 0;
     for (int i = 0; i < a->rows; i++)
         for (int j = 0; j < a->cols; j++)
-            want += ui_slice_at(&dv.slice, i, j) == 0.0f && ui_slice_at(&w.slice, i, j) > 0.0f;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        frames += c->kind == UI_CMD_FRAME && c->color == UI_ERROR && c->r.x >= a->r.x && c->r.x < a->r.x + a->r.w;
+            want += app_slice_at(&dv.slice, i, j) == 0.0f && app_slice_at(&w.slice, i, j) > 0.0f;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        frames += c->kind == DRAW_CMD_FRAME && c->color == DRAW_ERROR && c->r.x >= a->r.x && c->r.x < a->r.x + a->r.w;
     assert_true(want > 0);
     assert_int_equal(frames, want);
     assert_true(has_text(&f->dl, "dropped"));
@@ -822,20 +823,20 @@ static void test_dropped_marks(void **state)
 static void test_head_scale(void **state)
 {
     fixture *f = *state;
-    assert_int_equal(ui_app_set_stage(&f->app, "scores"), 0);
-    const attn_tensor *t = ui_app_tensor(&f->app);
-    ui_view_slice v;
-    assert_int_equal(ui_view_make(&f->app.trace, "scores", 0, 0, &v), 0);
-    ui_scale shared = ui_view_scale(t), own = ui_view_slice_scale(t, &v.slice);
+    assert_int_equal(app_set_stage(&f->app, "scores"), 0);
+    const attn_tensor *t = app_tensor(&f->app);
+    app_view_slice v;
+    assert_int_equal(app_view_make(&f->app.trace, "scores", 0, 0, &v), 0);
+    app_scale shared = app_view_scale(t), own = app_view_slice_scale(t, &v.slice);
     assert_true(own.hi <= shared.hi);
     build(f);
     assert_true(heatmap_of(&f->dl, &f->app.layout.areas[0])->heat.scale.hi == shared.hi);
     assert_false(has_text(&f->dl, "u  colours: this head"));
-    assert_true(ui_app_key(&f->app, 'u', 0));
+    assert_true(app_key(&f->app, 'u', 0));
     build(f);
     assert_true(heatmap_of(&f->dl, &f->app.layout.areas[0])->heat.scale.hi == own.hi);
     assert_true(has_text(&f->dl, "u  colours: this head"));
-    assert_true(ui_app_key(&f->app, 'u', 0));
+    assert_true(app_key(&f->app, 'u', 0));
     build(f);
     assert_true(heatmap_of(&f->dl, &f->app.layout.areas[0])->heat.scale.hi == shared.hi);
 }
@@ -844,12 +845,12 @@ static void test_head_scale(void **state)
 static void test_cells_fill_the_area(void **state)
 {
     fixture *f = *state;
-    assert_int_equal(ui_app_set_stage(&f->app, "q"), 0);
+    assert_int_equal(app_set_stage(&f->app, "q"), 0);
     build(f);
-    const ui_heat_area *a = &f->app.layout.areas[0];
+    const app_heat_area *a = &f->app.layout.areas[0];
     int cw = a->r.w / a->cols, ch = a->r.h / a->rows;
     if (!(ch > cw * 3 / 2)) fail_msg("q cells %d × %d: want taller than wide", cw, ch);
-    assert_int_equal(ui_app_set_stage(&f->app, "weights"), 0);
+    assert_int_equal(app_set_stage(&f->app, "weights"), 0);
     build(f);
     a = &f->app.layout.areas[0];
     assert_int_equal(a->r.w / a->cols, a->r.h / a->rows);
@@ -859,11 +860,11 @@ static void test_cells_fill_the_area(void **state)
 static void test_text_contrast(void **state)
 {
     (void)state;
-    static const uint32_t text[] = {UI_TEXT, UI_TEXT_DIM, UI_ACCENT, UI_ERROR, UI_WHITE};
-    static const uint32_t back[] = {UI_BG, UI_PANEL, UI_PANEL_HI};
+    static const uint32_t text[] = {DRAW_TEXT, DRAW_TEXT_DIM, DRAW_ACCENT, DRAW_ERROR, DRAW_WHITE};
+    static const uint32_t back[] = {DRAW_BG, DRAW_PANEL, DRAW_PANEL_HI};
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
         for (size_t j = 0; j < sizeof back / sizeof back[0]; j++) {
-            double a = ui_argb_luminance(text[i]), b = ui_argb_luminance(back[j]);
+            double a = app_argb_luminance(text[i]), b = app_argb_luminance(back[j]);
             double ratio = (fmax(a, b) + 0.05) / (fmin(a, b) + 0.05);
             if (ratio < 4.5) fail_msg("text %08x on %08x: contrast %.2f:1, below 4.5:1", text[i], back[j], ratio);
         }
@@ -884,22 +885,22 @@ static void test_layer_buttons(void **state)
     free(f->app.scales); /* sized for the old trace: scales are computed afresh without it */
     f->app.scales = NULL;
     f->app.view.layer = 0;
-    assert_int_equal(ui_app_set_stage(&f->app, "layers.0.weights"), 0);
+    assert_int_equal(app_set_stage(&f->app, "layers.0.weights"), 0);
     build(f);
     assert_true(has_text(&f->dl, "layer 0 / 3"));
-    const ui_hit *next = hit_of(f, UI_ACT_LAYER_NEXT), *prev = hit_of(f, UI_ACT_LAYER_PREV);
+    const app_hit *next = hit_of(f, APP_ACT_LAYER_NEXT), *prev = hit_of(f, APP_ACT_LAYER_PREV);
     assert_non_null(next);
     assert_non_null(prev);
     assert_true(prev->r.x + prev->r.w <= next->r.x);
-    ui_rect n = next->r;
-    assert_true(ui_app_mouse_down(&f->app, n.x + n.w / 2, n.y + n.h / 2));
+    app_rect n = next->r;
+    assert_true(app_mouse_down(&f->app, n.x + n.w / 2, n.y + n.h / 2));
     assert_int_equal(f->app.view.layer, 1);
-    assert_string_equal(ui_app_tensor(&f->app)->name, "layers.1.weights");
+    assert_string_equal(app_tensor(&f->app)->name, "layers.1.weights");
     build(f);
     assert_true(has_text(&f->dl, "layer 1 / 3"));
-    assert_true(ui_app_mouse_down(&f->app, n.x + n.w / 2, n.y + n.h / 2));
+    assert_true(app_mouse_down(&f->app, n.x + n.w / 2, n.y + n.h / 2));
     build(f);
-    assert_false(ui_app_mouse_down(&f->app, n.x + n.w / 2, n.y + n.h / 2)); /* no layer 3 */
+    assert_false(app_mouse_down(&f->app, n.x + n.w / 2, n.y + n.h / 2)); /* no layer 3 */
     assert_int_equal(f->app.view.layer, 2);
     check_layout(f);
 }
@@ -929,8 +930,8 @@ static void reopen_on_model(fixture *f, const char *dir)
     attn_config_init(&c);
     attn_config_set(&c, "model", dir, NULL);
     attn_config_set(&c, "text", "the cat sat on the mat", NULL);
-    ui_app_free(&f->app);
-    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    app_free(&f->app);
+    if (app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
 }
 
@@ -944,46 +945,46 @@ static void test_training_panel(void **state)
     char dir[600];
     make_checkpointed(dir, sizeof dir, NULL);
     reopen_on_model(f, dir);
-    ui_app *app = &f->app;
+    app_state *app = &f->app;
     build(f);
     check_layout(f);
     assert_true(has_text(&f->dl, "final model (step 25) · j J: training steps"));
     assert_true(has_text(&f->dl, "each head's previous-token weight over training ▸"));
     assert_true(has_text(&f->dl, "j  final"));
-    const ui_hit *first = NULL, *head = NULL, *metric = NULL;
+    const app_hit *first = NULL, *head = NULL, *metric = NULL;
     int heads = 0;
     for (int i = 0; i < app->layout.n_hits; i++) {
-        const ui_hit *h = &app->layout.hits[i];
-        if (h->action == UI_ACT_TRAIN_AT && h->arg == 0) first = h;
-        if (h->action == UI_ACT_TRAIN_HEAD) heads++;
-        if (h->action == UI_ACT_TRAIN_HEAD && h->arg == (1 << 16 | 2)) head = h;
-        if (h->action == UI_ACT_TRAIN_METRIC) metric = h;
+        const app_hit *h = &app->layout.hits[i];
+        if (h->action == APP_ACT_TRAIN_AT && h->arg == 0) first = h;
+        if (h->action == APP_ACT_TRAIN_HEAD) heads++;
+        if (h->action == APP_ACT_TRAIN_HEAD && h->arg == (1 << 16 | 2)) head = h;
+        if (h->action == APP_ACT_TRAIN_METRIC) metric = h;
     }
     assert_int_equal(heads, 8); /* 2 layers × 4 heads */
     assert_non_null(first);
     assert_non_null(head);
     assert_non_null(metric);
-    ui_rect hr = head->r, mr = metric->r;
-    assert_true(ui_app_mouse_down(app, first->r.x + first->r.w / 2, first->r.y + first->r.h / 2));
-    ui_app_mouse_up(app);
-    assert_int_equal(ui_app_train_newest(app), 0);
+    app_rect hr = head->r, mr = metric->r;
+    assert_true(app_mouse_down(app, first->r.x + first->r.w / 2, first->r.y + first->r.h / 2));
+    app_mouse_up(app);
+    assert_int_equal(app_train_newest(app), 0);
     build(f);
     assert_true(has_text(&f->dl, "training step 0 of 25 · j J"));
     assert_true(has_text(&f->dl, "j  step 0"));
-    assert_true(ui_app_mouse_down(app, hr.x + hr.w / 2, hr.y + hr.h / 2));
-    ui_app_mouse_up(app);
+    assert_true(app_mouse_down(app, hr.x + hr.w / 2, hr.y + hr.h / 2));
+    app_mouse_up(app);
     assert_int_equal(app->view.layer, 1);
     assert_int_equal(app->view.head, 2);
-    assert_true(ui_app_mouse_down(app, mr.x + 2, mr.y + 2));
-    ui_app_mouse_up(app);
+    assert_true(app_mouse_down(app, mr.x + 2, mr.y + 2));
+    app_mouse_up(app);
     build(f);
     assert_true(has_text(&f->dl, "each head's induction score over training ▸"));
-    assert_true(ui_app_key(app, 'n', 0));
+    assert_true(app_key(app, 'n', 0));
     build(f);
     assert_false(has_text(&f->dl, "loss, nats/token:"));
     bool named = false; /* the header names the step (its line may wrap) */
-    for (const ui_cmd *cmd = NULL; (cmd = ui_draw_next(&f->dl, cmd));)
-        named |= cmd->kind == UI_CMD_TEXT && strstr(ui_cmd_text(&f->dl, cmd), "training step 0 (j J)");
+    for (const draw_cmd *cmd = NULL; (cmd = draw_list_next(&f->dl, cmd));)
+        named |= cmd->kind == DRAW_CMD_TEXT && strstr(draw_cmd_text(&f->dl, cmd), "training step 0 (j J)");
     assert_true(named);
     check_layout(f);
 }
@@ -1008,23 +1009,23 @@ static void test_layer_on_demand_on_the_worker(void **state)
     assert_int_equal(attn_trace_estimate(&c, &one, &e), ATTN_OK);
     c.qk_keep = 0;
     c.max_bytes = (one + all) / 2; /* room for one layer's weights */
-    ui_app_free(&f->app);
-    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    app_free(&f->app);
+    if (app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
-    ui_app *app = &f->app;
+    app_state *app = &f->app;
     assert_int_equal(app->trace.cfg.qk_keep, 1);
     app->cfg.max_bytes = attn_trace_bytes(&app->trace) + (one + all) / 2; /* and the trace shown beside it */
-    assert_int_equal(ui_app_set_stage(app, "layers.0.weights"), 0);
-    app->jobs = app->lesson.jobs = ui_jobs_thread(); /* the window's threads */
+    assert_int_equal(app_set_stage(app, "layers.0.weights"), 0);
+    app->jobs = app->lesson.jobs = posix_jobs(); /* the window's threads */
     app->async = true;
-    ui_app_do(app, UI_ACT_LAYER_NEXT, 0);
-    assert_int_equal(ui_app_newest_layer(app), 1);
-    if (ui_app_busy(app, NULL, NULL, NULL)) assert_int_equal(app->view.layer, 0);
-    for (int i = 0; i < 20000 && ui_app_busy(app, NULL, NULL, NULL); i++) {
-        ui_app_poll(app);
+    app_do(app, APP_ACT_LAYER_NEXT, 0);
+    assert_int_equal(app_newest_layer(app), 1);
+    if (app_busy(app, NULL, NULL, NULL)) assert_int_equal(app->view.layer, 0);
+    for (int i = 0; i < 20000 && app_busy(app, NULL, NULL, NULL); i++) {
+        app_poll(app);
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
-    assert_false(ui_app_busy(app, NULL, NULL, NULL));
+    assert_false(app_busy(app, NULL, NULL, NULL));
     assert_int_equal(app->view.layer, 1);
     assert_int_equal(app->trace.cfg.qk_keep, 2);
     assert_string_equal(app->view.stage, "layers.1.weights");
@@ -1045,52 +1046,52 @@ static void test_model_compare(void **state)
     attn_config_set(&c, "model", dir, NULL);
     attn_config_set(&c, "text", "the cat sat | a dog ran on the mat", NULL);
     attn_config_set(&c, "pad_side", "left", NULL);
-    ui_app_free(&f->app);
-    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    app_free(&f->app);
+    if (app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
-    ui_player_init(&f->app.lesson, "en", NULL);
+    app_player_init(&f->app.lesson, "en", NULL);
     f->app.lesson.keep_progress = false;
-    assert_int_equal(ui_app_set_stage(&f->app, "layers.1.weights"), 0);
-    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE_WITH, 1)); /* the padding mask */
+    assert_int_equal(app_set_stage(&f->app, "layers.1.weights"), 0);
+    assert_true(app_do(&f->app, APP_ACT_COMPARE_WITH, 1)); /* the padding mask */
     build(f);
     check_layout(f);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 3);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 3);
     assert_true(has_text(&f->dl, "compare layers.1.weights of head 0 with the padding mask toggled:"));
     remove_model(dir);
 }
 
 /* The text strip drawn alone in box on d: its height, and in out the text
  * of its body (below the title line), joined in the order drawn. */
-static int strip_text(fixture *f, ui_draw *d, ui_rect box, char *out, size_t size)
+static int strip_text(fixture *f, draw_list *d, app_rect box, char *out, size_t size)
 {
-    ui_draw_begin(d, 16);
+    draw_list_begin(d, 16);
     d->layout = &f->app.layout;
-    int h = ui_render_text_strip(d, &f->app, box), u = ui_line(d), body = box.y + u / 4 + u + u / 4;
+    int h = draw_text_strip(d, &f->app, box), u = draw_line_h(d), body = box.y + u / 4 + u + u / 4;
     size_t n = 0;
     out[0] = '\0';
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(d, c));)
-        if (c->kind == UI_CMD_TEXT && c->r.y >= body && n < size)
-            n += (size_t)snprintf(out + n, size - n, "%s", ui_cmd_text(d, c));
+    for (const draw_cmd *c = NULL; (c = draw_list_next(d, c));)
+        if (c->kind == DRAW_CMD_TEXT && c->r.y >= body && n < size)
+            n += (size_t)snprintf(out + n, size - n, "%s", draw_cmd_text(d, c));
     return h;
 }
 
-/* The command after the one filled (UI_CMD_RECT) or framed (UI_CMD_FRAME)
+/* The command after the one filled (DRAW_CMD_RECT) or framed (DRAW_CMD_FRAME)
  * in colour behind text s, if it is a text command of colour text_colour. */
-static bool marked(const ui_draw *d, const char *s, ui_cmd_kind kind, uint32_t colour, uint32_t text_colour)
+static bool marked(const draw_list *d, const char *s, draw_cmd_kind kind, uint32_t colour, uint32_t text_colour)
 {
-    const ui_cmd *before = NULL;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(d, c)); before = c)
-        if (c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(d, c), s) && c->color == text_colour && before &&
+    const draw_cmd *before = NULL;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(d, c)); before = c)
+        if (c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(d, c), s) && c->color == text_colour && before &&
             before->kind == kind && before->color == colour && before->r.x < c->r.x + c->r.w &&
             before->r.x + before->r.w >= c->r.x + c->r.w) /* over it (a word's leading space aside) */
             return true;
     return false;
 }
 
-static uint32_t text_colour(const ui_draw *d, const char *s)
+static uint32_t text_colour(const draw_list *d, const char *s)
 {
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(d, c));)
-        if (c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(d, c), s)) return c->color;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(d, c));)
+        if (c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(d, c), s)) return c->color;
     return 0;
 }
 
@@ -1107,57 +1108,57 @@ static void test_text_strip(void **state)
     attn_config_init(&c);
     attn_config_set(&c, "model", "tang", NULL);
     attn_config_set(&c, "text", "春眠不觉晓", NULL);
-    ui_app_free(&f->app);
-    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    app_free(&f->app);
+    if (app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
-    ui_player_init(&f->app.lesson, "en", NULL);
+    app_player_init(&f->app.lesson, "en", NULL);
     f->app.lesson.keep_progress = false;
-    ui_app *app = &f->app;
-    ui_draw d;
-    ui_draw_init(&d, FAKE);
-    ui_rect wide = {100, 50, 800, 600};
+    app_state *app = &f->app;
+    draw_list d;
+    draw_list_init(&d, FAKE);
+    app_rect wide = {100, 50, 800, 600};
     /* not in the single view of the full pass */
     assert_int_equal(strip_text(f, &d, wide, text, sizeof text), 0);
-    for (int i = 0; i < 5; i++) assert_true(ui_app_key(app, ']', 0));
+    for (int i = 0; i < 5; i++) assert_true(app_key(app, ']', 0));
     assert_true(strip_text(f, &d, wide, text, sizeof text) > 0);
     assert_string_equal(text, "<s>春眠不觉晓，春醉不相?");
-    assert_int_equal(text_colour(&d, "晓"), UI_TEXT);       /* the prompt */
-    assert_int_equal(text_colour(&d, "醉"), UI_ACCENT);     /* written by ] */
-    assert_true(marked(&d, "相", UI_CMD_RECT, UI_ACCENT, UI_BLACK)); /* the query: the last token */
-    assert_true(marked(&d, "?", UI_CMD_FRAME, UI_WHITE, UI_TEXT_DIM)); /* what it predicts: still to come */
+    assert_int_equal(text_colour(&d, "晓"), DRAW_TEXT);     /* the prompt */
+    assert_int_equal(text_colour(&d, "醉"), DRAW_ACCENT);   /* written by ] */
+    assert_true(marked(&d, "相", DRAW_CMD_RECT, DRAW_ACCENT, DRAW_BLACK)); /* the query: the last token */
+    assert_true(marked(&d, "?", DRAW_CMD_FRAME, DRAW_WHITE, DRAW_TEXT_DIM)); /* what it predicts: still to come */
     assert_true(has_text(&d, "the query row shown") && has_text(&d, "the token it predicts") &&
                 has_text(&d, "written by ]"));
     /* two steps back: the query reads 醉, and the 不 after it is framed */
-    assert_true(ui_app_key(app, '[', 0));
-    assert_true(ui_app_key(app, '[', 0));
+    assert_true(app_key(app, '[', 0));
+    assert_true(app_key(app, '[', 0));
     strip_text(f, &d, wide, text, sizeof text);
     assert_string_equal(text, "<s>春眠不觉晓，春醉不相");
-    assert_true(marked(&d, "醉", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
-    assert_true(marked(&d, "不", UI_CMD_FRAME, UI_WHITE, UI_ACCENT));
+    assert_true(marked(&d, "醉", DRAW_CMD_RECT, DRAW_ACCENT, DRAW_BLACK));
+    assert_true(marked(&d, "不", DRAW_CMD_FRAME, DRAW_WHITE, DRAW_ACCENT));
     /* in the frame: under the decode panel, the picture below it */
     build(f);
     check_layout(f);
-    assert_true(marked(&f->dl, "醉", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
+    assert_true(marked(&f->dl, "醉", DRAW_CMD_RECT, DRAW_ACCENT, DRAW_BLACK));
     int strip_y = -1, heat_y = -1;
-    for (const ui_cmd *cmd = NULL; (cmd = ui_draw_next(&f->dl, cmd));) {
-        if (cmd->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(&f->dl, cmd), "text")) strip_y = cmd->r.y;
-        if (cmd->kind == UI_CMD_HEATMAP && heat_y < 0) heat_y = cmd->r.y;
+    for (const draw_cmd *cmd = NULL; (cmd = draw_list_next(&f->dl, cmd));) {
+        if (cmd->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(&f->dl, cmd), "text")) strip_y = cmd->r.y;
+        if (cmd->kind == DRAW_CMD_HEATMAP && heat_y < 0) heat_y = cmd->r.y;
     }
     assert_true(strip_y > 0 && heat_y > strip_y + 2 * 20);
 
     /* narrow: wrapped inside the box, no line starting with ， or 。 */
-    while (app->view.decode_step < app->decode_len) assert_true(ui_app_key(app, ']', 0));
-    for (int i = 0; i < 40 && !strstr(app->status, "end of the text"); i++) assert_true(ui_app_key(app, ']', 0));
+    while (app->view.decode_step < app->decode_len) assert_true(app_key(app, ']', 0));
+    for (int i = 0; i < 40 && !strstr(app->status, "end of the text"); i++) assert_true(app_key(app, ']', 0));
     assert_non_null(strstr(app->status, "end of the text"));
-    ui_rect narrow = {100, 50, 100, 600};
+    app_rect narrow = {100, 50, 100, 600};
     strip_text(f, &d, narrow, text, sizeof text);
-    int starts = 0, u = ui_line(&d);
-    for (const ui_cmd *cmd = NULL; (cmd = ui_draw_next(&d, cmd));) {
-        if (cmd->kind != UI_CMD_TEXT || cmd->r.y < narrow.y + u + u / 2) continue;
+    int starts = 0, u = draw_line_h(&d);
+    for (const draw_cmd *cmd = NULL; (cmd = draw_list_next(&d, cmd));) {
+        if (cmd->kind != DRAW_CMD_TEXT || cmd->r.y < narrow.y + u + u / 2) continue;
         assert_true(cmd->r.x + cmd->r.w <= narrow.x + narrow.w);
         if (cmd->r.x == narrow.x + u / 2) {
             starts++;
-            assert_true(strcmp(ui_cmd_text(&d, cmd), "，") && strcmp(ui_cmd_text(&d, cmd), "。"));
+            assert_true(strcmp(draw_cmd_text(&d, cmd), "，") && strcmp(draw_cmd_text(&d, cmd), "。"));
         }
     }
     assert_true(starts >= 2);
@@ -1166,27 +1167,27 @@ static void test_text_strip(void **state)
     assert_non_null(strstr(text, "<s>春眠不觉晓，春醉不相催。"));
     const char *end = strstr(text, "。</s>end of text (</s>) · ] starts the next one");
     assert_true(end && !end[strlen("。</s>end of text (</s>) · ] starts the next one")]);
-    assert_true(marked(&d, "</s>", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
+    assert_true(marked(&d, "</s>", DRAW_CMD_RECT, DRAW_ACCENT, DRAW_BLACK));
     /* a short box shows the lines around the query, and says which */
-    strip_text(f, &d, (ui_rect){100, 50, 100, 200}, text, sizeof text);
+    strip_text(f, &d, (app_rect){100, 50, 100, 200}, text, sizeof text);
     assert_non_null(strstr(text, "</s>"));
     assert_null(strstr(text, "春眠"));
     bool said = false;
-    for (const ui_cmd *cmd = NULL; (cmd = ui_draw_next(&d, cmd));)
-        said |= cmd->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&d, cmd), "text, lines ", 12);
+    for (const draw_cmd *cmd = NULL; (cmd = draw_list_next(&d, cmd));)
+        said |= cmd->kind == DRAW_CMD_TEXT && !strncmp(draw_cmd_text(&d, cmd), "text, lines ", 12);
     assert_true(said);
     /* one step back: the end is said without the ] that would start the next */
-    assert_true(ui_app_key(app, '[', 0));
+    assert_true(app_key(app, '[', 0));
     strip_text(f, &d, wide, text, sizeof text);
     assert_non_null(strstr(text, "。</s>end of text (</s>)"));
     assert_null(strstr(text, "starts the next"));
-    assert_true(ui_app_key(app, ']', 0));
+    assert_true(app_key(app, ']', 0));
     /* ] after </s>: a new text from <s> alone */
-    assert_true(ui_app_key(app, ']', 0));
+    assert_true(app_key(app, ']', 0));
     strip_text(f, &d, wide, text, sizeof text);
     assert_string_equal(text, "<s>?");
-    assert_true(marked(&d, "<s>", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
-    ui_draw_free(&d);
+    assert_true(marked(&d, "<s>", DRAW_CMD_RECT, DRAW_ACCENT, DRAW_BLACK));
+    draw_list_free(&d);
 }
 
 /* Words with their spaces (a WordLevel tokenizer without a decoder joins
@@ -1197,37 +1198,37 @@ static void test_text_strip_words(void **state)
     char dir[512], text[1024];
     new_model(dir, sizeof dir, "words", 1);
     reopen_on_model(f, dir);
-    ui_player_init(&f->app.lesson, "en", NULL);
+    app_player_init(&f->app.lesson, "en", NULL);
     f->app.lesson.keep_progress = false;
-    ui_draw d;
-    ui_draw_init(&d, FAKE);
-    ui_rect wide = {0, 0, 900, 600};
-    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE, 0));
+    draw_list d;
+    draw_list_init(&d, FAKE);
+    app_rect wide = {0, 0, 900, 600};
+    assert_true(app_do(&f->app, APP_ACT_COMPARE, 0));
     assert_true(strip_text(f, &d, wide, text, sizeof text) > 0);
     assert_string_equal(text, "<s>the cat sat on the mat?");
-    assert_true(marked(&d, " mat", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
-    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE, 0)); /* back to the single view */
+    assert_true(marked(&d, " mat", DRAW_CMD_RECT, DRAW_ACCENT, DRAW_BLACK));
+    assert_true(app_do(&f->app, APP_ACT_COMPARE, 0)); /* back to the single view */
     assert_int_equal(strip_text(f, &d, wide, text, sizeof text), 0);
-    assert_true(ui_app_key(&f->app, 'k', 0)); /* decode mode at the last token */
+    assert_true(app_key(&f->app, 'k', 0)); /* decode mode at the last token */
     assert_int_equal(f->app.view.decode_step, 7);
-    assert_true(ui_app_key(&f->app, '[', 0));
+    assert_true(app_key(&f->app, '[', 0));
     strip_text(f, &d, wide, text, sizeof text);
     assert_string_equal(text, "<s>the cat sat on the mat");
-    assert_true(marked(&d, " the", UI_CMD_RECT, UI_ACCENT, UI_BLACK));
+    assert_true(marked(&d, " the", DRAW_CMD_RECT, DRAW_ACCENT, DRAW_BLACK));
     /* measured without drawing: the same height, no command */
-    ui_draw_begin(&d, 16);
-    int measured = ui_text_strip_height(&d, &f->app, wide);
+    draw_list_begin(&d, 16);
+    int measured = draw_text_strip_height(&d, &f->app, wide);
     assert_int_equal(d.n, 0);
     assert_int_equal(measured, strip_text(f, &d, wide, text, sizeof text));
-    assert_true(marked(&d, " mat", UI_CMD_FRAME, UI_WHITE, UI_TEXT));
-    ui_draw_free(&d);
+    assert_true(marked(&d, " mat", DRAW_CMD_FRAME, DRAW_WHITE, DRAW_TEXT));
+    draw_list_free(&d);
     remove_model(dir);
 }
 
-static int count_text(const ui_draw *dl, const char *s)
+static int count_text(const draw_list *dl, const char *s)
 {
     int n = 0;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) n += c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(dl, c), s);
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));) n += c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(dl, c), s);
     return n;
 }
 
@@ -1245,21 +1246,21 @@ static void test_choice_explanations(void **state)
           "- [ ] first\n  - wrongfirst\n- [x] second\n  - rightsecond\n- [ ] third\n  - wrongthird\n",
           fp);
     fclose(fp);
-    if (ui_app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    if (app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
     const lesson_quiz *q = &f->app.lesson.ls.steps[0].quizzes[0];
     assert_int_equal(q->n_choices, 3);
     assert_true(q->explained[0] && q->explained[1] && q->explained[2]);
     build(f);
     assert_false(has_text(&f->dl, "wrongfirst") || has_text(&f->dl, "rightsecond"));
-    assert_true(ui_app_do(&f->app, UI_ACT_LESSON_CHOICE, 0 << 8 | 0));
-    assert_true(ui_app_do(&f->app, UI_ACT_LESSON_CHECK, 0));
+    assert_true(app_do(&f->app, APP_ACT_LESSON_CHOICE, 0 << 8 | 0));
+    assert_true(app_do(&f->app, APP_ACT_LESSON_CHECK, 0));
     build(f);
     assert_true(has_text(&f->dl, "wrongfirst"));
     assert_false(has_text(&f->dl, "rightsecond") || has_text(&f->dl, "wrongthird"));
     assert_int_equal(count_text(&f->dl, "✗"), 1);
-    assert_true(ui_app_do(&f->app, UI_ACT_LESSON_CHOICE, 0 << 8 | 0));
-    assert_true(ui_app_do(&f->app, UI_ACT_LESSON_CHOICE, 0 << 8 | 1));
-    assert_true(ui_app_do(&f->app, UI_ACT_LESSON_CHECK, 0));
+    assert_true(app_do(&f->app, APP_ACT_LESSON_CHOICE, 0 << 8 | 0));
+    assert_true(app_do(&f->app, APP_ACT_LESSON_CHOICE, 0 << 8 | 1));
+    assert_true(app_do(&f->app, APP_ACT_LESSON_CHECK, 0));
     build(f);
     assert_true(has_text(&f->dl, "wrongfirst") && has_text(&f->dl, "rightsecond") && has_text(&f->dl, "wrongthird"));
     assert_int_equal(count_text(&f->dl, "✗"), 2);
@@ -1269,7 +1270,7 @@ static void test_choice_explanations(void **state)
 }
 
 /* The hit of (act, arg), or NULL. */
-static const ui_hit *hit_at(const ui_app *app, ui_action act, int arg)
+static const app_hit *hit_at(const app_state *app, app_action act, int arg)
 {
     for (int i = 0; i < app->layout.n_hits; i++)
         if (app->layout.hits[i].action == act && app->layout.hits[i].arg == arg) return &app->layout.hits[i];
@@ -1281,33 +1282,33 @@ static const ui_hit *hit_at(const ui_app *app, ui_action act, int arg)
 static void test_geometry_view(void **state)
 {
     fixture *f = *state;
-    assert_true(ui_app_key(&f->app, 'a', 0));
+    assert_true(app_key(&f->app, 'a', 0));
     assert_int_equal(f->app.view.mode, LESSON_VIEW_GEOMETRY);
     build(f);
     check_list(f);
     check_layout(f);
     /* 6 queries and 6 keys, 6 values, the context and its chain of weighted values: arrows of 2 polygons */
-    assert_true(count(&f->dl, UI_CMD_POLY) >= 2 * (6 + 6 + 6 + 1));
+    assert_true(count(&f->dl, DRAW_CMD_POLY) >= 2 * (6 + 6 + 6 + 1));
     assert_true(has_text(&f->dl, "context"));
     assert_true(has_text(&f->dl, "a  arrows"));
     bool last = false;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        last |= c->kind == UI_CMD_TEXT && strstr(ui_cmd_text(&f->dl, c), "query 娘");
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        last |= c->kind == DRAW_CMD_TEXT && strstr(draw_cmd_text(&f->dl, c), "query 娘");
     assert_true(last); /* no row chosen: the last query, which reads every key */
-    const ui_hit *h = hit_at(&f->app, UI_ACT_ROW, 2);
+    const app_hit *h = hit_at(&f->app, APP_ACT_ROW, 2);
     assert_non_null(h);
-    assert_true(ui_app_mouse_move(&f->app, h->r.x + h->r.w / 2, h->r.y + h->r.h / 2));
+    assert_true(app_mouse_move(&f->app, h->r.x + h->r.w / 2, h->r.y + h->r.h / 2));
     assert_int_equal(f->app.geom_hover, 2);
     build(f);
     bool two = false;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        two |= c->kind == UI_CMD_TEXT && strstr(ui_cmd_text(&f->dl, c), "query 一");
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        two |= c->kind == DRAW_CMD_TEXT && strstr(draw_cmd_text(&f->dl, c), "query 一");
     assert_true(two);
     /* causal: query 2 reads keys 0..2; the keys after it carry no weight label */
     assert_false(has_text(&f->dl, "猫 0.00"));
-    assert_true(ui_app_mouse_down(&f->app, h->r.x + h->r.w / 2, h->r.y + h->r.h / 2));
+    assert_true(app_mouse_down(&f->app, h->r.x + h->r.w / 2, h->r.y + h->r.h / 2));
     assert_int_equal(f->app.view.row, 2);
-    assert_true(ui_app_key(&f->app, 'a', 0));
+    assert_true(app_key(&f->app, 'a', 0));
     assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);
 }
 
@@ -1317,13 +1318,13 @@ static void test_long_labels(void **state)
 {
     fixture *f = *state;
     for (int grid = 0; grid < 2; grid++) {
-        if (grid) assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0));
+        if (grid) assert_true(app_do(&f->app, APP_ACT_GRID, 0));
         build(f);
         check_list(f);
         int whole = 0, cut = 0, reads = 0;
-        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
-            if (c->kind != UI_CMD_TEXT) continue;
-            const char *s = ui_cmd_text(&f->dl, c);
+        for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+            if (c->kind != DRAW_CMD_TEXT) continue;
+            const char *s = draw_cmd_text(&f->dl, c);
             whole += !strcmp(s, "transformer");
             cut += !strncmp(s, "tr", 2) && strstr(s, "…") != NULL;
             reads += !strcmp(s, "reads");
@@ -1333,9 +1334,9 @@ static void test_long_labels(void **state)
         assert_true(whole + cut >= 2 * panes);
     }
     /* hover the cell (row 2, column 1): the tooltip names both labels in full */
-    const ui_heat_area *a = &f->app.layout.areas[0];
+    const app_heat_area *a = &f->app.layout.areas[0];
     int x = a->r.x + a->r.w * 3 / 6, y = a->r.y + a->r.h * 5 / 6;
-    assert_true(ui_app_mouse_move(&f->app, x, y));
+    assert_true(app_mouse_move(&f->app, x, y));
     assert_int_equal(f->app.hover_i, 2);
     assert_int_equal(f->app.hover_j, 1);
     build(f);
@@ -1348,30 +1349,30 @@ static void test_long_labels(void **state)
 static void test_hidden_labels_are_said(void **state)
 {
     fixture *f = *state;
-    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE, 0));
+    assert_true(app_do(&f->app, APP_ACT_COMPARE, 0));
     build(f);
     check_layout(f);
     int notes = 0;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        if (c->kind == UI_CMD_TEXT) {
-            notes += !strncmp(ui_cmd_text(&f->dl, c), "labels", 6);
-            assert_string_not_equal(ui_cmd_text(&f->dl, c), "…");
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        if (c->kind == DRAW_CMD_TEXT) {
+            notes += !strncmp(draw_cmd_text(&f->dl, c), "labels", 6);
+            assert_string_not_equal(draw_cmd_text(&f->dl, c), "…");
         }
     assert_int_equal(notes, 3);
-    assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0));
+    assert_true(app_do(&f->app, APP_ACT_GRID, 0));
     build(f);
     check_layout(f);
     assert_true(has_text(&f->dl, "the thumbnails are too small for token labels: hover a cell for its tokens, or g for one head"));
 }
 
 /* Whether the chip that carries action act is lit (framed in the accent colour). */
-static bool chip_lit(const fixture *f, ui_action act)
+static bool chip_lit(const fixture *f, app_action act)
 {
     for (int i = 0; i < f->app.layout.n_hits; i++) {
         if (f->app.layout.hits[i].action != act) continue;
-        ui_rect r = f->app.layout.hits[i].r;
-        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-            if (c->kind == UI_CMD_FRAME && c->color == UI_ACCENT && c->r.x == r.x && c->r.y == r.y && c->r.w == r.w)
+        app_rect r = f->app.layout.hits[i].r;
+        for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+            if (c->kind == DRAW_CMD_FRAME && c->color == DRAW_ACCENT && c->r.x == r.x && c->r.y == r.y && c->r.w == r.w)
                 return true;
     }
     return false;
@@ -1383,9 +1384,9 @@ static void test_padding_chip_lit_only_with_pads(void **state)
     fixture *f = *state;
     build(f);
     assert_true(f->app.trace.tokens.rows > 1);
-    assert_true(chip_lit(f, UI_ACT_PADDING)); /* the example's two rows, one padded */
-    assert_true(chip_lit(f, UI_ACT_CAUSAL));
-    assert_int_equal(ui_app_set_stage(&f->app, "mask"), 0);
+    assert_true(chip_lit(f, APP_ACT_PADDING)); /* the example's two rows, one padded */
+    assert_true(chip_lit(f, APP_ACT_CAUSAL));
+    assert_int_equal(app_set_stage(&f->app, "mask"), 0);
     build(f);
     assert_true(has_text(&f->dl, "mask[i,j] = fill if key j is in the future (causal) or <pad>, else 0"));
     teardown(state);
@@ -1394,9 +1395,9 @@ static void test_padding_chip_lit_only_with_pads(void **state)
     f = *state;
     build(f);
     assert_true(f->app.trace.cfg.pad_mask);
-    assert_false(chip_lit(f, UI_ACT_PADDING));
-    assert_true(chip_lit(f, UI_ACT_CAUSAL));
-    assert_int_equal(ui_app_set_stage(&f->app, "mask"), 0); /* and the mask's formula leaves <pad> out */
+    assert_false(chip_lit(f, APP_ACT_PADDING));
+    assert_true(chip_lit(f, APP_ACT_CAUSAL));
+    assert_int_equal(app_set_stage(&f->app, "mask"), 0); /* and the mask's formula leaves <pad> out */
     build(f);
     assert_true(has_text(&f->dl, "mask[i,j] = fill if key j is in the future (causal), else 0"));
 }
@@ -1409,7 +1410,7 @@ static void test_larger_text_keeps_numbers_and_buttons(void **state)
     fixture *f = *state;
     char dir[512], path[600], err[400];
     snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
-    if (ui_app_lesson_open(&f->app, path, 1, err, sizeof err)) fail_msg("%s", err); /* "The mask matrix M" */
+    if (app_lesson_open(&f->app, path, 1, err, sizeof err)) fail_msg("%s", err); /* "The mask matrix M" */
     static const float scales[] = {1.0f, 1.25f, 1.5f, 1.75f};
     for (size_t k = 0; k < sizeof scales / sizeof *scales; k++) {
         f->app.font_scale = scales[k];
@@ -1417,14 +1418,14 @@ static void test_larger_text_keeps_numbers_and_buttons(void **state)
         check_layout(f);
         check_list(f);
         int numbers = 0, smaller = 0, next = 0;
-        int px = (int)lroundf(UI_BASE_FONT_PX * f->app.font_scale * f->app.pixel_ratio);
-        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-            if (c->kind == UI_CMD_TEXT && c->r.x < f->app.layout.width && strchr(ui_cmd_text(&f->dl, c), '.') &&
+        int px = (int)lroundf(DRAW_BASE_FONT_PX * f->app.font_scale * f->app.pixel_ratio);
+        for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+            if (c->kind == DRAW_CMD_TEXT && c->r.x < f->app.layout.width && strchr(draw_cmd_text(&f->dl, c), '.') &&
                 f->app.layout.n_areas && inside(c->r, f->app.layout.areas[0].r)) {
                 numbers++;
                 smaller += c->text.px < px;
             }
-        for (int i = 0; i < f->app.layout.n_hits; i++) next += f->app.layout.hits[i].action == UI_ACT_LESSON_NEXT;
+        for (int i = 0; i < f->app.layout.n_hits; i++) next += f->app.layout.hits[i].action == APP_ACT_LESSON_NEXT;
         if (numbers != 36) fail_msg("font scale %.2f: %d of the 36 cells show their number", scales[k], numbers);
         assert_int_equal(next, 1);
         if (k == 0) assert_int_equal(smaller, 0); /* at the usual size, the text's own size */
@@ -1436,57 +1437,57 @@ static void test_lesson_panel(void **state)
     fixture *f = *state;
     char dir[512], path[600], err[400];
     snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
-    if (ui_app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    if (app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);
     /* **bold** is drawn in the bold face, not underlined: no line under a bold word */
     int bold = 0;
     for (int step = 0; step < f->app.lesson.ls.n_steps && !bold; step++) {
-        if (ui_app_lesson_open(&f->app, path, step, err, sizeof err)) fail_msg("%s", err);
+        if (app_lesson_open(&f->app, path, step, err, sizeof err)) fail_msg("%s", err);
         build(f);
-        for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
-            if (c->kind != UI_CMD_TEXT || !c->text.bold || c->r.x < f->app.layout.width) continue;
+        for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+            if (c->kind != DRAW_CMD_TEXT || !c->text.bold || c->r.x < f->app.layout.width) continue;
             bold++;
-            for (const ui_cmd *l = NULL; (l = ui_draw_next(&f->dl, l));)
-                assert_false(l->kind == UI_CMD_LINE && l->r.y == c->r.y + c->r.h - 0 && l->r.x == c->r.x &&
+            for (const draw_cmd *l = NULL; (l = draw_list_next(&f->dl, l));)
+                assert_false(l->kind == DRAW_CMD_LINE && l->r.y == c->r.y + c->r.h - 0 && l->r.x == c->r.x &&
                              l->r.w == c->r.w);
         }
     }
     assert_true(bold > 0);
     for (int step = 0; step < f->app.lesson.ls.n_steps; step++) {
-        if (ui_app_lesson_open(&f->app, path, step, err, sizeof err)) fail_msg("%s", err);
+        if (app_lesson_open(&f->app, path, step, err, sizeof err)) fail_msg("%s", err);
         for (int scroll = 0; scroll < 3; scroll++) {
             f->app.lesson.scroll = scroll * 10000; /* far past the end: kept in range */
             build(f);
             check_list(f);
             check_layout(f);
-            assert_int_equal(count(&f->dl, UI_CMD_CLIP_PUSH), 1);
+            assert_int_equal(count(&f->dl, DRAW_CMD_CLIP_PUSH), 1);
             assert_true(f->app.lesson.scroll <= f->app.layout.lesson_scroll_max);
             assert_true(f->app.layout.width < W);
             assert_int_equal(f->app.layout.full_width, W);
-            const ui_cmd *clip = NULL;
-            for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-                if (c->kind == UI_CMD_CLIP_PUSH) clip = c;
+            const draw_cmd *clip = NULL;
+            for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+                if (c->kind == DRAW_CMD_CLIP_PUSH) clip = c;
             for (int i = 0; i < f->app.layout.n_hits; i++) {
-                const ui_hit *h = &f->app.layout.hits[i];
-                if (h->action == UI_ACT_LESSON_CHOICE && h->r.w > 0) assert_true(inside(h->r, clip->r));
+                const app_hit *h = &f->app.layout.hits[i];
+                if (h->action == APP_ACT_LESSON_CHOICE && h->r.w > 0) assert_true(inside(h->r, clip->r));
             }
         }
     }
-    assert_true(ui_app_do(&f->app, UI_ACT_PICKER, 0));
+    assert_true(app_do(&f->app, APP_ACT_PICKER, 0));
     build(f);
     check_list(f);
     check_layout(f);
 }
 
 /* Every text command of the frame joined by spaces: a wrapped sentence reads whole. */
-static char *all_text(const ui_draw *dl)
+static char *all_text(const draw_list *dl)
 {
     size_t n = 1;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
-        if (c->kind == UI_CMD_TEXT) n += strlen(ui_cmd_text(dl, c)) + 1;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        if (c->kind == DRAW_CMD_TEXT) n += strlen(draw_cmd_text(dl, c)) + 1;
     char *s = calloc(n, 1);
     assert_non_null(s);
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
-        if (c->kind == UI_CMD_TEXT) strcat(strcat(s, ui_cmd_text(dl, c)), " ");
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        if (c->kind == DRAW_CMD_TEXT) strcat(strcat(s, draw_cmd_text(dl, c)), " ");
     return s;
 }
 
@@ -1494,9 +1495,9 @@ static char *all_text(const ui_draw *dl)
  * decides whether it is there; what it says is tested here), its text joined. */
 static char *panel_text(fixture *f)
 {
-    ui_draw_begin(&f->dl, (int)lroundf(UI_BASE_FONT_PX * f->app.font_scale * f->app.pixel_ratio));
+    draw_list_begin(&f->dl, (int)lroundf(DRAW_BASE_FONT_PX * f->app.font_scale * f->app.pixel_ratio));
     f->dl.layout = &f->app.layout;
-    ui_render_predictions(&f->dl, &f->app, (ui_rect){W - 20 * ui_line(&f->dl), 80, 19 * ui_line(&f->dl), H - 120});
+    draw_predictions(&f->dl, &f->app, (app_rect){W - 20 * draw_line_h(&f->dl), 80, 19 * draw_line_h(&f->dl), H - 120});
     assert_false(f->dl.failed);
     return all_text(&f->dl);
 }
@@ -1510,10 +1511,10 @@ static void open_model(fixture *f, const char *model, const char *causal)
     attn_config_set(&c, "model", model, NULL);
     attn_config_set(&c, "text", "床前明月光，疑是地上霜。举头望明月，低头思故乡。", NULL);
     if (causal) attn_config_set(&c, "causal", causal, NULL);
-    ui_app_free(&f->app);
-    if (ui_app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    app_free(&f->app);
+    if (app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
-    ui_player_init(&f->app.lesson, "en", NULL);
+    app_player_init(&f->app.lesson, "en", NULL);
     f->app.lesson.keep_progress = false;
 }
 
@@ -1535,7 +1536,7 @@ static void test_panel_losses(void **state)
     assert_non_null(strstr(text, "held-out text, trained without it: 0.00"));
     assert_non_null(strstr(text, "trained without the causal mask"));
     free(text);
-    assert_true(ui_app_do(&f->app, UI_ACT_CAUSAL, 0));
+    assert_true(app_do(&f->app, APP_ACT_CAUSAL, 0));
     double off = attn_trace_loss(&f->app.trace, 0, &n);
     assert_true(off < 0.1);
     text = panel_text(f);
@@ -1543,7 +1544,7 @@ static void test_panel_losses(void **state)
     assert_non_null(strstr(text, want));
     free(text);
     /* the compare view with the mask toggled: both losses, the toggled one under its bars */
-    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE_WITH, attn_compare_find("causal")));
+    assert_true(app_do(&f->app, APP_ACT_COMPARE_WITH, attn_compare_find("causal")));
     text = panel_text(f);
     snprintf(want, sizeof want, "this text: %.2f nats/token without the causal mask", off);
     assert_non_null(strstr(text, want));
@@ -1559,7 +1560,7 @@ static void test_panel_losses(void **state)
     assert_non_null(strstr(text, "held-out text, trained with it: 4.28"));
     assert_null(strstr(text, "trained without the causal mask"));
     free(text);
-    assert_true(ui_app_do(&f->app, UI_ACT_CAUSAL, 0));
+    assert_true(app_do(&f->app, APP_ACT_CAUSAL, 0));
     text = panel_text(f);
     snprintf(want, sizeof want, "this text: %.2f nats/token without the causal mask", attn_trace_loss(&f->app.trace, 0, &n));
     assert_non_null(strstr(text, want));
@@ -1574,7 +1575,7 @@ static void test_model_as_trained(void **state)
     fixture *f = *state;
     open_model(f, "tang-mqa", NULL);
     assert_true(f->app.trace.cfg.causal);
-    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0));
+    assert_true(app_do(&f->app, APP_ACT_MODEL_NEXT, 0));
     assert_string_equal(f->app.model->name, "tang-nocausal");
     assert_int_equal(f->app.cfg.causal, ATTN_CAUSAL_OFF);
     assert_int_equal(f->app.trace.cfg.causal, ATTN_CAUSAL_OFF);
@@ -1585,10 +1586,10 @@ static void test_model_as_trained(void **state)
     assert_null(strstr(text, "B/token"));
     free(text);
     assert_int_equal(f->app.n_variants, 0);
-    assert_false(ui_app_do(&f->app, UI_ACT_MODE, 0)); /* m: nothing to switch to, as the panel says */
-    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0)); /* the built-in example */
+    assert_false(app_do(&f->app, APP_ACT_MODE, 0)); /* m: nothing to switch to, as the panel says */
+    assert_true(app_do(&f->app, APP_ACT_MODEL_NEXT, 0)); /* the built-in example */
     assert_null(f->app.model);
-    assert_true(ui_app_do(&f->app, UI_ACT_MODEL_NEXT, 0)); /* brown: trained with the mask, it opens with it */
+    assert_true(app_do(&f->app, APP_ACT_MODEL_NEXT, 0)); /* brown: trained with the mask, it opens with it */
     assert_string_equal(f->app.model->name, "brown");
     assert_int_equal(f->app.trace.cfg.causal, ATTN_CAUSAL_ON);
     open_model(f, "tang", NULL);
@@ -1597,7 +1598,7 @@ static void test_model_as_trained(void **state)
     assert_non_null(strstr(text, "KV 2048 B/token, all 4 layers"));
     assert_non_null(strstr(text, "KV 4096 B/token, all 4 layers"));
     free(text);
-    assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0));
+    assert_true(app_do(&f->app, APP_ACT_MODE, 0));
     assert_string_equal(f->app.model->name, "tang-mqa");
 }
 
@@ -1607,7 +1608,7 @@ static void test_cache_bytes_agree(void **state)
 {
     fixture *f = *state;
     open_model(f, "tang", NULL);
-    assert_true(ui_app_do(&f->app, UI_ACT_DECODE, 0));
+    assert_true(app_do(&f->app, APP_ACT_DECODE, 0));
     build(f);
     char *text = all_text(&f->dl);
     /* 2 (K and V) · g = 2 kv heads · k = 32 · 4 bytes = 512 B a layer, 4 layers */
@@ -1616,7 +1617,7 @@ static void test_cache_bytes_agree(void **state)
     text = panel_text(f);
     assert_non_null(strstr(text, "KV 2048 B/token, all 4 layers"));
     free(text);
-    assert_true(ui_app_do(&f->app, UI_ACT_MODE, 0)); /* m: tang-mqa, one kv head */
+    assert_true(app_do(&f->app, APP_ACT_MODE, 0)); /* m: tang-mqa, one kv head */
     assert_non_null(strstr(f->app.status, "KV cache 1024 B/token, all 4 layers"));
 }
 
@@ -1626,42 +1627,42 @@ static void test_status_follows_view(void **state)
 {
     fixture *f = *state;
     open_model(f, "tang", NULL);
-    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_NEXT, 0));
-    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_NEXT, 0));
+    assert_true(app_do(&f->app, APP_ACT_LAYER_NEXT, 0));
+    assert_true(app_do(&f->app, APP_ACT_LAYER_NEXT, 0));
     build(f);
     assert_true(has_text(&f->dl, "layer 2 of 4"));
-    assert_true(ui_app_do(&f->app, UI_ACT_GRID, 0));
+    assert_true(app_do(&f->app, APP_ACT_GRID, 0));
     build(f);
-    const ui_heat_area *thumb = NULL;
+    const app_heat_area *thumb = NULL;
     for (int i = 0; i < f->app.layout.n_areas; i++)
         if (!strncmp(f->app.layout.areas[i].stage, "layers.0.", 9) && f->app.layout.areas[i].head == 1)
             thumb = &f->app.layout.areas[i];
     assert_non_null(thumb);
     int x = thumb->r.x + thumb->r.w / 2, y = thumb->r.y + thumb->r.h / 2;
-    ui_app_mouse_down(&f->app, x, y);
-    ui_app_mouse_up(&f->app);
+    app_mouse_down(&f->app, x, y);
+    app_mouse_up(&f->app);
     assert_int_equal(f->app.view.layer, 0);
     assert_int_equal(f->app.view.head, 1);
     build(f);
     assert_false(has_text(&f->dl, "layer 2 of 4"));
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        if (c->kind == UI_CMD_TEXT) assert_null(strstr(ui_cmd_text(&f->dl, c), "layer 2 of"));
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        if (c->kind == DRAW_CMD_TEXT) assert_null(strstr(draw_cmd_text(&f->dl, c), "layer 2 of"));
     /* and the batch row's message with the batch row */
     open_model(f, "tang", NULL);
-    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_NEXT, 0));
-    assert_string_equal(ui_app_status_text(&f->app), "layer 1 of 4");
-    assert_true(ui_app_do(&f->app, UI_ACT_LAYER_PREV, 0));
-    assert_string_equal(ui_app_status_text(&f->app), "layer 0 of 4");
-    ui_app_show_layer(&f->app, 3, "weights");
-    assert_string_equal(ui_app_status_text(&f->app), "");
+    assert_true(app_do(&f->app, APP_ACT_LAYER_NEXT, 0));
+    assert_string_equal(app_status_text(&f->app), "layer 1 of 4");
+    assert_true(app_do(&f->app, APP_ACT_LAYER_PREV, 0));
+    assert_string_equal(app_status_text(&f->app), "layer 0 of 4");
+    app_show_layer(&f->app, 3, "weights");
+    assert_string_equal(app_status_text(&f->app), "");
 }
 
 /* The third heatmap of the compare view: the difference pane's picture. */
-static const ui_cmd *difference_pane(const ui_draw *dl)
+static const draw_cmd *difference_pane(const draw_list *dl)
 {
     int k = 0;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
-        if (c->kind == UI_CMD_HEATMAP && ++k == 3) return c;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        if (c->kind == DRAW_CMD_HEATMAP && ++k == 3) return c;
     return NULL;
 }
 
@@ -1672,7 +1673,7 @@ static const ui_cmd *difference_pane(const ui_draw *dl)
 static void test_difference_rounding(void **state)
 {
     fixture *f = *state;
-    assert_true(ui_app_do(&f->app, UI_ACT_COMPARE_WITH, attn_compare_find("fill")));
+    assert_true(app_do(&f->app, APP_ACT_COMPARE_WITH, attn_compare_find("fill")));
     assert_true(f->app.has_alt);
     build(f);
     assert_true(has_text(&f->dl, "difference: no change, the toggle changes nothing here") ||
@@ -1688,11 +1689,11 @@ static void test_difference_rounding(void **state)
     build(f);
     assert_true(has_text(&f->dl, "difference: no change (|Δ| ≤ 1e-6 · max|x|, float rounding, drawn as 0)") ||
                 has_text(&f->dl, "difference: no change"));
-    const ui_cmd *d = difference_pane(&f->dl);
+    const draw_cmd *d = difference_pane(&f->dl);
     assert_non_null(d);
     for (int i = 0; i < d->heat.slice.rows; i++)
         for (int j = 0; j < d->heat.slice.cols; j++) {
-            float v = ui_slice_at(&d->heat.slice, i, j);
+            float v = app_slice_at(&d->heat.slice, i, j);
             assert_true(v == 0 && !signbit(v));
         }
     /* a change of 1e-3 is a change; the rounding beside it stays 0 */
@@ -1701,8 +1702,8 @@ static void test_difference_rounding(void **state)
     build(f);
     assert_true(has_text(&f->dl, "difference (toggled − configured)"));
     d = difference_pane(&f->dl);
-    assert_true(fabsf(ui_slice_at(&d->heat.slice, 5, 3) - 1e-3f) < 1e-6f);
-    assert_true(ui_slice_at(&d->heat.slice, 0, 0) == 0 && ui_slice_at(&d->heat.slice, 5, 2) == 0);
+    assert_true(fabsf(app_slice_at(&d->heat.slice, 5, 3) - 1e-3f) < 1e-6f);
+    assert_true(app_slice_at(&d->heat.slice, 0, 0) == 0 && app_slice_at(&d->heat.slice, 5, 2) == 0);
     assert_true(d->heat.scale.hi < 1.1e-3f);
     check_layout(f);
 }
@@ -1714,35 +1715,35 @@ static void test_difference_rounding(void **state)
  * query's and every key's. */
 static void check_geometry(fixture *f, int w, int h)
 {
-    ui_render_frame(&f->app, &f->dl, &f->app.layout, w, h);
-    ui_render_commit(&f->app, &f->app.layout);
+    draw_frame(&f->app, &f->dl, &f->app.layout, w, h);
+    draw_commit(&f->app, &f->app.layout);
     assert_false(f->dl.failed);
-    ui_rect panel[2];
+    app_rect panel[2];
     int n_panels = 0;
     bool after = false;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
-        after |= c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(&f->dl, c), "queries and keys");
-        if (after && c->kind == UI_CMD_FRAME && n_panels < 2) panel[n_panels++] = c->r;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+        after |= c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(&f->dl, c), "queries and keys");
+        if (after && c->kind == DRAW_CMD_FRAME && n_panels < 2) panel[n_panels++] = c->r;
     }
     assert_int_equal(n_panels, 2);
-    ui_rect labels[400];
+    app_rect labels[400];
     int n = 0, in_first = 0;
     float x0 = 1e9f, x1 = -1e9f, y0 = 1e9f, y1 = -1e9f;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
-        if (c->kind == UI_CMD_POLY && inside(c->r, panel[0])) {
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+        if (c->kind == DRAW_CMD_POLY && inside(c->r, panel[0])) {
             x0 = fminf(x0, (float)c->r.x), x1 = fmaxf(x1, (float)(c->r.x + c->r.w));
             y0 = fminf(y0, (float)c->r.y), y1 = fmaxf(y1, (float)(c->r.y + c->r.h));
         }
-        if (c->kind != UI_CMD_TEXT) continue;
+        if (c->kind != DRAW_CMD_TEXT) continue;
         for (int k = 0; k < 2; k++) {
-            ui_rect o = ui_rect_intersect(c->r, panel[k]);
+            app_rect o = app_rect_intersect(c->r, panel[k]);
             if (o.w <= 0 || o.h <= 0) continue;
             if (!inside(c->r, panel[k]))
-                fail_msg("label '%s' at (%d, %d, %d×%d) leaves its panel (%d, %d, %d×%d)", ui_cmd_text(&f->dl, c), c->r.x,
+                fail_msg("label '%s' at (%d, %d, %d×%d) leaves its panel (%d, %d, %d×%d)", draw_cmd_text(&f->dl, c), c->r.x,
                          c->r.y, c->r.w, c->r.h, panel[k].x, panel[k].y, panel[k].w, panel[k].h);
             for (int i = 0; i < n; i++) {
-                ui_rect q = ui_rect_intersect(c->r, labels[i]);
-                if (q.w > 0 && q.h > 0) fail_msg("label '%s' overlaps another", ui_cmd_text(&f->dl, c));
+                app_rect q = app_rect_intersect(c->r, labels[i]);
+                if (q.w > 0 && q.h > 0) fail_msg("label '%s' overlaps another", draw_cmd_text(&f->dl, c));
             }
             labels[n++] = c->r;
             in_first += k == 0;
@@ -1750,9 +1751,9 @@ static void check_geometry(fixture *f, int w, int h)
     }
     /* the query's label and one per key, or the note's count of those left out */
     int first_dropped = -1;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        if (c->kind == UI_CMD_TEXT && c->r.y >= panel[0].y + panel[0].h && c->r.x < panel[0].x + panel[0].w &&
-            sscanf(ui_cmd_text(&f->dl, c), "%d labels left out", &first_dropped) == 1)
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        if (c->kind == DRAW_CMD_TEXT && c->r.y >= panel[0].y + panel[0].h && c->r.x < panel[0].x + panel[0].w &&
+            sscanf(draw_cmd_text(&f->dl, c), "%d labels left out", &first_dropped) == 1)
             break;
     assert_int_equal(in_first + (first_dropped > 0 ? first_dropped : 0), 1 + f->app.trace.dims.t);
     /* spread: the arrows cover most of the panel one way or the other */
@@ -1766,79 +1767,79 @@ static void test_geometry_labels(void **state)
 {
     fixture *f = *state;
     open_model(f, "tang", NULL);
-    ui_app_show_layer(&f->app, 2, "weights");
+    app_show_layer(&f->app, 2, "weights");
     f->app.view.head = 3;
-    assert_true(ui_app_key(&f->app, 'a', 0));
+    assert_true(app_key(&f->app, 'a', 0));
     check_geometry(f, W, H);
     check_geometry(f, 1000, 640); /* less room: labels left out, and said */
     check_geometry(f, 1600, 1000);
     open_model(f, "brown", NULL);
-    ui_app_show_layer(&f->app, 1, "weights");
-    assert_true(ui_app_key(&f->app, 'a', 0));
+    app_show_layer(&f->app, 1, "weights");
+    assert_true(app_key(&f->app, 'a', 0));
     check_geometry(f, W, H);
 }
 
 /* ---- cell quiz marks on any picture */
 
 /* The heatmap of tensor `stage` for head on screen, or NULL. */
-static const ui_heat_area *area_of(const ui_app *app, const char *stage, int head)
+static const app_heat_area *area_of(const app_state *app, const char *stage, int head)
 {
     for (int k = 0; k < app->layout.n_areas; k++) {
-        const ui_heat_area *a = &app->layout.areas[k];
+        const app_heat_area *a = &app->layout.areas[k];
         if (a->pane == 0 && a->head == head && !strcmp(a->stage, stage)) return a;
     }
     return NULL;
 }
 
 /* Where area a draws the stage's cell (i, j); the cell must be in its window. */
-static ui_rect cell_of(const ui_heat_area *a, int i, int j)
+static app_rect cell_of(const app_heat_area *a, int i, int j)
 {
     int x, y, w, h;
     assert_true(i >= a->row0 && i < a->row0 + a->rows && j >= a->col0 && j < a->col0 + a->cols);
-    ui_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, i - a->row0, j - a->col0, &x, &y, &w, &h);
-    return (ui_rect){a->r.x + x, a->r.y + y, w, h};
+    app_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, i - a->row0, j - a->col0, &x, &y, &w, &h);
+    return (app_rect){a->r.x + x, a->r.y + y, w, h};
 }
 
-static bool in_window(const ui_heat_area *a, int i, int j)
+static bool in_window(const app_heat_area *a, int i, int j)
 {
     return i >= a->row0 && i < a->row0 + a->rows && j >= a->col0 && j < a->col0 + a->cols;
 }
 
 /* Frames of colour c drawn exactly on r. */
-static int frames_at(const ui_draw *dl, ui_rect r, uint32_t c)
+static int frames_at(const draw_list *dl, app_rect r, uint32_t c)
 {
     int n = 0;
-    for (const ui_cmd *k = NULL; (k = ui_draw_next(dl, k));)
-        n += k->kind == UI_CMD_FRAME && k->color == c && !memcmp(&k->r, &r, sizeof r);
+    for (const draw_cmd *k = NULL; (k = draw_list_next(dl, k));)
+        n += k->kind == DRAW_CMD_FRAME && k->color == c && !memcmp(&k->r, &r, sizeof r);
     return n;
 }
 
 /* Frames of colour c drawn inside r. */
-static int frames_in(const ui_draw *dl, ui_rect r, uint32_t c)
+static int frames_in(const draw_list *dl, app_rect r, uint32_t c)
 {
     int n = 0;
-    for (const ui_cmd *k = NULL; (k = ui_draw_next(dl, k));)
-        n += k->kind == UI_CMD_FRAME && k->color == c && inside(k->r, r);
+    for (const draw_cmd *k = NULL; (k = draw_list_next(dl, k));)
+        n += k->kind == DRAW_CMD_FRAME && k->color == c && inside(k->r, r);
     return n;
 }
 
 /* A click on the stage's cell (i, j) where area a draws it, through the event handler. */
-static void click_cell_of(fixture *f, const ui_heat_area *a, int i, int j)
+static void click_cell_of(fixture *f, const app_heat_area *a, int i, int j)
 {
-    ui_rect r = cell_of(a, i, j);
-    ui_app_mouse_move(&f->app, r.x + r.w / 2, r.y + r.h / 2);
-    ui_app_mouse_down(&f->app, r.x + r.w / 2, r.y + r.h / 2);
-    ui_app_mouse_up(&f->app);
+    app_rect r = cell_of(a, i, j);
+    app_mouse_move(&f->app, r.x + r.w / 2, r.y + r.h / 2);
+    app_mouse_down(&f->app, r.x + r.w / 2, r.y + r.h / 2);
+    app_mouse_up(&f->app);
 }
 
 /* The right cells of the step's cell quiz (rows × cols, malloc'd). */
-static unsigned char *answer_of(const ui_app *app, int *rows, int *cols)
+static unsigned char *answer_of(const app_state *app, int *rows, int *cols)
 {
-    assert_true(ui_player_answer_cells(&app->lesson, &app->trace, &app->view, NULL, 0, rows, cols) >= 0);
+    assert_true(app_player_answer_cells(&app->lesson, &app->trace, &app->view, NULL, 0, rows, cols) >= 0);
     unsigned char *right = malloc((size_t)*rows * *cols);
     assert_non_null(right);
-    assert_true(ui_player_answer_cells(&app->lesson, &app->trace, &app->view, right, (size_t)*rows * *cols, NULL,
-                                       NULL) > 0);
+    assert_true(app_player_answer_cells(&app->lesson, &app->trace, &app->view, right, (size_t)*rows * *cols, NULL,
+                                        NULL) > 0);
     return right;
 }
 
@@ -1861,20 +1862,20 @@ static int wrong_in_row(const unsigned char *right, int cols, int i)
 
 /* Every pick of the quiz that area a's window shows is framed in `picked`
  * (or right / wrong once graded), and the frames inside a are no more. */
-static void picks_framed(fixture *f, const ui_heat_area *a, const unsigned char *right, bool graded)
+static void picks_framed(fixture *f, const app_heat_area *a, const unsigned char *right, bool graded)
 {
-    const ui_quiz_answer *ans = &f->app.lesson.answers[f->app.lesson.cell_quiz];
+    const app_quiz_answer *ans = &f->app.lesson.answers[f->app.lesson.cell_quiz];
     int shown = 0;
     for (int i = 0; i < ans->rows; i++)
         for (int j = 0; j < ans->cols; j++) {
             if (!ans->cells[i * ans->cols + j] || !in_window(a, i, j)) continue;
-            uint32_t c = !graded ? UI_ACCENT : right[i * ans->cols + j] ? UI_GOOD : UI_ERROR;
+            uint32_t c = !graded ? DRAW_ACCENT : right[i * ans->cols + j] ? DRAW_GOOD : DRAW_ERROR;
             if (frames_at(&f->dl, cell_of(a, i, j), c) != 1)
                 fail_msg("%s head %d: no %08x frame on cell %d,%d (window rows %d+%d, cols %d+%d)", a->stage, a->head,
                          c, i, j, a->row0, a->rows, a->col0, a->cols);
             shown++;
         }
-    int drawn = frames_in(&f->dl, a->r, graded ? UI_GOOD : UI_ACCENT) + (graded ? frames_in(&f->dl, a->r, UI_ERROR) : 0);
+    int drawn = frames_in(&f->dl, a->r, graded ? DRAW_GOOD : DRAW_ACCENT) + (graded ? frames_in(&f->dl, a->r, DRAW_ERROR) : 0);
     assert_int_equal(drawn, shown);
 }
 
@@ -1886,21 +1887,21 @@ static void picks_framed(fixture *f, const ui_heat_area *a, const unsigned char 
 static void test_quiz_marks_trained_model(void **state)
 {
     fixture *f = *state;
-    ui_app *app = &f->app;
+    app_state *app = &f->app;
     char dir[512], path[600], err[400];
     snprintf(path, sizeof path, "%s/12-trained-heads.md", lesson_catalog_dir("en", dir, sizeof dir));
-    if (ui_app_lesson_open(app, path, 1, err, sizeof err)) fail_msg("%s", err);
+    if (app_lesson_open(app, path, 1, err, sizeof err)) fail_msg("%s", err);
     int q = app->lesson.cell_quiz;
     assert_true(q >= 0);
     build(f);
-    const ui_heat_area *a = area_of(app, "layers.2.weights", 3);
+    const app_heat_area *a = area_of(app, "layers.2.weights", 3);
     assert_non_null(a);
     /* the view is zoomed to the quiz's region: rows 13..17, columns 8..17 */
     assert_int_equal(a->row0, 13);
     assert_int_equal(a->rows, 5);
     assert_int_equal(a->col0, 8);
     assert_int_equal(a->cols, 10);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1); /* no minimap over the region's cells */
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 1); /* no minimap over the region's cells */
     assert_true(has_text(&f->dl, "rows 13–17, columns 8–17 of 25 × 25 · z: the whole picture")); /* as the lesson names them */
     int rows, cols;
     unsigned char *right = answer_of(app, &rows, &cols);
@@ -1910,12 +1911,12 @@ static void test_quiz_marks_trained_model(void **state)
     assert_false(right[15 * cols + wj]);
     click_cell_of(f, a, 13, rj);
     click_cell_of(f, a, 15, wj);
-    const ui_quiz_answer *ans = &app->lesson.answers[q];
+    const app_quiz_answer *ans = &app->lesson.answers[q];
     build(f);
     a = area_of(app, "layers.2.weights", 3);
     picks_framed(f, a, right, false);
-    assert_int_equal(frames_at(&f->dl, cell_of(a, 13, rj), UI_ACCENT), 1);
-    ui_app_do(app, UI_ACT_LESSON_CHECK, q);
+    assert_int_equal(frames_at(&f->dl, cell_of(a, 13, rj), DRAW_ACCENT), 1);
+    app_do(app, APP_ACT_LESSON_CHECK, q);
     assert_true(ans->graded);
     assert_int_equal(ans->grade.n_right, 1);
     assert_int_equal(ans->grade.n_wrong, 1);
@@ -1923,23 +1924,23 @@ static void test_quiz_marks_trained_model(void **state)
     build(f);
     a = area_of(app, "layers.2.weights", 3);
     picks_framed(f, a, right, true);
-    assert_int_equal(frames_at(&f->dl, cell_of(a, 13, rj), UI_GOOD), 1);
-    assert_int_equal(frames_at(&f->dl, cell_of(a, 15, wj), UI_ERROR), 1);
+    assert_int_equal(frames_at(&f->dl, cell_of(a, 13, rj), DRAW_GOOD), 1);
+    assert_int_equal(frames_at(&f->dl, cell_of(a, 15, wj), DRAW_ERROR), 1);
     /* Show answer: a white frame on the right cell of each of the five rows */
-    ui_app_do(app, UI_ACT_LESSON_REVEAL, q);
+    app_do(app, APP_ACT_LESSON_REVEAL, q);
     build(f);
     a = area_of(app, "layers.2.weights", 3);
-    for (int i = 13; i <= 17; i++) assert_int_equal(frames_at(&f->dl, cell_of(a, i, right_in_row(right, cols, i)), UI_WHITE), 1);
+    for (int i = 13; i <= 17; i++) assert_int_equal(frames_at(&f->dl, cell_of(a, i, right_in_row(right, cols, i)), DRAW_WHITE), 1);
     /* z: the whole picture, the same marks on the same cells, and the region framed */
-    assert_true(ui_app_key(app, 'z', 0));
+    assert_true(app_key(app, 'z', 0));
     build(f);
     a = area_of(app, "layers.2.weights", 3);
     assert_int_equal(a->rows, 25);
     assert_int_equal(a->row0, 0);
     picks_framed(f, a, right, true);
-    for (int i = 13; i <= 17; i++) assert_int_equal(frames_at(&f->dl, cell_of(a, i, right_in_row(right, cols, i)), UI_WHITE), 1);
-    ui_rect tl = cell_of(a, 13, 8), br = cell_of(a, 17, 17);
-    assert_int_equal(frames_at(&f->dl, (ui_rect){tl.x, tl.y, br.x + br.w - tl.x, br.y + br.h - tl.y}, UI_TEXT_DIM), 1);
+    for (int i = 13; i <= 17; i++) assert_int_equal(frames_at(&f->dl, cell_of(a, i, right_in_row(right, cols, i)), DRAW_WHITE), 1);
+    app_rect tl = cell_of(a, 13, 8), br = cell_of(a, 17, 17);
+    assert_int_equal(frames_at(&f->dl, (app_rect){tl.x, tl.y, br.x + br.w - tl.x, br.y + br.h - tl.y}, DRAW_TEXT_DIM), 1);
     /* a click outside the region is taken (no bar chart opens) but picks nothing, and says why */
     click_cell_of(f, a, 5, 2);
     assert_int_equal(ans->cells[5 * cols + 2], 0);
@@ -1947,22 +1948,22 @@ static void test_quiz_marks_trained_model(void **state)
     assert_non_null(strstr(app->status, "rows 13–17 and columns 8–17"));
     assert_true(ans->graded);
     /* the wheel over the wrong pick zooms in around it */
-    ui_rect c = cell_of(a, 15, wj);
-    ui_app_mouse_move(app, c.x + c.w / 2, c.y + c.h / 2);
-    assert_true(ui_app_wheel(app, 1));
+    app_rect c = cell_of(a, 15, wj);
+    app_mouse_move(app, c.x + c.w / 2, c.y + c.h / 2);
+    assert_true(app_wheel(app, 1));
     build(f);
     a = area_of(app, "layers.2.weights", 3);
     assert_true(a->rows < 25);
     assert_true(in_window(a, 15, wj));
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 2); /* zoomed by the student: the minimap is back */
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 2); /* zoomed by the student: the minimap is back */
     picks_framed(f, a, right, true);
-    assert_int_equal(frames_at(&f->dl, cell_of(a, 15, wj), UI_ERROR), 1);
+    assert_int_equal(frames_at(&f->dl, cell_of(a, 15, wj), DRAW_ERROR), 1);
     /* a drag pans, and the press that began it picks nothing */
     int row0 = a->row0, col0 = a->col0;
     c = cell_of(a, 15, wj);
-    ui_app_mouse_down(app, c.x + c.w / 2, c.y + c.h / 2);
-    assert_true(ui_app_mouse_drag(app, c.x + c.w / 2 + a->r.w / 3, c.y + c.h / 2 + a->r.h / 3));
-    ui_app_mouse_up(app);
+    app_mouse_down(app, c.x + c.w / 2, c.y + c.h / 2);
+    assert_true(app_mouse_drag(app, c.x + c.w / 2 + a->r.w / 3, c.y + c.h / 2 + a->r.h / 3));
+    app_mouse_up(app);
     assert_int_equal(ans->cells[15 * cols + wj], 1);
     build(f);
     a = area_of(app, "layers.2.weights", 3);
@@ -1970,16 +1971,16 @@ static void test_quiz_marks_trained_model(void **state)
     assert_true(ans->graded);
     picks_framed(f, a, right, true);
     /* the grid of every layer and head: marks on layer 2, head 3 only */
-    assert_true(ui_app_do(app, UI_ACT_GRID, 0));
+    assert_true(app_do(app, APP_ACT_GRID, 0));
     build(f);
     a = area_of(app, "layers.2.weights", 3);
     assert_non_null(a);
     assert_int_equal(a->rows, 25);
     picks_framed(f, a, right, true);
     for (int k = 0; k < app->layout.n_areas; k++) {
-        const ui_heat_area *o = &app->layout.areas[k];
+        const app_heat_area *o = &app->layout.areas[k];
         if (o == a) continue;
-        assert_int_equal(frames_in(&f->dl, o->r, UI_GOOD) + frames_in(&f->dl, o->r, UI_ERROR), 0);
+        assert_int_equal(frames_in(&f->dl, o->r, DRAW_GOOD) + frames_in(&f->dl, o->r, DRAW_ERROR), 0);
     }
     /* a click on the graded thumbnail picks; one on another head opens that head */
     int rj16 = right_in_row(right, cols, 16);
@@ -1997,7 +1998,7 @@ static void test_quiz_marks_trained_model(void **state)
 static void test_quiz_marks_64(void **state)
 {
     fixture *f = *state;
-    ui_app *app = &f->app;
+    app_state *app = &f->app;
     const char *tmp = getenv("ATTNLAB_TEST_TMP");
     char path[600], err[400];
     snprintf(path, sizeof path, "%s/draw-quiz64.md", tmp ? tmp : "/tmp");
@@ -2007,10 +2008,10 @@ static void test_quiz_marks_64(void **state)
           "Click the largest weight of each row.\n\n```quiz\nclick = argmax\n```\n",
           fp);
     fclose(fp);
-    if (ui_app_lesson_open(app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    if (app_lesson_open(app, path, 0, err, sizeof err)) fail_msg("%s", err);
     int q = app->lesson.cell_quiz;
     build(f);
-    const ui_heat_area *a = area_of(app, "weights", 1);
+    const app_heat_area *a = area_of(app, "weights", 1);
     assert_non_null(a);
     assert_int_equal(a->rows, 64); /* no region: the whole picture */
     int rows, cols;
@@ -2019,30 +2020,30 @@ static void test_quiz_marks_64(void **state)
     static const int ROWS[] = {0, 40, 63};
     for (int k = 0; k < 3; k++) click_cell_of(f, a, ROWS[k], right_in_row(right, cols, ROWS[k]));
     click_cell_of(f, a, 41, wrong_in_row(right, cols, 41));
-    ui_app_do(app, UI_ACT_LESSON_CHECK, q);
+    app_do(app, APP_ACT_LESSON_CHECK, q);
     build(f);
     a = area_of(app, "weights", 1);
     picks_framed(f, a, right, true);
-    assert_int_equal(frames_in(&f->dl, a->r, UI_GOOD), 3);
-    assert_int_equal(frames_in(&f->dl, a->r, UI_ERROR), 1);
+    assert_int_equal(frames_in(&f->dl, a->r, DRAW_GOOD), 3);
+    assert_int_equal(frames_in(&f->dl, a->r, DRAW_ERROR), 1);
     /* zoomed in on row 40: 32 × 32, then 16 × 16; the picks in the window framed there */
     int j40 = right_in_row(right, cols, 40);
     for (int level = 1; level <= 2; level++) {
-        ui_rect c = cell_of(a, 40, j40);
-        ui_app_mouse_move(app, c.x + c.w / 2, c.y + c.h / 2);
-        assert_true(ui_app_wheel(app, 1));
+        app_rect c = cell_of(a, 40, j40);
+        app_mouse_move(app, c.x + c.w / 2, c.y + c.h / 2);
+        assert_true(app_wheel(app, 1));
         build(f);
         a = area_of(app, "weights", 1);
         assert_int_equal(a->rows, 64 >> level);
         assert_true(in_window(a, 40, j40));
         picks_framed(f, a, right, true);
-        assert_int_equal(frames_at(&f->dl, cell_of(a, 40, j40), UI_GOOD), 1);
+        assert_int_equal(frames_at(&f->dl, cell_of(a, 40, j40), DRAW_GOOD), 1);
     }
     /* panned up and left as far as it goes: row 0's pick comes into view, row 40's leaves */
-    ui_rect c = cell_of(a, 40, j40);
-    ui_app_mouse_down(app, c.x + c.w / 2, c.y + c.h / 2);
-    ui_app_mouse_drag(app, c.x + c.w / 2 + 8 * a->r.w, c.y + c.h / 2 + 8 * a->r.h);
-    ui_app_mouse_up(app);
+    app_rect c = cell_of(a, 40, j40);
+    app_mouse_down(app, c.x + c.w / 2, c.y + c.h / 2);
+    app_mouse_drag(app, c.x + c.w / 2 + 8 * a->r.w, c.y + c.h / 2 + 8 * a->r.h);
+    app_mouse_up(app);
     assert_int_equal(app->lesson.answers[q].cells[40 * cols + j40], 1);
     build(f);
     a = area_of(app, "weights", 1);
@@ -2051,18 +2052,18 @@ static void test_quiz_marks_64(void **state)
     assert_false(in_window(a, 40, j40));
     assert_true(in_window(a, 0, right_in_row(right, cols, 0)));
     picks_framed(f, a, right, true);
-    assert_int_equal(frames_in(&f->dl, a->r, UI_GOOD), 1);
+    assert_int_equal(frames_in(&f->dl, a->r, DRAW_GOOD), 1);
     /* the grid: every head's whole picture, the marks on head 1's */
-    assert_true(ui_app_do(app, UI_ACT_GRID, 0));
+    assert_true(app_do(app, APP_ACT_GRID, 0));
     build(f);
     int heads = 0;
     for (int k = 0; k < app->layout.n_areas; k++) {
-        const ui_heat_area *o = &app->layout.areas[k];
+        const app_heat_area *o = &app->layout.areas[k];
         if (o->pane || strcmp(o->stage, "weights")) continue;
         heads++;
         assert_int_equal(o->rows, 64);
         if (o->head == 1) picks_framed(f, o, right, true);
-        else assert_int_equal(frames_in(&f->dl, o->r, UI_GOOD) + frames_in(&f->dl, o->r, UI_ERROR), 0);
+        else assert_int_equal(frames_in(&f->dl, o->r, DRAW_GOOD) + frames_in(&f->dl, o->r, DRAW_ERROR), 0);
     }
     assert_int_equal(heads, 4);
     free(right);
@@ -2075,7 +2076,7 @@ static void test_quiz_marks_64(void **state)
 static void test_highlight_on_a_model(void **state)
 {
     fixture *f = *state;
-    ui_app *app = &f->app;
+    app_state *app = &f->app;
     const char *tmp = getenv("ATTNLAB_TEST_TMP");
     char path[600], err[400];
     snprintf(path, sizeof path, "%s/draw-highlight.md", tmp ? tmp : "/tmp");
@@ -2086,36 +2087,36 @@ static void test_highlight_on_a_model(void **state)
           "## Cells\n\n```attnlab\nhighlight = cells 9,8 10,4\n```\n\nTwo cells.\n",
           fp);
     fclose(fp);
-    if (ui_app_lesson_open(app, path, 0, err, sizeof err)) fail_msg("%s", err);
+    if (app_lesson_open(app, path, 0, err, sizeof err)) fail_msg("%s", err);
     build(f);
-    const ui_heat_area *a = area_of(app, "layers.1.weights", 2);
+    const app_heat_area *a = area_of(app, "layers.1.weights", 2);
     assert_non_null(a);
     assert_int_equal(a->rows, 13);
-    for (int j = 0; j < 13; j++) assert_int_equal(frames_at(&f->dl, cell_of(a, 9, j), UI_MARK), 1);
-    assert_int_equal(frames_in(&f->dl, a->r, UI_MARK), 13);
+    for (int j = 0; j < 13; j++) assert_int_equal(frames_at(&f->dl, cell_of(a, 9, j), DRAW_MARK), 1);
+    assert_int_equal(frames_in(&f->dl, a->r, DRAW_MARK), 13);
     /* zoomed in around row 9: the row's cells in the window, and only those */
-    ui_rect c = cell_of(a, 9, 8);
-    ui_app_mouse_move(app, c.x + c.w / 2, c.y + c.h / 2);
-    assert_true(ui_app_wheel(app, 1));
+    app_rect c = cell_of(a, 9, 8);
+    app_mouse_move(app, c.x + c.w / 2, c.y + c.h / 2);
+    assert_true(app_wheel(app, 1));
     build(f);
     a = area_of(app, "layers.1.weights", 2);
     assert_true(a->rows < 13 && a->cols < 13 && in_window(a, 9, 8));
-    for (int j = a->col0; j < a->col0 + a->cols; j++) assert_int_equal(frames_at(&f->dl, cell_of(a, 9, j), UI_MARK), 1);
-    assert_int_equal(frames_in(&f->dl, a->r, UI_MARK), a->cols);
+    for (int j = a->col0; j < a->col0 + a->cols; j++) assert_int_equal(frames_at(&f->dl, cell_of(a, 9, j), DRAW_MARK), 1);
+    assert_int_equal(frames_in(&f->dl, a->r, DRAW_MARK), a->cols);
     /* cells, in the grid of every layer and head: on the four heads of layer 1 */
-    assert_int_equal(ui_app_lesson_go(app, 1), 0);
+    assert_int_equal(app_lesson_go(app, 1), 0);
     assert_int_equal(app->zoom.level, 0); /* a step opens on the whole picture */
-    assert_true(ui_app_do(app, UI_ACT_GRID, 0));
+    assert_true(app_do(app, APP_ACT_GRID, 0));
     build(f);
     int marked = 0;
     for (int k = 0; k < app->layout.n_areas; k++) {
-        const ui_heat_area *o = &app->layout.areas[k];
+        const app_heat_area *o = &app->layout.areas[k];
         bool mine = !strcmp(o->stage, "layers.1.weights");
-        int n = frames_in(&f->dl, o->r, UI_MARK);
+        int n = frames_in(&f->dl, o->r, DRAW_MARK);
         assert_int_equal(n, mine ? 2 : 0);
         if (mine) {
-            assert_int_equal(frames_at(&f->dl, cell_of(o, 9, 8), UI_MARK), 1);
-            assert_int_equal(frames_at(&f->dl, cell_of(o, 10, 4), UI_MARK), 1);
+            assert_int_equal(frames_at(&f->dl, cell_of(o, 9, 8), DRAW_MARK), 1);
+            assert_int_equal(frames_at(&f->dl, cell_of(o, 10, 4), DRAW_MARK), 1);
             marked++;
         }
     }
@@ -2134,11 +2135,11 @@ static int setup_tang(void **state)
 }
 
 /* The text commands of the last frame inside r, left to right. */
-static int texts_in(const ui_draw *dl, ui_rect r, const ui_cmd **out, int max)
+static int texts_in(const draw_list *dl, app_rect r, const draw_cmd **out, int max)
 {
     int n = 0;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) {
-        if (c->kind != UI_CMD_TEXT || c->r.y + c->r.h / 2 < r.y || c->r.y + c->r.h / 2 >= r.y + r.h ||
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));) {
+        if (c->kind != DRAW_CMD_TEXT || c->r.y + c->r.h / 2 < r.y || c->r.y + c->r.h / 2 >= r.y + r.h ||
             c->r.x < r.x || c->r.x >= r.x + r.w || n == max)
             continue;
         int at = n++;
@@ -2149,10 +2150,10 @@ static int texts_in(const ui_draw *dl, ui_rect r, const ui_cmd **out, int max)
 }
 
 /* Row i's strip in the ranked view (the ▲ ▼ under it also select rows, but are small), or NULL. */
-static const ui_hit *row_hit(const ui_app *app, int i)
+static const app_hit *row_hit(const app_state *app, int i)
 {
     for (int j = 0; j < app->layout.n_hits; j++)
-        if (app->layout.hits[j].action == UI_ACT_ROW && app->layout.hits[j].arg == i && app->layout.hits[j].r.w > 200)
+        if (app->layout.hits[j].action == APP_ACT_ROW && app->layout.hits[j].arg == i && app->layout.hits[j].r.w > 200)
             return &app->layout.hits[j];
     return NULL;
 }
@@ -2185,17 +2186,17 @@ static void percent(float p, char *buf, size_t size)
 
 /* How many "#1", "#2", ... column headers the first pane has (on the line of
  * its "after" header; the next-token column prints ranks too): the k of the ranked view. */
-static int ranked_k(const ui_draw *dl)
+static int ranked_k(const draw_list *dl)
 {
     int y = -1, k = 0;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
-        if (c->kind == UI_CMD_TEXT && !strcmp(ui_cmd_text(dl, c), "after")) y = c->r.y;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        if (c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(dl, c), "after")) y = c->r.y;
     assert_true(y >= 0);
     for (char h[16];; k++) {
         snprintf(h, sizeof h, "#%d", k + 1);
         bool found = false;
-        for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));)
-            found |= c->kind == UI_CMD_TEXT && c->r.y == y && !strcmp(ui_cmd_text(dl, c), h);
+        for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+            found |= c->kind == DRAW_CMD_TEXT && c->r.y == y && !strcmp(draw_cmd_text(dl, c), h);
         if (!found) return k;
     }
 }
@@ -2204,10 +2205,10 @@ static int ranked_k(const ui_draw *dl)
  * hold the labels of its top tokens in rank order, each followed by its value. */
 static void check_ranked_row(const fixture *f, const attn_trace *tr, const char *stage, int i, int k, int x0, int x1)
 {
-    const ui_hit *h = row_hit(&f->app, i);
+    const app_hit *h = row_hit(&f->app, i);
     assert_non_null(h);
-    const ui_cmd *t[64];
-    int n = texts_in(&f->dl, (ui_rect){x0, h->r.y, x1 - x0, h->r.h}, t, 64), at = 0;
+    const draw_cmd *t[64];
+    int n = texts_in(&f->dl, (app_rect){x0, h->r.y, x1 - x0, h->r.h}, t, 64), at = 0;
     const attn_tensor *pt = attn_trace_find(tr, stage);
     for (int r = 1; r <= k; r++) {
         int id = id_of_rank(tr, stage, i, r);
@@ -2215,13 +2216,13 @@ static void check_ranked_row(const fixture *f, const attn_trace *tr, const char 
         attn_tokenizer_label(f->app.model->tok, id, lab, sizeof lab);
         float x = pt->data[(size_t)i * tr->dims.V + id];
         if (!strcmp(stage, "probs")) percent(x, val, sizeof val);
-        else ui_view_format(x, val, sizeof val);
-        while (at < n && strcmp(ui_cmd_text(&f->dl, t[at]), lab)) at++;
+        else app_view_format(x, val, sizeof val);
+        while (at < n && strcmp(draw_cmd_text(&f->dl, t[at]), lab)) at++;
         if (at + 1 >= n) {
-            for (int q = 0; q < n; q++) print_message("[%s @%d,%d] ", ui_cmd_text(&f->dl, t[q]), t[q]->r.x, t[q]->r.y);
+            for (int q = 0; q < n; q++) print_message("[%s @%d,%d] ", draw_cmd_text(&f->dl, t[q]), t[q]->r.x, t[q]->r.y);
             fail_msg("row %d: #%d %s (%s) not drawn after #%d (row at y %d h %d)", i, r, lab, val, r - 1, h->r.y, h->r.h);
         }
-        assert_string_equal(ui_cmd_text(&f->dl, t[at + 1]), val);
+        assert_string_equal(draw_cmd_text(&f->dl, t[at + 1]), val);
         at += 2;
     }
 }
@@ -2233,17 +2234,17 @@ static void check_ranked_row(const fixture *f, const attn_trace *tr, const char 
 static void test_ranked_view(void **state)
 {
     fixture *f = *state;
-    ui_app *app = &f->app;
+    app_state *app = &f->app;
     const attn_trace *tr = &app->trace;
     assert_non_null(app->model);
-    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
+    assert_int_equal(app_set_stage(app, "probs"), 0);
     build(f);
     check_layout(f);
     check_list(f);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 0);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 0);
     int k = ranked_k(&f->dl);
     assert_true(k >= 2);
-    const ui_hit *h0 = row_hit(app, 5);
+    const app_hit *h0 = row_hit(app, 5);
     assert_non_null(h0);
     for (int i = 0; i < tr->dims.s; i++)
         if (row_hit(app, i)) check_ranked_row(f, tr, "probs", i, k, h0->r.x, h0->r.x + h0->r.w);
@@ -2251,11 +2252,11 @@ static void test_ranked_view(void **state)
     int comma = tr->token_ids[6];
     assert_int_equal(rank_in(tr, "probs", 5, comma), 1);
     bool framed = false;
-    const ui_cmd *t[64];
+    const draw_cmd *t[64];
     int n = texts_in(&f->dl, h0->r, t, 64);
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        for (int j = 0; j < n && c->kind == UI_CMD_FRAME && c->color == UI_WHITE; j++)
-            framed |= !strcmp(ui_cmd_text(&f->dl, t[j]), "，") && ui_rect_contains(c->r, t[j]->r.x, t[j]->r.y + 1) &&
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        for (int j = 0; j < n && c->kind == DRAW_CMD_FRAME && c->color == DRAW_WHITE; j++)
+            framed |= !strcmp(draw_cmd_text(&f->dl, t[j]), "，") && app_rect_contains(c->r, t[j]->r.x, t[j]->r.y + 1) &&
                       c->r.y >= h0->r.y && c->r.y + c->r.h <= h0->r.y + h0->r.h;
     assert_true(framed);
     /* after ， (row 6) comes 疑, far down the list: its rank is named */
@@ -2263,38 +2264,38 @@ static void test_ranked_view(void **state)
         char want[16];
         snprintf(want, sizeof want, "#%d", rank_in(tr, "probs", 6, tr->token_ids[7]));
         assert_true(rank_in(tr, "probs", 6, tr->token_ids[7]) > k);
-        const ui_hit *h6 = row_hit(app, 6);
+        const app_hit *h6 = row_hit(app, 6);
         n = texts_in(&f->dl, h6->r, t, 64);
         bool named = false;
-        for (int j = 0; j < n; j++) named |= !strcmp(ui_cmd_text(&f->dl, t[j]), want);
+        for (int j = 0; j < n; j++) named |= !strcmp(draw_cmd_text(&f->dl, t[j]), want);
         assert_true(named);
     }
     /* logits: the same order, their numbers as logits */
-    assert_int_equal(ui_app_set_stage(app, "logits"), 0);
+    assert_int_equal(app_set_stage(app, "logits"), 0);
     build(f);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 0);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 0);
     k = ranked_k(&f->dl);
     check_ranked_row(f, tr, "logits", 5, k, h0->r.x, h0->r.x + h0->r.w);
     /* y: the full heatmap, as before, zoomable with the wheel; y again: ranked */
-    assert_true(ui_app_key(app, 'y', 0));
+    assert_true(app_key(app, 'y', 0));
     build(f);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 1);
     assert_int_equal(app->layout.n_areas, 1);
     assert_string_equal(app->layout.areas[0].stage, "logits");
     assert_null(row_hit(app, 5));
-    ui_rect r = app->layout.areas[0].r;
-    ui_app_mouse_move(app, r.x + r.w / 2, r.y + r.h / 2);
-    assert_true(ui_app_wheel(app, 1));
+    app_rect r = app->layout.areas[0].r;
+    app_mouse_move(app, r.x + r.w / 2, r.y + r.h / 2);
+    assert_true(app_wheel(app, 1));
     assert_true(app->zoom.level > 0);
-    assert_true(ui_app_key(app, 'z', 0));
-    assert_true(ui_app_key(app, 'y', 0));
+    assert_true(app_key(app, 'z', 0));
+    assert_true(app_key(app, 'y', 0));
     build(f);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 0);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 0);
     assert_non_null(row_hit(app, 5));
     /* the key is in the table the help lists */
-    const ui_key_binding *y = ui_keys_find(UI_KEYS_VIEW, 'y', 0);
+    const app_key_binding *y = app_keys_find(APP_KEYS_VIEW, 'y', 0);
     assert_non_null(y);
-    assert_int_equal(y->action, UI_ACT_VOCAB_VIEW);
+    assert_int_equal(y->action, APP_ACT_VOCAB_VIEW);
     assert_string_equal(y->help, "logits, probs: each row's top tokens ranked / the full heatmap");
 }
 
@@ -2303,29 +2304,29 @@ static void test_ranked_view(void **state)
 static void test_ranked_click(void **state)
 {
     fixture *f = *state;
-    ui_app *app = &f->app;
-    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
+    app_state *app = &f->app;
+    assert_int_equal(app_set_stage(app, "probs"), 0);
     build(f);
-    const ui_hit *h = row_hit(app, 13);
+    const app_hit *h = row_hit(app, 13);
     assert_non_null(h);
-    ui_rect r = h->r;
-    assert_true(ui_app_mouse_down(app, r.x + r.w / 2, r.y + r.h / 2));
+    app_rect r = h->r;
+    assert_true(app_mouse_down(app, r.x + r.w / 2, r.y + r.h / 2));
     assert_int_equal(app->view.row, 13);
     build(f);
     h = row_hit(app, 13); /* the window of rows centres on the selected one */
     assert_non_null(h);
     r = h->r;
     bool framed = false, accent = false;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));) {
-        framed |= c->kind == UI_CMD_FRAME && c->color == UI_ACCENT && c->r.y == r.y && c->r.h == r.h;
-        accent |= c->kind == UI_CMD_TEXT && c->color == UI_ACCENT && !strcmp(ui_cmd_text(&f->dl, c), "举") &&
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+        framed |= c->kind == DRAW_CMD_FRAME && c->color == DRAW_ACCENT && c->r.y == r.y && c->r.h == r.h;
+        accent |= c->kind == DRAW_CMD_TEXT && c->color == DRAW_ACCENT && !strcmp(draw_cmd_text(&f->dl, c), "举") &&
                   c->r.y >= r.y && c->r.y < r.y + r.h;
     }
     assert_true(framed);
     assert_true(accent);
-    assert_int_equal(ui_app_query_row(app), 13); /* the next-token panel reads it */
+    assert_int_equal(app_query_row(app), 13); /* the next-token panel reads it */
     /* no bar chart of attention weights under it: the ranked view is the row's chart */
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 0);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 0);
     check_layout(f);
 }
 
@@ -2334,11 +2335,11 @@ static void test_ranked_click(void **state)
 static void test_ranked_window(void **state)
 {
     fixture *f = *state;
-    ui_app *app = &f->app;
-    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
-    assert_true(ui_app_do(app, UI_ACT_ROW, 20));
-    ui_render_frame(app, &f->dl, &app->layout, 1280, 520);
-    ui_render_commit(app, &app->layout);
+    app_state *app = &f->app;
+    assert_int_equal(app_set_stage(app, "probs"), 0);
+    assert_true(app_do(app, APP_ACT_ROW, 20));
+    draw_frame(app, &f->dl, &app->layout, 1280, 520);
+    draw_commit(app, &app->layout);
     int first = -1, last = -1;
     for (int i = 0; i < app->trace.dims.s; i++)
         if (row_hit(app, i)) {
@@ -2349,13 +2350,13 @@ static void test_ranked_window(void **state)
     char note[64];
     snprintf(note, sizeof note, "rows %d–%d of %d", first, last, app->trace.dims.s);
     assert_true(has_text(&f->dl, note));
-    const ui_hit *up = hit_at(app, UI_ACT_ROW, first - 1); /* ▲ */
+    const app_hit *up = hit_at(app, APP_ACT_ROW, first - 1); /* ▲ */
     assert_non_null(up);
     assert_true(has_text(&f->dl, "▲"));
-    assert_true(ui_app_mouse_down(app, up->r.x + up->r.w / 2, up->r.y + up->r.h / 2));
+    assert_true(app_mouse_down(app, up->r.x + up->r.w / 2, up->r.y + up->r.h / 2));
     assert_int_equal(app->view.row, first - 1);
     for (int i = 0; i < app->layout.n_hits; i++) /* every row hit is a line tall at least */
-        if (app->layout.hits[i].action == UI_ACT_ROW) assert_true(app->layout.hits[i].r.h >= ui_line(&f->dl));
+        if (app->layout.hits[i].action == APP_ACT_ROW) assert_true(app->layout.hits[i].r.h >= draw_line_h(&f->dl));
 }
 
 /* In decode mode the trace holds the tokens up to the step; the ranked
@@ -2363,25 +2364,25 @@ static void test_ranked_window(void **state)
 static void test_ranked_decode(void **state)
 {
     fixture *f = *state;
-    ui_app *app = &f->app;
+    app_state *app = &f->app;
     int next = app->trace.token_ids[8]; /* <s> 床前明月光，疑 是: after 疑 (position 7) */
-    assert_true(ui_app_do(app, UI_ACT_DECODE, 0));
+    assert_true(app_do(app, APP_ACT_DECODE, 0));
     for (int i = 0; i < 30 && app->view.decode_step != 8; i++)
-        assert_true(ui_app_do(app, app->view.decode_step < 8 ? UI_ACT_DECODE_NEXT : UI_ACT_DECODE_PREV, 0));
+        assert_true(app_do(app, app->view.decode_step < 8 ? APP_ACT_DECODE_NEXT : APP_ACT_DECODE_PREV, 0));
     assert_int_equal(app->view.decode_step, 8);
-    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
+    assert_int_equal(app_set_stage(app, "probs"), 0);
     assert_int_equal(app->trace.dims.s, 1);
     build(f);
     check_layout(f);
     assert_true(has_text(&f->dl, "next in the text") || has_text(&f->dl, "next"));
     char want[16];
     snprintf(want, sizeof want, "#%d", rank_in(&app->trace, "probs", 0, next));
-    const ui_hit *h = row_hit(app, 0);
+    const app_hit *h = row_hit(app, 0);
     assert_non_null(h);
-    const ui_cmd *t[32];
+    const draw_cmd *t[32];
     int n = texts_in(&f->dl, h->r, t, 32);
     bool named = false;
-    for (int j = 0; j < n; j++) named |= !strcmp(ui_cmd_text(&f->dl, t[j]), want);
+    for (int j = 0; j < n; j++) named |= !strcmp(draw_cmd_text(&f->dl, t[j]), want);
     assert_true(named);
 }
 
@@ -2390,13 +2391,13 @@ static void test_ranked_decode(void **state)
 static void test_ranked_compare(void **state)
 {
     fixture *f = *state;
-    ui_app *app = &f->app;
-    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
-    assert_true(ui_app_do(app, UI_ACT_COMPARE_WITH, attn_compare_find("causal")));
+    app_state *app = &f->app;
+    assert_int_equal(app_set_stage(app, "probs"), 0);
+    assert_true(app_do(app, APP_ACT_COMPARE_WITH, attn_compare_find("causal")));
     assert_true(app->has_alt);
     build(f);
     check_layout(f);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 0);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 0);
     assert_true(has_text(&f->dl, "compare probs with the causal mask toggled:"));
     assert_true(has_text(&f->dl, "as configured"));
     assert_true(has_text(&f->dl, "causal mask toggled") || has_text(&f->dl, "toggled"));
@@ -2407,21 +2408,21 @@ static void test_ranked_compare(void **state)
     for (int i = 0; i < app->trace.dims.s && row < 0; i++)
         if (row_hit(app, i) && id_of_rank(&app->trace, "probs", i, 1) != id_of_rank(&app->alt, "probs", i, 1)) row = i;
     assert_true(row >= 0);
-    const ui_hit *h = row_hit(app, row);
+    const app_hit *h = row_hit(app, row);
     /* the panes split the row in three after the labels: the first holds the
      * configured top tokens, the second the toggled ones */
     int x_as = -1, x_tog = -1;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        if (c->kind == UI_CMD_TEXT) {
-            if (!strcmp(ui_cmd_text(&f->dl, c), "as configured")) x_as = c->r.x;
-            if (!strcmp(ui_cmd_text(&f->dl, c), "causal mask toggled") || !strcmp(ui_cmd_text(&f->dl, c), "toggled"))
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        if (c->kind == DRAW_CMD_TEXT) {
+            if (!strcmp(draw_cmd_text(&f->dl, c), "as configured")) x_as = c->r.x;
+            if (!strcmp(draw_cmd_text(&f->dl, c), "causal mask toggled") || !strcmp(draw_cmd_text(&f->dl, c), "toggled"))
                 x_tog = c->r.x;
         }
     assert_true(x_as > 0 && x_tog > x_as);
     check_ranked_row(f, &app->trace, "probs", row, k, x_as, x_tog);
     int x_change = -1;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&f->dl, c));)
-        if (c->kind == UI_CMD_TEXT && !strncmp(ui_cmd_text(&f->dl, c), "largest changes", 15)) x_change = c->r.x;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        if (c->kind == DRAW_CMD_TEXT && !strncmp(draw_cmd_text(&f->dl, c), "largest changes", 15)) x_change = c->r.x;
     assert_true(x_change > x_tog);
     check_ranked_row(f, &app->alt, "probs", row, k, x_tog, x_change);
     /* the third pane: first the token whose probability moved most, signed */
@@ -2434,14 +2435,14 @@ static void test_ranked_compare(void **state)
     attn_tokenizer_label(app->model->tok, most, lab, sizeof lab);
     percent(fabsf(pb[most] - pa[most]), mag, sizeof mag);
     snprintf(want, sizeof want, "%s%s", pb[most] > pa[most] ? "+" : "−", mag);
-    const ui_cmd *t[32];
-    int n = texts_in(&f->dl, (ui_rect){x_change, h->r.y, h->r.x + h->r.w - x_change, h->r.h}, t, 32);
+    const draw_cmd *t[32];
+    int n = texts_in(&f->dl, (app_rect){x_change, h->r.y, h->r.x + h->r.w - x_change, h->r.h}, t, 32);
     assert_true(n >= 2);
-    assert_string_equal(ui_cmd_text(&f->dl, t[0]), lab);
-    assert_string_equal(ui_cmd_text(&f->dl, t[1]), want);
-    assert_true(ui_app_key(app, 'y', 0));
+    assert_string_equal(draw_cmd_text(&f->dl, t[0]), lab);
+    assert_string_equal(draw_cmd_text(&f->dl, t[1]), want);
+    assert_true(app_key(app, 'y', 0));
     build(f);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 3);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 3);
 }
 
 /* A model whose vocab_size (12) is larger than its tokenizer (ids 0 .. 8):
@@ -2459,7 +2460,7 @@ static void test_ids_without_tokens_not_shown(void **state)
     const char *const kv[] = {"model", dir, "text", "the cat sat on the mat", NULL};
     setup_with(state, kv);
     fixture *f = *state;
-    ui_app *app = &f->app;
+    app_state *app = &f->app;
     const attn_dims *d = &app->trace.dims;
     assert_int_equal(d->V, V);
     assert_int_equal(attn_tokenizer_vocab_size(app->model->tok), 9);
@@ -2467,7 +2468,7 @@ static void test_ids_without_tokens_not_shown(void **state)
     float *probs = attn_trace_find(&app->trace, "probs")->data, *logits = attn_trace_find(&app->trace, "logits")->data;
     for (int i = 0; i < d->s; i++)
         for (int v = 9; v < V; v++) probs[(size_t)i * V + v] = 0.3f, logits[(size_t)i * V + v] = 1e3f;
-    assert_int_equal(ui_app_set_stage(app, "probs"), 0);
+    assert_int_equal(app_set_stage(app, "probs"), 0);
     build(f);
     assert_true(ranked_k(&f->dl) >= 2);
     for (int v = 9; v < V; v++) {
@@ -2480,20 +2481,20 @@ static void test_ids_without_tokens_not_shown(void **state)
         if (probs[(size_t)row * V + v] > probs[(size_t)row * V + best]) best = v;
     char lab[80];
     assert_true(has_text(&f->dl, attn_tokenizer_label(app->model->tok, best, lab, sizeof lab)));
-    ui_prediction top[5];
-    assert_int_equal(ui_app_predictions(app, &app->trace, 0, row, top, 5), 5);
+    app_prediction top[5];
+    assert_int_equal(app_predictions(app, &app->trace, 0, row, top, 5), 5);
     assert_int_equal(top[0].id, best);
     for (int i = 0; i < 5; i++) assert_true(top[i].id < 9);
-    assert_true(ui_app_key(app, 'y', 0)); /* the full heatmap still has every column */
+    assert_true(app_key(app, 'y', 0)); /* the full heatmap still has every column */
     build(f);
-    assert_int_equal(count(&f->dl, UI_CMD_HEATMAP), 1);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 1);
     /* ] past the text: the next token is a token, though the ids without one lead by far */
-    assert_true(ui_app_key(app, 'k', 0));
-    while (app->view.decode_step < app->decode_len) assert_true(ui_app_key(app, ']', 0));
+    assert_true(app_key(app, 'k', 0));
+    while (app->view.decode_step < app->decode_len) assert_true(app_key(app, ']', 0));
     int len = app->decode_len;
     logits = attn_trace_find(&app->trace, "logits")->data;
     for (int v = 9; v < V; v++) logits[(size_t)(app->trace.dims.s - 1) * V + v] = 1e3f;
-    assert_true(ui_app_key(app, ']', 0));
+    assert_true(app_key(app, ']', 0));
     assert_int_equal(app->decode_len, len + 1);
     int id = app->trace.token_ids[app->trace.tokens.len - 1];
     assert_true(id >= 1 && id < 9);

@@ -24,7 +24,7 @@
 typedef struct {
     SDL_Surface *surface;
     SDL_Renderer *r;
-    ui_font *f;
+    sdl_font *f;
     uint32_t pixels[W * H];
 } fixture;
 
@@ -50,8 +50,8 @@ static int setup(void **state)
     if (setup_renderer(state) != 0)
         return -1;
     fx = *state;
-    if (ui_font_open(fx->r, PX, &fx->f, err, sizeof err) != 0) {
-        print_error("ui_font_open: %s\n", err);
+    if (sdl_font_open(fx->r, PX, &fx->f, err, sizeof err) != 0) {
+        print_error("sdl_font_open: %s\n", err);
         return -1;
     }
     return 0;
@@ -60,7 +60,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *fx = *state;
-    ui_font_close(fx->f);
+    sdl_font_close(fx->f);
     SDL_DestroyRenderer(fx->r);
     SDL_FreeSurface(fx->surface);
     free(fx);
@@ -80,7 +80,7 @@ static ink draw_ink(fixture *fx, const char *text, int *drawn)
 
     SDL_SetRenderDrawColor(fx->r, 0, 0, 0, 255);
     SDL_RenderClear(fx->r);
-    int w = ui_font_draw(fx->f, text, 4, 4, white);
+    int w = sdl_font_draw(fx->f, text, 4, 4, white);
     if (drawn)
         *drawn = w;
     SDL_RenderPresent(fx->r);
@@ -101,10 +101,10 @@ static ink draw_ink(fixture *fx, const char *text, int *drawn)
     return k;
 }
 
-static int width_of(ui_font *f, const char *s)
+static int width_of(sdl_font *f, const char *s)
 {
     int w = -1, h = -1;
-    ui_font_measure(f, s, &w, &h);
+    sdl_font_measure(f, s, &w, &h);
     return w;
 }
 
@@ -121,7 +121,7 @@ static void no_missing_glyphs(void **state)
         "−∞ √ · ₀₁₂₃ ᵀ Σ ≤ ← → ↑ ↓ ✓ ✗ ▶ ◀",
     };
     for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
-        int n = ui_font_missing_glyphs(fx->f, texts[i]);
+        int n = sdl_font_missing_glyphs(fx->f, texts[i]);
         if (n != 0)
             print_error("%d missing in \"%s\"\n", n, texts[i]);
         assert_int_equal(n, 0);
@@ -146,10 +146,10 @@ static void cjk_glyphs_differ(void **state)
         differ += a[i] != (((fx->pixels[i] >> 16) & 0xFF) > 96);
     assert_true(differ > 20);
 
-    int faces = ui_font_face_count(fx->f);
-    assert_int_equal(ui_font_missing_glyphs(fx->f, "\xf4\x8f\xbf\xbd"), 1); /* U+10FFFD */
-    assert_int_equal(ui_font_missing_glyphs(fx->f, "a\xf4\x8f\xbf\xbd" "b\xf4\x8f\xbf\xbd"), 2);
-    assert_int_equal(ui_font_face_count(fx->f), faces);
+    int faces = sdl_font_face_count(fx->f);
+    assert_int_equal(sdl_font_missing_glyphs(fx->f, "\xf4\x8f\xbf\xbd"), 1); /* U+10FFFD */
+    assert_int_equal(sdl_font_missing_glyphs(fx->f, "a\xf4\x8f\xbf\xbd" "b\xf4\x8f\xbf\xbd"), 2);
+    assert_int_equal(sdl_font_face_count(fx->f), faces);
     int w;
     draw_ink(fx, "\xf4\x8f\xbf\xbd", &w); /* the Latin face's box, no crash */
     assert_true(w > 0);
@@ -161,13 +161,13 @@ static void cjk_face_is_used(void **state)
     fixture *fx = *state;
     int found = 0;
 
-    assert_true(ui_font_face_count(fx->f) >= 2);
-    assert_string_equal(ui_font_face_path(fx->f, 0), "DejaVuSans.ttf");
-    for (int i = 0; i < ui_font_face_count(fx->f); i++)
-        found |= strstr(ui_font_face_path(fx->f, i), "wqy") != NULL;
+    assert_true(sdl_font_face_count(fx->f) >= 2);
+    assert_string_equal(sdl_font_face_path(fx->f, 0), "DejaVuSans.ttf");
+    for (int i = 0; i < sdl_font_face_count(fx->f); i++)
+        found |= strstr(sdl_font_face_path(fx->f, i), "wqy") != NULL;
     assert_true(found);
-    assert_null(ui_font_face_path(fx->f, -1));
-    assert_null(ui_font_face_path(fx->f, ui_font_face_count(fx->f)));
+    assert_null(sdl_font_face_path(fx->f, -1));
+    assert_null(sdl_font_face_path(fx->f, sdl_font_face_count(fx->f)));
 
     ink ni = draw_ink(fx, "你", NULL);
     assert_true(ni.x1 - ni.x0 + 1 > PX / 2);
@@ -202,17 +202,17 @@ static void lazy_fallback_face(void **state)
     if (!available)
         skip();
 
-    int faces = ui_font_face_count(fx->f);
-    assert_int_equal(ui_font_missing_glyphs(fx->f, math_a), 0);
-    assert_int_equal(ui_font_face_count(fx->f), faces + 1);
-    assert_int_equal(ui_font_missing_glyphs(fx->f, "x𝐴y"), 0);
-    assert_int_equal(ui_font_face_count(fx->f), faces + 1);
+    int faces = sdl_font_face_count(fx->f);
+    assert_int_equal(sdl_font_missing_glyphs(fx->f, math_a), 0);
+    assert_int_equal(sdl_font_face_count(fx->f), faces + 1);
+    assert_int_equal(sdl_font_missing_glyphs(fx->f, "x𝐴y"), 0);
+    assert_int_equal(sdl_font_face_count(fx->f), faces + 1);
     int w;
     ink k = draw_ink(fx, math_a, &w);
     assert_true(w > 0 && k.count > 10);
 
     /* that face has its own ascent, yet 𝐴 and A stand on one baseline */
-    assert_int_equal(ui_font_set_size(fx->f, 48), 0);
+    assert_int_equal(sdl_font_set_size(fx->f, 48), 0);
     ink latin = draw_ink(fx, "A", NULL);
     ink math = draw_ink(fx, math_a, NULL);
     assert_true(abs(latin.y1 - math.y1) <= 1);
@@ -229,16 +229,16 @@ static void measure_matches_draw(void **state)
 
     for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
         int w, h, drawn;
-        ui_font_measure(fx->f, texts[i], &w, &h);
+        sdl_font_measure(fx->f, texts[i], &w, &h);
         assert_true(w > 0);
-        assert_int_equal(h, ui_font_line_height(fx->f));
+        assert_int_equal(h, sdl_font_line_height(fx->f));
         ink k = draw_ink(fx, texts[i], &drawn);
         assert_int_equal(drawn, w);
         assert_true(k.count > 0);
         assert_true(k.x1 < 4 + w + 1 && k.y1 < 4 + h);
         /* measured again, now from the cache */
         int w2;
-        ui_font_measure(fx->f, texts[i], &w2, NULL);
+        sdl_font_measure(fx->f, texts[i], &w2, NULL);
         assert_int_equal(w2, w);
     }
     int sum = width_of(fx->f, "ab") + width_of(fx->f, "你");
@@ -246,13 +246,13 @@ static void measure_matches_draw(void **state)
     assert_true(width_of(fx->f, "abc") > width_of(fx->f, "ab"));
 
     int w = -1, h = -1, drawn = -1;
-    ui_font_measure(fx->f, "", &w, &h);
+    sdl_font_measure(fx->f, "", &w, &h);
     assert_int_equal(w, 0);
-    assert_int_equal(h, ui_font_line_height(fx->f));
+    assert_int_equal(h, sdl_font_line_height(fx->f));
     ink k = draw_ink(fx, "", &drawn);
     assert_int_equal(drawn, 0);
     assert_int_equal(k.count, 0);
-    assert_int_equal(ui_font_draw(fx->f, NULL, 0, 0, white), 0);
+    assert_int_equal(sdl_font_draw(fx->f, NULL, 0, 0, white), 0);
 }
 
 /* 5. ill-formed UTF-8 draws as U+FFFD, one per maximal invalid subpart */
@@ -270,7 +270,7 @@ static void invalid_utf8(void **state)
         assert_true(width_of(fx->f, bad[i]) > 0);
         draw_ink(fx, bad[i], &drawn);
         assert_int_equal(drawn, width_of(fx->f, bad[i]));
-        assert_int_equal(ui_font_missing_glyphs(fx->f, bad[i]), 0);
+        assert_int_equal(sdl_font_missing_glyphs(fx->f, bad[i]), 0);
     }
     assert_int_equal(width_of(fx->f, "\xff"), one);
     assert_int_equal(width_of(fx->f, "\xe4\xbd"), one); /* truncated: one */
@@ -292,54 +292,54 @@ static void texture_cache(void **state)
     static uint32_t first[W * H];
     char s[32];
 
-    assert_int_equal(ui_font_cache_count(fx->f), 0);
+    assert_int_equal(sdl_font_cache_count(fx->f), 0);
     draw_ink(fx, "hello 你", NULL);
     memcpy(first, fx->pixels, sizeof first);
-    assert_int_equal(ui_font_cache_count(fx->f), 1);
+    assert_int_equal(sdl_font_cache_count(fx->f), 1);
     draw_ink(fx, "hello 你", NULL);
-    assert_int_equal(ui_font_cache_count(fx->f), 1);
+    assert_int_equal(sdl_font_cache_count(fx->f), 1);
     assert_memory_equal(first, fx->pixels, sizeof first); /* the cached copy looks the same */
 
-    ui_font_draw(fx->f, "hello 你", 0, 0, (SDL_Color){255, 0, 0, 255});
-    assert_int_equal(ui_font_cache_count(fx->f), 2);
-    ui_font_measure(fx->f, "not drawn", NULL, NULL);
-    ui_font_draw(fx->f, "", 0, 0, white);
-    assert_int_equal(ui_font_cache_count(fx->f), 2);
+    sdl_font_draw(fx->f, "hello 你", 0, 0, (SDL_Color){255, 0, 0, 255});
+    assert_int_equal(sdl_font_cache_count(fx->f), 2);
+    sdl_font_measure(fx->f, "not drawn", NULL, NULL);
+    sdl_font_draw(fx->f, "", 0, 0, white);
+    assert_int_equal(sdl_font_cache_count(fx->f), 2);
 
-    assert_int_equal(ui_font_set_size(fx->f, PX + 4), 0);
-    assert_int_equal(ui_font_cache_count(fx->f), 0);
+    assert_int_equal(sdl_font_set_size(fx->f, PX + 4), 0);
+    assert_int_equal(sdl_font_cache_count(fx->f), 0);
 
-    for (int i = 0; i < UI_FONT_CACHE_MAX + 100; i++) {
+    for (int i = 0; i < ATTNLAB_SDL_FONT_CACHE_MAX + 100; i++) {
         snprintf(s, sizeof s, "%d", i);
-        assert_true(ui_font_draw(fx->f, s, 0, 0, white) > 0);
-        assert_true(ui_font_cache_count(fx->f) <= UI_FONT_CACHE_MAX);
+        assert_true(sdl_font_draw(fx->f, s, 0, 0, white) > 0);
+        assert_true(sdl_font_cache_count(fx->f) <= ATTNLAB_SDL_FONT_CACHE_MAX);
     }
-    int n = ui_font_cache_count(fx->f);
+    int n = sdl_font_cache_count(fx->f);
     assert_true(n > 0);
-    ui_font_draw(fx->f, s, 0, 0, white);
-    assert_int_equal(ui_font_cache_count(fx->f), n);
+    sdl_font_draw(fx->f, s, 0, 0, white);
+    assert_int_equal(sdl_font_cache_count(fx->f), n);
 }
 
 /* 7. sizes: bigger pixels, taller lines, wider text */
 static void set_size(void **state)
 {
     fixture *fx = *state;
-    int h16 = ui_font_line_height(fx->f);
+    int h16 = sdl_font_line_height(fx->f);
     int w16 = width_of(fx->f, "Ag 你");
 
-    assert_int_equal(ui_font_size(fx->f), PX);
+    assert_int_equal(sdl_font_size(fx->f), PX);
     assert_true(h16 >= PX && h16 <= 2 * PX);
-    assert_int_equal(ui_font_set_size(fx->f, 24), 0);
-    assert_int_equal(ui_font_size(fx->f), 24);
-    assert_true(ui_font_line_height(fx->f) > h16);
+    assert_int_equal(sdl_font_set_size(fx->f, 24), 0);
+    assert_int_equal(sdl_font_size(fx->f), 24);
+    assert_true(sdl_font_line_height(fx->f) > h16);
     assert_true(width_of(fx->f, "Ag 你") > w16);
     ink k = draw_ink(fx, "你", NULL);
     assert_true(k.x1 - k.x0 + 1 > 24 / 2);
 
-    assert_int_equal(ui_font_set_size(fx->f, 0), -1);
-    assert_int_equal(ui_font_size(fx->f), 24);
-    assert_int_equal(ui_font_set_size(fx->f, PX), 0);
-    assert_int_equal(ui_font_line_height(fx->f), h16);
+    assert_int_equal(sdl_font_set_size(fx->f, 0), -1);
+    assert_int_equal(sdl_font_size(fx->f), 24);
+    assert_int_equal(sdl_font_set_size(fx->f, PX), 0);
+    assert_int_equal(sdl_font_line_height(fx->f), h16);
     assert_int_equal(width_of(fx->f, "Ag 你"), w16);
 }
 
@@ -348,25 +348,25 @@ static void set_size(void **state)
 static void ttf_init_refcount(void **state)
 {
     fixture *fx = *state;
-    ui_font *a, *b;
+    sdl_font *a, *b;
     char err[256];
 
     assert_int_equal(TTF_WasInit(), 0);
-    assert_int_equal(ui_font_open(fx->r, PX, &a, err, sizeof err), 0);
-    assert_int_equal(ui_font_open(fx->r, 20, &b, err, sizeof err), 0);
+    assert_int_equal(sdl_font_open(fx->r, PX, &a, err, sizeof err), 0);
+    assert_int_equal(sdl_font_open(fx->r, 20, &b, err, sizeof err), 0);
     assert_true(TTF_WasInit() > 0);
-    ui_font_close(a);
+    sdl_font_close(a);
     assert_true(TTF_WasInit() > 0);
-    assert_true(ui_font_draw(b, "still 你", 0, 0, white) > 0);
-    ui_font_close(b);
+    assert_true(sdl_font_draw(b, "still 你", 0, 0, white) > 0);
+    sdl_font_close(b);
     assert_int_equal(TTF_WasInit(), 0);
 
     assert_int_equal(TTF_Init(), 0);
-    assert_int_equal(ui_font_open(fx->r, PX, &a, err, sizeof err), 0);
-    ui_font_close(a);
+    assert_int_equal(sdl_font_open(fx->r, PX, &a, err, sizeof err), 0);
+    sdl_font_close(a);
     assert_int_equal(TTF_WasInit(), 1);
     TTF_Quit();
-    ui_font_close(NULL);
+    sdl_font_close(NULL);
 }
 
 /* 8. fontconfig with no fonts: -1 and a one-line message, then recovery */
@@ -375,7 +375,7 @@ static void no_fonts_error(void **state)
     fixture *fx = *state;
     const char *dir = getenv("ATTNLAB_TEST_TMP");
     char path[1024], err[256];
-    ui_font *f = (ui_font *)&f;
+    sdl_font *f = (sdl_font *)&f;
     FILE *fp;
 
     snprintf(path, sizeof path, "%s/test_ui_font_empty.conf", dir && *dir ? dir : "/tmp");
@@ -386,7 +386,7 @@ static void no_fonts_error(void **state)
 
     /* no font is open, so the next open starts fontconfig afresh */
     assert_int_equal(setenv("FONTCONFIG_FILE", path, 1), 0);
-    int rc = ui_font_open(fx->r, PX, &f, err, sizeof err);
+    int rc = sdl_font_open(fx->r, PX, &f, err, sizeof err);
     unsetenv("FONTCONFIG_FILE");
     remove(path);
     assert_int_equal(rc, -1);
@@ -397,14 +397,14 @@ static void no_fonts_error(void **state)
     assert_int_equal(TTF_WasInit(), 0);
 
     /* bad arguments, and a buffer too small for the message */
-    assert_int_equal(ui_font_open(fx->r, 0, &f, err, sizeof err), -1);
-    assert_int_equal(ui_font_open(NULL, PX, &f, err, sizeof err), -1);
-    assert_int_equal(ui_font_open(fx->r, 0, &f, err, 4), -1);
+    assert_int_equal(sdl_font_open(fx->r, 0, &f, err, sizeof err), -1);
+    assert_int_equal(sdl_font_open(NULL, PX, &f, err, sizeof err), -1);
+    assert_int_equal(sdl_font_open(fx->r, 0, &f, err, 4), -1);
     assert_int_equal(strlen(err), 3);
 
-    assert_int_equal(ui_font_open(fx->r, PX, &f, err, sizeof err), 0);
-    assert_int_equal(ui_font_missing_glyphs(f, "你 AI"), 0);
-    ui_font_close(f);
+    assert_int_equal(sdl_font_open(fx->r, PX, &f, err, sizeof err), 0);
+    assert_int_equal(sdl_font_missing_glyphs(f, "你 AI"), 0);
+    sdl_font_close(f);
 }
 
 int main(void)

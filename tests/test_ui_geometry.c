@@ -16,7 +16,7 @@
 
 #include "trace_fixture.h"
 
-static ui_slice slice(const attn_trace *tr, const char *stage, int b, int h)
+static app_slice slice(const attn_trace *tr, const char *stage, int b, int h)
 {
     return make(tr, stage, b, h).slice;
 }
@@ -28,21 +28,21 @@ static void two_dims_are_exact(void **state)
     static const char *const kv[] = {"d_model", "2", "heads", "1", NULL};
     attn_trace tr;
     run(&tr, kv);
-    ui_geom *g = malloc(sizeof *g);
+    draw_geom *g = malloc(sizeof *g);
     char err[240];
-    assert_int_equal(ui_geom_build(&tr, 0, 1, 0, g, err, sizeof err), 0);
+    assert_int_equal(draw_geom_build(&tr, 0, 1, 0, g, err, sizeof err), 0);
     assert_true(g->exact);
     assert_float_equal(g->qk_kept, 1, 1e-6);
-    ui_slice q = slice(&tr, "q_heads", 1, 0), k = slice(&tr, "k_heads", 1, 0), s = slice(&tr, "scores", 1, 0);
+    app_slice q = slice(&tr, "q_heads", 1, 0), k = slice(&tr, "k_heads", 1, 0), s = slice(&tr, "scores", 1, 0);
     for (int i = 0; i < g->s; i++) {
-        assert_float_equal(g->q[i][0], ui_slice_at(&q, i, 0), 1e-6);
-        assert_float_equal(g->q[i][1], ui_slice_at(&q, i, 1), 1e-6);
+        assert_float_equal(g->q[i][0], app_slice_at(&q, i, 0), 1e-6);
+        assert_float_equal(g->q[i][1], app_slice_at(&q, i, 1), 1e-6);
         for (int j = 0; j < g->t; j++) {
             float dot = g->q[i][0] * g->k[j][0] + g->q[i][1] * g->k[j][1];
-            assert_float_equal(dot / sqrtf(2), ui_slice_at(&s, i, j), 1e-5);
+            assert_float_equal(dot / sqrtf(2), app_slice_at(&s, i, j), 1e-5);
         }
     }
-    for (int j = 0; j < g->t; j++) assert_float_equal(g->k[j][1], ui_slice_at(&k, j, 1), 1e-6);
+    for (int j = 0; j < g->t; j++) assert_float_equal(g->k[j][1], app_slice_at(&k, j, 1), 1e-6);
     assert_string_equal(g->q_label[0], "我"); /* batch row 1: 我 爱 AI */
     free(g);
     attn_trace_free(&tr);
@@ -55,20 +55,20 @@ static void context_is_the_weighted_sum(void **state)
     static const char *const kv[] = {"heads", "4", "kv_heads", "2", NULL};
     attn_trace tr;
     run(&tr, kv);
-    ui_geom *g = malloc(sizeof *g);
+    draw_geom *g = malloc(sizeof *g);
     char err[240];
-    assert_int_equal(ui_geom_build(&tr, 0, 0, 3, g, err, sizeof err), 0);
+    assert_int_equal(draw_geom_build(&tr, 0, 0, 3, g, err, sizeof err), 0);
     assert_false(g->exact);
     assert_int_equal(g->dk, 8);
     /* the value plane again, from the values head 3 reads (kv head 1) */
-    ui_slice v = slice(&tr, "v_heads", 0, 3), c = slice(&tr, "context", 0, 3);
+    app_slice v = slice(&tr, "v_heads", 0, 3), c = slice(&tr, "context", 0, 3);
     float xv[6 * 8], axes[2][512];
     for (int j = 0; j < 6; j++)
-        for (int f = 0; f < 8; f++) xv[j * 8 + f] = ui_slice_at(&v, j, f);
-    assert_float_equal(ui_geom_axes(xv, 6, 8, 8, axes), g->v_kept, 1e-6);
+        for (int f = 0; f < 8; f++) xv[j * 8 + f] = app_slice_at(&v, j, f);
+    assert_float_equal(draw_geom_axes(xv, 6, 8, 8, axes), g->v_kept, 1e-6);
     for (int i = 0; i < g->s; i++) {
         double u = 0, w = 0, sum = 0;
-        for (int f = 0; f < 8; f++) u += axes[0][f] * ui_slice_at(&c, i, f), w += axes[1][f] * ui_slice_at(&c, i, f);
+        for (int f = 0; f < 8; f++) u += axes[0][f] * app_slice_at(&c, i, f), w += axes[1][f] * app_slice_at(&c, i, f);
         assert_float_equal(g->ctx[i][0], u, 1e-5);
         assert_float_equal(g->ctx[i][1], w, 1e-5);
         for (int j = 0; j < g->t; j++) sum += g->w[i][j];
@@ -94,10 +94,10 @@ static void pca_finds_the_best_plane(void **state)
         float a = (float)(rand_r(&seed) % 1000) / 250 - 2, b = (float)(rand_r(&seed) % 1000) / 500 - 1;
         for (int f = 0; f < D; f++) x[r * D + f] = a * e1[f] + b * e2[f];
     }
-    assert_float_equal(ui_geom_axes(x, N, D, D, axes), 1, 1e-4);
+    assert_float_equal(draw_geom_axes(x, N, D, D, axes), 1, 1e-4);
     /* noise in every direction: the plane keeps less, and more than random planes */
     for (int i = 0; i < N * D; i++) x[i] += (float)(rand_r(&seed) % 1000) / 2000 - 0.25f;
-    float kept = ui_geom_axes(x, N, D, D, axes);
+    float kept = draw_geom_axes(x, N, D, D, axes);
     assert_true(kept < 1 && kept > 0.5f);
     double total = 0, dot = 0, n0 = 0, n1 = 0;
     for (int i = 0; i < N * D; i++) total += (double)x[i] * x[i];
@@ -129,9 +129,9 @@ static void rope_turns_by_the_position(void **state)
     static const char *const kv[] = {"d_model", "2", "heads", "1", "rope", "true", NULL};
     attn_trace tr;
     run(&tr, kv);
-    ui_geom *g = malloc(sizeof *g);
+    draw_geom *g = malloc(sizeof *g);
     char err[240];
-    assert_int_equal(ui_geom_build(&tr, 0, 0, 0, g, err, sizeof err), 0);
+    assert_int_equal(draw_geom_build(&tr, 0, 0, 0, g, err, sizeof err), 0);
     assert_true(g->rope && g->exact);
     for (int i = 0; i < g->s; i++) {
         float a0 = atan2f(g->q0[i][1], g->q0[i][0]), a1 = atan2f(g->q[i][1], g->q[i][0]);
@@ -148,11 +148,11 @@ static void refusals_name_the_reason(void **state)
     static const char *const kv[] = {"seq", "120", NULL};
     attn_trace tr;
     run(&tr, kv);
-    ui_geom *g = malloc(sizeof *g);
+    draw_geom *g = malloc(sizeof *g);
     char err[240];
-    assert_int_equal(ui_geom_build(&tr, 0, 0, 0, g, err, sizeof err), -1);
+    assert_int_equal(draw_geom_build(&tr, 0, 0, 0, g, err, sizeof err), -1);
     assert_non_null(strstr(err, "at most 96 tokens"));
-    assert_int_equal(ui_geom_build(&tr, 5, 0, 0, g, err, sizeof err), -1); /* no such layer */
+    assert_int_equal(draw_geom_build(&tr, 5, 0, 0, g, err, sizeof err), -1); /* no such layer */
     assert_non_null(strstr(err, "lacks"));
     free(g);
     attn_trace_free(&tr);

@@ -20,10 +20,10 @@ static void run(attn_trace *tr, const char *const *kv)
 }
 
 /* The slice the view shows of `stage` for batch row b and query head h. */
-static ui_view_slice make(const attn_trace *tr, const char *stage, int b, int h)
+static app_view_slice make(const attn_trace *tr, const char *stage, int b, int h)
 {
-    ui_view_slice v;
-    if (ui_view_make(tr, stage, b, h, &v)) fail_msg("no slice for %s", stage);
+    app_view_slice v;
+    if (app_view_make(tr, stage, b, h, &v)) fail_msg("no slice for %s", stage);
     return v;
 }
 

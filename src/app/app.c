@@ -15,7 +15,7 @@
 #include "i18n.h"
 #include "view.h"
 
-void ui_app_vstatus(ui_app *app, bool error, unsigned what, const char *fmt, va_list ap)
+void app_vstatus(app_state *app, bool error, unsigned what, const char *fmt, va_list ap)
 {
     vsnprintf(app->status, sizeof app->status, fmt, ap);
     app->status_error = error;
@@ -24,15 +24,15 @@ void ui_app_vstatus(ui_app *app, bool error, unsigned what, const char *fmt, va_
     app->dirty = true;
 }
 
-void ui_app_status(ui_app *app, bool error, const char *fmt, ...)
+void app_status(app_state *app, bool error, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    ui_app_vstatus(app, error, 0, fmt, ap);
+    app_vstatus(app, error, 0, fmt, ap);
     va_end(ap);
 }
 
-const char *ui_compare_name(int t)
+const char *app_compare_name(int t)
 {
     const attn_setting *row = attn_compare_at(t);
     return row ? _(row->compare.label) : "";
@@ -44,26 +44,26 @@ static int stage_index(const attn_trace *tr, const char *name)
     return t ? (int)(t - tr->tensors) : -1;
 }
 
-int ui_app_stage(const ui_app *app)
+int app_stage(const app_state *app)
 {
     return stage_index(&app->trace, app->view.stage);
 }
 
-const attn_tensor *ui_app_tensor(const ui_app *app)
+const attn_tensor *app_tensor(const app_state *app)
 {
-    int i = ui_app_stage(app);
+    int i = app_stage(app);
     return i < 0 ? NULL : &app->trace.tensors[i];
 }
 
-const char *ui_app_compare_stage(const ui_app *app, char *buf, size_t size)
+const char *app_compare_stage(const app_state *app, char *buf, size_t size)
 {
-    const attn_tensor *t = ui_app_tensor(app);
+    const attn_tensor *t = app_tensor(app);
     const char *stage = attn_stage_get(attn_stage_compare_view(attn_tensor_stage(t)))->name;
     return attn_tensor_name(t && t->layer >= 0 ? t->layer : 0, app->trace.n_layers, stage, buf, size);
 }
 
 /* The slot of tr's batch row in app->losses; NULL: none. */
-static ui_loss *loss_slot(const ui_app *app, const attn_trace *tr, int batch)
+static app_loss *loss_slot(const app_state *app, const attn_trace *tr, int batch)
 {
     if (!app->losses || batch < 0 || batch >= tr->dims.b) return NULL;
     if (tr == &app->trace) return &app->losses[batch];
@@ -71,19 +71,19 @@ static ui_loss *loss_slot(const ui_app *app, const attn_trace *tr, int batch)
     return NULL;
 }
 
-static ui_loss loss_of(const attn_trace *tr, int batch, const atomic_int *cancel)
+static app_loss loss_of(const attn_trace *tr, int batch, const atomic_int *cancel)
 {
-    ui_loss l = {0, 0, true};
+    app_loss l = {0, 0, true};
     l.mean = attn_trace_loss_cancel(tr, batch, &l.counted, cancel);
     return l;
 }
 
-static bool loss_cheap(const ui_app *app, const attn_trace *tr)
+static bool loss_cheap(const app_state *app, const attn_trace *tr)
 {
     return (size_t)tr->dims.s * (size_t)tr->dims.V <= app->loss_inline;
 }
 
-bool ui_app_losses_wanted(const ui_app *app)
+bool app_losses_wanted(const app_state *app)
 {
     if (!app->async || !app->losses || loss_cheap(app, &app->trace) || !attn_trace_stage(&app->trace, -1, ATTN_STAGE_LOGITS))
         return false;
@@ -91,23 +91,23 @@ bool ui_app_losses_wanted(const ui_app *app)
         if (!app->losses[i].known) return true;
     return false;
 }
-ui_loss ui_app_loss(const ui_app *app, const attn_trace *tr, int batch)
+app_loss app_loss_of(const app_state *app, const attn_trace *tr, int batch)
 {
-    ui_loss *slot = loss_slot(app, tr, batch);
+    app_loss *slot = loss_slot(app, tr, batch);
     if (slot && slot->known) return *slot;
     const attn_tensor *lg = attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS);
-    if (!lg) return (ui_loss){0, 0, true};
-    if (app->async && !loss_cheap(app, tr)) return (ui_loss){0}; /* the worker's to compute (ui_app_poll) */
-    ui_loss l = loss_of(tr, batch, NULL);
+    if (!lg) return (app_loss){0, 0, true};
+    if (app->async && !loss_cheap(app, tr)) return (app_loss){0}; /* the worker's to compute (app_poll) */
+    app_loss l = loss_of(tr, batch, NULL);
     if (slot) *slot = l;
     return l;
 }
 
-ui_loss *ui_trace_losses(const attn_trace *tr, const atomic_int *cancel)
+app_loss *app_trace_losses(const attn_trace *tr, const atomic_int *cancel)
 {
     int b = tr->dims.b;
     if (b < 1 || !attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS)) return NULL;
-    ui_loss *l = malloc((size_t)b * sizeof *l);
+    app_loss *l = malloc((size_t)b * sizeof *l);
     for (int i = 0; l && i < b; i++) l[i] = loss_of(tr, i, cancel);
     if (l && cancel && atomic_load(cancel)) {
         free(l);
@@ -116,56 +116,56 @@ ui_loss *ui_trace_losses(const attn_trace *tr, const atomic_int *cancel)
     return l;
 }
 
-void ui_app_take_losses(ui_app *app, const attn_trace *tr, const ui_loss *losses)
+void app_take_losses(app_state *app, const attn_trace *tr, const app_loss *losses)
 {
     for (int i = 0; losses && i < tr->dims.b; i++) {
-        ui_loss *slot = loss_slot(app, tr, i);
+        app_loss *slot = loss_slot(app, tr, i);
         if (slot) *slot = losses[i];
     }
 }
 
-ui_scale ui_app_scale(const ui_app *app, const attn_tensor *t)
+app_scale app_scale_of(const app_state *app, const attn_tensor *t)
 {
     int n = app->trace.n_tensors;
     int idx = -1;
     if (t >= app->trace.tensors && t < app->trace.tensors + n) idx = (int)(t - app->trace.tensors);
     else if (app->has_alt && t >= app->alt.tensors && t < app->alt.tensors + app->alt.n_tensors)
         idx = n + (int)(t - app->alt.tensors);
-    if (idx < 0 || !app->scales) return ui_view_scale(t);
+    if (idx < 0 || !app->scales) return app_view_scale(t);
     /* computed once per trace: lo > hi marks an entry not yet filled */
-    if (app->scales[idx].lo > app->scales[idx].hi) app->scales[idx] = ui_view_scale(t);
+    if (app->scales[idx].lo > app->scales[idx].hi) app->scales[idx] = app_view_scale(t);
     return app->scales[idx];
 }
 
-const char *ui_app_title(const ui_app *app, char *buf, size_t size)
+const char *app_title(const app_state *app, char *buf, size_t size)
 {
-    const attn_tensor *t = ui_app_tensor(app);
+    const attn_tensor *t = app_tensor(app);
     /* ASCII only: SDL 2.26 on X11 writes a non-ASCII title as Latin-1 WM_NAME
      * and leaves _NET_WM_NAME alone unless the locale is UTF-8 */
-    int n = snprintf(buf, size, "attnlab - %s%s%s - head %d - batch row %d%s", ui_app_model_name(app),
+    int n = snprintf(buf, size, "attnlab - %s%s%s - head %d - batch row %d%s", app_model_name(app),
                      app->model ? " - " : "", t ? t->name : "?", app->view.head, app->view.batch,
-                     ui_app_decoding(app) ? " - decoding" : "");
+                     app_decoding(app) ? " - decoding" : "");
     if (app->lesson.open && n >= 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, " - lesson step %d/%d", app->lesson.step + 1, app->lesson.ls.n_steps);
     return buf;
 }
 
-bool ui_app_overview(const ui_app *app)
+bool app_overview(const app_state *app)
 {
-    const attn_tensor *t = ui_app_tensor(app);
-    ui_view_slice v;
+    const attn_tensor *t = app_tensor(app);
+    app_view_slice v;
     return app->trace.n_layers > 1 && app->trace.dims.h > 0 && t && t->layer >= 0 &&
-           !ui_view_make(&app->trace, t->name, app->view.batch, 0, &v) && v.head_axis == 'h';
+           !app_view_make(&app->trace, t->name, app->view.batch, 0, &v) && v.head_axis == 'h';
 }
 
-bool ui_app_in_layer(const ui_app *app, int i)
+bool app_in_layer(const app_state *app, int i)
 {
     int layer = app->trace.tensors[i].layer;
     return layer < 0 || layer == app->view.layer;
 }
 
 /* The view on `stage` of layer `layer` (its first stage when it has none such). */
-static void move_to_layer(ui_app *app, int layer, const char *stage)
+static void move_to_layer(app_state *app, int layer, const char *stage)
 {
     const attn_tensor *there = attn_trace_get(&app->trace, layer, stage);
     if (!there) { /* the first stage of that layer */
@@ -176,7 +176,7 @@ static void move_to_layer(ui_app *app, int layer, const char *stage)
     app->dirty = true;
 }
 
-void ui_app_show_layer(ui_app *app, int layer, const char *stage)
+void app_show_layer(app_state *app, int layer, const char *stage)
 {
     if (layer < 0 || layer >= app->trace.n_layers) return;
     char name[ATTN_MAX_NAME];
@@ -205,7 +205,7 @@ static int run_config(const attn_model *m, const attn_config *base, int *step, i
 
 /* After a new trace: the same stage if it still exists, else the nearest
  * earlier one in the pipeline; head, batch row and selected row clamped. */
-static void keep_place(ui_app *app)
+static void keep_place(app_state *app)
 {
     lesson_view *v = &app->view;
     if (v->layer >= app->trace.n_layers) v->layer = 0;
@@ -222,7 +222,7 @@ static void keep_place(ui_app *app)
         for (int i = 0; i < app->trace.n_tensors; i++) {
             const attn_tensor *t = &app->trace.tensors[i];
             int p = t->info ? attn_stage_index(t->info->name) : -1;
-            if (ui_app_in_layer(app, i) && (idx < 0 || (p >= 0 && p <= want))) idx = i;
+            if (app_in_layer(app, i) && (idx < 0 || (p >= 0 && p <= want))) idx = i;
         }
         if (idx < 0) idx = 0;
         if (app->trace.n_tensors > 0) snprintf(v->stage, sizeof v->stage, "%s", app->trace.tensors[idx].name);
@@ -234,15 +234,15 @@ static void keep_place(ui_app *app)
     if (v->row >= app->trace.dims.s) v->row = -1;
 }
 
-static void reset_scales(ui_app *app)
+static void reset_scales(app_state *app)
 {
     free(app->scales);
     int n = app->trace.n_tensors + (app->has_alt ? app->alt.n_tensors : 0);
     app->scales = malloc((size_t)(n ? n : 1) * sizeof *app->scales);
-    for (int i = 0; app->scales && i < n; i++) app->scales[i] = (ui_scale){UI_CMAP_DIVERGING, 1.0f, -1.0f};
+    for (int i = 0; app->scales && i < n; i++) app->scales[i] = (app_scale){APP_CMAP_DIVERGING, 1.0f, -1.0f};
     /* none known, but the trace's when only alt changed */
     int b = app->trace.dims.b, rows = b + (app->has_alt ? app->alt.dims.b : 0);
-    ui_loss *losses = calloc((size_t)(rows > 0 ? rows : 1), sizeof *losses);
+    app_loss *losses = calloc((size_t)(rows > 0 ? rows : 1), sizeof *losses);
     if (losses && app->losses && app->losses_serial == app->trace_serial && b > 0)
         memcpy(losses, app->losses, (size_t)b * sizeof *losses);
     free(app->losses);
@@ -251,7 +251,7 @@ static void reset_scales(ui_app *app)
     app->generation++;
     app->dirty = true;
     /* what was on screen no longer matches: no cell to hover or click until the next frame */
-    ui_layout_clear(&app->layout);
+    app_layout_clear(&app->layout);
     app->hover_area = app->hover_i = app->hover_j = app->geom_hover = app->hover_hit = -1;
 }
 
@@ -283,9 +283,9 @@ static attn_status alt_budget(const attn_trace *tr, attn_config *c, attn_arena *
                      "over %s", attn_budget_size(need, n, sizeof n), h, bound);
 }
 
-attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model, int compare, attn_progress *progress,
-                           attn_arena *arena,
-                           attn_trace *alt, attn_error *err)
+attn_status app_alt_run(const attn_trace *tr, const struct attn_model *model, int compare, attn_progress *progress,
+                        attn_arena *arena,
+                        attn_trace *alt, attn_error *err)
 {
     attn_config c;
     attn_status st;
@@ -293,7 +293,7 @@ attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model,
     if (tr->dims.cross && attn_compare_at(compare)->compare.self_only)
         /* TRANSLATORS: %s: what the compare view toggles ("causal mask") */
         return attn_fail(err, ATTN_ERR_CONFIG, _("cross-attention has no %s to toggle: its keys are the source"),
-                         ui_compare_name(compare));
+                         app_compare_name(compare));
     if ((st = attn_config_copy(&c, &tr->cfg, err))) return st;
     attn_inputs in;
     attn_inputs_from_trace(tr, &in);
@@ -311,7 +311,7 @@ attn_status ui_app_alt_run(const attn_trace *tr, const struct attn_model *model,
     return st;
 }
 
-void ui_app_set_alt(ui_app *app, attn_trace *alt)
+void app_set_alt(app_state *app, attn_trace *alt)
 {
     if (app->has_alt) attn_trace_free(&app->alt);
     app->has_alt = alt != NULL;
@@ -320,21 +320,21 @@ void ui_app_set_alt(ui_app *app, attn_trace *alt)
 }
 
 /* Compare view: the same inputs with one mask toggled, computed here. */
-static void compute_alt(ui_app *app)
+static void compute_alt(app_state *app)
 {
     if (app->has_alt) attn_trace_free(&app->alt);
     app->has_alt = false;
     app->alt_status = ATTN_OK;
     if (app->view.mode != LESSON_VIEW_COMPARE) return;
     attn_error err;
-    if ((app->alt_status = ui_app_alt_run(&app->trace, app->model, app->view.compare, NULL, app->arena, &app->alt,
-                                          &err)))
-        ui_app_status(app, true, "%s", err.msg);
+    if ((app->alt_status = app_alt_run(&app->trace, app->model, app->view.compare, NULL, app->arena, &app->alt,
+                                       &err)))
+        app_status(app, true, "%s", err.msg);
     else
         app->has_alt = true;
 }
 
-void ui_app_alt_here(ui_app *app)
+void app_alt_here(app_state *app)
 {
     compute_alt(app);
     reset_scales(app);
@@ -347,7 +347,7 @@ static bool same_str(const char *a, const char *b)
 
 /* Whether `next` makes the same inputs (embeddings, weights) as the current
  * trace: then a toggle recomputes only the attention, not the seeded inputs. */
-static bool same_inputs(const ui_app *app, const attn_config *a, const attn_config *b)
+static bool same_inputs(const app_state *app, const attn_config *a, const attn_config *b)
 {
     return same_str(a->tokens, b->tokens) && same_str(a->source_tokens, b->source_tokens) && a->seq == b->seq &&
            a->batch == b->batch && a->d_model == b->d_model && a->heads == b->heads && a->kv_heads == b->kv_heads &&
@@ -356,8 +356,8 @@ static bool same_inputs(const ui_app *app, const attn_config *a, const attn_conf
            app->trace.n_tensors > 0;
 }
 
-int ui_app_plan(const ui_app *app, const attn_config *next, int step, lesson_view_mode mode, ui_plan *plan,
-                attn_error *err)
+int app_plan_make(const app_state *app, const attn_config *next, int step, lesson_view_mode mode, app_plan *plan,
+                  attn_error *err)
 {
     memset(plan, 0, sizeof *plan);
     plan->step = step;
@@ -367,7 +367,7 @@ int ui_app_plan(const ui_app *app, const attn_config *next, int step, lesson_vie
      * heatmap pictures: all count against the budget (what the address-space
      * limit leaves has them taken off already: they are mapped) */
     plan->held = attn_trace_bytes(&app->trace) + (app->has_alt ? attn_trace_bytes(&app->alt) : 0) +
-                 ui_heat_cache_bytes(app->full_width, app->height);
+                 app_heat_cache_bytes(app->full_width, app->height);
     /* the same inputs (embeddings, weights): a toggle recomputes only the attention */
     bool reuse = same_inputs(app, &app->cfg, next) && step == app->trace_step;
     if (app->from_file) attn_inputs_from_trace(&app->file, &plan->in);
@@ -381,7 +381,7 @@ int ui_app_plan(const ui_app *app, const attn_config *next, int step, lesson_vie
     return 0;
 }
 
-int ui_plan_run(ui_plan *plan, const attn_config *next, attn_config *run, attn_error *err)
+int app_plan_run(app_plan *plan, const attn_config *next, attn_config *run, attn_error *err)
 {
     if (plan->made) return 0;
     if (plan->load && !plan->model) { /* the model the settings name, in place of the app's */
@@ -393,7 +393,7 @@ int ui_plan_run(ui_plan *plan, const attn_config *next, attn_config *run, attn_e
         }
         plan->model = m;
         if (attn_model_variants(m, plan->variants, &plan->n_variants, err)) plan->n_variants = 0;
-        if (ui_training_read(plan->load, &plan->train, err)) memset(&plan->train, 0, sizeof plan->train);
+        if (app_training_read(plan->load, &plan->train, err)) memset(&plan->train, 0, sizeof plan->train);
     }
     if (plan->load) plan->in.model = plan->model;
     if (run_config(plan->in.model, next, &plan->step, &plan->decode_len, run, err)) return -1;
@@ -417,39 +417,39 @@ int ui_plan_run(ui_plan *plan, const attn_config *next, attn_config *run, attn_e
     return 0;
 }
 
-void ui_plan_free(ui_plan *plan)
+void app_plan_free(app_plan *plan)
 {
     if (plan->model) attn_model_free(plan->model);
     free(plan->model);
     free(plan->load);
-    ui_training_free(&plan->train);
+    app_training_free(&plan->train);
     plan->model = NULL;
     plan->load = NULL;
 }
 
 /* Checkpoints read with a newly loaded model become the app's; a broken
  * metrics.json is said once, when its model is first shown. */
-static void adopt_training(ui_app *app, ui_training *t)
+static void adopt_training(app_state *app, app_training *t)
 {
     bool same = t->n && !strcmp(t->base, app->train.base);
-    ui_training_free(&app->train);
+    app_training_free(&app->train);
     app->train = *t;
     memset(t, 0, sizeof *t);
-    if (app->train.problem[0] && !same) ui_app_status(app, true, "%s", app->train.problem);
+    if (app->train.problem[0] && !same) app_status(app, true, "%s", app->train.problem);
 }
 
 /* The plan's model (when it loaded one) becomes the app's, the one shown
  * before freed (also when the settings name none): its trace is about to be
  * replaced. */
-static void adopt_model(ui_app *app, ui_plan *plan, const attn_config *next)
+static void adopt_model(app_state *app, app_plan *plan, const attn_config *next)
 {
     if (!next->model) {
-        ui_app_model_sync(app, NULL, NULL);
-        ui_training_free(&app->train);
+        app_model_sync(app, NULL, NULL);
+        app_training_free(&app->train);
     }
     if (!plan->load) return;
     adopt_training(app, &plan->train);
-    ui_app_model_sync(app, NULL, NULL);
+    app_model_sync(app, NULL, NULL);
     app->model = plan->model;
     app->model_key = plan->load;
     plan->model = NULL;
@@ -462,7 +462,7 @@ static void adopt_model(ui_app *app, ui_plan *plan, const attn_config *next)
     memcpy(app->variants, plan->variants, sizeof app->variants);
 }
 
-void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, ui_plan *plan, attn_trace *alt)
+void app_install(app_state *app, attn_trace *tr, attn_config *next, app_plan *plan, attn_trace *alt)
 {
     adopt_model(app, plan, next);
     double budget = plan->budget;
@@ -476,24 +476,24 @@ void ui_app_install(ui_app *app, attn_trace *tr, attn_config *next, ui_plan *pla
     app->cfg = *next;
     keep_place(app);
     if (alt) { /* the compare trace, computed with it */
-        ui_app_set_alt(app, alt);
+        app_set_alt(app, alt);
     } else {
         if (app->has_alt) attn_trace_free(&app->alt);
         app->has_alt = false;
         if (app->async && app->view.mode == LESSON_VIEW_COMPARE)
-            ui_app_set_alt(app, NULL); /* asked for by the caller, on the worker (ui_app_alt_follow) */
+            app_set_alt(app, NULL); /* asked for by the caller, on the worker (app_alt_follow) */
         else
-            ui_app_alt_here(app);
+            app_alt_here(app);
     }
     if (app->trace.cfg.qk_keep)
         /* TRANSLATORS: a long prompt; the numbers are GiB */
-        ui_app_status(app, false, _("attention weights of layer %d only (every layer's would take %.1f GiB, over the "
-                                    "%.1f GiB budget): the , and . keys compute another layer's"),
+        app_status(app, false, _("attention weights of layer %d only (every layer's would take %.1f GiB, over the "
+                                 "%.1f GiB budget): the , and . keys compute another layer's"),
                       app->trace.cfg.qk_keep - 1, attn_model_trace_full_bytes(&app->trace) / (1 << 30),
                       budget / (1 << 30));
 }
 
-void ui_app_note_nonfinite(ui_app *app, const attn_nonfinite *nf)
+void app_note_nonfinite(app_state *app, const attn_nonfinite *nf)
 {
     attn_nonfinite found;
     if (!nf) {
@@ -501,46 +501,46 @@ void ui_app_note_nonfinite(ui_app *app, const attn_nonfinite *nf)
         nf = &found;
     }
     if (!nf->tensor || nf->expected) {
-        if (app->status_nonfinite) ui_app_status(app, false, "%s", ""); /* that NaN is gone */
+        if (app->status_nonfinite) app_status(app, false, "%s", ""); /* that NaN is gone */
         return;
     }
     char at[200];
     attn_nonfinite_index_text(nf, at, sizeof at);
     /* TRANSLATORS: "NaN first appears in layers.0.scores at [0, 1, 2, 3]": where a value that is not a number
      * (NaN, +inf or -inf) first shows in the stages, in the order they are computed */
-    ui_app_status(app, true, _("%s first appears in %s at %s: every stage computed from it can hold it too"),
-                  attn_nonfinite_kind(nf), nf->tensor->name, at);
+    app_status(app, true, _("%s first appears in %s at %s: every stage computed from it can hold it too"),
+               attn_nonfinite_kind(nf), nf->tensor->name, at);
     app->status_nonfinite = true;
 }
 
 /* Runs settings `next` here and now (a recomputation under way on the worker
  * is stopped first); on success they become app->cfg (ownership moves), on
  * failure next is freed and the status line says why. */
-int ui_app_commit(ui_app *app, attn_config *next)
+int app_commit(app_state *app, attn_config *next)
 {
     attn_config run;
     attn_error err;
     attn_trace tr;
-    ui_plan plan;
-    if (ui_app_plan(app, next, app->view.decode_step, app->view.mode, &plan, &err)) goto fail;
-    if (ui_plan_run(&plan, next, &run, &err)) goto fail;
+    app_plan plan;
+    if (app_plan_make(app, next, app->view.decode_step, app->view.mode, &plan, &err)) goto fail;
+    if (app_plan_run(&plan, next, &run, &err)) goto fail;
     attn_status st = attn_trace_run(&run, &plan.in, &tr, &err);
     attn_config_free(&run);
     if (st) goto fail;
-    ui_app_install(app, &tr, next, &plan, NULL);
-    ui_app_note_nonfinite(app, NULL);
-    ui_plan_free(&plan);
+    app_install(app, &tr, next, &plan, NULL);
+    app_note_nonfinite(app, NULL);
+    app_plan_free(&plan);
     return 0;
 fail:
-    ui_plan_free(&plan);
+    app_plan_free(&plan);
     attn_config_free(next);
-    ui_app_status(app, true, "%s", err.msg);
+    app_status(app, true, "%s", err.msg);
     return -1;
 }
 
 /* ---- the model shown, the zoom, the editor, an opening: state the actions set */
 
-int ui_app_model_sync(ui_app *app, const char *name, attn_error *err)
+int app_model_sync(app_state *app, const char *name, attn_error *err)
 {
     if (name && app->model && app->model_key && !strcmp(app->model_key, name)) return 0;
     attn_model *m = NULL;
@@ -573,16 +573,16 @@ int ui_app_model_sync(ui_app *app, const char *name, attn_error *err)
 }
 
 
-const char *ui_app_model_name(const ui_app *app)
+const char *app_model_name(const app_state *app)
 {
     if (!app->model) return "";
-    if (ui_training_position(&app->train, app->cfg.model) < 0) return app->model->name;
+    if (app_training_position(&app->train, app->cfg.model) < 0) return app->model->name;
     const char *slash = strrchr(app->train.base, '/');
     return slash ? slash + 1 : app->train.base;
 }
 
 
-void ui_app_zoom_to(ui_app *app, int i0, int i1, int j0, int j1)
+void app_zoom_to(app_state *app, int i0, int i1, int j0, int j1)
 {
     bool whole = i1 < 0 && j1 < 0;
     app->zoom.level = 0;
@@ -595,7 +595,7 @@ void ui_app_zoom_to(ui_app *app, int i0, int i1, int j0, int j1)
 }
 
 
-void ui_app_edit_stop(ui_app *app)
+void app_edit_stop(app_state *app)
 {
     app->edit.open = false;
     app->edit.compose[0] = '\0';
@@ -603,7 +603,7 @@ void ui_app_edit_stop(ui_app *app)
 }
 
 
-bool ui_app_open_later(ui_app *app, ui_action act, int arg, const char *label)
+bool app_open_later(app_state *app, app_action act, int arg, const char *label)
 {
     if (!app->async || app->opening.running) return false;
     app->opening.pending = true;
@@ -618,7 +618,7 @@ bool ui_app_open_later(ui_app *app, ui_action act, int arg, const char *label)
 
 /* ---- life ----------------------------------------------------------------- */
 
-static void init_common(ui_app *app)
+static void init_common(app_state *app)
 {
     memset(app, 0, sizeof *app);
     app->view = lesson_view_default();
@@ -626,21 +626,21 @@ static void init_common(ui_app *app)
     app->mouse_x = app->mouse_y = -1;
     app->font_scale = 1.0f;
     app->pixel_ratio = 1.0f;
-    app->loss_inline = UI_LOSS_INLINE_NUMBERS;
+    app->loss_inline = APP_LOSS_INLINE_NUMBERS;
     app->dirty = true;
-    ui_player_init(&app->lesson, "en", NULL);
+    app_player_init(&app->lesson, "en", NULL);
     if ((app->arena = malloc(sizeof *app->arena))) attn_arena_init(app->arena);
 }
 
 /* What init_common made, for an init that fails before anything else is held. */
-static void drop_arena(ui_app *app)
+static void drop_arena(app_state *app)
 {
     attn_arena_free(app->arena);
     free(app->arena);
     app->arena = NULL;
 }
 
-int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsize)
+int app_init(app_state *app, const attn_config *cfg, char *err_out, size_t errsize)
 {
     attn_error err;
     init_common(app);
@@ -649,23 +649,23 @@ int ui_app_init(ui_app *app, const attn_config *cfg, char *err_out, size_t errsi
         drop_arena(app);
         return err.status;
     }
-    if (ui_app_model_sync(app, cfg->model, &err) ||
+    if (app_model_sync(app, cfg->model, &err) ||
         attn_trace_run(&app->cfg, &(attn_inputs){.model = app->model, .arena = app->arena}, &app->trace, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
-        ui_app_model_sync(app, NULL, NULL);
+        app_model_sync(app, NULL, NULL);
         attn_config_free(&app->cfg);
         drop_arena(app);
         return err.status ? err.status : ATTN_ERR_CONFIG;
     }
     keep_place(app);
     reset_scales(app);
-    ui_app_note_nonfinite(app, NULL);
-    if (!ui_training_read(cfg->model, &app->train, &err) && app->train.problem[0])
-        ui_app_status(app, true, "%s", app->train.problem);
+    app_note_nonfinite(app, NULL);
+    if (!app_training_read(cfg->model, &app->train, &err) && app->train.problem[0])
+        app_status(app, true, "%s", app->train.problem);
     return 0;
 }
 
-int ui_app_init_file_with(ui_app *app, const char *path, const attn_config *flags, char *err_out, size_t errsize)
+int app_init_file_with(app_state *app, const char *path, const attn_config *flags, char *err_out, size_t errsize)
 {
     attn_error err;
     attn_config defaults;
@@ -685,7 +685,7 @@ int ui_app_init_file_with(ui_app *app, const char *path, const attn_config *flag
     app->file_path = strdup(path);
     if (!app->file.n_tensors) { /* a safetensors file of no tensors: nothing to show */
         snprintf(err_out, errsize, "%s: the trace has no tensors to show", path);
-        ui_app_release(app);
+        app_release(app);
         return -1;
     }
     /* the loaded trace is shown as it is (borrowing its data: one copy in
@@ -694,31 +694,31 @@ int ui_app_init_file_with(ui_app *app, const char *path, const attn_config *flag
     if (attn_trace_borrow(&app->file, &app->trace, &err) ||
         attn_config_copy(&app->cfg, &app->file.cfg, &err) != ATTN_OK) {
         snprintf(err_out, errsize, "%s", err.msg);
-        ui_app_release(app);
+        app_release(app);
         return -1;
     }
     if (app->cfg.tokens == NULL && app->file.tokens.rows) app->cfg.tokens = attn_tokens_text(&app->file.tokens, 0);
     if (app->file.dims.cross && app->file.source.rows && !app->cfg.source_tokens) app->cfg.source_tokens = attn_tokens_text(&app->file.source, 0);
     keep_place(app);
     reset_scales(app);
-    ui_app_note_nonfinite(app, NULL);
+    app_note_nonfinite(app, NULL);
     return 0;
 }
 
-int ui_app_init_file(ui_app *app, const char *path, char *err_out, size_t errsize)
+int app_init_file(app_state *app, const char *path, char *err_out, size_t errsize)
 {
-    return ui_app_init_file_with(app, path, NULL, err_out, errsize);
+    return app_init_file_with(app, path, NULL, err_out, errsize);
 }
 
-void ui_app_release(ui_app *app)
+void app_release(app_state *app)
 {
-    ui_player_free(&app->lesson);
+    app_player_free(&app->lesson);
     attn_trace_free(&app->trace);
     if (app->has_alt) attn_trace_free(&app->alt);
     if (app->from_file) attn_trace_free(&app->file);
     attn_config_free(&app->cfg);
-    ui_app_model_sync(app, NULL, NULL);
-    ui_training_free(&app->train);
+    app_model_sync(app, NULL, NULL);
+    app_training_free(&app->train);
     free(app->file_path);
     free(app->gen.prompt);
     free(app->gen.text);

@@ -10,7 +10,7 @@
 
 /* A model's text: as typed, else the model's example, else (after generating)
  * the trace's tokens decoded, rows joined by " | ", without the BOS. */
-static char *model_text(const ui_app *app)
+static char *model_text(const app_state *app)
 {
     const attn_trace *tr = &app->trace;
     if (app->cfg.text) return strdup(app->cfg.text);
@@ -38,12 +38,12 @@ static char *model_text(const ui_app *app)
     return out;
 }
 
-void ui_app_edit_start(ui_app *app, int field)
+void app_edit_start(app_state *app, int field)
 {
-    ui_token_editor *e = &app->edit;
+    app_token_editor *e = &app->edit;
     char *text = app->model ? model_text(app)
                  : app->cfg.tokens ? strdup(app->cfg.tokens) : attn_tokens_text(&app->trace.tokens, 0);
-    if (ui_app_decoding(app) && !app->model) { /* the whole sentence, not the decoded prefix */
+    if (app_decoding(app) && !app->model) { /* the whole sentence, not the decoded prefix */
         free(text);
         attn_dims d;
         attn_tokens tk = {0}, src = {0};
@@ -53,10 +53,10 @@ void ui_app_edit_start(ui_app *app, int field)
         attn_tokens_free(&tk);
         attn_tokens_free(&src);
     }
-    snprintf(e->text[0], UI_EDIT_MAX, "%s", text ? text : "");
+    snprintf(e->text[0], APP_EDIT_MAX, "%s", text ? text : "");
     free(text);
     /* field 1: cross-attention on the user's own sentence asks for a new source */
-    snprintf(e->text[1], UI_EDIT_MAX, "%s", field == 0 && app->cfg.source_tokens ? app->cfg.source_tokens : "");
+    snprintf(e->text[1], APP_EDIT_MAX, "%s", field == 0 && app->cfg.source_tokens ? app->cfg.source_tokens : "");
     e->field = field;
     e->cursor = (int)strlen(e->text[field]);
     e->compose[0] = '\0';
@@ -67,7 +67,7 @@ void ui_app_edit_start(ui_app *app, int field)
 /* The editor's sentences into the settings: an empty source ends cross-attention. */
 static int set_tokens(attn_config *next, const void *arg, attn_error *err)
 {
-    const ui_token_editor *e = arg;
+    const app_token_editor *e = arg;
     if (attn_config_set(next, "tokens", e->text[0], err) ||
         (e->text[1][0] && attn_config_set(next, "source_tokens", e->text[1], err)))
         return -1;
@@ -88,38 +88,38 @@ static int set_tokens(attn_config *next, const void *arg, attn_error *err)
  * unknown token, shown as such. */
 static int set_text(attn_config *next, const void *arg, attn_error *err)
 {
-    const ui_token_editor *e = arg;
+    const app_token_editor *e = arg;
     if (attn_config_set(next, "text", e->text[0], err)) return -1;
     free(next->tokens);
     next->tokens = NULL;
     return 0;
 }
 
-static void apply_edit(ui_app *app)
+static void apply_edit(app_state *app)
 {
     /* on the worker when the window has one: a long text does not freeze it */
     if (app->model) {
-        if (ui_app_edit_config_async(app, set_text, &app->edit) == 0) {
-            ui_app_edit_stop(app);
-            if (app->job) ui_app_status(app, false, _("text: %s"), app->edit.text[0]);
+        if (app_edit_config_async(app, set_text, &app->edit) == 0) {
+            app_edit_stop(app);
+            if (app->job) app_status(app, false, _("text: %s"), app->edit.text[0]);
             else /* TRANSLATORS: the text a model's tokenizer read, and into how many tokens */
-                ui_app_status(app, false, _("text: %s (%d tokens)"), app->edit.text[0], app->trace.dims.L);
+                app_status(app, false, _("text: %s (%d tokens)"), app->edit.text[0], app->trace.dims.L);
         }
         return;
     }
-    if (ui_app_edit_config_async(app, set_tokens, &app->edit) == 0) {
-        ui_app_edit_stop(app);
-        ui_app_status(app, false, _("tokens: %s"), app->edit.text[0]);
+    if (app_edit_config_async(app, set_tokens, &app->edit) == 0) {
+        app_edit_stop(app);
+        app_status(app, false, _("tokens: %s"), app->edit.text[0]);
     }
 }
 
-void ui_app_edit_insert(ui_app *app, const char *text)
+void app_edit_insert(app_state *app, const char *text)
 {
-    ui_token_editor *e = &app->edit;
+    app_token_editor *e = &app->edit;
     char *s = e->text[e->field];
     size_t len = strlen(s), add = strlen(text);
-    if (len + add >= UI_EDIT_MAX) {
-        ui_app_status(app, true, _("tokens: the text field holds at most %d bytes"), UI_EDIT_MAX - 1);
+    if (len + add >= APP_EDIT_MAX) {
+        app_status(app, true, _("tokens: the text field holds at most %d bytes"), APP_EDIT_MAX - 1);
         return;
     }
     memmove(s + e->cursor + add, s + e->cursor, len - (size_t)e->cursor + 1);
@@ -127,31 +127,31 @@ void ui_app_edit_insert(ui_app *app, const char *text)
     e->cursor += (int)add;
 }
 
-bool ui_app_edit_key(ui_app *app, int key, int mods)
+bool app_edit_key(app_state *app, int key, int mods)
 {
-    ui_token_editor *e = &app->edit;
+    app_token_editor *e = &app->edit;
     char *s = e->text[e->field];
-    bool ctrl = (mods & UI_MOD_CTRL) != 0;
+    bool ctrl = (mods & APP_MOD_CTRL) != 0;
     if (e->compose[0]) return false; /* the IME owns the keys while composing */
     switch (key) {
-    case UI_KEY_ESCAPE: ui_app_edit_stop(app); ui_app_status(app, false, "%s", _("edit cancelled")); return true;
-    case UI_KEY_RETURN: apply_edit(app); return true;
-    case UI_KEY_BACKSPACE: {
+    case APP_KEY_ESCAPE: app_edit_stop(app); app_status(app, false, "%s", _("edit cancelled")); return true;
+    case APP_KEY_RETURN: apply_edit(app); return true;
+    case APP_KEY_BACKSPACE: {
         int p = (int)attn_utf8_prev(s, (size_t)e->cursor);
         memmove(s + p, s + e->cursor, strlen(s) - (size_t)e->cursor + 1);
         e->cursor = p;
         return true;
     }
-    case UI_KEY_DELETE: {
+    case APP_KEY_DELETE: {
         int p = (int)attn_utf8_next(s, strlen(s), (size_t)e->cursor);
         memmove(s + e->cursor, s + p, strlen(s) - (size_t)p + 1);
         return true;
     }
-    case UI_KEY_LEFT: e->cursor = (int)attn_utf8_prev(s, (size_t)e->cursor); return true;
-    case UI_KEY_RIGHT: e->cursor = (int)attn_utf8_next(s, strlen(s), (size_t)e->cursor); return true;
-    case UI_KEY_HOME: e->cursor = 0; return true;
-    case UI_KEY_END: e->cursor = (int)strlen(s); return true;
-    case UI_KEY_TAB:
+    case APP_KEY_LEFT: e->cursor = (int)attn_utf8_prev(s, (size_t)e->cursor); return true;
+    case APP_KEY_RIGHT: e->cursor = (int)attn_utf8_next(s, strlen(s), (size_t)e->cursor); return true;
+    case APP_KEY_HOME: e->cursor = 0; return true;
+    case APP_KEY_END: e->cursor = (int)strlen(s); return true;
+    case APP_KEY_TAB:
         if (app->cfg.source_tokens || e->field == 1 || e->text[1][0]) {
             e->field = !e->field;
             e->cursor = (int)strlen(e->text[e->field]);
@@ -164,7 +164,7 @@ bool ui_app_edit_key(ui_app *app, int key, int mods)
         return true;
     case 'v':
         if (!ctrl) return false;
-        app->req.paste = true; /* the window answers with ui_app_paste */
+        app->req.paste = true; /* the window answers with app_paste */
         return true;
     default: return false;
     }

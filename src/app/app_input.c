@@ -10,7 +10,7 @@
 #include "i18n.h"
 #include "view.h"
 
-bool ui_app_wants_text(const ui_app *app)
+bool app_wants_text(const app_state *app)
 {
     return app->edit.open || (app->lesson.open && app->lesson.focus >= 0);
 }
@@ -18,27 +18,27 @@ bool ui_app_wants_text(const ui_app *app)
 /* ---- keys ----------------------------------------------------------------- */
 
 /* The lesson picker is modal: only its keys (and q) do something. */
-static bool picker_key(ui_app *app, int key)
+static bool picker_key(app_state *app, int key)
 {
-    ui_player *p = &app->lesson;
+    app_player *p = &app->lesson;
     int n = p->have_catalog ? p->catalog.n : 0;
     int page = p->picker_rows > 1 ? p->picker_rows - 1 : 1;
     switch (key) {
-    case UI_KEY_UP: p->sel = n ? (p->sel + n - 1) % n : 0; break;
-    case UI_KEY_DOWN: p->sel = n ? (p->sel + 1) % n : 0; break;
-    case UI_KEY_PAGEUP: p->sel = p->sel > page ? p->sel - page : 0; break;
-    case UI_KEY_PAGEDOWN: p->sel = n ? (p->sel + page < n ? p->sel + page : n - 1) : 0; break;
-    case UI_KEY_HOME: p->sel = 0; break;
-    case UI_KEY_END: p->sel = n ? n - 1 : 0; break;
-    case UI_KEY_RETURN:
-    case UI_KEY_SPACE:
-        if (!p->have_catalog && ui_player_listing(p)) p->pick_listed = true; /* once the list is read */
-        else ui_app_do(app, UI_ACT_PICK, p->sel);
+    case APP_KEY_UP: p->sel = n ? (p->sel + n - 1) % n : 0; break;
+    case APP_KEY_DOWN: p->sel = n ? (p->sel + 1) % n : 0; break;
+    case APP_KEY_PAGEUP: p->sel = p->sel > page ? p->sel - page : 0; break;
+    case APP_KEY_PAGEDOWN: p->sel = n ? (p->sel + page < n ? p->sel + page : n - 1) : 0; break;
+    case APP_KEY_HOME: p->sel = 0; break;
+    case APP_KEY_END: p->sel = n ? n - 1 : 0; break;
+    case APP_KEY_RETURN:
+    case APP_KEY_SPACE:
+        if (!p->have_catalog && app_player_listing(p)) p->pick_listed = true; /* once the list is read */
+        else app_do(app, APP_ACT_PICK, p->sel);
         break;
-    case UI_KEY_ESCAPE:
+    case APP_KEY_ESCAPE:
     case 'l': p->picker = p->pick_listed = false; break;
-    case UI_KEY_DELETE: return ui_app_do(app, UI_ACT_PICKER_RESET, 0);
-    case 'q': return ui_app_do(app, UI_ACT_QUIT, 0);
+    case APP_KEY_DELETE: return app_do(app, APP_ACT_PICKER_RESET, 0);
+    case 'q': return app_do(app, APP_ACT_QUIT, 0);
     default: return true;
     }
     p->confirm_reset = false;
@@ -46,30 +46,30 @@ static bool picker_key(ui_app *app, int key)
     return true;
 }
 
-/* Typing a lesson's numeric answer: the text arrives through ui_app_text. */
-static bool answer_key(ui_app *app, int key)
+/* Typing a lesson's numeric answer: the text arrives through app_text. */
+static bool answer_key(app_state *app, int key)
 {
-    ui_player *p = &app->lesson;
+    app_player *p = &app->lesson;
     switch (key) {
-    case UI_KEY_BACKSPACE: ui_player_backspace(p); app->dirty = true; return true;
-    case UI_KEY_RETURN: return ui_app_do(app, UI_ACT_LESSON_CHECK, p->focus), true;
-    case UI_KEY_ESCAPE:
-    case UI_KEY_TAB: return ui_app_do(app, UI_ACT_LESSON_FIELD, -1), true;
+    case APP_KEY_BACKSPACE: app_player_backspace(p); app->dirty = true; return true;
+    case APP_KEY_RETURN: return app_do(app, APP_ACT_LESSON_CHECK, p->focus), true;
+    case APP_KEY_ESCAPE:
+    case APP_KEY_TAB: return app_do(app, APP_ACT_LESSON_FIELD, -1), true;
     default: return true;
     }
 }
 
 /* The save dialog: ↑ ↓ choose, Enter (or a digit) saves, Esc closes; other keys wait. */
-static bool save_menu_key(ui_app *app, int key)
+static bool save_menu_key(app_state *app, int key)
 {
     int *c = &app->save_menu.choice;
     switch (key) {
-    case UI_KEY_UP: *c = (*c + UI_SAVE_KINDS - 1) % UI_SAVE_KINDS; break;
-    case UI_KEY_DOWN: *c = (*c + 1) % UI_SAVE_KINDS; break;
-    case UI_KEY_RETURN: return ui_app_do(app, UI_ACT_SAVE_AS, *c);
-    case UI_KEY_ESCAPE: return ui_app_do(app, UI_ACT_SAVE_MENU, 0);
+    case APP_KEY_UP: *c = (*c + APP_SAVE_KINDS - 1) % APP_SAVE_KINDS; break;
+    case APP_KEY_DOWN: *c = (*c + 1) % APP_SAVE_KINDS; break;
+    case APP_KEY_RETURN: return app_do(app, APP_ACT_SAVE_AS, *c);
+    case APP_KEY_ESCAPE: return app_do(app, APP_ACT_SAVE_MENU, 0);
     default:
-        if (key >= '1' && key < '1' + UI_SAVE_KINDS) return ui_app_do(app, UI_ACT_SAVE_AS, key - '1');
+        if (key >= '1' && key < '1' + APP_SAVE_KINDS) return app_do(app, APP_ACT_SAVE_AS, key - '1');
         return false;
     }
     app->dirty = true;
@@ -77,54 +77,54 @@ static bool save_menu_key(ui_app *app, int key)
 }
 
 /* "Quit attnlab?" is asked: q or Enter quits, Esc stays; other keys wait. */
-static bool quit_confirm_key(ui_app *app, int key)
+static bool quit_confirm_key(app_state *app, int key)
 {
     switch (key) {
     case 'q':
-    case UI_KEY_RETURN: return ui_app_do(app, UI_ACT_QUIT, 0);
-    case UI_KEY_ESCAPE: return ui_app_do(app, UI_ACT_BACK, 0);
+    case APP_KEY_RETURN: return app_do(app, APP_ACT_QUIT, 0);
+    case APP_KEY_ESCAPE: return app_do(app, APP_ACT_BACK, 0);
     default: return false;
     }
 }
 
-bool ui_app_key(ui_app *app, int key, int mods)
+bool app_key(app_state *app, int key, int mods)
 {
     if (app->quit_confirm) return quit_confirm_key(app, key);
     if (app->edit.open) {
-        bool changed = ui_app_edit_key(app, key, mods);
+        bool changed = app_edit_key(app, key, mods);
         if (changed) app->dirty = true;
         return changed;
     }
     if (app->save_menu.open) return save_menu_key(app, key);
     if (app->lesson.picker) return picker_key(app, key);
     if (app->lesson.open && app->lesson.focus >= 0) return answer_key(app, key);
-    const ui_key_binding *b = app->lesson.open ? ui_keys_find(UI_KEYS_LESSON, key, mods) : NULL;
-    if (!b) b = ui_keys_find(UI_KEYS_VIEW, key, mods);
+    const app_key_binding *b = app->lesson.open ? app_keys_find(APP_KEYS_LESSON, key, mods) : NULL;
+    if (!b) b = app_keys_find(APP_KEYS_VIEW, key, mods);
     bool hide = app->present && app->toolbar_shown; /* presenter mode: keys put the toolbar away */
     app->toolbar_shown = false;
     if (!b) return hide;
-    if (app->help && b->action != UI_ACT_HELP && b->action != UI_ACT_BACK && b->action != UI_ACT_QUIT)
+    if (app->help && b->action != APP_ACT_HELP && b->action != APP_ACT_BACK && b->action != APP_ACT_QUIT)
         app->help = false;
-    return ui_app_do(app, b->action, ui_keys_arg(b)) || hide;
+    return app_do(app, b->action, app_keys_arg(b)) || hide;
 }
 
 /* ---- text ----------------------------------------------------------------- */
 
-bool ui_app_text(ui_app *app, const char *utf8)
+bool app_text(app_state *app, const char *utf8)
 {
     if (!app->edit.open && app->lesson.open && app->lesson.focus >= 0) {
-        ui_player_type(&app->lesson, utf8);
+        app_player_type(&app->lesson, utf8);
         app->dirty = true;
         return true;
     }
     if (!app->edit.open) return false;
-    ui_app_edit_insert(app, utf8);
+    app_edit_insert(app, utf8);
     app->edit.compose[0] = '\0';
     app->dirty = true;
     return true;
 }
 
-bool ui_app_compose(ui_app *app, const char *utf8)
+bool app_compose(app_state *app, const char *utf8)
 {
     if (!app->edit.open) return false;
     snprintf(app->edit.compose, sizeof app->edit.compose, "%s", utf8);
@@ -132,15 +132,15 @@ bool ui_app_compose(ui_app *app, const char *utf8)
     return true;
 }
 
-bool ui_app_paste(ui_app *app, const char *utf8)
+bool app_paste(app_state *app, const char *utf8)
 {
     app->req.paste = false;
     if (!app->edit.open || !utf8) return false;
-    char one_line[UI_EDIT_MAX];
+    char one_line[APP_EDIT_MAX];
     snprintf(one_line, sizeof one_line, "%s", utf8);
     for (char *c = one_line; *c; c++)
         if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
-    ui_app_edit_insert(app, one_line);
+    app_edit_insert(app, one_line);
     app->dirty = true;
     return true;
 }
@@ -148,12 +148,12 @@ bool ui_app_paste(ui_app *app, const char *utf8)
 /* ---- the mouse ------------------------------------------------------------ */
 
 /* The area and the stage's cell (i, j) under (x, y). */
-static bool find_cell(const ui_app *app, int x, int y, int *area, int *i, int *j)
+static bool find_cell(const app_state *app, int x, int y, int *area, int *i, int *j)
 {
     for (int a = 0; a < app->layout.n_areas; a++) {
-        const ui_heat_area *h = &app->layout.areas[a];
-        if (ui_rect_contains(h->r, x, y) &&
-            ui_heat_cell_at(h->r.w, h->r.h, h->rows, h->cols, x - h->r.x, y - h->r.y, i, j) == 0) {
+        const app_heat_area *h = &app->layout.areas[a];
+        if (app_rect_contains(h->r, x, y) &&
+            app_heat_cell_at(h->r.w, h->r.h, h->rows, h->cols, x - h->r.x, y - h->r.y, i, j) == 0) {
             *area = a;
             *i += h->row0;
             *j += h->col0;
@@ -170,7 +170,7 @@ enum { ZOOM_MIN_CELLS = 4, ZOOM_MAX_LEVEL = 12 };
 static int clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 static int at_least(int v, int lo) { return v < lo ? lo : v; }
 
-static bool zoomable(const ui_app *app)
+static bool zoomable(const app_state *app)
 {
     return app->view.mode == LESSON_VIEW_SINGLE && !app->lesson.picker;
 }
@@ -191,7 +191,7 @@ static int level_holding(int rows, int cols, int wr, int wc)
     return level;
 }
 
-bool ui_app_zoom_window(const ui_app *app, int rows, int cols, int *i0, int *j0, int *wr, int *wc)
+bool app_zoom_window(const app_state *app, int rows, int cols, int *i0, int *j0, int *wr, int *wc)
 {
     if (!zoomable(app) || rows <= 0 || cols <= 0) return false;
     if (app->zoom.rows > 0 && app->lesson.open) { /* a lesson's region */
@@ -208,7 +208,7 @@ bool ui_app_zoom_window(const ui_app *app, int rows, int cols, int *i0, int *j0,
 }
 
 /* The main picture's area (the single view's one heatmap), or NULL. */
-static const ui_heat_area *main_area(const ui_app *app)
+static const app_heat_area *main_area(const app_state *app)
 {
     for (int a = 0; a < app->layout.n_areas; a++)
         if (app->layout.areas[a].pane == 0) return &app->layout.areas[a];
@@ -216,10 +216,10 @@ static const ui_heat_area *main_area(const ui_app *app)
 }
 
 /* The whole slice's size behind area h. */
-static bool slice_size(const ui_app *app, const ui_heat_area *h, int *rows, int *cols)
+static bool slice_size(const app_state *app, const app_heat_area *h, int *rows, int *cols)
 {
-    ui_view_slice v;
-    if (ui_view_make(&app->trace, h->stage, app->view.batch, h->head, &v)) return false;
+    app_view_slice v;
+    if (app_view_make(&app->trace, h->stage, app->view.batch, h->head, &v)) return false;
     *rows = v.slice.rows;
     *cols = v.slice.cols;
     return true;
@@ -227,11 +227,11 @@ static bool slice_size(const ui_app *app, const ui_heat_area *h, int *rows, int 
 
 /* One wheel step over cell (i, j) of area h at (x, y): in (dy > 0) or out,
  * keeping that cell under the mouse. */
-static bool zoom_at(ui_app *app, const ui_heat_area *h, int i, int j, int x, int y, int dy)
+static bool zoom_at(app_state *app, const app_heat_area *h, int i, int j, int x, int y, int dy)
 {
     int rows, cols, level, i0, j0, wr0, wc0;
     if (!slice_size(app, h, &rows, &cols)) return false;
-    if (!ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr0, &wc0)) wr0 = rows, wc0 = cols;
+    if (!app_zoom_window(app, rows, cols, &i0, &j0, &wr0, &wc0)) wr0 = rows, wc0 = cols;
     if (app->zoom.rows > 0) { /* from a lesson's region: in past it, or out to the level that holds it */
         int held = level_holding(rows, cols, wr0, wc0);
         bool exact = window_len(rows, held) == wr0 && window_len(cols, held) == wc0;
@@ -248,16 +248,16 @@ static bool zoom_at(ui_app *app, const ui_heat_area *h, int i, int j, int x, int
     app->zoom.j0 = clamp((int)lround(j + 0.5 - fx * wc), 0, cols - wc);
     app->hover_area = -1; /* the cells moved under the mouse */
     if (app->zoom.level)
-        ui_app_status_about(app, UI_ABOUT_LAYER | UI_ABOUT_STAGE,
-                            _("zoom: rows %d–%d of %d, columns %d–%d of %d (z: the whole picture)"), app->zoom.i0,
+        app_status_about(app, APP_ABOUT_LAYER | APP_ABOUT_STAGE,
+                         _("zoom: rows %d–%d of %d, columns %d–%d of %d (z: the whole picture)"), app->zoom.i0,
                       app->zoom.i0 + wr - 1, rows, app->zoom.j0, app->zoom.j0 + wc - 1, cols);
     else
-        ui_app_status(app, false, "%s", _("the whole picture"));
+        app_status(app, false, "%s", _("the whole picture"));
     app->dirty = true;
     return true;
 }
 
-bool ui_app_mouse_drag(ui_app *app, int x, int y)
+bool app_mouse_drag(app_state *app, int x, int y)
 {
     if (app->divider_drag) { /* the lesson panel as wide as from the mouse to the window's right edge */
         int w = app->full_width - x;
@@ -268,16 +268,16 @@ bool ui_app_mouse_drag(ui_app *app, int x, int y)
         app->dirty = true;
         return true;
     }
-    const ui_heat_area *h = main_area(app);
+    const app_heat_area *h = main_area(app);
     int rows, cols, i0, j0, wr, wc;
     if (!app->zoom.dragging || !h || !slice_size(app, h, &rows, &cols) ||
-        !ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc))
-        return ui_app_mouse_move(app, x, y);
+        !app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc))
+        return app_mouse_move(app, x, y);
     if (app->zoom.drag_i >= 0 && (abs(x - app->zoom.drag_x) > 2 || abs(y - app->zoom.drag_y) > 2)) {
         /* a drag pans: the press that began it picks nothing */
-        ui_player *p = &app->lesson;
-        const attn_tensor *t = ui_player_quiz_tensor(p, &app->trace, &app->view);
-        if (t && ui_player_cell(p, &app->trace, &app->view, t->name, app->view.head, app->zoom.drag_i, app->zoom.drag_j))
+        app_player *p = &app->lesson;
+        const attn_tensor *t = app_player_quiz_tensor(p, &app->trace, &app->view);
+        if (t && app_player_cell(p, &app->trace, &app->view, t->name, app->view.head, app->zoom.drag_i, app->zoom.drag_j))
             p->answers[p->cell_quiz].graded = app->zoom.drag_graded; /* the picks are as they were */
         app->zoom.drag_i = app->zoom.drag_j = -1;
         app->dirty = true;
@@ -294,7 +294,7 @@ bool ui_app_mouse_drag(ui_app *app, int x, int y)
     return true;
 }
 
-bool ui_app_mouse_up(ui_app *app)
+bool app_mouse_up(app_state *app)
 {
     app->zoom.dragging = app->divider_drag = false;
     return false;
@@ -302,20 +302,20 @@ bool ui_app_mouse_up(ui_app *app)
 
 /* The query arrow at (x, y) in the geometry view: of the tips' hits that
  * hold it, the one whose tip is nearest; -1: none. */
-static int geometry_query_at(const ui_app *app, int x, int y)
+static int geometry_query_at(const app_state *app, int x, int y)
 {
     int q = -1;
     long best = 0;
     for (int i = 0; i < app->layout.n_hits && !app->help && !app->edit.open; i++) {
-        const ui_hit *h = &app->layout.hits[i];
-        if (h->action != UI_ACT_ROW || !ui_rect_contains(h->r, x, y)) continue;
+        const app_hit *h = &app->layout.hits[i];
+        if (h->action != APP_ACT_ROW || !app_rect_contains(h->r, x, y)) continue;
         long dx = 2L * x - (2L * h->r.x + h->r.w), dy = 2L * y - (2L * h->r.y + h->r.h), d = dx * dx + dy * dy;
         if (q < 0 || d < best) q = h->arg, best = d;
     }
     return q;
 }
 
-static bool geometry_hover(ui_app *app, int x, int y)
+static bool geometry_hover(app_state *app, int x, int y)
 {
     int q = geometry_query_at(app, x, y);
     if (q == app->geom_hover) return false;
@@ -324,7 +324,7 @@ static bool geometry_hover(ui_app *app, int x, int y)
     return true;
 }
 
-bool ui_app_mouse_move(ui_app *app, int x, int y)
+bool app_mouse_move(app_state *app, int x, int y)
 {
     /* presenter mode: the mouse moved to the top of the window brings the toolbar back
      * (not a move elsewhere, such as the one a window gets when it appears under the pointer) */
@@ -335,7 +335,7 @@ bool ui_app_mouse_move(ui_app *app, int x, int y)
     app->mouse_y = y;
     int tip = -1; /* a button with a tooltip under the mouse */
     for (int h = app->layout.n_hits - 1; h >= 0 && tip < 0; h--)
-        if (ui_rect_contains(app->layout.hits[h].r, x, y)) tip = app->layout.hits[h].tip ? h : -2;
+        if (app_rect_contains(app->layout.hits[h].r, x, y)) tip = app->layout.hits[h].tip ? h : -2;
     if (tip < -1) tip = -1;
     if (tip != app->hover_hit) {
         app->hover_hit = tip;
@@ -353,7 +353,7 @@ bool ui_app_mouse_move(ui_app *app, int x, int y)
     return true;
 }
 
-bool ui_app_mouse_leave(ui_app *app)
+bool app_mouse_leave(app_state *app)
 {
     app->mouse_x = app->mouse_y = -1;
     bool had = app->hover_area >= 0 || app->hover_hit >= 0;
@@ -363,83 +363,83 @@ bool ui_app_mouse_leave(ui_app *app)
 
 /* A click on heatmap cell (i, j) of area a: a cell quiz takes it, else the
  * grid selects that head, else a query row opens as a bar chart. */
-static bool cell_click(ui_app *app, const ui_heat_area *a, int i, int j)
+static bool cell_click(app_state *app, const app_heat_area *a, int i, int j)
 {
-    if (a->pane == 0 && ui_player_cell(&app->lesson, &app->trace, &app->view, a->stage, a->head, i, j)) {
-        ui_app_take_note(app); /* a click outside the quiz's region says so */
+    if (a->pane == 0 && app_player_cell(&app->lesson, &app->trace, &app->view, a->stage, a->head, i, j)) {
+        app_take_note(app); /* a click outside the quiz's region says so */
         return true;
     }
-    if (app->view.mode == LESSON_VIEW_GRID && ui_app_overview(app)) { /* a model's thumbnail: open it */
+    if (app->view.mode == LESSON_VIEW_GRID && app_overview(app)) { /* a model's thumbnail: open it */
         const char *rest;
         int layer = attn_tensor_name_layer(a->stage, &rest);
-        if (layer >= 0) ui_app_set_layer(app, layer);
+        if (layer >= 0) app_set_layer(app, layer);
         app->view.head = a->head;
-        return ui_app_do(app, UI_ACT_GRID, 0);
+        return app_do(app, APP_ACT_GRID, 0);
     }
-    if (app->view.mode == LESSON_VIEW_GRID && a->head != app->view.head) return ui_app_do(app, UI_ACT_HEAD, a->head);
-    ui_view_slice v;
-    if (ui_view_make(&app->trace, a->stage, app->view.batch, a->head, &v) == 0 && v.row_axis == UI_AXIS_QUERY)
-        return ui_app_do(app, UI_ACT_ROW, i);
+    if (app->view.mode == LESSON_VIEW_GRID && a->head != app->view.head) return app_do(app, APP_ACT_HEAD, a->head);
+    app_view_slice v;
+    if (app_view_make(&app->trace, a->stage, app->view.batch, a->head, &v) == 0 && v.row_axis == APP_AXIS_QUERY)
+        return app_do(app, APP_ACT_ROW, i);
     return false;
 }
 
 /* How many cells the step's cell quiz has picked (-1: none). */
-static int quiz_picks(const ui_app *app)
+static int quiz_picks(const app_state *app)
 {
-    const ui_player *p = &app->lesson;
+    const app_player *p = &app->lesson;
     if (!p->open || p->cell_quiz < 0 || !p->answers) return -1;
-    const ui_quiz_answer *a = &p->answers[p->cell_quiz];
+    const app_quiz_answer *a = &p->answers[p->cell_quiz];
     int n = 0;
     for (int c = 0; a->cells && c < a->rows * a->cols; c++) n += a->cells[c];
     return n;
 }
 
-bool ui_app_mouse_down(ui_app *app, int x, int y)
+bool app_mouse_down(app_state *app, int x, int y)
 {
-    const ui_layout *L = &app->layout;
+    const app_layout *L = &app->layout;
     if (app->edit.open) return false;
     if (app->quit_confirm) { /* the question's two buttons; a click elsewhere stays */
         for (int h = L->n_hits - 1; h >= 0; h--)
-            if ((L->hits[h].action == UI_ACT_QUIT || L->hits[h].action == UI_ACT_BACK) &&
-                ui_rect_contains(L->hits[h].r, x, y))
-                return ui_app_do(app, L->hits[h].action, 0);
-        return ui_app_do(app, UI_ACT_BACK, 0);
+            if ((L->hits[h].action == APP_ACT_QUIT || L->hits[h].action == APP_ACT_BACK) &&
+                app_rect_contains(L->hits[h].r, x, y))
+                return app_do(app, L->hits[h].action, 0);
+        return app_do(app, APP_ACT_BACK, 0);
     }
-    if (app->lesson.focus >= 0) ui_app_do(app, UI_ACT_LESSON_FIELD, -1); /* a click leaves the answer field */
+    if (app->lesson.focus >= 0) app_do(app, APP_ACT_LESSON_FIELD, -1); /* a click leaves the answer field */
     if (app->save_menu.open) { /* the save dialog: a kind saves, a click elsewhere closes it */
         for (int h = L->n_hits - 1; h >= 0; h--)
-            if (L->hits[h].action == UI_ACT_SAVE_AS && ui_rect_contains(L->hits[h].r, x, y))
-                return ui_app_do(app, UI_ACT_SAVE_AS, L->hits[h].arg);
-        return ui_app_do(app, UI_ACT_SAVE_MENU, 0);
+            if (L->hits[h].action == APP_ACT_SAVE_AS && app_rect_contains(L->hits[h].r, x, y))
+                return app_do(app, APP_ACT_SAVE_AS, L->hits[h].arg);
+        return app_do(app, APP_ACT_SAVE_MENU, 0);
     }
     if (app->lesson.picker) { /* the picker covers the window: only its rows and scroll cues take clicks */
         for (int h = L->n_hits - 1; h >= 0; h--)
-            if ((L->hits[h].action == UI_ACT_PICK || L->hits[h].action == UI_ACT_PICK_SHOW) &&
-                ui_rect_contains(L->hits[h].r, x, y))
-                return ui_app_do(app, L->hits[h].action, L->hits[h].arg);
+            if ((L->hits[h].action == APP_ACT_PICK || L->hits[h].action == APP_ACT_PICK_SHOW) &&
+                app_rect_contains(L->hits[h].r, x, y))
+                return app_do(app, L->hits[h].action, L->hits[h].arg);
         return false;
     }
     int q = app->view.mode == LESSON_VIEW_GEOMETRY && !app->help ? geometry_query_at(app, x, y) : -1;
-    if (q >= 0) return ui_app_do(app, UI_ACT_ROW, q);
+    if (q >= 0) return app_do(app, APP_ACT_ROW, q);
     if (app->menu_open) { /* the toolbar's menu: a row does its action and closes it, a click elsewhere closes it */
         app->menu_open = false;
         app->dirty = true;
         for (int h = L->n_hits - 1; h >= 0; h--)
-            if (ui_rect_contains(L->hits[h].r, x, y))
-                return L->hits[h].action == UI_ACT_MENU || ui_app_do(app, L->hits[h].action, L->hits[h].arg);
+            if (app_rect_contains(L->hits[h].r, x, y))
+                return L->hits[h].action == APP_ACT_MENU || app_do(app, L->hits[h].action, L->hits[h].arg);
         return true;
     }
     for (int h = L->n_hits - 1; h >= 0; h--) /* later hits are drawn on top */
-        if (ui_rect_contains(L->hits[h].r, x, y)) {
-            if (L->hits[h].action == UI_ACT_DIVIDER) return (app->divider_drag = true);
-            return ui_app_do(app, L->hits[h].action, L->hits[h].arg);
+        if (app_rect_contains(L->hits[h].r, x, y)) {
+            if (L->hits[h].action == APP_ACT_DIVIDER) return (app->divider_drag = true);
+            return app_do(app, L->hits[h].action, L->hits[h].arg);
         }
-    if (app->help) return ui_app_do(app, UI_ACT_HELP, 0); /* a click anywhere closes the help */
+    if (app->help) return app_do(app, APP_ACT_HELP, 0); /* a click anywhere closes the help */
     int area, i, j;
     if (!find_cell(app, x, y, &area, &i, &j)) return false;
     int rows, cols, i0, j0, wr, wc;
     bool pan = L->areas[area].pane == 0 && slice_size(app, &L->areas[area], &rows, &cols) &&
-               ui_app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc);
+               app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc);
     if (pan) { /* a drag may follow: it pans */
         app->zoom.dragging = true;
         app->zoom.drag_x = x;
@@ -457,9 +457,9 @@ bool ui_app_mouse_down(ui_app *app, int x, int y)
 
 /* The wheel over the picker scrolls its list; the selection moves along when
  * it would leave the lessons shown, so Enter opens one that is on screen. */
-static bool picker_wheel(ui_app *app, int dy)
+static bool picker_wheel(app_state *app, int dy)
 {
-    ui_player *p = &app->lesson;
+    app_player *p = &app->lesson;
     int n = p->have_catalog ? p->catalog.n : 0, rows = p->picker_rows > 0 ? p->picker_rows : 1;
     int first = clamp(p->picker_first - dy, 0, at_least(n - rows, 0));
     if (first == p->picker_first) return false;
@@ -471,9 +471,9 @@ static bool picker_wheel(ui_app *app, int dy)
     return true;
 }
 
-bool ui_app_wheel(ui_app *app, int dy)
+bool app_wheel(app_state *app, int dy)
 {
-    ui_player *p = &app->lesson;
+    app_player *p = &app->lesson;
     if (p->picker) return picker_wheel(app, dy);
     if (p->open && app->mouse_x >= app->width) { /* over the lesson panel */
         int s = p->scroll - (int)(dy * 48 * app->pixel_ratio);
@@ -498,7 +498,7 @@ bool ui_app_wheel(ui_app *app, int dy)
     return true;
 }
 
-bool ui_app_exposed(ui_app *app)
+bool app_exposed(app_state *app)
 {
     app->dirty = true;
     return true;

@@ -12,7 +12,7 @@
 #include "engine/run/generate.h"
 #include "i18n.h"
 
-int ui_app_query_row(const ui_app *app)
+int app_query_row(const app_state *app)
 {
     const attn_trace *tr = &app->trace;
     const attn_dims *d = &tr->dims;
@@ -22,7 +22,7 @@ int ui_app_query_row(const ui_app *app)
     return last - d->P >= 0 ? last - d->P : d->s - 1;
 }
 
-int ui_app_predictions(const ui_app *app, const attn_trace *tr, int batch, int row, ui_prediction *out, int k)
+int app_predictions(const app_state *app, const attn_trace *tr, int batch, int row, app_prediction *out, int k)
 {
     const attn_tensor *probs = attn_trace_stage(tr, -1, ATTN_STAGE_PROBS);
     if (!probs || !app->model || batch >= tr->dims.b || row >= tr->dims.s) return 0;
@@ -46,22 +46,22 @@ int ui_app_predictions(const ui_app *app, const attn_trace *tr, int batch, int r
     return n;
 }
 
-int ui_app_next_variant(ui_app *app)
+int app_next_variant(app_state *app)
 {
     int at = -1, n = app->n_variants;
-    const char *now = ui_app_settings(app)->model; /* the one asked for last, maybe still computing */
+    const char *now = app_settings(app)->model; /* the one asked for last, maybe still computing */
     if (!app->model || !now) return -1;
     for (int i = 0; i < n; i++)
         if (!strcmp(app->variants[i].name, now)) at = i;
     if (n < 2 || at < 0) {
-        ui_app_status(app, false, _("%s has no MHA / GQA / MQA variants to switch to"), ui_app_model_name(app));
+        app_status(app, false, _("%s has no MHA / GQA / MQA variants to switch to"), app_model_name(app));
         return -1;
     }
     const attn_model_variant *v = &app->variants[(at + 1) % n];
-    if (ui_app_set(app, "model", v->name)) return -1;
+    if (app_set(app, "model", v->name)) return -1;
     /* TRANSLATORS: a model variant; its held-out loss and the KV cache it needs per token in all its layers */
-    ui_app_status(app, false, _("%s: %d heads share %d K/V heads · held-out loss %.3f nats/token · KV cache %.0f B/token, all %d layers"),
-                  v->name, v->heads, v->kv_heads, v->heldout_loss, v->kv_bytes_per_token, v->layers);
+    app_status(app, false, _("%s: %d heads share %d K/V heads · held-out loss %.3f nats/token · KV cache %.0f B/token, all %d layers"),
+               v->name, v->heads, v->kv_heads, v->heldout_loss, v->kv_bytes_per_token, v->layers);
     return 0;
 }
 
@@ -82,26 +82,26 @@ static int switch_model(attn_config *next, const void *name, attn_error *err)
     return 0;
 }
 
-int ui_app_next_model(ui_app *app)
+int app_next_model(app_state *app)
 {
     char **names = NULL;
     int n = 0;
     attn_error err;
     if (attn_model_list(&names, &n, &err)) {
-        ui_app_status(app, true, "%s", err.msg);
+        app_status(app, true, "%s", err.msg);
         return -1;
     }
-    int rc = ui_app_next_model_in(app, (const char *const *)names, n);
+    int rc = app_next_model_in(app, (const char *const *)names, n);
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
     return rc;
 }
 
-int ui_app_next_model_in(ui_app *app, const char *const *names, int n)
+int app_next_model_in(app_state *app, const char *const *names, int n)
 {
     /* the next after the newest one asked for: o pressed again while a model
      * is still being computed goes on from it, not from the one on screen */
-    const char *now = ui_app_settings(app)->model;
+    const char *now = app_settings(app)->model;
     int at = -1;
     attn_error err;
     for (int i = 0; i < n; i++)
@@ -109,7 +109,7 @@ int ui_app_next_model_in(ui_app *app, const char *const *names, int n)
     const char *name = at + 1 < n ? names[at + 1] : NULL;
     int rc = -1;
     if (!name && !now) {
-        ui_app_status(app, true, _("no trained models found in %s"), attn_model_root());
+        app_status(app, true, _("no trained models found in %s"), attn_model_root());
     } else if (app->async) { /* the window: computed on the worker (the opening notice shows how far) */
         attn_config next;
         lesson_view v = app->view; /* the view moves to layer 0's weights once it is installed */
@@ -117,30 +117,30 @@ int ui_app_next_model_in(ui_app *app, const char *const *names, int n)
         v.decode_step = 0;
         v.row = -1;
         snprintf(v.stage, sizeof v.stage, "%s", attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
-        if (attn_config_copy(&next, ui_app_settings(app), &err) || switch_model(&next, name, &err)) {
+        if (attn_config_copy(&next, app_settings(app), &err) || switch_model(&next, name, &err)) {
             attn_config_free(&next);
-            ui_app_status(app, true, "%s", err.msg);
-        } else if (!(rc = ui_app_show_async(app, &next, &v))) {
+            app_status(app, true, "%s", err.msg);
+        } else if (!(rc = app_show_async(app, &next, &v))) {
             if (app->model && name && !strcmp(app->model->name, name))
-                ui_app_status(app, false, _("%s: %s · o: the next model"), app->model->name,
-                              app->model->summary ? app->model->summary : "");
+                app_status(app, false, _("%s: %s · o: the next model"), app->model->name,
+                           app->model->summary ? app->model->summary : "");
             else if (!name)
-                ui_app_status(app, false, "%s", _("the built-in example: one attention layer with seeded random weights"));
+                app_status(app, false, "%s", _("the built-in example: one attention layer with seeded random weights"));
         }
     } else {
         int step = app->view.decode_step;
         app->view.decode_step = 0;
-        if ((rc = ui_app_edit_config(app, switch_model, name))) {
+        if ((rc = app_edit_config(app, switch_model, name))) {
             app->view.decode_step = step;
         } else {
             app->view.layer = 0;
-            ui_app_set_stage(app, attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
+            app_set_stage(app, attn_stage_get(ATTN_STAGE_WEIGHTS)->name);
             if (app->model)
                 /* TRANSLATORS: a trained model opened with o: its name and its card's one-line summary */
-                ui_app_status(app, false, _("%s: %s · o: the next model"), app->model->name,
-                              app->model->summary ? app->model->summary : "");
+                app_status(app, false, _("%s: %s · o: the next model"), app->model->name,
+                           app->model->summary ? app->model->summary : "");
             else
-                ui_app_status(app, false, "%s", _("the built-in example: one attention layer with seeded random weights"));
+                app_status(app, false, "%s", _("the built-in example: one attention layer with seeded random weights"));
         }
     }
     return rc;
@@ -164,7 +164,7 @@ static bool goes_on(const char *whole, const char *part)
     return !strncmp(whole, part, n) && (whole[n] == '\0' || whole[n] == ' ');
 }
 
-int ui_app_prompt_len(const ui_app *app)
+int app_prompt_len(const app_state *app)
 {
     const char *t = app->cfg.tokens, *p = app->gen.prompt;
     if (!t || !p || !app->gen.text || !goes_on(t, p) || !goes_on(app->gen.text, t)) return -1;
@@ -175,7 +175,7 @@ int ui_app_prompt_len(const ui_app *app)
 
 /* Remembers what ] asked for: token list `text`, grown from `prompt` when
  * that starts a new generation (NULL: ] wrote what it grows from too). */
-static void remember(ui_app *app, const char *prompt, const char *text)
+static void remember(app_state *app, const char *prompt, const char *text)
 {
     char *t = strdup(text), *p = prompt ? strdup(prompt) : NULL;
     if (!t || (prompt && !p)) {
@@ -210,42 +210,42 @@ static char *decoded(const attn_model *m, const int *ids, int n)
  * in a fresh context: the model was trained on one text per row, [BOS] text
  * [EOS], and never saw what follows an EOS (going on after it, its line
  * lengths and rhymes count from the wrong place). */
-static int next_text(ui_app *app)
+static int next_text(app_state *app)
 {
     const attn_model *m = app->model;
     const attn_trace *tr = &app->trace;
     int bos = attn_tokenizer_bos(m->tok) >= 0 ? attn_tokenizer_bos(m->tok) : m->cfg.bos;
     char label[96];
     if (bos < 0 || !*attn_tokenizer_label(m->tok, bos, label, sizeof label)) {
-        ui_app_status(app, false, _("%s has no start-of-text token to begin a new text from: e edits the text"), m->name);
+        app_status(app, false, _("%s has no start-of-text token to begin a new text from: e edits the text"), m->name);
         return -1;
     }
     char *ended = decoded(m, tr->token_ids, tr->tokens.len);
-    int rc = ui_app_edit_config_step(app, set_tokens, label, 1);
+    int rc = app_edit_config_step(app, set_tokens, label, 1);
     if (!rc) {
         remember(app, label, label);
         if (ended && strlen(ended) < 160)
             /* TRANSLATORS: ] after the end of a generated text: %s the start token (<s>), then the text that ended */
-            ui_app_status(app, false, _("a new text from %s alone, as each one began in training · ] writes it · the last one: %s"),
-                          label, ended);
+            app_status(app, false, _("a new text from %s alone, as each one began in training · ] writes it · the last one: %s"),
+                       label, ended);
         else
-            ui_app_status(app, false, _("a new text from %s alone, as each one began in training · ] writes it"), label);
+            app_status(app, false, _("a new text from %s alone, as each one began in training · ] writes it"), label);
     }
     free(ended);
     return rc;
 }
 
-int ui_app_generate(ui_app *app)
+int app_generate(app_state *app)
 {
     const attn_trace *tr = &app->trace;
     const attn_tensor *lg = attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS);
     if (!lg || !app->model || !tr->token_ids) return -1;
-    if (ui_app_busy(app, NULL, NULL, NULL)) { /* the next token is drawn from the logits shown */
-        ui_app_status(app, false, "%s", _("still computing: ] again once the last token is in"));
+    if (app_busy(app, NULL, NULL, NULL)) { /* the next token is drawn from the logits shown */
+        app_status(app, false, "%s", _("still computing: ] again once the last token is in"));
         return -1;
     }
     if (tr->dims.b != 1) {
-        ui_app_status(app, false, "%s", _("generation continues one text: remove the other batch rows"));
+        app_status(app, false, "%s", _("generation continues one text: remove the other batch rows"));
         return -1;
     }
     int n = tr->tokens.len, eos = app->model->cfg.eos; /* tokens so far: the last is the query shown */
@@ -271,17 +271,17 @@ int ui_app_generate(ui_app *app)
         free(all);
         return -1;
     }
-    bool going_on = ui_app_prompt_len(app) >= 0; /* ] wrote the text shown: the same prompt */
+    bool going_on = app_prompt_len(app) >= 0; /* ] wrote the text shown: the same prompt */
     app->view.row = -1; /* the new query row: decode mode's only one */
-    int rc = ui_app_edit_config_step(app, set_tokens, text, n + 1); /* a long text: on the worker */
+    int rc = app_edit_config_step(app, set_tokens, text, n + 1); /* a long text: on the worker */
     if (!rc) remember(app, going_on ? NULL : all, text);
     free(all);
     free(text);
     if (!rc && id == eos)
         /* TRANSLATORS: the end-of-text token was generated (%s: its label, </s>) with probability p */
-        ui_app_status(app, false, _("generated “%s” (p = %.2f): the end of the text · ] starts the next one"), word, p);
+        app_status(app, false, _("generated “%s” (p = %.2f): the end of the text · ] starts the next one"), word, p);
     else if (!rc)
         /* TRANSLATORS: the token generated and its probability */
-        ui_app_status(app, false, _("generated “%s” (p = %.2f)"), word, p);
+        app_status(app, false, _("generated “%s” (p = %.2f)"), word, p);
     return rc;
 }

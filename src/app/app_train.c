@@ -7,46 +7,46 @@
 #include "app_impl.h"
 #include "i18n.h"
 
-int ui_app_train_newest(const ui_app *app)
+int app_train_newest(const app_state *app)
 {
-    return ui_training_position(&app->train, ui_app_settings(app)->model);
+    return app_training_position(&app->train, app_settings(app)->model);
 }
 
-int ui_app_train_go(ui_app *app, int at)
+int app_train_go(app_state *app, int at)
 {
-    const ui_training *t = &app->train;
+    const app_training *t = &app->train;
     char dir[PATH_MAX];
     attn_error err;
     if (!t->n) {
-        ui_app_status(app, true, "%s", _("this model was not saved during training: no checkpoints to step through "
-                                         "(scripts/train_model.py --checkpoints)"));
+        app_status(app, true, "%s", _("this model was not saved during training: no checkpoints to step through "
+                                      "(scripts/train_model.py --checkpoints)"));
         return -1;
     }
-    if (at < 0 || at > t->n || (at == t->n && !t->final) || at == ui_app_train_newest(app)) return -1;
-    if (ui_training_path(t, at, dir, sizeof dir, &err)) {
-        ui_app_status(app, true, "%s", err.msg);
+    if (at < 0 || at > t->n || (at == t->n && !t->final) || at == app_train_newest(app)) return -1;
+    if (app_training_path(t, at, dir, sizeof dir, &err)) {
+        app_status(app, true, "%s", err.msg);
         return -1;
     }
     /* only the model changes: the text, masks, stage, head and rows stay (keep_place) */
-    return ui_app_set(app, "model", dir);
+    return app_set(app, "model", dir);
 }
 
-bool ui_app_train_do(ui_app *app, ui_action act, int arg)
+bool app_train_do(app_state *app, app_action act, int arg)
 {
     switch (act) {
-    case UI_ACT_TRAIN_PREV:
-    case UI_ACT_TRAIN_NEXT: {
-        int now = ui_app_train_newest(app);
+    case APP_ACT_TRAIN_PREV:
+    case APP_ACT_TRAIN_NEXT: {
+        int now = app_train_newest(app);
         if (now < 0) now = app->train.n;
-        return ui_app_train_go(app, now + (act == UI_ACT_TRAIN_NEXT ? 1 : -1)) == 0;
+        return app_train_go(app, now + (act == APP_ACT_TRAIN_NEXT ? 1 : -1)) == 0;
     }
-    case UI_ACT_TRAIN_AT: return ui_app_train_go(app, arg) == 0;
-    case UI_ACT_TRAIN_METRIC:
+    case APP_ACT_TRAIN_AT: return app_train_go(app, arg) == 0;
+    case APP_ACT_TRAIN_METRIC:
         app->train_metric = (app->train_metric + 1) % ATTN_METRIC_COUNT;
         return true;
-    case UI_ACT_TRAIN_HEAD: {
+    case APP_ACT_TRAIN_HEAD: {
         int layer = arg >> 16, head = arg & 0xffff;
-        if (layer != app->view.layer && ui_app_set_layer(app, layer)) return false;
+        if (layer != app->view.layer && app_set_layer(app, layer)) return false;
         if (head < app->trace.dims.h) app->view.head = head;
         app->dirty = true;
         return true;

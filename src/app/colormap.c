@@ -1,6 +1,6 @@
 /* colormap.c — viridis and cool-to-warm colour tables and their lookup.
  *
- * Both maps are tables of exact colours; ui_cmap_argb returns the nearest
+ * Both maps are tables of exact colours; app_cmap_argb returns the nearest
  * entry, so every colour either map can produce is listed below (which is how
  * the tests prove the hatch and NaN colours never occur in a map).
  *
@@ -85,10 +85,10 @@ static const uint32_t coolwarm[257] = {
     0xFFB40426u,
 };
 
-uint32_t ui_cmap_argb(ui_cmap m, float u)
+uint32_t app_cmap_argb(app_cmap m, float u)
 {
-    const uint32_t *lut = m == UI_CMAP_DIVERGING ? coolwarm : viridis;
-    int n = m == UI_CMAP_DIVERGING ? 257 : 256;
+    const uint32_t *lut = m == APP_CMAP_DIVERGING ? coolwarm : viridis;
+    int n = m == APP_CMAP_DIVERGING ? 257 : 256;
     if (!(u > 0.0f)) /* also NaN */
         return lut[0];
     if (u >= 1.0f)
@@ -103,7 +103,7 @@ static float srgb_to_linear(uint32_t c8)
     return c <= 0.04045f ? c / 12.92f : powf((c + 0.055f) / 1.055f, 2.4f);
 }
 
-float ui_argb_luminance(uint32_t argb)
+float app_argb_luminance(uint32_t argb)
 {
     return 0.2126f * srgb_to_linear((argb >> 16) & 0xFF) + 0.7152f * srgb_to_linear((argb >> 8) & 0xFF) +
            0.0722f * srgb_to_linear(argb & 0xFF);
@@ -122,7 +122,7 @@ static const uint32_t okabe_ito[8] = {
     0xFF999999u, /* grey */
 };
 
-uint32_t ui_group_argb(int i)
+uint32_t app_group_argb(int i)
 {
     return okabe_ito[i < 0 ? 0 : i % 8];
 }

@@ -4,20 +4,20 @@
  * with a natural zero such as attention weights. Diverging: a blue–white–red
  * map centred on 0 for signed values (scores, q, k, v, outputs). Masked cells
  * are never drawn with a map colour: see heatmap.h. */
-#ifndef UI_COLORMAP_H
-#define UI_COLORMAP_H
+#ifndef APP_COLORMAP_H
+#define APP_COLORMAP_H
 
 #include <stdint.h>
 
-typedef enum { UI_CMAP_SEQUENTIAL, UI_CMAP_DIVERGING } ui_cmap;
+typedef enum { APP_CMAP_SEQUENTIAL, APP_CMAP_DIVERGING } app_cmap;
 
 /* Colour at u in [0, 1] (clamped; NaN gives the low end). */
-uint32_t ui_cmap_argb(ui_cmap m, float u);
+uint32_t app_cmap_argb(app_cmap m, float u);
 
 /* Relative luminance in [0, 1] of an ARGB colour: pick dark or light text on it. */
-float ui_argb_luminance(uint32_t argb);
+float app_argb_luminance(uint32_t argb);
 
 /* Frame colour of kv group i (colourblind-safe Okabe–Ito palette, cycling). */
-uint32_t ui_group_argb(int i);
+uint32_t app_group_argb(int i);
 
 #endif

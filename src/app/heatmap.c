@@ -1,84 +1,29 @@
-/* heatmap.c — paints a tensor slice as a heatmap into ARGB pixels.
+/* heatmap.c — where a heatmap's cells are and what colour they show.
  *
  * Pixel column x belongs to cell column j = ((x+1)·cols − 1) / w, the one
- * whose [j·w/cols, (j+1)·w/cols) holds x (rows alike). When w < cols several
- * cells share a pixel: it shows the last of them and the others have empty
- * rectangles, so painting, hit test and cell_rect always agree.
- *
- * Painting works on spans: per call, the picture's column spans and the hatch
- * and checkerboard patterns are laid out once; per row of cells each cell's
- * colour is computed once into a template line; each pixel row is then a copy
- * of that line, with the runs of masked and NaN cells copied over it from the
- * pattern lines shifted by y, so stripes and checks stay tied to the picture. */
+ * whose [j·w/cols, (j+1)·w/cols) holds x (rows alike; app_heat_cell_of).
+ * When w < cols several cells share a pixel: it shows the last of them and
+ * the others have empty rectangles, so painting (the backends' paint.c), hit
+ * test and cell_rect always agree. */
 #include "heatmap.h"
 
 #include <math.h>
 #include <stdbool.h>
-#include <stdlib.h>
-#include <string.h>
 
-/* Values are quantised to LEVELS steps before the map, the same way in
- * ui_heat_color and in ui_heat_paint, so both give identical colours;
- * 1024 is finer than either colour table. */
-enum { LEVELS = 1024 };
-
-typedef struct {
-    float lo, scale; /* level = (v - lo) * scale, clamped */
-    int fixed;       /* level of every finite v when hi <= lo, else -1 */
-} level_map;
-
-static level_map level_map_of(const ui_scale *s)
+uint32_t app_heat_color(const app_scale *scale, float v)
 {
-    level_map m = {s->lo, 0.0f, -1};
-    if (s->hi > s->lo)
-        m.scale = (float)LEVELS / (s->hi - s->lo);
-    else
-        m.fixed = s->cmap == UI_CMAP_DIVERGING ? LEVELS / 2 : LEVELS - 1;
-    return m;
+    app_heat_levels m = app_heat_levels_of(scale);
+    return app_heat_level_argb(scale->cmap, app_heat_level(&m, v));
 }
 
-/* Level of any v (NaN and −∞ give 0); ui_heat_paint inlines the in-range case. */
-static inline int level_of(const level_map *m, float v)
-{
-    if (m->fixed >= 0)
-        return v == INFINITY ? LEVELS - 1 : m->fixed;
-    float l = (v - m->lo) * m->scale;
-    l = l > 0.0f ? l : 0.0f;
-    l = l < (float)(LEVELS - 1) ? l : (float)(LEVELS - 1);
-    return (int)l;
-}
-
-static uint32_t level_argb(ui_cmap cmap, int level)
-{
-    return ui_cmap_argb(cmap, ((float)level + 0.5f) / (float)LEVELS);
-}
-
-uint32_t ui_heat_color(const ui_scale *scale, float v)
-{
-    level_map m = level_map_of(scale);
-    return level_argb(scale->cmap, level_of(&m, v));
-}
-
-/* Cell index of pixel p along an axis of n pixels and k cells. */
-static int cell_of(int p, int n, int k)
-{
-    return (int)(((long long)(p + 1) * k - 1) / n);
-}
-
-/* First pixel of cell c along an axis of n pixels and k cells. */
-static int start_of(int c, int n, int k)
-{
-    return (int)((long long)c * n / k);
-}
-
-void ui_heat_cell_rect(int w, int h, int rows, int cols, int i, int j, int *x, int *y, int *cw, int *ch)
+void app_heat_cell_rect(int w, int h, int rows, int cols, int i, int j, int *x, int *y, int *cw, int *ch)
 {
     int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
     if (rows > 0 && cols > 0) {
-        x0 = start_of(j, w, cols);
-        x1 = start_of(j + 1, w, cols);
-        y0 = start_of(i, h, rows);
-        y1 = start_of(i + 1, h, rows);
+        x0 = app_heat_cell_start(j, w, cols);
+        x1 = app_heat_cell_start(j + 1, w, cols);
+        y0 = app_heat_cell_start(i, h, rows);
+        y1 = app_heat_cell_start(i + 1, h, rows);
     }
     if (x) *x = x0;
     if (y) *y = y0;
@@ -86,69 +31,35 @@ void ui_heat_cell_rect(int w, int h, int rows, int cols, int i, int j, int *x, i
     if (ch) *ch = y1 - y0;
 }
 
-int ui_heat_cell_at(int w, int h, int rows, int cols, int px, int py, int *i, int *j)
+int app_heat_cell_at(int w, int h, int rows, int cols, int px, int py, int *i, int *j)
 {
     if (rows <= 0 || cols <= 0 || px < 0 || py < 0 || px >= w || py >= h)
         return -1;
-    if (i) *i = cell_of(py, h, rows);
-    if (j) *j = cell_of(px, w, cols);
+    if (i) *i = app_heat_cell_of(py, h, rows);
+    if (j) *j = app_heat_cell_of(px, w, cols);
     return 0;
 }
 
-#define HATCH_DARK_W 3 /* of which dark */
-#define NAN_CHECK    4 /* checkerboard square side, pixels */
-
-enum { CELL_MAP, CELL_MASKED, CELL_NAN };
-
-typedef struct {
-    ptrdiff_t offset; /* of the cell column in a slice row: j·col_stride */
-    ptrdiff_t moffset; /* the same in the mask: j·mask_col_stride */
-    int x0, x1;       /* pixels it paints, its gap excluded */
-    int n;            /* cell columns it stands for, its own and the n − 1 before it (cols > w) */
-} col_span;
-
-typedef struct {
-    int x0, x1, kind; /* masked or NaN pixels [x0, x1) of the current cell row */
-} special_run;
-
-/* The first two stores need no test: a cell is at least 2 px wide whenever it
- * has a gap, and a 1-px cell's second store lands on its right neighbour,
- * which is painted next (or on the spare pixel at the end of the line). */
-static inline void fill_span(uint32_t *line, const col_span *sp, uint32_t c)
-{
-    line[sp->x0] = c;
-    line[sp->x0 + 1] = c;
-    for (int x = sp->x0 + 2; x < sp->x1; x++)
-        line[x] = c;
-}
-
-/* The gap a w × h picture of rows × cols cells really has: decided for the
- * whole picture, so all cells look alike. */
-static int picture_gap(int w, int h, int rows, int cols, int gap)
-{
-    return gap < 0 || w / cols < 2 * gap + 4 || h / rows < 2 * gap + 4 ? 0 : gap;
-}
-
 /* Painted as masked: −∞, or a non-zero mask (a NaN stays NaN). */
-static inline bool masked(const ui_slice *s, int i, int j)
+static inline bool masked(const app_slice *s, int i, int j)
 {
-    float v = ui_slice_at(s, i, j);
+    float v = app_slice_at(s, i, j);
     if (isnan(v))
         return false;
     return v == -INFINITY || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0.0f);
 }
 
-void ui_heat_masked_rects(const ui_slice *slice, int w, int h, int gap, ui_heat_rect_fn *fn, void *ctx)
+void app_heat_masked_rects(const app_slice *slice, int w, int h, int gap, app_heat_rect_fn *fn, void *ctx)
 {
     if (!slice || slice->rows <= 0 || slice->cols <= 0 || w <= 0 || h <= 0)
         return;
     int rows = slice->rows, cols = slice->cols;
-    gap = picture_gap(w, h, rows, cols, gap);
+    gap = app_heat_gap(w, h, rows, cols, gap);
     for (int y = 0; y < h;) {
-        int i = cell_of(y, h, rows), y_end = start_of(i + 1, h, rows);
+        int i = app_heat_cell_of(y, h, rows), y_end = app_heat_cell_start(i + 1, h, rows);
         int run_x0 = -1, run_x1 = -1; /* the run being extended */
         for (int x = 0; x < w;) {
-            int j = cell_of(x, w, cols), end = start_of(j + 1, w, cols);
+            int j = app_heat_cell_of(x, w, cols), end = app_heat_cell_start(j + 1, w, cols);
             if (masked(slice, i, j)) {
                 if (run_x1 != x) {
                     if (run_x0 >= 0)
@@ -165,114 +76,3 @@ void ui_heat_masked_rects(const ui_slice *slice, int w, int h, int gap, ui_heat_
     }
 }
 
-void ui_heat_paint_hatch(uint32_t *px, int pitch, int w, int h, int phase)
-{
-    if (!px || w <= 0 || h <= 0 || pitch < w)
-        return;
-    phase = ((phase % UI_HATCH_PERIOD) + UI_HATCH_PERIOD) % UI_HATCH_PERIOD;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            px[(ptrdiff_t)y * pitch + x] = (x + y + phase) % UI_HATCH_PERIOD < HATCH_DARK_W ? UI_HATCH_DARK : UI_HATCH_LIGHT;
-}
-
-void ui_heat_paint(const ui_slice *slice, const ui_scale *scale, uint32_t *px, int pitch, int w, int h,
-                   int gap)
-{
-    if (!slice || !scale || !px || slice->rows <= 0 || slice->cols <= 0 || w <= 0 || h <= 0 || pitch < w)
-        return;
-    int rows = slice->rows, cols = slice->cols;
-    gap = picture_gap(w, h, rows, cols, gap);
-
-    size_t nspan_max = (size_t)(cols < w ? cols : w), nline = (size_t)w + 1;
-    void *scratch = malloc(nspan_max * (sizeof(col_span) + sizeof(special_run)) +
-                           (3 * nline + UI_HATCH_PERIOD + 2 * NAN_CHECK) * sizeof(uint32_t));
-    if (!scratch)
-        return;
-    col_span *spans = scratch;                              /* (nspan) visible cell columns, left to right */
-    special_run *runs = (special_run *)(spans + nspan_max); /* (nrun) of the current cell row */
-    uint32_t *line = (uint32_t *)(runs + nspan_max);        /* (w + 1) template of the cell row's pixel rows */
-    uint32_t *hatch = line + nline;                 /* (w + UI_HATCH_PERIOD) row y starts at y mod period */
-    uint32_t *check = hatch + nline + UI_HATCH_PERIOD; /* (w + 2·NAN_CHECK) row y starts at 0 or NAN_CHECK */
-
-    int nspan = 0;
-    for (int x = 0, prev = -1; x < w; nspan++) {
-        int j = cell_of(x, w, cols), end = start_of(j + 1, w, cols);
-        /* it stands for the cells since the previous span's, which have no pixel of their own */
-        spans[nspan] = (col_span){j * slice->col_stride, j * slice->mask_col_stride, x, end - gap, j - prev};
-        prev = j;
-        x = end;
-    }
-    for (size_t k = 0; k < nline; k++)
-        line[k] = UI_GAP; /* cells never paint their gap columns */
-    for (int k = 0; k < w + UI_HATCH_PERIOD; k++)
-        hatch[k] = k % UI_HATCH_PERIOD < HATCH_DARK_W ? UI_HATCH_DARK : UI_HATCH_LIGHT;
-    for (int k = 0; k < w + 2 * NAN_CHECK; k++)
-        check[k] = (k / NAN_CHECK) % 2 ? UI_NAN_B : UI_NAN_A;
-
-    uint32_t lut[LEVELS];
-    for (int k = 0; k < LEVELS; k++)
-        lut[k] = level_argb(scale->cmap, k);
-    level_map lm = level_map_of(scale);
-    float fast_scale = lm.fixed < 0 ? lm.scale : NAN; /* a flat range takes level_of for every cell */
-
-    for (int y = 0, prev_i = -1; y < h;) {
-        int i = cell_of(y, h, rows), y_end = start_of(i + 1, h, rows), y_gap = y_end - gap;
-        int nr = i - prev_i; /* cell rows this pixel row stands for: its own and the nr − 1 above (rows > h) */
-        prev_i = i;
-        const float *data = slice->data + i * slice->row_stride;
-        const float *mrow = slice->mask ? slice->mask + i * slice->mask_row_stride : NULL;
-        int nrun = 0;
-        special_run run = {0, 0, CELL_MAP}; /* the one being extended, kept out of memory */
-        for (int s = 0; s < nspan; s++) {
-            const col_span *sp = &spans[s];
-            float v = data[sp->offset];
-            if ((sp->n > 1 || nr > 1) && isfinite(v)) /* smaller than its cells: a pixel shows the largest of them */
-                for (int r = 0; r < nr; r++) {
-                    const float *d = data - r * slice->row_stride;
-                    const float *m = mrow ? mrow - r * slice->mask_row_stride : NULL;
-                    for (int c = r ? 0 : 1; c < sp->n; c++) {
-                        float u = d[sp->offset - c * slice->col_stride];
-                        if (u > v && isfinite(u) && !(m && m[sp->moffset - c * slice->mask_col_stride] != 0.0f))
-                            v = u;
-                    }
-                }
-            float l = (v - lm.lo) * fast_scale;
-            if (mrow && mrow[sp->moffset] != 0.0f && !isnan(v))
-                v = -INFINITY, l = NAN; /* masked: drawn like −∞ (a NaN stays NaN) */
-            if (l >= 0.0f && l < (float)LEVELS) { /* inside [lo, hi]: what level_of would say */
-                fill_span(line, sp, lut[(int)l]);
-                continue;
-            }
-            int kind = isnan(v) ? CELL_NAN : v == -INFINITY ? CELL_MASKED : CELL_MAP;
-            if (kind == CELL_MAP) {
-                fill_span(line, sp, lut[level_of(&lm, v)]);
-            } else if (kind == run.kind && sp->x0 == run.x1) {
-                run.x1 = sp->x1; /* neighbours without a gap join into one run */
-            } else {
-                if (run.kind != CELL_MAP)
-                    runs[nrun++] = run;
-                run = (special_run){sp->x0, sp->x1, kind};
-            }
-        }
-        if (run.kind != CELL_MAP)
-            runs[nrun++] = run;
-
-        for (; y < y_gap; y++) {
-            uint32_t *row = px + (ptrdiff_t)y * pitch;
-            const uint32_t *hatch_y = hatch + y % UI_HATCH_PERIOD;
-            const uint32_t *check_y = check + (y / NAN_CHECK) % 2 * NAN_CHECK;
-            memcpy(row, line, (size_t)w * sizeof *row);
-            for (int r = 0; r < nrun; r++) {
-                const special_run *rn = &runs[r];
-                const uint32_t *pat = rn->kind == CELL_MASKED ? hatch_y : check_y;
-                memcpy(row + rn->x0, pat + rn->x0, (size_t)(rn->x1 - rn->x0) * sizeof *row);
-            }
-        }
-        for (; y < y_end; y++) {
-            uint32_t *row = px + (ptrdiff_t)y * pitch;
-            for (int x = 0; x < w; x++)
-                row[x] = UI_GAP;
-        }
-    }
-    free(scratch);
-}

@@ -12,7 +12,7 @@
 #define ATTNLAB_LOCALEDIR "locale"
 #endif
 
-const char *ui_i18n_init(const char *lang)
+const char *app_i18n_init(const char *lang)
 {
     const char *l = lang && !strcmp(lang, "zh") ? "zh" : lang ? "en" : lesson_lang_from_env();
     /* messages only: numbers keep the C locale's '.' whatever the user's locale */

@@ -3,8 +3,8 @@
  * Wrap every string a user reads in _(): _("step %d / %d"). N_() marks a
  * string in a static table for xgettext without translating it there; the
  * table's user calls _() on it. */
-#ifndef UI_I18N_H
-#define UI_I18N_H
+#ifndef APP_I18N_H
+#define APP_I18N_H
 
 #include <libintl.h>
 
@@ -13,6 +13,6 @@
 
 /* Picks the interface language: "en", "zh", or NULL to follow the locale
  * (LANGUAGE, LC_ALL, LC_MESSAGES, LANG). Returns the language chosen. */
-const char *ui_i18n_init(const char *lang);
+const char *app_i18n_init(const char *lang);
 
 #endif

@@ -3,22 +3,22 @@
 
 #include <stddef.h>
 
-void ui_task_finish(ui_task_fn *fn, void *arg)
+void app_task_finish(app_task_fn *fn, void *arg)
 {
     while (fn(arg)) {}
 }
 
-ui_task *ui_jobs_start(const ui_jobs *jobs, ui_task_fn *fn, void *arg)
+app_task *app_jobs_start(const app_jobs *jobs, app_task_fn *fn, void *arg)
 {
     return jobs ? jobs->start(fn, arg) : NULL;
 }
 
-void ui_jobs_join(const ui_jobs *jobs, ui_task *t)
+void app_jobs_join(const app_jobs *jobs, app_task *t)
 {
     if (jobs && t) jobs->join(t);
 }
 
-void ui_jobs_leave(const ui_jobs *jobs, ui_task *t)
+void app_jobs_leave(const app_jobs *jobs, app_task *t)
 {
     if (jobs && t) jobs->leave(t);
 }

@@ -4,28 +4,28 @@
 #include <stdlib.h>
 
 /* A request: the core holds it until it joins or leaves it; the queue until it has run. */
-struct ui_task {
-    ui_task_fn *fn;
+struct app_task {
+    app_task_fn *fn;
     void *arg;
     bool ran;             /* run to its end (its last piece returned false) */
     bool left;            /* the core let go: freed once it has run */
-    struct ui_task *next; /* in the queue, not yet run to its end */
+    struct app_task *next; /* in the queue, not yet run to its end */
 };
 
 static struct {
-    ui_task *head, *tail;
+    app_task *head, *tail;
 } queue;
 
-static void queue_push(ui_task *t)
+static void queue_push(app_task *t)
 {
     if (queue.tail) queue.tail->next = t;
     else queue.head = t;
     queue.tail = t;
 }
 
-static void queue_remove(ui_task *t)
+static void queue_remove(app_task *t)
 {
-    ui_task **at = &queue.head, *prev = NULL;
+    app_task **at = &queue.head, *prev = NULL;
     while (*at && *at != t) prev = *at, at = &(*at)->next;
     if (!*at) return;
     *at = t->next;
@@ -34,15 +34,15 @@ static void queue_remove(ui_task *t)
 }
 
 /* The request's next piece; whether it has now run to its end. */
-static bool piece(ui_task *t)
+static bool piece(app_task *t)
 {
     if (!t->ran) t->ran = !t->fn(t->arg);
     return t->ran;
 }
 
-static ui_task *pieces_start(ui_task_fn *fn, void *arg)
+static app_task *pieces_start(app_task_fn *fn, void *arg)
 {
-    ui_task *t = calloc(1, sizeof *t);
+    app_task *t = calloc(1, sizeof *t);
     if (!t) return NULL; /* the core then runs fn here and now */
     t->fn = fn, t->arg = arg;
     queue_push(t);
@@ -50,28 +50,28 @@ static ui_task *pieces_start(ui_task_fn *fn, void *arg)
 }
 
 /* Waits for the request: runs what is left of it now. */
-static void pieces_join(ui_task *t)
+static void pieces_join(app_task *t)
 {
     queue_remove(t);
     while (!piece(t)) {}
     free(t);
 }
 
-static void pieces_leave(ui_task *t)
+static void pieces_leave(app_task *t)
 {
     if (t->ran) free(t);
     else t->left = true;
 }
 
-const ui_jobs *ui_jobs_pieces(void)
+const app_jobs *app_jobs_pieces(void)
 {
-    static const ui_jobs jobs = {pieces_start, pieces_join, pieces_leave};
+    static const app_jobs jobs = {pieces_start, pieces_join, pieces_leave};
     return &jobs;
 }
 
-bool ui_jobs_pieces_next(void)
+bool app_jobs_pieces_next(void)
 {
-    ui_task *t = queue.head;
+    app_task *t = queue.head;
     if (!t) return false;
     queue_remove(t);
     if (!piece(t)) queue_push(t);
@@ -79,4 +79,4 @@ bool ui_jobs_pieces_next(void)
     return true;
 }
 
-bool ui_jobs_pieces_queued(void) { return queue.head != NULL; }
+bool app_jobs_pieces_queued(void) { return queue.head != NULL; }

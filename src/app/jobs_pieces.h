@@ -6,25 +6,25 @@
  * others, so a long request shares the frames with the rest. The app core's
  * tests run the page's frames on it too.
  *
- *     app->jobs = ui_jobs_pieces();
+ *     app->jobs = app_jobs_pieces();
  *     ... each frame:
- *     ui_jobs_pieces_next();
- *     ui_app_poll(app);
+ *     app_jobs_pieces_next();
+ *     app_poll(app);
  *
  * One queue for the program, on one thread. */
-#ifndef UI_JOBS_PIECES_H
-#define UI_JOBS_PIECES_H
+#ifndef APP_JOBS_PIECES_H
+#define APP_JOBS_PIECES_H
 
 #include <stdbool.h>
 
 #include "jobs.h"
 
-const ui_jobs *ui_jobs_pieces(void);
+const app_jobs *app_jobs_pieces(void);
 
 /* Runs the next piece of the oldest request; whether there was one. */
-bool ui_jobs_pieces_next(void);
+bool app_jobs_pieces_next(void);
 
 /* Whether a request has pieces left. */
-bool ui_jobs_pieces_queued(void);
+bool app_jobs_pieces_queued(void);
 
 #endif

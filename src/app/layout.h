@@ -1,10 +1,10 @@
 /* layout.h — where a frame put its buttons and heatmaps. No SDL.
  *
- * The renderer fills a ui_layout while it draws a frame; the event handler
+ * The renderer fills an app_layout while it draws a frame; the event handler
  * reads it to turn a click or a hover into an action or a cell. Rectangles
  * are in drawable pixels. */
-#ifndef UI_LAYOUT_H
-#define UI_LAYOUT_H
+#ifndef APP_LAYOUT_H
+#define APP_LAYOUT_H
 
 #include <stdbool.h>
 
@@ -13,35 +13,35 @@
 
 typedef struct {
     int x, y, w, h;
-} ui_rect;
+} app_rect;
 
 /* A clickable rectangle and what a click on it does. */
 typedef struct {
-    ui_rect r;
-    ui_action action;
+    app_rect r;
+    app_action action;
     int arg;
     const char *tip;    /* shown when the mouse rests on it (a string that outlives the frame), or NULL */
-} ui_hit;
+} app_hit;
 
 /* A heatmap on screen: where it is and what it shows, for hover and clicks. */
 typedef struct {
-    ui_rect r;
+    app_rect r;
     int rows, cols;
     int head;   /* query head shown */
     int pane;   /* compare: 0 current, 1 toggled, 2 difference; grid: 0 */
     char stage[ATTN_MAX_NAME]; /* a copy: the trace it came from may be gone by the next event */
     int row0, col0; /* a zoomed picture: its cell (i, j) is the stage's (row0 + i, col0 + j) */
-} ui_heat_area;
+} app_heat_area;
 
-#define UI_MAX_HITS 160
-#define UI_MAX_AREAS 64
+#define APP_MAX_HITS 160
+#define APP_MAX_AREAS 64
 
 typedef struct {
-    ui_hit hits[UI_MAX_HITS];  /* later hits are drawn on top */
+    app_hit hits[APP_MAX_HITS]; /* later hits are drawn on top */
     int n_hits;
-    ui_heat_area areas[UI_MAX_AREAS];
+    app_heat_area areas[APP_MAX_AREAS];
     int n_areas;
-    ui_rect edit_rect;         /* the token editor's field, for the IME's candidate window */
+    app_rect edit_rect;        /* the token editor's field, for the IME's candidate window */
     int width, height;         /* the visualizer's part of the drawable: the window minus the lesson panel */
     int full_width;            /* the whole drawable */
     int stage_first;           /* first stage the navigator shows (the app's scroll, kept in range) */
@@ -50,39 +50,39 @@ typedef struct {
     bool panels_shown;         /* the stage list and the side panel were drawn beside the picture */
     int picker_first;          /* the picker's first lesson shown (its scroll, the selection kept in view) */
     int picker_rows;           /* and how many lessons it shows */
-} ui_layout;
+} app_layout;
 
 /* Forgets every hit and area (a new frame, or what was drawn no longer matches). */
-static inline void ui_layout_clear(ui_layout *l)
+static inline void app_layout_clear(app_layout *l)
 {
     l->n_hits = l->n_areas = 0;
 }
 
-/* Records a clickable rectangle; ignored once UI_MAX_HITS are recorded. */
-static inline void ui_layout_hit(ui_layout *l, ui_rect r, ui_action act, int arg)
+/* Records a clickable rectangle; ignored once APP_MAX_HITS are recorded. */
+static inline void app_layout_hit(app_layout *l, app_rect r, app_action act, int arg)
 {
-    if (l->n_hits < UI_MAX_HITS) l->hits[l->n_hits++] = (ui_hit){r, act, arg, NULL};
+    if (l->n_hits < APP_MAX_HITS) l->hits[l->n_hits++] = (app_hit){r, act, arg, NULL};
 }
 
 /* The same, with a tooltip. */
-static inline void ui_layout_hit_tip(ui_layout *l, ui_rect r, ui_action act, int arg, const char *tip)
+static inline void app_layout_hit_tip(app_layout *l, app_rect r, app_action act, int arg, const char *tip)
 {
-    if (l->n_hits < UI_MAX_HITS) l->hits[l->n_hits++] = (ui_hit){r, act, arg, tip};
+    if (l->n_hits < APP_MAX_HITS) l->hits[l->n_hits++] = (app_hit){r, act, arg, tip};
 }
 
-static inline bool ui_rect_contains(ui_rect r, int x, int y)
+static inline bool app_rect_contains(app_rect r, int x, int y)
 {
     return x >= r.x && y >= r.y && x < r.x + r.w && y < r.y + r.h;
 }
 
 /* The overlap of a and b; {0, 0, 0, 0} when they do not overlap. */
-static inline ui_rect ui_rect_intersect(ui_rect a, ui_rect b)
+static inline app_rect app_rect_intersect(app_rect a, app_rect b)
 {
     int x0 = a.x > b.x ? a.x : b.x, y0 = a.y > b.y ? a.y : b.y;
     int x1 = a.x + a.w < b.x + b.w ? a.x + a.w : b.x + b.w;
     int y1 = a.y + a.h < b.y + b.h ? a.y + a.h : b.y + b.h;
-    if (x1 <= x0 || y1 <= y0) return (ui_rect){0, 0, 0, 0};
-    return (ui_rect){x0, y0, x1 - x0, y1 - y0};
+    if (x1 <= x0 || y1 <= y0) return (app_rect){0, 0, 0, 0};
+    return (app_rect){x0, y0, x1 - x0, y1 - y0};
 }
 
 #endif

@@ -11,7 +11,7 @@
 #include "engine/base/utf8.h"
 #include "i18n.h"
 
-void ui_player_init(ui_player *p, const char *lang, const char *progress_path)
+void app_player_init(app_player *p, const char *lang, const char *progress_path)
 {
     memset(p, 0, sizeof *p);
     p->focus = p->cell_quiz = p->shown_quiz = -1;
@@ -22,7 +22,7 @@ void ui_player_init(ui_player *p, const char *lang, const char *progress_path)
         p->keep_progress = false;
 }
 
-static void free_answers(ui_player *p)
+static void free_answers(app_player *p)
 {
     if (p->answers && p->open)
         for (int q = 0; q < p->ls.steps[p->step].n_quizzes; q++) {
@@ -34,11 +34,11 @@ static void free_answers(ui_player *p)
     p->focus = p->cell_quiz = -1;
 }
 
-static void list_drop(ui_player *p);
+static void list_drop(app_player *p);
 
-void ui_player_free(ui_player *p)
+void app_player_free(app_player *p)
 {
-    ui_player_finish(p);
+    app_player_finish(p);
     list_drop(p);
     free_answers(p);
     if (p->open) lesson_free(&p->ls);
@@ -47,7 +47,7 @@ void ui_player_free(ui_player *p)
     memset(p, 0, sizeof *p);
 }
 
-static void note(ui_player *p, bool error, const char *fmt, ...)
+static void note(app_player *p, bool error, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -58,7 +58,7 @@ static void note(ui_player *p, bool error, const char *fmt, ...)
 
 /* What the progress store said: a problem stays on a chip (and is printed
  * once on stderr), since the step's status text soon replaces the status line. */
-static void progress_note(ui_player *p, lesson_progress_status st, const char *msg)
+static void progress_note(app_player *p, lesson_progress_status st, const char *msg)
 {
     char text[sizeof p->progress_note];
     if (st == LESSON_PROGRESS_OK) {
@@ -88,7 +88,7 @@ static void progress_note(ui_player *p, lesson_progress_status st, const char *m
 /* Progress is opened on first use, so the plain visualizer never touches it.
  * The window does not wait for another instance's lock here: a corrupt file
  * it would move aside is then moved by the first save. */
-static lesson_progress *progress(ui_player *p)
+static lesson_progress *progress(app_player *p)
 {
     if (p->progress) return p->progress;
     if (!p->progress_path[0] && !lesson_progress_path(p->progress_path, sizeof p->progress_path)) return NULL;
@@ -101,15 +101,15 @@ static lesson_progress *progress(ui_player *p)
 
 /* ---- saving: here, or in the window as a request to the job service (jobs.h) */
 
-struct ui_player_save {
-    ui_task *task;
+struct app_player_save {
+    app_task *task;
     lesson_progress_batch *batch;
     atomic_bool done;
 };
 
 static bool save_work(void *arg)
 {
-    struct ui_player_save *s = arg;
+    struct app_player_save *s = arg;
     lesson_progress_write(s->batch, LESSON_PROGRESS_LOCK_MS);
     atomic_store(&s->done, true);
     return false;
@@ -117,12 +117,12 @@ static bool save_work(void *arg)
 
 /* Takes in the save under way once it has ended (wait: waits for it);
  * returns whether it did. */
-static bool save_end(ui_player *p, bool wait)
+static bool save_end(app_player *p, bool wait)
 {
-    struct ui_player_save *s = p->saving;
+    struct app_player_save *s = p->saving;
     char err[600];
     if (!s || (!wait && !atomic_load(&s->done))) return false;
-    ui_jobs_join(p->jobs, s->task);
+    app_jobs_join(p->jobs, s->task);
     lesson_progress_status st = lesson_progress_end(p->progress, s->batch, err, sizeof err);
     free(s);
     p->saving = NULL;
@@ -132,7 +132,7 @@ static bool save_end(ui_player *p, bool wait)
 
 /* Saves the changes: here and now, or (async_save) started as a request to the job service, a
  * save asked while one runs following it. Returns the status, OK once started. */
-static lesson_progress_status save_progress(ui_player *p)
+static lesson_progress_status save_progress(app_player *p)
 {
     char err[600];
     lesson_progress *pg = progress(p);
@@ -148,10 +148,10 @@ static lesson_progress_status save_progress(ui_player *p)
         return LESSON_PROGRESS_OK;
     }
     p->save_again = false;
-    struct ui_player_save *s = calloc(1, sizeof *s);
+    struct app_player_save *s = calloc(1, sizeof *s);
     if (s && (s->batch = lesson_progress_begin(pg))) {
         atomic_init(&s->done, false);
-        if ((s->task = ui_jobs_start(p->jobs, save_work, s))) {
+        if ((s->task = app_jobs_start(p->jobs, save_work, s))) {
             p->saving = s;
             return LESSON_PROGRESS_OK;
         }
@@ -163,9 +163,9 @@ static lesson_progress_status save_progress(ui_player *p)
     return st;
 }
 
-static bool list_end(ui_player *p);
+static bool list_end(app_player *p);
 
-bool ui_player_poll(ui_player *p)
+bool app_player_poll(app_player *p)
 {
     if (list_end(p)) return true;
     if (!save_end(p, false)) return false;
@@ -173,12 +173,12 @@ bool ui_player_poll(ui_player *p)
     return true;
 }
 
-bool ui_player_saving(const ui_player *p)
+bool app_player_saving(const app_player *p)
 {
     return p->saving != NULL;
 }
 
-void ui_player_finish(ui_player *p)
+void app_player_finish(app_player *p)
 {
     save_end(p, true);
     p->save_again = false;
@@ -190,7 +190,7 @@ void ui_player_finish(ui_player *p)
     if (st < 0) fprintf(stderr, "attnlab: progress not saved: %s\n", err); /* the last word on it */
 }
 
-const char *ui_player_lesson_number(const char *name, char *buf, size_t size)
+const char *app_player_lesson_number(const char *name, char *buf, size_t size)
 {
     size_t n = 0;
     const char *slash = strrchr(name, '/');
@@ -200,14 +200,14 @@ const char *ui_player_lesson_number(const char *name, char *buf, size_t size)
     return buf;
 }
 
-const char *ui_player_step_label(const ui_player *p, char *buf, size_t size)
+const char *app_player_step_label(const app_player *p, char *buf, size_t size)
 {
     snprintf(buf, size, _("step %d / %d"), p->step + 1, p->ls.n_steps);
     return buf;
 }
 
-int ui_player_step(const ui_player *p, int step, attn_config *cfg, lesson_view *view, lesson_marks *marks,
-                   char *err, size_t errsize)
+int app_player_step(const app_player *p, int step, attn_config *cfg, lesson_view *view, lesson_marks *marks,
+                    char *err, size_t errsize)
 {
     lesson_diags dg = {0};
     if (!p->open || step < 0 || step >= p->ls.n_steps) {
@@ -224,7 +224,7 @@ int ui_player_step(const ui_player *p, int step, attn_config *cfg, lesson_view *
     return rc;
 }
 
-void ui_player_enter(ui_player *p, int step, const lesson_view *view, const lesson_marks *marks)
+void app_player_enter(app_player *p, int step, const lesson_view *view, const lesson_marks *marks)
 {
     free_answers(p);
     p->step = step;
@@ -245,26 +245,26 @@ void ui_player_enter(ui_player *p, int step, const lesson_view *view, const less
         save_progress(p);
     }
     char label[64];
-    note(p, false, "%s · %s", ui_player_step_label(p, label, sizeof label), st->title);
+    note(p, false, "%s · %s", app_player_step_label(p, label, sizeof label), st->title);
 }
 
-void ui_player_read_begin(ui_player_reading *r, const char *path)
+void app_player_read_begin(app_player_reading *r, const char *path)
 {
-    *r = (ui_player_reading){0};
+    *r = (app_player_reading){0};
     r->rc = lesson_load(path, &r->ls, &r->dg);
     if (r->rc) return;
     lesson_checker_init(&r->check, &r->ls, NULL, &r->dg);
     r->checking = true;
 }
 
-bool ui_player_read_step(ui_player_reading *r) { return r->checking && lesson_checker_step(&r->check, &r->dg); }
+bool app_player_read_step(app_player_reading *r) { return r->checking && lesson_checker_step(&r->check, &r->dg); }
 
-void ui_player_read_stop(ui_player_reading *r)
+void app_player_read_stop(app_player_reading *r)
 {
     if (r->checking) lesson_checker_stop(&r->check);
 }
 
-int ui_player_read_end(ui_player_reading *r, const char *path, lesson *ls, char *err, size_t errsize)
+int app_player_read_end(app_player_reading *r, const char *path, lesson *ls, char *err, size_t errsize)
 {
     if (r->checking) r->rc = lesson_checker_end(&r->check, &r->dg);
     if (r->rc) {
@@ -276,20 +276,20 @@ int ui_player_read_end(ui_player_reading *r, const char *path, lesson *ls, char 
     }
     lesson_diags_free(&r->dg);
     int rc = r->rc ? -1 : 0;
-    *r = (ui_player_reading){0};
+    *r = (app_player_reading){0};
     return rc;
 }
 
-int ui_player_read(const char *path, lesson *ls, char *err, size_t errsize)
+int app_player_read(const char *path, lesson *ls, char *err, size_t errsize)
 {
-    ui_player_reading r;
-    ui_player_read_begin(&r, path);
-    return ui_player_read_end(&r, path, ls, err, errsize);
+    app_player_reading r;
+    app_player_read_begin(&r, path);
+    return app_player_read_end(&r, path, ls, err, errsize);
 }
 
-void ui_player_adopt(ui_player *p, lesson *ls, const char *path)
+void app_player_adopt(app_player *p, lesson *ls, const char *path)
 {
-    ui_player_close(p);
+    app_player_close(p);
     p->ls = *ls;
     p->open = true;
     p->step = 0;
@@ -298,15 +298,15 @@ void ui_player_adopt(ui_player *p, lesson *ls, const char *path)
     p->picker = false;
 }
 
-int ui_player_load(ui_player *p, const char *path, char *err, size_t errsize)
+int app_player_load(app_player *p, const char *path, char *err, size_t errsize)
 {
     lesson ls;
-    if (ui_player_read(path, &ls, err, errsize)) return -1;
-    ui_player_adopt(p, &ls, path);
+    if (app_player_read(path, &ls, err, errsize)) return -1;
+    app_player_adopt(p, &ls, path);
     return 0;
 }
 
-void ui_player_close(ui_player *p)
+void app_player_close(app_player *p)
 {
     free_answers(p);
     if (p->open) lesson_free(&p->ls);
@@ -315,8 +315,8 @@ void ui_player_close(ui_player *p)
 
 /* ---- the picker's list: here, or in the window as a request to the job service */
 
-struct ui_player_list {
-    ui_task *task;
+struct app_player_list {
+    app_task *task;
     atomic_int refs;         /* the player's and the request's: the last to let go frees it */
     atomic_bool done;
     char dir[PATH_MAX];
@@ -326,12 +326,12 @@ struct ui_player_list {
     char err[600];
 };
 
-static void list_read(struct ui_player_list *l)
+static void list_read(struct app_player_list *l)
 {
     l->rc = lesson_catalog_load(&l->catalog, l->have_dir ? l->dir : NULL, l->err, sizeof l->err);
 }
 
-static void list_release(struct ui_player_list *l)
+static void list_release(struct app_player_list *l)
 {
     if (atomic_fetch_sub(&l->refs, 1) != 1) return;
     if (atomic_load(&l->done) && !l->rc) lesson_catalog_free(&l->catalog);
@@ -340,7 +340,7 @@ static void list_release(struct ui_player_list *l)
 
 static bool list_work(void *arg)
 {
-    struct ui_player_list *l = arg;
+    struct app_player_list *l = arg;
     list_read(l);
     atomic_store(&l->done, true);
     list_release(l);
@@ -348,18 +348,18 @@ static bool list_work(void *arg)
 }
 
 /* A list being read is given up (it frees itself when done). */
-static void list_drop(ui_player *p)
+static void list_drop(app_player *p)
 {
-    struct ui_player_list *l = p->listing;
+    struct app_player_list *l = p->listing;
     if (!l) return;
     p->listing = NULL;
-    ui_jobs_leave(p->jobs, l->task);
+    app_jobs_leave(p->jobs, l->task);
     list_release(l);
 }
 
 /* The list read (catalog, or rc and err) becomes the picker's, its selection
  * the open lesson, else the first one not finished. */
-static int list_take(ui_player *p, lesson_catalog *catalog, int rc, const char *err)
+static int list_take(app_player *p, lesson_catalog *catalog, int rc, const char *err)
 {
     if (p->have_catalog) lesson_catalog_free(&p->catalog);
     p->have_catalog = false;
@@ -381,11 +381,11 @@ static int list_take(ui_player *p, lesson_catalog *catalog, int rc, const char *
 }
 
 /* Takes in the list read by a request once it is; returns whether it did. */
-static bool list_end(ui_player *p)
+static bool list_end(app_player *p)
 {
-    struct ui_player_list *l = p->listing;
+    struct app_player_list *l = p->listing;
     if (!l || !atomic_load(&l->done)) return false;
-    ui_jobs_join(p->jobs, l->task);
+    app_jobs_join(p->jobs, l->task);
     p->listing = NULL;
     if (p->picker) list_take(p, &l->catalog, l->rc, l->err);
     else if (!l->rc) lesson_catalog_free(&l->catalog); /* closed meanwhile */
@@ -394,14 +394,14 @@ static bool list_end(ui_player *p)
     return true;
 }
 
-bool ui_player_listing(const ui_player *p)
+bool app_player_listing(const app_player *p)
 {
     return p->listing != NULL;
 }
 
-int ui_player_picker(ui_player *p)
+int app_player_picker(app_player *p)
 {
-    struct ui_player_list *l = calloc(1, sizeof *l);
+    struct app_player_list *l = calloc(1, sizeof *l);
     if (!l) {
         note(p, true, _("no lessons: %s"), "out of memory");
         return -1;
@@ -413,7 +413,7 @@ int ui_player_picker(ui_player *p)
         list_drop(p); /* the newer request wins */
         atomic_init(&l->refs, 2);
         atomic_init(&l->done, false);
-        if ((l->task = ui_jobs_start(p->jobs, list_work, l))) {
+        if ((l->task = app_jobs_start(p->jobs, list_work, l))) {
             p->listing = l;
             return 0;
         }
@@ -424,7 +424,7 @@ int ui_player_picker(ui_player *p)
     return rc;
 }
 
-int ui_player_pick(ui_player *p, int i, const char **path, int *step)
+int app_player_pick(app_player *p, int i, const char **path, int *step)
 {
     if (!p->have_catalog || i < 0 || i >= p->catalog.n) return -1;
     const lesson_entry *e = &p->catalog.items[i];
@@ -442,7 +442,7 @@ int ui_player_pick(ui_player *p, int i, const char **path, int *step)
     return 0;
 }
 
-void ui_player_reset(ui_player *p)
+void app_player_reset(app_player *p)
 {
     if (!p->confirm_reset) {
         p->confirm_reset = true;
@@ -457,17 +457,17 @@ void ui_player_reset(ui_player *p)
 
 /* ---- quizzes */
 
-static lesson_quiz *quiz(ui_player *p, int q)
+static lesson_quiz *quiz(app_player *p, int q)
 {
     if (!p->open || !p->answers || q < 0 || q >= p->ls.steps[p->step].n_quizzes) return NULL;
     return &p->ls.steps[p->step].quizzes[q];
 }
 
-void ui_player_choice(ui_player *p, int q, int c)
+void app_player_choice(app_player *p, int q, int c)
 {
     lesson_quiz *qz = quiz(p, q);
     if (!qz || qz->kind != LESSON_QUIZ_CHOICE || c < 0 || c >= qz->n_choices) return;
-    ui_quiz_answer *a = &p->answers[q];
+    app_quiz_answer *a = &p->answers[q];
     if (qz->n_correct == 1) /* one right answer: radio buttons */
         for (int i = 0; i < qz->n_choices; i++)
             if (i != c) a->picked[i] = false;
@@ -476,8 +476,8 @@ void ui_player_choice(ui_player *p, int q, int c)
     a->feedback[0] = '\0'; /* "Not this one" was about the choice before */
 }
 
-int ui_player_answer_cells(const ui_player *p, const attn_trace *tr, const lesson_view *shown, unsigned char *out,
-                           size_t max, int *rows, int *cols)
+int app_player_answer_cells(const app_player *p, const attn_trace *tr, const lesson_view *shown, unsigned char *out,
+                            size_t max, int *rows, int *cols)
 {
     if (!p->open || p->cell_quiz < 0) return -1;
     const lesson_quiz *qz = &p->ls.steps[p->step].quizzes[p->cell_quiz];
@@ -492,17 +492,17 @@ int ui_player_answer_cells(const ui_player *p, const attn_trace *tr, const lesso
     return lesson_quiz_cells(qz, tr, stage, shown->layer, shown->batch, shown->head, out, NULL, NULL, why, sizeof why);
 }
 
-static void cell_feedback(ui_player *p, const attn_trace *tr, const lesson_view *shown, lesson_quiz *qz,
-                          ui_quiz_answer *a)
+static void cell_feedback(app_player *p, const attn_trace *tr, const lesson_view *shown, lesson_quiz *qz,
+                          app_quiz_answer *a)
 {
     int r = 0, c = 0;
-    if (ui_player_answer_cells(p, tr, shown, NULL, 0, &r, &c) < 0 || r != a->rows || c != a->cols) {
+    if (app_player_answer_cells(p, tr, shown, NULL, 0, &r, &c) < 0 || r != a->rows || c != a->cols) {
         snprintf(a->feedback, sizeof a->feedback, "%s", _("Show the quiz's stage in the single view, then click cells."));
         return;
     }
     unsigned char *right = calloc((size_t)r * c + 1, 1);
     if (!right) return;
-    ui_player_answer_cells(p, tr, shown, right, (size_t)r * c, NULL, NULL);
+    app_player_answer_cells(p, tr, shown, right, (size_t)r * c, NULL, NULL);
     a->grade = lesson_grade_cells(qz, right, a->cells, r, c);
     free(right);
     if (a->grade.right)
@@ -513,7 +513,7 @@ static void cell_feedback(ui_player *p, const attn_trace *tr, const lesson_view 
 }
 
 /* Grades answer a; false (with the feedback saying why) when there is nothing to grade yet. */
-static bool grade(ui_player *p, const attn_trace *tr, const lesson_view *shown, lesson_quiz *qz, ui_quiz_answer *a)
+static bool grade(app_player *p, const attn_trace *tr, const lesson_view *shown, lesson_quiz *qz, app_quiz_answer *a)
 {
     switch (qz->kind) {
     case LESSON_QUIZ_CHOICE: {
@@ -552,11 +552,11 @@ static bool grade(ui_player *p, const attn_trace *tr, const lesson_view *shown, 
     return false;
 }
 
-void ui_player_check(ui_player *p, int q, const attn_trace *tr, const lesson_view *shown)
+void app_player_check(app_player *p, int q, const attn_trace *tr, const lesson_view *shown)
 {
     lesson_quiz *qz = quiz(p, q);
     if (!qz) return;
-    ui_quiz_answer *a = &p->answers[q];
+    app_quiz_answer *a = &p->answers[q];
     a->grade = (lesson_grade){0};
     if (!grade(p, tr, shown, qz, a)) {
         a->graded = false;
@@ -572,36 +572,36 @@ void ui_player_check(ui_player *p, int q, const attn_trace *tr, const lesson_vie
     }
 }
 
-void ui_player_reveal(ui_player *p, int q)
+void app_player_reveal(app_player *p, int q)
 {
     lesson_quiz *qz = quiz(p, q);
     if (!qz || qz->kind != LESSON_QUIZ_CELLS) return;
     p->answers[q].show = !p->answers[q].show;
 }
 
-const attn_tensor *ui_player_quiz_tensor(const ui_player *p, const attn_trace *tr, const lesson_view *shown)
+const attn_tensor *app_player_quiz_tensor(const app_player *p, const attn_trace *tr, const lesson_view *shown)
 {
     if (!p->open || p->cell_quiz < 0) return NULL;
     const lesson_quiz *qz = &p->ls.steps[p->step].quizzes[p->cell_quiz];
     return lesson_stage_tensor(tr, qz->stage[0] ? qz->stage : p->view.stage, shown->layer);
 }
 
-bool ui_player_cell(ui_player *p, const attn_trace *tr, const lesson_view *shown, const char *stage, int head, int i,
-                    int j)
+bool app_player_cell(app_player *p, const attn_trace *tr, const lesson_view *shown, const char *stage, int head, int i,
+                     int j)
 {
     if (shown->mode != LESSON_VIEW_SINGLE && shown->mode != LESSON_VIEW_GRID) return false;
     /* the very tensor graded: in a model, "weights" is the shown layer's, not layer 0's thumbnail in the grid */
-    const attn_tensor *t = ui_player_quiz_tensor(p, tr, shown);
+    const attn_tensor *t = app_player_quiz_tensor(p, tr, shown);
     if (!t || strcmp(t->name, stage) || head != shown->head) return false;
     lesson_quiz *qz = &p->ls.steps[p->step].quizzes[p->cell_quiz];
     int r, c, r0, r1, c0, c1;
-    if (ui_player_answer_cells(p, tr, shown, NULL, 0, &r, &c) < 0 || i < 0 || j < 0 || i >= r || j >= c) return false;
+    if (app_player_answer_cells(p, tr, shown, NULL, 0, &r, &c) < 0 || i < 0 || j < 0 || i >= r || j >= c) return false;
     lesson_quiz_region(qz, r, c, &r0, &r1, &c0, &c1);
     if (i < r0 || i > r1 || j < c0 || j > c1) { /* taken, so it does not open a row, but not picked */
         note(p, false, _("This quiz is about rows %d–%d and columns %d–%d only."), r0, r1, c0, c1);
         return true;
     }
-    ui_quiz_answer *a = &p->answers[p->cell_quiz];
+    app_quiz_answer *a = &p->answers[p->cell_quiz];
     if (a->rows != r || a->cols != c || !a->cells) { /* the picture changed shape: start again */
         free(a->cells);
         a->cells = calloc((size_t)r * c, 1);
@@ -614,18 +614,18 @@ bool ui_player_cell(ui_player *p, const attn_trace *tr, const lesson_view *shown
     return true;
 }
 
-void ui_player_type(ui_player *p, const char *text)
+void app_player_type(app_player *p, const char *text)
 {
     lesson_quiz *qz = quiz(p, p->focus);
     if (!qz || qz->kind != LESSON_QUIZ_NUMBER) return;
-    ui_quiz_answer *a = &p->answers[p->focus];
+    app_quiz_answer *a = &p->answers[p->focus];
     size_t n = strlen(a->text), add = strlen(text);
     if (n + add >= sizeof a->text) return;
     memcpy(a->text + n, text, add + 1);
     a->graded = false;
 }
 
-void ui_player_backspace(ui_player *p)
+void app_player_backspace(app_player *p)
 {
     lesson_quiz *qz = quiz(p, p->focus);
     if (!qz || qz->kind != LESSON_QUIZ_NUMBER) return;

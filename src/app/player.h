@@ -2,15 +2,15 @@
  * picker and the student's progress. No SDL.
  *
  * The player sits beside the app and never calls it. A step is built, never
- * remembered: ui_player_step gives its settings and view for the app to show
- * (ui_app_show), so exploring never leaks into the next step and going back
- * restores what the lesson set; once shown, ui_player_enter makes it current.
+ * remembered: app_player_step gives its settings and view for the app to show
+ * (app_show), so exploring never leaks into the next step and going back
+ * restores what the lesson set; once shown, app_player_enter makes it current.
  * Quizzes read what is on screen (the trace and the view), passed in.
  * Messages for the status line are left in `note` for the caller to show.
  * Like the app, the player changes state and never draws; lesson_panel.c
  * draws it. */
-#ifndef UI_PLAYER_H
-#define UI_PLAYER_H
+#ifndef APP_PLAYER_H
+#define APP_PLAYER_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -34,7 +34,7 @@ typedef struct {
     int tries;
     lesson_grade grade;
     char feedback[240];
-} ui_quiz_answer;
+} app_quiz_answer;
 
 typedef struct {
     bool open;             /* a lesson is shown in the panel */
@@ -43,7 +43,7 @@ typedef struct {
     int step;              /* 0-based */
     lesson_view view;      /* what the lesson set for this step */
     lesson_marks marks;    /* and what it marks on the picture */
-    ui_quiz_answer *answers; /* one per quiz of the step */
+    app_quiz_answer *answers; /* one per quiz of the step */
     int focus;             /* NUMBER quiz taking typed text, -1: none */
     int cell_quiz;         /* the step's cell quiz, -1: none */
     int scroll, content_h; /* panel scroll and content height (pixels, from the renderer) */
@@ -56,121 +56,121 @@ typedef struct {
     char progress_full[600]; /* the same with whole paths (status line, stderr) */
     bool progress_failed;  /* the note says progress is not saved (cleared by a save that works) */
     bool async_save;       /* saves run as requests to jobs (the window): this one never waits for the file */
-    struct ui_player_save *saving; /* that save, NULL when none */
+    struct app_player_save *saving; /* that save, NULL when none */
     bool save_again;       /* changes came while it ran: saved once it ends */
 
     bool picker;           /* the lesson picker overlay is open */
     lesson_catalog catalog;
     bool have_catalog;
     bool async_read;       /* the picker reads the course folder as a request to jobs (the window) ... */
-    struct ui_player_list *listing; /* ... this one, taken in by ui_player_poll; NULL when none */
+    struct app_player_list *listing; /* ... this one, taken in by app_player_poll; NULL when none */
     bool pick_listed;      /* Enter came before the list: its selected lesson opens once it is read */
     int sel;               /* picker selection */
     int picker_first;      /* first lesson the picker shows (the renderer keeps sel in view) */
     int picker_rows;       /* how many it shows (from the renderer) */
     bool confirm_reset;    /* picker: asked "reset progress?" */
     char lang[4];          /* "en" or "zh" */
-    const ui_jobs *jobs;   /* the platform's job service (jobs.h); NULL: none, all here and now */
+    const app_jobs *jobs;  /* the platform's job service (jobs.h); NULL: none, all here and now */
 
     char note[400];        /* a message for the status line; "" when none (the caller takes it) */
     bool note_error;
-} ui_player;
+} app_player;
 
 /* Starts with no lesson; lang picks the course folder ("en", "zh"). Progress
  * is read from lesson_progress_path() unless progress_path is given. */
-void ui_player_init(ui_player *p, const char *lang, const char *progress_path);
-/* Frees the player after ui_player_finish. */
-void ui_player_free(ui_player *p);
+void app_player_init(app_player *p, const char *lang, const char *progress_path);
+/* Frees the player after app_player_finish. */
+void app_player_free(app_player *p);
 
 /* Progress is saved after each step and answer. With async_save (the window)
  * a save runs as a request to the job service (jobs), so that a file another attnlab keeps
  * locked never stops the window; one that cannot be written keeps its
- * changes for the next save and says so in the note. ui_player_poll takes
+ * changes for the next save and says so in the note. app_player_poll takes
  * in a save that has ended (true: the note may have changed; a save asked
- * meanwhile starts); ui_player_saving says whether one is under way.
- * ui_player_finish, as the program ends, waits for it and saves what is left,
+ * meanwhile starts); app_player_saving says whether one is under way.
+ * app_player_finish, as the program ends, waits for it and saves what is left,
  * saying on stderr if that cannot be done. */
-bool ui_player_poll(ui_player *p);
-bool ui_player_saving(const ui_player *p);
-void ui_player_finish(ui_player *p);
+bool app_player_poll(app_player *p);
+bool app_player_saving(const app_player *p);
+void app_player_finish(app_player *p);
 
 /* Loads a lesson; no step is entered yet. A lesson with problems is refused
  * with the first one as "FILE:LINE: message" in err (the open lesson stays).
- * Returns 0 or -1. It is the two halves below in a row: ui_player_read reads
+ * Returns 0 or -1. It is the two halves below in a row: app_player_read reads
  * and checks the lesson (every step's configuration run: seconds on a slow
- * machine) into *ls on any thread, ui_player_adopt makes it the player's. */
-int ui_player_load(ui_player *p, const char *path, char *err, size_t errsize);
-int ui_player_read(const char *path, lesson *ls, char *err, size_t errsize);
+ * machine) into *ls on any thread, app_player_adopt makes it the player's. */
+int app_player_load(app_player *p, const char *path, char *err, size_t errsize);
+int app_player_read(const char *path, lesson *ls, char *err, size_t errsize);
 
-/* ui_player_read in pieces, for a request that runs a piece at a time
+/* app_player_read in pieces, for a request that runs a piece at a time
  * (jobs.h): begin reads and parses the file, each step checks one of its
  * steps (false when none is left), end checks any left and gives
- * ui_player_read's result. r must not move between begin and end. */
+ * app_player_read's result. r must not move between begin and end. */
 typedef struct {
     lesson ls;
     lesson_diags dg;
     lesson_checker check;
     int rc;                /* lesson_load's, then the check's */
     bool checking;         /* loaded: check is under way */
-} ui_player_reading;
+} app_player_reading;
 
-void ui_player_read_begin(ui_player_reading *r, const char *path);
-bool ui_player_read_step(ui_player_reading *r);
+void app_player_read_begin(app_player_reading *r, const char *path);
+bool app_player_read_step(app_player_reading *r);
 /* No step is checked after this: end then only frees r's lesson (-1). */
-void ui_player_read_stop(ui_player_reading *r);
-int ui_player_read_end(ui_player_reading *r, const char *path, lesson *ls, char *err, size_t errsize);
-void ui_player_adopt(ui_player *p, lesson *ls, const char *path);
-void ui_player_close(ui_player *p);
+void app_player_read_stop(app_player_reading *r);
+int app_player_read_end(app_player_reading *r, const char *path, lesson *ls, char *err, size_t errsize);
+void app_player_adopt(app_player *p, lesson *ls, const char *path);
+void app_player_close(app_player *p);
 
 /* Step `step` (0-based) of the open lesson: its settings into *cfg (initialised
  * here; the caller owns it and frees it, even on failure), what it shows into
  * *view and marks into *marks. Returns 0, or -1 with "FILE:LINE: message" in err. */
-int ui_player_step(const ui_player *p, int step, attn_config *cfg, lesson_view *view, lesson_marks *marks,
-                   char *err, size_t errsize);
+int app_player_step(const app_player *p, int step, attn_config *cfg, lesson_view *view, lesson_marks *marks,
+                    char *err, size_t errsize);
 /* After the app showed that step: it becomes current, the answers are cleared
  * and the visit is recorded. */
-void ui_player_enter(ui_player *p, int step, const lesson_view *view, const lesson_marks *marks);
+void app_player_enter(app_player *p, int step, const lesson_view *view, const lesson_marks *marks);
 
 /* The picker: opens it (reading the course folder); returns 0 or -1 with a note.
  * With async_read it opens at once and says the lessons are being read; the
  * folder (every lesson in it parsed for its title and steps) is read by a
- * request to jobs, and ui_player_poll takes the list in. */
-int ui_player_picker(ui_player *p);
-/* Whether the picker's list is being read (ui_player_picker with async_read). */
-bool ui_player_listing(const ui_player *p);
+ * request to jobs, and app_player_poll takes the list in. */
+int app_player_picker(app_player *p);
+/* Whether the picker's list is being read (app_player_picker with async_read). */
+bool app_player_listing(const app_player *p);
 /* Lesson i of the picker: its path (valid until the picker is read again) and
  * the step to resume at. Returns 0, or -1 with a note (a lesson that does not load). */
-int ui_player_pick(ui_player *p, int i, const char **path, int *step);
+int app_player_pick(app_player *p, int i, const char **path, int *step);
 /* Forgets every lesson's progress (the picker's Delete): the first call asks, the second does it. */
-void ui_player_reset(ui_player *p);
+void app_player_reset(app_player *p);
 
 /* Quizzes of the current step. `shown` is what is on screen: tr and view. */
-void ui_player_choice(ui_player *p, int quiz, int choice);
-void ui_player_check(ui_player *p, int quiz, const attn_trace *tr, const lesson_view *shown);
-void ui_player_reveal(ui_player *p, int quiz);
+void app_player_choice(app_player *p, int quiz, int choice);
+void app_player_check(app_player *p, int quiz, const attn_trace *tr, const lesson_view *shown);
+void app_player_reveal(app_player *p, int quiz);
 /* The tensor the step's cell quiz grades, for the view shown (its layer);
  * NULL when the step has no cell quiz or tr lacks the stage. */
-const attn_tensor *ui_player_quiz_tensor(const ui_player *p, const attn_trace *tr, const lesson_view *shown);
+const attn_tensor *app_player_quiz_tensor(const app_player *p, const attn_trace *tr, const lesson_view *shown);
 /* A click on cell (i, j) (the stage's own row and column) of the heatmap of
  * the tensor called `stage` for head, in the single view or the grid: toggles
  * it in the step's cell quiz. A cell outside the quiz's region is taken but
  * not picked (a note says why). Returns false when no cell quiz takes it. */
-bool ui_player_cell(ui_player *p, const attn_trace *tr, const lesson_view *shown, const char *stage, int head, int i,
-                    int j);
+bool app_player_cell(app_player *p, const attn_trace *tr, const lesson_view *shown, const char *stage, int head, int i,
+                     int j);
 /* Typing into the focused numeric answer. */
-void ui_player_type(ui_player *p, const char *text);
-void ui_player_backspace(ui_player *p);
+void app_player_type(app_player *p, const char *text);
+void app_player_backspace(app_player *p);
 
 /* The right cells of the step's cell quiz for what is on screen (rows × cols
  * bytes into out, which has room for max); returns the count or -1. */
-int ui_player_answer_cells(const ui_player *p, const attn_trace *tr, const lesson_view *shown, unsigned char *out,
-                           size_t max, int *rows, int *cols);
+int app_player_answer_cells(const app_player *p, const attn_trace *tr, const lesson_view *shown, unsigned char *out,
+                            size_t max, int *rows, int *cols);
 
 /* A lesson's number, the digits its file name starts with ("12" for
  * 12-trained-heads.md), into buf; "" when it has none. Returns buf. */
-const char *ui_player_lesson_number(const char *name, char *buf, size_t size);
+const char *app_player_lesson_number(const char *name, char *buf, size_t size);
 
 /* "step 3 / 9" */
-const char *ui_player_step_label(const ui_player *p, char *buf, size_t size);
+const char *app_player_step_label(const app_player *p, char *buf, size_t size);
 
 #endif

@@ -7,7 +7,7 @@
 
 #include "engine/base/paths.h"
 
-int ui_training_read(const char *model, ui_training *t, attn_error *err)
+int app_training_read(const char *model, app_training *t, attn_error *err)
 {
     long step;
     memset(t, 0, sizeof *t);
@@ -26,13 +26,13 @@ int ui_training_read(const char *model, ui_training *t, attn_error *err)
     return 0;
 }
 
-void ui_training_free(ui_training *t)
+void app_training_free(app_training *t)
 {
     attn_metrics_free(&t->metrics);
     memset(t, 0, sizeof *t);
 }
 
-int ui_training_position(const ui_training *t, const char *model)
+int app_training_position(const app_training *t, const char *model)
 {
     char base[PATH_MAX];
     long step;
@@ -43,7 +43,7 @@ int ui_training_position(const ui_training *t, const char *model)
     return -1;
 }
 
-int ui_training_path(const ui_training *t, int at, char *out, size_t size, attn_error *err)
+int app_training_path(const app_training *t, int at, char *out, size_t size, attn_error *err)
 {
     if (at < 0 || at > t->n || (at == t->n && !t->final))
         return attn_fail(err, ATTN_ERR_CONFIG, "no training position %d", at), -1;
@@ -51,14 +51,14 @@ int ui_training_path(const ui_training *t, int at, char *out, size_t size, attn_
     return attn_model_checkpoint(t->base, t->steps[at], out, size, err) ? -1 : 0;
 }
 
-long ui_training_step(const ui_training *t, int at)
+long app_training_step(const app_training *t, int at)
 {
     if (at >= 0 && at < t->n) return t->steps[at];
     return t->n ? t->steps[t->n - 1] : -1;
 }
 
-int ui_training_snapshot(const ui_training *t, int at)
+int app_training_snapshot(const app_training *t, int at)
 {
-    long step = ui_training_step(t, at);
+    long step = app_training_step(t, at);
     return step < 0 ? -1 : attn_metrics_find(&t->metrics, step);
 }

@@ -10,30 +10,30 @@
 
 #define MASK_FILL_LIMIT (-1e8f) /* finite values below this are mask fills, not data */
 
-int ui_view_kv_head(const attn_dims *d, int head)
+int app_view_kv_head(const attn_dims *d, int head)
 {
     return attn_kv_head(d, head);
 }
 
 /* What an axis of a contract stage runs over, from its dimension name; a
  * weight matrix x·W maps input features (rows) to output features (columns). */
-static ui_axis axis_of(const char *name, const attn_stage_info *info, bool cols)
+static app_axis axis_of(const char *name, const attn_stage_info *info, bool cols)
 {
-    if (!strcmp(name, "s")) return UI_AXIS_QUERY;
-    if (!strcmp(name, "t")) return UI_AXIS_KEY;
-    if (!strcmp(name, "n")) return UI_AXIS_NEW;
-    if (!strcmp(name, "P")) return UI_AXIS_PAST;
-    if (!strcmp(name, "V")) return UI_AXIS_VOCAB;
-    if (info && (info->roles & ATTN_ROLE_WEIGHT)) return cols ? UI_AXIS_OUTPUT : UI_AXIS_INPUT;
-    return UI_AXIS_FEATURE;
+    if (!strcmp(name, "s")) return APP_AXIS_QUERY;
+    if (!strcmp(name, "t")) return APP_AXIS_KEY;
+    if (!strcmp(name, "n")) return APP_AXIS_NEW;
+    if (!strcmp(name, "P")) return APP_AXIS_PAST;
+    if (!strcmp(name, "V")) return APP_AXIS_VOCAB;
+    if (info && (info->roles & ATTN_ROLE_WEIGHT)) return cols ? APP_AXIS_OUTPUT : APP_AXIS_INPUT;
+    return APP_AXIS_FEATURE;
 }
 
-int ui_view_make(const attn_trace *tr, const char *stage, int batch, int head, ui_view_slice *v)
+int app_view_make(const attn_trace *tr, const char *stage, int batch, int head, app_view_slice *v)
 {
-    return ui_view_make_of(tr, attn_trace_find(tr, stage), batch, head, v);
+    return app_view_make_of(tr, attn_trace_find(tr, stage), batch, head, v);
 }
 
-int ui_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int head, ui_view_slice *v)
+int app_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int head, app_view_slice *v)
 {
     memset(v, 0, sizeof *v);
     v->batch = v->head = v->kv_head = -1;
@@ -58,11 +58,11 @@ int ui_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int h
     v->slice.row_stride = v->slice.cols;
     v->slice.col_stride = 1;
     if (named) {
-        v->row_axis = rows_axis >= 0 ? axis_of(names[rows_axis], t->info, false) : UI_AXIS_NONE;
+        v->row_axis = rows_axis >= 0 ? axis_of(names[rows_axis], t->info, false) : APP_AXIS_NONE;
         v->col_axis = axis_of(names[cols_axis], t->info, true);
     } else {
-        v->row_axis = rows_axis >= 0 ? UI_AXIS_FEATURE : UI_AXIS_NONE;
-        v->col_axis = UI_AXIS_FEATURE;
+        v->row_axis = rows_axis >= 0 ? APP_AXIS_FEATURE : APP_AXIS_NONE;
+        v->col_axis = APP_AXIS_FEATURE;
     }
 
     /* stages after the mask: the cells it masks are drawn masked */
@@ -83,7 +83,7 @@ int ui_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int h
             v->block_on_rows = true;
             v->block_current = head;
         } else {
-            v->kv_head = ui_view_kv_head(d, head);
+            v->kv_head = app_view_kv_head(d, head);
             v->block_current = t->info->blocks == ATTN_BLOCKS_KV_COLS ? v->kv_head : head;
         }
     }
@@ -91,14 +91,14 @@ int ui_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int h
 }
 
 /* The scale of t's stage for values from lo to hi (the finite, unmasked ones). */
-static ui_scale scale_of(const attn_tensor *t, float lo, float hi)
+static app_scale scale_of(const attn_tensor *t, float lo, float hi)
 {
-    ui_scale sc = {UI_CMAP_DIVERGING, -1.0f, 1.0f};
+    app_scale sc = {APP_CMAP_DIVERGING, -1.0f, 1.0f};
     attn_stage_cmap kind = t->info ? t->info->cmap : ATTN_CMAP_DIVERGING;
     if (kind == ATTN_CMAP_MASK) return sc; /* 0 is neutral; fills are −∞ (hatched) or clamp to the blue end */
     if (lo > hi) lo = hi = 0.0f; /* nothing finite */
     if (kind == ATTN_CMAP_SEQUENTIAL) {
-        sc.cmap = UI_CMAP_SEQUENTIAL;
+        sc.cmap = APP_CMAP_SEQUENTIAL;
         sc.lo = 0.0f;
         sc.hi = hi > 1.0f ? hi : 1.0f;
         return sc;
@@ -117,7 +117,7 @@ static inline void widen(float x, float *lo, float *hi)
     if (x > *hi) *hi = x;
 }
 
-ui_scale ui_view_scale(const attn_tensor *t)
+app_scale app_view_scale(const attn_tensor *t)
 {
     float lo = INFINITY, hi = -INFINITY;
     attn_tensor_fill_all(t); /* the scale is the whole stage's, logits' every row */
@@ -125,29 +125,29 @@ ui_scale ui_view_scale(const attn_tensor *t)
     return scale_of(t, lo, hi);
 }
 
-ui_scale ui_view_slice_scale(const attn_tensor *t, const ui_slice *s)
+app_scale app_view_slice_scale(const attn_tensor *t, const app_slice *s)
 {
     float lo = INFINITY, hi = -INFINITY;
     for (int i = 0; i < s->rows; i++)
-        for (int j = 0; j < s->cols; j++) widen(ui_slice_at(s, i, j), &lo, &hi);
+        for (int j = 0; j < s->cols; j++) widen(app_slice_at(s, i, j), &lo, &hi);
     return scale_of(t, lo, hi);
 }
 
-static const char *token_of(const attn_trace *tr, ui_axis axis, int batch, int i)
+static const char *token_of(const attn_trace *tr, app_axis axis, int batch, int i)
 {
     const attn_dims *d = &tr->dims;
     const attn_tokens *tk = &tr->tokens;
     int pos = i;
     switch (axis) {
-    case UI_AXIS_QUERY: pos = d->P + i; break;
-    case UI_AXIS_KEY:
+    case APP_AXIS_QUERY: pos = d->P + i; break;
+    case APP_AXIS_KEY:
         if (d->cross) tk = &tr->source;
         break;
-    case UI_AXIS_NEW:
+    case APP_AXIS_NEW:
         if (d->cross) tk = &tr->source;
         else pos = d->P + i;
         break;
-    case UI_AXIS_PAST: break;
+    case APP_AXIS_PAST: break;
     default: return NULL;
     }
     if (batch < 0) batch = 0;
@@ -155,33 +155,33 @@ static const char *token_of(const attn_trace *tr, ui_axis axis, int batch, int i
     return attn_tokens_at(tk, batch, pos);
 }
 
-static const char *label(const attn_trace *tr, const ui_view_slice *v, ui_axis axis, int i, char *buf,
+static const char *label(const attn_trace *tr, const app_view_slice *v, app_axis axis, int i, char *buf,
                          size_t size)
 {
     const char *tok = token_of(tr, axis, v->batch, i);
     if (tok) snprintf(buf, size, "%s", tok);
-    else if (axis == UI_AXIS_INPUT) snprintf(buf, size, "m%d", i);
-    else if (axis == UI_AXIS_OUTPUT) snprintf(buf, size, "c%d", i);
-    else if (axis == UI_AXIS_NONE) snprintf(buf, size, "%s", "");
-    else if (axis == UI_AXIS_FEATURE) snprintf(buf, size, "c%d", i);
-    else if (axis == UI_AXIS_VOCAB) snprintf(buf, size, "v%d", i);
+    else if (axis == APP_AXIS_INPUT) snprintf(buf, size, "m%d", i);
+    else if (axis == APP_AXIS_OUTPUT) snprintf(buf, size, "c%d", i);
+    else if (axis == APP_AXIS_NONE) snprintf(buf, size, "%s", "");
+    else if (axis == APP_AXIS_FEATURE) snprintf(buf, size, "c%d", i);
+    else if (axis == APP_AXIS_VOCAB) snprintf(buf, size, "v%d", i);
     else snprintf(buf, size, "%d", i);
     return buf;
 }
 
-const char *ui_view_row_label(const attn_trace *tr, const ui_view_slice *v, int i, char *buf, size_t size)
+const char *app_view_row_label(const attn_trace *tr, const app_view_slice *v, int i, char *buf, size_t size)
 {
     return label(tr, v, v->row_axis, v->row0 + i, buf, size);
 }
 
-const char *ui_view_col_label(const attn_trace *tr, const ui_view_slice *v, int j, char *buf, size_t size)
+const char *app_view_col_label(const attn_trace *tr, const app_view_slice *v, int j, char *buf, size_t size)
 {
     return label(tr, v, v->col_axis, v->col0 + j, buf, size);
 }
 
-void ui_view_window(ui_view_slice *v, int row0, int col0, int rows, int cols)
+void app_view_window(app_view_slice *v, int row0, int col0, int rows, int cols)
 {
-    ui_slice *s = &v->slice;
+    app_slice *s = &v->slice;
     if (s->rows <= 0 || s->cols <= 0) return; /* no cells: no window inside them */
     row0 = row0 < 0 ? 0 : row0 >= s->rows ? s->rows - 1 : row0;
     col0 = col0 < 0 ? 0 : col0 >= s->cols ? s->cols - 1 : col0;
@@ -195,7 +195,7 @@ void ui_view_window(ui_view_slice *v, int row0, int col0, int rows, int cols)
     v->col0 += col0;
 }
 
-const char *ui_view_format(float x, char *buf, size_t size)
+const char *app_view_format(float x, char *buf, size_t size)
 {
     if (isnan(x)) snprintf(buf, size, "NaN");
     else if (isinf(x)) snprintf(buf, size, x < 0 ? "−∞" : "+∞");
@@ -215,7 +215,7 @@ static const char *translate(const char *msgid)
     return _(msgid);
 }
 
-const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i, int j, char *buf, size_t size)
+const char *app_view_explain(const attn_trace *tr, const app_view_slice *v, int i, int j, char *buf, size_t size)
 {
     char lb[80];
     attn_explain_cell c = {tr, v->tensor, v->batch < 0 ? 0 : v->batch, v->head < 0 ? 0 : v->head, i, j, NULL,

@@ -8,8 +8,8 @@
  *
  *     scores[h=2, i=3, j=1] = q₃·k₁ / √8 = 2.31 / 2.83 = 0.82
  */
-#ifndef UI_VIEW_H
-#define UI_VIEW_H
+#ifndef APP_VIEW_H
+#define APP_VIEW_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,21 +18,21 @@
 #include "heatmap.h"
 
 typedef enum {
-    UI_AXIS_NONE,    /* a single row */
-    UI_AXIS_QUERY,   /* query positions P..L-1: tokens */
-    UI_AXIS_KEY,     /* key positions 0..t-1: target tokens, or source tokens in cross-attention */
-    UI_AXIS_NEW,     /* new key positions: query tokens (self) or source tokens (cross) */
-    UI_AXIS_PAST,    /* cached positions 0..P-1 */
-    UI_AXIS_FEATURE, /* feature index c (d, k or g·k wide) */
-    UI_AXIS_INPUT,   /* input feature m of a weight matrix (its rows) */
-    UI_AXIS_OUTPUT,  /* output feature c of a weight matrix (its columns) */
-    UI_AXIS_VOCAB    /* token id v of a model's vocabulary (logits, probs) */
-} ui_axis;
+    APP_AXIS_NONE,   /* a single row */
+    APP_AXIS_QUERY,  /* query positions P..L-1: tokens */
+    APP_AXIS_KEY,    /* key positions 0..t-1: target tokens, or source tokens in cross-attention */
+    APP_AXIS_NEW,    /* new key positions: query tokens (self) or source tokens (cross) */
+    APP_AXIS_PAST,   /* cached positions 0..P-1 */
+    APP_AXIS_FEATURE, /* feature index c (d, k or g·k wide) */
+    APP_AXIS_INPUT,  /* input feature m of a weight matrix (its rows) */
+    APP_AXIS_OUTPUT, /* output feature c of a weight matrix (its columns) */
+    APP_AXIS_VOCAB   /* token id v of a model's vocabulary (logits, probs) */
+} app_axis;
 
 typedef struct {
     const attn_tensor *tensor;
-    ui_slice slice;       /* rows × cols */
-    ui_axis row_axis, col_axis;
+    app_slice slice;      /* rows × cols */
+    app_axis row_axis, col_axis;
     int batch;            /* batch row shown (-1: the tensor has none) */
     int head;             /* query head shown (-1: no head axis) */
     int kv_head;          /* kv head shown or read (-1: none) */
@@ -40,44 +40,44 @@ typedef struct {
     int block;            /* width of one head's block along the blocked axis (0: none) */
     bool block_on_rows;   /* w_o: blocks are row blocks */
     int block_current;    /* index of the block of the current head (or its kv head) */
-    int row0, col0;       /* a zoomed window (ui_view_window): slice cell (i, j) is the stage's (row0 + i, col0 + j) */
-} ui_view_slice;
+    int row0, col0;       /* a zoomed window (app_view_window): slice cell (i, j) is the stage's (row0 + i, col0 + j) */
+} app_view_slice;
 
 /* Narrows v to rows × cols cells from (row0, col0) of its slice (clamped to
  * it): what a zoomed picture shows. Labels follow the window. */
-void ui_view_window(ui_view_slice *v, int row0, int col0, int rows, int cols);
+void app_view_window(app_view_slice *v, int row0, int col0, int rows, int cols);
 
 /* Picks the slice of `stage` for (batch, head). head is a query head in
  * [0, h); for a tensor with a kv-head axis the slice is kv head head/(h/g).
  * Returns 0, or -1 if the trace has no such stage. */
-int ui_view_make(const attn_trace *tr, const char *stage, int batch, int head, ui_view_slice *out);
+int app_view_make(const attn_trace *tr, const char *stage, int batch, int head, app_view_slice *out);
 
 /* The same for tensor t, one of tr's (NULL: -1). */
-int ui_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int head, ui_view_slice *out);
+int app_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int head, app_view_slice *out);
 
 /* Colour scale for a whole tensor, so every head and batch row of one stage
  * shares colours; the stage's catalogue row picks the kind: weights on a
  * sequential map from 0, the mask and signed values on a diverging map
  * centred on 0. Masked cells (−∞) and finite mask fills (≤ −1e8) do not
  * stretch the range. */
-ui_scale ui_view_scale(const attn_tensor *t);
+app_scale app_view_scale(const attn_tensor *t);
 /* The same rule over one slice only (a head's own colour scale). */
-ui_scale ui_view_slice_scale(const attn_tensor *t, const ui_slice *s);
+app_scale app_view_slice_scale(const attn_tensor *t, const app_slice *s);
 
 /* Label of row i / column j: a token ("猫", "<pad>") or a feature index ("c5"). */
-const char *ui_view_row_label(const attn_trace *tr, const ui_view_slice *v, int i, char *buf, size_t size);
-const char *ui_view_col_label(const attn_trace *tr, const ui_view_slice *v, int j, char *buf, size_t size);
+const char *app_view_row_label(const attn_trace *tr, const app_view_slice *v, int i, char *buf, size_t size);
+const char *app_view_col_label(const attn_trace *tr, const app_view_slice *v, int j, char *buf, size_t size);
 
 /* One line: the cell's indices, value and how it was computed with the actual
  * numbers (the engine's attn_explain, translated). Works for every contract
  * stage; other tensors get name[idx] = value. */
-const char *ui_view_explain(const attn_trace *tr, const ui_view_slice *v, int i, int j, char *buf,
-                            size_t size);
+const char *app_view_explain(const attn_trace *tr, const app_view_slice *v, int i, int j, char *buf,
+                             size_t size);
 
 /* "12.3", "-0.58", "1.2e+03": the number as printed inside a cell. */
-const char *ui_view_format(float v, char *buf, size_t size);
+const char *app_view_format(float v, char *buf, size_t size);
 
 /* kv head read by query head `head` under dims (g = h: itself; g = 1: 0). */
-int ui_view_kv_head(const attn_dims *d, int head);
+int app_view_kv_head(const attn_dims *d, int head);
 
 #endif

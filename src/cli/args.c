@@ -132,7 +132,7 @@ static int set_checkpoint(const flag_use *u)
 
 static int set_stage(const flag_use *u)
 {
-    ui_picture *p = &u->a->pic;
+    app_picture *p = &u->a->pic;
     snprintf(p->view.stage, sizeof p->view.stage, "%s", u->v);
     return CLI_OK;
 }
@@ -389,7 +389,7 @@ static int args_init(const char *cmd, int argc, cli_args *a)
 {
     memset(a, 0, sizeof *a);
     attn_config_init(&a->cfg);
-    ui_picture_init(&a->pic);
+    app_picture_init(&a->pic);
     a->max_new = 24;
     a->checkpoint = -1;
     a->positional = calloc((size_t)argc + 1, sizeof *a->positional);
@@ -529,7 +529,7 @@ void cli_reserve_window(void)
  * its copy read back, the PNG's rows): 140 MiB at 4000 × 3000, 552 MiB at 8000 × 6000,
  * 3.0 GiB at 16384 × 16384. Counted as 16, against the address-space limit and
  * against the ceiling (--memory-gib, or half the physical memory) with the traces. */
-int cli_reserve_picture(const ui_picture *p, const attn_config *cfg, const char *cmd)
+int cli_reserve_picture(const app_picture *p, const attn_config *cfg, const char *cmd)
 {
     double scale = p->scale > 0 ? p->scale : 1, w = (p->width > 0 ? p->width : 1280) * scale,
            h = (p->height > 0 ? p->height : 800) * scale, need = 16.0 * w * h;

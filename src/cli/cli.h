@@ -28,7 +28,7 @@ typedef struct {
     bool probs;         /* --probs (generate) */
     int decode_steps;   /* --generate N (bench) */
     long checkpoint;    /* --checkpoint N: cfg.model is then DIR/checkpoints/stepN; -1 none */
-    ui_picture pic;     /* --stage, --head, --batch-index, --view, --size, ... (render) */
+    app_picture pic;    /* --stage, --head, --batch-index, --view, --size, ... (render) */
     bool help;
     bool present;       /* --present (the window) */
     bool causal_given;  /* --causal, --no-causal or --reversed-causal was given */
@@ -74,7 +74,7 @@ void cli_print_config_help(void);
  * which count against the ceiling (--memory-gib) with the traces too; a picture
  * over the ceiling by itself is refused: "attnlab CMD: ..." on stderr, CLI_EUSAGE. */
 void cli_reserve_window(void);
-int cli_reserve_picture(const ui_picture *p, const attn_config *cfg, const char *cmd);
+int cli_reserve_picture(const app_picture *p, const attn_config *cfg, const char *cmd);
 
 /* Text from a file (a trace's metadata, tokens, names) to the terminal:
  * control characters (C0, DEL, C1) and ill-formed UTF-8 bytes are printed

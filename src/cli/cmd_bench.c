@@ -210,7 +210,7 @@ int cmd_bench(int argc, char **argv)
         char msg[512];
         int code = CLI_OK;
         if ((rc = cli_reserve_picture(&a.pic, &a.cfg, "bench"))) goto out;
-        if (ui_bench(&a.cfg, &a.pic, a.frames, msg, sizeof msg, &code)) {
+        if (sdl_bench(&a.cfg, &a.pic, a.frames, msg, sizeof msg, &code)) {
             fprintf(stderr, "attnlab bench: %s\n", msg);
             rc = code;
         }

@@ -114,7 +114,7 @@ int cmd_lesson(int argc, char **argv)
         goto out;
     }
     cli_reserve_window();
-    ret = ui_lesson_window(files[0], step - 1, lang ? lang : lesson_lang_from_env(), present);
+    ret = sdl_lesson_window(files[0], step - 1, lang ? lang : lesson_lang_from_env(), present);
 out:
     free(files);
     return ret;
@@ -195,5 +195,5 @@ int cmd_lessons(int argc, char **argv)
     if (reset) return reset_progress();
     if (list) return list_course(lang);
     cli_reserve_window();
-    return ui_lesson_window(NULL, 0, lang, present);
+    return sdl_lesson_window(NULL, 0, lang, present);
 }

@@ -51,7 +51,7 @@ int cmd_window(int argc, char **argv)
     if (rc < 0) {
         cli_reserve_window();
         cli_open_as_trained(&a);
-        int st = ui_window_run(&a.cfg, NULL, a.present, err, sizeof err, &code);
+        int st = sdl_window_run(&a.cfg, NULL, a.present, err, sizeof err, &code);
         rc = finish("window", st, code, err);
     }
     cli_args_free(&a);
@@ -70,7 +70,7 @@ int cmd_view(int argc, char **argv)
     }
     if (rc < 0) {
         cli_reserve_window();
-        int st = ui_window_run(&a.cfg, a.positional[0], a.present, err, sizeof err, &code);
+        int st = sdl_window_run(&a.cfg, a.positional[0], a.present, err, sizeof err, &code);
         rc = finish("view", st, code, err);
     }
     cli_args_free(&a);
@@ -91,7 +91,7 @@ int cmd_render(int argc, char **argv)
         const char *path = a.n_positional ? a.positional[0] : NULL;
         if ((rc = cli_reserve_picture(&a.pic, &a.cfg, "render"))) goto out;
         cli_open_as_trained(&a);
-        int st = ui_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code);
+        int st = sdl_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code);
         rc = finish("render", st, code, err);
         if (rc == CLI_OK && err[0]) fprintf(stderr, "attnlab render: warning: %s; every stage computed from it can hold it too\n", err);
         if (rc == CLI_OK) printf("wrote %s\n", a.output);

@@ -8,13 +8,13 @@
 #include "engine/base/utf8.h"
 #include "linebreak.h"
 
-void ui_draw_init(ui_draw *d, ui_text_measure m)
+void draw_list_init(draw_list *d, draw_text_measure m)
 {
     memset(d, 0, sizeof *d);
     d->measure = m;
 }
 
-void ui_draw_free(ui_draw *d)
+void draw_list_free(draw_list *d)
 {
     if (!d) return;
     for (int i = 0; i < (int)(sizeof d->hatches / sizeof d->hatches[0]); i++) free(d->hatches[i].rects);
@@ -26,7 +26,7 @@ void ui_draw_free(ui_draw *d)
     memset(d, 0, sizeof *d);
 }
 
-void ui_draw_begin(ui_draw *d, int px)
+void draw_list_begin(draw_list *d, int px)
 {
     d->n = 0;
     d->text_len = 0;
@@ -36,23 +36,23 @@ void ui_draw_begin(ui_draw *d, int px)
     d->failed = false;
 }
 
-const ui_cmd *ui_draw_next(const ui_draw *d, const ui_cmd *c)
+const draw_cmd *draw_list_next(const draw_list *d, const draw_cmd *c)
 {
-    const ui_cmd *next = c ? c + 1 : d->cmds;
+    const draw_cmd *next = c ? c + 1 : d->cmds;
     return next && next < d->cmds + d->n ? next : NULL;
 }
 
-bool ui_draw_memo(const ui_draw *d, unsigned generation, const ui_slice *s, int *value)
+bool draw_list_memo(const draw_list *d, unsigned generation, const app_slice *s, int *value)
 {
     for (int i = 0; i < (int)(sizeof d->memo / sizeof d->memo[0]); i++)
-        if (d->memo[i].used && d->memo[i].generation == generation && ui_slice_same(&d->memo[i].slice, s)) {
+        if (d->memo[i].used && d->memo[i].generation == generation && app_slice_same(&d->memo[i].slice, s)) {
             *value = d->memo[i].value;
             return true;
         }
     return false;
 }
 
-void ui_draw_memo_put(ui_draw *d, unsigned generation, const ui_slice *s, int value)
+void draw_list_memo_put(draw_list *d, unsigned generation, const app_slice *s, int value)
 {
     int i = d->memo_next;
     d->memo_next = (i + 1) % (int)(sizeof d->memo / sizeof d->memo[0]);
@@ -62,9 +62,9 @@ void ui_draw_memo_put(ui_draw *d, unsigned generation, const ui_slice *s, int va
     d->memo[i].used = true;
 }
 
-const char *ui_cmd_text(const ui_draw *d, const ui_cmd *c)
+const char *draw_cmd_text(const draw_list *d, const draw_cmd *c)
 {
-    return c->kind == UI_CMD_TEXT ? d->text + c->text.offset : "";
+    return c->kind == DRAW_CMD_TEXT ? d->text + c->text.offset : "";
 }
 
 /* Room for one more element in *buf (cap elements of size elem), doubling. */
@@ -80,7 +80,7 @@ static bool reserve(void **buf, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-float *ui_draw_floats(ui_draw *d, size_t n)
+float *draw_list_floats(draw_list *d, size_t n)
 {
     int k = d->floats_used;
     if (k == d->n_floats) {
@@ -103,7 +103,7 @@ float *ui_draw_floats(ui_draw *d, size_t n)
     return d->floats[k];
 }
 
-static ui_cmd *push(ui_draw *d, ui_cmd_kind kind, int x, int y, int w, int h, uint32_t argb)
+static draw_cmd *push(draw_list *d, draw_cmd_kind kind, int x, int y, int w, int h, uint32_t argb)
 {
     size_t cap = (size_t)d->cap;
     if (!reserve((void **)&d->cmds, &cap, (size_t)d->n + 1, sizeof *d->cmds)) {
@@ -111,44 +111,44 @@ static ui_cmd *push(ui_draw *d, ui_cmd_kind kind, int x, int y, int w, int h, ui
         return NULL;
     }
     d->cap = (int)cap;
-    ui_cmd *c = &d->cmds[d->n++];
+    draw_cmd *c = &d->cmds[d->n++];
     memset(c, 0, sizeof *c);
     c->kind = kind;
-    c->r = (ui_rect){x, y, w, h};
+    c->r = (app_rect){x, y, w, h};
     c->color = argb;
     return c;
 }
 
 /* ---- measuring */
 
-int ui_text_w(ui_draw *d, const char *s)
+int draw_text_w(draw_list *d, const char *s)
 {
     return s && *s ? d->measure.text_width(d->measure.ctx, s, d->px) : 0;
 }
 
-int ui_line(ui_draw *d)
+int draw_line_h(draw_list *d)
 {
     return d->measure.line_height(d->measure.ctx, d->px);
 }
 
 /* ---- commands */
 
-void ui_fill(ui_draw *d, int x, int y, int w, int h, uint32_t argb)
+void draw_fill(draw_list *d, int x, int y, int w, int h, uint32_t argb)
 {
-    if (w > 0 && h > 0) push(d, UI_CMD_RECT, x, y, w, h, argb);
+    if (w > 0 && h > 0) push(d, DRAW_CMD_RECT, x, y, w, h, argb);
 }
 
-void ui_frame(ui_draw *d, int x, int y, int w, int h, int t, uint32_t argb)
+void draw_outline(draw_list *d, int x, int y, int w, int h, int t, uint32_t argb)
 {
-    ui_cmd *c = w > 0 && h > 0 && t > 0 ? push(d, UI_CMD_FRAME, x, y, w, h, argb) : NULL;
+    draw_cmd *c = w > 0 && h > 0 && t > 0 ? push(d, DRAW_CMD_FRAME, x, y, w, h, argb) : NULL;
     if (c) c->t = t;
 }
 
-void ui_line_to(ui_draw *d, int x0, int y0, int x1, int y1, int t, uint32_t argb)
+void draw_line_to(draw_list *d, int x0, int y0, int x1, int y1, int t, uint32_t argb)
 {
-    ui_cmd *c = NULL;
-    if (y1 == y0 && x1 > x0 && t > 0) c = push(d, UI_CMD_LINE, x0, y0, x1 - x0, t, argb);
-    else if (x1 == x0 && y1 > y0 && t > 0) c = push(d, UI_CMD_LINE, x0, y0, t, y1 - y0, argb);
+    draw_cmd *c = NULL;
+    if (y1 == y0 && x1 > x0 && t > 0) c = push(d, DRAW_CMD_LINE, x0, y0, x1 - x0, t, argb);
+    else if (x1 == x0 && y1 > y0 && t > 0) c = push(d, DRAW_CMD_LINE, x0, y0, t, y1 - y0, argb);
     if (c) c->t = t;
 }
 
@@ -156,7 +156,7 @@ void ui_line_to(ui_draw *d, int x0, int y0, int x1, int y1, int t, uint32_t argb
  * still holds every whole pixel, and its box an int): another is not drawn. */
 #define POLY_REACH 16777216.0f
 
-static void poly(ui_draw *d, const float *x, const float *y, int n, uint32_t argb)
+static void poly(draw_list *d, const float *x, const float *y, int n, uint32_t argb)
 {
     float x0 = x[0], x1 = x[0], y0 = y[0], y1 = y[0];
     for (int i = 0; i < n; i++) {
@@ -165,13 +165,13 @@ static void poly(ui_draw *d, const float *x, const float *y, int n, uint32_t arg
         y0 = fminf(y0, y[i]), y1 = fmaxf(y1, y[i]);
     }
     int bx = (int)floorf(x0), by = (int)floorf(y0);
-    ui_cmd *c = push(d, UI_CMD_POLY, bx, by, (int)ceilf(x1) - bx + 1, (int)ceilf(y1) - by + 1, argb);
+    draw_cmd *c = push(d, DRAW_CMD_POLY, bx, by, (int)ceilf(x1) - bx + 1, (int)ceilf(y1) - by + 1, argb);
     if (!c) return;
     c->poly.n = n;
     for (int i = 0; i < n; i++) c->poly.x[i] = x[i], c->poly.y[i] = y[i];
 }
 
-void ui_segment(ui_draw *d, float x0, float y0, float x1, float y1, float t, uint32_t argb)
+void draw_segment(draw_list *d, float x0, float y0, float x1, float y1, float t, uint32_t argb)
 {
     float dx = x1 - x0, dy = y1 - y0, len = sqrtf(dx * dx + dy * dy);
     if (len < 1e-3f || t <= 0) return;
@@ -180,33 +180,33 @@ void ui_segment(ui_draw *d, float x0, float y0, float x1, float y1, float t, uin
     poly(d, x, y, 4, argb);
 }
 
-void ui_triangle(ui_draw *d, float x0, float y0, float x1, float y1, float x2, float y2, uint32_t argb)
+void draw_triangle(draw_list *d, float x0, float y0, float x1, float y1, float x2, float y2, uint32_t argb)
 {
     float x[3] = {x0, x1, x2}, y[3] = {y0, y1, y2};
     poly(d, x, y, 3, argb);
 }
 
-void ui_arrow(ui_draw *d, float x0, float y0, float x1, float y1, float t, float head, uint32_t argb)
+void draw_arrow(draw_list *d, float x0, float y0, float x1, float y1, float t, float head, uint32_t argb)
 {
     float dx = x1 - x0, dy = y1 - y0, len = sqrtf(dx * dx + dy * dy);
     if (len < 1e-3f) return;
     float ux = dx / len, uy = dy / len;
     if (head > len * 0.6f) head = len * 0.6f; /* a short arrow is mostly head, never only head */
     float bx = x1 - ux * head, by = y1 - uy * head, w = head * 0.45f;
-    ui_segment(d, x0, y0, bx + ux * 0.5f, by + uy * 0.5f, t, argb);
-    ui_triangle(d, x1, y1, bx - uy * w, by + ux * w, bx + uy * w, by - ux * w, argb);
+    draw_segment(d, x0, y0, bx + ux * 0.5f, by + uy * 0.5f, t, argb);
+    draw_triangle(d, x1, y1, bx - uy * w, by + ux * w, bx + uy * w, by - ux * w, argb);
 }
 
-static int text_cmd(ui_draw *d, const char *s, int x, int y, uint32_t argb, bool bold, bool turned)
+static int text_cmd(draw_list *d, const char *s, int x, int y, uint32_t argb, bool bold, bool turned)
 {
     if (!s || !*s) return 0;
-    int w = bold ? ui_text_w_bold(d, s) : ui_text_w(d, s);
+    int w = bold ? draw_text_w_bold(d, s) : draw_text_w(d, s);
     size_t n = strlen(s) + 1;
     if (!reserve((void **)&d->text, &d->text_cap, d->text_len + n, 1)) {
         d->failed = true;
         return w;
     }
-    ui_cmd *c = turned ? push(d, UI_CMD_TEXT, x, y, ui_line(d), w, argb) : push(d, UI_CMD_TEXT, x, y, w, ui_line(d), argb);
+    draw_cmd *c = turned ? push(d, DRAW_CMD_TEXT, x, y, draw_line_h(d), w, argb) : push(d, DRAW_CMD_TEXT, x, y, w, draw_line_h(d), argb);
     if (!c) return w;
     memcpy(d->text + d->text_len, s, n);
     c->text.offset = d->text_len;
@@ -217,40 +217,40 @@ static int text_cmd(ui_draw *d, const char *s, int x, int y, uint32_t argb, bool
     return w;
 }
 
-int ui_text(ui_draw *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, false, false); }
-int ui_text_bold(ui_draw *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, true, false); }
-int ui_text_turned(ui_draw *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, false, true); }
+int draw_text(draw_list *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, false, false); }
+int draw_text_bold(draw_list *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, true, false); }
+int draw_text_turned(draw_list *d, const char *s, int x, int y, uint32_t argb) { return text_cmd(d, s, x, y, argb, false, true); }
 
-int ui_text_w_bold(ui_draw *d, const char *s)
+int draw_text_w_bold(draw_list *d, const char *s)
 {
     if (!s || !*s) return 0;
-    return d->measure.bold_width ? d->measure.bold_width(d->measure.ctx, s, d->px) : ui_text_w(d, s);
+    return d->measure.bold_width ? d->measure.bold_width(d->measure.ctx, s, d->px) : draw_text_w(d, s);
 }
 
-const char *ui_text_cut(ui_draw *d, const char *s, int max_w, char *buf, size_t size)
+const char *draw_text_cut(draw_list *d, const char *s, int max_w, char *buf, size_t size)
 {
     if (max_w <= 0 || size < 5) return "";
-    if (ui_text_w(d, s) <= max_w) return s;
+    if (draw_text_w(d, s) <= max_w) return s;
     size_t n = strlen(s);
     if (n >= size - 4) n = size - 4;
     while (n > 0) {
         n = attn_utf8_prev(s, n); /* back off one character at a time */
         memcpy(buf, s, n);
         memcpy(buf + n, "…", 4);
-        if (ui_text_w(d, buf) <= max_w) return buf;
+        if (draw_text_w(d, buf) <= max_w) return buf;
     }
     return "";
 }
 
-int ui_text_fit(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb)
+int draw_text_fit(draw_list *d, const char *s, int x, int y, int max_w, uint32_t argb)
 {
     char buf[512];
-    return ui_text(d, ui_text_cut(d, s, max_w, buf, sizeof buf), x, y, argb);
+    return draw_text(d, draw_text_cut(d, s, max_w, buf, sizeof buf), x, y, argb);
 }
 
 /* The longest prefix of s[0..n) that ends where brk lets a line break (or at
  * n) and fits in max_w, its trailing spaces dropped; 0 when none fits. */
-static size_t fit_prefix(ui_draw *d, const char *s, size_t n, int max_w, bool (*brk)(const char *, size_t))
+static size_t fit_prefix(draw_list *d, const char *s, size_t n, int max_w, bool (*brk)(const char *, size_t))
 {
     char buf[512];
     size_t fit = 0;
@@ -260,7 +260,7 @@ static size_t fit_prefix(ui_draw *d, const char *s, size_t n, int max_w, bool (*
         size_t e = i;
         while (e > 0 && buf[e - 1] == ' ') e--;
         buf[e] = '\0';
-        if (ui_text_w(d, buf) > max_w) break;
+        if (draw_text_w(d, buf) > max_w) break;
         fit = i;
         if (i == n) break;
     }
@@ -272,20 +272,20 @@ static size_t fit_prefix(ui_draw *d, const char *s, size_t n, int max_w, bool (*
  * (linebreak.h) and fits, its trailing spaces dropped; where a formula, a
  * shape or a number with its unit is wider than a line, it breaks at the
  * ordinary places, and a word wider than a line is cut between characters. */
-static int wrap(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb, bool draw)
+static int wrap(draw_list *d, const char *s, int x, int y, int max_w, uint32_t argb, bool draw)
 {
     char buf[512];
-    int lines = 0, u = ui_line(d);
+    int lines = 0, u = draw_line_h(d);
     while (*s == ' ') s++;
     while (*s) {
         size_t n = strlen(s), fit;
         if (n >= sizeof buf) n = sizeof buf - 1;
-        if (!(fit = fit_prefix(d, s, n, max_w, ui_break_before))) fit = fit_prefix(d, s, n, max_w, ui_break_before_loose);
+        if (!(fit = fit_prefix(d, s, n, max_w, draw_break_before))) fit = fit_prefix(d, s, n, max_w, draw_break_before_loose);
         if (!fit) { /* nothing fits whole: as many characters as fit, at least one */
             for (size_t i = attn_utf8_next(s, n, 0); i <= n; i = i < n ? attn_utf8_next(s, n, i) : n + 1) {
                 memcpy(buf, s, i);
                 buf[i] = '\0';
-                if (fit && ui_text_w(d, buf) > max_w) break;
+                if (fit && draw_text_w(d, buf) > max_w) break;
                 fit = i;
                 if (i == n) break;
             }
@@ -294,7 +294,7 @@ static int wrap(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t arg
         size_t e = fit;
         while (e > 0 && buf[e - 1] == ' ') e--;
         buf[e] = '\0';
-        if (draw) ui_text(d, buf, x, y + lines * u, argb);
+        if (draw) draw_text(d, buf, x, y + lines * u, argb);
         lines++;
         s += fit;
         while (*s == ' ') s++;
@@ -302,25 +302,25 @@ static int wrap(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t arg
     return lines ? lines : 1;
 }
 
-int ui_text_wrap(ui_draw *d, const char *s, int x, int y, int max_w, uint32_t argb)
+int draw_text_wrap(draw_list *d, const char *s, int x, int y, int max_w, uint32_t argb)
 {
     return max_w > 0 ? wrap(d, s, x, y, max_w, argb, true) : 0;
 }
 
-int ui_text_wrap_lines(ui_draw *d, const char *s, int max_w)
+int draw_text_wrap_lines(draw_list *d, const char *s, int max_w)
 {
     return max_w > 0 ? wrap(d, s, 0, 0, max_w, 0, false) : 1;
 }
 
 typedef struct {
-    ui_draw *d;
+    draw_list *d;
     int x, y;            /* the picture's top-left: the stripes' origin */
-    ui_hatch_memo *memo; /* being filled for the frames after; NULL: not kept */
+    draw_hatch_memo *memo; /* being filled for the frames after; NULL: not kept */
 } hatch_ctx;
 
-static void hatch_at(ui_draw *d, int ox, int oy, ui_rect r)
+static void hatch_at(draw_list *d, int ox, int oy, app_rect r)
 {
-    ui_cmd *c = r.w > 0 && r.h > 0 ? push(d, UI_CMD_HATCH, ox + r.x, oy + r.y, r.w, r.h, 0) : NULL;
+    draw_cmd *c = r.w > 0 && r.h > 0 ? push(d, DRAW_CMD_HATCH, ox + r.x, oy + r.y, r.w, r.h, 0) : NULL;
     if (!c) return;
     c->hatch.ox = ox;
     c->hatch.oy = oy;
@@ -331,13 +331,13 @@ static void hatch_at(ui_draw *d, int ox, int oy, ui_rect r)
 static void hatch_cell(void *ctx, int x, int y, int w, int h)
 {
     hatch_ctx *hc = ctx;
-    ui_rect r = {x, y, w, h};
+    app_rect r = {x, y, w, h};
     hatch_at(hc->d, hc->x, hc->y, r);
-    ui_hatch_memo *m = hc->memo;
+    draw_hatch_memo *m = hc->memo;
     if (!m) return;
     if (m->n == m->cap) {
         int cap = m->cap ? 2 * m->cap : 64;
-        ui_rect *g = realloc(m->rects, (size_t)cap * sizeof *g);
+        app_rect *g = realloc(m->rects, (size_t)cap * sizeof *g);
         if (!g) {
             m->used = false, hc->memo = NULL; /* not kept: scanned again next frame */
             return;
@@ -347,11 +347,11 @@ static void hatch_cell(void *ctx, int x, int y, int w, int h)
     m->rects[m->n++] = r;
 }
 
-void ui_heatmap(ui_draw *d, unsigned generation, const ui_slice *s, const ui_scale *sc, int x, int y, int w,
-                int h, int gap)
+void draw_heatmap(draw_list *d, unsigned generation, const app_slice *s, const app_scale *sc, int x, int y, int w,
+                  int h, int gap)
 {
     if (w <= 0 || h <= 0 || s->rows <= 0 || s->cols <= 0) return;
-    ui_cmd *c = push(d, UI_CMD_HEATMAP, x, y, w, h, 0);
+    draw_cmd *c = push(d, DRAW_CMD_HEATMAP, x, y, w, h, 0);
     if (!c) return;
     c->heat.slice = *s;
     c->heat.scale = *sc;
@@ -359,8 +359,8 @@ void ui_heatmap(ui_draw *d, unsigned generation, const ui_slice *s, const ui_sca
     c->heat.generation = generation;
     /* the same picture as a frame before: its rectangles again, without the scan */
     for (int i = 0; generation && i < (int)(sizeof d->hatches / sizeof d->hatches[0]); i++) {
-        const ui_hatch_memo *m = &d->hatches[i];
-        if (m->used && m->generation == generation && ui_slice_same(&m->slice, s) && m->w == w && m->h == h &&
+        const draw_hatch_memo *m = &d->hatches[i];
+        if (m->used && m->generation == generation && app_slice_same(&m->slice, s) && m->w == w && m->h == h &&
             m->gap == gap) {
             for (int k = 0; k < m->n; k++) hatch_at(d, x, y, m->rects[k]);
             return;
@@ -370,25 +370,25 @@ void ui_heatmap(ui_draw *d, unsigned generation, const ui_slice *s, const ui_sca
     if (generation) {
         hc.memo = &d->hatches[d->hatches_next];
         d->hatches_next = (d->hatches_next + 1) % (int)(sizeof d->hatches / sizeof d->hatches[0]);
-        *hc.memo = (ui_hatch_memo){generation, *s, w, h, gap, hc.memo->rects, 0, hc.memo->cap, true};
+        *hc.memo = (draw_hatch_memo){generation, *s, w, h, gap, hc.memo->rects, 0, hc.memo->cap, true};
     }
-    ui_heat_masked_rects(s, w, h, gap, hatch_cell, &hc);
+    app_heat_masked_rects(s, w, h, gap, hatch_cell, &hc);
 }
 
-void ui_hatch(ui_draw *d, int x, int y, int w, int h)
+void draw_hatch(draw_list *d, int x, int y, int w, int h)
 {
-    ui_cmd *c = w > 0 && h > 0 ? push(d, UI_CMD_HATCH, x, y, w, h, 0) : NULL;
+    draw_cmd *c = w > 0 && h > 0 ? push(d, DRAW_CMD_HATCH, x, y, w, h, 0) : NULL;
     if (!c) return;
     c->hatch.ox = x;
     c->hatch.oy = y;
 }
 
-void ui_clip_push(ui_draw *d, ui_rect r)
+void draw_clip_push(draw_list *d, app_rect r)
 {
-    if (push(d, UI_CMD_CLIP_PUSH, r.x, r.y, r.w, r.h, 0)) d->clip_depth++;
+    if (push(d, DRAW_CMD_CLIP_PUSH, r.x, r.y, r.w, r.h, 0)) d->clip_depth++;
 }
 
-void ui_clip_pop(ui_draw *d)
+void draw_clip_pop(draw_list *d)
 {
-    if (d->clip_depth > 0 && push(d, UI_CMD_CLIP_POP, 0, 0, 0, 0, 0)) d->clip_depth--;
+    if (d->clip_depth > 0 && push(d, DRAW_CMD_CLIP_POP, 0, 0, 0, 0, 0)) d->clip_depth--;
 }

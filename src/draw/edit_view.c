@@ -21,7 +21,7 @@
 
 /* The display text: the field's text with an IME composition at the cursor. */
 typedef struct {
-    char s[UI_EDIT_MAX + 128];
+    char s[APP_EDIT_MAX + 128];
     int len;
     int caret;          /* byte offset of the caret in s */
     int comp0, comp1;   /* the composition's bytes [comp0, comp1), empty when none */
@@ -43,17 +43,17 @@ static void make_text(edit_text *t, const char *text, int cursor, const char *co
 }
 
 /* The width of s[a, b) as drawn. */
-static int span_w(ui_draw *dl, const edit_text *t, int a, int b)
+static int span_w(draw_list *dl, const edit_text *t, int a, int b)
 {
     char buf[sizeof t->s];
     memcpy(buf, t->s + a, (size_t)(b - a));
     buf[b - a] = '\0';
-    return ui_text_w(dl, buf);
+    return draw_text_w(dl, buf);
 }
 
 /* Breaks t into lines of at most w pixels: after the last space that fits,
  * else before the first character that does not (at least one per line). */
-static void wrap(ui_draw *dl, edit_text *t, int w)
+static void wrap(draw_list *dl, edit_text *t, int w)
 {
     int at = 0;
     t->n_lines = 0;
@@ -83,28 +83,28 @@ static int line_of(const edit_text *t, int pos)
 }
 
 /* Draws bytes [a, b) of line i's text at (x, y), the composition underlined. */
-static void draw_line(ui_draw *dl, const edit_text *t, int a, int b, int x, int y, uint32_t color)
+static void draw_line(draw_list *dl, const edit_text *t, int a, int b, int x, int y, uint32_t color)
 {
-    int u = ui_line(dl);
+    int u = draw_line_h(dl);
     char buf[sizeof t->s];
     memcpy(buf, t->s + a, (size_t)(b - a));
     buf[b - a] = '\0';
     while (b > a && (buf[b - a - 1] == ' ')) buf[--b - a] = '\0'; /* a wrapped line's trailing space */
-    ui_text(dl, buf, x, y, color);
-    int c0 = ui_imax(a, t->comp0), c1 = ui_imin(b, t->comp1);
+    draw_text(dl, buf, x, y, color);
+    int c0 = draw_imax(a, t->comp0), c1 = draw_imin(b, t->comp1);
     if (c1 > c0) { /* the IME's composition on this line: underlined */
         int x0 = x + span_w(dl, t, a, c0), x1 = x + span_w(dl, t, a, c1);
-        ui_line_to(dl, x0, y + u, x1, y + u, 2, UI_ACCENT);
+        draw_line_to(dl, x0, y + u, x1, y + u, 2, DRAW_ACCENT);
     }
 }
 
 /* One field at (fx, fy), fw wide, `lines` lines high; with the caret when cur. */
-static void field(ui_draw *dl, const ui_app *app, int f, bool cur, int fx, int fy, int fw, int lines)
+static void field(draw_list *dl, const app_state *app, int f, bool cur, int fx, int fy, int fw, int lines)
 {
     static edit_text t; /* large: kept off the stack */
-    int u = ui_line(dl), pad = u / 3, fh = lines * u + u / 2;
-    ui_fill(dl, fx, fy, fw, fh, cur ? UI_BG : UI_PANEL_HI);
-    if (cur) ui_frame(dl, fx, fy, fw, fh, 1, UI_ACCENT);
+    int u = draw_line_h(dl), pad = u / 3, fh = lines * u + u / 2;
+    draw_fill(dl, fx, fy, fw, fh, cur ? DRAW_BG : DRAW_PANEL_HI);
+    if (cur) draw_outline(dl, fx, fy, fw, fh, 1, DRAW_ACCENT);
     make_text(&t, app->edit.text[f], cur ? app->edit.cursor : 0, cur ? app->edit.compose : "");
     int bar = u / 4, tw = fw - 2 * pad - bar;
     wrap(dl, &t, tw);
@@ -112,41 +112,41 @@ static void field(ui_draw *dl, const ui_app *app, int f, bool cur, int fx, int f
     int first = caret_line >= lines ? caret_line - lines + 1 : 0; /* the caret's line in view */
     int tx = fx + pad, ty = fy + u / 4;
     for (int i = first; i < t.n_lines && i < first + lines; i++)
-        draw_line(dl, &t, t.start[i], t.start[i + 1], tx, ty + (i - first) * u, cur ? UI_WHITE : UI_TEXT);
+        draw_line(dl, &t, t.start[i], t.start[i + 1], tx, ty + (i - first) * u, cur ? DRAW_WHITE : DRAW_TEXT);
     if (t.n_lines > lines) { /* a scroll bar: where the lines shown are in the text */
-        int bh = ui_imax(u / 2, fh * lines / t.n_lines), by = fy + (fh - bh) * first / (t.n_lines - lines);
-        ui_fill(dl, fx + fw - bar - 1, by, bar, bh, UI_TEXT_DIM);
+        int bh = draw_imax(u / 2, fh * lines / t.n_lines), by = fy + (fh - bh) * first / (t.n_lines - lines);
+        draw_fill(dl, fx + fw - bar - 1, by, bar, bh, DRAW_TEXT_DIM);
     }
     if (!cur) return;
     int cl = caret_line - first, ly = ty + cl * u;
     int cx = tx + span_w(dl, &t, t.start[caret_line], t.caret);
-    ui_line_to(dl, cx, ly, cx, ly + u, 2, UI_WHITE);
+    draw_line_to(dl, cx, ly, cx, ly + u, 2, DRAW_WHITE);
     /* the IME's candidate window goes under the composition's start (the caret when none) */
     int comp_line = line_of(&t, t.comp0);
     int bx = comp_line >= first && comp_line < first + lines ? tx + span_w(dl, &t, t.start[comp_line], t.comp0) : cx;
     int by = comp_line >= first && comp_line < first + lines ? ty + (comp_line - first) * u : ly;
-    dl->layout->edit_rect = (ui_rect){bx, by - u / 4, ui_imax(1, fx + fw - bx), u + u / 2};
+    dl->layout->edit_rect = (app_rect){bx, by - u / 4, draw_imax(1, fx + fw - bx), u + u / 2};
 }
 
 /* The dialog's size for nf fields of `lines` lines at the list's text size:
  * its title, the fields, the hint under them. */
-static void dialog_size(ui_draw *dl, int nf, int lines, int *w, int *h)
+static void dialog_size(draw_list *dl, int nf, int lines, int *w, int *h)
 {
-    int u = ui_line(dl), fh = lines * u + u / 2;
-    *w = ui_imin(dl->layout->width - 2 * u, 50 * u);
+    int u = draw_line_h(dl), fh = lines * u + u / 2;
+    *w = draw_imin(dl->layout->width - 2 * u, 50 * u);
     *h = 2 * u + nf * (fh + u / 2) + 2 * u;
 }
 
 /* Whether that dialog fits the window with its fields at least 6 lines wide. */
-static bool dialog_fits(ui_draw *dl, int nf, int lines)
+static bool dialog_fits(draw_list *dl, int nf, int lines)
 {
-    int u = ui_line(dl), w, h;
+    int u = draw_line_h(dl), w, h;
     dialog_size(dl, nf, lines, &w, &h);
-    int labels = ui_imax(ui_text_w(dl, _("source")), ui_text_w(dl, _("target")));
+    int labels = draw_imax(draw_text_w(dl, _("source")), draw_text_w(dl, _("target")));
     return h <= dl->layout->height - u && w - 3 * u - labels >= 6 * u;
 }
 
-void ui_render_edit(const ui_app *app, ui_draw *dl)
+void draw_edit(const app_state *app, draw_list *dl)
 {
     bool two = app->cfg.source_tokens || app->edit.field == 1 || app->edit.text[1][0];
     int nf = two ? 2 : 1, lines = two ? EDIT_LINES_TWO : EDIT_LINES_ONE, frame_px = dl->px;
@@ -156,26 +156,26 @@ void ui_render_edit(const ui_app *app, ui_draw *dl)
         if (lines > 1) lines--;
         else dl->px--;
     }
-    int u = ui_line(dl), fh = lines * u + u / 2, w, h;
+    int u = draw_line_h(dl), fh = lines * u + u / 2, w, h;
     dialog_size(dl, nf, lines, &w, &h);
-    h = ui_imin(h, dl->layout->height - u);
-    int x = (dl->layout->width - w) / 2, y = ui_imax(u / 2, (dl->layout->height - h) / 3);
-    ui_fill(dl, 0, 0, dl->layout->width, dl->layout->height, 0x90000000u);
-    ui_fill(dl, x, y, w, h, UI_PANEL);
-    ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
-    ui_clip_push(dl, (ui_rect){x, y, w, h}); /* a window smaller than even that: cut at the dialog's edge */
-    ui_text_fit(dl, app->model ? _("text: the model's tokenizer splits it, | between batch rows — Enter applies, Esc cancels")
+    h = draw_imin(h, dl->layout->height - u);
+    int x = (dl->layout->width - w) / 2, y = draw_imax(u / 2, (dl->layout->height - h) / 3);
+    draw_fill(dl, 0, 0, dl->layout->width, dl->layout->height, 0x90000000u);
+    draw_fill(dl, x, y, w, h, DRAW_PANEL);
+    draw_outline(dl, x, y, w, h, 2, DRAW_ACCENT);
+    draw_clip_push(dl, (app_rect){x, y, w, h}); /* a window smaller than even that: cut at the dialog's edge */
+    draw_text_fit(dl, app->model ? _("text: the model's tokenizer splits it, | between batch rows — Enter applies, Esc cancels")
                                : _("tokens: spaces between tokens, | between batch rows — Enter applies, Esc cancels"),
-                x + u, y + u / 2, w - 2 * u, UI_WHITE);
+                x + u, y + u / 2, w - 2 * u, DRAW_WHITE);
     for (int f = 0; f < nf; f++) {
         int fy = y + 2 * u + f * (fh + u / 2);
         /* TRANSLATORS: labels of the token editor's fields: the target sentence and, for cross-attention, the source */
-        ui_text(dl, f ? _("source") : _("target"), x + u, fy + u / 4, UI_TEXT_DIM);
-        int fx = x + u + ui_imax(ui_text_w(dl, _("source")), ui_text_w(dl, _("target"))) + u;
+        draw_text(dl, f ? _("source") : _("target"), x + u, fy + u / 4, DRAW_TEXT_DIM);
+        int fx = x + u + draw_imax(draw_text_w(dl, _("source")), draw_text_w(dl, _("target"))) + u;
         field(dl, app, f, f == app->edit.field, fx, fy, x + w - u - fx, lines);
     }
-    ui_text_fit(dl, two ? _("Tab switches between target and source") : _("Ctrl+V pastes, Ctrl+U clears"), x + u,
-                y + h - u - u / 2, w - 2 * u, UI_TEXT_DIM);
-    ui_clip_pop(dl);
+    draw_text_fit(dl, two ? _("Tab switches between target and source") : _("Ctrl+V pastes, Ctrl+U clears"), x + u,
+                  y + h - u - u / 2, w - 2 * u, DRAW_TEXT_DIM);
+    draw_clip_pop(dl);
     dl->px = frame_px;
 }

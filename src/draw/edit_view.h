@@ -1,6 +1,6 @@
 /* edit_view.h — drawing the token editor (app_edit.c) over the frame. No SDL. */
-#ifndef UI_EDIT_VIEW_H
-#define UI_EDIT_VIEW_H
+#ifndef DRAW_EDIT_VIEW_H
+#define DRAW_EDIT_VIEW_H
 
 #include "app.h"
 #include "draw.h"
@@ -9,6 +9,6 @@
  * cross-attention), the caret and an IME composition in the current one.
  * Records the current field's text rectangle in dl->layout->edit_rect, where
  * the IME puts its candidate window. */
-void ui_render_edit(const ui_app *app, ui_draw *dl);
+void draw_edit(const app_state *app, draw_list *dl);
 
 #endif

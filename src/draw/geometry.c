@@ -76,7 +76,7 @@ static void top_two(const double *G, int d, double *a, double *b, double *l1, do
     free(ga);
 }
 
-float ui_geom_axes(const float *x, int n, int d, ptrdiff_t ld, float axes[2][512])
+float draw_geom_axes(const float *x, int n, int d, ptrdiff_t ld, float axes[2][512])
 {
     memset(axes, 0, 2 * sizeof axes[0]);
     if (d <= 2 || d > AXES_MAX) {
@@ -106,10 +106,10 @@ float ui_geom_axes(const float *x, int n, int d, ptrdiff_t ld, float axes[2][512
 }
 
 /* The rows of a (rows × dk) slice gathered into out (rows × dk, contiguous). */
-static void gather(const ui_slice *s, float *out)
+static void gather(const app_slice *s, float *out)
 {
     for (int i = 0; i < s->rows; i++)
-        for (int j = 0; j < s->cols; j++) out[i * s->cols + j] = ui_slice_at(s, i, j);
+        for (int j = 0; j < s->cols; j++) out[i * s->cols + j] = app_slice_at(s, i, j);
 }
 
 static void project(const float *x, int n, int d, float axes[2][512], float (*out)[2])
@@ -123,21 +123,21 @@ static void project(const float *x, int n, int d, float axes[2][512], float (*ou
 
 /* The slice of the first stage of ids the trace has in this layer. */
 static bool slice_of(const attn_trace *tr, int layer, const attn_stage_id *ids, int n, int batch, int head,
-                     ui_view_slice *v)
+                     app_view_slice *v)
 {
     for (int i = 0; i < n; i++) {
         const attn_tensor *t = attn_trace_stage(tr, layer, ids[i]);
-        if (t && !ui_view_make_of(tr, t, batch, head, v)) return true;
+        if (t && !app_view_make_of(tr, t, batch, head, v)) return true;
     }
     return false;
 }
 
 /* Whether every cell of v is a finite number. */
-static bool finite_slice(const ui_view_slice *v)
+static bool finite_slice(const app_view_slice *v)
 {
     for (int i = 0; i < v->slice.rows; i++)
         for (int j = 0; j < v->slice.cols; j++)
-            if (!isfinite(ui_slice_at(&v->slice, i, j))) return false;
+            if (!isfinite(app_slice_at(&v->slice, i, j))) return false;
     return true;
 }
 
@@ -150,10 +150,10 @@ static bool drawable(const float (*pt)[2], int n)
     return true;
 }
 
-int ui_geom_build(const attn_trace *tr, int layer, int batch, int head, ui_geom *g, char *err, size_t errsize)
+int draw_geom_build(const attn_trace *tr, int layer, int batch, int head, draw_geom *g, char *err, size_t errsize)
 {
     memset(g, 0, sizeof *g);
-    ui_view_slice q, k, v, w, q0, k0;
+    app_view_slice q, k, v, w, q0, k0;
     static const attn_stage_id Q[] = {ATTN_STAGE_Q_ROPE, ATTN_STAGE_Q_NORM, ATTN_STAGE_Q_HEADS};
     static const attn_stage_id K[] = {ATTN_STAGE_K_CACHE, ATTN_STAGE_K_ROPE, ATTN_STAGE_K_NORM, ATTN_STAGE_K_HEADS};
     static const attn_stage_id Q0[] = {ATTN_STAGE_Q_NORM, ATTN_STAGE_Q_HEADS};
@@ -172,9 +172,9 @@ int ui_geom_build(const attn_trace *tr, int layer, int batch, int head, ui_geom 
                  g->s, g->t, g->dk);
         return -1;
     }
-    if (g->s > UI_GEOM_MAX || g->t > UI_GEOM_MAX) {
+    if (g->s > DRAW_GEOM_MAX || g->t > DRAW_GEOM_MAX) {
         snprintf(err, errsize, _("the geometry view draws at most %d tokens (this trace has %d queries and %d keys)"),
-                 UI_GEOM_MAX, g->s, g->t);
+                 DRAW_GEOM_MAX, g->s, g->t);
         return -1;
     }
     if (q.slice.rows != g->s || k.slice.rows != g->t || v.slice.rows != g->t || k.slice.cols != g->dk ||
@@ -187,7 +187,7 @@ int ui_geom_build(const attn_trace *tr, int layer, int batch, int head, ui_geom 
                     k0.slice.rows != g->t || q0.slice.rows != g->s || q0.slice.cols != g->dk || k0.slice.cols != g->dk))
         g->rope = false; /* keys from a cache of earlier steps: their rotation is not in this trace */
     /* NaN or ∞ (from the data, or a softmax of a row all −∞) has no arrow: the heatmap shows it */
-    const ui_view_slice *all[] = {&q, &k, &v, &w, &q0, &k0};
+    const app_view_slice *all[] = {&q, &k, &v, &w, &q0, &k0};
     for (int i = 0; i < (g->rope ? 6 : 4); i++)
         if (!finite_slice(all[i])) {
             /* TRANSLATORS: the geometry view; %s: a stage (q_rope, weights) with NaN or infinite numbers */
@@ -213,7 +213,7 @@ int ui_geom_build(const attn_trace *tr, int layer, int batch, int head, ui_geom 
     }
     /* one plane for q, k and (with RoPE) their unrotated selves, so the turn shows */
     g->exact = d <= 2;
-    g->qk_kept = ui_geom_axes(x, n, d, d, axes);
+    g->qk_kept = draw_geom_axes(x, n, d, d, axes);
     project(x, nq, d, axes, g->q);
     project(x + (size_t)nq * d, nk, d, axes, g->k);
     if (g->rope) {
@@ -222,10 +222,10 @@ int ui_geom_build(const attn_trace *tr, int layer, int batch, int head, ui_geom 
     }
     /* the value plane, and each query's context Σⱼ wᵢⱼ vⱼ in it */
     gather(&v.slice, xv);
-    g->v_kept = ui_geom_axes(xv, nk, dv, dv, axes);
+    g->v_kept = draw_geom_axes(xv, nk, dv, dv, axes);
     project(xv, nk, dv, axes, g->v);
     for (int i = 0; i < nq; i++)
-        for (int j = 0; j < nk; j++) g->w[i][j] = ui_slice_at(&w.slice, i, j);
+        for (int j = 0; j < nk; j++) g->w[i][j] = app_slice_at(&w.slice, i, j);
     for (int i = 0; i < nq; i++)
         for (int c = 0; c < dv; c++) {
             double acc = 0;
@@ -240,7 +240,7 @@ int ui_geom_build(const attn_trace *tr, int layer, int batch, int head, ui_geom 
         snprintf(err, errsize, "%s", _("the arrows of this head are too long to draw (beyond 10³⁰)"));
         return -1;
     }
-    for (int i = 0; i < nq; i++) ui_view_row_label(tr, &w, i, g->q_label[i], sizeof g->q_label[i]);
-    for (int j = 0; j < nk; j++) ui_view_col_label(tr, &w, j, g->k_label[j], sizeof g->k_label[j]);
+    for (int i = 0; i < nq; i++) app_view_row_label(tr, &w, i, g->q_label[i], sizeof g->q_label[i]);
+    for (int j = 0; j < nk; j++) app_view_col_label(tr, &w, j, g->k_label[j], sizeof g->k_label[j]);
     return 0;
 }

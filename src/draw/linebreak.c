@@ -145,7 +145,7 @@ static bool inside_tuple(const char *s, size_t i)
     }
 }
 
-bool ui_break_before_loose(const char *s, size_t i)
+bool draw_break_before_loose(const char *s, size_t i)
 {
     if (i == 0 || !s[i]) return false;
     uint32_t next = cp_at(s, i), prev = cp_before(s, i);
@@ -154,12 +154,12 @@ bool ui_break_before_loose(const char *s, size_t i)
     return attn_utf8_is_wide(next) || attn_utf8_is_wide(prev);
 }
 
-bool ui_break_before(const char *s, size_t i)
+bool draw_break_before(const char *s, size_t i)
 {
-    if (!ui_break_before_loose(s, i)) return false;
+    if (!draw_break_before_loose(s, i)) return false;
     uint32_t next = cp_at(s, i), prev = cp_before(s, i);
     if (s[i] == ' ') /* a break before a space is the break after it */
-        return s[i + 1] == ' ' || s[i + 1] == '\n' || !s[i + 1] || ui_break_before(s, i + 1);
+        return s[i + 1] == ' ' || s[i + 1] == '\n' || !s[i + 1] || draw_break_before(s, i + 1);
     if (s[i - 1] == ' ') {
         size_t pe = i - 1, pa = word_start(s, pe), ne = word_end(s, i);
         /* a formula: i − j, with an operand on each side of the operator */

@@ -1,5 +1,5 @@
 /* linebreak.h — where a line of text may break: the one rule of every
- * wrapped text, the lesson panel's (lesson_panel.c) and ui_text_wrap's.
+ * wrapped text, the lesson panel's (lesson_panel.c) and draw_text_wrap's.
  *
  * A line may break after a space or next to a wide (Chinese) character, as
  * Chinese has no spaces between words, except where the break would cut what
@@ -16,18 +16,18 @@
  *     and its number (第 4 层).
  * A text wider than a line still breaks where these rules allow nothing: the
  * callers cut it at the ordinary places. */
-#ifndef UI_LINEBREAK_H
-#define UI_LINEBREAK_H
+#ifndef DRAW_LINEBREAK_H
+#define DRAW_LINEBREAK_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 /* True when a line of the zero-terminated s may break before byte i (a
  * character boundary, 0 < i < strlen(s)). */
-bool ui_break_before(const char *s, size_t i);
+bool draw_break_before(const char *s, size_t i);
 
 /* The same without the rules that hold a formula, a shape or a number with
  * its unit together: the places a text too long for them still breaks. */
-bool ui_break_before_loose(const char *s, size_t i);
+bool draw_break_before_loose(const char *s, size_t i);
 
 #endif

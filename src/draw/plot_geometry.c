@@ -14,16 +14,16 @@
 #define V_COLOR   0xFF81C784u /* values: green */
 #define AXIS      0xFF4A4A58u
 
-#define LABELS_MAX (3 * UI_GEOM_MAX)
-#define POINTS_MAX (6 * UI_GEOM_MAX)
+#define LABELS_MAX (3 * DRAW_GEOM_MAX)
+#define POINTS_MAX (6 * DRAW_GEOM_MAX)
 
 /* A panel's plane: where the origin is on screen, and pixels per unit (one
  * scale for both axes, so angles and the lengths that make q·k stay true). */
 typedef struct {
     float cx, cy, sc;
-    ui_rect box;   /* the panel: nothing is drawn outside it */
-    ui_rect inner; /* where arrow tips and labels may go */
-    ui_rect placed[LABELS_MAX]; /* labels drawn so far, which later ones step around */
+    app_rect box;  /* the panel: nothing is drawn outside it */
+    app_rect inner; /* where arrow tips and labels may go */
+    app_rect placed[LABELS_MAX]; /* labels drawn so far, which later ones step around */
     int n_placed;
     int dropped;   /* labels left out: the first with no free place inside the panel, and all after it */
     int cut;       /* arrows longer than the panel, cut at its edge */
@@ -82,9 +82,9 @@ static float scale_for(const extent *e, int w, int h, int u)
 }
 
 /* The plane of panel box fitted to e, its extent centred, and its axes. */
-static void fit(ui_draw *dl, ui_rect box, const extent *e, plane *out)
+static void fit(draw_list *dl, app_rect box, const extent *e, plane *out)
 {
-    int u = ui_line(dl);
+    int u = draw_line_h(dl);
     float sc = scale_for(e, box.w, box.h, u);
     if (!(sc > 0)) sc = 1;
     sc = fminf(sc, 1e30f); /* arrows of 10⁻³⁸ would make it ∞ */
@@ -93,9 +93,9 @@ static void fit(ui_draw *dl, ui_rect box, const extent *e, plane *out)
     p.cx = box.x + box.w / 2.0f - sc * (e->x0 + e->x1) / 2;
     p.cy = box.y + box.h / 2.0f + sc * (e->y0 + e->y1) / 2;
     p.box = box;
-    p.inner = (ui_rect){box.x + u / 4, box.y + u / 4, box.w - u / 2, box.h - u / 2};
-    ui_line_to(dl, box.x + u / 2, (int)p.cy, box.x + box.w - u / 2, (int)p.cy, 1, AXIS);
-    ui_line_to(dl, (int)p.cx, box.y + u / 2, (int)p.cx, box.y + box.h - u / 2, 1, AXIS);
+    p.inner = (app_rect){box.x + u / 4, box.y + u / 4, box.w - u / 2, box.h - u / 2};
+    draw_line_to(dl, box.x + u / 2, (int)p.cy, box.x + box.w - u / 2, (int)p.cy, 1, AXIS);
+    draw_line_to(dl, (int)p.cx, box.y + u / 2, (int)p.cx, box.y + box.h - u / 2, 1, AXIS);
     *out = p;
 }
 
@@ -120,16 +120,16 @@ static float sy(const plane *p, const float v[2]) { float x, y; tip(p, v, &x, &y
 
 /* An arrow from the origin to v; one longer than the panel is cut at its
  * edge, drawn with a double head, and counted for the note. */
-static void arrow(ui_draw *dl, plane *p, const float v[2], float t, float head, uint32_t c, bool count)
+static void arrow(draw_list *dl, plane *p, const float v[2], float t, float head, uint32_t c, bool count)
 {
     float x, y;
     bool cut = tip(p, v, &x, &y);
-    ui_arrow(dl, p->cx, p->cy, x, y, t, head, c);
+    draw_arrow(dl, p->cx, p->cy, x, y, t, head, c);
     if (!cut) return;
     float d = hypotf(x - p->cx, y - p->cy);
     if (d > 2 * head) { /* a second head behind the first: it goes on */
         float f = (d - head * 0.8f) / d;
-        ui_arrow(dl, p->cx, p->cy, p->cx + f * (x - p->cx), p->cy + f * (y - p->cy), t, head, c);
+        draw_arrow(dl, p->cx, p->cy, p->cx + f * (x - p->cx), p->cy + f * (y - p->cy), t, head, c);
     }
     p->cut += count;
 }
@@ -140,16 +140,16 @@ static uint32_t alpha(uint32_t c, float a)
     return (c & 0x00FFFFFFu) | al << 24;
 }
 
-static bool overlaps(const plane *p, ui_rect r)
+static bool overlaps(const plane *p, app_rect r)
 {
     for (int i = 0; i < p->n_placed; i++) {
-        ui_rect o = ui_rect_intersect(r, p->placed[i]);
+        app_rect o = app_rect_intersect(r, p->placed[i]);
         if (o.w > 0 && o.h > 0) return true;
     }
     return false;
 }
 
-static bool inside(ui_rect r, ui_rect box)
+static bool inside(app_rect r, app_rect box)
 {
     return r.x >= box.x && r.y >= box.y && r.x + r.w <= box.x + box.w && r.y + r.h <= box.y + box.h;
 }
@@ -160,13 +160,13 @@ static bool inside(ui_rect r, ui_rect box)
  * With no such place it is left out, and so is every label after it
  * (counted in p->dropped): labels come in order of weight, so the ones left
  * out are exactly those of the smallest weights. */
-static bool tip_label(ui_draw *dl, plane *p, const float v[2], const char *s, uint32_t c)
+static bool tip_label(draw_list *dl, plane *p, const float v[2], const char *s, uint32_t c)
 {
     if (p->dropped) { /* one before it found no place: the ones after weigh less and are left out too */
         p->dropped++;
         return false;
     }
-    int u = ui_line(dl), w = ui_text_w(dl, s);
+    int u = draw_line_h(dl), w = draw_text_w(dl, s);
     float n = hypotf(v[0], v[1]), dx = n > 0 ? v[0] / n : 1, dy = n > 0 ? -v[1] / n : 0, tx, ty;
     tip(p, v, &tx, &ty);
     static const float OUT[] = {0.6f, 1.5f, 0.6f, 0.6f, 2.5f, 1.5f, 1.5f, 3.5f, 2.5f, 2.5f, 0.6f, 0.6f, 4.5f};
@@ -174,22 +174,22 @@ static bool tip_label(ui_draw *dl, plane *p, const float v[2], const char *s, ui
     enum { NEAR = (int)(sizeof OUT / sizeof OUT[0]), RINGS = 8, ANGLES = 16 };
     for (int k = 0; k < NEAR + RINGS * ANGLES; k++) {
         float x, y;
-        ui_rect r;
+        app_rect r;
         if (k < NEAR) { /* beyond the tip, along the arrow or beside it: the text hangs from that side */
             x = tx + dx * u * OUT[k] - dy * u * SIDE[k], y = ty + dy * u * OUT[k] + dx * u * SIDE[k];
-            r = (ui_rect){(int)lroundf(x - (dx < -0.3f ? w : dx < 0.3f ? w / 2.0f : 0)), (int)lroundf(y - u / 2.0f), w, u};
+            r = (app_rect){(int)lroundf(x - (dx < -0.3f ? w : dx < 0.3f ? w / 2.0f : 0)), (int)lroundf(y - u / 2.0f), w, u};
         } else { /* rings further out, the nearest first, from the arrow's direction round: centred there */
             int ring = (k - NEAR) / ANGLES, a = (k - NEAR) % ANGLES;
             float rad = u * (3.0f + 1.5f * ring), ang = atan2f(dy, dx) + (a % 2 ? -1 : 1) * ((a + 1) / 2) * (6.2831853f / ANGLES);
             x = tx + rad * cosf(ang), y = ty + rad * sinf(ang);
-            r = (ui_rect){(int)lroundf(x - w / 2.0f), (int)lroundf(y - u / 2.0f), w, u};
+            r = (app_rect){(int)lroundf(x - w / 2.0f), (int)lroundf(y - u / 2.0f), w, u};
         }
         if (!inside(r, p->inner) || overlaps(p, r)) continue;
         if (k >= NEAR) { /* a leader from the tip to the label's nearest point */
             float lx = fminf(fmaxf(tx, (float)r.x), (float)(r.x + r.w)), ly = fminf(fmaxf(ty, (float)r.y), (float)(r.y + r.h));
-            ui_segment(dl, tx, ty, lx, ly, 1, alpha(c, 0.5f));
+            draw_segment(dl, tx, ty, lx, ly, 1, alpha(c, 0.5f));
         }
-        ui_text(dl, s, r.x, r.y, c);
+        draw_text(dl, s, r.x, r.y, c);
         if (p->n_placed < LABELS_MAX) p->placed[p->n_placed++] = r;
         return true;
     }
@@ -200,7 +200,7 @@ static bool tip_label(ui_draw *dl, plane *p, const float v[2], const char *s, ui
 /* The arc at radius |v1| from v0's direction to v1's: the turn RoPE gave. In
  * the head's own plane (exact) RoPE turns counter-clockwise, by the position
  * in radians; in a projection the shorter way round is drawn. */
-static void turn(ui_draw *dl, const plane *p, const float v0[2], const float v1[2], bool exact, uint32_t c)
+static void turn(draw_list *dl, const plane *p, const float v0[2], const float v1[2], bool exact, uint32_t c)
 {
     float a0 = atan2f(v0[1], v0[0]), a1 = atan2f(v1[1], v1[0]), r = hypotf(v1[0], v1[1]) * p->sc;
     float da = exact ? fmodf(a1 - a0 + 4 * 3.14159265f, 2 * 3.14159265f) : remainderf(a1 - a0, 2 * 3.14159265f);
@@ -208,12 +208,12 @@ static void turn(ui_draw *dl, const plane *p, const float v0[2], const float v1[
     int steps = (int)ceilf(fabsf(da) * r / 6) + 1;
     for (int i = 0; i < steps; i++) {
         float t0 = a0 + da * i / steps, t1 = a0 + da * (i + 1) / steps;
-        ui_segment(dl, p->cx + r * cosf(t0), p->cy - r * sinf(t0), p->cx + r * cosf(t1), p->cy - r * sinf(t1), 1.5f, c);
+        draw_segment(dl, p->cx + r * cosf(t0), p->cy - r * sinf(t0), p->cx + r * cosf(t1), p->cy - r * sinf(t1), 1.5f, c);
     }
 }
 
 /* The query the picture is about: the one under the mouse, else the selected row, else the last. */
-static int shown_query(const ui_app *app, const ui_geom *g)
+static int shown_query(const app_state *app, const draw_geom *g)
 {
     if (app->geom_hover >= 0 && app->geom_hover < g->s) return app->geom_hover;
     if (app->view.row >= 0 && app->view.row < g->s) return app->view.row;
@@ -222,7 +222,7 @@ static int shown_query(const ui_app *app, const ui_geom *g)
 
 /* The tips a panel shows, for its extent: q and k (and before RoPE), or the
  * values, the context and the chain of weighted values that sums to it. */
-static int qk_points(const ui_geom *g, int qi, float (*pt)[2])
+static int qk_points(const draw_geom *g, int qi, float (*pt)[2])
 {
     int n = 0;
     for (int i = 0; i < g->s; i++) pt[n][0] = g->q[i][0], pt[n][1] = g->q[i][1], n++;
@@ -235,14 +235,14 @@ static int qk_points(const ui_geom *g, int qi, float (*pt)[2])
 }
 
 /* The chain's point after the first j + 1 weighted values: Σ_{j' ≤ j} w_{qi j'} v_{j'}
- * (in double: its terms are finite, see ui_geom_build, their sums may not be floats). */
-static void chain_at(const ui_geom *g, int qi, int j, double acc[2], float out[2])
+ * (in double: its terms are finite, see draw_geom_build, their sums may not be floats). */
+static void chain_at(const draw_geom *g, int qi, int j, double acc[2], float out[2])
 {
     acc[0] += (double)g->w[qi][j] * g->v[j][0], acc[1] += (double)g->w[qi][j] * g->v[j][1];
     out[0] = (float)fmax(-1e30, fmin(1e30, acc[0])), out[1] = (float)fmax(-1e30, fmin(1e30, acc[1]));
 }
 
-static int v_points(const ui_geom *g, int qi, float (*pt)[2])
+static int v_points(const draw_geom *g, int qi, float (*pt)[2])
 {
     int n = 0;
     double acc[2] = {0, 0};
@@ -254,9 +254,9 @@ static int v_points(const ui_geom *g, int qi, float (*pt)[2])
 
 /* The keys (or values) in order of the chosen query's weight, largest first:
  * the order their labels are placed in. */
-static void by_weight(const ui_geom *g, int qi, int *order)
+static void by_weight(const draw_geom *g, int qi, int *order)
 {
-    bool done[UI_GEOM_MAX] = {false};
+    bool done[DRAW_GEOM_MAX] = {false};
     for (int n = 0; n < g->t; n++) {
         int j = -1;
         for (int c = 0; c < g->t; c++)
@@ -266,12 +266,12 @@ static void by_weight(const ui_geom *g, int qi, int *order)
     }
 }
 
-static void qk_panel(ui_draw *dl, const ui_geom *g, int qi, ui_rect box, plane *p)
+static void qk_panel(draw_list *dl, const draw_geom *g, int qi, app_rect box, plane *p)
 {
-    int u = ui_line(dl);
+    int u = draw_line_h(dl);
     float t = fmaxf(2.0f, u / 8.0f), head = u * 0.7f;
     char buf[32];
-    ui_clip_push(dl, p->box);
+    draw_clip_push(dl, p->box);
     for (int j = 0; j < g->t; j++) {
         float w = g->w[qi][j];
         if (g->rope && w > 0) {
@@ -288,48 +288,48 @@ static void qk_panel(ui_draw *dl, const ui_geom *g, int qi, ui_rect box, plane *
         }
         arrow(dl, p, g->q[i], on ? 2 * t : t, on ? head * 1.2f : head * 0.8f, alpha(Q_COLOR, on ? 1 : 0.35f), true);
         float x = sx(p, g->q[i]), y = sy(p, g->q[i]);
-        ui_rect hit = {(int)(x - u * 0.7f), (int)(y - u * 0.7f), (int)(1.4f * u), (int)(1.4f * u)};
-        ui_layout_hit(dl->layout, ui_rect_intersect(hit, box), UI_ACT_ROW, i);
+        app_rect hit = {(int)(x - u * 0.7f), (int)(y - u * 0.7f), (int)(1.4f * u), (int)(1.4f * u)};
+        app_layout_hit(dl->layout, app_rect_intersect(hit, box), APP_ACT_ROW, i);
     }
-    ui_clip_pop(dl);
+    draw_clip_pop(dl);
     /* labels last, the query's first and then the keys by weight, so the
      * ones that matter get the places nearest their tips */
     tip_label(dl, p, g->q[qi], g->q_label[qi], Q_COLOR);
-    int order[UI_GEOM_MAX];
+    int order[DRAW_GEOM_MAX];
     by_weight(g, qi, order);
     for (int n = 0; n < g->t; n++) {
         int j = order[n];
         float w = g->w[qi][j];
         snprintf(buf, sizeof buf, "%s %.2f", g->k_label[j], w);
-        tip_label(dl, p, g->k[j], w > 0 ? buf : g->k_label[j], w > 0 ? UI_TEXT : UI_TEXT_DIM);
+        tip_label(dl, p, g->k[j], w > 0 ? buf : g->k_label[j], w > 0 ? DRAW_TEXT : DRAW_TEXT_DIM);
     }
 }
 
-static void value_panel(ui_draw *dl, const ui_geom *g, int qi, plane *p)
+static void value_panel(draw_list *dl, const draw_geom *g, int qi, plane *p)
 {
-    int u = ui_line(dl);
+    int u = draw_line_h(dl);
     float t = fmaxf(2.0f, u / 8.0f), head = u * 0.7f;
-    ui_clip_push(dl, p->box);
+    draw_clip_push(dl, p->box);
     for (int j = 0; j < g->t; j++) arrow(dl, p, g->v[j], 1, head * 0.7f, alpha(V_COLOR, 0.4f), true);
     /* wᵢ₀v₀ + wᵢ₁v₁ + …: each value arrow shrunk by its weight, tip to tail */
     float at[2] = {0, 0}, to[2];
     double acc[2] = {0, 0};
     for (int j = 0; j < g->t; j++) {
         chain_at(g, qi, j, acc, to);
-        if (g->w[qi][j] > 0) ui_arrow(dl, sx(p, at), sy(p, at), sx(p, to), sy(p, to), t, head * 0.8f, V_COLOR);
+        if (g->w[qi][j] > 0) draw_arrow(dl, sx(p, at), sy(p, at), sx(p, to), sy(p, to), t, head * 0.8f, V_COLOR);
         at[0] = to[0], at[1] = to[1];
     }
     arrow(dl, p, g->ctx[qi], 2 * t, head * 1.2f, Q_COLOR, true);
-    ui_clip_pop(dl);
+    draw_clip_pop(dl);
     tip_label(dl, p, g->ctx[qi], _("context"), Q_COLOR);
-    int order[UI_GEOM_MAX];
+    int order[DRAW_GEOM_MAX];
     by_weight(g, qi, order);
-    for (int n = 0; n < g->t; n++) tip_label(dl, p, g->v[order[n]], g->k_label[order[n]], UI_TEXT_DIM);
+    for (int n = 0; n < g->t; n++) tip_label(dl, p, g->v[order[n]], g->k_label[order[n]], DRAW_TEXT_DIM);
 }
 
 /* Under a panel: the labels it left out and the arrows it cut, if any, in
  * shorter words when the panel is narrow. */
-static void panel_note(ui_draw *dl, const plane *p, int x, int y, int w)
+static void panel_note(draw_list *dl, const plane *p, int x, int y, int w)
 {
     char buf[200];
     for (int brief = 0; brief < 2; brief++) {
@@ -343,18 +343,18 @@ static void panel_note(ui_draw *dl, const plane *p, int x, int y, int w)
             /* TRANSLATORS: the geometry view: arrows over 3 times the median length end at the panel's edge with a double head */
             snprintf(buf + n, sizeof buf - (size_t)n, brief ? _("%s%d cut") : _("%s%d long arrows cut (double head)"),
                      n ? " · " : "", p->cut);
-        if (ui_text_w(dl, buf) <= w) break;
+        if (draw_text_w(dl, buf) <= w) break;
     }
-    if (buf[0]) ui_text_fit(dl, buf, x, y, w, UI_TEXT_DIM);
+    if (buf[0]) draw_text_fit(dl, buf, x, y, w, DRAW_TEXT_DIM);
 }
 
-void ui_plot_geometry(ui_draw *dl, const ui_app *app, ui_rect box)
+void draw_plot_geometry(draw_list *dl, const app_state *app, app_rect box)
 {
-    int u = ui_line(dl);
-    ui_geom *g = malloc(sizeof *g);
+    int u = draw_line_h(dl);
+    draw_geom *g = malloc(sizeof *g);
     char err[240], line[400];
-    if (!g || ui_geom_build(&app->trace, app->view.layer, app->view.batch, app->view.head, g, err, sizeof err)) {
-        ui_text_wrap(dl, g ? err : _("out of memory"), box.x, box.y + u, box.w, UI_ERROR);
+    if (!g || draw_geom_build(&app->trace, app->view.layer, app->view.batch, app->view.head, g, err, sizeof err)) {
+        draw_text_wrap(dl, g ? err : _("out of memory"), box.x, box.y + u, box.w, DRAW_ERROR);
         free(g);
         return;
     }
@@ -368,14 +368,14 @@ void ui_plot_geometry(ui_draw *dl, const ui_app *app, ui_rect box)
                  _("head %d: dₖ = %d, drawn as a projection on the two main axes of the arrows (PCA): the plane keeps %.0f%% "
                    "of q and k and %.0f%% of v."),
                  app->view.head, g->dk, 100 * g->qk_kept, 100 * g->v_kept);
-    int y = box.y + ui_text_wrap(dl, line, box.x, box.y, box.w, UI_TEXT) * u;
+    int y = box.y + draw_text_wrap(dl, line, box.x, box.y, box.w, DRAW_TEXT) * u;
     snprintf(line, sizeof line,
              _("query %s (click or hover another): score = q·k = ‖q‖ ‖k‖ cos θ, so long keys pointing its way win the "
                "softmax; the numbers are its weights."),
              g->q_label[qi]);
-    y += ui_text_wrap(dl, line, box.x, y, box.w, UI_TEXT_DIM) * u;
-    if (g->rope) y += ui_text_wrap(dl, _("RoPE on: faint arrows are q and k before it; each turns by an angle that grows with its position."),
-                                   box.x, y, box.w, UI_TEXT_DIM) * u;
+    y += draw_text_wrap(dl, line, box.x, y, box.w, DRAW_TEXT_DIM) * u;
+    if (g->rope) y += draw_text_wrap(dl, _("RoPE on: faint arrows are q and k before it; each turns by an angle that grows with its position."),
+                                     box.x, y, box.w, DRAW_TEXT_DIM) * u;
     y += u / 2;
     /* two panels side by side, or one above the other: whichever draws the
      * arrows larger (each fitted to its own extent, one scale for both axes) */
@@ -395,21 +395,21 @@ void ui_plot_geometry(ui_draw *dl, const ui_app *app, ui_rect box)
     }
     float side = fminf(scale_for(&eq, half_w, h, u), scale_for(&ev, half_w, h, u));
     float stack = half_h >= 4 * u ? fminf(scale_for(&eq, box.w, half_h, u), scale_for(&ev, box.w, half_h, u)) : 0;
-    ui_rect left, right;
+    app_rect left, right;
     int ty1 = y, ty2;
     if (stack > side * 1.1f) {
-        left = (ui_rect){box.x, y + u + u / 4, box.w, half_h};
+        left = (app_rect){box.x, y + u + u / 4, box.w, half_h};
         ty2 = left.y + left.h + u + u / 4;
-        right = (ui_rect){box.x, ty2 + u + u / 4, box.w, half_h};
+        right = (app_rect){box.x, ty2 + u + u / 4, box.w, half_h};
     } else {
-        left = (ui_rect){box.x, y + u + u / 4, half_w, h};
-        right = (ui_rect){box.x + half_w + u, y + u + u / 4, half_w, h};
+        left = (app_rect){box.x, y + u + u / 4, half_w, h};
+        right = (app_rect){box.x + half_w + u, y + u + u / 4, half_w, h};
         ty2 = y;
     }
-    ui_text_fit(dl, _("queries and keys"), left.x, ty1, left.w, Q_COLOR);
-    ui_text_fit(dl, _("values, and the context Σ wⱼ vⱼ"), right.x, ty2, right.w, V_COLOR);
-    ui_frame(dl, left.x, left.y, left.w, left.h, 1, UI_PANEL_HI);
-    ui_frame(dl, right.x, right.y, right.w, right.h, 1, UI_PANEL_HI);
+    draw_text_fit(dl, _("queries and keys"), left.x, ty1, left.w, Q_COLOR);
+    draw_text_fit(dl, _("values, and the context Σ wⱼ vⱼ"), right.x, ty2, right.w, V_COLOR);
+    draw_outline(dl, left.x, left.y, left.w, left.h, 1, DRAW_PANEL_HI);
+    draw_outline(dl, right.x, right.y, right.w, right.h, 1, DRAW_PANEL_HI);
     plane pq, pv;
     fit(dl, left, &eq, &pq);
     qk_panel(dl, g, qi, left, &pq);

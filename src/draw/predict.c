@@ -8,45 +8,45 @@
 #include "engine/model/model.h"
 #include "i18n.h"
 
-#define UI_TOP_K 5
+#define DRAW_TOP_K 5
 
-int ui_predict_width(ui_draw *dl, const ui_app *app, int avail)
+int draw_predict_width(draw_list *dl, const app_state *app, int avail)
 {
     if (!attn_trace_is_model(&app->trace) || !app->model) return 0;
-    int u = ui_line(dl), side = ui_imin(18 * u, avail / 3);
+    int u = draw_line_h(dl), side = draw_imin(18 * u, avail / 3);
     /* the picture comes first: in a narrow window (large text, a lesson beside it) no panel */
     return avail - side - u >= 16 * u ? side : 0;
 }
 
 /* The top tokens of one trace at the panel's row, as labelled bars; returns the next y. */
-static int bars(ui_draw *dl, const ui_app *app, const attn_trace *tr, ui_rect box, int y, uint32_t colour)
+static int bars(draw_list *dl, const app_state *app, const attn_trace *tr, app_rect box, int y, uint32_t colour)
 {
-    int u = ui_line(dl);
-    ui_prediction top[UI_TOP_K];
-    int n = ui_app_predictions(app, tr, app->view.batch, ui_app_query_row(app), top, UI_TOP_K);
+    int u = draw_line_h(dl);
+    app_prediction top[DRAW_TOP_K];
+    int n = app_predictions(app, tr, app->view.batch, app_query_row(app), top, DRAW_TOP_K);
     int label_w = 0;
-    for (int i = 0; i < n; i++) label_w = ui_imax(label_w, ui_text_w(dl, top[i].text));
-    label_w = ui_imin(label_w, box.w / 3);
+    for (int i = 0; i < n; i++) label_w = draw_imax(label_w, draw_text_w(dl, top[i].text));
+    label_w = draw_imin(label_w, box.w / 3);
     int bar_x = box.x + label_w + u / 2, bar_w = box.x + box.w - bar_x - 3 * u;
     for (int i = 0; i < n; i++) {
         char pct[16];
-        ui_text_fit(dl, top[i].text, box.x, y, label_w, UI_WHITE);
+        draw_text_fit(dl, top[i].text, box.x, y, label_w, DRAW_WHITE);
         int w = (int)lroundf(top[i].p * (float)bar_w);
-        ui_fill(dl, bar_x, y + u / 6, bar_w, u - u / 3, UI_PANEL_HI);
-        ui_fill(dl, bar_x, y + u / 6, ui_imax(w, 1), u - u / 3, colour);
+        draw_fill(dl, bar_x, y + u / 6, bar_w, u - u / 3, DRAW_PANEL_HI);
+        draw_fill(dl, bar_x, y + u / 6, draw_imax(w, 1), u - u / 3, colour);
         snprintf(pct, sizeof pct, "%.0f%%", 100.0 * top[i].p);
-        ui_text(dl, pct, bar_x + bar_w + u / 4, y, UI_TEXT);
+        draw_text(dl, pct, bar_x + bar_w + u / 4, y, DRAW_TEXT);
         y += u + u / 3;
     }
     return y;
 }
 
-static int variants(ui_draw *dl, const ui_app *app, ui_rect box, int y)
+static int variants(draw_list *dl, const app_state *app, app_rect box, int y)
 {
-    int u = ui_line(dl);
+    int u = draw_line_h(dl);
     char buf[160];
     if (app->n_variants < 2) return y;
-    y += ui_text_wrap(dl, _("m: variants trained alike"), box.x, y, box.w, UI_TEXT_DIM) * u + u / 4;
+    y += draw_text_wrap(dl, _("m: variants trained alike"), box.x, y, box.w, DRAW_TEXT_DIM) * u + u / 4;
     for (int i = 0; i < app->n_variants; i++) { /* wrapped, never cut: lessons quote these words */
         const attn_model_variant *v = &app->variants[i];
         bool cur = !strcmp(v->name, app->model->name);
@@ -56,10 +56,10 @@ static int variants(ui_draw *dl, const ui_app *app, ui_rect box, int y)
         for (char *p = buf; *p && p < buf + 3; p++) *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
         /* TRANSLATORS: the variant's KV cache: bytes per token, K and V of all its layers */
         snprintf(kv, sizeof kv, _("KV %.0f B/token, all %d layers"), v->kv_bytes_per_token, v->layers);
-        int n1 = ui_text_wrap_lines(dl, buf, box.w), n2 = ui_text_wrap_lines(dl, kv, box.w - u / 2);
-        if (cur) ui_fill(dl, box.x - u / 4, y - u / 8, box.w + u / 4, (n1 + n2) * u + u / 3, UI_PANEL_HI);
-        y += ui_text_wrap(dl, buf, box.x, y, box.w, cur ? UI_WHITE : UI_TEXT) * u + u / 8;
-        y += ui_text_wrap(dl, kv, box.x + u / 2, y, box.w - u / 2, cur ? UI_TEXT : UI_TEXT_DIM) * u + u / 2 - u / 8;
+        int n1 = draw_text_wrap_lines(dl, buf, box.w), n2 = draw_text_wrap_lines(dl, kv, box.w - u / 2);
+        if (cur) draw_fill(dl, box.x - u / 4, y - u / 8, box.w + u / 4, (n1 + n2) * u + u / 3, DRAW_PANEL_HI);
+        y += draw_text_wrap(dl, buf, box.x, y, box.w, cur ? DRAW_WHITE : DRAW_TEXT) * u + u / 8;
+        y += draw_text_wrap(dl, kv, box.x + u / 2, y, box.w - u / 2, cur ? DRAW_TEXT : DRAW_TEXT_DIM) * u + u / 2 - u / 8;
     }
     return y;
 }
@@ -68,106 +68,106 @@ static int variants(ui_draw *dl, const ui_app *app, ui_rect box, int y)
  * nats per token: of the text on screen under the settings shown (from the
  * trace, loss.h) and the card's, on held-out text as trained. The cheater
  * with its mask back reads 31.16 beside 0.00. Returns the next y. */
-static int losses(ui_draw *dl, const ui_app *app, ui_rect box, int y)
+static int losses(draw_list *dl, const app_state *app, app_rect box, int y)
 {
-    int u = ui_line(dl);
+    int u = draw_line_h(dl);
     char buf[200];
     const attn_model *m = app->model;
     attn_causal now = app->trace.cfg.causal;
     if (!m->cfg.causal) {
         /* a chip, red while the mask it was trained without is on; wrapped in a narrow panel, never cut */
         const char *chip = _("trained without the causal mask");
-        int w = ui_imin(ui_text_w(dl, chip) + u / 2, box.w), lines = ui_text_wrap_lines(dl, chip, w - u / 2);
-        ui_fill(dl, box.x, y - 2, w, lines * u + 4, UI_PANEL_HI);
-        ui_frame(dl, box.x, y - 2, w, lines * u + 4, 1, now ? UI_ERROR : UI_ACCENT);
-        ui_text_wrap(dl, chip, box.x + u / 4, y, w - u / 2, UI_WHITE);
+        int w = draw_imin(draw_text_w(dl, chip) + u / 2, box.w), lines = draw_text_wrap_lines(dl, chip, w - u / 2);
+        draw_fill(dl, box.x, y - 2, w, lines * u + 4, DRAW_PANEL_HI);
+        draw_outline(dl, box.x, y - 2, w, lines * u + 4, 1, now ? DRAW_ERROR : DRAW_ACCENT);
+        draw_text_wrap(dl, chip, box.x + u / 4, y, w - u / 2, DRAW_WHITE);
         y += lines * u + u / 2;
     }
-    ui_loss loss = ui_app_loss(app, &app->trace, app->view.batch);
+    app_loss loss = app_loss_of(app, &app->trace, app->view.batch);
     if (loss.counted > 0) {
         /* TRANSLATORS: the loss of the text shown (mean −log p of each next token), under the causal mask's setting */
         snprintf(buf, sizeof buf, now == ATTN_CAUSAL_REVERSED ? _("this text: %.2f nats/token with the causal mask reversed")
                                   : now                       ? _("this text: %.2f nats/token with the causal mask")
                                                               : _("this text: %.2f nats/token without the causal mask"),
                  loss.mean);
-        y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_WHITE) * u + u / 4;
+        y += draw_text_wrap(dl, buf, box.x, y, box.w, DRAW_WHITE) * u + u / 4;
     }
     if (!isnan(m->heldout_loss)) {
         /* TRANSLATORS: the model card's loss on text it did not train on, in nats per token; "it": the causal mask */
         snprintf(buf, sizeof buf, m->cfg.causal ? _("held-out text, trained with it: %.2f")
                                                 : _("held-out text, trained without it: %.2f"),
                  m->heldout_loss);
-        y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT) * u + u / 4;
+        y += draw_text_wrap(dl, buf, box.x, y, box.w, DRAW_TEXT) * u + u / 4;
     }
     return y;
 }
 
-void ui_render_predictions(ui_draw *dl, const ui_app *app, ui_rect box)
+void draw_predictions(draw_list *dl, const app_state *app, app_rect box)
 {
-    int u = ui_line(dl), y = box.y;
+    int u = draw_line_h(dl), y = box.y;
     const attn_trace *tr = &app->trace;
-    int row = ui_app_query_row(app), pos = tr->dims.P + row;
+    int row = app_query_row(app), pos = tr->dims.P + row;
     char buf[200];
-    ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
-    box = (ui_rect){box.x + u / 2, box.y, box.w - u, box.h};
+    draw_fill(dl, box.x, box.y, box.w, box.h, DRAW_PANEL);
+    box = (app_rect){box.x + u / 2, box.y, box.w - u, box.h};
     y += u / 2;
     const char *tok = attn_tokens_at(&tr->tokens, app->view.batch, pos);
     /* TRANSLATORS: the next-token panel's title: the query token and its position */
     snprintf(buf, sizeof buf, _("next token after “%s” (%d)"), tok, pos);
-    y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_WHITE) * u + u / 2;
-    y = bars(dl, app, tr, box, y, UI_ACCENT);
+    y += draw_text_wrap(dl, buf, box.x, y, box.w, DRAW_WHITE) * u + u / 2;
+    y = bars(dl, app, tr, box, y, DRAW_ACCENT);
     if (app->has_alt && attn_trace_is_model(&app->alt)) {
         y += u / 2;
         /* TRANSLATORS: %s: what the compare view toggles ("causal mask") */
-        snprintf(buf, sizeof buf, _("with the %s toggled:"), ui_compare_name(app->view.compare));
-        y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT_DIM) * u + u / 4;
-        y = bars(dl, app, &app->alt, box, y, UI_ERROR);
-        ui_loss loss = ui_app_loss(app, &app->alt, app->view.batch);
+        snprintf(buf, sizeof buf, _("with the %s toggled:"), app_compare_name(app->view.compare));
+        y += draw_text_wrap(dl, buf, box.x, y, box.w, DRAW_TEXT_DIM) * u + u / 4;
+        y = bars(dl, app, &app->alt, box, y, DRAW_ERROR);
+        app_loss loss = app_loss_of(app, &app->alt, app->view.batch);
         if (loss.counted > 0) {
             /* TRANSLATORS: the loss of the text shown with the compare view's toggle, nats per token */
             snprintf(buf, sizeof buf, _("this text, toggled: %.2f nats/token"), loss.mean);
-            y += ui_text_wrap(dl, buf, box.x, y, box.w, UI_TEXT) * u;
+            y += draw_text_wrap(dl, buf, box.x, y, box.w, DRAW_TEXT) * u;
         }
     }
     y += u / 2;
-    snprintf(buf, sizeof buf, "%s · %d %s", ui_app_model_name(app), app->model->cfg.layers, _("layers"));
-    ui_text_fit(dl, buf, box.x, y, box.w, UI_ACCENT);
+    snprintf(buf, sizeof buf, "%s · %d %s", app_model_name(app), app->model->cfg.layers, _("layers"));
+    draw_text_fit(dl, buf, box.x, y, box.w, DRAW_ACCENT);
     y += u + u / 4;
     y = losses(dl, app, box, y);
     variants(dl, app, box, y + u / 4);
 }
 
-int ui_predict_line_height(ui_draw *dl)
+int draw_predict_line_height(draw_list *dl)
 {
-    return ui_line(dl) + ui_line(dl) / 2;
+    return draw_line_h(dl) + draw_line_h(dl) / 2;
 }
 
 /* The panel folded to one line above the picture: the query, its top tokens
  * with their probabilities, as many as fit, and the key that unfolds it. */
-void ui_render_predictions_line(ui_draw *dl, const ui_app *app, ui_rect box)
+void draw_predictions_line(draw_list *dl, const app_state *app, app_rect box)
 {
-    int u = ui_line(dl), y = box.y + (box.h - u) / 2, right = box.x + box.w;
+    int u = draw_line_h(dl), y = box.y + (box.h - u) / 2, right = box.x + box.w;
     const attn_trace *tr = &app->trace;
-    int row = ui_app_query_row(app), pos = tr->dims.P + row;
+    int row = app_query_row(app), pos = tr->dims.P + row;
     char buf[200];
-    ui_prediction top[UI_TOP_K];
-    int n = ui_app_predictions(app, tr, app->view.batch, row, top, UI_TOP_K);
+    app_prediction top[DRAW_TOP_K];
+    int n = app_predictions(app, tr, app->view.batch, row, top, DRAW_TOP_K);
     /* TRANSLATORS: the folded next-token panel: the query token, then its likeliest next tokens */
     snprintf(buf, sizeof buf, _("next after “%s” (%d):"), attn_tokens_at(&tr->tokens, app->view.batch, pos), pos);
     /* TRANSLATORS: at the end of the folded next-token panel: the key that unfolds it */
     const char *more = _("n: panel");
-    int more_w = ui_text_w(dl, more) + u;
-    ui_fill(dl, box.x, box.y, box.w, box.h - u / 4, UI_PANEL);
+    int more_w = draw_text_w(dl, more) + u;
+    draw_fill(dl, box.x, box.y, box.w, box.h - u / 4, DRAW_PANEL);
     int x = box.x + u / 2;
-    x += ui_text_fit(dl, buf, x, y, right - x - more_w, UI_TEXT_DIM) + u / 2;
+    x += draw_text_fit(dl, buf, x, y, right - x - more_w, DRAW_TEXT_DIM) + u / 2;
     for (int i = 0; i < n; i++) {
         char pct[16];
         snprintf(pct, sizeof pct, "%.0f%%", 100.0 * top[i].p);
-        int w = ui_text_w(dl, top[i].text) + u / 4 + ui_text_w(dl, pct) + u;
+        int w = draw_text_w(dl, top[i].text) + u / 4 + draw_text_w(dl, pct) + u;
         if (x + w > right - more_w) break;
-        x += ui_text(dl, top[i].text, x, y, UI_WHITE) + u / 4;
-        x += ui_text(dl, pct, x, y, UI_ACCENT) + u;
+        x += draw_text(dl, top[i].text, x, y, DRAW_WHITE) + u / 4;
+        x += draw_text(dl, pct, x, y, DRAW_ACCENT) + u;
     }
-    ui_text(dl, more, right - more_w + u / 2, y, UI_TEXT_DIM);
-    ui_layout_hit(dl->layout, box, UI_ACT_PANELS, 0);
+    draw_text(dl, more, right - more_w + u / 2, y, DRAW_TEXT_DIM);
+    app_layout_hit(dl->layout, box, APP_ACT_PANELS, 0);
 }

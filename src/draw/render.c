@@ -16,22 +16,22 @@
 #include "text_strip.h"
 #include "view.h"
 
-#define UI_MAX_LISTED 512 /* stages the navigator lists: one layer's and the model-level ones */
+#define DRAW_MAX_LISTED 512 /* stages the navigator lists: one layer's and the model-level ones */
 
 
-static void hit(ui_draw *dl, int x, int y, int w, int h, ui_action act, int arg)
+static void hit(draw_list *dl, int x, int y, int w, int h, app_action act, int arg)
 {
-    ui_layout_hit(dl->layout, (ui_rect){x, y, w, h}, act, arg);
+    app_layout_hit(dl->layout, (app_rect){x, y, w, h}, act, arg);
 }
 
 /* ---- the control bar ------------------------------------------------------ */
 
 /* A clickable arrow button on a text line at y; returns its width. */
-static int arrow(ui_draw *dl, int x, int y, const char *glyph, ui_action act)
+static int arrow(draw_list *dl, int x, int y, const char *glyph, app_action act)
 {
-    int u = ui_line(dl), w = ui_text_w(dl, glyph) + u;
-    ui_fill(dl, x, y - 2, w, u + 4, UI_PANEL_HI);
-    ui_text(dl, glyph, x + u / 2, y, UI_TEXT);
+    int u = draw_line_h(dl), w = draw_text_w(dl, glyph) + u;
+    draw_fill(dl, x, y - 2, w, u + 4, DRAW_PANEL_HI);
+    draw_text(dl, glyph, x + u / 2, y, DRAW_TEXT);
     hit(dl, x, y - 2, w, u + 4, act, 0);
     return w;
 }
@@ -43,7 +43,7 @@ enum { MAX_CHIPS = 40 };
 typedef struct {
     char label[112];
     bool on;
-    ui_action act;
+    app_action act;
     int arg;
     const char *tip;
     bool tight;  /* drawn against the chip before it (the − and + of a count) */
@@ -54,10 +54,10 @@ typedef struct {
     chip_spec c[MAX_CHIPS];
     int n;
     bool any_hidden;  /* some chips are in the menu */
-    ui_rect more;     /* the "⋯" chip */
+    app_rect more;    /* the "⋯" chip */
 } chip_bar;
 
-static chip_spec *add_chip(chip_bar *b, bool on, ui_action act, int arg, const char *label)
+static chip_spec *add_chip(chip_bar *b, bool on, app_action act, int arg, const char *label)
 {
     if (b->n >= MAX_CHIPS) return &b->c[MAX_CHIPS - 1];
     chip_spec *c = &b->c[b->n++];
@@ -67,7 +67,7 @@ static chip_spec *add_chip(chip_bar *b, bool on, ui_action act, int arg, const c
 }
 
 /* A count with − and + buttons around it: "− h heads 4 +". */
-static void add_count(chip_bar *b, const char *label, ui_action down, ui_action up, const char *tip_down,
+static void add_count(chip_bar *b, const char *label, app_action down, app_action up, const char *tip_down,
                       const char *tip_up)
 {
     add_chip(b, false, down, 0, "−")->tip = tip_down;
@@ -85,13 +85,13 @@ static void add_count(chip_bar *b, const char *label, ui_action down, ui_action 
 static void cycle_chips(chip_bar *b, const attn_config *c)
 {
     char val[48], text[96], buf[112];
-    for (int i = 0; i < ui_n_keys; i++) {
-        const ui_key_binding *k = &ui_keys[i];
-        const attn_setting *row = k->action == UI_ACT_CYCLE && k->chip ? attn_setting_find(k->setting) : NULL;
+    for (int i = 0; i < app_n_keys; i++) {
+        const app_key_binding *k = &app_keys[i];
+        const attn_setting *row = k->action == APP_ACT_CYCLE && k->chip ? attn_setting_find(k->setting) : NULL;
         if (!row || attn_setting_is_default(c, row)) continue; /* shown once in use, like the pitfall chips */
         snprintf(text, sizeof text, _(k->chip), attn_setting_format(c, row, val, sizeof val));
         snprintf(buf, sizeof buf, "%s  %s", k->help_keys, text);
-        add_chip(b, true, UI_ACT_CYCLE, ui_keys_arg(k), buf);
+        add_chip(b, true, APP_ACT_CYCLE, app_keys_arg(k), buf);
     }
 }
 
@@ -116,7 +116,7 @@ static const char *fill_text(float v, char *buf, size_t size)
 }
 
 /* Every chip of the toolbar, the most used first. */
-static void chip_list(const ui_app *app, bool panels, chip_bar *b)
+static void chip_list(const app_state *app, bool panels, chip_bar *b)
 {
     const attn_config *c = &app->trace.cfg;
     const attn_dims *d = &app->trace.dims;
@@ -126,80 +126,80 @@ static void chip_list(const ui_app *app, bool panels, chip_bar *b)
     b->n = 0;
     if (model) { /* a trained model's heads and RoPE are as trained: m switches to its variants */
         /* TRANSLATORS: the model chip: its name, MHA/GQA/MQA, query heads / K/V heads */
-        snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), ui_app_model_name(app), mode, d->h, d->g);
-        add_chip(b, true, UI_ACT_MODE, 0, buf);
-        int at = ui_training_position(&app->train, app->cfg.model);
+        snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), app_model_name(app), mode, d->h, d->g);
+        add_chip(b, true, APP_ACT_MODE, 0, buf);
+        int at = app_training_position(&app->train, app->cfg.model);
         if (at >= 0) { /* a model saved during training: a stepper through its steps */
             /* TRANSLATORS: the training-step chip: the checkpoint shown, or the model as training ended */
             if (at < app->train.n) snprintf(buf, sizeof buf, _("j  step %ld"), app->train.steps[at]);
             else snprintf(buf, sizeof buf, "%s", _("j  final"));
-            add_count(b, buf, UI_ACT_TRAIN_PREV, UI_ACT_TRAIN_NEXT, _("earlier training step (J)"),
+            add_count(b, buf, APP_ACT_TRAIN_PREV, APP_ACT_TRAIN_NEXT, _("earlier training step (J)"),
                       _("later training step (j)"));
         }
     } else {
         /* TRANSLATORS: control chips: the key, two spaces, the setting. Keep the key first and the chips short. */
         snprintf(buf, sizeof buf, _("m  mode %s"), mode);
-        add_chip(b, false, UI_ACT_MODE, 0, buf);
+        add_chip(b, false, APP_ACT_MODE, 0, buf);
     }
     /* TRANSLATORS: "on", "off", "REVERSED": the state of the causal mask (and of RoPE) in a chip */
     snprintf(buf, sizeof buf, _("c  causal %s"),
              d->cross || !c->causal ? _("off") : c->causal == ATTN_CAUSAL_REVERSED ? _("REVERSED") : _("on"));
-    add_chip(b, c->causal && !d->cross, UI_ACT_CAUSAL, 0, buf);
+    add_chip(b, c->causal && !d->cross, APP_ACT_CAUSAL, 0, buf);
     /* TRANSLATORS: "left", "right": the side the <pad> tokens are on; "unmasked": no padding mask */
     snprintf(buf, sizeof buf, _("p  padding %s"),
              !c->pad_mask ? _("unmasked") : c->pad_side == ATTN_PAD_LEFT ? _("left") : _("right"));
-    add_chip(b, attn_trace_stage_text(&app->trace).pad_mask, UI_ACT_PADDING, 0, buf); /* lit only where it masks */
-    if (!c->scale) add_chip(b, true, UI_ACT_NONE, 0, _("no 1/√dₖ scaling")); /* a lesson's pitfall setting */
-    if (!c->softmax_guard) add_chip(b, true, UI_ACT_NONE, 0, _("unguarded softmax")); /* the same */
+    add_chip(b, attn_trace_stage_text(&app->trace).pad_mask, APP_ACT_PADDING, 0, buf); /* lit only where it masks */
+    if (!c->scale) add_chip(b, true, APP_ACT_NONE, 0, _("no 1/√dₖ scaling")); /* a lesson's pitfall setting */
+    if (!c->softmax_guard) add_chip(b, true, APP_ACT_NONE, 0, _("unguarded softmax")); /* the same */
     cycle_chips(b, c);
     if (!model) {
         snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
-        add_count(b, buf, UI_ACT_HEADS_DOWN, UI_ACT_HEADS_UP, _("fewer heads (H)"), _("more heads (h)"));
+        add_count(b, buf, APP_ACT_HEADS_DOWN, APP_ACT_HEADS_UP, _("fewer heads (H)"), _("more heads (h)"));
         snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
-        add_count(b, buf, UI_ACT_KV_DOWN, UI_ACT_KV_UP, _("fewer kv heads (V)"), _("more kv heads (v)"));
+        add_count(b, buf, APP_ACT_KV_DOWN, APP_ACT_KV_UP, _("fewer kv heads (V)"), _("more kv heads (v)"));
         snprintf(buf, sizeof buf, _("r  RoPE %s"), c->rope ? _("on") : _("off"));
-        add_chip(b, c->rope, UI_ACT_ROPE, 0, buf);
+        add_chip(b, c->rope, APP_ACT_ROPE, 0, buf);
     }
-    add_chip(b, ui_app_decoding(app), UI_ACT_DECODE, 0, ui_app_decoding(app) ? _("k  decoding") : _("k  decode"));
-    add_chip(b, app->edit.open, UI_ACT_EDIT, 0, model ? _("e  edit text") : _("e  edit tokens"));
-    add_chip(b, app->view.mode == LESSON_VIEW_GRID, UI_ACT_GRID, 0, _("g  all heads"));
-    add_chip(b, app->view.mode == LESSON_VIEW_COMPARE, UI_ACT_COMPARE, 0, _("Tab  compare"));
-    add_chip(b, app->view.mode == LESSON_VIEW_GEOMETRY, UI_ACT_GEOMETRY, 0, _("a  arrows"));
-    if (app->scale_head) add_chip(b, true, UI_ACT_SCALE_HEAD, 0, _("u  colours: this head"));
+    add_chip(b, app_decoding(app), APP_ACT_DECODE, 0, app_decoding(app) ? _("k  decoding") : _("k  decode"));
+    add_chip(b, app->edit.open, APP_ACT_EDIT, 0, model ? _("e  edit text") : _("e  edit tokens"));
+    add_chip(b, app->view.mode == LESSON_VIEW_GRID, APP_ACT_GRID, 0, _("g  all heads"));
+    add_chip(b, app->view.mode == LESSON_VIEW_COMPARE, APP_ACT_COMPARE, 0, _("Tab  compare"));
+    add_chip(b, app->view.mode == LESSON_VIEW_GEOMETRY, APP_ACT_GEOMETRY, 0, _("a  arrows"));
+    if (app->scale_head) add_chip(b, true, APP_ACT_SCALE_HEAD, 0, _("u  colours: this head"));
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
-    add_chip(b, c->train, UI_ACT_TRAIN, 0, buf);
+    add_chip(b, c->train, APP_ACT_TRAIN, 0, buf);
     /* TRANSLATORS: the value masked scores are filled with (−∞ or −1e9), not padding */
     snprintf(buf, sizeof buf, _("i  fill %s"), isinf(c->mask_value) ? "−∞" : fill_text(c->mask_value, mv, sizeof mv));
-    add_chip(b, !isinf(c->mask_value), UI_ACT_FILL, 0, buf); /* −1e9: the pitfall, shown while in use */
-    if (!model) add_chip(b, d->cross, UI_ACT_CROSS, 0, d->cross ? _("x  cross-attention") : _("x  self-attention"));
+    add_chip(b, !isinf(c->mask_value), APP_ACT_FILL, 0, buf); /* −1e9: the pitfall, shown while in use */
+    if (!model) add_chip(b, d->cross, APP_ACT_CROSS, 0, d->cross ? _("x  cross-attention") : _("x  self-attention"));
     if (!app->from_file)
-        add_chip(b, false, UI_ACT_MODEL_NEXT, 0, model ? _("o  next model") : _("o  trained models"));
-    add_chip(b, panels, UI_ACT_PANELS, 0, _("n  panels"));
-    add_chip(b, app->lesson.picker, UI_ACT_PICKER, 0, _("l  lessons"));
-    add_chip(b, app->help, UI_ACT_HELP, 0, _("?  help"));
+        add_chip(b, false, APP_ACT_MODEL_NEXT, 0, model ? _("o  next model") : _("o  trained models"));
+    add_chip(b, panels, APP_ACT_PANELS, 0, _("n  panels"));
+    add_chip(b, app->lesson.picker, APP_ACT_PICKER, 0, _("l  lessons"));
+    add_chip(b, app->help, APP_ACT_HELP, 0, _("?  help"));
 }
 
-static void draw_chip(ui_draw *dl, const chip_spec *c, ui_rect r)
+static void draw_chip(draw_list *dl, const chip_spec *c, app_rect r)
 {
-    int u = ui_line(dl);
-    ui_fill(dl, r.x, r.y, r.w, r.h, c->on ? UI_PANEL_HI : UI_PANEL);
-    if (c->on) ui_frame(dl, r.x, r.y, r.w, r.h, 1, UI_ACCENT);
-    ui_text(dl, c->label, r.x + u / 2, r.y + (r.h - u) / 2, c->on ? UI_WHITE : UI_TEXT);
-    if (c->act != UI_ACT_NONE) ui_layout_hit_tip(dl->layout, r, c->act, c->arg, c->tip);
+    int u = draw_line_h(dl);
+    draw_fill(dl, r.x, r.y, r.w, r.h, c->on ? DRAW_PANEL_HI : DRAW_PANEL);
+    if (c->on) draw_outline(dl, r.x, r.y, r.w, r.h, 1, DRAW_ACCENT);
+    draw_text(dl, c->label, r.x + u / 2, r.y + (r.h - u) / 2, c->on ? DRAW_WHITE : DRAW_TEXT);
+    if (c->act != APP_ACT_NONE) app_layout_hit_tip(dl->layout, r, c->act, c->arg, c->tip);
 }
 
-static int chip_w(ui_draw *dl, const chip_spec *c)
+static int chip_w(draw_list *dl, const chip_spec *c)
 {
-    return ui_text_w(dl, c->label) + ui_line(dl);
+    return draw_text_w(dl, c->label) + draw_line_h(dl);
 }
 
 /* Which chips go into the menu when the row is too narrow: the ones not in
  * use, from the end of the row, then, if that is not enough, those in use.
  * A count's − label + go together. */
-static void overflow(ui_draw *dl, chip_bar *b, int room)
+static void overflow(draw_list *dl, chip_bar *b, int room)
 {
-    int gap = ui_line(dl) / 4, total = 0;
+    int gap = draw_line_h(dl) / 4, total = 0;
     for (int i = 0; i < b->n; i++) {
         b->c[i].hidden = false;
         total += chip_w(dl, &b->c[i]) + (b->c[i].tight ? 0 : gap);
@@ -216,20 +216,20 @@ static void overflow(ui_draw *dl, chip_bar *b, int room)
 
 /* One row: the name, then the chips that fit, with "⋯" at the end for the
  * rest (overflow). Returns the row's bottom. */
-static int controls_height(ui_draw *dl)
+static int controls_height(draw_list *dl)
 {
-    int u = ui_line(dl);
+    int u = draw_line_h(dl);
     return u / 3 + u + u / 2 + u / 3;
 }
 
-static int controls(ui_draw *dl, const ui_app *app, bool panels, chip_bar *b)
+static int controls(draw_list *dl, const app_state *app, bool panels, chip_bar *b)
 {
-    int u = ui_line(dl), h = u + u / 2, y = u / 3, gap = u / 4;
+    int u = draw_line_h(dl), h = u + u / 2, y = u / 3, gap = u / 4;
     int right = dl->layout->width - u / 2;
     chip_list(app, panels, b);
-    int x = u / 2 + ui_text(dl, "attnlab", u / 2, y + u / 4, UI_ACCENT) + u;
+    int x = u / 2 + draw_text(dl, "attnlab", u / 2, y + u / 4, DRAW_ACCENT) + u;
     const char *more = "⋯";
-    int more_w = ui_text_w(dl, more) + u;
+    int more_w = draw_text_w(dl, more) + u;
     overflow(dl, b, right - x);
     b->any_hidden = false;
     for (int i = 0; i < b->n; i++) b->any_hidden |= b->c[i].hidden;
@@ -238,13 +238,13 @@ static int controls(ui_draw *dl, const ui_app *app, bool panels, chip_bar *b)
         if (b->c[i].hidden) continue;
         int w = chip_w(dl, &b->c[i]);
         if (b->c[i].tight) x -= gap;
-        draw_chip(dl, &b->c[i], (ui_rect){x, y, w, h});
+        draw_chip(dl, &b->c[i], (app_rect){x, y, w, h});
         x += w + gap;
     }
-    b->more = (ui_rect){0, 0, 0, 0};
+    b->more = (app_rect){0, 0, 0, 0};
     if (b->any_hidden) {
-        b->more = (ui_rect){right - more_w, y, more_w, h};
-        chip_spec m = {.on = app->menu_open, .act = UI_ACT_MENU};
+        b->more = (app_rect){right - more_w, y, more_w, h};
+        chip_spec m = {.on = app->menu_open, .act = APP_ACT_MENU};
         snprintf(m.label, sizeof m.label, "%s", more);
         /* TRANSLATORS: the tooltip of the toolbar's "⋯" button */
         m.tip = _("more controls");
@@ -254,38 +254,38 @@ static int controls(ui_draw *dl, const ui_app *app, bool panels, chip_bar *b)
 }
 
 /* The chips that did not fit, one under another below "⋯". */
-static void menu_overlay(ui_draw *dl, const chip_bar *b)
+static void menu_overlay(draw_list *dl, const chip_bar *b)
 {
-    int u = ui_line(dl), row = u + u / 2, w = 0, n = 0;
+    int u = draw_line_h(dl), row = u + u / 2, w = 0, n = 0;
     if (!b->any_hidden) return;
     for (int i = 0; i < b->n; i++)
         if (b->c[i].hidden && strcmp(b->c[i].label, "−") && strcmp(b->c[i].label, "+")) {
-            w = ui_imax(w, chip_w(dl, &b->c[i]));
+            w = draw_imax(w, chip_w(dl, &b->c[i]));
             n++;
         }
     w += 4 * u;
-    int x = ui_imax(0, b->more.x + b->more.w - w), y = b->more.y + b->more.h + u / 4;
-    ui_fill(dl, x, y, w, n * row + u / 2, UI_PANEL);
-    ui_frame(dl, x, y, w, n * row + u / 2, 1, UI_ACCENT);
+    int x = draw_imax(0, b->more.x + b->more.w - w), y = b->more.y + b->more.h + u / 4;
+    draw_fill(dl, x, y, w, n * row + u / 2, DRAW_PANEL);
+    draw_outline(dl, x, y, w, n * row + u / 2, 1, DRAW_ACCENT);
     int ry = y + u / 4;
     for (int i = 0; i < b->n; i++) {
         const chip_spec *c = &b->c[i];
         if (!c->hidden || c->tight) continue;
         bool count = i + 2 < b->n && b->c[i + 1].tight; /* − label +: the label's row, − and + at its ends */
         const chip_spec *label = count ? &b->c[i + 1] : c;
-        ui_rect r = {x + u / 4, ry, w - u / 2, row - 2};
-        ui_fill(dl, r.x, r.y, r.w, r.h, label->on ? UI_PANEL_HI : UI_PANEL);
-        ui_text(dl, label->label, r.x + (count ? 2 * u : u / 2), r.y + (r.h - u) / 2, label->on ? UI_WHITE : UI_TEXT);
+        app_rect r = {x + u / 4, ry, w - u / 2, row - 2};
+        draw_fill(dl, r.x, r.y, r.w, r.h, label->on ? DRAW_PANEL_HI : DRAW_PANEL);
+        draw_text(dl, label->label, r.x + (count ? 2 * u : u / 2), r.y + (r.h - u) / 2, label->on ? DRAW_WHITE : DRAW_TEXT);
         if (count) {
-            int mw = ui_text_w(dl, "−") + u, pw = ui_text_w(dl, "+") + u;
-            ui_rect lo = {r.x, r.y, mw, r.h}, hi = {r.x + r.w - pw, r.y, pw, r.h};
-            ui_text(dl, "−", lo.x + u / 2, r.y + (r.h - u) / 2, UI_ACCENT);
-            ui_text(dl, "+", hi.x + u / 2, r.y + (r.h - u) / 2, UI_ACCENT);
-            ui_layout_hit_tip(dl->layout, r, label->act, label->arg, label->tip);
-            ui_layout_hit_tip(dl->layout, lo, c->act, c->arg, c->tip);
-            ui_layout_hit_tip(dl->layout, hi, b->c[i + 2].act, b->c[i + 2].arg, b->c[i + 2].tip);
-        } else if (c->act != UI_ACT_NONE) {
-            ui_layout_hit_tip(dl->layout, r, c->act, c->arg, c->tip);
+            int mw = draw_text_w(dl, "−") + u, pw = draw_text_w(dl, "+") + u;
+            app_rect lo = {r.x, r.y, mw, r.h}, hi = {r.x + r.w - pw, r.y, pw, r.h};
+            draw_text(dl, "−", lo.x + u / 2, r.y + (r.h - u) / 2, DRAW_ACCENT);
+            draw_text(dl, "+", hi.x + u / 2, r.y + (r.h - u) / 2, DRAW_ACCENT);
+            app_layout_hit_tip(dl->layout, r, label->act, label->arg, label->tip);
+            app_layout_hit_tip(dl->layout, lo, c->act, c->arg, c->tip);
+            app_layout_hit_tip(dl->layout, hi, b->c[i + 2].act, b->c[i + 2].arg, b->c[i + 2].tip);
+        } else if (c->act != APP_ACT_NONE) {
+            app_layout_hit_tip(dl->layout, r, c->act, c->arg, c->tip);
         }
         ry += row;
     }
@@ -295,11 +295,11 @@ static void menu_overlay(ui_draw *dl, const chip_bar *b)
 
 /* The tensors the navigator lists (the viewed layer's, and model-level ones),
  * as indices into the trace; returns how many. */
-static int listed(const ui_app *app, int *idx, int max)
+static int listed(const app_state *app, int *idx, int max)
 {
     int n = 0;
     for (int i = 0; i < app->trace.n_tensors && n < max; i++)
-        if (ui_app_in_layer(app, i)) idx[n++] = i;
+        if (app_in_layer(app, i)) idx[n++] = i;
     return n;
 }
 
@@ -311,164 +311,164 @@ static const char *nav_name(const attn_tensor *t)
     return rest;
 }
 
-static int navigator_width(ui_draw *dl, const ui_app *app)
+static int navigator_width(draw_list *dl, const app_state *app)
 {
     char shape[96];
     int w = 0;
     for (int i = 0; i < app->trace.n_tensors; i++) {
         const attn_tensor *t = &app->trace.tensors[i];
-        if (!ui_app_in_layer(app, i)) continue;
+        if (!app_in_layer(app, i)) continue;
         /* beside a lesson panel, names only: the header above the picture gives the shape */
-        w = ui_imax(w, ui_text_w(dl, nav_name(t)) +
-                        (app->lesson.open ? 0 : ui_text_w(dl, attn_tensor_shape_str(t, shape, sizeof shape))));
+        w = draw_imax(w, draw_text_w(dl, nav_name(t)) +
+                        (app->lesson.open ? 0 : draw_text_w(dl, attn_tensor_shape_str(t, shape, sizeof shape))));
     }
     if (app->trace.n_layers > 1) { /* the layer line: ◀ layer N of M ▶ , . */
         char buf[96];
         snprintf(buf, sizeof buf, _("layer %d / %d"), app->trace.n_layers - 1, app->trace.n_layers);
-        w = ui_imax(w, 2 * (ui_text_w(dl, "◀") + ui_line(dl)) + ui_text_w(dl, buf) + ui_line(dl) / 2);
+        w = draw_imax(w, 2 * (draw_text_w(dl, "◀") + draw_line_h(dl)) + draw_text_w(dl, buf) + draw_line_h(dl) / 2);
     }
-    return ui_imin(w + ui_line(dl) * 2, dl->layout->width * 2 / 5);
+    return draw_imin(w + draw_line_h(dl) * 2, dl->layout->width * 2 / 5);
 }
 
-static void navigator(ui_draw *dl, const ui_app *app, ui_rect box)
+static void navigator(draw_list *dl, const app_state *app, app_rect box)
 {
-    int u = ui_line(dl), row = u + u / 3;
-    int idx[UI_MAX_LISTED];
-    int n = listed(app, idx, UI_MAX_LISTED);
-    ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
-    ui_text_fit(dl, _("stages  ← →"), box.x + u / 2, box.y + u / 4, box.w - u, UI_TEXT_DIM);
+    int u = draw_line_h(dl), row = u + u / 3;
+    int idx[DRAW_MAX_LISTED];
+    int n = listed(app, idx, DRAW_MAX_LISTED);
+    draw_fill(dl, box.x, box.y, box.w, box.h, DRAW_PANEL);
+    draw_text_fit(dl, _("stages  ← →"), box.x + u / 2, box.y + u / 4, box.w - u, DRAW_TEXT_DIM);
     int top = box.y + u + u / 2;
     if (app->trace.n_layers > 1) {
         char buf[96];
         int x = box.x + u / 2, y = top - u / 4;
-        x += arrow(dl, x, y, "◀", UI_ACT_LAYER_PREV) + u / 4;
+        x += arrow(dl, x, y, "◀", APP_ACT_LAYER_PREV) + u / 4;
         /* TRANSLATORS: the layer shown / how many layers there are (short: the stage list is narrow) */
         snprintf(buf, sizeof buf, _("layer %d / %d"), app->view.layer, app->trace.n_layers);
-        x += ui_text(dl, buf, x, y, UI_ACCENT) + u / 4;
-        x += arrow(dl, x, y, "▶", UI_ACT_LAYER_NEXT) + u / 2;
-        ui_text_fit(dl, ", .", x, y, box.x + box.w - x, UI_TEXT_DIM);
+        x += draw_text(dl, buf, x, y, DRAW_ACCENT) + u / 4;
+        x += arrow(dl, x, y, "▶", APP_ACT_LAYER_NEXT) + u / 2;
+        draw_text_fit(dl, ", .", x, y, box.x + box.w - x, DRAW_TEXT_DIM);
         top += u + u / 2;
     }
-    int fits = ui_imax(1, (box.h - (top - box.y)) / row);
+    int fits = draw_imax(1, (box.h - (top - box.y)) / row);
     /* keep the current stage in view (positions in the list) */
-    int first = app->stage_scroll, stage = 0, cur_i = ui_app_stage(app);
+    int first = app->stage_scroll, stage = 0, cur_i = app_stage(app);
     for (int k = 0; k < n; k++)
         if (idx[k] == cur_i) stage = k;
     if (stage < first) first = stage;
     if (stage >= first + fits) first = stage - fits + 1;
-    if (first > ui_imax(0, n - fits)) first = ui_imax(0, n - fits);
+    if (first > draw_imax(0, n - fits)) first = draw_imax(0, n - fits);
     if (first < 0) first = 0;
     dl->layout->stage_first = first;
     char shape[96];
     int name_w = 0;
-    for (int k = 0; k < n; k++) name_w = ui_imax(name_w, ui_text_w(dl, nav_name(&app->trace.tensors[idx[k]])));
+    for (int k = 0; k < n; k++) name_w = draw_imax(name_w, draw_text_w(dl, nav_name(&app->trace.tensors[idx[k]])));
     for (int k = first; k < n && k < first + fits; k++) {
         int i = idx[k];
         const attn_tensor *t = &app->trace.tensors[i];
         int y = top + (k - first) * row;
         bool cur = i == cur_i;
-        if (cur) ui_fill(dl, box.x, y, box.w, row, UI_PANEL_HI);
-        if (cur) ui_fill(dl, box.x, y, 3, row, UI_ACCENT);
-        ui_text(dl, nav_name(t), box.x + u / 2, y + (row - u) / 2, cur ? UI_WHITE : UI_TEXT);
+        if (cur) draw_fill(dl, box.x, y, box.w, row, DRAW_PANEL_HI);
+        if (cur) draw_fill(dl, box.x, y, 3, row, DRAW_ACCENT);
+        draw_text(dl, nav_name(t), box.x + u / 2, y + (row - u) / 2, cur ? DRAW_WHITE : DRAW_TEXT);
         if (!app->lesson.open) /* beside a lesson, names only (the header gives the shape) */
-            ui_text_fit(dl, attn_tensor_shape_str(t, shape, sizeof shape), box.x + u / 2 + name_w + u / 2,
-                        y + (row - u) / 2, box.w - name_w - u * 3 / 2, cur ? UI_TEXT : UI_TEXT_DIM);
-        hit(dl, box.x, y, box.w, row, UI_ACT_STAGE, i);
+            draw_text_fit(dl, attn_tensor_shape_str(t, shape, sizeof shape), box.x + u / 2 + name_w + u / 2,
+                          y + (row - u) / 2, box.w - name_w - u * 3 / 2, cur ? DRAW_TEXT : DRAW_TEXT_DIM);
+        hit(dl, box.x, y, box.w, row, APP_ACT_STAGE, i);
     }
 }
 
 /* ---- header and decode panel ---------------------------------------------- */
 
-static const char *axis_name(ui_axis a)
+static const char *axis_name(app_axis a)
 {
     switch (a) {
-    case UI_AXIS_QUERY: return _("queries i");
-    case UI_AXIS_KEY: return _("keys j");
-    case UI_AXIS_NEW: return _("new positions");
-    case UI_AXIS_PAST: return _("cached positions");
-    case UI_AXIS_INPUT: return _("input features m");
+    case APP_AXIS_QUERY: return _("queries i");
+    case APP_AXIS_KEY: return _("keys j");
+    case APP_AXIS_NEW: return _("new positions");
+    case APP_AXIS_PAST: return _("cached positions");
+    case APP_AXIS_INPUT: return _("input features m");
     /* TRANSLATORS: the columns of a weight matrix W_Q, W_K, W_V, W_O: the features it produces */
-    case UI_AXIS_OUTPUT: return _("output features c");
-    case UI_AXIS_FEATURE: return _("features c");
+    case APP_AXIS_OUTPUT: return _("output features c");
+    case APP_AXIS_FEATURE: return _("features c");
     /* TRANSLATORS: the columns of logits and probs: one per token id of the model's vocabulary */
-    case UI_AXIS_VOCAB: return _("vocabulary ids v");
+    case APP_AXIS_VOCAB: return _("vocabulary ids v");
     default: return "";
     }
 }
 
 /* Draws s wrapped (or, with draw false, only counts its lines). */
-static int para(ui_draw *dl, bool draw, const char *s, int x, int y, int w, uint32_t c)
+static int para(draw_list *dl, bool draw, const char *s, int x, int y, int w, uint32_t c)
 {
-    return draw ? ui_text_wrap(dl, s, x, y, w, c) : ui_text_wrap_lines(dl, s, w);
+    return draw ? draw_text_wrap(dl, s, x, y, w, c) : draw_text_wrap_lines(dl, s, w);
 }
 
 /* The stage line when the stage list is hidden: ◀ name ▶, its shape, and the
  * layer's ◀ N / M ▶: the list's buttons, on one line. */
-static void stage_line(ui_draw *dl, const ui_app *app, const attn_tensor *t, ui_rect box, int y)
+static void stage_line(draw_list *dl, const app_state *app, const attn_tensor *t, app_rect box, int y)
 {
-    int u = ui_line(dl), x = box.x, right = box.x + box.w;
+    int u = draw_line_h(dl), x = box.x, right = box.x + box.w;
     char buf[96], shape[96];
-    x += arrow(dl, x, y, "◀", UI_ACT_STAGE_PREV) + u / 4;
+    x += arrow(dl, x, y, "◀", APP_ACT_STAGE_PREV) + u / 4;
     const char *name = nav_name(t);
-    int nw = ui_text_w_bold(dl, name);
-    ui_text_bold(dl, name, x, y, UI_WHITE);
+    int nw = draw_text_w_bold(dl, name);
+    draw_text_bold(dl, name, x, y, DRAW_WHITE);
     /* TRANSLATORS: the tooltip of the stage name above the picture */
-    ui_layout_hit_tip(dl->layout, (ui_rect){x, y - 2, nw, u + 4}, UI_ACT_PANELS, 0, _("show the list of stages (n)"));
+    app_layout_hit_tip(dl->layout, (app_rect){x, y - 2, nw, u + 4}, APP_ACT_PANELS, 0, _("show the list of stages (n)"));
     x += nw + u / 4;
-    x += arrow(dl, x, y, "▶", UI_ACT_STAGE_NEXT) + u / 2;
+    x += arrow(dl, x, y, "▶", APP_ACT_STAGE_NEXT) + u / 2;
     if (app->trace.n_layers > 1) {
         snprintf(buf, sizeof buf, _("layer %d / %d"), app->view.layer, app->trace.n_layers);
-        int need = 2 * (ui_text_w(dl, "◀") + u) + ui_text_w(dl, buf) + u;
+        int need = 2 * (draw_text_w(dl, "◀") + u) + draw_text_w(dl, buf) + u;
         if (x + need <= right) {
-            x += arrow(dl, x, y, "◀", UI_ACT_LAYER_PREV) + u / 4;
-            x += ui_text(dl, buf, x, y, UI_ACCENT) + u / 4;
-            x += arrow(dl, x, y, "▶", UI_ACT_LAYER_NEXT) + u / 2;
+            x += arrow(dl, x, y, "◀", APP_ACT_LAYER_PREV) + u / 4;
+            x += draw_text(dl, buf, x, y, DRAW_ACCENT) + u / 4;
+            x += arrow(dl, x, y, "▶", APP_ACT_LAYER_NEXT) + u / 2;
         }
     }
-    ui_text_fit(dl, attn_tensor_shape_str(t, shape, sizeof shape), x, y, right - x, UI_TEXT_DIM);
+    draw_text_fit(dl, attn_tensor_shape_str(t, shape, sizeof shape), x, y, right - x, DRAW_TEXT_DIM);
 }
 
 /* Above the picture: the stage (a line of its own with buttons when the stage
  * list is hidden), its formula, its description when `detail`, and which
  * batch row and head are shown. With draw false only measures. Returns the
  * y below it. */
-static int header(ui_draw *dl, const ui_app *app, ui_rect box, bool rail, bool detail, bool draw)
+static int header(draw_list *dl, const app_state *app, app_rect box, bool rail, bool detail, bool draw)
 {
-    int u = ui_line(dl), y = box.y;
-    const attn_tensor *t = ui_app_tensor(app);
+    int u = draw_line_h(dl), y = box.y;
+    const attn_tensor *t = app_tensor(app);
     const attn_dims *d = &app->trace.dims;
     if (!t) return y;
     char buf[400], shape[96];
-    ui_view_slice v;
-    ui_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v);
+    app_view_slice v;
+    app_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v);
     if (draw && rail) {
         snprintf(buf, sizeof buf, "%s %s", t->name, attn_tensor_shape_str(t, shape, sizeof shape));
-        ui_text_fit(dl, buf, box.x, y, box.w, UI_WHITE);
+        draw_text_fit(dl, buf, box.x, y, box.w, DRAW_WHITE);
     } else if (draw) {
         stage_line(dl, app, t, box, y + 2);
     }
     y += rail ? u + u / 4 : u + u / 2;
     if (t->info) {
         attn_stage_text tc = attn_trace_stage_text(&app->trace);
-        if (draw) ui_text_fit(dl, _(attn_stage_formula_in(t->info, &tc)), box.x, y, box.w, UI_ACCENT);
+        if (draw) draw_text_fit(dl, _(attn_stage_formula_in(t->info, &tc)), box.x, y, box.w, DRAW_ACCENT);
         y += u + u / 8;
-        if (detail) y += para(dl, draw, _(attn_stage_desc_in(t->info, &tc)), box.x, y, box.w, UI_TEXT_DIM) * u + u / 8;
+        if (detail) y += para(dl, draw, _(attn_stage_desc_in(t->info, &tc)), box.x, y, box.w, DRAW_TEXT_DIM) * u + u / 8;
     }
     int n = snprintf(buf, sizeof buf, _("batch row %d of %d"), app->view.batch, d->b);
     if (v.head_axis == 'h' || v.head_axis == 'g' || v.block)
         n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · head %d of %d (↑ ↓) · reads kv head %d"), app->view.head, d->h,
-                      ui_view_kv_head(d, app->view.head));
+                      app_view_kv_head(d, app->view.head));
     if (v.head_axis == 'g')
         n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · this tensor has g = %d kv heads"), d->g);
-    if (app->view.mode == LESSON_VIEW_SINGLE && v.row_axis != UI_AXIS_NONE)
+    if (app->view.mode == LESSON_VIEW_SINGLE && v.row_axis != APP_AXIS_NONE)
         n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · rows: %s, columns: %s"), axis_name(v.row_axis),
                       axis_name(v.col_axis));
-    int at = ui_training_position(&app->train, app->cfg.model);
+    int at = app_training_position(&app->train, app->cfg.model);
     if (at >= 0 && n >= 0 && (size_t)n < sizeof buf)
         snprintf(buf + n, sizeof buf - (size_t)n, at == app->train.n ? _(" · final model (j J: training steps)")
                                                                     : _(" · training step %ld (j J)"),
-                 ui_training_step(&app->train, at));
-    y += para(dl, draw, buf, box.x, y, box.w, UI_TEXT) * u + u / 2;
+                 app_training_step(&app->train, at));
+    y += para(dl, draw, buf, box.x, y, box.w, DRAW_TEXT) * u + u / 2;
     return y;
 }
 
@@ -482,7 +482,7 @@ static const char *bytes_str(double b, char *buf, size_t size)
 
 /* The decode panel's two sentences: what the new query reads, and the KV
  * cache's size under MHA, GQA and MQA. */
-static void decode_texts(const ui_app *app, char *reads, char *cache, size_t size)
+static void decode_texts(const app_state *app, char *reads, char *cache, size_t size)
 {
     const attn_dims *d = &app->trace.dims;
     char tok[80], a[32], b[32], c[32], m[32];
@@ -509,38 +509,38 @@ static void decode_texts(const ui_app *app, char *reads, char *cache, size_t siz
 
 /* [◀ decode step N of M ▶], what the new query reads, the cache's size (both
  * wrapped, never cut), and a cell per position, the cached ones lit. */
-static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
+static int decode_panel(draw_list *dl, const app_state *app, app_rect box, bool draw)
 {
-    int u = ui_line(dl);
+    int u = draw_line_h(dl);
     const attn_dims *d = &app->trace.dims;
     char step[80], reads[400], cache[400];
     snprintf(step, sizeof step, _("decode step %d of %d"), app->view.decode_step, app->decode_len);
     decode_texts(app, reads, cache, sizeof reads);
-    /* the controls' width, as arrow() and ui_text will draw them */
-    int controls = ui_text_w(dl, "[") + 2 * u + ui_text_w(dl, "◀") + u / 4 + ui_text_w(dl, step) + u / 4 +
-                   ui_text_w(dl, "▶") + u / 4 + ui_text_w(dl, "]") + u;
+    /* the controls' width, as arrow() and draw_text will draw them */
+    int controls = draw_text_w(dl, "[") + 2 * u + draw_text_w(dl, "◀") + u / 4 + draw_text_w(dl, step) + u / 4 +
+                   draw_text_w(dl, "▶") + u / 4 + draw_text_w(dl, "]") + u;
     int rest = box.w - u / 2 - controls;
     bool beside = rest >= 12 * u; /* what the query reads goes beside the controls, else below them */
-    int n1 = ui_text_wrap_lines(dl, reads, beside ? rest : box.w - u) + (beside ? 0 : 1);
-    int n2 = ui_text_wrap_lines(dl, cache, box.w - u);
+    int n1 = draw_text_wrap_lines(dl, reads, beside ? rest : box.w - u) + (beside ? 0 : 1);
+    int n2 = draw_text_wrap_lines(dl, cache, box.w - u);
     int h = u / 4 + (n1 + n2) * u + u / 4 + u / 2 + u / 2;
     if (!draw) return box.y + h + u / 2;
-    ui_fill(dl, box.x, box.y, box.w, h, UI_PANEL);
+    draw_fill(dl, box.x, box.y, box.w, h, DRAW_PANEL);
     int x = box.x + u / 2, y = box.y + u / 4;
-    x += ui_text(dl, "[", x, y, UI_TEXT_DIM);
-    x += arrow(dl, x, y, "◀", UI_ACT_DECODE_PREV) + u / 4;
-    x += ui_text(dl, step, x, y, UI_WHITE) + u / 4;
-    x += arrow(dl, x, y, "▶", UI_ACT_DECODE_NEXT) + u / 4;
-    x += ui_text(dl, "]", x, y, UI_TEXT_DIM) + u;
-    if (beside) ui_text_wrap(dl, reads, x, y, box.x + box.w - x, UI_TEXT);
-    else ui_text_wrap(dl, reads, box.x + u / 2, y + u, box.w - u, UI_TEXT);
+    x += draw_text(dl, "[", x, y, DRAW_TEXT_DIM);
+    x += arrow(dl, x, y, "◀", APP_ACT_DECODE_PREV) + u / 4;
+    x += draw_text(dl, step, x, y, DRAW_WHITE) + u / 4;
+    x += arrow(dl, x, y, "▶", APP_ACT_DECODE_NEXT) + u / 4;
+    x += draw_text(dl, "]", x, y, DRAW_TEXT_DIM) + u;
+    if (beside) draw_text_wrap(dl, reads, x, y, box.x + box.w - x, DRAW_TEXT);
+    else draw_text_wrap(dl, reads, box.x + u / 2, y + u, box.w - u, DRAW_TEXT);
     y += n1 * u;
-    y += ui_text_wrap(dl, cache, box.x + u / 2, y, box.w - u, UI_TEXT) * u + u / 4;
+    y += draw_text_wrap(dl, cache, box.x + u / 2, y, box.w - u, DRAW_TEXT) * u + u / 4;
     /* the cache growing: one cell per cached position */
-    int cell = ui_imin(u, (box.w - u) / ui_imax(app->decode_len, 1));
+    int cell = draw_imin(u, (box.w - u) / draw_imax(app->decode_len, 1));
     for (int i = 0; i < app->decode_len; i++) {
-        uint32_t col = i < d->P ? UI_ACCENT : i == d->P ? UI_WHITE : UI_PANEL_HI;
-        ui_fill(dl, box.x + u / 2 + i * (cell + 2), y + 2, cell, u / 2, col);
+        uint32_t col = i < d->P ? DRAW_ACCENT : i == d->P ? DRAW_WHITE : DRAW_PANEL_HI;
+        draw_fill(dl, box.x + u / 2 + i * (cell + 2), y + 2, cell, u / 2, col);
     }
     return box.y + h + u / 2;
 }
@@ -549,12 +549,12 @@ static int decode_panel(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
 
 /* While the worker recomputes: what it is at, and a bar of how far along the
  * layers (three parts each: q k v, query-key, context) it is. */
-static bool busy_line(ui_draw *dl, const ui_app *app, ui_rect box)
+static bool busy_line(draw_list *dl, const app_state *app, app_rect box)
 {
-    int layer, stage, u = ui_line(dl);
+    int layer, stage, u = draw_line_h(dl);
     double ms;
-    if (!ui_app_busy(app, &layer, &stage, &ms)) return false;
-    int layers = ui_imax(1, app->trace.n_layers), part = stage >= ATTN_STAGE_CONTEXT ? 2 : stage >= ATTN_STAGE_SCORES ? 1 : 0;
+    if (!app_busy(app, &layer, &stage, &ms)) return false;
+    int layers = draw_imax(1, app->trace.n_layers), part = stage >= ATTN_STAGE_CONTEXT ? 2 : stage >= ATTN_STAGE_SCORES ? 1 : 0;
     if (stage == ATTN_STAGE_RESID_IN) part = 0;
     char buf[200];
     const char *name = attn_stage_get((attn_stage_id)stage)->name;
@@ -566,78 +566,78 @@ static bool busy_line(ui_draw *dl, const ui_app *app, ui_rect box)
         /* TRANSLATORS: the status line while the window recomputes: a stage name, seconds so far */
         snprintf(buf, sizeof buf, _("computing %s (%.1f s); the picture shows the last settings until then"), name,
                  ms / 1000.0);
-    ui_text_fit(dl, buf, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, UI_ACCENT);
+    draw_text_fit(dl, buf, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, DRAW_ACCENT);
     int done = (int)((double)box.w * (3 * layer + part) / (3.0 * layers));
-    ui_fill(dl, box.x, box.y + box.h - 3, ui_imax(u / 2, done), 3, UI_ACCENT);
+    draw_fill(dl, box.x, box.y + box.h - 3, draw_imax(u / 2, done), 3, DRAW_ACCENT);
     return true;
 }
 
-static void status_line(ui_draw *dl, const ui_app *app, ui_rect box)
+static void status_line(draw_list *dl, const app_state *app, app_rect box)
 {
-    int u = ui_line(dl);
-    ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
+    int u = draw_line_h(dl);
+    draw_fill(dl, box.x, box.y, box.w, box.h, DRAW_PANEL);
     if (busy_line(dl, app, box)) return;
-    const char *s = ui_app_status_text(app)[0] ? ui_app_status_text(app)
+    const char *s = app_status_text(app)[0] ? app_status_text(app)
                                                : _("l lessons · ← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
-    ui_text_fit(dl, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? UI_ERROR : UI_TEXT_DIM);
+    draw_text_fit(dl, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? DRAW_ERROR : DRAW_TEXT_DIM);
 }
 
 /* A button's tooltip, under the mouse resting on it. */
-static bool hit_tooltip(ui_draw *dl, const ui_app *app)
+static bool hit_tooltip(draw_list *dl, const app_state *app)
 {
-    const ui_layout *l = &app->layout;
+    const app_layout *l = &app->layout;
     if (app->hover_hit < 0 || app->hover_hit >= l->n_hits || !l->hits[app->hover_hit].tip) return false;
-    const ui_hit *hh = &l->hits[app->hover_hit];
-    if (!ui_rect_contains(hh->r, app->mouse_x, app->mouse_y)) return false;
-    int u = ui_line(dl), w = ui_text_w(dl, hh->tip) + u, th = u + u / 2;
-    int x = ui_imin(ui_imax(0, hh->r.x), dl->layout->full_width - w), y = hh->r.y + hh->r.h + u / 4;
+    const app_hit *hh = &l->hits[app->hover_hit];
+    if (!app_rect_contains(hh->r, app->mouse_x, app->mouse_y)) return false;
+    int u = draw_line_h(dl), w = draw_text_w(dl, hh->tip) + u, th = u + u / 2;
+    int x = draw_imin(draw_imax(0, hh->r.x), dl->layout->full_width - w), y = hh->r.y + hh->r.h + u / 4;
     if (y + th > dl->layout->height) y = hh->r.y - th - u / 4;
-    ui_fill(dl, x, y, w, th, 0xF0101016u);
-    ui_frame(dl, x, y, w, th, 1, UI_ACCENT);
-    ui_text(dl, hh->tip, x + u / 2, y + u / 4, UI_WHITE);
+    draw_fill(dl, x, y, w, th, 0xF0101016u);
+    draw_outline(dl, x, y, w, th, 1, DRAW_ACCENT);
+    draw_text(dl, hh->tip, x + u / 2, y + u / 4, DRAW_WHITE);
     return true;
 }
 
-static void tooltip(ui_draw *dl, const ui_app *app)
+static void tooltip(draw_list *dl, const app_state *app)
 {
     if (hit_tooltip(dl, app)) return;
     if (app->hover_area < 0 || app->hover_area >= app->layout.n_areas || app->help || app->edit.open ||
         app->save_menu.open)
         return;
-    const ui_heat_area *a = &app->layout.areas[app->hover_area];
+    const app_heat_area *a = &app->layout.areas[app->hover_area];
     const attn_trace *tr = a->pane == 1 && app->has_alt ? &app->alt : &app->trace;
-    ui_view_slice v;
+    app_view_slice v;
     char buf[400];
     if (a->pane == 2) return; /* the difference has no formula of its own */
-    if (ui_view_make(tr, a->stage, app->view.batch, a->head, &v)) return;
-    ui_view_explain(tr, &v, app->hover_i, app->hover_j, buf, sizeof buf);
+    if (app_view_make(tr, a->stage, app->view.batch, a->head, &v)) return;
+    app_view_explain(tr, &v, app->hover_i, app->hover_j, buf, sizeof buf);
     if (!buf[0]) return;
     /* the cell's row and column labels in full (the axes may show them cut), then the explanation, wrapped */
     char rl[96], cl[96], head[260];
-    const char *r = v.row_axis == UI_AXIS_NONE ? "" : ui_view_row_label(tr, &v, app->hover_i, rl, sizeof rl);
-    const char *c = ui_view_col_label(tr, &v, app->hover_j, cl, sizeof cl);
+    const char *r = v.row_axis == APP_AXIS_NONE ? "" : app_view_row_label(tr, &v, app->hover_i, rl, sizeof rl);
+    const char *c = app_view_col_label(tr, &v, app->hover_j, cl, sizeof cl);
     if (*r) snprintf(head, sizeof head, _("row %d: %s   column %d: %s"), app->hover_i, r, app->hover_j, c);
     else snprintf(head, sizeof head, _("column %d: %s"), app->hover_j, c);
-    int u = ui_line(dl), maxw = ui_imax(10 * u, ui_imin(dl->layout->width - 2 * u, 44 * u));
-    int w = ui_imin(ui_imax(ui_text_w(dl, buf), ui_text_w(dl, head)), maxw);
-    int lines = 1 + ui_text_wrap_lines(dl, buf, w), h = lines * u + u / 2;
+    int u = draw_line_h(dl), maxw = draw_imax(10 * u, draw_imin(dl->layout->width - 2 * u, 44 * u));
+    int w = draw_imin(draw_imax(draw_text_w(dl, buf), draw_text_w(dl, head)), maxw);
+    int lines = 1 + draw_text_wrap_lines(dl, buf, w), h = lines * u + u / 2;
     int x = app->mouse_x + u, y = app->mouse_y + u;
-    if (x + w + u > dl->layout->width) x = ui_imax(0, dl->layout->width - w - u);
-    if (y + h > dl->layout->height) y = ui_imax(0, app->mouse_y - h - u / 2);
-    ui_fill(dl, x, y, w + u, h, 0xF0101016u);
-    ui_frame(dl, x, y, w + u, h, 1, UI_ACCENT);
-    ui_text_fit(dl, head, x + u / 2, y + u / 4, w, UI_ACCENT);
-    ui_text_wrap(dl, buf, x + u / 2, y + u / 4 + u, w, UI_WHITE);
+    if (x + w + u > dl->layout->width) x = draw_imax(0, dl->layout->width - w - u);
+    if (y + h > dl->layout->height) y = draw_imax(0, app->mouse_y - h - u / 2);
+    draw_fill(dl, x, y, w + u, h, 0xF0101016u);
+    draw_outline(dl, x, y, w + u, h, 1, DRAW_ACCENT);
+    draw_text_fit(dl, head, x + u / 2, y + u / 4, w, DRAW_ACCENT);
+    draw_text_wrap(dl, buf, x + u / 2, y + u / 4 + u, w, DRAW_WHITE);
 }
 
 /* How the help's entries go into columns of width colw: col_of[k] for the
  * k-th entry; returns the columns used. */
-static int help_columns(ui_draw *dl, int kw, int colw, int room, int *col_of, int max)
+static int help_columns(draw_list *dl, int kw, int colw, int room, int *col_of, int max)
 {
-    int u = ui_line(dl), gap = u / 4, c = 0, y = 0;
-    for (int i = 0, k = 0; i < ui_n_keys && k < max; i++) {
-        if (!ui_keys[i].help_keys) continue;
-        int h = ui_text_wrap_lines(dl, _(ui_keys[i].help), colw - kw - u) * u + gap;
+    int u = draw_line_h(dl), gap = u / 4, c = 0, y = 0;
+    for (int i = 0, k = 0; i < app_n_keys && k < max; i++) {
+        if (!app_keys[i].help_keys) continue;
+        int h = draw_text_wrap_lines(dl, _(app_keys[i].help), colw - kw - u) * u + gap;
         if (y + h > room && y > 0) c++, y = 0;
         col_of[k++] = c;
         y += h;
@@ -650,7 +650,7 @@ static int help_columns(ui_draw *dl, int kw, int colw, int room, int *col_of, in
  * that hold them all in the window's height; where even that is not enough
  * (800 × 600) in smaller text, so that none is left out or cut. Then the
  * memory the trace shown takes against the budget. */
-static void help_overlay(ui_draw *dl, const ui_app *app)
+static void help_overlay(draw_list *dl, const app_state *app)
 {
     enum { MAX_COLS = 4, MAX_ENTRIES = 128 };
     int W = dl->layout->width, H = dl->layout->height, frame_px = dl->px;
@@ -658,10 +658,10 @@ static void help_overlay(ui_draw *dl, const ui_app *app)
     bool fits = false;
     for (int px = frame_px; px >= 9 && !fits; px--) {
         dl->px = px;
-        u = ui_line(dl);
+        u = draw_line_h(dl);
         kw = 0;
-        for (int i = 0; i < ui_n_keys; i++)
-            if (ui_keys[i].help_keys) kw = ui_imax(kw, ui_text_w(dl, _(ui_keys[i].help_keys)));
+        for (int i = 0; i < app_n_keys; i++)
+            if (app_keys[i].help_keys) kw = draw_imax(kw, draw_text_w(dl, _(app_keys[i].help_keys)));
         int room = H - 6 * u; /* the title above, the memory line below */
         for (cols = 1; cols <= MAX_COLS && !fits; cols++) {
             colw = (W - 3 * u - (cols - 1) * u) / cols;
@@ -669,61 +669,61 @@ static void help_overlay(ui_draw *dl, const ui_app *app)
         }
         cols--;
     }
-    u = ui_line(dl);
+    u = draw_line_h(dl);
     if (!fits) { /* a window too small for any: one column, cut at the window's edge */
         cols = 1;
         colw = W - 3 * u;
         memset(col_of, 0, sizeof col_of);
     }
     int gap = u / 4, w = W - 2 * u, h = H - 2 * u, x = u, y = u;
-    ui_fill(dl, 0, 0, W, H, 0xB0000000u);
-    ui_fill(dl, x, y, w, h, UI_PANEL);
-    ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
-    ui_text_fit(dl, _("keys   (Esc or ? closes this)"), x + u, y + u / 2, w - 2 * u, UI_WHITE);
+    draw_fill(dl, 0, 0, W, H, 0xB0000000u);
+    draw_fill(dl, x, y, w, h, DRAW_PANEL);
+    draw_outline(dl, x, y, w, h, 2, DRAW_ACCENT);
+    draw_text_fit(dl, _("keys   (Esc or ? closes this)"), x + u, y + u / 2, w - 2 * u, DRAW_WHITE);
     int top = y + 2 * u, cy = top, last = 0;
-    for (int i = 0, k = 0; i < ui_n_keys && k < MAX_ENTRIES; i++) {
-        if (!ui_keys[i].help_keys) continue;
-        int c = ui_imin(col_of[k++], cols - 1);
+    for (int i = 0, k = 0; i < app_n_keys && k < MAX_ENTRIES; i++) {
+        if (!app_keys[i].help_keys) continue;
+        int c = draw_imin(col_of[k++], cols - 1);
         if (c != last) cy = top, last = c;
         int cx = x + u + c * (colw + u);
-        ui_text(dl, _(ui_keys[i].help_keys), cx, cy, UI_ACCENT);
-        cy += ui_text_wrap(dl, _(ui_keys[i].help), cx + kw + u, cy, colw - kw - u, UI_TEXT) * u + gap;
+        draw_text(dl, _(app_keys[i].help_keys), cx, cy, DRAW_ACCENT);
+        cy += draw_text_wrap(dl, _(app_keys[i].help), cx + kw + u, cy, colw - kw - u, DRAW_TEXT) * u + gap;
     }
     double bytes = attn_trace_bytes(&app->trace);
     char buf[200];
     /* TRANSLATORS: the help's last line: MiB the trace shown takes, GiB it may take */
     snprintf(buf, sizeof buf, _("memory: this trace %.1f MiB; the budget %.1f GiB (--memory-gib)"), bytes / (1 << 20),
              attn_config_max_bytes(&app->cfg) / (1 << 30));
-    ui_text_wrap(dl, buf, x + u, y + h - 2 * u, w - 2 * u, UI_TEXT_DIM);
+    draw_text_wrap(dl, buf, x + u, y + h - 2 * u, w - 2 * u, DRAW_TEXT_DIM);
     dl->px = frame_px;
 }
 
 /* The save dialog (S): the four kinds, the highlighted one framed; each a hit. */
-static void save_overlay(ui_draw *dl, const ui_app *app)
+static void save_overlay(draw_list *dl, const app_state *app)
 {
     /* TRANSLATORS: the save dialog's four choices */
-    const char *kinds[UI_SAVE_KINDS] = {N_("PNG: the window as a picture"),
+    const char *kinds[APP_SAVE_KINDS] = {N_("PNG: the window as a picture"),
                                         N_("SVG: the same as vectors, for slides"),
                                         N_("PDF: vectors, with selectable text, for papers"),
                                         N_("CSV: the numbers of the matrix shown")};
-    int u = ui_line(dl), row = 2 * u, tw = ui_text_w(dl, _("save as   (↑ ↓ Enter, 1–4; Esc closes)"));
-    for (int k = 0; k < UI_SAVE_KINDS; k++) tw = ui_imax(tw, ui_text_w(dl, _(kinds[k])) + 2 * u);
-    int w = ui_imin(dl->layout->width - 2 * u, tw + 2 * u), h = (UI_SAVE_KINDS + 1) * row + u;
+    int u = draw_line_h(dl), row = 2 * u, tw = draw_text_w(dl, _("save as   (↑ ↓ Enter, 1–4; Esc closes)"));
+    for (int k = 0; k < APP_SAVE_KINDS; k++) tw = draw_imax(tw, draw_text_w(dl, _(kinds[k])) + 2 * u);
+    int w = draw_imin(dl->layout->width - 2 * u, tw + 2 * u), h = (APP_SAVE_KINDS + 1) * row + u;
     int x = (dl->layout->width - w) / 2, y = (dl->layout->height - h) / 3;
-    ui_fill(dl, 0, 0, dl->layout->width, dl->layout->height, 0x90000000u);
-    ui_fill(dl, x, y, w, h, UI_PANEL);
-    ui_frame(dl, x, y, w, h, 2, UI_ACCENT);
-    ui_text_fit(dl, _("save as   (↑ ↓ Enter, 1–4; Esc closes)"), x + u, y + u / 2, w - 2 * u, UI_WHITE);
-    for (int k = 0; k < UI_SAVE_KINDS; k++) {
-        ui_rect r = {x + u / 2, y + row + k * row, w - u, row - u / 4};
+    draw_fill(dl, 0, 0, dl->layout->width, dl->layout->height, 0x90000000u);
+    draw_fill(dl, x, y, w, h, DRAW_PANEL);
+    draw_outline(dl, x, y, w, h, 2, DRAW_ACCENT);
+    draw_text_fit(dl, _("save as   (↑ ↓ Enter, 1–4; Esc closes)"), x + u, y + u / 2, w - 2 * u, DRAW_WHITE);
+    for (int k = 0; k < APP_SAVE_KINDS; k++) {
+        app_rect r = {x + u / 2, y + row + k * row, w - u, row - u / 4};
         bool cur = k == app->save_menu.choice;
-        ui_fill(dl, r.x, r.y, r.w, r.h, cur ? UI_PANEL_HI : UI_PANEL);
-        if (cur) ui_frame(dl, r.x, r.y, r.w, r.h, 1, UI_ACCENT);
+        draw_fill(dl, r.x, r.y, r.w, r.h, cur ? DRAW_PANEL_HI : DRAW_PANEL);
+        if (cur) draw_outline(dl, r.x, r.y, r.w, r.h, 1, DRAW_ACCENT);
         char num[8];
         snprintf(num, sizeof num, "%d", k + 1);
-        ui_text(dl, num, r.x + u / 2, r.y + (r.h - u) / 2, UI_ACCENT);
-        ui_text_fit(dl, _(kinds[k]), r.x + 2 * u, r.y + (r.h - u) / 2, r.w - 2 * u - u / 2, cur ? UI_WHITE : UI_TEXT);
-        ui_layout_hit(dl->layout, r, UI_ACT_SAVE_AS, k);
+        draw_text(dl, num, r.x + u / 2, r.y + (r.h - u) / 2, DRAW_ACCENT);
+        draw_text_fit(dl, _(kinds[k]), r.x + 2 * u, r.y + (r.h - u) / 2, r.w - 2 * u - u / 2, cur ? DRAW_WHITE : DRAW_TEXT);
+        app_layout_hit(dl->layout, r, APP_ACT_SAVE_AS, k);
     }
 }
 
@@ -734,47 +734,47 @@ static void save_overlay(ui_draw *dl, const ui_app *app)
 typedef struct {
     bool rail, detail;
     int nav_w;
-    ui_rect main;   /* right of the rail: header, decode panel, picture */
+    app_rect main;  /* right of the rail: header, decode panel, picture */
     int strip_h;    /* the text strip's height (text_strip.h), under the decode panel, */
     int strip_room; /* measured in this much room */
     int fold_y;     /* the side panel folded to a line, here (-1: none) */
-    ui_rect pic;    /* the picture */
-    ui_rect side_r; /* the side panel */
+    app_rect pic;   /* the picture */
+    app_rect side_r; /* the side panel */
     double size;    /* how large the picture comes out: its cell, or its side */
 } frame_plan;
 
-static void plan_frame(ui_draw *dl, const ui_app *app, ui_rect area, bool rail, bool side, bool detail, frame_plan *p)
+static void plan_frame(draw_list *dl, const app_state *app, app_rect area, bool rail, bool side, bool detail, frame_plan *p)
 {
-    int u = ui_line(dl);
+    int u = draw_line_h(dl);
     *p = (frame_plan){.rail = rail, .detail = detail, .nav_w = rail ? navigator_width(dl, app) : 0};
-    p->main = (ui_rect){area.x + (rail ? p->nav_w + u : u / 2), area.y, 0, area.h - u / 2};
+    p->main = (app_rect){area.x + (rail ? p->nav_w + u : u / 2), area.y, 0, area.h - u / 2};
     p->main.w = area.x + area.w - p->main.x - (rail ? u : u / 2);
     int y = header(dl, app, p->main, rail, detail, false);
-    if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){p->main.x, y, p->main.w, 0}, false);
+    if (app_decoding(app)) y = decode_panel(dl, app, (app_rect){p->main.x, y, p->main.w, 0}, false);
     p->strip_room = p->main.y + p->main.h - y;
-    y += p->strip_h = ui_text_strip_height(dl, app, (ui_rect){p->main.x, y, p->main.w, p->strip_room});
+    y += p->strip_h = draw_text_strip_height(dl, app, (app_rect){p->main.x, y, p->main.w, p->strip_room});
     p->fold_y = -1;
-    int model_w = ui_predict_width(dl, app, p->main.w);
+    int model_w = draw_predict_width(dl, app, p->main.w);
     if (model_w && !side) { /* the side panel folded: its first line above the picture */
         p->fold_y = y;
-        y += ui_predict_line_height(dl);
+        y += draw_predict_line_height(dl);
     }
-    p->pic = (ui_rect){p->main.x, y, p->main.w, p->main.y + p->main.h - y};
-    p->side_r = (ui_rect){0, 0, 0, 0};
+    p->pic = (app_rect){p->main.x, y, p->main.w, p->main.y + p->main.h - y};
+    p->side_r = (app_rect){0, 0, 0, 0};
     if (model_w && side) {
         p->pic.w -= model_w + u;
-        p->side_r = (ui_rect){p->pic.x + p->pic.w + u, p->pic.y, model_w, p->pic.h};
+        p->side_r = (app_rect){p->pic.x + p->pic.w + u, p->pic.y, model_w, p->pic.h};
     }
-    p->size = app->view.mode == LESSON_VIEW_SINGLE ? ui_plot_single_cell(dl, app, p->pic)
+    p->size = app->view.mode == LESSON_VIEW_SINGLE ? draw_plot_single_cell(dl, app, p->pic)
                                                     : sqrt(fmax(0.0, (double)p->pic.w * p->pic.h));
 }
 
 /* Whether plan p leaves the picture as readable as the leanest: at least 90%
  * of its size, and, in the single view, rows tall enough for every label
  * where the leanest has them (a line: plot.c's row_label_step). */
-static bool keeps_picture(ui_draw *dl, const ui_app *app, const frame_plan *p, const frame_plan *lean)
+static bool keeps_picture(draw_list *dl, const app_state *app, const frame_plan *p, const frame_plan *lean)
 {
-    double line = ceil(0.95 * ui_line(dl));
+    double line = ceil(0.95 * draw_line_h(dl));
     if (p->size < 0.9 * lean->size) return false;
     return app->view.mode != LESSON_VIEW_SINGLE || lean->size < line || p->size >= line;
 }
@@ -782,7 +782,7 @@ static bool keeps_picture(ui_draw *dl, const ui_app *app, const frame_plan *p, c
 /* The picture owns the screen: the stage list, the side panel and the stage's
  * description stay only while the picture stays as readable without them
  * (keeps_picture), unless n asked for them (or for none). */
-static void choose_plan(ui_draw *dl, const ui_app *app, ui_rect area, frame_plan *best)
+static void choose_plan(draw_list *dl, const app_state *app, app_rect area, frame_plan *best)
 {
     frame_plan lean, p;
     if (app->view.panels == LESSON_PANELS_HIDDEN) {
@@ -806,20 +806,20 @@ static void choose_plan(ui_draw *dl, const ui_app *app, ui_rect area, frame_plan
     *best = lean;
 }
 
-void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, int h)
+void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, int h)
 {
-    ui_draw_begin(dl, (int)lroundf(UI_BASE_FONT_PX * app->font_scale * app->pixel_ratio));
+    draw_list_begin(dl, (int)lroundf(DRAW_BASE_FONT_PX * app->font_scale * app->pixel_ratio));
     dl->layout = layout;
     /* a lesson takes the right part of the window; the visualizer keeps the rest */
     int full_w = w, panel_w = 0;
     if (app->lesson.open) {
-        panel_w = ui_imin(40 * ui_line(dl), (int)(0.34 * w));
-        panel_w = ui_imax(panel_w, ui_imin(22 * ui_line(dl), w / 2));
+        panel_w = draw_imin(40 * draw_line_h(dl), (int)(0.34 * w));
+        panel_w = draw_imax(panel_w, draw_imin(22 * draw_line_h(dl), w / 2));
         if (app->lesson_width > 0) /* as the student set it: room for the panel's words and for the picture */
-            panel_w = ui_imax(ui_imin(16 * ui_line(dl), w / 3), ui_imin(app->lesson_width, w * 7 / 10));
+            panel_w = draw_imax(draw_imin(16 * draw_line_h(dl), w / 3), draw_imin(app->lesson_width, w * 7 / 10));
         w -= panel_w;
     }
-    ui_layout_clear(layout);
+    app_layout_clear(layout);
     layout->full_width = full_w;
     layout->width = w;
     layout->height = h;
@@ -829,56 +829,56 @@ void ui_render_frame(const ui_app *app, ui_draw *dl, ui_layout *layout, int w, i
     layout->picker_first = app->lesson.picker_first;
     layout->picker_rows = app->lesson.picker_rows;
 
-    ui_fill(dl, 0, 0, full_w, h, UI_BG);
-    int u = ui_line(dl);
+    draw_fill(dl, 0, 0, full_w, h, DRAW_BG);
+    int u = draw_line_h(dl);
     chip_bar bar = {.n = 0};
     /* presenter mode: the toolbar only after the mouse moved */
     bool toolbar = !app->present || app->toolbar_shown;
     int top = toolbar ? controls_height(dl) : u / 2;
     int status_h = u + u / 2;
     /* a model saved during training: its panel across the bottom, unless n hid the panels */
-    int train_h = app->view.panels == LESSON_PANELS_HIDDEN ? 0 : ui_train_panel_height(dl, app, h - top - status_h);
+    int train_h = app->view.panels == LESSON_PANELS_HIDDEN ? 0 : draw_train_panel_height(dl, app, h - top - status_h);
     frame_plan fp;
-    choose_plan(dl, app, (ui_rect){0, top, w, h - top - status_h - train_h}, &fp);
+    choose_plan(dl, app, (app_rect){0, top, w, h - top - status_h - train_h}, &fp);
     layout->panels_shown = fp.rail;
     if (toolbar) controls(dl, app, fp.rail, &bar);
-    if (fp.rail) navigator(dl, app, (ui_rect){0, top, fp.nav_w, h - top - status_h});
+    if (fp.rail) navigator(dl, app, (app_rect){0, top, fp.nav_w, h - top - status_h});
     int y = header(dl, app, fp.main, fp.rail, fp.detail, true);
-    if (ui_app_decoding(app)) y = decode_panel(dl, app, (ui_rect){fp.main.x, y, fp.main.w, 0}, true);
-    if (fp.strip_h > 0) ui_render_text_strip(dl, app, (ui_rect){fp.main.x, y, fp.main.w, fp.strip_room});
-    if (fp.fold_y >= 0) ui_render_predictions_line(dl, app, (ui_rect){fp.main.x, fp.fold_y, fp.main.w, ui_predict_line_height(dl)});
-    if (fp.side_r.w > 0) ui_render_predictions(dl, app, fp.side_r);
-    ui_rect pic = fp.pic;
+    if (app_decoding(app)) y = decode_panel(dl, app, (app_rect){fp.main.x, y, fp.main.w, 0}, true);
+    if (fp.strip_h > 0) draw_text_strip(dl, app, (app_rect){fp.main.x, y, fp.main.w, fp.strip_room});
+    if (fp.fold_y >= 0) draw_predictions_line(dl, app, (app_rect){fp.main.x, fp.fold_y, fp.main.w, draw_predict_line_height(dl)});
+    if (fp.side_r.w > 0) draw_predictions(dl, app, fp.side_r);
+    app_rect pic = fp.pic;
     switch (app->view.mode) {
     case LESSON_VIEW_GRID:
-        if (ui_app_overview(app)) ui_plot_overview(dl, app, pic);
-        else ui_plot_grid(dl, app, pic);
+        if (app_overview(app)) draw_plot_overview(dl, app, pic);
+        else draw_plot_grid(dl, app, pic);
         break;
-    case LESSON_VIEW_COMPARE: ui_plot_compare(dl, app, pic); break;
-    case LESSON_VIEW_GEOMETRY: ui_plot_geometry(dl, app, pic); break;
-    default: ui_plot_single(dl, app, pic); break;
+    case LESSON_VIEW_COMPARE: draw_plot_compare(dl, app, pic); break;
+    case LESSON_VIEW_GEOMETRY: draw_plot_geometry(dl, app, pic); break;
+    default: draw_plot_single(dl, app, pic); break;
     }
-    if (train_h > 0) ui_render_train_panel(dl, app, (ui_rect){0, h - status_h - train_h, w, train_h});
-    status_line(dl, app, (ui_rect){0, h - status_h, w, status_h});
+    if (train_h > 0) draw_train_panel(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});
+    status_line(dl, app, (app_rect){0, h - status_h, w, status_h});
     if (app->lesson.open) {
-        ui_render_lesson_marks(app, dl);
-        ui_render_lesson(app, dl, (ui_rect){w, 0, panel_w, h});
+        draw_lesson_marks(app, dl);
+        draw_lesson(app, dl, (app_rect){w, 0, panel_w, h});
         /* TRANSLATORS: the tooltip of the line between the picture and the lesson */
-        ui_layout_hit_tip(layout, (ui_rect){w - u / 4, 0, u / 2, h}, UI_ACT_DIVIDER, 0,
-                          _("drag to widen or narrow the lesson ({ and } too)"));
-        if (app->divider_drag) ui_fill(dl, w - 1, 0, 3, h, UI_ACCENT);
+        app_layout_hit_tip(layout, (app_rect){w - u / 4, 0, u / 2, h}, APP_ACT_DIVIDER, 0,
+                           _("drag to widen or narrow the lesson ({ and } too)"));
+        if (app->divider_drag) draw_fill(dl, w - 1, 0, 3, h, DRAW_ACCENT);
     }
     tooltip(dl, app);
     if (app->menu_open) menu_overlay(dl, &bar);
-    if (app->edit.open) ui_render_edit(app, dl);
+    if (app->edit.open) draw_edit(app, dl);
     if (app->help) help_overlay(dl, app);
     if (app->save_menu.open) save_overlay(dl, app);
-    if (app->lesson.picker) ui_render_picker(app, dl);
-    ui_render_opening(app, dl);
-    if (app->quit_confirm) ui_render_quit_confirm(app, dl);
+    if (app->lesson.picker) draw_picker(app, dl);
+    draw_opening(app, dl);
+    if (app->quit_confirm) draw_quit_confirm(app, dl);
 }
 
-void ui_render_commit(ui_app *app, const ui_layout *l)
+void draw_commit(app_state *app, const app_layout *l)
 {
     app->width = l->width;
     app->height = l->height;

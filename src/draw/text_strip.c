@@ -69,7 +69,7 @@ static void add(piece_list *l, const char *s, int token, piece_kind kind)
 
 /* Row r of the text the settings hold (the whole text, in decode mode too),
  * without pads; NULL when it cannot be read. Caller frees. */
-static int *row_ids(const ui_app *app, int r, int *n)
+static int *row_ids(const app_state *app, int r, int *n)
 {
     attn_tokens tk;
     int *ids, *out = NULL;
@@ -87,10 +87,10 @@ static int *row_ids(const ui_app *app, int r, int *n)
 
 /* The index in batch row b (pads not counted) of the token whose query row
  * is shown: decode mode's one new row, else the selected or last row; -1 on a pad. */
-static int query_index(const ui_app *app, int b)
+static int query_index(const app_state *app, int b)
 {
     const attn_trace *tr = &app->trace;
-    int pos = tr->dims.P + ui_app_query_row(app), k = 0;
+    int pos = tr->dims.P + app_query_row(app), k = 0;
     if (pos < 0 || pos >= tr->tokens.len || attn_tokens_is_pad(&tr->tokens, b, pos)) return -1;
     for (int p = 0; p < pos; p++) k += !attn_tokens_is_pad(&tr->tokens, b, p);
     return k;
@@ -144,14 +144,14 @@ static void make_pieces(const attn_model *m, const int *ids, int n, int q, piece
 }
 
 /* Places the pieces in lines from x0 to right; returns the number of lines. */
-static int flow(ui_draw *dl, piece_list *l, int x0, int right)
+static int flow(draw_list *dl, piece_list *l, int x0, int right)
 {
-    int u = ui_line(dl), x = x0, line = 0;
+    int u = draw_line_h(dl), x = x0, line = 0;
     for (int i = 0; i < l->n; i++) {
         piece *p = &l->p[i];
         const char *s = l->buf + p->off;
         int pad = p->kind == PIECE_MARK || p->kind == PIECE_NEXT ? u / 3 : 0;
-        p->w = ui_text_w(dl, s) + 2 * pad;
+        p->w = draw_text_w(dl, s) + 2 * pad;
         if (p->kind == PIECE_NOTE) p->w += u; /* set apart from the text */
         if (x > x0 && x + p->w > right) {
             uint32_t cp = 0;
@@ -164,14 +164,14 @@ static int flow(ui_draw *dl, piece_list *l, int x0, int right)
                     p->off++;
                     s++;
                 }
-                p->w = ui_text_w(dl, s) + 2 * pad + (p->kind == PIECE_NOTE ? u : 0);
+                p->w = draw_text_w(dl, s) + 2 * pad + (p->kind == PIECE_NOTE ? u : 0);
             }
         }
         size_t sp = strspn(s, " ");
         if (p->kind == PIECE_TEXT && sp && s[sp]) {
             char lead[64];
             snprintf(lead, sizeof lead, "%.*s", (int)(sp < sizeof lead - 1 ? sp : sizeof lead - 1), s);
-            p->lead = ui_text_w(dl, lead);
+            p->lead = draw_text_w(dl, lead);
         }
         p->x = x;
         p->line = line;
@@ -181,9 +181,9 @@ static int flow(ui_draw *dl, piece_list *l, int x0, int right)
 }
 
 /* The title line: what the strip is, and its legend, as far as it fits. */
-static void title(ui_draw *dl, int x, int y, int right, bool written, int first, int shown, int lines)
+static void title(draw_list *dl, int x, int y, int right, bool written, int first, int shown, int lines)
 {
-    int u = ui_line(dl), s = u * 3 / 4;
+    int u = draw_line_h(dl), s = u * 3 / 4;
     char buf[160];
     if (shown < lines)
         /* TRANSLATORS: the text strip's title when the text has more lines than it shows */
@@ -191,35 +191,35 @@ static void title(ui_draw *dl, int x, int y, int right, bool written, int first,
     else
         /* TRANSLATORS: the title of the strip that shows a model's text in full */
         snprintf(buf, sizeof buf, "%s", _("text"));
-    x += ui_text(dl, buf, x, y, UI_TEXT_DIM) + u;
+    x += draw_text(dl, buf, x, y, DRAW_TEXT_DIM) + u;
     /* TRANSLATORS: the text strip's legend: the token of the query row shown, and the token that row predicts */
     const char *query = _("the query row shown"), *next = _("the token it predicts"), *gen = _("written by ]");
-    int need = s + u / 4 + ui_text_w(dl, query) + u;
+    int need = s + u / 4 + draw_text_w(dl, query) + u;
     if (x + need > right) return;
-    ui_fill(dl, x, y + (u - s) / 2, s, s, UI_ACCENT);
+    draw_fill(dl, x, y + (u - s) / 2, s, s, DRAW_ACCENT);
     x += s + u / 4;
-    x += ui_text(dl, query, x, y, UI_TEXT_DIM) + u;
-    if (x + s + u / 4 + ui_text_w(dl, next) > right) return;
-    ui_frame(dl, x, y + (u - s) / 2, s, s, 2, UI_WHITE);
+    x += draw_text(dl, query, x, y, DRAW_TEXT_DIM) + u;
+    if (x + s + u / 4 + draw_text_w(dl, next) > right) return;
+    draw_outline(dl, x, y + (u - s) / 2, s, s, 2, DRAW_WHITE);
     x += s + u / 4;
-    x += ui_text(dl, next, x, y, UI_TEXT_DIM) + u;
-    if (written && x + ui_text_w(dl, gen) <= right) ui_text(dl, gen, x, y, UI_ACCENT);
+    x += draw_text(dl, next, x, y, DRAW_TEXT_DIM) + u;
+    if (written && x + draw_text_w(dl, gen) <= right) draw_text(dl, gen, x, y, DRAW_ACCENT);
 }
 
 /* The strip in box: drawn when draw, else only measured. Returns its height, margin included. */
-static int strip(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
+static int strip(draw_list *dl, const app_state *app, app_rect box, bool draw)
 {
     const attn_trace *tr = &app->trace;
     if (!app->model || !attn_trace_is_model(tr) || app->from_file || tr->dims.cross) return 0;
-    if (!ui_app_decoding(app) && app->view.mode != LESSON_VIEW_COMPARE) return 0;
-    int u = ui_line(dl), lh = u + u / 3, b = app->view.batch < tr->dims.b ? app->view.batch : 0, n;
+    if (!app_decoding(app) && app->view.mode != LESSON_VIEW_COMPARE) return 0;
+    int u = draw_line_h(dl), lh = u + u / 3, b = app->view.batch < tr->dims.b ? app->view.batch : 0, n;
     int *ids = row_ids(app, b, &n);
     if (!ids || n == 0) {
         free(ids);
         return 0;
     }
     piece_list l = {0};
-    int q = query_index(app, b), prompt = b == 0 ? ui_app_prompt_len(app) : -1;
+    int q = query_index(app, b), prompt = b == 0 ? app_prompt_len(app) : -1;
     make_pieces(app->model, ids, n, q, &l);
     free(ids);
     int x0 = box.x + u / 2, right = box.x + box.w - u / 2, h = 0, frame_px = dl->px, text_px = frame_px;
@@ -230,13 +230,13 @@ static int strip(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
     for (int k = 0; k < 3; k++) {
         dl->px = text_px = (int)lroundf(frame_px * (k == 0 ? 1.5f : k == 1 ? 1.25f : 1.0f));
         lines = flow(dl, &l, x0, right);
-        if (k == 2 || u + lines * (ui_line(dl) + ui_line(dl) / 3) <= box.h / 4) break;
+        if (k == 2 || u + lines * (draw_line_h(dl) + draw_line_h(dl) / 3) <= box.h / 4) break;
     }
-    int tu = ui_line(dl);
+    int tu = draw_line_h(dl);
     dl->px = frame_px;
     lh = tu + tu / 3;
     /* at most a third of the box; a longer text shows the lines of the query and its next token */
-    int fits = ui_imax(1, (box.h / 3 - u - u / 2) / lh), shown = ui_imin(lines, fits), first = 0;
+    int fits = draw_imax(1, (box.h / 3 - u - u / 2) / lh), shown = draw_imin(lines, fits), first = 0;
     if (shown < lines) { /* the query's line and its next token's, the query's first if only one fits */
         int lo = lines - 1, hi = -1;
         for (int i = 0; i < l.n; i++) {
@@ -244,14 +244,14 @@ static int strip(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
             if (q >= 0 && l.p[i].token == q + 1) hi = l.p[i].line;
         }
         if (hi < lo) hi = lo;
-        first = ui_imin(lo, ui_imax(0, ui_imin(hi - shown + 1, lines - shown)));
+        first = draw_imin(lo, draw_imax(0, draw_imin(hi - shown + 1, lines - shown)));
     }
     h = u / 4 + u + u / 4 + shown * lh + tu / 4;
     if (!draw) {
         h += u / 2;
         goto out;
     }
-    ui_fill(dl, box.x, box.y, box.w, h, UI_PANEL);
+    draw_fill(dl, box.x, box.y, box.w, h, DRAW_PANEL);
     title(dl, x0, box.y + u / 4, right, prompt >= 0 && prompt < n, first, shown, lines);
     int top = box.y + u / 4 + u + u / 4;
     dl->px = text_px;
@@ -262,32 +262,32 @@ static int strip(ui_draw *dl, const ui_app *app, ui_rect box, bool draw)
         const char *s = l.buf + p->off;
         int x = p->x, y = top + (p->line - first) * lh, ty = y + (lh - u) / 2;
         bool is_query = p->token >= 0 && p->token == q, is_next = q >= 0 && p->token == q + 1;
-        uint32_t colour = p->kind == PIECE_MARK || p->kind == PIECE_NEXT ? UI_TEXT_DIM
-                          : p->kind == PIECE_NOTE ? UI_WHITE
-                          : prompt >= 0 && p->token >= prompt ? UI_ACCENT : UI_TEXT;
+        uint32_t colour = p->kind == PIECE_MARK || p->kind == PIECE_NEXT ? DRAW_TEXT_DIM
+                          : p->kind == PIECE_NOTE ? DRAW_WHITE
+                          : prompt >= 0 && p->token >= prompt ? DRAW_ACCENT : DRAW_TEXT;
         if (is_query) {
-            ui_fill(dl, x + p->lead, y + 1, p->w - p->lead, lh - 2, UI_ACCENT);
-            colour = UI_BLACK;
+            draw_fill(dl, x + p->lead, y + 1, p->w - p->lead, lh - 2, DRAW_ACCENT);
+            colour = DRAW_BLACK;
         }
-        if (is_next) ui_frame(dl, x + p->lead, y + 1, p->w - p->lead, lh - 2, 2, UI_WHITE);
+        if (is_next) draw_outline(dl, x + p->lead, y + 1, p->w - p->lead, lh - 2, 2, DRAW_WHITE);
         int pad = p->kind == PIECE_MARK || p->kind == PIECE_NEXT ? u / 3 : p->kind == PIECE_NOTE ? u : 0;
-        if (p->kind == PIECE_NOTE) ui_text_fit(dl, s, x + pad, ty, right - x - pad, colour);
-        else ui_text(dl, s, x + pad, ty, colour);
+        if (p->kind == PIECE_NOTE) draw_text_fit(dl, s, x + pad, ty, right - x - pad, colour);
+        else draw_text(dl, s, x + pad, ty, colour);
     }
     dl->px = frame_px;
-    h += ui_line(dl) / 2;
+    h += draw_line_h(dl) / 2;
 out:
     free(l.p);
     free(l.buf);
     return h;
 }
 
-int ui_render_text_strip(ui_draw *dl, const ui_app *app, ui_rect box)
+int draw_text_strip(draw_list *dl, const app_state *app, app_rect box)
 {
     return strip(dl, app, box, true);
 }
 
-int ui_text_strip_height(ui_draw *dl, const ui_app *app, ui_rect box)
+int draw_text_strip_height(draw_list *dl, const app_state *app, app_rect box)
 {
     return strip(dl, app, box, false);
 }

@@ -3,8 +3,8 @@
  * tokenizer's decoding: Chinese as characters, English words with spaces),
  * with the token of the query row shown and the token it predicts marked,
  * and "end of text" after the model's </s>. No SDL. */
-#ifndef UI_TEXT_STRIP_H
-#define UI_TEXT_STRIP_H
+#ifndef DRAW_TEXT_STRIP_H
+#define DRAW_TEXT_STRIP_H
 
 #include "app.h"
 #include "draw.h"
@@ -14,10 +14,10 @@
  * its height (a longer text shows the lines around the query), in decode
  * mode and in the compare view of a model's trace. Returns the height it
  * took, its margin below included; 0 when it is not shown. */
-int ui_render_text_strip(ui_draw *dl, const ui_app *app, ui_rect box);
+int draw_text_strip(draw_list *dl, const app_state *app, app_rect box);
 
-/* The height ui_render_text_strip would take in box, drawing nothing: for a
+/* The height draw_text_strip would take in box, drawing nothing: for a
  * layout that plans the frame before drawing it. */
-int ui_text_strip_height(ui_draw *dl, const ui_app *app, ui_rect box);
+int draw_text_strip_height(draw_list *dl, const app_state *app, app_rect box);
 
 #endif

@@ -6,12 +6,12 @@
 
 #include "i18n.h"
 
-#define UI_TRAIN_COLOUR   UI_ACCENT    /* the training loss */
-#define UI_HELDOUT_COLOUR 0xFFFFB74Du  /* the held-out loss */
-#define UI_MARK_COLOUR    0xC0FFFFFFu  /* the step shown */
-#define UI_ASKED_COLOUR   0x60FFFFFFu  /* the step asked for, while it loads */
+#define DRAW_TRAIN_COLOUR   DRAW_ACCENT /* the training loss */
+#define DRAW_HELDOUT_COLOUR 0xFFFFB74Du /* the held-out loss */
+#define DRAW_MARK_COLOUR    0xC0FFFFFFu /* the step shown */
+#define DRAW_ASKED_COLOUR   0x60FFFFFFu /* the step asked for, while it loads */
 
-const char *ui_train_metric_name(int metric)
+const char *draw_train_metric_name(int metric)
 {
     switch (metric) {
     case ATTN_METRIC_INDUCTION: return _("induction score");
@@ -20,17 +20,17 @@ const char *ui_train_metric_name(int metric)
     }
 }
 
-int ui_train_panel_height(ui_draw *dl, const ui_app *app, int avail)
+int draw_train_panel_height(draw_list *dl, const app_state *app, int avail)
 {
     if (!app->train.n || !app->train.metrics.n || app->from_file) return 0;
-    int u = ui_line(dl), h = ui_imin(11 * u, avail * 36 / 100);
+    int u = draw_line_h(dl), h = draw_imin(11 * u, avail * 36 / 100);
     return h >= 7 * u ? h : 0;
 }
 
 /* A plot's frame: steps on a log axis, log(1 + step / c) with c the first
  * step after 0, so that step 0 has a place; values y0 .. y1 upwards. */
 typedef struct {
-    ui_rect r;
+    app_rect r;
     double c, x0, x1, y0, y1;
 } axes;
 
@@ -51,7 +51,7 @@ static float at_y(const axes *a, double v)
     return (float)(a->r.y + (1.0 - f) * (a->r.h - 1));
 }
 
-static axes make_axes(const attn_metrics *m, ui_rect r, double y0, double y1)
+static axes make_axes(const attn_metrics *m, app_rect r, double y0, double y1)
 {
     axes a = {.r = r, .c = 1, .y0 = y0, .y1 = y1};
     for (int s = 0; s < m->n; s++)
@@ -65,60 +65,60 @@ static axes make_axes(const attn_metrics *m, ui_rect r, double y0, double y1)
 }
 
 /* values[s · stride] over the snapshots as a line with a dot at each. */
-static void curve(ui_draw *dl, const axes *a, const attn_metrics *m, const double *values, int stride, float t,
+static void curve(draw_list *dl, const axes *a, const attn_metrics *m, const double *values, int stride, float t,
                   uint32_t colour, bool dots)
 {
     for (int s = 0; s < m->n; s++) {
         float x = at_x(a, m->step[s]), y = at_y(a, values[(size_t)s * stride]);
         if (s > 0)
-            ui_segment(dl, at_x(a, m->step[s - 1]), at_y(a, values[(size_t)(s - 1) * stride]), x, y, t, colour);
-        if (dots) ui_fill(dl, (int)lroundf(x - t), (int)lroundf(y - t), (int)lroundf(2 * t + 1), (int)lroundf(2 * t + 1), colour);
+            draw_segment(dl, at_x(a, m->step[s - 1]), at_y(a, values[(size_t)(s - 1) * stride]), x, y, t, colour);
+        if (dots) draw_fill(dl, (int)lroundf(x - t), (int)lroundf(y - t), (int)lroundf(2 * t + 1), (int)lroundf(2 * t + 1), colour);
     }
 }
 
 /* The step shown (and the one asked for, while it loads) as vertical lines. */
-static void marks(ui_draw *dl, const ui_app *app, const axes *a)
+static void marks(draw_list *dl, const app_state *app, const axes *a)
 {
-    const ui_training *t = &app->train;
-    int shown = ui_training_position(t, app->cfg.model), asked = ui_app_train_newest(app);
+    const app_training *t = &app->train;
+    int shown = app_training_position(t, app->cfg.model), asked = app_train_newest(app);
     if (asked >= 0 && asked != shown)
-        ui_line_to(dl, (int)lroundf(at_x(a, ui_training_step(t, asked))), a->r.y,
-                   (int)lroundf(at_x(a, ui_training_step(t, asked))), a->r.y + a->r.h, 1, UI_ASKED_COLOUR);
+        draw_line_to(dl, (int)lroundf(at_x(a, app_training_step(t, asked))), a->r.y,
+                     (int)lroundf(at_x(a, app_training_step(t, asked))), a->r.y + a->r.h, 1, DRAW_ASKED_COLOUR);
     if (shown >= 0)
-        ui_line_to(dl, (int)lroundf(at_x(a, ui_training_step(t, shown))), a->r.y,
-                   (int)lroundf(at_x(a, ui_training_step(t, shown))), a->r.y + a->r.h, 1, UI_MARK_COLOUR);
+        draw_line_to(dl, (int)lroundf(at_x(a, app_training_step(t, shown))), a->r.y,
+                     (int)lroundf(at_x(a, app_training_step(t, shown))), a->r.y + a->r.h, 1, DRAW_MARK_COLOUR);
 }
 
 /* "step 400 of 4000 (j J)", or the final model's line. */
-static void step_title(const ui_app *app, char *buf, size_t size)
+static void step_title(const app_state *app, char *buf, size_t size)
 {
-    const ui_training *t = &app->train;
-    int at = ui_training_position(t, app->cfg.model);
+    const app_training *t = &app->train;
+    int at = app_training_position(t, app->cfg.model);
     long last = t->steps[t->n - 1];
     if (at == t->n)
         /* TRANSLATORS: the training panel's title when the model shown is the one training ended with */
         snprintf(buf, size, _("final model (step %ld) · j J: training steps"), last);
     else
         /* TRANSLATORS: the training panel's title: the checkpoint shown, of the training's last step */
-        snprintf(buf, size, _("training step %ld of %ld · j J"), ui_training_step(t, at), last);
+        snprintf(buf, size, _("training step %ld of %ld · j J"), app_training_step(t, at), last);
 }
 
 /* The x axis: the steps' labels where they do not overlap, under r. */
-static void step_labels(ui_draw *dl, const axes *a, const attn_metrics *m, int y)
+static void step_labels(draw_list *dl, const axes *a, const attn_metrics *m, int y)
 {
-    int end = a->r.x - ui_line(dl);
+    int end = a->r.x - draw_line_h(dl);
     for (int s = 0; s < m->n; s++) {
         char lab[24];
         snprintf(lab, sizeof lab, "%ld", m->step[s]);
-        int w = ui_text_w(dl, lab), x = (int)lroundf(at_x(a, m->step[s])) - w / 2;
-        if (x < end + ui_line(dl) / 3 || x + w > a->r.x + a->r.w + w / 2) continue;
-        ui_text(dl, lab, x, y, UI_TEXT_DIM);
+        int w = draw_text_w(dl, lab), x = (int)lroundf(at_x(a, m->step[s])) - w / 2;
+        if (x < end + draw_line_h(dl) / 3 || x + w > a->r.x + a->r.w + w / 2) continue;
+        draw_text(dl, lab, x, y, DRAW_TEXT_DIM);
         end = x + w;
     }
 }
 
 /* The clicks of a plot: each snapshot's column opens its step. */
-static void step_hits(ui_draw *dl, const ui_app *app, const axes *a, const attn_metrics *m)
+static void step_hits(draw_list *dl, const app_state *app, const axes *a, const attn_metrics *m)
 {
     for (int s = 0; s < m->n; s++) {
         int at = -1;
@@ -128,41 +128,41 @@ static void step_hits(ui_draw *dl, const ui_app *app, const axes *a, const attn_
         int l = s > 0 ? (int)lroundf((at_x(a, m->step[s - 1]) + at_x(a, m->step[s])) / 2) : a->r.x;
         int r = s + 1 < m->n ? (int)lroundf((at_x(a, m->step[s]) + at_x(a, m->step[s + 1])) / 2) : a->r.x + a->r.w;
         /* TRANSLATORS: the tooltip of the loss curve's columns */
-        ui_layout_hit_tip(dl->layout, (ui_rect){l, a->r.y, r - l, a->r.h}, UI_ACT_TRAIN_AT, at,
-                          _("show the model as it was at this training step"));
+        app_layout_hit_tip(dl->layout, (app_rect){l, a->r.y, r - l, a->r.h}, APP_ACT_TRAIN_AT, at,
+                           _("show the model as it was at this training step"));
     }
 }
 
 /* "loss, nats/token:  — training text  — held-out text": its width, and
  * drawn at (x, y) when draw. */
-static int legend(ui_draw *dl, int x, int y, bool draw)
+static int legend(draw_list *dl, int x, int y, bool draw)
 {
-    int u = ui_line(dl), x0 = x;
+    int u = draw_line_h(dl), x0 = x;
     /* TRANSLATORS: the training panel's loss plot; then its legend */
     const char *what = _("loss, nats/token:"), *train = _("training text"), *held = _("held-out text");
-    if (draw) ui_text(dl, what, x, y, UI_TEXT);
-    x += ui_text_w(dl, what) + u / 2;
-    if (draw) ui_fill(dl, x, y + u / 2 - 1, u, 3, UI_TRAIN_COLOUR);
+    if (draw) draw_text(dl, what, x, y, DRAW_TEXT);
+    x += draw_text_w(dl, what) + u / 2;
+    if (draw) draw_fill(dl, x, y + u / 2 - 1, u, 3, DRAW_TRAIN_COLOUR);
     x += u + u / 4;
-    if (draw) ui_text(dl, train, x, y, UI_TEXT);
-    x += ui_text_w(dl, train) + u / 2;
-    if (draw) ui_fill(dl, x, y + u / 2 - 1, u, 3, UI_HELDOUT_COLOUR);
+    if (draw) draw_text(dl, train, x, y, DRAW_TEXT);
+    x += draw_text_w(dl, train) + u / 2;
+    if (draw) draw_fill(dl, x, y + u / 2 - 1, u, 3, DRAW_HELDOUT_COLOUR);
     x += u + u / 4;
-    if (draw) ui_text(dl, held, x, y, UI_TEXT);
-    return x + ui_text_w(dl, held) - x0;
+    if (draw) draw_text(dl, held, x, y, DRAW_TEXT);
+    return x + draw_text_w(dl, held) - x0;
 }
 
-static void loss_plot(ui_draw *dl, const ui_app *app, ui_rect box)
+static void loss_plot(draw_list *dl, const app_state *app, app_rect box)
 {
     const attn_metrics *m = &app->train.metrics;
-    int u = ui_line(dl), y = box.y;
+    int u = draw_line_h(dl), y = box.y;
     char buf[200];
     step_title(app, buf, sizeof buf);
-    ui_text_fit(dl, buf, box.x, y, box.w, UI_WHITE);
+    draw_text_fit(dl, buf, box.x, y, box.w, DRAW_WHITE);
     y += u + u / 8;
-    ui_clip_push(dl, (ui_rect){box.x, y, box.w, u}); /* a narrow panel cuts the legend, never the grid beside it */
+    draw_clip_push(dl, (app_rect){box.x, y, box.w, u}); /* a narrow panel cuts the legend, never the grid beside it */
     legend(dl, box.x, y, true);
-    ui_clip_pop(dl);
+    draw_clip_pop(dl);
     y += u + u / 4;
     double lo = INFINITY, hi = -INFINITY;
     for (int s = 0; s < m->n; s++) {
@@ -173,97 +173,97 @@ static void loss_plot(ui_draw *dl, const ui_app *app, ui_rect box)
     char top[16], bottom[16];
     snprintf(top, sizeof top, "%.2f", hi);
     snprintf(bottom, sizeof bottom, "%.2f", lo);
-    int lw = ui_imax(ui_text_w(dl, top), ui_text_w(dl, bottom)) + u / 2;
-    ui_rect r = {box.x + lw, y, box.w - lw - u / 2, box.y + box.h - y - u - u / 4};
+    int lw = draw_imax(draw_text_w(dl, top), draw_text_w(dl, bottom)) + u / 2;
+    app_rect r = {box.x + lw, y, box.w - lw - u / 2, box.y + box.h - y - u - u / 4};
     if (r.w < 4 * u || r.h < 2 * u) return;
     axes a = make_axes(m, r, lo - pad, hi + pad);
-    ui_fill(dl, r.x, r.y, r.w, r.h, UI_BG);
+    draw_fill(dl, r.x, r.y, r.w, r.h, DRAW_BG);
     for (int s = 0; s < m->n; s++) { /* a faint line at each snapshot */
         int sx = (int)lroundf(at_x(&a, m->step[s]));
-        ui_line_to(dl, sx, r.y, sx, r.y + r.h, 1, UI_PANEL_HI);
+        draw_line_to(dl, sx, r.y, sx, r.y + r.h, 1, DRAW_PANEL_HI);
     }
-    ui_text(dl, top, box.x, (int)lroundf(at_y(&a, hi)) - u / 2, UI_TEXT_DIM);
-    ui_text(dl, bottom, box.x, (int)lroundf(at_y(&a, lo)) - u / 2, UI_TEXT_DIM);
+    draw_text(dl, top, box.x, (int)lroundf(at_y(&a, hi)) - u / 2, DRAW_TEXT_DIM);
+    draw_text(dl, bottom, box.x, (int)lroundf(at_y(&a, lo)) - u / 2, DRAW_TEXT_DIM);
     float t = fmaxf(1.5f, (float)u / 9);
     marks(dl, app, &a);
-    curve(dl, &a, m, m->train_loss, 1, t, UI_TRAIN_COLOUR, true);
-    curve(dl, &a, m, m->heldout_loss, 1, t, UI_HELDOUT_COLOUR, true);
+    curve(dl, &a, m, m->train_loss, 1, t, DRAW_TRAIN_COLOUR, true);
+    curve(dl, &a, m, m->heldout_loss, 1, t, DRAW_HELDOUT_COLOUR, true);
     step_labels(dl, &a, m, r.y + r.h + u / 8);
     step_hits(dl, app, &a, m);
 }
 
 /* One head's measure over training, in a cell of the small multiples. */
-static void head_plot(ui_draw *dl, const ui_app *app, ui_rect cell, int layer, int head, int snap)
+static void head_plot(draw_list *dl, const app_state *app, app_rect cell, int layer, int head, int snap)
 {
     const attn_metrics *m = &app->train.metrics;
     attn_metric k = (attn_metric)app->train_metric;
     bool shown = layer == app->view.layer && head == app->view.head;
-    ui_fill(dl, cell.x, cell.y, cell.w, cell.h, UI_BG);
-    ui_rect r = {cell.x + 2, cell.y + 2, cell.w - 4, cell.h - 4};
+    draw_fill(dl, cell.x, cell.y, cell.w, cell.h, DRAW_BG);
+    app_rect r = {cell.x + 2, cell.y + 2, cell.w - 4, cell.h - 4};
     axes a = make_axes(m, r, 0.0, 1.0);
     marks(dl, app, &a);
     const double *v = m->head[k] + (size_t)layer * m->heads + head;
-    curve(dl, &a, m, v, m->layers * m->heads, shown ? 2.0f : 1.5f, shown ? UI_ACCENT : UI_TEXT, false);
+    curve(dl, &a, m, v, m->layers * m->heads, shown ? 2.0f : 1.5f, shown ? DRAW_ACCENT : DRAW_TEXT, false);
     int px = dl->px;
-    dl->px = ui_imax(8, px * 3 / 4);
-    if (snap >= 0 && cell.h >= 2 * ui_line(dl)) {
+    dl->px = draw_imax(8, px * 3 / 4);
+    if (snap >= 0 && cell.h >= 2 * draw_line_h(dl)) {
         char val[16];
         snprintf(val, sizeof val, "%.2f", attn_metrics_head(m, k, snap, layer, head));
-        ui_text(dl, val, cell.x + 3, cell.y + 1, shown ? UI_WHITE : UI_TEXT_DIM);
+        draw_text(dl, val, cell.x + 3, cell.y + 1, shown ? DRAW_WHITE : DRAW_TEXT_DIM);
     }
     dl->px = px;
-    if (shown) ui_frame(dl, cell.x - 1, cell.y - 1, cell.w + 2, cell.h + 2, 2, UI_ACCENT);
+    if (shown) draw_outline(dl, cell.x - 1, cell.y - 1, cell.w + 2, cell.h + 2, 2, DRAW_ACCENT);
     if (m->layers * m->heads <= 64) /* the hits of a larger grid would crowd out the lesson panel's */
         /* TRANSLATORS: the tooltip of a head's small plot in the training panel */
-        ui_layout_hit_tip(dl->layout, cell, UI_ACT_TRAIN_HEAD, layer << 16 | head, _("show this head"));
+        app_layout_hit_tip(dl->layout, cell, APP_ACT_TRAIN_HEAD, layer << 16 | head, _("show this head"));
 }
 
-static void head_grid(ui_draw *dl, const ui_app *app, ui_rect box)
+static void head_grid(draw_list *dl, const app_state *app, app_rect box)
 {
     const attn_metrics *m = &app->train.metrics;
-    int u = ui_line(dl), y = box.y;
+    int u = draw_line_h(dl), y = box.y;
     char buf[200];
     /* TRANSLATORS: the small multiples' title: the measure (a click switches it) */
-    snprintf(buf, sizeof buf, _("each head's %s over training ▸"), ui_train_metric_name(app->train_metric));
-    int w = ui_imin(ui_text_w(dl, buf) + u / 2, box.w);
-    ui_fill(dl, box.x, y - 1, w, u + 2, UI_PANEL_HI);
-    ui_text_fit(dl, buf, box.x + u / 4, y, w - u / 2, UI_WHITE);
+    snprintf(buf, sizeof buf, _("each head's %s over training ▸"), draw_train_metric_name(app->train_metric));
+    int w = draw_imin(draw_text_w(dl, buf) + u / 2, box.w);
+    draw_fill(dl, box.x, y - 1, w, u + 2, DRAW_PANEL_HI);
+    draw_text_fit(dl, buf, box.x + u / 4, y, w - u / 2, DRAW_WHITE);
     /* TRANSLATORS: the tooltip of the small multiples' title */
-    ui_layout_hit_tip(dl->layout, (ui_rect){box.x, y - 1, w, u + 2}, UI_ACT_TRAIN_METRIC, 0,
-                      _("plot another measure: previous-token weight, induction score, weight on <s>"));
+    app_layout_hit_tip(dl->layout, (app_rect){box.x, y - 1, w, u + 2}, APP_ACT_TRAIN_METRIC, 0,
+                       _("plot another measure: previous-token weight, induction score, weight on <s>"));
     y += u + u / 4;
     int px = dl->px;
-    dl->px = ui_imax(8, px * 3 / 4);
+    dl->px = draw_imax(8, px * 3 / 4);
     snprintf(buf, sizeof buf, _("L%d"), m->layers - 1);
-    int s = ui_line(dl), lab_w = ui_text_w(dl, buf) + s / 2;
-    ui_rect g = {box.x + lab_w, y + s, box.w - lab_w, box.y + box.h - y - s};
-    int gap = ui_imax(2, u / 5);
+    int s = draw_line_h(dl), lab_w = draw_text_w(dl, buf) + s / 2;
+    app_rect g = {box.x + lab_w, y + s, box.w - lab_w, box.y + box.h - y - s};
+    int gap = draw_imax(2, u / 5);
     int cw = (g.w + gap) / m->heads - gap, ch = (g.h + gap) / m->layers - gap;
     for (int h = 0; h < m->heads && cw >= 6; h++) {
         snprintf(buf, sizeof buf, _("h%d"), h);
-        ui_text(dl, buf, g.x + h * (cw + gap) + (cw - ui_text_w(dl, buf)) / 2, y, UI_TEXT_DIM);
+        draw_text(dl, buf, g.x + h * (cw + gap) + (cw - draw_text_w(dl, buf)) / 2, y, DRAW_TEXT_DIM);
     }
     for (int l = 0; l < m->layers && ch >= 6; l++) {
         /* TRANSLATORS: a row of the small multiples: layer %d (short) */
         snprintf(buf, sizeof buf, _("L%d"), l);
-        ui_text(dl, buf, box.x, g.y + l * (ch + gap) + (ch - s) / 2, UI_TEXT_DIM);
+        draw_text(dl, buf, box.x, g.y + l * (ch + gap) + (ch - s) / 2, DRAW_TEXT_DIM);
     }
     dl->px = px;
     if (cw < 6 || ch < 6) return;
-    int snap = ui_training_snapshot(&app->train, ui_training_position(&app->train, app->cfg.model));
+    int snap = app_training_snapshot(&app->train, app_training_position(&app->train, app->cfg.model));
     for (int l = 0; l < m->layers; l++)
         for (int h = 0; h < m->heads; h++)
-            head_plot(dl, app, (ui_rect){g.x + h * (cw + gap), g.y + l * (ch + gap), cw, ch}, l, h, snap);
+            head_plot(dl, app, (app_rect){g.x + h * (cw + gap), g.y + l * (ch + gap), cw, ch}, l, h, snap);
 }
 
-void ui_render_train_panel(ui_draw *dl, const ui_app *app, ui_rect box)
+void draw_train_panel(draw_list *dl, const app_state *app, app_rect box)
 {
-    int u = ui_line(dl);
-    ui_fill(dl, box.x, box.y, box.w, box.h, UI_PANEL);
-    ui_rect in = {box.x + u / 2, box.y + u / 3, box.w - u, box.h - u / 2};
+    int u = draw_line_h(dl);
+    draw_fill(dl, box.x, box.y, box.w, box.h, DRAW_PANEL);
+    app_rect in = {box.x + u / 2, box.y + u / 3, box.w - u, box.h - u / 2};
     /* the loss plot as wide as its legend, the small multiples keeping at least 10 lines */
-    int lw = ui_imax(in.w * 2 / 5, ui_imin(in.w, ui_imax(18 * u, legend(dl, 0, 0, false))));
-    if (in.w - lw - u < 10 * u) lw = ui_imax(in.w * 2 / 5, in.w - 11 * u);
-    loss_plot(dl, app, (ui_rect){in.x, in.y, lw, in.h});
-    if (in.w - lw - u >= 8 * u) head_grid(dl, app, (ui_rect){in.x + lw + u, in.y, in.w - lw - u, in.h});
+    int lw = draw_imax(in.w * 2 / 5, draw_imin(in.w, draw_imax(18 * u, legend(dl, 0, 0, false))));
+    if (in.w - lw - u < 10 * u) lw = draw_imax(in.w * 2 / 5, in.w - 11 * u);
+    loss_plot(dl, app, (app_rect){in.x, in.y, lw, in.h});
+    if (in.w - lw - u >= 8 * u) head_grid(dl, app, (app_rect){in.x + lw + u, in.y, in.w - lw - u, in.h});
 }

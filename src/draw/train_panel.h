@@ -5,8 +5,8 @@
  * plot per layer × head. The step shown is marked on every plot and the head
  * shown is framed. A click on the loss curve opens that step; on a tiny plot,
  * that head; on the measure's name, the next measure. No SDL. */
-#ifndef UI_TRAIN_PANEL_H
-#define UI_TRAIN_PANEL_H
+#ifndef DRAW_TRAIN_PANEL_H
+#define DRAW_TRAIN_PANEL_H
 
 #include "app.h"
 #include "draw.h"
@@ -14,11 +14,11 @@
 
 /* The panel's height in a visualizer area `avail` tall: 0 when there is
  * nothing to plot (no checkpoints, or no readable metrics.json) or no room. */
-int ui_train_panel_height(ui_draw *dl, const ui_app *app, int avail);
+int draw_train_panel_height(draw_list *dl, const app_state *app, int avail);
 
-void ui_render_train_panel(ui_draw *dl, const ui_app *app, ui_rect box);
+void draw_train_panel(draw_list *dl, const app_state *app, app_rect box);
 
 /* The measure's name as the panel titles it (translated). */
-const char *ui_train_metric_name(int metric);
+const char *draw_train_metric_name(int metric);
 
 #endif

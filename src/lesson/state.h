@@ -29,7 +29,7 @@ extern const char *const lesson_panels_names[LESSON_PANELS_COUNT]; /* "auto", "s
 typedef enum { LESSON_HL_NONE, LESSON_HL_ROW, LESSON_HL_COL, LESSON_HL_CELLS } lesson_hl_kind;
 
 /* What is on screen, whoever sets it: a lesson step, the window's keys and
- * clicks (ui_app.view), `attnlab render`'s flags (ui_picture.view). One
+ * clicks (app_state.view), `attnlab render`'s flags (app_picture.view). One
  * struct, so the three cannot drift apart. No SDL. */
 typedef struct {
     char stage[64];        /* "weights" unless set */

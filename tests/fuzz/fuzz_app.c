@@ -1,6 +1,6 @@
 /* fuzz_app.c — libFuzzer target: the window's app core over a trace another
  * program wrote. The input makes a trace file, opens it as `attnlab view FILE`
- * does (ui_app_init_file), then replays keys, text, clicks, drags, the wheel
+ * does (app_init_file), then replays keys, text, clicks, drags, the wheel
  * and resizes through the app's input calls, drawing each frame into a
  * command list (no SDL) and painting its heatmaps as a backend would. Any
  * stage may be missing and any size 0: nothing may crash, read out of
@@ -29,6 +29,7 @@
 #include "engine/trace/stages.h"
 #include "heatmap.h"
 #include "keys.h"
+#include "paint.h"
 #include "render.h"
 
 typedef struct {
@@ -187,9 +188,9 @@ static int write_raw(reader *r)
  * editor's text), the others the special keys. */
 static int key_of(unsigned b)
 {
-    static const int SPECIAL[] = {UI_KEY_LEFT, UI_KEY_RIGHT, UI_KEY_UP, UI_KEY_DOWN, UI_KEY_HOME, UI_KEY_END,
-                                  UI_KEY_PAGEUP, UI_KEY_PAGEDOWN, UI_KEY_F1, UI_KEY_F5, UI_KEY_RETURN,
-                                  UI_KEY_ESCAPE, UI_KEY_BACKSPACE, UI_KEY_DELETE, UI_KEY_TAB, UI_KEY_SPACE};
+    static const int SPECIAL[] = {APP_KEY_LEFT, APP_KEY_RIGHT, APP_KEY_UP, APP_KEY_DOWN, APP_KEY_HOME, APP_KEY_END,
+                                  APP_KEY_PAGEUP, APP_KEY_PAGEDOWN, APP_KEY_F1, APP_KEY_F5, APP_KEY_RETURN,
+                                  APP_KEY_ESCAPE, APP_KEY_BACKSPACE, APP_KEY_DELETE, APP_KEY_TAB, APP_KEY_SPACE};
     if (b > ' ' && b < 127) return (int)b;
     return SPECIAL[b % (sizeof SPECIAL / sizeof SPECIAL[0])];
 }
@@ -213,7 +214,7 @@ static bool in_trace(const attn_trace *tr, const float *first, const float *last
  * shown, or in the frame's own floats (a difference), or it is the one-cell
  * NaN legend: a slice past its tensor (a size 0 axis) reads another's data
  * or past the mapping, which no sanitizer sees in a mapped file. */
-static void check_slice(const ui_app *app, const ui_draw *dl, const float *data, int rows, int cols,
+static void check_slice(const app_state *app, const draw_list *dl, const float *data, int rows, int cols,
                         ptrdiff_t rs, ptrdiff_t cs)
 {
     if (rows <= 0 || cols <= 0) return;
@@ -228,62 +229,62 @@ static void check_slice(const ui_app *app, const ui_draw *dl, const float *data,
 }
 
 /* A frame as the window draws one, and its heatmaps painted as a backend does. */
-static void frame(ui_app *app, ui_draw *dl, int w, int h, uint32_t *px)
+static void frame(app_state *app, draw_list *dl, int w, int h, uint32_t *px)
 {
-    ui_render_frame(app, dl, &app->layout, w, h);
-    ui_render_commit(app, &app->layout);
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(dl, c));) {
+    draw_frame(app, dl, &app->layout, w, h);
+    draw_commit(app, &app->layout);
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));) {
         /* a command a million pixels away is a size computed from a number out of range */
         if (abs(c->r.x) > 1000000 || abs(c->r.y) > 1000000 || abs(c->r.w) > 1000000 || abs(c->r.h) > 1000000) {
             fprintf(stderr, "fuzz_app: a command at (%d, %d) %d x %d\n", c->r.x, c->r.y, c->r.w, c->r.h);
             abort();
         }
-        if (c->kind == UI_CMD_TEXT) sink += (uint32_t)strlen(ui_cmd_text(dl, c));
-        if (c->kind != UI_CMD_HEATMAP) continue;
-        const ui_slice *sl = &c->heat.slice;
+        if (c->kind == DRAW_CMD_TEXT) sink += (uint32_t)strlen(draw_cmd_text(dl, c));
+        if (c->kind != DRAW_CMD_HEATMAP) continue;
+        const app_slice *sl = &c->heat.slice;
         check_slice(app, dl, sl->data, sl->rows, sl->cols, sl->row_stride, sl->col_stride);
         if (sl->mask) check_slice(app, dl, sl->mask, sl->rows, sl->cols, sl->mask_row_stride, sl->mask_col_stride);
         int pw = c->r.w < 64 ? c->r.w : 64, ph = c->r.h < 64 ? c->r.h : 64;
-        ui_heat_paint(&c->heat.slice, &c->heat.scale, px, 64, pw, ph, c->heat.gap);
+        paint_heatmap(&c->heat.slice, &c->heat.scale, px, 64, pw, ph, c->heat.gap);
         sink += px[0];
     }
 }
 
-static void replay(ui_app *app, reader *r)
+static void replay(app_state *app, reader *r)
 {
-    ui_draw dl;
+    draw_list dl;
     static uint32_t px[64 * 64];
     int w = 1280, h = 800;
-    ui_draw_init(&dl, (ui_text_measure){NULL, fake_width, fake_line, NULL});
+    draw_list_init(&dl, (draw_text_measure){NULL, fake_width, fake_line, NULL});
     frame(app, &dl, w, h, px);
     for (int ev = 0; r->n && ev < 48 && !app->req.quit; ev++) {
         unsigned op = byte(r), a = byte(r), c = byte(r);
         int x = (int)a * w / 256, y = (int)c * h / 256;
         switch (op % 12) {
-        case 0: case 1: case 2: case 3: ui_app_key(app, key_of(a), (int)(op >> 4) & 7); break;
-        case 4: ui_app_text(app, TEXTS[a % 10]); break;
-        case 5: ui_app_mouse_move(app, x, y); break;
-        case 6: ui_app_mouse_down(app, x, y); ui_app_mouse_up(app); break;
+        case 0: case 1: case 2: case 3: app_key(app, key_of(a), (int)(op >> 4) & 7); break;
+        case 4: app_text(app, TEXTS[a % 10]); break;
+        case 5: app_mouse_move(app, x, y); break;
+        case 6: app_mouse_down(app, x, y); app_mouse_up(app); break;
         case 7: /* a drag, from (x, y) to the next point */
-            ui_app_mouse_down(app, x, y);
-            ui_app_mouse_drag(app, (int)(byte(r) * w / 256), (int)(byte(r) * h / 256));
-            ui_app_mouse_up(app);
+            app_mouse_down(app, x, y);
+            app_mouse_drag(app, (int)(byte(r) * w / 256), (int)(byte(r) * h / 256));
+            app_mouse_up(app);
             break;
-        case 8: ui_app_wheel(app, (int)(a % 7) - 3); break;
+        case 8: app_wheel(app, (int)(a % 7) - 3); break;
         case 9: /* a resize: very small windows too */
             w = 1 + (int)a * 10, h = 1 + (int)c * 6;
-            ui_app_exposed(app);
+            app_exposed(app);
             break;
-        case 10: ui_app_mouse_leave(app); break;
-        default: ui_app_compose(app, TEXTS[a % 10]); break;
+        case 10: app_mouse_leave(app); break;
+        default: app_compose(app, TEXTS[a % 10]); break;
         }
         /* what the window loop does with the app's requests */
-        if (app->req.paste) ui_app_paste(app, TEXTS[op % 10]);
+        if (app->req.paste) app_paste(app, TEXTS[op % 10]);
         app->req.save = false;
-        ui_app_poll(app);
+        app_poll(app);
         if (app->dirty) frame(app, &dl, w, h, px);
     }
-    ui_draw_free(&dl);
+    draw_list_free(&dl);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -291,12 +292,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     reader r = {data, size};
     if (!size) return 0;
     if ((byte(&r) & 1 ? write_raw(&r) : write_generated(&r))) return 0;
-    ui_app *app = calloc(1, sizeof *app);
+    app_state *app = calloc(1, sizeof *app);
     char err[700];
     if (!app) return 0;
-    if (ui_app_init_file(app, g_path, err, sizeof err) == 0) {
+    if (app_init_file(app, g_path, err, sizeof err) == 0) {
         replay(app, &r);
-        ui_app_free(app);
+        app_free(app);
     } else if (!err[0] || strchr(err, '\n')) {
         abort(); /* refused: in one line that says why */
     }

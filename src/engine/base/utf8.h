@@ -62,7 +62,7 @@ bool attn_utf8_is_wide(uint32_t cp);
 
 /* Punctuation a line never starts with (closing: ，。、：；！？）」』》】”’… and
  * . , ) : ; ! ? ] } %) or ends with (opening: （「『《【“‘ ( [): the one
- * rule of every wrapped text, the lesson panel's and ui_text_wrap's. */
+ * rule of every wrapped text, the lesson panel's and draw_text_wrap's. */
 bool attn_utf8_is_closing(uint32_t cp);
 bool attn_utf8_is_opening(uint32_t cp);
 

@@ -67,7 +67,7 @@ static attn_status assign(attn_tokenizer *t, const char *what, const char *s, do
         return attn_fail(err, ATTN_ERR_FORMAT, "id %d is both '%.40s' and '%.40s'", id, t->vocab[id], s);
     if (!t->vocab[id] && !(t->vocab[id] = strdup(s))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     t->special[id] |= special;
-    if (tok_map_put(&t->ids, s, id)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    if (attn_tok_map_put(&t->ids, s, id)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     return ATTN_OK;
 }
 
@@ -97,12 +97,12 @@ static attn_status read_merges(attn_tokenizer *t, const cJSON *merges, attn_erro
         size_t na = strlen(a), nb = strlen(b);
         memcpy(key, a, na);
         memcpy(key + na, b, nb + 1);
-        if (tok_map_get(&t->ids, a) < 0 || tok_map_get(&t->ids, b) < 0 || tok_map_get(&t->ids, key) < 0)
+        if (attn_tok_map_get(&t->ids, a) < 0 || attn_tok_map_get(&t->ids, b) < 0 || attn_tok_map_get(&t->ids, key) < 0)
             return attn_fail(err, ATTN_ERR_FORMAT, "merge %d ('%.30s' + '%.30s') names a token not in the vocabulary",
                              rank + 1, a, b);
         key[na] = '\x1f';
         memcpy(key + na + 1, b, nb + 1);
-        if (tok_map_put(&t->merges, key, rank++)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+        if (attn_tok_map_put(&t->merges, key, rank++)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     }
     return ATTN_OK;
 }
@@ -135,7 +135,7 @@ static attn_status read_model(attn_tokenizer *t, const cJSON *model, attn_error 
     const cJSON *unk = cJSON_GetObjectItemCaseSensitive(model, "unk_token");
     if (unk && !cJSON_IsNull(unk) && !cJSON_IsString(unk))
         return attn_json_wrong("model.unk_token", "a token or null", unk, err);
-    if (cJSON_IsString(unk) && (t->unk = tok_map_get(&t->ids, unk->valuestring)) < 0)
+    if (cJSON_IsString(unk) && (t->unk = attn_tok_map_get(&t->ids, unk->valuestring)) < 0)
         return attn_fail(err, ATTN_ERR_FORMAT, "unk_token '%.40s' is not in the vocabulary", unk->valuestring);
     const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
     if (t->model == TOK_BPE && merges && !cJSON_IsArray(merges))
@@ -185,7 +185,7 @@ static attn_status read_json(attn_tokenizer *t, const cJSON *root, attn_error *e
     if (!cJSON_IsObject(model)) return attn_fail(err, ATTN_ERR_FORMAT, "has no model (not a tokenizer.json?)");
     if ((st = read_model(t, model, err)) ||
         (st = read_added(t, cJSON_GetObjectItemCaseSensitive(root, "added_tokens"), err)) ||
-        (st = tok_read_steps(t, root, err)))
+        (st = attn_tok_read_steps(t, root, err)))
         return st;
     return ATTN_OK;
 }
@@ -195,7 +195,7 @@ static attn_status read_json(attn_tokenizer *t, const cJSON *root, attn_error *e
  * twice: the lower id first. */
 static int by_content(const void *a, const void *b)
 {
-    const tok_added *x = a, *y = b;
+    const attn_tok_added *x = a, *y = b;
     int c = strcmp(x->content, y->content);
     return c ? c : (x->id > y->id) - (x->id < y->id);
 }
@@ -207,12 +207,12 @@ static attn_status prepare(attn_tokenizer *t, attn_error *err)
     for (int b = 0; b < 256; b++) {
         char name[8];
         snprintf(name, sizeof name, "<0x%02X>", b);
-        t->byte_id[b] = tok_map_get(&t->ids, name);
+        t->byte_id[b] = attn_tok_map_get(&t->ids, name);
     }
     for (int id = 0; id < t->n_vocab; id++) { /* labels typed back (a decoding step's token list) */
         char label[96];
         if (!t->vocab[id] || !strcmp(attn_tokenizer_label(t, id, label, sizeof label), t->vocab[id])) continue;
-        if (tok_map_get(&t->ids, label) < 0 && tok_map_put(&t->labels, label, id))
+        if (attn_tok_map_get(&t->ids, label) < 0 && attn_tok_map_put(&t->labels, label, id))
             return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     }
     return ATTN_OK;
@@ -291,10 +291,10 @@ void attn_tokenizer_free(attn_tokenizer *t)
     free(t->added);
     free(t->prefix);
     free(t->suffix);
-    tok_map_free(&t->ids);
-    tok_map_free(&t->labels);
-    tok_map_free(&t->merges);
-    tok_free_steps(t);
+    attn_tok_map_free(&t->ids);
+    attn_tok_map_free(&t->labels);
+    attn_tok_map_free(&t->merges);
+    attn_tok_free_steps(t);
     free(t->name);
     free(t);
 }
@@ -315,8 +315,8 @@ const char *attn_tokenizer_token(const attn_tokenizer *t, int id)
 
 int attn_tokenizer_find(const attn_tokenizer *t, const char *token)
 {
-    int id = tok_map_get(&t->ids, token);
-    return id >= 0 ? id : tok_map_get(&t->labels, token);
+    int id = attn_tok_map_get(&t->ids, token);
+    return id >= 0 ? id : attn_tok_map_get(&t->labels, token);
 }
 int attn_tokenizer_unk(const attn_tokenizer *t) { return t->unk; }
 int attn_tokenizer_bos(const attn_tokenizer *t) { return t->n_prefix ? t->prefix[0] : -1; }

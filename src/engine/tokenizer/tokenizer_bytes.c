@@ -8,7 +8,7 @@
  * '¡'..'¬', '®'..'ÿ'. The other 68 are spelled U+0100, U+0101, ... in byte order. */
 static bool self_printing(int b) { return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF); }
 
-uint32_t tok_byte_char(unsigned char b)
+uint32_t attn_tok_byte_char(unsigned char b)
 {
     if (self_printing(b)) return b;
     uint32_t n = 0;
@@ -16,7 +16,7 @@ uint32_t tok_byte_char(unsigned char b)
     return 256 + n;
 }
 
-int tok_char_byte(uint32_t cp)
+int attn_tok_char_byte(uint32_t cp)
 {
     if (cp < 256) return self_printing((int)cp) ? (int)cp : -1;
     uint32_t n = 256;

@@ -40,7 +40,7 @@ static long byte_spelling(const char *s, unsigned char *out)
     for (size_t i = 0; i < n;) {
         uint32_t cp;
         i += attn_utf8_decode(s + i, n - i, &cp);
-        int b = tok_char_byte(cp);
+        int b = attn_tok_char_byte(cp);
         if (b < 0) return -1;
         out[k++] = (unsigned char)b;
     }
@@ -159,7 +159,7 @@ fail:
 }
 
 /* Replace, Metaspace or Strip on token i, in at most `most` bytes. */
-static char *one_token(const tok_dec *d, const char *p, int i, size_t most, bool *over)
+static char *one_token(const attn_tok_dec *d, const char *p, int i, size_t most, bool *over)
 {
     if (d->kind == TOK_DEC_REPLACE) return replace_str(p, d->from, d->to, most, over);
     if (d->kind == TOK_DEC_METASPACE) {
@@ -176,7 +176,7 @@ static char *one_token(const tok_dec *d, const char *p, int i, size_t most, bool
 /* One step on the list: returns 0, or -1 out of memory or (*over) past
  * `most` bytes (the list is then freed). Only Replace can make more than it
  * is given; ByteLevel at most 3 bytes (U+FFFD) of each. */
-static int step(const tok_dec *d, list *l, size_t most, bool *over)
+static int step(const attn_tok_dec *d, list *l, size_t most, bool *over)
 {
     list out = {calloc((size_t)l->n + 1, sizeof(char *)), 0};
     int rc = out.v ? 0 : -1;
@@ -220,8 +220,8 @@ attn_status attn_tokenizer_decode(const attn_tokenizer *t, const int *ids, int n
         bool over;
         size_t in = 0;
         for (int k = 0; k < l.n; k++) in += strlen(l.v[k]);
-        if (step(&t->dec[i], &l, tok_step_most(in), &over))
-            return over ? tok_too_big(t, "decoder", i, TYPE[t->dec[i].kind], in, err)
+        if (step(&t->dec[i], &l, attn_tok_step_most(in), &over))
+            return over ? attn_tok_too_big(t, "decoder", i, TYPE[t->dec[i].kind], in, err)
                         : attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     }
     *text = join(&l, t->n_dec ? "" : " ");

@@ -27,7 +27,7 @@
 /* One encode: the tokenizer, its matcher, where errors go. */
 typedef struct {
     const attn_tokenizer *t;
-    tok_matcher m;
+    attn_tok_matcher m;
     attn_error *err;
     char *scratch; /* a step's working copy of one piece */
     size_t scratch_cap;
@@ -48,7 +48,7 @@ static char *scratch(run *r, size_t n)
 
 static attn_status too_big(const run *r, const char *kind, int step, const char *type, size_t in)
 {
-    return tok_too_big(r->t, kind, step, type, in, r->err);
+    return attn_tok_too_big(r->t, kind, step, type, in, r->err);
 }
 
 /* A step's error (its pattern's): the file and the step in front. */
@@ -161,8 +161,8 @@ static attn_status normalize(run *r, char **s)
 {
     const attn_tokenizer *t = r->t;
     for (int i = 0; i < t->n_norm; i++) {
-        const tok_norm *nm = &t->norm[i];
-        size_t in = strlen(*s), most = tok_step_most(in), len;
+        const attn_tok_norm *nm = &t->norm[i];
+        size_t in = strlen(*s), most = attn_tok_step_most(in), len;
         char *next = NULL;
         bool over = false;
         attn_status st = ATTN_OK;
@@ -173,7 +173,7 @@ static attn_status normalize(run *r, char **s)
         case TOK_NORM_PREPEND: /* not on empty text */
             if (!(over = **s && strlen(nm->text) + in > most)) next = **s ? concat(nm->text, *s) : strdup(*s);
             break;
-        case TOK_NORM_REPLACE: st = tok_replace(&r->m, nm->re, *s, nm->text, most, &next, &len, &over, r->err); break;
+        case TOK_NORM_REPLACE: st = attn_tok_replace(&r->m, nm->re, *s, nm->text, most, &next, &len, &over, r->err); break;
         }
         if (st) return step_failed(r, st, "normalizer", i, nm->type);
         if (!over && !next) return nomem(r->err);
@@ -190,9 +190,9 @@ static attn_status normalize(run *r, char **s)
 /* ---- pre-tokenizer ---- */
 
 /* What a split hands each of its pieces to: push, or ByteLevel's spelling. */
-typedef attn_status (*emit_fn)(run *r, const tok_pre *st, const char *s, size_t n, bool first, pieces *out);
+typedef attn_status (*emit_fn)(run *r, const attn_tok_pre *st, const char *s, size_t n, bool first, pieces *out);
 
-static attn_status emit_copy(run *r, const tok_pre *st, const char *s, size_t n, bool first, pieces *out)
+static attn_status emit_copy(run *r, const attn_tok_pre *st, const char *s, size_t n, bool first, pieces *out)
 {
     (void)st;
     return push(out, s, n, first, r->err);
@@ -207,8 +207,8 @@ static attn_status emit_copy(run *r, const tok_pre *st, const char *s, size_t n,
  *   MergedWithPrevious  a match joins the unmatched span before it
  *   MergedWithNext      an unmatched span joins the match before it
  * so a piece waits in [a, b) until the next span says whether it goes on. */
-static attn_status split(run *r, const pcre2_code *re, tok_behavior behavior, bool invert, const char *s, size_t n,
-                         bool first, const tok_pre *st, emit_fn emit, pieces *out)
+static attn_status split(run *r, const pcre2_code *re, attn_tok_behavior behavior, bool invert, const char *s, size_t n,
+                         bool first, const attn_tok_pre *st, emit_fn emit, pieces *out)
 {
     size_t a = 0, b = 0, prev = 0, at = 0; /* the piece waiting; where the last match ended; where to search */
     bool waiting = false, last = false;    /* a piece waits; the last span was matched */
@@ -216,7 +216,7 @@ static attn_status split(run *r, const pcre2_code *re, tok_behavior behavior, bo
     while (!rc && prev < n) {
         size_t ma = n, mb = n;
         bool found = false;
-        if (at < n && (rc = tok_match(&r->m, re, s, n, at, &ma, &mb, &found, r->err))) break;
+        if (at < n && (rc = attn_tok_match(&r->m, re, s, n, at, &ma, &mb, &found, r->err))) break;
         if (found && mb == ma) { /* an empty match: look again one character on */
             at = attn_utf8_next(s, n, ma);
             continue;
@@ -250,16 +250,16 @@ static attn_status split(run *r, const pcre2_code *re, tok_behavior behavior, bo
 }
 
 /* GPT-2's byte-level spelling of s[0..n): every byte as the code point that stands for it. */
-static attn_status emit_bytes(run *r, const tok_pre *st, const char *s, size_t n, bool first, pieces *out)
+static attn_status emit_bytes(run *r, const attn_tok_pre *st, const char *s, size_t n, bool first, pieces *out)
 {
     (void)st;
     char *buf = scratch(r, 2 * n + 1), *o = buf;
     if (!buf) return nomem(r->err);
-    for (size_t k = 0; k < n; k++) o += attn_utf8_encode(tok_byte_char((unsigned char)s[k]), o);
+    for (size_t k = 0; k < n; k++) o += attn_utf8_encode(attn_tok_byte_char((unsigned char)s[k]), o);
     return push(out, buf, (size_t)(o - buf), first, r->err);
 }
 
-static attn_status byte_level(run *r, const tok_pre *st, const char *s, size_t n, bool first, pieces *out)
+static attn_status byte_level(run *r, const attn_tok_pre *st, const char *s, size_t n, bool first, pieces *out)
 {
     char *spaced = NULL;
     if (st->prefix_space && s[0] != ' ') { /* n > 0: empty pieces are dropped */
@@ -276,7 +276,7 @@ static attn_status byte_level(run *r, const tok_pre *st, const char *s, size_t n
 }
 
 /* Metaspace: spaces become the replacement, which is prepended as the scheme says. */
-static attn_status metaspace(run *r, const tok_pre *m, const char *s, size_t n, bool first, pieces *out)
+static attn_status metaspace(run *r, const attn_tok_pre *m, const char *s, size_t n, bool first, pieces *out)
 {
     size_t rl = strlen(m->replacement), spaces = 0, k = 0;
     for (size_t i = 0; i < n; i++) spaces += s[i] == ' ';
@@ -303,7 +303,7 @@ static attn_status metaspace(run *r, const tok_pre *m, const char *s, size_t n, 
                  : push(out, buf, k, first, r->err);
 }
 
-static attn_status pre_step(run *r, const tok_pre *st, const pieces *in, pieces *out)
+static attn_status pre_step(run *r, const attn_tok_pre *st, const pieces *in, pieces *out)
 {
     attn_status rc = ATTN_OK;
     for (size_t i = 0; !rc && i < in->n; i++) {
@@ -338,7 +338,7 @@ static char *clean(const char *s, size_t n)
 
 /* One stretch of text between added tokens: normalize, pre-tokenize, model.
  * at_start: the stretch begins the input. */
-static attn_status segment(run *r, const char *s, size_t n, bool at_start, tok_ids *out)
+static attn_status segment(run *r, const char *s, size_t n, bool at_start, attn_tok_ids *out)
 {
     const attn_tokenizer *t = r->t;
     char *text = clean(s, n);
@@ -347,7 +347,7 @@ static attn_status segment(run *r, const char *s, size_t n, bool at_start, tok_i
     clear(&a, TOK_MAX_STEP_BYTES);
     if (!st) st = push(&a, text, strlen(text), at_start, r->err);
     for (int k = 0; !st && k < t->n_pre; k++) {
-        clear(&b, tok_step_most(a.bytes));
+        clear(&b, attn_tok_step_most(a.bytes));
         if ((st = pre_step(r, &t->pre[k], &a, &b))) {
             st = b.over ? too_big(r, "pre_tokenizer", k, t->pre[k].type, a.bytes)
                         : step_failed(r, st, "pre_tokenizer", k, t->pre[k].type);
@@ -357,7 +357,7 @@ static attn_status segment(run *r, const char *s, size_t n, bool at_start, tok_i
         a = b;
         b = tmp;
     }
-    for (size_t i = 0; i < a.n && !st; i++) st = tok_model_word(t, text_of(&a, i), a.v[i].n, out, r->err);
+    for (size_t i = 0; i < a.n && !st; i++) st = attn_tok_model_word(t, text_of(&a, i), a.v[i].n, out, r->err);
     free(text);
     pieces_free(&a);
     pieces_free(&b);
@@ -368,9 +368,9 @@ static attn_status segment(run *r, const char *s, size_t n, bool at_start, tok_i
  * sorted, so those that start with s[0..k) are a range [lo, hi): it narrows
  * a byte at a time, and over the bytes all of it shares at once. Looking
  * costs at most the longest token's length, however many there are. */
-static const tok_added *added_at(const attn_tokenizer *t, const char *s, size_t n)
+static const attn_tok_added *added_at(const attn_tokenizer *t, const char *s, size_t n)
 {
-    const tok_added *v = t->added, *best = NULL;
+    const attn_tok_added *v = t->added, *best = NULL;
     int lo = 0, hi = t->n_added;
     size_t k = 0;
     while (lo < hi) {
@@ -410,30 +410,30 @@ static const tok_added *added_at(const attn_tokenizer *t, const char *s, size_t 
 attn_status attn_tokenizer_encode(const attn_tokenizer *t, const char *text, bool add_special, int **ids, int *n,
                                   attn_error *err)
 {
-    tok_ids out = {0};
+    attn_tok_ids out = {0};
     size_t len = strlen(text), from = 0;
     run r = {.t = t, .err = err};
     if (len > ATTN_TOKENIZER_MAX_TEXT)
         return attn_fail(err, ATTN_ERR_CONFIG, "a text of %zu bytes is more than the %d a tokenizer takes", len,
                          ATTN_TOKENIZER_MAX_TEXT);
-    attn_status st = tok_matcher_init(&r.m, err);
+    attn_status st = attn_tok_matcher_init(&r.m, err);
     for (int i = 0; add_special && !st && i < t->n_prefix; i++)
-        if (tok_ids_push(&out, t->prefix[i])) st = nomem(err);
+        if (attn_tok_ids_push(&out, t->prefix[i])) st = nomem(err);
     for (size_t i = 0; !st && i <= len;) {
-        const tok_added *a = i < len ? added_at(t, text + i, len - i) : NULL;
+        const attn_tok_added *a = i < len ? added_at(t, text + i, len - i) : NULL;
         if (i < len && !a) {
             i = attn_utf8_next(text, len, i);
             continue;
         }
         if (i > from) st = segment(&r, text + from, i - from, from == 0, &out);
         if (!a) break;
-        if (!st && tok_ids_push(&out, a->id)) st = nomem(err);
+        if (!st && attn_tok_ids_push(&out, a->id)) st = nomem(err);
         i += a->len;
         from = i;
     }
     for (int i = 0; add_special && !st && i < t->n_suffix; i++)
-        if (tok_ids_push(&out, t->suffix[i])) st = nomem(err);
-    tok_matcher_free(&r.m);
+        if (attn_tok_ids_push(&out, t->suffix[i])) st = nomem(err);
+    attn_tok_matcher_free(&r.m);
     free(r.scratch);
     if (st == ATTN_ERR_NOMEM) /* under a tight ulimit -v: still say whose text it was */
         attn_fail(err, st, "%s: out of memory encoding a text of %zu bytes", t->name, len);

@@ -21,11 +21,11 @@ typedef struct {
     char **key; /* cap slots, NULL: empty */
     int *val;
     size_t cap, n;
-} tok_map;
+} attn_tok_map;
 
-int tok_map_put(tok_map *m, const char *key, int val); /* 0, or -1 out of memory; a key present keeps its first value */
-int tok_map_get(const tok_map *m, const char *key);    /* -1 if absent */
-void tok_map_free(tok_map *m);
+int attn_tok_map_put(attn_tok_map *m, const char *key, int val); /* 0, or -1 out of memory; a key present keeps its first value */
+int attn_tok_map_get(const attn_tok_map *m, const char *key); /* -1 if absent */
+void attn_tok_map_free(attn_tok_map *m);
 
 /* Limits on what a file may ask for (tokenizer.h lists them all). */
 enum {
@@ -47,71 +47,71 @@ enum {
 };
 
 /* A normalizer step (Sequence's are flattened). */
-typedef enum { TOK_NORM_LOWERCASE, TOK_NORM_NFC, TOK_NORM_NFKC, TOK_NORM_PREPEND, TOK_NORM_REPLACE } tok_norm_kind;
+typedef enum { TOK_NORM_LOWERCASE, TOK_NORM_NFC, TOK_NORM_NFKC, TOK_NORM_PREPEND, TOK_NORM_REPLACE } attn_tok_norm_kind;
 typedef struct {
-    tok_norm_kind kind;
+    attn_tok_norm_kind kind;
     const char *type; /* its name in the file, for messages ("Replace") */
     char *text;      /* Prepend's prefix; Replace's content */
     pcre2_code *re;  /* Replace's pattern (a String one compiled as a literal) */
-} tok_norm;
+} attn_tok_norm;
 
 /* How Split treats what its pattern matches (HF's SplitDelimiterBehavior). */
-typedef enum { TOK_ISOLATED, TOK_REMOVED, TOK_MERGED_PREVIOUS, TOK_MERGED_NEXT, TOK_CONTIGUOUS } tok_behavior;
+typedef enum { TOK_ISOLATED, TOK_REMOVED, TOK_MERGED_PREVIOUS, TOK_MERGED_NEXT, TOK_CONTIGUOUS } attn_tok_behavior;
 
 /* A pre-tokenizer step. Whitespace and WhitespaceSplit are Splits. */
-typedef enum { TOK_PRE_SPLIT, TOK_PRE_BYTELEVEL, TOK_PRE_METASPACE } tok_pre_kind;
-typedef enum { TOK_PREPEND_NEVER, TOK_PREPEND_FIRST, TOK_PREPEND_ALWAYS } tok_prepend;
+typedef enum { TOK_PRE_SPLIT, TOK_PRE_BYTELEVEL, TOK_PRE_METASPACE } attn_tok_pre_kind;
+typedef enum { TOK_PREPEND_NEVER, TOK_PREPEND_FIRST, TOK_PREPEND_ALWAYS } attn_tok_prepend;
 typedef struct {
-    tok_pre_kind kind;
+    attn_tok_pre_kind kind;
     const char *type;      /* its name in the file, for messages ("Whitespace") */
     pcre2_code *re;        /* Split's pattern; ByteLevel's regex (NULL: use_regex false); Metaspace's
                               replacement, to split before (NULL: split false) */
-    tok_behavior behavior; /* Split */
+    attn_tok_behavior behavior; /* Split */
     bool invert;           /* Split: the pieces are the matches, the rest is the delimiter */
     bool prefix_space;     /* ByteLevel add_prefix_space */
     char *replacement;     /* Metaspace: "▁" */
-    tok_prepend prepend;   /* Metaspace prepend_scheme */
-} tok_pre;
+    attn_tok_prepend prepend; /* Metaspace prepend_scheme */
+} attn_tok_pre;
 
 /* A decoder step (Sequence's are flattened); none at all joins with spaces. */
 typedef enum { TOK_DEC_BYTELEVEL, TOK_DEC_REPLACE, TOK_DEC_BYTEFALLBACK, TOK_DEC_FUSE, TOK_DEC_STRIP,
-               TOK_DEC_METASPACE } tok_dec_kind;
+               TOK_DEC_METASPACE } attn_tok_dec_kind;
 typedef struct {
-    tok_dec_kind kind;
+    attn_tok_dec_kind kind;
     char *from, *to;      /* Replace: a String pattern and its content; Metaspace: replacement */
     char strip;           /* Strip's character */
     int start, stop;      /* Strip: how many to remove at each end */
-    tok_prepend prepend;  /* Metaspace */
-} tok_dec;
+    attn_tok_prepend prepend; /* Metaspace */
+} attn_tok_dec;
 
-typedef enum { TOK_WORDLEVEL, TOK_BPE } tok_model;
+typedef enum { TOK_WORDLEVEL, TOK_BPE } attn_tok_model;
 
 typedef struct {
     char *content;
     size_t len;           /* strlen(content), at most TOK_MAX_ADDED */
     int id;
-} tok_added;
+} attn_tok_added;
 
 struct attn_tokenizer {
     char *name;           /* the file, first in every message about it */
     char **vocab;         /* (n_vocab) id → string; NULL: unassigned */
     bool *special;        /* (n_vocab) */
     int n_vocab;
-    tok_map ids;          /* the model's vocabulary and the added tokens: string → id */
-    tok_map labels;       /* attn_tokenizer_label → id, for the labels that differ from their token */
-    tok_added *added;     /* matched in the raw text before anything else; sorted by content (strcmp) */
+    attn_tok_map ids;     /* the model's vocabulary and the added tokens: string → id */
+    attn_tok_map labels;  /* attn_tokenizer_label → id, for the labels that differ from their token */
+    attn_tok_added *added; /* matched in the raw text before anything else; sorted by content (strcmp) */
     int n_added;
-    tok_norm norm[TOK_MAX_STEPS];
+    attn_tok_norm norm[TOK_MAX_STEPS];
     int n_norm;
-    tok_pre pre[TOK_MAX_STEPS];
+    attn_tok_pre pre[TOK_MAX_STEPS];
     int n_pre;
-    tok_dec dec[TOK_MAX_STEPS];
+    attn_tok_dec dec[TOK_MAX_STEPS];
     int n_dec;
     locale_t lower;       /* C.UTF-8, for Lowercase */
-    tok_model model;
+    attn_tok_model model;
     int unk;              /* −1: none */
     bool fuse_unk, ignore_merges, byte_fallback;
-    tok_map merges;       /* "left\x1fright" → rank */
+    attn_tok_map merges;  /* "left\x1fright" → rank */
     int *prefix, n_prefix; /* TemplateProcessing single: ids before and after the sequence */
     int *suffix, n_suffix;
     bool byte_level;      /* a ByteLevel pre-tokenizer: tokens spell bytes in GPT-2's alphabet */
@@ -122,7 +122,7 @@ struct attn_tokenizer {
 
 /* Compiles a pattern of the file (literal: a String one), and for the JIT
  * where there is one; what starts the message ("normalizer Replace"). */
-attn_status tok_compile(const char *pattern, bool literal, const char *what, pcre2_code **re, attn_error *err);
+attn_status attn_tok_compile(const char *pattern, bool literal, const char *what, pcre2_code **re, attn_error *err);
 
 /* What one encode matches with: the limits, the JIT's stack (one per
  * encode, so two threads never share one), room for a match's bounds. */
@@ -131,51 +131,51 @@ typedef struct {
     pcre2_jit_stack *stack;
     pcre2_match_data *md;
     size_t read, most; /* bytes this text's searches have read, and may */
-} tok_matcher;
-attn_status tok_matcher_init(tok_matcher *m, attn_error *err);
-void tok_matcher_free(tok_matcher *m);
+} attn_tok_matcher;
+attn_status attn_tok_matcher_init(attn_tok_matcher *m, attn_error *err);
+void attn_tok_matcher_free(attn_tok_matcher *m);
 
 /* The first match of re in s[0..n) at or after at: *found, and its bounds
  * [*a, *b). A limit met is an error (the pattern's), never "no match". The
  * searches of one text (from at = 0 on) read at most TOK_SCAN_BASE +
  * TOK_SCAN_PER_BYTE × n bytes in all; a pattern that would read more (one
  * that looks to the end of the text from every match) is an error too. */
-attn_status tok_match(tok_matcher *m, const pcre2_code *re, const char *s, size_t n, size_t at, size_t *a, size_t *b,
-                      bool *found, attn_error *err);
+attn_status attn_tok_match(attn_tok_matcher *m, const pcre2_code *re, const char *s, size_t n, size_t at, size_t *a, size_t *b,
+                           bool *found, attn_error *err);
 
 /* s with every match of re replaced by with (literally): *out (caller
  * frees) of *len bytes, or *over (and *out NULL) when that is more than
  * `most` bytes. */
-attn_status tok_replace(tok_matcher *m, const pcre2_code *re, const char *s, const char *with, size_t most,
-                        char **out, size_t *len, bool *over, attn_error *err);
+attn_status attn_tok_replace(attn_tok_matcher *m, const pcre2_code *re, const char *s, const char *with, size_t most,
+                             char **out, size_t *len, bool *over, attn_error *err);
 
 /* ---- the pipeline ---- */
 
 /* Reads the normalizer, pre_tokenizer, post_processor and decoder of root
  * (tokenizer_steps.c); frees what they hold. */
-attn_status tok_read_steps(struct attn_tokenizer *t, const cJSON *root, attn_error *err);
-void tok_free_steps(struct attn_tokenizer *t);
+attn_status attn_tok_read_steps(struct attn_tokenizer *t, const cJSON *root, attn_error *err);
+void attn_tok_free_steps(struct attn_tokenizer *t);
 
 /* GPT-2's byte-level alphabet: the code point that spells byte b, and the
  * byte a code point spells (−1 for one outside the alphabet). */
-uint32_t tok_byte_char(unsigned char b);
-int tok_char_byte(uint32_t cp);
+uint32_t attn_tok_byte_char(unsigned char b);
+int attn_tok_char_byte(uint32_t cp);
 
 /* A growing list of ids. */
 typedef struct {
     int *v;
     int n, cap;
-} tok_ids;
-int tok_ids_push(tok_ids *a, int id);
+} attn_tok_ids;
+int attn_tok_ids_push(attn_tok_ids *a, int id);
 
 /* What a normalizer, pre-tokenizer or decoder step given `in` bytes may
  * make (TOK_GROWTH...), and the error of one that would make more: the file,
  * kind ("normalizer"), step (from 0) and type in front (tokenizer_encode.c). */
-size_t tok_step_most(size_t in);
-attn_status tok_too_big(const struct attn_tokenizer *t, const char *kind, int step, const char *type, size_t in,
-                        attn_error *err);
+size_t attn_tok_step_most(size_t in);
+attn_status attn_tok_too_big(const struct attn_tokenizer *t, const char *kind, int step, const char *type, size_t in,
+                             attn_error *err);
 
 /* Appends the model's ids for one pre-tokenized word s[0..n) (tokenizer_model.c). */
-attn_status tok_model_word(const struct attn_tokenizer *t, const char *s, size_t n, tok_ids *out, attn_error *err);
+attn_status attn_tok_model_word(const struct attn_tokenizer *t, const char *s, size_t n, attn_tok_ids *out, attn_error *err);
 
 #endif

@@ -17,7 +17,7 @@ static uint64_t fnv(const char *s)
     return h;
 }
 
-static int grow(tok_map *m)
+static int grow(attn_tok_map *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
     char **key = calloc(cap, sizeof *key);
@@ -42,7 +42,7 @@ static int grow(tok_map *m)
     return 0;
 }
 
-int tok_map_put(tok_map *m, const char *key, int val)
+int attn_tok_map_put(attn_tok_map *m, const char *key, int val)
 {
     if ((m->n + 1) * 2 > m->cap && grow(m)) return -1;
     size_t j = fnv(key) & (m->cap - 1);
@@ -56,7 +56,7 @@ int tok_map_put(tok_map *m, const char *key, int val)
     return 0;
 }
 
-int tok_map_get(const tok_map *m, const char *key)
+int attn_tok_map_get(const attn_tok_map *m, const char *key)
 {
     if (!m->cap) return -1;
     for (size_t j = fnv(key) & (m->cap - 1); m->key[j]; j = (j + 1) & (m->cap - 1))
@@ -64,7 +64,7 @@ int tok_map_get(const tok_map *m, const char *key)
     return -1;
 }
 
-void tok_map_free(tok_map *m)
+void attn_tok_map_free(attn_tok_map *m)
 {
     for (size_t i = 0; i < m->cap; i++) free(m->key[i]);
     free(m->key);
@@ -72,7 +72,7 @@ void tok_map_free(tok_map *m)
     memset(m, 0, sizeof *m);
 }
 
-int tok_ids_push(tok_ids *a, int id)
+int attn_tok_ids_push(attn_tok_ids *a, int id)
 {
     if (a->n == a->cap) {
         int cap = a->cap ? 2 * a->cap : 32;
@@ -106,10 +106,10 @@ static int rank_of(const attn_tokenizer *t, int a, int b, int *merged)
     memcpy(buf, la, na);
     buf[na] = '\x1f';
     memcpy(buf + na + 1, lb, nb + 1);
-    int rank = tok_map_get(&t->merges, buf);
+    int rank = attn_tok_map_get(&t->merges, buf);
     if (rank >= 0) { /* the merged token must exist: keys "a\x1fb" of tokens holding \x1f could collide */
         memcpy(buf + na, lb, nb + 1);
-        *merged = tok_map_get(&t->ids, buf);
+        *merged = attn_tok_map_get(&t->ids, buf);
         if (*merged < 0) rank = -1;
     }
     if (buf != stack) free(buf);
@@ -183,7 +183,7 @@ static int characters(const attn_tokenizer *t, const char *s, size_t n, sym *w)
         if (next - i < sizeof key) {
             memcpy(key, s + i, next - i);
             key[next - i] = '\0';
-            id = tok_map_get(&t->ids, key);
+            id = attn_tok_map_get(&t->ids, key);
         }
         if (id < 0 && t->byte_fallback) {
             bool all = true;
@@ -211,14 +211,14 @@ static int characters(const attn_tokenizer *t, const char *s, size_t n, sym *w)
 /* BPE as Hugging Face's does it: the word's characters, then the adjacent
  * pair of lowest merge rank, leftmost on ties, merged until no pair has a
  * merge. A heap of candidates makes a word of n characters cost n log n. */
-static attn_status bpe(const attn_tokenizer *t, const char *s, size_t n, tok_ids *out, attn_error *err)
+static attn_status bpe(const attn_tokenizer *t, const char *s, size_t n, attn_tok_ids *out, attn_error *err)
 {
     if (t->ignore_merges && n < 512) { /* a piece that is a whole token stays one */
         char key[512];
         memcpy(key, s, n);
         key[n] = '\0';
-        int whole = tok_map_get(&t->ids, key);
-        if (whole >= 0) return tok_ids_push(out, whole) ? attn_fail(err, ATTN_ERR_NOMEM, "out of memory") : ATTN_OK;
+        int whole = attn_tok_map_get(&t->ids, key);
+        if (whole >= 0) return attn_tok_ids_push(out, whole) ? attn_fail(err, ATTN_ERR_NOMEM, "out of memory") : ATTN_OK;
     }
     sym *w = malloc((n + 1) * sizeof *w);
     heap h = {0};
@@ -241,7 +241,7 @@ static attn_status bpe(const attn_tokenizer *t, const char *s, size_t n, tok_ids
         if (queue(t, w, w[i].prev, &h) || queue(t, w, i, &h)) goto nomem;
     }
     for (int i = k ? 0 : -1; i >= 0 && !st; i = w[i].next)
-        if (tok_ids_push(out, w[i].id)) st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+        if (attn_tok_ids_push(out, w[i].id)) st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     free(w);
     free(h.v);
     return st;
@@ -251,16 +251,16 @@ nomem:
     return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
 }
 
-attn_status tok_model_word(const attn_tokenizer *t, const char *s, size_t n, tok_ids *out, attn_error *err)
+attn_status attn_tok_model_word(const attn_tokenizer *t, const char *s, size_t n, attn_tok_ids *out, attn_error *err)
 {
     if (t->model == TOK_BPE) return bpe(t, s, n, out, err);
     char *word = strndup(s, n);
     if (!word) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-    int id = tok_map_get(&t->ids, word);
+    int id = attn_tok_map_get(&t->ids, word);
     attn_status st = ATTN_OK;
     if (id < 0 && t->unk < 0)
         st = attn_fail(err, ATTN_ERR_CONFIG, "'%.40s' is not in the vocabulary, which has no unknown token", word);
-    else if (tok_ids_push(out, id < 0 ? t->unk : id))
+    else if (attn_tok_ids_push(out, id < 0 ? t->unk : id))
         st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     free(word);
     return st;

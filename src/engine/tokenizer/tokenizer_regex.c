@@ -40,7 +40,7 @@
 #include "engine/base/utf8.h"
 #include "engine/tokenizer/tokenizer_impl.h"
 
-attn_status tok_compile(const char *pattern, bool literal, const char *what, pcre2_code **re, attn_error *err)
+attn_status attn_tok_compile(const char *pattern, bool literal, const char *what, pcre2_code **re, attn_error *err)
 {
     int code;
     PCRE2_SIZE at;
@@ -57,12 +57,12 @@ attn_status tok_compile(const char *pattern, bool literal, const char *what, pcr
         return attn_fail(err, ATTN_ERR_FORMAT, "%s: pattern does not compile at offset %zu: %s", what, (size_t)at,
                          (const char *)msg);
     }
-    /* both kinds of match a search makes (tok_match); where it fails, pcre2_match interprets */
+    /* both kinds of match a search makes (attn_tok_match); where it fails, pcre2_match interprets */
     pcre2_jit_compile(*re, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD);
     return ATTN_OK;
 }
 
-attn_status tok_matcher_init(tok_matcher *m, attn_error *err)
+attn_status attn_tok_matcher_init(attn_tok_matcher *m, attn_error *err)
 {
     uint32_t jit = 0;
     memset(m, 0, sizeof *m);
@@ -71,7 +71,7 @@ attn_status tok_matcher_init(tok_matcher *m, attn_error *err)
     m->md = pcre2_match_data_create(1, NULL); /* only the whole match is read */
     m->stack = jit ? pcre2_jit_stack_create(32 * 1024, TOK_JIT_STACK, NULL) : NULL;
     if (!m->ctx || !m->md || (jit && !m->stack)) {
-        tok_matcher_free(m);
+        attn_tok_matcher_free(m);
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     }
     pcre2_jit_stack_assign(m->ctx, NULL, m->stack);
@@ -79,7 +79,7 @@ attn_status tok_matcher_init(tok_matcher *m, attn_error *err)
     return ATTN_OK;
 }
 
-void tok_matcher_free(tok_matcher *m)
+void attn_tok_matcher_free(attn_tok_matcher *m)
 {
     pcre2_match_data_free(m->md);
     pcre2_jit_stack_free(m->stack);
@@ -114,8 +114,8 @@ static attn_status regex_error(int rc, size_t left, const char *where, attn_erro
     }
 }
 
-attn_status tok_match(tok_matcher *m, const pcre2_code *re, const char *s, size_t n, size_t at, size_t *a, size_t *b,
-                      bool *found, attn_error *err)
+attn_status attn_tok_match(attn_tok_matcher *m, const pcre2_code *re, const char *s, size_t n, size_t at, size_t *a, size_t *b,
+                           bool *found, attn_error *err)
 {
     uint32_t limit = limit_for(n - at);
     pcre2_set_match_limit(m->ctx, limit);
@@ -158,8 +158,8 @@ attn_status tok_match(tok_matcher *m, const pcre2_code *re, const char *s, size_
     return ATTN_OK;
 }
 
-attn_status tok_replace(tok_matcher *m, const pcre2_code *re, const char *s, const char *with, size_t most,
-                        char **out, size_t *len, bool *over, attn_error *err)
+attn_status attn_tok_replace(attn_tok_matcher *m, const pcre2_code *re, const char *s, const char *with, size_t most,
+                             char **out, size_t *len, bool *over, attn_error *err)
 {
     size_t n = strlen(s);
     uint32_t limit = limit_for(n);

@@ -38,7 +38,7 @@ static attn_status pattern(const cJSON *o, const char *what, pcre2_code **re, at
     const char *lit = str(p, "String"), *rx = str(p, "Regex");
     if (!lit && !rx) return attn_fail(err, ATTN_ERR_FORMAT, "%s has no String or Regex pattern", what);
     if (lit && !*lit) return attn_fail(err, ATTN_ERR_FORMAT, "%s has an empty pattern", what);
-    return tok_compile(lit ? lit : rx, lit != NULL, what, re, err);
+    return attn_tok_compile(lit ? lit : rx, lit != NULL, what, re, err);
 }
 
 /* A string of the file that a step puts into the text: UTF-8, as the text
@@ -50,7 +50,7 @@ static attn_status text_of(const char *s, const char *what, char **out, attn_err
     return (*out = strdup(s)) ? ATTN_OK : nomem(err);
 }
 
-static attn_status prepend_scheme(const cJSON *o, const char *what, tok_prepend *out, attn_error *err)
+static attn_status prepend_scheme(const cJSON *o, const char *what, attn_tok_prepend *out, attn_error *err)
 {
     const char *s = str(o, "prepend_scheme");
     const cJSON *legacy = cJSON_GetObjectItemCaseSensitive(o, "add_prefix_space");
@@ -83,19 +83,19 @@ static attn_status read_norm(attn_tokenizer *t, const cJSON *o, attn_error *err)
     if (!strcmp(type, "Sequence")) return sequence(t, o, "normalizers", "normalizer", read_norm, err);
     if (t->n_norm == TOK_MAX_STEPS)
         return attn_fail(err, ATTN_ERR_FORMAT, "normalizer has more than %d steps", TOK_MAX_STEPS);
-    tok_norm *n = &t->norm[t->n_norm];
-    if (!strcmp(type, "Lowercase")) *n = (tok_norm){.kind = TOK_NORM_LOWERCASE, .type = "Lowercase"};
-    else if (!strcmp(type, "NFC")) *n = (tok_norm){.kind = TOK_NORM_NFC, .type = "NFC"};
-    else if (!strcmp(type, "NFKC")) *n = (tok_norm){.kind = TOK_NORM_NFKC, .type = "NFKC"};
+    attn_tok_norm *n = &t->norm[t->n_norm];
+    if (!strcmp(type, "Lowercase")) *n = (attn_tok_norm){.kind = TOK_NORM_LOWERCASE, .type = "Lowercase"};
+    else if (!strcmp(type, "NFC")) *n = (attn_tok_norm){.kind = TOK_NORM_NFC, .type = "NFC"};
+    else if (!strcmp(type, "NFKC")) *n = (attn_tok_norm){.kind = TOK_NORM_NFKC, .type = "NFKC"};
     else if (!strcmp(type, "Prepend")) {
         const char *p = str(o, "prepend");
         if (!p) return attn_fail(err, ATTN_ERR_FORMAT, "normalizer Prepend has no prepend string");
-        *n = (tok_norm){.kind = TOK_NORM_PREPEND, .type = "Prepend"};
+        *n = (attn_tok_norm){.kind = TOK_NORM_PREPEND, .type = "Prepend"};
         st = text_of(p, "normalizer Prepend's prepend", &n->text, err);
     } else if (!strcmp(type, "Replace")) {
         const char *c = str(o, "content");
         if (!c) return attn_fail(err, ATTN_ERR_FORMAT, "normalizer Replace has no content");
-        *n = (tok_norm){.kind = TOK_NORM_REPLACE, .type = "Replace"};
+        *n = (attn_tok_norm){.kind = TOK_NORM_REPLACE, .type = "Replace"};
         if (!(st = text_of(c, "normalizer Replace's content", &n->text, err)))
             st = pattern(o, "normalizer Replace", &n->re, err);
     } else {
@@ -107,13 +107,13 @@ static attn_status read_norm(attn_tokenizer *t, const cJSON *o, attn_error *err)
 
 /* ---- pre_tokenizer ---- */
 
-static attn_status behavior(const cJSON *o, tok_behavior *out, attn_error *err)
+static attn_status behavior(const cJSON *o, attn_tok_behavior *out, attn_error *err)
 {
     static const char *const NAMES[] = {"Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous"};
     const char *b = str(o, "behavior");
     for (int i = 0; b && i < 5; i++)
         if (!strcmp(b, NAMES[i])) {
-            *out = (tok_behavior)i;
+            *out = (attn_tok_behavior)i;
             return ATTN_OK;
         }
     return attn_fail(err, ATTN_ERR_FORMAT, "pre_tokenizer Split behavior '%.30s' is not one of Isolated, Removed, "
@@ -127,34 +127,34 @@ static attn_status read_pre(attn_tokenizer *t, const cJSON *o, attn_error *err)
     if (!strcmp(type, "Sequence")) return sequence(t, o, "pretokenizers", "pre_tokenizer", read_pre, err);
     if (t->n_pre == TOK_MAX_STEPS)
         return attn_fail(err, ATTN_ERR_FORMAT, "pre_tokenizer has more than %d steps", TOK_MAX_STEPS);
-    tok_pre *p = &t->pre[t->n_pre];
+    attn_tok_pre *p = &t->pre[t->n_pre];
     memset(p, 0, sizeof *p);
     if (!strcmp(type, "Whitespace")) { /* the words and the punctuation runs are the pieces */
-        *p = (tok_pre){.kind = TOK_PRE_SPLIT, .type = "Whitespace", .behavior = TOK_REMOVED, .invert = true};
-        st = tok_compile("\\w+|[^\\w\\s]+", false, "pre_tokenizer Whitespace", &p->re, err);
+        *p = (attn_tok_pre){.kind = TOK_PRE_SPLIT, .type = "Whitespace", .behavior = TOK_REMOVED, .invert = true};
+        st = attn_tok_compile("\\w+|[^\\w\\s]+", false, "pre_tokenizer Whitespace", &p->re, err);
     } else if (!strcmp(type, "WhitespaceSplit")) {
-        *p = (tok_pre){.kind = TOK_PRE_SPLIT, .type = "WhitespaceSplit", .behavior = TOK_REMOVED};
-        st = tok_compile("\\s+", false, "pre_tokenizer WhitespaceSplit", &p->re, err);
+        *p = (attn_tok_pre){.kind = TOK_PRE_SPLIT, .type = "WhitespaceSplit", .behavior = TOK_REMOVED};
+        st = attn_tok_compile("\\s+", false, "pre_tokenizer WhitespaceSplit", &p->re, err);
     } else if (!strcmp(type, "Split")) {
-        *p = (tok_pre){.kind = TOK_PRE_SPLIT, .type = "Split"};
+        *p = (attn_tok_pre){.kind = TOK_PRE_SPLIT, .type = "Split"};
         p->invert = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "invert"));
         if (!(st = behavior(o, &p->behavior, err))) st = pattern(o, "pre_tokenizer Split", &p->re, err);
     } else if (!strcmp(type, "ByteLevel")) {
-        *p = (tok_pre){.kind = TOK_PRE_BYTELEVEL, .type = "ByteLevel"};
+        *p = (attn_tok_pre){.kind = TOK_PRE_BYTELEVEL, .type = "ByteLevel"};
         p->prefix_space = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "add_prefix_space"));
         const cJSON *use = cJSON_GetObjectItemCaseSensitive(o, "use_regex");
-        st = use && !cJSON_IsTrue(use) ? ATTN_OK : tok_compile(GPT2_PATTERN, false, "pre_tokenizer ByteLevel", &p->re, err);
+        st = use && !cJSON_IsTrue(use) ? ATTN_OK : attn_tok_compile(GPT2_PATTERN, false, "pre_tokenizer ByteLevel", &p->re, err);
         t->byte_level = true;
     } else if (!strcmp(type, "Metaspace")) {
         const char *r = str(o, "replacement");
-        *p = (tok_pre){.kind = TOK_PRE_METASPACE, .type = "Metaspace"};
+        *p = (attn_tok_pre){.kind = TOK_PRE_METASPACE, .type = "Metaspace"};
         const cJSON *split = cJSON_GetObjectItemCaseSensitive(o, "split");
         if (!r || !*r) return attn_fail(err, ATTN_ERR_FORMAT, "pre_tokenizer Metaspace has no replacement");
         t->n_pre++; /* owned from here, freed with the rest */
         if ((st = text_of(r, "pre_tokenizer Metaspace's replacement", &p->replacement, err)) ||
             (st = prepend_scheme(o, "pre_tokenizer Metaspace", &p->prepend, err)))
             return st;
-        return !split || cJSON_IsTrue(split) ? tok_compile(r, true, "pre_tokenizer Metaspace", &p->re, err) : ATTN_OK;
+        return !split || cJSON_IsTrue(split) ? attn_tok_compile(r, true, "pre_tokenizer Metaspace", &p->re, err) : ATTN_OK;
     } else {
         return unsupported(err, "pre_tokenizer", type, "ByteLevel, Metaspace, Split, Whitespace, WhitespaceSplit, Sequence");
     }
@@ -211,7 +211,7 @@ static attn_status read_dec(attn_tokenizer *t, const cJSON *o, attn_error *err)
     if (!strcmp(type, "Sequence")) return sequence(t, o, "decoders", "decoder", read_dec, err);
     if (t->n_dec == TOK_MAX_STEPS)
         return attn_fail(err, ATTN_ERR_FORMAT, "decoder has more than %d steps", TOK_MAX_STEPS);
-    tok_dec *d = &t->dec[t->n_dec];
+    attn_tok_dec *d = &t->dec[t->n_dec];
     memset(d, 0, sizeof *d);
     if (!strcmp(type, "ByteLevel")) d->kind = TOK_DEC_BYTELEVEL;
     else if (!strcmp(type, "ByteFallback")) d->kind = TOK_DEC_BYTEFALLBACK;
@@ -222,7 +222,7 @@ static attn_status read_dec(attn_tokenizer *t, const cJSON *o, attn_error *err)
         if (!c || strlen(c) != 1 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || a->valuedouble < 0 ||
             b->valuedouble < 0 || a->valuedouble > 1024 || b->valuedouble > 1024)
             return attn_fail(err, ATTN_ERR_FORMAT, "decoder Strip needs a one-byte content and counts start, stop");
-        *d = (tok_dec){.kind = TOK_DEC_STRIP, .strip = c[0], .start = (int)a->valuedouble, .stop = (int)b->valuedouble};
+        *d = (attn_tok_dec){.kind = TOK_DEC_STRIP, .strip = c[0], .start = (int)a->valuedouble, .stop = (int)b->valuedouble};
     } else if (!strcmp(type, "Replace")) {
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "pattern");
         const char *from = str(p, "String"), *to = str(o, "content");
@@ -248,7 +248,7 @@ static attn_status read_dec(attn_tokenizer *t, const cJSON *o, attn_error *err)
     return ATTN_OK;
 }
 
-attn_status tok_read_steps(attn_tokenizer *t, const cJSON *root, attn_error *err)
+attn_status attn_tok_read_steps(attn_tokenizer *t, const cJSON *root, attn_error *err)
 {
     const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
     const cJSON *pre = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
@@ -267,7 +267,7 @@ attn_status tok_read_steps(attn_tokenizer *t, const cJSON *root, attn_error *err
     return ATTN_OK;
 }
 
-void tok_free_steps(attn_tokenizer *t)
+void attn_tok_free_steps(attn_tokenizer *t)
 {
     for (int i = 0; i < t->n_norm; i++) {
         free(t->norm[i].text);

@@ -13,11 +13,12 @@
 #include <string.h>
 
 #include "gfx.h"
+#include "paint.h"
 
 #define MAX_FACES 16
 #define VECTOR_CELLS 65536 /* at most this many cells are drawn as rectangles */
 
-struct ui_cairo {
+struct export_cairo {
     struct {
         char *path;
         int index;
@@ -27,12 +28,12 @@ struct ui_cairo {
     int n;
 };
 
-ui_cairo *ui_cairo_new(void)
+export_cairo *export_cairo_new(void)
 {
-    return calloc(1, sizeof(ui_cairo));
+    return calloc(1, sizeof(export_cairo));
 }
 
-void ui_cairo_free(ui_cairo *vc)
+void export_cairo_free(export_cairo *vc)
 {
     if (!vc) return;
     for (int i = 0; i < vc->n; i++) {
@@ -44,7 +45,7 @@ void ui_cairo_free(ui_cairo *vc)
 
 /* The cairo face for a font file (and its index in a collection), emboldened
  * as SDL_ttf's bold style is; NULL if it cannot be made. */
-static cairo_font_face_t *face_of(ui_cairo *vc, const char *path, int index, bool bold)
+static cairo_font_face_t *face_of(export_cairo *vc, const char *path, int index, bool bold)
 {
     for (int i = 0; i < vc->n; i++)
         if (vc->faces[i].index == index && vc->faces[i].bold == bold && !strcmp(vc->faces[i].path, path))
@@ -93,7 +94,7 @@ typedef struct {
     int index, x, baseline;
 } text_run;
 
-struct ui_cairo_runs {
+struct export_cairo_runs {
     text_run *runs;
     int n, cap;
     char *pool;
@@ -102,7 +103,7 @@ struct ui_cairo_runs {
     int cmd;                 /* while collecting: the command whose runs come */
 };
 
-void ui_cairo_runs_free(ui_cairo_runs *r)
+void export_cairo_runs_free(export_cairo_runs *r)
 {
     if (!r) return;
     free(r->runs);
@@ -111,7 +112,7 @@ void ui_cairo_runs_free(ui_cairo_runs *r)
 }
 
 /* s copied into the pool: its offset, or (size_t)-1 when out of memory. */
-static size_t pool_put(ui_cairo_runs *r, const char *s)
+static size_t pool_put(export_cairo_runs *r, const char *s)
 {
     size_t n = strlen(s) + 1;
     if (r->len + n > r->cap_pool) {
@@ -128,7 +129,7 @@ static size_t pool_put(ui_cairo_runs *r, const char *s)
 
 static void collect_run(void *ctx, const char *path, int index, const char *text, int x, int baseline)
 {
-    ui_cairo_runs *r = ctx;
+    export_cairo_runs *r = ctx;
     if (r->failed) return;
     if (r->n == r->cap) {
         int cap = r->cap ? 2 * r->cap : 64;
@@ -146,25 +147,25 @@ static void collect_run(void *ctx, const char *path, int index, const char *text
     else r->n++;
 }
 
-ui_cairo_runs *ui_cairo_runs_of(ui_gfx *g, const ui_draw *d)
+export_cairo_runs *export_cairo_runs_of(sdl_gfx *g, const draw_list *d)
 {
-    ui_cairo_runs *r = calloc(1, sizeof *r);
+    export_cairo_runs *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->cmd = 0;
-    for (const ui_cmd *c = NULL; !r->failed && (c = ui_draw_next(d, c)); r->cmd++) {
-        if (c->kind != UI_CMD_TEXT) continue;
-        ui_gfx_font_px(g, c->text.px);
-        if (ui_font_runs(g->font, ui_cmd_text(d, c), collect_run, r)) r->failed = true; /* the bold font's runs are the regular one's */
+    for (const draw_cmd *c = NULL; !r->failed && (c = draw_list_next(d, c)); r->cmd++) {
+        if (c->kind != DRAW_CMD_TEXT) continue;
+        sdl_gfx_font_px(g, c->text.px);
+        if (sdl_font_runs(g->font, draw_cmd_text(d, c), collect_run, r)) r->failed = true; /* the bold font's runs are the regular one's */
     }
     if (r->failed) {
-        ui_cairo_runs_free(r);
+        export_cairo_runs_free(r);
         return NULL;
     }
     return r;
 }
 
 /* Text command number `cmd` (c) from its runs, starting at *at (moved past them). */
-static void text(cairo_t *cr, ui_cairo *vc, const ui_cairo_runs *runs, int *at, int cmd, const ui_cmd *c)
+static void text(cairo_t *cr, export_cairo *vc, const export_cairo_runs *runs, int *at, int cmd, const draw_cmd *c)
 {
     double x = c->r.x, y = c->r.y;
     set_color(cr, c->color);
@@ -186,23 +187,23 @@ static void text(cairo_t *cr, ui_cairo *vc, const ui_cairo_runs *runs, int *at, 
     if (c->text.turned) cairo_restore(cr);
 }
 
-/* ---- masked hatch and NaN checks, as ui_heat_paint draws them */
+/* ---- masked hatch and NaN checks, as paint_heatmap draws them */
 
 /* r striped: pixel (x, y) of it is dark where (x + y + phase) mod the period
  * is under the dark width, as diagonal bands. */
 static void hatch(cairo_t *cr, double x, double y, double w, double h, int phase)
 {
-    enum { DARK_W = 3 }; /* heatmap.c's HATCH_DARK_W */
+    enum { DARK_W = 3 }; /* paint.c's HATCH_DARK_W */
     if (w <= 0 || h <= 0) return;
     cairo_save(cr);
     cairo_rectangle(cr, x, y, w, h);
     cairo_clip(cr);
-    fill(cr, x, y, w, h, UI_HATCH_LIGHT);
-    set_color(cr, UI_HATCH_DARK);
-    phase = ((phase % UI_HATCH_PERIOD) + UI_HATCH_PERIOD) % UI_HATCH_PERIOD;
+    fill(cr, x, y, w, h, APP_HATCH_LIGHT);
+    set_color(cr, APP_HATCH_DARK);
+    phase = ((phase % APP_HATCH_PERIOD) + APP_HATCH_PERIOD) % APP_HATCH_PERIOD;
     /* pixel (i, j) of the raster hatch is dark when (i + j + phase) mod P < DARK_W: its
      * centre's u = (X − x) + (Y − y) = i + j + 1, so the bands are u ∈ [kP − phase + ½, + DARK_W) */
-    for (double u = 0.5 - phase; u < w + h; u += UI_HATCH_PERIOD) {
+    for (double u = 0.5 - phase; u < w + h; u += APP_HATCH_PERIOD) {
         cairo_move_to(cr, x + u, y);
         cairo_line_to(cr, x + u + DARK_W, y);
         cairo_line_to(cr, x + u + DARK_W - h, y + h);
@@ -213,15 +214,15 @@ static void hatch(cairo_t *cr, double x, double y, double w, double h, int phase
     cairo_restore(cr);
 }
 
-/* A NaN cell: squares of UI_NAN_A and UI_NAN_B aligned to the picture's corner (ox, oy). */
+/* A NaN cell: squares of APP_NAN_A and APP_NAN_B aligned to the picture's corner (ox, oy). */
 static void checks(cairo_t *cr, double ox, double oy, int x, int y, int w, int h)
 {
-    enum { CHECK = 4 }; /* heatmap.c's NAN_CHECK */
+    enum { CHECK = 4 }; /* paint.c's NAN_CHECK */
     cairo_save(cr);
     cairo_rectangle(cr, ox + x, oy + y, w, h);
     cairo_clip(cr);
-    fill(cr, ox + x, oy + y, w, h, UI_NAN_A);
-    set_color(cr, UI_NAN_B);
+    fill(cr, ox + x, oy + y, w, h, APP_NAN_A);
+    set_color(cr, APP_NAN_B);
     for (int cy = y / CHECK * CHECK; cy < y + h; cy += CHECK)
         for (int cx = x / CHECK * CHECK; cx < x + w; cx += CHECK)
             if ((cx / CHECK + cy / CHECK) % 2) cairo_rectangle(cr, ox + cx, oy + cy, CHECK, CHECK);
@@ -231,34 +232,34 @@ static void checks(cairo_t *cr, double ox, double oy, int x, int y, int w, int h
 
 /* ---- heatmaps */
 
-static bool masked(const ui_slice *s, int i, int j)
+static bool masked(const app_slice *s, int i, int j)
 {
-    float v = ui_slice_at(s, i, j);
+    float v = app_slice_at(s, i, j);
     return !isnan(v) && (v == -INFINITY || (s->mask && s->mask[i * s->mask_row_stride + j * s->mask_col_stride] != 0.0f));
 }
 
-/* Every cell a rectangle (its gap left in UI_GAP, as heatmap.h says); masked
+/* Every cell a rectangle (its gap left in APP_GAP, as heatmap.h says); masked
  * cells are left for the hatch commands that follow the heatmap's. */
-static void cells(cairo_t *cr, const ui_cmd *c)
+static void cells(cairo_t *cr, const draw_cmd *c)
 {
-    const ui_slice *s = &c->heat.slice;
+    const app_slice *s = &c->heat.slice;
     int W = c->r.w, H = c->r.h, gap = c->heat.gap;
     bool gaps = W / s->cols >= 2 * gap + 4 && H / s->rows >= 2 * gap + 4;
-    fill(cr, c->r.x, c->r.y, W, H, UI_GAP);
+    fill(cr, c->r.x, c->r.y, W, H, APP_GAP);
     for (int i = 0; i < s->rows; i++)
         for (int j = 0; j < s->cols; j++) {
             int x, y, cw, ch;
-            ui_heat_cell_rect(W, H, s->rows, s->cols, i, j, &x, &y, &cw, &ch);
+            app_heat_cell_rect(W, H, s->rows, s->cols, i, j, &x, &y, &cw, &ch);
             if (gaps) cw -= gap, ch -= gap;
-            float v = ui_slice_at(s, i, j);
+            float v = app_slice_at(s, i, j);
             if (masked(s, i, j)) continue;
             if (isnan(v)) checks(cr, c->r.x, c->r.y, x, y, cw, ch);
-            else fill(cr, c->r.x + x, c->r.y + y, cw, ch, ui_heat_color(&c->heat.scale, v));
+            else fill(cr, c->r.x + x, c->r.y + y, cw, ch, app_heat_color(&c->heat.scale, v));
         }
 }
 
 /* The picture as the SDL backend paints it, embedded at two pixels a point. */
-static void image(cairo_t *cr, const ui_cmd *c)
+static void image(cairo_t *cr, const draw_cmd *c)
 {
     enum { FINE = 2 };
     int w = c->r.w * FINE, h = c->r.h * FINE;
@@ -268,7 +269,7 @@ static void image(cairo_t *cr, const ui_cmd *c)
         return;
     }
     cairo_surface_flush(img);
-    ui_heat_paint(&c->heat.slice, &c->heat.scale, (uint32_t *)cairo_image_surface_get_data(img),
+    paint_heatmap(&c->heat.slice, &c->heat.scale, (uint32_t *)cairo_image_surface_get_data(img),
                   cairo_image_surface_get_stride(img) / 4, w, h, c->heat.gap * FINE);
     cairo_surface_mark_dirty(img);
     cairo_save(cr);
@@ -281,9 +282,9 @@ static void image(cairo_t *cr, const ui_cmd *c)
     cairo_surface_destroy(img);
 }
 
-static void heatmap(cairo_t *cr, const ui_cmd *c)
+static void heatmap(cairo_t *cr, const draw_cmd *c)
 {
-    const ui_slice *s = &c->heat.slice;
+    const app_slice *s = &c->heat.slice;
     if (s->rows <= 0 || s->cols <= 0 || c->r.w <= 0 || c->r.h <= 0) return;
     if ((size_t)s->rows * s->cols <= VECTOR_CELLS && c->r.w >= s->cols && c->r.h >= s->rows) cells(cr, c);
     else image(cr, c);
@@ -291,7 +292,7 @@ static void heatmap(cairo_t *cr, const ui_cmd *c)
 
 /* ---- the list */
 
-int ui_cairo_draw(cairo_t *cr, ui_cairo *vc, const ui_cairo_runs *runs, const ui_draw *d)
+int export_cairo_draw(cairo_t *cr, export_cairo *vc, const export_cairo_runs *runs, const draw_list *d)
 {
     int depth = 0, cmd = 0, at = 0;
     /* advances rounded to whole pixels, as SDL_ttf's are: the layout measured
@@ -300,36 +301,36 @@ int ui_cairo_draw(cairo_t *cr, ui_cairo *vc, const ui_cairo_runs *runs, const ui
     cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_ON);
     cairo_set_font_options(cr, fo);
     cairo_font_options_destroy(fo);
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(d, c)); cmd++) {
-        ui_rect r = c->r;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(d, c)); cmd++) {
+        app_rect r = c->r;
         switch (c->kind) {
-        case UI_CMD_RECT:
-        case UI_CMD_LINE: fill(cr, r.x, r.y, r.w, r.h, c->color); break;
-        case UI_CMD_FRAME:
+        case DRAW_CMD_RECT:
+        case DRAW_CMD_LINE: fill(cr, r.x, r.y, r.w, r.h, c->color); break;
+        case DRAW_CMD_FRAME:
             fill(cr, r.x, r.y, r.w, c->t, c->color);
             fill(cr, r.x, r.y + r.h - c->t, r.w, c->t, c->color);
             fill(cr, r.x, r.y + c->t, c->t, r.h - 2 * c->t, c->color);
             fill(cr, r.x + r.w - c->t, r.y + c->t, c->t, r.h - 2 * c->t, c->color);
             break;
-        case UI_CMD_POLY:
+        case DRAW_CMD_POLY:
             set_color(cr, c->color);
             cairo_move_to(cr, c->poly.x[0], c->poly.y[0]);
             for (int i = 1; i < c->poly.n; i++) cairo_line_to(cr, c->poly.x[i], c->poly.y[i]);
             cairo_close_path(cr);
             cairo_fill(cr);
             break;
-        case UI_CMD_TEXT: text(cr, vc, runs, &at, cmd, c); break;
-        case UI_CMD_HEATMAP: heatmap(cr, c); break;
-        case UI_CMD_HATCH: /* over a heatmap too: its masked cells were left for this */
+        case DRAW_CMD_TEXT: text(cr, vc, runs, &at, cmd, c); break;
+        case DRAW_CMD_HEATMAP: heatmap(cr, c); break;
+        case DRAW_CMD_HATCH: /* over a heatmap too: its masked cells were left for this */
             hatch(cr, r.x, r.y, r.w, r.h, (r.x - c->hatch.ox) + (r.y - c->hatch.oy));
             break;
-        case UI_CMD_CLIP_PUSH:
+        case DRAW_CMD_CLIP_PUSH:
             cairo_save(cr);
             cairo_rectangle(cr, r.x, r.y, r.w, r.h);
             cairo_clip(cr);
             depth++;
             break;
-        case UI_CMD_CLIP_POP:
+        case DRAW_CMD_CLIP_POP:
             if (depth > 0) cairo_restore(cr), depth--;
             break;
         }

@@ -18,19 +18,19 @@
 #include "render.h"
 #include "view.h"
 
-static const char *const EXTENSIONS[UI_SAVE_KINDS] = {"png", "svg", "pdf", "csv"};
+static const char *const EXTENSIONS[APP_SAVE_KINDS] = {"png", "svg", "pdf", "csv"};
 
-ui_save_kind ui_export_kind_of(const char *path)
+app_save_kind export_kind_of(const char *path)
 {
     const char *slash = strrchr(path, '/'), *dot = strrchr(slash ? slash : path, '.');
-    for (int k = 0; dot && k < UI_SAVE_KINDS; k++)
-        if (!strcasecmp(dot + 1, EXTENSIONS[k])) return (ui_save_kind)k;
-    return UI_SAVE_KINDS;
+    for (int k = 0; dot && k < APP_SAVE_KINDS; k++)
+        if (!strcasecmp(dot + 1, EXTENSIONS[k])) return (app_save_kind)k;
+    return APP_SAVE_KINDS;
 }
 
-const char *ui_export_extension(ui_save_kind kind)
+const char *export_extension(app_save_kind kind)
 {
-    return EXTENSIONS[kind >= 0 && kind < UI_SAVE_KINDS ? kind : 0];
+    return EXTENSIONS[kind >= 0 && kind < APP_SAVE_KINDS ? kind : 0];
 }
 
 /* The file's bytes as cairo writes them. */
@@ -80,7 +80,7 @@ static bool put_escaped(bytes *b, const char *s)
  * (fill-opacity 0) and stretched to each run's measured width, so a browser
  * or an editor selects, finds and copies the words where they are drawn.
  * Text outside the clip it was drawn in (a scrolled lesson) is left out. */
-static bool svg_text_layer(bytes *b, const ui_draw *dl)
+static bool svg_text_layer(bytes *b, const draw_list *dl)
 {
     /* everything before the closing tag, then the layer, then the tag again */
     static const char END[] = "</svg>";
@@ -90,18 +90,18 @@ static bool svg_text_layer(bytes *b, const ui_draw *dl)
     b->len = at - (sizeof END - 1);
     static const char OPEN[] = "<g id=\"text\" fill-opacity=\"0\" font-family=\"sans-serif\">\n";
     bool ok = put(b, OPEN, strlen(OPEN));
-    ui_rect clip[16];
+    app_rect clip[16];
     int depth = 0;
     char num[160];
-    for (const ui_cmd *c = NULL; ok && (c = ui_draw_next(dl, c));) {
-        if (c->kind == UI_CMD_CLIP_PUSH) {
-            ui_rect r = depth ? ui_rect_intersect(c->r, clip[depth < 16 ? depth - 1 : 15]) : c->r;
+    for (const draw_cmd *c = NULL; ok && (c = draw_list_next(dl, c));) {
+        if (c->kind == DRAW_CMD_CLIP_PUSH) {
+            app_rect r = depth ? app_rect_intersect(c->r, clip[depth < 16 ? depth - 1 : 15]) : c->r;
             if (depth < 16) clip[depth] = r;
             depth++;
-        } else if (c->kind == UI_CMD_CLIP_POP && depth > 0) {
+        } else if (c->kind == DRAW_CMD_CLIP_POP && depth > 0) {
             depth--;
-        } else if (c->kind == UI_CMD_TEXT) {
-            ui_rect in = depth ? ui_rect_intersect(c->r, clip[depth < 16 ? depth - 1 : 15]) : c->r;
+        } else if (c->kind == DRAW_CMD_TEXT) {
+            app_rect in = depth ? app_rect_intersect(c->r, clip[depth < 16 ? depth - 1 : 15]) : c->r;
             if (in.w <= 0 || in.h <= 0) continue;
             /* the baseline about four fifths of the size below the top */
             int n;
@@ -115,7 +115,7 @@ static bool svg_text_layer(bytes *b, const ui_draw *dl)
                 n = snprintf(num, sizeof num,
                              "<text x=\"%d\" y=\"%.1f\" font-size=\"%d\" textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\">",
                              c->r.x, c->r.y + 0.8 * c->text.px, c->text.px, c->r.w > 0 ? c->r.w : 1);
-            ok = put(b, num, (size_t)n) && put_escaped(b, ui_cmd_text(dl, c)) && put(b, "</text>\n", strlen("</text>\n"));
+            ok = put(b, num, (size_t)n) && put_escaped(b, draw_cmd_text(dl, c)) && put(b, "</text>\n", strlen("</text>\n"));
         }
     }
     return ok && put(b, "</g>\n</svg>\n", strlen("</g>\n</svg>\n"));
@@ -123,19 +123,19 @@ static bool svg_text_layer(bytes *b, const ui_draw *dl)
 
 /* ---- an export: what it needs copied out of the app, then the thread */
 
-struct ui_export {
+struct export_job {
     pthread_t thread;
-    bool threaded;           /* thread runs (else it was written in ui_export_start) */
+    bool threaded;           /* thread runs (else it was written in export_start) */
     atomic_bool done;
-    ui_save_kind kind;
+    app_save_kind kind;
     char path[PATH_MAX];
     int rc;                  /* the thread's result, and its message */
     char err[PATH_MAX + 300];
     /* SVG, PDF: the frame's commands, their text's runs, the pictures' numbers */
     int w, h;
-    ui_draw list;
+    draw_list list;
     bool have_list;
-    ui_cairo_runs *runs;
+    export_cairo_runs *runs;
     float **copies;          /* each heatmap's cells (and mask) copied: the list's slices point here */
     int n_copies;
     /* CSV: rows × cols values (row-major) and their labels: corner, cols, rows */
@@ -146,7 +146,7 @@ struct ui_export {
 
 /* A copy of s's cells as rows × cols row-major floats (mask likewise), and s
  * pointed at it. Returns 0, or -1 when out of memory. */
-static int own_slice(ui_export *x, ui_slice *s)
+static int own_slice(export_job *x, app_slice *s)
 {
     size_t n = (size_t)s->rows * (size_t)s->cols;
     float **grown = realloc(x->copies, (size_t)(x->n_copies + 2) * sizeof *grown);
@@ -158,7 +158,7 @@ static int own_slice(ui_export *x, ui_slice *s)
     if (!d || (s->mask && !m)) return -1;
     for (int i = 0; i < s->rows; i++)
         for (int j = 0; j < s->cols; j++) {
-            d[(size_t)i * s->cols + j] = ui_slice_at(s, i, j);
+            d[(size_t)i * s->cols + j] = app_slice_at(s, i, j);
             if (m) m[(size_t)i * s->cols + j] = s->mask[i * s->mask_row_stride + j * s->mask_col_stride];
         }
     s->data = d;
@@ -171,47 +171,47 @@ static int own_slice(ui_export *x, ui_slice *s)
 /* The frame laid out again for w × h into x's own list (app->layout left as
  * it is), its text's runs found in g's fonts and its pictures' cells copied:
  * after this x needs neither the app nor g. */
-static int prepare_vector(ui_export *x, const ui_app *app, ui_gfx *g)
+static int prepare_vector(export_job *x, const app_state *app, sdl_gfx *g)
 {
-    ui_layout *layout = malloc(sizeof *layout);
+    app_layout *layout = malloc(sizeof *layout);
     if (!layout) return -1;
     *layout = app->layout;
-    ui_draw_init(&x->list, ui_gfx_measure(g));
+    draw_list_init(&x->list, sdl_gfx_measure(g));
     x->have_list = true;
-    ui_render_frame(app, &x->list, layout, x->w, x->h);
+    draw_frame(app, &x->list, layout, x->w, x->h);
     free(layout);
-    if (x->list.failed || !(x->runs = ui_cairo_runs_of(g, &x->list))) return -1;
+    if (x->list.failed || !(x->runs = export_cairo_runs_of(g, &x->list))) return -1;
     for (int i = 0; i < x->list.n; i++)
-        if (x->list.cmds[i].kind == UI_CMD_HEATMAP && own_slice(x, &x->list.cmds[i].heat.slice)) return -1;
+        if (x->list.cmds[i].kind == DRAW_CMD_HEATMAP && own_slice(x, &x->list.cmds[i].heat.slice)) return -1;
     return 0;
 }
 
-static void write_vector(ui_export *x)
+static void write_vector(export_job *x)
 {
     bytes out = {0};
-    ui_cairo *vc = ui_cairo_new();
+    export_cairo *vc = export_cairo_new();
     if (!vc) {
         snprintf(x->err, sizeof x->err, "out of memory");
         x->rc = -1;
         return;
     }
-    cairo_surface_t *s = x->kind == UI_SAVE_SVG ? cairo_svg_surface_create_for_stream(append, &out, x->w, x->h)
+    cairo_surface_t *s = x->kind == APP_SAVE_SVG ? cairo_svg_surface_create_for_stream(append, &out, x->w, x->h)
                                                   : cairo_pdf_surface_create_for_stream(append, &out, x->w, x->h);
-    if (x->kind == UI_SAVE_SVG) cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX); /* not pt */
-    if (x->kind == UI_SAVE_PDF) {
+    if (x->kind == APP_SAVE_SVG) cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX); /* not pt */
+    if (x->kind == APP_SAVE_PDF) {
         cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_TITLE, "attnlab");
         cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATOR, "attnlab render");
     }
     cairo_t *cr = cairo_create(s);
-    int drawn = ui_cairo_draw(cr, vc, x->runs, &x->list);
+    int drawn = export_cairo_draw(cr, vc, x->runs, &x->list);
     cairo_destroy(cr);
     cairo_surface_finish(s);
     cairo_status_t st = cairo_surface_status(s);
     cairo_surface_destroy(s);
-    ui_cairo_free(vc);
+    export_cairo_free(vc);
     attn_error e;
     x->rc = 0;
-    if (st == CAIRO_STATUS_SUCCESS && !drawn && !out.failed && x->kind == UI_SAVE_SVG && !svg_text_layer(&out, &x->list))
+    if (st == CAIRO_STATUS_SUCCESS && !drawn && !out.failed && x->kind == APP_SAVE_SVG && !svg_text_layer(&out, &x->list))
         out.failed = true;
     if (st != CAIRO_STATUS_SUCCESS || drawn || out.failed) {
         snprintf(x->err, sizeof x->err, "%s: cannot draw: %s", x->path, cairo_status_to_string(st));
@@ -240,11 +240,11 @@ static void field(FILE *f, const char *s)
 }
 
 /* The matrix the single view shows, copied with its labels. */
-static int prepare_csv(ui_export *x, const ui_app *app)
+static int prepare_csv(export_job *x, const app_state *app)
 {
-    const attn_tensor *t = ui_app_tensor(app);
-    ui_view_slice v;
-    if (!t || ui_view_make_of(&app->trace, t, app->view.batch, app->view.head, &v)) {
+    const attn_tensor *t = app_tensor(app);
+    app_view_slice v;
+    if (!t || app_view_make_of(&app->trace, t, app->view.batch, app->view.head, &v)) {
         snprintf(x->err, sizeof x->err, "%s: there is no matrix on screen to save", x->path);
         return -1;
     }
@@ -255,21 +255,21 @@ static int prepare_csv(ui_export *x, const ui_app *app)
         !(x->labels = calloc(1 + (size_t)x->rows + (size_t)x->cols, sizeof *x->labels)))
         return -1;
     for (int i = 0; i < x->rows; i++)
-        for (int j = 0; j < x->cols; j++) x->values[(size_t)i * x->cols + j] = ui_slice_at(&v.slice, i, j);
+        for (int j = 0; j < x->cols; j++) x->values[(size_t)i * x->cols + j] = app_slice_at(&v.slice, i, j);
     char label[160];
     snprintf(label, sizeof label, "%s", t->name);
     if (v.batch >= 0) snprintf(label + strlen(label), sizeof label - strlen(label), " b=%d", v.batch);
     if (v.head >= 0) snprintf(label + strlen(label), sizeof label - strlen(label), " h=%d", v.head);
     if (!(x->labels[0] = strdup(label))) return -1;
     for (int j = 0; j < x->cols; j++)
-        if (!(x->labels[1 + j] = strdup(ui_view_col_label(&app->trace, &v, j, label, sizeof label)))) return -1;
+        if (!(x->labels[1 + j] = strdup(app_view_col_label(&app->trace, &v, j, label, sizeof label)))) return -1;
     for (int i = 0; i < x->rows; i++)
-        if (!(x->labels[1 + x->cols + i] = strdup(ui_view_row_label(&app->trace, &v, i, label, sizeof label)))) return -1;
+        if (!(x->labels[1 + x->cols + i] = strdup(app_view_row_label(&app->trace, &v, i, label, sizeof label)))) return -1;
     return 0;
 }
 
 /* A corner cell naming the matrix, the column labels, then each row's label and values. */
-static void write_csv(ui_export *x)
+static void write_csv(export_job *x)
 {
     char *text = NULL;
     size_t len = 0;
@@ -303,17 +303,17 @@ static void write_csv(ui_export *x)
 
 static void *export_work(void *arg)
 {
-    ui_export *x = arg;
-    if (x->kind == UI_SAVE_CSV) write_csv(x);
+    export_job *x = arg;
+    if (x->kind == APP_SAVE_CSV) write_csv(x);
     else write_vector(x);
     atomic_store(&x->done, true);
     return NULL;
 }
 
-static void export_free(ui_export *x)
+static void export_free(export_job *x)
 {
-    if (x->have_list) ui_draw_free(&x->list);
-    ui_cairo_runs_free(x->runs);
+    if (x->have_list) draw_list_free(&x->list);
+    export_cairo_runs_free(x->runs);
     for (int i = 0; i < x->n_copies; i++) free(x->copies[i]);
     free(x->copies);
     if (x->labels)
@@ -323,16 +323,16 @@ static void export_free(ui_export *x)
     free(x);
 }
 
-int ui_export_start(const ui_app *app, ui_gfx *g, int w, int h, ui_save_kind kind, const char *path, ui_export **out,
-                    char *err, size_t errsize)
+int export_start(const app_state *app, sdl_gfx *g, int w, int h, app_save_kind kind, const char *path, export_job **out,
+                 char *err, size_t errsize)
 {
     *out = NULL;
-    ui_export *x = calloc(1, sizeof *x);
+    export_job *x = calloc(1, sizeof *x);
     if (!x) {
         snprintf(err, errsize, "out of memory");
         return -1;
     }
-    x->kind = kind == UI_SAVE_CSV || kind == UI_SAVE_PDF ? kind : UI_SAVE_SVG;
+    x->kind = kind == APP_SAVE_CSV || kind == APP_SAVE_PDF ? kind : APP_SAVE_SVG;
     x->w = w;
     x->h = h;
     atomic_init(&x->done, false);
@@ -341,7 +341,7 @@ int ui_export_start(const ui_app *app, ui_gfx *g, int w, int h, ui_save_kind kin
         export_free(x);
         return -1;
     }
-    if (x->kind == UI_SAVE_CSV ? prepare_csv(x, app) : prepare_vector(x, app, g)) {
+    if (x->kind == APP_SAVE_CSV ? prepare_csv(x, app) : prepare_vector(x, app, g)) {
         snprintf(err, errsize, "%s", x->err[0] ? x->err : "out of memory");
         export_free(x);
         return -1;
@@ -352,12 +352,12 @@ int ui_export_start(const ui_app *app, ui_gfx *g, int w, int h, ui_save_kind kin
     return 0;
 }
 
-bool ui_export_done(const ui_export *x)
+bool export_done(const export_job *x)
 {
     return atomic_load(&x->done);
 }
 
-int ui_export_end(ui_export *x, char *err, size_t errsize)
+int export_end(export_job *x, char *err, size_t errsize)
 {
     if (x->threaded) pthread_join(x->thread, NULL);
     int rc = x->rc;
@@ -366,15 +366,15 @@ int ui_export_end(ui_export *x, char *err, size_t errsize)
     return rc;
 }
 
-int ui_export_vector(const ui_app *app, ui_gfx *g, int w, int h, ui_save_kind kind, const char *path, char *err,
-                     size_t errsize)
+int export_vector(const app_state *app, sdl_gfx *g, int w, int h, app_save_kind kind, const char *path, char *err,
+                  size_t errsize)
 {
-    ui_export *x;
-    return ui_export_start(app, g, w, h, kind, path, &x, err, errsize) ? -1 : ui_export_end(x, err, errsize);
+    export_job *x;
+    return export_start(app, g, w, h, kind, path, &x, err, errsize) ? -1 : export_end(x, err, errsize);
 }
 
-int ui_export_csv(const ui_app *app, const char *path, char *err, size_t errsize)
+int export_csv(const app_state *app, const char *path, char *err, size_t errsize)
 {
-    ui_export *x;
-    return ui_export_start(app, NULL, 0, 0, UI_SAVE_CSV, path, &x, err, errsize) ? -1 : ui_export_end(x, err, errsize);
+    export_job *x;
+    return export_start(app, NULL, 0, 0, APP_SAVE_CSV, path, &x, err, errsize) ? -1 : export_end(x, err, errsize);
 }

@@ -12,14 +12,14 @@
 #include <sys/syscall.h>
 #endif
 
-struct ui_task {
+struct app_task {
     pthread_t thread;
 };
 
 /* What the thread runs; its own, freed by it, so that a task left
- * (ui_jobs_leave) can be freed before the thread has read it. */
+ * (app_jobs_leave) can be freed before the thread has read it. */
 typedef struct {
-    ui_task_fn *fn;
+    app_task_fn *fn;
     void *arg;
 } call;
 
@@ -41,13 +41,13 @@ static void *run(void *arg)
     call c = *(call *)arg;
     free(arg);
     background();
-    ui_task_finish(c.fn, c.arg);
+    app_task_finish(c.fn, c.arg);
     return NULL;
 }
 
-static ui_task *start(ui_task_fn *fn, void *arg)
+static app_task *start(app_task_fn *fn, void *arg)
 {
-    ui_task *t = malloc(sizeof *t);
+    app_task *t = malloc(sizeof *t);
     call *c = malloc(sizeof *c);
     if (t && c) {
         *c = (call){fn, arg};
@@ -58,7 +58,7 @@ static ui_task *start(ui_task_fn *fn, void *arg)
     return NULL;
 }
 
-static void join(ui_task *t)
+static void join(app_task *t)
 {
 #ifdef __EMSCRIPTEN__
     /* The web page's thread (src/platform/web): the core joins a request once it has
@@ -73,14 +73,14 @@ static void join(ui_task *t)
     free(t);
 }
 
-static void leave(ui_task *t)
+static void leave(app_task *t)
 {
     pthread_detach(t->thread);
     free(t);
 }
 
-const ui_jobs *ui_jobs_thread(void)
+const app_jobs *posix_jobs(void)
 {
-    static const ui_jobs jobs = {start, join, leave};
+    static const app_jobs jobs = {start, join, leave};
     return &jobs;
 }

@@ -21,7 +21,7 @@
 
 #define MAX_FACES 8
 #define MAX_PX 1024
-#define CACHE_SLOTS (2 * UI_FONT_CACHE_MAX) /* power of two: load factor <= 1/2 */
+#define CACHE_SLOTS (2 * ATTNLAB_SDL_FONT_CACHE_MAX) /* power of two: load factor <= 1/2 */
 #define NO_FACE_MEMO 64 /* code points fontconfig was already asked about in vain */
 
 typedef struct {
@@ -44,7 +44,7 @@ typedef struct {
     int w, h; /* TTF_SizeUTF8 of the run */
 } run;
 
-struct ui_font {
+struct sdl_font {
     SDL_Renderer *renderer;
     int px;
     face faces[MAX_FACES]; /* [0] the Latin face, then CJK, then fallbacks */
@@ -59,7 +59,7 @@ struct ui_font {
     size_t scratch_cap;
     run *runs;
     size_t runs_cap;
-    bool bold; /* every face drawn emboldened (ui_font_set_bold) */
+    bool bold; /* every face drawn emboldened (sdl_font_set_bold) */
 };
 
 /* The only global state: who initialised SDL_ttf and fontconfig. */
@@ -114,7 +114,7 @@ static void close_face(face *fc)
     fc->path = NULL;
 }
 
-static int has_face(const ui_font *f, const char *path, int index)
+static int has_face(const sdl_font *f, const char *path, int index)
 {
     for (int i = 0; i < f->nfaces; i++)
         if (f->faces[i].index == index && strcmp(f->faces[i].path, path) == 0)
@@ -124,7 +124,7 @@ static int has_face(const ui_font *f, const char *path, int index)
 
 /* Opens the face fontconfig pattern p names and appends it to f. Returns 0,
  * or -1 (TTF's error is set) if it cannot be opened or lacks must_have. */
-static int add_face(ui_font *f, FcPattern *p, uint32_t must_have)
+static int add_face(sdl_font *f, FcPattern *p, uint32_t must_have)
 {
     FcChar8 *file = NULL;
     int index = 0;
@@ -179,7 +179,7 @@ static int pattern_has_char(FcPattern *p, uint32_t cp)
 }
 
 /* The Latin and CJK faces set the line; fallbacks are fitted into it. */
-static void update_metrics(ui_font *f)
+static void update_metrics(sdl_font *f)
 {
     int asc = 0, desc = 0, skip = 0;
 
@@ -198,7 +198,7 @@ static void update_metrics(ui_font *f)
 
 /* Asks fontconfig for a face that has cp and loads it. Returns its index,
  * or -1 if none (remembered so the next ask is free). */
-static int load_fallback(ui_font *f, uint32_t cp)
+static int load_fallback(sdl_font *f, uint32_t cp)
 {
     FcPattern *pat = NULL;
     FcCharSet *cs = NULL;
@@ -235,7 +235,7 @@ static int load_fallback(ui_font *f, uint32_t cp)
 }
 
 /* Face for cp: the first that has it, else a newly loaded fallback, else -1. */
-static int face_for(ui_font *f, uint32_t cp)
+static int face_for(sdl_font *f, uint32_t cp)
 {
     if (cp < 0x20 || cp == 0x7F)
         return 0; /* controls: not glyphs, never looked up */
@@ -266,7 +266,7 @@ static int grow(void **buf, size_t *cap, size_t need, size_t elem)
 
 /* Splits utf8 into runs of one face each, measured. Returns the number of
  * runs, or -1 on error; *w and *h get the size of the composed line. */
-static int layout(ui_font *f, const char *utf8, int *w, int *h)
+static int layout(sdl_font *f, const char *utf8, int *w, int *h)
 {
     size_t len = strlen(utf8);
     size_t at = 0;
@@ -308,7 +308,7 @@ static int layout(ui_font *f, const char *utf8, int *w, int *h)
 }
 
 /* Renders the runs of the last layout into one w x h texture. */
-static SDL_Texture *compose(ui_font *f, int nruns, int w, int h, SDL_Color color)
+static SDL_Texture *compose(sdl_font *f, int nruns, int w, int h, SDL_Color color)
 {
     SDL_Surface *line = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
     SDL_Texture *tex = NULL;
@@ -363,7 +363,7 @@ static int same_color(SDL_Color a, SDL_Color b)
     return a.r == b.r && a.g == b.g && a.b == b.b && a.a == b.a;
 }
 
-static void cache_clear(ui_font *f)
+static void cache_clear(sdl_font *f)
 {
     if (!f->cache)
         return;
@@ -381,7 +381,7 @@ static void cache_clear(ui_font *f)
 
 /* The entry for (text, color), or with any_color the first for text; else
  * the empty slot where it belongs (text == NULL), or NULL without a table. */
-static cache_entry *cache_find(ui_font *f, const char *text, uint32_t hash, SDL_Color color,
+static cache_entry *cache_find(sdl_font *f, const char *text, uint32_t hash, SDL_Color color,
                                int any_color)
 {
     if (!f->cache)
@@ -396,9 +396,9 @@ static cache_entry *cache_find(ui_font *f, const char *text, uint32_t hash, SDL_
 
 /* ---- public ---- */
 
-int ui_font_open(SDL_Renderer *r, int px, ui_font **out, char *err, size_t errsize)
+int sdl_font_open(SDL_Renderer *r, int px, sdl_font **out, char *err, size_t errsize)
 {
-    ui_font *f = NULL;
+    sdl_font *f = NULL;
     FcPattern *p = NULL;
     int ttf_ok = 0, fc_ok = 0;
     char dummy[1];
@@ -409,7 +409,7 @@ int ui_font_open(SDL_Renderer *r, int px, ui_font **out, char *err, size_t errsi
     }
     err[0] = '\0';
     if (!out) {
-        snprintf(err, errsize, "ui_font_open: no output pointer");
+        snprintf(err, errsize, "sdl_font_open: no output pointer");
         return -1;
     }
     *out = NULL;
@@ -489,7 +489,7 @@ fail:
     return -1;
 }
 
-void ui_font_close(ui_font *f)
+void sdl_font_close(sdl_font *f)
 {
     if (!f)
         return;
@@ -504,7 +504,7 @@ void ui_font_close(ui_font *f)
     ttf_release();
 }
 
-int ui_font_set_size(ui_font *f, int px)
+int sdl_font_set_size(sdl_font *f, int px)
 {
     if (!f || px < 1 || px > MAX_PX)
         return -1;
@@ -523,7 +523,7 @@ int ui_font_set_size(ui_font *f, int px)
     return 0;
 }
 
-void ui_font_set_bold(ui_font *f, bool bold)
+void sdl_font_set_bold(sdl_font *f, bool bold)
 {
     if (!f || f->bold == bold) return;
     f->bold = bold;
@@ -532,17 +532,17 @@ void ui_font_set_bold(ui_font *f, bool bold)
     cache_clear(f);
 }
 
-int ui_font_size(const ui_font *f)
+int sdl_font_size(const sdl_font *f)
 {
     return f ? f->px : 0;
 }
 
-int ui_font_line_height(const ui_font *f)
+int sdl_font_line_height(const sdl_font *f)
 {
     return f ? f->line_h : 0;
 }
 
-void ui_font_measure(ui_font *f, const char *utf8, int *w, int *h)
+void sdl_font_measure(sdl_font *f, const char *utf8, int *w, int *h)
 {
     int mw = 0, mh = f ? f->line_h : 0;
 
@@ -564,7 +564,7 @@ void ui_font_measure(ui_font *f, const char *utf8, int *w, int *h)
 
 /* A text's texture, w × h, with its top-left at (x, y); turned: a quarter turn
  * counter-clockwise into the h × w box at (x, y), to read from bottom to top. */
-static void put(ui_font *f, SDL_Texture *tex, int x, int y, int w, int h, bool turned)
+static void put(sdl_font *f, SDL_Texture *tex, int x, int y, int w, int h, bool turned)
 {
     if (!turned) {
         SDL_RenderCopy(f->renderer, tex, NULL, &(SDL_Rect){x, y, w, h});
@@ -574,7 +574,7 @@ static void put(ui_font *f, SDL_Texture *tex, int x, int y, int w, int h, bool t
     SDL_RenderCopyEx(f->renderer, tex, NULL, &(SDL_Rect){cx - w / 2, cy - h / 2, w, h}, -90.0, NULL, SDL_FLIP_NONE);
 }
 
-static int draw_text(ui_font *f, const char *utf8, int x, int y, SDL_Color color, bool turned)
+static int blit_text(sdl_font *f, const char *utf8, int x, int y, SDL_Color color, bool turned)
 {
     uint32_t hash;
     cache_entry *e;
@@ -602,7 +602,7 @@ static int draw_text(ui_font *f, const char *utf8, int x, int y, SDL_Color color
 
     if (!f->cache && !(f->cache = calloc(CACHE_SLOTS, sizeof *f->cache)))
         goto uncached;
-    if (f->cache_count >= UI_FONT_CACHE_MAX)
+    if (f->cache_count >= ATTNLAB_SDL_FONT_CACHE_MAX)
         cache_clear(f); /* all gone at once: simple, and rare in practice */
     e = cache_find(f, utf8, hash, color, 0);
     if (!(e->text = malloc(strlen(utf8) + 1)))
@@ -620,17 +620,17 @@ uncached:
     return w;
 }
 
-int ui_font_draw(ui_font *f, const char *utf8, int x, int y, SDL_Color color)
+int sdl_font_draw(sdl_font *f, const char *utf8, int x, int y, SDL_Color color)
 {
-    return draw_text(f, utf8, x, y, color, false);
+    return blit_text(f, utf8, x, y, color, false);
 }
 
-int ui_font_draw_turned(ui_font *f, const char *utf8, int x, int y, SDL_Color color)
+int sdl_font_draw_turned(sdl_font *f, const char *utf8, int x, int y, SDL_Color color)
 {
-    return draw_text(f, utf8, x, y, color, true);
+    return blit_text(f, utf8, x, y, color, true);
 }
 
-int ui_font_runs(ui_font *f, const char *utf8, ui_font_run_fn *fn, void *ctx)
+int sdl_font_runs(sdl_font *f, const char *utf8, sdl_font_run_fn *fn, void *ctx)
 {
     int w, h, n = layout(f, utf8, &w, &h);
     if (n < 0)
@@ -642,7 +642,7 @@ int ui_font_runs(ui_font *f, const char *utf8, ui_font_run_fn *fn, void *ctx)
     return 0;
 }
 
-int ui_font_missing_glyphs(ui_font *f, const char *utf8)
+int sdl_font_missing_glyphs(sdl_font *f, const char *utf8)
 {
     int missing = 0;
 
@@ -657,7 +657,7 @@ int ui_font_missing_glyphs(ui_font *f, const char *utf8)
     return missing;
 }
 
-const char *ui_font_face_path(const ui_font *f, int index)
+const char *sdl_font_face_path(const sdl_font *f, int index)
 {
     const char *slash;
 
@@ -667,12 +667,12 @@ const char *ui_font_face_path(const ui_font *f, int index)
     return slash ? slash + 1 : f->faces[index].path;
 }
 
-int ui_font_face_count(const ui_font *f)
+int sdl_font_face_count(const sdl_font *f)
 {
     return f ? f->nfaces : 0;
 }
 
-int ui_font_cache_count(const ui_font *f)
+int sdl_font_cache_count(const sdl_font *f)
 {
     return f ? f->cache_count : 0;
 }

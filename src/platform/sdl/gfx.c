@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ui_gfx_open(SDL_Renderer *r, int base_px, ui_gfx **out, char *err, size_t errsize)
+#include "paint.h"
+
+int sdl_gfx_open(SDL_Renderer *r, int base_px, sdl_gfx **out, char *err, size_t errsize)
 {
-    ui_gfx *g = calloc(1, sizeof *g);
+    sdl_gfx *g = calloc(1, sizeof *g);
     *out = NULL;
     if (!g) {
         snprintf(err, errsize, "out of memory");
@@ -14,57 +16,57 @@ int ui_gfx_open(SDL_Renderer *r, int base_px, ui_gfx **out, char *err, size_t er
     }
     g->r = r;
     g->font_px = base_px;
-    if (ui_font_open(r, base_px, &g->font, err, errsize)) {
+    if (sdl_font_open(r, base_px, &g->font, err, errsize)) {
         free(g);
         return -1;
     }
     g->sized[0] = g->font;
     SDL_SetRenderDrawBlendMode(r, SDL_BLENDMODE_BLEND);
-    ui_draw_init(&g->list, ui_gfx_measure(g));
+    draw_list_init(&g->list, sdl_gfx_measure(g));
     *out = g;
     return 0;
 }
 
-void ui_gfx_invalidate(ui_gfx *g)
+void sdl_gfx_invalidate(sdl_gfx *g)
 {
-    for (int i = 0; i < UI_HEAT_CACHE; i++) g->heat[i].generation = 0, g->heat[i].slice.data = NULL;
+    for (int i = 0; i < ATTNLAB_SDL_HEAT_CACHE; i++) g->heat[i].generation = 0, g->heat[i].slice.data = NULL;
 }
 
-void ui_gfx_close(ui_gfx *g)
+void sdl_gfx_close(sdl_gfx *g)
 {
     if (!g) return;
-    for (int i = 0; i < UI_HEAT_CACHE; i++)
+    for (int i = 0; i < ATTNLAB_SDL_HEAT_CACHE; i++)
         if (g->heat[i].tex) SDL_DestroyTexture(g->heat[i].tex);
     if (g->hatch) SDL_DestroyTexture(g->hatch);
-    for (int i = 0; i < UI_GFX_SIZES; i++) ui_font_close(g->sized[i]);
-    ui_font_close(g->bold);
-    ui_draw_free(&g->list);
+    for (int i = 0; i < ATTNLAB_SDL_GFX_SIZES; i++) sdl_font_close(g->sized[i]);
+    sdl_font_close(g->bold);
+    draw_list_free(&g->list);
     free(g);
 }
 
-static bool same(const ui_heat_entry *e, unsigned gen, const ui_slice *s, const ui_scale *sc, int w, int h, int gap)
+static bool same(const sdl_heat_entry *e, unsigned gen, const app_slice *s, const app_scale *sc, int w, int h, int gap)
 {
-    return e->tex && e->generation == gen && ui_slice_same(&e->slice, s) && e->w == w && e->h == h && e->gap == gap &&
+    return e->tex && e->generation == gen && app_slice_same(&e->slice, s) && e->w == w && e->h == h && e->gap == gap &&
            e->scale.cmap == sc->cmap && e->scale.lo == sc->lo && e->scale.hi == sc->hi;
 }
 
-size_t ui_gfx_heat_bytes(const ui_gfx *g)
+size_t sdl_gfx_heat_bytes(const sdl_gfx *g)
 {
     size_t n = 0;
-    for (int i = 0; i < UI_HEAT_CACHE; i++)
+    for (int i = 0; i < ATTNLAB_SDL_HEAT_CACHE; i++)
         if (g->heat[i].tex) n += 4 * (size_t)g->heat[i].w * (size_t)g->heat[i].h;
     return n;
 }
 
 /* Drops the least recently used pictures (never keep) until the cache holds
- * at most UI_HEAT_CACHE_SCREENS screens of pixels. */
-static void trim(ui_gfx *g, const ui_heat_entry *keep)
+ * at most APP_HEAT_CACHE_SCREENS screens of pixels. */
+static void trim(sdl_gfx *g, const sdl_heat_entry *keep)
 {
     int sw = 0, sh = 0;
     if (SDL_GetRendererOutputSize(g->r, &sw, &sh)) return;
-    while ((double)ui_gfx_heat_bytes(g) > ui_heat_cache_bytes(sw, sh)) {
-        ui_heat_entry *lru = NULL;
-        for (int i = 0; i < UI_HEAT_CACHE; i++)
+    while ((double)sdl_gfx_heat_bytes(g) > app_heat_cache_bytes(sw, sh)) {
+        sdl_heat_entry *lru = NULL;
+        for (int i = 0; i < ATTNLAB_SDL_HEAT_CACHE; i++)
             if (g->heat[i].tex && &g->heat[i] != keep && (!lru || g->heat[i].used < lru->used)) lru = &g->heat[i];
         if (!lru) return;
         SDL_DestroyTexture(lru->tex);
@@ -74,12 +76,12 @@ static void trim(ui_gfx *g, const ui_heat_entry *keep)
     }
 }
 
-void ui_gfx_heatmap(ui_gfx *g, unsigned generation, const ui_slice *s, const ui_scale *sc, int x, int y, int w,
-                    int h, int gap)
+void sdl_gfx_heatmap(sdl_gfx *g, unsigned generation, const app_slice *s, const app_scale *sc, int x, int y, int w,
+                     int h, int gap)
 {
     if (w <= 0 || h <= 0 || s->rows <= 0 || s->cols <= 0) return;
-    ui_heat_entry *e = NULL, *victim = &g->heat[0];
-    for (int i = 0; i < UI_HEAT_CACHE; i++) {
+    sdl_heat_entry *e = NULL, *victim = &g->heat[0];
+    for (int i = 0; i < ATTNLAB_SDL_HEAT_CACHE; i++) {
         if (same(&g->heat[i], generation, s, sc, w, h, gap)) { e = &g->heat[i]; break; }
         if (g->heat[i].used < victim->used) victim = &g->heat[i];
     }
@@ -96,7 +98,7 @@ void ui_gfx_heatmap(ui_gfx *g, unsigned generation, const ui_slice *s, const ui_
         void *px;
         int pitch;
         if (SDL_LockTexture(e->tex, NULL, &px, &pitch)) return;
-        ui_heat_paint(s, sc, px, pitch / 4, w, h, gap);
+        paint_heatmap(s, sc, px, pitch / 4, w, h, gap);
         SDL_UnlockTexture(e->tex);
         e->generation = generation;
         e->slice = *s;
@@ -110,12 +112,12 @@ void ui_gfx_heatmap(ui_gfx *g, unsigned generation, const ui_slice *s, const ui_
     trim(g, e);
 }
 
-void ui_gfx_hatch(ui_gfx *g, int x, int y, int w, int h, int phase)
+void sdl_gfx_hatch(sdl_gfx *g, int x, int y, int w, int h, int phase)
 {
     if (w <= 0 || h <= 0) return;
     /* one texture of the pattern, wide enough to start at any phase */
-    if (!g->hatch || g->hatch_w < w + UI_HATCH_PERIOD || g->hatch_h < h) {
-        int tw = ui_imax(w + UI_HATCH_PERIOD, g->hatch_w), th = ui_imax(h, g->hatch_h);
+    if (!g->hatch || g->hatch_w < w + APP_HATCH_PERIOD || g->hatch_h < h) {
+        int tw = draw_imax(w + APP_HATCH_PERIOD, g->hatch_w), th = draw_imax(h, g->hatch_h);
         if (g->hatch) SDL_DestroyTexture(g->hatch);
         g->hatch_w = g->hatch_h = 0;
         g->hatch = SDL_CreateTexture(g->r, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_STREAMING, tw, th);
@@ -123,31 +125,31 @@ void ui_gfx_hatch(ui_gfx *g, int x, int y, int w, int h, int phase)
         void *px;
         int pitch;
         if (SDL_LockTexture(g->hatch, NULL, &px, &pitch)) return;
-        ui_heat_paint_hatch(px, pitch / 4, tw, th, 0);
+        paint_hatch(px, pitch / 4, tw, th, 0);
         SDL_UnlockTexture(g->hatch);
         g->hatch_w = tw;
         g->hatch_h = th;
     }
-    phase = (phase % UI_HATCH_PERIOD + UI_HATCH_PERIOD) % UI_HATCH_PERIOD;
+    phase = (phase % APP_HATCH_PERIOD + APP_HATCH_PERIOD) % APP_HATCH_PERIOD;
     SDL_RenderCopy(g->r, g->hatch, &(SDL_Rect){phase, 0, w, h}, &(SDL_Rect){x, y, w, h});
 }
 
 /* ---- measuring text for the command list */
 
-void ui_gfx_font_px(ui_gfx *g, int px)
+void sdl_gfx_font_px(sdl_gfx *g, int px)
 {
     if (px == g->font_px) return;
     int slot = -1, oldest = 0;
-    for (int i = 0; i < UI_GFX_SIZES && slot < 0; i++)
-        if (g->sized[i] && ui_font_size(g->sized[i]) == px) slot = i;
-    for (int i = 0; i < UI_GFX_SIZES && slot < 0; i++) { /* a size not open yet: a free slot ... */
+    for (int i = 0; i < ATTNLAB_SDL_GFX_SIZES && slot < 0; i++)
+        if (g->sized[i] && sdl_font_size(g->sized[i]) == px) slot = i;
+    for (int i = 0; i < ATTNLAB_SDL_GFX_SIZES && slot < 0; i++) { /* a size not open yet: a free slot ... */
         char err[200];
-        if (!g->sized[i] && !ui_font_open(g->r, px, &g->sized[i], err, sizeof err)) slot = i;
+        if (!g->sized[i] && !sdl_font_open(g->r, px, &g->sized[i], err, sizeof err)) slot = i;
     }
     if (slot < 0) { /* ... else the font chosen longest ago takes the new size */
-        for (int i = 1; i < UI_GFX_SIZES; i++)
+        for (int i = 1; i < ATTNLAB_SDL_GFX_SIZES; i++)
             if (g->sized[i] && g->sized_used[i] < g->sized_used[oldest]) oldest = i;
-        if (!g->sized[oldest] || ui_font_set_size(g->sized[oldest], px)) return; /* it keeps its size */
+        if (!g->sized[oldest] || sdl_font_set_size(g->sized[oldest], px)) return; /* it keeps its size */
         slot = oldest;
     }
     g->sized_used[slot] = ++g->font_uses;
@@ -155,23 +157,23 @@ void ui_gfx_font_px(ui_gfx *g, int px)
     g->font_px = px;
 }
 
-ui_font *ui_gfx_bold(ui_gfx *g, int px)
+sdl_font *sdl_gfx_bold(sdl_gfx *g, int px)
 {
-    ui_gfx_font_px(g, px);
+    sdl_gfx_font_px(g, px);
     if (!g->bold) {
         char err[200];
-        if (ui_font_open(g->r, g->font_px, &g->bold, err, sizeof err)) return g->font; /* regular, then */
-        ui_font_set_bold(g->bold, true);
+        if (sdl_font_open(g->r, g->font_px, &g->bold, err, sizeof err)) return g->font; /* regular, then */
+        sdl_font_set_bold(g->bold, true);
     }
-    if (ui_font_size(g->bold) != g->font_px) ui_font_set_size(g->bold, g->font_px);
+    if (sdl_font_size(g->bold) != g->font_px) sdl_font_set_size(g->bold, g->font_px);
     return g->bold;
 }
 
-void ui_gfx_answer(ui_gfx *g)
+void sdl_gfx_answer(sdl_gfx *g)
 {
     if (!g->answer) return;
     Uint32 now = SDL_GetTicks();
-    if (now - g->answered < UI_GFX_ANSWER_MS) return;
+    if (now - g->answered < ATTNLAB_SDL_GFX_ANSWER_MS) return;
     g->answer(g->answer_ctx);
     g->answered = SDL_GetTicks();
 }
@@ -179,30 +181,30 @@ void ui_gfx_answer(ui_gfx *g)
 /* Text is measured while a frame is built: the window answers meanwhile too. */
 static int text_width(void *ctx, const char *utf8, int px)
 {
-    ui_gfx *g = ctx;
+    sdl_gfx *g = ctx;
     int w = 0;
-    ui_gfx_answer(g);
-    ui_gfx_font_px(g, px);
-    ui_font_measure(g->font, utf8, &w, NULL);
+    sdl_gfx_answer(g);
+    sdl_gfx_font_px(g, px);
+    sdl_font_measure(g->font, utf8, &w, NULL);
     return w;
 }
 
 static int bold_width(void *ctx, const char *utf8, int px)
 {
     int w = 0;
-    ui_gfx_answer(ctx);
-    ui_font_measure(ui_gfx_bold(ctx, px), utf8, &w, NULL);
+    sdl_gfx_answer(ctx);
+    sdl_font_measure(sdl_gfx_bold(ctx, px), utf8, &w, NULL);
     return w;
 }
 
 static int line_height(void *ctx, int px)
 {
-    ui_gfx *g = ctx;
-    ui_gfx_font_px(g, px);
-    return ui_font_line_height(g->font);
+    sdl_gfx *g = ctx;
+    sdl_gfx_font_px(g, px);
+    return sdl_font_line_height(g->font);
 }
 
-ui_text_measure ui_gfx_measure(ui_gfx *g)
+draw_text_measure sdl_gfx_measure(sdl_gfx *g)
 {
-    return (ui_text_measure){g, text_width, line_height, bold_width};
+    return (draw_text_measure){g, text_width, line_height, bold_width};
 }

@@ -1,6 +1,6 @@
 /* input_sdl.h — SDL's events turned into the app's entry points (app.h). */
-#ifndef UI_INPUT_SDL_H
-#define UI_INPUT_SDL_H
+#ifndef ATTNLAB_SDL_INPUT_H
+#define ATTNLAB_SDL_INPUT_H
 
 #include <stdbool.h>
 
@@ -9,11 +9,11 @@
 #include "app.h"
 
 /* Handles one event; returns true when the picture must be redrawn. */
-bool ui_input_sdl(ui_app *app, const SDL_Event *ev);
+bool sdl_input_event(app_state *app, const SDL_Event *ev);
 
-/* The key map: an SDL keycode as a UI key (keys.h), UI_KEY_NONE for keys the app has no use for. */
-int ui_input_sdl_key(SDL_Keycode sym);
-/* SDL's modifier bits as UI_MOD_* bits. */
-int ui_input_sdl_mods(Uint16 mod);
+/* The key map: an SDL keycode as a UI key (keys.h), APP_KEY_NONE for keys the app has no use for. */
+int sdl_input_key(SDL_Keycode sym);
+/* SDL's modifier bits as APP_MOD_* bits. */
+int sdl_input_mods(Uint16 mod);
 
 #endif

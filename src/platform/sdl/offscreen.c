@@ -18,16 +18,7 @@
 #include "jobs_thread.h"
 #include "render.h"
 
-void ui_picture_init(ui_picture *p)
-{
-    memset(p, 0, sizeof *p);
-    p->view = lesson_view_default();
-    /* not given: the stage the trace opens on, its first layer, head and batch row */
-    p->view.stage[0] = '\0';
-    p->view.layer = p->view.head = p->view.batch = -1;
-}
-
-int ui_offscreen_open(ui_offscreen *o, int w, int h, char *err, size_t errsize)
+int sdl_offscreen_open(sdl_offscreen *o, int w, int h, char *err, size_t errsize)
 {
     memset(o, 0, sizeof *o);
     SDL_SetHint(SDL_HINT_VIDEODRIVER, "offscreen");
@@ -46,138 +37,26 @@ int ui_offscreen_open(ui_offscreen *o, int w, int h, char *err, size_t errsize)
     if (o->win) o->r = SDL_CreateRenderer(o->win, -1, SDL_RENDERER_SOFTWARE);
     if (!o->win || !o->r) {
         snprintf(err, errsize, "cannot create an offscreen %d×%d picture: %s", w, h, SDL_GetError());
-        ui_offscreen_close(o);
+        sdl_offscreen_close(o);
         return -1;
     }
-    if (ui_gfx_open(o->r, UI_BASE_FONT_PX, &o->g, err, errsize)) {
-        ui_offscreen_close(o);
+    if (sdl_gfx_open(o->r, DRAW_BASE_FONT_PX, &o->g, err, errsize)) {
+        sdl_offscreen_close(o);
         return -1;
     }
     return 0;
 }
 
-void ui_offscreen_close(ui_offscreen *o)
+void sdl_offscreen_close(sdl_offscreen *o)
 {
-    ui_gfx_close(o->g);
+    sdl_gfx_close(o->g);
     if (o->r) SDL_DestroyRenderer(o->r);
     if (o->win) SDL_DestroyWindow(o->win);
     SDL_QuitSubSystem(SDL_INIT_VIDEO);
     memset(o, 0, sizeof *o);
 }
 
-static void stage_list(const attn_trace *tr, char *buf, size_t size)
-{
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < tr->n_tensors && n + 2 < size; i++) {
-        int w = snprintf(buf + n, size - n, "%s%s", i ? ", " : "", tr->tensors[i].name);
-        if (w < 0 || (size_t)w >= size - n) break;
-        n += (size_t)w;
-    }
-}
-
-/* Whether contract tensor t has an axis called name ("b", "h", "g"). */
-static bool has_axis(const attn_tensor *t, const char *name)
-{
-    char axes[ATTN_MAX_NDIM][8];
-    int n = t->info ? attn_stage_axes(t->info->dims, axes, ATTN_MAX_NDIM) : 0;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(axes[i], name)) return true;
-    return false;
-}
-
-int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize)
-{
-    const lesson_view *v = &p->view;
-    const attn_dims *d = &app->trace.dims;
-    if (v->decode_step > 0) {
-        if (!ui_app_do(app, UI_ACT_DECODE, 0)) {
-            snprintf(err, errsize, "decode: %s", app->status);
-            return 2;
-        }
-        /* k opens a model at its last token, the built-in example at its first: then to the step asked for */
-        if (app->view.decode_step != v->decode_step && ui_app_edit_config_step(app, NULL, NULL, v->decode_step)) {
-            snprintf(err, errsize, "decode: %s", app->status);
-            return 2;
-        }
-        /* past the end of a model's text it writes on, as ] does, up to the model's </s> */
-        const attn_trace *tr = &app->trace;
-        bool ended = false;
-        while (app->model && tr->token_ids && tr->dims.b == 1 && app->view.decode_step < v->decode_step &&
-               app->view.decode_step == app->decode_len &&
-               !(ended = tr->token_ids[tr->tokens.len - 1] == app->model->cfg.eos) && ui_app_generate(app) == 0) {}
-        if (app->view.decode_step != v->decode_step && ended) {
-            snprintf(err, errsize, "--decode-step: %d is past the end of the text: %s wrote its end (</s>) at step %d",
-                     v->decode_step, app->model->name, app->decode_len);
-            return 2;
-        }
-        if (app->view.decode_step != v->decode_step) {
-            snprintf(err, errsize, "--decode-step: %d is beyond the %d tokens of the longest row", v->decode_step,
-                     app->decode_len);
-            return 2;
-        }
-    }
-    /* a flag asking for what the trace lacks is the command line's problem (exit 2);
-     * a trace that lacks what the picture needs when no flag asked is the file's (exit 1) */
-    const char *file = app->file_path ? app->file_path : "the trace";
-    if (v->layer >= app->trace.n_layers) {
-        snprintf(err, errsize, "--layer: %d is out of range (this trace has %d layer%s: 0 to %d)", v->layer,
-                 app->trace.n_layers, app->trace.n_layers == 1 ? "" : "s", app->trace.n_layers - 1);
-        return 2;
-    }
-    if (v->layer >= 0) ui_app_set_layer(app, v->layer);
-    if (v->stage[0] && ui_app_set_stage(app, v->stage)) {
-        char list[600];
-        stage_list(&app->trace, list, sizeof list);
-        snprintf(err, errsize, "--stage: this trace has no stage '%s' (it has %s)", v->stage, list);
-        return 2;
-    }
-    if (!ui_app_tensor(app)) {
-        snprintf(err, errsize, "%s: this trace has no tensor to draw", file);
-        return 1;
-    }
-    const attn_tensor *shown = ui_app_tensor(app);
-    if (v->head >= d->h || (v->head < 0 && d->h <= 0 && (has_axis(shown, "h") || has_axis(shown, "g")))) {
-        if (v->head >= 0)
-            snprintf(err, errsize, "--head: %d is out of range (h = %d: heads 0 to %d)", v->head, d->h, d->h - 1);
-        else
-            snprintf(err, errsize, "%s: a broken trace: %s has a head axis but the trace has no heads (h = 0)", file,
-                     shown->name);
-        return v->head >= 0 ? 2 : 1;
-    }
-    if (v->batch >= d->b || (v->batch < 0 && d->b <= 0 && has_axis(shown, "b"))) {
-        if (v->batch >= 0)
-            snprintf(err, errsize, "--batch-index: %d is out of range (b = %d: rows 0 to %d)", v->batch, d->b, d->b - 1);
-        else
-            snprintf(err, errsize, "%s: a broken trace: %s has a batch axis but the trace has no batch rows (b = 0)",
-                     file, shown->name);
-        return v->batch >= 0 ? 2 : 1;
-    }
-    if (v->row >= d->s) {
-        snprintf(err, errsize, "--row: %d is out of range (s = %d: queries 0 to %d)", v->row, d->s, d->s - 1);
-        return 2;
-    }
-    app->view.head = v->head > 0 ? v->head : 0;
-    app->view.batch = v->batch > 0 ? v->batch : 0;
-    app->view.row = v->row;
-    app->view.compare = v->compare;
-    if (v->mode == LESSON_VIEW_GRID) ui_app_do(app, UI_ACT_GRID, 0);
-    else if (v->mode == LESSON_VIEW_COMPARE) {
-        ui_app_do(app, UI_ACT_COMPARE, 0);
-        if (app->alt_status == ATTN_ERR_NOMEM) { /* its toggled trace over the budget: refused, not drawn without it */
-            snprintf(err, errsize, "%s", app->status);
-            return app->from_file ? 1 : 2;
-        }
-    } else if (v->mode == LESSON_VIEW_GEOMETRY) ui_app_do(app, UI_ACT_GEOMETRY, 0);
-    if (p->font_scale > 0) app->font_scale = p->font_scale;
-    if (app->train.problem[0]) /* the picture is still drawn, without the training panel */
-        fprintf(stderr, "attnlab: %s (drawn without the training panel)\n", app->train.problem);
-    app->status[0] = '\0';
-    app->status_error = false;
-    return 0;
-}
-
-SDL_Surface *ui_read_pixels(SDL_Renderer *r)
+SDL_Surface *sdl_read_pixels(SDL_Renderer *r)
 {
     int w, h;
     SDL_GetRendererOutputSize(r, &w, &h);
@@ -190,14 +69,14 @@ SDL_Surface *ui_read_pixels(SDL_Renderer *r)
     return s;
 }
 
-int ui_save_png(SDL_Renderer *r, const char *path, char *err, size_t errsize)
+int sdl_save_png(SDL_Renderer *r, const char *path, char *err, size_t errsize)
 {
-    SDL_Surface *s = ui_read_pixels(r);
+    SDL_Surface *s = sdl_read_pixels(r);
     if (!s) {
         snprintf(err, errsize, "cannot read the picture back: %s", SDL_GetError());
         return -1;
     }
-    int rc = ui_write_png(s, path, err, errsize);
+    int rc = sdl_write_png(s, path, err, errsize);
     SDL_FreeSurface(s);
     return rc;
 }
@@ -249,7 +128,7 @@ static int sink_close(SDL_RWops *rw)
     return 0;
 }
 
-int ui_write_png(SDL_Surface *s, const char *path, char *err, size_t errsize)
+int sdl_write_png(SDL_Surface *s, const char *path, char *err, size_t errsize)
 {
     png_sink k = {.st = ATTN_OK};
     SDL_RWops rw = {.size = sink_size, .seek = sink_seek, .read = sink_read, .write = sink_write,
@@ -273,10 +152,10 @@ int ui_write_png(SDL_Surface *s, const char *path, char *err, size_t errsize)
     return 0;
 }
 
-static int open_app(ui_app *app, const attn_config *cfg, const char *path, char *err, size_t errsize,
+static int open_app(app_state *app, const attn_config *cfg, const char *path, char *err, size_t errsize,
                     int *exit_code)
 {
-    int st = path ? ui_app_init_file_with(app, path, cfg, err, errsize) : ui_app_init(app, cfg, err, errsize);
+    int st = path ? app_init_file_with(app, path, cfg, err, errsize) : app_init(app, cfg, err, errsize);
     if (st) {
         *exit_code = path || st != ATTN_ERR_CONFIG ? 1 : 2; /* a model's bad file: 1, as the engine's commands say */
         return -1;
@@ -284,14 +163,14 @@ static int open_app(ui_app *app, const attn_config *cfg, const char *path, char 
     return 0;
 }
 
-int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p, const char *out, char *err,
-                  size_t errsize, int *exit_code)
+int sdl_render_png(const attn_config *cfg, const char *path, const app_picture *p, const char *out, char *err,
+                   size_t errsize, int *exit_code)
 {
-    ui_app app;
-    ui_offscreen o;
+    app_state app;
+    sdl_offscreen o;
     int w = p->width ? p->width : 1280, h = p->height ? p->height : 800;
-    ui_save_kind kind = ui_export_kind_of(out);
-    if (kind == UI_SAVE_KINDS) { /* refused before anything is computed, rather than a PNG under another name */
+    app_save_kind kind = export_kind_of(out);
+    if (kind == APP_SAVE_KINDS) { /* refused before anything is computed, rather than a PNG under another name */
         const char *slash = strrchr(out, '/'), *dot = strrchr(slash ? slash : out, '.');
         snprintf(err, errsize, "%s: %s%s%s: name the file .png, .svg, .pdf or .csv", out,
                  dot ? "cannot write a '" : "no extension to say which format to write", dot ? dot : "",
@@ -299,74 +178,74 @@ int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p,
         *exit_code = 2;
         return -1;
     }
-    const char *lang = ui_i18n_init(p->lang);
+    const char *lang = app_i18n_init(p->lang);
     if (open_app(&app, cfg, path, err, errsize, exit_code)) return -1;
     int rc = -1;
-    ui_player_init(&app.lesson, lang, NULL);
+    app_player_init(&app.lesson, lang, NULL);
     app.lesson.keep_progress = false; /* a picture does not count as studying */
-    if (p->lesson && ui_app_lesson_open(&app, p->lesson, p->step > 0 ? p->step - 1 : 0, err, errsize)) {
+    if (p->lesson && app_lesson_open(&app, p->lesson, p->step > 0 ? p->step - 1 : 0, err, errsize)) {
         *exit_code = 2;
-        ui_app_free(&app);
+        app_free(&app);
         return -1;
     }
     if (p->lesson && p->step > app.lesson.ls.n_steps) {
         snprintf(err, errsize, "--step: %s has %d steps, not %d", p->lesson, app.lesson.ls.n_steps, p->step);
         *exit_code = 2;
-        ui_app_free(&app);
+        app_free(&app);
         return -1;
     }
-    if (p->picker && ui_app_lesson_picker(&app)) {
+    if (p->picker && app_lesson_picker(&app)) {
         snprintf(err, errsize, "%s", app.status);
         *exit_code = 1;
-        ui_app_free(&app);
+        app_free(&app);
         return -1;
     }
     if (p->font_scale > 0) app.font_scale = p->font_scale;
-    if (!p->lesson && (rc = ui_picture_apply(&app, p, err, errsize))) {
+    if (!p->lesson && (rc = app_picture_apply(&app, p, err, errsize))) {
         *exit_code = rc;
         rc = -1;
-        ui_app_free(&app);
+        app_free(&app);
         return -1;
     }
     attn_nonfinite nf; /* the picture is drawn, and the caller told where its NaN began */
     char warning[300] = "";
     if (attn_nonfinite_find(&app.trace, &nf)) attn_nonfinite_text(&app.trace, &nf, warning, sizeof warning);
-    int s = p->scale > 0 && kind == UI_SAVE_PNG ? p->scale : 1; /* HiDPI: the layout in points, drawn s times finer */
+    int s = p->scale > 0 && kind == APP_SAVE_PNG ? p->scale : 1; /* HiDPI: the layout in points, drawn s times finer */
     app.pixel_ratio = (float)s;
-    if (ui_offscreen_open(&o, w * s, h * s, err, errsize)) {
+    if (sdl_offscreen_open(&o, w * s, h * s, err, errsize)) {
         *exit_code = 1;
-        ui_app_free(&app);
+        app_free(&app);
         return -1;
     }
-    if (kind == UI_SAVE_CSV) {
-        rc = ui_export_csv(&app, out, err, errsize);
-    } else if (kind != UI_SAVE_PNG) {
-        rc = ui_export_vector(&app, o.g, w, h, kind, out, err, errsize);
+    if (kind == APP_SAVE_CSV) {
+        rc = export_csv(&app, out, err, errsize);
+    } else if (kind != APP_SAVE_PNG) {
+        rc = export_vector(&app, o.g, w, h, kind, out, err, errsize);
     } else {
-        ui_render(&app, o.g, &app.layout);
-        rc = ui_save_png(o.r, out, err, errsize);
+        sdl_render(&app, o.g, &app.layout);
+        rc = sdl_save_png(o.r, out, err, errsize);
     }
     if (rc) *exit_code = 1;
     else snprintf(err, errsize, "%s", warning);
-    ui_offscreen_close(&o);
-    ui_app_free(&app);
+    sdl_offscreen_close(&o);
+    app_free(&app);
     return rc;
 }
 
 /* Toggles the causal mask n times on the worker, drawing frames all the while
  * as the window does: the longest time between two frames, in ms. */
-static double worker_gap(ui_app *app, ui_gfx *g, int n)
+static double worker_gap(app_state *app, sdl_gfx *g, int n)
 {
     double worst = 0;
-    app->jobs = ui_jobs_thread();
+    app->jobs = posix_jobs();
     app->async = true;
     for (int i = 0; i < n; i++) {
         double last = attn_clock_ms();
-        ui_app_do(app, UI_ACT_CAUSAL, 0);
+        app_do(app, APP_ACT_CAUSAL, 0);
         for (bool busy = true; busy;) {
-            busy = ui_app_busy(app, NULL, NULL, NULL);
-            ui_app_poll(app);
-            ui_render(app, g, &app->layout);
+            busy = app_busy(app, NULL, NULL, NULL);
+            app_poll(app);
+            sdl_render(app, g, &app->layout);
             SDL_RenderPresent(g->r);
             double now = attn_clock_ms();
             worst = fmax(worst, now - last);
@@ -377,21 +256,21 @@ static double worker_gap(ui_app *app, ui_gfx *g, int n)
     return worst;
 }
 
-int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err, size_t errsize, int *exit_code)
+int sdl_bench(const attn_config *cfg, const app_picture *p, int frames, char *err, size_t errsize, int *exit_code)
 {
-    ui_app app;
-    ui_offscreen o;
+    app_state app;
+    sdl_offscreen o;
     int w = p->width ? p->width : 1280, h = p->height ? p->height : 800;
     if (open_app(&app, cfg, NULL, err, errsize, exit_code)) return -1;
-    int rc = ui_picture_apply(&app, p, err, errsize);
+    int rc = app_picture_apply(&app, p, err, errsize);
     if (rc) {
         *exit_code = rc;
-        ui_app_free(&app);
+        app_free(&app);
         return -1;
     }
-    if (ui_offscreen_open(&o, w, h, err, errsize)) {
+    if (sdl_offscreen_open(&o, w, h, err, errsize)) {
         *exit_code = 1;
-        ui_app_free(&app);
+        app_free(&app);
         return -1;
     }
     double *full = calloc((size_t)frames, sizeof *full), *change = calloc((size_t)frames, sizeof *change);
@@ -400,48 +279,48 @@ int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err,
         *exit_code = 1;
         free(full);
         free(change);
-        ui_offscreen_close(&o);
-        ui_app_free(&app);
+        sdl_offscreen_close(&o);
+        app_free(&app);
         return -1;
     }
-    ui_render(&app, o.g, &app.layout); /* warm-up: glyphs and textures */
+    sdl_render(&app, o.g, &app.layout); /* warm-up: glyphs and textures */
     SDL_RenderPresent(o.r);
     /* a config change: toggle the causal mask, recompute, redraw */
     for (int i = 0; i < frames; i++) {
         double t0 = attn_clock_ms();
-        ui_app_do(&app, UI_ACT_CAUSAL, 0);
-        ui_render(&app, o.g, &app.layout);
+        app_do(&app, APP_ACT_CAUSAL, 0);
+        sdl_render(&app, o.g, &app.layout);
         SDL_RenderPresent(o.r);
         change[i] = attn_clock_ms() - t0;
     }
-    if (app.cfg.causal != cfg->causal) ui_app_do(&app, UI_ACT_CAUSAL, 0);
+    if (app.cfg.causal != cfg->causal) app_do(&app, APP_ACT_CAUSAL, 0);
     /* a full redraw: every heatmap repainted from the trace */
     for (int i = 0; i < frames; i++) {
         double t0 = attn_clock_ms();
-        ui_gfx_invalidate(o.g);
-        ui_render(&app, o.g, &app.layout);
+        sdl_gfx_invalidate(o.g);
+        sdl_render(&app, o.g, &app.layout);
         SDL_RenderPresent(o.r);
         full[i] = attn_clock_ms() - t0;
     }
     double gap = worker_gap(&app, o.g, frames);
     const attn_dims *d = &app.trace.dims;
     printf("picture: %d×%d, %s view of %s, b=%d s=%d t=%d h=%d g=%d, software renderer\n", w, h,
-           lesson_view_names[p->view.mode], ui_app_tensor(&app)->name, d->b, d->s, d->t, d->h, d->g);
+           lesson_view_names[p->view.mode], app_tensor(&app)->name, d->b, d->s, d->t, d->h, d->g);
     printf("config change (toggle causal, recompute, redraw): %.2f ms (median of %d)\n", attn_median(change, frames),
            frames);
     printf("toggle on the worker (as the window does): longest gap between frames %.1f ms (worst of %d toggles)\n",
            gap, frames);
     /* quitting while the worker recomputes: the window frees the app */
-    app.jobs = ui_jobs_thread();
+    app.jobs = posix_jobs();
     app.async = true;
-    ui_app_do(&app, UI_ACT_CAUSAL, 0);
+    app_do(&app, APP_ACT_CAUSAL, 0);
     nanosleep(&(struct timespec){0, 20 * 1000000}, NULL);
-    bool busy = ui_app_busy(&app, NULL, NULL, NULL);
+    bool busy = app_busy(&app, NULL, NULL, NULL);
     double t0 = attn_clock_ms();
-    ui_offscreen_close(&o);
-    ui_app_free(&app);
+    sdl_offscreen_close(&o);
+    app_free(&app);
     printf("quit during a recomputation: %.1f ms%s\n", attn_clock_ms() - t0,
-           !busy ? " (it had already finished)" : ui_app_job_abandoned() ? " (the worker left to the process's end)" : "");
+           !busy ? " (it had already finished)" : app_job_abandoned() ? " (the worker left to the process's end)" : "");
     printf("render: %.2f ms per frame (median)\n", attn_median(full, frames));
     free(full);
     free(change);

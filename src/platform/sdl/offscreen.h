@@ -1,8 +1,8 @@
 /* offscreen.h — the visualizer without a display: SDL's offscreen video
  * driver and its software renderer, for `attnlab render`, `attnlab bench`
  * and the tests. */
-#ifndef UI_OFFSCREEN_H
-#define UI_OFFSCREEN_H
+#ifndef ATTNLAB_SDL_OFFSCREEN_H
+#define ATTNLAB_SDL_OFFSCREEN_H
 
 #include <stddef.h>
 
@@ -15,26 +15,19 @@
 typedef struct {
     SDL_Window *win;
     SDL_Renderer *r;
-    ui_gfx *g;
-} ui_offscreen;
+    sdl_gfx *g;
+} sdl_offscreen;
 
 /* Opens a hidden w × h window on the offscreen driver with a software renderer. */
-int ui_offscreen_open(ui_offscreen *o, int w, int h, char *err, size_t errsize);
-void ui_offscreen_close(ui_offscreen *o);
-
-/* Puts app in the state a picture asks for (stage, head, view, ...). Returns
- * 0, or the exit code with a one-line message in err: 2 when a flag asks for
- * what the trace lacks (a stage it does not have, a head out of range), 1 when
- * no flag asked and the trace itself lacks what the picture needs (a file's
- * trace with h = 0 or b = 0 on a stage with that axis: the message names the file). */
-int ui_picture_apply(ui_app *app, const ui_picture *p, char *err, size_t errsize);
+int sdl_offscreen_open(sdl_offscreen *o, int w, int h, char *err, size_t errsize);
+void sdl_offscreen_close(sdl_offscreen *o);
 
 /* Reads the renderer's pixels (w × h ARGB8888) into a new surface. */
-SDL_Surface *ui_read_pixels(SDL_Renderer *r);
+SDL_Surface *sdl_read_pixels(SDL_Renderer *r);
 
 /* Writes the renderer's current picture as a PNG (atomically: temp + rename).
- * ui_write_png writes pixels read back before, on any thread. */
-int ui_save_png(SDL_Renderer *r, const char *path, char *err, size_t errsize);
-int ui_write_png(SDL_Surface *pixels, const char *path, char *err, size_t errsize);
+ * sdl_write_png writes pixels read back before, on any thread. */
+int sdl_save_png(SDL_Renderer *r, const char *path, char *err, size_t errsize);
+int sdl_write_png(SDL_Surface *pixels, const char *path, char *err, size_t errsize);
 
 #endif

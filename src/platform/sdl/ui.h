@@ -1,51 +1,37 @@
 /* ui.h — the visualizer seen from the command line; no SDL types here.
  *
- * ui_window_run opens the interactive window; ui_render_png draws one picture
+ * sdl_window_run opens the interactive window; sdl_render_png draws one picture
  * through SDL's offscreen video driver with the same drawing code, for
- * slides, worksheets and tests; ui_bench times frames. All return 0, or -1
+ * slides, worksheets and tests; sdl_bench times frames. All return 0, or -1
  * with a one-line message in err (and *exit_code set to 1 for an unreadable
  * file or a missing display or font, 2 for a bad stage, head or config). */
-#ifndef UI_UI_H
-#define UI_UI_H
+#ifndef ATTNLAB_SDL_UI_H
+#define ATTNLAB_SDL_UI_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "app_picture.h"
 #include "engine/trace/config.h"
-#include "state.h"
-
-typedef struct {
-    lesson_view view;     /* stage, head, batch row, bar-chart row, view mode, compare toggle, decode step;
-                           * stage "", layer, head or batch -1: not given (the trace's own, 0) */
-    int width, height;    /* pixels; 0: 1280 × 800 */
-    float font_scale;     /* 0: 1 */
-    int scale;            /* pixels per point, for sharp slides: 1 to 4 (the same picture, finer); 0: 1 */
-    const char *lesson;   /* a lesson file: draw its step `step` (the lesson sets the view) */
-    int step;             /* 1-based; 0: 1 */
-    const char *lang;     /* "en", "zh"; NULL: the locale */
-    bool picker;          /* draw the lesson picker over the picture */
-} ui_picture;
-
-void ui_picture_init(ui_picture *p);
 
 /* The window, on cfg or on the trace file at path (when path is not NULL);
  * present: start in presenter mode (F5). */
-int ui_window_run(const attn_config *cfg, const char *path, bool present, char *err, size_t errsize,
-                  int *exit_code);
+int sdl_window_run(const attn_config *cfg, const char *path, bool present, char *err, size_t errsize,
+                   int *exit_code);
 
 /* The window with a lesson (path) at step (0-based), or with the lesson
  * picker open (path NULL); lang is "en" or "zh" for the course and the
  * interface. Returns an exit code (0, 1 for a bad file or display, 2 for a
  * lesson with problems) after printing any message. */
-int ui_lesson_window(const char *path, int step, const char *lang, bool present);
+int sdl_lesson_window(const char *path, int step, const char *lang, bool present);
 
 /* One picture as a PNG file. On success err holds a warning, or "": where
  * the trace first holds a NaN or an infinity its data put there (nonfinite.h). */
-int ui_render_png(const attn_config *cfg, const char *path, const ui_picture *p, const char *out, char *err,
-                  size_t errsize, int *exit_code);
+int sdl_render_png(const attn_config *cfg, const char *path, const app_picture *p, const char *out, char *err,
+                   size_t errsize, int *exit_code);
 
 /* Renders frames offscreen; prints their timing and returns the median. A
  * frame is a full redraw: every heatmap repainted, nothing reused. */
-int ui_bench(const attn_config *cfg, const ui_picture *p, int frames, char *err, size_t errsize, int *exit_code);
+int sdl_bench(const attn_config *cfg, const app_picture *p, int frames, char *err, size_t errsize, int *exit_code);
 
 #endif

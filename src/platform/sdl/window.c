@@ -17,13 +17,13 @@
 
 /* attnlab-weights-h0-1.png (or .svg, .pdf, .csv), the first number not yet
  * taken, in the current directory. */
-static void save_name(const ui_app *app, char *buf, size_t size)
+static void save_name(const app_state *app, char *buf, size_t size)
 {
-    const attn_tensor *t = ui_app_tensor(app);
+    const attn_tensor *t = app_tensor(app);
     struct stat st;
     for (int n = 1; n < 10000; n++) {
         snprintf(buf, size, "attnlab-%s-h%d-%d.%s", t ? t->name : "frame", app->view.head, n,
-                 ui_export_extension(app->req.save_kind));
+                 export_extension(app->req.save_kind));
         if (stat(buf, &st) != 0) return;
     }
 }
@@ -37,7 +37,7 @@ static void save_name(const ui_app *app, char *buf, size_t size)
 typedef struct {
     SDL_Thread *thread;   /* NULL: no PNG being written */
     SDL_Surface *pixels;
-    ui_export *export;    /* NULL: no SVG, PDF or CSV being written */
+    export_job *export;   /* NULL: no SVG, PDF or CSV being written */
     char name[128];
     SDL_atomic_t done;
     int rc;
@@ -47,7 +47,7 @@ typedef struct {
 static int png_work(void *arg)
 {
     file_write *p = arg;
-    p->rc = ui_write_png(p->pixels, p->name, p->err, sizeof p->err);
+    p->rc = sdl_write_png(p->pixels, p->name, p->err, sizeof p->err);
     SDL_AtomicSet(&p->done, 1);
     return 0;
 }
@@ -59,11 +59,11 @@ static bool saving(const file_write *p)
 
 /* The file written, once it is (wait: waiting for it): the status line says
  * where, or why not. Returns whether it was taken in. */
-static bool save_end(ui_app *app, file_write *p, bool wait)
+static bool save_end(app_state *app, file_write *p, bool wait)
 {
     if (p->export) {
-        if (!wait && !ui_export_done(p->export)) return false;
-        p->rc = ui_export_end(p->export, p->err, sizeof p->err);
+        if (!wait && !export_done(p->export)) return false;
+        p->rc = export_end(p->export, p->err, sizeof p->err);
         p->export = NULL;
     } else {
         if (!p->thread || (!wait && !SDL_AtomicGet(&p->done))) return false;
@@ -72,25 +72,25 @@ static bool save_end(ui_app *app, file_write *p, bool wait)
         SDL_FreeSurface(p->pixels);
         p->pixels = NULL;
     }
-    if (p->rc) ui_app_status(app, true, "%s", p->err);
-    else ui_app_status(app, false, _("saved %s"), p->name);
+    if (p->rc) app_status(app, true, "%s", p->err);
+    else app_status(app, false, _("saved %s"), p->name);
     return true;
 }
 
-static bool saved(ui_app *app, file_write *p)
+static bool saved(app_state *app, file_write *p)
 {
     return save_end(app, p, false);
 }
 
-static void saved_wait(ui_app *app, file_write *p)
+static void saved_wait(app_state *app, file_write *p)
 {
     save_end(app, p, true);
 }
 
 /* The PNG of the frame just drawn, on a thread (or here, with none to be had). */
-static int save_png(file_write *p, ui_gfx *g, char *err, size_t errsize)
+static int save_png(file_write *p, sdl_gfx *g, char *err, size_t errsize)
 {
-    if (!(p->pixels = ui_read_pixels(g->r))) {
+    if (!(p->pixels = sdl_read_pixels(g->r))) {
         snprintf(err, errsize, "cannot read the picture back: %s", SDL_GetError());
         return -1;
     }
@@ -105,18 +105,18 @@ static int save_png(file_write *p, ui_gfx *g, char *err, size_t errsize)
 
 /* The frame just drawn, or its matrix, to a new file: the status line says
  * it is being written, then where (save_end), or at once why not. */
-static void save(ui_app *app, ui_gfx *g, file_write *p)
+static void save(app_state *app, sdl_gfx *g, file_write *p)
 {
     char err[600];
     int w, h, rc;
     save_name(app, p->name, sizeof p->name); /* one at a time (frame): the last is written */
     SDL_GetRendererOutputSize(g->r, &w, &h);
     app->req.save = false;
-    if (app->req.save_kind == UI_SAVE_PNG) rc = save_png(p, g, err, sizeof err);
-    else rc = ui_export_start(app, g, w, h, app->req.save_kind, p->name, &p->export, err, sizeof err);
-    if (rc) ui_app_status(app, true, "%s", err);
-    else if (saving(p)) ui_app_status(app, false, _("saving %s …"), p->name);
-    else ui_app_status(app, false, _("saved %s"), p->name);
+    if (app->req.save_kind == APP_SAVE_PNG) rc = save_png(p, g, err, sizeof err);
+    else rc = export_start(app, g, w, h, app->req.save_kind, p->name, &p->export, err, sizeof err);
+    if (rc) app_status(app, true, "%s", err);
+    else if (saving(p)) app_status(app, false, _("saving %s …"), p->name);
+    else app_status(app, false, _("saved %s"), p->name);
 }
 
 /* SDL's event pump: the window manager's ping answered (SDL answers it as it
@@ -127,7 +127,7 @@ static void answer(void *ctx)
     SDL_PumpEvents();
 }
 
-static void update_ratio(ui_app *app, SDL_Window *win, SDL_Renderer *r)
+static void update_ratio(app_state *app, SDL_Window *win, SDL_Renderer *r)
 {
     int ww, wh, dw, dh;
     SDL_GetWindowSize(win, &ww, &wh);
@@ -139,23 +139,23 @@ static void update_ratio(ui_app *app, SDL_Window *win, SDL_Renderer *r)
     }
 }
 
-static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t tsize, file_write *out)
+static void frame(app_state *app, sdl_gfx *g, SDL_Window *win, char *title, size_t tsize, file_write *out)
 {
     char t[256];
-    ui_render(app, g, &app->layout);
+    sdl_render(app, g, &app->layout);
     if (app->req.save && !saving(out)) { /* else asked again while a file is written: saved after it */
         save(app, g, out);
-        ui_render(app, g, &app->layout); /* show the message */
+        sdl_render(app, g, &app->layout); /* show the message */
     }
-    ui_gfx_answer(g);
+    sdl_gfx_answer(g);
     SDL_RenderPresent(g->r);
-    ui_app_title(app, t, sizeof t);
+    app_title(app, t, sizeof t);
     if (strcmp(t, title)) {
         SDL_SetWindowTitle(win, t);
         snprintf(title, tsize, "%s", t);
     }
     if (app->edit.open) {
-        ui_rect r = app->layout.edit_rect;
+        app_rect r = app->layout.edit_rect;
         float k = app->pixel_ratio > 0 ? app->pixel_ratio : 1.0f;
         SDL_Rect pts = {(int)(r.x / k), (int)(r.y / k), (int)(r.w / k), (int)(r.h / k)};
         SDL_SetTextInputRect(&pts);
@@ -163,14 +163,14 @@ static void frame(ui_app *app, ui_gfx *g, SDL_Window *win, char *title, size_t t
 }
 
 /* What the app asked for after an event: the clipboard, text input, fullscreen. */
-static void carry_out(ui_app *app, SDL_Window *win, bool *fullscreen)
+static void carry_out(app_state *app, SDL_Window *win, bool *fullscreen)
 {
     if (app->req.paste) {
         char *clip = SDL_HasClipboardText() ? SDL_GetClipboardText() : NULL;
-        ui_app_paste(app, clip);
+        app_paste(app, clip);
         SDL_free(clip);
     }
-    bool text = ui_app_wants_text(app);
+    bool text = app_wants_text(app);
     if (text != (bool)SDL_IsTextInputActive()) {
         if (text) SDL_StartTextInput();
         else SDL_StopTextInput();
@@ -186,7 +186,7 @@ static void carry_out(ui_app *app, SDL_Window *win, bool *fullscreen)
  * llvmpipe or softpipe: Xvfb, a virtual machine, no GPU). That one draws a
  * whole frame inside SDL_RenderPresent, during which the window answers
  * nothing; SDL's own software renderer draws as the frame is built, where
- * the window answers as it goes (ui_gfx_answer), and presents in a copy. */
+ * the window answers as it goes (sdl_gfx_answer), and presents in a copy. */
 static bool gl_without_gpu(SDL_Renderer *r)
 {
     SDL_RendererInfo info;
@@ -301,20 +301,20 @@ static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t err
 /* Opens the window on an initialised app and runs it until quit; frees app.
  * The loop's four beats: events into the app, the app's requests carried out,
  * a frame when something changed, present. */
-static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
+static int run(app_state *app, char *err, size_t errsize, int *exit_code)
 {
     SDL_Window *win = NULL;
     SDL_Renderer *r = NULL;
-    ui_gfx *g = NULL;
+    sdl_gfx *g = NULL;
     int rc = -1;
     *exit_code = 1;
-    if (open_window(&win, &r, err, errsize) || ui_gfx_open(r, UI_BASE_FONT_PX, &g, err, errsize)) {
+    if (open_window(&win, &r, err, errsize) || sdl_gfx_open(r, DRAW_BASE_FONT_PX, &g, err, errsize)) {
         /* no window: a lesson waiting to open is still read, so that its own
          * problem (FILE:LINE: message, exit 2) is said rather than the display's */
         if (app->opening.pending) {
             app->async = false;
             app->opening.shown = true; /* no notice to wait for */
-            ui_app_poll(app);
+            app_poll(app);
             if (app->req.exit_code) {
                 snprintf(err, errsize, "%s", app->status);
                 *exit_code = app->req.exit_code;
@@ -335,13 +335,13 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
      * that a lesson opens, and the window is busy reading it right after */
     for (Uint32 until = SDL_GetTicks() + 300; !SDL_TICKS_PASSED(SDL_GetTicks(), until);) {
         if (!SDL_WaitEventTimeout(&ev, 20)) continue;
-        ui_input_sdl(app, &ev);
+        sdl_input_event(app, &ev);
         if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_EXPOSED) break;
     }
     file_write out = {0};
     carry_out(app, win, &fullscreen);
     frame(app, g, win, title, sizeof title, &out);
-    app->jobs = app->lesson.jobs = ui_jobs_thread(); /* requests run on threads of their own */
+    app->jobs = app->lesson.jobs = posix_jobs(); /* requests run on threads of their own */
     app->async = true; /* toggles recompute on a worker: the loop keeps drawing and answering */
     app->lesson.async_save = true; /* and progress is saved on a thread of its own */
     app->lesson.async_read = true; /* and the picker's list read on one */
@@ -350,17 +350,17 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
         /* while the worker computes, wake every 50 ms to take its result, and
          * show its progress every PROGRESS_FRAME_MS: each frame is a picture
          * sent to the display server, during which the window answers nothing */
-        bool busy = ui_app_pending(app) || saving(&out); /* computing, opening, saving */
+        bool busy = app_pending(app) || saving(&out); /* computing, opening, saving */
         bool got = busy ? SDL_WaitEventTimeout(&ev, 50) : SDL_WaitEvent(&ev);
         if (!got && !busy) break; /* SDL_WaitEvent failed */
         /* every pending event first, then at most one frame */
         while (got && !app->req.quit) {
-            ui_input_sdl(app, &ev);
+            sdl_input_event(app, &ev);
             carry_out(app, win, &fullscreen);
             got = SDL_PollEvent(&ev);
         }
         if (app->req.quit) break;
-        if (ui_app_poll(app) || saved(app, &out)) app->dirty = true;
+        if (app_poll(app) || saved(app, &out)) app->dirty = true;
         if (busy && SDL_TICKS_PASSED(SDL_GetTicks(), drawn + PROGRESS_FRAME_MS)) app->dirty = true;
         if (app->req.quit) break; /* what was polled asked to end (a lesson that does not open) */
         update_ratio(app, win, r);
@@ -379,54 +379,54 @@ static int run(ui_app *app, char *err, size_t errsize, int *exit_code)
         *exit_code = app->req.exit_code;
     }
 out:
-    ui_gfx_close(g);
+    sdl_gfx_close(g);
     if (r) SDL_DestroyRenderer(r);
     if (win) SDL_DestroyWindow(win);
     SDL_Quit();
-    if (app->req.quit) ui_app_leave(app); /* ending: no wait for the worker, no freeing (main ends with _exit) */
-    else ui_app_free(app);
+    if (app->req.quit) app_leave(app); /* ending: no wait for the worker, no freeing (main ends with _exit) */
+    else app_free(app);
     return rc;
 }
 
-int ui_window_run(const attn_config *cfg, const char *path, bool present, char *err, size_t errsize,
-                  int *exit_code)
+int sdl_window_run(const attn_config *cfg, const char *path, bool present, char *err, size_t errsize,
+                   int *exit_code)
 {
-    ui_app app;
-    ui_i18n_init(NULL);
-    int st = path ? ui_app_init_file_with(&app, path, cfg, err, errsize) : ui_app_init(&app, cfg, err, errsize);
+    app_state app;
+    app_i18n_init(NULL);
+    int st = path ? app_init_file_with(&app, path, cfg, err, errsize) : app_init(&app, cfg, err, errsize);
     if (st) {
         *exit_code = path || st != ATTN_ERR_CONFIG ? 1 : 2; /* a model's bad file: 1, as the engine's commands say */
         return -1;
     }
-    if (present) ui_app_do(&app, UI_ACT_PRESENT, 0);
+    if (present) app_do(&app, APP_ACT_PRESENT, 0);
     return run(&app, err, errsize, exit_code);
 }
 
-int ui_lesson_window(const char *path, int step, const char *lang, bool present)
+int sdl_lesson_window(const char *path, int step, const char *lang, bool present)
 {
-    ui_app app;
+    app_state app;
     attn_config cfg;
     char err[700];
     int code;
-    lang = ui_i18n_init(lang);
+    lang = app_i18n_init(lang);
     attn_config_init(&cfg);
-    int rc = ui_app_init(&app, &cfg, err, sizeof err);
+    int rc = app_init(&app, &cfg, err, sizeof err);
     attn_config_free(&cfg);
     if (rc) {
         fprintf(stderr, "attnlab: %s\n", err);
         return 2;
     }
-    ui_player_init(&app.lesson, lang, NULL);
-    app.jobs = app.lesson.jobs = ui_jobs_thread();
+    app_player_init(&app.lesson, lang, NULL);
+    app.jobs = app.lesson.jobs = posix_jobs();
     app.async = true; /* the lesson is read and its step computed in the window, under an "opening" notice */
     app.opening.fail_exit = 2; /* a lesson with problems: the window closes and the message goes to stderr */
-    if (path ? ui_app_lesson_open(&app, path, step, err, sizeof err) : ui_app_lesson_picker(&app)) {
+    if (path ? app_lesson_open(&app, path, step, err, sizeof err) : app_lesson_picker(&app)) {
         if (!path) snprintf(err, sizeof err, "%s", app.status);
         fprintf(stderr, "attnlab lesson%s: %s\n", path ? "" : "s", err);
-        ui_app_free(&app);
+        app_free(&app);
         return path ? 2 : 1;
     }
-    if (present) ui_app_do(&app, UI_ACT_PRESENT, 0);
+    if (present) app_do(&app, APP_ACT_PRESENT, 0);
     if (run(&app, err, sizeof err, &code)) fprintf(stderr, "attnlab lesson%s: %s\n", path ? "" : "s", err);
     return code;
 }

@@ -3,7 +3,7 @@
  *
  * The four beats of the desktop's loop, split between the two sides:
  *   events   canvas.js calls web_key, web_mouse_*, web_wheel, web_text;
- *   build    web_frame lays the frame out (ui_render_frame) into a command list;
+ *   build    web_frame lays the frame out (draw_frame) into a command list;
  *   draw     web_frame flattens the list into WEB_REC words a command, which
  *            canvas.js walks and draws on a <canvas>;
  *   present  the browser does.
@@ -11,13 +11,13 @@
  * layout C computes and the glyphs JS draws agree.
  *
  * A record (int32 words; WEB_REC of them, unused ones 0):
- *   [0] kind (ui_cmd_kind, or WEB_CMD_IMAGE)  [1..4] x, y, w, h  [5] ARGB colour
+ *   [0] kind (draw_cmd_kind, or WEB_CMD_IMAGE)  [1..4] x, y, w, h  [5] ARGB colour
  *   frame, line: [6] thickness
  *   text:        [6] address of its UTF-8  [7] px  [8] bold  [9] turned
  *   image:       [6] address of w × h RGBA pixels  [7] serial: the same serial, the same pixels
  *   poly:        [6] n  [8..15] x0, y0, … x3, y3 as float32
  * Heatmaps and free-standing hatches become images, painted here by
- * ui_heat_paint as on the desktop; a heatmap's pixels are kept while its
+ * paint_heatmap as on the desktop; a heatmap's pixels are kept while its
  * trace generation, slice, scale and size stay the same.
  *
  * The job service (jobs.h) has two builds. The threaded one (ATTNLAB_WEB_THREADS,
@@ -46,6 +46,7 @@
 #include "engine/trace/arena.h"
 #include "i18n.h"
 #include "jobs.h"
+#include "paint.h"
 #include "render.h"
 #ifdef ATTNLAB_WEB_THREADS
 #include <emscripten/threading.h>
@@ -59,7 +60,7 @@
 /* app_impl.h's (the app core's inside): o's step, given the names to step
  * through. Declared here rather than that header included; the app core
  * could offer it publicly as "open this model". */
-int ui_app_next_model_in(struct ui_app *app, const char *const *names, int n);
+int app_next_model_in(struct app_state *app, const char *const *names, int n);
 
 #define WEB_REC 16
 #define WEB_CMD_IMAGE 100
@@ -77,7 +78,7 @@ static atomic_int off_thread; /* requests that ran on a worker, not the page's t
 static int on_page;           /* requests the core ran itself: no Worker was free */
 
 typedef struct {
-    ui_task_fn *fn;
+    app_task_fn *fn;
     void *arg;
 } job_call;
 
@@ -86,26 +87,26 @@ static bool job_counted(void *arg)
     job_call c = *(job_call *)arg;
     free(arg);
     if (!emscripten_is_main_runtime_thread()) atomic_fetch_add(&off_thread, 1);
-    ui_task_finish(c.fn, c.arg);
+    app_task_finish(c.fn, c.arg);
     return false;
 }
 
-static ui_task *job_start(ui_task_fn *fn, void *arg)
+static app_task *job_start(app_task_fn *fn, void *arg)
 {
     job_call *c = malloc(sizeof *c);
     if (!c) return NULL;
     *c = (job_call){fn, arg};
-    ui_task *t = ui_jobs_thread()->start(job_counted, c);
+    app_task *t = posix_jobs()->start(job_counted, c);
     if (!t) free(c), on_page++; /* no Worker free: the core runs fn here and now */
     return t;
 }
 
-static void job_join(ui_task *t) { ui_jobs_thread()->join(t); }
-static void job_leave(ui_task *t) { ui_jobs_thread()->leave(t); }
+static void job_join(app_task *t) { posix_jobs()->join(t); }
+static void job_leave(app_task *t) { posix_jobs()->leave(t); }
 
-static const ui_jobs *web_jobs(void)
+static const app_jobs *web_jobs(void)
 {
-    static const ui_jobs jobs = {job_start, job_join, job_leave};
+    static const app_jobs jobs = {job_start, job_join, job_leave};
     return &jobs;
 }
 
@@ -118,9 +119,9 @@ EMSCRIPTEN_KEEPALIVE int web_worker_jobs(int page) { return page ? on_page : ato
 #else
 /* ---- the job service: requests run later, a piece per web_poll, on this thread */
 
-static const ui_jobs *web_jobs(void) { return ui_jobs_pieces(); }
-static bool job_next(void) { return ui_jobs_pieces_next(); }
-static bool job_queued(void) { return ui_jobs_pieces_queued(); }
+static const app_jobs *web_jobs(void) { return app_jobs_pieces(); }
+static bool job_next(void) { return app_jobs_pieces_next(); }
+static bool job_queued(void) { return app_jobs_pieces_queued(); }
 
 EMSCRIPTEN_KEEPALIVE int web_worker_jobs(int page) { return (void)page, -1; }
 #endif
@@ -130,15 +131,15 @@ typedef struct {
     uint8_t *px;          /* w × h × 4 bytes */
     int w, h, gap;
     unsigned generation;
-    ui_slice slice;
-    ui_scale scale;
+    app_slice slice;
+    app_scale scale;
     int serial;           /* 0: empty */
     int used;             /* the frame that last drew it */
 } web_image;
 
 static struct {
-    ui_app app;
-    ui_draw list;
+    app_state app;
+    draw_list list;
     bool ready;
     int w, h;             /* the canvas in device pixels */
     int32_t *out;         /* [0] records, then WEB_REC words each */
@@ -168,7 +169,7 @@ static int line_height(void *ctx, int px)
     return js_line_height(px);
 }
 
-/* ARGB words (ui_heat_paint's) to the RGBA bytes of canvas ImageData, in place. */
+/* ARGB words (paint_heatmap's) to the RGBA bytes of canvas ImageData, in place. */
 static void to_rgba(uint32_t *px, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -177,16 +178,16 @@ static void to_rgba(uint32_t *px, size_t n)
     }
 }
 
-static bool image_same(const web_image *im, const ui_cmd *c)
+static bool image_same(const web_image *im, const draw_cmd *c)
 {
     return im->serial && im->generation == c->heat.generation && im->w == c->r.w && im->h == c->r.h &&
-           im->gap == c->heat.gap && ui_slice_same(&im->slice, &c->heat.slice) &&
+           im->gap == c->heat.gap && app_slice_same(&im->slice, &c->heat.slice) &&
            !memcmp(&im->scale, &c->heat.scale, sizeof im->scale);
 }
 
 /* The picture of heatmap command c: kept from an earlier frame, else painted
  * into the slot drawn longest ago. NULL when out of memory. */
-static const web_image *heat_image(const ui_cmd *c)
+static const web_image *heat_image(const draw_cmd *c)
 {
     web_image *slot = &web.images[0];
     for (int i = 0; i < WEB_IMAGES; i++) {
@@ -201,7 +202,7 @@ static const web_image *heat_image(const ui_cmd *c)
     uint8_t *px = realloc(slot->px, n * 4);
     if (!px) return NULL;
     memset(px, 0, n * 4);
-    ui_heat_paint(&c->heat.slice, &c->heat.scale, (uint32_t *)px, c->r.w, c->r.w, c->r.h, c->heat.gap);
+    paint_heatmap(&c->heat.slice, &c->heat.scale, (uint32_t *)px, c->r.w, c->r.w, c->r.h, c->heat.gap);
     to_rgba((uint32_t *)px, n);
     *slot = (web_image){.px = px, .w = c->r.w, .h = c->r.h, .gap = c->heat.gap, .generation = c->heat.generation,
                         .slice = c->heat.slice, .scale = c->heat.scale, .serial = ++web.serial, .used = web.frame};
@@ -209,7 +210,7 @@ static const web_image *heat_image(const ui_cmd *c)
 }
 
 /* A hatched swatch's pixels for this frame only. NULL when out of memory. */
-static const uint8_t *hatch_image(const ui_cmd *c)
+static const uint8_t *hatch_image(const draw_cmd *c)
 {
     if (web.n_hatches == web.hatch_cap) {
         int cap = web.hatch_cap ? 2 * web.hatch_cap : 16;
@@ -221,42 +222,42 @@ static const uint8_t *hatch_image(const ui_cmd *c)
     size_t n = (size_t)c->r.w * (size_t)c->r.h;
     uint8_t *px = malloc(n * 4);
     if (!px) return NULL;
-    ui_heat_paint_hatch((uint32_t *)px, c->r.w, c->r.w, c->r.h,
-                        (c->r.x - c->hatch.ox) + (c->r.y - c->hatch.oy));
+    paint_hatch((uint32_t *)px, c->r.w, c->r.w, c->r.h,
+                (c->r.x - c->hatch.ox) + (c->r.y - c->hatch.oy));
     to_rgba((uint32_t *)px, n);
     web.hatches[web.n_hatches++] = px;
     return px;
 }
 
 /* Fills record o from command c; false when c draws nothing here. */
-static bool flatten(const ui_cmd *c, int32_t *o)
+static bool flatten(const draw_cmd *c, int32_t *o)
 {
     memset(o, 0, WEB_REC * sizeof *o);
     o[0] = (int32_t)c->kind;
     o[1] = c->r.x, o[2] = c->r.y, o[3] = c->r.w, o[4] = c->r.h;
     o[5] = (int32_t)c->color;
     switch (c->kind) {
-    case UI_CMD_FRAME:
-    case UI_CMD_LINE: o[6] = c->t; return true;
-    case UI_CMD_TEXT:
-        o[6] = (int32_t)(uintptr_t)ui_cmd_text(&web.list, c);
+    case DRAW_CMD_FRAME:
+    case DRAW_CMD_LINE: o[6] = c->t; return true;
+    case DRAW_CMD_TEXT:
+        o[6] = (int32_t)(uintptr_t)draw_cmd_text(&web.list, c);
         o[7] = c->text.px, o[8] = c->text.bold, o[9] = c->text.turned;
         return true;
-    case UI_CMD_POLY:
+    case DRAW_CMD_POLY:
         o[6] = c->poly.n;
         for (int i = 0; i < c->poly.n && i < 4; i++) {
             memcpy(&o[8 + 2 * i], &c->poly.x[i], sizeof(float));
             memcpy(&o[9 + 2 * i], &c->poly.y[i], sizeof(float));
         }
         return true;
-    case UI_CMD_HEATMAP: {
+    case DRAW_CMD_HEATMAP: {
         if (c->r.w <= 0 || c->r.h <= 0) return false;
         const web_image *im = heat_image(c);
         if (!im) return false;
         o[0] = WEB_CMD_IMAGE, o[6] = (int32_t)(uintptr_t)im->px, o[7] = im->serial;
         return true;
     }
-    case UI_CMD_HATCH: {
+    case DRAW_CMD_HATCH: {
         /* a masked cell's hatch is in its heatmap's picture already */
         if (c->hatch.in_image || c->r.w <= 0 || c->r.h <= 0) return false;
         const uint8_t *px = hatch_image(c);
@@ -281,17 +282,17 @@ EMSCRIPTEN_KEEPALIVE int web_init(int w, int h, float dpr, const char *lang)
     setenv("XDG_STATE_HOME", "/state", 1); /* progress: /state/attnlab/progress.json */
     /* musl's gettext takes the catalog's name from LC_MESSAGES alone (LANGUAGE is glibc's) */
     setenv("LC_MESSAGES", lang && !strcmp(lang, "zh") ? "zh_CN.UTF-8" : "en.UTF-8", 1);
-    lang = ui_i18n_init(lang);
+    lang = app_i18n_init(lang);
     attn_config cfg;
     attn_config_init(&cfg);
     char err[700];
-    int rc = ui_app_init(&web.app, &cfg, err, sizeof err);
+    int rc = app_init(&web.app, &cfg, err, sizeof err);
     attn_config_free(&cfg);
     if (rc) {
         fprintf(stderr, "attnlab: %s\n", err);
         return -1;
     }
-    ui_player_init(&web.app.lesson, lang, NULL);
+    app_player_init(&web.app.lesson, lang, NULL);
     /* as the window: recomputations, lesson reads and progress saves go to the job service */
     web.app.jobs = web.app.lesson.jobs = web_jobs();
     web.app.async = true;
@@ -299,7 +300,7 @@ EMSCRIPTEN_KEEPALIVE int web_init(int w, int h, float dpr, const char *lang)
     web.app.lesson.async_read = true;
     web.app.pixel_ratio = dpr > 0 ? dpr : 1.0f;
     web.w = w, web.h = h;
-    ui_draw_init(&web.list, (ui_text_measure){.text_width = text_width, .line_height = line_height,
+    draw_list_init(&web.list, (draw_text_measure){.text_width = text_width, .line_height = line_height,
                                               .bold_width = bold_width});
     web.ready = true;
     return 0;
@@ -309,7 +310,7 @@ EMSCRIPTEN_KEEPALIVE void web_resize(int w, int h, float dpr)
 {
     web.w = w, web.h = h;
     web.app.pixel_ratio = dpr > 0 ? dpr : 1.0f;
-    ui_app_exposed(&web.app);
+    app_exposed(&web.app);
     web.app.dirty = true;
 }
 
@@ -322,8 +323,8 @@ EMSCRIPTEN_KEEPALIVE int web_poll(void)
 {
     if (!web.ready) return 0;
     bool ran = job_next();
-    bool changed = ui_app_poll(&web.app);
-    bool working = ui_app_pending(&web.app) || job_queued();
+    bool changed = app_poll(&web.app);
+    bool working = app_pending(&web.app) || job_queued();
     bool progress = working && attn_clock_ms() - web.drawn_ms >= WEB_PROGRESS_MS;
     return (ran || changed || web.app.dirty || progress ? 1 : 0) | (working ? 2 : 0);
 }
@@ -336,7 +337,7 @@ EMSCRIPTEN_KEEPALIVE const int32_t *web_frame(void)
     web.n_hatches = 0;
     web.frame++;
     web.drawn_ms = attn_clock_ms();
-    ui_render_frame(&web.app, &web.list, &web.app.layout, web.w, web.h);
+    draw_frame(&web.app, &web.list, &web.app.layout, web.w, web.h);
     if (web.list.n + 1 > web.out_cap) {
         int32_t *o = realloc(web.out, ((size_t)web.list.n + 1) * WEB_REC * sizeof *o);
         if (!o) return NULL;
@@ -344,10 +345,10 @@ EMSCRIPTEN_KEEPALIVE const int32_t *web_frame(void)
         web.out_cap = web.list.n + 1;
     }
     int n = 0;
-    for (const ui_cmd *c = NULL; (c = ui_draw_next(&web.list, c));)
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&web.list, c));)
         if (flatten(c, web.out + WEB_REC * (1 + n))) n++;
     web.out[0] = n;
-    ui_render_commit(&web.app, &web.app.layout);
+    draw_commit(&web.app, &web.app.layout);
     return web.out;
 }
 
@@ -356,20 +357,20 @@ EMSCRIPTEN_KEEPALIVE int web_rec_words(void) { return WEB_REC; }
 EMSCRIPTEN_KEEPALIVE const char *web_title(void)
 {
     static char t[256];
-    return web.ready ? ui_app_title(&web.app, t, sizeof t) : "attnlab";
+    return web.ready ? app_title(&web.app, t, sizeof t) : "attnlab";
 }
 
-EMSCRIPTEN_KEEPALIVE int web_key(int key, int mods) { return web.ready && ui_app_key(&web.app, key, mods); }
-EMSCRIPTEN_KEEPALIVE int web_text(const char *utf8) { return web.ready && ui_app_text(&web.app, utf8); }
+EMSCRIPTEN_KEEPALIVE int web_key(int key, int mods) { return web.ready && app_key(&web.app, key, mods); }
+EMSCRIPTEN_KEEPALIVE int web_text(const char *utf8) { return web.ready && app_text(&web.app, utf8); }
 EMSCRIPTEN_KEEPALIVE int web_lesson_open(void) { return web.ready && web.app.lesson.open; }
 EMSCRIPTEN_KEEPALIVE int web_picker_open(void) { return web.ready && web.app.lesson.picker; }
-EMSCRIPTEN_KEEPALIVE int web_wants_text(void) { return web.ready && ui_app_wants_text(&web.app); }
-EMSCRIPTEN_KEEPALIVE int web_mouse_move(int x, int y) { return web.ready && ui_app_mouse_move(&web.app, x, y); }
-EMSCRIPTEN_KEEPALIVE int web_mouse_drag(int x, int y) { return web.ready && ui_app_mouse_drag(&web.app, x, y); }
-EMSCRIPTEN_KEEPALIVE int web_mouse_down(int x, int y) { return web.ready && ui_app_mouse_down(&web.app, x, y); }
-EMSCRIPTEN_KEEPALIVE int web_mouse_up(void) { return web.ready && ui_app_mouse_up(&web.app); }
-EMSCRIPTEN_KEEPALIVE int web_mouse_leave(void) { return web.ready && ui_app_mouse_leave(&web.app); }
-EMSCRIPTEN_KEEPALIVE int web_wheel(int dy) { return web.ready && ui_app_wheel(&web.app, dy); }
+EMSCRIPTEN_KEEPALIVE int web_wants_text(void) { return web.ready && app_wants_text(&web.app); }
+EMSCRIPTEN_KEEPALIVE int web_mouse_move(int x, int y) { return web.ready && app_mouse_move(&web.app, x, y); }
+EMSCRIPTEN_KEEPALIVE int web_mouse_drag(int x, int y) { return web.ready && app_mouse_drag(&web.app, x, y); }
+EMSCRIPTEN_KEEPALIVE int web_mouse_down(int x, int y) { return web.ready && app_mouse_down(&web.app, x, y); }
+EMSCRIPTEN_KEEPALIVE int web_mouse_up(void) { return web.ready && app_mouse_up(&web.app); }
+EMSCRIPTEN_KEEPALIVE int web_mouse_leave(void) { return web.ready && app_mouse_leave(&web.app); }
+EMSCRIPTEN_KEEPALIVE int web_wheel(int dy) { return web.ready && app_wheel(&web.app, dy); }
 
 /* Opens the model folder `name` under /attnlab/models, as o opens the next
  * shipped one: canvas.js has written a student's own model there (its file
@@ -377,7 +378,7 @@ EMSCRIPTEN_KEEPALIVE int web_wheel(int dy) { return web.ready && ui_app_wheel(&w
 EMSCRIPTEN_KEEPALIVE int web_open_model(const char *name)
 {
     if (!web.ready) return -1;
-    int rc = ui_app_next_model_in(&web.app, &name, 1);
+    int rc = app_next_model_in(&web.app, &name, 1);
     web.app.dirty = true;
     return rc;
 }
@@ -417,7 +418,7 @@ EMSCRIPTEN_KEEPALIVE const char *web_word(int i)
  * Quit and save are taken by the call. */
 EMSCRIPTEN_KEEPALIVE int web_requests(void)
 {
-    ui_requests *r = &web.app.req;
+    app_requests *r = &web.app.req;
     int bits = (r->quit ? 1 : 0) | (r->save ? 2 | (int)r->save_kind << 8 : 0) | (r->fullscreen ? 4 : 0);
     r->quit = r->save = false;
     return bits;
@@ -427,7 +428,7 @@ EMSCRIPTEN_KEEPALIVE int web_requests(void)
 EMSCRIPTEN_KEEPALIVE const char *web_save_name(void)
 {
     static char name[ATTN_MAX_NAME + 40];
-    const attn_tensor *t = ui_app_tensor(&web.app);
+    const attn_tensor *t = app_tensor(&web.app);
     snprintf(name, sizeof name, "attnlab-%s-h%d.png", t ? t->name : "frame", web.app.view.head);
     return name;
 }
@@ -435,18 +436,18 @@ EMSCRIPTEN_KEEPALIVE const char *web_save_name(void)
 /* The status line after a save: downloaded (ok), else why not. */
 EMSCRIPTEN_KEEPALIVE void web_saved(int ok, int kind)
 {
-    if (ok) ui_app_status(&web.app, false, _("saved %s"), web_save_name());
-    else if (kind != UI_SAVE_PNG)
-        ui_app_status(&web.app, true, "%s", _("the page saves the picture as PNG; SVG, PDF and the matrix as CSV are "
-                                              "in the desktop attnlab"));
-    else ui_app_status(&web.app, true, "%s", _("the browser did not save the picture"));
+    if (ok) app_status(&web.app, false, _("saved %s"), web_save_name());
+    else if (kind != APP_SAVE_PNG)
+        app_status(&web.app, true, "%s", _("the page saves the picture as PNG; SVG, PDF and the matrix as CSV are "
+                                           "in the desktop attnlab"));
+    else app_status(&web.app, true, "%s", _("the browser did not save the picture"));
     web.app.dirty = true;
 }
 
 /* Fullscreen as the browser left it (Esc leaves it without a key for the page). */
 EMSCRIPTEN_KEEPALIVE void web_fullscreen(int on)
 {
-    if (!on && web.app.present) ui_app_do(&web.app, UI_ACT_PRESENT, 0); /* presenter mode ends with it */
+    if (!on && web.app.present) app_do(&web.app, APP_ACT_PRESENT, 0); /* presenter mode ends with it */
     web.app.req.fullscreen = on;
     web.app.dirty = true;
 }

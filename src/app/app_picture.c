@@ -1,0 +1,130 @@
+/* app_picture.c — the app in the state a command line's picture asks for:
+ * `attnlab render` and `attnlab bench` (sdl/offscreen.c) call it before they
+ * draw. */
+#include "app_picture.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/trace/stages.h"
+
+void app_picture_init(app_picture *p)
+{
+    memset(p, 0, sizeof *p);
+    p->view = lesson_view_default();
+    /* not given: the stage the trace opens on, its first layer, head and batch row */
+    p->view.stage[0] = '\0';
+    p->view.layer = p->view.head = p->view.batch = -1;
+}
+
+static void stage_list(const attn_trace *tr, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < tr->n_tensors && n + 2 < size; i++) {
+        int w = snprintf(buf + n, size - n, "%s%s", i ? ", " : "", tr->tensors[i].name);
+        if (w < 0 || (size_t)w >= size - n) break;
+        n += (size_t)w;
+    }
+}
+
+/* Whether contract tensor t has an axis called name ("b", "h", "g"). */
+static bool has_axis(const attn_tensor *t, const char *name)
+{
+    char axes[ATTN_MAX_NDIM][8];
+    int n = t->info ? attn_stage_axes(t->info->dims, axes, ATTN_MAX_NDIM) : 0;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(axes[i], name)) return true;
+    return false;
+}
+
+int app_picture_apply(app_state *app, const app_picture *p, char *err, size_t errsize)
+{
+    const lesson_view *v = &p->view;
+    const attn_dims *d = &app->trace.dims;
+    if (v->decode_step > 0) {
+        if (!app_do(app, APP_ACT_DECODE, 0)) {
+            snprintf(err, errsize, "decode: %s", app->status);
+            return 2;
+        }
+        /* k opens a model at its last token, the built-in example at its first: then to the step asked for */
+        if (app->view.decode_step != v->decode_step && app_edit_config_step(app, NULL, NULL, v->decode_step)) {
+            snprintf(err, errsize, "decode: %s", app->status);
+            return 2;
+        }
+        /* past the end of a model's text it writes on, as ] does, up to the model's </s> */
+        const attn_trace *tr = &app->trace;
+        bool ended = false;
+        while (app->model && tr->token_ids && tr->dims.b == 1 && app->view.decode_step < v->decode_step &&
+               app->view.decode_step == app->decode_len &&
+               !(ended = tr->token_ids[tr->tokens.len - 1] == app->model->cfg.eos) && app_generate(app) == 0) {}
+        if (app->view.decode_step != v->decode_step && ended) {
+            snprintf(err, errsize, "--decode-step: %d is past the end of the text: %s wrote its end (</s>) at step %d",
+                     v->decode_step, app->model->name, app->decode_len);
+            return 2;
+        }
+        if (app->view.decode_step != v->decode_step) {
+            snprintf(err, errsize, "--decode-step: %d is beyond the %d tokens of the longest row", v->decode_step,
+                     app->decode_len);
+            return 2;
+        }
+    }
+    /* a flag asking for what the trace lacks is the command line's problem (exit 2);
+     * a trace that lacks what the picture needs when no flag asked is the file's (exit 1) */
+    const char *file = app->file_path ? app->file_path : "the trace";
+    if (v->layer >= app->trace.n_layers) {
+        snprintf(err, errsize, "--layer: %d is out of range (this trace has %d layer%s: 0 to %d)", v->layer,
+                 app->trace.n_layers, app->trace.n_layers == 1 ? "" : "s", app->trace.n_layers - 1);
+        return 2;
+    }
+    if (v->layer >= 0) app_set_layer(app, v->layer);
+    if (v->stage[0] && app_set_stage(app, v->stage)) {
+        char list[600];
+        stage_list(&app->trace, list, sizeof list);
+        snprintf(err, errsize, "--stage: this trace has no stage '%s' (it has %s)", v->stage, list);
+        return 2;
+    }
+    if (!app_tensor(app)) {
+        snprintf(err, errsize, "%s: this trace has no tensor to draw", file);
+        return 1;
+    }
+    const attn_tensor *shown = app_tensor(app);
+    if (v->head >= d->h || (v->head < 0 && d->h <= 0 && (has_axis(shown, "h") || has_axis(shown, "g")))) {
+        if (v->head >= 0)
+            snprintf(err, errsize, "--head: %d is out of range (h = %d: heads 0 to %d)", v->head, d->h, d->h - 1);
+        else
+            snprintf(err, errsize, "%s: a broken trace: %s has a head axis but the trace has no heads (h = 0)", file,
+                     shown->name);
+        return v->head >= 0 ? 2 : 1;
+    }
+    if (v->batch >= d->b || (v->batch < 0 && d->b <= 0 && has_axis(shown, "b"))) {
+        if (v->batch >= 0)
+            snprintf(err, errsize, "--batch-index: %d is out of range (b = %d: rows 0 to %d)", v->batch, d->b, d->b - 1);
+        else
+            snprintf(err, errsize, "%s: a broken trace: %s has a batch axis but the trace has no batch rows (b = 0)",
+                     file, shown->name);
+        return v->batch >= 0 ? 2 : 1;
+    }
+    if (v->row >= d->s) {
+        snprintf(err, errsize, "--row: %d is out of range (s = %d: queries 0 to %d)", v->row, d->s, d->s - 1);
+        return 2;
+    }
+    app->view.head = v->head > 0 ? v->head : 0;
+    app->view.batch = v->batch > 0 ? v->batch : 0;
+    app->view.row = v->row;
+    app->view.compare = v->compare;
+    if (v->mode == LESSON_VIEW_GRID) app_do(app, APP_ACT_GRID, 0);
+    else if (v->mode == LESSON_VIEW_COMPARE) {
+        app_do(app, APP_ACT_COMPARE, 0);
+        if (app->alt_status == ATTN_ERR_NOMEM) { /* its toggled trace over the budget: refused, not drawn without it */
+            snprintf(err, errsize, "%s", app->status);
+            return app->from_file ? 1 : 2;
+        }
+    } else if (v->mode == LESSON_VIEW_GEOMETRY) app_do(app, APP_ACT_GEOMETRY, 0);
+    if (p->font_scale > 0) app->font_scale = p->font_scale;
+    if (app->train.problem[0]) /* the picture is still drawn, without the training panel */
+        fprintf(stderr, "attnlab: %s (drawn without the training panel)\n", app->train.problem);
+    app->status[0] = '\0';
+    app->status_error = false;
+    return 0;
+}

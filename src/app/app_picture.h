@@ -1,0 +1,40 @@
+/* app_picture.h — one picture asked for from the command line (`attnlab
+ * render`, `attnlab bench`): the view its flags name, and the app put in the
+ * state they ask for. No SDL: the backend draws the app afterwards.
+ *
+ * app_picture_apply drives the app as keys would (decode steps, the
+ * stage, the view mode) and checks each flag against the trace, so the
+ * messages and exit codes of a bad flag are the same whichever backend
+ * draws the picture. */
+#ifndef APP_PICTURE_H
+#define APP_PICTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "app.h"
+#include "state.h"
+
+typedef struct {
+    lesson_view view;     /* stage, head, batch row, bar-chart row, view mode, compare toggle, decode step;
+                           * stage "", layer, head or batch -1: not given (the trace's own, 0) */
+    int width, height;    /* pixels; 0: 1280 × 800 */
+    float font_scale;     /* 0: 1 */
+    int scale;            /* pixels per point, for sharp slides: 1 to 4 (the same picture, finer); 0: 1 */
+    const char *lesson;   /* a lesson file: draw its step `step` (the lesson sets the view) */
+    int step;             /* 1-based; 0: 1 */
+    const char *lang;     /* "en", "zh"; NULL: the locale */
+    bool picker;          /* draw the lesson picker over the picture */
+} app_picture;
+
+/* Every field "not given": the trace's own stage, layer, head and batch row. */
+void app_picture_init(app_picture *p);
+
+/* Puts app in the state a picture asks for (stage, head, view, ...). Returns
+ * 0, or the exit code with a one-line message in err: 2 when a flag asks for
+ * what the trace lacks (a stage it does not have, a head out of range), 1 when
+ * no flag asked and the trace itself lacks what the picture needs (a file's
+ * trace with h = 0 or b = 0 on a stage with that axis: the message names the file). */
+int app_picture_apply(app_state *app, const app_picture *p, char *err, size_t errsize);
+
+#endif
