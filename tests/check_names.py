@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_names.py: a name says where it lives; one place writes files by renaming.
+"""check_names.py: a name says where it lives, one place renames files, no function over 80 lines.
 
 Reads the .c and .h files under src/ as text (comments, strings and
 preprocessor lines set aside) and finds the functions defined at file scope
@@ -16,7 +16,12 @@ src/platform/ (paint, sdl, export, posix, web), or src/ itself (main.c). Fails
     or is not one of the few names a toolchain requires (main; the web
     page's __map_file, which takes the place of libc's);
   - `rename(` is called in no file of src/ or in more than one: every file
-    written whole goes through the one atomic writer (RENAMER).
+    written whole goes through the one atomic writer (RENAMER);
+  - a function in src/ is over MAX_FUNCTION_LINES (80) lines, counted from
+    the first line of its signature to its closing brace. A function body is
+    found as the house style writes it: an opening `{` at column 0 right
+    after a signature, to the next `}` at column 0 (comments, strings and
+    preprocessor lines set aside, so a brace in them counts for nothing).
 
 `--self-test` builds small synthetic trees in a temporary folder and checks
 that each kind of problem is found (and that a clean tree passes).
@@ -54,6 +59,8 @@ REQUIRED = {
 }
 # the one file that calls rename(): the atomic writer
 RENAMER = "engine/base/fileio.c"
+# the longest a function may be, signature to closing brace
+MAX_FUNCTION_LINES = 80
 
 COMMENTS_STRINGS = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 PREPROCESSOR = re.compile(r"^[ \t]*#[^\n]*", re.M)
@@ -66,6 +73,54 @@ def plain(text):
     text = text.replace("\\\n", "")
     text = COMMENTS_STRINGS.sub(lambda m: " " if m.group(0)[0] == "/" else '""', text)
     return PREPROCESSOR.sub("", text)
+
+
+def plain_lines(text):
+    """The C text's lines with comments, strings, char literals and preprocessor
+    lines (with their continuations) blanked to spaces: one line for each line."""
+    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))
+    text = re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", blank, text, flags=re.M)
+    return COMMENTS_STRINGS.sub(blank, text).split("\n")
+
+
+def function_lengths(text):
+    """[(name, first line (1-based), lines)] for each function of a C text whose
+    body opens with a `{` at column 0 after its signature; lines run from the
+    signature's first line to the `}` at column 0 that closes it (the same line
+    when the body closes on its own opening line)."""
+    lines, out = plain_lines(text), []
+    for i, line in enumerate(lines):
+        if not line.startswith("{") or i == 0:
+            continue
+        # the signature: the lines above, back to a blank line (comments and
+        # preprocessor lines are blank now) or the end of a declaration
+        j = i
+        while j > 0 and lines[j - 1].strip() and not lines[j - 1].rstrip().endswith((";", "}", "{")):
+            j -= 1
+        decl = drop_attributes(" ".join(lines[j:i])).strip()
+        if j == i or not decl.endswith(")"):
+            continue  # an initializer (`= {`) or a struct, not a function
+        if line.count("{") == line.count("}"):
+            k = i  # { ... } on one line
+        else:
+            k = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("}")), None)
+            if k is None:
+                out.append((function_name(decl), j + 1, None))
+                continue
+        out.append((function_name(decl), j + 1, k - j + 1))
+    return out
+
+
+def function_name(decl):
+    """The name before the last balanced (...) group of a declaration."""
+    d, j = 0, len(decl) - 1
+    while j >= 0:
+        d += {")": 1, "(": -1}.get(decl[j], 0)
+        if d == 0:
+            break
+        j -= 1
+    m = re.search(r"([A-Za-z_]\w*)\s*$", decl[:j])
+    return m.group(1) if m else "?"
 
 
 def drop_attributes(decl):
@@ -132,9 +187,10 @@ def prefix2(name):
 
 
 def scan(root):
-    """({rel: [(name, static)]}, {rel: number of rename( calls}) over root/src."""
+    """({rel: [(name, static)]}, {rel: number of rename( calls}, {rel: function_lengths})
+    over root/src."""
     src = os.path.join(root, "src")
-    defs, renames = {}, {}
+    defs, renames, lengths = {}, {}, {}
     for dirpath, _, names in os.walk(src):
         for n in sorted(names):
             if not n.endswith((".c", ".h")):
@@ -144,14 +200,15 @@ def scan(root):
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read()
             defs[rel] = definitions(text)
+            lengths[rel] = function_lengths(text)
             calls = len(RENAME_CALL.findall(plain(text)))
             if calls:
                 renames[rel] = calls
-    return defs, renames
+    return defs, renames, lengths
 
 
 def check(root):
-    defs, renames = scan(root)
+    defs, renames, lengths = scan(root)
     problems = []
     where = {}  # two-word prefix -> {place: first file}
     for rel in sorted(defs):
@@ -178,10 +235,26 @@ def check(root):
         found = ", ".join(f"src/{r} ({k})" for r, k in sorted(renames.items())) or "no file"
         problems.append(f"rename( is called in {found}; only src/{RENAMER}, the atomic writer, "
                         "should call it, once")
+    for rel in sorted(lengths):
+        for name, line, n in lengths[rel]:
+            if n is None:
+                problems.append(f"src/{rel}:{line}: {name}: no `}}` at column 0 closes the body opened below "
+                                "its signature")
+            elif n > MAX_FUNCTION_LINES:
+                problems.append(f"src/{rel}:{line}: {name} is {n} lines, over {MAX_FUNCTION_LINES}: "
+                                "split it into steps that each do one thing")
     return problems
 
 
 # ---- self-test ------------------------------------------------------------------
+
+def long_function(name, n, inside=()):
+    """A function of exactly n lines: a three-line signature, its body opened
+    and closed at column 0, the lines inside (braces in comments, strings)
+    among its statements."""
+    body = list(inside) + ["    x += 1;"] * (n - 6 - len(inside))
+    return "\n".join(["static int", f"{name}(int x,", "        int y)", "{", *body, "    return x + y;", "}"]) + "\n"
+
 
 CLEAN = {
     "main.c": "int main(void) { return 0; }\n",
@@ -194,7 +267,8 @@ CLEAN = {
     "lesson/parse.c": "int lesson_parse(void) { return 0; }\nint parser_step(void) { if (1) { } return 0; }\n",
     "app/app.c": ("#define TWICE(x) \\\n  int x(void) { return 2; }\nstruct app { int a; };\n"
                   "int app_key(struct app *a) { return a->a; }\nstatic const int table[] = { 1, 2 };\n"),
-    "draw/render.c": "void draw_frame(void) { }\n",
+    "draw/render.c": "void draw_frame(void) { }\n" + long_function("just_80", MAX_FUNCTION_LINES),
+    "draw/table.c": "static const int rows[] =\n{\n" + "    1,\n" * 100 + "};\nvoid draw_table(void) { }\n",
     "platform/sdl/window.c": "int sdl_window_run(void) { return 0; }\n",
     "platform/export/export.c": "int export_svg(void) { return 0; }\n",
     "platform/posix/jobs_thread.c": "void posix_jobs_start(void) { }\n",
@@ -223,6 +297,14 @@ CASES = [
      "rename( is called in src/engine/base/fileio.c (1), src/platform/sdl/offscreen.c (1)"),
     ("no rename( at all", {"engine/base/fileio.c": "int attn_file_write(void) { return 0; }\n"},
      "rename( is called in no file"),
+    ("an 81-line function", {"draw/render.c": "void draw_frame(void) { }\n" + long_function("draw_long", 81)},
+     "src/draw/render.c:2: draw_long is 81 lines, over 80"),
+    ("an 81-line function with a column-0 } in a comment and a { in a string",
+     {"app/app.c": "int app_key(void) { return 0; }\n/* a\n} comment */\n"
+                   + long_function("step", 81, ["/*", "} not the end", "*/", '    puts("{");', "    x = '}';"])},
+     "src/app/app.c:4: step is 81 lines"),
+    ("a body no } at column 0 closes", {"lesson/parse.c": "int lesson_parse(void)\n{\n    return 0;\n    }\n"},
+     "lesson_parse: no `}` at column 0"),
 ]
 
 
@@ -252,7 +334,7 @@ def main():
         print(f"check_names: no src/ under {a.root}", file=sys.stderr)
         return 2
     if a.list:
-        defs, _ = scan(a.root)
+        defs, _, _ = scan(a.root)
         for rel in sorted(defs):
             for name, static in defs[rel]:
                 if not static:
@@ -264,7 +346,8 @@ def main():
     if problems:
         print(f"check_names: {len(problems)} problem(s)")
         return 1
-    print("check_names: each place's names carry its prefix, no prefix in two places, one rename( caller")
+    print(f"check_names: each place's names carry its prefix, no prefix in two places, one rename( caller, "
+          f"no function over {MAX_FUNCTION_LINES} lines")
     return 0
 
 

@@ -609,6 +609,46 @@ static bool ends_with(const char *s, const char *tail)
     return n >= m && !strcmp(s + n - m, tail);
 }
 
+/* The fixture of the tests of trained models: the three variants under
+ * ATTNLAB_MODELS (make_variants) and the app on v-gqa's model with "the cat
+ * sat on the mat". */
+typedef struct {
+    char root[512];
+    app_state app;
+} variants_fixture;
+
+static int variants_setup(void **state)
+{
+    variants_fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    make_variants(f->root, sizeof f->root);
+    init_model(&f->app, "v-gqa");
+    *state = f;
+    return 0;
+}
+
+/* The app freed and the variants removed; done once, by the test when it
+ * goes on without them, or else by the teardown. */
+static void variants_close(variants_fixture *f)
+{
+    if (!f->root[0]) return;
+    app_free(&f->app);
+    drop_variants(f->root);
+    f->root[0] = '\0';
+}
+
+static app_state *variants_app(void **state)
+{
+    return &((variants_fixture *)*state)->app;
+}
+
+static int variants_teardown(void **state)
+{
+    variants_close(*state);
+    free(*state);
+    return 0;
+}
+
 /* The view a student set, which stepping through training must keep. */
 static void assert_view_kept(const app_state *app)
 {
@@ -752,131 +792,120 @@ static void a_broken_metrics_file_is_said(void **state)
 
 static void a_trained_model_in_the_window(void **state)
 {
-    (void)state;
-    char root[512], err[400];
-    app_state app;
-    attn_config c;
-    make_variants(root, sizeof root);
-    attn_config_init(&c);
-    attn_config_set(&c, "model", "v-gqa", NULL);
-    attn_config_set(&c, "text", "the cat sat on the mat", NULL);
-    if (app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
-    attn_config_free(&c);
-    assert_true(attn_trace_is_model(&app.trace));
-    assert_int_equal(app.n_variants, 3);
-    assert_string_equal(app.variants[0].variant, "mha");
-    assert_string_equal(app.variants[2].variant, "mqa");
-    assert_true(app.variants[2].kv_bytes_per_token * 2 == app.variants[1].kv_bytes_per_token);
+    app_state *app = variants_app(state);
+    assert_true(attn_trace_is_model(&app->trace));
+    assert_int_equal(app->n_variants, 3);
+    assert_string_equal(app->variants[0].variant, "mha");
+    assert_string_equal(app->variants[2].variant, "mqa");
+    assert_true(app->variants[2].kv_bytes_per_token * 2 == app->variants[1].kv_bytes_per_token);
 
     /* the next-token panel: five tokens, best first, the best being the argmax */
     app_prediction top[5];
-    int row = app_query_row(&app);
-    assert_int_equal(row, app.trace.dims.s - 1);
-    assert_int_equal(app_predictions(&app, &app.trace, 0, row, top, 5), 5);
-    const attn_tensor *probs = attn_trace_find(&app.trace, "probs");
+    int row = app_query_row(app);
+    assert_int_equal(row, app->trace.dims.s - 1);
+    assert_int_equal(app_predictions(app, &app->trace, 0, row, top, 5), 5);
+    const attn_tensor *probs = attn_trace_find(&app->trace, "probs");
     attn_tensor_fill(probs, (size_t)row, 1);
-    const float *p = probs->data + (size_t)row * app.trace.dims.V;
-    for (int v = 0; v < app.trace.dims.V; v++) assert_true(p[v] <= top[0].p);
+    const float *p = probs->data + (size_t)row * app->trace.dims.V;
+    for (int v = 0; v < app->trace.dims.V; v++) assert_true(p[v] <= top[0].p);
     for (int i = 1; i < 5; i++) assert_true(top[i].p <= top[i - 1].p);
     float before = top[0].p;
 
     /* m: GQA → MQA → MHA, each with its own numbers */
-    assert_true(app_key(&app, 'm', 0));
-    assert_string_equal(app.model->name, "v-mqa");
-    assert_int_equal(app.trace.dims.g, 1);
-    assert_non_null(strstr(app.status, "held-out loss 2.700"));
-    assert_true(app_key(&app, 'm', 0));
-    assert_string_equal(app.model->name, "v-mha");
-    assert_int_equal(app.trace.dims.g, 4);
+    assert_true(app_key(app, 'm', 0));
+    assert_string_equal(app->model->name, "v-mqa");
+    assert_int_equal(app->trace.dims.g, 1);
+    assert_non_null(strstr(app->status, "held-out loss 2.700"));
+    assert_true(app_key(app, 'm', 0));
+    assert_string_equal(app->model->name, "v-mha");
+    assert_int_equal(app->trace.dims.g, 4);
     /* heads are the model's */
-    assert_false(app_key(&app, 'h', 0));
-    assert_non_null(strstr(app.status, "trained with 4 heads"));
-    assert_int_equal(app.trace.dims.h, 4);
+    assert_false(app_key(app, 'h', 0));
+    assert_non_null(strstr(app->status, "trained with 4 heads"));
+    assert_int_equal(app->trace.dims.h, 4);
     /* the causal mask off changes the predictions */
-    assert_true(app_key(&app, 'm', 0)); /* back to v-gqa */
-    assert_true(app_key(&app, 'c', 0));
-    app_predictions(&app, &app.trace, 0, row, top, 5);
+    assert_true(app_key(app, 'm', 0)); /* back to v-gqa */
+    assert_true(app_key(app, 'c', 0));
+    app_predictions(app, &app->trace, 0, row, top, 5);
     assert_true(top[0].p != before);
-    assert_true(app_key(&app, 'c', 0));
+    assert_true(app_key(app, 'c', 0));
 
     /* decode mode steps through the model's tokens; past the end, ] writes on */
-    assert_true(app_key(&app, 'k', 0));
-    assert_int_equal(app.decode_len, 7);
-    while (app.view.decode_step < app.decode_len) assert_true(app_key(&app, ']', 0));
-    assert_int_equal(app.trace.dims.P, 6);
-    assert_true(app_key(&app, ']', 0));
-    assert_int_equal(app.view.decode_step, 8);
-    assert_int_equal(app.decode_len, 8);
-    assert_int_equal(app.trace.dims.s, 1);
-    assert_int_equal(app.trace.dims.P, 7);
-    assert_non_null(strstr(app.status, "generated"));
+    assert_true(app_key(app, 'k', 0));
+    assert_int_equal(app->decode_len, 7);
+    while (app->view.decode_step < app->decode_len) assert_true(app_key(app, ']', 0));
+    assert_int_equal(app->trace.dims.P, 6);
+    assert_true(app_key(app, ']', 0));
+    assert_int_equal(app->view.decode_step, 8);
+    assert_int_equal(app->decode_len, 8);
+    assert_int_equal(app->trace.dims.s, 1);
+    assert_int_equal(app->trace.dims.P, 7);
+    assert_non_null(strstr(app->status, "generated"));
     /* on the window's worker: ] again while it computes is refused (it would draw from the logits
      * shown, the last token's), and the step shown moves once the new token is in */
-    app.jobs = app.lesson.jobs = posix_jobs(); /* the window's threads */
-    app.async = true;
-    assert_true(app_key(&app, ']', 0));
-    if (app_busy(&app, NULL, NULL, NULL)) {
-        assert_int_equal(app.view.decode_step, 8);
-        assert_false(app_key(&app, ']', 0));
-        assert_non_null(strstr(app.status, "still computing"));
+    app->jobs = app->lesson.jobs = posix_jobs(); /* the window's threads */
+    app->async = true;
+    assert_true(app_key(app, ']', 0));
+    if (app_busy(app, NULL, NULL, NULL)) {
+        assert_int_equal(app->view.decode_step, 8);
+        assert_false(app_key(app, ']', 0));
+        assert_non_null(strstr(app->status, "still computing"));
     }
-    for (int i = 0; i < 20000 && app_busy(&app, NULL, NULL, NULL); i++) {
-        app_poll(&app);
+    for (int i = 0; i < 20000 && app_busy(app, NULL, NULL, NULL); i++) {
+        app_poll(app);
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
-    assert_int_equal(app.view.decode_step, 9);
-    assert_int_equal(app.decode_len, 9);
-    app.async = false;
-    assert_true(app_key(&app, '[', 0));
-    assert_true(app_key(&app, '[', 0));
-    assert_int_equal(app.view.decode_step, 7);
-    assert_true(app_key(&app, 'k', 0)); /* the full pass again */
+    assert_int_equal(app->view.decode_step, 9);
+    assert_int_equal(app->decode_len, 9);
+    app->async = false;
+    assert_true(app_key(app, '[', 0));
+    assert_true(app_key(app, '[', 0));
+    assert_int_equal(app->view.decode_step, 7);
+    assert_true(app_key(app, 'k', 0)); /* the full pass again */
 
     /* g: every layer × every head; a click on a thumbnail opens that layer's head */
-    assert_true(app_key(&app, 'g', 0));
-    assert_true(app_overview(&app));
-    app_layout_clear(&app.layout);
-    app_heat_area *th = &app.layout.areas[app.layout.n_areas++];
+    assert_true(app_key(app, 'g', 0));
+    assert_true(app_overview(app));
+    app_layout_clear(&app->layout);
+    app_heat_area *th = &app->layout.areas[app->layout.n_areas++];
     *th = (app_heat_area){{300, 200, 40, 40}, 7, 7, 2, 0, "layers.1.weights", 0, 0};
-    assert_true(app_mouse_down(&app, 310, 210));
-    assert_int_equal(app.view.mode, LESSON_VIEW_SINGLE);
-    assert_int_equal(app.view.layer, 1);
-    assert_int_equal(app.view.head, 2);
-    assert_string_equal(app_tensor(&app)->name, "layers.1.weights");
+    assert_true(app_mouse_down(app, 310, 210));
+    assert_int_equal(app->view.mode, LESSON_VIEW_SINGLE);
+    assert_int_equal(app->view.layer, 1);
+    assert_int_equal(app->view.head, 2);
+    assert_string_equal(app_tensor(app)->name, "layers.1.weights");
 
     /* the editor edits the model's text, which its tokenizer reads: the zebra is unknown, and shown so */
-    assert_true(app_key(&app, 'e', 0));
-    assert_true(app.edit.open);
+    assert_true(app_key(app, 'e', 0));
+    assert_true(app->edit.open);
     /* the text as the tokenizer decodes it, with the two generated words */
-    const char *gen = app.edit.text[0] + 23, *sp = strchr(gen, ' ');
-    assert_true(!strncmp(app.edit.text[0], "the cat sat on the mat ", 23) && sp && !strchr(sp + 1, ' '));
-    snprintf(app.edit.text[0], APP_EDIT_MAX, "a dog sat on the zebra");
-    app.edit.cursor = (int)strlen(app.edit.text[0]);
-    assert_true(app_key(&app, APP_KEY_RETURN, 0));
-    assert_false(app.edit.open);
-    assert_string_equal(app.cfg.text, "a dog sat on the zebra");
-    assert_int_equal(app.trace.dims.L, 7);
-    assert_string_equal(attn_tokens_at(&app.trace.tokens, 0, 6), "<unk>");
-    assert_non_null(strstr(app.status, "(7 tokens)"));
+    const char *gen = app->edit.text[0] + 23, *sp = strchr(gen, ' ');
+    assert_true(!strncmp(app->edit.text[0], "the cat sat on the mat ", 23) && sp && !strchr(sp + 1, ' '));
+    snprintf(app->edit.text[0], APP_EDIT_MAX, "a dog sat on the zebra");
+    app->edit.cursor = (int)strlen(app->edit.text[0]);
+    assert_true(app_key(app, APP_KEY_RETURN, 0));
+    assert_false(app->edit.open);
+    assert_string_equal(app->cfg.text, "a dog sat on the zebra");
+    assert_int_equal(app->trace.dims.L, 7);
+    assert_string_equal(attn_tokens_at(&app->trace.tokens, 0, 6), "<unk>");
+    assert_non_null(strstr(app->status, "(7 tokens)"));
 
     /* o: the shipped models in order, each on its example text, then the built-in example */
-    assert_true(app_key(&app, 'o', 0));
-    assert_string_equal(app.model->name, "v-mha");
-    assert_null(app.cfg.text);
-    assert_string_equal(attn_tokens_at(&app.trace.tokens, 0, 2), "dog");
-    assert_string_equal(app_tensor(&app)->name, "layers.0.weights");
-    assert_non_null(strstr(app.status, "v-mha: "));
-    assert_true(app_key(&app, 'o', 0));
-    assert_string_equal(app.model->name, "v-mqa");
-    assert_true(app_key(&app, 'o', 0));
-    assert_null(app.model);
-    assert_false(attn_trace_is_model(&app.trace));
-    assert_string_equal(app_tensor(&app)->name, "weights");
-    assert_non_null(strstr(app.status, "built-in example"));
-    assert_true(app_key(&app, 'o', 0));
-    assert_string_equal(app.model->name, "v-gqa");
-    app_free(&app);
-    drop_variants(root);
+    assert_true(app_key(app, 'o', 0));
+    assert_string_equal(app->model->name, "v-mha");
+    assert_null(app->cfg.text);
+    assert_string_equal(attn_tokens_at(&app->trace.tokens, 0, 2), "dog");
+    assert_string_equal(app_tensor(app)->name, "layers.0.weights");
+    assert_non_null(strstr(app->status, "v-mha: "));
+    assert_true(app_key(app, 'o', 0));
+    assert_string_equal(app->model->name, "v-mqa");
+    assert_true(app_key(app, 'o', 0));
+    assert_null(app->model);
+    assert_false(attn_trace_is_model(&app->trace));
+    assert_string_equal(app_tensor(app)->name, "weights");
+    assert_non_null(strstr(app->status, "built-in example"));
+    assert_true(app_key(app, 'o', 0));
+    assert_string_equal(app->model->name, "v-gqa");
 }
 
 /* The id of the most likely next token after the last position of tr's
@@ -897,44 +926,38 @@ static int likeliest_next(const attn_trace *tr)
  * is shown, without keeping the window busy, cancelled by a newer request. */
 static void the_loss_is_computed_on_the_worker(void **state)
 {
-    (void)state;
-    char root[512];
-    app_state app;
-    make_variants(root, sizeof root);
-    init_model(&app, "v-gqa");
-    app_loss inline_loss = app_loss_of(&app, &app.trace, 0); /* not async: here and now */
+    app_state *app = variants_app(state);
+    app_loss inline_loss = app_loss_of(app, &app->trace, 0); /* not async: here and now */
     assert_true(inline_loss.known);
     assert_int_equal(inline_loss.counted, 6);
-    app.async = true;
-    app.loss_inline = 0; /* every loss is a long one */
+    app->async = true;
+    app->loss_inline = 0; /* every loss is a long one */
     for (int round = 0; round < 2; round++) {
-        assert_true(app_key(&app, 'c', 0));
+        assert_true(app_key(app, 'c', 0));
         if (round) { /* a toggle while the loss of the one before may still run: it is given up */
-            for (int i = 0; i < 20000 && !app_poll(&app); i++) /* installs it, and starts its loss */
+            for (int i = 0; i < 20000 && !app_poll(app); i++) /* installs it, and starts its loss */
                 nanosleep(&(struct timespec){0, 1000000}, NULL);
-            assert_true(app_job_running(&app));
-            assert_false(app_busy(&app, NULL, NULL, NULL));
-            assert_true(app_key(&app, 'c', 0));
+            assert_true(app_job_running(app));
+            assert_false(app_busy(app, NULL, NULL, NULL));
+            assert_true(app_key(app, 'c', 0));
         }
-        for (int i = 0; i < 20000 && app_busy(&app, NULL, NULL, NULL); i++) {
-            app_poll(&app);
+        for (int i = 0; i < 20000 && app_busy(app, NULL, NULL, NULL); i++) {
+            app_poll(app);
             nanosleep(&(struct timespec){0, 1000000}, NULL);
         }
-        assert_false(app_busy(&app, NULL, NULL, NULL)); /* the loss's run is not a recomputation */
-        for (int i = 0; i < 20000 && app_job_running(&app); i++) {
-            app_poll(&app);
+        assert_false(app_busy(app, NULL, NULL, NULL)); /* the loss's run is not a recomputation */
+        for (int i = 0; i < 20000 && app_job_running(app); i++) {
+            app_poll(app);
             nanosleep(&(struct timespec){0, 1000000}, NULL);
         }
-        app_loss l = app_loss_of(&app, &app.trace, 0);
+        app_loss l = app_loss_of(app, &app->trace, 0);
         assert_true(l.known);
         int n;
-        double want = attn_trace_loss(&app.trace, 0, &n);
+        double want = attn_trace_loss(&app->trace, 0, &n);
         assert_int_equal(l.counted, n);
         assert_true(l.mean == want);
         assert_true(l.mean != inline_loss.mean); /* the causal mask's toggle changed it */
     }
-    app_free(&app);
-    drop_variants(root);
 }
 
 /* o pressed again before the model it opened is shown goes on from that
@@ -942,28 +965,22 @@ static void the_loss_is_computed_on_the_worker(void **state)
  * run where they are asked (no service), installed only by the poll. */
 static void o_again_goes_on_from_the_model_asked_for(void **state)
 {
-    (void)state;
-    char root[512];
-    app_state app;
-    make_variants(root, sizeof root);
-    init_model(&app, "v-gqa");
-    app.async = true;
+    app_state *app = variants_app(state);
+    app->async = true;
     for (int k = 0; k < 2; k++) {
-        assert_true(app_key(&app, 'o', 0));
-        assert_true(app.opening.pending);
-        app.opening.shown = true; /* the frame drew the notice */
-        assert_true(app_poll(&app)); /* listed and asked for: computed, not yet installed */
-        assert_false(app.opening.pending);
-        assert_true(app_job_running(&app));
-        assert_string_equal(app.model->name, "v-gqa");
+        assert_true(app_key(app, 'o', 0));
+        assert_true(app->opening.pending);
+        app->opening.shown = true; /* the frame drew the notice */
+        assert_true(app_poll(app)); /* listed and asked for: computed, not yet installed */
+        assert_false(app->opening.pending);
+        assert_true(app_job_running(app));
+        assert_string_equal(app->model->name, "v-gqa");
     }
-    assert_string_equal(app_settings(&app)->model, "v-mqa");
-    assert_non_null(strstr(app.opening.label, "v-mqa"));
-    for (int i = 0; i < 10 && app_busy(&app, NULL, NULL, NULL); i++) app_poll(&app);
-    assert_string_equal(app.model->name, "v-mqa");
-    assert_string_equal(app_tensor(&app)->name, "layers.0.weights");
-    app_free(&app);
-    drop_variants(root);
+    assert_string_equal(app_settings(app)->model, "v-mqa");
+    assert_non_null(strstr(app->opening.label, "v-mqa"));
+    for (int i = 0; i < 10 && app_busy(app, NULL, NULL, NULL); i++) app_poll(app);
+    assert_string_equal(app->model->name, "v-mqa");
+    assert_string_equal(app_tensor(app)->name, "layers.0.weights");
 }
 
 /* Generating as a class expects it: the first ] at the end of a model's
@@ -973,81 +990,75 @@ static void o_again_goes_on_from_the_model_asked_for(void **state)
  * next one from <s> alone. */
 static void generating_in_the_window(void **state)
 {
-    (void)state;
-    char root[512], err[400];
-    app_state app;
-    attn_config c;
-    make_variants(root, sizeof root);
-    attn_config_init(&c);
-    attn_config_set(&c, "model", "v-gqa", NULL);
-    attn_config_set(&c, "text", "the cat sat on the mat", NULL);
-    if (app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
-    attn_config_free(&c);
-    int L = app.trace.dims.L, want = likeliest_next(&app.trace);
+    variants_fixture *f = *state;
+    app_state *app = &f->app;
+    int L = app->trace.dims.L, want = likeliest_next(&app->trace);
     assert_int_equal(L, 7);
-    assert_int_equal(app.view.decode_step, 0);
-    assert_int_equal(app_prompt_len(&app), -1); /* nothing written yet */
+    assert_int_equal(app->view.decode_step, 0);
+    assert_int_equal(app_prompt_len(app), -1); /* nothing written yet */
 
     /* the first ] writes: decode mode at the new token, which reads the whole prompt from the cache */
-    assert_true(app_key(&app, ']', 0));
-    assert_int_equal(app.view.decode_step, L + 1);
-    assert_int_equal(app.decode_len, L + 1);
-    assert_int_equal(app.trace.dims.s, 1);
-    assert_int_equal(app.trace.dims.P, L);
-    assert_int_equal(app.trace.token_ids[L], want);
-    assert_non_null(strstr(app.status, "generated"));
-    assert_int_equal(app_prompt_len(&app), L);
-    assert_true(app_key(&app, ']', 0));
-    assert_int_equal(app.view.decode_step, L + 2);
-    assert_int_equal(app_prompt_len(&app), L); /* the same prompt, two tokens written */
+    assert_true(app_key(app, ']', 0));
+    assert_int_equal(app->view.decode_step, L + 1);
+    assert_int_equal(app->decode_len, L + 1);
+    assert_int_equal(app->trace.dims.s, 1);
+    assert_int_equal(app->trace.dims.P, L);
+    assert_int_equal(app->trace.token_ids[L], want);
+    assert_non_null(strstr(app->status, "generated"));
+    assert_int_equal(app_prompt_len(app), L);
+    assert_true(app_key(app, ']', 0));
+    assert_int_equal(app->view.decode_step, L + 2);
+    assert_int_equal(app_prompt_len(app), L); /* the same prompt, two tokens written */
 
     /* k leaves decode mode; k again opens it at the last token, [ walks back */
-    assert_true(app_key(&app, 'k', 0));
-    assert_int_equal(app.view.decode_step, 0);
-    assert_true(app_key(&app, 'k', 0));
-    assert_int_equal(app.view.decode_step, L + 2);
-    assert_non_null(strstr(app.status, "last token"));
-    assert_true(app_key(&app, '[', 0));
-    assert_int_equal(app.view.decode_step, L + 1);
-    assert_int_equal(app_prompt_len(&app), L);
+    assert_true(app_key(app, 'k', 0));
+    assert_int_equal(app->view.decode_step, 0);
+    assert_true(app_key(app, 'k', 0));
+    assert_int_equal(app->view.decode_step, L + 2);
+    assert_non_null(strstr(app->status, "last token"));
+    assert_true(app_key(app, '[', 0));
+    assert_int_equal(app->view.decode_step, L + 1);
+    assert_int_equal(app_prompt_len(app), L);
     /* a new text typed is a new prompt: nothing of it was written */
-    assert_true(app_key(&app, 'e', 0));
-    snprintf(app.edit.text[0], APP_EDIT_MAX, "a dog ran");
-    app.edit.cursor = (int)strlen(app.edit.text[0]);
-    assert_true(app_key(&app, APP_KEY_RETURN, 0));
-    assert_int_equal(app_prompt_len(&app), -1);
-    app_free(&app);
-    drop_variants(root);
+    assert_true(app_key(app, 'e', 0));
+    snprintf(app->edit.text[0], APP_EDIT_MAX, "a dog ran");
+    app->edit.cursor = (int)strlen(app->edit.text[0]);
+    assert_true(app_key(app, APP_KEY_RETURN, 0));
+    assert_int_equal(app_prompt_len(app), -1);
+    variants_close(f); /* ATTNLAB_MODELS unset: tang below is the shipped one */
 
     /* tang writes the poem's last mark, then </s>: the end of the text */
+    char err[400];
+    app_state tang;
+    attn_config c;
     attn_config_init(&c);
     attn_config_set(&c, "model", "tang", NULL);
     attn_config_set(&c, "text", "春眠不觉晓，春醉不相催。不见花前醉，还应不见来", NULL);
-    if (app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    if (app_init(&tang, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
-    L = app.trace.dims.L;
+    L = tang.trace.dims.L;
     assert_int_equal(L, 24);
-    assert_true(app_key(&app, ']', 0));
-    assert_string_equal(attn_tokens_at(&app.trace.tokens, 0, L), "。");
-    assert_true(app_key(&app, ']', 0));
-    assert_int_equal(app.view.decode_step, L + 2);
-    assert_int_equal(app.trace.token_ids[L + 1], app.model->cfg.eos);
-    assert_non_null(strstr(app.status, "the end of the text"));
+    assert_true(app_key(&tang, ']', 0));
+    assert_string_equal(attn_tokens_at(&tang.trace.tokens, 0, L), "。");
+    assert_true(app_key(&tang, ']', 0));
+    assert_int_equal(tang.view.decode_step, L + 2);
+    assert_int_equal(tang.trace.token_ids[L + 1], tang.model->cfg.eos);
+    assert_non_null(strstr(tang.status, "the end of the text"));
     /* ] after </s>: the next poem starts from <s> alone, and the last one is on the status line */
-    assert_true(app_key(&app, ']', 0));
-    assert_string_equal(app.cfg.tokens, "<s>");
-    assert_int_equal(app.view.decode_step, 1);
-    assert_int_equal(app.decode_len, 1);
-    assert_non_null(strstr(app.status, "a new text from <s>"));
-    assert_non_null(strstr(app.status, "春眠不觉晓，春醉不相催。不见花前醉，还应不见来。"));
-    assert_int_equal(app_prompt_len(&app), 1);
+    assert_true(app_key(&tang, ']', 0));
+    assert_string_equal(tang.cfg.tokens, "<s>");
+    assert_int_equal(tang.view.decode_step, 1);
+    assert_int_equal(tang.decode_len, 1);
+    assert_non_null(strstr(tang.status, "a new text from <s>"));
+    assert_non_null(strstr(tang.status, "春眠不觉晓，春醉不相催。不见花前醉，还应不见来。"));
+    assert_int_equal(app_prompt_len(&tang), 1);
     /* and ] writes its first character, neither </s> nor <unk> */
-    assert_true(app_key(&app, ']', 0));
-    assert_int_equal(app.view.decode_step, 2);
-    assert_int_equal(app.trace.dims.P, 1);
-    assert_true(app.trace.token_ids[1] > 2);
-    assert_int_equal(app_prompt_len(&app), 1);
-    app_free(&app);
+    assert_true(app_key(&tang, ']', 0));
+    assert_int_equal(tang.view.decode_step, 2);
+    assert_int_equal(tang.trace.dims.P, 1);
+    assert_true(tang.trace.token_ids[1] > 2);
+    assert_int_equal(app_prompt_len(&tang), 1);
+    app_free(&tang);
 }
 
 static void key_table_is_sound(void **state)
@@ -1091,12 +1102,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_lesson_is_read_a_step_a_poll, setup, teardown),
         cmocka_unit_test(player_stands_alone),
         cmocka_unit_test(key_table_is_sound),
-        cmocka_unit_test(a_trained_model_in_the_window),
+        cmocka_unit_test_setup_teardown(a_trained_model_in_the_window, variants_setup, variants_teardown),
         cmocka_unit_test(training_steps_keep_the_view),
         cmocka_unit_test(a_broken_metrics_file_is_said),
-        cmocka_unit_test(generating_in_the_window),
-        cmocka_unit_test(the_loss_is_computed_on_the_worker),
-        cmocka_unit_test(o_again_goes_on_from_the_model_asked_for),
+        cmocka_unit_test_setup_teardown(generating_in_the_window, variants_setup, variants_teardown),
+        cmocka_unit_test_setup_teardown(the_loss_is_computed_on_the_worker, variants_setup, variants_teardown),
+        cmocka_unit_test_setup_teardown(o_again_goes_on_from_the_model_asked_for, variants_setup, variants_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

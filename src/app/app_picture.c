@@ -38,40 +38,42 @@ static bool has_axis(const attn_tensor *t, const char *name)
     return false;
 }
 
-int app_picture_apply(app_state *app, const app_picture *p, char *err, size_t errsize)
+/* Decode mode at step v->decode_step, as k and [ ] would get there: past the
+ * end of a model's text it writes on, as ] does, up to the model's </s>.
+ * Returns 0, or 2 (the command line's problem) with the reason in err. */
+static int go_to_decode_step(app_state *app, const lesson_view *v, char *err, size_t errsize)
 {
-    const lesson_view *v = &p->view;
-    const attn_dims *d = &app->trace.dims;
-    if (v->decode_step > 0) {
-        if (!app_do(app, APP_ACT_DECODE, 0)) {
-            snprintf(err, errsize, "decode: %s", app->status);
-            return 2;
-        }
-        /* k opens a model at its last token, the built-in example at its first: then to the step asked for */
-        if (app->view.decode_step != v->decode_step && app_edit_config_step(app, NULL, NULL, v->decode_step)) {
-            snprintf(err, errsize, "decode: %s", app->status);
-            return 2;
-        }
-        /* past the end of a model's text it writes on, as ] does, up to the model's </s> */
-        const attn_trace *tr = &app->trace;
-        bool ended = false;
-        while (app->model && tr->token_ids && tr->dims.b == 1 && app->view.decode_step < v->decode_step &&
-               app->view.decode_step == app->decode_len &&
-               !(ended = tr->token_ids[tr->tokens.len - 1] == app->model->cfg.eos) && app_generate(app) == 0) {}
-        if (app->view.decode_step != v->decode_step && ended) {
-            snprintf(err, errsize, "--decode-step: %d is past the end of the text: %s wrote its end (</s>) at step %d",
-                     v->decode_step, app->model->name, app->decode_len);
-            return 2;
-        }
-        if (app->view.decode_step != v->decode_step) {
-            snprintf(err, errsize, "--decode-step: %d is beyond the %d tokens of the longest row", v->decode_step,
-                     app->decode_len);
-            return 2;
-        }
+    if (!app_do(app, APP_ACT_DECODE, 0)) {
+        snprintf(err, errsize, "decode: %s", app->status);
+        return 2;
     }
-    /* a flag asking for what the trace lacks is the command line's problem (exit 2);
-     * a trace that lacks what the picture needs when no flag asked is the file's (exit 1) */
-    const char *file = app->file_path ? app->file_path : "the trace";
+    /* k opens a model at its last token, the built-in example at its first: then to the step asked for */
+    if (app->view.decode_step != v->decode_step && app_edit_config_step(app, NULL, NULL, v->decode_step)) {
+        snprintf(err, errsize, "decode: %s", app->status);
+        return 2;
+    }
+    const attn_trace *tr = &app->trace;
+    bool ended = false;
+    while (app->model && tr->token_ids && tr->dims.b == 1 && app->view.decode_step < v->decode_step &&
+           app->view.decode_step == app->decode_len &&
+           !(ended = tr->token_ids[tr->tokens.len - 1] == app->model->cfg.eos) && app_generate(app) == 0) {}
+    if (app->view.decode_step != v->decode_step && ended) {
+        snprintf(err, errsize, "--decode-step: %d is past the end of the text: %s wrote its end (</s>) at step %d",
+                 v->decode_step, app->model->name, app->decode_len);
+        return 2;
+    }
+    if (app->view.decode_step != v->decode_step) {
+        snprintf(err, errsize, "--decode-step: %d is beyond the %d tokens of the longest row", v->decode_step,
+                 app->decode_len);
+        return 2;
+    }
+    return 0;
+}
+
+/* The layer and the stage asked for (when given). Returns 0, or 2 with the
+ * reason in err when the trace has no such layer or stage. */
+static int go_to_layer_and_stage(app_state *app, const lesson_view *v, char *err, size_t errsize)
+{
     if (v->layer >= app->trace.n_layers) {
         snprintf(err, errsize, "--layer: %d is out of range (this trace has %d layer%s: 0 to %d)", v->layer,
                  app->trace.n_layers, app->trace.n_layers == 1 ? "" : "s", app->trace.n_layers - 1);
@@ -84,11 +86,22 @@ int app_picture_apply(app_state *app, const app_picture *p, char *err, size_t er
         snprintf(err, errsize, "--stage: this trace has no stage '%s' (it has %s)", v->stage, list);
         return 2;
     }
-    if (!app_tensor(app)) {
+    return 0;
+}
+
+/* Whether the tensor shown has the head, batch row and query row asked for.
+ * Returns 0; or, with the reason in err, 2 when a flag asked for what the
+ * trace lacks (the command line's problem), 1 when the trace lacks what the
+ * picture needs and no flag asked (the file's). */
+static int check_indices(const app_state *app, const lesson_view *v, char *err, size_t errsize)
+{
+    const attn_dims *d = &app->trace.dims;
+    const char *file = app->file_path ? app->file_path : "the trace";
+    const attn_tensor *shown = app_tensor(app);
+    if (!shown) {
         snprintf(err, errsize, "%s: this trace has no tensor to draw", file);
         return 1;
     }
-    const attn_tensor *shown = app_tensor(app);
     if (v->head >= d->h || (v->head < 0 && d->h <= 0 && (has_axis(shown, "h") || has_axis(shown, "g")))) {
         if (v->head >= 0)
             snprintf(err, errsize, "--head: %d is out of range (h = %d: heads 0 to %d)", v->head, d->h, d->h - 1);
@@ -109,6 +122,14 @@ int app_picture_apply(app_state *app, const app_picture *p, char *err, size_t er
         snprintf(err, errsize, "--row: %d is out of range (s = %d: queries 0 to %d)", v->row, d->s, d->s - 1);
         return 2;
     }
+    return 0;
+}
+
+/* The head, batch row, query row and view mode asked for. Returns 0, or (with
+ * the status in err) 1 or 2 when the compare view's toggled trace would be over
+ * the memory budget. */
+static int open_view(app_state *app, const lesson_view *v, char *err, size_t errsize)
+{
     app->view.head = v->head > 0 ? v->head : 0;
     app->view.batch = v->batch > 0 ? v->batch : 0;
     app->view.row = v->row;
@@ -121,6 +142,19 @@ int app_picture_apply(app_state *app, const app_picture *p, char *err, size_t er
             return app->from_file ? 1 : 2;
         }
     } else if (v->mode == LESSON_VIEW_GEOMETRY) app_do(app, APP_ACT_GEOMETRY, 0);
+    return 0;
+}
+
+int app_picture_apply(app_state *app, const app_picture *p, char *err, size_t errsize)
+{
+    const lesson_view *v = &p->view;
+    int rc;
+    if (v->decode_step > 0 && (rc = go_to_decode_step(app, v, err, errsize))) return rc;
+    /* a flag asking for what the trace lacks is the command line's problem (exit 2);
+     * a trace that lacks what the picture needs when no flag asked is the file's (exit 1) */
+    if ((rc = go_to_layer_and_stage(app, v, err, errsize)) || (rc = check_indices(app, v, err, errsize)) ||
+        (rc = open_view(app, v, err, errsize)))
+        return rc;
     if (p->font_scale > 0) app->font_scale = p->font_scale;
     if (app->train.problem[0]) /* the picture is still drawn, without the training panel */
         fprintf(stderr, "attnlab: %s (drawn without the training panel)\n", app->train.problem);

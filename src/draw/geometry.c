@@ -150,23 +150,30 @@ static bool drawable(const float (*pt)[2], int n)
     return true;
 }
 
-int draw_geom_build(const attn_trace *tr, int layer, int batch, int head, draw_geom *g, char *err, size_t errsize)
-{
-    memset(g, 0, sizeof *g);
+/* The slices one head's arrows are read from: its q, k, v and weights, and
+ * (with RoPE) q and k before the rotation. */
+typedef struct {
     app_view_slice q, k, v, w, q0, k0;
+} geom_slices;
+
+/* Finds sl's slices in tr for this head and g's sizes and RoPE; -1 with the
+ * reason in err when the trace lacks them or their sizes cannot be drawn. */
+static int find_slices(const attn_trace *tr, int layer, int batch, int head, draw_geom *g, geom_slices *sl, char *err,
+                       size_t errsize)
+{
     static const attn_stage_id Q[] = {ATTN_STAGE_Q_ROPE, ATTN_STAGE_Q_NORM, ATTN_STAGE_Q_HEADS};
     static const attn_stage_id K[] = {ATTN_STAGE_K_CACHE, ATTN_STAGE_K_ROPE, ATTN_STAGE_K_NORM, ATTN_STAGE_K_HEADS};
     static const attn_stage_id Q0[] = {ATTN_STAGE_Q_NORM, ATTN_STAGE_Q_HEADS};
     static const attn_stage_id K0[] = {ATTN_STAGE_K_NORM, ATTN_STAGE_K_HEADS};
     static const attn_stage_id V[] = {ATTN_STAGE_V_CACHE, ATTN_STAGE_V_HEADS};
     static const attn_stage_id W[] = {ATTN_STAGE_WEIGHTS_DROPOUT, ATTN_STAGE_WEIGHTS};
-    if (!slice_of(tr, layer, Q, 3, batch, head, &q) || !slice_of(tr, layer, K, 4, batch, head, &k) ||
-        !slice_of(tr, layer, V, 2, batch, head, &v) || !slice_of(tr, layer, W, 2, batch, head, &w)) {
+    if (!slice_of(tr, layer, Q, 3, batch, head, &sl->q) || !slice_of(tr, layer, K, 4, batch, head, &sl->k) ||
+        !slice_of(tr, layer, V, 2, batch, head, &sl->v) || !slice_of(tr, layer, W, 2, batch, head, &sl->w)) {
         snprintf(err, errsize, "%s", _("the geometry view needs the heads' q, k and v and the weights: this trace lacks them"));
         return -1;
     }
-    g->s = w.slice.rows, g->t = w.slice.cols, g->dk = q.slice.cols;
-    if (g->s <= 0 || g->t <= 0 || g->dk <= 0 || v.slice.cols <= 0) { /* another program's trace, a size 0 */
+    g->s = sl->w.slice.rows, g->t = sl->w.slice.cols, g->dk = sl->q.slice.cols;
+    if (g->s <= 0 || g->t <= 0 || g->dk <= 0 || sl->v.slice.cols <= 0) { /* another program's trace, a size 0 */
         /* TRANSLATORS: the geometry view of a trace with a size 0: queries, keys, features of a head */
         snprintf(err, errsize, _("the geometry view has nothing to draw: %d queries, %d keys, heads of %d features"),
                  g->s, g->t, g->dk);
@@ -177,17 +184,24 @@ int draw_geom_build(const attn_trace *tr, int layer, int batch, int head, draw_g
                  DRAW_GEOM_MAX, g->s, g->t);
         return -1;
     }
-    if (q.slice.rows != g->s || k.slice.rows != g->t || v.slice.rows != g->t || k.slice.cols != g->dk ||
+    if (sl->q.slice.rows != g->s || sl->k.slice.rows != g->t || sl->v.slice.rows != g->t || sl->k.slice.cols != g->dk ||
         g->dk > AXES_MAX) {
         snprintf(err, errsize, "%s", _("the geometry view cannot read this trace's q, k and v shapes"));
         return -1;
     }
     g->rope = attn_trace_stage(tr, layer, ATTN_STAGE_Q_ROPE) != NULL;
-    if (g->rope && (!slice_of(tr, layer, Q0, 2, batch, head, &q0) || !slice_of(tr, layer, K0, 2, batch, head, &k0) ||
-                    k0.slice.rows != g->t || q0.slice.rows != g->s || q0.slice.cols != g->dk || k0.slice.cols != g->dk))
+    if (g->rope &&
+        (!slice_of(tr, layer, Q0, 2, batch, head, &sl->q0) || !slice_of(tr, layer, K0, 2, batch, head, &sl->k0) ||
+         sl->k0.slice.rows != g->t || sl->q0.slice.rows != g->s || sl->q0.slice.cols != g->dk || sl->k0.slice.cols != g->dk))
         g->rope = false; /* keys from a cache of earlier steps: their rotation is not in this trace */
-    /* NaN or ∞ (from the data, or a softmax of a row all −∞) has no arrow: the heatmap shows it */
-    const app_view_slice *all[] = {&q, &k, &v, &w, &q0, &k0};
+    return 0;
+}
+
+/* NaN or ∞ (from the data, or a softmax of a row all −∞) has no arrow, the
+ * heatmap shows it: -1 with the stage that holds one in err. */
+static int check_finite(const draw_geom *g, const geom_slices *sl, char *err, size_t errsize)
+{
+    const app_view_slice *all[] = {&sl->q, &sl->k, &sl->v, &sl->w, &sl->q0, &sl->k0};
     for (int i = 0; i < (g->rope ? 6 : 4); i++)
         if (!finite_slice(all[i])) {
             /* TRANSLATORS: the geometry view; %s: a stage (q_rope, weights) with NaN or infinite numbers */
@@ -195,7 +209,56 @@ int draw_geom_build(const attn_trace *tr, int layer, int batch, int head, draw_g
                      all[i]->tensor->name);
             return -1;
         }
-    int d = g->dk, dv = v.slice.cols, nq = g->s, nk = g->t;
+    return 0;
+}
+
+/* q, k and (with RoPE) their unrotated selves on one plane, so the turn
+ * shows; x: room for their rows, (2 (s + t), dk) with RoPE, else (s + t, dk). */
+static void project_queries_keys(draw_geom *g, const geom_slices *sl, float *x, float axes[2][512])
+{
+    int d = g->dk, nq = g->s, nk = g->t;
+    int n = g->rope ? 2 * (nq + nk) : nq + nk;
+    gather(&sl->q.slice, x);
+    gather(&sl->k.slice, x + (size_t)nq * d);
+    if (g->rope) {
+        gather(&sl->q0.slice, x + (size_t)(nq + nk) * d);
+        gather(&sl->k0.slice, x + (size_t)(2 * nq + nk) * d);
+    }
+    g->exact = d <= 2;
+    g->qk_kept = draw_geom_axes(x, n, d, d, axes);
+    project(x, nq, d, axes, g->q);
+    project(x + (size_t)nq * d, nk, d, axes, g->k);
+    if (g->rope) {
+        project(x + (size_t)(nq + nk) * d, nq, d, axes, g->q0);
+        project(x + (size_t)(2 * nq + nk) * d, nk, d, axes, g->k0);
+    }
+}
+
+/* The value plane, and each query's context Σⱼ wᵢⱼ vⱼ in it (g->w: the
+ * weights it used); xv, xc: room for the values (t, dv) and contexts (s, dv). */
+static void project_values(draw_geom *g, const geom_slices *sl, float *xv, float *xc, float axes[2][512])
+{
+    int dv = sl->v.slice.cols, nq = g->s, nk = g->t;
+    gather(&sl->v.slice, xv);
+    g->v_kept = draw_geom_axes(xv, nk, dv, dv, axes);
+    project(xv, nk, dv, axes, g->v);
+    for (int i = 0; i < nq; i++)
+        for (int j = 0; j < nk; j++) g->w[i][j] = app_slice_at(&sl->w.slice, i, j);
+    for (int i = 0; i < nq; i++)
+        for (int c = 0; c < dv; c++) {
+            double acc = 0;
+            for (int j = 0; j < nk; j++) acc += (double)g->w[i][j] * xv[j * dv + c];
+            xc[i * dv + c] = (float)acc;
+        }
+    project(xc, nq, dv, axes, g->ctx);
+}
+
+int draw_geom_build(const attn_trace *tr, int layer, int batch, int head, draw_geom *g, char *err, size_t errsize)
+{
+    memset(g, 0, sizeof *g);
+    geom_slices sl;
+    if (find_slices(tr, layer, batch, head, g, &sl, err, errsize) || check_finite(g, &sl, err, errsize)) return -1;
+    int d = g->dk, dv = sl.v.slice.cols, nq = g->s, nk = g->t;
     int n = g->rope ? 2 * (nq + nk) : nq + nk;
     float *x = malloc(((size_t)n * d + (size_t)nk * dv + (size_t)nq * dv) * sizeof *x);
     float(*axes)[512] = malloc(2 * sizeof *axes);
@@ -205,34 +268,8 @@ int draw_geom_build(const attn_trace *tr, int layer, int batch, int head, draw_g
         return -1;
     }
     float *xv = x + (size_t)n * d, *xc = xv + (size_t)nk * dv;
-    gather(&q.slice, x);
-    gather(&k.slice, x + (size_t)nq * d);
-    if (g->rope) {
-        gather(&q0.slice, x + (size_t)(nq + nk) * d);
-        gather(&k0.slice, x + (size_t)(2 * nq + nk) * d);
-    }
-    /* one plane for q, k and (with RoPE) their unrotated selves, so the turn shows */
-    g->exact = d <= 2;
-    g->qk_kept = draw_geom_axes(x, n, d, d, axes);
-    project(x, nq, d, axes, g->q);
-    project(x + (size_t)nq * d, nk, d, axes, g->k);
-    if (g->rope) {
-        project(x + (size_t)(nq + nk) * d, nq, d, axes, g->q0);
-        project(x + (size_t)(2 * nq + nk) * d, nk, d, axes, g->k0);
-    }
-    /* the value plane, and each query's context Σⱼ wᵢⱼ vⱼ in it */
-    gather(&v.slice, xv);
-    g->v_kept = draw_geom_axes(xv, nk, dv, dv, axes);
-    project(xv, nk, dv, axes, g->v);
-    for (int i = 0; i < nq; i++)
-        for (int j = 0; j < nk; j++) g->w[i][j] = app_slice_at(&w.slice, i, j);
-    for (int i = 0; i < nq; i++)
-        for (int c = 0; c < dv; c++) {
-            double acc = 0;
-            for (int j = 0; j < nk; j++) acc += (double)g->w[i][j] * xv[j * dv + c];
-            xc[i * dv + c] = (float)acc;
-        }
-    project(xc, nq, dv, axes, g->ctx);
+    project_queries_keys(g, &sl, x, axes);
+    project_values(g, &sl, xv, xc, axes);
     free(x);
     free(axes);
     if (!drawable(g->q, nq) || !drawable(g->k, nk) || !drawable(g->v, nk) || !drawable(g->ctx, nq) ||
@@ -240,7 +277,7 @@ int draw_geom_build(const attn_trace *tr, int layer, int batch, int head, draw_g
         snprintf(err, errsize, "%s", _("the arrows of this head are too long to draw (beyond 10³⁰)"));
         return -1;
     }
-    for (int i = 0; i < nq; i++) app_view_row_label(tr, &w, i, g->q_label[i], sizeof g->q_label[i]);
-    for (int j = 0; j < nk; j++) app_view_col_label(tr, &w, j, g->k_label[j], sizeof g->k_label[j]);
+    for (int i = 0; i < nq; i++) app_view_row_label(tr, &sl.w, i, g->q_label[i], sizeof g->q_label[i]);
+    for (int j = 0; j < nk; j++) app_view_col_label(tr, &sl.w, j, g->k_label[j], sizeof g->k_label[j]);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "colormap.h"
 #include "i18n.h"
 #include "plot.h"
+#include "plot_heatmap.h"
 #include "view.h"
 
 void draw_plot_overview(draw_list *dl, const app_state *app, app_rect box)

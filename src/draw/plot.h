@@ -1,29 +1,15 @@
-/* plot.h — the pictures in the main area: one labelled heatmap with its
- * colour bar, the all-heads grid, the compare view and a query row's bar chart.
- * Each records where its cells are (app->areas) so the mouse can find them. */
+/* plot.h — the pictures in the main area, a file each: the single view
+ * (plot_single.c), the all-heads grid (plot_grid.c), the compare view
+ * (plot_compare.c), a query row's bar chart (plot_bars.c), the ranked view
+ * (plot_ranked.c) and the geometry view (plot_geometry.c); all but the last
+ * two draw labelled heatmaps (plot_heatmap.h). Each records where its cells
+ * are (app->areas) so the mouse can find them. */
 #ifndef DRAW_PLOT_H
 #define DRAW_PLOT_H
 
 #include "app.h"
 #include "draw.h"
 #include "view.h"
-
-typedef struct {
-    bool labels;      /* token / feature labels on both axes (when they fit) */
-    bool no_row_labels; /* only the column labels (a pane right of one that has them) */
-    bool colorbar;    /* colour bar with the value range on the right */
-    int pane;         /* recorded in the area: compare 0/1/2 */
-    unsigned generation;
-    double max_cell;  /* > 0: cells no larger than this (panes drawn side by side at one size) */
-    double cell_w;    /* > 0: with max_cell, cells this wide (wider than tall, so numbers fit) */
-    const app_slice *rms; /* non-NULL: a column right of the cells with each row's RMS over this
-                          * slice's row (the whole row when the picture is zoomed), from rms_row0 */
-    int rms_row0;
-} draw_plot_opts;
-
-/* Draws v inside box; returns the index of the area recorded (-1 if none). */
-int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr, const app_view_slice *v, const app_scale *sc,
-                      app_rect box, const draw_plot_opts *o);
 
 void draw_plot_single(draw_list *dl, const app_state *app, app_rect box);
 /* The cell size, in pixels, the single view's picture gets in box (0: none). */

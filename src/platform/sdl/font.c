@@ -396,10 +396,67 @@ static cache_entry *cache_find(sdl_font *f, const char *text, uint32_t hash, SDL
 
 /* ---- public ---- */
 
+/* The Latin face: DejaVu Sans, or whatever sans-serif fontconfig has.
+ * Returns 0, or -1 with the reason in err. */
+static int add_latin_face(sdl_font *f, char *err, size_t errsize)
+{
+    FcPattern *p = match_name("DejaVu Sans");
+    if (p)
+        add_face(f, p, 'A');
+    if (f->nfaces == 0) {
+        if (p)
+            FcPatternDestroy(p);
+        p = match_name("sans-serif");
+        if (!p) {
+            snprintf(err, errsize, "no font: fontconfig found no face for 'sans-serif'"
+                                   " (install fonts-dejavu-core)");
+            return -1;
+        }
+        if (add_face(f, p, 0) != 0) {
+            FcChar8 *file = NULL;
+            FcPatternGetString(p, FC_FILE, 0, &file);
+            snprintf(err, errsize, "no font: cannot open '%s' for 'sans-serif': %s",
+                     file ? (const char *)file : "?", TTF_GetError());
+            FcPatternDestroy(p);
+            return -1;
+        }
+    }
+    FcPatternDestroy(p);
+    return 0;
+}
+
+/* The CJK face, if the match really covers Chinese (one that does not is
+ * no error: glyph fallback then reports what is missing). */
+static void add_cjk_face(sdl_font *f)
+{
+    FcPattern *p = match_name("sans-serif:lang=zh-cn");
+    if (p && pattern_has_char(p, 0x4F60))
+        add_face(f, p, 0x4F60);
+    if (p)
+        FcPatternDestroy(p);
+}
+
+/* What a failed sdl_font_open took given back: the font's faces and f (NULL:
+ * none yet), fontconfig and SDL_ttf when acquired; err made one line. */
+static void open_failed(sdl_font *f, int fc_ok, int ttf_ok, char *err)
+{
+    for (char *c = err; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    if (f) {
+        for (int i = 0; i < f->nfaces; i++)
+            close_face(&f->faces[i]);
+        free(f);
+    }
+    if (fc_ok)
+        fc_release();
+    if (ttf_ok)
+        ttf_release();
+}
+
 int sdl_font_open(SDL_Renderer *r, int px, sdl_font **out, char *err, size_t errsize)
 {
     sdl_font *f = NULL;
-    FcPattern *p = NULL;
     int ttf_ok = 0, fc_ok = 0;
     char dummy[1];
 
@@ -435,36 +492,9 @@ int sdl_font_open(SDL_Renderer *r, int px, sdl_font **out, char *err, size_t err
     }
     f->renderer = r;
     f->px = px;
-
-    /* the Latin face: DejaVu Sans, or whatever sans-serif fontconfig has */
-    if ((p = match_name("DejaVu Sans")))
-        add_face(f, p, 'A');
-    if (f->nfaces == 0) {
-        if (p)
-            FcPatternDestroy(p);
-        p = match_name("sans-serif");
-        if (!p) {
-            snprintf(err, errsize, "no font: fontconfig found no face for 'sans-serif'"
-                                   " (install fonts-dejavu-core)");
-            goto fail;
-        }
-        if (add_face(f, p, 0) != 0) {
-            FcChar8 *file = NULL;
-            FcPatternGetString(p, FC_FILE, 0, &file);
-            snprintf(err, errsize, "no font: cannot open '%s' for 'sans-serif': %s",
-                     file ? (const char *)file : "?", TTF_GetError());
-            goto fail;
-        }
-    }
-    FcPatternDestroy(p);
-
-    /* the CJK face, if the match really covers Chinese (one that does not is
-     * no error: glyph fallback then reports what is missing) */
-    if ((p = match_name("sans-serif:lang=zh-cn")) && pattern_has_char(p, 0x4F60))
-        add_face(f, p, 0x4F60);
-    if (p)
-        FcPatternDestroy(p);
-    p = NULL;
+    if (add_latin_face(f, err, errsize) != 0)
+        goto fail;
+    add_cjk_face(f);
 
     f->nline = f->nfaces;
     update_metrics(f);
@@ -472,20 +502,7 @@ int sdl_font_open(SDL_Renderer *r, int px, sdl_font **out, char *err, size_t err
     return 0;
 
 fail:
-    for (char *c = err; *c; c++)
-        if (*c == '\n' || *c == '\r')
-            *c = ' ';
-    if (p)
-        FcPatternDestroy(p);
-    if (f) {
-        for (int i = 0; i < f->nfaces; i++)
-            close_face(&f->faces[i]);
-        free(f);
-    }
-    if (fc_ok)
-        fc_release();
-    if (ttf_ok)
-        ttf_release();
+    open_failed(f, fc_ok, ttf_ok, err);
     return -1;
 }
 

@@ -301,76 +301,97 @@ static int open_window(SDL_Window **win, SDL_Renderer **r, char *err, size_t err
 /* Opens the window on an initialised app and runs it until quit; frees app.
  * The loop's four beats: events into the app, the app's requests carried out,
  * a frame when something changed, present. */
-static int run(app_state *app, char *err, size_t errsize, int *exit_code)
-{
-    SDL_Window *win = NULL;
-    SDL_Renderer *r = NULL;
-    sdl_gfx *g = NULL;
-    int rc = -1;
-    *exit_code = 1;
-    if (open_window(&win, &r, err, errsize) || sdl_gfx_open(r, DRAW_BASE_FONT_PX, &g, err, errsize)) {
-        /* no window: a lesson waiting to open is still read, so that its own
-         * problem (FILE:LINE: message, exit 2) is said rather than the display's */
-        if (app->opening.pending) {
-            app->async = false;
-            app->opening.shown = true; /* no notice to wait for */
-            app_poll(app);
-            if (app->req.exit_code) {
-                snprintf(err, errsize, "%s", app->status);
-                *exit_code = app->req.exit_code;
-            }
-        }
-        goto out;
-    }
-    SDL_StopTextInput(); /* keys are shortcuts until the token editor opens */
-    g->answer = answer; /* a long frame answers pings as it goes */
+/* The window as the loop keeps it between frames. */
+typedef struct {
+    SDL_Window *win;
+    SDL_Renderer *r;
+    sdl_gfx *g;
+    char title[256];  /* the title last set */
+    bool fullscreen;  /* as last set, following app->req.fullscreen */
+    file_write out;   /* the file being written, if any */
+} window;
 
-    char title[256] = "";
-    bool fullscreen = false;
-    carry_out(app, win, &fullscreen); /* what was asked before the window existed (--present: fullscreen) */
-    update_ratio(app, win, r);
+/* No window: a lesson waiting to open is still read, so that its own
+ * problem (FILE:LINE: message, exit 2) is said rather than the display's. */
+static void read_pending_lesson(app_state *app, char *err, size_t errsize, int *exit_code)
+{
+    if (!app->opening.pending) return;
+    app->async = false;
+    app->opening.shown = true; /* no notice to wait for */
+    app_poll(app);
+    if (app->req.exit_code) {
+        snprintf(err, errsize, "%s", app->status);
+        *exit_code = app->req.exit_code;
+    }
+}
+
+/* The window shown once the fonts are loaded (no black window meanwhile),
+ * and the first frame once it is on screen (at most 300 ms): it may say that
+ * a lesson opens, and the window is busy reading it right after. */
+static void show_first_frame(app_state *app, window *w)
+{
+    carry_out(app, w->win, &w->fullscreen); /* what was asked before the window existed (--present: fullscreen) */
+    update_ratio(app, w->win, w->r);
     SDL_Event ev;
-    SDL_ShowWindow(win); /* shown once the fonts are loaded: no black window meanwhile */
-    /* the first frame once the window is on screen (at most 300 ms): it may say
-     * that a lesson opens, and the window is busy reading it right after */
+    SDL_ShowWindow(w->win);
     for (Uint32 until = SDL_GetTicks() + 300; !SDL_TICKS_PASSED(SDL_GetTicks(), until);) {
         if (!SDL_WaitEventTimeout(&ev, 20)) continue;
         sdl_input_event(app, &ev);
         if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_EXPOSED) break;
     }
-    file_write out = {0};
-    carry_out(app, win, &fullscreen);
-    frame(app, g, win, title, sizeof title, &out);
-    app->jobs = app->lesson.jobs = posix_jobs(); /* requests run on threads of their own */
-    app->async = true; /* toggles recompute on a worker: the loop keeps drawing and answering */
-    app->lesson.async_save = true; /* and progress is saved on a thread of its own */
-    app->lesson.async_read = true; /* and the picker's list read on one */
+    carry_out(app, w->win, &w->fullscreen);
+    frame(app, w->g, w->win, w->title, sizeof w->title, &w->out);
+}
+
+/* Events in, a frame out when something changed, until the app quits. */
+static void event_loop(app_state *app, window *w)
+{
+    SDL_Event ev;
     Uint32 drawn = SDL_GetTicks();
     for (;;) {
         /* while the worker computes, wake every 50 ms to take its result, and
          * show its progress every PROGRESS_FRAME_MS: each frame is a picture
          * sent to the display server, during which the window answers nothing */
-        bool busy = app_pending(app) || saving(&out); /* computing, opening, saving */
+        bool busy = app_pending(app) || saving(&w->out); /* computing, opening, saving */
         bool got = busy ? SDL_WaitEventTimeout(&ev, 50) : SDL_WaitEvent(&ev);
         if (!got && !busy) break; /* SDL_WaitEvent failed */
         /* every pending event first, then at most one frame */
         while (got && !app->req.quit) {
             sdl_input_event(app, &ev);
-            carry_out(app, win, &fullscreen);
+            carry_out(app, w->win, &w->fullscreen);
             got = SDL_PollEvent(&ev);
         }
         if (app->req.quit) break;
-        if (app_poll(app) || saved(app, &out)) app->dirty = true;
+        if (app_poll(app) || saved(app, &w->out)) app->dirty = true;
         if (busy && SDL_TICKS_PASSED(SDL_GetTicks(), drawn + PROGRESS_FRAME_MS)) app->dirty = true;
         if (app->req.quit) break; /* what was polled asked to end (a lesson that does not open) */
-        update_ratio(app, win, r);
-        if (app->dirty || (app->req.save && !saving(&out))) {
-            frame(app, g, win, title, sizeof title, &out);
+        update_ratio(app, w->win, w->r);
+        if (app->dirty || (app->req.save && !saving(&w->out))) {
+            frame(app, w->g, w->win, w->title, sizeof w->title, &w->out);
             drawn = SDL_GetTicks();
         }
     }
-    if (saving(&out)) SDL_HideWindow(win); /* gone at once; the file being written is finished first */
-    saved_wait(app, &out);
+}
+
+static int run(app_state *app, char *err, size_t errsize, int *exit_code)
+{
+    window w = {0};
+    int rc = -1;
+    *exit_code = 1;
+    if (open_window(&w.win, &w.r, err, errsize) || sdl_gfx_open(w.r, DRAW_BASE_FONT_PX, &w.g, err, errsize)) {
+        read_pending_lesson(app, err, errsize, exit_code);
+        goto out;
+    }
+    SDL_StopTextInput(); /* keys are shortcuts until the token editor opens */
+    w.g->answer = answer; /* a long frame answers pings as it goes */
+    show_first_frame(app, &w);
+    app->jobs = app->lesson.jobs = posix_jobs(); /* requests run on threads of their own */
+    app->async = true; /* toggles recompute on a worker: the loop keeps drawing and answering */
+    app->lesson.async_save = true; /* and progress is saved on a thread of its own */
+    app->lesson.async_read = true; /* and the picker's list read on one */
+    event_loop(app, &w);
+    if (saving(&w.out)) SDL_HideWindow(w.win); /* gone at once; the file being written is finished first */
+    saved_wait(app, &w.out);
     rc = 0;
     *exit_code = 0;
     if (app->req.exit_code) { /* ended on an error (a lesson that does not open): the caller prints it */
@@ -379,9 +400,9 @@ static int run(app_state *app, char *err, size_t errsize, int *exit_code)
         *exit_code = app->req.exit_code;
     }
 out:
-    sdl_gfx_close(g);
-    if (r) SDL_DestroyRenderer(r);
-    if (win) SDL_DestroyWindow(win);
+    sdl_gfx_close(w.g);
+    if (w.r) SDL_DestroyRenderer(w.r);
+    if (w.win) SDL_DestroyWindow(w.win);
     SDL_Quit();
     if (app->req.quit) app_leave(app); /* ending: no wait for the worker, no freeing (main ends with _exit) */
     else app_free(app);

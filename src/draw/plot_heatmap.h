@@ -1,0 +1,64 @@
+/* plot_heatmap.h — one labelled heatmap with its colour bar
+ * (draw_plot_heatmap), the picture the views of plot.h are drawn with; and,
+ * for those views (plot_single.c, plot_grid.c, plot_compare.c), the pieces
+ * of it they lay out and draw with on their own: where a heatmap goes in a
+ * box, and the legends beside it. No SDL. */
+#ifndef DRAW_PLOT_HEATMAP_H
+#define DRAW_PLOT_HEATMAP_H
+
+#include "app.h"
+#include "draw.h"
+#include "view.h"
+
+/* How draw_plot_heatmap draws a slice. */
+typedef struct {
+    bool labels;      /* token / feature labels on both axes (when they fit) */
+    bool no_row_labels; /* only the column labels (a pane right of one that has them) */
+    bool colorbar;    /* colour bar with the value range on the right */
+    int pane;         /* recorded in the area: compare 0/1/2 */
+    unsigned generation;
+    double max_cell;  /* > 0: cells no larger than this (panes drawn side by side at one size) */
+    double cell_w;    /* > 0: with max_cell, cells this wide (wider than tall, so numbers fit) */
+    const app_slice *rms; /* non-NULL: a column right of the cells with each row's RMS over this
+                          * slice's row (the whole row when the picture is zoomed), from rms_row0 */
+    int rms_row0;
+} draw_plot_opts;
+
+/* Draws v inside box; returns the index of the area recorded (-1 if none). */
+int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr, const app_view_slice *v, const app_scale *sc,
+                      app_rect box, const draw_plot_opts *o);
+
+/* ---- its pieces, for the views ---- */
+
+/* A heatmap placed in the window: its slice over the pixels r, cells gap apart. */
+typedef struct {
+    const app_slice *s;
+    app_rect r;
+    int gap;
+    int lh;      /* the column labels' band above the cells */
+    bool turned; /* its labels too wide for a column read upwards */
+} draw_plot_placed;
+
+/* The room a heatmap of v gets in box (see plot_heatmap.c): row label width *lw,
+ * column label height *lh, the space for the cells (*avail_w, *avail_h),
+ * whether the column labels are turned; returns the cell size, -1 when
+ * nothing fits. */
+double draw_plot_layout(draw_list *dl, const attn_trace *tr, const app_view_slice *v, app_rect box,
+                        const draw_plot_opts *o, int *lw, int *lh, int *avail_w, int *avail_h, bool *turned);
+/* Where v goes in box (*p), right of row labels *lw wide; false when nothing fits. */
+bool draw_plot_place(draw_list *dl, const attn_trace *tr, const app_view_slice *v, app_rect box, const draw_plot_opts *o,
+                     draw_plot_placed *p, int *lw);
+
+/* Which special cells (masked, NaN) s has: the flags draw_plot_colorbar takes. */
+int draw_plot_specials(draw_list *dl, unsigned generation, const app_view_slice *v, const app_slice *s);
+/* The width of a colour bar with its labels. */
+int draw_plot_colorbar_width(draw_list *dl);
+/* A vertical colour bar of sc at (x, y, h), labelled with its range, with
+ * swatches for the special cells of flags underneath, ending above bottom. */
+void draw_plot_colorbar(draw_list *dl, const app_scale *sc, int x, int y, int h, int flags, int bottom);
+/* The mask's legend instead of a colour bar: "may look" and "masked". */
+void draw_plot_mask_legend(draw_list *dl, const app_scale *sc, const app_slice *s, int x, int y);
+/* The width of the column of each row's RMS (draw_plot_opts.rms). */
+int draw_plot_rms_width(draw_list *dl);
+
+#endif
