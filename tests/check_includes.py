@@ -12,6 +12,9 @@ first, then src/ and its module folders, as CMake's include paths do) and fails
   - an engine file includes a header of an engine folder that comes after
     its own in ENGINE_FOLDERS (base <- tokenizer <- trace <- formats <-
     attention <- model <- run), or lies outside those folders;
+  - a layer above the engine includes one of its internal headers
+    (ENGINE_INTERNAL: BLAS, kernels' size checks, the thread team, the head,
+    the tokenizer's inside) instead of a public one;
   - an engine header is included by its bare name from another folder (it
     is named by its path from src/: "engine/trace/trace.h"; a file of the
     engine's own folder may use the bare name);
@@ -47,6 +50,10 @@ SEARCH = ["", "lesson", "app", "draw", "platform/paint", "platform/sdl", "platfo
           "platform/web"]
 # the engine's folders in order: each may include its own and the ones before it
 ENGINE_FOLDERS = ["base", "tokenizer", "trace", "formats", "attention", "model", "run"]
+# engine headers that only the engine includes: kernels, BLAS, size checks and
+# the tokenizer's inside; the layers above use the public headers built on them
+ENGINE_INTERNAL = {"engine/base/blas.h", "engine/base/checked.h", "engine/base/team.h", "engine/model/head.h",
+                   "engine/tokenizer/tokenizer_impl.h"}
 # folders in layers: each may include its own and the ones before it
 LAYERS = ["engine", "lesson", "app", "draw", "platform", "cli"]
 # libraries the engine and the lessons must never reach (pure C, no window, no gettext)
@@ -204,6 +211,9 @@ def check(root, known=KNOWN_MODULE_CIRCLES):
             if module(target) != module(rel):
                 mgraph[module(rel)].add(module(target))
             lf, lt = folder(rel), folder(target)
+            if lt == "engine" and lf != "engine" and target in ENGINE_INTERNAL:
+                problems.append(f"src/{rel}:{line}: {name} is the engine's own; the layers above reach the "
+                                "engine through its public headers")
             if lf in LAYERS and lt in LAYERS and LAYERS.index(lt) > LAYERS.index(lf):
                 problems.append(f"src/{rel}:{line}: {lf}/ includes {name} from {lt}/, a layer above it")
 
@@ -296,6 +306,9 @@ CASES = [
     ("cairo in the command list", {"draw/render.h": '#include "app.h"\n#include <cairo.h>\n'},
      "draw/ must not use SDL, fontconfig or cairo"),
     ("a thread in the app core", {"app/app.c": '#include "app.h"\n#include <pthread.h>\n'}, "app/ starts no thread"),
+    ("an engine-internal header from above", {"engine/base/blas.h": "\n",
+                                              "app/app.c": '#include "app.h"\n#include "engine/base/blas.h"\n'},
+     "is the engine's own"),
     ("an unknown header", {"engine/trace/trace.c": '#include "nothere.h"\n'}, "names no file"),
 ]
 

@@ -7,10 +7,8 @@
 
 #include "cli/cli.h"
 #include "engine/attention/wmat.h"
-#include "engine/base/blas.h"
 #include "engine/base/utf8.h"
 #include "engine/formats/trace_io.h"
-#include "engine/model/head.h"
 #include "engine/model/model_run.h"
 #include "engine/run/forward.h"
 
@@ -56,7 +54,7 @@ static void print_memory(const attn_trace *tr)
                                   : "in memory";
     printf("  memory: %.1f %s of tensors, %s; here a trace may take up to %s\n", bytes / (small ? 1 << 10 : 1 << 20),
            small ? "KiB" : "MiB", where, attn_budget_explain(&budget, why, sizeof why));
-    printf("  matrix products: %s\n", attn_blas_describe(why, sizeof why));
+    printf("  matrix products: %s\n", attn_forward_products(why, sizeof why));
     if (tr->model_config)
         printf("  a model's weights: read in place from its files in their own dtype; F16 and BF16 widened in "
                "registers (%s kernel)\n", attn_wmat_kernel_name());
@@ -165,7 +163,7 @@ static int model_info(const char *name)
            typical, attn_budget_size(at, b, sizeof b), attn_budget_size(full, c1, sizeof c1), c.max_pos,
            attn_budget_size(attn_model_trace_bytes(&c, c.max_pos, true), c2, sizeof c2));
     /* logits and probs are reserved whole (the budget counts them) but computed, and held, for the rows read */
-    double head = attn_head_row_bytes(c.vocab);
+    double head = attn_model_head_row_bytes(&c);
     printf("  of which logits and probs, %s per token, are computed and take memory only for the rows read (the "
            "next-token row, a view of them, a trace file): %.2f MiB per token without them\n", attn_budget_size(head, b, sizeof b),
            (at / typical - head) / (1 << 20));

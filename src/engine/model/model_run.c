@@ -551,3 +551,5 @@ out:
     attn_tokens_free(&tk);
     return st;
 }
+
+double attn_model_head_row_bytes(const attn_model_config *c) { return attn_head_row_bytes(c->vocab); }

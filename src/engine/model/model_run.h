@@ -77,6 +77,10 @@ attn_status attn_model_trace_estimate(const attn_model *m, const attn_config *cf
  * prompt too long for all keeps): what the budget weighs (n ≥ 1). */
 double attn_model_trace_bytes(const attn_model_config *c, int n, bool one_layer);
 
+/* Of those, the logits and probs of one position (2·V floats): reserved whole,
+ * but computed and held only for the rows read (head.h). */
+double attn_model_head_row_bytes(const attn_model_config *c);
+
 /* Bytes tr (a model's trace) would take with every layer's attention weights:
  * what a trace that kept one layer's (its cfg.qk_keep) saved. */
 double attn_model_trace_full_bytes(const attn_trace *tr);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/base/blas.h"
 #include "engine/model/model_run.h"
 
 /* The run on a model: the one given, or cfg->model loaded for it. */
@@ -94,3 +95,5 @@ void attn_inputs_from_trace(const attn_trace *tr, attn_inputs *in)
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_X_PAST))) in->x_past = t->data;
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_MEMORY))) in->memory = t->data;
 }
+
+const char *attn_forward_products(char *buf, size_t size) { return attn_blas_describe(buf, size); }

@@ -24,4 +24,8 @@ attn_status attn_trace_estimate(const attn_config *cfg, double *bytes, attn_erro
 attn_status attn_trace_run(const attn_config *cfg, const attn_inputs *inputs, attn_trace *out,
                            attn_error *err);
 
+/* What the matrix products run on, for `attnlab info` (OpenBLAS and where it
+ * was found, or the engine's own loops and why): base/blas.h's answer. */
+const char *attn_forward_products(char *buf, size_t size);
+
 #endif
