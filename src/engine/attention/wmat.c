@@ -241,6 +241,8 @@ void attn_wmat_product_row_team(const attn_wmat *w, int n, const float *x, float
         attn_team_wait(b);
         return;
     }
+#else
+    (void)b; /* one thread: no team to wait for */
 #endif
     attn_wmat_product_row(w, n, x, y);
 }
