@@ -1126,7 +1126,7 @@ static void test_text_strip(void **state)
     assert_int_equal(text_colour(&d, "醉"), DRAW_ACCENT);   /* written by ] */
     assert_true(marked(&d, "相", DRAW_CMD_RECT, DRAW_ACCENT, DRAW_BLACK)); /* the query: the last token */
     assert_true(marked(&d, "?", DRAW_CMD_FRAME, DRAW_WHITE, DRAW_TEXT_DIM)); /* what it predicts: still to come */
-    assert_true(has_text(&d, "the query row shown") && has_text(&d, "the token it predicts") &&
+    assert_true(has_text(&d, "the query row shown") && has_text(&d, "the token that comes next") &&
                 has_text(&d, "written by ]"));
     /* two steps back: the query reads 醉, and the 不 after it is framed */
     assert_true(app_key(app, '[', 0));

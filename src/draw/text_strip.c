@@ -192,8 +192,8 @@ static void title(draw_list *dl, int x, int y, int right, bool written, int firs
         /* TRANSLATORS: the title of the strip that shows a model's text in full */
         snprintf(buf, sizeof buf, "%s", _("text"));
     x += draw_text(dl, buf, x, y, DRAW_TEXT_DIM) + u;
-    /* TRANSLATORS: the text strip's legend: the token of the query row shown, and the token that row predicts */
-    const char *query = _("the query row shown"), *next = _("the token it predicts"), *gen = _("written by ]");
+    /* TRANSLATORS: the text strip's legend: the token of the query row shown, and the token that follows it in the text (what the row should predict) */
+    const char *query = _("the query row shown"), *next = _("the token that comes next"), *gen = _("written by ]");
     int need = s + u / 4 + draw_text_w(dl, query) + u;
     if (x + need > right) return;
     draw_fill(dl, x, y + (u - s) / 2, s, s, DRAW_ACCENT);

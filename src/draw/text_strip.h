@@ -1,7 +1,7 @@
 /* text_strip.h — a trained model's text as a class reads it: the prompt and
  * what ] wrote after it, in full, wrapped, in the model's own script (the
  * tokenizer's decoding: Chinese as characters, English words with spaces),
- * with the token of the query row shown and the token it predicts marked,
+ * with the token of the query row shown and the token that follows it in the text marked,
  * and "end of text" after the model's </s>. No SDL. */
 #ifndef DRAW_TEXT_STRIP_H
 #define DRAW_TEXT_STRIP_H
