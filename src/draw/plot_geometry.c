@@ -370,8 +370,8 @@ void draw_plot_geometry(draw_list *dl, const app_state *app, app_rect box)
                  app->view.head, g->dk, 100 * g->qk_kept, 100 * g->v_kept);
     int y = box.y + draw_text_wrap(dl, line, box.x, box.y, box.w, DRAW_TEXT) * u;
     snprintf(line, sizeof line,
-             _("query %s (click or hover another): score = q·k = ‖q‖ ‖k‖ cos θ, so long keys pointing its way win the "
-               "softmax; the numbers are its weights."),
+             _("query %s (click or hover another): score = q·k/√dₖ, and q·k = ‖q‖ ‖k‖ cos θ, so long keys pointing its "
+               "way win the softmax; the numbers are its weights."),
              g->q_label[qi]);
     y += draw_text_wrap(dl, line, box.x, y, box.w, DRAW_TEXT_DIM) * u;
     if (g->rope) y += draw_text_wrap(dl, _("RoPE on: faint arrows are q and k before it; each turns by an angle that grows with its position."),
