@@ -20,6 +20,7 @@
 
 #include "catalog.h"
 #include "engine/model/loss.h"
+#include "engine/model/model.h"
 #include "engine/run/forward.h"
 #include "lesson.h"
 #include "progress.h"
@@ -702,6 +703,57 @@ static void measure_arguments_in_range(void **state)
     }
 }
 
+/* One file asked for as a card and as a tokenizer (a model folder whose
+ * card.json links to its tokenizer.json): each read as what it is asked
+ * for, never the one given for the other (it was: a NULL tokenizer read). */
+static void one_file_as_card_and_tokenizer(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    char dir[1024], tang[4096], from[4200], to[1100];
+    attn_error err;
+    assert_int_equal(attn_model_find("tang", tang, sizeof tang, &err), ATTN_OK);
+    snprintf(dir, sizeof dir, "%s/measure_kinds_%d", tmp ? tmp : "/tmp", (int)getpid());
+    mkdir(dir, 0700);
+    static const char *const FILES[] = {"config.json", "model.safetensors", "tokenizer.json"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(from, sizeof from, "%s/%s", tang, FILES[i]);
+        snprintf(to, sizeof to, "%s/%s", dir, FILES[i]);
+        assert_int_equal(symlink(from, to), 0);
+    }
+    snprintf(to, sizeof to, "%s/card.json", dir);
+    assert_int_equal(symlink("tokenizer.json", to), 0);
+    char md[2048];
+    for (int order = 0; order < 2; order++) { /* the card first, then the tokenizer first */
+        const char *card = "{{4.3 | card key=heldout_loss}}", *prob = "{{0.1 | prob token=， row=0}}";
+        snprintf(md, sizeof md, "# T\n\n## S\n\n```attnlab\nmodel = %s\ntext = 床前明月光，\n```\n\n%s\n%s\n", dir,
+                 order ? prob : card, order ? card : prob);
+        lesson ls;
+        lesson_diags dg;
+        assert_int_equal(parse(md, &ls, &dg), 0);
+        lesson_check_work w = {0};
+        lesson_check_counted(&ls, &dg, &w);
+        assert_int_equal(w.tokenizer_loads, 1);
+        assert_int_equal(w.card_loads, 1);
+        bool card_said = false;
+        for (int i = 0; i < dg.n; i++) {
+            if (strstr(dg.items[i].msg, "heldout_loss")) card_said = true; /* no such number in that "card" */
+            if (strstr(dg.items[i].msg, "prob")) /* a value measured with the tokenizer, not a reading failure */
+                assert_non_null(strstr(dg.items[i].msg, "the text shows 0.1 but step 1 measures"));
+        }
+        assert_true(card_said);
+        lesson_free(&ls);
+        lesson_diags_free(&dg);
+    }
+    for (int i = 0; i < 3; i++) {
+        snprintf(to, sizeof to, "%s/%s", dir, FILES[i]);
+        unlink(to);
+    }
+    snprintf(to, sizeof to, "%s/card.json", dir);
+    unlink(to);
+    rmdir(dir);
+}
+
 /* A check reads each model's tokenizer and each card once, however many
  * measures read them (issue 37, finding 9: 1,000 prob measures reloaded
  * GPT-2's tokenizer 1,000 times, past 60 s; 200 card measures reparsed a
@@ -1371,6 +1423,7 @@ int main(void)
         cmocka_unit_test(measured_numbers_vocabulary),
         cmocka_unit_test(measure_arguments_in_range),
         cmocka_unit_test(measure_files_read_once),
+        cmocka_unit_test(one_file_as_card_and_tokenizer),
         cmocka_unit_test(checked_a_step_at_a_time),
         cmocka_unit_test(hostile_input),
         cmocka_unit_test(cell_answers_and_grading),

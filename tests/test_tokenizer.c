@@ -502,7 +502,7 @@ static void pattern_limits_are_errors(void **state)
     pcre2_code_free(group);
     uint32_t jit = 0;
     pcre2_config(PCRE2_CONFIG_JIT, &jit);
-    assert_int_equal(attn_tok_compile("(?:a|b)+", false, "test", &group, &err), ATTN_OK);
+    assert_int_equal(attn_tok_compile("(?:a|b)+", false, true, "test", &group, &err), ATTN_OK);
     assert_int_equal(attn_tok_match(&m, group, word, 200000, 0, &a, &b, &found, &err), ATTN_ERR_FORMAT);
     assert_non_null(strstr(err.msg, jit ? "(JIT stack limit reached" : "(heap limit exceeded"));
     assert_int_equal(attn_tok_match(&m, group, word, 2000, 0, &a, &b, &found, &err), ATTN_OK); /* a word of 2,000 is fine */
@@ -547,7 +547,20 @@ static void scans_are_bounded(void **state)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (took > 1.0) fail_msg("refusing took %.2f s", took);
-    free(as);
+    attn_tokenizer_free(t);
+    /* the same inside one search: [cd] keeps PCRE2 from rejecting the text at
+     * once, and an unanchored search tried every start, each to the end */
+    t = hostile("null", "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"a(?=[^c]*[cd])\"},"
+                "\"behavior\":\"Isolated\"}", "null", json, sizeof json);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    encode_refused(t, as, ATTN_ERR_FORMAT, "t.json: pre_tokenizer step 1 (Split): the pattern reads too far ahead at "
+                   "byte ");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (took > 1.0) fail_msg("refusing a(?=[^c]*[cd]) took %.2f s", took);
+    attn_tokenizer_free(t);
+    t = hostile("null", "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"a(?=[^c]*c)?\"},"
+                "\"behavior\":\"Isolated\"}", "null", json, sizeof json);
     char *acs = repeat("aac", 30000); /* each lookahead stops at the next c */
     int *ids, n;
     attn_error err;
@@ -555,6 +568,7 @@ static void scans_are_bounded(void **state)
     assert_int_equal(n, 90000); /* "a", "a", "c": each a match, each c the span between */
     free(ids);
     free(acs);
+    free(as);
     attn_tokenizer_free(t);
 }
 
@@ -585,21 +599,23 @@ static void windows_change_no_match(void **state)
     assert_int_equal(attn_tok_matcher_init(&m, &err), ATTN_OK);
     pcre2_match_data *md = pcre2_match_data_create(1, NULL);
     for (size_t p = 0; p < sizeof PATTERNS / sizeof PATTERNS[0]; p++) {
-        pcre2_code *re;
-        assert_int_equal(attn_tok_compile(PATTERNS[p], false, "test", &re, &err), ATTN_OK);
+        pcre2_code *re, *ref; /* as a split compiles it, and as one search over the whole text reads it */
+        assert_int_equal(attn_tok_compile(PATTERNS[p], false, true, "test", &re, &err), ATTN_OK);
+        assert_int_equal(attn_tok_compile(PATTERNS[p], false, false, "test", &ref, &err), ATTN_OK);
         for (size_t at = 0; at < n; at = attn_utf8_next(text, n, at)) {
             size_t a = 0, b = 0;
             bool found;
-            if (at == 0 || at % 97 == 0) /* a text per start: the budget is a text's */
-                if (attn_tok_match(&m, re, text, n, 0, &a, &b, &found, &err)) fail_msg("%s", err.msg);
+            /* a text per start: the budget is a text's, and a split searches on from its last match */
+            if (attn_tok_match(&m, re, text, n, 0, &a, &b, &found, &err)) fail_msg("%s", err.msg);
             if (attn_tok_match(&m, re, text, n, at, &a, &b, &found, &err)) fail_msg("%s at %zu: %s", PATTERNS[p], at, err.msg);
-            int rc = pcre2_match(re, (PCRE2_SPTR)text, n, at, 0, md, NULL);
+            int rc = pcre2_match(ref, (PCRE2_SPTR)text, n, at, 0, md, NULL);
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             if (found != (rc >= 0) || (found && (a != ov[0] || b != ov[1])))
                 fail_msg("%s at %zu: the window found [%zu, %zu), the whole text [%zu, %zu)", PATTERNS[p], at,
                          found ? a : 0, found ? b : 0, rc >= 0 ? (size_t)ov[0] : 0, rc >= 0 ? (size_t)ov[1] : 0);
         }
         pcre2_code_free(re);
+        pcre2_code_free(ref);
     }
     pcre2_match_data_free(md);
     attn_tok_matcher_free(&m);

@@ -248,6 +248,7 @@ static int locate(const char *v, const attn_tokens *tk, int row, int first, int 
 
 struct lesson_measure_file {
     char *path;          /* as resolved (realpath), so that "tang" and "./tang/" are one file */
+    bool is_card;        /* read as a card (else as a tokenizer): one file may be asked for as both */
     attn_tokenizer *tok; /* a tokenizer.json, read */
     cJSON *card;         /* a card.json, parsed */
     char *why;           /* why it could not be read; NULL when it was */
@@ -278,7 +279,7 @@ static const struct lesson_measure_file *file_get(lesson_measure_files *fs, cons
     const char *key = real ? real : path;
     for (int i = 0; i < fs->n; i++) {
         const struct lesson_measure_file *f = &fs->items[i];
-        if (strcmp(f->path, key)) continue;
+        if (!f->path || f->is_card != card || strcmp(f->path, key)) continue; /* an empty place, or another file */
         free(real);
         if (f->why) snprintf(why, size, "%s", f->why);
         return f->why ? NULL : f;
@@ -292,7 +293,8 @@ static const struct lesson_measure_file *file_get(lesson_measure_files *fs, cons
     else f = &fs->items[fs->next], fs->next = (fs->next + 1) % LESSON_MEASURE_FILES;
     file_clear(f); /* the oldest, when every place is taken */
     f->path = real ? real : strdup(path);
-    if (!f->path) return snprintf(why, size, "out of memory"), NULL;
+    if (!f->path) return snprintf(why, size, "out of memory"), NULL; /* an empty place, skipped */
+    f->is_card = card;
     attn_error err;
     char *text = NULL;
     size_t n = 0;
@@ -305,8 +307,9 @@ static const struct lesson_measure_file *file_get(lesson_measure_files *fs, cons
         fs->tokenizer_loads++;
         if (attn_tokenizer_load(path, &f->tok, &err)) snprintf(why, size, "%s", err.msg);
     }
-    if (f->card || f->tok) return f;
+    if (card ? f->card != NULL : f->tok != NULL) return f;
     f->why = strdup(why); /* the next measure of this file says the same, without reading it again */
+    if (!f->why) file_clear(f); /* out of memory: an empty place, the file read again next time */
     return NULL;
 }
 

@@ -41,7 +41,7 @@ enum {
     TOK_MATCH_PER_BYTE = 10,      /* TOK_MATCH_PER_BYTE × the bytes left to search */
     TOK_HEAP_LIMIT = 8 << 20,     /* bytes of backtracking frames (the interpreter) */
     TOK_JIT_STACK = 1 << 20,      /* bytes of the JIT's stack (the same frames take a tenth there) */
-    TOK_WINDOW = 256,             /* bytes a search first looks at past where it starts (tokenizer_regex.c) */
+    TOK_WINDOW = 16,              /* bytes a try at one start first looks at (tokenizer_regex.c) */
     TOK_SCAN_BASE = 1 << 20,      /* bytes a split's searches may read in all: TOK_SCAN_BASE + */
     TOK_SCAN_PER_BYTE = 32,       /* TOK_SCAN_PER_BYTE × the bytes of the text split */
 };
@@ -121,8 +121,12 @@ struct attn_tokenizer {
 /* ---- patterns (tokenizer_regex.c) ---- */
 
 /* Compiles a pattern of the file (literal: a String one), and for the JIT
- * where there is one; what starts the message ("normalizer Replace"). */
-attn_status attn_tok_compile(const char *pattern, bool literal, const char *what, pcre2_code **re, attn_error *err);
+ * where there is one; what starts the message ("normalizer Replace").
+ * anchored: for attn_tok_match, which tries the starts one by one (PCRE2's
+ * JIT takes an anchored pattern, not an anchored match); attn_tok_replace
+ * needs it unanchored. */
+attn_status attn_tok_compile(const char *pattern, bool literal, bool anchored, const char *what, pcre2_code **re,
+                             attn_error *err);
 
 /* What one encode matches with: the limits, the JIT's stack (one per
  * encode, so two threads never share one), room for a match's bounds. */

@@ -17,17 +17,18 @@
  * Those limits hold each search; a split searches once per piece, and a
  * pattern can read far past the match it finds: a(?=[^c]*c)? reads to the
  * end of a text without a c from every a, so 100 KB of a's took 2.85 s,
- * quadratic, each search well inside its limits. So a search first looks at
- * TOK_WINDOW bytes past where it starts, with PCRE2_PARTIAL_HARD: a search
- * that needed to read past the window's end says so (a partial match) and
- * runs again over twice the window, until it has its answer or the text
- * ends. A search that never reached its window's end read nothing beyond it,
- * so its answer is the one over the whole text. The bytes each search was
- * given are counted, and the searches of one text may read at most
- * TOK_SCAN_BASE + TOK_SCAN_PER_BYTE × its length: the usual patterns read a
- * text once or twice over, and a(?=[^c]*c)? is refused after a few dozen
- * of its searches, in milliseconds. (Within a window a pattern can still
- * read up to TOK_WINDOW bytes per byte it moves on: linear, at worst.)
+ * quadratic, each search well inside its limits; a(?=[^c]*[cd]) did the
+ * same inside one search, trying every start. So a search tries its starts
+ * one by one, each an anchored match over TOK_WINDOW bytes of the text with
+ * PCRE2_PARTIAL_HARD: a try that needed to read past the window's end says
+ * so (a partial match) and runs again over twice the window, until it has
+ * its answer or the text ends. A try that never reached its window's end
+ * read nothing beyond it, so its answer is the one over the whole text, and
+ * the first start that matches gives the leftmost match, as one unanchored
+ * search would. Each try is charged its window, and the searches of one text
+ * may be charged at most TOK_SCAN_BASE + TOK_SCAN_PER_BYTE × its length: the
+ * usual patterns stay far below (a start that fails costs TOK_WINDOW), and
+ * a(?=[^c]*c)? is refused after a few dozen of its starts, in milliseconds.
  *
  * Patterns are compiled once more by PCRE2's JIT where it is available
  * (pcre2_jit_compile), which pcre2_match then uses on its own; where it is
@@ -40,7 +41,8 @@
 #include "engine/base/utf8.h"
 #include "engine/tokenizer/tokenizer_impl.h"
 
-attn_status attn_tok_compile(const char *pattern, bool literal, const char *what, pcre2_code **re, attn_error *err)
+attn_status attn_tok_compile(const char *pattern, bool literal, bool anchored, const char *what, pcre2_code **re,
+                             attn_error *err)
 {
     int code;
     PCRE2_SIZE at;
@@ -49,8 +51,8 @@ attn_status attn_tok_compile(const char *pattern, bool literal, const char *what
     if (n > TOK_MAX_PATTERN)
         return attn_fail(err, ATTN_ERR_FORMAT, "%s: the pattern has %zu bytes, more than the %d a pattern may have",
                          what, n, TOK_MAX_PATTERN);
-    *re = pcre2_compile((PCRE2_SPTR)pattern, n, literal ? PCRE2_UTF | PCRE2_LITERAL : PCRE2_UTF | PCRE2_UCP, &code,
-                        &at, NULL);
+    uint32_t options = (literal ? PCRE2_UTF | PCRE2_LITERAL : PCRE2_UTF | PCRE2_UCP) | (anchored ? PCRE2_ANCHORED : 0);
+    *re = pcre2_compile((PCRE2_SPTR)pattern, n, options, &code, &at, NULL);
     if (!*re) {
         PCRE2_UCHAR msg[120];
         pcre2_get_error_message(code, msg, sizeof msg);
@@ -130,20 +132,33 @@ attn_status attn_tok_match(attn_tok_matcher *m, const pcre2_code *re, const char
      * whole, for PCRE2 to say where. */
     bool whole = at == 0 && !attn_utf8_valid(s, n);
     uint32_t check = whole ? 0 : PCRE2_NO_UTF_CHECK;
+    /* Start by start, each an anchored match over a window of the text:
+     * the subject ends at the window's end, so a try can read no further,
+     * and with PCRE2_PARTIAL_HARD a try that needed more says so and runs
+     * again over twice the window. Every try is charged its window, so the
+     * bytes charged bound the bytes read, inside one search as across them. */
+    uint32_t compiled = 0; /* a pattern not compiled anchored is anchored at each try (PCRE2 then interprets) */
+    pcre2_pattern_info(re, PCRE2_INFO_ARGOPTIONS, &compiled);
+    check |= compiled & PCRE2_ANCHORED ? 0 : PCRE2_ANCHORED;
     int rc;
-    for (size_t window = TOK_WINDOW;; window *= 2) {
-        size_t end = whole || n - at <= window ? n : at + window;
+    size_t from = at, window = TOK_WINDOW;
+    for (;;) {
+        size_t end = whole || n - from <= window ? n : from + window;
         while (end < n && ((unsigned char)s[end] & 0xC0) == 0x80) end++; /* a character's first byte */
-        if (m->read > m->most || end - at > m->most - m->read)
+        size_t cost = end > from ? end - from : 1;
+        if (m->read > m->most || cost > m->most - m->read)
             return attn_fail(err, ATTN_ERR_FORMAT, "the pattern reads too far ahead at byte %zu of %zu (its searches "
-                             "may read %d + %d bytes per byte of the text, %zu here, in all)", at, n, TOK_SCAN_BASE,
+                             "may read %d + %d bytes per byte of the text, %zu here, in all)", from, n, TOK_SCAN_BASE,
                              TOK_SCAN_PER_BYTE, m->most);
-        rc = pcre2_match(re, (PCRE2_SPTR)s, end, at, check | (end < n ? PCRE2_PARTIAL_HARD : 0), m->md, m->ctx);
-        /* a match, or none with the text read to its end, is the answer; none
-         * in the window leaves the text after it unread */
-        bool done = rc >= 0 || (rc < 0 && rc != PCRE2_ERROR_PARTIAL && rc != PCRE2_ERROR_NOMATCH) || end == n;
-        m->read += rc >= 0 ? pcre2_get_ovector_pointer(m->md)[1] - at : end - at;
-        if (done) break;
+        m->read += cost;
+        rc = pcre2_match(re, (PCRE2_SPTR)s, end, from, check | (end < n ? PCRE2_PARTIAL_HARD : 0), m->md, m->ctx);
+        if (rc == PCRE2_ERROR_PARTIAL) { /* this start needs more of the text */
+            window *= 2;
+            continue;
+        }
+        if (rc != PCRE2_ERROR_NOMATCH || from >= n) break; /* a match, an error, or no start left */
+        from = attn_utf8_next(s, n, from);                 /* this start fails: the next one */
+        window = TOK_WINDOW;
     }
     *found = rc >= 0; /* 0: a match the one-pair ovector holds only the bounds of */
     if (rc == PCRE2_ERROR_NOMATCH) return ATTN_OK;

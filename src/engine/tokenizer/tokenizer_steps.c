@@ -32,13 +32,13 @@ static const char *str(const cJSON *o, const char *key)
 static attn_status nomem(attn_error *err) { return attn_fail(err, ATTN_ERR_NOMEM, "out of memory"); }
 
 /* A pattern object {"String": s} (taken literally) or {"Regex": r}, compiled. */
-static attn_status pattern(const cJSON *o, const char *what, pcre2_code **re, attn_error *err)
+static attn_status pattern(const cJSON *o, const char *what, bool anchored, pcre2_code **re, attn_error *err)
 {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "pattern");
     const char *lit = str(p, "String"), *rx = str(p, "Regex");
     if (!lit && !rx) return attn_fail(err, ATTN_ERR_FORMAT, "%s has no String or Regex pattern", what);
     if (lit && !*lit) return attn_fail(err, ATTN_ERR_FORMAT, "%s has an empty pattern", what);
-    return attn_tok_compile(lit ? lit : rx, lit != NULL, what, re, err);
+    return attn_tok_compile(lit ? lit : rx, lit != NULL, anchored, what, re, err);
 }
 
 /* A string of the file that a step puts into the text: UTF-8, as the text
@@ -97,7 +97,7 @@ static attn_status read_norm(attn_tokenizer *t, const cJSON *o, attn_error *err)
         if (!c) return attn_fail(err, ATTN_ERR_FORMAT, "normalizer Replace has no content");
         *n = (attn_tok_norm){.kind = TOK_NORM_REPLACE, .type = "Replace"};
         if (!(st = text_of(c, "normalizer Replace's content", &n->text, err)))
-            st = pattern(o, "normalizer Replace", &n->re, err);
+            st = pattern(o, "normalizer Replace", false, &n->re, err);
     } else {
         return unsupported(err, "normalizer", type, "Lowercase, NFC, NFKC, Prepend, Replace, Sequence");
     }
@@ -131,19 +131,19 @@ static attn_status read_pre(attn_tokenizer *t, const cJSON *o, attn_error *err)
     memset(p, 0, sizeof *p);
     if (!strcmp(type, "Whitespace")) { /* the words and the punctuation runs are the pieces */
         *p = (attn_tok_pre){.kind = TOK_PRE_SPLIT, .type = "Whitespace", .behavior = TOK_REMOVED, .invert = true};
-        st = attn_tok_compile("\\w+|[^\\w\\s]+", false, "pre_tokenizer Whitespace", &p->re, err);
+        st = attn_tok_compile("\\w+|[^\\w\\s]+", false, true, "pre_tokenizer Whitespace", &p->re, err);
     } else if (!strcmp(type, "WhitespaceSplit")) {
         *p = (attn_tok_pre){.kind = TOK_PRE_SPLIT, .type = "WhitespaceSplit", .behavior = TOK_REMOVED};
-        st = attn_tok_compile("\\s+", false, "pre_tokenizer WhitespaceSplit", &p->re, err);
+        st = attn_tok_compile("\\s+", false, true, "pre_tokenizer WhitespaceSplit", &p->re, err);
     } else if (!strcmp(type, "Split")) {
         *p = (attn_tok_pre){.kind = TOK_PRE_SPLIT, .type = "Split"};
         p->invert = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "invert"));
-        if (!(st = behavior(o, &p->behavior, err))) st = pattern(o, "pre_tokenizer Split", &p->re, err);
+        if (!(st = behavior(o, &p->behavior, err))) st = pattern(o, "pre_tokenizer Split", true, &p->re, err);
     } else if (!strcmp(type, "ByteLevel")) {
         *p = (attn_tok_pre){.kind = TOK_PRE_BYTELEVEL, .type = "ByteLevel"};
         p->prefix_space = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "add_prefix_space"));
         const cJSON *use = cJSON_GetObjectItemCaseSensitive(o, "use_regex");
-        st = use && !cJSON_IsTrue(use) ? ATTN_OK : attn_tok_compile(GPT2_PATTERN, false, "pre_tokenizer ByteLevel", &p->re, err);
+        st = use && !cJSON_IsTrue(use) ? ATTN_OK : attn_tok_compile(GPT2_PATTERN, false, true, "pre_tokenizer ByteLevel", &p->re, err);
         t->byte_level = true;
     } else if (!strcmp(type, "Metaspace")) {
         const char *r = str(o, "replacement");
@@ -154,7 +154,7 @@ static attn_status read_pre(attn_tokenizer *t, const cJSON *o, attn_error *err)
         if ((st = text_of(r, "pre_tokenizer Metaspace's replacement", &p->replacement, err)) ||
             (st = prepend_scheme(o, "pre_tokenizer Metaspace", &p->prepend, err)))
             return st;
-        return !split || cJSON_IsTrue(split) ? attn_tok_compile(r, true, "pre_tokenizer Metaspace", &p->re, err) : ATTN_OK;
+        return !split || cJSON_IsTrue(split) ? attn_tok_compile(r, true, true, "pre_tokenizer Metaspace", &p->re, err) : ATTN_OK;
     } else {
         return unsupported(err, "pre_tokenizer", type, "ByteLevel, Metaspace, Split, Whitespace, WhitespaceSplit, Sequence");
     }
