@@ -5,10 +5,11 @@ quiet wrong answer. Standard library only; the harness is tests/common.py."""
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
-from common import MODELS, expect, st_parts, write_st  # noqa: E402
+from common import MODELS, check, expect, run, st_parts, write_st  # noqa: E402
 
 common.parse()
 TMP = common.temp_folder("attnlab-cli-files-")
@@ -72,9 +73,25 @@ for key, value, msg in (("layers", "256", "metadata says layers = 256 but the te
 # ---- finding 10: a pre-tokenizer that reads to the end from every match is refused at once ----
 d = model_copy("scan", like="brown")
 tok = json.load(open(os.path.join(d, "tokenizer.json")))
-tok["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": "a(?=[^c]*c)?"}, "behavior": "Isolated"}
-json.dump(tok, open(os.path.join(d, "tokenizer.json"), "w"))
-expect(["trace", "--model", d, "--text", "a" * 100000, "-o", OUT], 1,
-       "tokenizer.json: pre_tokenizer step 1 (Split): the pattern reads too far ahead", within=2.0)
+# a megabyte of a's in a lesson's `text =` (a --text that long is past the kernel's
+# limit for one argument): the quadratic search took hours, and [cd] kept one
+# unanchored search trying every start; refused now in milliseconds, so a loaded
+# machine's 30 s is plenty
+lesson_md = os.path.join(TMP, "scan.md")
+with open(lesson_md, "w") as f:
+    f.write(f"# T\n\n## S\n\n```attnlab\nmodel = {d}\ntext = {'a' * 1000000}\n```\n\nText.\n")
+for pattern in ("a(?=[^c]*c)?", "a(?=[^c]*[cd])"):
+    tok["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated"}
+    json.dump(tok, open(os.path.join(d, "tokenizer.json"), "w"))
+    t0 = time.monotonic()
+    r = run(["lesson", "--check", lesson_md], timeout=120)
+    took = time.monotonic() - t0
+    err = r.stderr.decode(errors="replace")
+    lines = err.splitlines()
+    check(f"a lesson's megabyte text under {pattern}: refused at its line, at once",
+          r.returncode == 2 and len(lines) == 2 and lines[0].startswith(lesson_md + ":7: ")
+          and "the pattern reads too far ahead" in lines[0] and lines[1] == "attnlab lesson --check: 1 problem"
+          and took < 30,
+          f"exit {r.returncode} in {took:.1f} s: {err[:300]!r}")
 
 common.finish()
