@@ -108,6 +108,16 @@ for out, cmd in (("p.png", "render"), ("t.safetensors", "trace"), ("p.svg", "ren
 
 
 # ---- 6. SIGINT or SIGTERM in the middle of `trace -o`: it dies of the signal, the temporary goes ----
+def stopped(pid):
+    """Whether every thread of pid is stopped (state T in /proc), None if it cannot be told."""
+    try:
+        states = [open(f"/proc/{pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()[0]
+                  for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return None
+    return all(st in "Tt" for st in states)
+
+
 def interrupted(args, d, sig, tries=5):
     """Runs args and sends sig as soon as a temporary appears in d. Returns
     (returncode, seconds from the signal to the end), or None if every try
@@ -122,6 +132,9 @@ def interrupted(args, d, sig, tries=5):
         # renamed yet, so the signal lands in the middle of the write however
         # slow this machine is
         p.send_signal(signal.SIGSTOP)
+        stopped_by = time.monotonic() + 10  # SIGSTOP is asynchronous: look once it has taken hold
+        while stopped(p.pid) is False and time.monotonic() < stopped_by:
+            time.sleep(0.001)
         if not any(".tmp" in n for n in os.listdir(d)):
             p.send_signal(signal.SIGCONT)
             p.wait(timeout=60)

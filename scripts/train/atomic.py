@@ -20,13 +20,25 @@ import tempfile
 import threading
 
 
+def _umask():
+    # read, not set and put back: os.umask would race with other threads
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
 def _mode_for(target):
     try:
         return stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return 0o666 & ~_umask()
 
 
 class _Terminated(BaseException):
@@ -67,8 +79,9 @@ def open_out(path, mode="w", **kwargs):
         raise IsADirectoryError(f"{target}: not a regular file; not replaced")
     folder = os.path.dirname(target)
     with _term_raises():
-        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target)[:200] + ".tmp-", dir=folder)
+        tmp = None
         try:
+            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target)[:200] + ".tmp-", dir=folder)
             with os.fdopen(fd, mode, **kwargs) as f:
                 yield f
                 f.flush()
@@ -76,8 +89,9 @@ def open_out(path, mode="w", **kwargs):
                 os.fsync(f.fileno())
             os.replace(tmp, target)
         except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+            if tmp is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
             raise
     dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
