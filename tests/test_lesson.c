@@ -549,10 +549,10 @@ static void measured_numbers_vocabulary(void **state)
     check_md(md, false, 13, "step 1 toggled: causal measures");
 
     /* another model's card, and a number inside one of its objects */
-    const char *tmp = getenv("ATTNLAB_TEST_TMP");
-    char dir[1024], path[1100];
-    snprintf(dir, sizeof dir, "%s/measure_card_%d", tmp ? tmp : "/tmp", (int)getpid());
-    mkdir(dir, 0700);
+    /* a short folder of its own in /tmp, wherever the repository is: a
+     * measure's model= takes at most 63 bytes (ATTNLAB_TEST_TMP is under the clone) */
+    char dir[64] = "/tmp/attnlab-measure_card-XXXXXX", path[1100];
+    assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/card.json", dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
@@ -761,10 +761,10 @@ static void one_file_as_card_and_tokenizer(void **state)
 static void measure_files_read_once(void **state)
 {
     (void)state;
-    const char *tmp = getenv("ATTNLAB_TEST_TMP");
-    char dir[1024], path[1100];
-    snprintf(dir, sizeof dir, "%s/measure_once_%d", tmp ? tmp : "/tmp", (int)getpid());
-    mkdir(dir, 0700);
+    /* a short folder of its own in /tmp, wherever the repository is: a
+     * measure's model= takes at most 63 bytes (ATTNLAB_TEST_TMP is under the clone) */
+    char dir[64] = "/tmp/attnlab-measure_once-XXXXXX", path[1100];
+    assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/card.json", dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
