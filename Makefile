@@ -79,8 +79,9 @@ test-web: web all
 
 # A short libFuzzer run over the trace reader, the lesson parser, the
 # tokenizer, a model's text ('|' rows) and the window's app core over crafted traces (clang + ASan + UBSan),
-# two at a time (one core each): each writes its log, shown when both end, and
-# the pair fails if either does.
+# in two rounds on the two cores (the trace reader, a model's text and the
+# lessons; then the tokenizer and the app core): each writes its log, shown
+# when its round ends, and a round fails if any of its targets does.
 FUZZ_RUN = ASAN_OPTIONS=detect_leaks=1 ./$(BUILD_FUZZ)/tests
 FUZZ_ARGS = -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1
 fuzz:
@@ -90,16 +91,17 @@ fuzz:
 	mkdir -p $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/lesson_corpus $(BUILD_FUZZ)/tokenizer_corpus $(BUILD_FUZZ)/app_corpus \
 	  $(BUILD_FUZZ)/text_corpus
 	$(FUZZ_RUN)/fuzz_trace $(FUZZ_ARGS) $(BUILD_FUZZ)/corpus tests/fuzz/corpus > $(BUILD_FUZZ)/fuzz_trace.log 2>&1 & a=$$!; \
+	$(FUZZ_RUN)/fuzz_text $(FUZZ_ARGS) $(BUILD_FUZZ)/text_corpus tests/fuzz/text_corpus \
+	  > $(BUILD_FUZZ)/fuzz_text.log 2>&1 & c=$$!; \
 	$(FUZZ_RUN)/fuzz_lesson $(FUZZ_ARGS) -dict=tests/fuzz/lesson.dict $(BUILD_FUZZ)/lesson_corpus tests/fuzz/lesson_corpus \
-	  > $(BUILD_FUZZ)/fuzz_lesson.log 2>&1; b=$$?; wait $$a; a=$$?; \
-	cat $(BUILD_FUZZ)/fuzz_trace.log $(BUILD_FUZZ)/fuzz_lesson.log; test $$a = 0 && test $$b = 0
+	  > $(BUILD_FUZZ)/fuzz_lesson.log 2>&1; b=$$?; wait $$a; a=$$?; wait $$c; c=$$?; \
+	cat $(BUILD_FUZZ)/fuzz_trace.log $(BUILD_FUZZ)/fuzz_text.log $(BUILD_FUZZ)/fuzz_lesson.log; \
+	test $$a = 0 && test $$b = 0 && test $$c = 0
 	$(FUZZ_RUN)/fuzz_tokenizer $(FUZZ_ARGS) -dict=tests/fuzz/tokenizer.dict $(BUILD_FUZZ)/tokenizer_corpus \
 	  tests/fuzz/tokenizer_corpus > $(BUILD_FUZZ)/fuzz_tokenizer.log 2>&1 & a=$$!; \
 	OMP_NUM_THREADS=1 $(FUZZ_RUN)/fuzz_app $(FUZZ_ARGS) $(BUILD_FUZZ)/app_corpus tests/fuzz/app_corpus \
 	  > $(BUILD_FUZZ)/fuzz_app.log 2>&1; b=$$?; wait $$a; a=$$?; \
 	cat $(BUILD_FUZZ)/fuzz_tokenizer.log $(BUILD_FUZZ)/fuzz_app.log; test $$a = 0 && test $$b = 0
-	$(FUZZ_RUN)/fuzz_text $(FUZZ_ARGS) $(BUILD_FUZZ)/text_corpus tests/fuzz/text_corpus \
-	  > $(BUILD_FUZZ)/fuzz_text.log 2>&1; a=$$?; cat $(BUILD_FUZZ)/fuzz_text.log; test $$a = 0
 
 clean:
 	-cmake --build $(BUILD) --target clean
