@@ -16,18 +16,20 @@ LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)
 FENCE = re.compile(r"^(```|~~~)")
 
 
-def prose(text):
-    """The text outside fenced code blocks, with inline code blanked."""
-    out, fence = [], None
+def outside_fences(text):
+    """The lines of text outside fenced code blocks (and not their fences)."""
+    fence = None
     for line in text.split("\n"):
-        m = FENCE.match(line.lstrip())
-        if m:
+        if FENCE.match(line.lstrip()):
             tick = line.lstrip()[:3]
             fence = None if fence == tick else (fence or tick)
-            continue
-        if fence is None:
-            out.append(re.sub(r"`+[^`]*`+", "``", line))
-    return "\n".join(out)
+        elif fence is None:
+            yield line
+
+
+def prose(text):
+    """The text outside fenced code blocks, with inline code blanked."""
+    return "\n".join(re.sub(r"`+[^`]*`+", "``", line) for line in outside_fences(text))
 
 
 def anchor(heading):
@@ -41,14 +43,8 @@ def anchors(path):
     seen, out = {}, set()
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    fence = None
-    for line in text.split("\n"):
-        m = FENCE.match(line.lstrip())
-        if m:
-            tick = line.lstrip()[:3]
-            fence = None if fence == tick else (fence or tick)
-            continue
-        if fence is None and re.match(r"#{1,6} ", line):
+    for line in outside_fences(text):
+        if re.match(r"#{1,6} ", line):
             a = anchor(line.lstrip("#"))
             n = seen.get(a, 0)
             seen[a] = n + 1

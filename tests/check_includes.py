@@ -69,23 +69,27 @@ WINDOWLESS = ("app", "draw")
 KNOWN_MODULE_CIRCLES = {}
 
 
-def scan(root):
-    """{relpath: [(kind, name, line)]} for every .c/.h under root/src."""
+def source_files(root):
+    """(rel, path) of every .c/.h under root/src, rel with / and from src/ ("app/app.c")."""
     src = os.path.join(root, "src")
-    files = {}
     for dirpath, _, names in os.walk(src):
         for n in sorted(names):
-            if not n.endswith((".c", ".h")):
-                continue
-            path = os.path.join(dirpath, n)
-            rel = os.path.relpath(path, src).replace(os.sep, "/")
-            incs = []
-            with open(path, encoding="utf-8", errors="replace") as f:
-                for lineno, line in enumerate(f, 1):
-                    m = INCLUDE.match(line)
-                    if m:
-                        incs.append(("local" if m.group(1) == '"' else "system", m.group(2), lineno))
-            files[rel] = incs
+            if n.endswith((".c", ".h")):
+                path = os.path.join(dirpath, n)
+                yield os.path.relpath(path, src).replace(os.sep, "/"), path
+
+
+def scan(root):
+    """{relpath: [(kind, name, line)]} for every .c/.h under root/src."""
+    files = {}
+    for rel, path in source_files(root):
+        incs = []
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for lineno, line in enumerate(f, 1):
+                m = INCLUDE.match(line)
+                if m:
+                    incs.append(("local" if m.group(1) == '"' else "system", m.group(2), lineno))
+        files[rel] = incs
     return files
 
 

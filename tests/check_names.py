@@ -36,7 +36,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_includes import write_tree  # noqa: E402  (the same synthetic trees)
+from check_includes import source_files, write_tree  # noqa: E402  (the same files, the same synthetic trees)
 
 # each place's prefixes; a place's exported functions start with one of them
 PREFIXES = {
@@ -111,15 +111,20 @@ def function_lengths(text):
     return out
 
 
-def function_name(decl):
-    """The name before the last balanced (...) group of a declaration."""
+def name_before_parameters(decl):
+    """The match of the name before the last balanced (...) group of a declaration, or None."""
     d, j = 0, len(decl) - 1
     while j >= 0:
         d += {")": 1, "(": -1}.get(decl[j], 0)
         if d == 0:
             break
         j -= 1
-    m = re.search(r"([A-Za-z_]\w*)\s*$", decl[:j])
+    return re.search(r"([A-Za-z_]\w*)\s*$", decl[:j])
+
+
+def function_name(decl):
+    """The name before the last balanced (...) group of a declaration."""
+    m = name_before_parameters(decl)
     return m.group(1) if m else "?"
 
 
@@ -147,13 +152,7 @@ def definitions(text):
                 decl = drop_attributes(t[start:i]).rstrip()
                 if decl.endswith(")"):
                     # the parameter list is the last balanced group; the name stands before it
-                    d, j = 0, len(decl) - 1
-                    while j >= 0:
-                        d += {")": 1, "(": -1}.get(decl[j], 0)
-                        if d == 0:
-                            break
-                        j -= 1
-                    m = re.search(r"([A-Za-z_]\w*)\s*$", decl[:j])
+                    m = name_before_parameters(decl)
                     if m:
                         # this declaration's words: back to the last group closed before it
                         head = decl[:m.start()]
@@ -189,21 +188,15 @@ def prefix2(name):
 def scan(root):
     """({rel: [(name, static)]}, {rel: number of rename( calls}, {rel: function_lengths})
     over root/src."""
-    src = os.path.join(root, "src")
     defs, renames, lengths = {}, {}, {}
-    for dirpath, _, names in os.walk(src):
-        for n in sorted(names):
-            if not n.endswith((".c", ".h")):
-                continue
-            path = os.path.join(dirpath, n)
-            rel = os.path.relpath(path, src).replace(os.sep, "/")
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-            defs[rel] = definitions(text)
-            lengths[rel] = function_lengths(text)
-            calls = len(RENAME_CALL.findall(plain(text)))
-            if calls:
-                renames[rel] = calls
+    for rel, path in source_files(root):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        defs[rel] = definitions(text)
+        lengths[rel] = function_lengths(text)
+        calls = len(RENAME_CALL.findall(plain(text)))
+        if calls:
+            renames[rel] = calls
     return defs, renames, lengths
 
 
