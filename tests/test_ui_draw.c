@@ -949,7 +949,7 @@ static void test_training_panel(void **state)
     build(f);
     check_layout(f);
     assert_true(has_text(&f->dl, "final model (step 25) · j J: training steps"));
-    assert_true(has_text(&f->dl, "each head's previous-token weight over training ▸"));
+    assert_true(has_text(&f->dl, "each head's previous-token weight over training, on the held-out sentences ▸"));
     assert_true(has_text(&f->dl, "j  final"));
     const app_hit *first = NULL, *head = NULL, *metric = NULL;
     int heads = 0;
@@ -978,7 +978,21 @@ static void test_training_panel(void **state)
     assert_true(app_mouse_down(app, mr.x + 2, mr.y + 2));
     app_mouse_up(app);
     build(f);
-    assert_true(has_text(&f->dl, "each head's induction score over training ▸"));
+    assert_true(has_text(&f->dl, "each head's induction score over training, on random words said twice ▸"));
+    /* T: the curves in the picture's place, large, with the phase change's two measures; T again: the picture */
+    assert_true(app_key(app, 't', APP_MOD_SHIFT));
+    build(f);
+    assert_int_equal(app->view.mode, LESSON_VIEW_TRAINING);
+    assert_int_equal(count(&f->dl, DRAW_CMD_HEATMAP), 0);
+    assert_true(has_text(&f->dl, "training step (log scale)"));
+    bool best = false;
+    for (const draw_cmd *cmd = NULL; (cmd = draw_list_next(&f->dl, cmd));)
+        best |= cmd->kind == DRAW_CMD_TEXT && strstr(draw_cmd_text(&f->dl, cmd), "best head's induction score");
+    assert_true(best);
+    check_layout(f);
+    assert_true(app_key(app, 't', APP_MOD_SHIFT));
+    assert_int_equal(app->view.mode, LESSON_VIEW_SINGLE);
+    build(f);
     assert_true(app_key(app, 'n', 0));
     build(f);
     assert_false(has_text(&f->dl, "loss, nats/token:"));

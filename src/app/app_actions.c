@@ -402,6 +402,10 @@ static bool view_mode(app_state *app, app_action act, int arg)
         app->geom_hover = -1;
         if (app->has_alt) app_refresh_alt(app);
         return true;
+    case APP_ACT_CURVES:
+        v->mode = v->mode == LESSON_VIEW_TRAINING ? LESSON_VIEW_SINGLE : LESSON_VIEW_TRAINING;
+        if (app->has_alt) app_refresh_alt(app);
+        return true;
     default: /* APP_ACT_COMPARE_WITH: arg -1 is the next one */
         v->compare = arg >= 0 && arg < attn_compare_count() ? arg : (v->compare + 1) % attn_compare_count();
         v->mode = LESSON_VIEW_COMPARE;
@@ -513,6 +517,7 @@ bool app_do(app_state *app, app_action act, int arg)
     case APP_ACT_GRID:
     case APP_ACT_COMPARE:
     case APP_ACT_GEOMETRY:
+    case APP_ACT_CURVES:
     case APP_ACT_COMPARE_WITH: return view_mode(app, act, arg);
     case APP_ACT_EDIT:
         if (app->from_file) return refuse_in_file(app, "tokens"), true;

@@ -142,6 +142,7 @@ static int open_view(app_state *app, const lesson_view *v, char *err, size_t err
             return app->from_file ? 1 : 2;
         }
     } else if (v->mode == LESSON_VIEW_GEOMETRY) app_do(app, APP_ACT_GEOMETRY, 0);
+    else if (v->mode == LESSON_VIEW_TRAINING) app_do(app, APP_ACT_CURVES, 0);
     return 0;
 }
 

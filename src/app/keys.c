@@ -44,7 +44,9 @@ const app_key_binding app_keys[] = {
     /* TRANSLATORS: the keys column of the help: the mouse wheel, dragging, and the key z */
     KEY('z', APP_ACT_ZOOM_RESET, N_("wheel  drag  z"), N_("zoom into a heatmap / move around it / the whole picture again")),
     KEY(APP_KEY_TAB, APP_ACT_COMPARE, "Tab", N_("compare view; t: which mask to toggle")),
-    {'t', APP_SHIFT_ANY, APP_KEYS_VIEW, APP_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL}, /* -1: the next one */
+    {'t', APP_SHIFT_OFF, APP_KEYS_VIEW, APP_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL}, /* -1: the next one */
+    {'t', APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_CURVES, 0, NULL, "T",
+     N_("a model saved during training: its training curves instead of the picture / the picture again"), NULL},
     KEY('o', APP_ACT_MODEL_NEXT, "o", N_("trained models one after another (brown → … → tang-nocausal), then the built-in example")),
     PLAIN('j', APP_ACT_TRAIN_NEXT, "j  J", N_("a model saved during training: next / earlier training step")),
     SHIFTED('j', APP_ACT_TRAIN_PREV),

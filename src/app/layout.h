@@ -31,6 +31,7 @@ typedef struct {
     int pane;   /* compare: 0 current, 1 toggled, 2 difference; grid: 0 */
     char stage[ATTN_MAX_NAME]; /* a copy: the trace it came from may be gone by the next event */
     int row0, col0; /* a zoomed picture: its cell (i, j) is the stage's (row0 + i, col0 + j) */
+    int row_label_step, col_label_step; /* 1: every row/column labelled, k: one in k, 0: none */
 } app_heat_area;
 
 #define APP_MAX_HITS 160

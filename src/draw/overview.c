@@ -43,7 +43,7 @@ void draw_plot_overview(draw_list *dl, const app_state *app, app_rect box)
             app_view_slice hv;
             if (app_view_make(tr, t->name, app->view.batch, hh, &hv)) continue;
             app_rect inner = {box.x + lab + hh * pw + 4, py + 4, pw - 8, ph - 8};
-            draw_plot_opts o = {false, false, false, 0, app->generation, 0, 0, NULL, 0};
+            draw_plot_opts o = {false, false, false, 0, app->generation, 0, 0, NULL, 0, 0};
             int a = draw_plot_heatmap(dl, app, tr, &hv, &sc, inner, &o);
             if (a < 0) continue;
             app_rect r = dl->layout->areas[a].r;

@@ -21,7 +21,7 @@ static int add_area(app_layout *l, app_rect r, const app_view_slice *v, int head
 {
     if (l->n_areas >= APP_MAX_AREAS) return -1;
     app_heat_area *a = &l->areas[l->n_areas];
-    *a = (app_heat_area){r, v->slice.rows, v->slice.cols, head, pane, "", v->row0, v->col0};
+    *a = (app_heat_area){r, v->slice.rows, v->slice.cols, head, pane, "", v->row0, v->col0, 0, 0};
     snprintf(a->stage, sizeof a->stage, "%s", stage);
     return l->n_areas++;
 }
@@ -151,11 +151,14 @@ double draw_plot_layout(draw_list *dl, const attn_trace *tr, const app_view_slic
                         const draw_plot_opts *o, int *lw, int *lh, int *avail_w, int *avail_h, bool *turned)
 {
     const app_slice *s = &v->slice;
-    int u = draw_line_h(dl);
+    int frame_px = dl->px, cbw = o->colorbar ? draw_plot_colorbar_width(dl) : 0;
+    int bar_h = 0; /* the colour bar shortens itself to keep its legend in the box (draw_plot_colorbar) */
     char buf[96];
     *lw = *lh = 0;
     *turned = false;
     if (s->rows <= 0 || s->cols <= 0 || box.w <= 0 || box.h <= 0) return -1;
+    if (o->label_px > 0) dl->px = o->label_px;
+    int u = draw_line_h(dl); /* the labels' line */
     if (o->labels && !o->no_row_labels) {
         int step = draw_imax(1, s->rows / 64);
         for (int i = 0; i < s->rows; i += step)
@@ -163,22 +166,24 @@ double draw_plot_layout(draw_list *dl, const attn_trace *tr, const app_view_slic
         *lw = draw_imin(*lw, draw_imax(box.w / 5, 3 * u)) + u / 2; /* a fifth of the box, but room for <pad> */
     }
     if (o->labels) *lh = u + u / 4;
-    int cbw = o->colorbar ? draw_plot_colorbar_width(dl) : 0;
     *avail_w = box.w - *lw - cbw;
-    *avail_h = box.h - *lh - (o->colorbar ? 2 * u : 0);
-    if (*avail_w < 8 || *avail_h < 8) return -1;
-    double cell = fmin((double)*avail_w / s->cols, (double)*avail_h / s->rows);
-    int whole = 0, longest = o->labels && s->cols <= 256 ? col_turned_room(dl, tr, v, &whole) : 0;
-    if (longest && whole > *avail_w / (double)s->cols) {
-        int band = draw_imin(longest, 6 * u) + u / 4;
-        double turned_cell = fmin((double)*avail_w / s->cols, (double)(*avail_h - band + *lh) / s->rows);
-        if (band > *lh && turned_cell >= 0.9 * u) {
-            *avail_h -= band - *lh;
-            *lh = band;
-            *turned = true;
-            cell = turned_cell;
+    *avail_h = box.h - *lh - bar_h;
+    double cell = -1;
+    if (*avail_w >= 8 && *avail_h >= 8) {
+        cell = fmin((double)*avail_w / s->cols, (double)*avail_h / s->rows);
+        int whole = 0, longest = o->labels && s->cols <= 256 ? col_turned_room(dl, tr, v, &whole) : 0;
+        if (longest && whole > *avail_w / (double)s->cols) {
+            int band = draw_imin(longest, 6 * u) + u / 4;
+            double turned_cell = fmin((double)*avail_w / s->cols, (double)(*avail_h - band + *lh) / s->rows);
+            if (band > *lh && turned_cell >= 0.9 * u) {
+                *avail_h -= band - *lh;
+                *lh = band;
+                *turned = true;
+                cell = turned_cell;
+            }
         }
     }
+    dl->px = frame_px;
     return cell;
 }
 
@@ -196,7 +201,7 @@ static app_rect cell_px(const draw_plot_placed *p, int i, int j)
  * at most 4.5 lines, right of the row labels (*lw) and below the column
  * labels; with more columns than pixels, rows up to 1.5 lines tall. Returns
  * false when nothing fits. */
-bool draw_plot_place(draw_list *dl, const attn_trace *tr, const app_view_slice *v, app_rect box, const draw_plot_opts *o,
+static bool place_at(draw_list *dl, const attn_trace *tr, const app_view_slice *v, app_rect box, const draw_plot_opts *o,
                      draw_plot_placed *p, int *lw)
 {
     const app_slice *s = &v->slice;
@@ -225,7 +230,45 @@ bool draw_plot_place(draw_list *dl, const attn_trace *tr, const app_view_slice *
     if (w < 1 || h < 1) return false;
     int cw = w / s->cols, ch = h / s->rows;
     *p = (draw_plot_placed){s, {box.x + *lw, box.y + lh, w, h}, cw >= 40 && ch >= 40 ? 2 : (cw >= 12 && ch >= 12 ? 1 : 0), lh,
-                  turned};
+                  turned, o->label_px > 0 ? o->label_px : dl->px};
+    return true;
+}
+
+static int row_label_step(draw_list *dl, const draw_plot_placed *p);
+static int col_label_room(draw_list *dl, const attn_trace *tr, const app_view_slice *v);
+static int col_label_step(draw_list *dl, const draw_plot_placed *p, int room);
+
+/* How often p's labels go, at p's label size: every *row_step-th row, every
+ * *col_step-th column (row_label_step, col_label_step); *room, a column
+ * label's need. */
+static void label_steps(draw_list *dl, const attn_trace *tr, const app_view_slice *v, const draw_plot_opts *o,
+                        const draw_plot_placed *p, int *row_step, int *col_step, int *room)
+{
+    int frame_px = dl->px;
+    dl->px = p->label_px;
+    *room = col_label_room(dl, tr, v);
+    *row_step = o->no_row_labels ? 1 : row_label_step(dl, p);
+    *col_step = col_label_step(dl, p, *room);
+    dl->px = frame_px;
+}
+
+bool draw_plot_place(draw_list *dl, const attn_trace *tr, const app_view_slice *v, app_rect box, const draw_plot_opts *o,
+                     draw_plot_placed *p, int *lw)
+{
+    if (!place_at(dl, tr, v, box, o, p, lw)) return false;
+    int rs, cs, room;
+    if (!o->labels || o->label_px || v->slice.rows > 32 || v->slice.cols > 32) return true; /* a zoomed window: -1 */
+    label_steps(dl, tr, v, o, p, &rs, &cs, &room);
+    /* labels left out at the frame's size: smaller ones, down to 3/4 of it, if they label every row and column */
+    for (int px = dl->px - 1; (rs > 1 || cs > 1) && px >= draw_imax(10, dl->px * 3 / 4); px--) {
+        draw_plot_opts smaller = *o;
+        draw_plot_placed q;
+        int qlw;
+        smaller.label_px = px;
+        if (!place_at(dl, tr, v, box, &smaller, &q, &qlw)) continue;
+        label_steps(dl, tr, v, &smaller, &q, &rs, &cs, &room);
+        if (rs == 1 && cs == 1) *p = q, *lw = qlw;
+    }
     return true;
 }
 
@@ -514,18 +557,21 @@ int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr,
                       app_rect box, const draw_plot_opts *o)
 {
     draw_plot_placed p;
-    int lw, u = draw_line_h(dl), rms_w = o->rms ? draw_plot_rms_width(dl) : 0;
+    int lw, u = draw_line_h(dl), rms_w = o->rms ? draw_plot_rms_width(dl) : 0, frame_px = dl->px;
     box.w -= rms_w;
     if (!draw_plot_place(dl, tr, v, box, o, &p, &lw)) return -1;
     bool rows = o->labels && !o->no_row_labels;
-    int room = o->labels ? col_label_room(dl, tr, v) : 0;
+    int row_step = 1, col_step = 1, room = 0;
+    if (o->labels) label_steps(dl, tr, v, o, &p, &row_step, &col_step, &room);
     /* labels left out need their note under the picture: make room for it there */
-    bool thinned = o->labels && ((rows && row_label_step(dl, &p) > 1) || col_label_step(dl, &p, room) > 1);
-    if (thinned && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
+    if (o->labels && (row_step > 1 || col_step > 1) && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
         app_rect smaller = {box.x, box.y, box.w, box.h - u - u / 4};
         draw_plot_placed q;
         int qlw;
-        if (smaller.h > 2 * u && draw_plot_place(dl, tr, v, smaller, o, &q, &qlw)) p = q, lw = qlw;
+        if (smaller.h > 2 * u && draw_plot_place(dl, tr, v, smaller, o, &q, &qlw)) {
+            p = q, lw = qlw;
+            label_steps(dl, tr, v, o, &p, &row_step, &col_step, &room);
+        }
     }
     draw_heatmap(dl, o->generation, p.s, sc, p.r.x, p.r.y, p.r.w, p.r.h, p.gap);
     int area = add_area(dl->layout, p.r, v, v->head < 0 ? app->view.head : v->head, o->pane, v->tensor->name);
@@ -533,11 +579,16 @@ int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr,
     if (v->block > 0) head_blocks(dl, &p, v);
     marks(dl, app, &p, v, area);
     if (o->labels) {
-        int row_step = rows ? row_label_step(dl, &p) : 1, col_step = col_label_step(dl, &p, room);
+        dl->px = p.label_px;
         if (rows) row_labels(dl, app, tr, v, &p, lw, row_step);
         col_labels(dl, tr, v, &p, box.y, col_step);
-        hidden_labels_note(dl, &p, row_step, col_step, box.y + box.h);
         if (o->rms) rms_column(dl, &p, o, row_step);
+        dl->px = frame_px;
+        hidden_labels_note(dl, &p, rows ? row_step : 1, col_step, box.y + box.h);
+        if (area >= 0) {
+            dl->layout->areas[area].row_label_step = rows ? row_step : 0;
+            dl->layout->areas[area].col_label_step = col_step;
+        }
     }
     int flags = draw_plot_specials(dl, o->generation, v, p.s);
     if (attn_tensor_stage(v->tensor) == ATTN_STAGE_WEIGHTS_DROPOUT && dropped_cells(dl, tr, v, &p)) flags |= HAS_DROPPED;

@@ -22,6 +22,8 @@ typedef struct {
     const app_slice *rms; /* non-NULL: a column right of the cells with each row's RMS over this
                           * slice's row (the whole row when the picture is zoomed), from rms_row0 */
     int rms_row0;
+    int label_px;     /* > 0: the labels' text size, smaller than the frame's (draw_plot_place chooses it);
+                       * 0: the frame's, or smaller to label every row and column of 32 or fewer; -1: the frame's */
 } draw_plot_opts;
 
 /* Draws v inside box; returns the index of the area recorded (-1 if none). */
@@ -37,6 +39,7 @@ typedef struct {
     int gap;
     int lh;      /* the column labels' band above the cells */
     bool turned; /* its labels too wide for a column read upwards */
+    int label_px; /* the labels' text size: the frame's, or smaller where that labels every row and column */
 } draw_plot_placed;
 
 /* The room a heatmap of v gets in box (see plot_heatmap.c): row label width *lw,
@@ -45,7 +48,9 @@ typedef struct {
  * nothing fits. */
 double draw_plot_layout(draw_list *dl, const attn_trace *tr, const app_view_slice *v, app_rect box,
                         const draw_plot_opts *o, int *lw, int *lh, int *avail_w, int *avail_h, bool *turned);
-/* Where v goes in box (*p), right of row labels *lw wide; false when nothing fits. */
+/* Where v goes in box (*p), right of row labels *lw wide; false when nothing fits.
+ * Labels the frame's text size would thin out are set smaller, down to three
+ * quarters of it, when that labels every row and column. */
 bool draw_plot_place(draw_list *dl, const attn_trace *tr, const app_view_slice *v, app_rect box, const draw_plot_opts *o,
                      draw_plot_placed *p, int *lw);
 

@@ -165,6 +165,8 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     add_chip(b, app->view.mode == LESSON_VIEW_GRID, APP_ACT_GRID, 0, _("g  all heads"));
     add_chip(b, app->view.mode == LESSON_VIEW_COMPARE, APP_ACT_COMPARE, 0, _("Tab  compare"));
     add_chip(b, app->view.mode == LESSON_VIEW_GEOMETRY, APP_ACT_GEOMETRY, 0, _("a  arrows"));
+    /* TRANSLATORS: the toolbar chip of the training view: the loss and the heads' measures over training */
+    if (draw_train_view_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TRAINING, APP_ACT_CURVES, 0, _("T  training curves"));
     if (app->scale_head) add_chip(b, true, APP_ACT_SCALE_HEAD, 0, _("u  colours: this head"));
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
@@ -769,14 +771,22 @@ static void plan_frame(draw_list *dl, const app_state *app, app_rect area, bool 
                                                     : sqrt(fmax(0.0, (double)p->pic.w * p->pic.h));
 }
 
+/* In the single view, whether plan p's cells are as readable as the
+ * leanest's: rows tall enough for every label where the leanest has them (a
+ * line: plot_heatmap.c's row_label_step), cells as large as the text (16 px
+ * at 16 px) where the leanest has them. */
+static bool cells_readable(draw_list *dl, const app_state *app, const frame_plan *p, const frame_plan *lean)
+{
+    double line = ceil(0.95 * draw_line_h(dl)), readable = dl->px;
+    if (app->view.mode != LESSON_VIEW_SINGLE) return true;
+    return (lean->size < line || p->size >= line) && (lean->size < readable || p->size >= readable);
+}
+
 /* Whether plan p leaves the picture as readable as the leanest: at least 90%
- * of its size, and, in the single view, rows tall enough for every label
- * where the leanest has them (a line: plot.c's row_label_step). */
+ * of its size, its cells as readable (cells_readable). */
 static bool keeps_picture(draw_list *dl, const app_state *app, const frame_plan *p, const frame_plan *lean)
 {
-    double line = ceil(0.95 * draw_line_h(dl));
-    if (p->size < 0.9 * lean->size) return false;
-    return app->view.mode != LESSON_VIEW_SINGLE || lean->size < line || p->size >= line;
+    return p->size >= 0.9 * lean->size && cells_readable(dl, app, p, lean);
 }
 
 /* The picture owns the screen: the stage list, the side panel and the stage's
@@ -804,6 +814,50 @@ static void choose_plan(draw_list *dl, const app_state *app, app_rect area, fram
         }
     }
     *best = lean;
+}
+
+static int train_fold_height(draw_list *dl)
+{
+    return draw_line_h(dl) + draw_line_h(dl) / 2;
+}
+
+/* The training panel folded to a line: the step shown, and a click (or T) for the curves. */
+static void train_fold(draw_list *dl, const app_state *app, app_rect box)
+{
+    int u = draw_line_h(dl), at = app_training_position(&app->train, app->cfg.model);
+    char buf[300];
+    if (at < 0) return;
+    draw_fill(dl, box.x, box.y, box.w, box.h, DRAW_PANEL);
+    if (at == app->train.n)
+        /* TRANSLATORS: the training panel folded under a picture that needs the room: T opens the curves */
+        snprintf(buf, sizeof buf, _("final model (step %ld) · j J: training steps · T: the training curves"),
+                 app_training_step(&app->train, at));
+    else
+        snprintf(buf, sizeof buf, _("training step %ld of %ld · j J · T: the training curves"),
+                 app_training_step(&app->train, at), app_training_step(&app->train, app->train.n - 1));
+    draw_text_fit(dl, buf, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, DRAW_TEXT);
+    /* TRANSLATORS: the tooltip of the folded training panel */
+    app_layout_hit_tip(dl->layout, box, APP_ACT_CURVES, 0, _("show the loss and the heads' measures over training (T)"));
+}
+
+/* A model saved during training: the frame's plan (*fp) and the height of its
+ * training panel across the bottom. The panel is full where it leaves the
+ * picture readable (cells_readable; the other views, keeps_picture), else a line (the
+ * training view, T, shows it large); none when n hid the panels or the
+ * training view shows it in the picture's place. */
+static int train_plan(draw_list *dl, const app_state *app, app_rect area, frame_plan *fp)
+{
+    bool curves = app->view.mode == LESSON_VIEW_TRAINING && draw_train_view_ok(app);
+    int full = app->view.panels == LESSON_PANELS_HIDDEN || curves ? 0 : draw_train_panel_height(dl, app, area.h);
+    choose_plan(dl, app, (app_rect){area.x, area.y, area.w, area.h - full}, fp);
+    if (!full) return 0;
+    frame_plan folded;
+    int fold = train_fold_height(dl);
+    choose_plan(dl, app, (app_rect){area.x, area.y, area.w, area.h - fold}, &folded);
+    if (app->view.mode == LESSON_VIEW_SINGLE ? cells_readable(dl, app, fp, &folded) : keeps_picture(dl, app, fp, &folded))
+        return full;
+    *fp = folded;
+    return fold;
 }
 
 void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, int h)
@@ -836,10 +890,8 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
     bool toolbar = !app->present || app->toolbar_shown;
     int top = toolbar ? controls_height(dl) : u / 2;
     int status_h = u + u / 2;
-    /* a model saved during training: its panel across the bottom, unless n hid the panels */
-    int train_h = app->view.panels == LESSON_PANELS_HIDDEN ? 0 : draw_train_panel_height(dl, app, h - top - status_h);
     frame_plan fp;
-    choose_plan(dl, app, (app_rect){0, top, w, h - top - status_h - train_h}, &fp);
+    int train_h = train_plan(dl, app, (app_rect){0, top, w, h - top - status_h}, &fp);
     layout->panels_shown = fp.rail;
     if (toolbar) controls(dl, app, fp.rail, &bar);
     if (fp.rail) navigator(dl, app, (app_rect){0, top, fp.nav_w, h - top - status_h});
@@ -856,9 +908,14 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
         break;
     case LESSON_VIEW_COMPARE: draw_plot_compare(dl, app, pic); break;
     case LESSON_VIEW_GEOMETRY: draw_plot_geometry(dl, app, pic); break;
+    case LESSON_VIEW_TRAINING: /* without checkpoints to plot: the picture */
+        if (draw_train_view_ok(app)) draw_train_view(dl, app, pic);
+        else draw_plot_single(dl, app, pic);
+        break;
     default: draw_plot_single(dl, app, pic); break;
     }
-    if (train_h > 0) draw_train_panel(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});
+    if (train_h == train_fold_height(dl)) train_fold(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});
+    else if (train_h > 0) draw_train_panel(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});
     status_line(dl, app, (app_rect){0, h - status_h, w, status_h});
     if (app->lesson.open) {
         draw_lesson_marks(app, dl);

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "i18n.h"
 
@@ -103,18 +104,21 @@ static void step_title(const app_state *app, char *buf, size_t size)
         snprintf(buf, size, _("training step %ld of %ld · j J"), app_training_step(t, at), last);
 }
 
-/* The x axis: the steps' labels where they do not overlap, under r. */
-static void step_labels(draw_list *dl, const axes *a, const attn_metrics *m, int y)
+/* The x axis: the steps' labels where they do not overlap, under r, and,
+ * when `caption` and there is room, what the axis is under them. */
+static void step_labels(draw_list *dl, const axes *a, const attn_metrics *m, int y, bool caption)
 {
-    int end = a->r.x - draw_line_h(dl);
+    int u = draw_line_h(dl), end = a->r.x - u;
     for (int s = 0; s < m->n; s++) {
         char lab[24];
         snprintf(lab, sizeof lab, "%ld", m->step[s]);
         int w = draw_text_w(dl, lab), x = (int)lroundf(at_x(a, m->step[s])) - w / 2;
-        if (x < end + draw_line_h(dl) / 3 || x + w > a->r.x + a->r.w + w / 2) continue;
-        draw_text(dl, lab, x, y, DRAW_TEXT_DIM);
+        if (x < end + u / 3 || x + w > a->r.x + a->r.w + w / 2) continue;
+        draw_text(dl, lab, x, y, DRAW_TEXT);
         end = x + w;
     }
+    /* TRANSLATORS: under the training plots' x axis: the saved steps are spaced like a logarithm of the step */
+    if (caption) draw_text_fit(dl, _("training step (log scale)"), a->r.x, y + u, a->r.w, DRAW_TEXT_DIM);
 }
 
 /* The clicks of a plot: each snapshot's column opens its step. */
@@ -152,7 +156,7 @@ static int legend(draw_list *dl, int x, int y, bool draw)
     return x + draw_text_w(dl, held) - x0;
 }
 
-static void loss_plot(draw_list *dl, const app_state *app, app_rect box)
+static void loss_plot(draw_list *dl, const app_state *app, app_rect box, bool caption)
 {
     const attn_metrics *m = &app->train.metrics;
     int u = draw_line_h(dl), y = box.y;
@@ -174,7 +178,7 @@ static void loss_plot(draw_list *dl, const app_state *app, app_rect box)
     snprintf(top, sizeof top, "%.2f", hi);
     snprintf(bottom, sizeof bottom, "%.2f", lo);
     int lw = draw_imax(draw_text_w(dl, top), draw_text_w(dl, bottom)) + u / 2;
-    app_rect r = {box.x + lw, y, box.w - lw - u / 2, box.y + box.h - y - u - u / 4};
+    app_rect r = {box.x + lw, y, box.w - lw - u / 2, box.y + box.h - y - (caption ? 2 : 1) * u - u / 4};
     if (r.w < 4 * u || r.h < 2 * u) return;
     axes a = make_axes(m, r, lo - pad, hi + pad);
     draw_fill(dl, r.x, r.y, r.w, r.h, DRAW_BG);
@@ -182,18 +186,19 @@ static void loss_plot(draw_list *dl, const app_state *app, app_rect box)
         int sx = (int)lroundf(at_x(&a, m->step[s]));
         draw_line_to(dl, sx, r.y, sx, r.y + r.h, 1, DRAW_PANEL_HI);
     }
-    draw_text(dl, top, box.x, (int)lroundf(at_y(&a, hi)) - u / 2, DRAW_TEXT_DIM);
-    draw_text(dl, bottom, box.x, (int)lroundf(at_y(&a, lo)) - u / 2, DRAW_TEXT_DIM);
+    draw_text(dl, top, box.x, (int)lroundf(at_y(&a, hi)) - u / 2, DRAW_TEXT);
+    draw_text(dl, bottom, box.x, (int)lroundf(at_y(&a, lo)) - u / 2, DRAW_TEXT);
     float t = fmaxf(1.5f, (float)u / 9);
     marks(dl, app, &a);
     curve(dl, &a, m, m->train_loss, 1, t, DRAW_TRAIN_COLOUR, true);
     curve(dl, &a, m, m->heldout_loss, 1, t, DRAW_HELDOUT_COLOUR, true);
-    step_labels(dl, &a, m, r.y + r.h + u / 8);
+    step_labels(dl, &a, m, r.y + r.h + u / 8, caption);
     step_hits(dl, app, &a, m);
 }
 
-/* One head's measure over training, in a cell of the small multiples. */
-static void head_plot(draw_list *dl, const app_state *app, app_rect cell, int layer, int head, int snap)
+/* One head's measure over training, in a cell of the small multiples, its
+ * value at the step shown in its corner (text px tall). */
+static void head_plot(draw_list *dl, const app_state *app, app_rect cell, int layer, int head, int snap, int px)
 {
     const attn_metrics *m = &app->train.metrics;
     attn_metric k = (attn_metric)app->train_metric;
@@ -203,57 +208,136 @@ static void head_plot(draw_list *dl, const app_state *app, app_rect cell, int la
     axes a = make_axes(m, r, 0.0, 1.0);
     marks(dl, app, &a);
     const double *v = m->head[k] + (size_t)layer * m->heads + head;
-    curve(dl, &a, m, v, m->layers * m->heads, shown ? 2.0f : 1.5f, shown ? DRAW_ACCENT : DRAW_TEXT, false);
-    int px = dl->px;
-    dl->px = draw_imax(8, px * 3 / 4);
+    float t = fmaxf(shown ? 2.0f : 1.5f, (float)draw_line_h(dl) / (shown ? 8 : 11));
+    curve(dl, &a, m, v, m->layers * m->heads, t, shown ? DRAW_ACCENT : DRAW_TEXT, false);
+    int frame_px = dl->px;
+    dl->px = px;
     if (snap >= 0 && cell.h >= 2 * draw_line_h(dl)) {
         char val[16];
         snprintf(val, sizeof val, "%.2f", attn_metrics_head(m, k, snap, layer, head));
-        draw_text(dl, val, cell.x + 3, cell.y + 1, shown ? DRAW_WHITE : DRAW_TEXT_DIM);
+        draw_text(dl, val, cell.x + 3, cell.y + 1, DRAW_WHITE);
     }
-    dl->px = px;
+    dl->px = frame_px;
     if (shown) draw_outline(dl, cell.x - 1, cell.y - 1, cell.w + 2, cell.h + 2, 2, DRAW_ACCENT);
     if (m->layers * m->heads <= 64) /* the hits of a larger grid would crowd out the lesson panel's */
         /* TRANSLATORS: the tooltip of a head's small plot in the training panel */
         app_layout_hit_tip(dl->layout, cell, APP_ACT_TRAIN_HEAD, layer << 16 | head, _("show this head"));
 }
 
+/* The small multiples' title: the measure (a click switches it) and what it is measured on. */
+static int head_grid_title(draw_list *dl, const app_state *app, app_rect box)
+{
+    int u = draw_line_h(dl);
+    char buf[300];
+    if (app->train_metric == ATTN_METRIC_INDUCTION)
+        /* TRANSLATORS: the small multiples' title: the measure (a click switches it), and the text it is measured on */
+        snprintf(buf, sizeof buf, _("each head's %s over training, on random words said twice ▸"),
+                 draw_train_metric_name(app->train_metric));
+    else
+        snprintf(buf, sizeof buf, _("each head's %s over training, on the held-out sentences ▸"),
+                 draw_train_metric_name(app->train_metric));
+    int lines = draw_imin(2, draw_text_wrap_lines(dl, buf, box.w - u / 2));
+    int w = lines > 1 ? box.w : draw_imin(draw_text_w(dl, buf) + u / 2, box.w);
+    draw_fill(dl, box.x, box.y - 1, w, lines * u + 2, DRAW_PANEL_HI);
+    if (lines > 1) draw_text_wrap(dl, buf, box.x + u / 4, box.y, w - u / 2, DRAW_WHITE);
+    else draw_text_fit(dl, buf, box.x + u / 4, box.y, w - u / 2, DRAW_WHITE);
+    /* TRANSLATORS: the tooltip of the small multiples' title */
+    app_layout_hit_tip(dl->layout, (app_rect){box.x, box.y - 1, w, lines * u + 2}, APP_ACT_TRAIN_METRIC, 0,
+                       _("plot another measure: previous-token weight, induction score, weight on <s>"));
+    return lines * u + u / 4;
+}
+
 static void head_grid(draw_list *dl, const app_state *app, app_rect box)
 {
     const attn_metrics *m = &app->train.metrics;
-    int u = draw_line_h(dl), y = box.y;
-    char buf[200];
-    /* TRANSLATORS: the small multiples' title: the measure (a click switches it) */
-    snprintf(buf, sizeof buf, _("each head's %s over training ▸"), draw_train_metric_name(app->train_metric));
-    int w = draw_imin(draw_text_w(dl, buf) + u / 2, box.w);
-    draw_fill(dl, box.x, y - 1, w, u + 2, DRAW_PANEL_HI);
-    draw_text_fit(dl, buf, box.x + u / 4, y, w - u / 2, DRAW_WHITE);
-    /* TRANSLATORS: the tooltip of the small multiples' title */
-    app_layout_hit_tip(dl->layout, (app_rect){box.x, y - 1, w, u + 2}, APP_ACT_TRAIN_METRIC, 0,
-                       _("plot another measure: previous-token weight, induction score, weight on <s>"));
-    y += u + u / 4;
-    int px = dl->px;
-    dl->px = draw_imax(8, px * 3 / 4);
+    int y = box.y + head_grid_title(dl, app, box), u = draw_line_h(dl);
+    char buf[64];
+    /* the grid's own text at the frame's size where its cells hold three lines of it, else smaller */
+    int frame_px = dl->px, px = frame_px;
+    int gap = draw_imax(2, u / 5);
+    if ((box.y + box.h - y - u) / m->layers - gap < 3 * u || (box.w - 2 * u) / m->heads < 4 * u) px = draw_imax(10, frame_px * 3 / 4);
+    dl->px = px;
     snprintf(buf, sizeof buf, _("L%d"), m->layers - 1);
     int s = draw_line_h(dl), lab_w = draw_text_w(dl, buf) + s / 2;
     app_rect g = {box.x + lab_w, y + s, box.w - lab_w, box.y + box.h - y - s};
-    int gap = draw_imax(2, u / 5);
     int cw = (g.w + gap) / m->heads - gap, ch = (g.h + gap) / m->layers - gap;
     for (int h = 0; h < m->heads && cw >= 6; h++) {
         snprintf(buf, sizeof buf, _("h%d"), h);
-        draw_text(dl, buf, g.x + h * (cw + gap) + (cw - draw_text_w(dl, buf)) / 2, y, DRAW_TEXT_DIM);
+        draw_text(dl, buf, g.x + h * (cw + gap) + (cw - draw_text_w(dl, buf)) / 2, y, DRAW_TEXT);
     }
     for (int l = 0; l < m->layers && ch >= 6; l++) {
         /* TRANSLATORS: a row of the small multiples: layer %d (short) */
         snprintf(buf, sizeof buf, _("L%d"), l);
-        draw_text(dl, buf, box.x, g.y + l * (ch + gap) + (ch - s) / 2, DRAW_TEXT_DIM);
+        draw_text(dl, buf, box.x, g.y + l * (ch + gap) + (ch - s) / 2, DRAW_TEXT);
     }
-    dl->px = px;
+    dl->px = frame_px;
     if (cw < 6 || ch < 6) return;
     int snap = app_training_snapshot(&app->train, app_training_position(&app->train, app->cfg.model));
     for (int l = 0; l < m->layers; l++)
         for (int h = 0; h < m->heads; h++)
-            head_plot(dl, app, (app_rect){g.x + h * (cw + gap), g.y + l * (ch + gap), cw, ch}, l, h, snap);
+            head_plot(dl, app, (app_rect){g.x + h * (cw + gap), g.y + l * (ch + gap), cw, ch}, l, h, snap, px);
+}
+
+/* The best head's induction score at each snapshot, into best (n). */
+static void best_induction(const attn_metrics *m, double *best)
+{
+    for (int s = 0; s < m->n; s++) {
+        best[s] = 0;
+        for (int l = 0; l < m->layers; l++)
+            for (int h = 0; h < m->heads; h++)
+                best[s] = fmax(best[s], attn_metrics_head(m, ATTN_METRIC_INDUCTION, s, l, h));
+    }
+}
+
+/* One series over training in box: its title with the value at the step
+ * shown, the curve between y0 and y1 (their labels at the left), the steps
+ * under it, a click on a column opening that step. */
+static void series_plot(draw_list *dl, const app_state *app, app_rect box, const char *title, const double *v,
+                        double y0, double y1, bool caption)
+{
+    const attn_metrics *m = &app->train.metrics;
+    int u = draw_line_h(dl), snap = app_training_snapshot(&app->train, app_training_position(&app->train, app->cfg.model));
+    char buf[300], lo[16], hi[16];
+    if (snap >= 0 && isfinite(v[snap])) snprintf(buf, sizeof buf, "%s: %.2f", title, v[snap]);
+    else snprintf(buf, sizeof buf, "%s", title);
+    draw_text_fit(dl, buf, box.x, box.y, box.w, DRAW_WHITE);
+    snprintf(hi, sizeof hi, "%.1f", y1);
+    snprintf(lo, sizeof lo, "%.1f", y0);
+    int lw = draw_imax(draw_text_w(dl, hi), draw_text_w(dl, lo)) + u / 2;
+    app_rect r = {box.x + lw, box.y + u + u / 4, box.w - lw - u / 2, box.h - (caption ? 3 : 2) * u - u / 2};
+    if (r.w < 4 * u || r.h < u) return;
+    axes a = make_axes(m, r, y0, y1);
+    draw_fill(dl, r.x, r.y, r.w, r.h, DRAW_BG);
+    if (y0 < 0 && y1 > 0) draw_line_to(dl, r.x, (int)lroundf(at_y(&a, 0)), r.x + r.w, (int)lroundf(at_y(&a, 0)), 1, DRAW_PANEL_HI);
+    draw_text(dl, hi, box.x, r.y - u / 4, DRAW_TEXT);
+    draw_text(dl, lo, box.x, r.y + r.h - u + u / 4, DRAW_TEXT);
+    marks(dl, app, &a);
+    curve(dl, &a, m, v, 1, fmaxf(1.5f, (float)u / 9), DRAW_TRAIN_COLOUR, true);
+    step_labels(dl, &a, m, r.y + r.h + u / 8, caption);
+    step_hits(dl, app, &a, m);
+}
+
+/* Olsson et al.'s two dates of the phase change, on random words said twice:
+ * the best head's induction score and the second copy's loss minus the first's. */
+static void phase_plots(draw_list *dl, const app_state *app, app_rect box)
+{
+    const attn_metrics *m = &app->train.metrics;
+    double *best = malloc((size_t)m->n * sizeof *best);
+    if (!best) return;
+    best_induction(m, best);
+    double lo = 0;
+    bool drop = false;
+    for (int s = 0; s < m->n; s++)
+        if (isfinite(m->icl_drop[s])) lo = fmin(lo, m->icl_drop[s]), drop = true;
+    int h = drop ? box.h / 2 : box.h;
+    /* TRANSLATORS: a training plot: the largest induction score of any head, on random words said twice */
+    series_plot(dl, app, (app_rect){box.x, box.y, box.w, h}, _("best head's induction score (random words said twice)"), best,
+                0.0, 1.0, !drop);
+    if (drop)
+        /* TRANSLATORS: a training plot: loss on the second copy of random words minus the loss on the first, nats/token */
+        series_plot(dl, app, (app_rect){box.x, box.y + h, box.w, box.h - h},
+                    _("second copy's loss − first copy's, nats/token"), m->icl_drop, floor(lo * 2) / 2, 0.0, true);
+    free(best);
 }
 
 void draw_train_panel(draw_list *dl, const app_state *app, app_rect box)
@@ -264,6 +348,21 @@ void draw_train_panel(draw_list *dl, const app_state *app, app_rect box)
     /* the loss plot as wide as its legend, the small multiples keeping at least 10 lines */
     int lw = draw_imax(in.w * 2 / 5, draw_imin(in.w, draw_imax(18 * u, legend(dl, 0, 0, false))));
     if (in.w - lw - u < 10 * u) lw = draw_imax(in.w * 2 / 5, in.w - 11 * u);
-    loss_plot(dl, app, (app_rect){in.x, in.y, lw, in.h});
+    loss_plot(dl, app, (app_rect){in.x, in.y, lw, in.h}, false);
     if (in.w - lw - u >= 8 * u) head_grid(dl, app, (app_rect){in.x + lw + u, in.y, in.w - lw - u, in.h});
+}
+
+bool draw_train_view_ok(const app_state *app)
+{
+    return app->train.n && app->train.metrics.n && !app->from_file;
+}
+
+void draw_train_view(draw_list *dl, const app_state *app, app_rect box)
+{
+    int u = draw_line_h(dl);
+    /* the loss and the phase change's two measures side by side on top, the heads' small plots under them */
+    int top = draw_imax(9 * u, box.h * 9 / 20), half = (box.w - u) / 2;
+    loss_plot(dl, app, (app_rect){box.x, box.y, half, top}, true);
+    phase_plots(dl, app, (app_rect){box.x + half + u, box.y, box.w - half - u, top});
+    head_grid(dl, app, (app_rect){box.x, box.y + top + u / 2, box.w, box.h - top - u / 2});
 }

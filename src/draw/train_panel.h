@@ -18,6 +18,14 @@ int draw_train_panel_height(draw_list *dl, const app_state *app, int avail);
 
 void draw_train_panel(draw_list *dl, const app_state *app, app_rect box);
 
+/* The training view (view = training, T): in the picture's place, the loss,
+ * Olsson et al.'s two measures of the phase change (the best head's
+ * induction score and the in-context loss drop, on random words said twice)
+ * and every head's small plot, large. draw_train_view_ok: whether the model
+ * shown has them to draw. */
+bool draw_train_view_ok(const app_state *app);
+void draw_train_view(draw_list *dl, const app_state *app, app_rect box);
+
 /* The measure's name as the panel titles it (translated). */
 const char *draw_train_metric_name(int metric);
 

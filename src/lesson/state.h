@@ -16,11 +16,12 @@ typedef enum {
     LESSON_VIEW_GRID,
     LESSON_VIEW_COMPARE,
     LESSON_VIEW_GEOMETRY, /* one head's queries, keys and values as arrows */
+    LESSON_VIEW_TRAINING, /* a model saved during training: its loss and its heads' measures over training */
     LESSON_VIEW_COUNT
 } lesson_view_mode;
 
 /* Their names in lessons (`view = grid`) and on the command line (`--view grid`). */
-extern const char *const lesson_view_names[LESSON_VIEW_COUNT];       /* "single", "grid", "compare", "geometry" */
+extern const char *const lesson_view_names[LESSON_VIEW_COUNT];       /* "single", "grid", "compare", "geometry", "training" */
 /* The stage list and the side panel beside the picture: where they leave it
  * its size (auto), always, or never (`panels = shown`, the window's n). */
 typedef enum { LESSON_PANELS_AUTO, LESSON_PANELS_SHOWN, LESSON_PANELS_HIDDEN, LESSON_PANELS_COUNT } lesson_panels;

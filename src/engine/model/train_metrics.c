@@ -26,6 +26,7 @@ void attn_metrics_free(attn_metrics *m)
     free(m->step);
     free(m->train_loss);
     free(m->heldout_loss);
+    free(m->icl_drop);
     for (int k = 0; k < ATTN_METRIC_COUNT; k++) free(m->head[k]);
     memset(m, 0, sizeof *m);
 }
@@ -124,8 +125,9 @@ static attn_status read_snapshots(const cJSON *root, attn_metrics *m, attn_error
     m->step = malloc((size_t)n * sizeof *m->step);
     m->train_loss = malloc((size_t)n * sizeof(double));
     m->heldout_loss = malloc((size_t)n * sizeof(double));
+    m->icl_drop = malloc((size_t)n * sizeof(double));
     for (int k = 0; k < ATTN_METRIC_COUNT; k++) m->head[k] = malloc(cells * sizeof(double));
-    if (!m->step || !m->train_loss || !m->heldout_loss || !m->head[0] || !m->head[1] || !m->head[2])
+    if (!m->step || !m->train_loss || !m->heldout_loss || !m->icl_drop || !m->head[0] || !m->head[1] || !m->head[2])
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < cells; i++) m->head[0][i] = NAN; /* marks a head not yet read */
     const cJSON *e;
@@ -137,6 +139,9 @@ static attn_status read_snapshots(const cJSON *root, attn_metrics *m, attn_error
         if ((st = whole(e, "step", name, 0, LONG_MAX / 2, &m->step[s], err)) ||
             (st = number(e, "train_loss", name, &m->train_loss[s], err)) ||
             (st = number(e, "heldout_loss", name, &m->heldout_loss[s], err)))
+            return st;
+        m->icl_drop[s] = NAN; /* optional: files written before it was measured have none */
+        if (cJSON_GetObjectItemCaseSensitive(e, "icl_drop") && (st = number(e, "icl_drop", name, &m->icl_drop[s], err)))
             return st;
         if (s > 0 && m->step[s] <= m->step[s - 1])
             return attn_fail(err, ATTN_ERR_FORMAT, "snapshot %d: step %ld does not follow step %ld", s, m->step[s],

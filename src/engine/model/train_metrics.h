@@ -3,7 +3,7 @@
  * read into plain arrays for the window's training panel.
  *
  *     {"induction": {...}, "snapshots": [
- *        {"step": 0, "train_loss": 3.74, "heldout_loss": 3.74, ...,
+ *        {"step": 0, "train_loss": 3.74, "heldout_loss": 3.74, "icl_drop": -0.01, ...,
  *         "heads": [{"layer": 0, "head": 0, "induction": 0.02, "-1": 0.18, "first": 0.18, ...}, ...]},
  *        ...]}
  *
@@ -29,6 +29,9 @@ typedef struct {
     long *step;            /* (n) training step, increasing */
     double *train_loss;    /* (n) nats per token on the fixed training sample */
     double *heldout_loss;  /* (n) the same on held-out text */
+    double *icl_drop;      /* (n) on the induction test's random words said twice: the second copy's loss
+                            * minus the first's, nats per token (Olsson et al.'s in-context learning score);
+                            * NaN where the file has none */
     double *head[ATTN_METRIC_COUNT]; /* each (n, layers, heads): head[m][(s · layers + l) · heads + h] */
 } attn_metrics;
 
