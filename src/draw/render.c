@@ -842,7 +842,8 @@ static void train_fold(draw_list *dl, const app_state *app, app_rect box)
 
 /* A model saved during training: the frame's plan (*fp) and the height of its
  * training panel across the bottom. The panel is full where it leaves the
- * picture readable (cells_readable; the other views, keeps_picture), else a line (the
+ * picture readable (cells_readable) and 90% of its size or, in the single
+ * view, cells as large as the text; else a line (the
  * training view, T, shows it large); none when n hid the panels or the
  * training view shows it in the picture's place. */
 static int train_plan(draw_list *dl, const app_state *app, app_rect area, frame_plan *fp)
@@ -854,8 +855,8 @@ static int train_plan(draw_list *dl, const app_state *app, app_rect area, frame_
     frame_plan folded;
     int fold = train_fold_height(dl);
     choose_plan(dl, app, (app_rect){area.x, area.y, area.w, area.h - fold}, &folded);
-    if (app->view.mode == LESSON_VIEW_SINGLE ? cells_readable(dl, app, fp, &folded) : keeps_picture(dl, app, fp, &folded))
-        return full;
+    bool large = app->view.mode == LESSON_VIEW_SINGLE && fp->size >= dl->px; /* cells as large as the text */
+    if (cells_readable(dl, app, fp, &folded) && (large || fp->size >= 0.9 * folded.size)) return full;
     *fp = folded;
     return fold;
 }

@@ -298,13 +298,14 @@ static void series_plot(draw_list *dl, const app_state *app, app_rect box, const
     const attn_metrics *m = &app->train.metrics;
     int u = draw_line_h(dl), snap = app_training_snapshot(&app->train, app_training_position(&app->train, app->cfg.model));
     char buf[300], lo[16], hi[16];
-    if (snap >= 0 && isfinite(v[snap])) snprintf(buf, sizeof buf, "%s: %.2f", title, v[snap]);
+    if (snap >= 0 && isfinite(v[snap])) /* a minus sign, not a hyphen */
+        snprintf(buf, sizeof buf, "%s: %s%.2f", title, v[snap] < 0 ? "−" : "", fabs(v[snap]));
     else snprintf(buf, sizeof buf, "%s", title);
     draw_text_fit(dl, buf, box.x, box.y, box.w, DRAW_WHITE);
-    snprintf(hi, sizeof hi, "%.1f", y1);
-    snprintf(lo, sizeof lo, "%.1f", y0);
+    snprintf(hi, sizeof hi, "%s%.1f", y1 < 0 ? "−" : "", fabs(y1));
+    snprintf(lo, sizeof lo, "%s%.1f", y0 < 0 ? "−" : "", fabs(y0));
     int lw = draw_imax(draw_text_w(dl, hi), draw_text_w(dl, lo)) + u / 2;
-    app_rect r = {box.x + lw, box.y + u + u / 4, box.w - lw - u / 2, box.h - (caption ? 3 : 2) * u - u / 2};
+    app_rect r = {box.x + lw, box.y + u + u / 4, box.w - lw - 3 * u / 2, box.h - (caption ? 3 : 2) * u - u / 2};
     if (r.w < 4 * u || r.h < u) return;
     axes a = make_axes(m, r, y0, y1);
     draw_fill(dl, r.x, r.y, r.w, r.h, DRAW_BG);
