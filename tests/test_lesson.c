@@ -211,7 +211,7 @@ static void steps_set_the_panels(void **state)
     assert_int_equal(parse("# P\n\n## One\n\n```attnlab\npanels = open\n```\n\nText.\n", &ls, &dg), 0);
     assert_int_equal(lesson_step_state(&ls, 0, &c, &v, NULL, &dg), -1);
     attn_config_free(&c);
-    expect_diag(&dg, 6, "panels: 'open' is not auto, shown or hidden");
+    expect_diag(&dg, 6, "panels: 'open' is not auto, shown, hidden or side");
     lesson_free(&ls);
     lesson_diags_free(&dg);
 }
@@ -340,7 +340,7 @@ static void check_runs_every_step(void **state)
         {"highlight = cells 0,9\n", "cell 0,9 is outside"},
         {"row = 6\n", "row: 6 is outside"},
         {"decode_step = 7\n", "past the last token"},
-        {"view = triple\n", "not single, grid, compare or geometry"},
+        {"view = triple\n", "not single, grid, compare, geometry or training"},
         {"source_tokens = a b\ncausal = true\n", "causal"},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {

@@ -22,9 +22,10 @@ void draw_plot_overview(draw_list *dl, const app_state *app, app_rect box)
     /* TRANSLATORS: the overview's caption: the stage shown in every layer and head */
     snprintf(buf, sizeof buf, _("%s of every layer (rows) and head (columns), framed by K/V group · click one to open it"),
              stage);
-    draw_text_fit(dl, buf, box.x, box.y, box.w, DRAW_TEXT_DIM);
-    box.y += u + u / 2;
-    box.h -= u + u / 2;
+    int lines = draw_text_wrap_lines(dl, buf, box.w); /* wrapped, never cut: it says how to read the grid */
+    draw_text_wrap(dl, buf, box.x, box.y, box.w, DRAW_TEXT_DIM);
+    box.y += lines * u + u / 2;
+    box.h -= lines * u + u / 2;
     int lab = draw_text_w(dl, "L00") + u / 2;
     int pw = (box.w - lab) / d->h, ph = box.h / L - u;
     for (int hh = 0; hh < d->h; hh++) {

@@ -437,11 +437,42 @@ static int col_label_step(draw_list *dl, const draw_plot_placed *p, int room)
     return draw_imax(1, (int)ceil(room / fmax(p->r.w / (double)p->s->cols, 0.01)));
 }
 
+/* A special token's label in a turned band ("<s>", "</s>"): turned, its
+ * brackets would read "^s v" to anyone not tilting their head. Level instead
+ * where it fits over its columns (span) and the free room left of them
+ * (left: the row labels' corner, over the first column), right-aligned on its
+ * column; else its characters stacked top-down where the band holds them.
+ * Returns false (draw it turned) when neither fits. */
+static bool bracket_label(draw_list *dl, const char *lab, const draw_plot_placed *p, app_rect c, int span, int left)
+{
+    size_t n = strlen(lab);
+    int u = draw_line_h(dl), tw = draw_text_w(dl, lab), right = c.x + c.w - p->gap;
+    if (n < 3 || n > 8 || !strchr("<‹", lab[0]) || (lab[n - 1] != '>' && strcmp(lab + n - 3, "›"))) return false;
+    if (tw <= span + left) {
+        draw_text(dl, lab, draw_imin(right - tw, c.x + (c.w - p->gap - tw) / 2), p->r.y - u - u / 4, DRAW_TEXT);
+        return true;
+    }
+    int chars = 0, pitch = u * 7 / 10;
+    for (size_t i = 0; i < n; i = attn_utf8_next(lab, n, i)) chars++;
+    if (chars * pitch + u / 4 > p->lh) return false;
+    int y = p->r.y - u / 4 - u - (chars - 1) * pitch;
+    for (size_t i = 0; i < n; y += pitch) {
+        char one[8];
+        size_t next = attn_utf8_next(lab, n, i);
+        snprintf(one, sizeof one, "%.*s", (int)(next - i), lab + i);
+        draw_text(dl, one, c.x + (c.w - p->gap - draw_text_w(dl, one)) / 2, y, DRAW_TEXT);
+        i = next;
+    }
+    return true;
+}
+
 /* Column labels over the cells in the band above them, every step-th: a label
  * too long for its cell cut with "…" (the tooltip shows it whole), or, when
  * the band is turned, every word read upwards from the cells (cut only past 6
- * lines) and single characters level. */
-static void col_labels(draw_list *dl, const attn_trace *tr, const app_view_slice *v, const draw_plot_placed *p, int y, int step)
+ * lines), special tokens level or stacked (bracket_label) and single
+ * characters level. lw: the row labels' width left of the cells. */
+static void col_labels(draw_list *dl, const attn_trace *tr, const app_view_slice *v, const draw_plot_placed *p, int y, int step,
+                       int lw)
 {
     const app_slice *s = p->s;
     int u = draw_line_h(dl);
@@ -452,6 +483,7 @@ static void col_labels(draw_list *dl, const attn_trace *tr, const app_view_slice
         const char *lab = app_view_col_label(tr, v, j, buf, sizeof buf);
         size_t n = strlen(lab);
         bool word = n > 0 && attn_utf8_next(lab, n, 0) < n; /* more than one character */
+        if (p->turned && word && bracket_label(dl, lab, p, c, (int)(cw * step), j == 0 ? lw : 0)) continue;
         if (p->turned && (word || label_need(dl, lab) > cw * step)) { /* words all turn alike; a character stays level */
             const char *t = draw_text_cut(dl, lab, p->lh - u / 4, cut, sizeof cut);
             int tw = draw_text_w(dl, t);
@@ -581,7 +613,7 @@ int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr,
     if (o->labels) {
         dl->px = p.label_px;
         if (rows) row_labels(dl, app, tr, v, &p, lw, row_step);
-        col_labels(dl, tr, v, &p, box.y, col_step);
+        col_labels(dl, tr, v, &p, box.y, col_step, lw);
         if (o->rms) rms_column(dl, &p, o, row_step);
         dl->px = frame_px;
         hidden_labels_note(dl, &p, rows ? row_step : 1, col_step, box.y + box.h);

@@ -791,13 +791,15 @@ static bool keeps_picture(draw_list *dl, const app_state *app, const frame_plan 
 
 /* The picture owns the screen: the stage list, the side panel and the stage's
  * description stay only while the picture stays as readable without them
- * (keeps_picture), unless n asked for them (or for none). */
+ * (keeps_picture), unless n asked for them (or for none), or a lesson for
+ * the side panel alone. */
 static void choose_plan(draw_list *dl, const app_state *app, app_rect area, frame_plan *best)
 {
     frame_plan lean, p;
-    if (app->view.panels == LESSON_PANELS_HIDDEN) {
-        plan_frame(dl, app, area, false, false, true, best);
-        plan_frame(dl, app, area, false, false, false, &lean);
+    bool side = app->view.panels == LESSON_PANELS_SIDE;
+    if (app->view.panels == LESSON_PANELS_HIDDEN || side) {
+        plan_frame(dl, app, area, false, side, true, best);
+        plan_frame(dl, app, area, false, side, false, &lean);
         if (!keeps_picture(dl, app, best, &lean)) *best = lean;
         return;
     }

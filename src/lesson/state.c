@@ -16,7 +16,7 @@
 #include "quiz.h"
 
 const char *const lesson_view_names[LESSON_VIEW_COUNT] = {"single", "grid", "compare", "geometry", "training"};
-const char *const lesson_panels_names[LESSON_PANELS_COUNT] = {"auto", "shown", "hidden"};
+const char *const lesson_panels_names[LESSON_PANELS_COUNT] = {"auto", "shown", "hidden", "side"};
 
 lesson_view lesson_view_default(void)
 {
@@ -123,7 +123,7 @@ static int apply_view(const lesson_setting *s, lesson_view *view, lesson_marks *
         mk->line[L_VIEW] = s->line;
     } else if (!strcmp(k, "panels")) {
         if ((n = pick(v, lesson_panels_names, LESSON_PANELS_COUNT)) < 0)
-            return lesson_diag_add(dg, s->line, "panels: '%.40s' is not auto, shown or hidden", v), -1;
+            return lesson_diag_add(dg, s->line, "panels: '%.40s' is not auto, shown, hidden or side", v), -1;
         view->panels = n;
     } else if (!strcmp(k, "compare")) {
         char names[160];

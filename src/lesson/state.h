@@ -24,8 +24,9 @@ typedef enum {
 extern const char *const lesson_view_names[LESSON_VIEW_COUNT];       /* "single", "grid", "compare", "geometry", "training" */
 /* The stage list and the side panel beside the picture: where they leave it
  * its size (auto), always, or never (`panels = shown`, the window's n). */
-typedef enum { LESSON_PANELS_AUTO, LESSON_PANELS_SHOWN, LESSON_PANELS_HIDDEN, LESSON_PANELS_COUNT } lesson_panels;
-extern const char *const lesson_panels_names[LESSON_PANELS_COUNT]; /* "auto", "shown", "hidden" */
+/* side: the side panel without the stage list, for a step whose text reads the panel beside a wide picture. */
+typedef enum { LESSON_PANELS_AUTO, LESSON_PANELS_SHOWN, LESSON_PANELS_HIDDEN, LESSON_PANELS_SIDE, LESSON_PANELS_COUNT } lesson_panels;
+extern const char *const lesson_panels_names[LESSON_PANELS_COUNT]; /* "auto", "shown", "hidden", "side" */
 
 typedef enum { LESSON_HL_NONE, LESSON_HL_ROW, LESSON_HL_COL, LESSON_HL_CELLS } lesson_hl_kind;
 
