@@ -16,6 +16,11 @@
 
 #define LABELS_MAX (3 * DRAW_GEOM_MAX)
 #define POINTS_MAX (6 * DRAW_GEOM_MAX)
+#define SEGS_MAX 1024 /* the arrows and arcs a panel drew, which its labels keep off */
+
+typedef struct {
+    float x0, y0, x1, y1;
+} seg;
 
 /* A panel's plane: where the origin is on screen, and pixels per unit (one
  * scale for both axes, so angles and the lengths that make q·k stay true). */
@@ -25,6 +30,8 @@ typedef struct {
     app_rect inner; /* where arrow tips and labels may go */
     app_rect placed[LABELS_MAX]; /* labels drawn so far, which later ones step around */
     int n_placed;
+    seg segs[SEGS_MAX]; /* the lines drawn (arrows, arcs, the chain), which labels step around where they can */
+    int n_segs;
     int dropped;   /* labels left out: the first with no free place inside the panel, and all after it */
     int cut;       /* arrows longer than the panel, cut at its edge */
 } plane;
@@ -118,6 +125,12 @@ static bool tip(const plane *p, const float v[2], float *x, float *y)
 static float sx(const plane *p, const float v[2]) { float x, y; tip(p, v, &x, &y); return x; }
 static float sy(const plane *p, const float v[2]) { float x, y; tip(p, v, &x, &y); return y; }
 
+/* Remembers a line drawn on p, for the labels to keep off (as many as fit). */
+static void keep_off(plane *p, float x0, float y0, float x1, float y1)
+{
+    if (p->n_segs < SEGS_MAX) p->segs[p->n_segs++] = (seg){x0, y0, x1, y1};
+}
+
 /* An arrow from the origin to v; one longer than the panel is cut at its
  * edge, drawn with a double head, and counted for the note. */
 static void arrow(draw_list *dl, plane *p, const float v[2], float t, float head, uint32_t c, bool count)
@@ -125,6 +138,7 @@ static void arrow(draw_list *dl, plane *p, const float v[2], float t, float head
     float x, y;
     bool cut = tip(p, v, &x, &y);
     draw_arrow(dl, p->cx, p->cy, x, y, t, head, c);
+    keep_off(p, p->cx, p->cy, x, y);
     if (!cut) return;
     float d = hypotf(x - p->cx, y - p->cy);
     if (d > 2 * head) { /* a second head behind the first: it goes on */
@@ -154,12 +168,70 @@ static bool inside(app_rect r, app_rect box)
     return r.x >= box.x && r.y >= box.y && r.x + r.w <= box.x + box.w && r.y + r.h <= box.y + box.h;
 }
 
-/* A label near the tip of the arrow to v, inside the panel and clear of
- * every label placed before it: just beyond the tip, else further out along
- * the arrow or beside it, else further still with a leader line to the tip.
+/* Whether segment s passes through r (Liang–Barsky: the part of s inside r's
+ * slabs in x and in y is not empty). */
+static bool crosses(const seg *s, app_rect r)
+{
+    float t0 = 0, t1 = 1, d[2] = {s->x1 - s->x0, s->y1 - s->y0}, o[2] = {s->x0, s->y0};
+    float lo[2] = {(float)r.x, (float)r.y}, hi[2] = {(float)(r.x + r.w), (float)(r.y + r.h)};
+    for (int a = 0; a < 2; a++) {
+        if (fabsf(d[a]) < 1e-6f) {
+            if (o[a] < lo[a] || o[a] > hi[a]) return false;
+            continue;
+        }
+        float ta = (lo[a] - o[a]) / d[a], tb = (hi[a] - o[a]) / d[a];
+        if (ta > tb) { float x = ta; ta = tb; tb = x; }
+        t0 = fmaxf(t0, ta), t1 = fminf(t1, tb);
+        if (t0 > t1) return false;
+    }
+    return true;
+}
+
+/* Whether a label at r would lie on a line drawn on p (a pixel of room around it). */
+static bool on_a_line(const plane *p, app_rect r)
+{
+    app_rect pad = {r.x - 1, r.y - 1, r.w + 2, r.h + 2};
+    for (int i = 0; i < p->n_segs; i++)
+        if (crosses(&p->segs[i], pad)) return true;
+    return false;
+}
+
+/* A label near the tip of the arrow to v, inside the panel, clear of every
+ * label placed before it and, where it can be, of every line drawn (arrows,
+ * RoPE's arcs, the chain of values): just beyond the tip, else further out
+ * along the arrow or beside it, else further still; a leader line to the tip
+ * from any label not right at it.
  * With no such place it is left out, and so is every label after it
  * (counted in p->dropped): labels come in order of weight, so the ones left
  * out are exactly those of the smallest weights. */
+enum { NEAR = 13, RINGS = 8, ANGLES = 16, PLACES = NEAR + RINGS * ANGLES };
+
+/* The k-th place tip_label tries for a label w wide of the arrow whose tip is
+ * (tx, ty), pointing (dx, dy): beyond the tip, along the arrow or beside it
+ * (the text hanging from that side); then rings further out, the nearest
+ * first, from the arrow's direction round, centred there. */
+static app_rect label_place(int k, float tx, float ty, float dx, float dy, int w, int u)
+{
+    static const float OUT[NEAR] = {0.6f, 1.5f, 0.6f, 0.6f, 2.5f, 1.5f, 1.5f, 3.5f, 2.5f, 2.5f, 0.6f, 0.6f, 4.5f};
+    static const float SIDE[NEAR] = {0, 0, 1, -1, 0, 1, -1, 0, 1.5f, -1.5f, 2, -2, 0};
+    if (k < NEAR) {
+        float x = tx + dx * u * OUT[k] - dy * u * SIDE[k], y = ty + dy * u * OUT[k] + dx * u * SIDE[k];
+        return (app_rect){(int)lroundf(x - (dx < -0.3f ? w : dx < 0.3f ? w / 2.0f : 0)), (int)lroundf(y - u / 2.0f), w, u};
+    }
+    int ring = (k - NEAR) / ANGLES, a = (k - NEAR) % ANGLES;
+    float rad = u * (3.0f + 1.5f * ring), ang = atan2f(dy, dx) + (a % 2 ? -1 : 1) * ((a + 1) / 2) * (6.2831853f / ANGLES);
+    float x = tx + rad * cosf(ang), y = ty + rad * sinf(ang);
+    return (app_rect){(int)lroundf(x - w / 2.0f), (int)lroundf(y - u / 2.0f), w, u};
+}
+
+/* Whether the leader l crosses a label placed on p. */
+static bool leader_crosses(const plane *p, const seg *l)
+{
+    for (int i = 0; i < p->n_placed; i++)
+        if (crosses(l, p->placed[i])) return true;
+    return false;
+}
+
 static bool tip_label(draw_list *dl, plane *p, const float v[2], const char *s, uint32_t c)
 {
     if (p->dropped) { /* one before it found no place: the ones after weigh less and are left out too */
@@ -169,25 +241,19 @@ static bool tip_label(draw_list *dl, plane *p, const float v[2], const char *s, 
     int u = draw_line_h(dl), w = draw_text_w(dl, s);
     float n = hypotf(v[0], v[1]), dx = n > 0 ? v[0] / n : 1, dy = n > 0 ? -v[1] / n : 0, tx, ty;
     tip(p, v, &tx, &ty);
-    static const float OUT[] = {0.6f, 1.5f, 0.6f, 0.6f, 2.5f, 1.5f, 1.5f, 3.5f, 2.5f, 2.5f, 0.6f, 0.6f, 4.5f};
-    static const float SIDE[] = {0, 0, 1, -1, 0, 1, -1, 0, 1.5f, -1.5f, 2, -2, 0};
-    enum { NEAR = (int)(sizeof OUT / sizeof OUT[0]), RINGS = 8, ANGLES = 16 };
-    for (int k = 0; k < NEAR + RINGS * ANGLES; k++) {
-        float x, y;
-        app_rect r;
-        if (k < NEAR) { /* beyond the tip, along the arrow or beside it: the text hangs from that side */
-            x = tx + dx * u * OUT[k] - dy * u * SIDE[k], y = ty + dy * u * OUT[k] + dx * u * SIDE[k];
-            r = (app_rect){(int)lroundf(x - (dx < -0.3f ? w : dx < 0.3f ? w / 2.0f : 0)), (int)lroundf(y - u / 2.0f), w, u};
-        } else { /* rings further out, the nearest first, from the arrow's direction round: centred there */
-            int ring = (k - NEAR) / ANGLES, a = (k - NEAR) % ANGLES;
-            float rad = u * (3.0f + 1.5f * ring), ang = atan2f(dy, dx) + (a % 2 ? -1 : 1) * ((a + 1) / 2) * (6.2831853f / ANGLES);
-            x = tx + rad * cosf(ang), y = ty + rad * sinf(ang);
-            r = (app_rect){(int)lroundf(x - w / 2.0f), (int)lroundf(y - u / 2.0f), w, u};
-        }
-        if (!inside(r, p->inner) || overlaps(p, r)) continue;
-        if (k >= NEAR) { /* a leader from the tip to the label's nearest point */
-            float lx = fminf(fmaxf(tx, (float)r.x), (float)(r.x + r.w)), ly = fminf(fmaxf(ty, (float)r.y), (float)(r.y + r.h));
+    /* first a place off every line drawn too; where there is none, one on a line rather than none */
+    for (int k = 0; k < 2 * PLACES; k++) {
+        bool lines = k < PLACES;
+        app_rect r = label_place(k % PLACES, tx, ty, dx, dy, w, u);
+        if (!inside(r, p->inner) || overlaps(p, r) || (lines && on_a_line(p, r))) continue;
+        /* a label away from its tip (further out, or stepped around a line) gets a leader to it */
+        float lx = fminf(fmaxf(tx, (float)r.x), (float)(r.x + r.w)), ly = fminf(fmaxf(ty, (float)r.y), (float)(r.y + r.h));
+        seg leader = {tx, ty, lx, ly};
+        bool led = k % PLACES >= NEAR || hypotf(lx - tx, ly - ty) > 0.8f * u;
+        if (led && lines && leader_crosses(p, &leader)) continue;
+        if (led) {
             draw_segment(dl, tx, ty, lx, ly, 1, alpha(c, 0.5f));
+            keep_off(p, tx, ty, lx, ly);
         }
         draw_text(dl, s, r.x, r.y, c);
         if (p->n_placed < LABELS_MAX) p->placed[p->n_placed++] = r;
@@ -200,7 +266,7 @@ static bool tip_label(draw_list *dl, plane *p, const float v[2], const char *s, 
 /* The arc at radius |v1| from v0's direction to v1's: the turn RoPE gave. In
  * the head's own plane (exact) RoPE turns counter-clockwise, by the position
  * in radians; in a projection the shorter way round is drawn. */
-static void turn(draw_list *dl, const plane *p, const float v0[2], const float v1[2], bool exact, uint32_t c)
+static void turn(draw_list *dl, plane *p, const float v0[2], const float v1[2], bool exact, uint32_t c)
 {
     float a0 = atan2f(v0[1], v0[0]), a1 = atan2f(v1[1], v1[0]), r = hypotf(v1[0], v1[1]) * p->sc;
     float da = exact ? fmodf(a1 - a0 + 4 * 3.14159265f, 2 * 3.14159265f) : remainderf(a1 - a0, 2 * 3.14159265f);
@@ -209,6 +275,7 @@ static void turn(draw_list *dl, const plane *p, const float v0[2], const float v
     for (int i = 0; i < steps; i++) {
         float t0 = a0 + da * i / steps, t1 = a0 + da * (i + 1) / steps;
         draw_segment(dl, p->cx + r * cosf(t0), p->cy - r * sinf(t0), p->cx + r * cosf(t1), p->cy - r * sinf(t1), 1.5f, c);
+        keep_off(p, p->cx + r * cosf(t0), p->cy - r * sinf(t0), p->cx + r * cosf(t1), p->cy - r * sinf(t1));
     }
 }
 
@@ -316,7 +383,10 @@ static void value_panel(draw_list *dl, const draw_geom *g, int qi, plane *p)
     double acc[2] = {0, 0};
     for (int j = 0; j < g->t; j++) {
         chain_at(g, qi, j, acc, to);
-        if (g->w[qi][j] > 0) draw_arrow(dl, sx(p, at), sy(p, at), sx(p, to), sy(p, to), t, head * 0.8f, V_COLOR);
+        if (g->w[qi][j] > 0) {
+            draw_arrow(dl, sx(p, at), sy(p, at), sx(p, to), sy(p, to), t, head * 0.8f, V_COLOR);
+            keep_off(p, sx(p, at), sy(p, at), sx(p, to), sy(p, to));
+        }
         at[0] = to[0], at[1] = to[1];
     }
     arrow(dl, p, g->ctx[qi], 2 * t, head * 1.2f, Q_COLOR, true);

@@ -447,7 +447,7 @@ static bool bracket_label(draw_list *dl, const char *lab, const draw_plot_placed
 {
     size_t n = strlen(lab);
     int u = draw_line_h(dl), tw = draw_text_w(dl, lab), right = c.x + c.w - p->gap;
-    if (n < 3 || n > 8 || !strchr("<‹", lab[0]) || (lab[n - 1] != '>' && strcmp(lab + n - 3, "›"))) return false;
+    if (n < 3 || n > 8 || (lab[0] != '<' && strncmp(lab, "‹", 3)) || (lab[n - 1] != '>' && strcmp(lab + n - 3, "›"))) return false;
     if (tw <= span + left) {
         draw_text(dl, lab, draw_imin(right - tw, c.x + (c.w - p->gap - tw) / 2), p->r.y - u - u / 4, DRAW_TEXT);
         return true;
