@@ -44,11 +44,12 @@ static int grid_columns(int n, int w, int h, int rows, int cols, int u)
 }
 
 /* Whether a thumbnail in r can carry labels: with a label column of about
- * four characters, its cells would still be at least a line tall. */
+ * four characters, its cells would still be 3/4 of a line tall (labels the
+ * line would thin out are set that much smaller: draw_plot_place). */
 static bool thumb_labels(app_rect r, const app_view_slice *v, int u)
 {
-    return v->slice.rows > 0 && v->slice.cols > 0 && (r.w - 3 * u) / v->slice.cols >= u &&
-           (r.h - 2 * u) / v->slice.rows >= u;
+    return v->slice.rows > 0 && v->slice.cols > 0 && (r.w - 3 * u) / v->slice.cols >= u * 3 / 4 &&
+           (r.h - 2 * u) / v->slice.rows >= u * 3 / 4;
 }
 
 void draw_plot_grid(draw_list *dl, const app_state *app, app_rect box)
