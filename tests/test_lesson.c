@@ -187,21 +187,22 @@ static void steps_inherit_and_restore(void **state)
     lesson_diags_free(&dg);
 }
 
-/* panels = shown | hidden | auto: a step asks for the stage list and side
- * panel, the next steps keep it until one says auto; another word is an error
- * at its line. */
+/* panels = shown | hidden | side | auto: a step asks for the stage list and
+ * side panel (side: the side panel alone), the next steps keep it until one
+ * says auto; another word is an error at its line. */
 static void steps_set_the_panels(void **state)
 {
     (void)state;
     static const char *const md = "# P\n\n## One\n\n```attnlab\npanels = shown\n```\n\nText.\n\n"
-                                  "## Two\n\nMore.\n\n## Three\n\n```attnlab\npanels = auto\n```\n\nEnd.\n";
+                                  "## Two\n\nMore.\n\n## Three\n\n```attnlab\npanels = side\n```\n\nMore.\n\n"
+                                  "## Four\n\n```attnlab\npanels = auto\n```\n\nEnd.\n";
     lesson ls;
     lesson_diags dg;
     attn_config c;
     lesson_view v;
     assert_int_equal(parse(md, &ls, &dg), 0);
-    int want[] = {LESSON_PANELS_SHOWN, LESSON_PANELS_SHOWN, LESSON_PANELS_AUTO};
-    for (int i = 0; i < 3; i++) {
+    int want[] = {LESSON_PANELS_SHOWN, LESSON_PANELS_SHOWN, LESSON_PANELS_SIDE, LESSON_PANELS_AUTO};
+    for (int i = 0; i < 4; i++) {
         assert_int_equal(lesson_step_state(&ls, i, &c, &v, NULL, &dg), 0);
         assert_int_equal((int)v.panels, want[i]);
         attn_config_free(&c);
