@@ -298,8 +298,8 @@ static void series_plot(draw_list *dl, const app_state *app, app_rect box, const
     const attn_metrics *m = &app->train.metrics;
     int u = draw_line_h(dl), snap = app_training_snapshot(&app->train, app_training_position(&app->train, app->cfg.model));
     char buf[300], lo[16], hi[16];
-    if (snap >= 0 && isfinite(v[snap])) /* a minus sign, not a hyphen */
-        snprintf(buf, sizeof buf, "%s: %s%.2f", title, v[snap] < 0 ? "−" : "", fabs(v[snap]));
+    if (snap >= 0 && isfinite(v[snap])) /* the value first: a narrow plot cuts its title, not the value */
+        snprintf(buf, sizeof buf, "%s%.2f  %s", v[snap] < 0 ? "−" : "", fabs(v[snap]), title);
     else snprintf(buf, sizeof buf, "%s", title);
     draw_text_fit(dl, buf, box.x, box.y, box.w, DRAW_WHITE);
     snprintf(hi, sizeof hi, "%s%.1f", y1 < 0 ? "−" : "", fabs(y1));
