@@ -1357,6 +1357,35 @@ static void test_long_labels(void **state)
     assert_true(has_text(&f->dl, "row 2: reads   column 1: transformer"));
 }
 
+/* A sentence of 27 tokens: every row and column labelled (the area says so),
+ * the words read upwards, and <s> level over its column, never turned (it
+ * would read "^s v"). */
+static void test_few_tokens_all_labelled(void **state)
+{
+    static const char *const kv[] = {"tokens", "<s> the transformer reads every token of the sentence and writes "
+                                     "what it found into the stream of numbers that flows on through the layers "
+                                     "above it",
+                                     NULL};
+    setup_with(state, kv);
+    fixture *f = *state;
+    build(f);
+    check_layout(f);
+    const app_heat_area *a = &f->app.layout.areas[0];
+    assert_int_equal(a->cols, 27);
+    assert_int_equal(a->row_label_step, 1);
+    assert_int_equal(a->col_label_step, 1);
+    int x, y, w, h, level = 0, turned = 0;
+    app_heat_cell_rect(a->r.w, a->r.h, a->rows, a->cols, 0, 0, &x, &y, &w, &h);
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+        if (c->kind != DRAW_CMD_TEXT || c->r.y + c->r.h > a->r.y) continue;
+        if (!strcmp(draw_cmd_text(&f->dl, c), "transformer")) turned += c->text.turned;
+        if (!strcmp(draw_cmd_text(&f->dl, c), "<s>") && !c->text.turned && c->r.x + c->r.w <= a->r.x + x + w + 1) level++;
+    }
+    assert_int_equal(turned, 1);
+    assert_int_equal(level, 1);
+    teardown(state);
+}
+
 /* Too many tokens to label every row and column: every pane of the compare
  * view says which labels it shows, the grid says its thumbnails have none,
  * and no label is drawn as a bare "…". */
@@ -2539,6 +2568,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_layer_on_demand_on_the_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_training_panel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_labels, setup_long, teardown),
+        cmocka_unit_test(test_few_tokens_all_labelled),
         cmocka_unit_test_setup_teardown(test_hidden_labels_are_said, setup_seq40, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
