@@ -78,8 +78,12 @@ static bool single_view_make(draw_list *dl, const app_state *app, app_rect box, 
     int i0, j0, wr, wc;
     s->zoomed = app_zoom_window(app, s->v.slice.rows, s->v.slice.cols, &i0, &j0, &wr, &wc);
     if (s->zoomed) app_view_window(&s->v, i0, j0, wr, wc); /* the colours stay the whole slice's */
-    /* zoomed, labels at the frame's size: the window stays where the wheel put it under the mouse */
-    s->o = (draw_plot_opts){true, false, true, 0, app->generation, 0, 0, NULL, 0, s->zoomed ? -1 : 0};
+    s->o = (draw_plot_opts){true, false, true, 0, app->generation, 0, 0, NULL, 0, 0};
+    if (s->zoomed) { /* labels as large as the whole picture's: the window stays where the wheel put it under the mouse */
+        draw_plot_placed whole;
+        int lw;
+        s->o.label_px = draw_plot_place(dl, &app->trace, &s->whole, box, &s->o, &whole, &lw) ? whole.label_px : -1;
+    }
     if (rms_stage(s->t) && attn_trace_is_model(&app->trace) && s->v.slice.cols == s->whole.slice.cols)
         s->o.rms = &s->whole.slice, s->o.rms_row0 = s->v.row0;
     return true;
