@@ -756,7 +756,9 @@ static void plan_frame(draw_list *dl, const app_state *app, app_rect area, bool 
     p->strip_room = p->main.y + p->main.h - y;
     y += p->strip_h = draw_text_strip_height(dl, app, (app_rect){p->main.x, y, p->main.w, p->strip_room});
     p->fold_y = -1;
-    int model_w = draw_predict_width(dl, app, p->main.w);
+    /* the training curves in the picture's place: no next-token panel, it is about the picture */
+    bool curves = app->view.mode == LESSON_VIEW_TRAINING && draw_train_view_ok(app);
+    int model_w = curves ? 0 : draw_predict_width(dl, app, p->main.w);
     if (model_w && !side) { /* the side panel folded: its first line above the picture */
         p->fold_y = y;
         y += draw_predict_line_height(dl);
