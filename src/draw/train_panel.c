@@ -330,14 +330,18 @@ static void phase_plots(draw_list *dl, const app_state *app, app_rect box)
     bool drop = false;
     for (int s = 0; s < m->n; s++)
         if (isfinite(m->icl_drop[s])) lo = fmin(lo, m->icl_drop[s]), drop = true;
+    int u = draw_line_h(dl);
+    /* TRANSLATORS: above the two phase-change plots of the training view: the text they are measured on */
+    draw_text_fit(dl, _("on random words said twice:"), box.x, box.y, box.w, DRAW_TEXT);
+    box.y += u + u / 8;
+    box.h -= u + u / 8;
     int h = drop ? box.h / 2 : box.h;
-    /* TRANSLATORS: a training plot: the largest induction score of any head, on random words said twice */
-    series_plot(dl, app, (app_rect){box.x, box.y, box.w, h}, _("best head's induction score (random words said twice)"), best,
-                0.0, 1.0, !drop);
+    /* TRANSLATORS: a training plot: the largest induction score of any head */
+    series_plot(dl, app, (app_rect){box.x, box.y, box.w, h}, _("best head's induction score"), best, 0.0, 1.0, !drop);
     if (drop)
-        /* TRANSLATORS: a training plot: loss on the second copy of random words minus the loss on the first, nats/token */
-        series_plot(dl, app, (app_rect){box.x, box.y + h, box.w, box.h - h},
-                    _("second copy's loss − first copy's, nats/token"), m->icl_drop, floor(lo * 2) / 2, 0.0, true);
+        /* TRANSLATORS: a training plot: loss on the second copy of the random words minus the loss on the first, nats/token */
+        series_plot(dl, app, (app_rect){box.x, box.y + h, box.w, box.h - h}, _("loss, second copy − first (nats/token)"),
+                    m->icl_drop, floor(lo * 2) / 2, 0.0, true);
     free(best);
 }
 
