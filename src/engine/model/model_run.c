@@ -180,7 +180,8 @@ attn_status attn_model_run_config(const attn_model *m, const attn_config *cfg, a
     run->rope_style = ATTN_ROPE_HALF;
     run->rope_theta = m->cfg.theta;
     if (!run->sliding_window) run->sliding_window = m->cfg.sliding_window; /* Mistral's, unless set */
-    return ATTN_OK;
+    if ((st = attn_config_check_scores(run, true, err))) attn_config_free(run);
+    return st;
 }
 
 /* Sizes of b rows of L tokens (past of them cached) on a model of config c. */
