@@ -348,8 +348,9 @@ static bool explain_weight(cell *c)
     bool rows = c->t->info->blocks == ATTN_BLOCKS_HEAD_ROWS;
     put(c, "%s", num(c->x, a, sizeof a));
     if (id == ATTN_STAGE_W_QN || id == ATTN_STAGE_W_KN)
-        put(c, T(c, ATTN_N_("  (the gain of feature %d of every %s head after its RMS normalisation)")), c->j,
-            id == ATTN_STAGE_W_QN ? "query" : "key");
+        put(c, id == ATTN_STAGE_W_QN ? T(c, ATTN_N_("  (the gain of feature %d of every query head after its RMS norm)"))
+                                     : T(c, ATTN_N_("  (the gain of feature %d of every key head after its RMS norm)")),
+            c->j);
     else if (c->k)
         put(c, rows ? T(c, ATTN_N_("  (input from head %d)"))
                     : id == ATTN_STAGE_W_Q ? T(c, ATTN_N_("  (feeds head %d)")) : T(c, ATTN_N_("  (feeds kv head %d)")),
