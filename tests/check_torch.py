@@ -201,6 +201,7 @@ CONFIGS += [
     ["--softcap", "0.5", "--mask-value", "-1e9", "--pad-side", "left"],
     ["--qk-norm", "--rope", "--rope-style", "half", "--past", "2", "--heads", "4", "--kv-heads", "2"],
     ["--qk-norm", "--tokens", "我 爱 AI | 猫", "--source-tokens", "I love AI very much | a cat", "--no-causal"],
+    ["--softcap", "1", "--sink-logit", "0.2", "--tokens", "我 爱 | 猫", "--source-tokens", "I love AI | a", "--no-causal"],
     ["--sink-logit", "0.5", "--pad-side", "left", "--no-softmax-guard"],
     ["--sink-logit", "-1", "--sliding-window", "2", "--keep-first", "1", "--past", "3", "--mode", "mqa"],
     ["--keep-first", "2", "--sliding-window", "2", "--no-causal", "--seq", "12", "--batch", "2"],

@@ -123,7 +123,8 @@ static void say_window(const attn_config *c, char *buf, int size)
 }
 static void say_keep_first(const attn_config *c, char *buf, int size)
 {
-    snprintf(buf, (size_t)size, "kept first %d", c->keep_first);
+    if (c->keep_first) snprintf(buf, (size_t)size, "kept first %d", c->keep_first);
+    else snprintf(buf, (size_t)size, "%s", "");
 }
 static void say_alibi(const attn_config *c, char *buf, int size)
 {
