@@ -799,6 +799,35 @@ static void test_qk_norm_heads_have_unit_rms(void **state)
     attn_trace_free(&tr);
 }
 
+/* attn_op_softmax_sink row by row: X = −∞ is the plain softmax bit for bit
+ * with a sink of 0; a row of −∞ gives the sink 1 and its keys 0, guarded or
+ * not; a NaN score makes the row and its sink NaN; a finite row and X give
+ * e^(x − M) / Z with the sink's share e^(X − M) / Z. */
+static void test_softmax_with_a_sink(void **state)
+{
+    (void)state;
+    const float inf = INFINITY;
+    const float x[4][3] = {{0.5f, -1.0f, 2.0f}, {-inf, -inf, -inf}, {1.0f, NAN, 0.0f}, {-30.0f, -31.0f, -inf}};
+    const float m[4][3] = {{0, 0, 0}, {-inf, -inf, -inf}, {0, 0, 0}, {0, 0, -inf}};
+    float y[4][3], plain[4][3], sink[4];
+    for (int guard = 0; guard < 2; guard++) {
+        attn_op_softmax_sink(&x[0][0], &m[0][0], &y[0][0], sink, 1, 1, 4, 3, guard, -inf);
+        attn_op_softmax(&x[0][0], &m[0][0], &plain[0][0], 1, 1, 4, 3, guard);
+        assert_memory_equal(y[0], plain[0], sizeof y[0]);
+        assert_true(sink[0] == 0.0f);
+        attn_op_softmax_sink(&x[0][0], &m[0][0], &y[0][0], sink, 1, 1, 4, 3, guard, 1.0f);
+        double z = exp(0.5 - 2.0) + exp(-1.0 - 2.0) + 1.0 + exp(1.0 - 2.0);
+        assert_close(y[0][0], (float)(exp(-1.5) / z), 1e-6f, "y");
+        assert_close(sink[0], (float)(exp(-1.0) / z), 1e-6f, "sink");
+        assert_true(sink[1] == 1.0f && y[1][0] == 0.0f && y[1][1] == 0.0f && y[1][2] == 0.0f);
+        assert_true(isnan(sink[2]) && isnan(y[2][0]) && isnan(y[2][1]));
+        /* scores far below the sink: the sink takes nearly all, the keys keep their ratio e^1 */
+        assert_close(sink[3], 1.0f, 1e-6f, "sink ≈ 1");
+        assert_close(y[3][0] / y[3][1], expf(1.0f), 1e-5f, "ratio");
+        assert_true(y[3][2] == 0.0f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -824,6 +853,7 @@ int main(void)
         cmocka_unit_test(test_kv_cache_equals_full_pass_with_each_setting),
         cmocka_unit_test(test_gqa_equals_mha_with_each_setting),
         cmocka_unit_test(test_qk_norm_heads_have_unit_rms),
+        cmocka_unit_test(test_softmax_with_a_sink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
