@@ -513,6 +513,7 @@ double attn_model_trace_bytes(const attn_model_config *c, int n, bool one_layer)
     tr.cfg.rope = true;
     tr.cfg.qk_keep = one_layer;
     tr.cfg.model = (char *)"";
+    tr.cfg.sink_logit = -INFINITY; /* no sink (0 would be one: a model's run never has it) */
     model_dims(c, 1, n, 0, &tr.dims);
     return run_bytes(&tr);
 }
