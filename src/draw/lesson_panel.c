@@ -416,15 +416,21 @@ static int question_block(const lesson_step *st, int q)
     return -1;
 }
 
-/* Where the step's quizzes begin: the first one's question (or the quiz
- * itself, without one); n_blocks when the step has none. */
-static int quizzes_from(const lesson_step *st)
+/* Where quiz q begins: its question, or the quiz itself without one. */
+static int quiz_from(const lesson_step *st, int q)
 {
-    if (!st->n_quizzes) return st->n_blocks;
-    int k = question_block(st, 0);
+    int k = question_block(st, q);
     if (k >= 0) return k;
-    for (k = 0; k < st->n_blocks && st->blocks[k].quiz != 0; k++) {}
+    for (k = 0; k < st->n_blocks && st->blocks[k].quiz != q; k++) {}
     return k;
+}
+
+/* The quiz to answer: the first one not answered right (the last when all are). */
+static int quiz_now(const app_player *p, const lesson_step *st)
+{
+    int q = 0;
+    while (q + 1 < st->n_quizzes && p->answers[q].graded && p->answers[q].grade.right) q++;
+    return q;
 }
 
 /* The step's blocks [from, to) from y (the introduction first, on the first
@@ -548,17 +554,20 @@ static int scrolled(draw_list *dl, const app_state *app, app_rect box, int x, in
 }
 
 /* The step inside body, from x to right, scroll bars at bar_x. When its text
- * and quizzes do not fit together, the quizzes (from the first one's question
- * on) are docked at the bottom, whole, and the text above them scrolls on its
- * own; the text keeps a few lines however tall the quizzes are, and quizzes
- * taller than the rest (their explanations, once checked) scroll in the dock. */
+ * and quizzes do not fit together, the quizzes (from the first one's
+ * question on) are docked at the bottom, whole, and the text above them
+ * scrolls on its own; the text keeps a few lines however tall the quizzes
+ * are. Quizzes too tall together are docked from the one to answer (those
+ * answered right go up with the text); what still does not fit (explanations,
+ * once checked) scrolls in the dock. */
 static void step_body(draw_list *dl, const app_state *app, app_rect body, int x, int right, int bar_x)
 {
     const lesson_step *st = &app->lesson.ls.steps[app->lesson.step];
     app_layout *l = dl->layout;
-    int u = draw_line_h(dl), n = st->n_blocks, from = quizzes_from(st), shown[2] = {-1, -1};
+    int u = draw_line_h(dl), n = st->n_blocks, from = st->n_quizzes ? quiz_from(st, 0) : n;
+    int shown_text[2] = {-1, -1}, shown_dock[2] = {-1, -1};
     int text_h = content(dl, app, x, 0, right, false, NULL, 0, from);
-    int quiz_h = content(dl, app, x, 0, right, false, shown, from, n);
+    int quiz_h = content(dl, app, x, 0, right, false, NULL, from, n);
     l->lesson_view = body;
     if (body.h <= 0) return;
     if (from >= n || text_h + quiz_h <= body.h) { /* all of it fits, or there is no quiz: one text */
@@ -566,13 +575,19 @@ static void step_body(draw_list *dl, const app_state *app, app_rect body, int x,
         l->lesson_scroll_max = scrolled(dl, app, body, x, right, bar_x, 0, n, text_h + quiz_h, &l->lesson_scroll, NULL);
         return;
     }
-    int keep = draw_imin(text_h, draw_imin(body.h / 2, draw_imax(4 * u, body.h / 4))), gap = text_h ? u / 2 : 0;
-    int th = text_h ? draw_imax(keep, body.h - quiz_h - gap) : 0;
+    int keep = draw_imin(body.h / 2, draw_imax(3 * u, body.h / 5)), gap = u / 2;
+    int now = quiz_from(st, quiz_now(&app->lesson, st));
+    if (quiz_h > body.h - keep - gap && now > from) from = now;
+    text_h = content(dl, app, x, 0, right, false, shown_text, 0, from);
+    quiz_h = content(dl, app, x, 0, right, false, shown_dock, from, n);
+    if (!text_h) gap = 0;
+    int th = text_h ? draw_imax(draw_imin(keep, text_h), body.h - quiz_h - gap) : 0;
     app_rect text = {body.x, body.y, body.w, th}, dock = {body.x, body.y + th + gap, body.w, body.h - th - gap};
     l->lesson_dock = dock;
     if (th > 0) draw_fill(dl, x, dock.y - gap / 2 - 1, right - x, 2, DRAW_PANEL_HI);
-    l->dock_scroll_max = scrolled(dl, app, dock, x, right, bar_x, from, n, quiz_h, &l->dock_scroll, shown);
-    l->lesson_scroll_max = th > 0 ? scrolled(dl, app, text, x, right, bar_x, 0, from, text_h, &l->lesson_scroll, NULL) : 0;
+    l->dock_scroll_max = scrolled(dl, app, dock, x, right, bar_x, from, n, quiz_h, &l->dock_scroll, shown_dock);
+    l->lesson_scroll_max =
+        th > 0 ? scrolled(dl, app, text, x, right, bar_x, 0, from, text_h, &l->lesson_scroll, shown_text) : 0;
 }
 
 void draw_lesson(const app_state *app, draw_list *dl, app_rect box)
