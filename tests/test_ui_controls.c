@@ -309,6 +309,19 @@ static void quiz_feedback_scrolls_into_view(void **state)
     build(f);
     build(f);
     assert_int_equal(f->app.lesson.scroll, 20);
+    /* the wheel over the text scrolls the text; over the dock too while the dock has nothing to scroll */
+    app_rect dock = f->app.layout.lesson_dock, view = f->app.layout.lesson_view;
+    app_mouse_move(&f->app, view.x + view.w / 2, view.y + 4);
+    assert_true(app_wheel(&f->app, -1));
+    build(f);
+    assert_true(f->app.lesson.scroll > 20);
+    int text = f->app.lesson.scroll;
+    if (f->app.layout.dock_scroll_max == 0) {
+        app_mouse_move(&f->app, dock.x + dock.w / 2, dock.y + dock.h / 2);
+        assert_true(app_wheel(&f->app, 1));
+        build(f);
+        assert_true(f->app.lesson.scroll < text);
+    }
 }
 
 /* ---- the picker --------------------------------------------------------- */
