@@ -433,8 +433,8 @@ static int quiz_now(const app_player *p, const lesson_step *st)
     return q;
 }
 
-/* The step's blocks [from, to) from y (the introduction first, on the first
- * step, when from is 0); returns the y below them. shown (when not NULL):
+/* The step's blocks [from, to) from y (from -1: the introduction first, on
+ * the first step, then the blocks from 0); returns the y below them. shown (when not NULL):
  * where the Check row of the quiz just checked (shown_quiz) begins and its
  * verdict ends; untouched without one. Drawn, each quiz's question is recorded
  * in the layout. */
@@ -443,12 +443,12 @@ static int content(draw_list *dl, const app_state *app, int x, int y, int right,
 {
     const app_player *p = &app->lesson;
     const lesson_step *st = &p->ls.steps[p->step];
-    if (p->step == 0 && from == 0)
-        for (int i = 0; i < p->ls.intro.n_blocks; i++) {
-            const lesson_block *b = &p->ls.intro.blocks[i];
-            if (b->kind != LESSON_BLOCK_QUIZ && b->kind != LESSON_BLOCK_CHOICE && b->kind != LESSON_BLOCK_WHY)
-                y = block(dl, app, b, x, y, right, draw, NULL);
-        }
+    for (int i = 0; from < 0 && p->step == 0 && i < p->ls.intro.n_blocks; i++) {
+        const lesson_block *b = &p->ls.intro.blocks[i];
+        if (b->kind != LESSON_BLOCK_QUIZ && b->kind != LESSON_BLOCK_CHOICE && b->kind != LESSON_BLOCK_WHY)
+            y = block(dl, app, b, x, y, right, draw, NULL);
+    }
+    if (from < 0) from = 0;
     for (int i = from; i < to; i++) {
         const lesson_block *b = &st->blocks[i];
         bool checked = shown && b->kind == LESSON_BLOCK_QUIZ && b->quiz == p->shown_quiz;
@@ -566,19 +566,19 @@ static void step_body(draw_list *dl, const app_state *app, app_rect body, int x,
     app_layout *l = dl->layout;
     int u = draw_line_h(dl), n = st->n_blocks, from = st->n_quizzes ? quiz_from(st, 0) : n;
     int shown_text[2] = {-1, -1}, shown_dock[2] = {-1, -1};
-    int text_h = content(dl, app, x, 0, right, false, NULL, 0, from);
+    int text_h = content(dl, app, x, 0, right, false, NULL, -1, from);
     int quiz_h = content(dl, app, x, 0, right, false, NULL, from, n);
     l->lesson_view = body;
     if (body.h <= 0) return;
     if (from >= n || text_h + quiz_h <= body.h) { /* all of it fits, or there is no quiz: one text */
         l->dock_scroll = l->dock_scroll_max = 0;
-        l->lesson_scroll_max = scrolled(dl, app, body, x, right, bar_x, 0, n, text_h + quiz_h, &l->lesson_scroll, NULL);
+        l->lesson_scroll_max = scrolled(dl, app, body, x, right, bar_x, -1, n, text_h + quiz_h, &l->lesson_scroll, NULL);
         return;
     }
     int keep = draw_imin(body.h / 2, draw_imax(3 * u, body.h / 5)), gap = u / 2;
     int now = quiz_from(st, quiz_now(&app->lesson, st));
     if (quiz_h > body.h - keep - gap && now > from) from = now;
-    text_h = content(dl, app, x, 0, right, false, shown_text, 0, from);
+    text_h = content(dl, app, x, 0, right, false, shown_text, -1, from);
     quiz_h = content(dl, app, x, 0, right, false, shown_dock, from, n);
     if (!text_h) gap = 0;
     int th = text_h ? draw_imax(draw_imin(keep, text_h), body.h - quiz_h - gap) : 0;
@@ -587,7 +587,7 @@ static void step_body(draw_list *dl, const app_state *app, app_rect body, int x,
     if (th > 0) draw_fill(dl, x, dock.y - gap / 2 - 1, right - x, 2, DRAW_PANEL_HI);
     l->dock_scroll_max = scrolled(dl, app, dock, x, right, bar_x, from, n, quiz_h, &l->dock_scroll, shown_dock);
     l->lesson_scroll_max =
-        th > 0 ? scrolled(dl, app, text, x, right, bar_x, 0, from, text_h, &l->lesson_scroll, shown_text) : 0;
+        th > 0 ? scrolled(dl, app, text, x, right, bar_x, -1, from, text_h, &l->lesson_scroll, shown_text) : 0;
 }
 
 void draw_lesson(const app_state *app, draw_list *dl, app_rect box)
