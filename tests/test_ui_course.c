@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -169,6 +170,17 @@ static void answer_right(course_run *r, app_state *app, int q)
     if (!a->graded || !a->grade.right) problem(r, "quiz %d: not answered right here (%s)", q + 1, a->feedback);
 }
 
+/* With ATTNLAB_COURSE_SHOTS=DIR, the frame just drawn as DIR/en-11-1-1280x800[-what].png, to look at. */
+static void shot(const course_run *r, sdl_offscreen *o, const char *what)
+{
+    const char *dir = getenv("ATTNLAB_COURSE_SHOTS");
+    char path[1200], err[300];
+    if (!dir) return;
+    snprintf(path, sizeof path, "%s/%s-%.2s-%d-%dx%d%s%s.png", dir, r->lang, r->lesson, r->step, r->w, r->h,
+             what[0] ? "-" : "", what);
+    if (sdl_save_png(o->r, path, err, sizeof err)) print_message("%s\n", err);
+}
+
 /* The step just drawn: (b) and (c); then (a), each quiz on screen when it is
  * the one to answer (those before it answered right). */
 static void check_step(course_run *r, app_state *app, sdl_offscreen *o)
@@ -178,12 +190,21 @@ static void check_step(course_run *r, app_state *app, sdl_offscreen *o)
     const attn_tensor *t = app_tensor(app);
     if (t && t->layer < 0 && l->layer_shown) problem(r, "\"layer N / M\" above %s, in no layer", t->name);
     heatmaps_readable(r, l);
+    shot(r, o, "");
+    char what[16];
     for (int q = 0; q < st->n_quizzes; q++) {
         if (q) {
             answer_right(r, app, q - 1);
             sdl_render(app, o->g, &app->layout);
+            snprintf(what, sizeof what, "q%d", q + 1);
+            shot(r, o, what);
         }
         quiz_visible(r, l, st, q);
+    }
+    if (st->n_quizzes && getenv("ATTNLAB_COURSE_SHOTS")) { /* and the last one answered, its explanations shown */
+        answer_right(r, app, st->n_quizzes - 1);
+        sdl_render(app, o->g, &app->layout);
+        shot(r, o, "done");
     }
 }
 
