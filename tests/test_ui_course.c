@@ -214,6 +214,7 @@ static void play_lesson(course_run *r, sdl_offscreen *o, const lesson_entry *e)
     app_state app;
     attn_config c;
     char err[600];
+    const char *lang = app_i18n_init(r->lang); /* before the app, as render does */
     attn_config_init(&c);
     if (app_init(&app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
@@ -223,7 +224,7 @@ static void play_lesson(course_run *r, sdl_offscreen *o, const lesson_entry *e)
     p.step = 1;
     p.lang = r->lang;
     p.present = r->present;
-    if (app_picture_open(&app, &p, app_i18n_init(r->lang), err, sizeof err)) fail_msg("%s: %s", e->path, err);
+    if (app_picture_open(&app, &p, lang, err, sizeof err)) fail_msg("%s: %s", e->path, err);
     r->lesson = e->name;
     for (int s = 0; s < app.lesson.ls.n_steps; s++) {
         if (s && !app_do(&app, APP_ACT_LESSON_NEXT, 0)) fail_msg("%s: no step %d", e->path, s + 1);
