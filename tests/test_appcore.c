@@ -348,7 +348,7 @@ static void mouse_goes_through_the_layout(void **state)
     const attn_dims *d = &app->trace.dims;
     app_layout_hit(&app->layout, (app_rect){10, 10, 50, 20}, APP_ACT_COMPARE, 0);
     app_heat_area *a = &app->layout.areas[app->layout.n_areas++];
-    *a = (app_heat_area){{100, 100, 60 * d->t, 60 * d->s}, d->s, d->t, 0, 0, "weights", 0, 0};
+    *a = (app_heat_area){{100, 100, 60 * d->t, 60 * d->s}, d->s, d->t, 0, 0, "weights", 0, 0, 1, 1};
     assert_true(app_mouse_move(app, 100 + 60 * 2 + 5, 100 + 60 * 3 + 5));
     assert_int_equal(app->hover_area, 0);
     assert_int_equal(app->hover_i, 3);
@@ -868,7 +868,7 @@ static void a_trained_model_in_the_window(void **state)
     assert_true(app_overview(app));
     app_layout_clear(&app->layout);
     app_heat_area *th = &app->layout.areas[app->layout.n_areas++];
-    *th = (app_heat_area){{300, 200, 40, 40}, 7, 7, 2, 0, "layers.1.weights", 0, 0};
+    *th = (app_heat_area){{300, 200, 40, 40}, 7, 7, 2, 0, "layers.1.weights", 0, 0, 1, 1};
     assert_true(app_mouse_down(app, 310, 210));
     assert_int_equal(app->view.mode, LESSON_VIEW_SINGLE);
     assert_int_equal(app->view.layer, 1);

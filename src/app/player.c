@@ -230,7 +230,7 @@ void app_player_enter(app_player *p, int step, const lesson_view *view, const le
     p->step = step;
     p->view = *view;
     p->marks = *marks;
-    p->scroll = 0;
+    p->scroll = p->dock_scroll = 0;
     p->shown_quiz = -1;
     const lesson_step *st = &p->ls.steps[step];
     p->answers = calloc((size_t)(st->n_quizzes ? st->n_quizzes : 1), sizeof *p->answers);

@@ -46,7 +46,8 @@ typedef struct {
     app_quiz_answer *answers; /* one per quiz of the step */
     int focus;             /* NUMBER quiz taking typed text, -1: none */
     int cell_quiz;         /* the step's cell quiz, -1: none */
-    int scroll, content_h; /* panel scroll and content height (pixels, from the renderer) */
+    int scroll, content_h; /* panel scroll and how far it goes (pixels, from the renderer) */
+    int dock_scroll, dock_h; /* the same for its docked quiz (lesson_panel.c) */
     int shown_quiz;        /* a quiz just checked: the next frame scrolls its feedback into view; -1: none */
 
     bool keep_progress;    /* false: progress is shown but never written */

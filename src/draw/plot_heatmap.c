@@ -21,7 +21,7 @@ static int add_area(app_layout *l, app_rect r, const app_view_slice *v, int head
 {
     if (l->n_areas >= APP_MAX_AREAS) return -1;
     app_heat_area *a = &l->areas[l->n_areas];
-    *a = (app_heat_area){r, v->slice.rows, v->slice.cols, head, pane, "", v->row0, v->col0};
+    *a = (app_heat_area){r, v->slice.rows, v->slice.cols, head, pane, "", v->row0, v->col0, 0, 0};
     snprintf(a->stage, sizeof a->stage, "%s", stage);
     return l->n_areas++;
 }
@@ -538,6 +538,10 @@ int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr,
         col_labels(dl, tr, v, &p, box.y, col_step);
         hidden_labels_note(dl, &p, row_step, col_step, box.y + box.h);
         if (o->rms) rms_column(dl, &p, o, row_step);
+        if (area >= 0) { /* a pane right of another (no_row_labels): the labels of that one's rows, cells as tall */
+            dl->layout->areas[area].row_label_step = rows ? row_step : row_label_step(dl, &p);
+            dl->layout->areas[area].col_label_step = col_step;
+        }
     }
     int flags = draw_plot_specials(dl, o->generation, v, p.s);
     if (attn_tensor_stage(v->tensor) == ATTN_STAGE_WEIGHTS_DROPOUT && dropped_cells(dl, tr, v, &p)) flags |= HAS_DROPPED;
