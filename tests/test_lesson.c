@@ -1208,7 +1208,7 @@ static void progress_roundtrip(void **state)
     remove(path);
     lesson_progress *p = lesson_progress_open(path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
     assert_non_null(p);
-    assert_int_equal(lesson_progress_get(p, "04.md").step, 0);
+    assert_int_equal(lesson_progress_get(p, "04.md", NULL).step, 0);
     lesson_progress_visit(p, "04.md", 2, 9);
     lesson_progress_visit(p, "04.md", 1, 9); /* going back keeps the furthest step */
     lesson_progress_quiz(p, "04.md", 2, 0, false);
@@ -1218,19 +1218,19 @@ static void progress_roundtrip(void **state)
     lesson_progress_close(p);
 
     p = lesson_progress_open(path, LESSON_PROGRESS_LOCK_MS, err, sizeof err);
-    lesson_record r = lesson_progress_get(p, "04.md");
+    lesson_record r = lesson_progress_get(p, "04.md", NULL);
     assert_int_equal(r.step, 3);
     assert_int_equal(r.steps, 9);
-    assert_false(r.finished);
+    assert_false(r.reached_end);
     assert_int_equal(r.quizzes_tried, 2);
     assert_int_equal(r.quizzes_right, 1);
     assert_int_equal(lesson_progress_quiz_result(p, "04.md", 2, 0), 1);
     assert_int_equal(lesson_progress_quiz_result(p, "04.md", 3, 1), 0);
     assert_int_equal(lesson_progress_quiz_result(p, "04.md", 5, 0), -1);
     lesson_progress_visit(p, "04.md", 8, 9);
-    assert_true(lesson_progress_get(p, "04.md").finished);
+    assert_true(lesson_progress_get(p, "04.md", NULL).reached_end);
     lesson_progress_reset(p, NULL);
-    assert_int_equal(lesson_progress_get(p, "04.md").step, 0);
+    assert_int_equal(lesson_progress_get(p, "04.md", NULL).step, 0);
     assert_int_equal(lesson_progress_save(p, err, sizeof err), 0);
     lesson_progress_close(p);
 

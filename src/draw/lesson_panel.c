@@ -385,6 +385,36 @@ static int block(draw_list *dl, const app_state *app, const lesson_block *b, int
     }
 }
 
+/* The last step's end, from y: whether the lesson is finished (its end reached
+ * and every quiz answered right, progress.h) and, when the course goes on, a
+ * button to the next lesson, the width of the panel at most (a long title cut
+ * with "…"). Returns the y below. */
+static int lesson_end(draw_list *dl, const app_player *p, int x, int y, int right, bool draw)
+{
+    int u = draw_line_h(dl), total = lesson_quiz_count(&p->ls);
+    char buf[400], num[16];
+    lesson_record r = app_player_record(p);
+    bool done = r.finished || (!p->progress && !total);
+    if (done) snprintf(buf, sizeof buf, "%s", total ? _("✓ Lesson finished: every quiz answered right.") : _("✓ Lesson finished."));
+    else
+        /* TRANSLATORS: the end of a lesson's last step, while some quizzes are unanswered or wrong */
+        snprintf(buf, sizeof buf, _("Quizzes answered right: %d of %d. The lesson counts as finished once every one is."),
+                 r.quizzes_right, total);
+    y = flow(dl, buf, NULL, 0, x, y + u / 2, right, done ? DRAW_GOOD : DRAW_TEXT_DIM, draw);
+    if (!p->next.path) return y;
+    app_player_lesson_number(p->next.name, num, sizeof num);
+    /* TRANSLATORS: the button on a lesson's last step: the next lesson's number and title */
+    snprintf(buf, sizeof buf, _("Next lesson: %s %s ▶"), num, p->next.title);
+    int w = draw_imin(button_w(dl, buf), right - x), h = u + u / 2;
+    if (draw) {
+        draw_fill(dl, x, y, w, h, 0xFF2E5E78u);
+        draw_outline(dl, x, y, w, h, 1, DRAW_ACCENT);
+        draw_text_fit(dl, buf, x + u / 2, y + u / 4, w - u, DRAW_WHITE);
+        app_layout_hit(dl->layout, (app_rect){x, y, w, h}, APP_ACT_LESSON_ONWARD, 0);
+    }
+    return y + h + u / 2;
+}
+
 /* The step's blocks from y; returns the y below them. shown (when not NULL):
  * where the Check row of the quiz just checked (shown_quiz) begins and its
  * verdict ends; untouched without one. */
@@ -403,7 +433,7 @@ static int content(draw_list *dl, const app_state *app, int x, int y, int right,
         bool checked = shown && b->kind == LESSON_BLOCK_QUIZ && b->quiz == p->shown_quiz;
         y = block(dl, app, b, x, y, right, draw, checked ? shown : NULL);
     }
-    return y;
+    return p->step + 1 >= p->ls.n_steps ? lesson_end(dl, p, x, y, right, draw) : y;
 }
 
 /* The lesson's title, the step's, and progress through the steps, from y; returns the y below.
@@ -658,10 +688,13 @@ void draw_picker(const app_state *app, draw_list *dl)
         bool sel = i == p->sel;
         draw_fill(dl, x, ry, w, row - u / 4, sel ? DRAW_PANEL_HI : DRAW_PANEL);
         if (sel) draw_outline(dl, x, ry, w, row - u / 4, 1, DRAW_ACCENT);
-        lesson_record r = p->progress ? lesson_progress_get(p->progress, e->name) : (lesson_record){0};
+        lesson_record r = app_player_entry_record(p, e);
         if (e->error) snprintf(buf, sizeof buf, "%s", _("cannot open"));
         else if (r.finished)
             snprintf(buf, sizeof buf, _("✓ finished · quizzes %d/%d"), r.quizzes_right, e->n_quizzes);
+        else if (r.reached_end)
+            /* TRANSLATORS: the picker: the last step was reached, but not every quiz answered right yet */
+            snprintf(buf, sizeof buf, _("last step reached · quizzes %d/%d"), r.quizzes_right, e->n_quizzes);
         else if (r.step)
             snprintf(buf, sizeof buf, _("step %d / %d · quizzes %d/%d"), r.step, e->n_steps, r.quizzes_right,
                      e->n_quizzes);
