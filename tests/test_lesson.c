@@ -19,6 +19,7 @@
 #include <utf8proc.h>
 
 #include "catalog.h"
+#include "engine/base/utf8.h"
 #include "engine/model/loss.h"
 #include "engine/model/model.h"
 #include "engine/run/forward.h"
@@ -643,6 +644,50 @@ static void measured_numbers_vocabulary(void **state)
     check_md(md, false, 3, "step 1 measures 2");
     snprintf(md, sizeof md, intro, 2, 2);
     check_md(md, false, 3, "step 2 measures 3");
+}
+
+/* What a lesson wrote, quoted in a message, is cut to its first 40 bytes at
+ * most, on a character's boundary and marked "…": a long argument neither
+ * crowds the reason out of the message (it was quoted whole, bounded only by
+ * the buffer) nor ends it inside a character. */
+static void long_arguments_quoted_by_their_start(void **state)
+{
+    (void)state;
+    char long_cjk[700] = "", long_ascii[700] = "", spec[1600], why[512];
+    for (int i = 0; i < 66; i++) strcat(long_cjk, "日本語"); /* 594 bytes */
+    memset(long_ascii, 'x', 600);
+    /* 13 characters (39 bytes) of 日本語…: the fourteenth would end at byte 42 */
+    const char *cjk13 = "日本語日本語日本語日本語日…";
+    static const struct {
+        const char *fmt, *head, *tail;
+    } CASES[] = {
+        {"0.5 | count what=%s", "what: '", "' is not one of tokens, chars, letters, punct, cells, masked, visible, "
+                                          "dropped, peaks, layers, heads, kv_heads"},
+        {"0.5 | weight at=self %s=1", "unknown measure key '", "'"},
+        {"0.5 | %s at=self", "'", "' is not a measure (weight, prob, rank, loss, card, count, sum)"},
+        {"0.5 | weight at=self %s", "'", "' is not key=value"},
+        {"0.5 | weight at=self on=%s", "on: '", "' is neither text nor heldout"},
+        {"0.5 | weight row=%s col=0", "row: '", "' is longer than 63 bytes"},
+        {"0.5 | weight at=self layer=%s", "layer: '", "' is not a count from 0"},
+        {"0.5 | weight at=self toggle=%s", "toggle: '", "' is not one of "},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++)
+        for (int ascii = 0; ascii < 2; ascii++) {
+            lesson_measure m;
+            char want[1024];
+            snprintf(spec, sizeof spec, CASES[i].fmt, ascii ? long_ascii : long_cjk);
+            assert_int_equal(lesson_measure_parse(spec, strlen(spec), 1, &m, why, sizeof why), -1);
+            snprintf(want, sizeof want, "%s%s%s", CASES[i].head, ascii ? "" : cjk13, CASES[i].tail);
+            if (ascii) snprintf(want, sizeof want, "%s%.40s…%s", CASES[i].head, long_ascii, CASES[i].tail);
+            bool whole = !strcmp(CASES[i].tail, "' is not one of ") ? !strncmp(why, want, strlen(want))
+                                                                    : !strcmp(why, want);
+            if (!whole || !attn_utf8_valid(why, strlen(why))) fail_msg("case %zu: got \"%s\", want \"%s\"", i, why, want);
+        }
+    /* the number shown, not zero-terminated in the lesson's text */
+    snprintf(spec, sizeof spec, "1.2.%s | count what=tokens", long_cjk);
+    lesson_measure m;
+    assert_int_equal(lesson_measure_parse(spec, strlen(spec), 1, &m, why, sizeof why), -1);
+    assert_string_equal(why, "'1.2.日本語日本語日本語日本語…' is not a number (a measure shows one number)");
 }
 
 /* A measure's batch row, head and layer must be those of the trace it
@@ -1422,6 +1467,7 @@ int main(void)
         cmocka_unit_test(measured_numbers),
         cmocka_unit_test(measured_numbers_vocabulary),
         cmocka_unit_test(measure_arguments_in_range),
+        cmocka_unit_test(long_arguments_quoted_by_their_start),
         cmocka_unit_test(measure_files_read_once),
         cmocka_unit_test(one_file_as_card_and_tokenizer),
         cmocka_unit_test(checked_a_step_at_a_time),

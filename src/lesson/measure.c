@@ -67,6 +67,24 @@ static bool read_shown(const char *s, size_t n, double *v, double *half)
     return true;
 }
 
+/* ---- quoting what the lesson wrote */
+
+/* A message quotes the lesson's own text (a value, a key, a token, a card key)
+ * by its first QUOTE_MAX bytes at most, cut where a character starts and
+ * marked "…" when cut: a long argument never crowds out the reason that
+ * follows it, nor ends the message inside a character. Written "'" QUOTE "'"
+ * with QUOTED(s), or QUOTED_N(s, n) for text that is not zero-terminated. */
+#define QUOTE_MAX 40
+#define QUOTE "%.*s%s"
+#define QUOTED_N(s, n) quote_len((s), (n)), (s), quote_len((s), (n)) < (int)(n) ? "…" : ""
+#define QUOTED(s) QUOTED_N((s), strlen(s))
+
+static int quote_len(const char *s, size_t n)
+{
+    /* cut where the character holding byte QUOTE_MAX starts */
+    return n <= QUOTE_MAX ? (int)n : (int)attn_utf8_prev(s, QUOTE_MAX + 1);
+}
+
 /* ---- the spec */
 
 static int set_int(const char *key, const char *v, int *out, char *why, size_t size)
@@ -74,7 +92,7 @@ static int set_int(const char *key, const char *v, int *out, char *why, size_t s
     char *end;
     long x = strtol(v, &end, 10);
     if (!*v || *end || x < 0 || x > 1 << 20) {
-        snprintf(why, size, "%s: '%s' is not a count from 0", key, v);
+        snprintf(why, size, "%s: '" QUOTE "' is not a count from 0", key, QUOTED(v));
         return -1;
     }
     *out = (int)x;
@@ -84,7 +102,7 @@ static int set_int(const char *key, const char *v, int *out, char *why, size_t s
 static int set_str(char *dst, size_t cap, const char *key, const char *v, char *why, size_t size)
 {
     if (strlen(v) >= cap) {
-        snprintf(why, size, "%s: '%s' is longer than %zu bytes", key, v, cap - 1);
+        snprintf(why, size, "%s: '" QUOTE "' is longer than %zu bytes", key, QUOTED(v), cap - 1);
         return -1;
     }
     memcpy(dst, v, strlen(v) + 1);
@@ -101,7 +119,8 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
     if (!strcmp(k, "toggle")) {
         char names[128];
         if ((m->toggle = attn_compare_find(v)) >= 0) return 0;
-        return snprintf(why, size, "toggle: '%s' is not one of %s", v, attn_compare_names(names, sizeof names)), -1;
+        return snprintf(why, size, "toggle: '" QUOTE "' is not one of %s", QUOTED(v),
+                        attn_compare_names(names, sizeof names)), -1;
     }
     if (!strcmp(k, "model")) return set_str(m->model, sizeof m->model, k, v, why, size);
     if (!strcmp(k, "batch")) return set_int(k, v, &m->batch, why, size);
@@ -121,16 +140,16 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
         for (int i = 0; i < COUNT(WHATS); i++)
             if (!strcmp(v, WHATS[i])) return set_str(m->what, sizeof m->what, k, v, why, size);
         return snprintf(why, size,
-                        "what: '%s' is not one of tokens, chars, letters, punct, cells, masked, visible, dropped, "
-                        "peaks, layers, heads, kv_heads",
-                        v), -1;
+                        "what: '" QUOTE "' is not one of tokens, chars, letters, punct, cells, masked, visible, "
+                        "dropped, peaks, layers, heads, kv_heads",
+                        QUOTED(v)), -1;
     }
     if (!strcmp(k, "on")) {
         if (!strcmp(v, "heldout")) return m->heldout = true, 0;
         if (!strcmp(v, "text")) return m->heldout = false, 0;
-        return snprintf(why, size, "on: '%s' is neither text nor heldout", v), -1;
+        return snprintf(why, size, "on: '" QUOTE "' is neither text nor heldout", QUOTED(v)), -1;
     }
-    snprintf(why, size, "unknown measure key '%s'", k);
+    snprintf(why, size, "unknown measure key '" QUOTE "'", QUOTED(k));
     return -1;
 }
 
@@ -180,7 +199,8 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
     while (a < b && isspace((unsigned char)*a)) a++;
     while (b > a && isspace((unsigned char)b[-1])) b--;
     if (!read_shown(a, (size_t)(b - a), &m->shown, &m->half_unit))
-        return snprintf(why, size, "'%.*s' is not a number (a measure shows one number)", (int)(b - a < 40 ? b - a : 40), a), -1;
+        return snprintf(why, size, "'" QUOTE "' is not a number (a measure shows one number)",
+                        QUOTED_N(a, (size_t)(b - a))), -1;
     size_t rest = n - (size_t)(bar + 1 - s);
     char *spec = malloc(rest + 1);
     if (!spec) return snprintf(why, size, "out of memory"), -1;
@@ -194,14 +214,15 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
     for (int i = 0; w && i < COUNT(KINDS); i++)
         if (!strcmp(w, KINDS[i])) kind = i;
     if (kind < 0) {
-        snprintf(why, size, "'%s' is not a measure (weight, prob, rank, loss, card, count, sum)", w ? w : "");
+        w = w ? w : "";
+        snprintf(why, size, "'" QUOTE "' is not a measure (weight, prob, rank, loss, card, count, sum)", QUOTED(w));
         ret = -1;
     }
     m->kind = (lesson_measure_kind)(kind < 0 ? 0 : kind);
     for (char *kv = ret ? NULL : strtok_r(NULL, " \t\n", &save); kv; kv = strtok_r(NULL, " \t\n", &save)) {
         char *eq = strchr(kv, '=');
         if (!eq) {
-            snprintf(why, size, "'%s' is not key=value", kv);
+            snprintf(why, size, "'" QUOTE "' is not key=value", QUOTED(kv));
             ret = -1;
             break;
         }
@@ -240,7 +261,7 @@ static int locate(const char *v, const attn_tokens *tk, int row, int first, int 
         const char *t = tk && tk->tok ? attn_tokens_at(tk, row, first + i) : NULL;
         if (t && !strcmp(t, v)) return i;
     }
-    snprintf(why, size, "no %s holds the token '%s'", what, v);
+    snprintf(why, size, "no %s holds the token '" QUOTE "'", what, QUOTED(v));
     return -1;
 }
 
@@ -365,7 +386,7 @@ static int card_number(const lesson_measure *m, const char *model_dir, lesson_me
     if (m->kind == LESSON_MEASURE_CARD) {
         const cJSON *x = card_at(card, m->key);
         if (cJSON_IsNumber(x)) *value = x->valuedouble, ret = 0;
-        else snprintf(why, size, "the model card has no number '%s'", m->key);
+        else snprintf(why, size, "the model card has no number '" QUOTE "'", QUOTED(m->key));
     } else {
         const cJSON *h;
         cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(card, "heads"))
@@ -375,7 +396,8 @@ static int card_number(const lesson_measure *m, const char *model_dir, lesson_me
             const char *at = !strcmp(m->at, "self") ? "0" : m->at;
             const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, "mean"), at);
             if (cJSON_IsNumber(x)) *value = x->valuedouble, ret = 0;
-            else snprintf(why, size, "the model card has no mean '%s' for layer %d head %d", m->at, m->layer, m->head);
+            else snprintf(why, size, "the model card has no mean '" QUOTE "' for layer %d head %d", QUOTED(m->at), m->layer,
+                          m->head);
             break;
         }
         if (ret && !why[0]) snprintf(why, size, "the model card has no layer %d head %d", m->layer, m->head);
@@ -391,7 +413,7 @@ static int read_at(const char *at, long *off, bool *first, char *why, size_t siz
     if (*first || !strcmp(at, "self")) return 0;
     char *end;
     *off = strtol(at, &end, 10);
-    if (!*at || *end) return snprintf(why, size, "at: '%s' is not an offset, self or first", at), -1;
+    if (!*at || *end) return snprintf(why, size, "at: '" QUOTE "' is not an offset, self or first", QUOTED(at)), -1;
     return 0;
 }
 
@@ -410,7 +432,7 @@ static int mean_at(const attn_matrix *mx, const char *at, int row0, int past, do
         sum += mx->data[(size_t)i * (size_t)mx->cols + (size_t)j];
         n++;
     }
-    if (!n) return snprintf(why, size, "no query row has a key at %s", at), -1;
+    if (!n) return snprintf(why, size, "no query row has a key at " QUOTE, QUOTED(at)), -1;
     *value = sum / n;
     return 0;
 }
@@ -546,7 +568,7 @@ static int token_id(const lesson_measure *m, const char *model_dir, lesson_measu
     const struct lesson_measure_file *f = file_get(fs, path, false, why, size);
     if (!f) return -1;
     int id = attn_tokenizer_find(f->tok, m->token);
-    if (id < 0) snprintf(why, size, "the model has no token '%s'", m->token);
+    if (id < 0) snprintf(why, size, "the model has no token '" QUOTE "'", QUOTED(m->token));
     return id;
 }
 
@@ -594,7 +616,7 @@ static int eval(const lesson_measure *m, const attn_trace *tr, const char *stage
     /* prob and rank: the token's column is its id */
     int id = token_id(m, model_dir, fs, why, size);
     if (id < 0) return -1;
-    if (id >= mx.cols) return snprintf(why, size, "the model has no token '%s'", m->token), -1;
+    if (id >= mx.cols) return snprintf(why, size, "the model has no token '" QUOTE "'", QUOTED(m->token)), -1;
     const float *row = mx.data + (size_t)r * (size_t)mx.cols;
     if (m->kind == LESSON_MEASURE_PROB) {
         *value = row[id];
