@@ -384,7 +384,9 @@ static void measured_numbers(void **state)
     assert_int_equal(lesson_step_run(&ls, 0, &tr, &dg), 0);
     attn_matrix m;
     assert_int_equal(attn_trace_matrix(&tr, "weights", 0, 0, &m), 0);
-    double w10 = m.data[1 * 3 + 0], self = (m.data[0] + m.data[4] + m.data[8]) / 3;
+    /* at=self: the rows with a choice, as the model cards count: row 0 sees only itself (1.0) and is left out */
+    assert_true(m.data[0] == 1.0f);
+    double w10 = m.data[1 * 3 + 0], self = (m.data[4] + m.data[8]) / 2;
     attn_trace_free(&tr);
     lesson_free(&ls);
     lesson_diags_free(&dg);
@@ -485,6 +487,45 @@ static void check_md(const char *md, bool want_ok, int line, const char *part)
     }
     lesson_free(&ls);
     lesson_diags_free(&dg);
+}
+
+/* weight at= averages over the query rows that have a choice, more than one
+ * key the mask keeps, as the model cards do (every query but the first under
+ * the causal mask): a row that can see only itself, or nothing, would add a
+ * 1.0 or a 0 that says nothing about the head. */
+static void weight_at_counts_rows_with_a_choice(void **state)
+{
+    (void)state;
+    static const char *const CFG[] = {
+        "# T\n\n## S\n\n```attnlab\ntokens = a b c d\ncausal = true\n```\n\n",
+        "# T\n\n## S\n\n```attnlab\ntokens = a b c d\ncausal = false\n```\n\n",
+        "# T\n\n## S\n\n```attnlab\ntokens = a b c d | x y\npad_side = left\ncausal = true\nbatch_row = 1\n```\n\n",
+    };
+    for (int c = 0; c < 3; c++) {
+        attn_trace tr;
+        attn_matrix w;
+        run_block(CFG[c], &tr);
+        assert_int_equal(attn_trace_matrix(&tr, "weights", c == 2, 0, &w), 0);
+        double self, first;
+        if (c == 0) { /* row 0 sees only itself: left out */
+            self = (w.data[5] + w.data[10] + w.data[15]) / 3;
+            first = (w.data[4] + w.data[8] + w.data[12]) / 3;
+        } else if (c == 1) { /* no mask: every row chooses among four */
+            self = (w.data[0] + w.data[5] + w.data[10] + w.data[15]) / 4;
+            first = (w.data[0] + w.data[4] + w.data[8] + w.data[12]) / 4;
+        } else { /* <pad> <pad> x y: the pads' rows see nothing, x only itself; y alone chooses */
+            self = w.data[15];
+            first = w.data[12];
+        }
+        attn_trace_free(&tr);
+        char md[1024];
+        snprintf(md, sizeof md, "%sSelf {{%.4f | weight at=self}}, first {{%.4f | weight at=first}}.\n", CFG[c], self,
+                 first);
+        check_md(md, true, 0, NULL);
+    }
+    /* no row with a choice: said, not averaged over nothing */
+    check_md("# T\n\n## S\n\n```attnlab\ntokens = a\ncausal = true\n```\n\nX {{1 | weight at=self}}.\n", false, 10,
+             "no query row with a choice of keys has a key at self");
 }
 
 /* sum of a row or column, the cells a mask keeps or dropout zeroes, all
@@ -1468,6 +1509,7 @@ int main(void)
         cmocka_unit_test(measured_numbers_vocabulary),
         cmocka_unit_test(measure_arguments_in_range),
         cmocka_unit_test(long_arguments_quoted_by_their_start),
+        cmocka_unit_test(weight_at_counts_rows_with_a_choice),
         cmocka_unit_test(measure_files_read_once),
         cmocka_unit_test(one_file_as_card_and_tokenizer),
         cmocka_unit_test(checked_a_step_at_a_time),

@@ -417,9 +417,25 @@ static int read_at(const char *at, long *off, bool *first, char *why, size_t siz
     return 0;
 }
 
-/* The mean over query rows i of the key at i + offset (or key 0 with
- * first): rows where that key exists and is not masked away count. */
-static int mean_at(const attn_matrix *mx, const char *at, int row0, int past, double *value, char *why, size_t size)
+/* Whether query row i has a choice: more than one key the mask keeps. mask is
+ * the step's mask for the picture measured, or NULL when the trace has none
+ * (nothing is masked: every row of more than one key has a choice). Under the
+ * causal mask that is every row but the first query's, which sees only
+ * itself and puts all its weight there. */
+static bool has_choice(const attn_matrix *mask, int cols, int i)
+{
+    if (!mask) return cols > 1;
+    int kept = 0;
+    for (int j = 0; j < mask->cols && kept < 2; j++) kept += !(mask->data[(size_t)i * (size_t)mask->cols + (size_t)j] < 0);
+    return kept > 1;
+}
+
+/* The mean over query rows i of the key at i + offset (or key 0 with first),
+ * over the rows that have a choice (has_choice) and that key, as the model
+ * cards count (scripts/train/metrics.py: every query but the first): a key the
+ * mask removes counts, with its weight 0. */
+static int mean_at(const attn_matrix *mx, const attn_matrix *mask, const char *at, int row0, int past, double *value,
+                   char *why, size_t size)
 {
     bool first;
     long off;
@@ -428,13 +444,22 @@ static int mean_at(const attn_matrix *mx, const char *at, int row0, int past, do
     int n = 0;
     for (int i = row0; i < mx->rows; i++) {
         long j = first ? 0 : past + i + off; /* a query's own key is at its position, past included */
-        if (j < 0 || j >= mx->cols) continue;
+        if (j < 0 || j >= mx->cols || !has_choice(mask, mx->cols, i)) continue;
         sum += mx->data[(size_t)i * (size_t)mx->cols + (size_t)j];
         n++;
     }
-    if (!n) return snprintf(why, size, "no query row has a key at " QUOTE, QUOTED(at)), -1;
+    if (!n) return snprintf(why, size, "no query row with a choice of keys has a key at " QUOTE, QUOTED(at)), -1;
     *value = sum / n;
     return 0;
+}
+
+/* The step's mask of the layer, when it matches the picture mx (queries × keys), else NULL. */
+static const attn_matrix *mask_of(const attn_trace *tr, const lesson_measure *m, const attn_matrix *mx,
+                                  attn_matrix *out)
+{
+    const attn_tensor *t = attn_trace_stage(tr, m->layer >= 0 ? m->layer : 0, ATTN_STAGE_MASK);
+    if (!t || attn_trace_matrix_of(tr, t, m->batch, m->head < 0 ? 0 : m->head, out)) return NULL;
+    return out->rows == mx->rows && out->cols == mx->cols ? out : NULL;
 }
 
 /* One head's cells of the layer that the mask removes (masked: the mask holds
@@ -606,7 +631,8 @@ static int eval(const lesson_measure *m, const attn_trace *tr, const char *stage
     int r = 0;
     if (m->row[0] && (r = locate(m->row, &tr->tokens, m->batch, past, mx.rows, "row", why, size)) < 0) return -1;
     if (m->kind == LESSON_MEASURE_WEIGHT) {
-        if (m->at[0]) return mean_at(&mx, m->at, m->row[0] ? r : 0, past, value, why, size);
+        attn_matrix mk;
+        if (m->at[0]) return mean_at(&mx, mask_of(tr, m, &mx, &mk), m->at, m->row[0] ? r : 0, past, value, why, size);
         const attn_tokens *keys = d->cross ? &tr->source : &tr->tokens;
         int c = locate(m->col, keys, m->batch, 0, mx.cols, "column", why, size);
         if (c < 0) return -1;

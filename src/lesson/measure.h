@@ -12,7 +12,9 @@
  *
  * WHAT is one of
  *   weight  a stage's cell (row= col=) or a mean over query rows of the key at
- *           an offset (at=-1, at=self) or the first key (at=first); with
+ *           an offset (at=-1, at=self) or the first key (at=first), over the
+ *           rows that have a choice (more than one key the mask keeps: under
+ *           the causal mask every query but the first, as the cards count); with
  *           on=heldout the model card's mean for that head (at= any key of
  *           the card's "mean": -8 … 1, first, prev_line, beyond, ...)
  *   prob    p(token=X) at row=, from the probs stage
