@@ -18,6 +18,7 @@
 #include "engine/model/model.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/trace/config.h"
+#include "source.h"
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
@@ -145,29 +146,58 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
                         QUOTED(v)), -1;
     }
     if (!strcmp(k, "on")) {
-        if (!strcmp(v, "heldout")) return m->heldout = true, 0;
-        if (!strcmp(v, "text")) return m->heldout = false, 0;
-        return snprintf(why, size, "on: '" QUOTE "' is neither text nor heldout", QUOTED(v)), -1;
+        char names[96];
+        if (lesson_source_known(v)) return set_str(m->on, sizeof m->on, k, v, why, size);
+        return snprintf(why, size, "on: '" QUOTE "' is not one of %s (lessons/sources.tsv)", QUOTED(v),
+                        lesson_source_names(names, sizeof names)), -1;
     }
     snprintf(why, size, "unknown measure key '" QUOTE "'", QUOTED(k));
     return -1;
 }
 
+/* Where the figure was measured: a card figure names its key's source
+ * (lessons/sources.tsv), weight from the card is on the held-out sample, any
+ * other is the step's own text. */
+static int check_source(const lesson_measure *m, char *why, size_t size)
+{
+    if (m->kind == LESSON_MEASURE_CARD) {
+        const char *src = lesson_source_of_key(m->key);
+        if (!src)
+            return snprintf(why, size, "card key=" QUOTE ": lessons/sources.tsv does not say where it was measured: add "
+                            "it to a row", QUOTED(m->key)), -1;
+        if (!m->on[0])
+            return snprintf(why, size, "card key=" QUOTE ": say where it was measured: on=%s", QUOTED(m->key), src), -1;
+        if (strcmp(m->on, src))
+            return snprintf(why, size, "card key=" QUOTE " is measured on=%s, not on=%s (lessons/sources.tsv)",
+                            QUOTED(m->key), src, m->on), -1;
+        return 0;
+    }
+    if (m->kind == LESSON_MEASURE_WEIGHT && m->on[0] && strcmp(m->on, "text") && strcmp(m->on, "heldout"))
+        return snprintf(why, size, "weight on=%s: the model card's means are on=heldout, the step's own on=text",
+                        m->on), -1;
+    if (m->kind != LESSON_MEASURE_WEIGHT && m->on[0] && strcmp(m->on, "text"))
+        return snprintf(why, size, "%s on=%s: it measures the step's own text (on=text); a figure of the model "
+                        "card is card key=... on=...", KINDS[m->kind], m->on), -1;
+    return 0;
+}
+
 /* What each kind needs, once every key is read. */
 static int check_needs(const lesson_measure *m, char *why, size_t size)
 {
+    bool heldout = !strcmp(m->on, "heldout");
+    if (check_source(m, why, size)) return -1;
     if (m->head == LESSON_MEASURE_ALL_HEADS && m->kind != LESSON_MEASURE_COUNT)
         return snprintf(why, size, "head=all is for count (the cells of every head together)"), -1;
-    if (m->model[0] && m->kind != LESSON_MEASURE_CARD && !(m->kind == LESSON_MEASURE_WEIGHT && m->heldout))
+    if (m->model[0] && m->kind != LESSON_MEASURE_CARD && !(m->kind == LESSON_MEASURE_WEIGHT && heldout))
         return snprintf(why, size, "model= names the card that card and weight on=heldout read; other measures "
                                    "measure the step's own model"), -1;
     switch (m->kind) {
     case LESSON_MEASURE_WEIGHT:
-        if (m->heldout && (!m->at[0] || m->row[0] || m->col[0]))
+        if (heldout && (!m->at[0] || m->row[0] || m->col[0]))
             return snprintf(why, size, "weight on=heldout takes at= (a key of the card's means), not row= or col="), -1;
-        if (!m->heldout && !m->at[0] && !(m->row[0] && m->col[0]))
+        if (!heldout && !m->at[0] && !(m->row[0] && m->col[0]))
             return snprintf(why, size, "weight needs row= and col= (one cell) or at= (a mean over rows)"), -1;
-        if (!m->heldout && m->at[0] && m->col[0])
+        if (!heldout && m->at[0] && m->col[0])
             return snprintf(why, size, "weight takes at= or col=, not both"), -1;
         return 0;
     case LESSON_MEASURE_PROB:
@@ -600,7 +630,7 @@ static int token_id(const lesson_measure *m, const char *model_dir, lesson_measu
 static int eval(const lesson_measure *m, const attn_trace *tr, const char *stage, const char *model_dir,
                 lesson_measure_files *fs, double *value, char *why, size_t size)
 {
-    if (m->kind == LESSON_MEASURE_CARD || (m->kind == LESSON_MEASURE_WEIGHT && m->heldout))
+    if (m->kind == LESSON_MEASURE_CARD || (m->kind == LESSON_MEASURE_WEIGHT && !strcmp(m->on, "heldout")))
         return card_number(m, model_dir, fs, value, why, size); /* the card's layer and head, not the trace's */
     if (check_ranges(m, tr, why, size)) return -1;
     if (m->kind == LESSON_MEASURE_LOSS && m->row[0]) return row_loss(m, tr, value, why, size);
