@@ -125,7 +125,8 @@ static void check_sources(parser *p, const parser_text *t, int first, bool in_qu
     for (int i = first; t->s && i < p->step->n_measures; i++) {
         const lesson_measure *m = &p->step->measures[i];
         char why[300];
-        if (lesson_source_check(m, t->s, m->text_at, in_quiz ? p->last_para : NULL, lang, why, sizeof why))
+        if (lesson_source_check(lesson_measure_source(m), m->spec, t->s, m->text_at, in_quiz ? p->last_para : NULL, lang,
+                                why, sizeof why))
             lesson_diag_add(p->dg, m->line, "%s", why);
     }
 }

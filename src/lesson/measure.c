@@ -267,6 +267,12 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
     return ret;
 }
 
+const char *lesson_measure_source(const lesson_measure *m)
+{
+    if (m->kind == LESSON_MEASURE_CARD) return lesson_source_of_key(m->key);
+    return m->kind == LESSON_MEASURE_WEIGHT && !strcmp(m->on, "heldout") ? "heldout" : "text";
+}
+
 bool lesson_measure_agrees(const lesson_measure *m, double value)
 {
     /* the shown number may be the measurement rounded either way at a tie */

@@ -106,6 +106,10 @@ int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer
                         const char *stage, const char *model_dir, lesson_measure_files *files, double *value,
                         char *why, size_t size);
 
+/* Where m was measured (lessons/sources.tsv): a card figure its key's source
+ * (NULL for a key in no row), weight on=heldout "heldout", any other "text". */
+const char *lesson_measure_source(const lesson_measure *m);
+
 /* Does value round to what m shows? */
 bool lesson_measure_agrees(const lesson_measure *m, double value);
 

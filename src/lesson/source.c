@@ -12,7 +12,7 @@ typedef struct {
 } source_row;
 
 static const source_row SOURCES[] = {
-#include "lesson_sources.h"
+#include <lesson_sources.h> /* made in the build folder from lessons/sources.tsv (CMakeLists.txt) */
 };
 
 #define N_SOURCES ((int)(sizeof SOURCES / sizeof SOURCES[0]))
@@ -117,26 +117,23 @@ static void sentence(const char *text, size_t at, size_t *a, size_t *b)
     }
 }
 
-int lesson_source_check(const lesson_measure *m, const char *text, size_t at, const char *question, const char *lang,
-                        char *why, size_t size)
+int lesson_source_check(const char *on, const char *spec, const char *text, size_t at, const char *before,
+                        const char *lang, char *why, size_t size)
 {
-    const char *on = m->kind == LESSON_MEASURE_CARD ? lesson_source_of_key(m->key)
-                     : m->kind == LESSON_MEASURE_WEIGHT && !strcmp(m->on, "heldout") ? "heldout"
-                                                                                      : "text";
     const source_row *r = on ? row_of(on) : NULL;
     if (!r || (!strcmp(r->en, "-") && !strcmp(r->zh, "-"))) return 0; /* no word needed (or refused already) */
     size_t a, b;
     sentence(text, at, &a, &b);
     bool en = !lang || !strcmp(lang, "en"), zh = !lang || !strcmp(lang, "zh");
     for (int k = 0; k < 2; k++) {
-        const char *s = k ? question : text + a;
-        size_t n = k ? (question ? strlen(question) : 0) : b - a;
+        const char *s = k ? before : text + a;
+        size_t n = k ? (before ? strlen(before) : 0) : b - a;
         if ((en && names(r->en, s, n)) || (zh && names(r->zh, s, n))) return 0;
     }
-    const char *spec = m->spec ? m->spec : "";
+    spec = spec ? spec : "";
     size_t sn = strlen(spec) > 60 ? attn_utf8_prev(spec, 61) : strlen(spec); /* cut where a character starts */
     snprintf(why, size, "{{… | %.*s%s}}: measured on %s, which the sentence%s does not say (%s%s%s: lessons/sources.tsv)",
-             (int)sn, spec, sn < strlen(spec) ? "…" : "", r->what, question ? " or the quiz's question" : "",
+             (int)sn, spec, sn < strlen(spec) ? "…" : "", r->what, before ? " or the paragraph before it" : "",
              en ? r->en : "", en && zh ? " | " : "", zh ? r->zh : "");
     return -1;
 }

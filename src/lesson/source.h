@@ -15,8 +15,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "measure.h"
-
 /* The source card key `key` comes from ("heldout", "training", "random",
  * "model"), or NULL for a key in no row of the table. */
 const char *lesson_source_of_key(const char *key);
@@ -31,12 +29,14 @@ const char *lesson_source_names(char *buf, size_t size);
  * (either language's words will do). */
 const char *lesson_source_lang(const char *path);
 
-/* The figure m, whose number stands at byte `at` of text (a block's text, its
- * measures already reduced to their numbers), against the table: 0 when its
- * source needs no word, or when the sentence holding it (or `question`, the
- * question of the quiz it is part of; NULL: none) names that source with one
- * of its words in language lang (lesson_source_lang). Else -1 with why. */
-int lesson_source_check(const lesson_measure *m, const char *text, size_t at, const char *question, const char *lang,
-                        char *why, size_t size);
+/* A figure measured on source `on` (lesson_measure_source), written `spec`
+ * (for the message), whose number stands at byte `at` of text (a block's
+ * text, its measures already reduced to their numbers), against the table: 0
+ * when its source needs no word, or when the sentence holding it (or
+ * `before`, the paragraph a quiz's or a list's text goes on from; NULL: none)
+ * names that source with one of its words in language lang
+ * (lesson_source_lang). Else -1 with why. */
+int lesson_source_check(const char *on, const char *spec, const char *text, size_t at, const char *before,
+                        const char *lang, char *why, size_t size);
 
 #endif
