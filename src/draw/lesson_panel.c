@@ -386,21 +386,27 @@ static int block(draw_list *dl, const app_state *app, const lesson_block *b, int
 }
 
 /* The last step's end, from y: whether the lesson is finished (its end reached
- * and every quiz answered right, progress.h) and, when the course goes on, a
- * button to the next lesson, the width of the panel at most (a long title cut
- * with "…"). Returns the y below. */
+ * and every quiz answered right, progress.h; not said when no progress is
+ * kept, for want of a HOME: the answers are not known) and, when the course
+ * goes on, a button to the next lesson, the width of the panel at most (a
+ * long title cut with "…"). Returns the y below. */
 static int lesson_end(draw_list *dl, const app_player *p, int x, int y, int right, bool draw)
 {
     int u = draw_line_h(dl), total = lesson_quiz_count(&p->ls);
     char buf[400], num[16];
     lesson_record r = app_player_record(p);
-    bool done = r.finished || (!p->progress && !total);
-    if (done) snprintf(buf, sizeof buf, "%s", total ? _("✓ Lesson finished: every quiz answered right.") : _("✓ Lesson finished."));
-    else
-        /* TRANSLATORS: the end of a lesson's last step, while some quizzes are unanswered or wrong */
-        snprintf(buf, sizeof buf, _("Quizzes answered right: %d of %d. The lesson counts as finished once every one is."),
-                 r.quizzes_right, total);
-    y = flow(dl, buf, NULL, 0, x, y + u / 2, right, done ? DRAW_GOOD : DRAW_TEXT_DIM, draw);
+    y += u / 2;
+    if (p->progress) {
+        const char *all = total ? _("✓ Lesson finished: every quiz answered right.") : _("✓ Lesson finished.");
+        if (r.finished)
+            snprintf(buf, sizeof buf, "%s", all);
+        else
+            snprintf(buf, sizeof buf,
+                     /* TRANSLATORS: the end of a lesson's last step, while some quizzes are unanswered or wrong */
+                     _("Quizzes answered right: %d of %d. The lesson counts as finished once every one is."),
+                     r.quizzes_right, total);
+        y = flow(dl, buf, NULL, 0, x, y, right, r.finished ? DRAW_GOOD : DRAW_TEXT_DIM, draw);
+    }
     if (!p->next.path) return y;
     app_player_lesson_number(p->next.name, num, sizeof num);
     /* TRANSLATORS: the button on a lesson's last step: the next lesson's number and title */
