@@ -126,6 +126,54 @@ static void save_ok(lesson_progress *p)
     if (st != LESSON_PROGRESS_OK) fail_msg("save said (%d): %s", st, err);
 }
 
+/* ---- what finished means */
+
+/* Issue 32: a lesson is finished when its last step was reached and every
+ * quiz of it was last answered right, counted on the lesson as it is now (its
+ * shape): Next clicked through it only reaches the end. An answer to a quiz
+ * the lesson no longer has is not counted; one it gained is still to answer. */
+static void finished_needs_every_quiz(void **state)
+{
+    fixture *f = *state;
+    static const int QUIZZES[] = {0, 2, 0, 1}; /* 4 steps: two quizzes on step 2, one on step 4 */
+    const lesson_shape shape = {4, QUIZZES};
+    lesson_progress *p = open_ok(f->path);
+    lesson_record r = lesson_progress_get(p, "04.md", &shape);
+    assert_false(r.reached_end || r.finished);
+    assert_int_equal(r.first_open, 1);
+    for (int s = 0; s < 4; s++) lesson_progress_visit(p, "04.md", s, 4);
+    r = lesson_progress_get(p, "04.md", &shape);
+    assert_true(r.reached_end);
+    assert_false(r.finished); /* clicked through */
+    assert_int_equal(r.quizzes_right, 0);
+    assert_int_equal(r.first_open, 1);
+    lesson_progress_quiz(p, "04.md", 1, 0, true);
+    lesson_progress_quiz(p, "04.md", 1, 1, false);
+    lesson_progress_quiz(p, "04.md", 3, 0, true);
+    lesson_progress_quiz(p, "04.md", 2, 5, true); /* a quiz the lesson does not have */
+    r = lesson_progress_get(p, "04.md", &shape);
+    assert_false(r.finished);
+    assert_int_equal(r.quizzes_right, 2);
+    assert_int_equal(r.quizzes_tried, 3);
+    assert_int_equal(r.first_open, 1);
+    lesson_progress_quiz(p, "04.md", 1, 1, true); /* tried again, right */
+    save_ok(p);
+    lesson_progress_close(p);
+    p = open_ok(f->path); /* as saved */
+    r = lesson_progress_get(p, "04.md", &shape);
+    assert_true(r.finished);
+    assert_int_equal(r.quizzes_right, 3);
+    assert_int_equal(r.first_open, -1);
+    static const int MORE[] = {0, 2, 0, 1, 1}; /* the lesson gained a step with a quiz */
+    r = lesson_progress_get(p, "04.md", &(lesson_shape){5, MORE});
+    assert_false(r.reached_end || r.finished);
+    r = lesson_progress_get(p, "04.md", NULL); /* without the lesson: as the file says, never finished */
+    assert_true(r.reached_end);
+    assert_false(r.finished);
+    assert_int_equal(r.quizzes_right, 4);
+    lesson_progress_close(p);
+}
+
 /* ---- two instances merge */
 
 /* The run's lost update: two windows on different lessons each saved their
@@ -763,6 +811,7 @@ static void a_corrupt_file_behind_a_held_lock(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(finished_needs_every_quiz, setup, teardown),
         cmocka_unit_test_setup_teardown(furthest_step_wins, setup, teardown),
         cmocka_unit_test_setup_teardown(latest_answer_wins, setup, teardown),
         cmocka_unit_test_setup_teardown(reset_merges, setup, teardown),
