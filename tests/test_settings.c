@@ -345,7 +345,7 @@ static void describe_and_cycle(void **state)
     attn_config_free(&c);
 }
 
-/* The window and render open a model as it was trained: tang-nocausal without
+/* Every command that runs a model opens it as it was trained: tang-nocausal without
  * the causal mask unless a causal flag says otherwise; tang with it. */
 static void models_open_as_trained(void **state)
 {
@@ -361,7 +361,7 @@ static void models_open_as_trained(void **state)
         char *argv[5] = {NULL};
         for (int k = 0; k < cases[i].n; k++) argv[k] = (char *)cases[i].args[k];
         assert_int_equal(cli_parse(cases[i].n, argv, "render", CLI_OPT_OUTPUT | CLI_OPT_PICTURE, &a), CLI_OK);
-        cli_open_as_trained(&a);
+        cli_open_as_trained("render", &a);
         assert_int_equal(a.cfg.causal, cases[i].want);
         cli_args_free(&a);
     }

@@ -1243,7 +1243,8 @@ static void test_choice_explanations(void **state)
     FILE *fp = fopen(path, "w");
     assert_non_null(fp);
     fputs("# Why\n\n## One\n\n```attnlab\nstage = weights\n```\n\nWhich?\n\n"
-          "- [ ] first\n  - wrongfirst\n- [x] second\n  - rightsecond\n- [ ] third\n  - wrongthird\n",
+          "- [ ] first\n  - wrongfirst\n- [x] second\n  - rightsecond\n- [ ] third\n  - wrongthird\n\n"
+          "## Two\n\nNot the last step: no lesson's end (and its ✓) below the marks counted.\n",
           fp);
     fclose(fp);
     if (app_lesson_open(&f->app, path, 0, err, sizeof err)) fail_msg("%s", err);

@@ -52,7 +52,7 @@ int cmd_window(int argc, char **argv)
     int rc = cli_start(argc, argv, "window", CLI_OPT_PRESENT, 0, window_usage, &a);
     if (rc < 0) {
         cli_reserve_window();
-        cli_open_as_trained(&a);
+        cli_open_as_trained("window", &a);
         int st = sdl_window_run(&a.cfg, NULL, a.present, err, sizeof err, &code);
         rc = finish("window", st, code, err);
     }
@@ -97,7 +97,7 @@ int cmd_render(int argc, char **argv)
             a.pic.height = 1080;
         }
         if ((rc = cli_reserve_picture(&a.pic, &a.cfg, "render"))) goto out;
-        cli_open_as_trained(&a);
+        cli_open_as_trained("render", &a);
         int st = sdl_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code);
         rc = finish("render", st, code, err);
         if (rc == CLI_OK && err[0]) fprintf(stderr, "attnlab render: warning: %s; every stage computed from it can hold it too\n", err);

@@ -402,6 +402,42 @@ static int block(draw_list *dl, const app_state *app, const lesson_block *b, int
     }
 }
 
+/* The last step's end, from y: whether the lesson is finished (its end reached
+ * and every quiz answered right, progress.h; not said when no progress is
+ * kept, for want of a HOME: the answers are not known) and, when the course
+ * goes on, a button to the next lesson, the width of the panel at most (a
+ * long title cut with "…"). Returns the y below. */
+static int lesson_end(draw_list *dl, const app_player *p, int x, int y, int right, bool draw)
+{
+    int u = draw_line_h(dl), total = lesson_quiz_count(&p->ls);
+    char buf[400], num[16];
+    lesson_record r = app_player_record(p);
+    y += u / 2;
+    if (p->progress) {
+        const char *all = total ? _("✓ Lesson finished: every quiz answered right.") : _("✓ Lesson finished.");
+        if (r.finished)
+            snprintf(buf, sizeof buf, "%s", all);
+        else
+            snprintf(buf, sizeof buf,
+                     /* TRANSLATORS: the end of a lesson's last step, while some quizzes are unanswered or wrong */
+                     _("Quizzes answered right: %d of %d. The lesson counts as finished once every one is."),
+                     r.quizzes_right, total);
+        y = flow(dl, buf, NULL, 0, x, y, right, r.finished ? DRAW_GOOD : DRAW_TEXT_DIM, draw);
+    }
+    if (!p->next.path) return y;
+    app_player_lesson_number(p->next.name, num, sizeof num);
+    /* TRANSLATORS: the button on a lesson's last step: the next lesson's number and title */
+    snprintf(buf, sizeof buf, _("Next lesson: %s %s ▶"), num, p->next.title);
+    int w = draw_imin(button_w(dl, buf), right - x), h = u + u / 2;
+    if (draw) {
+        draw_fill(dl, x, y, w, h, 0xFF2E5E78u);
+        draw_outline(dl, x, y, w, h, 1, DRAW_ACCENT);
+        draw_text_fit(dl, buf, x + u / 2, y + u / 4, w - u, DRAW_WHITE);
+        app_layout_hit(dl->layout, (app_rect){x, y, w, h}, APP_ACT_LESSON_ONWARD, 0);
+    }
+    return y + h + u / 2;
+}
+
 /* The paragraph block that asks quiz q of st (its question, the paragraph
  * just before it), or -1. */
 static int question_block(const lesson_step *st, int q)
@@ -457,7 +493,7 @@ static int content(draw_list *dl, const app_state *app, int x, int y, int right,
         for (int q = 0; draw && b->kind == LESSON_BLOCK_PARA && q < st->n_quizzes && q < APP_MAX_QUIZ_PLACES; q++)
             if (question_block(st, q) == i) dl->layout->quizzes[q].question = (app_rect){x, top, right - x, y - draw_line_h(dl) / 2 - top};
     }
-    return y;
+    return p->step + 1 >= p->ls.n_steps && to >= st->n_blocks ? lesson_end(dl, p, x, y, right, draw) : y;
 }
 
 /* The lesson's title, the step's, and progress through the steps, from y; returns the y below.
@@ -750,10 +786,13 @@ void draw_picker(const app_state *app, draw_list *dl)
         bool sel = i == p->sel;
         draw_fill(dl, x, ry, w, row - u / 4, sel ? DRAW_PANEL_HI : DRAW_PANEL);
         if (sel) draw_outline(dl, x, ry, w, row - u / 4, 1, DRAW_ACCENT);
-        lesson_record r = p->progress ? lesson_progress_get(p->progress, e->name) : (lesson_record){0};
+        lesson_record r = app_player_entry_record(p, e);
         if (e->error) snprintf(buf, sizeof buf, "%s", _("cannot open"));
         else if (r.finished)
             snprintf(buf, sizeof buf, _("✓ finished · quizzes %d/%d"), r.quizzes_right, e->n_quizzes);
+        else if (r.reached_end)
+            /* TRANSLATORS: the picker: the last step was reached, but not every quiz answered right yet */
+            snprintf(buf, sizeof buf, _("last step reached · quizzes %d/%d"), r.quizzes_right, e->n_quizzes);
         else if (r.step)
             snprintf(buf, sizeof buf, _("step %d / %d · quizzes %d/%d"), r.step, e->n_steps, r.quizzes_right,
                      e->n_quizzes);
