@@ -5,7 +5,8 @@ Usage: /usr/bin/python3 tests/check_numerics.py --attnlab PATH/TO/attnlab [--wor
 
 For every config in CONFIGS this runs `attnlab trace FLAGS -o FILE.safetensors`, reads the trace with
 the small reader below (stdlib + numpy only), recomputes every pipeline stage in float64 from the
-recorded inputs (x, x_past, memory, w_q, w_k, w_v, w_o) and the metadata, and compares every tensor.
+recorded inputs (x, x_past, memory, w_q, w_k, w_v, w_o, and w_qn, w_kn with QK-norm) and the metadata,
+and compares every tensor.
 The mask and fully_masked_rows are derived independently from causal/past/pad_side/lengths.
 A handful of invalid configs must make attnlab exit non-zero.
 
@@ -166,6 +167,16 @@ CONFIGS = [
     tok(T_ZH) + M32 + f("--kv-heads 1 --mode mqa --pad-side left --no-softmax-guard --train --dropout 0.3"),
     tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --pad-side left --no-softmax-guard --mask-value -1e9"),
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --no-softmax-guard"),      # right padding: no NaN
+    # the settings around the scores (issue 33), alone and with the others
+    tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --alibi --pad-side left --past 2"),
+    tok(T_ZH2) + f("--d-model 96 --heads 12 --kv-heads 4 --mode gqa --alibi --no-causal"),
+    tok(T_EN3) + M32 + f("--kv-heads 4 --mode mha --softcap 1.5 --rope --past 1"),
+    tok(T_ZH) + M32 + f("--kv-heads 1 --mode mqa --qk-norm --rope --rope-style half --past 3 --pad-side left"),
+    tok(T_ZH) + src(S_EN) + M32 + f("--kv-heads 2 --mode gqa --qk-norm --softcap 2 --sink-logit 0.5 --no-causal"),
+    tok(T_ZH) + M32 + f("--kv-heads 2 --mode gqa --sink-logit 1 --pad-side left --no-softmax-guard"),
+    tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --sink-logit -2 --pad-side left --mask-value -1e9 --alibi"),
+    f("--seq 16 --batch 2 --d-model 32 --heads 4 --kv-heads 2 --mode gqa --sliding-window 3 --keep-first 2 --past 5"),
+    f("--seq 12 --batch 1 --d-model 32 --heads 4 --sliding-window 2 --keep-first 1 --no-causal --alibi --softcap 3 --sink-logit 0"),
 ]
 
 # configs attnlab must reject (non-zero exit)
@@ -179,12 +190,16 @@ INVALID = [
     tok(T_ZH) + src("only one row") + M32 + f("--no-causal"),
     tok(T_ZH) + f("--d-model 32 --heads 3 --kv-heads 3 --mode mha"),
     tok(T_ZH) + f("--d-model 32 --heads 4 --kv-heads 3 --mode gqa"),
+    tok(T_ZH) + M32 + f("--keep-first 2"),
+    tok(T_ZH) + src(S_EN) + M32 + f("--no-causal --alibi"),
+    tok(T_ZH) + M32 + f("--softcap -1"),
 ]
 
 
 # ----------------------------------------------------------------------------- flag parsing (ours)
 DEFAULTS = dict(causal="true", scale=True, softmax_guard=True, pad_side="right", pad_mask=True, rope=False, mask_value=float("-inf"), past=0, sliding_window=0,
-                dropout=0.1, train=False, seed=42)
+                dropout=0.1, train=False, seed=42, keep_first=0, alibi=False, softcap=0.0, qk_norm=False,
+                sink_logit=float("-inf"))
 
 
 def parse_flags(flags):
@@ -195,7 +210,7 @@ def parse_flags(flags):
         if "=" in a and a.startswith("--"):
             a, v = a.split("=", 1)
         elif a in ("--causal", "--no-causal", "--reversed-causal", "--no-scale", "--no-softmax-guard", "--rope", "--no-rope", "--train",
-                   "--pad-mask", "--no-pad-mask"):
+                   "--pad-mask", "--no-pad-mask", "--alibi", "--qk-norm"):
             v = None
         else:
             v = next(it)
@@ -243,6 +258,14 @@ def parse_flags(flags):
             want["train"] = True
         elif a == "--seed":
             want["seed"] = int(v)
+        elif a == "--keep-first":
+            want["keep_first"] = int(v)
+        elif a in ("--alibi", "--qk-norm"):
+            want[a[2:].replace("-", "_")] = True
+        elif a == "--softcap":
+            want["softcap"] = float(v)
+        elif a == "--sink-logit":
+            want["sink_logit"] = float(v)
         else:
             raise ValueError("unknown flag in config: " + a)
     return want
@@ -393,6 +416,11 @@ def check_trace(path, want):
         theta = float(meta["rope_theta"])
         rope_half = meta.get("rope_style", "interleaved") == "half"
         fill = float(meta["mask_value"])
+        keep = int(meta.get("keep_first", "0"))
+        alibi = meta.get("alibi", "false") == "true"
+        cap = float(meta.get("softcap", "0"))
+        qk_norm = meta.get("qk_norm", "false") == "true"
+        sink = float(meta.get("sink_logit", "-inf"))
         p = float(meta["dropout"])
         train = meta["train"] == "true"
         tokens = json.loads(meta["tokens"])
@@ -421,10 +449,11 @@ def check_trace(path, want):
     # what we asked for vs what the trace says
     actual = dict(causal=causal, scale=scale, softmax_guard=guard, pad_side=pad_side, pad_mask=pad_mask, rope=rope, past=P, sliding_window=W, dropout=p, train=train,
                   seed=int(meta["seed"]), batch=b_, seq=L, d_model=d, heads=h, kv_heads=g, mode=meta["mode"],
-                  rope_theta=theta, rope_style="half" if rope_half else "interleaved")
+                  rope_theta=theta, rope_style="half" if rope_half else "interleaved", keep_first=keep, alibi=alibi,
+                  softcap=cap, qk_norm=qk_norm, sink_logit=sink)
     for key, val in actual.items():
         if key in want:
-            ok = abs(val - want[key]) <= 1e-6 * abs(want[key]) if isinstance(val, float) else val == want[key]
+            ok = val == want[key] or (isinstance(val, float) and abs(val - want[key]) <= 1e-6 * abs(want[key]))
             ck.require(ok, "metadata", "%s=%r, asked for %r" % (key, meta[key], want[key]))
     ck.require(fill == want["mask_value"], "metadata", "mask_value=%r, asked for %r" % (meta["mask_value"], want["mask_value"]))
     if math.isinf(fill):
@@ -472,9 +501,11 @@ def check_trace(path, want):
 
     # ---- tensor set and order
     expected = ["x"] + (["x_past"] if P > 0 else []) + (["memory"] if cross else []) + \
-        ["w_q", "w_k", "w_v", "w_o", "q", "k", "v", "q_heads", "k_heads", "v_heads"] + \
+        ["w_q", "w_k", "w_v", "w_o"] + (["w_qn", "w_kn"] if qk_norm else []) + \
+        ["q", "k", "v", "q_heads", "k_heads", "v_heads"] + (["q_norm", "k_norm"] if qk_norm else []) + \
         (["q_rope", "k_rope"] if rope else []) + (["k_cache", "v_cache"] if P > 0 else []) + \
-        ["k_expanded", "v_expanded", "scores", "mask", "masked_scores", "weights"] + \
+        ["k_expanded", "v_expanded", "scores"] + (["bias"] if alibi else []) + (["capped_scores"] if cap > 0 else []) + \
+        ["mask", "masked_scores", "weights"] + (["sink_weight"] if sink != -math.inf else []) + \
         (["weights_dropout"] if train and p > 0 else []) + ["context", "merged", "out"]
     missing = [n for n in expected if n not in T]
     extra = [n for n in T if n not in expected]
@@ -540,8 +571,17 @@ def check_trace(path, want):
         y[..., ib] = x0 * sn + x1 * c
         return y
 
+    def rms(a, gain):  # QK-norm: each head over its k features, eps 1e-6, a plain gain
+        return a / np.sqrt((a * a).mean(axis=-1, keepdims=True) + 1e-6) * gain
+
     qh, kh, vh = heads(q, h), heads(kk, g), heads(vv, g)
     ref = dict(q=q, k=kk, v=vv, q_heads=qh, k_heads=kh, v_heads=vh)
+    if qk_norm:
+        if "w_qn" not in T or "w_kn" not in T or T["w_qn"].shape != (k,) or T["w_kn"].shape != (k,):
+            ck.fail("w_qn", "QK-norm's gains missing or not (k,)")
+            return ck.fails
+        qh, kh = rms(qh, F("w_qn")), rms(kh, F("w_kn"))
+        ref["q_norm"], ref["k_norm"] = qh, kh
     qq, kn = qh, kh
     if rope:
         qq = apply_rope(qh, P + np.arange(s))
@@ -551,6 +591,8 @@ def check_trace(path, want):
     if P > 0:
         xp = F("x_past")
         kp, vp = heads(xp @ wk, g), heads(xp @ wv, g)
+        if qk_norm:
+            kp = rms(kp, F("w_kn"))
         if rope:
             kp = apply_rope(kp, np.arange(P))
         kfull = np.concatenate([kp, kn], axis=2)
@@ -561,6 +603,16 @@ def check_trace(path, want):
     ref["k_expanded"], ref["v_expanded"] = ke, ve
     scores = qq @ ke.transpose(0, 1, 3, 2) / (math.sqrt(k) if scale else 1.0)
     ref["scores"] = scores
+    pre = scores
+    if alibi:  # BLOOM's slopes: 2^(-8(i+1)/p) for the largest power of two p <= h, then 2p's odd ones
+        p2 = 1 << (h.bit_length() - 1)
+        slopes = [2.0 ** (-8.0 * (i + 1) / p2) for i in range(p2)] + \
+                 [2.0 ** (-8.0 * (2 * i + 1) / (2 * p2)) for i in range(h - p2)]
+        dist = np.abs((P + np.arange(s))[:, None] - np.arange(t)[None, :])
+        ref["bias"] = np.broadcast_to(-np.asarray(slopes)[:, None, None] * dist, (b_, h, s, t))
+        pre = pre + ref["bias"]
+    if cap > 0:  # soft-capping after the scale and the bias, before the mask
+        pre = ref["capped_scores"] = cap * np.tanh(pre / cap)
 
     # mask from our own reading of causal / past / padding
     key_len, key_lens = (t, src_lengths) if cross else (L, lengths)
@@ -579,18 +631,27 @@ def check_trace(path, want):
     if W > 0:                                                 # sliding window: the W nearest keys
         dist = (P + np.arange(s))[:, None] - jj[None, :]      # query position − key position
         near = dist < W if causal == "true" else np.abs(dist) < W
+        near |= jj[None, :] < keep                            # StreamingLLM: the first keys stay
         allowed &= near[None]
     mask = np.where(allowed, 0.0, fill)[:, None, :, :]
     ref["mask"] = mask
-    masked = scores + mask
+    masked = pre + mask
     ref["masked_scores"] = masked
     full_rows = ~allowed.any(axis=2)                          # (b, s)
     my_fmr = [[int(bi), int(i)] for bi, i in np.argwhere(full_rows)]
 
-    weights = softmax_rows(masked)
-    if not guard and math.isinf(fill):                        # 0/0 where every key is -inf
+    has_sink = sink != -math.inf
+    if has_sink:  # one more logit X per row, dropped after the softmax: never 0/0
+        top = np.maximum(masked.max(axis=-1, keepdims=True), sink)
+        e = np.exp(masked - top)
+        z = e.sum(axis=-1, keepdims=True) + np.exp(sink - top)
+        weights, ref["sink_weight"] = e / z, (np.exp(sink - top) / z)[..., 0]
+    else:
+        weights = softmax_rows(masked)
+    if not guard and math.isinf(fill) and not has_sink:      # 0/0 where every key is -inf
         weights[np.broadcast_to(full_rows[:, None, :], weights.shape[:3])] = np.nan
-    if not math.isinf(fill) and full_rows.any() and "masked_scores" in T and T["masked_scores"].shape == masked.shape:
+    if not math.isinf(fill) and full_rows.any() and not has_sink and "masked_scores" in T and \
+            T["masked_scores"].shape == masked.shape:
         # Finite fill, every key masked: "ordinary arithmetic". In float32, score + (-1e9) collapses to
         # (nearly) the same value everywhere, so the result is (nearly) uniform -- something float64 cannot
         # reproduce from the unrounded scores. For these rows only, use the softmax of the trace's own
@@ -600,8 +661,8 @@ def check_trace(path, want):
         weights[rows] = softmax_rows(ms[rows])
     ref["weights"] = weights
 
-    for name in ("q", "k", "v", "q_heads", "k_heads", "v_heads", "q_rope", "k_rope", "k_cache", "v_cache",
-                 "k_expanded", "v_expanded", "scores"):
+    for name in ("q", "k", "v", "q_heads", "k_heads", "v_heads", "q_norm", "k_norm", "q_rope", "k_rope", "k_cache",
+                 "v_cache", "k_expanded", "v_expanded", "scores", "bias", "capped_scores", "sink_weight"):
         if name in ref:
             ck.compare(name, T.get(name), ref[name])
     ck.compare("mask", T.get("mask"), mask, exact=True)
@@ -613,6 +674,8 @@ def check_trace(path, want):
         W64 = W.astype(np.float64)
         sums = W64.sum(axis=-1)
         want_sums = np.where(full_rows[:, None, :] & math.isinf(fill), 0.0 if guard else np.nan, 1.0) * np.ones(sums.shape)
+        if has_sink:  # rows sum to 1 − the sink's share, fully masked ones to 0 (the sink takes all)
+            want_sums = 1.0 - ref["sink_weight"]
         dev = np.where(np.isnan(want_sums) & np.isnan(sums), 0.0, np.abs(sums - want_sums))
         if not (np.nan_to_num(dev, nan=1.0) <= 1e-4).all():
             idx = tuple(int(i) for i in np.unravel_index(np.argmax(np.nan_to_num(dev, nan=1.0)), sums.shape))
@@ -623,7 +686,7 @@ def check_trace(path, want):
             ck.fail("weights", "masked cell not exactly 0 at %s: %r" % (list(idx), float(W64[idx])))
         if (W64 < 0).any():
             ck.fail("weights", "negative weights")
-        if not math.isinf(fill) and abs(fill) >= 1e9 and full_rows.any():
+        if not math.isinf(fill) and abs(fill) >= 1e9 and full_rows.any() and not has_sink:
             # float32 spacing at |fill| >= 1e9 is >= 64, so score + fill collapses to one value: uniform
             rows = np.broadcast_to(full_rows[:, None, :], W.shape[:3])
             dev = np.abs(W64[rows] - 1.0 / t).max()

@@ -54,6 +54,24 @@ def rope(x, start, theta, half=False):
     return torch.view_as_real(xc * cis).flatten(-2)
 
 
+def alibi_slopes(n):
+    """BLOOM's build_alibi_tensor slopes: base 2^(-8/p) to the powers 1..p for p = the largest power
+    of two <= n, then the odd powers 1, 3, 5, ... of 2p's base for the heads left over."""
+    p = 2 ** math.floor(math.log2(n))
+    base = torch.tensor(2 ** (-(2 ** -(math.log2(p) - 3))))
+    slopes = torch.pow(base, torch.arange(1, 1 + p, dtype=torch.float64))
+    if p != n:
+        extra = torch.tensor(2 ** (-(2 ** -(math.log2(2 * p) - 3))))
+        left = min(p, n - p)
+        slopes = torch.cat([slopes, torch.pow(extra, torch.arange(1, 1 + 2 * left, 2, dtype=torch.float64))])
+    return slopes
+
+
+def rms_norm(x, w, eps=1e-6):
+    """Qwen3RMSNorm over the last axis: x · rsqrt(mean(x²) + ε) · w (w plain, not 1 + w)."""
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+
 def expected(t, m):
     b, h, g, d = int(m["batch"]), int(m["heads"]), int(m["kv_heads"]), int(m["d_model"])
     k, P, cross = d // h, int(m["past"]), m["attention"] == "cross"
@@ -72,6 +90,10 @@ def expected(t, m):
     e["k_heads"] = e["k"].view(b, n, g, k).transpose(1, 2)
     e["v_heads"] = e["v"].view(b, n, g, k).transpose(1, 2)
     q, kk, vv = e["q_heads"], e["k_heads"], e["v_heads"]
+    qk_norm = m.get("qk_norm", "false") == "true"
+    if qk_norm:  # Qwen3: per head, before RoPE
+        q = e["q_norm"] = rms_norm(q, t["w_qn"])
+        kk = e["k_norm"] = rms_norm(kk, t["w_kn"])
     if use_rope:
         q = e["q_rope"] = rope(q, P, theta, half)
         kk = e["k_rope"] = rope(kk, P, theta, half)
@@ -79,6 +101,8 @@ def expected(t, m):
         xp = t["x_past"]
         kp = (xp @ t["w_k"]).view(b, P, g, k).transpose(1, 2)
         vp = (xp @ t["w_v"]).view(b, P, g, k).transpose(1, 2)
+        if qk_norm:
+            kp = rms_norm(kp, t["w_kn"])
         if use_rope:
             kp = rope(kp, 0, theta, half)
         kk = e["k_cache"] = torch.cat([kp, kk], dim=2)
@@ -87,14 +111,24 @@ def expected(t, m):
     e["k_expanded"] = kk.repeat_interleave(h // g, dim=1)
     e["v_expanded"] = vv.repeat_interleave(h // g, dim=1)
     e["scores"] = q @ e["k_expanded"].transpose(-1, -2) / math.sqrt(k)
+    pre = e["scores"]
+    if m.get("alibi", "false") == "true":  # -m_h·|i - j|, positions from the sequence's start
+        dist = (torch.arange(P, P + s)[:, None] - torch.arange(tt)[None, :]).abs().double()
+        e["bias"] = (-alibi_slopes(h)[:, None, None] * dist).expand(b, h, s, tt)
+        pre = pre + e["bias"]
+    cap = float(m.get("softcap", "0"))
+    if cap > 0:  # Gemma 2: after the scaling and the bias, before the mask
+        pre = e["capped_scores"] = cap * torch.tanh(pre / cap)
     blocked = torch.zeros(b, 1, s, tt, dtype=torch.bool)
     if causal:
         blocked |= torch.triu(torch.ones(s, tt, dtype=torch.bool), diagonal=P + 1)
     W = int(m.get("sliding_window", "0"))
     if W:   # Mistral's sliding window: key j hidden when j <= p - W; Longformer's also when j >= p + W
-        blocked |= torch.tril(torch.ones(s, tt, dtype=torch.bool), diagonal=P - W)
+        window = torch.tril(torch.ones(s, tt, dtype=torch.bool), diagonal=P - W)
         if not causal:
-            blocked |= torch.triu(torch.ones(s, tt, dtype=torch.bool), diagonal=P + W)
+            window |= torch.triu(torch.ones(s, tt, dtype=torch.bool), diagonal=P + W)
+        window[:, :int(m.get("keep_first", "0"))] = False  # StreamingLLM: the first N keys stay
+        blocked |= window
     lengths = json.loads(m["source_lengths" if cross else "lengths"])
     for r, length in enumerate(lengths):
         if m["pad_side"] == "right":
@@ -104,13 +138,22 @@ def expected(t, m):
     e["mask"] = torch.zeros(b, 1, s, tt).masked_fill(blocked, fill)
     # the mask is added in float32, as a float32 model does: there -1e9 + score
     # rounds to -1e9, which is what makes a fully masked finite-fill row uniform
-    e["masked_scores"] = (e["scores"].float() + e["mask"].float()).double()
+    e["masked_scores"] = (pre.float() + e["mask"].float()).double()
+    sink = float(m.get("sink_logit", "-inf"))
+    if sink != -math.inf:  # gpt-oss: one more column of logits, softmaxed with the row, then dropped
+        logits = torch.cat([e["masked_scores"], torch.full((b, h, s, 1), sink)], dim=-1)
+        probs = torch.softmax(logits, dim=-1)
+        e["weights"], e["sink_weight"] = probs[..., :-1], probs[..., -1]
+        return e, (b, h, s, k, d)
     # torch.softmax gives NaN for an all -inf row; attnlab's guarded softmax
     # (the default) gives zeros, its unguarded one what torch gives
     e["weights"] = torch.softmax(e["masked_scores"], dim=-1)
     if m.get("softmax_guard", "true") == "true":
         e["weights"] = torch.nan_to_num(e["weights"], nan=0.0)
     return e, (b, h, s, k, d)
+
+
+WORST = {}  # stage: the largest absolute and relative differences seen, for the closing lines
 
 
 def compare(name, got, want):
@@ -123,6 +166,9 @@ def compare(name, got, want):
     inf_ok = torch.equal(torch.isinf(got), torch.isinf(want)) and torch.equal(got[torch.isinf(got)], want[torch.isinf(want)])
     fin = ~torch.isinf(want)
     err = ((got[fin] - want[fin]).abs() / want[fin].abs().clamp(min=1.0)).max().item() if fin.any() else 0.0
+    gap = (got[fin] - want[fin]).abs().max().item() if fin.any() else 0.0
+    was = WORST.get(name, (0.0, 0.0))
+    WORST[name] = (max(was[0], gap), max(was[1], err))
     if not inf_ok or not err <= 1e-4:
         return f"{name}: max relative error {err:.3g}, inf cells match: {inf_ok}"
     return None
@@ -147,6 +193,51 @@ CONFIGS = [
     ["--sliding-window", "2", "--no-causal", "--rope", "--past", "2"],
     ["--seq", "40", "--batch", "2", "--d-model", "64", "--heads", "4", "--kv-heads", "1", "--sliding-window", "8", "--past", "5"],
 ]
+# The settings around the scores, by hand where they meet the old ones ...
+CONFIGS += [
+    ["--alibi", "--heads", "8", "--d-model", "64"],
+    ["--alibi", "--heads", "12", "--d-model", "96", "--no-causal", "--past", "2"],
+    ["--alibi", "--softcap", "2", "--rope", "--past", "3", "--pad-side", "left"],
+    ["--softcap", "0.5", "--mask-value", "-1e9", "--pad-side", "left"],
+    ["--qk-norm", "--rope", "--rope-style", "half", "--past", "2", "--heads", "4", "--kv-heads", "2"],
+    ["--qk-norm", "--tokens", "我 爱 AI | 猫", "--source-tokens", "I love AI very much | a cat", "--no-causal"],
+    ["--softcap", "1", "--sink-logit", "0.2", "--tokens", "我 爱 | 猫", "--source-tokens", "I love AI | a", "--no-causal"],
+    ["--sink-logit", "0.5", "--pad-side", "left", "--no-softmax-guard"],
+    ["--sink-logit", "-1", "--sliding-window", "2", "--keep-first", "1", "--past", "3", "--mode", "mqa"],
+    ["--keep-first", "2", "--sliding-window", "2", "--no-causal", "--seq", "12", "--batch", "2"],
+    ["--sink-logit", "2", "--pad-side", "left", "--mask-value", "-inf"],  # left pads: rows all on the sink
+]
+# ... and at random, new with old: every draw the same from one run to the next
+RNG = np.random.default_rng(33)
+for _ in range(16):
+    heads = int(RNG.choice([2, 4, 6, 8, 12]))
+    cfg = ["--heads", str(heads), "--d-model", str(heads * int(RNG.choice([4, 8]))), "--seed", str(int(RNG.integers(1e6)))]
+    kv = [g for g in range(1, heads + 1) if heads % g == 0]
+    cfg += ["--kv-heads", str(int(RNG.choice(kv)))]
+    seq = int(RNG.integers(3, 14))
+    cfg += ["--seq", str(seq), "--batch", str(int(RNG.integers(1, 4)))]
+    if RNG.random() < 0.5:
+        cfg += ["--past", str(int(RNG.integers(0, seq)))]
+    causal = RNG.random() < 0.7
+    cfg += [] if causal else ["--no-causal"]
+    if RNG.random() < 0.5:
+        cfg += ["--rope"] + (["--rope-style", "half"] if RNG.random() < 0.5 else [])
+    if RNG.random() < 0.5:
+        cfg += ["--alibi"]
+    if RNG.random() < 0.5:
+        cfg += ["--softcap", f"{RNG.uniform(0.3, 5):.3g}"]
+    if RNG.random() < 0.5:
+        cfg += ["--qk-norm"]
+    if RNG.random() < 0.5:
+        cfg += ["--sink-logit", f"{RNG.uniform(-3, 3):.3g}"]
+    if RNG.random() < 0.5:
+        cfg += ["--sliding-window", str(int(RNG.integers(1, 5)))]
+        if RNG.random() < 0.6:
+            cfg += ["--keep-first", str(int(RNG.integers(1, 4)))]
+    if RNG.random() < 0.3:
+        cfg += ["--mask-value", "-1e9"]
+    CONFIGS.append(cfg)
+
 for cfg in CONFIGS:
     shown = " ".join(cfg) or "(defaults)"
     path = os.path.join(TMP, "t.safetensors")
@@ -177,4 +268,7 @@ for cfg in CONFIGS:
         err = compare("out", t["out"], out)
     problems += [err] if err else []
     check(f"{shown}: {len(t)} tensors", not problems, "; ".join(problems))
+for name in ("q_norm", "k_norm", "bias", "capped_scores", "masked_scores", "weights", "sink_weight", "out"):
+    if name in WORST:
+        print(f"{name}: largest difference {WORST[name][0]:.3g} absolute, {WORST[name][1]:.3g} relative (to max(|x|, 1))")
 common.finish()

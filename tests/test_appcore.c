@@ -348,7 +348,7 @@ static void mouse_goes_through_the_layout(void **state)
     const attn_dims *d = &app->trace.dims;
     app_layout_hit(&app->layout, (app_rect){10, 10, 50, 20}, APP_ACT_COMPARE, 0);
     app_heat_area *a = &app->layout.areas[app->layout.n_areas++];
-    *a = (app_heat_area){{100, 100, 60 * d->t, 60 * d->s}, d->s, d->t, 0, 0, "weights", 0, 0, 0, 0};
+    *a = (app_heat_area){{100, 100, 60 * d->t, 60 * d->s}, d->s, d->t, 0, 0, "weights", 0, 0, 1, 1};
     assert_true(app_mouse_move(app, 100 + 60 * 2 + 5, 100 + 60 * 3 + 5));
     assert_int_equal(app->hover_area, 0);
     assert_int_equal(app->hover_i, 3);
@@ -536,6 +536,79 @@ static void a_lesson_is_read_a_step_a_poll(void **state)
     app->async = false;
     app->jobs = app->lesson.jobs = NULL;
     remove(bad);
+}
+
+/* Issue 32: clicking Next through a lesson reaches its end but does not finish
+ * it; its quizzes do. The last step offers the next lesson, which opens where
+ * the student left it: at once, and on the page (a piece a frame). */
+static void a_lesson_is_finished_by_its_quizzes(void **state)
+{
+    app_state *app = *state;
+    app_player *p = &app->lesson;
+    char dir[1024], path[1200], err[600];
+    snprintf(path, sizeof path, "%s/04-causal-mask.md", lesson_catalog_dir("en", dir, sizeof dir));
+    assert_int_equal(app_lesson_open(app, path, 0, err, sizeof err), 0);
+    int quizzes = lesson_quiz_count(&p->ls);
+    assert_true(quizzes > 2);
+    while (p->step + 1 < p->ls.n_steps) app_key(app, APP_KEY_SPACE, 0);
+    lesson_record r = app_player_record(p);
+    assert_true(r.reached_end);
+    assert_false(r.finished); /* no quiz answered */
+    assert_int_equal(r.quizzes_right, 0);
+    /* the picker says so: 04 is not finished, and opens at its first quiz */
+    assert_true(app_key(app, 'l', 0));
+    int i04 = -1;
+    for (int i = 0; i < p->catalog.n; i++)
+        if (!strcmp(p->catalog.items[i].name, "04-causal-mask.md")) i04 = i;
+    assert_true(i04 >= 0);
+    r = app_player_entry_record(p, &p->catalog.items[i04]);
+    assert_true(r.reached_end && !r.finished);
+    int first_quiz = 0;
+    while (!p->quizzes[first_quiz]) first_quiz++;
+    assert_int_equal(app_player_resume(p, &p->catalog.items[i04]), first_quiz);
+    app_key(app, APP_KEY_ESCAPE, 0);
+    /* every quiz right but one: still not finished; that one too: finished, and opened from the start */
+    for (int s = 0; s < p->ls.n_steps; s++)
+        for (int q = 0; q < p->quizzes[s]; q++) lesson_progress_quiz(p->progress, p->name, s, q, s || q);
+    r = app_player_record(p);
+    assert_false(r.finished);
+    assert_int_equal(r.quizzes_right, quizzes - (p->quizzes[0] > 0));
+    for (int s = 0; s < p->ls.n_steps; s++)
+        for (int q = 0; q < p->quizzes[s]; q++) lesson_progress_quiz(p->progress, p->name, s, q, true);
+    r = app_player_record(p);
+    assert_true(r.finished);
+    assert_int_equal(r.quizzes_right, quizzes);
+    /* an answer kept for a quiz the lesson no longer has is not counted */
+    lesson_progress_quiz(p->progress, p->name, 0, 99, true);
+    assert_int_equal(app_player_record(p).quizzes_right, quizzes);
+
+    /* the last step offers lesson 05; its action opens it, at its start */
+    assert_string_equal(p->next.name, "05-padding-mask.md");
+    assert_non_null(strstr(p->next.title, "padding"));
+    assert_true(app_do(app, APP_ACT_LESSON_ONWARD, 0));
+    assert_string_equal(p->name, "05-padding-mask.md");
+    assert_int_equal(p->step, 0);
+    assert_string_equal(p->next.name, "06-mqa-gqa.md");
+    app_key(app, APP_KEY_SPACE, 0); /* on to its step 2 */
+    /* on the page: the same action, the lesson read a piece a frame */
+    app->jobs = app->lesson.jobs = &piece_jobs;
+    app->async = true;
+    assert_int_equal(app_lesson_open(app, path, p->ls.n_steps, err, sizeof err), 0);
+    page_frames(app);
+    assert_string_equal(p->name, "04-causal-mask.md");
+    assert_int_equal(p->step, p->ls.n_steps - 1);
+    assert_true(app_do(app, APP_ACT_LESSON_ONWARD, 0));
+    page_frames(app);
+    assert_false(app_jobs_pieces_queued());
+    assert_string_equal(p->name, "05-padding-mask.md");
+    assert_int_equal(p->step, 1); /* where the student left it */
+    app->async = false;
+    app->jobs = app->lesson.jobs = NULL;
+    /* the course's last lesson offers none */
+    snprintf(path, sizeof path, "%s/99-glossary.md", dir);
+    assert_int_equal(app_lesson_open(app, path, 0, err, sizeof err), 0);
+    assert_null(p->next.path);
+    assert_false(app_do(app, APP_ACT_LESSON_ONWARD, 0));
 }
 
 /* The player alone: no app anywhere. */
@@ -868,7 +941,7 @@ static void a_trained_model_in_the_window(void **state)
     assert_true(app_overview(app));
     app_layout_clear(&app->layout);
     app_heat_area *th = &app->layout.areas[app->layout.n_areas++];
-    *th = (app_heat_area){{300, 200, 40, 40}, 7, 7, 2, 0, "layers.1.weights", 0, 0, 0, 0};
+    *th = (app_heat_area){{300, 200, 40, 40}, 7, 7, 2, 0, "layers.1.weights", 0, 0, 1, 1};
     assert_true(app_mouse_down(app, 310, 210));
     assert_int_equal(app->view.mode, LESSON_VIEW_SINGLE);
     assert_int_equal(app->view.layer, 1);
@@ -1100,6 +1173,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(mouse_goes_through_the_layout, setup, teardown),
         cmocka_unit_test_setup_teardown(lesson_steps_forward_and_back, setup, teardown),
         cmocka_unit_test_setup_teardown(a_lesson_is_read_a_step_a_poll, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_lesson_is_finished_by_its_quizzes, setup, teardown),
         cmocka_unit_test(player_stands_alone),
         cmocka_unit_test(key_table_is_sound),
         cmocka_unit_test_setup_teardown(a_trained_model_in_the_window, variants_setup, variants_teardown),

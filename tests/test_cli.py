@@ -96,9 +96,35 @@ USAGE = [
     (["bench", "--frames", "2", "--stage", "nope"], "no stage 'nope'"),
     (["view"], "expected one trace file"),
     (["view", "a", "b"], "unexpected argument 'b'"),
+    # the settings around the scores (issue 33): a bad value or a combination without sense, one line
+    (["trace", "--keep-first", "2", "-o", OUT], "keep_first: keeps the first keys beside a sliding window; set --sliding-window W too"),
+    (["trace", "--keep-first", "-1", "-o", OUT], "keep_first: -1 is out of range (0 to 65536)"),
+    (["trace", "--softcap", "-1", "-o", OUT], "softcap: must be 0 (off) or a number from 0.001 to 1e6 (got -1)"),
+    (["render", "--softcap", "0.0001", "-o", PNG], "softcap: must be 0 (off) or a number from 0.001 to 1e6 (got 0.0001)"),
+    (["trace", "--sink-logit", "nan", "-o", OUT], "sink_logit: 'nan' is not a usable number"),
+    (["bench", "--sink-logit", "1e5"], "sink_logit: must be -inf (off) or a number from -1e4 to 1e4 (got 1e5)"),
+    (["trace", "--alibi=1", "-o", OUT], "--alibi takes no value"),
+    (["trace", "--alibi", "--tokens", "x y", "--source-tokens", "a b", "--no-causal", "-o", OUT],
+     "alibi: its bias grows with the distance |i − j| inside one sequence; cross-attention's keys are another sequence"),
+    (["trace", "--model", "tang", "--text", "床前", "--alibi", "-o", OUT],
+     "alibi: a trained model's attention is the one it was trained with; this setting is for one attention layer"),
+    (["bench", "--model", "tang", "--qk-norm"], "qk_norm: a trained model's attention is the one it was trained with"),
+    (["generate", "--model", "tang", "--text", "床前", "--softcap", "30"], "softcap: a trained model's attention"),
+    (["generate", "--model", "tang", "--text", "床前", "--sink-logit", "1"], "sink_logit: a trained model's attention"),
+    (["trace", "--model", "tang", "--text", "床前明月光", "--keep-first", "1", "-o", OUT], "keep_first: keeps the first keys"),
 ]
 for args, msg in USAGE:
     expect(args, 2, msg)
+
+# the settings around the scores run together, and the file and `info` say so
+p = os.path.join(TMP, "modern.safetensors")
+expect(["trace", "--alibi", "--softcap", "5", "--qk-norm", "--sink-logit", "0.5", "--sliding-window", "3",
+        "--keep-first", "1", "--past", "2", "-o", p], 0, "wrote", stream="stdout")
+r = expect(["info", p], 0, "kept first 1 · ALiBi on · softcap 5 · qk-norm on · sink logit 0.5", stream="stdout")
+for stage in ("w_qn", "w_kn", "q_norm", "k_norm", "bias", "capped_scores", "sink_weight"):
+    check(f"info lists {stage}", r is not None and f"  {stage} " in r.stdout.decode(), stage)
+expect(["trace", "--model", "tang", "--text", "床前明月光", "--sliding-window", "2", "--keep-first", "1", "-o", p], 0,
+       "wrote", stream="stdout")
 
 # nothing is lost: a failed run leaves an existing output file untouched
 with open(OUT, "wb") as f:

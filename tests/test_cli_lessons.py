@@ -5,7 +5,10 @@ outside the trace it measures is one line at its line and exit 2, never a
 crash (`lesson --check` and `render --lesson`, which checks the lesson too);
 a lesson saved with a byte-order mark is read; the names, titles and card
 summaries `lessons --list` and `models` print reach the terminal without their
-escape sequences or line breaks. Standard library only."""
+escape sequences or line breaks; and issue 32's: `lessons --list` calls a lesson
+finished only once its end is reached and every quiz answered right. Standard
+library only."""
+import json
 import os
 import shutil
 import sys
@@ -109,5 +112,24 @@ r = run(["models"], env={"ATTNLAB_MODELS": models})
 out = r.stdout
 check("models: folder names and card summaries without their escape sequences",
       clean(out) and b"evil [31m" in out and b"]0;pwned  [2JGQA" in out, (r.returncode, out, r.stderr))
+
+# ---- issue 32: finished is the last step and every quiz right ----
+quiz_course = os.path.join(TMP, "quiz-course")
+os.makedirs(os.path.join(quiz_course, "en"))
+with open(os.path.join(quiz_course, "en", "01-two.md"), "w") as f:
+    f.write("# Two quizzes\n\nIntro.\n\n## One\n\nWhich?\n\n- [x] a\n- [ ] b\n\n"
+            "## Two\n\nWhich?\n\n- [ ] a\n- [x] b\n")
+state = os.path.join(TMP, "quiz-state")
+os.makedirs(os.path.join(state, "attnlab"))
+for quizzes, want in (({}, "last step reached · quizzes 0/2 right: not finished"),
+                      ({"0.0": True, "1.0": False, "0.5": True}, "last step reached · quizzes 1/2 right: not finished"),
+                      ({"0.0": True, "1.0": True}, "finished · quizzes 2/2 right")):
+    with open(os.path.join(state, "attnlab", "progress.json"), "w") as f:
+        json.dump({"version": 1, "lessons": {"01-two.md": {"step": 2, "steps": 2, "finished": True,
+                                                            "quizzes": quizzes}}}, f)
+    r = common.run(["lessons", "--list", "--lang", "en"], env={"ATTNLAB_LESSONS": quiz_course, "XDG_STATE_HOME": state})
+    lines = r.stdout.decode().splitlines()
+    check(f"lessons --list with the end reached and quizzes {quizzes}: {want}",
+          r.returncode == 0 and len(lines) == 2 and lines[1] == "    " + want, (r.returncode, lines, r.stderr))
 
 common.finish()

@@ -2,7 +2,9 @@
 """Command-line checks of issue 37's findings 16, 18, 27 and 28, run as a user
 would: the compare view counted against --memory-gib, `info --model` reading
 the weights' headers, messages that are valid UTF-8, and `generate` at the
-end of the model's context. Standard library only; the harness is tests/common.py."""
+end of the model's context; and issue 32's: trace, summary and generate run a
+model as the window opens it, tang-nocausal without the causal mask. Standard
+library only; the harness is tests/common.py."""
 import json
 import os
 import sys
@@ -130,5 +132,42 @@ for size in (["--size", "8192x8192", "--scale", "2"], ["--size", "4096x4096", "-
 r = run(["render", "--seq", "512", "--heads", "8", "--size", "2000x2000", "--memory-gib", "0.06", "-o", PNG])
 one_line_error("render of a 61 MiB picture and a 26 MiB trace within 61 MiB", r, 2,
                "KiB that the 61 MiB limit (--memory-gib) leaves besides the picture (61 MiB); reduce seq")
+
+# ---- issue 32: every command runs a model as it was trained, as the window opens it ----
+POEM = ["--text", "床前明月光"]
+NOTE = ("note: tang-nocausal was trained without the causal mask and runs without it, as the window opens it "
+        "(--causal runs it with the mask)\n")
+
+
+def settings_line(r):
+    lines = r.stdout.decode(errors="replace").splitlines()
+    return lines[1] if len(lines) > 1 else ""
+
+
+for flags, want, note in (([], "causal off", True), (["--causal"], "causal on", False),
+                          (["--no-causal"], "causal off", False), (["--reversed-causal"], "causal REVERSED", False)):
+    r = run(["summary", "--model", "tang-nocausal"] + POEM + flags)
+    check(f"summary --model tang-nocausal {' '.join(flags)}: {want}", r.returncode == 0 and
+          f" {want} " in settings_line(r), settings_line(r))
+    check(f"summary --model tang-nocausal {' '.join(flags)}: {'a note' if note else 'nothing'} on stderr",
+          r.stderr.decode() == ("attnlab summary: " + NOTE if note else ""), r.stderr)
+r = run(["summary", "--model", "tang"] + POEM)
+check("summary --model tang: causal on, nothing on stderr", r.returncode == 0 and " causal on " in settings_line(r)
+      and r.stderr == b"", (settings_line(r), r.stderr))
+# the trace file records the setting it ran with
+t = os.path.join(TMP, "nocausal.safetensors")
+r = run(["trace", "--model", "tang-nocausal"] + POEM + ["-o", t])
+check("trace --model tang-nocausal: written, the note on stderr", r.returncode == 0 and
+      r.stderr.decode() == "attnlab trace: " + NOTE, r.stderr)
+r = run(["info", t])
+check("trace --model tang-nocausal: the file says causal off", " causal off " in settings_line(r), settings_line(r))
+# generate: the default is --no-causal's continuation, probabilities and all, not --causal's
+gen = {f: run(["generate", "--model", "tang-nocausal", "--max-new", "3", "--probs"] + POEM + ([f] if f else []))
+       for f in ("", "--causal", "--no-causal")}
+check("generate --model tang-nocausal: as --no-causal, with the note", gen[""].returncode == 0 and
+      gen[""].stdout == gen["--no-causal"].stdout and gen[""].stderr.decode() == "attnlab generate: " + NOTE,
+      (gen[""].stdout, gen["--no-causal"].stdout, gen[""].stderr))
+check("generate --model tang-nocausal --causal: the mask on, no note", gen["--causal"].stdout != gen[""].stdout
+      and gen["--causal"].stderr == b"", (gen["--causal"].stdout, gen["--causal"].stderr))
 
 common.finish()

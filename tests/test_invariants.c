@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,19 +45,24 @@ static bool row_fully_masked(const attn_trace *tr, int b, int i)
 
 static void assert_close(float a, float b, float tol, const char *what)
 {
-    if (!(fabsf(a - b) <= tol * fmaxf(1.0f, fabsf(b)))) fail_msg("%s: %.9g vs %.9g", what, a, b);
+    if (a != b && !(fabsf(a - b) <= tol * fmaxf(1.0f, fabsf(b)))) /* equal: −∞ and −∞ too */ fail_msg("%s: %.9g vs %.9g", what, a, b);
 }
 
-/* Softmax rows sum to 1, fully masked rows to 0; masked cells are exactly 0. */
+/* Softmax rows sum to 1, fully masked rows to 0; masked cells are exactly 0.
+ * With a sink logit a row sums to 1 − sink_weight, and a fully masked row
+ * gives the sink everything: weights 0, sink_weight exactly 1. */
 static void check_rows(const attn_trace *tr)
 {
     const attn_dims *d = &tr->dims;
-    const attn_tensor *w = get(tr, "weights"), *m = get(tr, "mask");
+    const attn_tensor *w = get(tr, "weights"), *m = get(tr, "mask"), *sink = attn_trace_find(tr, "sink_weight");
     for (int b = 0; b < d->b; b++)
         for (int h = 0; h < d->h; h++)
             for (int i = 0; i < d->s; i++) {
                 double sum = 0;
                 bool full = row_fully_masked(tr, b, i);
+                float p_sink = sink ? sink->data[((size_t)b * d->h + h) * d->s + i] : 0.0f;
+                if (sink && full) assert_true(p_sink == 1.0f);
+                if (sink) assert_true(p_sink >= 0.0f && p_sink <= 1.0f);
                 for (int j = 0; j < d->t; j++) {
                     float v = attn_tensor_at4(w, b, h, i, j);
                     assert_false(isnan(v));
@@ -64,7 +70,8 @@ static void check_rows(const attn_trace *tr)
                         assert_true(v == 0.0f);
                     sum += v;
                 }
-                assert_close((float)sum, full && isinf(tr->cfg.mask_value) ? 0.0f : 1.0f, 1e-5f, "row sum");
+                float want = full && isinf(tr->cfg.mask_value) && !sink ? 0.0f : 1.0f - p_sink;
+                assert_close((float)sum, want, 1e-5f, "row sum");
             }
 }
 
@@ -79,6 +86,12 @@ static void test_rows_sum_to_one(void **state)
         {"rope", "true", "past", "2", "pad_side", "left", NULL},
         {"tokens", "I love AI | a b", "source_tokens", "我 爱 | 人 工 智 能", "causal", "false", NULL},
         {"seq", "33", "batch", "3", "d_model", "64", "heads", "4", "mode", "mqa", NULL},
+        {"alibi", "true", "softcap", "2", "pad_side", "left", NULL},
+        {"sink_logit", "1.5", "pad_side", "left", NULL},
+        {"sink_logit", "-2", "pad_side", "left", "softmax_guard", "false", "qk_norm", "true", NULL},
+        {"sink_logit", "0", "pad_side", "left", "mask_value", "-1e9", "alibi", "true", NULL},
+        {"sliding_window", "2", "keep_first", "1", "sink_logit", "3", "rope", "true", "past", "2", NULL},
+        {"tokens", "I love AI | a b", "source_tokens", "我 爱 | 人 工 智 能", "causal", "false", "sink_logit", "1", NULL},
     };
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
         attn_trace tr;
@@ -595,6 +608,226 @@ static void test_embeddings_by_token(void **state)
     attn_trace_free(&tr);
 }
 
+/* ---- the settings around the scores (issue 33) ---- */
+
+/* BLOOM's build_alibi_tensor slopes, as it prints them for 8, 12 and 16 heads. */
+static void test_alibi_slopes_are_bloom_s(void **state)
+{
+    (void)state;
+    static const double s8[] = {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625};
+    static const double s12[] = {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625,
+                                 0.70710678118654757, 0.35355339059327379, 0.17677669529663687, 0.088388347648318433};
+    static const double s16[] = {0.70710678118654757, 0.5, 0.35355339059327379, 0.25, 0.17677669529663687, 0.125,
+                                 0.088388347648318433, 0.0625, 0.044194173824159216, 0.03125, 0.022097086912079608,
+                                 0.015625, 0.011048543456039804, 0.0078125, 0.005524271728019902, 0.00390625};
+    const double *want[] = {s8, s12, s16};
+    const int n[] = {8, 12, 16};
+    double m[16];
+    for (int c = 0; c < 3; c++) {
+        attn_alibi_slopes(n[c], m);
+        for (int h = 0; h < n[c]; h++)
+            if (fabs(m[h] - want[c][h]) > 1e-15) fail_msg("n = %d, head %d: %.17g, BLOOM %.17g", n[c], h, m[h], want[c][h]);
+    }
+    attn_alibi_slopes(1, m); /* one head: 2^−8 */
+    assert_true(m[0] == 0.00390625);
+}
+
+/* bias[h,i,j] = −m_h·|P + i − j|: Toeplitz in (i, j), 0 on the diagonal, the
+ * same in every batch row; soft-capped scores stay within (−C, C) and keep
+ * their order. */
+static void test_alibi_bias_and_softcap_values(void **state)
+{
+    (void)state;
+    attn_trace tr;
+    run(&tr, NULL, (const char *const[]){"alibi", "true", "softcap", "0.5", "causal", "false", "past", "2",
+                                         "heads", "8", "d_model", "64", "scale", "false", NULL});
+    const attn_dims *d = &tr.dims;
+    const attn_tensor *bias = get(&tr, "bias"), *sc = get(&tr, "scores"), *cap = get(&tr, "capped_scores");
+    double m[8];
+    attn_alibi_slopes(8, m);
+    for (int b = 0; b < d->b; b++)
+        for (int h = 0; h < d->h; h++)
+            for (int i = 0; i < d->s; i++)
+                for (int j = 0; j < d->t; j++) {
+                    float v = attn_tensor_at4(bias, b, h, i, j);
+                    assert_true(v == (float)(-m[h] * abs(d->P + i - j)));
+                    float c = attn_tensor_at4(cap, b, h, i, j), x = attn_tensor_at4(sc, b, h, i, j) + v;
+                    assert_true(fabsf(c) <= 0.5f);
+                    if (fabsf(x) < 4.0f) assert_true(fabsf(c) < 0.5f);
+                    assert_true((c > 0) == (x > 0) || x == 0);
+                    assert_close(c, 0.5f * tanhf(x / 0.5f), 1e-6f, "capped");
+                }
+    attn_trace_free(&tr);
+}
+
+/* Keys 0 … N−1 stay open beside the window, and only the window spares
+ * them: the causal and pad masks still hide them. */
+static void test_keep_first_beside_the_window(void **state)
+{
+    (void)state;
+    for (int cz = 0; cz < 2; cz++) {
+        attn_trace tr, plain;
+        const char *causal = cz ? "false" : "true";
+        run(&tr, NULL, (const char *const[]){"sliding_window", "2", "keep_first", "2", "causal", causal, "seq", "9",
+                                             NULL});
+        run(&plain, NULL, (const char *const[]){"sliding_window", "2", "causal", causal, "seq", "9", NULL});
+        const attn_tensor *m = get(&tr, "mask"), *m0 = get(&plain, "mask");
+        for (int i = 0; i < tr.dims.s; i++)
+            for (int j = 0; j < tr.dims.t; j++) {
+                bool open = attn_tensor_at4(m, 0, 0, i, j) == 0.0f, open0 = attn_tensor_at4(m0, 0, 0, i, j) == 0.0f;
+                bool want = j < 2 ? (cz || j <= i) : open0;
+                if (open != want) fail_msg("causal %s: mask[%d, %d] should be %s", causal, i, j, want ? "open" : "masked");
+            }
+        check_rows(&tr);
+        attn_trace_free(&tr);
+        attn_trace_free(&plain);
+    }
+}
+
+/* Each new setting, with RoPE, GQA and left pads: a run with past P gives
+ * the last rows of the full pass, for every stage of one cell per (query,
+ * key), the sink's weights, the normalised keys and the output. */
+static void test_kv_cache_equals_full_pass_with_each_setting(void **state)
+{
+    (void)state;
+    static const char *const extra[][8] = {
+        {"alibi", "true", NULL}, {"softcap", "1.5", NULL}, {"qk_norm", "true", NULL}, {"sink_logit", "0.7", NULL},
+        {"sliding_window", "2", "keep_first", "1", NULL},
+        {"alibi", "true", "softcap", "3", "sink_logit", "-1", NULL},
+    };
+    static const char *const rows[] = {"scores", "bias", "capped_scores", "masked_scores", "weights", "context"};
+    for (size_t e = 0; e < sizeof extra / sizeof extra[0]; e++)
+        for (int P = 1; P <= 4; P += 3) {
+            const char *kv[24] = {"heads", "4", "kv_heads", "2", "rope", "true", "pad_side", "left", NULL};
+            int n = 8;
+            for (int x = 0; extra[e][x]; x++) kv[n++] = extra[e][x];
+            attn_trace full, cached;
+            run(&full, NULL, kv);
+            char past[8];
+            snprintf(past, sizeof past, "%d", P);
+            kv[n++] = "past", kv[n++] = past, kv[n] = NULL;
+            run(&cached, NULL, kv);
+            const int s = cached.dims.s;
+            for (int r = 0; r < 6; r++) {
+                const attn_tensor *a = attn_trace_find(&cached, rows[r]), *b = attn_trace_find(&full, rows[r]);
+                assert_int_equal(a != NULL, b != NULL);
+                for (int bb = 0; a && bb < 2; bb++)
+                    for (int h = 0; h < 4; h++)
+                        for (int i = 0; i < s; i++)
+                            for (int j = 0; j < cached.dims.t; j++)
+                                assert_close(attn_tensor_at4(a, bb, h, i, j), attn_tensor_at4(b, bb, h, P + i, j), 1e-5f,
+                                             rows[r]);
+            }
+            const attn_tensor *sa = attn_trace_find(&cached, "sink_weight"), *sb = attn_trace_find(&full, "sink_weight");
+            for (int bh = 0; sa && bh < 2 * 4; bh++)
+                for (int i = 0; i < s; i++)
+                    assert_close(sa->data[(size_t)bh * s + i], sb->data[(size_t)bh * full.dims.s + P + i], 1e-6f, "sink");
+            const attn_tensor *oa = get(&cached, "out"), *ob = get(&full, "out");
+            for (int bb = 0; bb < 2; bb++)
+                for (int i = 0; i < s * full.dims.d; i++)
+                    assert_close(oa->data[(size_t)bb * s * full.dims.d + i],
+                                 ob->data[((size_t)bb * full.dims.s + P) * full.dims.d + i], 1e-5f, "out");
+            check_rows(&cached);
+            attn_trace_free(&full);
+            attn_trace_free(&cached);
+        }
+}
+
+/* GQA and MQA equal MHA with repeated K/V weights under the new settings
+ * too: ALiBi's slopes are the query heads', and QK-norm's gains are shared by
+ * every head (so the repeated heads are normalised alike). */
+static void test_gqa_equals_mha_with_each_setting(void **state)
+{
+    (void)state;
+    static const char *const kvs[] = {"2", "1"};
+    for (int c = 0; c < 2; c++) {
+        const char *base[] = {"heads", "8", "d_model", "64", "rope", "true", "pad_side", "left", "alibi", "true",
+                              "softcap", "2", "qk_norm", "true", "sink_logit", "0.3", "kv_heads", kvs[c], NULL};
+        attn_trace gq, mha;
+        run(&gq, NULL, base);
+        const int d = 64, h = 8, g = gq.dims.g, k = 8, rep = h / g;
+        float *wk = malloc(sizeof(float) * d * h * k), *wv = malloc(sizeof(float) * d * h * k);
+        const float *gk = get(&gq, "w_k")->data, *gv = get(&gq, "w_v")->data;
+        for (int r = 0; r < d; r++)
+            for (int j = 0; j < h; j++)
+                for (int c2 = 0; c2 < k; c2++) {
+                    wk[(r * h + j) * k + c2] = gk[(r * g + j / rep) * k + c2];
+                    wv[(r * h + j) * k + c2] = gv[(r * g + j / rep) * k + c2];
+                }
+        attn_inputs in = {.w_q = get(&gq, "w_q")->data, .w_k = wk, .w_v = wv, .w_o = get(&gq, "w_o")->data,
+                          .q_norm = get(&gq, "w_qn")->data, .k_norm = get(&gq, "w_kn")->data, .x = get(&gq, "x")->data};
+        base[16] = NULL; /* no kv_heads: MHA */
+        run(&mha, &in, base);
+        assert_int_equal(mha.dims.mode, ATTN_MODE_MHA);
+        static const char *const same[] = {"k_expanded", "bias", "capped_scores", "weights", "sink_weight", "out"};
+        for (int s = 0; s < 6; s++) {
+            const attn_tensor *a = get(&gq, same[s]), *b = get(&mha, same[s]);
+            assert_int_equal(a->count, b->count);
+            for (size_t i = 0; i < a->count; i++) assert_close(a->data[i], b->data[i], 1e-5f, same[s]);
+        }
+        free(wk);
+        free(wv);
+        attn_trace_free(&gq);
+        attn_trace_free(&mha);
+    }
+}
+
+/* QK-norm: every head of q_norm and k_norm has mean square ≈ mean(g²)·(1 − ε
+ * terms) when the gains are 1; with the trace's gains, q_norm / g is a unit
+ * RMS vector. The gains come from the seed, near 1, and a --weights file or
+ * the caller may give them. */
+static void test_qk_norm_heads_have_unit_rms(void **state)
+{
+    (void)state;
+    attn_trace tr;
+    run(&tr, NULL, (const char *const[]){"qk_norm", "true", "kv_heads", "2", NULL});
+    const attn_tensor *qn = get(&tr, "q_norm"), *kn = get(&tr, "k_norm");
+    const float *gq = get(&tr, "w_qn")->data, *gk = get(&tr, "w_kn")->data;
+    const int k = tr.dims.k;
+    for (int c = 0; c < k; c++) assert_true(fabsf(gq[c] - 1.0f) < 0.6f && gq[c] != gk[c]);
+    const attn_tensor *ts[] = {qn, kn};
+    const float *gs[] = {gq, gk};
+    for (int w = 0; w < 2; w++)
+        for (size_t r = 0; r < ts[w]->count / k; r++) {
+            double sq = 0;
+            for (int c = 0; c < k; c++) {
+                double v = ts[w]->data[r * k + c] / gs[w][c];
+                sq += v * v;
+            }
+            assert_close((float)(sq / k), 1.0f, 1e-4f, "rms");
+        }
+    attn_trace_free(&tr);
+}
+
+/* attn_op_softmax_sink row by row: X = −∞ is the plain softmax bit for bit
+ * with a sink of 0; a row of −∞ gives the sink 1 and its keys 0, guarded or
+ * not; a NaN score makes the row and its sink NaN; a finite row and X give
+ * e^(x − M) / Z with the sink's share e^(X − M) / Z. */
+static void test_softmax_with_a_sink(void **state)
+{
+    (void)state;
+    const float inf = INFINITY;
+    const float x[4][3] = {{0.5f, -1.0f, 2.0f}, {-inf, -inf, -inf}, {1.0f, NAN, 0.0f}, {-30.0f, -31.0f, -inf}};
+    const float m[4][3] = {{0, 0, 0}, {-inf, -inf, -inf}, {0, 0, 0}, {0, 0, -inf}};
+    float y[4][3], plain[4][3], sink[4];
+    for (int guard = 0; guard < 2; guard++) {
+        attn_op_softmax_sink(&x[0][0], &m[0][0], &y[0][0], sink, 1, 1, 4, 3, guard, -inf);
+        attn_op_softmax(&x[0][0], &m[0][0], &plain[0][0], 1, 1, 4, 3, guard);
+        assert_memory_equal(y[0], plain[0], sizeof y[0]);
+        assert_true(sink[0] == 0.0f);
+        attn_op_softmax_sink(&x[0][0], &m[0][0], &y[0][0], sink, 1, 1, 4, 3, guard, 1.0f);
+        double z = exp(0.5 - 2.0) + exp(-1.0 - 2.0) + 1.0 + exp(1.0 - 2.0);
+        assert_close(y[0][0], (float)(exp(-1.5) / z), 1e-6f, "y");
+        assert_close(sink[0], (float)(exp(-1.0) / z), 1e-6f, "sink");
+        assert_true(sink[1] == 1.0f && y[1][0] == 0.0f && y[1][1] == 0.0f && y[1][2] == 0.0f);
+        assert_true(isnan(sink[2]) && isnan(y[2][0]) && isnan(y[2][1]));
+        /* scores far below the sink: the sink takes nearly all, the keys keep their ratio e^1 */
+        assert_close(sink[3], 1.0f, 1e-6f, "sink ≈ 1");
+        assert_close(y[3][0] / y[3][1], expf(1.0f), 1e-5f, "ratio");
+        assert_true(y[3][2] == 0.0f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +847,13 @@ int main(void)
         cmocka_unit_test(test_padding_isolated),
         cmocka_unit_test(test_dropout_modes),
         cmocka_unit_test(test_embeddings_by_token),
+        cmocka_unit_test(test_alibi_slopes_are_bloom_s),
+        cmocka_unit_test(test_alibi_bias_and_softcap_values),
+        cmocka_unit_test(test_keep_first_beside_the_window),
+        cmocka_unit_test(test_kv_cache_equals_full_pass_with_each_setting),
+        cmocka_unit_test(test_gqa_equals_mha_with_each_setting),
+        cmocka_unit_test(test_qk_norm_heads_have_unit_rms),
+        cmocka_unit_test(test_softmax_with_a_sink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

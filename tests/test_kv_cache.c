@@ -28,7 +28,7 @@ static void test_untraced_steps(void **state)
     static const char *const SETTINGS[][2] = {{NULL, NULL},          {"scale", "false"},
                                               {"mask_value", "-1e9"}, {"causal", "reversed"},
                                               {"sliding_window", "3"}, {"train", "true"},
-                                              {"rope", "false"}};
+                                              {"rope", "false"},       {"keep_first", "2"}};
     attn_model m;
     attn_error err;
     for (int bf16 = 0; bf16 < 2; bf16++) {
@@ -42,6 +42,7 @@ static void test_untraced_steps(void **state)
             attn_config_init(&c);
             attn_config_set(&c, "text", "the cat", &err);
             if (SETTINGS[s][0]) assert_int_equal(attn_config_set(&c, SETTINGS[s][0], SETTINGS[s][1], &err), ATTN_OK);
+            if (SETTINGS[s][0] && !strcmp(SETTINGS[s][0], "keep_first")) attn_config_set(&c, "sliding_window", "3", &err);
             assert_int_equal(attn_generator_init(&traced, &m, &c, &err), ATTN_OK);
             assert_int_equal(attn_generator_init(&fast, &m, &c, &err), ATTN_OK);
             fast.trace_steps = false;
@@ -140,7 +141,8 @@ static void test_untraced_prefill(void **state)
     static const char *const SETTINGS[][2] = {{NULL, NULL},           {"scale", "false"},
                                               {"mask_value", "-1e9"},  {"causal", "reversed"},
                                               {"causal", "false"},     {"sliding_window", "3"},
-                                              {"rope", "false"},       {"softmax_guard", "false"}};
+                                              {"rope", "false"},       {"softmax_guard", "false"},
+                                              {"keep_first", "2"}};
     static const int KV[] = {4, 2, 1};
     const int ids[16] = {1, 3, 4, 5, 6, 3, 7, 8, 9, 10, 11, 5, 4, 3, 6, 7};
     attn_model m;
@@ -154,6 +156,7 @@ static void test_untraced_prefill(void **state)
                 attn_config c;
                 attn_config_init(&c);
                 if (SETTINGS[s][0]) assert_int_equal(attn_config_set(&c, SETTINGS[s][0], SETTINGS[s][1], &err), ATTN_OK);
+                if (SETTINGS[s][0] && !strcmp(SETTINGS[s][0], "keep_first")) attn_config_set(&c, "sliding_window", "3", &err);
                 expect_prefill_matches(&m, &c, ids, 7, 5, 1e-5);
                 attn_config_free(&c);
             }

@@ -126,6 +126,54 @@ static void save_ok(lesson_progress *p)
     if (st != LESSON_PROGRESS_OK) fail_msg("save said (%d): %s", st, err);
 }
 
+/* ---- what finished means */
+
+/* Issue 32: a lesson is finished when its last step was reached and every
+ * quiz of it was last answered right, counted on the lesson as it is now (its
+ * shape): Next clicked through it only reaches the end. An answer to a quiz
+ * the lesson no longer has is not counted; one it gained is still to answer. */
+static void finished_needs_every_quiz(void **state)
+{
+    fixture *f = *state;
+    static const int QUIZZES[] = {0, 2, 0, 1}; /* 4 steps: two quizzes on step 2, one on step 4 */
+    const lesson_shape shape = {4, QUIZZES};
+    lesson_progress *p = open_ok(f->path);
+    lesson_record r = lesson_progress_get(p, "04.md", &shape);
+    assert_false(r.reached_end || r.finished);
+    assert_int_equal(r.first_open, 1);
+    for (int s = 0; s < 4; s++) lesson_progress_visit(p, "04.md", s, 4);
+    r = lesson_progress_get(p, "04.md", &shape);
+    assert_true(r.reached_end);
+    assert_false(r.finished); /* clicked through */
+    assert_int_equal(r.quizzes_right, 0);
+    assert_int_equal(r.first_open, 1);
+    lesson_progress_quiz(p, "04.md", 1, 0, true);
+    lesson_progress_quiz(p, "04.md", 1, 1, false);
+    lesson_progress_quiz(p, "04.md", 3, 0, true);
+    lesson_progress_quiz(p, "04.md", 2, 5, true); /* a quiz the lesson does not have */
+    r = lesson_progress_get(p, "04.md", &shape);
+    assert_false(r.finished);
+    assert_int_equal(r.quizzes_right, 2);
+    assert_int_equal(r.quizzes_tried, 3);
+    assert_int_equal(r.first_open, 1);
+    lesson_progress_quiz(p, "04.md", 1, 1, true); /* tried again, right */
+    save_ok(p);
+    lesson_progress_close(p);
+    p = open_ok(f->path); /* as saved */
+    r = lesson_progress_get(p, "04.md", &shape);
+    assert_true(r.finished);
+    assert_int_equal(r.quizzes_right, 3);
+    assert_int_equal(r.first_open, -1);
+    static const int MORE[] = {0, 2, 0, 1, 1}; /* the lesson gained a step with a quiz */
+    r = lesson_progress_get(p, "04.md", &(lesson_shape){5, MORE});
+    assert_false(r.reached_end || r.finished);
+    r = lesson_progress_get(p, "04.md", NULL); /* without the lesson: as the file says, never finished */
+    assert_true(r.reached_end);
+    assert_false(r.finished);
+    assert_int_equal(r.quizzes_right, 4);
+    lesson_progress_close(p);
+}
+
 /* ---- two instances merge */
 
 /* The run's lost update: two windows on different lessons each saved their
@@ -138,19 +186,19 @@ static void furthest_step_wins(void **state)
     save_ok(a);
     lesson_progress_visit(b, "05.md", 0, 7);
     save_ok(b);
-    assert_int_equal(lesson_progress_get(b, "04.md").step, 4); /* b now shows a's work */
+    assert_int_equal(lesson_progress_get(b, "04.md", NULL).step, 4); /* b now shows a's work */
     lesson_progress_visit(b, "04.md", 0, 9);                  /* b, behind, opens 04 at step 1 */
     save_ok(b);
     lesson_progress_close(a);
     lesson_progress_close(b);
 
     lesson_progress *c = open_ok(f->path);
-    assert_int_equal(lesson_progress_get(c, "04.md").step, 4);
-    assert_int_equal(lesson_progress_get(c, "04.md").steps, 9);
-    assert_int_equal(lesson_progress_get(c, "05.md").step, 1);
+    assert_int_equal(lesson_progress_get(c, "04.md", NULL).step, 4);
+    assert_int_equal(lesson_progress_get(c, "04.md", NULL).steps, 9);
+    assert_int_equal(lesson_progress_get(c, "05.md", NULL).step, 1);
     lesson_progress_visit(c, "05.md", 6, 7);
     save_ok(c);
-    assert_true(lesson_progress_get(c, "05.md").finished);
+    assert_true(lesson_progress_get(c, "05.md", NULL).reached_end);
     lesson_progress_close(c);
     assert_int_equal(count_named(f->dir, ".tmp-"), 0);
 }
@@ -174,7 +222,7 @@ static void latest_answer_wins(void **state)
     lesson_progress *c = open_ok(f->path);
     assert_int_equal(lesson_progress_quiz_result(c, "04.md", 2, 0), 1);
     assert_int_equal(lesson_progress_quiz_result(c, "04.md", 3, 0), 0);
-    lesson_record r = lesson_progress_get(c, "04.md");
+    lesson_record r = lesson_progress_get(c, "04.md", NULL);
     assert_int_equal(r.quizzes_tried, 2);
     assert_int_equal(r.quizzes_right, 1);
     lesson_progress_close(c);
@@ -193,12 +241,12 @@ static void reset_merges(void **state)
     lesson_progress_reset(a, NULL); /* everything: b's 04 too, which a never saw */
     lesson_progress_visit(a, "02.md", 1, 9);
     save_ok(a);
-    assert_int_equal(lesson_progress_get(a, "04.md").step, 0);
-    assert_int_equal(lesson_progress_get(a, "01.md").step, 0);
-    assert_int_equal(lesson_progress_get(a, "02.md").step, 2);
+    assert_int_equal(lesson_progress_get(a, "04.md", NULL).step, 0);
+    assert_int_equal(lesson_progress_get(a, "01.md", NULL).step, 0);
+    assert_int_equal(lesson_progress_get(a, "02.md", NULL).step, 2);
     lesson_progress_visit(b, "03.md", 0, 9); /* after the reset: kept */
     save_ok(b);
-    assert_int_equal(lesson_progress_get(b, "04.md").step, 0);
+    assert_int_equal(lesson_progress_get(b, "04.md", NULL).step, 0);
     assert_int_equal(lesson_progress_quiz_result(b, "04.md", 1, 0), -1);
 
     /* one lesson: b forgets 03, which a saves again later */
@@ -206,17 +254,17 @@ static void reset_merges(void **state)
     save_ok(a);
     lesson_progress_reset(b, "03.md");
     save_ok(b);
-    assert_int_equal(lesson_progress_get(b, "03.md").step, 0);
-    assert_int_equal(lesson_progress_get(b, "02.md").step, 2);
+    assert_int_equal(lesson_progress_get(b, "03.md", NULL).step, 0);
+    assert_int_equal(lesson_progress_get(b, "02.md", NULL).step, 2);
     lesson_progress_visit(a, "03.md", 1, 9);
     save_ok(a);
     lesson_progress_close(a);
     lesson_progress_close(b);
 
     lesson_progress *c = open_ok(f->path);
-    assert_int_equal(lesson_progress_get(c, "02.md").step, 2);
-    assert_int_equal(lesson_progress_get(c, "03.md").step, 2);
-    assert_int_equal(lesson_progress_get(c, "04.md").step, 0);
+    assert_int_equal(lesson_progress_get(c, "02.md", NULL).step, 2);
+    assert_int_equal(lesson_progress_get(c, "03.md", NULL).step, 2);
+    assert_int_equal(lesson_progress_get(c, "04.md", NULL).step, 0);
     lesson_progress_close(c);
 }
 
@@ -383,10 +431,10 @@ static void concurrent_saves_lose_nothing(void **state)
             writer *w = &ws[i][t];
             w->path = f->path;
             if (w->errors) fail_msg("%d errors, the first: %s", w->errors, w->error);
-            lesson_record r = lesson_progress_get(p, w->name);
+            lesson_record r = lesson_progress_get(p, w->name, NULL);
             if (r.step != w->steps) fail_msg("%s: step %d in the file, %d saved", w->name, r.step, w->steps);
             assert_int_equal(lesson_progress_quiz_result(p, w->name, 0, 0), w->answer);
-            assert_int_equal(lesson_progress_get(p, w->scratch).step > 0, w->scratch_kept);
+            assert_int_equal(lesson_progress_get(p, w->scratch, NULL).step > 0, w->scratch_kept);
             saves += w->saves;
             busy += w->busy;
         }
@@ -414,7 +462,7 @@ static void unsaved_in_memory(const char *path, const char *cause)
     lesson_progress_reset(p, "05.md");
     assert_int_equal(lesson_progress_save(p, err, sizeof err), LESSON_PROGRESS_UNSAVED);
     if (!strstr(err, cause)) fail_msg("save said '%s', not '%s'", err, cause);
-    assert_int_equal(lesson_progress_get(p, "04.md").step, 4); /* the session goes on in memory */
+    assert_int_equal(lesson_progress_get(p, "04.md", NULL).step, 4); /* the session goes on in memory */
     assert_int_equal(lesson_progress_save(p, err, sizeof err), LESSON_PROGRESS_UNSAVED);
     lesson_progress_close(p);
 }
@@ -463,7 +511,7 @@ static void an_unreadable_file_is_not_replaced(void **state)
             lesson_progress_visit(p, "04.md", 0, 9);
             if (lesson_progress_save(p, err, sizeof err) != LESSON_PROGRESS_UNSAVED) _exit(5);
             if (!strstr(err, "Permission denied") || !strstr(err, f->path)) _exit(6);
-            if (lesson_progress_get(p, "04.md").step != 1) _exit(7);
+            if (lesson_progress_get(p, "04.md", NULL).step != 1) _exit(7);
             lesson_progress_close(p);
             _exit(0);
         }
@@ -526,7 +574,7 @@ static void corrupt_files_are_moved_aside(void **state)
     lesson_progress_close(p);
 
     p = open_ok(f->path); /* the save wrote a good file */
-    assert_int_equal(lesson_progress_get(p, "04.md").step, 3);
+    assert_int_equal(lesson_progress_get(p, "04.md", NULL).step, 3);
     lesson_progress_close(p);
 
     /* valid JSON that is not a progress file, found at open */
@@ -562,7 +610,7 @@ static void a_symlink_stays_a_link(void **state)
     assert_int_equal(symlink("elsewhere/mine.json", f->path), 0); /* relative, from the link's folder */
 
     lesson_progress *p = open_ok(f->path);
-    assert_int_equal(lesson_progress_get(p, "04.md").step, 7);
+    assert_int_equal(lesson_progress_get(p, "04.md", NULL).step, 7);
     lesson_progress_visit(p, "05.md", 1, 9);
     save_ok(p);
     lesson_progress_close(p);
@@ -575,8 +623,8 @@ static void a_symlink_stays_a_link(void **state)
     link[n] = '\0';
     assert_string_equal(link, "elsewhere/mine.json");
     p = open_ok(real);
-    assert_int_equal(lesson_progress_get(p, "04.md").step, 7);
-    assert_int_equal(lesson_progress_get(p, "05.md").step, 2);
+    assert_int_equal(lesson_progress_get(p, "04.md", NULL).step, 7);
+    assert_int_equal(lesson_progress_get(p, "05.md", NULL).step, 2);
     lesson_progress_close(p);
     assert_int_equal(count_named(real_dir, ".tmp-"), 0);
     assert_int_equal(count_named(real_dir, "mine.json.lock"), 1); /* the lock beside the real file */
@@ -634,7 +682,7 @@ static void a_held_lock_is_waited_for_a_few_seconds(void **state)
     assert_true(waited > LESSON_PROGRESS_LOCK_MS / 1e3 - 0.05 && waited < LESSON_PROGRESS_LOCK_MS / 1e3 + 2);
     assert_locked_message(err, f->path, LESSON_PROGRESS_LOCK_MS / 1e3);
     assert_true(lesson_progress_pending(p));
-    assert_int_equal(lesson_progress_get(p, "05.md").step, 3); /* still shown */
+    assert_int_equal(lesson_progress_get(p, "05.md", NULL).step, 3); /* still shown */
     char *text = read_text(f->path);
     assert_string_equal(text, OLD); /* and the file untouched */
     free(text);
@@ -657,8 +705,8 @@ static void a_held_lock_is_waited_for_a_few_seconds(void **state)
     assert_false(lesson_progress_pending(p));
     lesson_progress_close(p);
     p = open_ok(f->path);
-    assert_int_equal(lesson_progress_get(p, "04.md").step, 7);
-    assert_int_equal(lesson_progress_get(p, "05.md").step, 3);
+    assert_int_equal(lesson_progress_get(p, "04.md", NULL).step, 7);
+    assert_int_equal(lesson_progress_get(p, "05.md", NULL).step, 3);
     assert_int_equal(lesson_progress_quiz_result(p, "05.md", 2, 0), 1);
     lesson_progress_close(p);
 }
@@ -688,10 +736,10 @@ static void a_save_in_parts_loses_nothing(void **state)
     save_ok(p);
     lesson_progress_close(p);
     q = open_ok(f->path);
-    assert_int_equal(lesson_progress_get(q, "04.md").step, 7);
-    assert_int_equal(lesson_progress_get(q, "a.md").step, 5);
+    assert_int_equal(lesson_progress_get(q, "04.md", NULL).step, 7);
+    assert_int_equal(lesson_progress_get(q, "a.md", NULL).step, 5);
     assert_int_equal(lesson_progress_quiz_result(q, "a.md", 0, 0), 1);
-    assert_int_equal(lesson_progress_get(q, "x.md").step, 0);
+    assert_int_equal(lesson_progress_get(q, "x.md", NULL).step, 0);
     assert_int_equal(lesson_progress_quiz_result(q, "y.md", 0, 0), 1);
     lesson_progress_close(q);
 
@@ -708,9 +756,9 @@ static void a_save_in_parts_loses_nothing(void **state)
     save_ok(p);
     lesson_progress_close(p);
     q = open_ok(f->path);
-    assert_int_equal(lesson_progress_get(q, "04.md").step, 0);
-    assert_int_equal(lesson_progress_get(q, "b.md").step, 0);
-    assert_int_equal(lesson_progress_get(q, "c.md").step, 1);
+    assert_int_equal(lesson_progress_get(q, "04.md", NULL).step, 0);
+    assert_int_equal(lesson_progress_get(q, "b.md", NULL).step, 0);
+    assert_int_equal(lesson_progress_get(q, "c.md", NULL).step, 1);
     lesson_progress_close(q);
 
     /* a save that writes while changes come: they are shown at once, and the next save writes them */
@@ -720,17 +768,17 @@ static void a_save_in_parts_loses_nothing(void **state)
     lesson_progress_visit(p, "e.md", 2, 9);
     assert_int_equal(lesson_progress_write(b, 1000), LESSON_PROGRESS_OK);
     assert_int_equal(lesson_progress_end(p, b, err, sizeof err), LESSON_PROGRESS_OK);
-    assert_int_equal(lesson_progress_get(p, "d.md").step, 2);
-    assert_int_equal(lesson_progress_get(p, "e.md").step, 3);
+    assert_int_equal(lesson_progress_get(p, "d.md", NULL).step, 2);
+    assert_int_equal(lesson_progress_get(p, "e.md", NULL).step, 3);
     assert_true(lesson_progress_pending(p));
     q = open_ok(f->path);
-    assert_int_equal(lesson_progress_get(q, "d.md").step, 2);
-    assert_int_equal(lesson_progress_get(q, "e.md").step, 0);
+    assert_int_equal(lesson_progress_get(q, "d.md", NULL).step, 2);
+    assert_int_equal(lesson_progress_get(q, "e.md", NULL).step, 0);
     lesson_progress_close(q);
     save_ok(p);
     lesson_progress_close(p);
     q = open_ok(f->path);
-    assert_int_equal(lesson_progress_get(q, "e.md").step, 3);
+    assert_int_equal(lesson_progress_get(q, "e.md", NULL).step, 3);
     lesson_progress_close(q);
 }
 
@@ -756,13 +804,14 @@ static void a_corrupt_file_behind_a_held_lock(void **state)
     lesson_progress_close(p);
     assert_int_equal(count_named(f->dir, ".bad-"), 1);
     p = open_ok(f->path);
-    assert_int_equal(lesson_progress_get(p, "a.md").step, 1);
+    assert_int_equal(lesson_progress_get(p, "a.md", NULL).step, 1);
     lesson_progress_close(p);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(finished_needs_every_quiz, setup, teardown),
         cmocka_unit_test_setup_teardown(furthest_step_wins, setup, teardown),
         cmocka_unit_test_setup_teardown(latest_answer_wins, setup, teardown),
         cmocka_unit_test_setup_teardown(reset_merges, setup, teardown),

@@ -60,7 +60,7 @@ static void test_roles_and_views(void **state)
         assert_true(i >= ATTN_STAGE_SCORES && i <= ATTN_STAGE_WEIGHTS_DROPOUT);
         assert_true(!strcmp(in->dims, "b,h,s,t") || !strcmp(in->dims, "b,1,s,t"));
     }
-    assert_int_equal(qk, 5);
+    assert_int_equal(qk, 7); /* scores, bias, capped_scores, mask, masked_scores, weights, weights_dropout */
     /* the mask overlays what comes after it, not the raw scores */
     assert_false(attn_stage_get(ATTN_STAGE_SCORES)->masked);
     assert_true(attn_stage_get(ATTN_STAGE_MASKED_SCORES)->masked);
@@ -82,11 +82,12 @@ static void test_roles_and_views(void **state)
     assert_int_equal(attn_stage_get(ATTN_STAGE_W_K)->blocks, ATTN_BLOCKS_KV_COLS);
     assert_int_equal(attn_stage_get(ATTN_STAGE_W_O)->blocks, ATTN_BLOCKS_HEAD_ROWS);
     assert_int_equal(attn_stage_get(ATTN_STAGE_X)->blocks, ATTN_BLOCKS_NONE);
-    /* every learned matrix is (in, out): d inputs, except W_O's h·k (the merged heads) */
+    /* every learned matrix is (in, out): d inputs, except W_O's h·k (the merged heads); QK-norm's gains are vectors */
     for (int i = 0; i < ATTN_STAGE_COUNT; i++) {
         const attn_stage_info *in = attn_stage_get((attn_stage_id)i);
+        bool gain = i == ATTN_STAGE_W_QN || i == ATTN_STAGE_W_KN;
         if (in->roles & ATTN_ROLE_WEIGHT)
-            assert_string_equal(in->dims, i == ATTN_STAGE_W_O ? "h*k,d" : i == ATTN_STAGE_W_Q ? "d,h*k" : "d,g*k");
+            assert_string_equal(in->dims, gain ? "k" : i == ATTN_STAGE_W_O ? "h*k,d" : i == ATTN_STAGE_W_Q ? "d,h*k" : "d,g*k");
     }
 }
 
@@ -126,6 +127,8 @@ static void test_presence_rules_match_a_run(void **state)
     check_presence((const char *const[]){"train", "true", "dropout", "0.2", "kv_heads", "2", NULL});
     check_presence((const char *const[]){"train", "true", "dropout", "0", NULL});
     check_presence((const char *const[]){"causal", "false", "source_tokens", "a b c", "tokens", "x y", NULL});
+    check_presence((const char *const[]){"alibi", "true", "softcap", "20", "qk_norm", "true", "sink_logit", "1", "past", "2", NULL});
+    check_presence((const char *const[]){"softcap", "3", "sink_logit", "-2", "causal", "false", "source_tokens", "a b", "tokens", "x y z", NULL});
 }
 
 /* ---- explanations ---- */
@@ -158,7 +161,8 @@ static void test_every_stage_explains_more_than_its_value(void **state)
 {
     (void)state;
     attn_trace tr;
-    run((const char *const[]){"past", "1", "rope", "true", "train", "true", "kv_heads", "2", NULL}, &tr);
+    run((const char *const[]){"past", "1", "rope", "true", "train", "true", "kv_heads", "2", "alibi", "true",
+                               "softcap", "5", "qk_norm", "true", "sink_logit", "0.5", NULL}, &tr);
     char buf[256];
     for (const attn_tensor *t = NULL; (t = attn_trace_next(&tr, t));) {
         explain(&tr, t->info->id, 1, 0, 1, buf, sizeof buf);
@@ -244,7 +248,9 @@ static void test_formulas_follow_the_settings(void **state)
                                 if (cross && (causal || window || model)) continue; /* not a configuration */
                                 if (arch && !model) continue;
                                 for (int past = 0; past < 4; past += 3) {
-                                attn_stage_text c = {model, scale, causal, pad, cross, half, window, arch == 1, arch == 2, past};
+                                attn_stage_text c = {.model = model, .scale = scale, .causal = causal, .pad_mask = pad, .cross = cross,
+                                                     .rope_half = half, .window = window, .bias = arch == 1,
+                                                     .qk_norm = arch == 2, .past = past};
                                 for (int i = 0; i < n; i++) {
                                     const char *f = attn_stage_formula_in(&all[i], &c), *d = attn_stage_desc_in(&all[i], &c);
                                     assert_non_null(f);
@@ -281,6 +287,29 @@ static void test_formulas_follow_the_settings(void **state)
                             }
 }
 
+/* The settings around the scores name themselves where they act: the bias
+ * and the cap in masked_scores' formula, the sink in the weights', the kept
+ * first keys in the mask's, and nowhere else. */
+static void test_formulas_follow_the_score_settings(void **state)
+{
+    (void)state;
+    for (int bits = 0; bits < 32; bits++) {
+        attn_stage_text c = {.scale = true, .causal = bits & 16 ? 0 : 1, .pad_mask = true, .window = 3,
+                             .alibi = bits & 1, .softcap = bits & 2, .sink = bits & 4, .keep_first = bits & 8 ? 2 : 0};
+        const char *ms = attn_stage_formula_in(attn_stage_get(ATTN_STAGE_MASKED_SCORES), &c);
+        const char *cap = attn_stage_formula_in(attn_stage_get(ATTN_STAGE_CAPPED_SCORES), &c);
+        const char *w = attn_stage_formula_in(attn_stage_get(ATTN_STAGE_WEIGHTS), &c);
+        const char *wd = attn_stage_desc_in(attn_stage_get(ATTN_STAGE_WEIGHTS), &c);
+        const char *mask = attn_stage_formula_in(attn_stage_get(ATTN_STAGE_MASK), &c);
+        if (c.softcap != (strstr(ms, "capped") != NULL)) fail_msg("softcap %d: '%s'", c.softcap, ms);
+        if ((c.alibi && !c.softcap) != (strstr(ms, "bias") != NULL)) fail_msg("alibi %d: '%s'", c.alibi, ms);
+        if (c.alibi != (strstr(cap, "bias") != NULL)) fail_msg("alibi %d: '%s'", c.alibi, cap);
+        if (c.sink != (strstr(w, "sink") != NULL) || c.sink != (strstr(wd, "sink") != NULL))
+            fail_msg("sink %d: '%s' | '%s'", c.sink, w, wd);
+        if ((c.keep_first > 0) != (strstr(mask, "kept first") != NULL)) fail_msg("keep_first %d: '%s'", c.keep_first, mask);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_explanations_use_the_numbers_and_translate),
         cmocka_unit_test(test_sliding_window_explains_the_band),
         cmocka_unit_test(test_formulas_follow_the_settings),
+        cmocka_unit_test(test_formulas_follow_the_score_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

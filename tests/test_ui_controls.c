@@ -271,9 +271,10 @@ static void quiz_holds_still_under_the_pointer(void **state)
     assert_false(f->app.lesson.answers[0].picked[0]);
 }
 
-/* Check pressed at the panel's fold: the verdict and the explanations scroll
- * into view (they used to appear below it, unseen), Check staying on screen;
- * later the reader's own scroll stands. */
+/* A quiz after more text than the panel holds: docked under the text, Check
+ * on screen from the start; pressed, the verdict shows under it (it used to
+ * appear below the fold, unseen), Check staying on screen; the text's scroll
+ * is the reader's. */
 static void quiz_feedback_scrolls_into_view(void **state)
 {
     fixture *f = *state;
@@ -287,30 +288,40 @@ static void quiz_feedback_scrolls_into_view(void **state)
     build(f);
     const app_hit *next = hit_of(&f->app, APP_ACT_LESSON_NEXT, 0);
     int bottom = next ? next->r.y : H; /* the panel's body ends above its buttons */
-    /* scrolled until Check is just in view at the bottom of the body */
-    const app_hit *check = NULL;
-    for (f->app.lesson.scroll = 0; f->app.lesson.scroll <= f->app.lesson.content_h; f->app.lesson.scroll += 4) {
-        build(f);
-        check = hit_of(&f->app, APP_ACT_LESSON_CHECK, 0);
-        if (check && check->r.h >= draw_line_h(&f->dl)) break;
-    }
+    assert_true(f->app.layout.lesson_dock.h > 0);
+    assert_true(f->app.layout.lesson_scroll_max > 0);
+    const app_hit *check = hit_of(&f->app, APP_ACT_LESSON_CHECK, 0);
     assert_non_null(check);
-    int scroll = f->app.lesson.scroll;
+    assert_true(check->r.h >= draw_line_h(&f->dl));
+    int dock_y = f->app.layout.lesson_dock.y;
     press(f, APP_ACT_LESSON_CHOICE, 0 << 8 | 0);
     build(f);
     press(f, APP_ACT_LESSON_CHECK, 0);
     build(f);
     const draw_cmd *verdict = text_with(&f->dl, "again.");
     assert_non_null(verdict);
-    assert_true(f->app.lesson.scroll > scroll);
     if (verdict->r.y + verdict->r.h > bottom) fail_msg("the verdict at y %d is below the panel's body (%d)", verdict->r.y, bottom);
-    assert_non_null(hit_of(&f->app, APP_ACT_LESSON_CHECK, 0)); /* Check still on screen */
-    int after = f->app.lesson.scroll;
-    f->app.lesson.scroll = 0; /* the reader scrolls back up: it stays */
+    assert_true(f->app.layout.lesson_dock.y < dock_y); /* the dock grew upwards, over the text */
+    check = hit_of(&f->app, APP_ACT_LESSON_CHECK, 0);
+    assert_non_null(check); /* Check still on screen, whole */
+    assert_true(check->r.h >= draw_line_h(&f->dl));
+    f->app.lesson.scroll = 20; /* the reader scrolls the text: it stays */
     build(f);
     build(f);
-    assert_int_equal(f->app.lesson.scroll, 0);
-    assert_true(after > 0);
+    assert_int_equal(f->app.lesson.scroll, 20);
+    /* the wheel over the text scrolls the text; over the dock too while the dock has nothing to scroll */
+    app_rect dock = f->app.layout.lesson_dock, view = f->app.layout.lesson_view;
+    app_mouse_move(&f->app, view.x + view.w / 2, view.y + 4);
+    assert_true(app_wheel(&f->app, -1));
+    build(f);
+    assert_true(f->app.lesson.scroll > 20);
+    int text = f->app.lesson.scroll;
+    if (f->app.layout.dock_scroll_max == 0) {
+        app_mouse_move(&f->app, dock.x + dock.w / 2, dock.y + dock.h / 2);
+        assert_true(app_wheel(&f->app, 1));
+        build(f);
+        assert_true(f->app.lesson.scroll < text);
+    }
 }
 
 /* ---- the picker --------------------------------------------------------- */

@@ -194,7 +194,9 @@ static int play_course(fixture *f, const char *lang)
     int steps = 0;
     for (int l = 0; l < cat.n; l++) {
         app_player *p = &f->app.lesson;
-        if (app_lesson_open(&f->app, cat.items[l].path, 0, err, sizeof err)) fail_msg("%s", err);
+        if (!l && app_lesson_open(&f->app, cat.items[l].path, 0, err, sizeof err)) fail_msg("%s", err);
+        assert_string_equal(p->name, cat.items[l].name); /* after the first, opened by the last step's button */
+        assert_int_equal(p->step, 0);
         for (int s = 0; s < p->ls.n_steps; s++) {
             if (s) assert_true(key(f, SDLK_SPACE, 0));
             assert_int_equal(p->step, s);
@@ -227,9 +229,17 @@ static int play_course(fixture *f, const char *lang)
         /* the last step: Space stays; progress says finished with every quiz right */
         key(f, SDLK_SPACE, 0);
         assert_int_equal(p->step, p->ls.n_steps - 1);
-        lesson_record r = lesson_progress_get(p->progress, p->name);
+        lesson_record r = app_player_record(p);
         assert_true(r.finished);
         assert_int_equal(r.quizzes_right, lesson_quiz_count(&p->ls));
+        /* and the panel ends with the next lesson, a click away; the course's last has none */
+        if (l + 1 < cat.n) {
+            assert_string_equal(p->next.name, cat.items[l + 1].name);
+            assert_string_equal(p->next.title, cat.items[l + 1].title);
+            press_visible(f, APP_ACT_LESSON_ONWARD, 0);
+        } else {
+            assert_null(p->next.path);
+        }
     }
     lesson_catalog_free(&cat);
     return steps;
@@ -330,7 +340,7 @@ static void picker_opens_lessons(void **state)
     key(f, SDLK_DELETE, 0);
     assert_true(p->confirm_reset);
     key(f, SDLK_DELETE, 0);
-    assert_int_equal(lesson_progress_get(p->progress, p->name).step, 0);
+    assert_int_equal(lesson_progress_get(p->progress, p->name, NULL).step, 0);
     assert_int_equal(access(progress_file, F_OK), 0);
     key(f, SDLK_ESCAPE, 0);
     assert_false(p->picker);
@@ -365,7 +375,7 @@ static void progress_problems_stay_on_a_chip(void **state)
     char label[64];
     assert_non_null(strstr(f->app.status, app_player_step_label(p, label, sizeof label))); /* the status moved on */
     assert_non_null(strstr(p->progress_note, "is a directory"));                         /* the chip did not */
-    assert_int_equal(lesson_progress_get(p->progress, p->name).step, 2);                  /* kept in memory */
+    assert_int_equal(lesson_progress_get(p->progress, p->name, NULL).step, 2);                  /* kept in memory */
     int with = error_pixels(f);
     key(f, SDLK_l, 0);
     assert_true(error_pixels(f) > 0);
@@ -447,7 +457,7 @@ static void a_locked_progress_file_never_stops_the_window(void **state)
     assert_false(p->progress_failed); /* written: the chip goes */
     assert_string_equal(p->progress_note, "");
     lesson_progress *pg = lesson_progress_open(progress_file, 0, err, sizeof err);
-    assert_int_equal(lesson_progress_get(pg, "04-causal-mask.md").step, 2);
+    assert_int_equal(lesson_progress_get(pg, "04-causal-mask.md", NULL).step, 2);
     lesson_progress_close(pg);
     /* the program ends with a save under way: it is waited for */
     key(f, SDLK_SPACE, 0);
@@ -455,7 +465,7 @@ static void a_locked_progress_file_never_stops_the_window(void **state)
     app_player_finish(p);
     assert_false(app_player_saving(p));
     pg = lesson_progress_open(progress_file, 0, err, sizeof err);
-    assert_int_equal(lesson_progress_get(pg, "04-causal-mask.md").step, 3);
+    assert_int_equal(lesson_progress_get(pg, "04-causal-mask.md", NULL).step, 3);
     lesson_progress_close(pg);
 }
 

@@ -475,12 +475,14 @@ bool app_wheel(app_state *app, int dy)
 {
     app_player *p = &app->lesson;
     if (p->picker) return picker_wheel(app, dy);
-    if (p->open && app->mouse_x >= app->width) { /* over the lesson panel */
-        int s = p->scroll - (int)(dy * 48 * app->pixel_ratio);
-        if (s > p->content_h) s = p->content_h;
+    if (p->open && app->mouse_x >= app->width) { /* over the lesson panel: its text, or its docked quiz's own scroll */
+        bool dock = p->dock_h > 0 && app_rect_contains(app->layout.lesson_dock, app->mouse_x, app->mouse_y);
+        int *at = dock ? &p->dock_scroll : &p->scroll, max = dock ? p->dock_h : p->content_h;
+        int s = *at - (int)(dy * 48 * app->pixel_ratio);
+        if (s > max) s = max;
         if (s < 0) s = 0;
-        if (s == p->scroll) return false;
-        p->scroll = s;
+        if (s == *at) return false;
+        *at = s;
         app->dirty = true;
         return true;
     }

@@ -130,10 +130,31 @@ static bool next_step(app_state *app)
 {
     app_player *p = &app->lesson;
     if (p->open && p->step + 1 >= p->ls.n_steps) {
-        app_status(app, false, _("That was the last step. l opens the lesson list."));
+        if (p->next.path)
+            /* TRANSLATORS: Next pressed on a lesson's last step; the panel ends with a "Next lesson" button */
+            app_status(app, false, _("That was the last step. The button at its end opens the next lesson, l the lesson list."));
+        else
+            app_status(app, false, _("That was the last step. l opens the lesson list."));
         return true;
     }
     return app_lesson_go(app, p->step + 1) == 0;
+}
+
+/* The course's next lesson, which the last step offers, where the student left it. */
+static int onward(app_state *app)
+{
+    app_player *p = &app->lesson;
+    if (!p->open || !p->next.path) return -1;
+    char label[200], err[600];
+    lesson_label(p->next.path, p->next.title, label, sizeof label);
+    if (app_open_later(app, APP_ACT_LESSON_ONWARD, 0, label)) return 0; /* the window: notice first, then reading it */
+    int step = app_player_resume(p, &p->next);
+    char *path = strdup(p->next.path); /* the entry goes once the lesson it names is the player's */
+    if (!path) return -1;
+    int rc = app_lesson_open(app, path, step, err, sizeof err);
+    free(path);
+    if (rc) app_status(app, true, "%s", err);
+    return rc;
 }
 
 bool app_lesson_do(app_state *app, app_action act, int arg)
@@ -155,6 +176,7 @@ bool app_lesson_do(app_state *app, app_action act, int arg)
             p->focus = p->answers[arg].graded && p->answers[arg].grade.right ? -1 : arg;
         break;
     case APP_ACT_LESSON_REVEAL: app_player_reveal(p, arg); break;
+    case APP_ACT_LESSON_ONWARD: changed = onward(app) == 0; break;
     case APP_ACT_LESSON_FIELD: p->focus = arg; break; /* arg -1: leave the field */
     case APP_ACT_PICKER:
         if (p->picker) p->picker = false;

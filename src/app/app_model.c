@@ -77,8 +77,8 @@ static int switch_model(attn_config *next, const void *name, attn_error *err)
     next->model = m;
     next->text = next->tokens = next->source_tokens = NULL;
     /* a model opens as it was trained: tang-nocausal without the causal mask, the others with it */
-    attn_model_config mc;
-    if (m && !attn_model_peek(m, &mc, err)) next->causal = mc.causal ? ATTN_CAUSAL_ON : ATTN_CAUSAL_OFF;
+    attn_error unread; /* the run that follows says why a model cannot be read */
+    attn_model_as_trained(next, &unread);
     return 0;
 }
 

@@ -41,6 +41,7 @@ typedef struct app_lesson_read {
     bool begun;              /* the request's first piece has run */
     app_player_reading reading;
     lesson ls;               /* read and checked, when rc is 0 */
+    lesson_entry next;       /* the course's lesson after it, read with it */
     int rc;
     char err[700];
 } app_lesson_read;
@@ -49,6 +50,7 @@ static void read_release(app_lesson_read *r)
 {
     if (atomic_fetch_sub(&r->refs, 1) != 1) return;
     if (atomic_load(&r->done) && !r->rc) lesson_free(&r->ls);
+    lesson_entry_free(&r->next);
     free(r);
 }
 
@@ -69,6 +71,7 @@ static bool read_work(void *arg)
     attn_ops_threads(was);
     if (more) return true;
     r->rc = app_player_read_end(&r->reading, r->path, &r->ls, r->err, sizeof r->err);
+    if (!r->rc) lesson_catalog_next(r->path, &r->next); /* none (or none readable): no offer */
     atomic_store(&r->done, true);
     read_release(r);
     return false;
@@ -171,7 +174,7 @@ int app_read_take(app_state *app, int *step)
         app_status(app, true, "%s", r->err);
     } else {
         app_player *p = &app->lesson;
-        app_player_adopt(p, &r->ls, r->path);
+        app_player_adopt(p, &r->ls, r->path, &r->next);
         r->rc = -1; /* the lesson moved into the player */
         *step = r->step < p->ls.n_steps ? r->step : p->ls.n_steps - 1;
         if (*step < 0) *step = 0;

@@ -163,3 +163,23 @@ int app_picture_apply(app_state *app, const app_picture *p, char *err, size_t er
     app->status_error = false;
     return 0;
 }
+
+int app_picture_open(app_state *app, const app_picture *p, const char *lang, char *err, size_t errsize)
+{
+    int rc = 0;
+    app_player_init(&app->lesson, lang, NULL);
+    app->lesson.keep_progress = false; /* a picture does not count as studying */
+    if (p->lesson && app_lesson_open(app, p->lesson, p->step > 0 ? p->step - 1 : 0, err, errsize)) return 2;
+    if (p->lesson && p->step > app->lesson.ls.n_steps) {
+        snprintf(err, errsize, "--step: %s has %d steps, not %d", p->lesson, app->lesson.ls.n_steps, p->step);
+        return 2;
+    }
+    if (p->picker && app_lesson_picker(app)) {
+        snprintf(err, errsize, "%s", app->status);
+        return 1;
+    }
+    if (p->font_scale > 0) app->font_scale = p->font_scale;
+    if (!p->lesson && (rc = app_picture_apply(app, p, err, errsize))) return rc;
+    if (p->present) app_do(app, APP_ACT_PRESENT, 0); /* after --font-scale: at least 1.5×, or more if asked */
+    return 0;
+}

@@ -25,10 +25,19 @@ typedef struct {
     int step;             /* 1-based; 0: 1 */
     const char *lang;     /* "en", "zh"; NULL: the locale */
     bool picker;          /* draw the lesson picker over the picture */
+    bool present;         /* presenter mode (F5): text at least 1.5×, the toolbar hidden */
 } app_picture;
 
 /* Every field "not given": the trace's own stage, layer, head and batch row. */
 void app_picture_init(app_picture *p);
+
+/* The app (just made with app_init or app_init_file_with) as the picture asks
+ * for it: the lesson player in lang (app_i18n_init's choice), and its lesson
+ * opened at its step as the window opens one, or the picker, or the view the
+ * flags name (app_picture_apply); then the text size and presenter mode.
+ * What `attnlab render` draws, and what a test that draws the course drives.
+ * Returns 0, or the exit code with a one-line message in err. */
+int app_picture_open(app_state *app, const app_picture *p, const char *lang, char *err, size_t errsize);
 
 /* Puts app in the state a picture asks for (stage, head, view, ...). Returns
  * 0, or the exit code with a one-line message in err: 2 when a flag asks for

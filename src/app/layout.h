@@ -34,8 +34,16 @@ typedef struct {
     int row_label_step, col_label_step; /* 1: every row/column labelled, k: one in k, 0: none */
 } app_heat_area;
 
+/* Where a quiz of the lesson's step went, whole (the part outside the panel's
+ * view is not cut off): its question's text, and its answer from its first
+ * choice, field or instruction down to its Check row. {0, 0, 0, 0}: not drawn. */
+typedef struct {
+    app_rect question, answer;
+} app_quiz_place;
+
 #define APP_MAX_HITS 160
 #define APP_MAX_AREAS 64
+#define APP_MAX_QUIZ_PLACES 8
 
 typedef struct {
     app_hit hits[APP_MAX_HITS]; /* later hits are drawn on top */
@@ -46,8 +54,14 @@ typedef struct {
     int width, height;         /* the visualizer's part of the drawable: the window minus the lesson panel */
     int full_width;            /* the whole drawable */
     int stage_first;           /* first stage the navigator shows (the app's scroll, kept in range) */
-    int lesson_scroll;         /* the lesson panel's scroll, kept in range */
-    int lesson_scroll_max;     /* how far the lesson panel can scroll: content below its view, pixels */
+    int lesson_scroll;         /* the lesson panel's scroll (of its text above a docked quiz), kept in range */
+    int lesson_scroll_max;     /* how far it can scroll: text below its view, pixels */
+    app_rect lesson_view;      /* the part of the lesson panel that shows the step, between its header and buttons */
+    app_rect lesson_dock;      /* the step's quizzes docked at the bottom of lesson_view when the step does not
+                                * fit whole; {0, 0, 0, 0}: none */
+    int dock_scroll, dock_scroll_max; /* the dock's own scroll, when a quiz's explanations do not fit in it */
+    app_quiz_place quizzes[APP_MAX_QUIZ_PLACES]; /* the step's quizzes, in order */
+    bool layer_shown;          /* the header above the picture says which layer ("layer N / M") */
     bool panels_shown;         /* the stage list and the side panel were drawn beside the picture */
     int picker_first;          /* the picker's first lesson shown (its scroll, the selection kept in view) */
     int picker_rows;           /* and how many lessons it shows */

@@ -40,8 +40,7 @@ void app_player_free(app_player *p)
 {
     app_player_finish(p);
     list_drop(p);
-    free_answers(p);
-    if (p->open) lesson_free(&p->ls);
+    app_player_close(p);
     if (p->have_catalog) lesson_catalog_free(&p->catalog);
     lesson_progress_close(p->progress);
     memset(p, 0, sizeof *p);
@@ -230,7 +229,7 @@ void app_player_enter(app_player *p, int step, const lesson_view *view, const le
     p->step = step;
     p->view = *view;
     p->marks = *marks;
-    p->scroll = 0;
+    p->scroll = p->dock_scroll = 0;
     p->shown_quiz = -1;
     const lesson_step *st = &p->ls.steps[step];
     p->answers = calloc((size_t)(st->n_quizzes ? st->n_quizzes : 1), sizeof *p->answers);
@@ -287,10 +286,12 @@ int app_player_read(const char *path, lesson *ls, char *err, size_t errsize)
     return app_player_read_end(&r, path, ls, err, errsize);
 }
 
-void app_player_adopt(app_player *p, lesson *ls, const char *path)
+void app_player_adopt(app_player *p, lesson *ls, const char *path, lesson_entry *next)
 {
     app_player_close(p);
     p->ls = *ls;
+    p->quizzes = lesson_step_quizzes(&p->ls); /* NULL (out of memory): progress counts no quiz of it */
+    if (next) p->next = *next, *next = (lesson_entry){0};
     p->open = true;
     p->step = 0;
     const char *slash = strrchr(path, '/');
@@ -301,8 +302,10 @@ void app_player_adopt(app_player *p, lesson *ls, const char *path)
 int app_player_load(app_player *p, const char *path, char *err, size_t errsize)
 {
     lesson ls;
+    lesson_entry next;
     if (app_player_read(path, &ls, err, errsize)) return -1;
-    app_player_adopt(p, &ls, path);
+    lesson_catalog_next(path, &next); /* none (or none readable): no offer */
+    app_player_adopt(p, &ls, path, &next);
     return 0;
 }
 
@@ -310,6 +313,9 @@ void app_player_close(app_player *p)
 {
     free_answers(p);
     if (p->open) lesson_free(&p->ls);
+    free(p->quizzes);
+    p->quizzes = NULL;
+    lesson_entry_free(&p->next);
     p->open = false;
 }
 
@@ -357,6 +363,25 @@ static void list_drop(app_player *p)
     list_release(l);
 }
 
+lesson_record app_player_entry_record(const app_player *p, const lesson_entry *e)
+{
+    lesson_shape shape = lesson_entry_shape(e);
+    return p->progress ? lesson_progress_get(p->progress, e->name, &shape) : (lesson_record){.first_open = -1};
+}
+
+int app_player_resume(const app_player *p, const lesson_entry *e)
+{
+    lesson_record r = app_player_entry_record(p, e);
+    if (r.finished || r.step <= 0) return 0;
+    return r.reached_end && r.first_open >= 0 ? r.first_open : r.step - 1;
+}
+
+lesson_record app_player_record(const app_player *p)
+{
+    lesson_shape shape = {p->quizzes ? p->ls.n_steps : 0, p->quizzes};
+    return p->progress && p->open ? lesson_progress_get(p->progress, p->name, &shape) : (lesson_record){.first_open = -1};
+}
+
 /* The list read (catalog, or rc and err) becomes the picker's, its selection
  * the open lesson, else the first one not finished. */
 static int list_take(app_player *p, lesson_catalog *catalog, int rc, const char *err)
@@ -375,7 +400,7 @@ static int list_take(app_player *p, lesson_catalog *catalog, int rc, const char 
     for (int i = 0; i < p->catalog.n && p->sel < 0; i++)
         if (p->open && !strcmp(p->catalog.items[i].name, p->name)) p->sel = i;
     for (int i = 0; i < p->catalog.n && p->sel < 0; i++)
-        if (!p->progress || !lesson_progress_get(p->progress, p->catalog.items[i].name).finished) p->sel = i;
+        if (!app_player_entry_record(p, &p->catalog.items[i]).finished) p->sel = i;
     if (p->sel < 0) p->sel = 0;
     return 0;
 }
@@ -432,12 +457,9 @@ int app_player_pick(app_player *p, int i, const char **path, int *step)
         note(p, true, "%s", e->error);
         return -1;
     }
-    /* resume where the student left off */
-    *step = 0;
-    if (p->progress) {
-        lesson_record r = lesson_progress_get(p->progress, e->name);
-        if (r.step > 0 && !r.finished) *step = r.step - 1;
-    }
+    /* resume where the student left off: a lesson whose end was reached at the
+     * first quiz not yet answered right, a finished one from the start */
+    *step = app_player_resume(p, e);
     *path = e->path;
     return 0;
 }

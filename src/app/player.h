@@ -39,6 +39,8 @@ typedef struct {
 typedef struct {
     bool open;             /* a lesson is shown in the panel */
     lesson ls;
+    int *quizzes;          /* the quizzes of each of its steps (its lesson_shape for progress) */
+    lesson_entry next;     /* the course's lesson after it (path NULL: none), offered on its last step */
     char name[NAME_MAX + 1]; /* file name: the progress key */
     int step;              /* 0-based */
     lesson_view view;      /* what the lesson set for this step */
@@ -46,7 +48,8 @@ typedef struct {
     app_quiz_answer *answers; /* one per quiz of the step */
     int focus;             /* NUMBER quiz taking typed text, -1: none */
     int cell_quiz;         /* the step's cell quiz, -1: none */
-    int scroll, content_h; /* panel scroll and content height (pixels, from the renderer) */
+    int scroll, content_h; /* panel scroll and how far it goes (pixels, from the renderer) */
+    int dock_scroll, dock_h; /* the same for its docked quiz (lesson_panel.c) */
     int shown_quiz;        /* a quiz just checked: the next frame scrolls its feedback into view; -1: none */
 
     bool keep_progress;    /* false: progress is shown but never written */
@@ -119,7 +122,11 @@ bool app_player_read_step(app_player_reading *r);
 /* No step is checked after this: end then only frees r's lesson (-1). */
 void app_player_read_stop(app_player_reading *r);
 int app_player_read_end(app_player_reading *r, const char *path, lesson *ls, char *err, size_t errsize);
-void app_player_adopt(app_player *p, lesson *ls, const char *path);
+/* The read lesson becomes the player's, with the course's next lesson after it
+ * (lesson_catalog_next, read on the same thread as the lesson; NULL or an
+ * empty entry: none), which the last step offers. Both are taken: *ls and
+ * *next are the player's now. */
+void app_player_adopt(app_player *p, lesson *ls, const char *path, lesson_entry *next);
 void app_player_close(app_player *p);
 
 /* Step `step` (0-based) of the open lesson: its settings into *cfg (initialised
@@ -141,6 +148,16 @@ bool app_player_listing(const app_player *p);
 /* Lesson i of the picker: its path (valid until the picker is read again) and
  * the step to resume at. Returns 0, or -1 with a note (a lesson that does not load). */
 int app_player_pick(app_player *p, int i, const char **path, int *step);
+/* What the student did in a lesson of the picker, or in the open one, counted
+ * on its steps and quizzes as they are now (progress.h: finished means the last
+ * step reached and every quiz answered right); all zero without progress. */
+lesson_record app_player_entry_record(const app_player *p, const lesson_entry *e);
+lesson_record app_player_record(const app_player *p);
+/* The step (0-based) lesson e opens at: where the student left it; a lesson
+ * whose end was reached with quizzes still to answer at the first of them; a
+ * finished one, or one never opened, at the start. */
+int app_player_resume(const app_player *p, const lesson_entry *e);
+
 /* Forgets every lesson's progress (the picker's Delete): the first call asks, the second does it. */
 void app_player_reset(app_player *p);
 

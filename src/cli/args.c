@@ -359,12 +359,14 @@ int cli_exit_code(attn_status st)
     }
 }
 
-void cli_open_as_trained(cli_args *a)
+void cli_open_as_trained(const char *cmd, cli_args *a)
 {
-    attn_model_config mc;
-    attn_error ignore;
-    if (a->cfg.model && !a->causal_given && !attn_model_peek(a->cfg.model, &mc, &ignore) && !mc.causal)
-        a->cfg.causal = ATTN_CAUSAL_OFF;
+    attn_error unread;
+    if (!a->cfg.model || a->causal_given || attn_model_as_trained(&a->cfg, &unread) || a->cfg.causal) return;
+    fprintf(stderr, "attnlab %s: note: ", cmd);
+    cli_term_put(stderr, a->cfg.model);
+    fprintf(stderr, " was trained without the causal mask and runs without it, as the window opens it "
+            "(--causal runs it with the mask)\n");
 }
 
 /* --checkpoint N: --model becomes its folder DIR/checkpoints/stepN. */

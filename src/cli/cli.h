@@ -57,12 +57,15 @@ int cli_guard_output(const char *cmd, const cli_args *a);
  * the name means the shipped model, ./NAME the folder. */
 void cli_note_model(const char *cmd, const char *name);
 
-/* The window and its pictures open a model as it was trained unless the flags
- * say otherwise: without the causal mask for one trained without it
- * (tang-nocausal, config.json's attnlab_causal). The engine's commands (trace,
- * generate) keep the mask's default, on. A model that cannot be read is left
- * for the command to report. */
-void cli_open_as_trained(cli_args *a);
+/* Every command that runs a model (the window, render, trace, summary,
+ * generate, bench) opens it as it was trained unless the flags say otherwise:
+ * the settings attn_model_as_trained decides, the window's own. For a model
+ * trained without the causal mask (tang-nocausal, config.json's
+ * attnlab_causal) that is the mask off, said in one note on stderr
+ * ("attnlab CMD: note: ..."); an explicit --causal, --no-causal or
+ * --reversed-causal wins. A model that cannot be read is left for the command
+ * to report. */
+void cli_open_as_trained(const char *cmd, cli_args *a);
 
 /* Prints the config flags section of a --help text. */
 void cli_print_config_help(void);

@@ -206,6 +206,7 @@ int cmd_bench(int argc, char **argv)
         rc = CLI_EUSAGE;
         goto out;
     }
+    cli_open_as_trained("bench", &a);
     if (a.frames > 0) {
         char msg[512];
         int code = CLI_OK;

@@ -19,7 +19,8 @@ static void usage(void)
            "label, its id and the probability the model gave it (softmax of the logits).\n"
            "Temperature 0 (the default) takes the most likely token;\n"
            "above 0 it samples, reproducibly for a given --seed. The mask settings apply:\n"
-           "--no-causal shows what a model trained with the causal mask does without it.\n"
+           "--no-causal shows what a model trained with the causal mask does without it;\n"
+           "a model trained without it (tang-nocausal) runs without it unless --causal.\n"
            "The model's unknown token (<unk>, any word its vocabulary left out) is never\n"
            "chosen unless --allow-unk; generation stops after the model's end-of-text\n"
            "token (</s>), where each text of its training data ended, after N tokens, or\n"
@@ -121,6 +122,7 @@ int cmd_generate(int argc, char **argv)
         rc = CLI_EUSAGE;
         goto out;
     }
+    cli_open_as_trained("generate", &a);
     attn_status st = generate(&a, &err);
     if (st) {
         fprintf(stderr, "attnlab generate: %s\n", err.msg);

@@ -223,6 +223,7 @@ int cmd_summary(int argc, char **argv)
     int rc = cli_start(argc, argv, "summary", 0, 0, summary_usage, &a);
     if (rc >= 0) goto out;
     rc = CLI_OK;
+    cli_open_as_trained("summary", &a);
     attn_status st = attn_trace_run(&a.cfg, NULL, &tr, &err);
     if (st) {
         fprintf(stderr, "attnlab summary: %s\n", err.msg);

@@ -134,11 +134,14 @@ static int list_course(const char *lang)
     if (pg && err[0]) fprintf(stderr, "attnlab lessons: %s\n", err);
     for (int i = 0; i < cat.n; i++) {
         lesson_entry *e = &cat.items[i];
-        lesson_record r = pg ? lesson_progress_get(pg, e->name) : (lesson_record){0};
+        lesson_shape shape = lesson_entry_shape(e);
+        lesson_record r = pg ? lesson_progress_get(pg, e->name, &shape) : (lesson_record){0};
         /* a file's name and title reach the terminal: no escape sequence or line break of theirs */
         printf("%-26s %s\n", attn_utf8_one_line(e->name), attn_utf8_one_line(e->title));
         if (e->error) printf("    error: %s\n", attn_utf8_one_line(e->error));
         else if (r.finished) printf("    finished · quizzes %d/%d right\n", r.quizzes_right, e->n_quizzes);
+        else if (r.reached_end) /* not finished: the quizzes are part of it */
+            printf("    last step reached · quizzes %d/%d right: not finished\n", r.quizzes_right, e->n_quizzes);
         else if (r.step) printf("    step %d / %d · quizzes %d/%d right\n", r.step, e->n_steps, r.quizzes_right,
                                 e->n_quizzes);
         else printf("    %d steps · %d quizzes · not started\n", e->n_steps, e->n_quizzes);

@@ -28,6 +28,7 @@ int cmd_trace(int argc, char **argv)
         rc = CLI_EUSAGE;
         goto out;
     }
+    cli_open_as_trained("trace", &a);
     attn_status st = attn_trace_run(&a.cfg, NULL, &tr, &err);
     if (st == ATTN_OK) {
         st = attn_trace_save(&tr, a.output, &err);

@@ -26,13 +26,15 @@ static void render_usage(void)
     printf("Usage: attnlab render [config flags] [--stage NAME] [--head N] [--batch-index I]\n"
            "                      [--view single|grid|compare] [--compare causal|padding|fill]\n"
            "                      [--row I] [--decode-step N] [--size WxH] [--font-scale F] [--scale N]\n"
-           "                      [--lesson FILE.md [--step N]] [--picker] [--lang en|zh]\n"
+           "                      [--lesson FILE.md [--step N]] [--picker] [--lang en|zh] [--present]\n"
            "                      [FILE.safetensors] -o FILE.png|FILE.svg|FILE.pdf|FILE.csv\n\n"
            "Draws the picture the window would show, without a display (SDL's offscreen\n"
            "driver), and writes it as the output's extension says: a PNG, vectors through\n"
            "cairo (SVG, or PDF with its text selectable and its fonts embedded), or the\n"
            "matrix the picture shows as CSV. With a trace file, draws that trace; with\n"
-           "--lesson, step N of that lesson (its panel and the view it sets).\n\n");
+           "--lesson, step N of that lesson (its panel and the view it sets). --present\n"
+           "draws it as presenter mode (F5) shows it: text at least 1.5x (--font-scale\n"
+           "for more), the toolbar hidden, at 1920x1080 unless --size says otherwise.\n\n");
     cli_print_config_help();
 }
 
@@ -50,7 +52,7 @@ int cmd_window(int argc, char **argv)
     int rc = cli_start(argc, argv, "window", CLI_OPT_PRESENT, 0, window_usage, &a);
     if (rc < 0) {
         cli_reserve_window();
-        cli_open_as_trained(&a);
+        cli_open_as_trained("window", &a);
         int st = sdl_window_run(&a.cfg, NULL, a.present, err, sizeof err, &code);
         rc = finish("window", st, code, err);
     }
@@ -82,15 +84,20 @@ int cmd_render(int argc, char **argv)
     cli_args a;
     char err[1024];
     int code = CLI_OK;
-    int rc = cli_start(argc, argv, "render", CLI_OPT_OUTPUT | CLI_OPT_PICTURE, 1, render_usage, &a);
+    int rc = cli_start(argc, argv, "render", CLI_OPT_OUTPUT | CLI_OPT_PICTURE | CLI_OPT_PRESENT, 1, render_usage, &a);
     if (rc < 0 && !a.output) {
         fprintf(stderr, "attnlab render: no output file: use -o FILE.png (or .svg, .pdf, .csv)\n");
         rc = CLI_EUSAGE;
     }
     if (rc < 0) {
         const char *path = a.n_positional ? a.positional[0] : NULL;
+        a.pic.present = a.present;
+        if (a.present && !a.pic.width) { /* a projector's screen */
+            a.pic.width = 1920;
+            a.pic.height = 1080;
+        }
         if ((rc = cli_reserve_picture(&a.pic, &a.cfg, "render"))) goto out;
-        cli_open_as_trained(&a);
+        cli_open_as_trained("render", &a);
         int st = sdl_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code);
         rc = finish("render", st, code, err);
         if (rc == CLI_OK && err[0]) fprintf(stderr, "attnlab render: warning: %s; every stage computed from it can hold it too\n", err);

@@ -208,6 +208,19 @@ static int button(draw_list *dl, int x, int y, const char *label, bool primary, 
 
 /* ---- quizzes */
 
+/* Where quiz `quiz` is recorded in the layout (NULL past APP_MAX_QUIZ_PLACES). */
+static app_quiz_place *place(draw_list *dl, int quiz)
+{
+    return quiz >= 0 && quiz < APP_MAX_QUIZ_PLACES ? &dl->layout->quizzes[quiz] : NULL;
+}
+
+/* The quiz's answer begins at y, unless it already began above (at its first choice). */
+static void answer_from(draw_list *dl, int quiz, int x, int y, int right)
+{
+    app_quiz_place *pl = place(dl, quiz);
+    if (pl && !pl->answer.w) pl->answer = (app_rect){x, y, right - x, 0};
+}
+
 /* before_mask: the picture is a stage before the mask (the scores), so the
  * mask has not removed anything there yet */
 static const char *cell_instruction(lesson_cell_rule r, bool before_mask)
@@ -266,6 +279,7 @@ static int quiz_widget(draw_list *dl, const app_state *app, const lesson_block *
     const app_quiz_answer *a = &p->answers[b->quiz];
     int u = draw_line_h(dl), row = u + u / 2;
     char buf[160];
+    if (draw) answer_from(dl, b->quiz, x, y, right);
     if (q->kind == LESSON_QUIZ_CHOICE && q->n_correct > 1)
         y = flow(dl, _("Choose all that apply."), NULL, 0, x, y, right, DRAW_TEXT_DIM, draw);
     if (q->kind == LESSON_QUIZ_CELLS) {
@@ -299,6 +313,8 @@ static int quiz_widget(draw_list *dl, const app_state *app, const lesson_block *
         bx += button(dl, bx, y, _("Check"), true, APP_ACT_LESSON_CHECK, b->quiz) + u / 2;
         if (q->kind == LESSON_QUIZ_CELLS && a->tries && !a->grade.right)
             button(dl, bx, y, a->show ? _("Hide answer") : _("Show answer"), false, APP_ACT_LESSON_REVEAL, b->quiz);
+        app_quiz_place *pl = place(dl, b->quiz);
+        if (pl) pl->answer.h = y + row - pl->answer.y;
     }
     y += row + u / 2;
     if (a->feedback[0]) {
@@ -376,6 +392,7 @@ static int block(draw_list *dl, const app_state *app, const lesson_block *b, int
             draw_outline(dl, ind, y + 1, box, box, 2, c);
             if (on) draw_fill(dl, ind + 4, y + 5, box - 8, box - 8, c);
             app_layout_hit(dl->layout, (app_rect){ind, y - u / 8, right - ind, ny - y}, APP_ACT_LESSON_CHOICE, b->quiz << 8 | b->choice);
+            answer_from(dl, b->quiz, x, y - u / 8, right);
         }
         return ny + gap / 2;
     }
@@ -385,25 +402,98 @@ static int block(draw_list *dl, const app_state *app, const lesson_block *b, int
     }
 }
 
-/* The step's blocks from y; returns the y below them. shown (when not NULL):
+/* The last step's end, from y: whether the lesson is finished (its end reached
+ * and every quiz answered right, progress.h; not said when no progress is
+ * kept, for want of a HOME: the answers are not known) and, when the course
+ * goes on, a button to the next lesson, the width of the panel at most (a
+ * long title cut with "…"). Returns the y below. */
+static int lesson_end(draw_list *dl, const app_player *p, int x, int y, int right, bool draw)
+{
+    int u = draw_line_h(dl), total = lesson_quiz_count(&p->ls);
+    char buf[400], num[16];
+    lesson_record r = app_player_record(p);
+    y += u / 2;
+    if (p->progress) {
+        const char *all = total ? _("✓ Lesson finished: every quiz answered right.") : _("✓ Lesson finished.");
+        if (r.finished)
+            snprintf(buf, sizeof buf, "%s", all);
+        else
+            snprintf(buf, sizeof buf,
+                     /* TRANSLATORS: the end of a lesson's last step, while some quizzes are unanswered or wrong */
+                     _("Quizzes answered right: %d of %d. The lesson counts as finished once every one is."),
+                     r.quizzes_right, total);
+        y = flow(dl, buf, NULL, 0, x, y, right, r.finished ? DRAW_GOOD : DRAW_TEXT_DIM, draw);
+    }
+    if (!p->next.path) return y;
+    app_player_lesson_number(p->next.name, num, sizeof num);
+    /* TRANSLATORS: the button on a lesson's last step: the next lesson's number and title */
+    snprintf(buf, sizeof buf, _("Next lesson: %s %s ▶"), num, p->next.title);
+    int w = draw_imin(button_w(dl, buf), right - x), h = u + u / 2;
+    if (draw) {
+        draw_fill(dl, x, y, w, h, 0xFF2E5E78u);
+        draw_outline(dl, x, y, w, h, 1, DRAW_ACCENT);
+        draw_text_fit(dl, buf, x + u / 2, y + u / 4, w - u, DRAW_WHITE);
+        app_layout_hit(dl->layout, (app_rect){x, y, w, h}, APP_ACT_LESSON_ONWARD, 0);
+    }
+    return y + h + u / 2;
+}
+
+/* The paragraph block that asks quiz q of st (its question, the paragraph
+ * just before it), or -1. */
+static int question_block(const lesson_step *st, int q)
+{
+    int first = 0;
+    while (first < st->n_blocks && !(st->blocks[first].quiz == q && (st->blocks[first].kind == LESSON_BLOCK_CHOICE ||
+                                                                      st->blocks[first].kind == LESSON_BLOCK_QUIZ)))
+        first++;
+    for (int k = first - 1; k >= 0; k--)
+        if (st->blocks[k].kind == LESSON_BLOCK_PARA)
+            return !strcmp(st->blocks[k].text, st->quizzes[q].question) ? k : -1;
+    return -1;
+}
+
+/* Where quiz q begins: its question, or the quiz itself without one. */
+static int quiz_from(const lesson_step *st, int q)
+{
+    int k = question_block(st, q);
+    if (k >= 0) return k;
+    for (k = 0; k < st->n_blocks && st->blocks[k].quiz != q; k++) {}
+    return k;
+}
+
+/* The quiz to answer: the first one not answered right (the last when all are). */
+static int quiz_now(const app_player *p, const lesson_step *st)
+{
+    int q = 0;
+    while (q + 1 < st->n_quizzes && p->answers[q].graded && p->answers[q].grade.right) q++;
+    return q;
+}
+
+/* The step's blocks [from, to) from y (from -1: the introduction first, on
+ * the first step, then the blocks from 0); returns the y below them. shown (when not NULL):
  * where the Check row of the quiz just checked (shown_quiz) begins and its
- * verdict ends; untouched without one. */
-static int content(draw_list *dl, const app_state *app, int x, int y, int right, bool draw, int shown[2])
+ * verdict ends; untouched without one. Drawn, each quiz's question is recorded
+ * in the layout. */
+static int content(draw_list *dl, const app_state *app, int x, int y, int right, bool draw, int shown[2], int from,
+                   int to)
 {
     const app_player *p = &app->lesson;
     const lesson_step *st = &p->ls.steps[p->step];
-    if (p->step == 0)
-        for (int i = 0; i < p->ls.intro.n_blocks; i++) {
-            const lesson_block *b = &p->ls.intro.blocks[i];
-            if (b->kind != LESSON_BLOCK_QUIZ && b->kind != LESSON_BLOCK_CHOICE && b->kind != LESSON_BLOCK_WHY)
-                y = block(dl, app, b, x, y, right, draw, NULL);
-        }
-    for (int i = 0; i < st->n_blocks; i++) {
+    for (int i = 0; from < 0 && p->step == 0 && i < p->ls.intro.n_blocks; i++) {
+        const lesson_block *b = &p->ls.intro.blocks[i];
+        if (b->kind != LESSON_BLOCK_QUIZ && b->kind != LESSON_BLOCK_CHOICE && b->kind != LESSON_BLOCK_WHY)
+            y = block(dl, app, b, x, y, right, draw, NULL);
+    }
+    if (from < 0) from = 0;
+    for (int i = from; i < to; i++) {
         const lesson_block *b = &st->blocks[i];
         bool checked = shown && b->kind == LESSON_BLOCK_QUIZ && b->quiz == p->shown_quiz;
+        int top = y;
         y = block(dl, app, b, x, y, right, draw, checked ? shown : NULL);
+        for (int q = 0; draw && b->kind == LESSON_BLOCK_PARA && q < st->n_quizzes && q < APP_MAX_QUIZ_PLACES; q++)
+            if (question_block(st, q) == i) dl->layout->quizzes[q].question = (app_rect){x, top, right - x, y - draw_line_h(dl) / 2 - top};
     }
-    return y;
+    return p->step + 1 >= p->ls.n_steps && to >= st->n_blocks ? lesson_end(dl, p, x, y, right, draw) : y;
 }
 
 /* The lesson's title, the step's, and progress through the steps, from y; returns the y below.
@@ -461,41 +551,79 @@ static void lesson_footer(draw_list *dl, const app_player *p, int x, int y, int 
         draw_text_fit(dl, end, draw_imax(x, right - draw_text_w(dl, end)), y + u / 4, right - x, DRAW_GOOD);
 }
 
-/* The step's blocks inside clip, from x to right, scrolled (kept in range:
- * the layout says how far it went), with a scroll bar at bar_x. */
-static void step_body(draw_list *dl, const app_state *app, app_rect clip, int x, int right, int bar_x)
+/* Blocks [from, to), `total` pixels tall, inside box from x to right,
+ * scrolled by *scroll (kept in range; shown, from content, scrolls the quiz
+ * just checked into view), with a scroll bar at bar_x and, when more is below,
+ * "▼ more below" on a line of its own under them. Returns how far it scrolls. */
+static int scrolled(draw_list *dl, const app_state *app, app_rect box, int x, int right, int bar_x, int from, int to,
+                    int total, int *scroll, const int shown[2])
 {
     int u = draw_line_h(dl);
-    int shown[2] = {-1, -1}; /* the checked quiz's Check row and the end of its verdict */
-    int total = content(dl, app, x, 0, right, false, shown);
     app_layout *l = dl->layout;
-    l->lesson_scroll_max = draw_imax(0, total - clip.h + u);
-    int scroll = draw_imin(app->lesson.scroll, l->lesson_scroll_max);
+    app_rect clip = box;
+    if (total > box.h) clip.h -= u + u / 4; /* the cue's line */
+    int max = draw_imax(0, total - clip.h), s = draw_imax(0, draw_imin(*scroll, max));
     /* a quiz just checked whose verdict is below the fold: scrolled up just
      * enough to show its Check and the verdict under it (the choices above move
      * as little as can be, to be picked again; the explanations further down
      * are the wheel's), never so far that Check leaves the top */
-    if (shown[1] > scroll + clip.h)
-        scroll = draw_imin(l->lesson_scroll_max, draw_imin(shown[0], shown[1] - clip.h + u / 2));
-    l->lesson_scroll = scroll;
+    if (shown && shown[1] > s + clip.h) s = draw_imax(0, draw_imin(max, draw_imin(shown[0], shown[1] - clip.h + u / 2)));
+    *scroll = s;
     draw_clip_push(dl, clip);
     int first_hit = l->n_hits;
-    content(dl, app, x, clip.y - scroll, right, true, NULL);
+    content(dl, app, x, clip.y - s, right, true, NULL, from, to);
     /* hits scrolled out of view must not take clicks */
     for (int i = first_hit; i < l->n_hits; i++) l->hits[i].r = app_rect_intersect(l->hits[i].r, clip);
     draw_clip_pop(dl);
-    if (l->lesson_scroll_max > 0) {
-        int bh = draw_imax(u, clip.h * clip.h / (clip.h + l->lesson_scroll_max));
-        int by = clip.y + (clip.h - bh) * scroll / l->lesson_scroll_max;
-        draw_fill(dl, bar_x, by, u / 5, bh, DRAW_TEXT_DIM);
+    if (max > 0) {
+        int bh = draw_imax(u, clip.h * clip.h / (clip.h + max));
+        draw_fill(dl, bar_x, clip.y + (clip.h - bh) * s / max, u / 5, bh, DRAW_TEXT_DIM);
     }
-    if (scroll < l->lesson_scroll_max) { /* more below the fold: said, not only a thin bar */
+    if (s < max) { /* more below the fold: said, not only a thin bar */
         /* TRANSLATORS: the lesson panel's text goes on below what it shows; the wheel scrolls */
         const char *more = _("▼ more below");
-        int mw = draw_text_w(dl, more) + u / 2, my = clip.y + clip.h - u - u / 4;
+        int mw = draw_text_w(dl, more) + u / 2, my = clip.y + clip.h;
         draw_fill(dl, right - mw, my, mw, u + u / 4, DRAW_PANEL_HI);
         draw_text(dl, more, right - mw + u / 4, my + u / 8, DRAW_TEXT);
     }
+    return max;
+}
+
+/* The step inside body, from x to right, scroll bars at bar_x. When its text
+ * and quizzes do not fit together, the quizzes (from the first one's
+ * question on) are docked at the bottom, whole, and the text above them
+ * scrolls on its own; the text keeps a few lines however tall the quizzes
+ * are. Quizzes too tall together are docked from the one to answer (those
+ * answered right go up with the text); what still does not fit (explanations,
+ * once checked) scrolls in the dock. */
+static void step_body(draw_list *dl, const app_state *app, app_rect body, int x, int right, int bar_x)
+{
+    const lesson_step *st = &app->lesson.ls.steps[app->lesson.step];
+    app_layout *l = dl->layout;
+    int u = draw_line_h(dl), n = st->n_blocks, from = st->n_quizzes ? quiz_from(st, 0) : n;
+    int shown_text[2] = {-1, -1}, shown_dock[2] = {-1, -1};
+    int text_h = content(dl, app, x, 0, right, false, NULL, -1, from);
+    int quiz_h = content(dl, app, x, 0, right, false, NULL, from, n);
+    l->lesson_view = body;
+    if (body.h <= 0) return;
+    if (from >= n || text_h + quiz_h <= body.h) { /* all of it fits, or there is no quiz: one text */
+        l->dock_scroll = l->dock_scroll_max = 0;
+        l->lesson_scroll_max = scrolled(dl, app, body, x, right, bar_x, -1, n, text_h + quiz_h, &l->lesson_scroll, NULL);
+        return;
+    }
+    int keep = draw_imin(body.h / 2, draw_imax(3 * u, body.h / 5)), gap = u / 2;
+    int now = quiz_from(st, quiz_now(&app->lesson, st));
+    if (quiz_h > body.h - keep - gap && now > from) from = now;
+    text_h = content(dl, app, x, 0, right, false, shown_text, -1, from);
+    quiz_h = content(dl, app, x, 0, right, false, shown_dock, from, n);
+    if (!text_h) gap = 0;
+    int th = text_h ? draw_imax(draw_imin(keep, text_h), body.h - quiz_h - gap) : 0;
+    app_rect text = {body.x, body.y, body.w, th}, dock = {body.x, body.y + th + gap, body.w, body.h - th - gap};
+    l->lesson_dock = dock;
+    if (th > 0) draw_fill(dl, x, dock.y - gap / 2 - 1, right - x, 2, DRAW_PANEL_HI);
+    l->dock_scroll_max = scrolled(dl, app, dock, x, right, bar_x, from, n, quiz_h, &l->dock_scroll, shown_dock);
+    l->lesson_scroll_max =
+        th > 0 ? scrolled(dl, app, text, x, right, bar_x, -1, from, text_h, &l->lesson_scroll, shown_text) : 0;
 }
 
 void draw_lesson(const app_state *app, draw_list *dl, app_rect box)
@@ -658,10 +786,13 @@ void draw_picker(const app_state *app, draw_list *dl)
         bool sel = i == p->sel;
         draw_fill(dl, x, ry, w, row - u / 4, sel ? DRAW_PANEL_HI : DRAW_PANEL);
         if (sel) draw_outline(dl, x, ry, w, row - u / 4, 1, DRAW_ACCENT);
-        lesson_record r = p->progress ? lesson_progress_get(p->progress, e->name) : (lesson_record){0};
+        lesson_record r = app_player_entry_record(p, e);
         if (e->error) snprintf(buf, sizeof buf, "%s", _("cannot open"));
         else if (r.finished)
             snprintf(buf, sizeof buf, _("✓ finished · quizzes %d/%d"), r.quizzes_right, e->n_quizzes);
+        else if (r.reached_end)
+            /* TRANSLATORS: the picker: the last step was reached, but not every quiz answered right yet */
+            snprintf(buf, sizeof buf, _("last step reached · quizzes %d/%d"), r.quizzes_right, e->n_quizzes);
         else if (r.step)
             snprintf(buf, sizeof buf, _("step %d / %d · quizzes %d/%d"), r.step, e->n_steps, r.quizzes_right,
                      e->n_quizzes);

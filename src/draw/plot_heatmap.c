@@ -615,12 +615,12 @@ int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr,
         if (rows) row_labels(dl, app, tr, v, &p, lw, row_step);
         col_labels(dl, tr, v, &p, box.y, col_step, lw);
         if (o->rms) rms_column(dl, &p, o, row_step);
-        dl->px = frame_px;
-        hidden_labels_note(dl, &p, rows ? row_step : 1, col_step, box.y + box.h);
-        if (area >= 0) {
-            dl->layout->areas[area].row_label_step = rows ? row_step : 0;
+        if (area >= 0) { /* a pane right of another (no_row_labels): the labels of that one's rows, cells as tall */
+            dl->layout->areas[area].row_label_step = rows ? row_step : row_label_step(dl, &p);
             dl->layout->areas[area].col_label_step = col_step;
         }
+        dl->px = frame_px;
+        hidden_labels_note(dl, &p, rows ? row_step : 1, col_step, box.y + box.h);
     }
     int flags = draw_plot_specials(dl, o->generation, v, p.s);
     if (attn_tensor_stage(v->tensor) == ATTN_STAGE_WEIGHTS_DROPOUT && dropped_cells(dl, tr, v, &p)) flags |= HAS_DROPPED;

@@ -418,13 +418,14 @@ static void stage_line(draw_list *dl, const app_state *app, const attn_tensor *t
     app_layout_hit_tip(dl->layout, (app_rect){x, y - 2, nw, u + 4}, APP_ACT_PANELS, 0, _("show the list of stages (n)"));
     x += nw + u / 4;
     x += arrow(dl, x, y, "▶", APP_ACT_STAGE_NEXT) + u / 2;
-    if (app->trace.n_layers > 1) {
+    if (app->trace.n_layers > 1 && t->layer >= 0) { /* embeddings, logits, probs: in no layer */
         snprintf(buf, sizeof buf, _("layer %d / %d"), app->view.layer, app->trace.n_layers);
         int need = 2 * (draw_text_w(dl, "◀") + u) + draw_text_w(dl, buf) + u;
         if (x + need <= right) {
             x += arrow(dl, x, y, "◀", APP_ACT_LAYER_PREV) + u / 4;
             x += draw_text(dl, buf, x, y, DRAW_ACCENT) + u / 4;
             x += arrow(dl, x, y, "▶", APP_ACT_LAYER_NEXT) + u / 2;
+            dl->layout->layer_shown = true;
         }
     }
     draw_text_fit(dl, attn_tensor_shape_str(t, shape, sizeof shape), x, y, right - x, DRAW_TEXT_DIM);
@@ -885,6 +886,11 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
     layout->stage_first = app->stage_scroll;
     layout->lesson_scroll = app->lesson.scroll;
     layout->lesson_scroll_max = app->lesson.content_h;
+    layout->dock_scroll = app->lesson.dock_scroll;
+    layout->dock_scroll_max = app->lesson.dock_h;
+    layout->lesson_view = layout->lesson_dock = (app_rect){0, 0, 0, 0};
+    memset(layout->quizzes, 0, sizeof layout->quizzes);
+    layout->layer_shown = false;
     layout->picker_first = app->lesson.picker_first;
     layout->picker_rows = app->lesson.picker_rows;
 
@@ -949,6 +955,8 @@ void draw_commit(app_state *app, const app_layout *l)
     app->lesson.scroll = l->lesson_scroll;
     app->lesson.shown_quiz = -1; /* scrolled into view once; then the reader's scroll stands */
     app->lesson.content_h = l->lesson_scroll_max;
+    app->lesson.dock_scroll = l->dock_scroll;
+    app->lesson.dock_h = l->dock_scroll_max;
     app->lesson.picker_first = l->picker_first;
     app->lesson.picker_rows = l->picker_rows;
     app->opening.shown = app->opening.pending; /* the frame said what opens: now it may */

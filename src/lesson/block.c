@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "engine/base/utf8.h"
+#include "source.h"
 
 /* ---- growable text with style spans */
 
@@ -115,17 +116,33 @@ static int measure_line(const parser *p, int from, int k)
     return from;
 }
 
-void parser_strip_measures(parser *p, parser_text *t, int line)
+/* Each figure of t from measure `first` on names its source (source.h) in its
+ * sentence, or, in_quiz, in the paragraph before (a quiz's question, a list's
+ * lead-in) too. */
+static void check_sources(parser *p, const parser_text *t, int first, bool in_quiz)
+{
+    const char *lang = lesson_source_lang(p->ls->path);
+    for (int i = first; t->s && i < p->step->n_measures; i++) {
+        const lesson_measure *m = &p->step->measures[i];
+        char why[300];
+        if (lesson_source_check(lesson_measure_source(m), m->spec, t->s, m->text_at, in_quiz ? p->last_para : NULL, lang,
+                                why, sizeof why))
+            lesson_diag_add(p->dg, m->line, "%s", why);
+    }
+}
+
+void parser_strip_measures(parser *p, parser_text *t, int line, bool in_quiz)
 {
     size_t at = 0;
+    int first = p->step->n_measures;
     for (int k = 0; t->s && at < t->n; k++) {
         char *open = strstr(t->s + at, "{{");
-        if (!open) return;
+        if (!open) break;
         char *close = strstr(open + 2, "}}");
         int l = measure_line(p, line, k);
         if (!close) {
             lesson_diag_add(p->dg, l, "a measure opened with {{ is not closed with }}");
-            return;
+            break;
         }
         lesson_measure m;
         char why[200];
@@ -135,6 +152,7 @@ void parser_strip_measures(parser *p, parser_text *t, int line)
             at = b;
             continue;
         }
+        m.text_at = a; /* once the braces before the number are cut */
         int before = p->step->n_measures;
         PUSH(p, p->step->measures, p->step->n_measures, m);
         if (p->step->n_measures == before) lesson_measure_free(&m);
@@ -148,6 +166,7 @@ void parser_strip_measures(parser *p, parser_text *t, int line)
         cut(t, a, n0);
         at = a + (n1 - n0);
     }
+    check_sources(p, t, first, in_quiz);
 }
 
 void parser_close_block(parser *p)
@@ -168,7 +187,9 @@ void parser_close_block(parser *p)
         parser_text_clear(t);
         return;
     }
-    parser_strip_measures(p, t, b.line);
+    /* a choice, its explanation and a list's item go on from the paragraph before them */
+    parser_strip_measures(p, t, b.line,
+                          b.kind == LESSON_BLOCK_CHOICE || b.kind == LESSON_BLOCK_WHY || b.kind == LESSON_BLOCK_ITEM);
     if (!take_text(p, &b)) return;
     if (b.kind == LESSON_BLOCK_PARA) {
         char *copy = parser_strdup(b.text);

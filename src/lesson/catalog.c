@@ -44,35 +44,39 @@ static bool is_lesson(const char *name)
     return n > 3 && !strcmp(name + n - 3, ".md") && strcmp(name, "README.md") && name[0] != '.';
 }
 
+void lesson_entry_free(lesson_entry *e)
+{
+    free(e->path);
+    free(e->name);
+    free(e->title);
+    free(e->summary);
+    free(e->quizzes);
+    free(e->error);
+    *e = (lesson_entry){0};
+}
+
 void lesson_catalog_free(lesson_catalog *c)
 {
-    for (int i = 0; i < c->n; i++) {
-        lesson_entry *e = &c->items[i];
-        free(e->path);
-        free(e->name);
-        free(e->title);
-        free(e->summary);
-        free(e->error);
-    }
+    for (int i = 0; i < c->n; i++) lesson_entry_free(&c->items[i]);
     free(c->items);
     free(c->dir);
     *c = (lesson_catalog){0};
 }
 
-static int add_entry(lesson_catalog *c, const char *name)
+lesson_shape lesson_entry_shape(const lesson_entry *e)
 {
-    lesson_entry *items = realloc(c->items, (size_t)(c->n + 1) * sizeof *items);
-    if (!items) return -1;
-    c->items = items;
-    lesson_entry *e = &c->items[c->n];
+    return (lesson_shape){e->quizzes ? e->n_steps : 0, e->quizzes};
+}
+
+/* Entry `name` of folder dir, its lesson parsed (not checked): title, summary,
+ * steps and quizzes, or the first problem. Returns 0, or -1 out of memory
+ * (*e then holds what it got, for lesson_entry_free). */
+static int fill_entry(lesson_entry *e, const char *dir, const char *name)
+{
     *e = (lesson_entry){0};
-    size_t n = strlen(c->dir) + strlen(name) + 2;
-    if (!(e->path = malloc(n)) || !(e->name = strdup(name))) {
-        free(e->path);
-        return -1;
-    }
-    c->n++;
-    snprintf(e->path, n, "%s/%s", c->dir, name);
+    size_t n = strlen(dir) + strlen(name) + 2;
+    if (!(e->path = malloc(n)) || !(e->name = strdup(name))) return -1;
+    snprintf(e->path, n, "%s/%s", dir, name);
     lesson ls;
     lesson_diags dg = {0};
     int rc = lesson_load(e->path, &ls, &dg);
@@ -80,6 +84,7 @@ static int add_entry(lesson_catalog *c, const char *name)
     e->summary = strdup(ls.summary ? ls.summary : "");
     e->n_steps = ls.n_steps;
     e->n_quizzes = lesson_quiz_count(&ls);
+    e->quizzes = lesson_step_quizzes(&ls);
     if (rc && dg.n) {
         char buf[512];
         e->error = strdup(lesson_diag_format(e->path, &dg.items[0], buf, sizeof buf));
@@ -88,7 +93,35 @@ static int add_entry(lesson_catalog *c, const char *name)
     }
     lesson_free(&ls);
     lesson_diags_free(&dg);
-    return e->title && e->summary && (!rc || e->error) ? 0 : -1;
+    return e->title && e->summary && e->quizzes && (!rc || e->error) ? 0 : -1;
+}
+
+static int add_entry(lesson_catalog *c, const char *name)
+{
+    lesson_entry *items = realloc(c->items, (size_t)(c->n + 1) * sizeof *items);
+    if (!items) return -1;
+    c->items = items;
+    return fill_entry(&c->items[c->n++], c->dir, name);
+}
+
+int lesson_catalog_next(const char *path, lesson_entry *next)
+{
+    char dir[PATH_MAX], best[NAME_MAX + 1] = "";
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    *next = (lesson_entry){0};
+    if (snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".") >= (int)sizeof dir)
+        return -1;
+    DIR *d = opendir(slash == path ? "/" : dir);
+    if (!d) return -1;
+    for (struct dirent *de; (de = readdir(d));) /* the first name after this one */
+        if (is_lesson(de->d_name) && strcmp(de->d_name, name) > 0 && (!best[0] || strcmp(de->d_name, best) < 0) &&
+            strlen(de->d_name) < sizeof best)
+            memcpy(best, de->d_name, strlen(de->d_name) + 1);
+    closedir(d);
+    if (!best[0]) return 1;
+    if (!fill_entry(next, slash == path ? "" : dir, best)) return 0;
+    lesson_entry_free(next);
+    return -1;
 }
 
 int lesson_catalog_load(lesson_catalog *c, const char *dir, char *err, size_t errsize)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "lesson.h"
+#include "progress.h"
 
 typedef struct {
     char *path;     /* <root>/<lang>/04-causal-mask.md */
@@ -16,6 +17,7 @@ typedef struct {
     char *title;    /* the lesson's title, or its file name when it does not parse */
     char *summary;
     int n_steps, n_quizzes;
+    int *quizzes;   /* n_steps: the quizzes of each step (lesson_entry_shape) */
     char *error;    /* "FILE:LINE: message" for a lesson that does not parse, else NULL */
 } lesson_entry;
 
@@ -38,5 +40,15 @@ const char *lesson_catalog_dir(const char *lang, char *buf, size_t size);
  * with its error). */
 int lesson_catalog_load(lesson_catalog *c, const char *dir, char *err, size_t errsize);
 void lesson_catalog_free(lesson_catalog *c);
+
+/* The lesson after the one at `path` in its folder, in the catalog's order (by
+ * file name, README.md excepted), read as lesson_catalog_load reads each: into
+ * *next, freed with lesson_entry_free. Returns 0, 1 when path is the last
+ * lesson there, -1 when the folder cannot be read or memory runs out. */
+int lesson_catalog_next(const char *path, lesson_entry *next);
+void lesson_entry_free(lesson_entry *e);
+
+/* The entry's steps and their quizzes, as progress counts them. */
+lesson_shape lesson_entry_shape(const lesson_entry *e);
 
 #endif

@@ -183,7 +183,7 @@ static bool measured_answer(parser *p, const quiz_keys *k, double *a)
     int before = st->n_measures;
     parser_text t = {0};
     if (parser_text_put(&t, k->answer, strlen(k->answer), 0)) return p->oom = true, false;
-    parser_strip_measures(p, &t, k->l_answer); /* reports a measure it cannot read */
+    parser_strip_measures(p, &t, k->l_answer, true); /* reports a measure it cannot read */
     size_t n = strlen(k->answer);
     bool whole = !strncmp(k->answer, "{{", 2) && n > 4 && !strcmp(k->answer + n - 2, "}}");
     bool ok = whole && st->n_measures == before + 1;
@@ -303,7 +303,7 @@ static void set_note(parser *p, char **note, const char *v, int line)
         *note = NULL;
         return;
     }
-    parser_strip_measures(p, &t, line);
+    parser_strip_measures(p, &t, line, true);
     *note = t.s;
     t.s = NULL;
     parser_text_clear(&t);

@@ -139,5 +139,8 @@ bool lesson_is_view_key(const char *key);
 
 /* Total quizzes over all steps. */
 int lesson_quiz_count(const lesson *ls);
+/* The quizzes of each step (n_steps numbers, malloc'd: the caller frees), for
+ * progress (progress.h's lesson_shape); NULL when out of memory. */
+int *lesson_step_quizzes(const lesson *ls);
 
 #endif

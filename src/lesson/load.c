@@ -66,3 +66,10 @@ int lesson_quiz_count(const lesson *ls)
     for (int i = 0; i < ls->n_steps; i++) n += ls->steps[i].n_quizzes;
     return n;
 }
+
+int *lesson_step_quizzes(const lesson *ls)
+{
+    int *q = malloc((size_t)(ls->n_steps > 0 ? ls->n_steps : 1) * sizeof *q);
+    for (int i = 0; q && i < ls->n_steps; i++) q[i] = ls->steps[i].n_quizzes;
+    return q;
+}

@@ -18,6 +18,7 @@
 #include "engine/model/model.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/trace/config.h"
+#include "source.h"
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
@@ -67,6 +68,24 @@ static bool read_shown(const char *s, size_t n, double *v, double *half)
     return true;
 }
 
+/* ---- quoting what the lesson wrote */
+
+/* A message quotes the lesson's own text (a value, a key, a token, a card key)
+ * by its first QUOTE_MAX bytes at most, cut where a character starts and
+ * marked "…" when cut: a long argument never crowds out the reason that
+ * follows it, nor ends the message inside a character. Written "'" QUOTE "'"
+ * with QUOTED(s), or QUOTED_N(s, n) for text that is not zero-terminated. */
+#define QUOTE_MAX 40
+#define QUOTE "%.*s%s"
+#define QUOTED_N(s, n) quote_len((s), (n)), (s), quote_len((s), (n)) < (int)(n) ? "…" : ""
+#define QUOTED(s) QUOTED_N((s), strlen(s))
+
+static int quote_len(const char *s, size_t n)
+{
+    /* cut where the character holding byte QUOTE_MAX starts */
+    return n <= QUOTE_MAX ? (int)n : (int)attn_utf8_prev(s, QUOTE_MAX + 1);
+}
+
 /* ---- the spec */
 
 static int set_int(const char *key, const char *v, int *out, char *why, size_t size)
@@ -74,7 +93,7 @@ static int set_int(const char *key, const char *v, int *out, char *why, size_t s
     char *end;
     long x = strtol(v, &end, 10);
     if (!*v || *end || x < 0 || x > 1 << 20) {
-        snprintf(why, size, "%s: '%s' is not a count from 0", key, v);
+        snprintf(why, size, "%s: '" QUOTE "' is not a count from 0", key, QUOTED(v));
         return -1;
     }
     *out = (int)x;
@@ -84,7 +103,7 @@ static int set_int(const char *key, const char *v, int *out, char *why, size_t s
 static int set_str(char *dst, size_t cap, const char *key, const char *v, char *why, size_t size)
 {
     if (strlen(v) >= cap) {
-        snprintf(why, size, "%s: '%s' is longer than %zu bytes", key, v, cap - 1);
+        snprintf(why, size, "%s: '" QUOTE "' is longer than %zu bytes", key, QUOTED(v), cap - 1);
         return -1;
     }
     memcpy(dst, v, strlen(v) + 1);
@@ -101,7 +120,8 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
     if (!strcmp(k, "toggle")) {
         char names[128];
         if ((m->toggle = attn_compare_find(v)) >= 0) return 0;
-        return snprintf(why, size, "toggle: '%s' is not one of %s", v, attn_compare_names(names, sizeof names)), -1;
+        return snprintf(why, size, "toggle: '" QUOTE "' is not one of %s", QUOTED(v),
+                        attn_compare_names(names, sizeof names)), -1;
     }
     if (!strcmp(k, "model")) return set_str(m->model, sizeof m->model, k, v, why, size);
     if (!strcmp(k, "batch")) return set_int(k, v, &m->batch, why, size);
@@ -121,34 +141,63 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
         for (int i = 0; i < COUNT(WHATS); i++)
             if (!strcmp(v, WHATS[i])) return set_str(m->what, sizeof m->what, k, v, why, size);
         return snprintf(why, size,
-                        "what: '%s' is not one of tokens, chars, letters, punct, cells, masked, visible, dropped, "
-                        "peaks, layers, heads, kv_heads",
-                        v), -1;
+                        "what: '" QUOTE "' is not one of tokens, chars, letters, punct, cells, masked, visible, "
+                        "dropped, peaks, layers, heads, kv_heads",
+                        QUOTED(v)), -1;
     }
     if (!strcmp(k, "on")) {
-        if (!strcmp(v, "heldout")) return m->heldout = true, 0;
-        if (!strcmp(v, "text")) return m->heldout = false, 0;
-        return snprintf(why, size, "on: '%s' is neither text nor heldout", v), -1;
+        char names[96];
+        if (lesson_source_known(v)) return set_str(m->on, sizeof m->on, k, v, why, size);
+        return snprintf(why, size, "on: '" QUOTE "' is not one of %s (lessons/sources.tsv)", QUOTED(v),
+                        lesson_source_names(names, sizeof names)), -1;
     }
-    snprintf(why, size, "unknown measure key '%s'", k);
+    snprintf(why, size, "unknown measure key '" QUOTE "'", QUOTED(k));
     return -1;
+}
+
+/* Where the figure was measured: a card figure names its key's source
+ * (lessons/sources.tsv), weight from the card is on the held-out sample, any
+ * other is the step's own text. */
+static int check_source(const lesson_measure *m, char *why, size_t size)
+{
+    if (m->kind == LESSON_MEASURE_CARD) {
+        const char *src = lesson_source_of_key(m->key);
+        if (!src)
+            return snprintf(why, size, "card key=" QUOTE ": lessons/sources.tsv does not say where it was measured: add "
+                            "it to a row", QUOTED(m->key)), -1;
+        if (!m->on[0])
+            return snprintf(why, size, "card key=" QUOTE ": say where it was measured: on=%s", QUOTED(m->key), src), -1;
+        if (strcmp(m->on, src))
+            return snprintf(why, size, "card key=" QUOTE " is measured on=%s, not on=%s (lessons/sources.tsv)",
+                            QUOTED(m->key), src, m->on), -1;
+        return 0;
+    }
+    if (m->kind == LESSON_MEASURE_WEIGHT && m->on[0] && strcmp(m->on, "text") && strcmp(m->on, "heldout"))
+        return snprintf(why, size, "weight on=%s: the model card's means are on=heldout, the step's own on=text",
+                        m->on), -1;
+    if (m->kind != LESSON_MEASURE_WEIGHT && m->on[0] && strcmp(m->on, "text"))
+        return snprintf(why, size, "%s on=%s: it measures the step's own text (on=text); a figure of the model "
+                        "card is card key=... on=...", KINDS[m->kind], m->on), -1;
+    return 0;
 }
 
 /* What each kind needs, once every key is read. */
 static int check_needs(const lesson_measure *m, char *why, size_t size)
 {
+    bool heldout = !strcmp(m->on, "heldout");
+    if (check_source(m, why, size)) return -1;
     if (m->head == LESSON_MEASURE_ALL_HEADS && m->kind != LESSON_MEASURE_COUNT)
         return snprintf(why, size, "head=all is for count (the cells of every head together)"), -1;
-    if (m->model[0] && m->kind != LESSON_MEASURE_CARD && !(m->kind == LESSON_MEASURE_WEIGHT && m->heldout))
+    if (m->model[0] && m->kind != LESSON_MEASURE_CARD && !(m->kind == LESSON_MEASURE_WEIGHT && heldout))
         return snprintf(why, size, "model= names the card that card and weight on=heldout read; other measures "
                                    "measure the step's own model"), -1;
     switch (m->kind) {
     case LESSON_MEASURE_WEIGHT:
-        if (m->heldout && (!m->at[0] || m->row[0] || m->col[0]))
+        if (heldout && (!m->at[0] || m->row[0] || m->col[0]))
             return snprintf(why, size, "weight on=heldout takes at= (a key of the card's means), not row= or col="), -1;
-        if (!m->heldout && !m->at[0] && !(m->row[0] && m->col[0]))
+        if (!heldout && !m->at[0] && !(m->row[0] && m->col[0]))
             return snprintf(why, size, "weight needs row= and col= (one cell) or at= (a mean over rows)"), -1;
-        if (!m->heldout && m->at[0] && m->col[0])
+        if (!heldout && m->at[0] && m->col[0])
             return snprintf(why, size, "weight takes at= or col=, not both"), -1;
         return 0;
     case LESSON_MEASURE_PROB:
@@ -180,7 +229,8 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
     while (a < b && isspace((unsigned char)*a)) a++;
     while (b > a && isspace((unsigned char)b[-1])) b--;
     if (!read_shown(a, (size_t)(b - a), &m->shown, &m->half_unit))
-        return snprintf(why, size, "'%.*s' is not a number (a measure shows one number)", (int)(b - a < 40 ? b - a : 40), a), -1;
+        return snprintf(why, size, "'" QUOTE "' is not a number (a measure shows one number)",
+                        QUOTED_N(a, (size_t)(b - a))), -1;
     size_t rest = n - (size_t)(bar + 1 - s);
     char *spec = malloc(rest + 1);
     if (!spec) return snprintf(why, size, "out of memory"), -1;
@@ -194,14 +244,15 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
     for (int i = 0; w && i < COUNT(KINDS); i++)
         if (!strcmp(w, KINDS[i])) kind = i;
     if (kind < 0) {
-        snprintf(why, size, "'%s' is not a measure (weight, prob, rank, loss, card, count, sum)", w ? w : "");
+        w = w ? w : "";
+        snprintf(why, size, "'" QUOTE "' is not a measure (weight, prob, rank, loss, card, count, sum)", QUOTED(w));
         ret = -1;
     }
     m->kind = (lesson_measure_kind)(kind < 0 ? 0 : kind);
     for (char *kv = ret ? NULL : strtok_r(NULL, " \t\n", &save); kv; kv = strtok_r(NULL, " \t\n", &save)) {
         char *eq = strchr(kv, '=');
         if (!eq) {
-            snprintf(why, size, "'%s' is not key=value", kv);
+            snprintf(why, size, "'" QUOTE "' is not key=value", QUOTED(kv));
             ret = -1;
             break;
         }
@@ -214,6 +265,12 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
     m->spec = spec;
     if (ret) lesson_measure_free(m);
     return ret;
+}
+
+const char *lesson_measure_source(const lesson_measure *m)
+{
+    if (m->kind == LESSON_MEASURE_CARD) return lesson_source_of_key(m->key);
+    return m->kind == LESSON_MEASURE_WEIGHT && !strcmp(m->on, "heldout") ? "heldout" : "text";
 }
 
 bool lesson_measure_agrees(const lesson_measure *m, double value)
@@ -240,7 +297,7 @@ static int locate(const char *v, const attn_tokens *tk, int row, int first, int 
         const char *t = tk && tk->tok ? attn_tokens_at(tk, row, first + i) : NULL;
         if (t && !strcmp(t, v)) return i;
     }
-    snprintf(why, size, "no %s holds the token '%s'", what, v);
+    snprintf(why, size, "no %s holds the token '" QUOTE "'", what, QUOTED(v));
     return -1;
 }
 
@@ -365,7 +422,7 @@ static int card_number(const lesson_measure *m, const char *model_dir, lesson_me
     if (m->kind == LESSON_MEASURE_CARD) {
         const cJSON *x = card_at(card, m->key);
         if (cJSON_IsNumber(x)) *value = x->valuedouble, ret = 0;
-        else snprintf(why, size, "the model card has no number '%s'", m->key);
+        else snprintf(why, size, "the model card has no number '" QUOTE "'", QUOTED(m->key));
     } else {
         const cJSON *h;
         cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(card, "heads"))
@@ -375,7 +432,8 @@ static int card_number(const lesson_measure *m, const char *model_dir, lesson_me
             const char *at = !strcmp(m->at, "self") ? "0" : m->at;
             const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, "mean"), at);
             if (cJSON_IsNumber(x)) *value = x->valuedouble, ret = 0;
-            else snprintf(why, size, "the model card has no mean '%s' for layer %d head %d", m->at, m->layer, m->head);
+            else snprintf(why, size, "the model card has no mean '" QUOTE "' for layer %d head %d", QUOTED(m->at), m->layer,
+                          m->head);
             break;
         }
         if (ret && !why[0]) snprintf(why, size, "the model card has no layer %d head %d", m->layer, m->head);
@@ -391,13 +449,29 @@ static int read_at(const char *at, long *off, bool *first, char *why, size_t siz
     if (*first || !strcmp(at, "self")) return 0;
     char *end;
     *off = strtol(at, &end, 10);
-    if (!*at || *end) return snprintf(why, size, "at: '%s' is not an offset, self or first", at), -1;
+    if (!*at || *end) return snprintf(why, size, "at: '" QUOTE "' is not an offset, self or first", QUOTED(at)), -1;
     return 0;
 }
 
-/* The mean over query rows i of the key at i + offset (or key 0 with
- * first): rows where that key exists and is not masked away count. */
-static int mean_at(const attn_matrix *mx, const char *at, int row0, int past, double *value, char *why, size_t size)
+/* Whether query row i has a choice: more than one key the mask keeps. mask is
+ * the step's mask for the picture measured, or NULL when the trace has none
+ * (nothing is masked: every row of more than one key has a choice). Under the
+ * causal mask that is every row but the first query's, which sees only
+ * itself and puts all its weight there. */
+static bool has_choice(const attn_matrix *mask, int cols, int i)
+{
+    if (!mask) return cols > 1;
+    int kept = 0;
+    for (int j = 0; j < mask->cols && kept < 2; j++) kept += !(mask->data[(size_t)i * (size_t)mask->cols + (size_t)j] < 0);
+    return kept > 1;
+}
+
+/* The mean over query rows i of the key at i + offset (or key 0 with first),
+ * over the rows that have a choice (has_choice) and that key, as the model
+ * cards count (scripts/train/metrics.py: every query but the first): a key the
+ * mask removes counts, with its weight 0. */
+static int mean_at(const attn_matrix *mx, const attn_matrix *mask, const char *at, int row0, int past, double *value,
+                   char *why, size_t size)
 {
     bool first;
     long off;
@@ -406,13 +480,22 @@ static int mean_at(const attn_matrix *mx, const char *at, int row0, int past, do
     int n = 0;
     for (int i = row0; i < mx->rows; i++) {
         long j = first ? 0 : past + i + off; /* a query's own key is at its position, past included */
-        if (j < 0 || j >= mx->cols) continue;
+        if (j < 0 || j >= mx->cols || !has_choice(mask, mx->cols, i)) continue;
         sum += mx->data[(size_t)i * (size_t)mx->cols + (size_t)j];
         n++;
     }
-    if (!n) return snprintf(why, size, "no query row has a key at %s", at), -1;
+    if (!n) return snprintf(why, size, "no query row with a choice of keys has a key at " QUOTE, QUOTED(at)), -1;
     *value = sum / n;
     return 0;
+}
+
+/* The step's mask of the layer, when it matches the picture mx (queries × keys), else NULL. */
+static const attn_matrix *mask_of(const attn_trace *tr, const lesson_measure *m, const attn_matrix *mx,
+                                  attn_matrix *out)
+{
+    const attn_tensor *t = attn_trace_stage(tr, m->layer >= 0 ? m->layer : 0, ATTN_STAGE_MASK);
+    if (!t || attn_trace_matrix_of(tr, t, m->batch, m->head < 0 ? 0 : m->head, out)) return NULL;
+    return out->rows == mx->rows && out->cols == mx->cols ? out : NULL;
 }
 
 /* One head's cells of the layer that the mask removes (masked: the mask holds
@@ -546,14 +629,14 @@ static int token_id(const lesson_measure *m, const char *model_dir, lesson_measu
     const struct lesson_measure_file *f = file_get(fs, path, false, why, size);
     if (!f) return -1;
     int id = attn_tokenizer_find(f->tok, m->token);
-    if (id < 0) snprintf(why, size, "the model has no token '%s'", m->token);
+    if (id < 0) snprintf(why, size, "the model has no token '" QUOTE "'", QUOTED(m->token));
     return id;
 }
 
 static int eval(const lesson_measure *m, const attn_trace *tr, const char *stage, const char *model_dir,
                 lesson_measure_files *fs, double *value, char *why, size_t size)
 {
-    if (m->kind == LESSON_MEASURE_CARD || (m->kind == LESSON_MEASURE_WEIGHT && m->heldout))
+    if (m->kind == LESSON_MEASURE_CARD || (m->kind == LESSON_MEASURE_WEIGHT && !strcmp(m->on, "heldout")))
         return card_number(m, model_dir, fs, value, why, size); /* the card's layer and head, not the trace's */
     if (check_ranges(m, tr, why, size)) return -1;
     if (m->kind == LESSON_MEASURE_LOSS && m->row[0]) return row_loss(m, tr, value, why, size);
@@ -584,7 +667,8 @@ static int eval(const lesson_measure *m, const attn_trace *tr, const char *stage
     int r = 0;
     if (m->row[0] && (r = locate(m->row, &tr->tokens, m->batch, past, mx.rows, "row", why, size)) < 0) return -1;
     if (m->kind == LESSON_MEASURE_WEIGHT) {
-        if (m->at[0]) return mean_at(&mx, m->at, m->row[0] ? r : 0, past, value, why, size);
+        attn_matrix mk;
+        if (m->at[0]) return mean_at(&mx, mask_of(tr, m, &mx, &mk), m->at, m->row[0] ? r : 0, past, value, why, size);
         const attn_tokens *keys = d->cross ? &tr->source : &tr->tokens;
         int c = locate(m->col, keys, m->batch, 0, mx.cols, "column", why, size);
         if (c < 0) return -1;
@@ -594,7 +678,7 @@ static int eval(const lesson_measure *m, const attn_trace *tr, const char *stage
     /* prob and rank: the token's column is its id */
     int id = token_id(m, model_dir, fs, why, size);
     if (id < 0) return -1;
-    if (id >= mx.cols) return snprintf(why, size, "the model has no token '%s'", m->token), -1;
+    if (id >= mx.cols) return snprintf(why, size, "the model has no token '" QUOTE "'", QUOTED(m->token)), -1;
     const float *row = mx.data + (size_t)r * (size_t)mx.cols;
     if (m->kind == LESSON_MEASURE_PROB) {
         *value = row[id];

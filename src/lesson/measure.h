@@ -12,7 +12,9 @@
  *
  * WHAT is one of
  *   weight  a stage's cell (row= col=) or a mean over query rows of the key at
- *           an offset (at=-1, at=self) or the first key (at=first); with
+ *           an offset (at=-1, at=self) or the first key (at=first), over the
+ *           rows that have a choice (more than one key the mask keeps: under
+ *           the causal mask every query but the first, as the cards count); with
  *           on=heldout the model card's mean for that head (at= any key of
  *           the card's "mean": -8 … 1, first, prev_line, beyond, ...)
  *   prob    p(token=X) at row=, from the probs stage
@@ -29,7 +31,9 @@
  * step N's configuration instead (1 is the first ## step); toggle=causal|
  * padding|fill on that configuration with the compare view's toggle applied;
  * model=NAME reads that model's card (card, weight on=heldout) instead of the
- * step's. */
+ * step's. on=SOURCE says where the figure was measured (source.h): a card
+ * figure must name its key's source, weight on=heldout is the card's mean on
+ * the held-out sample, any other measure's is the step's text (on=text). */
 #ifndef LESSON_MEASURE_H
 #define LESSON_MEASURE_H
 
@@ -57,6 +61,7 @@ typedef struct {
     char *spec;          /* as written after '|', for messages */
     double shown;        /* the number the prose shows (a percentage as a fraction) */
     double half_unit;    /* half a unit of its last printed digit */
+    size_t text_at;      /* where its number stands in the text that quotes it (the parser's) */
     int layer, head, batch, step; /* −1: the step's own; head LESSON_MEASURE_ALL_HEADS: all */
     int toggle;          /* a compare toggle applied to the step's configuration; −1: none */
     char model[64];      /* card, weight on=heldout: this model's card; "": the step's */
@@ -66,7 +71,9 @@ typedef struct {
     char token[64];      /* prob, rank */
     char key[64];        /* card: a number of card.json, "config.vocab_size" inside an object */
     char what[16];       /* count */
-    bool heldout;        /* weight: from the model card */
+    char on[16];         /* where it was measured (lessons/sources.tsv): heldout, training, random, model,
+                          * text; "": not said (a measure of the step's own text). weight on=heldout reads
+                          * the model card's means */
 } lesson_measure;
 
 /* Parses "{{NUMBER | WHAT k=v ...}}"'s inside, s[0..n); fills m (its spec is
@@ -98,6 +105,10 @@ void lesson_measure_files_free(lesson_measure_files *f);
 int lesson_measure_eval(const lesson_measure *m, const attn_trace *tr, int layer, int head, int batch,
                         const char *stage, const char *model_dir, lesson_measure_files *files, double *value,
                         char *why, size_t size);
+
+/* Where m was measured (lessons/sources.tsv): a card figure its key's source
+ * (NULL for a key in no row), weight on=heldout "heldout", any other "text". */
+const char *lesson_measure_source(const lesson_measure *m);
 
 /* Does value round to what m shows? */
 bool lesson_measure_agrees(const lesson_measure *m, double value);

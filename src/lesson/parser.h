@@ -110,7 +110,7 @@ void parser_add_text(parser *p, const char *s, size_t n, const char *ptr);
 
 /* Replaces each {{NUMBER | WHAT ...}} in t with NUMBER and adds its measure
  * to the step (measure.h); t's text starts at document line `line`. */
-void parser_strip_measures(parser *p, parser_text *t, int line);
+void parser_strip_measures(parser *p, parser_text *t, int line, bool in_quiz);
 
 /* A new quiz of the current step, asking the step's latest paragraph; NULL
  * when out of memory. */

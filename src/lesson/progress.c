@@ -426,15 +426,40 @@ lesson_progress_status lesson_progress_save(lesson_progress *p, char *err, size_
 
 /* ---- what the student did */
 
-lesson_record lesson_progress_get(const lesson_progress *p, const char *name)
+static const char *quiz_key(char *key, size_t size, int step, int quiz)
 {
-    lesson_record r = {0};
-    cJSON *e = entry(p->lessons, name, false);
-    if (!e) return r;
-    r.step = get_int(e, "step");
-    r.steps = get_int(e, "steps");
-    r.finished = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "finished"));
-    const cJSON *q, *quizzes = cJSON_GetObjectItemCaseSensitive(e, "quizzes");
+    snprintf(key, size, "%d.%d", step, quiz);
+    return key;
+}
+
+/* The counts of the quizzes the lesson has now, and the first step with one not right. */
+static void count_shape(const cJSON *quizzes, const lesson_shape *shape, lesson_record *r)
+{
+    char key[32];
+    int total = 0;
+    for (int s = 0; s < shape->n_steps; s++)
+        for (int q = 0; q < shape->quizzes[s]; q++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(quizzes, quiz_key(key, sizeof key, s, q));
+            total++;
+            r->quizzes_tried += cJSON_IsBool(v);
+            r->quizzes_right += cJSON_IsTrue(v);
+            if (!cJSON_IsTrue(v) && r->first_open < 0) r->first_open = s;
+        }
+    r->reached_end = shape->n_steps > 0 && r->step >= shape->n_steps;
+    r->finished = r->reached_end && r->quizzes_right == total;
+}
+
+lesson_record lesson_progress_get(const lesson_progress *p, const char *name, const lesson_shape *shape)
+{
+    lesson_record r = {.first_open = -1};
+    const cJSON *q, *e = entry(p->lessons, name, false), *quizzes = cJSON_GetObjectItemCaseSensitive(e, "quizzes");
+    r.step = e ? get_int(e, "step") : 0;
+    r.steps = e ? get_int(e, "steps") : 0;
+    if (shape) {
+        count_shape(quizzes, shape, &r);
+        return r;
+    }
+    r.reached_end = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "finished"));
     cJSON_ArrayForEach(q, quizzes) {
         if (!cJSON_IsBool(q)) continue;
         r.quizzes_tried++;
@@ -450,12 +475,6 @@ void lesson_progress_visit(lesson_progress *p, const char *name, int step, int n
         cJSON_AddBoolToObject(v, "finished", step + 1 >= n_steps))
         change(p, name, v);
     cJSON_Delete(v);
-}
-
-static const char *quiz_key(char *key, size_t size, int step, int quiz)
-{
-    snprintf(key, size, "%d.%d", step, quiz);
-    return key;
 }
 
 void lesson_progress_quiz(lesson_progress *p, const char *name, int step, int quiz, bool right)

@@ -7,8 +7,10 @@
  *     {"version": 1, "lessons": {"04-causal-mask.md":
  *         {"step": 5, "steps": 9, "finished": false, "quizzes": {"3.0": true}}}}
  *
- * "step" is the furthest step reached (1-based), a quiz key is
- * "step.quiz" (0-based) and its value whether the last answer was right.
+ * "step" is the furthest step reached (1-based), "finished" whether that was
+ * the last one (the name is the file's since version 1: it means no more), a
+ * quiz key is "step.quiz" (0-based) and its value whether the last answer was
+ * right. A lesson is finished only with its quizzes: see lesson_record.
  *
  * Several windows and commands may use the file at once, so an instance never
  * writes back its whole copy. It keeps the changes it made since its last
@@ -41,12 +43,25 @@
 
 typedef struct lesson_progress lesson_progress;
 
+/* A lesson's shape, as progress counts it: its steps and the quizzes of each. */
+typedef struct {
+    int n_steps;
+    const int *quizzes;  /* n_steps: how many quizzes step s has */
+} lesson_shape;
+
+/* What a student did in one lesson. A lesson is finished when its last step
+ * was reached AND the last answer to every one of its quizzes was right: a
+ * student who clicks Next through it has only reached the end. A quiz whose
+ * right cells were shown ("Show answer") counts once the student has clicked
+ * them and pressed Check, like any other right answer (docs/lessons.md). */
 typedef struct {
     int step;           /* furthest step reached, 1-based; 0: never opened */
-    int steps;
-    bool finished;      /* reached the last step */
-    int quizzes_right;  /* quizzes whose last answer was right */
+    int steps;          /* the lesson's steps when last visited */
+    bool reached_end;   /* the last step reached */
+    bool finished;      /* reached_end and every quiz right (needs the lesson's shape) */
+    int quizzes_right;  /* quizzes whose last answer was right (of the shape's quizzes, with one) */
     int quizzes_tried;
+    int first_open;     /* with a shape: the first step (0-based) with a quiz not answered right; -1: none */
 } lesson_record;
 
 typedef enum {
@@ -77,7 +92,12 @@ void lesson_progress_close(lesson_progress *p);
 /* NULL while saves can write; else why progress is kept in memory only. */
 const char *lesson_progress_unsaved(const lesson_progress *p);
 
-lesson_record lesson_progress_get(const lesson_progress *p, const char *name);
+/* The record of lesson `name`. With its shape (NULL: without), reached_end and
+ * the counts are of the lesson as it is now (an answer to a quiz it no longer
+ * has is not counted), and finished is decided; without one, reached_end is
+ * the file's "finished", the counts are of every answer kept, and finished is
+ * false: only the lesson can say whether all its quizzes were answered. */
+lesson_record lesson_progress_get(const lesson_progress *p, const char *name, const lesson_shape *shape);
 /* Records a visit to step (0-based) of a lesson with n_steps steps. */
 void lesson_progress_visit(lesson_progress *p, const char *name, int step, int n_steps);
 void lesson_progress_quiz(lesson_progress *p, const char *name, int step, int quiz, bool right);

@@ -58,11 +58,12 @@ static attn_status take_from_file(const attn_st_file *f, const char *path, const
 
 static attn_status fill_inputs(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err)
 {
-    static const attn_stage_id WEIGHTS[] = {ATTN_STAGE_W_Q, ATTN_STAGE_W_K, ATTN_STAGE_W_V, ATTN_STAGE_W_O};
+    static const attn_stage_id WEIGHTS[] = {ATTN_STAGE_W_Q, ATTN_STAGE_W_K, ATTN_STAGE_W_V, ATTN_STAGE_W_O,
+                                            ATTN_STAGE_W_QN, ATTN_STAGE_W_KN};
     static const attn_stage_id INPUTS[] = {ATTN_STAGE_X, ATTN_STAGE_X_PAST, ATTN_STAGE_MEMORY};
     const attn_config *c = &tr->cfg;
     const attn_dims *D = &tr->dims;
-    const float *given_w[] = {in->w_q, in->w_k, in->w_v, in->w_o};
+    const float *given_w[] = {in->w_q, in->w_k, in->w_v, in->w_o, in->q_norm, in->k_norm};
     const float *given_x[] = {in->x, in->x_past, in->memory};
     attn_st_file wf = {0}, xf = {0};
     attn_status st = ATTN_OK;
@@ -70,11 +71,13 @@ static attn_status fill_inputs(attn_trace *tr, int layer, const attn_inputs *in,
     if (c->weights_path && (st = attn_st_read(c->weights_path, &wf, err))) goto out;
     if (c->input_path && (st = attn_st_read(c->input_path, &xf, err))) goto out;
 
-    /* a weight's seed is its contract name hashed with the config's seed */
-    for (int i = 0; i < 4; i++) {
+    /* a weight's seed is its contract name hashed with the config's seed; the
+     * QK-norm gains (only with qk_norm) are 1 + N(0, 0.1²), gains near 1 */
+    for (int i = 0; i < 6; i++) {
         const attn_tensor *t = attn_trace_stage(tr, layer, WEIGHTS[i]);
+        if (!t) continue;
         const char *name = t->info->name;
-        if (in->w_stored[i]) {
+        if (i < 4 && in->w_stored[i]) {
             if (attn_wmat_transposed(in->w_stored[i], t->data)) {
                 st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory widening %s", name);
                 goto out;
@@ -82,7 +85,8 @@ static attn_status fill_inputs(attn_trace *tr, int layer, const attn_inputs *in,
         } else if (given_w[i]) memcpy(t->data, given_w[i], t->count * sizeof(float));
         else if (c->weights_path) { if ((st = take_from_file(&wf, c->weights_path, name, t, t->data, err))) goto out; }
         else attn_fill_normal(t->data, t->count, attn_hash64(attn_hash_str(name) ^ attn_hash64(c->seed)),
-                              1.0f / sqrtf((float)D->d));
+                              i < 4 ? 1.0f / sqrtf((float)D->d) : 0.1f);
+        for (size_t j = 0; i >= 4 && !given_w[i] && !c->weights_path && j < t->count; j++) t->data[j] += 1.0f;
     }
     for (int i = 0; i < 3; i++) {
         const attn_tensor *t = attn_trace_stage(tr, layer, INPUTS[i]);
@@ -125,6 +129,20 @@ static attn_rope rope_of(const attn_trace *tr)
     return (attn_rope){tr->cfg.rope_theta, tr->cfg.rope_style, &tr->arch.rope_scaling};
 }
 
+/* QK-norm's gains and ε: a checkpoint's (in, its arch has qk_norm), or one
+ * layer's w_qn, w_kn with ε = 1e-6 (qk_norm = true). False: no QK-norm. */
+#define ATTN_QK_NORM_EPS 1e-6
+static bool qk_gains(attn_trace *tr, int layer, const attn_inputs *in, const float **qn, const float **kn,
+                     double *eps)
+{
+    if (tr->arch.qk_norm) {
+        *qn = in->q_norm, *kn = in->k_norm, *eps = in->qk_eps;
+        return true;
+    }
+    *qn = T(tr, ATTN_STAGE_W_QN), *kn = T(tr, ATTN_STAGE_W_KN), *eps = ATTN_QK_NORM_EPS;
+    return tr->cfg.qk_norm && *qn && *kn;
+}
+
 /* Keys and values of the cached positions, as a cache would hold them:
  * x_past · W_K (+ b_K) split into g heads, normalised per head if the model
  * does, rotated at positions 0..P-1 if RoPE. */
@@ -150,8 +168,10 @@ static attn_status past_kv(attn_trace *tr, int layer, const attn_inputs *in, flo
     attn_op_project(xp, T(tr, ATTN_STAGE_W_K), tmp, (int)rows, D->d, D->g * D->k);
     if (tr->arch.qkv_bias) attn_op_add_bias(tmp, in->b_k, rows, D->g * D->k);
     attn_op_split_heads(tmp, k_past, D->b, D->P, D->g, D->k);
-    if (tr->arch.qk_norm) {
-        attn_op_rmsnorm(k_past, in->k_norm, tmp2, n / D->k, D->k, in->qk_eps);
+    const float *qn, *kn;
+    double eps;
+    if (qk_gains(tr, layer, in, &qn, &kn, &eps)) {
+        attn_op_rmsnorm(k_past, kn, tmp2, n / D->k, D->k, eps);
         memcpy(k_past, tmp2, n * sizeof *tmp2);
     }
     if (tr->cfg.rope) {
@@ -199,11 +219,14 @@ static attn_status queries_keys_values(attn_trace *tr, int layer, const attn_inp
     attn_op_split_heads(T(tr, ATTN_STAGE_K), T(tr, ATTN_STAGE_K_HEADS), b, n, g, k);
     attn_op_split_heads(T(tr, ATTN_STAGE_V), T(tr, ATTN_STAGE_V_HEADS), b, n, g, k);
 
-    /* 3. Qwen3: RMSNorm over each head's k features, q and k, with gains (k) */
+    /* 3. QK-norm (Qwen3, Gemma 3): RMSNorm over each head's k features, q and k,
+     *    with gains g_q, g_k (k): q_norm = q_heads / √(mean(q_heads²) + ε) ⊙ g_q */
     float *qh = T(tr, ATTN_STAGE_Q_HEADS), *kh = T(tr, ATTN_STAGE_K_HEADS), *vh = T(tr, ATTN_STAGE_V_HEADS);
-    if (tr->arch.qk_norm) {
-        attn_op_rmsnorm(qh, in->q_norm, T(tr, ATTN_STAGE_Q_NORM), (size_t)b * h * s, k, in->qk_eps);
-        attn_op_rmsnorm(kh, in->k_norm, T(tr, ATTN_STAGE_K_NORM), (size_t)b * g * n, k, in->qk_eps);
+    const float *qn, *kn;
+    double eps;
+    if (qk_gains(tr, layer, in, &qn, &kn, &eps)) {
+        attn_op_rmsnorm(qh, qn, T(tr, ATTN_STAGE_Q_NORM), (size_t)b * h * s, k, eps);
+        attn_op_rmsnorm(kh, kn, T(tr, ATTN_STAGE_K_NORM), (size_t)b * g * n, k, eps);
         qh = T(tr, ATTN_STAGE_Q_NORM);
         kh = T(tr, ATTN_STAGE_K_NORM);
     }
@@ -241,6 +264,46 @@ out:
     return st;
 }
 
+/* Step 7½, between the scores and the mask: what a model adds to the scaled
+ * scores sc (b,h,s,t) before the mask, into pre (the masked scores' buffer):
+ *   ALiBi:        bias[h,i,j] = −m_h·|i − j|, positions counted from the
+ *                 sequence's start (the cached past included); pre = sc + bias
+ *   soft-capping: capped_scores = C·tanh(pre / C), in (−C, C); pre = capped
+ * Returns what the mask is to be added to: sc itself when neither is set. */
+static const float *before_mask(attn_trace *tr, int layer, const float *sc, float *pre, attn_error *err,
+                                attn_status *st)
+{
+    const attn_config *c = &tr->cfg;
+    const attn_dims *D = &tr->dims;
+    size_t bhst = (size_t)D->b * D->h * D->s * D->t;
+    const float *cur = sc;
+    *st = ATTN_OK;
+    if (c->alibi) {
+        float *bias = T(tr, ATTN_STAGE_BIAS);
+        double *m = malloc((size_t)D->h * sizeof *m);
+        if (!bias || !m) {
+            free(m);
+            *st = attn_fail(err, ATTN_ERR_NOMEM, "layer %d: no room for the ALiBi bias", layer);
+            return NULL;
+        }
+        attn_alibi_slopes(D->h, m);
+        attn_op_alibi_bias(bias, m, D->b, D->h, D->s, D->t, D->P);
+        free(m);
+        attn_op_add(sc, bias, pre, bhst);
+        cur = pre;
+    }
+    if (c->softcap > 0) {
+        float *capped = T(tr, ATTN_STAGE_CAPPED_SCORES);
+        if (!capped) {
+            *st = attn_fail(err, ATTN_ERR_CONFIG, "layer %d keeps no capped scores", layer);
+            return NULL;
+        }
+        attn_op_softcap(cur, capped, bhst, (float)c->softcap);
+        cur = capped;
+    }
+    return cur;
+}
+
 /* Steps 7–10, one cell per (query, key): scores, mask, masked scores,
  * weights and dropout. A layer that does not keep them (a model's long
  * prompt: attn_config.qk_keep) computes them in in->qk_scratch: scores and
@@ -263,6 +326,10 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
         return attn_fail(err, ATTN_ERR_CONFIG, "layer %d keeps no attention weights and has no room to compute them",
                          layer);
 
+    if ((c->alibi || c->softcap > 0 || !isinf(c->sink_logit)) && qk_a)
+        return attn_fail(err, ATTN_ERR_CONFIG, "layer %d: alibi, softcap and sink_logit need the trace's own "
+                         "query-key stages", layer);
+
     /* 7. scores = q·kᵀ/√k (b,h,s,t); without the 1/√k (scale = false) their spread
      *    grows like √k and softmax saturates towards one-hot rows */
     attn_op_scores(qh, T(tr, ATTN_STAGE_K_EXPANDED), sc, b, h, s, t, k, c->scale ? 1.0f / sqrtf((float)k) : 1.0f);
@@ -277,15 +344,21 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
     free(key_pad);
     attn_status st;
     if (first_mask(tr, layer) && (st = attn_trace_find_masked_rows(tr, err))) return st;
+    const float *pre = before_mask(tr, layer, sc, msc, err, &st);
+    if (!pre) return st;
 
     /* 9. masked_scores = scores + mask; weights = softmax along t. A row whose
      *    keys the mask hides all (-inf) gets zeros, or NaN with softmax_guard =
      *    false. The guard asks the mask, not the scores: a row whose scores are
      *    NaN (NaN weights upstream) has a NaN max too, and hiding it as zeros
      *    would make a broken head look like one that attends to nothing. It
-     *    stays NaN, and attn_trace_find_nonfinite names where it began. */
-    attn_op_apply_mask(sc, mask, msc, b, h, s, t);
-    attn_op_softmax(msc, mask, wts, b, h, s, t, c->softmax_guard);
+     *    stays NaN, and attn_trace_find_nonfinite names where it began.
+     *    With a sink logit X the softmax has one more cell per row, X, dropped
+     *    after it: sink_weight (b,h,s) = e^X / Z, and the row sums to 1 − that. */
+    attn_op_apply_mask(pre, mask, msc, b, h, s, t);
+    if (isinf(c->sink_logit)) attn_op_softmax(msc, mask, wts, b, h, s, t, c->softmax_guard);
+    else attn_op_softmax_sink(msc, mask, wts, T(tr, ATTN_STAGE_SINK_WEIGHT), b, h, s, t, c->softmax_guard,
+                              c->sink_logit);
 
     /* 10. dropout on the weights (training only) */
     *w_out = wts;

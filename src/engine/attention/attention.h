@@ -2,8 +2,10 @@
  *
  * The pipeline of one layer (names as in the trace):
  *   x → q, k, v → q_heads, k_heads, v_heads → [q_norm, k_norm] → [q_rope, k_rope] → [k_cache, v_cache]
- *     → k_expanded, v_expanded → scores → mask → masked_scores → weights
- *     → [weights_dropout] → context → merged → out
+ *     → k_expanded, v_expanded → scores → [bias] → [capped_scores] → mask → masked_scores
+ *     → weights [, sink_weight] → [weights_dropout] → context → merged → out
+ * (in brackets: with a setting — qk_norm or a Qwen3 checkpoint, rope, past,
+ * alibi, softcap, sink_logit, training dropout)
  * forward.h runs it as a single-layer trace; model_run.h runs it in every
  * layer of a trained model. */
 #ifndef ATTN_ATTENTION_H

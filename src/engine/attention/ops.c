@@ -350,7 +350,7 @@ void attn_op_build_mask(float *mask, const attn_config *c, const attn_dims *d, c
     int b = d->b, s = d->s, t = d->t, P = d->P;
     attn_causal causal = d->cross ? ATTN_CAUSAL_OFF : c->causal;
     float fill = c->mask_value;
-    int W = c->sliding_window;
+    int W = c->sliding_window, N = c->keep_first;
     bool two_sided = causal != ATTN_CAUSAL_ON;
     #pragma omp parallel for collapse(2) if ((size_t)b * s * t > 65536)
     for (int bi = 0; bi < b; bi++)
@@ -359,10 +359,27 @@ void attn_op_build_mask(float *mask, const attn_config *c, const attn_dims *d, c
             for (int j = 0; j < t; j++) {
                 bool hidden = causal == ATTN_CAUSAL_ON ? j > P + i
                             : causal == ATTN_CAUSAL_REVERSED ? j < P + i : false;
-                if (W > 0 && (j <= P + i - W || (two_sided && j >= P + i + W))) hidden = true;
+                if (W > 0 && j >= N && (j <= P + i - W || (two_sided && j >= P + i + W))) hidden = true;
                 row[j] = (hidden || key_pad[(size_t)bi * t + j]) ? fill : 0.0f;
             }
         }
+}
+
+void attn_op_alibi_bias(float *bias, const double *m, int b, int h, int s, int t, int P)
+{
+    #pragma omp parallel for collapse(2) if ((size_t)b * h * s * t > 65536)
+    for (int bi = 0; bi < b; bi++)
+        for (int j = 0; j < h; j++)
+            for (int i = 0; i < s; i++) {
+                float *row = bias + (((size_t)bi * h + j) * s + i) * t;
+                for (int key = 0; key < t; key++) row[key] = (float)(-m[j] * abs(P + i - key));
+            }
+}
+
+void attn_op_softcap(const float *x, float *y, size_t n, float cap)
+{
+    #pragma omp parallel for if (n > 65536)
+    for (size_t i = 0; i < n; i++) y[i] = cap * tanhf(x[i] / cap);
 }
 
 void attn_op_apply_mask(const float *scores, const float *mask, float *masked, int b, int h, int s, int t)
@@ -423,17 +440,20 @@ static bool row_fully_masked(const float *m, int t)
     return t > 0;
 }
 
-void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, int s, int t, bool guard)
+/* Both softmaxes: sink NULL and X = −∞ for the plain one. */
+static void softmax_rows(const float *x, const float *mask, float *y, float *sink, int b, int h, int s, int t,
+                         bool guard, float X)
 {
     size_t rows = (size_t)b * h * s;
     #pragma omp parallel for if (rows * t > 16384)
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * t;
         float *yr = y + r * t;
-        float mx = -INFINITY;
+        float mx = X; /* the sink's logit is one more cell of the row */
         #pragma omp simd reduction(max : mx)
         for (int j = 0; j < t; j++) mx = xr[j] > mx ? xr[j] : mx; /* a NaN is skipped here, not below */
-        if (mx == -INFINITY) {
+        if (mx == -INFINITY) { /* so X = −∞: no sink */
+            if (sink) sink[r] = 0.0f;
             /* nothing finite to attend to: row r = (bi, head, i) reads mask row (bi, i) */
             size_t bi = r / ((size_t)h * s), i = r % (size_t)s;
             bool masked = mask && row_fully_masked(mask + (bi * s + i) * t, t);
@@ -441,10 +461,23 @@ void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, 
             else for (int j = 0; j < t; j++) yr[j] = NAN; /* exp(-inf - -inf) / Σ, or a NaN score: NaN */
             continue;
         }
-        float inv = 1.0f / exp_row(xr, yr, t, mx); /* a NaN cell makes the sum, and so the row, NaN */
+        float e_sink = exp_nonpos(X - mx); /* 0 for X = −∞ */
+        float inv = 1.0f / (exp_row(xr, yr, t, mx) + e_sink); /* a NaN cell makes the sum, and so the row, NaN */
         #pragma omp simd
         for (int j = 0; j < t; j++) yr[j] *= inv;
+        if (sink) sink[r] = isnan(inv) ? NAN : e_sink * inv;
     }
+}
+
+void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, int s, int t, bool guard)
+{
+    softmax_rows(x, mask, y, NULL, b, h, s, t, guard, -INFINITY);
+}
+
+void attn_op_softmax_sink(const float *x, const float *mask, float *y, float *sink, int b, int h, int s, int t,
+                          bool guard, float X)
+{
+    softmax_rows(x, mask, y, sink, b, h, s, t, guard, X);
 }
 
 void attn_op_dropout(const float *x, float *y, size_t n, float p, uint64_t key)

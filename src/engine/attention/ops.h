@@ -81,12 +81,22 @@ void attn_op_repeat_kv(const float *kv, float *y, int b, int g, int h, int t, in
 void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h, int s, int t, int k,
                     float scale);
 
+/* ALiBi's bias (b, h, s, t): bias[b,j,i,key] = −m[j]·|(P + i) − key|, query i
+ * at absolute position P + i, key at its own position; m (h) from attn_alibi_slopes (stages.h). */
+void attn_op_alibi_bias(float *bias, const double *m, int b, int h, int s, int t, int P);
+
+/* Soft-capping: y = C·tanh(x / C), element by element (n): about x while
+ * |x| ≪ C, never beyond ±C. */
+void attn_op_softcap(const float *x, float *y, size_t n, float cap);
+
 /* Additive mask (b, 1, s, t): 0 where query i may read key j, `fill` where not.
  * Query i sits at absolute position P + i; key j at position j.
  * Masked if key j is in the future (causal ON: j > P + i) or key_pad[b, j] (a
  * <pad> key, for every query). The REVERSED pitfall masks the past (j < P + i).
  * A sliding window W > 0 also masks keys too far away: j <= P + i − W, and
- * without the causal mask j >= P + i + W too (a window on both sides).
+ * without the causal mask j >= P + i + W too (a window on both sides);
+ * with keep_first N the keys j < N stay out of that (StreamingLLM's kept
+ * first tokens: only the window spares them, never the causal or pad mask).
  * Cross-attention has no causal mask: its keys are the source. Every mask
  * setting of c is read here, so a new kind of mask is a change to this op.
  * Sizes from d; key_pad is (b, t); the fill is c->mask_value. */
@@ -113,6 +123,16 @@ void attn_op_apply_mask(const float *scores, const float *mask, float *masked, i
  * came from instead of passing for a row of zeros. A finite fill (-1e9) never
  * makes a row fully masked: its row is spread evenly over the masked keys. */
 void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, int s, int t, bool guard);
+
+/* The softmax above with a sink: one more logit X in every row, dropped after
+ * the softmax (gpt-oss). With M = max(max x, X):
+ *   y[j] = e^(x[j] − M) / Z,  sink[r] = e^(X − M) / Z,  Z = Σ e^(x[j] − M) + e^(X − M)
+ * so each row of y sums to 1 − sink[r]. sink is (b, h, s). A row whose keys
+ * are all masked (−∞) has M = X: every weight 0 and the sink 1, with or
+ * without the guard, as torch.softmax over the row with X appended gives.
+ * A NaN score still makes the row NaN. X = −∞ is the plain softmax, sink 0. */
+void attn_op_softmax_sink(const float *x, const float *mask, float *y, float *sink, int b, int h, int s, int t,
+                          bool guard, float X);
 
 /* Inverted dropout: y = x / (1 - p) where kept, x·0 where dropped (0, or NaN
  * for a NaN cell, as PyTorch's x·mask/(1-p) gives). Cell i is dropped iff

@@ -496,6 +496,15 @@ attn_status attn_model_peek(const char *name, attn_model_config *c, attn_error *
     return st;
 }
 
+attn_status attn_model_as_trained(attn_config *cfg, attn_error *err)
+{
+    attn_model_config mc;
+    if (!cfg->model) return ATTN_OK;
+    attn_status st = attn_model_peek(cfg->model, &mc, err);
+    if (!st) cfg->causal = mc.causal ? ATTN_CAUSAL_ON : ATTN_CAUSAL_OFF;
+    return st;
+}
+
 attn_status attn_model_check(const char *name, attn_model_config *c, attn_error *err)
 {
     char dir[PATH_MAX];

@@ -28,10 +28,20 @@
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/model_config.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "engine/trace/config.h"
 
 /* config.json of the model `name` means (attn_model_find), read without its
  * weights: what it is and how it was trained, before it is loaded. */
 attn_status attn_model_peek(const char *name, attn_model_config *c, attn_error *err);
+
+/* The settings a model opens with when nothing else says: the one place that
+ * decides them, for the window (o, a model opened by its flags), its pictures
+ * and the command line alike. The causal mask as config.json's attnlab_causal
+ * says the model was trained: off for tang-nocausal, on for the others.
+ * cfg->model names the model; with none, nothing changes. A model that cannot
+ * be read leaves cfg as it was and returns the error (the caller may leave it
+ * for the run to report). */
+attn_status attn_model_as_trained(attn_config *cfg, attn_error *err);
 
 /* attn_model_peek, then the weights' headers against it, without reading a
  * weight (checkpoint.h maps the files): every tensor the architecture needs is

@@ -180,7 +180,8 @@ attn_status attn_model_run_config(const attn_model *m, const attn_config *cfg, a
     run->rope_style = ATTN_ROPE_HALF;
     run->rope_theta = m->cfg.theta;
     if (!run->sliding_window) run->sliding_window = m->cfg.sliding_window; /* Mistral's, unless set */
-    return ATTN_OK;
+    if ((st = attn_config_check_scores(run, true, err))) attn_config_free(run);
+    return st;
 }
 
 /* Sizes of b rows of L tokens (past of them cached) on a model of config c. */
@@ -512,6 +513,7 @@ double attn_model_trace_bytes(const attn_model_config *c, int n, bool one_layer)
     tr.cfg.rope = true;
     tr.cfg.qk_keep = one_layer;
     tr.cfg.model = (char *)"";
+    tr.cfg.sink_logit = -INFINITY; /* no sink (0 would be one: a model's run never has it) */
     model_dims(c, 1, n, 0, &tr.dims);
     return run_bytes(&tr);
 }

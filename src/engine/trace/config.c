@@ -79,13 +79,19 @@ const char *attn_mode_name(attn_mode m)
 
 attn_stage_text attn_config_stage_text(const attn_config *c, bool model, bool cross)
 {
-    return (attn_stage_text){model, c->scale, cross ? 0 : (int)c->causal, c->pad_mask, cross,
-                             c->rope_style == ATTN_ROPE_HALF, cross ? 0 : c->sliding_window, false, false, c->past};
+    return (attn_stage_text){.model = model, .scale = c->scale, .causal = cross ? 0 : (int)c->causal,
+                             .pad_mask = c->pad_mask, .cross = cross, .rope_half = c->rope_style == ATTN_ROPE_HALF,
+                             .window = cross ? 0 : c->sliding_window, .past = c->past,
+                             .alibi = c->alibi, .softcap = c->softcap > 0, .sink = !isinf(c->sink_logit),
+                             .keep_first = cross || !c->sliding_window ? 0 : c->keep_first};
 }
 
 attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d)
 {
-    return (attn_stage_ctx){d, c->rope, c->train && c->dropout > 0.0f, c->model != NULL, false, c->qk_keep ? 1 : 0};
+    return (attn_stage_ctx){.dims = d, .rope = c->rope, .dropout = c->train && c->dropout > 0.0f,
+                            .model = c->model != NULL, .qk_norm = c->qk_norm, .alibi = c->alibi,
+                            .softcap = c->softcap > 0, .sink = !isinf(c->sink_logit),
+                            .qk_layers = c->qk_keep ? 1 : 0};
 }
 
 attn_status attn_config_set(attn_config *c, const char *key, const char *v, attn_error *err)
@@ -202,6 +208,24 @@ static attn_status check_cross(const attn_config *c, attn_error *err)
         return attn_fail(err, ATTN_ERR_CONFIG,
                          "rope: queries and source keys live in different sequences; rope applies to "
                          "self-attention only");
+    if (c->alibi)
+        return attn_fail(err, ATTN_ERR_CONFIG,
+                         "alibi: its bias grows with the distance |i − j| inside one sequence; cross-attention's "
+                         "keys are another sequence");
+    return ATTN_OK;
+}
+
+attn_status attn_config_check_scores(const attn_config *c, bool model, attn_error *err)
+{
+    if (c->keep_first && !c->sliding_window)
+        return attn_fail(err, ATTN_ERR_CONFIG,
+                         "keep_first: keeps the first keys beside a sliding window; set --sliding-window W too");
+    const char *fixed = !model ? NULL : c->alibi ? "alibi" : c->softcap > 0 ? "softcap" : c->qk_norm ? "qk_norm"
+                      : !isinf(c->sink_logit) ? "sink_logit" : NULL;
+    if (fixed)
+        return attn_fail(err, ATTN_ERR_CONFIG,
+                         "%s: a trained model's attention is the one it was trained with; this setting is for one "
+                         "attention layer without --model", fixed);
     return ATTN_OK;
 }
 
@@ -281,6 +305,7 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *d, attn_tokens 
     if ((st = resolve_heads(c, d, err))) return st;
     d->cross = c->source_tokens != NULL;
     if (d->cross && (st = check_cross(c, err))) return st;
+    if ((st = attn_config_check_scores(c, false, err))) return st;
 
     if ((st = target_rows(c, d, tokens, &synthetic, err)) || (st = positions(c, d, source, err)) ||
         (st = check_size(c, d, err)) ||

@@ -40,6 +40,11 @@ attn_config attn_config_as_run(const attn_config *c, const attn_dims *d);
 attn_status attn_config_resolve(const attn_config *c, attn_dims *dims, attn_tokens *tokens,
                                 attn_tokens *source, attn_error *err);
 
+/* The rules of the settings around the scores: keep_first needs a sliding
+ * window; a trained model's run (model) refuses alibi, softcap, qk_norm and
+ * sink_logit, which its checkpoint was not trained with. One line each. */
+attn_status attn_config_check_scores(const attn_config *c, bool model, attn_error *err);
+
 /* KV-cache decoding, step `step` (1-based) of base: the first `step` tokens of
  * every row, all but the last already in the cache (past = step − 1). *len
  * receives the number of steps (the longest row); step is clamped to

@@ -37,6 +37,15 @@ typedef struct {
     int sliding_window;    /* W > 0: the query at position p reads only keys j with p − W < j (the
                             * last W with the causal mask, Mistral's), or |p − j| < W without it
                             * (Longformer's); 0: off */
+    int keep_first;        /* N > 0 with a sliding window: keys 0 … N−1 stay visible beside the window
+                            * (StreamingLLM's attention sinks); 0: off */
+    bool alibi;            /* ALiBi: bias −m_h·|i − j| on the scaled scores, BLOOM's slopes m_h */
+    double softcap;        /* C > 0: scores ← C·tanh(scores / C) after the bias, before the mask
+                            * (Gemma 2's logit soft-capping); 0: off */
+    bool qk_norm;          /* one layer: RMSNorm of each q and k head over its k features, gains
+                            * w_qn, w_kn (Qwen3, Gemma 3), before RoPE */
+    float sink_logit;      /* X: one more logit per row and head enters the softmax and is dropped
+                            * after it (gpt-oss's learned sinks); -inf: off (e^−∞ = 0, no sink) */
     bool rope;
     double rope_theta;
     attn_rope_style rope_style; /* which features RoPE pairs: interleaved (default) or half (HF) */

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,7 +91,8 @@ static const float *row4(const attn_tensor *t, int b, int hh, int row, int k)
 /* scores[i, j] = q_i · k_j / √k, with the dot product recomputed */
 static bool explain_scores(cell *c)
 {
-    const attn_tensor *q = S(c, ATTN_STAGE_Q_ROPE) ? S(c, ATTN_STAGE_Q_ROPE) : S(c, ATTN_STAGE_Q_HEADS);
+    const attn_tensor *q = S(c, ATTN_STAGE_Q_ROPE) ? S(c, ATTN_STAGE_Q_ROPE)
+                         : S(c, ATTN_STAGE_Q_NORM) ? S(c, ATTN_STAGE_Q_NORM) : S(c, ATTN_STAGE_Q_HEADS);
     const float *qi = row4(q, c->b, c->h, c->i, c->k), *kj = row4(S(c, ATTN_STAGE_K_EXPANDED), c->b, c->h, c->j, c->k);
     char a[32], b2[32], v[32], si[16], sj[16];
     if (!qi || !kj) return false;
@@ -119,7 +121,8 @@ static bool mask_reason(cell *c)
     bool past = reversed && j < d->P + i;
     int W = tr->cfg.sliding_window, p = d->P + i;
     bool two_sided = tr->cfg.causal != ATTN_CAUSAL_ON;
-    bool outside = W > 0 && !d->cross && !future && !past && (j <= p - W || (two_sided && j >= p + W));
+    bool outside = W > 0 && !d->cross && !future && !past && j >= tr->cfg.keep_first &&
+                   (j <= p - W || (two_sided && j >= p + W));
     int lo = p - W + 1 > 0 ? p - W + 1 : 0, hi = two_sided && p + W - 1 < d->t - 1 ? p + W - 1 : two_sided ? d->t - 1 : p;
     if (past && pad) put(c, T(c, ATTN_N_(": key %d is in the past of query %d, and padding")), j, d->P + i);
     else if (future && pad) put(c, T(c, ATTN_N_(": key %d is in the future of query %d, and padding")), j, d->P + i);
@@ -144,11 +147,16 @@ static bool explain_mask(cell *c)
 
 static bool explain_masked_scores(cell *c)
 {
-    const attn_tensor *s = S(c, ATTN_STAGE_SCORES), *m = S(c, ATTN_STAGE_MASK);
+    const attn_tensor *cap = S(c, ATTN_STAGE_CAPPED_SCORES), *bias = S(c, ATTN_STAGE_BIAS);
+    const attn_tensor *s = cap ? cap : S(c, ATTN_STAGE_SCORES), *m = S(c, ATTN_STAGE_MASK);
     char a[32], b2[32], v[32];
-    if (!s || !m || s->ndim != 4 || m->ndim != 4) return false;
+    if (!s || !m || s->ndim != 4 || m->ndim != 4 || (bias && bias->ndim != 4)) return false;
     float sv = attn_tensor_at4(s, c->b, c->h, c->i, c->j), mv = attn_tensor_at4(m, c->b, 0, c->i, c->j);
-    put(c, "scores + mask = %s + ", num(sv, a, sizeof a));
+    if (cap) put(c, "capped_scores + mask = %s + ", num(sv, a, sizeof a));
+    else if (bias)
+        put(c, "scores + bias + mask = %s + (%s) + ", num(sv, a, sizeof a),
+            num(attn_tensor_at4(bias, c->b, c->h, c->i, c->j), b2, sizeof b2));
+    else put(c, "scores + mask = %s + ", num(sv, a, sizeof a));
     put(c, mv < 0 ? "(%s)" : "%s", num(mv, b2, sizeof b2));
     put(c, " = %s", num(c->x, v, sizeof v));
     return true;
@@ -161,17 +169,72 @@ static bool explain_weights(cell *c)
     char a[32], b2[32], e2[32], s2[32], v[32];
     if (!ms || ms->ndim != 4 || ms->shape[3] != c->cols) return false;
     const float *row = ms->data + (((size_t)c->b * ms->shape[1] + c->h) * ms->shape[2] + c->i) * ms->shape[3];
-    float mx = -INFINITY;
+    bool sink = !isinf(c->tr->cfg.sink_logit);
+    float X = c->tr->cfg.sink_logit, mx = X; /* −∞ without a sink */
     for (int jj = 0; jj < c->cols; jj++) mx = fmaxf(mx, row[jj]);
     if (mx == -INFINITY) {
         put(c, T(c, ATTN_N_("0: query %d has no key it may look at, so its row is all zeros")), c->d->P + c->i);
         return true;
     }
-    double sum = 0;
+    double sum = sink ? exp((double)X - mx) : 0;
     for (int jj = 0; jj < c->cols; jj++) sum += exp((double)row[jj] - mx);
     double e = exp((double)row[c->j] - mx);
-    put(c, "exp(%s − %s) / Σⱼ exp(…) = %s / %s = %s", num(row[c->j], a, sizeof a), num(mx, b2, sizeof b2),
+    put(c, sink ? "exp(%s − %s) / (Σⱼ exp(…) + exp(X − max)) = %s / %s = %s" : "exp(%s − %s) / Σⱼ exp(…) = %s / %s = %s", num(row[c->j], a, sizeof a), num(mx, b2, sizeof b2),
         num((float)e, e2, sizeof e2), num((float)sum, s2, sizeof s2), num(c->x, v, sizeof v));
+    return true;
+}
+
+/* bias: the head's slope times the distance, recomputed */
+static bool explain_bias(cell *c)
+{
+    double m[256];
+    char a[32], v[32];
+    if (c->d->h > 256 || c->h >= c->d->h) return false;
+    attn_alibi_slopes(c->d->h, m);
+    int p = c->d->P + c->i;
+    put(c, "−m%s·|%d − %d| = −%s·%d = %s", "ₕ", p, c->j, num((float)m[c->h], a, sizeof a), abs(p - c->j),
+        num(c->x, v, sizeof v));
+    return true;
+}
+
+/* capped_scores: C·tanh of what came before, scores (+ bias) */
+static bool explain_capped(cell *c)
+{
+    const attn_tensor *s = S(c, ATTN_STAGE_SCORES), *bias = S(c, ATTN_STAGE_BIAS);
+    char a[32], v[32];
+    if (!s || s->ndim != 4 || (bias && bias->ndim != 4)) return false;
+    float x = attn_tensor_at4(s, c->b, c->h, c->i, c->j) + (bias ? attn_tensor_at4(bias, c->b, c->h, c->i, c->j) : 0);
+    double C = c->tr->cfg.softcap;
+    put(c, bias ? "C·tanh((scores + bias) / C) = %g·tanh(%s / %g) = %s" : "C·tanh(scores / C) = %g·tanh(%s / %g) = %s",
+        C, num(x, a, sizeof a), C, num(c->x, v, sizeof v));
+    return true;
+}
+
+/* sink_weight: the sink's share of its row, and what it leaves to the keys */
+static bool explain_sink(cell *c)
+{
+    const attn_tensor *w = S(c, ATTN_STAGE_WEIGHTS);
+    char a[32], v[32];
+    int head = c->i, q = c->j; /* the picture is (h, s) */
+    if (!w || w->ndim != 4 || head >= w->shape[1] || q >= w->shape[2]) return false;
+    double keys = 0;
+    for (int jj = 0; jj < (int)w->shape[3]; jj++) keys += attn_tensor_at4(w, c->b, head, q, jj);
+    put(c, T(c, ATTN_N_("e^X / (Σⱼ e^masked_scores + e^X) with X = %g: %s; the keys' weights sum to %s")),
+        (double)c->tr->cfg.sink_logit, num(c->x, v, sizeof v), num((float)keys, a, sizeof a));
+    return true;
+}
+
+/* q_norm, k_norm: the feature over its head's root mean square, times its gain */
+static bool explain_qk_norm(cell *c)
+{
+    bool q = attn_tensor_stage(c->t) == ATTN_STAGE_Q_NORM;
+    const float *x = row4(S(c, q ? ATTN_STAGE_Q_HEADS : ATTN_STAGE_K_HEADS), c->b, q ? c->h : c->g, c->i, c->k);
+    char a[32], r[32], v[32];
+    if (!x || c->j >= c->k) return false;
+    double sq = 0;
+    for (int m = 0; m < c->k; m++) sq += (double)x[m] * x[m];
+    put(c, "%s_heads / rms ⊙ g = %s / %s ⊙ g = %s", q ? "q" : "k", num(x[c->j], a, sizeof a),
+        num((float)sqrt(sq / c->k), r, sizeof r), num(c->x, v, sizeof v));
     return true;
 }
 
@@ -284,7 +347,11 @@ static bool explain_weight(cell *c)
     attn_stage_id id = attn_tensor_stage(c->t);
     bool rows = c->t->info->blocks == ATTN_BLOCKS_HEAD_ROWS;
     put(c, "%s", num(c->x, a, sizeof a));
-    if (c->k)
+    if (id == ATTN_STAGE_W_QN || id == ATTN_STAGE_W_KN)
+        put(c, id == ATTN_STAGE_W_QN ? T(c, ATTN_N_("  (the gain of feature %d of every query head after its RMS norm)"))
+                                     : T(c, ATTN_N_("  (the gain of feature %d of every key head after its RMS norm)")),
+            c->j);
+    else if (c->k)
         put(c, rows ? T(c, ATTN_N_("  (input from head %d)"))
                     : id == ATTN_STAGE_W_Q ? T(c, ATTN_N_("  (feeds head %d)")) : T(c, ATTN_N_("  (feeds kv head %d)")),
             (rows ? c->i : c->j) / c->k);
@@ -299,6 +366,13 @@ static bool (*const EXPLAIN[ATTN_STAGE_COUNT])(cell *) = {
     [ATTN_STAGE_W_K] = explain_weight,
     [ATTN_STAGE_W_V] = explain_weight,
     [ATTN_STAGE_W_O] = explain_weight,
+    [ATTN_STAGE_W_QN] = explain_weight,
+    [ATTN_STAGE_W_KN] = explain_weight,
+    [ATTN_STAGE_Q_NORM] = explain_qk_norm,
+    [ATTN_STAGE_K_NORM] = explain_qk_norm,
+    [ATTN_STAGE_BIAS] = explain_bias,
+    [ATTN_STAGE_CAPPED_SCORES] = explain_capped,
+    [ATTN_STAGE_SINK_WEIGHT] = explain_sink,
     [ATTN_STAGE_Q] = explain_projection,
     [ATTN_STAGE_K] = explain_projection,
     [ATTN_STAGE_V] = explain_projection,
@@ -330,6 +404,8 @@ static void put_indices(cell *c, const attn_matrix *m)
     int rows_axis = t->ndim - 2;
     bool rows_are_keys = t->info && rows_axis >= 0 && !strcmp(m->axes[rows_axis], "t");
     if (id == ATTN_STAGE_MASK) put(c, "mask[i=%d, j=%d] = ", c->i, c->j);
+    else if (id == ATTN_STAGE_SINK_WEIGHT) put(c, "%s[h=%d, i=%d] = ", nm, c->i, c->j);
+    else if (t->ndim == 1) put(c, "%s[c=%d] = ", nm, c->j);
     else if (t->info && (t->info->roles & ATTN_ROLE_QUERY_KEY)) put(c, "%s[h=%d, i=%d, j=%d] = ", nm, c->h, c->i, c->j);
     else if (m->head_axis == 'h') put(c, "%s[h=%d, %s=%d, c=%d] = ", nm, c->h, rows_are_keys ? "j" : "i", c->i, c->j);
     else if (m->head_axis == 'g') put(c, "%s[g=%d, %s=%d, c=%d] = ", nm, c->g, rows_are_keys ? "j" : "i", c->i, c->j);

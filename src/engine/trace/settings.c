@@ -73,6 +73,9 @@ static bool theta_ok(double x) { return x > 1.0 && !isinf(x); }
 static bool dropout_ok(double x) { return x >= 0.0 && x < 1.0; }
 static bool temperature_ok(double x) { return x >= 0.0 && x <= 100.0; }
 static bool gib_ok(double x) { return x >= 0.0 && x <= 1.0e6; }
+static bool softcap_ok(double x) { return x == 0.0 || (x >= 1e-3 && x <= 1e6); }
+/* -inf (no sink), or a finite logit a float holds well: e^X is taken against the scores' */
+static bool sink_ok(double x) { return x == -INFINITY || (x >= -1e4 && x <= 1e4); }
 /* -inf, or a negative number a float holds */
 static bool mask_ok(double x) { return x == -INFINITY || (x < 0 && x >= -3.0e38); }
 
@@ -117,6 +120,29 @@ static void say_mask(const attn_config *c, char *buf, int size)
 static void say_window(const attn_config *c, char *buf, int size)
 {
     snprintf(buf, (size_t)size, "sliding window %d", c->sliding_window);
+}
+static void say_keep_first(const attn_config *c, char *buf, int size)
+{
+    if (c->keep_first) snprintf(buf, (size_t)size, "kept first %d", c->keep_first);
+    else snprintf(buf, (size_t)size, "%s", "");
+}
+static void say_alibi(const attn_config *c, char *buf, int size)
+{
+    snprintf(buf, (size_t)size, "%s", c->alibi ? "ALiBi on" : "");
+}
+static void say_softcap(const attn_config *c, char *buf, int size)
+{
+    if (c->softcap > 0) snprintf(buf, (size_t)size, "softcap %g", c->softcap);
+    else snprintf(buf, (size_t)size, "%s", "");
+}
+static void say_qk_norm(const attn_config *c, char *buf, int size)
+{
+    snprintf(buf, (size_t)size, "%s", c->qk_norm ? "qk-norm on" : "");
+}
+static void say_sink(const attn_config *c, char *buf, int size)
+{
+    if (isinf(c->sink_logit)) snprintf(buf, (size_t)size, "%s", "");
+    else snprintf(buf, (size_t)size, "sink logit %g", (double)c->sink_logit);
 }
 static void say_past(const attn_config *c, char *buf, int size) { snprintf(buf, (size_t)size, "past %d", c->past); }
 static void say_dropout(const attn_config *c, char *buf, int size)
@@ -228,6 +254,26 @@ static const attn_setting SETTINGS[] = {
      .def = "0", .arg = "W", .help = "each query reads only the W nearest keys (the last W with the causal mask); 0: off",
      .min = 0, .max = ATTN_MAX_SEQ, .cycle = WINDOWS, .describe = say_window,
      .compare = {"window", ATTN_N_("sliding window"), {"0", "3"}, .self_only = true}},
+    {.name = "keep_first", .type = ATTN_SET_INT, .offset = FIELD(keep_first), .flags = LESSON | TRACE, .def = "0",
+     .arg = "N", .help = "with --sliding-window: keys 0 … N−1 stay visible beside the window (StreamingLLM); 0: off",
+     .min = 0, .max = ATTN_MAX_SEQ, .describe = say_keep_first},
+    {.name = "alibi", .type = ATTN_SET_BOOL, .offset = FIELD(alibi), .flags = LESSON | TRACE, .def = "false",
+     .help = "ALiBi: add −m_h·|i − j| to the scaled scores, BLOOM's slope m_h per head",
+     .sw = {{"alibi", "true", "ALiBi: add −m_h·|i − j| to the scaled scores (BLOOM's slopes)"},
+            {"no-alibi", "false", "no ALiBi bias (default)"}},
+     .describe = say_alibi},
+    {.name = "softcap", .type = ATTN_SET_DOUBLE, .offset = FIELD(softcap), .flags = LESSON | TRACE, .def = "0",
+     .arg = "C", .help = "soft-capping: scores ← C·tanh(scores / C) before the mask (Gemma 2); 0: off",
+     .ok = softcap_ok, .rule = "0 (off) or a number from 0.001 to 1e6", .describe = say_softcap},
+    {.name = "qk_norm", .type = ATTN_SET_BOOL, .offset = FIELD(qk_norm), .flags = LESSON | TRACE, .def = "false",
+     .help = "QK-norm: RMS-normalise each q and k head over its dₖ features, gains w_qn, w_kn, before RoPE",
+     .sw = {{"qk-norm", "true", "QK-norm: RMS-normalise each q and k head, before RoPE (Qwen3, Gemma 3)"},
+            {"no-qk-norm", "false", "no QK-norm (default)"}},
+     .describe = say_qk_norm},
+    {.name = "sink_logit", .type = ATTN_SET_FLOAT, .offset = FIELD(sink_logit), .flags = LESSON | TRACE,
+     .def = "-inf", .arg = "X",
+     .help = "a learned sink: one more logit X in every row's softmax, dropped after it (gpt-oss); -inf: off",
+     .ok = sink_ok, .rule = "-inf (off) or a number from -1e4 to 1e4", .describe = say_sink},
     {.name = "past", .type = ATTN_SET_INT, .offset = FIELD(past), .flags = LESSON | TRACE, .arg = "P",
      .help = "KV cache: the first P positions are already cached", .min = 0, .max = ATTN_MAX_SEQ,
      .describe = say_past},
@@ -241,7 +287,7 @@ static const attn_setting SETTINGS[] = {
     {.name = "seed", .type = ATTN_SET_U64, .offset = FIELD(seed), .flags = LESSON | TRACE, .def = "42", .arg = "N",
      .help = "seed for weights, embeddings and dropout (default 42)", .describe = say_seed},
     {.name = "weights", .type = ATTN_SET_TEXT, .offset = FIELD(weights_path), .flags = ATTN_SETTING_FILE,
-     .arg = "FILE", .help = "load w_q, w_k, w_v, w_o from a safetensors file"},
+     .arg = "FILE", .help = "load w_q, w_k, w_v, w_o (and w_qn, w_kn with --qk-norm) from a safetensors file"},
     {.name = "input", .type = ATTN_SET_TEXT, .offset = FIELD(input_path), .flags = ATTN_SETTING_FILE,
      .arg = "FILE", .help = "load x (and x_past, memory) from a safetensors file"},
 };

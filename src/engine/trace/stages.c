@@ -1,6 +1,7 @@
 /* stages.c — the stage catalogue: names, shapes, texts and rules of every traced stage. */
 #include "stages.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +46,14 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("output projection weights, (in, out)"),
      "W_O",
      .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_HEAD_ROWS},
+    {ATTN_STAGE_W_QN, "w_qn", "k",
+     ATTN_N_("QK-norm: the gain of each query feature after the RMS normalisation"),
+     "g_q",
+     .rule = ATTN_PRESENT_QK_GAINS, .roles = ATTN_ROLE_WEIGHT},
+    {ATTN_STAGE_W_KN, "w_kn", "k",
+     ATTN_N_("QK-norm: the gain of each key feature after the RMS normalisation"),
+     "g_k",
+     .rule = ATTN_PRESENT_QK_GAINS, .roles = ATTN_ROLE_WEIGHT},
     {ATTN_STAGE_Q, "q", "b,s,h*k",
      ATTN_N_("queries: what each position is looking for"),
      "q = x · W_Q",
@@ -70,11 +79,11 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      "v_heads[b,j,i,:] = v[b,i, j·k:(j+1)·k]",
      .rule = ATTN_PRESENT_ALWAYS},
     {ATTN_STAGE_Q_NORM, "q_norm", "b,h,s,k",
-     ATTN_N_("each query head RMS-normalised on its own k features (Qwen3)"),
+     ATTN_N_("each query head RMS-normalised on its own k features (QK-norm, as Qwen3)"),
      "q_norm = q_heads / √(mean(q_heads²) + ε) ⊙ g_q",
      .rule = ATTN_PRESENT_QK_NORM},
     {ATTN_STAGE_K_NORM, "k_norm", "b,g,n,k",
-     ATTN_N_("each key head RMS-normalised on its own k features (Qwen3)"),
+     ATTN_N_("each key head RMS-normalised on its own k features (QK-norm, as Qwen3)"),
      "k_norm = k_heads / √(mean(k_heads²) + ε) ⊙ g_k",
      .rule = ATTN_PRESENT_QK_NORM},
     {ATTN_STAGE_Q_ROPE, "q_rope", "b,h,s,k",
@@ -108,6 +117,14 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("scaled dot product of every query with every key"),
      "scores = q · kᵀ / √dₖ",
      .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_QUERY_KEY},
+    {ATTN_STAGE_BIAS, "bias", "b,h,s,t",
+     ATTN_N_("ALiBi: a penalty growing with the distance between query and key, a slope per head"),
+     ATTN_N_("bias[h,i,j] = −m_h·|i − j|,  m_h = 2^(−8(h+1)/n) for n heads (BLOOM's slopes)"),
+     .rule = ATTN_PRESENT_ALIBI, .roles = ATTN_ROLE_QUERY_KEY},
+    {ATTN_STAGE_CAPPED_SCORES, "capped_scores", "b,h,s,t",
+     ATTN_N_("scores soft-capped: squeezed smoothly into (−C, C)"),
+     "capped_scores = C · tanh(scores / C)",
+     .rule = ATTN_PRESENT_SOFTCAP, .roles = ATTN_ROLE_QUERY_KEY},
     {ATTN_STAGE_MASK, "mask", "b,1,s,t",
      ATTN_N_("additive mask: 0 where a query may look, the fill value where it may not"),
      ATTN_N_("mask[i,j] = fill if key j is in the future (causal) or <pad>, else 0"),
@@ -121,6 +138,10 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("weights = softmax(masked_scores) along t"),
      .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_QUERY_KEY, .cmap = ATTN_CMAP_SEQUENTIAL, .masked = true,
      .compare = true},
+    {ATTN_STAGE_SINK_WEIGHT, "sink_weight", "b,h,s",
+     ATTN_N_("the weight the sink logit took: what the keys' weights leave to 1"),
+     ATTN_N_("sink_weight = e^X / (Σⱼ e^masked_scores[j] + e^X)"),
+     .rule = ATTN_PRESENT_SINK, .cmap = ATTN_CMAP_SEQUENTIAL},
     {ATTN_STAGE_WEIGHTS_DROPOUT, "weights_dropout", "b,h,s,t",
      ATTN_N_("attention weights after dropout (training only)"),
      ATTN_N_("kept: weights / (1 − p), dropped: 0"),
@@ -219,6 +240,10 @@ bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx)
     case ATTN_PRESENT_DROPOUT: return ctx->dropout;
     case ATTN_PRESENT_MODEL: return ctx->model;
     case ATTN_PRESENT_QK_NORM: return ctx->qk_norm;
+    case ATTN_PRESENT_QK_GAINS: return ctx->qk_norm && !ctx->model;
+    case ATTN_PRESENT_ALIBI: return ctx->alibi;
+    case ATTN_PRESENT_SOFTCAP: return ctx->softcap;
+    case ATTN_PRESENT_SINK: return ctx->sink;
     default: return true;
     }
 }
@@ -231,7 +256,11 @@ const char *attn_stage_absent_why(const attn_stage_info *info)
     case ATTN_PRESENT_ROPE: return "it needs rope = true";
     case ATTN_PRESENT_DROPOUT: return "it needs train = true and dropout > 0";
     case ATTN_PRESENT_MODEL: return "it needs a trained model (--model)";
-    case ATTN_PRESENT_QK_NORM: return "it needs a checkpoint with per-head q/k norms (Qwen3)";
+    case ATTN_PRESENT_QK_NORM: return "it needs qk_norm = true or a checkpoint with per-head q/k norms (Qwen3)";
+    case ATTN_PRESENT_QK_GAINS: return "it needs qk_norm = true on one attention layer";
+    case ATTN_PRESENT_ALIBI: return "it needs alibi = true";
+    case ATTN_PRESENT_SOFTCAP: return "it needs softcap > 0";
+    case ATTN_PRESENT_SINK: return "it needs a finite sink_logit";
     default: return "";
     }
 }
@@ -252,6 +281,12 @@ static const char *mask_formula(const attn_stage_text *c)
     if (c->cross)
         return c->pad_mask ? ATTN_N_("mask[i,j] = fill if source key j is <pad>, else 0")
                            : ATTN_N_("mask[i,j] = 0: no key is masked");
+    if (c->window > 0 && c->keep_first > 0 && c->causal == 1)
+        return c->pad_mask ? ATTN_N_("mask[i,j] = fill if j > i (the future), N ≤ j ≤ i − W (outside the window, after the N kept first keys) or key j is <pad>, else 0")
+                           : ATTN_N_("mask[i,j] = fill if j > i (the future) or N ≤ j ≤ i − W (outside the window, after the N kept first keys), else 0");
+    if (c->window > 0 && c->keep_first > 0 && c->causal == 0)
+        return c->pad_mask ? ATTN_N_("mask[i,j] = fill if j ≥ N and |i − j| ≥ W (outside the window, after the N kept first keys) or key j is <pad>, else 0")
+                           : ATTN_N_("mask[i,j] = fill if j ≥ N and |i − j| ≥ W (outside the window, after the N kept first keys), else 0");
     if (c->window > 0 && c->causal == 1)
         return c->pad_mask ? ATTN_N_("mask[i,j] = fill if j > i (the future), j ≤ i − W (outside the window) or key j is <pad>, else 0")
                            : ATTN_N_("mask[i,j] = fill if j > i (the future) or j ≤ i − W (outside the window), else 0");
@@ -274,6 +309,8 @@ static const char *mask_formula(const attn_stage_text *c)
 const char *attn_stage_desc_in(const attn_stage_info *info, const attn_stage_text *c)
 {
     if (info->id == ATTN_STAGE_SCORES && !c->scale) return ATTN_N_("dot product of every query with every key, not scaled");
+    if (info->id == ATTN_STAGE_WEIGHTS && c->sink)
+        return ATTN_N_("attention weights: each query row sums to 1 − sink_weight");
     return attn_stage_desc(info, c->model);
 }
 
@@ -286,6 +323,13 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
                            : "x = embed(tokens)";
     case ATTN_STAGE_SCORES: return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √dₖ)");
     case ATTN_STAGE_MASK: return mask_formula(c);
+    case ATTN_STAGE_CAPPED_SCORES: return c->alibi ? "capped_scores = C · tanh((scores + bias) / C)" : info->formula;
+    case ATTN_STAGE_MASKED_SCORES:
+        if (c->softcap) return "masked_scores = capped_scores + mask";
+        return c->alibi ? "masked_scores = scores + bias + mask" : info->formula;
+    case ATTN_STAGE_WEIGHTS:
+        return c->sink ? ATTN_N_("weights = softmax([masked_scores, X]) along t, the sink's column X dropped")
+                       : info->formula;
     case ATTN_STAGE_Q: return c->bias ? "q = x · W_Q + b_Q" : info->formula;
     case ATTN_STAGE_K: return c->bias ? "k = x · W_K + b_K" : info->formula;
     case ATTN_STAGE_V: return c->bias ? "v = x · W_V + b_V" : info->formula;
@@ -316,6 +360,14 @@ int attn_kv_head(const attn_dims *d, int head)
     if (d->g <= 0 || d->h <= 0) return 0;
     int per = d->h / d->g;
     return per > 0 ? head / per : 0;
+}
+
+void attn_alibi_slopes(int n, double *m)
+{
+    int p = 1; /* the closest power of two at or below n */
+    while (p * 2 <= n) p *= 2;
+    for (int i = 0; i < p && i < n; i++) m[i] = pow(2.0, -8.0 * (i + 1) / p);
+    for (int i = 0; i < n - p; i++) m[p + i] = pow(2.0, -8.0 * (2 * i + 1) / (2.0 * p));
 }
 
 /* Value of one dimension name ("b", "g*k", "h*k", "1") under dims. */

@@ -62,6 +62,8 @@ typedef enum {
     ATTN_STAGE_W_K,
     ATTN_STAGE_W_V,
     ATTN_STAGE_W_O,
+    ATTN_STAGE_W_QN,       /* one layer with qk_norm: the q and k norms' gains */
+    ATTN_STAGE_W_KN,
     ATTN_STAGE_Q,
     ATTN_STAGE_K,
     ATTN_STAGE_V,
@@ -77,9 +79,12 @@ typedef enum {
     ATTN_STAGE_K_EXPANDED,
     ATTN_STAGE_V_EXPANDED,
     ATTN_STAGE_SCORES,
+    ATTN_STAGE_BIAS,          /* alibi */
+    ATTN_STAGE_CAPPED_SCORES, /* softcap */
     ATTN_STAGE_MASK,
     ATTN_STAGE_MASKED_SCORES,
     ATTN_STAGE_WEIGHTS,
+    ATTN_STAGE_SINK_WEIGHT,   /* sink_logit */
     ATTN_STAGE_WEIGHTS_DROPOUT,
     ATTN_STAGE_CONTEXT,
     ATTN_STAGE_MERGED,
@@ -105,7 +110,11 @@ typedef enum {
     ATTN_PRESENT_ROPE,    /* rope = true */
     ATTN_PRESENT_DROPOUT, /* train = true with dropout > 0 */
     ATTN_PRESENT_MODEL,   /* a run of a trained model (--model): norms, MLP, logits */
-    ATTN_PRESENT_QK_NORM  /* a checkpoint that normalises each head's q and k (Qwen3) */
+    ATTN_PRESENT_QK_NORM, /* each head's q and k normalised: a checkpoint (Qwen3) or qk_norm = true */
+    ATTN_PRESENT_QK_GAINS, /* qk_norm = true on one layer: its gains are the layer's weights */
+    ATTN_PRESENT_ALIBI,   /* alibi = true */
+    ATTN_PRESENT_SOFTCAP, /* softcap > 0 */
+    ATTN_PRESENT_SINK     /* a finite sink_logit */
 } attn_stage_rule;
 
 /* How the stage's values map to colours. */
@@ -126,7 +135,7 @@ typedef enum {
 /* Role flags (attn_stage_info.roles). */
 enum {
     ATTN_ROLE_INPUT = 1 << 0,     /* given to the layer, not computed: x, x_past, memory */
-    ATTN_ROLE_WEIGHT = 1 << 1,    /* a learned (in, out) matrix: W_Q, W_K, W_V, W_O */
+    ATTN_ROLE_WEIGHT = 1 << 1,    /* learned: the (in, out) matrices W_Q, W_K, W_V, W_O; QK-norm's gains (k) */
     ATTN_ROLE_QUERY_KEY = 1 << 2  /* one cell per (query i, key j): scores … weights_dropout */
 };
 
@@ -175,7 +184,10 @@ typedef struct {
     bool rope;    /* q_rope, k_rope */
     bool dropout; /* weights_dropout: training with dropout > 0 */
     bool model;   /* a trained model's run: its norms, MLP and logits */
-    bool qk_norm; /* q_norm, k_norm: the model's architecture has them (arch.h) */
+    bool qk_norm; /* q_norm, k_norm: the model's architecture has them (arch.h), or qk_norm = true */
+    bool alibi;   /* bias */
+    bool softcap; /* capped_scores */
+    bool sink;    /* sink_weight */
     int qk_layers; /* layers that keep the stages of one cell per (query, key); 0: every layer */
 } attn_stage_ctx;
 
@@ -200,6 +212,10 @@ typedef struct {
     bool bias;      /* q, k, v have biases (a Qwen2 checkpoint) */
     bool qk_norm;   /* RoPE rotates q_norm and k_norm (a Qwen3 checkpoint) */
     int past;       /* P: positions already in the KV cache (x leaves them out) */
+    bool alibi;     /* masked_scores add the ALiBi bias */
+    bool softcap;   /* masked_scores start from capped_scores */
+    bool sink;      /* the softmax has a sink logit: rows sum to 1 − p_sink */
+    int keep_first; /* keys 0 … N−1 stay visible beside the window */
 } attn_stage_text;
 
 /* The description and formula as they hold under c: no "/√k" with scale
@@ -226,5 +242,13 @@ int attn_stage_axes(const char *dims, char names[][8], int max);
 
 /* kv head that query head `head` reads: head / (h/g) (itself in MHA, 0 in MQA). */
 int attn_kv_head(const attn_dims *d, int head);
+
+/* ALiBi's slope of each of n heads into m (n), as BLOOM's build_alibi_tensor:
+ * for n a power of two, m_h = 2^(−8(h+1)/n), a geometric series from 2^(−8/n)
+ * down to 2^−8 (n = 8: 1/2, 1/4, … 1/256). Otherwise the p = 2^⌊log₂ n⌋
+ * slopes of p heads, then every other slope of 2p heads, 2^(−8(2i+1)/(2p))
+ * for i < n − p, which fall between them (n = 12: the 8 of 8 heads, then
+ * 2^−0.5, 2^−1.5, 2^−2.5, 2^−3.5). */
+void attn_alibi_slopes(int n, double *m);
 
 #endif

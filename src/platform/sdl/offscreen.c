@@ -180,30 +180,9 @@ int sdl_render_png(const attn_config *cfg, const char *path, const app_picture *
     }
     const char *lang = app_i18n_init(p->lang);
     if (open_app(&app, cfg, path, err, errsize, exit_code)) return -1;
-    int rc = -1;
-    app_player_init(&app.lesson, lang, NULL);
-    app.lesson.keep_progress = false; /* a picture does not count as studying */
-    if (p->lesson && app_lesson_open(&app, p->lesson, p->step > 0 ? p->step - 1 : 0, err, errsize)) {
-        *exit_code = 2;
-        app_free(&app);
-        return -1;
-    }
-    if (p->lesson && p->step > app.lesson.ls.n_steps) {
-        snprintf(err, errsize, "--step: %s has %d steps, not %d", p->lesson, app.lesson.ls.n_steps, p->step);
-        *exit_code = 2;
-        app_free(&app);
-        return -1;
-    }
-    if (p->picker && app_lesson_picker(&app)) {
-        snprintf(err, errsize, "%s", app.status);
-        *exit_code = 1;
-        app_free(&app);
-        return -1;
-    }
-    if (p->font_scale > 0) app.font_scale = p->font_scale;
-    if (!p->lesson && (rc = app_picture_apply(&app, p, err, errsize))) {
+    int rc = app_picture_open(&app, p, lang, err, errsize);
+    if (rc) {
         *exit_code = rc;
-        rc = -1;
         app_free(&app);
         return -1;
     }
