@@ -65,13 +65,22 @@ static bool press(fixture *f, app_action act, int arg)
     return false;
 }
 
-/* Scrolls the panel until the hit is on screen, then clicks it. */
+/* Scrolls the panel until the hit is on screen, then clicks it: the text part
+ * and the docked quizzes scroll apart, so every pair of places, 40 px apart
+ * and each part's end (the frame keeps a scroll in range, so past the end is
+ * the end). */
 static void press_visible(fixture *f, app_action act, int arg)
 {
     app_player *p = &f->app.lesson;
-    for (p->scroll = 0; p->scroll <= p->content_h + 1; p->scroll += 40) {
-        draw(f);
-        if (press(f, act, arg)) return;
+    for (int d = 0;; d += 40) {
+        for (int t = 0;; t += 40) {
+            p->dock_scroll = d;
+            p->scroll = t;
+            draw(f);
+            if (press(f, act, arg)) return;
+            if (t > p->content_h) break;
+        }
+        if (d > p->dock_h) break;
     }
     fail_msg("no button for action %d arg %d on step %d of %s", act, arg, p->step + 1, p->name);
 }
