@@ -165,13 +165,14 @@ double draw_plot_layout(draw_list *dl, const attn_trace *tr, const app_view_slic
             *lw = draw_imax(*lw, draw_text_w(dl, app_view_row_label(tr, v, i, buf, sizeof buf)));
         *lw = draw_imin(*lw, draw_imax(box.w / 5, 3 * u)) + u / 2; /* a fifth of the box, but room for <pad> */
     }
-    if (o->labels) *lh = u + u / 4;
+    bool cols = o->labels && !o->no_col_labels;
+    if (cols) *lh = u + u / 4;
     *avail_w = box.w - *lw - cbw;
     *avail_h = box.h - *lh - bar_h;
     double cell = -1;
     if (*avail_w >= 8 && *avail_h >= 8) {
         cell = fmin((double)*avail_w / s->cols, (double)*avail_h / s->rows);
-        int whole = 0, longest = o->labels && s->cols <= 256 ? col_turned_room(dl, tr, v, &whole) : 0;
+        int whole = 0, longest = cols && s->cols <= 256 ? col_turned_room(dl, tr, v, &whole) : 0;
         if (longest && whole > *avail_w / (double)s->cols) {
             int band = draw_imin(longest, 6 * u) + u / 4;
             double turned_cell = fmin((double)*avail_w / s->cols, (double)(*avail_h - band + *lh) / s->rows);
@@ -470,7 +471,8 @@ static bool bracket_label(draw_list *dl, const char *lab, const draw_plot_placed
  * too long for its cell cut with "…" (the tooltip shows it whole), or, when
  * the band is turned, every word read upwards from the cells (cut only past 6
  * lines), special tokens level or stacked (bracket_label) and single
- * characters level. lw: the row labels' width left of the cells. */
+ * characters level. lw: the row labels' width left of the cells (none: the first
+ * column's special token may reach a line left, into the gap before it). */
 static void col_labels(draw_list *dl, const attn_trace *tr, const app_view_slice *v, const draw_plot_placed *p, int y, int step,
                        int lw)
 {
@@ -483,7 +485,7 @@ static void col_labels(draw_list *dl, const attn_trace *tr, const app_view_slice
         const char *lab = app_view_col_label(tr, v, j, buf, sizeof buf);
         size_t n = strlen(lab);
         bool word = n > 0 && attn_utf8_next(lab, n, 0) < n; /* more than one character */
-        if (p->turned && word && bracket_label(dl, lab, p, c, (int)(cw * step), j == 0 ? lw : 0)) continue;
+        if (p->turned && word && bracket_label(dl, lab, p, c, (int)(cw * step), j == 0 ? (lw > 0 ? lw : u) : 0)) continue;
         if (p->turned && (word || label_need(dl, lab) > cw * step)) { /* words all turn alike; a character stays level */
             const char *t = draw_text_cut(dl, lab, p->lh - u / 4, cut, sizeof cut);
             int tw = draw_text_w(dl, t);
@@ -596,7 +598,7 @@ int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr,
     int row_step = 1, col_step = 1, room = 0;
     if (o->labels) label_steps(dl, tr, v, o, &p, &row_step, &col_step, &room);
     /* labels left out need their note under the picture: make room for it there */
-    if (o->labels && (row_step > 1 || col_step > 1) && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
+    if (o->labels && (row_step > 1 || (col_step > 1 && !o->no_col_labels)) && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
         app_rect smaller = {box.x, box.y, box.w, box.h - u - u / 4};
         draw_plot_placed q;
         int qlw;
@@ -613,14 +615,16 @@ int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr,
     if (o->labels) {
         dl->px = p.label_px;
         if (rows) row_labels(dl, app, tr, v, &p, lw, row_step);
-        col_labels(dl, tr, v, &p, box.y, col_step, lw);
+        if (!o->no_col_labels) col_labels(dl, tr, v, &p, box.y, col_step, lw);
         if (o->rms) rms_column(dl, &p, o, row_step);
-        if (area >= 0) { /* a pane right of another (no_row_labels): the labels of that one's rows, cells as tall */
+        /* a pane right of another (no_row_labels), a thumbnail under another (no_col_labels): the labels of that
+         * one's rows or columns, cells as large */
+        if (area >= 0) {
             dl->layout->areas[area].row_label_step = rows ? row_step : row_label_step(dl, &p);
             dl->layout->areas[area].col_label_step = col_step;
         }
         dl->px = frame_px;
-        hidden_labels_note(dl, &p, rows ? row_step : 1, col_step, box.y + box.h);
+        hidden_labels_note(dl, &p, rows ? row_step : 1, o->no_col_labels ? 1 : col_step, box.y + box.h);
     }
     int flags = draw_plot_specials(dl, o->generation, v, p.s);
     if (attn_tensor_stage(v->tensor) == ATTN_STAGE_WEIGHTS_DROPOUT && dropped_cells(dl, tr, v, &p)) flags |= HAS_DROPPED;

@@ -24,6 +24,7 @@ typedef struct {
     int rms_row0;
     int label_px;     /* > 0: the labels' text size, smaller than the frame's (draw_plot_place chooses it);
                        * 0: the frame's, or smaller to label every row and column of 32 or fewer; -1: the frame's */
+    bool no_col_labels; /* only the row labels (a thumbnail under one that has them, on the same columns) */
 } draw_plot_opts;
 
 /* Draws v inside box; returns the index of the area recorded (-1 if none). */
