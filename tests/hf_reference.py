@@ -71,7 +71,8 @@ def reference(W, cfg, ids, attn_mask=None):
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos(), emb.sin()
     i, j = torch.arange(s)[:, None], torch.arange(s)[None, :]
-    allowed = j <= i
+    # attnlab's own key: a model trained without the causal mask (tang-nocausal) runs without it
+    allowed = j <= i if cfg.get("attnlab_causal", True) else torch.ones(s, s, dtype=torch.bool)
     if arch == "MistralForCausalLM" and cfg.get("sliding_window"):
         allowed &= (i - j) < cfg["sliding_window"]
     mask = torch.zeros(s, s).masked_fill(~allowed, float("-inf"))[None, None].repeat(b, 1, 1, 1)

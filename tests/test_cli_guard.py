@@ -75,7 +75,7 @@ check("trace --checkpoint 0 -o elsewhere still writes", r.returncode == 0 and os
 LESSON = os.path.join(TMP, "ck.md")
 with open(LESSON, "w") as f:
     f.write("# Checkpoints\n\n```attnlab\nmodel = ck\ntext = 床前明月光\n```\n\n## Early\n\n```attnlab\n"
-            "checkpoint = 0\n```\n\nThe start.\n\n## Other\n\nBrown {{4.14 | card key=heldout_loss model=brown2}}.\n")
+            "checkpoint = 0\n```\n\nThe start.\n\n## Other\n\nBrown on held-out text: {{4.14 | card key=heldout_loss model=brown2 on=heldout}}.\n")
 for i, name in enumerate(("ck/config.json", "ck/checkpoints/step0/model.safetensors", "ck/x.png", "brown2/config.json")):
     root, _ = fresh_models(f"lesson{i}")
     target = os.path.join(root, name)
