@@ -770,18 +770,19 @@ static void plan_frame(draw_list *dl, const app_state *app, app_rect area, bool 
         p->pic.w -= model_w + u;
         p->side_r = (app_rect){p->pic.x + p->pic.w + u, p->pic.y, model_w, p->pic.h};
     }
-    p->size = app->view.mode == LESSON_VIEW_SINGLE ? draw_plot_single_cell(dl, app, p->pic)
-                                                    : sqrt(fmax(0.0, (double)p->pic.w * p->pic.h));
+    p->size = app->view.mode == LESSON_VIEW_SINGLE    ? draw_plot_single_cell(dl, app, p->pic)
+              : app->view.mode == LESSON_VIEW_COMPARE ? draw_plot_compare_cell(dl, app, p->pic)
+                                                      : sqrt(fmax(0.0, (double)p->pic.w * p->pic.h));
 }
 
-/* In the single view, whether plan p's cells are as readable as the
+/* In the single and compare views, whether plan p's cells are as readable as the
  * leanest's: rows tall enough for every label where the leanest has them (a
  * line: plot_heatmap.c's row_label_step), cells as large as the text (16 px
  * at 16 px) where the leanest has them. */
 static bool cells_readable(draw_list *dl, const app_state *app, const frame_plan *p, const frame_plan *lean)
 {
     double line = ceil(0.95 * draw_line_h(dl)), readable = dl->px;
-    if (app->view.mode != LESSON_VIEW_SINGLE) return true;
+    if (app->view.mode != LESSON_VIEW_SINGLE && app->view.mode != LESSON_VIEW_COMPARE) return true;
     return (lean->size < line || p->size >= line) && (lean->size < readable || p->size >= readable);
 }
 
