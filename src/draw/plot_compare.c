@@ -127,8 +127,9 @@ static draw_plot_opts pane_opts(int kind, int k)
 
 /* The panes' boxes in box for an arrangement, given the pixels each pane
  * takes besides its cells across (ow) and down (oh): the rest shared out so
- * that the three get cells of one size. */
-static void pane_boxes(draw_list *dl, app_rect box, int kind, const int ow[3], const int oh[3], int rows, int cols,
+ * that the three get cells of one size (wide: two over one, cells as wide
+ * as the width lets them, for the numbers). */
+static void pane_boxes(draw_list *dl, app_rect box, int kind, bool wide, const int ow[3], const int oh[3], int rows, int cols,
                        compare_layout *L)
 {
     int u = draw_line_h(dl);
@@ -148,7 +149,8 @@ static void pane_boxes(draw_list *dl, app_rect box, int kind, const int ow[3], c
     } else { /* the difference under the configured pane, on its columns */
         int top = draw_imax(oh[0], oh[1]);
         double cw = draw_imax(0, box.w - ow[0] - ow[1]) / (2.0 * cols), ch = draw_imax(0, box.h - top - oh[2]) / (2.0 * rows);
-        int w0 = ow[0] + (int)(fmin(cw, ch) * cols), h0 = top + (int)(fmin(cw, ch) * rows); /* room to spare: the right's */
+        /* room to spare across: shared by the two above for wider cells (wide), else the right's */
+        int w0 = ow[0] + (int)((wide ? cw : fmin(cw, ch)) * cols), h0 = top + (int)(fmin(cw, ch) * rows);
         r[0] = (app_rect){box.x, box.y, w0, h0};
         r[1] = (app_rect){box.x + w0, box.y, box.w - w0, h0};
         r[2] = (app_rect){box.x, box.y + h0, box.w, box.h - h0};
@@ -159,7 +161,7 @@ static void pane_boxes(draw_list *dl, app_rect box, int kind, const int ow[3], c
     for (int k = 0; k < 3; k++) { /* under the title; a gap right of a pane with a neighbour there, and under one above another */
         bool right = kind == SIDE_BY_SIDE ? k < 2 : kind == TWO_OVER_ONE && k == 0;
         bool below = kind == STACKED ? k < 2 : kind == TWO_OVER_ONE && k < 2;
-        int gw = right ? (k == 0 ? u / 2 : u / 4) : u / 4, gh = below ? u / 4 : 0, th = L->caption && k == 2 ? 0 : u + u / 4;
+        int gw = right ? (k == 0 ? u / 2 : u / 4) : u / 4, gh = below ? u / 2 : 0, th = L->caption && k == 2 ? 0 : u + u / 4;
         L->p[k] = (app_rect){r[k].x, r[k].y + th, r[k].w - gw, r[k].h - th - gh};
         L->opts[k] = pane_opts(kind, k);
     }
@@ -170,14 +172,14 @@ static void pane_boxes(draw_list *dl, app_rect box, int kind, const int ow[3], c
  * height (-1: nothing fits), *cw its cell width (the room there is for wider
  * cells, for the numbers) and *labelled whether every pane labels every row
  * and column. */
-static double arrangement(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, int kind,
+static double arrangement(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, int kind, bool wide,
                           compare_layout *L, double *cw, bool *labelled)
 {
     int u = draw_line_h(dl), cbw = draw_plot_colorbar_width(dl), ow[3] = {0, 0, 0}, oh[3] = {0, 0, 0};
     int rows = a->slice.rows, cols = a->slice.cols;
     double cell = -1;
     for (int pass = 0; pass < 3; pass++) {
-        pane_boxes(dl, box, kind, ow, oh, rows, cols, L);
+        pane_boxes(dl, box, kind, wide, ow, oh, rows, cols, L);
         cell = -1;
         *cw = 1e9;
         *labelled = true;
@@ -201,10 +203,11 @@ static double arrangement(draw_list *dl, const app_state *app, const app_view_sl
     return cell;
 }
 
-/* The arrangement to draw (*best): the one whose cells hold the numbers,
- * else the one with the largest cells (a pixel more or less counts as the
- * same size, and then the one that labels every row and column wins).
- * Returns its cell height, 0 when nothing fits. */
+/* The arrangement to draw (*best): of those whose cells hold the numbers,
+ * the one with the largest cells (their area: wider cells hold the numbers
+ * better); else the one with the largest cells (a fraction of a pixel counts
+ * as the same size, and then the one that labels every row and column wins).
+ * Returns its cell's size, √(height · width), 0 when nothing fits. */
 static double arrange(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, compare_layout *best)
 {
     double best_ch = 0;
@@ -213,14 +216,16 @@ static double arrange(draw_list *dl, const app_state *app, const app_view_slice 
     for (int kind = 0; kind < N_ARRANGEMENTS; kind++) {
         compare_layout L;
         bool labelled;
-        double cw, ch = arrangement(dl, app, a, box, kind, &L, &cw, &labelled);
+        double cw, ch = arrangement(dl, app, a, box, kind, true, &L, &cw, &labelled);
         if (ch <= 0) continue;
         bool numbers = ch >= u + 2 && cw >= numbers_w;
+        if (!numbers && kind == TWO_OVER_ONE) /* square cells: the room to spare right of the toggled pane */
+            ch = arrangement(dl, app, a, box, kind, false, &L, &cw, &labelled);
         if (!numbers) cw = ch; /* square cells unless wider ones show the numbers */
-        double score = (numbers ? 1e9 : 0) + floor(ch) * 1e4 + (labelled ? 5e3 : 0) + fmin(cw * ch, 4999);
+        double score = numbers ? 1e9 + ch * cw : floor(ch) * 1e4 + (labelled ? 5e3 : 0) + fmin(ch * ch, 4999);
         if (score > best_score) {
             best_score = score;
-            best_ch = ch;
+            best_ch = sqrt(ch * cw);
             *best = L;
             for (int k = 0; k < 3; k++) {
                 best->opts[k].max_cell = ch;
@@ -230,7 +235,7 @@ static double arrange(draw_list *dl, const app_state *app, const app_view_slice 
     }
     if (best_score < 0) {
         bool labelled;
-        arrangement(dl, app, a, box, SIDE_BY_SIDE, best, &(double){0}, &labelled);
+        arrangement(dl, app, a, box, SIDE_BY_SIDE, false, best, &(double){0}, &labelled);
     }
     return best_ch;
 }
