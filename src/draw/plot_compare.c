@@ -178,25 +178,26 @@ static double arrangement(draw_list *dl, const app_state *app, const app_view_sl
     int u = draw_line_h(dl), cbw = draw_plot_colorbar_width(dl), ow[3] = {0, 0, 0}, oh[3] = {0, 0, 0};
     int rows = a->slice.rows, cols = a->slice.cols;
     double cell = -1;
-    for (int pass = 0; pass < 3; pass++) {
+    bool same = false;
+    for (int pass = 0; pass < 3 && !same; pass++) { /* until the room measured is the room shared out */
         pane_boxes(dl, box, kind, wide, ow, oh, rows, cols, L);
         cell = -1;
         *cw = 1e9;
-        *labelled = true;
+        *labelled = same = pass > 0;
         for (int k = 0; k < 3; k++) {
             draw_plot_opts o = L->opts[k];
             draw_plot_placed p;
-            int lw, lh, aw, ah;
-            bool turned;
+            int lw;
             o.max_cell = 4.5 * u; /* square cells, as the panes are drawn */
             if (!draw_plot_place(dl, &app->trace, a, L->p[k], &o, &p, &lw)) return -1;
             double c = fmin((double)p.r.w / cols, (double)p.r.h / rows);
             cell = cell < 0 ? c : fmin(cell, c);
-            *labelled &= draw_plot_label_step(dl, &app->trace, a, &o, &p) == 1;
-            ow[k] = (p.r.x - L->pane[k].x) + (L->pane[k].w - L->p[k].w) + (o.colorbar ? cbw : 0);
-            oh[k] = (p.r.y - L->pane[k].y) + (L->pane[k].y + L->pane[k].h - L->p[k].y - L->p[k].h);
-            draw_plot_layout(dl, &app->trace, a, L->p[k], &o, &lw, &lh, &aw, &ah, &turned);
-            *cw = fmin(*cw, (double)aw / cols);
+            *labelled = *labelled && draw_plot_label_step(dl, &app->trace, a, &o, &p) == 1;
+            int w = (p.r.x - L->pane[k].x) + (L->pane[k].w - L->p[k].w) + (o.colorbar ? cbw : 0);
+            int h = (p.r.y - L->pane[k].y) + (L->pane[k].y + L->pane[k].h - L->p[k].y - L->p[k].h);
+            same = same && w == ow[k] && h == oh[k];
+            ow[k] = w, oh[k] = h;
+            *cw = fmin(*cw, (double)(L->pane[k].w - w) / cols); /* the room across for its cells */
         }
     }
     *cw = fmin(*cw, 3 * cell); /* cells up to three times as wide as tall, for the numbers */
