@@ -266,6 +266,13 @@ static void bad_values_refused(void **state)
             break;
         }
         case ATTN_SET_ENUM: expect_refused(row, "sideways", "is not"); break;
+        case ATTN_SET_TILES:
+            expect_refused(row, "64", "is not BQxBK");
+            expect_refused(row, "64x", "is not BQxBK");
+            expect_refused(row, "x64", "is not BQxBK");
+            expect_refused(row, "0x4", "is out of range");
+            expect_refused(row, "4x999999", "is out of range");
+            break;
         case ATTN_SET_TEXT: /* tokens are checked when the config resolves; only blanks are refused here */
             if (row->rule) expect_refused(row, " ", "(got only blanks)");
             break;
