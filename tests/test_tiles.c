@@ -18,6 +18,7 @@
 #include "engine/model/model.h"
 #include "engine/model/model_run.h"
 #include "engine/run/forward.h"
+#include "engine/run/kv_cache.h"
 
 /* A small deterministic generator (xorshift64*), so a failure names its case. */
 static uint64_t rnd_state;
@@ -199,6 +200,34 @@ static void test_running_values(void **state)
     }
 }
 
+/* The KV cache with tiles: the prompt's first n − 3 tokens through the
+ * untraced prefill, then 3 decoding steps, all tiled: the last logits are the
+ * plain full pass's (plain, one row) at its last position. */
+static void expect_decode(const attn_model *m, const attn_config *tiled_cfg, const attn_trace *plain)
+{
+    attn_config run;
+    attn_kv_cache kc;
+    attn_error err;
+    int n = plain->dims.s, V = m->cfg.vocab;
+    float *logits = malloc((size_t)V * sizeof *logits);
+    assert_non_null(logits);
+    assert_true(n > 4);
+    assert_int_equal(attn_model_run_config(m, tiled_cfg, &run, &err), ATTN_OK);
+    assert_int_equal(attn_kv_init(&kc, m, &err), ATTN_OK);
+    assert_int_equal(attn_kv_prefill(&kc, m, &run, plain->token_ids, n - 3, logits, &err), ATTN_OK);
+    for (int i = n - 3; i < n; i++) assert_int_equal(attn_kv_step(&kc, m, &run, plain->token_ids[i], logits, &err), ATTN_OK);
+    const attn_tensor *lg = attn_trace_stage(plain, -1, ATTN_STAGE_LOGITS);
+    double scale = 1.0;
+    for (int v = 0; v < V; v++) scale = fmax(scale, fabs(lg->data[(size_t)(n - 1) * V + v]));
+    for (int v = 0; v < V; v++)
+        if (fabs(logits[v] - lg->data[(size_t)(n - 1) * V + v]) > 2e-5 * scale)
+            fail_msg("%s: decoded logit %d %.9g, full pass %.9g", m->name, v, (double)logits[v],
+                     (double)lg->data[(size_t)(n - 1) * V + v]);
+    attn_kv_free(&kc);
+    attn_config_free(&run);
+    free(logits);
+}
+
 /* Every shipped model: a traced pass with tiles gives the plain one's logits. */
 static void test_shipped_models(void **state)
 {
@@ -224,6 +253,7 @@ static void test_shipped_models(void **state)
         assert_int_equal(attn_tensor_fill(b, 0, (size_t)plain.dims.b * plain.dims.s), 0);
         expect_close(a, b, 2e-5, "logits", MODELS[i]);
         assert_non_null(attn_trace_stage(&tiled, 0, ATTN_STAGE_TILE_MAX));
+        expect_decode(&m, &c, &plain);
         attn_trace_free(&plain);
         attn_trace_free(&tiled);
         attn_config_free(&c);
