@@ -19,6 +19,7 @@
 #include "engine/model/model_run.h"
 #include "engine/run/forward.h"
 #include "engine/run/kv_cache.h"
+#include "engine/run/untraced.h"
 
 /* A small deterministic generator (xorshift64*), so a failure names its case. */
 static uint64_t rnd_state;
@@ -200,6 +201,49 @@ static void test_running_values(void **state)
     }
 }
 
+/* The untraced tiled layer (untraced.h) gives the traced one's out, with
+ * GQA, RoPE, ALiBi, a window, padding and a sink; it refuses what it does
+ * not take (no tiles, a past, cross-attention) in one line. */
+static void test_untraced_layer(void **state)
+{
+    (void)state;
+    static const char *const CASES[][12] = {
+        {"seq", "37", "heads", "4", "kv_heads", "2", "d_model", "16", "rope", "true", "tiles", "8x5"},
+        {"tokens", "a b c d e f | g h", "alibi", "true", "sliding_window", "3", "keep_first", "1", "tiles", "3x4"},
+        {"seq", "20", "batch", "2", "sink_logit", "0.5", "softcap", "2", "causal", "false", "tiles", "64x64"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        attn_config c;
+        attn_error err;
+        attn_trace tr;
+        attn_untraced u;
+        attn_config_init(&c);
+        for (int j = 0; j < 12 && CASES[i][j]; j += 2)
+            if (attn_config_set(&c, CASES[i][j], CASES[i][j + 1], &err)) fail_msg("%s: %s", CASES[i][j], err.msg);
+        assert_int_equal(attn_trace_run(&c, NULL, &tr, &err), ATTN_OK);
+        if (attn_untraced_run(&c, &u, &err)) fail_msg("untraced: %s", err.msg);
+        const attn_tensor *out = attn_trace_find(&tr, "out");
+        for (size_t e = 0; e < out->count; e++) assert_float_equal(u.out[e], out->data[e], 1e-5);
+        free(u.out);
+        attn_trace_free(&tr);
+        attn_config_free(&c);
+    }
+    attn_config c;
+    attn_error err;
+    attn_untraced u;
+    attn_config_init(&c);
+    c.seq = 8;
+    assert_int_equal(attn_untraced_run(&c, &u, &err), ATTN_ERR_CONFIG);
+    assert_non_null(strstr(err.msg, "--tiles"));
+    c.tiles = (attn_tiles){4, 4}, c.past = 2;
+    assert_int_equal(attn_untraced_run(&c, &u, &err), ATTN_ERR_CONFIG);
+    assert_non_null(strstr(err.msg, "--past"));
+    c.past = 0, c.seq = 4096, c.max_bytes = 1e6;
+    assert_int_equal(attn_untraced_run(&c, &u, &err), ATTN_ERR_CONFIG);
+    assert_non_null(strstr(err.msg, "would need about"));
+    attn_config_free(&c);
+}
+
 /* The KV cache with tiles: the prompt's first n − 3 tokens through the
  * untraced prefill, then 3 decoding steps, all tiled: the last logits are the
  * plain full pass's (plain, one row) at its last position. */
@@ -266,6 +310,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiled_equals_plain),
         cmocka_unit_test(test_running_values),
+        cmocka_unit_test(test_untraced_layer),
         cmocka_unit_test(test_shipped_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

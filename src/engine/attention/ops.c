@@ -425,6 +425,11 @@ static float exp_row(const float *restrict x, float *restrict y, int t, float mx
     return sum;
 }
 
+float attn_op_exp_shifted(const float *x, float *y, int t, float mx)
+{
+    return exp_row(x, y, t, mx);
+}
+
 /* Whether every key of mask row m (t) is hidden with −∞. */
 static bool row_fully_masked(const float *m, int t)
 {

@@ -146,6 +146,10 @@ void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, 
 void attn_op_softmax_sink(const float *x, const float *mask, float *y, float *sink, int b, int h, int s, int t,
                           bool guard, float X);
 
+/* y[j] = e^(x[j] − mx) for x[j] ≤ mx, the softmax's vectorised exp (−∞ gives
+ * exactly 0, NaN stays NaN); returns Σ y. x, y: (t). The tiled path's. */
+float attn_op_exp_shifted(const float *x, float *y, int t, float mx);
+
 /* Inverted dropout: y = x / (1 - p) where kept, x·0 where dropped (0, or NaN
  * for a NaN cell, as PyTorch's x·mask/(1-p) gives). Cell i is dropped iff
  * uniform(key, i) < p, so the mask is a pure function of (key, i). */

@@ -18,18 +18,19 @@
  * its product with the values and the running output (BQ × k each), and per
  * row m, ℓ and whether the mask let any key through. */
 typedef struct {
-    float *S, *PV, *O, *m, *l, *alpha;
+    float *S, *P, *PV, *O, *m, *l, *alpha;
     unsigned char *seen;
     void *block;
 } tile_scratch;
 
 static bool scratch_alloc(tile_scratch *w, int bq, int bk, int k)
 {
-    size_t floats = (size_t)bq * bk + 2 * (size_t)bq * k + 3 * (size_t)bq;
+    size_t floats = 2 * (size_t)bq * bk + 2 * (size_t)bq * k + 3 * (size_t)bq;
     w->block = malloc(floats * sizeof(float) + (size_t)bq);
     if (!w->block) return false;
     w->S = w->block;
-    w->PV = w->S + (size_t)bq * bk;
+    w->P = w->S + (size_t)bq * bk;
+    w->PV = w->P + (size_t)bq * bk;
     w->O = w->PV + (size_t)bq * k;
     w->m = w->O + (size_t)bq * k;
     w->l = w->m + bq;
@@ -76,10 +77,10 @@ static void tile_scores(const attn_tiled *a, tile_scratch *w, int bi, int hh, in
 }
 
 /* The online update of every row of the tile, S (rows × cols) in hand:
- *   m′ = max(m, rowmax S);  P = e^(S − m′) (in S);  α = e^(m − m′)
+ *   m′ = max(m, rowmax S);  P = e^(S − m′);  α = e^(m − m′)
  *   ℓ′ = α·ℓ + Σ P;  O′ = α·O + P'·V_j
  * P' is P with dropout's cells dropped (training), P itself otherwise. A row
- * with m′ = −∞ (no visible key yet) is left as it was. */
+ * with m′ = −∞ (no visible key yet) is left as it was (its P is 0). */
 static void tile_update(const attn_tiled *a, tile_scratch *w, int bi, int hh, int i0, int rows, int j0, int cols)
 {
     const attn_config *c = a->c;
@@ -89,25 +90,24 @@ static void tile_update(const attn_tiled *a, tile_scratch *w, int bi, int hh, in
     uint64_t key = drop ? attn_dropout_key(c, "attention") : 0;
     float keep = drop ? 1.0f / (1.0f - c->dropout) : 1.0f, *alpha = w->alpha;
     for (int r = 0; r < rows; r++) {
-        float *row = w->S + (size_t)r * cols, mx = w->m[r];
+        const float *row = w->S + (size_t)r * cols;
+        float *p = w->P + (size_t)r * cols, mx = w->m[r];
         for (int cc = 0; cc < cols; cc++) mx = row[cc] > mx ? row[cc] : mx; /* a NaN is skipped, as the plain max */
         if (mx == -INFINITY) { /* nothing visible yet: the tile changes nothing */
-            memset(row, 0, (size_t)cols * sizeof *row);
+            memset(p, 0, (size_t)cols * sizeof *p);
             alpha[r] = 1.0f;
             continue;
         }
-        float sum = 0.0f;
         alpha[r] = expf(w->m[r] - mx); /* e^(−∞) = 0 for the first visible tile */
-        for (int cc = 0; cc < cols; cc++) sum += row[cc] = expf(row[cc] - mx);
-        w->l[r] = alpha[r] * w->l[r] + sum;
+        w->l[r] = alpha[r] * w->l[r] + attn_op_exp_shifted(row, p, cols, mx);
         w->m[r] = mx;
         if (drop) {
             size_t cell = (((size_t)bi * d->h + hh) * d->s + i0 + r) * d->t + j0;
-            for (int cc = 0; cc < cols; cc++) row[cc] *= attn_uniform(key, cell + cc) < c->dropout ? 0.0f : keep;
+            for (int cc = 0; cc < cols; cc++) p[cc] *= attn_uniform(key, cell + cc) < c->dropout ? 0.0f : keep;
         }
     }
     const float *values = a->values + kv_offset(a, bi, hh) + (size_t)j0 * k;
-    attn_op_weighted_sum(w->S, values, w->PV, 1, 1, rows, cols, k);
+    attn_op_weighted_sum(w->P, values, w->PV, 1, 1, rows, cols, k);
     for (int r = 0; r < rows; r++)
         for (int f = 0; f < k; f++) w->O[(size_t)r * k + f] = alpha[r] * w->O[(size_t)r * k + f] + w->PV[(size_t)r * k + f];
 }
