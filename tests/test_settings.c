@@ -21,7 +21,8 @@
 
 /* Values tried, in order, to find one other than a row's default. */
 static const char *const CANDIDATES[] = {"true", "false", "2", "3", "5", "8", "16", "0.25", "-1e9", "20000",
-                                         "a b | c", "w.safetensors"};
+                                         "a b | c", "w.safetensors",
+                                         "4x3"};
 
 /* A value of row, other than its default, in its formatted form; with
  * must_run, one with which the default configuration still resolves. */

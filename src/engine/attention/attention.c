@@ -409,7 +409,7 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
      *     (tiles.h: the weights above are then only for the pictures);
      *     merge heads (b,s,h·k); out = merged·W_O (b,s,d) */
     if (c->tiles.q) {
-        if ((st = attn_tiles_layer(tr, layer, qh, err))) return st;
+        if ((st = attn_tiles_layer(tr, layer, qh, attn_dropout_key(c, "attention"), err))) return st;
     } else {
         attn_op_weighted_sum(w, T(tr, ATTN_STAGE_V_EXPANDED), T(tr, ATTN_STAGE_CONTEXT), b, h, s, t, k);
     }

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/attention/attention.h"
 #include "engine/attention/ops.h"
 #include "engine/base/rng.h"
 
@@ -87,7 +86,7 @@ static void tile_update(const attn_tiled *a, tile_scratch *w, int bi, int hh, in
     const attn_dims *d = a->d;
     int k = d->k;
     bool drop = c->train && c->dropout > 0.0f;
-    uint64_t key = drop ? attn_dropout_key(c, "attention") : 0;
+    uint64_t key = a->dropout_key;
     float keep = drop ? 1.0f / (1.0f - c->dropout) : 1.0f, *alpha = w->alpha;
     for (int r = 0; r < rows; r++) {
         const float *row = w->S + (size_t)r * cols;
@@ -195,7 +194,7 @@ attn_status attn_tiled_attention(const attn_tiled *a, attn_error *err)
                   : ATTN_OK;
 }
 
-attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, attn_error *err)
+attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, uint64_t dropout_key, attn_error *err)
 {
     const attn_dims *d = &tr->dims;
     const attn_tensor *ke = attn_trace_stage(tr, layer, ATTN_STAGE_K_EXPANDED),
@@ -212,7 +211,8 @@ attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, attn_er
         for (int j = 0; j < d->t; j++) pad[(size_t)bi * d->t + j] = tr->cfg.pad_mask && attn_tokens_is_pad(keys, bi, j);
     attn_tiled a = {.c = &tr->cfg, .d = d, .q = qh, .keys = ke->data, .values = ve->data, .kv_heads = d->h,
                     .kv_stride = (size_t)d->t * d->k, .key_pad = pad, .ctx = ctx->data,
-                    .tile_max = mx ? mx->data : NULL, .tile_sum = mx && sum ? sum->data : NULL};
+                    .tile_max = mx ? mx->data : NULL, .tile_sum = mx && sum ? sum->data : NULL,
+                    .dropout_key = dropout_key};
     attn_status st = attn_tiled_attention(&a, err);
     free(pad);
     return st;

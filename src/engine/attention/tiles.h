@@ -35,6 +35,7 @@
 #define ATTN_TILES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/base/error.h"
 #include "engine/trace/config.h"
@@ -52,6 +53,7 @@ typedef struct {
     float *ctx;             /* (b, h, s, k): out */
     float *tile_max;        /* (b, h, s, T), T = ⌈t / BK⌉: m after each key tile; NULL: not kept */
     float *tile_sum;        /* (b, h, s, T): ℓ after each key tile; NULL: not kept */
+    uint64_t dropout_key;   /* training with dropout: attn_dropout_key(c, "attention") (attention.h) */
 } attn_tiled;
 
 /* The context of a by tiles of c->tiles (BQ × BK). ATTN_ERR_NOMEM when a
@@ -60,7 +62,7 @@ attn_status attn_tiled_attention(const attn_tiled *a, attn_error *err);
 
 /* A traced layer's context by tiles, from its queries qh (b, h, s, k) and its
  * k_expanded, v_expanded, into its context stage, with tile_max and tile_sum
- * when the trace keeps them. */
-attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, attn_error *err);
+ * when the trace keeps them; dropout_key as in attn_tiled. */
+attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, uint64_t dropout_key, attn_error *err);
 
 #endif

@@ -95,7 +95,8 @@ static attn_status compute(const attn_config *c, const attn_dims *d, const unsig
         qh = b[TMP], kh = b[K];
     }
     attn_tiled a = {.c = c, .d = d, .q = qh, .keys = kh, .values = b[VH], .kv_heads = g,
-                    .kv_stride = (size_t)d->t * k, .key_pad = pad, .ctx = b[CTX]};
+                    .kv_stride = (size_t)d->t * k, .key_pad = pad, .ctx = b[CTX],
+                    .dropout_key = attn_dropout_key(c, "attention")};
     attn_status st = attn_tiled_attention(&a, err);
     if (st) return st;
     attn_op_merge_heads(b[CTX], b[Q], d->b, h, d->s, k); /* merged into q's buffer */
