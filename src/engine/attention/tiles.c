@@ -178,7 +178,9 @@ attn_status attn_tiled_attention(const attn_tiled *a, attn_error *err)
     #pragma omp parallel if (tasks > 1 && (double)d->s * d->t * d->k * d->h * d->b > 65536.0)
     {
         tile_scratch w = {0};
-        bool ok = !failed && scratch_alloc(&w, c->tiles.q, c->tiles.k, d->k);
+        /* a tile larger than the sequence holds only what the sequence has */
+        bool ok = !failed && scratch_alloc(&w, c->tiles.q < d->s ? c->tiles.q : d->s,
+                                           c->tiles.k < d->t ? c->tiles.k : d->t, d->k);
         if (!ok) {
             #pragma omp atomic write
             failed = true;

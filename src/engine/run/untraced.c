@@ -58,8 +58,8 @@ attn_status attn_untraced_estimate(const attn_config *cfg, double *bytes, attn_e
     buf_sizes(&d, n);
     for (int i = 0; i < N_BUFS; i++) floats += (double)n[i];
     /* + the pad mask (b, t) and each core's tiles: BQ × BK scores and their exps, 2 BQ × k outputs */
-    *bytes = floats * sizeof(float) + (double)d.b * d.t +
-             attn_ops_cores() * (2.0 * cfg->tiles.q * cfg->tiles.k + 2.0 * cfg->tiles.q * d.k) * sizeof(float);
+    double bq = cfg->tiles.q < d.s ? cfg->tiles.q : d.s, bk = cfg->tiles.k < d.t ? cfg->tiles.k : d.t;
+    *bytes = floats * sizeof(float) + (double)d.b * d.t + attn_ops_cores() * (2 * bq * bk + 2 * bq * d.k) * sizeof(float);
     attn_tokens_free(&tok);
     return ATTN_OK;
 }
