@@ -238,7 +238,13 @@ static void test_untraced_layer(void **state)
     c.tiles = (attn_tiles){4, 4}, c.past = 2;
     assert_int_equal(attn_untraced_run(&c, &u, &err), ATTN_ERR_CONFIG);
     assert_non_null(strstr(err.msg, "--past"));
-    c.past = 0, c.seq = 4096, c.max_bytes = 1e6;
+    /* at scale it holds (b, s, ·) activations, no s × t: 16,384 positions of
+     * d = 256 in under 300 MiB (the traced plain layer: 1 GiB a head a stage) */
+    double bytes = 0;
+    c.past = 0, c.seq = 16384, c.d_model = 256, c.tiles = (attn_tiles){128, 128};
+    assert_int_equal(attn_untraced_estimate(&c, &bytes, &err), ATTN_OK);
+    assert_true(bytes < 300.0 * 1024 * 1024);
+    c.seq = 4096, c.d_model = 32, c.tiles = (attn_tiles){4, 4}, c.max_bytes = 1e6;
     assert_int_equal(attn_untraced_run(&c, &u, &err), ATTN_ERR_CONFIG);
     assert_non_null(strstr(err.msg, "would need about"));
     attn_config_free(&c);
