@@ -5,7 +5,9 @@
  *     → k_expanded, v_expanded → scores → [bias] → [capped_scores] → mask → masked_scores
  *     → weights [, sink_weight] → [weights_dropout] → context → merged → out
  * (in brackets: with a setting — qk_norm or a Qwen3 checkpoint, rope, past,
- * alibi, softcap, sink_logit, training dropout)
+ * alibi, softcap, sink_logit, training dropout). With tiles the context is
+ * tiles.h's, from q, k_expanded and v_expanded tile by tile [→ tile_max,
+ * tile_sum]; the weights are still computed, for the pictures.
  * forward.h runs it as a single-layer trace; model_run.h runs it in every
  * layer of a trained model. */
 #ifndef ATTN_ATTENTION_H

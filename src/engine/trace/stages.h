@@ -41,6 +41,7 @@ typedef struct {
     int k;      /* head dim: d / h, or a checkpoint's head_dim (then h·k may differ from d) */
     int f;      /* a model's MLP width (intermediate_size); 0 without a model */
     int V;      /* a model's vocabulary size; 0 without a model */
+    int T;      /* with tiles BQ × BK: key tiles a query row passes, ⌈t / BK⌉; 0 without */
     bool cross; /* cross-attention: keys/values from the source tokens */
     attn_mode mode; /* resolved: MHA, MQA or GQA */
 } attn_dims;
@@ -86,6 +87,8 @@ typedef enum {
     ATTN_STAGE_WEIGHTS,
     ATTN_STAGE_SINK_WEIGHT,   /* sink_logit */
     ATTN_STAGE_WEIGHTS_DROPOUT,
+    ATTN_STAGE_TILE_MAX,      /* tiles */
+    ATTN_STAGE_TILE_SUM,
     ATTN_STAGE_CONTEXT,
     ATTN_STAGE_MERGED,
     ATTN_STAGE_OUT,
@@ -114,7 +117,8 @@ typedef enum {
     ATTN_PRESENT_QK_GAINS, /* qk_norm = true on one layer: its gains are the layer's weights */
     ATTN_PRESENT_ALIBI,   /* alibi = true */
     ATTN_PRESENT_SOFTCAP, /* softcap > 0 */
-    ATTN_PRESENT_SINK     /* a finite sink_logit */
+    ATTN_PRESENT_SINK,    /* a finite sink_logit */
+    ATTN_PRESENT_TILES    /* tiles BQ × BK set */
 } attn_stage_rule;
 
 /* How the stage's values map to colours. */
@@ -188,6 +192,7 @@ typedef struct {
     bool alibi;   /* bias */
     bool softcap; /* capped_scores */
     bool sink;    /* sink_weight */
+    bool tiles;   /* tile_max, tile_sum */
     int qk_layers; /* layers that keep the stages of one cell per (query, key); 0: every layer */
 } attn_stage_ctx;
 
@@ -216,6 +221,7 @@ typedef struct {
     bool softcap;   /* masked_scores start from capped_scores */
     bool sink;      /* the softmax has a sink logit: rows sum to 1 − p_sink */
     int keep_first; /* keys 0 … N−1 stay visible beside the window */
+    bool tiles;     /* context and out come from the tiled path (FlashAttention) */
 } attn_stage_text;
 
 /* The description and formula as they hold under c: no "/√k" with scale
