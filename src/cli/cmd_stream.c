@@ -17,7 +17,7 @@
 static void usage(void)
 {
     printf("Usage: attnlab stream --model NAME|DIR [--policy all,window,sink] [--window W] [--keep-first N]\n"
-           "                      [--text-file FILE | --text TEXT] [--csv FILE]\n\n"
+           "                      [--text-file FILE | --text TEXT] [--one-text] [--csv FILE]\n\n"
            "Reads a long text with a trained model one token at a time over a KV cache\n"
            "that keeps, by policy (one or more, separated by commas; all three by default):\n"
            "  all     every position: positions as in the text, up to the model's context\n"
@@ -32,7 +32,9 @@ static void usage(void)
            "The text: by default the model's held-out sample (heldout_ids.json), its\n"
            "texts one after the other; --text-file FILE, each non-empty line one text;\n"
            "--text TEXT, one text as `trace --text` reads it. Each text is <s> ... </s>\n"
-           "as in training (--text: <s> only). --csv FILE: position, the next token's id,\n"
+           "as in training (--text: <s> only); --one-text joins them into one, as\n"
+           "StreamingLLM reads a book: the first <s> kept, every later <s> and </s> dropped.\n"
+           "--csv FILE: position, the next token's id,\n"
            "and each policy's loss there (empty where it was not scored).\n");
 }
 
@@ -40,7 +42,7 @@ typedef struct {
     const char *model, *text, *text_file, *csv;
     bool policy[3];
     int window, keep_first;
-    bool help;
+    bool help, one_text;
 } stream_args;
 
 /* "all,window,sink" into a->policy; -1 after one line on stderr. */
@@ -81,6 +83,7 @@ static int parse_one(stream_args *a, const char *f, const char *v)
     const char **str = !strcmp(f, "--model") ? &a->model : !strcmp(f, "--text") ? &a->text
                      : !strcmp(f, "--text-file") ? &a->text_file : !strcmp(f, "--csv") ? &a->csv : NULL;
     if (!strcmp(f, "--help") || !strcmp(f, "-h")) return a->help = true, 0;
+    if (!strcmp(f, "--one-text")) return a->one_text = true, 0;
     if (!str && strcmp(f, "--policy") && strcmp(f, "--window") && strcmp(f, "--keep-first")) {
         fprintf(stderr, "attnlab stream: unknown option '%s' (attnlab stream --help)\n", f);
         return -1;
@@ -268,7 +271,11 @@ static attn_status stream(const stream_args *a, const attn_config *cfg, attn_err
     attn_status st = attn_model_load(cfg->model, &m, err);
     if (st) return st;
     if ((st = attn_model_run_config(&m, cfg, &run, err))) goto out_model;
-    if (!(st = load_text(a, &m, cfg, &ids, &n, what, sizeof what, err))) st = check_policies(a, &m, n, err);
+    if (!(st = load_text(a, &m, cfg, &ids, &n, what, sizeof what, err)) && a->one_text) {
+        attn_stream_join(&m, ids, &n);
+        snprintf(what + strlen(what), sizeof what - strlen(what), ", joined into one text (--one-text)");
+    }
+    if (!st) st = check_policies(a, &m, n, err);
     if (!st) {
         printf("%s: %d tokens, %d predictions: %s\n", m.name, n, n - 1, what);
         printf("context %d positions; window W = %d, keep-first N = %d; RoPE positions re-numbered in the cache\n",

@@ -64,4 +64,9 @@ attn_status attn_stream_heldout(const attn_model *m, int **ids, int *n, int *tex
  * after it. */
 attn_status attn_stream_lines(const attn_model *m, const char *text, int **ids, int *n, int *texts, attn_error *err);
 
+/* The texts of ids (n) joined into one, as StreamingLLM reads a book: the
+ * first token kept, every later BOS and every EOS (m's) dropped, in place;
+ * *n receives the new length. */
+void attn_stream_join(const attn_model *m, int *ids, int *n);
+
 #endif

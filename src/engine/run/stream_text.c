@@ -84,3 +84,11 @@ attn_status attn_stream_lines(const attn_model *m, const char *text, int **ids, 
     if (st) free(*ids), *ids = NULL, *n = 0;
     return st;
 }
+
+void attn_stream_join(const attn_model *m, int *ids, int *n)
+{
+    int kept = *n ? 1 : 0;
+    for (int i = 1; i < *n; i++)
+        if (ids[i] != m->cfg.bos && ids[i] != m->cfg.eos && ids[i] != attn_tokenizer_bos(m->tok)) ids[kept++] = ids[i];
+    *n = kept;
+}
