@@ -195,9 +195,13 @@ static void print_mean(const double *loss, int from, int to)
 static void print_means(const stream_args *a, const attn_model *m, double *const *loss, int n, int fill)
 {
     int ctx = m->cfg.max_pos < n - 1 ? m->cfg.max_pos : n - 1;
-    printf("\nmean loss, nats per token (how many positions):\n");
-    printf("%-8s %6s  %22s  %22s  %22s\n", "policy", "cache", "every position", "", "");
-    printf("%-8s %6s  %22s  %16s %-5d  %14s %d..%-5d\n", "", "", "", "from", fill, "from", fill, ctx - 1);
+    char from[32], within[32];
+    snprintf(from, sizeof from, "from %d", fill);
+    if (fill < ctx) snprintf(within, sizeof within, "%d..%d", fill, ctx - 1);
+    else snprintf(within, sizeof within, "%d..%d: none", fill, ctx - 1);
+    printf("\nmean loss, nats per token (positions counted), over every position, after the caches first\n"
+           "fill (%s), and there within the model's context (%s):\n", from, within);
+    printf("%-8s %6s  %22s  %22s  %22s\n", "policy", "cache", "every position", from, within);
     for (int p = 0; p < 3; p++) {
         if (!a->policy[p]) continue;
         attn_stream_opts o = {(attn_stream_policy)p, a->window, p == ATTN_STREAM_SINK ? a->keep_first : 0};
