@@ -94,6 +94,17 @@ check("--text-file: two texts, each ended by </s> (2), the second begun by <s> (
 r = expect(["stream", "--model", "tang", "--text-file", lines, "--one-text", "--policy", "all"], 0,
            "25 tokens", stream="stdout")
 
+# ---- a --text past the context: all stops at 128 and says so, window and sink read on ----
+LONG = "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。|" * 9  # 9 × 25 + <s> = 226 tokens, '|' a character
+far = os.path.join(TMP, "far.csv")
+r = run(["stream", "--model", "tang", "--text", LONG, "--window", "32", "--keep-first", "4", "--csv", far])
+rows = read_csv(far) if os.path.exists(far) else []
+check("a long --text: exit 0, one note on stderr that all stops at the context",
+      r.returncode == 0 and common.one_line(r) and b"positions 128..224 are not scored" in r.stderr, r.stderr)
+check("a long --text: all scored up to position 127, window and sink to the end",
+      len(rows) == 226 and all(x[2] for x in rows[1:129]) and not any(x[2] for x in rows[129:]) and
+      all(x[3] and x[4] for x in rows[1:]), rows[127:131])
+
 # ---- refusals: one line, exit 2 ----
 REFUSED = [
     (["--window", "0"], "--window 0"),

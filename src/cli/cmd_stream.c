@@ -13,6 +13,7 @@
 #include "engine/model/model.h"
 #include "engine/model/model_run.h"
 #include "engine/run/stream.h"
+#include "engine/tokenizer/tokenizer.h"
 
 static void usage(void)
 {
@@ -31,11 +32,11 @@ static void usage(void)
            "and there up to the model's context, where everything kept is still read.\n"
            "The text: by default the model's held-out sample (heldout_ids.json), its\n"
            "texts one after the other; --text-file FILE, each non-empty line one text;\n"
-           "--text TEXT, one text as `trace --text` reads it. Each text is <s> ... </s>\n"
-           "as in training (--text: <s> only); --one-text joins them into one, as\n"
+           "--text TEXT, one text of any length. Each text is <s> ... </s> as in training\n"
+           "(--text: <s> only, as a trace reads it); --one-text joins them into one, as\n"
            "StreamingLLM reads a book: the first <s> kept, every later <s> and </s> dropped.\n"
-           "--csv FILE: position, the next token's id,\n"
-           "and each policy's loss there (empty where it was not scored).\n");
+           "--csv FILE: one row per prediction: the position, the next token's id and\n"
+           "each policy's loss there (empty where it was not scored).\n");
 }
 
 typedef struct {
@@ -122,19 +123,13 @@ static int parse_args(int argc, char **argv, stream_args *a)
 
 /* The text's token ids: --text as a trace reads it, --text-file's lines, or
  * the model's held-out sample; *what says which. */
-static attn_status load_text(const stream_args *a, const attn_model *m, const attn_config *cfg, int **ids, int *n,
-                             char *what, size_t size, attn_error *err)
+static attn_status load_text(const stream_args *a, const attn_model *m, int **ids, int *n, char *what, size_t size,
+                             attn_error *err)
 {
     int texts = 0;
     attn_status st;
-    if (a->text) {
-        attn_tokens tok;
-        if ((st = attn_model_tokenize(m, cfg, &tok, ids, err))) return st;
-        *n = tok.len;
-        texts = tok.rows;
-        attn_tokens_free(&tok);
-        if (texts != 1) free(*ids), *ids = NULL;
-        if (texts != 1) return attn_fail(err, ATTN_ERR_CONFIG, "--text: %d rows; give one text", texts);
+    if (a->text) { /* one text of any length, '|' included: not split into rows as a trace's */
+        if ((st = attn_tokenizer_encode(m->tok, a->text, true, ids, n, err))) return st;
         snprintf(what, size, "--text");
         return ATTN_OK;
     }
@@ -275,7 +270,7 @@ static attn_status stream(const stream_args *a, const attn_config *cfg, attn_err
     attn_status st = attn_model_load(cfg->model, &m, err);
     if (st) return st;
     if ((st = attn_model_run_config(&m, cfg, &run, err))) goto out_model;
-    if (!(st = load_text(a, &m, cfg, &ids, &n, what, sizeof what, err)) && a->one_text) {
+    if (!(st = load_text(a, &m, &ids, &n, what, sizeof what, err)) && a->one_text) {
         attn_stream_join(&m, ids, &n);
         snprintf(what + strlen(what), sizeof what - strlen(what), ", joined into one text (--one-text)");
     }
