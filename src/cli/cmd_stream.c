@@ -121,7 +121,7 @@ static int parse_args(int argc, char **argv, stream_args *a)
     return CLI_OK;
 }
 
-/* The text's token ids: --text as a trace reads it, --text-file's lines, or
+/* The text's token ids: --text (BOS first), --text-file's lines, or
  * the model's held-out sample; *what says which. */
 static attn_status load_text(const stream_args *a, const attn_model *m, int **ids, int *n, char *what, size_t size,
                              attn_error *err)
@@ -148,7 +148,7 @@ static attn_status load_text(const stream_args *a, const attn_model *m, int **id
 }
 
 /* Refuses what cannot be measured, before anything runs: each policy's W and
- * N, and a text the evicting policies' caches would hold whole. */
+ * N, and a text too short for any prediction to follow an eviction. */
 static attn_status check_policies(const stream_args *a, const attn_model *m, int n, attn_error *err)
 {
     if (n < 2) return attn_fail(err, ATTN_ERR_CONFIG, "the text is %d token%s: nothing to predict", n,
@@ -159,9 +159,9 @@ static attn_status check_policies(const stream_args *a, const attn_model *m, int
         attn_status st = attn_stream_check(m, &o, err);
         if (st) return st;
         int size = attn_stream_cache_size(&o, n);
-        if (p != ATTN_STREAM_ALL && n <= size)
-            return attn_fail(err, ATTN_ERR_CONFIG, "the text's %d tokens fit %s's cache of %d positions: nothing "
-                             "would be evicted (a longer text, or a smaller --window)", n,
+        if (p != ATTN_STREAM_ALL && n - 1 <= size) /* the token read at i ≥ size is the first after an eviction */
+            return attn_fail(err, ATTN_ERR_CONFIG, "the text's %d tokens fit %s's cache of %d positions: no "
+                             "prediction would follow an eviction (a longer text, or a smaller --window)", n,
                              attn_stream_policy_name((attn_stream_policy)p), size);
     }
     return ATTN_OK;
@@ -276,7 +276,9 @@ static attn_status stream(const stream_args *a, const attn_config *cfg, attn_err
     }
     if (!st) st = check_policies(a, &m, n, err);
     if (!st) {
-        printf("%s: %d tokens, %d predictions: %s\n", m.name, n, n - 1, what);
+        printf("%s: %d tokens, %d predictions: ", m.name, n, n - 1);
+        cli_term_put(stdout, what); /* a file's name: no escape sequence of its own reaches the terminal */
+        printf("\n");
         printf("context %d positions; window W = %d, keep-first N = %d; RoPE positions re-numbered in the cache\n",
                m.cfg.max_pos, a->window, a->keep_first);
         fflush(stdout);
