@@ -66,22 +66,20 @@ static bool press(fixture *f, app_action act, int arg)
 }
 
 /* Scrolls the panel until the hit is on screen, then clicks it: the text part
- * and the docked quizzes scroll apart, so every pair of places, 40 px apart
- * and each part's end (the frame keeps a scroll in range, so past the end is
- * the end). */
+ * and the docked quizzes scroll apart (a hit is in one or the other), so the
+ * text from its top to its end, 40 px at a time, then the dock the same way
+ * (the frame keeps a scroll in range, so past the end is the end). */
 static void press_visible(fixture *f, app_action act, int arg)
 {
     app_player *p = &f->app.lesson;
-    for (int d = 0;; d += 40) {
-        for (int t = 0;; t += 40) {
-            p->dock_scroll = d;
-            p->scroll = t;
+    for (int part = 0; part < 2; part++)
+        for (int at = 0;; at += 40) {
+            p->scroll = part ? 0 : at;
+            p->dock_scroll = part ? at : 0;
             draw(f);
             if (press(f, act, arg)) return;
-            if (t > p->content_h) break;
+            if (at > (part ? p->dock_h : p->content_h)) break;
         }
-        if (d > p->dock_h) break;
-    }
     fail_msg("no button for action %d arg %d on step %d of %s", act, arg, p->step + 1, p->name);
 }
 
