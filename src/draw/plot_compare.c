@@ -98,7 +98,7 @@ static double arrangement(draw_list *dl, const app_state *app, const app_view_sl
         L->p[k] = (app_rect){r.x, r.y + u * 3 / 2, r.w - u, r.h - u * 3 / 2 - (kind == SIDE_BY_SIDE ? 0 : u / 2)};
         /* row labels on the panes at the left edge; a colour bar on the toggled and the difference */
         bool left = kind == STACKED || k == 0 || (kind == TWO_OVER_ONE && k == 2);
-        L->opts[k] = (draw_plot_opts){true, !left, k > 0, k, 0, 0, 0, NULL, 0, 0, false};
+        L->opts[k] = (draw_plot_opts){true, !left, k > 0, k, 0, 0, 0, NULL, 0, 0, false, NULL, 0};
     }
     double cell = -1;
     *cw = 1e9;

@@ -101,7 +101,7 @@ void draw_plot_grid(draw_list *dl, const app_state *app, app_rect box)
         snprintf(buf, sizeof buf, _("head %d · kv %d%s"), hh, kv, cur ? " ◀" : "");
         draw_text_fit(dl, buf, px + u / 2, py, pw - u, gc);
         /* token labels where a thumbnail has room for them (its cells a line tall) */
-        draw_plot_opts o = {thumb_labels(inner, &hv, u), false, false, 0, app->generation, 0, 0, NULL, 0, 0, false};
+        draw_plot_opts o = {thumb_labels(inner, &hv, u), false, false, 0, app->generation, 0, 0, NULL, 0, 0, false, NULL, 0};
         int a = draw_plot_heatmap(dl, app, &app->trace, &hv, &sc, inner, &o);
         if (a >= 0) {
             app_rect r = dl->layout->areas[a].r;
