@@ -294,6 +294,9 @@ attn_status app_alt_run(const attn_trace *tr, const struct attn_model *model, in
         /* TRANSLATORS: %s: what the compare view toggles ("causal mask") */
         return attn_fail(err, ATTN_ERR_CONFIG, _("cross-attention has no %s to toggle: its keys are the source"),
                          app_compare_name(compare));
+    if (!strcmp(attn_compare_at(compare)->name, "keep_first") && !tr->cfg.sliding_window)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s",
+                         _("the kept first keys stand beside a sliding window: set one first (w, or --sliding-window W)"));
     if ((st = attn_config_copy(&c, &tr->cfg, err))) return st;
     attn_inputs in;
     attn_inputs_from_trace(tr, &in);

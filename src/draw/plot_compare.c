@@ -79,7 +79,7 @@ enum { SIDE_BY_SIDE, STACKED, TWO_OVER_ONE, N_ARRANGEMENTS };
 /* The layout of one arrangement; returns its cell height (-1: nothing fits)
  * and *cw, its cell width. */
 static double arrangement(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, int kind,
-                          compare_layout *L, double *cw)
+                          compare_layout *L, double *cw, int sink_w)
 {
     int u = draw_line_h(dl), hh = box.h / 2, lw = 0, lh, aw, ah;
     bool turned;
@@ -96,6 +96,7 @@ static double arrangement(draw_list *dl, const app_state *app, const app_view_sl
                                          : (app_rect){box.x, box.y + hh, box.w, hh};
         L->pane[k] = r;
         L->p[k] = (app_rect){r.x, r.y + u * 3 / 2, r.w - u, r.h - u * 3 / 2 - (kind == SIDE_BY_SIDE ? 0 : u / 2)};
+        L->p[k].w -= sink_w; /* measured without the sink column draw_plot_heatmap takes off its box */
         /* row labels on the panes at the left edge; a colour bar on the toggled and the difference */
         bool left = kind == STACKED || k == 0 || (kind == TWO_OVER_ONE && k == 2);
         L->opts[k] = (draw_plot_opts){true, !left, k > 0, k, 0, 0, 0, NULL, 0, 0, false, NULL, 0};
@@ -113,13 +114,14 @@ static double arrangement(draw_list *dl, const app_state *app, const app_view_sl
     return cell;
 }
 
-static void arrange(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, compare_layout *best)
+static void arrange(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, compare_layout *best,
+                    int sink_w)
 {
     int u = draw_line_h(dl), numbers_w = draw_text_w(dl, "−0.00") + 6;
     double best_score = -1;
     for (int kind = 0; kind < N_ARRANGEMENTS; kind++) {
         compare_layout L;
-        double cw, ch = arrangement(dl, app, a, box, kind, &L, &cw);
+        double cw, ch = arrangement(dl, app, a, box, kind, &L, &cw, sink_w);
         if (ch <= 0) continue;
         bool numbers = ch >= u + 2 && cw >= numbers_w;
         if (!numbers) cw = ch; /* square cells unless wider ones show the numbers */
@@ -133,7 +135,40 @@ static void arrange(draw_list *dl, const app_state *app, const app_view_slice *a
             }
         }
     }
-    if (best_score < 0) arrangement(dl, app, a, box, SIDE_BY_SIDE, best, &(double){0});
+    if (best_score < 0) arrangement(dl, app, a, box, SIDE_BY_SIDE, best, &(double){0}, sink_w);
+    for (int k = 0; k < 3; k++) best->p[k].w += sink_w; /* draw_plot_heatmap takes it off again */
+}
+
+/* The weights with a learned sink on one side or both: each pane's sink
+ * column (a missing one is all 0: no sink, no share), and in the difference
+ * pane where the weight went, toggled − configured, on the difference's
+ * scale; every row of the difference, sink included, sums to 0. */
+typedef struct {
+    app_slice col[3];
+    bool any;
+} compare_sinks;
+
+static void sinks_make(draw_list *dl, const app_state *app, const app_view_slice *a, const app_view_slice *b,
+                       compare_sinks *S)
+{
+    bool has[2] = {draw_plot_sink_slice(&app->trace, a, &S->col[0]), b && draw_plot_sink_slice(&app->alt, b, &S->col[1])};
+    S->any = has[0] || has[1];
+    if (!S->any || !b) return;
+    float *d = draw_list_floats(dl, (size_t)a->slice.rows);
+    if (!d) return;
+    for (int i = 0; i < a->slice.rows; i++) {
+        float x = has[0] && i < S->col[0].rows ? app_slice_at(&S->col[0], i, 0) : 0.0f;
+        float y = has[1] && i < S->col[1].rows ? app_slice_at(&S->col[1], i, 0) : 0.0f;
+        d[i] = y - x;
+    }
+    for (int k = 0; k < 2; k++)
+        if (!has[k]) S->col[k] = (app_slice){d, 0, 1, 1, 1, NULL, 0, 0}; /* rows 0: no column */
+    S->col[2] = (app_slice){d, a->slice.rows, 1, 1, 1, NULL, 0, 0};
+}
+
+static void sink_opts(draw_plot_opts *o, const compare_sinks *S, int k)
+{
+    if (S->any && S->col[k].rows > 0) o->sink = &S->col[k], o->sink_row0 = 0;
 }
 
 void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box)
@@ -166,15 +201,19 @@ void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box)
     /* the three panes side by side, stacked, or two above the difference:
      * whichever lets numbers fit in the cells, else gives the largest cells */
     compare_layout L;
-    arrange(dl, app, &a, box, &L);
+    compare_sinks S = {0};
+    bool alt_ok = app->has_alt && !app_view_make(&app->alt, stage, app->view.batch, app->view.head, &b) &&
+                  b.slice.rows == a.slice.rows && b.slice.cols == a.slice.cols;
+    sinks_make(dl, app, &a, alt_ok ? &b : NULL, &S);
+    arrange(dl, app, &a, box, &L, S.any ? draw_plot_sink_width(dl) : 0);
     app_rect *pane = L.pane, *p = L.p;
     app_scale sc = app->scale_head && a.head_axis ? app_view_slice_scale(a.tensor, &a.slice) : app_scale_of(app, a.tensor);
     draw_plot_opts o = L.opts[0];
     o.generation = app->generation;
+    sink_opts(&o, &S, 0);
     draw_text_fit(dl, _("as configured"), pane[0].x, pane[0].y, pane[0].w - u, DRAW_TEXT_DIM);
     draw_plot_heatmap(dl, app, &app->trace, &a, &sc, p[0], &o);
-    if (!app->has_alt || app_view_make(&app->alt, stage, app->view.batch, app->view.head, &b) ||
-        b.slice.rows != a.slice.rows || b.slice.cols != a.slice.cols) {
+    if (!alt_ok) {
         draw_text_fit(dl, app_busy(app, NULL, NULL, NULL) ? _("computing the toggled version…")
                                                            : _("no toggled version to show (see the status line)"),
                     pane[1].x, pane[1].y, box.x + box.w - pane[1].x, DRAW_TEXT_DIM);
@@ -184,12 +223,17 @@ void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box)
     draw_text_fit(dl, buf, pane[1].x, pane[1].y, pane[1].w - u, DRAW_TEXT_DIM);
     o = L.opts[1];
     o.generation = app->generation;
+    sink_opts(&o, &S, 1);
     draw_plot_heatmap(dl, app, &app->alt, &b, &sc, p[1], &o);
 
     app_view_slice dview = a;
     app_scale dsc;
     int rounded, changed = difference(dl, &a.slice, &b.slice, &dview.slice, &dsc, &rounded);
     if (changed < 0) return;
+    for (int i = 0; S.any && i < S.col[2].rows; i++) { /* the sink's change on the same scale */
+        float x = fabsf(app_slice_at(&S.col[2], i, 0));
+        if (isfinite(x) && x > dsc.hi) dsc.hi = x, dsc.lo = -x;
+    }
     const char *title = changed   ? _("difference (toggled − configured)")
                         : rounded ? _("difference: no change (|Δ| ≤ 1e-6 · max|x|, float rounding, drawn as 0)")
                                   : _("difference: no change, the toggle changes nothing here");
@@ -197,6 +241,7 @@ void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box)
         title = changed ? _("toggled − configured") : _("difference: no change");
     draw_text_fit(dl, title, pane[2].x, pane[2].y, pane[2].w - u, DRAW_TEXT_DIM);
     o = L.opts[2];
+    sink_opts(&o, &S, 2);
     /* the scratch buffer's contents change with the head: never reuse its picture */
     o.generation = app->generation ^ 0x80000000u ^ (unsigned)(app->view.head * 7919 + app->view.batch * 104729 + app->view.compare);
     draw_plot_heatmap(dl, app, &app->trace, &dview, &dsc, p[2], &o);
