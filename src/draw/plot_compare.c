@@ -15,6 +15,7 @@ static int toggle_chips(draw_list *dl, const app_state *app, int x, int y, int x
 {
     int u = draw_line_h(dl);
     for (int t = 0; t < attn_compare_count(); t++) {
+        if (!app_compare_offered(app, t)) continue; /* the others while in use, or by t */
         const char *nm = app_compare_name(t);
         int tw = draw_text_w(dl, nm) + u;
         bool on = app->view.compare == t;
