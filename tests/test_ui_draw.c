@@ -724,10 +724,13 @@ static void test_sink_column(void **state)
     build(f);
     check_layout(f);
     assert_int_equal(f->app.layout.n_areas, 3);
-    int sinks = 0;
+    int sinks = 0, labels = 0;
+    for (int i = 0; i < f->app.layout.n_hits; i++)
+        sinks += f->app.layout.hits[i].tip && !strncmp(f->app.layout.hits[i].tip, "sink: ", 6);
     for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
-        sinks += c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(&f->dl, c), "sink");
+        labels += c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(&f->dl, c), "sink");
     assert_int_equal(sinks, 2); /* configured and difference; the toggled pane has no sink */
+    assert_true(labels >= 1);   /* a pane under another reads the label above it */
     assert_true(has_text(&f->dl, "sink logit"));
 }
 

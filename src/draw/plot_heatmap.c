@@ -660,7 +660,8 @@ static void sink_column(draw_list *dl, const draw_plot_placed *p, const draw_plo
     dashed_frame(dl, col, DRAW_WHITE);
     /* TRANSLATORS: the label of the sink column left of the weights: the learned sink logit, not a key */
     const char *lab = _("sink");
-    draw_text(dl, lab, x + (sw - draw_text_w(dl, lab)) / 2, p->r.y - u - u / 4, DRAW_ACCENT);
+    if (!o->no_col_labels) /* a pane under another reads that one's column labels, this one's too */
+        draw_text(dl, lab, x + (sw - draw_text_w(dl, lab)) / 2, p->r.y - u - u / 4, DRAW_ACCENT);
     /* TRANSLATORS: the tooltip of the sink column */
     app_layout_hit_tip(dl->layout, col, APP_ACT_NONE, 0, _("sink: the share of the sink logit, not a key; "
                                                             "a row's weights and its sink sum to 1"));
