@@ -56,6 +56,13 @@ bool draw_stage_note(const app_state *app, const attn_tensor *t, char *buf, size
         return true;
     case ATTN_STAGE_WEIGHTS:
     case ATTN_STAGE_WEIGHTS_DROPOUT:
+        if (isinf(c->sink_logit) && c->keep_first > 0 && c->sliding_window > 0) {
+            /* TRANSLATORS: StreamingLLM: N first keys kept beside a sliding window of W */
+            snprintf(buf, size, _("kept first keys: %d, beside a window of %d: every query still sees them "
+                                  "(the unhatched columns left of its window)"),
+                     c->keep_first, c->sliding_window);
+            return true;
+        }
         if (isinf(c->sink_logit)) return false;
         /* TRANSLATORS: the sink logit X of the trace shown; "sink" is the sink column's label */
         snprintf(buf, size, _("sink logit X = %g: the column “sink” is not a key; with it each row sums to 1"),
