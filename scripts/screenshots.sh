@@ -15,6 +15,10 @@ mkdir -p "$D"
 "$A" render --stage q --head 2 -o "$D/q-head-blocks.png"
 "$A" render --view geometry --d-model 2 --heads 1 --seed 9 --tokens "你 是 一 只 猫 娘" --no-causal --row 4 -o "$D/geometry-2d.png"
 "$A" render --view geometry --rope --row 5 -o "$D/geometry-pca-rope.png"
+# issue 33's settings: the sink column, where its weight came from, ALiBi's bias of one head
+"$A" render --sink-logit 0.5 --stage weights -o "$D/weights-sink.png"
+"$A" render --sink-logit 0.5 --view compare --compare sink -o "$D/compare-sink.png"
+"$A" render --alibi --stage bias --head 1 -o "$D/bias-alibi.png"
 "$A" render --pad-side left --mask-value -1e9 --batch-index 1 --row 1 -o "$D/pitfall-finite-fill.png"
 "$A" render --pad-side left --no-softmax-guard --batch-index 1 --row 4 -o "$D/pitfall-nan-rows.png"
 # a trained model: one head, and every layer × every head

@@ -92,7 +92,7 @@ static void keys_change_settings(void **state)
     assert_true(app->generation != gen);
     assert_string_equal(app->status, "causal mask off");
     long maps = app->arena->maps, lends = app->arena->lends;
-    app_key(app, 'c', APP_MOD_SHIFT); /* shift does not matter to c */
+    app_key(app, 'c', 0); /* (Shift+C is soft-capping: keys_reach_the_new_settings) */
     assert_int_equal(app->cfg.causal, ATTN_CAUSAL_ON);
     /* a toggle recomputes the same shape in the memory of the trace it replaced */
     assert_int_equal(app->arena->maps, maps);
@@ -141,6 +141,63 @@ static void sliding_window_key(void **state)
     const app_key_binding *b = app_keys_find(APP_KEYS_VIEW, 'w', 0);
     assert_non_null(b);
     assert_non_null(b->help);
+}
+
+/* The settings of issue 33 from the keyboard: Shift and a letter steps each
+ * (the letter alone does what it did), the trace records its stages, and the
+ * compare view shows the weights with and without each. */
+static void keys_reach_the_new_settings(void **state)
+{
+    app_state *app = *state;
+    assert_true(app_key(app, 'a', APP_MOD_SHIFT)); /* A: ALiBi */
+    assert_true(app->trace.cfg.alibi);
+    assert_non_null(attn_trace_find(&app->trace, "bias"));
+    assert_int_equal(app->view.mode, LESSON_VIEW_SINGLE); /* not the arrows of a */
+    assert_true(app_key(app, 'c', APP_MOD_SHIFT)); /* C: soft-capping, off → 5 */
+    assert_true(app->trace.cfg.softcap == 5.0);
+    assert_int_equal(app->cfg.causal, ATTN_CAUSAL_ON); /* c alone is the causal mask */
+    assert_non_null(attn_trace_find(&app->trace, "capped_scores"));
+    assert_true(app_key(app, 'n', APP_MOD_SHIFT)); /* N: QK-norm */
+    assert_true(app->trace.cfg.qk_norm);
+    assert_non_null(attn_trace_find(&app->trace, "q_norm"));
+    assert_true(app_key(app, 'x', APP_MOD_SHIFT)); /* X: the sink logit, off → 0 */
+    assert_true(app->trace.cfg.sink_logit == 0.0f);
+    assert_false(app->trace.dims.cross); /* not cross-attention's x */
+    assert_non_null(attn_trace_find(&app->trace, "sink_weight"));
+    /* K with no window: the kept first key beside a window of 3 */
+    assert_int_equal(app->trace.cfg.sliding_window, 0);
+    assert_true(app_key(app, 'k', APP_MOD_SHIFT));
+    assert_int_equal(app->trace.cfg.keep_first, 1);
+    assert_int_equal(app->trace.cfg.sliding_window, 3);
+    assert_false(app->status_error);
+    assert_false(app_decoding(app)); /* not the decoding of k */
+    /* the window stepped off takes the kept keys with it: 3 → 4 → off */
+    app_key(app, 'w', 0);
+    app_key(app, 'w', 0);
+    assert_int_equal(app->trace.cfg.sliding_window, 0);
+    assert_int_equal(app->trace.cfg.keep_first, 0);
+    assert_false(app->status_error);
+    /* every new toggle of the compare view: the weights beside the other value */
+    static const char *const kinds[] = {"alibi", "softcap", "qk_norm", "sink"};
+    for (int k = 0; k < 4; k++) {
+        int t = attn_compare_find(kinds[k]);
+        assert_true(t >= 0);
+        app_do(app, APP_ACT_COMPARE_WITH, t);
+        assert_int_equal(app->view.mode, LESSON_VIEW_COMPARE);
+        assert_true(app->has_alt);
+        assert_true(app_compare_offered(app, t));
+    }
+    assert_true(isinf(app->alt.cfg.sink_logit)); /* sink X = 0 beside no sink */
+    assert_null(attn_trace_find(&app->alt, "sink_weight"));
+    /* the kept first keys without a window: one line, no toggled trace */
+    int kf = attn_compare_find("keep_first");
+    assert_false(app_compare_offered(app, kf) && app->view.compare != kf);
+    app_do(app, APP_ACT_COMPARE_WITH, kf);
+    assert_false(app->has_alt);
+    assert_true(app->status_error);
+    assert_non_null(strstr(app->status, "sliding window"));
+    for (int i = 0; i < app_n_keys; i++) /* each has its line in the help */
+        if (app_keys[i].action == APP_ACT_CYCLE) assert_non_null(app_keys[i].help);
 }
 
 /* A trace of three layers: , and . change the layer on the same stage, the
@@ -1167,6 +1224,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(settings_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(presenter_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(sliding_window_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(keys_reach_the_new_settings, setup, teardown),
         cmocka_unit_test(layers_in_the_window),
         cmocka_unit_test_setup_teardown(token_editor_edits_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_for_the_window, setup, teardown),

@@ -640,6 +640,134 @@ static void test_cycle_chip(void **state)
         if (app_keys[i].help_keys) assert_true(has_text(&f->dl, app_keys[i].help_keys));
 }
 
+/* ---- the settings of issue 33 ---- */
+
+static int setup_sink(void **state)
+{
+    static const char *const kv[] = {"sink_logit", "0.5", NULL};
+    return setup_with(state, kv);
+}
+
+static int setup_alibi(void **state)
+{
+    static const char *const kv[] = {"alibi", "true", "softcap", "5", NULL};
+    return setup_with(state, kv);
+}
+
+static void show(fixture *f, const char *stage)
+{
+    const attn_tensor *t = attn_trace_find(&f->app.trace, stage);
+    assert_non_null(t);
+    assert_true(app_do(&f->app, APP_ACT_STAGE, (int)(t - f->app.trace.tensors)));
+    build(f);
+    check_list(f);
+    check_layout(f);
+}
+
+/* The texts drawn inside r that hold a number ("0.38"). */
+static int numbers_in(const draw_list *dl, app_rect r)
+{
+    int n = 0;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        n += c->kind == DRAW_CMD_TEXT && inside(c->r, r) && strchr(draw_cmd_text(dl, c), '.');
+    return n;
+}
+
+static const app_hit *tip_hit(const fixture *f, const char *start)
+{
+    for (int i = 0; i < f->app.layout.n_hits; i++)
+        if (f->app.layout.hits[i].tip && !strncmp(f->app.layout.hits[i].tip, start, strlen(start)))
+            return &f->app.layout.hits[i];
+    return NULL;
+}
+
+/* The weights with a learned sink: a column "sink" left of the keys with each
+ * query row's p_sink, which is not a cell of the matrix (no area takes it),
+ * in the rows' places, so that the row with it sums to 1. */
+static void test_sink_column(void **state)
+{
+    fixture *f = *state;
+    show(f, "weights");
+    assert_int_equal(f->app.layout.n_areas, 1);
+    app_rect keys = f->app.layout.areas[0].r;
+    const app_hit *h = tip_hit(f, "sink: ");
+    assert_non_null(h);
+    assert_true(h->r.x + h->r.w <= keys.x); /* left of the keys */
+    assert_true(h->r.y == keys.y && h->r.h <= keys.h);
+    assert_int_equal(numbers_in(&f->dl, h->r), f->app.trace.dims.s); /* a p_sink in each row */
+    bool label = false;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        label |= c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(&f->dl, c), "sink") && c->r.x >= h->r.x &&
+                 c->r.y + c->r.h <= keys.y;
+    assert_true(label);
+    assert_true(has_text(&f->dl, "sink logit X = 0.5: the column “sink” is not a key; with it each row sums to 1"));
+    assert_true(has_text(&f->dl, "X  sink logit 0.5")); /* its chip, lit */
+    /* row 0 of head 0: its keys and its sink make 1 */
+    app_view_slice w, sw;
+    assert_int_equal(app_view_make(&f->app.trace, "weights", 0, 0, &w), 0);
+    assert_int_equal(app_view_make(&f->app.trace, "sink_weight", 0, 0, &sw), 0);
+    double sum = app_slice_at(&sw.slice, 0, 0);
+    for (int j = 0; j < w.slice.cols; j++) sum += app_slice_at(&w.slice, 0, j);
+    assert_float_equal(sum, 1.0, 1e-5);
+    /* sink_weight itself: rows are the heads, columns the queries */
+    show(f, "sink_weight");
+    assert_true(has_text(&f->dl, "h0") && has_text(&f->dl, "h3"));
+    assert_false(has_text(&f->dl, "c0"));
+    bool rows = false;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        rows |= c->kind == DRAW_CMD_TEXT && strstr(draw_cmd_text(&f->dl, c), "rows: heads h, columns: queries i");
+    assert_true(rows);
+    /* the compare view with the sink off: a column in the configured pane and where its weight went */
+    show(f, "weights");
+    app_do(&f->app, APP_ACT_COMPARE_WITH, attn_compare_find("sink"));
+    assert_true(f->app.has_alt);
+    build(f);
+    check_layout(f);
+    assert_int_equal(f->app.layout.n_areas, 3);
+    int sinks = 0, labels = 0;
+    for (int i = 0; i < f->app.layout.n_hits; i++)
+        sinks += f->app.layout.hits[i].tip && !strncmp(f->app.layout.hits[i].tip, "sink: ", 6);
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        labels += c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(&f->dl, c), "sink");
+    assert_int_equal(sinks, 2); /* configured and difference; the toggled pane has no sink */
+    assert_true(labels >= 1);   /* a pane under another reads the label above it */
+    assert_true(has_text(&f->dl, "sink logit"));
+}
+
+/* ALiBi's bias on its head's own scale, from −m_h·(t − 1) to 0, with m_h
+ * written out; the cap C under capped_scores' formula. */
+static void test_bias_and_cap(void **state)
+{
+    fixture *f = *state;
+    app_do(&f->app, APP_ACT_HEAD, 2);
+    show(f, "bias");
+    assert_true(has_text(&f->dl, "head 2 of 4: m = 2^(−8·3/4) = 0.01562, so bias = −0.01562·|i − j|; colours: this head's own"));
+    const draw_cmd *hm = heatmap_of(&f->dl, &f->app.layout.areas[0]);
+    assert_non_null(hm);
+    assert_true(hm->heat.scale.hi == 0.0f);
+    assert_float_equal(hm->heat.scale.lo, -0.015625 * 5, 1e-6); /* 6 tokens: the farthest key is 5 away */
+    assert_true(has_text(&f->dl, "A  ALiBi on") && has_text(&f->dl, "C  softcap 5"));
+    show(f, "capped_scores");
+    assert_true(has_text(&f->dl, "C = 5: capped = 5·tanh(s/5), always between −5 and 5; small scores stay nearly as they "
+                                 "were"));
+    /* the settings off: in the menu behind ⋯, unlit, each a click away */
+    app_key(&f->app, 'a', APP_MOD_SHIFT);
+    f->app.menu_open = true;
+    build(f);
+    assert_true(has_text(&f->dl, "A  ALiBi off"));
+    assert_true(has_text(&f->dl, "N  QK-norm off") && has_text(&f->dl, "X  sink logit off") &&
+                has_text(&f->dl, "K  keep first off"));
+    const app_hit *qk = NULL;
+    for (int i = 0; i < f->app.layout.n_hits; i++)
+        if (f->app.layout.hits[i].action == APP_ACT_CYCLE &&
+            f->app.layout.hits[i].arg == app_keys_arg(app_keys_find(APP_KEYS_VIEW, 'n', APP_MOD_SHIFT)))
+            qk = &f->app.layout.hits[i];
+    assert_non_null(qk);
+    app_mouse_down(&f->app, qk->r.x + 2, qk->r.y + 2);
+    app_mouse_up(&f->app);
+    assert_true(f->app.trace.cfg.qk_norm);
+}
+
 /* The header's formula follows the settings: no division by √k once scale is
  * off, the past masked under a reversed mask. */
 static void test_header_follows_settings(void **state)
@@ -2572,6 +2700,8 @@ int main(void)
         cmocka_unit_test(test_few_tokens_all_labelled),
         cmocka_unit_test_setup_teardown(test_hidden_labels_are_said, setup_seq40, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sink_column, setup_sink, teardown),
+        cmocka_unit_test_setup_teardown(test_bias_and_cap, setup_alibi, teardown),
         cmocka_unit_test_setup_teardown(test_layer_buttons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_compare, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_strip, setup, teardown),

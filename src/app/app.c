@@ -38,6 +38,18 @@ const char *app_compare_name(int t)
     return row ? _(row->compare.label) : "";
 }
 
+bool app_compare_offered(const app_state *app, int t)
+{
+    static const char *const masks[] = {"causal", "padding", "fill", "window"};
+    const attn_setting *row = attn_compare_at(t);
+    if (!row) return false;
+    if (t == app->view.compare) return true;
+    for (int i = 0; i < (int)(sizeof masks / sizeof masks[0]); i++)
+        if (!strcmp(row->compare.name, masks[i])) return true;
+    if (!strcmp(row->compare.name, "keep_first") && app->trace.cfg.sliding_window) return true;
+    return !attn_setting_is_default(&app->trace.cfg, row);
+}
+
 static int stage_index(const attn_trace *tr, const char *name)
 {
     const attn_tensor *t = attn_trace_find(tr, name);
@@ -294,6 +306,9 @@ attn_status app_alt_run(const attn_trace *tr, const struct attn_model *model, in
         /* TRANSLATORS: %s: what the compare view toggles ("causal mask") */
         return attn_fail(err, ATTN_ERR_CONFIG, _("cross-attention has no %s to toggle: its keys are the source"),
                          app_compare_name(compare));
+    if (!strcmp(attn_compare_at(compare)->name, "keep_first") && !tr->cfg.sliding_window)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s",
+                         _("the kept first keys stand beside a sliding window: set one first (w, or --sliding-window W)"));
     if ((st = attn_config_copy(&c, &tr->cfg, err))) return st;
     attn_inputs in;
     attn_inputs_from_trace(tr, &in);

@@ -322,6 +322,13 @@ const char *app_compare_stage(const app_state *app, char *buf, size_t size);
 /* Name of what the compare view toggles ("causal mask", "padding mask", "fill value"). */
 const char *app_compare_name(int t);
 
+/* Whether the compare view offers toggle t as a chip: the masks always (causal,
+ * padding, fill, window); another setting (ALiBi, soft-capping, QK-norm, the
+ * sink, the kept first keys) while it is in use in the trace shown, or the
+ * kept first keys beside a window, or when t is the toggle shown (t reaches
+ * every one). */
+bool app_compare_offered(const app_state *app, int t);
+
 /* Scale of tensor t (of trace or alt), computed once per trace. */
 app_scale app_scale_of(const app_state *app, const attn_tensor *t);
 

@@ -311,9 +311,18 @@ static int decode_step(app_state *app, int dir)
 
 /* ---- cycling a setting --------------------------------------------------- */
 
+#define KEEP_FIRST_WINDOW 3 /* the window the kept first keys get when none is set */
+
+/* The kept first keys stand beside a sliding window: stepping them on with no
+ * window sets one, and the window stepped off takes them away with it. */
 static int cycle_row(attn_config *next, const void *row, attn_error *err)
 {
-    return attn_setting_cycle(next, row, err) ? -1 : 0;
+    if (attn_setting_cycle(next, row, err)) return -1;
+    const char *name = ((const attn_setting *)row)->name;
+    if (!strcmp(name, "keep_first") && next->keep_first && !next->sliding_window)
+        next->sliding_window = KEEP_FIRST_WINDOW;
+    if (!strcmp(name, "sliding_window") && !next->sliding_window) next->keep_first = 0;
+    return 0;
 }
 
 /* APP_ACT_CYCLE: setting i of the settings table steps to the next value its row's cycle lists. */

@@ -14,6 +14,9 @@
 #define LESSON_PLAIN(k, act) {k, APP_SHIFT_OFF, APP_KEYS_LESSON, act, 0, NULL, NULL, NULL, NULL}
 /* a setting stepped through the values its row of the settings table lists */
 #define CYCLE(k, setting, keys, text, chip) {k, APP_SHIFT_ANY, APP_KEYS_VIEW, APP_ACT_CYCLE, 0, setting, keys, text, chip}
+/* the same on Shift and the letter: the letter alone does something else */
+#define CYCLE_SHIFTED(k, setting, keys, text, chip) \
+    {k, APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_CYCLE, 0, setting, keys, text, chip}
 
 /* key names stay as they are; the descriptions (and "click") are translated where drawn */
 const app_key_binding app_keys[] = {
@@ -24,7 +27,7 @@ const app_key_binding app_keys[] = {
     KEY(APP_KEY_UP, APP_ACT_HEAD_PREV, "↑ ↓", N_("previous / next head")),
     ALSO(APP_KEY_DOWN, APP_ACT_HEAD_NEXT),
     KEY('b', APP_ACT_BATCH_NEXT, "b", N_("next batch row")),
-    KEY('c', APP_ACT_CAUSAL, "c", N_("causal mask on / off")),
+    PLAIN('c', APP_ACT_CAUSAL, "c", N_("causal mask on / off")),
     KEY('p', APP_ACT_PADDING, "p", N_("padding: right → left → unmasked")),
     KEY('m', APP_ACT_MODE, "m", N_("mode: MHA → GQA → MQA")),
     PLAIN('h', APP_ACT_HEADS_UP, "h  H", N_("more / fewer heads (divisors of d_model)")),
@@ -35,15 +38,23 @@ const app_key_binding app_keys[] = {
     KEY('d', APP_ACT_TRAIN, "d", N_("training with dropout / evaluation")),
     KEY('i', APP_ACT_FILL, "i", N_("mask fill: −∞ or −1e9")),
     CYCLE('w', "sliding_window", "w", N_("sliding window: off → 2 → 3 → 4"), N_("window %s")),
-    KEY('x', APP_ACT_CROSS, "x", N_("cross-attention on / off")),
-    KEY('n', APP_ACT_PANELS, "n", N_("stage list and side panel: show / hide")),
+    /* TRANSLATORS: StreamingLLM's kept first keys: they stay visible beside the sliding window */
+    CYCLE_SHIFTED('k', "keep_first", "K", N_("keep the first keys beside the window: off → 1 → 2 (sets a window of 3 if none)"),
+                  N_("keep first %s")),
+    CYCLE_SHIFTED('a', "alibi", "A", N_("ALiBi: a distance penalty −m_h·|i − j| on the scores, on / off"), N_("ALiBi %s")),
+    CYCLE_SHIFTED('c', "softcap", "C", N_("soft-capping of the scores C·tanh(s/C): off → 5 → 1"), N_("softcap %s")),
+    CYCLE_SHIFTED('n', "qk_norm", "N", N_("QK-norm: each q and k head RMS-normalised, on / off"), N_("QK-norm %s")),
+    CYCLE_SHIFTED('x', "sink_logit", "X", N_("a learned sink logit X in every row's softmax: off → 0 → 2"),
+                  N_("sink logit %s")),
+    PLAIN('x', APP_ACT_CROSS, "x", N_("cross-attention on / off")),
+    PLAIN('n', APP_ACT_PANELS, "n", N_("stage list and side panel: show / hide")),
     KEY('g', APP_ACT_GRID, "g", N_("all-heads grid")),
-    KEY('a', APP_ACT_GEOMETRY, "a", N_("queries and keys as arrows: similarity is angle and length")),
+    PLAIN('a', APP_ACT_GEOMETRY, "a", N_("queries and keys as arrows: similarity is angle and length")),
     KEY('u', APP_ACT_SCALE_HEAD, "u", N_("colour scale: shared by all heads / this head's own")),
     KEY('y', APP_ACT_VOCAB_VIEW, "y", N_("logits, probs: each row's top tokens ranked / the full heatmap")),
     /* TRANSLATORS: the keys column of the help: the mouse wheel, dragging, and the key z */
     KEY('z', APP_ACT_ZOOM_RESET, N_("wheel  drag  z"), N_("zoom into a heatmap / move around it / the whole picture again")),
-    KEY(APP_KEY_TAB, APP_ACT_COMPARE, "Tab", N_("compare view; t: which mask to toggle")),
+    KEY(APP_KEY_TAB, APP_ACT_COMPARE, "Tab", N_("compare view; t: which setting to toggle")),
     {'t', APP_SHIFT_OFF, APP_KEYS_VIEW, APP_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL}, /* -1: the next one */
     {'t', APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_CURVES, 0, NULL, "T",
      N_("a model saved during training: its training curves instead of the picture / the picture again"), NULL},
@@ -51,7 +62,7 @@ const app_key_binding app_keys[] = {
     PLAIN('j', APP_ACT_TRAIN_NEXT, "j  J", N_("a model saved during training: next / earlier training step")),
     SHIFTED('j', APP_ACT_TRAIN_PREV),
     KEY('e', APP_ACT_EDIT, "e", N_("edit the tokens (Enter applies, Esc cancels)")),
-    KEY('k', APP_ACT_DECODE, "k", N_("KV-cache decode mode (a trained model: at its text's last token)")),
+    PLAIN('k', APP_ACT_DECODE, "k", N_("KV-cache decode mode (a trained model: at its text's last token)")),
     KEY('[', APP_ACT_DECODE_PREV, "[  ]", N_("previous / next token; a model: ] at the end writes one (after </s>, a new text)")),
     ALSO(']', APP_ACT_DECODE_NEXT),
     /* TRANSLATORS: "click" stands in the keys column of the help */

@@ -24,6 +24,7 @@ static app_axis axis_of(const char *name, const attn_stage_info *info, bool cols
     if (!strcmp(name, "n")) return APP_AXIS_NEW;
     if (!strcmp(name, "P")) return APP_AXIS_PAST;
     if (!strcmp(name, "V")) return APP_AXIS_VOCAB;
+    if (!strcmp(name, "h") || !strcmp(name, "g")) return APP_AXIS_HEAD;
     if (info && (info->roles & ATTN_ROLE_WEIGHT)) return cols ? APP_AXIS_OUTPUT : APP_AXIS_INPUT;
     return APP_AXIS_FEATURE;
 }
@@ -97,6 +98,12 @@ static app_scale scale_of(const attn_tensor *t, float lo, float hi)
     attn_stage_cmap kind = t->info ? t->info->cmap : ATTN_CMAP_DIVERGING;
     if (kind == ATTN_CMAP_MASK) return sc; /* 0 is neutral; fills are −∞ (hatched) or clamp to the blue end */
     if (lo > hi) lo = hi = 0.0f; /* nothing finite */
+    if (attn_tensor_stage(t) == ATTN_STAGE_BIAS) { /* ALiBi: 0 on the diagonal, down to −m_h·(t − 1): viridis from it to 0 */
+        sc.cmap = APP_CMAP_SEQUENTIAL;
+        sc.lo = lo < 0.0f ? lo : -1.0f;
+        sc.hi = 0.0f;
+        return sc;
+    }
     if (kind == ATTN_CMAP_SEQUENTIAL) {
         sc.cmap = APP_CMAP_SEQUENTIAL;
         sc.lo = 0.0f;
@@ -165,6 +172,7 @@ static const char *label(const attn_trace *tr, const app_view_slice *v, app_axis
     else if (axis == APP_AXIS_NONE) snprintf(buf, size, "%s", "");
     else if (axis == APP_AXIS_FEATURE) snprintf(buf, size, "c%d", i);
     else if (axis == APP_AXIS_VOCAB) snprintf(buf, size, "v%d", i);
+    else if (axis == APP_AXIS_HEAD) snprintf(buf, size, "h%d", i);
     else snprintf(buf, size, "%d", i);
     return buf;
 }

@@ -16,6 +16,7 @@ static int toggle_chips(draw_list *dl, const app_state *app, int x, int y, int x
 {
     int u = draw_line_h(dl);
     for (int t = 0; t < attn_compare_count(); t++) {
+        if (!app_compare_offered(app, t)) continue; /* the others while in use, or by t */
         const char *nm = app_compare_name(t);
         int tw = draw_text_w(dl, nm) + u;
         bool on = app->view.compare == t;
@@ -45,7 +46,8 @@ static app_rect title(draw_list *dl, const app_state *app, const char *stage, bo
     else /* TRANSLATORS: a stage without heads (probs, logits), a mask name ("causal mask") */
         snprintf(buf, sizeof buf, _("compare %s with the %s toggled:"), stage, app_compare_name(app->view.compare));
     int tw = draw_text_w(dl, buf) + u / 2;
-    for (int t = 0; t < attn_compare_count(); t++) chips_w += draw_text_w(dl, app_compare_name(t)) + u + u / 3;
+    for (int t = 0; t < attn_compare_count(); t++)
+        if (app_compare_offered(app, t)) chips_w += draw_text_w(dl, app_compare_name(t)) + u + u / 3;
     /* TRANSLATORS: the compare view's title when the whole one and the mask chips after it do not fit on a line */
     const char *brief = _("toggle and compare:");
     if (tw + chips_w > box.w && draw_text_w(dl, brief) + u / 2 + chips_w <= box.w) {
@@ -173,7 +175,7 @@ static void pane_boxes(draw_list *dl, app_rect box, int kind, bool wide, const i
  * cells, for the numbers) and *labelled whether every pane labels every row
  * and column. */
 static double arrangement(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, int kind, bool wide,
-                          compare_layout *L, double *cw, bool *labelled)
+                          const int sink_w[3], compare_layout *L, double *cw, bool *labelled)
 {
     int u = draw_line_h(dl), cbw = draw_plot_colorbar_width(dl), ow[3] = {0, 0, 0}, oh[3] = {0, 0, 0};
     int rows = a->slice.rows, cols = a->slice.cols;
@@ -189,7 +191,9 @@ static double arrangement(draw_list *dl, const app_state *app, const app_view_sl
             draw_plot_placed p;
             int lw;
             o.max_cell = 4.5 * u; /* square cells, as the panes are drawn */
-            if (!draw_plot_place(dl, &app->trace, a, L->p[k], &o, &p, &lw)) return -1;
+            app_rect at = L->p[k]; /* right of a sink column, as draw_plot_heatmap places it */
+            at.x += sink_w[k], at.w -= sink_w[k];
+            if (!draw_plot_place(dl, &app->trace, a, at, &o, &p, &lw)) return -1;
             double c = fmin((double)p.r.w / cols, (double)p.r.h / rows);
             cell = cell < 0 ? c : fmin(cell, c);
             *labelled = *labelled && draw_plot_label_step(dl, &app->trace, a, &o, &p) == 1;
@@ -209,7 +213,8 @@ static double arrangement(draw_list *dl, const app_state *app, const app_view_sl
  * better); else the one with the largest cells (a fraction of a pixel counts
  * as the same size, and then the one that labels every row and column wins).
  * Returns its cell's size, √(height · width), 0 when nothing fits. */
-static double arrange(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, compare_layout *best)
+static double arrange(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, const int sink_w[3],
+                      compare_layout *best)
 {
     double best_ch = 0;
     int u = draw_line_h(dl), numbers_w = draw_text_w(dl, "−0.00") + 6;
@@ -217,11 +222,11 @@ static double arrange(draw_list *dl, const app_state *app, const app_view_slice 
     for (int kind = 0; kind < N_ARRANGEMENTS; kind++) {
         compare_layout L;
         bool labelled;
-        double cw, ch = arrangement(dl, app, a, box, kind, true, &L, &cw, &labelled);
+        double cw, ch = arrangement(dl, app, a, box, kind, true, sink_w, &L, &cw, &labelled);
         if (ch <= 0) continue;
         bool numbers = ch >= u + 2 && cw >= numbers_w;
         if (!numbers && kind == TWO_OVER_ONE) /* square cells: the room to spare right of the toggled pane */
-            ch = arrangement(dl, app, a, box, kind, false, &L, &cw, &labelled);
+            ch = arrangement(dl, app, a, box, kind, false, sink_w, &L, &cw, &labelled);
         if (!numbers) cw = ch; /* square cells unless wider ones show the numbers */
         double score = numbers ? 1e9 + ch * cw : floor(ch) * 1e4 + (labelled ? 5e3 : 0) + fmin(ch * ch, 4999);
         if (score > best_score) {
@@ -236,9 +241,53 @@ static double arrange(draw_list *dl, const app_state *app, const app_view_slice 
     }
     if (best_score < 0) {
         bool labelled;
-        arrangement(dl, app, a, box, SIDE_BY_SIDE, false, best, &(double){0}, &labelled);
+        arrangement(dl, app, a, box, SIDE_BY_SIDE, false, sink_w, best, &(double){0}, &labelled);
     }
     return best_ch;
+}
+
+/* The weights with a learned sink on one side or both: each pane's sink
+ * column (none where that trace has no sink), and in the difference pane
+ * where the weight went, toggled − configured (a missing sink counts 0), on
+ * the difference's scale; every row of the difference, sink included, sums
+ * to 0. */
+typedef struct {
+    app_slice col[3];
+    int w[3]; /* each pane's sink column with its gap, 0 for none */
+} compare_sinks;
+
+static void sinks_make(draw_list *dl, const app_state *app, const app_view_slice *a, const app_view_slice *b,
+                       compare_sinks *S)
+{
+    bool has[2] = {draw_plot_sink_slice(&app->trace, a, &S->col[0]), b && draw_plot_sink_slice(&app->alt, b, &S->col[1])};
+    int sw = draw_plot_sink_width(dl);
+    S->w[0] = has[0] ? sw : 0;
+    S->w[1] = has[1] ? sw : 0;
+    S->w[2] = has[0] || has[1] ? sw : 0;
+    if (!S->w[2]) return;
+    float *d = draw_list_floats(dl, (size_t)a->slice.rows);
+    if (!d) {
+        S->w[2] = 0;
+        return;
+    }
+    for (int i = 0; i < a->slice.rows; i++) {
+        float x = has[0] && i < S->col[0].rows ? app_slice_at(&S->col[0], i, 0) : 0.0f;
+        float y = has[1] && i < S->col[1].rows ? app_slice_at(&S->col[1], i, 0) : 0.0f;
+        d[i] = y - x;
+    }
+    S->col[2] = (app_slice){d, a->slice.rows, 1, 1, 1, NULL, 0, 0};
+}
+
+/* The toggled trace's picture of the stage, when there is one of the same size. */
+static bool toggled_view(const app_state *app, const char *stage, const app_view_slice *a, app_view_slice *b)
+{
+    return app->has_alt && !app_view_make(&app->alt, stage, app->view.batch, app->view.head, b) &&
+           b->slice.rows == a->slice.rows && b->slice.cols == a->slice.cols;
+}
+
+static void sink_opts(draw_plot_opts *o, const compare_sinks *S, int k)
+{
+    if (S->w[k]) o->sink = &S->col[k], o->sink_row0 = 0;
 }
 
 double draw_plot_compare_cell(draw_list *dl, const app_state *app, app_rect box)
@@ -250,7 +299,10 @@ double draw_plot_compare_cell(draw_list *dl, const app_state *app, app_rect box)
     if (app_view_make(&app->trace, stage, app->view.batch, app->view.head, &a)) return 0;
     box = title(dl, app, stage, a.head_axis, box, false);
     if (draw_plot_ranked_wanted(app, &a)) return sqrt(fmax(0.0, (double)box.w * box.h));
-    return arrange(dl, app, &a, box, &L);
+    app_view_slice b;
+    compare_sinks S = {0};
+    sinks_make(dl, app, &a, toggled_view(app, stage, &a, &b) ? &b : NULL, &S);
+    return arrange(dl, app, &a, box, S.w, &L);
 }
 
 void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box)
@@ -268,15 +320,18 @@ void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box)
     /* the three panes side by side, stacked, or two above the difference:
      * whichever lets numbers fit in the cells, else gives the largest cells */
     compare_layout L;
-    arrange(dl, app, &a, box, &L);
+    compare_sinks S = {0};
+    bool alt_ok = toggled_view(app, stage, &a, &b);
+    sinks_make(dl, app, &a, alt_ok ? &b : NULL, &S);
+    arrange(dl, app, &a, box, S.w, &L);
     app_rect *pane = L.pane, *p = L.p;
     app_scale sc = app->scale_head && a.head_axis ? app_view_slice_scale(a.tensor, &a.slice) : app_scale_of(app, a.tensor);
     draw_plot_opts o = L.opts[0];
     o.generation = app->generation;
+    sink_opts(&o, &S, 0);
     draw_text_fit(dl, _("as configured"), pane[0].x, pane[0].y, pane[0].w - u, DRAW_TEXT_DIM);
     draw_plot_heatmap(dl, app, &app->trace, &a, &sc, p[0], &o);
-    if (!app->has_alt || app_view_make(&app->alt, stage, app->view.batch, app->view.head, &b) ||
-        b.slice.rows != a.slice.rows || b.slice.cols != a.slice.cols) {
+    if (!alt_ok) {
         draw_text_fit(dl, app_busy(app, NULL, NULL, NULL) ? _("computing the toggled version…")
                                                            : _("no toggled version to show (see the status line)"),
                     pane[1].x, pane[1].y, box.x + box.w - pane[1].x, DRAW_TEXT_DIM);
@@ -286,16 +341,22 @@ void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box)
     draw_text_fit(dl, buf, pane[1].x, pane[1].y, pane[1].w - u, DRAW_TEXT_DIM);
     o = L.opts[1];
     o.generation = app->generation;
+    sink_opts(&o, &S, 1);
     draw_plot_heatmap(dl, app, &app->alt, &b, &sc, p[1], &o);
 
     app_view_slice dview = a;
     app_scale dsc;
     int rounded, changed = difference(dl, &a.slice, &b.slice, &dview.slice, &dsc, &rounded);
     if (changed < 0) return;
+    for (int i = 0; S.w[2] && i < S.col[2].rows; i++) { /* the sink's change on the same scale */
+        float x = fabsf(app_slice_at(&S.col[2], i, 0));
+        if (isfinite(x) && x > dsc.hi) dsc.hi = x, dsc.lo = -x;
+    }
     const char *title = changed   ? _("difference (toggled − configured)")
                         : rounded ? _("difference: no change (|Δ| ≤ 1e-6 · max|x|, float rounding, drawn as 0)")
                                   : _("difference: no change, the toggle changes nothing here");
     o = L.opts[2];
+    sink_opts(&o, &S, 2);
     /* the scratch buffer's contents change with the head: never reuse its picture */
     o.generation = app->generation ^ 0x80000000u ^ (unsigned)(app->view.head * 7919 + app->view.batch * 104729 + app->view.compare);
     int area = draw_plot_heatmap(dl, app, &app->trace, &dview, &dsc, p[2], &o);

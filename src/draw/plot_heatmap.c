@@ -365,7 +365,7 @@ static int row_label_step(draw_list *dl, const draw_plot_placed *p)
 
 /* Row labels drawn every step-th row (row_label_step). */
 static void row_labels(draw_list *dl, const app_state *app, const attn_trace *tr, const app_view_slice *v,
-                       const draw_plot_placed *p, int lw, int step)
+                       const draw_plot_placed *p, int lw, int step, int shift)
 {
     const app_slice *s = p->s;
     int u = draw_line_h(dl);
@@ -375,7 +375,7 @@ static void row_labels(draw_list *dl, const app_state *app, const attn_trace *tr
         const char *lab = app_view_row_label(tr, v, i, buf, sizeof buf);
         int tw = draw_imin(draw_text_w(dl, lab), lw - u / 2);
         uint32_t col = i == app->view.row && v->row_axis == APP_AXIS_QUERY ? DRAW_ACCENT : DRAW_TEXT;
-        draw_text_fit(dl, lab, p->r.x - u / 3 - tw, c.y + (c.h - u) / 2, lw - u / 2, col);
+        draw_text_fit(dl, lab, p->r.x - shift - u / 3 - tw, c.y + (c.h - u) / 2, lw - u / 2, col);
     }
 }
 
@@ -636,12 +636,79 @@ static void rms_column(draw_list *dl, const draw_plot_placed *p, const draw_plot
     }
 }
 
+/* ---- the sink column ---- */
+
+int draw_plot_sink_width(draw_list *dl)
+{
+    return draw_text_w(dl, "0.00") + draw_line_h(dl) + draw_line_h(dl) / 2;
+}
+
+bool draw_plot_sink_slice(const attn_trace *tr, const app_view_slice *v, app_slice *out)
+{
+    attn_stage_id id = v->tensor ? attn_tensor_stage(v->tensor) : ATTN_STAGE_NONE;
+    if (id != ATTN_STAGE_WEIGHTS && id != ATTN_STAGE_WEIGHTS_DROPOUT) return false;
+    const attn_tensor *t = attn_trace_stage(tr, v->tensor->layer, ATTN_STAGE_SINK_WEIGHT);
+    app_view_slice sv; /* h × s: row `head` is the column */
+    if (!t || v->head < 0 || app_view_make_of(tr, t, v->batch, v->head, &sv) || v->head >= sv.slice.rows) return false;
+    *out = (app_slice){sv.slice.data + v->head * sv.slice.row_stride, sv.slice.cols, 1, sv.slice.col_stride, 1,
+                       NULL, 0, 0};
+    return out->rows > 0;
+}
+
+/* A dashed frame: what is drawn inside is not a cell of the matrix. */
+static void dashed_frame(draw_list *dl, app_rect r, uint32_t c)
+{
+    int d = draw_imax(3, draw_line_h(dl) / 4);
+    for (int x = r.x; x < r.x + r.w; x += 2 * d) {
+        int w = draw_imin(d, r.x + r.w - x);
+        draw_fill(dl, x, r.y - 2, w, 2, c);
+        draw_fill(dl, x, r.y + r.h, w, 2, c);
+    }
+    for (int y = r.y; y < r.y + r.h; y += 2 * d) {
+        int h = draw_imin(d, r.y + r.h - y);
+        draw_fill(dl, r.x - 2, y, 2, h, c);
+        draw_fill(dl, r.x + r.w, y, 2, h, c);
+    }
+}
+
+/* Each row's p_sink in a column left of the keys, on the weights' colours,
+ * in a dashed frame under the label "sink": not a key, the share of the sink
+ * logit, so that a row with it sums to 1. */
+static void sink_column(draw_list *dl, const draw_plot_placed *p, const draw_plot_opts *o, const app_scale *sc)
+{
+    int u = draw_line_h(dl), sw = draw_plot_sink_width(dl) - u / 2, x = p->r.x - draw_plot_sink_width(dl);
+    char buf[32];
+    int n = draw_imin(p->s->rows, o->sink->rows - o->sink_row0);
+    for (int i = 0; i < n; i++) {
+        app_rect c = cell_px(p, i, 0);
+        float v = app_slice_at(o->sink, o->sink_row0 + i, 0);
+        uint32_t bg = app_heat_color(sc, v);
+        draw_fill(dl, x, c.y, sw, c.h - p->gap, bg);
+        if (c.h - p->gap >= u + 2 && sw >= draw_text_w(dl, "0.00") + 4) {
+            app_view_format(v, buf, sizeof buf);
+            draw_text(dl, buf, x + (sw - draw_text_w(dl, buf)) / 2, c.y + (c.h - p->gap - u) / 2,
+                      app_argb_luminance(bg) > 0.35f ? DRAW_BLACK : DRAW_WHITE);
+        }
+    }
+    app_rect col = {x, p->r.y, sw, cell_px(p, n - 1, 0).y + cell_px(p, n - 1, 0).h - p->gap - p->r.y};
+    dashed_frame(dl, col, DRAW_WHITE);
+    /* TRANSLATORS: the label of the sink column left of the weights: the learned sink logit, not a key */
+    const char *lab = _("sink");
+    if (!o->no_col_labels) /* a pane under another reads that one's column labels, this one's too */
+        draw_text(dl, lab, x + (sw - draw_text_w(dl, lab)) / 2, p->r.y - u - u / 4, DRAW_ACCENT);
+    /* TRANSLATORS: the tooltip of the sink column */
+    app_layout_hit_tip(dl->layout, col, APP_ACT_NONE, 0, _("sink: the share of the sink logit, not a key; "
+                                                            "a row's weights and its sink sum to 1"));
+}
+
 int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr, const app_view_slice *v, const app_scale *sc,
                       app_rect box, const draw_plot_opts *o)
 {
     draw_plot_placed p;
     int lw, u = draw_line_h(dl), rms_w = o->rms ? draw_plot_rms_width(dl) : 0, frame_px = dl->px;
-    box.w -= rms_w;
+    int sink_w = o->sink ? draw_plot_sink_width(dl) : 0;
+    box.w -= rms_w + sink_w;
+    box.x += sink_w;
     if (!draw_plot_place(dl, tr, v, box, o, &p, &lw)) return -1;
     bool rows = o->labels && !o->no_row_labels;
     int row_step = 1, col_step = 1, room = 0;
@@ -663,7 +730,7 @@ int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr,
     marks(dl, app, &p, v, area);
     if (o->labels) {
         dl->px = p.label_px;
-        if (rows) row_labels(dl, app, tr, v, &p, lw, row_step);
+        if (rows) row_labels(dl, app, tr, v, &p, lw, row_step, sink_w);
         if (!o->no_col_labels) col_labels(dl, tr, v, &p, box.y, col_step, lw);
         if (o->rms) rms_column(dl, &p, o, row_step);
         /* a pane right of another (no_row_labels), a thumbnail under another (no_col_labels): the labels of that
@@ -675,6 +742,7 @@ int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr,
         dl->px = frame_px;
         hidden_labels_note(dl, &p, rows ? row_step : 1, o->no_col_labels ? 1 : col_step, box.y + box.h);
     }
+    if (o->sink) sink_column(dl, &p, o, sc);
     int flags = draw_plot_specials(dl, o->generation, v, p.s);
     if (attn_tensor_stage(v->tensor) == ATTN_STAGE_WEIGHTS_DROPOUT && dropped_cells(dl, tr, v, &p)) flags |= HAS_DROPPED;
     if (o->colorbar && attn_tensor_stage(v->tensor) == ATTN_STAGE_MASK)

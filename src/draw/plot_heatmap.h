@@ -25,6 +25,9 @@ typedef struct {
     int label_px;     /* > 0: the labels' text size, smaller than the frame's (draw_plot_place chooses it);
                        * 0: the frame's, or smaller to label every row and column of 32 or fewer; -1: the frame's */
     bool no_col_labels; /* only the row labels (a thumbnail under one that has them, on the same columns) */
+    const app_slice *sink; /* non-NULL: weights with a learned sink: a column left of the keys, "sink", with
+                            * each row's p_sink (sink_weight: rows × 1, the whole column), from sink_row0 */
+    int sink_row0;
 } draw_plot_opts;
 
 /* Draws v inside box; returns the index of the area recorded (-1 if none). */
@@ -68,6 +71,12 @@ int draw_plot_colorbar_width(draw_list *dl);
 void draw_plot_colorbar(draw_list *dl, const app_scale *sc, int x, int y, int h, int flags, int bottom);
 /* The mask's legend instead of a colour bar: "may look" and "masked". */
 void draw_plot_mask_legend(draw_list *dl, const app_scale *sc, const app_slice *s, int x, int y);
+/* The width of the sink column and the gap after it (draw_plot_opts.sink). */
+int draw_plot_sink_width(draw_list *dl);
+/* The sink column of query head `head` of the trace shown, for the weights
+ * picture v (weights or weights_dropout of a trace with sink_weight): false
+ * when there is none. */
+bool draw_plot_sink_slice(const attn_trace *tr, const app_view_slice *v, app_slice *out);
 /* The width of the column of each row's RMS (draw_plot_opts.rms). */
 int draw_plot_rms_width(draw_list *dl);
 

@@ -64,6 +64,7 @@ typedef struct {
     int bars_h;
     app_rect box;
     draw_plot_opts o;
+    app_slice sink; /* the weights' sink column (o.sink), when the trace has one */
 } single_view;
 
 static bool single_view_make(draw_list *dl, const app_state *app, app_rect box, single_view *s)
@@ -78,12 +79,13 @@ static bool single_view_make(draw_list *dl, const app_state *app, app_rect box, 
     int i0, j0, wr, wc;
     s->zoomed = app_zoom_window(app, s->v.slice.rows, s->v.slice.cols, &i0, &j0, &wr, &wc);
     if (s->zoomed) app_view_window(&s->v, i0, j0, wr, wc); /* the colours stay the whole slice's */
-    s->o = (draw_plot_opts){true, false, true, 0, app->generation, 0, 0, NULL, 0, 0, false};
+    s->o = (draw_plot_opts){true, false, true, 0, app->generation, 0, 0, NULL, 0, 0, false, NULL, 0};
     if (s->zoomed) { /* labels as large as the whole picture's: the window stays where the wheel put it under the mouse */
         draw_plot_placed whole;
         int lw;
         s->o.label_px = draw_plot_place(dl, &app->trace, &s->whole, box, &s->o, &whole, &lw) ? whole.label_px : -1;
     }
+    if (draw_plot_sink_slice(&app->trace, &s->whole, &s->sink)) s->o.sink = &s->sink, s->o.sink_row0 = s->v.row0;
     if (rms_stage(s->t) && attn_trace_is_model(&app->trace) && s->v.slice.cols == s->whole.slice.cols)
         s->o.rms = &s->whole.slice, s->o.rms_row0 = s->v.row0;
     return true;
@@ -95,6 +97,7 @@ double draw_plot_single_cell(draw_list *dl, const app_state *app, app_rect box)
     if (!single_view_make(dl, app, box, &s)) return 0;
     if (s.ranked) return sqrt(fmax(0.0, (double)box.w * box.h)); /* its rows and columns fill the box */
     if (s.o.rms) s.box.w -= draw_plot_rms_width(dl); /* as draw_plot_heatmap leaves it */
+    if (s.o.sink) s.box.w -= draw_plot_sink_width(dl);
     draw_plot_placed p;
     int lw;
     if (!draw_plot_place(dl, &app->trace, &s.v, s.box, &s.o, &p, &lw)) return 0;
@@ -114,7 +117,9 @@ void draw_plot_single(draw_list *dl, const app_state *app, app_rect box)
     const app_view_slice v = s.v, whole = s.whole;
     bool zoomed = s.zoomed;
     box = s.box;
-    app_scale sc = app->scale_head && v.head_axis ? app_view_slice_scale(t, &whole.slice) : app_scale_of(app, t);
+    /* ALiBi's bias: always the head's own range, its slope's; the grid compares the slopes on one scale */
+    bool own = app->scale_head || attn_tensor_stage(t) == ATTN_STAGE_BIAS;
+    app_scale sc = own && v.head_axis ? app_view_slice_scale(t, &whole.slice) : app_scale_of(app, t);
     int area = draw_plot_heatmap(dl, app, &app->trace, &v, &sc, box, &s.o);
     /* a lesson's region (zoom.rows) keeps every cell of the quiz in view: no minimap over them */
     if (area >= 0 && zoomed && !app->zoom.rows) minimap(dl, app, &whole, &v, &sc, dl->layout->areas[area].r);

@@ -12,6 +12,7 @@
 #include "modal.h"
 #include "plot.h"
 #include "predict.h"
+#include "stage_note.h"
 #include "train_panel.h"
 #include "text_strip.h"
 #include "view.h"
@@ -80,18 +81,22 @@ static void add_count(chip_bar *b, const char *label, app_action down, app_actio
 }
 
 /* A chip for each key that steps a setting through its values (the CYCLE rows of
- * keys.c), while the setting is not at its default: the toolbar stays as it was
- * for anyone not using it, and the help overlay lists the key. */
-static void cycle_chips(chip_bar *b, const attn_config *c)
+ * keys.c): those in use (not at their default) lit among the mask chips, and
+ * with in_use false those off, unlit at the end of the row, where the menu
+ * behind "⋯" takes them first when the row is full; the help lists the keys. */
+static void cycle_chips(chip_bar *b, const attn_config *c, bool in_use)
 {
     char val[48], text[96], buf[112];
     for (int i = 0; i < app_n_keys; i++) {
         const app_key_binding *k = &app_keys[i];
         const attn_setting *row = k->action == APP_ACT_CYCLE && k->chip ? attn_setting_find(k->setting) : NULL;
-        if (!row || attn_setting_is_default(c, row)) continue; /* shown once in use, like the pitfall chips */
-        snprintf(text, sizeof text, _(k->chip), attn_setting_format(c, row, val, sizeof val));
+        if (!row || attn_setting_is_default(c, row) == in_use) continue;
+        const char *v = attn_setting_format(c, row, val, sizeof val);
+        if (!in_use) v = _("off"); /* every cycled setting's default is off */
+        else if (row->type == ATTN_SET_BOOL) v = _("on");
+        snprintf(text, sizeof text, _(k->chip), v);
         snprintf(buf, sizeof buf, "%s  %s", k->help_keys, text);
-        add_chip(b, true, APP_ACT_CYCLE, app_keys_arg(k), buf);
+        add_chip(b, in_use, APP_ACT_CYCLE, app_keys_arg(k), buf);
     }
 }
 
@@ -151,7 +156,7 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     add_chip(b, attn_trace_stage_text(&app->trace).pad_mask, APP_ACT_PADDING, 0, buf); /* lit only where it masks */
     if (!c->scale) add_chip(b, true, APP_ACT_NONE, 0, _("no 1/√dₖ scaling")); /* a lesson's pitfall setting */
     if (!c->softmax_guard) add_chip(b, true, APP_ACT_NONE, 0, _("unguarded softmax")); /* the same */
-    cycle_chips(b, c);
+    cycle_chips(b, c, true);
     if (!model) {
         snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
         add_count(b, buf, APP_ACT_HEADS_DOWN, APP_ACT_HEADS_UP, _("fewer heads (H)"), _("more heads (h)"));
@@ -180,6 +185,7 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     add_chip(b, panels, APP_ACT_PANELS, 0, _("n  panels"));
     add_chip(b, app->lesson.picker, APP_ACT_PICKER, 0, _("l  lessons"));
     add_chip(b, app->help, APP_ACT_HELP, 0, _("?  help"));
+    if (!app->from_file && !model) cycle_chips(b, c, false); /* the settings not in use, last: first into the menu */
 }
 
 static void draw_chip(draw_list *dl, const chip_spec *c, app_rect r)
@@ -394,6 +400,8 @@ static const char *axis_name(app_axis a)
     case APP_AXIS_FEATURE: return _("features c");
     /* TRANSLATORS: the columns of logits and probs: one per token id of the model's vocabulary */
     case APP_AXIS_VOCAB: return _("vocabulary ids v");
+    /* TRANSLATORS: the rows of sink_weight: one per query head */
+    case APP_AXIS_HEAD: return _("heads h");
     default: return "";
     }
 }
@@ -482,6 +490,8 @@ static int header(draw_list *dl, const app_state *app, app_rect box, bool rail, 
         attn_stage_text tc = attn_trace_stage_text(&app->trace);
         if (draw) draw_text_fit(dl, _(attn_stage_formula_in(t->info, &tc)), box.x, y, box.w, DRAW_ACCENT);
         y += u + u / 8;
+        if (draw_stage_note(app, t, buf, sizeof buf)) /* the formula's numbers: ALiBi's m_h, the cap C, the sink's X */
+            y += para(dl, draw, buf, box.x, y, box.w, DRAW_TEXT) * u + u / 8;
         if (detail) y += para(dl, draw, _(attn_stage_desc_in(t->info, &tc)), box.x, y, box.w, DRAW_TEXT_DIM) * u + u / 8;
     }
     int n = snprintf(buf, sizeof buf, _("batch row %d of %d"), app->view.batch, d->b);

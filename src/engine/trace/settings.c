@@ -196,6 +196,9 @@ static const char *const ON_OFF[] = {"true", "false", NULL};   /* from reversed:
 static const char *const OFF_ON[] = {"false", "true", NULL};
 static const char *const FILLS[] = {"-inf", "-1e9", NULL};
 static const char *const WINDOWS[] = {"0", "2", "3", "4", NULL};
+static const char *const KEEP_FIRST[] = {"0", "1", "2", NULL};
+static const char *const SOFTCAPS[] = {"0", "5", "1", NULL};
+static const char *const SINKS[] = {"-inf", "0", "2", NULL};
 
 #define FIELD(f) offsetof(attn_config, f)
 #define LESSON ATTN_SETTING_LESSON
@@ -282,24 +285,28 @@ static const attn_setting SETTINGS[] = {
      .compare = {"window", ATTN_N_("sliding window"), {"0", "3"}, .self_only = true}},
     {.name = "keep_first", .type = ATTN_SET_INT, .offset = FIELD(keep_first), .flags = LESSON | TRACE, .def = "0",
      .arg = "N", .help = "with --sliding-window: keys 0 … N−1 stay visible beside the window (StreamingLLM); 0: off",
-     .min = 0, .max = ATTN_MAX_SEQ, .describe = say_keep_first},
+     .min = 0, .max = ATTN_MAX_SEQ, .cycle = KEEP_FIRST, .describe = say_keep_first,
+     .compare = {"keep_first", ATTN_N_("kept first keys"), {"0", "1"}, .self_only = true}},
     {.name = "alibi", .type = ATTN_SET_BOOL, .offset = FIELD(alibi), .flags = LESSON | TRACE, .def = "false",
      .help = "ALiBi: add −m_h·|i − j| to the scaled scores, BLOOM's slope m_h per head",
      .sw = {{"alibi", "true", "ALiBi: add −m_h·|i − j| to the scaled scores (BLOOM's slopes)"},
             {"no-alibi", "false", "no ALiBi bias (default)"}},
-     .describe = say_alibi},
+     .cycle = OFF_ON, .describe = say_alibi, .compare = {"alibi", ATTN_N_("ALiBi"), {"false", "true"}, .self_only = false}},
     {.name = "softcap", .type = ATTN_SET_DOUBLE, .offset = FIELD(softcap), .flags = LESSON | TRACE, .def = "0",
      .arg = "C", .help = "soft-capping: scores ← C·tanh(scores / C) before the mask (Gemma 2); 0: off",
-     .ok = softcap_ok, .rule = "0 (off) or a number from 0.001 to 1e6", .describe = say_softcap},
+     .ok = softcap_ok, .rule = "0 (off) or a number from 0.001 to 1e6", .cycle = SOFTCAPS, .describe = say_softcap,
+     .compare = {"softcap", ATTN_N_("soft-capping"), {"0", "1"}, .self_only = false}},
     {.name = "qk_norm", .type = ATTN_SET_BOOL, .offset = FIELD(qk_norm), .flags = LESSON | TRACE, .def = "false",
      .help = "QK-norm: RMS-normalise each q and k head over its dₖ features, gains w_qn, w_kn, before RoPE",
      .sw = {{"qk-norm", "true", "QK-norm: RMS-normalise each q and k head, before RoPE (Qwen3, Gemma 3)"},
             {"no-qk-norm", "false", "no QK-norm (default)"}},
-     .describe = say_qk_norm},
+     .cycle = OFF_ON, .describe = say_qk_norm,
+     .compare = {"qk_norm", ATTN_N_("QK-norm"), {"false", "true"}, .self_only = false}},
     {.name = "sink_logit", .type = ATTN_SET_FLOAT, .offset = FIELD(sink_logit), .flags = LESSON | TRACE,
      .def = "-inf", .arg = "X",
      .help = "a learned sink: one more logit X in every row's softmax, dropped after it (gpt-oss); -inf: off",
-     .ok = sink_ok, .rule = "-inf (off) or a number from -1e4 to 1e4", .describe = say_sink},
+     .ok = sink_ok, .rule = "-inf (off) or a number from -1e4 to 1e4", .cycle = SINKS, .describe = say_sink,
+     .compare = {"sink", ATTN_N_("sink logit"), {"-inf", "0"}, .self_only = false}},
     {.name = "tiles", .type = ATTN_SET_TILES, .offset = FIELD(tiles), .flags = LESSON | TRACE, .def = "0",
      .arg = "BQxBK",
      .help = "FlashAttention: the context tile by tile, BQ queries by BK keys, with the online softmax; 0: off",
