@@ -70,7 +70,7 @@ static void print_header(const attn_trace *tr)
 {
     const attn_dims *d = &tr->dims;
     const attn_config *c = &tr->cfg, run = attn_config_as_run(c, d);
-    static const char *const MODE[] = {"?", "MHA", "MQA", "GQA"};
+    static const char *const MODE[] = {"?", "MHA", "MQA", "GQA", "MLA"};
     printf("%s-attention, %s: batch %d, seq %d, d_model %d, heads %d, kv_heads %d, head_dim %d\n",
            d->cross ? "cross" : "self", MODE[d->mode], d->b, d->L, d->d, d->h, d->g, d->k);
     /* the recorded settings, each as its row describes it ("causal on", "rope off") */

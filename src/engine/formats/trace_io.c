@@ -315,7 +315,7 @@ static attn_status infer_dims(const named *ts, int n, attn_dims *d, attn_error *
 {
     dim_slot slots[] = {{"b", &d->b, 0}, {"s", &d->s, 0}, {"t", &d->t, 0}, {"n", &d->n, 0}, {"P", &d->P, 0},
                         {"d", &d->d, 0}, {"h", &d->h, 0}, {"g", &d->g, 0}, {"k", &d->k, 0},
-                        {"f", &d->f, 0}, {"V", &d->V, 0}};
+                        {"f", &d->f, 0}, {"V", &d->V, 0}, {"R", &d->kv_rank, 0}, {"D", &d->rope_dim, 0}};
     const int ns = (int)(sizeof slots / sizeof slots[0]);
     memset(d, 0, sizeof *d);
     for (int i = 0; i < ns; i++) *slots[i].slot = -1;
@@ -606,6 +606,7 @@ static attn_status meta_dims(const attn_st_file *f, const named *ts, int n, attn
     if (d->h && d->g && d->h % d->g)
         return attn_fail(err, ATTN_ERR_FORMAT, "kv_heads %d does not divide heads %d", d->g, d->h);
     d->mode = !d->g ? ATTN_MODE_AUTO : d->g == d->h ? ATTN_MODE_MHA : d->g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
+    if (d->kv_rank) d->mode = ATTN_MODE_MLA, d->g = d->h; /* a latent cache c_kv (b,t,R): every head its own */
     return ATTN_OK;
 }
 

@@ -93,6 +93,10 @@ void attn_inputs_from_trace(const attn_trace *tr, attn_inputs *in)
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_O))) in->w_o = t->data;
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_QN))) in->q_norm = t->data;
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_KN))) in->k_norm = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_DKV))) in->w_dkv = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_UK))) in->w_uk = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_UV))) in->w_uv = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_KR))) in->w_kr = t->data;
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_X))) in->x = t->data;
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_X_PAST))) in->x_past = t->data;
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_MEMORY))) in->memory = t->data;
