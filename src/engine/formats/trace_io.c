@@ -663,6 +663,7 @@ static attn_status place_tensors(const attn_st_file *f, const named *ts, const l
         if (!t->info) continue;
         int64_t want[ATTN_MAX_NDIM];
         int nd = attn_stage_shape(t->info, &tr->dims, want);
+        if (attn_stage_dims(t->info, &tr->dims) != t->info->dims) t->dims = attn_stage_dims(t->info, &tr->dims);
         bool same = nd == t->ndim;
         for (int j = 0; same && j < nd; j++) same = want[j] == t->shape[j];
         if (!same) {

@@ -61,6 +61,7 @@ static attn_status allocate(attn_trace *tr, attn_error *err)
         t->layer = 0;
         t->info = &st[i];
         t->ndim = attn_stage_shape(&st[i], &tr->dims, t->shape);
+        if (attn_stage_dims(&st[i], &tr->dims) != st[i].dims) t->dims = attn_stage_dims(&st[i], &tr->dims);
         t->count = 1;
         for (int j = 0; j < t->ndim; j++) t->count *= (size_t)t->shape[j];
     }
