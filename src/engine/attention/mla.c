@@ -93,14 +93,14 @@ static attn_status split_query(attn_trace *tr, int layer, const attn_rope *rope,
 }
 
 /* c_kv and k_pe over every key position, the cached ones first. */
-static attn_status latent_cache(attn_trace *tr, int layer, const attn_inputs *in, const attn_rope *rope,
-                                attn_error *err)
+static attn_status latent_cache(attn_trace *tr, int layer, const float *ckv_past, const float *kpe_past,
+                                const attn_rope *rope, attn_error *err)
 {
     const attn_dims *D = &tr->dims;
     const float *x = stage(tr, layer, ATTN_STAGE_X), *xp = stage(tr, layer, ATTN_STAGE_X_PAST);
     float *ckv = stage(tr, layer, ATTN_STAGE_C_KV), *kpe = stage(tr, layer, ATTN_STAGE_K_PE);
     project_positions(xp, x, stage(tr, layer, ATTN_STAGE_W_DKV), ckv, D, D->kv_rank);
-    if (D->P) use_cache(ckv, in->ckv_past, D, D->kv_rank);
+    if (D->P) use_cache(ckv, ckv_past, D, D->kv_rank);
     if (!rope) project_positions(xp, x, stage(tr, layer, ATTN_STAGE_W_KR), kpe, D, D->rope_dim);
     else {
         /* rotated as one head (b, 1, t, D) at positions 0 … t−1 */
@@ -111,7 +111,7 @@ static attn_status latent_cache(attn_trace *tr, int layer, const attn_inputs *in
         free(raw);
         if (bad) return no_room(err);
     }
-    if (D->P) use_cache(kpe, in->kpe_past, D, D->rope_dim);
+    if (D->P) use_cache(kpe, kpe_past, D, D->rope_dim);
     return ATTN_OK;
 }
 
@@ -151,7 +151,8 @@ static attn_status absorb_query(attn_trace *tr, int layer, attn_error *err)
     return ATTN_OK;
 }
 
-attn_status attn_mla_project(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err)
+attn_status attn_mla_project(attn_trace *tr, int layer, const float *ckv_past, const float *kpe_past,
+                             attn_error *err)
 {
     const attn_dims *D = &tr->dims;
     attn_rope r = {tr->cfg.rope_theta, tr->cfg.rope_style, &tr->arch.rope_scaling};
@@ -162,7 +163,7 @@ attn_status attn_mla_project(attn_trace *tr, int layer, const attn_inputs *in, a
                     D->b * D->s, D->d, D->h * (D->k + D->rope_dim));
     if ((st = split_query(tr, layer, rope, err))) return st;
     /* 3. the cache: the latent and the RoPE key of every position */
-    if ((st = latent_cache(tr, layer, in, rope, err))) return st;
+    if ((st = latent_cache(tr, layer, ckv_past, kpe_past, rope, err))) return st;
     /* 4. the keys as the scores read them: rebuilt per head, or the query carried to the latent */
     return tr->cfg.mla_absorb ? absorb_query(tr, layer, err) : rebuild_keys_values(tr, layer, err);
 }
