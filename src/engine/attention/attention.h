@@ -42,7 +42,7 @@ bool attn_progress_at(attn_progress *p, int layer, attn_stage_id stage);
  * --weights / --input files if set, else made deterministically from the seed
  * (a token's embedding depends only on its text and the seed). */
 typedef struct {
-    const float *w_q;    /* (d, h*k) */
+    const float *w_q;    /* (d, h*k); mode mla: (d, h*(k+D)) */
     const float *w_k;    /* (d, g*k) */
     const float *w_v;    /* (d, g*k) */
     const float *w_o;    /* (h*k, d) */
