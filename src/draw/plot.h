@@ -19,6 +19,10 @@ void draw_plot_grid(draw_list *dl, const app_state *app, app_rect box);
  * app_overview): every layer × every head of the current stage. */
 void draw_plot_overview(draw_list *dl, const app_state *app, app_rect box);
 void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box);
+/* The cell size, in pixels, the compare view's panes get in box: √(height ·
+ * width), cells wider than tall holding the numbers (0: none; the side of
+ * the box left to them for a ranked stage). */
+double draw_plot_compare_cell(draw_list *dl, const app_state *app, app_rect box);
 /* A vocabulary-wide stage (logits, probs; plot_ranked.c) as a ranked view:
  * each query row's top-k next tokens as labelled bars, best first, the token
  * that comes next in the text framed or named with its rank. Each row is a

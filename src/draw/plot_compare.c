@@ -10,8 +10,9 @@
 #include "plot_heatmap.h"
 
 /* The chips that choose which mask the compare view toggles, from (x, y),
- * wrapping to x0 at right; returns the y of the last line. */
-static int toggle_chips(draw_list *dl, const app_state *app, int x, int y, int x0, int right)
+ * wrapping to x0 at right; returns the y of the last line. With draw false
+ * only measures. */
+static int toggle_chips(draw_list *dl, const app_state *app, int x, int y, int x0, int right, bool draw)
 {
     int u = draw_line_h(dl);
     for (int t = 0; t < attn_compare_count(); t++) {
@@ -19,13 +20,48 @@ static int toggle_chips(draw_list *dl, const app_state *app, int x, int y, int x
         int tw = draw_text_w(dl, nm) + u;
         bool on = app->view.compare == t;
         if (x + tw > right && x > x0) x = x0, y += u + u / 2;
-        draw_fill(dl, x, y - 2, tw, u + 4, on ? DRAW_PANEL_HI : DRAW_PANEL);
-        if (on) draw_outline(dl, x, y - 2, tw, u + 4, 1, DRAW_ACCENT);
-        draw_text(dl, nm, x + u / 2, y, on ? DRAW_WHITE : DRAW_TEXT);
-        app_layout_hit(dl->layout, (app_rect){x, y - 2, tw, u + 4}, APP_ACT_COMPARE_WITH, t);
+        if (draw) {
+            draw_fill(dl, x, y - 2, tw, u + 4, on ? DRAW_PANEL_HI : DRAW_PANEL);
+            if (on) draw_outline(dl, x, y - 2, tw, u + 4, 1, DRAW_ACCENT);
+            draw_text(dl, nm, x + u / 2, y, on ? DRAW_WHITE : DRAW_TEXT);
+            app_layout_hit(dl->layout, (app_rect){x, y - 2, tw, u + 4}, APP_ACT_COMPARE_WITH, t);
+        }
         x += tw + u / 3;
     }
     return y;
+}
+
+/* The view's title and the chips, beside it where they fit (with a short
+ * title when only that fits: the header names the stage and the head), else
+ * under it; returns the box left to the panes. With draw false only measures. */
+static app_rect title(draw_list *dl, const app_state *app, const char *stage, bool heads, app_rect box, bool draw)
+{
+    int u = draw_line_h(dl), last, chips_w = 0;
+    char buf[200];
+    if (heads)
+        /* TRANSLATORS: a stage name (weights, context), a head number, a mask name ("causal mask") */
+        snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->view.head,
+                 app_compare_name(app->view.compare));
+    else /* TRANSLATORS: a stage without heads (probs, logits), a mask name ("causal mask") */
+        snprintf(buf, sizeof buf, _("compare %s with the %s toggled:"), stage, app_compare_name(app->view.compare));
+    int tw = draw_text_w(dl, buf) + u / 2;
+    for (int t = 0; t < attn_compare_count(); t++) chips_w += draw_text_w(dl, app_compare_name(t)) + u + u / 3;
+    /* TRANSLATORS: the compare view's title when the whole one and the mask chips after it do not fit on a line */
+    const char *brief = _("toggle and compare:");
+    if (tw + chips_w > box.w && draw_text_w(dl, brief) + u / 2 + chips_w <= box.w) {
+        snprintf(buf, sizeof buf, "%s", brief);
+        tw = draw_text_w(dl, buf) + u / 2;
+    }
+    if (tw + chips_w <= box.w || tw < box.w / 2) { /* the chips beside the title */
+        if (draw) draw_text(dl, buf, box.x, box.y, DRAW_TEXT);
+        last = toggle_chips(dl, app, box.x + tw, box.y, box.x, box.x + box.w, draw);
+    } else {
+        if (draw) draw_text_fit(dl, buf, box.x, box.y, box.w, DRAW_TEXT);
+        last = toggle_chips(dl, app, box.x, box.y + u + u / 2, box.x, box.x + box.w, draw);
+    }
+    box.h -= last - box.y + u + u / 3; /* the chips' line and a gap under them */
+    box.y = last + u + u / 3;
+    return box;
 }
 
 /* b − a into *d (the frame's floats), on its own symmetric scale *sc.
@@ -72,60 +108,125 @@ static int difference(draw_list *dl, const app_slice *a, const app_slice *b, app
 typedef struct {
     app_rect pane[3], p[3];
     draw_plot_opts opts[3];
+    bool caption; /* the difference's title beside its picture, not above it */
 } compare_layout;
 
 enum { SIDE_BY_SIDE, STACKED, TWO_OVER_ONE, N_ARRANGEMENTS };
 
-/* The layout of one arrangement; returns its cell height (-1: nothing fits)
- * and *cw, its cell width. */
-static double arrangement(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, int kind,
-                          compare_layout *L, double *cw)
+/* Pane k's labels and colour bar: row labels on the panes at the left edge,
+ * column labels on the panes at the top (a pane right of another reads that
+ * one's rows, a pane under another its columns, at the same cell size); a
+ * colour bar on the toggled pane (the configured one shares its scale) and
+ * on the difference. */
+static draw_plot_opts pane_opts(int kind, int k)
 {
-    int u = draw_line_h(dl), hh = box.h / 2, lw = 0, lh, aw, ah;
-    bool turned;
-    /* two over one: the upper panes split the width as they need it, the
-     * first its row labels, the second its colour bar, for cells of one width */
-    draw_plot_layout(dl, &app->trace, a, (app_rect){0, 0, box.w, box.h}, &(draw_plot_opts){.labels = true}, &lw, &lh, &aw, &ah, &turned);
-    int cbw = draw_plot_colorbar_width(dl), cells = draw_imax(0, (box.w - lw - cbw - 2 * u) / 2);
-    int w0 = lw + cells + u;
-    for (int k = 0; k < 3; k++) {
-        app_rect r = kind == SIDE_BY_SIDE ? (app_rect){box.x + k * (box.w / 3), box.y, box.w / 3, box.h}
-                  : kind == STACKED      ? (app_rect){box.x, box.y + k * (box.h / 3), box.w, box.h / 3}
-                  : k == 0               ? (app_rect){box.x, box.y, w0, hh}
-                  : k == 1               ? (app_rect){box.x + w0, box.y, box.w - w0, hh}
-                                         : (app_rect){box.x, box.y + hh, box.w, hh};
-        L->pane[k] = r;
-        L->p[k] = (app_rect){r.x, r.y + u * 3 / 2, r.w - u, r.h - u * 3 / 2 - (kind == SIDE_BY_SIDE ? 0 : u / 2)};
-        /* row labels on the panes at the left edge; a colour bar on the toggled and the difference */
-        bool left = kind == STACKED || k == 0 || (kind == TWO_OVER_ONE && k == 2);
-        L->opts[k] = (draw_plot_opts){true, !left, k > 0, k, 0, 0, 0, NULL, 0, 0, false};
+    bool left = kind == STACKED || k == 0 || (kind == TWO_OVER_ONE && k == 2);
+    bool top = kind == SIDE_BY_SIDE || k == 0 || (kind == TWO_OVER_ONE && k == 1);
+    return (draw_plot_opts){.labels = true, .no_row_labels = !left, .colorbar = k > 0, .pane = k, .no_col_labels = !top};
+}
+
+/* The panes' boxes in box for an arrangement, given the pixels each pane
+ * takes besides its cells across (ow) and down (oh): the rest shared out so
+ * that the three get cells of one size (wide: two over one, cells as wide
+ * as the width lets them, for the numbers). */
+static void pane_boxes(draw_list *dl, app_rect box, int kind, bool wide, const int ow[3], const int oh[3], int rows, int cols,
+                       compare_layout *L)
+{
+    int u = draw_line_h(dl);
+    app_rect *r = L->pane;
+    if (kind == SIDE_BY_SIDE) {
+        double c = draw_imax(0, box.w - ow[0] - ow[1] - ow[2]) / (3.0 * cols);
+        int w0 = ow[0] + (int)(c * cols), w1 = ow[1] + (int)(c * cols);
+        r[0] = (app_rect){box.x, box.y, w0, box.h};
+        r[1] = (app_rect){box.x + w0, box.y, w1, box.h};
+        r[2] = (app_rect){box.x + w0 + w1, box.y, box.w - w0 - w1, box.h};
+    } else if (kind == STACKED) {
+        double c = draw_imax(0, box.h - oh[0] - oh[1] - oh[2]) / (3.0 * rows);
+        int h0 = oh[0] + (int)(c * rows), h1 = oh[1] + (int)(c * rows);
+        r[0] = (app_rect){box.x, box.y, box.w, h0};
+        r[1] = (app_rect){box.x, box.y + h0, box.w, h1};
+        r[2] = (app_rect){box.x, box.y + h0 + h1, box.w, box.h - h0 - h1};
+    } else { /* the difference under the configured pane, on its columns */
+        int top = draw_imax(oh[0], oh[1]);
+        double cw = draw_imax(0, box.w - ow[0] - ow[1]) / (2.0 * cols), ch = draw_imax(0, box.h - top - oh[2]) / (2.0 * rows);
+        /* room to spare across: shared by the two above for wider cells (wide), else the right's */
+        int w0 = ow[0] + (int)((wide ? cw : fmin(cw, ch)) * cols), h0 = top + (int)(fmin(cw, ch) * rows);
+        r[0] = (app_rect){box.x, box.y, w0, h0};
+        r[1] = (app_rect){box.x + w0, box.y, box.w - w0, h0};
+        r[2] = (app_rect){box.x, box.y + h0, box.w, box.h - h0};
     }
+    /* two over one: the difference's title right of its colour bar, in the
+     * room the toggled pane leaves empty under it */
+    L->caption = kind == TWO_OVER_ONE;
+    for (int k = 0; k < 3; k++) { /* under the title; a gap right of a pane with a neighbour there, and under one above another */
+        bool right = kind == SIDE_BY_SIDE ? k < 2 : kind == TWO_OVER_ONE && k == 0;
+        bool below = kind == STACKED ? k < 2 : kind == TWO_OVER_ONE && k < 2;
+        int gw = right ? (k == 0 ? u / 2 : u / 4) : u / 4, gh = below ? u / 2 : 0, th = L->caption && k == 2 ? 0 : u + u / 4;
+        L->p[k] = (app_rect){r[k].x, r[k].y + th, r[k].w - gw, r[k].h - th - gh};
+        L->opts[k] = pane_opts(kind, k);
+    }
+}
+
+/* One arrangement: its panes (*L), placed twice over, the room each takes
+ * besides its cells measured and the rest shared out again. Returns its cell
+ * height (-1: nothing fits), *cw its cell width (the room there is for wider
+ * cells, for the numbers) and *labelled whether every pane labels every row
+ * and column. */
+static double arrangement(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, int kind, bool wide,
+                          compare_layout *L, double *cw, bool *labelled)
+{
+    int u = draw_line_h(dl), cbw = draw_plot_colorbar_width(dl), ow[3] = {0, 0, 0}, oh[3] = {0, 0, 0};
+    int rows = a->slice.rows, cols = a->slice.cols;
     double cell = -1;
-    *cw = 1e9;
-    for (int k = 0; k < 3; k++) {
-        double c = draw_plot_layout(dl, &app->trace, a, L->p[k], &L->opts[k], &lw, &lh, &aw, &ah, &turned);
-        if (c <= 0) return -1;
-        cell = cell < 0 ? c : fmin(cell, c);
-        *cw = fmin(*cw, (double)aw / a->slice.cols);
+    bool same = false;
+    for (int pass = 0; pass < 3 && !same; pass++) { /* until the room measured is the room shared out */
+        pane_boxes(dl, box, kind, wide, ow, oh, rows, cols, L);
+        cell = -1;
+        *cw = 1e9;
+        *labelled = same = pass > 0;
+        for (int k = 0; k < 3; k++) {
+            draw_plot_opts o = L->opts[k];
+            draw_plot_placed p;
+            int lw;
+            o.max_cell = 4.5 * u; /* square cells, as the panes are drawn */
+            if (!draw_plot_place(dl, &app->trace, a, L->p[k], &o, &p, &lw)) return -1;
+            double c = fmin((double)p.r.w / cols, (double)p.r.h / rows);
+            cell = cell < 0 ? c : fmin(cell, c);
+            *labelled = *labelled && draw_plot_label_step(dl, &app->trace, a, &o, &p) == 1;
+            int w = (p.r.x - L->pane[k].x) + (L->pane[k].w - L->p[k].w) + (o.colorbar ? cbw : 0);
+            int h = (p.r.y - L->pane[k].y) + (L->pane[k].y + L->pane[k].h - L->p[k].y - L->p[k].h);
+            same = same && w == ow[k] && h == oh[k];
+            ow[k] = w, oh[k] = h;
+            *cw = fmin(*cw, (double)(L->pane[k].w - w) / cols); /* the room across for its cells */
+        }
     }
-    cell = fmin(cell, 4.5 * u);
     *cw = fmin(*cw, 3 * cell); /* cells up to three times as wide as tall, for the numbers */
     return cell;
 }
 
-static void arrange(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, compare_layout *best)
+/* The arrangement to draw (*best): of those whose cells hold the numbers,
+ * the one with the largest cells (their area: wider cells hold the numbers
+ * better); else the one with the largest cells (a fraction of a pixel counts
+ * as the same size, and then the one that labels every row and column wins).
+ * Returns its cell's size, √(height · width), 0 when nothing fits. */
+static double arrange(draw_list *dl, const app_state *app, const app_view_slice *a, app_rect box, compare_layout *best)
 {
+    double best_ch = 0;
     int u = draw_line_h(dl), numbers_w = draw_text_w(dl, "−0.00") + 6;
     double best_score = -1;
     for (int kind = 0; kind < N_ARRANGEMENTS; kind++) {
         compare_layout L;
-        double cw, ch = arrangement(dl, app, a, box, kind, &L, &cw);
+        bool labelled;
+        double cw, ch = arrangement(dl, app, a, box, kind, true, &L, &cw, &labelled);
         if (ch <= 0) continue;
         bool numbers = ch >= u + 2 && cw >= numbers_w;
+        if (!numbers && kind == TWO_OVER_ONE) /* square cells: the room to spare right of the toggled pane */
+            ch = arrangement(dl, app, a, box, kind, false, &L, &cw, &labelled);
         if (!numbers) cw = ch; /* square cells unless wider ones show the numbers */
-        double score = (numbers ? 1e9 : 0) + ch * cw;
+        double score = numbers ? 1e9 + ch * cw : floor(ch) * 1e4 + (labelled ? 5e3 : 0) + fmin(ch * ch, 4999);
         if (score > best_score) {
             best_score = score;
+            best_ch = sqrt(ch * cw);
             *best = L;
             for (int k = 0; k < 3; k++) {
                 best->opts[k].max_cell = ch;
@@ -133,7 +234,23 @@ static void arrange(draw_list *dl, const app_state *app, const app_view_slice *a
             }
         }
     }
-    if (best_score < 0) arrangement(dl, app, a, box, SIDE_BY_SIDE, best, &(double){0});
+    if (best_score < 0) {
+        bool labelled;
+        arrangement(dl, app, a, box, SIDE_BY_SIDE, false, best, &(double){0}, &labelled);
+    }
+    return best_ch;
+}
+
+double draw_plot_compare_cell(draw_list *dl, const app_state *app, app_rect box)
+{
+    char name[ATTN_MAX_NAME];
+    const char *stage = app_compare_stage(app, name, sizeof name);
+    app_view_slice a;
+    compare_layout L;
+    if (app_view_make(&app->trace, stage, app->view.batch, app->view.head, &a)) return 0;
+    box = title(dl, app, stage, a.head_axis, box, false);
+    if (draw_plot_ranked_wanted(app, &a)) return sqrt(fmax(0.0, (double)box.w * box.h));
+    return arrange(dl, app, &a, box, &L);
 }
 
 void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box)
@@ -143,22 +260,7 @@ void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box)
     const char *stage = app_compare_stage(app, name, sizeof name);
     app_view_slice a, b;
     if (app_view_make(&app->trace, stage, app->view.batch, app->view.head, &a)) return;
-    if (a.head_axis)
-        /* TRANSLATORS: a stage name (weights, context), a head number, a mask name ("causal mask") */
-        snprintf(buf, sizeof buf, _("compare %s of head %d with the %s toggled:"), stage, app->view.head,
-                 app_compare_name(app->view.compare));
-    else /* TRANSLATORS: a stage without heads (probs, logits), a mask name ("causal mask") */
-        snprintf(buf, sizeof buf, _("compare %s with the %s toggled:"), stage, app_compare_name(app->view.compare));
-    int tw = draw_text_w(dl, buf) + u / 2, last;
-    if (tw < box.w / 2) { /* the chips fit beside the title */
-        draw_text(dl, buf, box.x, box.y, DRAW_TEXT);
-        last = toggle_chips(dl, app, box.x + tw, box.y, box.x, box.x + box.w);
-    } else {
-        draw_text_fit(dl, buf, box.x, box.y, box.w, DRAW_TEXT);
-        last = toggle_chips(dl, app, box.x, box.y + u + u / 2, box.x, box.x + box.w);
-    }
-    box.h -= last - box.y + u * 2;
-    box.y = last + u * 2;
+    box = title(dl, app, stage, a.head_axis, box, true);
     if (draw_plot_ranked_wanted(app, &a)) { /* logits, probs: three ranked panes */
         draw_plot_ranked_compare(dl, app, &a, box);
         return;
@@ -193,11 +295,21 @@ void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box)
     const char *title = changed   ? _("difference (toggled − configured)")
                         : rounded ? _("difference: no change (|Δ| ≤ 1e-6 · max|x|, float rounding, drawn as 0)")
                                   : _("difference: no change, the toggle changes nothing here");
-    if (draw_text_w(dl, title) > pane[2].w - u) /* a narrow pane: a shorter title, never a cut one */
-        title = changed ? _("toggled − configured") : _("difference: no change");
-    draw_text_fit(dl, title, pane[2].x, pane[2].y, pane[2].w - u, DRAW_TEXT_DIM);
     o = L.opts[2];
     /* the scratch buffer's contents change with the head: never reuse its picture */
     o.generation = app->generation ^ 0x80000000u ^ (unsigned)(app->view.head * 7919 + app->view.batch * 104729 + app->view.compare);
-    draw_plot_heatmap(dl, app, &app->trace, &dview, &dsc, p[2], &o);
+    int area = draw_plot_heatmap(dl, app, &app->trace, &dview, &dsc, p[2], &o);
+    app_rect at = pane[2];
+    if (L.caption && area >= 0) { /* right of its colour bar, level with its first row */
+        app_rect c = dl->layout->areas[area].r;
+        at = (app_rect){c.x + c.w + draw_plot_colorbar_width(dl) + u / 2, c.y, 0, 0};
+        at.w = box.x + box.w - at.x;
+        if (at.w >= 8 * u) {
+            draw_text_wrap(dl, title, at.x, at.y, at.w, DRAW_TEXT_DIM);
+            return;
+        }
+    }
+    if (draw_text_w(dl, title) > at.w - u) /* a narrow pane: a shorter title, never a cut one */
+        title = changed ? _("toggled − configured") : _("difference: no change");
+    draw_text_fit(dl, title, at.x, at.y, at.w - u, DRAW_TEXT_DIM);
 }

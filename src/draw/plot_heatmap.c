@@ -241,16 +241,31 @@ static int col_label_step(draw_list *dl, const draw_plot_placed *p, int room);
 
 /* How often p's labels go, at p's label size: every *row_step-th row, every
  * *col_step-th column (row_label_step, col_label_step); *room, a column
- * label's need. */
+ * label's need. A pane without row or column labels of its own counts those
+ * of the neighbour that labels its rows or columns, cells as large. */
 static void label_steps(draw_list *dl, const attn_trace *tr, const app_view_slice *v, const draw_plot_opts *o,
                         const draw_plot_placed *p, int *row_step, int *col_step, int *room)
 {
     int frame_px = dl->px;
     dl->px = p->label_px;
     *room = col_label_room(dl, tr, v);
-    *row_step = o->no_row_labels ? 1 : row_label_step(dl, p);
+    *row_step = row_label_step(dl, p); /* without labels of its own: those of the neighbour it is drawn beside */
     *col_step = col_label_step(dl, p, *room);
+    if (o->no_col_labels) { /* the neighbour above may turn its labels: a line across */
+        draw_plot_placed turned = *p;
+        turned.turned = true;
+        *col_step = draw_imin(*col_step, col_label_step(dl, &turned, *room));
+    }
     dl->px = frame_px;
+}
+
+int draw_plot_label_step(draw_list *dl, const attn_trace *tr, const app_view_slice *v, const draw_plot_opts *o,
+                         const draw_plot_placed *p)
+{
+    int rs, cs, room;
+    if (!o->labels) return 1;
+    label_steps(dl, tr, v, o, p, &rs, &cs, &room);
+    return draw_imax(rs, cs);
 }
 
 bool draw_plot_place(draw_list *dl, const attn_trace *tr, const app_view_slice *v, app_rect box, const draw_plot_opts *o,
@@ -598,7 +613,7 @@ int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr,
     int row_step = 1, col_step = 1, room = 0;
     if (o->labels) label_steps(dl, tr, v, o, &p, &row_step, &col_step, &room);
     /* labels left out need their note under the picture: make room for it there */
-    if (o->labels && (row_step > 1 || (col_step > 1 && !o->no_col_labels)) && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
+    if (o->labels && ((rows && row_step > 1) || (col_step > 1 && !o->no_col_labels)) && p.r.y + p.r.h + u / 4 + u > box.y + box.h) {
         app_rect smaller = {box.x, box.y, box.w, box.h - u - u / 4};
         draw_plot_placed q;
         int qlw;

@@ -55,6 +55,10 @@ double draw_plot_layout(draw_list *dl, const attn_trace *tr, const app_view_slic
 bool draw_plot_place(draw_list *dl, const attn_trace *tr, const app_view_slice *v, app_rect box, const draw_plot_opts *o,
                      draw_plot_placed *p, int *lw);
 
+/* How thinly p's labels go at its label size: the larger of every how many
+ * rows and every how many columns get one (1: each has its label). */
+int draw_plot_label_step(draw_list *dl, const attn_trace *tr, const app_view_slice *v, const draw_plot_opts *o,
+                         const draw_plot_placed *p);
 /* Which special cells (masked, NaN) s has: the flags draw_plot_colorbar takes. */
 int draw_plot_specials(draw_list *dl, unsigned generation, const app_view_slice *v, const app_slice *s);
 /* The width of a colour bar with its labels. */

@@ -405,12 +405,29 @@ static int para(draw_list *dl, bool draw, const char *s, int x, int y, int w, ui
     return draw ? draw_text_wrap(dl, s, x, y, w, c) : draw_text_wrap_lines(dl, s, w);
 }
 
+/* The header folded to its stage line (presenting): after the shape, the
+ * batch row when there are several and the head, as the batch line says them. */
+static void compact_tail(const app_state *app, const attn_tensor *t, char *buf, size_t size)
+{
+    const attn_dims *d = &app->trace.dims;
+    app_view_slice v;
+    size_t n = strlen(buf);
+    if (app_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return;
+    if (d->b > 1 && n < size) {
+        n += (size_t)snprintf(buf + n, size - n, " · ");
+        if (n < size) n += (size_t)snprintf(buf + n, size - n, _("batch row %d of %d"), app->view.batch, d->b);
+    }
+    if ((v.head_axis == 'h' || v.head_axis == 'g' || v.block) && n < size)
+        snprintf(buf + n, size - n, _(" · head %d of %d (↑ ↓) · reads kv head %d"), app->view.head, d->h,
+                 app_view_kv_head(d, app->view.head));
+}
+
 /* The stage line when the stage list is hidden: ◀ name ▶, its shape, and the
  * layer's ◀ N / M ▶: the list's buttons, on one line. */
-static void stage_line(draw_list *dl, const app_state *app, const attn_tensor *t, app_rect box, int y)
+static void stage_line(draw_list *dl, const app_state *app, const attn_tensor *t, app_rect box, int y, bool compact)
 {
     int u = draw_line_h(dl), x = box.x, right = box.x + box.w;
-    char buf[96], shape[96];
+    char buf[96], shape[300];
     x += arrow(dl, x, y, "◀", APP_ACT_STAGE_PREV) + u / 4;
     const char *name = nav_name(t);
     int nw = draw_text_w_bold(dl, name);
@@ -429,14 +446,23 @@ static void stage_line(draw_list *dl, const app_state *app, const attn_tensor *t
             dl->layout->layer_shown = true;
         }
     }
-    draw_text_fit(dl, attn_tensor_shape_str(t, shape, sizeof shape), x, y, right - x, DRAW_TEXT_DIM);
+    attn_tensor_shape_str(t, shape, sizeof shape);
+    if (compact) { /* the header's other lines left out: the batch row and the head here, the formula as a tooltip */
+        compact_tail(app, t, shape, sizeof shape);
+        if (t->info) {
+            attn_stage_text tc = attn_trace_stage_text(&app->trace);
+            app_layout_hit_tip(dl->layout, (app_rect){x, y - 2, draw_imin(draw_text_w(dl, shape), right - x), u + 4}, APP_ACT_NONE, 0,
+                               _(attn_stage_formula_in(t->info, &tc)));
+        }
+    }
+    draw_text_fit(dl, shape, x, y, right - x, DRAW_TEXT_DIM);
 }
 
 /* Above the picture: the stage (a line of its own with buttons when the stage
  * list is hidden), its formula, its description when `detail`, and which
  * batch row and head are shown. With draw false only measures. Returns the
  * y below it. */
-static int header(draw_list *dl, const app_state *app, app_rect box, bool rail, bool detail, bool draw)
+static int header(draw_list *dl, const app_state *app, app_rect box, bool rail, bool detail, bool compact, bool draw)
 {
     int u = draw_line_h(dl), y = box.y;
     const attn_tensor *t = app_tensor(app);
@@ -449,9 +475,10 @@ static int header(draw_list *dl, const app_state *app, app_rect box, bool rail, 
         snprintf(buf, sizeof buf, "%s %s", t->name, attn_tensor_shape_str(t, shape, sizeof shape));
         draw_text_fit(dl, buf, box.x, y, box.w, DRAW_WHITE);
     } else if (draw) {
-        stage_line(dl, app, t, box, y + 2);
+        stage_line(dl, app, t, box, y + 2, compact);
     }
     y += rail ? u + u / 4 : u + u / 2;
+    if (compact) return y;
     if (t->info) {
         attn_stage_text tc = attn_trace_stage_text(&app->trace);
         if (draw) draw_text_fit(dl, _(attn_stage_formula_in(t->info, &tc)), box.x, y, box.w, DRAW_ACCENT);
@@ -576,14 +603,30 @@ static bool busy_line(draw_list *dl, const app_state *app, app_rect box)
     return true;
 }
 
-static void status_line(draw_list *dl, const app_state *app, app_rect box)
+static bool train_text(const app_state *app, char *buf, size_t size);
+
+/* The status line; merged (presenting, the picture first: present_plan),
+ * the folded training panel's line first, or else the next-token line. */
+static void status_line(draw_list *dl, const app_state *app, app_rect box, bool merged)
 {
-    int u = draw_line_h(dl);
+    int u = draw_line_h(dl), x = box.x + u / 2, y = box.y + (box.h - u) / 2;
+    char buf[300];
     draw_fill(dl, box.x, box.y, box.w, box.h, DRAW_PANEL);
     if (busy_line(dl, app, box)) return;
     const char *s = app_status_text(app)[0] ? app_status_text(app)
                                                : _("l lessons · ← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
-    draw_text_fit(dl, s, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, app->status_error ? DRAW_ERROR : DRAW_TEXT_DIM);
+    if (merged && train_text(app, buf, sizeof buf)) {
+        int tw = draw_imin(draw_text_w(dl, buf), box.w / 2);
+        draw_text_fit(dl, buf, x, y, tw, DRAW_TEXT);
+        app_layout_hit_tip(dl->layout, (app_rect){box.x, box.y, tw + u, box.h}, APP_ACT_CURVES, 0,
+                           _("show the loss and the heads' measures over training (T)"));
+        x += tw + u;
+    } else if (merged && draw_predict_width(dl, app, box.w) > 0) {
+        int pw = box.w * 3 / 5;
+        draw_predictions_line(dl, app, (app_rect){box.x, box.y, pw, box.h});
+        x += pw;
+    }
+    draw_text_fit(dl, s, x, y, box.x + box.w - x - u / 2, app->status_error ? DRAW_ERROR : DRAW_TEXT_DIM);
 }
 
 /* A button's tooltip, under the mouse resting on it. */
@@ -737,6 +780,7 @@ static void save_overlay(draw_list *dl, const app_state *app)
  * decode panel, the picture and the side panel or its one-line fold. */
 typedef struct {
     bool rail, detail;
+    bool compact;   /* presenting, the picture first: the header one line, no next-token line (present_plan) */
     int nav_w;
     app_rect main;  /* right of the rail: header, decode panel, picture */
     int strip_h;    /* the text strip's height (text_strip.h), under the decode panel, */
@@ -747,20 +791,21 @@ typedef struct {
     double size;    /* how large the picture comes out: its cell, or its side */
 } frame_plan;
 
-static void plan_frame(draw_list *dl, const app_state *app, app_rect area, bool rail, bool side, bool detail, frame_plan *p)
+static void plan_frame(draw_list *dl, const app_state *app, app_rect area, bool rail, bool side, bool detail, bool compact,
+                       frame_plan *p)
 {
     int u = draw_line_h(dl);
-    *p = (frame_plan){.rail = rail, .detail = detail, .nav_w = rail ? navigator_width(dl, app) : 0};
+    *p = (frame_plan){.rail = rail, .detail = detail, .compact = compact, .nav_w = rail ? navigator_width(dl, app) : 0};
     p->main = (app_rect){area.x + (rail ? p->nav_w + u : u / 2), area.y, 0, area.h - u / 2};
     p->main.w = area.x + area.w - p->main.x - (rail ? u : u / 2);
-    int y = header(dl, app, p->main, rail, detail, false);
+    int y = header(dl, app, p->main, rail, detail, compact, false);
     if (app_decoding(app)) y = decode_panel(dl, app, (app_rect){p->main.x, y, p->main.w, 0}, false);
     p->strip_room = p->main.y + p->main.h - y;
     y += p->strip_h = draw_text_strip_height(dl, app, (app_rect){p->main.x, y, p->main.w, p->strip_room});
     p->fold_y = -1;
     /* the training curves in the picture's place: no next-token panel, it is about the picture */
     bool curves = app->view.mode == LESSON_VIEW_TRAINING && draw_train_view_ok(app);
-    int model_w = curves ? 0 : draw_predict_width(dl, app, p->main.w);
+    int model_w = curves || compact ? 0 : draw_predict_width(dl, app, p->main.w);
     if (model_w && !side) { /* the side panel folded: its first line above the picture */
         p->fold_y = y;
         y += draw_predict_line_height(dl);
@@ -771,18 +816,19 @@ static void plan_frame(draw_list *dl, const app_state *app, app_rect area, bool 
         p->pic.w -= model_w + u;
         p->side_r = (app_rect){p->pic.x + p->pic.w + u, p->pic.y, model_w, p->pic.h};
     }
-    p->size = app->view.mode == LESSON_VIEW_SINGLE ? draw_plot_single_cell(dl, app, p->pic)
-                                                    : sqrt(fmax(0.0, (double)p->pic.w * p->pic.h));
+    p->size = app->view.mode == LESSON_VIEW_SINGLE    ? draw_plot_single_cell(dl, app, p->pic)
+              : app->view.mode == LESSON_VIEW_COMPARE ? draw_plot_compare_cell(dl, app, p->pic)
+                                                      : sqrt(fmax(0.0, (double)p->pic.w * p->pic.h));
 }
 
-/* In the single view, whether plan p's cells are as readable as the
+/* In the single and compare views, whether plan p's cells are as readable as the
  * leanest's: rows tall enough for every label where the leanest has them (a
  * line: plot_heatmap.c's row_label_step), cells as large as the text (16 px
  * at 16 px) where the leanest has them. */
 static bool cells_readable(draw_list *dl, const app_state *app, const frame_plan *p, const frame_plan *lean)
 {
     double line = ceil(0.95 * draw_line_h(dl)), readable = dl->px;
-    if (app->view.mode != LESSON_VIEW_SINGLE) return true;
+    if (app->view.mode != LESSON_VIEW_SINGLE && app->view.mode != LESSON_VIEW_COMPARE) return true;
     return (lean->size < line || p->size >= line) && (lean->size < readable || p->size >= readable);
 }
 
@@ -802,20 +848,20 @@ static void choose_plan(draw_list *dl, const app_state *app, app_rect area, fram
     frame_plan lean, p;
     bool side = app->view.panels == LESSON_PANELS_SIDE;
     if (app->view.panels == LESSON_PANELS_HIDDEN || side) {
-        plan_frame(dl, app, area, false, side, true, best);
-        plan_frame(dl, app, area, false, side, false, &lean);
+        plan_frame(dl, app, area, false, side, true, false, best);
+        plan_frame(dl, app, area, false, side, false, false, &lean);
         if (!keeps_picture(dl, app, best, &lean)) *best = lean;
         return;
     }
     bool shown = app->view.panels == LESSON_PANELS_SHOWN;
-    plan_frame(dl, app, area, false, false, false, &lean);
+    plan_frame(dl, app, area, false, false, false, false, &lean);
     static const bool tries[][3] = {{true, true, true}, {false, true, true}, {false, false, true}};
     for (size_t k = 0; k < sizeof tries / sizeof tries[0]; k++) {
         if (shown && !(tries[k][0] && tries[k][1])) break;
-        plan_frame(dl, app, area, tries[k][0], tries[k][1], tries[k][2], &p);
+        plan_frame(dl, app, area, tries[k][0], tries[k][1], tries[k][2], false, &p);
         if (keeps_picture(dl, app, &p, &lean) || shown) {
             *best = p;
-            if (shown && !keeps_picture(dl, app, &p, &lean)) plan_frame(dl, app, area, true, true, false, best);
+            if (shown && !keeps_picture(dl, app, &p, &lean)) plan_frame(dl, app, area, true, true, false, false, best);
             return;
         }
     }
@@ -827,20 +873,29 @@ static int train_fold_height(draw_list *dl)
     return draw_line_h(dl) + draw_line_h(dl) / 2;
 }
 
+/* The training step shown, as the folded training panel says it; false
+ * when the model was not saved during training. */
+static bool train_text(const app_state *app, char *buf, size_t size)
+{
+    int at = app_training_position(&app->train, app->cfg.model);
+    if (at < 0) return false;
+    if (at == app->train.n)
+        /* TRANSLATORS: the training panel folded under a picture that needs the room: T opens the curves */
+        snprintf(buf, size, _("final model (step %ld) · j J: training steps · T: the training curves"),
+                 app_training_step(&app->train, at));
+    else
+        snprintf(buf, size, _("training step %ld of %ld · j J · T: the training curves"),
+                 app_training_step(&app->train, at), app_training_step(&app->train, app->train.n - 1));
+    return true;
+}
+
 /* The training panel folded to a line: the step shown, and a click (or T) for the curves. */
 static void train_fold(draw_list *dl, const app_state *app, app_rect box)
 {
-    int u = draw_line_h(dl), at = app_training_position(&app->train, app->cfg.model);
+    int u = draw_line_h(dl);
     char buf[300];
-    if (at < 0) return;
+    if (!train_text(app, buf, sizeof buf)) return;
     draw_fill(dl, box.x, box.y, box.w, box.h, DRAW_PANEL);
-    if (at == app->train.n)
-        /* TRANSLATORS: the training panel folded under a picture that needs the room: T opens the curves */
-        snprintf(buf, sizeof buf, _("final model (step %ld) · j J: training steps · T: the training curves"),
-                 app_training_step(&app->train, at));
-    else
-        snprintf(buf, sizeof buf, _("training step %ld of %ld · j J · T: the training curves"),
-                 app_training_step(&app->train, at), app_training_step(&app->train, app->train.n - 1));
     draw_text_fit(dl, buf, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, DRAW_TEXT);
     /* TRANSLATORS: the tooltip of the folded training panel */
     app_layout_hit_tip(dl->layout, box, APP_ACT_CURVES, 0, _("show the loss and the heads' measures over training (T)"));
@@ -865,6 +920,37 @@ static int train_plan(draw_list *dl, const app_state *app, app_rect area, frame_
     if (cells_readable(dl, app, fp, &folded) && (large || fp->size >= 0.9 * folded.size)) return full;
     *fp = folded;
     return fold;
+}
+
+/* Whether the picture is a heatmap of 32 tokens or fewer a side, the size
+ * whose every row and column a presenter's room can label. */
+static bool small_picture(const app_state *app)
+{
+    const attn_tensor *t = app_tensor(app);
+    app_view_slice v;
+    if (!t || app_view_make(&app->trace, t->name, app->view.batch, app->view.head, &v)) return false;
+    return v.slice.rows <= 32 && v.slice.cols <= 32 && !draw_plot_ranked_wanted(app, &v);
+}
+
+/* Presenting, the picture first: when a small picture (small_picture) in
+ * the single or compare view comes out with cells under a line, too small
+ * for a label on every row at presenting size, the header folds to its
+ * stage line (the batch row and head after the shape, the formula as its
+ * tooltip, the description left out: the lesson says it) and the training
+ * panel's line, or else the next-token line, joins the status line, where
+ * that gives larger cells; not when n or the lesson asked for the panels.
+ * Returns whether *fp became that plan (and *train_h 0). */
+static bool present_plan(draw_list *dl, const app_state *app, app_rect area, frame_plan *fp, int *train_h)
+{
+    frame_plan compact;
+    bool views = app->view.mode == LESSON_VIEW_SINGLE || app->view.mode == LESSON_VIEW_COMPARE;
+    bool asked = app->view.panels == LESSON_PANELS_SHOWN || app->view.panels == LESSON_PANELS_SIDE; /* n, or the lesson */
+    if (!app->present || !views || asked || fp->size >= ceil(0.95 * draw_line_h(dl)) || !small_picture(app)) return false;
+    plan_frame(dl, app, area, false, false, false, true, &compact);
+    if (compact.size <= fp->size) return false;
+    *fp = compact;
+    *train_h = 0;
+    return true;
 }
 
 void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, int h)
@@ -904,10 +990,11 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
     int status_h = u + u / 2;
     frame_plan fp;
     int train_h = train_plan(dl, app, (app_rect){0, top, w, h - top - status_h}, &fp);
+    bool merged = present_plan(dl, app, (app_rect){0, top, w, h - top - status_h}, &fp, &train_h);
     layout->panels_shown = fp.rail;
     if (toolbar) controls(dl, app, fp.rail, &bar);
     if (fp.rail) navigator(dl, app, (app_rect){0, top, fp.nav_w, h - top - status_h});
-    int y = header(dl, app, fp.main, fp.rail, fp.detail, true);
+    int y = header(dl, app, fp.main, fp.rail, fp.detail, fp.compact, true);
     if (app_decoding(app)) y = decode_panel(dl, app, (app_rect){fp.main.x, y, fp.main.w, 0}, true);
     if (fp.strip_h > 0) draw_text_strip(dl, app, (app_rect){fp.main.x, y, fp.main.w, fp.strip_room});
     if (fp.fold_y >= 0) draw_predictions_line(dl, app, (app_rect){fp.main.x, fp.fold_y, fp.main.w, draw_predict_line_height(dl)});
@@ -928,7 +1015,7 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
     }
     if (train_h == train_fold_height(dl)) train_fold(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});
     else if (train_h > 0) draw_train_panel(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});
-    status_line(dl, app, (app_rect){0, h - status_h, w, status_h});
+    status_line(dl, app, (app_rect){0, h - status_h, w, status_h}, merged);
     if (app->lesson.open) {
         draw_lesson_marks(app, dl);
         draw_lesson(app, dl, (app_rect){w, 0, panel_w, h});
