@@ -65,16 +65,18 @@ static char *json_token_ids(const attn_trace *tr)
 static char *json_stages(const attn_trace *tr)
 {
     cJSON *arr = cJSON_CreateArray();
-    bool seen[ATTN_STAGE_COUNT] = {0};
+    bool seen[ATTN_STAGE_COUNT] = {0}, mla = tr->dims.mode == ATTN_MODE_MLA;
+    attn_stage_text tc = attn_trace_stage_text(tr); /* MLA's scores and context: their own formulas */
     for (int i = 0; arr && i < tr->n_tensors; i++) {
         const attn_stage_info *in = tr->tensors[i].info;
         if (!in || seen[in->id]) continue;
         seen[in->id] = true;
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", in->name);
-        cJSON_AddStringToObject(o, "dims", in->dims);
+        cJSON_AddStringToObject(o, "dims", attn_stage_dims(in, &tr->dims));
         cJSON_AddStringToObject(o, "desc", attn_stage_desc(in, attn_trace_is_model(tr)));
-        cJSON_AddStringToObject(o, "formula", attn_stage_formula(in, attn_trace_is_model(tr)));
+        cJSON_AddStringToObject(o, "formula", mla ? attn_stage_formula_in(in, &tc)
+                                                  : attn_stage_formula(in, attn_trace_is_model(tr)));
         cJSON_AddItemToArray(arr, o);
     }
     char *s = arr ? cJSON_PrintUnformatted(arr) : NULL;
