@@ -308,7 +308,8 @@ static const attn_setting SETTINGS[] = {
     {.name = "seed", .type = ATTN_SET_U64, .offset = FIELD(seed), .flags = LESSON | TRACE, .def = "42", .arg = "N",
      .help = "seed for weights, embeddings and dropout (default 42)", .describe = say_seed},
     {.name = "weights", .type = ATTN_SET_TEXT, .offset = FIELD(weights_path), .flags = ATTN_SETTING_FILE,
-     .arg = "FILE", .help = "load w_q, w_k, w_v, w_o (and w_qn, w_kn with --qk-norm) from a safetensors file"},
+     .arg = "FILE", .help = "load w_q, w_k, w_v, w_o (and w_qn, w_kn with --qk-norm; w_q, w_dkv, w_uk, w_uv, w_kr, w_o "
+                            "with --mode mla) from a safetensors file"},
     {.name = "input", .type = ATTN_SET_TEXT, .offset = FIELD(input_path), .flags = ATTN_SETTING_FILE,
      .arg = "FILE", .help = "load x (and x_past, memory) from a safetensors file"},
 };
