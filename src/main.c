@@ -27,6 +27,8 @@ static void usage(FILE *out)
             "  attnlab generate --model NAME --text TEXT [--max-new N] [--temperature T] [--top-k K] [--seed S] [--allow-unk]\n"
             "                               continue a text with a trained model (it stops at </s>;\n"
             "                               <unk> is never chosen unless --allow-unk)\n"
+            "  attnlab stream --model NAME [--policy all,window,sink] [--window W] [--keep-first N]\n"
+            "                               a long text over a KV cache that evicts (StreamingLLM): the loss\n"
             "  attnlab bench [config] [--repeat N]\n"
             "                               time traced forward passes\n"
             "  attnlab bench [config] --frames N [--view single|grid]\n"
@@ -57,6 +59,7 @@ static int dispatch(int argc, char **argv)
     if (!strcmp(cmd, "lessons")) return cmd_lessons(argc - 1, argv + 1);
     if (!strcmp(cmd, "generate")) return cmd_generate(argc - 1, argv + 1);
     if (!strcmp(cmd, "models")) return cmd_models(argc - 1, argv + 1);
+    if (!strcmp(cmd, "stream")) return cmd_stream(argc - 1, argv + 1);
     if (cmd[0] == '-') return cmd_window(argc, argv); /* config flags alone: the window on that config */
     fprintf(stderr, "attnlab: unknown command '%s' (see attnlab --help)\n", cmd);
     return CLI_EUSAGE;

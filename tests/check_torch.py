@@ -171,6 +171,15 @@ def expected(t, m):
     # the mask is added in float32, as a float32 model does: there -1e9 + score
     # rounds to -1e9, which is what makes a fully masked finite-fill row uniform
     e["masked_scores"] = (pre.float() + e["mask"].float()).double()
+    tiles = m.get("tiles", "0")
+    if tiles != "0":  # FlashAttention's running max and sum after each key tile, here not online:
+        bk = int(tiles.split("x")[1])  # straight from the masked scores of the keys before the tile's end
+        ms = e["masked_scores"]
+        ends = [min(tt, (j + 1) * bk) for j in range((tt + bk - 1) // bk)]
+        mx = torch.stack([ms[..., :end].max(dim=-1).values for end in ends], dim=-1)
+        e["tile_max"] = mx
+        e["tile_sum"] = torch.stack([torch.exp(ms[..., :end] - mx[..., j:j + 1]).nan_to_num(nan=0.0).sum(dim=-1)
+                                     for j, end in enumerate(ends)], dim=-1)
     sink = float(m.get("sink_logit", "-inf"))
     if sink != -math.inf:  # gpt-oss: one more column of logits, softmaxed with the row, then dropped
         logits = torch.cat([e["masked_scores"], torch.full((b, h, s, 1), sink)], dim=-1)
@@ -239,6 +248,15 @@ CONFIGS += [
     ["--keep-first", "2", "--sliding-window", "2", "--no-causal", "--seq", "12", "--batch", "2"],
     ["--sink-logit", "2", "--pad-side", "left", "--mask-value", "-inf"],  # left pads: rows all on the sink
 ]
+# FlashAttention's tiles with each of them: context and out as above, tile_max and tile_sum recomputed
+CONFIGS += [
+    ["--tiles", "1x1", "--pad-side", "left", "--no-softmax-guard"],
+    ["--tiles", "3x5", "--seq", "13", "--batch", "2", "--heads", "4", "--kv-heads", "2", "--rope", "--past", "4"],
+    ["--tiles", "64x64", "--alibi", "--softcap", "2", "--sink-logit", "0.5", "--pad-side", "left"],
+    ["--tiles", "2x3", "--sliding-window", "2", "--keep-first", "1", "--no-causal", "--mask-value", "-1e9"],
+    ["--tiles", "4x2", "--tokens", "我 爱 AI | 猫", "--source-tokens", "I love AI very much | a cat", "--no-causal"],
+    ["--tiles", "3x3", "--train", "--dropout", "0.3", "--heads", "4", "--kv-heads", "1"],
+]
 # ... and at random, new with old: every draw the same from one run to the next
 RNG = np.random.default_rng(33)
 for _ in range(16):
@@ -268,6 +286,8 @@ for _ in range(16):
             cfg += ["--keep-first", str(int(RNG.integers(1, 4)))]
     if RNG.random() < 0.3:
         cfg += ["--mask-value", "-1e9"]
+    if RNG.random() < 0.5:
+        cfg += ["--tiles", f"{int(RNG.integers(1, seq + 3))}x{int(RNG.integers(1, seq + 3))}"]
     CONFIGS.append(cfg)
 
 # Multi-head latent attention, by hand and at random with the other settings, naive and absorbed
@@ -336,7 +356,8 @@ for cfg in CONFIGS:
         err = compare("out", t["out"], out)
     problems += [err] if err else []
     check(f"{shown}: {len(t)} tensors", not problems, "; ".join(problems))
-for name in ("q_norm", "k_norm", "c_kv", "k_pe", "q_latent", "scores", "context_latent", "context", "bias", "capped_scores", "masked_scores", "weights", "sink_weight", "out"):
+for name in ("q_norm", "k_norm", "c_kv", "k_pe", "q_latent", "scores", "context_latent", "bias", "capped_scores",
+             "masked_scores", "weights", "sink_weight", "tile_max", "tile_sum", "context", "out"):
     if name in WORST:
         print(f"{name}: largest difference {WORST[name][0]:.3g} absolute, {WORST[name][1]:.3g} relative (to max(|x|, 1))")
 common.finish()

@@ -125,6 +125,14 @@ USAGE = [
     (["trace", "--model", "tang", "--text", "床前", "--mode", "mla", "-o", OUT],
      "mode mla: a trained model's attention is the one it was trained with"),
     (["generate", "--model", "tang", "--text", "床前", "--mode", "mla", "--kv-rank", "8"], "mode mla: a trained model's"),
+    (["trace", "--mode", "mla", "--tiles", "2x2", "-o", OUT], "tiles: the tiled path reads per-head keys and values"),
+    # FlashAttention's tiles: a bad shape, and what the untraced tiled bench does not take
+    (["trace", "--tiles", "64", "-o", OUT], "tiles: '64' is not BQxBK (query rows x keys of a tile, e.g. 64x64) or 0"),
+    (["trace", "--tiles", "0x4", "-o", OUT], "tiles: 0x4 is out of range (each from 1 to 65536)"),
+    (["bench", "--tiles", "8x8", "--past", "2"], "the untraced tiled layer takes self-attention of tokens drawn from the "
+     "seed, not --past; trace it instead"),
+    (["bench", "--tiles", "8x8", "--seq", "16384", "--d-model", "256", "--memory-gib", "0.05"],
+     "this untraced layer would need about 161 MiB, more than the 51 MiB limit (--memory-gib)"),
 ]
 for args, msg in USAGE:
     expect(args, 2, msg)
@@ -138,6 +146,16 @@ for stage in ("w_qn", "w_kn", "q_norm", "k_norm", "bias", "capped_scores", "sink
     check(f"info lists {stage}", r is not None and f"  {stage} " in r.stdout.decode(), stage)
 expect(["trace", "--model", "tang", "--text", "床前明月光", "--sliding-window", "2", "--keep-first", "1", "-o", p], 0,
        "wrote", stream="stdout")
+# tiles: the trace keeps tile_max and tile_sum and says so; bench runs the layer untraced, and says what
+# the traced one would hold
+expect(["trace", "--tiles", "2x3", "--sink-logit", "1", "--train", "--past", "2", "-o", p], 0, "wrote", stream="stdout")
+r = expect(["info", p], 0, "tiles 2x3 (online softmax)", stream="stdout")
+for stage in ("tile_max", "tile_sum"):
+    check(f"info lists {stage}", r is not None and f"  {stage} " in r.stdout.decode(), stage)
+expect(["bench", "--tiles", "16x16", "--seq", "100", "--repeat", "1"], 0, "bench: ", stream="stdout")
+expect(["bench", "--tiles", "16x16", "--seq", "100", "--repeat", "1"], 0, "the same layer traced would hold about",
+       stream="stdout")
+expect(["generate", "--model", "tang", "--text", "床前", "--max-new", "3", "--tiles", "4x4"], 0, "", stream="stdout")
 
 # MLA: its stages and KV bytes in info; its weights read back with --weights give the same output
 p = os.path.join(TMP, "mla.safetensors")

@@ -28,7 +28,8 @@ static void test_untraced_steps(void **state)
     static const char *const SETTINGS[][2] = {{NULL, NULL},          {"scale", "false"},
                                               {"mask_value", "-1e9"}, {"causal", "reversed"},
                                               {"sliding_window", "3"}, {"train", "true"},
-                                              {"rope", "false"},       {"keep_first", "2"}};
+                                              {"rope", "false"},       {"keep_first", "2"},
+                                              {"tiles", "2x3"}};
     attn_model m;
     attn_error err;
     for (int bf16 = 0; bf16 < 2; bf16++) {
@@ -142,7 +143,8 @@ static void test_untraced_prefill(void **state)
                                               {"mask_value", "-1e9"},  {"causal", "reversed"},
                                               {"causal", "false"},     {"sliding_window", "3"},
                                               {"rope", "false"},       {"softmax_guard", "false"},
-                                              {"keep_first", "2"}};
+                                              {"keep_first", "2"},     {"tiles", "2x3"},
+                                              {"tiles", "1x1"},        {"tiles", "64x64"}};
     static const int KV[] = {4, 2, 1};
     const int ids[16] = {1, 3, 4, 5, 6, 3, 7, 8, 9, 10, 11, 5, 4, 3, 6, 7};
     attn_model m;
@@ -213,6 +215,8 @@ static void test_untraced_prefill_chunks(void **state)
     attn_config_init(&c);
     expect_prefill_matches(&m, &c, ids, N, 2, 2e-5);
     attn_config_set(&c, "sliding_window", "100", &err);
+    expect_prefill_matches(&m, &c, ids, N, 2, 2e-5);
+    attn_config_set(&c, "tiles", "64x48", &err); /* each chunk's queries tile by tile over the cache */
     expect_prefill_matches(&m, &c, ids, N, 2, 2e-5);
     attn_config_free(&c);
     attn_model_free(&m);

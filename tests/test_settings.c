@@ -21,7 +21,8 @@
 
 /* Values tried, in order, to find one other than a row's default. */
 static const char *const CANDIDATES[] = {"true", "false", "2", "3", "5", "8", "16", "0.25", "-1e9", "20000",
-                                         "a b | c", "w.safetensors"};
+                                         "a b | c", "w.safetensors",
+                                         "4x3"};
 
 /* A value of row, other than its default, in its formatted form; with
  * must_run, one with which the default configuration still resolves. */
@@ -269,6 +270,13 @@ static void bad_values_refused(void **state)
             break;
         }
         case ATTN_SET_ENUM: expect_refused(row, "sideways", "is not"); break;
+        case ATTN_SET_TILES:
+            expect_refused(row, "64", "is not BQxBK");
+            expect_refused(row, "64x", "is not BQxBK");
+            expect_refused(row, "x64", "is not BQxBK");
+            expect_refused(row, "0x4", "is out of range");
+            expect_refused(row, "4x999999", "is out of range");
+            break;
         case ATTN_SET_TEXT: /* tokens are checked when the config resolves; only blanks are refused here */
             if (row->rule) expect_refused(row, " ", "(got only blanks)");
             break;

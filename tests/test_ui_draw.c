@@ -1080,7 +1080,7 @@ static int strip_text(fixture *f, draw_list *d, app_rect box, char *out, size_t 
 {
     draw_list_begin(d, 16);
     d->layout = &f->app.layout;
-    int h = draw_text_strip(d, &f->app, box), u = draw_line_h(d), body = box.y + u / 4 + u + u / 4;
+    int h = draw_text_strip(d, &f->app, box, false), u = draw_line_h(d), body = box.y + u / 4 + u + u / 4;
     size_t n = 0;
     out[0] = '\0';
     for (const draw_cmd *c = NULL; (c = draw_list_next(d, c));)
@@ -1231,7 +1231,7 @@ static void test_text_strip_words(void **state)
     assert_true(marked(&d, " the", DRAW_CMD_RECT, DRAW_ACCENT, DRAW_BLACK));
     /* measured without drawing: the same height, no command */
     draw_list_begin(&d, 16);
-    int measured = draw_text_strip_height(&d, &f->app, wide);
+    int measured = draw_text_strip_height(&d, &f->app, wide, false);
     assert_int_equal(d.n, 0);
     assert_int_equal(measured, strip_text(f, &d, wide, text, sizeof text));
     assert_true(marked(&d, " mat", DRAW_CMD_FRAME, DRAW_WHITE, DRAW_TEXT));

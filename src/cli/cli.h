@@ -103,5 +103,6 @@ int cmd_lesson(int argc, char **argv);
 int cmd_lessons(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_stream(int argc, char **argv);
 
 #endif

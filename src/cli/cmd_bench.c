@@ -11,6 +11,7 @@
 #include "engine/run/forward.h"
 #include "engine/run/generate.h"
 #include "engine/run/kv_cache.h"
+#include "engine/run/untraced.h"
 #include "platform/sdl/ui.h"
 
 static void usage(void)
@@ -30,6 +31,9 @@ static void usage(void)
            "reads and nothing else (`decode reads`: its read bound on this machine), then\n"
            "`decode traced:` with each step a traced pass of one new token, as the window\n"
            "shows it.\n"
+           "With --tiles BQxBK and no model: times the layer untraced instead, its\n"
+           "attention by FlashAttention's tiles, holding no s x t matrix (`untraced\n"
+           "tiled:`), and says what the same layer traced would hold.\n"
            "With --frames: renders N frames offscreen with the software renderer, each a\n"
            "full redraw, and times a config change (recompute + redraw); the last line is\n"
            "`render: X ms per frame (median)`.\n\n");
@@ -168,6 +172,47 @@ static int bench_prefill(const attn_model *m, const attn_trace *first, int n, do
     return st ? cli_exit_code(st) : CLI_OK;
 }
 
+/* --tiles without a model: n untraced tiled passes after a warm-up, and what
+ * the traced pass would need beside what this one holds. */
+static int bench_untraced(const attn_config *cfg, int n)
+{
+    attn_untraced u;
+    attn_error err;
+    double *ms = calloc((size_t)n, sizeof *ms), traced = 0;
+    attn_status st = ms ? ATTN_OK : attn_fail(&err, ATTN_ERR_NOMEM, "out of memory");
+    for (int i = -1; !st && i < n; i++) {
+        double t0 = attn_clock_ms();
+        if ((st = attn_untraced_run(cfg, &u, &err))) break;
+        if (i >= 0) ms[i] = attn_clock_ms() - t0;
+        free(u.out);
+    }
+    if (st) {
+        fprintf(stderr, "attnlab bench: %s\n", err.msg);
+        free(ms);
+        return cli_exit_code(st);
+    }
+    const attn_dims *d = &u.dims;
+    char held[32], whole[32];
+    attn_config plain = *cfg; /* shallow: only the tiles and the bound differ */
+    plain.tiles = (attn_tiles){0, 0};
+    plain.max_bytes = HUGE_VAL;
+    bool sized = attn_trace_estimate(&plain, &traced, NULL) == ATTN_OK;
+    double med = attn_median(ms, n);
+    double flops = 4.0 * d->b * d->s * d->d * d->h * d->k + 4.0 * d->b * d->s * d->d * d->g * d->k +
+                   4.0 * d->b * d->h * (double)d->s * d->t * d->k;
+    printf("config: batch %d, seq %d, d_model %d, heads %d, kv_heads %d, tiles %dx%d, untraced\n", d->b, d->L, d->d,
+           d->h, d->g, cfg->tiles.q, cfg->tiles.k);
+    printf("untraced tiled: holds about %s (no s x t matrix: a %dx%d tile of scores per core)", 
+           attn_budget_size(u.bytes, held, sizeof held), cfg->tiles.q, cfg->tiles.k);
+    if (sized) printf("; the same layer traced would hold about %s, %s per head for each (s, t) stage",
+                      attn_budget_size(traced, whole, sizeof whole),
+                      attn_budget_size((double)d->b * d->s * d->t * sizeof(float), held, sizeof held));
+    printf("\nmin %.2f ms, max %.2f ms\n", ms[0], ms[n - 1]);
+    printf("bench: %.2f ms per untraced tiled forward (median of %d), %.1f GFLOP/s\n", med, n, flops / (med * 1e6));
+    free(ms);
+    return CLI_OK;
+}
+
 /* Prints the timed passes; returns their median. */
 static double report(const attn_trace *first, const attn_model *model, double *ms, int n, const attn_arena *store)
 {
@@ -218,6 +263,10 @@ int cmd_bench(int argc, char **argv)
         goto out;
     }
     int n = a.repeat ? a.repeat : 5;
+    if (a.cfg.tiles.q && !a.cfg.model) {
+        rc = bench_untraced(&a.cfg, n);
+        goto out;
+    }
     if (!(ms = calloc((size_t)n, sizeof *ms))) { rc = CLI_EFILE; goto out; }
     /* The warm-up run makes the inputs (embeddings, weights); the timed runs
      * reuse them, so what is timed is the attention itself, every stage traced.

@@ -405,6 +405,33 @@ static int label_need(draw_list *dl, const char *lab)
 }
 
 /* The widest column label (returned) and the most any needs upright (*whole). */
+/* Whether lab is a special token's label, <name> or ‹name›: its name's bytes
+ * from *open to n − *close. */
+static bool bracketed(const char *lab, size_t *open, size_t *close)
+{
+    size_t n = strlen(lab);
+    if (n < 3 || n > 8 || (lab[0] != '<' && strncmp(lab, "‹", 3)) || (lab[n - 1] != '>' && strcmp(lab + n - 3, "›")))
+        return false;
+    *open = lab[0] == '<' ? 1 : 3;
+    *close = lab[n - 1] == '>' ? 1 : 3;
+    return *open + *close <= n;
+}
+
+/* The height lab asks of a turned band: its width, but a special token of a
+ * longer name (<pad>, </s>) only its name's, which is what bracket_label
+ * turns when the band cannot stack it, and one of a single character (<s>)
+ * its width in the first column (drawn level there, over the row labels'
+ * corner), else its characters stacked: it never turns. */
+static int turned_need(draw_list *dl, const char *lab, bool first)
+{
+    size_t open, close, n = strlen(lab);
+    if (!bracketed(lab, &open, &close)) return draw_text_w(dl, lab);
+    if (n - open - close < 2) return first ? draw_text_w(dl, lab) : (int)(n - open - close + 2) * draw_line_h(dl) * 7 / 10;
+    char name[8];
+    snprintf(name, sizeof name, "%.*s", (int)(n - open - close), lab + open);
+    return draw_text_w(dl, name);
+}
+
 static int col_turned_room(draw_list *dl, const attn_trace *tr, const app_view_slice *v, int *whole)
 {
     char buf[96];
@@ -413,7 +440,7 @@ static int col_turned_room(draw_list *dl, const attn_trace *tr, const app_view_s
     for (int j = 0; j < v->slice.cols; j++) {
         const char *lab = app_view_col_label(tr, v, j, buf, sizeof buf);
         int w = draw_text_w(dl, lab);
-        longest = draw_imax(longest, w);
+        longest = draw_imax(longest, turned_need(dl, lab, j == 0));
         *whole = draw_imax(*whole, w + label_gap(dl, lab));
     }
     return longest;
@@ -457,20 +484,27 @@ static int col_label_step(draw_list *dl, const draw_plot_placed *p, int room)
  * brackets would read "^s v" to anyone not tilting their head. Level instead
  * where it fits over its columns (span) and the free room left of them
  * (left: the row labels' corner, over the first column), right-aligned on its
- * column; else its characters stacked top-down where the band holds them.
- * Returns false (draw it turned) when neither fits. */
+ * column; else its characters stacked top-down where the band holds them;
+ * else its name turned without the brackets, dimmed as special ("pad" for
+ * <pad>: the row labels and the tooltip keep the whole token). */
 static bool bracket_label(draw_list *dl, const char *lab, const draw_plot_placed *p, app_rect c, int span, int left)
 {
-    size_t n = strlen(lab);
+    size_t n = strlen(lab), open, close;
     int u = draw_line_h(dl), tw = draw_text_w(dl, lab), right = c.x + c.w - p->gap;
-    if (n < 3 || n > 8 || (lab[0] != '<' && strncmp(lab, "‹", 3)) || (lab[n - 1] != '>' && strcmp(lab + n - 3, "›"))) return false;
+    if (!bracketed(lab, &open, &close)) return false;
     if (tw <= span + left) {
         draw_text(dl, lab, draw_imin(right - tw, c.x + (c.w - p->gap - tw) / 2), p->r.y - u - u / 4, DRAW_TEXT);
         return true;
     }
     int chars = 0, pitch = u * 7 / 10;
     for (size_t i = 0; i < n; i = attn_utf8_next(lab, n, i)) chars++;
-    if (chars * pitch + u / 4 > p->lh) return false;
+    if (chars * pitch + u / 4 > p->lh) {
+        char name[8], cut[24];
+        snprintf(name, sizeof name, "%.*s", (int)(n - open - close), lab + open);
+        const char *t = draw_text_cut(dl, name, p->lh - u / 4, cut, sizeof cut);
+        draw_text_turned(dl, t, c.x + (c.w - p->gap - u) / 2, p->r.y - u / 4 - draw_text_w(dl, t), DRAW_TEXT_DIM);
+        return true;
+    }
     int y = p->r.y - u / 4 - u - (chars - 1) * pitch;
     for (size_t i = 0; i < n; y += pitch) {
         char one[8];

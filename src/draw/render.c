@@ -801,7 +801,7 @@ static void plan_frame(draw_list *dl, const app_state *app, app_rect area, bool 
     int y = header(dl, app, p->main, rail, detail, compact, false);
     if (app_decoding(app)) y = decode_panel(dl, app, (app_rect){p->main.x, y, p->main.w, 0}, false);
     p->strip_room = p->main.y + p->main.h - y;
-    y += p->strip_h = draw_text_strip_height(dl, app, (app_rect){p->main.x, y, p->main.w, p->strip_room});
+    y += p->strip_h = draw_text_strip_height(dl, app, (app_rect){p->main.x, y, p->main.w, p->strip_room}, compact);
     p->fold_y = -1;
     /* the training curves in the picture's place: no next-token panel, it is about the picture */
     bool curves = app->view.mode == LESSON_VIEW_TRAINING && draw_train_view_ok(app);
@@ -996,7 +996,7 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
     if (fp.rail) navigator(dl, app, (app_rect){0, top, fp.nav_w, h - top - status_h});
     int y = header(dl, app, fp.main, fp.rail, fp.detail, fp.compact, true);
     if (app_decoding(app)) y = decode_panel(dl, app, (app_rect){fp.main.x, y, fp.main.w, 0}, true);
-    if (fp.strip_h > 0) draw_text_strip(dl, app, (app_rect){fp.main.x, y, fp.main.w, fp.strip_room});
+    if (fp.strip_h > 0) draw_text_strip(dl, app, (app_rect){fp.main.x, y, fp.main.w, fp.strip_room}, fp.compact);
     if (fp.fold_y >= 0) draw_predictions_line(dl, app, (app_rect){fp.main.x, fp.fold_y, fp.main.w, draw_predict_line_height(dl)});
     if (fp.side_r.w > 0) draw_predictions(dl, app, fp.side_r);
     app_rect pic = fp.pic;

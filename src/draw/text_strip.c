@@ -206,8 +206,10 @@ static void title(draw_list *dl, int x, int y, int right, bool written, int firs
     if (written && x + draw_text_w(dl, gen) <= right) draw_text(dl, gen, x, y, DRAW_ACCENT);
 }
 
-/* The strip in box: drawn when draw, else only measured. Returns its height, margin included. */
-static int strip(draw_list *dl, const app_state *app, app_rect box, bool draw)
+/* The strip in box: drawn when draw, else only measured. Returns its height,
+ * margin included. compact (presenting, the picture first): no title line,
+ * the text at the interface's size. */
+static int strip(draw_list *dl, const app_state *app, app_rect box, bool draw, bool compact)
 {
     const attn_trace *tr = &app->trace;
     if (!app->model || !attn_trace_is_model(tr) || app->from_file || tr->dims.cross) return 0;
@@ -227,7 +229,7 @@ static int strip(draw_list *dl, const app_state *app, app_rect box, bool draw)
     /* the text large enough to read from the back of a class: half as large
      * again as the interface where it stays within a quarter of the box */
     int lines = 1;
-    for (int k = 0; k < 3; k++) {
+    for (int k = compact ? 2 : 0; k < 3; k++) {
         dl->px = text_px = (int)lroundf(frame_px * (k == 0 ? 1.5f : k == 1 ? 1.25f : 1.0f));
         lines = flow(dl, &l, x0, right);
         if (k == 2 || u + lines * (draw_line_h(dl) + draw_line_h(dl) / 3) <= box.h / 4) break;
@@ -236,7 +238,8 @@ static int strip(draw_list *dl, const app_state *app, app_rect box, bool draw)
     dl->px = frame_px;
     lh = tu + tu / 3;
     /* at most a third of the box; a longer text shows the lines of the query and its next token */
-    int fits = draw_imax(1, (box.h / 3 - u - u / 2) / lh), shown = draw_imin(lines, fits), first = 0;
+    int head = compact ? 0 : u + u / 4; /* the title line */
+    int fits = draw_imax(1, (box.h / 3 - head - u / 4) / lh), shown = draw_imin(lines, fits), first = 0;
     if (shown < lines) { /* the query's line and its next token's, the query's first if only one fits */
         int lo = lines - 1, hi = -1;
         for (int i = 0; i < l.n; i++) {
@@ -246,14 +249,14 @@ static int strip(draw_list *dl, const app_state *app, app_rect box, bool draw)
         if (hi < lo) hi = lo;
         first = draw_imin(lo, draw_imax(0, draw_imin(hi - shown + 1, lines - shown)));
     }
-    h = u / 4 + u + u / 4 + shown * lh + tu / 4;
+    h = u / 4 + head + shown * lh + tu / 4;
     if (!draw) {
         h += u / 2;
         goto out;
     }
     draw_fill(dl, box.x, box.y, box.w, h, DRAW_PANEL);
-    title(dl, x0, box.y + u / 4, right, prompt >= 0 && prompt < n, first, shown, lines);
-    int top = box.y + u / 4 + u + u / 4;
+    if (!compact) title(dl, x0, box.y + u / 4, right, prompt >= 0 && prompt < n, first, shown, lines);
+    int top = box.y + u / 4 + head;
     dl->px = text_px;
     u = tu;
     for (int i = 0; i < l.n; i++) {
@@ -282,12 +285,12 @@ out:
     return h;
 }
 
-int draw_text_strip(draw_list *dl, const app_state *app, app_rect box)
+int draw_text_strip(draw_list *dl, const app_state *app, app_rect box, bool compact)
 {
-    return strip(dl, app, box, true);
+    return strip(dl, app, box, true, compact);
 }
 
-int draw_text_strip_height(draw_list *dl, const app_state *app, app_rect box)
+int draw_text_strip_height(draw_list *dl, const app_state *app, app_rect box, bool compact)
 {
-    return strip(dl, app, box, false);
+    return strip(dl, app, box, false, compact);
 }

@@ -12,6 +12,7 @@
 
 #include "engine/attention/mla.h"
 #include "engine/attention/ops.h"
+#include "engine/attention/tiles.h"
 #include "engine/attention/wmat.h"
 #include "engine/base/rng.h"
 #include "engine/formats/safetensors.h"
@@ -411,9 +412,16 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     if ((st = query_key(tr, layer, in, qh, &w, err))) return st;
     if (attn_progress_at(in->progress, layer, ATTN_STAGE_CONTEXT)) return cancelled(err);
 
-    /* 11. context = weights·v (b,h,s,k); merge heads (b,s,h·k); out = merged·W_O (b,s,d) */
-    if (mla) { if ((st = attn_mla_context(tr, layer, w, err))) return st; }
-    else attn_op_weighted_sum(w, T(tr, ATTN_STAGE_V_EXPANDED), T(tr, ATTN_STAGE_CONTEXT), b, h, s, t, k);
+    /* 11. context = weights·v (b,h,s,k), or with tiles from q, k, v tile by tile
+     *     (tiles.h: the weights above are then only for the pictures), or mode
+     *     mla's (mla.h); merge heads (b,s,h·k); out = merged·W_O (b,s,d) */
+    if (mla) {
+        if ((st = attn_mla_context(tr, layer, w, err))) return st;
+    } else if (c->tiles.q) {
+        if ((st = attn_tiles_layer(tr, layer, qh, attn_dropout_key(c, "attention"), err))) return st;
+    } else {
+        attn_op_weighted_sum(w, T(tr, ATTN_STAGE_V_EXPANDED), T(tr, ATTN_STAGE_CONTEXT), b, h, s, t, k);
+    }
     attn_op_merge_heads(T(tr, ATTN_STAGE_CONTEXT), T(tr, ATTN_STAGE_MERGED), b, h, s, k);
     attn_op_project(T(tr, ATTN_STAGE_MERGED), T(tr, ATTN_STAGE_W_O), T(tr, ATTN_STAGE_OUT), b * s, h * k, d);
     if (c->train && c->dropout > 0.0f)

@@ -9,6 +9,9 @@
  * before the scores and the context (mla.h):
  *   x → q → q_nope, q_pe;  [x_past ; x] → c_kv, k_pe → k_nope, v_up (naive) or q_latent (absorbed)
  *     → scores … weights → [context_latent] → context → merged → out
+ * With tiles the context is
+ * tiles.h's, from q, k_expanded and v_expanded tile by tile [→ tile_max,
+ * tile_sum]; the weights are still computed, for the pictures.
  * forward.h runs it as a single-layer trace; model_run.h runs it in every
  * layer of a trained model. */
 #ifndef ATTN_ATTENTION_H

@@ -347,21 +347,14 @@ void attn_op_scores(const float *q, const float *kx, float *scores, int b, int h
 
 void attn_op_build_mask(float *mask, const attn_config *c, const attn_dims *d, const unsigned char *key_pad)
 {
-    int b = d->b, s = d->s, t = d->t, P = d->P;
-    attn_causal causal = d->cross ? ATTN_CAUSAL_OFF : c->causal;
+    int b = d->b, s = d->s, t = d->t;
     float fill = c->mask_value;
-    int W = c->sliding_window, N = c->keep_first;
-    bool two_sided = causal != ATTN_CAUSAL_ON;
     #pragma omp parallel for collapse(2) if ((size_t)b * s * t > 65536)
     for (int bi = 0; bi < b; bi++)
         for (int i = 0; i < s; i++) {
             float *row = mask + ((size_t)bi * s + i) * t;
-            for (int j = 0; j < t; j++) {
-                bool hidden = causal == ATTN_CAUSAL_ON ? j > P + i
-                            : causal == ATTN_CAUSAL_REVERSED ? j < P + i : false;
-                if (W > 0 && j >= N && (j <= P + i - W || (two_sided && j >= P + i + W))) hidden = true;
-                row[j] = (hidden || key_pad[(size_t)bi * t + j]) ? fill : 0.0f;
-            }
+            for (int j = 0; j < t; j++)
+                row[j] = (attn_op_mask_hidden(c, d, i, j) || key_pad[(size_t)bi * t + j]) ? fill : 0.0f;
         }
 }
 
@@ -430,6 +423,11 @@ static float exp_row(const float *restrict x, float *restrict y, int t, float mx
     #pragma omp simd reduction(+ : sum)
     for (int j = 0; j < t; j++) sum += y[j];
     return sum;
+}
+
+float attn_op_exp_shifted(const float *x, float *y, int t, float mx)
+{
+    return exp_row(x, y, t, mx);
 }
 
 /* Whether every key of mask row m (t) is hidden with −∞. */

@@ -102,6 +102,18 @@ void attn_op_softcap(const float *x, float *y, size_t n, float cap);
  * Sizes from d; key_pad is (b, t); the fill is c->mask_value. */
 void attn_op_build_mask(float *mask, const attn_config *c, const attn_dims *d, const unsigned char *key_pad);
 
+/* Whether the causal mask or the window (not the pads) hides key j from
+ * query i (at position P + i): the rule attn_op_build_mask applies to every
+ * cell, and the tiled path (tiles.h) to the cells of one tile. */
+static inline bool attn_op_mask_hidden(const attn_config *c, const attn_dims *d, int i, int j)
+{
+    attn_causal causal = d->cross ? ATTN_CAUSAL_OFF : c->causal;
+    int p = d->P + i, W = c->sliding_window;
+    bool hidden = causal == ATTN_CAUSAL_ON ? j > p : causal == ATTN_CAUSAL_REVERSED ? j < p : false;
+    if (W > 0 && j >= c->keep_first && (j <= p - W || (causal != ATTN_CAUSAL_ON && j >= p + W))) hidden = true;
+    return hidden;
+}
+
 /* masked = scores + mask, the mask broadcast over heads: (b,h,s,t) + (b,1,s,t) */
 void attn_op_apply_mask(const float *scores, const float *mask, float *masked, int b, int h, int s, int t);
 
@@ -133,6 +145,10 @@ void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, 
  * A NaN score still makes the row NaN. X = −∞ is the plain softmax, sink 0. */
 void attn_op_softmax_sink(const float *x, const float *mask, float *y, float *sink, int b, int h, int s, int t,
                           bool guard, float X);
+
+/* y[j] = e^(x[j] − mx) for x[j] ≤ mx, the softmax's vectorised exp (−∞ gives
+ * exactly 0, NaN stays NaN); returns Σ y. x, y: (t). The tiled path's. */
+float attn_op_exp_shifted(const float *x, float *y, int t, float mx);
 
 /* Inverted dropout: y = x / (1 - p) where kept, x·0 where dropped (0, or NaN
  * for a NaN cell, as PyTorch's x·mask/(1-p) gives). Cell i is dropped iff

@@ -436,6 +436,7 @@ static attn_status run_prefix(const attn_model *m, const attn_trace *tr, attn_tr
     pre->n_layers = tr->n_layers;
     pre->arch = tr->arch;
     model_dims(&m->cfg, pre->tokens.rows, pre->tokens.len, 0, &pre->dims);
+    pre->dims.T = attn_config_key_tiles(&pre->cfg, pre->dims.t);
     st = run_ids(m, pre, NULL, NULL, false, err);
 out:
     free(table);
@@ -468,6 +469,7 @@ static attn_status begin(const attn_model *m, const attn_config *cfg, const int 
     tr->n_layers = m->cfg.layers;
     tr->arch = m->cfg.arch;
     model_dims(&m->cfg, tr->tokens.rows, tr->tokens.len, cfg->past, &tr->dims);
+    tr->dims.T = attn_config_key_tiles(&tr->cfg, tr->dims.t);
     if (!(tr->model_config = strdup(m->config_json))) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     return ATTN_OK;
 }

@@ -8,6 +8,7 @@
 
 #include "engine/attention/attention.h"
 #include "engine/attention/ops.h"
+#include "engine/attention/tiles.h"
 #include "engine/model/model_run.h"
 
 attn_status attn_kv_init(attn_kv_cache *c, const attn_model *m, attn_error *err)
@@ -193,6 +194,15 @@ static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_confi
     bool drop = run->train && run->dropout > 0.0f;
     for (int i = j * per; i < (j + 1) * per; i++) {
         size_t at = (size_t)i * t;
+        /* with tiles (and no dropout, whose cells are drawn over the whole (h, t)
+         * row of weights): ctx[i] by the online softmax, key tile by key tile */
+        if (run->tiles.q && !drop) {
+            attn_dims one = {.b = 1, .h = 1, .s = 1, .t = t, .n = 1, .k = k, .P = t - 1};
+            attn_tiled a = {.c = run, .d = &one, .q = r->q + (size_t)i * k, .keys = keys, .values = values,
+                            .kv_heads = 1, .kv_stride = (size_t)kc->cap * k, .ctx = r->ctx + (size_t)i * k};
+            if (attn_tiled_attention(&a, NULL)) return -1;
+            continue;
+        }
         /* scores[i] = q_i · K_jᵀ · scale (t), masked, softmaxed: weights[i] */
         attn_op_scores(r->q + (size_t)i * k, keys, r->scores + at, 1, 1, 1, t, k,
                        run->scale ? 1.0f / sqrtf((float)k) : 1.0f);
@@ -306,5 +316,5 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
     }
     c->n = t;
     row_free(&r);
-    return bad ? attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE") : ATTN_OK;
+    return bad ? attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE or a tile") : ATTN_OK;
 }

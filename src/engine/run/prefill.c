@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "engine/attention/ops.h"
+#include "engine/attention/tiles.h"
 #include "engine/attention/wmat.h"
 #include "engine/base/budget.h"
 
@@ -71,12 +72,13 @@ static void bufs_sizes(const attn_model_config *c, int n, int t, size_t sizes[N_
     memcpy(sizes, each, sizeof each);
 }
 
-static bool bufs_alloc(prefill_bufs *p, const attn_model_config *c, int n, int t)
+static bool bufs_alloc(prefill_bufs *p, const attn_model_config *c, int n, int t, bool tiled)
 {
     size_t sizes[N_BUFS], total = 0;
     float **at[N_BUFS] = {&p->resid, &p->x,   &p->out,  &p->norm2, &p->q,  &p->kn, &p->vn, &p->qh,  &p->kh,
                           &p->tmp,   &p->ctx, &p->gate, &p->up,    &p->qb, &p->sc, &p->cb, &p->mask};
     bufs_sizes(c, n, t, sizes);
+    if (tiled) sizes[13] = sizes[14] = sizes[15] = sizes[16] = 0; /* no block: tiles.c holds its own tiles */
     for (int i = 0; i < N_BUFS; i++) total += sizes[i];
     memset(p, 0, sizeof *p);
     if (!(p->block = malloc(total * sizeof(float))) || !(p->key_pad = calloc((size_t)t, 1))) {
@@ -91,11 +93,12 @@ static bool bufs_alloc(prefill_bufs *p, const attn_model_config *c, int n, int t
 /* Bytes a prefill of n positions after the cache's takes: one chunk's
  * activations, and the cache's new arrays when it must grow (the old ones
  * are mapped already). */
-static double prefill_bytes(const attn_kv_cache *c, const attn_model_config *mc, int n)
+static double prefill_bytes(const attn_kv_cache *c, const attn_model_config *mc, int n, bool tiled)
 {
     size_t sizes[N_BUFS], floats = 0;
     int t = c->n + n, cap = c->cap ? c->cap : 16;
     bufs_sizes(mc, n < CHUNK ? n : CHUNK, t, sizes);
+    if (tiled) sizes[13] = sizes[14] = sizes[15] = sizes[16] = 0;
     for (int i = 0; i < N_BUFS; i++) floats += sizes[i];
     while (cap < t) cap *= 2;
     double cache = t > c->cap ? (double)c->layers * cap * (2.0 * c->g * c->k + c->d) : 0;
@@ -169,10 +172,26 @@ static void attend_block(const attn_kv_cache *c, const attn_model *m, const attn
                    (size_t)k * sizeof(float));
 }
 
-/* Every query position against the cache, block by block. */
-static void attend(const attn_kv_cache *c, const attn_model *m, const attn_config *run, prefill_bufs *p, int l,
-                   int n)
+/* With tiles: every query position of the chunk against the cache by the
+ * online softmax (tiles.h), a BQ × BK tile of scores at a time, kv heads read
+ * where the cache holds them; the context (h, n, k) in tmp, then merged. */
+static int attend_tiled(const attn_kv_cache *c, const attn_model *m, const attn_config *run, prefill_bufs *p, int l,
+                        int n)
 {
+    int h = m->cfg.heads, k = m->cfg.head_dim;
+    attn_dims dims = {.b = 1, .h = h, .g = m->cfg.kv_heads, .s = n, .t = c->n + n, .n = n, .k = k, .P = c->n};
+    attn_tiled a = {.c = run, .d = &dims, .q = p->qh, .keys = c->keys[l], .values = c->values[l],
+                    .kv_heads = m->cfg.kv_heads, .kv_stride = (size_t)c->cap * k, .ctx = p->tmp};
+    if (attn_tiled_attention(&a, NULL)) return -1;
+    attn_op_merge_heads(p->tmp, p->ctx, 1, h, n, k);
+    return 0;
+}
+
+/* Every query position against the cache, block by block. */
+static int attend(const attn_kv_cache *c, const attn_model *m, const attn_config *run, prefill_bufs *p, int l,
+                  int n)
+{
+    if (run->tiles.q) return attend_tiled(c, m, run, p, l, n);
     int P = c->n, T = P + n, bp = block_positions(&m->cfg);
     /* the keys no query of the block may read are exactly 0 only under the causal mask with −∞ */
     bool cut = run->causal == ATTN_CAUSAL_ON && isinf(run->mask_value) && run->mask_value < 0;
@@ -182,6 +201,7 @@ static void attend(const attn_kv_cache *c, const attn_model *m, const attn_confi
         attn_op_build_mask(p->mask, run, &dims, p->key_pad);
         for (int j = 0; j < m->cfg.kv_heads; j++) attend_block(c, m, run, p, l, j, i0, i1, t, n);
     }
+    return 0;
 }
 
 /* act = SiLU(gate) ⊙ up into gate (n, f), the rows shared between the
@@ -202,10 +222,8 @@ static attn_status layer(attn_kv_cache *c, const attn_model *m, const attn_confi
     attn_op_rmsnorm(p->resid, W->attn_norm, p->x, rows, mc->d, mc->eps);
     memcpy(c->x[l] + (size_t)c->n * mc->d, p->x, nd * sizeof *p->x);
     if (attn_wmat_product(&W->w_q, p->x, n, p->q) || attn_wmat_product(&W->w_k, p->x, n, p->kn) ||
-        attn_wmat_product(&W->w_v, p->x, n, p->vn) || queries_keys(c, m, run, W, p, l, n))
-        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's attention", l);
-    attend(c, m, run, p, l, n);
-    if (attn_wmat_product(&W->w_o, p->ctx, n, p->out))
+        attn_wmat_product(&W->w_v, p->x, n, p->vn) || queries_keys(c, m, run, W, p, l, n) ||
+        attend(c, m, run, p, l, n) || attn_wmat_product(&W->w_o, p->ctx, n, p->out))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's attention", l);
     attn_op_add(p->resid, p->out, p->resid, nd);                      /* resid_mid */
     attn_op_rmsnorm(p->resid, W->mlp_norm, p->norm2, rows, mc->d, mc->eps);
@@ -244,7 +262,7 @@ attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_co
         if (ids[i] < 0 || ids[i] >= mc->vocab)
             return attn_fail(err, ATTN_ERR_CONFIG, "token id %d is outside %s's vocabulary", ids[i], m->name);
     attn_budget budget = attn_config_budget(run);
-    double need = prefill_bytes(c, mc, n);
+    double need = prefill_bytes(c, mc, n, run->tiles.q > 0);
     if (need > budget.bytes) {
         char size[32], bound[200];
         return attn_fail(err, ATTN_ERR_CONFIG, "this prefill of %d tokens would need about %s (the KV cache and one "
@@ -255,7 +273,7 @@ attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_co
     attn_status st = attn_kv_reserve(c, c->n + n, err);
     if (st) return st;
     prefill_bufs p;
-    if (!bufs_alloc(&p, mc, rows, c->n + n))
+    if (!bufs_alloc(&p, mc, rows, c->n + n, run->tiles.q > 0))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a prefill of %d tokens", rows);
     for (int i0 = 0; !st && i0 < n; i0 += rows) st = chunk(c, m, run, &p, ids + i0, n - i0 < rows ? n - i0 : rows, err);
     if (!st) {

@@ -85,7 +85,8 @@ attn_stage_text attn_config_stage_text(const attn_config *c, bool model, bool cr
                              .window = cross ? 0 : c->sliding_window, .past = c->past,
                              .alibi = c->alibi, .softcap = c->softcap > 0, .sink = !isinf(c->sink_logit),
                              .keep_first = cross || !c->sliding_window ? 0 : c->keep_first,
-                             .mla = c->mode == ATTN_MODE_MLA, .rope = c->rope, .mla_absorb = c->mla_absorb};
+                             .mla = c->mode == ATTN_MODE_MLA, .rope = c->rope, .mla_absorb = c->mla_absorb,
+                             .tiles = c->tiles.q > 0};
 }
 
 attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d)
@@ -93,6 +94,7 @@ attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d)
     return (attn_stage_ctx){.dims = d, .rope = c->rope, .dropout = c->train && c->dropout > 0.0f,
                             .model = c->model != NULL, .qk_norm = c->qk_norm, .alibi = c->alibi,
                             .softcap = c->softcap > 0, .sink = !isinf(c->sink_logit),
+                            .tiles = c->tiles.q > 0 && d->T > 0,
                             .qk_layers = c->qk_keep ? 1 : 0, .mla_absorb = c->mla_absorb};
 }
 
@@ -145,6 +147,11 @@ double attn_config_max_bytes(const attn_config *c)
     return attn_config_budget(c).bytes;
 }
 
+int attn_config_key_tiles(const attn_config *c, int t)
+{
+    return c->tiles.q > 0 && c->tiles.k > 0 ? (t + c->tiles.k - 1) / c->tiles.k : 0;
+}
+
 int attn_gqa_default_groups(int h)
 {
     for (int g = 2; g < h; g++)
@@ -167,6 +174,9 @@ static attn_status resolve_mla(const attn_config *c, attn_dims *d, attn_error *e
     if (c->source_tokens)
         return attn_fail(err, ATTN_ERR_CONFIG, "source_tokens: mode mla compresses a self-attention KV cache (its "
                          "latent and RoPE key are the sequence's own); cross-attention is not supported with it");
+    if (c->tiles.q)
+        return attn_fail(err, ATTN_ERR_CONFIG, "tiles: the tiled path reads per-head keys and values, which mode mla "
+                         "rebuilds from its latent; run mode mla without --tiles");
     return ATTN_OK;
 }
 
@@ -306,12 +316,14 @@ static attn_status positions(const attn_config *c, attn_dims *d, attn_tokens *so
     if (!d->cross) {
         d->t = d->L;
         d->n = d->s;
+        d->T = attn_config_key_tiles(c, d->t);
         return ATTN_OK;
     }
     if ((st = attn_tokens_parse(c->source_tokens, c->pad_side, "source_tokens", source, err))) return st;
     if (source->rows != d->b)
         return attn_fail(err, ATTN_ERR_CONFIG, "source_tokens has %d rows but tokens has %d", source->rows, d->b);
     d->t = d->n = source->len;
+    d->T = attn_config_key_tiles(c, d->t);
     return ATTN_OK;
 }
 

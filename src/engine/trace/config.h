@@ -65,6 +65,9 @@ attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d);
 /* The settings of c that a stage's on-screen text depends on (attn_stage_formula_in). */
 attn_stage_text attn_config_stage_text(const attn_config *c, bool model, bool cross);
 
+/* With tiles BQ × BK: the key tiles ⌈t / BK⌉ a query row passes; 0 without tiles. */
+int attn_config_key_tiles(const attn_config *c, int t);
+
 const char *attn_mode_name(attn_mode m);
 /* kv heads that --mode gqa picks for h heads: the smallest divisor of h
  * strictly between 1 and h, or 0 if there is none (h prime or < 4). */

@@ -16,6 +16,11 @@
  * mask (tril where triu was meant) hides the past and lets the future through. */
 typedef enum { ATTN_CAUSAL_OFF = 0, ATTN_CAUSAL_ON = 1, ATTN_CAUSAL_REVERSED = 2 } attn_causal;
 
+/* FlashAttention's tiles: BQ query rows by BK keys at a time (0 × 0: off). */
+typedef struct {
+    int q, k;
+} attn_tiles;
+
 typedef struct {
     char *model;           /* a trained model's name or folder (model.h); NULL: one attention layer */
     char *text;            /* with a model: text its tokenizer reads, rows separated by '|' */
@@ -52,6 +57,8 @@ typedef struct {
                             * w_qn, w_kn (Qwen3, Gemma 3), before RoPE */
     float sink_logit;      /* X: one more logit per row and head enters the softmax and is dropped
                             * after it (gpt-oss's learned sinks); -inf: off (e^−∞ = 0, no sink) */
+    attn_tiles tiles;      /* BQ × BK > 0: the context computed tile by tile with the online softmax
+                            * (FlashAttention), never holding a row of weights; 0 × 0: off */
     bool rope;
     double rope_theta;
     attn_rope_style rope_style; /* which features RoPE pairs: interleaved (default) or half (HF) */

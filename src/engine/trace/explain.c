@@ -226,6 +226,26 @@ static bool explain_sink(cell *c)
     return true;
 }
 
+/* tile_max, tile_sum: the running max or sum after key tile c->j, from the
+ * one before it (−∞ and 0 before the first) */
+static bool explain_tile(cell *c)
+{
+    bool is_max = attn_tensor_stage(c->t) == ATTN_STAGE_TILE_MAX;
+    const attn_tensor *mt = S(c, ATTN_STAGE_TILE_MAX), *lt = S(c, ATTN_STAGE_TILE_SUM);
+    int BK = c->tr->cfg.tiles.k, j0 = c->j * BK, j1 = j0 + BK < c->d->t ? j0 + BK : c->d->t;
+    char a[32], b2[32], v[32];
+    if (!mt || !lt || mt->ndim != 4 || BK < 1) return false;
+    float m0 = c->j ? attn_tensor_at4(mt, c->b, c->h, c->i, c->j - 1) : -INFINITY;
+    float l0 = c->j ? attn_tensor_at4(lt, c->b, c->h, c->i, c->j - 1) : 0.0f;
+    if (is_max)
+        put(c, T(c, ATTN_N_("after key tile %d (keys %d–%d): m′ = max(m, rowmax S) = max(%s, …) = %s")), c->j, j0,
+            j1 - 1, num(m0, a, sizeof a), num(c->x, v, sizeof v));
+    else
+        put(c, T(c, ATTN_N_("after key tile %d (keys %d–%d): ℓ′ = e^(m − m′)·ℓ + Σ e^(S − m′), ℓ = %s before it: %s")),
+            c->j, j0, j1 - 1, num(l0, b2, sizeof b2), num(c->x, v, sizeof v));
+    return true;
+}
+
 /* q_norm, k_norm: the feature over its head's root mean square, times its gain */
 static bool explain_qk_norm(cell *c)
 {
@@ -458,6 +478,8 @@ static bool (*const EXPLAIN[ATTN_STAGE_COUNT])(cell *) = {
     [ATTN_STAGE_BIAS] = explain_bias,
     [ATTN_STAGE_CAPPED_SCORES] = explain_capped,
     [ATTN_STAGE_SINK_WEIGHT] = explain_sink,
+    [ATTN_STAGE_TILE_MAX] = explain_tile,
+    [ATTN_STAGE_TILE_SUM] = explain_tile,
     [ATTN_STAGE_Q] = explain_projection,
     [ATTN_STAGE_K] = explain_projection,
     [ATTN_STAGE_V] = explain_projection,

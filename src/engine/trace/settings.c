@@ -67,6 +67,27 @@ static attn_status set_str(char **dst, const char *v, attn_error *err)
     return ATTN_OK;
 }
 
+/* "BQxBK" (x or ×), each from 1 to max; "0" or "off": 0 × 0 */
+static attn_status parse_tiles(const char *key, const char *v, long max, attn_tiles *out, attn_error *err)
+{
+    if (!strcmp(v, "0") || !strcasecmp(v, "off")) {
+        *out = (attn_tiles){0, 0};
+        return ATTN_OK;
+    }
+    char *end, *end2 = "";
+    errno = 0;
+    long q = strtol(v, &end, 10), k = -1;
+    size_t sep = !strncmp(end, "x", 1) || !strncmp(end, "X", 1) ? 1 : !strncmp(end, "×", strlen("×")) ? strlen("×") : 0;
+    if (end != v && sep && isdigit((unsigned char)end[sep])) k = strtol(end + sep, &end2, 10);
+    if (k < 0 || *end2 || errno == ERANGE || !isdigit((unsigned char)*v))
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: '%s' is not BQxBK (query rows x keys of a tile, e.g. 64x64) "
+                         "or 0", key, v);
+    if (q < 1 || q > max || k < 1 || k > max)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: %ldx%ld is out of range (each from 1 to %ld)", key, q, k, max);
+    *out = (attn_tiles){(int)q, (int)k};
+    return ATTN_OK;
+}
+
 /* ---- the settings table ---- */
 
 static bool theta_ok(double x) { return x > 1.0 && !isinf(x); }
@@ -149,6 +170,11 @@ static void say_mla(const attn_config *c, char *buf, int size)
     if (c->mode != ATTN_MODE_MLA) snprintf(buf, (size_t)size, "%s", "");
     else snprintf(buf, (size_t)size, "latent %d + RoPE key %d a token (%s)", c->kv_rank, c->rope_dim,
                   c->mla_absorb ? "absorbed" : "naive");
+}
+static void say_tiles(const attn_config *c, char *buf, int size)
+{
+    if (c->tiles.q) snprintf(buf, (size_t)size, "tiles %dx%d (online softmax)", c->tiles.q, c->tiles.k);
+    else snprintf(buf, (size_t)size, "%s", "");
 }
 static void say_past(const attn_config *c, char *buf, int size) { snprintf(buf, (size_t)size, "past %d", c->past); }
 static void say_dropout(const attn_config *c, char *buf, int size)
@@ -295,6 +321,10 @@ static const attn_setting SETTINGS[] = {
      .def = "-inf", .arg = "X",
      .help = "a learned sink: one more logit X in every row's softmax, dropped after it (gpt-oss); -inf: off",
      .ok = sink_ok, .rule = "-inf (off) or a number from -1e4 to 1e4", .describe = say_sink},
+    {.name = "tiles", .type = ATTN_SET_TILES, .offset = FIELD(tiles), .flags = LESSON | TRACE, .def = "0",
+     .arg = "BQxBK",
+     .help = "FlashAttention: the context tile by tile, BQ queries by BK keys, with the online softmax; 0: off",
+     .max = ATTN_MAX_SEQ, .describe = say_tiles},
     {.name = "past", .type = ATTN_SET_INT, .offset = FIELD(past), .flags = LESSON | TRACE, .arg = "P",
      .help = "KV cache: the first P positions are already cached", .min = 0, .max = ATTN_MAX_SEQ,
      .describe = say_past},
@@ -383,6 +413,7 @@ attn_status attn_setting_parse(attn_config *c, const attn_setting *row, const ch
     switch (row->type) {
     case ATTN_SET_BOOL: return parse_bool(key, v, f, err);
     case ATTN_SET_INT: return parse_int(key, v, row->min, row->max, f, err);
+    case ATTN_SET_TILES: return parse_tiles(key, v, row->max, f, err);
     case ATTN_SET_U64: {
         char *end;
         errno = 0;
@@ -450,6 +481,12 @@ const char *attn_setting_format(const attn_config *c, const attn_setting *row, c
     switch (row->type) {
     case ATTN_SET_BOOL: snprintf(buf, (size_t)size, "%s", *(const bool *)f ? "true" : "false"); break;
     case ATTN_SET_INT: snprintf(buf, (size_t)size, "%d", *(const int *)f); break;
+    case ATTN_SET_TILES: {
+        const attn_tiles *tl = f;
+        if (tl->q) snprintf(buf, (size_t)size, "%dx%d", tl->q, tl->k);
+        else snprintf(buf, (size_t)size, "0");
+        break;
+    }
     case ATTN_SET_U64: snprintf(buf, (size_t)size, "%llu", (unsigned long long)*(const uint64_t *)f); break;
     case ATTN_SET_FLOAT: shortest(*(const float *)f, true, buf, size); break;
     case ATTN_SET_DOUBLE: shortest(*(const double *)f, false, buf, size); break;

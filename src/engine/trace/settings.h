@@ -29,7 +29,8 @@ typedef enum {
     ATTN_SET_FLOAT,  /* float that ok() accepts */
     ATTN_SET_DOUBLE, /* double that ok() accepts */
     ATTN_SET_ENUM,   /* an enum field: one of choices */
-    ATTN_SET_TEXT    /* owned string (char *); "" sets NULL */
+    ATTN_SET_TEXT,   /* owned string (char *); "" sets NULL */
+    ATTN_SET_TILES   /* attn_tiles: "BQxBK" (each 1 to max), or "0" for off */
 } attn_setting_type;
 
 enum {

@@ -191,6 +191,14 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("kept: weights / (1 − p), dropped: 0"),
      .rule = ATTN_PRESENT_DROPOUT, .roles = ATTN_ROLE_QUERY_KEY, .cmap = ATTN_CMAP_SEQUENTIAL, .masked = true,
      .compare = true},
+    {ATTN_STAGE_TILE_MAX, "tile_max", "b,h,s,T",
+     ATTN_N_("FlashAttention: each query row's running max m after each key tile (−∞ before any visible key)"),
+     ATTN_N_("m′ = max(m, rowmax S_j),  S_j = the row's masked scores of key tile j, m starts at −∞"),
+     .rule = ATTN_PRESENT_TILES},
+    {ATTN_STAGE_TILE_SUM, "tile_sum", "b,h,s,T",
+     ATTN_N_("FlashAttention: each query row's running sum ℓ of e^(S − m) after each key tile (0 before any visible key)"),
+     ATTN_N_("ℓ′ = e^(m − m′)·ℓ + Σ e^(S_j − m′),  ℓ starts at 0"),
+     .rule = ATTN_PRESENT_TILES},
     {ATTN_STAGE_CONTEXT_LATENT, "context_latent", "b,h,s,R",
      ATTN_N_("MLA, absorbed: per head, the weighted average of the latent rows, before W_UV"),
      "context_latent = weights · c_kv",
@@ -297,6 +305,7 @@ bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx)
     case ATTN_PRESENT_ALIBI: return ctx->alibi;
     case ATTN_PRESENT_SOFTCAP: return ctx->softcap;
     case ATTN_PRESENT_SINK: return ctx->sink;
+    case ATTN_PRESENT_TILES: return ctx->tiles;
     default: return true;
     }
 }
@@ -317,6 +326,7 @@ const char *attn_stage_absent_why(const attn_stage_info *info)
     case ATTN_PRESENT_MLA: return "it needs mode = mla";
     case ATTN_PRESENT_MLA_NAIVE: return "it needs mode = mla without mla_absorb";
     case ATTN_PRESENT_MLA_ABSORB: return "it needs mode = mla with mla_absorb = true";
+    case ATTN_PRESENT_TILES: return "it needs tiles BQxBK";
     default: return info->not_mla ? "mode mla has none: its keys and values come from the latent" : "";
     }
 }
@@ -367,6 +377,10 @@ const char *attn_stage_desc_in(const attn_stage_info *info, const attn_stage_tex
     if (info->id == ATTN_STAGE_SCORES && !c->scale) return ATTN_N_("dot product of every query with every key, not scaled");
     if (info->id == ATTN_STAGE_WEIGHTS && c->sink)
         return ATTN_N_("attention weights: each query row sums to 1 − sink_weight");
+    if (info->id == ATTN_STAGE_WEIGHTS && c->tiles)
+        return ATTN_N_("attention weights, for the pictures: the tiled path never materialises them");
+    if (info->id == ATTN_STAGE_CONTEXT && c->tiles)
+        return ATTN_N_("per head, the weighted average of the value rows, computed tile by tile (FlashAttention)");
     return attn_stage_desc(info, c->model);
 }
 
@@ -390,10 +404,6 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
     case ATTN_STAGE_SCORES:
         if (c->mla) return mla_scores_formula(c);
         return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √dₖ)");
-    case ATTN_STAGE_CONTEXT:
-        if (!c->mla) return info->formula;
-        return c->mla_absorb ? ATTN_N_("context[b,j] = context_latent[b,j] · W_UV[:, j·dₖ:(j+1)·dₖ]   (W_UV after the weights)")
-                             : "context = weights · v_up";
     case ATTN_STAGE_Q_PE:
         return c->rope ? info->formula : ATTN_N_("q_pe[b,j,i,:] = q[b,i, j·(dₖ+D)+dₖ : (j+1)·(dₖ+D)]   (rope off: not rotated)");
     case ATTN_STAGE_K_PE:
@@ -403,6 +413,13 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
     case ATTN_STAGE_MASKED_SCORES:
         if (c->softcap) return "masked_scores = capped_scores + mask";
         return c->alibi ? "masked_scores = scores + bias + mask" : info->formula;
+    case ATTN_STAGE_CONTEXT:
+        if (c->mla)
+            return c->mla_absorb ? ATTN_N_("context[b,j] = context_latent[b,j] · W_UV[:, j·dₖ:(j+1)·dₖ]   (W_UV after the weights)")
+                                 : "context = weights · v_up";
+        if (!c->tiles) return info->formula;
+        return c->sink ? ATTN_N_("context = O / (ℓ + e^(X − m)),  O′ = e^(m − m′)·O + e^(S_j − m′)·V_j over key tiles j; weights never materialised")
+                       : ATTN_N_("context = O / ℓ,  O′ = e^(m − m′)·O + e^(S_j − m′)·V_j over key tiles j; weights never materialised");
     case ATTN_STAGE_WEIGHTS:
         return c->sink ? ATTN_N_("weights = softmax([masked_scores, X]) along t, the sink's column X dropped")
                        : info->formula;
@@ -474,6 +491,7 @@ static int64_t dim_value(const char *name, size_t len, const attn_dims *d)
     case 'V': return d->V;
     case 'R': return d->kv_rank;
     case 'D': return d->rope_dim;
+    case 'T': return d->T;
     case '1': return 1;
     default: return -1;
     }

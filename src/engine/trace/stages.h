@@ -44,6 +44,7 @@ typedef struct {
     int k;      /* head dim: d / h, or a checkpoint's head_dim (then h·k may differ from d) */
     int f;      /* a model's MLP width (intermediate_size); 0 without a model */
     int V;      /* a model's vocabulary size; 0 without a model */
+    int T;      /* with tiles BQ × BK: key tiles a query row passes, ⌈t / BK⌉; 0 without */
     bool cross; /* cross-attention: keys/values from the source tokens */
     attn_mode mode; /* resolved: MHA, MQA, GQA or MLA */
     int kv_rank;    /* R: MLA's latent width (dims letter R); 0 outside MLA */
@@ -102,6 +103,8 @@ typedef enum {
     ATTN_STAGE_WEIGHTS,
     ATTN_STAGE_SINK_WEIGHT,   /* sink_logit */
     ATTN_STAGE_WEIGHTS_DROPOUT,
+    ATTN_STAGE_TILE_MAX,      /* tiles */
+    ATTN_STAGE_TILE_SUM,
     ATTN_STAGE_CONTEXT_LATENT, /* mode mla, absorbed: the weighted latent, before W_UV */
     ATTN_STAGE_CONTEXT,
     ATTN_STAGE_MERGED,
@@ -134,7 +137,8 @@ typedef enum {
     ATTN_PRESENT_SINK,    /* a finite sink_logit */
     ATTN_PRESENT_MLA,     /* mode mla */
     ATTN_PRESENT_MLA_NAIVE,  /* mode mla without mla_absorb: keys and values rebuilt per head */
-    ATTN_PRESENT_MLA_ABSORB  /* mode mla with mla_absorb: W_UK in the query, W_UV after the weights */
+    ATTN_PRESENT_MLA_ABSORB, /* mode mla with mla_absorb: W_UK in the query, W_UV after the weights */
+    ATTN_PRESENT_TILES    /* tiles BQ × BK set */
 } attn_stage_rule;
 
 /* How the stage's values map to colours. */
@@ -210,6 +214,7 @@ typedef struct {
     bool alibi;   /* bias */
     bool softcap; /* capped_scores */
     bool sink;    /* sink_weight */
+    bool tiles;   /* tile_max, tile_sum */
     int qk_layers; /* layers that keep the stages of one cell per (query, key); 0: every layer */
     bool mla_absorb; /* mode mla (dims->mode): the absorbed path's stages, not the naive one's */
 } attn_stage_ctx;
@@ -242,6 +247,7 @@ typedef struct {
     bool mla;       /* mode mla: scores from the nope and pe parts, over √(dₖ + D) */
     bool rope;      /* rope = true: MLA's q_pe and k_pe are rotated */
     bool mla_absorb; /* ... computed the absorbed way (q_latent, context_latent) */
+    bool tiles;     /* context and out come from the tiled path (FlashAttention) */
 } attn_stage_text;
 
 /* The description and formula as they hold under c: no "/√k" with scale
