@@ -177,6 +177,11 @@ CONFIGS = [
     tok(T_ZH) + M32 + f("--kv-heads 4 --mode mha --sink-logit -2 --pad-side left --mask-value -1e9 --alibi"),
     f("--seq 16 --batch 2 --d-model 32 --heads 4 --kv-heads 2 --mode gqa --sliding-window 3 --keep-first 2 --past 5"),
     f("--seq 12 --batch 1 --d-model 32 --heads 4 --sliding-window 2 --keep-first 1 --no-causal --alibi --softcap 3 --sink-logit 0"),
+    # multi-head latent attention (issue 33), naive and absorbed, with the other settings
+    tok(T_ZH) + M32 + f("--mode mla --kv-rank 12 --rope-dim 4 --rope --past 2 --pad-side left"),
+    tok(T_EN3) + M32 + f("--mode mla --kv-rank 6 --rope-dim 2 --rope --rope-style half --mla-absorb --alibi --past 1"),
+    tok(T_ZH) + M32 + f("--mode mla --kv-rank 20 --rope-dim 3 --mla-absorb --no-causal --softcap 2 --sink-logit 0.5"),
+    f("--seq 10 --batch 2 --d-model 32 --heads 2 --mode mla --mla-absorb --rope --sliding-window 3 --keep-first 1 --train --dropout 0.3"),
 ]
 
 # configs attnlab must reject (non-zero exit)
@@ -193,13 +198,16 @@ INVALID = [
     tok(T_ZH) + M32 + f("--keep-first 2"),
     tok(T_ZH) + src(S_EN) + M32 + f("--no-causal --alibi"),
     tok(T_ZH) + M32 + f("--softcap -1"),
+    tok(T_ZH) + M32 + f("--kv-rank 8"),
+    tok(T_ZH) + M32 + f("--mode mla --kv-heads 2"),
+    tok(T_ZH) + src(S_EN) + M32 + f("--mode mla --no-causal"),
 ]
 
 
 # ----------------------------------------------------------------------------- flag parsing (ours)
 DEFAULTS = dict(causal="true", scale=True, softmax_guard=True, pad_side="right", pad_mask=True, rope=False, mask_value=float("-inf"), past=0, sliding_window=0,
                 dropout=0.1, train=False, seed=42, keep_first=0, alibi=False, softcap=0.0, qk_norm=False,
-                sink_logit=float("-inf"))
+                sink_logit=float("-inf"), mla_absorb=False)
 
 
 def parse_flags(flags):
@@ -210,7 +218,7 @@ def parse_flags(flags):
         if "=" in a and a.startswith("--"):
             a, v = a.split("=", 1)
         elif a in ("--causal", "--no-causal", "--reversed-causal", "--no-scale", "--no-softmax-guard", "--rope", "--no-rope", "--train",
-                   "--pad-mask", "--no-pad-mask", "--alibi", "--qk-norm"):
+                   "--pad-mask", "--no-pad-mask", "--alibi", "--qk-norm", "--mla-absorb"):
             v = None
         else:
             v = next(it)
@@ -266,6 +274,10 @@ def parse_flags(flags):
             want["softcap"] = float(v)
         elif a == "--sink-logit":
             want["sink_logit"] = float(v)
+        elif a in ("--kv-rank", "--rope-dim"):
+            want[a[2:].replace("-", "_")] = int(v)
+        elif a == "--mla-absorb":
+            want["mla_absorb"] = True
         else:
             raise ValueError("unknown flag in config: " + a)
     return want
@@ -371,6 +383,35 @@ def dropout_check(ck, name, got, base, p, min_abs):
 
 
 # ----------------------------------------------------------------------------- reference model
+def mla_reference(F, P, s, h, k, R, D, scale, absorb, rope):
+    """DeepSeek-V2/V3's multi-head latent attention without the latent norm, in float64: each query
+    head [q_nope | q_pe], the latent c_kv = [x_past ; x]·W_DKV and the RoPE key k_pe = RoPE([x_past ;
+    x]·W_KR) shared by the heads, k_nope and v_up = c_kv·W_UK, c_kv·W_UV per head, and scores
+    (q_nope·k_nopeᵀ + q_pe·k_peᵀ)/√(k + D); absorbed, q_latent = q_nope·W_UKᵀ per head. rope: the
+    rotation, or None. Returns the stages, the scores and the values the weights read."""
+    x = F("x")
+    xall = np.concatenate([F("x_past"), x], axis=1) if P else x
+    b, t = x.shape[0], xall.shape[1]
+    ref = {"q": x @ F("w_q")}
+    qh = ref["q"].reshape(b, s, h, k + D).transpose(0, 2, 1, 3)
+    q_nope, q_pe = qh[..., :k], qh[..., k:]
+    ckv, kpe = xall @ F("w_dkv"), (xall @ F("w_kr"))[:, None]  # (b, t, R), (b, 1, t, D)
+    if rope:
+        q_pe, kpe = rope(q_pe, P + np.arange(s)), rope(kpe, np.arange(t))
+    wuk, wuv = F("w_uk").reshape(R, h, k), F("w_uv").reshape(R, h, k)
+    k_nope = np.einsum("btr,rhc->bhtc", ckv, wuk)
+    v_up = np.einsum("btr,rhc->bhtc", ckv, wuv)
+    ref.update(q_nope=q_nope, q_pe=q_pe, c_kv=ckv, k_pe=kpe[:, 0])
+    if absorb:
+        ref["q_latent"] = np.einsum("bhsc,rhc->bhsr", q_nope, wuk)
+    else:
+        ref.update(k_nope=k_nope, v_up=v_up)
+    scores = (q_nope @ k_nope.transpose(0, 1, 3, 2) + q_pe @ kpe.transpose(0, 1, 3, 2)) / \
+        (math.sqrt(k + D) if scale else 1.0)
+    ref["scores"] = scores
+    return ref, scores, v_up
+
+
 def check_trace(path, want):
     ck = Checker()
     try:
@@ -421,6 +462,9 @@ def check_trace(path, want):
         cap = float(meta.get("softcap", "0"))
         qk_norm = meta.get("qk_norm", "false") == "true"
         sink = float(meta.get("sink_logit", "-inf"))
+        mla = meta["mode"] == "mla"  # multi-head latent attention: R, D, and which path
+        R, D = int(meta.get("kv_rank", "0")), int(meta.get("rope_dim", "0"))
+        absorb = meta.get("mla_absorb", "false") == "true"
         p = float(meta["dropout"])
         train = meta["train"] == "true"
         tokens = json.loads(meta["tokens"])
@@ -441,16 +485,16 @@ def check_trace(path, want):
     for key in ("scale", "softmax_guard", "rope", "train"):
         ck.require(meta[key] in ("true", "false"), "metadata", "%s=%r not true/false" % (key, meta[key]))
     ck.require(pad_side in ("right", "left"), "metadata", "pad_side %r" % pad_side)
-    ck.require(meta["mode"] in ("mha", "mqa", "gqa"), "metadata", "mode %r" % meta["mode"])
+    ck.require(meta["mode"] in ("mha", "mqa", "gqa", "mla"), "metadata", "mode %r" % meta["mode"])
     ck.require(k * h == d, "metadata", "head_dim %d * heads %d != d_model %d" % (k, h, d))
     ck.require(g >= 1 and h % g == 0, "metadata", "kv_heads %d does not divide heads %d" % (g, h))
-    exp_mode = "mha" if g == h else ("mqa" if g == 1 else "gqa")
+    exp_mode = "mla" if mla else "mha" if g == h else ("mqa" if g == 1 else "gqa")
     ck.require(meta["mode"] == exp_mode, "metadata", "mode %r but heads=%d kv_heads=%d" % (meta["mode"], h, g))
     # what we asked for vs what the trace says
     actual = dict(causal=causal, scale=scale, softmax_guard=guard, pad_side=pad_side, pad_mask=pad_mask, rope=rope, past=P, sliding_window=W, dropout=p, train=train,
                   seed=int(meta["seed"]), batch=b_, seq=L, d_model=d, heads=h, kv_heads=g, mode=meta["mode"],
                   rope_theta=theta, rope_style="half" if rope_half else "interleaved", keep_first=keep, alibi=alibi,
-                  softcap=cap, qk_norm=qk_norm, sink_logit=sink)
+                  softcap=cap, qk_norm=qk_norm, sink_logit=sink, kv_rank=R, rope_dim=D, mla_absorb=absorb)
     for key, val in actual.items():
         if key in want:
             ok = val == want[key] or (isinstance(val, float) and abs(val - want[key]) <= 1e-6 * abs(want[key]))
@@ -507,6 +551,11 @@ def check_trace(path, want):
         ["k_expanded", "v_expanded", "scores"] + (["bias"] if alibi else []) + (["capped_scores"] if cap > 0 else []) + \
         ["mask", "masked_scores", "weights"] + (["sink_weight"] if sink != -math.inf else []) + \
         (["weights_dropout"] if train and p > 0 else []) + ["context", "merged", "out"]
+    if mla:  # its own weights and stages up to the scores; the latent context when absorbed
+        expected = ["x"] + (["x_past"] if P > 0 else []) + ["w_q", "w_o", "w_dkv", "w_uk", "w_uv", "w_kr", "q", "q_nope",
+                   "q_pe", "c_kv", "k_pe"] + (["q_latent"] if absorb else ["k_nope", "v_up"]) + expected[expected.index("scores"):]
+        if absorb:
+            expected.insert(expected.index("context"), "context_latent")
     missing = [n for n in expected if n not in T]
     extra = [n for n in T if n not in expected]
     ck.require(not missing, "tensors", "missing %s" % missing)
@@ -532,10 +581,13 @@ def check_trace(path, want):
     # ---- input shapes
     shapes = dict(x=(b_, s, d), x_past=(b_, P, d), memory=(b_, t, d), w_q=(d, d), w_k=(d, g * k),
                   w_v=(d, g * k), w_o=(d, d))
+    if mla:
+        del shapes["w_k"], shapes["w_v"]
+        shapes.update(w_q=(d, h * (k + D)), w_dkv=(d, R), w_uk=(R, h * k), w_uv=(R, h * k), w_kr=(d, D))
     for name, shp in shapes.items():
         if name in T and T[name].shape != shp:
             ck.fail(name, "shape %s, expected %s" % (list(T[name].shape), list(shp)))
-    if any(n not in T or T[n].shape != shapes[n] for n in ("x", "w_q", "w_k", "w_v", "w_o")) or \
+    if any(n not in T or T[n].shape != shapes[n] for n in shapes if n not in ("x_past", "memory")) or \
             (P > 0 and ("x_past" not in T or T["x_past"].shape != shapes["x_past"])) or \
             (cross and ("memory" not in T or T["memory"].shape != shapes["memory"])):
         return ck.fails
@@ -547,16 +599,18 @@ def check_trace(path, want):
 
     # ---- float64 recomputation
     F = lambda n: T[n].astype(np.float64)      # noqa: E731
-    x, wq, wk, wv, wo = F("x"), F("w_q"), F("w_k"), F("w_v"), F("w_o")
+    x, wq, wo = F("x"), F("w_q"), F("w_o")
+    wk, wv = (None, None) if mla else (F("w_k"), F("w_v"))
     srcx = F("memory") if cross else x
     q = x @ wq
-    kk = srcx @ wk
-    vv = srcx @ wv
+    kk = None if mla else srcx @ wk
+    vv = None if mla else srcx @ wv
 
     def heads(a, nh):
         return a.reshape(a.shape[0], a.shape[1], nh, k).transpose(0, 2, 1, 3)
 
     def apply_rope(a, positions):
+        k = a.shape[-1]  # a head's k features, or MLA's D
         half = np.arange(k // 2, dtype=np.float64)
         inv = theta ** (-2.0 * half / k)
         ang = np.asarray(positions, dtype=np.float64)[:, None] * inv[None, :]
@@ -574,35 +628,38 @@ def check_trace(path, want):
     def rms(a, gain):  # QK-norm: each head over its k features, eps 1e-6, a plain gain
         return a / np.sqrt((a * a).mean(axis=-1, keepdims=True) + 1e-6) * gain
 
-    qh, kh, vh = heads(q, h), heads(kk, g), heads(vv, g)
-    ref = dict(q=q, k=kk, v=vv, q_heads=qh, k_heads=kh, v_heads=vh)
-    if qk_norm:
-        if "w_qn" not in T or "w_kn" not in T or T["w_qn"].shape != (k,) or T["w_kn"].shape != (k,):
-            ck.fail("w_qn", "QK-norm's gains missing or not (k,)")
-            return ck.fails
-        qh, kh = rms(qh, F("w_qn")), rms(kh, F("w_kn"))
-        ref["q_norm"], ref["k_norm"] = qh, kh
-    qq, kn = qh, kh
-    if rope:
-        qq = apply_rope(qh, P + np.arange(s))
-        kn = apply_rope(kh, P + np.arange(s))
-        ref["q_rope"], ref["k_rope"] = qq, kn
-    kfull, vfull = kn, vh
-    if P > 0:
-        xp = F("x_past")
-        kp, vp = heads(xp @ wk, g), heads(xp @ wv, g)
+    if mla:
+        ref, scores, ve = mla_reference(F, P, s, h, k, R, D, scale, absorb, apply_rope if rope else None)
+    else:
+        qh, kh, vh = heads(q, h), heads(kk, g), heads(vv, g)
+        ref = dict(q=q, k=kk, v=vv, q_heads=qh, k_heads=kh, v_heads=vh)
         if qk_norm:
-            kp = rms(kp, F("w_kn"))
+            if "w_qn" not in T or "w_kn" not in T or T["w_qn"].shape != (k,) or T["w_kn"].shape != (k,):
+                ck.fail("w_qn", "QK-norm's gains missing or not (k,)")
+                return ck.fails
+            qh, kh = rms(qh, F("w_qn")), rms(kh, F("w_kn"))
+            ref["q_norm"], ref["k_norm"] = qh, kh
+        qq, kn = qh, kh
         if rope:
-            kp = apply_rope(kp, np.arange(P))
-        kfull = np.concatenate([kp, kn], axis=2)
-        vfull = np.concatenate([vp, vh], axis=2)
-        ref["k_cache"], ref["v_cache"] = kfull, vfull
-    grp = np.arange(h) // (h // g)
-    ke, ve = kfull[:, grp], vfull[:, grp]
-    ref["k_expanded"], ref["v_expanded"] = ke, ve
-    scores = qq @ ke.transpose(0, 1, 3, 2) / (math.sqrt(k) if scale else 1.0)
-    ref["scores"] = scores
+            qq = apply_rope(qh, P + np.arange(s))
+            kn = apply_rope(kh, P + np.arange(s))
+            ref["q_rope"], ref["k_rope"] = qq, kn
+        kfull, vfull = kn, vh
+        if P > 0:
+            xp = F("x_past")
+            kp, vp = heads(xp @ wk, g), heads(xp @ wv, g)
+            if qk_norm:
+                kp = rms(kp, F("w_kn"))
+            if rope:
+                kp = apply_rope(kp, np.arange(P))
+            kfull = np.concatenate([kp, kn], axis=2)
+            vfull = np.concatenate([vp, vh], axis=2)
+            ref["k_cache"], ref["v_cache"] = kfull, vfull
+        grp = np.arange(h) // (h // g)
+        ke, ve = kfull[:, grp], vfull[:, grp]
+        ref["k_expanded"], ref["v_expanded"] = ke, ve
+        scores = qq @ ke.transpose(0, 1, 3, 2) / (math.sqrt(k) if scale else 1.0)
+        ref["scores"] = scores
     pre = scores
     if alibi:  # BLOOM's slopes: 2^(-8(i+1)/p) for the largest power of two p <= h, then 2p's odd ones
         p2 = 1 << (h.bit_length() - 1)
@@ -662,7 +719,8 @@ def check_trace(path, want):
     ref["weights"] = weights
 
     for name in ("q", "k", "v", "q_heads", "k_heads", "v_heads", "q_norm", "k_norm", "q_rope", "k_rope", "k_cache",
-                 "v_cache", "k_expanded", "v_expanded", "scores", "bias", "capped_scores", "sink_weight"):
+                 "v_cache", "k_expanded", "v_expanded", "q_nope", "q_pe", "c_kv", "k_pe", "k_nope", "v_up", "q_latent",
+                 "scores", "bias", "capped_scores", "sink_weight"):
         if name in ref:
             ck.compare(name, T.get(name), ref[name])
     ck.compare("mask", T.get("mask"), mask, exact=True)
@@ -701,6 +759,8 @@ def check_trace(path, want):
                 np.isfinite(WD[~np.isnan(weights)]).all():
             use_w = WD.astype(np.float64)    # random mask: continue from the engine's (checked) cells
     context = use_w @ ve
+    if mla and absorb:  # weights · c_kv, per head: W_UV comes after it
+        ck.compare("context_latent", T.get("context_latent"), use_w @ ref["c_kv"][:, None])
     ck.compare("context", T.get("context"), context)
     merged = context.transpose(0, 2, 1, 3).reshape(b_, s, d)
     ck.compare("merged", T.get("merged"), merged)

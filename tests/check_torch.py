@@ -72,6 +72,35 @@ def rms_norm(x, w, eps=1e-6):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
 
 
+def mla(t, m, b, h, s, k, P, theta, use_rope, half):
+    """DeepSeek-V3's MLA, attn_impl "naive" (inference/model.py), without the latent norm: the query
+    heads [q_nope | q_pe], the latent c_kv of every position and the shared RoPE key k_pe; keys
+    cat(k_nope, k_pe expanded over the heads) and values from wkv_b; softmax_scale (dₖ + D)^-½.
+    Then the absorbed path's stages (attn_impl "absorb") from the same tensors."""
+    R, D = t["w_dkv"].shape[1], t["w_kr"].shape[1]
+    x_all = torch.cat([t["x_past"], t["x"]], dim=1) if P else t["x"]
+    e = {"q": t["x"] @ t["w_q"]}
+    q = e["q"].view(b, s, h, k + D)
+    q_nope, q_pe = torch.split(q, [k, D], dim=-1)
+    e["q_nope"] = q_nope.transpose(1, 2)
+    e["q_pe"] = q_pe.transpose(1, 2)
+    e["c_kv"] = x_all @ t["w_dkv"]
+    k_pe = (x_all @ t["w_kr"]).unsqueeze(1)  # (b, 1, t, D): one head
+    if use_rope:
+        e["q_pe"] = rope(e["q_pe"], P, theta, half)
+        k_pe = rope(k_pe, 0, theta, half)
+    e["k_pe"] = k_pe.squeeze(1)
+    tt = x_all.shape[1]
+    wkv_b = torch.cat([t["w_uk"].view(R, h, k), t["w_uv"].view(R, h, k)], dim=-1)  # (R, h, 2k)
+    kv = torch.einsum("btr,rhc->bhtc", e["c_kv"], wkv_b)
+    e["k_nope"], e["v_up"] = torch.split(kv, [k, k], dim=-1)
+    keys = torch.cat([e["k_nope"], k_pe.expand(b, h, tt, D)], dim=-1)
+    scale = 1 / math.sqrt(k + D) if m.get("scale", "true") == "true" else 1.0
+    e["scores"] = torch.cat([e["q_nope"], e["q_pe"]], dim=-1) @ keys.transpose(-1, -2) * scale
+    e["q_latent"] = torch.einsum("bhsc,rhc->bhsr", e["q_nope"], t["w_uk"].view(R, h, k))
+    return e, tt
+
+
 def expected(t, m):
     b, h, g, d = int(m["batch"]), int(m["heads"]), int(m["kv_heads"]), int(m["d_model"])
     k, P, cross = d // h, int(m["past"]), m["attention"] == "cross"
@@ -81,36 +110,39 @@ def expected(t, m):
     x = t["x"]
     s = x.shape[1]
     src = t["memory"] if cross else x
-    e = {}
-    e["q"] = torch.nn.functional.linear(x, t["w_q"].T)
-    e["k"] = torch.nn.functional.linear(src, t["w_k"].T)
-    e["v"] = torch.nn.functional.linear(src, t["w_v"].T)
-    n = src.shape[1]
-    e["q_heads"] = e["q"].view(b, s, h, k).transpose(1, 2)
-    e["k_heads"] = e["k"].view(b, n, g, k).transpose(1, 2)
-    e["v_heads"] = e["v"].view(b, n, g, k).transpose(1, 2)
-    q, kk, vv = e["q_heads"], e["k_heads"], e["v_heads"]
-    qk_norm = m.get("qk_norm", "false") == "true"
-    if qk_norm:  # Qwen3: per head, before RoPE
-        q = e["q_norm"] = rms_norm(q, t["w_qn"])
-        kk = e["k_norm"] = rms_norm(kk, t["w_kn"])
-    if use_rope:
-        q = e["q_rope"] = rope(q, P, theta, half)
-        kk = e["k_rope"] = rope(kk, P, theta, half)
-    if P:
-        xp = t["x_past"]
-        kp = (xp @ t["w_k"]).view(b, P, g, k).transpose(1, 2)
-        vp = (xp @ t["w_v"]).view(b, P, g, k).transpose(1, 2)
-        if qk_norm:
-            kp = rms_norm(kp, t["w_kn"])
+    if m.get("mode") == "mla":
+        e, tt = mla(t, m, b, h, s, k, P, theta, use_rope, half)
+    else:
+        e = {}
+        e["q"] = torch.nn.functional.linear(x, t["w_q"].T)
+        e["k"] = torch.nn.functional.linear(src, t["w_k"].T)
+        e["v"] = torch.nn.functional.linear(src, t["w_v"].T)
+        n = src.shape[1]
+        e["q_heads"] = e["q"].view(b, s, h, k).transpose(1, 2)
+        e["k_heads"] = e["k"].view(b, n, g, k).transpose(1, 2)
+        e["v_heads"] = e["v"].view(b, n, g, k).transpose(1, 2)
+        q, kk, vv = e["q_heads"], e["k_heads"], e["v_heads"]
+        qk_norm = m.get("qk_norm", "false") == "true"
+        if qk_norm:  # Qwen3: per head, before RoPE
+            q = e["q_norm"] = rms_norm(q, t["w_qn"])
+            kk = e["k_norm"] = rms_norm(kk, t["w_kn"])
         if use_rope:
-            kp = rope(kp, 0, theta, half)
-        kk = e["k_cache"] = torch.cat([kp, kk], dim=2)
-        vv = e["v_cache"] = torch.cat([vp, vv], dim=2)
-    tt = kk.shape[2]
-    e["k_expanded"] = kk.repeat_interleave(h // g, dim=1)
-    e["v_expanded"] = vv.repeat_interleave(h // g, dim=1)
-    e["scores"] = q @ e["k_expanded"].transpose(-1, -2) / math.sqrt(k)
+            q = e["q_rope"] = rope(q, P, theta, half)
+            kk = e["k_rope"] = rope(kk, P, theta, half)
+        if P:
+            xp = t["x_past"]
+            kp = (xp @ t["w_k"]).view(b, P, g, k).transpose(1, 2)
+            vp = (xp @ t["w_v"]).view(b, P, g, k).transpose(1, 2)
+            if qk_norm:
+                kp = rms_norm(kp, t["w_kn"])
+            if use_rope:
+                kp = rope(kp, 0, theta, half)
+            kk = e["k_cache"] = torch.cat([kp, kk], dim=2)
+            vv = e["v_cache"] = torch.cat([vp, vv], dim=2)
+        tt = kk.shape[2]
+        e["k_expanded"] = kk.repeat_interleave(h // g, dim=1)
+        e["v_expanded"] = vv.repeat_interleave(h // g, dim=1)
+        e["scores"] = q @ e["k_expanded"].transpose(-1, -2) / math.sqrt(k)
     pre = e["scores"]
     if m.get("alibi", "false") == "true":  # -m_h·|i - j|, positions from the sequence's start
         dist = (torch.arange(P, P + s)[:, None] - torch.arange(tt)[None, :]).abs().double()
@@ -258,6 +290,33 @@ for _ in range(16):
         cfg += ["--tiles", f"{int(RNG.integers(1, seq + 3))}x{int(RNG.integers(1, seq + 3))}"]
     CONFIGS.append(cfg)
 
+# Multi-head latent attention, by hand and at random with the other settings, naive and absorbed
+CONFIGS += [
+    ["--mode", "mla", "--kv-rank", "12", "--rope-dim", "4", "--rope"],
+    ["--mode", "mla", "--kv-rank", "12", "--rope-dim", "4", "--rope", "--mla-absorb", "--past", "3"],
+    ["--mode", "mla", "--rope", "--rope-style", "half", "--past", "2", "--pad-side", "left", "--alibi"],
+    ["--mode", "mla", "--kv-rank", "5", "--rope-dim", "3", "--no-causal", "--softcap", "2", "--mla-absorb"],
+]
+for _ in range(12):
+    heads = int(RNG.choice([1, 2, 4, 8]))
+    use_rope = RNG.random() < 0.7
+    cfg = ["--mode", "mla", "--heads", str(heads), "--d-model", str(heads * int(RNG.choice([4, 8]))),
+           "--kv-rank", str(int(RNG.integers(1, 40))), "--rope-dim", str(2 * int(RNG.integers(1, 5))),
+           "--seed", str(int(RNG.integers(1e6))), "--seq", str(int(RNG.integers(3, 12))),
+           "--batch", str(int(RNG.integers(1, 3)))]
+    cfg += ["--rope"] + (["--rope-style", "half"] if RNG.random() < 0.3 else []) if use_rope else []
+    cfg += ["--mla-absorb"] if RNG.random() < 0.5 else []
+    cfg += ["--past", str(int(RNG.integers(1, 3)))] if RNG.random() < 0.5 else []
+    cfg += ["--no-causal"] if RNG.random() < 0.3 else []
+    cfg += ["--alibi"] if RNG.random() < 0.3 else []
+    cfg += ["--softcap", f"{RNG.uniform(0.5, 5):.3g}"] if RNG.random() < 0.3 else []
+    cfg += ["--sink-logit", f"{RNG.uniform(-2, 2):.3g}"] if RNG.random() < 0.3 else []
+    if RNG.random() < 0.4:
+        cfg += ["--sliding-window", str(int(RNG.integers(1, 4)))]
+        cfg += ["--keep-first", "1"] if RNG.random() < 0.5 else []
+    cfg += ["--pad-side", "left"] if RNG.random() < 0.3 else []
+    CONFIGS.append(cfg)
+
 for cfg in CONFIGS:
     shown = " ".join(cfg) or "(defaults)"
     path = os.path.join(TMP, "t.safetensors")
@@ -268,14 +327,23 @@ for cfg in CONFIGS:
     t, m = load(path)
     e, (b, h, s, k, d) = expected(t, m)
     problems = [p for name, want in e.items() if name in t and (p := compare(name, t[name], want))]
-    problems += [f"{name}: missing" for name in e if name not in t]
+    other_path = ({"k_nope", "v_up"} if m.get("mla_absorb") == "true" else {"q_latent"}) if m.get("mode") == "mla" else set()
+    problems += [f"{name}: missing" for name in e if name not in t and name not in other_path]
     p = float(m["dropout"])
     w = t.get("weights_dropout", t["weights"])
     if "weights_dropout" in t:  # each cell dropped or scaled by 1/(1-p)
         kept = t["weights_dropout"] != 0
         err = compare("weights_dropout", t["weights_dropout"][kept], t["weights"][kept] / (1 - p))
         problems += [err] if err else []
-    ctx = w @ t["v_expanded"]
+    if m.get("mode") == "mla":  # weights · v_up, or the latent context then W_UV: the same
+        ctx = w @ e["v_up"]
+        lat = w @ t["c_kv"].unsqueeze(1)
+        for name, want in (("context_latent", lat),
+                           ("context", torch.einsum("bhsr,rhc->bhsc", lat, t["w_uv"].view(-1, h, k)))):
+            err = compare(name, t[name], want) if name in t else None
+            problems += [err] if err else []
+    else:
+        ctx = w @ t["v_expanded"]
     merged = ctx.transpose(1, 2).reshape(b, s, d)
     for name, want in (("context", ctx), ("merged", merged)):
         err = compare(name, t[name], want)
@@ -288,8 +356,8 @@ for cfg in CONFIGS:
         err = compare("out", t["out"], out)
     problems += [err] if err else []
     check(f"{shown}: {len(t)} tensors", not problems, "; ".join(problems))
-for name in ("q_norm", "k_norm", "bias", "capped_scores", "masked_scores", "weights", "sink_weight", "tile_max",
-             "tile_sum", "context", "out"):
+for name in ("q_norm", "k_norm", "c_kv", "k_pe", "q_latent", "scores", "context_latent", "bias", "capped_scores",
+             "masked_scores", "weights", "sink_weight", "tile_max", "tile_sum", "context", "out"):
     if name in WORST:
         print(f"{name}: largest difference {WORST[name][0]:.3g} absolute, {WORST[name][1]:.3g} relative (to max(|x|, 1))")
 common.finish()

@@ -40,7 +40,7 @@ USAGE = [
     (["trace", "--dropout", "1.5", "-o", OUT], "dropout: must be at least 0 and below 1"),
     (["trace", "--past", "6", "-o", OUT], "past (6) must be less than the sequence length (6)"),
     (["trace", "--pad-side", "up", "-o", OUT], "pad_side: 'up' is not right or left"),
-    (["trace", "--mode", "sparse", "-o", OUT], "mode: 'sparse' is not mha, mqa or gqa"),
+    (["trace", "--mode", "sparse", "-o", OUT], "mode: 'sparse' is not mha, mqa, gqa or mla"),
     (["trace", "--seq", "0", "-o", OUT], "seq: 0 is out of range"),
     (["trace", "--seed", "abc", "-o", OUT], "seed: 'abc' is not a whole number"),
     (["trace", "--tokens", "a b", "--seq", "3", "-o", OUT], "seq (3) contradicts tokens"),
@@ -112,6 +112,20 @@ USAGE = [
     (["generate", "--model", "tang", "--text", "床前", "--softcap", "30"], "softcap: a trained model's attention"),
     (["generate", "--model", "tang", "--text", "床前", "--sink-logit", "1"], "sink_logit: a trained model's attention"),
     (["trace", "--model", "tang", "--text", "床前明月光", "--keep-first", "1", "-o", OUT], "keep_first: keeps the first keys"),
+    # multi-head latent attention (issue 33): what it has no use for, one line
+    (["trace", "--mode", "mla", "--kv-heads", "2", "-o", OUT],
+     "kv_heads: mode mla rebuilds a key and a value for every query head from one latent"),
+    (["trace", "--kv-rank", "8", "-o", OUT], "kv_rank: belongs to multi-head latent attention; set --mode mla too"),
+    (["render", "--mla-absorb", "-o", PNG], "mla_absorb: belongs to multi-head latent attention; set --mode mla too"),
+    (["trace", "--mode", "mla", "--qk-norm", "-o", OUT], "qk_norm: mode mla has no key heads to normalise"),
+    (["trace", "--mode", "mla", "--rope", "--rope-dim", "3", "-o", OUT], "rope_dim: RoPE turns pairs of features"),
+    (["trace", "--mode", "mla", "--tokens", "x y", "--source-tokens", "a b", "--no-causal", "-o", OUT],
+     "source_tokens: mode mla compresses a self-attention KV cache"),
+    (["trace", "--mode", "mla", "--kv-rank", "-1", "-o", OUT], "kv_rank: -1 is out of range"),
+    (["trace", "--model", "tang", "--text", "床前", "--mode", "mla", "-o", OUT],
+     "mode mla: a trained model's attention is the one it was trained with"),
+    (["generate", "--model", "tang", "--text", "床前", "--mode", "mla", "--kv-rank", "8"], "mode mla: a trained model's"),
+    (["trace", "--mode", "mla", "--tiles", "2x2", "-o", OUT], "tiles: the tiled path reads per-head keys and values"),
     # FlashAttention's tiles: a bad shape, and what the untraced tiled bench does not take
     (["trace", "--tiles", "64", "-o", OUT], "tiles: '64' is not BQxBK (query rows x keys of a tile, e.g. 64x64) or 0"),
     (["trace", "--tiles", "0x4", "-o", OUT], "tiles: 0x4 is out of range (each from 1 to 65536)"),
@@ -142,6 +156,27 @@ expect(["bench", "--tiles", "16x16", "--seq", "100", "--repeat", "1"], 0, "bench
 expect(["bench", "--tiles", "16x16", "--seq", "100", "--repeat", "1"], 0, "the same layer traced would hold about",
        stream="stdout")
 expect(["generate", "--model", "tang", "--text", "床前", "--max-new", "3", "--tiles", "4x4"], 0, "", stream="stdout")
+
+# MLA: its stages and KV bytes in info; its weights read back with --weights give the same output
+p = os.path.join(TMP, "mla.safetensors")
+expect(["trace", "--mode", "mla", "--kv-rank", "12", "--rope-dim", "4", "--rope", "--past", "2", "-o", p], 0, "wrote",
+       stream="stdout")
+r = expect(["info", p], 0, "latent 12 + RoPE key 4 a token (naive)", stream="stdout")
+check("info: MLA's KV bytes", r is not None and "KV cache: 64 B a token" in r.stdout.decode(), r and r.stdout.decode())
+for stage in ("w_dkv", "w_uk", "w_uv", "w_kr", "q_nope", "q_pe", "c_kv", "k_pe", "k_nope", "v_up"):
+    check(f"info lists {stage}", r is not None and f"  {stage} " in r.stdout.decode(), stage)
+p2 = os.path.join(TMP, "mla2.safetensors")
+expect(["trace", "--mode", "mla", "--kv-rank", "12", "--rope-dim", "4", "--rope", "--past", "2", "--mla-absorb",
+        "--seed", "7", "--weights", p, "--input", p, "-o", p2], 0, "wrote", stream="stdout")
+r2 = expect(["info", p2], 0, "(absorbed)", stream="stdout")
+check("info: the absorbed stages", r2 is not None and "  q_latent " in r2.stdout.decode()
+      and "  context_latent " in r2.stdout.decode() and "  k_nope " not in r2.stdout.decode())
+_, a = common.read_st(p)
+_, b = common.read_st(p2)
+ha, hb = common.read_st(p)[0], common.read_st(p2)[0]
+for name in ("w_dkv", "w_uk", "w_uv", "w_kr", "w_q", "c_kv"):
+    ea, eb = ha[name]["data_offsets"], hb[name]["data_offsets"]
+    check(f"--weights reads MLA's {name} back", a[ea[0]:ea[1]] == b[eb[0]:eb[1]], name)
 
 # nothing is lost: a failed run leaves an existing output file untouched
 with open(OUT, "wb") as f:

@@ -101,7 +101,7 @@ static void test_invalid_configs(void **state)
         {{"heads", "8", "mode", "mha", "kv_heads", "2", NULL}, "mode mha needs kv_heads = heads (8), got 2"},
         {{"heads", "8", "mode", "gqa", "kv_heads", "8", NULL}, "mode gqa needs 1 < kv_heads < heads"},
         {{"heads", "2", "mode", "gqa", NULL}, "mode gqa needs 1 < kv_heads < heads"},
-        {{"mode", "flash", NULL}, "mode: 'flash' is not mha, mqa or gqa"},
+        {{"mode", "flash", NULL}, "mode: 'flash' is not mha, mqa, gqa or mla"},
         {{"d_model", "30", "heads", "6", "rope", "true", NULL}, "rope needs an even head dim"},
         {{"rope_theta", "0", NULL}, "rope_theta: must be a finite number above 1"},
         {{"mask_value", "5", NULL}, "mask_value: must be -inf or a finite negative number"},
@@ -131,6 +131,13 @@ static void test_invalid_configs(void **state)
         {{"source_tokens", "I love AI", "causal", "false", NULL}, "source_tokens has 1 rows but tokens has 2"},
         {{"frobnicate", "1", NULL}, "unknown setting 'frobnicate'"},
         {{"softmax_guard", "sometimes", NULL}, "softmax_guard: 'sometimes'"},
+        /* multi-head latent attention: what it has no use for, one line each */
+        {{"kv_rank", "8", NULL}, "kv_rank: belongs to multi-head latent attention; set --mode mla too"},
+        {{"mla_absorb", "true", NULL}, "mla_absorb: belongs to multi-head latent attention"},
+        {{"mode", "mla", "kv_heads", "2", NULL}, "kv_heads: mode mla rebuilds a key and a value for every query head"},
+        {{"mode", "mla", "qk_norm", "true", NULL}, "qk_norm: mode mla has no key heads to normalise"},
+        {{"mode", "mla", "rope", "true", "rope_dim", "3", NULL}, "rope_dim: RoPE turns pairs of features"},
+        {{"mode", "mla", "source_tokens", "I love", "causal", "false", NULL}, "cross-attention is not supported"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         attn_dims d;

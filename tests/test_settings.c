@@ -26,10 +26,13 @@ static const char *const CANDIDATES[] = {"true", "false", "2", "3", "5", "8", "1
 
 /* A value of row, other than its default, in its formatted form; with
  * must_run, one with which the default configuration still resolves. */
-/* What a setting needs beside it to run: keep_first keeps keys beside a window. */
+/* What a setting needs beside it to run: keep_first keeps keys beside a
+ * window; kv_rank, rope_dim and mla_absorb are mode mla's. */
 static void companions(attn_config *c, const attn_setting *row)
 {
     if (!strcmp(row->name, "keep_first")) c->sliding_window = 3;
+    if (!strcmp(row->name, "kv_rank") || !strcmp(row->name, "rope_dim") || !strcmp(row->name, "mla_absorb"))
+        c->mode = ATTN_MODE_MLA; /* multi-head latent attention's own sizes and path */
 }
 
 static bool pick_value(const attn_setting *row, bool must_run, char *out, int size)

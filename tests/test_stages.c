@@ -38,7 +38,7 @@ static void test_rows_are_indexed_by_id(void **state)
         assert_non_null(st[i].formula);
         for (int j = 0; j < i; j++) assert_string_not_equal(st[i].name, st[j].name);
         /* a stage every run records has no reason to be absent, and the others have one */
-        assert_int_equal(st[i].rule == ATTN_PRESENT_ALWAYS, attn_stage_absent_why(&st[i])[0] == '\0');
+        assert_int_equal(st[i].rule == ATTN_PRESENT_ALWAYS && !st[i].not_mla, attn_stage_absent_why(&st[i])[0] == '\0');
     }
     assert_null(attn_stage_get(ATTN_STAGE_NONE));
     assert_null(attn_stage_get(ATTN_STAGE_COUNT));
@@ -87,7 +87,12 @@ static void test_roles_and_views(void **state)
         const attn_stage_info *in = attn_stage_get((attn_stage_id)i);
         bool gain = i == ATTN_STAGE_W_QN || i == ATTN_STAGE_W_KN;
         if (in->roles & ATTN_ROLE_WEIGHT)
-            assert_string_equal(in->dims, gain ? "k" : i == ATTN_STAGE_W_O ? "h*k,d" : i == ATTN_STAGE_W_Q ? "d,h*k" : "d,g*k");
+            assert_string_equal(in->dims, gain ? "k" : i == ATTN_STAGE_W_O ? "h*k,d" : i == ATTN_STAGE_W_Q ? "d,h*k"
+                                          : i == ATTN_STAGE_W_DKV ? "d,R" : i == ATTN_STAGE_W_KR ? "d,D"
+                                          : i == ATTN_STAGE_W_UK || i == ATTN_STAGE_W_UV ? "R,h*k" : "d,g*k");
+    /* MLA's query heads have dₖ + D features */
+    assert_string_equal(attn_stage_dims(attn_stage_get(ATTN_STAGE_W_Q), &(attn_dims){.mode = ATTN_MODE_MLA}), "d,h*(k+D)");
+    assert_string_equal(attn_stage_dims(attn_stage_get(ATTN_STAGE_W_Q), &(attn_dims){.mode = ATTN_MODE_MHA}), "d,h*k");
     }
 }
 
@@ -129,6 +134,9 @@ static void test_presence_rules_match_a_run(void **state)
     check_presence((const char *const[]){"causal", "false", "source_tokens", "a b c", "tokens", "x y", NULL});
     check_presence((const char *const[]){"alibi", "true", "softcap", "20", "qk_norm", "true", "sink_logit", "1", "past", "2", NULL});
     check_presence((const char *const[]){"softcap", "3", "sink_logit", "-2", "causal", "false", "source_tokens", "a b", "tokens", "x y z", NULL});
+    check_presence((const char *const[]){"mode", "mla", "kv_rank", "6", "rope_dim", "2", "rope", "true", "past", "2", NULL});
+    check_presence((const char *const[]){"mode", "mla", "mla_absorb", "true", "train", "true", "alibi", "true",
+                                         "sink_logit", "0", NULL});
 }
 
 /* ---- explanations ---- */
@@ -172,6 +180,17 @@ static void test_every_stage_explains_more_than_its_value(void **state)
         if (strspn(eq + 4, "0123456789.-+e") == strlen(eq + 4)) fail_msg("%s explains only its value: %s", t->name, buf);
     }
     attn_trace_free(&tr);
+    for (int absorb = 0; absorb < 2; absorb++) { /* MLA's stages, naive and absorbed */
+        run((const char *const[]){"mode", "mla", "past", "1", "rope", "true", "mla_absorb", absorb ? "true" : "false",
+                                   NULL}, &tr);
+        for (const attn_tensor *t = NULL; (t = attn_trace_next(&tr, t));) {
+            explain(&tr, t->info->id, 1, 0, 1, buf, sizeof buf);
+            const char *eq = strstr(buf, "] = ");
+            assert_non_null(eq);
+            if (strspn(eq + 4, "0123456789.-+e") == strlen(eq + 4)) fail_msg("%s explains only its value: %s", t->name, buf);
+        }
+        attn_trace_free(&tr);
+    }
 }
 
 static void test_explanations_use_the_numbers_and_translate(void **state)

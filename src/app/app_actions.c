@@ -37,6 +37,7 @@ static int set_head_layout(attn_config *next, const void *arg, attn_error *err)
     if (h->heads) next->heads = h->heads;
     next->kv_heads = h->kv_heads;
     next->mode = h->mode;
+    if (h->mode != ATTN_MODE_MLA) next->kv_rank = next->rope_dim = 0, next->mla_absorb = false; /* MLA's own */
     return 0;
 }
 

@@ -78,7 +78,7 @@ int app_view_make_of(const attn_trace *tr, const attn_tensor *t, int batch, int 
 
     /* q/k/v and the projections: outline the per-head blocks */
     if (named && d->k > 0 && t->info->blocks != ATTN_BLOCKS_NONE) {
-        v->block = d->k;
+        v->block = d->k + (t->dims && d->mode == ATTN_MODE_MLA ? d->rope_dim : 0); /* MLA's q: k + D a head */
         v->head = head;
         if (t->info->blocks == ATTN_BLOCKS_HEAD_ROWS) {
             v->block_on_rows = true;

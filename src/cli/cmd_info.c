@@ -66,11 +66,35 @@ static void print_memory(const attn_trace *tr)
                "was too long for every layer's\n", layer, tr->n_layers);
 }
 
+/* What a KV cache of this layer keeps per token, in float32 and BF16, beside
+ * what MHA, GQA and MQA with the same heads would (a model: its layers). */
+static void print_kv_bytes(const attn_trace *tr)
+{
+    const attn_dims *d = &tr->dims;
+    if (d->cross || !d->h) return; /* cross-attention caches the source once: no cache per token */
+    int layers = tr->n_layers > 0 ? tr->n_layers : 1;
+    double now = attn_kv_bytes_per_token(d, layers, 4);
+    printf("  KV cache: %.0f B a token (%s, %d layer%s, float32; %.0f B in BF16)", now,
+           d->mode == ATTN_MODE_MLA ? "latent R + RoPE key D" : "a key and a value per kv head", layers,
+           layers == 1 ? "" : "s", attn_kv_bytes_per_token(d, layers, 2));
+    if (d->mode == ATTN_MODE_MLA) {
+        attn_dims mha = *d, mqa = *d;
+        mha.mode = ATTN_MODE_MHA, mqa.mode = ATTN_MODE_MQA, mqa.g = 1;
+        printf("; with these %d heads of %d MHA would keep %.0f B, MQA %.0f B", d->h, d->k,
+               attn_kv_bytes_per_token(&mha, layers, 4), attn_kv_bytes_per_token(&mqa, layers, 4));
+    } else if (d->g != d->h) {
+        attn_dims mha = *d;
+        mha.mode = ATTN_MODE_MHA, mha.g = d->h;
+        printf("; MHA with these %d heads would keep %.0f B", d->h, attn_kv_bytes_per_token(&mha, layers, 4));
+    }
+    printf("\n");
+}
+
 static void print_header(const attn_trace *tr)
 {
     const attn_dims *d = &tr->dims;
     const attn_config *c = &tr->cfg, run = attn_config_as_run(c, d);
-    static const char *const MODE[] = {"?", "MHA", "MQA", "GQA"};
+    static const char *const MODE[] = {"?", "MHA", "MQA", "GQA", "MLA"};
     printf("%s-attention, %s: batch %d, seq %d, d_model %d, heads %d, kv_heads %d, head_dim %d\n",
            d->cross ? "cross" : "self", MODE[d->mode], d->b, d->L, d->d, d->h, d->g, d->k);
     /* the recorded settings, each as its row describes it ("causal on", "rope off") */
@@ -85,6 +109,7 @@ static void print_header(const attn_trace *tr)
         sep = " · ";
     }
     printf("\n");
+    print_kv_bytes(tr);
     if (tr->tokens.rows) print_tokens("tokens", &tr->tokens);
     if (tr->source.rows) print_tokens("source", &tr->source);
     printf("  fully masked query rows:");

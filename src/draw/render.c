@@ -127,7 +127,8 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     const attn_dims *d = &app->trace.dims;
     char buf[112], mv[24];
     bool model = app->model && attn_trace_is_model(&app->trace);
-    const char *mode = d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA" : "GQA";
+    const char *mode = d->mode == ATTN_MODE_MHA ? "MHA" : d->mode == ATTN_MODE_MQA ? "MQA"
+                     : d->mode == ATTN_MODE_MLA ? "MLA" : "GQA";
     b->n = 0;
     if (model) { /* a trained model's heads and RoPE are as trained: m switches to its variants */
         /* TRANSLATORS: the model chip: its name, MHA/GQA/MQA, query heads / K/V heads */

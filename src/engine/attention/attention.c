@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/attention/mla.h"
 #include "engine/attention/ops.h"
 #include "engine/attention/tiles.h"
 #include "engine/attention/wmat.h"
@@ -60,11 +61,13 @@ static attn_status take_from_file(const attn_st_file *f, const char *path, const
 static attn_status fill_inputs(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err)
 {
     static const attn_stage_id WEIGHTS[] = {ATTN_STAGE_W_Q, ATTN_STAGE_W_K, ATTN_STAGE_W_V, ATTN_STAGE_W_O,
-                                            ATTN_STAGE_W_QN, ATTN_STAGE_W_KN};
+                                            ATTN_STAGE_W_QN, ATTN_STAGE_W_KN, ATTN_STAGE_W_DKV, ATTN_STAGE_W_UK,
+                                            ATTN_STAGE_W_UV, ATTN_STAGE_W_KR};
     static const attn_stage_id INPUTS[] = {ATTN_STAGE_X, ATTN_STAGE_X_PAST, ATTN_STAGE_MEMORY};
     const attn_config *c = &tr->cfg;
     const attn_dims *D = &tr->dims;
-    const float *given_w[] = {in->w_q, in->w_k, in->w_v, in->w_o, in->q_norm, in->k_norm};
+    const float *given_w[] = {in->w_q, in->w_k, in->w_v, in->w_o, in->q_norm, in->k_norm,
+                              in->w_dkv, in->w_uk, in->w_uv, in->w_kr};
     const float *given_x[] = {in->x, in->x_past, in->memory};
     attn_st_file wf = {0}, xf = {0};
     attn_status st = ATTN_OK;
@@ -73,8 +76,10 @@ static attn_status fill_inputs(attn_trace *tr, int layer, const attn_inputs *in,
     if (c->input_path && (st = attn_st_read(c->input_path, &xf, err))) goto out;
 
     /* a weight's seed is its contract name hashed with the config's seed; the
-     * QK-norm gains (only with qk_norm) are 1 + N(0, 0.1²), gains near 1 */
-    for (int i = 0; i < 6; i++) {
+     * QK-norm gains (only with qk_norm) are 1 + N(0, 0.1²), gains near 1; a
+     * matrix N(0, 1/in), in its rows: d, or MLA's latent width R for W_UK, W_UV */
+    for (int i = 0; i < 10; i++) {
+        bool gain = i == 4 || i == 5;
         const attn_tensor *t = attn_trace_stage(tr, layer, WEIGHTS[i]);
         if (!t) continue;
         const char *name = t->info->name;
@@ -86,8 +91,8 @@ static attn_status fill_inputs(attn_trace *tr, int layer, const attn_inputs *in,
         } else if (given_w[i]) memcpy(t->data, given_w[i], t->count * sizeof(float));
         else if (c->weights_path) { if ((st = take_from_file(&wf, c->weights_path, name, t, t->data, err))) goto out; }
         else attn_fill_normal(t->data, t->count, attn_hash64(attn_hash_str(name) ^ attn_hash64(c->seed)),
-                              i < 4 ? 1.0f / sqrtf((float)D->d) : 0.1f);
-        for (size_t j = 0; i >= 4 && !given_w[i] && !c->weights_path && j < t->count; j++) t->data[j] += 1.0f;
+                              gain ? 0.1f : 1.0f / sqrtf((float)(i < 4 ? D->d : t->shape[0])));
+        for (size_t j = 0; gain && !given_w[i] && !c->weights_path && j < t->count; j++) t->data[j] += 1.0f;
     }
     for (int i = 0; i < 3; i++) {
         const attn_tensor *t = attn_trace_stage(tr, layer, INPUTS[i]);
@@ -332,8 +337,10 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
                          "query-key stages", layer);
 
     /* 7. scores = q·kᵀ/√k (b,h,s,t); without the 1/√k (scale = false) their spread
-     *    grows like √k and softmax saturates towards one-hot rows */
-    attn_op_scores(qh, T(tr, ATTN_STAGE_K_EXPANDED), sc, b, h, s, t, k, c->scale ? 1.0f / sqrtf((float)k) : 1.0f);
+     *    grows like √k and softmax saturates towards one-hot rows (mode mla: mla.h) */
+    attn_status st;
+    if (D->mode == ATTN_MODE_MLA) { if ((st = attn_mla_scores(tr, layer, sc, err))) return st; }
+    else attn_op_scores(qh, T(tr, ATTN_STAGE_K_EXPANDED), sc, b, h, s, t, k, c->scale ? 1.0f / sqrtf((float)k) : 1.0f);
 
     /* 8. mask (b,1,s,t): causal future and <pad> keys get the fill value */
     const attn_tokens *keys = D->cross ? &tr->source : &tr->tokens;
@@ -343,7 +350,6 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
         for (int j = 0; j < t; j++) key_pad[(size_t)bi * t + j] = c->pad_mask && attn_tokens_is_pad(keys, bi, j);
     attn_op_build_mask(mask, c, D, key_pad);
     free(key_pad);
-    attn_status st;
     if (first_mask(tr, layer) && (st = attn_trace_find_masked_rows(tr, err))) return st;
     const float *pre = before_mask(tr, layer, sc, msc, err, &st);
     if (!pre) return st;
@@ -399,16 +405,19 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     const float *qh = NULL, *w = NULL;
     attn_status st;
     /* a watcher may stop the run before each of the three parts */
+    bool mla = D->mode == ATTN_MODE_MLA; /* its own steps 1–6 and 11 (mla.h) */
     if (attn_progress_at(in->progress, layer, ATTN_STAGE_Q)) return cancelled(err);
-    if ((st = queries_keys_values(tr, layer, in, &qh, err))) return st;
+    if ((st = mla ? attn_mla_project(tr, layer, in->ckv_past, in->kpe_past, err) : queries_keys_values(tr, layer, in, &qh, err))) return st;
     if (attn_progress_at(in->progress, layer, ATTN_STAGE_SCORES)) return cancelled(err);
     if ((st = query_key(tr, layer, in, qh, &w, err))) return st;
     if (attn_progress_at(in->progress, layer, ATTN_STAGE_CONTEXT)) return cancelled(err);
 
     /* 11. context = weights·v (b,h,s,k), or with tiles from q, k, v tile by tile
-     *     (tiles.h: the weights above are then only for the pictures);
-     *     merge heads (b,s,h·k); out = merged·W_O (b,s,d) */
-    if (c->tiles.q) {
+     *     (tiles.h: the weights above are then only for the pictures), or mode
+     *     mla's (mla.h); merge heads (b,s,h·k); out = merged·W_O (b,s,d) */
+    if (mla) {
+        if ((st = attn_mla_context(tr, layer, w, err))) return st;
+    } else if (c->tiles.q) {
         if ((st = attn_tiles_layer(tr, layer, qh, attn_dropout_key(c, "attention"), err))) return st;
     } else {
         attn_op_weighted_sum(w, T(tr, ATTN_STAGE_V_EXPANDED), T(tr, ATTN_STAGE_CONTEXT), b, h, s, t, k);

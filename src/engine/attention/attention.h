@@ -5,7 +5,11 @@
  *     → k_expanded, v_expanded → scores → [bias] → [capped_scores] → mask → masked_scores
  *     → weights [, sink_weight] → [weights_dropout] → context → merged → out
  * (in brackets: with a setting — qk_norm or a Qwen3 checkpoint, rope, past,
- * alibi, softcap, sink_logit, training dropout). With tiles the context is
+ * alibi, softcap, sink_logit, training dropout). Mode mla replaces the part
+ * before the scores and the context (mla.h):
+ *   x → q → q_nope, q_pe;  [x_past ; x] → c_kv, k_pe → k_nope, v_up (naive) or q_latent (absorbed)
+ *     → scores … weights → [context_latent] → context → merged → out
+ * With tiles the context is
  * tiles.h's, from q, k_expanded and v_expanded tile by tile [→ tile_max,
  * tile_sum]; the weights are still computed, for the pictures.
  * forward.h runs it as a single-layer trace; model_run.h runs it in every
@@ -41,7 +45,7 @@ bool attn_progress_at(attn_progress *p, int layer, attn_stage_id stage);
  * --weights / --input files if set, else made deterministically from the seed
  * (a token's embedding depends only on its text and the seed). */
 typedef struct {
-    const float *w_q;    /* (d, h*k) */
+    const float *w_q;    /* (d, h*k); mode mla: (d, h*(k+D)) */
     const float *w_k;    /* (d, g*k) */
     const float *w_v;    /* (d, g*k) */
     const float *w_o;    /* (h*k, d) */
@@ -57,6 +61,9 @@ typedef struct {
     int past_stride;     /* with b = 1: positions between kv heads' first rows in k_past and
                           * v_past, a cache with room to grow (kv_cache.h); 0: P */
     const float *memory; /* (b, t, d) */
+    const float *w_dkv, *w_uk, *w_uv, *w_kr; /* mode mla: (d, R), (R, h*k), (R, h*k), (d, D) */
+    const float *ckv_past, *kpe_past; /* mode mla: the cache as stored, c_kv (b, P, R) and k_pe (b, P, D),
+                                       * already rotated; NULL: computed again from x_past */
     float *qk_scratch;   /* 2 (b,h,s,t) + (b,1,s,t) floats for a layer whose scores, mask, masked
                           * scores and weights the trace does not keep (attn_config.qk_keep) */
     const struct attn_model *model; /* with cfg->model: that model, already loaded (else it is

@@ -65,16 +65,18 @@ static char *json_token_ids(const attn_trace *tr)
 static char *json_stages(const attn_trace *tr)
 {
     cJSON *arr = cJSON_CreateArray();
-    bool seen[ATTN_STAGE_COUNT] = {0};
+    bool seen[ATTN_STAGE_COUNT] = {0}, mla = tr->dims.mode == ATTN_MODE_MLA;
+    attn_stage_text tc = attn_trace_stage_text(tr); /* MLA's scores and context: their own formulas */
     for (int i = 0; arr && i < tr->n_tensors; i++) {
         const attn_stage_info *in = tr->tensors[i].info;
         if (!in || seen[in->id]) continue;
         seen[in->id] = true;
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", in->name);
-        cJSON_AddStringToObject(o, "dims", in->dims);
+        cJSON_AddStringToObject(o, "dims", attn_stage_dims(in, &tr->dims));
         cJSON_AddStringToObject(o, "desc", attn_stage_desc(in, attn_trace_is_model(tr)));
-        cJSON_AddStringToObject(o, "formula", attn_stage_formula(in, attn_trace_is_model(tr)));
+        cJSON_AddStringToObject(o, "formula", mla ? attn_stage_formula_in(in, &tc)
+                                                  : attn_stage_formula(in, attn_trace_is_model(tr)));
         cJSON_AddItemToArray(arr, o);
     }
     char *s = arr ? cJSON_PrintUnformatted(arr) : NULL;
@@ -315,7 +317,8 @@ static attn_status infer_dims(const named *ts, int n, attn_dims *d, attn_error *
 {
     dim_slot slots[] = {{"b", &d->b, 0}, {"s", &d->s, 0}, {"t", &d->t, 0}, {"n", &d->n, 0}, {"P", &d->P, 0},
                         {"d", &d->d, 0}, {"h", &d->h, 0}, {"g", &d->g, 0}, {"k", &d->k, 0},
-                        {"f", &d->f, 0}, {"V", &d->V, 0}, {"T", &d->T, 0}};
+                        {"f", &d->f, 0}, {"V", &d->V, 0}, {"T", &d->T, 0}, {"R", &d->kv_rank, 0},
+                        {"D", &d->rope_dim, 0}};
     const int ns = (int)(sizeof slots / sizeof slots[0]);
     memset(d, 0, sizeof *d);
     for (int i = 0; i < ns; i++) *slots[i].slot = -1;
@@ -606,6 +609,7 @@ static attn_status meta_dims(const attn_st_file *f, const named *ts, int n, attn
     if (d->h && d->g && d->h % d->g)
         return attn_fail(err, ATTN_ERR_FORMAT, "kv_heads %d does not divide heads %d", d->g, d->h);
     d->mode = !d->g ? ATTN_MODE_AUTO : d->g == d->h ? ATTN_MODE_MHA : d->g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
+    if (d->kv_rank) d->mode = ATTN_MODE_MLA, d->g = d->h; /* a latent cache c_kv (b,t,R): every head its own */
     return ATTN_OK;
 }
 
@@ -662,6 +666,7 @@ static attn_status place_tensors(const attn_st_file *f, const named *ts, const l
         if (!t->info) continue;
         int64_t want[ATTN_MAX_NDIM];
         int nd = attn_stage_shape(t->info, &tr->dims, want);
+        if (attn_stage_dims(t->info, &tr->dims) != t->info->dims) t->dims = attn_stage_dims(t->info, &tr->dims);
         bool same = nd == t->ndim;
         for (int j = 0; same && j < nd; j++) same = want[j] == t->shape[j];
         if (!same) {

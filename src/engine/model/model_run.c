@@ -175,7 +175,7 @@ attn_status attn_model_run_config(const attn_model *m, const attn_config *cfg, a
     run->d_model = m->cfg.d;
     run->heads = m->cfg.heads;
     run->kv_heads = m->cfg.kv_heads;
-    run->mode = ATTN_MODE_AUTO;
+    run->mode = run->mode == ATTN_MODE_MLA ? ATTN_MODE_MLA : ATTN_MODE_AUTO; /* mla: refused below */
     run->rope = true;
     run->rope_style = ATTN_ROPE_HALF;
     run->rope_theta = m->cfg.theta;

@@ -61,6 +61,7 @@ static attn_status allocate(attn_trace *tr, attn_error *err)
         t->layer = 0;
         t->info = &st[i];
         t->ndim = attn_stage_shape(&st[i], &tr->dims, t->shape);
+        if (attn_stage_dims(&st[i], &tr->dims) != st[i].dims) t->dims = attn_stage_dims(&st[i], &tr->dims);
         t->count = 1;
         for (int j = 0; j < t->ndim; j++) t->count *= (size_t)t->shape[j];
     }
@@ -93,6 +94,10 @@ void attn_inputs_from_trace(const attn_trace *tr, attn_inputs *in)
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_O))) in->w_o = t->data;
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_QN))) in->q_norm = t->data;
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_KN))) in->k_norm = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_DKV))) in->w_dkv = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_UK))) in->w_uk = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_UV))) in->w_uv = t->data;
+    if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_W_KR))) in->w_kr = t->data;
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_X))) in->x = t->data;
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_X_PAST))) in->x_past = t->data;
     if ((t = attn_trace_stage(tr, 0, ATTN_STAGE_MEMORY))) in->memory = t->data;

@@ -73,6 +73,7 @@ const char *attn_mode_name(attn_mode m)
     case ATTN_MODE_MHA: return "mha";
     case ATTN_MODE_MQA: return "mqa";
     case ATTN_MODE_GQA: return "gqa";
+    case ATTN_MODE_MLA: return "mla";
     default: return "auto";
     }
 }
@@ -84,6 +85,7 @@ attn_stage_text attn_config_stage_text(const attn_config *c, bool model, bool cr
                              .window = cross ? 0 : c->sliding_window, .past = c->past,
                              .alibi = c->alibi, .softcap = c->softcap > 0, .sink = !isinf(c->sink_logit),
                              .keep_first = cross || !c->sliding_window ? 0 : c->keep_first,
+                             .mla = c->mode == ATTN_MODE_MLA, .rope = c->rope, .mla_absorb = c->mla_absorb,
                              .tiles = c->tiles.q > 0};
 }
 
@@ -93,7 +95,7 @@ attn_stage_ctx attn_config_stage_ctx(const attn_config *c, const attn_dims *d)
                             .model = c->model != NULL, .qk_norm = c->qk_norm, .alibi = c->alibi,
                             .softcap = c->softcap > 0, .sink = !isinf(c->sink_logit),
                             .tiles = c->tiles.q > 0 && d->T > 0,
-                            .qk_layers = c->qk_keep ? 1 : 0};
+                            .qk_layers = c->qk_keep ? 1 : 0, .mla_absorb = c->mla_absorb};
 }
 
 attn_status attn_config_set(attn_config *c, const char *key, const char *v, attn_error *err)
@@ -124,6 +126,8 @@ attn_config attn_config_as_run(const attn_config *c, const attn_dims *d)
     r.heads = d->h;
     r.kv_heads = d->g;
     r.mode = d->mode;
+    r.kv_rank = d->kv_rank;
+    r.rope_dim = d->rope_dim;
     r.past = d->P;
     if (d->cross) r.causal = ATTN_CAUSAL_OFF;
     return r;
@@ -155,6 +159,27 @@ int attn_gqa_default_groups(int h)
     return 0;
 }
 
+/* MLA's sizes: R (default 4·dₖ) and D (default dₖ/2, at least 1), D even
+ * when RoPE turns its pairs. QK-norm has no heads of keys to act on. */
+static attn_status resolve_mla(const attn_config *c, attn_dims *d, attn_error *err)
+{
+    d->kv_rank = c->kv_rank ? c->kv_rank : 4 * d->k;
+    d->rope_dim = c->rope_dim ? c->rope_dim : d->k / 2 > 0 ? d->k / 2 : 1;
+    if (c->rope && d->rope_dim % 2)
+        return attn_fail(err, ATTN_ERR_CONFIG, "rope_dim: RoPE turns pairs of features, so mode mla's RoPE key needs "
+                         "an even width (got %d)", d->rope_dim);
+    if (c->qk_norm)
+        return attn_fail(err, ATTN_ERR_CONFIG, "qk_norm: mode mla has no key heads to normalise (they are rebuilt "
+                         "from the latent; DeepSeek normalises the latent instead)");
+    if (c->source_tokens)
+        return attn_fail(err, ATTN_ERR_CONFIG, "source_tokens: mode mla compresses a self-attention KV cache (its "
+                         "latent and RoPE key are the sequence's own); cross-attention is not supported with it");
+    if (c->tiles.q)
+        return attn_fail(err, ATTN_ERR_CONFIG, "tiles: the tiled path reads per-head keys and values, which mode mla "
+                         "rebuilds from its latent; run mode mla without --tiles");
+    return ATTN_OK;
+}
+
 static attn_status resolve_heads(const attn_config *c, attn_dims *d, attn_error *err)
 {
     int h = c->heads, g = c->kv_heads;
@@ -184,12 +209,20 @@ static attn_status resolve_heads(const attn_config *c, attn_dims *d, attn_error 
                              "mode gqa needs 1 < kv_heads < heads, with kv_heads dividing heads "
                              "(heads %d, kv_heads %d)", h, c->kv_heads ? c->kv_heads : g);
         break;
+    case ATTN_MODE_MLA: /* every head's key and value rebuilt from the one latent */
+        if (g && g != h)
+            return attn_fail(err, ATTN_ERR_CONFIG,
+                             "kv_heads: mode mla rebuilds a key and a value for every query head from one latent; "
+                             "there are no kv heads to share (got kv_heads %d with heads %d)", g, h);
+        g = h;
+        break;
     }
     d->h = h;
     d->g = g;
     d->d = c->d_model;
     d->k = c->d_model / h;
-    d->mode = g == h ? ATTN_MODE_MHA : g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
+    d->mode = c->mode == ATTN_MODE_MLA ? ATTN_MODE_MLA : g == h ? ATTN_MODE_MHA : g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
+    if (d->mode == ATTN_MODE_MLA) return resolve_mla(c, d, err);
     if (c->rope && d->k % 2)
         return attn_fail(err, ATTN_ERR_CONFIG,
                          "rope needs an even head dim, but d_model / heads = %d / %d = %d",
@@ -224,6 +257,13 @@ static attn_status check_cross(const attn_config *c, attn_error *err)
 
 attn_status attn_config_check_scores(const attn_config *c, bool model, attn_error *err)
 {
+    const char *mla_only = c->kv_rank ? "kv_rank" : c->rope_dim ? "rope_dim" : c->mla_absorb ? "mla_absorb" : NULL;
+    if (model && c->mode == ATTN_MODE_MLA)
+        return attn_fail(err, ATTN_ERR_CONFIG, "mode mla: a trained model's attention is the one it was trained "
+                         "with; multi-head latent attention is for one attention layer without --model");
+    if (c->mode != ATTN_MODE_MLA && mla_only)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: belongs to multi-head latent attention; set --mode mla too",
+                         mla_only);
     if (c->keep_first && !c->sliding_window)
         return attn_fail(err, ATTN_ERR_CONFIG,
                          "keep_first: keeps the first keys beside a sliding window; set --sliding-window W too");

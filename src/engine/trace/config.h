@@ -41,8 +41,9 @@ attn_status attn_config_resolve(const attn_config *c, attn_dims *dims, attn_toke
                                 attn_tokens *source, attn_error *err);
 
 /* The rules of the settings around the scores: keep_first needs a sliding
- * window; a trained model's run (model) refuses alibi, softcap, qk_norm and
- * sink_logit, which its checkpoint was not trained with. One line each. */
+ * window; kv_rank, rope_dim and mla_absorb need mode mla; a trained model's
+ * run (model) refuses mode mla, alibi, softcap, qk_norm and sink_logit,
+ * which its checkpoint was not trained with. One line each. */
 attn_status attn_config_check_scores(const attn_config *c, bool model, attn_error *err);
 
 /* KV-cache decoding, step `step` (1-based) of base: the first `step` tokens of

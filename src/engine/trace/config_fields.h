@@ -33,6 +33,12 @@ typedef struct {
     int d_model, heads;
     int kv_heads;          /* 0: chosen by mode */
     attn_mode mode;
+    int kv_rank;           /* mode mla: R, the latent's width, what the cache keeps with the RoPE key;
+                            * 0: 4·dₖ, as DeepSeek-V2 (512 = 4 × 128) */
+    int rope_dim;          /* mode mla: D, the decoupled RoPE key's width, shared by every head;
+                            * 0: dₖ/2, as DeepSeek-V2 (64 of 128) */
+    bool mla_absorb;       /* mode mla: W_UK folded into the query and W_UV applied after the weights,
+                            * attention over the latent itself (inference kernels); false: naive */
     attn_causal causal;
     bool scale;            /* divide scores by √k (default); false shows softmax saturating */
     bool softmax_guard;    /* a row with every key masked gets weights 0 (default); false: the

@@ -89,8 +89,10 @@ static const float *row4(const attn_tensor *t, int b, int hh, int row, int k)
 /* ---- one function per stage: true when it has written its explanation ---- */
 
 /* scores[i, j] = q_i · k_j / √k, with the dot product recomputed */
+static bool explain_mla_scores(cell *c);
 static bool explain_scores(cell *c)
 {
+    if (c->d->mode == ATTN_MODE_MLA) return explain_mla_scores(c);
     const attn_tensor *q = S(c, ATTN_STAGE_Q_ROPE) ? S(c, ATTN_STAGE_Q_ROPE)
                          : S(c, ATTN_STAGE_Q_NORM) ? S(c, ATTN_STAGE_Q_NORM) : S(c, ATTN_STAGE_Q_HEADS);
     const float *qi = row4(q, c->b, c->h, c->i, c->k), *kj = row4(S(c, ATTN_STAGE_K_EXPANDED), c->b, c->h, c->j, c->k);
@@ -274,8 +276,13 @@ static bool explain_weights_dropout(cell *c)
 static bool explain_context(cell *c)
 {
     const attn_tensor *w = S(c, ATTN_STAGE_WEIGHTS_DROPOUT) ? S(c, ATTN_STAGE_WEIGHTS_DROPOUT) : S(c, ATTN_STAGE_WEIGHTS);
-    const attn_tensor *ve = S(c, ATTN_STAGE_V_EXPANDED);
+    const attn_tensor *ve = S(c, ATTN_STAGE_V_UP) ? S(c, ATTN_STAGE_V_UP) : S(c, ATTN_STAGE_V_EXPANDED);
     char a[32];
+    if (S(c, ATTN_STAGE_CONTEXT_LATENT)) { /* MLA absorbed: the latent context through W_UV */
+        put(c, T(c, ATTN_N_("context_latent[h=%d, i=%d] · W_UV[:, %d·%d+%d] = %s")), c->h, c->i, c->h, c->k, c->j,
+            num(c->x, a, sizeof a));
+        return true;
+    }
     if (!w || !ve || w->ndim != 4 || ve->ndim != 4 || ve->shape[3] != c->k) return false;
     double acc = 0;
     int tt = (int)w->shape[3];
@@ -345,7 +352,8 @@ static bool explain_projection(cell *c)
     char a[32], si[16];
     put(c, "%s%s · %s[:, %d] = %s", src, sub(c->i, si, sizeof si), w, c->j, num(c->x, a, sizeof a));
     if (c->k && !out)
-        put(c, id == ATTN_STAGE_Q ? T(c, ATTN_N_("  (query head %d)")) : T(c, ATTN_N_("  (kv head %d)")), c->j / c->k);
+        put(c, id == ATTN_STAGE_Q ? T(c, ATTN_N_("  (query head %d)")) : T(c, ATTN_N_("  (kv head %d)")),
+            c->j / (c->k + c->d->rope_dim)); /* MLA's query heads: k + D features */
     if (out && c->tr->cfg.train && c->tr->cfg.dropout > 0) put(c, "%s", T(c, ATTN_N_(", after dropout")));
     return true;
 }
@@ -374,11 +382,88 @@ static bool explain_weight(cell *c)
     else if (c->k)
         put(c, rows ? T(c, ATTN_N_("  (input from head %d)"))
                     : id == ATTN_STAGE_W_Q ? T(c, ATTN_N_("  (feeds head %d)")) : T(c, ATTN_N_("  (feeds kv head %d)")),
-            (rows ? c->i : c->j) / c->k);
+            (rows ? c->i : c->j) / (rows ? c->k : c->k + c->d->rope_dim)); /* MLA's W_Q: k + D a head */
+    return true;
+}
+
+/* ---- multi-head latent attention (mla.h) ---- */
+
+/* scores: the part without position and the RoPE part, each recomputed */
+static bool explain_mla_scores(cell *c)
+{
+    const int e = c->d->rope_dim, R = c->d->kv_rank;
+    bool absorb = S(c, ATTN_STAGE_Q_LATENT) != NULL;
+    const float *qn = absorb ? row4(S(c, ATTN_STAGE_Q_LATENT), c->b, c->h, c->i, R)
+                             : row4(S(c, ATTN_STAGE_Q_NOPE), c->b, c->h, c->i, c->k);
+    const attn_tensor *ckv = S(c, ATTN_STAGE_C_KV);
+    const float *kn = !absorb ? row4(S(c, ATTN_STAGE_K_NOPE), c->b, c->h, c->j, c->k)
+                    : ckv && ckv->ndim == 3 && c->j < ckv->shape[1] && ckv->shape[2] == R
+                    ? ckv->data + ((size_t)c->b * ckv->shape[1] + c->j) * R : NULL;
+    const float *qp = row4(S(c, ATTN_STAGE_Q_PE), c->b, c->h, c->i, e);
+    const attn_tensor *kpe = S(c, ATTN_STAGE_K_PE);
+    if (!qn || !kn || !qp || !kpe || kpe->ndim != 3 || kpe->shape[1] <= c->j) return false;
+    const float *kp = kpe->data + ((size_t)c->b * kpe->shape[1] + c->j) * e;
+    double nope = 0, pe = 0;
+    for (int m = 0; m < (absorb ? R : c->k); m++) nope += (double)qn[m] * kn[m];
+    for (int m = 0; m < e; m++) pe += (double)qp[m] * kp[m];
+    char a[32], b2[32], v[32];
+    put(c, absorb ? "(q_latent·c_kv + q_pe·k_pe) / √(%d+%d) = (%s + %s) / √%d = %s"
+                  : "(q_nope·k_nope + q_pe·k_pe) / √(%d+%d) = (%s + %s) / √%d = %s",
+        c->k, e, num((float)nope, a, sizeof a), num((float)pe, b2, sizeof b2), c->k + e, num(c->x, v, sizeof v));
+    if (!c->tr->cfg.scale) put(c, "%s", T(c, ATTN_N_("  (scale off: not divided)")));
+    return true;
+}
+
+/* the other MLA stages: where the cell comes from, in the stage's own terms */
+static bool explain_mla(cell *c)
+{
+    attn_stage_id id = attn_tensor_stage(c->t);
+    const int e = c->d->rope_dim, w = c->k + e;
+    char a[32], si[16];
+    num(c->x, a, sizeof a);
+    sub(c->i, si, sizeof si);
+    switch (id) {
+    case ATTN_STAGE_Q_NOPE: put(c, "q[i=%d, c=%d·%d+%d] = %s", c->i, c->h, w, c->j, a); break;
+    case ATTN_STAGE_Q_PE:
+        put(c, T(c, ATTN_N_("q[i=%d, c=%d·%d+%d+%d], rotated to position %d = %s")), c->i, c->h, w, c->k, c->j,
+            c->d->P + c->i, a);
+        break;
+    case ATTN_STAGE_C_KV:
+        put(c, T(c, ATTN_N_("x%s · W_DKV[:, %d] = %s: latent feature %d of position %d (%s)")), si, c->j, a, c->j,
+            c->i, c->i < c->d->P ? T(c, ATTN_N_("cached")) : T(c, ATTN_N_("new")));
+        break;
+    case ATTN_STAGE_K_PE:
+        put(c, T(c, ATTN_N_("x%s · W_KR[:, %d], rotated to position %d = %s, the same for every head")), si, c->j, c->i,
+            a);
+        break;
+    case ATTN_STAGE_K_NOPE:
+    case ATTN_STAGE_V_UP:
+        put(c, "c_kv%s · %s[:, %d·%d+%d] = %s", si, id == ATTN_STAGE_K_NOPE ? "W_UK" : "W_UV", c->h, c->k, c->j, a);
+        break;
+    case ATTN_STAGE_Q_LATENT: put(c, "q_nope%s · W_UK[%d, %d·%d : %d·%d]ᵀ = %s", si, c->j, c->h, c->k, c->h + 1, c->k, a); break;
+    case ATTN_STAGE_CONTEXT_LATENT: put(c, "Σⱼ weights[i=%d, j]·c_kv[j, %d] = %s", c->i, c->j, a); break;
+    case ATTN_STAGE_W_DKV: put(c, T(c, ATTN_N_("%s  (into latent feature %d)")), a, c->j); break;
+    case ATTN_STAGE_W_KR: put(c, T(c, ATTN_N_("%s  (into feature %d of the shared RoPE key)")), a, c->j); break;
+    case ATTN_STAGE_W_UK:
+    case ATTN_STAGE_W_UV: put(c, T(c, ATTN_N_("%s  (feeds head %d)")), a, c->k ? c->j / c->k : 0); break;
+    default: return false;
+    }
     return true;
 }
 
 static bool (*const EXPLAIN[ATTN_STAGE_COUNT])(cell *) = {
+    [ATTN_STAGE_W_DKV] = explain_mla,
+    [ATTN_STAGE_W_UK] = explain_mla,
+    [ATTN_STAGE_W_UV] = explain_mla,
+    [ATTN_STAGE_W_KR] = explain_mla,
+    [ATTN_STAGE_Q_NOPE] = explain_mla,
+    [ATTN_STAGE_Q_PE] = explain_mla,
+    [ATTN_STAGE_C_KV] = explain_mla,
+    [ATTN_STAGE_K_PE] = explain_mla,
+    [ATTN_STAGE_K_NOPE] = explain_mla,
+    [ATTN_STAGE_V_UP] = explain_mla,
+    [ATTN_STAGE_Q_LATENT] = explain_mla,
+    [ATTN_STAGE_CONTEXT_LATENT] = explain_mla,
     [ATTN_STAGE_X] = explain_embedding,
     [ATTN_STAGE_X_PAST] = explain_embedding,
     [ATTN_STAGE_MEMORY] = explain_embedding,

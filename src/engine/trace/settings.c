@@ -165,6 +165,12 @@ static void say_sink(const attn_config *c, char *buf, int size)
     if (isinf(c->sink_logit)) snprintf(buf, (size_t)size, "%s", "");
     else snprintf(buf, (size_t)size, "sink logit %g", (double)c->sink_logit);
 }
+static void say_mla(const attn_config *c, char *buf, int size)
+{
+    if (c->mode != ATTN_MODE_MLA) snprintf(buf, (size_t)size, "%s", "");
+    else snprintf(buf, (size_t)size, "latent %d + RoPE key %d a token (%s)", c->kv_rank, c->rope_dim,
+                  c->mla_absorb ? "absorbed" : "naive");
+}
 static void say_tiles(const attn_config *c, char *buf, int size)
 {
     if (c->tiles.q) snprintf(buf, (size_t)size, "tiles %dx%d (online softmax)", c->tiles.q, c->tiles.k);
@@ -182,7 +188,7 @@ static void say_seed(const attn_config *c, char *buf, int size)
 
 static const attn_setting_choice MODES[] = {
     {"mha", ATTN_MODE_MHA, false}, {"mqa", ATTN_MODE_MQA, false}, {"gqa", ATTN_MODE_GQA, false},
-    {"auto", ATTN_MODE_AUTO, true}, {NULL, 0, false}};
+    {"mla", ATTN_MODE_MLA, false}, {"auto", ATTN_MODE_AUTO, true}, {NULL, 0, false}};
 static const attn_setting_choice CAUSAL[] = {
     {"true", ATTN_CAUSAL_ON, false}, {"false", ATTN_CAUSAL_OFF, false}, {"reversed", ATTN_CAUSAL_REVERSED, false},
     {"on", ATTN_CAUSAL_ON, true}, {"off", ATTN_CAUSAL_OFF, true}, {"yes", ATTN_CAUSAL_ON, true},
@@ -239,8 +245,23 @@ static const attn_setting SETTINGS[] = {
     {.name = "kv_heads", .type = ATTN_SET_INT, .offset = FIELD(kv_heads), .flags = LESSON | TRACE, .arg = "G",
      .help = "key/value heads g; must divide h", .min = 1, .max = MAX_HEADS, .describe = say_nothing},
     {.name = "mode", .type = ATTN_SET_ENUM, .offset = FIELD(mode), .flags = LESSON | TRACE, .def = "auto",
-     .arg = "MODE", .help = "mha (g = h), mqa (g = 1) or gqa (1 < g < h)", .choices = MODES,
-     .describe = say_nothing},
+     .arg = "MODE",
+     .help = "mha (g = h), mqa (g = 1), gqa (1 < g < h), or mla: multi-head latent attention (DeepSeek-V2/V3), "
+             "a cache of a latent and one RoPE key a token",
+     .choices = MODES, .describe = say_nothing},
+    {.name = "kv_rank", .type = ATTN_SET_INT, .offset = FIELD(kv_rank), .flags = LESSON | TRACE, .def = "0",
+     .arg = "R", .help = "mode mla: the latent's width R, what the cache keeps per token besides the RoPE key "
+                         "(default 0: 4·dₖ, as DeepSeek-V2)", .min = 0, .max = MAX_D_MODEL, .describe = say_mla},
+    {.name = "rope_dim", .type = ATTN_SET_INT, .offset = FIELD(rope_dim), .flags = LESSON | TRACE, .def = "0",
+     .arg = "D", .help = "mode mla: the width D of the decoupled RoPE key shared by every head, and of each query "
+                         "head's RoPE part (default 0: dₖ/2, as DeepSeek-V2)", .min = 0, .max = MAX_D_MODEL,
+     .describe = say_nothing /* with kv_rank */},
+    {.name = "mla_absorb", .type = ATTN_SET_BOOL, .offset = FIELD(mla_absorb), .flags = LESSON | TRACE,
+     .def = "false", .help = "mode mla: compute as inference kernels do, W_UK folded into the query and W_UV "
+                             "after the weights (the same output)",
+     .sw = {{"mla-absorb", "true", "mode mla: W_UK folded into the query, W_UV after the weights (the same output)"},
+            {"mla-naive", "false", "mode mla: keys and values rebuilt from the latent per head (default)"}},
+     .describe = say_nothing /* with kv_rank */},
     {.name = "causal", .type = ATTN_SET_ENUM, .offset = FIELD(causal), .flags = LESSON | TRACE, .def = "true",
      .help = "the causal mask: true (default), false or reversed",
      .sw = {{"causal", "true", "mask future keys (default)"},
@@ -324,7 +345,8 @@ static const attn_setting SETTINGS[] = {
     {.name = "seed", .type = ATTN_SET_U64, .offset = FIELD(seed), .flags = LESSON | TRACE, .def = "42", .arg = "N",
      .help = "seed for weights, embeddings and dropout (default 42)", .describe = say_seed},
     {.name = "weights", .type = ATTN_SET_TEXT, .offset = FIELD(weights_path), .flags = ATTN_SETTING_FILE,
-     .arg = "FILE", .help = "load w_q, w_k, w_v, w_o (and w_qn, w_kn with --qk-norm) from a safetensors file"},
+     .arg = "FILE", .help = "load w_q, w_k, w_v, w_o (and w_qn, w_kn with --qk-norm; w_q, w_dkv, w_uk, w_uv, w_kr, w_o "
+                            "with --mode mla) from a safetensors file"},
     {.name = "input", .type = ATTN_SET_TEXT, .offset = FIELD(input_path), .flags = ATTN_SETTING_FILE,
      .arg = "FILE", .help = "load x (and x_past, memory) from a safetensors file"},
 };

@@ -33,15 +33,15 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
     {ATTN_STAGE_W_Q, "w_q", "d,h*k",
      ATTN_N_("query projection weights, (in, out)"),
      "W_Q",
-     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_HEAD_COLS},
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_HEAD_COLS, .mla_dims = "d,h*(k+D)"},
     {ATTN_STAGE_W_K, "w_k", "d,g*k",
      ATTN_N_("key projection weights: one d×k block per kv head"),
      "W_K",
-     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_KV_COLS},
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_KV_COLS, .not_mla = true},
     {ATTN_STAGE_W_V, "w_v", "d,g*k",
      ATTN_N_("value projection weights: one d×k block per kv head"),
      "W_V",
-     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_KV_COLS},
+     .rule = ATTN_PRESENT_ALWAYS, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_KV_COLS, .not_mla = true},
     {ATTN_STAGE_W_O, "w_o", "h*k,d",
      ATTN_N_("output projection weights, (in, out)"),
      "W_O",
@@ -49,70 +49,114 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
     {ATTN_STAGE_W_QN, "w_qn", "k",
      ATTN_N_("QK-norm: the gain of each query feature after the RMS normalisation"),
      "g_q",
-     .rule = ATTN_PRESENT_QK_GAINS, .roles = ATTN_ROLE_WEIGHT},
+     .rule = ATTN_PRESENT_QK_GAINS, .roles = ATTN_ROLE_WEIGHT, .not_mla = true},
     {ATTN_STAGE_W_KN, "w_kn", "k",
      ATTN_N_("QK-norm: the gain of each key feature after the RMS normalisation"),
      "g_k",
-     .rule = ATTN_PRESENT_QK_GAINS, .roles = ATTN_ROLE_WEIGHT},
+     .rule = ATTN_PRESENT_QK_GAINS, .roles = ATTN_ROLE_WEIGHT, .not_mla = true},
+    {ATTN_STAGE_W_DKV, "w_dkv", "d,R",
+     ATTN_N_("MLA: the down-projection of each token to its latent, what the cache keeps"),
+     "W_DKV",
+     .rule = ATTN_PRESENT_MLA, .roles = ATTN_ROLE_WEIGHT},
+    {ATTN_STAGE_W_UK, "w_uk", "R,h*k",
+     ATTN_N_("MLA: the up-projection of the latent to every head's key (the part without position)"),
+     "W_UK",
+     .rule = ATTN_PRESENT_MLA, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_HEAD_COLS},
+    {ATTN_STAGE_W_UV, "w_uv", "R,h*k",
+     ATTN_N_("MLA: the up-projection of the latent to every head's value"),
+     "W_UV",
+     .rule = ATTN_PRESENT_MLA, .roles = ATTN_ROLE_WEIGHT, .blocks = ATTN_BLOCKS_HEAD_COLS},
+    {ATTN_STAGE_W_KR, "w_kr", "d,D",
+     ATTN_N_("MLA: the projection to the decoupled RoPE key, one shared by every head"),
+     "W_KR",
+     .rule = ATTN_PRESENT_MLA, .roles = ATTN_ROLE_WEIGHT},
     {ATTN_STAGE_Q, "q", "b,s,h*k",
      ATTN_N_("queries: what each position is looking for"),
      "q = x · W_Q",
-     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_HEAD_COLS},
+     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_HEAD_COLS, .mla_dims = "b,s,h*(k+D)"},
     {ATTN_STAGE_K, "k", "b,n,g*k",
      ATTN_N_("keys of the new positions: what each position offers"),
      ATTN_N_("k = x · W_K   (memory · W_K in cross-attention)"),
-     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_KV_COLS},
+     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_KV_COLS, .not_mla = true},
     {ATTN_STAGE_V, "v", "b,n,g*k",
      ATTN_N_("values of the new positions: what each position passes on"),
      ATTN_N_("v = x · W_V   (memory · W_V in cross-attention)"),
-     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_KV_COLS},
+     .rule = ATTN_PRESENT_ALWAYS, .blocks = ATTN_BLOCKS_KV_COLS, .not_mla = true},
     {ATTN_STAGE_Q_HEADS, "q_heads", "b,h,s,k",
      ATTN_N_("queries split into h heads of k features"),
      "q_heads[b,j,i,:] = q[b,i, j·k:(j+1)·k]",
-     .rule = ATTN_PRESENT_ALWAYS},
+     .rule = ATTN_PRESENT_ALWAYS, .not_mla = true},
     {ATTN_STAGE_K_HEADS, "k_heads", "b,g,n,k",
      ATTN_N_("keys split into g kv heads"),
      "k_heads[b,j,i,:] = k[b,i, j·k:(j+1)·k]",
-     .rule = ATTN_PRESENT_ALWAYS},
+     .rule = ATTN_PRESENT_ALWAYS, .not_mla = true},
     {ATTN_STAGE_V_HEADS, "v_heads", "b,g,n,k",
      ATTN_N_("values split into g kv heads"),
      "v_heads[b,j,i,:] = v[b,i, j·k:(j+1)·k]",
-     .rule = ATTN_PRESENT_ALWAYS},
+     .rule = ATTN_PRESENT_ALWAYS, .not_mla = true},
     {ATTN_STAGE_Q_NORM, "q_norm", "b,h,s,k",
      ATTN_N_("each query head RMS-normalised on its own k features (QK-norm, as Qwen3)"),
      "q_norm = q_heads / √(mean(q_heads²) + ε) ⊙ g_q",
-     .rule = ATTN_PRESENT_QK_NORM},
+     .rule = ATTN_PRESENT_QK_NORM, .not_mla = true},
     {ATTN_STAGE_K_NORM, "k_norm", "b,g,n,k",
      ATTN_N_("each key head RMS-normalised on its own k features (QK-norm, as Qwen3)"),
      "k_norm = k_heads / √(mean(k_heads²) + ε) ⊙ g_k",
-     .rule = ATTN_PRESENT_QK_NORM},
+     .rule = ATTN_PRESENT_QK_NORM, .not_mla = true},
     {ATTN_STAGE_Q_ROPE, "q_rope", "b,h,s,k",
      ATTN_N_("queries rotated by their position (RoPE)"),
      ATTN_N_("(q₂ₘ, q₂ₘ₊₁) rotated by pos·θ^(−2m/k)"),
      .rule = ATTN_PRESENT_ROPE,
      /* Hugging Face's rotate_half pairs feature m with m + k/2 */
-     .model_formula = ATTN_N_("(qₘ, qₘ₊ₖ/₂) rotated by pos·θ^(−2m/k), m < k/2 (rotate_half)")},
+     .model_formula = ATTN_N_("(qₘ, qₘ₊ₖ/₂) rotated by pos·θ^(−2m/k), m < k/2 (rotate_half)"), .not_mla = true},
     {ATTN_STAGE_K_ROPE, "k_rope", "b,g,n,k",
      ATTN_N_("keys rotated by their position (RoPE)"),
      ATTN_N_("(k₂ₘ, k₂ₘ₊₁) rotated by pos·θ^(−2m/k)"),
      .rule = ATTN_PRESENT_ROPE,
-     .model_formula = ATTN_N_("(kₘ, kₘ₊ₖ/₂) rotated by pos·θ^(−2m/k), m < k/2 (rotate_half)")},
+     .model_formula = ATTN_N_("(kₘ, kₘ₊ₖ/₂) rotated by pos·θ^(−2m/k), m < k/2 (rotate_half)"), .not_mla = true},
     {ATTN_STAGE_K_CACHE, "k_cache", "b,g,t,k",
      ATTN_N_("KV cache: the cached keys followed by the new ones"),
      "k_cache = [k_past ; k_new]",
-     .rule = ATTN_PRESENT_PAST},
+     .rule = ATTN_PRESENT_PAST, .not_mla = true},
     {ATTN_STAGE_V_CACHE, "v_cache", "b,g,t,k",
      ATTN_N_("KV cache: the cached values followed by the new ones"),
      "v_cache = [v_past ; v_new]",
-     .rule = ATTN_PRESENT_PAST},
+     .rule = ATTN_PRESENT_PAST, .not_mla = true},
+    {ATTN_STAGE_Q_NOPE, "q_nope", "b,h,s,k",
+     ATTN_N_("MLA: each query head's first dₖ features, matched with the keys rebuilt from the latent"),
+     "q_nope[b,j,i,:] = q[b,i, j·(dₖ+D) : j·(dₖ+D)+dₖ]",
+     .rule = ATTN_PRESENT_MLA},
+    {ATTN_STAGE_Q_PE, "q_pe", "b,h,s,D",
+     ATTN_N_("MLA: each query head's last D features, rotated (RoPE), matched with the shared k_pe"),
+     ATTN_N_("q_pe[b,j,i,:] = RoPE(q[b,i, j·(dₖ+D)+dₖ : (j+1)·(dₖ+D)]) at position P + i"),
+     .rule = ATTN_PRESENT_MLA},
+    {ATTN_STAGE_C_KV, "c_kv", "b,t,R",
+     ATTN_N_("MLA: the latent of every key position, the cached ones first: with k_pe, all the cache keeps"),
+     "c_kv = [x_past ; x] · W_DKV",
+     .rule = ATTN_PRESENT_MLA},
+    {ATTN_STAGE_K_PE, "k_pe", "b,t,D",
+     ATTN_N_("MLA: the decoupled RoPE key of every key position, one shared by every head"),
+     ATTN_N_("k_pe = RoPE([x_past ; x] · W_KR) at positions 0 … t−1"),
+     .rule = ATTN_PRESENT_MLA},
+    {ATTN_STAGE_K_NOPE, "k_nope", "b,h,t,k",
+     ATTN_N_("MLA: every head's keys rebuilt from the latent"),
+     "k_nope[b,j] = c_kv · W_UK[:, j·dₖ:(j+1)·dₖ]",
+     .rule = ATTN_PRESENT_MLA_NAIVE},
+    {ATTN_STAGE_V_UP, "v_up", "b,h,t,k",
+     ATTN_N_("MLA: every head's values rebuilt from the latent"),
+     "v_up[b,j] = c_kv · W_UV[:, j·dₖ:(j+1)·dₖ]",
+     .rule = ATTN_PRESENT_MLA_NAIVE},
+    {ATTN_STAGE_Q_LATENT, "q_latent", "b,h,s,R",
+     ATTN_N_("MLA, absorbed: each head's q_nope carried into the latent space by W_UK, to meet c_kv directly"),
+     "q_latent[b,j] = q_nope[b,j] · W_UK[:, j·dₖ:(j+1)·dₖ]ᵀ",
+     .rule = ATTN_PRESENT_MLA_ABSORB},
     {ATTN_STAGE_K_EXPANDED, "k_expanded", "b,h,t,k",
      ATTN_N_("keys repeated so that every query head has one (repeat_kv)"),
      "k_expanded[b,j] = K[b, j / (h/g)]",
-     .rule = ATTN_PRESENT_ALWAYS},
+     .rule = ATTN_PRESENT_ALWAYS, .not_mla = true},
     {ATTN_STAGE_V_EXPANDED, "v_expanded", "b,h,t,k",
      ATTN_N_("values repeated so that every query head has one (repeat_kv)"),
      "v_expanded[b,j] = V[b, j / (h/g)]",
-     .rule = ATTN_PRESENT_ALWAYS},
+     .rule = ATTN_PRESENT_ALWAYS, .not_mla = true},
     {ATTN_STAGE_SCORES, "scores", "b,h,s,t",
      ATTN_N_("scaled dot product of every query with every key"),
      "scores = q · kᵀ / √dₖ",
@@ -155,6 +199,10 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("FlashAttention: each query row's running sum ℓ of e^(S − m) after each key tile (0 before any visible key)"),
      ATTN_N_("ℓ′ = e^(m − m′)·ℓ + Σ e^(S_j − m′),  ℓ starts at 0"),
      .rule = ATTN_PRESENT_TILES},
+    {ATTN_STAGE_CONTEXT_LATENT, "context_latent", "b,h,s,R",
+     ATTN_N_("MLA, absorbed: per head, the weighted average of the latent rows, before W_UV"),
+     "context_latent = weights · c_kv",
+     .rule = ATTN_PRESENT_MLA_ABSORB},
     {ATTN_STAGE_CONTEXT, "context", "b,h,s,k",
      ATTN_N_("per head, the weighted average of the value rows"),
      "context = weights · v_expanded",
@@ -241,7 +289,12 @@ attn_stage_id attn_stage_compare_view(attn_stage_id id)
 
 bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx)
 {
+    bool mla = ctx->dims->mode == ATTN_MODE_MLA;
+    if (info->not_mla && mla) return false;
     switch (info->rule) {
+    case ATTN_PRESENT_MLA: return mla;
+    case ATTN_PRESENT_MLA_NAIVE: return mla && !ctx->mla_absorb;
+    case ATTN_PRESENT_MLA_ABSORB: return mla && ctx->mla_absorb;
     case ATTN_PRESENT_PAST: return ctx->dims->P > 0;
     case ATTN_PRESENT_CROSS: return ctx->dims->cross;
     case ATTN_PRESENT_ROPE: return ctx->rope;
@@ -270,8 +323,11 @@ const char *attn_stage_absent_why(const attn_stage_info *info)
     case ATTN_PRESENT_ALIBI: return "it needs alibi = true";
     case ATTN_PRESENT_SOFTCAP: return "it needs softcap > 0";
     case ATTN_PRESENT_SINK: return "it needs a finite sink_logit";
+    case ATTN_PRESENT_MLA: return "it needs mode = mla";
+    case ATTN_PRESENT_MLA_NAIVE: return "it needs mode = mla without mla_absorb";
+    case ATTN_PRESENT_MLA_ABSORB: return "it needs mode = mla with mla_absorb = true";
     case ATTN_PRESENT_TILES: return "it needs tiles BQxBK";
-    default: return "";
+    default: return info->not_mla ? "mode mla has none: its keys and values come from the latent" : "";
     }
 }
 
@@ -328,6 +384,16 @@ const char *attn_stage_desc_in(const attn_stage_info *info, const attn_stage_tex
     return attn_stage_desc(info, c->model);
 }
 
+/* MLA's scores: the part without position plus the RoPE part, naive or absorbed. */
+static const char *mla_scores_formula(const attn_stage_text *c)
+{
+    if (c->mla_absorb)
+        return c->scale ? ATTN_N_("scores = (q_latent · c_kvᵀ + q_pe · k_peᵀ) / √(dₖ + D)   (= q_nope · k_nopeᵀ + …)")
+                        : ATTN_N_("scores = q_latent · c_kvᵀ + q_pe · k_peᵀ   (not divided by √(dₖ + D))");
+    return c->scale ? ATTN_N_("scores = (q_nope · k_nopeᵀ + q_pe · k_peᵀ) / √(dₖ + D)")
+                    : ATTN_N_("scores = q_nope · k_nopeᵀ + q_pe · k_peᵀ   (not divided by √(dₖ + D))");
+}
+
 const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_text *c)
 {
     switch (info->id) {
@@ -335,13 +401,22 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
         if (c->model) return info->model_formula;
         return c->past > 0 ? ATTN_N_("x = embed(tokens[P:]): the P positions already in the cache left out")
                            : "x = embed(tokens)";
-    case ATTN_STAGE_SCORES: return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √dₖ)");
+    case ATTN_STAGE_SCORES:
+        if (c->mla) return mla_scores_formula(c);
+        return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √dₖ)");
+    case ATTN_STAGE_Q_PE:
+        return c->rope ? info->formula : ATTN_N_("q_pe[b,j,i,:] = q[b,i, j·(dₖ+D)+dₖ : (j+1)·(dₖ+D)]   (rope off: not rotated)");
+    case ATTN_STAGE_K_PE:
+        return c->rope ? info->formula : ATTN_N_("k_pe = [x_past ; x] · W_KR   (rope off: not rotated)");
     case ATTN_STAGE_MASK: return mask_formula(c);
     case ATTN_STAGE_CAPPED_SCORES: return c->alibi ? "capped_scores = C · tanh((scores + bias) / C)" : info->formula;
     case ATTN_STAGE_MASKED_SCORES:
         if (c->softcap) return "masked_scores = capped_scores + mask";
         return c->alibi ? "masked_scores = scores + bias + mask" : info->formula;
     case ATTN_STAGE_CONTEXT:
+        if (c->mla)
+            return c->mla_absorb ? ATTN_N_("context[b,j] = context_latent[b,j] · W_UV[:, j·dₖ:(j+1)·dₖ]   (W_UV after the weights)")
+                                 : "context = weights · v_up";
         if (!c->tiles) return info->formula;
         return c->sink ? ATTN_N_("context = O / (ℓ + e^(X − m)),  O′ = e^(m − m′)·O + e^(S_j − m′)·V_j over key tiles j; weights never materialised")
                        : ATTN_N_("context = O / ℓ,  O′ = e^(m − m′)·O + e^(S_j − m′)·V_j over key tiles j; weights never materialised");
@@ -380,6 +455,13 @@ int attn_kv_head(const attn_dims *d, int head)
     return per > 0 ? head / per : 0;
 }
 
+double attn_kv_bytes_per_token(const attn_dims *dims, int layers, int value_bytes)
+{
+    double per_layer = dims->mode == ATTN_MODE_MLA ? (double)dims->kv_rank + dims->rope_dim
+                                                   : 2.0 * dims->g * dims->k;
+    return per_layer * layers * value_bytes;
+}
+
 void attn_alibi_slopes(int n, double *m)
 {
     int p = 1; /* the closest power of two at or below n */
@@ -388,9 +470,10 @@ void attn_alibi_slopes(int n, double *m)
     for (int i = 0; i < n - p; i++) m[p + i] = pow(2.0, -8.0 * (2 * i + 1) / (2.0 * p));
 }
 
-/* Value of one dimension name ("b", "g*k", "h*k", "1") under dims. */
+/* Value of one dimension name ("b", "g*k", "h*k", "h*(k+D)", "1") under dims. */
 static int64_t dim_value(const char *name, size_t len, const attn_dims *d)
 {
+    if (len == 7 && !strncmp(name, "h*(k+D)", 7)) return (int64_t)d->h * (d->k + d->rope_dim);
     if (len == 3 && !strncmp(name, "g*k", 3)) return (int64_t)d->g * d->k;
     if (len == 3 && !strncmp(name, "h*k", 3)) return (int64_t)d->h * d->k;
     if (len != 1) return -1;
@@ -406,16 +489,23 @@ static int64_t dim_value(const char *name, size_t len, const attn_dims *d)
     case 'k': return d->k;
     case 'f': return d->f;
     case 'V': return d->V;
+    case 'R': return d->kv_rank;
+    case 'D': return d->rope_dim;
     case 'T': return d->T;
     case '1': return 1;
     default: return -1;
     }
 }
 
+const char *attn_stage_dims(const attn_stage_info *info, const attn_dims *dims)
+{
+    return dims->mode == ATTN_MODE_MLA && info->mla_dims ? info->mla_dims : info->dims;
+}
+
 int attn_stage_shape(const attn_stage_info *info, const attn_dims *dims, int64_t shape[ATTN_MAX_NDIM])
 {
     int nd = 0;
-    for (const char *p = info->dims; *p && nd < ATTN_MAX_NDIM;) {
+    for (const char *p = attn_stage_dims(info, dims); *p && nd < ATTN_MAX_NDIM;) {
         size_t len = strcspn(p, ",");
         shape[nd++] = dim_value(p, len, dims);
         p += len + (p[len] == ',');

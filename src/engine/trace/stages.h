@@ -21,7 +21,10 @@ typedef enum {
     ATTN_MODE_AUTO = 0, /* follow kv_heads (g = h when kv_heads is unset) */
     ATTN_MODE_MHA,      /* g = h: every query head has its own K/V head */
     ATTN_MODE_MQA,      /* g = 1: all query heads share one K/V head */
-    ATTN_MODE_GQA       /* 1 < g < h: groups of h/g query heads share one */
+    ATTN_MODE_GQA,      /* 1 < g < h: groups of h/g query heads share one */
+    ATTN_MODE_MLA       /* multi-head latent attention (DeepSeek-V2/V3): the cache keeps a latent of R
+                         * values and one RoPE key of D a token; every head's key and value are
+                         * rebuilt from the latent (g = h) */
 } attn_mode;
 
 /* Which features RoPE rotates together (ops.h's attn_op_rope). */
@@ -43,7 +46,9 @@ typedef struct {
     int V;      /* a model's vocabulary size; 0 without a model */
     int T;      /* with tiles BQ × BK: key tiles a query row passes, ⌈t / BK⌉; 0 without */
     bool cross; /* cross-attention: keys/values from the source tokens */
-    attn_mode mode; /* resolved: MHA, MQA or GQA */
+    attn_mode mode; /* resolved: MHA, MQA, GQA or MLA */
+    int kv_rank;    /* R: MLA's latent width (dims letter R); 0 outside MLA */
+    int rope_dim;   /* D: MLA's decoupled RoPE width (dims letter D); 0 outside MLA */
 } attn_dims;
 
 /* Marks an engine string for translation (a stage's description, a worded
@@ -65,6 +70,10 @@ typedef enum {
     ATTN_STAGE_W_O,
     ATTN_STAGE_W_QN,       /* one layer with qk_norm: the q and k norms' gains */
     ATTN_STAGE_W_KN,
+    ATTN_STAGE_W_DKV,      /* mode mla: down to the latent, up to keys and values, the RoPE key */
+    ATTN_STAGE_W_UK,
+    ATTN_STAGE_W_UV,
+    ATTN_STAGE_W_KR,
     ATTN_STAGE_Q,
     ATTN_STAGE_K,
     ATTN_STAGE_V,
@@ -77,6 +86,13 @@ typedef enum {
     ATTN_STAGE_K_ROPE,
     ATTN_STAGE_K_CACHE,
     ATTN_STAGE_V_CACHE,
+    ATTN_STAGE_Q_NOPE,     /* mode mla: the query split, the latent cache, the shared RoPE key */
+    ATTN_STAGE_Q_PE,
+    ATTN_STAGE_C_KV,
+    ATTN_STAGE_K_PE,
+    ATTN_STAGE_K_NOPE,     /* mode mla, naive: keys and values rebuilt per head */
+    ATTN_STAGE_V_UP,
+    ATTN_STAGE_Q_LATENT,   /* mode mla, absorbed: the query carried into the latent space */
     ATTN_STAGE_K_EXPANDED,
     ATTN_STAGE_V_EXPANDED,
     ATTN_STAGE_SCORES,
@@ -89,6 +105,7 @@ typedef enum {
     ATTN_STAGE_WEIGHTS_DROPOUT,
     ATTN_STAGE_TILE_MAX,      /* tiles */
     ATTN_STAGE_TILE_SUM,
+    ATTN_STAGE_CONTEXT_LATENT, /* mode mla, absorbed: the weighted latent, before W_UV */
     ATTN_STAGE_CONTEXT,
     ATTN_STAGE_MERGED,
     ATTN_STAGE_OUT,
@@ -118,6 +135,9 @@ typedef enum {
     ATTN_PRESENT_ALIBI,   /* alibi = true */
     ATTN_PRESENT_SOFTCAP, /* softcap > 0 */
     ATTN_PRESENT_SINK,    /* a finite sink_logit */
+    ATTN_PRESENT_MLA,     /* mode mla */
+    ATTN_PRESENT_MLA_NAIVE,  /* mode mla without mla_absorb: keys and values rebuilt per head */
+    ATTN_PRESENT_MLA_ABSORB, /* mode mla with mla_absorb: W_UK in the query, W_UV after the weights */
     ATTN_PRESENT_TILES    /* tiles BQ × BK set */
 } attn_stage_rule;
 
@@ -163,6 +183,8 @@ typedef struct {
     bool model_level;        /* belongs to the model, not to a layer: embeddings, final_norm, logits, probs */
     const char *model_desc;  /* in a model's trace, where they differ: desc ... */
     const char *model_formula; /* ... and formula (attn_stage_desc, attn_stage_formula) */
+    bool not_mla;            /* absent in mode mla, whose keys and values come from the latent */
+    const char *mla_dims;    /* in mode mla, where the shape differs: "d,h*(k+D)" (attn_stage_dims) */
 } attn_stage_info;
 
 /* All stages in pipeline order (index = id); *count receives their number. */
@@ -194,6 +216,7 @@ typedef struct {
     bool sink;    /* sink_weight */
     bool tiles;   /* tile_max, tile_sum */
     int qk_layers; /* layers that keep the stages of one cell per (query, key); 0: every layer */
+    bool mla_absorb; /* mode mla (dims->mode): the absorbed path's stages, not the naive one's */
 } attn_stage_ctx;
 
 /* Whether a run described by ctx records the stage. */
@@ -221,6 +244,9 @@ typedef struct {
     bool softcap;   /* masked_scores start from capped_scores */
     bool sink;      /* the softmax has a sink logit: rows sum to 1 − p_sink */
     int keep_first; /* keys 0 … N−1 stay visible beside the window */
+    bool mla;       /* mode mla: scores from the nope and pe parts, over √(dₖ + D) */
+    bool rope;      /* rope = true: MLA's q_pe and k_pe are rotated */
+    bool mla_absorb; /* ... computed the absorbed way (q_latent, context_latent) */
     bool tiles;     /* context and out come from the tiled path (FlashAttention) */
 } attn_stage_text;
 
@@ -234,7 +260,11 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
  * true"; "" for a stage every run records. */
 const char *attn_stage_absent_why(const attn_stage_info *info);
 
-/* Expected shape of contract stage `info` under dims; returns ndim. */
+/* The stage's dimension names under dims: its mla_dims in mode mla, where
+ * it has them, else its dims. */
+const char *attn_stage_dims(const attn_stage_info *info, const attn_dims *dims);
+
+/* Expected shape of contract stage `info` under dims (attn_stage_dims); returns ndim. */
 int attn_stage_shape(const attn_stage_info *info, const attn_dims *dims, int64_t shape[ATTN_MAX_NDIM]);
 
 /* Bytes that all recorded stages of ctx take, in double so a huge config
@@ -248,6 +278,11 @@ int attn_stage_axes(const char *dims, char names[][8], int max);
 
 /* kv head that query head `head` reads: head / (h/g) (itself in MHA, 0 in MQA). */
 int attn_kv_head(const attn_dims *d, int head);
+
+/* Bytes a KV cache keeps per token for `layers` layers of dims, at
+ * `value_bytes` a value: MHA, GQA, MQA keep a key and a value per kv head,
+ * 2·g·k values a layer; MLA keeps its latent and its RoPE key, R + D. */
+double attn_kv_bytes_per_token(const attn_dims *dims, int layers, int value_bytes);
 
 /* ALiBi's slope of each of n heads into m (n), as BLOOM's build_alibi_tensor:
  * for n a power of two, m_h = 2^(−8(h+1)/n), a geometric series from 2^(−8/n)

@@ -250,7 +250,7 @@ int attn_tensor_name_layer(const char *name, const char **rest)
 const char *attn_tensor_shape_str(const attn_tensor *t, char *buf, size_t size)
 {
     size_t used = 0;
-    const char *p = t->info ? t->info->dims : NULL;
+    const char *p = t->dims ? t->dims : t->info ? t->info->dims : NULL;
     used += (size_t)snprintf(buf, size, "(");
     for (int i = 0; i < t->ndim && used < size; i++) {
         if (p) {

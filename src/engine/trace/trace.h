@@ -49,6 +49,8 @@ typedef struct {
     int ndim;
     int64_t shape[ATTN_MAX_NDIM];
     const attn_stage_info *info; /* NULL for a name outside the contract */
+    const char *dims;            /* its dimension names where they are not info's: mode mla's
+                                  * "d,h*(k+D)" (attn_stage_dims); NULL: info->dims */
     float *data;                 /* points into the trace's arena */
     size_t count;                /* product of shape */
     attn_lazy *lazy;             /* a model's logits and probs: rows hold numbers once filled
