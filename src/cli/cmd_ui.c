@@ -24,7 +24,7 @@ static void view_usage(void)
 static void render_usage(void)
 {
     printf("Usage: attnlab render [config flags] [--stage NAME] [--head N] [--batch-index I]\n"
-           "                      [--view single|grid|compare] [--compare causal|padding|fill]\n"
+           "                      [--view single|grid|compare] [--compare KIND]\n"
            "                      [--row I] [--decode-step N] [--size WxH] [--font-scale F] [--scale N]\n"
            "                      [--lesson FILE.md [--step N]] [--picker] [--lang en|zh] [--present]\n"
            "                      [FILE.safetensors] -o FILE.png|FILE.svg|FILE.pdf|FILE.csv\n\n"
@@ -34,7 +34,9 @@ static void render_usage(void)
            "matrix the picture shows as CSV. With a trace file, draws that trace; with\n"
            "--lesson, step N of that lesson (its panel and the view it sets). --present\n"
            "draws it as presenter mode (F5) shows it: text at least 1.5x (--font-scale\n"
-           "for more), the toolbar hidden, at 1920x1080 unless --size says otherwise.\n\n");
+           "for more), the toolbar hidden, at 1920x1080 unless --size says otherwise.\n"
+           "--compare KIND: the setting the compare view toggles: causal, padding, fill,\n"
+           "window, keep_first, alibi, softcap, qk_norm or sink.\n\n");
     cli_print_config_help();
 }
 
