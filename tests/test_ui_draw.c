@@ -1515,6 +1515,31 @@ static void test_few_tokens_all_labelled(void **state)
     teardown(state);
 }
 
+/* A padded row whose words turn: a <pad> column is its name turned ("pad"),
+ * never the token turned with its brackets (it would read "^pad v"), and
+ * <s> off the first column stands level or stacked, never turned. */
+static void test_pad_labels_read(void **state)
+{
+    static const char *const kv[] = {"tokens", "<s> the transformer reads every token of the sentence and writes "
+                                     "what it found into the stream of numbers that flows on through the layers "
+                                     "above it | <s> a short one", "pad_side", "left", NULL};
+    setup_with(state, kv);
+    fixture *f = *state;
+    f->app.view.batch = 1;
+    build(f);
+    const app_heat_area *a = &f->app.layout.areas[0];
+    int pads = 0, bracketed = 0;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+        if (c->kind != DRAW_CMD_TEXT || !c->text.turned || c->r.y + c->r.h > a->r.y) continue;
+        const char *t = draw_cmd_text(&f->dl, c);
+        pads += !strcmp(t, "pad");
+        bracketed += strchr(t, '<') || strchr(t, '>');
+    }
+    assert_true(pads >= 8);
+    assert_int_equal(bracketed, 0);
+    teardown(state);
+}
+
 /* Too many tokens to label every row and column: every pane of the compare
  * view says which labels it shows, the grid says its thumbnails have none,
  * and no label is drawn as a bare "…". */
@@ -2698,6 +2723,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_training_panel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_labels, setup_long, teardown),
         cmocka_unit_test(test_few_tokens_all_labelled),
+        cmocka_unit_test(test_pad_labels_read),
         cmocka_unit_test_setup_teardown(test_hidden_labels_are_said, setup_seq40, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_chip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sink_column, setup_sink, teardown),
