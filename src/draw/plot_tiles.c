@@ -18,6 +18,7 @@
 #define CELL_SKIPPED 0xFF24242Bu /* a tile the causal mask skips entirely */
 #define TILE_LINE    0xFFE8E8ECu
 #define CELL_MAX     44
+#define DIFF_COLOUR  0xFFFFD54Fu /* the difference at the last tile, as a lesson's marks */
 
 /* Where the grid goes: the cell size and the label room. */
 typedef struct {
@@ -25,6 +26,7 @@ typedef struct {
     int cell;     /* pixels a cell */
     int label_w;  /* room left of the grid for the query tokens */
     int head_h;   /* room above it for the key tokens (turned) */
+    int col_w;    /* a column of the table right of it */
 } grid_geom;
 
 /* A number as the table prints it, "—" for none (no key seen yet). */
@@ -92,7 +94,7 @@ static void row_table(draw_list *dl, const app_tiles *tv, const grid_geom *g, in
 {
     static const char *const HEAD[] = {"m", "ℓ", "‖o‖", "o[0]"};
     char buf[32];
-    int u = draw_line_h(dl), col_w = draw_text_w(dl, "−0.000e+00") + u;
+    int u = draw_line_h(dl), col_w = g->col_w;
     for (int k = 0; k < 4; k++) draw_text_bold(dl, HEAD[k], x + k * col_w, g->y - u - 4, DRAW_ACCENT);
     for (int i = 0; i < tv->s; i++) {
         int y = g->y + i * g->cell + (g->cell - u) / 2;
@@ -102,36 +104,44 @@ static void row_table(draw_list *dl, const app_tiles *tv, const grid_geom *g, in
     }
 }
 
-/* The width the table wants. */
-static int table_width(draw_list *dl)
+/* The width of the table's column: its widest number, and a line's height between. */
+static int column_width(draw_list *dl, const app_tiles *tv)
 {
-    return 4 * (draw_text_w(dl, "−0.000e+00") + draw_line_h(dl));
+    char buf[32];
+    int most = draw_text_w_bold(dl, "o[0]");
+    for (int i = 0; i < tv->s; i++) {
+        float v[4] = {tv->m[i], tv->l[i], tv->norm[i], tv->first[i]};
+        for (int k = 0; k < 4; k++) most = draw_imax(most, draw_text_w(dl, num(v[k], buf, sizeof buf)));
+    }
+    return most + draw_line_h(dl);
 }
 
-/* The lines under the grid: the formula, the bytes per head, and at the last
- * key tile the tiled output against the plain one. */
-static void footer(draw_list *dl, const app_tiles *tv, app_rect box, int y)
+/* The lines under the grid (or beside it, when it is tall): the formula,
+ * the bytes per head, and at the last key tile the tiled output against the
+ * plain one. Drawn at (box.x, box.y) when draw, else only counted; returns
+ * their height. */
+static int footer(draw_list *dl, const app_tiles *tv, app_rect box, bool draw)
 {
-    char line[400], a[32];
-    int u = draw_line_h(dl);
-    y += draw_text_wrap(dl, _("o = Σ e^(S − m)·v / ℓ over the keys of the tiles so far, with m and ℓ after them: "
-                              "the output so far; at the last tile it is the context."),
-                        box.x, y, box.w, DRAW_TEXT_DIM) * u;
+    char mem[300], diff[300], a[32];
+    int u = draw_line_h(dl), y = box.y;
     /* TRANSLATORS: the FlashAttention view; the bytes of one head: s·t scores against one BQ×BK tile */
-    snprintf(line, sizeof line, _("memory per head: the plain path keeps %d·%d scores × 4 B = %lld B; "
-                                  "the tiled path one %d×%d tile × 4 B = %lld B."),
+    snprintf(mem, sizeof mem, _("memory per head: the plain path keeps %d·%d scores × 4 B = %lld B; "
+                                "the tiled path one %d×%d tile × 4 B = %lld B."),
              tv->s, tv->t, tv->bytes_plain, tv->bq, tv->bk, tv->bytes_tile);
-    y += draw_text_wrap(dl, line, box.x, y, box.w, DRAW_TEXT) * u;
-    if (tv->step == tv->n_k - 1) {
+    if (tv->step == tv->n_k - 1)
         /* TRANSLATORS: the FlashAttention view at the last key tile; %s: a number such as 5.96e-08 */
-        snprintf(line, sizeof line, _("last tile: the largest difference between the tiled output and the plain "
+        snprintf(diff, sizeof diff, _("last tile: the largest difference between the tiled output and the plain "
                                       "one (weights·v) is %s."),
                  num(tv->max_diff, a, sizeof a));
-        draw_text_wrap(dl, line, box.x, y, box.w, 0xFFFFD54Fu);
-    } else {
-        draw_text_wrap(dl, _("at the last tile: the largest difference between the tiled and the plain output."),
-                       box.x, y, box.w, DRAW_TEXT_DIM);
-    }
+    else
+        snprintf(diff, sizeof diff, "%s", _("at the last tile: the largest difference between the tiled and the plain output."));
+    const char *text[3] = {_("o = Σ e^(S − m)·v / ℓ over the keys of the tiles so far, with m and ℓ after them: "
+                             "the output so far; at the last tile it is the context."),
+                           mem, diff};
+    const uint32_t colour[3] = {DRAW_TEXT_DIM, DRAW_TEXT, tv->step == tv->n_k - 1 ? DIFF_COLOUR : DRAW_TEXT_DIM};
+    for (int k = 0; k < 3; k++)
+        y += (draw ? draw_text_wrap(dl, text[k], box.x, y, box.w, colour[k]) : draw_text_wrap_lines(dl, text[k], box.w)) * u;
+    return y - box.y;
 }
 
 /* The legend: what the fills mean, one swatch each. */
@@ -170,16 +180,23 @@ void draw_plot_tiles(draw_list *dl, const app_state *app, app_rect box)
     grid_geom g;
     g.label_w = labels_width(dl, app, &w, true, tv->s) + 8;
     g.head_h = labels_width(dl, app, &w, false, tv->t) + 8;
-    int foot = 4 * u, room_w = box.w - g.label_w - table_width(dl) - 2 * u;
-    int room_h = box.y + box.h - y - g.head_h - foot - u;
+    g.col_w = column_width(dl, tv);
+    int room_w = box.w - g.label_w - 4 * g.col_w - 2 * u, bottom = box.y + box.h;
+    int foot = footer(dl, tv, box, false), room_h = bottom - y - g.head_h - u - foot - u;
+    bool beside = room_h / tv->s < 16; /* a tall grid: the lines go right of the table */
+    if (beside) room_h += foot + u;
     g.cell = draw_imin(CELL_MAX, draw_imin(room_w / tv->t, room_h / tv->s));
     if (g.cell < 16) g.cell = 16; /* the course's smallest cell: past it, the picture scrolls off rather than shrinks */
     g.x = box.x + g.label_w, g.y = y + g.head_h + u;
     tile_cells(dl, tv, &g);
     token_labels(dl, app, &w, tv, &g);
-    row_table(dl, tv, &g, g.x + tv->t * g.cell + 2 * u);
+    int table_x = g.x + tv->t * g.cell + 2 * u, side_x = table_x + 4 * g.col_w + u;
+    row_table(dl, tv, &g, table_x);
     app_layout_hit_tip(dl->layout, (app_rect){g.x, g.y, tv->t * g.cell, tv->s * g.cell}, APP_ACT_DECODE_NEXT, 0,
-                           _("the next key tile (])"));
-    footer(dl, tv, box, g.y + tv->s * g.cell + u);
+                       _("the next key tile (])"));
+    if (beside && box.x + box.w - side_x >= 12 * u)
+        footer(dl, tv, (app_rect){side_x, g.y, box.x + box.w - side_x, bottom - g.y}, true);
+    else
+        footer(dl, tv, (app_rect){box.x, g.y + tv->s * g.cell + u, box.w, 0}, true);
     free(tv);
 }
