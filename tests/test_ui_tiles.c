@@ -194,12 +194,35 @@ static void test_steps(void **state)
     assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);
 }
 
+static int setup_32(void **state)
+{
+    static const char *const kv[] = {"seq", "32", "tiles", "4x8", NULL};
+    return setup_with(state, kv);
+}
+
+/* 32 tokens (the course's most) at 1280 × 800: cells of 16 px, every text
+ * inside the frame, the bytes said (beside the table when the grid is tall). */
+static void test_thirty_two_tokens(void **state)
+{
+    fixture *f = *state;
+    assert_true(app_key(&f->app, 'f', APP_MOD_SHIFT));
+    build(f);
+    const app_hit *g = hit_at(&f->app, APP_ACT_DECODE_NEXT);
+    assert_non_null(g);
+    assert_true(g->r.w / 32 >= 16 && g->r.h / 32 >= 16);
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        if (c->kind == DRAW_CMD_TEXT) assert_true(c->r.x >= 0 && c->r.y >= 0 && c->r.x + c->r.w <= W && c->r.y + c->r.h <= H);
+    assert_true(has_part(&f->dl, "32·32") && has_part(&f->dl, "4096 B") && has_part(&f->dl, "128 B."));
+    assert_int_equal(count(&f->dl, DRAW_CMD_HATCH), 12 + 1); /* 8 × 4 tiles of 4 × 8: 12 wholly in the future */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_refused_without_tiles, setup_plain, teardown),
         cmocka_unit_test_setup_teardown(test_view, setup_tiles, teardown),
         cmocka_unit_test_setup_teardown(test_steps, setup_tiles, teardown),
+        cmocka_unit_test_setup_teardown(test_thirty_two_tokens, setup_32, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

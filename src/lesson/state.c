@@ -342,6 +342,8 @@ static int check_view(const lesson *ls, int step, const attn_trace *tr, lesson_v
     if (view->mode == LESSON_VIEW_COMPARE && d->cross && toggled->compare.self_only)
         bad = 1, lesson_diag_add(dg, mk->line[L_VIEW], "view = compare: cross-attention has no %s to compare",
                                  toggled->compare.label);
+    if (view->mode == LESSON_VIEW_TILES && !attn_trace_stage(tr, view->layer, ATTN_STAGE_TILE_MAX))
+        bad = 1, lesson_diag_add(dg, mk->line[L_VIEW], "view = tiles: this step's configuration has no tiles (tiles = BQxBK)");
     return bad;
 }
 
