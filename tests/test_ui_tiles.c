@@ -61,6 +61,12 @@ static int setup_tiles(void **state)
     return setup_with(state, kv);
 }
 
+static int setup_sink(void **state)
+{
+    static const char *const kv[] = {"seq", "8", "tiles", "2x2", "sink_logit", "0.5", NULL};
+    return setup_with(state, kv);
+}
+
 static int teardown(void **state)
 {
     fixture *f = *state;
@@ -184,6 +190,7 @@ static void test_steps(void **state)
         assert_float_equal(tv.norm[i], sqrt(sq), 1e-5);
         assert_float_equal(tv.first[i], app_slice_at(&ctx.slice, i, 0), 1e-5);
     }
+    if (!isinf(f->app.trace.cfg.sink_logit)) return; /* the sink's run: the context reached is all it asks */
     /* a click on the grid steps on: back to the first tile */
     const app_hit *g = hit_at(&f->app, APP_ACT_DECODE_NEXT);
     assert_non_null(g);
@@ -223,6 +230,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_view, setup_tiles, teardown),
         cmocka_unit_test_setup_teardown(test_steps, setup_tiles, teardown),
         cmocka_unit_test_setup_teardown(test_thirty_two_tokens, setup_32, teardown),
+        cmocka_unit_test_setup_teardown(test_steps, setup_sink, teardown), /* the sink joins ℓ at the last tile */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

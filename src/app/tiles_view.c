@@ -41,14 +41,17 @@ bool app_tiles_step(app_state *app, int dir)
 }
 
 /* Row i's partial output after key tile j: o = Σ_{keys < (j+1)·BK} e^(S − m)·v / ℓ,
- * its norm and first feature (NaN both while no key was visible). */
-static void partial_output(const app_tiles *tv, const app_view_slice *S, const app_view_slice *V, int i, float *norm,
-                           float *first)
+ * its norm and first feature (NaN both while no key was visible). With a sink
+ * logit X (finite), the last tile's ℓ gains e^(X − m), as tiles.c's finish_rows
+ * adds it after the last tile: o is then the context. */
+static void partial_output(const app_tiles *tv, const app_view_slice *S, const app_view_slice *V, int i, float X,
+                           float *norm, float *first)
 {
     double m = tv->m[i], l = tv->l[i], sq = 0.0, f0 = 0.0;
     int keys = (tv->step + 1) * tv->bk < tv->t ? (tv->step + 1) * tv->bk : tv->t;
     *norm = *first = NAN;
     if (!isfinite(m) || !(l > 0.0)) return;
+    if (!isinf(X) && tv->step == tv->n_k - 1) l += exp((double)X - m);
     for (int c = 0; c < V->slice.cols; c++) {
         double o = 0.0;
         for (int k = 0; k < keys; k++) {
@@ -106,7 +109,7 @@ int app_tiles_make(const app_state *app, app_tiles *out, char *err, size_t errsi
     tv->causal_skip = !tr->dims.cross && c->causal == ATTN_CAUSAL_ON && c->mask_value == -INFINITY;
     for (int i = 0; i < tv->s; i++) {
         tv->m[i] = app_slice_at(&mx.slice, i, tv->step), tv->l[i] = app_slice_at(&sm.slice, i, tv->step);
-        partial_output(tv, &sc, &v, i, &tv->norm[i], &tv->first[i]);
+        partial_output(tv, &sc, &v, i, c->sink_logit, &tv->norm[i], &tv->first[i]);
     }
     tv->bytes_plain = 4LL * tv->s * tv->t, tv->bytes_tile = 4LL * tv->bq * tv->bk;
     tv->max_diff = max_difference(&w, &v, &ctx);
