@@ -19,6 +19,8 @@ mkdir -p "$D"
 "$A" render --sink-logit 0.5 --stage weights -o "$D/weights-sink.png"
 "$A" render --sink-logit 0.5 --view compare --compare sink -o "$D/compare-sink.png"
 "$A" render --alibi --stage bias --head 1 -o "$D/bias-alibi.png"
+# FlashAttention's tiles (F): the first key tile, the causally skipped tiles hatched, m, ℓ and the output so far
+"$A" render --tiles 2x4 --seq 8 --view tiles -o "$D/flash-tiles.png"
 "$A" render --pad-side left --mask-value -1e9 --batch-index 1 --row 1 -o "$D/pitfall-finite-fill.png"
 "$A" render --pad-side left --no-softmax-guard --batch-index 1 --row 4 -o "$D/pitfall-nan-rows.png"
 # a trained model: one head, and every layer × every head

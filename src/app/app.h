@@ -139,6 +139,7 @@ typedef struct app_state {
     int full_width;       /* the whole window */
     int mouse_x, mouse_y; /* drawable pixels; -1: outside */
     int hover_area, hover_i, hover_j; /* cell under the mouse (area index, the stage's row and column), -1: none */
+    int tile_step;        /* the FlashAttention view: the key tile after which m, ℓ and the output are shown */
     int geom_hover;       /* the geometry view's query arrow under the mouse, -1: none */
     struct {
         int level;              /* the single view 2^level times closer (0: the whole picture) */

@@ -8,6 +8,7 @@
 #include "app_impl.h"
 #include "engine/model/model.h"
 #include "i18n.h"
+#include "tiles_view.h"
 
 #define EXAMPLE_SOURCE "you are a cat girl | I love AI"
 #define MAX_HEADS_OFFERED 64
@@ -294,8 +295,19 @@ static int toggle_decode(app_state *app)
     return 0;
 }
 
+/* [ and ] in the FlashAttention view: the key tile before or after, wrapping. */
+static int tile_step(app_state *app, int dir)
+{
+    if (!app_tiles_step(app, dir)) return -1;
+    /* TRANSLATORS: the FlashAttention view's status; %d of %d: the key tile shown, of all */
+    app_status(app, false, _("key tile %d of %d: m, ℓ and the output after it"), app->tile_step + 1,
+               attn_config_key_tiles(&app->trace.cfg, app->trace.dims.t));
+    return 0;
+}
+
 static int decode_step(app_state *app, int dir)
 {
+    if (app->view.mode == LESSON_VIEW_TILES) return tile_step(app, dir);
     int now = app_newest_step(app);
     /* ] on a trained model's full pass: decode mode at the text's end, and the next token written */
     if (now < 1 && dir > 0 && app->model && !app->from_file && attn_trace_is_model(&app->trace))
@@ -416,6 +428,13 @@ static bool view_mode(app_state *app, app_action act, int arg)
         v->mode = v->mode == LESSON_VIEW_TRAINING ? LESSON_VIEW_SINGLE : LESSON_VIEW_TRAINING;
         if (app->has_alt) app_refresh_alt(app);
         return true;
+    case APP_ACT_TILES:
+        if (v->mode != LESSON_VIEW_TILES && !app_tiles_ok(app))
+            return app_status(app, true, "%s", _("the FlashAttention view needs tiles: --tiles BQxBK, or the settings row tiles")), true;
+        v->mode = v->mode == LESSON_VIEW_TILES ? LESSON_VIEW_SINGLE : LESSON_VIEW_TILES;
+        app->tile_step = 0;
+        if (app->has_alt) app_refresh_alt(app);
+        return true;
     default: /* APP_ACT_COMPARE_WITH: arg -1 is the next one */
         v->compare = arg >= 0 && arg < attn_compare_count() ? arg : (v->compare + 1) % attn_compare_count();
         v->mode = LESSON_VIEW_COMPARE;
@@ -528,6 +547,7 @@ bool app_do(app_state *app, app_action act, int arg)
     case APP_ACT_COMPARE:
     case APP_ACT_GEOMETRY:
     case APP_ACT_CURVES:
+    case APP_ACT_TILES:
     case APP_ACT_COMPARE_WITH: return view_mode(app, act, arg);
     case APP_ACT_EDIT:
         if (app->from_file) return refuse_in_file(app, "tokens"), true;

@@ -143,6 +143,7 @@ static int open_view(app_state *app, const lesson_view *v, char *err, size_t err
         }
     } else if (v->mode == LESSON_VIEW_GEOMETRY) app_do(app, APP_ACT_GEOMETRY, 0);
     else if (v->mode == LESSON_VIEW_TRAINING) app_do(app, APP_ACT_CURVES, 0);
+    else if (v->mode == LESSON_VIEW_TILES) app_do(app, APP_ACT_TILES, 0);
     return 0;
 }
 

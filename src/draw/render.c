@@ -15,6 +15,7 @@
 #include "stage_note.h"
 #include "train_panel.h"
 #include "text_strip.h"
+#include "tiles_view.h"
 #include "view.h"
 
 #define DRAW_MAX_LISTED 512 /* stages the navigator lists: one layer's and the model-level ones */
@@ -173,6 +174,8 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     add_chip(b, app->view.mode == LESSON_VIEW_GEOMETRY, APP_ACT_GEOMETRY, 0, _("a  arrows"));
     /* TRANSLATORS: the toolbar chip of the training view: the loss and the heads' measures over training */
     if (draw_train_view_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TRAINING, APP_ACT_CURVES, 0, _("T  training curves"));
+    /* TRANSLATORS: the toolbar chip of the FlashAttention view (with --tiles) */
+    if (app_tiles_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TILES, APP_ACT_TILES, 0, _("F  FlashAttention tiles"));
     if (app->scale_head) add_chip(b, true, APP_ACT_SCALE_HEAD, 0, _("u  colours: this head"));
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
@@ -1021,7 +1024,7 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
         if (draw_train_view_ok(app)) draw_train_view(dl, app, pic);
         else draw_plot_single(dl, app, pic);
         break;
-    default: draw_plot_single(dl, app, pic); break;
+    default: (app->view.mode == LESSON_VIEW_TILES ? draw_plot_tiles : draw_plot_single)(dl, app, pic); break;
     }
     if (train_h == train_fold_height(dl)) train_fold(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});
     else if (train_h > 0) draw_train_panel(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});

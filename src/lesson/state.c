@@ -15,7 +15,7 @@
 #include "engine/trace/stages.h"
 #include "quiz.h"
 
-const char *const lesson_view_names[LESSON_VIEW_COUNT] = {"single", "grid", "compare", "geometry", "training"};
+const char *const lesson_view_names[LESSON_VIEW_COUNT] = {"single", "grid", "compare", "geometry", "training", "tiles"};
 const char *const lesson_panels_names[LESSON_PANELS_COUNT] = {"auto", "shown", "hidden", "side"};
 
 lesson_view lesson_view_default(void)
@@ -118,7 +118,7 @@ static int apply_view(const lesson_setting *s, lesson_view *view, lesson_marks *
         else view->batch = n, mk->line[L_BATCH] = s->line;
     } else if (!strcmp(k, "view")) {
         if ((n = pick(v, lesson_view_names, LESSON_VIEW_COUNT)) < 0)
-            return lesson_diag_add(dg, s->line, "view: '%.40s' is not single, grid, compare, geometry or training", v), -1;
+            return lesson_diag_add(dg, s->line, "view: '%.40s' is not single, grid, compare, geometry, training or tiles", v), -1;
         view->mode = n;
         mk->line[L_VIEW] = s->line;
     } else if (!strcmp(k, "panels")) {
@@ -240,6 +240,7 @@ static int check_quizzes(const lesson *ls, int step, const attn_trace *tr, const
                             view->mode == LESSON_VIEW_GRID      ? "the grid" :
                             view->mode == LESSON_VIEW_GEOMETRY ? "the geometry view" :
                             view->mode == LESSON_VIEW_TRAINING ? "the training curves" :
+                            view->mode == LESSON_VIEW_TILES    ? "the FlashAttention view" :
                                                                  "the compare view");
             bad = -1;
             continue;
@@ -341,6 +342,8 @@ static int check_view(const lesson *ls, int step, const attn_trace *tr, lesson_v
     if (view->mode == LESSON_VIEW_COMPARE && d->cross && toggled->compare.self_only)
         bad = 1, lesson_diag_add(dg, mk->line[L_VIEW], "view = compare: cross-attention has no %s to compare",
                                  toggled->compare.label);
+    if (view->mode == LESSON_VIEW_TILES && !attn_trace_stage(tr, view->layer, ATTN_STAGE_TILE_MAX))
+        bad = 1, lesson_diag_add(dg, mk->line[L_VIEW], "view = tiles: this step's configuration has no tiles (tiles = BQxBK)");
     return bad;
 }
 

@@ -1,0 +1,202 @@
+/* plot_tiles.c — the FlashAttention view (key F, `view = tiles`): the s × t
+ * grid cut into BQ × BK tiles, the key tiles done so far, the current one
+ * highlighted and the tiles a causal mask skips greyed; beside it, for every
+ * query row, m, ℓ and the partial output after the current key tile; below,
+ * the bytes each path keeps per head and, at the last tile, how far the tiled
+ * output is from the plain one. The numbers come from tiles_view.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "i18n.h"
+#include "plot.h"
+#include "tiles_view.h"
+
+#define CELL_DONE    0xFF2F5D78u /* a key tile already passed */
+#define CELL_NOW     0xFF4FC3F7u /* the current key tile */
+#define CELL_LATER   0xFF3A3A48u /* a key tile still to come */
+#define CELL_SKIPPED 0xFF24242Bu /* a tile the causal mask skips entirely */
+#define TILE_LINE    0xFFE8E8ECu
+#define CELL_MAX     44
+#define DIFF_COLOUR  0xFFFFD54Fu /* the difference at the last tile, as a lesson's marks */
+
+/* Where the grid goes: the cell size and the label room. */
+typedef struct {
+    int x, y;     /* the grid's top-left cell */
+    int cell;     /* pixels a cell */
+    int label_w;  /* room left of the grid for the query tokens */
+    int head_h;   /* room above it for the key tokens (turned) */
+    int col_w;    /* a column of the table right of it */
+} grid_geom;
+
+/* A number as the table prints it, "—" for none (no key seen yet). */
+static const char *num(float v, char *buf, size_t size)
+{
+    if (isnan(v)) return "—";
+    if (isinf(v)) return v < 0 ? "−∞" : "∞";
+    return app_view_format(v, buf, size);
+}
+
+static int labels_width(draw_list *dl, const app_state *app, const app_view_slice *w, bool rows, int n)
+{
+    char buf[64];
+    int most = 0;
+    for (int i = 0; i < n; i++) {
+        const char *s = rows ? app_view_row_label(&app->trace, w, i, buf, sizeof buf)
+                             : app_view_col_label(&app->trace, w, i, buf, sizeof buf);
+        most = draw_imax(most, draw_text_w(dl, s));
+    }
+    return most;
+}
+
+/* The token labels: query rows left of the grid, keys turned above it. */
+static void token_labels(draw_list *dl, const app_state *app, const app_view_slice *w, const app_tiles *tv,
+                         const grid_geom *g)
+{
+    char buf[64];
+    int u = draw_line_h(dl);
+    for (int i = 0; i < tv->s; i++) {
+        const char *s = app_view_row_label(&app->trace, w, i, buf, sizeof buf);
+        draw_text(dl, s, g->x - 6 - draw_text_w(dl, s), g->y + i * g->cell + (g->cell - u) / 2, DRAW_TEXT);
+    }
+    for (int j = 0; j < tv->t; j++) {
+        const char *s = app_view_col_label(&app->trace, w, j, buf, sizeof buf);
+        draw_text_turned(dl, s, g->x + j * g->cell + (g->cell - u) / 2, g->y - 6 - draw_text_w(dl, s),
+                         (j / tv->bk) == tv->step ? DRAW_ACCENT : DRAW_TEXT);
+    }
+}
+
+/* The tiles: one fill per tile by its state, the borders, and the tile names. */
+static void tile_cells(draw_list *dl, const app_tiles *tv, const grid_geom *g)
+{
+    char buf[32];
+    for (int qi = 0; qi < tv->n_q; qi++)
+        for (int kj = 0; kj < tv->n_k; kj++) {
+            int r0 = qi * tv->bq, c0 = kj * tv->bk;
+            int rows = draw_imin(tv->bq, tv->s - r0), cols = draw_imin(tv->bk, tv->t - c0);
+            int x = g->x + c0 * g->cell, y = g->y + r0 * g->cell, w = cols * g->cell, h = rows * g->cell;
+            bool skip = app_tiles_skipped(tv, qi, kj);
+            uint32_t fill = skip ? CELL_SKIPPED : kj < tv->step ? CELL_DONE : kj == tv->step ? CELL_NOW : CELL_LATER;
+            draw_fill(dl, x, y, w, h, fill);
+            if (skip) draw_hatch(dl, x, y, w, h);
+            for (int r = 1; r < rows; r++) draw_line_to(dl, x, y + r * g->cell, x + w, y + r * g->cell, 1, DRAW_BG);
+            for (int c = 1; c < cols; c++) draw_line_to(dl, x + c * g->cell, y, x + c * g->cell, y + h, 1, DRAW_BG);
+            draw_outline(dl, x, y, w, h, 2, TILE_LINE);
+            if (kj == tv->step && !skip) draw_outline(dl, x - 2, y - 2, w + 4, h + 4, 2, DRAW_WHITE);
+            snprintf(buf, sizeof buf, "%d,%d", qi + 1, kj + 1);
+            if (draw_text_w(dl, buf) + 4 <= w && draw_line_h(dl) <= h)
+                draw_text(dl, buf, x + 3, y + 2, kj == tv->step && !skip ? DRAW_BLACK : DRAW_TEXT_DIM);
+        }
+}
+
+/* The table right of the grid: per query row m, ℓ, ‖o‖ and o's first feature. */
+static void row_table(draw_list *dl, const app_tiles *tv, const grid_geom *g, int x)
+{
+    static const char *const HEAD[] = {"m", "ℓ", "‖o‖", "o[0]"};
+    char buf[32];
+    int u = draw_line_h(dl), col_w = g->col_w;
+    for (int k = 0; k < 4; k++) draw_text_bold(dl, HEAD[k], x + k * col_w, g->y - u - 4, DRAW_ACCENT);
+    for (int i = 0; i < tv->s; i++) {
+        int y = g->y + i * g->cell + (g->cell - u) / 2;
+        float v[4] = {tv->m[i], tv->l[i], tv->norm[i], tv->first[i]};
+        for (int k = 0; k < 4; k++)
+            draw_text(dl, num(v[k], buf, sizeof buf), x + k * col_w, y, isnan(v[k]) ? DRAW_TEXT_DIM : DRAW_TEXT);
+    }
+}
+
+/* The width of the table's column: its widest number, and a line's height between. */
+static int column_width(draw_list *dl, const app_tiles *tv)
+{
+    char buf[32];
+    int most = draw_text_w_bold(dl, "o[0]");
+    for (int i = 0; i < tv->s; i++) {
+        float v[4] = {tv->m[i], tv->l[i], tv->norm[i], tv->first[i]};
+        for (int k = 0; k < 4; k++) most = draw_imax(most, draw_text_w(dl, num(v[k], buf, sizeof buf)));
+    }
+    return most + draw_line_h(dl);
+}
+
+/* The lines under the grid (or beside it, when it is tall): the formula,
+ * the bytes per head, and at the last key tile the tiled output against the
+ * plain one. Drawn at (box.x, box.y) when draw, else only counted; returns
+ * their height. */
+static int footer(draw_list *dl, const app_tiles *tv, app_rect box, bool draw)
+{
+    char mem[300], diff[300], a[32];
+    int u = draw_line_h(dl), y = box.y;
+    /* TRANSLATORS: the FlashAttention view; the bytes of one head: s·t scores against one BQ×BK tile */
+    snprintf(mem, sizeof mem, _("memory per head: the plain path keeps %d·%d scores × 4 B = %lld B; "
+                                "the tiled path one %d×%d tile × 4 B = %lld B."),
+             tv->s, tv->t, tv->bytes_plain, tv->bq, tv->bk, tv->bytes_tile);
+    if (tv->step == tv->n_k - 1)
+        /* TRANSLATORS: the FlashAttention view at the last key tile; %s: a number such as 5.96e-08 */
+        snprintf(diff, sizeof diff, _("last tile: the largest difference between the tiled output and the plain "
+                                      "one (weights·v) is %s."),
+                 num(tv->max_diff, a, sizeof a));
+    else
+        snprintf(diff, sizeof diff, "%s", _("at the last tile: the largest difference between the tiled and the plain output."));
+    const char *text[3] = {_("o = Σ e^(S − m)·v / ℓ over the keys of the tiles so far, with m and ℓ after them: "
+                             "the output so far; at the last tile it is the context."),
+                           mem, diff};
+    const uint32_t colour[3] = {DRAW_TEXT_DIM, DRAW_TEXT, tv->step == tv->n_k - 1 ? DIFF_COLOUR : DRAW_TEXT_DIM};
+    for (int k = 0; k < 3; k++)
+        y += (draw ? draw_text_wrap(dl, text[k], box.x, y, box.w, colour[k]) : draw_text_wrap_lines(dl, text[k], box.w)) * u;
+    return y - box.y;
+}
+
+/* The legend: what the fills mean, one swatch each. */
+static int legend(draw_list *dl, int x, int y)
+{
+    static const uint32_t FILL[] = {CELL_DONE, CELL_NOW, CELL_LATER, CELL_SKIPPED};
+    const char *text[] = {_("done"), _("current key tile"), _("still to come"), _("skipped: all masked")};
+    int u = draw_line_h(dl);
+    for (int k = 0; k < 4; k++) {
+        draw_fill(dl, x, y + 2, u - 4, u - 4, FILL[k]);
+        if (k == 3) draw_hatch(dl, x, y + 2, u - 4, u - 4);
+        draw_outline(dl, x, y + 2, u - 4, u - 4, 1, TILE_LINE);
+        x += u + draw_text(dl, text[k], x + u, y, DRAW_TEXT) + u;
+    }
+    return u;
+}
+
+void draw_plot_tiles(draw_list *dl, const app_state *app, app_rect box)
+{
+    int u = draw_line_h(dl);
+    app_tiles *tv = malloc(sizeof *tv);
+    app_view_slice w;
+    char err[240], line[400];
+    if (!tv || app_tiles_make(app, tv, err, sizeof err) ||
+        app_view_make(&app->trace, "weights", app->view.batch, app->view.head, &w)) {
+        draw_text_wrap(dl, tv ? err : _("out of memory"), box.x, box.y + u, box.w, DRAW_ERROR);
+        free(tv);
+        return;
+    }
+    /* TRANSLATORS: the FlashAttention view's caption; head, tiles BQ×BK, query and key tiles, the key tile shown */
+    snprintf(line, sizeof line, _("head %d, tiles %d×%d: %d query tiles × %d key tiles. Key tile %d of %d ([ ] steps): "
+                                  "every query tile reads it, then m and ℓ are as on the right."),
+             app->view.head, tv->bq, tv->bk, tv->n_q, tv->n_k, tv->step + 1, tv->n_k);
+    int y = box.y + draw_text_wrap(dl, line, box.x, box.y, box.w, DRAW_TEXT) * u;
+    y += legend(dl, box.x, y) + u / 2;
+    grid_geom g;
+    g.label_w = labels_width(dl, app, &w, true, tv->s) + 8;
+    g.head_h = labels_width(dl, app, &w, false, tv->t) + 8;
+    g.col_w = column_width(dl, tv);
+    int room_w = box.w - g.label_w - 4 * g.col_w - 2 * u, bottom = box.y + box.h;
+    int foot = footer(dl, tv, box, false), room_h = bottom - y - g.head_h - u - foot - u;
+    bool beside = room_h / tv->s < 16; /* a tall grid: the lines go right of the table */
+    if (beside) room_h += foot + u;
+    g.cell = draw_imin(CELL_MAX, draw_imin(room_w / tv->t, room_h / tv->s));
+    if (g.cell < 16) g.cell = 16; /* the course's smallest cell: past it, the picture scrolls off rather than shrinks */
+    g.x = box.x + g.label_w, g.y = y + g.head_h + u;
+    tile_cells(dl, tv, &g);
+    token_labels(dl, app, &w, tv, &g);
+    int table_x = g.x + tv->t * g.cell + 2 * u, side_x = table_x + 4 * g.col_w + u;
+    row_table(dl, tv, &g, table_x);
+    app_layout_hit_tip(dl->layout, (app_rect){g.x, g.y, tv->t * g.cell, tv->s * g.cell}, APP_ACT_DECODE_NEXT, 0,
+                       _("the next key tile (])"));
+    if (beside && box.x + box.w - side_x >= 12 * u)
+        footer(dl, tv, (app_rect){side_x, g.y, box.x + box.w - side_x, bottom - g.y}, true);
+    else
+        footer(dl, tv, (app_rect){box.x, g.y + tv->s * g.cell + u, box.w, 0}, true);
+    free(tv);
+}

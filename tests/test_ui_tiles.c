@@ -1,0 +1,236 @@
+/* test_ui_tiles.c — the FlashAttention view (key F, `view = tiles`) through
+ * the event handler and the command list: the key refused without tiles, the
+ * tiles drawn with the skipped ones hatched, every row and column labelled,
+ * cells of 16 px or more at 1280 × 800, [ and ] stepping the key tile, m and
+ * ℓ read from tile_max and tile_sum, the partial output at the last tile
+ * being the traced context, and the bytes and the difference said. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "draw.h"
+#include "i18n.h"
+#include "player.h"
+#include "render.h"
+#include "tiles_view.h"
+#include "view.h"
+
+#include "fake_measure.h"
+
+#define W 1280
+#define H 800
+
+static const draw_text_measure FAKE = {NULL, fake_width, fake_line, fake_bold};
+
+typedef struct {
+    app_state app;
+    draw_list dl;
+} fixture;
+
+static int setup_with(void **state, const char *const *kv)
+{
+    fixture *f = calloc(1, sizeof *f);
+    char err[400];
+    attn_config c;
+    attn_error e;
+    app_i18n_init("en");
+    attn_config_init(&c);
+    for (int i = 0; kv && kv[i]; i += 2)
+        if (attn_config_set(&c, kv[i], kv[i + 1], &e)) fail_msg("set %s: %s", kv[i], e.msg);
+    if (app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
+    attn_config_free(&c);
+    app_player_init(&f->app.lesson, "en", NULL);
+    f->app.lesson.keep_progress = false;
+    draw_list_init(&f->dl, FAKE);
+    *state = f;
+    return 0;
+}
+
+static int setup_plain(void **state) { return setup_with(state, NULL); }
+
+static int setup_tiles(void **state)
+{
+    static const char *const kv[] = {"seq", "8", "tiles", "2x2", NULL};
+    return setup_with(state, kv);
+}
+
+static int setup_sink(void **state)
+{
+    static const char *const kv[] = {"seq", "8", "tiles", "2x2", "sink_logit", "0.5", NULL};
+    return setup_with(state, kv);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    draw_list_free(&f->dl);
+    app_free(&f->app);
+    free(f);
+    return 0;
+}
+
+static void build(fixture *f)
+{
+    draw_frame(&f->app, &f->dl, &f->app.layout, W, H);
+    draw_commit(&f->app, &f->app.layout);
+    assert_false(f->dl.failed);
+}
+
+static int count(const draw_list *dl, draw_cmd_kind kind)
+{
+    int n = 0;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));) n += c->kind == kind;
+    return n;
+}
+
+static bool has_text(const draw_list *dl, const char *s)
+{
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        if (c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(dl, c), s)) return true;
+    return false;
+}
+
+static bool has_part(const draw_list *dl, const char *s)
+{
+    for (const draw_cmd *c = NULL; (c = draw_list_next(dl, c));)
+        if (c->kind == DRAW_CMD_TEXT && strstr(draw_cmd_text(dl, c), s)) return true;
+    return false;
+}
+
+static const app_hit *hit_at(const app_state *app, app_action act)
+{
+    for (int i = 0; i < app->layout.n_hits; i++)
+        if (app->layout.hits[i].action == act) return &app->layout.hits[i];
+    return NULL;
+}
+
+/* Without tiles, F says what the view needs and stays in the picture. */
+static void test_refused_without_tiles(void **state)
+{
+    fixture *f = *state;
+    assert_false(app_tiles_ok(&f->app));
+    app_key(&f->app, 'f', APP_MOD_SHIFT);
+    assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);
+    assert_non_null(strstr(f->app.status, "--tiles"));
+    build(f);
+    assert_false(has_part(&f->dl, "FlashAttention tiles")); /* no chip either */
+}
+
+/* F opens the view at key tile 1: every token labelled, cells ≥ 16 px, the
+ * causally skipped tiles hatched, m and ℓ from the trace, the bytes said. */
+static void test_view(void **state)
+{
+    fixture *f = *state;
+    assert_true(app_tiles_ok(&f->app));
+    assert_true(app_key(&f->app, 'f', APP_MOD_SHIFT));
+    assert_int_equal(f->app.view.mode, LESSON_VIEW_TILES);
+    assert_int_equal(f->app.tile_step, 0);
+    build(f);
+    assert_true(has_text(&f->dl, "F  FlashAttention tiles"));
+    /* 4 × 4 tiles of 2 × 2, causal: the 6 above the diagonal skipped (and the legend's swatch) */
+    assert_int_equal(count(&f->dl, DRAW_CMD_HATCH), 6 + 1);
+    app_view_slice w;
+    char buf[64];
+    assert_int_equal(app_view_make(&f->app.trace, "weights", 0, 0, &w), 0);
+    for (int i = 0; i < 8; i++) {
+        assert_true(has_text(&f->dl, app_view_row_label(&f->app.trace, &w, i, buf, sizeof buf)));
+        assert_true(has_text(&f->dl, app_view_col_label(&f->app.trace, &w, i, buf, sizeof buf)));
+    }
+    const app_hit *g = hit_at(&f->app, APP_ACT_DECODE_NEXT); /* the grid: a click steps on */
+    assert_non_null(g);
+    assert_true(g->r.w / 8 >= 16 && g->r.h / 8 >= 16);
+    assert_true(g->r.x + g->r.w <= W && g->r.y + g->r.h <= H);
+    assert_true(has_text(&f->dl, "m") && has_text(&f->dl, "ℓ") && has_text(&f->dl, "‖o‖"));
+    assert_true(has_part(&f->dl, "8·8 scores × 4 B = 256 B"));
+    assert_true(has_part(&f->dl, "one 2×2 tile × 4 B = 16 B"));
+    assert_false(has_part(&f->dl, "the plain one (weights·v) is"));
+    app_tiles tv;
+    char err[240];
+    assert_int_equal(app_tiles_make(&f->app, &tv, err, sizeof err), 0);
+    app_view_slice mx, sm;
+    assert_int_equal(app_view_make(&f->app.trace, "tile_max", 0, 0, &mx), 0);
+    assert_int_equal(app_view_make(&f->app.trace, "tile_sum", 0, 0, &sm), 0);
+    for (int i = 0; i < 8; i++) {
+        assert_float_equal(tv.m[i], app_slice_at(&mx.slice, i, 0), 0);
+        assert_float_equal(tv.l[i], app_slice_at(&sm.slice, i, 0), 0);
+    }
+    assert_true(has_text(&f->dl, app_view_format(tv.m[0], buf, sizeof buf)));
+}
+
+/* ] and [ step the key tile and wrap; at the last one the partial output is
+ * the traced (tiled) context, and the difference to weights·v is said. */
+static void test_steps(void **state)
+{
+    fixture *f = *state;
+    assert_true(app_key(&f->app, 'f', APP_MOD_SHIFT));
+    assert_true(app_key(&f->app, ']', 0));
+    assert_int_equal(f->app.tile_step, 1);
+    assert_true(app_key(&f->app, '[', 0));
+    assert_true(app_key(&f->app, '[', 0));
+    assert_int_equal(f->app.tile_step, 3); /* back from the first: the last */
+    assert_int_equal(f->app.view.decode_step, 0); /* not the decoder's step */
+    build(f);
+    assert_true(has_part(&f->dl, "the plain one (weights·v) is"));
+    app_tiles tv;
+    char err[240];
+    assert_int_equal(app_tiles_make(&f->app, &tv, err, sizeof err), 0);
+    assert_true(tv.max_diff < 1e-5f);
+    app_view_slice ctx;
+    assert_int_equal(app_view_make(&f->app.trace, "context", 0, 0, &ctx), 0);
+    for (int i = 0; i < 8; i++) {
+        double sq = 0;
+        for (int c = 0; c < ctx.slice.cols; c++) sq += (double)app_slice_at(&ctx.slice, i, c) * app_slice_at(&ctx.slice, i, c);
+        assert_float_equal(tv.norm[i], sqrt(sq), 1e-5);
+        assert_float_equal(tv.first[i], app_slice_at(&ctx.slice, i, 0), 1e-5);
+    }
+    if (!isinf(f->app.trace.cfg.sink_logit)) return; /* the sink's run: the context reached is all it asks */
+    /* a click on the grid steps on: back to the first tile */
+    const app_hit *g = hit_at(&f->app, APP_ACT_DECODE_NEXT);
+    assert_non_null(g);
+    app_mouse_down(&f->app, g->r.x + 4, g->r.y + 4);
+    app_mouse_up(&f->app);
+    assert_int_equal(f->app.tile_step, 0);
+    assert_true(app_key(&f->app, 'f', APP_MOD_SHIFT)); /* F again: the picture */
+    assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);
+}
+
+static int setup_32(void **state)
+{
+    static const char *const kv[] = {"seq", "32", "tiles", "4x8", NULL};
+    return setup_with(state, kv);
+}
+
+/* 32 tokens (the course's most) at 1280 × 800: cells of 16 px, every text
+ * inside the frame, the bytes said (beside the table when the grid is tall). */
+static void test_thirty_two_tokens(void **state)
+{
+    fixture *f = *state;
+    assert_true(app_key(&f->app, 'f', APP_MOD_SHIFT));
+    build(f);
+    const app_hit *g = hit_at(&f->app, APP_ACT_DECODE_NEXT);
+    assert_non_null(g);
+    assert_true(g->r.w / 32 >= 16 && g->r.h / 32 >= 16);
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        if (c->kind == DRAW_CMD_TEXT) assert_true(c->r.x >= 0 && c->r.y >= 0 && c->r.x + c->r.w <= W && c->r.y + c->r.h <= H);
+    assert_true(has_part(&f->dl, "32·32") && has_part(&f->dl, "4096 B") && has_part(&f->dl, "128 B."));
+    assert_int_equal(count(&f->dl, DRAW_CMD_HATCH), 12 + 1); /* 8 × 4 tiles of 4 × 8: 12 wholly in the future */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_refused_without_tiles, setup_plain, teardown),
+        cmocka_unit_test_setup_teardown(test_view, setup_tiles, teardown),
+        cmocka_unit_test_setup_teardown(test_steps, setup_tiles, teardown),
+        cmocka_unit_test_setup_teardown(test_thirty_two_tokens, setup_32, teardown),
+        cmocka_unit_test_setup_teardown(test_steps, setup_sink, teardown), /* the sink joins ℓ at the last tile */
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
