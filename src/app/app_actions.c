@@ -105,12 +105,15 @@ static int cycle_mode(app_state *app)
 {
     attn_dims now = newest_dims(app);
     const attn_dims *d = &now;
-    attn_mode m = d->mode == ATTN_MODE_MHA ? ATTN_MODE_GQA : d->mode == ATTN_MODE_GQA ? ATTN_MODE_MQA : ATTN_MODE_MHA;
+    attn_mode m = d->mode == ATTN_MODE_MHA   ? ATTN_MODE_GQA
+                : d->mode == ATTN_MODE_GQA ? ATTN_MODE_MQA
+                : d->mode == ATTN_MODE_MQA ? ATTN_MODE_MLA
+                                           : ATTN_MODE_MHA; /* MLA: the latent's defaults, R = 4·dₖ, D = dₖ/2 */
     if (m == ATTN_MODE_GQA && !attn_gqa_default_groups(d->h)) {
         m = ATTN_MODE_MQA;
         app_status(app, false, _("h = %d has no divisor between 1 and %d: no GQA, so MHA → MQA"), d->h, d->h);
     }
-    if (d->h == 1) {
+    if (d->h == 1 && m != ATTN_MODE_MLA) {
         app_status(app, false, "%s", _("with one head MHA and MQA are the same: add heads with h"));
         return -1;
     }

@@ -91,6 +91,7 @@ static void cycle_chips(chip_bar *b, const attn_config *c, bool in_use)
         const app_key_binding *k = &app_keys[i];
         const attn_setting *row = k->action == APP_ACT_CYCLE && k->chip ? attn_setting_find(k->setting) : NULL;
         if (!row || attn_setting_is_default(c, row) == in_use) continue;
+        if (c->mode != ATTN_MODE_MLA && !strcmp(row->name, "mla_absorb")) continue; /* MLA's own */
         const char *v = attn_setting_format(c, row, val, sizeof val);
         if (!in_use) v = _("off"); /* every cycled setting's default is off */
         else if (row->type == ATTN_SET_BOOL) v = _("on");
@@ -522,7 +523,7 @@ static const char *bytes_str(double b, char *buf, size_t size)
 }
 
 /* The decode panel's two sentences: what the new query reads, and the KV
- * cache's size under MHA, GQA and MQA. */
+ * cache's size under MHA, GQA and MQA (and MLA's, in mode mla). */
 static void decode_texts(const app_state *app, char *reads, char *cache, size_t size)
 {
     const attn_dims *d = &app->trace.dims;
@@ -538,13 +539,19 @@ static void decode_texts(const app_state *app, char *reads, char *cache, size_t 
                      bytes_str(per * d->h * d->t * d->b, a, sizeof a));
     /* no-break spaces (U+00A0) inside an item: a line breaks between items */
     if (g_gqa) n += snprintf(cache + n, size - (size_t)n, " · GQA\u00a0(g=%d)\u00a0%s", g_gqa, bytes_str(per * g_gqa * d->t * d->b, b, sizeof b));
+    n += snprintf(cache + n, size - (size_t)n, " · MQA\u00a0%s", bytes_str(per * 1 * d->t * d->b, c, sizeof c));
+    /* MLA keeps one latent of R and one RoPE key of D a token, shared by every head: (R + D) · 4 bytes */
+    double mla = d->mode == ATTN_MODE_MLA ? (d->kv_rank + d->rope_dim) * 4.0 : 0, mine = mla ? mla : per * d->g;
+    if (mla)
+        /* TRANSLATORS: MLA's cache: R latent + D RoPE-key floats a token; no-break spaces keep it on one line */
+        n += snprintf(cache + n, size - (size_t)n, _(" · MLA\u00a0(R=%d,\u00a0D=%d)\u00a0%s"), d->kv_rank, d->rope_dim,
+                      bytes_str(mla * d->t * d->b, b, sizeof b));
     /* per token in exact bytes, as the side panel counts them: one layer, then all of them */
-    snprintf(m, sizeof m, "%.0f\u00a0B", per * d->g);
-    n += snprintf(cache + n, size - (size_t)n, _(" · MQA %s · this model: %s per token per layer"),
-                  bytes_str(per * 1 * d->t * d->b, c, sizeof c), m);
+    snprintf(m, sizeof m, "%.0f\u00a0B", mine);
+    n += snprintf(cache + n, size - (size_t)n, _(" · this model: %s per token per layer"), m);
     if (app->trace.n_layers > 1)
         /* TRANSLATORS: the KV cache per token of every layer of the model; no-break spaces keep it on one line */
-        snprintf(cache + n, size - (size_t)n, _(", %.0f\u00a0B for all\u00a0%d\u00a0layers"), per * d->g * app->trace.n_layers,
+        snprintf(cache + n, size - (size_t)n, _(", %.0f\u00a0B for all\u00a0%d\u00a0layers"), mine * app->trace.n_layers,
                  app->trace.n_layers);
 }
 

@@ -261,7 +261,7 @@ static const attn_setting SETTINGS[] = {
                              "after the weights (the same output)",
      .sw = {{"mla-absorb", "true", "mode mla: W_UK folded into the query, W_UV after the weights (the same output)"},
             {"mla-naive", "false", "mode mla: keys and values rebuilt from the latent per head (default)"}},
-     .describe = say_nothing /* with kv_rank */},
+     .cycle = OFF_ON, .describe = say_nothing /* with kv_rank */},
     {.name = "causal", .type = ATTN_SET_ENUM, .offset = FIELD(causal), .flags = LESSON | TRACE, .def = "true",
      .help = "the causal mask: true (default), false or reversed",
      .sw = {{"causal", "true", "mask future keys (default)"},
