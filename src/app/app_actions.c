@@ -90,6 +90,10 @@ static int change_kv(app_state *app, int dir)
 {
     attn_dims now = newest_dims(app);
     const attn_dims *d = &now;
+    if (d->mode == ATTN_MODE_MLA) { /* not a way out of MLA that drops its settings unasked */
+        app_status(app, false, "%s", _("MLA has no kv heads: every head reads the one latent and RoPE key (m: MHA)"));
+        return -1;
+    }
     int g = next_divisor(d->h, d->g, dir, d->h);
     if (g == d->g) {
         app_status(app, false,

@@ -162,8 +162,14 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     if (!model) {
         snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
         add_count(b, buf, APP_ACT_HEADS_DOWN, APP_ACT_HEADS_UP, _("fewer heads (H)"), _("more heads (h)"));
-        snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
-        add_count(b, buf, APP_ACT_KV_DOWN, APP_ACT_KV_UP, _("fewer kv heads (V)"), _("more kv heads (v)"));
+        if (d->mode == ATTN_MODE_MLA) { /* no kv heads: one latent of R and one RoPE key of D a token */
+            /* TRANSLATORS: MLA's chip: what its cache keeps a token, the latent's width R and the RoPE key's D */
+            snprintf(buf, sizeof buf, _("latent R=%d + k_pe D=%d"), d->kv_rank, d->rope_dim);
+            add_chip(b, true, APP_ACT_NONE, 0, buf);
+        } else {
+            snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
+            add_count(b, buf, APP_ACT_KV_DOWN, APP_ACT_KV_UP, _("fewer kv heads (V)"), _("more kv heads (v)"));
+        }
         snprintf(buf, sizeof buf, _("r  RoPE %s"), c->rope ? _("on") : _("off"));
         add_chip(b, c->rope, APP_ACT_ROPE, 0, buf);
     }
@@ -416,6 +422,14 @@ static int para(draw_list *dl, bool draw, const char *s, int x, int y, int w, ui
 
 /* The header folded to its stage line (presenting): after the shape, the
  * batch row when there are several and the head, as the batch line says them. */
+/* " · head j of h (↑ ↓)" and the kv head it reads; MLA has none: every head
+ * reads the one latent c_kv and the one shared k_pe. */
+static int head_text(const attn_dims *d, int head, char *buf, size_t size)
+{
+    if (d->mode == ATTN_MODE_MLA) return snprintf(buf, size, _(" · head %d of %d (↑ ↓)"), head, d->h);
+    return snprintf(buf, size, _(" · head %d of %d (↑ ↓) · reads kv head %d"), head, d->h, app_view_kv_head(d, head));
+}
+
 static void compact_tail(const app_state *app, const attn_tensor *t, char *buf, size_t size)
 {
     const attn_dims *d = &app->trace.dims;
@@ -427,8 +441,7 @@ static void compact_tail(const app_state *app, const attn_tensor *t, char *buf, 
         if (n < size) n += (size_t)snprintf(buf + n, size - n, _("batch row %d of %d"), app->view.batch, d->b);
     }
     if ((v.head_axis == 'h' || v.head_axis == 'g' || v.block) && n < size)
-        snprintf(buf + n, size - n, _(" · head %d of %d (↑ ↓) · reads kv head %d"), app->view.head, d->h,
-                 app_view_kv_head(d, app->view.head));
+        head_text(d, app->view.head, buf + n, size - n);
 }
 
 /* The stage line when the stage list is hidden: ◀ name ▶, its shape, and the
@@ -498,8 +511,7 @@ static int header(draw_list *dl, const app_state *app, app_rect box, bool rail, 
     }
     int n = snprintf(buf, sizeof buf, _("batch row %d of %d"), app->view.batch, d->b);
     if (v.head_axis == 'h' || v.head_axis == 'g' || v.block)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · head %d of %d (↑ ↓) · reads kv head %d"), app->view.head, d->h,
-                      app_view_kv_head(d, app->view.head));
+        n += head_text(d, app->view.head, buf + n, sizeof buf - (size_t)n);
     if (v.head_axis == 'g')
         n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · this tensor has g = %d kv heads"), d->g);
     if (app->view.mode == LESSON_VIEW_SINGLE && v.row_axis != APP_AXIS_NONE)
