@@ -150,6 +150,14 @@ static void m_reaches_mla_and_shift_m_absorbs(void **state)
 {
     app_state *app = *state;
     assert_false(app_key(app, 'm', APP_MOD_SHIFT) && app->trace.cfg.mla_absorb); /* no MLA yet: refused */
+    int mla = attn_compare_find("mla_absorb");
+    assert_true(mla >= 0);
+    assert_false(app_compare_offered(app, mla));
+    for (int i = 0; i < attn_compare_count(); i++) { /* t skips MLA's toggle outside MLA */
+        assert_true(app_do(app, APP_ACT_COMPARE_WITH, -1));
+        assert_int_not_equal(app->view.compare, mla);
+    }
+    app_do(app, APP_ACT_COMPARE, 0); /* back to the single view */
     for (int i = 0; i < 4 && app->trace.dims.mode != ATTN_MODE_MLA; i++) app_key(app, 'm', 0);
     assert_int_equal(app->trace.dims.mode, ATTN_MODE_MLA);
     assert_non_null(attn_trace_find(&app->trace, "c_kv"));
@@ -160,6 +168,13 @@ static void m_reaches_mla_and_shift_m_absorbs(void **state)
     assert_non_null(attn_trace_find(&app->trace, "q_latent"));
     assert_null(attn_trace_find(&app->trace, "k_nope"));
     assert_false(app->status_error);
+    /* the compare view: absorbed beside naive */
+    assert_true(app_compare_offered(app, mla));
+    assert_true(app_do(app, APP_ACT_COMPARE_WITH, mla));
+    assert_true(app->has_alt);
+    assert_false(app->alt.cfg.mla_absorb);
+    assert_non_null(attn_trace_find(&app->alt, "k_nope"));
+    app_do(app, APP_ACT_COMPARE, 0);
     assert_true(app_key(app, 'm', 0)); /* MLA → MHA: kv_rank, rope_dim and mla_absorb go */
     assert_int_equal(app->trace.dims.mode, ATTN_MODE_MHA);
     assert_false(app->trace.cfg.mla_absorb);

@@ -1834,6 +1834,14 @@ static void test_mla_cache_and_heads(void **state)
     assert_non_null(strstr(text, "MQA"));
     assert_non_null(strstr(text, "this model: 48\u00a0B per token per layer"));
     free(text);
+    /* naive beside absorbed: the same output, with the largest difference */
+    assert_true(app_do(&f->app, APP_ACT_DECODE, 0));
+    assert_true(app_do(&f->app, APP_ACT_COMPARE_WITH, attn_compare_find("mla_absorb")));
+    assert_true(f->app.has_alt);
+    build(f);
+    text = all_text(&f->dl);
+    assert_non_null(strstr(text, "naive and absorbed MLA give the same output: largest |Δ| over out = "));
+    free(text);
 }
 
 /* The KV cache per token is counted one way: the decode line's per layer and

@@ -425,6 +425,8 @@ static bool view_mode(app_state *app, app_action act, int arg)
         return true;
     default: /* APP_ACT_COMPARE_WITH: arg -1 is the next one */
         v->compare = arg >= 0 && arg < attn_compare_count() ? arg : (v->compare + 1) % attn_compare_count();
+        if (arg < 0 && app->trace.dims.mode != ATTN_MODE_MLA && v->compare == attn_compare_find("mla_absorb"))
+            v->compare = (v->compare + 1) % attn_compare_count(); /* t: MLA's toggle only in mode mla */
         v->mode = LESSON_VIEW_COMPARE;
         app_refresh_alt(app);
         return true;
