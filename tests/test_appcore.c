@@ -143,6 +143,44 @@ static void sliding_window_key(void **state)
     assert_non_null(b->help);
 }
 
+/* MLA from the keyboard: m goes MHA → GQA → MQA → MLA → MHA, Shift+M switches
+ * MLA between the naive and the absorbed computation (their own stages), and
+ * leaving MLA drops its settings. */
+static void m_reaches_mla_and_shift_m_absorbs(void **state)
+{
+    app_state *app = *state;
+    assert_false(app_key(app, 'm', APP_MOD_SHIFT) && app->trace.cfg.mla_absorb); /* no MLA yet: refused */
+    int mla = attn_compare_find("mla_absorb");
+    assert_true(mla >= 0);
+    assert_false(app_compare_offered(app, mla));
+    for (int i = 0; i < attn_compare_count(); i++) { /* t skips MLA's toggle outside MLA */
+        assert_true(app_do(app, APP_ACT_COMPARE_WITH, -1));
+        assert_int_not_equal(app->view.compare, mla);
+    }
+    app_do(app, APP_ACT_COMPARE, 0); /* back to the single view */
+    for (int i = 0; i < 4 && app->trace.dims.mode != ATTN_MODE_MLA; i++) app_key(app, 'm', 0);
+    assert_int_equal(app->trace.dims.mode, ATTN_MODE_MLA);
+    assert_non_null(attn_trace_find(&app->trace, "c_kv"));
+    assert_non_null(attn_trace_find(&app->trace, "k_pe"));
+    assert_non_null(attn_trace_find(&app->trace, "k_nope"));
+    assert_true(app_key(app, 'm', APP_MOD_SHIFT)); /* M: absorbed */
+    assert_true(app->trace.cfg.mla_absorb);
+    assert_non_null(attn_trace_find(&app->trace, "q_latent"));
+    assert_null(attn_trace_find(&app->trace, "k_nope"));
+    assert_false(app->status_error);
+    /* the compare view: absorbed beside naive */
+    assert_true(app_compare_offered(app, mla));
+    assert_true(app_do(app, APP_ACT_COMPARE_WITH, mla));
+    assert_true(app->has_alt);
+    assert_false(app->alt.cfg.mla_absorb);
+    assert_non_null(attn_trace_find(&app->alt, "k_nope"));
+    app_do(app, APP_ACT_COMPARE, 0);
+    assert_true(app_key(app, 'm', 0)); /* MLA → MHA: kv_rank, rope_dim and mla_absorb go */
+    assert_int_equal(app->trace.dims.mode, ATTN_MODE_MHA);
+    assert_false(app->trace.cfg.mla_absorb);
+    assert_null(attn_trace_find(&app->trace, "c_kv"));
+}
+
 /* The settings of issue 33 from the keyboard: Shift and a letter steps each
  * (the letter alone does what it did), the trace records its stages, and the
  * compare view shows the weights with and without each. */
@@ -1225,6 +1263,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(presenter_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(sliding_window_key, setup, teardown),
         cmocka_unit_test_setup_teardown(keys_reach_the_new_settings, setup, teardown),
+        cmocka_unit_test_setup_teardown(m_reaches_mla_and_shift_m_absorbs, setup, teardown),
         cmocka_unit_test(layers_in_the_window),
         cmocka_unit_test_setup_teardown(token_editor_edits_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_for_the_window, setup, teardown),

@@ -76,7 +76,7 @@ USAGE = [
     (["render", "--head", "-1", "-o", PNG], "--head: '-1' is not a whole number"),
     (["render", "--batch-index", "2", "-o", PNG], "--batch-index: 2 is out of range (b = 2"),
     (["render", "--view", "wide", "-o", PNG], "--view: 'wide' is not single, grid, compare, geometry, training or tiles"),
-    (["render", "--view", "compare", "--compare", "x", "-o", PNG], "--compare: 'x' is not causal, padding, fill, window, keep_first, alibi, softcap, qk_norm or sink"),
+    (["render", "--view", "compare", "--compare", "x", "-o", PNG], "--compare: 'x' is not causal, padding, fill, window, keep_first, alibi, softcap, qk_norm, sink or mla_absorb"),
     (["render", "--size", "10x10", "-o", PNG], "--size: '10x10' is not WIDTHxHEIGHT"),
     (["render", "--size", "800", "-o", PNG], "--size: '800' is not WIDTHxHEIGHT"),
     (["render", "--font-scale", "9", "-o", PNG], "--font-scale: '9' is not a number from 0.75 to 3"),

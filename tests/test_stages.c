@@ -191,6 +191,13 @@ static void test_every_stage_explains_more_than_its_value(void **state)
         }
         attn_trace_free(&tr);
     }
+    /* RoPE off: q_pe and k_pe say they are not rotated; naive MLA's context sums v_up, not v */
+    run((const char *const[]){"mode", "mla", "rope", "false", NULL}, &tr);
+    assert_non_null(strstr(explain(&tr, ATTN_STAGE_Q_PE, 1, 0, 1, buf, sizeof buf), "not rotated (rope off)"));
+    assert_non_null(strstr(explain(&tr, ATTN_STAGE_K_PE, 0, 0, 1, buf, sizeof buf), "not rotated (rope off)"));
+    assert_null(strstr(buf, "rotated to position"));
+    assert_non_null(strstr(explain(&tr, ATTN_STAGE_CONTEXT, 1, 0, 1, buf, sizeof buf), "·v_up[j, c=1]"));
+    attn_trace_free(&tr);
 }
 
 static void test_explanations_use_the_numbers_and_translate(void **state)

@@ -268,7 +268,13 @@ static void keys_change_the_configuration(void **state)
     assert_int_equal(f->app.trace.dims.g, 2);
     key(f, SDLK_m, 0);
     assert_int_equal(f->app.trace.dims.g, 1);
-    key(f, SDLK_m, 0);
+    key(f, SDLK_m, 0); /* MQA → MLA: a latent cache, every head its own keys */
+    assert_int_equal(f->app.trace.dims.mode, ATTN_MODE_MLA);
+    assert_non_null(attn_trace_find(&f->app.trace, "c_kv"));
+    key(f, SDLK_m, KMOD_SHIFT); /* M: the absorbed computation */
+    assert_non_null(attn_trace_find(&f->app.trace, "q_latent"));
+    key(f, SDLK_m, 0); /* MLA → MHA */
+    assert_int_equal(f->app.trace.dims.mode, ATTN_MODE_MHA);
     assert_int_equal(f->app.trace.dims.g, 4);
     /* c corrects a reversed (pitfall) mask, then toggles on ⇄ off */
     assert_int_equal(app_set(&f->app, "causal", "reversed"), 0);

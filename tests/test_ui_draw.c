@@ -70,6 +70,12 @@ static int setup_with(void **state, const char *const *kv)
 
 static int setup(void **state) { return setup_with(state, NULL); }
 
+static int setup_mla(void **state)
+{
+    static const char *const kv[] = {"mode", "mla", "kv_rank", "8", "rope_dim", "4", NULL};
+    return setup_with(state, kv);
+}
+
 static int setup_gqa(void **state)
 {
     static const char *const kv[] = {"d_model", "64", "heads", "8", "kv_heads", "2", NULL};
@@ -1799,6 +1805,45 @@ static void test_model_as_trained(void **state)
     assert_string_equal(f->app.model->name, "tang-mqa");
 }
 
+/* MLA in the window: the toolbar says what its cache keeps instead of kv heads
+ * (v refuses), a head's line names no kv head, and the decode line gives MLA's
+ * (R + D)·4 bytes a token beside MHA's, GQA's and MQA's. */
+static void test_mla_cache_and_heads(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(f->app.trace.dims.mode, ATTN_MODE_MLA);
+    const attn_tensor *t = attn_trace_find(&f->app.trace, "k_nope");
+    assert_non_null(t);
+    assert_true(app_do(&f->app, APP_ACT_STAGE, (int)(t - f->app.trace.tensors)));
+    build(f);
+    char *text = all_text(&f->dl);
+    assert_non_null(strstr(text, "latent R=8 + k_pe D=4"));
+    assert_null(strstr(text, "kv heads"));
+    assert_null(strstr(text, "reads kv head"));
+    assert_non_null(strstr(text, "head 0 of 4"));
+    free(text);
+    assert_false(app_do(&f->app, APP_ACT_KV_DOWN, 0)); /* no kv heads to change: MLA stays */
+    assert_non_null(strstr(f->app.status, "MLA has no kv heads"));
+    assert_int_equal(f->app.cfg.mode, ATTN_MODE_MLA);
+    assert_true(app_do(&f->app, APP_ACT_DECODE, 0));
+    build(f);
+    text = all_text(&f->dl);
+    /* (R + D) · 4 = 48 bytes a token; MHA's 2 · 4 heads · 8 · 4 = 256 */
+    assert_non_null(strstr(text, "MLA\u00a0(R=8,\u00a0D=4)"));
+    assert_non_null(strstr(text, "MHA"));
+    assert_non_null(strstr(text, "MQA"));
+    assert_non_null(strstr(text, "this model: 48\u00a0B per token per layer"));
+    free(text);
+    /* naive beside absorbed: the same output, with the largest difference */
+    assert_true(app_do(&f->app, APP_ACT_DECODE, 0));
+    assert_true(app_do(&f->app, APP_ACT_COMPARE_WITH, attn_compare_find("mla_absorb")));
+    assert_true(f->app.has_alt);
+    build(f);
+    text = all_text(&f->dl);
+    assert_non_null(strstr(text, "naive and absorbed MLA give the same output: largest |Δ| over out = "));
+    free(text);
+}
+
 /* The KV cache per token is counted one way: the decode line's per layer and
  * for all layers, the panel's for all layers, m's status likewise. */
 static void test_cache_bytes_agree(void **state)
@@ -2748,6 +2793,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_difference_rounding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_as_trained, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_bytes_agree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mla_cache_and_heads, setup_mla, teardown),
         cmocka_unit_test_setup_teardown(test_status_follows_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranked_view, setup_tang, teardown),
         cmocka_unit_test_setup_teardown(test_ranked_click, setup_tang, teardown),

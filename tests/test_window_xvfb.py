@@ -517,7 +517,7 @@ def main_run():
         # ---- keys that change the picture and, pressed again (or undone), give it back ----
         for what, on, off, at_least in (("Tab: compare view", ["Tab"], ["Tab"], 0.05),
                                        ("c: causal mask off", ["c"], ["c"], 0.01),
-                                       ("m: next mode (three modes: m m m is back to MHA)", ["m"], ["m", "m"], 0.01),
+                                       ("m: next mode (four modes: m m m m is back to MHA)", ["m"], ["m", "m", "m"], 0.01),
                                        ("+: larger font", ["plus"], ["minus"], 0.05)):
             base = win.settled_shot("before-" + on[0])
             for k in on:

@@ -43,6 +43,7 @@ bool app_compare_offered(const app_state *app, int t)
     static const char *const masks[] = {"causal", "padding", "fill", "window"};
     const attn_setting *row = attn_compare_at(t);
     if (!row) return false;
+    if (!strcmp(row->compare.name, "mla_absorb")) return app->trace.dims.mode == ATTN_MODE_MLA; /* naive / absorbed */
     if (t == app->view.compare) return true;
     for (int i = 0; i < (int)(sizeof masks / sizeof masks[0]); i++)
         if (!strcmp(row->compare.name, masks[i])) return true;

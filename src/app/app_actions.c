@@ -91,6 +91,10 @@ static int change_kv(app_state *app, int dir)
 {
     attn_dims now = newest_dims(app);
     const attn_dims *d = &now;
+    if (d->mode == ATTN_MODE_MLA) { /* not a way out of MLA that drops its settings unasked */
+        app_status(app, false, "%s", _("MLA has no kv heads: every head reads the one latent and RoPE key (m: MHA)"));
+        return -1;
+    }
     int g = next_divisor(d->h, d->g, dir, d->h);
     if (g == d->g) {
         app_status(app, false,
@@ -106,12 +110,15 @@ static int cycle_mode(app_state *app)
 {
     attn_dims now = newest_dims(app);
     const attn_dims *d = &now;
-    attn_mode m = d->mode == ATTN_MODE_MHA ? ATTN_MODE_GQA : d->mode == ATTN_MODE_GQA ? ATTN_MODE_MQA : ATTN_MODE_MHA;
+    attn_mode m = d->mode == ATTN_MODE_MHA   ? ATTN_MODE_GQA
+                : d->mode == ATTN_MODE_GQA ? ATTN_MODE_MQA
+                : d->mode == ATTN_MODE_MQA ? ATTN_MODE_MLA
+                                           : ATTN_MODE_MHA; /* MLA: the latent's defaults, R = 4·dₖ, D = dₖ/2 */
     if (m == ATTN_MODE_GQA && !attn_gqa_default_groups(d->h)) {
         m = ATTN_MODE_MQA;
         app_status(app, false, _("h = %d has no divisor between 1 and %d: no GQA, so MHA → MQA"), d->h, d->h);
     }
-    if (d->h == 1) {
+    if (d->h == 1 && m != ATTN_MODE_MLA) {
         app_status(app, false, "%s", _("with one head MHA and MQA are the same: add heads with h"));
         return -1;
     }
@@ -437,6 +444,8 @@ static bool view_mode(app_state *app, app_action act, int arg)
         return true;
     default: /* APP_ACT_COMPARE_WITH: arg -1 is the next one */
         v->compare = arg >= 0 && arg < attn_compare_count() ? arg : (v->compare + 1) % attn_compare_count();
+        if (arg < 0 && app->trace.dims.mode != ATTN_MODE_MLA && v->compare == attn_compare_find("mla_absorb"))
+            v->compare = (v->compare + 1) % attn_compare_count(); /* t: MLA's toggle only in mode mla */
         v->mode = LESSON_VIEW_COMPARE;
         app_refresh_alt(app);
         return true;

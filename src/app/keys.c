@@ -29,7 +29,10 @@ const app_key_binding app_keys[] = {
     KEY('b', APP_ACT_BATCH_NEXT, "b", N_("next batch row")),
     PLAIN('c', APP_ACT_CAUSAL, "c", N_("causal mask on / off")),
     KEY('p', APP_ACT_PADDING, "p", N_("padding: right → left → unmasked")),
-    KEY('m', APP_ACT_MODE, "m", N_("mode: MHA → GQA → MQA")),
+    PLAIN('m', APP_ACT_MODE, "m", N_("mode: MHA → GQA → MQA → MLA")),
+    /* TRANSLATORS: MLA's two computations of the same output; the chip reads "absorbed on/off" */
+    CYCLE_SHIFTED('m', "mla_absorb", "M", N_("MLA: naive (keys and values rebuilt per head) / absorbed (W_UK in the query)"),
+                  N_("MLA absorbed %s")),
     PLAIN('h', APP_ACT_HEADS_UP, "h  H", N_("more / fewer heads (divisors of d_model)")),
     SHIFTED('h', APP_ACT_HEADS_DOWN),
     PLAIN('v', APP_ACT_KV_UP, "v  V", N_("more / fewer kv heads (divisors of heads)")),

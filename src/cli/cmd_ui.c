@@ -36,7 +36,8 @@ static void render_usage(void)
            "draws it as presenter mode (F5) shows it: text at least 1.5x (--font-scale\n"
            "for more), the toolbar hidden, at 1920x1080 unless --size says otherwise.\n"
            "--compare KIND: the setting the compare view toggles: causal, padding, fill,\n"
-           "window, keep_first, alibi, softcap, qk_norm or sink.\n\n");
+           "window, keep_first, alibi, softcap, qk_norm, sink or mla_absorb (naive beside\n"
+           "absorbed, with --mode mla).\n\n");
     cli_print_config_help();
 }
 

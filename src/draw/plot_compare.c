@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "i18n.h"
 #include "plot_heatmap.h"
@@ -105,6 +106,21 @@ static int difference(draw_list *dl, const app_slice *a, const app_slice *b, app
     return m > 0 || nan_moved;
 }
 
+/* Compare naive with absorbed MLA: the same output, said with the largest
+ * |Δ| between the two traces' out (every row and feature). */
+static bool mla_same_output(const app_state *app, char *buf, size_t size)
+{
+    const attn_setting *row = attn_compare_at(app->view.compare);
+    if (!row || strcmp(row->compare.name, "mla_absorb") || !app->has_alt) return false;
+    const attn_tensor *a = attn_trace_find(&app->trace, "out"), *b = attn_trace_find(&app->alt, "out");
+    if (!a || !b || a->count != b->count) return false;
+    double m = 0;
+    for (size_t i = 0; i < a->count; i++) m = fmax(m, fabs((double)a->data[i] - b->data[i]));
+    /* TRANSLATORS: %.1e is the largest difference, e.g. 2.4e-07 */
+    snprintf(buf, size, _("naive and absorbed MLA give the same output: largest |Δ| over out = %.1e"), m);
+    return true;
+}
+
 /* Where the compare view's panes go: each pane's box (title included) and
  * picture box, and its options, all three at one cell size. */
 typedef struct {
@@ -181,6 +197,7 @@ static double arrangement(draw_list *dl, const app_state *app, const app_view_sl
     int rows = a->slice.rows, cols = a->slice.cols;
     double cell = -1;
     bool same = false;
+    if (rows <= 0 || cols <= 0) return -1; /* a trace of no queries or no keys: no cells to share out */
     for (int pass = 0; pass < 3 && !same; pass++) { /* until the room measured is the room shared out */
         pane_boxes(dl, box, kind, wide, ow, oh, rows, cols, L);
         cell = -1;
@@ -355,6 +372,8 @@ void draw_plot_compare(draw_list *dl, const app_state *app, app_rect box)
     const char *title = changed   ? _("difference (toggled − configured)")
                         : rounded ? _("difference: no change (|Δ| ≤ 1e-6 · max|x|, float rounding, drawn as 0)")
                                   : _("difference: no change, the toggle changes nothing here");
+    char same[200];
+    if (mla_same_output(app, same, sizeof same)) title = same;
     o = L.opts[2];
     sink_opts(&o, &S, 2);
     /* the scratch buffer's contents change with the head: never reuse its picture */

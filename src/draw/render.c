@@ -92,6 +92,7 @@ static void cycle_chips(chip_bar *b, const attn_config *c, bool in_use)
         const app_key_binding *k = &app_keys[i];
         const attn_setting *row = k->action == APP_ACT_CYCLE && k->chip ? attn_setting_find(k->setting) : NULL;
         if (!row || attn_setting_is_default(c, row) == in_use) continue;
+        if (c->mode != ATTN_MODE_MLA && !strcmp(row->name, "mla_absorb")) continue; /* MLA's own */
         const char *v = attn_setting_format(c, row, val, sizeof val);
         if (!in_use) v = _("off"); /* every cycled setting's default is off */
         else if (row->type == ATTN_SET_BOOL) v = _("on");
@@ -162,8 +163,14 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     if (!model) {
         snprintf(buf, sizeof buf, _("h  heads %d"), d->h);
         add_count(b, buf, APP_ACT_HEADS_DOWN, APP_ACT_HEADS_UP, _("fewer heads (H)"), _("more heads (h)"));
-        snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
-        add_count(b, buf, APP_ACT_KV_DOWN, APP_ACT_KV_UP, _("fewer kv heads (V)"), _("more kv heads (v)"));
+        if (d->mode == ATTN_MODE_MLA) { /* no kv heads: one latent of R and one RoPE key of D a token */
+            /* TRANSLATORS: MLA's chip: what its cache keeps a token, the latent's width R and the RoPE key's D */
+            snprintf(buf, sizeof buf, _("latent R=%d + k_pe D=%d"), d->kv_rank, d->rope_dim);
+            add_chip(b, true, APP_ACT_NONE, 0, buf);
+        } else {
+            snprintf(buf, sizeof buf, _("v  kv heads %d"), d->g);
+            add_count(b, buf, APP_ACT_KV_DOWN, APP_ACT_KV_UP, _("fewer kv heads (V)"), _("more kv heads (v)"));
+        }
         snprintf(buf, sizeof buf, _("r  RoPE %s"), c->rope ? _("on") : _("off"));
         add_chip(b, c->rope, APP_ACT_ROPE, 0, buf);
     }
@@ -418,6 +425,14 @@ static int para(draw_list *dl, bool draw, const char *s, int x, int y, int w, ui
 
 /* The header folded to its stage line (presenting): after the shape, the
  * batch row when there are several and the head, as the batch line says them. */
+/* " · head j of h (↑ ↓)" and the kv head it reads; MLA has none: every head
+ * reads the one latent c_kv and the one shared k_pe. */
+static int head_text(const attn_dims *d, int head, char *buf, size_t size)
+{
+    if (d->mode == ATTN_MODE_MLA) return snprintf(buf, size, _(" · head %d of %d (↑ ↓)"), head, d->h);
+    return snprintf(buf, size, _(" · head %d of %d (↑ ↓) · reads kv head %d"), head, d->h, app_view_kv_head(d, head));
+}
+
 static void compact_tail(const app_state *app, const attn_tensor *t, char *buf, size_t size)
 {
     const attn_dims *d = &app->trace.dims;
@@ -429,8 +444,7 @@ static void compact_tail(const app_state *app, const attn_tensor *t, char *buf, 
         if (n < size) n += (size_t)snprintf(buf + n, size - n, _("batch row %d of %d"), app->view.batch, d->b);
     }
     if ((v.head_axis == 'h' || v.head_axis == 'g' || v.block) && n < size)
-        snprintf(buf + n, size - n, _(" · head %d of %d (↑ ↓) · reads kv head %d"), app->view.head, d->h,
-                 app_view_kv_head(d, app->view.head));
+        head_text(d, app->view.head, buf + n, size - n);
 }
 
 /* The stage line when the stage list is hidden: ◀ name ▶, its shape, and the
@@ -500,8 +514,7 @@ static int header(draw_list *dl, const app_state *app, app_rect box, bool rail, 
     }
     int n = snprintf(buf, sizeof buf, _("batch row %d of %d"), app->view.batch, d->b);
     if (v.head_axis == 'h' || v.head_axis == 'g' || v.block)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · head %d of %d (↑ ↓) · reads kv head %d"), app->view.head, d->h,
-                      app_view_kv_head(d, app->view.head));
+        n += head_text(d, app->view.head, buf + n, sizeof buf - (size_t)n);
     if (v.head_axis == 'g')
         n += snprintf(buf + n, sizeof buf - (size_t)n, _(" · this tensor has g = %d kv heads"), d->g);
     if (app->view.mode == LESSON_VIEW_SINGLE && v.row_axis != APP_AXIS_NONE)
@@ -525,7 +538,7 @@ static const char *bytes_str(double b, char *buf, size_t size)
 }
 
 /* The decode panel's two sentences: what the new query reads, and the KV
- * cache's size under MHA, GQA and MQA. */
+ * cache's size under MHA, GQA and MQA (and MLA's, in mode mla). */
 static void decode_texts(const app_state *app, char *reads, char *cache, size_t size)
 {
     const attn_dims *d = &app->trace.dims;
@@ -541,13 +554,19 @@ static void decode_texts(const app_state *app, char *reads, char *cache, size_t 
                      bytes_str(per * d->h * d->t * d->b, a, sizeof a));
     /* no-break spaces (U+00A0) inside an item: a line breaks between items */
     if (g_gqa) n += snprintf(cache + n, size - (size_t)n, " · GQA\u00a0(g=%d)\u00a0%s", g_gqa, bytes_str(per * g_gqa * d->t * d->b, b, sizeof b));
+    n += snprintf(cache + n, size - (size_t)n, " · MQA\u00a0%s", bytes_str(per * 1 * d->t * d->b, c, sizeof c));
+    /* MLA keeps one latent of R and one RoPE key of D a token, shared by every head: (R + D) · 4 bytes */
+    double mla = d->mode == ATTN_MODE_MLA ? (d->kv_rank + d->rope_dim) * 4.0 : 0, mine = mla ? mla : per * d->g;
+    if (mla)
+        /* TRANSLATORS: MLA's cache: R latent + D RoPE-key floats a token; no-break spaces keep it on one line */
+        n += snprintf(cache + n, size - (size_t)n, _(" · MLA\u00a0(R=%d,\u00a0D=%d)\u00a0%s"), d->kv_rank, d->rope_dim,
+                      bytes_str(mla * d->t * d->b, b, sizeof b));
     /* per token in exact bytes, as the side panel counts them: one layer, then all of them */
-    snprintf(m, sizeof m, "%.0f\u00a0B", per * d->g);
-    n += snprintf(cache + n, size - (size_t)n, _(" · MQA %s · this model: %s per token per layer"),
-                  bytes_str(per * 1 * d->t * d->b, c, sizeof c), m);
+    snprintf(m, sizeof m, "%.0f\u00a0B", mine);
+    n += snprintf(cache + n, size - (size_t)n, _(" · this model: %s per token per layer"), m);
     if (app->trace.n_layers > 1)
         /* TRANSLATORS: the KV cache per token of every layer of the model; no-break spaces keep it on one line */
-        snprintf(cache + n, size - (size_t)n, _(", %.0f\u00a0B for all\u00a0%d\u00a0layers"), per * d->g * app->trace.n_layers,
+        snprintf(cache + n, size - (size_t)n, _(", %.0f\u00a0B for all\u00a0%d\u00a0layers"), mine * app->trace.n_layers,
                  app->trace.n_layers);
 }
 

@@ -288,7 +288,8 @@ static bool explain_context(cell *c)
     int tt = (int)w->shape[3];
     for (int jj = 0; jj < tt; jj++)
         acc += (double)attn_tensor_at4(w, c->b, c->h, c->i, jj) * attn_tensor_at4(ve, c->b, c->h, jj, c->j);
-    put(c, "Σⱼ weights[i=%d, j]·v[j, c=%d] = %s", c->i, c->j, num((float)acc, a, sizeof a));
+    put(c, "Σⱼ weights[i=%d, j]·%s[j, c=%d] = %s", c->i, S(c, ATTN_STAGE_V_UP) ? "v_up" : "v", c->j,
+        num((float)acc, a, sizeof a)); /* MLA's values are rebuilt from the latent: v_up */
     return true;
 }
 
@@ -425,6 +426,10 @@ static bool explain_mla(cell *c)
     switch (id) {
     case ATTN_STAGE_Q_NOPE: put(c, "q[i=%d, c=%d·%d+%d] = %s", c->i, c->h, w, c->j, a); break;
     case ATTN_STAGE_Q_PE:
+        if (!c->tr->cfg.rope) { /* rope off: the RoPE part as projected, not rotated (the formula says so too) */
+            put(c, T(c, ATTN_N_("q[i=%d, c=%d·%d+%d+%d] = %s, not rotated (rope off)")), c->i, c->h, w, c->k, c->j, a);
+            break;
+        }
         put(c, T(c, ATTN_N_("q[i=%d, c=%d·%d+%d+%d], rotated to position %d = %s")), c->i, c->h, w, c->k, c->j,
             c->d->P + c->i, a);
         break;
@@ -433,8 +438,11 @@ static bool explain_mla(cell *c)
             c->i, c->i < c->d->P ? T(c, ATTN_N_("cached")) : T(c, ATTN_N_("new")));
         break;
     case ATTN_STAGE_K_PE:
-        put(c, T(c, ATTN_N_("x%s · W_KR[:, %d], rotated to position %d = %s, the same for every head")), si, c->j, c->i,
-            a);
+        if (!c->tr->cfg.rope)
+            put(c, T(c, ATTN_N_("x%s · W_KR[:, %d] = %s, not rotated (rope off), the same for every head")), si, c->j, a);
+        else
+            put(c, T(c, ATTN_N_("x%s · W_KR[:, %d], rotated to position %d = %s, the same for every head")), si, c->j,
+                c->i, a);
         break;
     case ATTN_STAGE_K_NOPE:
     case ATTN_STAGE_V_UP:

@@ -256,12 +256,6 @@ static const attn_setting SETTINGS[] = {
      .arg = "D", .help = "mode mla: the width D of the decoupled RoPE key shared by every head, and of each query "
                          "head's RoPE part (default 0: dₖ/2, as DeepSeek-V2)", .min = 0, .max = MAX_D_MODEL,
      .describe = say_nothing /* with kv_rank */},
-    {.name = "mla_absorb", .type = ATTN_SET_BOOL, .offset = FIELD(mla_absorb), .flags = LESSON | TRACE,
-     .def = "false", .help = "mode mla: compute as inference kernels do, W_UK folded into the query and W_UV "
-                             "after the weights (the same output)",
-     .sw = {{"mla-absorb", "true", "mode mla: W_UK folded into the query, W_UV after the weights (the same output)"},
-            {"mla-naive", "false", "mode mla: keys and values rebuilt from the latent per head (default)"}},
-     .describe = say_nothing /* with kv_rank */},
     {.name = "causal", .type = ATTN_SET_ENUM, .offset = FIELD(causal), .flags = LESSON | TRACE, .def = "true",
      .help = "the causal mask: true (default), false or reversed",
      .sw = {{"causal", "true", "mask future keys (default)"},
@@ -328,6 +322,14 @@ static const attn_setting SETTINGS[] = {
      .help = "a learned sink: one more logit X in every row's softmax, dropped after it (gpt-oss); -inf: off",
      .ok = sink_ok, .rule = "-inf (off) or a number from -1e4 to 1e4", .cycle = SINKS, .describe = say_sink,
      .compare = {"sink", ATTN_N_("sink logit"), {"-inf", "0"}, .self_only = false}},
+    /* after the compare toggles of issue 33, so that the compare view's first (and default) toggle stays causal */
+    {.name = "mla_absorb", .type = ATTN_SET_BOOL, .offset = FIELD(mla_absorb), .flags = LESSON | TRACE,
+     .def = "false", .help = "mode mla: compute as inference kernels do, W_UK folded into the query and W_UV "
+                             "after the weights (the same output)",
+     .sw = {{"mla-absorb", "true", "mode mla: W_UK folded into the query, W_UV after the weights (the same output)"},
+            {"mla-naive", "false", "mode mla: keys and values rebuilt from the latent per head (default)"}},
+     .cycle = OFF_ON, .describe = say_nothing /* with kv_rank */,
+     .compare = {"mla_absorb", ATTN_N_("absorbed MLA"), {"false", "true"}, .self_only = false}},
     {.name = "tiles", .type = ATTN_SET_TILES, .offset = FIELD(tiles), .flags = LESSON | TRACE, .def = "0",
      .arg = "BQxBK",
      .help = "FlashAttention: the context tile by tile, BQ queries by BK keys, with the online softmax; 0: off",
