@@ -152,6 +152,7 @@ static void pane_boxes(draw_list *dl, app_rect box, int kind, bool wide, const i
 {
     int u = draw_line_h(dl);
     app_rect *r = L->pane;
+    rows = draw_imax(rows, 1), cols = draw_imax(cols, 1); /* a trace of no queries or keys: boxes still placed */
     if (kind == SIDE_BY_SIDE) {
         double c = draw_imax(0, box.w - ow[0] - ow[1] - ow[2]) / (3.0 * cols);
         int w0 = ow[0] + (int)(c * cols), w1 = ow[1] + (int)(c * cols);
@@ -197,7 +198,6 @@ static double arrangement(draw_list *dl, const app_state *app, const app_view_sl
     int rows = a->slice.rows, cols = a->slice.cols;
     double cell = -1;
     bool same = false;
-    if (rows <= 0 || cols <= 0) return -1; /* a trace of no queries or no keys: no cells to share out */
     for (int pass = 0; pass < 3 && !same; pass++) { /* until the room measured is the room shared out */
         pane_boxes(dl, box, kind, wide, ow, oh, rows, cols, L);
         cell = -1;
