@@ -7,16 +7,6 @@
 #include "i18n.h"
 #include "view.h"
 
-/* The slice of the first of ids the layer has, for this batch row and head. */
-static bool slice_of(const attn_trace *tr, int layer, const attn_stage_id *ids, int n, int batch, int head,
-                     app_view_slice *v)
-{
-    for (int i = 0; i < n; i++) {
-        const attn_tensor *t = attn_trace_stage(tr, layer, ids[i]);
-        if (t && !app_view_make_of(tr, t, batch, head, v)) return true;
-    }
-    return false;
-}
 
 bool app_tiles_ok(const app_state *app)
 {
@@ -88,9 +78,9 @@ int app_tiles_make(const app_state *app, app_tiles *out, char *err, size_t errsi
     const attn_trace *tr = &app->trace;
     int L = app->view.layer, b = app->view.batch, h = app->view.head;
     app_view_slice mx, sm, sc, v, w, ctx;
-    if (!app_tiles_ok(app) || !slice_of(tr, L, MX, 1, b, h, &mx) || !slice_of(tr, L, SM, 1, b, h, &sm) ||
-        !slice_of(tr, L, S, 2, b, h, &sc) || !slice_of(tr, L, V, 2, b, h, &v) || !slice_of(tr, L, W, 2, b, h, &w) ||
-        !slice_of(tr, L, C, 1, b, h, &ctx)) {
+    if (!app_tiles_ok(app) || !app_view_first_of(tr, L, MX, 1, b, h, &mx) || !app_view_first_of(tr, L, SM, 1, b, h, &sm) ||
+        !app_view_first_of(tr, L, S, 2, b, h, &sc) || !app_view_first_of(tr, L, V, 2, b, h, &v) || !app_view_first_of(tr, L, W, 2, b, h, &w) ||
+        !app_view_first_of(tr, L, C, 1, b, h, &ctx)) {
         snprintf(err, errsize, "%s", _("the FlashAttention view needs a trace with tiles (--tiles BQxBK): this one has none"));
         return -1;
     }

@@ -231,3 +231,13 @@ const char *app_view_explain(const attn_trace *tr, const app_view_slice *v, int 
     if (i >= 0 && i < v->slice.rows) c.row_label = label(tr, v, v->row_axis, i, lb, sizeof lb);
     return attn_explain(&c, buf, size);
 }
+
+bool app_view_first_of(const attn_trace *tr, int layer, const attn_stage_id *ids, int n, int batch, int head,
+                       app_view_slice *v)
+{
+    for (int i = 0; i < n; i++) {
+        const attn_tensor *t = attn_trace_stage(tr, layer, ids[i]);
+        if (t && !app_view_make_of(tr, t, batch, head, v)) return true;
+    }
+    return false;
+}

@@ -81,4 +81,9 @@ const char *app_view_format(float v, char *buf, size_t size);
 /* kv head read by query head `head` under dims (g = h: itself; g = 1: 0). */
 int app_view_kv_head(const attn_dims *d, int head);
 
+/* The slice of the first stage of ids (n of them) this layer of tr has, for
+ * this batch row and head; false when it has none of them. */
+bool app_view_first_of(const attn_trace *tr, int layer, const attn_stage_id *ids, int n, int batch, int head,
+                       app_view_slice *v);
+
 #endif

@@ -121,16 +121,6 @@ static void project(const float *x, int n, int d, float axes[2][512], float (*ou
     }
 }
 
-/* The slice of the first stage of ids the trace has in this layer. */
-static bool slice_of(const attn_trace *tr, int layer, const attn_stage_id *ids, int n, int batch, int head,
-                     app_view_slice *v)
-{
-    for (int i = 0; i < n; i++) {
-        const attn_tensor *t = attn_trace_stage(tr, layer, ids[i]);
-        if (t && !app_view_make_of(tr, t, batch, head, v)) return true;
-    }
-    return false;
-}
 
 /* Whether every cell of v is a finite number. */
 static bool finite_slice(const app_view_slice *v)
@@ -167,8 +157,8 @@ static int find_slices(const attn_trace *tr, int layer, int batch, int head, dra
     static const attn_stage_id K0[] = {ATTN_STAGE_K_NORM, ATTN_STAGE_K_HEADS};
     static const attn_stage_id V[] = {ATTN_STAGE_V_CACHE, ATTN_STAGE_V_HEADS};
     static const attn_stage_id W[] = {ATTN_STAGE_WEIGHTS_DROPOUT, ATTN_STAGE_WEIGHTS};
-    if (!slice_of(tr, layer, Q, 3, batch, head, &sl->q) || !slice_of(tr, layer, K, 4, batch, head, &sl->k) ||
-        !slice_of(tr, layer, V, 2, batch, head, &sl->v) || !slice_of(tr, layer, W, 2, batch, head, &sl->w)) {
+    if (!app_view_first_of(tr, layer, Q, 3, batch, head, &sl->q) || !app_view_first_of(tr, layer, K, 4, batch, head, &sl->k) ||
+        !app_view_first_of(tr, layer, V, 2, batch, head, &sl->v) || !app_view_first_of(tr, layer, W, 2, batch, head, &sl->w)) {
         snprintf(err, errsize, "%s", _("the geometry view needs the heads' q, k and v and the weights: this trace lacks them"));
         return -1;
     }
@@ -191,7 +181,7 @@ static int find_slices(const attn_trace *tr, int layer, int batch, int head, dra
     }
     g->rope = attn_trace_stage(tr, layer, ATTN_STAGE_Q_ROPE) != NULL;
     if (g->rope &&
-        (!slice_of(tr, layer, Q0, 2, batch, head, &sl->q0) || !slice_of(tr, layer, K0, 2, batch, head, &sl->k0) ||
+        (!app_view_first_of(tr, layer, Q0, 2, batch, head, &sl->q0) || !app_view_first_of(tr, layer, K0, 2, batch, head, &sl->k0) ||
          sl->k0.slice.rows != g->t || sl->q0.slice.rows != g->s || sl->q0.slice.cols != g->dk || sl->k0.slice.cols != g->dk))
         g->rope = false; /* keys from a cache of earlier steps: their rotation is not in this trace */
     return 0;
