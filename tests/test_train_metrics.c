@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -192,6 +193,15 @@ static void one_rule_lists_and_finds_a_step(void **state)
         long v = strtol(p, NULL, 10);
         if (v != 0 && v != 7 && (v < 100 || v > 199)) fail_msg("cut mid-number: %s", err.msg);
     }
+    /* a long path shortens the list, never its closing "…)" (a clone at a long root) */
+    char longer[800];
+    snprintf(longer, sizeof longer, "%s-%0200d", dir, 0);
+    assert_int_equal(symlink(dir, longer), 0);
+    assert_int_equal(attn_model_checkpoint(longer, 5, out, sizeof out, &err), ATTN_ERR_CONFIG);
+    list = strstr(err.msg, "(its 102 steps: 0, 7, ");
+    size_t len = strlen(err.msg);
+    if (!list || len < 6 || strcmp(err.msg + len - 6, ", …)") != 0) fail_msg("%s", err.msg);
+    unlink(longer);
 }
 
 int main(void)

@@ -126,7 +126,11 @@ attn_status attn_model_checkpoint(const char *name, long step, char *out, size_t
     if (step >= 0 && snapshot_step(ck, entry) == step) /* the listing's own test, whatever their number */
         return attn_path_format(out, size, err, "%s/%s", ck, entry);
     if ((st = all_steps(dir, &steps, &n, err))) return st;
-    bool whole = list_steps(steps, n, list, sizeof list);
+    /* the list gets what the message leaves after the name, so a long path
+     * shortens the list (still ending "…)") rather than cutting its end off */
+    int around = snprintf(NULL, 0, "checkpoint: model '%s' has no step %ld (its %d steps: )", name, step, n);
+    size_t room = sizeof err->msg > (size_t)around + sizeof "…" ? sizeof err->msg - (size_t)around : sizeof "…";
+    bool whole = list_steps(steps, n, list, room < sizeof list ? room : sizeof list);
     free(steps);
     if (!n)
         return attn_fail(err, ATTN_ERR_CONFIG, "checkpoint: model '%s' has no training checkpoints (no %s/checkpoints/"
