@@ -178,6 +178,8 @@ static void test_steps(void **state)
     assert_true(app_key(&f->app, '[', 0));
     assert_true(app_key(&f->app, '[', 0));
     assert_int_equal(f->app.tile_step, 3); /* back from the first: the last */
+    char title[200];
+    assert_string_equal(app_title(&f->app, title, sizeof title), "attnlab - weights - head 0 - batch row 0 - key tile 4 of 4");
     assert_int_equal(f->app.view.decode_step, 0); /* not the decoder's step */
     build(f);
     assert_true(has_part(&f->dl, "the plain one (weights·v) is"));
