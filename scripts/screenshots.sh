@@ -21,6 +21,9 @@ mkdir -p "$D"
 "$A" render --alibi --stage bias --head 1 -o "$D/bias-alibi.png"
 # FlashAttention's tiles (F): the first key tile, the causally skipped tiles hatched, m, ℓ and the output so far
 "$A" render --tiles 2x4 --seq 8 --view tiles -o "$D/flash-tiles.png"
+# multi-head latent attention: naive beside absorbed (the same output), and the latent cache with the KV panel
+"$A" render --mode mla --view compare --compare mla_absorb -o "$D/compare-mla.png"
+"$A" render --mode mla --kv-rank 8 --rope-dim 4 --stage c_kv -o "$D/mla-latent.png"
 "$A" render --pad-side left --mask-value -1e9 --batch-index 1 --row 1 -o "$D/pitfall-finite-fill.png"
 "$A" render --pad-side left --no-softmax-guard --batch-index 1 --row 4 -o "$D/pitfall-nan-rows.png"
 # a trained model: one head, and every layer × every head

@@ -296,6 +296,12 @@ CONFIGS += [
     ["--mode", "mla", "--kv-rank", "12", "--rope-dim", "4", "--rope", "--mla-absorb", "--past", "3"],
     ["--mode", "mla", "--rope", "--rope-style", "half", "--past", "2", "--pad-side", "left", "--alibi"],
     ["--mode", "mla", "--kv-rank", "5", "--rope-dim", "3", "--no-causal", "--softcap", "2", "--mla-absorb"],
+    # by tiles: naive over each head's rebuilt keys, absorbed over the latent cache
+    ["--mode", "mla", "--kv-rank", "12", "--rope-dim", "4", "--rope", "--past", "3", "--tiles", "2x3"],
+    ["--mode", "mla", "--kv-rank", "7", "--rope-dim", "2", "--rope", "--mla-absorb", "--past", "2", "--tiles", "3x2",
+     "--sink-logit", "0.5", "--pad-side", "left", "--batch", "2"],
+    ["--mode", "mla", "--kv-rank", "9", "--rope-dim", "3", "--mla-absorb", "--no-causal", "--sliding-window", "2",
+     "--keep-first", "1", "--alibi", "--softcap", "2", "--tiles", "1x1"],
 ]
 for _ in range(12):
     heads = int(RNG.choice([1, 2, 4, 8]))
@@ -315,6 +321,8 @@ for _ in range(12):
         cfg += ["--sliding-window", str(int(RNG.integers(1, 4)))]
         cfg += ["--keep-first", "1"] if RNG.random() < 0.5 else []
     cfg += ["--pad-side", "left"] if RNG.random() < 0.3 else []
+    seq = int(cfg[cfg.index("--seq") + 1])
+    cfg += ["--tiles", f"{int(RNG.integers(1, seq + 3))}x{int(RNG.integers(1, seq + 3))}"] if RNG.random() < 0.5 else []
     CONFIGS.append(cfg)
 
 for cfg in CONFIGS:

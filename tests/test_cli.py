@@ -125,7 +125,8 @@ USAGE = [
     (["trace", "--model", "tang", "--text", "床前", "--mode", "mla", "-o", OUT],
      "mode mla: a trained model's attention is the one it was trained with"),
     (["generate", "--model", "tang", "--text", "床前", "--mode", "mla", "--kv-rank", "8"], "mode mla: a trained model's"),
-    (["trace", "--mode", "mla", "--tiles", "2x2", "-o", OUT], "tiles: the tiled path reads per-head keys and values"),
+    (["bench", "--mode", "mla", "--tiles", "8x8"], "the untraced tiled layer takes self-attention of tokens drawn "
+     "from the seed, not --mode mla; trace it instead"),
     # FlashAttention's tiles: a bad shape, and what the untraced tiled bench does not take
     (["trace", "--tiles", "64", "-o", OUT], "tiles: '64' is not BQxBK (query rows x keys of a tile, e.g. 64x64) or 0"),
     (["trace", "--tiles", "0x4", "-o", OUT], "tiles: 0x4 is out of range (each from 1 to 65536)"),

@@ -3,7 +3,8 @@
 would: the compare view counted against --memory-gib, `info --model` reading
 the weights' headers, messages that are valid UTF-8, and `generate` at the
 end of the model's context; and issue 32's: trace, summary and generate run a
-model as the window opens it, tang-nocausal without the causal mask. Standard
+model as the window opens it, tang-nocausal without the causal mask; and issue
+33's `render --tile N`, the FlashAttention view at a key tile. Standard
 library only; the harness is tests/common.py."""
 import json
 import os
@@ -170,4 +171,37 @@ check("generate --model tang-nocausal: as --no-causal, with the note", gen[""].r
 check("generate --model tang-nocausal --causal: the mask on, no note", gen["--causal"].stdout != gen[""].stdout
       and gen["--causal"].stderr == b"", (gen["--causal"].stdout, gen["--causal"].stderr))
 
+# ---- issue 33: render --tile N draws the FlashAttention view at key tile N ----
+# (test_ui_tiles checks through the app core that it is what ] pressed N times shows)
+TILES = ["render", "--tiles", "2x2", "--seq", "8"]
+for n in range(4):
+    svg = os.path.join(TMP, f"tile{n}.svg")
+    r = run(TILES + ["--tile", str(n), "-o", svg])
+    text = open(svg, encoding="utf-8").read() if r.returncode == 0 and os.path.exists(svg) else ""
+    check(f"render --tile {n}: exit 0, the view says key tile {n + 1} of 4", f"Key tile {n + 1} of 4" in text,
+          f"exit {r.returncode}, stderr {r.stderr[:300]!r}")
+    check(f"render --tile {n}: at the last tile (only), the largest difference", ("the plain one (weights·v) is" in text)
+          == (n == 3), "")
+pngs = []
+for n in (0, 1):
+    png = os.path.join(TMP, f"tile{n}.png")
+    r = run(TILES + ["--view", "tiles", "--tile", str(n), "-o", png])
+    pngs.append(open(png, "rb").read() if r.returncode == 0 and os.path.exists(png) else b"")
+check("render --view tiles --tile 0 and --tile 1: two PNGs, not the same picture", pngs[0] and pngs[1] and
+      pngs[0] != pngs[1], "")
+for args, msg in ((["--tile", "4"], "--tile: 4 is out of range (this trace has 4 key tiles: 0 to 3)"),
+                  (["--tile", "1", "--view", "grid"], "--tile: steps the FlashAttention view's key tiles; it goes "
+                   "with --view tiles, not --view grid"),
+                  (["--tile", "-1"], "--tile: '-1' is not a whole number")):
+    one_line_error(f"render {' '.join(args)}", run(TILES + args + ["-o", os.path.join(TMP, "x.png")]), 2, msg)
+for args, msg in ((["--tile", "0"], "--tile: the FlashAttention view needs tiles: --tiles BQxBK"),
+                  (["--view", "tiles"], "--view tiles: the FlashAttention view needs tiles: --tiles BQxBK")):
+    one_line_error(f"render {' '.join(args)} without --tiles", run(["render"] + args + ["-o", os.path.join(TMP, "x.png")]),
+                   2, msg)
+# mode mla by tiles, absorbed: the view over the latent cache
+svg = os.path.join(TMP, "mla.svg")
+r = run(["render", "--mode", "mla", "--mla-absorb", "--tiles", "2x4", "--seq", "8", "--tile", "1", "-o", svg])
+text = open(svg, encoding="utf-8").read() if r.returncode == 0 and os.path.exists(svg) else ""
+check("render --mode mla --mla-absorb --tiles 2x4 --tile 1: the latent context, tile 2 of 2",
+      "Key tile 2 of 2" in text and "the plain one (weights·c_kv) is" in text, f"exit {r.returncode} {r.stderr[:300]!r}")
 common.finish()

@@ -2,6 +2,7 @@
  * the plain one within float rounding on random configurations (every setting
  * around the scores, masks, GQA/MQA, padding, the cache, cross-attention,
  * dropout; tiles of 1 × 1, that do not divide the sequence, larger than it),
+ * multi-head latent attention naive and absorbed included,
  * tile_max and tile_sum are the running max and sum of the masked scores,
  * and every shipped model gives the same logits with and without tiles. */
 #include <math.h>
@@ -154,6 +155,88 @@ static void test_tiled_equals_plain(void **state)
         attn_config_free(&c);
     }
     print_message("largest |tiled − plain| of out over 300 configurations: %.3g\n", worst);
+}
+
+/* One random configuration of mode mla (tiles not set): R, D, naive or
+ * absorbed, with the settings around the scores, masks, padding, the cache
+ * and dropout (not cross-attention or QK-norm, which mode mla refuses). */
+static void random_mla_config(attn_config *c, char *desc, size_t size)
+{
+    static char rows[512];
+    attn_error err;
+    int h = 1 << rnd(4), k = 2 << rnd(3), L = 1 + rnd(14), b = 1 + rnd(3);
+    attn_config_init(c);
+    c->mode = ATTN_MODE_MLA, c->heads = h, c->d_model = h * k, c->seed = (uint64_t)rnd(1000);
+    c->kv_rank = 1 + rnd(24), c->rope = rnd(3) != 0, c->rope_dim = c->rope ? 2 + 2 * rnd(3) : 1 + rnd(5);
+    c->mla_absorb = rnd(2);
+    c->scale = rnd(5) != 0, c->softmax_guard = rnd(3) != 0, c->mask_value = rnd(4) ? -INFINITY : -1e9f;
+    c->causal = (attn_causal)(rnd(5) < 3 ? 1 : rnd(2) ? 0 : 2);
+    c->alibi = rnd(4) == 0, c->softcap = rnd(4) == 0 ? 0.5 + rnd(5) : 0;
+    c->sink_logit = rnd(4) == 0 ? (float)(rnd(7) - 3) : -INFINITY;
+    c->train = rnd(6) == 0, c->dropout = 0.3f;
+    c->pad_side = rnd(2) ? ATTN_PAD_LEFT : ATTN_PAD_RIGHT, c->pad_mask = rnd(6) != 0;
+    if (rnd(3) == 0) {
+        random_rows(rows, sizeof rows, b, L);
+        if (attn_config_set(c, "tokens", rows, &err)) fail_msg("tokens: %s", err.msg);
+    } else {
+        c->seq = L, c->batch = b;
+    }
+    c->past = L > 1 && rnd(3) == 0 ? rnd(L - 1) : 0;
+    c->sliding_window = rnd(3) == 0 ? 1 + rnd(5) : 0, c->keep_first = c->sliding_window && rnd(2) ? rnd(3) : 0;
+    snprintf(desc, size, "mla h %d k %d R %d D %d absorb %d rope %d L %d b %d causal %d fill %g alibi %d cap %g "
+             "sink %g guard %d past %d window %d keep %d train %d pad_mask %d scale %d", h, k, c->kv_rank,
+             c->rope_dim, c->mla_absorb, c->rope, L, b, c->causal, (double)c->mask_value, c->alibi, c->softcap,
+             (double)c->sink_logit, c->softmax_guard, c->past, c->sliding_window, c->keep_first, c->train,
+             c->pad_mask, c->scale);
+}
+
+/* Multi-head latent attention by tiles, naive (over each head's rebuilt keys
+ * and values) and absorbed (over the latent cache): context, context_latent
+ * and out as the plain path's, tile_max and tile_sum its running max and sum,
+ * and the absorbed tiled out as the naive plain one. */
+static void test_mla_tiled_equals_plain(void **state)
+{
+    (void)state;
+    rnd_state = 0x2545F4914F6CDD1DULL;
+    double worst = 0;
+    int absorbed = 0;
+    for (int n = 0; n < 200; n++) {
+        attn_config c;
+        attn_trace plain, tiled, naive;
+        attn_error err;
+        char desc[512];
+        random_mla_config(&c, desc, sizeof desc);
+        if (attn_trace_run(&c, NULL, &plain, &err)) fail_msg("plain: %s (%s)", err.msg, desc);
+        int s = plain.dims.s, t = plain.dims.t;
+        c.tiles.q = n % 10 == 0 ? 1 : 1 + rnd(s + 3);
+        c.tiles.k = n % 10 == 0 ? 1 : 1 + rnd(t + 3);
+        size_t at = strlen(desc);
+        snprintf(desc + at, sizeof desc - at, " tiles %dx%d (case %d)", c.tiles.q, c.tiles.k, n);
+        if (attn_trace_run(&c, NULL, &tiled, &err)) fail_msg("tiled: %s (%s)", err.msg, desc);
+        expect_close(attn_trace_find(&tiled, "context"), attn_trace_find(&plain, "context"), 2e-6, "context", desc);
+        expect_close(attn_trace_find(&tiled, "out"), attn_trace_find(&plain, "out"), 2e-6, "out", desc);
+        expect_close(attn_trace_find(&tiled, "weights"), attn_trace_find(&plain, "weights"), 0, "weights", desc);
+        expect_running(&tiled, &plain, desc);
+        if (c.mla_absorb) {
+            absorbed++;
+            assert_null(attn_trace_find(&tiled, "k_nope")); /* nothing per head kept per key */
+            expect_close(attn_trace_find(&tiled, "context_latent"), attn_trace_find(&plain, "context_latent"), 2e-6,
+                         "context_latent", desc);
+            c.mla_absorb = false, c.tiles = (attn_tiles){0, 0};
+            if (attn_trace_run(&c, NULL, &naive, &err)) fail_msg("naive: %s (%s)", err.msg, desc);
+            expect_close(attn_trace_find(&tiled, "out"), attn_trace_find(&naive, "out"), 2e-5, "out (naive)", desc);
+            attn_trace_free(&naive);
+        }
+        const attn_tensor *a = attn_trace_find(&tiled, "out"), *b = attn_trace_find(&plain, "out");
+        for (size_t i = 0; i < a->count; i++)
+            if (isfinite(a->data[i]) && fabs((double)a->data[i] - b->data[i]) > worst)
+                worst = fabs((double)a->data[i] - b->data[i]);
+        attn_trace_free(&plain);
+        attn_trace_free(&tiled);
+        attn_config_free(&c);
+    }
+    assert_true(absorbed > 50 && absorbed < 150);
+    print_message("mla: largest |tiled − plain| of out over 200 configurations (%d absorbed): %.3g\n", absorbed, worst);
 }
 
 /* Before any visible key m is −∞ and ℓ 0; under the causal mask, query 0's
@@ -315,6 +398,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiled_equals_plain),
+        cmocka_unit_test(test_mla_tiled_equals_plain),
         cmocka_unit_test(test_running_values),
         cmocka_unit_test(test_untraced_layer),
         cmocka_unit_test(test_shipped_models),

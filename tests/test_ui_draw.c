@@ -1844,6 +1844,49 @@ static void test_mla_cache_and_heads(void **state)
     free(text);
 }
 
+/* One synthetic MLA layer's side panel: its cache a token, (R + D)·4 = 48 B,
+ * beside MHA's 2·4·8·4 = 256 B, GQA's (g = 2) 128 B and MQA's 64 B, as the
+ * decode line counts it; folded to a line when n hides the panels; gone in
+ * another mode (m). */
+static void test_mla_kv_panel(void **state)
+{
+    fixture *f = *state;
+    build(f);
+    char *text = all_text(&f->dl);
+    static const char *const WANT[] = {"KV cache per token, this layer", "MHA  4/4", "KV 256 B/token", "GQA  4/2",
+                                       "KV 128 B/token", "MQA  4/1", "KV 64 B/token", "MLA  latent R=8 + k_pe D=4",
+                                       "KV 48 B/token", "MHA: 2·h·dₖ = 64 (MLA keeps 19%)"};
+    for (size_t i = 0; i < sizeof WANT / sizeof *WANT; i++)
+        if (!strstr(text, WANT[i])) fail_msg("the panel has no '%s': %s", WANT[i], text);
+    free(text);
+    /* the panel lies beside the picture, inside the window */
+    bool found = false;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        if (c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(&f->dl, c), "KV 48 B/token"))
+            found = c->r.x > W / 2 && c->r.x + c->r.w <= W && c->r.y + c->r.h <= H;
+    assert_true(found);
+    assert_true(app_do(&f->app, APP_ACT_DECODE, 0)); /* the decode line counts the same 48 B */
+    build(f);
+    text = all_text(&f->dl);
+    assert_non_null(strstr(text, "this model: 48\u00a0B per token per layer"));
+    assert_non_null(strstr(text, "KV 48 B/token"));
+    free(text);
+    assert_true(app_do(&f->app, APP_ACT_DECODE, 0));
+    f->app.view.panels = LESSON_PANELS_HIDDEN; /* n: folded to one line above the picture */
+    build(f);
+    text = all_text(&f->dl);
+    assert_null(strstr(text, "KV cache per token, this layer"));
+    assert_non_null(strstr(text, "KV cache per token: MHA 256\u00a0B GQA 128\u00a0B MQA 64\u00a0B MLA 48\u00a0B"));
+    free(text);
+    f->app.view.panels = LESSON_PANELS_AUTO;
+    assert_true(app_do(&f->app, APP_ACT_MODE, 0)); /* m: MLA → MHA */
+    assert_int_equal(f->app.trace.dims.mode, ATTN_MODE_MHA);
+    build(f);
+    text = all_text(&f->dl);
+    assert_null(strstr(text, "KV cache per token"));
+    free(text);
+}
+
 /* The KV cache per token is counted one way: the decode line's per layer and
  * for all layers, the panel's for all layers, m's status likewise. */
 static void test_cache_bytes_agree(void **state)
@@ -2794,6 +2837,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_model_as_trained, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_bytes_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mla_cache_and_heads, setup_mla, teardown),
+        cmocka_unit_test_setup_teardown(test_mla_kv_panel, setup_mla, teardown),
         cmocka_unit_test_setup_teardown(test_status_follows_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranked_view, setup_tang, teardown),
         cmocka_unit_test_setup_teardown(test_ranked_click, setup_tang, teardown),

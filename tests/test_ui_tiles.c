@@ -3,7 +3,9 @@
  * tiles drawn with the skipped ones hatched, every row and column labelled,
  * cells of 16 px or more at 1280 × 800, [ and ] stepping the key tile, m and
  * ℓ read from tile_max and tile_sum, the partial output at the last tile
- * being the traced context, and the bytes and the difference said. */
+ * being the traced context (mode mla's too, naive and over the latent), the
+ * bytes and the difference said, and render --tile N drawing what ] pressed
+ * N times shows. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include "draw.h"
 #include "i18n.h"
 #include "player.h"
+#include "app_picture.h"
 #include "render.h"
 #include "tiles_view.h"
 #include "view.h"
@@ -175,6 +178,8 @@ static void test_steps(void **state)
     assert_true(app_key(&f->app, '[', 0));
     assert_true(app_key(&f->app, '[', 0));
     assert_int_equal(f->app.tile_step, 3); /* back from the first: the last */
+    char title[200];
+    assert_string_equal(app_title(&f->app, title, sizeof title), "attnlab - weights - head 0 - batch row 0 - key tile 4 of 4");
     assert_int_equal(f->app.view.decode_step, 0); /* not the decoder's step */
     build(f);
     assert_true(has_part(&f->dl, "the plain one (weights·v) is"));
@@ -223,6 +228,114 @@ static void test_thirty_two_tokens(void **state)
     assert_int_equal(count(&f->dl, DRAW_CMD_HATCH), 12 + 1); /* 8 × 4 tiles of 4 × 8: 12 wholly in the future */
 }
 
+/* Whether two frames are the same command list: kinds, places, colours, texts. */
+static void expect_same_frame(const draw_list *a, const draw_list *b, const char *what)
+{
+    const draw_cmd *x = NULL, *y = NULL;
+    int n = 0;
+    for (;;) {
+        x = draw_list_next(a, x), y = draw_list_next(b, y);
+        if (!x || !y) break;
+        n++;
+        bool same = x->kind == y->kind && !memcmp(&x->r, &y->r, sizeof x->r) && x->color == y->color;
+        if (same && x->kind == DRAW_CMD_TEXT) same = !strcmp(draw_cmd_text(a, x), draw_cmd_text(b, y));
+        if (!same)
+            fail_msg("%s: command %d differs: kind %d at %d,%d %dx%d '%s' against kind %d at %d,%d %dx%d '%s'", what, n,
+                     x->kind, x->r.x, x->r.y, x->r.w, x->r.h, x->kind == DRAW_CMD_TEXT ? draw_cmd_text(a, x) : "",
+                     y->kind, y->r.x, y->r.y, y->r.w, y->r.h, y->kind == DRAW_CMD_TEXT ? draw_cmd_text(b, y) : "");
+    }
+    if (x || y) fail_msg("%s: one frame has more commands than the other (after %d)", what, n);
+    assert_true(n > 50);
+}
+
+/* render --tile N (app_picture_apply, as `attnlab render` calls it) draws
+ * what the window shows after F and ] pressed N times; past the last tile,
+ * without tiles, or with another view, a one-line refusal (exit 2). */
+static void test_render_tile(void **state)
+{
+    fixture *f = *state; /* the window: F, then ] */
+    fixture *g;          /* the picture */
+    assert_true(app_key(&f->app, 'f', APP_MOD_SHIFT));
+    for (int n = 0; n < 4; n++) {
+        char err[300], what[40];
+        setup_tiles((void **)&g);
+        app_picture p;
+        app_picture_init(&p);
+        p.tile = n;
+        if (n % 2) p.view.mode = LESSON_VIEW_TILES; /* --view tiles, or --tile alone */
+        assert_int_equal(app_picture_apply(&g->app, &p, err, sizeof err), 0);
+        assert_int_equal(g->app.tile_step, n);
+        /* a picture carries no status line (app_picture_apply clears it): the window's "key tile …" left out */
+        snprintf(f->app.status, sizeof f->app.status, "%s", "");
+        build(f), build(g);
+        snprintf(what, sizeof what, "--tile %d against ] × %d", n, n);
+        expect_same_frame(&g->dl, &f->dl, what);
+        teardown((void **)&g);
+        assert_true(app_key(&f->app, ']', 0));
+    }
+    static const struct { int tile, mode; bool tiles; const char *msg; } BAD[] = {
+        {4, LESSON_VIEW_TILES, true, "--tile: 4 is out of range (this trace has 4 key tiles: 0 to 3)"},
+        {1, LESSON_VIEW_GRID, true, "--tile: steps the FlashAttention view's key tiles; it goes with --view tiles, not --view grid"},
+        {1, LESSON_VIEW_TILES, false, "--view tiles: the FlashAttention view needs tiles"},
+        {-1, LESSON_VIEW_TILES, false, "--view tiles: the FlashAttention view needs tiles"},
+        {0, LESSON_VIEW_SINGLE, false, "--tile: the FlashAttention view needs tiles"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
+        char err[300] = "";
+        (BAD[i].tiles ? setup_tiles : setup_plain)((void **)&g);
+        app_picture p;
+        app_picture_init(&p);
+        p.tile = BAD[i].tile, p.view.mode = BAD[i].mode;
+        assert_int_equal(app_picture_apply(&g->app, &p, err, sizeof err), 2);
+        if (strncmp(err, BAD[i].msg, strlen(BAD[i].msg))) fail_msg("case %zu: '%s', want '%s…'", i, err, BAD[i].msg);
+        assert_null(strchr(err, '\n'));
+        teardown((void **)&g);
+    }
+}
+
+static int setup_mla(void **state)
+{
+    static const char *const kv[] = {"seq", "8", "tiles", "2x4", "mode", "mla", "rope", "true", NULL};
+    return setup_with(state, kv);
+}
+
+static int setup_mla_absorbed(void **state)
+{
+    static const char *const kv[] = {"seq", "8", "tiles", "2x4", "mode", "mla", "rope", "true", "mla_absorb", "true",
+                                     NULL};
+    return setup_with(state, kv);
+}
+
+/* Mode mla by tiles: naive, the view reads v_up and ends at the context;
+ * absorbed, it reads the latent cache c_kv as its values and ends at
+ * context_latent (R wide), and says so. */
+static void test_mla(void **state)
+{
+    fixture *f = *state;
+    bool absorbed = f->app.trace.cfg.mla_absorb;
+    assert_true(app_tiles_ok(&f->app));
+    assert_true(app_key(&f->app, 'f', APP_MOD_SHIFT));
+    assert_int_equal(f->app.view.mode, LESSON_VIEW_TILES);
+    assert_true(app_key(&f->app, '[', 0)); /* the last key tile */
+    build(f);
+    app_tiles tv;
+    char err[240];
+    assert_int_equal(app_tiles_make(&f->app, &tv, err, sizeof err), 0);
+    assert_int_equal(tv.latent, absorbed);
+    assert_true(tv.max_diff < 1e-5f);
+    assert_true(has_part(&f->dl, absorbed ? "the plain one (weights·c_kv) is" : "the plain one (weights·v) is"));
+    assert_int_equal(has_part(&f->dl, "o = Σ e^(S − m)·c_kv / ℓ"), absorbed);
+    app_view_slice ctx;
+    assert_int_equal(app_view_make(&f->app.trace, absorbed ? "context_latent" : "context", 0, 0, &ctx), 0);
+    assert_int_equal(ctx.slice.cols, absorbed ? f->app.trace.dims.kv_rank : f->app.trace.dims.k);
+    for (int i = 0; i < 8; i++) {
+        double sq = 0;
+        for (int c = 0; c < ctx.slice.cols; c++) sq += (double)app_slice_at(&ctx.slice, i, c) * app_slice_at(&ctx.slice, i, c);
+        assert_float_equal(tv.norm[i], sqrt(sq), 1e-5);
+        assert_float_equal(tv.first[i], app_slice_at(&ctx.slice, i, 0), 1e-5);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +344,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_steps, setup_tiles, teardown),
         cmocka_unit_test_setup_teardown(test_thirty_two_tokens, setup_32, teardown),
         cmocka_unit_test_setup_teardown(test_steps, setup_sink, teardown), /* the sink joins ℓ at the last tile */
+        cmocka_unit_test_setup_teardown(test_render_tile, setup_tiles, teardown),
+        cmocka_unit_test_setup_teardown(test_mla, setup_mla, teardown),
+        cmocka_unit_test_setup_teardown(test_mla, setup_mla_absorbed, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

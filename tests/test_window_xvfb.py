@@ -600,6 +600,77 @@ def main_run():
         win.close()
 
 
+# ---- issue 33: the FlashAttention view, today's settings and MLA, in one window --------------------
+
+def today_run():
+    """8 tokens with tiles of 2x4 (two key tiles), no model: F opens the FlashAttention view and ] [
+    step its key tiles, wrapping (the title names the tile); F again, the picture. Shift+A, C, N, X and K
+    each change the picture and, stepped back off, give it back. m m m reaches MLA (its KV panel beside
+    the picture), Shift+M the absorbed computation, F there its tiles over the latent cache; m is MHA
+    again, as it began. One window, every trace a few milliseconds."""
+    win = Window("today", ["--tiles", "2x4", "--seq", "8"])
+    try:
+        if not check("today: window appears", win.find() is not None, win.status()):
+            return
+        w0 = "attnlab - weights - head 0 - batch row 0"
+        win.expect_title("opens on weights", lambda t: t == w0, repr(w0))
+        base = win.settled_shot("today")
+
+        def tile(what, key, n, prev):
+            win.key(key)
+            want = f"{w0} - key tile {n} of 2"
+            win.expect_title(what, lambda t: t == want, repr(want))
+            return win.settled_shot(f"tile-{key}-{n}", prev)
+
+        tiles = tile("F: the FlashAttention view at key tile 1", "F", 1, base)
+        changed(win, "F shows the tile grid, m, ℓ and the output so far", base, tiles, 0.05)
+        second = tile("]: key tile 2", "bracketright", 2, tiles)
+        changed(win, "] lights the next key tile", tiles, second, 0.002)
+        tile("] at the last key tile wraps to the first", "bracketright", 1, second)
+        again = tile("[ at the first key tile wraps to the last", "bracketleft", 2, None)
+        same(win, "[ after ] ]: key tile 2 as before", second, again, 0.002)
+        win.key("F")
+        win.expect_title("F again: the picture", lambda t: t == w0, repr(w0))
+        pic = win.settled_shot("today-picture", again)
+        same(win, "F again: the picture as before", base, pic, 0.02)
+
+        # each of today's settings on (changed), then stepped back off (the picture as before)
+        for what, on, off in (("Shift+A: ALiBi", ["A"], ["A"]),
+                              ("Shift+C: soft-capping at 5", ["C"], ["C", "C"]),  # 5 → 1 → off
+                              ("Shift+N: QK-norm", ["N"], ["N"]),
+                              ("Shift+X: a sink logit X = 0", ["X"], ["X", "X"]),  # 0 → 2 → off
+                              # the first key kept beside the window of 3 that K sets; K K: 2, off; w w: 4, off
+                              ("Shift+K: the first key kept", ["K"], ["K", "K", "w", "w"])):
+            before = win.settled_shot("before-" + on[0])
+            win.key(*on)
+            shot = win.settled_shot(on[0], before)
+            changed(win, what, before, shot, 0.01)
+            win.key(*off)
+            back = win.settled_shot(on[0] + "-off", shot)
+            same(win, what + ", stepped off", before, back, 0.02)
+        win.expect_title("the settings keep stage, head and row", lambda t: t == w0, repr(w0))
+
+        # MLA: the KV panel beside the picture; absorbed; its tiles over the latent cache
+        before = win.settled_shot("before-mla")
+        win.key("m", "m", "m")  # MHA → GQA → MQA → MLA
+        mla = win.settled_shot("mla", before)
+        changed(win, "m m m: MLA, its KV panel beside the picture", before, mla, 0.05)
+        win.key("M")
+        absorbed = win.settled_shot("mla-absorbed", mla)
+        changed(win, "Shift+M: absorbed MLA (its chip and stages)", mla, absorbed, 0.001)
+        latent = tile("F in absorbed MLA: its tiles over the latent cache", "F", 1, absorbed)
+        changed(win, "F in absorbed MLA", absorbed, latent, 0.05)
+        tile("] in absorbed MLA: key tile 2", "bracketright", 2, latent)
+        win.key("F", "m")  # the picture, then MHA: MLA's settings go
+        win.expect_title("F, m: the picture in MHA", lambda t: t == w0, repr(w0))
+        back = win.settled_shot("mla-off", latent)
+        same(win, "m from MLA: MHA, the picture it began with", before, back, 0.02)
+        win.key("q")
+        expect_clean_exit(win, "q after today's settings")
+    finally:
+        win.close()
+
+
 # ---- second run: a saved trace -------------------------------------------------------
 
 def view_run():
@@ -757,17 +828,19 @@ def progress_bar(pixels):
 
 
 def recompute_run():
-    # big enough that a toggle takes seconds to recompute, even on a fast machine
-    win = Window("recompute", ["--batch", "1", "--seq", "3072", "--d-model", "1024", "--heads", "16"])
+    # 16 heads of 3072 tokens: big enough that a change takes seconds to recompute, even on a fast
+    # machine. The window opens on 2 heads, an eighth of the work, and h h h asks for 16 (each h
+    # cancels the run before it): one long computation less than opening on 16, same checks
+    win = Window("recompute", ["--batch", "1", "--seq", "3072", "--d-model", "1024", "--heads", "2"])
     try:
         if not check("recompute: window appears", win.find(timeout=90) is not None, win.status()):
             return
         w0 = "attnlab - weights - head 0 - batch row 0"
         win.expect_title("opens on weights", lambda t: t == w0, repr(w0))
         win.settled_shot("start")
-        win.key("c")  # the causal mask off: a recomputation of every stage
+        win.key("h", "h", "h")  # 2 → 4 → 8 → 16 heads: a recomputation of every stage
         busy = poll(lambda: progress_bar(win.shot("busy")), 5, 0.02)
-        check("recompute: c shows a progress bar while the worker computes", busy,
+        check("recompute: h h h shows a progress bar while the worker computes", busy,
               "no accent bar in the status line; " + win.status())
         if busy:
             win.key("Down")  # the view answers while the worker computes
@@ -778,7 +851,9 @@ def recompute_run():
                   + win.status())
         done = poll(lambda: not progress_bar(win.shot("done")), 60, 0.2)
         check("recompute: the recomputation finishes and the bar goes", done, win.status())
-        win.key("c")  # again, and quit while it runs
+        win.key("Up", "Up")  # head 1 → 0 → 15: the 16 heads are in
+        win.expect_title("recompute: 16 heads after it", lambda t: "- head 15 -" in t, "head 15")
+        win.key("c")  # the causal mask off: every stage again, and quit while it runs
         poll(lambda: progress_bar(win.shot("busy2")), 5, 0.02)
         code = quit_timed(win, "q during a recomputation", "q")
         check("recompute: q during a recomputation exits 0", code == 0, f"exit {code}; " + win.status())
@@ -1258,14 +1333,19 @@ def lessons_run():
           and "must divide" in err, repr(err))
 
 
-PARTS = {"main": lambda: main_run(), "view": lambda: view_run(), "esc": lambda: esc_run(),
+PARTS = {"main": lambda: main_run(), "today": lambda: today_run(), "view": lambda: view_run(), "esc": lambda: esc_run(),
          "opening": lambda: opening_run(), "recompute": lambda: recompute_run(), "model": lambda: model_run(),
          "generate": lambda: generate_run(), "lesson12": lambda: lesson12_run(), "present": lambda: present_run(),
          "lessons": lambda: lessons_run(), "storm": lambda: storm_run(last=False) or storm_run(), "no_display": lambda: no_display()}
+TIMES = []  # (part, seconds): printed at the end, to see where the test's time goes
 try:
     for name, part in PARTS.items():
         if not ARGS.only or name in ARGS.only:
+            t0 = time.monotonic()
             part()
+            TIMES.append((name, time.monotonic() - t0))
 finally:
     stop(XVFB)
+print("parts: " + ", ".join(f"{name} {sec:.1f} s" for name, sec in TIMES) +
+      f"; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 finish()

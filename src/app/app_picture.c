@@ -15,6 +15,7 @@ void app_picture_init(app_picture *p)
     /* not given: the stage the trace opens on, its first layer, head and batch row */
     p->view.stage[0] = '\0';
     p->view.layer = p->view.head = p->view.batch = -1;
+    p->tile = -1;
 }
 
 static void stage_list(const attn_trace *tr, char *buf, size_t size)
@@ -143,7 +144,34 @@ static int open_view(app_state *app, const lesson_view *v, char *err, size_t err
         }
     } else if (v->mode == LESSON_VIEW_GEOMETRY) app_do(app, APP_ACT_GEOMETRY, 0);
     else if (v->mode == LESSON_VIEW_TRAINING) app_do(app, APP_ACT_CURVES, 0);
-    else if (v->mode == LESSON_VIEW_TILES) app_do(app, APP_ACT_TILES, 0);
+    else if (v->mode == LESSON_VIEW_TILES && app_do(app, APP_ACT_TILES, 0) && app->view.mode != LESSON_VIEW_TILES) {
+        snprintf(err, errsize, "--view tiles: %s", app->status); /* a trace without tiles: F's own refusal */
+        return app->from_file ? 1 : 2;
+    }
+    return 0;
+}
+
+/* --tile N: the FlashAttention view (opened if --view named none) at key
+ * tile N, as ] pressed N times from the first gets there. Returns 0, or 2
+ * with the reason in err: another view asked for, no tiles, N past the last. */
+static int go_to_tile(app_state *app, const app_picture *p, char *err, size_t errsize)
+{
+    if (p->view.mode != LESSON_VIEW_TILES && p->view.mode != LESSON_VIEW_SINGLE) {
+        snprintf(err, errsize, "--tile: steps the FlashAttention view's key tiles; it goes with --view tiles, not --view %s",
+                 lesson_view_names[p->view.mode]);
+        return 2;
+    }
+    if (app->view.mode != LESSON_VIEW_TILES && app_do(app, APP_ACT_TILES, 0) && app->view.mode != LESSON_VIEW_TILES) {
+        snprintf(err, errsize, "--tile: %s", app->status);
+        return 2;
+    }
+    int T = attn_config_key_tiles(&app->trace.cfg, app->trace.dims.t);
+    if (p->tile >= T) {
+        snprintf(err, errsize, "--tile: %d is out of range (this trace has %d key tile%s: 0 to %d)", p->tile, T,
+                 T == 1 ? "" : "s", T - 1);
+        return 2;
+    }
+    for (int i = 0; i < p->tile; i++) app_do(app, APP_ACT_DECODE_NEXT, 0); /* ] */
     return 0;
 }
 
@@ -155,7 +183,7 @@ int app_picture_apply(app_state *app, const app_picture *p, char *err, size_t er
     /* a flag asking for what the trace lacks is the command line's problem (exit 2);
      * a trace that lacks what the picture needs when no flag asked is the file's (exit 1) */
     if ((rc = go_to_layer_and_stage(app, v, err, errsize)) || (rc = check_indices(app, v, err, errsize)) ||
-        (rc = open_view(app, v, err, errsize)))
+        (rc = open_view(app, v, err, errsize)) || (p->tile >= 0 && (rc = go_to_tile(app, p, err, errsize))))
         return rc;
     if (p->font_scale > 0) app->font_scale = p->font_scale;
     if (app->train.problem[0]) /* the picture is still drawn, without the training panel */

@@ -26,6 +26,7 @@ typedef struct {
     const char *lang;     /* "en", "zh"; NULL: the locale */
     bool picker;          /* draw the lesson picker over the picture */
     bool present;         /* presenter mode (F5): text at least 1.5×, the toolbar hidden */
+    int tile;             /* the FlashAttention view at key tile N (0-based: ] pressed N times); -1: not given */
 } app_picture;
 
 /* Every field "not given": the trace's own stage, layer, head and batch row. */

@@ -73,14 +73,17 @@ int app_tiles_make(const app_state *app, app_tiles *out, char *err, size_t errsi
 {
     static const attn_stage_id MX[] = {ATTN_STAGE_TILE_MAX}, SM[] = {ATTN_STAGE_TILE_SUM};
     static const attn_stage_id S[] = {ATTN_STAGE_MASKED_SCORES, ATTN_STAGE_SCORES};
-    static const attn_stage_id V[] = {ATTN_STAGE_V_CACHE, ATTN_STAGE_V_HEADS};
-    static const attn_stage_id W[] = {ATTN_STAGE_WEIGHTS_DROPOUT, ATTN_STAGE_WEIGHTS}, C[] = {ATTN_STAGE_CONTEXT};
+    /* the values the tiles read: mode mla's v_up (naive) or the latent c_kv itself (absorbed, whose
+     * tiled output is context_latent); else the kv head's, cached or not */
+    static const attn_stage_id V[] = {ATTN_STAGE_V_UP, ATTN_STAGE_C_KV, ATTN_STAGE_V_CACHE, ATTN_STAGE_V_HEADS};
+    static const attn_stage_id W[] = {ATTN_STAGE_WEIGHTS_DROPOUT, ATTN_STAGE_WEIGHTS};
+    static const attn_stage_id C[] = {ATTN_STAGE_CONTEXT_LATENT, ATTN_STAGE_CONTEXT};
     const attn_trace *tr = &app->trace;
     int L = app->view.layer, b = app->view.batch, h = app->view.head;
     app_view_slice mx, sm, sc, v, w, ctx;
     if (!app_tiles_ok(app) || !app_view_first_of(tr, L, MX, 1, b, h, &mx) || !app_view_first_of(tr, L, SM, 1, b, h, &sm) ||
-        !app_view_first_of(tr, L, S, 2, b, h, &sc) || !app_view_first_of(tr, L, V, 2, b, h, &v) || !app_view_first_of(tr, L, W, 2, b, h, &w) ||
-        !app_view_first_of(tr, L, C, 1, b, h, &ctx)) {
+        !app_view_first_of(tr, L, S, 2, b, h, &sc) || !app_view_first_of(tr, L, V, 4, b, h, &v) || !app_view_first_of(tr, L, W, 2, b, h, &w) ||
+        !app_view_first_of(tr, L, C, 2, b, h, &ctx)) {
         snprintf(err, errsize, "%s", _("the FlashAttention view needs a trace with tiles (--tiles BQxBK): this one has none"));
         return -1;
     }
@@ -88,6 +91,7 @@ int app_tiles_make(const app_state *app, app_tiles *out, char *err, size_t errsi
     app_tiles *tv = out;
     tv->s = sc.slice.rows, tv->t = sc.slice.cols, tv->P = tr->dims.P;
     tv->bq = c->tiles.q, tv->bk = c->tiles.k;
+    tv->latent = attn_tensor_stage(ctx.tensor) == ATTN_STAGE_CONTEXT_LATENT;
     tv->n_q = (tv->s + tv->bq - 1) / tv->bq, tv->n_k = mx.slice.cols;
     if (tv->s > APP_TILES_MAX_ROWS || tv->s <= 0 || tv->n_k <= 0 || v.slice.rows != tv->t || ctx.slice.rows != tv->s) {
         /* TRANSLATORS: the FlashAttention view; %d: the most query rows it lists, then this trace's */

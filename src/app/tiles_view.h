@@ -1,7 +1,8 @@
 /* tiles_view.h — the FlashAttention view's numbers (key F, `view = tiles`):
  * the grid of BQ × BK tiles, the causally skipped ones, and for each query
  * row of one head m, ℓ and the partial output after key tile j (app->tile_step),
- * read from the trace's tile_max, tile_sum, masked_scores, values and context.
+ * read from the trace's tile_max, tile_sum, masked_scores, values and context
+ * (mode mla: v_up and context naive, c_kv and context_latent absorbed).
  * No SDL; the picture is src/draw/plot_tiles.c. */
 #ifndef APP_TILES_VIEW_H
 #define APP_TILES_VIEW_H
@@ -18,6 +19,7 @@ typedef struct {
     int n_q, n_k;         /* query tiles ⌈s / BQ⌉, key tiles ⌈t / BK⌉ */
     int step;             /* the key tile shown, 0 … n_k − 1 */
     bool causal_skip;     /* a causal mask with −∞: tiles wholly in the future are skipped */
+    bool latent;          /* mode mla absorbed: the values are the latent cache c_kv, o is R wide (context_latent) */
     float m[APP_TILES_MAX_ROWS], l[APP_TILES_MAX_ROWS]; /* after key tile step (tile_max, tile_sum) */
     float norm[APP_TILES_MAX_ROWS]; /* ‖o_j‖, o_j = Σ_{keys of tiles ≤ j} e^(S − m_j)·v / ℓ_j; NaN: no key yet */
     float first[APP_TILES_MAX_ROWS]; /* o_j's first feature */

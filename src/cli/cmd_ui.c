@@ -24,8 +24,8 @@ static void view_usage(void)
 static void render_usage(void)
 {
     printf("Usage: attnlab render [config flags] [--stage NAME] [--head N] [--batch-index I]\n"
-           "                      [--view single|grid|compare] [--compare KIND]\n"
-           "                      [--row I] [--decode-step N] [--size WxH] [--font-scale F] [--scale N]\n"
+           "                      [--view single|grid|compare|geometry|training|tiles] [--compare KIND]\n"
+           "                      [--row I] [--decode-step N] [--tile N] [--size WxH] [--font-scale F] [--scale N]\n"
            "                      [--lesson FILE.md [--step N]] [--picker] [--lang en|zh] [--present]\n"
            "                      [FILE.safetensors] -o FILE.png|FILE.svg|FILE.pdf|FILE.csv\n\n"
            "Draws the picture the window would show, without a display (SDL's offscreen\n"
@@ -37,7 +37,8 @@ static void render_usage(void)
            "for more), the toolbar hidden, at 1920x1080 unless --size says otherwise.\n"
            "--compare KIND: the setting the compare view toggles: causal, padding, fill,\n"
            "window, keep_first, alibi, softcap, qk_norm, sink or mla_absorb (naive beside\n"
-           "absorbed, with --mode mla).\n\n");
+           "absorbed, with --mode mla). --tile N: the FlashAttention view (with --tiles)\n"
+           "at key tile N, from 0, as ] pressed N times shows it.\n\n");
     cli_print_config_help();
 }
 

@@ -37,6 +37,14 @@ static const char *num(float v, char *buf, size_t size)
     return app_view_format(v, buf, size);
 }
 
+/* A difference as small as float rounding leaves it (1e-7), in full: %.3g. */
+static const char *small_num(float v, char *buf, size_t size)
+{
+    if (!isfinite(v)) return num(v, buf, size);
+    snprintf(buf, size, "%.3g", (double)v);
+    return buf;
+}
+
 static int labels_width(draw_list *dl, const app_state *app, const app_view_slice *w, bool rows, int n)
 {
     char buf[64];
@@ -128,15 +136,23 @@ static int footer(draw_list *dl, const app_tiles *tv, app_rect box, bool draw)
     snprintf(mem, sizeof mem, _("memory per head: the plain path keeps %d·%d scores × 4 B = %lld B; "
                                 "the tiled path one %d×%d tile × 4 B = %lld B."),
              tv->s, tv->t, tv->bytes_plain, tv->bq, tv->bk, tv->bytes_tile);
-    if (tv->step == tv->n_k - 1)
+    if (tv->step == tv->n_k - 1 && tv->latent)
+        /* TRANSLATORS: the FlashAttention view of absorbed MLA at the last key tile; %s: a number such as 5.96e-08 */
+        snprintf(diff, sizeof diff, _("last tile: the largest difference between the tiled latent output and the "
+                                      "plain one (weights·c_kv) is %s."),
+                 small_num(tv->max_diff, a, sizeof a));
+    else if (tv->step == tv->n_k - 1)
         /* TRANSLATORS: the FlashAttention view at the last key tile; %s: a number such as 5.96e-08 */
         snprintf(diff, sizeof diff, _("last tile: the largest difference between the tiled output and the plain "
                                       "one (weights·v) is %s."),
-                 num(tv->max_diff, a, sizeof a));
+                 small_num(tv->max_diff, a, sizeof a));
     else
         snprintf(diff, sizeof diff, "%s", _("at the last tile: the largest difference between the tiled and the plain output."));
-    const char *text[3] = {_("o = Σ e^(S − m)·v / ℓ over the keys of the tiles so far, with m and ℓ after them: "
-                             "the output so far; at the last tile it is the context."),
+    const char *text[3] = {tv->latent ? _("o = Σ e^(S − m)·c_kv / ℓ over the keys of the tiles so far: absorbed MLA "
+                                          "reads the latent cache as its values, so o is latent; at the last tile "
+                                          "it is context_latent, and W_UV makes the context.")
+                                      : _("o = Σ e^(S − m)·v / ℓ over the keys of the tiles so far, with m and ℓ "
+                                          "after them: the output so far; at the last tile it is the context."),
                            mem, diff};
     const uint32_t colour[3] = {DRAW_TEXT_DIM, DRAW_TEXT, tv->step == tv->n_k - 1 ? DIFF_COLOUR : DRAW_TEXT_DIM};
     for (int k = 0; k < 3; k++)

@@ -1,4 +1,5 @@
-/* predict.c — the next-token panel of a trained model. */
+/* predict.c — the next-token panel of a trained model (and the side panel's
+ * place for one synthetic MLA layer's KV cache, kv_panel.c). */
 #include "predict.h"
 
 #include <math.h>
@@ -7,12 +8,13 @@
 
 #include "engine/model/model.h"
 #include "i18n.h"
+#include "kv_panel.h"
 
 #define DRAW_TOP_K 5
 
 int draw_predict_width(draw_list *dl, const app_state *app, int avail)
 {
-    if (!attn_trace_is_model(&app->trace) || !app->model) return 0;
+    if ((!attn_trace_is_model(&app->trace) || !app->model) && !draw_kv_panel_wanted(app)) return 0;
     int u = draw_line_h(dl), side = draw_imin(18 * u, avail / 3);
     /* the picture comes first: in a narrow window (large text, a lesson beside it) no panel */
     return avail - side - u >= 16 * u ? side : 0;
@@ -104,6 +106,10 @@ static int losses(draw_list *dl, const app_state *app, app_rect box, int y)
 
 void draw_predictions(draw_list *dl, const app_state *app, app_rect box)
 {
+    if (!attn_trace_is_model(&app->trace) || !app->model) {
+        draw_kv_panel(dl, app, box); /* one synthetic MLA layer: its cache beside the other modes' */
+        return;
+    }
     int u = draw_line_h(dl), y = box.y;
     const attn_trace *tr = &app->trace;
     int row = app_query_row(app), pos = tr->dims.P + row;
@@ -146,6 +152,10 @@ int draw_predict_line_height(draw_list *dl)
  * with their probabilities, as many as fit, and the key that unfolds it. */
 void draw_predictions_line(draw_list *dl, const app_state *app, app_rect box)
 {
+    if (!attn_trace_is_model(&app->trace) || !app->model) {
+        draw_kv_panel_line(dl, app, box);
+        return;
+    }
     int u = draw_line_h(dl), y = box.y + (box.h - u) / 2, right = box.x + box.w;
     const attn_trace *tr = &app->trace;
     int row = app_query_row(app), pos = tr->dims.P + row;

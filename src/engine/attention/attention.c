@@ -415,10 +415,11 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     /* 11. context = weights·v (b,h,s,k), or with tiles from q, k, v tile by tile
      *     (tiles.h: the weights above are then only for the pictures), or mode
      *     mla's (mla.h); merge heads (b,s,h·k); out = merged·W_O (b,s,d) */
-    if (mla) {
-        if ((st = attn_mla_context(tr, layer, w, err))) return st;
-    } else if (c->tiles.q) {
+    if (c->tiles.q) { /* mode mla absorbed: the latent context, tile by tile over c_kv, then W_UV */
         if ((st = attn_tiles_layer(tr, layer, qh, attn_dropout_key(c, "attention"), err))) return st;
+        if (mla && (st = attn_mla_up_project(tr, layer, err))) return st;
+    } else if (mla) {
+        if ((st = attn_mla_context(tr, layer, w, err))) return st;
     } else {
         attn_op_weighted_sum(w, T(tr, ATTN_STAGE_V_EXPANDED), T(tr, ATTN_STAGE_CONTEXT), b, h, s, t, k);
     }

@@ -204,20 +204,15 @@ attn_status attn_mla_scores(attn_trace *tr, int layer, float *scores, attn_error
                       D->rope_dim, scale, true, err);
 }
 
-/* Absorbed: context_latent[b,j] = w[b,j] · c_kv[b] (s, R); context[b,j] = that · W_UV[:, j] (s, k). */
-static attn_status latent_context(attn_trace *tr, int layer, const float *w, attn_error *err)
+attn_status attn_mla_up_project(attn_trace *tr, int layer, attn_error *err)
 {
     const attn_dims *D = &tr->dims;
-    const int R = D->kv_rank, k = D->k, s = D->s, t = D->t;
+    const int R = D->kv_rank, k = D->k, s = D->s;
+    if (!tr->cfg.mla_absorb) return ATTN_OK;
     float *wj = malloc((size_t)R * k * sizeof *wj);
     if (!wj) return no_room(err);
-    const float *ckv = stage(tr, layer, ATTN_STAGE_C_KV);
-    float *lat = stage(tr, layer, ATTN_STAGE_CONTEXT_LATENT), *ctx = stage(tr, layer, ATTN_STAGE_CONTEXT);
-    for (int r = 0; r < D->b; r++)
-        for (int j = 0; j < D->h; j++) {
-            size_t at = (size_t)r * D->h + j;
-            attn_op_project(w + at * s * t, ckv + (size_t)r * t * R, lat + at * s * R, s, t, R);
-        }
+    const float *lat = stage(tr, layer, ATTN_STAGE_CONTEXT_LATENT);
+    float *ctx = stage(tr, layer, ATTN_STAGE_CONTEXT);
     for (int j = 0; j < D->h; j++) {
         head_block(stage(tr, layer, ATTN_STAGE_W_UV), R, D->h, k, j, wj); /* (R, k) */
         for (int r = 0; r < D->b; r++) {
@@ -232,8 +227,19 @@ static attn_status latent_context(attn_trace *tr, int layer, const float *w, att
 attn_status attn_mla_context(attn_trace *tr, int layer, const float *w, attn_error *err)
 {
     const attn_dims *D = &tr->dims;
-    if (tr->cfg.mla_absorb) return latent_context(tr, layer, w, err);
-    attn_op_weighted_sum(w, stage(tr, layer, ATTN_STAGE_V_UP), stage(tr, layer, ATTN_STAGE_CONTEXT), D->b, D->h, D->s,
-                         D->t, D->k);
-    return ATTN_OK;
+    const int R = D->kv_rank, s = D->s, t = D->t;
+    if (!tr->cfg.mla_absorb) {
+        attn_op_weighted_sum(w, stage(tr, layer, ATTN_STAGE_V_UP), stage(tr, layer, ATTN_STAGE_CONTEXT), D->b, D->h,
+                             D->s, D->t, D->k);
+        return ATTN_OK;
+    }
+    /* absorbed: context_latent[b,j] = w[b,j] · c_kv[b] (s, R), then · W_UV[:, j] */
+    const float *ckv = stage(tr, layer, ATTN_STAGE_C_KV);
+    float *lat = stage(tr, layer, ATTN_STAGE_CONTEXT_LATENT);
+    for (int r = 0; r < D->b; r++)
+        for (int j = 0; j < D->h; j++) {
+            size_t at = (size_t)r * D->h + j;
+            attn_op_project(w + at * s * t, ckv + (size_t)r * t * R, lat + at * s * R, s, t, R);
+        }
+    return attn_mla_up_project(tr, layer, err);
 }

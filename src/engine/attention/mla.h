@@ -8,7 +8,7 @@
  * kernels do): the same output. The single layer has no latent norm
  * (DeepSeek's kv_norm); mla.c's banner has the formulas.
  *
- * attention.c calls these three in place of its own steps when
+ * attention.c calls these in place of its own steps when
  * tr->dims.mode is ATTN_MODE_MLA; the steps between the scores and the
  * weights (bias, cap, mask, softmax, sink, dropout) are the usual ones. */
 #ifndef ATTN_MLA_H
@@ -32,5 +32,10 @@ attn_status attn_mla_scores(attn_trace *tr, int layer, float *scores, attn_error
 /* Step 11: context (b,h,s,k) from the weights w (b,h,s,t): w · v_up (naive),
  * or context_latent = w · c_kv, then · W_UV per head (absorbed). */
 attn_status attn_mla_context(attn_trace *tr, int layer, const float *w, attn_error *err);
+
+/* Step 11's last part, absorbed: context[b,j] = context_latent[b,j] · W_UV[:, j]
+ * per head, from the context_latent already there (the tiled path's,
+ * tiles.h); naive: nothing to do. */
+attn_status attn_mla_up_project(attn_trace *tr, int layer, attn_error *err);
 
 #endif

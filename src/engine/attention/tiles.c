@@ -38,26 +38,32 @@ static bool scratch_alloc(tile_scratch *w, int bq, int bk, int k)
     return true;
 }
 
-/* Where a task's query head reads its keys and values. */
-static size_t kv_offset(const attn_tiled *a, int bi, int hh)
+/* The kv head a task's query head reads, counted over the batch rows. */
+static size_t kv_head(const attn_tiled *a, int bi, int hh)
 {
     int per = a->d->h / a->kv_heads;
-    return ((size_t)bi * a->kv_heads + hh / per) * a->kv_stride;
+    return (size_t)bi * a->kv_heads + hh / per;
 }
 
 /* S (rows × cols) = the masked scores of queries i0.. against keys j0.., as
- * the plain path computes each cell: q·kᵀ·scale, + ALiBi's −m_h·|i − j|,
- * C·tanh(· / C), + the mask (0 or the fill). seen[r] is set for a row whose
- * mask lets a key of the tile through. */
+ * the plain path computes each cell: q·kᵀ·scale (+ q_pe·k_peᵀ·scale in mode
+ * mla), + ALiBi's −m_h·|i − j|, C·tanh(· / C), + the mask (0 or the fill).
+ * seen[r] is set for a row whose mask lets a key of the tile through. */
 static void tile_scores(const attn_tiled *a, tile_scratch *w, int bi, int hh, int i0, int rows, int j0, int cols,
                         double slope)
 {
     const attn_config *c = a->c;
     const attn_dims *d = a->d;
-    int k = d->k;
-    const float *q = a->q + (((size_t)bi * d->h + hh) * d->s + i0) * k;
-    const float *keys = a->keys + kv_offset(a, bi, hh) + (size_t)j0 * k;
-    attn_op_scores(q, keys, w->S, 1, 1, rows, cols, k, c->scale ? 1.0f / sqrtf((float)k) : 1.0f);
+    int e = a->qk_dim, D = a->pe_dim;
+    float scale = c->scale ? 1.0f / sqrtf((float)(d->k + D)) : 1.0f;
+    const float *q = a->q + (((size_t)bi * d->h + hh) * d->s + i0) * e;
+    const float *keys = a->keys + kv_head(a, bi, hh) * a->kv_stride + (size_t)j0 * e;
+    attn_op_scores(q, keys, w->S, 1, 1, rows, cols, e, scale);
+    if (a->q_pe) { /* + the RoPE part, against the one k_pe of every head (P is free until tile_update) */
+        const float *qp = a->q_pe + (((size_t)bi * d->h + hh) * d->s + i0) * D;
+        attn_op_scores(qp, a->k_pe + ((size_t)bi * d->t + j0) * D, w->P, 1, 1, rows, cols, D, scale);
+        for (size_t n = 0; n < (size_t)rows * cols; n++) w->S[n] += w->P[n];
+    }
     const unsigned char *pad = a->key_pad ? a->key_pad + (size_t)bi * d->t : NULL;
     float cap = (float)c->softcap, fill = c->mask_value;
     for (int r = 0; r < rows; r++) {
@@ -84,7 +90,7 @@ static void tile_update(const attn_tiled *a, tile_scratch *w, int bi, int hh, in
 {
     const attn_config *c = a->c;
     const attn_dims *d = a->d;
-    int k = d->k;
+    int k = a->v_dim;
     bool drop = c->train && c->dropout > 0.0f;
     uint64_t key = a->dropout_key;
     float keep = drop ? 1.0f / (1.0f - c->dropout) : 1.0f, *alpha = w->alpha;
@@ -105,7 +111,7 @@ static void tile_update(const attn_tiled *a, tile_scratch *w, int bi, int hh, in
             for (int cc = 0; cc < cols; cc++) p[cc] *= attn_uniform(key, cell + cc) < c->dropout ? 0.0f : keep;
         }
     }
-    const float *values = a->values + kv_offset(a, bi, hh) + (size_t)j0 * k;
+    const float *values = a->values + kv_head(a, bi, hh) * a->v_stride + (size_t)j0 * k;
     attn_op_weighted_sum(w->P, values, w->PV, 1, 1, rows, cols, k);
     for (int r = 0; r < rows; r++)
         for (int f = 0; f < k; f++) w->O[(size_t)r * k + f] = alpha[r] * w->O[(size_t)r * k + f] + w->PV[(size_t)r * k + f];
@@ -119,7 +125,7 @@ static void finish_rows(const attn_tiled *a, tile_scratch *w, int bi, int hh, in
 {
     const attn_config *c = a->c;
     const attn_dims *d = a->d;
-    int k = d->k;
+    int k = a->v_dim;
     float X = c->sink_logit;
     for (int r = 0; r < rows; r++) {
         float *o = w->O + (size_t)r * k, l = w->l[r], m = w->m[r];
@@ -149,7 +155,7 @@ static void run_task(const attn_tiled *a, tile_scratch *w, int bi, int hh, int q
      * its first key is after the tile's last query position, P + i0 + rows − 1 */
     bool causal = !d->cross && c->causal == ATTN_CAUSAL_ON && c->mask_value == -INFINITY;
     for (int r = 0; r < rows; r++) w->m[r] = -INFINITY, w->l[r] = 0.0f, w->seen[r] = 0;
-    memset(w->O, 0, (size_t)rows * d->k * sizeof *w->O);
+    memset(w->O, 0, (size_t)rows * a->v_dim * sizeof *w->O);
     for (int jt = 0; jt < T; jt++) {
         int j0 = jt * bk, cols = d->t - j0 < bk ? d->t - j0 : bk;
         if (!(causal && j0 > d->P + i0 + rows - 1)) {
@@ -165,11 +171,16 @@ static void run_task(const attn_tiled *a, tile_scratch *w, int bi, int hh, int q
     finish_rows(a, w, bi, hh, i0, rows);
 }
 
-attn_status attn_tiled_attention(const attn_tiled *a, attn_error *err)
+attn_status attn_tiled_attention(const attn_tiled *given, attn_error *err)
 {
-    const attn_config *c = a->c;
-    const attn_dims *d = a->d;
+    const attn_config *c = given->c;
+    const attn_dims *d = given->d;
     if (c->tiles.q < 1 || c->tiles.k < 1) return attn_fail(err, ATTN_ERR_CONFIG, "tiles: no tile size set");
+    attn_tiled r = *given, *a = &r; /* the widths not given: a head's dₖ */
+    if (!r.qk_dim) r.qk_dim = d->k;
+    if (!r.v_dim) r.v_dim = d->k;
+    if (!r.v_stride) r.v_stride = r.kv_stride;
+    if (!r.q_pe || !r.k_pe) r.q_pe = r.k_pe = NULL, r.pe_dim = 0;
     int qtiles = (d->s + c->tiles.q - 1) / c->tiles.q;
     long tasks = (long)d->b * d->h * qtiles;
     double *slopes = c->alibi ? malloc((size_t)d->h * sizeof *slopes) : NULL;
@@ -180,7 +191,7 @@ attn_status attn_tiled_attention(const attn_tiled *a, attn_error *err)
         tile_scratch w = {0};
         /* a tile larger than the sequence holds only what the sequence has */
         bool ok = !failed && scratch_alloc(&w, c->tiles.q < d->s ? c->tiles.q : d->s,
-                                           c->tiles.k < d->t ? c->tiles.k : d->t, d->k);
+                                           c->tiles.k < d->t ? c->tiles.k : d->t, a->v_dim);
         if (!ok) {
             #pragma omp atomic write
             failed = true;
@@ -196,6 +207,30 @@ attn_status attn_tiled_attention(const attn_tiled *a, attn_error *err)
                   : ATTN_OK;
 }
 
+/* Where mode mla's tiles read and write (mla.h): naive, each head's q_nope
+ * against its rebuilt k_nope, v_up, into context; absorbed, q_latent against
+ * the latent c_kv, which is also the values, one for every head, into
+ * context_latent. The RoPE part (q_pe, k_pe) the same either way. */
+static bool mla_sources(attn_trace *tr, int layer, attn_tiled *a)
+{
+    const attn_dims *d = &tr->dims;
+    bool absorb = tr->cfg.mla_absorb;
+    const attn_tensor *q = attn_trace_stage(tr, layer, absorb ? ATTN_STAGE_Q_LATENT : ATTN_STAGE_Q_NOPE),
+                      *keys = attn_trace_stage(tr, layer, absorb ? ATTN_STAGE_C_KV : ATTN_STAGE_K_NOPE),
+                      *values = attn_trace_stage(tr, layer, absorb ? ATTN_STAGE_C_KV : ATTN_STAGE_V_UP),
+                      *ctx = attn_trace_stage(tr, layer, absorb ? ATTN_STAGE_CONTEXT_LATENT : ATTN_STAGE_CONTEXT),
+                      *q_pe = attn_trace_stage(tr, layer, ATTN_STAGE_Q_PE),
+                      *k_pe = attn_trace_stage(tr, layer, ATTN_STAGE_K_PE);
+    if (!q || !keys || !values || !ctx || !q_pe || !k_pe) return false;
+    int e = absorb ? d->kv_rank : d->k;
+    a->q = q->data, a->keys = keys->data, a->values = values->data, a->ctx = ctx->data;
+    a->kv_heads = absorb ? 1 : d->h;
+    a->kv_stride = (size_t)d->t * e;
+    a->qk_dim = a->v_dim = e;
+    a->q_pe = q_pe->data, a->k_pe = k_pe->data, a->pe_dim = d->rope_dim;
+    return true;
+}
+
 attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, uint64_t dropout_key, attn_error *err)
 {
     const attn_dims *d = &tr->dims;
@@ -204,17 +239,23 @@ attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, uint64_
                       *ctx = attn_trace_stage(tr, layer, ATTN_STAGE_CONTEXT),
                       *mx = attn_trace_stage(tr, layer, ATTN_STAGE_TILE_MAX),
                       *sum = attn_trace_stage(tr, layer, ATTN_STAGE_TILE_SUM);
-    if (!ke || !ve || !ctx) return attn_fail(err, ATTN_ERR_CONFIG, "layer %d keeps no keys or context", layer);
+    attn_tiled a = {.c = &tr->cfg, .d = d, .tile_max = mx ? mx->data : NULL, .tile_sum = mx && sum ? sum->data : NULL,
+                    .dropout_key = dropout_key};
+    if (d->mode == ATTN_MODE_MLA) {
+        if (!mla_sources(tr, layer, &a))
+            return attn_fail(err, ATTN_ERR_CONFIG, "layer %d keeps no latent keys or context", layer);
+    } else {
+        if (!ke || !ve || !ctx) return attn_fail(err, ATTN_ERR_CONFIG, "layer %d keeps no keys or context", layer);
+        a.q = qh, a.keys = ke->data, a.values = ve->data, a.ctx = ctx->data;
+        a.kv_heads = d->h, a.kv_stride = (size_t)d->t * d->k;
+    }
     /* the pad mask's keys, as query_key's mask reads them: the source's in cross-attention */
     const attn_tokens *keys = d->cross ? &tr->source : &tr->tokens;
     unsigned char *pad = malloc((size_t)d->b * d->t);
     if (!pad) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     for (int bi = 0; bi < d->b; bi++)
         for (int j = 0; j < d->t; j++) pad[(size_t)bi * d->t + j] = tr->cfg.pad_mask && attn_tokens_is_pad(keys, bi, j);
-    attn_tiled a = {.c = &tr->cfg, .d = d, .q = qh, .keys = ke->data, .values = ve->data, .kv_heads = d->h,
-                    .kv_stride = (size_t)d->t * d->k, .key_pad = pad, .ctx = ctx->data,
-                    .tile_max = mx ? mx->data : NULL, .tile_sum = mx && sum ? sum->data : NULL,
-                    .dropout_key = dropout_key};
+    a.key_pad = pad;
     attn_status st = attn_tiled_attention(&a, err);
     free(pad);
     return st;

@@ -30,7 +30,15 @@
  *   dropout:        a tile drops the cells attn_op_dropout drops (its mask is
  *                   a pure function of the seed and the cell's index in
  *                   (b, h, s, t)), from O only: ℓ sums what the softmax
- *                   normalises, before dropout, as FlashAttention does */
+ *                   normalises, before dropout, as FlashAttention does
+ *
+ * Mode mla (multi-head latent attention, mla.h) runs the same loop on its own
+ * keys: S_j = (q_nope·k_nope_jᵀ + q_pe·k_pe_jᵀ) / √(dₖ + D), with k_pe one key
+ * for every head. Naive, the keys and values are the heads' rebuilt k_nope and
+ * v_up; absorbed, the query is q_latent and both the keys and the values are
+ * the latent cache c_kv itself, one for every head (as FlashMLA reads its
+ * cache): O and the context are then latent, R wide (context_latent), and
+ * W_UV comes after. */
 #ifndef ATTN_TILES_H
 #define ATTN_TILES_H
 
@@ -54,6 +62,13 @@ typedef struct {
     float *tile_max;        /* (b, h, s, T), T = ⌈t / BK⌉: m after each key tile; NULL: not kept */
     float *tile_sum;        /* (b, h, s, T): ℓ after each key tile; NULL: not kept */
     uint64_t dropout_key;   /* training with dropout: attn_dropout_key(c, "attention") (attention.h) */
+    /* mode mla (mla.h); all 0 / NULL otherwise */
+    int qk_dim;             /* features of q and of the keys: 0 is d->k; absorbed, the latent's R */
+    int v_dim;              /* features of the values and of ctx: 0 is d->k; absorbed, R */
+    size_t v_stride;        /* floats between the values' kv heads: 0 is kv_stride */
+    const float *q_pe;      /* (b, h, s, pe_dim): the RoPE part of each query head; NULL: none */
+    const float *k_pe;      /* (b, t, pe_dim): its key, one for every head */
+    int pe_dim;             /* D: a score is (q·k + q_pe·k_pe) / √(d->k + D) */
 } attn_tiled;
 
 /* The context of a by tiles of c->tiles (BQ × BK). ATTN_ERR_NOMEM when a
@@ -62,7 +77,10 @@ attn_status attn_tiled_attention(const attn_tiled *a, attn_error *err);
 
 /* A traced layer's context by tiles, from its queries qh (b, h, s, k) and its
  * k_expanded, v_expanded, into its context stage, with tile_max and tile_sum
- * when the trace keeps them; dropout_key as in attn_tiled. */
+ * when the trace keeps them; dropout_key as in attn_tiled. Mode mla (qh not
+ * read): from q_nope, q_pe, k_nope, k_pe, v_up into context (naive), or from
+ * q_latent, q_pe, c_kv, k_pe into context_latent (absorbed: attn_mla_up_project
+ * makes the context from it). */
 attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, uint64_t dropout_key, attn_error *err);
 
 #endif

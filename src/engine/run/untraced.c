@@ -37,7 +37,7 @@ static attn_status resolve(const attn_config *cfg, attn_dims *d, attn_tokens *to
                          "holds every s × t weight)");
     const char *no = cfg->model ? "--model" : cfg->source_tokens ? "cross-attention" : cfg->past ? "--past"
                    : cfg->weights_path ? "--weights" : cfg->input_path ? "--input" : cfg->qk_norm ? "--qk-norm"
-                   : NULL;
+                   : cfg->mode == ATTN_MODE_MLA ? "--mode mla" : NULL;
     if (no)
         return attn_fail(err, ATTN_ERR_CONFIG, "the untraced tiled layer takes self-attention of tokens drawn from "
                          "the seed, not %s; trace it instead", no);

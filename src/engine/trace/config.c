@@ -174,9 +174,6 @@ static attn_status resolve_mla(const attn_config *c, attn_dims *d, attn_error *e
     if (c->source_tokens)
         return attn_fail(err, ATTN_ERR_CONFIG, "source_tokens: mode mla compresses a self-attention KV cache (its "
                          "latent and RoPE key are the sequence's own); cross-attention is not supported with it");
-    if (c->tiles.q)
-        return attn_fail(err, ATTN_ERR_CONFIG, "tiles: the tiled path reads per-head keys and values, which mode mla "
-                         "rebuilds from its latent; run mode mla without --tiles");
     return ATTN_OK;
 }
 

@@ -379,8 +379,11 @@ const char *attn_stage_desc_in(const attn_stage_info *info, const attn_stage_tex
         return ATTN_N_("attention weights: each query row sums to 1 − sink_weight");
     if (info->id == ATTN_STAGE_WEIGHTS && c->tiles)
         return ATTN_N_("attention weights, for the pictures: the tiled path never materialises them");
-    if (info->id == ATTN_STAGE_CONTEXT && c->tiles)
+    if (info->id == ATTN_STAGE_CONTEXT && c->tiles && !c->mla_absorb)
         return ATTN_N_("per head, the weighted average of the value rows, computed tile by tile (FlashAttention)");
+    if (info->id == ATTN_STAGE_CONTEXT_LATENT && c->tiles)
+        return ATTN_N_("MLA, absorbed: per head, the weighted average of the latent rows, computed tile by tile "
+                       "over the latent cache (FlashAttention), before W_UV");
     return attn_stage_desc(info, c->model);
 }
 
@@ -414,12 +417,19 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
         if (c->softcap) return "masked_scores = capped_scores + mask";
         return c->alibi ? "masked_scores = scores + bias + mask" : info->formula;
     case ATTN_STAGE_CONTEXT:
-        if (c->mla)
-            return c->mla_absorb ? ATTN_N_("context[b,j] = context_latent[b,j] · W_UV[:, j·dₖ:(j+1)·dₖ]   (W_UV after the weights)")
-                                 : "context = weights · v_up";
+        if (c->mla && c->mla_absorb)
+            return ATTN_N_("context[b,j] = context_latent[b,j] · W_UV[:, j·dₖ:(j+1)·dₖ]   (W_UV after the weights)");
+        if (c->mla && c->tiles)
+            return ATTN_N_("context = O / ℓ,  O′ = e^(m − m′)·O + e^(S_j − m′)·v_up_j over key tiles j (ℓ + e^(X − m) "
+                           "with a sink); weights never materialised");
+        if (c->mla) return "context = weights · v_up";
         if (!c->tiles) return info->formula;
         return c->sink ? ATTN_N_("context = O / (ℓ + e^(X − m)),  O′ = e^(m − m′)·O + e^(S_j − m′)·V_j over key tiles j; weights never materialised")
                        : ATTN_N_("context = O / ℓ,  O′ = e^(m − m′)·O + e^(S_j − m′)·V_j over key tiles j; weights never materialised");
+    case ATTN_STAGE_CONTEXT_LATENT:
+        if (!c->tiles) return info->formula;
+        return ATTN_N_("context_latent = O / ℓ,  O′ = e^(m − m′)·O + e^(S_j − m′)·c_kv_j over key tiles j: the "
+                       "latent cache is the values (ℓ + e^(X − m) with a sink); weights never materialised");
     case ATTN_STAGE_WEIGHTS:
         return c->sink ? ATTN_N_("weights = softmax([masked_scores, X]) along t, the sink's column X dropped")
                        : info->formula;
