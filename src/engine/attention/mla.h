@@ -14,16 +14,17 @@
 #ifndef ATTN_MLA_H
 #define ATTN_MLA_H
 
+#include "engine/attention/attention.h"
 #include "engine/base/error.h"
 #include "engine/trace/trace.h"
 
 /* Steps 1–6: q, q_nope, q_pe, c_kv, k_pe, then k_nope and v_up (naive) or
  * q_latent (absorbed), into layer `layer` of tr, whose weights and inputs
- * are filled. The cached rows of c_kv and k_pe are ckv_past (b, P, R) and
- * kpe_past (b, P, D), already rotated, a real cache (attn_inputs), when
- * given; else (NULL) computed from x_past. */
-attn_status attn_mla_project(attn_trace *tr, int layer, const float *ckv_past, const float *kpe_past,
-                             attn_error *err);
+ * are filled. The cached rows of c_kv and k_pe are in's ckv_past (b, P, R)
+ * and kpe_past (b, P, D), already rotated, a real cache, when given; else
+ * (NULL) computed from x_past. A checkpoint's q (q_mla) and latent norm
+ * (kv_norm) come from in too (attention.h). */
+attn_status attn_mla_project(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err);
 
 /* Step 7: scores (b,h,s,t) = (nope part + RoPE part) · scale, where scale is
  * 1/√(dₖ + D), or 1 with scale = false. */

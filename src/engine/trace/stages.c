@@ -132,7 +132,9 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
     {ATTN_STAGE_C_KV, "c_kv", "b,t,R",
      ATTN_N_("MLA: the latent of every key position, the cached ones first: with k_pe, all the cache keeps"),
      "c_kv = [x_past ; x] · W_DKV",
-     .rule = ATTN_PRESENT_MLA},
+     .rule = ATTN_PRESENT_MLA,
+     /* DeepSeek's checkpoints normalise the latent (kv_a_layernorm) before caching it */
+     .model_formula = "c_kv = RMSNorm([x_past ; x] · W_DKV) ⊙ g_kv"},
     {ATTN_STAGE_K_PE, "k_pe", "b,t,D",
      ATTN_N_("MLA: the decoupled RoPE key of every key position, one shared by every head"),
      ATTN_N_("k_pe = RoPE([x_past ; x] · W_KR) at positions 0 … t−1"),
@@ -291,6 +293,7 @@ bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx)
 {
     bool mla = ctx->dims->mode == ATTN_MODE_MLA;
     if (info->not_mla && mla) return false;
+    if (info->id == ATTN_STAGE_W_Q && mla && ctx->q_lora) return false; /* q = RMSNorm(x · W_QA) · W_QB */
     switch (info->rule) {
     case ATTN_PRESENT_MLA: return mla;
     case ATTN_PRESENT_MLA_NAIVE: return mla && !ctx->mla_absorb;

@@ -217,6 +217,7 @@ typedef struct {
     bool tiles;   /* tile_max, tile_sum */
     int qk_layers; /* layers that keep the stages of one cell per (query, key); 0: every layer */
     bool mla_absorb; /* mode mla (dims->mode): the absorbed path's stages, not the naive one's */
+    bool q_lora;     /* mode mla with a low-rank query (a DeepSeek checkpoint's q_lora_rank): no w_q */
 } attn_stage_ctx;
 
 /* Whether a run described by ctx records the stage. */
