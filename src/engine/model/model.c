@@ -464,14 +464,14 @@ static attn_status read_eval(attn_model *m, attn_error *err)
 
 static int variant_rank(const char *v)
 {
-    return !strcmp(v, "mha") ? 0 : !strcmp(v, "gqa") ? 1 : !strcmp(v, "mqa") ? 2 : -1;
+    return !strcmp(v, "mha") ? 0 : !strcmp(v, "gqa") ? 1 : !strcmp(v, "mqa") ? 2 : !strcmp(v, "mla") ? 3 : -1;
 }
 
 attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, int *n, attn_error *err)
 {
     char **all;
     int count;
-    bool have[3] = {false, false, false};
+    bool have[ATTN_MAX_VARIANTS] = {false, false, false, false};
     attn_status st = attn_model_list(&all, &count, err);
     *n = 0;
     if (st) return st;
@@ -503,7 +503,7 @@ attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, in
         free(all[i]);
     }
     free(all);
-    for (int r = 0; r < 3; r++) /* close the gaps: MHA, GQA, MQA in order */
+    for (int r = 0; r < ATTN_MAX_VARIANTS; r++) /* close the gaps: MHA, GQA, MQA, MLA in order */
         if (have[r]) out[(*n)++] = out[r];
     return ATTN_OK;
 }

@@ -75,7 +75,7 @@ typedef struct attn_model {
     char *config_json;        /* config.json as read */
     char *summary;            /* the model card's one-line summary, or NULL */
     char *example;            /* example.txt's first line, or NULL */
-    char variant[16];         /* eval.json's: "gqa", "mha", "mqa", "nocausal"; "" if absent */
+    char variant[16];         /* eval.json's: "gqa", "mha", "mqa", "mla", "nocausal"; "" if absent */
     char lang[8];             /* eval.json's training language: "zh", "en"; "" if absent */
     double heldout_loss;      /* eval.json's, nats per token on held-out text; NAN if absent */
     double train_loss;        /* the same on training text */
@@ -147,16 +147,20 @@ double attn_model_kv_bytes_per_token(const attn_model_config *c);
 /* A shipped model trained like another except for its attention. */
 typedef struct {
     char name[64];             /* as attn_model_list gives it */
-    char variant[16];          /* "mha", "gqa", "mqa" */
+    char variant[16];          /* "mha", "gqa", "mqa", "mla" */
     int heads, kv_heads;
     int layers;
     double heldout_loss;       /* nats per token; NAN if unknown */
-    double kv_bytes_per_token; /* K and V of all its layers (attn_model_kv_bytes_per_token) */
+    double kv_bytes_per_token; /* K and V of all its layers, or MLA's latent and RoPE key
+                                * (attn_model_kv_bytes_per_token) */
 } attn_model_variant;
 
-/* The shipped variants of m's training run, in the order MHA, GQA, MQA (m
- * among them when it is one): same language, variant mha, gqa or mqa.
- * out has room for 3; *n receives how many there are. */
+enum { ATTN_MAX_VARIANTS = 4 }; /* MHA, GQA, MQA, MLA */
+
+/* The shipped variants of m's training run, in the order MHA, GQA, MQA, MLA
+ * (m among them when it is one): same language, variant mha, gqa, mqa or mla
+ * (a DeepSeek-style model, tang-mla). out has room for ATTN_MAX_VARIANTS;
+ * *n receives how many there are. */
 attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, int *n, attn_error *err);
 
 #endif

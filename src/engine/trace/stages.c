@@ -426,7 +426,9 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
     case ATTN_STAGE_WEIGHTS:
         return c->sink ? ATTN_N_("weights = softmax([masked_scores, X]) along t, the sink's column X dropped")
                        : info->formula;
-    case ATTN_STAGE_Q: return c->bias ? "q = x · W_Q + b_Q" : info->formula;
+    case ATTN_STAGE_Q:
+        if (c->mla && c->q_lora) return "q = RMSNorm(x · W_QA) ⊙ g_qa · W_QB";
+        return c->bias ? "q = x · W_Q + b_Q" : info->formula;
     case ATTN_STAGE_K: return c->bias ? "k = x · W_K + b_K" : info->formula;
     case ATTN_STAGE_V: return c->bias ? "v = x · W_V + b_V" : info->formula;
     case ATTN_STAGE_Q_ROPE:

@@ -248,6 +248,7 @@ typedef struct {
     bool mla;       /* mode mla: scores from the nope and pe parts, over √(dₖ + D) */
     bool rope;      /* rope = true: MLA's q_pe and k_pe are rotated */
     bool mla_absorb; /* ... computed the absorbed way (q_latent, context_latent) */
+    bool q_lora;    /* ... with a DeepSeek checkpoint's low-rank query (no W_Q) */
     bool tiles;     /* context and out come from the tiled path (FlashAttention) */
 } attn_stage_text;
 
