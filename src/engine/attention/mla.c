@@ -29,7 +29,7 @@
  *
  * A DeepSeek checkpoint (model_run.c, arch.h) adds three things:
  *   c_kv     = RMSNorm([x_past ; x] · W_DKV) ⊙ g_kv   (kv_a_layernorm, in->kv_norm)
- *   q        = RMSNorm(x · W_QA) ⊙ g_qa · W_QB        with q_lora_rank (in->q_mla, no W_Q)
+ *   q        = RMSNorm(x · W_QA) ⊙ g_qa · W_QB        with q_lora_rank (in->q, no W_Q)
  *   RoPE's pairs (2m, 2m+1), written out as halves    V3's rope_interleave: the D
  *            features regrouped evens then odds, then rotate_half (arch.rope_to_halves) */
 #include "mla.h"
@@ -118,7 +118,7 @@ static attn_status split_query(attn_trace *tr, int layer, const attn_rope *rope,
 }
 
 /* c_kv and k_pe over every key position, the cached ones first. */
-static attn_status latent_cache(attn_trace *tr, int layer, const attn_inputs *in, const attn_rope *rope,
+static attn_status latent_cache(attn_trace *tr, int layer, const attn_mla_given *in, const attn_rope *rope,
                                 attn_error *err)
 {
     const attn_dims *D = &tr->dims;
@@ -126,8 +126,8 @@ static attn_status latent_cache(attn_trace *tr, int layer, const attn_inputs *in
     float *ckv = stage(tr, layer, ATTN_STAGE_C_KV), *kpe = stage(tr, layer, ATTN_STAGE_K_PE);
     project_positions(xp, x, stage(tr, layer, ATTN_STAGE_W_DKV), ckv, D, D->kv_rank);
     /* a checkpoint's latent is RMS-normalised over its R features before it is cached */
-    if (in->kv_norm) attn_op_rmsnorm(ckv, in->kv_norm, ckv, (size_t)D->b * D->t, D->kv_rank, in->qk_eps);
-    if (D->P) use_cache(ckv, in->ckv_past, D, D->kv_rank, in->latent_stride);
+    if (in->kv_norm) attn_op_rmsnorm(ckv, in->kv_norm, ckv, (size_t)D->b * D->t, D->kv_rank, in->kv_eps);
+    if (D->P) use_cache(ckv, in->ckv_past, D, D->kv_rank, in->stride);
     if (!rope) project_positions(xp, x, stage(tr, layer, ATTN_STAGE_W_KR), kpe, D, D->rope_dim);
     else {
         /* rotated as one head (b, 1, t, D) at positions 0 … t−1 */
@@ -139,7 +139,7 @@ static attn_status latent_cache(attn_trace *tr, int layer, const attn_inputs *in
         free(raw);
         if (bad) return no_room(err);
     }
-    if (D->P) use_cache(kpe, in->kpe_past, D, D->rope_dim, in->latent_stride);
+    if (D->P) use_cache(kpe, in->kpe_past, D, D->rope_dim, in->stride);
     return ATTN_OK;
 }
 
@@ -179,7 +179,7 @@ static attn_status absorb_query(attn_trace *tr, int layer, attn_error *err)
     return ATTN_OK;
 }
 
-attn_status attn_mla_project(attn_trace *tr, int layer, const attn_inputs *in, attn_error *err)
+attn_status attn_mla_project(attn_trace *tr, int layer, const attn_mla_given *in, attn_error *err)
 {
     const attn_dims *D = &tr->dims;
     attn_rope r = {tr->cfg.rope_theta, tr->cfg.rope_style, &tr->arch.rope_scaling};
@@ -188,7 +188,7 @@ attn_status attn_mla_project(attn_trace *tr, int layer, const attn_inputs *in, a
     attn_status st;
     /* 1. q = x · W_Q (b, s, h·(k+D)), or the checkpoint's low-rank one; 2. each
      *    head split into its nope and pe parts */
-    if (in->q_mla) memcpy(stage(tr, layer, ATTN_STAGE_Q), in->q_mla, (size_t)D->b * D->s * qw * sizeof(float));
+    if (in->q) memcpy(stage(tr, layer, ATTN_STAGE_Q), in->q, (size_t)D->b * D->s * qw * sizeof(float));
     else attn_op_project(stage(tr, layer, ATTN_STAGE_X), stage(tr, layer, ATTN_STAGE_W_Q),
                          stage(tr, layer, ATTN_STAGE_Q), D->b * D->s, D->d, qw);
     if ((st = split_query(tr, layer, rope, err))) return st;

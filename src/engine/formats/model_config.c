@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "engine/base/json.h"
-#include "model_config_mla.h"
 
 static const struct {
     attn_arch_kind kind;
@@ -31,7 +30,7 @@ static const struct {
 };
 #define N_ARCHS (sizeof ARCHS / sizeof ARCHS[0])
 #define SUPPORTED "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, " \
-                  "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM (dense layers)"
+                  "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
 
 const char *attn_arch_name(attn_arch_kind kind)
 {

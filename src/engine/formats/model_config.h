@@ -44,6 +44,14 @@ typedef struct {
     attn_mla_sizes mla; /* with arch.mla */
 } attn_model_config;
 
+/* For model_config.c: DeepSeek-V2/V3's keys (model_config_mla.c) into c, whose
+ * vocab, d, layers, heads and ffn are read: the latent attention's sizes, RoPE
+ * convention, and the refusals of what this engine does not run (mixture-of-
+ * experts layers, rope_scaling, quantization). Sets head_dim to
+ * qk_nope_head_dim and kv_heads to heads. Errors start "config.json: ". */
+struct cJSON;
+attn_status attn_model_config_mla(const struct cJSON *root, attn_model_config *c, attn_error *err);
+
 /* Reads config.json's text. Errors start "config.json: " and name the key;
  * an unsupported architecture is named with the list of supported ones. */
 attn_status attn_model_config_parse(const char *text, size_t len, attn_model_config *c, attn_error *err);

@@ -10,8 +10,9 @@
  * V3 build DeepseekV*MoE there), which this engine does not run yet: such a
  * config is refused, as is anything else it would run differently from
  * transformers (rope_scaling, a quantized checkpoint, biases). */
-#include "model_config_mla.h"
+#include "model_config.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,10 +55,12 @@ static attn_status unsupported(const cJSON *root, const attn_model_config *c, at
         char experts[32] = "its default";
         if (cJSON_IsNumber(e)) snprintf(experts, sizeof experts, "%g", e->valuedouble);
         else if (cJSON_IsNull(e)) snprintf(experts, sizeof experts, "null");
+        char which[48];
+        if (dense == c->layers - 1) snprintf(which, sizeof which, "layer %d is", dense);
+        else snprintf(which, sizeof which, "layers %d to %d are", dense, c->layers - 1);
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: mixture-of-experts layers are not supported yet "
-                         "(first_k_dense_replace %d < num_hidden_layers %d: layers %d to %d are %sMoE with "
-                         "n_routed_experts %s); only a model whose every layer is dense runs here",
-                         dense, c->layers, dense, c->layers - 1, arch, experts);
+                         "(first_k_dense_replace %d < num_hidden_layers %d: %s %sMoE with n_routed_experts %s); "
+                         "only a model whose every layer is dense runs here", dense, c->layers, which, arch, experts);
     }
     const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
     if (rs && !cJSON_IsNull(rs)) {

@@ -71,7 +71,7 @@ attn_status attn_deepseek_inputs(const attn_model *m, int l, const float *x, int
     ai->w_dkv = buf->w_dkv, ai->w_kr = buf->w_kr, ai->w_uk = buf->w_uk, ai->w_uv = buf->w_uv;
     ai->q_mla = buf->q;
     ai->kv_norm = W->kva_norm;
-    ai->qk_eps = LATENT_NORM_EPS;
+    ai->kv_eps = LATENT_NORM_EPS;
     return ATTN_OK;
 }
 
