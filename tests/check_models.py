@@ -334,6 +334,27 @@ def check_deepseek(name, model, W, cfg, text, *extra):
               f"{len(MLA_STAGES) - 2 * absorbed} MLA stages on {ids.shape[1]} tokens (max |Δlogits| {diff:.1e})")
 
 
+def check_latent_cache(name, model, text):
+    """Every past P: the cached pass's logits, and its latent cache (c_kv, k_pe over every
+    position, the cached ones read from the prefix's own), equal the full pass's."""
+    full, _ = trace(model, "--text", text)
+    L = full["logits"].shape[1]
+    one = "layers.0." if any(k.startswith("layers.1.") for k in full) else ""
+    worst = 0.0
+    for P in range(1, L):
+        cached, _ = trace(model, "--text", text, "--past", str(P))
+        worst = max(worst, float((cached["logits"][0] - full["logits"][0, P:]).abs().max()))
+        for st in ("c_kv", "k_pe"):
+            if not close(cached[one + st], full[one + st]):
+                fail(f"{name}: past = {P}: {one + st} differs from the full pass's")
+                return
+        if not close(cached["logits"][0], full["logits"][0, P:]):
+            fail(f"{name}: past = {P}: logits differ from the full pass at the new positions ({worst:.1e})")
+            return
+    MAX_DIFF["cached logits"] = max(MAX_DIFF.get("cached logits", 0.0), worst)
+    print(f"ok   {name}: every past 1..{L - 1} (the latent cache) equals the full pass (max |Δlogits| {worst:.1e})")
+
+
 DEEPSEEK = [  # V3?, layers, heads, q_lora_rank, tied, dtype, rope_interleave
     (True, 2, 4, None, True, "F16", True),    # what tang-mla is: q_lora_rank null, tied, F16
     (True, 1, 3, 12, False, "BF16", True),
@@ -356,6 +377,7 @@ def run_deepseek():
             check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
             check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--mla-absorb")
             check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
+            check_latent_cache(name, path, "the cat sat on the mat . a dog")
             check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
                            reference=lambda W_, c_, ids: hf_deepseek.reference(W_, c_, ids)[0])
         except RuntimeError as e:

@@ -408,8 +408,12 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
         if (c->mla) return mla_scores_formula(c);
         return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √dₖ)");
     case ATTN_STAGE_Q_PE:
+        if (c->rope && c->rope_to_halves)
+            return ATTN_N_("q_pe[b,j,i,:] = RoPE of the pairs (2m, 2m+1) of q's last D features of head j, written as halves (DeepSeek-V3's rope_interleave), at P + i");
         return c->rope ? info->formula : ATTN_N_("q_pe[b,j,i,:] = q[b,i, j·(dₖ+D)+dₖ : (j+1)·(dₖ+D)]   (rope off: not rotated)");
     case ATTN_STAGE_K_PE:
+        if (c->rope && c->rope_to_halves)
+            return ATTN_N_("k_pe = RoPE of the pairs (2m, 2m+1) of [x_past ; x] · W_KR, written as halves (DeepSeek-V3's rope_interleave), at 0 … t−1");
         return c->rope ? info->formula : ATTN_N_("k_pe = [x_past ; x] · W_KR   (rope off: not rotated)");
     case ATTN_STAGE_MASK: return mask_formula(c);
     case ATTN_STAGE_CAPPED_SCORES: return c->alibi ? "capped_scores = C · tanh((scores + bias) / C)" : info->formula;

@@ -249,6 +249,7 @@ typedef struct {
     bool rope;      /* rope = true: MLA's q_pe and k_pe are rotated */
     bool mla_absorb; /* ... computed the absorbed way (q_latent, context_latent) */
     bool q_lora;    /* ... with a DeepSeek checkpoint's low-rank query (no W_Q) */
+    bool rope_to_halves; /* ... its RoPE pairs (2m, 2m+1) written out as halves (V3's rope_interleave) */
     bool tiles;     /* context and out come from the tiled path (FlashAttention) */
 } attn_stage_text;
 
