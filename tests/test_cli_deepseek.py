@@ -166,6 +166,18 @@ refused("experts", config(), "unexpected tensor 'model.layers.1.mlp.experts.0.ga
 no_norm = {k: v for k, v in shapes(config()).items() if "kv_a_layernorm" not in k}
 refused("no_norm", config(), "tensor 'model.layers.0.self_attn.kv_a_layernorm.weight' is missing", tensors=no_norm)
 
+# ---- transformers' defaults where a key is absent (DeepseekV3Config's) ----
+def without(*keys, **over):
+    return {k: v for k, v in config(**over).items() if k not in keys}
+
+
+refused("default_kv_rank", without("kv_lora_rank"), "kv_a_proj_with_mqa.weight' has shape (6, 8) but config.json "
+        "needs (514, 8)", tensors=shapes(config()))  # 512 + the RoPE key's 2
+refused("default_q_rank", without("q_lora_rank"), "q_a_proj.weight' is missing", tensors=shapes(config()))  # 1536
+refused("default_v_dim", without("v_head_dim"), "v_head_dim 128 differs from qk_nope_head_dim 3")
+d = folder("default_context", without("max_position_embeddings", "rope_interleave", "bos_token_id", "eos_token_id"))
+expect(["info", "--model", d], 0, "context 4096", stream="stdout")
+
 # ---- a fuzz: every size key over hostile values, weights as the valid config has them ----
 KEYS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "num_key_value_heads",
         "first_k_dense_replace", "num_attention_heads", "hidden_size", "n_routed_experts", "rope_interleave")
