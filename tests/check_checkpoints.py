@@ -222,7 +222,8 @@ def hostile(base):
     p = copy("arch")
     edit_json(os.path.join(p, "config.json"), lambda j: j.update(architectures=["GemmaForCausalLM"]))
     expect_error("an unsupported architecture", p, "architecture 'GemmaForCausalLM' is not supported (supported: "
-                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)")
+                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+                 "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM)")
 
     p = copy("yarn")
     edit_json(os.path.join(p, "config.json"),

@@ -32,6 +32,7 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hf_deepseek  # noqa: E402
 import hf_reference  # noqa: E402
 import make_checkpoints as mk  # noqa: E402
 from hf_reference import read_st  # noqa: E402
@@ -45,6 +46,7 @@ def reference(W, cfg, ids, attn_mask=None):
 ap = argparse.ArgumentParser()
 ap.add_argument("--attnlab", required=True)
 ap.add_argument("--models", required=True, help="the shipped models' folder")
+ap.add_argument("--only", choices=("random", "deepseek", "shipped"), help="run one part (default: all)")
 ARGS = ap.parse_args()
 TMP = tempfile.mkdtemp(prefix="attnlab-models-")
 atexit.register(shutil.rmtree, TMP, True)
@@ -128,14 +130,14 @@ def vocab_strings(tok):
     return inv
 
 
-def check_generate(name, model, W, cfg, tok, text, n=12):
+def check_generate(name, model, W, cfg, tok, text, n=12, reference=lambda W_, c_, ids: reference(W_, c_, ids)[0]):
     _, meta = trace(model, "--text", text)
     ids = json.loads(meta["token_ids"])[0]
     prompt = len(ids)
     # generation never chooses the unknown token (attnlab generate without --allow-unk)
     unk = vocab_ids(tok).get(tok["model"].get("unk_token"))
     while len(ids) - prompt < n and len(ids) < cfg["max_position_embeddings"]:
-        logits, _ = reference(W, cfg, torch.tensor([ids]))
+        logits = reference(W, cfg, torch.tensor([ids]))
         last = logits[0, -1].clone()
         if unk is not None:
             last[unk] = -float("inf")
@@ -227,13 +229,176 @@ def random_model(path, layers, heads, kv, tied, dtype, seed):
     json.dump(tokenizer_json(), open(os.path.join(path, "tokenizer.json"), "w"))
 
 
+def write_st_f32(path, tensors):
+    header, blobs, off = {}, [], 0
+    for k, v in tensors.items():
+        b = v.detach().numpy().astype("<f4").tobytes()
+        header[k] = {"dtype": "F32", "shape": list(v.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def deepseek_config(v3, layers, heads, q_rank, tied, dtype, R=8, D=4, k=6, interleave=True):
+    d, f, V = 16, 40, len(WORDS)
+    cfg = {"architectures": ["DeepseekV3ForCausalLM" if v3 else "DeepseekV2ForCausalLM"],
+           "model_type": "deepseek_v3" if v3 else "deepseek_v2", "hidden_size": d,
+           "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": heads,
+           "intermediate_size": f, "rms_norm_eps": 1e-5, "rope_theta": 100.0, "vocab_size": V,
+           "max_position_embeddings": 32, "tie_word_embeddings": tied, "hidden_act": "silu",
+           "bos_token_id": 1, "eos_token_id": 2, "q_lora_rank": q_rank, "kv_lora_rank": R,
+           "qk_rope_head_dim": D, "qk_nope_head_dim": k, "v_head_dim": k,
+           "first_k_dense_replace": layers, "n_routed_experts": 4, "moe_intermediate_size": 8,
+           "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
+    if v3:
+        cfg["rope_interleave"] = interleave
+    return cfg
+
+
+def deepseek_weights(cfg, seed):
+    """Random weights of a dense DeepSeek folder, HF's names and (out, in) shapes."""
+    torch.manual_seed(seed)
+    d, h, f, V = cfg["hidden_size"], cfg["num_attention_heads"], cfg["intermediate_size"], cfg["vocab_size"]
+    R, D, k, q_rank = cfg["kv_lora_rank"], cfg["qk_rope_head_dim"], cfg["qk_nope_head_dim"], cfg["q_lora_rank"]
+    W = {"model.embed_tokens.weight": torch.randn(V, d)}
+    for li in range(cfg["num_hidden_layers"]):
+        p, a = f"model.layers.{li}.", f"model.layers.{li}.self_attn."
+        W[p + "input_layernorm.weight"] = 1 + 0.1 * torch.randn(d)
+        if q_rank is None:
+            W[a + "q_proj.weight"] = torch.randn(h * (k + D), d) / d ** 0.5 * 2
+        else:
+            W[a + "q_a_proj.weight"] = torch.randn(q_rank, d) / d ** 0.5
+            W[a + "q_a_layernorm.weight"] = 1 + 0.1 * torch.randn(q_rank)
+            W[a + "q_b_proj.weight"] = torch.randn(h * (k + D), q_rank) / q_rank ** 0.5 * 2
+        W[a + "kv_a_proj_with_mqa.weight"] = torch.randn(R + D, d) / d ** 0.5 * 2
+        W[a + "kv_a_layernorm.weight"] = 1 + 0.1 * torch.randn(R)
+        W[a + "kv_b_proj.weight"] = torch.randn(h * 2 * k, R) / R ** 0.5
+        W[a + "o_proj.weight"] = torch.randn(d, h * k) / (h * k) ** 0.5
+        W[p + "post_attention_layernorm.weight"] = 1 + 0.1 * torch.randn(d)
+        W[p + "mlp.gate_proj.weight"] = torch.randn(f, d) / d ** 0.5
+        W[p + "mlp.up_proj.weight"] = torch.randn(f, d) / d ** 0.5
+        W[p + "mlp.down_proj.weight"] = torch.randn(d, f) / f ** 0.5
+    W["model.norm.weight"] = 1 + 0.1 * torch.randn(d)
+    if not cfg["tie_word_embeddings"]:
+        W["lm_head.weight"] = torch.randn(V, d) / d ** 0.5
+    return W
+
+
+def deepseek_folder(path, cfg, W, dtype):
+    os.makedirs(path, exist_ok=True)
+    if dtype == "F32":
+        write_st_f32(os.path.join(path, "model.safetensors"), W)
+    else:
+        write_st(os.path.join(path, "model.safetensors"), W, dtype)
+    json.dump(cfg, open(os.path.join(path, "config.json"), "w"))
+    json.dump(tokenizer_json(), open(os.path.join(path, "tokenizer.json"), "w"))
+
+
+MLA_STAGES = ("q", "q_nope", "q_pe", "c_kv", "k_pe", "k_nope", "v_up", "scores", "weights", "context", "out")
+MAX_DIFF = {}  # stage: the largest |attnlab − reference| over every DeepSeek case
+
+
+def check_deepseek(name, model, W, cfg, text, *extra):
+    """logits and every layer's MLA stages of `attnlab trace` against hf_deepseek."""
+    t, meta = trace(model, "--text", text, *extra)
+    ids = torch.tensor(json.loads(meta["token_ids"]))
+    logits, layers = hf_deepseek.reference(W, cfg, ids)
+    absorbed = "--mla-absorb" in extra
+    bad = []
+    for li, stages in enumerate(layers):
+        for st in MLA_STAGES:
+            ref = stages[st]
+            if absorbed and st in ("k_nope", "v_up"):
+                continue
+            key = f"layers.{li}.{st}" if len(layers) > 1 else st
+            if key not in t:
+                bad.append(f"{key} missing")
+                continue
+            got = t[key].reshape(ref.shape)
+            diff = float((got - ref).abs().max())
+            MAX_DIFF[st] = max(MAX_DIFF.get(st, 0.0), diff / max(1.0, float(ref.abs().max())))
+            if not close(got, ref, 1e-4):
+                bad.append(f"{key} (max |Δ| {diff:.2e})")
+    diff = float((t["logits"] - logits).abs().max())
+    MAX_DIFF["logits"] = max(MAX_DIFF.get("logits", 0.0), diff / max(1.0, float(logits.abs().max())))
+    if not close(t["logits"], logits):
+        bad.append(f"logits (max |Δ| {diff:.2e})")
+    if bad:
+        fail(f"{name}: differs from the reference on {text!r}{' ' + ' '.join(extra) if extra else ''}: "
+             + ", ".join(bad[:6]))
+    else:
+        print(f"ok   {name}{' ' + ' '.join(extra) if extra else ''}: logits and {len(layers)} layers' "
+              f"{len(MLA_STAGES) - 2 * absorbed} MLA stages on {ids.shape[1]} tokens (max |Δlogits| {diff:.1e})")
+
+
+def check_latent_cache(name, model, text):
+    """Every past P: the cached pass's logits, and its latent cache (c_kv, k_pe over every
+    position, the cached ones read from the prefix's own), equal the full pass's."""
+    full, _ = trace(model, "--text", text)
+    L = full["logits"].shape[1]
+    one = "layers.0." if any(k.startswith("layers.1.") for k in full) else ""
+    worst = 0.0
+    for P in range(1, L):
+        cached, _ = trace(model, "--text", text, "--past", str(P))
+        worst = max(worst, float((cached["logits"][0] - full["logits"][0, P:]).abs().max()))
+        for st in ("c_kv", "k_pe"):
+            if not close(cached[one + st], full[one + st]):
+                fail(f"{name}: past = {P}: {one + st} differs from the full pass's")
+                return
+        if not close(cached["logits"][0], full["logits"][0, P:]):
+            fail(f"{name}: past = {P}: logits differ from the full pass at the new positions ({worst:.1e})")
+            return
+    absorbed, _ = trace(model, "--text", text, "--past", str(L // 2), "--mla-absorb")
+    if not close(absorbed["logits"][0], full["logits"][0, L // 2:]):
+        fail(f"{name}: past = {L // 2} absorbed: logits differ from the full pass at the new positions")
+        return
+    MAX_DIFF["cached logits"] = max(MAX_DIFF.get("cached logits", 0.0), worst)
+    print(f"ok   {name}: every past 1..{L - 1} (the latent cache), and one absorbed, equals the full pass "
+          f"(max |Δlogits| {worst:.1e})")
+
+
+DEEPSEEK = [  # V3?, layers, heads, q_lora_rank, tied, dtype, rope_interleave
+    (True, 2, 4, None, True, "F16", True),    # what tang-mla is: q_lora_rank null, tied, F16
+    (True, 1, 3, 12, False, "BF16", True),
+    (True, 3, 2, None, False, "F32", False),
+    (True, 2, 4, 10, True, "F32", True),
+    (False, 2, 4, None, False, "F16", True),  # V2: RoPE pairs interleaved in place
+    (False, 1, 2, 12, True, "BF16", True),
+]
+
+
+def run_deepseek():
+    for i, (v3, layers, heads, q_rank, tied, dtype, inter) in enumerate(DEEPSEEK):
+        path = os.path.join(TMP, f"deepseek{i}")
+        cfg = deepseek_config(v3, layers, heads, q_rank, tied, dtype, interleave=inter)
+        deepseek_folder(path, cfg, deepseek_weights(cfg, seed=100 + i), dtype)
+        W, _ = read_st(os.path.join(path, "model.safetensors"))
+        name = (f"deepseek {'v3' if v3 else 'v2'} {layers} layers {heads} heads q_lora {q_rank} "
+                f"{'tied' if tied else 'untied'} {dtype}{'' if inter or not v3 else ' rope_interleave false'}")
+        try:
+            check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
+            check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--mla-absorb")
+            check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
+            check_latent_cache(name, path, "the cat sat on the mat . a dog")
+            check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
+                           reference=lambda W_, c_, ids: hf_deepseek.reference(W_, c_, ids)[0])
+        except RuntimeError as e:
+            fail(f"{name}: {e}")
+    print("largest |attnlab − reference| over the DeepSeek cases (relative to max(1, |reference|); cached "
+          "logits: absolute, against attnlab's full pass): "
+          + ", ".join(f"{k} {v:.1e}" for k, v in MAX_DIFF.items()))
+
+
 RANDOM = [  # layers, heads, kv heads, tied, dtype
     (1, 4, 4, True, "F16"),
     (2, 4, 2, False, "BF16"),
     (3, 4, 1, True, "BF16"),
     (2, 2, 1, False, "F16"),
 ]
-for i, (layers, heads, kv, tied, dtype) in enumerate(RANDOM):
+for i, (layers, heads, kv, tied, dtype) in enumerate(RANDOM if ARGS.only in (None, "random") else []):
     path = os.path.join(TMP, f"random{i}")
     random_model(path, layers, heads, kv, tied, dtype, seed=i)
     name = f"random {layers} layers {heads}/{kv} heads {'tied' if tied else 'untied'} {dtype}"
@@ -246,9 +411,12 @@ for i, (layers, heads, kv, tied, dtype) in enumerate(RANDOM):
     except RuntimeError as e:
         fail(f"{name}: {e}")
 
+if ARGS.only in (None, "deepseek"):
+    run_deepseek()
+
 PROMPTS = {"zh": ("床前明月光，疑是地上霜。", "白日依山尽", "春眠不觉晓"),
            "en": ("the jury said it did not know .", "it was a good day", "he said")}
-for path in sorted(glob.glob(os.path.join(ARGS.models, "*", "config.json"))):
+for path in sorted(glob.glob(os.path.join(ARGS.models, "*", "config.json")) if ARGS.only in (None, "shipped") else []):
     folder = os.path.dirname(path)
     name = os.path.basename(folder)
     W, _ = read_st(os.path.join(folder, "model.safetensors"))
@@ -256,16 +424,25 @@ for path in sorted(glob.glob(os.path.join(ARGS.models, "*", "config.json"))):
     tok = json.load(open(os.path.join(folder, "tokenizer.json"), encoding="utf-8"))
     lang = "en" if tok["model"]["type"] == "WordLevel" else "zh"
     a, b, c = PROMPTS[lang]
+    deepseek = cfg.get("model_type") in ("deepseek_v2", "deepseek_v3")  # tang-mla: latent attention
     try:
-        check_logits(name, name, W, cfg, a)
+        if deepseek:
+            check_deepseek(name, name, W, cfg, a)
+        else:
+            check_logits(name, name, W, cfg, a)
         check_padding_and_cache(name, name, a, b, cfg.get("attnlab_causal", True))
-        check_generate(name, name, W, cfg, tok, c)
+        if deepseek:
+            check_generate(name, name, W, cfg, tok, c,
+                           reference=lambda W_, c_, ids: hf_deepseek.reference(W_, c_, ids)[0])
+        else:
+            check_generate(name, name, W, cfg, tok, c)
         # its training checkpoints (checkpoints/step<N>/), each a model folder like any other
         ck = os.path.join(folder, "checkpoints")
         for step in sorted(int(d[4:]) for d in os.listdir(ck) if d[4:].isdigit()) if os.path.isdir(ck) else []:
             sf = os.path.join(ck, f"step{step}")
-            check_logits(f"{name} step {step}", sf, read_st(os.path.join(sf, "model.safetensors"))[0],
-                         json.load(open(os.path.join(sf, "config.json"))), a)
+            (check_deepseek if deepseek else check_logits)(
+                f"{name} step {step}", sf, read_st(os.path.join(sf, "model.safetensors"))[0],
+                json.load(open(os.path.join(sf, "config.json"))), a)
     except RuntimeError as e:
         fail(f"{name}: {e}")
 

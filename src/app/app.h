@@ -81,7 +81,8 @@ typedef struct app_state {
                            * heap, as a worker left running at exit may still take from it; NULL
                            * when out of memory (each trace then its own) */
     char *model_key;      /* the cfg.model it was loaded for */
-    attn_model_variant variants[3]; /* its MHA / GQA / MQA variants (m switches), n_variants of them */
+    attn_model_variant variants[ATTN_MAX_VARIANTS]; /* its MHA / GQA / MQA / MLA variants (m switches),
+                                                     * n_variants of them */
     int n_variants;
     app_training train;   /* its training checkpoints and metrics.json (training.h); train.n = 0: none */
     int train_metric;     /* the measure the training panel's small multiples plot (attn_metric) */

@@ -63,7 +63,7 @@ typedef struct {
     bool made;               /* app_plan_run has made the config run */
     char *load;              /* the model to load in place of the app's (owned); NULL: none */
     struct attn_model *model; /* loaded for it (owned until installed) */
-    attn_model_variant variants[3]; /* its MHA / GQA / MQA variants */
+    attn_model_variant variants[ATTN_MAX_VARIANTS]; /* its MHA / GQA / MQA / MLA variants */
     int n_variants;
     app_training train;      /* its training checkpoints (read with it, on the worker) */
 } app_plan;

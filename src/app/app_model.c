@@ -46,6 +46,19 @@ int app_predictions(const app_state *app, const attn_trace *tr, int batch, int r
     return n;
 }
 
+/* The model variant arg: its name, and the absorbed MLA off unless it has
+ * latent attention (no other model has an absorbed form to show). */
+static int to_variant(attn_config *next, const void *arg, attn_error *err)
+{
+    const attn_model_variant *v = arg;
+    char *m = strdup(v->name);
+    if (!m) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory"), -1;
+    free(next->model);
+    next->model = m;
+    if (strcmp(v->variant, "mla")) next->mla_absorb = false;
+    return 0;
+}
+
 int app_next_variant(app_state *app)
 {
     int at = -1, n = app->n_variants;
@@ -58,7 +71,7 @@ int app_next_variant(app_state *app)
         return -1;
     }
     const attn_model_variant *v = &app->variants[(at + 1) % n];
-    if (app_set(app, "model", v->name)) return -1;
+    if (app_edit_config_async(app, to_variant, v)) return -1;
     /* TRANSLATORS: a model variant; its held-out loss and the KV cache it needs per token in all its layers */
     app_status(app, false, _("%s: %d heads share %d K/V heads · held-out loss %.3f nats/token · KV cache %.0f B/token, all %d layers"),
                v->name, v->heads, v->kv_heads, v->heldout_loss, v->kv_bytes_per_token, v->layers);
@@ -76,6 +89,7 @@ static int switch_model(attn_config *next, const void *name, attn_error *err)
     free(next->source_tokens);
     next->model = m;
     next->text = next->tokens = next->source_tokens = NULL;
+    next->mla_absorb = false; /* latent attention opens naive; the others have no absorbed form */
     /* a model opens as it was trained: tang-nocausal without the causal mask, the others with it */
     attn_error unread; /* the run that follows says why a model cannot be read */
     attn_model_as_trained(next, &unread);

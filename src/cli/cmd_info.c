@@ -166,6 +166,26 @@ static void info_usage(void)
            "weight is read): a folder without weights, or with broken ones, is refused.\n");
 }
 
+/* What a model's KV cache keeps per token: latent attention's latent and
+ * RoPE key, (R + D) · layers values; the others' K and V, 2 · g · k · layers. */
+static void print_model_kv(const attn_model_config *c)
+{
+    double f32 = attn_model_kv_bytes_per_token(c);
+    if (!c->arch.mla) {
+        printf("  KV cache: %.0f B a token (a key and a value per kv head, %d layers, float32; %.0f B in BF16)\n", f32,
+               c->layers, f32 / 2);
+        return;
+    }
+    const attn_mla_sizes *s = &c->mla;
+    /* what the same heads would cache as keys of k + D and values of k */
+    double mha = (double)c->heads * (2.0 * s->nope_dim + s->rope_dim) * c->layers * 4;
+    printf("  latent attention (DeepSeek's MLA): kv_lora_rank %d, qk_rope_head_dim %d, qk_nope_head_dim %d, "
+           "v_head_dim %d, q_lora_rank %s%.0d\n", s->kv_rank, s->rope_dim, s->nope_dim, s->v_dim,
+           s->q_rank ? "" : "none (q_proj)", s->q_rank);
+    printf("  KV cache: %.0f B a token (latent %d + RoPE key %d, %d layers, float32; %.0f B in BF16); its %d heads' "
+           "own keys and values would take %.0f B\n", f32, s->kv_rank, s->rope_dim, c->layers, f32 / 2, c->heads, mha);
+}
+
 /* A model's sizes, and what a traced pass holds: per token at 512 tokens (or
  * its context, if shorter) and at its context length, as the budget weighs it. */
 static int model_info(const char *name)
@@ -179,6 +199,7 @@ static int model_info(const char *name)
     }
     printf("model %s: %d layers, d_model %d, heads %d, kv_heads %d, head_dim %d, MLP %d, vocabulary %d, "
            "context %d\n", name, c.layers, c.d, c.heads, c.kv_heads, c.head_dim, c.ffn, c.vocab, c.max_pos);
+    print_model_kv(&c);
     int typical = c.max_pos < 512 ? c.max_pos : 512;
     double at = attn_model_trace_bytes(&c, typical, false), full = attn_model_trace_bytes(&c, c.max_pos, false);
     attn_budget budget = attn_budget_get(0, true);

@@ -407,7 +407,8 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     /* a watcher may stop the run before each of the three parts */
     bool mla = D->mode == ATTN_MODE_MLA; /* its own steps 1–6 and 11 (mla.h) */
     if (attn_progress_at(in->progress, layer, ATTN_STAGE_Q)) return cancelled(err);
-    if ((st = mla ? attn_mla_project(tr, layer, in->ckv_past, in->kpe_past, err) : queries_keys_values(tr, layer, in, &qh, err))) return st;
+    attn_mla_given given = {in->ckv_past, in->kpe_past, in->latent_stride, in->q_mla, in->kv_norm, in->kv_eps};
+    if ((st = mla ? attn_mla_project(tr, layer, &given, err) : queries_keys_values(tr, layer, in, &qh, err))) return st;
     if (attn_progress_at(in->progress, layer, ATTN_STAGE_SCORES)) return cancelled(err);
     if ((st = query_key(tr, layer, in, qh, &w, err))) return st;
     if (attn_progress_at(in->progress, layer, ATTN_STAGE_CONTEXT)) return cancelled(err);

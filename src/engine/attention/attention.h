@@ -64,6 +64,12 @@ typedef struct {
     const float *w_dkv, *w_uk, *w_uv, *w_kr; /* mode mla: (d, R), (R, h*k), (R, h*k), (d, D) */
     const float *ckv_past, *kpe_past; /* mode mla: the cache as stored, c_kv (b, P, R) and k_pe (b, P, D),
                                        * already rotated; NULL: computed again from x_past */
+    int latent_stride;   /* mode mla: floats from one cached position's row to the next in ckv_past
+                          * and kpe_past (a cache keeping [c_kv | k_pe] together: R + D); 0: R, D */
+    const float *q_mla;  /* mode mla, a DeepSeek checkpoint's low-rank query: q (b, s, h*(k+D)) as the
+                          * model computed it (RMSNorm(x · W_QA) · W_QB); NULL: x · W_Q */
+    const float *kv_norm; /* mode mla, a DeepSeek checkpoint: the latent's RMSNorm gains (R) */
+    double kv_eps;        /* their ε */
     float *qk_scratch;   /* 2 (b,h,s,t) + (b,1,s,t) floats for a layer whose scores, mask, masked
                           * scores and weights the trace does not keep (attn_config.qk_keep) */
     const struct attn_model *model; /* with cfg->model: that model, already loaded (else it is

@@ -25,7 +25,13 @@
  * RoPE cannot go through W_UK (its rotation depends on the key's position,
  * which a product folded into the query cannot know): that is why the
  * position lives in the separate, small k_pe. Without rope the pe parts
- * are not rotated (they still add D features to every score). */
+ * are not rotated (they still add D features to every score).
+ *
+ * A DeepSeek checkpoint (model_run.c, arch.h) adds three things:
+ *   c_kv     = RMSNorm([x_past ; x] · W_DKV) ⊙ g_kv   (kv_a_layernorm, in->kv_norm)
+ *   q        = RMSNorm(x · W_QA) ⊙ g_qa · W_QB        with q_lora_rank (in->q, no W_Q)
+ *   RoPE's pairs (2m, 2m+1), written out as halves    V3's rope_interleave: the D
+ *            features regrouped evens then odds, then rotate_half (arch.rope_to_halves) */
 #include "mla.h"
 
 #include <math.h>
@@ -63,11 +69,29 @@ static void project_positions(const float *x_past, const float *x, const float *
     }
 }
 
-/* The cached rows of c_kv or k_pe (b, t, n) replaced by a real cache's (b, P, n). */
-static void use_cache(float *y, const float *past, const attn_dims *D, int n)
+/* The cached rows of c_kv or k_pe (b, t, n) replaced by a real cache's (b, P, n),
+ * whose rows are stride floats apart (0: n). */
+static void use_cache(float *y, const float *past, const attn_dims *D, int n, int stride)
 {
+    size_t step = stride > 0 ? (size_t)stride : (size_t)n;
     for (int r = 0; past && r < D->b; r++)
-        memcpy(y + (size_t)r * D->t * n, past + (size_t)r * D->P * n, (size_t)D->P * n * sizeof *y);
+        for (int p = 0; p < D->P; p++)
+            memcpy(y + ((size_t)r * D->t + p) * n, past + ((size_t)r * D->P + p) * step, (size_t)n * sizeof *y);
+}
+
+/* V3's rope_interleave: each row of e features regrouped, evens first then
+ * odds (x₀ x₂ … x₁ x₃ …), so that rotate_half then turns the pairs (2m, 2m+1). */
+static int to_halves(float *x, size_t rows, int e)
+{
+    float *tmp = malloc((size_t)e * sizeof *tmp);
+    if (!tmp) return -1;
+    for (size_t r = 0; r < rows; r++) {
+        float *row = x + r * e;
+        for (int m = 0; m < e / 2; m++) tmp[m] = row[2 * m], tmp[e / 2 + m] = row[2 * m + 1];
+        memcpy(row, tmp, (size_t)e * sizeof *row);
+    }
+    free(tmp);
+    return 0;
 }
 
 /* q_nope and q_pe from q (b, s, h·(k+D)); q_pe rotated at P + i if rope. */
@@ -87,31 +111,35 @@ static attn_status split_query(attn_trace *tr, int layer, const attn_rope *rope,
                 memcpy(nope + row * k, src, (size_t)k * sizeof *nope);
                 memcpy(raw + row * e, src + k, (size_t)e * sizeof *raw);
             }
-    int bad = rope ? attn_op_rope(raw, pe, b, h, s, e, D->P, rope) : 0;
+    int bad = rope && tr->arch.rope_to_halves ? to_halves(raw, (size_t)b * h * s, e) : 0;
+    if (!bad && rope) bad = attn_op_rope(raw, pe, b, h, s, e, D->P, rope);
     if (rope) free(raw);
     return bad ? no_room(err) : ATTN_OK;
 }
 
 /* c_kv and k_pe over every key position, the cached ones first. */
-static attn_status latent_cache(attn_trace *tr, int layer, const float *ckv_past, const float *kpe_past,
-                                const attn_rope *rope, attn_error *err)
+static attn_status latent_cache(attn_trace *tr, int layer, const attn_mla_given *in, const attn_rope *rope,
+                                attn_error *err)
 {
     const attn_dims *D = &tr->dims;
     const float *x = stage(tr, layer, ATTN_STAGE_X), *xp = stage(tr, layer, ATTN_STAGE_X_PAST);
     float *ckv = stage(tr, layer, ATTN_STAGE_C_KV), *kpe = stage(tr, layer, ATTN_STAGE_K_PE);
     project_positions(xp, x, stage(tr, layer, ATTN_STAGE_W_DKV), ckv, D, D->kv_rank);
-    if (D->P) use_cache(ckv, ckv_past, D, D->kv_rank);
+    /* a checkpoint's latent is RMS-normalised over its R features before it is cached */
+    if (in->kv_norm) attn_op_rmsnorm(ckv, in->kv_norm, ckv, (size_t)D->b * D->t, D->kv_rank, in->kv_eps);
+    if (D->P) use_cache(ckv, in->ckv_past, D, D->kv_rank, in->stride);
     if (!rope) project_positions(xp, x, stage(tr, layer, ATTN_STAGE_W_KR), kpe, D, D->rope_dim);
     else {
         /* rotated as one head (b, 1, t, D) at positions 0 … t−1 */
         float *raw = malloc((size_t)D->b * D->t * D->rope_dim * sizeof *raw);
         if (!raw) return no_room(err);
         project_positions(xp, x, stage(tr, layer, ATTN_STAGE_W_KR), raw, D, D->rope_dim);
-        int bad = attn_op_rope(raw, kpe, D->b, 1, D->t, D->rope_dim, 0, rope);
+        int bad = tr->arch.rope_to_halves ? to_halves(raw, (size_t)D->b * D->t, D->rope_dim) : 0;
+        if (!bad) bad = attn_op_rope(raw, kpe, D->b, 1, D->t, D->rope_dim, 0, rope);
         free(raw);
         if (bad) return no_room(err);
     }
-    if (D->P) use_cache(kpe, kpe_past, D, D->rope_dim);
+    if (D->P) use_cache(kpe, in->kpe_past, D, D->rope_dim, in->stride);
     return ATTN_OK;
 }
 
@@ -151,19 +179,21 @@ static attn_status absorb_query(attn_trace *tr, int layer, attn_error *err)
     return ATTN_OK;
 }
 
-attn_status attn_mla_project(attn_trace *tr, int layer, const float *ckv_past, const float *kpe_past,
-                             attn_error *err)
+attn_status attn_mla_project(attn_trace *tr, int layer, const attn_mla_given *in, attn_error *err)
 {
     const attn_dims *D = &tr->dims;
     attn_rope r = {tr->cfg.rope_theta, tr->cfg.rope_style, &tr->arch.rope_scaling};
     const attn_rope *rope = tr->cfg.rope ? &r : NULL;
+    const int qw = D->h * (D->k + D->rope_dim);
     attn_status st;
-    /* 1. q = x · W_Q (b, s, h·(k+D)); 2. each head split into its nope and pe parts */
-    attn_op_project(stage(tr, layer, ATTN_STAGE_X), stage(tr, layer, ATTN_STAGE_W_Q), stage(tr, layer, ATTN_STAGE_Q),
-                    D->b * D->s, D->d, D->h * (D->k + D->rope_dim));
+    /* 1. q = x · W_Q (b, s, h·(k+D)), or the checkpoint's low-rank one; 2. each
+     *    head split into its nope and pe parts */
+    if (in->q) memcpy(stage(tr, layer, ATTN_STAGE_Q), in->q, (size_t)D->b * D->s * qw * sizeof(float));
+    else attn_op_project(stage(tr, layer, ATTN_STAGE_X), stage(tr, layer, ATTN_STAGE_W_Q),
+                         stage(tr, layer, ATTN_STAGE_Q), D->b * D->s, D->d, qw);
     if ((st = split_query(tr, layer, rope, err))) return st;
     /* 3. the cache: the latent and the RoPE key of every position */
-    if ((st = latent_cache(tr, layer, ckv_past, kpe_past, rope, err))) return st;
+    if ((st = latent_cache(tr, layer, in, rope, err))) return st;
     /* 4. the keys as the scores read them: rebuilt per head, or the query carried to the latent */
     return tr->cfg.mla_absorb ? absorb_query(tr, layer, err) : rebuild_keys_values(tr, layer, err);
 }

@@ -17,13 +17,23 @@
 #include "engine/base/error.h"
 #include "engine/trace/trace.h"
 
+/* What a layer's caller may give MLA beyond its weights (attention.h's
+ * attn_inputs carries them). */
+typedef struct {
+    const float *ckv_past, *kpe_past; /* the cache as stored: c_kv (b, P, R), k_pe (b, P, D), rotated;
+                                       * NULL: computed again from x_past */
+    int stride;                       /* floats between cached rows (a cache of [c_kv | k_pe]: R + D);
+                                       * 0: R and D */
+    const float *q;                   /* a checkpoint's own q (b, s, h·(k+D)) (DeepSeek's low-rank one);
+                                       * NULL: x · W_Q */
+    const float *kv_norm;             /* a checkpoint's latent RMSNorm gains (R), or NULL */
+    double kv_eps;                    /* their ε */
+} attn_mla_given;
+
 /* Steps 1–6: q, q_nope, q_pe, c_kv, k_pe, then k_nope and v_up (naive) or
  * q_latent (absorbed), into layer `layer` of tr, whose weights and inputs
- * are filled. The cached rows of c_kv and k_pe are ckv_past (b, P, R) and
- * kpe_past (b, P, D), already rotated, a real cache (attn_inputs), when
- * given; else (NULL) computed from x_past. */
-attn_status attn_mla_project(attn_trace *tr, int layer, const float *ckv_past, const float *kpe_past,
-                             attn_error *err);
+ * are filled; the cache, the query and the latent's norm as given. */
+attn_status attn_mla_project(attn_trace *tr, int layer, const attn_mla_given *in, attn_error *err);
 
 /* Step 7: scores (b,h,s,t) = (nope part + RoPE part) · scale, where scale is
  * 1/√(dₖ + D), or 1 with scale = false. */

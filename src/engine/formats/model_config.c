@@ -25,9 +25,12 @@ static const struct {
     {ATTN_ARCH_MISTRAL, "MistralForCausalLM", "mistral"},
     {ATTN_ARCH_QWEN2, "Qwen2ForCausalLM", "qwen2"},
     {ATTN_ARCH_QWEN3, "Qwen3ForCausalLM", "qwen3"},
+    {ATTN_ARCH_DEEPSEEK_V2, "DeepseekV2ForCausalLM", "deepseek_v2"},
+    {ATTN_ARCH_DEEPSEEK_V3, "DeepseekV3ForCausalLM", "deepseek_v3"},
 };
 #define N_ARCHS (sizeof ARCHS / sizeof ARCHS[0])
-#define SUPPORTED "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM"
+#define SUPPORTED "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, " \
+                  "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
 
 const char *attn_arch_name(attn_arch_kind kind)
 {
@@ -213,7 +216,8 @@ static attn_status arch_options(const cJSON *root, attn_model_config *c, attn_er
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: use_sliding_window = true is not supported for %s "
                          "(its window applies to some layers only)", attn_arch_name(a->kind));
     }
-    if ((st = rope_scaling(root, &a->rope_scaling, err))) return st;
+    bool mla = a->kind == ATTN_ARCH_DEEPSEEK_V2 || a->kind == ATTN_ARCH_DEEPSEEK_V3;
+    if (!mla && (st = rope_scaling(root, &a->rope_scaling, err))) return st; /* MLA's: model_config_mla.c */
     if ((st = json_text(root, "hidden_act", "hidden_act", &act, err))) return st;
     if (act && strcmp(act, "silu"))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: hidden_act '%.30s' is not supported (only silu)", act);
@@ -230,6 +234,8 @@ static attn_status sizes(const cJSON *root, attn_model_config *c, attn_error *er
         (st = json_int(root, "intermediate_size", 1, 1 << 20, &c->ffn, err)) ||
         (st = json_int_opt(root, "num_key_value_heads", 1, c->heads, c->heads, &c->kv_heads, err)))
         return st;
+    if (c->arch.kind == ATTN_ARCH_DEEPSEEK_V2 || c->arch.kind == ATTN_ARCH_DEEPSEEK_V3)
+        return attn_model_config_mla(root, c, err); /* its heads are sized by their own keys */
     /* Qwen3's head_dim defaults to 128 (its config class's default); the others' to d / h */
     int def = c->arch.kind == ATTN_ARCH_QWEN3 ? 128 : c->d / c->heads;
     if (c->arch.kind == ATTN_ARCH_QWEN2) c->head_dim = def;
@@ -250,9 +256,10 @@ static attn_status sizes(const cJSON *root, attn_model_config *c, attn_error *er
 static attn_status numbers(const cJSON *root, attn_model_config *c, attn_error *err)
 {
     const cJSON *mp = cJSON_GetObjectItemCaseSensitive(root, "max_position_embeddings");
-    double max_pos = 2048;
+    /* DeepseekV3Config's context is 4096 when absent; the others' 2048 */
+    double max_pos = c->arch.kind == ATTN_ARCH_DEEPSEEK_V3 ? 4096 : 2048;
     attn_status st;
-    if ((st = json_real(root, "max_position_embeddings", "max_position_embeddings", 2048, &max_pos, err)) ||
+    if ((st = json_real(root, "max_position_embeddings", "max_position_embeddings", max_pos, &max_pos, err)) ||
         (st = json_real(root, "rms_norm_eps", "rms_norm_eps", 1e-6, &c->eps, err)) ||
         (st = json_real(root, "rope_theta", "rope_theta", 10000.0, &c->theta, err)) ||
         (st = json_bool(root, "tie_word_embeddings", false, &c->tied, err)) ||
@@ -260,6 +267,10 @@ static attn_status numbers(const cJSON *root, attn_model_config *c, attn_error *
         (st = json_bool(root, "attnlab_causal", true, &c->causal, err)) ||
         (st = json_token(root, "bos_token_id", &c->bos, err)) || (st = json_token(root, "eos_token_id", &c->eos, err)))
         return st;
+    if (c->arch.mla && !cJSON_GetObjectItemCaseSensitive(root, "bos_token_id")) /* DeepSeek's configs' defaults */
+        c->bos = c->arch.kind == ATTN_ARCH_DEEPSEEK_V3 ? 0 : 1;
+    if (c->arch.mla && !cJSON_GetObjectItemCaseSensitive(root, "eos_token_id"))
+        c->eos = c->arch.kind == ATTN_ARCH_DEEPSEEK_V3 ? 1 : 2;
     if (mp && (!is_whole(mp) || max_pos < 1))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'max_position_embeddings' must be a whole number from 1, "
                          "not %g", max_pos);

@@ -14,6 +14,15 @@
 
 #define ATTN_MODEL_MAX_LAYERS 256
 
+/* DeepSeek's multi-head latent attention sizes (zero outside MLA). */
+typedef struct {
+    int q_rank;       /* q_lora_rank: the query's low-rank width; 0 (null): one q_proj */
+    int kv_rank;      /* R: kv_lora_rank, the latent's width */
+    int rope_dim;     /* D: qk_rope_head_dim, the RoPE part of each query and the shared key */
+    int nope_dim;     /* qk_nope_head_dim: the part without position (head_dim below) */
+    int v_dim;        /* v_head_dim: each head's value width (equal to nope_dim here) */
+} attn_mla_sizes;
+
 /* config.json's numbers. */
 typedef struct {
     int vocab;        /* V: vocab_size */
@@ -21,7 +30,7 @@ typedef struct {
     int layers;       /* num_hidden_layers */
     int heads;        /* num_attention_heads */
     int kv_heads;     /* num_key_value_heads */
-    int head_dim;     /* k: head_dim, or hidden_size / num_attention_heads */
+    int head_dim;     /* k: head_dim, or hidden_size / num_attention_heads; MLA: qk_nope_head_dim */
     int ffn;          /* f: intermediate_size */
     int max_pos;      /* max_position_embeddings */
     double eps;       /* rms_norm_eps */
@@ -32,7 +41,16 @@ typedef struct {
     bool causal;      /* attnlab_causal: trained with the causal mask (true when absent; attnlab's
                        * tang-nocausal was trained without it) */
     attn_arch arch;   /* the architecture and what it adds to attention */
+    attn_mla_sizes mla; /* with arch.mla */
 } attn_model_config;
+
+/* For model_config.c: DeepSeek-V2/V3's keys (model_config_mla.c) into c, whose
+ * vocab, d, layers, heads and ffn are read: the latent attention's sizes, RoPE
+ * convention, and the refusals of what this engine does not run (mixture-of-
+ * experts layers, rope_scaling, quantization). Sets head_dim to
+ * qk_nope_head_dim and kv_heads to heads. Errors start "config.json: ". */
+struct cJSON;
+attn_status attn_model_config_mla(const struct cJSON *root, attn_model_config *c, attn_error *err);
 
 /* Reads config.json's text. Errors start "config.json: " and name the key;
  * an unsupported architecture is named with the list of supported ones. */

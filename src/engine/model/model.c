@@ -137,6 +137,25 @@ static size_t count_of(const wanted *w) { return (size_t)w->rows * (size_t)(w->c
 #define VEC(dst_, r_, ...) W_(dst_, NULL, r_, 0, __VA_ARGS__)
 #define MAT(dst_, r_, c_, ...) W_(NULL, dst_, r_, c_, __VA_ARGS__)
 
+/* Layer l's latent attention (DeepSeek): its weights from w[n] on; returns the new count. */
+static int mla_plan(const attn_model_config *c, int l, attn_model_layer *L, wanted *w, int n)
+{
+    const attn_mla_sizes *m = &c->mla;
+    int64_t d = c->d, h = c->heads, qk = h * (m->nope_dim + m->rope_dim);
+    if (m->q_rank) {
+        MAT(&L->w_qa, m->q_rank, d, "model.layers.%d.self_attn.q_a_proj.weight", l);
+        VEC(&L->qa_norm, m->q_rank, "model.layers.%d.self_attn.q_a_layernorm.weight", l);
+        MAT(&L->w_qb, qk, m->q_rank, "model.layers.%d.self_attn.q_b_proj.weight", l);
+    } else {
+        MAT(&L->w_q, qk, d, "model.layers.%d.self_attn.q_proj.weight", l);
+    }
+    MAT(&L->w_kva, m->kv_rank + m->rope_dim, d, "model.layers.%d.self_attn.kv_a_proj_with_mqa.weight", l);
+    VEC(&L->kva_norm, m->kv_rank, "model.layers.%d.self_attn.kv_a_layernorm.weight", l);
+    MAT(&L->w_kvb, h * (m->nope_dim + m->v_dim), m->kv_rank, "model.layers.%d.self_attn.kv_b_proj.weight", l);
+    MAT(&L->w_o, d, h * m->v_dim, "model.layers.%d.self_attn.o_proj.weight", l);
+    return n;
+}
+
 /* Layer l's weights, each to its field of L. */
 static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wanted *w)
 {
@@ -144,18 +163,21 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wa
     int n = 0;
     memset(L, 0, sizeof *L);
     VEC(&L->attn_norm, d, "model.layers.%d.input_layernorm.weight", l);
-    MAT(&L->w_q, q, d, "model.layers.%d.self_attn.q_proj.weight", l);
-    MAT(&L->w_k, kv, d, "model.layers.%d.self_attn.k_proj.weight", l);
-    MAT(&L->w_v, kv, d, "model.layers.%d.self_attn.v_proj.weight", l);
-    MAT(&L->w_o, d, q, "model.layers.%d.self_attn.o_proj.weight", l);
-    if (c->arch.qkv_bias) {
-        VEC(&L->b_q, q, "model.layers.%d.self_attn.q_proj.bias", l);
-        VEC(&L->b_k, kv, "model.layers.%d.self_attn.k_proj.bias", l);
-        VEC(&L->b_v, kv, "model.layers.%d.self_attn.v_proj.bias", l);
-    }
-    if (c->arch.qk_norm) {
-        VEC(&L->q_norm, c->head_dim, "model.layers.%d.self_attn.q_norm.weight", l);
-        VEC(&L->k_norm, c->head_dim, "model.layers.%d.self_attn.k_norm.weight", l);
+    if (c->arch.mla) n = mla_plan(c, l, L, w, n);
+    else {
+        MAT(&L->w_q, q, d, "model.layers.%d.self_attn.q_proj.weight", l);
+        MAT(&L->w_k, kv, d, "model.layers.%d.self_attn.k_proj.weight", l);
+        MAT(&L->w_v, kv, d, "model.layers.%d.self_attn.v_proj.weight", l);
+        MAT(&L->w_o, d, q, "model.layers.%d.self_attn.o_proj.weight", l);
+        if (c->arch.qkv_bias) {
+            VEC(&L->b_q, q, "model.layers.%d.self_attn.q_proj.bias", l);
+            VEC(&L->b_k, kv, "model.layers.%d.self_attn.k_proj.bias", l);
+            VEC(&L->b_v, kv, "model.layers.%d.self_attn.v_proj.bias", l);
+        }
+        if (c->arch.qk_norm) {
+            VEC(&L->q_norm, c->head_dim, "model.layers.%d.self_attn.q_norm.weight", l);
+            VEC(&L->k_norm, c->head_dim, "model.layers.%d.self_attn.k_norm.weight", l);
+        }
     }
     VEC(&L->mlp_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
     MAT(&L->w_gate, f, d, "model.layers.%d.mlp.gate_proj.weight", l);
@@ -345,9 +367,10 @@ int attn_model_step_matrices(const attn_model *m, attn_wmat *out, int max)
     int n = 0;
     for (int l = 0; l < m->cfg.layers; l++) {
         const attn_model_layer *y = &m->layer[l];
-        const attn_wmat *w[] = {&y->w_q, &y->w_k, &y->w_v, &y->w_o, &y->w_gate, &y->w_up, &y->w_down};
-        for (int i = 0; i < 7; i++, n++)
-            if (n < max) out[n] = *w[i];
+        const attn_wmat *w[] = {&y->w_q, &y->w_qa, &y->w_qb, &y->w_k, &y->w_v, &y->w_kva, &y->w_kvb,
+                                &y->w_o, &y->w_gate, &y->w_up, &y->w_down};
+        for (int i = 0; i < 11; i++)
+            if (w[i]->data && n++ < max) out[n - 1] = *w[i]; /* those the architecture has */
     }
     if (n < max) out[n] = m->lm_head;
     return n + 1;
@@ -389,6 +412,7 @@ static char *first_line(const char *dir, const char *file)
 
 double attn_model_kv_bytes_per_token(const attn_model_config *c)
 {
+    if (c->arch.mla) return ((double)c->mla.kv_rank + c->mla.rope_dim) * c->layers * sizeof(float);
     return 2.0 * c->layers * c->kv_heads * c->head_dim * sizeof(float);
 }
 
@@ -440,14 +464,14 @@ static attn_status read_eval(attn_model *m, attn_error *err)
 
 static int variant_rank(const char *v)
 {
-    return !strcmp(v, "mha") ? 0 : !strcmp(v, "gqa") ? 1 : !strcmp(v, "mqa") ? 2 : -1;
+    return !strcmp(v, "mha") ? 0 : !strcmp(v, "gqa") ? 1 : !strcmp(v, "mqa") ? 2 : !strcmp(v, "mla") ? 3 : -1;
 }
 
 attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, int *n, attn_error *err)
 {
     char **all;
     int count;
-    bool have[3] = {false, false, false};
+    bool have[ATTN_MAX_VARIANTS] = {false, false, false, false};
     attn_status st = attn_model_list(&all, &count, err);
     *n = 0;
     if (st) return st;
@@ -479,7 +503,7 @@ attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, in
         free(all[i]);
     }
     free(all);
-    for (int r = 0; r < 3; r++) /* close the gaps: MHA, GQA, MQA in order */
+    for (int r = 0; r < ATTN_MAX_VARIANTS; r++) /* close the gaps: MHA, GQA, MQA, MLA in order */
         if (have[r]) out[(*n)++] = out[r];
     return ATTN_OK;
 }

@@ -54,9 +54,16 @@ attn_status attn_model_check(const char *name, attn_model_config *c, attn_error 
  * widened to float32. */
 typedef struct {
     float *attn_norm;                   /* (d) input_layernorm */
-    attn_wmat w_q, w_k, w_v, w_o;       /* (h·k, d), (g·k, d), (g·k, d), (d, h·k) */
+    attn_wmat w_q, w_k, w_v, w_o;       /* (h·k, d), (g·k, d), (g·k, d), (d, h·k); MLA: q_proj (h·(k+D), d)
+                                         * or none (q_lora), no w_k, w_v, o_proj (d, h·k) */
     float *b_q, *b_k, *b_v;             /* (h·k), (g·k), (g·k): Qwen2's biases, else NULL */
     float *q_norm, *k_norm;             /* (k): Qwen3's per-head norm gains, else NULL */
+    /* MLA (DeepSeek; Q = q_lora_rank, R = kv_lora_rank, D = qk_rope_head_dim): */
+    attn_wmat w_qa, w_qb;               /* (Q, d) q_a_proj, (h·(k+D), Q) q_b_proj: with q_lora */
+    float *qa_norm;                     /* (Q) q_a_layernorm */
+    attn_wmat w_kva;                    /* (R+D, d) kv_a_proj_with_mqa: the latent, then the RoPE key */
+    float *kva_norm;                    /* (R) kv_a_layernorm */
+    attn_wmat w_kvb;                    /* (h·2k, R) kv_b_proj: each head's key part, then its value */
     float *mlp_norm;                    /* (d) post_attention_layernorm */
     attn_wmat w_gate, w_up;             /* (f, d) */
     attn_wmat w_down;                   /* (d, f) */
@@ -68,7 +75,7 @@ typedef struct attn_model {
     char *config_json;        /* config.json as read */
     char *summary;            /* the model card's one-line summary, or NULL */
     char *example;            /* example.txt's first line, or NULL */
-    char variant[16];         /* eval.json's: "gqa", "mha", "mqa", "nocausal"; "" if absent */
+    char variant[16];         /* eval.json's: "gqa", "mha", "mqa", "mla", "nocausal"; "" if absent */
     char lang[8];             /* eval.json's training language: "zh", "en"; "" if absent */
     double heldout_loss;      /* eval.json's, nats per token on held-out text; NAN if absent */
     double train_loss;        /* the same on training text */
@@ -90,9 +97,10 @@ void attn_model_embed_row(const attn_model *m, int id, float *out);
 int attn_model_logits(const attn_model *m, const float *x, float *logits, size_t rows);
 
 /* The matrices one decoding step reads, in the order it reads them: each
- * layer's q, k, v, o, gate, up and down, then the LM head (of the embedding,
- * one row). Writes the first max of them to out; returns how many there are
- * (7 · layers + 1). */
+ * layer's q, k, v, o, gate, up and down (latent attention: q or q_a and q_b,
+ * kv_a, kv_b, o, ...), then the LM head (of the embedding, one row). Writes
+ * the first max of them to out; returns how many there are (7 · layers + 1
+ * for Llama's). */
 int attn_model_step_matrices(const attn_model *m, attn_wmat *out, int max);
 
 /* Where shipped models live: $ATTNLAB_MODELS, else the source tree's or the
@@ -132,22 +140,27 @@ attn_status attn_model_checkpoint(const char *name, long step, char *out, size_t
  * writes its own folder and -1. */
 attn_status attn_model_base(const char *name, char *base, size_t size, long *step, attn_error *err);
 
-/* K and V of one token in every layer, float32: 2 · layers · g · k · 4 bytes. */
+/* K and V of one token in every layer, float32: 2 · layers · g · k · 4 bytes;
+ * latent attention's latent and RoPE key, (R + D) · layers · 4 bytes. */
 double attn_model_kv_bytes_per_token(const attn_model_config *c);
 
 /* A shipped model trained like another except for its attention. */
 typedef struct {
     char name[64];             /* as attn_model_list gives it */
-    char variant[16];          /* "mha", "gqa", "mqa" */
+    char variant[16];          /* "mha", "gqa", "mqa", "mla" */
     int heads, kv_heads;
     int layers;
     double heldout_loss;       /* nats per token; NAN if unknown */
-    double kv_bytes_per_token; /* K and V of all its layers (attn_model_kv_bytes_per_token) */
+    double kv_bytes_per_token; /* K and V of all its layers, or MLA's latent and RoPE key
+                                * (attn_model_kv_bytes_per_token) */
 } attn_model_variant;
 
-/* The shipped variants of m's training run, in the order MHA, GQA, MQA (m
- * among them when it is one): same language, variant mha, gqa or mqa.
- * out has room for 3; *n receives how many there are. */
+enum { ATTN_MAX_VARIANTS = 4 }; /* MHA, GQA, MQA, MLA */
+
+/* The shipped variants of m's training run, in the order MHA, GQA, MQA, MLA
+ * (m among them when it is one): same language, variant mha, gqa, mqa or mla
+ * (a DeepSeek-style model, tang-mla). out has room for ATTN_MAX_VARIANTS;
+ * *n receives how many there are. */
 attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, int *n, attn_error *err);
 
 #endif

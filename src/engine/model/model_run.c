@@ -20,6 +20,7 @@
 
 #include "engine/attention/ops.h"
 #include "engine/base/utf8.h"
+#include "engine/model/deepseek.h"
 #include "engine/model/head.h"
 
 /* ---- tokens ---- */
@@ -180,7 +181,8 @@ attn_status attn_model_run_config(const attn_model *m, const attn_config *cfg, a
     run->rope_style = ATTN_ROPE_HALF;
     run->rope_theta = m->cfg.theta;
     if (!run->sliding_window) run->sliding_window = m->cfg.sliding_window; /* Mistral's, unless set */
-    if ((st = attn_config_check_scores(run, true, err))) attn_config_free(run);
+    st = m->cfg.arch.mla ? attn_deepseek_run_config(m, run, err) : attn_config_check_scores(run, true, err);
+    if (st) attn_config_free(run);
     return st;
 }
 
@@ -201,6 +203,11 @@ static void model_dims(const attn_model_config *c, int b, int L, int past, attn_
     d->f = c->ffn;
     d->V = c->vocab;
     d->mode = d->g == d->h ? ATTN_MODE_MHA : d->g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
+    if (c->arch.mla) { /* latent attention: every head's key and value rebuilt from R + D a token */
+        d->mode = ATTN_MODE_MLA;
+        d->kv_rank = c->mla.kv_rank;
+        d->rope_dim = c->mla.rope_dim;
+    }
 }
 
 static void place(attn_trace *tr, const attn_stage_info *info, int layer)
@@ -227,6 +234,7 @@ static double run_bytes(const attn_trace *tr)
 {
     attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
     ctx.qk_norm = tr->arch.qk_norm;
+    ctx.q_lora = tr->arch.q_lora;
     return attn_stages_bytes(&ctx, tr->n_layers) + (tr->cfg.qk_keep ? qk_scratch_floats(&tr->dims) * sizeof(float) : 0);
 }
 
@@ -270,6 +278,7 @@ static attn_status allocate(attn_trace *tr, bool head, attn_error *err)
     if (status) return status;
     attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
     ctx.qk_norm = tr->arch.qk_norm;
+    ctx.q_lora = tr->arch.q_lora;
     if (!(tr->tensors = calloc((size_t)n * (tr->n_layers + 1), sizeof *tr->tensors)))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     place(tr, &st[ATTN_STAGE_EMBEDDINGS], -1);
@@ -320,7 +329,10 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_in
     ai->x = xbuf;
     ai->b_q = W->b_q, ai->b_k = W->b_k, ai->b_v = W->b_v, ai->q_norm = W->q_norm, ai->k_norm = W->k_norm;
     ai->qk_eps = m->cfg.eps;
-    attn_status st = attn_attention_run(tr, l, ai, err);
+    attn_deepseek_layer mla = {0};
+    attn_status st = m->cfg.arch.mla ? attn_deepseek_inputs(m, l, xbuf, (int)rows, ai, &mla, err) : ATTN_OK;
+    if (!st) st = attn_attention_run(tr, l, ai, err);
+    attn_deepseek_free(&mla);
     if (st) return st;
     attn_op_add(in, D(tr, l, ATTN_STAGE_OUT), mid, n);
     attn_op_rmsnorm(mid, W->mlp_norm, norm2, rows, d->d, m->cfg.eps);
@@ -393,14 +405,21 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
             break;
         }
         attn_inputs ai = {.qk_scratch = qk, .progress = watch};
-        if (past) {
+        const int R = tr->dims.kv_rank, mla = tr->dims.mode == ATTN_MODE_MLA;
+        if (past && mla) { /* the latent cache: each position's [c_kv | k_pe] */
+            ai.x_past = past->x[l];
+            ai.ckv_past = past->k ? past->k[l] : NULL;
+            ai.kpe_past = past->k ? past->k[l] + R : NULL;
+            ai.latent_stride = R + tr->dims.rope_dim;
+        } else if (past) {
             ai.x_past = past->x[l];
             ai.k_past = past->k ? past->k[l] : NULL;
             ai.v_past = past->v ? past->v[l] : NULL;
             ai.past_stride = past->stride;
         } else if (tr->dims.P) { /* the prefix's own pass is the cache */
             ai.x_past = D(&pre, l, ATTN_STAGE_X);
-            attn_model_trace_kv(&pre, l, &ai.k_past, &ai.v_past);
+            if (mla) ai.ckv_past = D(&pre, l, ATTN_STAGE_C_KV), ai.kpe_past = D(&pre, l, ATTN_STAGE_K_PE);
+            else attn_model_trace_kv(&pre, l, &ai.k_past, &ai.v_past);
         }
         st = run_layer(m, tr, l, &ai, xbuf, err);
     }

@@ -33,7 +33,10 @@ attn_status attn_model_run_config(const attn_model *m, const attn_config *cfg, a
 /* The KV cache of the first P positions, per layer (m->cfg.layers arrays
  * each): x, the layer's normalised input (b, P, d), which the trace shows as
  * x_past; k and v, what attention stored, keys normalised and rotated and
- * values (b, g, P, k). k and v may be NULL: then they are computed from x. */
+ * values (b, g, P, k). k and v may be NULL: then they are computed from x.
+ * Latent attention (a DeepSeek model) keeps no keys and values: k holds each
+ * cached position's latent and RoPE key side by side, [c_kv | k_pe] (b = 1,
+ * P rows of R + D), normalised and rotated; v and stride are unused. */
 typedef struct {
     const float *const *x;
     const float *const *k, *const *v;

@@ -18,6 +18,11 @@ attn_status attn_kv_init(attn_kv_cache *c, const attn_model *m, attn_error *err)
     c->g = m->cfg.kv_heads;
     c->k = m->cfg.head_dim;
     c->d = m->cfg.d;
+    if (m->cfg.arch.mla) { /* one "head" of R + D: the latent and the RoPE key */
+        c->latent = true;
+        c->g = 1;
+        c->k = m->cfg.mla.kv_rank + m->cfg.mla.rope_dim;
+    }
     if (!(c->x = calloc((size_t)c->layers, sizeof *c->x)) ||
         !(c->keys = calloc((size_t)c->layers, sizeof *c->keys)) ||
         !(c->values = calloc((size_t)c->layers, sizeof *c->values))) {
@@ -60,7 +65,8 @@ attn_status attn_kv_reserve(attn_kv_cache *c, int n, attn_error *err)
     float **fresh = calloc((size_t)3 * c->layers, sizeof *fresh);
     bool ok = fresh != NULL;
     for (int i = 0; ok && i < 3 * c->layers; i++)
-        ok = (fresh[i] = malloc((i % 3 == 2 ? (size_t)cap * c->d : kv) * sizeof(float))) != NULL;
+        ok = (fresh[i] = malloc((i % 3 == 2 ? (size_t)cap * c->d : i % 3 == 1 && c->latent ? 1 : kv) *
+                                sizeof(float))) != NULL;
     if (!ok) {
         for (int i = 0; fresh && i < 3 * c->layers; i++) free(fresh[i]);
         free(fresh);
@@ -68,7 +74,7 @@ attn_status attn_kv_reserve(attn_kv_cache *c, int n, attn_error *err)
     }
     for (int l = 0; l < c->layers; l++) {
         move_heads(c, c->keys[l], fresh[3 * l], cap);
-        move_heads(c, c->values[l], fresh[3 * l + 1], cap);
+        if (!c->latent) move_heads(c, c->values[l], fresh[3 * l + 1], cap);
         if (c->x[l]) memcpy(fresh[3 * l + 2], c->x[l], (size_t)c->n * c->d * sizeof(float));
         free(c->keys[l]);
         free(c->values[l]);
@@ -82,9 +88,37 @@ attn_status attn_kv_reserve(attn_kv_cache *c, int n, attn_error *err)
     return ATTN_OK;
 }
 
+/* A latent cache's append: each new position's c_kv and k_pe rows, which a
+ * trace holds for every key position (b, t, ·), the cached ones first. */
+static attn_status append_latent(attn_kv_cache *c, const attn_trace *tr, attn_error *err)
+{
+    const attn_dims *D = &tr->dims;
+    const int R = D->kv_rank, E = D->rope_dim;
+    if (D->b != 1 || D->P != c->n || D->mode != ATTN_MODE_MLA || R + E != c->k || D->d != c->d ||
+        tr->n_layers != c->layers)
+        return attn_fail(err, ATTN_ERR_CONFIG, "the latent cache holds %d positions of one row; this trace is not "
+                         "the next positions of that row", c->n);
+    attn_status st = attn_kv_reserve(c, c->n + D->s, err);
+    if (st) return st;
+    for (int l = 0; l < c->layers; l++) {
+        const attn_tensor *x = attn_trace_stage(tr, l, ATTN_STAGE_X), *ckv = attn_trace_stage(tr, l, ATTN_STAGE_C_KV),
+                          *kpe = attn_trace_stage(tr, l, ATTN_STAGE_K_PE);
+        if (!x || !ckv || !kpe) return attn_fail(err, ATTN_ERR_CONFIG, "layer %d of the trace keeps no latent", l);
+        memcpy(c->x[l] + (size_t)c->n * c->d, x->data, (size_t)D->s * c->d * sizeof(float));
+        for (int i = 0; i < D->s; i++) {
+            float *row = c->keys[l] + (size_t)(c->n + i) * c->k;
+            memcpy(row, ckv->data + (size_t)(D->P + i) * R, (size_t)R * sizeof *row);
+            memcpy(row + R, kpe->data + (size_t)(D->P + i) * E, (size_t)E * sizeof *row);
+        }
+    }
+    c->n += D->s;
+    return ATTN_OK;
+}
+
 attn_status attn_kv_append(attn_kv_cache *c, const attn_trace *tr, attn_error *err)
 {
     const attn_dims *D = &tr->dims;
+    if (c->latent) return append_latent(c, tr, err);
     if (D->b != 1 || D->P != c->n || D->g != c->g || D->k != c->k || D->d != c->d || tr->n_layers != c->layers)
         return attn_fail(err, ATTN_ERR_CONFIG, "the KV cache holds %d positions of one row; this trace is not the "
                          "next positions of that row", c->n);
@@ -298,6 +332,7 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
     const attn_model_config *mc = &m->cfg;
     if (id < 0 || id >= mc->vocab)
         return attn_fail(err, ATTN_ERR_CONFIG, "token id %d is outside %s's vocabulary", id, m->name);
+    if (c->latent) return attn_kv_latent_pass(c, m, run, &id, 1, logits, err);
     attn_status st = attn_kv_reserve(c, c->n + 1, err);
     if (st) return st;
     int pos = c->n, t = pos + 1, bad = 0;

@@ -16,6 +16,14 @@
  *   x:    (cap, d)
  * Room grows by doubling, so appending a position copies nothing already held.
  *
+ * Latent attention (a DeepSeek model, mla.h) keeps what it was made for: no
+ * keys and values, but each position's normalised latent and rotated RoPE
+ * key side by side, R + D values a layer instead of 2·h·k:
+ *   keys: (1, cap, R + D), position i's [c_kv | k_pe] at i·(R + D); values: none
+ * Its step and prefill are traced passes over that cache (kv_latent.c:
+ * model_run.c's layers with the cached rows read, not recomputed), slower
+ * than attn_kv_step's fused products but the same numbers as a full pass.
+ *
  * attn_kv_step runs the traced pass's ops (model_run.c, attention.c) on one
  * query row, with what makes a deployed decoder fast: each kv head's cached
  * rows are read where they are (no k_cache, no k_expanded), the query heads
@@ -31,7 +39,8 @@
 #include "engine/trace/trace.h"
 
 typedef struct {
-    int layers, g, k, d;   /* the model's layers, kv heads, head dim, d_model */
+    int layers, g, k, d;   /* the model's layers, kv heads, head dim, d_model; latent: 1, R + D */
+    bool latent;           /* latent attention: keys hold [c_kv | k_pe], values nothing */
     int n, cap;            /* positions held, positions there is room for */
     float **keys, **values, **x; /* layers arrays each: k, v, x above */
 } attn_kv_cache;
@@ -62,5 +71,12 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
  * whose cells are the traced pass's (ATTN_ERR_CONFIG). */
 attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_config *run, const int *ids, int n,
                             float *logits, attn_error *err);
+
+/* The latent cache's step and prefill (kv_latent.c): n tokens ids at positions
+ * c->n … as one traced pass over the cache; appends them, writes the last
+ * position's logits (V). attn_kv_step and attn_kv_prefill call it for a
+ * latent cache. */
+attn_status attn_kv_latent_pass(attn_kv_cache *c, const attn_model *m, const attn_config *run, const int *ids, int n,
+                                float *logits, attn_error *err);
 
 #endif

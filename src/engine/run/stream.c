@@ -33,6 +33,11 @@ int attn_stream_cache_size(const attn_stream_opts *o, int n)
 
 attn_status attn_stream_check(const attn_model *m, const attn_stream_opts *o, attn_error *err)
 {
+    /* eviction turns each kept key back and forward by its new position, per kv head; a latent
+     * cache's rows are [c_kv | k_pe], only the k_pe part of which is rotated */
+    if (m->cfg.arch.mla && o->policy != ATTN_STREAM_ALL)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: the evicting cache (window, sink) does not handle latent "
+                         "attention's cache yet; use --policy all", m->name);
     if (o->policy == ATTN_STREAM_ALL) return ATTN_OK;
     if (o->window < 1) return attn_fail(err, ATTN_ERR_CONFIG, "--window %d: the window keeps at least 1 position",
                                         o->window);

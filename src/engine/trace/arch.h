@@ -13,6 +13,15 @@
  *                                  a = (L/λ − low) / (high − low)
  *            where L is original_max_position_embeddings.
  *
+ * DeepSeek-V2 and V3 replace the attention itself with multi-head latent
+ * attention (mla.h; the layer's sizes are model_config.h's attn_mla_sizes):
+ *   q        = x · W_Q, or with q_lora_rank Q: RMSNorm(x · W_QA) ⊙ g_qa · W_QB
+ *   c_kv     = RMSNorm(x · W_DKV) ⊙ g_kv     the latent (kv_a_layernorm)
+ *   RoPE     V2 turns pairs (2m, 2m+1) in place (interleaved); V3 with
+ *            rope_interleave (its default) turns the same pairs but writes
+ *            them out as halves (evens first, then odds, then rotate_half);
+ *            V3 without it is rotate_half.
+ *
  * Mistral's sliding window is a mask setting (config.h's sliding_window).
  * A trace keeps its model's attn_arch so that a reader can say which of
  * these it computed. This header includes nothing of the engine. */
@@ -26,7 +35,9 @@ typedef enum {
     ATTN_ARCH_LLAMA,    /* LlamaForCausalLM */
     ATTN_ARCH_MISTRAL,  /* MistralForCausalLM */
     ATTN_ARCH_QWEN2,    /* Qwen2ForCausalLM */
-    ATTN_ARCH_QWEN3     /* Qwen3ForCausalLM */
+    ATTN_ARCH_QWEN3,    /* Qwen3ForCausalLM */
+    ATTN_ARCH_DEEPSEEK_V2, /* DeepseekV2ForCausalLM: dense layers only */
+    ATTN_ARCH_DEEPSEEK_V3  /* DeepseekV3ForCausalLM: dense layers only */
 } attn_arch_kind;
 
 /* rope_scaling {"rope_type": "llama3", ...}; factor 0: no scaling. */
@@ -42,6 +53,9 @@ typedef struct {
     bool qkv_bias;                  /* q, k, v projections have biases (Qwen2) */
     bool qk_norm;                   /* per-head RMSNorm on q and k (Qwen3) */
     attn_rope_scaling rope_scaling;
+    bool mla;                       /* multi-head latent attention (DeepSeek) */
+    bool q_lora;                    /* MLA's query through a low-rank W_QA, norm, W_QB: no W_Q */
+    bool rope_to_halves;            /* MLA's RoPE pairs (2m, 2m+1) written out as halves (V3's rope_interleave) */
 } attn_arch;
 
 #endif

@@ -132,7 +132,9 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
     {ATTN_STAGE_C_KV, "c_kv", "b,t,R",
      ATTN_N_("MLA: the latent of every key position, the cached ones first: with k_pe, all the cache keeps"),
      "c_kv = [x_past ; x] · W_DKV",
-     .rule = ATTN_PRESENT_MLA},
+     .rule = ATTN_PRESENT_MLA,
+     /* DeepSeek's checkpoints normalise the latent (kv_a_layernorm) before caching it */
+     .model_formula = "c_kv = RMSNorm([x_past ; x] · W_DKV) ⊙ g_kv"},
     {ATTN_STAGE_K_PE, "k_pe", "b,t,D",
      ATTN_N_("MLA: the decoupled RoPE key of every key position, one shared by every head"),
      ATTN_N_("k_pe = RoPE([x_past ; x] · W_KR) at positions 0 … t−1"),
@@ -291,6 +293,7 @@ bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx)
 {
     bool mla = ctx->dims->mode == ATTN_MODE_MLA;
     if (info->not_mla && mla) return false;
+    if (info->id == ATTN_STAGE_W_Q && mla && ctx->q_lora) return false; /* q = RMSNorm(x · W_QA) · W_QB */
     switch (info->rule) {
     case ATTN_PRESENT_MLA: return mla;
     case ATTN_PRESENT_MLA_NAIVE: return mla && !ctx->mla_absorb;
@@ -408,8 +411,12 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
         if (c->mla) return mla_scores_formula(c);
         return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √dₖ)");
     case ATTN_STAGE_Q_PE:
+        if (c->rope && c->rope_to_halves)
+            return ATTN_N_("q_pe[b,j,i,:] = RoPE of the pairs (2m, 2m+1) of q's last D features of head j, written as halves (DeepSeek-V3's rope_interleave), at P + i");
         return c->rope ? info->formula : ATTN_N_("q_pe[b,j,i,:] = q[b,i, j·(dₖ+D)+dₖ : (j+1)·(dₖ+D)]   (rope off: not rotated)");
     case ATTN_STAGE_K_PE:
+        if (c->rope && c->rope_to_halves)
+            return ATTN_N_("k_pe = RoPE of the pairs (2m, 2m+1) of [x_past ; x] · W_KR, written as halves (DeepSeek-V3's rope_interleave), at 0 … t−1");
         return c->rope ? info->formula : ATTN_N_("k_pe = [x_past ; x] · W_KR   (rope off: not rotated)");
     case ATTN_STAGE_MASK: return mask_formula(c);
     case ATTN_STAGE_CAPPED_SCORES: return c->alibi ? "capped_scores = C · tanh((scores + bias) / C)" : info->formula;
@@ -433,7 +440,9 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
     case ATTN_STAGE_WEIGHTS:
         return c->sink ? ATTN_N_("weights = softmax([masked_scores, X]) along t, the sink's column X dropped")
                        : info->formula;
-    case ATTN_STAGE_Q: return c->bias ? "q = x · W_Q + b_Q" : info->formula;
+    case ATTN_STAGE_Q:
+        if (c->mla && c->q_lora) return "q = RMSNorm(x · W_QA) ⊙ g_qa · W_QB";
+        return c->bias ? "q = x · W_Q + b_Q" : info->formula;
     case ATTN_STAGE_K: return c->bias ? "k = x · W_K + b_K" : info->formula;
     case ATTN_STAGE_V: return c->bias ? "v = x · W_V + b_V" : info->formula;
     case ATTN_STAGE_Q_ROPE:

@@ -217,6 +217,7 @@ typedef struct {
     bool tiles;   /* tile_max, tile_sum */
     int qk_layers; /* layers that keep the stages of one cell per (query, key); 0: every layer */
     bool mla_absorb; /* mode mla (dims->mode): the absorbed path's stages, not the naive one's */
+    bool q_lora;     /* mode mla with a low-rank query (a DeepSeek checkpoint's q_lora_rank): no w_q */
 } attn_stage_ctx;
 
 /* Whether a run described by ctx records the stage. */
@@ -247,6 +248,8 @@ typedef struct {
     bool mla;       /* mode mla: scores from the nope and pe parts, over √(dₖ + D) */
     bool rope;      /* rope = true: MLA's q_pe and k_pe are rotated */
     bool mla_absorb; /* ... computed the absorbed way (q_latent, context_latent) */
+    bool q_lora;    /* ... with a DeepSeek checkpoint's low-rank query (no W_Q) */
+    bool rope_to_halves; /* ... its RoPE pairs (2m, 2m+1) written out as halves (V3's rope_interleave) */
     bool tiles;     /* context and out come from the tiled path (FlashAttention) */
 } attn_stage_text;
 

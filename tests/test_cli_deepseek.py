@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""DeepSeek-V2/V3 folders at the command line: a dense one runs (trace, info,
+generate), and every config this engine cannot run as transformers would is
+refused with one line and a non-zero exit, never a crash or a quiet wrong
+answer: mixture-of-experts layers, rope_scaling, quantization_config, biases,
+ranks and head sizes out of range or of the wrong kind, sizes that disagree
+with the tensors; then a fuzz of every size key over hostile values.
+Standard library only (float32 weights packed by hand); the harness is
+tests/common.py. The numbers themselves are check_models.py's (PyTorch)."""
+import json
+import os
+import random
+import shutil
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import check, expect, run  # noqa: E402
+
+common.parse()
+TMP = common.temp_folder("attnlab-cli-deepseek-")
+OUT = os.path.join(TMP, "t.safetensors")
+WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "dog"]
+
+
+def tokenizer():
+    return {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
+                              "normalized": False, "special": True} for i, w in enumerate(WORDS[:3])],
+            "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
+            "post_processor": {"type": "TemplateProcessing",
+                               "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                          {"Sequence": {"id": "A", "type_id": 0}}],
+                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
+                                        {"Sequence": {"id": "B", "type_id": 1}}],
+                               "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+            "decoder": None,
+            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(WORDS)}, "unk_token": "<unk>"}}
+
+
+def config(**over):
+    c = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 8,
+         "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2, "intermediate_size": 12,
+         "vocab_size": len(WORDS), "max_position_embeddings": 16, "rms_norm_eps": 1e-6, "rope_theta": 100.0,
+         "tie_word_embeddings": True, "hidden_act": "silu", "bos_token_id": 1, "eos_token_id": 2,
+         "q_lora_rank": None, "kv_lora_rank": 4, "qk_rope_head_dim": 2, "qk_nope_head_dim": 3, "v_head_dim": 3,
+         "first_k_dense_replace": 2, "n_routed_experts": 4, "rope_interleave": True}
+    c.update(over)
+    return c
+
+
+def shapes(c):
+    """HF's tensor names and shapes for config c (the sizes it must agree with)."""
+    d, h, f, V = c["hidden_size"], c["num_attention_heads"], c["intermediate_size"], c["vocab_size"]
+    R, D, k, q = c["kv_lora_rank"], c["qk_rope_head_dim"], c["qk_nope_head_dim"], c["q_lora_rank"]
+    out = {"model.embed_tokens.weight": (V, d), "model.norm.weight": (d,)}
+    for li in range(c["num_hidden_layers"]):
+        p, a = f"model.layers.{li}.", f"model.layers.{li}.self_attn."
+        out.update({p + "input_layernorm.weight": (d,), p + "post_attention_layernorm.weight": (d,),
+                    a + "kv_a_proj_with_mqa.weight": (R + D, d), a + "kv_a_layernorm.weight": (R,),
+                    a + "kv_b_proj.weight": (h * 2 * k, R), a + "o_proj.weight": (d, h * k),
+                    p + "mlp.gate_proj.weight": (f, d), p + "mlp.up_proj.weight": (f, d),
+                    p + "mlp.down_proj.weight": (d, f)})
+        if q is None:
+            out[a + "q_proj.weight"] = (h * (k + D), d)
+        else:
+            out.update({a + "q_a_proj.weight": (q, d), a + "q_a_layernorm.weight": (q,),
+                        a + "q_b_proj.weight": (h * (k + D), q)})
+    return out
+
+
+def folder(name, c, tensors=None):
+    """A model folder: config c (a dict, or the text itself), float32 weights (tensors: shapes, else c's)."""
+    d = os.path.join(TMP, name)
+    shutil.rmtree(d, True)
+    os.makedirs(d)
+    rng = random.Random(name)
+    header, blobs, off = {}, [], 0
+    for k, shape in (tensors if tensors is not None else shapes(c)).items():
+        n = 1
+        for s in shape:
+            n *= s
+        vals = [1 + 0.1 * rng.gauss(0, 1) if len(shape) == 1 else rng.gauss(0, 0.5) for _ in range(n)]
+        b = struct.pack(f"<{n}f", *vals)
+        header[k] = {"dtype": "F32", "shape": list(shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(os.path.join(d, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+    with open(os.path.join(d, "config.json"), "w") as f:
+        f.write(c if isinstance(c, str) else json.dumps(c))
+    json.dump(tokenizer(), open(os.path.join(d, "tokenizer.json"), "w"))
+    return d
+
+
+def refused(name, c, message, tensors=None):
+    """Every command that opens the model refuses it with one line holding message."""
+    d = folder(name, c, tensors)
+    expect(["info", "--model", d], 1, message)
+    expect(["trace", "--model", d, "--text", "the cat", "-o", OUT], 1, message)
+    expect(["generate", "--model", d, "--text", "the cat", "--max-new", "2"], 1, message)
+
+
+# ---- a dense folder runs ----
+ok = folder("dense", config())
+expect(["trace", "--model", ok, "--text", "the cat sat", "-o", OUT], 0, "wrote", stream="stdout")
+expect(["info", "--model", ok], 0, "KV cache: 48 B a token (latent 4 + RoPE key 2, 2 layers", stream="stdout")
+expect(["generate", "--model", ok, "--text", "the cat", "--max-new", "3"], 0)
+expect(["trace", "--model", ok, "--text", "the cat sat", "--mla-absorb", "-o", OUT], 0, "wrote", stream="stdout")
+expect(["trace", "--model", ok, "--text", "the cat sat", "--past", "2", "-o", OUT], 0, "wrote", stream="stdout")
+for v2 in ("deepseek_v2",):
+    expect(["trace", "--model", folder("v2", config(architectures=["DeepseekV2ForCausalLM"], model_type=v2)),
+            "--text", "the cat", "-o", OUT], 0, "wrote", stream="stdout")
+# settings a trained latent attention has its own of, or cannot take
+expect(["trace", "--model", ok, "--text", "the cat", "--kv-rank", "8", "-o", OUT], 2, "kv_rank: dense's latent is its own")
+expect(["trace", "--model", ok, "--text", "the cat", "--rope-dim", "4", "-o", OUT], 2, "rope_dim: dense's RoPE key")
+expect(["trace", "--model", ok, "--text", "the cat", "--tiles", "2x2", "-o", OUT], 2, "tiles:")
+expect(["trace", "--model", ok, "--text", "the cat", "--alibi", "-o", OUT], 2, "alibi: a trained model's attention")
+expect(["stream", "--model", ok, "--text", "the cat sat on the mat", "--window", "4", "--keep-first", "1"], 2,
+       "does not handle latent attention's cache yet")
+
+# ---- what it cannot run yet: one line each ----
+MOE = "mixture-of-experts layers are not supported yet (first_k_dense_replace"
+refused("moe", config(first_k_dense_replace=1), MOE + " 1 < num_hidden_layers 2: layer 1 is DeepseekV3MoE")
+refused("moe_default", {k: v for k, v in config(num_hidden_layers=4).items() if k != "first_k_dense_replace"},
+        MOE + " 3 < num_hidden_layers 4")  # DeepseekV3Config's default is 3
+refused("moe_v2", {k: v for k, v in config(architectures=["DeepseekV2ForCausalLM"], model_type="deepseek_v2").items()
+                   if k != "first_k_dense_replace"}, MOE + " 0 < num_hidden_layers 2: layers 0 to 1 are DeepseekV2MoE")
+refused("yarn", config(rope_scaling={"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+                                     "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1}),
+        "rope_scaling type 'yarn' is not supported for DeepseekV3")
+refused("scaling_notype", config(rope_scaling={"factor": 2}), "rope_scaling (no type) is not supported")
+refused("fp8", config(quantization_config={"quant_method": "fp8", "weight_block_size": [128, 128]}),
+        "quantization_config: quantized checkpoints")
+refused("bias", config(attention_bias=True), "attention_bias = true is not supported for DeepseekV3ForCausalLM")
+refused("v_dim", config(v_head_dim=2), "v_head_dim 2 differs from qk_nope_head_dim 3")
+refused("kv_heads", config(num_key_value_heads=1), "num_key_value_heads 1 must equal num_attention_heads 2")
+refused("odd_rope", config(qk_rope_head_dim=3), "'qk_rope_head_dim' must be even")
+for key, value, msg in (("kv_lora_rank", 0, "'kv_lora_rank' must be a whole number from 1 to 65536, not 0"),
+                        ("kv_lora_rank", -4, "'kv_lora_rank' must be a whole number from 1 to 65536, not -4"),
+                        ("kv_lora_rank", "4", "'kv_lora_rank' must be a whole number, not a string"),
+                        ("kv_lora_rank", None, "'kv_lora_rank' must be a whole number, not null"),
+                        ("q_lora_rank", 0, "'q_lora_rank' must be a whole number from 1 to 65536, not 0"),
+                        ("q_lora_rank", 2.5, "'q_lora_rank' must be a whole number from 1 to 65536, not 2.5"),
+                        ("q_lora_rank", True, "'q_lora_rank' must be a whole number or null, not a boolean"),
+                        ("qk_rope_head_dim", 0, "'qk_rope_head_dim' must be a whole number from 2"),
+                        ("qk_nope_head_dim", -1, "'qk_nope_head_dim' must be a whole number from 1"),
+                        ("v_head_dim", 1e9, "'v_head_dim' must be a whole number from 1 to 4096"),
+                        ("first_k_dense_replace", -1, "'first_k_dense_replace' must be a whole number from 0"),
+                        ("rope_interleave", "yes", "'rope_interleave' must be true or false, not a string")):
+    refused(f"bad_{key}_{value}", config(**{key: value}), msg, tensors=shapes(config()))
+# sizes that disagree with the tensors: named with the tensor and both shapes
+refused("shape_rank", config(kv_lora_rank=6), "kv_a_proj_with_mqa.weight' has shape (6, 8) but config.json needs (8, 8)",
+        tensors=shapes(config()))
+refused("shape_nope", config(qk_nope_head_dim=4, v_head_dim=4), "q_proj.weight' has shape (10, 8) but config.json "
+        "needs (12, 8)", tensors=shapes(config()))
+refused("q_lora_given", config(q_lora_rank=5), "q_a_proj.weight' is missing", tensors=shapes(config()))
+refused("q_lora_null", config(), "tensor 'model.layers.0.self_attn.q_proj.weight' is missing",
+        tensors=shapes(config(q_lora_rank=5)))
+experts = dict(shapes(config()), **{"model.layers.1.mlp.experts.0.gate_proj.weight": (4, 8)})
+refused("experts", config(), "unexpected tensor 'model.layers.1.mlp.experts.0.gate_proj.weight' (not part of a "
+        "DeepseekV3ForCausalLM", tensors=experts)
+no_norm = {k: v for k, v in shapes(config()).items() if "kv_a_layernorm" not in k}
+refused("no_norm", config(), "tensor 'model.layers.0.self_attn.kv_a_layernorm.weight' is missing", tensors=no_norm)
+
+# ---- transformers' defaults where a key is absent (DeepseekV3Config's) ----
+def without(*keys, **over):
+    return {k: v for k, v in config(**over).items() if k not in keys}
+
+
+refused("default_kv_rank", without("kv_lora_rank"), "kv_a_proj_with_mqa.weight' has shape (6, 8) but config.json "
+        "needs (514, 8)", tensors=shapes(config()))  # 512 + the RoPE key's 2
+refused("default_q_rank", without("q_lora_rank"), "q_a_proj.weight' is missing", tensors=shapes(config()))  # 1536
+refused("default_v_dim", without("v_head_dim"), "v_head_dim 128 differs from qk_nope_head_dim 3")
+d = folder("default_context", without("max_position_embeddings", "rope_interleave", "bos_token_id", "eos_token_id"))
+expect(["info", "--model", d], 0, "context 4096", stream="stdout")
+
+# ---- a fuzz: every size key over hostile values, weights as the valid config has them ----
+KEYS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "num_key_value_heads",
+        "first_k_dense_replace", "num_attention_heads", "hidden_size", "n_routed_experts", "rope_interleave")
+VALUES = (-(2 ** 31), -1, 0, 1, 2, 3, 5, 7, 2 ** 31, 1e300, float("nan"), 2.5, None, "3", True, [], {})
+rng = random.Random(7)
+crashes = []
+for i in range(60):
+    c = config()
+    for key in rng.sample(KEYS, rng.randint(1, 3)):
+        c[key] = rng.choice(VALUES)
+    text = json.dumps(c)  # NaN written as NaN: JSON refuses it, and so must the reader
+    d = folder("fuzz", text, tensors=shapes(config()))
+    for args in (["info", "--model", d], ["trace", "--model", d, "--text", "the cat", "-o", OUT]):
+        r = run(args)
+        err = r.stderr.decode(errors="replace")
+        same = all(c.get(k) == config().get(k) for k in KEYS)
+        good = (r.returncode == 0 and (same or not err)) or (r.returncode in (1, 2) and common.one_line(r))
+        if not good:
+            crashes.append(f"{args[0]} {text}: exit {r.returncode} {err[:200]!r}")
+check(f"fuzzed DeepSeek configs: 120 runs end in success or one line and exit 1 or 2 ({len(crashes)} did not)",
+      not crashes, "; ".join(crashes[:3]))
+common.finish()
