@@ -711,7 +711,7 @@ static void tiles_measured(void **state)
     attn_trace_free(&tr);
     char text[1024];
     snprintf(text, sizeof text,
-             "{{3 | count what=skipped}} skipped; {{400 | bytes what=scores}} B against {{64 | bytes what=tile}} B;\n"
+             "{{3 | count what=skipped}} of {{3 | count what=key_tiles}} skipped; {{400 | bytes what=scores}} B against {{64 | bytes what=tile}} B;\n"
              "K and V {{640 | bytes what=kv}} B a head, {{1,280 | bytes what=cache}} B in all; row j: m {{%.3f | weight "
              "stage=tile_max row=9 col=2}}, ℓ {{%.3f | weight stage=tile_sum row=j col=2}}.\n",
              m00, l00);
@@ -750,6 +750,8 @@ static void tiles_measured(void **state)
     check_md(md, false, 9, "has no tiles");
     snprintf(md, sizeof md, plain, "{{0 | count what=skipped}}");
     check_md(md, false, 9, "has no tiles");
+    snprintf(md, sizeof md, plain, "{{0 | count what=key_tiles}}");
+    check_md(md, false, 9, "has no tiles");
 }
 
 /* What a lesson wrote, quoted in a message, is cut to its first 40 bytes at
@@ -768,7 +770,7 @@ static void long_arguments_quoted_by_their_start(void **state)
         const char *fmt, *head, *tail;
     } CASES[] = {
         {"0.5 | count what=%s", "what: '", "' is not one of tokens, chars, letters, punct, cells, masked, visible, "
-                                          "dropped, peaks, layers, heads, kv_heads, skipped"},
+                                          "dropped, peaks, layers, heads, kv_heads, skipped, key_tiles"},
         {"0.5 | weight at=self %s=1", "unknown measure key '", "'"},
         {"0.5 | %s at=self", "'", "' is not a measure (weight, prob, rank, loss, card, count, sum, bytes)"},
         {"0.5 | weight at=self %s", "'", "' is not key=value"},

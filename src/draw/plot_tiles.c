@@ -37,6 +37,15 @@ static const char *num(float v, char *buf, size_t size)
     return app_view_format(v, buf, size);
 }
 
+/* The tiled-vs-plain difference: float rounding, far below the table's
+ * digits, so in three significant digits ("5.96e-08"), 0 as "0". */
+static const char *tiny(float v, char *buf, size_t size)
+{
+    if (!isfinite(v)) return num(v, buf, size);
+    snprintf(buf, size, "%.3g", (double)v);
+    return buf;
+}
+
 static int labels_width(draw_list *dl, const app_state *app, const app_view_slice *w, bool rows, int n)
 {
     char buf[64];
@@ -132,7 +141,7 @@ static int footer(draw_list *dl, const app_tiles *tv, app_rect box, bool draw)
         /* TRANSLATORS: the FlashAttention view at the last key tile; %s: a number such as 5.96e-08 */
         snprintf(diff, sizeof diff, _("last tile: the largest difference between the tiled output and the plain "
                                       "one (weights·v) is %s."),
-                 num(tv->max_diff, a, sizeof a));
+                 tiny(tv->max_diff, a, sizeof a));
     else
         snprintf(diff, sizeof diff, "%s", _("at the last tile: the largest difference between the tiled and the plain output."));
     const char *text[3] = {_("o = Σ e^(S − m)·v / ℓ over the keys of the tiles so far, with m and ℓ after them: "
@@ -165,8 +174,10 @@ void draw_plot_tiles(draw_list *dl, const app_state *app, app_rect box)
     app_tiles *tv = malloc(sizeof *tv);
     app_view_slice w;
     char err[240], line[400];
+    /* the labels of the layer's weights: a model's stage is "layers.L.weights" */
+    static const attn_stage_id W[] = {ATTN_STAGE_WEIGHTS};
     if (!tv || app_tiles_make(app, tv, err, sizeof err) ||
-        app_view_make(&app->trace, "weights", app->view.batch, app->view.head, &w)) {
+        !app_view_first_of(&app->trace, app->view.layer, W, 1, app->view.batch, app->view.head, &w)) {
         draw_text_wrap(dl, tv ? err : _("out of memory"), box.x, box.y + u, box.w, DRAW_ERROR);
         free(tv);
         return;

@@ -24,7 +24,7 @@
 
 static const char *const KINDS[] = {"weight", "prob", "rank", "loss", "card", "count", "sum", "bytes"};
 static const char *const WHATS[] = {"tokens",  "chars",   "letters", "punct",    "cells", "masked",
-                                    "visible", "dropped", "peaks",   "layers",   "heads", "kv_heads", "skipped"};
+                                    "visible", "dropped", "peaks",   "layers",   "heads", "kv_heads", "skipped", "key_tiles"};
 static const char *const BYTES_WHATS[] = {"scores", "tile", "kv", "cache"};
 
 static bool one_of(const char *v, const char *const *names, int n)
@@ -153,7 +153,7 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
         if (one_of(v, WHATS, COUNT(WHATS))) return set_str(m->what, sizeof m->what, k, v, why, size);
         return snprintf(why, size,
                         "what: '" QUOTE "' is not one of tokens, chars, letters, punct, cells, masked, visible, "
-                        "dropped, peaks, layers, heads, kv_heads, skipped",
+                        "dropped, peaks, layers, heads, kv_heads, skipped, key_tiles",
                         QUOTED(v)), -1;
     }
     if (!strcmp(k, "on")) {
@@ -595,6 +595,9 @@ static int count(const lesson_measure *m, const attn_trace *tr, const attn_matri
             }
         }
         *value = n;
+    } else if (!strcmp(w, "key_tiles")) { /* ⌈t / BK⌉: the key tiles a query row passes */
+        if (!d->T) return snprintf(why, size, "the step's configuration has no tiles (tiles = BQxBK)"), -1;
+        *value = d->T;
     } else if (!strcmp(w, "skipped")) {
         if (skipped_tiles(tr, value)) return snprintf(why, size, "the step's configuration has no tiles (tiles = BQxBK)"), -1;
     } else if (!strcmp(w, "peaks")) { /* the query rows whose largest value is the key at the offset */

@@ -26,7 +26,7 @@
  *           (head=all: the cells of every head together), or what=peaks at=OFFSET:
  *           the query rows whose largest value is the key at that offset, or
  *           what=skipped: with tiles, the tiles the causal mask hides whole (the
- *           tiled path skips them)
+ *           tiled path skips them), or what=key_tiles: the key tiles a row passes
  *   bytes   float32 bytes the step's configuration keeps: what=scores, one head's
  *           s × t scores (the plain path's matrix); what=tile, one BQ × BK tile
  *           of them; what=kv, the keys and values of one K/V head for the t keys
