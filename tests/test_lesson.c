@@ -689,6 +689,71 @@ static void measured_numbers_vocabulary(void **state)
     check_md(md, false, 3, "step 2 measures 3");
 }
 
+/* FlashAttention's numbers: the tiles the causal mask skips (count
+ * what=skipped), the bytes each path keeps (bytes what=scores, tile, kv,
+ * cache), m and ℓ read as cells of tile_max and tile_sum, and the key tile a
+ * step shows (`tile = N`, from 1, refused past the last). */
+static void tiles_measured(void **state)
+{
+    (void)state;
+    /* 10 tokens in tiles of 4: query tiles 0-3, 4-7, 8-9 against key tiles
+     * 0-3, 4-7, 8-9; the first query tile skips two, the second one */
+    const char *cfg = "# T\n\n## S\n\n```attnlab\ntokens = a b c d e f g h i j\nheads = 2\nd_model = 16\n"
+                      "tiles = 4x4\nview = tiles\ntile = %s\n```\n\n"; /* 14: the text */
+    char md[2048], first[16];
+    snprintf(first, sizeof first, "3");
+    snprintf(md, sizeof md, cfg, first);
+    attn_trace tr;
+    run_block(md, &tr);
+    assert_int_equal(tr.dims.T, 3);
+    float m00 = attn_tensor_at4(attn_trace_stage(&tr, 0, ATTN_STAGE_TILE_MAX), 0, 0, 9, 2);
+    float l00 = attn_tensor_at4(attn_trace_stage(&tr, 0, ATTN_STAGE_TILE_SUM), 0, 0, 9, 2);
+    attn_trace_free(&tr);
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{{3 | count what=skipped}} of {{3 | count what=key_tiles}} skipped; {{400 | bytes what=scores}} B against {{64 | bytes what=tile}} B;\n"
+             "K and V {{640 | bytes what=kv}} B a head, {{1,280 | bytes what=cache}} B in all; row j: m {{%.3f | weight "
+             "stage=tile_max row=9 col=2}}, ℓ {{%.3f | weight stage=tile_sum row=j col=2}}.\n",
+             m00, l00);
+    strcat(md, text);
+    check_md(md, true, 0, NULL);
+    /* with 4 positions cached: 6 queries (4-9) in tiles 4-7, 8-9; only key tile 8-9 of the first is skipped */
+    snprintf(md, sizeof md, "# T\n\n## S\n\n```attnlab\ntokens = a b c d e f g h i j\nheads = 2\nd_model = 16\n"
+                            "tiles = 4x4\npast = 4\n```\n\n{{1 | count what=skipped}}, {{240 | bytes what=scores}}.\n");
+    check_md(md, true, 0, NULL);
+    /* without the causal mask nothing is skipped; the last key tile is 3 */
+    snprintf(md, sizeof md, "# T\n\n## S\n\n```attnlab\ntokens = a b c d e f g h i j\ncausal = false\ntiles = 4x4\n"
+                            "```\n\n{{0 | count what=skipped}}\n");
+    check_md(md, true, 0, NULL);
+
+    snprintf(md, sizeof md, cfg, "4");
+    check_md(md, false, 11, "tile: 4 is past the last key tile (this step's trace has 3)");
+    snprintf(md, sizeof md, cfg, "0");
+    check_md(md, false, 11, "is not a key tile from 1");
+    static const struct {
+        const char *m, *part;
+    } BAD[] = {
+        {"{{1 | bytes}}", "bytes needs what="},
+        {"{{1 | bytes what=cells}}", "what: 'cells' is not one of scores, tile, kv, cache"},
+        {"{{1 | count what=scores}}", "is not one of tokens"},
+        {"{{1 | bytes what=scores on=heldout}}", "bytes on=heldout: it measures the step's own text"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        snprintf(md, sizeof md, cfg, "1");
+        strcat(md, BAD[i].m);
+        strcat(md, "\n");
+        check_md(md, false, 14, BAD[i].part);
+    }
+    /* without tiles: no tile to weigh, none skipped */
+    const char *plain = "# T\n\n## S\n\n```attnlab\ntokens = a b c\n```\n\n%s\n";
+    snprintf(md, sizeof md, plain, "{{64 | bytes what=tile}}");
+    check_md(md, false, 9, "has no tiles");
+    snprintf(md, sizeof md, plain, "{{0 | count what=skipped}}");
+    check_md(md, false, 9, "has no tiles");
+    snprintf(md, sizeof md, plain, "{{0 | count what=key_tiles}}");
+    check_md(md, false, 9, "has no tiles");
+}
+
 /* What a lesson wrote, quoted in a message, is cut to its first 40 bytes at
  * most, on a character's boundary and marked "…": a long argument neither
  * crowds the reason out of the message (it was quoted whole, bounded only by
@@ -705,9 +770,9 @@ static void long_arguments_quoted_by_their_start(void **state)
         const char *fmt, *head, *tail;
     } CASES[] = {
         {"0.5 | count what=%s", "what: '", "' is not one of tokens, chars, letters, punct, cells, masked, visible, "
-                                          "dropped, peaks, layers, heads, kv_heads"},
+                                          "dropped, peaks, layers, heads, kv_heads, skipped, key_tiles"},
         {"0.5 | weight at=self %s=1", "unknown measure key '", "'"},
-        {"0.5 | %s at=self", "'", "' is not a measure (weight, prob, rank, loss, card, count, sum)"},
+        {"0.5 | %s at=self", "'", "' is not a measure (weight, prob, rank, loss, card, count, sum, bytes)"},
         {"0.5 | weight at=self %s", "'", "' is not key=value"},
         {"0.5 | weight at=self on=%s", "on: '", "' is not one of heldout, training, random, model, text (lessons/sources.tsv)"},
         {"0.5 | weight row=%s col=0", "row: '", "' is longer than 63 bytes"},
@@ -1580,6 +1645,7 @@ int main(void)
         cmocka_unit_test(measured_numbers_vocabulary),
         cmocka_unit_test(measure_arguments_in_range),
         cmocka_unit_test(long_arguments_quoted_by_their_start),
+        cmocka_unit_test(tiles_measured),
         cmocka_unit_test(weight_at_counts_rows_with_a_choice),
         cmocka_unit_test(figures_name_their_source),
         cmocka_unit_test(measure_files_read_once),

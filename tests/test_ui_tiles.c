@@ -206,6 +206,34 @@ static void test_steps(void **state)
     assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);
 }
 
+/* A lesson step's `tile = N` opens the view at key tile N (tile 0 here
+ * counts from 0), and entering a step again restores it after ] and [. */
+static void show_step(fixture *f, const lesson_view *v)
+{
+    attn_config c;
+    attn_error e;
+    attn_config_init(&c);
+    if (attn_config_set(&c, "seq", "8", &e) || attn_config_set(&c, "tiles", "2x2", &e)) fail_msg("%s", e.msg);
+    assert_int_equal(app_show(&f->app, &c, v), 0); /* c is the app's now */
+}
+
+static void test_lesson_tile(void **state)
+{
+    fixture *f = *state;
+    lesson_view v = lesson_view_default();
+    v.mode = LESSON_VIEW_TILES;
+    v.tile = 2;
+    show_step(f, &v);
+    assert_int_equal(f->app.view.mode, LESSON_VIEW_TILES);
+    assert_int_equal(f->app.tile_step, 2);
+    build(f);
+    assert_true(has_part(&f->dl, "Key tile 3 of 4"));
+    assert_true(app_key(&f->app, ']', 0));
+    assert_int_equal(f->app.tile_step, 3);
+    show_step(f, &v);
+    assert_int_equal(f->app.tile_step, 2);
+}
+
 static int setup_32(void **state)
 {
     static const char *const kv[] = {"seq", "32", "tiles", "4x8", NULL};
@@ -342,6 +370,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_without_tiles, setup_plain, teardown),
         cmocka_unit_test_setup_teardown(test_view, setup_tiles, teardown),
         cmocka_unit_test_setup_teardown(test_steps, setup_tiles, teardown),
+        cmocka_unit_test_setup_teardown(test_lesson_tile, setup_tiles, teardown),
         cmocka_unit_test_setup_teardown(test_thirty_two_tokens, setup_32, teardown),
         cmocka_unit_test_setup_teardown(test_steps, setup_sink, teardown), /* the sink joins ℓ at the last tile */
         cmocka_unit_test_setup_teardown(test_render_tile, setup_tiles, teardown),

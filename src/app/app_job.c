@@ -590,6 +590,7 @@ void app_show_view(app_state *app, const lesson_view *view)
     app->view.head = view->head >= 0 && view->head < d->h ? view->head : 0;
     app->view.batch = view->batch >= 0 && view->batch < d->b ? view->batch : 0;
     app->view.row = view->row >= 0 && view->row < d->s ? view->row : -1;
+    app->tile_step = view->tile; /* the FlashAttention view's key tile (tiles_view.c clamps it) */
     app->help = false;
     app->stage_scroll = 0;
     app->dirty = true;

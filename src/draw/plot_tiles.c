@@ -181,8 +181,10 @@ void draw_plot_tiles(draw_list *dl, const app_state *app, app_rect box)
     app_tiles *tv = malloc(sizeof *tv);
     app_view_slice w;
     char err[240], line[400];
+    /* the labels of the layer's weights: a model's stage is "layers.L.weights" */
+    static const attn_stage_id W[] = {ATTN_STAGE_WEIGHTS};
     if (!tv || app_tiles_make(app, tv, err, sizeof err) ||
-        app_view_make(&app->trace, "weights", app->view.batch, app->view.head, &w)) {
+        !app_view_first_of(&app->trace, app->view.layer, W, 1, app->view.batch, app->view.head, &w)) {
         draw_text_wrap(dl, tv ? err : _("out of memory"), box.x, box.y + u, box.w, DRAW_ERROR);
         free(tv);
         return;

@@ -17,7 +17,7 @@
 /* ---- keys */
 
 static const char *const VIEW_KEYS[] = {"stage", "layer", "head", "batch_row", "view", "compare", "row",
-                                        "decode_step", "highlight", "panels"};
+                                        "decode_step", "highlight", "panels", "tile"};
 static const char *const QUIZ_KEYS[] = {"answer", "tolerance", "click", "stage", "rows", "cols", "hint", "explain"};
 static const char *const CELL_RULES[] = {"masked", "unmasked", "argmax", "argmin", "nan"};
 

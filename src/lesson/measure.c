@@ -22,9 +22,17 @@
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
-static const char *const KINDS[] = {"weight", "prob", "rank", "loss", "card", "count", "sum"};
+static const char *const KINDS[] = {"weight", "prob", "rank", "loss", "card", "count", "sum", "bytes"};
 static const char *const WHATS[] = {"tokens",  "chars",   "letters", "punct",    "cells", "masked",
-                                    "visible", "dropped", "peaks",   "layers",   "heads", "kv_heads"};
+                                    "visible", "dropped", "peaks",   "layers",   "heads", "kv_heads", "skipped", "key_tiles"};
+static const char *const BYTES_WHATS[] = {"scores", "tile", "kv", "cache"};
+
+static bool one_of(const char *v, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i])) return true;
+    return false;
+}
 
 void lesson_measure_free(lesson_measure *m)
 {
@@ -138,11 +146,14 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
     if (!strcmp(k, "token")) return set_str(m->token, sizeof m->token, k, v, why, size);
     if (!strcmp(k, "key")) return set_str(m->key, sizeof m->key, k, v, why, size);
     if (!strcmp(k, "what")) {
-        for (int i = 0; i < COUNT(WHATS); i++)
-            if (!strcmp(v, WHATS[i])) return set_str(m->what, sizeof m->what, k, v, why, size);
+        if (m->kind == LESSON_MEASURE_BYTES) {
+            if (one_of(v, BYTES_WHATS, COUNT(BYTES_WHATS))) return set_str(m->what, sizeof m->what, k, v, why, size);
+            return snprintf(why, size, "what: '" QUOTE "' is not one of scores, tile, kv, cache", QUOTED(v)), -1;
+        }
+        if (one_of(v, WHATS, COUNT(WHATS))) return set_str(m->what, sizeof m->what, k, v, why, size);
         return snprintf(why, size,
                         "what: '" QUOTE "' is not one of tokens, chars, letters, punct, cells, masked, visible, "
-                        "dropped, peaks, layers, heads, kv_heads",
+                        "dropped, peaks, layers, heads, kv_heads, skipped, key_tiles",
                         QUOTED(v)), -1;
     }
     if (!strcmp(k, "on")) {
@@ -215,6 +226,9 @@ static int check_needs(const lesson_measure *m, char *why, size_t size)
     case LESSON_MEASURE_SUM:
         if (!m->row[0] == !m->col[0]) return snprintf(why, size, "sum needs row= (a row) or col= (a column), not both"), -1;
         return 0;
+    case LESSON_MEASURE_BYTES:
+        if (!m->what[0]) return snprintf(why, size, "bytes needs what= (scores, tile, kv or cache)"), -1;
+        return 0;
     case LESSON_MEASURE_LOSS: return 0;
     }
     return 0;
@@ -245,7 +259,7 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
         if (!strcmp(w, KINDS[i])) kind = i;
     if (kind < 0) {
         w = w ? w : "";
-        snprintf(why, size, "'" QUOTE "' is not a measure (weight, prob, rank, loss, card, count, sum)", QUOTED(w));
+        snprintf(why, size, "'" QUOTE "' is not a measure (weight, prob, rank, loss, card, count, sum, bytes)", QUOTED(w));
         ret = -1;
     }
     m->kind = (lesson_measure_kind)(kind < 0 ? 0 : kind);
@@ -516,6 +530,42 @@ static int count_cells(const char *w, const attn_trace *tr, int layer, int batch
     return 0;
 }
 
+/* With tiles: the BQ × BK tiles the causal mask (fill −∞) hides from their
+ * whole query tile, which the tiled path skips (as tiles.c and the
+ * FlashAttention view count them); -1 without tiles. */
+static int skipped_tiles(const attn_trace *tr, double *n)
+{
+    const attn_dims *d = &tr->dims;
+    const attn_config *c = &tr->cfg;
+    if (c->tiles.q <= 0 || c->tiles.k <= 0) return -1;
+    *n = 0;
+    if (d->cross || c->causal != ATTN_CAUSAL_ON || c->mask_value != -INFINITY) return 0;
+    for (int i0 = 0; i0 < d->s; i0 += c->tiles.q) {
+        int last = d->P + (i0 + c->tiles.q < d->s ? i0 + c->tiles.q : d->s) - 1; /* the tile's last query position */
+        for (int j0 = 0; j0 < d->t; j0 += c->tiles.k) *n += j0 > last;
+    }
+    return 0;
+}
+
+/* Float32 bytes: one head's s × t scores, one BQ × BK tile, one K/V head's
+ * keys and values for the t keys, or the whole KV cache of t positions. */
+static int bytes(const lesson_measure *m, const attn_trace *tr, double *value, char *why, size_t size)
+{
+    const attn_dims *d = &tr->dims;
+    const char *w = m->what;
+    if (!strcmp(w, "scores")) *value = 4.0 * d->s * d->t;
+    else if (!strcmp(w, "tile")) {
+        if (tr->cfg.tiles.q <= 0 || tr->cfg.tiles.k <= 0)
+            return snprintf(why, size, "the step's configuration has no tiles (tiles = BQxBK)"), -1;
+        *value = 4.0 * tr->cfg.tiles.q * tr->cfg.tiles.k;
+    } else if (d->mode == ATTN_MODE_MLA) {
+        return snprintf(why, size, "bytes what=%s: MLA's cache is its latent, not keys and values", w), -1;
+    } else {
+        *value = 2.0 * 4.0 * d->t * d->k * (!strcmp(w, "cache") ? (double)d->g * tr->n_layers : 1.0);
+    }
+    return 0;
+}
+
 static int count(const lesson_measure *m, const attn_trace *tr, const attn_matrix *mx, int batch, double *value,
                  char *why, size_t size)
 {
@@ -545,6 +595,11 @@ static int count(const lesson_measure *m, const attn_trace *tr, const attn_matri
             }
         }
         *value = n;
+    } else if (!strcmp(w, "key_tiles")) { /* ⌈t / BK⌉: the key tiles a query row passes */
+        if (!d->T) return snprintf(why, size, "the step's configuration has no tiles (tiles = BQxBK)"), -1;
+        *value = d->T;
+    } else if (!strcmp(w, "skipped")) {
+        if (skipped_tiles(tr, value)) return snprintf(why, size, "the step's configuration has no tiles (tiles = BQxBK)"), -1;
     } else if (!strcmp(w, "peaks")) { /* the query rows whose largest value is the key at the offset */
         bool first;
         long off;
@@ -640,6 +695,7 @@ static int eval(const lesson_measure *m, const attn_trace *tr, const char *stage
         return card_number(m, model_dir, fs, value, why, size); /* the card's layer and head, not the trace's */
     if (check_ranges(m, tr, why, size)) return -1;
     if (m->kind == LESSON_MEASURE_LOSS && m->row[0]) return row_loss(m, tr, value, why, size);
+    if (m->kind == LESSON_MEASURE_BYTES) return bytes(m, tr, value, why, size);
     if (m->kind == LESSON_MEASURE_LOSS) {
         int counted = 0;
         *value = attn_trace_loss(tr, m->batch, &counted);

@@ -24,7 +24,14 @@
  *   card    a number of the model card (key=heldout_loss, key=config.vocab_size)
  *   count   what=tokens|chars|letters|punct|cells|masked|visible|dropped|layers|heads|kv_heads
  *           (head=all: the cells of every head together), or what=peaks at=OFFSET:
- *           the query rows whose largest value is the key at that offset
+ *           the query rows whose largest value is the key at that offset, or
+ *           what=skipped: with tiles, the tiles the causal mask hides whole (the
+ *           tiled path skips them), or what=key_tiles: the key tiles a row passes
+ *   bytes   float32 bytes the step's configuration keeps: what=scores, one head's
+ *           s × t scores (the plain path's matrix); what=tile, one BQ × BK tile
+ *           of them; what=kv, the keys and values of one K/V head for the t keys
+ *           (what a query of that head reads); what=cache, the KV cache of the t
+ *           positions, every K/V head of every layer
  *   sum     a row (row=) or a column (col=) of the stage added up
  * Rows and columns are indices or tokens ("row=你": its first position).
  * layer=, head=, batch=, stage= default to the step's view; step=N measures on
@@ -50,7 +57,8 @@ typedef enum {
     LESSON_MEASURE_LOSS,
     LESSON_MEASURE_CARD,
     LESSON_MEASURE_COUNT,
-    LESSON_MEASURE_SUM
+    LESSON_MEASURE_SUM,
+    LESSON_MEASURE_BYTES
 } lesson_measure_kind;
 
 #define LESSON_MEASURE_ALL_HEADS (-2) /* head=all, for count */
@@ -70,7 +78,7 @@ typedef struct {
     char at[32];         /* weight, count what=peaks: "-1", "self", "first" or a card key */
     char token[64];      /* prob, rank */
     char key[64];        /* card: a number of card.json, "config.vocab_size" inside an object */
-    char what[16];       /* count */
+    char what[16];       /* count, bytes */
     char on[16];         /* where it was measured (lessons/sources.tsv): heldout, training, random, model,
                           * text; "": not said (a measure of the step's own text). weight on=heldout reads
                           * the model card's means */

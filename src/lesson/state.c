@@ -25,7 +25,7 @@ lesson_view lesson_view_default(void)
     return v;
 }
 
-enum { L_STAGE, L_HEAD, L_BATCH, L_VIEW, L_COMPARE, L_ROW, L_DECODE, L_HL, L_LAYER };
+enum { L_STAGE, L_HEAD, L_BATCH, L_VIEW, L_COMPARE, L_ROW, L_DECODE, L_HL, L_LAYER, L_TILE };
 
 static bool parse_index(const char *v, int *out)
 {
@@ -141,6 +141,11 @@ static int apply_view(const lesson_setting *s, lesson_view *view, lesson_marks *
         else if (parse_index(v, &n)) view->decode_step = n;
         else return lesson_diag_add(dg, s->line, "decode_step: '%.40s' is not a step from 1 or off", v), -1;
         mk->line[L_DECODE] = s->line;
+    } else if (!strcmp(k, "tile")) { /* counted from 1, as the view's caption counts key tiles */
+        if (!parse_index(v, &n) || n < 1)
+            return lesson_diag_add(dg, s->line, "tile: '%.40s' is not a key tile from 1", v), -1;
+        view->tile = n - 1;
+        mk->line[L_TILE] = s->line;
     } else if (!strcmp(k, "highlight")) {
         if (parse_highlight(v, mk, why, sizeof why))
             return lesson_diag_add(dg, s->line, "highlight: %s", why), -1;
@@ -344,6 +349,9 @@ static int check_view(const lesson *ls, int step, const attn_trace *tr, lesson_v
                                  toggled->compare.label);
     if (view->mode == LESSON_VIEW_TILES && !attn_trace_stage(tr, view->layer, ATTN_STAGE_TILE_MAX))
         bad = 1, lesson_diag_add(dg, mk->line[L_VIEW], "view = tiles: this step's configuration has no tiles (tiles = BQxBK)");
+    else if (view->tile > 0 && view->tile >= d->T)
+        bad = 1, lesson_diag_add(dg, mk->line[L_TILE], "tile: %d is past the last key tile (this step's trace has %d)",
+                                 view->tile + 1, d->T);
     return bad;
 }
 

@@ -42,6 +42,7 @@ typedef struct {
     lesson_view_mode mode;
     int compare;           /* what the compare view toggles: a setting, attn_compare_at(compare) */
     int decode_step;       /* 0: full pass; N: KV-cache decoding step N */
+    int tile;              /* the FlashAttention view: the key tile shown, from 0 (a lesson's `tile = 1` is 0) */
     lesson_panels panels;  /* the stage list and side panel */
 } lesson_view;
 
@@ -56,7 +57,8 @@ typedef struct {
     int hl_index;          /* ROW / COL */
     int hl_cells[LESSON_MAX_HL][2];
     int n_hl_cells;
-    int line[9];           /* line that last set stage, head, batch_row, view, compare, row, decode_step, highlight, layer */
+    int line[10];          /* line that last set stage, head, batch_row, view, compare, row, decode_step, highlight, layer,
+                            * tile */
     int config_line;       /* line of the last config (not view) setting so far, 0: none (where a problem
                             * of the whole configuration is said) */
 } lesson_marks;
