@@ -22,6 +22,8 @@
 #include "engine/base/utf8.h"
 #include "engine/model/loss.h"
 #include "engine/model/model.h"
+#include "engine/model/model_run.h"
+#include "engine/run/stream.h"
 #include "engine/run/forward.h"
 #include "lesson.h"
 #include "progress.h"
@@ -754,6 +756,72 @@ static void tiles_measured(void **state)
     check_md(md, false, 9, "has no tiles");
 }
 
+/* stream: the mean loss of the model's held-out sample over an evicting
+ * cache, as engine/run/stream.h computes it (here from the engine itself, on
+ * the sample's first 100 tokens joined into one text: cheap enough for a
+ * test), and each key's rule at the measure's line. */
+static void stream_measures_the_heldout_sample(void **state)
+{
+    (void)state;
+    attn_model m;
+    attn_config cfg, run;
+    attn_error err;
+    int *ids, n, texts, scored;
+    double loss[99], want[2];
+    assert_int_equal(attn_model_load("tang", &m, &err), 0);
+    attn_config_init(&cfg);
+    assert_int_equal(attn_config_set(&cfg, "model", "tang", &err), 0);
+    assert_int_equal(attn_model_run_config(&m, &cfg, &run, &err), 0);
+    assert_int_equal(attn_stream_heldout(&m, &ids, &n, &texts, &err), 0);
+    attn_stream_join(&m, ids, &n);
+    assert_true(n > 100);
+    for (int p = 0; p < 2; p++) { /* the window of 16, then the first 4 kept beside 12 */
+        attn_stream_opts o = {p ? ATTN_STREAM_SINK : ATTN_STREAM_WINDOW, p ? 12 : 16, p ? 4 : 0};
+        assert_int_equal(attn_stream_run(&m, &run, &o, ids, 100, loss, &scored, &err), 0);
+        assert_int_equal(scored, 99);
+        want[p] = 0;
+        for (int i = 0; i < 99; i++) want[p] += loss[i] / 99;
+    }
+    assert_true(fabs(want[0] - want[1]) > 1e-3); /* the two caches differ, so the measure tells them apart */
+    free(ids);
+    attn_config_free(&run);
+    attn_config_free(&cfg);
+    attn_model_free(&m);
+
+    const char *poem = "# T\n\n## S\n\n```attnlab\nmodel = tang\ntext = 床前明月光，\n```\n\n"; /* 1-9 */
+    char md[1024];
+    snprintf(md, sizeof md,
+             "%sOn held-out poems, {{%.4f | stream policy=window window=16 one_text=true tokens=100 on=heldout}} and\n"
+             "on held-out poems {{%.4f | stream policy=sink window=12 keep_first=4 one_text=true tokens=100 "
+             "on=heldout}}.\n", poem, want[0], want[1]);
+    check_md(md, true, 0, NULL);
+    snprintf(md, sizeof md, "%sOn held-out poems, {{%.4f | stream policy=window window=16 one_text=true tokens=100 "
+             "on=heldout}}.\n", poem, want[1]);
+    check_md(md, false, 10, "measures"); /* the sink's figure is not the window's */
+    static const struct {
+        const char *m, *part;
+    } BAD[] = {
+        {"{{1 | stream policy=window on=heldout}}", "policy=window needs window="},
+        {"{{1 | stream policy=sink window=8 on=heldout}}", "policy=sink needs keep_first="},
+        {"{{1 | stream policy=all window=8 on=heldout}}", "policy=all takes no window="},
+        {"{{1 | stream policy=window window=8 keep_first=2 on=heldout}}", "policy=window takes no keep_first="},
+        {"{{1 | stream policy=sideways window=8 on=heldout}}", "'sideways' is not all, window or sink"},
+        {"{{1 | stream window=8 on=heldout}}", "stream needs policy="},
+        {"{{1 | stream policy=window window=8}}", "say so with on=heldout"},
+        {"{{1 | stream policy=window window=8 one_text=maybe on=heldout}}", "not true or false"},
+        {"{{1 | count what=tokens window=8}}", "are stream's"},
+        {"{{1 | stream policy=sink window=4 keep_first=4 tokens=100 on=heldout}}", "must be below --window"},
+        {"{{1 | stream policy=window window=8 tokens=1 on=heldout}}", "nothing to predict"},
+        {"{{1 | stream policy=window window=8 tokens=20 model=nosuchmodel on=heldout}}", "model:"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        snprintf(md, sizeof md, "%sHeld-out: %s\n", poem, BAD[i].m);
+        check_md(md, false, 10, BAD[i].part);
+    }
+    check_md("# T\n\n## S\n\n```attnlab\ntokens = a b\n```\n\nHeld-out: {{1 | stream policy=window window=8 "
+             "on=heldout}}\n", false, 9, "stream needs a model");
+}
+
 /* What a lesson wrote, quoted in a message, is cut to its first 40 bytes at
  * most, on a character's boundary and marked "…": a long argument neither
  * crowds the reason out of the message (it was quoted whole, bounded only by
@@ -772,7 +840,7 @@ static void long_arguments_quoted_by_their_start(void **state)
         {"0.5 | count what=%s", "what: '", "' is not one of tokens, chars, letters, punct, cells, masked, visible, "
                                           "dropped, peaks, layers, heads, kv_heads, skipped, key_tiles"},
         {"0.5 | weight at=self %s=1", "unknown measure key '", "'"},
-        {"0.5 | %s at=self", "'", "' is not a measure (weight, prob, rank, loss, card, count, sum, bytes)"},
+        {"0.5 | %s at=self", "'", "' is not a measure (weight, prob, rank, loss, card, count, sum, bytes, stream)"},
         {"0.5 | weight at=self %s", "'", "' is not key=value"},
         {"0.5 | weight at=self on=%s", "on: '", "' is not one of heldout, training, random, model, text (lessons/sources.tsv)"},
         {"0.5 | weight row=%s col=0", "row: '", "' is longer than 63 bytes"},
@@ -1643,6 +1711,7 @@ int main(void)
         cmocka_unit_test(check_is_linear_in_the_steps),
         cmocka_unit_test(measured_numbers),
         cmocka_unit_test(measured_numbers_vocabulary),
+        cmocka_unit_test(stream_measures_the_heldout_sample),
         cmocka_unit_test(measure_arguments_in_range),
         cmocka_unit_test(long_arguments_quoted_by_their_start),
         cmocka_unit_test(tiles_measured),

@@ -16,13 +16,15 @@
 #include "engine/base/utf8.h"
 #include "engine/model/loss.h"
 #include "engine/model/model.h"
+#include "engine/model/model_run.h"
+#include "engine/run/stream.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/trace/config.h"
 #include "source.h"
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
-static const char *const KINDS[] = {"weight", "prob", "rank", "loss", "card", "count", "sum", "bytes"};
+static const char *const KINDS[] = {"weight", "prob", "rank", "loss", "card", "count", "sum", "bytes", "stream"};
 static const char *const WHATS[] = {"tokens",  "chars",   "letters", "punct",    "cells", "masked",
                                     "visible", "dropped", "peaks",   "layers",   "heads", "kv_heads", "skipped", "key_tiles"};
 static const char *const BYTES_WHATS[] = {"scores", "tile", "kv", "cache"};
@@ -145,6 +147,18 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
     if (!strcmp(k, "at")) return set_str(m->at, sizeof m->at, k, v, why, size);
     if (!strcmp(k, "token")) return set_str(m->token, sizeof m->token, k, v, why, size);
     if (!strcmp(k, "key")) return set_str(m->key, sizeof m->key, k, v, why, size);
+    if (!strcmp(k, "policy")) {
+        if (attn_stream_policy_parse(v) >= 0) return set_str(m->policy, sizeof m->policy, k, v, why, size);
+        return snprintf(why, size, "policy: '" QUOTE "' is not all, window or sink", QUOTED(v)), -1;
+    }
+    if (!strcmp(k, "window")) return set_int(k, v, &m->window, why, size);
+    if (!strcmp(k, "keep_first")) return set_int(k, v, &m->keep_first, why, size);
+    if (!strcmp(k, "tokens")) return set_int(k, v, &m->tokens, why, size);
+    if (!strcmp(k, "one_text")) {
+        if (strcmp(v, "true") && strcmp(v, "false"))
+            return snprintf(why, size, "one_text: '" QUOTE "' is not true or false", QUOTED(v)), -1;
+        return m->one_text = !strcmp(v, "true"), 0;
+    }
     if (!strcmp(k, "what")) {
         if (m->kind == LESSON_MEASURE_BYTES) {
             if (one_of(v, BYTES_WHATS, COUNT(BYTES_WHATS))) return set_str(m->what, sizeof m->what, k, v, why, size);
@@ -183,10 +197,12 @@ static int check_source(const lesson_measure *m, char *why, size_t size)
                             QUOTED(m->key), src, m->on), -1;
         return 0;
     }
+    if (m->kind == LESSON_MEASURE_STREAM && strcmp(m->on, "heldout"))
+        return snprintf(why, size, "stream reads the model's held-out sample: say so with on=heldout"), -1;
     if (m->kind == LESSON_MEASURE_WEIGHT && m->on[0] && strcmp(m->on, "text") && strcmp(m->on, "heldout"))
         return snprintf(why, size, "weight on=%s: the model card's means are on=heldout, the step's own on=text",
                         m->on), -1;
-    if (m->kind != LESSON_MEASURE_WEIGHT && m->on[0] && strcmp(m->on, "text"))
+    if (m->kind != LESSON_MEASURE_WEIGHT && m->kind != LESSON_MEASURE_STREAM && m->on[0] && strcmp(m->on, "text"))
         return snprintf(why, size, "%s on=%s: it measures the step's own text (on=text); a figure of the model "
                         "card is card key=... on=...", KINDS[m->kind], m->on), -1;
     return 0;
@@ -199,9 +215,14 @@ static int check_needs(const lesson_measure *m, char *why, size_t size)
     if (check_source(m, why, size)) return -1;
     if (m->head == LESSON_MEASURE_ALL_HEADS && m->kind != LESSON_MEASURE_COUNT)
         return snprintf(why, size, "head=all is for count (the cells of every head together)"), -1;
-    if (m->model[0] && m->kind != LESSON_MEASURE_CARD && !(m->kind == LESSON_MEASURE_WEIGHT && heldout))
-        return snprintf(why, size, "model= names the card that card and weight on=heldout read; other measures "
-                                   "measure the step's own model"), -1;
+    if (m->model[0] && m->kind != LESSON_MEASURE_CARD && m->kind != LESSON_MEASURE_STREAM &&
+        !(m->kind == LESSON_MEASURE_WEIGHT && heldout))
+        return snprintf(why, size, "model= names the card that card and weight on=heldout read, or the model "
+                                   "stream reads; other measures measure the step's own model"), -1;
+    bool streams = m->policy[0] || m->window || m->keep_first || m->tokens || m->one_text;
+    if (streams != (m->kind == LESSON_MEASURE_STREAM))
+        return snprintf(why, size, "policy=, window=, keep_first=, tokens= and one_text= are stream's, and "
+                                   "stream takes policy="), -1;
     switch (m->kind) {
     case LESSON_MEASURE_WEIGHT:
         if (heldout && (!m->at[0] || m->row[0] || m->col[0]))
@@ -228,6 +249,15 @@ static int check_needs(const lesson_measure *m, char *why, size_t size)
         return 0;
     case LESSON_MEASURE_BYTES:
         if (!m->what[0]) return snprintf(why, size, "bytes needs what= (scores, tile, kv or cache)"), -1;
+        return 0;
+    case LESSON_MEASURE_STREAM:
+        if (!m->policy[0]) return snprintf(why, size, "stream needs policy= (all, window or sink)"), -1;
+        if (!strcmp(m->policy, "all") != !m->window)
+            return snprintf(why, size, "stream policy=%s %s window= (the recent positions kept)", m->policy,
+                            m->window ? "takes no" : "needs"), -1;
+        if (!strcmp(m->policy, "sink") != !!m->keep_first)
+            return snprintf(why, size, "stream policy=%s %s keep_first= (the first positions kept)", m->policy,
+                            m->keep_first ? "takes no" : "needs"), -1;
         return 0;
     case LESSON_MEASURE_LOSS: return 0;
     }
@@ -259,7 +289,8 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
         if (!strcmp(w, KINDS[i])) kind = i;
     if (kind < 0) {
         w = w ? w : "";
-        snprintf(why, size, "'" QUOTE "' is not a measure (weight, prob, rank, loss, card, count, sum, bytes)", QUOTED(w));
+        snprintf(why, size, "'" QUOTE "' is not a measure (weight, prob, rank, loss, card, count, sum, bytes, "
+                 "stream)", QUOTED(w));
         ret = -1;
     }
     m->kind = (lesson_measure_kind)(kind < 0 ? 0 : kind);
@@ -284,6 +315,7 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
 const char *lesson_measure_source(const lesson_measure *m)
 {
     if (m->kind == LESSON_MEASURE_CARD) return lesson_source_of_key(m->key);
+    if (m->kind == LESSON_MEASURE_STREAM) return "heldout";
     return m->kind == LESSON_MEASURE_WEIGHT && !strcmp(m->on, "heldout") ? "heldout" : "text";
 }
 
@@ -688,11 +720,50 @@ static int token_id(const lesson_measure *m, const char *model_dir, lesson_measu
     return id;
 }
 
+/* stream: m's model (the step's, or model=) reads its held-out sample (one
+ * text with one_text, its first `tokens` only with tokens=) over m's cache;
+ * the mean loss over the positions the policy scores. */
+static int stream_mean(const lesson_measure *m, const char *model_dir, double *value, char *why, size_t size)
+{
+    char dir[4096];
+    attn_error err;
+    if (m->model[0] && attn_model_find(m->model, dir, sizeof dir, &err)) return snprintf(why, size, "model: %s", err.msg), -1;
+    if (m->model[0]) model_dir = dir;
+    if (!model_dir) return snprintf(why, size, "stream needs a model (the step's, or model=)"), -1;
+    attn_model md;
+    attn_config cfg, run = {0};
+    int *ids = NULL, n = 0, texts, scored = 0;
+    double *loss = NULL;
+    attn_stream_opts o = {(attn_stream_policy)attn_stream_policy_parse(m->policy), m->window, m->keep_first};
+    if (attn_model_load(model_dir, &md, &err)) return snprintf(why, size, "%s", err.msg), -1;
+    attn_config_init(&cfg);
+    attn_status st = attn_config_set(&cfg, "model", model_dir, &err);
+    if (!st) st = attn_model_run_config(&md, &cfg, &run, &err);
+    if (!st) st = attn_stream_heldout(&md, &ids, &n, &texts, &err);
+    if (!st && m->one_text) attn_stream_join(&md, ids, &n);
+    if (!st && m->tokens && m->tokens < n) n = m->tokens;
+    if (!st && n < 2) st = attn_fail(&err, ATTN_ERR_CONFIG, "the text is %d token%s: nothing to predict", n,
+                                     n == 1 ? "" : "s");
+    if (!st && !(loss = malloc((size_t)(n - 1) * sizeof *loss))) st = attn_fail(&err, ATTN_ERR_NOMEM, "out of memory");
+    if (!st) st = attn_stream_run(&md, &run, &o, ids, n, loss, &scored, &err);
+    double sum = 0;
+    for (int i = 0; !st && i < n - 1; i++) sum += isnan(loss[i]) ? 0 : loss[i];
+    if (st) snprintf(why, size, "%s", err.msg);
+    else *value = sum / scored;
+    free(loss);
+    free(ids);
+    attn_config_free(&run);
+    attn_config_free(&cfg);
+    attn_model_free(&md);
+    return st ? -1 : 0;
+}
+
 static int eval(const lesson_measure *m, const attn_trace *tr, const char *stage, const char *model_dir,
                 lesson_measure_files *fs, double *value, char *why, size_t size)
 {
     if (m->kind == LESSON_MEASURE_CARD || (m->kind == LESSON_MEASURE_WEIGHT && !strcmp(m->on, "heldout")))
         return card_number(m, model_dir, fs, value, why, size); /* the card's layer and head, not the trace's */
+    if (m->kind == LESSON_MEASURE_STREAM) return stream_mean(m, model_dir, value, why, size); /* no trace read */
     if (check_ranges(m, tr, why, size)) return -1;
     if (m->kind == LESSON_MEASURE_LOSS && m->row[0]) return row_loss(m, tr, value, why, size);
     if (m->kind == LESSON_MEASURE_BYTES) return bytes(m, tr, value, why, size);

@@ -33,12 +33,18 @@
  *           (what a query of that head reads); what=cache, the KV cache of the t
  *           positions, every K/V head of every layer
  *   sum     a row (row=) or a column (col=) of the stage added up
+ *   stream  the mean loss of the model's held-out sample read one token at a
+ *           time over a KV cache that evicts (engine/run/stream.h): policy=all|
+ *           window|sink, window=W, keep_first=N (sink), one_text=true (the
+ *           texts joined into one, as StreamingLLM reads a book), tokens=N (the
+ *           sample's first N tokens only); nats per token over the positions
+ *           the policy scores; always on=heldout
  * Rows and columns are indices or tokens ("row=你": its first position).
  * layer=, head=, batch=, stage= default to the step's view; step=N measures on
  * step N's configuration instead (1 is the first ## step); toggle=causal|
  * padding|fill on that configuration with the compare view's toggle applied;
- * model=NAME reads that model's card (card, weight on=heldout) instead of the
- * step's. on=SOURCE says where the figure was measured (source.h): a card
+ * model=NAME reads that model's card (card, weight on=heldout), or streams that
+ * model (stream), instead of the step's. on=SOURCE says where the figure was measured (source.h): a card
  * figure must name its key's source, weight on=heldout is the card's mean on
  * the held-out sample, any other measure's is the step's text (on=text). */
 #ifndef LESSON_MEASURE_H
@@ -58,7 +64,8 @@ typedef enum {
     LESSON_MEASURE_CARD,
     LESSON_MEASURE_COUNT,
     LESSON_MEASURE_SUM,
-    LESSON_MEASURE_BYTES
+    LESSON_MEASURE_BYTES,
+    LESSON_MEASURE_STREAM
 } lesson_measure_kind;
 
 #define LESSON_MEASURE_ALL_HEADS (-2) /* head=all, for count */
@@ -79,6 +86,9 @@ typedef struct {
     char token[64];      /* prob, rank */
     char key[64];        /* card: a number of card.json, "config.vocab_size" inside an object */
     char what[16];       /* count, bytes */
+    char policy[8];      /* stream: all, window or sink */
+    int window, keep_first, tokens; /* stream: W, N, the sample's first tokens read (0: all of it) */
+    bool one_text;       /* stream: the sample's texts joined into one (attn_stream_join) */
     char on[16];         /* where it was measured (lessons/sources.tsv): heldout, training, random, model,
                           * text; "": not said (a measure of the step's own text). weight on=heldout reads
                           * the model card's means */
