@@ -174,34 +174,34 @@ check("generate --model tang-nocausal --causal: the mask on, no note", gen["--ca
 # ---- issue 33: render --tile N draws the FlashAttention view at key tile N ----
 # (test_ui_tiles checks through the app core that it is what ] pressed N times shows)
 TILES = ["render", "--tiles", "2x2", "--seq", "8"]
-for n in range(4):
+for n in range(4):  # --tile counts from 1, as the view's caption does
     svg = os.path.join(TMP, f"tile{n}.svg")
-    r = run(TILES + ["--tile", str(n), "-o", svg])
+    r = run(TILES + ["--tile", str(n + 1), "-o", svg])
     text = open(svg, encoding="utf-8").read() if r.returncode == 0 and os.path.exists(svg) else ""
-    check(f"render --tile {n}: exit 0, the view says key tile {n + 1} of 4", f"Key tile {n + 1} of 4" in text,
+    check(f"render --tile {n + 1}: exit 0, the view says key tile {n + 1} of 4", f"Key tile {n + 1} of 4" in text,
           f"exit {r.returncode}, stderr {r.stderr[:300]!r}")
-    check(f"render --tile {n}: at the last tile (only), the largest difference", ("the plain one (weights·v) is" in text)
+    check(f"render --tile {n + 1}: at the last tile (only), the largest difference", ("the plain one (weights·v) is" in text)
           == (n == 3), "")
 pngs = []
-for n in (0, 1):
+for n in (1, 2):
     png = os.path.join(TMP, f"tile{n}.png")
     r = run(TILES + ["--view", "tiles", "--tile", str(n), "-o", png])
     pngs.append(open(png, "rb").read() if r.returncode == 0 and os.path.exists(png) else b"")
-check("render --view tiles --tile 0 and --tile 1: two PNGs, not the same picture", pngs[0] and pngs[1] and
+check("render --view tiles --tile 1 and --tile 2: two PNGs, not the same picture", pngs[0] and pngs[1] and
       pngs[0] != pngs[1], "")
-for args, msg in ((["--tile", "4"], "--tile: 4 is out of range (this trace has 4 key tiles: 0 to 3)"),
+for args, msg in ((["--tile", "5"], "--tile: 5 is out of range (this trace has 4 key tiles: 1 to 4)"),
                   (["--tile", "1", "--view", "grid"], "--tile: steps the FlashAttention view's key tiles; it goes "
                    "with --view tiles, not --view grid"),
-                  (["--tile", "-1"], "--tile: '-1' is not a whole number")):
+                  (["--tile", "0"], "--tile: '0' is not a whole number from 1")):
     one_line_error(f"render {' '.join(args)}", run(TILES + args + ["-o", os.path.join(TMP, "x.png")]), 2, msg)
-for args, msg in ((["--tile", "0"], "--tile: the FlashAttention view needs tiles: --tiles BQxBK"),
+for args, msg in ((["--tile", "1"], "--tile: the FlashAttention view needs tiles: --tiles BQxBK"),
                   (["--view", "tiles"], "--view tiles: the FlashAttention view needs tiles: --tiles BQxBK")):
     one_line_error(f"render {' '.join(args)} without --tiles", run(["render"] + args + ["-o", os.path.join(TMP, "x.png")]),
                    2, msg)
 # mode mla by tiles, absorbed: the view over the latent cache
 svg = os.path.join(TMP, "mla.svg")
-r = run(["render", "--mode", "mla", "--mla-absorb", "--tiles", "2x4", "--seq", "8", "--tile", "1", "-o", svg])
+r = run(["render", "--mode", "mla", "--mla-absorb", "--tiles", "2x4", "--seq", "8", "--tile", "2", "-o", svg])
 text = open(svg, encoding="utf-8").read() if r.returncode == 0 and os.path.exists(svg) else ""
-check("render --mode mla --mla-absorb --tiles 2x4 --tile 1: the latent context, tile 2 of 2",
+check("render --mode mla --mla-absorb --tiles 2x4 --tile 2: the latent context, tile 2 of 2",
       "Key tile 2 of 2" in text and "the plain one (weights·c_kv) is" in text, f"exit {r.returncode} {r.stderr[:300]!r}")
 common.finish()

@@ -276,8 +276,8 @@ static void expect_same_frame(const draw_list *a, const draw_list *b, const char
     assert_true(n > 50);
 }
 
-/* render --tile N (app_picture_apply, as `attnlab render` calls it) draws
- * what the window shows after F and ] pressed N times; past the last tile,
+/* render --tile N (app_picture_apply, as `attnlab render` calls it; N from 1)
+ * draws what the window shows after F and ] pressed N - 1 times; past the last tile,
  * without tiles, or with another view, a one-line refusal (exit 2). */
 static void test_render_tile(void **state)
 {
@@ -289,24 +289,24 @@ static void test_render_tile(void **state)
         setup_tiles((void **)&g);
         app_picture p;
         app_picture_init(&p);
-        p.tile = n;
+        p.tile = n + 1;
         if (n % 2) p.view.mode = LESSON_VIEW_TILES; /* --view tiles, or --tile alone */
         assert_int_equal(app_picture_apply(&g->app, &p, err, sizeof err), 0);
         assert_int_equal(g->app.tile_step, n);
         /* a picture carries no status line (app_picture_apply clears it): the window's "key tile …" left out */
         snprintf(f->app.status, sizeof f->app.status, "%s", "");
         build(f), build(g);
-        snprintf(what, sizeof what, "--tile %d against ] × %d", n, n);
+        snprintf(what, sizeof what, "--tile %d against ] × %d", n + 1, n);
         expect_same_frame(&g->dl, &f->dl, what);
         teardown((void **)&g);
         assert_true(app_key(&f->app, ']', 0));
     }
     static const struct { int tile, mode; bool tiles; const char *msg; } BAD[] = {
-        {4, LESSON_VIEW_TILES, true, "--tile: 4 is out of range (this trace has 4 key tiles: 0 to 3)"},
+        {5, LESSON_VIEW_TILES, true, "--tile: 5 is out of range (this trace has 4 key tiles: 1 to 4)"},
         {1, LESSON_VIEW_GRID, true, "--tile: steps the FlashAttention view's key tiles; it goes with --view tiles, not --view grid"},
         {1, LESSON_VIEW_TILES, false, "--view tiles: the FlashAttention view needs tiles"},
         {-1, LESSON_VIEW_TILES, false, "--view tiles: the FlashAttention view needs tiles"},
-        {0, LESSON_VIEW_SINGLE, false, "--tile: the FlashAttention view needs tiles"},
+        {1, LESSON_VIEW_SINGLE, false, "--tile: the FlashAttention view needs tiles"},
     };
     for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
         char err[300] = "";

@@ -152,7 +152,8 @@ static int open_view(app_state *app, const lesson_view *v, char *err, size_t err
 }
 
 /* --tile N: the FlashAttention view (opened if --view named none) at key
- * tile N, as ] pressed N times from the first gets there. Returns 0, or 2
+ * tile N, counted from 1 as the view's caption and a lesson's `tile =` count
+ * them: ] pressed N - 1 times from the first. Returns 0, or 2
  * with the reason in err: another view asked for, no tiles, N past the last. */
 static int go_to_tile(app_state *app, const app_picture *p, char *err, size_t errsize)
 {
@@ -166,12 +167,12 @@ static int go_to_tile(app_state *app, const app_picture *p, char *err, size_t er
         return 2;
     }
     int T = attn_config_key_tiles(&app->trace.cfg, app->trace.dims.t);
-    if (p->tile >= T) {
-        snprintf(err, errsize, "--tile: %d is out of range (this trace has %d key tile%s: 0 to %d)", p->tile, T,
-                 T == 1 ? "" : "s", T - 1);
+    if (p->tile > T) {
+        snprintf(err, errsize, "--tile: %d is out of range (this trace has %d key tile%s: 1 to %d)", p->tile, T,
+                 T == 1 ? "" : "s", T);
         return 2;
     }
-    for (int i = 0; i < p->tile; i++) app_do(app, APP_ACT_DECODE_NEXT, 0); /* ] */
+    for (int i = 1; i < p->tile; i++) app_do(app, APP_ACT_DECODE_NEXT, 0); /* ] */
     return 0;
 }
 
@@ -183,7 +184,7 @@ int app_picture_apply(app_state *app, const app_picture *p, char *err, size_t er
     /* a flag asking for what the trace lacks is the command line's problem (exit 2);
      * a trace that lacks what the picture needs when no flag asked is the file's (exit 1) */
     if ((rc = go_to_layer_and_stage(app, v, err, errsize)) || (rc = check_indices(app, v, err, errsize)) ||
-        (rc = open_view(app, v, err, errsize)) || (p->tile >= 0 && (rc = go_to_tile(app, p, err, errsize))))
+        (rc = open_view(app, v, err, errsize)) || (p->tile > 0 && (rc = go_to_tile(app, p, err, errsize))))
         return rc;
     if (p->font_scale > 0) app->font_scale = p->font_scale;
     if (app->train.problem[0]) /* the picture is still drawn, without the training panel */

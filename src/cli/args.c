@@ -226,8 +226,8 @@ static const flag_def FLAGS[] = {
     {"row", "I", "show query row I's weights as a bar chart (render)", PICTURE, COUNT(0, 1 << 20, pic.view.row)},
     {"decode-step", "N", "KV-cache decode mode at token N; past a model's text it writes on, as ] does (render)",
      PICTURE, COUNT(1, 1 << 20, pic.view.decode_step)},
-    {"tile", "N", "the FlashAttention view (--view tiles, with --tiles) at key tile N, from 0: what ] pressed N "
-     "times shows (render)", PICTURE, COUNT(0, 1 << 20, pic.tile)},
+    {"tile", "N", "the FlashAttention view (--view tiles, with --tiles) at key tile N, from 1 as the view counts "
+     "them: what ] pressed N - 1 times shows (render)", PICTURE, COUNT(1, 1 << 20, pic.tile)},
     {"size", "WxH", "picture size in pixels (render, bench; default 1280x800)", PICTURE, .set = set_size},
     {"font-scale", "F", "text size factor, 0.75 to 3 (render)", PICTURE, .set = set_font_scale},
     {"scale", "N", "pixels per point, 1 to 4: the same picture N times finer, for slides (render; default 1)",

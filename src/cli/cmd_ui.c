@@ -38,7 +38,7 @@ static void render_usage(void)
            "--compare KIND: the setting the compare view toggles: causal, padding, fill,\n"
            "window, keep_first, alibi, softcap, qk_norm, sink or mla_absorb (naive beside\n"
            "absorbed, with --mode mla). --tile N: the FlashAttention view (with --tiles)\n"
-           "at key tile N, from 0, as ] pressed N times shows it.\n\n");
+           "at key tile N, from 1 as the view counts them (] pressed N - 1 times).\n\n");
     cli_print_config_help();
 }
 
