@@ -24,8 +24,13 @@
  *   card    a number of the model card (key=heldout_loss, key=config.vocab_size)
  *   count   what=tokens|chars|letters|punct|cells|masked|visible|dropped|layers|heads|kv_heads
  *           (head=all: the cells of every head together), or what=peaks at=OFFSET:
- *           the query rows whose largest value is the key at that offset
+ *           the query rows whose largest value is the key at that offset, or
+ *           what=kv_bytes: the KV cache's bytes per token (every layer, float32),
+ *           of the step's configuration or, with mode=mha|gqa|mqa|mla, of its
+ *           heads in that mode (as the decode panel lists them)
  *   sum     a row (row=) or a column (col=) of the stage added up
+ *   max     the largest finite value of the stage's picture (head=all: of
+ *   min     every head's), or the smallest: the range of the scores
  * Rows and columns are indices or tokens ("row=你": its first position).
  * layer=, head=, batch=, stage= default to the step's view; step=N measures on
  * step N's configuration instead (1 is the first ## step); toggle=causal|
@@ -50,7 +55,9 @@ typedef enum {
     LESSON_MEASURE_LOSS,
     LESSON_MEASURE_CARD,
     LESSON_MEASURE_COUNT,
-    LESSON_MEASURE_SUM
+    LESSON_MEASURE_SUM,
+    LESSON_MEASURE_MAX,
+    LESSON_MEASURE_MIN
 } lesson_measure_kind;
 
 #define LESSON_MEASURE_ALL_HEADS (-2) /* head=all, for count */
@@ -71,6 +78,7 @@ typedef struct {
     char token[64];      /* prob, rank */
     char key[64];        /* card: a number of card.json, "config.vocab_size" inside an object */
     char what[16];       /* count */
+    char mode[8];        /* count what=kv_bytes: mha, gqa, mqa or mla; "": the step's own */
     char on[16];         /* where it was measured (lessons/sources.tsv): heldout, training, random, model,
                           * text; "": not said (a measure of the step's own text). weight on=heldout reads
                           * the model card's means */
