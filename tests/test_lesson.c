@@ -838,9 +838,11 @@ static void long_arguments_quoted_by_their_start(void **state)
         const char *fmt, *head, *tail;
     } CASES[] = {
         {"0.5 | count what=%s", "what: '", "' is not one of tokens, chars, letters, punct, cells, masked, visible, "
-                                          "dropped, peaks, layers, heads, kv_heads, skipped, key_tiles"},
+                                          "dropped, peaks, layers, heads, kv_heads, skipped, key_tiles, kv_bytes"},
+        {"0.5 | count what=kv_bytes mode=%s", "mode: '", "' is not one of mha, gqa, mqa, mla"},
         {"0.5 | weight at=self %s=1", "unknown measure key '", "'"},
-        {"0.5 | %s at=self", "'", "' is not a measure (weight, prob, rank, loss, card, count, sum, bytes, stream)"},
+        {"0.5 | %s at=self", "'", "' is not a measure (weight, prob, rank, loss, card, count, sum, bytes, stream, max, "
+                                  "min)"},
         {"0.5 | weight at=self %s", "'", "' is not key=value"},
         {"0.5 | weight at=self on=%s", "on: '", "' is not one of heldout, training, random, model, text (lessons/sources.tsv)"},
         {"0.5 | weight row=%s col=0", "row: '", "' is longer than 63 bytes"},
@@ -933,6 +935,56 @@ static void figures_name_their_source(void **state)
     assert_int_equal(parse(quiz, &ls, &dg), 0);
     lesson_free(&ls);
     lesson_diags_free(&dg);
+}
+
+/* count what=kv_bytes: the KV cache's bytes per token of the step's
+ * configuration, or of its heads in another mode (MHA 2·h·dₖ, GQA the
+ * decode panel's g, MQA 2·dₖ, MLA R + D, all × layers × 4 bytes), computed
+ * from the trace's sizes; max and min: the score range, the cells the mask
+ * sets to −∞ left out, one head or every head. */
+static void measured_cache_bytes_and_range(void **state)
+{
+    (void)state;
+    /* d = 32, h = 4, dₖ = 8: MHA 2·4·8·4 = 256 B, GQA (g = 2) 128, MQA 64, MLA (12 + 4)·4 = 64 */
+    const char *cfg = "# T\n\n## S\n\n```attnlab\ntokens = a b c d\nd_model = 32\nheads = 4\nmode = mla\n"
+                      "kv_rank = 12\nrope_dim = 4\nstage = masked_scores\n```\n\n"; /* lines 1-14 */
+    attn_trace tr;
+    run_block(cfg, &tr);
+    double hi = -INFINITY, lo = INFINITY, hi_all = -INFINITY, lo_all = INFINITY;
+    for (int h = 0; h < tr.dims.h; h++) {
+        attn_matrix m;
+        assert_int_equal(attn_trace_matrix(&tr, "masked_scores", 0, h, &m), 0);
+        for (int i = 0; i < m.rows * m.cols; i++) {
+            if (!isfinite(m.data[i])) continue; /* the causal mask's −∞ */
+            hi_all = fmax(hi_all, m.data[i]), lo_all = fmin(lo_all, m.data[i]);
+            if (h == 1) hi = fmax(hi, m.data[i]), lo = fmin(lo, m.data[i]);
+        }
+    }
+    attn_trace_free(&tr);
+    char md[4096];
+    snprintf(md, sizeof md,
+             "%s"
+             "{{64 | count what=kv_bytes}} B, MHA {{256 | count what=kv_bytes mode=mha}}, GQA\n" /* 15 */
+             "{{128 | count what=kv_bytes mode=gqa}}, MQA {{64 | count what=kv_bytes mode=mqa}}.\n"
+             "Head 1 from {{%.4f | min head=1}} to {{%.4f | max head=1}}, all from\n" /* 17 */
+             "{{%.4f | min head=all}} to {{%.4f | max head=all}}.\n\n"
+             "## GQA\n\n```attnlab\nmode = gqa\nkv_heads = 2\nkv_rank = 0\nrope_dim = 0\nstage = scores\n```\n\n" /* 20 */
+             "{{128 | count what=kv_bytes}} and {{64 | count what=kv_bytes mode=mla step=1}}.\n",
+             cfg, lo, hi, lo_all, hi_all);
+    check_md(md, true, 0, NULL);
+
+    /* a wrong figure, mode=mla on a step without a latent, and a mode= elsewhere, each at its line */
+    snprintf(md, sizeof md, "%sMHA keeps {{512 | count what=kv_bytes mode=mha}} B.\n", cfg);
+    check_md(md, false, 15, "measures 256");
+    snprintf(md, sizeof md, "%s## G\n\n```attnlab\nmode = mha\nkv_rank = 0\nrope_dim = 0\n```\n\n"
+             "So {{64 | count what=kv_bytes mode=mla}}.\n", cfg);
+    check_md(md, false, 23, "needs an MLA step");
+    snprintf(md, sizeof md, "%sSo {{4 | count what=tokens mode=mha}}.\n", cfg);
+    check_md(md, false, 15, "mode= is for count what=kv_bytes");
+    snprintf(md, sizeof md, "%sSo {{4 | count what=kv_bytes mode=gq}}.\n", cfg);
+    check_md(md, false, 15, "is not one of mha, gqa, mqa, mla");
+    snprintf(md, sizeof md, "%sSo {{%.4f | max head=1}}.\n", cfg, hi + 0.01);
+    check_md(md, false, 15, "measures");
 }
 
 /* A measure's batch row, head and layer must be those of the trace it
@@ -1713,6 +1765,7 @@ int main(void)
         cmocka_unit_test(measured_numbers_vocabulary),
         cmocka_unit_test(stream_measures_the_heldout_sample),
         cmocka_unit_test(measure_arguments_in_range),
+        cmocka_unit_test(measured_cache_bytes_and_range),
         cmocka_unit_test(long_arguments_quoted_by_their_start),
         cmocka_unit_test(tiles_measured),
         cmocka_unit_test(weight_at_counts_rows_with_a_choice),

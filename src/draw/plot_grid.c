@@ -1,6 +1,6 @@
 /* plot_grid.c — the all-heads grid: every head of the current stage as a
  * thumbnail framed in its K/V group's colour, with what the heads share
- * (MHA, GQA, MQA) said above them and one colour bar. */
+ * (MHA, GQA, MQA, MLA's latent) said above them and one colour bar. */
 #include "plot.h"
 
 #include <math.h>
@@ -9,7 +9,7 @@
 #include "i18n.h"
 #include "plot_heatmap.h"
 
-/* What the grid shows: MHA, GQA or MQA in words, and the mask's broadcast
+/* What the grid shows: MHA, GQA, MQA or MLA in words, and the mask's broadcast
  * (broadcast_mask), at the top of box; returns the height used. */
 static int grid_caption(draw_list *dl, const attn_dims *d, bool broadcast_mask, app_rect box)
 {
@@ -17,6 +17,9 @@ static int grid_caption(draw_list *dl, const attn_dims *d, bool broadcast_mask, 
     char buf[160];
     if (d->g <= 0 || d->h <= 0) /* a trace another program wrote, without K/V heads */
         snprintf(buf, sizeof buf, _("%d heads; this trace says nothing of their K/V heads"), d->h);
+    else if (d->mode == ATTN_MODE_MLA) /* g = h inside, but nothing per head is cached */
+        snprintf(buf, sizeof buf, _("MLA: each of the %d heads rebuilds its keys and values from one latent (R = %d)"),
+                 d->h, d->kv_rank);
     else if (d->g == d->h) snprintf(buf, sizeof buf, _("MHA: each of the %d heads has its own K/V head (g = h = %d)"), d->h, d->g);
     else if (d->g == 1) snprintf(buf, sizeof buf, _("MQA: all %d heads share one K/V head (g = 1)"), d->h);
     else snprintf(buf, sizeof buf, _("GQA: %d groups of %d heads, each group shares one K/V head (g = %d)"), d->g,

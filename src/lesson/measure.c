@@ -24,10 +24,14 @@
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
-static const char *const KINDS[] = {"weight", "prob", "rank", "loss", "card", "count", "sum", "bytes", "stream"};
-static const char *const WHATS[] = {"tokens",  "chars",   "letters", "punct",    "cells", "masked",
-                                    "visible", "dropped", "peaks",   "layers",   "heads", "kv_heads", "skipped", "key_tiles"};
+static const char *const KINDS[] = {"weight", "prob", "rank", "loss", "card", "count",
+                                    "sum",    "bytes", "stream", "max", "min"};
+static const char *const WHATS[] = {"tokens",  "chars",   "letters", "punct",    "cells",   "masked",   "visible",
+                                    "dropped", "peaks",   "layers",  "heads",    "kv_heads", "skipped", "key_tiles",
+                                    "kv_bytes"};
 static const char *const BYTES_WHATS[] = {"scores", "tile", "kv", "cache"};
+/* count what=kv_bytes mode=: the attention modes whose cache it can count */
+static const char *const MODES[] = {"mha", "gqa", "mqa", "mla"};
 
 static bool one_of(const char *v, const char *const *names, int n)
 {
@@ -167,8 +171,13 @@ static int set_key(lesson_measure *m, const char *k, const char *v, char *why, s
         if (one_of(v, WHATS, COUNT(WHATS))) return set_str(m->what, sizeof m->what, k, v, why, size);
         return snprintf(why, size,
                         "what: '" QUOTE "' is not one of tokens, chars, letters, punct, cells, masked, visible, "
-                        "dropped, peaks, layers, heads, kv_heads, skipped, key_tiles",
+                        "dropped, peaks, layers, heads, kv_heads, skipped, key_tiles, kv_bytes",
                         QUOTED(v)), -1;
+    }
+    if (!strcmp(k, "mode")) {
+        for (int i = 0; i < COUNT(MODES); i++)
+            if (!strcmp(v, MODES[i])) return set_str(m->mode, sizeof m->mode, k, v, why, size);
+        return snprintf(why, size, "mode: '" QUOTE "' is not one of mha, gqa, mqa, mla", QUOTED(v)), -1;
     }
     if (!strcmp(k, "on")) {
         char names[96];
@@ -213,8 +222,11 @@ static int check_needs(const lesson_measure *m, char *why, size_t size)
 {
     bool heldout = !strcmp(m->on, "heldout");
     if (check_source(m, why, size)) return -1;
-    if (m->head == LESSON_MEASURE_ALL_HEADS && m->kind != LESSON_MEASURE_COUNT)
-        return snprintf(why, size, "head=all is for count (the cells of every head together)"), -1;
+    if (m->head == LESSON_MEASURE_ALL_HEADS && m->kind != LESSON_MEASURE_COUNT && m->kind != LESSON_MEASURE_MAX &&
+        m->kind != LESSON_MEASURE_MIN)
+        return snprintf(why, size, "head=all is for count, max and min (the cells of every head together)"), -1;
+    if (m->mode[0] && !(m->kind == LESSON_MEASURE_COUNT && !strcmp(m->what, "kv_bytes")))
+        return snprintf(why, size, "mode= is for count what=kv_bytes (the cache that mode would keep)"), -1;
     if (m->model[0] && m->kind != LESSON_MEASURE_CARD && m->kind != LESSON_MEASURE_STREAM &&
         !(m->kind == LESSON_MEASURE_WEIGHT && heldout))
         return snprintf(why, size, "model= names the card that card and weight on=heldout read, or the model "
@@ -259,7 +271,9 @@ static int check_needs(const lesson_measure *m, char *why, size_t size)
             return snprintf(why, size, "stream policy=%s %s keep_first= (the first positions kept)", m->policy,
                             m->keep_first ? "takes no" : "needs"), -1;
         return 0;
-    case LESSON_MEASURE_LOSS: return 0;
+    case LESSON_MEASURE_LOSS:
+    case LESSON_MEASURE_MAX:
+    case LESSON_MEASURE_MIN: return 0;
     }
     return 0;
 }
@@ -290,7 +304,7 @@ int lesson_measure_parse(const char *s, size_t n, int line, lesson_measure *m, c
     if (kind < 0) {
         w = w ? w : "";
         snprintf(why, size, "'" QUOTE "' is not a measure (weight, prob, rank, loss, card, count, sum, bytes, "
-                 "stream)", QUOTED(w));
+                 "stream, max, min)", QUOTED(w));
         ret = -1;
     }
     m->kind = (lesson_measure_kind)(kind < 0 ? 0 : kind);
@@ -598,6 +612,27 @@ static int bytes(const lesson_measure *m, const attn_trace *tr, double *value, c
     return 0;
 }
 
+/* The KV cache's bytes per token, every layer, float32, as model cards count
+ * (kv_bytes_per_token): the step's own configuration, or with mode= the same
+ * heads in that mode, as the decode panel lists them: MHA g = h, GQA the
+ * step's g or else the panel's (the smallest divisor of h above 1), MQA
+ * g = 1, MLA the latent and the RoPE key (R + D: the step's, an MLA step). */
+static int kv_bytes(const char *mode, const attn_trace *tr, double *value, char *why, size_t size)
+{
+    attn_dims d = tr->dims;
+    if (!strcmp(mode, "mla") && d.mode != ATTN_MODE_MLA)
+        return snprintf(why, size, "count what=kv_bytes mode=mla needs an MLA step (its kv_rank and rope_dim)"), -1;
+    if (mode[0] && strcmp(mode, "mla")) {
+        int g = !strcmp(mode, "mha")   ? d.h
+                : !strcmp(mode, "mqa") ? 1
+                : d.mode == ATTN_MODE_GQA ? d.g : attn_gqa_default_groups(d.h);
+        if (g <= 0) return snprintf(why, size, "count what=kv_bytes mode=gqa: %d heads have no groups", d.h), -1;
+        d.mode = ATTN_MODE_MHA, d.g = g;
+    }
+    *value = attn_kv_bytes_per_token(&d, tr->n_layers, 4);
+    return 0;
+}
+
 static int count(const lesson_measure *m, const attn_trace *tr, const attn_matrix *mx, int batch, double *value,
                  char *why, size_t size)
 {
@@ -607,6 +642,7 @@ static int count(const lesson_measure *m, const attn_trace *tr, const attn_matri
     if (!strcmp(w, "layers")) *value = tr->n_layers;
     else if (!strcmp(w, "heads")) *value = d->h;
     else if (!strcmp(w, "kv_heads")) *value = d->g;
+    else if (!strcmp(w, "kv_bytes")) return kv_bytes(m->mode, tr, value, why, size);
     else if (!strcmp(w, "tokens")) *value = tr->tokens.lengths ? tr->tokens.lengths[batch] : d->L;
     else if (!strcmp(w, "cells")) *value = (double)mx->rows * mx->cols * (all ? d->h : 1);
     else if (!strcmp(w, "chars") || !strcmp(w, "letters") || !strcmp(w, "punct")) {
@@ -665,6 +701,25 @@ static int sum_line(const lesson_measure *m, const attn_trace *tr, const attn_ma
     for (int i = 0, n = row ? mx->cols : mx->rows; i < n; i++)
         sum += mx->data[row ? (size_t)at * (size_t)mx->cols + (size_t)i : (size_t)i * (size_t)mx->cols + (size_t)at];
     *value = sum;
+    return 0;
+}
+
+/* max, min: the largest or smallest finite value of one head's picture
+ * (head=all: of every head's), so that the cells a mask sets to −∞ are left
+ * out: the range of the scores a step shows. */
+static int extreme(const lesson_measure *m, const attn_trace *tr, const char *name, double *value, char *why,
+                   size_t size)
+{
+    bool all = m->head == LESSON_MEASURE_ALL_HEADS, max = m->kind == LESSON_MEASURE_MAX, any = false;
+    for (int h = all ? 0 : m->head, end = all ? tr->dims.h : m->head + 1; h < end; h++) {
+        attn_matrix mx;
+        if (attn_trace_matrix(tr, name, m->batch, h, &mx)) return snprintf(why, size, "the step's trace has no %s", name), -1;
+        for (size_t i = 0; i < (size_t)mx.rows * (size_t)mx.cols; i++) {
+            double x = mx.data[i];
+            if (isfinite(x) && (!any || (max ? x > *value : x < *value))) *value = x, any = true;
+        }
+    }
+    if (!any) return snprintf(why, size, "%s has no finite value to measure", name), -1;
     return 0;
 }
 
@@ -788,6 +843,7 @@ static int eval(const lesson_measure *m, const attn_trace *tr, const char *stage
     if (attn_trace_matrix(tr, name, m->batch, m->head < 0 ? 0 : m->head, &mx))
         return snprintf(why, size, "the step's trace has no %s", name), -1;
     if (m->kind == LESSON_MEASURE_COUNT) return count(m, tr, &mx, m->batch, value, why, size);
+    if (m->kind == LESSON_MEASURE_MAX || m->kind == LESSON_MEASURE_MIN) return extreme(m, tr, name, value, why, size);
     if (m->kind == LESSON_MEASURE_SUM) return sum_line(m, tr, &mx, m->batch, value, why, size);
     const attn_dims *d = &tr->dims;
     int past = d->P;

@@ -25,6 +25,9 @@
  *   count   what=tokens|chars|letters|punct|cells|masked|visible|dropped|layers|heads|kv_heads
  *           (head=all: the cells of every head together), or what=peaks at=OFFSET:
  *           the query rows whose largest value is the key at that offset, or
+ *           what=kv_bytes: the KV cache's bytes per token (every layer, float32),
+ *           of the step's configuration or, with mode=mha|gqa|mqa|mla, of its
+ *           heads in that mode (as the decode panel lists them), or
  *           what=skipped: with tiles, the tiles the causal mask hides whole (the
  *           tiled path skips them), or what=key_tiles: the key tiles a row passes
  *   bytes   float32 bytes the step's configuration keeps: what=scores, one head's
@@ -33,6 +36,8 @@
  *           (what a query of that head reads); what=cache, the KV cache of the t
  *           positions, every K/V head of every layer
  *   sum     a row (row=) or a column (col=) of the stage added up
+ *   max     the largest finite value of the stage's picture (head=all: of
+ *   min     every head's), or the smallest: the range of the scores
  *   stream  the mean loss of the model's held-out sample read one token at a
  *           time over a KV cache that evicts (engine/run/stream.h): policy=all|
  *           window|sink, window=W, keep_first=N (sink), one_text=true (the
@@ -65,7 +70,9 @@ typedef enum {
     LESSON_MEASURE_COUNT,
     LESSON_MEASURE_SUM,
     LESSON_MEASURE_BYTES,
-    LESSON_MEASURE_STREAM
+    LESSON_MEASURE_STREAM,
+    LESSON_MEASURE_MAX,
+    LESSON_MEASURE_MIN
 } lesson_measure_kind;
 
 #define LESSON_MEASURE_ALL_HEADS (-2) /* head=all, for count */
@@ -89,6 +96,7 @@ typedef struct {
     char policy[8];      /* stream: all, window or sink */
     int window, keep_first, tokens; /* stream: W, N, the sample's first tokens read (0: all of it) */
     bool one_text;       /* stream: the sample's texts joined into one (attn_stream_join) */
+    char mode[8];        /* count what=kv_bytes: mha, gqa, mqa or mla; "": the step's own */
     char on[16];         /* where it was measured (lessons/sources.tsv): heldout, training, random, model,
                           * text; "": not said (a measure of the step's own text). weight on=heldout reads
                           * the model card's means */
