@@ -23,6 +23,17 @@ typedef struct {
     int v_dim;        /* v_head_dim: each head's value width (equal to nope_dim here) */
 } attn_mla_sizes;
 
+/* Gemma 2 and 3's numbers (model_config_gemma.c; zero for the others). */
+typedef struct {
+    double query_scale;    /* query_pre_attn_scalar^−½: the scores' factor */
+    double attn_softcap;   /* attn_logit_softcapping C; 0: none */
+    double final_softcap;  /* final_logit_softcapping on the logits; 0: none */
+    int window;            /* sliding_window W of the local layers */
+    double local_theta;    /* a local layer's RoPE base (Gemma 3's rope_local_base_freq; Gemma 2: rope_theta) */
+    attn_rope_scaling global_scaling; /* rope_scaling on the global layers (Gemma 3: linear); local ones: none */
+    unsigned char local[ATTN_MODEL_MAX_LAYERS]; /* 1: layer l is sliding_attention, 0: full_attention */
+} attn_gemma_sizes;
+
 /* config.json's numbers. */
 typedef struct {
     int vocab;        /* V: vocab_size */
@@ -42,6 +53,7 @@ typedef struct {
                        * tang-nocausal was trained without it) */
     attn_arch arch;   /* the architecture and what it adds to attention */
     attn_mla_sizes mla; /* with arch.mla */
+    attn_gemma_sizes gemma; /* with arch.gemma */
 } attn_model_config;
 
 /* For model_config.c: DeepSeek-V2/V3's keys (model_config_mla.c) into c, whose
@@ -51,6 +63,13 @@ typedef struct {
  * qk_nope_head_dim and kv_heads to heads. Errors start "config.json: ". */
 struct cJSON;
 attn_status attn_model_config_mla(const struct cJSON *root, attn_model_config *c, attn_error *err);
+
+/* For model_config.c: Gemma 2 and Gemma 3's keys (model_config_gemma.c) into
+ * c, whose vocab, d, layers, heads, kv_heads and ffn are read: head_dim, the
+ * scale, the soft-caps, which layers are local, the window, the two RoPE
+ * settings, and the refusals of what this engine does not run. Errors start
+ * "config.json: " and name the key. */
+attn_status attn_model_config_gemma(const struct cJSON *root, attn_model_config *c, attn_error *err);
 
 /* Reads config.json's text. Errors start "config.json: " and name the key;
  * an unsupported architecture is named with the list of supported ones. */

@@ -18,6 +18,7 @@
 #include "engine/base/json.h"
 #include "engine/base/paths.h"
 #include "engine/formats/safetensors.h"
+#include "engine/model/gemma.h"
 
 #ifndef ATTNLAB_MODELS_DIR
 #define ATTNLAB_MODELS_DIR "assets/models"
@@ -179,7 +180,13 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wa
             VEC(&L->k_norm, c->head_dim, "model.layers.%d.self_attn.k_norm.weight", l);
         }
     }
-    VEC(&L->mlp_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
+    if (c->arch.gemma) {
+        VEC(&L->attn_post_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
+        VEC(&L->mlp_norm, d, "model.layers.%d.pre_feedforward_layernorm.weight", l);
+        VEC(&L->mlp_post_norm, d, "model.layers.%d.post_feedforward_layernorm.weight", l);
+    } else {
+        VEC(&L->mlp_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
+    }
     MAT(&L->w_gate, f, d, "model.layers.%d.mlp.gate_proj.weight", l);
     MAT(&L->w_up, f, d, "model.layers.%d.mlp.up_proj.weight", l);
     MAT(&L->w_down, d, f, "model.layers.%d.mlp.down_proj.weight", l);
@@ -349,17 +356,24 @@ static attn_status load_weights(attn_model *m, attn_error *err)
     float *p = place_all(&m->ckpt, w, global_plan(m, w), m->arena);
     for (int l = 0; l < c->layers; l++) p = place_all(&m->ckpt, w, layer_plan(c, l, &m->layer[l], w), p);
     if (c->tied) m->lm_head = m->embed;
+    m->embed_scale = 1.0f;
+    if (c->arch.gemma) attn_gemma_prepare(m);
     return ATTN_OK;
 }
 
 void attn_model_embed_row(const attn_model *m, int id, float *out)
 {
     attn_wmat_rows(&m->embed, id, 1, out);
+    if (m->embed_scale != 1.0f) /* Gemma: the row times √d (gemma.h) */
+        for (int i = 0; i < m->cfg.d; i++) out[i] *= m->embed_scale;
 }
 
 int attn_model_logits(const attn_model *m, const float *x, float *logits, size_t rows)
 {
-    return attn_wmat_product(&m->lm_head, x, (int)rows, logits);
+    int rc = attn_wmat_product(&m->lm_head, x, (int)rows, logits);
+    if (!rc && m->cfg.gemma.final_softcap > 0) /* Gemma 2: logits = C·tanh(logits / C) */
+        attn_op_softcap(logits, logits, rows * (size_t)m->cfg.vocab, (float)m->cfg.gemma.final_softcap);
+    return rc;
 }
 
 int attn_model_step_matrices(const attn_model *m, attn_wmat *out, int max)

@@ -64,7 +64,10 @@ typedef struct {
     attn_wmat w_kva;                    /* (R+D, d) kv_a_proj_with_mqa: the latent, then the RoPE key */
     float *kva_norm;                    /* (R) kv_a_layernorm */
     attn_wmat w_kvb;                    /* (h·2k, R) kv_b_proj: each head's key part, then its value */
-    float *mlp_norm;                    /* (d) post_attention_layernorm */
+    float *mlp_norm;                    /* (d) post_attention_layernorm; Gemma: pre_feedforward_layernorm */
+    /* Gemma's post-norms (gains 1 + w, as all of Gemma's): */
+    float *attn_post_norm;              /* (d) post_attention_layernorm: on the attention's output */
+    float *mlp_post_norm;               /* (d) post_feedforward_layernorm: on the MLP's output */
     attn_wmat w_gate, w_up;             /* (f, d) */
     attn_wmat w_down;                   /* (d, f) */
 } attn_model_layer;
@@ -84,6 +87,7 @@ typedef struct attn_model {
     attn_wmat embed;          /* (V, d) embed_tokens */
     attn_wmat lm_head;        /* (V, d): embed when tied, else its own */
     float *norm;              /* (d) the final norm's gain */
+    float embed_scale;        /* Gemma: √d rounded to the embedding's dtype, as transformers does; else 1 */
     attn_model_layer *layer;  /* cfg.layers */
     attn_tokenizer *tok;
     float *arena;             /* the vectors above, and any float32 matrix whose bytes in

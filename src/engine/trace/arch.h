@@ -22,6 +22,15 @@
  *            them out as halves (evens first, then odds, then rotate_half);
  *            V3 without it is rotate_half.
  *
+ * Gemma 2 and Gemma 3 (gemma.h) keep Llama's attention and change its numbers:
+ *   scores   = q·kᵀ · query_pre_attn_scalar^(−½) instead of 1/√k
+ *   capped   = C·tanh(scores / C) before the mask (attn_logit_softcapping)
+ *   layers   alternate a sliding window W (local) and the whole past (global);
+ *            Gemma 3 turns a local layer's RoPE with its own base
+ *   Gemma 3  per-head q and k norms before RoPE, as Qwen3's
+ *   RoPE     rope_scaling "linear" divides every frequency by its factor
+ *            (Gemma 3's global layers): ω = θ^(−2m/k) / factor
+ *
  * Mistral's sliding window is a mask setting (config.h's sliding_window).
  * A trace keeps its model's attn_arch so that a reader can say which of
  * these it computed. This header includes nothing of the engine. */
@@ -37,7 +46,9 @@ typedef enum {
     ATTN_ARCH_QWEN2,    /* Qwen2ForCausalLM */
     ATTN_ARCH_QWEN3,    /* Qwen3ForCausalLM */
     ATTN_ARCH_DEEPSEEK_V2, /* DeepseekV2ForCausalLM: dense layers only */
-    ATTN_ARCH_DEEPSEEK_V3  /* DeepseekV3ForCausalLM: dense layers only */
+    ATTN_ARCH_DEEPSEEK_V3, /* DeepseekV3ForCausalLM: dense layers only */
+    ATTN_ARCH_GEMMA2,      /* Gemma2ForCausalLM */
+    ATTN_ARCH_GEMMA3       /* Gemma3ForCausalLM (the text model, gemma3_text) */
 } attn_arch_kind;
 
 /* rope_scaling {"rope_type": "llama3", ...}; factor 0: no scaling. */
@@ -46,6 +57,7 @@ typedef struct {
     double low_freq_factor;  /* low */
     double high_freq_factor; /* high */
     int original_max_pos;    /* L: the context the model was first trained on */
+    double linear;           /* rope_type "linear": every ω divided by it; 0: none */
 } attn_rope_scaling;
 
 typedef struct {
@@ -56,6 +68,8 @@ typedef struct {
     bool mla;                       /* multi-head latent attention (DeepSeek) */
     bool q_lora;                    /* MLA's query through a low-rank W_QA, norm, W_QB: no W_Q */
     bool rope_to_halves;            /* MLA's RoPE pairs (2m, 2m+1) written out as halves (V3's rope_interleave) */
+    bool gemma;                     /* Gemma 2/3: (1 + w) norms, post-norms, GeGLU, scaled embeddings (gemma.h) */
+    double query_scale;             /* the scores' factor (Gemma: query_pre_attn_scalar^−½); 0: 1/√k */
 } attn_arch;
 
 #endif
