@@ -71,6 +71,21 @@ void attn_gemma_layer_restore(attn_config *run, attn_arch *arch, const attn_gemm
     arch->rope_scaling = saved->scaling;
 }
 
+attn_config attn_gemma_layer_run(const attn_model *m, int l, const attn_config *run,
+                                 const attn_rope_scaling **scaling)
+{
+    attn_config out = *run;
+    *scaling = &m->cfg.arch.rope_scaling;
+    if (!m->cfg.arch.gemma) return out;
+    const attn_gemma_sizes *g = &m->cfg.gemma;
+    bool local = g->local[l];
+    out.sliding_window = local ? g->window : 0;
+    out.rope_theta = local ? g->local_theta : m->cfg.theta;
+    static const attn_rope_scaling none = {0};
+    *scaling = !local || m->cfg.arch.kind == ATTN_ARCH_GEMMA2 ? &g->global_scaling : &none;
+    return out;
+}
+
 attn_status attn_gemma_run_config(const attn_model *m, attn_config *run, attn_error *err)
 {
     double cap = m->cfg.gemma.attn_softcap;
@@ -78,6 +93,9 @@ attn_status attn_gemma_run_config(const attn_model *m, attn_config *run, attn_er
     if (run->sliding_window)
         return attn_fail(err, ATTN_ERR_CONFIG, "sliding_window: %s's layers have their own windows (local layers "
                          "%d positions, global ones all)", m->name, m->cfg.gemma.window);
+    if (run->tiles.q)
+        return attn_fail(err, ATTN_ERR_CONFIG, "tiles: the tiled attention does not apply Gemma's scale and soft-cap "
+                         "yet; trace %s without --tiles", m->name);
     attn_status st = attn_config_check_scores(run, true, err);
     if (st) return st;
     run->softcap = cap;

@@ -53,6 +53,13 @@ void attn_gemma_layer_restore(attn_config *run, attn_arch *arch, const attn_gemm
  * them. */
 attn_status attn_gemma_run_config(const attn_model *m, attn_config *run, attn_error *err);
 
+/* The settings layer l of m runs with, for the untraced passes (kv_cache.c,
+ * prefill.c): *run itself, or for Gemma a shallow copy (nothing to free)
+ * with the layer's window and RoPE base; *scaling receives the layer's RoPE
+ * scaling (the model's, or for a Gemma 3 local layer none). */
+attn_config attn_gemma_layer_run(const attn_model *m, int l, const attn_config *run,
+                                 const attn_rope_scaling **scaling);
+
 /* The positions a layer's KV cache needs to keep: W for a local layer, all
  * (0) for a global one. */
 int attn_gemma_layer_window(const attn_model_config *c, int l);
