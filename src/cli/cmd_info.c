@@ -166,6 +166,34 @@ static void info_usage(void)
            "weight is read): a folder without weights, or with broken ones, is refused.\n");
 }
 
+/* Gemma's local layers: which, their window, and what the cache needs once
+ * the text is longer than the window (a local layer keeps W positions). */
+static void print_gemma_layers(const attn_model_config *c)
+{
+    const attn_gemma_sizes *g = &c->gemma;
+    int local = 0;
+    char list[160] = "";
+    for (int l = 0; l < c->layers; l++) {
+        if (!g->local[l]) continue;
+        size_t len = strlen(list);
+        if (len < sizeof list - 16) snprintf(list + len, sizeof list - len, "%s%d", local ? ", " : "", l);
+        else if (len < sizeof list - 1) strcat(list, "…"), list[sizeof list - 1] = '\0';
+        local++;
+    }
+    double per_layer = 2.0 * c->kv_heads * c->head_dim * sizeof(float);
+    printf("  local layers (sliding_window %d): %d of %d%s%s%s; a local layer needs at most %d positions, so past %d "
+           "tokens the cache grows by %.0f B a token (float32; the %d global layer%s) and holds at most %.0f B for the "
+           "local ones\n", g->window, local, c->layers, local ? " (" : "", list, local ? ")" : "", g->window,
+           g->window, per_layer * (c->layers - local), c->layers - local, c->layers - local == 1 ? "" : "s",
+           per_layer * local * g->window);
+    char cap[2][24] = {"none", "none"};
+    if (g->attn_softcap > 0) snprintf(cap[0], sizeof cap[0], "%.6g", g->attn_softcap);
+    if (g->final_softcap > 0) snprintf(cap[1], sizeof cap[1], "%.6g", g->final_softcap);
+    printf("  scores · query_pre_attn_scalar^-1/2 = %.6g; attn_logit_softcapping %s, final_logit_softcapping %s; "
+           "RoPE base %.6g on global layers, %.6g on local ones\n", g->query_scale, cap[0], cap[1], c->theta,
+           g->local_theta);
+}
+
 /* What a model's KV cache keeps per token: latent attention's latent and
  * RoPE key, (R + D) · layers values; the others' K and V, 2 · g · k · layers. */
 static void print_model_kv(const attn_model_config *c)
@@ -174,6 +202,7 @@ static void print_model_kv(const attn_model_config *c)
     if (!c->arch.mla) {
         printf("  KV cache: %.0f B a token (a key and a value per kv head, %d layers, float32; %.0f B in BF16)\n", f32,
                c->layers, f32 / 2);
+        if (c->arch.gemma) print_gemma_layers(c);
         return;
     }
     const attn_mla_sizes *s = &c->mla;
