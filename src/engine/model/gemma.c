@@ -4,46 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/formats/safetensors.h"
-
-/* x as a value of dtype holds it: BF16 and F16 round to nearest even. */
-static float round_to(double x, attn_st_dtype dtype)
-{
-    float f = (float)x;
-    if (dtype == ATTN_ST_BF16) {
-        uint32_t u;
-        memcpy(&u, &f, sizeof u);
-        u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
-        memcpy(&f, &u, sizeof f);
-    } else if (dtype == ATTN_ST_F16) {
-        /* √d for d < 2^20 is a normal half: keep 11 significant bits */
-        int e;
-        double m = frexp(x, &e); /* x = m · 2^e, m in [0.5, 1) */
-        f = (float)ldexp(nearbyint(ldexp(m, 11)), e - 11);
-    }
-    return f;
-}
-
-static void plus_one(float *w, int n)
-{
-    if (!w) return;
-    for (int i = 0; i < n; i++) w[i] += 1.0f;
-}
-
-void attn_gemma_prepare(attn_model *m)
-{
-    const attn_model_config *c = &m->cfg;
-    for (int l = 0; l < c->layers; l++) {
-        attn_model_layer *L = &m->layer[l];
-        float *d_sized[] = {L->attn_norm, L->attn_post_norm, L->mlp_norm, L->mlp_post_norm};
-        for (int i = 0; i < 4; i++) plus_one(d_sized[i], c->d);
-        plus_one(L->q_norm, c->head_dim);
-        plus_one(L->k_norm, c->head_dim);
-    }
-    plus_one(m->norm, c->d);
-    /* transformers: embeddings * tensor(hidden_size ** 0.5, dtype=the weights') */
-    m->embed_scale = round_to(sqrt((double)c->d), m->embed.dtype);
-}
 
 int attn_gemma_layer_window(const attn_model_config *c, int l)
 {

@@ -21,17 +21,13 @@
  * capped C·tanh(logits / C) when final_logit_softcapping is set (Gemma 2: 30).
  *
  * RMSNorm runs in float32 with gains 1 + w: the (1 + w) is added once, at
- * load, to every norm's stored w (transformers computes it in float32 as
- * well), so the ops see ordinary gains. */
+ * load, to every norm's stored w (gemma_weights.h; transformers computes it
+ * in float32 as well), so the ops see ordinary gains. */
 #ifndef ATTN_GEMMA_H
 #define ATTN_GEMMA_H
 
 #include "engine/model/model.h"
 #include "engine/trace/config.h"
-
-/* At load: every norm gain w of m becomes 1 + w, and m->embed_scale √d as
- * transformers rounds it (to the embedding's dtype: BF16, F16 or F32). */
-void attn_gemma_prepare(attn_model *m);
 
 /* What a layer sets in the run's settings and the trace's arch. */
 typedef struct {

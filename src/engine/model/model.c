@@ -18,7 +18,7 @@
 #include "engine/base/json.h"
 #include "engine/base/paths.h"
 #include "engine/formats/safetensors.h"
-#include "engine/model/gemma.h"
+#include "engine/model/gemma_weights.h"
 
 #ifndef ATTNLAB_MODELS_DIR
 #define ATTNLAB_MODELS_DIR "assets/models"
@@ -338,6 +338,22 @@ static float *place_all(const attn_ckpt *ck, const wanted *w, int n, float *p)
     return p;
 }
 
+/* Gemma (gemma_weights.h): every norm's stored w becomes its gain 1 + w, and
+ * the embeddings' scale is √d in the embedding's dtype. */
+static void gemma_gains(attn_model *m)
+{
+    const attn_model_config *c = &m->cfg;
+    for (int l = 0; l < c->layers; l++) {
+        attn_model_layer *L = &m->layer[l];
+        float *d_sized[] = {L->attn_norm, L->attn_post_norm, L->mlp_norm, L->mlp_post_norm};
+        for (int i = 0; i < 4; i++) attn_gemma_gain(d_sized[i], c->d);
+        attn_gemma_gain(L->q_norm, c->head_dim);
+        attn_gemma_gain(L->k_norm, c->head_dim);
+    }
+    attn_gemma_gain(m->norm, c->d);
+    m->embed_scale = attn_gemma_embed_scale(c->d, m->embed.dtype);
+}
+
 /* Views every matrix where it is mapped and widens the vectors. */
 static attn_status load_weights(attn_model *m, attn_error *err)
 {
@@ -357,7 +373,7 @@ static attn_status load_weights(attn_model *m, attn_error *err)
     for (int l = 0; l < c->layers; l++) p = place_all(&m->ckpt, w, layer_plan(c, l, &m->layer[l], w), p);
     if (c->tied) m->lm_head = m->embed;
     m->embed_scale = 1.0f;
-    if (c->arch.gemma) attn_gemma_prepare(m);
+    if (c->arch.gemma) gemma_gains(m);
     return ATTN_OK;
 }
 
