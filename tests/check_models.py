@@ -498,13 +498,15 @@ GEMMA = [  # Gemma 3?, layers, heads, kv heads, head_dim, tied, dtype, other key
      {"sliding_window": 4, "attn_logit_softcapping": 2.0, "final_logit_softcapping": 3.0,
       "query_pre_attn_scalar": 10, "rope_theta": 100.0}),
     (False, 2, 2, 1, 8, False, "BF16",  # layer_types given (global first), Gemma 2's default caps
-     {"sliding_window": 3, "layer_types": ["full_attention", "sliding_attention"], "query_pre_attn_scalar": 8}),
+     {"sliding_window": 3, "layer_types": ["full_attention", "sliding_attention"], "query_pre_attn_scalar": 8,
+      "hidden_size": 24}),  # √24 is 4.90625 in BF16: the scale as transformers rounds it
     (True, 4, 4, 1, 8, True, "BF16",  # 2 local : 1 global, linear scaling on the global layer
      {"sliding_window": 3, "sliding_window_pattern": 3, "rope_theta": 1000.0, "rope_local_base_freq": 50.0,
-      "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "query_pre_attn_scalar": 8}),
+      "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "query_pre_attn_scalar": 8, "hidden_size": 20}),
     (True, 2, 2, 2, 6, False, "F16",  # soft-capping configured on Gemma 3, layer_types
      {"sliding_window": 5, "attn_logit_softcapping": 3.0, "final_logit_softcapping": 4.0,
-      "layer_types": ["sliding_attention", "full_attention"], "query_pre_attn_scalar": 6, "rope_theta": 500.0}),
+      "layer_types": ["sliding_attention", "full_attention"], "query_pre_attn_scalar": 6, "rope_theta": 500.0,
+      "hidden_size": 18}),
     (True, 6, 2, 1, 10, True, "F32",  # the default pattern: five local, one global
      {"sliding_window": 4, "rope_local_base_freq": 30.0, "rope_theta": 300.0}),
 ]
