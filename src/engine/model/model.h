@@ -4,8 +4,10 @@
  * listed by model.safetensors.index.json; F32, F16 or BF16, HF tensor names)
  * and tokenizer.json. The architectures read are LlamaForCausalLM (SmolLM2,
  * TinyLlama, Llama 3.x with its rope_scaling), MistralForCausalLM (sliding
- * window), Qwen2ForCausalLM (q, k, v biases) and Qwen3ForCausalLM (per-head
- * q and k norms): arch.h says what each adds. Every layer is
+ * window), Qwen2ForCausalLM (q, k, v biases), Qwen3ForCausalLM (per-head
+ * q and k norms), DeepSeek-V2/V3 (latent attention: deepseek.h) and Gemma 2
+ * and 3 (local and global layers, post-norms, GeGLU: gemma.h): arch.h says
+ * what each adds. Every Llama-family layer is
  *
  *     resid_in → RMSNorm → attention (RoPE rotate-half) → + → resid_mid
  *              → RMSNorm → SwiGLU MLP → + → resid_out
