@@ -174,7 +174,7 @@ static void print_gemma_layers(const attn_model_config *c)
     int local = 0;
     char list[160] = "";
     for (int l = 0; l < c->layers; l++) {
-        if (!g->local[l]) continue;
+        if (!c->arch.local[l]) continue;
         size_t len = strlen(list);
         if (len < sizeof list - 16) snprintf(list + len, sizeof list - len, "%s%d", local ? ", " : "", l);
         else if (len < sizeof list - 1) strcat(list, "…"), list[sizeof list - 1] = '\0';
@@ -183,9 +183,9 @@ static void print_gemma_layers(const attn_model_config *c)
     double per_layer = 2.0 * c->kv_heads * c->head_dim * sizeof(float);
     printf("  local layers (sliding_window %d): %d of %d%s%s%s; a local layer needs at most %d positions, so past %d "
            "tokens the cache grows by %.0f B a token (float32; the %d global layer%s) and holds at most %.0f B for the "
-           "local ones\n", g->window, local, c->layers, local ? " (" : "", list, local ? ")" : "", g->window,
-           g->window, per_layer * (c->layers - local), c->layers - local, c->layers - local == 1 ? "" : "s",
-           per_layer * local * g->window);
+           "local ones\n", c->arch.local_window, local, c->layers, local ? " (" : "", list, local ? ")" : "", c->arch.local_window,
+           c->arch.local_window, per_layer * (c->layers - local), c->layers - local, c->layers - local == 1 ? "" : "s",
+           per_layer * local * c->arch.local_window);
     char cap[2][24] = {"none", "none"};
     if (g->attn_softcap > 0) snprintf(cap[0], sizeof cap[0], "%.6g", g->attn_softcap);
     if (g->final_softcap > 0) snprintf(cap[1], sizeof cap[1], "%.6g", g->final_softcap);

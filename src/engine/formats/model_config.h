@@ -12,7 +12,7 @@
 #include "engine/base/error.h"
 #include "engine/trace/arch.h"
 
-#define ATTN_MODEL_MAX_LAYERS 256
+#define ATTN_MODEL_MAX_LAYERS ATTN_ARCH_MAX_LAYERS
 
 /* DeepSeek's multi-head latent attention sizes (zero outside MLA). */
 typedef struct {
@@ -23,15 +23,14 @@ typedef struct {
     int v_dim;        /* v_head_dim: each head's value width (equal to nope_dim here) */
 } attn_mla_sizes;
 
-/* Gemma 2 and 3's numbers (model_config_gemma.c; zero for the others). */
+/* Gemma 2 and 3's numbers (model_config_gemma.c; zero for the others); which
+ * layers are local and their window are the arch's (arch.h: local, local_window). */
 typedef struct {
     double query_scale;    /* query_pre_attn_scalar^−½: the scores' factor */
     double attn_softcap;   /* attn_logit_softcapping C; 0: none */
     double final_softcap;  /* final_logit_softcapping on the logits; 0: none */
-    int window;            /* sliding_window W of the local layers */
     double local_theta;    /* a local layer's RoPE base (Gemma 3's rope_local_base_freq; Gemma 2: rope_theta) */
     attn_rope_scaling global_scaling; /* rope_scaling on the global layers (Gemma 3: linear); local ones: none */
-    unsigned char local[ATTN_MODEL_MAX_LAYERS]; /* 1: layer l is sliding_attention, 0: full_attention */
 } attn_gemma_sizes;
 
 /* config.json's numbers. */

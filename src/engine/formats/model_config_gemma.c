@@ -72,7 +72,6 @@ static attn_status scaling(const cJSON *root, attn_rope_scaling *r, attn_error *
 /* Which layers are local: layer_types, else the architecture's pattern. */
 static attn_status layer_kinds(const cJSON *root, attn_model_config *c, attn_error *err)
 {
-    attn_gemma_sizes *g = &c->gemma;
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "layer_types");
     if (types && !cJSON_IsNull(types)) {
         if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != c->layers)
@@ -85,7 +84,7 @@ static attn_status layer_kinds(const cJSON *root, attn_model_config *c, attn_err
                 return attn_fail(err, ATTN_ERR_FORMAT, "config.json: layer_types[%d] '%.40s' is not an attention "
                                  "type this engine runs (sliding_attention, full_attention)", l,
                                  cJSON_IsString(e) ? e->valuestring : "(not a string)");
-            g->local[l] = local;
+            c->arch.local[l] = local;
         }
         return ATTN_OK;
     }
@@ -94,7 +93,7 @@ static attn_status layer_kinds(const cJSON *root, attn_model_config *c, attn_err
     if (c->arch.kind == ATTN_ARCH_GEMMA3 &&
         (st = number(root, "sliding_window_pattern", 1, 1 << 20, true, 6, false, &pattern, err)))
         return st;
-    for (int l = 0; l < c->layers; l++) g->local[l] = (l + 1) % (int)pattern != 0;
+    for (int l = 0; l < c->layers; l++) c->arch.local[l] = (l + 1) % (int)pattern != 0;
     return ATTN_OK;
 }
 
@@ -142,7 +141,7 @@ attn_status attn_model_config_gemma(const cJSON *root, attn_model_config *c, att
     g->local_theta = theta_local; /* Gemma 2: rope_theta, once numbers() has read it (NAN till then) */
     c->head_dim = (int)head_dim;
     g->query_scale = 1.0 / sqrt(scalar);
-    g->window = (int)window;
+    c->arch.local_window = (int)window;
     if (c->head_dim % 2 || c->heads % c->kv_heads)
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: %d heads of %d and %d K/V heads do not fit (the head "
                          "dim must be even, K/V heads must divide heads)", c->heads, c->head_dim, c->kv_heads);

@@ -56,8 +56,4 @@ attn_status attn_gemma_run_config(const attn_model *m, attn_config *run, attn_er
 attn_config attn_gemma_layer_run(const attn_model *m, int l, const attn_config *run,
                                  const attn_rope_scaling **scaling);
 
-/* The positions a layer's KV cache needs to keep: W for a local layer, all
- * (0) for a global one. */
-int attn_gemma_layer_window(const attn_model_config *c, int l);
-
 #endif

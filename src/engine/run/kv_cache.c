@@ -242,7 +242,7 @@ static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_confi
             continue;
         }
         /* scores[i] = q_i · K_jᵀ · scale (t), capped C·tanh(·/C) (Gemma), masked, softmaxed: weights[i] */
-        const float *mask = c->arch.gemma && c->gemma.local[l] ? r->mask_local : r->mask;
+        const float *mask = c->arch.gemma && c->arch.local[l] ? r->mask_local : r->mask;
         attn_op_scores(r->q + (size_t)i * k, keys, r->scores + at, 1, 1, 1, t, k,
                        !run->scale ? 1.0f : c->arch.query_scale > 0 ? (float)c->arch.query_scale
                                                                    : 1.0f / sqrtf((float)k));
@@ -357,7 +357,7 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
     attn_op_build_mask(r.mask, run, &one, r.key_pad); /* the same in every layer, or every global one */
     if (mc->arch.gemma) { /* and every local one's: the window */
         attn_config local = *run;
-        local.sliding_window = mc->gemma.window;
+        local.sliding_window = mc->arch.local_window;
         attn_op_build_mask(r.mask_local, &local, &one, r.key_pad);
     }
     attn_model_embed_row(m, id, r.resid);

@@ -39,6 +39,8 @@
 
 #include <stdbool.h>
 
+#define ATTN_ARCH_MAX_LAYERS 256
+
 typedef enum {
     ATTN_ARCH_NONE = 0, /* a single attention layer, no checkpoint */
     ATTN_ARCH_LLAMA,    /* LlamaForCausalLM */
@@ -70,6 +72,8 @@ typedef struct {
     bool rope_to_halves;            /* MLA's RoPE pairs (2m, 2m+1) written out as halves (V3's rope_interleave) */
     bool gemma;                     /* Gemma 2/3: (1 + w) norms, post-norms, GeGLU, scaled embeddings (gemma.h) */
     double query_scale;             /* the scores' factor (Gemma: query_pre_attn_scalar^−½); 0: 1/√k */
+    int local_window;               /* Gemma's local layers' sliding_window W; 0: no local layers */
+    unsigned char local[ATTN_ARCH_MAX_LAYERS]; /* local[l]: layer l masks keys j ≤ i − W (sliding_attention) */
 } attn_arch;
 
 #endif
