@@ -103,6 +103,10 @@ static bool explain_scores(cell *c)
     if (!c->tr->cfg.scale) /* the no-scale pitfall: the plain dot product */
         put(c, T(c, ATTN_N_("q%s·k%s = %s (not divided by √%d)")), sub(c->i, si, sizeof si), sub(c->j, sj, sizeof sj),
             num(c->x, v, sizeof v), c->k);
+    else if (c->tr->arch.query_scale > 0) /* Gemma: divided by √query_pre_attn_scalar, not √k */
+        put(c, "q%s·k%s / √%.6g = %s / %s = %s", sub(c->i, si, sizeof si), sub(c->j, sj, sizeof sj),
+            1.0 / (c->tr->arch.query_scale * c->tr->arch.query_scale), num((float)dot, a, sizeof a),
+            num((float)(1.0 / c->tr->arch.query_scale), b2, sizeof b2), num(c->x, v, sizeof v));
     else
         put(c, "q%s·k%s / √%d = %s / %s = %s", sub(c->i, si, sizeof si), sub(c->j, sj, sizeof sj), c->k,
             num((float)dot, a, sizeof a), num(sqrtf((float)c->k), b2, sizeof b2), num(c->x, v, sizeof v));
