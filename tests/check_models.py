@@ -509,18 +509,45 @@ GEMMA = [  # Gemma 3?, layers, heads, kv heads, head_dim, tied, dtype, other key
       "hidden_size": 18}),
     (True, 6, 2, 1, 10, True, "F32",  # the default pattern: five local, one global
      {"sliding_window": 4, "rope_local_base_freq": 30.0, "rope_theta": 300.0}),
+    (False, 2, 4, 2, 8, True, "BF16",  # as the hub publishes: two BF16 shards and their index
+     {"sliding_window": 2, "query_pre_attn_scalar": 16, "hidden_size": 20, "_shards": 2}),
 ]
+
+
+def sharded_folder(path, cfg, W, shards):
+    """A folder of BF16 shards and model.safetensors.index.json, as the hub's."""
+    os.makedirs(path, exist_ok=True)
+    names, weight_map, total = list(W), {}, 0
+    per = -(-len(names) // shards)
+    for i in range(shards):
+        part = {n: W[n].numpy().astype(np.float32) for n in names[i * per:(i + 1) * per]}
+        fname = f"model-{i + 1:05d}-of-{shards:05d}.safetensors"
+        total += mk.write_shard(os.path.join(path, fname), part)
+        weight_map.update({n: fname for n in part})
+    json.dump({"metadata": {"total_size": total}, "weight_map": weight_map},
+              open(os.path.join(path, "model.safetensors.index.json"), "w"))
+    json.dump(cfg, open(os.path.join(path, "config.json"), "w"))
+    json.dump(tokenizer_json(), open(os.path.join(path, "tokenizer.json"), "w"))
+    W = {}
+    for i in range(shards):
+        W.update(read_st(os.path.join(path, f"model-{i + 1:05d}-of-{shards:05d}.safetensors"))[0])
+    return W
 
 
 def run_gemma():
     text = "the cat sat on the mat . a dog ran far"
     for i, (g3, layers, heads, kv, k, tied, dtype, over) in enumerate(GEMMA):
         path = os.path.join(TMP, f"gemma{i}")
+        over = dict(over)
+        shards = over.pop("_shards", 1)
         cfg = gemma_config(g3, layers, heads, kv, k, tied, dtype, **over)
-        deepseek_folder(path, cfg, gemma_weights(cfg, seed=200 + i), dtype)
-        W, _ = read_st(os.path.join(path, "model.safetensors"))
+        if shards > 1:
+            W = sharded_folder(path, cfg, gemma_weights(cfg, seed=200 + i), shards)
+        else:
+            deepseek_folder(path, cfg, gemma_weights(cfg, seed=200 + i), dtype)
+            W, _ = read_st(os.path.join(path, "model.safetensors"))
         name = (f"gemma{3 if g3 else 2} {layers} layers {heads}/{kv} heads of {k} "
-                f"{'tied' if tied else 'untied'} {dtype}")
+                f"{'tied' if tied else 'untied'} {dtype}{f' in {shards} shards' if shards > 1 else ''}")
         try:
             check_gemma(name, path, W, cfg, dtype, text)
             check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
