@@ -140,6 +140,39 @@ expect(["trace", "--model", g2, "--text", "the cat", "--softcap", "50", "-o", OU
 expect(["stream", "--model", g2, "--text", "the cat sat on the mat", "--window", "4", "--keep-first", "1"], 2,
        "does not handle Gemma's local and global layers yet")
 
+# ---- gemma-3-270m's config.json as published, over weights of its shapes (a sparse file: info reads headers) ----
+REAL = {"_sliding_window_pattern": 6, "architectures": ["Gemma3ForCausalLM"], "attention_bias": False,
+        "attention_dropout": 0.0, "attn_logit_softcapping": None, "bos_token_id": 2, "eos_token_id": 1,
+        "final_logit_softcapping": None, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+        "hidden_size": 640, "initializer_range": 0.02, "intermediate_size": 2048,
+        "layer_types": ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(18)],
+        "max_position_embeddings": 32768, "model_type": "gemma3_text", "num_attention_heads": 4,
+        "num_hidden_layers": 18, "num_key_value_heads": 1, "pad_token_id": 0, "query_pre_attn_scalar": 256,
+        "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000.0, "rope_scaling": None, "rope_theta": 1000000.0,
+        "sliding_window": 512, "torch_dtype": "bfloat16", "transformers_version": "4.55.0.dev0",
+        "use_bidirectional_attention": False, "use_cache": True, "vocab_size": 262144}
+real = os.path.join(TMP, "gemma-3-270m-shape")
+os.makedirs(real, exist_ok=True)
+header, off = {}, 0
+for name, shape in shapes(REAL).items():
+    n = 2 * (shape[0] * (shape[1] if len(shape) > 1 else 1))
+    header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [off, off + n]}
+    off += n
+h = json.dumps(header).encode()
+h += b" " * (-len(h) % 8)
+with open(os.path.join(real, "model.safetensors"), "wb") as f:
+    f.write(struct.pack("<Q", len(h)) + h)
+    f.truncate(8 + len(h) + off)
+json.dump(REAL, open(os.path.join(real, "config.json"), "w"))
+json.dump(tokenizer(), open(os.path.join(real, "tokenizer.json"), "w"))
+# 18 layers · 1 kv head · 256 · 2 (K and V) · 4 bytes; 15 local layers of 512 positions, layers 5, 11, 17 global
+expect(["info", "--model", real], 0, "KV cache: 36864 B a token (a key and a value per kv head, 18 layers, float32; "
+       "18432 B in BF16)", stream="stdout")
+expect(["info", "--model", real], 0, "local layers (sliding_window 512): 15 of 18 (0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12, "
+       "13, 14, 15, 16); a local layer needs at most 512 positions, so past 512 tokens the cache grows by 6144 B a "
+       "token (float32; the 3 global layers) and holds at most 15728640 B for the local ones", stream="stdout")
+expect(["info", "--model", real], 0, "RoPE base 1e+06 on global layers, 10000 on local ones", stream="stdout")
+
 # ---- what it does not run: one line each, naming the key ----
 refused("yarn", config(True, rope_scaling={"rope_type": "yarn", "factor": 8.0}),
         "rope_scaling type 'yarn' is not supported for Gemma (supported: linear, default)")
