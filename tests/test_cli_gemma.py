@@ -115,6 +115,8 @@ for d in (g2, g3):
     expect(["trace", "--model", d, "--text", "the cat sat on the mat", "--past", "3", "-o", OUT], 0, "wrote",
            stream="stdout")
     expect(["generate", "--model", d, "--text", "the cat", "--max-new", "3"], 0)
+expect(["trace", "--model", g2, "--text", "the cat sat on the mat", "-o", OUT], 0, "wrote", stream="stdout")
+expect(["info", OUT], 0, "local layers (each masks keys outside its window of 3): 2 of 3 (0, 2)", stream="stdout")
 # 2 · 1 kv head · 6 · 4 bytes = 48 B a layer; Gemma 2's layers 0 and 2 are local, Gemma 3's 0 and 1 (pattern 3)
 expect(["info", "--model", g2], 0, "local layers (sliding_window 3): 2 of 3 (0, 2)", stream="stdout")
 expect(["info", "--model", g2], 0, "KV cache: 144 B a token", stream="stdout")

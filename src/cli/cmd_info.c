@@ -66,6 +66,22 @@ static void print_memory(const attn_trace *tr)
                "was too long for every layer's\n", layer, tr->n_layers);
 }
 
+/* A Gemma trace: which layers masked with their window (the sliding_window
+ * setting above is 0: each layer has its own, arch.h's local). */
+static void print_trace_windows(const attn_trace *tr)
+{
+    char list[160] = "";
+    int local = 0;
+    for (int l = 0; l < tr->n_layers && l < ATTN_ARCH_MAX_LAYERS; l++) {
+        if (!tr->arch.local[l]) continue;
+        size_t len = strlen(list);
+        if (len < sizeof list - 16) snprintf(list + len, sizeof list - len, "%s%d", local ? ", " : "", l);
+        local++;
+    }
+    printf("  local layers (each masks keys outside its window of %d): %d of %d%s%s%s; the others see the whole past\n",
+           tr->arch.local_window, local, tr->n_layers, local ? " (" : "", list, local ? ")" : "");
+}
+
 /* What a KV cache of this layer keeps per token, in float32 and BF16, beside
  * what MHA, GQA and MQA with the same heads would (a model: its layers). */
 static void print_kv_bytes(const attn_trace *tr)
@@ -110,6 +126,7 @@ static void print_header(const attn_trace *tr)
     }
     printf("\n");
     print_kv_bytes(tr);
+    if (tr->arch.gemma) print_trace_windows(tr);
     if (tr->tokens.rows) print_tokens("tokens", &tr->tokens);
     if (tr->source.rows) print_tokens("source", &tr->source);
     printf("  fully masked query rows:");
