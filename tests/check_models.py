@@ -478,6 +478,49 @@ def check_gemma(name, model, W, cfg, dtype, text):
               f"the last query per layer {windows} (max |Δlogits| {diff:.1e})")
 
 
+GEMMA_BITES = {}  # a semantic broken in the reference: the cases whose logits it moved out of tolerance
+
+
+def check_gemma_bites(name, model, W, cfg, dtype, text):
+    """Which Gemma semantics this folder's logits depend on: the reference with one broken
+    disagrees with attnlab. run_gemma then asks that each bites in some case, so the
+    comparison would catch the engine breaking any of them."""
+    t, meta = trace(model, "--text", text)
+    ids = torch.tensor(json.loads(meta["token_ids"]))
+    g3 = cfg["model_type"] == "gemma3_text"
+    plain_norm, tanh_gelu = hf_gemma.rms_norm, hf_gemma.gelu_tanh
+    variants = {"norm gains w instead of 1 + w": ({}, "norm"),
+                "GELU exact instead of tanh": ({}, "gelu"),
+                "scale 1/√head_dim": ({"query_pre_attn_scalar": cfg["head_dim"]}, None),
+                "no window": ({"sliding_window": 10 ** 6}, None),
+                "every layer global": ({"layer_types": ["full_attention"] * cfg["num_hidden_layers"]}, None),
+                "final soft-cap dropped": ({"final_logit_softcapping": None}, None)}
+    if cfg.get("attn_logit_softcapping", None if g3 else 50.0) is not None:
+        variants["no attention soft-cap"] = ({"attn_logit_softcapping": None}, None)
+    if g3:
+        variants["one RoPE base"] = ({"rope_local_base_freq": cfg.get("rope_theta", 1e6)}, None)
+    if cfg.get("rope_scaling"):
+        variants["rope_scaling ignored"] = ({"rope_scaling": None}, None)
+    if dtype != "F32" and cfg["hidden_size"] ** 0.5 != int(cfg["hidden_size"] ** 0.5):
+        variants["√d unrounded"] = ({}, "f32")
+    bit = []
+    for what, (over, how) in variants.items():
+        try:
+            if how == "norm":
+                hf_gemma.rms_norm = lambda x, w, eps: plain_norm(x, w - 1.0, eps)
+            if how == "gelu":
+                hf_gemma.gelu_tanh = lambda x: torch.nn.functional.gelu(x)
+            logits, _ = hf_gemma.reference(W, dict(cfg, **over), ids, "F32" if how == "f32" else dtype)
+        finally:
+            hf_gemma.rms_norm, hf_gemma.gelu_tanh = plain_norm, tanh_gelu
+        GEMMA_BITES.setdefault(what, [])
+        if not close(t["logits"], logits):
+            GEMMA_BITES[what].append(name)
+            bit.append(what)
+    print(f"ok   {name}: broken in the reference, {len(bit)} semantics move the logits out of tolerance "
+          f"({', '.join(bit)})")
+
+
 def check_gemma_cache(name, model, text):
     """Every past P (the prefix's keys and values as the cache) equals the full pass."""
     full, _ = trace(model, "--text", text)
@@ -550,12 +593,19 @@ def run_gemma():
                 f"{'tied' if tied else 'untied'} {dtype}{f' in {shards} shards' if shards > 1 else ''}")
         try:
             check_gemma(name, path, W, cfg, dtype, text)
+            check_gemma_bites(name, path, W, cfg, dtype, text)
             check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
             check_gemma_cache(name, path, "the cat sat on the mat . a dog")
             check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
                            reference=lambda W_, c_, ids, dt=dtype: hf_gemma.reference(W_, c_, ids, dt)[0])
         except RuntimeError as e:
             fail(f"{name}: {e}")
+    blind = [what for what, cases in GEMMA_BITES.items() if not cases]
+    if blind:
+        fail("the Gemma cases would not see these broken: " + ", ".join(blind))
+    else:
+        print(f"ok   each of {len(GEMMA_BITES)} Gemma semantics, broken in the reference, fails at least one case: "
+              + "; ".join(f"{w} {len(c)}" for w, c in GEMMA_BITES.items()))
     print("largest |attnlab − reference| over the Gemma cases (relative to max(1, |reference|); cached "
           "logits: absolute, against attnlab's full pass): "
           + ", ".join(f"{k} {v:.1e}" for k, v in GEMMA_DIFF.items()))
