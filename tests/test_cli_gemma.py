@@ -117,6 +117,14 @@ for d in (g2, g3):
     expect(["generate", "--model", d, "--text", "the cat", "--max-new", "3"], 0)
 expect(["trace", "--model", g2, "--text", "the cat sat on the mat", "-o", OUT], 0, "wrote", stream="stdout")
 expect(["info", OUT], 0, "local layers (each masks keys outside its window of 3): 2 of 3 (0, 2)", stream="stdout")
+r = run(["info", OUT])
+rows = {line.split()[1]: line for line in r.stdout.decode().splitlines() if line.strip()[:1].isdigit()}
+check("a Gemma trace's stage table: layer 0's mask names the window, layer 1's none; Gemma's own formulas",
+      "outside the window" in rows.get("layers.0.mask", "") and "window" not in rows.get("layers.1.mask", "?window")
+      and "√query_pre_attn_scalar" in rows.get("layers.0.scores", "")
+      and "RMSNorm(out) ⊙ (1 + w_post_attn)" in rows.get("layers.0.resid_mid", "")
+      and "GELU_tanh" in rows.get("layers.0.act", "") and "· √d" in rows.get("embeddings", ""),
+      "; ".join(rows.get(k, k + " missing") for k in ("layers.0.mask", "layers.1.mask", "layers.0.scores")))
 # 2 · 1 kv head · 6 · 4 bytes = 48 B a layer; Gemma 2's layers 0 and 2 are local, Gemma 3's 0 and 1 (pattern 3)
 expect(["info", "--model", g2], 0, "local layers (sliding_window 3): 2 of 3 (0, 2)", stream="stdout")
 expect(["info", "--model", g2], 0, "KV cache: 144 B a token", stream="stdout")

@@ -142,9 +142,9 @@ static void print_stage_table(const attn_trace *tr)
 {
     printf("\n  %-3s %-16s %-28s %s\n", "#", "stage", "shape", "formula");
     int i = 0;
-    attn_stage_text tc = attn_trace_stage_text(tr);
     for (const attn_tensor *t = NULL; (t = attn_trace_next(tr, t));) {
         char shp[128];
+        attn_stage_text tc = attn_trace_tensor_text(tr, t); /* a Gemma layer's own window */
         printf("  %-3d ", ++i);
         print_padded(t->name, 16, false);
         printf(" %-28s %s\n", attn_tensor_shape_str(t, shp, sizeof shp),

@@ -251,6 +251,7 @@ typedef struct {
     bool q_lora;    /* ... with a DeepSeek checkpoint's low-rank query (no W_Q) */
     bool rope_to_halves; /* ... its RoPE pairs (2m, 2m+1) written out as halves (V3's rope_interleave) */
     bool tiles;     /* context and out come from the tiled path (FlashAttention) */
+    bool gemma;     /* a Gemma checkpoint: scores over √query_pre_attn_scalar, post-norms, GeGLU, √d (gemma.h) */
 } attn_stage_text;
 
 /* The description and formula as they hold under c: no "/√k" with scale
