@@ -378,6 +378,8 @@ static const char *mask_formula(const attn_stage_text *c)
 const char *attn_stage_desc_in(const attn_stage_info *info, const attn_stage_text *c)
 {
     if (info->id == ATTN_STAGE_SCORES && !c->scale) return ATTN_N_("dot product of every query with every key, not scaled");
+    if (info->id == ATTN_STAGE_ACT && c->gemma)
+        return ATTN_N_("GeGLU: the gate, through GELU (its tanh approximation), scales the up projection feature by feature");
     if (info->id == ATTN_STAGE_WEIGHTS && c->sink)
         return ATTN_N_("attention weights: each query row sums to 1 − sink_weight");
     if (info->id == ATTN_STAGE_WEIGHTS && c->tiles)
