@@ -182,6 +182,9 @@ expect(["info", "--model", real], 0, "local layers (sliding_window 512): 15 of 1
        "13, 14, 15, 16); a local layer needs at most 512 positions, so past 512 tokens the cache grows by 6144 B a "
        "token (float32; the 3 global layers) and holds at most 15728640 B for the local ones", stream="stdout")
 expect(["info", "--model", real], 0, "RoPE base 1e+06 on global layers, 10000 on local ones", stream="stdout")
+# 3 global layers · 32768 positions · 2048 B + 15 local · 512 · 2048 B = 207 MiB; all 18 · 32768 · 2048 B = 1152 MiB
+expect(["info", "--model", real], 0, "at its context of 32768 tokens a cache that keeps only the windows needs 207.0 MiB "
+       "in float32 (103.5 in BF16), every position of every layer 1152.0 MiB", stream="stdout")
 
 # ---- what it does not run: one line each, naming the key ----
 refused("yarn", config(True, rope_scaling={"rope_type": "yarn", "factor": 8.0}),

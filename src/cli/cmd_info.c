@@ -1,5 +1,6 @@
 /* cmd_info.c — `attnlab info FILE` and `attnlab summary [config]`:
  * the configuration, the table of stages, and (summary) one head's weights. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,11 @@ static void print_gemma_layers(const attn_model_config *c)
            "local ones\n", c->arch.local_window, local, c->layers, local ? " (" : "", list, local ? ")" : "", c->arch.local_window,
            c->arch.local_window, per_layer * (c->layers - local), c->layers - local, c->layers - local == 1 ? "" : "s",
            per_layer * local * c->arch.local_window);
+    /* at the model's context n: global layers keep n positions, local ones min(n, W) */
+    double n = c->max_pos, kept = per_layer * ((c->layers - local) * n + local * fmin(n, c->arch.local_window));
+    printf("  at its context of %d tokens a cache that keeps only the windows needs %.1f MiB in float32 (%.1f in "
+           "BF16), every position of every layer %.1f MiB (as attnlab's generate keeps them)\n", c->max_pos,
+           kept / (1 << 20), kept / 2 / (1 << 20), per_layer * c->layers * n / (1 << 20));
     char cap[2][24] = {"none", "none"};
     if (g->attn_softcap > 0) snprintf(cap[0], sizeof cap[0], "%.6g", g->attn_softcap);
     if (g->final_softcap > 0) snprintf(cap[1], sizeof cap[1], "%.6g", g->final_softcap);
