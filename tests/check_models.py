@@ -381,6 +381,10 @@ def run_deepseek():
         try:
             check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
             check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--mla-absorb")
+            # FlashAttention's tiles over the rebuilt heads (naive) or the latent cache (absorbed)
+            check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--tiles", "4x3")
+            check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--tiles", "3x5",
+                           "--mla-absorb")
             check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
             check_latent_cache(name, path, "the cat sat on the mat . a dog")
             check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
