@@ -57,14 +57,17 @@ typedef struct {
     attn_wmat w_q, w_k, w_v, w_o;       /* (h·k, d), (g·k, d), (g·k, d), (d, h·k); MLA: q_proj (h·(k+D), d)
                                          * or none (q_lora), no w_k, w_v, o_proj (d, h·k) */
     float *b_q, *b_k, *b_v;             /* (h·k), (g·k), (g·k): Qwen2's biases, else NULL */
-    float *q_norm, *k_norm;             /* (k): Qwen3's per-head norm gains, else NULL */
+    float *q_norm, *k_norm;             /* (k): Qwen3's per-head norm gains; OLMo 2's whole-projection
+                                         * ones, (h·k) and (g·k); else NULL */
     /* MLA (DeepSeek; Q = q_lora_rank, R = kv_lora_rank, D = qk_rope_head_dim): */
     attn_wmat w_qa, w_qb;               /* (Q, d) q_a_proj, (h·(k+D), Q) q_b_proj: with q_lora */
     float *qa_norm;                     /* (Q) q_a_layernorm */
     attn_wmat w_kva;                    /* (R+D, d) kv_a_proj_with_mqa: the latent, then the RoPE key */
     float *kva_norm;                    /* (R) kv_a_layernorm */
     attn_wmat w_kvb;                    /* (h·2k, R) kv_b_proj: each head's key part, then its value */
-    float *mlp_norm;                    /* (d) post_attention_layernorm */
+    float *mlp_norm;                    /* (d) post_attention_layernorm: the MLP's input norm; NULL in OLMo 2 */
+    float *post_attn_norm, *post_ff_norm; /* (d) OLMo 2's post_attention_layernorm and post_feedforward_layernorm:
+                                         * each sublayer's output normalised (no attn_norm, no mlp_norm) */
     attn_wmat w_gate, w_up;             /* (f, d) */
     attn_wmat w_down;                   /* (d, f) */
 } attn_model_layer;

@@ -23,6 +23,8 @@ attn_status attn_kv_init(attn_kv_cache *c, const attn_model *m, attn_error *err)
         c->g = 1;
         c->k = m->cfg.mla.kv_rank + m->cfg.mla.rope_dim;
     }
+    const attn_arch *a = &m->cfg.arch;
+    c->traced = c->latent || a->qk_norm_whole || a->post_norms || a->nope;
     if (!(c->x = calloc((size_t)c->layers, sizeof *c->x)) ||
         !(c->keys = calloc((size_t)c->layers, sizeof *c->keys)) ||
         !(c->values = calloc((size_t)c->layers, sizeof *c->values))) {
@@ -332,7 +334,7 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
     const attn_model_config *mc = &m->cfg;
     if (id < 0 || id >= mc->vocab)
         return attn_fail(err, ATTN_ERR_CONFIG, "token id %d is outside %s's vocabulary", id, m->name);
-    if (c->latent) return attn_kv_latent_pass(c, m, run, &id, 1, logits, err);
+    if (c->traced) return attn_kv_latent_pass(c, m, run, &id, 1, logits, err);
     attn_status st = attn_kv_reserve(c, c->n + 1, err);
     if (st) return st;
     int pos = c->n, t = pos + 1, bad = 0;

@@ -254,9 +254,13 @@ static bool explain_qk_norm(cell *c)
     char a[32], r[32], v[32];
     if (!x || c->j >= c->k) return false;
     double sq = 0;
-    for (int m = 0; m < c->k; m++) sq += (double)x[m] * x[m];
+    int heads = c->tr->arch.qk_norm_whole ? (q ? c->tr->dims.h : c->tr->dims.g) : 1, count = heads * c->k;
+    for (int e = 0; e < heads; e++) { /* OLMo 2: the rms of every head of the position together */
+        const float *y = heads > 1 ? row4(S(c, q ? ATTN_STAGE_Q_HEADS : ATTN_STAGE_K_HEADS), c->b, e, c->i, c->k) : x;
+        for (int m = 0; y && m < c->k; m++) sq += (double)y[m] * y[m];
+    }
     put(c, "%s_heads / rms ⊙ g = %s / %s ⊙ g = %s", q ? "q" : "k", num(x[c->j], a, sizeof a),
-        num((float)sqrt(sq / c->k), r, sizeof r), num(c->x, v, sizeof v));
+        num((float)sqrt(sq / count), r, sizeof r), num(c->x, v, sizeof v));
     return true;
 }
 
