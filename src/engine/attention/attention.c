@@ -220,6 +220,25 @@ static attn_status whole_qk_norm(attn_trace *tr, int layer, const float *qn, con
     return ATTN_OK;
 }
 
+/* Step 4: q_rope and k_rope from the queries qh (b,h,s,k) and new keys kh
+ * (b,g,n,k), turned at positions P, P+1, ...; a layer a SmolLM3 checkpoint
+ * leaves without RoPE (NoPE, no_rope_layers 0) keeps them as they are:
+ * q_rope = qh, k_rope = kh. Returns -1 out of memory. */
+static int rope_layer(attn_trace *tr, int layer, const float *qh, const float *kh)
+{
+    const attn_dims *D = &tr->dims;
+    if (!attn_arch_layer_rope(&tr->arch, layer)) {
+        memcpy(T(tr, ATTN_STAGE_Q_ROPE), qh, (size_t)D->b * D->h * D->s * D->k * sizeof *qh);
+        memcpy(T(tr, ATTN_STAGE_K_ROPE), kh, (size_t)D->b * D->g * D->n * D->k * sizeof *kh);
+        return 0;
+    }
+    attn_rope r = rope_of(tr);
+    return attn_op_rope(qh, T(tr, ATTN_STAGE_Q_ROPE), D->b, D->h, D->s, D->k, D->P, &r) ||
+                   attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), D->b, D->g, D->n, D->k, D->P, &r)
+               ? -1
+               : 0;
+}
+
 /* Steps 1–6: the layer's queries, and its keys and values as every query
  * head reads them. *q_out receives the queries ready for the scores (b,h,s,k). */
 static attn_status queries_keys_values(attn_trace *tr, int layer, const attn_inputs *in, const float **q_out,
@@ -265,19 +284,9 @@ static attn_status queries_keys_values(attn_trace *tr, int layer, const attn_inp
         kh = T(tr, ATTN_STAGE_K_NORM);
     }
 
-    /* 4. RoPE on queries and new keys, at absolute positions P, P+1, ...; a
-     *    layer a SmolLM3 checkpoint leaves without it (NoPE) keeps them as they
-     *    are: q_rope = q_heads (or q_norm), k_rope = k_heads */
-    if (c->rope && attn_arch_layer_rope(&tr->arch, layer)) {
-        attn_rope r = rope_of(tr);
-        if (attn_op_rope(qh, T(tr, ATTN_STAGE_Q_ROPE), b, h, s, k, P, &r) ||
-            attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), b, g, n, k, P, &r))
-            return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
-    } else if (c->rope) {
-        memcpy(T(tr, ATTN_STAGE_Q_ROPE), qh, (size_t)b * h * s * k * sizeof *qh);
-        memcpy(T(tr, ATTN_STAGE_K_ROPE), kh, (size_t)b * g * n * k * sizeof *kh);
-    }
+    /* 4. RoPE on queries and new keys, at absolute positions P, P+1, ... */
     if (c->rope) {
+        if (rope_layer(tr, layer, qh, kh)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
         qh = T(tr, ATTN_STAGE_Q_ROPE);
         kh = T(tr, ATTN_STAGE_K_ROPE);
     }
