@@ -139,6 +139,64 @@ d = folder("rope_parameters", config("olmo2", rope_theta=..., rope_parameters={"
                                                                                "rope_theta": 500000.0}))
 expect(["trace", "--model", d, "--text", "the cat", "-o", OUT], 0, "wrote", stream="stdout")
 
+# ---- the published checkpoints' config.json (allenai/OLMo-2-0425-1B, HuggingFaceTB/SmolLM3-3B) over
+# headers of their real shapes (a sparse file: info reads no weight): the family and the KV bytes a token ----
+PUBLISHED = {
+    "olmo2": {"architectures": ["Olmo2ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+              "bos_token_id": None, "eos_token_id": 100257, "hidden_act": "silu", "hidden_size": 2048,
+              "initializer_range": 0.02, "intermediate_size": 8192, "max_position_embeddings": 4096,
+              "model_type": "olmo2", "num_attention_heads": 16, "num_hidden_layers": 16, "num_key_value_heads": 16,
+              "pad_token_id": 100277, "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 500000,
+              "tie_word_embeddings": False, "torch_dtype": "float32", "transformers_version": "4.48.0.dev0",
+              "use_cache": True, "vocab_size": 100352},
+    "smollm3": {"architectures": ["SmolLM3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+                "bos_token_id": None, "eos_token_id": 128012, "hidden_act": "silu", "hidden_size": 2048,
+                "initializer_range": 0.02, "intermediate_size": 11008,
+                "layer_types": ["full_attention"] * 36, "max_position_embeddings": 65536, "max_window_layers": 28,
+                "mlp_bias": False, "model_type": "smollm3", "no_rope_layer_interval": 4,
+                "no_rope_layers": [1, 1, 1, 0] * 9, "num_attention_heads": 16, "num_hidden_layers": 36,
+                "num_key_value_heads": 4, "pad_token_id": 128004, "pretraining_tp": 2, "rms_norm_eps": 1e-06,
+                "rope_scaling": None, "rope_theta": 5000000.0, "sliding_window": None, "torch_dtype": "bfloat16",
+                "transformers_version": "4.54.0.dev0", "use_cache": False, "use_sliding_window": False,
+                "vocab_size": 128256},
+}
+
+
+def headers_only(name, c):
+    """A folder of config c whose model.safetensors has c's tensors in BF16, all zero (sparse)."""
+    d = os.path.join(TMP, name)
+    shutil.rmtree(d, True)
+    os.makedirs(d)
+    header, off = {}, 0
+    for k, shape in shapes(c).items():
+        n = 2
+        for x in shape:
+            n *= x
+        header[k] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [off, off + n]}
+        off += n
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(os.path.join(d, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h)
+        f.truncate(8 + len(h) + off)
+    json.dump(c, open(os.path.join(d, "config.json"), "w"))
+    return d
+
+
+# OLMo-2-0425-1B: 2 · 16 layers · 16 kv heads · 128 · 4 B; SmolLM3-3B: 2 · 36 · 4 · 128 · 4 B
+d = headers_only("olmo2_published", PUBLISHED["olmo2"])
+expect(["info", "--model", d], 0, "(Olmo2ForCausalLM): 16 layers, d_model 2048, heads 16, kv_heads 16, head_dim 128, "
+       "MLP 8192, vocabulary 100352, context 4096", stream="stdout")
+expect(["info", "--model", d], 0, "KV cache: 262144 B a token (a key and a value per kv head, 16 layers, float32; "
+       "131072 B in BF16)", stream="stdout")
+d = headers_only("smollm3_published", PUBLISHED["smollm3"])
+expect(["info", "--model", d], 0, "(SmolLM3ForCausalLM): 36 layers, d_model 2048, heads 16, kv_heads 4, head_dim 128, "
+       "MLP 11008, vocabulary 128256, context 65536", stream="stdout")
+expect(["info", "--model", d], 0, "KV cache: 147456 B a token (a key and a value per kv head, 36 layers, float32; "
+       "73728 B in BF16)", stream="stdout")
+expect(["info", "--model", d], 0, "9 of 36 layers without RoPE (no_rope_layers 0: NoPE): layers 3, 7, 11, 15, 19, 23, "
+       "27, 31, 35", stream="stdout")
+
 # ---- what it does not follow: one line each, naming the field ----
 for fam, arch in (("olmo2", "Olmo2ForCausalLM"), ("smollm3", "SmolLM3ForCausalLM")):
     base = shapes(config(fam))
