@@ -123,6 +123,19 @@ for fam in ("olmo2", "smollm3"):
     expect(["stream", "--model", ok, "--text", "the cat sat on the mat", "--window", "4", "--keep-first", "1"], 2,
            "re-rotates keys as a Llama layer does")
 expect(["info", "--model", os.path.join(TMP, "olmo2")], 0, "(Olmo2ForCausalLM): 4 layers", stream="stdout")
+# a trace's stage table: each layer's own formula (layer 3 has no RoPE), OLMo 2's norms over the whole projection
+expect(["trace", "--model", os.path.join(TMP, "smollm3"), "--text", "the cat sat", "-o", OUT], 0, "wrote",
+       stream="stdout")
+r = run(["info", OUT])
+lines = r.stdout.decode().splitlines()
+nope = [ln.split()[1] for ln in lines if "this layer has no RoPE (SmolLM3's no_rope_layers 0: NoPE)" in ln]
+check("info FILE: the NoPE layer's q_rope and k_rope say so, the others' do not",
+      nope == ["layers.3.q_rope", "layers.3.k_rope"], repr(nope))
+expect(["trace", "--model", os.path.join(TMP, "olmo2"), "--text", "the cat sat", "-o", OUT], 0, "wrote",
+       stream="stdout")
+expect(["info", OUT], 0, "q_norm = split(q / √(mean over all h·k features of q² + ε) ⊙ g_q): OLMo 2 normalises the "
+       "whole projection", stream="stdout")
+expect(["info", OUT], 0, "resid_mid = resid_in + RMSNorm(out) ⊙ g_post_attn", stream="stdout")
 expect(["info", "--model", os.path.join(TMP, "olmo2")], 0, "q and k RMS-normalised over the whole projection (8 and 4 "
        "features)", stream="stdout")
 expect(["info", "--model", os.path.join(TMP, "smollm3")], 0, "SmolLM3: 1 of 4 layers without RoPE (no_rope_layers 0: "

@@ -125,8 +125,8 @@ static void print_stage_table(const attn_trace *tr)
 {
     printf("\n  %-3s %-16s %-28s %s\n", "#", "stage", "shape", "formula");
     int i = 0;
-    attn_stage_text tc = attn_trace_stage_text(tr);
     for (const attn_tensor *t = NULL; (t = attn_trace_next(tr, t));) {
+        attn_stage_text tc = attn_trace_tensor_text(tr, t); /* a layer's own: SmolLM3's NoPE layers */
         char shp[128];
         printf("  %-3d ", ++i);
         print_padded(t->name, 16, false);

@@ -254,6 +254,7 @@ typedef struct {
     bool qk_norm_whole; /* q_norm, k_norm over the whole projection, before the split (OLMo 2) */
     bool post_norms;    /* no pre-norms; sublayer outputs normalised before the residual add (OLMo 2) */
     bool nope;          /* some layers leave q and k unrotated (SmolLM3's no_rope_layers) */
+    int layer_rope;     /* with nope, for one layer's tensor: 1 it turns, 0 it does not; −1 any layer */
 } attn_stage_text;
 
 /* The description and formula as they hold under c: no "/√k" with scale
