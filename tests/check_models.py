@@ -525,7 +525,7 @@ def check_every_past(name, model, text):
 
 
 FAMILIES = [  # family, layers, heads, kv heads, tied, dtype, extra config keys
-    ("olmo2", 2, 4, 2, False, "F32", {}),
+    ("olmo2", 2, 4, 2, False, "F32", {"_shards": 3}),
     ("olmo2", 3, 4, 4, True, "BF16", {"rms_norm_eps": None}),  # Olmo2Config's eps, 1e-5
     ("olmo2", 2, 4, 1, False, "BF16", {"head_dim": 6,
                                        "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
@@ -533,7 +533,8 @@ FAMILIES = [  # family, layers, heads, kv heads, tied, dtype, extra config keys
                                                         "original_max_position_embeddings": 8}}),
     ("olmo2", 1, 2, 2, True, "F16", {"rope_theta": None, "rope_parameters": {"rope_type": "default",
                                                                              "rope_theta": 50.0}}),
-    ("smollm3", 4, 4, 2, None, "BF16", {"tie_word_embeddings": None}),  # interval 4: layer 3 NoPE; tied by default
+    ("smollm3", 4, 4, 2, None, "BF16", {"tie_word_embeddings": None, "_shards": 2}),  # interval 4: layer 3 NoPE;
+    # tied by default; in two shards as SmolLM3-3B is published
     ("smollm3", 3, 4, 1, False, "F32", {"no_rope_layers": [1, 0, 1, 0, 1]}),  # HF's list may be longer
     ("smollm3", 2, 8, None, True, "F16", {"num_key_value_heads": None, "no_rope_layers": None,
                                           "no_rope_layer_interval": 2}),  # 4 kv heads by default
@@ -541,15 +542,45 @@ FAMILIES = [  # family, layers, heads, kv heads, tied, dtype, extra config keys
 ]
 
 
+def sharded_folder(path, cfg, W, dtype, shards):
+    """A folder as the hub publishes a larger model: model-0000i-of-0000n.safetensors and their index."""
+    os.makedirs(path, exist_ok=True)
+    names = list(W)
+    per, weight_map = -(-len(names) // shards), {}
+    for i in range(shards):
+        fname = f"model-{i + 1:05d}-of-{shards:05d}.safetensors"
+        part = {k: W[k] for k in names[i * per:(i + 1) * per]}
+        (write_st_f32 if dtype == "F32" else lambda p_, t_: write_st(p_, t_, dtype))(os.path.join(path, fname), part)
+        weight_map.update({k: fname for k in part})
+    json.dump({"metadata": {}, "weight_map": weight_map}, open(os.path.join(path, "model.safetensors.index.json"), "w"))
+    json.dump(cfg, open(os.path.join(path, "config.json"), "w"))
+    json.dump(tokenizer_json(), open(os.path.join(path, "tokenizer.json"), "w"))
+
+
+def read_folder(path):
+    """Every tensor of a folder, one file or shards, as read_st gives them."""
+    W = {}
+    for f in sorted(glob.glob(os.path.join(path, "model*.safetensors"))):
+        W.update(read_st(f)[0])
+    return W
+
+
 def run_families(which):
     for i, (family, layers, heads, kv, tied, dtype, extra) in enumerate(FAMILIES):
         if family != which:
             continue
         path = os.path.join(TMP, f"{family}{i}")
+        extra = dict(extra)
+        shards = extra.pop("_shards", 1)
         cfg = family_config(family, layers, heads, kv, tied, dtype, **extra)
-        deepseek_folder(path, cfg, family_weights(family, cfg, seed=200 + i), dtype)
-        W, _ = read_st(os.path.join(path, "model.safetensors"))
-        keys = ", ".join(f"{k} {'default' if v is None else json.dumps(v)}" for k, v in extra.items())
+        W0 = family_weights(family, cfg, seed=200 + i)
+        if shards > 1:
+            sharded_folder(path, cfg, W0, dtype, shards)
+        else:
+            deepseek_folder(path, cfg, W0, dtype)
+        W = read_folder(path)
+        keys = ", ".join([f"{k} {'default' if v is None else json.dumps(v)}" for k, v in extra.items()]
+                         + ([f"{shards} shards"] if shards > 1 else []))
         name = (f"{family} {layers} layers {heads}/{cfg.get('num_key_value_heads', 4)} heads "
                 f"{'tied' if cfg.get('tie_word_embeddings', family == 'smollm3') else 'untied'} {dtype}"
                 + (f" ({keys})" if keys else ""))
