@@ -524,6 +524,30 @@ def check_every_past(name, model, text):
     print(f"ok   {name}: every past 1..{L - 1} equals the full pass (max |Δlogits| {worst:.1e})")
 
 
+def check_stream_nll(name, model, W, cfg, text, ref):
+    """`attnlab stream --policy all`, one token at a time over the KV cache (attn_kv_step),
+    gives each next token's −log p as the reference's full pass does."""
+    _, meta = trace(model, "--text", text)
+    ids = json.loads(meta["token_ids"])[0]
+    csv = os.path.join(TMP, "stream.csv")
+    rc, _, err = attnlab("stream", "--model", model, "--text", text, "--policy", "all", "--csv", csv)
+    if rc:
+        raise RuntimeError(f"attnlab stream exited {rc}: {err.strip()}")
+    rows = [ln.split(",") for ln in open(csv).read().split("\n")[1:] if ln]
+    logp = torch.log_softmax(ref(W, cfg, torch.tensor([ids]))[0], -1)
+    worst = 0.0
+    for pos, nxt, loss in rows:
+        want = -float(logp[int(pos), int(nxt)])
+        worst = max(worst, abs(float(loss) - want) / max(1.0, abs(want)))
+    FAMILY_MAX["decoded −log p"] = max(FAMILY_MAX.get("decoded −log p", 0.0), worst)
+    if len(rows) != len(ids) - 1 or worst > 1e-4:
+        fail(f"{name}: stream's −log p over the KV cache differs from the reference's ({worst:.1e}, "
+             f"{len(rows)} of {len(ids) - 1} positions)")
+    else:
+        print(f"ok   {name}: decoding token by token over the KV cache gives the reference's −log p at "
+              f"{len(rows)} positions (max {worst:.1e})")
+
+
 FAMILIES = [  # family, layers, heads, kv heads, tied, dtype, extra config keys
     ("olmo2", 2, 4, 2, False, "F32", {"_shards": 3}),
     ("olmo2", 3, 4, 4, True, "BF16", {"rms_norm_eps": None}),  # Olmo2Config's eps, 1e-5
@@ -589,6 +613,8 @@ def run_families(which):
             check_family(family, name, path, W, cfg, "the cat sat on the mat . a dog ran far")
             check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
             check_every_past(name, path, "the cat sat on the mat . a dog")
+            check_stream_nll(name, path, W, cfg, "the cat sat on the mat . a dog ran far", lambda W_, c_, ids, r=ref:
+                             r(W_, c_, ids)[0])
             check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
                            reference=lambda W_, c_, ids, r=ref: r(W_, c_, ids)[0])
         except RuntimeError as e:
