@@ -548,6 +548,26 @@ def check_stream_nll(name, model, W, cfg, text, ref):
               f"{len(rows)} positions (max {worst:.1e})")
 
 
+def check_generate_probs(name, model, W, cfg, text, ref, n=6):
+    """`generate --probs`: the first token's probability from the untraced prefill, the others' from
+    decoding steps over the KV cache, each the reference's softmax at that position."""
+    _, meta = trace(model, "--text", text)
+    ids = json.loads(meta["token_ids"])[0]
+    rc, out, err = attnlab("generate", "--model", model, "--text", text, "--max-new", str(n), "--probs")
+    if rc:
+        raise RuntimeError(f"attnlab generate --probs exited {rc}: {err.strip()}")
+    rows = [ln.split("\t") for ln in out.splitlines() if ln.count("\t") == 2]
+    new = [int(r[1]) for r in rows]
+    probs = torch.softmax(ref(W, cfg, torch.tensor([ids + new]))[0], -1)
+    worst = max(abs(float(r[2]) - float(probs[len(ids) - 1 + i, new[i]])) for i, r in enumerate(rows)) if rows else 1
+    FAMILY_MAX["generated p"] = max(FAMILY_MAX.get("generated p", 0.0), worst)
+    if not rows or worst > 2e-6:  # printed with 6 decimals
+        fail(f"{name}: generate --probs differs from the reference's probabilities ({worst:.1e}, {len(rows)} tokens)")
+    else:
+        print(f"ok   {name}: generate --probs (prefill, then {len(rows) - 1} steps over the KV cache) gives the "
+              f"reference's probabilities (max |Δp| {worst:.1e})")
+
+
 FAMILIES = [  # family, layers, heads, kv heads, tied, dtype, extra config keys
     ("olmo2", 2, 4, 2, False, "F32", {"_shards": 3}),
     ("olmo2", 3, 4, 4, True, "BF16", {"rms_norm_eps": None}),  # Olmo2Config's eps, 1e-5
@@ -613,8 +633,9 @@ def run_families(which):
             check_family(family, name, path, W, cfg, "the cat sat on the mat . a dog ran far")
             check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
             check_every_past(name, path, "the cat sat on the mat . a dog")
-            check_stream_nll(name, path, W, cfg, "the cat sat on the mat . a dog ran far", lambda W_, c_, ids, r=ref:
-                             r(W_, c_, ids)[0])
+            full = lambda W_, c_, ids, r=ref: r(W_, c_, ids)[0]  # noqa: E731
+            check_stream_nll(name, path, W, cfg, "the cat sat on the mat . a dog ran far", full)
+            check_generate_probs(name, path, W, cfg, "the cat sat on the mat", full)
             check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
                            reference=lambda W_, c_, ids, r=ref: r(W_, c_, ids)[0])
         except RuntimeError as e:
