@@ -577,6 +577,9 @@ FAMILIES = [  # family, layers, heads, kv heads, tied, dtype, extra config keys
                                                         "original_max_position_embeddings": 8}}),
     ("olmo2", 1, 2, 2, True, "F16", {"rope_theta": None, "rope_parameters": {"rope_type": "default",
                                                                              "rope_theta": 50.0}}),
+    # wide enough (d · f > 65,536) that a decoding step shares its products and heads between threads
+    ("olmo2", 2, 8, 2, False, "BF16", {"hidden_size": 256, "intermediate_size": 512}),
+    ("smollm3", 2, 8, 2, True, "BF16", {"hidden_size": 256, "intermediate_size": 512, "no_rope_layers": [1, 0]}),
     ("smollm3", 4, 4, 2, None, "BF16", {"tie_word_embeddings": None, "_shards": 2}),  # interval 4: layer 3 NoPE;
     # tied by default; in two shards as SmolLM3-3B is published
     ("smollm3", 3, 4, 1, False, "F32", {"no_rope_layers": [1, 0, 1, 0, 1]}),  # HF's list may be longer

@@ -41,10 +41,6 @@
 typedef struct {
     int layers, g, k, d;   /* the model's layers, kv heads, head dim, d_model; latent: 1, R + D */
     bool latent;           /* latent attention: keys hold [c_kv | k_pe], values nothing */
-    bool traced;           /* steps and prefills run as traced passes over the cache (kv_latent.c):
-                            * latent attention, and the layers attn_kv_step's fused path does not
-                            * compute (OLMo 2's whole-projection QK-norm and post-norms, SmolLM3's
-                            * NoPE layers) */
     int n, cap;            /* positions held, positions there is room for */
     float **keys, **values, **x; /* layers arrays each: k, v, x above */
 } attn_kv_cache;
@@ -76,10 +72,10 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
 attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_config *run, const int *ids, int n,
                             float *logits, attn_error *err);
 
-/* A traced cache's step and prefill (kv_latent.c): n tokens ids at positions
+/* The latent cache's step and prefill (kv_latent.c): n tokens ids at positions
  * c->n … as one traced pass over the cache; appends them, writes the last
  * position's logits (V). attn_kv_step and attn_kv_prefill call it for a
- * cache with c->traced (a latent one, or OLMo 2's and SmolLM3's). */
+ * latent cache. */
 attn_status attn_kv_latent_pass(attn_kv_cache *c, const attn_model *m, const attn_config *run, const int *ids, int n,
                                 float *logits, attn_error *err);
 

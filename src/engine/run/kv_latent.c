@@ -1,6 +1,4 @@
-/* kv_latent.c — decoding as traced passes over the cache (kv_cache.h): latent
- * attention's, and the families attn_kv_step's fused layer does not compute
- * (OLMo 2, SmolLM3), whose cache is plain keys and values read in place.
+/* kv_latent.c — latent attention's decoding over its cache (kv_cache.h).
  *
  * The cache keeps, per layer and position, only the normalised latent c_kv
  * (R) and the rotated RoPE key k_pe (D), [c_kv | k_pe]: DeepSeek-V3's
@@ -32,10 +30,6 @@ attn_status attn_kv_latent_pass(attn_kv_cache *c, const attn_model *m, const att
     }
     cfg.past = P;
     attn_model_past past = {(const float *const *)c->x, (const float *const *)c->keys, NULL, 0};
-    if (!c->latent) { /* keys and values per kv head, each with room for cap positions */
-        past.v = (const float *const *)c->values;
-        past.stride = c->cap;
-    }
     attn_trace tr;
     st = attn_model_trace_ids(m, &cfg, all, total, P ? &past : NULL, &tr, err);
     free(all);
