@@ -315,8 +315,8 @@ static bool explain_rope(cell *c)
     int pos = (q || !c->d->cross) ? c->d->P + c->i : c->i;
     if (!attn_arch_layer_rope(&c->tr->arch, c->t->layer)) { /* a SmolLM3 layer without RoPE */
         char v[32];
-        put(c, "%s_rope = %s_heads, not rotated (no RoPE in this layer: NoPE) = %s", q ? "q" : "k", q ? "q" : "k",
-            num(c->x, v, sizeof v));
+        put(c, T(c, ATTN_N_("%s_rope = %s_heads, not rotated (no RoPE in this layer: NoPE) = %s")), q ? "q" : "k",
+            q ? "q" : "k", num(c->x, v, sizeof v));
         return true;
     }
     bool half = c->tr->cfg.rope_style == ATTN_ROPE_HALF;
