@@ -4,13 +4,18 @@
  * listed by model.safetensors.index.json; F32, F16 or BF16, HF tensor names)
  * and tokenizer.json. The architectures read are LlamaForCausalLM (SmolLM2,
  * TinyLlama, Llama 3.x with its rope_scaling), MistralForCausalLM (sliding
- * window), Qwen2ForCausalLM (q, k, v biases) and Qwen3ForCausalLM (per-head
- * q and k norms): arch.h says what each adds. Every layer is
+ * window), Qwen2ForCausalLM (q, k, v biases), Qwen3ForCausalLM (per-head
+ * q and k norms), DeepSeek-V2/V3 (latent attention, deepseek.h),
+ * Olmo2ForCausalLM (q and k norms over the whole projection; norms after each
+ * sublayer instead of before) and SmolLM3ForCausalLM (layers without RoPE):
+ * arch.h says what each adds. Every layer but OLMo 2's is
  *
  *     resid_in → RMSNorm → attention (RoPE rotate-half) → + → resid_mid
  *              → RMSNorm → SwiGLU MLP → + → resid_out
  *
- * then a final RMSNorm and the LM head (the embedding table when tied).
+ * (OLMo 2's: resid_in → attention → RMSNorm → + → resid_mid → SwiGLU MLP →
+ * RMSNorm → + → resid_out), then a final RMSNorm and the LM head (the
+ * embedding table when tied).
  *
  * Weights stay in the mapped files, in their own dtype: every matrix is an
  * attn_wmat view of its bytes there (wmat.h), and the products widen F16 and
