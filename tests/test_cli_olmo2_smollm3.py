@@ -4,9 +4,9 @@ its family and KV bytes a token, generate, a trace over a past), and every
 config this engine cannot run as transformers would is refused with one line
 naming the field and a non-zero exit: quantization_config, a rope_scaling or
 rope_parameters type other than default and llama3, attention_bias,
-a sliding window, partial_rotary_factor, malformed no_rope_layers, tensors
-that do not fit (a per-head q_norm in an OLMo 2 folder, an input_layernorm it
-has not). Then a fuzz of SmolLM3's NoPE keys. Standard library only (float32
+a sliding window, partial_rotary_factor, malformed no_rope_layers, a missing
+key, tensors that do not fit (a per-head q_norm in an OLMo 2 folder, an
+input_layernorm it has not, an MLP of another width). Then a fuzz of SmolLM3's NoPE keys. Standard library only (float32
 weights packed by hand); the harness is tests/common.py. The numbers
 themselves are check_models.py's (PyTorch: --only olmo2, --only smollm3)."""
 import json
@@ -227,6 +227,10 @@ for fam, arch in (("olmo2", "Olmo2ForCausalLM"), ("smollm3", "SmolLM3ForCausalLM
     refused(f"{fam}_window", config(fam, use_sliding_window=True, sliding_window=4),
             f"use_sliding_window = true is not supported for {arch}")
     refused(f"{fam}_act", config(fam, hidden_act="gelu"), "hidden_act 'gelu' is not supported")
+    refused(f"{fam}_missing", config(fam, num_hidden_layers=...), "config.json: 'num_hidden_layers' is missing",
+            tensors=base)
+    refused(f"{fam}_shape", config(fam, intermediate_size=10), "'model.layers.0.mlp.gate_proj.weight' has shape "
+            "(12, 8) but config.json needs (10, 8)", tensors=base)
 refused("smollm3_types", config("smollm3", layer_types=["full_attention"] * 3 + ["sliding_attention"]),
         "layer_types[3] 'sliding_attention' is not supported for SmolLM3ForCausalLM")
 refused("smollm3_types_short", config("smollm3", layer_types=["full_attention"]),
