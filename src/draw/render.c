@@ -475,7 +475,7 @@ static void stage_line(draw_list *dl, const app_state *app, const attn_tensor *t
     if (compact) { /* the header's other lines left out: the batch row and the head here, the formula as a tooltip */
         compact_tail(app, t, shape, sizeof shape);
         if (t->info) {
-            attn_stage_text tc = attn_trace_stage_text(&app->trace);
+            attn_stage_text tc = attn_trace_tensor_text(&app->trace, t);
             app_layout_hit_tip(dl->layout, (app_rect){x, y - 2, draw_imin(draw_text_w(dl, shape), right - x), u + 4}, APP_ACT_NONE, 0,
                                _(attn_stage_formula_in(t->info, &tc)));
         }
@@ -505,7 +505,7 @@ static int header(draw_list *dl, const app_state *app, app_rect box, bool rail, 
     y += rail ? u + u / 4 : u + u / 2;
     if (compact) return y;
     if (t->info) {
-        attn_stage_text tc = attn_trace_stage_text(&app->trace);
+        attn_stage_text tc = attn_trace_tensor_text(&app->trace, t);
         if (draw) draw_text_fit(dl, _(attn_stage_formula_in(t->info, &tc)), box.x, y, box.w, DRAW_ACCENT);
         y += u + u / 8;
         if (draw_stage_note(app, t, buf, sizeof buf)) /* the formula's numbers: ALiBi's m_h, the cap C, the sink's X */

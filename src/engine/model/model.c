@@ -162,7 +162,7 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wa
     int64_t d = c->d, q = (int64_t)c->heads * c->head_dim, kv = (int64_t)c->kv_heads * c->head_dim, f = c->ffn;
     int n = 0;
     memset(L, 0, sizeof *L);
-    VEC(&L->attn_norm, d, "model.layers.%d.input_layernorm.weight", l);
+    if (!c->arch.post_norms) VEC(&L->attn_norm, d, "model.layers.%d.input_layernorm.weight", l);
     if (c->arch.mla) n = mla_plan(c, l, L, w, n);
     else {
         MAT(&L->w_q, q, d, "model.layers.%d.self_attn.q_proj.weight", l);
@@ -174,12 +174,17 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wa
             VEC(&L->b_k, kv, "model.layers.%d.self_attn.k_proj.bias", l);
             VEC(&L->b_v, kv, "model.layers.%d.self_attn.v_proj.bias", l);
         }
-        if (c->arch.qk_norm) {
-            VEC(&L->q_norm, c->head_dim, "model.layers.%d.self_attn.q_norm.weight", l);
-            VEC(&L->k_norm, c->head_dim, "model.layers.%d.self_attn.k_norm.weight", l);
+        if (c->arch.qk_norm) { /* per head (k), or OLMo 2's over the whole projection (h·k, g·k) */
+            VEC(&L->q_norm, c->arch.qk_norm_whole ? q : c->head_dim, "model.layers.%d.self_attn.q_norm.weight", l);
+            VEC(&L->k_norm, c->arch.qk_norm_whole ? kv : c->head_dim, "model.layers.%d.self_attn.k_norm.weight", l);
         }
     }
-    VEC(&L->mlp_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
+    if (c->arch.post_norms) {
+        VEC(&L->post_attn_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
+        VEC(&L->post_ff_norm, d, "model.layers.%d.post_feedforward_layernorm.weight", l);
+    } else {
+        VEC(&L->mlp_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
+    }
     MAT(&L->w_gate, f, d, "model.layers.%d.mlp.gate_proj.weight", l);
     MAT(&L->w_up, f, d, "model.layers.%d.mlp.up_proj.weight", l);
     MAT(&L->w_down, d, f, "model.layers.%d.mlp.down_proj.weight", l);

@@ -22,6 +22,19 @@
  *            them out as halves (evens first, then odds, then rotate_half);
  *            V3 without it is rotate_half.
  *
+ * OLMo 2 and SmolLM3 keep Llama's attention and change where it is normalised
+ * or turned:
+ *   OLMo 2   q_norm = RMSNorm over the WHOLE projection q (h·k features, one
+ *            root mean square for all heads of a position) ⊙ g_q, and k's over
+ *            its g·k, before the head split and RoPE; and no norm before
+ *            attention or the MLP: each sublayer's output is normalised
+ *            before it joins the residual stream (post_attention_layernorm,
+ *            post_feedforward_layernorm):
+ *              resid_mid = resid_in + RMSNorm(attention(resid_in)) ⊙ g_post_attn
+ *              resid_out = resid_mid + RMSNorm(MLP(resid_mid)) ⊙ g_post_ff
+ *   SmolLM3  no_rope_layers[l] = 0: layer l turns nothing (NoPE): its q_rope
+ *            and k_rope are q_heads and k_heads as they are.
+ *
  * Mistral's sliding window is a mask setting (config.h's sliding_window).
  * A trace keeps its model's attn_arch so that a reader can say which of
  * these it computed. This header includes nothing of the engine. */
@@ -37,8 +50,12 @@ typedef enum {
     ATTN_ARCH_QWEN2,    /* Qwen2ForCausalLM */
     ATTN_ARCH_QWEN3,    /* Qwen3ForCausalLM */
     ATTN_ARCH_DEEPSEEK_V2, /* DeepseekV2ForCausalLM: dense layers only */
-    ATTN_ARCH_DEEPSEEK_V3  /* DeepseekV3ForCausalLM: dense layers only */
+    ATTN_ARCH_DEEPSEEK_V3, /* DeepseekV3ForCausalLM: dense layers only */
+    ATTN_ARCH_OLMO2,    /* Olmo2ForCausalLM */
+    ATTN_ARCH_SMOLLM3   /* SmolLM3ForCausalLM */
 } attn_arch_kind;
+
+#define ATTN_ARCH_MAX_LAYERS 256 /* model_config.h's ATTN_MODEL_MAX_LAYERS */
 
 /* rope_scaling {"rope_type": "llama3", ...}; factor 0: no scaling. */
 typedef struct {
@@ -56,6 +73,16 @@ typedef struct {
     bool mla;                       /* multi-head latent attention (DeepSeek) */
     bool q_lora;                    /* MLA's query through a low-rank W_QA, norm, W_QB: no W_Q */
     bool rope_to_halves;            /* MLA's RoPE pairs (2m, 2m+1) written out as halves (V3's rope_interleave) */
+    bool qk_norm_whole;             /* q and k RMS-normalised over the whole projection, before the split (OLMo 2) */
+    bool post_norms;                /* sublayer outputs normalised before the residual add, no pre-norms (OLMo 2) */
+    bool nope;                      /* some layers turn nothing (SmolLM3): nope_layer below */
+    unsigned char nope_layer[ATTN_ARCH_MAX_LAYERS / 8]; /* bit l set: layer l has no RoPE */
 } attn_arch;
+
+/* Whether layer l of a model of architecture a rotates q and k (RoPE on). */
+static inline bool attn_arch_layer_rope(const attn_arch *a, int l)
+{
+    return !(a->nope && l >= 0 && l < ATTN_ARCH_MAX_LAYERS && (a->nope_layer[l / 8] >> (l % 8)) & 1);
+}
 
 #endif
