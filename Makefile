@@ -26,12 +26,12 @@ run: bootstrap all
 test: bootstrap all
 	cd $(BUILD) && ctest --output-on-failure -j2
 
-# The whole suite built with AddressSanitizer + UBSan. Third-party leaks are
-# suppressed in tests/lsan.supp; the window draws with SDL's software renderer
+# The whole suite built with AddressSanitizer + UBSan, at -O1 as ASan's
+# documentation advises for reasonable speed. Third-party leaks are suppressed in tests/lsan.supp; the window draws with SDL's software renderer
 # and no GL-backed window surface, since mesa's GL (all Xvfb offers) leaks in
 # code it unloads, where no suppression can name it.
 test-asan: bootstrap
-	cmake -S . -B $(BUILD_ASAN) -DATTNLAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	cmake -S . -B $(BUILD_ASAN) -DATTNLAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1"
 	cmake --build $(BUILD_ASAN) -j
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp SDL_RENDER_DRIVER=software SDL_FRAMEBUFFER_ACCELERATION=0 \

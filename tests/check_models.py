@@ -34,7 +34,9 @@ except ImportError:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hf_deepseek  # noqa: E402
 import hf_gemma  # noqa: E402
+import hf_olmo2  # noqa: E402
 import hf_reference  # noqa: E402
+import hf_smollm3  # noqa: E402
 import make_checkpoints as mk  # noqa: E402
 from hf_reference import read_st  # noqa: E402
 
@@ -47,7 +49,8 @@ def reference(W, cfg, ids, attn_mask=None):
 ap = argparse.ArgumentParser()
 ap.add_argument("--attnlab", required=True)
 ap.add_argument("--models", required=True, help="the shipped models' folder")
-ap.add_argument("--only", choices=("random", "deepseek", "gemma", "shipped"), help="run one part (default: all)")
+ap.add_argument("--only", choices=("random", "deepseek", "gemma", "olmo2", "smollm3", "shipped"),
+                help="run one part (default: all)")
 ARGS = ap.parse_args()
 TMP = tempfile.mkdtemp(prefix="attnlab-models-")
 atexit.register(shutil.rmtree, TMP, True)
@@ -382,6 +385,10 @@ def run_deepseek():
         try:
             check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
             check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--mla-absorb")
+            # FlashAttention's tiles over the rebuilt heads (naive) or the latent cache (absorbed)
+            check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--tiles", "4x3")
+            check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--tiles", "3x5",
+                           "--mla-absorb")
             check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
             check_latent_cache(name, path, "the cat sat on the mat . a dog")
             check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
@@ -391,6 +398,259 @@ def run_deepseek():
     print("largest |attnlab − reference| over the DeepSeek cases (relative to max(1, |reference|); cached "
           "logits: absolute, against attnlab's full pass): "
           + ", ".join(f"{k} {v:.1e}" for k, v in MAX_DIFF.items()))
+
+
+
+# ---- OLMo 2 and SmolLM3 (hf_olmo2.py, hf_smollm3.py) ----
+
+FAMILY_MAX = {}  # stage: the largest |attnlab − reference| / max(1, |reference|) over the OLMo 2 and SmolLM3 cases
+
+
+def family_config(family, layers, heads, kv, tied, dtype, **extra):
+    """An Olmo2ForCausalLM or SmolLM3ForCausalLM config.json as HF writes one; extra keys
+    override (None removes a key, to take the config class's default)."""
+    d, f, V = 16, 40, len(WORDS)
+    arch = {"olmo2": "Olmo2ForCausalLM", "smollm3": "SmolLM3ForCausalLM"}[family]
+    cfg = {"architectures": [arch], "model_type": family, "hidden_size": d, "num_hidden_layers": layers,
+           "num_attention_heads": heads, "num_key_value_heads": kv, "intermediate_size": f,
+           "rms_norm_eps": 1e-5 if family == "olmo2" else 1e-6, "rope_theta": 100.0, "vocab_size": V,
+           "max_position_embeddings": 32, "tie_word_embeddings": tied, "hidden_act": "silu",
+           "attention_bias": False, "attention_dropout": 0.0, "rope_scaling": None,
+           "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0,
+           "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
+    if family == "smollm3":  # the keys SmolLM3-3B's config.json has
+        cfg.update({"mlp_bias": False, "use_sliding_window": False, "sliding_window": None,
+                    "max_window_layers": layers, "no_rope_layer_interval": 4,
+                    "layer_types": ["full_attention"] * layers})
+    for key, v in extra.items():
+        if v is None:
+            cfg.pop(key, None)
+        else:
+            cfg[key] = v
+    return cfg
+
+
+def family_weights(family, cfg, seed):
+    """Random weights in the family's HF names and (out, in) shapes."""
+    torch.manual_seed(seed)
+    d, h, f, V = cfg["hidden_size"], cfg["num_attention_heads"], cfg["intermediate_size"], cfg["vocab_size"]
+    g = cfg.get("num_key_value_heads", 4 if family == "smollm3" else h)
+    k = cfg.get("head_dim") or d // h
+    W = {"model.embed_tokens.weight": torch.randn(V, d)}
+    for li in range(cfg["num_hidden_layers"]):
+        p, a = f"model.layers.{li}.", f"model.layers.{li}.self_attn."
+        W[a + "q_proj.weight"] = torch.randn(h * k, d) / d ** 0.5 * 2
+        W[a + "k_proj.weight"] = torch.randn(g * k, d) / d ** 0.5 * 2
+        W[a + "v_proj.weight"] = torch.randn(g * k, d) / d ** 0.5
+        W[a + "o_proj.weight"] = torch.randn(d, h * k) / (h * k) ** 0.5
+        if family == "olmo2":  # whole-projection q/k norms; norms after each sublayer
+            # gains far from 1 and a spread between heads, so a per-head norm would differ
+            W[a + "q_norm.weight"] = 1 + 0.5 * torch.randn(h * k)
+            W[a + "k_norm.weight"] = 1 + 0.5 * torch.randn(g * k)
+            W[p + "post_attention_layernorm.weight"] = 1 + 0.1 * torch.randn(d)
+            W[p + "post_feedforward_layernorm.weight"] = 1 + 0.1 * torch.randn(d)
+        else:
+            W[p + "input_layernorm.weight"] = 1 + 0.1 * torch.randn(d)
+            W[p + "post_attention_layernorm.weight"] = 1 + 0.1 * torch.randn(d)
+        W[p + "mlp.gate_proj.weight"] = torch.randn(f, d) / d ** 0.5
+        W[p + "mlp.up_proj.weight"] = torch.randn(f, d) / d ** 0.5
+        W[p + "mlp.down_proj.weight"] = torch.randn(d, f) / f ** 0.5
+    if family == "olmo2":  # heads of unequal size, so one RMS over all of them differs from each head's
+        for li in range(cfg["num_hidden_layers"]):
+            a = f"model.layers.{li}.self_attn."
+            W[a + "q_proj.weight"] *= torch.linspace(0.3, 3.0, h).repeat_interleave(k)[:, None]
+    W["model.norm.weight"] = 1 + 0.1 * torch.randn(d)
+    if not cfg.get("tie_word_embeddings", family == "smollm3"):
+        W["lm_head.weight"] = torch.randn(V, d) / d ** 0.5
+    return W
+
+
+def family_stages(family, t, ref_layers, nl):
+    """(name, attnlab's, reference's) for every stage the family's reference gives, every layer."""
+    for li, stages in enumerate(ref_layers):
+        for st, ref in stages.items():
+            key = f"layers.{li}.{st}" if nl > 1 else st
+            yield key, (t[key].reshape(ref.shape) if key in t else None), ref
+
+
+def check_family(family, name, model, W, cfg, text):
+    """logits and every layer's stages of `attnlab trace` against the family's reference; a
+    reference with one semantic broken (mutate) must disagree; SmolLM3's NoPE layers keep q_rope = q_heads."""
+    ref_mod = hf_olmo2 if family == "olmo2" else hf_smollm3
+    t, meta = trace(model, "--text", text)
+    ids = torch.tensor(json.loads(meta["token_ids"]))
+    logits, layers = ref_mod.reference(W, cfg, ids)
+    bad = []
+    for key, got, ref in family_stages(family, t, layers, len(layers)):
+        if got is None:
+            bad.append(f"{key} missing")
+            continue
+        diff = float((got - ref).abs().max())
+        st = key.rsplit(".", 1)[-1]
+        FAMILY_MAX[st] = max(FAMILY_MAX.get(st, 0.0), diff / max(1.0, float(ref.abs().max())))
+        if not close(got, ref, 1e-4):
+            bad.append(f"{key} (max |Δ| {diff:.2e})")
+    diff = float((t["logits"] - logits).abs().max())
+    FAMILY_MAX["logits"] = max(FAMILY_MAX.get("logits", 0.0), diff / max(1.0, float(logits.abs().max())))
+    if not close(t["logits"], logits):
+        bad.append(f"logits (max |Δ| {diff:.2e})")
+    if family == "smollm3":  # a NoPE layer's q_rope is its q_heads exactly; a RoPE layer's is not
+        one = len(layers) == 1
+        for li, turned in enumerate(hf_smollm3.use_rope(cfg)):
+            pre = "" if one else f"layers.{li}."
+            same = torch.equal(t[pre + "q_rope"], t[pre + "q_heads"]) and torch.equal(t[pre + "k_rope"], t[pre + "k_heads"])
+            if same == turned:
+                bad.append(f"layer {li}: q_rope {'equals' if same else 'differs from'} q_heads, "
+                           f"no_rope_layers says {int(turned)}")
+    # the test must tell a wrong semantic apart: the broken reference's logits differ
+    wrong, _ = ref_mod.reference(W, cfg, ids, mutate="per_head" if family == "olmo2" else "rope_everywhere")
+    if close(t["logits"], wrong) and (family == "olmo2" or not all(hf_smollm3.use_rope(cfg))):
+        bad.append("the mutated reference agrees too: the test cannot see the semantic")
+    if bad:
+        fail(f"{name}: differs from the reference on {text!r}: " + ", ".join(bad[:6]))
+    else:
+        print(f"ok   {name}: logits and {len(layers)} layers' {len(layers[0])} stages on {ids.shape[1]} tokens "
+              f"(max |Δlogits| {diff:.1e}); the mutated reference differs "
+              f"(max |Δlogits| {float((t['logits'] - wrong).abs().max()):.1e})")
+
+
+def check_every_past(name, model, text):
+    """Every past P (the KV cache of keys and values, each layer's read as stored) equals the full pass."""
+    full, _ = trace(model, "--text", text)
+    L = full["logits"].shape[1]
+    worst = 0.0
+    for P in range(1, L):
+        cached, _ = trace(model, "--text", text, "--past", str(P))
+        worst = max(worst, float((cached["logits"][0] - full["logits"][0, P:]).abs().max()))
+        if not close(cached["logits"][0], full["logits"][0, P:]):
+            fail(f"{name}: past = {P}: logits differ from the full pass at the new positions ({worst:.1e})")
+            return
+    FAMILY_MAX["cached logits"] = max(FAMILY_MAX.get("cached logits", 0.0), worst)
+    print(f"ok   {name}: every past 1..{L - 1} equals the full pass (max |Δlogits| {worst:.1e})")
+
+
+def check_stream_nll(name, model, W, cfg, text, ref):
+    """`attnlab stream --policy all`, one token at a time over the KV cache (attn_kv_step),
+    gives each next token's −log p as the reference's full pass does."""
+    _, meta = trace(model, "--text", text)
+    ids = json.loads(meta["token_ids"])[0]
+    csv = os.path.join(TMP, "stream.csv")
+    rc, _, err = attnlab("stream", "--model", model, "--text", text, "--policy", "all", "--csv", csv)
+    if rc:
+        raise RuntimeError(f"attnlab stream exited {rc}: {err.strip()}")
+    rows = [ln.split(",") for ln in open(csv).read().split("\n")[1:] if ln]
+    logp = torch.log_softmax(ref(W, cfg, torch.tensor([ids]))[0], -1)
+    worst = 0.0
+    for pos, nxt, loss in rows:
+        want = -float(logp[int(pos), int(nxt)])
+        worst = max(worst, abs(float(loss) - want) / max(1.0, abs(want)))
+    FAMILY_MAX["decoded −log p"] = max(FAMILY_MAX.get("decoded −log p", 0.0), worst)
+    if len(rows) != len(ids) - 1 or worst > 1e-4:
+        fail(f"{name}: stream's −log p over the KV cache differs from the reference's ({worst:.1e}, "
+             f"{len(rows)} of {len(ids) - 1} positions)")
+    else:
+        print(f"ok   {name}: decoding token by token over the KV cache gives the reference's −log p at "
+              f"{len(rows)} positions (max {worst:.1e})")
+
+
+def check_generate_probs(name, model, W, cfg, text, ref, n=6):
+    """`generate --probs`: the first token's probability from the untraced prefill, the others' from
+    decoding steps over the KV cache, each the reference's softmax at that position."""
+    _, meta = trace(model, "--text", text)
+    ids = json.loads(meta["token_ids"])[0]
+    rc, out, err = attnlab("generate", "--model", model, "--text", text, "--max-new", str(n), "--probs")
+    if rc:
+        raise RuntimeError(f"attnlab generate --probs exited {rc}: {err.strip()}")
+    rows = [ln.split("\t") for ln in out.splitlines() if ln.count("\t") == 2]
+    new = [int(r[1]) for r in rows]
+    probs = torch.softmax(ref(W, cfg, torch.tensor([ids + new]))[0], -1)
+    worst = max(abs(float(r[2]) - float(probs[len(ids) - 1 + i, new[i]])) for i, r in enumerate(rows)) if rows else 1
+    FAMILY_MAX["generated p"] = max(FAMILY_MAX.get("generated p", 0.0), worst)
+    if not rows or worst > 2e-6:  # printed with 6 decimals
+        fail(f"{name}: generate --probs differs from the reference's probabilities ({worst:.1e}, {len(rows)} tokens)")
+    else:
+        print(f"ok   {name}: generate --probs (prefill, then {len(rows) - 1} steps over the KV cache) gives the "
+              f"reference's probabilities (max |Δp| {worst:.1e})")
+
+
+FAMILIES = [  # family, layers, heads, kv heads, tied, dtype, extra config keys
+    ("olmo2", 2, 4, 2, False, "F32", {"_shards": 3}),
+    ("olmo2", 3, 4, 4, True, "BF16", {"rms_norm_eps": None}),  # Olmo2Config's eps, 1e-5
+    ("olmo2", 2, 4, 1, False, "BF16", {"head_dim": 6,
+                                       "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                        "high_freq_factor": 4.0,
+                                                        "original_max_position_embeddings": 8}}),
+    ("olmo2", 1, 2, 2, True, "F16", {"rope_theta": None, "rope_parameters": {"rope_type": "default",
+                                                                             "rope_theta": 50.0}}),
+    # wide enough (d · f > 65,536) that a decoding step shares its products and heads between threads
+    ("olmo2", 2, 8, 2, False, "BF16", {"hidden_size": 256, "intermediate_size": 512}),
+    ("smollm3", 2, 8, 2, True, "BF16", {"hidden_size": 256, "intermediate_size": 512, "no_rope_layers": [1, 0]}),
+    ("smollm3", 4, 4, 2, None, "BF16", {"tie_word_embeddings": None, "_shards": 2}),  # interval 4: layer 3 NoPE;
+    # tied by default; in two shards as SmolLM3-3B is published
+    ("smollm3", 3, 4, 1, False, "F32", {"no_rope_layers": [1, 0, 1, 0, 1]}),  # HF's list may be longer
+    ("smollm3", 2, 8, None, True, "F16", {"num_key_value_heads": None, "no_rope_layers": None,
+                                          "no_rope_layer_interval": 2}),  # 4 kv heads by default
+    ("smollm3", 3, 4, 4, False, "BF16", {"no_rope_layers": [0, 0, 1]}),
+]
+
+
+def sharded_folder(path, cfg, W, dtype, shards):
+    """A folder as the hub publishes a larger model: model-0000i-of-0000n.safetensors and their index."""
+    os.makedirs(path, exist_ok=True)
+    names = list(W)
+    per, weight_map = -(-len(names) // shards), {}
+    for i in range(shards):
+        fname = f"model-{i + 1:05d}-of-{shards:05d}.safetensors"
+        part = {k: W[k] for k in names[i * per:(i + 1) * per]}
+        (write_st_f32 if dtype == "F32" else lambda p_, t_: write_st(p_, t_, dtype))(os.path.join(path, fname), part)
+        weight_map.update({k: fname for k in part})
+    json.dump({"metadata": {}, "weight_map": weight_map}, open(os.path.join(path, "model.safetensors.index.json"), "w"))
+    json.dump(cfg, open(os.path.join(path, "config.json"), "w"))
+    json.dump(tokenizer_json(), open(os.path.join(path, "tokenizer.json"), "w"))
+
+
+def read_folder(path):
+    """Every tensor of a folder, one file or shards, as read_st gives them."""
+    W = {}
+    for f in sorted(glob.glob(os.path.join(path, "model*.safetensors"))):
+        W.update(read_st(f)[0])
+    return W
+
+
+def run_families(which):
+    for i, (family, layers, heads, kv, tied, dtype, extra) in enumerate(FAMILIES):
+        if family != which:
+            continue
+        path = os.path.join(TMP, f"{family}{i}")
+        extra = dict(extra)
+        shards = extra.pop("_shards", 1)
+        cfg = family_config(family, layers, heads, kv, tied, dtype, **extra)
+        W0 = family_weights(family, cfg, seed=200 + i)
+        if shards > 1:
+            sharded_folder(path, cfg, W0, dtype, shards)
+        else:
+            deepseek_folder(path, cfg, W0, dtype)
+        W = read_folder(path)
+        keys = ", ".join([f"{k} {'default' if v is None else json.dumps(v)}" for k, v in extra.items()]
+                         + ([f"{shards} shards"] if shards > 1 else []))
+        name = (f"{family} {layers} layers {heads}/{cfg.get('num_key_value_heads', 4)} heads "
+                f"{'tied' if cfg.get('tie_word_embeddings', family == 'smollm3') else 'untied'} {dtype}"
+                + (f" ({keys})" if keys else ""))
+        ref = (hf_olmo2 if family == "olmo2" else hf_smollm3).reference
+        try:
+            check_family(family, name, path, W, cfg, "the cat sat on the mat . a dog ran far")
+            check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
+            check_every_past(name, path, "the cat sat on the mat . a dog")
+            full = lambda W_, c_, ids, r=ref: r(W_, c_, ids)[0]  # noqa: E731
+            check_stream_nll(name, path, W, cfg, "the cat sat on the mat . a dog ran far", full)
+            check_generate_probs(name, path, W, cfg, "the cat sat on the mat", full)
+            check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
+                           reference=lambda W_, c_, ids, r=ref: r(W_, c_, ids)[0])
+        except RuntimeError as e:
+            fail(f"{name}: {e}")
+    print(f"largest |attnlab − reference| over the {which} cases (relative to max(1, |reference|); cached "
+          "logits: absolute, against attnlab's full pass): " + ", ".join(f"{k} {v:.1e}" for k, v in FAMILY_MAX.items()))
+    FAMILY_MAX.clear()
 
 
 # ---- Gemma 2 and Gemma 3 (text): hf_gemma.py is the reference ----
@@ -557,7 +817,7 @@ GEMMA = [  # Gemma 3?, layers, heads, kv heads, head_dim, tied, dtype, other key
 ]
 
 
-def sharded_folder(path, cfg, W, shards):
+def gemma_sharded_folder(path, cfg, W, shards):
     """A folder of BF16 shards and model.safetensors.index.json, as the hub's."""
     os.makedirs(path, exist_ok=True)
     names, weight_map, total = list(W), {}, 0
@@ -585,7 +845,7 @@ def run_gemma():
         shards = over.pop("_shards", 1)
         cfg = gemma_config(g3, layers, heads, kv, k, tied, dtype, **over)
         if shards > 1:
-            W = sharded_folder(path, cfg, gemma_weights(cfg, seed=200 + i), shards)
+            W = gemma_sharded_folder(path, cfg, gemma_weights(cfg, seed=200 + i), shards)
         else:
             deepseek_folder(path, cfg, gemma_weights(cfg, seed=200 + i), dtype)
             W, _ = read_st(os.path.join(path, "model.safetensors"))
@@ -632,6 +892,9 @@ for i, (layers, heads, kv, tied, dtype) in enumerate(RANDOM if ARGS.only in (Non
 
 if ARGS.only in (None, "deepseek"):
     run_deepseek()
+for fam in ("olmo2", "smollm3"):
+    if ARGS.only in (None, fam):
+        run_families(fam)
 
 if ARGS.only in (None, "gemma"):
     run_gemma()

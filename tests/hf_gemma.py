@@ -23,7 +23,9 @@ What it follows, from the modelling and configuration code:
   C · tanh(logits / C).
 Per layer it returns the stages attnlab names: q_heads, q_norm, k_norm (Gemma 3),
 q_rope, k_rope, scores (scaled, before the cap), capped_scores (with a cap),
-mask (0 or -inf), weights, context, out, resid_mid, mlp_out, resid_out."""
+mask (0 or -inf), weights, context, out, resid_mid, mlp_out (the MLP's output
+before post_feedforward_layernorm, as attnlab names it for OLMo 2 too),
+resid_out."""
 import math
 
 import torch
@@ -115,10 +117,9 @@ def reference(W, cfg, ids, dtype="F32"):
         st.update({"mask": mask, "weights": w, "context": ctx, "out": out, "resid_mid": x})
         hs = rms_norm(x, W[p + "pre_feedforward_layernorm.weight"], eps)
         gate, up = hs @ W[p + "mlp.gate_proj.weight"].T, hs @ W[p + "mlp.up_proj.weight"].T
-        mlp = rms_norm((gelu_tanh(gate) * up) @ W[p + "mlp.down_proj.weight"].T,
-                       W[p + "post_feedforward_layernorm.weight"], eps)
-        x = x + mlp
-        st.update({"mlp_out": mlp, "resid_out": x})
+        down = (gelu_tanh(gate) * up) @ W[p + "mlp.down_proj.weight"].T
+        x = x + rms_norm(down, W[p + "post_feedforward_layernorm.weight"], eps)
+        st.update({"mlp_out": down, "resid_out": x})
         layers.append(st)
     x = rms_norm(x, W["model.norm.weight"], eps)
     head = W["model.embed_tokens.weight"] if c["tie_word_embeddings"] else W["lm_head.weight"]

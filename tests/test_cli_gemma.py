@@ -123,6 +123,7 @@ check("a Gemma trace's stage table: layer 0's mask names the window, layer 1's n
       "outside the window" in rows.get("layers.0.mask", "") and "window" not in rows.get("layers.1.mask", "?window")
       and "√query_pre_attn_scalar" in rows.get("layers.0.scores", "")
       and "RMSNorm(out) ⊙ (1 + w_post_attn)" in rows.get("layers.0.resid_mid", "")
+      and "RMSNorm(mlp_out) ⊙ (1 + w_post_ff)" in rows.get("layers.0.resid_out", "")
       and "GELU_tanh" in rows.get("layers.0.act", "") and "· √d" in rows.get("embeddings", ""),
       "; ".join(rows.get(k, k + " missing") for k in ("layers.0.mask", "layers.1.mask", "layers.0.scores")))
 # 2 · 1 kv head · 6 · 4 bytes = 48 B a layer; Gemma 2's layers 0 and 2 are local, Gemma 3's 0 and 1 (pattern 3)

@@ -72,7 +72,7 @@ one_line_error("generate of a text that fills the context",
 
 # ---- 18: info --model checks the weights' headers against config.json ----
 r = run(["info", "--model", "tang"])
-check("info --model tang describes it", r.returncode == 0 and r.stdout.startswith(b"model tang: 4 layers"),
+check("info --model tang describes it", r.returncode == 0 and r.stdout.startswith(b"model tang (LlamaForCausalLM): 4 layers"),
       f"exit {r.returncode}, stdout {r.stdout[:200]!r}, stderr {r.stderr!r}")
 d = tang_copy("no-weights", skip=("model.safetensors",))
 one_line_error("info --model of a folder without weights", run(["info", "--model", d]), 1,

@@ -126,6 +126,36 @@ static void test_config_kinds(void **state)
     attn_model_free(&m);
 }
 
+/* OLMo 2's and SmolLM3's config.json (model_config_olmo2.c, model_config_smollm3.c):
+ * each config class's defaults where a key is absent, the architecture's flags,
+ * and SmolLM3's layers without RoPE from its list or its interval. */
+static void test_olmo2_smollm3(void **state)
+{
+    (void)state;
+    attn_model_config c;
+    attn_error err;
+    const char *olmo = "{\"architectures\": [\"Olmo2ForCausalLM\"], \"hidden_size\": 16, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 4, \"intermediate_size\": 8, \"vocab_size\": 10}";
+    assert_int_equal(attn_model_config_parse(olmo, strlen(olmo), &c, &err), ATTN_OK);
+    assert_int_equal(c.arch.kind, ATTN_ARCH_OLMO2);
+    assert_true(c.arch.qk_norm && c.arch.qk_norm_whole && c.arch.post_norms && !c.arch.nope);
+    assert_true(c.eps == 1e-5 && c.theta == 10000.0 && !c.tied && c.kv_heads == 4 && c.eos == 50279 && c.bos == -1);
+    const char *smol = "{\"model_type\": \"smollm3\", \"hidden_size\": 16, \"num_hidden_layers\": 9, "
+                       "\"num_attention_heads\": 8, \"intermediate_size\": 8, \"vocab_size\": 10}";
+    assert_int_equal(attn_model_config_parse(smol, strlen(smol), &c, &err), ATTN_OK);
+    assert_int_equal(c.arch.kind, ATTN_ARCH_SMOLLM3);
+    assert_true(c.kv_heads == 4 && c.theta == 2000000.0 && c.tied && c.max_pos == 32768 && c.eps == 1e-6);
+    assert_true(!c.arch.qk_norm && !c.arch.post_norms && c.arch.nope);
+    for (int l = 0; l < 9; l++) assert_int_equal(attn_arch_layer_rope(&c.arch, l), (l + 1) % 4 != 0); /* 3, 7 */
+    const char *list = "{\"model_type\": \"smollm3\", \"hidden_size\": 16, \"num_hidden_layers\": 3, "
+                       "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": 8, "
+                       "\"vocab_size\": 10, \"no_rope_layers\": [0, 1, 0, 1], \"rope_parameters\": "
+                       "{\"rope_type\": \"default\", \"rope_theta\": 123.0}}";
+    assert_int_equal(attn_model_config_parse(list, strlen(list), &c, &err), ATTN_OK);
+    assert_true(!attn_arch_layer_rope(&c.arch, 0) && attn_arch_layer_rope(&c.arch, 1) &&
+                !attn_arch_layer_rope(&c.arch, 2) && c.theta == 123.0 && c.kv_heads == 2);
+}
+
 /* Gemma 2 and Gemma 3 text (model_config_gemma.c): transformers' defaults
  * where keys are absent, which layers are local, the two RoPE settings, and
  * √d rounded to the weights' dtype as torch.tensor(d ** 0.5, dtype) does. */
@@ -170,6 +200,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trained_causal),
         cmocka_unit_test(test_config_kinds),
+        cmocka_unit_test(test_olmo2_smollm3),
         cmocka_unit_test(test_gemma_config),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);

@@ -144,8 +144,8 @@ static void print_stage_table(const attn_trace *tr)
     printf("\n  %-3s %-16s %-28s %s\n", "#", "stage", "shape", "formula");
     int i = 0;
     for (const attn_tensor *t = NULL; (t = attn_trace_next(tr, t));) {
+        attn_stage_text tc = attn_trace_tensor_text(tr, t); /* a layer's own: NoPE (SmolLM3), a Gemma window */
         char shp[128];
-        attn_stage_text tc = attn_trace_tensor_text(tr, t); /* a Gemma layer's own window */
         printf("  %-3d ", ++i);
         print_padded(t->name, 16, false);
         printf(" %-28s %s\n", attn_tensor_shape_str(t, shp, sizeof shp),
@@ -222,6 +222,21 @@ static void print_gemma_layers(const attn_model_config *c)
 static void print_model_kv(const attn_model_config *c)
 {
     double f32 = attn_model_kv_bytes_per_token(c);
+    if (c->arch.kind == ATTN_ARCH_OLMO2)
+        printf("  OLMo 2: q and k RMS-normalised over the whole projection (%d and %d features) before the head "
+               "split; each sublayer's output normalised before the residual add (no pre-norms)\n",
+               c->heads * c->head_dim, c->kv_heads * c->head_dim);
+    if (c->arch.nope) {
+        char list[4 * ATTN_MODEL_MAX_LAYERS + 8] = "";
+        int n = 0;
+        for (int l = 0; l < c->layers; l++)
+            if (!attn_arch_layer_rope(&c->arch, l)) {
+                size_t len = strlen(list);
+                snprintf(list + len, sizeof list - len, "%s%d", n++ ? ", " : "", l);
+            }
+        printf("  SmolLM3: %d of %d layers without RoPE (no_rope_layers 0: NoPE)%s%s\n", n, c->layers,
+               n ? ": layers " : "", list);
+    }
     if (!c->arch.mla) {
         printf("  KV cache: %.0f B a token (a key and a value per kv head, %d layers, float32; %.0f B in BF16)\n", f32,
                c->layers, f32 / 2);
@@ -249,8 +264,8 @@ static int model_info(const char *name)
         fprintf(stderr, "attnlab info: %s\n", err.msg);
         return CLI_EFILE;
     }
-    printf("model %s: %d layers, d_model %d, heads %d, kv_heads %d, head_dim %d, MLP %d, vocabulary %d, "
-           "context %d\n", name, c.layers, c.d, c.heads, c.kv_heads, c.head_dim, c.ffn, c.vocab, c.max_pos);
+    printf("model %s (%s): %d layers, d_model %d, heads %d, kv_heads %d, head_dim %d, MLP %d, vocabulary %d, "
+           "context %d\n", name, attn_arch_name(c.arch.kind), c.layers, c.d, c.heads, c.kv_heads, c.head_dim, c.ffn, c.vocab, c.max_pos);
     print_model_kv(&c);
     int typical = c.max_pos < 512 ? c.max_pos : 512;
     double at = attn_model_trace_bytes(&c, typical, false), full = attn_model_trace_bytes(&c, c.max_pos, false);

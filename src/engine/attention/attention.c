@@ -173,14 +173,16 @@ static attn_status past_kv(attn_trace *tr, int layer, const attn_inputs *in, flo
     size_t rows = (size_t)D->b * D->P;
     attn_op_project(xp, T(tr, ATTN_STAGE_W_K), tmp, (int)rows, D->d, D->g * D->k);
     if (tr->arch.qkv_bias) attn_op_add_bias(tmp, in->b_k, rows, D->g * D->k);
-    attn_op_split_heads(tmp, k_past, D->b, D->P, D->g, D->k);
     const float *qn, *kn;
     double eps;
-    if (qk_gains(tr, layer, in, &qn, &kn, &eps)) {
+    bool norm = qk_gains(tr, layer, in, &qn, &kn, &eps);
+    if (norm && tr->arch.qk_norm_whole) attn_op_rmsnorm(tmp, kn, tmp, rows, D->g * D->k, eps); /* OLMo 2 */
+    attn_op_split_heads(tmp, k_past, D->b, D->P, D->g, D->k);
+    if (norm && !tr->arch.qk_norm_whole) {
         attn_op_rmsnorm(k_past, kn, tmp2, n / D->k, D->k, eps);
         memcpy(k_past, tmp2, n * sizeof *tmp2);
     }
-    if (tr->cfg.rope) {
+    if (tr->cfg.rope && attn_arch_layer_rope(&tr->arch, layer)) {
         attn_rope r = rope_of(tr);
         if (attn_op_rope(k_past, tmp2, D->b, D->g, D->P, D->k, 0, &r)) {
             st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
@@ -195,6 +197,46 @@ out:
     free(tmp);
     free(tmp2);
     return st;
+}
+
+/* OLMo 2's QK-norm: one root mean square over each position's whole q
+ * projection (h·k features, every head together) and one over its k (g·k),
+ * before the split; the result split into heads as q_norm (b,h,s,k) and
+ * k_norm (b,g,n,k):
+ *   q_norm = split(q / √(mean over h·k of q² + ε) ⊙ g_q),  g_q (h·k)
+ * Per head instead (Qwen3's), each head would get its own scale. */
+static attn_status whole_qk_norm(attn_trace *tr, int layer, const float *qn, const float *kn, double eps,
+                                 attn_error *err)
+{
+    const attn_dims *D = &tr->dims;
+    size_t qs = (size_t)D->b * D->s * D->h * D->k, ks = (size_t)D->b * D->n * D->g * D->k;
+    float *tmp = malloc((qs > ks ? qs : ks) * sizeof *tmp);
+    if (!tmp) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's q/k norm", layer);
+    attn_op_rmsnorm(T(tr, ATTN_STAGE_Q), qn, tmp, (size_t)D->b * D->s, D->h * D->k, eps);
+    attn_op_split_heads(tmp, T(tr, ATTN_STAGE_Q_NORM), D->b, D->s, D->h, D->k);
+    attn_op_rmsnorm(T(tr, ATTN_STAGE_K), kn, tmp, (size_t)D->b * D->n, D->g * D->k, eps);
+    attn_op_split_heads(tmp, T(tr, ATTN_STAGE_K_NORM), D->b, D->n, D->g, D->k);
+    free(tmp);
+    return ATTN_OK;
+}
+
+/* Step 4: q_rope and k_rope from the queries qh (b,h,s,k) and new keys kh
+ * (b,g,n,k), turned at positions P, P+1, ...; a layer a SmolLM3 checkpoint
+ * leaves without RoPE (NoPE, no_rope_layers 0) keeps them as they are:
+ * q_rope = qh, k_rope = kh. Returns -1 out of memory. */
+static int rope_layer(attn_trace *tr, int layer, const float *qh, const float *kh)
+{
+    const attn_dims *D = &tr->dims;
+    if (!attn_arch_layer_rope(&tr->arch, layer)) {
+        memcpy(T(tr, ATTN_STAGE_Q_ROPE), qh, (size_t)D->b * D->h * D->s * D->k * sizeof *qh);
+        memcpy(T(tr, ATTN_STAGE_K_ROPE), kh, (size_t)D->b * D->g * D->n * D->k * sizeof *kh);
+        return 0;
+    }
+    attn_rope r = rope_of(tr);
+    return attn_op_rope(qh, T(tr, ATTN_STAGE_Q_ROPE), D->b, D->h, D->s, D->k, D->P, &r) ||
+                   attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), D->b, D->g, D->n, D->k, D->P, &r)
+               ? -1
+               : 0;
 }
 
 /* Steps 1–6: the layer's queries, and its keys and values as every query
@@ -226,23 +268,25 @@ static attn_status queries_keys_values(attn_trace *tr, int layer, const attn_inp
     attn_op_split_heads(T(tr, ATTN_STAGE_V), T(tr, ATTN_STAGE_V_HEADS), b, n, g, k);
 
     /* 3. QK-norm (Qwen3, Gemma 3): RMSNorm over each head's k features, q and k,
-     *    with gains g_q, g_k (k): q_norm = q_heads / √(mean(q_heads²) + ε) ⊙ g_q */
+     *    with gains g_q, g_k (k): q_norm = q_heads / √(mean(q_heads²) + ε) ⊙ g_q;
+     *    OLMo 2's over each position's whole projection instead (whole_qk_norm) */
     float *qh = T(tr, ATTN_STAGE_Q_HEADS), *kh = T(tr, ATTN_STAGE_K_HEADS), *vh = T(tr, ATTN_STAGE_V_HEADS);
     const float *qn, *kn;
     double eps;
     if (qk_gains(tr, layer, in, &qn, &kn, &eps)) {
-        attn_op_rmsnorm(qh, qn, T(tr, ATTN_STAGE_Q_NORM), (size_t)b * h * s, k, eps);
-        attn_op_rmsnorm(kh, kn, T(tr, ATTN_STAGE_K_NORM), (size_t)b * g * n, k, eps);
+        if (tr->arch.qk_norm_whole) {
+            if ((st = whole_qk_norm(tr, layer, qn, kn, eps, err))) return st;
+        } else {
+            attn_op_rmsnorm(qh, qn, T(tr, ATTN_STAGE_Q_NORM), (size_t)b * h * s, k, eps);
+            attn_op_rmsnorm(kh, kn, T(tr, ATTN_STAGE_K_NORM), (size_t)b * g * n, k, eps);
+        }
         qh = T(tr, ATTN_STAGE_Q_NORM);
         kh = T(tr, ATTN_STAGE_K_NORM);
     }
 
     /* 4. RoPE on queries and new keys, at absolute positions P, P+1, ... */
     if (c->rope) {
-        attn_rope r = rope_of(tr);
-        if (attn_op_rope(qh, T(tr, ATTN_STAGE_Q_ROPE), b, h, s, k, P, &r) ||
-            attn_op_rope(kh, T(tr, ATTN_STAGE_K_ROPE), b, g, n, k, P, &r))
-            return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
+        if (rope_layer(tr, layer, qh, kh)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
         qh = T(tr, ATTN_STAGE_Q_ROPE);
         kh = T(tr, ATTN_STAGE_K_ROPE);
     }

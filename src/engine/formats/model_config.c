@@ -29,10 +29,13 @@ static const struct {
     {ATTN_ARCH_DEEPSEEK_V3, "DeepseekV3ForCausalLM", "deepseek_v3"},
     {ATTN_ARCH_GEMMA2, "Gemma2ForCausalLM", "gemma2"},
     {ATTN_ARCH_GEMMA3, "Gemma3ForCausalLM", "gemma3_text"},
+    {ATTN_ARCH_OLMO2, "Olmo2ForCausalLM", "olmo2"},
+    {ATTN_ARCH_SMOLLM3, "SmolLM3ForCausalLM", "smollm3"},
 };
 #define N_ARCHS (sizeof ARCHS / sizeof ARCHS[0])
 #define SUPPORTED "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, " \
-                  "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM"
+                  "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, " \
+                  "Olmo2ForCausalLM, SmolLM3ForCausalLM"
 
 const char *attn_arch_name(attn_arch_kind kind)
 {
@@ -235,7 +238,9 @@ static attn_status sizes(const cJSON *root, attn_model_config *c, attn_error *er
         (st = json_int(root, "num_hidden_layers", 1, ATTN_MODEL_MAX_LAYERS, &c->layers, err)) ||
         (st = json_int(root, "num_attention_heads", 1, 1024, &c->heads, err)) ||
         (st = json_int(root, "intermediate_size", 1, 1 << 20, &c->ffn, err)) ||
-        (st = json_int_opt(root, "num_key_value_heads", 1, c->heads, c->heads, &c->kv_heads, err)))
+        /* SmolLM3Config's num_key_value_heads is 4 when absent, the others' num_attention_heads */
+        (st = json_int_opt(root, "num_key_value_heads", 1, c->heads, c->arch.kind == ATTN_ARCH_SMOLLM3 ? 4 : c->heads,
+                           &c->kv_heads, err)))
         return st;
     if (c->arch.kind == ATTN_ARCH_DEEPSEEK_V2 || c->arch.kind == ATTN_ARCH_DEEPSEEK_V3)
         return attn_model_config_mla(root, c, err); /* its heads are sized by their own keys */
@@ -308,6 +313,8 @@ attn_status attn_model_config_parse(const char *text, size_t len, attn_model_con
     }
     if (!(st = find_arch(root, c, err)) && !(st = arch_options(root, c, err)) && !(st = sizes(root, c, err)))
         st = numbers(root, c, err);
+    if (!st && c->arch.kind == ATTN_ARCH_OLMO2) st = attn_model_config_olmo2(root, c, err);
+    if (!st && c->arch.kind == ATTN_ARCH_SMOLLM3) st = attn_model_config_smollm3(root, c, err);
     cJSON_Delete(root);
     return st;
 }

@@ -69,6 +69,17 @@ attn_status attn_model_config_mla(const struct cJSON *root, attn_model_config *c
  * settings, and the refusals of what this engine does not run. Errors start
  * "config.json: " and name the key. */
 attn_status attn_model_config_gemma(const struct cJSON *root, attn_model_config *c, attn_error *err);
+/* For model_config.c, after the keys every family shares are read: OLMo 2's
+ * (model_config_olmo2.c: its defaults, the whole-projection QK-norm and the
+ * post-norms) and SmolLM3's (model_config_smollm3.c: no_rope_layers or
+ * no_rope_layer_interval, its defaults, a sliding window refused). Both read
+ * transformers v5's rope_parameters {rope_type "default", rope_theta} and
+ * refuse quantization_config (attn_model_config_refuse_common). Errors start
+ * "config.json: " and name the key. */
+attn_status attn_model_config_olmo2(const struct cJSON *root, attn_model_config *c, attn_error *err);
+attn_status attn_model_config_smollm3(const struct cJSON *root, attn_model_config *c, attn_error *err);
+attn_status attn_model_config_rope_parameters(const struct cJSON *root, attn_model_config *c, attn_error *err);
+attn_status attn_model_config_refuse_common(const struct cJSON *root, const attn_model_config *c, attn_error *err);
 
 /* Reads config.json's text. Errors start "config.json: " and name the key;
  * an unsupported architecture is named with the list of supported ones. */

@@ -84,9 +84,6 @@ attn_status attn_deepseek_run_config(const attn_model *m, attn_config *run, attn
     if (run->rope_dim && run->rope_dim != s->rope_dim)
         return attn_fail(err, ATTN_ERR_CONFIG, "rope_dim: %s's RoPE key is its own, %d wide (config.json's "
                          "qk_rope_head_dim), not %d", m->name, s->rope_dim, run->rope_dim);
-    if (run->tiles.q)
-        return attn_fail(err, ATTN_ERR_CONFIG, "tiles: the tiled path reads per-head keys and values, which %s's "
-                         "latent attention rebuilds from its latent; run it without --tiles", m->name);
     /* what no trained model takes, asked as of a model of any other attention */
     bool absorb = run->mla_absorb;
     run->mode = ATTN_MODE_AUTO;

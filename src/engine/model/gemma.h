@@ -15,8 +15,8 @@
  *   resid_mid  = resid_in + RMSNorm(out) ⊙ (1 + w_post_attn)
  *   mlp_norm   = RMSNorm(resid_mid) ⊙ (1 + w_pre_ff)
  *   act        = GELU_tanh(mlp_norm · W_gateᵀ) ⊙ (mlp_norm · W_upᵀ)        (b, s, f)
- *   mlp_out    = RMSNorm(act · W_downᵀ) ⊙ (1 + w_post_ff)   what the MLP adds
- *   resid_out  = resid_mid + mlp_out
+ *   mlp_out    = act · W_downᵀ                                           (b, s, d)
+ *   resid_out  = resid_mid + RMSNorm(mlp_out) ⊙ (1 + w_post_ff)
  * then final_norm = RMSNorm(resid_out) ⊙ (1 + w), logits = final_norm · Eᵀ,
  * capped C·tanh(logits / C) when final_logit_softcapping is set (Gemma 2: 30).
  *

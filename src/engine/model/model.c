@@ -163,7 +163,7 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wa
     int64_t d = c->d, q = (int64_t)c->heads * c->head_dim, kv = (int64_t)c->kv_heads * c->head_dim, f = c->ffn;
     int n = 0;
     memset(L, 0, sizeof *L);
-    VEC(&L->attn_norm, d, "model.layers.%d.input_layernorm.weight", l);
+    if (!c->arch.post_norms) VEC(&L->attn_norm, d, "model.layers.%d.input_layernorm.weight", l);
     if (c->arch.mla) n = mla_plan(c, l, L, w, n);
     else {
         MAT(&L->w_q, q, d, "model.layers.%d.self_attn.q_proj.weight", l);
@@ -175,15 +175,18 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wa
             VEC(&L->b_k, kv, "model.layers.%d.self_attn.k_proj.bias", l);
             VEC(&L->b_v, kv, "model.layers.%d.self_attn.v_proj.bias", l);
         }
-        if (c->arch.qk_norm) {
-            VEC(&L->q_norm, c->head_dim, "model.layers.%d.self_attn.q_norm.weight", l);
-            VEC(&L->k_norm, c->head_dim, "model.layers.%d.self_attn.k_norm.weight", l);
+        if (c->arch.qk_norm) { /* per head (k), or OLMo 2's over the whole projection (h·k, g·k) */
+            VEC(&L->q_norm, c->arch.qk_norm_whole ? q : c->head_dim, "model.layers.%d.self_attn.q_norm.weight", l);
+            VEC(&L->k_norm, c->arch.qk_norm_whole ? kv : c->head_dim, "model.layers.%d.self_attn.k_norm.weight", l);
         }
     }
-    if (c->arch.gemma) {
-        VEC(&L->attn_post_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
+    if (c->arch.gemma) { /* both norms around each sublayer */
+        VEC(&L->post_attn_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
         VEC(&L->mlp_norm, d, "model.layers.%d.pre_feedforward_layernorm.weight", l);
-        VEC(&L->mlp_post_norm, d, "model.layers.%d.post_feedforward_layernorm.weight", l);
+        VEC(&L->post_ff_norm, d, "model.layers.%d.post_feedforward_layernorm.weight", l);
+    } else if (c->arch.post_norms) {
+        VEC(&L->post_attn_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
+        VEC(&L->post_ff_norm, d, "model.layers.%d.post_feedforward_layernorm.weight", l);
     } else {
         VEC(&L->mlp_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
     }
@@ -345,7 +348,7 @@ static void gemma_gains(attn_model *m)
     const attn_model_config *c = &m->cfg;
     for (int l = 0; l < c->layers; l++) {
         attn_model_layer *L = &m->layer[l];
-        float *d_sized[] = {L->attn_norm, L->attn_post_norm, L->mlp_norm, L->mlp_post_norm};
+        float *d_sized[] = {L->attn_norm, L->post_attn_norm, L->mlp_norm, L->post_ff_norm};
         for (int i = 0; i < 4; i++) attn_gemma_gain(d_sized[i], c->d);
         attn_gemma_gain(L->q_norm, c->head_dim);
         attn_gemma_gain(L->k_norm, c->head_dim);

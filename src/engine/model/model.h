@@ -5,14 +5,19 @@
  * and tokenizer.json. The architectures read are LlamaForCausalLM (SmolLM2,
  * TinyLlama, Llama 3.x with its rope_scaling), MistralForCausalLM (sliding
  * window), Qwen2ForCausalLM (q, k, v biases), Qwen3ForCausalLM (per-head
- * q and k norms), DeepSeek-V2/V3 (latent attention: deepseek.h) and Gemma 2
- * and 3 (local and global layers, post-norms, GeGLU: gemma.h): arch.h says
- * what each adds. Every Llama-family layer is
+ * q and k norms), DeepSeek-V2/V3 (latent attention, deepseek.h),
+ * Olmo2ForCausalLM (q and k norms over the whole projection; norms after each
+ * sublayer instead of before), SmolLM3ForCausalLM (layers without RoPE) and
+ * Gemma 2 and 3 (local and global layers, norms before and after each
+ * sublayer, GeGLU: gemma.h): arch.h says what each adds. Every layer but
+ * OLMo 2's and Gemma's is
  *
  *     resid_in → RMSNorm → attention (RoPE rotate-half) → + → resid_mid
  *              → RMSNorm → SwiGLU MLP → + → resid_out
  *
- * then a final RMSNorm and the LM head (the embedding table when tied).
+ * (OLMo 2's: resid_in → attention → RMSNorm → + → resid_mid → SwiGLU MLP →
+ * RMSNorm → + → resid_out), then a final RMSNorm and the LM head (the
+ * embedding table when tied).
  *
  * Weights stay in the mapped files, in their own dtype: every matrix is an
  * attn_wmat view of its bytes there (wmat.h), and the products widen F16 and
@@ -59,17 +64,19 @@ typedef struct {
     attn_wmat w_q, w_k, w_v, w_o;       /* (h·k, d), (g·k, d), (g·k, d), (d, h·k); MLA: q_proj (h·(k+D), d)
                                          * or none (q_lora), no w_k, w_v, o_proj (d, h·k) */
     float *b_q, *b_k, *b_v;             /* (h·k), (g·k), (g·k): Qwen2's biases, else NULL */
-    float *q_norm, *k_norm;             /* (k): Qwen3's per-head norm gains, else NULL */
+    float *q_norm, *k_norm;             /* (k): Qwen3's per-head norm gains; OLMo 2's whole-projection
+                                         * ones, (h·k) and (g·k); else NULL */
     /* MLA (DeepSeek; Q = q_lora_rank, R = kv_lora_rank, D = qk_rope_head_dim): */
     attn_wmat w_qa, w_qb;               /* (Q, d) q_a_proj, (h·(k+D), Q) q_b_proj: with q_lora */
     float *qa_norm;                     /* (Q) q_a_layernorm */
     attn_wmat w_kva;                    /* (R+D, d) kv_a_proj_with_mqa: the latent, then the RoPE key */
     float *kva_norm;                    /* (R) kv_a_layernorm */
     attn_wmat w_kvb;                    /* (h·2k, R) kv_b_proj: each head's key part, then its value */
-    float *mlp_norm;                    /* (d) post_attention_layernorm; Gemma: pre_feedforward_layernorm */
-    /* Gemma's post-norms (gains 1 + w, as all of Gemma's): */
-    float *attn_post_norm;              /* (d) post_attention_layernorm: on the attention's output */
-    float *mlp_post_norm;               /* (d) post_feedforward_layernorm: on the MLP's output */
+    float *mlp_norm;                    /* (d) post_attention_layernorm: the MLP's input norm; NULL in OLMo 2;
+                                         * Gemma's pre_feedforward_layernorm */
+    float *post_attn_norm, *post_ff_norm; /* (d) OLMo 2's and Gemma's post_attention_layernorm and
+                                         * post_feedforward_layernorm: each sublayer's output normalised (OLMo 2
+                                         * has no attn_norm and no mlp_norm; Gemma has both) */
     attn_wmat w_gate, w_up;             /* (f, d) */
     attn_wmat w_down;                   /* (d, f) */
 } attn_model_layer;

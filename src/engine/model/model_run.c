@@ -8,6 +8,10 @@
  *   mlp_norm  = RMSNorm(resid_mid) ⊙ g_mlp
  *   act       = SiLU(mlp_norm · W_gate) ⊙ (mlp_norm · W_up)          (b, s, f)
  *   resid_out = resid_mid + act · W_down
+ * OLMo 2 (arch.post_norms) normalises each sublayer's output instead of its input:
+ *   x = resid_in, resid_mid = resid_in + RMSNorm(out) ⊙ g_post_attn,
+ *   mlp_norm = resid_mid (no norm), resid_out = resid_mid + RMSNorm(mlp_out) ⊙ g_post_ff;
+ * SmolLM3's NoPE layers skip RoPE (attention.c).
  * then final_norm = RMSNorm(resid_out) ⊙ g, logits = final_norm · W_lmᵀ
  * (b, s, V) and probs = softmax(logits), those two computed for the rows a
  * reader asks for (head.h). */
@@ -327,7 +331,9 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_in
     float *norm2 = D(tr, l, ATTN_STAGE_MLP_NORM), *gate = D(tr, l, ATTN_STAGE_GATE), *up = D(tr, l, ATTN_STAGE_UP);
     float *act = D(tr, l, ATTN_STAGE_ACT), *mlp = D(tr, l, ATTN_STAGE_MLP_OUT);
     memcpy(in, l ? D(tr, l - 1, ATTN_STAGE_RESID_OUT) : D(tr, -1, ATTN_STAGE_EMBEDDINGS), n * sizeof *in);
-    attn_op_rmsnorm(in, W->attn_norm, xbuf, rows, d->d, m->cfg.eps);
+    bool post = m->cfg.arch.post_norms; /* OLMo 2: no norm before a sublayer, one after it */
+    if (post) memcpy(xbuf, in, n * sizeof *xbuf);
+    else attn_op_rmsnorm(in, W->attn_norm, xbuf, rows, d->d, m->cfg.eps);
     ai->w_stored[0] = &W->w_q, ai->w_stored[1] = &W->w_k, ai->w_stored[2] = &W->w_v, ai->w_stored[3] = &W->w_o;
     ai->x = xbuf;
     ai->b_q = W->b_q, ai->b_k = W->b_k, ai->b_v = W->b_v, ai->q_norm = W->q_norm, ai->k_norm = W->k_norm;
@@ -341,19 +347,27 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_in
     if (gemma) attn_gemma_layer_restore(&tr->cfg, &tr->arch, &saved);
     attn_deepseek_free(&mla);
     if (st) return st;
-    /* xbuf is free again (the layer's x stage holds its copy) */
+    /* OLMo 2 and Gemma: xbuf, free once x is the trace's, holds RMSNorm(out) ⊙ g_post_attn */
     const float *added = D(tr, l, ATTN_STAGE_OUT);
-    if (gemma) attn_op_rmsnorm(added, W->attn_post_norm, xbuf, rows, d->d, m->cfg.eps), added = xbuf;
+    if (post || gemma) {
+        attn_op_rmsnorm(added, W->post_attn_norm, xbuf, rows, d->d, m->cfg.eps);
+        added = xbuf;
+    }
     attn_op_add(in, added, mid, n);
-    attn_op_rmsnorm(mid, W->mlp_norm, norm2, rows, d->d, m->cfg.eps);
+    if (post) memcpy(norm2, mid, n * sizeof *norm2);
+    else attn_op_rmsnorm(mid, W->mlp_norm, norm2, rows, d->d, m->cfg.eps);
     if (attn_wmat_product(&W->w_gate, norm2, (int)rows, gate) || attn_wmat_product(&W->w_up, norm2, (int)rows, up))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
     if (gemma) attn_op_geglu(gate, up, act, rows * d->f);
     else attn_op_swiglu(gate, up, act, rows * d->f);
-    if (attn_wmat_product(&W->w_down, act, (int)rows, gemma ? xbuf : mlp))
+    if (attn_wmat_product(&W->w_down, act, (int)rows, mlp))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
-    if (gemma) attn_op_rmsnorm(xbuf, W->mlp_post_norm, mlp, rows, d->d, m->cfg.eps);
-    attn_op_add(mid, mlp, D(tr, l, ATTN_STAGE_RESID_OUT), n);
+    if (post || gemma) { /* resid_out = resid_mid + RMSNorm(mlp_out) ⊙ g_post_ff */
+        attn_op_rmsnorm(mlp, W->post_ff_norm, xbuf, rows, d->d, m->cfg.eps);
+        attn_op_add(mid, xbuf, D(tr, l, ATTN_STAGE_RESID_OUT), n);
+    } else {
+        attn_op_add(mid, mlp, D(tr, l, ATTN_STAGE_RESID_OUT), n);
+    }
     return ATTN_OK;
 }
 

@@ -213,14 +213,15 @@ static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_confi
         attn_op_add_bias(kn, W->b_k + (size_t)j * k, 1, k);
         attn_op_add_bias(vn, W->b_v + (size_t)j * k, 1, k);
     }
-    /* one position: (1, 1, h·k) split into heads is (1, h, 1, k), the same floats */
-    if (c->arch.qk_norm) {
+    /* one position: (1, 1, h·k) split into heads is (1, h, 1, k), the same floats
+     * (OLMo 2's norm over the whole projection: layer_team, before the heads part) */
+    if (c->arch.qk_norm && !c->arch.qk_norm_whole) {
         attn_op_rmsnorm(q, W->q_norm, tq, (size_t)per, k, c->eps);
         memcpy(q, tq, (size_t)per * k * sizeof *q);
         attn_op_rmsnorm(kn, W->k_norm, tk, 1, k, c->eps);
         memcpy(kn, tk, (size_t)k * sizeof *kn);
     }
-    if (run->rope) {
+    if (run->rope && attn_arch_layer_rope(&c->arch, l)) { /* not in a SmolLM3 NoPE layer */
         attn_rope rope = {run->rope_theta, run->rope_style, scaling};
         if (attn_op_rope(q, tq, 1, per, 1, k, pos, &rope) || attn_op_rope(kn, tk, 1, 1, 1, k, pos, &rope)) return -1;
         memcpy(q, tq, (size_t)per * k * sizeof *q);
@@ -298,10 +299,11 @@ static void mlp_team(const attn_model_layer *W, row_bufs *r, int f, bool gelu)
     attn_team_wait(&r->bar);
 }
 
-/* resid → x = RMSNorm(resid) ⊙ g_attn of layer l, kept in the cache's x. */
+/* resid → x = RMSNorm(resid) ⊙ g_attn of layer l (OLMo 2: resid itself), kept in the cache's x. */
 static void layer_input(attn_kv_cache *c, const attn_model *m, row_bufs *r, int l, int pos)
 {
-    attn_op_rmsnorm(r->resid, m->layer[l].attn_norm, r->x, 1, m->cfg.d, m->cfg.eps);
+    if (m->cfg.arch.post_norms) memcpy(r->x, r->resid, (size_t)m->cfg.d * sizeof *r->x);
+    else attn_op_rmsnorm(r->resid, m->layer[l].attn_norm, r->x, 1, m->cfg.d, m->cfg.eps);
     memcpy(c->x[l] + (size_t)pos * m->cfg.d, r->x, (size_t)m->cfg.d * sizeof *r->x);
 }
 
@@ -319,22 +321,31 @@ static void layer_team(attn_kv_cache *c, const attn_model *m, const attn_config 
      * gives q, kn and vn side by side */
     const attn_wmat qkv[] = {W->w_q, W->w_k, W->w_v};
     attn_wmat_product_row_team(qkv, 3, r->x, r->qkv, &r->bar);
+    if (mc->arch.qk_norm_whole) { /* OLMo 2: one RMS over all of q's h·k features, one over k's g·k */
+        if (attn_team_first()) {
+            attn_op_rmsnorm(r->q, W->q_norm, r->q, 1, mc->heads * mc->head_dim, mc->eps);
+            attn_op_rmsnorm(r->kn, W->k_norm, r->kn, 1, mc->kv_heads * mc->head_dim, mc->eps);
+        }
+        attn_team_wait(&r->bar);
+    }
     attend_team(c, m, run, W, r, l, pos, bad);
     attn_wmat_product_row_team(&W->w_o, 1, r->ctx, r->out, &r->bar);
+    bool post = mc->arch.post_norms; /* OLMo 2: each sublayer's output normalised, no pre-norm */
     if (attn_team_first()) {
         if (run->train && run->dropout > 0.0f)
             attn_op_dropout(r->out, r->out, d, run->dropout, attn_dropout_key(run, "output"));
-        const float *added = r->out;
-        if (mc->arch.gemma) attn_op_rmsnorm(r->out, W->attn_post_norm, r->norm2, 1, (int)d, mc->eps), added = r->norm2;
-        attn_op_add(r->resid, added, r->mid, d);
-        attn_op_rmsnorm(r->mid, W->mlp_norm, r->norm2, 1, (int)d, mc->eps);
+        bool after = post || mc->arch.gemma; /* OLMo 2's and Gemma's norm after the sublayer */
+        if (after) attn_op_rmsnorm(r->out, W->post_attn_norm, r->out, 1, (int)d, mc->eps);
+        attn_op_add(r->resid, r->out, r->mid, d);
+        if (post) memcpy(r->norm2, r->mid, d * sizeof *r->norm2);
+        else attn_op_rmsnorm(r->mid, W->mlp_norm, r->norm2, 1, (int)d, mc->eps);
     }
     attn_team_wait(&r->bar);
     mlp_team(W, r, mc->ffn, mc->arch.gemma);
     attn_wmat_product_row_team(&W->w_down, 1, r->act, r->mlp, &r->bar);
     if (attn_team_first()) {
-        if (mc->arch.gemma) attn_op_rmsnorm(r->mlp, W->mlp_post_norm, r->out, 1, (int)d, mc->eps);
-        attn_op_add(r->mid, mc->arch.gemma ? r->out : r->mlp, r->resid, d);
+        if (post || mc->arch.gemma) attn_op_rmsnorm(r->mlp, W->post_ff_norm, r->mlp, 1, (int)d, mc->eps);
+        attn_op_add(r->mid, r->mlp, r->resid, d);
         if (l + 1 < mc->layers) layer_input(c, m, r, l + 1, pos);
         else attn_op_rmsnorm(r->resid, m->norm, r->norm2, 1, (int)d, mc->eps); /* the final norm */
     }

@@ -7,7 +7,9 @@
  * Per layer (n rows, width d, h query heads and g kv heads of k, MLP f):
  *   x         = RMSNorm(resid) ⊙ g_attn              (n, d)    → cache x
  *   q, kn, vn = x · W_Qᵀ, x · W_Kᵀ, x · W_Vᵀ          (n, h·k), (n, g·k) ×2
- *   (+ bias, RMSNorm per head, RoPE at positions P + i: as the traced pass)
+ *   (+ bias, RMSNorm per head or OLMo 2's over the whole projection, RoPE at
+ *   positions P + i unless a SmolLM3 layer has none: as the traced pass;
+ *   OLMo 2's norms after each sublayer instead of before it: model_run.c)
  *   kn, vn split into heads                          (g, n, k) → cache rows P..
  *   ctx       = softmax(q·Kᵀ·scale + mask) · V        (n, h·k)  over t = P + n keys
  *   resid     = resid + ctx · W_Oᵀ
@@ -128,15 +130,19 @@ static int queries_keys(attn_kv_cache *c, const attn_model *m, const attn_config
         attn_op_add_bias(p->kn, W->b_k, (size_t)n, g * k);
         attn_op_add_bias(p->vn, W->b_v, (size_t)n, g * k);
     }
+    if (mc->arch.qk_norm_whole) { /* OLMo 2: each position's whole projection, before the split */
+        attn_op_rmsnorm(p->q, W->q_norm, p->q, (size_t)n, h * k, mc->eps);
+        attn_op_rmsnorm(p->kn, W->k_norm, p->kn, (size_t)n, g * k, mc->eps);
+    }
     attn_op_split_heads(p->q, p->qh, 1, n, h, k);
     attn_op_split_heads(p->kn, p->kh, 1, n, g, k);
-    if (mc->arch.qk_norm) {
+    if (mc->arch.qk_norm && !mc->arch.qk_norm_whole) {
         attn_op_rmsnorm(p->qh, W->q_norm, p->tmp, (size_t)h * n, k, mc->eps);
         memcpy(p->qh, p->tmp, (size_t)h * n * k * sizeof *p->qh);
         attn_op_rmsnorm(p->kh, W->k_norm, p->tmp, (size_t)g * n, k, mc->eps);
         memcpy(p->kh, p->tmp, (size_t)g * n * k * sizeof *p->kh);
     }
-    if (run->rope) {
+    if (run->rope && attn_arch_layer_rope(&mc->arch, l)) { /* not in a SmolLM3 NoPE layer */
         attn_rope rope = {run->rope_theta, run->rope_style, scaling};
         if (attn_op_rope(p->qh, p->tmp, 1, h, n, k, P, &rope)) return -1;
         memcpy(p->qh, p->tmp, (size_t)h * n * k * sizeof *p->qh);
@@ -235,21 +241,24 @@ static attn_status layer(attn_kv_cache *c, const attn_model *m, const attn_confi
     const attn_rope_scaling *scaling;
     attn_config layer_run = attn_gemma_layer_run(m, l, base, &scaling), *run = &layer_run;
     bool gemma = mc->arch.gemma;
-    attn_op_rmsnorm(p->resid, W->attn_norm, p->x, rows, mc->d, mc->eps);
+    bool post = mc->arch.post_norms; /* OLMo 2: no pre-norms; each sublayer's output normalised */
+    if (post) memcpy(p->x, p->resid, nd * sizeof *p->x);
+    else attn_op_rmsnorm(p->resid, W->attn_norm, p->x, rows, mc->d, mc->eps);
     memcpy(c->x[l] + (size_t)c->n * mc->d, p->x, nd * sizeof *p->x);
     if (attn_wmat_product(&W->w_q, p->x, n, p->q) || attn_wmat_product(&W->w_k, p->x, n, p->kn) ||
         attn_wmat_product(&W->w_v, p->x, n, p->vn) || queries_keys(c, m, run, scaling, W, p, l, n) ||
         attend(c, m, run, p, l, n) || attn_wmat_product(&W->w_o, p->ctx, n, p->out))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's attention", l);
-    if (gemma) attn_op_rmsnorm(p->out, W->attn_post_norm, p->norm2, rows, mc->d, mc->eps);
-    attn_op_add(p->resid, gemma ? p->norm2 : p->out, p->resid, nd);    /* resid_mid */
-    attn_op_rmsnorm(p->resid, W->mlp_norm, p->norm2, rows, mc->d, mc->eps);
+    if (post || gemma) attn_op_rmsnorm(p->out, W->post_attn_norm, p->out, rows, mc->d, mc->eps);
+    attn_op_add(p->resid, p->out, p->resid, nd);                      /* resid_mid */
+    if (post) memcpy(p->norm2, p->resid, nd * sizeof *p->norm2);
+    else attn_op_rmsnorm(p->resid, W->mlp_norm, p->norm2, rows, mc->d, mc->eps);
     if (attn_wmat_product(&W->w_gate, p->norm2, n, p->gate) || attn_wmat_product(&W->w_up, p->norm2, n, p->up))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
     glu_rows(p->gate, p->up, n, mc->ffn, gemma);
-    if (attn_wmat_product(&W->w_down, p->gate, n, gemma ? p->norm2 : p->out))
+    if (attn_wmat_product(&W->w_down, p->gate, n, p->out))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
-    if (gemma) attn_op_rmsnorm(p->norm2, W->mlp_post_norm, p->out, rows, mc->d, mc->eps);
+    if (post || gemma) attn_op_rmsnorm(p->out, W->post_ff_norm, p->out, rows, mc->d, mc->eps);
     attn_op_add(p->resid, p->out, p->resid, nd);                      /* resid_out */
     return ATTN_OK;
 }

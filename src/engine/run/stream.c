@@ -35,6 +35,9 @@ attn_status attn_stream_check(const attn_model *m, const attn_stream_opts *o, at
 {
     /* eviction turns each kept key back and forward by its new position, per kv head; a latent
      * cache's rows are [c_kv | k_pe], only the k_pe part of which is rotated */
+    if ((m->cfg.arch.nope || m->cfg.arch.post_norms) && o->policy != ATTN_STREAM_ALL)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: the evicting cache (window, sink) re-rotates keys as a Llama "
+                         "layer does, not %s's; use --policy all", m->name, attn_arch_name(m->cfg.arch.kind));
     if (m->cfg.arch.mla && o->policy != ATTN_STREAM_ALL)
         return attn_fail(err, ATTN_ERR_CONFIG, "%s: the evicting cache (window, sink) does not handle latent "
                          "attention's cache yet; use --policy all", m->name);

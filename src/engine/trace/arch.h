@@ -30,6 +30,18 @@
  *   Gemma 3  per-head q and k norms before RoPE, as Qwen3's
  *   RoPE     rope_scaling "linear" divides every frequency by its factor
  *            (Gemma 3's global layers): ω = θ^(−2m/k) / factor
+ * OLMo 2 and SmolLM3 keep Llama's attention and change where it is normalised
+ * or turned:
+ *   OLMo 2   q_norm = RMSNorm over the WHOLE projection q (h·k features, one
+ *            root mean square for all heads of a position) ⊙ g_q, and k's over
+ *            its g·k, before the head split and RoPE; and no norm before
+ *            attention or the MLP: each sublayer's output is normalised
+ *            before it joins the residual stream (post_attention_layernorm,
+ *            post_feedforward_layernorm):
+ *              resid_mid = resid_in + RMSNorm(attention(resid_in)) ⊙ g_post_attn
+ *              resid_out = resid_mid + RMSNorm(MLP(resid_mid)) ⊙ g_post_ff
+ *   SmolLM3  no_rope_layers[l] = 0: layer l turns nothing (NoPE): its q_rope
+ *            and k_rope are q_heads and k_heads as they are.
  *
  * Mistral's sliding window is a mask setting (config.h's sliding_window).
  * A trace keeps its model's attn_arch so that a reader can say which of
@@ -38,8 +50,6 @@
 #define ATTN_ARCH_H
 
 #include <stdbool.h>
-
-#define ATTN_ARCH_MAX_LAYERS 256
 
 typedef enum {
     ATTN_ARCH_NONE = 0, /* a single attention layer, no checkpoint */
@@ -50,8 +60,12 @@ typedef enum {
     ATTN_ARCH_DEEPSEEK_V2, /* DeepseekV2ForCausalLM: dense layers only */
     ATTN_ARCH_DEEPSEEK_V3, /* DeepseekV3ForCausalLM: dense layers only */
     ATTN_ARCH_GEMMA2,      /* Gemma2ForCausalLM */
-    ATTN_ARCH_GEMMA3       /* Gemma3ForCausalLM (the text model, gemma3_text) */
+    ATTN_ARCH_GEMMA3,      /* Gemma3ForCausalLM (the text model, gemma3_text) */
+    ATTN_ARCH_OLMO2,    /* Olmo2ForCausalLM */
+    ATTN_ARCH_SMOLLM3   /* SmolLM3ForCausalLM */
 } attn_arch_kind;
+
+#define ATTN_ARCH_MAX_LAYERS 256 /* model_config.h's ATTN_MODEL_MAX_LAYERS */
 
 /* rope_scaling {"rope_type": "llama3", ...}; factor 0: no scaling. */
 typedef struct {
@@ -74,6 +88,16 @@ typedef struct {
     double query_scale;             /* the scores' factor (Gemma: query_pre_attn_scalar^−½); 0: 1/√k */
     int local_window;               /* Gemma's local layers' sliding_window W; 0: no local layers */
     unsigned char local[ATTN_ARCH_MAX_LAYERS]; /* local[l]: layer l masks keys j ≤ i − W (sliding_attention) */
+    bool qk_norm_whole;             /* q and k RMS-normalised over the whole projection, before the split (OLMo 2) */
+    bool post_norms;                /* sublayer outputs normalised before the residual add, no pre-norms (OLMo 2) */
+    bool nope;                      /* some layers turn nothing (SmolLM3): nope_layer below */
+    unsigned char nope_layer[ATTN_ARCH_MAX_LAYERS / 8]; /* bit l set: layer l has no RoPE */
 } attn_arch;
+
+/* Whether layer l of a model of architecture a rotates q and k (RoPE on). */
+static inline bool attn_arch_layer_rope(const attn_arch *a, int l)
+{
+    return !(a->nope && l >= 0 && l < ATTN_ARCH_MAX_LAYERS && (a->nope_layer[l / 8] >> (l % 8)) & 1);
+}
 
 #endif

@@ -261,9 +261,13 @@ static bool explain_qk_norm(cell *c)
     char a[32], r[32], v[32];
     if (!x || c->j >= c->k) return false;
     double sq = 0;
-    for (int m = 0; m < c->k; m++) sq += (double)x[m] * x[m];
+    int heads = c->tr->arch.qk_norm_whole ? (q ? c->tr->dims.h : c->tr->dims.g) : 1, count = heads * c->k;
+    for (int e = 0; e < heads; e++) { /* OLMo 2: the rms of every head of the position together */
+        const float *y = heads > 1 ? row4(S(c, q ? ATTN_STAGE_Q_HEADS : ATTN_STAGE_K_HEADS), c->b, e, c->i, c->k) : x;
+        for (int m = 0; y && m < c->k; m++) sq += (double)y[m] * y[m];
+    }
     put(c, "%s_heads / rms ⊙ g = %s / %s ⊙ g = %s", q ? "q" : "k", num(x[c->j], a, sizeof a),
-        num((float)sqrt(sq / c->k), r, sizeof r), num(c->x, v, sizeof v));
+        num((float)sqrt(sq / count), r, sizeof r), num(c->x, v, sizeof v));
     return true;
 }
 
@@ -316,6 +320,12 @@ static bool explain_rope(cell *c)
 {
     bool q = attn_tensor_stage(c->t) == ATTN_STAGE_Q_ROPE;
     int pos = (q || !c->d->cross) ? c->d->P + c->i : c->i;
+    if (!attn_arch_layer_rope(&c->tr->arch, c->t->layer)) { /* a SmolLM3 layer without RoPE */
+        char v[32];
+        put(c, T(c, ATTN_N_("%s_rope = %s_heads, not rotated (no RoPE in this layer: NoPE) = %s")), q ? "q" : "k",
+            q ? "q" : "k", num(c->x, v, sizeof v));
+        return true;
+    }
     bool half = c->tr->cfg.rope_style == ATTN_ROPE_HALF;
     int m = half ? c->j % (c->k / 2) : c->j / 2;
     double ang = pos * pow(c->tr->cfg.rope_theta, -2.0 * m / c->k);

@@ -402,8 +402,44 @@ static const char *mla_scores_formula(const attn_stage_text *c)
                     : ATTN_N_("scores = q_nope · k_nopeᵀ + q_pe · k_peᵀ   (not divided by √(dₖ + D))");
 }
 
+/* OLMo 2's and SmolLM3's formulas where they differ from Llama's; NULL elsewhere.
+ * Not marked for translation yet (assets/po has no entries for them). */
+static const char *family_formula(const attn_stage_info *info, const attn_stage_text *c)
+{
+    switch (info->id) {
+    case ATTN_STAGE_Q_NORM:
+        return c->qk_norm_whole ? ATTN_N_("q_norm = split(q / √(mean over all h·k features of q² + ε) ⊙ g_q): OLMo 2 "
+                                          "normalises the whole projection, every head together, then splits it")
+                                : NULL;
+    case ATTN_STAGE_K_NORM:
+        return c->qk_norm_whole ? ATTN_N_("k_norm = split(k / √(mean over all g·k features of k² + ε) ⊙ g_k): OLMo 2 "
+                                          "normalises the whole projection, every head together, then splits it")
+                                : NULL;
+    case ATTN_STAGE_Q_ROPE:
+        if (!c->nope || c->layer_rope == 1) return NULL;
+        return c->layer_rope == 0 ? ATTN_N_("q_rope = q_heads: this layer has no RoPE (SmolLM3's no_rope_layers 0: NoPE)")
+                                  : ATTN_N_("(qₘ, qₘ₊ₖ/₂) rotated by pos·θ^(−2m/k) (rotate_half); in a NoPE layer "
+                                            "(SmolLM3's no_rope_layers 0) q_rope = q_heads, not rotated");
+    case ATTN_STAGE_K_ROPE:
+        if (!c->nope || c->layer_rope == 1) return NULL;
+        return c->layer_rope == 0 ? ATTN_N_("k_rope = k_heads: this layer has no RoPE (SmolLM3's no_rope_layers 0: NoPE)")
+                                  : ATTN_N_("(kₘ, kₘ₊ₖ/₂) rotated by pos·θ^(−2m/k) (rotate_half); in a NoPE layer "
+                                            "(SmolLM3's no_rope_layers 0) k_rope = k_heads, not rotated");
+    case ATTN_STAGE_X: return c->post_norms ? ATTN_N_("x = resid_in: OLMo 2 has no norm before attention") : NULL;
+    case ATTN_STAGE_RESID_MID:
+        return c->post_norms ? "resid_mid = resid_in + RMSNorm(out) ⊙ g_post_attn" : NULL;
+    case ATTN_STAGE_MLP_NORM:
+        return c->post_norms ? ATTN_N_("mlp_norm = resid_mid: OLMo 2 has no norm before the MLP") : NULL;
+    case ATTN_STAGE_RESID_OUT:
+        return c->post_norms ? "resid_out = resid_mid + RMSNorm(mlp_out) ⊙ g_post_ff" : NULL;
+    default: return NULL;
+    }
+}
+
 const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_text *c)
 {
+    const char *family = family_formula(info, c);
+    if (family) return family;
     switch (info->id) {
     case ATTN_STAGE_X: /* the query positions: all of them, unless P are already in the cache */
         if (c->model) return info->model_formula;
@@ -420,8 +456,8 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
                         : attn_stage_formula(info, c->model);
     case ATTN_STAGE_RESID_MID:
         return c->gemma ? "resid_mid = resid_in + RMSNorm(out) ⊙ (1 + w_post_attn)" : attn_stage_formula(info, c->model);
-    case ATTN_STAGE_MLP_OUT:
-        return c->gemma ? "mlp_out = RMSNorm(act · W_down) ⊙ (1 + w_post_ff)" : attn_stage_formula(info, c->model);
+    case ATTN_STAGE_RESID_OUT:
+        return c->gemma ? "resid_out = resid_mid + RMSNorm(mlp_out) ⊙ (1 + w_post_ff)" : attn_stage_formula(info, c->model);
     case ATTN_STAGE_Q_PE:
         if (c->rope && c->rope_to_halves)
             return ATTN_N_("q_pe[b,j,i,:] = RoPE of the pairs (2m, 2m+1) of q's last D features of head j, written as halves (DeepSeek-V3's rope_interleave), at P + i");

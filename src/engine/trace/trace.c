@@ -279,6 +279,10 @@ attn_stage_text attn_trace_stage_text(const attn_trace *tr)
     tc.q_lora = tr->arch.q_lora;
     tc.rope_to_halves = tr->arch.rope_to_halves;
     tc.gemma = tr->arch.gemma;
+    tc.qk_norm_whole = tr->arch.qk_norm_whole;
+    tc.post_norms = tr->arch.post_norms;
+    tc.nope = tr->arch.nope;
+    tc.layer_rope = -1;
     return tc;
 }
 
@@ -287,5 +291,6 @@ attn_stage_text attn_trace_tensor_text(const attn_trace *tr, const attn_tensor *
     attn_stage_text tc = attn_trace_stage_text(tr);
     if (tr->arch.gemma && t && t->layer >= 0 && t->layer < ATTN_ARCH_MAX_LAYERS) /* the layer's own window */
         tc.window = tr->arch.local[t->layer] ? tr->arch.local_window : 0;
+    if (t && t->layer >= 0) tc.layer_rope = attn_arch_layer_rope(&tr->arch, t->layer);
     return tc;
 }
