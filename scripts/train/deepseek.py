@@ -27,12 +27,13 @@ multiplication does. HF computes this by first permuting the features to
 the rotated q_pe and k_pe come out in that permuted order; the scores are the
 same either way. rope() below does exactly HF's permute-then-rotate-half."""
 import math
+import os
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from llama import RMSNorm
+from llama import RMSNorm, read_json, read_safetensors
 
 LATENT_EPS = 1e-6   # DeepseekV3RMSNorm's default: HF builds kv_a_layernorm without rms_norm_eps
 
@@ -224,3 +225,24 @@ class DeepseekV3(nn.Module):
         if self.c.tie:
             sd.pop("lm_head.weight")
         return sd
+
+
+def load(model_dir):
+    """A deepseek_v3 folder (config.json, model.safetensors) as (DeepseekV3 in
+    eval mode, config.json's dict); every tensor's name and shape are checked first."""
+    hf = read_json(os.path.join(model_dir, "config.json"))
+    if not isinstance(hf, dict):
+        raise ValueError(f"{model_dir}/config.json: not a JSON object")
+    m = DeepseekV3(Config.from_hf(hf))
+    path = os.path.join(model_dir, "model.safetensors")
+    sd, want = read_safetensors(path), m.hf_tensors()
+    for name in sorted(set(want) | set(sd)):
+        if name not in sd or name not in want:
+            raise ValueError(f"{path}: {'no tensor' if name not in sd else 'unexpected tensor'} {name}")
+        if list(sd[name].shape) != list(want[name].shape):
+            raise ValueError(f"{path}: {name} is {list(sd[name].shape)}, config.json wants "
+                             f"{list(want[name].shape)}")
+    if m.c.tie:
+        sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
+    m.load_state_dict(sd)
+    return m.eval(), hf
