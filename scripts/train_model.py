@@ -7,8 +7,9 @@ mha (4 K/V heads), mqa (1 K/V head), nocausal (gqa trained without the
 causal mask: it learns to read the next token, so its training loss
 collapses while it is useless as a language model), mla (multi-head latent
 attention: a dense DeepseekV3ForCausalLM folder instead, scripts/train/deepseek.py;
---kv-rank, --qk-nope, --qk-rope, --v-dim set its attention, and its MLP is
-widened by default to 392 so that it has about the parameters of the others).
+--kv-rank, --qk-nope, --qk-rope, --v-dim set its attention, by default 48, 32,
+16 and 32, and its MLP is widened by default to 363 so that it has about the
+parameters of tang-mha).
 Usage: train_model.py zh|en|DATA OUT --variant gqa [--steps N] [--threads 2]
                       [--repeat P] [--checkpoints] [--seed S]
 --repeat P gives a share P of the training rows a repeated span (repeat_spans),
@@ -45,7 +46,7 @@ import atomic
 import metrics
 
 KV = {"gqa": 2, "mha": 4, "mqa": 1, "nocausal": 2, "mla": None}
-MLA_FFN = 392   # tang-mha's MLP (352) widened by what the latent attention saves: 1,197,376 against 1,197,184
+MLA_FFN = 363   # tang-mha's MLP (352) widened by what the latent attention saves: 1,197,888 against 1,197,184
 
 
 def batch_loss(model, rows):
@@ -181,7 +182,7 @@ def main():
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--ffn", type=int, default=None, help=f"MLP width (352, or {MLA_FFN} for mla)")
     ap.add_argument("--kv-rank", type=int, default=48, help="mla: kv_lora_rank, the cached latent's size")
-    ap.add_argument("--qk-nope", type=int, default=16, help="mla: qk_nope_head_dim")
+    ap.add_argument("--qk-nope", type=int, default=32, help="mla: qk_nope_head_dim")
     ap.add_argument("--qk-rope", type=int, default=16, help="mla: qk_rope_head_dim, the shared RoPE key's size")
     ap.add_argument("--v-dim", type=int, default=32, help="mla: v_head_dim")
     ap.add_argument("--seed", type=int, default=1)

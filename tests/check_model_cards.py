@@ -222,7 +222,7 @@ def mla_cards(tmp):
         os.remove(os.path.join(d, f))
     torch.manual_seed(5)
     c = deepseek.Config(len(json.load(open(os.path.join(d, "tokenizer.json")))["model"]["vocab"]), d=16, layers=2,
-                        heads=2, kv_rank=6, nope=4, rope_dim=4, v_dim=8, ffn=24, ctx=32)
+                        heads=2, kv_rank=6, nope=4, rope_dim=4, v_dim=4, ffn=24, ctx=32)
     write_safetensors(os.path.join(d, "model.safetensors"), deepseek.DeepseekV3(c).hf_tensors())
     json.dump(c.hf("float16"), open(os.path.join(d, "config.json"), "w"))
     edit(os.path.join(d, "eval.json"), lambda t: t.replace('"variant": "gqa"', '"variant": "mla"'))

@@ -378,19 +378,7 @@ def mla_architecture(card):
            "|---|---|---|---|---|---|---|---|---|---|",
            f"| {d} | {L} | {H} | {R} | {N} | {P} | {V} | {c['intermediate_size']} | {c['vocab_size']} "
            f"| {c['max_position_embeddings']} |", "",
-           f"Why these sizes. A query-key head of {N}+{P} = {N + P} and a value head of {V} are tang-mha's heads "
-           f"of {hd}: the same 1/√{N + P} scaling and the same width into `o_proj`, so what changes is only where "
-           f"keys and values come from. The cache holds {R}+{P} = {R + P} numbers a layer"
-           + (f", exactly what one K/V head of {hd} holds (its key and its value): the comparison with MQA is at "
-              f"equal bytes, MQA giving its {H} query heads one shared key and value, MLA rebuilding {H} different "
-              f"ones from the same number of cached values" if R + P == 2 * hd else "")
-           + f". The latent ({R} of {d}) is small enough to compress (MHA caches {2 * H * hd} a layer) and "
-           f"rebuilds {H}·({N}+{V}) = {H * (N + V)} numbers from {R}. Half of each query-key head is RoPE ({P} of "
-           f"{N + P}; DeepSeek-V2 and V3 use 64 of 192), which keeps {P // 2} frequencies for position. The "
-           f"attention has {attn:,} parameters a layer against MHA's {4 * d * d:,}, so the MLP is widened to "
-           f"{c['intermediate_size']} to spend the same budget: {card['params']:,} parameters"
-           + (f" against {mha['name']}'s {mha['params']:,} ({card['params'] - mha['params']:+,}, "
-              f"{100 * (card['params'] - mha['params']) / mha['params']:+.2f}%)" if mha else "") + ".", ""]
+           why_sizes(card, attn, mha), ""]
     rows = [(x["name"], VARIANT[x["variant"]], x["kv_bytes_per_token"]) for x in card["compare"]]
     rows.append((card["name"], f"MLA: a latent of {R} and a RoPE key of {P} a layer", card["kv_bytes_per_token"]))
     out += ["KV cache per token in float32, every layer"
@@ -398,6 +386,40 @@ def mla_architecture(card):
             "| model | attention | bytes per token |", "|---|---|---|"]
     out += [f"| {n} | {a} | {b:,} |" for n, a, b in rows] + [""]
     return out
+
+
+def why_sizes(card, attn, mha):
+    """The paragraph that argues an MLA card's sizes from its config (each claim only where it holds)."""
+    c = card["config"]
+    d, H = c["hidden_size"], c["num_attention_heads"]
+    R, N, P, V = c["kv_lora_rank"], c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+    hd, mha_name = d // H, mha["name"] if mha else "MHA"
+    both = N == V == hd
+    out = ["Why these sizes. "
+           + (f"Each head's value and the position-free part of its key are {hd}, the size of {mha_name}'s heads"
+              if both else f"Each head's value is {V} and the position-free part of its key {N}")]
+    if N == V:
+        out.append(", and qk_nope_head_dim equals v_head_dim as in every DeepSeek-V2 and V3 checkpoint (128 there)")
+    out.append(f"; the RoPE part adds {P}, one key shared by the heads, so a query-key head is {N + P} (the scores "
+               f"scaled by 1/√{N + P})")
+    if N == 2 * P:
+        out.append(", a third of it RoPE as in DeepSeek's own (64 of 192)")
+    out.append(f". The cache holds {R}+{P} = {R + P} numbers a layer")
+    if R + P == 2 * hd:
+        out.append(f", exactly what one K/V head of {hd} holds (its key and its value): the comparison with MQA is "
+                   f"at equal bytes, MQA giving its {H} query heads one shared key and value, MLA rebuilding {H} "
+                   "different ones from the same number of cached values")
+    out.append(f". From the latent ({R} of the hidden {d}) `kv_b_proj` rebuilds {H}·({N}+{V}) = {H * (N + V)} "
+               "numbers a token and layer")
+    if H * (N + V) == 2 * H * hd:
+        out.append(f", as many as MHA caches, from {R} ({2 * H * hd / R:.3g} times fewer)")
+    out.append(f"; {P} RoPE dimensions keep {P // 2} frequencies for position. The attention has {attn:,} "
+               f"parameters a layer against MHA's {4 * d * d:,}, so the MLP is widened to {c['intermediate_size']} "
+               f"to spend the same budget: {card['params']:,} parameters")
+    if mha:
+        out.append(f" against {mha['name']}'s {mha['params']:,} ({card['params'] - mha['params']:+,}, "
+                   f"{100 * (card['params'] - mha['params']) / mha['params']:+.2f}%)")
+    return "".join(out) + "."
 
 
 def comparison(card):

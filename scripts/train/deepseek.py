@@ -39,7 +39,7 @@ LATENT_EPS = 1e-6   # DeepseekV3RMSNorm's default: HF builds kv_a_layernorm with
 
 
 class Config:
-    def __init__(self, vocab, d=128, layers=4, heads=4, kv_rank=48, nope=16, rope_dim=16, v_dim=32, ffn=392,
+    def __init__(self, vocab, d=128, layers=4, heads=4, kv_rank=48, nope=32, rope_dim=16, v_dim=32, ffn=363,
                  ctx=128, eps=1e-5, theta=10000.0, tie=True, interleave=True):
         self.vocab, self.d, self.layers, self.heads = vocab, d, layers, heads
         self.kv_rank, self.nope, self.rope_dim, self.v_dim = kv_rank, nope, rope_dim, v_dim
