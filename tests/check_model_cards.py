@@ -234,7 +234,9 @@ def mla_cards(tmp):
     expect(made["kv_bytes_per_token"] == (6 + 4) * 2 * 4 and [x["name"] for x in made["compare"]] == ["m-mha"]
            and "DeepseekV3ForCausalLM" in readme and "| m-mha | MHA |" in readme,
            f"mla: the cache is (kv_lora_rank + qk_rope_head_dim) x layers x 4 bytes ({made['kv_bytes_per_token']}), "
-           "and the MHA card beside it is compared")
+           f"and the MHA card beside it is compared (compared: {[x['name'] for x in made['compare']]}; "
+           f"DeepseekV3ForCausalLM in the README: {'DeepseekV3ForCausalLM' in readme}; its m-mha row: "
+           f"{'| m-mha | MHA |' in readme})")
     names = set(read_safetensors(os.path.join(d, "model.safetensors")))
     expect("model.layers.0.self_attn.kv_a_layernorm.weight" in names and "lm_head.weight" not in names,
            "mla: HF's tensor names, the LM head tied")
