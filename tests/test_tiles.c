@@ -365,7 +365,8 @@ static void expect_decode(const attn_model *m, const attn_config *tiled_cfg, con
 static void test_shipped_models(void **state)
 {
     (void)state;
-    static const char *const MODELS[] = {"brown", "brown-induction", "tang", "tang-mha", "tang-mqa", "tang-nocausal"};
+    static const char *const MODELS[] = {"brown", "brown-induction", "tang", "tang-mha", "tang-mqa", "tang-mla",
+                                          "tang-nocausal"};
     for (size_t i = 0; i < sizeof MODELS / sizeof *MODELS; i++) {
         attn_model m;
         attn_error err;
@@ -386,6 +387,16 @@ static void test_shipped_models(void **state)
         assert_int_equal(attn_tensor_fill(b, 0, (size_t)plain.dims.b * plain.dims.s), 0);
         expect_close(a, b, 2e-5, "logits", MODELS[i]);
         assert_non_null(attn_trace_stage(&tiled, 0, ATTN_STAGE_TILE_MAX));
+        if (m.cfg.arch.mla) { /* latent attention absorbed: the tiles run over the latent cache itself */
+            attn_trace absorbed;
+            assert_int_equal(attn_config_set(&c, "mla_absorb", "true", &err), ATTN_OK);
+            if (attn_model_trace_run(&m, &c, NULL, &absorbed, &err)) fail_msg("%s absorbed: %s", MODELS[i], err.msg);
+            const attn_tensor *z = attn_trace_stage(&absorbed, -1, ATTN_STAGE_LOGITS);
+            assert_int_equal(attn_tensor_fill(z, 0, (size_t)absorbed.dims.b * absorbed.dims.s), 0);
+            expect_close(z, b, 2e-5, "logits (absorbed, tiled)", MODELS[i]);
+            attn_trace_free(&absorbed);
+            assert_int_equal(attn_config_set(&c, "mla_absorb", "false", &err), ATTN_OK);
+        }
         expect_decode(&m, &c, &plain);
         attn_trace_free(&plain);
         attn_trace_free(&tiled);
