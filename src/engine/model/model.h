@@ -6,6 +6,7 @@
  * TinyLlama, Llama 3.x with its rope_scaling), MistralForCausalLM (sliding
  * window), Qwen2ForCausalLM (q, k, v biases), Qwen3ForCausalLM (per-head
  * q and k norms), DeepSeek-V2/V3 (latent attention, deepseek.h),
+ * with its mixture-of-experts layers (moe.h),
  * Olmo2ForCausalLM (q and k norms over the whole projection; norms after each
  * sublayer instead of before) and SmolLM3ForCausalLM (layers without RoPE):
  * arch.h says what each adds. Every layer but OLMo 2's is
@@ -73,8 +74,16 @@ typedef struct {
     float *mlp_norm;                    /* (d) post_attention_layernorm: the MLP's input norm; NULL in OLMo 2 */
     float *post_attn_norm, *post_ff_norm; /* (d) OLMo 2's post_attention_layernorm and post_feedforward_layernorm:
                                          * each sublayer's output normalised (no attn_norm, no mlp_norm) */
-    attn_wmat w_gate, w_up;             /* (f, d) */
+    attn_wmat w_gate, w_up;             /* (f, d); none in a mixture-of-experts layer */
     attn_wmat w_down;                   /* (d, f) */
+    /* A DeepSeek mixture-of-experts layer (arch.h's attn_arch_layer_moe; moe.h; E = n_routed_experts,
+     * I = moe_intermediate_size, S = n_shared_experts): */
+    attn_wmat w_router;                 /* (E, d) mlp.gate.weight: one logit per expert */
+    float *router_bias;                 /* (E) mlp.gate.e_score_correction_bias (V3), else NULL */
+    attn_wmat *experts;                 /* (E, 3): expert e's gate_proj (I, d), up_proj (I, d),
+                                         * down_proj (d, I) at [3e], [3e+1], [3e+2]; in attn_model.experts */
+    attn_wmat w_sh_gate, w_sh_up;       /* (S·I, d) mlp.shared_experts.*; none when S = 0 */
+    attn_wmat w_sh_down;                /* (d, S·I) */
 } attn_model_layer;
 
 typedef struct attn_model {
@@ -93,6 +102,7 @@ typedef struct attn_model {
     attn_wmat lm_head;        /* (V, d): embed when tied, else its own */
     float *norm;              /* (d) the final norm's gain */
     attn_model_layer *layer;  /* cfg.layers */
+    attn_wmat *experts;       /* the routed experts' views: 3·E per MoE layer (attn_model_layer.experts) */
     attn_tokenizer *tok;
     float *arena;             /* the vectors above, and any float32 matrix whose bytes in
                                * the file are not float-aligned, widened at load */
