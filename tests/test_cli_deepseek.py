@@ -144,6 +144,9 @@ MOE_KEYS = {"first_k_dense_replace": 1, "n_routed_experts": 4, "num_experts_per_
 moe = folder("moe", config(**MOE_KEYS))
 expect(["trace", "--model", moe, "--text", "the cat sat", "-o", OUT], 0, "wrote", stream="stdout")
 expect(["info", OUT], 0, "layers.1.expert_weights", stream="stdout")
+expect(["info", "--model", moe], 0, "mixture of experts from layer 1: 4 routed experts of 4 features, top 2 (sigmoid + "
+       "e_score_correction_bias, groups by their two best; n_group 2, topk_group 1), 1 shared, routed_scaling_factor "
+       "2.5, norm_topk_prob", stream="stdout")
 expect(["generate", "--model", moe, "--text", "the cat", "--max-new", "3"], 0)
 V2 = dict(architectures=["DeepseekV2ForCausalLM"], model_type="deepseek_v2")
 moe2 = folder("moe_v2", config(**dict(MOE_KEYS, **V2, topk_method="group_limited_greedy")))
