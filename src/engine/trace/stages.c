@@ -235,7 +235,8 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("the experts each token chose and their weights in its sum; 0 for the others"),
      ATTN_N_("expert_weights[e] = scale · router_scores[e] (V3: / Σ over the chosen if norm_topk_prob) for the top "
              "k experts of the kept groups, 0 elsewhere"),
-     .rule = ATTN_PRESENT_MOE, .cmap = ATTN_CMAP_SEQUENTIAL},
+     /* compares itself: does the causal mask (or another toggle) change which experts a token picks? */
+     .rule = ATTN_PRESENT_MOE, .cmap = ATTN_CMAP_SEQUENTIAL, .compare = true},
     {ATTN_STAGE_GATE, "gate", "b,s,f",
      ATTN_N_("the MLP's gate projection"),
      "gate = mlp_norm · W_gate",
