@@ -69,8 +69,8 @@ typedef struct {
 
 /* For model_config.c: DeepSeek-V2/V3's keys (model_config_mla.c) into c, whose
  * vocab, d, layers, heads and ffn are read: the latent attention's sizes, RoPE
- * convention, and the refusals of what this engine does not run (mixture-of-
- * experts layers, rope_scaling, quantization). Sets head_dim to
+ * convention, its mixture-of-experts layers (attn_model_config_moe), and the
+ * refusals of what this engine does not run (rope_scaling, quantization). Sets head_dim to
  * qk_nope_head_dim and kv_heads to heads. Errors start "config.json: ". */
 struct cJSON;
 attn_status attn_model_config_mla(const struct cJSON *root, attn_model_config *c, attn_error *err);
