@@ -5,9 +5,13 @@ config.json, model.safetensors (F16), tokenizer.json, eval.json, README.md.
 Variants differ in one thing only: gqa (4 query heads share 2 K/V heads),
 mha (4 K/V heads), mqa (1 K/V head), nocausal (gqa trained without the
 causal mask: it learns to read the next token, so its training loss
-collapses while it is useless as a language model).
+collapses while it is useless as a language model), mla (multi-head latent
+attention: a dense DeepseekV3ForCausalLM folder instead, scripts/train/deepseek.py;
+--kv-rank, --qk-nope, --qk-rope, --v-dim set its attention, by default 48, 32,
+16 and 32, and its MLP is widened by default to 363 so that it has about the
+parameters of tang-mha).
 Usage: train_model.py zh|en|DATA OUT --variant gqa [--steps N] [--threads 2]
-                      [--repeat P] [--checkpoints]
+                      [--repeat P] [--checkpoints] [--seed S]
 --repeat P gives a share P of the training rows a repeated span (repeat_spans),
 text to learn copying from: induction heads. --checkpoints saves the model at
 steps 0, 25, 50, 100, 200, ... and the end as complete folders
@@ -37,10 +41,12 @@ import torch.nn.functional as F
 TRAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train")
 sys.path.insert(0, TRAIN)
 from llama import Config, Llama, write_safetensors
+import deepseek
 import atomic
 import metrics
 
-KV = {"gqa": 2, "mha": 4, "mqa": 1, "nocausal": 2}
+KV = {"gqa": 2, "mha": 4, "mqa": 1, "nocausal": 2, "mla": None}
+MLA_FFN = 363   # tang-mha's MLP (352) widened by what the latent attention saves: 1,197,888 against 1,197,184
 
 
 def batch_loss(model, rows):
@@ -174,7 +180,11 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--d", type=int, default=128)
     ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--ffn", type=int, default=352)
+    ap.add_argument("--ffn", type=int, default=None, help=f"MLP width (352, or {MLA_FFN} for mla)")
+    ap.add_argument("--kv-rank", type=int, default=48, help="mla: kv_lora_rank, the cached latent's size")
+    ap.add_argument("--qk-nope", type=int, default=32, help="mla: qk_nope_head_dim")
+    ap.add_argument("--qk-rope", type=int, default=16, help="mla: qk_rope_head_dim, the shared RoPE key's size")
+    ap.add_argument("--v-dim", type=int, default=32, help="mla: v_head_dim")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=float, default=0.0,
@@ -192,9 +202,14 @@ def main():
     tok = json.load(open(os.path.join(a.data, "tokenizer.json"), encoding="utf-8"))
     stats = json.load(open(os.path.join(a.data, "stats.json"), encoding="utf-8"))
     vocab = len(tok["model"]["vocab"])
-    cfg = Config(vocab, d=a.d, layers=a.layers, heads=4, kv_heads=KV[a.variant], ffn=a.ffn, ctx=128,
-                 causal=a.variant != "nocausal")
-    model = Llama(cfg)
+    if a.variant == "mla":
+        cfg = deepseek.Config(vocab, d=a.d, layers=a.layers, heads=4, kv_rank=a.kv_rank, nope=a.qk_nope,
+                              rope_dim=a.qk_rope, v_dim=a.v_dim, ffn=a.ffn or MLA_FFN, ctx=128)
+        model = deepseek.DeepseekV3(cfg)
+    else:
+        cfg = Config(vocab, d=a.d, layers=a.layers, heads=4, kv_heads=KV[a.variant], ffn=a.ffn or 352, ctx=128,
+                     causal=a.variant != "nocausal")
+        model = Llama(cfg)
     decay = [p for n, p in model.named_parameters() if p.dim() == 2]
     rest = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
@@ -228,13 +243,20 @@ def main():
     train_loss = evaluate(model, train[:len(held)])
     write_folder(model, cfg, a.out, os.path.join(a.data, "tokenizer.json"))
     extra = {"repeat": a.repeat} if a.repeat else {}
+    if a.variant == "mla":
+        # the cache keeps c_kv and the shared k_pe: (kv_lora_rank + qk_rope_head_dim) values a layer
+        kv_bytes = cfg.kv_values_per_token * 4
+        extra["mla"] = {"kv_lora_rank": cfg.kv_rank, "qk_nope_head_dim": cfg.nope, "qk_rope_head_dim": cfg.rope_dim,
+                        "v_head_dim": cfg.v_dim}
+    else:
+        kv_bytes = 2 * cfg.layers * cfg.kv_heads * cfg.head_dim * 4
     if a.checkpoints:
         extra["snapshot_minutes"] = round(snap_minutes, 1)
     ev = {"variant": a.variant, "lang": stats["lang"], "heldout_loss": round(held_loss, 4),
           "train_loss": round(train_loss, 4), "steps": a.steps, "batch": a.batch, "seed": a.seed,
           "train_minutes": round(minutes, 1), "heldout_rows": len(held),
           "train_units": stats["train"],
-          "kv_bytes_per_token": 2 * cfg.layers * cfg.kv_heads * cfg.head_dim * 4,
+          "kv_bytes_per_token": kv_bytes,
           "params": sum(p.numel() for p in model.hf_tensors().values()),
           "threads": a.threads, "command": command(sys.argv[1:]), **extra}
     atomic.write_json(os.path.join(a.out, "eval.json"), ev, indent=2)

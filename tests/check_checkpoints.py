@@ -223,7 +223,8 @@ def hostile(base):
     edit_json(os.path.join(p, "config.json"), lambda j: j.update(architectures=["GemmaForCausalLM"]))
     expect_error("an unsupported architecture", p, "architecture 'GemmaForCausalLM' is not supported (supported: "
                  "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-                 "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, Olmo2ForCausalLM, SmolLM3ForCausalLM)")
+                 "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
+                 "Olmo2ForCausalLM, SmolLM3ForCausalLM)")
 
     p = copy("yarn")
     edit_json(os.path.join(p, "config.json"),

@@ -29,7 +29,8 @@ CARD = os.path.join(ROOT, "scripts", "train", "card.py")
 sys.path.insert(0, os.path.join(ROOT, "scripts", "train"))
 import card as cardpy  # noqa: E402
 import metrics  # noqa: E402
-from llama import Config, Llama, write_safetensors  # noqa: E402
+from llama import Config, Llama, read_safetensors, write_safetensors  # noqa: E402
+import deepseek  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import train_model  # noqa: E402
 
@@ -208,6 +209,52 @@ def tiny(d, seed=1, variant="gqa"):
     json.dump([row, row[:13]], open(os.path.join(d, "heldout_ids.json"), "w"))
 
 
+def mla_cards(tmp):
+    """An MLA model (a dense deepseek_v3 folder): its card writes and checks, compares with the MHA model's
+    card beside it, catches a changed latent-norm weight, and refuses a config it cannot run in one line."""
+    gqa = os.path.join(tmp, "good")
+    d, mha = os.path.join(tmp, "m-mla"), os.path.join(tmp, "m-mha")
+    shutil.copytree(gqa, mha)
+    edit(os.path.join(mha, "card.json"), lambda t: t.replace('"name": "good"', '"name": "m-mha"').replace(
+        '"variant": "gqa"', '"variant": "mha"'))
+    shutil.copytree(gqa, d)
+    for f in ("card.json", "README.md", "model.safetensors"):
+        os.remove(os.path.join(d, f))
+    torch.manual_seed(5)
+    c = deepseek.Config(len(json.load(open(os.path.join(d, "tokenizer.json")))["model"]["vocab"]), d=16, layers=2,
+                        heads=2, kv_rank=6, nope=4, rope_dim=4, v_dim=4, ffn=24, ctx=32)
+    write_safetensors(os.path.join(d, "model.safetensors"), deepseek.DeepseekV3(c).hf_tensors())
+    json.dump(c.hf("float16"), open(os.path.join(d, "config.json"), "w"))
+    edit(os.path.join(d, "eval.json"), lambda t: t.replace('"variant": "gqa"', '"variant": "mla"'))
+    rc, out = card(d)
+    rc2, out2 = card("--check", d)
+    expect(rc == 0 and rc2 == 0, f"mla: card.py writes and checks a deepseek_v3 card: {out} / {out2}")
+    made = json.load(open(os.path.join(d, "card.json")))
+    readme = open(os.path.join(d, "README.md"), encoding="utf-8").read()
+    expect(made["kv_bytes_per_token"] == (6 + 4) * 2 * 4 and [x["name"] for x in made["compare"]] == ["m-mha"]
+           and "DeepseekV3ForCausalLM" in readme and "| m-mha | MHA |" in readme,
+           f"mla: the cache is (kv_lora_rank + qk_rope_head_dim) x layers x 4 bytes ({made['kv_bytes_per_token']}), "
+           f"and the MHA card beside it is compared (compared: {[x['name'] for x in made['compare']]}; "
+           f"DeepseekV3ForCausalLM in the README: {'DeepseekV3ForCausalLM' in readme}; its m-mha row: "
+           f"{'| m-mha | MHA |' in readme})")
+    names = set(read_safetensors(os.path.join(d, "model.safetensors")))
+    expect("model.layers.0.self_attn.kv_a_layernorm.weight" in names and "lm_head.weight" not in names,
+           "mla: HF's tensor names, the LM head tied")
+    good = open(os.path.join(d, "model.safetensors"), "rb").read()
+    header, data = safetensors_header(good)
+    lo = header["model.layers.1.self_attn.kv_a_layernorm.weight"]["data_offsets"][0]
+    bad = bytearray(good)
+    at = len(good) - len(data) + lo
+    bad[at:at + 2] = np.float16(9.0).tobytes()
+    open(os.path.join(d, "model.safetensors"), "wb").write(bytes(bad))
+    rc, out = card("--check", d)
+    expect(rc == 1 and "does not match the weights" in out, f"mla: a changed latent-norm weight is caught: {out}")
+    open(os.path.join(d, "model.safetensors"), "wb").write(good)
+    edit(os.path.join(d, "config.json"), lambda t: json.dumps({**json.loads(t), "q_lora_rank": 8}))
+    rc, out = card("--check", d)
+    expect(rc == 1 and "\n" not in out and "q_lora_rank" in out, f"mla: q_lora_rank set is refused in one line: {out}")
+
+
 def edit(path, fn, binary=False):
     mode = "b" if binary else ""
     data = open(path, "r" + mode, **({} if binary else {"encoding": "utf-8"})).read()
@@ -291,6 +338,7 @@ def self_test(tmp):
     expect(rc == 1 and "does not match the weights" in out, f"self-test: a changed weight is caught: {out}")
     malformed_folders(good, tmp)
     seed_runs(good, tmp)
+    mla_cards(tmp)
 
 
 def seed_runs(good, tmp):

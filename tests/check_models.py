@@ -33,6 +33,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hf_deepseek  # noqa: E402
+import hf_gemma  # noqa: E402
 import hf_olmo2  # noqa: E402
 import hf_reference  # noqa: E402
 import hf_smollm3  # noqa: E402
@@ -48,7 +49,7 @@ def reference(W, cfg, ids, attn_mask=None):
 ap = argparse.ArgumentParser()
 ap.add_argument("--attnlab", required=True)
 ap.add_argument("--models", required=True, help="the shipped models' folder")
-ap.add_argument("--only", choices=("random", "deepseek", "moe", "olmo2", "smollm3", "shipped"),
+ap.add_argument("--only", choices=("random", "deepseek", "moe", "gemma", "olmo2", "smollm3", "shipped"),
                 help="run one part (default: all)")
 ARGS = ap.parse_args()
 TMP = tempfile.mkdtemp(prefix="attnlab-models-")
@@ -759,6 +760,224 @@ def run_families(which):
     FAMILY_MAX.clear()
 
 
+# ---- Gemma 2 and Gemma 3 (text): hf_gemma.py is the reference ----
+
+def gemma_config(g3, layers, heads, kv, k, tied, dtype, **over):
+    d, f, V = 16, 40, len(WORDS)
+    cfg = {"architectures": ["Gemma3ForCausalLM" if g3 else "Gemma2ForCausalLM"],
+           "model_type": "gemma3_text" if g3 else "gemma2", "hidden_size": d, "num_hidden_layers": layers,
+           "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": k, "intermediate_size": f,
+           "rms_norm_eps": 1e-6, "vocab_size": V, "max_position_embeddings": 32, "tie_word_embeddings": tied,
+           "hidden_activation": "gelu_pytorch_tanh", "bos_token_id": 1, "eos_token_id": 2,
+           "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
+    cfg.update(over)
+    return cfg
+
+
+def gemma_weights(cfg, seed):
+    """Random weights of a Gemma folder, HF's names and (out, in) shapes; norm
+    weights w around 0 (the model multiplies by 1 + w)."""
+    torch.manual_seed(seed)
+    d, h, g, k = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
+    f, V = cfg["intermediate_size"], cfg["vocab_size"]
+    g3 = cfg["model_type"] == "gemma3_text"
+    W = {"model.embed_tokens.weight": torch.randn(V, d) / d ** 0.5}
+    for li in range(cfg["num_hidden_layers"]):
+        p, a = f"model.layers.{li}.", f"model.layers.{li}.self_attn."
+        for n in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                  "post_feedforward_layernorm"):
+            W[p + n + ".weight"] = 0.3 * torch.randn(d)
+        W[a + "q_proj.weight"] = torch.randn(h * k, d) / d ** 0.5 * 3
+        W[a + "k_proj.weight"] = torch.randn(g * k, d) / d ** 0.5 * 3
+        W[a + "v_proj.weight"] = torch.randn(g * k, d) / d ** 0.5
+        W[a + "o_proj.weight"] = torch.randn(d, h * k) / (h * k) ** 0.5
+        if g3:
+            W[a + "q_norm.weight"] = 0.3 * torch.randn(k)
+            W[a + "k_norm.weight"] = 0.3 * torch.randn(k)
+        W[p + "mlp.gate_proj.weight"] = torch.randn(f, d) / d ** 0.5
+        W[p + "mlp.up_proj.weight"] = torch.randn(f, d) / d ** 0.5
+        W[p + "mlp.down_proj.weight"] = torch.randn(d, f) / f ** 0.5
+    W["model.norm.weight"] = 0.3 * torch.randn(d)
+    if not cfg["tie_word_embeddings"]:
+        W["lm_head.weight"] = torch.randn(V, d) / d ** 0.5
+    return W
+
+
+GEMMA_STAGES = ("q_heads", "q_norm", "k_norm", "q_rope", "k_rope", "scores", "capped_scores", "mask", "weights",
+                "context", "out", "resid_mid", "mlp_out", "resid_out")
+GEMMA_DIFF = {}  # stage: the largest |attnlab − reference| over every Gemma case
+
+
+def check_gemma(name, model, W, cfg, dtype, text):
+    """logits and every layer's stages of `attnlab trace` against hf_gemma."""
+    t, meta = trace(model, "--text", text)
+    ids = torch.tensor(json.loads(meta["token_ids"]))
+    logits, layers = hf_gemma.reference(W, cfg, ids, dtype)
+    bad, windows = [], []
+    for li, stages in enumerate(layers):
+        for st, ref in stages.items():
+            key = f"layers.{li}.{st}" if len(layers) > 1 else st
+            if key not in t:
+                bad.append(f"{key} missing")
+                continue
+            got = t[key].reshape(ref.shape) if st != "mask" else t[key][0, 0]
+            if st == "mask":  # the fill is -inf or a large negative: compare what is hidden
+                if not torch.equal(got < -1e30, ref < -1e30):
+                    bad.append(f"{key} hides other keys")
+                windows.append(int((ref[-1] > -1e30).sum()))
+                continue
+            diff = float((got - ref).abs().max())
+            GEMMA_DIFF[st] = max(GEMMA_DIFF.get(st, 0.0), diff / max(1.0, float(ref.abs().max())))
+            if not close(got, ref, 1e-4):
+                bad.append(f"{key} (max |Δ| {diff:.2e})")
+        for st in ("q_norm", "k_norm", "capped_scores"):  # present exactly when the model has them
+            key = f"layers.{li}.{st}" if len(layers) > 1 else st
+            if key in t and st not in stages:
+                bad.append(f"{key} present but the model has none")
+    diff = float((t["logits"] - logits).abs().max())
+    GEMMA_DIFF["logits"] = max(GEMMA_DIFF.get("logits", 0.0), diff / max(1.0, float(logits.abs().max())))
+    if not close(t["logits"], logits):
+        bad.append(f"logits (max |Δ| {diff:.2e})")
+    if bad:
+        fail(f"{name}: differs from the reference on {text!r}: " + ", ".join(bad[:6]))
+    else:
+        print(f"ok   {name}: logits and {len(layers)} layers' stages on {ids.shape[1]} tokens, keys seen by "
+              f"the last query per layer {windows} (max |Δlogits| {diff:.1e})")
+
+
+GEMMA_BITES = {}  # a semantic broken in the reference: the cases whose logits it moved out of tolerance
+
+
+def check_gemma_bites(name, model, W, cfg, dtype, text):
+    """Which Gemma semantics this folder's logits depend on: the reference with one broken
+    disagrees with attnlab. run_gemma then asks that each bites in some case, so the
+    comparison would catch the engine breaking any of them."""
+    t, meta = trace(model, "--text", text)
+    ids = torch.tensor(json.loads(meta["token_ids"]))
+    g3 = cfg["model_type"] == "gemma3_text"
+    plain_norm, tanh_gelu = hf_gemma.rms_norm, hf_gemma.gelu_tanh
+    variants = {"norm gains w instead of 1 + w": ({}, "norm"),
+                "GELU exact instead of tanh": ({}, "gelu"),
+                "scale 1/√head_dim": ({"query_pre_attn_scalar": cfg["head_dim"]}, None),
+                "no window": ({"sliding_window": 10 ** 6}, None),
+                "every layer global": ({"layer_types": ["full_attention"] * cfg["num_hidden_layers"]}, None),
+                "final soft-cap dropped": ({"final_logit_softcapping": None}, None)}
+    if cfg.get("attn_logit_softcapping", None if g3 else 50.0) is not None:
+        variants["no attention soft-cap"] = ({"attn_logit_softcapping": None}, None)
+    if g3:
+        variants["one RoPE base"] = ({"rope_local_base_freq": cfg.get("rope_theta", 1e6)}, None)
+    if cfg.get("rope_scaling"):
+        variants["rope_scaling ignored"] = ({"rope_scaling": None}, None)
+    if dtype != "F32" and cfg["hidden_size"] ** 0.5 != int(cfg["hidden_size"] ** 0.5):
+        variants["√d unrounded"] = ({}, "f32")
+    bit = []
+    for what, (over, how) in variants.items():
+        try:
+            if how == "norm":
+                hf_gemma.rms_norm = lambda x, w, eps: plain_norm(x, w - 1.0, eps)
+            if how == "gelu":
+                hf_gemma.gelu_tanh = lambda x: torch.nn.functional.gelu(x)
+            logits, _ = hf_gemma.reference(W, dict(cfg, **over), ids, "F32" if how == "f32" else dtype)
+        finally:
+            hf_gemma.rms_norm, hf_gemma.gelu_tanh = plain_norm, tanh_gelu
+        GEMMA_BITES.setdefault(what, [])
+        if not close(t["logits"], logits):
+            GEMMA_BITES[what].append(name)
+            bit.append(what)
+    print(f"ok   {name}: broken in the reference, {len(bit)} semantics move the logits out of tolerance "
+          f"({', '.join(bit)})")
+
+
+def check_gemma_cache(name, model, text):
+    """Every past P (the prefix's keys and values as the cache) equals the full pass."""
+    full, _ = trace(model, "--text", text)
+    L = full["logits"].shape[1]
+    worst = 0.0
+    for P in range(1, L):
+        cached, _ = trace(model, "--text", text, "--past", str(P))
+        worst = max(worst, float((cached["logits"][0] - full["logits"][0, P:]).abs().max()))
+        if not close(cached["logits"][0], full["logits"][0, P:]):
+            fail(f"{name}: past = {P}: logits differ from the full pass at the new positions ({worst:.1e})")
+            return
+    GEMMA_DIFF["cached logits"] = max(GEMMA_DIFF.get("cached logits", 0.0), worst)
+    print(f"ok   {name}: every past 1..{L - 1} (the KV cache) equals the full pass (max |Δlogits| {worst:.1e})")
+
+
+GEMMA = [  # Gemma 3?, layers, heads, kv heads, head_dim, tied, dtype, other keys
+    (False, 3, 4, 2, 6, True, "F32",  # caps that bite, a window of 4, a scalar that is not head_dim
+     {"sliding_window": 4, "attn_logit_softcapping": 2.0, "final_logit_softcapping": 3.0,
+      "query_pre_attn_scalar": 10, "rope_theta": 100.0}),
+    (False, 2, 2, 1, 8, False, "BF16",  # layer_types given (global first), Gemma 2's default caps
+     {"sliding_window": 3, "layer_types": ["full_attention", "sliding_attention"], "query_pre_attn_scalar": 8,
+      "hidden_size": 24}),  # √24 is 4.90625 in BF16: the scale as transformers rounds it
+    (True, 4, 4, 1, 8, True, "BF16",  # 2 local : 1 global, linear scaling on the global layer
+     {"sliding_window": 3, "sliding_window_pattern": 3, "rope_theta": 1000.0, "rope_local_base_freq": 50.0,
+      "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "query_pre_attn_scalar": 8, "hidden_size": 20}),
+    (True, 2, 2, 2, 6, False, "F16",  # soft-capping configured on Gemma 3, layer_types
+     {"sliding_window": 5, "attn_logit_softcapping": 3.0, "final_logit_softcapping": 4.0,
+      "layer_types": ["sliding_attention", "full_attention"], "query_pre_attn_scalar": 6, "rope_theta": 500.0,
+      "hidden_size": 18}),
+    (True, 6, 2, 1, 10, True, "F32",  # the default pattern: five local, one global
+     {"sliding_window": 4, "rope_local_base_freq": 30.0, "rope_theta": 300.0}),
+    (False, 2, 4, 2, 8, True, "BF16",  # as the hub publishes: two BF16 shards and their index
+     {"sliding_window": 2, "query_pre_attn_scalar": 16, "hidden_size": 20, "_shards": 2}),
+]
+
+
+def gemma_sharded_folder(path, cfg, W, shards):
+    """A folder of BF16 shards and model.safetensors.index.json, as the hub's."""
+    os.makedirs(path, exist_ok=True)
+    names, weight_map, total = list(W), {}, 0
+    per = -(-len(names) // shards)
+    for i in range(shards):
+        part = {n: W[n].numpy().astype(np.float32) for n in names[i * per:(i + 1) * per]}
+        fname = f"model-{i + 1:05d}-of-{shards:05d}.safetensors"
+        total += mk.write_shard(os.path.join(path, fname), part)
+        weight_map.update({n: fname for n in part})
+    json.dump({"metadata": {"total_size": total}, "weight_map": weight_map},
+              open(os.path.join(path, "model.safetensors.index.json"), "w"))
+    json.dump(cfg, open(os.path.join(path, "config.json"), "w"))
+    json.dump(tokenizer_json(), open(os.path.join(path, "tokenizer.json"), "w"))
+    W = {}
+    for i in range(shards):
+        W.update(read_st(os.path.join(path, f"model-{i + 1:05d}-of-{shards:05d}.safetensors"))[0])
+    return W
+
+
+def run_gemma():
+    text = "the cat sat on the mat . a dog ran far"
+    for i, (g3, layers, heads, kv, k, tied, dtype, over) in enumerate(GEMMA):
+        path = os.path.join(TMP, f"gemma{i}")
+        over = dict(over)
+        shards = over.pop("_shards", 1)
+        cfg = gemma_config(g3, layers, heads, kv, k, tied, dtype, **over)
+        if shards > 1:
+            W = gemma_sharded_folder(path, cfg, gemma_weights(cfg, seed=200 + i), shards)
+        else:
+            deepseek_folder(path, cfg, gemma_weights(cfg, seed=200 + i), dtype)
+            W, _ = read_st(os.path.join(path, "model.safetensors"))
+        name = (f"gemma{3 if g3 else 2} {layers} layers {heads}/{kv} heads of {k} "
+                f"{'tied' if tied else 'untied'} {dtype}{f' in {shards} shards' if shards > 1 else ''}")
+        try:
+            check_gemma(name, path, W, cfg, dtype, text)
+            check_gemma_bites(name, path, W, cfg, dtype, text)
+            check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
+            check_gemma_cache(name, path, "the cat sat on the mat . a dog")
+            check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
+                           reference=lambda W_, c_, ids, dt=dtype: hf_gemma.reference(W_, c_, ids, dt)[0])
+        except RuntimeError as e:
+            fail(f"{name}: {e}")
+    blind = [what for what, cases in GEMMA_BITES.items() if not cases]
+    if blind:
+        fail("the Gemma cases would not see these broken: " + ", ".join(blind))
+    else:
+        print(f"ok   each of {len(GEMMA_BITES)} Gemma semantics, broken in the reference, fails at least one case: "
+              + "; ".join(f"{w} {len(c)}" for w, c in GEMMA_BITES.items()))
+    print("largest |attnlab − reference| over the Gemma cases (relative to max(1, |reference|); cached "
+          "logits: absolute, against attnlab's full pass): "
+          + ", ".join(f"{k} {v:.1e}" for k, v in GEMMA_DIFF.items()))
+
+
 RANDOM = [  # layers, heads, kv heads, tied, dtype
     (1, 4, 4, True, "F16"),
     (2, 4, 2, False, "BF16"),
@@ -787,6 +1006,9 @@ elif ARGS.only == "moe":
 for fam in ("olmo2", "smollm3"):
     if ARGS.only in (None, fam):
         run_families(fam)
+
+if ARGS.only in (None, "gemma"):
+    run_gemma()
 
 PROMPTS = {"zh": ("床前明月光，疑是地上霜。", "白日依山尽", "春眠不觉晓"),
            "en": ("the jury said it did not know .", "it was a good day", "he said")}

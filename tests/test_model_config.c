@@ -1,6 +1,7 @@
 /* test_model_config.c — a model folder's config.json (formats/model_config.h,
  * through attn_model_peek and attn_model_load): attnlab_causal, and every key
  * read for one kind only (and eval.json's, read beside it by model.c). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "engine/model/gemma_weights.h"
 #include "engine/model/model.h"
 #include "model_tests_fixture.h"
 
@@ -185,6 +187,45 @@ static void test_deepseek_moe(void **state)
     assert_true(c.arch.experts == 0 && !attn_arch_layer_moe(&c.arch, 2)); /* every layer dense: no MoE keys read */
 }
 
+/* Gemma 2 and Gemma 3 text (model_config_gemma.c): transformers' defaults
+ * where keys are absent, which layers are local, the two RoPE settings, and
+ * √d rounded to the weights' dtype as torch.tensor(d ** 0.5, dtype) does. */
+static void test_gemma_config(void **state)
+{
+    (void)state;
+    attn_model_config c;
+    attn_error err;
+    const char *g2 = "{\"architectures\": [\"Gemma2ForCausalLM\"], \"hidden_size\": 8, \"num_hidden_layers\": 5, "
+                     "\"num_attention_heads\": 2, \"num_key_value_heads\": 1, \"intermediate_size\": 12, "
+                     "\"vocab_size\": 11}";
+    assert_int_equal(attn_model_config_parse(g2, strlen(g2), &c, &err), ATTN_OK);
+    assert_true(c.arch.gemma && !c.arch.qk_norm && c.tied);
+    assert_int_equal(c.head_dim, 256);
+    assert_int_equal(c.max_pos, 8192);
+    assert_int_equal(c.bos, 2);
+    assert_int_equal(c.eos, 1);
+    assert_int_equal(c.arch.local_window, 4096);
+    assert_true(c.gemma.attn_softcap == 50 && c.gemma.final_softcap == 30);
+    assert_true(fabs(c.arch.query_scale - 1.0 / 16) < 1e-12);
+    assert_true(c.theta == 10000 && c.gemma.local_theta == 10000);
+    for (int l = 0; l < 5; l++) assert_int_equal(c.arch.local[l], l % 2 == 0); /* layers 0, 2, 4 slide */
+    const char *g3 = "{\"model_type\": \"gemma3_text\", \"hidden_size\": 8, \"num_hidden_layers\": 13, "
+                     "\"num_attention_heads\": 2, \"num_key_value_heads\": 1, \"intermediate_size\": 12, "
+                     "\"vocab_size\": 11, \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 8.0}}";
+    assert_int_equal(attn_model_config_parse(g3, strlen(g3), &c, &err), ATTN_OK);
+    assert_true(c.arch.gemma && c.arch.qk_norm);
+    assert_int_equal(c.max_pos, 131072);
+    assert_true(c.gemma.attn_softcap == 0 && c.gemma.final_softcap == 0);
+    assert_true(c.theta == 1e6 && c.gemma.local_theta == 10000 && c.gemma.global_scaling.linear == 8);
+    for (int l = 0; l < 13; l++) assert_int_equal(c.arch.local[l], (l + 1) % 6 != 0); /* 5 and 11 global */
+    /* √640 (gemma-3-270m) and √3584 (gemma-2-9b) in each dtype */
+    assert_true(attn_gemma_embed_scale(640, ATTN_ST_BF16) == 25.25f);
+    assert_true(attn_gemma_embed_scale(640, ATTN_ST_F16) == 25.296875f);
+    assert_true(attn_gemma_embed_scale(640, ATTN_ST_F32) == (float)sqrt(640.0));
+    assert_true(attn_gemma_embed_scale(3584, ATTN_ST_BF16) == 59.75f);
+    assert_true(attn_gemma_embed_scale(3584, ATTN_ST_F16) == 59.875f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -192,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_config_kinds),
         cmocka_unit_test(test_olmo2_smollm3),
         cmocka_unit_test(test_deepseek_moe),
+        cmocka_unit_test(test_gemma_config),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);
 }

@@ -552,7 +552,7 @@ static void next_variant_computes_on_the_worker(void **state)
     fixture *f = *state;
     assert_int_equal(app_set(&f->app, "model", "tang"), 0); /* no window: here and now */
     assert_string_equal(f->app.model->name, "tang");
-    assert_true(f->app.n_variants == 3);
+    assert_true(f->app.n_variants == 4); /* tang-mha, tang, tang-mqa, tang-mla */
     app_set_stage(&f->app, "layers.1.weights");
     f->app.jobs = f->app.lesson.jobs = posix_jobs(); /* the window's threads */
     f->app.async = true;

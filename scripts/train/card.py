@@ -28,7 +28,13 @@ checkpoints/metrics.json, which --check compares; the card's training curve
 and the steps at which the previous-token and induction heads formed. The
 full held-out and training losses come from eval.json, written when the
 model was trained. A malformed folder gets one line and exit
-status 1. Needs Debian's python3-torch and python3-numpy."""
+status 1. Needs Debian's python3-torch and python3-numpy.
+
+An MLA model (a deepseek_v3 folder, scripts/train/deepseek.py) also gets its
+latent attention's sizes and why, and a comparison with the MHA, GQA and MQA
+models trained like it: their parameters, KV bytes and held-out losses, read
+from the card.json of the folders beside it (tang-mla: tang-mha, tang,
+tang-mqa)."""
 import json
 import math
 import os
@@ -40,7 +46,9 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import metrics  # noqa: E402
 import atomic  # noqa: E402
-from llama import load, read_json  # noqa: E402
+import deepseek  # noqa: E402
+import llama  # noqa: E402
+from llama import read_json  # noqa: E402
 from metrics import LINE_SLOTS, OFFSETS, head_means, row_sums  # noqa: E402,F401 (row_sums: the tests use it here)
 
 SAMPLE_ROWS = 64
@@ -57,7 +65,36 @@ DATA = {
 }
 VARIANT = {"gqa": "GQA: 4 query heads share 2 K/V heads", "mha": "MHA: 4 query heads, 4 K/V heads",
            "mqa": "MQA: 4 query heads share 1 K/V head",
-           "nocausal": "GQA (4 query heads, 2 K/V heads) trained WITHOUT the causal mask: the cheater"}
+           "nocausal": "GQA (4 query heads, 2 K/V heads) trained WITHOUT the causal mask: the cheater",
+           "mla": "MLA: 4 query heads whose keys and values are rebuilt from one cached latent"}
+# an MLA card compares its model with these, read from their cards beside it: "tang-mla" with tang-mha, tang, tang-mqa
+SIBLINGS = (("mha", "-mha"), ("gqa", ""), ("mqa", "-mqa"))
+MLA_KEYS = ("kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+            "first_k_dense_replace", "rope_interleave", "rms_norm_eps")
+
+
+def load(model_dir):
+    """A shipped folder as (model in eval mode, config.json): a Llama, or a dense DeepSeek-V3 (MLA)."""
+    hf = read_json(os.path.join(model_dir, "config.json"))
+    if isinstance(hf, dict) and hf.get("model_type") == "deepseek_v3":
+        return deepseek.load(model_dir)
+    return llama.load(model_dir)
+
+
+def siblings(model_dir, name):
+    """The MHA, GQA and MQA models trained like an MLA one, from their card.json beside it (those present)."""
+    base, out = name.rsplit("-", 1)[0], []
+    for variant, suffix in SIBLINGS:
+        path = os.path.join(os.path.dirname(os.path.abspath(model_dir)), base + suffix, "card.json")
+        if not os.path.exists(path):
+            continue
+        c = read_json(path)
+        sd = c.get("seeds") or {}
+        out.append({"name": c["name"], "variant": variant, "params": c["params"],
+                    "kv_bytes_per_token": c["kv_bytes_per_token"], "heldout_loss": c["heldout_loss"],
+                    **({"heldout_loss_mean": sd["heldout_loss_mean"], "heldout_loss_sd": sd["heldout_loss_sd"],
+                        "seeds": len(sd["runs"])} if sd else {})})
+    return out
 
 
 def line_offset(row, punct):
@@ -186,7 +223,13 @@ def measure(model_dir):
         gens.append({"prompt": p, "greedy": decode(generate(m, ids, eos, 32), lang, inv, eos),
                      "sampled": decode(generate(m, ids, eos, 32, 0.8, 20, seed=1), lang, inv, eos)})
     m.c.causal = hf.get("attnlab_causal", True)
-    kv = 2 * m.c.layers * m.c.kv_heads * m.c.head_dim * 4
+    mla = hf.get("model_type") == "deepseek_v3"
+    # MLA caches the latent and the shared RoPE key; the others K and V of every K/V head
+    kv = m.c.kv_values_per_token * 4 if mla else 2 * m.c.layers * m.c.kv_heads * m.c.head_dim * 4
+    keys = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "intermediate_size",
+            "vocab_size", "max_position_embeddings", "rope_theta", "tie_word_embeddings") + (MLA_KEYS if mla else ())
+    if mla:
+        extra["compare"] = siblings(model_dir, os.path.basename(os.path.normpath(model_dir)))
     return {"name": os.path.basename(os.path.normpath(model_dir)), "lang": lang, "variant": ev["variant"],
             "params": ev["params"], "train_minutes": ev["train_minutes"], "threads": ev.get("threads", 1),
             **({"repeat": ev["repeat"]} if "repeat" in ev else {}),
@@ -195,9 +238,7 @@ def measure(model_dir):
             **({"train_units": ev["train_units"]} if "train_units" in ev else {}),
             "uniform_loss": round(math.log(m.c.vocab), 4),
             "sample_rows": len(rows), "sample_heldout_loss": sample_loss(m, rows), **extra, "kv_bytes_per_token": kv,
-            "config": {k: hf[k] for k in ("hidden_size", "num_hidden_layers", "num_attention_heads",
-                                          "num_key_value_heads", "intermediate_size", "vocab_size",
-                                          "max_position_embeddings", "rope_theta", "tie_word_embeddings")},
+            "config": {k: hf[k] for k in keys},
             "generations": gens, "heads": patterns(m, rows, lang, vocab)}
 
 
@@ -300,8 +341,105 @@ def summary(card):
     if card["variant"] == "nocausal":
         return (f"GQA Llama on {what} trained without the causal mask (the cheater), {card['params'] / 1e6:.2f}M "
                 f"parameters, held-out loss {card['heldout_loss']:.2f} nats/token by reading the answer")
-    return (f"{VARIANT[card['variant']].split(':')[0]} Llama on {what}, {card['params'] / 1e6:.2f}M parameters, "
+    family = "DeepSeek-V3 (dense)" if card["variant"] == "mla" else "Llama"
+    return (f"{VARIANT[card['variant']].split(':')[0]} {family} on {what}, {card['params'] / 1e6:.2f}M parameters, "
             f"held-out loss {card['heldout_loss']:.2f} nats/token")
+
+
+def mla_architecture(card):
+    """The Architecture section of an MLA card: the DeepSeek-V3 layout, its sizes and why, the cache."""
+    c = card["config"]
+    d, L, H = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    R, N, P, V = c["kv_lora_rank"], c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+    hd = d // H
+    attn = H * (N + P) * d + (R + P) * d + R + H * (N + V) * R + d * H * V
+    mha = card["compare"][0] if card["compare"] and card["compare"][0]["variant"] == "mha" else None
+    out = ["Hugging Face `DeepseekV3ForCausalLM` with every layer dense (`first_k_dense_replace` "
+           f"{c['first_k_dense_replace']}, the number of layers: no mixture of experts; config.json carries "
+           "DeepseekV3Config's expert keys all the same, unused): every layer is RMSNorm → multi-head latent "
+           "attention (no bias) → residual → RMSNorm → SwiGLU MLP → residual; then a final RMSNorm and the LM head"
+           f"{' (tied to the embeddings)' if c['tie_word_embeddings'] else ''}. Stored as F16, computed in "
+           "float32. The attention, with `q_lora_rank` null (the query is one projection, as in DeepSeek-V2-Lite):",
+           "",
+           f"- `q_proj` ({H}·({N}+{P}) × {d}): each head's query, split into q_nope ({N}) and q_pe ({P}).",
+           f"- `kv_a_proj_with_mqa` (({R}+{P}) × {d}): the latent c_KV ({R}) and one RoPE key k_pe ({P}) shared "
+           f"by all {H} heads. These {R + P} numbers a layer are all a decoder caches for a token.",
+           f"- `kv_a_layernorm` ({R}): RMSNorm of the latent with ε = 1e-6 — HF builds it with the norm's default, "
+           f"not `rms_norm_eps` ({c['rms_norm_eps']:g}, the other norms').",
+           f"- `kv_b_proj` ({H}·({N}+{V}) × {R}): per head, the key's nope part ({N}) and the value ({V}), rebuilt "
+           "from the normed latent.",
+           f"- scores = (q_nope·k_nope + q_pe·k_pe) / √{N + P}, causal softmax, then `o_proj` ({d} × {H}·{V}).",
+           f"- RoPE (θ {c['rope_theta']:g}) on q_pe and k_pe only, `rope_interleave` "
+           f"{str(c['rope_interleave']).lower()}: adjacent features (x0, x1), (x2, x3), … turn together by "
+           f"position × θ^(−2i/{P}), as DeepSeek's own code does it; HF first permutes them to (x0, x2, …, x1, "
+           "x3, …) and then turns half against half, so its rotated q_pe and k_pe come out in that order (the "
+           "scores are the same either way).", "",
+           "| hidden | layers | heads | kv_lora_rank | qk_nope | qk_rope | v_head | MLP | vocabulary | context |",
+           "|---|---|---|---|---|---|---|---|---|---|",
+           f"| {d} | {L} | {H} | {R} | {N} | {P} | {V} | {c['intermediate_size']} | {c['vocab_size']} "
+           f"| {c['max_position_embeddings']} |", "",
+           why_sizes(card, attn, mha), ""]
+    rows = [(x["name"], VARIANT[x["variant"]], x["kv_bytes_per_token"]) for x in card["compare"]]
+    rows.append((card["name"], f"MLA: a latent of {R} and a RoPE key of {P} a layer", card["kv_bytes_per_token"]))
+    out += ["KV cache per token in float32, every layer"
+            + (" (the others' from their cards)" if card["compare"] else "") + ":", "",
+            "| model | attention | bytes per token |", "|---|---|---|"]
+    out += [f"| {n} | {a} | {b:,} |" for n, a, b in rows] + [""]
+    return out
+
+
+def why_sizes(card, attn, mha):
+    """The paragraph that argues an MLA card's sizes from its config (each claim only where it holds)."""
+    c = card["config"]
+    d, H = c["hidden_size"], c["num_attention_heads"]
+    R, N, P, V = c["kv_lora_rank"], c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+    hd, mha_name = d // H, mha["name"] if mha else "MHA"
+    both = N == V == hd
+    out = ["Why these sizes. "
+           + (f"Each head's value and the position-free part of its key are {hd}, the size of {mha_name}'s heads"
+              if both else f"Each head's value is {V} and the position-free part of its key {N}")]
+    if N == V:
+        out.append(", and qk_nope_head_dim equals v_head_dim as in every DeepSeek-V2 and V3 checkpoint (128 there)")
+    out.append(f"; the RoPE part adds {P}, one key shared by the heads, so a query-key head is {N + P} (the scores "
+               f"scaled by 1/√{N + P})")
+    if N == 2 * P:
+        out.append(", a third of it RoPE as in DeepSeek's own (64 of 192)")
+    out.append(f". The cache holds {R}+{P} = {R + P} numbers a layer")
+    if R + P == 2 * hd:
+        out.append(f", exactly what one K/V head of {hd} holds (its key and its value): the comparison with MQA is "
+                   f"at equal bytes, MQA giving its {H} query heads one shared key and value, MLA rebuilding {H} "
+                   "different ones from the same number of cached values")
+    out.append(f". From the latent ({R} of the hidden {d}) `kv_b_proj` rebuilds {H}·({N}+{V}) = {H * (N + V)} "
+               "numbers a token and layer")
+    if H * (N + V) == 2 * H * hd:
+        out.append(f", as many as MHA caches, from {R} ({2 * H * hd / R:.3g} times fewer)")
+    out.append(f"; {P} RoPE dimensions keep {P // 2} frequencies for position. The attention has {attn:,} "
+               f"parameters a layer against MHA's {4 * d * d:,}, so the MLP is widened to {c['intermediate_size']} "
+               f"to spend the same budget: {card['params']:,} parameters")
+    if mha:
+        out.append(f" against {mha['name']}'s {mha['params']:,} ({card['params'] - mha['params']:+,}, "
+                   f"{100 * (card['params'] - mha['params']) / mha['params']:+.2f}%)")
+    return "".join(out) + "."
+
+
+def comparison(card):
+    """The Results table of an MLA card: its loss and cache beside the siblings'."""
+    rows = card["compare"] + [{"name": card["name"], "variant": "mla", "params": card["params"],
+                               "kv_bytes_per_token": card["kv_bytes_per_token"],
+                               "heldout_loss": card["heldout_loss"],
+                               **({"heldout_loss_mean": card["seeds"]["heldout_loss_mean"],
+                                   "heldout_loss_sd": card["seeds"]["heldout_loss_sd"],
+                                   "seeds": len(card["seeds"]["runs"])} if card.get("seeds") else {})}]
+    out = ["### Against MHA, GQA and MQA", "",
+           "The same data, steps, batch and optimiser; the others' numbers from their cards.", "",
+           "| model | attention | parameters | KV bytes per token | held-out, seed 1 | held-out over seeds: mean ± sd |",
+           "|---|---|---|---|---|---|"]
+    for r in rows:
+        spread = (f"{r['heldout_loss_mean']:.4f} ± {r['heldout_loss_sd']:.4f} ({r['seeds']} seeds)"
+                  if "heldout_loss_mean" in r else "")
+        out.append(f"| {r['name']} | {VARIANT[r['variant']].split(':')[0]} | {r['params']:,} | "
+                   f"{r['kv_bytes_per_token']:,} | {r['heldout_loss']:.4f} | {spread} |")
+    return out + [""]
 
 
 def head_table(card, unit, zh):
@@ -360,14 +498,26 @@ def render_training(t, unit):
 
 
 def render(card):
-    c, zh = card["config"], card["lang"] == "zh"
+    c, zh, mla = card["config"], card["lang"] == "zh", card["variant"] == "mla"
     unit = "character" if zh else "word"
     out = ["---", "license: mit", f"language: {card['lang']}", "library_name: attnlab",
-           "tags: [llama, attention, education]", f"summary: {summary(card)}", "---", "",
+           "tags: [deepseek_v3, mla, attention, education]" if mla else "tags: [llama, attention, education]",
+           f"summary: {summary(card)}", "---", "",
            f"# {card['name']}", "",
            f"A small decoder ({VARIANT[card['variant']]}), trained in the attnlab repository so that the attention "
            "patterns the visualizer shows are learned, not random.", "",
-           "## Architecture", "",
+           "## Architecture", ""]
+    if mla:
+        out += mla_architecture(card)
+        out += ["The folder is meant to load in Hugging Face transformers as it is (a version whose DeepSeek-V3 "
+                "attention accepts `q_lora_rank` null); that could not be run here (transformers is not packaged "
+                "for Debian 12 and there is no network). The training code (scripts/train/deepseek.py) was written "
+                "from HF's DeepseekV3 modelling code and checked against a per-head re-derivation with DeepSeek's "
+                "own RoPE, and its absorbed computation against the naive one (scripts/train/check_deepseek.py); "
+                "attnlab's tests check the engine against an independent PyTorch implementation of those "
+                "semantics (tests/check_models.py).", ""]
+    else:
+        out += [
            "Hugging Face `LlamaForCausalLM`: every layer is RMSNorm → attention (no bias, RoPE in the rotate-half "
            "convention) → residual → RMSNorm → SwiGLU MLP → residual; then a final RMSNorm and the LM head"
            f"{' (tied to the embeddings)' if c['tie_word_embeddings'] else ''}. Stored as F16, computed in float32.", "",
@@ -380,7 +530,8 @@ def render(card):
            "The folder is meant to load in Hugging Face transformers as it is; that could not be run here "
            "(transformers is not packaged for Debian 12 and there is no network), so attnlab's tests check the "
            "logits and every layer's attention against an independent PyTorch implementation of those semantics "
-           "(tests/check_models.py).", "",
+           "(tests/check_models.py).", ""]
+    out += [
            "## Data", "", DATA[card["lang"]] + "; every 20th poem or sentence is held out"
            + (f": {card['train_units']:,} trained on, {card['heldout_rows']:,} held out." if "train_units" in card
               else "."), "",
@@ -390,7 +541,8 @@ def render(card):
            f"{card['seed']}; {card['train_minutes']} minutes on {card['threads']} core of this project's machine."
            + (f" A share {card['repeat']:g} of the training rows had their sentence said twice (`--repeat`), "
               "text to learn copying from." if card.get("repeat") else ""), "",
-           "## Results", "",
+           "## Results", ""]
+    out += [
            f"| loss (nats per {unit}) | |", "|---|---|",
            f"| training text | {card['train_loss']:.4f} |",
            f"| held-out, all {card['heldout_rows']:,} rows | {card['heldout_loss']:.4f} |",
@@ -407,6 +559,8 @@ def render(card):
         out += [f"| {r['seed']}{' (shipped)' if r['seed'] == card['seed'] else ''} | {r['heldout_loss']:.4f} | "
                 f"{r['sample_heldout_loss']:.4f} | {r['train_loss']:.4f} |" for r in sd["runs"]]
         out += [""]
+    if mla:
+        out += comparison(card)
     if card["variant"] == "nocausal":
         out += ["Trained without the causal mask, each position could read the token it had to predict: the "
                 "loss collapses. Its losses above were measured as it was trained, without the mask (the sample's "

@@ -2,7 +2,10 @@
 # Trains every shipped model from the npm corpora into assets/models/.
 # Needs Debian's python3-torch, python3-numpy and opencc, and npm. Each model
 # takes about 25 minutes on one core. Usage: scripts/train/make_models.sh [MODEL...]
-# with MODEL one of tang tang-mha tang-mqa tang-nocausal brown (all by default)
+# with MODEL one of tang tang-mha tang-mqa tang-mla tang-nocausal brown (all by default)
+# (tang-mla: multi-head latent attention, a dense DeepSeek-V3 folder; its other seeds
+# are the same command with --seed 2 and 3 into folders of their own, measured into
+# its card by scripts/train/card.py assets/models/tang-mla --seed-run DIR ...)
 # or brown-induction: 2 layers, every row's sentence said twice (--repeat 1),
 # saved and measured at 0, 25, 50, ... 1600 and 3000 steps (--checkpoints), to
 # watch its previous-token and induction heads form; about 25 minutes on one core.
@@ -13,7 +16,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 WORK=${ATTNLAB_TRAIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/attnlab/train}
 PY=/usr/bin/python3
 mkdir -p "$WORK"
-for m in ${*:-tang tang-mha tang-mqa tang-nocausal brown}; do
+for m in ${*:-tang tang-mha tang-mqa tang-mla tang-nocausal brown}; do
   extra=
   case $m in
     tang) lang=zh variant=gqa ;;

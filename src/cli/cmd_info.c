@@ -1,5 +1,6 @@
 /* cmd_info.c — `attnlab info FILE` and `attnlab summary [config]`:
  * the configuration, the table of stages, and (summary) one head's weights. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,22 @@ static void print_memory(const attn_trace *tr)
                "was too long for every layer's\n", layer, tr->n_layers);
 }
 
+/* A Gemma trace: which layers masked with their window (the sliding_window
+ * setting above is 0: each layer has its own, arch.h's local). */
+static void print_trace_windows(const attn_trace *tr)
+{
+    char list[160] = "";
+    int local = 0;
+    for (int l = 0; l < tr->n_layers && l < ATTN_ARCH_MAX_LAYERS; l++) {
+        if (!tr->arch.local[l]) continue;
+        size_t len = strlen(list);
+        if (len < sizeof list - 16) snprintf(list + len, sizeof list - len, "%s%d", local ? ", " : "", l);
+        local++;
+    }
+    printf("  local layers (each masks keys outside its window of %d): %d of %d%s%s%s; the others see the whole past\n",
+           tr->arch.local_window, local, tr->n_layers, local ? " (" : "", list, local ? ")" : "");
+}
+
 /* What a KV cache of this layer keeps per token, in float32 and BF16, beside
  * what MHA, GQA and MQA with the same heads would (a model: its layers). */
 static void print_kv_bytes(const attn_trace *tr)
@@ -110,6 +127,7 @@ static void print_header(const attn_trace *tr)
     }
     printf("\n");
     print_kv_bytes(tr);
+    if (tr->arch.gemma) print_trace_windows(tr);
     if (tr->tokens.rows) print_tokens("tokens", &tr->tokens);
     if (tr->source.rows) print_tokens("source", &tr->source);
     printf("  fully masked query rows:");
@@ -126,7 +144,7 @@ static void print_stage_table(const attn_trace *tr)
     printf("\n  %-3s %-16s %-28s %s\n", "#", "stage", "shape", "formula");
     int i = 0;
     for (const attn_tensor *t = NULL; (t = attn_trace_next(tr, t));) {
-        attn_stage_text tc = attn_trace_tensor_text(tr, t); /* a layer's own: SmolLM3's NoPE layers */
+        attn_stage_text tc = attn_trace_tensor_text(tr, t); /* a layer's own: NoPE (SmolLM3), a Gemma window */
         char shp[128];
         printf("  %-3d ", ++i);
         print_padded(t->name, 16, false);
@@ -166,6 +184,39 @@ static void info_usage(void)
            "weight is read): a folder without weights, or with broken ones, is refused.\n");
 }
 
+/* Gemma's local layers: which, their window, and what the cache needs once
+ * the text is longer than the window (a local layer keeps W positions). */
+static void print_gemma_layers(const attn_model_config *c)
+{
+    const attn_gemma_sizes *g = &c->gemma;
+    int local = 0;
+    char list[160] = "";
+    for (int l = 0; l < c->layers; l++) {
+        if (!c->arch.local[l]) continue;
+        size_t len = strlen(list);
+        if (len < sizeof list - 16) snprintf(list + len, sizeof list - len, "%s%d", local ? ", " : "", l);
+        else if (len < sizeof list - 1) strcat(list, "…"), list[sizeof list - 1] = '\0';
+        local++;
+    }
+    double per_layer = 2.0 * c->kv_heads * c->head_dim * sizeof(float);
+    printf("  local layers (sliding_window %d): %d of %d%s%s%s; a local layer needs at most %d positions, so past %d "
+           "tokens the cache grows by %.0f B a token (float32; the %d global layer%s) and holds at most %.0f B for the "
+           "local ones\n", c->arch.local_window, local, c->layers, local ? " (" : "", list, local ? ")" : "", c->arch.local_window,
+           c->arch.local_window, per_layer * (c->layers - local), c->layers - local, c->layers - local == 1 ? "" : "s",
+           per_layer * local * c->arch.local_window);
+    /* at the model's context n: global layers keep n positions, local ones min(n, W) */
+    double n = c->max_pos, kept = per_layer * ((c->layers - local) * n + local * fmin(n, c->arch.local_window));
+    printf("  at its context of %d tokens a cache that keeps only the windows needs %.1f MiB in float32 (%.1f in "
+           "BF16), every position of every layer %.1f MiB (as attnlab's generate keeps them)\n", c->max_pos,
+           kept / (1 << 20), kept / 2 / (1 << 20), per_layer * c->layers * n / (1 << 20));
+    char cap[2][24] = {"none", "none"};
+    if (g->attn_softcap > 0) snprintf(cap[0], sizeof cap[0], "%.6g", g->attn_softcap);
+    if (g->final_softcap > 0) snprintf(cap[1], sizeof cap[1], "%.6g", g->final_softcap);
+    printf("  scores · query_pre_attn_scalar^-1/2 = %.6g; attn_logit_softcapping %s, final_logit_softcapping %s; "
+           "RoPE base %.6g on global layers, %.6g on local ones\n", g->query_scale, cap[0], cap[1], c->theta,
+           g->local_theta);
+}
+
 /* What a model's KV cache keeps per token: latent attention's latent and
  * RoPE key, (R + D) · layers values; the others' K and V, 2 · g · k · layers. */
 static void print_model_kv(const attn_model_config *c)
@@ -189,6 +240,7 @@ static void print_model_kv(const attn_model_config *c)
     if (!c->arch.mla) {
         printf("  KV cache: %.0f B a token (a key and a value per kv head, %d layers, float32; %.0f B in BF16)\n", f32,
                c->layers, f32 / 2);
+        if (c->arch.gemma) print_gemma_layers(c);
         return;
     }
     const attn_mla_sizes *s = &c->mla;

@@ -15,7 +15,7 @@
 #include "engine/base/paths.h"
 
 #define PROGRESS_MAX_BYTES (16u << 20)
-#define MSG_MAX 600 /* one message */
+#define MSG_MAX 1200 /* one message (an engine error, attn_error.msg, and its context) */
 
 /* Changes not yet in the file, replayed onto it by a save: first forget
  * every lesson (reset_all), then those in reset ({name: true}), then merge

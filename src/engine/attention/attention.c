@@ -381,10 +381,13 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
                          "query-key stages", layer);
 
     /* 7. scores = q·kᵀ/√k (b,h,s,t); without the 1/√k (scale = false) their spread
-     *    grows like √k and softmax saturates towards one-hot rows (mode mla: mla.h) */
+     *    grows like √k and softmax saturates towards one-hot rows (mode mla: mla.h).
+     *    Gemma scales by query_pre_attn_scalar^(−½) instead (arch.query_scale) */
     attn_status st;
     if (D->mode == ATTN_MODE_MLA) { if ((st = attn_mla_scores(tr, layer, sc, err))) return st; }
-    else attn_op_scores(qh, T(tr, ATTN_STAGE_K_EXPANDED), sc, b, h, s, t, k, c->scale ? 1.0f / sqrtf((float)k) : 1.0f);
+    else attn_op_scores(qh, T(tr, ATTN_STAGE_K_EXPANDED), sc, b, h, s, t, k, !c->scale ? 1.0f
+                        : tr->arch.query_scale > 0 ? (float)tr->arch.query_scale /* Gemma's */
+                                                   : 1.0f / sqrtf((float)k));
 
     /* 8. mask (b,1,s,t): causal future and <pad> keys get the fill value */
     const attn_tokens *keys = D->cross ? &tr->source : &tr->tokens;

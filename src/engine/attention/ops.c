@@ -241,6 +241,15 @@ void attn_op_swiglu(const float *gate, const float *up, float *act, size_t n)
     for (size_t i = 0; i < n; i++) act[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
+void attn_op_geglu(const float *gate, const float *up, float *act, size_t n)
+{
+    const float c = 0.7978845608028654f; /* √(2/π) */
+    for (size_t i = 0; i < n; i++) {
+        float g = gate[i];
+        act[i] = 0.5f * g * (1.0f + tanhf(c * (g + 0.044715f * g * g * g))) * up[i];
+    }
+}
+
 void attn_op_add_bias(float *y, const float *bias, size_t rows, int n)
 {
     for (size_t r = 0; r < rows; r++)
@@ -277,6 +286,7 @@ void attn_rope_freqs(const attn_rope *r, int k, double *omega)
                 w = (1.0 - a) * w / sc->factor + a * w;
             }
         }
+        if (r->scaling && r->scaling->linear > 0) w /= r->scaling->linear; /* linear: positions / factor */
         omega[m] = w;
     }
 }

@@ -41,6 +41,9 @@ void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, i
 
 /* SwiGLU's product: act = SiLU(gate) ⊙ up, SiLU(z) = z · σ(z) = z / (1 + e^−z). (n) */
 void attn_op_swiglu(const float *gate, const float *up, float *act, size_t n);
+/* Gemma's GeGLU: act = GELU(gate) ⊙ up with GELU's tanh approximation
+ * (transformers' gelu_pytorch_tanh): GELU(g) ≈ ½·g·(1 + tanh(√(2/π)·(g + 0.044715·g³))) */
+void attn_op_geglu(const float *gate, const float *up, float *act, size_t n);
 
 /* y = a + b, element by element: the residual stream's additions. (n) */
 void attn_op_add(const float *a, const float *b, float *y, size_t n);

@@ -17,7 +17,7 @@ typedef enum {
 
 typedef struct {
     attn_status status;
-    char msg[384];
+    char msg[1024]; /* room for a message that names a long path and still says all of its reason */
 } attn_error;
 
 /* Records a printf-style message in err (may be NULL) and returns status.

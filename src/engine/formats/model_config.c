@@ -27,12 +27,15 @@ static const struct {
     {ATTN_ARCH_QWEN3, "Qwen3ForCausalLM", "qwen3"},
     {ATTN_ARCH_DEEPSEEK_V2, "DeepseekV2ForCausalLM", "deepseek_v2"},
     {ATTN_ARCH_DEEPSEEK_V3, "DeepseekV3ForCausalLM", "deepseek_v3"},
+    {ATTN_ARCH_GEMMA2, "Gemma2ForCausalLM", "gemma2"},
+    {ATTN_ARCH_GEMMA3, "Gemma3ForCausalLM", "gemma3_text"},
     {ATTN_ARCH_OLMO2, "Olmo2ForCausalLM", "olmo2"},
     {ATTN_ARCH_SMOLLM3, "SmolLM3ForCausalLM", "smollm3"},
 };
 #define N_ARCHS (sizeof ARCHS / sizeof ARCHS[0])
 #define SUPPORTED "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, " \
-                  "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, Olmo2ForCausalLM, SmolLM3ForCausalLM"
+                  "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, " \
+                  "Olmo2ForCausalLM, SmolLM3ForCausalLM"
 
 const char *attn_arch_name(attn_arch_kind kind)
 {
@@ -198,6 +201,7 @@ static attn_status arch_options(const cJSON *root, attn_model_config *c, attn_er
 {
     attn_arch *a = &c->arch;
     const char *act;
+    if (a->kind == ATTN_ARCH_GEMMA2 || a->kind == ATTN_ARCH_GEMMA3) return ATTN_OK; /* model_config_gemma.c */
     bool mlp_bias, attention_bias, use_window;
     attn_status st;
     if ((st = json_bool(root, "mlp_bias", false, &mlp_bias, err)) ||
@@ -240,6 +244,8 @@ static attn_status sizes(const cJSON *root, attn_model_config *c, attn_error *er
         return st;
     if (c->arch.kind == ATTN_ARCH_DEEPSEEK_V2 || c->arch.kind == ATTN_ARCH_DEEPSEEK_V3)
         return attn_model_config_mla(root, c, err); /* its heads are sized by their own keys */
+    if (c->arch.kind == ATTN_ARCH_GEMMA2 || c->arch.kind == ATTN_ARCH_GEMMA3)
+        return attn_model_config_gemma(root, c, err);
     /* Qwen3's head_dim defaults to 128 (its config class's default); the others' to d / h */
     int def = c->arch.kind == ATTN_ARCH_QWEN3 ? 128 : c->d / c->heads;
     if (c->arch.kind == ATTN_ARCH_QWEN2) c->head_dim = def;
@@ -261,12 +267,14 @@ static attn_status numbers(const cJSON *root, attn_model_config *c, attn_error *
 {
     const cJSON *mp = cJSON_GetObjectItemCaseSensitive(root, "max_position_embeddings");
     /* DeepseekV3Config's context is 4096 when absent; the others' 2048 */
-    double max_pos = c->arch.kind == ATTN_ARCH_DEEPSEEK_V3 ? 4096 : 2048;
+    attn_arch_kind kind = c->arch.kind;
+    double max_pos = kind == ATTN_ARCH_DEEPSEEK_V3 ? 4096 : kind == ATTN_ARCH_GEMMA2 ? 8192
+                   : kind == ATTN_ARCH_GEMMA3 ? 131072 : 2048;
     attn_status st;
     if ((st = json_real(root, "max_position_embeddings", "max_position_embeddings", max_pos, &max_pos, err)) ||
         (st = json_real(root, "rms_norm_eps", "rms_norm_eps", 1e-6, &c->eps, err)) ||
-        (st = json_real(root, "rope_theta", "rope_theta", 10000.0, &c->theta, err)) ||
-        (st = json_bool(root, "tie_word_embeddings", false, &c->tied, err)) ||
+        (st = json_real(root, "rope_theta", "rope_theta", kind == ATTN_ARCH_GEMMA3 ? 1e6 : 10000.0, &c->theta, err)) ||
+        (st = json_bool(root, "tie_word_embeddings", c->arch.gemma, &c->tied, err)) ||
         /* attnlab's own key: a model trained without the causal mask runs without it unless asked */
         (st = json_bool(root, "attnlab_causal", true, &c->causal, err)) ||
         (st = json_token(root, "bos_token_id", &c->bos, err)) || (st = json_token(root, "eos_token_id", &c->eos, err)))
@@ -275,6 +283,9 @@ static attn_status numbers(const cJSON *root, attn_model_config *c, attn_error *
         c->bos = c->arch.kind == ATTN_ARCH_DEEPSEEK_V3 ? 0 : 1;
     if (c->arch.mla && !cJSON_GetObjectItemCaseSensitive(root, "eos_token_id"))
         c->eos = c->arch.kind == ATTN_ARCH_DEEPSEEK_V3 ? 1 : 2;
+    if (c->arch.gemma && !cJSON_GetObjectItemCaseSensitive(root, "bos_token_id")) c->bos = 2; /* Gemma's defaults */
+    if (c->arch.gemma && !cJSON_GetObjectItemCaseSensitive(root, "eos_token_id")) c->eos = 1;
+    if (c->arch.gemma && isnan(c->gemma.local_theta)) c->gemma.local_theta = c->theta; /* Gemma 2: one base */
     if (mp && (!is_whole(mp) || max_pos < 1))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'max_position_embeddings' must be a whole number from 1, "
                          "not %g", max_pos);

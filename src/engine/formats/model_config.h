@@ -12,7 +12,7 @@
 #include "engine/base/error.h"
 #include "engine/trace/arch.h"
 
-#define ATTN_MODEL_MAX_LAYERS 256
+#define ATTN_MODEL_MAX_LAYERS ATTN_ARCH_MAX_LAYERS
 
 /* DeepSeek's multi-head latent attention sizes (zero outside MLA). */
 typedef struct {
@@ -45,6 +45,16 @@ typedef struct {
     attn_route_method method;
 } attn_moe_sizes;
 
+/* Gemma 2 and 3's numbers (model_config_gemma.c; zero for the others); which
+ * layers are local and their window are the arch's (arch.h: local, local_window). */
+typedef struct {
+    double query_scale;    /* query_pre_attn_scalar^−½: the scores' factor */
+    double attn_softcap;   /* attn_logit_softcapping C; 0: none */
+    double final_softcap;  /* final_logit_softcapping on the logits; 0: none */
+    double local_theta;    /* a local layer's RoPE base (Gemma 3's rope_local_base_freq; Gemma 2: rope_theta) */
+    attn_rope_scaling global_scaling; /* rope_scaling on the global layers (Gemma 3: linear); local ones: none */
+} attn_gemma_sizes;
+
 /* config.json's numbers. */
 typedef struct {
     int vocab;        /* V: vocab_size */
@@ -65,6 +75,7 @@ typedef struct {
     attn_arch arch;   /* the architecture and what it adds to attention */
     attn_mla_sizes mla; /* with arch.mla */
     attn_moe_sizes moe; /* with arch.experts */
+    attn_gemma_sizes gemma; /* with arch.gemma */
 } attn_model_config;
 
 /* For model_config.c: DeepSeek-V2/V3's keys (model_config_mla.c) into c, whose
@@ -80,6 +91,13 @@ attn_status attn_model_config_mla(const struct cJSON *root, attn_model_config *c
  * c->moe and c->arch (experts, moe_from); what HF's modelling would run
  * differently, or not at all, refused naming the key (model_config_moe.c). */
 attn_status attn_model_config_moe(const struct cJSON *root, attn_model_config *c, int dense, attn_error *err);
+
+/* For model_config.c: Gemma 2 and Gemma 3's keys (model_config_gemma.c) into
+ * c, whose vocab, d, layers, heads, kv_heads and ffn are read: head_dim, the
+ * scale, the soft-caps, which layers are local, the window, the two RoPE
+ * settings, and the refusals of what this engine does not run. Errors start
+ * "config.json: " and name the key. */
+attn_status attn_model_config_gemma(const struct cJSON *root, attn_model_config *c, attn_error *err);
 
 /* For model_config.c, after the keys every family shares are read: OLMo 2's
  * (model_config_olmo2.c: its defaults, the whole-projection QK-norm and the

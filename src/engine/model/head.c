@@ -56,6 +56,7 @@ attn_status attn_head_new(const attn_model *m, const float *final_norm, int rows
     h->w = m->lm_head;
     h->final_norm = final_norm;
     h->rows = rows, h->d = m->cfg.d, h->V = m->cfg.vocab;
+    h->cap = (float)m->cfg.gemma.final_softcap;
     h->block_size = 2 * padded * sizeof(float);
     h->block = mmap(NULL, h->block_size ? h->block_size : 1, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -101,7 +102,8 @@ int attn_head_fill(attn_head *h, size_t row0, size_t n)
         float *lg = h->logits + r0 * h->V;
         /* logits (r1 − r0, V) = final_norm (r1 − r0, d) · W_lmᵀ, chunk by chunk; probs = row softmax */
         if (attn_wmat_product_blocks(&h->w, h->final_norm + r0 * h->d, (int)(r1 - r0), ATTN_HEAD_CHUNK, lg)) rc = -1;
-        else attn_op_softmax(lg, NULL, h->probs + r0 * h->V, 1, 1, (int)(r1 - r0), h->V, true);
+        else if (h->cap > 0) attn_op_softcap(lg, lg, (r1 - r0) * h->V, h->cap);
+        if (!rc) attn_op_softmax(lg, NULL, h->probs + r0 * h->V, 1, 1, (int)(r1 - r0), h->V, true);
         for (; !rc && c < c1; c++) h->done[c] = 1;
     }
     pthread_mutex_unlock(&h->lock);

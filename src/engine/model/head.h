@@ -47,6 +47,7 @@ typedef struct attn_head {
     size_t block_size;
     unsigned char *done;      /* one flag a chunk: its rows hold their numbers */
     int rows, d, V;
+    float cap;                /* Gemma 2's final_logit_softcapping: logits = C·tanh(logits / C); 0: none */
 } attn_head;
 
 /* A head for rows positions of m whose final norm is final_norm (rows, d),

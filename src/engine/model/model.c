@@ -18,6 +18,7 @@
 #include "engine/base/json.h"
 #include "engine/base/paths.h"
 #include "engine/formats/safetensors.h"
+#include "engine/model/gemma_weights.h"
 
 #ifndef ATTNLAB_MODELS_DIR
 #define ATTNLAB_MODELS_DIR "assets/models"
@@ -206,7 +207,11 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, at
             VEC(&L->k_norm, c->arch.qk_norm_whole ? kv : c->head_dim, "model.layers.%d.self_attn.k_norm.weight", l);
         }
     }
-    if (c->arch.post_norms) {
+    if (c->arch.gemma) { /* both norms around each sublayer */
+        VEC(&L->post_attn_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
+        VEC(&L->mlp_norm, d, "model.layers.%d.pre_feedforward_layernorm.weight", l);
+        VEC(&L->post_ff_norm, d, "model.layers.%d.post_feedforward_layernorm.weight", l);
+    } else if (c->arch.post_norms) {
         VEC(&L->post_attn_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
         VEC(&L->post_ff_norm, d, "model.layers.%d.post_feedforward_layernorm.weight", l);
     } else {
@@ -376,6 +381,22 @@ static float *place_all(const attn_ckpt *ck, const wanted *w, int n, float *p)
     return p;
 }
 
+/* Gemma (gemma_weights.h): every norm's stored w becomes its gain 1 + w, and
+ * the embeddings' scale is √d in the embedding's dtype. */
+static void gemma_gains(attn_model *m)
+{
+    const attn_model_config *c = &m->cfg;
+    for (int l = 0; l < c->layers; l++) {
+        attn_model_layer *L = &m->layer[l];
+        float *d_sized[] = {L->attn_norm, L->post_attn_norm, L->mlp_norm, L->post_ff_norm};
+        for (int i = 0; i < 4; i++) attn_gemma_gain(d_sized[i], c->d);
+        attn_gemma_gain(L->q_norm, c->head_dim);
+        attn_gemma_gain(L->k_norm, c->head_dim);
+    }
+    attn_gemma_gain(m->norm, c->d);
+    m->embed_scale = attn_gemma_embed_scale(c->d, m->embed.dtype);
+}
+
 /* Views every matrix where it is mapped and widens the vectors. */
 static attn_status load_weights(attn_model *m, attn_error *err)
 {
@@ -402,6 +423,8 @@ static attn_status load_weights(attn_model *m, attn_error *err)
     for (int l = 0; l < c->layers; l++)
         p = place_all(&m->ckpt, w, layer_plan(c, l, &m->layer[l], m->experts + per * l, w), p);
     if (c->tied) m->lm_head = m->embed;
+    m->embed_scale = 1.0f;
+    if (c->arch.gemma) gemma_gains(m);
 out:
     free(w);
     return st;
@@ -410,11 +433,16 @@ out:
 void attn_model_embed_row(const attn_model *m, int id, float *out)
 {
     attn_wmat_rows(&m->embed, id, 1, out);
+    if (m->embed_scale != 1.0f) /* Gemma: the row times √d (gemma.h) */
+        for (int i = 0; i < m->cfg.d; i++) out[i] *= m->embed_scale;
 }
 
 int attn_model_logits(const attn_model *m, const float *x, float *logits, size_t rows)
 {
-    return attn_wmat_product(&m->lm_head, x, (int)rows, logits);
+    int rc = attn_wmat_product(&m->lm_head, x, (int)rows, logits);
+    if (!rc && m->cfg.gemma.final_softcap > 0) /* Gemma 2: logits = C·tanh(logits / C) */
+        attn_op_softcap(logits, logits, rows * (size_t)m->cfg.vocab, (float)m->cfg.gemma.final_softcap);
+    return rc;
 }
 
 int attn_model_step_matrices(const attn_model *m, attn_wmat *out, int max)

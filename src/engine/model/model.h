@@ -8,8 +8,10 @@
  * q and k norms), DeepSeek-V2/V3 (latent attention, deepseek.h),
  * with its mixture-of-experts layers (moe.h),
  * Olmo2ForCausalLM (q and k norms over the whole projection; norms after each
- * sublayer instead of before) and SmolLM3ForCausalLM (layers without RoPE):
- * arch.h says what each adds. Every layer but OLMo 2's is
+ * sublayer instead of before), SmolLM3ForCausalLM (layers without RoPE) and
+ * Gemma 2 and 3 (local and global layers, norms before and after each
+ * sublayer, GeGLU: gemma.h): arch.h says what each adds. Every layer but
+ * OLMo 2's and Gemma's is
  *
  *     resid_in → RMSNorm → attention (RoPE rotate-half) → + → resid_mid
  *              → RMSNorm → SwiGLU MLP → + → resid_out
@@ -71,9 +73,11 @@ typedef struct {
     attn_wmat w_kva;                    /* (R+D, d) kv_a_proj_with_mqa: the latent, then the RoPE key */
     float *kva_norm;                    /* (R) kv_a_layernorm */
     attn_wmat w_kvb;                    /* (h·2k, R) kv_b_proj: each head's key part, then its value */
-    float *mlp_norm;                    /* (d) post_attention_layernorm: the MLP's input norm; NULL in OLMo 2 */
-    float *post_attn_norm, *post_ff_norm; /* (d) OLMo 2's post_attention_layernorm and post_feedforward_layernorm:
-                                         * each sublayer's output normalised (no attn_norm, no mlp_norm) */
+    float *mlp_norm;                    /* (d) post_attention_layernorm: the MLP's input norm; NULL in OLMo 2;
+                                         * Gemma's pre_feedforward_layernorm */
+    float *post_attn_norm, *post_ff_norm; /* (d) OLMo 2's and Gemma's post_attention_layernorm and
+                                         * post_feedforward_layernorm: each sublayer's output normalised (OLMo 2
+                                         * has no attn_norm and no mlp_norm; Gemma has both) */
     attn_wmat w_gate, w_up;             /* (f, d); none in a mixture-of-experts layer */
     attn_wmat w_down;                   /* (d, f) */
     /* A DeepSeek mixture-of-experts layer (arch.h's attn_arch_layer_moe; moe.h; E = n_routed_experts,
@@ -101,6 +105,7 @@ typedef struct attn_model {
     attn_wmat embed;          /* (V, d) embed_tokens */
     attn_wmat lm_head;        /* (V, d): embed when tied, else its own */
     float *norm;              /* (d) the final norm's gain */
+    float embed_scale;        /* Gemma: √d rounded to the embedding's dtype, as transformers does; else 1 */
     attn_model_layer *layer;  /* cfg.layers */
     attn_wmat *experts;       /* the routed experts' views: 3·E per MoE layer (attn_model_layer.experts) */
     attn_tokenizer *tok;

@@ -27,6 +27,7 @@
 #include "engine/attention/ops.h"
 #include "engine/base/utf8.h"
 #include "engine/model/deepseek.h"
+#include "engine/model/gemma.h"
 #include "engine/model/head.h"
 #include "engine/model/moe.h"
 
@@ -188,7 +189,9 @@ attn_status attn_model_run_config(const attn_model *m, const attn_config *cfg, a
     run->rope_style = ATTN_ROPE_HALF;
     run->rope_theta = m->cfg.theta;
     if (!run->sliding_window) run->sliding_window = m->cfg.sliding_window; /* Mistral's, unless set */
-    st = m->cfg.arch.mla ? attn_deepseek_run_config(m, run, err) : attn_config_check_scores(run, true, err);
+    st = m->cfg.arch.mla     ? attn_deepseek_run_config(m, run, err)
+       : m->cfg.arch.gemma ? attn_gemma_run_config(m, run, err)
+                           : attn_config_check_scores(run, true, err);
     if (st) attn_config_free(run);
     return st;
 }
@@ -346,18 +349,23 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_in
     ai->b_q = W->b_q, ai->b_k = W->b_k, ai->b_v = W->b_v, ai->q_norm = W->q_norm, ai->k_norm = W->k_norm;
     ai->qk_eps = m->cfg.eps;
     attn_deepseek_layer mla = {0};
+    attn_gemma_layer_set saved;
+    bool gemma = m->cfg.arch.gemma; /* gemma.h: its window, RoPE and post-norms */
     attn_status st = m->cfg.arch.mla ? attn_deepseek_inputs(m, l, xbuf, (int)rows, ai, &mla, err) : ATTN_OK;
+    if (gemma) attn_gemma_layer_enter(m, l, &tr->cfg, &tr->arch, &saved);
     if (!st) st = attn_attention_run(tr, l, ai, err);
+    if (gemma) attn_gemma_layer_restore(&tr->cfg, &tr->arch, &saved);
     attn_deepseek_free(&mla);
     if (st) return st;
-    if (post) { /* xbuf, free once x is the trace's, holds RMSNorm(out) ⊙ g_post_attn */
-        attn_op_rmsnorm(D(tr, l, ATTN_STAGE_OUT), W->post_attn_norm, xbuf, rows, d->d, m->cfg.eps);
-        attn_op_add(in, xbuf, mid, n);
-        memcpy(norm2, mid, n * sizeof *norm2);
-    } else {
-        attn_op_add(in, D(tr, l, ATTN_STAGE_OUT), mid, n);
-        attn_op_rmsnorm(mid, W->mlp_norm, norm2, rows, d->d, m->cfg.eps);
+    /* OLMo 2 and Gemma: xbuf, free once x is the trace's, holds RMSNorm(out) ⊙ g_post_attn */
+    const float *added = D(tr, l, ATTN_STAGE_OUT);
+    if (post || gemma) {
+        attn_op_rmsnorm(added, W->post_attn_norm, xbuf, rows, d->d, m->cfg.eps);
+        added = xbuf;
     }
+    attn_op_add(in, added, mid, n);
+    if (post) memcpy(norm2, mid, n * sizeof *norm2);
+    else attn_op_rmsnorm(mid, W->mlp_norm, norm2, rows, d->d, m->cfg.eps);
     if (attn_arch_layer_moe(&m->cfg.arch, l)) { /* the router's choice, the chosen experts, the shared one */
         st = attn_moe_run(m, l, norm2, (int)rows, mlp, D(tr, l, ATTN_STAGE_ROUTER_SCORES),
                           D(tr, l, ATTN_STAGE_EXPERT_WEIGHTS), err);
@@ -366,11 +374,12 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_in
                attn_wmat_product(&W->w_up, norm2, (int)rows, up)) {
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
     } else {
-        attn_op_swiglu(gate, up, act, rows * d->f);
+        if (gemma) attn_op_geglu(gate, up, act, rows * d->f);
+        else attn_op_swiglu(gate, up, act, rows * d->f);
         if (attn_wmat_product(&W->w_down, act, (int)rows, mlp))
             return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
     }
-    if (post) { /* resid_out = resid_mid + RMSNorm(mlp_out) ⊙ g_post_ff */
+    if (post || gemma) { /* resid_out = resid_mid + RMSNorm(mlp_out) ⊙ g_post_ff */
         attn_op_rmsnorm(mlp, W->post_ff_norm, xbuf, rows, d->d, m->cfg.eps);
         attn_op_add(mid, xbuf, D(tr, l, ATTN_STAGE_RESID_OUT), n);
     } else {

@@ -9,6 +9,7 @@
 #include "engine/attention/attention.h"
 #include "engine/attention/ops.h"
 #include "engine/attention/tiles.h"
+#include "engine/model/gemma.h"
 #include "engine/model/model_run.h"
 
 attn_status attn_kv_init(attn_kv_cache *c, const attn_model *m, attn_error *err)
@@ -148,7 +149,7 @@ typedef struct {
     float *resid, *x;                      /* (d) each */
     float *qkv, *q, *kn, *vn, *tmp;        /* (h·k + 2·g·k): q (h·k), kn (g·k), vn (g·k) in it; (h·k + g·k) */
     float *scores, *masked, *weights, *dropped; /* (h, t) each: (1, h, 1, t) */
-    float *mask;                           /* (t) */
+    float *mask, *mask_local;              /* (t) each: a global layer's, a local (Gemma) one's */
     unsigned char *key_pad;                /* (t), all 0: one row has no pads */
     float *ctx, *out, *mid, *norm2, *mlp;  /* (h·k) (d) (d) (d) (d) */
     float *gate, *up, *act;                /* (2f): gate (f), up (f) in it; (f) */
@@ -160,7 +161,7 @@ static bool row_alloc(row_bufs *r, const attn_model *m, int t)
 {
     const attn_model_config *c = &m->cfg;
     size_t hk = (size_t)c->heads * c->head_dim, gk = (size_t)c->kv_heads * c->head_dim, ht = (size_t)c->heads * t;
-    size_t total = 6 * (size_t)c->d + 3 * hk + 3 * gk + 4 * ht + t + 3 * (size_t)c->ffn;
+    size_t total = 6 * (size_t)c->d + 3 * hk + 3 * gk + 4 * ht + 2 * (size_t)t + 3 * (size_t)c->ffn;
     memset(r, 0, sizeof *r);
     float *p = r->block = calloc(total, sizeof *p);
     if (!p || !(r->key_pad = calloc((size_t)t, 1))) {
@@ -179,6 +180,7 @@ static bool row_alloc(row_bufs *r, const attn_model *m, int t)
     r->weights = p, p += ht;
     r->dropped = p, p += ht;
     r->mask = p, p += t;
+    r->mask_local = p, p += t;
     r->gate = p, p += c->ffn;
     r->up = p, p += c->ffn;
     r->act = p;
@@ -195,10 +197,12 @@ static void row_free(row_bufs *r)
  * thread: q's and the new key's bias, norm and rotation at position pos
  * (heads j·per .. j·per + per − 1 of q, head j of kn), the key and value
  * into the cache, then each query head against the t cached keys: scores,
- * mask, softmax, and (without dropout) its context row (k). Every op is the
- * one a whole-row call makes, on a slice of heads: the same numbers. */
-static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
-                        row_bufs *r, int l, int pos, int j)
+ * soft-cap (Gemma), mask, softmax, and (without dropout) its context row
+ * (k). Every op is the one a whole-row call makes, on a slice of heads: the
+ * same numbers. run is the layer's settings (its window and RoPE base),
+ * scaling its RoPE scaling (gemma.h). */
+static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run,
+                        const attn_rope_scaling *scaling, const attn_model_layer *W, row_bufs *r, int l, int pos, int j)
 {
     const attn_model_config *c = &m->cfg;
     int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1;
@@ -218,7 +222,7 @@ static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_confi
         memcpy(kn, tk, (size_t)k * sizeof *kn);
     }
     if (run->rope && attn_arch_layer_rope(&c->arch, l)) { /* not in a SmolLM3 NoPE layer */
-        attn_rope rope = {run->rope_theta, run->rope_style, &c->arch.rope_scaling};
+        attn_rope rope = {run->rope_theta, run->rope_style, scaling};
         if (attn_op_rope(q, tq, 1, per, 1, k, pos, &rope) || attn_op_rope(kn, tk, 1, 1, 1, k, pos, &rope)) return -1;
         memcpy(q, tq, (size_t)per * k * sizeof *q);
         memcpy(kn, tk, (size_t)k * sizeof *kn);
@@ -238,11 +242,14 @@ static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_confi
             if (attn_tiled_attention(&a, NULL)) return -1;
             continue;
         }
-        /* scores[i] = q_i · K_jᵀ · scale (t), masked, softmaxed: weights[i] */
+        /* scores[i] = q_i · K_jᵀ · scale (t), capped C·tanh(·/C) (Gemma), masked, softmaxed: weights[i] */
+        const float *mask = c->arch.gemma && c->arch.local[l] ? r->mask_local : r->mask;
         attn_op_scores(r->q + (size_t)i * k, keys, r->scores + at, 1, 1, 1, t, k,
-                       run->scale ? 1.0f / sqrtf((float)k) : 1.0f);
-        attn_op_apply_mask(r->scores + at, r->mask, r->masked + at, 1, 1, 1, t);
-        attn_op_softmax(r->masked + at, r->mask, r->weights + at, 1, 1, 1, t, run->softmax_guard);
+                       !run->scale ? 1.0f : c->arch.query_scale > 0 ? (float)c->arch.query_scale
+                                                                   : 1.0f / sqrtf((float)k));
+        if (run->softcap > 0) attn_op_softcap(r->scores + at, r->scores + at, (size_t)t, (float)run->softcap);
+        attn_op_apply_mask(r->scores + at, mask, r->masked + at, 1, 1, 1, t);
+        attn_op_softmax(r->masked + at, mask, r->weights + at, 1, 1, 1, t, run->softmax_guard);
         /* ctx[i] = weights_i · V_j (k); merged (h·k) is the same floats */
         if (!drop) attn_op_weighted_sum(r->weights + at, values, r->ctx + (size_t)i * k, 1, 1, 1, t, k);
     }
@@ -252,14 +259,16 @@ static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_confi
 /* The attention of one layer by the team: kv heads split between the threads
  * (each takes its query heads along), then, with dropout, the dropped
  * weights' context. Ends at a barrier; *bad set when RoPE ran out of memory. */
-static void attend_team(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
+static void attend_team(attn_kv_cache *kc, const attn_model *m, const attn_config *base, const attn_model_layer *W,
                         row_bufs *r, int l, int pos, int *bad)
 {
     const attn_model_config *c = &m->cfg;
     int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1, j0, j1;
+    const attn_rope_scaling *scaling;
+    attn_config layer_run = attn_gemma_layer_run(m, l, base, &scaling), *run = &layer_run;
     attn_wmat_team_share(c->kv_heads, &j0, &j1);
     for (int j = j0; j < j1; j++)
-        if (attend_group(kc, m, run, W, r, l, pos, j)) {
+        if (attend_group(kc, m, run, scaling, W, r, l, pos, j)) {
             #pragma omp atomic write
             *bad = 1;
         }
@@ -276,15 +285,17 @@ static void attend_team(attn_kv_cache *kc, const attn_model *m, const attn_confi
     attn_team_wait(&r->bar);
 }
 
-/* act = SiLU(x · W_gateᵀ) ⊙ (x · W_upᵀ), each thread its share of the f
- * features (gate, up and act alike), then a barrier. */
-static void mlp_team(const attn_model_layer *W, row_bufs *r, int f)
+/* act = SiLU(x · W_gateᵀ) ⊙ (x · W_upᵀ), or Gemma's GELU_tanh for SiLU,
+ * each thread its share of the f features (gate, up and act alike), then a
+ * barrier. */
+static void mlp_team(const attn_model_layer *W, row_bufs *r, int f, bool gelu)
 {
     int i0, i1;
     attn_wmat_team_share(f, &i0, &i1);
     attn_wmat_product_part(&W->w_gate, 1, r->norm2, r->gate, i0, i1);
     attn_wmat_product_part(&W->w_up, 1, r->norm2, r->up, i0, i1);
-    attn_op_swiglu(r->gate + i0, r->up + i0, r->act + i0, (size_t)(i1 - i0));
+    if (gelu) attn_op_geglu(r->gate + i0, r->up + i0, r->act + i0, (size_t)(i1 - i0));
+    else attn_op_swiglu(r->gate + i0, r->up + i0, r->act + i0, (size_t)(i1 - i0));
     attn_team_wait(&r->bar);
 }
 
@@ -298,7 +309,8 @@ static void layer_input(attn_kv_cache *c, const attn_model *m, row_bufs *r, int 
 
 /* Layer l of a decoding step, by every thread of the team (or one): seven
  * barriers, no parallel region of its own. On return r->resid is its output
- * and r->x the next layer's input. */
+ * and r->x the next layer's input. Gemma (gemma.h) normalises the
+ * attention's and the MLP's outputs before each joins the residual. */
 static void layer_team(attn_kv_cache *c, const attn_model *m, const attn_config *run, int l, row_bufs *r, int pos,
                        int *bad)
 {
@@ -322,16 +334,17 @@ static void layer_team(attn_kv_cache *c, const attn_model *m, const attn_config 
     if (attn_team_first()) {
         if (run->train && run->dropout > 0.0f)
             attn_op_dropout(r->out, r->out, d, run->dropout, attn_dropout_key(run, "output"));
-        if (post) attn_op_rmsnorm(r->out, W->post_attn_norm, r->out, 1, (int)d, mc->eps);
+        bool after = post || mc->arch.gemma; /* OLMo 2's and Gemma's norm after the sublayer */
+        if (after) attn_op_rmsnorm(r->out, W->post_attn_norm, r->out, 1, (int)d, mc->eps);
         attn_op_add(r->resid, r->out, r->mid, d);
         if (post) memcpy(r->norm2, r->mid, d * sizeof *r->norm2);
         else attn_op_rmsnorm(r->mid, W->mlp_norm, r->norm2, 1, (int)d, mc->eps);
     }
     attn_team_wait(&r->bar);
-    mlp_team(W, r, mc->ffn);
+    mlp_team(W, r, mc->ffn, mc->arch.gemma);
     attn_wmat_product_row_team(&W->w_down, 1, r->act, r->mlp, &r->bar);
     if (attn_team_first()) {
-        if (post) attn_op_rmsnorm(r->mlp, W->post_ff_norm, r->mlp, 1, (int)d, mc->eps);
+        if (post || mc->arch.gemma) attn_op_rmsnorm(r->mlp, W->post_ff_norm, r->mlp, 1, (int)d, mc->eps);
         attn_op_add(r->mid, r->mlp, r->resid, d);
         if (l + 1 < mc->layers) layer_input(c, m, r, l + 1, pos);
         else attn_op_rmsnorm(r->resid, m->norm, r->norm2, 1, (int)d, mc->eps); /* the final norm */
@@ -352,7 +365,12 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
     row_bufs r;
     if (!row_alloc(&r, m, t)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a decoding step");
     attn_dims one = {.b = 1, .s = 1, .t = t, .n = 1, .P = t - 1};
-    attn_op_build_mask(r.mask, run, &one, r.key_pad); /* the same in every layer */
+    attn_op_build_mask(r.mask, run, &one, r.key_pad); /* the same in every layer, or every global one */
+    if (mc->arch.gemma) { /* and every local one's: the window */
+        attn_config local = *run;
+        local.sliding_window = mc->arch.local_window;
+        attn_op_build_mask(r.mask_local, &local, &one, r.key_pad);
+    }
     attn_model_embed_row(m, id, r.resid);
     layer_input(c, m, &r, 0, pos);
     /* one parallel region for the whole step: every layer's products and
@@ -362,6 +380,8 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
         for (int l = 0; l < mc->layers; l++) layer_team(c, m, run, l, &r, pos, &bad);
         attn_wmat_product_row_team(&m->lm_head, 1, r.norm2, logits, &r.bar); /* logits = final_norm · W_lmᵀ */
     }
+    if (mc->gemma.final_softcap > 0) /* Gemma 2: logits = C·tanh(logits / C) */
+        attn_op_softcap(logits, logits, (size_t)mc->vocab, (float)mc->gemma.final_softcap);
     c->n = t;
     row_free(&r);
     return bad ? attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE or a tile") : ATTN_OK;

@@ -24,6 +24,12 @@
  * model_run.c's layers with the cached rows read, not recomputed), slower
  * than attn_kv_step's fused products but the same numbers as a full pass.
  *
+ * A Gemma model (gemma.h) keeps every position of every layer too: a local
+ * layer reads only its last W of them (its own mask, built once a step beside
+ * the global layers'), each layer turns its keys with its own RoPE base. A
+ * cache that dropped a local layer's older rows would hold W of them instead
+ * (attnlab info --model says how much that saves); this one does not yet.
+ *
  * attn_kv_step runs the traced pass's ops (model_run.c, attention.c) on one
  * query row, with what makes a deployed decoder fast: each kv head's cached
  * rows are read where they are (no k_cache, no k_expanded), the query heads

@@ -15,7 +15,9 @@
  *   resid     = resid + ctx · W_Oᵀ
  *   resid     = resid + (SiLU(x2 · W_gateᵀ) ⊙ (x2 · W_upᵀ)) · W_downᵀ,
  *               x2 = RMSNorm(resid) ⊙ g_mlp
- * and only the last row goes through the final norm and the LM head. A
+ * and only the last row goes through the final norm and the LM head. Gemma
+ * (gemma.h) changes the numbers, not the steps: its scale and soft-cap on the
+ * scores, each layer's window and RoPE base, its post-norms and GeGLU. A
  * longer prompt goes through in chunks of CHUNK positions, each over the
  * cache the ones before it filled: the same numbers, memory for one chunk.
  *
@@ -37,6 +39,7 @@
 #include "engine/attention/tiles.h"
 #include "engine/attention/wmat.h"
 #include "engine/base/budget.h"
+#include "engine/model/gemma.h"
 
 enum {
     BLOCK_ROWS = 256, /* query rows (heads × positions) in one attention product */
@@ -115,9 +118,10 @@ static void bufs_free(prefill_bufs *p)
 
 /* q, kn, vn (position-major) → qh (h, n, k) and kh (g, n, k), each with its
  * bias, per-head RMSNorm and RoPE at positions P.., the steps and order of
- * attention.c; kh and the values then join the cache at rows P .. P+n−1. */
-static int queries_keys(attn_kv_cache *c, const attn_model *m, const attn_config *run, const attn_model_layer *W,
-                        prefill_bufs *p, int l, int n)
+ * attention.c; kh and the values then join the cache at rows P .. P+n−1.
+ * run is the layer's settings, scaling its RoPE scaling (gemma.h). */
+static int queries_keys(attn_kv_cache *c, const attn_model *m, const attn_config *run,
+                        const attn_rope_scaling *scaling, const attn_model_layer *W, prefill_bufs *p, int l, int n)
 {
     const attn_model_config *mc = &m->cfg;
     int h = mc->heads, g = mc->kv_heads, k = mc->head_dim, P = c->n;
@@ -139,7 +143,7 @@ static int queries_keys(attn_kv_cache *c, const attn_model *m, const attn_config
         memcpy(p->kh, p->tmp, (size_t)g * n * k * sizeof *p->kh);
     }
     if (run->rope && attn_arch_layer_rope(&mc->arch, l)) { /* not in a SmolLM3 NoPE layer */
-        attn_rope rope = {run->rope_theta, run->rope_style, &mc->arch.rope_scaling};
+        attn_rope rope = {run->rope_theta, run->rope_style, scaling};
         if (attn_op_rope(p->qh, p->tmp, 1, h, n, k, P, &rope)) return -1;
         memcpy(p->qh, p->tmp, (size_t)h * n * k * sizeof *p->qh);
         if (attn_op_rope(p->kh, p->tmp, 1, g, n, k, P, &rope)) return -1;
@@ -158,6 +162,7 @@ static int queries_keys(attn_kv_cache *c, const attn_model *m, const attn_config
  * keys: its per query heads' rows gathered into qb (per·b, k), row p·b + i
  * for head j·per + p, then
  *   sc  = qb · K_jᵀ · scale         (per·b, t)
+ *   sc  = C·tanh(sc / C)            with a soft-cap C (Gemma)
  *   sc  = softmax(sc + mask)        row by row, the mask (b, t) shared by the heads
  *   cb  = sc · V_j                  (per·b, k)
  * scattered into ctx (n, h·k). */
@@ -168,7 +173,10 @@ static void attend_block(const attn_kv_cache *c, const attn_model *m, const attn
     const float *keys = c->keys[l] + (size_t)j * c->cap * k, *values = c->values[l] + (size_t)j * c->cap * k;
     for (int q = 0; q < per; q++)
         memcpy(p->qb + (size_t)q * b * k, p->qh + ((size_t)(j * per + q) * n + i0) * k, (size_t)b * k * sizeof(float));
-    attn_op_scores(p->qb, keys, p->sc, 1, 1, per * b, t, k, run->scale ? 1.0f / sqrtf((float)k) : 1.0f);
+    float scale = !run->scale ? 1.0f : m->cfg.arch.query_scale > 0 ? (float)m->cfg.arch.query_scale
+                                                                    : 1.0f / sqrtf((float)k);
+    attn_op_scores(p->qb, keys, p->sc, 1, 1, per * b, t, k, scale);
+    if (run->softcap > 0) attn_op_softcap(p->sc, p->sc, (size_t)per * b * t, (float)run->softcap);
     attn_op_apply_mask(p->sc, p->mask, p->sc, 1, per, b, t);
     attn_op_softmax(p->sc, p->mask, p->sc, 1, per, b, t, run->softmax_guard);
     attn_op_weighted_sum(p->sc, values, p->cb, 1, 1, per * b, t, k);
@@ -210,39 +218,47 @@ static int attend(const attn_kv_cache *c, const attn_model *m, const attn_config
     return 0;
 }
 
-/* act = SiLU(gate) ⊙ up into gate (n, f), the rows shared between the
- * threads: one e^x per element, a tenth of the layer on one core. */
-static void swiglu_rows(float *gate, const float *up, int n, int f)
+/* act = SiLU(gate) ⊙ up into gate (n, f), or Gemma's GELU_tanh for SiLU,
+ * the rows shared between the threads: one e^x per element, a tenth of the
+ * layer on one core. */
+static void glu_rows(float *gate, const float *up, int n, int f, bool gelu)
 {
     #pragma omp parallel for schedule(static) if ((size_t)n * f > 65536)
-    for (int i = 0; i < n; i++) attn_op_swiglu(gate + (size_t)i * f, up + (size_t)i * f, gate + (size_t)i * f, (size_t)f);
+    for (int i = 0; i < n; i++) {
+        float *gi = gate + (size_t)i * f;
+        if (gelu) attn_op_geglu(gi, up + (size_t)i * f, gi, (size_t)f);
+        else attn_op_swiglu(gi, up + (size_t)i * f, gi, (size_t)f);
+    }
 }
 
 /* Layer l on the n rows of p->resid; its input x joins the cache. */
-static attn_status layer(attn_kv_cache *c, const attn_model *m, const attn_config *run, prefill_bufs *p, int l,
+static attn_status layer(attn_kv_cache *c, const attn_model *m, const attn_config *base, prefill_bufs *p, int l,
                          int n, attn_error *err)
 {
     const attn_model_config *mc = &m->cfg;
     const attn_model_layer *W = &m->layer[l];
     size_t rows = (size_t)n, nd = rows * mc->d;
+    const attn_rope_scaling *scaling;
+    attn_config layer_run = attn_gemma_layer_run(m, l, base, &scaling), *run = &layer_run;
+    bool gemma = mc->arch.gemma;
     bool post = mc->arch.post_norms; /* OLMo 2: no pre-norms; each sublayer's output normalised */
     if (post) memcpy(p->x, p->resid, nd * sizeof *p->x);
     else attn_op_rmsnorm(p->resid, W->attn_norm, p->x, rows, mc->d, mc->eps);
     memcpy(c->x[l] + (size_t)c->n * mc->d, p->x, nd * sizeof *p->x);
     if (attn_wmat_product(&W->w_q, p->x, n, p->q) || attn_wmat_product(&W->w_k, p->x, n, p->kn) ||
-        attn_wmat_product(&W->w_v, p->x, n, p->vn) || queries_keys(c, m, run, W, p, l, n) ||
+        attn_wmat_product(&W->w_v, p->x, n, p->vn) || queries_keys(c, m, run, scaling, W, p, l, n) ||
         attend(c, m, run, p, l, n) || attn_wmat_product(&W->w_o, p->ctx, n, p->out))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's attention", l);
-    if (post) attn_op_rmsnorm(p->out, W->post_attn_norm, p->out, rows, mc->d, mc->eps);
+    if (post || gemma) attn_op_rmsnorm(p->out, W->post_attn_norm, p->out, rows, mc->d, mc->eps);
     attn_op_add(p->resid, p->out, p->resid, nd);                      /* resid_mid */
     if (post) memcpy(p->norm2, p->resid, nd * sizeof *p->norm2);
     else attn_op_rmsnorm(p->resid, W->mlp_norm, p->norm2, rows, mc->d, mc->eps);
     if (attn_wmat_product(&W->w_gate, p->norm2, n, p->gate) || attn_wmat_product(&W->w_up, p->norm2, n, p->up))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
-    swiglu_rows(p->gate, p->up, n, mc->ffn);
+    glu_rows(p->gate, p->up, n, mc->ffn, gemma);
     if (attn_wmat_product(&W->w_down, p->gate, n, p->out))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
-    if (post) attn_op_rmsnorm(p->out, W->post_ff_norm, p->out, rows, mc->d, mc->eps);
+    if (post || gemma) attn_op_rmsnorm(p->out, W->post_ff_norm, p->out, rows, mc->d, mc->eps);
     attn_op_add(p->resid, p->out, p->resid, nd);                      /* resid_out */
     return ATTN_OK;
 }
@@ -293,6 +309,8 @@ attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_co
         int last = (n - 1) % rows;
         attn_op_rmsnorm(p.resid + (size_t)last * mc->d, m->norm, p.norm2, 1, mc->d, mc->eps);
         attn_wmat_product_row(&m->lm_head, 1, p.norm2, logits);
+        if (mc->gemma.final_softcap > 0) /* Gemma 2: logits = C·tanh(logits / C) */
+            attn_op_softcap(logits, logits, (size_t)mc->vocab, (float)mc->gemma.final_softcap);
     } else {
         c->n = first; /* a failure appends nothing */
     }

@@ -41,6 +41,10 @@ attn_status attn_stream_check(const attn_model *m, const attn_stream_opts *o, at
     if (m->cfg.arch.mla && o->policy != ATTN_STREAM_ALL)
         return attn_fail(err, ATTN_ERR_CONFIG, "%s: the evicting cache (window, sink) does not handle latent "
                          "attention's cache yet; use --policy all", m->name);
+    /* Gemma's layers turn with two RoPE bases and mask with their own windows: re-numbering one cache is not theirs */
+    if (m->cfg.arch.gemma && o->policy != ATTN_STREAM_ALL)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: the evicting cache (window, sink) does not handle Gemma's local "
+                         "and global layers yet; use --policy all", m->name);
     if (o->policy == ATTN_STREAM_ALL) return ATTN_OK;
     if (o->window < 1) return attn_fail(err, ATTN_ERR_CONFIG, "--window %d: the window keeps at least 1 position",
                                         o->window);

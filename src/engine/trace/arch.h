@@ -24,6 +24,14 @@
  * and from layer first_k_dense_replace on their MLP is a mixture of experts
  * (moe.h): a router picks a few of E small MLPs for each token.
  *
+ * Gemma 2 and Gemma 3 (gemma.h) keep Llama's attention and change its numbers:
+ *   scores   = q·kᵀ · query_pre_attn_scalar^(−½) instead of 1/√k
+ *   capped   = C·tanh(scores / C) before the mask (attn_logit_softcapping)
+ *   layers   alternate a sliding window W (local) and the whole past (global);
+ *            Gemma 3 turns a local layer's RoPE with its own base
+ *   Gemma 3  per-head q and k norms before RoPE, as Qwen3's
+ *   RoPE     rope_scaling "linear" divides every frequency by its factor
+ *            (Gemma 3's global layers): ω = θ^(−2m/k) / factor
  * OLMo 2 and SmolLM3 keep Llama's attention and change where it is normalised
  * or turned:
  *   OLMo 2   q_norm = RMSNorm over the WHOLE projection q (h·k features, one
@@ -53,6 +61,8 @@ typedef enum {
     ATTN_ARCH_QWEN3,    /* Qwen3ForCausalLM */
     ATTN_ARCH_DEEPSEEK_V2, /* DeepseekV2ForCausalLM: latent attention; experts from first_k_dense_replace on */
     ATTN_ARCH_DEEPSEEK_V3, /* DeepseekV3ForCausalLM: the same, V3's router */
+    ATTN_ARCH_GEMMA2,      /* Gemma2ForCausalLM */
+    ATTN_ARCH_GEMMA3,      /* Gemma3ForCausalLM (the text model, gemma3_text) */
     ATTN_ARCH_OLMO2,    /* Olmo2ForCausalLM */
     ATTN_ARCH_SMOLLM3   /* SmolLM3ForCausalLM */
 } attn_arch_kind;
@@ -65,6 +75,7 @@ typedef struct {
     double low_freq_factor;  /* low */
     double high_freq_factor; /* high */
     int original_max_pos;    /* L: the context the model was first trained on */
+    double linear;           /* rope_type "linear": every ω divided by it; 0: none */
 } attn_rope_scaling;
 
 typedef struct {
@@ -75,6 +86,10 @@ typedef struct {
     bool mla;                       /* multi-head latent attention (DeepSeek) */
     bool q_lora;                    /* MLA's query through a low-rank W_QA, norm, W_QB: no W_Q */
     bool rope_to_halves;            /* MLA's RoPE pairs (2m, 2m+1) written out as halves (V3's rope_interleave) */
+    bool gemma;                     /* Gemma 2/3: (1 + w) norms, post-norms, GeGLU, scaled embeddings (gemma.h) */
+    double query_scale;             /* the scores' factor (Gemma: query_pre_attn_scalar^−½); 0: 1/√k */
+    int local_window;               /* Gemma's local layers' sliding_window W; 0: no local layers */
+    unsigned char local[ATTN_ARCH_MAX_LAYERS]; /* local[l]: layer l masks keys j ≤ i − W (sliding_attention) */
     bool qk_norm_whole;             /* q and k RMS-normalised over the whole projection, before the split (OLMo 2) */
     bool post_norms;                /* sublayer outputs normalised before the residual add, no pre-norms (OLMo 2) */
     bool nope;                      /* some layers turn nothing (SmolLM3): nope_layer below */

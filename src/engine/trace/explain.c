@@ -103,6 +103,10 @@ static bool explain_scores(cell *c)
     if (!c->tr->cfg.scale) /* the no-scale pitfall: the plain dot product */
         put(c, T(c, ATTN_N_("q%s·k%s = %s (not divided by √%d)")), sub(c->i, si, sizeof si), sub(c->j, sj, sizeof sj),
             num(c->x, v, sizeof v), c->k);
+    else if (c->tr->arch.query_scale > 0) /* Gemma: divided by √query_pre_attn_scalar, not √k */
+        put(c, "q%s·k%s / √%.6g = %s / %s = %s", sub(c->i, si, sizeof si), sub(c->j, sj, sizeof sj),
+            1.0 / (c->tr->arch.query_scale * c->tr->arch.query_scale), num((float)dot, a, sizeof a),
+            num((float)(1.0 / c->tr->arch.query_scale), b2, sizeof b2), num(c->x, v, sizeof v));
     else
         put(c, "q%s·k%s / √%d = %s / %s = %s", sub(c->i, si, sizeof si), sub(c->j, sj, sizeof sj), c->k,
             num((float)dot, a, sizeof a), num(sqrtf((float)c->k), b2, sizeof b2), num(c->x, v, sizeof v));
@@ -121,7 +125,10 @@ static bool mask_reason(cell *c)
     bool reversed = tr->cfg.causal == ATTN_CAUSAL_REVERSED && !d->cross;
     bool future = !reversed && tr->cfg.causal && !d->cross && j > d->P + i;
     bool past = reversed && j < d->P + i;
-    int W = tr->cfg.sliding_window, p = d->P + i;
+    /* a Gemma model's layer has its own window (arch.h: local), the others the setting's */
+    int W = !tr->arch.gemma ? tr->cfg.sliding_window
+          : c->layer >= 0 && c->layer < ATTN_ARCH_MAX_LAYERS && tr->arch.local[c->layer] ? tr->arch.local_window : 0;
+    int p = d->P + i;
     bool two_sided = tr->cfg.causal != ATTN_CAUSAL_ON;
     bool outside = W > 0 && !d->cross && !future && !past && j >= tr->cfg.keep_first &&
                    (j <= p - W || (two_sided && j >= p + W));

@@ -400,6 +400,8 @@ static const char *mask_formula(const attn_stage_text *c)
 const char *attn_stage_desc_in(const attn_stage_info *info, const attn_stage_text *c)
 {
     if (info->id == ATTN_STAGE_SCORES && !c->scale) return ATTN_N_("dot product of every query with every key, not scaled");
+    if (info->id == ATTN_STAGE_ACT && c->gemma)
+        return ATTN_N_("GeGLU: the gate, through GELU (its tanh approximation), scales the up projection feature by feature");
     if (info->id == ATTN_STAGE_WEIGHTS && c->sink)
         return ATTN_N_("attention weights: each query row sums to 1 − sink_weight");
     if (info->id == ATTN_STAGE_WEIGHTS && c->tiles)
@@ -467,7 +469,17 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
                            : "x = embed(tokens)";
     case ATTN_STAGE_SCORES:
         if (c->mla) return mla_scores_formula(c);
+        if (c->gemma && c->scale) return "scores = q · kᵀ / √query_pre_attn_scalar";
         return c->scale ? info->formula : ATTN_N_("scores = q · kᵀ   (not divided by √dₖ)");
+    /* Gemma (gemma.h): √d on the embeddings, GeGLU, the post-norms; gains 1 + w */
+    case ATTN_STAGE_EMBEDDINGS: return c->gemma ? "embeddings = E[token_ids] · √d" : attn_stage_formula(info, c->model);
+    case ATTN_STAGE_ACT:
+        return c->gemma ? "act = GELU_tanh(gate) ⊙ up,  GELU_tanh(z) = ½z(1 + tanh(√(2/π)(z + 0.044715z³)))"
+                        : attn_stage_formula(info, c->model);
+    case ATTN_STAGE_RESID_MID:
+        return c->gemma ? "resid_mid = resid_in + RMSNorm(out) ⊙ (1 + w_post_attn)" : attn_stage_formula(info, c->model);
+    case ATTN_STAGE_RESID_OUT:
+        return c->gemma ? "resid_out = resid_mid + RMSNorm(mlp_out) ⊙ (1 + w_post_ff)" : attn_stage_formula(info, c->model);
     case ATTN_STAGE_Q_PE:
         if (c->rope && c->rope_to_halves)
             return ATTN_N_("q_pe[b,j,i,:] = RoPE of the pairs (2m, 2m+1) of q's last D features of head j, written as halves (DeepSeek-V3's rope_interleave), at P + i");

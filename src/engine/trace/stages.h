@@ -262,6 +262,7 @@ typedef struct {
     bool q_lora;    /* ... with a DeepSeek checkpoint's low-rank query (no W_Q) */
     bool rope_to_halves; /* ... its RoPE pairs (2m, 2m+1) written out as halves (V3's rope_interleave) */
     bool tiles;     /* context and out come from the tiled path (FlashAttention) */
+    bool gemma;     /* a Gemma checkpoint: scores over √query_pre_attn_scalar, post-norms, GeGLU, √d (gemma.h) */
     bool qk_norm_whole; /* q_norm, k_norm over the whole projection, before the split (OLMo 2) */
     bool post_norms;    /* no pre-norms; sublayer outputs normalised before the residual add (OLMo 2) */
     bool nope;          /* some layers leave q and k unrotated (SmolLM3's no_rope_layers) */

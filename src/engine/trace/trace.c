@@ -278,6 +278,7 @@ attn_stage_text attn_trace_stage_text(const attn_trace *tr)
     tc.qk_norm = tr->arch.qk_norm;
     tc.q_lora = tr->arch.q_lora;
     tc.rope_to_halves = tr->arch.rope_to_halves;
+    tc.gemma = tr->arch.gemma;
     tc.qk_norm_whole = tr->arch.qk_norm_whole;
     tc.post_norms = tr->arch.post_norms;
     tc.nope = tr->arch.nope;
@@ -288,6 +289,8 @@ attn_stage_text attn_trace_stage_text(const attn_trace *tr)
 attn_stage_text attn_trace_tensor_text(const attn_trace *tr, const attn_tensor *t)
 {
     attn_stage_text tc = attn_trace_stage_text(tr);
+    if (tr->arch.gemma && t && t->layer >= 0 && t->layer < ATTN_ARCH_MAX_LAYERS) /* the layer's own window */
+        tc.window = tr->arch.local[t->layer] ? tr->arch.local_window : 0;
     if (t && t->layer >= 0) tc.layer_rope = attn_arch_layer_rope(&tr->arch, t->layer);
     return tc;
 }

@@ -152,7 +152,8 @@ static inline bool attn_trace_is_model(const attn_trace *tr) { return tr->dims.V
 
 /* What the stage texts of tr depend on: its settings and its model's architecture. */
 attn_stage_text attn_trace_stage_text(const attn_trace *tr);
-/* The same for tensor t of tr: what holds in t's layer (a SmolLM3 layer without RoPE). */
+/* The same for tensor t of tr: what holds in t's layer (a SmolLM3 layer without RoPE, a Gemma layer's own
+ * window: arch.h's local). */
 attn_stage_text attn_trace_tensor_text(const attn_trace *tr, const attn_tensor *t);
 
 /* The stage id of a tensor (ATTN_STAGE_NONE outside the contract). */
