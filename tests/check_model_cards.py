@@ -215,8 +215,11 @@ def mla_cards(tmp):
     gqa = os.path.join(tmp, "good")
     d, mha = os.path.join(tmp, "m-mla"), os.path.join(tmp, "m-mha")
     shutil.copytree(gqa, mha)
-    edit(os.path.join(mha, "card.json"), lambda t: t.replace('"name": "good"', '"name": "m-mha"').replace(
-        '"variant": "gqa"', '"variant": "mha"'))
+    mha_card = os.path.join(mha, "card.json")  # named and typed as the MHA model beside it, whatever "good" was
+    with open(mha_card, encoding="utf-8") as f:
+        named = dict(json.load(f), name="m-mha", variant="mha")
+    with open(mha_card, "w", encoding="utf-8") as f:
+        json.dump(named, f)
     shutil.copytree(gqa, d)
     for f in ("card.json", "README.md", "model.safetensors"):
         os.remove(os.path.join(d, f))
