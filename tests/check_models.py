@@ -49,7 +49,7 @@ def reference(W, cfg, ids, attn_mask=None):
 ap = argparse.ArgumentParser()
 ap.add_argument("--attnlab", required=True)
 ap.add_argument("--models", required=True, help="the shipped models' folder")
-ap.add_argument("--only", choices=("random", "deepseek", "gemma", "olmo2", "smollm3", "shipped"),
+ap.add_argument("--only", choices=("random", "deepseek", "moe", "gemma", "olmo2", "smollm3", "shipped"),
                 help="run one part (default: all)")
 ARGS = ap.parse_args()
 TMP = tempfile.mkdtemp(prefix="attnlab-models-")
@@ -246,7 +246,7 @@ def write_st_f32(path, tensors):
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def deepseek_config(v3, layers, heads, q_rank, tied, dtype, R=8, D=4, k=6, interleave=True):
+def deepseek_config(v3, layers, heads, q_rank, tied, dtype, R=8, D=4, k=6, interleave=True, moe=None):
     d, f, V = 16, 40, len(WORDS)
     cfg = {"architectures": ["DeepseekV3ForCausalLM" if v3 else "DeepseekV2ForCausalLM"],
            "model_type": "deepseek_v3" if v3 else "deepseek_v2", "hidden_size": d,
@@ -259,10 +259,35 @@ def deepseek_config(v3, layers, heads, q_rank, tied, dtype, R=8, D=4, k=6, inter
            "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
     if v3:
         cfg["rope_interleave"] = interleave
+    for key, v in (moe or {}).items():  # a mixture of experts: its keys (None removes one, for the default)
+        if v is None:
+            cfg.pop(key, None)
+        else:
+            cfg[key] = v
     return cfg
 
 
-def deepseek_weights(cfg, seed):
+def moe_layer_weights(W, cfg, li, bias_mean):
+    """Layer li's mixture of experts in HF's names: the router, V3's bias, the experts, the shared MLP."""
+    c = hf_deepseek.moe_defaults(cfg)
+    d, E, I, S = cfg["hidden_size"], c["n_routed_experts"], c["moe_intermediate_size"], c["n_shared_experts"]
+    p = f"model.layers.{li}.mlp."
+    for n in ("gate_proj", "up_proj", "down_proj"):
+        del W[p + n + ".weight"]
+    W[p + "gate.weight"] = torch.randn(E, d) / d ** 0.5 * 2
+    if cfg["model_type"] == "deepseek_v3":  # steers the choice only; negative enough that HF's 0.0 fill bites
+        W[p + "gate.e_score_correction_bias"] = bias_mean + 0.3 * torch.randn(E)
+    for e in range(E):
+        W[f"{p}experts.{e}.gate_proj.weight"] = torch.randn(I, d) / d ** 0.5
+        W[f"{p}experts.{e}.up_proj.weight"] = torch.randn(I, d) / d ** 0.5
+        W[f"{p}experts.{e}.down_proj.weight"] = torch.randn(d, I) / I ** 0.5 * 2
+    if S:
+        W[p + "shared_experts.gate_proj.weight"] = torch.randn(S * I, d) / d ** 0.5
+        W[p + "shared_experts.up_proj.weight"] = torch.randn(S * I, d) / d ** 0.5
+        W[p + "shared_experts.down_proj.weight"] = torch.randn(d, S * I) / (S * I) ** 0.5
+
+
+def deepseek_weights(cfg, seed, bias_mean=-0.5):
     """Random weights of a dense DeepSeek folder, HF's names and (out, in) shapes."""
     torch.manual_seed(seed)
     d, h, f, V = cfg["hidden_size"], cfg["num_attention_heads"], cfg["intermediate_size"], cfg["vocab_size"]
@@ -285,6 +310,8 @@ def deepseek_weights(cfg, seed):
         W[p + "mlp.gate_proj.weight"] = torch.randn(f, d) / d ** 0.5
         W[p + "mlp.up_proj.weight"] = torch.randn(f, d) / d ** 0.5
         W[p + "mlp.down_proj.weight"] = torch.randn(d, f) / f ** 0.5
+    for li in range(hf_deepseek.moe_defaults(cfg)["first_k_dense_replace"], cfg["num_hidden_layers"]):
+        moe_layer_weights(W, cfg, li, bias_mean)
     W["model.norm.weight"] = 1 + 0.1 * torch.randn(d)
     if not cfg["tie_word_embeddings"]:
         W["lm_head.weight"] = torch.randn(V, d) / d ** 0.5
@@ -302,6 +329,7 @@ def deepseek_folder(path, cfg, W, dtype):
 
 
 MLA_STAGES = ("q", "q_nope", "q_pe", "c_kv", "k_pe", "k_nope", "v_up", "scores", "weights", "context", "out")
+MLP_STAGES = ("mlp_out", "router_scores", "expert_weights")  # the last two in a MoE layer only
 MAX_DIFF = {}  # stage: the largest |attnlab − reference| over every DeepSeek case
 
 
@@ -313,7 +341,14 @@ def check_deepseek(name, model, W, cfg, text, *extra):
     absorbed = "--mla-absorb" in extra
     bad = []
     for li, stages in enumerate(layers):
-        for st in MLA_STAGES:
+        moe = "expert_weights" in stages  # a MoE layer has the router's stages and not the dense MLP's
+        one = "" if len(layers) == 1 else f"layers.{li}."
+        for st, want in (("gate", not moe), ("router_scores", moe)):
+            if (one + st in t) != want:
+                bad.append(f"{one}{st} {'missing' if want else 'present'} in a {'MoE' if moe else 'dense'} layer")
+        for st in MLA_STAGES + MLP_STAGES:
+            if st not in stages:
+                continue
             ref = stages[st]
             if absorbed and st in ("k_nope", "v_up"):
                 continue
@@ -334,8 +369,12 @@ def check_deepseek(name, model, W, cfg, text, *extra):
         fail(f"{name}: differs from the reference on {text!r}{' ' + ' '.join(extra) if extra else ''}: "
              + ", ".join(bad[:6]))
     else:
+        routed = sum("expert_weights" in st for st in layers)
         print(f"ok   {name}{' ' + ' '.join(extra) if extra else ''}: logits and {len(layers)} layers' "
-              f"{len(MLA_STAGES) - 2 * absorbed} MLA stages on {ids.shape[1]} tokens (max |Δlogits| {diff:.1e})")
+              f"{len(MLA_STAGES) - 2 * absorbed} MLA stages and mlp_out on {ids.shape[1]} tokens"
+              + (f", {routed} MoE layers' router_scores and expert_weights" if routed else "")
+              + f" (max |Δlogits| {diff:.1e})")
+    return t, W, cfg, ids
 
 
 def check_latent_cache(name, model, text):
@@ -395,10 +434,78 @@ def run_deepseek():
                            reference=lambda W_, c_, ids: hf_deepseek.reference(W_, c_, ids)[0])
         except RuntimeError as e:
             fail(f"{name}: {e}")
+    run_moe()
     print("largest |attnlab − reference| over the DeepSeek cases (relative to max(1, |reference|); cached "
           "logits: absolute, against attnlab's full pass): "
           + ", ".join(f"{k} {v:.1e}" for k, v in MAX_DIFF.items()))
 
+
+
+# ---- DeepSeek's mixture of experts (hf_deepseek.py's moe) ----
+
+MOE = [  # name, V3?, layers, q_lora_rank, dtype, MoE keys, the mutations its test must see
+    ("v2 greedy, 1 shared", False, 2, None, "F32",
+     {"first_k_dense_replace": 1, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1,
+      "moe_intermediate_size": 8, "topk_method": "greedy"}, ()),
+    ("v2 greedy, norm_topk_prob true (HF ignores it), 2 shared, scale 1.5", False, 2, 12, "BF16",
+     {"first_k_dense_replace": 1, "n_routed_experts": 6, "num_experts_per_tok": 3, "n_shared_experts": 2,
+      "moe_intermediate_size": 8, "norm_topk_prob": True, "routed_scaling_factor": 1.5, "moe_layer_freq": 1},
+     ("v2_norm",)),
+    ("v2 group_limited_greedy, no shared", False, 3, None, "F16",
+     {"first_k_dense_replace": 1, "n_routed_experts": 8, "num_experts_per_tok": 3, "n_shared_experts": 0,
+      "moe_intermediate_size": 8, "topk_method": "group_limited_greedy", "n_group": 4, "topk_group": 2,
+      "routed_scaling_factor": 2.0}, ()),
+    ("v3 sigmoid, bias, 4 groups keep 2, 1 shared, norm, scale 2.5", True, 2, 10, "F32",
+     {"first_k_dense_replace": 1, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 1,
+      "moe_intermediate_size": 8, "n_group": 4, "topk_group": 2, "norm_topk_prob": True,
+      "routed_scaling_factor": 2.5, "scoring_func": "sigmoid", "topk_method": "noaux_tc", "_bias": -0.8},
+     ("v3_neg_inf", "no_bias", "group_max")),
+    ("v3 every layer MoE, 2 shared, no norm, scale 0.7, 2 groups keep 1", True, 2, None, "BF16",
+     {"first_k_dense_replace": 0, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 2,
+      "moe_intermediate_size": 6, "n_group": 2, "topk_group": 1, "norm_topk_prob": False,
+      "routed_scaling_factor": 0.7}, ("no_bias", "v3_neg_inf")),
+    ("v3 config defaults for the groups and norm (n_group 8, topk_group 4), no shared", True, 2, None, "F32",
+     {"first_k_dense_replace": 1, "n_routed_experts": 16, "num_experts_per_tok": 3, "n_shared_experts": 0,
+      "moe_intermediate_size": 4, "n_group": None, "topk_group": None, "norm_topk_prob": None,
+      "routed_scaling_factor": None}, ("group_max",)),
+]
+MOE_MAX = {}
+
+
+def check_mutations(name, t, W, cfg, ids, mutations):
+    """Each broken routing rule must make the reference disagree with attnlab (logits or expert_weights)."""
+    for mut in mutations:
+        logits, layers = hf_deepseek.reference(W, cfg, ids, mutate=mut)
+        ew = [(f"layers.{li}.expert_weights", st["expert_weights"]) for li, st in enumerate(layers)
+              if "expert_weights" in st]
+        same = close(t["logits"], logits) and all(close(t[k].reshape(v.shape), v, 1e-4) for k, v in ew)
+        if same:
+            fail(f"{name}: the reference with '{mut}' agrees too: the test cannot see that rule")
+        else:
+            print(f"ok   {name}: the reference with '{mut}' differs (max |Δlogits| "
+                  f"{float((t['logits'] - logits).abs().max()):.1e})")
+
+
+def run_moe():
+    text = "the cat sat on the mat . a dog ran far"
+    for i, (label, v3, layers, q_rank, dtype, keys, mutations) in enumerate(MOE):
+        path = os.path.join(TMP, f"moe{i}")
+        keys = dict(keys)
+        bias = keys.pop("_bias", -0.6 if v3 else 0.0)  # e_score_correction_bias's mean
+        cfg = deepseek_config(v3, layers, 4, q_rank, i % 2 == 0, dtype, moe=keys)
+        deepseek_folder(path, cfg, deepseek_weights(cfg, seed=300 + i, bias_mean=bias), dtype)
+        W, _ = read_st(os.path.join(path, "model.safetensors"))
+        name = f"deepseek moe {label} ({layers} layers, {dtype})"
+        try:
+            t, _, _, ids = check_deepseek(name, path, W, cfg, text)
+            check_deepseek(name, path, W, cfg, text, "--mla-absorb")
+            check_mutations(name, t, W, cfg, ids, mutations)
+            check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
+            check_latent_cache(name, path, "the cat sat on the mat . a dog")
+            check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
+                           reference=lambda W_, c_, ids_: hf_deepseek.reference(W_, c_, ids_)[0])
+        except RuntimeError as e:
+            fail(f"{name}: {e}")
 
 
 # ---- OLMo 2 and SmolLM3 (hf_olmo2.py, hf_smollm3.py) ----
@@ -892,6 +999,10 @@ for i, (layers, heads, kv, tied, dtype) in enumerate(RANDOM if ARGS.only in (Non
 
 if ARGS.only in (None, "deepseek"):
     run_deepseek()
+elif ARGS.only == "moe":
+    run_moe()
+    print("largest |attnlab − reference| over the MoE cases (relative to max(1, |reference|)): "
+          + ", ".join(f"{k} {v:.1e}" for k, v in MAX_DIFF.items()))
 for fam in ("olmo2", "smollm3"):
     if ARGS.only in (None, fam):
         run_families(fam)

@@ -1,10 +1,22 @@
-"""A PyTorch reference for DeepSeek-V2 and V3 checkpoints whose layers are all
-dense (multi-head latent attention, SwiGLU MLP), written from transformers'
-modeling_deepseek_v2 / modeling_deepseek_v3 semantics (eager attention),
-independently of attnlab: check_models.py compares `attnlab trace` with it.
-float64 throughout. Per layer it returns the stages attnlab names:
-q, q_nope, q_pe (rotated), c_kv (after kv_a_layernorm), k_pe (rotated),
-k_nope, v_up, scores (scaled, before the mask), weights, context, out."""
+"""A PyTorch reference for DeepSeek-V2 and V3 checkpoints (multi-head latent
+attention; a SwiGLU MLP in the first first_k_dense_replace layers, a mixture
+of experts after), written from transformers' modeling_deepseek_v2 /
+modeling_deepseek_v3 semantics (eager attention; DeepseekV2Moe,
+DeepseekV3TopkRouter and DeepseekV3MoE), independently of attnlab:
+check_models.py compares `attnlab trace` with it. float64 throughout. Per
+layer it returns the stages attnlab names: q, q_nope, q_pe (rotated), c_kv
+(after kv_a_layernorm), k_pe (rotated), k_nope, v_up, scores (scaled, before
+the mask), weights, context, out, mlp_out; a MoE layer also router_scores and
+expert_weights (b, s, E: the chosen experts' weights, 0 elsewhere).
+
+HF's semantics where DeepSeek's own code differs: V2's router ignores
+norm_topk_prob; V3's dropped groups are filled with 0.0 (not −∞). A top-k's
+ties (only the 0.0 fills can tie) go to the lowest index (a stable sort),
+where torch.topk leaves the order unspecified. `mutate` breaks one rule, for
+the test that must see it: "v2_norm" (V2 normalises when norm_topk_prob),
+"v3_neg_inf" (V3 fills with −∞), "no_bias" (V3 chooses without
+e_score_correction_bias), "group_max" (V3 ranks groups by their best, not
+the sum of the two best)."""
 import torch
 
 from hf_reference import rms_norm, rotate_half
@@ -25,7 +37,83 @@ def rope_v2(x, freqs):
     return torch.view_as_real(xc * torch.polar(torch.ones_like(freqs), freqs)).flatten(-2)
 
 
-def reference(W, cfg, ids):
+def moe_defaults(cfg):
+    """The MoE keys with DeepseekV2Config's or DeepseekV3Config's defaults."""
+    v3 = cfg.get("model_type", "deepseek_v3") == "deepseek_v3"
+    d = {"n_routed_experts": 256 if v3 else 64, "num_experts_per_tok": 8 if v3 else None,
+         "n_shared_experts": 1 if v3 else 2, "moe_intermediate_size": 2048 if v3 else 1407,
+         "routed_scaling_factor": 2.5 if v3 else 1.0, "norm_topk_prob": v3, "topk_method": "greedy",
+         "n_group": 8 if v3 else None, "topk_group": 4 if v3 else None,
+         "first_k_dense_replace": 3 if v3 else 0}
+    return {k: cfg.get(k, v) for k, v in d.items()}
+
+
+def top(v, k):
+    """Indices of the k largest of each row of v, ties to the lowest index."""
+    return torch.sort(v, dim=-1, descending=True, stable=True)[1][..., :k]
+
+
+def keep_groups(choice, n_group, topk_group, score_of_group, fill):
+    """choice with all but the topk_group best of n_group groups set to fill."""
+    n, E = choice.shape
+    g = score_of_group(choice.view(n, n_group, E // n_group))
+    keep = torch.zeros(n, n_group, dtype=torch.bool)
+    keep.scatter_(1, top(g, topk_group), True)
+    return choice.masked_fill(~keep.repeat_interleave(E // n_group, dim=1), fill)
+
+
+def route(hs, W, p, cfg, v3, mutate):
+    """DeepseekV2Moe.route_tokens_to_experts / DeepseekV3TopkRouter: scores (n, E) and
+    dense weights (n, E), 0 for the experts a token did not choose."""
+    c = moe_defaults(cfg)
+    k, E = c["num_experts_per_tok"], c["n_routed_experts"]
+    logits = hs @ W[p + "mlp.gate.weight"].T
+    if v3:
+        scores = logits.sigmoid()
+        choice = scores + (0 if mutate == "no_bias" else W[p + "mlp.gate.e_score_correction_bias"])
+        rank = (lambda g: g.max(-1).values) if mutate == "group_max" else (lambda g: g.topk(2, dim=-1)[0].sum(-1))
+        choice = keep_groups(choice, c["n_group"], c["topk_group"], rank,
+                             float("-inf") if mutate == "v3_neg_inf" else 0.0)
+        idx = top(choice, k)
+        w = scores.gather(1, idx)
+        if c["norm_topk_prob"]:
+            w = w / (w.sum(-1, keepdim=True) + 1e-20)
+    else:
+        scores = logits.softmax(-1)
+        choice = scores
+        if c["topk_method"] == "group_limited_greedy":
+            choice = keep_groups(choice, c["n_group"], c["topk_group"], lambda g: g.max(-1).values, 0.0)
+        idx = top(choice, k)
+        w = choice.gather(1, idx)
+        if mutate == "v2_norm" and c["norm_topk_prob"] and k > 1:  # DeepSeek's own V2 code
+            w = w / (w.sum(-1, keepdim=True) + 1e-20)
+    w = w * c["routed_scaling_factor"]
+    dense = torch.zeros(hs.shape[0], E).scatter(1, idx, w)
+    return scores, dense
+
+
+def swiglu(x, W, p):
+    return (torch.nn.functional.silu(x @ W[p + "gate_proj.weight"].T) * (x @ W[p + "up_proj.weight"].T)) \
+        @ W[p + "down_proj.weight"].T
+
+
+def moe(hs, W, p, cfg, v3, mutate):
+    """DeepseekV*MoE: the chosen experts' weighted sum plus the shared MLP."""
+    b, s, d = hs.shape
+    x = hs.reshape(-1, d)
+    scores, dense = route(x, W, p, cfg, v3, mutate)
+    out = torch.zeros_like(x)
+    for e in range(dense.shape[1]):
+        rows = dense[:, e] != 0
+        if rows.any():
+            out[rows] += dense[rows, e:e + 1] * swiglu(x[rows], W, f"{p}mlp.experts.{e}.")
+    if moe_defaults(cfg)["n_shared_experts"]:
+        out = out + swiglu(x, W, p + "mlp.shared_experts.")
+    E = dense.shape[1]
+    return out.view(b, s, d), scores.view(b, s, E), dense.view(b, s, E)
+
+
+def reference(W, cfg, ids, mutate=None):
     """logits (b, s, V) and a list of per-layer dicts of stages, for ids (b, s)."""
     v3 = cfg.get("model_type", "deepseek_v3") == "deepseek_v3"
     d, h = cfg["hidden_size"], cfg["num_attention_heads"]
@@ -73,8 +161,12 @@ def reference(W, cfg, ids):
                        "v_up": v, "scores": scores, "weights": w, "context": ctx, "out": out})
         x = x + out
         hs = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
-        gate, up = hs @ W[p + "mlp.gate_proj.weight"].T, hs @ W[p + "mlp.up_proj.weight"].T
-        x = x + (torch.nn.functional.silu(gate) * up) @ W[p + "mlp.down_proj.weight"].T
+        if li >= moe_defaults(cfg)["first_k_dense_replace"]:  # DeepseekV*MoE
+            mlp, layers[-1]["router_scores"], layers[-1]["expert_weights"] = moe(hs, W, p, cfg, v3, mutate)
+        else:
+            mlp = swiglu(hs, W, p + "mlp.")
+        layers[-1]["mlp_out"] = mlp
+        x = x + mlp
     x = rms_norm(x, W["model.norm.weight"], eps)
     head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
     return x @ head.T, layers

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""DeepSeek-V2/V3 folders at the command line: a dense one runs (trace, info,
-generate), and every config this engine cannot run as transformers would is
-refused with one line and a non-zero exit, never a crash or a quiet wrong
-answer: mixture-of-experts layers, rope_scaling, quantization_config, biases,
+"""DeepSeek-V2/V3 folders at the command line: a dense one and one with
+mixture-of-experts layers run (trace, info, generate), and every config this
+engine cannot run as transformers would is refused with one line and a
+non-zero exit, never a crash or a quiet wrong answer: the MoE keys HF ignores
+or cannot run (moe_layer_freq, scoring_func, topk_method, null counts, groups
+that do not fit), rope_scaling, quantization_config, biases,
 ranks and head sizes out of range or of the wrong kind, sizes that disagree
 with the tensors; then a fuzz of every size key over hostile values.
 Standard library only (float32 weights packed by hand); the harness is
@@ -62,6 +64,20 @@ def shapes(c):
                     a + "kv_b_proj.weight": (h * 2 * k, R), a + "o_proj.weight": (d, h * k),
                     p + "mlp.gate_proj.weight": (f, d), p + "mlp.up_proj.weight": (f, d),
                     p + "mlp.down_proj.weight": (d, f)})
+        if li >= c.get("first_k_dense_replace", 3):  # a MoE layer: router, experts, shared MLP
+            E, I, S = c.get("n_routed_experts", 256), c.get("moe_intermediate_size", 2048), c.get("n_shared_experts", 1)
+            for n in ("gate_proj", "up_proj", "down_proj"):
+                del out[f"{p}mlp.{n}.weight"]
+            out[p + "mlp.gate.weight"] = (E, d)
+            if c["model_type"] == "deepseek_v3":
+                out[p + "mlp.gate.e_score_correction_bias"] = (E,)
+            for e in range(E):
+                out.update({f"{p}mlp.experts.{e}.gate_proj.weight": (I, d), f"{p}mlp.experts.{e}.up_proj.weight": (I, d),
+                            f"{p}mlp.experts.{e}.down_proj.weight": (d, I)})
+            if S:
+                out.update({p + "mlp.shared_experts.gate_proj.weight": (S * I, d),
+                            p + "mlp.shared_experts.up_proj.weight": (S * I, d),
+                            p + "mlp.shared_experts.down_proj.weight": (d, S * I)})
         if q is None:
             out[a + "q_proj.weight"] = (h * (k + D), d)
         else:
@@ -122,13 +138,54 @@ expect(["trace", "--model", ok, "--text", "the cat", "--alibi", "-o", OUT], 2, "
 expect(["stream", "--model", ok, "--text", "the cat sat on the mat", "--window", "4", "--keep-first", "1"], 2,
        "does not handle latent attention's cache yet")
 
-# ---- what it cannot run yet: one line each ----
-MOE = "mixture-of-experts layers are not supported yet (first_k_dense_replace"
-refused("moe", config(first_k_dense_replace=1), MOE + " 1 < num_hidden_layers 2: layer 1 is DeepseekV3MoE")
+# ---- a folder with mixture-of-experts layers runs, its routing traced ----
+MOE_KEYS = {"first_k_dense_replace": 1, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1,
+            "moe_intermediate_size": 4, "n_group": 2, "topk_group": 1}
+moe = folder("moe", config(**MOE_KEYS))
+expect(["trace", "--model", moe, "--text", "the cat sat", "-o", OUT], 0, "wrote", stream="stdout")
+expect(["info", OUT], 0, "layers.1.expert_weights", stream="stdout")
+expect(["info", "--model", moe], 0, "mixture of experts from layer 1: 4 routed experts of 4 features, top 2 (sigmoid + "
+       "e_score_correction_bias, groups by their two best; n_group 2, topk_group 1), 1 shared, routed_scaling_factor "
+       "2.5, norm_topk_prob", stream="stdout")
+expect(["generate", "--model", moe, "--text", "the cat", "--max-new", "3"], 0)
+V2 = dict(architectures=["DeepseekV2ForCausalLM"], model_type="deepseek_v2")
+moe2 = folder("moe_v2", config(**dict(MOE_KEYS, **V2, topk_method="group_limited_greedy")))
+expect(["trace", "--model", moe2, "--text", "the cat sat", "-o", OUT], 0, "wrote", stream="stdout")
+
+# ---- the MoE keys HF ignores, or cannot run: one line each, naming the key ----
+def moe_refused(name, message, tensors=None, **over):
+    c = config(**dict(MOE_KEYS, **over))
+    c = {k: v for k, v in c.items() if v != "-"}  # "-": the key left out (the config class's default)
+    refused(name, c, message, tensors=tensors)
+
+
+moe_refused("freq", "moe_layer_freq 2 is not supported: HF's DeepSeek ignores it", moe_layer_freq=2)
+moe_refused("v3_scoring", "scoring_func 'softmax' is not supported (DeepSeek-V3 scores experts with a sigmoid",
+            scoring_func="softmax")
+moe_refused("v3_method", "topk_method 'greedy' is not supported (DeepSeek-V3 chooses with noaux_tc",
+            topk_method="greedy")
+moe_refused("v2_method", "topk_method 'noaux_tc' is not supported (HF's DeepseekV2 runs greedy and "
+            "group_limited_greedy only)", topk_method="noaux_tc", **V2)
+moe_refused("v2_top_k", "'num_experts_per_tok' is missing: HF's router takes the top", num_experts_per_tok="-", **V2)
+moe_refused("v2_shared_null", "'n_shared_experts' is null: HF's DeepseekV2Moe then has no shared_experts",
+            n_shared_experts=None, **V2)
+moe_refused("v2_groups", "'n_group' is missing: the group-limited router needs it", topk_method="group_limited_greedy",
+            n_group="-", **V2)
+moe_refused("group_divides", "n_group 3 does not divide n_routed_experts 4", n_group=3)
+moe_refused("group_of_one", "n_group 4 leaves groups of 1 expert; DeepSeek-V3's router scores a group by its two best",
+            n_group=4)
+moe_refused("top_k_kept", "num_experts_per_tok 3 is more than the 2 experts of topk_group 1 groups",
+            num_experts_per_tok=3)
+moe_refused("top_k_range", "'num_experts_per_tok' must be a whole number from 1 to 4", num_experts_per_tok=5)
+moe_refused("scale", "'routed_scaling_factor' must be a number above 0", routed_scaling_factor=0)
+moe_refused("norm", "'norm_topk_prob' must be true or false, not a string", norm_topk_prob="yes")
+moe_refused("no_bias", "tensor 'model.layers.1.mlp.gate.e_score_correction_bias' is missing",
+            tensors={k: v for k, v in shapes(config(**MOE_KEYS)).items() if "correction" not in k})
+moe_refused("expert_shape", "'model.layers.1.mlp.experts.3.down_proj.weight' has shape (8, 5) but config.json "
+            "needs (8, 4)", tensors=dict(shapes(config(**MOE_KEYS)), **{"model.layers.1.mlp.experts.3.down_proj.weight":
+                                                                        (8, 5)}))
 refused("moe_default", {k: v for k, v in config(num_hidden_layers=4).items() if k != "first_k_dense_replace"},
-        MOE + " 3 < num_hidden_layers 4")  # DeepseekV3Config's default is 3
-refused("moe_v2", {k: v for k, v in config(architectures=["DeepseekV2ForCausalLM"], model_type="deepseek_v2").items()
-                   if k != "first_k_dense_replace"}, MOE + " 0 < num_hidden_layers 2: layers 0 to 1 are DeepseekV2MoE")
+        "n_group 8 does not divide n_routed_experts 4")  # DeepseekV3Config's defaults: first_k_dense_replace 3, n_group 8
 refused("yarn", config(rope_scaling={"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
                                      "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1}),
         "rope_scaling type 'yarn' is not supported for DeepseekV3")

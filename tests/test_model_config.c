@@ -156,6 +156,37 @@ static void test_olmo2_smollm3(void **state)
                 !attn_arch_layer_rope(&c.arch, 2) && c.theta == 123.0 && c.kv_heads == 2);
 }
 
+/* DeepSeek's mixture of experts: DeepseekV3Config's and DeepseekV2Config's
+ * defaults where a key is absent (V3: 256 experts, top 8, 1 shared, 2048
+ * features, scale 2.5, norm, 8 groups keep 4, dense layers 0-2; V2: 64, 2
+ * shared, 1407, scale 1.0, greedy, every layer MoE), V2's norm_topk_prob
+ * never read (HF's router), and the MoE layers from first_k_dense_replace on. */
+static void test_deepseek_moe(void **state)
+{
+    (void)state;
+    attn_model_config c;
+    attn_error err;
+    const char *v3 = "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 16, \"num_hidden_layers\": 5, "
+                     "\"num_attention_heads\": 2, \"intermediate_size\": 8, \"vocab_size\": 10}";
+    assert_int_equal(attn_model_config_parse(v3, strlen(v3), &c, &err), ATTN_OK);
+    assert_true(c.moe.experts == 256 && c.moe.top_k == 8 && c.moe.shared == 1 && c.moe.inter == 2048);
+    assert_true(c.moe.scale == 2.5 && c.moe.norm_topk && c.moe.groups == 8 && c.moe.topk_group == 4);
+    assert_int_equal(c.moe.method, ATTN_ROUTE_SIGMOID_GROUPS);
+    assert_true(c.arch.experts == 256 && c.arch.moe_from == 3);
+    for (int l = 0; l < 5; l++) assert_int_equal(attn_arch_layer_moe(&c.arch, l), l >= 3);
+    const char *v2 = "{\"model_type\": \"deepseek_v2\", \"hidden_size\": 16, \"num_hidden_layers\": 2, "
+                     "\"num_attention_heads\": 2, \"intermediate_size\": 8, \"vocab_size\": 10, "
+                     "\"num_experts_per_tok\": 6, \"norm_topk_prob\": true}";
+    assert_int_equal(attn_model_config_parse(v2, strlen(v2), &c, &err), ATTN_OK);
+    assert_true(c.moe.experts == 64 && c.moe.top_k == 6 && c.moe.shared == 2 && c.moe.inter == 1407);
+    assert_true(c.moe.scale == 1.0 && !c.moe.norm_topk && c.moe.method == ATTN_ROUTE_GREEDY); /* HF never reads it */
+    assert_true(attn_arch_layer_moe(&c.arch, 0) && c.arch.moe_from == 0);
+    const char *dense = "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 16, \"num_hidden_layers\": 3, "
+                        "\"num_attention_heads\": 2, \"intermediate_size\": 8, \"vocab_size\": 10}";
+    assert_int_equal(attn_model_config_parse(dense, strlen(dense), &c, &err), ATTN_OK);
+    assert_true(c.arch.experts == 0 && !attn_arch_layer_moe(&c.arch, 2)); /* every layer dense: no MoE keys read */
+}
+
 /* Gemma 2 and Gemma 3 text (model_config_gemma.c): transformers' defaults
  * where keys are absent, which layers are local, the two RoPE settings, and
  * √d rounded to the weights' dtype as torch.tensor(d ** 0.5, dtype) does. */
@@ -201,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_trained_causal),
         cmocka_unit_test(test_config_kinds),
         cmocka_unit_test(test_olmo2_smollm3),
+        cmocka_unit_test(test_deepseek_moe),
         cmocka_unit_test(test_gemma_config),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);

@@ -24,6 +24,7 @@ static app_axis axis_of(const char *name, const attn_stage_info *info, bool cols
     if (!strcmp(name, "n")) return APP_AXIS_NEW;
     if (!strcmp(name, "P")) return APP_AXIS_PAST;
     if (!strcmp(name, "V")) return APP_AXIS_VOCAB;
+    if (!strcmp(name, "E")) return APP_AXIS_EXPERT;
     if (!strcmp(name, "h") || !strcmp(name, "g")) return APP_AXIS_HEAD;
     if (info && (info->roles & ATTN_ROLE_WEIGHT)) return cols ? APP_AXIS_OUTPUT : APP_AXIS_INPUT;
     return APP_AXIS_FEATURE;
@@ -173,6 +174,7 @@ static const char *label(const attn_trace *tr, const app_view_slice *v, app_axis
     else if (axis == APP_AXIS_FEATURE) snprintf(buf, size, "c%d", i);
     else if (axis == APP_AXIS_VOCAB) snprintf(buf, size, "v%d", i);
     else if (axis == APP_AXIS_HEAD) snprintf(buf, size, "h%d", i);
+    else if (axis == APP_AXIS_EXPERT) snprintf(buf, size, "e%d", i);
     else snprintf(buf, size, "%d", i);
     return buf;
 }

@@ -27,7 +27,8 @@ typedef enum {
     APP_AXIS_INPUT,  /* input feature m of a weight matrix (its rows) */
     APP_AXIS_OUTPUT, /* output feature c of a weight matrix (its columns) */
     APP_AXIS_VOCAB,  /* token id v of a model's vocabulary (logits, probs) */
-    APP_AXIS_HEAD    /* query head h (or kv head g): sink_weight's rows, one per head */
+    APP_AXIS_HEAD,   /* query head h (or kv head g): sink_weight's rows, one per head */
+    APP_AXIS_EXPERT  /* routed expert e of a mixture-of-experts layer (router_scores, expert_weights) */
 } app_axis;
 
 typedef struct {

@@ -249,6 +249,14 @@ static void print_model_kv(const attn_model_config *c)
     printf("  latent attention (DeepSeek's MLA): kv_lora_rank %d, qk_rope_head_dim %d, qk_nope_head_dim %d, "
            "v_head_dim %d, q_lora_rank %s%.0d\n", s->kv_rank, s->rope_dim, s->nope_dim, s->v_dim,
            s->q_rank ? "" : "none (q_proj)", s->q_rank);
+    const attn_moe_sizes *e = &c->moe;
+    static const char *const ROUTER[] = {"softmax, greedy", "softmax, group_limited_greedy",
+                                         "sigmoid + e_score_correction_bias, groups by their two best"};
+    if (c->arch.experts)
+        printf("  mixture of experts from layer %d: %d routed experts of %d features, top %d (%s%s%.0d%s%.0d), "
+               "%d shared, routed_scaling_factor %g%s\n", e->first, e->experts, e->inter, e->top_k, ROUTER[e->method],
+               e->groups ? "; n_group " : "", e->groups, e->groups ? ", topk_group " : "", e->topk_group, e->shared,
+               e->scale, e->norm_topk ? ", norm_topk_prob" : "");
     printf("  KV cache: %.0f B a token (latent %d + RoPE key %d, %d layers, float32; %.0f B in BF16); its %d heads' "
            "own keys and values would take %.0f B\n", f32, s->kv_rank, s->rope_dim, c->layers, f32 / 2, c->heads, mha);
 }

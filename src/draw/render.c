@@ -413,6 +413,8 @@ static const char *axis_name(app_axis a)
     case APP_AXIS_VOCAB: return _("vocabulary ids v");
     /* TRANSLATORS: the rows of sink_weight: one per query head */
     case APP_AXIS_HEAD: return _("heads h");
+    /* TRANSLATORS: the columns of router_scores and expert_weights: one per routed expert of a MoE layer */
+    case APP_AXIS_EXPERT: return _("experts e");
     default: return "";
     }
 }

@@ -23,6 +23,28 @@ typedef struct {
     int v_dim;        /* v_head_dim: each head's value width (equal to nope_dim here) */
 } attn_mla_sizes;
 
+/* DeepSeek's mixture of experts (zero when every layer is dense). HF's names. */
+typedef enum {
+    ATTN_ROUTE_GREEDY = 0,       /* V2 topk_method "greedy": the top k of softmax(router logits) */
+    ATTN_ROUTE_GROUP_LIMITED,    /* V2 "group_limited_greedy": the same within the topk_group groups
+                                  * whose best expert scores highest */
+    ATTN_ROUTE_SIGMOID_GROUPS    /* V3: sigmoid scores, plus e_score_correction_bias for the choice,
+                                  * groups ranked by the sum of their two best */
+} attn_route_method;
+
+typedef struct {
+    int experts;      /* E: n_routed_experts */
+    int top_k;        /* num_experts_per_tok */
+    int shared;       /* n_shared_experts: one MLP of shared · inter features, every token; 0: none */
+    int inter;        /* moe_intermediate_size: each routed expert's MLP width */
+    int first;        /* first_k_dense_replace: layers before it are dense */
+    int groups;       /* n_group (group-limited methods) */
+    int topk_group;   /* groups kept per token */
+    double scale;     /* routed_scaling_factor */
+    bool norm_topk;   /* norm_topk_prob: the k weights divided by their sum (V3 only: HF's V2 ignores it) */
+    attn_route_method method;
+} attn_moe_sizes;
+
 /* Gemma 2 and 3's numbers (model_config_gemma.c; zero for the others); which
  * layers are local and their window are the arch's (arch.h: local, local_window). */
 typedef struct {
@@ -52,16 +74,23 @@ typedef struct {
                        * tang-nocausal was trained without it) */
     attn_arch arch;   /* the architecture and what it adds to attention */
     attn_mla_sizes mla; /* with arch.mla */
+    attn_moe_sizes moe; /* with arch.experts */
     attn_gemma_sizes gemma; /* with arch.gemma */
 } attn_model_config;
 
 /* For model_config.c: DeepSeek-V2/V3's keys (model_config_mla.c) into c, whose
  * vocab, d, layers, heads and ffn are read: the latent attention's sizes, RoPE
- * convention, and the refusals of what this engine does not run (mixture-of-
- * experts layers, rope_scaling, quantization). Sets head_dim to
+ * convention, its mixture-of-experts layers (attn_model_config_moe), and the
+ * refusals of what this engine does not run (rope_scaling, quantization). Sets head_dim to
  * qk_nope_head_dim and kv_heads to heads. Errors start "config.json: ". */
 struct cJSON;
 attn_status attn_model_config_mla(const struct cJSON *root, attn_model_config *c, attn_error *err);
+
+/* For model_config_mla.c: the mixture-of-experts keys of a DeepSeek config
+ * whose first_k_dense_replace (`dense`) is below num_hidden_layers, into
+ * c->moe and c->arch (experts, moe_from); what HF's modelling would run
+ * differently, or not at all, refused naming the key (model_config_moe.c). */
+attn_status attn_model_config_moe(const struct cJSON *root, attn_model_config *c, int dense, attn_error *err);
 
 /* For model_config.c: Gemma 2 and Gemma 3's keys (model_config_gemma.c) into
  * c, whose vocab, d, layers, heads, kv_heads and ffn are read: head_dim, the
@@ -69,6 +98,7 @@ attn_status attn_model_config_mla(const struct cJSON *root, attn_model_config *c
  * settings, and the refusals of what this engine does not run. Errors start
  * "config.json: " and name the key. */
 attn_status attn_model_config_gemma(const struct cJSON *root, attn_model_config *c, attn_error *err);
+
 /* For model_config.c, after the keys every family shares are read: OLMo 2's
  * (model_config_olmo2.c: its defaults, the whole-projection QK-norm and the
  * post-norms) and SmolLM3's (model_config_smollm3.c: no_rope_layers or

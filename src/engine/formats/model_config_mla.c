@@ -7,9 +7,9 @@
  * max_position_embeddings 2048, bos 1, eos 2).
  *
  * A layer l ≥ first_k_dense_replace is a mixture of experts in both (V2 and
- * V3 build DeepseekV*MoE there), which this engine does not run yet: such a
- * config is refused, as is anything else it would run differently from
- * transformers (rope_scaling, a quantized checkpoint, biases). */
+ * V3 build DeepseekV*MoE there): its keys are model_config_moe.c's. Anything
+ * else it would run differently from transformers (rope_scaling, a quantized
+ * checkpoint, biases) is refused. */
 #include "model_config.h"
 
 #include <cjson/cJSON.h>
@@ -42,26 +42,16 @@ static attn_status whole(const cJSON *root, const char *key, int min, int max, i
     return ATTN_OK;
 }
 
-/* What this engine does not run: experts, scaled RoPE, quantized weights. */
-static attn_status unsupported(const cJSON *root, const attn_model_config *c, attn_error *err)
+/* The experts (model_config_moe.c), and what this engine does not run: scaled
+ * RoPE, quantized weights. */
+static attn_status unsupported(const cJSON *root, attn_model_config *c, attn_error *err)
 {
     const char *arch = c->arch.kind == ATTN_ARCH_DEEPSEEK_V2 ? "DeepseekV2" : "DeepseekV3";
     int dense;
     attn_status st = whole(root, "first_k_dense_replace", 0, 1 << 20, c->arch.kind == ATTN_ARCH_DEEPSEEK_V2 ? 0 : 3,
                            false, &dense, err);
     if (st) return st;
-    if (dense < c->layers) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "n_routed_experts");
-        char experts[32] = "its default";
-        if (cJSON_IsNumber(e)) snprintf(experts, sizeof experts, "%g", e->valuedouble);
-        else if (cJSON_IsNull(e)) snprintf(experts, sizeof experts, "null");
-        char which[48];
-        if (dense == c->layers - 1) snprintf(which, sizeof which, "layer %d is", dense);
-        else snprintf(which, sizeof which, "layers %d to %d are", dense, c->layers - 1);
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: mixture-of-experts layers are not supported yet "
-                         "(first_k_dense_replace %d < num_hidden_layers %d: %s %sMoE with n_routed_experts %s); "
-                         "only a model whose every layer is dense runs here", dense, c->layers, which, arch, experts);
-    }
+    if (dense < c->layers && (st = attn_model_config_moe(root, c, dense, err))) return st;
     const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
     if (rs && !cJSON_IsNull(rs)) {
         const cJSON *t = cJSON_IsObject(rs) ? cJSON_GetObjectItemCaseSensitive(rs, "rope_type") : NULL;

@@ -318,7 +318,7 @@ static attn_status infer_dims(const named *ts, int n, attn_dims *d, attn_error *
     dim_slot slots[] = {{"b", &d->b, 0}, {"s", &d->s, 0}, {"t", &d->t, 0}, {"n", &d->n, 0}, {"P", &d->P, 0},
                         {"d", &d->d, 0}, {"h", &d->h, 0}, {"g", &d->g, 0}, {"k", &d->k, 0},
                         {"f", &d->f, 0}, {"V", &d->V, 0}, {"T", &d->T, 0}, {"R", &d->kv_rank, 0},
-                        {"D", &d->rope_dim, 0}};
+                        {"D", &d->rope_dim, 0}, {"E", &d->E, 0}};
     const int ns = (int)(sizeof slots / sizeof slots[0]);
     memset(d, 0, sizeof *d);
     for (int i = 0; i < ns; i++) *slots[i].slot = -1;

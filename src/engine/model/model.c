@@ -129,7 +129,11 @@ typedef struct {
     attn_wmat *mat;
 } wanted;
 
-enum { MAX_PER_LAYER = 14 };
+enum { MAX_PER_LAYER = 14 }; /* a dense layer's; a MoE layer adds its router, experts and shared MLP */
+
+/* Room for the weights of one layer of c (plan_room) and where a MoE
+ * layer's expert views go while only checking (3·E). */
+static size_t plan_room(const attn_model_config *c) { return MAX_PER_LAYER + 2 + 3 * (size_t)c->arch.experts; }
 
 static size_t count_of(const wanted *w) { return (size_t)w->rows * (size_t)(w->cols ? w->cols : 1); }
 
@@ -157,8 +161,31 @@ static int mla_plan(const attn_model_config *c, int l, attn_model_layer *L, want
     return n;
 }
 
-/* Layer l's weights, each to its field of L. */
-static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wanted *w)
+/* Layer l's mixture of experts (DeepSeek; moe.h): the router, V3's bias, E
+ * experts of width I, the shared MLP of S·I; expert views to xp (3·E). */
+static int moe_plan(const attn_model_config *c, int l, attn_model_layer *L, attn_wmat *xp, wanted *w, int n)
+{
+    const attn_moe_sizes *e = &c->moe;
+    int64_t d = c->d, I = e->inter, S = (int64_t)e->shared * e->inter;
+    MAT(&L->w_router, e->experts, d, "model.layers.%d.mlp.gate.weight", l);
+    if (e->method == ATTN_ROUTE_SIGMOID_GROUPS)
+        VEC(&L->router_bias, e->experts, "model.layers.%d.mlp.gate.e_score_correction_bias", l);
+    L->experts = xp;
+    for (int x = 0; x < e->experts; x++) {
+        MAT(&xp[3 * x], I, d, "model.layers.%d.mlp.experts.%d.gate_proj.weight", l, x);
+        MAT(&xp[3 * x + 1], I, d, "model.layers.%d.mlp.experts.%d.up_proj.weight", l, x);
+        MAT(&xp[3 * x + 2], d, I, "model.layers.%d.mlp.experts.%d.down_proj.weight", l, x);
+    }
+    if (S) { /* n_shared_experts 0: no shared MLP, and no tensors of zero width */
+        MAT(&L->w_sh_gate, S, d, "model.layers.%d.mlp.shared_experts.gate_proj.weight", l);
+        MAT(&L->w_sh_up, S, d, "model.layers.%d.mlp.shared_experts.up_proj.weight", l);
+        MAT(&L->w_sh_down, d, S, "model.layers.%d.mlp.shared_experts.down_proj.weight", l);
+    }
+    return n;
+}
+
+/* Layer l's weights, each to its field of L (a MoE layer's expert views to xp). */
+static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, attn_wmat *xp, wanted *w)
 {
     int64_t d = c->d, q = (int64_t)c->heads * c->head_dim, kv = (int64_t)c->kv_heads * c->head_dim, f = c->ffn;
     int n = 0;
@@ -190,6 +217,7 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, wa
     } else {
         VEC(&L->mlp_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
     }
+    if (attn_arch_layer_moe(&c->arch, l)) return moe_plan(c, l, L, xp, w, n);
     MAT(&L->w_gate, f, d, "model.layers.%d.mlp.gate_proj.weight", l);
     MAT(&L->w_up, f, d, "model.layers.%d.mlp.up_proj.weight", l);
     MAT(&L->w_down, d, f, "model.layers.%d.mlp.down_proj.weight", l);
@@ -229,17 +257,30 @@ static attn_status check_entry(const attn_ckpt *ck, const wanted *w, attn_error 
                      attn_ckpt_where(ck, w->name), w->name, got, want);
 }
 
+static attn_status check_planned(attn_model *m, wanted *w, attn_wmat *xp, attn_error *err);
+
 /* Every tensor of the files must be one the plan names (an extra one means a
  * different architecture, or a config that disagrees with the weights). */
 static attn_status check_all(attn_model *m, attn_error *err)
 {
     const attn_model_config *c = &m->cfg;
-    wanted w[MAX_PER_LAYER];
+    wanted *w = malloc(plan_room(c) * sizeof *w);
+    attn_wmat *xp = malloc((3 * (size_t)c->arch.experts + 1) * sizeof *xp);
+    attn_status st = w && xp ? check_planned(m, w, xp, err) : attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    free(w);
+    free(xp);
+    return st;
+}
+
+/* Every weight the plan names has its shape; every tensor of the files is named. */
+static attn_status check_planned(attn_model *m, wanted *w, attn_wmat *xp, attn_error *err)
+{
+    const attn_model_config *c = &m->cfg;
     attn_model_layer L;
     attn_status st;
     size_t named = 0, held = 0;
     for (int l = -1; l < c->layers; l++) {
-        int n = l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, w);
+        int n = l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, xp, w);
         for (int i = 0; i < n; i++)
             if ((st = check_entry(&m->ckpt, &w[i], err))) return st;
         named += (size_t)n;
@@ -259,7 +300,7 @@ static attn_status check_all(attn_model *m, attn_error *err)
             int layer = -1;
             bool known = c->tied && !strcmp(name, "lm_head.weight");
             if (sscanf(name, "model.layers.%d.", &layer) != 1) layer = -1;
-            int n = layer >= 0 && layer < c->layers ? layer_plan(c, layer, &L, w) : global_plan(m, w);
+            int n = layer >= 0 && layer < c->layers ? layer_plan(c, layer, &L, xp, w) : global_plan(m, w);
             for (int k = 0; !known && k < n; k++) known = !strcmp(name, w[k].name);
             if (!known)
                 return attn_fail(err, ATTN_ERR_FORMAT, "%s: unexpected tensor '%.60s' (not part of a %s with this "
@@ -276,13 +317,12 @@ static attn_status check_all(attn_model *m, attn_error *err)
  * tensor. One pass over the stored bits of each tensor, nothing widened:
  * SmolLM2-135M's shape took 68 ms in bfloat16 (269 MB), 261 ms in float32
  * (538 MB), its pages resident, on the 2-core test machine. */
-static attn_status check_numbers(attn_model *m, attn_error *err)
+static attn_status check_numbers(attn_model *m, wanted *w, attn_wmat *xp, attn_error *err)
 {
     const attn_model_config *c = &m->cfg;
-    wanted w[MAX_PER_LAYER];
     attn_model_layer L;
     for (int l = -1; l < c->layers; l++) {
-        int n = l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, w);
+        int n = l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, xp, w);
         for (int i = 0; i < n; i++) {
             const attn_st_file *f;
             const attn_st_entry *e = attn_ckpt_find(&m->ckpt, w[i].name, &f);
@@ -361,23 +401,33 @@ static void gemma_gains(attn_model *m)
 static attn_status load_weights(attn_model *m, attn_error *err)
 {
     const attn_model_config *c = &m->cfg;
-    wanted w[MAX_PER_LAYER];
-    attn_model_layer L;
     attn_status st;
-    if ((st = attn_ckpt_open(m->dir, &m->ckpt, err))) return st;
-    if ((st = check_all(m, err)) || (st = check_numbers(m, err))) return st;
+    if ((st = attn_ckpt_open(m->dir, &m->ckpt, err)) || (st = check_all(m, err))) return st;
+    size_t per = 3 * (size_t)c->arch.experts; /* a MoE layer's expert views */
+    wanted *w = malloc(plan_room(c) * sizeof *w);
+    if (!w || !(m->experts = calloc(per * c->layers + 1, sizeof *m->experts))) {
+        free(w);
+        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
+    }
+    if ((st = check_numbers(m, w, m->experts, err))) goto out;
+    attn_model_layer L;
     size_t total = 0;
     for (int l = -1; l < c->layers; l++)
-        total += copied_floats(&m->ckpt, w, l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, w));
+        total += copied_floats(&m->ckpt, w, l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, m->experts, w));
     if (!(m->arena = malloc((total ? total : 1) * sizeof *m->arena)) ||
-        !(m->layer = calloc((size_t)c->layers, sizeof *m->layer)))
-        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for %zu KiB of weights", (total * 4) >> 10);
+        !(m->layer = calloc((size_t)c->layers, sizeof *m->layer))) {
+        st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory for %zu KiB of weights", (total * 4) >> 10);
+        goto out;
+    }
     float *p = place_all(&m->ckpt, w, global_plan(m, w), m->arena);
-    for (int l = 0; l < c->layers; l++) p = place_all(&m->ckpt, w, layer_plan(c, l, &m->layer[l], w), p);
+    for (int l = 0; l < c->layers; l++)
+        p = place_all(&m->ckpt, w, layer_plan(c, l, &m->layer[l], m->experts + per * l, w), p);
     if (c->tied) m->lm_head = m->embed;
     m->embed_scale = 1.0f;
     if (c->arch.gemma) gemma_gains(m);
-    return ATTN_OK;
+out:
+    free(w);
+    return st;
 }
 
 void attn_model_embed_row(const attn_model *m, int id, float *out)
@@ -626,6 +676,7 @@ void attn_model_free(attn_model *m)
     free(m->summary);
     free(m->example);
     free(m->layer);
+    free(m->experts);
     free(m->arena);
     attn_ckpt_free(&m->ckpt);
     attn_tokenizer_free(m->tok);

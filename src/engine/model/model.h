@@ -6,6 +6,7 @@
  * TinyLlama, Llama 3.x with its rope_scaling), MistralForCausalLM (sliding
  * window), Qwen2ForCausalLM (q, k, v biases), Qwen3ForCausalLM (per-head
  * q and k norms), DeepSeek-V2/V3 (latent attention, deepseek.h),
+ * with its mixture-of-experts layers (moe.h),
  * Olmo2ForCausalLM (q and k norms over the whole projection; norms after each
  * sublayer instead of before), SmolLM3ForCausalLM (layers without RoPE) and
  * Gemma 2 and 3 (local and global layers, norms before and after each
@@ -77,8 +78,16 @@ typedef struct {
     float *post_attn_norm, *post_ff_norm; /* (d) OLMo 2's and Gemma's post_attention_layernorm and
                                          * post_feedforward_layernorm: each sublayer's output normalised (OLMo 2
                                          * has no attn_norm and no mlp_norm; Gemma has both) */
-    attn_wmat w_gate, w_up;             /* (f, d) */
+    attn_wmat w_gate, w_up;             /* (f, d); none in a mixture-of-experts layer */
     attn_wmat w_down;                   /* (d, f) */
+    /* A DeepSeek mixture-of-experts layer (arch.h's attn_arch_layer_moe; moe.h; E = n_routed_experts,
+     * I = moe_intermediate_size, S = n_shared_experts): */
+    attn_wmat w_router;                 /* (E, d) mlp.gate.weight: one logit per expert */
+    float *router_bias;                 /* (E) mlp.gate.e_score_correction_bias (V3), else NULL */
+    attn_wmat *experts;                 /* (E, 3): expert e's gate_proj (I, d), up_proj (I, d),
+                                         * down_proj (d, I) at [3e], [3e+1], [3e+2]; in attn_model.experts */
+    attn_wmat w_sh_gate, w_sh_up;       /* (S·I, d) mlp.shared_experts.*; none when S = 0 */
+    attn_wmat w_sh_down;                /* (d, S·I) */
 } attn_model_layer;
 
 typedef struct attn_model {
@@ -98,6 +107,7 @@ typedef struct attn_model {
     float *norm;              /* (d) the final norm's gain */
     float embed_scale;        /* Gemma: √d rounded to the embedding's dtype, as transformers does; else 1 */
     attn_model_layer *layer;  /* cfg.layers */
+    attn_wmat *experts;       /* the routed experts' views: 3·E per MoE layer (attn_model_layer.experts) */
     attn_tokenizer *tok;
     float *arena;             /* the vectors above, and any float32 matrix whose bytes in
                                * the file are not float-aligned, widened at load */

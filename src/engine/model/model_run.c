@@ -11,7 +11,9 @@
  * OLMo 2 (arch.post_norms) normalises each sublayer's output instead of its input:
  *   x = resid_in, resid_mid = resid_in + RMSNorm(out) ⊙ g_post_attn,
  *   mlp_norm = resid_mid (no norm), resid_out = resid_mid + RMSNorm(mlp_out) ⊙ g_post_ff;
- * SmolLM3's NoPE layers skip RoPE (attention.c).
+ * SmolLM3's NoPE layers skip RoPE (attention.c); a DeepSeek mixture-of-experts
+ * layer replaces gate, up and act with router_scores and expert_weights (b, s, E)
+ * and mlp_out with its experts' weighted sum (moe.h).
  * then final_norm = RMSNorm(resid_out) ⊙ g, logits = final_norm · W_lmᵀ
  * (b, s, V) and probs = softmax(logits), those two computed for the rows a
  * reader asks for (head.h). */
@@ -27,6 +29,7 @@
 #include "engine/model/deepseek.h"
 #include "engine/model/gemma.h"
 #include "engine/model/head.h"
+#include "engine/model/moe.h"
 
 /* ---- tokens ---- */
 
@@ -209,6 +212,7 @@ static void model_dims(const attn_model_config *c, int b, int L, int past, attn_
     d->k = c->head_dim;
     d->f = c->ffn;
     d->V = c->vocab;
+    d->E = c->arch.experts;
     d->mode = d->g == d->h ? ATTN_MODE_MHA : d->g == 1 ? ATTN_MODE_MQA : ATTN_MODE_GQA;
     if (c->arch.mla) { /* latent attention: every head's key and value rebuilt from R + D a token */
         d->mode = ATTN_MODE_MLA;
@@ -228,6 +232,16 @@ static void place(attn_trace *tr, const attn_stage_info *info, int layer)
     for (int j = 0; j < t->ndim; j++) t->count *= (size_t)t->shape[j];
 }
 
+/* What decides the stages of tr's layers: its settings and its model's architecture. */
+static attn_stage_ctx model_stage_ctx(const attn_trace *tr)
+{
+    attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
+    ctx.qk_norm = tr->arch.qk_norm;
+    ctx.q_lora = tr->arch.q_lora;
+    ctx.moe_layers = tr->arch.experts && tr->arch.moe_from < tr->n_layers ? tr->n_layers - tr->arch.moe_from : 0;
+    return ctx;
+}
+
 /* Floats a layer that does not keep its query-key stages computes them in:
  * two (b,h,s,t) buffers and the mask (b,1,s,t). */
 static size_t qk_scratch_floats(const attn_dims *d)
@@ -239,9 +253,7 @@ static size_t qk_scratch_floats(const attn_dims *d)
  * query-key stages of one layer only. */
 static double run_bytes(const attn_trace *tr)
 {
-    attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
-    ctx.qk_norm = tr->arch.qk_norm;
-    ctx.q_lora = tr->arch.q_lora;
+    attn_stage_ctx ctx = model_stage_ctx(tr);
     return attn_stages_bytes(&ctx, tr->n_layers) + (tr->cfg.qk_keep ? qk_scratch_floats(&tr->dims) * sizeof(float) : 0);
 }
 
@@ -283,16 +295,14 @@ static attn_status allocate(attn_trace *tr, bool head, attn_error *err)
     const attn_stage_info *st = attn_stages(&n);
     attn_status status = fit(tr, &need, err);
     if (status) return status;
-    attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
-    ctx.qk_norm = tr->arch.qk_norm;
-    ctx.q_lora = tr->arch.q_lora;
+    attn_stage_ctx ctx = model_stage_ctx(tr);
     if (!(tr->tensors = calloc((size_t)n * (tr->n_layers + 1), sizeof *tr->tensors)))
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     place(tr, &st[ATTN_STAGE_EMBEDDINGS], -1);
     for (int l = 0; l < tr->n_layers; l++)
         for (int i = 0; i < n; i++) {
             bool kept = !(st[i].roles & ATTN_ROLE_QUERY_KEY) || !tr->cfg.qk_keep || l == tr->cfg.qk_keep - 1;
-            if (!st[i].model_level && kept && attn_stage_present(&st[i], &ctx)) place(tr, &st[i], l);
+            if (!st[i].model_level && kept && attn_stage_in_layer(&st[i], &ctx, l, tr->n_layers)) place(tr, &st[i], l);
         }
     for (int i = ATTN_STAGE_RESID_IN; head && i < n; i++)
         if (st[i].model_level && i != ATTN_STAGE_LOGITS && i != ATTN_STAGE_PROBS) place(tr, &st[i], -1);
@@ -356,12 +366,19 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_in
     attn_op_add(in, added, mid, n);
     if (post) memcpy(norm2, mid, n * sizeof *norm2);
     else attn_op_rmsnorm(mid, W->mlp_norm, norm2, rows, d->d, m->cfg.eps);
-    if (attn_wmat_product(&W->w_gate, norm2, (int)rows, gate) || attn_wmat_product(&W->w_up, norm2, (int)rows, up))
+    if (attn_arch_layer_moe(&m->cfg.arch, l)) { /* the router's choice, the chosen experts, the shared one */
+        st = attn_moe_run(m, l, norm2, (int)rows, mlp, D(tr, l, ATTN_STAGE_ROUTER_SCORES),
+                          D(tr, l, ATTN_STAGE_EXPERT_WEIGHTS), err);
+        if (st) return st;
+    } else if (attn_wmat_product(&W->w_gate, norm2, (int)rows, gate) ||
+               attn_wmat_product(&W->w_up, norm2, (int)rows, up)) {
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
-    if (gemma) attn_op_geglu(gate, up, act, rows * d->f);
-    else attn_op_swiglu(gate, up, act, rows * d->f);
-    if (attn_wmat_product(&W->w_down, act, (int)rows, mlp))
-        return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
+    } else {
+        if (gemma) attn_op_geglu(gate, up, act, rows * d->f);
+        else attn_op_swiglu(gate, up, act, rows * d->f);
+        if (attn_wmat_product(&W->w_down, act, (int)rows, mlp))
+            return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for layer %d's MLP", l);
+    }
     if (post || gemma) { /* resid_out = resid_mid + RMSNorm(mlp_out) ⊙ g_post_ff */
         attn_op_rmsnorm(mlp, W->post_ff_norm, xbuf, rows, d->d, m->cfg.eps);
         attn_op_add(mid, xbuf, D(tr, l, ATTN_STAGE_RESID_OUT), n);

@@ -21,6 +21,8 @@
  *            rope_interleave (its default) turns the same pairs but writes
  *            them out as halves (evens first, then odds, then rotate_half);
  *            V3 without it is rotate_half.
+ * and from layer first_k_dense_replace on their MLP is a mixture of experts
+ * (moe.h): a router picks a few of E small MLPs for each token.
  *
  * Gemma 2 and Gemma 3 (gemma.h) keep Llama's attention and change its numbers:
  *   scores   = q·kᵀ · query_pre_attn_scalar^(−½) instead of 1/√k
@@ -57,8 +59,8 @@ typedef enum {
     ATTN_ARCH_MISTRAL,  /* MistralForCausalLM */
     ATTN_ARCH_QWEN2,    /* Qwen2ForCausalLM */
     ATTN_ARCH_QWEN3,    /* Qwen3ForCausalLM */
-    ATTN_ARCH_DEEPSEEK_V2, /* DeepseekV2ForCausalLM: dense layers only */
-    ATTN_ARCH_DEEPSEEK_V3, /* DeepseekV3ForCausalLM: dense layers only */
+    ATTN_ARCH_DEEPSEEK_V2, /* DeepseekV2ForCausalLM: latent attention; experts from first_k_dense_replace on */
+    ATTN_ARCH_DEEPSEEK_V3, /* DeepseekV3ForCausalLM: the same, V3's router */
     ATTN_ARCH_GEMMA2,      /* Gemma2ForCausalLM */
     ATTN_ARCH_GEMMA3,      /* Gemma3ForCausalLM (the text model, gemma3_text) */
     ATTN_ARCH_OLMO2,    /* Olmo2ForCausalLM */
@@ -92,12 +94,21 @@ typedef struct {
     bool post_norms;                /* sublayer outputs normalised before the residual add, no pre-norms (OLMo 2) */
     bool nope;                      /* some layers turn nothing (SmolLM3): nope_layer below */
     unsigned char nope_layer[ATTN_ARCH_MAX_LAYERS / 8]; /* bit l set: layer l has no RoPE */
+    int experts;                    /* E: routed experts of a mixture-of-experts layer (DeepSeek); 0: none */
+    int moe_from;                   /* the first such layer (first_k_dense_replace): every layer from it on
+                                     * routes each token to its experts instead of one dense MLP */
 } attn_arch;
 
 /* Whether layer l of a model of architecture a rotates q and k (RoPE on). */
 static inline bool attn_arch_layer_rope(const attn_arch *a, int l)
 {
     return !(a->nope && l >= 0 && l < ATTN_ARCH_MAX_LAYERS && (a->nope_layer[l / 8] >> (l % 8)) & 1);
+}
+
+/* Whether layer l of a model of architecture a is a mixture of experts (moe.h). */
+static inline bool attn_arch_layer_moe(const attn_arch *a, int l)
+{
+    return a->experts > 0 && l >= a->moe_from;
 }
 
 #endif

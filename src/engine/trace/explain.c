@@ -476,7 +476,28 @@ static bool explain_mla(cell *c)
     return true;
 }
 
+/* A mixture-of-experts layer's router: token i and expert j (moe.h). */
+static bool explain_moe(cell *c)
+{
+    const attn_tensor *sc = S(c, ATTN_STAGE_ROUTER_SCORES), *w = S(c, ATTN_STAGE_EXPERT_WEIGHTS);
+    size_t at = ((size_t)c->b * c->d->s + c->i) * c->d->E + c->j;
+    char a[32], b[32];
+    if (!sc || !w || !c->d->E || at >= sc->count || at >= w->count) return false;
+    float s = sc->data[at], x = w->data[at];
+    if (attn_tensor_stage(c->t) == ATTN_STAGE_ROUTER_SCORES)
+        put(c, T(c, ATTN_N_("%s: expert %d's score for token %d (%s)")), num(s, a, sizeof a), c->j, c->i,
+            x != 0.0f ? T(c, ATTN_N_("chosen")) : T(c, ATTN_N_("not chosen")));
+    else if (x != 0.0f)
+        put(c, T(c, ATTN_N_("%s: token %d chose expert %d, whose output it weighs by this (score %s)")),
+            num(x, a, sizeof a), c->i, c->j, num(s, b, sizeof b));
+    else
+        put(c, T(c, ATTN_N_("0: token %d did not choose expert %d (score %s)")), c->i, c->j, num(s, b, sizeof b));
+    return true;
+}
+
 static bool (*const EXPLAIN[ATTN_STAGE_COUNT])(cell *) = {
+    [ATTN_STAGE_ROUTER_SCORES] = explain_moe,
+    [ATTN_STAGE_EXPERT_WEIGHTS] = explain_moe,
     [ATTN_STAGE_W_DKV] = explain_mla,
     [ATTN_STAGE_W_UK] = explain_mla,
     [ATTN_STAGE_W_UV] = explain_mla,

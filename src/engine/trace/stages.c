@@ -226,21 +226,33 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("the MLP's input: the residual stream, RMS-normalised"),
      "mlp_norm = resid_mid / √(mean(resid_mid²) + ε) ⊙ g_mlp",
      .rule = ATTN_PRESENT_MODEL},
+    /* a mixture-of-experts layer (DeepSeek, moe.h): E small MLPs, a few chosen per token */
+    {ATTN_STAGE_ROUTER_SCORES, "router_scores", "b,s,E",
+     ATTN_N_("the router: how well each routed expert suits each token"),
+     ATTN_N_("router_scores = softmax(mlp_norm · W_rᵀ) along E (V2), sigmoid(mlp_norm · W_rᵀ) (V3)"),
+     .rule = ATTN_PRESENT_MOE, .cmap = ATTN_CMAP_SEQUENTIAL},
+    {ATTN_STAGE_EXPERT_WEIGHTS, "expert_weights", "b,s,E",
+     ATTN_N_("the experts each token chose and their weights in its sum; 0 for the others"),
+     ATTN_N_("expert_weights[e] = scale · router_scores[e] (V3: / Σ over the chosen if norm_topk_prob) for the top "
+             "k experts of the kept groups, 0 elsewhere"),
+     /* compares itself: does the causal mask (or another toggle) change which experts a token picks? */
+     .rule = ATTN_PRESENT_MOE, .cmap = ATTN_CMAP_SEQUENTIAL, .compare = true},
     {ATTN_STAGE_GATE, "gate", "b,s,f",
      ATTN_N_("the MLP's gate projection"),
      "gate = mlp_norm · W_gate",
-     .rule = ATTN_PRESENT_MODEL},
+     .rule = ATTN_PRESENT_MODEL, .dense_mlp = true},
     {ATTN_STAGE_UP, "up", "b,s,f",
      ATTN_N_("the MLP's up projection"),
      "up = mlp_norm · W_up",
-     .rule = ATTN_PRESENT_MODEL},
+     .rule = ATTN_PRESENT_MODEL, .dense_mlp = true},
     {ATTN_STAGE_ACT, "act", "b,s,f",
      ATTN_N_("SwiGLU: the gate, through SiLU, scales the up projection feature by feature"),
      "act = SiLU(gate) ⊙ up,  SiLU(z) = z / (1 + e^−z)",
-     .rule = ATTN_PRESENT_MODEL},
+     .rule = ATTN_PRESENT_MODEL, .dense_mlp = true},
     {ATTN_STAGE_MLP_OUT, "mlp_out", "b,s,d",
      ATTN_N_("the MLP's output, added to the residual stream"),
-     "mlp_out = act · W_down",
+     ATTN_N_("mlp_out = act · W_down   (a mixture-of-experts layer: Σₑ expert_weights[e] · MLPₑ(mlp_norm) over "
+             "the chosen experts, plus the shared experts' MLP(mlp_norm))"),
      .rule = ATTN_PRESENT_MODEL},
     {ATTN_STAGE_RESID_OUT, "resid_out", "b,s,d",
      ATTN_N_("the residual stream leaving the layer"),
@@ -309,8 +321,17 @@ bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx)
     case ATTN_PRESENT_SOFTCAP: return ctx->softcap;
     case ATTN_PRESENT_SINK: return ctx->sink;
     case ATTN_PRESENT_TILES: return ctx->tiles;
+    case ATTN_PRESENT_MOE: return ctx->moe_layers > 0;
     default: return true;
     }
+}
+
+bool attn_stage_in_layer(const attn_stage_info *info, const attn_stage_ctx *ctx, int l, int n_layers)
+{
+    bool moe = ctx->moe_layers > 0 && l >= n_layers - ctx->moe_layers;
+    if (info->rule == ATTN_PRESENT_MOE && !moe) return false;
+    if (info->dense_mlp && moe) return false;
+    return attn_stage_present(info, ctx);
 }
 
 const char *attn_stage_absent_why(const attn_stage_info *info)
@@ -330,6 +351,7 @@ const char *attn_stage_absent_why(const attn_stage_info *info)
     case ATTN_PRESENT_MLA_NAIVE: return "it needs mode = mla without mla_absorb";
     case ATTN_PRESENT_MLA_ABSORB: return "it needs mode = mla with mla_absorb = true";
     case ATTN_PRESENT_TILES: return "it needs tiles BQxBK";
+    case ATTN_PRESENT_MOE: return "it needs a model's mixture-of-experts layer (DeepSeek's, from first_k_dense_replace on)";
     default: return info->not_mla ? "mode mla has none: its keys and values come from the latent" : "";
     }
 }
@@ -559,6 +581,7 @@ static int64_t dim_value(const char *name, size_t len, const attn_dims *d)
     case 'R': return d->kv_rank;
     case 'D': return d->rope_dim;
     case 'T': return d->T;
+    case 'E': return d->E;
     case '1': return 1;
     default: return -1;
     }
@@ -592,6 +615,8 @@ double attn_stages_bytes(const attn_stage_ctx *ctx, int n_layers)
         double count = 1;
         for (int j = 0; j < nd; j++) count *= (double)shape[j];
         int copies = st[i].model_level ? 1 : (st[i].roles & ATTN_ROLE_QUERY_KEY) && ctx->qk_layers ? ctx->qk_layers : n_layers;
+        if (st[i].rule == ATTN_PRESENT_MOE) copies = ctx->moe_layers;
+        else if (st[i].dense_mlp) copies = n_layers - ctx->moe_layers;
         total += (count + ATTN_TENSOR_ALIGN) * sizeof(float) * copies;
     }
     return total;

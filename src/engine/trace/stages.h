@@ -49,6 +49,7 @@ typedef struct {
     attn_mode mode; /* resolved: MHA, MQA, GQA or MLA */
     int kv_rank;    /* R: MLA's latent width (dims letter R); 0 outside MLA */
     int rope_dim;   /* D: MLA's decoupled RoPE width (dims letter D); 0 outside MLA */
+    int E;          /* a model's routed experts in a mixture-of-experts layer (dims letter E); 0: none */
 } attn_dims;
 
 /* Marks an engine string for translation (a stage's description, a worded
@@ -111,6 +112,8 @@ typedef enum {
     ATTN_STAGE_OUT,
     ATTN_STAGE_RESID_MID,  /* a model's layer, after attention: residual, norm, MLP */
     ATTN_STAGE_MLP_NORM,
+    ATTN_STAGE_ROUTER_SCORES,  /* a mixture-of-experts layer (DeepSeek): the router's scores, */
+    ATTN_STAGE_EXPERT_WEIGHTS, /* and the weight of each expert a token chose */
     ATTN_STAGE_GATE,
     ATTN_STAGE_UP,
     ATTN_STAGE_ACT,
@@ -138,7 +141,8 @@ typedef enum {
     ATTN_PRESENT_MLA,     /* mode mla */
     ATTN_PRESENT_MLA_NAIVE,  /* mode mla without mla_absorb: keys and values rebuilt per head */
     ATTN_PRESENT_MLA_ABSORB, /* mode mla with mla_absorb: W_UK in the query, W_UV after the weights */
-    ATTN_PRESENT_TILES    /* tiles BQ × BK set */
+    ATTN_PRESENT_TILES,   /* tiles BQ × BK set */
+    ATTN_PRESENT_MOE      /* a model's mixture-of-experts layer (arch.h's attn_arch_layer_moe) */
 } attn_stage_rule;
 
 /* How the stage's values map to colours. */
@@ -185,6 +189,7 @@ typedef struct {
     const char *model_formula; /* ... and formula (attn_stage_desc, attn_stage_formula) */
     bool not_mla;            /* absent in mode mla, whose keys and values come from the latent */
     const char *mla_dims;    /* in mode mla, where the shape differs: "d,h*(k+D)" (attn_stage_dims) */
+    bool dense_mlp;          /* the dense MLP's (gate, up, act): absent in a mixture-of-experts layer */
 } attn_stage_info;
 
 /* All stages in pipeline order (index = id); *count receives their number. */
@@ -218,7 +223,13 @@ typedef struct {
     int qk_layers; /* layers that keep the stages of one cell per (query, key); 0: every layer */
     bool mla_absorb; /* mode mla (dims->mode): the absorbed path's stages, not the naive one's */
     bool q_lora;     /* mode mla with a low-rank query (a DeepSeek checkpoint's q_lora_rank): no w_q */
+    int moe_layers;  /* of a model's layers, how many are mixtures of experts (the last ones); 0: none */
 } attn_stage_ctx;
+
+/* Whether layer l of a run described by ctx, of n_layers, records the stage:
+ * attn_stage_present, and a mixture-of-experts layer (l ≥ n_layers −
+ * moe_layers) has the router's stages and not the dense MLP's. */
+bool attn_stage_in_layer(const attn_stage_info *info, const attn_stage_ctx *ctx, int l, int n_layers);
 
 /* Whether a run described by ctx records the stage. */
 bool attn_stage_present(const attn_stage_info *info, const attn_stage_ctx *ctx);
