@@ -389,7 +389,7 @@ async function lesson4(d, check) {
  * its first opening fails, naming the model; the page fetches them and says so; then it opens, and j steps */
 async function lesson16(d, check) {
   check(await d.key('l', 'l (the picker)'), 'l: no frame followed');
-  for (const k of ['End', 'ArrowUp']) await d.key(k);
+  for (const k of ['Home', ...Array(16).fill('ArrowDown')]) await d.key(k); /* 00 … 16, whatever follows it */
   check(await d.key('Enter', 'Enter (lesson 16, no checkpoints yet)'), 'Enter on lesson 16: no frame followed');
   const t0 = Date.now();
   const note = () => d.page.$eval('#bar-note', (e) => e.textContent);
@@ -532,7 +532,7 @@ async function main() {
   for (const [which, module] of Object.entries(MODULES)) {
     const [bytes, sizes] = weight(dir, module);
     console.log(which + ': page weight, gzip -9: ' + mb(bytes) + ' (' + sizes.map(([f, n]) => f + ' ' + mb(n)).join(', ') + ')');
-    check(bytes < 15e6, which + ': the page weighs ' + mb(bytes) + ' compressed: over the 15 MB budget');
+    check(bytes < 17e6, which + ': the page weighs ' + mb(bytes) + ' compressed: over the 17 MB budget');
   }
   const { py, url } = await serve(dir);
   const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true,
