@@ -127,7 +127,7 @@ static void print_header(const attn_trace *tr)
     }
     printf("\n");
     print_kv_bytes(tr);
-    if (tr->arch.gemma) print_trace_windows(tr);
+    if (tr->arch.local_window) print_trace_windows(tr);
     if (tr->tokens.rows) print_tokens("tokens", &tr->tokens);
     if (tr->source.rows) print_tokens("source", &tr->source);
     printf("  fully masked query rows:");

@@ -125,8 +125,8 @@ static bool mask_reason(cell *c)
     bool reversed = tr->cfg.causal == ATTN_CAUSAL_REVERSED && !d->cross;
     bool future = !reversed && tr->cfg.causal && !d->cross && j > d->P + i;
     bool past = reversed && j < d->P + i;
-    /* a Gemma model's layer has its own window (arch.h: local), the others the setting's */
-    int W = !tr->arch.gemma ? tr->cfg.sliding_window
+    /* a Gemma or gpt-oss model's layer has its own window (arch.h: local), the others the setting's */
+    int W = !tr->arch.local_window ? tr->cfg.sliding_window
           : c->layer >= 0 && c->layer < ATTN_ARCH_MAX_LAYERS && tr->arch.local[c->layer] ? tr->arch.local_window : 0;
     int p = d->P + i;
     bool two_sided = tr->cfg.causal != ATTN_CAUSAL_ON;
