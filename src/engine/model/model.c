@@ -268,6 +268,11 @@ static int global_plan(attn_model *m, wanted *w)
 static attn_status check_entry(const attn_ckpt *ck, const wanted *w, attn_error *err)
 {
     const attn_st_entry *e = attn_ckpt_find(ck, w->name, NULL);
+    char blocks[ATTN_ST_MAX_NAME + 8];
+    snprintf(blocks, sizeof blocks, "%s_blocks", w->name);
+    if (!e && attn_ckpt_find(ck, blocks, NULL)) /* gpt-oss as published: its experts in MXFP4 */
+        return attn_fail(err, ATTN_ERR_FORMAT, "weights: '%s' is stored as MXFP4 ('%s', '_scales'), which is not "
+                         "read; use a BF16, F16 or F32 copy of the weights", w->name, blocks);
     if (!e) return attn_fail(err, ATTN_ERR_FORMAT, "weights: tensor '%s' is missing", w->name);
     int64_t dims[3];
     int nd = 0;

@@ -42,9 +42,13 @@ attn_status attn_stream_check(const attn_model *m, const attn_stream_opts *o, at
         return attn_fail(err, ATTN_ERR_CONFIG, "%s: the evicting cache (window, sink) does not handle latent "
                          "attention's cache yet; use --policy all", m->name);
     /* Gemma's layers turn with two RoPE bases and mask with their own windows: re-numbering one cache is not theirs */
-    if ((m->cfg.arch.gemma || m->cfg.arch.local_window) && o->policy != ATTN_STREAM_ALL)
-        return attn_fail(err, ATTN_ERR_CONFIG, "%s: the evicting cache (window, sink) does not handle %s's local "
-                         "and global layers yet; use --policy all", m->name, attn_arch_name(m->cfg.arch.kind));
+    if (m->cfg.arch.gemma && o->policy != ATTN_STREAM_ALL)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: the evicting cache (window, sink) does not handle Gemma's local "
+                         "and global layers yet; use --policy all", m->name);
+    /* gpt-oss's steps are traced passes over the whole cache (kv_latent.c), which evicts nothing */
+    if (m->cfg.arch.sinks && o->policy != ATTN_STREAM_ALL)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: the evicting cache (window, sink) does not handle gpt-oss's "
+                         "learned sinks and local layers yet; use --policy all", m->name);
     if (o->policy == ATTN_STREAM_ALL) return ATTN_OK;
     if (o->window < 1) return attn_fail(err, ATTN_ERR_CONFIG, "--window %d: the window keeps at least 1 position",
                                         o->window);
