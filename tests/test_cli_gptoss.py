@@ -119,6 +119,25 @@ expect(["trace", "--model", ok, "--text", "the cat", "--sink-logit", "1", "-o", 
 expect(["stream", "--model", ok, "--text", "the cat sat on the mat", "--window", "4", "--keep-first", "1"], 2,
        "does not handle gpt-oss's learned sinks and local layers yet")
 
+# ---- gpt-oss-20b's config.json as published: its MXFP4 experts named first, then its YaRN ----
+REAL = {"architectures": ["GptOssForCausalLM"], "attention_bias": True, "attention_dropout": 0.0,
+        "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2880,
+        "initial_context_length": 4096, "initializer_range": 0.02, "intermediate_size": 2880,
+        "layer_types": ["sliding_attention", "full_attention"] * 12, "max_position_embeddings": 131072,
+        "model_type": "gpt_oss", "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 24,
+        "num_key_value_heads": 8, "num_local_experts": 32, "output_router_logits": False, "pad_token_id": 199999,
+        "quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                           "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"},
+        "rms_norm_eps": 1e-05, "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                                                "original_max_position_embeddings": 4096, "rope_type": "yarn",
+                                                "truncate": False},
+        "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 128, "swiglu_limit": 7.0,
+        "tie_word_embeddings": False, "transformers_version": "4.55.0.dev0", "use_cache": True, "vocab_size": 201088}
+refused("gpt-oss-20b", REAL, "quantization_config: MXFP4 experts (*_blocks, *_scales) are not read",
+        tensors=shapes(config()))
+refused("gpt-oss-20b-bf16", {k: v for k, v in REAL.items() if k != "quantization_config"},
+        "rope_scaling type 'yarn' is not supported", tensors=shapes(config()))
+
 # ---- what it does not run: one line each, naming the key ----
 mx = renamed(renamed(shapes(config()), "gate_up_proj", "gate_up_proj_blocks"), "down_proj", "down_proj_blocks")
 mx = {k.replace("_blocks_bias", "_bias"): v for k, v in mx.items()}

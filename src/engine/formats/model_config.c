@@ -217,7 +217,10 @@ static attn_status arch_options(const cJSON *root, attn_model_config *c, attn_er
     attn_arch *a = &c->arch;
     const char *act;
     if (a->kind == ATTN_ARCH_GEMMA2 || a->kind == ATTN_ARCH_GEMMA3) return ATTN_OK; /* model_config_gemma.c */
-    if (a->kind == ATTN_ARCH_GPT_OSS) return gptoss_rope(root, c, err); /* the rest: model_config_gptoss.c */
+    if (a->kind == ATTN_ARCH_GPT_OSS) { /* the rest: model_config_gptoss.c */
+        attn_status st = attn_model_config_gptoss_refuse(root, err);
+        return st ? st : gptoss_rope(root, c, err);
+    }
     bool mlp_bias, attention_bias, use_window;
     attn_status st;
     if ((st = json_bool(root, "mlp_bias", false, &mlp_bias, err)) ||

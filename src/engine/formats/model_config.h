@@ -116,6 +116,9 @@ attn_status attn_model_config_gemma(const struct cJSON *root, attn_model_config 
  * their window, the experts and their clamped SwiGLU, and the refusals (an
  * MXFP4 checkpoint among them). Errors start "config.json: " and name the key. */
 attn_status attn_model_config_gptoss(const struct cJSON *root, attn_model_config *c, attn_error *err);
+/* Its refusals that come before any size is read (quantization_config: MXFP4 named;
+ * partial_rotary_factor), so a published folder is told about its weights first. */
+attn_status attn_model_config_gptoss_refuse(const struct cJSON *root, attn_error *err);
 
 attn_status attn_model_config_olmo2(const struct cJSON *root, attn_model_config *c, attn_error *err);
 attn_status attn_model_config_smollm3(const struct cJSON *root, attn_model_config *c, attn_error *err);

@@ -71,8 +71,10 @@ static attn_status layer_kinds(const cJSON *root, attn_model_config *c, attn_err
     return ATTN_OK;
 }
 
-/* What this engine does not run, each refused naming its key. */
-static attn_status unsupported(const cJSON *root, attn_error *err)
+/* What this engine does not run, each refused naming its key; before any
+ * other key, so that the published folders (MXFP4 experts, YaRN) hear of
+ * their weights first. */
+attn_status attn_model_config_gptoss_refuse(const cJSON *root, attn_error *err)
 {
     const cJSON *q = cJSON_GetObjectItemCaseSensitive(root, "quantization_config");
     if (q && !cJSON_IsNull(q)) {
@@ -151,7 +153,7 @@ attn_status attn_model_config_gptoss(const cJSON *root, attn_model_config *c, at
     bool bias;
     double window = 0;
     attn_status st;
-    if ((st = unsupported(root, err)) || (st = heads(root, c, err)) || (st = experts(root, c, err)) ||
+    if ((st = heads(root, c, err)) || (st = experts(root, c, err)) ||
         (st = layer_kinds(root, c, err)))
         return st;
     if ((st = attn_json_bool(root, "attention_bias", "attention_bias", true, &bias, err)))
