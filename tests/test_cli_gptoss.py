@@ -80,10 +80,11 @@ expect(["info", OUT], 0, "local layers (each masks keys outside its window of 3)
 r = run(["info", OUT])
 rows = {line.split()[1]: line for line in r.stdout.decode().splitlines() if line.strip()[:1].isdigit()}
 check("a gpt-oss trace's stage table: every layer has sink_weight and the router's stages, no dense MLP; "
-      "layer 0's mask names its window, layer 1's none",
+      "layer 0's mask names its window, layer 1's none; q and out with their biases",
       all(f"layers.{li}.{st}" in rows for li in range(3) for st in ("sink_weight", "router_scores", "expert_weights"))
       and "layers.0.gate" not in rows and "the sink's column X dropped" in rows.get("layers.0.weights", "")
-      and "outside the window" in rows.get("layers.0.mask", "") and "window" not in rows.get("layers.1.mask", "?window"),
+      and "outside the window" in rows.get("layers.0.mask", "") and "window" not in rows.get("layers.1.mask", "?window")
+      and "out = merged · W_O + b_O" in rows.get("layers.0.out", "") and "+ b_Q" in rows.get("layers.0.q", ""),
       "; ".join(rows.get(k, k + " missing") for k in ("layers.0.weights", "layers.0.mask", "layers.1.mask")))
 # K and V: 2 · 3 layers · 1 kv head · 6 · 4 B = 144 B a token
 expect(["info", "--model", ok], 0, "KV cache: 144 B a token (a key and a value per kv head, 3 layers, float32; 72 B "

@@ -515,6 +515,7 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
         return c->bias ? "q = x · W_Q + b_Q" : info->formula;
     case ATTN_STAGE_K: return c->bias ? "k = x · W_K + b_K" : info->formula;
     case ATTN_STAGE_V: return c->bias ? "v = x · W_V + b_V" : info->formula;
+    case ATTN_STAGE_OUT: return c->o_bias ? "out = merged · W_O + b_O" : attn_stage_formula(info, c->model);
     case ATTN_STAGE_Q_ROPE:
         if (c->qk_norm) return ATTN_N_("(q_normₘ, q_normₘ₊ₖ/₂) rotated by pos·θ^(−2m/k), m < k/2 (rotate_half)");
         return c->rope_half || c->model ? info->model_formula : info->formula;

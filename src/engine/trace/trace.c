@@ -275,6 +275,7 @@ attn_stage_text attn_trace_stage_text(const attn_trace *tr)
     /* no <pad> anywhere: the padding mask changes nothing, and the mask's formula leaves it out */
     tc.pad_mask = tc.pad_mask && (attn_tokens_padded(&tr->tokens) || attn_tokens_padded(&tr->source));
     tc.bias = tr->arch.qkv_bias;
+    tc.o_bias = tr->arch.o_bias;
     tc.qk_norm = tr->arch.qk_norm;
     tc.q_lora = tr->arch.q_lora;
     tc.rope_to_halves = tr->arch.rope_to_halves;
