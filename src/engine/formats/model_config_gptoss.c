@@ -4,7 +4,9 @@
  * hidden_size / num_attention_heads), num_key_value_heads 8 (null: the
  * heads), num_local_experts 128 (HF also takes num_experts for it),
  * num_experts_per_tok 4, sliding_window 128, attention_bias true,
- * swiglu_limit 7.0, swiglu_alpha 1.702, tie_word_embeddings false;
+ * swiglu_limit 7.0, swiglu_alpha 1.702 (applied as given, as the newest
+ * GptOssConfig documents them; transformers' modelling up to 4.57 applies
+ * 7.0 and 1.702 whatever the config says), tie_word_embeddings false;
  * rms_norm_eps 1e-5, rope_theta 150000 and max_position_embeddings 131072
  * are read in model_config.c, with rope_scaling (absent means YaRN there).
  *
