@@ -22,6 +22,9 @@ What it follows, from the modelling and configuration code:
   the row shifted by its max, softmax, the sink's column dropped.
 - the router: logits = x · Wᵀ + b; top-k of the logits; softmax over those k;
   scattered into E (zeros elsewhere).
+- swiglu_limit and swiglu_alpha read from the config, as the newest
+  GptOssConfig documents them (transformers' modelling up to 4.57 fixes them
+  at 7.0 and 1.702; published configs say 7.0, where the two agree).
 - the experts: gate_up = x · gate_up_proj[e] + gate_up_proj_bias[e]; gate the
   even columns, up the odd; gate clamped above at limit, up to ±limit;
   glu = gate · sigmoid(alpha · gate); (up + 1) · glu · down_proj[e] +
