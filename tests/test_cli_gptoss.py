@@ -96,6 +96,11 @@ expect(["info", "--model", ok], 0, "every layer a mixture of 4 experts of 4 feat
 d = folder("types", config(layer_types=["full_attention", "sliding_attention", "full_attention"]))
 expect(["info", "--model", d], 0, "local layers (sliding_window 3): 1 of 3 (1)", stream="stdout")
 expect(["trace", "--model", d, "--text", "the cat sat on the mat", "-o", OUT], 0, "wrote", stream="stdout")
+d = folder("global", config(layer_types=["full_attention"] * 3))
+expect(["trace", "--model", d, "--text", "the cat", "--sliding-window", "2", "-o", OUT], 2,
+       "sliding_window: every layer of global sees the whole past")
+r = run(["info", "--model", d])
+check("a gpt-oss folder without local layers: info notes none", r.returncode == 0 and b"local layers" not in r.stdout)
 d = folder("nobias", config(attention_bias=False))
 expect(["info", "--model", d], 0, "no attention biases", stream="stdout")
 expect(["generate", "--model", d, "--text", "the cat", "--max-new", "2"], 0)

@@ -94,9 +94,12 @@ out:
 
 attn_status attn_gptoss_run_config(const attn_model *m, attn_config *run, attn_error *err)
 {
-    if (run->sliding_window)
+    if (run->sliding_window && m->cfg.arch.local_window)
         return attn_fail(err, ATTN_ERR_CONFIG, "sliding_window: %s's layers have their own windows (local layers "
                          "%d positions, global ones all)", m->name, m->cfg.arch.local_window);
+    if (run->sliding_window)
+        return attn_fail(err, ATTN_ERR_CONFIG, "sliding_window: every layer of %s sees the whole past (its "
+                         "layer_types are all full_attention)", m->name);
     if (run->tiles.q)
         return attn_fail(err, ATTN_ERR_CONFIG, "tiles: the tiled attention does not apply gpt-oss's per-head sinks "
                          "yet; trace %s without --tiles", m->name);
