@@ -18,7 +18,8 @@
 
 /* A string → int table (open addressing, FNV-1a): the vocabulary, the merge ranks. */
 typedef struct {
-    char **key; /* cap slots, NULL: empty */
+    char **key;     /* cap slots, NULL: empty */
+    uint64_t *hash; /* each key's hash: a probe compares it before the strings, a growth reuses it */
     int *val;
     size_t cap, n;
 } attn_tok_map;
