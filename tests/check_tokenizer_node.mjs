@@ -20,7 +20,7 @@
 // off: that is a transformers option of tokenizer_config.json, which the Rust
 // library's decode (and attnlab's) does not apply.
 // Usage: node check_tokenizer_node.mjs NODE_MODULES_DIR TOK_ENCODE FILE.json...
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -58,17 +58,51 @@ const corpus = [
   "\n\n\n",
   "tokenization of the unbelievably long word antidisestablishmentarianism",
   "Привет, мир! مرحبا بالعالم नमस्ते दुनिया 안녕하세요 세계",
+  // for the 2025 families (Gemma 3, OLMo 2, SmolLM3, DeepSeek-V3, gpt-oss):
+  // kana beside kanji (DeepSeek's CJK split), digit runs and other digits
+  // (\p{N}{1,3}), contractions in any case and title-case letters (o200k's
+  // \p{Lt}, \p{Lm} classes and (?i:'s…)), Gemma's added tokens (HTML tags,
+  // tab and newline runs) and each family's chat markers, \r\n, NBSP, ZWJ
+  "ひらがなとカタカナ、漢字の東京タワー。ﾊﾝｶｸ ｶﾀｶﾅ",
+  "1234567890 0.000001 -42 +3.14e-10 ١٢٣٤ １２３４ ² ½ Ⅻ 2025-07-15T03:39:29Z",
+  "DON'T I'M YOU'LL they'd WE'VE it's ǅemo ǈubljana ʰaspirated McDonald's O'Neil",
+  "<table><tr><td>cell</td></tr></table> <h1>Title</h1> <strong>bold</strong>\t\t\tthree tabs",
+  "<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n",
+  "<|start|>assistant<|channel|>analysis<|message|>think<|end|><|return|>",
+  "<｜begin▁of▁sentence｜><｜User｜>你好<｜Assistant｜>",
+  "<|im_start|>user\n<think>\n</think><|im_end|><|endoftext|><|pad|>",
+  "line one\r\nline two\r\n\r\n\u00a0nbsp\u3000ideographic space\u200bzero width",
+  "family 👨\u200d👩\u200d👧 flag 🇫🇷 skin 👍🏽 keycap 1\ufe0f\u20e3 math ∑∫√∞ ≤≥ → ⇒",
+  "    def __init__(self):\n        self.x = [i**2 for i in range(10)]\n\n\n\n\n\n\n\n",
+  "▁▁ already ▁ metaspace ▁▁▁ characters",
 ];
 
 let failed = 0, checked = 0;
+// attnlab's encodings of a file, from tok_encode run beside this process: it
+// reads its file while the reference reads the same one (the large real
+// tokenizers take a second or two each to load, in each implementation)
+const input = corpus.map((s) => JSON.stringify(s)).join("\n") + "\n";
+function encodeAsync(file) {
+  return new Promise((resolve) => {
+    const child = spawn(encoder, [file]);
+    let stdout = "", stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+    child.on("error", (e) => resolve({ status: -1, stdout, stderr: e.message }));
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+    child.stdin.on("error", () => {}); // a child that exits early: its status tells
+    child.stdin.end(input);
+  });
+}
+
 for (const file of files) {
+  const pending = encodeAsync(file);
   const json = JSON.parse(readFileSync(file, "utf8"));
   const ref = new Tokenizer(json, {});
   const unk = json.model.unk_token != null ? json.model.vocab[json.model.unk_token] : null;
   const usesWhitespace = JSON.stringify(json.pre_tokenizer ?? null).includes('"Whitespace"');
   const skip = (text) => usesWhitespace && /[^\x00-\x7f]/u.test(text.replace(/[^\p{L}\p{N}]/gu, ""));
-  const input = corpus.map((s) => JSON.stringify(s)).join("\n") + "\n";
-  const r = spawnSync(encoder, [file], { input, encoding: "utf8" });
+  const r = await pending;
   if (r.status !== 0) {
     console.log(`FAIL ${file}: tok_encode exited ${r.status}: ${r.stderr.trim()}`);
     failed++;
