@@ -2,8 +2,11 @@
 # Runs tests/check_tokenizer_node.mjs: attnlab's tokenizer (the tok_encode
 # program given) against the npm package @huggingface/tokenizers on the test
 # tokenizers, every shipped model's and the real ones of tests/data/hf. Installs the package, pinned, into a
-# cache folder the first time. Exits 77 (skipped) without node or npm, or when
-# the install fails (no network). Usage: node_reference.sh TOK_ENCODE
+# cache folder the first time; the reference's answers for each file are kept
+# in the same folder (reference-cache/, keyed by the package's version, the
+# file, the texts and the check script; ATTNLAB_REFERENCE_CACHE=off ignores
+# it). Exits 77 (skipped) without node or npm, or when the install fails (no
+# network). Usage: node_reference.sh TOK_ENCODE
 set -u
 ENCODER=$1
 VERSION=0.2.0

@@ -25,7 +25,8 @@
 // library's decode (and attnlab's) does not apply.
 // Usage: node check_tokenizer_node.mjs NODE_MODULES_DIR TOK_ENCODE FILE.json...
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 
@@ -100,13 +101,54 @@ function encodeAsync(file) {
   });
 }
 
+// The reference's answers for one file (its ids for every text, and the
+// decoding of those ids) depend only on the package's version, the file, the
+// texts and this script: they are kept under that key in a cache folder beside
+// the package (ATTNLAB_REFERENCE_CACHE=off: none), so that a run after the
+// first reads no large file into the reference (Gemma 3's takes it 2 s of CPU).
+// attnlab's side runs every time.
+const version = JSON.parse(readFileSync(path.join(modules, "@huggingface/tokenizers/package.json"), "utf8")).version;
+const cacheDir = process.env.ATTNLAB_REFERENCE_CACHE === "off" ? null : path.join(modules, "..", "reference-cache");
+
+function referenceAnswers(bytes) {
+  const key = createHash("sha256").update(`${version}\0`).update(readFileSync(new URL(import.meta.url))).update("\0")
+    .update(bytes).update("\0").update(input).digest("hex");
+  const where = cacheDir && path.join(cacheDir, `${key}.json`);
+  try {
+    if (where) return { ...JSON.parse(readFileSync(where, "utf8")), live: null, cached: true };
+  } catch {} // not there yet (or unreadable): computed below
+  const json = JSON.parse(bytes.toString("utf8"));
+  const ref = new Tokenizer(json, {});
+  const pre = JSON.stringify(json.pre_tokenizer ?? null);
+  const facts = {
+    unk: json.model.unk_token != null ? json.model.vocab[json.model.unk_token] : null,
+    fuse: !!json.model.fuse_unk,
+    whitespace: pre.includes('"Whitespace"'),
+    digits: pre.includes('"Digits"'),
+    decoder: !!json.decoder,
+  };
+  const texts = corpus.map((text) => {
+    const raw = Array.from(ref.encode(text).ids, (id) => (id == null ? facts.unk : id));
+    const decoded = facts.decoder && raw.length ? ref.decode(raw, { skip_special_tokens: false, clean_up_tokenization_spaces: false }) : null;
+    return { raw, decoded };
+  });
+  if (where) {
+    try {
+      mkdirSync(cacheDir, { recursive: true });
+      writeFileSync(`${where}.${process.pid}`, JSON.stringify({ facts, texts }));
+      renameSync(`${where}.${process.pid}`, where);
+    } catch {} // a cache that cannot be written is only slower
+  }
+  return { facts, texts, live: ref, cached: false };
+}
+
 for (const file of files) {
   const pending = encodeAsync(file);
-  const json = JSON.parse(readFileSync(file, "utf8"));
-  const ref = new Tokenizer(json, {});
-  const unk = json.model.unk_token != null ? json.model.vocab[json.model.unk_token] : null;
-  const usesWhitespace = JSON.stringify(json.pre_tokenizer ?? null).includes('"Whitespace"');
-  const usesDigits = JSON.stringify(json.pre_tokenizer ?? null).includes('"Digits"');
+  const bytes = readFileSync(file);
+  const answers = referenceAnswers(bytes);
+  const { unk, fuse: fuseUnk, whitespace: usesWhitespace, digits: usesDigits, decoder } = answers.facts;
+  // decoding ids other than the reference's own (equal only once fused) needs the reference itself
+  const live = () => (answers.live ??= new Tokenizer(JSON.parse(bytes.toString("utf8")), {}));
   const skip = (text) =>
     (usesWhitespace && /[^\x00-\x7f]/u.test(text.replace(/[^\p{L}\p{N}]/gu, ""))) ||
     (usesDigits && /[^\x00-\x7f]/u.test(text.replace(/[^\p{N}]/gu, "")));
@@ -119,8 +161,8 @@ for (const file of files) {
   const got = r.stdout.trim().split("\n");
   corpus.forEach((text, i) => {
     if (skip(text)) return;
-    const fuse = (ids) => (json.model.fuse_unk && Array.isArray(ids) ? ids.filter((id, k) => !(id === unk && ids[k - 1] === unk)) : ids);
-    const raw = Array.from(ref.encode(text).ids, (id) => (id == null ? unk : id));
+    const fuse = (ids) => (fuseUnk && Array.isArray(ids) ? ids.filter((id, k) => !(id === unk && ids[k - 1] === unk)) : ids);
+    const { raw, decoded } = answers.texts[i];
     const want = fuse(raw);
     const out = JSON.parse(got[i] ?? "null") ?? {};
     const mine = fuse(out.ids ?? out);
@@ -130,15 +172,16 @@ for (const file of files) {
       console.log(`FAIL ${path.basename(path.dirname(file))}/${path.basename(file)} ${JSON.stringify(text)}:\n  attnlab ${JSON.stringify(mine)}\n  HF      ${JSON.stringify(want)}`);
       return;
     }
-    if (out.ids?.length && json.decoder) { // decoding: the same ids give the same text
-      const wantText = ref.decode(out.ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+    if (out.ids?.length && decoder) { // decoding: the same ids give the same text
+      const wantText = JSON.stringify(out.ids) === JSON.stringify(raw) ? decoded
+        : live().decode(out.ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false });
       if (wantText !== out.text) {
         failed++;
         console.log(`FAIL decode ${path.basename(file)} ${JSON.stringify(text)}:\n  attnlab ${JSON.stringify(out.text)}\n  HF      ${JSON.stringify(wantText)}`);
       }
     }
   });
-  console.log(`ok   ${file}: ${corpus.filter((t) => !skip(t)).length} texts`);
+  console.log(`ok   ${file}: ${corpus.filter((t) => !skip(t)).length} texts${answers.cached ? " (the reference's answers from its cache)" : ""}`);
 }
 console.log(`${checked - failed} of ${checked} encodings equal Hugging Face's`);
 process.exit(failed ? 1 : 0);
