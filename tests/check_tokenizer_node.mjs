@@ -16,6 +16,10 @@
 //    pre_tokenizers/digits.rs) are \p{N}, so "١٢٣", "²" and "Ⅻ" split too;
 //    tokenizers.js's \d is ASCII. For a tokenizer with Digits, texts with a
 //    non-ASCII \p{N} are left out here; test_tokenizer.c checks them;
+//  - ByteLevel's own regex (use_regex: GPT-2's file): tokenizers.js runs it
+//    with JavaScript's \s, which takes U+FEFF and leaves U+0085, where Rust's
+//    is Unicode's White_Space (as in the Split patterns, which tokenizers.js
+//    rewrites to \p{White_Space}); no text here has either character;
 //  - BPE's fuse_unk: Rust fuses unknown characters within one pre-tokenized
 //    word (bpe/model.rs merge_word), tokenizers.js across words too; with
 //    fuse_unk, runs of unk ids are compared as one.
