@@ -8,8 +8,8 @@
 # it). Exits 77 (skipped) without node or npm, or when the install fails (no
 # network). Usage: node_reference.sh TOK_ENCODE [--sanitized]; with
 # --sanitized (a tok_encode built with ASan and UBSan, which loads the large
-# files three times slower) the real files over 10 MB unpacked (Gemma 3's,
-# gpt-oss's, SmolLM3's) are left to the release build's run.
+# files three times slower) the real files over 10 MB unpacked (gpt-oss's,
+# SmolLM3's) are left to the release build's run.
 set -u
 ENCODER=$1
 SANITIZED=${2:-}

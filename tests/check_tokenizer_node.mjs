@@ -67,7 +67,7 @@ const corpus = [
   "\n\n\n",
   "tokenization of the unbelievably long word antidisestablishmentarianism",
   "Привет, мир! مرحبا بالعالم नमस्ते दुनिया 안녕하세요 세계",
-  // for the 2025 families (Gemma 3, OLMo 2, SmolLM3, DeepSeek-V3, gpt-oss):
+  // for the 2025 families (Gemma, OLMo 2, SmolLM3, DeepSeek-V3, gpt-oss):
   // kana beside kanji (DeepSeek's CJK split), digit runs and other digits
   // (\p{N}{1,3}), contractions in any case and title-case letters (o200k's
   // \p{Lt}, \p{Lm} classes and (?i:'s…)), Gemma's added tokens (HTML tags,
@@ -109,7 +109,7 @@ function encodeAsync(file) {
 // decoding of those ids) depend only on the package's version, the file, the
 // texts and this script: they are kept under that key in a cache folder beside
 // the package (ATTNLAB_REFERENCE_CACHE=off: none), so that a run after the
-// first reads no large file into the reference (Gemma 3's takes it 2 s of CPU).
+// first reads no large file into the reference (gpt-oss's takes it about 2 s of CPU).
 // attnlab's side runs every time.
 const version = JSON.parse(readFileSync(path.join(modules, "@huggingface/tokenizers/package.json"), "utf8")).version;
 const cacheDir = process.env.ATTNLAB_REFERENCE_CACHE === "off" ? null : path.join(modules, "..", "reference-cache");
