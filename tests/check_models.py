@@ -203,7 +203,7 @@ def tokenizer_json():
     return mk.tokenizer_json(WORDS)
 
 
-def random_model(path, layers, heads, kv, tied, dtype, seed):
+def random_model(path, layers, heads, kv, tied, dtype, seed, extra=None):
     torch.manual_seed(seed)
     d, f, V = 16, 40, len(WORDS)
     cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": d,
@@ -211,6 +211,7 @@ def random_model(path, layers, heads, kv, tied, dtype, seed):
            "intermediate_size": f, "rms_norm_eps": 1e-5, "rope_theta": 100.0, "vocab_size": V,
            "max_position_embeddings": 32, "tie_word_embeddings": tied, "hidden_act": "silu",
            "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "bfloat16" if dtype == "BF16" else "float16"}
+    cfg.update(extra or {})
     k = d // heads
     W = {"model.embed_tokens.weight": torch.randn(V, d)}
     for li in range(layers):
@@ -978,20 +979,52 @@ def run_gemma():
           + ", ".join(f"{k} {v:.1e}" for k, v in GEMMA_DIFF.items()))
 
 
-RANDOM = [  # layers, heads, kv heads, tied, dtype
-    (1, 4, 4, True, "F16"),
-    (2, 4, 2, False, "BF16"),
-    (3, 4, 1, True, "BF16"),
-    (2, 2, 1, False, "F16"),
+# YaRN on k = 8 features (4 pairs), θ = 100: pair m turns L·100^(−m/4)/2π times over
+# the original context L. L = 128: the ramp's ends m(32 turns) = −0.39 and
+# m(1 turn) = 2.62 become 0 and 3: pair 0 keeps ω, 1 and 2 are blended, 3 is
+# ω / factor. (max_position_embeddings = factor · L, which older transformers
+# read as the factor.) The second gives no L (max_position_embeddings, 128,
+# is L), betas 16 and 2 and truncate false: ends 0.21 and 2.02, unrounded.
+YARN = {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 128},
+        "max_position_embeddings": 512}
+YARN_NOTRUNC = {"rope_scaling": {"type": "yarn", "factor": 8.0, "beta_fast": 16, "beta_slow": 2, "truncate": False},
+                "max_position_embeddings": 128}
+RANDOM = [  # layers, heads, kv heads, tied, dtype, extra config keys
+    (1, 4, 4, True, "F16", None),
+    (2, 4, 2, False, "BF16", None),
+    (3, 4, 1, True, "BF16", None),
+    (2, 2, 1, False, "F16", None),
+    (2, 2, 1, True, "BF16", YARN),
+    (1, 2, 2, False, "F16", YARN_NOTRUNC),
 ]
-for i, (layers, heads, kv, tied, dtype) in enumerate(RANDOM if ARGS.only in (None, "random") else []):
+
+
+def check_yarn_bites(name, W, cfg, ids):
+    """YaRN's reference must differ from plain RoPE's and from the other truncate, so the check can fail."""
+    k = cfg["hidden_size"] // cfg["num_attention_heads"]
+    rs = cfg["rope_scaling"]
+    plain = reference(W, dict(cfg, rope_scaling=None), ids)[1][-1]
+    flipped = reference(W, dict(cfg, rope_scaling=dict(rs, truncate=not rs.get("truncate", True))), ids)[1][-1]
+    freqs, att = hf_reference.yarn(cfg, k)
+    w = reference(W, cfg, ids)[1][-1]
+    if min(float((w - plain).abs().max()), float((w - flipped).abs().max())) < 1e-3:
+        fail(f"{name}: YaRN's weights barely differ from plain RoPE's or the other truncate's: the check cannot bite")
+    else:
+        print(f"ok   {name}: YaRN's reference differs from plain RoPE's and from truncate "
+              f"{not rs.get('truncate', True)} (ω {', '.join(f'{x:.4f}' for x in freqs.tolist())}, attention ×{att:.4f})")
+
+
+for i, (layers, heads, kv, tied, dtype, extra) in enumerate(RANDOM if ARGS.only in (None, "random") else []):
     path = os.path.join(TMP, f"random{i}")
-    random_model(path, layers, heads, kv, tied, dtype, seed=i)
-    name = f"random {layers} layers {heads}/{kv} heads {'tied' if tied else 'untied'} {dtype}"
+    random_model(path, layers, heads, kv, tied, dtype, seed=i, extra=extra)
+    name = (f"random {layers} layers {heads}/{kv} heads {'tied' if tied else 'untied'} {dtype}"
+            + (f" (rope_scaling {json.dumps(extra['rope_scaling'])})" if extra else ""))
     W, _ = read_st(os.path.join(path, "model.safetensors"))
     cfg = json.load(open(os.path.join(path, "config.json")))
     try:
-        check_logits(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
+        ids = check_logits(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
+        if extra:
+            check_yarn_bites(name, W, cfg, ids)
         check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
         check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day")
     except RuntimeError as e:
