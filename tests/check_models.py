@@ -247,7 +247,7 @@ def write_st_f32(path, tensors):
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def deepseek_config(v3, layers, heads, q_rank, tied, dtype, R=8, D=4, k=6, interleave=True, moe=None):
+def deepseek_config(v3, layers, heads, q_rank, tied, dtype, R=8, D=4, k=6, interleave=True, moe=None, over=None):
     d, f, V = 16, 40, len(WORDS)
     cfg = {"architectures": ["DeepseekV3ForCausalLM" if v3 else "DeepseekV2ForCausalLM"],
            "model_type": "deepseek_v3" if v3 else "deepseek_v2", "hidden_size": d,
@@ -260,7 +260,8 @@ def deepseek_config(v3, layers, heads, q_rank, tied, dtype, R=8, D=4, k=6, inter
            "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
     if v3:
         cfg["rope_interleave"] = interleave
-    for key, v in (moe or {}).items():  # a mixture of experts: its keys (None removes one, for the default)
+    for key, v in dict(moe or {}, **(over or {})).items():  # a mixture of experts: its keys (None removes one,
+        # for the default); over: any other keys
         if v is None:
             cfg.pop(key, None)
         else:
@@ -411,19 +412,53 @@ DEEPSEEK = [  # V3?, layers, heads, q_lora_rank, tied, dtype, rope_interleave
     (True, 2, 4, 10, True, "F32", True),
     (False, 2, 4, None, False, "F16", True),  # V2: RoPE pairs interleaved in place
     (False, 1, 2, 12, True, "BF16", True),
+    (False, 2, 4, None, False, "BF16", True, "V2-Lite's YaRN"),
 ]
+# DeepSeek-V2-Lite's rope_scaling as its config.json gives it (and its context,
+# 40 · 4096), on a RoPE key of D = 8 features (4 pairs) with θ = 1000 (Lite:
+# 64 and 10000). Pair m turns 4096·1000^(−m/4)/2π times over 4096 positions:
+# the ramp's ends m(32 turns) = 1.74 and m(1 turn) = 3.75 become 1 and 4, so
+# pairs 0 and 1 keep ω, 2 and 3 are blended (1/3 and 2/3 of the way to
+# ω / 40); over the 12 tokens of the test text pair 2 turns 0.35 rad, a third
+# of it taken away. mscale = mscale_all_dim: cos and sin are not scaled, the
+# scores' 1/√(k + D) grows by (0.1 · 0.707 · ln 40 + 1)² ≈ 1.59.
+V2_LITE_YARN = {"rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096,
+                                 "beta_fast": 32, "beta_slow": 1, "mscale": 0.707, "mscale_all_dim": 0.707},
+                "max_position_embeddings": 163840, "rope_theta": 1000.0, "qk_rope_head_dim": 8}
+
+
+def check_deepseek_yarn_bites(name, W, cfg, ids):
+    """The reference without the softmax's mscale², and with plain RoPE, must differ, so the check can fail."""
+    logits = hf_deepseek.reference(W, cfg, ids)[0]
+    rs = cfg["rope_scaling"]
+    no_gain = hf_deepseek.reference(W, dict(cfg, rope_scaling=dict(rs, mscale_all_dim=0, mscale=0,
+                                                                  attention_factor=1.0)), ids)[0]
+    inv, _ = hf_reference.yarn(cfg, cfg["qk_rope_head_dim"])
+    plain = hf_reference.inv_freq(dict(cfg, rope_scaling=None), cfg["qk_rope_head_dim"])
+    worst = min(float((logits - no_gain).abs().max()), float((inv - plain).abs().max() / plain.abs().max()))
+    blended = [m for m, (a, b) in enumerate(zip(inv.tolist(), plain.tolist())) if b / rs["factor"] * 1.001 < a < b * 0.999]
+    if worst < 1e-3 or not blended:
+        fail(f"{name}: YaRN or its mscale² barely changes the reference, or no pair is blended: the check cannot bite")
+    else:
+        print(f"ok   {name}: the reference without mscale² differs (max |Δlogits| "
+              f"{float((logits - no_gain).abs().max()):.2f}); pairs {blended} are blended")
 
 
 def run_deepseek():
-    for i, (v3, layers, heads, q_rank, tied, dtype, inter) in enumerate(DEEPSEEK):
+    for i, (v3, layers, heads, q_rank, tied, dtype, inter, *yarn) in enumerate(DEEPSEEK):
         path = os.path.join(TMP, f"deepseek{i}")
-        cfg = deepseek_config(v3, layers, heads, q_rank, tied, dtype, interleave=inter)
+        over = V2_LITE_YARN if yarn else {}
+        cfg = deepseek_config(v3, layers, heads, q_rank, tied, dtype, D=over.get("qk_rope_head_dim", 4),
+                              interleave=inter, over=over)
         deepseek_folder(path, cfg, deepseek_weights(cfg, seed=100 + i), dtype)
         W, _ = read_st(os.path.join(path, "model.safetensors"))
         name = (f"deepseek {'v3' if v3 else 'v2'} {layers} layers {heads} heads q_lora {q_rank} "
-                f"{'tied' if tied else 'untied'} {dtype}{'' if inter or not v3 else ' rope_interleave false'}")
+                f"{'tied' if tied else 'untied'} {dtype}{'' if inter or not v3 else ' rope_interleave false'}"
+                + (f" ({yarn[0]})" if yarn else ""))
         try:
-            check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
+            _, _, _, ids = check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
+            if yarn:
+                check_deepseek_yarn_bites(name, W, cfg, ids)
             check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--mla-absorb")
             # FlashAttention's tiles over the rebuilt heads (naive) or the latent cache (absorbed)
             check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--tiles", "4x3")
