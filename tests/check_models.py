@@ -734,6 +734,11 @@ FAMILIES = [  # family, layers, heads, kv heads, tied, dtype, extra config keys
     ("smollm3", 2, 8, None, True, "F16", {"num_key_value_heads": None, "no_rope_layers": None,
                                           "no_rope_layer_interval": 2}),  # 4 kv heads by default
     ("smollm3", 3, 4, 4, False, "BF16", {"no_rope_layers": [0, 0, 1]}),
+    # YaRN as SmolLM3's model card sets it for long texts (factor 2), on k = 8, θ = 100 from 128
+    # positions: pair 0 keeps ω, 1 and 2 blended, 3 halved (the random folders' YARN); layer 1 NoPE
+    ("smollm3", 2, 2, 1, True, "BF16", {"no_rope_layers": [1, 0], "max_position_embeddings": 256,
+                                        "rope_scaling": {"rope_type": "yarn", "factor": 2.0,
+                                                         "original_max_position_embeddings": 128}}),
 ]
 
 
