@@ -960,6 +960,10 @@ GEMMA = [  # Gemma 3?, layers, heads, kv heads, head_dim, tied, dtype, other key
       "hidden_size": 18}),
     (True, 6, 2, 1, 10, True, "F32",  # the default pattern: five local, one global
      {"sliding_window": 4, "rope_local_base_freq": 30.0, "rope_theta": 300.0}),
+    (True, 2, 2, 1, 8, False, "BF16",  # YaRN on the global layer (the random Llama folders' YARN: pairs 1, 2
+     {"sliding_window": 3, "rope_theta": 100.0, "max_position_embeddings": 512,  # blended, 3 ω / 4), not the local
+      "layer_types": ["sliding_attention", "full_attention"],
+      "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 128}}),
     (False, 2, 4, 2, 8, True, "BF16",  # as the hub publishes: two BF16 shards and their index
      {"sliding_window": 2, "query_pre_attn_scalar": 16, "hidden_size": 20, "_shards": 2}),
 ]

@@ -287,6 +287,8 @@ attn_status attn_model_config_parse(const char *text, size_t len, attn_model_con
     /* YaRN without original_max_position_embeddings counts its turns over max_position_embeddings */
     if (!st && c->arch.rope_scaling.yarn && !c->arch.rope_scaling.original_max_pos)
         c->arch.rope_scaling.original_max_pos = c->max_pos;
+    if (!st && c->gemma.global_scaling.yarn && !c->gemma.global_scaling.original_max_pos)
+        c->gemma.global_scaling.original_max_pos = c->max_pos;
     cJSON_Delete(root);
     return st;
 }
