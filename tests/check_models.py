@@ -109,14 +109,18 @@ def check_logits(name, model, W, cfg, text):
     ids = torch.tensor(json.loads(meta["token_ids"]))
     logits, weights = reference(W, cfg, ids)
     ok = close(t["logits"], logits)
+    dw = 0.0
     for li, w in enumerate(weights):  # a model of one layer has the single-layer names
-        ok &= close(t[f"layers.{li}.weights" if len(weights) > 1 else "weights"], w, 1e-4)
+        got = t[f"layers.{li}.weights" if len(weights) > 1 else "weights"]
+        ok &= close(got, w, 1e-4)
+        dw = max(dw, float((got - w).abs().max()))
     probs_ok = close(t["probs"], torch.softmax(logits, -1), 1e-4)
+    dl = float((t["logits"] - logits).abs().max())
     if not (ok and probs_ok):
-        fail(f"{name}: logits/weights/probs differ from the reference on {text!r} "
-             f"(max |Δlogits| {float((t['logits'] - logits).abs().max()):.2e})")
+        fail(f"{name}: logits/weights/probs differ from the reference on {text!r} (max |Δlogits| {dl:.2e})")
     else:
-        print(f"ok   {name}: logits and {len(weights)} layers' weights on {ids.shape[1]} tokens")
+        print(f"ok   {name}: logits and {len(weights)} layers' weights on {ids.shape[1]} tokens "
+              f"(max |Δlogits| {dl:.1e}, |Δweights| {dw:.1e})")
     return ids
 
 
