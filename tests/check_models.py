@@ -417,6 +417,7 @@ DEEPSEEK = [  # V3?, layers, heads, q_lora_rank, tied, dtype, rope_interleave
     (False, 2, 4, None, False, "F16", True),  # V2: RoPE pairs interleaved in place
     (False, 1, 2, 12, True, "BF16", True),
     (False, 2, 4, None, False, "BF16", True, "V2-Lite's YaRN"),
+    (True, 1, 2, 12, True, "F32", True, "V3's YaRN, mscale 1 over mscale_all_dim 0.8"),
 ]
 # DeepSeek-V2-Lite's rope_scaling as its config.json gives it (and its context,
 # 40 · 4096), on a RoPE key of D = 8 features (4 pairs) with θ = 1000 (Lite:
@@ -431,6 +432,11 @@ V2_LITE_YARN = {"rope_scaling": {"type": "yarn", "factor": 40, "original_max_pos
                 "max_position_embeddings": 163840, "rope_theta": 1000.0, "qk_rope_head_dim": 8}
 
 
+# DeepSeek-V3's (mscale 1.0, mscale_all_dim 0.8 where V3 has 1.0: cos and sin × 1.057 besides the scores'
+# × 1.677), with pairs (2m, 2m+1) written out as halves (rope_interleave): the same ramp.
+V3_YARN = dict(V2_LITE_YARN, rope_scaling=dict(V2_LITE_YARN["rope_scaling"], mscale=1.0, mscale_all_dim=0.8))
+
+
 def check_deepseek_yarn_bites(name, W, cfg, ids):
     """The reference without the softmax's mscale², and with plain RoPE, must differ, so the check can fail."""
     logits = hf_deepseek.reference(W, cfg, ids)[0]
@@ -439,22 +445,29 @@ def check_deepseek_yarn_bites(name, W, cfg, ids):
                                                                   attention_factor=1.0)), ids)[0]
     inv, _ = hf_reference.yarn(cfg, cfg["qk_rope_head_dim"])
     plain = hf_reference.inv_freq(dict(cfg, rope_scaling=None), cfg["qk_rope_head_dim"])
-    worst = min(float((logits - no_gain).abs().max()), float((inv - plain).abs().max() / plain.abs().max()))
+    # the rotated keys with plain RoPE's frequencies (and the same attention factor): the ramp alone
+    k_pe = hf_deepseek.reference(W, cfg, ids)[1][0]["k_pe"]
+    att = hf_reference.rope_attention(cfg, cfg["qk_rope_head_dim"])
+    k_plain = hf_deepseek.reference(W, dict(cfg, rope_scaling=None), ids)[1][0]["k_pe"] * att
+    ramp = float((k_pe - k_plain).abs().max())
+    worst = min(float((logits - no_gain).abs().max()), ramp * 10)
     blended = [m for m, (a, b) in enumerate(zip(inv.tolist(), plain.tolist())) if b / rs["factor"] * 1.001 < a < b * 0.999]
     if worst < 1e-3 or not blended:
-        fail(f"{name}: YaRN or its mscale² barely changes the reference, or no pair is blended: the check cannot bite")
+        fail(f"{name}: YaRN's ramp or its mscale² barely changes the reference, or no pair is blended: the check "
+             "cannot bite")
     else:
         print(f"ok   {name}: the reference without mscale² differs (max |Δlogits| "
-              f"{float((logits - no_gain).abs().max()):.2f}); pairs {blended} are blended")
+              f"{float((logits - no_gain).abs().max()):.2f}), and its k_pe with plain RoPE's frequencies "
+              f"(max |Δ| {ramp:.1e}); pairs {blended} are blended")
 
 
 def run_deepseek():
     for i, (v3, layers, heads, q_rank, tied, dtype, inter, *yarn) in enumerate(DEEPSEEK):
         path = os.path.join(TMP, f"deepseek{i}")
-        over = V2_LITE_YARN if yarn else {}
+        over = (V3_YARN if v3 else V2_LITE_YARN) if yarn else {}
         cfg = deepseek_config(v3, layers, heads, q_rank, tied, dtype, D=over.get("qk_rope_head_dim", 4),
                               interleave=inter, over=over)
-        deepseek_folder(path, cfg, deepseek_weights(cfg, seed=100 + i), dtype)
+        deepseek_folder(path, cfg, deepseek_weights(cfg, seed=100 + i + 40 * bool(yarn)), dtype)  # 146: not EOS at once
         W, _ = read_st(os.path.join(path, "model.safetensors"))
         name = (f"deepseek {'v3' if v3 else 'v2'} {layers} layers {heads} heads q_lora {q_rank} "
                 f"{'tied' if tied else 'untied'} {dtype}{'' if inter or not v3 else ' rope_interleave false'}"
