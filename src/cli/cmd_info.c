@@ -233,7 +233,7 @@ static void print_rope_scaling(const attn_model_config *c)
     printf("  rope: yarn ×%g from %d (beta_fast %g, beta_slow %g%s), attention ×%.4g", r->factor, r->original_max_pos,
            r->beta_fast, r->beta_slow, r->truncate ? "" : ", truncate false", r->attention);
     if (c->arch.mla_score_gain > 0) printf("; scores ×%.4g (mscale² of mscale_all_dim)", c->arch.mla_score_gain);
-    printf("\n");
+    printf("%s\n", c->arch.kind == ATTN_ARCH_GEMMA3 ? " on global layers" : "");
 }
 
 /* What a model's KV cache keeps per token: latent attention's latent and
