@@ -13,7 +13,7 @@ place, gives each token the reference's probability, with each of wmat.c's
 kernels the CPU has (ATTNLAB_KERNEL). Checkpoints with the real tokenizers of
 tests/data/hf (GPT-2, Qwen2.5, Llama 2) tokenize mixed text with the
 right BOS and readable labels. Then that the reference's special parts bite
-(Llama 3's rope_scaling and Mistral's window change the weights), and that
+(Llama 3's and YaRN's rope_scaling and Mistral's window change the weights), and that
 hostile or inconsistent checkpoints get a one-line message and exit 1.
 Needs python3-torch, else exits 77 (skipped)."""
 import argparse
@@ -149,6 +149,10 @@ def check_bites(models):
     a, b = reference(W, cfg, ids)[1][0], reference(W, plain, ids)[1][0]
     if float((a - b).abs().max()) < 1e-3:
         fail("llama3: rope_scaling does not change the reference's weights; the check cannot bite")
+    W, cfg, path = models["qwen3_yarn"]
+    a, b = reference(W, cfg, ids)[1][0], reference(W, dict(cfg, rope_scaling=None), ids)[1][0]
+    if float((a - b).abs().max()) < 1e-3:
+        fail("qwen3_yarn: YaRN does not change the reference's weights; the check cannot bite")
     W, cfg, path = models["mistral"]
     t, _, _ = trace(path, "--text", TEXT)
     w = t["layers.0.weights"][0, 0]
@@ -158,7 +162,7 @@ def check_bites(models):
         fail("mistral: keys outside the sliding window are not exactly 0")
     else:
         print(f"ok   mistral: {len(outside)} cells outside the window of {cfg['sliding_window']} are exactly 0; "
-              f"rope_scaling changes llama3's weights")
+              f"rope_scaling changes llama3's and qwen3_yarn's weights")
 
 
 # ---- hostile and inconsistent checkpoints ----
@@ -226,10 +230,23 @@ def hostile(base):
                  "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
                  "Olmo2ForCausalLM, SmolLM3ForCausalLM, GptOssForCausalLM)")
 
-    p = copy("yarn")
+    p = copy("longrope")
     edit_json(os.path.join(p, "config.json"),
-              lambda j: j.update(rope_scaling={"rope_type": "yarn", "factor": 4.0}))
-    expect_error("an unsupported rope_scaling", p, "rope_scaling type 'yarn' is not supported (supported: llama3)")
+              lambda j: j.update(rope_scaling={"rope_type": "longrope", "factor": 4.0}))
+    expect_error("an unsupported rope_scaling", p, "rope_scaling type 'longrope' is not supported (supported: llama3, "
+                 "yarn)")
+    for what, rs, want in (
+            ("YaRN without its factor", {"rope_type": "yarn"}, "rope_scaling yarn needs its factor"),
+            ("YaRN's factor below 1", {"rope_type": "yarn", "factor": 0.25},
+             "'rope_scaling.factor' must be a number from 1"),
+            ("YaRN's beta_fast below beta_slow", {"type": "yarn", "factor": 4.0, "beta_fast": 1, "beta_slow": 2},
+             "rope_scaling.beta_fast (1) must be above rope_scaling.beta_slow (2)"),
+            ("YaRN's factor a string", {"rope_type": "yarn", "factor": "4"},
+             "'rope_scaling.factor' must be a number, not a string"),
+            ("a linear scaling", {"type": "linear", "factor": 2.0}, "rope_scaling type 'linear' is not supported")):
+        p = copy("yarn")
+        edit_json(os.path.join(p, "config.json"), lambda j, rs=rs: j.update(rope_scaling=rs))
+        expect_error(what, p, want)
 
     p = copy("index-json")
     open(os.path.join(p, "model.safetensors.index.json"), "w").write('{"weight_map": [1, 2]}')

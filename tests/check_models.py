@@ -111,14 +111,18 @@ def check_logits(name, model, W, cfg, text):
     ids = torch.tensor(json.loads(meta["token_ids"]))
     logits, weights = reference(W, cfg, ids)
     ok = close(t["logits"], logits)
+    dw = 0.0
     for li, w in enumerate(weights):  # a model of one layer has the single-layer names
-        ok &= close(t[f"layers.{li}.weights" if len(weights) > 1 else "weights"], w, 1e-4)
+        got = t[f"layers.{li}.weights" if len(weights) > 1 else "weights"]
+        ok &= close(got, w, 1e-4)
+        dw = max(dw, float((got - w).abs().max()))
     probs_ok = close(t["probs"], torch.softmax(logits, -1), 1e-4)
+    dl = float((t["logits"] - logits).abs().max())
     if not (ok and probs_ok):
-        fail(f"{name}: logits/weights/probs differ from the reference on {text!r} "
-             f"(max |Δlogits| {float((t['logits'] - logits).abs().max()):.2e})")
+        fail(f"{name}: logits/weights/probs differ from the reference on {text!r} (max |Δlogits| {dl:.2e})")
     else:
-        print(f"ok   {name}: logits and {len(weights)} layers' weights on {ids.shape[1]} tokens")
+        print(f"ok   {name}: logits and {len(weights)} layers' weights on {ids.shape[1]} tokens "
+              f"(max |Δlogits| {dl:.1e}, |Δweights| {dw:.1e})")
     return ids
 
 
@@ -205,7 +209,7 @@ def tokenizer_json():
     return mk.tokenizer_json(WORDS)
 
 
-def random_model(path, layers, heads, kv, tied, dtype, seed):
+def random_model(path, layers, heads, kv, tied, dtype, seed, extra=None):
     torch.manual_seed(seed)
     d, f, V = 16, 40, len(WORDS)
     cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": d,
@@ -213,6 +217,7 @@ def random_model(path, layers, heads, kv, tied, dtype, seed):
            "intermediate_size": f, "rms_norm_eps": 1e-5, "rope_theta": 100.0, "vocab_size": V,
            "max_position_embeddings": 32, "tie_word_embeddings": tied, "hidden_act": "silu",
            "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "bfloat16" if dtype == "BF16" else "float16"}
+    cfg.update(extra or {})
     k = d // heads
     W = {"model.embed_tokens.weight": torch.randn(V, d)}
     for li in range(layers):
@@ -248,7 +253,7 @@ def write_st_f32(path, tensors):
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def deepseek_config(v3, layers, heads, q_rank, tied, dtype, R=8, D=4, k=6, interleave=True, moe=None):
+def deepseek_config(v3, layers, heads, q_rank, tied, dtype, R=8, D=4, k=6, interleave=True, moe=None, over=None):
     d, f, V = 16, 40, len(WORDS)
     cfg = {"architectures": ["DeepseekV3ForCausalLM" if v3 else "DeepseekV2ForCausalLM"],
            "model_type": "deepseek_v3" if v3 else "deepseek_v2", "hidden_size": d,
@@ -261,7 +266,8 @@ def deepseek_config(v3, layers, heads, q_rank, tied, dtype, R=8, D=4, k=6, inter
            "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
     if v3:
         cfg["rope_interleave"] = interleave
-    for key, v in (moe or {}).items():  # a mixture of experts: its keys (None removes one, for the default)
+    for key, v in dict(moe or {}, **(over or {})).items():  # a mixture of experts: its keys (None removes one,
+        # for the default); over: any other keys
         if v is None:
             cfg.pop(key, None)
         else:
@@ -412,19 +418,66 @@ DEEPSEEK = [  # V3?, layers, heads, q_lora_rank, tied, dtype, rope_interleave
     (True, 2, 4, 10, True, "F32", True),
     (False, 2, 4, None, False, "F16", True),  # V2: RoPE pairs interleaved in place
     (False, 1, 2, 12, True, "BF16", True),
+    (False, 2, 4, None, False, "BF16", True, "V2-Lite's YaRN"),
+    (True, 1, 2, 12, True, "F32", True, "V3's YaRN, mscale 1 over mscale_all_dim 0.8"),
 ]
+# DeepSeek-V2-Lite's rope_scaling as its config.json gives it (and its context,
+# 40 · 4096), on a RoPE key of D = 8 features (4 pairs) with θ = 1000 (Lite:
+# 64 and 10000). Pair m turns 4096·1000^(−m/4)/2π times over 4096 positions:
+# the ramp's ends m(32 turns) = 1.74 and m(1 turn) = 3.75 become 1 and 4, so
+# pairs 0 and 1 keep ω, 2 and 3 are blended (1/3 and 2/3 of the way to
+# ω / 40); over the 12 tokens of the test text pair 2 turns 0.35 rad, a third
+# of it taken away. mscale = mscale_all_dim: cos and sin are not scaled, the
+# scores' 1/√(k + D) grows by (0.1 · 0.707 · ln 40 + 1)² ≈ 1.59.
+V2_LITE_YARN = {"rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096,
+                                 "beta_fast": 32, "beta_slow": 1, "mscale": 0.707, "mscale_all_dim": 0.707},
+                "max_position_embeddings": 163840, "rope_theta": 1000.0, "qk_rope_head_dim": 8}
+
+
+# DeepSeek-V3's (mscale 1.0, mscale_all_dim 0.8 where V3 has 1.0: cos and sin × 1.057 besides the scores'
+# × 1.677), with pairs (2m, 2m+1) written out as halves (rope_interleave): the same ramp.
+V3_YARN = dict(V2_LITE_YARN, rope_scaling=dict(V2_LITE_YARN["rope_scaling"], mscale=1.0, mscale_all_dim=0.8))
+
+
+def check_deepseek_yarn_bites(name, W, cfg, ids):
+    """The reference without the softmax's mscale², and with plain RoPE, must differ, so the check can fail."""
+    logits = hf_deepseek.reference(W, cfg, ids)[0]
+    rs = cfg["rope_scaling"]
+    no_gain = hf_deepseek.reference(W, dict(cfg, rope_scaling=dict(rs, mscale_all_dim=0, mscale=0,
+                                                                  attention_factor=1.0)), ids)[0]
+    inv, _ = hf_reference.yarn(cfg, cfg["qk_rope_head_dim"])
+    plain = hf_reference.inv_freq(dict(cfg, rope_scaling=None), cfg["qk_rope_head_dim"])
+    # the rotated keys with plain RoPE's frequencies (and the same attention factor): the ramp alone
+    k_pe = hf_deepseek.reference(W, cfg, ids)[1][0]["k_pe"]
+    att = hf_reference.rope_attention(cfg, cfg["qk_rope_head_dim"])
+    k_plain = hf_deepseek.reference(W, dict(cfg, rope_scaling=None), ids)[1][0]["k_pe"] * att
+    ramp = float((k_pe - k_plain).abs().max())
+    worst = min(float((logits - no_gain).abs().max()), ramp * 10)
+    blended = [m for m, (a, b) in enumerate(zip(inv.tolist(), plain.tolist())) if b / rs["factor"] * 1.001 < a < b * 0.999]
+    if worst < 1e-3 or not blended:
+        fail(f"{name}: YaRN's ramp or its mscale² barely changes the reference, or no pair is blended: the check "
+             "cannot bite")
+    else:
+        print(f"ok   {name}: the reference without mscale² differs (max |Δlogits| "
+              f"{float((logits - no_gain).abs().max()):.2f}), and its k_pe with plain RoPE's frequencies "
+              f"(max |Δ| {ramp:.1e}); pairs {blended} are blended")
 
 
 def run_deepseek():
-    for i, (v3, layers, heads, q_rank, tied, dtype, inter) in enumerate(DEEPSEEK):
+    for i, (v3, layers, heads, q_rank, tied, dtype, inter, *yarn) in enumerate(DEEPSEEK):
         path = os.path.join(TMP, f"deepseek{i}")
-        cfg = deepseek_config(v3, layers, heads, q_rank, tied, dtype, interleave=inter)
-        deepseek_folder(path, cfg, deepseek_weights(cfg, seed=100 + i), dtype)
+        over = (V3_YARN if v3 else V2_LITE_YARN) if yarn else {}
+        cfg = deepseek_config(v3, layers, heads, q_rank, tied, dtype, D=over.get("qk_rope_head_dim", 4),
+                              interleave=inter, over=over)
+        deepseek_folder(path, cfg, deepseek_weights(cfg, seed=100 + i + 40 * bool(yarn)), dtype)  # 146: not EOS at once
         W, _ = read_st(os.path.join(path, "model.safetensors"))
         name = (f"deepseek {'v3' if v3 else 'v2'} {layers} layers {heads} heads q_lora {q_rank} "
-                f"{'tied' if tied else 'untied'} {dtype}{'' if inter or not v3 else ' rope_interleave false'}")
+                f"{'tied' if tied else 'untied'} {dtype}{'' if inter or not v3 else ' rope_interleave false'}"
+                + (f" ({yarn[0]})" if yarn else ""))
         try:
-            check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
+            _, _, _, ids = check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
+            if yarn:
+                check_deepseek_yarn_bites(name, W, cfg, ids)
             check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--mla-absorb")
             # FlashAttention's tiles over the rebuilt heads (naive) or the latent cache (absorbed)
             check_deepseek(name, path, W, cfg, "the cat sat on the mat . a dog ran far", "--tiles", "4x3")
@@ -700,6 +753,11 @@ FAMILIES = [  # family, layers, heads, kv heads, tied, dtype, extra config keys
     ("smollm3", 2, 8, None, True, "F16", {"num_key_value_heads": None, "no_rope_layers": None,
                                           "no_rope_layer_interval": 2}),  # 4 kv heads by default
     ("smollm3", 3, 4, 4, False, "BF16", {"no_rope_layers": [0, 0, 1]}),
+    # YaRN as SmolLM3's model card sets it for long texts (factor 2), on k = 8, θ = 100 from 128
+    # positions: pair 0 keeps ω, 1 and 2 blended, 3 halved (the random folders' YARN); layer 1 NoPE
+    ("smollm3", 2, 2, 1, True, "BF16", {"no_rope_layers": [1, 0], "max_position_embeddings": 256,
+                                        "rope_scaling": {"rope_type": "yarn", "factor": 2.0,
+                                                         "original_max_position_embeddings": 128}}),
 ]
 
 
@@ -921,6 +979,10 @@ GEMMA = [  # Gemma 3?, layers, heads, kv heads, head_dim, tied, dtype, other key
       "hidden_size": 18}),
     (True, 6, 2, 1, 10, True, "F32",  # the default pattern: five local, one global
      {"sliding_window": 4, "rope_local_base_freq": 30.0, "rope_theta": 300.0}),
+    (True, 2, 2, 1, 8, False, "BF16",  # YaRN on the global layer (the random Llama folders' YARN: pairs 1, 2
+     {"sliding_window": 3, "rope_theta": 100.0, "max_position_embeddings": 512,  # blended, 3 ω / 4), not the local
+      "layer_types": ["sliding_attention", "full_attention"],
+      "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 128}}),
     (False, 2, 4, 2, 8, True, "BF16",  # as the hub publishes: two BF16 shards and their index
      {"sliding_window": 2, "query_pre_attn_scalar": 16, "hidden_size": 20, "_shards": 2}),
 ]
@@ -980,20 +1042,52 @@ def run_gemma():
           + ", ".join(f"{k} {v:.1e}" for k, v in GEMMA_DIFF.items()))
 
 
-RANDOM = [  # layers, heads, kv heads, tied, dtype
-    (1, 4, 4, True, "F16"),
-    (2, 4, 2, False, "BF16"),
-    (3, 4, 1, True, "BF16"),
-    (2, 2, 1, False, "F16"),
+# YaRN on k = 8 features (4 pairs), θ = 100: pair m turns L·100^(−m/4)/2π times over
+# the original context L. L = 128: the ramp's ends m(32 turns) = −0.39 and
+# m(1 turn) = 2.62 become 0 and 3: pair 0 keeps ω, 1 and 2 are blended, 3 is
+# ω / factor. (max_position_embeddings = factor · L, which older transformers
+# read as the factor.) The second gives no L (max_position_embeddings, 128,
+# is L), betas 16 and 2 and truncate false: ends 0.21 and 2.02, unrounded.
+YARN = {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 128},
+        "max_position_embeddings": 512}
+YARN_NOTRUNC = {"rope_scaling": {"type": "yarn", "factor": 8.0, "beta_fast": 16, "beta_slow": 2, "truncate": False},
+                "max_position_embeddings": 128}
+RANDOM = [  # layers, heads, kv heads, tied, dtype, extra config keys
+    (1, 4, 4, True, "F16", None),
+    (2, 4, 2, False, "BF16", None),
+    (3, 4, 1, True, "BF16", None),
+    (2, 2, 1, False, "F16", None),
+    (2, 2, 1, True, "BF16", YARN),
+    (1, 2, 2, False, "F16", YARN_NOTRUNC),
 ]
-for i, (layers, heads, kv, tied, dtype) in enumerate(RANDOM if ARGS.only in (None, "random") else []):
+
+
+def check_yarn_bites(name, W, cfg, ids):
+    """YaRN's reference must differ from plain RoPE's and from the other truncate, so the check can fail."""
+    k = cfg["hidden_size"] // cfg["num_attention_heads"]
+    rs = cfg["rope_scaling"]
+    plain = reference(W, dict(cfg, rope_scaling=None), ids)[1][-1]
+    flipped = reference(W, dict(cfg, rope_scaling=dict(rs, truncate=not rs.get("truncate", True))), ids)[1][-1]
+    freqs, att = hf_reference.yarn(cfg, k)
+    w = reference(W, cfg, ids)[1][-1]
+    if min(float((w - plain).abs().max()), float((w - flipped).abs().max())) < 1e-3:
+        fail(f"{name}: YaRN's weights barely differ from plain RoPE's or the other truncate's: the check cannot bite")
+    else:
+        print(f"ok   {name}: YaRN's reference differs from plain RoPE's and from truncate "
+              f"{not rs.get('truncate', True)} (ω {', '.join(f'{x:.4f}' for x in freqs.tolist())}, attention ×{att:.4f})")
+
+
+for i, (layers, heads, kv, tied, dtype, extra) in enumerate(RANDOM if ARGS.only in (None, "random") else []):
     path = os.path.join(TMP, f"random{i}")
-    random_model(path, layers, heads, kv, tied, dtype, seed=i)
-    name = f"random {layers} layers {heads}/{kv} heads {'tied' if tied else 'untied'} {dtype}"
+    random_model(path, layers, heads, kv, tied, dtype, seed=i, extra=extra)
+    name = (f"random {layers} layers {heads}/{kv} heads {'tied' if tied else 'untied'} {dtype}"
+            + (f" (rope_scaling {json.dumps(extra['rope_scaling'])})" if extra else ""))
     W, _ = read_st(os.path.join(path, "model.safetensors"))
     cfg = json.load(open(os.path.join(path, "config.json")))
     try:
-        check_logits(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
+        ids = check_logits(name, path, W, cfg, "the cat sat on the mat . a dog ran far")
+        if extra:
+            check_yarn_bites(name, W, cfg, ids)
         check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
         check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day")
     except RuntimeError as e:

@@ -8,6 +8,9 @@ layer it returns the stages attnlab names: q, q_nope, q_pe (rotated), c_kv
 (after kv_a_layernorm), k_pe (rotated), k_nope, v_up, scores (scaled, before
 the mask), weights, context, out, mlp_out; a MoE layer also router_scores and
 expert_weights (b, s, E: the chosen experts' weights, 0 elsewhere).
+rope_scaling as modeling_rope_utils reads it (hf_reference.inv_freq: llama3,
+yarn over qk_rope_head_dim features, its attention factor on cos and sin)
+and the attention's softmax scale × mscale² (softmax_scale).
 
 HF's semantics where DeepSeek's own code differs: V2's router ignores
 norm_topk_prob; V3's dropped groups are filled with 0.0 (not −∞). A top-k's
@@ -19,7 +22,7 @@ e_score_correction_bias), "group_max" (V3 ranks groups by their best, not
 the sum of the two best)."""
 import torch
 
-from hf_reference import rms_norm, rotate_half
+from hf_reference import get_mscale, inv_freq, rms_norm, rope_attention, rotate_half, scaling_type
 
 
 def rope_v3(x, cos, sin, interleave):
@@ -31,10 +34,23 @@ def rope_v3(x, cos, sin, interleave):
     return x * cos + rotate_half(x) * sin
 
 
-def rope_v2(x, freqs):
-    """DeepseekV2: pairs (2m, 2m+1) as complex numbers times e^(i·pos·ω_m)."""
+def rope_v2(x, freqs, att=1.0):
+    """DeepseekV2: pairs (2m, 2m+1) as complex numbers times att·e^(i·pos·ω_m)
+    (att: the rotary embedding's attention_scaling, YaRN's attention factor)."""
     xc = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2).contiguous())
-    return torch.view_as_real(xc * torch.polar(torch.ones_like(freqs), freqs)).flatten(-2)
+    return torch.view_as_real(xc * torch.polar(torch.ones_like(freqs), freqs) * att).flatten(-2)
+
+
+def softmax_scale(cfg, qk_head_dim):
+    """DeepseekV2/V3Attention.scaling: qk_head_dim^−½, times mscale² when rope_scaling
+    (a type other than default) gives a non-zero mscale_all_dim, mscale = get_mscale(factor,
+    mscale_all_dim). (transformers' V2 gained it in July 2026, as DeepSeek's own V2 code has it.)"""
+    scale = qk_head_dim ** -0.5
+    rs = cfg.get("rope_scaling")
+    if scaling_type(cfg) not in (None, "default") and rs.get("mscale_all_dim"):
+        m = get_mscale(rs["factor"], rs["mscale_all_dim"])
+        scale = scale * m * m
+    return scale
 
 
 def moe_defaults(cfg):
@@ -124,10 +140,13 @@ def reference(W, cfg, ids, mutate=None):
     interleave = cfg.get("rope_interleave", True)
     b, s = ids.shape
     x = W["model.embed_tokens.weight"][ids]
-    inv = 1.0 / (cfg.get("rope_theta", 10000.0) ** (torch.arange(0, D, 2).double() / D))
-    freqs = torch.outer(torch.arange(s).double(), inv)
+    # the rotary embedding's dim is qk_rope_head_dim (the configs set head_dim to it): YaRN's ramp runs over D
+    if cfg.get("max_position_embeddings") is None:
+        cfg = dict(cfg, max_position_embeddings=4096 if v3 else 2048)
+    att = rope_attention(cfg, D)
+    freqs = torch.outer(torch.arange(s).double(), inv_freq(cfg, D))
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos(), emb.sin()
+    cos, sin = emb.cos() * att, emb.sin() * att
     i, j = torch.arange(s)[:, None], torch.arange(s)[None, :]
     mask = torch.zeros(s, s).masked_fill(j > i, float("-inf"))
     layers = []
@@ -150,10 +169,10 @@ def reference(W, cfg, ids, mutate=None):
         if v3:
             q_pe, k_pe = rope_v3(q_pe, cos, sin, interleave), rope_v3(k_pe, cos, sin, interleave)
         else:
-            q_pe, k_pe = rope_v2(q_pe, freqs), rope_v2(k_pe, freqs)
+            q_pe, k_pe = rope_v2(q_pe, freqs, att), rope_v2(k_pe, freqs, att)
         query = torch.cat((q_nope, q_pe), -1)
         key = torch.cat((k_nope, k_pe.expand(b, h, s, D)), -1)
-        scores = query @ key.transpose(2, 3) * (kn + D) ** -0.5
+        scores = query @ key.transpose(2, 3) * softmax_scale(cfg, kn + D)
         w = torch.softmax(scores + mask, dim=-1)
         ctx = w @ v
         out = ctx.transpose(1, 2).reshape(b, s, h * kv_dim) @ W[a + "o_proj.weight"].T

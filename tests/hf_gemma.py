@@ -14,7 +14,8 @@ What it follows, from the modelling and configuration code:
   C · tanh(scores / C) after the scaling, before the mask.
 - Gemma 3: q_norm, k_norm (RMSNorm over head_dim, (1 + w)) before RoPE;
   local layers' RoPE with rope_local_base_freq and no scaling, global layers'
-  with rope_theta and rope_scaling ("linear": inv_freq / factor).
+  with rope_theta and rope_scaling ("linear": inv_freq / factor; "yarn":
+  hf_reference.yarn, its attention factor on cos and sin).
   Gemma 2: one RoPE (rope_theta, its rope_scaling) for every layer.
 - decoder layer: x + post_attention_layernorm(attn(input_layernorm(x))), then
   + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))); MLP
@@ -29,6 +30,8 @@ resid_out."""
 import math
 
 import torch
+
+from hf_reference import yarn
 
 
 def rms_norm(x, w, eps):
@@ -59,13 +62,18 @@ def defaults(cfg):
     return c, g3
 
 
-def rope(theta, scaling, k, s):
+def rope(theta, scaling, k, s, max_pos=131072):
+    """cos and sin (s, k): plain, "linear" (inv_freq / factor) or "yarn" (hf_reference.yarn, its
+    attention factor on both)."""
     inv = 1.0 / (theta ** (torch.arange(0, k, 2, dtype=torch.int64).double() / k))
+    att = 1.0
     if scaling and scaling.get("rope_type", scaling.get("type")) == "linear":
         inv = inv / scaling["factor"]
+    if scaling and scaling.get("rope_type", scaling.get("type")) == "yarn":
+        inv, att = yarn({"rope_theta": theta, "rope_scaling": scaling, "max_position_embeddings": max_pos}, k)
     freqs = torch.outer(torch.arange(s).double(), inv)
     emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos(), emb.sin()
+    return emb.cos() * att, emb.sin() * att
 
 
 def reference(W, cfg, ids, dtype="F32"):
@@ -78,7 +86,7 @@ def reference(W, cfg, ids, dtype="F32"):
     tdtype = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}[dtype]
     normalizer = float(torch.tensor(d ** 0.5, dtype=tdtype))
     x = W["model.embed_tokens.weight"][ids] * normalizer
-    glob = rope(c["rope_theta"], c["rope_scaling"], k, s)
+    glob = rope(c["rope_theta"], c["rope_scaling"], k, s, c.get("max_position_embeddings", 131072 if g3 else 8192))
     loc = rope(c["rope_local_base_freq"], None, k, s) if g3 else glob
     i, j = torch.arange(s)[:, None], torch.arange(s)[None, :]
     scaling = c["query_pre_attn_scalar"] ** -0.5

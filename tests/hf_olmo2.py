@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from hf_reference import inv_freq, rms_norm, rotate_half
+from hf_reference import inv_freq, rms_norm, rope_attention, rotate_half
 
 
 def theta_cfg(cfg):
@@ -41,7 +41,7 @@ def reference(W, cfg, ids, mutate=None):
     x = W["model.embed_tokens.weight"][ids]
     freqs = torch.outer(torch.arange(s).double(), inv_freq(cfg, k))
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos(), emb.sin()
+    cos, sin = emb.cos() * rope_attention(cfg, k), emb.sin() * rope_attention(cfg, k)
     i, j = torch.arange(s)[:, None], torch.arange(s)[None, :]
     mask = torch.zeros(s, s).masked_fill(j > i, float("-inf"))
     layers = []

@@ -1,6 +1,7 @@
 """PyTorch references for the model tests, written from the Hugging Face
 modelling code's semantics (transformers' modeling_llama, modeling_mistral,
-modeling_qwen2, modeling_qwen3; eager attention), independently of attnlab:
+modeling_qwen2, modeling_qwen3; eager attention; modeling_rope_utils' llama3
+and yarn), independently of attnlab:
 check_models.py and check_checkpoints.py share them. float64 throughout."""
 import json
 import math
@@ -40,11 +41,50 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
+def scaling_type(cfg):
+    """rope_scaling's type ("rope_type", or the older "type"), None without one."""
+    rs = cfg.get("rope_scaling")
+    return rs.get("rope_type", rs.get("type")) if rs else None
+
+
+def get_mscale(factor, m=1.0):
+    """YaRN's attention factor for a temperature m: 0.1·m·ln(factor) + 1 (1 when factor ≤ 1)."""
+    return 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
+
+
+def yarn(cfg, k):
+    """transformers' _compute_yarn_parameters: (inv_freq, attention_factor) over the k features RoPE turns."""
+    rs, base = cfg["rope_scaling"], cfg.get("rope_theta", 10000.0)
+    factor = rs["factor"]
+    orig = rs.get("original_max_position_embeddings") or cfg["max_position_embeddings"]
+    att = rs.get("attention_factor")
+    if att is None:
+        ms, ms_all = rs.get("mscale"), rs.get("mscale_all_dim")
+        att = get_mscale(factor, ms) / get_mscale(factor, ms_all) if ms and ms_all else get_mscale(factor)
+    beta_fast, beta_slow = rs.get("beta_fast") or 32, rs.get("beta_slow") or 1
+
+    def turns_at(rot):  # the pair index m at which a pair turns rot times over orig positions
+        return k * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = turns_at(beta_fast), turns_at(beta_slow)
+    if rs.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, k - 1)
+    if low == high:
+        high += 0.001
+    ramp = ((torch.arange(k // 2).double() - low) / (high - low)).clamp(0, 1)
+    pos = base ** (torch.arange(0, k, 2).double() / k)
+    return (1.0 / (factor * pos)) * ramp + (1.0 / pos) * (1 - ramp), att
+
+
 def inv_freq(cfg, k):
-    """RoPE's frequencies, with rope_scaling "llama3" as _compute_llama3_parameters does it."""
+    """RoPE's frequencies, with rope_scaling "llama3" as _compute_llama3_parameters does it,
+    "yarn" as _compute_yarn_parameters (its attention factor: rope_attention)."""
     inv = 1.0 / (cfg.get("rope_theta", 10000.0) ** (torch.arange(0, k, 2) / k))
     rs = cfg.get("rope_scaling")
-    if rs and rs.get("rope_type", rs.get("type")) == "llama3":
+    if scaling_type(cfg) == "yarn":
+        return yarn(cfg, k)[0]
+    if scaling_type(cfg) == "llama3":
         factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
         old = rs["original_max_position_embeddings"]
         low_wavelen, high_wavelen = old / low, old / high
@@ -55,6 +95,11 @@ def inv_freq(cfg, k):
         medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
         inv = torch.where(medium, smoothed, scaled)
     return inv
+
+
+def rope_attention(cfg, k):
+    """The factor the rotary embedding multiplies cos and sin by (YaRN's; 1 for the others)."""
+    return yarn(cfg, k)[1] if scaling_type(cfg) == "yarn" else 1.0
 
 
 def reference(W, cfg, ids, attn_mask=None):
@@ -69,7 +114,7 @@ def reference(W, cfg, ids, attn_mask=None):
     # position ids: 0.. for every row (attnlab's positions are absolute slots, like HF without position_ids)
     freqs = torch.outer(torch.arange(s).double(), inv_freq(cfg, k))
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos(), emb.sin()
+    cos, sin = emb.cos() * rope_attention(cfg, k), emb.sin() * rope_attention(cfg, k)
     i, j = torch.arange(s)[:, None], torch.arange(s)[None, :]
     # attnlab's own key: a model trained without the causal mask (tang-nocausal) runs without it
     allowed = j <= i if cfg.get("attnlab_causal", True) else torch.ones(s, s, dtype=torch.bool)

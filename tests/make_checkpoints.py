@@ -60,6 +60,14 @@ TINY = {
         "hidden_act": "silu", "tie_word_embeddings": True, "bos_token_id": 1, "eos_token_id": 2,
         "torch_dtype": "bfloat16", "attention_dropout": 0.0, "use_cache": True},
 }
+# Qwen3 with the YaRN its model cards add for long texts (factor 4 from 32,768;
+# here from 4096). With k = 16 (8 pairs) and θ = 10^6 pair m turns
+# 4096·10^(−6m/8)/2π times over 4096 positions: the ramp's ends m(32 turns) =
+# 1.75 and m(1 turn) = 3.76 become 1 and 4, so pairs 0-1 keep ω, 2-3 are
+# blended, 4-7 are ω / 4; cos and sin × 0.1·ln 4 + 1. max_position_embeddings
+# is factor · 4096 (older transformers read the factor from it).
+TINY["qwen3_yarn"] = dict(TINY["qwen3"], max_position_embeddings=16384,
+                          rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096})
 
 # SmolLM2-135M's sizes (its config.json), for the benchmarks.
 SMOLLM2_135M = dict(TINY["tinyllama"], hidden_size=576, num_hidden_layers=30, num_attention_heads=9,

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """DeepSeek-V2/V3 folders at the command line: a dense one and one with
-mixture-of-experts layers run (trace, info, generate), and every config this
+mixture-of-experts layers run (trace, info, generate), so do DeepSeek-V3's
+and DeepSeek-V2-Lite's YaRN (info names its factors), and every config this
 engine cannot run as transformers would is refused with one line and a
 non-zero exit, never a crash or a quiet wrong answer: the MoE keys HF ignores
 or cannot run (moe_layer_freq, scoring_func, topk_method, null counts, groups
-that do not fit), rope_scaling, quantization_config, biases,
+that do not fit), rope_scaling types other than YaRN's and Llama 3's and
+YaRN's fields out of range or of the wrong kind, quantization_config, biases,
 ranks and head sizes out of range or of the wrong kind, sizes that disagree
 with the tensors; then a fuzz of every size key over hostile values.
 Standard library only (float32 weights packed by hand); the harness is
@@ -146,10 +148,47 @@ moe_refused("expert_shape", "'model.layers.1.mlp.experts.3.down_proj.weight' has
                                                                         (8, 5)}))
 refused("moe_default", {k: v for k, v in config(num_hidden_layers=4).items() if k != "first_k_dense_replace"},
         "n_group 8 does not divide n_routed_experts 4")  # DeepseekV3Config's defaults: first_k_dense_replace 3, n_group 8
-refused("yarn", config(rope_scaling={"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
-                                     "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1}),
-        "rope_scaling type 'yarn' is not supported for DeepseekV3")
-refused("scaling_notype", config(rope_scaling={"factor": 2}), "rope_scaling (no type) is not supported")
+# ---- YaRN: DeepSeek-V3's and DeepSeek-V2-Lite's rope_scaling run (the numbers: check_models.py) ----
+V3_YARN = {"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+           "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1}
+y3 = folder("yarn_v3", config(rope_scaling=V3_YARN, max_position_embeddings=163840))
+expect(["info", "--model", y3], 0, "rope: yarn ×40 from 4096 (beta_fast 32, beta_slow 1), attention ×1; scores ×1.874 "
+       "(mscale² of mscale_all_dim)", stream="stdout")
+expect(["trace", "--model", y3, "--text", "the cat sat", "--tiles", "2x2", "-o", OUT], 0, "wrote", stream="stdout")
+expect(["generate", "--model", y3, "--text", "the cat", "--max-new", "3"], 0)
+LITE = dict(V3_YARN, mscale=0.707, mscale_all_dim=0.707)
+y2 = folder("yarn_v2", config(rope_scaling=LITE, **V2))
+expect(["info", "--model", y2], 0, "rope: yarn ×40 from 4096 (beta_fast 32, beta_slow 1), attention ×1; scores ×1.59",
+       stream="stdout")
+expect(["trace", "--model", y2, "--text", "the cat sat", "--mla-absorb", "-o", OUT], 0, "wrote", stream="stdout")
+# the ones a DeepSeek config may hold wrong: one line each, naming the field
+for name, rs, msg in (
+        ("no_factor", {"type": "yarn", "mscale": 0.707}, "rope_scaling yarn needs its factor"),
+        ("factor_small", dict(LITE, factor=0.5), "'rope_scaling.factor' must be a number from 1 to 1e+06, not 0.5"),
+        ("betas", dict(LITE, beta_fast=1, beta_slow=32), "rope_scaling.beta_fast (1) must be above "
+         "rope_scaling.beta_slow (32)"),
+        ("betas_equal", dict(LITE, beta_fast=4, beta_slow=4), "rope_scaling.beta_fast (4) must be above"),
+        ("beta_string", dict(LITE, beta_fast="32"), "'rope_scaling.beta_fast' must be a number, not a string"),
+        ("factor_string", dict(LITE, factor="40"), "'rope_scaling.factor' must be a number, not a string"),
+        ("mscale_string", dict(LITE, mscale_all_dim="0.707"), "'rope_scaling.mscale_all_dim' must be a number, not a "
+         "string"),
+        ("orig_zero", dict(LITE, original_max_position_embeddings=0), "'rope_scaling.original_max_position_embeddings' "
+         "must be a whole number from 1"),
+        ("orig_half", dict(LITE, original_max_position_embeddings=40.5),
+         "'rope_scaling.original_max_position_embeddings' must be a whole number"),
+        ("truncate", dict(LITE, truncate="no"), "'rope_scaling.truncate' must be true or false, not a string"),
+        ("type_number", {"type": 3, "factor": 2}, "'rope_scaling.type' must be a string, not a number"),
+        ("longrope", {"rope_type": "longrope", "factor": 2}, "rope_scaling type 'longrope' is not supported "
+         "(supported: llama3, yarn)"),
+        ("dynamic", {"type": "dynamic", "factor": 2}, "rope_scaling type 'dynamic' is not supported"),
+        ("linear", {"type": "linear", "factor": 2}, "rope_scaling type 'linear' is not supported"),
+        ("notype", {"factor": 2}, "rope_scaling must be null or an object with a rope_type"),
+        ("not_object", "yarn", "'rope_scaling' must be null or an object, not a string")):
+    refused(f"yarn_{name}", config(rope_scaling=rs), msg)
+refused("yarn_nan", json.dumps(config(rope_scaling=dict(LITE, factor=float("nan")))), "config.json",
+        tensors=shapes(config()))  # NaN is not JSON
+refused("yarn_huge", json.dumps(config(rope_scaling=dict(LITE, beta_fast=12345))).replace("12345", "1e999"),
+        "'rope_scaling.beta_fast' must be a number from", tensors=shapes(config()))
 refused("fp8", config(quantization_config={"quant_method": "fp8", "weight_block_size": [128, 128]}),
         "quantization_config: quantized checkpoints")
 refused("bias", config(attention_bias=True), "attention_bias = true is not supported for DeepseekV3ForCausalLM")

@@ -2,8 +2,8 @@
 """Gemma 2 and Gemma 3 (text) folders at the command line: they run (trace,
 info with the local layers noted, generate, a past), and every config this
 engine cannot run as transformers would is refused with one line and a
-non-zero exit, never a crash or a quiet wrong answer: another rope_scaling
-type, quantization_config, an attention type it does not run, another
+non-zero exit, never a crash or a quiet wrong answer: a rope_scaling type
+other than linear and yarn (which run), quantization_config, an attention type it does not run, another
 activation, biases, bidirectional attention, transformers 5's
 rope_parameters, the multimodal gemma3 wrapper; malformed keys; tensors that
 disagree with the config; then a fuzz of the Gemma keys over hostile values.
@@ -149,8 +149,13 @@ expect(["info", "--model", real], 0, "at its context of 32768 tokens a cache tha
        "in float32 (103.5 in BF16), every position of every layer 1152.0 MiB", stream="stdout")
 
 # ---- what it does not run: one line each, naming the key ----
-refused("yarn", config(True, rope_scaling={"rope_type": "yarn", "factor": 8.0}),
-        "rope_scaling type 'yarn' is not supported for Gemma (supported: linear, default)")
+# YaRN runs on Gemma 3's global layers (the numbers: check_models.py --only gemma)
+d = folder("yarn", config(True, rope_scaling={"rope_type": "yarn", "factor": 8.0}))
+expect(["info", "--model", d], 0, "rope: yarn ×8 from ", stream="stdout")
+expect(["trace", "--model", d, "--text", "the cat sat", "-o", OUT], 0, "wrote", stream="stdout")
+refused("yarn_nofactor", config(True, rope_scaling={"rope_type": "yarn"}), "rope_scaling yarn needs its factor")
+refused("longrope", config(True, rope_scaling={"rope_type": "longrope", "factor": 8.0}),
+        "rope_scaling type 'longrope' is not supported for Gemma (supported: linear, yarn, default)")
 refused("llama3", config(rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1,
                                        "high_freq_factor": 4, "original_max_position_embeddings": 8}),
         "rope_scaling type 'llama3' is not supported for Gemma")

@@ -2,8 +2,9 @@
 """OLMo 2 and SmolLM3 folders at the command line: each runs (trace, info with
 its family and KV bytes a token, generate, a trace over a past), and every
 config this engine cannot run as transformers would is refused with one line
-naming the field and a non-zero exit: quantization_config, a rope_scaling or
-rope_parameters type other than default and llama3, attention_bias,
+naming the field and a non-zero exit: quantization_config, a rope_scaling
+type other than default, llama3 and yarn (which runs), a rope_parameters type
+other than default, attention_bias,
 a sliding window, partial_rotary_factor, malformed no_rope_layers, a missing
 key, tensors that do not fit (a per-head q_norm in an OLMo 2 folder, an
 input_layernorm it has not, an MLP of another width). Then a fuzz of SmolLM3's NoPE keys. Standard library only (float32
@@ -177,9 +178,15 @@ for fam, arch in (("olmo2", "Olmo2ForCausalLM"), ("smollm3", "SmolLM3ForCausalLM
     base = shapes(config(fam))
     refused(f"{fam}_quant", config(fam, quantization_config={"quant_method": "gptq", "bits": 4}),
             f"quantization_config: quantized {arch} checkpoints are not supported")
-    refused(f"{fam}_yarn", config(fam, rope_scaling={"rope_type": "yarn", "factor": 4.0,
-                                                     "original_max_position_embeddings": 8}),
-            "rope_scaling type 'yarn' is not supported")
+    # YaRN runs (as SmolLM3's model card sets it for long texts; the numbers: check_models.py --only smollm3)
+    d = folder(f"{fam}_yarn", config(fam, rope_scaling={"rope_type": "yarn", "factor": 2.0,
+                                                        "original_max_position_embeddings": 8}))
+    expect(["info", "--model", d], 0, "rope: yarn ×2 from 8 (beta_fast 32, beta_slow 1), attention ×1.069",
+           stream="stdout")
+    expect(["trace", "--model", d, "--text", "the cat sat", "-o", OUT], 0, "wrote", stream="stdout")
+    refused(f"{fam}_longrope", config(fam, rope_scaling={"rope_type": "longrope", "factor": 4.0}),
+            "rope_scaling type 'longrope' is not supported (supported: llama3, yarn)")
+    refused(f"{fam}_yarn_nofactor", config(fam, rope_scaling={"rope_type": "yarn"}), "rope_scaling yarn needs its factor")
     refused(f"{fam}_rp_yarn", config(fam, rope_parameters={"rope_type": "yarn", "factor": 4.0}),
             f"rope_parameters.rope_type 'yarn' is not supported for {arch}")
     refused(f"{fam}_rp_extra", config(fam, rope_parameters={"rope_type": "default", "rope_theta": 10.0, "factor": 2}),

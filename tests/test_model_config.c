@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "engine/attention/ops.h"
+#include "engine/formats/model_config.h"
 #include "engine/model/gemma_weights.h"
 #include "engine/model/model.h"
 #include "model_tests_fixture.h"
@@ -257,6 +259,53 @@ static void test_gptoss_config(void **state)
     assert_non_null(strstr(err.msg, "MXFP4"));
 }
 
+/* YaRN (model_config_rope.c, ops.c): the fields and their defaults, the
+ * attention factor, DeepSeek's softmax mscale², each pair's frequency as
+ * transformers computes it (k = 8, θ = 100, from 128 positions: the ramp
+ * from pair 0 to pair 3, each ω_m = 100^(−m/4) · (1 − r + r/4), r = m/3),
+ * and a key rotated, then turned back (stream.c's eviction), equal to itself. */
+static void test_yarn(void **state)
+{
+    (void)state;
+    attn_model_config c;
+    attn_error err;
+    const char *q = "{\"model_type\": \"qwen3\", \"hidden_size\": 16, \"num_hidden_layers\": 1, "
+                    "\"num_attention_heads\": 2, \"head_dim\": 8, \"intermediate_size\": 8, \"vocab_size\": 10, "
+                    "\"rope_theta\": 100, \"max_position_embeddings\": 128, "
+                    "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4}}";
+    assert_int_equal(attn_model_config_parse(q, strlen(q), &c, &err), ATTN_OK);
+    const attn_rope_scaling *r = &c.arch.rope_scaling;
+    assert_true(r->yarn && r->factor == 4 && r->beta_fast == 32 && r->beta_slow == 1 && r->truncate);
+    assert_int_equal(r->original_max_pos, 128); /* max_position_embeddings when absent */
+    assert_true(fabs(r->attention - (0.1 * log(4.0) + 1)) < 1e-12 && c.arch.mla_score_gain == 0);
+    double omega[4];
+    attn_rope rope = {100, ATTN_ROPE_HALF, r, false};
+    assert_true(fabs(attn_rope_freqs(&rope, 8, omega) - r->attention) < 1e-12);
+    for (int m = 0; m < 4; m++)
+        assert_true(fabs(omega[m] - pow(100, -m / 4.0) * (1 - m / 3.0 + m / 12.0)) < 1e-12);
+    float x[8] = {1, -2, 0.5f, 3, -1, 2, 0.25f, -0.75f}, y[8], back[8];
+    assert_int_equal(attn_op_rope(x, y, 1, 1, 1, 8, 37, &rope), 0);
+    rope.undo = true;
+    assert_int_equal(attn_op_rope(y, back, 1, 1, 1, 8, -37, &rope), 0);
+    double moved = 0;
+    for (int i = 0; i < 8; i++) {
+        assert_true(fabs(back[i] - x[i]) < 1e-5);
+        moved += fabs(y[i] - x[i]);
+    }
+    assert_true(moved > 0.1); /* turned (and scaled) in between */
+    /* DeepSeek-V2-Lite's: A = 1 (mscale = mscale_all_dim), the scores × (0.1 · 0.707 · ln 40 + 1)² */
+    const char *ds = "{\"model_type\": \"deepseek_v2\", \"hidden_size\": 16, \"num_hidden_layers\": 1, "
+                     "\"num_attention_heads\": 2, \"intermediate_size\": 8, \"vocab_size\": 10, "
+                     "\"q_lora_rank\": null, \"first_k_dense_replace\": 1, "
+                     "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 40, "
+                     "\"original_max_position_embeddings\": 4096, \"beta_fast\": 32, \"beta_slow\": 1, "
+                     "\"mscale\": 0.707, \"mscale_all_dim\": 0.707}}";
+    assert_int_equal(attn_model_config_parse(ds, strlen(ds), &c, &err), ATTN_OK);
+    double m = 0.1 * 0.707 * log(40.0) + 1;
+    assert_true(c.arch.rope_scaling.attention == 1 && fabs(c.arch.mla_score_gain - m * m) < 1e-12);
+    assert_int_equal(c.arch.rope_scaling.original_max_pos, 4096);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_deepseek_moe),
         cmocka_unit_test(test_gemma_config),
         cmocka_unit_test(test_gptoss_config),
+        cmocka_unit_test(test_yarn),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);
 }

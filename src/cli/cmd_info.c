@@ -234,6 +234,25 @@ static void print_gptoss(const attn_model_config *c)
            e->top_k, e->limit, e->alpha);
 }
 
+/* rope_scaling, when the model has one: Llama 3's bands, YaRN's ramp and factors, Gemma's linear. */
+static void print_rope_scaling(const attn_model_config *c)
+{
+    const attn_rope_scaling *r = c->arch.gemma ? &c->gemma.global_scaling : &c->arch.rope_scaling;
+    if (r->linear > 0)
+        printf("  rope: linear ×%g (every frequency divided by it)%s\n", r->linear,
+               c->arch.kind == ATTN_ARCH_GEMMA3 ? " on global layers" : "");
+    if (!(r->factor > 0)) return;
+    if (!r->yarn) {
+        printf("  rope: llama3 ×%g from %d (low_freq_factor %g, high_freq_factor %g)\n", r->factor,
+               r->original_max_pos, r->low_freq_factor, r->high_freq_factor);
+        return;
+    }
+    printf("  rope: yarn ×%g from %d (beta_fast %g, beta_slow %g%s), attention ×%.4g", r->factor, r->original_max_pos,
+           r->beta_fast, r->beta_slow, r->truncate ? "" : ", truncate false", r->attention);
+    if (c->arch.mla_score_gain > 0) printf("; scores ×%.4g (mscale² of mscale_all_dim)", c->arch.mla_score_gain);
+    printf("%s\n", c->arch.kind == ATTN_ARCH_GEMMA3 ? " on global layers" : "");
+}
+
 /* What a model's KV cache keeps per token: latent attention's latent and
  * RoPE key, (R + D) · layers values; the others' K and V, 2 · g · k · layers. */
 static void print_model_kv(const attn_model_config *c)
@@ -293,6 +312,7 @@ static int model_info(const char *name)
     }
     printf("model %s (%s): %d layers, d_model %d, heads %d, kv_heads %d, head_dim %d, MLP %d, vocabulary %d, "
            "context %d\n", name, attn_arch_name(c.arch.kind), c.layers, c.d, c.heads, c.kv_heads, c.head_dim, c.ffn, c.vocab, c.max_pos);
+    print_rope_scaling(&c);
     print_model_kv(&c);
     int typical = c.max_pos < 512 ? c.max_pos : 512;
     double at = attn_model_trace_bytes(&c, typical, false), full = attn_model_trace_bytes(&c, c.max_pos, false);

@@ -132,7 +132,7 @@ static bool first_mask(const attn_trace *tr, int layer)
 /* The RoPE of tr: its settings and its model's scaling. */
 static attn_rope rope_of(const attn_trace *tr)
 {
-    return (attn_rope){tr->cfg.rope_theta, tr->cfg.rope_style, &tr->arch.rope_scaling};
+    return (attn_rope){tr->cfg.rope_theta, tr->cfg.rope_style, &tr->arch.rope_scaling, false};
 }
 
 /* QK-norm's gains and ε: a checkpoint's (in, its arch has qk_norm), or one

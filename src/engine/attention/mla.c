@@ -182,7 +182,7 @@ static attn_status absorb_query(attn_trace *tr, int layer, attn_error *err)
 attn_status attn_mla_project(attn_trace *tr, int layer, const attn_mla_given *in, attn_error *err)
 {
     const attn_dims *D = &tr->dims;
-    attn_rope r = {tr->cfg.rope_theta, tr->cfg.rope_style, &tr->arch.rope_scaling};
+    attn_rope r = {tr->cfg.rope_theta, tr->cfg.rope_style, &tr->arch.rope_scaling, false};
     const attn_rope *rope = tr->cfg.rope ? &r : NULL;
     const int qw = D->h * (D->k + D->rope_dim);
     attn_status st;
@@ -220,8 +220,12 @@ static attn_status add_scores(const float *q, const float *keys, bool per_head, 
 attn_status attn_mla_scores(attn_trace *tr, int layer, float *scores, attn_error *err)
 {
     const attn_dims *D = &tr->dims;
-    /* a query head has k + D features: its dot products spread like √(k + D) */
-    float scale = tr->cfg.scale ? 1.0f / sqrtf((float)(D->k + D->rope_dim)) : 1.0f;
+    /* a query head has k + D features: its dot products spread like √(k + D);
+     * DeepSeek with YaRN multiplies that by mscale² (arch.h's mla_score_gain,
+     * model_config_rope.c) */
+    double gain = tr->arch.mla_score_gain;
+    float scale = !tr->cfg.scale ? 1.0f : gain > 0 ? (float)(gain / sqrt((double)(D->k + D->rope_dim)))
+                                                   : 1.0f / sqrtf((float)(D->k + D->rope_dim));
     attn_status st;
     if (tr->cfg.mla_absorb)
         st = add_scores(stage(tr, layer, ATTN_STAGE_Q_LATENT), stage(tr, layer, ATTN_STAGE_C_KV), false, scores, D,

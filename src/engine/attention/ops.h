@@ -54,19 +54,23 @@ void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int 
 
 /* Rotary position embedding: pair m of position pos turns by
  * angle = pos * ω_m, ω_m = theta^(-2m/k), m = 0 .. k/2-1 (stretched by
- * Llama 3's rope_scaling when given: arch.h). The pair is (a, b) =
+ * Llama 3's or YaRN's rope_scaling when given: arch.h, ops.c). The pair is (a, b) =
  *   interleaved (Meta's llama, llama2.c):   features (2m, 2m+1)
  *   half (Hugging Face's rotate_half):      features (m, m + k/2)
- * and y[a] = x[a] cos(angle) - x[b] sin(angle), y[b] = x[a] sin(angle) + x[b] cos(angle).
+ * and y[a] = A·(x[a] cos(angle) - x[b] sin(angle)), y[b] = A·(x[a] sin(angle) + x[b] cos(angle)),
+ * A the scaling's attention factor (YaRN's; 1 for the others).
  * The two are the same rotation of q·k under a permutation of W_Q's and W_K's columns. */
 typedef struct {
     double theta;
     attn_rope_style style;
     const attn_rope_scaling *scaling; /* NULL or factor 0: none */
+    bool undo; /* turn a rotated key back (with pos0 = −its position): y = R(angle)·x / A */
 } attn_rope;
 
-/* ω_m of every pair m < k/2 into omega (k/2). */
-void attn_rope_freqs(const attn_rope *r, int k, double *omega);
+/* ω_m of every pair m < k/2 into omega (k/2); returns the attention factor A
+ * that multiplies cos and sin (YaRN's; 1 without it). k is the width RoPE
+ * turns: the head dim, or DeepSeek's qk_rope_head_dim. */
+double attn_rope_freqs(const attn_rope *r, int k, double *omega);
 
 /* x, y: (b, heads, n, k); row i has position pos0 + i.
  * Returns 0, or -1 if its (n, k/2) cos/sin table could not be allocated. */

@@ -55,7 +55,8 @@ static void tile_scores(const attn_tiled *a, tile_scratch *w, int bi, int hh, in
     const attn_config *c = a->c;
     const attn_dims *d = a->d;
     int e = a->qk_dim, D = a->pe_dim;
-    float scale = c->scale ? 1.0f / sqrtf((float)(d->k + D)) : 1.0f;
+    float scale = !c->scale ? 1.0f : a->score_gain > 0 ? (float)(a->score_gain / sqrt((double)(d->k + D)))
+                                                         : 1.0f / sqrtf((float)(d->k + D));
     const float *q = a->q + (((size_t)bi * d->h + hh) * d->s + i0) * e;
     const float *keys = a->keys + kv_head(a, bi, hh) * a->kv_stride + (size_t)j0 * e;
     attn_op_scores(q, keys, w->S, 1, 1, rows, cols, e, scale);
@@ -228,6 +229,7 @@ static bool mla_sources(attn_trace *tr, int layer, attn_tiled *a)
     a->kv_stride = (size_t)d->t * e;
     a->qk_dim = a->v_dim = e;
     a->q_pe = q_pe->data, a->k_pe = k_pe->data, a->pe_dim = d->rope_dim;
+    a->score_gain = tr->arch.mla_score_gain;
     return true;
 }
 

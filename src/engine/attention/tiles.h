@@ -69,6 +69,7 @@ typedef struct {
     const float *q_pe;      /* (b, h, s, pe_dim): the RoPE part of each query head; NULL: none */
     const float *k_pe;      /* (b, t, pe_dim): its key, one for every head */
     int pe_dim;             /* D: a score is (q·k + q_pe·k_pe) / √(d->k + D) */
+    double score_gain;      /* that score times it (DeepSeek's YaRN mscale², arch.h's mla_score_gain); 0: 1 */
 } attn_tiled;
 
 /* The context of a by tiles of c->tiles (BQ × BK). ATTN_ERR_NOMEM when a

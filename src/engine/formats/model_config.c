@@ -6,7 +6,8 @@
  * default θ instead would be another model). A key given twice is refused
  * too (json.h). Absent keys take transformers' defaults; null stands for
  * absent only where transformers reads None (architectures,
- * num_key_value_heads, head_dim, sliding_window, rope_scaling, the token ids). */
+ * num_key_value_heads, head_dim, sliding_window, rope_scaling, the token ids).
+ * rope_scaling is model_config_rope.c's. */
 #include "model_config.h"
 
 #include <cjson/cJSON.h>
@@ -163,40 +164,6 @@ static attn_status find_arch(const cJSON *root, attn_model_config *c, attn_error
                      "[\"LlamaForCausalLM\"] or another of " SUPPORTED ")");
 }
 
-/* rope_scaling: null, or Llama 3's {"rope_type": "llama3", ...}. */
-static attn_status rope_scaling(const cJSON *root, attn_rope_scaling *r, attn_error *err)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
-    const char *type, *old;
-    attn_status st;
-    double orig = NAN;
-    memset(r, 0, sizeof *r);
-    if (!v || cJSON_IsNull(v)) return ATTN_OK;
-    if (!cJSON_IsObject(v)) return wrong_kind("rope_scaling", "null or an object", v, err);
-    if ((st = json_text(v, "rope_type", "rope_scaling.rope_type", &type, err)) ||
-        (st = json_text(v, "type", "rope_scaling.type", &old, err)))
-        return st;
-    if (!type) type = old;
-    if (!type) return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling must be null or an object with a rope_type");
-    if (!strcmp(type, "default")) return ATTN_OK;
-    if (strcmp(type, "llama3"))
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling type '%.30s' is not supported (supported: "
-                         "llama3)", type);
-    if ((st = json_real(v, "factor", "rope_scaling.factor", NAN, &r->factor, err)) ||
-        (st = json_real(v, "low_freq_factor", "rope_scaling.low_freq_factor", NAN, &r->low_freq_factor, err)) ||
-        (st = json_real(v, "high_freq_factor", "rope_scaling.high_freq_factor", NAN, &r->high_freq_factor, err)) ||
-        (st = json_real(v, "original_max_position_embeddings", "rope_scaling.original_max_position_embeddings", NAN,
-                        &orig, err)))
-        return st;
-    if (!(r->factor >= 1 && r->factor < 1e6) || !(r->low_freq_factor > 0) ||
-        !(r->high_freq_factor > r->low_freq_factor && r->high_freq_factor < 1e6) || !(orig >= 1 && orig < 1e9) ||
-        orig != floor(orig))
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling llama3 needs factor ≥ 1, 0 < "
-                         "low_freq_factor < high_freq_factor and a whole original_max_position_embeddings ≥ 1");
-    r->original_max_pos = (int)orig;
-    return ATTN_OK;
-}
-
 /* gpt-oss's RoPE: rope_scaling as every family's (above), or transformers
  * v5's rope_parameters. Neither given, GptOssConfig fills in YaRN (factor
  * 32 over 4096 positions), which this engine does not run yet: refused
@@ -208,7 +175,8 @@ static attn_status gptoss_rope(const cJSON *root, attn_model_config *c, attn_err
     if (!cJSON_GetObjectItemCaseSensitive(root, "rope_scaling"))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling is absent, and GptOssConfig then runs YaRN "
                          "(factor 32), which this engine does not run yet; give \"rope_scaling\": null for plain RoPE");
-    return rope_scaling(root, &c->arch.rope_scaling, err);
+    double gain;
+    return attn_model_config_rope_scaling(root, &c->arch.rope_scaling, &gain, err);
 }
 
 /* What each architecture adds, and the options this engine does not compute. */
@@ -242,7 +210,9 @@ static attn_status arch_options(const cJSON *root, attn_model_config *c, attn_er
                          "(its window applies to some layers only)", attn_arch_name(a->kind));
     }
     bool mla = a->kind == ATTN_ARCH_DEEPSEEK_V2 || a->kind == ATTN_ARCH_DEEPSEEK_V3;
-    if (!mla && (st = rope_scaling(root, &a->rope_scaling, err))) return st; /* MLA's: model_config_mla.c */
+    double gain;
+    if ((st = attn_model_config_rope_scaling(root, &a->rope_scaling, &gain, err))) return st;
+    a->mla_score_gain = mla ? gain : 0; /* DeepSeek's softmax scale × mscale² (model_config_rope.c) */
     if ((st = json_text(root, "hidden_act", "hidden_act", &act, err))) return st;
     if (act && strcmp(act, "silu"))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: hidden_act '%.30s' is not supported (only silu)", act);
@@ -338,6 +308,11 @@ attn_status attn_model_config_parse(const char *text, size_t len, attn_model_con
     if (!st && c->arch.kind == ATTN_ARCH_OLMO2) st = attn_model_config_olmo2(root, c, err);
     if (!st && c->arch.kind == ATTN_ARCH_SMOLLM3) st = attn_model_config_smollm3(root, c, err);
     if (!st && c->arch.kind == ATTN_ARCH_GPT_OSS) st = attn_model_config_rope_parameters(root, c, err);
+    /* YaRN without original_max_position_embeddings counts its turns over max_position_embeddings */
+    if (!st && c->arch.rope_scaling.yarn && !c->arch.rope_scaling.original_max_pos)
+        c->arch.rope_scaling.original_max_pos = c->max_pos;
+    if (!st && c->gemma.global_scaling.yarn && !c->gemma.global_scaling.original_max_pos)
+        c->gemma.global_scaling.original_max_pos = c->max_pos;
     cJSON_Delete(root);
     return st;
 }

@@ -85,7 +85,7 @@ typedef struct {
 /* For model_config.c: DeepSeek-V2/V3's keys (model_config_mla.c) into c, whose
  * vocab, d, layers, heads and ffn are read: the latent attention's sizes, RoPE
  * convention, its mixture-of-experts layers (attn_model_config_moe), and the
- * refusals of what this engine does not run (rope_scaling, quantization). Sets head_dim to
+ * refusals of what this engine does not run (quantization). Sets head_dim to
  * qk_nope_head_dim and kv_heads to heads. Errors start "config.json: ". */
 struct cJSON;
 attn_status attn_model_config_mla(const struct cJSON *root, attn_model_config *c, attn_error *err);
@@ -102,6 +102,15 @@ attn_status attn_model_config_moe(const struct cJSON *root, attn_model_config *c
  * settings, and the refusals of what this engine does not run. Errors start
  * "config.json: " and name the key. */
 attn_status attn_model_config_gemma(const struct cJSON *root, attn_model_config *c, attn_error *err);
+
+/* For model_config.c: rope_scaling of every family but Gemma (model_config_rope.c):
+ * null or "default", "llama3" or "yarn" (rope_type, or the older "type"),
+ * into r, with YaRN's attention factor resolved, and its original context 0
+ * when absent (the caller puts max_position_embeddings there). score_gain:
+ * DeepSeek's softmax-scale factor mscale² from mscale_all_dim, 0 if none.
+ * Other types and bad fields refused in one line naming the field. */
+attn_status attn_model_config_rope_scaling(const struct cJSON *root, attn_rope_scaling *r, double *score_gain,
+                                           attn_error *err);
 
 /* For model_config.c, after the keys every family shares are read: OLMo 2's
  * (model_config_olmo2.c: its defaults, the whole-projection QK-norm and the

@@ -13,10 +13,11 @@
  *
  * RoPE: Gemma 2 turns every layer with rope_theta (and its rope_scaling);
  * Gemma 3 a global layer with rope_theta and rope_scaling ("linear", factor
- * 8 in gemma-3-4b and up), a local one with rope_local_base_freq unscaled.
+ * 8 in gemma-3-4b and up; or "yarn"), a local one with rope_local_base_freq
+ * unscaled.
  *
  * Refused, in one line naming the key: anything the engine would run
- * differently (a rope_scaling type other than linear, another activation,
+ * differently (a rope_scaling type other than linear and yarn, another activation,
  * biases, bidirectional attention, a quantized checkpoint, transformers 5's
  * rope_parameters, an attention type it does not know). */
 #include "model_config.h"
@@ -48,7 +49,8 @@ static attn_status number(const cJSON *root, const char *key, double min, double
     return ATTN_OK;
 }
 
-/* rope_scaling: null, "default", or "linear" with its factor; the rest refused. */
+/* rope_scaling: null, "default", "linear" with its factor, or "yarn" (read as
+ * the other families read it, model_config_rope.c); the rest refused. */
 static attn_status scaling(const cJSON *root, attn_rope_scaling *r, attn_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
@@ -59,9 +61,11 @@ static attn_status scaling(const cJSON *root, attn_rope_scaling *r, attn_error *
     if (!cJSON_IsString(t))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling must be null or an object with a rope_type");
     if (!strcmp(t->valuestring, "default")) return ATTN_OK;
+    double gain; /* DeepSeek's alone */
+    if (!strcmp(t->valuestring, "yarn")) return attn_model_config_rope_scaling(root, r, &gain, err);
     if (strcmp(t->valuestring, "linear"))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling type '%.30s' is not supported for Gemma "
-                         "(supported: linear, default)", t->valuestring);
+                         "(supported: linear, yarn, default)", t->valuestring);
     attn_status st = number(v, "factor", 1, 1e6, false, NAN, false, &r->linear, err);
     if (st) return st;
     if (isnan(r->linear))

@@ -8,8 +8,9 @@
  *
  * A layer l ≥ first_k_dense_replace is a mixture of experts in both (V2 and
  * V3 build DeepseekV*MoE there): its keys are model_config_moe.c's. Anything
- * else it would run differently from transformers (rope_scaling, a quantized
- * checkpoint, biases) is refused. */
+ * else it would run differently from transformers (a quantized checkpoint,
+ * biases) is refused; rope_scaling (DeepSeek's YaRN, with its softmax
+ * scale's mscale²) is read as the other families' (model_config_rope.c). */
 #include "model_config.h"
 
 #include <cjson/cJSON.h>
@@ -42,26 +43,15 @@ static attn_status whole(const cJSON *root, const char *key, int min, int max, i
     return ATTN_OK;
 }
 
-/* The experts (model_config_moe.c), and what this engine does not run: scaled
- * RoPE, quantized weights. */
+/* The experts (model_config_moe.c), and what this engine does not run:
+ * quantized weights. (rope_scaling, YaRN's included, is model_config_rope.c's.) */
 static attn_status unsupported(const cJSON *root, attn_model_config *c, attn_error *err)
 {
-    const char *arch = c->arch.kind == ATTN_ARCH_DEEPSEEK_V2 ? "DeepseekV2" : "DeepseekV3";
     int dense;
     attn_status st = whole(root, "first_k_dense_replace", 0, 1 << 20, c->arch.kind == ATTN_ARCH_DEEPSEEK_V2 ? 0 : 3,
                            false, &dense, err);
     if (st) return st;
     if (dense < c->layers && (st = attn_model_config_moe(root, c, dense, err))) return st;
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
-    if (rs && !cJSON_IsNull(rs)) {
-        const cJSON *t = cJSON_IsObject(rs) ? cJSON_GetObjectItemCaseSensitive(rs, "rope_type") : NULL;
-        if (!t && cJSON_IsObject(rs)) t = cJSON_GetObjectItemCaseSensitive(rs, "type");
-        if (!cJSON_IsString(t) || strcmp(t->valuestring, "default"))
-            return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling %s%.30s%s is not supported for %s "
-                             "(YaRN and the other scalings are not implemented; only null or \"default\")",
-                             cJSON_IsString(t) ? "type '" : "", cJSON_IsString(t) ? t->valuestring : "(no type)",
-                             cJSON_IsString(t) ? "'" : "", arch);
-    }
     if (cJSON_GetObjectItemCaseSensitive(root, "quantization_config"))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: quantization_config: quantized checkpoints (FP8 "
                          "blocks and their scales) are not supported; use F32, F16 or BF16 weights");

@@ -222,7 +222,7 @@ static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_confi
         memcpy(kn, tk, (size_t)k * sizeof *kn);
     }
     if (run->rope && attn_arch_layer_rope(&c->arch, l)) { /* not in a SmolLM3 NoPE layer */
-        attn_rope rope = {run->rope_theta, run->rope_style, scaling};
+        attn_rope rope = {run->rope_theta, run->rope_style, scaling, false};
         if (attn_op_rope(q, tq, 1, per, 1, k, pos, &rope) || attn_op_rope(kn, tk, 1, 1, 1, k, pos, &rope)) return -1;
         memcpy(q, tq, (size_t)per * k * sizeof *q);
         memcpy(kn, tk, (size_t)k * sizeof *kn);

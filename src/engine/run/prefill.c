@@ -143,7 +143,7 @@ static int queries_keys(attn_kv_cache *c, const attn_model *m, const attn_config
         memcpy(p->kh, p->tmp, (size_t)g * n * k * sizeof *p->kh);
     }
     if (run->rope && attn_arch_layer_rope(&mc->arch, l)) { /* not in a SmolLM3 NoPE layer */
-        attn_rope rope = {run->rope_theta, run->rope_style, scaling};
+        attn_rope rope = {run->rope_theta, run->rope_style, scaling, false};
         if (attn_op_rope(p->qh, p->tmp, 1, h, n, k, P, &rope)) return -1;
         memcpy(p->qh, p->tmp, (size_t)h * n * k * sizeof *p->qh);
         if (attn_op_rope(p->kh, p->tmp, 1, g, n, k, P, &rope)) return -1;

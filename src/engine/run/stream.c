@@ -92,6 +92,9 @@ static attn_status unrotated_init(unrotated *u, const attn_kv_cache *c, attn_err
 /* The key the last step put at slot pos, rotated back by pos into u. */
 static int keep_unrotated(const attn_kv_cache *c, unrotated *u, const attn_rope *rope, int pos)
 {
+    attn_rope back = rope ? *rope : (attn_rope){0};
+    back.undo = true; /* YaRN's attention factor divided out, not applied twice */
+    rope = rope ? &back : NULL;
     for (int l = 0; l < c->layers; l++)
         for (int j = 0; j < c->g; j++) {
             size_t at = ((size_t)j * c->cap + pos) * c->k;
@@ -137,7 +140,7 @@ static attn_status stream(const attn_model *m, const attn_config *run, const att
                           attn_error *err)
 {
     unrotated u = {0};
-    attn_rope rope_set = {run->rope_theta, run->rope_style, &m->cfg.arch.rope_scaling};
+    attn_rope rope_set = {run->rope_theta, run->rope_style, &m->cfg.arch.rope_scaling, false};
     const attn_rope *rope = run->rope ? &rope_set : NULL;
     int first = o->policy == ATTN_STREAM_SINK ? o->keep_first : 0;
     attn_status st = attn_kv_reserve(c, size, err);

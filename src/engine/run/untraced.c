@@ -89,7 +89,7 @@ static attn_status compute(const attn_config *c, const attn_dims *d, const unsig
     attn_op_split_heads(b[V], b[VH], d->b, d->s, g, k);
     float *qh = b[QH], *kh = b[KH];
     if (c->rope) { /* rotated into TMP and K (free once split) */
-        attn_rope r = {c->rope_theta, c->rope_style, NULL};
+        attn_rope r = {c->rope_theta, c->rope_style, NULL, false};
         if (attn_op_rope(qh, b[TMP], d->b, h, d->s, k, 0, &r) || attn_op_rope(kh, b[K], d->b, g, d->s, k, 0, &r))
             return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
         qh = b[TMP], kh = b[K];

@@ -12,6 +12,11 @@
  *              otherwise           (1 − a)·ω/factor + a·ω,
  *                                  a = (L/λ − low) / (high − low)
  *            where L is original_max_position_embeddings.
+ *   YaRN     (rope_scaling "yarn": DeepSeek-V2/V3, Qwen's long contexts) the
+ *            same idea counted in turns: a pair that turns more than
+ *            beta_fast times over L keeps ω, one that turns fewer than
+ *            beta_slow times gets ω / factor, a linear ramp between; and
+ *            cos, sin are multiplied by an attention factor (ops.c)
  *
  * DeepSeek-V2 and V3 replace the attention itself with multi-head latent
  * attention (mla.h; the layer's sizes are model_config.h's attn_mla_sizes):
@@ -79,13 +84,19 @@ typedef enum {
 
 #define ATTN_ARCH_MAX_LAYERS 256 /* model_config.h's ATTN_MODEL_MAX_LAYERS */
 
-/* rope_scaling {"rope_type": "llama3", ...}; factor 0: no scaling. */
+/* rope_scaling {"rope_type": "llama3" or "yarn", ...}; factor 0: no scaling
+ * (ops.h's attn_rope_freqs turns it into each pair's frequency). */
 typedef struct {
     double factor;           /* how much slower the slow pairs turn */
-    double low_freq_factor;  /* low */
-    double high_freq_factor; /* high */
+    double low_freq_factor;  /* llama3: low */
+    double high_freq_factor; /* llama3: high */
     int original_max_pos;    /* L: the context the model was first trained on */
     double linear;           /* rope_type "linear": every ω divided by it; 0: none */
+    bool yarn;               /* rope_type "yarn" (ops.c: the ramp), else llama3 when factor > 0 */
+    double beta_fast;        /* yarn: a pair that turns more than beta_fast times in L keeps ω */
+    double beta_slow;        /* yarn: one that turns fewer than beta_slow times gets ω / factor */
+    bool truncate;           /* yarn: the ramp's ends floored and ceiled to whole pairs (gpt-oss: false) */
+    double attention;        /* yarn: cos and sin are multiplied by it (attention_factor, or from mscale) */
 } attn_rope_scaling;
 
 typedef struct {
@@ -94,6 +105,8 @@ typedef struct {
     bool qk_norm;                   /* per-head RMSNorm on q and k (Qwen3) */
     attn_rope_scaling rope_scaling;
     bool mla;                       /* multi-head latent attention (DeepSeek) */
+    double mla_score_gain;          /* MLA's scores: 1/√(dₖ + D) times this (DeepSeek's YaRN: mscale², from
+                                     * rope_scaling's mscale_all_dim); 0: 1 */
     bool q_lora;                    /* MLA's query through a low-rank W_QA, norm, W_QB: no W_Q */
     bool rope_to_halves;            /* MLA's RoPE pairs (2m, 2m+1) written out as halves (V3's rope_interleave) */
     bool gemma;                     /* Gemma 2/3: (1 + w) norms, post-norms, GeGLU, scaled embeddings (gemma.h) */
