@@ -123,7 +123,7 @@ bool attn_nonfinite_find(const attn_trace *tr, attn_nonfinite *out)
     for (int k = 0; k < tr->n_tensors; k++) {
         const attn_tensor *t = &tr->tensors[order[k].i];
         attn_stage_id id = attn_tensor_stage(t);
-        bool fill_ok = id == ATTN_STAGE_MASK || id == ATTN_STAGE_MASKED_SCORES;
+        bool fill_ok = id == ATTN_STAGE_MASK || id == ATTN_STAGE_MASKED_SCORES || id == ATTN_STAGE_TILE_MAX;
         if (!t->data || t->lazy) continue; /* logits, probs: rows computed when read; scanning would compute all */
         size_t at = attn_nonfinite_scan(t->data, t->count, fill_ok);
         release_pages(tr, t);

@@ -11,6 +11,8 @@
  *
  * Two non-finite values are there by design and are not reported:
  *   - −∞ in mask and masked_scores: the mask's fill, "this key is hidden";
+ *     and in tile_max, the online softmax's running max before a row has
+ *     met a visible key (tiles.h: m starts at −∞);
  *   - NaN rows of weights (and what follows them) when softmax_guard is off
  *     and the row is fully masked: the unguarded softmax's 0/0, the pitfall
  *     a lesson shows on purpose (ops.h, attn_op_softmax). */
