@@ -128,7 +128,10 @@ check("a Gemma trace's stage table: layer 0's mask names the window, layer 1's n
       "; ".join(rows.get(k, k + " missing") for k in ("layers.0.mask", "layers.1.mask", "layers.0.scores")))
 # 2 · 1 kv head · 6 · 4 bytes = 48 B a layer; Gemma 2's layers 0 and 2 are local, Gemma 3's 0 and 1 (pattern 3)
 expect(["info", "--model", g2], 0, "local layers (sliding_window 3): 2 of 3 (0, 2)", stream="stdout")
-expect(["info", "--model", g2], 0, "KV cache: 144 B a token", stream="stdout")
+# one global layer caches 48 B a token; the two local ones at most 3 tokens of 96 B
+expect(["info", "--model", g2], 0, "KV cache: 48 B/token (the 1 global layer, a key and a value per kv head, float32) "
+       "+ local layers capped at 3 tokens × 96 B (2 layers: 288 B at most); in BF16 24 B/token + 3 × 48 B",
+       stream="stdout")
 expect(["info", "--model", g2], 0, "attn_logit_softcapping 50, final_logit_softcapping 30", stream="stdout")
 expect(["info", "--model", g3], 0, "local layers (sliding_window 3): 2 of 3 (0, 1)", stream="stdout")
 expect(["info", "--model", g3], 0, "attn_logit_softcapping none, final_logit_softcapping none", stream="stdout")
@@ -177,15 +180,15 @@ with open(os.path.join(real, "model.safetensors"), "wb") as f:
 json.dump(REAL, open(os.path.join(real, "config.json"), "w"))
 json.dump(tokenizer(), open(os.path.join(real, "tokenizer.json"), "w"))
 # 18 layers · 1 kv head · 256 · 2 (K and V) · 4 bytes; 15 local layers of 512 positions, layers 5, 11, 17 global
-expect(["info", "--model", real], 0, "KV cache: 36864 B a token (a key and a value per kv head, 18 layers, float32; "
-       "18432 B in BF16)", stream="stdout")
+expect(["info", "--model", real], 0, "KV cache: 6,144 B/token (the 3 global layers, a key and a value per kv head, "
+       "float32) + local layers capped at 512 tokens × 30,720 B (15 layers: 15,728,640 B at most); in BF16 "
+       "3,072 B/token + 512 × 15,360 B", stream="stdout")
 expect(["info", "--model", real], 0, "local layers (sliding_window 512): 15 of 18 (0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12, "
-       "13, 14, 15, 16); a local layer needs at most 512 positions, so past 512 tokens the cache grows by 6144 B a "
-       "token (float32; the 3 global layers) and holds at most 15728640 B for the local ones", stream="stdout")
+       "13, 14, 15, 16); each reads only its last 512 positions", stream="stdout")
 expect(["info", "--model", real], 0, "RoPE base 1e+06 on global layers, 10000 on local ones", stream="stdout")
 # 3 global layers · 32768 positions · 2048 B + 15 local · 512 · 2048 B = 207 MiB; all 18 · 32768 · 2048 B = 1152 MiB
 expect(["info", "--model", real], 0, "at its context of 32768 tokens a cache that keeps only the windows needs 207.0 MiB "
-       "in float32 (103.5 in BF16), every position of every layer 1152.0 MiB", stream="stdout")
+       "in float32 (103.5 in BF16; attnlab generate keeps only them), every position of every layer 1152.0 MiB", stream="stdout")
 
 # ---- what it does not run: one line each, naming the key ----
 refused("yarn", config(True, rope_scaling={"rope_type": "yarn", "factor": 8.0}),
