@@ -1786,7 +1786,8 @@ static void test_model_as_trained(void **state)
     assert_non_null(strstr(text, "trained without the causal mask"));
     assert_non_null(strstr(text, "without the causal mask"));
     assert_null(strstr(text, "m: variants trained alike"));
-    assert_null(strstr(text, "B/token"));
+    assert_null(strstr(text, "KV 2048 B/token")); /* no variant's line, but the model's own cache (kv_bytes.h) */
+    assert_non_null(strstr(text, "KV cache 2048 B/token, all 4 layers"));
     free(text);
     assert_int_equal(f->app.n_variants, 0);
     assert_false(app_do(&f->app, APP_ACT_MODE, 0)); /* m: nothing to switch to, as the panel says */
