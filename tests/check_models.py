@@ -170,10 +170,10 @@ def info_kv_bytes(model):
     line = next((x for x in out.splitlines() if x.strip().startswith("KV cache:")), None)
     if rc or line is None:
         raise RuntimeError(f"attnlab info exited {rc} without a KV cache line: {err.strip()}")
-    num = lambda m, i: int(m.group(i).replace(",", "")) if m else 0  # noqa: E731
+    num = lambda m, i: int(m.group(i).replace(",", "")) if m and m.group(i) else 0  # noqa: E731
     full, local = re.search(r"KV cache: ([\d,]+) B/token", line), re.search(
         r"local layers capped at ([\d,]+) tokens × ([\d,]+) B", line)
-    half = (re.search(r"in BF16 ([\d,]+) B/token \+ [\d,]+ × ([\d,]+) B", line) if local
+    half = (re.search(r"in BF16 (?:([\d,]+) B/token \+ )?[\d,]+ × ([\d,]+) B", line) if local
             else re.search(r"; ([\d,]+) B/token in BF16", line))
     return (num(full, 1), num(local, 1), num(local, 2)), (num(half, 1), num(local, 1), num(half, 2) if local else 0)
 

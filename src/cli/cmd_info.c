@@ -84,11 +84,60 @@ static void print_trace_windows(const attn_trace *tr)
            tr->arch.local_window, local, tr->n_layers, local ? " (" : "", list, local ? ")" : "");
 }
 
+/* v with a comma between groups of three digits ("36,864"), into buf. */
+static const char *grouped(double v, char *buf, size_t size)
+{
+    char digits[40];
+    int n = snprintf(digits, sizeof digits, "%.0f", v), lead = digits[0] == '-', o = 0;
+    for (int i = 0; i < n && o + 2 < (int)size; i++) {
+        if (i > lead && (n - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* The KV cache's line (kv_bytes.h, float32, then BF16): bytes a token of
+ * the full layers, and the local layers' bound, W tokens of theirs.
+ *   KV cache: 2,048 B/token (a key and a value per kv head, 4 layers, float32; 1,024 B/token in BF16)
+ *   KV cache: 6,144 B/token (the 3 global layers, …) + local layers capped at 512 tokens × 30,720 B (15 layers …) */
+static void print_kv_line(const attn_model_config *c, const attn_kv_bytes *b)
+{
+    attn_kv_bytes h = attn_kv_bytes_of(c, 2);
+    char a[40], x[40], y[40], z[40], a2[40], y2[40], what[80];
+    if (c->arch.mla) snprintf(what, sizeof what, "latent %d + RoPE key %d", c->mla.kv_rank, c->mla.rope_dim);
+    else snprintf(what, sizeof what, "a key and a value per kv head");
+    printf("  KV cache: ");
+    if (!b->local_layers) {
+        printf("%s B/token (%s, %d layer%s, float32; %s B/token in BF16)", grouped(b->full, a, sizeof a), what,
+               b->layers, b->layers == 1 ? "" : "s", grouped(h.full, x, sizeof x));
+        return;
+    }
+    if (b->full_layers)
+        printf("%s B/token (the %d global layer%s, %s, float32) + ", grouped(b->full, a, sizeof a), b->full_layers,
+               b->full_layers == 1 ? "" : "s", what);
+    printf("local layers capped at %s tokens × %s B (%s%d layer%s%s%s: %s B at most); in BF16 ",
+           grouped(b->window, x, sizeof x), grouped(b->local, y, sizeof y), b->full_layers ? "" : "every one, ",
+           b->local_layers, b->local_layers == 1 ? "" : "s", b->full_layers ? "" : ", ", b->full_layers ? "" : what,
+           grouped(b->local_cap, z, sizeof z));
+    if (b->full_layers) printf("%s B/token + ", grouped(h.full, a2, sizeof a2));
+    printf("%s × %s B", x, grouped(h.local, y2, sizeof y2));
+}
+
 /* What a KV cache of this layer keeps per token, in float32 and BF16, beside
- * what MHA, GQA and MQA with the same heads would (a model: its layers). */
+ * what MHA, GQA and MQA with the same heads would; a model's trace: the
+ * model's line (kv_bytes.h), as info --model prints it. */
 static void print_kv_bytes(const attn_trace *tr)
 {
     const attn_dims *d = &tr->dims;
+    attn_model_config mc;
+    attn_error ignore;
+    if (tr->model_config && !attn_model_config_parse(tr->model_config, strlen(tr->model_config), &mc, &ignore)) {
+        attn_kv_bytes b = attn_kv_bytes_of(&mc, sizeof(float)); /* a model's trace: its layers, local ones capped */
+        print_kv_line(&mc, &b);
+        printf("\n");
+        return;
+    }
     if (d->cross || !d->h) return; /* cross-attention caches the source once: no cache per token */
     int layers = tr->n_layers > 0 ? tr->n_layers : 1;
     double now = attn_kv_bytes_per_token(d, layers, 4);
@@ -185,19 +234,6 @@ static void info_usage(void)
            "weight is read): a folder without weights, or with broken ones, is refused.\n");
 }
 
-/* v with a comma between groups of three digits ("36,864"), into buf. */
-static const char *grouped(double v, char *buf, size_t size)
-{
-    char digits[40];
-    int n = snprintf(digits, sizeof digits, "%.0f", v), lead = digits[0] == '-', o = 0;
-    for (int i = 0; i < n && o + 2 < (int)size; i++) {
-        if (i > lead && (n - i) % 3 == 0) buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
 /* Which layers are local (Gemma's sliding_attention), and what a cache of
  * them holds at the model's context: global layers every position, local
  * ones their last W (kv_bytes.h). */
@@ -234,31 +270,6 @@ static void print_gemma_numbers(const attn_model_config *c)
     printf("  scores · query_pre_attn_scalar^-1/2 = %.6g; attn_logit_softcapping %s, final_logit_softcapping %s; "
            "RoPE base %.6g on global layers, %.6g on local ones\n", g->query_scale, cap[0], cap[1], c->theta,
            g->local_theta);
-}
-
-/* The KV cache's line (kv_bytes.h, float32, then BF16): bytes a token of
- * the full layers, and the local layers' bound, W tokens of theirs.
- *   KV cache: 2,048 B/token (a key and a value per kv head, 4 layers, float32; 1,024 B/token in BF16)
- *   KV cache: 6,144 B/token (the 3 global layers, …) + local layers capped at 512 tokens × 30,720 B (15 layers …) */
-static void print_kv_line(const attn_model_config *c, const attn_kv_bytes *b)
-{
-    attn_kv_bytes h = attn_kv_bytes_of(c, 2);
-    char a[40], x[40], y[40], z[40], a2[40], y2[40], what[80];
-    if (c->arch.mla) snprintf(what, sizeof what, "latent %d + RoPE key %d", c->mla.kv_rank, c->mla.rope_dim);
-    else snprintf(what, sizeof what, "a key and a value per kv head");
-    printf("  KV cache: ");
-    if (!b->local_layers) {
-        printf("%s B/token (%s, %d layer%s, float32; %s B/token in BF16)", grouped(b->full, a, sizeof a), what,
-               b->layers, b->layers == 1 ? "" : "s", grouped(h.full, x, sizeof x));
-        return;
-    }
-    if (b->full_layers)
-        printf("%s B/token (the %d global layer%s, %s, float32) + ", grouped(b->full, a, sizeof a), b->full_layers,
-               b->full_layers == 1 ? "" : "s", what);
-    printf("local layers capped at %s tokens × %s B (%s%d layer%s%s%s: %s B at most); in BF16 %s B/token + %s × %s B",
-           grouped(b->window, x, sizeof x), grouped(b->local, y, sizeof y), b->full_layers ? "" : "every one, ",
-           b->local_layers, b->local_layers == 1 ? "" : "s", b->full_layers ? "" : ", ", b->full_layers ? "" : what,
-           grouped(b->local_cap, z, sizeof z), grouped(h.full, a2, sizeof a2), x, grouped(h.local, y2, sizeof y2));
 }
 
 /* What a model's KV cache keeps per token (kv_bytes.h): latent attention's
