@@ -106,7 +106,12 @@ static double prefill_bytes(const attn_kv_cache *c, const attn_model_config *mc,
     if (tiled) sizes[13] = sizes[14] = sizes[15] = sizes[16] = 0;
     for (int i = 0; i < N_BUFS; i++) floats += sizes[i];
     while (cap < t) cap *= 2;
-    double cache = t > c->cap ? (double)c->layers * cap * (2.0 * c->g * c->k + c->d) : 0;
+    /* a windowed cache's local layers: about W rows and a chunk's, however long the prompt */
+    int local = 0;
+    for (int l = 0; l < c->layers; l++) local += attn_kv_windowed(c, l);
+    double local_rows = fmin(cap, 2.0 * (c->window + (n < CHUNK ? n : CHUNK)));
+    double cache = ((t > c->cap ? (double)(c->layers - local) * cap : 0) + local * local_rows) *
+                   (2.0 * c->g * c->k + c->d);
     return ((double)floats + cache) * sizeof(float) + t;
 }
 
