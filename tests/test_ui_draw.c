@@ -1744,6 +1744,12 @@ static void test_panel_kv_bytes(void **state)
     assert_non_null(strstr(text, "KV cache 32 B/token in the global layers (1 of 3) + at most 3 tokens × 64 B in the "
                                  "local ones"));
     free(text);
+    assert_true(app_do(&f->app, APP_ACT_DECODE, 0)); /* the decode line counts the same way */
+    build(f);
+    text = all_text(&f->dl);
+    assert_non_null(strstr(text, "this model: 32\u00a0B per token per layer, 32\u00a0B in the global layers + at most "
+                                 "3\u00a0×\u00a064\u00a0B in the local\u00a0ones"));
+    free(text);
     remove_model(dir);
 }
 
