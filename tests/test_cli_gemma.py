@@ -115,6 +115,25 @@ for d in (g2, g3):
     expect(["trace", "--model", d, "--text", "the cat sat on the mat", "--past", "3", "-o", OUT], 0, "wrote",
            stream="stdout")
     expect(["generate", "--model", d, "--text", "the cat", "--max-new", "3"], 0)
+# generate's cache keeps a local layer's last rows only (about window + 16 of them): 50 sampled tokens, far
+# past that, each given the probability a full traced pass of the same tokens gives it
+long = folder("gemma2_long", config(max_position_embeddings=64))
+r = run(["generate", "--model", long, "--text", "the cat", "--max-new", "50", "--temperature", "1", "--seed", "5",
+         "--probs"])
+rows = [line.split("\t") for line in r.stdout.decode().splitlines() if line.count("\t") == 2]
+r2 = run(["trace", "--model", long, "--tokens", " ".join(["the", "cat"] + [w for w, _, _ in rows]), "-o", OUT])
+worst, seen = None, 0
+if r.returncode == 0 and r2.returncode == 0 and len(rows) > 20:
+    header, data = common.read_st(OUT)
+    probs = header["probs"]
+    V, at = probs["shape"][-1], probs["data_offsets"][0]
+    worst = 0.0
+    for i, (_, tid, p) in enumerate(rows):  # token i was chosen at position 2 + i (after <s> the cat …)
+        want = struct.unpack_from("<f", data, at + 4 * ((2 + i) * V + int(tid)))[0]
+        worst = max(worst, abs(want - float(p)))
+        seen += 1
+check("generate past a Gemma window: each sampled token's probability is a full pass's", worst is not None and
+      worst < 2e-5, f"{seen} tokens, worst |Δp| {worst}; exit {r.returncode}/{r2.returncode} {r2.stderr.decode()[:200]}")
 expect(["trace", "--model", g2, "--text", "the cat sat on the mat", "-o", OUT], 0, "wrote", stream="stdout")
 expect(["info", OUT], 0, "local layers (each masks keys outside its window of 3): 2 of 3 (0, 2)", stream="stdout")
 r = run(["info", OUT])
