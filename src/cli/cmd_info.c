@@ -141,7 +141,7 @@ static void print_kv_bytes(const attn_trace *tr)
     if (d->cross || !d->h) return; /* cross-attention caches the source once: no cache per token */
     int layers = tr->n_layers > 0 ? tr->n_layers : 1;
     double now = attn_kv_bytes_per_token(d, layers, 4);
-    printf("  KV cache: %.0f B a token (%s, %d layer%s, float32; %.0f B in BF16)", now,
+    printf("  KV cache: %.0f B/token (%s, %d layer%s, float32; %.0f B/token in BF16)", now,
            d->mode == ATTN_MODE_MLA ? "latent R + RoPE key D" : "a key and a value per kv head", layers,
            layers == 1 ? "" : "s", attn_kv_bytes_per_token(d, layers, 2));
     if (d->mode == ATTN_MODE_MLA) {
