@@ -7,6 +7,7 @@
  *     attn_kv_step(&c, m, &tr.cfg, id, logits, err); // one token: appends its own; logits (V)
  *     attn_kv_prefill(&c, m, &run, ids, n, logits, err); // or n tokens at once, untraced
  *     attn_kv_free(&c);
+ * (attn_kv_init_windowed(&c, m, &run, err) for untraced decoding only: below.)
  *
  * Per layer it holds what attention stored for each position so far (keys
  * projected, + bias, normalised per head if the model does, rotated at their
@@ -28,12 +29,13 @@
  * positions (its window), the global ones every position. attn_kv_init's
  * cache keeps every position of every layer, as a traced step shows them
  * (k_cache, v_cache, x_past). attn_kv_init_windowed's keeps, in each local
- * layer, only the rows a later query can still read: before positions
- * n .. n+m−1 join it, the rows of positions below n − W + 1 are let go, so
- * a local layer holds positions first .. n−1, at most W − 1 + m of them:
+ * layer, only rows a later query can still read: when positions n .. n+m−1
+ * do not fit in its room, the rows of positions below n − W + 1 (which no
+ * query from n on sees) are let go, so a local layer holds positions
+ * first .. n−1:
  *   local layer l:  k, v: (g, local_cap, k), position p's row p − first
  *                   x:    (local_cap, d)
- * The rows let go were hidden by the window (mask −∞: weight exactly 0), so
+ * The rows let go were hidden by the window (masked: weight exactly 0), so
  * the logits are those of the cache that keeps everything; the local layers'
  * memory is bounded by about W + W/4 rows (more during a long prefill: W − 1
  * plus a chunk of 512), whatever the text's length (kv_bytes.h counts it).
