@@ -229,9 +229,10 @@ static void info_usage(void)
     printf("Usage: attnlab info FILE.safetensors\n"
            "       attnlab info --model NAME|DIR\n\n"
            "Prints a trace's configuration and the table of its stages with their shapes;\n"
-           "for a model, its sizes and what a traced pass of it holds in memory, once its\n"
-           "weights' headers match config.json (every tensor there, with its shape; no\n"
-           "weight is read): a folder without weights, or with broken ones, is refused.\n");
+           "for a model, its sizes, its KV cache per token (local layers capped at their\n"
+           "window) and what a traced pass of it holds in memory, once its weights'\n"
+           "headers match config.json (every tensor there, with its shape; no weight is\n"
+           "read): a folder without weights, or with broken ones, is refused.\n");
 }
 
 /* Which layers are local (Gemma's sliding_attention), and what a cache of
