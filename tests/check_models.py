@@ -19,6 +19,7 @@ import glob
 import json
 import atexit
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -165,6 +166,42 @@ def check_generate(name, model, W, cfg, tok, text, n=12, reference=lambda W_, c_
         fail(f"{name}: generate {text!r} gave {got!r} (exit {rc} {err.strip()}), the reference {want!r}")
     else:
         print(f"ok   {name}: greedy generation over the KV cache equals the reference: {want!r}")
+
+
+def info_kv_bytes(model):
+    """`attnlab info --model`'s KV-cache line as two (full, window, local) triples, float32 and BF16:
+    bytes a token of the layers that keep every position, the window of the local ones, and their
+    bytes a token (which they hold for at most `window` tokens)."""
+    rc, out, err = attnlab("info", "--model", model)
+    line = next((x for x in out.splitlines() if x.strip().startswith("KV cache:")), None)
+    if rc or line is None:
+        raise RuntimeError(f"attnlab info exited {rc} without a KV cache line: {err.strip()}")
+    num = lambda m, i: int(m.group(i).replace(",", "")) if m and m.group(i) else 0  # noqa: E731
+    full, local = re.search(r"KV cache: ([\d,]+) B/token", line), re.search(
+        r"local layers capped at ([\d,]+) tokens × ([\d,]+) B", line)
+    half = (re.search(r"in BF16 (?:([\d,]+) B/token \+ )?[\d,]+ × ([\d,]+) B", line) if local
+            else re.search(r"; ([\d,]+) B/token in BF16", line))
+    return (num(full, 1), num(local, 1), num(local, 2)), (num(half, 1), num(local, 1), num(half, 2) if local else 0)
+
+
+KV_BYTES = []  # (name, the reference's float32 triple) of every model checked
+
+
+def check_kv_bytes(name, model, kv_bytes, cfg, card=None):
+    """`attnlab info`'s KV bytes per token against the reference's count from config.json alone
+    (kv_bytes of hf_reference, hf_gemma, hf_olmo2, hf_smollm3 or hf_deepseek), in float32 and
+    BF16; and a model card's kv_bytes_per_token (every layer, float32), when it has one."""
+    want, want16 = kv_bytes(cfg, 4), kv_bytes(cfg, 2)
+    got, got16 = info_kv_bytes(model)
+    card_ok = card is None or card == want[0] + want[2]
+    if got != tuple(want) or got16 != tuple(want16) or not card_ok:
+        fail(f"{name}: attnlab info's KV cache (full B/token, window, local B/token) {got} / BF16 {got16}, the "
+             f"reference {tuple(want)} / {tuple(want16)}" + ("" if card_ok else f"; its card says {card} B/token"))
+    else:
+        KV_BYTES.append((name, tuple(want)))
+        print(f"ok   {name}: KV cache {want[0]} B/token" + (f" + local layers capped at {want[1]} tokens × "
+                                                             f"{want[2]} B" if want[1] else "")
+              + (f" (its card: {card})" if card is not None else "") + ", as the reference counts it")
 
 
 def check_padding_and_cache(name, model, text_a, text_b, causal_model=True):
@@ -487,6 +524,7 @@ def run_deepseek():
             check_latent_cache(name, path, "the cat sat on the mat . a dog")
             check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
                            reference=lambda W_, c_, ids: hf_deepseek.reference(W_, c_, ids)[0])
+            check_kv_bytes(name, path, hf_deepseek.kv_bytes, cfg)
         except RuntimeError as e:
             fail(f"{name}: {e}")
     run_moe()
@@ -559,6 +597,7 @@ def run_moe():
             check_latent_cache(name, path, "the cat sat on the mat . a dog")
             check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
                            reference=lambda W_, c_, ids_: hf_deepseek.reference(W_, c_, ids_)[0])
+            check_kv_bytes(name, path, hf_deepseek.kv_bytes, cfg)
         except RuntimeError as e:
             fail(f"{name}: {e}")
 
@@ -813,6 +852,7 @@ def run_families(which):
             check_generate_probs(name, path, W, cfg, "the cat sat on the mat", full)
             check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
                            reference=lambda W_, c_, ids, r=ref: r(W_, c_, ids)[0])
+            check_kv_bytes(name, path, (hf_olmo2 if family == "olmo2" else hf_smollm3).kv_bytes, cfg)
         except RuntimeError as e:
             fail(f"{name}: {e}")
     print(f"largest |attnlab − reference| over the {which} cases (relative to max(1, |reference|); cached "
@@ -1027,8 +1067,11 @@ def run_gemma():
             check_gemma_bites(name, path, W, cfg, dtype, text)
             check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
             check_gemma_cache(name, path, "the cat sat on the mat . a dog")
-            check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day",
+            # 24 new tokens: past the window and past what the local layers' cache has room for
+            # (W + 16 rows), so `generate` lets their old rows go while it writes
+            check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day", n=24,
                            reference=lambda W_, c_, ids, dt=dtype: hf_gemma.reference(W_, c_, ids, dt)[0])
+            check_kv_bytes(name, path, hf_gemma.kv_bytes, cfg)
         except RuntimeError as e:
             fail(f"{name}: {e}")
     blind = [what for what, cases in GEMMA_BITES.items() if not cases]
@@ -1090,6 +1133,14 @@ for i, (layers, heads, kv, tied, dtype, extra) in enumerate(RANDOM if ARGS.only 
             check_yarn_bites(name, W, cfg, ids)
         check_padding_and_cache(name, path, "the cat sat on the mat .", "a dog ran")
         check_generate(name, path, W, cfg, tokenizer_json(), "it was a good day")
+        check_kv_bytes(name, path, hf_reference.kv_bytes, cfg)
+        if i == 0:  # the same folder as Mistral's: a sliding_window on every layer
+            mistral = path + "-mistral"
+            shutil.copytree(path, mistral)
+            json.dump(dict(cfg, architectures=["MistralForCausalLM"], sliding_window=5),
+                      open(os.path.join(mistral, "config.json"), "w"))
+            check_kv_bytes(name + " as Mistral, sliding_window 5", mistral, hf_reference.kv_bytes,
+                           json.load(open(os.path.join(mistral, "config.json"))))
     except RuntimeError as e:
         fail(f"{name}: {e}")
 
@@ -1131,6 +1182,8 @@ for path in sorted(glob.glob(os.path.join(ARGS.models, "*", "config.json")) if A
                            reference=lambda W_, c_, ids: hf_deepseek.reference(W_, c_, ids)[0])
         else:
             check_generate(name, name, W, cfg, tok, c)
+        card = json.load(open(os.path.join(folder, "card.json"))).get("kv_bytes_per_token")
+        check_kv_bytes(name, name, hf_deepseek.kv_bytes if deepseek else hf_reference.kv_bytes, cfg, card)
         # its training checkpoints (checkpoints/step<N>/), each a model folder like any other
         ck = os.path.join(folder, "checkpoints")
         for step in sorted(int(d[4:]) for d in os.listdir(ck) if d[4:].isdigit()) if os.path.isdir(ck) else []:

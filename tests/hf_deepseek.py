@@ -189,3 +189,10 @@ def reference(W, cfg, ids, mutate=None):
     x = rms_norm(x, W["model.norm.weight"], eps)
     head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
     return x @ head.T, layers
+
+
+def kv_bytes(cfg, value_bytes=4):
+    """Latent attention's cache per token: (bytes, 0, 0). Each layer keeps the latent c_kv
+    (kv_lora_rank) and the one RoPE key k_pe (qk_rope_head_dim), whatever the heads."""
+    R, D = cfg.get("kv_lora_rank", 512), cfg.get("qk_rope_head_dim", 64)
+    return (R + D) * value_bytes * cfg["num_hidden_layers"], 0, 0

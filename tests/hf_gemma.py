@@ -135,3 +135,14 @@ def reference(W, cfg, ids, dtype="F32"):
     if c["final_logit_softcapping"] is not None:
         logits = torch.tanh(logits / c["final_logit_softcapping"]) * c["final_logit_softcapping"]
     return logits, layers
+
+
+def kv_bytes(cfg, value_bytes=4):
+    """Gemma's KV cache per token: (bytes of the full_attention layers, sliding_window, bytes of
+    the sliding_attention layers, which keep at most sliding_window positions); each layer
+    2 · num_key_value_heads · head_dim values."""
+    c, _ = defaults(cfg)
+    per = 2 * c["num_key_value_heads"] * c["head_dim"] * value_bytes
+    local = sum(t == "sliding_attention" for t in c["layer_types"])
+    full = c["num_hidden_layers"] - local
+    return per * full, c["sliding_window"] if local else 0, per * local

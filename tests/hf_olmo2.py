@@ -68,3 +68,11 @@ def reference(W, cfg, ids, mutate=None):
     x = rms_norm(x, W["model.norm.weight"], eps)
     head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings", False) else W["lm_head.weight"]
     return x @ head.T, layers
+
+
+def kv_bytes(cfg, value_bytes=4):
+    """OLMo 2's KV cache per token, every layer full: (bytes, 0, 0); 2 · g · head_dim values a layer."""
+    d, h = cfg["hidden_size"], cfg["num_attention_heads"]
+    g = cfg.get("num_key_value_heads") or h
+    k = cfg.get("head_dim") or d // h
+    return 2 * g * k * value_bytes * cfg["num_hidden_layers"], 0, 0

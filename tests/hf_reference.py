@@ -156,3 +156,14 @@ def reference(W, cfg, ids, attn_mask=None):
     return x @ head.T, weights, extra
 
 
+def kv_bytes(cfg, value_bytes=4):
+    """The KV cache of a Llama-family config per token: (bytes of the layers that keep every
+    position, their window W or 0, bytes of the layers that keep only their last W). Each layer
+    caches a key and a value per kv head, 2 · g · head_dim values; Mistral's sliding_window
+    applies to every layer."""
+    d, h, layers = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    g = cfg.get("num_key_value_heads") or h
+    k = cfg.get("head_dim") or d // h
+    per = 2 * g * k * value_bytes
+    W = cfg.get("sliding_window") if cfg["architectures"][0] == "MistralForCausalLM" else None
+    return (0, W, per * layers) if W else (per * layers, 0, 0)

@@ -69,3 +69,12 @@ def reference(W, cfg, ids, mutate=None):
     x = rms_norm(x, W["model.norm.weight"], eps)
     head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings", True) else W["lm_head.weight"]
     return x @ head.T, layers
+
+
+def kv_bytes(cfg, value_bytes=4):
+    """SmolLM3's KV cache per token: (bytes, 0, 0). A NoPE layer caches its keys (unrotated) and
+    values like any other, so every layer counts: 2 · g · head_dim values (g 4 by default)."""
+    d, h = cfg["hidden_size"], cfg["num_attention_heads"]
+    g = cfg.get("num_key_value_heads", 4) or h
+    k = cfg.get("head_dim") or d // h
+    return 2 * g * k * value_bytes * cfg["num_hidden_layers"], 0, 0

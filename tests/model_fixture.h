@@ -1,4 +1,4 @@
-/* model_fixture.h — small random Llama folders for tests: config.json,
+/* model_fixture.h — small random Llama (and Gemma 2/3) folders for tests: config.json,
  * model.safetensors (F32, HF names), a WordLevel tokenizer.json and, for the
  * window's variant switch, eval.json; one saved during training (checkpoints
  * and metrics.json). Static: include it once per program. */
@@ -87,6 +87,63 @@ static void make_model(const char *dir, int layers, int h, int g, bool tied, con
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     assert_int_equal(attn_st_write(path, t, m, NULL, 0, &err), ATTN_OK);
     for (int i = 0; i < m; i++) free(data[i]);
+}
+
+/* A random Gemma 2 (or, g3, Gemma 3 text) folder: `layers` layers of h heads
+ * of 4 features, g kv heads, local layers of window W (Gemma 2 alternates,
+ * Gemma 3 two local then one global), tied F32 weights, max_pos positions. */
+static inline void make_gemma(const char *dir, bool g3, int layers, int h, int g, int W, int max_pos)
+{
+    enum { K = 4, MAXT = 128 };
+    char cfg[1024];
+    mkdir(dir, 0755);
+    snprintf(cfg, sizeof cfg,
+             "{\"architectures\":[\"%s\"],\"model_type\":\"%s\",\"hidden_size\":%d,\"num_hidden_layers\":%d,"
+             "\"num_attention_heads\":%d,\"num_key_value_heads\":%d,\"head_dim\":%d,\"intermediate_size\":%d,"
+             "\"rms_norm_eps\":1e-6,\"rope_theta\":100.0,\"vocab_size\":%d,\"max_position_embeddings\":%d,"
+             "\"tie_word_embeddings\":true,\"hidden_activation\":\"gelu_pytorch_tanh\",\"bos_token_id\":1,"
+             "\"eos_token_id\":2,\"sliding_window\":%d,\"query_pre_attn_scalar\":%d%s}",
+             g3 ? "Gemma3ForCausalLM" : "Gemma2ForCausalLM", g3 ? "gemma3_text" : "gemma2", D, layers, h, g, K, F, V,
+             max_pos, W, K, g3 ? ",\"rope_local_base_freq\":10.0,\"sliding_window_pattern\":3" : "");
+    write_text(dir, "config.json", cfg);
+    write_text(dir, "tokenizer.json", TOKENIZER);
+    static const char *const NORMS[] = {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                                        "post_feedforward_layernorm"};
+    char names[MAXT][64];
+    int64_t shapes[MAXT][2];
+    attn_st_tensor t[MAXT];
+    float *data[MAXT];
+    int n = 0;
+#define ADD(r, c, ...) do { snprintf(names[n], 64, __VA_ARGS__); shapes[n][0] = (r); shapes[n][1] = (c); n++; } while (0)
+    ADD(V, D, "model.embed_tokens.weight");
+    for (int l = 0; l < layers; l++) {
+        for (int i = 0; i < 4; i++) ADD(D, 0, "model.layers.%d.%s.weight", l, NORMS[i]);
+        ADD(h * K, D, "model.layers.%d.self_attn.q_proj.weight", l);
+        ADD(g * K, D, "model.layers.%d.self_attn.k_proj.weight", l);
+        ADD(g * K, D, "model.layers.%d.self_attn.v_proj.weight", l);
+        ADD(D, h * K, "model.layers.%d.self_attn.o_proj.weight", l);
+        if (g3) {
+            ADD(K, 0, "model.layers.%d.self_attn.q_norm.weight", l);
+            ADD(K, 0, "model.layers.%d.self_attn.k_norm.weight", l);
+        }
+        ADD(F, D, "model.layers.%d.mlp.gate_proj.weight", l);
+        ADD(F, D, "model.layers.%d.mlp.up_proj.weight", l);
+        ADD(D, F, "model.layers.%d.mlp.down_proj.weight", l);
+    }
+    ADD(D, 0, "model.norm.weight");
+#undef ADD
+    for (int i = 0; i < n; i++) {
+        size_t count = (size_t)shapes[i][0] * (size_t)(shapes[i][1] ? shapes[i][1] : 1);
+        data[i] = malloc(count * sizeof(float));
+        /* larger q and k than usual: the scores, and so the window, matter */
+        attn_fill_normal(data[i], count, attn_hash64((uint64_t)i * 91 + 7), shapes[i][1] ? 0.9f : 0.2f);
+        t[i] = (attn_st_tensor){names[i], shapes[i][1] ? 2 : 1, shapes[i], data[i]};
+    }
+    char path[1100];
+    attn_error err;
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    assert_int_equal(attn_st_write(path, t, n, NULL, 0, &err), ATTN_OK);
+    for (int i = 0; i < n; i++) free(data[i]);
 }
 
 /* Rewrites dir's model.safetensors in BF16 (each float rounded to nearest

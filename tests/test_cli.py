@@ -163,7 +163,7 @@ p = os.path.join(TMP, "mla.safetensors")
 expect(["trace", "--mode", "mla", "--kv-rank", "12", "--rope-dim", "4", "--rope", "--past", "2", "-o", p], 0, "wrote",
        stream="stdout")
 r = expect(["info", p], 0, "latent 12 + RoPE key 4 a token (naive)", stream="stdout")
-check("info: MLA's KV bytes", r is not None and "KV cache: 64 B a token" in r.stdout.decode(), r and r.stdout.decode())
+check("info: MLA's KV bytes", r is not None and "KV cache: 64 B/token" in r.stdout.decode(), r and r.stdout.decode())
 for stage in ("w_dkv", "w_uk", "w_uv", "w_kr", "q_nope", "q_pe", "c_kv", "k_pe", "k_nope", "v_up"):
     check(f"info lists {stage}", r is not None and f"  {stage} " in r.stdout.decode(), stage)
 p2 = os.path.join(TMP, "mla2.safetensors")

@@ -85,7 +85,7 @@ def refused(name, c, message, tensors=None):
 # ---- a dense folder runs ----
 ok = folder("dense", config())
 expect(["trace", "--model", ok, "--text", "the cat sat", "-o", OUT], 0, "wrote", stream="stdout")
-expect(["info", "--model", ok], 0, "KV cache: 48 B a token (latent 4 + RoPE key 2, 2 layers", stream="stdout")
+expect(["info", "--model", ok], 0, "KV cache: 48 B/token (latent 4 + RoPE key 2, 2 layers", stream="stdout")
 expect(["generate", "--model", ok, "--text", "the cat", "--max-new", "3"], 0)
 expect(["trace", "--model", ok, "--text", "the cat sat", "--mla-absorb", "-o", OUT], 0, "wrote", stream="stdout")
 expect(["trace", "--model", ok, "--text", "the cat sat", "--past", "2", "-o", OUT], 0, "wrote", stream="stdout")

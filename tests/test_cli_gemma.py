@@ -76,6 +76,25 @@ for d in (g2, g3):
     expect(["trace", "--model", d, "--text", "the cat sat on the mat", "--past", "3", "-o", OUT], 0, "wrote",
            stream="stdout")
     expect(["generate", "--model", d, "--text", "the cat", "--max-new", "3"], 0)
+# generate's cache keeps a local layer's last rows only (about window + 16 of them): 50 sampled tokens, far
+# past that, each given the probability a full traced pass of the same tokens gives it
+long = folder("gemma2_long", config(max_position_embeddings=64))
+r = run(["generate", "--model", long, "--text", "the cat", "--max-new", "50", "--temperature", "1", "--seed", "5",
+         "--probs"])
+rows = [line.split("\t") for line in r.stdout.decode().splitlines() if line.count("\t") == 2]
+r2 = run(["trace", "--model", long, "--tokens", " ".join(["the", "cat"] + [w for w, _, _ in rows]), "-o", OUT])
+worst, seen = None, 0
+if r.returncode == 0 and r2.returncode == 0 and len(rows) > 20:
+    header, data = common.read_st(OUT)
+    probs = header["probs"]
+    V, at = probs["shape"][-1], probs["data_offsets"][0]
+    worst = 0.0
+    for i, (_, tid, p) in enumerate(rows):  # token i was chosen at position 2 + i (after <s> the cat …)
+        want = struct.unpack_from("<f", data, at + 4 * ((2 + i) * V + int(tid)))[0]
+        worst = max(worst, abs(want - float(p)))
+        seen += 1
+check("generate past a Gemma window: each sampled token's probability is a full pass's", worst is not None and
+      worst < 2e-5, f"{seen} tokens, worst |Δp| {worst}; exit {r.returncode}/{r2.returncode} {r2.stderr.decode()[:200]}")
 expect(["trace", "--model", g2, "--text", "the cat sat on the mat", "-o", OUT], 0, "wrote", stream="stdout")
 expect(["info", OUT], 0, "local layers (each masks keys outside its window of 3): 2 of 3 (0, 2)", stream="stdout")
 r = run(["info", OUT])
@@ -89,7 +108,10 @@ check("a Gemma trace's stage table: layer 0's mask names the window, layer 1's n
       "; ".join(rows.get(k, k + " missing") for k in ("layers.0.mask", "layers.1.mask", "layers.0.scores")))
 # 2 · 1 kv head · 6 · 4 bytes = 48 B a layer; Gemma 2's layers 0 and 2 are local, Gemma 3's 0 and 1 (pattern 3)
 expect(["info", "--model", g2], 0, "local layers (sliding_window 3): 2 of 3 (0, 2)", stream="stdout")
-expect(["info", "--model", g2], 0, "KV cache: 144 B a token", stream="stdout")
+# one global layer caches 48 B a token; the two local ones at most 3 tokens of 96 B
+expect(["info", "--model", g2], 0, "KV cache: 48 B/token (the 1 global layer, a key and a value per kv head, float32) "
+       "+ local layers capped at 3 tokens × 96 B (2 layers: 288 B at most); in BF16 24 B/token + 3 × 48 B",
+       stream="stdout")
 expect(["info", "--model", g2], 0, "attn_logit_softcapping 50, final_logit_softcapping 30", stream="stdout")
 expect(["info", "--model", g3], 0, "local layers (sliding_window 3): 2 of 3 (0, 1)", stream="stdout")
 expect(["info", "--model", g3], 0, "attn_logit_softcapping none, final_logit_softcapping none", stream="stdout")
@@ -138,15 +160,15 @@ with open(os.path.join(real, "model.safetensors"), "wb") as f:
 json.dump(REAL, open(os.path.join(real, "config.json"), "w"))
 json.dump(tokenizer(), open(os.path.join(real, "tokenizer.json"), "w"))
 # 18 layers · 1 kv head · 256 · 2 (K and V) · 4 bytes; 15 local layers of 512 positions, layers 5, 11, 17 global
-expect(["info", "--model", real], 0, "KV cache: 36864 B a token (a key and a value per kv head, 18 layers, float32; "
-       "18432 B in BF16)", stream="stdout")
+expect(["info", "--model", real], 0, "KV cache: 6,144 B/token (the 3 global layers, a key and a value per kv head, "
+       "float32) + local layers capped at 512 tokens × 30,720 B (15 layers: 15,728,640 B at most); in BF16 "
+       "3,072 B/token + 512 × 15,360 B", stream="stdout")
 expect(["info", "--model", real], 0, "local layers (sliding_window 512): 15 of 18 (0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12, "
-       "13, 14, 15, 16); a local layer needs at most 512 positions, so past 512 tokens the cache grows by 6144 B a "
-       "token (float32; the 3 global layers) and holds at most 15728640 B for the local ones", stream="stdout")
+       "13, 14, 15, 16); each reads only its last 512 positions", stream="stdout")
 expect(["info", "--model", real], 0, "RoPE base 1e+06 on global layers, 10000 on local ones", stream="stdout")
 # 3 global layers · 32768 positions · 2048 B + 15 local · 512 · 2048 B = 207 MiB; all 18 · 32768 · 2048 B = 1152 MiB
 expect(["info", "--model", real], 0, "at its context of 32768 tokens a cache that keeps only the windows needs 207.0 MiB "
-       "in float32 (103.5 in BF16), every position of every layer 1152.0 MiB", stream="stdout")
+       "in float32 (103.5 in BF16; attnlab generate keeps only them), every position of every layer 1152.0 MiB", stream="stdout")
 
 # ---- what it does not run: one line each, naming the key ----
 # YaRN runs on Gemma 3's global layers (the numbers: check_models.py --only gemma)

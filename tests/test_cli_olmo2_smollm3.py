@@ -81,7 +81,7 @@ for fam in ("olmo2", "smollm3"):
     expect(["trace", "--model", ok, "--text", "the cat sat", "-o", OUT], 0, "wrote", stream="stdout")
     expect(["trace", "--model", ok, "--text", "the cat sat on", "--past", "2", "-o", OUT], 0, "wrote", stream="stdout")
     expect(["generate", "--model", ok, "--text", "the cat", "--max-new", "3"], 0)
-    expect(["info", "--model", ok], 0, "KV cache: 128 B a token (a key and a value per kv head, 4 layers",
+    expect(["info", "--model", ok], 0, "KV cache: 128 B/token (a key and a value per kv head, 4 layers",
            stream="stdout")
     expect(["stream", "--model", ok, "--text", "the cat sat on the mat", "--window", "4", "--keep-first", "1"], 2,
            "re-rotates keys as a Llama layer does")
@@ -163,15 +163,15 @@ def headers_only(name, c):
 d = headers_only("olmo2_published", PUBLISHED["olmo2"])
 expect(["info", "--model", d], 0, "(Olmo2ForCausalLM): 16 layers, d_model 2048, heads 16, kv_heads 16, head_dim 128, "
        "MLP 8192, vocabulary 100352, context 4096", stream="stdout")
-expect(["info", "--model", d], 0, "KV cache: 262144 B a token (a key and a value per kv head, 16 layers, float32; "
-       "131072 B in BF16)", stream="stdout")
+expect(["info", "--model", d], 0, "KV cache: 262,144 B/token (a key and a value per kv head, 16 layers, float32; "
+       "131,072 B/token in BF16)", stream="stdout")
 d = headers_only("smollm3_published", PUBLISHED["smollm3"])
 expect(["info", "--model", d], 0, "(SmolLM3ForCausalLM): 36 layers, d_model 2048, heads 16, kv_heads 4, head_dim 128, "
        "MLP 11008, vocabulary 128256, context 65536", stream="stdout")
-expect(["info", "--model", d], 0, "KV cache: 147456 B a token (a key and a value per kv head, 36 layers, float32; "
-       "73728 B in BF16)", stream="stdout")
+expect(["info", "--model", d], 0, "KV cache: 147,456 B/token (a key and a value per kv head, 36 layers, float32; "
+       "73,728 B/token in BF16)", stream="stdout")
 expect(["info", "--model", d], 0, "9 of 36 layers without RoPE (no_rope_layers 0: NoPE): layers 3, 7, 11, 15, 19, 23, "
-       "27, 31, 35", stream="stdout")
+       "27, 31, 35; they cache their keys and values all the same", stream="stdout")
 
 # ---- what it does not follow: one line each, naming the field ----
 for fam, arch in (("olmo2", "Olmo2ForCausalLM"), ("smollm3", "SmolLM3ForCausalLM")):

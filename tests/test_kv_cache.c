@@ -2,13 +2,15 @@
  * (prefill.c): the cache grows and refuses what is not its next positions;
  * untraced steps and prefills equal the traced pass under every setting that
  * changes one, for MHA, GQA and MQA, F32 and BF16, in chunks, and on the
- * shipped models. */
+ * shipped models; a windowed cache (Gemma's local layers, Mistral's window)
+ * lets old rows go and still gives the full pass's logits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 #include <cmocka.h>
 
@@ -298,6 +300,180 @@ static void test_kv_cache_grows(void **state)
     attn_model_free(&m);
 }
 
+/* The last position's logits of a full traced pass of ids[0 .. n), into out (V). */
+static void full_logits(const attn_model *m, const attn_config *cfg, const int *ids, int n, float *out)
+{
+    attn_trace tr;
+    attn_error err;
+    assert_int_equal(attn_model_trace_ids(m, cfg, ids, n, NULL, &tr, &err), ATTN_OK);
+    const attn_tensor *lg = attn_trace_stage(&tr, -1, ATTN_STAGE_LOGITS);
+    assert_int_equal(attn_tensor_fill(lg, (size_t)n - 1, 1), 0);
+    memcpy(out, lg->data + (size_t)(n - 1) * m->cfg.vocab, (size_t)m->cfg.vocab * sizeof *out);
+    attn_trace_free(&tr);
+}
+
+static double max_diff(const float *a, const float *b, int n)
+{
+    double worst = 0;
+    for (int i = 0; i < n; i++) worst = fmax(worst, fabs((double)a[i] - b[i]));
+    return worst;
+}
+
+/* A windowed cache (attn_kv_init_windowed) over model m with cfg: a prompt
+ * of `prompt` ids prefilled (in two calls when split > 0), then one step a
+ * token up to n; after each, the logits equal a full traced pass of the same
+ * ids (every position, nothing let go) within tol, and the local layers hold
+ * at most W + max(16, W/4) rows while the full ones hold all. Returns how
+ * many positions were let go. */
+static int expect_windowed_matches(const attn_model *m, const attn_config *cfg, const int *ids, int prompt, int split,
+                                   int n, int W, double tol)
+{
+    attn_config run;
+    attn_kv_cache c;
+    attn_error err;
+    float got[V], want[V];
+    assert_int_equal(m->cfg.vocab, V);
+    assert_int_equal(attn_model_run_config(m, cfg, &run, &err), ATTN_OK);
+    assert_int_equal(attn_kv_init_windowed(&c, m, &run, &err), ATTN_OK);
+    assert_int_equal(c.window, W);
+    if (split > 0) assert_int_equal(attn_kv_prefill(&c, m, &run, ids, split, got, &err), ATTN_OK);
+    assert_int_equal(attn_kv_prefill(&c, m, &run, ids + split, prompt - split, got, &err), ATTN_OK);
+    full_logits(m, cfg, ids, prompt, want);
+    assert_true(max_diff(got, want, V) <= tol * scale_of(want, V));
+    for (int p = prompt; p < n; p++) {
+        assert_int_equal(attn_kv_step(&c, m, &run, ids[p], got, &err), ATTN_OK);
+        full_logits(m, cfg, ids, p + 1, want);
+        double d = max_diff(got, want, V);
+        if (d > tol * scale_of(want, V)) fail_msg("position %d (window %d, first kept %d): |Δlogits| %.2e", p, W, c.first, d);
+    }
+    /* every layer's inputs of the positions it holds are the full pass's (under the causal mask: without
+     * it a full pass's earlier positions read later ones, which a decoding step had not seen yet) */
+    attn_trace tr;
+    assert_int_equal(attn_model_trace_ids(m, cfg, ids, n, NULL, &tr, &err), ATTN_OK);
+    for (int l = 0; cfg->causal == ATTN_CAUSAL_ON && l < c.layers; l++) {
+        const attn_tensor *x = attn_trace_stage(&tr, l, ATTN_STAGE_X);
+        int f = attn_kv_first(&c, l), d = c.d;
+        double sc = scale_of(x->data, n * d), worst = max_diff(c.x[l], x->data + (size_t)f * d, (n - f) * d);
+        if (worst > tol * 10 * sc) fail_msg("layer %d's inputs at positions %d..%d: |Δ| %.2e", l, f, n - 1, worst);
+    }
+    attn_trace_free(&tr);
+    int slack = W / 4 > 16 ? W / 4 : 16, local = 0;
+    for (int l = 0; l < c.layers; l++) local += attn_kv_windowed(&c, l);
+    assert_true(local > 0);
+    assert_int_equal(c.n, n);
+    assert_true(c.cap >= n);
+    assert_true(c.first > 0 && c.first <= n - W + 1);
+    assert_true(c.local_cap <= W + slack || c.local_cap < 2 * (W - 1 + prompt)); /* a long prompt's chunk aside */
+    int let_go = c.first;
+    attn_kv_free(&c);
+    attn_config_free(&run);
+    return let_go;
+}
+
+/* Gemma's local layers, Mistral's window and a window set on a Llama model,
+ * decoded over a cache whose windowed layers let their old rows go: the
+ * logits are a full pass's at every position, far past the window; the
+ * global layers keep every position. Then `generate`'s path: an untraced
+ * generator (windowed cache) writes what a traced one (every position kept)
+ * writes, with the same logits. */
+static void test_windowed_cache(void **state)
+{
+    (void)state;
+    enum { N = 60 };
+    int ids[N];
+    for (int i = 0; i < N; i++) ids[i] = 3 + (i * 5 + i / 3) % (V - 3);
+    ids[0] = 1;
+    attn_model m;
+    attn_config c;
+    attn_error err;
+    /* Gemma 2: layers 0 and 2 local (window 3); Gemma 3: 0, 1 and 3, 4 local (window 4), 2 and 5 global */
+    make_gemma(model_dir("g2win"), false, 3, 2, 1, 3, 64);
+    make_gemma(model_dir("g3win"), true, 6, 4, 2, 4, 64);
+    const char *const GEMMA[] = {model_dir("g2win"), model_dir("g3win")};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(attn_model_load(GEMMA[i], &m, &err), ATTN_OK);
+        int W = m.cfg.arch.local_window;
+        attn_config_init(&c);
+        assert_true(expect_windowed_matches(&m, &c, ids, 6, 0, N, W, 1e-4) > W); /* rows were let go, again and again */
+        expect_windowed_matches(&m, &c, ids, 30, 11, N, W, 1e-4);               /* a prompt longer than the window */
+        attn_kv_cache all;
+        attn_config run;
+        assert_int_equal(attn_model_run_config(&m, &c, &run, &err), ATTN_OK);
+        run.keep_first = 1; /* early keys stay visible: every row kept */
+        assert_int_equal(attn_kv_init_windowed(&all, &m, &run, &err), ATTN_OK);
+        assert_int_equal(all.window, 0);
+        attn_kv_free(&all);
+        attn_config_free(&run);
+        /* generate's way (untraced, windowed) against the traced generator's (every position) */
+        attn_generator fast, traced;
+        attn_config_set(&c, "text", "the cat sat on the mat", &err);
+        assert_int_equal(attn_generator_init_untraced(&fast, &m, &c, &err), ATTN_OK);
+        assert_int_equal(attn_generator_init(&traced, &m, &c, &err), ATTN_OK);
+        assert_int_equal(fast.cache.window, W);
+        assert_int_equal(traced.cache.window, 0);
+        attn_sampling greedy = {.seed = 1};
+        for (int s = 0; fast.n < 40; s++) {
+            int a, b;
+            assert_int_equal(attn_generator_step(&fast, &greedy, &a, &err), ATTN_OK);
+            assert_int_equal(attn_generator_step(&traced, &greedy, &b, &err), ATTN_OK);
+            assert_int_equal(a, b);
+            assert_true(max_diff(fast.logits, traced.logits, V) <= 1e-4 * scale_of(traced.logits, V));
+        }
+        assert_true(fast.cache.first > 0 && fast.cache.local_cap <= W + 16);
+        assert_int_equal(traced.cache.first, 0);
+        attn_generator_free(&fast);
+        attn_generator_free(&traced);
+        attn_config_free(&c);
+        attn_model_free(&m);
+    }
+    /* Mistral: every layer local; a Llama model with --sliding-window: the same */
+    make_model(model_dir("mistral"), 2, 4, 2, false, NULL, NULL);
+    config_with(model_dir("mistral"), "max_position_embeddings", "\"max_position_embeddings\": 64");
+    config_with(model_dir("mistral"), "architectures", "\"architectures\": [\"MistralForCausalLM\"], \"sliding_window\": 5");
+    assert_int_equal(attn_model_load(model_dir("mistral"), &m, &err), ATTN_OK);
+    attn_config_init(&c);
+    expect_windowed_matches(&m, &c, ids, 7, 3, N, 5, 1e-4);
+    attn_config_free(&c);
+    attn_model_free(&m);
+    make_model(model_dir("llamawin"), 2, 4, 1, true, NULL, NULL);
+    config_with(model_dir("llamawin"), "max_position_embeddings", "\"max_position_embeddings\": 64");
+    assert_int_equal(attn_model_load(model_dir("llamawin"), &m, &err), ATTN_OK);
+    attn_config_init(&c);
+    attn_config_set(&c, "sliding_window", "2", &err);
+    expect_windowed_matches(&m, &c, ids, 2, 0, N, 2, 1e-4);
+    attn_config_set(&c, "tiles", "2x3", &err); /* the online softmax over the windowed rows */
+    expect_windowed_matches(&m, &c, ids, 9, 4, N, 2, 1e-4);
+    attn_config_set(&c, "causal", "reversed", &err); /* the window still hides every row let go */
+    attn_config_set(&c, "tiles", "0", &err);
+    expect_windowed_matches(&m, &c, ids, 9, 4, N, 2, 1e-4);
+    attn_config_free(&c);
+    attn_model_free(&m);
+}
+
+/* A prompt of 700 positions through a windowed cache (window 100): the
+ * second chunk (188 positions) lets go of the rows the first one's last
+ * 99 positions do not reach; the logits are the full pass's. */
+static void test_windowed_prefill_chunks(void **state)
+{
+    (void)state;
+    attn_model m;
+    attn_config c;
+    attn_error err;
+    enum { N = 703 };
+    int *ids = malloc(N * sizeof *ids);
+    assert_non_null(ids);
+    for (int i = 0; i < N; i++) ids[i] = 3 + (i * 7 + i / 5) % (V - 3);
+    make_model(model_dir("longwin"), 2, 4, 2, false, NULL, NULL);
+    config_with(model_dir("longwin"), "max_position_embeddings", "\"max_position_embeddings\": 1024");
+    assert_int_equal(attn_model_load(model_dir("longwin"), &m, &err), ATTN_OK);
+    attn_config_init(&c);
+    attn_config_set(&c, "sliding_window", "100", &err);
+    assert_true(expect_windowed_matches(&m, &c, ids, 700, 0, N, 100, 2e-5) >= 700 - 512 - 100);
+    attn_config_free(&c);
+    attn_model_free(&m);
+    free(ids);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +482,8 @@ int main(void)
         cmocka_unit_test(test_untraced_prefill),
         cmocka_unit_test(test_untraced_prefill_chunks),
         cmocka_unit_test(test_untraced_prefill_shipped),
+        cmocka_unit_test(test_windowed_cache),
+        cmocka_unit_test(test_windowed_prefill_chunks),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);
 }

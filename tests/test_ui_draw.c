@@ -1721,6 +1721,38 @@ static void open_model(fixture *f, const char *model, const char *causal)
     f->app.lesson.keep_progress = false;
 }
 
+/* A checkpoint without trained variants: the side panel gives its KV cache
+ * per token as attnlab info counts it (kv_bytes.h). A Llama folder's every
+ * layer; a Gemma 2 folder's global layer, and its two local layers capped at
+ * their window of 3 tokens (2 · 1 kv head · 4 · 4 B = 32 B a layer). */
+static void test_panel_kv_bytes(void **state)
+{
+    fixture *f = *state;
+    char dir[300];
+    new_model(dir, sizeof dir, "kvllama", 2); /* 2 kv heads of 2: 2 · 2 · 2 · 4 B = 32 B a layer */
+    reopen_on_model(f, dir);
+    char *text = panel_text(f);
+    assert_non_null(strstr(text, "KV cache 64 B/token, all 2 layers"));
+    free(text);
+    remove_model(dir);
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(dir, sizeof dir, "%s/draw-kvgemma-XXXXXX", tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    make_gemma(dir, false, 3, 2, 1, 3, 32);
+    reopen_on_model(f, dir);
+    text = panel_text(f);
+    assert_non_null(strstr(text, "KV cache 32 B/token in the global layers (1 of 3) + at most 3 tokens × 64 B in the "
+                                 "local ones"));
+    free(text);
+    assert_true(app_do(&f->app, APP_ACT_DECODE, 0)); /* the decode line counts the same way */
+    build(f);
+    text = all_text(&f->dl);
+    assert_non_null(strstr(text, "this model: 32\u00a0B per token per layer, 32\u00a0B in the global layers + at most "
+                                 "3\u00a0×\u00a064\u00a0B in the local\u00a0ones"));
+    free(text);
+    remove_model(dir);
+}
+
 /* The side panel gives the loss of the text shown under the settings shown,
  * beside the card's held-out loss as trained: the cheater with its mask back
  * is far worse than guessing, without it near 0; tang the other way round. */
@@ -1786,7 +1818,8 @@ static void test_model_as_trained(void **state)
     assert_non_null(strstr(text, "trained without the causal mask"));
     assert_non_null(strstr(text, "without the causal mask"));
     assert_null(strstr(text, "m: variants trained alike"));
-    assert_null(strstr(text, "B/token"));
+    assert_null(strstr(text, "KV 2048 B/token")); /* no variant's line, but the model's own cache (kv_bytes.h) */
+    assert_non_null(strstr(text, "KV cache 2048 B/token, all 4 layers"));
     free(text);
     assert_int_equal(f->app.n_variants, 0);
     assert_false(app_do(&f->app, APP_ACT_MODE, 0)); /* m: nothing to switch to, as the panel says */
@@ -2834,6 +2867,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_panel_losses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_geometry_labels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_difference_rounding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_panel_kv_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_as_trained, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_bytes_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mla_cache_and_heads, setup_mla, teardown),

@@ -10,6 +10,7 @@
 #include "engine/attention/wmat.h"
 #include "engine/base/utf8.h"
 #include "engine/formats/trace_io.h"
+#include "engine/model/kv_bytes.h"
 #include "engine/model/model_run.h"
 #include "engine/run/forward.h"
 
@@ -83,15 +84,64 @@ static void print_trace_windows(const attn_trace *tr)
            tr->arch.local_window, local, tr->n_layers, local ? " (" : "", list, local ? ")" : "");
 }
 
+/* v with a comma between groups of three digits ("36,864"), into buf. */
+static const char *grouped(double v, char *buf, size_t size)
+{
+    char digits[40];
+    int n = snprintf(digits, sizeof digits, "%.0f", v), lead = digits[0] == '-', o = 0;
+    for (int i = 0; i < n && o + 2 < (int)size; i++) {
+        if (i > lead && (n - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* The KV cache's line (kv_bytes.h, float32, then BF16): bytes a token of
+ * the full layers, and the local layers' bound, W tokens of theirs.
+ *   KV cache: 2,048 B/token (a key and a value per kv head, 4 layers, float32; 1,024 B/token in BF16)
+ *   KV cache: 6,144 B/token (the 3 global layers, …) + local layers capped at 512 tokens × 30,720 B (15 layers …) */
+static void print_kv_line(const attn_model_config *c, const attn_kv_bytes *b)
+{
+    attn_kv_bytes h = attn_kv_bytes_of(c, 2);
+    char a[40], x[40], y[40], z[40], a2[40], y2[40], what[80];
+    if (c->arch.mla) snprintf(what, sizeof what, "latent %d + RoPE key %d", c->mla.kv_rank, c->mla.rope_dim);
+    else snprintf(what, sizeof what, "a key and a value per kv head");
+    printf("  KV cache: ");
+    if (!b->local_layers) {
+        printf("%s B/token (%s, %d layer%s, float32; %s B/token in BF16)", grouped(b->full, a, sizeof a), what,
+               b->layers, b->layers == 1 ? "" : "s", grouped(h.full, x, sizeof x));
+        return;
+    }
+    if (b->full_layers)
+        printf("%s B/token (the %d global layer%s, %s, float32) + ", grouped(b->full, a, sizeof a), b->full_layers,
+               b->full_layers == 1 ? "" : "s", what);
+    printf("local layers capped at %s tokens × %s B (%s%d layer%s%s%s: %s B at most); in BF16 ",
+           grouped(b->window, x, sizeof x), grouped(b->local, y, sizeof y), b->full_layers ? "" : "every one, ",
+           b->local_layers, b->local_layers == 1 ? "" : "s", b->full_layers ? "" : ", ", b->full_layers ? "" : what,
+           grouped(b->local_cap, z, sizeof z));
+    if (b->full_layers) printf("%s B/token + ", grouped(h.full, a2, sizeof a2));
+    printf("%s × %s B", x, grouped(h.local, y2, sizeof y2));
+}
+
 /* What a KV cache of this layer keeps per token, in float32 and BF16, beside
- * what MHA, GQA and MQA with the same heads would (a model: its layers). */
+ * what MHA, GQA and MQA with the same heads would; a model's trace: the
+ * model's line (kv_bytes.h), as info --model prints it. */
 static void print_kv_bytes(const attn_trace *tr)
 {
     const attn_dims *d = &tr->dims;
+    attn_model_config mc;
+    attn_error ignore;
+    if (tr->model_config && !attn_model_config_parse(tr->model_config, strlen(tr->model_config), &mc, &ignore)) {
+        attn_kv_bytes b = attn_kv_bytes_of(&mc, sizeof(float)); /* a model's trace: its layers, local ones capped */
+        print_kv_line(&mc, &b);
+        printf("\n");
+        return;
+    }
     if (d->cross || !d->h) return; /* cross-attention caches the source once: no cache per token */
     int layers = tr->n_layers > 0 ? tr->n_layers : 1;
     double now = attn_kv_bytes_per_token(d, layers, 4);
-    printf("  KV cache: %.0f B a token (%s, %d layer%s, float32; %.0f B in BF16)", now,
+    printf("  KV cache: %.0f B/token (%s, %d layer%s, float32; %.0f B/token in BF16)", now,
            d->mode == ATTN_MODE_MLA ? "latent R + RoPE key D" : "a key and a value per kv head", layers,
            layers == 1 ? "" : "s", attn_kv_bytes_per_token(d, layers, 2));
     if (d->mode == ATTN_MODE_MLA) {
@@ -179,40 +229,40 @@ static void info_usage(void)
     printf("Usage: attnlab info FILE.safetensors\n"
            "       attnlab info --model NAME|DIR\n\n"
            "Prints a trace's configuration and the table of its stages with their shapes;\n"
-           "for a model, its sizes and what a traced pass of it holds in memory, once its\n"
-           "weights' headers match config.json (every tensor there, with its shape; no\n"
-           "weight is read): a folder without weights, or with broken ones, is refused.\n");
+           "for a model, its sizes, its KV cache per token (local layers capped at their\n"
+           "window) and what a traced pass of it holds in memory, once its weights'\n"
+           "headers match config.json (every tensor there, with its shape; no weight is\n"
+           "read): a folder without weights, or with broken ones, is refused.\n");
 }
 
-/* Gemma's and gpt-oss's local layers: which, their window, and what the
- * cache needs once the text is longer than the window (a local layer keeps
- * W positions). */
-static void print_local_layers(const attn_model_config *c)
+/* Which layers are local (Gemma's and gpt-oss's sliding_attention), and what a cache of
+ * them holds at the model's context: global layers every position, local
+ * ones their last W (kv_bytes.h). */
+static void print_local_layers(const attn_model_config *c, const attn_kv_bytes *b)
 {
-    int local = 0;
     char list[160] = "";
-    for (int l = 0; l < c->layers; l++) {
-        if (!c->arch.local[l]) continue;
-        size_t len = strlen(list);
-        if (len < sizeof list - 16) snprintf(list + len, sizeof list - len, "%s%d", local ? ", " : "", l);
-        else if (len < sizeof list - 1) strcat(list, "…"), list[sizeof list - 1] = '\0';
-        local++;
+    if (c->arch.local_window > 0) {
+        int n = 0;
+        for (int l = 0; l < c->layers && l < ATTN_ARCH_MAX_LAYERS; l++) {
+            if (!c->arch.local[l]) continue;
+            size_t len = strlen(list);
+            if (len < sizeof list - 16) snprintf(list + len, sizeof list - len, "%s%d", n ? ", " : "", l);
+            else if (len < sizeof list - 1) strcat(list, "…"), list[sizeof list - 1] = '\0';
+            n++;
+        }
+        printf("  local layers (sliding_window %d): %d of %d%s%s%s; each reads only its last %d positions\n", b->window,
+               b->local_layers, c->layers, n ? " (" : "", list, n ? ")" : "", b->window);
+    } else {
+        printf("  sliding_window %d: every layer reads only its last %d positions\n", b->window, b->window);
     }
-    double per_layer = 2.0 * c->kv_heads * c->head_dim * sizeof(float);
-    printf("  local layers (sliding_window %d): %d of %d%s%s%s; a local layer needs at most %d positions, so past %d "
-           "tokens the cache grows by %.0f B a token (float32; the %d global layer%s) and holds at most %.0f B for the "
-           "local ones\n", c->arch.local_window, local, c->layers, local ? " (" : "", list, local ? ")" : "", c->arch.local_window,
-           c->arch.local_window, per_layer * (c->layers - local), c->layers - local, c->layers - local == 1 ? "" : "s",
-           per_layer * local * c->arch.local_window);
-    /* at the model's context n: global layers keep n positions, local ones min(n, W) */
-    double n = c->max_pos, kept = per_layer * ((c->layers - local) * n + local * fmin(n, c->arch.local_window));
+    /* at the model's context n: full layers keep n positions, local ones min(n, W) */
+    double n = c->max_pos, kept = attn_kv_bytes_at(b, n), all = (b->full + b->local) * n;
     printf("  at its context of %d tokens a cache that keeps only the windows needs %.1f MiB in float32 (%.1f in "
-           "BF16), every position of every layer %.1f MiB (as attnlab's generate keeps them)\n", c->max_pos,
-           kept / (1 << 20), kept / 2 / (1 << 20), per_layer * c->layers * n / (1 << 20));
+           "BF16; attnlab generate keeps only them), every position of every layer %.1f MiB (as a traced pass keeps "
+           "them)\n", c->max_pos, kept / (1 << 20), kept / 2 / (1 << 20), all / (1 << 20));
 }
 
-/* Gemma's scale, soft-caps and two RoPE bases. */
-static void print_gemma(const attn_model_config *c)
+static void print_gemma_numbers(const attn_model_config *c)
 {
     const attn_gemma_sizes *g = &c->gemma;
     char cap[2][24] = {"none", "none"};
@@ -253,11 +303,12 @@ static void print_rope_scaling(const attn_model_config *c)
     printf("%s\n", c->arch.kind == ATTN_ARCH_GEMMA3 ? " on global layers" : "");
 }
 
-/* What a model's KV cache keeps per token: latent attention's latent and
- * RoPE key, (R + D) · layers values; the others' K and V, 2 · g · k · layers. */
+/* What a model's KV cache keeps per token (kv_bytes.h): latent attention's
+ * latent and RoPE key, (R + D) · layers values; the others' K and V,
+ * 2 · g · k · layers; local layers at most their window's. */
 static void print_model_kv(const attn_model_config *c)
 {
-    double f32 = attn_model_kv_bytes_per_token(c);
+    attn_kv_bytes b = attn_kv_bytes_of(c, sizeof(float));
     if (c->arch.kind == ATTN_ARCH_OLMO2)
         printf("  OLMo 2: q and k RMS-normalised over the whole projection (%d and %d features) before the head "
                "split; each sublayer's output normalised before the residual add (no pre-norms)\n",
@@ -270,20 +321,21 @@ static void print_model_kv(const attn_model_config *c)
                 size_t len = strlen(list);
                 snprintf(list + len, sizeof list - len, "%s%d", n++ ? ", " : "", l);
             }
-        printf("  SmolLM3: %d of %d layers without RoPE (no_rope_layers 0: NoPE)%s%s\n", n, c->layers,
-               n ? ": layers " : "", list);
+        printf("  SmolLM3: %d of %d layers without RoPE (no_rope_layers 0: NoPE)%s%s; they cache their keys and "
+               "values all the same\n", n, c->layers, n ? ": layers " : "", list);
     }
     if (!c->arch.mla) {
-        printf("  KV cache: %.0f B a token (a key and a value per kv head, %d layers, float32; %.0f B in BF16)\n", f32,
-               c->layers, f32 / 2);
-        if (c->arch.local_window) print_local_layers(c);
-        if (c->arch.gemma) print_gemma(c);
+        print_kv_line(c, &b);
+        printf("\n");
+        if (b.local_layers) print_local_layers(c, &b);
+        if (c->arch.gemma) print_gemma_numbers(c);
         if (c->arch.kind == ATTN_ARCH_GPT_OSS) print_gptoss(c);
         return;
     }
     const attn_mla_sizes *s = &c->mla;
     /* what the same heads would cache as keys of k + D and values of k */
     double mha = (double)c->heads * (2.0 * s->nope_dim + s->rope_dim) * c->layers * 4;
+    char m[40];
     printf("  latent attention (DeepSeek's MLA): kv_lora_rank %d, qk_rope_head_dim %d, qk_nope_head_dim %d, "
            "v_head_dim %d, q_lora_rank %s%.0d\n", s->kv_rank, s->rope_dim, s->nope_dim, s->v_dim,
            s->q_rank ? "" : "none (q_proj)", s->q_rank);
@@ -295,8 +347,8 @@ static void print_model_kv(const attn_model_config *c)
                "%d shared, routed_scaling_factor %g%s\n", e->first, e->experts, e->inter, e->top_k, ROUTER[e->method],
                e->groups ? "; n_group " : "", e->groups, e->groups ? ", topk_group " : "", e->topk_group, e->shared,
                e->scale, e->norm_topk ? ", norm_topk_prob" : "");
-    printf("  KV cache: %.0f B a token (latent %d + RoPE key %d, %d layers, float32; %.0f B in BF16); its %d heads' "
-           "own keys and values would take %.0f B\n", f32, s->kv_rank, s->rope_dim, c->layers, f32 / 2, c->heads, mha);
+    print_kv_line(c, &b);
+    printf("; its %d heads' own keys and values would take %s B\n", c->heads, grouped(mha, m, sizeof m));
 }
 
 /* A model's sizes, and what a traced pass holds: per token at 512 tokens (or

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/model/kv_bytes.h"
 #include "engine/model/model.h"
 #include "i18n.h"
 #include "kv_panel.h"
@@ -64,6 +65,37 @@ static int variants(draw_list *dl, const app_state *app, app_rect box, int y)
         y += draw_text_wrap(dl, kv, box.x + u / 2, y, box.w - u / 2, cur ? DRAW_TEXT : DRAW_TEXT_DIM) * u + u / 2 - u / 8;
     }
     return y;
+}
+
+/* The loaded model's KV cache per token in float32, as attnlab info counts it
+ * (kv_bytes.h): the full layers' bytes a token, and the local layers' cap, W
+ * tokens of theirs (Gemma's sliding_attention layers, Mistral's window).
+ * Trained variants list theirs below, so a model with variants skips it.
+ * Returns the next y. */
+static int kv_bytes(draw_list *dl, const app_state *app, app_rect box, int y)
+{
+    int u = draw_line_h(dl);
+    char buf[240];
+    if (app->n_variants >= 2) return y;
+    const attn_model_config *c = &app->model->cfg;
+    attn_kv_bytes b = attn_kv_bytes_of(c, 4);
+    if (c->arch.mla)
+        /* TRANSLATORS: a latent-attention model's KV cache: bytes per token; each layer keeps a latent of R
+         * values and one RoPE key of D */
+        snprintf(buf, sizeof buf, _("KV cache %.0f B/token: a latent of %d and a RoPE key of %d in each of %d layers"),
+                 b.full, c->mla.kv_rank, c->mla.rope_dim, b.layers);
+    else if (!b.local_layers)
+        /* TRANSLATORS: the loaded model's KV cache: bytes per token, K and V of all its layers */
+        snprintf(buf, sizeof buf, _("KV cache %.0f B/token, all %d layers"), b.full, b.layers);
+    else if (b.full_layers)
+        /* TRANSLATORS: a model with local (sliding-window) layers: bytes per token of its global layers (%d of
+         * %d), then the local ones' bound: at most W tokens of N bytes */
+        snprintf(buf, sizeof buf, _("KV cache %.0f B/token in the global layers (%d of %d) + at most %d tokens × "
+                                    "%.0f B in the local ones"), b.full, b.full_layers, b.layers, b.window, b.local);
+    else
+        /* TRANSLATORS: every layer has a sliding window: the cache holds at most W tokens of N bytes */
+        snprintf(buf, sizeof buf, _("KV cache: every layer local, at most %d tokens × %.0f B"), b.window, b.local);
+    return y + draw_text_wrap(dl, buf, box.x, y, box.w, DRAW_TEXT) * u + u / 4;
 }
 
 /* How the model was trained, when not as usual (a chip), then two losses in
@@ -140,6 +172,7 @@ void draw_predictions(draw_list *dl, const app_state *app, app_rect box)
     draw_text_fit(dl, buf, box.x, y, box.w, DRAW_ACCENT);
     y += u + u / 4;
     y = losses(dl, app, box, y);
+    y = kv_bytes(dl, app, box, y);
     variants(dl, app, box, y + u / 4);
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/model/kv_bytes.h"
 #include "i18n.h"
 #include "keys.h"
 #include "edit_view.h"
@@ -566,7 +567,14 @@ static void decode_texts(const app_state *app, char *reads, char *cache, size_t 
     /* per token in exact bytes, as the side panel counts them: one layer, then all of them */
     snprintf(m, sizeof m, "%.0f\u00a0B", mine);
     n += snprintf(cache + n, size - (size_t)n, _(" · this model: %s per token per layer"), m);
-    if (app->trace.n_layers > 1)
+    attn_kv_bytes kv = {0}; /* a model with local layers: theirs capped at the window (kv_bytes.h, as info) */
+    if (app->model && attn_trace_is_model(&app->trace)) kv = attn_kv_bytes_of(&app->model->cfg, 4);
+    if (kv.local_layers)
+        /* TRANSLATORS: a model with local (sliding-window) layers: per token its global layers' bytes, and its
+         * local layers' at most W tokens of N bytes; no-break spaces keep each item on one line */
+        snprintf(cache + n, size - (size_t)n, _(", %.0f\u00a0B in the global layers + at most %d\u00a0×\u00a0%.0f\u00a0B "
+                                                "in the local\u00a0ones"), kv.full, kv.window, kv.local);
+    else if (app->trace.n_layers > 1)
         /* TRANSLATORS: the KV cache per token of every layer of the model; no-break spaces keep it on one line */
         snprintf(cache + n, size - (size_t)n, _(", %.0f\u00a0B for all\u00a0%d\u00a0layers"), mine * app->trace.n_layers,
                  app->trace.n_layers);

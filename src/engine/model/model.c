@@ -19,6 +19,7 @@
 #include "engine/base/paths.h"
 #include "engine/formats/safetensors.h"
 #include "engine/model/gemma_weights.h"
+#include "engine/model/kv_bytes.h"
 
 #ifndef ATTNLAB_MODELS_DIR
 #define ATTNLAB_MODELS_DIR "assets/models"
@@ -546,8 +547,8 @@ static char *first_line(const char *dir, const char *file)
 
 double attn_model_kv_bytes_per_token(const attn_model_config *c)
 {
-    if (c->arch.mla) return ((double)c->mla.kv_rank + c->mla.rope_dim) * c->layers * sizeof(float);
-    return 2.0 * c->layers * c->kv_heads * c->head_dim * sizeof(float);
+    attn_kv_bytes b = attn_kv_bytes_of(c, sizeof(float));
+    return b.full + b.local;
 }
 
 /* eval.json's text key into out (size bytes): absent, ""; else a string that fits. */

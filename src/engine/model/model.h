@@ -172,7 +172,9 @@ attn_status attn_model_checkpoint(const char *name, long step, char *out, size_t
 attn_status attn_model_base(const char *name, char *base, size_t size, long *step, attn_error *err);
 
 /* K and V of one token in every layer, float32: 2 · layers · g · k · 4 bytes;
- * latent attention's latent and RoPE key, (R + D) · layers · 4 bytes. */
+ * latent attention's latent and RoPE key, (R + D) · layers · 4 bytes. Local
+ * layers counted too: what the cache grows by while the text is shorter than
+ * their window (kv_bytes.h has the full and local layers apart). */
 double attn_model_kv_bytes_per_token(const attn_model_config *c);
 
 /* A shipped model trained like another except for its attention. */

@@ -141,12 +141,16 @@ static attn_status start(attn_generator *g, const attn_model *m, const attn_conf
     g->trace_steps = traced;
     if ((st = attn_config_copy(&g->cfg, cfg, err))) return st;
     g->cfg.past = 0;
-    if ((st = attn_model_run_config(m, &g->cfg, &g->run, err)) || (st = attn_kv_init(&g->cache, m, err))) goto fail;
+    if ((st = attn_model_run_config(m, &g->cfg, &g->run, err))) goto fail;
+    traced = traced || (g->run.train && g->run.dropout > 0.0f);
+    /* a traced step reads every position (x_past, k_cache); an untraced one
+     * only what each layer's window shows, so local layers keep no more */
+    if ((st = traced ? attn_kv_init(&g->cache, m, err) : attn_kv_init_windowed(&g->cache, m, &g->run, err)))
+        goto fail;
     if (!(g->logits = malloc((size_t)m->cfg.vocab * sizeof *g->logits))) {
         st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    traced = traced || (g->run.train && g->run.dropout > 0.0f);
     if ((st = traced ? traced_prompt(g, err) : untraced_prompt(g, err))) goto fail;
     return ATTN_OK;
 fail:

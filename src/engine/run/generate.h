@@ -13,7 +13,9 @@
  * g.trace the prompt's: what to time and what a long continuation needs.
  * attn_generator_init_untraced traces nothing at all: the prompt is one
  * attn_kv_prefill, the steps attn_kv_step, g.trace stays empty: what
- * `attnlab generate` does. Either way g.logits is the last position's. */
+ * `attnlab generate` does; its cache is attn_kv_init_windowed's, so the
+ * local layers of a Gemma model (or Mistral's window) keep only the rows
+ * their window still reads. Either way g.logits is the last position's. */
 #ifndef ATTN_GENERATE_H
 #define ATTN_GENERATE_H
 
@@ -40,7 +42,8 @@ typedef struct {
     attn_config cfg;      /* the run's settings (masks, fill, ...) */
     int *ids;             /* (n) every token so far, the prompt's first */
     int n;
-    attn_kv_cache cache;  /* every position's keys, values and layer inputs but the last chosen one's */
+    attn_kv_cache cache;  /* every position's keys, values and layer inputs but the last chosen one's;
+                           * untraced, a local layer's only as far as its window reads (kv_cache.h) */
     float *logits;        /* (V) the last position's next-token logits */
     attn_config run;      /* cfg as the model runs it (attn_model_run_config): what untraced passes take */
     bool trace_steps;     /* true (init's default): each step traced into trace */

@@ -33,6 +33,18 @@ attn_status attn_kv_init(attn_kv_cache *c, const attn_model *m, attn_error *err)
     return ATTN_OK;
 }
 
+attn_status attn_kv_init_windowed(attn_kv_cache *c, const attn_model *m, const attn_config *run, attn_error *err)
+{
+    attn_status st = attn_kv_init(c, m, err);
+    const attn_arch *a = &m->cfg.arch;
+    int W = a->local_window > 0 ? a->local_window : run->sliding_window;
+    /* keep_first keeps keys before the window visible; dropout in training draws over the traced pass's cells */
+    if (st || c->latent || W <= 0 || run->keep_first > 0 || (run->train && run->dropout > 0.0f)) return st;
+    for (int l = 0; l < c->layers && l < ATTN_ARCH_MAX_LAYERS; l++) c->local[l] = a->local_window > 0 ? a->local[l] : 1;
+    c->window = W;
+    return ATTN_OK;
+}
+
 void attn_kv_free(attn_kv_cache *c)
 {
     if (!c) return;
@@ -47,36 +59,46 @@ void attn_kv_free(attn_kv_cache *c)
     memset(c, 0, sizeof *c);
 }
 
-/* Moves the first n positions of each head of a (g, cap, k) array into to,
- * laid out with room for cap positions per head. */
-static void move_heads(const attn_kv_cache *c, const float *from, float *to, int cap)
+/* Moves `rows` rows of each head of a (g, from_room, k) array, from row
+ * `drop` on, into to, laid out with room for to_room rows per head. */
+static void move_heads(const attn_kv_cache *c, const float *from, int from_room, int drop, int rows, float *to,
+                       int to_room)
 {
     for (int j = 0; from && j < c->g; j++)
-        memcpy(to + (size_t)j * cap * c->k, from + (size_t)j * c->cap * c->k, (size_t)c->n * c->k * sizeof *to);
+        memcpy(to + (size_t)j * to_room * c->k, from + ((size_t)j * from_room + drop) * c->k,
+               (size_t)rows * c->k * sizeof *to);
 }
 
-/* Every new array is allocated before any old one is let go, so a failure
- * leaves the cache as it was. */
-attn_status attn_kv_reserve(attn_kv_cache *c, int n, attn_error *err)
+/* Gives the full layers room for cap positions and the local ones of a
+ * windowed cache room for local_cap rows from position first on (the rows
+ * before it let go). Every new array is allocated before any old one is
+ * let go, so a failure leaves the cache as it was. */
+static attn_status regrow(attn_kv_cache *c, int cap, int local_cap, int first, attn_error *err)
 {
-    if (n <= c->cap) return ATTN_OK;
-    int cap = c->cap ? c->cap : 16;
-    while (cap < n) cap *= 2;
-    size_t kv = (size_t)c->g * cap * c->k;
     float **fresh = calloc((size_t)3 * c->layers, sizeof *fresh);
     bool ok = fresh != NULL;
-    for (int i = 0; ok && i < 3 * c->layers; i++)
-        ok = (fresh[i] = malloc((i % 3 == 2 ? (size_t)cap * c->d : i % 3 == 1 && c->latent ? 1 : kv) *
-                                sizeof(float))) != NULL;
+    for (int l = 0; ok && l < c->layers; l++) {
+        bool local = attn_kv_windowed(c, l);
+        int room = local ? local_cap : cap;
+        if (room == attn_kv_room(c, l) && (!local || first == c->first)) continue; /* as it is */
+        size_t kv = (size_t)c->g * room * c->k;
+        ok = (fresh[3 * l] = malloc(kv * sizeof(float))) &&
+             (fresh[3 * l + 1] = malloc((c->latent ? 1 : kv) * sizeof(float))) &&
+             (fresh[3 * l + 2] = malloc((size_t)room * c->d * sizeof(float)));
+    }
     if (!ok) {
         for (int i = 0; fresh && i < 3 * c->layers; i++) free(fresh[i]);
         free(fresh);
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a KV cache of %d positions", cap);
     }
     for (int l = 0; l < c->layers; l++) {
-        move_heads(c, c->keys[l], fresh[3 * l], cap);
-        if (!c->latent) move_heads(c, c->values[l], fresh[3 * l + 1], cap);
-        if (c->x[l]) memcpy(fresh[3 * l + 2], c->x[l], (size_t)c->n * c->d * sizeof(float));
+        if (!fresh[3 * l]) continue;
+        bool local = attn_kv_windowed(c, l);
+        int room = local ? local_cap : cap, old = attn_kv_room(c, l);
+        int drop = local ? first - c->first : 0, rows = c->n - attn_kv_first(c, l) - drop;
+        move_heads(c, c->keys[l], old, drop, rows, fresh[3 * l], room);
+        if (!c->latent) move_heads(c, c->values[l], old, drop, rows, fresh[3 * l + 1], room);
+        if (c->x[l]) memcpy(fresh[3 * l + 2], c->x[l] + (size_t)drop * c->d, (size_t)rows * c->d * sizeof(float));
         free(c->keys[l]);
         free(c->values[l]);
         free(c->x[l]);
@@ -86,7 +108,34 @@ attn_status attn_kv_reserve(attn_kv_cache *c, int n, attn_error *err)
     }
     free(fresh);
     c->cap = cap;
+    c->local_cap = local_cap;
+    c->first = first;
     return ATTN_OK;
+}
+
+/* Full layers: room doubles, so appending a position copies nothing held.
+ * Local layers of a windowed cache: when positions first .. n−1 no longer
+ * fit, the rows no query from c->n on reads (below c->n − W + 1) are let go
+ * and room is made for the rest; a local layer then has room for about
+ * W + W/4 rows, so that it lets rows go once every W/4 tokens or so. */
+attn_status attn_kv_reserve(attn_kv_cache *c, int n, attn_error *err)
+{
+    int cap = c->cap, local_cap = c->local_cap, first = c->first;
+    if (n > cap) {
+        cap = cap ? cap : 16;
+        while (cap < n) cap *= 2;
+    }
+    if (c->window && n - first > local_cap) {
+        if (c->n - c->window + 1 > first) first = c->n - c->window + 1;
+        int rows = n - first, slack = c->window / 4 > 16 ? c->window / 4 : 16, limit = c->window + slack;
+        if (rows > local_cap) {
+            local_cap = local_cap ? local_cap : 16;
+            while (local_cap < rows) local_cap *= 2;
+            if (local_cap > limit && rows <= limit) local_cap = limit;
+        }
+    }
+    if (cap == c->cap && local_cap == c->local_cap && first == c->first) return ATTN_OK;
+    return regrow(c, cap, local_cap, first, err);
 }
 
 /* A latent cache's append: each new position's c_kv and k_pe rows, which a
@@ -133,9 +182,10 @@ attn_status attn_kv_append(attn_kv_cache *c, const attn_trace *tr, attn_error *e
         const float *k, *v;
         attn_model_trace_kv(tr, l, &k, &v);
         if (!x || !k || !v) return attn_fail(err, ATTN_ERR_CONFIG, "layer %d of the trace keeps no keys or values", l);
-        memcpy(c->x[l] + (size_t)c->n * c->d, x->data, (size_t)D->s * c->d * sizeof(float));
+        int f = attn_kv_first(c, l), room = attn_kv_room(c, l);
+        memcpy(c->x[l] + (size_t)(c->n - f) * c->d, x->data, (size_t)D->s * c->d * sizeof(float));
         for (int j = 0; j < c->g; j++) {
-            size_t to = ((size_t)j * c->cap + c->n) * c->k, from = ((size_t)j * rows + D->P) * c->k;
+            size_t to = ((size_t)j * room + c->n - f) * c->k, from = ((size_t)j * rows + D->P) * c->k;
             memcpy(c->keys[l] + to, k + from, (size_t)D->s * c->k * sizeof(float));
             memcpy(c->values[l] + to, v + from, (size_t)D->s * c->k * sizeof(float));
         }
@@ -227,31 +277,33 @@ static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_confi
         memcpy(q, tq, (size_t)per * k * sizeof *q);
         memcpy(kn, tk, (size_t)k * sizeof *kn);
     }
-    const float *keys = kc->keys[l] + (size_t)j * kc->cap * k, *values = kc->values[l] + (size_t)j * kc->cap * k;
-    memcpy(kc->keys[l] + ((size_t)j * kc->cap + pos) * k, kn, (size_t)k * sizeof *kn); /* 5. joins the cache */
-    memcpy(kc->values[l] + ((size_t)j * kc->cap + pos) * k, vn, (size_t)k * sizeof *vn);
+    /* the layer's rows: positions f .. pos (a windowed local layer's f is its oldest kept), tl of them */
+    int f = attn_kv_first(kc, l), room = attn_kv_room(kc, l), tl = t - f;
+    const float *keys = kc->keys[l] + (size_t)j * room * k, *values = kc->values[l] + (size_t)j * room * k;
+    memcpy(kc->keys[l] + ((size_t)j * room + pos - f) * k, kn, (size_t)k * sizeof *kn); /* 5. joins the cache */
+    memcpy(kc->values[l] + ((size_t)j * room + pos - f) * k, vn, (size_t)k * sizeof *vn);
     bool drop = run->train && run->dropout > 0.0f;
     for (int i = j * per; i < (j + 1) * per; i++) {
         size_t at = (size_t)i * t;
         /* with tiles (and no dropout, whose cells are drawn over the whole (h, t)
          * row of weights): ctx[i] by the online softmax, key tile by key tile */
         if (run->tiles.q && !drop) {
-            attn_dims one = {.b = 1, .h = 1, .s = 1, .t = t, .n = 1, .k = k, .P = t - 1};
+            attn_dims one = {.b = 1, .h = 1, .s = 1, .t = tl, .n = 1, .k = k, .P = tl - 1};
             attn_tiled a = {.c = run, .d = &one, .q = r->q + (size_t)i * k, .keys = keys, .values = values,
-                            .kv_heads = 1, .kv_stride = (size_t)kc->cap * k, .ctx = r->ctx + (size_t)i * k};
+                            .kv_heads = 1, .kv_stride = (size_t)room * k, .ctx = r->ctx + (size_t)i * k};
             if (attn_tiled_attention(&a, NULL)) return -1;
             continue;
         }
         /* scores[i] = q_i · K_jᵀ · scale (t), capped C·tanh(·/C) (Gemma), masked, softmaxed: weights[i] */
-        const float *mask = c->arch.gemma && c->arch.local[l] ? r->mask_local : r->mask;
-        attn_op_scores(r->q + (size_t)i * k, keys, r->scores + at, 1, 1, 1, t, k,
+        const float *mask = attn_kv_windowed(kc, l) || (c->arch.gemma && c->arch.local[l]) ? r->mask_local : r->mask;
+        attn_op_scores(r->q + (size_t)i * k, keys, r->scores + at, 1, 1, 1, tl, k,
                        !run->scale ? 1.0f : c->arch.query_scale > 0 ? (float)c->arch.query_scale
                                                                    : 1.0f / sqrtf((float)k));
-        if (run->softcap > 0) attn_op_softcap(r->scores + at, r->scores + at, (size_t)t, (float)run->softcap);
-        attn_op_apply_mask(r->scores + at, mask, r->masked + at, 1, 1, 1, t);
-        attn_op_softmax(r->masked + at, mask, r->weights + at, 1, 1, 1, t, run->softmax_guard);
+        if (run->softcap > 0) attn_op_softcap(r->scores + at, r->scores + at, (size_t)tl, (float)run->softcap);
+        attn_op_apply_mask(r->scores + at, mask, r->masked + at, 1, 1, 1, tl);
+        attn_op_softmax(r->masked + at, mask, r->weights + at, 1, 1, 1, tl, run->softmax_guard);
         /* ctx[i] = weights_i · V_j (k); merged (h·k) is the same floats */
-        if (!drop) attn_op_weighted_sum(r->weights + at, values, r->ctx + (size_t)i * k, 1, 1, 1, t, k);
+        if (!drop) attn_op_weighted_sum(r->weights + at, values, r->ctx + (size_t)i * k, 1, 1, 1, tl, k);
     }
     return 0;
 }
@@ -280,7 +332,7 @@ static void attend_team(attn_kv_cache *kc, const attn_model *m, const attn_confi
     int i0, i1;
     attn_wmat_team_share(h, &i0, &i1);
     for (int i = i0; i < i1; i++)
-        attn_op_weighted_sum(r->dropped + (size_t)i * t, kc->values[l] + (size_t)(i / per) * kc->cap * k,
+        attn_op_weighted_sum(r->dropped + (size_t)i * t, kc->values[l] + (size_t)(i / per) * attn_kv_room(kc, l) * k,
                              r->ctx + (size_t)i * k, 1, 1, 1, t, k);
     attn_team_wait(&r->bar);
 }
@@ -304,7 +356,7 @@ static void layer_input(attn_kv_cache *c, const attn_model *m, row_bufs *r, int 
 {
     if (m->cfg.arch.post_norms) memcpy(r->x, r->resid, (size_t)m->cfg.d * sizeof *r->x);
     else attn_op_rmsnorm(r->resid, m->layer[l].attn_norm, r->x, 1, m->cfg.d, m->cfg.eps);
-    memcpy(c->x[l] + (size_t)pos * m->cfg.d, r->x, (size_t)m->cfg.d * sizeof *r->x);
+    memcpy(c->x[l] + (size_t)(pos - attn_kv_first(c, l)) * m->cfg.d, r->x, (size_t)m->cfg.d * sizeof *r->x);
 }
 
 /* Layer l of a decoding step, by every thread of the team (or one): seven
@@ -366,10 +418,12 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
     if (!row_alloc(&r, m, t)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a decoding step");
     attn_dims one = {.b = 1, .s = 1, .t = t, .n = 1, .P = t - 1};
     attn_op_build_mask(r.mask, run, &one, r.key_pad); /* the same in every layer, or every global one */
-    if (mc->arch.gemma) { /* and every local one's: the window */
+    if (mc->arch.gemma || c->window) { /* and every local one's: the window */
         attn_config local = *run;
-        local.sliding_window = mc->arch.local_window;
-        attn_op_build_mask(r.mask_local, &local, &one, r.key_pad);
+        attn_dims rows = one; /* a windowed cache's local layers: positions first .. pos, t − first keys */
+        if (mc->arch.gemma) local.sliding_window = mc->arch.local_window;
+        if (c->window) rows.t = t - c->first, rows.P = rows.t - 1;
+        attn_op_build_mask(r.mask_local, &local, &rows, r.key_pad);
     }
     attn_model_embed_row(m, id, r.resid);
     layer_input(c, m, &r, 0, pos);

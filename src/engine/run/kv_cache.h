@@ -7,6 +7,7 @@
  *     attn_kv_step(&c, m, &tr.cfg, id, logits, err); // one token: appends its own; logits (V)
  *     attn_kv_prefill(&c, m, &run, ids, n, logits, err); // or n tokens at once, untraced
  *     attn_kv_free(&c);
+ * (attn_kv_init_windowed(&c, m, &run, err) for untraced decoding only: below.)
  *
  * Per layer it holds what attention stored for each position so far (keys
  * projected, + bias, normalised per head if the model does, rotated at their
@@ -24,11 +25,21 @@
  * model_run.c's layers with the cached rows read, not recomputed), slower
  * than attn_kv_step's fused products but the same numbers as a full pass.
  *
- * A Gemma model (gemma.h) keeps every position of every layer too: a local
- * layer reads only its last W of them (its own mask, built once a step beside
- * the global layers'), each layer turns its keys with its own RoPE base. A
- * cache that dropped a local layer's older rows would hold W of them instead
- * (attnlab info --model says how much that saves); this one does not yet.
+ * A Gemma model (gemma.h) has local layers: each reads only the last W
+ * positions (its window), the global ones every position. attn_kv_init's
+ * cache keeps every position of every layer, as a traced step shows them
+ * (k_cache, v_cache, x_past). attn_kv_init_windowed's keeps, in each local
+ * layer, only rows a later query can still read: when positions n .. n+m−1
+ * do not fit in its room, the rows of positions below n − W + 1 (which no
+ * query from n on sees) are let go, so a local layer holds positions
+ * first .. n−1:
+ *   local layer l:  k, v: (g, local_cap, k), position p's row p − first
+ *                   x:    (local_cap, d)
+ * The rows let go were hidden by the window (masked: weight exactly 0), so
+ * the logits are those of the cache that keeps everything; the local layers'
+ * memory is bounded by about W + W/4 rows (more during a long prefill: W − 1
+ * plus a chunk of 512), whatever the text's length (kv_bytes.h counts it).
+ * Mistral's window (every layer local) is kept the same way.
  *
  * attn_kv_step runs the traced pass's ops (model_run.c, attention.c) on one
  * query row, with what makes a deployed decoder fast: each kv head's cached
@@ -47,15 +58,37 @@
 typedef struct {
     int layers, g, k, d;   /* the model's layers, kv heads, head dim, d_model; latent: 1, R + D */
     bool latent;           /* latent attention: keys hold [c_kv | k_pe], values nothing */
-    int n, cap;            /* positions held, positions there is room for */
+    int n, cap;            /* positions held, positions there is room for (in a full layer) */
+    int window;            /* W: local layers keep only what their window reads (windowed); 0: all */
+    int first;             /* windowed: the oldest position a local layer holds, its row 0 */
+    int local_cap;         /* windowed: rows there is room for in a local layer */
+    unsigned char local[ATTN_ARCH_MAX_LAYERS]; /* windowed: local[l], layer l is local */
     float **keys, **values, **x; /* layers arrays each: k, v, x above */
 } attn_kv_cache;
 
-/* An empty cache shaped for m (room for nothing yet). */
+/* An empty cache shaped for m (room for nothing yet), every position kept. */
 attn_status attn_kv_init(attn_kv_cache *c, const attn_model *m, attn_error *err);
+
+/* The same for untraced decoding with run's settings (attn_kv_step,
+ * attn_kv_prefill): windowed when run masks local layers with a window (a
+ * Gemma model's local layers; Mistral's or a set sliding_window: every
+ * layer), unless keep_first keeps early keys visible or dropout in training
+ * needs the traced pass; otherwise as attn_kv_init. */
+attn_status attn_kv_init_windowed(attn_kv_cache *c, const attn_model *m, const attn_config *run, attn_error *err);
 void attn_kv_free(attn_kv_cache *c);
 
-/* Makes room for n positions. */
+/* Whether layer l of c keeps only its window's rows; the position of its row
+ * 0; and the rows there is room for (the stride between its kv heads). */
+static inline bool attn_kv_windowed(const attn_kv_cache *c, int l)
+{
+    return c->window > 0 && l >= 0 && l < ATTN_ARCH_MAX_LAYERS && c->local[l];
+}
+static inline int attn_kv_first(const attn_kv_cache *c, int l) { return attn_kv_windowed(c, l) ? c->first : 0; }
+static inline int attn_kv_room(const attn_kv_cache *c, int l) { return attn_kv_windowed(c, l) ? c->local_cap : c->cap; }
+
+/* Makes room for positions up to n (c->n .. n−1 to come); a windowed cache
+ * may let go of the local layers' rows that no position from c->n on reads.
+ * On failure the cache is as it was. */
 attn_status attn_kv_reserve(attn_kv_cache *c, int n, attn_error *err);
 
 /* Appends the positions tr computed (P .. P+s−1 of its one row) from a trace
@@ -74,7 +107,9 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
  * appended, and the last position's next-token logits (V) written; what a
  * traced pass of them would append, and its last logits, up to float rounding
  * (test_kv_cache). run as for attn_kv_step, but without dropout in training,
- * whose cells are the traced pass's (ATTN_ERR_CONFIG). */
+ * whose cells are the traced pass's (ATTN_ERR_CONFIG). On failure nothing is
+ * appended (c->n as it was); a windowed cache may then have let go of rows
+ * the failed prompt's first positions read: free it rather than go on. */
 attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_config *run, const int *ids, int n,
                             float *logits, attn_error *err);
 

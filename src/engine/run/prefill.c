@@ -106,7 +106,12 @@ static double prefill_bytes(const attn_kv_cache *c, const attn_model_config *mc,
     if (tiled) sizes[13] = sizes[14] = sizes[15] = sizes[16] = 0;
     for (int i = 0; i < N_BUFS; i++) floats += sizes[i];
     while (cap < t) cap *= 2;
-    double cache = t > c->cap ? (double)c->layers * cap * (2.0 * c->g * c->k + c->d) : 0;
+    /* a windowed cache's local layers: about W rows and a chunk's, however long the prompt */
+    int local = 0;
+    for (int l = 0; l < c->layers; l++) local += attn_kv_windowed(c, l);
+    double local_rows = fmin(cap, 2.0 * (c->window + (n < CHUNK ? n : CHUNK)));
+    double cache = ((t > c->cap ? (double)(c->layers - local) * cap : 0) + local * local_rows) *
+                   (2.0 * c->g * c->k + c->d);
     return ((double)floats + cache) * sizeof(float) + t;
 }
 
@@ -150,16 +155,17 @@ static int queries_keys(attn_kv_cache *c, const attn_model *m, const attn_config
         memcpy(p->kh, p->tmp, (size_t)g * n * k * sizeof *p->kh);
     }
     attn_op_split_heads(p->vn, p->tmp, 1, n, g, k); /* values: (g, n, k) */
+    int f = attn_kv_first(c, l), room = attn_kv_room(c, l); /* a windowed local layer's row 0 is position f */
     for (int j = 0; j < g; j++) {
-        size_t to = ((size_t)j * c->cap + P) * k, from = (size_t)j * n * k;
+        size_t to = ((size_t)j * room + P - f) * k, from = (size_t)j * n * k;
         memcpy(c->keys[l] + to, p->kh + from, (size_t)n * k * sizeof(float));
         memcpy(c->values[l] + to, p->tmp + from, (size_t)n * k * sizeof(float));
     }
     return 0;
 }
 
-/* Query positions [i0, i1) (b of them) against kv head j's first t cached
- * keys: its per query heads' rows gathered into qb (per·b, k), row p·b + i
+/* Query positions [i0, i1) (b of them) against kv head j's first t rows of
+ * cached keys (a windowed local layer's rows start at its oldest position): its per query heads' rows gathered into qb (per·b, k), row p·b + i
  * for head j·per + p, then
  *   sc  = qb · K_jᵀ · scale         (per·b, t)
  *   sc  = C·tanh(sc / C)            with a soft-cap C (Gemma)
@@ -170,7 +176,8 @@ static void attend_block(const attn_kv_cache *c, const attn_model *m, const attn
                          int l, int j, int i0, int i1, int t, int n)
 {
     int h = m->cfg.heads, k = m->cfg.head_dim, per = h / m->cfg.kv_heads, b = i1 - i0;
-    const float *keys = c->keys[l] + (size_t)j * c->cap * k, *values = c->values[l] + (size_t)j * c->cap * k;
+    int room = attn_kv_room(c, l);
+    const float *keys = c->keys[l] + (size_t)j * room * k, *values = c->values[l] + (size_t)j * room * k;
     for (int q = 0; q < per; q++)
         memcpy(p->qb + (size_t)q * b * k, p->qh + ((size_t)(j * per + q) * n + i0) * k, (size_t)b * k * sizeof(float));
     float scale = !run->scale ? 1.0f : m->cfg.arch.query_scale > 0 ? (float)m->cfg.arch.query_scale
@@ -192,26 +199,29 @@ static void attend_block(const attn_kv_cache *c, const attn_model *m, const attn
 static int attend_tiled(const attn_kv_cache *c, const attn_model *m, const attn_config *run, prefill_bufs *p, int l,
                         int n)
 {
-    int h = m->cfg.heads, k = m->cfg.head_dim;
-    attn_dims dims = {.b = 1, .h = h, .g = m->cfg.kv_heads, .s = n, .t = c->n + n, .n = n, .k = k, .P = c->n};
+    int h = m->cfg.heads, k = m->cfg.head_dim, f = attn_kv_first(c, l);
+    attn_dims dims = {.b = 1, .h = h, .g = m->cfg.kv_heads, .s = n, .t = c->n + n - f, .n = n, .k = k, .P = c->n - f};
     attn_tiled a = {.c = run, .d = &dims, .q = p->qh, .keys = c->keys[l], .values = c->values[l],
-                    .kv_heads = m->cfg.kv_heads, .kv_stride = (size_t)c->cap * k, .ctx = p->tmp};
+                    .kv_heads = m->cfg.kv_heads, .kv_stride = (size_t)attn_kv_room(c, l) * k, .ctx = p->tmp};
     if (attn_tiled_attention(&a, NULL)) return -1;
     attn_op_merge_heads(p->tmp, p->ctx, 1, h, n, k);
     return 0;
 }
 
-/* Every query position against the cache, block by block. */
+/* Every query position against the cache, block by block. A windowed local
+ * layer holds positions f.. only: its key j is position f + j, and the mask
+ * is built for positions counted from f (the window and the causal mask
+ * depend only on i − j, and keep_first is 0 in such a cache). */
 static int attend(const attn_kv_cache *c, const attn_model *m, const attn_config *run, prefill_bufs *p, int l,
                   int n)
 {
     if (run->tiles.q) return attend_tiled(c, m, run, p, l, n);
-    int P = c->n, T = P + n, bp = block_positions(&m->cfg);
+    int P = c->n, T = P + n, bp = block_positions(&m->cfg), f = attn_kv_first(c, l);
     /* the keys no query of the block may read are exactly 0 only under the causal mask with −∞ */
     bool cut = run->causal == ATTN_CAUSAL_ON && isinf(run->mask_value) && run->mask_value < 0;
     for (int i0 = 0; i0 < n; i0 += bp) {
-        int i1 = i0 + bp < n ? i0 + bp : n, t = cut ? P + i1 : T;
-        attn_dims dims = {.b = 1, .s = i1 - i0, .t = t, .n = i1 - i0, .P = P + i0};
+        int i1 = i0 + bp < n ? i0 + bp : n, t = (cut ? P + i1 : T) - f;
+        attn_dims dims = {.b = 1, .s = i1 - i0, .t = t, .n = i1 - i0, .P = P + i0 - f};
         attn_op_build_mask(p->mask, run, &dims, p->key_pad);
         for (int j = 0; j < m->cfg.kv_heads; j++) attend_block(c, m, run, p, l, j, i0, i1, t, n);
     }
@@ -244,7 +254,7 @@ static attn_status layer(attn_kv_cache *c, const attn_model *m, const attn_confi
     bool post = mc->arch.post_norms; /* OLMo 2: no pre-norms; each sublayer's output normalised */
     if (post) memcpy(p->x, p->resid, nd * sizeof *p->x);
     else attn_op_rmsnorm(p->resid, W->attn_norm, p->x, rows, mc->d, mc->eps);
-    memcpy(c->x[l] + (size_t)c->n * mc->d, p->x, nd * sizeof *p->x);
+    memcpy(c->x[l] + (size_t)(c->n - attn_kv_first(c, l)) * mc->d, p->x, nd * sizeof *p->x);
     if (attn_wmat_product(&W->w_q, p->x, n, p->q) || attn_wmat_product(&W->w_k, p->x, n, p->kn) ||
         attn_wmat_product(&W->w_v, p->x, n, p->vn) || queries_keys(c, m, run, scaling, W, p, l, n) ||
         attend(c, m, run, p, l, n) || attn_wmat_product(&W->w_o, p->ctx, n, p->out))
@@ -267,7 +277,8 @@ static attn_status layer(attn_kv_cache *c, const attn_model *m, const attn_confi
 static attn_status chunk(attn_kv_cache *c, const attn_model *m, const attn_config *run, prefill_bufs *p,
                          const int *ids, int n, attn_error *err)
 {
-    attn_status st = ATTN_OK;
+    attn_status st = attn_kv_reserve(c, c->n + n, err); /* a windowed cache lets go of what this chunk cannot read */
+    if (st) return st;
     for (int i = 0; i < n; i++) attn_model_embed_row(m, ids[i], p->resid + (size_t)i * m->cfg.d);
     for (int l = 0; !st && l < m->cfg.layers; l++) st = layer(c, m, run, p, l, n, err);
     if (!st) c->n += n;
@@ -298,7 +309,8 @@ attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_co
                          attn_budget_size(need, size, sizeof size), attn_budget_text(&budget, bound, sizeof bound));
     }
     int first = c->n, rows = n < CHUNK ? n : CHUNK;
-    attn_status st = attn_kv_reserve(c, c->n + n, err);
+    /* the whole prompt's room at once; a windowed cache's chunk by chunk */
+    attn_status st = c->window ? ATTN_OK : attn_kv_reserve(c, c->n + n, err);
     if (st) return st;
     prefill_bufs p;
     if (!bufs_alloc(&p, mc, rows, c->n + n, run->tiles.q > 0))
