@@ -15,6 +15,7 @@
 #include "stage_note.h"
 #include "train_panel.h"
 #include "text_strip.h"
+#include "experts_view.h"
 #include "tiles_view.h"
 #include "view.h"
 
@@ -134,7 +135,11 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     b->n = 0;
     if (model) { /* a trained model's heads and RoPE are as trained: m switches to its variants */
         /* TRANSLATORS: the model chip: its name, MHA/GQA/MQA, query heads / K/V heads */
-        snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), app_model_name(app), mode, d->h, d->g);
+        if (d->mode == ATTN_MODE_MLA) /* no K/V heads: every head reads the one latent cache */
+            /* TRANSLATORS: the model chip of a latent-attention model: its name, its query heads */
+            snprintf(buf, sizeof buf, _("m  model %s · MLA %d heads"), app_model_name(app), d->h);
+        else
+            snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), app_model_name(app), mode, d->h, d->g);
         add_chip(b, true, APP_ACT_MODE, 0, buf);
         int at = app_training_position(&app->train, app->cfg.model);
         if (at >= 0) { /* a model saved during training: a stepper through its steps */
@@ -183,6 +188,9 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     if (draw_train_view_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TRAINING, APP_ACT_CURVES, 0, _("T  training curves"));
     /* TRANSLATORS: the toolbar chip of the FlashAttention view (with --tiles) */
     if (app_tiles_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TILES, APP_ACT_TILES, 0, _("F  FlashAttention tiles"));
+    /* TRANSLATORS: the toolbar chip of the token × expert view (a mixture-of-experts model) */
+    if (app_experts_first_layer(&app->trace) >= 0)
+        add_chip(b, app->view.mode == LESSON_VIEW_EXPERTS, APP_ACT_EXPERTS, 0, _("E  experts"));
     if (app->scale_head) add_chip(b, true, APP_ACT_SCALE_HEAD, 0, _("u  colours: this head"));
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
@@ -1045,6 +1053,7 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
         if (draw_train_view_ok(app)) draw_train_view(dl, app, pic);
         else draw_plot_single(dl, app, pic);
         break;
+    case LESSON_VIEW_EXPERTS: draw_plot_experts(dl, app, pic); break;
     default: (app->view.mode == LESSON_VIEW_TILES ? draw_plot_tiles : draw_plot_single)(dl, app, pic); break;
     }
     if (train_h == train_fold_height(dl)) train_fold(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});
