@@ -54,9 +54,8 @@ int app_experts_make(const app_state *app, app_experts *ex, char *err, size_t er
     ex->layer = L;
     switch (app_experts_kind_of(app)) {
     case APP_EXPERTS_NONE:
-        /* TRANSLATORS: E (the token × expert view) on a trace without a mixture of experts */
-        snprintf(err, errsize, "%s", _("the expert view needs a mixture-of-experts model (DeepSeek-V2/V3): "
-                                       "no layer of this trace routes tokens to experts"));
+        snprintf(err, errsize, "%s", _("the expert view (E) needs a mixture-of-experts model, such as "
+                                       "DeepSeek-V2/V3: this trace has no routed layer"));
         return -1;
     case APP_EXPERTS_DENSE:
         /* TRANSLATORS: the token × expert view on a dense layer; %d: the layer, then the first routed one */

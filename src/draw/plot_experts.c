@@ -21,7 +21,7 @@ static void caption(const app_experts *ex, char *buf, size_t size)
     int n;
     /* TRANSLATORS: the token × expert view's caption; the layer, experts per token (k), routed experts (E) */
     n = snprintf(buf, size, _("layer %d: each token goes to its top %d of %d routed experts, weighted as the "
-                              "cells show (0: not chosen; framed: the token's heaviest)."),
+                              "cells show (empty: not chosen; framed: the token's heaviest)."),
                  ex->layer, ex->top_k, ex->E);
     if (n < 0 || (size_t)n >= size) return;
     if (ex->shared > 0)
