@@ -539,6 +539,15 @@ static bool window_action(app_state *app, app_action act, int arg)
     }
 }
 
+/* z: the single view's whole picture again; false when it shows it already. */
+static bool zoom_reset(app_state *app)
+{
+    if (!app->zoom.level && !app->zoom.rows) return false;
+    app_zoom_to(app, 0, -1, 0, -1);
+    app_status(app, false, "%s", _("the whole picture"));
+    return true;
+}
+
 bool app_do(app_state *app, app_action act, int arg)
 {
     app->dirty = true;
@@ -554,11 +563,7 @@ bool app_do(app_state *app, app_action act, int arg)
     case APP_ACT_HEAD_NEXT:
     case APP_ACT_BATCH_NEXT:
     case APP_ACT_ROW: return move(app, act, arg);
-    case APP_ACT_ZOOM_RESET:
-        if (!app->zoom.level && !app->zoom.rows) return false;
-        app_zoom_to(app, 0, -1, 0, -1);
-        app_status(app, false, "%s", _("the whole picture"));
-        return true;
+    case APP_ACT_ZOOM_RESET: return zoom_reset(app);
     case APP_ACT_SCALE_HEAD:
     case APP_ACT_VOCAB_VIEW:
     case APP_ACT_GRID:

@@ -123,6 +123,21 @@ static const char *fill_text(float v, char *buf, size_t size)
     return buf;
 }
 
+/* The views' chips: those always offered, then those the trace shown has (training curves, tiles, experts). */
+static void view_chips(const app_state *app, chip_bar *b)
+{
+    add_chip(b, app->view.mode == LESSON_VIEW_GRID, APP_ACT_GRID, 0, _("g  all heads"));
+    add_chip(b, app->view.mode == LESSON_VIEW_COMPARE, APP_ACT_COMPARE, 0, _("Tab  compare"));
+    add_chip(b, app->view.mode == LESSON_VIEW_GEOMETRY, APP_ACT_GEOMETRY, 0, _("a  arrows"));
+    /* TRANSLATORS: the toolbar chip of the training view: the loss and the heads' measures over training */
+    if (draw_train_view_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TRAINING, APP_ACT_CURVES, 0, _("T  training curves"));
+    /* TRANSLATORS: the toolbar chip of the FlashAttention view (with --tiles) */
+    if (app_tiles_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TILES, APP_ACT_TILES, 0, _("F  FlashAttention tiles"));
+    /* TRANSLATORS: the toolbar chip of the token × expert view (a mixture-of-experts model) */
+    if (app_experts_first_layer(&app->trace) >= 0)
+        add_chip(b, app->view.mode == LESSON_VIEW_EXPERTS, APP_ACT_EXPERTS, 0, _("E  experts"));
+}
+
 /* Every chip of the toolbar, the most used first. */
 static void chip_list(const app_state *app, bool panels, chip_bar *b)
 {
@@ -181,16 +196,7 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     }
     add_chip(b, app_decoding(app), APP_ACT_DECODE, 0, app_decoding(app) ? _("k  decoding") : _("k  decode"));
     add_chip(b, app->edit.open, APP_ACT_EDIT, 0, model ? _("e  edit text") : _("e  edit tokens"));
-    add_chip(b, app->view.mode == LESSON_VIEW_GRID, APP_ACT_GRID, 0, _("g  all heads"));
-    add_chip(b, app->view.mode == LESSON_VIEW_COMPARE, APP_ACT_COMPARE, 0, _("Tab  compare"));
-    add_chip(b, app->view.mode == LESSON_VIEW_GEOMETRY, APP_ACT_GEOMETRY, 0, _("a  arrows"));
-    /* TRANSLATORS: the toolbar chip of the training view: the loss and the heads' measures over training */
-    if (draw_train_view_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TRAINING, APP_ACT_CURVES, 0, _("T  training curves"));
-    /* TRANSLATORS: the toolbar chip of the FlashAttention view (with --tiles) */
-    if (app_tiles_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TILES, APP_ACT_TILES, 0, _("F  FlashAttention tiles"));
-    /* TRANSLATORS: the toolbar chip of the token × expert view (a mixture-of-experts model) */
-    if (app_experts_first_layer(&app->trace) >= 0)
-        add_chip(b, app->view.mode == LESSON_VIEW_EXPERTS, APP_ACT_EXPERTS, 0, _("E  experts"));
+    view_chips(app, b);
     if (app->scale_head) add_chip(b, true, APP_ACT_SCALE_HEAD, 0, _("u  colours: this head"));
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
@@ -1050,8 +1056,7 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
     case LESSON_VIEW_COMPARE: draw_plot_compare(dl, app, pic); break;
     case LESSON_VIEW_GEOMETRY: draw_plot_geometry(dl, app, pic); break;
     case LESSON_VIEW_TRAINING: /* without checkpoints to plot: the picture */
-        if (draw_train_view_ok(app)) draw_train_view(dl, app, pic);
-        else draw_plot_single(dl, app, pic);
+        (draw_train_view_ok(app) ? draw_train_view : draw_plot_single)(dl, app, pic);
         break;
     case LESSON_VIEW_EXPERTS: draw_plot_experts(dl, app, pic); break;
     default: (app->view.mode == LESSON_VIEW_TILES ? draw_plot_tiles : draw_plot_single)(dl, app, pic); break;
