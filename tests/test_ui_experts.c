@@ -249,6 +249,12 @@ static void test_view(void **state)
     snprintf(want, sizeof want, "token 2 “%s” did not choose expert %d", label, idle);
     assert_true(has_part(&f->dl, want));
 
+    app_status(&f->app, false, "%s", ""); /* no message: the status line's hint */
+    build(f);
+    assert_true(has_part(&f->dl, "E the picture again · , . layer"));
+    app_mouse_down(&f->app, x, y); /* a click opens no bar chart behind the view */
+    app_mouse_up(&f->app);
+    assert_int_equal(f->app.view.row, -1);
     assert_true(app_key(&f->app, 'e', APP_MOD_SHIFT)); /* E again: the picture */
     assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);
 }

@@ -662,7 +662,10 @@ static void status_line(draw_list *dl, const app_state *app, app_rect box, bool 
     draw_fill(dl, box.x, box.y, box.w, box.h, DRAW_PANEL);
     if (busy_line(dl, app, box)) return;
     const char *s = app_status_text(app)[0] ? app_status_text(app)
-                                               : _("l lessons · ← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
+                    : app->view.mode == LESSON_VIEW_EXPERTS
+                        /* TRANSLATORS: the status line's hint in the token × expert view */
+                        ? _("E the picture again · , . layer · hover a cell: token, expert, weight, rank · ? help")
+                        : _("l lessons · ← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
     if (merged && train_text(app, buf, sizeof buf)) {
         int tw = draw_imin(draw_text_w(dl, buf), box.w / 2);
         draw_text_fit(dl, buf, x, y, tw, DRAW_TEXT);
