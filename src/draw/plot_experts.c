@@ -42,18 +42,31 @@ static void frame_heaviest(draw_list *dl, const app_experts *ex, app_rect r)
         }
 }
 
-/* Under the columns: the tokens that chose each expert, where the number fits its column. */
+/* Under the columns, the tokens that chose each expert: its number where
+ * every number fits its column, else a bar a line tall at most, the busiest
+ * expert's full. */
 static void load_row(draw_list *dl, const app_experts *ex, app_rect r, int y)
 {
     char buf[16];
-    /* TRANSLATORS: right of the row under the token × expert view: how many tokens chose each expert */
-    draw_text(dl, _("← tokens that chose it"), r.x + r.w + draw_line_h(dl) / 2, y, DRAW_TEXT_DIM);
-    for (int e = 0; e < ex->E && e < APP_EXPERTS_MAX; e++) {
+    int u = draw_line_h(dl), most = 1, n = ex->E < APP_EXPERTS_MAX ? ex->E : APP_EXPERTS_MAX;
+    bool numbers = true;
+    for (int e = 0; e < n; e++) {
         int x, yy, w, h;
         app_heat_cell_rect(r.w, r.h, ex->s, ex->E, 0, e, &x, &yy, &w, &h);
         snprintf(buf, sizeof buf, "%d", ex->load[e]);
+        numbers &= draw_text_w(dl, buf) + 2 <= w;
+        most = draw_imax(most, ex->load[e]);
+    }
+    for (int e = 0; e < n; e++) {
+        int x, yy, w, h;
+        app_heat_cell_rect(r.w, r.h, ex->s, ex->E, 0, e, &x, &yy, &w, &h);
+        if (!numbers) { /* a bar: as tall as a line for the busiest */
+            int bh = (int)((long)ex->load[e] * (u - 2) / most);
+            if (bh > 0) draw_fill(dl, r.x + x, y + u - 1 - bh, draw_imax(1, w - (w > 3)), bh, DRAW_ACCENT);
+            continue;
+        }
+        snprintf(buf, sizeof buf, "%d", ex->load[e]);
         int tw = draw_text_w(dl, buf);
-        if (tw > w) continue;
         draw_text(dl, buf, r.x + x + (w - tw) / 2, y, ex->load[e] ? DRAW_TEXT : DRAW_TEXT_DIM);
     }
 }
@@ -67,8 +80,9 @@ static void load_text(const app_experts *ex, char *buf, size_t size)
         idle += ex->load[e] == 0;
     }
     /* TRANSLATORS: under the token × expert view; expert, its tokens, the row's tokens, experts no token chose */
-    snprintf(buf, size, _("Busiest: expert e%d, chosen by %d of the %d tokens; %d of the %d experts chosen by none. "
-                          "Hover a cell for the token, the expert, its weight and its rank."),
+    snprintf(buf, size, _("Under each column, the tokens that chose the expert. Busiest: e%d, chosen by %d of the %d "
+                          "tokens; %d of the %d experts chosen by none. Hover a cell for the token, the expert, its "
+                          "weight and its rank."),
              busiest, ex->load[busiest], ex->s, idle, ex->E);
 }
 
@@ -91,18 +105,23 @@ void draw_plot_experts(draw_list *dl, const app_state *app, app_rect box)
     int y = box.y + draw_text_wrap(dl, line, box.x, box.y, box.w, DRAW_TEXT) * u + u / 2;
     load_text(ex, err, sizeof err);
     int foot = draw_text_wrap_lines(dl, err, box.w) * u;
-    /* the cells, with room under them for the load row and the sentence */
-    app_rect heat = {box.x, y, box.w, box.y + box.h - y - foot - 2 * u};
+    /* the cells, with room under them for the labels' note, the load row and the sentence */
+    app_rect heat = {box.x, y, box.w, box.y + box.h - y - foot - 3 * u};
     app_scale sc = {APP_CMAP_SEQUENTIAL, 0.0f, ex->wmax > 0.0f ? ex->wmax : 1.0f};
-    /* cells up to three lines wide, for the numbers and the e12 over them; as tall as the rows let them */
-    draw_plot_opts o = {.labels = true, .colorbar = true, .generation = app->generation, .max_cell = 4.5 * u,
-                        .cell_w = 3.0 * u, .blank_zero = true};
+    /* cells up to three lines wide, for the numbers and the e12 over them, as tall as the rows let them;
+     * many more experts than tokens (DeepSeek-V3's 256): columns as narrow as they must be, rows as
+     * tall as the room lets them */
+    bool wide = ex->E >= 4 * ex->s;
+    draw_plot_opts o = {.labels = true, .colorbar = true, .generation = app->generation, .max_cell = wide ? 0 : 4.5 * u,
+                        .cell_w = wide ? 0 : 3.0 * u, .blank_zero = true};
     int area = heat.h > 2 * u ? draw_plot_heatmap(dl, app, &app->trace, &ex->w, &sc, heat, &o) : -1;
     if (area >= 0) {
-        app_rect r = dl->layout->areas[area].r;
+        const app_heat_area *a = &dl->layout->areas[area];
+        app_rect r = a->r;
+        int note = a->row_label_step > 1 || a->col_label_step > 1 ? u + u / 4 : 0; /* "labels: 1 row in 2 …" */
         frame_heaviest(dl, ex, r);
-        load_row(dl, ex, r, r.y + r.h + u / 4);
-        y = r.y + r.h + u + u / 2;
+        load_row(dl, ex, r, r.y + r.h + note + u / 4);
+        y = r.y + r.h + note + u + u / 2;
     }
     draw_text_wrap(dl, err, box.x, y, box.w, DRAW_TEXT_DIM);
     free(ex);

@@ -450,7 +450,8 @@ static int col_turned_room(draw_list *dl, const attn_trace *tr, const app_view_s
 static int col_label_room(draw_list *dl, const attn_trace *tr, const app_view_slice *v)
 {
     bool numbered = v->col_axis == APP_AXIS_FEATURE || v->col_axis == APP_AXIS_INPUT ||
-                    v->col_axis == APP_AXIS_OUTPUT || v->col_axis == APP_AXIS_VOCAB;
+                    v->col_axis == APP_AXIS_OUTPUT || v->col_axis == APP_AXIS_VOCAB ||
+                    v->col_axis == APP_AXIS_EXPERT; /* e0 … e255: cut to "e…", a label says nothing */
     int room = 0, probe = draw_imax(1, v->slice.cols / 64);
     char buf[96], cut[40];
     for (int j = 0; j < v->slice.cols; j += probe) {
