@@ -52,12 +52,12 @@ test-noblas: bootstrap
 # cross-origin isolated. Their C libraries come from Debian's source packages
 # (scripts/web/deps.sh), compiled once for each; emcc's JS tools need Debian's
 # acorn (NODE_PATH). Try it: python3 -m http.server -d $(BUILD_WEB)
-WEB_ENV = NODE_PATH=/usr/share/nodejs PKG_CONFIG_LIBDIR=$(CURDIR)/$(BUILD_WEB)/deps/$(1)lib/pkgconfig
+WEB_ENV = NODE_PATH=/usr/share/nodejs PKG_CONFIG_LIBDIR=$(abspath $(BUILD_WEB))/deps/$(1)lib/pkgconfig
 # $(call web_build,DIR,DEPS SUBDIR,C FLAGS,CMAKE OPTIONS)
 define web_build
 	$(call WEB_ENV,$(2)) emcmake cmake -S . -B $(BUILD_WEB)/$(1) -DCMAKE_BUILD_TYPE=Release -DATTNLAB_BLAS=OFF \
 	  -DATTNLAB_OPENMP=OFF "-DCMAKE_C_FLAGS=$(3)" -DCMAKE_FIND_ROOT_PATH_MODE_LIBRARY=BOTH \
-	  -DCMAKE_FIND_ROOT_PATH_MODE_INCLUDE=BOTH -DATTNLAB_WEB_OUT=$(CURDIR)/$(BUILD_WEB) $(4)
+	  -DCMAKE_FIND_ROOT_PATH_MODE_INCLUDE=BOTH -DATTNLAB_WEB_OUT=$(abspath $(BUILD_WEB)) $(4)
 	$(call WEB_ENV,$(2)) cmake --build $(BUILD_WEB)/$(1) -j2
 endef
 web:

@@ -2,10 +2,17 @@
 # Runs tests/check_tokenizer_node.mjs: attnlab's tokenizer (the tok_encode
 # program given) against the npm package @huggingface/tokenizers on the test
 # tokenizers, every shipped model's and the real ones of tests/data/hf. Installs the package, pinned, into a
-# cache folder the first time. Exits 77 (skipped) without node or npm, or when
-# the install fails (no network). Usage: node_reference.sh TOK_ENCODE
+# cache folder the first time; the reference's answers for each file are kept
+# in the same folder (reference-cache/, keyed by the package's version, the
+# file, the texts and the check script; ATTNLAB_REFERENCE_CACHE=off ignores
+# it). Exits 77 (skipped) without node or npm, or when the install fails (no
+# network). Usage: node_reference.sh TOK_ENCODE [--sanitized]; with
+# --sanitized (a tok_encode built with ASan and UBSan, which loads the large
+# files three times slower) the real files over 10 MB unpacked (gpt-oss's,
+# SmolLM3's) are left to the release build's run.
 set -u
 ENCODER=$1
+SANITIZED=${2:-}
 VERSION=0.2.0
 DIR=${XDG_CACHE_HOME:-$HOME/.cache}/attnlab/node
 command -v node >/dev/null 2>&1 || { echo "node is not installed: skipped"; exit 77; }
@@ -20,7 +27,12 @@ fi
 HF=$(mktemp -d)
 trap 'rm -rf "$HF"' EXIT
 for f in tests/data/hf/*.tokenizer.json.gz; do
-  gzip -dc "$f" > "$HF/$(basename "$f" .gz)"
+  out="$HF/$(basename "$f" .gz)"
+  gzip -dc "$f" > "$out"
+  if [ "$SANITIZED" = --sanitized ] && [ "$(wc -c < "$out")" -gt 10000000 ]; then
+    echo "left to the release build: $(basename "$f")"
+    rm "$out"
+  fi
 done
 # Llama 2's vocabulary as newer conversions write it (Mistral, recent TinyLlama
 # files): a Metaspace pre-tokenizer and decoder instead of Prepend and Replace

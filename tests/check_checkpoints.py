@@ -224,7 +224,7 @@ def hostile(base):
     expect_error("an unsupported architecture", p, "architecture 'GemmaForCausalLM' is not supported (supported: "
                  "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
                  "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
-                 "Olmo2ForCausalLM, SmolLM3ForCausalLM)")
+                 "Olmo2ForCausalLM, SmolLM3ForCausalLM, GptOssForCausalLM)")
 
     p = copy("yarn")
     edit_json(os.path.join(p, "config.json"),

@@ -45,10 +45,22 @@ def expect(ok, what):
         failed.append(what)
 
 
-def card(*args):
+def card_cli(*args):
+    """card.py as a separate process, as a user runs it: exit status and output."""
     r = subprocess.run(["/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable, CARD, *args],
                        capture_output=True, text=True)
     return r.returncode, (r.stdout + r.stderr).strip()
+
+
+def card(*args):
+    """card.py in this process (torch is loaded once, not for each of ~30 calls): exit status and output.
+    An exception that main() lets through ends this test with its traceback, as it would the command."""
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = cardpy.main(list(args))
+    return rc, buf.getvalue().strip()
 
 
 def measure_on_hand_made_weights():
@@ -134,16 +146,6 @@ def repeated_spans():
            f"--repeat: about half the rows say their sentence twice before </s>, cut to the row ({len(changed)} of 200)")
 
 
-def run_card(*args):
-    """card.py in this process (torch is loaded once): exit status and output."""
-    import contextlib
-    import io
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        rc = cardpy.main(list(args))
-    return rc, buf.getvalue().strip()
-
-
 def checkpointed(tmp):
     """A tiny model trained by train_model.py with --checkpoints: its snapshots
     as measured in training equal card.py's from the folders; its card checks
@@ -166,26 +168,26 @@ def checkpointed(tmp):
     again = cardpy.measure_checkpoints(d)
     expect(cardpy.close(again, trained["snapshots"], 1e-4) and trained["snapshots"][0]["heads"][0]["induction"] > 0,
            "checkpoints: metrics.json as measured in training equals card.py's measure of the saved folders")
-    rc, out = run_card(d, os.path.join(tmp, "data"))
+    rc, out = card(d, os.path.join(tmp, "data"))
     readme = open(os.path.join(d, "README.md"), encoding="utf-8").read()
     expect(rc == 0 and "## Training curve" in readme and "| 25 | " in readme and "A share 0.5 of" in readme,
            f"checkpoints: the card has the training curve: {out}")
-    rc, out = run_card("--check", d)
+    rc, out = card("--check", d)
     expect(rc == 0, f"checkpoints: the card checks: {out}")
     good = open(os.path.join(ck, "metrics.json")).read()
     open(os.path.join(ck, "metrics.json"), "w").write(good.replace('"heldout_loss": 3.', '"heldout_loss": 2.', 1))
-    rc, out = run_card("--check", d)
+    rc, out = card("--check", d)
     expect(rc == 1 and "step 0 differ" in out, f"checkpoints: a changed metrics.json is caught: {out}")
     open(os.path.join(ck, "metrics.json"), "w").write(good)
     edit(os.path.join(ck, "step25", "model.safetensors"), lambda b: b[:-2] + np.float16(7.5).tobytes(), True)
-    rc, out = run_card("--check", d)
+    rc, out = card("--check", d)
     expect(rc == 1 and "step 25 differ" in out and "\n" not in out,
            f"checkpoints: a changed weight in one snapshot is caught: {out}")
     shutil.rmtree(os.path.join(ck, "step25"))
-    rc, out = run_card("--check", d)
+    rc, out = card("--check", d)
     expect(rc == 1 and "metrics.json does not match" in out, f"checkpoints: a missing snapshot is caught: {out}")
     os.remove(os.path.join(ck, "samples.json"))
-    rc, out = run_card("--check", d)
+    rc, out = card("--check", d)
     expect(rc == 1 and "samples.json" in out and "\n" not in out, f"checkpoints: no samples.json is one line: {out}")
 
 
@@ -229,8 +231,8 @@ def mla_cards(tmp):
     write_safetensors(os.path.join(d, "model.safetensors"), deepseek.DeepseekV3(c).hf_tensors())
     json.dump(c.hf("float16"), open(os.path.join(d, "config.json"), "w"))
     edit(os.path.join(d, "eval.json"), lambda t: t.replace('"variant": "gqa"', '"variant": "mla"'))
-    rc, out = card(d)
-    rc2, out2 = card("--check", d)
+    rc, out = card_cli(d)
+    rc2, out2 = card_cli("--check", d)
     expect(rc == 0 and rc2 == 0, f"mla: card.py writes and checks a deepseek_v3 card: {out} / {out2}")
     made = json.load(open(os.path.join(d, "card.json")))
     readme = open(os.path.join(d, "README.md"), encoding="utf-8").read()

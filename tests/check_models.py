@@ -8,7 +8,8 @@ the training code in scripts/train/.
 Models: every shipped one under assets/models/ (and each of its training
 checkpoints, checkpoints/step<N>/: logits and weights), and small random ones written
 here in the same format (MHA, GQA, MQA; 1-3 layers; tied and untied; F16 and
-BF16). Checks: logits and every layer's attention weights against the
+BF16; DeepSeek, Gemma, OLMo 2, SmolLM3 and gpt-oss folders, gpt-oss's in
+check_gptoss.py). Checks: logits and every layer's attention weights against the
 reference; greedy `generate` (KV cache) token for token against the
 reference's full-pass greedy loop; a left-padded batch gives each row's
 unpadded predictions; a trace with past = P (the cache) equals the full pass
@@ -32,6 +33,7 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_gptoss  # noqa: E402
 import hf_deepseek  # noqa: E402
 import hf_gemma  # noqa: E402
 import hf_olmo2  # noqa: E402
@@ -49,7 +51,7 @@ def reference(W, cfg, ids, attn_mask=None):
 ap = argparse.ArgumentParser()
 ap.add_argument("--attnlab", required=True)
 ap.add_argument("--models", required=True, help="the shipped models' folder")
-ap.add_argument("--only", choices=("random", "deepseek", "moe", "gemma", "olmo2", "smollm3", "shipped"),
+ap.add_argument("--only", choices=("random", "deepseek", "moe", "gemma", "olmo2", "smollm3", "gptoss", "shipped"),
                 help="run one part (default: all)")
 ARGS = ap.parse_args()
 TMP = tempfile.mkdtemp(prefix="attnlab-models-")
@@ -1009,6 +1011,9 @@ for fam in ("olmo2", "smollm3"):
 
 if ARGS.only in (None, "gemma"):
     run_gemma()
+
+if ARGS.only in (None, "gptoss"):  # check_gptoss.py, with this script's helpers
+    check_gptoss.run(sys.modules[__name__])
 
 PROMPTS = {"zh": ("床前明月光，疑是地上霜。", "白日依山尽", "春眠不觉晓"),
            "en": ("the jury said it did not know .", "it was a good day", "he said")}

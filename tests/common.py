@@ -13,6 +13,7 @@ import argparse
 import atexit
 import json
 import os
+import random
 import shutil
 import struct
 import subprocess
@@ -183,3 +184,57 @@ def write_st(path, header, data=b"", pad=True):
     with open(path, "wb") as f:
         f.write(st_bytes(header, data, pad))
     return path
+
+
+# ---- small model folders of one family (the family CLI tests: test_cli_*.py) ----
+
+WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "dog"]
+
+
+def tokenizer():
+    """tokenizer.json of a word-level vocabulary of WORDS, <s> before every text."""
+    return {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
+                              "normalized": False, "special": True} for i, w in enumerate(WORDS[:3])],
+            "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
+            "post_processor": {"type": "TemplateProcessing",
+                               "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                          {"Sequence": {"id": "A", "type_id": 0}}],
+                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
+                                        {"Sequence": {"id": "B", "type_id": 1}}],
+                               "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+            "decoder": None,
+            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(WORDS)}, "unk_token": "<unk>"}}
+
+
+def folder(root, name, c, tensors, gain=1.0):
+    """A model folder root/name (made anew): config c (a dict, or the text itself), tokenizer(),
+    float32 weights of the shapes in tensors ({name: shape}), random by name: matrices N(0, 0.5²),
+    vectors (norm gains) gain + N(0, 0.1²)."""
+    d = os.path.join(root, name)
+    shutil.rmtree(d, True)
+    os.makedirs(d)
+    rng = random.Random(name)
+    header, blobs, off = {}, [], 0
+    for k, shape in tensors.items():
+        n = 1
+        for s in shape:
+            n *= s
+        vals = [gain + 0.1 * rng.gauss(0, 1) if len(shape) == 1 else rng.gauss(0, 0.5) for _ in range(n)]
+        b = struct.pack(f"<{n}f", *vals)
+        header[k] = {"dtype": "F32", "shape": list(shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    write_st(os.path.join(d, "model.safetensors"), header, b"".join(blobs))
+    with open(os.path.join(d, "config.json"), "w") as f:
+        f.write(c if isinstance(c, str) else json.dumps(c))
+    with open(os.path.join(d, "tokenizer.json"), "w") as f:
+        json.dump(tokenizer(), f)
+    return d
+
+
+def refused_everywhere(d, message, out):
+    """info, trace (writing out) and generate each refuse model folder d with one line holding message."""
+    expect(["info", "--model", d], 1, message)
+    expect(["trace", "--model", d, "--text", "the cat", "-o", out], 1, message)
+    expect(["generate", "--model", d, "--text", "the cat", "--max-new", "2"], 1, message)

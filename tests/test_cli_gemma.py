@@ -13,7 +13,6 @@ tests/hf_gemma.py)."""
 import json
 import os
 import random
-import shutil
 import struct
 import sys
 
@@ -24,22 +23,8 @@ from common import check, expect, run  # noqa: E402
 common.parse()
 TMP = common.temp_folder("attnlab-cli-gemma-")
 OUT = os.path.join(TMP, "t.safetensors")
-WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "dog"]
-
-
-def tokenizer():
-    return {"version": "1.0", "truncation": None, "padding": None,
-            "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
-                              "normalized": False, "special": True} for i, w in enumerate(WORDS[:3])],
-            "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
-            "post_processor": {"type": "TemplateProcessing",
-                               "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
-                                          {"Sequence": {"id": "A", "type_id": 0}}],
-                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
-                                        {"Sequence": {"id": "B", "type_id": 1}}],
-                               "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
-            "decoder": None,
-            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(WORDS)}, "unk_token": "<unk>"}}
+WORDS = common.WORDS
+tokenizer = common.tokenizer
 
 
 def config(g3=False, **over):
@@ -75,36 +60,12 @@ def shapes(c):
 
 def folder(name, c, tensors=None):
     """A model folder: config c (a dict, or the text itself), float32 weights (tensors: shapes, else c's)."""
-    d = os.path.join(TMP, name)
-    shutil.rmtree(d, True)
-    os.makedirs(d)
-    rng = random.Random(name)
-    header, blobs, off = {}, [], 0
-    for k, shape in (tensors if tensors is not None else shapes(c)).items():
-        n = 1
-        for s in shape:
-            n *= s
-        vals = [0.1 * rng.gauss(0, 1) if len(shape) == 1 else rng.gauss(0, 0.5) for _ in range(n)]
-        b = struct.pack(f"<{n}f", *vals)
-        header[k] = {"dtype": "F32", "shape": list(shape), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
-    with open(os.path.join(d, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-    with open(os.path.join(d, "config.json"), "w") as f:
-        f.write(c if isinstance(c, str) else json.dumps(c))
-    json.dump(tokenizer(), open(os.path.join(d, "tokenizer.json"), "w"))
-    return d
+    return common.folder(TMP, name, c, tensors if tensors is not None else shapes(c), gain=0.0)
 
 
 def refused(name, c, message, tensors=None):
     """Every command that opens the model refuses it with one line holding message."""
-    d = folder(name, c, tensors)
-    expect(["info", "--model", d], 1, message)
-    expect(["trace", "--model", d, "--text", "the cat", "-o", OUT], 1, message)
-    expect(["generate", "--model", d, "--text", "the cat", "--max-new", "2"], 1, message)
+    common.refused_everywhere(folder(name, c, tensors), message, OUT)
 
 
 # ---- both run ----

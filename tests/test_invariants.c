@@ -828,6 +828,28 @@ static void test_softmax_with_a_sink(void **state)
     }
 }
 
+/* attn_op_softmax_sinks (gpt-oss's learned sinks, one X_h per head): each
+ * head's rows are attn_op_softmax_sink's with that head's X, bit for bit,
+ * in every batch row; X_h = −∞ is that head's plain softmax. */
+static void test_softmax_with_a_sink_per_head(void **state)
+{
+    (void)state;
+    enum { B = 2, H = 3, S = 2, T = 3 };
+    const float X[H] = {0.5f, -INFINITY, 3.0f};
+    float x[B * H * S * T], m[B * S * T] = {0}, y[B * H * S * T], one[S * T], sink[B * H * S], one_sink[S];
+    for (int i = 0; i < B * H * S * T; i++) x[i] = sinf(1.7f * (float)i);
+    m[T - 1] = m[S * T + T - 1] = -INFINITY; /* row 0 of each batch row hides its last key */
+    attn_op_softmax_sinks(x, m, y, sink, B, H, S, T, true, X);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            const size_t at = ((size_t)b * H + h) * S;
+            attn_op_softmax_sink(x + at * T, m + (size_t)b * S * T, one, one_sink, 1, 1, S, T, true, X[h]);
+            assert_memory_equal(y + at * T, one, sizeof one);
+            assert_memory_equal(sink + at, one_sink, sizeof one_sink);
+            if (h == 1) assert_true(sink[at] == 0.0f && sink[at + 1] == 0.0f);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -854,6 +876,7 @@ int main(void)
         cmocka_unit_test(test_gqa_equals_mha_with_each_setting),
         cmocka_unit_test(test_qk_norm_heads_have_unit_rms),
         cmocka_unit_test(test_softmax_with_a_sink),
+        cmocka_unit_test(test_softmax_with_a_sink_per_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

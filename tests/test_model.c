@@ -103,7 +103,7 @@ static void test_bad_folders(void **state)
     expect_load_error(model_dir("nocfg"), "config.json");
     make_model(model_dir("gpt2"), 1, 2, 2, true, NULL, NULL);
     write_text(model_dir("gpt2"), "config.json", "{\"architectures\":[\"GPT2LMHeadModel\"],\"hidden_size\":8}");
-    expect_load_error(model_dir("gpt2"), "architecture 'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Olmo2ForCausalLM, SmolLM3ForCausalLM)");
+    expect_load_error(model_dir("gpt2"), "architecture 'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Olmo2ForCausalLM, SmolLM3ForCausalLM, GptOssForCausalLM)");
     write_text(model_dir("gpt2"), "config.json", "[1, 2");
     expect_load_error(model_dir("gpt2"), "config.json: not valid JSON");
     write_text(model_dir("gpt2"), "config.json", "[1, 2]");

@@ -226,6 +226,37 @@ static void test_gemma_config(void **state)
     assert_true(attn_gemma_embed_scale(3584, ATTN_ST_F16) == 59.875f);
 }
 
+/* gpt-oss (model_config_gptoss.c): GptOssConfig's defaults where keys are
+ * absent (8 kv heads, head_dim 64, 128 experts, top 4, window 128, limit 7,
+ * alpha 1.702, biases on, ε 1e-5, θ 150000, 131072 positions, untied), the
+ * default layer pattern (0, 2, 4 slide), rope_scaling null as plain RoPE and
+ * its absence (YaRN by default) refused, and MXFP4 named. */
+static void test_gptoss_config(void **state)
+{
+    (void)state;
+    attn_model_config c;
+    attn_error err;
+    const char *oss = "{\"architectures\": [\"GptOssForCausalLM\"], \"hidden_size\": 16, \"num_hidden_layers\": 5, "
+                      "\"num_attention_heads\": 8, \"intermediate_size\": 12, \"vocab_size\": 11, "
+                      "\"rope_scaling\": null}";
+    assert_int_equal(attn_model_config_parse(oss, strlen(oss), &c, &err), ATTN_OK);
+    assert_true(c.kv_heads == 8 && c.head_dim == 64 && c.moe.experts == 128 && c.moe.top_k == 4 && c.moe.inter == 12);
+    assert_true(c.moe.method == ATTN_ROUTE_TOPK_SOFTMAX && c.moe.limit == 7.0 && c.moe.alpha == 1.702);
+    assert_true(c.arch.qkv_bias && c.arch.o_bias && c.arch.sinks && !c.tied && c.arch.local_window == 128);
+    assert_true(c.eps == 1e-5 && c.theta == 150000 && c.max_pos == 131072 && c.arch.rope_scaling.factor == 0);
+    assert_true(c.arch.experts == 128 && c.arch.moe_from == 0 && attn_arch_layer_moe(&c.arch, 4));
+    for (int l = 0; l < 5; l++) assert_int_equal(c.arch.local[l], l % 2 == 0);
+    const char *yarn = "{\"model_type\": \"gpt_oss\", \"hidden_size\": 16, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 8, \"intermediate_size\": 12, \"vocab_size\": 11}";
+    assert_int_equal(attn_model_config_parse(yarn, strlen(yarn), &c, &err), ATTN_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "rope_scaling is absent, and GptOssConfig then runs YaRN"));
+    const char *mx = "{\"model_type\": \"gpt_oss\", \"hidden_size\": 16, \"num_hidden_layers\": 2, "
+                     "\"num_attention_heads\": 8, \"intermediate_size\": 12, \"vocab_size\": 11, "
+                     "\"rope_scaling\": null, \"quantization_config\": {\"quant_method\": \"mxfp4\"}}";
+    assert_int_equal(attn_model_config_parse(mx, strlen(mx), &c, &err), ATTN_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "MXFP4"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_olmo2_smollm3),
         cmocka_unit_test(test_deepseek_moe),
         cmocka_unit_test(test_gemma_config),
+        cmocka_unit_test(test_gptoss_config),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -191,6 +192,14 @@ static void test_every_stage_explains_more_than_its_value(void **state)
         }
         attn_trace_free(&tr);
     }
+    /* a learned sink per head (gpt-oss's arch.sinks, no sink_logit setting): explain reads X back from
+     * the row and its sink_weight; here the trace's own X = 0.5 stands in for a head's learned one */
+    run((const char *const[]){"sink_logit", "0.5", NULL}, &tr);
+    tr.arch.sinks = true;
+    tr.cfg.sink_logit = -INFINITY;
+    assert_non_null(strstr(explain(&tr, ATTN_STAGE_SINK_WEIGHT, 0, 1, 2, buf, sizeof buf), "with X = 0.5:"));
+    assert_non_null(strstr(explain(&tr, ATTN_STAGE_WEIGHTS, 1, 2, 1, buf, sizeof buf), "+ exp(X − max)"));
+    attn_trace_free(&tr);
     /* RoPE off: q_pe and k_pe say they are not rotated; naive MLA's context sums v_up, not v */
     run((const char *const[]){"mode", "mla", "rope", "false", NULL}, &tr);
     assert_non_null(strstr(explain(&tr, ATTN_STAGE_Q_PE, 1, 0, 1, buf, sizeof buf), "not rotated (rope off)"));

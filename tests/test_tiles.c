@@ -124,6 +124,31 @@ static void expect_running(const attn_trace *tiled, const attn_trace *plain, con
 
 /* Many random configurations, each with random tiles (1 × 1, not dividing,
  * larger than the sequence): context and out as the plain path's. */
+/* Runs c plain, then by tiles (their sizes drawn from case n and the trace's
+ * s and t, and added to desc), and checks what both paths compute: context
+ * and out within 2e-6, the weights exactly, the running max and sum. Returns
+ * the largest finite |tiled − plain| of out; the caller frees both traces. */
+static double tiled_against_plain(attn_config *c, int n, char *desc, size_t size, attn_trace *plain, attn_trace *tiled)
+{
+    attn_error err;
+    if (attn_trace_run(c, NULL, plain, &err)) fail_msg("plain: %s (%s)", err.msg, desc);
+    int s = plain->dims.s, t = plain->dims.t;
+    c->tiles.q = n % 10 == 0 ? 1 : 1 + rnd(s + 3);
+    c->tiles.k = n % 10 == 0 ? 1 : 1 + rnd(t + 3);
+    size_t at = strlen(desc);
+    snprintf(desc + at, size - at, " tiles %dx%d (case %d)", c->tiles.q, c->tiles.k, n);
+    if (attn_trace_run(c, NULL, tiled, &err)) fail_msg("tiled: %s (%s)", err.msg, desc);
+    expect_close(attn_trace_find(tiled, "context"), attn_trace_find(plain, "context"), 2e-6, "context", desc);
+    expect_close(attn_trace_find(tiled, "out"), attn_trace_find(plain, "out"), 2e-6, "out", desc);
+    expect_close(attn_trace_find(tiled, "weights"), attn_trace_find(plain, "weights"), 0, "weights", desc);
+    expect_running(tiled, plain, desc);
+    const attn_tensor *a = attn_trace_find(tiled, "out"), *b = attn_trace_find(plain, "out");
+    double worst = 0;
+    for (size_t i = 0; i < a->count; i++)
+        if (isfinite(a->data[i])) worst = fmax(worst, fabs((double)a->data[i] - b->data[i]));
+    return worst;
+}
+
 static void test_tiled_equals_plain(void **state)
 {
     (void)state;
@@ -132,24 +157,9 @@ static void test_tiled_equals_plain(void **state)
     for (int n = 0; n < 300; n++) {
         attn_config c;
         attn_trace plain, tiled;
-        attn_error err;
         char desc[512];
         random_config(&c, desc, sizeof desc);
-        if (attn_trace_run(&c, NULL, &plain, &err)) fail_msg("plain: %s (%s)", err.msg, desc);
-        int s = plain.dims.s, t = plain.dims.t;
-        c.tiles.q = n % 10 == 0 ? 1 : 1 + rnd(s + 3);
-        c.tiles.k = n % 10 == 0 ? 1 : 1 + rnd(t + 3);
-        size_t at = strlen(desc);
-        snprintf(desc + at, sizeof desc - at, " tiles %dx%d (case %d)", c.tiles.q, c.tiles.k, n);
-        if (attn_trace_run(&c, NULL, &tiled, &err)) fail_msg("tiled: %s (%s)", err.msg, desc);
-        expect_close(attn_trace_find(&tiled, "context"), attn_trace_find(&plain, "context"), 2e-6, "context", desc);
-        expect_close(attn_trace_find(&tiled, "out"), attn_trace_find(&plain, "out"), 2e-6, "out", desc);
-        expect_close(attn_trace_find(&tiled, "weights"), attn_trace_find(&plain, "weights"), 0, "weights", desc);
-        expect_running(&tiled, &plain, desc);
-        const attn_tensor *a = attn_trace_find(&tiled, "out"), *b = attn_trace_find(&plain, "out");
-        for (size_t i = 0; i < a->count; i++)
-            if (isfinite(a->data[i]) && fabs((double)a->data[i] - b->data[i]) > worst)
-                worst = fabs((double)a->data[i] - b->data[i]);
+        worst = fmax(worst, tiled_against_plain(&c, n, desc, sizeof desc, &plain, &tiled));
         attn_trace_free(&plain);
         attn_trace_free(&tiled);
         attn_config_free(&c);
@@ -206,17 +216,7 @@ static void test_mla_tiled_equals_plain(void **state)
         attn_error err;
         char desc[512];
         random_mla_config(&c, desc, sizeof desc);
-        if (attn_trace_run(&c, NULL, &plain, &err)) fail_msg("plain: %s (%s)", err.msg, desc);
-        int s = plain.dims.s, t = plain.dims.t;
-        c.tiles.q = n % 10 == 0 ? 1 : 1 + rnd(s + 3);
-        c.tiles.k = n % 10 == 0 ? 1 : 1 + rnd(t + 3);
-        size_t at = strlen(desc);
-        snprintf(desc + at, sizeof desc - at, " tiles %dx%d (case %d)", c.tiles.q, c.tiles.k, n);
-        if (attn_trace_run(&c, NULL, &tiled, &err)) fail_msg("tiled: %s (%s)", err.msg, desc);
-        expect_close(attn_trace_find(&tiled, "context"), attn_trace_find(&plain, "context"), 2e-6, "context", desc);
-        expect_close(attn_trace_find(&tiled, "out"), attn_trace_find(&plain, "out"), 2e-6, "out", desc);
-        expect_close(attn_trace_find(&tiled, "weights"), attn_trace_find(&plain, "weights"), 0, "weights", desc);
-        expect_running(&tiled, &plain, desc);
+        worst = fmax(worst, tiled_against_plain(&c, n, desc, sizeof desc, &plain, &tiled));
         if (c.mla_absorb) {
             absorbed++;
             assert_null(attn_trace_find(&tiled, "k_nope")); /* nothing per head kept per key */
@@ -227,10 +227,6 @@ static void test_mla_tiled_equals_plain(void **state)
             expect_close(attn_trace_find(&tiled, "out"), attn_trace_find(&naive, "out"), 2e-5, "out (naive)", desc);
             attn_trace_free(&naive);
         }
-        const attn_tensor *a = attn_trace_find(&tiled, "out"), *b = attn_trace_find(&plain, "out");
-        for (size_t i = 0; i < a->count; i++)
-            if (isfinite(a->data[i]) && fabs((double)a->data[i] - b->data[i]) > worst)
-                worst = fabs((double)a->data[i] - b->data[i]);
         attn_trace_free(&plain);
         attn_trace_free(&tiled);
         attn_config_free(&c);

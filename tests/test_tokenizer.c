@@ -203,6 +203,23 @@ static void expect_refused(const char *json, const char *msg)
     assert_null(t);
 }
 
+/* Digits (DeepSeek LLM and DeepSeek-V2 split with it): every \p{N}, as
+ * Rust's char::is_numeric, so Arabic-Indic and superscript digits too; one
+ * by one with individual_digits, else in runs. */
+static void digits(void **state)
+{
+    (void)state;
+    static const char *const VOCAB = "{\"type\":\"WordLevel\",\"unk_token\":\"<unk>\",\"vocab\":{\"<unk>\":0,"
+                                     "\"a\":1,\"1\":2,\"2\":3,\"12\":4,\"\u0663\":5,\"\u00b2\":6,\"b\":7,"
+                                     "\"a b\":8,\"12\u0663\u00b2\":9}}";
+    attn_tokenizer *t = make(VOCAB, "[]", "null", "{\"type\":\"Digits\",\"individual_digits\":true}", "null", "null");
+    IDS(t, "a b12\u0663\u00b2", false, 8, 2, 3, 5, 6);
+    attn_tokenizer_free(t);
+    t = make(VOCAB, "[]", "null", "{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"Digits\"}]}", "null", "null");
+    IDS(t, "a b12\u0663\u00b2b", false, 8, 9, 7);
+    attn_tokenizer_free(t);
+}
+
 static void refusals(void **state)
 {
     (void)state;
@@ -212,7 +229,7 @@ static void refusals(void **state)
     expect_refused("{\"this\":\"is not a tokenizer\"}", "has no model");
     expect_refused("{\"model\":{\"type\":\"Unigram\",\"vocab\":[]}}", "model 'Unigram' is not supported (supported: WordLevel, BPE)");
     expect_refused("{\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"}," WL "}",
-                   "pre_tokenizer 'BertPreTokenizer' is not supported (supported: ByteLevel, Metaspace, Split, "
+                   "pre_tokenizer 'BertPreTokenizer' is not supported (supported: ByteLevel, Digits, Metaspace, Split, "
                    "Whitespace, WhitespaceSplit, Sequence)");
     expect_refused("{\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"NFD\"}]}," WL "}",
                    "normalizer 'NFD' is not supported (supported: Lowercase, NFC, NFKC, Prepend, Replace, Sequence)");
@@ -628,6 +645,7 @@ int main(void)
         cmocka_unit_test(word_level),
         cmocka_unit_test(bpe_merges),
         cmocka_unit_test(ill_formed_text),
+        cmocka_unit_test(digits),
         cmocka_unit_test(refusals),
         cmocka_unit_test(byte_level_and_labels),
         cmocka_unit_test(steps_are_bounded),

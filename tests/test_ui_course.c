@@ -306,9 +306,10 @@ int main(int argc, char **argv)
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]); /* one of them: test_ui_course course_zh */
 #if defined(__SANITIZE_ADDRESS__)
-    /* under the sanitizers (make test-asan) the presenting runs repeat the
-     * 1280x800 runs' code at another size: the release build runs all four */
-    else cmocka_set_test_filter("course_??");
+    /* under the sanitizers (make test-asan) the Chinese course at 1280x800: the
+     * presenting runs repeat its code at another size, and test_ui_lesson plays
+     * the English one through the same player. The release build runs all four. */
+    else cmocka_set_test_filter("course_zh");
 #endif
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

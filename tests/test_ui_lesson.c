@@ -262,6 +262,12 @@ static void every_step_of_every_lesson_en(void **state)
 
 static void every_step_of_every_lesson_zh(void **state)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    /* under the sanitizers (make test-asan) test_ui_course plays the Chinese
+     * course through the same player: the release build plays it here too */
+    (void)state;
+    skip();
+#endif
     fixture *f = *state;
     snprintf(f->app.lesson.lang, sizeof f->app.lesson.lang, "zh");
     /* the Chinese interface, as `attnlab lessons --lang zh` sets it up */

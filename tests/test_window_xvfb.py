@@ -1169,7 +1169,7 @@ def storm_actions(rng, wid, size, n):
 
 
 def storm_run(last=True):
-    """At least a minute of random keys, clicks, wheel turns, drags and resizes, including o and m and
+    """--storm-seconds (30 s in the release build) of random keys, clicks, wheel turns, drags and resizes, including o and m and
     the lessons, while a Pinger times the window's answers to _NET_WM_PING; the longest wait must stay
     under --ping-bound-ms (100 ms in the release build), stretched only for load other processes put on the machine.
     Not last: a wait over the bound is reported, not counted, and False returned (the storm runs again)."""

@@ -31,9 +31,8 @@ import os
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
-from llama import RMSNorm, read_json, read_safetensors
+from llama import Llama, RMSNorm, read_json, read_safetensors
 
 LATENT_EPS = 1e-6   # DeepseekV3RMSNorm's default: HF builds kv_a_layernorm without rms_norm_eps
 
@@ -182,49 +181,10 @@ class Attention(nn.Module):
         return self.o_proj(out)
 
 
-class Layer(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.input_layernorm = RMSNorm(c.d, c.eps)
-        self.self_attn = Attention(c)
-        self.post_attention_layernorm = RMSNorm(c.d, c.eps)
-        self.mlp = nn.Module()
-        self.mlp.gate_proj = nn.Linear(c.d, c.ffn, bias=False)
-        self.mlp.up_proj = nn.Linear(c.d, c.ffn, bias=False)
-        self.mlp.down_proj = nn.Linear(c.ffn, c.d, bias=False)
-
-    def forward(self, x, causal):
-        h = x + self.self_attn(self.input_layernorm(x), causal)
-        n = self.post_attention_layernorm(h)
-        return h + self.mlp.down_proj(F.silu(self.mlp.gate_proj(n)) * self.mlp.up_proj(n))
-
-
-class DeepseekV3(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.c = c
-        self.model = nn.Module()
-        self.model.embed_tokens = nn.Embedding(c.vocab, c.d)
-        self.model.layers = nn.ModuleList(Layer(c) for _ in range(c.layers))
-        self.model.norm = RMSNorm(c.d, c.eps)
-        self.lm_head = nn.Linear(c.d, c.vocab, bias=False)
-        if c.tie:
-            self.lm_head.weight = self.model.embed_tokens.weight
-        for m in self.modules():
-            if isinstance(m, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(m.weight, std=0.02)
-
-    def forward(self, ids):
-        x = self.model.embed_tokens(ids)
-        for layer in self.model.layers:
-            x = layer(x, self.c.causal)
-        return self.lm_head(self.model.norm(x))
-
-    def hf_tensors(self):
-        sd = self.state_dict()
-        if self.c.tie:
-            sd.pop("lm_head.weight")
-        return sd
+class DeepseekV3(Llama):
+    """LlamaForCausalLM's layers, norms, SwiGLU MLP and head (llama.py) with the latent attention above:
+    the tensor names DeepseekV3ForCausalLM's dense layers have."""
+    attention = Attention
 
 
 def load(model_dir):

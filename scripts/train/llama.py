@@ -111,10 +111,12 @@ class Attention(nn.Module):
 
 
 class Layer(nn.Module):
-    def __init__(self, c):
+    """One decoder layer: attention and a SwiGLU MLP, each after an RMSNorm, each added to the residual.
+    `attention` is the attention module's class (deepseek.py passes its latent attention)."""
+    def __init__(self, c, attention=None):
         super().__init__()
         self.input_layernorm = RMSNorm(c.d, c.eps)
-        self.self_attn = Attention(c)
+        self.self_attn = (attention or Attention)(c)
         self.post_attention_layernorm = RMSNorm(c.d, c.eps)
         self.mlp = nn.Module()
         self.mlp.gate_proj = nn.Linear(c.d, c.ffn, bias=False)
@@ -128,12 +130,14 @@ class Layer(nn.Module):
 
 
 class Llama(nn.Module):
+    attention = Attention  # each layer's attention: a subclass names its own (deepseek.DeepseekV3)
+
     def __init__(self, c):
         super().__init__()
         self.c = c
         self.model = nn.Module()
         self.model.embed_tokens = nn.Embedding(c.vocab, c.d)
-        self.model.layers = nn.ModuleList(Layer(c) for _ in range(c.layers))
+        self.model.layers = nn.ModuleList(Layer(c, self.attention) for _ in range(c.layers))
         self.model.norm = RMSNorm(c.d, c.eps)
         self.lm_head = nn.Linear(c.d, c.vocab, bias=False)
         if c.tie:

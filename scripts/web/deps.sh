@@ -88,13 +88,23 @@ for pin in $PINS; do
       emar rcs "$OUT/lib/$lib" "$obj/utf8proc.o"
       cp "$dir/utf8proc.h" "$OUT/include/" ;;
     pcre2)
-      # its own CMake build (config.h, pcre2.h and the character tables), no JIT on wasm
-      emcmake cmake -S "$dir" -B "$obj" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
-        -DPCRE2_BUILD_PCRE2_8=ON -DPCRE2_BUILD_PCRE2_16=OFF -DPCRE2_BUILD_PCRE2_32=OFF -DPCRE2_SUPPORT_JIT=OFF \
-        -DPCRE2_BUILD_PCRE2GREP=OFF -DPCRE2_BUILD_TESTS=OFF -DPCRE2_SUPPORT_LIBZ=OFF -DPCRE2_SUPPORT_LIBBZ2=OFF \
-        -DPCRE2_SUPPORT_LIBEDIT=OFF -DPCRE2_SUPPORT_LIBREADLINE=OFF -DCMAKE_C_FLAGS="$CFLAGS_WASM" >/dev/null
-      cmake --build "$obj" -j2 --target pcre2-8-static >/dev/null
-      cp "$(find "$obj" -name 'libpcre2-8*.a' | head -1)" "$OUT/lib/$lib"
+      # PCRE2's own build without configure or CMake (its NON-AUTOTOOLS-BUILD):
+      # config.h.generic with what its CMake build sets for us (8-bit code units,
+      # Unicode, no JIT: pcre2_jit_compile.c then holds stubs; the default limits
+      # and LF newlines), the distributed character tables, and the source list
+      # that file gives. Its CMake configure alone took a minute under emcc.
+      cp "$dir/src/pcre2.h.generic" "$obj/pcre2.h"
+      { cat "$dir/src/config.h.generic"
+        printf '#define %s 1\n' SUPPORT_PCRE2_8 SUPPORT_UNICODE HAVE_MEMMOVE HAVE_STRERROR HAVE_STDINT_H HAVE_INTTYPES_H
+      } > "$obj/config.h"
+      cp "$dir/src/pcre2_chartables.c.dist" "$obj/pcre2_chartables.c"
+      srcs="auto_possess compile config context convert dfa_match error extuni find_bracket jit_compile maketables
+            match match_data newline ord2utf pattern_info script_run serialize string_utils study substitute substring
+            tables ucd valid_utf xclass"
+      for f in $srcs; do echo "$dir/src/pcre2_$f.c"; done | { cat; echo "$obj/pcre2_chartables.c"; } |
+        xargs -P 2 -I {} sh -c 'emcc $1 -DHAVE_CONFIG_H -DPCRE2_CODE_UNIT_WIDTH=8 -DPCRE2_STATIC -I"$2" -I"$3/src" \
+          -c "$4" -o "$2/$(basename "$4" .c).o"' sh "$CFLAGS_WASM" "$obj" "$dir" {} || die "pcre2: emcc failed"
+      emar rcs "$OUT/lib/$lib" "$obj"/pcre2_*.o
       cp "$obj/pcre2.h" "$OUT/include/" ;;
   esac
 done

@@ -127,7 +127,7 @@ static void print_header(const attn_trace *tr)
     }
     printf("\n");
     print_kv_bytes(tr);
-    if (tr->arch.gemma) print_trace_windows(tr);
+    if (tr->arch.local_window) print_trace_windows(tr);
     if (tr->tokens.rows) print_tokens("tokens", &tr->tokens);
     if (tr->source.rows) print_tokens("source", &tr->source);
     printf("  fully masked query rows:");
@@ -184,11 +184,11 @@ static void info_usage(void)
            "weight is read): a folder without weights, or with broken ones, is refused.\n");
 }
 
-/* Gemma's local layers: which, their window, and what the cache needs once
- * the text is longer than the window (a local layer keeps W positions). */
-static void print_gemma_layers(const attn_model_config *c)
+/* Gemma's and gpt-oss's local layers: which, their window, and what the
+ * cache needs once the text is longer than the window (a local layer keeps
+ * W positions). */
+static void print_local_layers(const attn_model_config *c)
 {
-    const attn_gemma_sizes *g = &c->gemma;
     int local = 0;
     char list[160] = "";
     for (int l = 0; l < c->layers; l++) {
@@ -209,12 +209,29 @@ static void print_gemma_layers(const attn_model_config *c)
     printf("  at its context of %d tokens a cache that keeps only the windows needs %.1f MiB in float32 (%.1f in "
            "BF16), every position of every layer %.1f MiB (as attnlab's generate keeps them)\n", c->max_pos,
            kept / (1 << 20), kept / 2 / (1 << 20), per_layer * c->layers * n / (1 << 20));
+}
+
+/* Gemma's scale, soft-caps and two RoPE bases. */
+static void print_gemma(const attn_model_config *c)
+{
+    const attn_gemma_sizes *g = &c->gemma;
     char cap[2][24] = {"none", "none"};
     if (g->attn_softcap > 0) snprintf(cap[0], sizeof cap[0], "%.6g", g->attn_softcap);
     if (g->final_softcap > 0) snprintf(cap[1], sizeof cap[1], "%.6g", g->final_softcap);
     printf("  scores · query_pre_attn_scalar^-1/2 = %.6g; attn_logit_softcapping %s, final_logit_softcapping %s; "
            "RoPE base %.6g on global layers, %.6g on local ones\n", g->query_scale, cap[0], cap[1], c->theta,
            g->local_theta);
+}
+
+/* gpt-oss's attention additions and its experts (gptoss.h). */
+static void print_gptoss(const attn_model_config *c)
+{
+    const attn_moe_sizes *e = &c->moe;
+    printf("  gpt-oss: a learned sink logit per head (self_attn.sinks: each row of weights sums to 1 - sink_weight)%s; "
+           "every layer a mixture of %d experts of %d features, top %d of the router's logits with a softmax over "
+           "those %d, SwiGLU clamped at swiglu_limit %g (gate above, up both sides), alpha %g\n",
+           c->arch.o_bias ? "; biases on q, k, v and o" : "; no attention biases", e->experts, e->inter, e->top_k,
+           e->top_k, e->limit, e->alpha);
 }
 
 /* What a model's KV cache keeps per token: latent attention's latent and
@@ -240,7 +257,9 @@ static void print_model_kv(const attn_model_config *c)
     if (!c->arch.mla) {
         printf("  KV cache: %.0f B a token (a key and a value per kv head, %d layers, float32; %.0f B in BF16)\n", f32,
                c->layers, f32 / 2);
-        if (c->arch.gemma) print_gemma_layers(c);
+        if (c->arch.local_window) print_local_layers(c);
+        if (c->arch.gemma) print_gemma(c);
+        if (c->arch.kind == ATTN_ARCH_GPT_OSS) print_gptoss(c);
         return;
     }
     const attn_mla_sizes *s = &c->mla;

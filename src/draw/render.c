@@ -817,7 +817,7 @@ static void save_overlay(draw_list *dl, const app_state *app)
         bool cur = k == app->save_menu.choice;
         draw_fill(dl, r.x, r.y, r.w, r.h, cur ? DRAW_PANEL_HI : DRAW_PANEL);
         if (cur) draw_outline(dl, r.x, r.y, r.w, r.h, 1, DRAW_ACCENT);
-        char num[8];
+        char num[12];
         snprintf(num, sizeof num, "%d", k + 1);
         draw_text(dl, num, r.x + u / 2, r.y + (r.h - u) / 2, DRAW_ACCENT);
         draw_text_fit(dl, _(kinds[k]), r.x + 2 * u, r.y + (r.h - u) / 2, r.w - 2 * u - u / 2, cur ? DRAW_WHITE : DRAW_TEXT);

@@ -49,6 +49,12 @@ bool draw_stage_note(const app_state *app, const attn_tensor *t, char *buf, size
                  c->softcap, c->softcap, c->softcap, c->softcap, c->softcap);
         return true;
     case ATTN_STAGE_SINK_WEIGHT:
+        if (app->trace.arch.sinks) { /* gpt-oss: each head's X_h is a weight of the model, not a setting */
+            /* TRANSLATORS: a gpt-oss model's learned sinks; "sink" is the label of the weights' extra column */
+            snprintf(buf, size, "%s", _("each head learned its own sink logit X (self_attn.sinks): its row is the "
+                                        "column “sink” of that head's weights"));
+            return true;
+        }
         if (isinf(c->sink_logit)) return false;
         /* TRANSLATORS: the sink logit X of the trace shown; "sink" is the label of the weights' extra column */
         snprintf(buf, size, _("sink logit X = %g: each head's row is the column “sink” of its weights"),
@@ -56,6 +62,12 @@ bool draw_stage_note(const app_state *app, const attn_tensor *t, char *buf, size
         return true;
     case ATTN_STAGE_WEIGHTS:
     case ATTN_STAGE_WEIGHTS_DROPOUT:
+        if (app->trace.arch.sinks) {
+            /* TRANSLATORS: a gpt-oss model's learned sinks; "sink" is the sink column's label */
+            snprintf(buf, size, "%s", _("each head learned its own sink logit X (self_attn.sinks): the column “sink” "
+                                        "is not a key; with it each row sums to 1"));
+            return true;
+        }
         if (isinf(c->sink_logit) && c->keep_first > 0 && c->sliding_window > 0) {
             /* TRANSLATORS: StreamingLLM: N first keys kept beside a sliding window of W */
             snprintf(buf, size, _("kept first keys: %d, beside a window of %d: every query still sees them "

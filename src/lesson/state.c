@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "engine/model/model.h"
 #include "engine/model/model_run.h"
 #include "engine/run/forward.h"
+#include "engine/trace/nonfinite.h"
 #include "engine/trace/stages.h"
 #include "quiz.h"
 
@@ -506,9 +508,17 @@ static int check_measures(int step, const attn_trace *tr, const attn_config *cfg
             lesson_diag_add(dg, m->line, "{{… | %s}}: %s", m->spec, why);
             bad = 1;
         } else if (!lesson_measure_agrees(m, v)) {
-            lesson_diag_add(dg, m->line, "{{… | %s}}: the text shows %g but step %d%s%s measures %.6g", m->spec,
+            /* a NaN: where the step's trace first holds one says why */
+            char where[300] = "";
+            attn_nonfinite nf;
+            if (!isfinite(v) && attn_nonfinite_find(tr, &nf)) {
+                where[0] = ' ', where[1] = '(';
+                attn_nonfinite_text(tr, &nf, where + 2, sizeof where - 3);
+                strcat(where, ")");
+            }
+            lesson_diag_add(dg, m->line, "{{… | %s}}: the text shows %g but step %d%s%s measures %.6g%s", m->spec,
                             m->shown, step + 1, m->toggle >= 0 ? " toggled: " : "",
-                            m->toggle >= 0 ? attn_compare_at(m->toggle)->compare.name : "", v);
+                            m->toggle >= 0 ? attn_compare_at(m->toggle)->compare.name : "", v, where);
             bad = 1;
         }
     }

@@ -408,9 +408,12 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
      *    would make a broken head look like one that attends to nothing. It
      *    stays NaN, and attn_trace_find_nonfinite names where it began.
      *    With a sink logit X the softmax has one more cell per row, X, dropped
-     *    after it: sink_weight (b,h,s) = e^X / Z, and the row sums to 1 − that. */
+     *    after it: sink_weight (b,h,s) = e^X / Z, and the row sums to 1 − that.
+     *    gpt-oss learns one X_h per head (in->sinks): head h's rows take X_h. */
     attn_op_apply_mask(pre, mask, msc, b, h, s, t);
-    if (isinf(c->sink_logit)) attn_op_softmax(msc, mask, wts, b, h, s, t, c->softmax_guard);
+    if (tr->arch.sinks) attn_op_softmax_sinks(msc, mask, wts, T(tr, ATTN_STAGE_SINK_WEIGHT), b, h, s, t,
+                                              c->softmax_guard, in->sinks);
+    else if (isinf(c->sink_logit)) attn_op_softmax(msc, mask, wts, b, h, s, t, c->softmax_guard);
     else attn_op_softmax_sink(msc, mask, wts, T(tr, ATTN_STAGE_SINK_WEIGHT), b, h, s, t, c->softmax_guard,
                               c->sink_logit);
 
@@ -473,6 +476,7 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
     }
     attn_op_merge_heads(T(tr, ATTN_STAGE_CONTEXT), T(tr, ATTN_STAGE_MERGED), b, h, s, k);
     attn_op_project(T(tr, ATTN_STAGE_MERGED), T(tr, ATTN_STAGE_W_O), T(tr, ATTN_STAGE_OUT), b * s, h * k, d);
+    if (tr->arch.o_bias) attn_op_add_bias(T(tr, ATTN_STAGE_OUT), in->b_o, (size_t)b * s, d);
     if (c->train && c->dropout > 0.0f)
         attn_op_dropout(T(tr, ATTN_STAGE_OUT), T(tr, ATTN_STAGE_OUT), (size_t)b * s * d, c->dropout,
                         attn_dropout_key(c, "output"));
@@ -483,9 +487,10 @@ attn_status attn_attention_run(attn_trace *tr, int layer, const attn_inputs *in,
 {
     attn_inputs none = {0};
     if (!in) in = &none;
-    if ((tr->arch.qkv_bias && (!in->b_q || !in->b_k || !in->b_v)) ||
-        (tr->arch.qk_norm && (!in->q_norm || !in->k_norm)))
-        return attn_fail(err, ATTN_ERR_CONFIG, "layer %d: the architecture's biases or q/k norms were not given", layer);
+    if ((tr->arch.qkv_bias && (!in->b_q || !in->b_k || !in->b_v)) || (tr->arch.o_bias && !in->b_o) ||
+        (tr->arch.sinks && !in->sinks) || (tr->arch.qk_norm && (!in->q_norm || !in->k_norm)))
+        return attn_fail(err, ATTN_ERR_CONFIG, "layer %d: the architecture's biases, sinks or q/k norms were not "
+                         "given", layer);
     attn_status st = fill_inputs(tr, layer, in, err);
     return st ? st : forward(tr, layer, in, err);
 }

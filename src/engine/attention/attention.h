@@ -52,6 +52,9 @@ typedef struct {
     const attn_wmat *w_stored[4]; /* or W_Q, W_K, W_V, W_O as a checkpoint stores them, (out, in), in
                                    * their own dtype: widened and transposed into the trace's (in, out) */
     const float *b_q, *b_k, *b_v; /* (h*k), (g*k), (g*k): with tr->arch.qkv_bias */
+    const float *b_o;             /* (d): with tr->arch.o_bias (gpt-oss), out = merged · W_O + b_O */
+    const float *sinks;           /* (h): with tr->arch.sinks, each query head's learned sink logit X_h
+                                   * (gpt-oss), in place of the config's one sink_logit for all heads */
     const float *q_norm, *k_norm; /* (k) gains: with tr->arch.qk_norm */
     double qk_eps;                /* their RMSNorm's ε */
     const float *x;      /* (b, s, d) */

@@ -448,15 +448,17 @@ static bool row_fully_masked(const float *m, int t)
     return t > 0;
 }
 
-/* Both softmaxes: sink NULL and X = −∞ for the plain one. */
+/* Both softmaxes: sink NULL and X = −∞ for the plain one; Xh (h), when
+ * given, each head's own sink logit in place of X. */
 static void softmax_rows(const float *x, const float *mask, float *y, float *sink, int b, int h, int s, int t,
-                         bool guard, float X)
+                         bool guard, float X0, const float *Xh)
 {
     size_t rows = (size_t)b * h * s;
     #pragma omp parallel for if (rows * t > 16384)
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * t;
         float *yr = y + r * t;
+        float X = Xh ? Xh[r / (size_t)s % (size_t)h] : X0; /* row r is (bi, head, i) */
         float mx = X; /* the sink's logit is one more cell of the row */
         #pragma omp simd reduction(max : mx)
         for (int j = 0; j < t; j++) mx = xr[j] > mx ? xr[j] : mx; /* a NaN is skipped here, not below */
@@ -479,13 +481,19 @@ static void softmax_rows(const float *x, const float *mask, float *y, float *sin
 
 void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, int s, int t, bool guard)
 {
-    softmax_rows(x, mask, y, NULL, b, h, s, t, guard, -INFINITY);
+    softmax_rows(x, mask, y, NULL, b, h, s, t, guard, -INFINITY, NULL);
 }
 
 void attn_op_softmax_sink(const float *x, const float *mask, float *y, float *sink, int b, int h, int s, int t,
                           bool guard, float X)
 {
-    softmax_rows(x, mask, y, sink, b, h, s, t, guard, X);
+    softmax_rows(x, mask, y, sink, b, h, s, t, guard, X, NULL);
+}
+
+void attn_op_softmax_sinks(const float *x, const float *mask, float *y, float *sink, int b, int h, int s, int t,
+                           bool guard, const float *X)
+{
+    softmax_rows(x, mask, y, sink, b, h, s, t, guard, -INFINITY, X);
 }
 
 void attn_op_dropout(const float *x, float *y, size_t n, float p, uint64_t key)

@@ -148,6 +148,10 @@ void attn_op_softmax(const float *x, const float *mask, float *y, int b, int h, 
  * A NaN score still makes the row NaN. X = −∞ is the plain softmax, sink 0. */
 void attn_op_softmax_sink(const float *x, const float *mask, float *y, float *sink, int b, int h, int s, int t,
                           bool guard, float X);
+/* The same with one X per head: X (h), head hh's rows (bi, hh, ·) taking
+ * X[hh] (gpt-oss's learned sinks, self_attn.sinks). */
+void attn_op_softmax_sinks(const float *x, const float *mask, float *y, float *sink, int b, int h, int s, int t,
+                           bool guard, const float *X);
 
 /* y[j] = e^(x[j] − mx) for x[j] ≤ mx, the softmax's vectorised exp (−∞ gives
  * exactly 0, NaN stays NaN); returns Σ y. x, y: (t). The tiled path's. */

@@ -31,11 +31,12 @@ static const struct {
     {ATTN_ARCH_GEMMA3, "Gemma3ForCausalLM", "gemma3_text"},
     {ATTN_ARCH_OLMO2, "Olmo2ForCausalLM", "olmo2"},
     {ATTN_ARCH_SMOLLM3, "SmolLM3ForCausalLM", "smollm3"},
+    {ATTN_ARCH_GPT_OSS, "GptOssForCausalLM", "gpt_oss"},
 };
 #define N_ARCHS (sizeof ARCHS / sizeof ARCHS[0])
 #define SUPPORTED "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, " \
                   "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, " \
-                  "Olmo2ForCausalLM, SmolLM3ForCausalLM"
+                  "Olmo2ForCausalLM, SmolLM3ForCausalLM, GptOssForCausalLM"
 
 const char *attn_arch_name(attn_arch_kind kind)
 {
@@ -196,12 +197,30 @@ static attn_status rope_scaling(const cJSON *root, attn_rope_scaling *r, attn_er
     return ATTN_OK;
 }
 
+/* gpt-oss's RoPE: rope_scaling as every family's (above), or transformers
+ * v5's rope_parameters. Neither given, GptOssConfig fills in YaRN (factor
+ * 32 over 4096 positions), which this engine does not run yet: refused
+ * rather than run as plain RoPE. */
+static attn_status gptoss_rope(const cJSON *root, attn_model_config *c, attn_error *err)
+{
+    const cJSON *v5 = cJSON_GetObjectItemCaseSensitive(root, "rope_parameters");
+    if (v5 && !cJSON_IsNull(v5)) return ATTN_OK; /* read after rope_theta (attn_model_config_rope_parameters) */
+    if (!cJSON_GetObjectItemCaseSensitive(root, "rope_scaling"))
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling is absent, and GptOssConfig then runs YaRN "
+                         "(factor 32), which this engine does not run yet; give \"rope_scaling\": null for plain RoPE");
+    return rope_scaling(root, &c->arch.rope_scaling, err);
+}
+
 /* What each architecture adds, and the options this engine does not compute. */
 static attn_status arch_options(const cJSON *root, attn_model_config *c, attn_error *err)
 {
     attn_arch *a = &c->arch;
     const char *act;
     if (a->kind == ATTN_ARCH_GEMMA2 || a->kind == ATTN_ARCH_GEMMA3) return ATTN_OK; /* model_config_gemma.c */
+    if (a->kind == ATTN_ARCH_GPT_OSS) { /* the rest: model_config_gptoss.c */
+        attn_status st = attn_model_config_gptoss_refuse(root, err);
+        return st ? st : gptoss_rope(root, c, err);
+    }
     bool mlp_bias, attention_bias, use_window;
     attn_status st;
     if ((st = json_bool(root, "mlp_bias", false, &mlp_bias, err)) ||
@@ -246,6 +265,7 @@ static attn_status sizes(const cJSON *root, attn_model_config *c, attn_error *er
         return attn_model_config_mla(root, c, err); /* its heads are sized by their own keys */
     if (c->arch.kind == ATTN_ARCH_GEMMA2 || c->arch.kind == ATTN_ARCH_GEMMA3)
         return attn_model_config_gemma(root, c, err);
+    if (c->arch.kind == ATTN_ARCH_GPT_OSS) return attn_model_config_gptoss(root, c, err);
     /* Qwen3's head_dim defaults to 128 (its config class's default); the others' to d / h */
     int def = c->arch.kind == ATTN_ARCH_QWEN3 ? 128 : c->d / c->heads;
     if (c->arch.kind == ATTN_ARCH_QWEN2) c->head_dim = def;
@@ -268,12 +288,14 @@ static attn_status numbers(const cJSON *root, attn_model_config *c, attn_error *
     const cJSON *mp = cJSON_GetObjectItemCaseSensitive(root, "max_position_embeddings");
     /* DeepseekV3Config's context is 4096 when absent; the others' 2048 */
     attn_arch_kind kind = c->arch.kind;
+    bool oss = kind == ATTN_ARCH_GPT_OSS; /* GptOssConfig: 131072 positions, ε 1e-5, θ 150000 */
     double max_pos = kind == ATTN_ARCH_DEEPSEEK_V3 ? 4096 : kind == ATTN_ARCH_GEMMA2 ? 8192
-                   : kind == ATTN_ARCH_GEMMA3 ? 131072 : 2048;
+                   : kind == ATTN_ARCH_GEMMA3 || oss ? 131072 : 2048;
     attn_status st;
     if ((st = json_real(root, "max_position_embeddings", "max_position_embeddings", max_pos, &max_pos, err)) ||
-        (st = json_real(root, "rms_norm_eps", "rms_norm_eps", 1e-6, &c->eps, err)) ||
-        (st = json_real(root, "rope_theta", "rope_theta", kind == ATTN_ARCH_GEMMA3 ? 1e6 : 10000.0, &c->theta, err)) ||
+        (st = json_real(root, "rms_norm_eps", "rms_norm_eps", oss ? 1e-5 : 1e-6, &c->eps, err)) ||
+        (st = json_real(root, "rope_theta", "rope_theta", kind == ATTN_ARCH_GEMMA3 ? 1e6 : oss ? 150000.0 : 10000.0,
+                        &c->theta, err)) ||
         (st = json_bool(root, "tie_word_embeddings", c->arch.gemma, &c->tied, err)) ||
         /* attnlab's own key: a model trained without the causal mask runs without it unless asked */
         (st = json_bool(root, "attnlab_causal", true, &c->causal, err)) ||
@@ -315,6 +337,7 @@ attn_status attn_model_config_parse(const char *text, size_t len, attn_model_con
         st = numbers(root, c, err);
     if (!st && c->arch.kind == ATTN_ARCH_OLMO2) st = attn_model_config_olmo2(root, c, err);
     if (!st && c->arch.kind == ATTN_ARCH_SMOLLM3) st = attn_model_config_smollm3(root, c, err);
+    if (!st && c->arch.kind == ATTN_ARCH_GPT_OSS) st = attn_model_config_rope_parameters(root, c, err);
     cJSON_Delete(root);
     return st;
 }

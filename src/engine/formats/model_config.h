@@ -23,13 +23,15 @@ typedef struct {
     int v_dim;        /* v_head_dim: each head's value width (equal to nope_dim here) */
 } attn_mla_sizes;
 
-/* DeepSeek's mixture of experts (zero when every layer is dense). HF's names. */
+/* DeepSeek's and gpt-oss's mixture of experts (zero when every layer is dense). HF's names. */
 typedef enum {
     ATTN_ROUTE_GREEDY = 0,       /* V2 topk_method "greedy": the top k of softmax(router logits) */
     ATTN_ROUTE_GROUP_LIMITED,    /* V2 "group_limited_greedy": the same within the topk_group groups
                                   * whose best expert scores highest */
-    ATTN_ROUTE_SIGMOID_GROUPS    /* V3: sigmoid scores, plus e_score_correction_bias for the choice,
+    ATTN_ROUTE_SIGMOID_GROUPS,   /* V3: sigmoid scores, plus e_score_correction_bias for the choice,
                                   * groups ranked by the sum of their two best */
+    ATTN_ROUTE_TOPK_SOFTMAX      /* gpt-oss: the top k of the router's logits (with its bias), their
+                                  * weights a softmax over those k only */
 } attn_route_method;
 
 typedef struct {
@@ -43,6 +45,8 @@ typedef struct {
     double scale;     /* routed_scaling_factor */
     bool norm_topk;   /* norm_topk_prob: the k weights divided by their sum (V3 only: HF's V2 ignores it) */
     attn_route_method method;
+    double limit;     /* gpt-oss's swiglu_limit: gate clamped above, up to [−limit, limit] */
+    double alpha;     /* gpt-oss's sigmoid gain in gate · σ(α · gate) (swiglu_alpha, 1.702) */
 } attn_moe_sizes;
 
 /* Gemma 2 and 3's numbers (model_config_gemma.c; zero for the others); which
@@ -106,6 +110,16 @@ attn_status attn_model_config_gemma(const struct cJSON *root, attn_model_config 
  * transformers v5's rope_parameters {rope_type "default", rope_theta} and
  * refuse quantization_config (attn_model_config_refuse_common). Errors start
  * "config.json: " and name the key. */
+/* For model_config.c: gpt-oss's keys (model_config_gptoss.c) into c, whose
+ * vocab, d, layers, heads and ffn are read: head_dim and kv heads with
+ * GptOssConfig's defaults, the biases and sinks, which layers are local and
+ * their window, the experts and their clamped SwiGLU, and the refusals (an
+ * MXFP4 checkpoint among them). Errors start "config.json: " and name the key. */
+attn_status attn_model_config_gptoss(const struct cJSON *root, attn_model_config *c, attn_error *err);
+/* Its refusals that come before any size is read (quantization_config: MXFP4 named;
+ * partial_rotary_factor), so a published folder is told about its weights first. */
+attn_status attn_model_config_gptoss_refuse(const struct cJSON *root, attn_error *err);
+
 attn_status attn_model_config_olmo2(const struct cJSON *root, attn_model_config *c, attn_error *err);
 attn_status attn_model_config_smollm3(const struct cJSON *root, attn_model_config *c, attn_error *err);
 attn_status attn_model_config_rope_parameters(const struct cJSON *root, attn_model_config *c, attn_error *err);

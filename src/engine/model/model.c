@@ -127,6 +127,9 @@ typedef struct {
     int64_t rows, cols;
     float **vec;
     attn_wmat *mat;
+    int64_t planes; /* > 0: a stack (planes, rows, cols) of matrices (gpt-oss's experts), or of vectors
+                     * (planes, rows) copied whole; each matrix's view at mat[p · step] */
+    int step;
 } wanted;
 
 enum { MAX_PER_LAYER = 14 }; /* a dense layer's; a MoE layer adds its router, experts and shared MLP */
@@ -135,10 +138,14 @@ enum { MAX_PER_LAYER = 14 }; /* a dense layer's; a MoE layer adds its router, ex
  * layer's expert views go while only checking (3·E). */
 static size_t plan_room(const attn_model_config *c) { return MAX_PER_LAYER + 2 + 3 * (size_t)c->arch.experts; }
 
-static size_t count_of(const wanted *w) { return (size_t)w->rows * (size_t)(w->cols ? w->cols : 1); }
+static size_t count_of(const wanted *w)
+{
+    return (size_t)(w->planes ? w->planes : 1) * (size_t)w->rows * (size_t)(w->cols ? w->cols : 1);
+}
 
-#define W_(vec_, mat_, r_, c_, ...) (snprintf(w[n].name, sizeof w[n].name, __VA_ARGS__), \
+#define W_(vec_, mat_, r_, c_, ...) (snprintf(w[n].name, sizeof w[n].name, __VA_ARGS__), w[n].planes = 0, \
                                      w[n].rows = (r_), w[n].cols = (c_), w[n].vec = (vec_), w[n].mat = (mat_), n++)
+#define STACK(p_, step_) (w[n - 1].planes = (p_), w[n - 1].step = (step_))
 #define VEC(dst_, r_, ...) W_(dst_, NULL, r_, 0, __VA_ARGS__)
 #define MAT(dst_, r_, c_, ...) W_(NULL, dst_, r_, c_, __VA_ARGS__)
 
@@ -184,6 +191,22 @@ static int moe_plan(const attn_model_config *c, int l, attn_model_layer *L, attn
     return n;
 }
 
+/* Layer l's gpt-oss mixture of experts (gptoss.h): the router with its bias,
+ * and the experts as HF stacks them, E matrices a tensor, stored (in, out);
+ * expert e's views to xp[2e] (gate_up) and xp[2e + 1] (down). */
+static int gptoss_moe_plan(const attn_model_config *c, int l, attn_model_layer *L, attn_wmat *xp, wanted *w, int n)
+{
+    int64_t d = c->d, I = c->moe.inter, E = c->moe.experts;
+    MAT(&L->w_router, E, d, "model.layers.%d.mlp.router.weight", l);
+    VEC(&L->router_bias, E, "model.layers.%d.mlp.router.bias", l);
+    L->experts = xp;
+    MAT(&xp[0], d, 2 * I, "model.layers.%d.mlp.experts.gate_up_proj", l), STACK(E, 2);
+    VEC(&L->gate_up_bias, 2 * I, "model.layers.%d.mlp.experts.gate_up_proj_bias", l), STACK(E, 0);
+    MAT(&xp[1], I, d, "model.layers.%d.mlp.experts.down_proj", l), STACK(E, 2);
+    VEC(&L->down_bias, d, "model.layers.%d.mlp.experts.down_proj_bias", l), STACK(E, 0);
+    return n;
+}
+
 /* Layer l's weights, each to its field of L (a MoE layer's expert views to xp). */
 static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, attn_wmat *xp, wanted *w)
 {
@@ -202,6 +225,8 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, at
             VEC(&L->b_k, kv, "model.layers.%d.self_attn.k_proj.bias", l);
             VEC(&L->b_v, kv, "model.layers.%d.self_attn.v_proj.bias", l);
         }
+        if (c->arch.o_bias) VEC(&L->b_o, d, "model.layers.%d.self_attn.o_proj.bias", l);
+        if (c->arch.sinks) VEC(&L->sinks, c->heads, "model.layers.%d.self_attn.sinks", l);
         if (c->arch.qk_norm) { /* per head (k), or OLMo 2's over the whole projection (h·k, g·k) */
             VEC(&L->q_norm, c->arch.qk_norm_whole ? q : c->head_dim, "model.layers.%d.self_attn.q_norm.weight", l);
             VEC(&L->k_norm, c->arch.qk_norm_whole ? kv : c->head_dim, "model.layers.%d.self_attn.k_norm.weight", l);
@@ -217,7 +242,8 @@ static int layer_plan(const attn_model_config *c, int l, attn_model_layer *L, at
     } else {
         VEC(&L->mlp_norm, d, "model.layers.%d.post_attention_layernorm.weight", l);
     }
-    if (attn_arch_layer_moe(&c->arch, l)) return moe_plan(c, l, L, xp, w, n);
+    if (attn_arch_layer_moe(&c->arch, l))
+        return c->moe.method == ATTN_ROUTE_TOPK_SOFTMAX ? gptoss_moe_plan(c, l, L, xp, w, n) : moe_plan(c, l, L, xp, w, n);
     MAT(&L->w_gate, f, d, "model.layers.%d.mlp.gate_proj.weight", l);
     MAT(&L->w_up, f, d, "model.layers.%d.mlp.up_proj.weight", l);
     MAT(&L->w_down, d, f, "model.layers.%d.mlp.down_proj.weight", l);
@@ -235,15 +261,26 @@ static int global_plan(attn_model *m, wanted *w)
     return n;
 }
 #undef W_
+#undef STACK
 #undef VEC
 #undef MAT
 
 static attn_status check_entry(const attn_ckpt *ck, const wanted *w, attn_error *err)
 {
     const attn_st_entry *e = attn_ckpt_find(ck, w->name, NULL);
+    char blocks[ATTN_ST_MAX_NAME + 8];
+    snprintf(blocks, sizeof blocks, "%s_blocks", w->name);
+    if (!e && attn_ckpt_find(ck, blocks, NULL)) /* gpt-oss as published: its experts in MXFP4 */
+        return attn_fail(err, ATTN_ERR_FORMAT, "weights: '%s' is stored as MXFP4 ('%s', '_scales'), which is not "
+                         "read; use a BF16, F16 or F32 copy of the weights", w->name, blocks);
     if (!e) return attn_fail(err, ATTN_ERR_FORMAT, "weights: tensor '%s' is missing", w->name);
-    bool ok = w->cols ? e->ndim == 2 && e->shape[0] == w->rows && e->shape[1] == w->cols
-                      : e->ndim == 1 && e->shape[0] == w->rows;
+    int64_t dims[3];
+    int nd = 0;
+    if (w->planes) dims[nd++] = w->planes;
+    dims[nd++] = w->rows;
+    if (w->cols) dims[nd++] = w->cols;
+    bool ok = e->ndim == nd;
+    for (int i = 0; ok && i < nd; i++) ok = e->shape[i] == dims[i];
     if (ok) return ATTN_OK;
     char got[64] = "(", want[48];
     for (int i = 0; i < e->ndim; i++) {
@@ -251,8 +288,12 @@ static attn_status check_entry(const attn_ckpt *ck, const wanted *w, attn_error 
         snprintf(got + len, sizeof got - len, "%s%lld", i ? ", " : "", (long long)e->shape[i]);
     }
     strncat(got, ")", sizeof got - strlen(got) - 1);
-    if (w->cols) snprintf(want, sizeof want, "(%lld, %lld)", (long long)w->rows, (long long)w->cols);
-    else snprintf(want, sizeof want, "(%lld)", (long long)w->rows);
+    want[0] = '(', want[1] = '\0';
+    for (int i = 0; i < nd; i++) {
+        size_t len = strlen(want);
+        snprintf(want + len, sizeof want - len, "%s%lld", i ? ", " : "", (long long)dims[i]);
+    }
+    strncat(want, ")", sizeof want - strlen(want) - 1);
     return attn_fail(err, ATTN_ERR_FORMAT, "%s: '%s' has shape %s but config.json needs %s",
                      attn_ckpt_where(ck, w->name), w->name, got, want);
 }
@@ -331,7 +372,11 @@ static attn_status check_numbers(attn_model *m, wanted *w, attn_wmat *xp, attn_e
             float v;
             char where[48];
             attn_st_copy_f32_range(f, e, at, 1, &v);
-            if (cols) snprintf(where, sizeof where, "[%zu, %zu]", at / cols, at % cols);
+            size_t plane = (size_t)w[i].rows * (cols ? cols : 1);
+            if (w[i].planes && cols)
+                snprintf(where, sizeof where, "[%zu, %zu, %zu]", at / plane, at % plane / cols, at % cols);
+            else if (w[i].planes) snprintf(where, sizeof where, "[%zu, %zu]", at / plane, at % plane);
+            else if (cols) snprintf(where, sizeof where, "[%zu, %zu]", at / cols, at % cols);
             else snprintf(where, sizeof where, "[%zu]", at);
             return attn_fail(err, ATTN_ERR_FORMAT, "%s: tensor '%s' holds %s at %s: a model's weights must all be "
                              "numbers", attn_ckpt_where(&m->ckpt, w[i].name), w[i].name,
@@ -368,14 +413,20 @@ static float *place_all(const attn_ckpt *ck, const wanted *w, int n, float *p)
     for (int i = 0; i < n; i++) {
         const attn_st_file *f;
         const attn_st_entry *e = attn_ckpt_find(ck, w[i].name, &f);
-        int rows = (int)w[i].rows, cols = (int)w[i].cols;
+        int rows = (int)w[i].rows, cols = (int)w[i].cols, planes = w[i].planes ? (int)w[i].planes : 1;
+        size_t plane = (size_t)rows * cols;
         if (!copied(f, e, &w[i])) {
-            *w[i].mat = attn_wmat_view(f->data + e->begin, e->dtype, rows, cols);
+            for (int k = 0; k < planes; k++)
+                w[i].mat[(size_t)k * w[i].step] = attn_wmat_view(f->data + e->begin + k * plane *
+                                                                 (size_t)attn_st_dtype_size(e->dtype),
+                                                                 e->dtype, rows, cols);
             continue;
         }
         attn_st_copy_f32(f, e, p);
         if (w[i].vec) *w[i].vec = p;
-        else *w[i].mat = attn_wmat_view(p, ATTN_ST_F32, rows, cols);
+        else
+            for (int k = 0; k < planes; k++)
+                w[i].mat[(size_t)k * w[i].step] = attn_wmat_view(p + k * plane, ATTN_ST_F32, rows, cols);
         p += count_of(&w[i]);
     }
     return p;

@@ -7,6 +7,7 @@
  * window), Qwen2ForCausalLM (q, k, v biases), Qwen3ForCausalLM (per-head
  * q and k norms), DeepSeek-V2/V3 (latent attention, deepseek.h),
  * with its mixture-of-experts layers (moe.h),
+ * GptOssForCausalLM (learned sinks, biases, local layers and experts: gptoss.h),
  * Olmo2ForCausalLM (q and k norms over the whole projection; norms after each
  * sublayer instead of before), SmolLM3ForCausalLM (layers without RoPE) and
  * Gemma 2 and 3 (local and global layers, norms before and after each
@@ -88,6 +89,13 @@ typedef struct {
                                          * down_proj (d, I) at [3e], [3e+1], [3e+2]; in attn_model.experts */
     attn_wmat w_sh_gate, w_sh_up;       /* (S·I, d) mlp.shared_experts.*; none when S = 0 */
     attn_wmat w_sh_down;                /* (d, S·I) */
+    /* gpt-oss (gptoss.h; E = num_local_experts, I = intermediate_size): */
+    float *b_o;                         /* (d) o_proj's bias (attention_bias), else NULL */
+    float *sinks;                       /* (h) self_attn.sinks: each query head's sink logit */
+    float *gate_up_bias, *down_bias;    /* (E, 2I), (E, d): the experts' biases; router_bias is
+                                         * mlp.router.bias (E) and w_router mlp.router.weight (E, d).
+                                         * experts: [2e] gate_up_proj[e] (d, 2I) and [2e+1] down_proj[e]
+                                         * (I, d), each stored (in, out): y = x · W, not x · Wᵀ */
 } attn_model_layer;
 
 typedef struct attn_model {

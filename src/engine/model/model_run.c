@@ -13,7 +13,8 @@
  *   mlp_norm = resid_mid (no norm), resid_out = resid_mid + RMSNorm(mlp_out) ⊙ g_post_ff;
  * SmolLM3's NoPE layers skip RoPE (attention.c); a DeepSeek mixture-of-experts
  * layer replaces gate, up and act with router_scores and expert_weights (b, s, E)
- * and mlp_out with its experts' weighted sum (moe.h).
+ * and mlp_out with its experts' weighted sum (moe.h; gpt-oss's: gptoss.h, whose
+ * attention adds o's bias and a learned sink per head, its local layers a window).
  * then final_norm = RMSNorm(resid_out) ⊙ g, logits = final_norm · W_lmᵀ
  * (b, s, V) and probs = softmax(logits), those two computed for the rows a
  * reader asks for (head.h). */
@@ -28,6 +29,7 @@
 #include "engine/base/utf8.h"
 #include "engine/model/deepseek.h"
 #include "engine/model/gemma.h"
+#include "engine/model/gptoss.h"
 #include "engine/model/head.h"
 #include "engine/model/moe.h"
 
@@ -191,6 +193,7 @@ attn_status attn_model_run_config(const attn_model *m, const attn_config *cfg, a
     if (!run->sliding_window) run->sliding_window = m->cfg.sliding_window; /* Mistral's, unless set */
     st = m->cfg.arch.mla     ? attn_deepseek_run_config(m, run, err)
        : m->cfg.arch.gemma ? attn_gemma_run_config(m, run, err)
+       : m->cfg.arch.kind == ATTN_ARCH_GPT_OSS ? attn_gptoss_run_config(m, run, err)
                            : attn_config_check_scores(run, true, err);
     if (st) attn_config_free(run);
     return st;
@@ -238,6 +241,7 @@ static attn_stage_ctx model_stage_ctx(const attn_trace *tr)
     attn_stage_ctx ctx = attn_config_stage_ctx(&tr->cfg, &tr->dims);
     ctx.qk_norm = tr->arch.qk_norm;
     ctx.q_lora = tr->arch.q_lora;
+    ctx.sink = ctx.sink || tr->arch.sinks; /* gpt-oss: sink_weight in every layer */
     ctx.moe_layers = tr->arch.experts && tr->arch.moe_from < tr->n_layers ? tr->n_layers - tr->arch.moe_from : 0;
     return ctx;
 }
@@ -347,14 +351,18 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_in
     ai->w_stored[0] = &W->w_q, ai->w_stored[1] = &W->w_k, ai->w_stored[2] = &W->w_v, ai->w_stored[3] = &W->w_o;
     ai->x = xbuf;
     ai->b_q = W->b_q, ai->b_k = W->b_k, ai->b_v = W->b_v, ai->q_norm = W->q_norm, ai->k_norm = W->k_norm;
+    ai->b_o = W->b_o, ai->sinks = W->sinks;
     ai->qk_eps = m->cfg.eps;
     attn_deepseek_layer mla = {0};
     attn_gemma_layer_set saved;
     bool gemma = m->cfg.arch.gemma; /* gemma.h: its window, RoPE and post-norms */
     attn_status st = m->cfg.arch.mla ? attn_deepseek_inputs(m, l, xbuf, (int)rows, ai, &mla, err) : ATTN_OK;
+    int window = tr->cfg.sliding_window; /* gpt-oss: the layer's own window (local) or none (global) */
     if (gemma) attn_gemma_layer_enter(m, l, &tr->cfg, &tr->arch, &saved);
+    else if (m->cfg.arch.local_window) tr->cfg.sliding_window = m->cfg.arch.local[l] ? m->cfg.arch.local_window : 0;
     if (!st) st = attn_attention_run(tr, l, ai, err);
     if (gemma) attn_gemma_layer_restore(&tr->cfg, &tr->arch, &saved);
+    tr->cfg.sliding_window = window;
     attn_deepseek_free(&mla);
     if (st) return st;
     /* OLMo 2 and Gemma: xbuf, free once x is the trace's, holds RMSNorm(out) ⊙ g_post_attn */
@@ -367,8 +375,10 @@ static attn_status run_layer(const attn_model *m, attn_trace *tr, int l, attn_in
     if (post) memcpy(norm2, mid, n * sizeof *norm2);
     else attn_op_rmsnorm(mid, W->mlp_norm, norm2, rows, d->d, m->cfg.eps);
     if (attn_arch_layer_moe(&m->cfg.arch, l)) { /* the router's choice, the chosen experts, the shared one */
-        st = attn_moe_run(m, l, norm2, (int)rows, mlp, D(tr, l, ATTN_STAGE_ROUTER_SCORES),
-                          D(tr, l, ATTN_STAGE_EXPERT_WEIGHTS), err);
+        bool oss = m->cfg.moe.method == ATTN_ROUTE_TOPK_SOFTMAX; /* gpt-oss's router and experts */
+        st = (oss ? attn_gptoss_moe_run : attn_moe_run)(m, l, norm2, (int)rows, mlp,
+                                                         D(tr, l, ATTN_STAGE_ROUTER_SCORES),
+                                                         D(tr, l, ATTN_STAGE_EXPERT_WEIGHTS), err);
         if (st) return st;
     } else if (attn_wmat_product(&W->w_gate, norm2, (int)rows, gate) ||
                attn_wmat_product(&W->w_up, norm2, (int)rows, up)) {

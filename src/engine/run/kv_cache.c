@@ -358,7 +358,7 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
     const attn_model_config *mc = &m->cfg;
     if (id < 0 || id >= mc->vocab)
         return attn_fail(err, ATTN_ERR_CONFIG, "token id %d is outside %s's vocabulary", id, m->name);
-    if (c->latent) return attn_kv_latent_pass(c, m, run, &id, 1, logits, err);
+    if (c->latent || mc->arch.sinks) return attn_kv_latent_pass(c, m, run, &id, 1, logits, err); /* gpt-oss too */
     attn_status st = attn_kv_reserve(c, c->n + 1, err);
     if (st) return st;
     int pos = c->n, t = pos + 1, bad = 0;

@@ -81,7 +81,8 @@ attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_co
 /* The latent cache's step and prefill (kv_latent.c): n tokens ids at positions
  * c->n … as one traced pass over the cache; appends them, writes the last
  * position's logits (V). attn_kv_step and attn_kv_prefill call it for a
- * latent cache. */
+ * latent cache, and for gpt-oss's keys and values (its sinks, o's bias and
+ * experts are the traced layer's, not the fused step's). */
 attn_status attn_kv_latent_pass(attn_kv_cache *c, const attn_model *m, const attn_config *run, const int *ids, int n,
                                 float *logits, attn_error *err);
 

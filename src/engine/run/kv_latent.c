@@ -5,7 +5,9 @@
  * 512 + 64 values a token a layer instead of 2 · 128 heads · 128. A step
  * runs the new tokens as a traced pass whose past is that cache
  * (model_run.h's attn_model_past): mla.c reads the cached rows where a full
- * pass would compute them, so the step's numbers are the full pass's. */
+ * pass would compute them, so the step's numbers are the full pass's.
+ * gpt-oss's cache (keys and values, as a Llama's) is run the same way: its
+ * learned sinks, o's bias and experts are the traced layer's (gptoss.h). */
 #include "kv_cache.h"
 
 #include <stdlib.h>
@@ -29,7 +31,9 @@ attn_status attn_kv_latent_pass(attn_kv_cache *c, const attn_model *m, const att
         return st;
     }
     cfg.past = P;
-    attn_model_past past = {(const float *const *)c->x, (const float *const *)c->keys, NULL, 0};
+    /* a latent cache's keys are [c_kv | k_pe]; gpt-oss's are keys and values with room to grow */
+    attn_model_past past = {(const float *const *)c->x, (const float *const *)c->keys,
+                            c->latent ? NULL : (const float *const *)c->values, c->latent ? 0 : c->cap};
     attn_trace tr;
     st = attn_model_trace_ids(m, &cfg, all, total, P ? &past : NULL, &tr, err);
     free(all);

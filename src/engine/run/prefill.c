@@ -278,7 +278,7 @@ attn_status attn_kv_prefill(attn_kv_cache *c, const attn_model *m, const attn_co
                             float *logits, attn_error *err)
 {
     const attn_model_config *mc = &m->cfg;
-    if (c->latent) return attn_kv_latent_pass(c, m, run, ids, n, logits, err);
+    if (c->latent || m->cfg.arch.sinks) return attn_kv_latent_pass(c, m, run, ids, n, logits, err);
     if (n < 1) return attn_fail(err, ATTN_ERR_CONFIG, "no tokens to run");
     if (c->n + n > mc->max_pos)
         return attn_fail(err, ATTN_ERR_CONFIG, "text: %d tokens, more than %s's %d positions", c->n + n, m->name,

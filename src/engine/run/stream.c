@@ -45,6 +45,10 @@ attn_status attn_stream_check(const attn_model *m, const attn_stream_opts *o, at
     if (m->cfg.arch.gemma && o->policy != ATTN_STREAM_ALL)
         return attn_fail(err, ATTN_ERR_CONFIG, "%s: the evicting cache (window, sink) does not handle Gemma's local "
                          "and global layers yet; use --policy all", m->name);
+    /* gpt-oss's steps are traced passes over the whole cache (kv_latent.c), which evicts nothing */
+    if (m->cfg.arch.sinks && o->policy != ATTN_STREAM_ALL)
+        return attn_fail(err, ATTN_ERR_CONFIG, "%s: the evicting cache (window, sink) does not handle gpt-oss's "
+                         "learned sinks and local layers yet; use --policy all", m->name);
     if (o->policy == ATTN_STREAM_ALL) return ATTN_OK;
     if (o->window < 1) return attn_fail(err, ATTN_ERR_CONFIG, "--window %d: the window keeps at least 1 position",
                                         o->window);

@@ -4,8 +4,8 @@
  * read here (any other is refused by name when the file is loaded):
  *
  *   text → split at added tokens (kept whole) → normalizer (Lowercase, NFC,
- *   NFKC, Prepend, Replace, Sequence) → pre-tokenizer (ByteLevel, Metaspace,
- *   Split, Whitespace, WhitespaceSplit, Sequence) → model (WordLevel, or BPE:
+ *   NFKC, Prepend, Replace, Sequence) → pre-tokenizer (ByteLevel, Digits,
+ *   Metaspace, Split, Whitespace, WhitespaceSplit, Sequence) → model (WordLevel, or BPE:
  *   each piece's characters merged pair by pair in the order of the merges
  *   list, unknown characters as their "<0xXX>" bytes with byte_fallback) →
  *   post-processor (TemplateProcessing: the BOS it puts first; ByteLevel) → ids

@@ -18,7 +18,8 @@
 
 /* A string → int table (open addressing, FNV-1a): the vocabulary, the merge ranks. */
 typedef struct {
-    char **key; /* cap slots, NULL: empty */
+    char **key;     /* cap slots, NULL: empty */
+    uint64_t *hash; /* each key's hash: a probe compares it before the strings, a growth reuses it */
     int *val;
     size_t cap, n;
 } attn_tok_map;
@@ -58,7 +59,7 @@ typedef struct {
 /* How Split treats what its pattern matches (HF's SplitDelimiterBehavior). */
 typedef enum { TOK_ISOLATED, TOK_REMOVED, TOK_MERGED_PREVIOUS, TOK_MERGED_NEXT, TOK_CONTIGUOUS } attn_tok_behavior;
 
-/* A pre-tokenizer step. Whitespace and WhitespaceSplit are Splits. */
+/* A pre-tokenizer step. Whitespace, WhitespaceSplit and Digits are Splits. */
 typedef enum { TOK_PRE_SPLIT, TOK_PRE_BYTELEVEL, TOK_PRE_METASPACE } attn_tok_pre_kind;
 typedef enum { TOK_PREPEND_NEVER, TOK_PREPEND_FIRST, TOK_PREPEND_ALWAYS } attn_tok_prepend;
 typedef struct {

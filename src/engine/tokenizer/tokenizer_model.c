@@ -10,33 +10,40 @@
 
 /* ---- string → int ---- */
 
+/* FNV-1a, then its high bits folded into the low ones that pick a slot (a
+ * product's low bits depend only on its factors' low bits). */
 static uint64_t fnv(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
     for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return h ^ (h >> 29) ^ (h >> 47);
 }
 
 static int grow(attn_tok_map *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
     char **key = calloc(cap, sizeof *key);
+    uint64_t *hash = malloc(cap * sizeof *hash);
     int *val = malloc(cap * sizeof *val);
-    if (!key || !val) {
+    if (!key || !hash || !val) {
         free(key);
+        free(hash);
         free(val);
         return -1;
     }
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->key[i]) continue;
-        size_t j = fnv(m->key[i]) & (cap - 1);
+        size_t j = m->hash[i] & (cap - 1);
         while (key[j]) j = (j + 1) & (cap - 1);
         key[j] = m->key[i];
+        hash[j] = m->hash[i];
         val[j] = m->val[i];
     }
     free(m->key);
+    free(m->hash);
     free(m->val);
     m->key = key;
+    m->hash = hash;
     m->val = val;
     m->cap = cap;
     return 0;
@@ -45,12 +52,14 @@ static int grow(attn_tok_map *m)
 int attn_tok_map_put(attn_tok_map *m, const char *key, int val)
 {
     if ((m->n + 1) * 2 > m->cap && grow(m)) return -1;
-    size_t j = fnv(key) & (m->cap - 1);
+    uint64_t h = fnv(key);
+    size_t j = h & (m->cap - 1);
     while (m->key[j]) {
-        if (!strcmp(m->key[j], key)) return 0;
+        if (m->hash[j] == h && !strcmp(m->key[j], key)) return 0;
         j = (j + 1) & (m->cap - 1);
     }
     if (!(m->key[j] = strdup(key))) return -1;
+    m->hash[j] = h;
     m->val[j] = val;
     m->n++;
     return 0;
@@ -59,8 +68,9 @@ int attn_tok_map_put(attn_tok_map *m, const char *key, int val)
 int attn_tok_map_get(const attn_tok_map *m, const char *key)
 {
     if (!m->cap) return -1;
-    for (size_t j = fnv(key) & (m->cap - 1); m->key[j]; j = (j + 1) & (m->cap - 1))
-        if (!strcmp(m->key[j], key)) return m->val[j];
+    uint64_t h = fnv(key);
+    for (size_t j = h & (m->cap - 1); m->key[j]; j = (j + 1) & (m->cap - 1))
+        if (m->hash[j] == h && !strcmp(m->key[j], key)) return m->val[j];
     return -1;
 }
 
@@ -68,6 +78,7 @@ void attn_tok_map_free(attn_tok_map *m)
 {
     for (size_t i = 0; i < m->cap; i++) free(m->key[i]);
     free(m->key);
+    free(m->hash);
     free(m->val);
     memset(m, 0, sizeof *m);
 }

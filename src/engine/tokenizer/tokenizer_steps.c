@@ -135,6 +135,12 @@ static attn_status read_pre(attn_tokenizer *t, const cJSON *o, attn_error *err)
     } else if (!strcmp(type, "WhitespaceSplit")) {
         *p = (attn_tok_pre){.kind = TOK_PRE_SPLIT, .type = "WhitespaceSplit", .behavior = TOK_REMOVED};
         st = attn_tok_compile("\\s+", false, true, "pre_tokenizer WhitespaceSplit", &p->re, err);
+    } else if (!strcmp(type, "Digits")) {
+        /* HF's Digits splits at char::is_numeric, which is \p{N} (Nd, Nl, No:
+         * "٣", "²" and "Ⅻ" too): each one a piece, or each run of them */
+        const cJSON *each = cJSON_GetObjectItemCaseSensitive(o, "individual_digits");
+        *p = (attn_tok_pre){.kind = TOK_PRE_SPLIT, .type = "Digits", .behavior = TOK_ISOLATED};
+        st = attn_tok_compile(cJSON_IsTrue(each) ? "\\p{N}" : "\\p{N}+", false, true, "pre_tokenizer Digits", &p->re, err);
     } else if (!strcmp(type, "Split")) {
         *p = (attn_tok_pre){.kind = TOK_PRE_SPLIT, .type = "Split"};
         p->invert = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "invert"));
@@ -156,7 +162,8 @@ static attn_status read_pre(attn_tokenizer *t, const cJSON *o, attn_error *err)
             return st;
         return !split || cJSON_IsTrue(split) ? attn_tok_compile(r, true, true, "pre_tokenizer Metaspace", &p->re, err) : ATTN_OK;
     } else {
-        return unsupported(err, "pre_tokenizer", type, "ByteLevel, Metaspace, Split, Whitespace, WhitespaceSplit, Sequence");
+        return unsupported(err, "pre_tokenizer", type,
+                           "ByteLevel, Digits, Metaspace, Split, Whitespace, WhitespaceSplit, Sequence");
     }
     t->n_pre++;
     return st;

@@ -45,6 +45,15 @@
  *   SmolLM3  no_rope_layers[l] = 0: layer l turns nothing (NoPE): its q_rope
  *            and k_rope are q_heads and k_heads as they are.
  *
+ * gpt-oss (gptoss.h) keeps Llama's attention with biases on q, k, v and o,
+ * and adds one learned logit per query head, its sink:
+ *   weights  = softmax([masked_scores, X_h]) with the sink's column dropped:
+ *              each row sums to 1 − sink_weight (what the sink took)
+ *   layers   alternate a sliding window W (local, from layer 0) and the
+ *            whole past (global), Gemma 2's pattern
+ * and every layer's MLP is a mixture of experts (gptoss.h: top k of the
+ * router's logits, clamped SwiGLU experts with biases).
+ *
  * Mistral's sliding window is a mask setting (config.h's sliding_window).
  * A trace keeps its model's attn_arch so that a reader can say which of
  * these it computed. This header includes nothing of the engine. */
@@ -64,7 +73,8 @@ typedef enum {
     ATTN_ARCH_GEMMA2,      /* Gemma2ForCausalLM */
     ATTN_ARCH_GEMMA3,      /* Gemma3ForCausalLM (the text model, gemma3_text) */
     ATTN_ARCH_OLMO2,    /* Olmo2ForCausalLM */
-    ATTN_ARCH_SMOLLM3   /* SmolLM3ForCausalLM */
+    ATTN_ARCH_SMOLLM3,  /* SmolLM3ForCausalLM */
+    ATTN_ARCH_GPT_OSS   /* GptOssForCausalLM: learned sinks, biases, local and global layers, experts */
 } attn_arch_kind;
 
 #define ATTN_ARCH_MAX_LAYERS 256 /* model_config.h's ATTN_MODEL_MAX_LAYERS */
@@ -88,7 +98,7 @@ typedef struct {
     bool rope_to_halves;            /* MLA's RoPE pairs (2m, 2m+1) written out as halves (V3's rope_interleave) */
     bool gemma;                     /* Gemma 2/3: (1 + w) norms, post-norms, GeGLU, scaled embeddings (gemma.h) */
     double query_scale;             /* the scores' factor (Gemma: query_pre_attn_scalar^−½); 0: 1/√k */
-    int local_window;               /* Gemma's local layers' sliding_window W; 0: no local layers */
+    int local_window;               /* Gemma's and gpt-oss's local layers' sliding_window W; 0: none */
     unsigned char local[ATTN_ARCH_MAX_LAYERS]; /* local[l]: layer l masks keys j ≤ i − W (sliding_attention) */
     bool qk_norm_whole;             /* q and k RMS-normalised over the whole projection, before the split (OLMo 2) */
     bool post_norms;                /* sublayer outputs normalised before the residual add, no pre-norms (OLMo 2) */
@@ -97,6 +107,8 @@ typedef struct {
     int experts;                    /* E: routed experts of a mixture-of-experts layer (DeepSeek); 0: none */
     int moe_from;                   /* the first such layer (first_k_dense_replace): every layer from it on
                                      * routes each token to its experts instead of one dense MLP */
+    bool o_bias;                    /* o = merged · W_O + b_O (gpt-oss's attention_bias) */
+    bool sinks;                     /* one learned sink logit per query head (gpt-oss's self_attn.sinks) */
 } attn_arch;
 
 /* Whether layer l of a model of architecture a rotates q and k (RoPE on). */

@@ -125,8 +125,8 @@ static bool mask_reason(cell *c)
     bool reversed = tr->cfg.causal == ATTN_CAUSAL_REVERSED && !d->cross;
     bool future = !reversed && tr->cfg.causal && !d->cross && j > d->P + i;
     bool past = reversed && j < d->P + i;
-    /* a Gemma model's layer has its own window (arch.h: local), the others the setting's */
-    int W = !tr->arch.gemma ? tr->cfg.sliding_window
+    /* a Gemma or gpt-oss model's layer has its own window (arch.h: local), the others the setting's */
+    int W = !tr->arch.local_window ? tr->cfg.sliding_window
           : c->layer >= 0 && c->layer < ATTN_ARCH_MAX_LAYERS && tr->arch.local[c->layer] ? tr->arch.local_window : 0;
     int p = d->P + i;
     bool two_sided = tr->cfg.causal != ATTN_CAUSAL_ON;
@@ -171,6 +171,24 @@ static bool explain_masked_scores(cell *c)
     return true;
 }
 
+/* The sink logit X of head `head` at query q: the config's one, or with
+ * gpt-oss's learned sinks (arch.sinks, one X_h per head, not kept in the
+ * trace) recovered from the row: with m the largest masked score, S = Σⱼ
+ * e^(masked_scores[j] − m) and p = sink_weight, p = e^(X − m) / (S + e^(X − m)),
+ * so X = m + ln(p·S / (1 − p)). −∞ when there is none (or p is 0 or 1). */
+static float sink_logit(const cell *c, int head, int q)
+{
+    if (!c->tr->arch.sinks) return c->tr->cfg.sink_logit;
+    const attn_tensor *ms = S(c, ATTN_STAGE_MASKED_SCORES), *sw = S(c, ATTN_STAGE_SINK_WEIGHT);
+    if (!ms || !sw || ms->ndim != 4 || sw->ndim != 3 || head >= ms->shape[1] || q >= ms->shape[2]) return -INFINITY;
+    const float *row = ms->data + (((size_t)c->b * ms->shape[1] + head) * ms->shape[2] + q) * ms->shape[3];
+    double m = -INFINITY, sum = 0, p = sw->data[((size_t)c->b * sw->shape[1] + head) * sw->shape[2] + q];
+    for (int j = 0; j < (int)ms->shape[3]; j++) m = fmax(m, row[j]);
+    for (int j = 0; j < (int)ms->shape[3]; j++) sum += exp((double)row[j] - m);
+    if (!(p > 0 && p < 1) || isinf(m)) return -INFINITY;
+    return (float)(m + log(p * sum / (1 - p)));
+}
+
 /* softmax along the row, shifted by its largest score */
 static bool explain_weights(cell *c)
 {
@@ -178,8 +196,8 @@ static bool explain_weights(cell *c)
     char a[32], b2[32], e2[32], s2[32], v[32];
     if (!ms || ms->ndim != 4 || ms->shape[3] != c->cols) return false;
     const float *row = ms->data + (((size_t)c->b * ms->shape[1] + c->h) * ms->shape[2] + c->i) * ms->shape[3];
-    bool sink = !isinf(c->tr->cfg.sink_logit);
-    float X = c->tr->cfg.sink_logit, mx = X; /* −∞ without a sink */
+    float X = sink_logit(c, c->h, c->i), mx = X; /* −∞ without a sink */
+    bool sink = !isinf(X);
     for (int jj = 0; jj < c->cols; jj++) mx = fmaxf(mx, row[jj]);
     if (mx == -INFINITY) {
         put(c, T(c, ATTN_N_("0: query %d has no key it may look at, so its row is all zeros")), c->d->P + c->i);
@@ -229,7 +247,7 @@ static bool explain_sink(cell *c)
     double keys = 0;
     for (int jj = 0; jj < (int)w->shape[3]; jj++) keys += attn_tensor_at4(w, c->b, head, q, jj);
     put(c, T(c, ATTN_N_("e^X / (Σⱼ e^masked_scores + e^X) with X = %g: %s; the keys' weights sum to %s")),
-        (double)c->tr->cfg.sink_logit, num(c->x, v, sizeof v), num((float)keys, a, sizeof a));
+        (double)sink_logit(c, head, q), num(c->x, v, sizeof v), num((float)keys, a, sizeof a));
     return true;
 }
 

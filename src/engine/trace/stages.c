@@ -226,15 +226,15 @@ static const attn_stage_info STAGES[ATTN_STAGE_COUNT] = {
      ATTN_N_("the MLP's input: the residual stream, RMS-normalised"),
      "mlp_norm = resid_mid / √(mean(resid_mid²) + ε) ⊙ g_mlp",
      .rule = ATTN_PRESENT_MODEL},
-    /* a mixture-of-experts layer (DeepSeek, moe.h): E small MLPs, a few chosen per token */
+    /* a mixture-of-experts layer (DeepSeek, moe.h; gpt-oss, gptoss.h): E small MLPs, a few chosen per token */
     {ATTN_STAGE_ROUTER_SCORES, "router_scores", "b,s,E",
      ATTN_N_("the router: how well each routed expert suits each token"),
-     ATTN_N_("router_scores = softmax(mlp_norm · W_rᵀ) along E (V2), sigmoid(mlp_norm · W_rᵀ) (V3)"),
+     ATTN_N_("router_scores = softmax(mlp_norm · W_rᵀ) along E (V2; gpt-oss: + b_r), sigmoid(mlp_norm · W_rᵀ) (V3)"),
      .rule = ATTN_PRESENT_MOE, .cmap = ATTN_CMAP_SEQUENTIAL},
     {ATTN_STAGE_EXPERT_WEIGHTS, "expert_weights", "b,s,E",
      ATTN_N_("the experts each token chose and their weights in its sum; 0 for the others"),
      ATTN_N_("expert_weights[e] = scale · router_scores[e] (V3: / Σ over the chosen if norm_topk_prob) for the top "
-             "k experts of the kept groups, 0 elsewhere"),
+             "k experts of the kept groups, 0 elsewhere; gpt-oss: router_scores[e] / Σ over its top k"),
      /* compares itself: does the causal mask (or another toggle) change which experts a token picks? */
      .rule = ATTN_PRESENT_MOE, .cmap = ATTN_CMAP_SEQUENTIAL, .compare = true},
     {ATTN_STAGE_GATE, "gate", "b,s,f",
@@ -515,6 +515,7 @@ const char *attn_stage_formula_in(const attn_stage_info *info, const attn_stage_
         return c->bias ? "q = x · W_Q + b_Q" : info->formula;
     case ATTN_STAGE_K: return c->bias ? "k = x · W_K + b_K" : info->formula;
     case ATTN_STAGE_V: return c->bias ? "v = x · W_V + b_V" : info->formula;
+    case ATTN_STAGE_OUT: return c->o_bias ? "out = merged · W_O + b_O" : attn_stage_formula(info, c->model);
     case ATTN_STAGE_Q_ROPE:
         if (c->qk_norm) return ATTN_N_("(q_normₘ, q_normₘ₊ₖ/₂) rotated by pos·θ^(−2m/k), m < k/2 (rotate_half)");
         return c->rope_half || c->model ? info->model_formula : info->formula;

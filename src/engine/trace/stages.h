@@ -250,6 +250,7 @@ typedef struct {
     bool rope_half; /* RoPE pairs feature m with m + k/2 (rope_style = half) */
     int window;     /* sliding window W; 0: none */
     bool bias;      /* q, k, v have biases (a Qwen2 checkpoint) */
+    bool o_bias;    /* and o (a gpt-oss checkpoint's attention_bias) */
     bool qk_norm;   /* RoPE rotates q_norm and k_norm (a Qwen3 checkpoint) */
     int past;       /* P: positions already in the KV cache (x leaves them out) */
     bool alibi;     /* masked_scores add the ALiBi bias */

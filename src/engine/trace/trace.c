@@ -275,6 +275,7 @@ attn_stage_text attn_trace_stage_text(const attn_trace *tr)
     /* no <pad> anywhere: the padding mask changes nothing, and the mask's formula leaves it out */
     tc.pad_mask = tc.pad_mask && (attn_tokens_padded(&tr->tokens) || attn_tokens_padded(&tr->source));
     tc.bias = tr->arch.qkv_bias;
+    tc.o_bias = tr->arch.o_bias;
     tc.qk_norm = tr->arch.qk_norm;
     tc.q_lora = tr->arch.q_lora;
     tc.rope_to_halves = tr->arch.rope_to_halves;
@@ -282,6 +283,7 @@ attn_stage_text attn_trace_stage_text(const attn_trace *tr)
     tc.qk_norm_whole = tr->arch.qk_norm_whole;
     tc.post_norms = tr->arch.post_norms;
     tc.nope = tr->arch.nope;
+    tc.sink = tc.sink || tr->arch.sinks; /* gpt-oss: a learned sink per head */
     tc.layer_rope = -1;
     return tc;
 }
@@ -289,7 +291,7 @@ attn_stage_text attn_trace_stage_text(const attn_trace *tr)
 attn_stage_text attn_trace_tensor_text(const attn_trace *tr, const attn_tensor *t)
 {
     attn_stage_text tc = attn_trace_stage_text(tr);
-    if (tr->arch.gemma && t && t->layer >= 0 && t->layer < ATTN_ARCH_MAX_LAYERS) /* the layer's own window */
+    if (tr->arch.local_window && t && t->layer >= 0 && t->layer < ATTN_ARCH_MAX_LAYERS) /* the layer's own window */
         tc.window = tr->arch.local[t->layer] ? tr->arch.local_window : 0;
     if (t && t->layer >= 0) tc.layer_rope = attn_arch_layer_rope(&tr->arch, t->layer);
     return tc;
