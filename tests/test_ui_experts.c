@@ -1,12 +1,14 @@
 /* test_ui_experts.c — the token × expert view (key E, `view = experts`)
  * through the event handler and the command list, on a small DeepSeek-V3
- * folder with a mixture of experts (deepseek_fixture.h): E refused in one
+ * folder with a mixture of experts (moe_fixture.h): E refused in one
  * status line without experts (no chip; render --view experts exits 2); on
  * the dense layer 0 the view says so; on layer 1 every token labelled, one
  * column per expert, top 2 of 4 and the shared expert in the caption, each
  * token's chosen experts with the trace's weights, its heaviest framed, the
  * tokens per expert under the columns; hovering a cell names the token, the
- * expert, the weight and its rank (i, e: no c=); E again, the picture. */
+ * expert, the weight and its rank (i, e: no c=); E again, the picture. A
+ * gpt-oss folder, which records the same two stages, gets the same view on
+ * every layer (top 2 of 8, no shared expert). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,14 +28,14 @@
 #include "render.h"
 #include "view.h"
 
-#include "deepseek_fixture.h"
+#include "moe_fixture.h"
 #include "fake_measure.h"
 
 #define W 1280
 #define H 800
 
 static const draw_text_measure FAKE = {NULL, fake_width, fake_line, fake_bold};
-static char MODEL[600]; /* the folder, made once */
+static char MODEL[600], GPTOSS[600]; /* the folders, made once */
 static const char TEXT[] = "the cat sat on the mat . a dog ran";
 
 typedef struct {
@@ -50,6 +52,8 @@ static int group_setup(void **state)
     if (!mkdtemp(root)) return -1;
     snprintf(MODEL, sizeof MODEL, "%s/ds-moe", root);
     make_deepseek_moe(MODEL);
+    snprintf(GPTOSS, sizeof GPTOSS, "%s/gpt-oss", root);
+    make_gptoss(GPTOSS);
     return 0;
 }
 
@@ -61,14 +65,14 @@ static int group_teardown(void **state)
     return system(cmd) ? -1 : 0;
 }
 
-static int setup_with(void **state, bool model)
+static int setup_with(void **state, const char *model)
 {
     fixture *f = calloc(1, sizeof *f);
     char err[400];
     attn_config c;
     app_i18n_init("en");
     attn_config_init(&c);
-    if (model && (attn_config_set(&c, "model", MODEL, NULL) || attn_config_set(&c, "text", TEXT, NULL)))
+    if (model && (attn_config_set(&c, "model", model, NULL) || attn_config_set(&c, "text", TEXT, NULL)))
         fail_msg("config");
     if (app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
     attn_config_free(&c);
@@ -79,8 +83,9 @@ static int setup_with(void **state, bool model)
     return 0;
 }
 
-static int setup_plain(void **state) { return setup_with(state, false); }
-static int setup_moe(void **state) { return setup_with(state, true); }
+static int setup_plain(void **state) { return setup_with(state, NULL); }
+static int setup_moe(void **state) { return setup_with(state, MODEL); }
+static int setup_gptoss(void **state) { return setup_with(state, GPTOSS); }
 
 static int teardown(void **state)
 {
@@ -259,11 +264,47 @@ static void test_view(void **state)
     assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);
 }
 
+/* gpt-oss records the same two stages: every layer routes (no dense one), top 2 of 8 from its
+ * config.json, no shared expert said; each token's two, its heaviest framed, the hover the same. */
+static void test_gptoss(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(app_experts_kind_of(&f->app), APP_EXPERTS_ROUTED);
+    assert_true(app_key(&f->app, 'e', APP_MOD_SHIFT));
+    build(f);
+    assert_true(has_part(&f->dl, "layer 0: each token goes to its top 2 of 8 routed experts"));
+    assert_false(has_part(&f->dl, "Shared experts"));
+    app_experts ex;
+    char err[300];
+    assert_int_equal(app_experts_make(&f->app, &ex, err, sizeof err), 0);
+    assert_int_equal(ex.E, GO_E);
+    assert_int_equal(ex.top_k, GO_TOP);
+    assert_int_equal(ex.shared, 0);
+    for (int i = 0; i < ex.s; i++) {
+        int chosen = 0;
+        for (int e = 0; e < GO_E; e++) chosen += app_slice_at(&ex.w.slice, i, e) != 0.0f;
+        assert_int_equal(chosen, GO_TOP);
+    }
+    const app_heat_area *a = experts_area(&f->app);
+    assert_non_null(a);
+    assert_string_equal(a->stage, "layers.0.expert_weights");
+    int heavy = -1, x, y;
+    for (int e = 0; e < GO_E; e++)
+        if (app_experts_rank(&ex.w.slice, 1, e) == 1) heavy = e;
+    cell_centre(a, 1, heavy, &x, &y);
+    assert_true(app_mouse_move(&f->app, x, y));
+    build(f);
+    char want[200];
+    snprintf(want, sizeof want, "chose expert %d, rank 1 of its 2 by weight", heavy);
+    assert_true(has_part(&f->dl, want));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_refused_without_experts, setup_plain, teardown),
         cmocka_unit_test_setup_teardown(test_view, setup_moe, teardown),
+        cmocka_unit_test_setup_teardown(test_gptoss, setup_gptoss, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -446,8 +446,8 @@ static bool view_mode(app_state *app, app_action act, int arg)
     case APP_ACT_EXPERTS:
         if (v->mode != LESSON_VIEW_EXPERTS && app_experts_kind_of(app) == APP_EXPERTS_NONE)
             /* TRANSLATORS: E on a trace without a mixture of experts: one status line */
-            return app_status(app, true, "%s", _("the expert view (E) needs a mixture-of-experts model, such as "
-                                                 "DeepSeek-V2/V3: this trace has no routed layer")), true;
+            return app_status(app, true, "%s", _("the expert view (E) needs a mixture-of-experts model (DeepSeek-V2/V3, "
+                                                 "gpt-oss): this trace has no routed layer")), true;
         v->mode = v->mode == LESSON_VIEW_EXPERTS ? LESSON_VIEW_SINGLE : LESSON_VIEW_EXPERTS;
         if (app->has_alt) app_refresh_alt(app);
         return true;

@@ -54,8 +54,8 @@ int app_experts_make(const app_state *app, app_experts *ex, char *err, size_t er
     ex->layer = L;
     switch (app_experts_kind_of(app)) {
     case APP_EXPERTS_NONE:
-        snprintf(err, errsize, "%s", _("the expert view (E) needs a mixture-of-experts model, such as "
-                                       "DeepSeek-V2/V3: this trace has no routed layer"));
+        snprintf(err, errsize, "%s", _("the expert view (E) needs a mixture-of-experts model (DeepSeek-V2/V3, "
+                                       "gpt-oss): this trace has no routed layer"));
         return -1;
     case APP_EXPERTS_DENSE:
         /* TRANSLATORS: the token × expert view on a dense layer; %d: the layer, then the first routed one */
