@@ -522,8 +522,13 @@ static int header(draw_list *dl, const app_state *app, app_rect box, bool rail, 
     if (compact) return y;
     if (t->info) {
         attn_stage_text tc = attn_trace_tensor_text(&app->trace, t);
-        if (draw) draw_text_fit(dl, _(attn_stage_formula_in(t->info, &tc)), box.x, y, box.w, DRAW_ACCENT);
-        y += u + u / 8;
+        const char *formula = _(attn_stage_formula_in(t->info, &tc));
+        if (app->view.mode == LESSON_VIEW_EXPERTS) /* the router's formulas name each family's rule: read whole */
+            y += para(dl, draw, formula, box.x, y, box.w, DRAW_ACCENT) * u + u / 8;
+        else {
+            if (draw) draw_text_fit(dl, formula, box.x, y, box.w, DRAW_ACCENT);
+            y += u + u / 8;
+        }
         if (draw_stage_note(app, t, buf, sizeof buf)) /* the formula's numbers: ALiBi's m_h, the cap C, the sink's X */
             y += para(dl, draw, buf, box.x, y, box.w, DRAW_TEXT) * u + u / 8;
         if (detail) y += para(dl, draw, _(attn_stage_desc_in(t->info, &tc)), box.x, y, box.w, DRAW_TEXT_DIM) * u + u / 8;
