@@ -75,7 +75,7 @@ USAGE = [
     (["render", "--head", "4", "-o", PNG], "--head: 4 is out of range (h = 4: heads 0 to 3)"),
     (["render", "--head", "-1", "-o", PNG], "--head: '-1' is not a whole number"),
     (["render", "--batch-index", "2", "-o", PNG], "--batch-index: 2 is out of range (b = 2"),
-    (["render", "--view", "wide", "-o", PNG], "--view: 'wide' is not single, grid, compare, geometry, training or tiles"),
+    (["render", "--view", "wide", "-o", PNG], "--view: 'wide' is not single, grid, compare, geometry, training, tiles or experts"),
     (["render", "--view", "compare", "--compare", "x", "-o", PNG], "--compare: 'x' is not causal, padding, fill, window, keep_first, alibi, softcap, qk_norm, sink or mla_absorb"),
     (["render", "--size", "10x10", "-o", PNG], "--size: '10x10' is not WIDTHxHEIGHT"),
     (["render", "--size", "800", "-o", PNG], "--size: '800' is not WIDTHxHEIGHT"),

@@ -344,7 +344,7 @@ static void check_runs_every_step(void **state)
         {"highlight = cells 0,9\n", "cell 0,9 is outside"},
         {"row = 6\n", "row: 6 is outside"},
         {"decode_step = 7\n", "past the last token"},
-        {"view = triple\n", "not single, grid, compare, geometry, training or tiles"},
+        {"view = triple\n", "not single, grid, compare, geometry, training, tiles or experts"},
         {"view = tiles\n", "view = tiles: this step's configuration has no tiles"},
         {"source_tokens = a b\ncausal = true\n", "causal"},
     };

@@ -237,26 +237,33 @@ static void test_explanations_use_the_numbers_and_translate(void **state)
 }
 
 /* A mixture-of-experts layer's router cells (a model's trace, built by hand:
- * one row of 2 tokens, E = 3 experts) say whether the token chose the expert. */
+ * one row of 2 tokens, E = 3 experts) say whether the token chose the expert,
+ * and its rank among the token's chosen by weight, in the token's and the
+ * expert's names (i, e). */
 static void test_router_explains_the_choice(void **state)
 {
     (void)state;
-    float scores[6] = {0.2f, 0.7f, 0.5f, 0.9f, 0.1f, 0.4f}, weights[6] = {0, 1.25f, 0, 1.5f, 0, 0};
+    float scores[6] = {0.2f, 0.7f, 0.5f, 0.9f, 0.1f, 0.4f}, weights[6] = {0, 1.25f, 0, 1.5f, 0.5f, 0};
     attn_tensor t[2] = {{.name = "router_scores", .info = attn_stage_get(ATTN_STAGE_ROUTER_SCORES), .data = scores},
                         {.name = "expert_weights", .info = attn_stage_get(ATTN_STAGE_EXPERT_WEIGHTS), .data = weights}};
     for (int i = 0; i < 2; i++) t[i].ndim = 3, t[i].shape[0] = 1, t[i].shape[1] = 2, t[i].shape[2] = 3, t[i].count = 6;
     attn_trace tr = {.tensors = t, .n_tensors = 2, .n_layers = 1,
                      .dims = {.b = 1, .s = 2, .L = 2, .t = 2, .n = 2, .E = 3, .h = 1, .g = 1, .k = 1, .d = 1}};
     char buf[256];
-    attn_explain_cell c = {&tr, &t[1], 0, 0, 1, 0, NULL, NULL};
+    attn_explain_cell c = {&tr, &t[1], 0, 0, 1, 0, "猫", NULL};
     assert_string_equal(attn_explain(&c, buf, sizeof buf),
-                        "expert_weights[i=1, c=0] = 1.500: token 1 chose expert 0, whose output it weighs by this (score 0.900)");
+                        "expert_weights[i=1, e=0] = 1.500: token 1 “猫” chose expert 0, rank 1 of its 2 by weight: its output is "
+                        "weighed by this (router score 0.900)");
+    c.j = 1;
+    assert_string_equal(attn_explain(&c, buf, sizeof buf),
+                        "expert_weights[i=1, e=1] = 0.500: token 1 “猫” chose expert 1, rank 2 of its 2 by weight: its output "
+                        "is weighed by this (router score 0.100)");
     c.j = 2;
     assert_string_equal(attn_explain(&c, buf, sizeof buf),
-                        "expert_weights[i=1, c=2] = 0: token 1 did not choose expert 2 (score 0.400)");
+                        "expert_weights[i=1, e=2] = 0: token 1 “猫” did not choose expert 2 (router score 0.400)");
     c.t = &t[0], c.i = 0, c.j = 1;
     assert_string_equal(attn_explain(&c, buf, sizeof buf),
-                        "router_scores[i=0, c=1] = 0.700: expert 1's score for token 0 (chosen)");
+                        "router_scores[i=0, e=1] = 0.700: expert 1's score for token 0 “猫” (chosen: rank 1 of its 1 by weight)");
 }
 
 static const char *explain_row(const attn_trace *tr, int b, int i, int j, char *buf, size_t size)

@@ -1833,6 +1833,9 @@ static void test_model_as_trained(void **state)
     assert_non_null(strstr(text, "m: variants trained alike"));
     assert_non_null(strstr(text, "KV 2048 B/token, all 4 layers"));
     assert_non_null(strstr(text, "KV 4096 B/token, all 4 layers"));
+    assert_non_null(strstr(text, "GQA  4/2  loss")); /* query heads / kv heads … */
+    assert_non_null(strstr(text, "MLA  4 heads  loss")); /* … but MLA has no kv heads: "MLA 4/4" said none */
+    assert_null(strstr(text, "MLA  4/"));
     free(text);
     assert_true(app_do(&f->app, APP_ACT_MODE, 0));
     assert_string_equal(f->app.model->name, "tang-mqa");

@@ -175,6 +175,9 @@ static void test_steps(void **state)
     assert_true(app_key(&f->app, 'f', APP_MOD_SHIFT));
     assert_true(app_key(&f->app, ']', 0));
     assert_int_equal(f->app.tile_step, 1);
+    build(f); /* keys 2 and 3: the first query tile (rows 0 and 1) skips it */
+    assert_true(has_part(&f->dl, "Key tile 2 of 4 ([ ] steps): 3 query tiles read it and 1 skip it"));
+    assert_false(has_part(&f->dl, "every query tile reads it"));
     assert_true(app_key(&f->app, '[', 0));
     assert_true(app_key(&f->app, '[', 0));
     assert_int_equal(f->app.tile_step, 3); /* back from the first: the last */
@@ -254,6 +257,29 @@ static void test_thirty_two_tokens(void **state)
         if (c->kind == DRAW_CMD_TEXT) assert_true(c->r.x >= 0 && c->r.y >= 0 && c->r.x + c->r.w <= W && c->r.y + c->r.h <= H);
     assert_true(has_part(&f->dl, "32·32") && has_part(&f->dl, "4096 B") && has_part(&f->dl, "128 B."));
     assert_int_equal(count(&f->dl, DRAW_CMD_HATCH), 12 + 1); /* 8 × 4 tiles of 4 × 8: 12 wholly in the future */
+}
+
+/* Beside a lesson (the picture 845 px wide) there is no room right of the table: the 32 rows'
+ * cells shrink so the lines under the grid stay on screen, the labels smaller or one in two,
+ * none overlapping the next. */
+static void test_beside_a_lesson(void **state)
+{
+    fixture *f = *state;
+    enum { NARROW = 845 };
+    assert_true(app_key(&f->app, 'f', APP_MOD_SHIFT));
+    draw_frame(&f->app, &f->dl, &f->app.layout, NARROW, H);
+    draw_commit(&f->app, &f->app.layout);
+    assert_false(f->dl.failed);
+    assert_true(has_part(&f->dl, "32·32 scores × 4 B = 4096 B") && has_part(&f->dl, "at the last tile"));
+    int last_y = -1000, rows = 0;
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+        if (c->kind != DRAW_CMD_TEXT) continue;
+        assert_true(c->r.x >= 0 && c->r.y >= 0 && c->r.x + c->r.w <= NARROW && c->r.y + c->r.h <= H);
+        if (c->text.turned || c->r.x + c->r.w > 60 || c->r.y < 200) continue; /* the row labels: left of the grid */
+        assert_true(c->r.y >= last_y + c->r.h); /* below the one before, not over it */
+        last_y = c->r.y, rows++;
+    }
+    assert_true(rows >= 16);
 }
 
 /* Whether two frames are the same command list: kinds, places, colours, texts. */
@@ -372,6 +398,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_steps, setup_tiles, teardown),
         cmocka_unit_test_setup_teardown(test_lesson_tile, setup_tiles, teardown),
         cmocka_unit_test_setup_teardown(test_thirty_two_tokens, setup_32, teardown),
+        cmocka_unit_test_setup_teardown(test_beside_a_lesson, setup_32, teardown),
         cmocka_unit_test_setup_teardown(test_steps, setup_sink, teardown), /* the sink joins ℓ at the last tile */
         cmocka_unit_test_setup_teardown(test_render_tile, setup_tiles, teardown),
         cmocka_unit_test_setup_teardown(test_mla, setup_mla, teardown),

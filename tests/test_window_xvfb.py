@@ -671,6 +671,54 @@ def today_run():
         win.close()
 
 
+# ---- a DeepSeek folder with experts: the token × expert view (E) ------------------------------------
+
+def experts_run():
+    """A small DeepSeek-V3 folder whose layers 1 and 2 route each token to 4 of 16 experts
+    (scripts/family_folders.py): E opens the token × expert view on layer 0, dense (the title names the
+    view, the picture says so); . moves to layer 1, its experts drawn; the mouse on a chosen expert's
+    cell brings its tooltip; E again, the picture as it began. One small model, a few seconds."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+    import family_folders
+    model, _ = family_folders.write(os.path.join(TMP, "families"))
+    win = Window("experts", ["--model", model, "--text", "the cat sat on the mat . a dog ran"])
+    try:
+        if not check("experts: window appears", win.find() is not None, win.status()):
+            return
+        win.expect_title("opens on layer 0's weights", lambda t: "weights - head 0" in t, "layer 0's weights")
+        base = win.settled_shot("experts-start")
+        win.key("E")
+        win.expect_title("E: the expert view", lambda t: t.endswith(" - experts of layer 0"), "'… - experts of layer 0'")
+        dense = win.settled_shot("experts-dense", base)
+        changed(win, "E on a dense layer: the view says so", base, dense, 0.05)
+        win.key("period")
+        win.expect_title(". : layer 1's experts", lambda t: t.endswith(" - experts of layer 1"), "'… - experts of layer 1'")
+        routed = win.settled_shot("experts-routed", dense)
+        changed(win, "layer 1: tokens × experts drawn", dense, routed, 0.10)
+        # a chosen expert's cell: green on viridis, inside the box of the unchosen ones (its lowest colour)
+        zero = np.all(routed == (0x44, 0x01, 0x54), axis=2) if routed is not None else None
+        ys, xs = np.nonzero(zero) if zero is not None else ((), ())
+        if check("layer 1: unchosen cells at viridis' 0", len(xs) > 1000, f"{len(xs)} pixels"):
+            box = routed[ys.min():ys.max() + 1, xs.min():xs.max() + 1].astype(int)
+            green = (box[:, :, 1] > 130) & (box[:, :, 0] < 200) & (box[:, :, 2] < 160) & (box[:, :, 1] < 250)
+            gy, gx = np.nonzero(green)
+            if check("layer 1: chosen cells drawn", len(gx) > 100, f"{len(gx)} pixels"):
+                k = len(gx) // 2
+                x("xdotool", "mousemove", "--window", win.wid, str(xs.min() + gx[k]), str(ys.min() + gy[k]))
+                tip = win.settled_shot("experts-hover", routed)
+                changed(win, "the mouse on a chosen expert: its tooltip", routed, tip, 0.005)
+                x("xdotool", "mousemove", "1599", "999")
+                win.settled_shot("experts-unhover", tip)
+        win.key("comma", "E")
+        win.expect_title("E again: the picture", lambda t: " - experts" not in t, "no '- experts'")
+        back = win.settled_shot("experts-back")
+        same(win, "E again, layer 0: the picture as it began", base, back, 0.02)
+        win.key("q")
+        expect_clean_exit(win, "q after the expert view")
+    finally:
+        win.close()
+
+
 # ---- second run: a saved trace -------------------------------------------------------
 
 def view_run():
@@ -1333,7 +1381,8 @@ def lessons_run():
           and "must divide" in err, repr(err))
 
 
-PARTS = {"main": lambda: main_run(), "today": lambda: today_run(), "view": lambda: view_run(), "esc": lambda: esc_run(),
+PARTS = {"main": lambda: main_run(), "today": lambda: today_run(), "experts": lambda: experts_run(),
+         "view": lambda: view_run(), "esc": lambda: esc_run(),
          "opening": lambda: opening_run(), "recompute": lambda: recompute_run(), "model": lambda: model_run(),
          "generate": lambda: generate_run(), "lesson12": lambda: lesson12_run(), "present": lambda: present_run(),
          "lessons": lambda: lessons_run(), "storm": lambda: storm_run(last=False) or storm_run(), "no_display": lambda: no_display()}

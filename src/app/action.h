@@ -16,6 +16,7 @@ typedef enum {
     APP_ACT_CAUSAL, APP_ACT_PADDING, APP_ACT_MODE, APP_ACT_ROPE, APP_ACT_TRAIN, APP_ACT_FILL, APP_ACT_CROSS,
     APP_ACT_HEADS_UP, APP_ACT_HEADS_DOWN, APP_ACT_KV_UP, APP_ACT_KV_DOWN,
     APP_ACT_GRID, APP_ACT_COMPARE, APP_ACT_GEOMETRY, APP_ACT_CURVES, APP_ACT_TILES,
+    APP_ACT_EXPERTS,   /* the token × expert view of a routed layer / the picture again */
     APP_ACT_COMPARE_WITH, /* arg: app_toggle */
     APP_ACT_MODEL_NEXT, /* the next shipped trained model; after the last, the built-in example */
     APP_ACT_EDIT, APP_ACT_DECODE, APP_ACT_DECODE_PREV, APP_ACT_DECODE_NEXT,

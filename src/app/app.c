@@ -161,6 +161,8 @@ const char *app_title(const app_state *app, char *buf, size_t size)
     int T = attn_config_key_tiles(&app->trace.cfg, app->trace.dims.t);
     if (app->view.mode == LESSON_VIEW_TILES && T > 0 && n >= 0 && (size_t)n < size) /* the FlashAttention view */
         n += snprintf(buf + n, size - (size_t)n, " - key tile %d of %d", app->tile_step + 1, T);
+    if (app->view.mode == LESSON_VIEW_EXPERTS && n >= 0 && (size_t)n < size) /* the token × expert view */
+        n += snprintf(buf + n, size - (size_t)n, " - experts of layer %d", app->view.layer);
     if (app->lesson.open && n >= 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, " - lesson step %d/%d", app->lesson.step + 1, app->lesson.ls.n_steps);
     return buf;

@@ -354,8 +354,8 @@ app_loss *app_trace_losses(const attn_trace *tr, const atomic_int *cancel);
 void app_take_losses(app_state *app, const attn_trace *tr, const app_loss *losses);
 
 /* "attnlab - weights - head 0 - batch row 0": the window title (ASCII), then
- * " - decoding", " - key tile J of T" in the FlashAttention view, " - lesson
- * step N/M" as they apply. */
+ * " - decoding", " - key tile J of T" in the FlashAttention view, " - experts
+ * of layer L" in the expert view, " - lesson step N/M" as they apply. */
 const char *app_title(const app_state *app, char *buf, size_t size);
 
 /* Sets the status line (printf-style); error colours it. */

@@ -8,6 +8,7 @@
 #include "app_impl.h"
 #include "engine/model/model.h"
 #include "i18n.h"
+#include "experts_view.h"
 #include "tiles_view.h"
 
 #define EXAMPLE_SOURCE "you are a cat girl | I love AI"
@@ -442,6 +443,14 @@ static bool view_mode(app_state *app, app_action act, int arg)
         app->tile_step = 0;
         if (app->has_alt) app_refresh_alt(app);
         return true;
+    case APP_ACT_EXPERTS:
+        if (v->mode != LESSON_VIEW_EXPERTS && app_experts_kind_of(app) == APP_EXPERTS_NONE)
+            /* TRANSLATORS: E on a trace without a mixture of experts: one status line */
+            return app_status(app, true, "%s", _("the expert view (E) needs a mixture-of-experts model (DeepSeek-V2/V3, "
+                                                 "gpt-oss): this trace has no routed layer")), true;
+        v->mode = v->mode == LESSON_VIEW_EXPERTS ? LESSON_VIEW_SINGLE : LESSON_VIEW_EXPERTS;
+        if (app->has_alt) app_refresh_alt(app);
+        return true;
     default: /* APP_ACT_COMPARE_WITH: arg -1 is the next one */
         v->compare = arg >= 0 && arg < attn_compare_count() ? arg : (v->compare + 1) % attn_compare_count();
         if (arg < 0 && app->trace.dims.mode != ATTN_MODE_MLA && v->compare == attn_compare_find("mla_absorb"))
@@ -530,6 +539,15 @@ static bool window_action(app_state *app, app_action act, int arg)
     }
 }
 
+/* z: the single view's whole picture again; false when it shows it already. */
+static bool zoom_reset(app_state *app)
+{
+    if (!app->zoom.level && !app->zoom.rows) return false;
+    app_zoom_to(app, 0, -1, 0, -1);
+    app_status(app, false, "%s", _("the whole picture"));
+    return true;
+}
+
 bool app_do(app_state *app, app_action act, int arg)
 {
     app->dirty = true;
@@ -545,11 +563,7 @@ bool app_do(app_state *app, app_action act, int arg)
     case APP_ACT_HEAD_NEXT:
     case APP_ACT_BATCH_NEXT:
     case APP_ACT_ROW: return move(app, act, arg);
-    case APP_ACT_ZOOM_RESET:
-        if (!app->zoom.level && !app->zoom.rows) return false;
-        app_zoom_to(app, 0, -1, 0, -1);
-        app_status(app, false, "%s", _("the whole picture"));
-        return true;
+    case APP_ACT_ZOOM_RESET: return zoom_reset(app);
     case APP_ACT_SCALE_HEAD:
     case APP_ACT_VOCAB_VIEW:
     case APP_ACT_GRID:
@@ -557,6 +571,7 @@ bool app_do(app_state *app, app_action act, int arg)
     case APP_ACT_GEOMETRY:
     case APP_ACT_CURVES:
     case APP_ACT_TILES:
+    case APP_ACT_EXPERTS:
     case APP_ACT_COMPARE_WITH: return view_mode(app, act, arg);
     case APP_ACT_EDIT:
         if (app->from_file) return refuse_in_file(app, "tokens"), true;

@@ -362,7 +362,8 @@ bool app_mouse_leave(app_state *app)
 }
 
 /* A click on heatmap cell (i, j) of area a: a cell quiz takes it, else the
- * grid selects that head, else a query row opens as a bar chart. */
+ * grid selects that head, else a query row opens as a bar chart (not in the
+ * expert view, whose rows are tokens' experts). */
 static bool cell_click(app_state *app, const app_heat_area *a, int i, int j)
 {
     if (a->pane == 0 && app_player_cell(&app->lesson, &app->trace, &app->view, a->stage, a->head, i, j)) {
@@ -377,6 +378,7 @@ static bool cell_click(app_state *app, const app_heat_area *a, int i, int j)
         return app_do(app, APP_ACT_GRID, 0);
     }
     if (app->view.mode == LESSON_VIEW_GRID && a->head != app->view.head) return app_do(app, APP_ACT_HEAD, a->head);
+    if (app->view.mode == LESSON_VIEW_EXPERTS) return false; /* a token's experts: the hover says it all */
     app_view_slice v;
     if (app_view_make(&app->trace, a->stage, app->view.batch, a->head, &v) == 0 && v.row_axis == APP_AXIS_QUERY)
         return app_do(app, APP_ACT_ROW, i);

@@ -147,6 +147,10 @@ static int open_view(app_state *app, const lesson_view *v, char *err, size_t err
     else if (v->mode == LESSON_VIEW_TILES && app_do(app, APP_ACT_TILES, 0) && app->view.mode != LESSON_VIEW_TILES) {
         snprintf(err, errsize, "--view tiles: %s", app->status); /* a trace without tiles: F's own refusal */
         return app->from_file ? 1 : 2;
+    } else if (v->mode == LESSON_VIEW_EXPERTS && app_do(app, APP_ACT_EXPERTS, 0) &&
+               app->view.mode != LESSON_VIEW_EXPERTS) {
+        snprintf(err, errsize, "--view experts: %s", app->status); /* a trace without experts: E's own refusal */
+        return app->from_file ? 1 : 2;
     }
     return 0;
 }

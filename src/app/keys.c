@@ -64,7 +64,7 @@ const app_key_binding app_keys[] = {
     KEY('o', APP_ACT_MODEL_NEXT, "o", N_("trained models one after another (brown → … → tang-nocausal), then the built-in example")),
     PLAIN('j', APP_ACT_TRAIN_NEXT, "j  J", N_("a model saved during training: next / earlier training step")),
     SHIFTED('j', APP_ACT_TRAIN_PREV),
-    KEY('e', APP_ACT_EDIT, "e", N_("edit the tokens (Enter applies, Esc cancels)")),
+    PLAIN('e', APP_ACT_EDIT, "e", N_("edit the tokens (Enter applies, Esc cancels)")),
     PLAIN('k', APP_ACT_DECODE, "k", N_("KV-cache decode mode (a trained model: at its text's last token)")),
     KEY('[', APP_ACT_DECODE_PREV, "[  ]", N_("previous / next token; a model: ] at the end writes one (after </s>, a new text)")),
     ALSO(']', APP_ACT_DECODE_NEXT),
@@ -73,8 +73,11 @@ const app_key_binding app_keys[] = {
     PLAIN('s', APP_ACT_SAVE, "s  S", N_("save a PNG / choose PNG, SVG, PDF or the matrix as CSV")),
     SHIFTED('s', APP_ACT_SAVE_MENU),
     PLAIN('f', APP_ACT_FULLSCREEN, "f", N_("fullscreen")),
-    {'f', APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_TILES, 0, NULL, "F",
-     N_("FlashAttention view (with tiles): the key tiles one by one, [ ] steps / the picture again"), NULL},
+    /* TRANSLATORS: two views on Shift: FlashAttention's key tiles (with --tiles), and a mixture-of-experts
+     * layer's tokens × experts (DeepSeek) */
+    {'f', APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_TILES, 0, NULL, "F  E",
+     N_("FlashAttention's key tiles ([ ] steps; with tiles) / each token's experts (a MoE layer) / the picture"), NULL},
+    {'e', APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_EXPERTS, 0, NULL, NULL, NULL, NULL},
     KEY(APP_KEY_F5, APP_ACT_PRESENT, "F5", N_("presenter mode: fullscreen, large text, toolbar on mouse move")),
     KEY('+', APP_ACT_FONT_UP, "+ −", N_("bigger / smaller text")),
     SHIFTED('=', APP_ACT_FONT_UP),

@@ -140,7 +140,7 @@ static int set_stage(const flag_use *u)
 static int set_view(const flag_use *u)
 {
     int m = name_arg(u->cmd, u->f->flag, u->v, lesson_view_names, LESSON_VIEW_COUNT,
-                     "single, grid, compare, geometry, training or tiles");
+                     "single, grid, compare, geometry, training, tiles or experts");
     if (m < 0) return CLI_EUSAGE;
     u->a->pic.view.mode = m;
     return CLI_OK;
@@ -221,7 +221,7 @@ static const flag_def FLAGS[] = {
      COUNT(0, ATTN_MAX_LAYERS - 1, pic.view.layer)},
     {"head", "N", "query head to show (render; default 0)", PICTURE, COUNT(0, 1 << 20, pic.view.head)},
     {"batch-index", "I", "batch row to show (render; default 0)", PICTURE, COUNT(0, 1 << 20, pic.view.batch)},
-    {"view", "VIEW", "single, grid (all heads), compare, geometry, training (a model saved during training: its curves) or tiles (FlashAttention, with --tiles) (render, bench)", PICTURE, .set = set_view},
+    {"view", "VIEW", "single, grid (all heads), compare, geometry, training (a model saved during training: its curves), tiles (FlashAttention, with --tiles) or experts (a mixture-of-experts layer: tokens × experts) (render, bench)", PICTURE, .set = set_view},
     {"compare", "MASK", "compare view: toggle the causal, padding or fill (render)", PICTURE, .set = set_compare},
     {"row", "I", "show query row I's weights as a bar chart (render)", PICTURE, COUNT(0, 1 << 20, pic.view.row)},
     {"decode-step", "N", "KV-cache decode mode at token N; past a model's text it writes on, as ] does (render)",

@@ -24,7 +24,7 @@ static void view_usage(void)
 static void render_usage(void)
 {
     printf("Usage: attnlab render [config flags] [--stage NAME] [--head N] [--batch-index I]\n"
-           "                      [--view single|grid|compare|geometry|training|tiles] [--compare KIND]\n"
+           "                      [--view single|grid|compare|geometry|training|tiles|experts] [--compare KIND]\n"
            "                      [--row I] [--decode-step N] [--tile N] [--size WxH] [--font-scale F] [--scale N]\n"
            "                      [--lesson FILE.md [--step N]] [--picker] [--lang en|zh] [--present]\n"
            "                      [FILE.safetensors] -o FILE.png|FILE.svg|FILE.pdf|FILE.csv\n\n"

@@ -41,6 +41,8 @@ const char *draw_plot_ranked_format(float x, bool percent, bool sign, char *buf,
 void draw_plot_geometry(draw_list *dl, const app_state *app, app_rect box);
 /* The FlashAttention view (plot_tiles.c, tiles_view.h): the tiles, m, ℓ and the output after one key tile. */
 void draw_plot_tiles(draw_list *dl, const app_state *app, app_rect box);
+/* The token × expert view of a routed layer (plot_experts.c, experts_view.h). */
+void draw_plot_experts(draw_list *dl, const app_state *app, app_rect box);
 /* The selected query row's weights as bars, and as one stacked bar reaching 1. */
 void draw_plot_bars(draw_list *dl, const app_state *app, app_rect box);
 

@@ -104,7 +104,7 @@ void draw_plot_grid(draw_list *dl, const app_state *app, app_rect box)
         snprintf(buf, sizeof buf, _("head %d · kv %d%s"), hh, kv, cur ? " ◀" : "");
         draw_text_fit(dl, buf, px + u / 2, py, pw - u, gc);
         /* token labels where a thumbnail has room for them (its cells a line tall) */
-        draw_plot_opts o = {thumb_labels(inner, &hv, u), false, false, 0, app->generation, 0, 0, NULL, 0, 0, false, NULL, 0};
+        draw_plot_opts o = {thumb_labels(inner, &hv, u), false, false, 0, app->generation, 0, 0, NULL, 0, 0, false, NULL, 0, false};
         app_slice sink; /* each head's sink column beside its weights, where the thumbnail has room for labels */
         if (o.labels && draw_plot_sink_slice(&app->trace, &hv, &sink)) o.sink = &sink;
         int a = draw_plot_heatmap(dl, app, &app->trace, &hv, &sc, inner, &o);

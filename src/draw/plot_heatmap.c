@@ -292,7 +292,7 @@ bool draw_plot_place(draw_list *dl, const attn_trace *tr, const app_view_slice *
  * at the frame's text size, else smaller, down to the size of unenlarged text
  * (base_px): larger text, `+` or presenting, must not take the numbers away
  * from cells that held them. */
-static void cell_numbers(draw_list *dl, const draw_plot_placed *p, const app_scale *sc, int base_px)
+static void cell_numbers(draw_list *dl, const draw_plot_placed *p, const app_scale *sc, int base_px, bool blank_zero)
 {
     const app_slice *s = p->s;
     int frame_px = dl->px, least = draw_imax(10, draw_imin(base_px, frame_px)), cw = p->r.w / s->cols, ch = p->r.h / s->rows;
@@ -309,6 +309,7 @@ static void cell_numbers(draw_list *dl, const draw_plot_placed *p, const app_sca
         for (int j = 0; j < s->cols; j++) {
             float x = app_slice_at(s, i, j);
             if (!numbers && !(isinf(x) && x < 0)) continue; /* too small for numbers: only the −∞ glyph */
+            if (blank_zero && x == 0.0f) continue;
             app_rect c = cell_px(p, i, j);
             app_view_format(x, buf, sizeof buf);
             int tw = draw_text_w(dl, buf);
@@ -449,7 +450,8 @@ static int col_turned_room(draw_list *dl, const attn_trace *tr, const app_view_s
 static int col_label_room(draw_list *dl, const attn_trace *tr, const app_view_slice *v)
 {
     bool numbered = v->col_axis == APP_AXIS_FEATURE || v->col_axis == APP_AXIS_INPUT ||
-                    v->col_axis == APP_AXIS_OUTPUT || v->col_axis == APP_AXIS_VOCAB;
+                    v->col_axis == APP_AXIS_OUTPUT || v->col_axis == APP_AXIS_VOCAB ||
+                    v->col_axis == APP_AXIS_EXPERT; /* e0 … e255: cut to "e…", a label says nothing */
     int room = 0, probe = draw_imax(1, v->slice.cols / 64);
     char buf[96], cut[40];
     for (int j = 0; j < v->slice.cols; j += probe) {
@@ -725,7 +727,7 @@ int draw_plot_heatmap(draw_list *dl, const app_state *app, const attn_trace *tr,
     }
     draw_heatmap(dl, o->generation, p.s, sc, p.r.x, p.r.y, p.r.w, p.r.h, p.gap);
     int area = add_area(dl->layout, p.r, v, v->head < 0 ? app->view.head : v->head, o->pane, v->tensor->name);
-    cell_numbers(dl, &p, sc, (int)lroundf((float)dl->px / fmaxf(1.0f, app->font_scale)));
+    cell_numbers(dl, &p, sc, (int)lroundf((float)dl->px / fmaxf(1.0f, app->font_scale)), o->blank_zero);
     if (v->block > 0) head_blocks(dl, &p, v);
     marks(dl, app, &p, v, area);
     if (o->labels) {

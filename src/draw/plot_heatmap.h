@@ -28,6 +28,7 @@ typedef struct {
     const app_slice *sink; /* non-NULL: weights with a learned sink: a column left of the keys, "sink", with
                             * each row's p_sink (sink_weight: rows × 1, the whole column), from sink_row0 */
     int sink_row0;
+    bool blank_zero;  /* no number in a cell of exactly 0 (the expert view: an expert the token did not choose) */
 } draw_plot_opts;
 
 /* Draws v inside box; returns the index of the area recorded (-1 if none). */

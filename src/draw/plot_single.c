@@ -79,7 +79,7 @@ static bool single_view_make(draw_list *dl, const app_state *app, app_rect box, 
     int i0, j0, wr, wc;
     s->zoomed = app_zoom_window(app, s->v.slice.rows, s->v.slice.cols, &i0, &j0, &wr, &wc);
     if (s->zoomed) app_view_window(&s->v, i0, j0, wr, wc); /* the colours stay the whole slice's */
-    s->o = (draw_plot_opts){true, false, true, 0, app->generation, 0, 0, NULL, 0, 0, false, NULL, 0};
+    s->o = (draw_plot_opts){true, false, true, 0, app->generation, 0, 0, NULL, 0, 0, false, NULL, 0, false};
     if (s->zoomed) { /* labels as large as the whole picture's: the window stays where the wheel put it under the mouse */
         draw_plot_placed whole;
         int lw;

@@ -18,6 +18,8 @@
 #define CELL_SKIPPED 0xFF24242Bu /* a tile the causal mask skips entirely */
 #define TILE_LINE    0xFFE8E8ECu
 #define CELL_MAX     44
+#define CELL_MIN     16 /* the course's smallest cell, where the lines beside the table find room */
+#define CELL_SHRUNK  8  /* the smallest a cell gets to keep the lines under the grid on screen */
 #define DIFF_COLOUR  0xFFFFD54Fu /* the difference at the last tile, as a lesson's marks */
 
 /* Where the grid goes: the cell size and the label room. */
@@ -27,6 +29,8 @@ typedef struct {
     int label_w;  /* room left of the grid for the query tokens */
     int head_h;   /* room above it for the key tokens (turned) */
     int col_w;    /* a column of the table right of it */
+    int label_px; /* the token labels' text size: the frame's, or smaller (to 3/4) to fit a cell */
+    int label_step; /* 1: every token labelled; k: one in k, where even that size is taller than a cell */
 } grid_geom;
 
 /* A number as the table prints it, "—" for none (no key seen yet). */
@@ -62,16 +66,32 @@ static void token_labels(draw_list *dl, const app_state *app, const app_view_sli
                          const grid_geom *g)
 {
     char buf[64];
+    int frame_px = dl->px;
+    dl->px = g->label_px;
     int u = draw_line_h(dl);
-    for (int i = 0; i < tv->s; i++) {
+    for (int i = 0; i < tv->s; i += g->label_step) {
         const char *s = app_view_row_label(&app->trace, w, i, buf, sizeof buf);
         draw_text(dl, s, g->x - 6 - draw_text_w(dl, s), g->y + i * g->cell + (g->cell - u) / 2, DRAW_TEXT);
     }
-    for (int j = 0; j < tv->t; j++) {
+    for (int j = 0; j < tv->t; j += g->label_step) {
         const char *s = app_view_col_label(&app->trace, w, j, buf, sizeof buf);
         draw_text_turned(dl, s, g->x + j * g->cell + (g->cell - u) / 2, g->y - 6 - draw_text_w(dl, s),
                          (j / tv->bk) == tv->step ? DRAW_ACCENT : DRAW_TEXT);
     }
+    dl->px = frame_px;
+}
+
+/* The labels' size for cells of g->cell: the frame's, else smaller down to
+ * three quarters of it, where a line fits a cell; past that, one token in
+ * label_step labelled, so that none overlaps the next. */
+static void label_size(draw_list *dl, grid_geom *g)
+{
+    int frame_px = dl->px;
+    while (dl->px > frame_px * 3 / 4 && draw_line_h(dl) > g->cell) dl->px--;
+    int lh = draw_line_h(dl);
+    g->label_px = dl->px;
+    g->label_step = lh > g->cell ? (lh + g->cell - 1) / g->cell : 1;
+    dl->px = frame_px;
 }
 
 /* The tiles: one fill per tile by its state, the borders, and the tile names. */
@@ -97,19 +117,23 @@ static void tile_cells(draw_list *dl, const app_tiles *tv, const grid_geom *g)
         }
 }
 
-/* The table right of the grid: per query row m, ℓ, ‖o‖ and o's first feature. */
+/* The table right of the grid: per query row m, ℓ, ‖o‖ and o's first feature (the rows labelled, in
+ * the labels' size, where a line is taller than a cell). */
 static void row_table(draw_list *dl, const app_tiles *tv, const grid_geom *g, int x)
 {
     static const char *const HEAD[] = {"m", "ℓ", "‖o‖", "o[0]"};
     char buf[32];
-    int u = draw_line_h(dl), col_w = g->col_w;
+    int u = draw_line_h(dl), col_w = g->col_w, frame_px = dl->px;
     for (int k = 0; k < 4; k++) draw_text_bold(dl, HEAD[k], x + k * col_w, g->y - u - 4, DRAW_ACCENT);
-    for (int i = 0; i < tv->s; i++) {
+    dl->px = g->label_px; /* the rows as the token labels: their size, the same rows */
+    u = draw_line_h(dl);
+    for (int i = 0; i < tv->s; i += g->label_step) {
         int y = g->y + i * g->cell + (g->cell - u) / 2;
         float v[4] = {tv->m[i], tv->l[i], tv->norm[i], tv->first[i]};
         for (int k = 0; k < 4; k++)
             draw_text(dl, num(v[k], buf, sizeof buf), x + k * col_w, y, isnan(v[k]) ? DRAW_TEXT_DIM : DRAW_TEXT);
     }
+    dl->px = frame_px;
 }
 
 /* The width of the table's column: its widest number, and a line's height between. */
@@ -189,10 +213,20 @@ void draw_plot_tiles(draw_list *dl, const app_state *app, app_rect box)
         free(tv);
         return;
     }
-    /* TRANSLATORS: the FlashAttention view's caption; head, tiles BQ×BK, query and key tiles, the key tile shown */
-    snprintf(line, sizeof line, _("head %d, tiles %d×%d: %d query tiles × %d key tiles. Key tile %d of %d ([ ] steps): "
-                                  "every query tile reads it, then m and ℓ are as on the right."),
-             app->view.head, tv->bq, tv->bk, tv->n_q, tv->n_k, tv->step + 1, tv->n_k);
+    int skip = 0; /* query tiles the causal mask hides the key tile shown from */
+    for (int qi = 0; qi < tv->n_q; qi++) skip += app_tiles_skipped(tv, qi, tv->step);
+    if (!skip)
+        /* TRANSLATORS: the FlashAttention view's caption; head, tiles BQ×BK, query and key tiles, the key tile shown */
+        snprintf(line, sizeof line, _("head %d, tiles %d×%d: %d query tiles × %d key tiles. Key tile %d of %d ([ ] steps): "
+                                      "every query tile reads it, then m and ℓ are as on the right."),
+                 app->view.head, tv->bq, tv->bk, tv->n_q, tv->n_k, tv->step + 1, tv->n_k);
+    else
+        /* TRANSLATORS: the same, when the causal mask hides the key tile from some query tiles: those that read
+         * it, then those that skip it (hatched) */
+        snprintf(line, sizeof line, _("head %d, tiles %d×%d: %d query tiles × %d key tiles. Key tile %d of %d ([ ] steps): "
+                                      "%d query tiles read it and %d skip it (hatched: all masked), then m and ℓ are "
+                                      "as on the right."),
+                 app->view.head, tv->bq, tv->bk, tv->n_q, tv->n_k, tv->step + 1, tv->n_k, tv->n_q - skip, skip);
     int y = box.y + draw_text_wrap(dl, line, box.x, box.y, box.w, DRAW_TEXT) * u;
     y += legend(dl, box.x, y) + u / 2;
     grid_geom g;
@@ -201,10 +235,14 @@ void draw_plot_tiles(draw_list *dl, const app_state *app, app_rect box)
     g.col_w = column_width(dl, tv);
     int room_w = box.w - g.label_w - 4 * g.col_w - 2 * u, bottom = box.y + box.h;
     int foot = footer(dl, tv, box, false), room_h = bottom - y - g.head_h - u - foot - u;
-    bool beside = room_h / tv->s < 16; /* a tall grid: the lines go right of the table */
-    if (beside) room_h += foot + u;
-    g.cell = draw_imin(CELL_MAX, draw_imin(room_w / tv->t, room_h / tv->s));
-    if (g.cell < 16) g.cell = 16; /* the course's smallest cell: past it, the picture scrolls off rather than shrinks */
+    /* the lines under the grid, cells as large as leaves them room; a tall grid (cells under 16 px)
+     * puts them right of the table where there is room, else (beside a lesson) its cells shrink */
+    int fit_w = draw_imin(CELL_MAX, room_w / tv->t), under = draw_imin(fit_w, room_h / tv->s);
+    int tall = draw_imax(CELL_MIN, draw_imin(fit_w, (room_h + foot + u) / tv->s));
+    int side_room = box.x + box.w - (box.x + g.label_w + tv->t * tall + 2 * u + 4 * g.col_w + u);
+    bool beside = under < CELL_MIN && side_room >= 12 * u;
+    g.cell = beside ? tall : draw_imax(CELL_SHRUNK, under);
+    label_size(dl, &g);
     g.x = box.x + g.label_w, g.y = y + g.head_h + u;
     tile_cells(dl, tv, &g);
     token_labels(dl, app, &w, tv, &g);
@@ -212,7 +250,7 @@ void draw_plot_tiles(draw_list *dl, const app_state *app, app_rect box)
     row_table(dl, tv, &g, table_x);
     app_layout_hit_tip(dl->layout, (app_rect){g.x, g.y, tv->t * g.cell, tv->s * g.cell}, APP_ACT_DECODE_NEXT, 0,
                        _("the next key tile (])"));
-    if (beside && box.x + box.w - side_x >= 12 * u)
+    if (beside)
         footer(dl, tv, (app_rect){side_x, g.y, box.x + box.w - side_x, bottom - g.y}, true);
     else
         footer(dl, tv, (app_rect){box.x, g.y + tv->s * g.cell + u, box.w, 0}, true);

@@ -55,7 +55,11 @@ static int variants(draw_list *dl, const app_state *app, app_rect box, int y)
         bool cur = !strcmp(v->name, app->model->name);
         char kv[160];
         /* TRANSLATORS: a variant: MHA/GQA/MQA, query heads / K/V heads, its held-out loss (nats per token) */
-        snprintf(buf, sizeof buf, _("%s  %d/%d  loss %.2f"), v->variant, v->heads, v->kv_heads, v->heldout_loss);
+        if (!strcmp(v->variant, "mla")) /* no K/V heads: every head reads the one latent cache */
+            /* TRANSLATORS: the MLA variant: its query heads, its held-out loss (nats per token) */
+            snprintf(buf, sizeof buf, _("%s  %d heads  loss %.2f"), v->variant, v->heads, v->heldout_loss);
+        else
+            snprintf(buf, sizeof buf, _("%s  %d/%d  loss %.2f"), v->variant, v->heads, v->kv_heads, v->heldout_loss);
         for (char *p = buf; *p && p < buf + 3; p++) *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
         /* TRANSLATORS: the variant's KV cache: bytes per token, K and V of all its layers */
         snprintf(kv, sizeof kv, _("KV %.0f B/token, all %d layers"), v->kv_bytes_per_token, v->layers);

@@ -16,6 +16,7 @@
 #include "stage_note.h"
 #include "train_panel.h"
 #include "text_strip.h"
+#include "experts_view.h"
 #include "tiles_view.h"
 #include "view.h"
 
@@ -123,6 +124,21 @@ static const char *fill_text(float v, char *buf, size_t size)
     return buf;
 }
 
+/* The views' chips: those always offered, then those the trace shown has (training curves, tiles, experts). */
+static void view_chips(const app_state *app, chip_bar *b)
+{
+    add_chip(b, app->view.mode == LESSON_VIEW_GRID, APP_ACT_GRID, 0, _("g  all heads"));
+    add_chip(b, app->view.mode == LESSON_VIEW_COMPARE, APP_ACT_COMPARE, 0, _("Tab  compare"));
+    add_chip(b, app->view.mode == LESSON_VIEW_GEOMETRY, APP_ACT_GEOMETRY, 0, _("a  arrows"));
+    /* TRANSLATORS: the toolbar chip of the training view: the loss and the heads' measures over training */
+    if (draw_train_view_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TRAINING, APP_ACT_CURVES, 0, _("T  training curves"));
+    /* TRANSLATORS: the toolbar chip of the FlashAttention view (with --tiles) */
+    if (app_tiles_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TILES, APP_ACT_TILES, 0, _("F  FlashAttention tiles"));
+    /* TRANSLATORS: the toolbar chip of the token × expert view (a mixture-of-experts model) */
+    if (app_experts_first_layer(&app->trace) >= 0)
+        add_chip(b, app->view.mode == LESSON_VIEW_EXPERTS, APP_ACT_EXPERTS, 0, _("E  experts"));
+}
+
 /* Every chip of the toolbar, the most used first. */
 static void chip_list(const app_state *app, bool panels, chip_bar *b)
 {
@@ -135,7 +151,11 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     b->n = 0;
     if (model) { /* a trained model's heads and RoPE are as trained: m switches to its variants */
         /* TRANSLATORS: the model chip: its name, MHA/GQA/MQA, query heads / K/V heads */
-        snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), app_model_name(app), mode, d->h, d->g);
+        if (d->mode == ATTN_MODE_MLA) /* no K/V heads: every head reads the one latent cache */
+            /* TRANSLATORS: the model chip of a latent-attention model: its name, its query heads */
+            snprintf(buf, sizeof buf, _("m  model %s · MLA %d heads"), app_model_name(app), d->h);
+        else
+            snprintf(buf, sizeof buf, _("m  model %s · %s %d/%d"), app_model_name(app), mode, d->h, d->g);
         add_chip(b, true, APP_ACT_MODE, 0, buf);
         int at = app_training_position(&app->train, app->cfg.model);
         if (at >= 0) { /* a model saved during training: a stepper through its steps */
@@ -177,13 +197,7 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     }
     add_chip(b, app_decoding(app), APP_ACT_DECODE, 0, app_decoding(app) ? _("k  decoding") : _("k  decode"));
     add_chip(b, app->edit.open, APP_ACT_EDIT, 0, model ? _("e  edit text") : _("e  edit tokens"));
-    add_chip(b, app->view.mode == LESSON_VIEW_GRID, APP_ACT_GRID, 0, _("g  all heads"));
-    add_chip(b, app->view.mode == LESSON_VIEW_COMPARE, APP_ACT_COMPARE, 0, _("Tab  compare"));
-    add_chip(b, app->view.mode == LESSON_VIEW_GEOMETRY, APP_ACT_GEOMETRY, 0, _("a  arrows"));
-    /* TRANSLATORS: the toolbar chip of the training view: the loss and the heads' measures over training */
-    if (draw_train_view_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TRAINING, APP_ACT_CURVES, 0, _("T  training curves"));
-    /* TRANSLATORS: the toolbar chip of the FlashAttention view (with --tiles) */
-    if (app_tiles_ok(app)) add_chip(b, app->view.mode == LESSON_VIEW_TILES, APP_ACT_TILES, 0, _("F  FlashAttention tiles"));
+    view_chips(app, b);
     if (app->scale_head) add_chip(b, true, APP_ACT_SCALE_HEAD, 0, _("u  colours: this head"));
     if (c->train) snprintf(buf, sizeof buf, _("d  training, dropout %g"), c->dropout);
     else snprintf(buf, sizeof buf, "%s", _("d  evaluation"));
@@ -509,8 +523,13 @@ static int header(draw_list *dl, const app_state *app, app_rect box, bool rail, 
     if (compact) return y;
     if (t->info) {
         attn_stage_text tc = attn_trace_tensor_text(&app->trace, t);
-        if (draw) draw_text_fit(dl, _(attn_stage_formula_in(t->info, &tc)), box.x, y, box.w, DRAW_ACCENT);
-        y += u + u / 8;
+        const char *formula = _(attn_stage_formula_in(t->info, &tc));
+        if (app->view.mode == LESSON_VIEW_EXPERTS) /* the router's formulas name each family's rule: read whole */
+            y += para(dl, draw, formula, box.x, y, box.w, DRAW_ACCENT) * u + u / 8;
+        else {
+            if (draw) draw_text_fit(dl, formula, box.x, y, box.w, DRAW_ACCENT);
+            y += u + u / 8;
+        }
         if (draw_stage_note(app, t, buf, sizeof buf)) /* the formula's numbers: ALiBi's m_h, the cap C, the sink's X */
             y += para(dl, draw, buf, box.x, y, box.w, DRAW_TEXT) * u + u / 8;
         if (detail) y += para(dl, draw, _(attn_stage_desc_in(t->info, &tc)), box.x, y, box.w, DRAW_TEXT_DIM) * u + u / 8;
@@ -656,7 +675,10 @@ static void status_line(draw_list *dl, const app_state *app, app_rect box, bool 
     draw_fill(dl, box.x, box.y, box.w, box.h, DRAW_PANEL);
     if (busy_line(dl, app, box)) return;
     const char *s = app_status_text(app)[0] ? app_status_text(app)
-                                               : _("l lessons · ← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
+                    : app->view.mode == LESSON_VIEW_EXPERTS
+                        /* TRANSLATORS: the status line's hint in the token × expert view */
+                        ? _("E the picture again · , . layer · hover a cell: token, expert, weight, rank · ? help")
+                        : _("l lessons · ← → stage · ↑ ↓ head · click a query row for its weights · g grid · Tab compare · ? help");
     if (merged && train_text(app, buf, sizeof buf)) {
         int tw = draw_imin(draw_text_w(dl, buf), box.w / 2);
         draw_text_fit(dl, buf, x, y, tw, DRAW_TEXT);
@@ -1050,9 +1072,9 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
     case LESSON_VIEW_COMPARE: draw_plot_compare(dl, app, pic); break;
     case LESSON_VIEW_GEOMETRY: draw_plot_geometry(dl, app, pic); break;
     case LESSON_VIEW_TRAINING: /* without checkpoints to plot: the picture */
-        if (draw_train_view_ok(app)) draw_train_view(dl, app, pic);
-        else draw_plot_single(dl, app, pic);
+        (draw_train_view_ok(app) ? draw_train_view : draw_plot_single)(dl, app, pic);
         break;
+    case LESSON_VIEW_EXPERTS: draw_plot_experts(dl, app, pic); break;
     default: (app->view.mode == LESSON_VIEW_TILES ? draw_plot_tiles : draw_plot_single)(dl, app, pic); break;
     }
     if (train_h == train_fold_height(dl)) train_fold(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});

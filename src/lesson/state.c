@@ -17,7 +17,8 @@
 #include "engine/trace/stages.h"
 #include "quiz.h"
 
-const char *const lesson_view_names[LESSON_VIEW_COUNT] = {"single", "grid", "compare", "geometry", "training", "tiles"};
+const char *const lesson_view_names[LESSON_VIEW_COUNT] = {"single", "grid", "compare", "geometry", "training", "tiles",
+                                                              "experts"};
 const char *const lesson_panels_names[LESSON_PANELS_COUNT] = {"auto", "shown", "hidden", "side"};
 
 lesson_view lesson_view_default(void)
@@ -120,7 +121,7 @@ static int apply_view(const lesson_setting *s, lesson_view *view, lesson_marks *
         else view->batch = n, mk->line[L_BATCH] = s->line;
     } else if (!strcmp(k, "view")) {
         if ((n = pick(v, lesson_view_names, LESSON_VIEW_COUNT)) < 0)
-            return lesson_diag_add(dg, s->line, "view: '%.40s' is not single, grid, compare, geometry, training or tiles", v), -1;
+            return lesson_diag_add(dg, s->line, "view: '%.40s' is not single, grid, compare, geometry, training, tiles or experts", v), -1;
         view->mode = n;
         mk->line[L_VIEW] = s->line;
     } else if (!strcmp(k, "panels")) {
@@ -248,6 +249,7 @@ static int check_quizzes(const lesson *ls, int step, const attn_trace *tr, const
                             view->mode == LESSON_VIEW_GEOMETRY ? "the geometry view" :
                             view->mode == LESSON_VIEW_TRAINING ? "the training curves" :
                             view->mode == LESSON_VIEW_TILES    ? "the FlashAttention view" :
+                            view->mode == LESSON_VIEW_EXPERTS  ? "the expert view" :
                                                                  "the compare view");
             bad = -1;
             continue;

@@ -18,11 +18,12 @@ typedef enum {
     LESSON_VIEW_GEOMETRY, /* one head's queries, keys and values as arrows */
     LESSON_VIEW_TRAINING, /* a model saved during training: its loss and its heads' measures over training */
     LESSON_VIEW_TILES,    /* FlashAttention: the tiles, and m, ℓ and the partial output after one key tile */
+    LESSON_VIEW_EXPERTS,  /* a routed layer: tokens × experts, each cell the weight of a chosen expert */
     LESSON_VIEW_COUNT
 } lesson_view_mode;
 
 /* Their names in lessons (`view = grid`) and on the command line (`--view grid`). */
-extern const char *const lesson_view_names[LESSON_VIEW_COUNT];       /* "single", "grid", "compare", "geometry", "training", "tiles" */
+extern const char *const lesson_view_names[LESSON_VIEW_COUNT];       /* "single", "grid", "compare", "geometry", "training", "tiles", "experts" */
 /* The stage list and the side panel beside the picture: where they leave it
  * its size (auto), always, or never (`panels = shown`, the window's n). */
 /* side: the side panel without the stage list, for a step whose text reads the panel beside a wide picture. */

@@ -494,22 +494,41 @@ static bool explain_mla(cell *c)
     return true;
 }
 
+/* Expert j's rank among the n experts row w (E) chose, by weight: 1 the
+ * heaviest, ties to the lower index; 0 when it did not choose j. */
+static int expert_rank(const float *w, int E, int j, int *n)
+{
+    int rank = 1;
+    *n = 0;
+    for (int e = 0; e < E; e++) {
+        *n += w[e] != 0.0f;
+        rank += w[e] > w[j] || (w[e] == w[j] && e < j);
+    }
+    return w[j] != 0.0f ? rank : 0;
+}
+
 /* A mixture-of-experts layer's router: token i and expert j (moe.h). */
 static bool explain_moe(cell *c)
 {
     const attn_tensor *sc = S(c, ATTN_STAGE_ROUTER_SCORES), *w = S(c, ATTN_STAGE_EXPERT_WEIGHTS);
-    size_t at = ((size_t)c->b * c->d->s + c->i) * c->d->E + c->j;
-    char a[32], b[32];
+    size_t row = ((size_t)c->b * c->d->s + c->i) * c->d->E, at = row + c->j;
+    char a[32], b[32], tok[80];
     if (!sc || !w || !c->d->E || at >= sc->count || at >= w->count) return false;
     float s = sc->data[at], x = w->data[at];
-    if (attn_tensor_stage(c->t) == ATTN_STAGE_ROUTER_SCORES)
-        put(c, T(c, ATTN_N_("%s: expert %d's score for token %d (%s)")), num(s, a, sizeof a), c->j, c->i,
-            x != 0.0f ? T(c, ATTN_N_("chosen")) : T(c, ATTN_N_("not chosen")));
-    else if (x != 0.0f)
-        put(c, T(c, ATTN_N_("%s: token %d chose expert %d, whose output it weighs by this (score %s)")),
-            num(x, a, sizeof a), c->i, c->j, num(s, b, sizeof b));
+    int n, rank = expert_rank(w->data + row, c->d->E, c->j, &n);
+    if (c->row_label) snprintf(tok, sizeof tok, "%d “%s”", c->i, c->row_label);
+    else snprintf(tok, sizeof tok, "%d", c->i);
+    if (attn_tensor_stage(c->t) == ATTN_STAGE_ROUTER_SCORES && rank)
+        put(c, T(c, ATTN_N_("%s: expert %d's score for token %s (chosen: rank %d of its %d by weight)")),
+            num(s, a, sizeof a), c->j, tok, rank, n);
+    else if (attn_tensor_stage(c->t) == ATTN_STAGE_ROUTER_SCORES)
+        put(c, T(c, ATTN_N_("%s: expert %d's score for token %s (not chosen)")), num(s, a, sizeof a), c->j, tok);
+    else if (rank)
+        put(c, T(c, ATTN_N_("%s: token %s chose expert %d, rank %d of its %d by weight: its output is weighed by "
+                            "this (router score %s)")),
+            num(x, a, sizeof a), tok, c->j, rank, n, num(s, b, sizeof b));
     else
-        put(c, T(c, ATTN_N_("0: token %d did not choose expert %d (score %s)")), c->i, c->j, num(s, b, sizeof b));
+        put(c, T(c, ATTN_N_("0: token %s did not choose expert %d (router score %s)")), tok, c->j, num(s, b, sizeof b));
     return true;
 }
 
@@ -576,6 +595,8 @@ static void put_indices(cell *c, const attn_matrix *m)
     bool rows_are_keys = t->info && rows_axis >= 0 && !strcmp(m->axes[rows_axis], "t");
     if (id == ATTN_STAGE_MASK) put(c, "mask[i=%d, j=%d] = ", c->i, c->j);
     else if (id == ATTN_STAGE_SINK_WEIGHT) put(c, "%s[h=%d, i=%d] = ", nm, c->i, c->j);
+    else if (id == ATTN_STAGE_ROUTER_SCORES || id == ATTN_STAGE_EXPERT_WEIGHTS) /* token i, expert e */
+        put(c, "%s[i=%d, e=%d] = ", nm, c->i, c->j);
     else if (t->ndim == 1) put(c, "%s[c=%d] = ", nm, c->j);
     else if (t->info && (t->info->roles & ATTN_ROLE_QUERY_KEY)) put(c, "%s[h=%d, i=%d, j=%d] = ", nm, c->h, c->i, c->j);
     else if (m->head_axis == 'h') put(c, "%s[h=%d, %s=%d, c=%d] = ", nm, c->h, rows_are_keys ? "j" : "i", c->i, c->j);
