@@ -25,13 +25,14 @@ mkdir -p "$D"
 "$A" render --mode mla --view compare --compare mla_absorb -o "$D/compare-mla.png"
 "$A" render --mode mla --kv-rank 8 --rope-dim 4 --stage c_kv -o "$D/mla-latent.png"
 # today's families, on small random folders (scripts/family_folders.py): a Gemma 2 layer's capped scores,
-# a DeepSeek layer's latent cache and its experts (E)
+# a DeepSeek layer's latent cache and its experts (E), a gpt-oss local layer's weights beside its head's sink
 F=$(mktemp -d)
 python3 scripts/family_folders.py "$F" >/dev/null
 T="the cat sat on the mat . a dog ran over the hill to see the sun"
 "$A" render --model "$F/gemma2" --text "$T" --layer 1 --stage capped_scores -o "$D/gemma2-capped-scores.png"
 "$A" render --model "$F/deepseek-moe" --text "$T" --layer 1 --stage c_kv -o "$D/deepseek-latent.png"
 "$A" render --model "$F/deepseek-moe" --text "$T" --layer 1 --stage expert_weights --view experts -o "$D/deepseek-experts.png"
+"$A" render --model "$F/gpt-oss" --text "$T" --layer 0 --stage weights --head 3 -o "$D/gptoss-sink.png"
 rm -rf "$F"
 "$A" render --pad-side left --mask-value -1e9 --batch-index 1 --row 1 -o "$D/pitfall-finite-fill.png"
 "$A" render --pad-side left --no-softmax-guard --batch-index 1 --row 4 -o "$D/pitfall-nan-rows.png"

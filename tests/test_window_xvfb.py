@@ -680,7 +680,7 @@ def experts_run():
     cell brings its tooltip; E again, the picture as it began. One small model, a few seconds."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
     import family_folders
-    model, _ = family_folders.write(os.path.join(TMP, "families"))
+    model = family_folders.write(os.path.join(TMP, "families"))[0]
     win = Window("experts", ["--model", model, "--text", "the cat sat on the mat . a dog ran"])
     try:
         if not check("experts: window appears", win.find() is not None, win.status()):
