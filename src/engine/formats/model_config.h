@@ -111,6 +111,10 @@ attn_status attn_model_config_gemma(const struct cJSON *root, attn_model_config 
  * Other types and bad fields refused in one line naming the field. */
 attn_status attn_model_config_rope_scaling(const struct cJSON *root, attn_rope_scaling *r, double *score_gain,
                                            attn_error *err);
+/* The same reader on the object v itself, named obj in messages ("rope_scaling",
+ * or gpt-oss's v5 "rope_parameters"); v NULL or null: no scaling. */
+attn_status attn_model_config_rope_object(const struct cJSON *v, const char *obj, attn_rope_scaling *r,
+                                          double *score_gain, attn_error *err);
 
 /* For model_config.c, after the keys every family shares are read: OLMo 2's
  * (model_config_olmo2.c: its defaults, the whole-projection QK-norm and the
