@@ -87,11 +87,13 @@ check("a gpt-oss trace's stage table: every layer has sink_weight and the router
       and "outside the window" in rows.get("layers.0.mask", "") and "window" not in rows.get("layers.1.mask", "?window")
       and "out = merged · W_O + b_O" in rows.get("layers.0.out", "") and "+ b_Q" in rows.get("layers.0.q", ""),
       "; ".join(rows.get(k, k + " missing") for k in ("layers.0.weights", "layers.0.mask", "layers.1.mask")))
-# K and V: 2 · 3 layers · 1 kv head · 6 · 4 B = 144 B a token
-expect(["info", "--model", ok], 0, "KV cache: 144 B a token (a key and a value per kv head, 3 layers, float32; 72 B "
-       "in BF16)", stream="stdout")
-expect(["info", "--model", ok], 0, "local layers (sliding_window 3): 2 of 3 (0, 2); a local layer needs at most 3 "
-       "positions, so past 3 tokens the cache grows by 48 B a token", stream="stdout")
+# K and V, 2 · 1 kv head · 6 · 4 B = 48 B a layer and token: the global layer's every token, the 2 local
+# layers' (96 B a token) for their last 3 tokens only (kv_bytes.c)
+expect(["info", "--model", ok], 0, "KV cache: 48 B/token (the 1 global layer, a key and a value per kv head, "
+       "float32) + local layers capped at 3 tokens × 96 B (2 layers: 288 B at most); in BF16 24 B/token + 3 × 48 B",
+       stream="stdout")
+expect(["info", "--model", ok], 0, "local layers (sliding_window 3): 2 of 3 (0, 2); each reads only its last 3 "
+       "positions", stream="stdout")
 expect(["info", "--model", ok], 0, "gpt-oss: a learned sink logit per head", stream="stdout")
 expect(["info", "--model", ok], 0, "every layer a mixture of 4 experts of 4 features, top 2", stream="stdout")
 d = folder("types", config(layer_types=["full_attention", "sliding_attention", "full_attention"]))
