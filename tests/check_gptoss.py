@@ -1,7 +1,9 @@
 """gpt-oss's part of check_models.py (--only gptoss): small random
 GptOssForCausalLM folders, every feature on (non-zero sinks and biases, a
 sliding window shorter than the text, 4 to 6 experts with top 2 or 3, the
-SwiGLU clamp biting), against hf_gptoss.py. run(h) takes check_models' own
+SwiGLU clamp biting; YaRN as gpt-oss publishes it, truncate false, and
+GptOssConfig's default YaRN when rope_scaling is absent), against
+hf_gptoss.py. run(h) takes check_models' own
 module for its helpers (trace, fail, close, the folder writers and the
 cache and generation checks)."""
 import json
@@ -15,7 +17,8 @@ TEXT = "the cat sat on the mat . a dog ran far"
 STAGES = ("q_heads", "q_rope", "k_rope", "scores", "mask", "weights", "sink_weight", "context", "out", "resid_mid",
           "mlp_norm", "router_scores", "expert_weights", "mlp_out", "resid_out")
 TOL = {"logits": 2e-3, "weights": 1e-3}  # relative to max(1, |reference|); the other stages 1e-3
-MUTATIONS = ("no_sinks", "no_window", "no_bias", "halves", "no_clamp", "softmax_all", "rope_halves")
+MUTATIONS = ("no_sinks", "no_window", "no_bias", "halves", "no_clamp", "softmax_all", "rope_halves", "no_yarn",
+             "yarn_no_attention", "yarn_plain_freqs", "yarn_truncate")
 DIFF, BITES = {}, {}
 
 CASES = [  # layers, heads, kv heads, head_dim, experts, top k, dtype, other keys
@@ -26,6 +29,14 @@ CASES = [  # layers, heads, kv heads, head_dim, experts, top k, dtype, other key
     # no biases, tied, 6 experts top 3, GptOssConfig's layer pattern and limit given
     (2, 2, 2, 8, 6, 3, "F16", {"sliding_window": 2, "attention_bias": False, "tie_word_embeddings": True,
                                "swiglu_limit": 2.0, "hidden_size": 12}),
+    # YaRN as gpt-oss-20b's (truncate false, betas 32 and 1) sized to the text: factor 2 over an original 32
+    # positions (max 64), θ 20, head_dim 8. The ramp runs from lo = 8·ln(32/(32·2π))/(2·ln 20) < 0, so 0, to
+    # hi = 8·ln(32/2π)/(2·ln 20) ≈ 2.17: pair 0 keeps ω, pairs 1 and 2 blend (ramp 0.46 and 0.92; truncated,
+    # hi = 3 would give 0.33 and 0.67), pair 3 turns at ω/2 (by position 11: 0.58 rad, not 1.17); cos and sin
+    # × 0.1·ln 2 + 1 ≈ 1.069
+    (2, 4, 1, 8, 4, 2, "F32", {"sliding_window": 5, "rope_theta": 20.0, "rope_scaling": {
+        "rope_type": "yarn", "factor": 2.0, "beta_fast": 32.0, "beta_slow": 1.0,
+        "original_max_position_embeddings": 32, "truncate": False}}),
 ]
 
 
@@ -133,7 +144,9 @@ def run(h):
             h.deepseek_folder(path, cfg, W0, dtype)
         W = h.read_folder(path)
         name = (f"gpt-oss {layers} layers {heads}/{kv} heads of {k}, {E} experts top {top}, {dtype}"
-                + (f" in {shards} shards" if shards > 1 else ""))
+                + (f" in {shards} shards" if shards > 1 else "")
+                + (f", YaRN ×{cfg['rope_scaling']['factor']:g} from "
+                   f"{cfg['rope_scaling']['original_max_position_embeddings']}" if cfg["rope_scaling"] else ""))
         full = lambda W_, c_, ids: hf_gptoss.reference(W_, c_, ids)[0]  # noqa: E731
         try:
             check(h, name, path, W, cfg, TEXT)
@@ -144,6 +157,18 @@ def run(h):
             h.check_generate(name, path, W, cfg, h.tokenizer_json(), "it was a good day", reference=full)
         except RuntimeError as e:
             h.fail(f"{name}: {e}")
+    # rope_scaling absent: GptOssConfig's YaRN (factor 32 from 4096, truncate false) on case 0's weights; over
+    # θ 100 and head_dim 8 it keeps pairs 0 to 2 (lo ≈ 2.62) and blends pair 3 a little, and A ≈ 1.347 scales q·k
+    # by A² ≈ 1.81: the trace and its stages only (the cache and generation paths are case 3's)
+    layers, heads, kv, k, E, top, dtype, over = CASES[0]
+    cfg = config(layers, heads, kv, k, E, top, dtype, vocab, **over)
+    del cfg["rope_scaling"]
+    path = os.path.join(h.TMP, "gptoss-default-yarn")
+    h.deepseek_folder(path, cfg, weights(cfg, seed=300), dtype)
+    try:
+        check(h, "gpt-oss with rope_scaling absent (GptOssConfig's YaRN)", path, h.read_folder(path), cfg, TEXT)
+    except RuntimeError as e:
+        h.fail(f"gpt-oss with rope_scaling absent: {e}")
     blind = [what for what, cases in BITES.items() if not cases]
     if blind:
         h.fail("the gpt-oss cases would not see these broken: " + ", ".join(blind))

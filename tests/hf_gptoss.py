@@ -9,8 +9,14 @@ What it follows, from the modelling and configuration code:
   (None: the heads), 128 experts (num_experts is the same key), top 4,
   sliding_window 128, rms_norm_eps 1e-5, rope_theta 150000, attention_bias
   true, swiglu_limit 7.0, swiglu_alpha 1.702, untied; layer_types None:
-  layer i slides when (i + 1) % 2 != 0. rope_scaling absent is YaRN, which
-  this reference does not run either (NotImplementedError); null is plain RoPE.
+  layer i slides when (i + 1) % 2 != 0, max_position_embeddings 131072.
+- RoPE: rope_scaling null is plain RoPE; absent, GptOssConfig's default
+  YaRN {rope_type yarn, factor 32, beta_fast 32, beta_slow 1,
+  original_max_position_embeddings 4096, truncate false}; transformers v5's
+  rope_parameters holds the same with rope_theta beside it. YaRN's frequencies
+  and attention factor are hf_reference.yarn's (_compute_yarn_parameters);
+  GptOssRotaryEmbedding multiplies cos and sin both by that factor. Other
+  types: NotImplementedError.
 - RMSNorm: w · x · rsqrt(mean(x²) + eps).
 - q, k, v, o projections with biases when attention_bias; RoPE as
   _apply_rotary_emb: the head's first half x1 and second half x2 become
@@ -38,7 +44,11 @@ mlp_out, resid_out; and how many gate and up values the clamp changed in the
 chosen experts (clamped_gate, clamped_up)."""
 import torch
 
-from hf_reference import rms_norm
+from hf_reference import rms_norm, yarn
+
+# configuration_gpt_oss.py: rope_scaling (v5: rope_parameters) when the config has none
+GPTOSS_YARN = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+               "original_max_position_embeddings": 4096, "truncate": False}
 
 
 def defaults(cfg):
@@ -46,7 +56,7 @@ def defaults(cfg):
     c = {"head_dim": 64, "num_key_value_heads": 8, "num_local_experts": cfg.get("num_experts", 128),
          "num_experts_per_tok": 4, "sliding_window": 128, "rms_norm_eps": 1e-5, "rope_theta": 150000.0,
          "attention_bias": True, "swiglu_limit": 7.0, "swiglu_alpha": 1.702, "tie_word_embeddings": False,
-         "layer_types": None}
+         "layer_types": None, "max_position_embeddings": 131072}
     c.update(cfg)
     if c["head_dim"] is None:
         c["head_dim"] = c["hidden_size"] // c["num_attention_heads"]
@@ -55,12 +65,35 @@ def defaults(cfg):
     if c["layer_types"] is None:
         c["layer_types"] = ["sliding_attention" if (i + 1) % 2 else "full_attention"
                             for i in range(c["num_hidden_layers"])]
-    if "rope_scaling" not in cfg:
-        raise NotImplementedError("rope_scaling absent: GptOssConfig runs YaRN")
-    rs = cfg["rope_scaling"]
-    if rs is not None and rs.get("rope_type", rs.get("type")) != "default":
+    if cfg.get("rope_parameters") is not None:  # v5: the rope_scaling fields and rope_theta in one object
+        rp = dict(cfg["rope_parameters"])
+        c["rope_theta"] = rp.pop("rope_theta", c["rope_theta"])
+        c["rope_scaling"] = rp
+    elif "rope_scaling" not in cfg:
+        c["rope_scaling"] = dict(GPTOSS_YARN)
+    rs = c["rope_scaling"]
+    kind = rs.get("rope_type", rs.get("type", "default")) if rs else "default"
+    if kind not in ("default", "yarn"):
         raise NotImplementedError(f"rope_scaling {rs}")
+    c["rope_scaling"] = rs if kind == "yarn" else None
     return c
+
+
+def rope_table(c, k, s, mutate):
+    """cos, sin (s, k/2) at positions 0..s−1, each multiplied by YaRN's attention factor, and the angles."""
+    inv = 1.0 / (c["rope_theta"] ** (torch.arange(0, k, 2, dtype=torch.int64).double() / k))
+    att = 1.0
+    if c["rope_scaling"] is not None and mutate != "no_yarn":
+        rc = c
+        if mutate == "yarn_truncate":  # the ramp's ends floored and ceiled (transformers' default)
+            rc = {**c, "rope_scaling": {**c["rope_scaling"], "truncate": True}}
+        scaled, att = yarn(rc, k)
+        if mutate != "yarn_plain_freqs":
+            inv = scaled
+        if mutate == "yarn_no_attention":
+            att = 1.0
+    freqs = torch.outer(torch.arange(s).double(), inv)
+    return freqs.cos() * att, freqs.sin() * att, freqs, att
 
 
 def rotary(x, cos, sin):
@@ -111,15 +144,15 @@ def route(hs, W, p, c, mutate):
 
 def reference(W, cfg, ids, mutate=None):
     """logits (b, s, V) and a list of per-layer dicts of stages, for ids (b, s). mutate breaks one
-    semantic (a test must see it): no_sinks, no_window, no_bias, halves, no_clamp, softmax_all, rope_halves."""
+    semantic (a test must see it): no_sinks, no_window, no_bias, halves, no_clamp, softmax_all, rope_halves;
+    with YaRN: no_yarn (plain RoPE), yarn_no_attention (cos and sin not multiplied), yarn_plain_freqs
+    (the factor without the ramp's frequencies), yarn_truncate (truncate true instead of false)."""
     c = defaults(cfg)
     d, h, g, k = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
     eps, bias = c["rms_norm_eps"], c["attention_bias"] and mutate != "no_bias"
     b, s = ids.shape
     x = W["model.embed_tokens.weight"][ids]
-    inv = 1.0 / (c["rope_theta"] ** (torch.arange(0, k, 2, dtype=torch.int64).double() / k))
-    freqs = torch.outer(torch.arange(s).double(), inv)
-    cos, sin = freqs.cos(), freqs.sin()
+    cos, sin, freqs, att = rope_table(c, k, s, mutate)
     i, j = torch.arange(s)[:, None], torch.arange(s)[None, :]
     layers = []
     for li in range(c["num_hidden_layers"]):
@@ -135,7 +168,7 @@ def reference(W, cfg, ids, mutate=None):
         st = {"q_heads": q}
         if mutate == "rope_halves":  # pairs (2m, 2m + 1) turned instead of the halves
             rot = lambda t: torch.view_as_real(torch.view_as_complex(t.reshape(*t.shape[:-1], -1, 2).contiguous())  # noqa: E731
-                                               * torch.polar(torch.ones_like(freqs), freqs)).flatten(-2)
+                                               * torch.polar(att * torch.ones_like(freqs), freqs)).flatten(-2)
             q, kk = rot(q), rot(kk)
         else:
             q, kk = rotary(q, cos, sin), rotary(kk, cos, sin)

@@ -4,8 +4,9 @@ with the sink column, info with the local layers and the KV bytes noted,
 generate, a past), and every config this engine cannot run as transformers
 would is refused with one line and a non-zero exit, never a crash or a quiet
 wrong answer: a missing key, tensors that disagree with the config, MXFP4
-experts, YaRN (given, or GptOssConfig's default when rope_scaling is
-absent), another rope type, hostile values; then a fuzz of the gpt-oss keys.
+experts, another rope type, broken YaRN fields, hostile values; then a fuzz
+of the gpt-oss keys. YaRN runs: given as rope_scaling, as v5's
+rope_parameters, or GptOssConfig's default when rope_scaling is absent.
 Standard library only; the harness and the folder writer are tests/common.py.
 The numbers themselves are check_models.py's (PyTorch, tests/hf_gptoss.py)."""
 import json
@@ -86,11 +87,13 @@ check("a gpt-oss trace's stage table: every layer has sink_weight and the router
       and "outside the window" in rows.get("layers.0.mask", "") and "window" not in rows.get("layers.1.mask", "?window")
       and "out = merged · W_O + b_O" in rows.get("layers.0.out", "") and "+ b_Q" in rows.get("layers.0.q", ""),
       "; ".join(rows.get(k, k + " missing") for k in ("layers.0.weights", "layers.0.mask", "layers.1.mask")))
-# K and V: 2 · 3 layers · 1 kv head · 6 · 4 B = 144 B a token
-expect(["info", "--model", ok], 0, "KV cache: 144 B a token (a key and a value per kv head, 3 layers, float32; 72 B "
-       "in BF16)", stream="stdout")
-expect(["info", "--model", ok], 0, "local layers (sliding_window 3): 2 of 3 (0, 2); a local layer needs at most 3 "
-       "positions, so past 3 tokens the cache grows by 48 B a token", stream="stdout")
+# K and V, 2 · 1 kv head · 6 · 4 B = 48 B a layer and token: the global layer's every token, the 2 local
+# layers' (96 B a token) for their last 3 tokens only (kv_bytes.c)
+expect(["info", "--model", ok], 0, "KV cache: 48 B/token (the 1 global layer, a key and a value per kv head, "
+       "float32) + local layers capped at 3 tokens × 96 B (2 layers: 288 B at most); in BF16 24 B/token + 3 × 48 B",
+       stream="stdout")
+expect(["info", "--model", ok], 0, "local layers (sliding_window 3): 2 of 3 (0, 2); each reads only its last 3 "
+       "positions", stream="stdout")
 expect(["info", "--model", ok], 0, "gpt-oss: a learned sink logit per head", stream="stdout")
 expect(["info", "--model", ok], 0, "every layer a mixture of 4 experts of 4 features, top 2", stream="stdout")
 d = folder("types", config(layer_types=["full_attention", "sliding_attention", "full_attention"]))
@@ -116,6 +119,26 @@ expect(["info", "--model", d], 0, "context 131072", stream="stdout")
 d = folder("num_experts", {**{k: v for k, v in config().items() if k != "num_local_experts"}, "num_experts": 4},
            tensors=shapes(config()))
 expect(["info", "--model", d], 0, "4 experts of 4 features", stream="stdout")
+# YaRN (gpt-oss's own RoPE): given, as GptOssConfig's default when rope_scaling is absent, and as v5's
+# rope_parameters; each runs, and info says the ramp and the attention factor (0.1·ln f + 1)
+YARN = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+        "original_max_position_embeddings": 4096, "truncate": False}
+for name, c, line in (
+        ("yarn", config(rope_scaling=YARN), "rope: yarn ×32 from 4096 (beta_fast 32, beta_slow 1, truncate false), "
+                                            "attention ×1.347"),
+        ("no_rope_scaling", {k: v for k, v in config().items() if k != "rope_scaling"},
+         "rope: yarn ×32 from 4096 (beta_fast 32, beta_slow 1, truncate false), attention ×1.347"),
+        ("yarn_v5", {**{k: v for k, v in config().items() if k not in ("rope_scaling", "rope_theta")},
+                     "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 100.0,
+                                         "original_max_position_embeddings": 8, "truncate": False}},
+         "rope: yarn ×4 from 8 (beta_fast 32, beta_slow 1, truncate false), attention ×1.139")):
+    d = folder(name, c)
+    expect(["info", "--model", d], 0, line, stream="stdout")
+    expect(["trace", "--model", d, "--text", "the cat sat on the mat", "-o", OUT], 0, "wrote", stream="stdout")
+    expect(["generate", "--model", d, "--text", "the cat", "--max-new", "3"], 0)
+r = run(["info", "--model", folder("plain", config())])
+check("rope_scaling null: plain RoPE, no rope line", r.returncode == 0 and b"rope: yarn" not in r.stdout)
+
 # settings a trained gpt-oss has its own of, or that would run it wrongly
 expect(["trace", "--model", ok, "--text", "the cat", "--sliding-window", "2", "-o", OUT], 2,
        "sliding_window: gptoss's layers have their own windows")
@@ -125,7 +148,9 @@ expect(["trace", "--model", ok, "--text", "the cat", "--sink-logit", "1", "-o", 
 expect(["stream", "--model", ok, "--text", "the cat sat on the mat", "--window", "4", "--keep-first", "1"], 2,
        "does not handle gpt-oss's learned sinks and local layers yet")
 
-# ---- gpt-oss-20b's config.json as published: its MXFP4 experts named first, then its YaRN ----
+# ---- gpt-oss-20b's config.json as published: its MXFP4 experts named first; without its quantization_config
+# (a BF16 copy's) its YaRN is read, and what stops this folder is its weights: the sparse folder below holds the
+# small test config's tensors, not 2880-wide ones, and the first the loader meets is named with both shapes ----
 REAL = {"architectures": ["GptOssForCausalLM"], "attention_bias": True, "attention_dropout": 0.0,
         "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2880,
         "initial_context_length": 4096, "initializer_range": 0.02, "intermediate_size": 2880,
@@ -141,8 +166,9 @@ REAL = {"architectures": ["GptOssForCausalLM"], "attention_bias": True, "attenti
         "tie_word_embeddings": False, "transformers_version": "4.55.0.dev0", "use_cache": True, "vocab_size": 201088}
 refused("gpt-oss-20b", REAL, "quantization_config: MXFP4 experts (*_blocks, *_scales) are not read",
         tensors=shapes(config()))
-refused("gpt-oss-20b-bf16", {k: v for k, v in REAL.items() if k != "quantization_config"},
-        "rope_scaling type 'yarn' is not supported", tensors=shapes(config()))
+BF16 = {k: v for k, v in REAL.items() if k != "quantization_config"}
+refused("gpt-oss-20b-bf16", BF16, "'model.embed_tokens.weight' has shape (%d, 8) but config.json needs (201088, 2880)"
+        % len(common.WORDS), tensors=shapes(config()))
 
 # ---- what it does not run: one line each, naming the key ----
 mx = renamed(renamed(shapes(config()), "gate_up_proj", "gate_up_proj_blocks"), "down_proj", "down_proj_blocks")
@@ -152,16 +178,20 @@ refused("mxfp4", config(quantization_config={"quant_method": "mxfp4", "modules_t
 refused("mxfp4_no_config", config(), "'model.layers.0.mlp.experts.gate_up_proj' is stored as MXFP4", tensors=mx)
 refused("quant", config(quantization_config={"quant_method": "bitsandbytes"}),
         "quantization_config: quantized checkpoints are not supported")
-refused("yarn", config(rope_scaling={"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
-                                     "original_max_position_embeddings": 4096}),
-        "rope_scaling type 'yarn' is not supported")
-refused("no_rope_scaling", {k: v for k, v in config().items() if k != "rope_scaling"},
-        "rope_scaling is absent, and GptOssConfig then runs YaRN")
+refused("yarn_no_factor", config(rope_scaling={"rope_type": "yarn", "beta_fast": 32.0, "beta_slow": 1.0}),
+        "rope_scaling yarn needs its factor")
+refused("yarn_betas", config(rope_scaling={"rope_type": "yarn", "factor": 4.0, "beta_fast": 1.0, "beta_slow": 32.0}),
+        "rope_scaling.beta_fast (1) must be above rope_scaling.beta_slow (32)")
+refused("yarn_truncate", config(rope_scaling={"rope_type": "yarn", "factor": 4.0, "truncate": "false"}),
+        "rope_scaling.truncate")
+refused("yarn_v5_factor", {**{k: v for k, v in config().items() if k != "rope_scaling"},
+                           "rope_parameters": {"rope_type": "yarn", "factor": 0.5, "rope_theta": 100.0}},
+        "'rope_parameters.factor' must be a number from 1")
 refused("dynamic", config(rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
         "rope_scaling type 'dynamic' is not supported")
-refused("rope_parameters_yarn", {**{k: v for k, v in config().items() if k != "rope_scaling"},
-                                 "rope_parameters": {"rope_type": "yarn", "factor": 32.0}},
-        "rope_parameters.rope_type 'yarn' is not supported for GptOssForCausalLM")
+refused("rope_parameters_dynamic", {**{k: v for k, v in config().items() if k != "rope_scaling"},
+                                    "rope_parameters": {"rope_type": "dynamic", "factor": 2.0}},
+        "rope_parameters.rope_type 'dynamic' is not supported for GptOssForCausalLM")
 refused("missing", {k: v for k, v in config().items() if k != "hidden_size"}, "'hidden_size' is missing",
         tensors=shapes(config()))
 refused("partial", config(partial_rotary_factor=0.5), "partial_rotary_factor other than 1 is not supported")

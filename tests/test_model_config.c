@@ -231,8 +231,10 @@ static void test_gemma_config(void **state)
 /* gpt-oss (model_config_gptoss.c): GptOssConfig's defaults where keys are
  * absent (8 kv heads, head_dim 64, 128 experts, top 4, window 128, limit 7,
  * alpha 1.702, biases on, ε 1e-5, θ 150000, 131072 positions, untied), the
- * default layer pattern (0, 2, 4 slide), rope_scaling null as plain RoPE and
- * its absence (YaRN by default) refused, and MXFP4 named. */
+ * default layer pattern (0, 2, 4 slide), rope_scaling null as plain RoPE,
+ * its absence as GptOssConfig's default YaRN (factor 32 from 4096, betas 32
+ * and 1, truncate false, A = 0.1·ln 32 + 1), the same YaRN from v5's
+ * rope_parameters, and MXFP4 named. */
 static void test_gptoss_config(void **state)
 {
     (void)state;
@@ -250,8 +252,18 @@ static void test_gptoss_config(void **state)
     for (int l = 0; l < 5; l++) assert_int_equal(c.arch.local[l], l % 2 == 0);
     const char *yarn = "{\"model_type\": \"gpt_oss\", \"hidden_size\": 16, \"num_hidden_layers\": 2, "
                        "\"num_attention_heads\": 8, \"intermediate_size\": 12, \"vocab_size\": 11}";
-    assert_int_equal(attn_model_config_parse(yarn, strlen(yarn), &c, &err), ATTN_ERR_FORMAT);
-    assert_non_null(strstr(err.msg, "rope_scaling is absent, and GptOssConfig then runs YaRN"));
+    assert_int_equal(attn_model_config_parse(yarn, strlen(yarn), &c, &err), ATTN_OK);
+    const attn_rope_scaling *r = &c.arch.rope_scaling;
+    assert_true(r->yarn && r->factor == 32 && r->beta_fast == 32 && r->beta_slow == 1 && !r->truncate);
+    assert_true(r->original_max_pos == 4096 && fabs(r->attention - (0.1 * log(32.0) + 1)) < 1e-12);
+    assert_true(c.theta == 150000 && c.arch.mla_score_gain == 0);
+    const char *v5 = "{\"model_type\": \"gpt_oss\", \"hidden_size\": 16, \"num_hidden_layers\": 2, "
+                     "\"num_attention_heads\": 8, \"intermediate_size\": 12, \"vocab_size\": 11, "
+                     "\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 8, \"rope_theta\": 1000, "
+                     "\"truncate\": false}}";
+    assert_int_equal(attn_model_config_parse(v5, strlen(v5), &c, &err), ATTN_OK);
+    assert_true(r->yarn && r->factor == 8 && !r->truncate && c.theta == 1000);
+    assert_int_equal(r->original_max_pos, 131072); /* max_position_embeddings, GptOssConfig's */
     const char *mx = "{\"model_type\": \"gpt_oss\", \"hidden_size\": 16, \"num_hidden_layers\": 2, "
                      "\"num_attention_heads\": 8, \"intermediate_size\": 12, \"vocab_size\": 11, "
                      "\"rope_scaling\": null, \"quantization_config\": {\"quant_method\": \"mxfp4\"}}";

@@ -165,18 +165,29 @@ static attn_status find_arch(const cJSON *root, attn_model_config *c, attn_error
 }
 
 /* gpt-oss's RoPE: rope_scaling as every family's (above), or transformers
- * v5's rope_parameters. Neither given, GptOssConfig fills in YaRN (factor
- * 32 over 4096 positions), which this engine does not run yet: refused
- * rather than run as plain RoPE. */
+ * v5's rope_parameters (read after rope_theta: attn_model_config_rope_parameters).
+ * Neither given, GptOssConfig fills in its default, YaRN (configuration_gpt_oss.py):
+ *   {"rope_type": "yarn", "factor": 32, "beta_fast": 32, "beta_slow": 1,
+ *    "original_max_position_embeddings": 4096, "truncate": false}
+ * read here through the same reader, so the attention factor is
+ * 0.1·ln 32 + 1 ≈ 1.347 on cos and sin alike (GptOssRotaryEmbedding
+ * multiplies both by it; q·k grows by its square). null is plain RoPE. */
 static attn_status gptoss_rope(const cJSON *root, attn_model_config *c, attn_error *err)
 {
+    static const char GPTOSS_DEFAULT[] = "{\"rope_type\": \"yarn\", \"factor\": 32.0, \"beta_fast\": 32.0, "
+                                         "\"beta_slow\": 1.0, \"original_max_position_embeddings\": 4096, "
+                                         "\"truncate\": false}";
     const cJSON *v5 = cJSON_GetObjectItemCaseSensitive(root, "rope_parameters");
-    if (v5 && !cJSON_IsNull(v5)) return ATTN_OK; /* read after rope_theta (attn_model_config_rope_parameters) */
-    if (!cJSON_GetObjectItemCaseSensitive(root, "rope_scaling"))
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling is absent, and GptOssConfig then runs YaRN "
-                         "(factor 32), which this engine does not run yet; give \"rope_scaling\": null for plain RoPE");
     double gain;
-    return attn_model_config_rope_scaling(root, &c->arch.rope_scaling, &gain, err);
+    if (v5 && !cJSON_IsNull(v5)) return ATTN_OK;
+    if (cJSON_GetObjectItemCaseSensitive(root, "rope_scaling"))
+        return attn_model_config_rope_scaling(root, &c->arch.rope_scaling, &gain, err);
+    cJSON *def = cJSON_Parse(GPTOSS_DEFAULT);
+    if (!def) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory reading config.json");
+    attn_status st = attn_model_config_rope_object(def, "GptOssConfig's default rope_scaling", &c->arch.rope_scaling,
+                                                   &gain, err);
+    cJSON_Delete(def);
+    return st;
 }
 
 /* What each architecture adds, and the options this engine does not compute. */

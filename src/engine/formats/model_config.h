@@ -111,14 +111,19 @@ attn_status attn_model_config_gemma(const struct cJSON *root, attn_model_config 
  * Other types and bad fields refused in one line naming the field. */
 attn_status attn_model_config_rope_scaling(const struct cJSON *root, attn_rope_scaling *r, double *score_gain,
                                            attn_error *err);
+/* The same reader on the object v itself, named obj in messages ("rope_scaling",
+ * or gpt-oss's v5 "rope_parameters"); v NULL or null: no scaling. */
+attn_status attn_model_config_rope_object(const struct cJSON *v, const char *obj, attn_rope_scaling *r,
+                                          double *score_gain, attn_error *err);
 
 /* For model_config.c, after the keys every family shares are read: OLMo 2's
  * (model_config_olmo2.c: its defaults, the whole-projection QK-norm and the
  * post-norms) and SmolLM3's (model_config_smollm3.c: no_rope_layers or
  * no_rope_layer_interval, its defaults, a sliding window refused). Both read
- * transformers v5's rope_parameters {rope_type "default", rope_theta} and
- * refuse quantization_config (attn_model_config_refuse_common). Errors start
- * "config.json: " and name the key. */
+ * transformers v5's rope_parameters {rope_type "default", rope_theta} (gpt-oss
+ * reads it too, and its {rope_type "yarn", ...} through the rope_scaling
+ * reader) and refuse quantization_config (attn_model_config_refuse_common).
+ * Errors start "config.json: " and name the key. */
 /* For model_config.c: gpt-oss's keys (model_config_gptoss.c) into c, whose
  * vocab, d, layers, heads and ffn are read: head_dim and kv heads with
  * GptOssConfig's defaults, the biases and sinks, which layers are local and

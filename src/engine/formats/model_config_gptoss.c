@@ -8,7 +8,8 @@
  * GptOssConfig documents them; transformers' modelling up to 4.57 applies
  * 7.0 and 1.702 whatever the config says), tie_word_embeddings false;
  * rms_norm_eps 1e-5, rope_theta 150000 and max_position_embeddings 131072
- * are read in model_config.c, with rope_scaling (absent means YaRN there).
+ * are read in model_config.c, with rope_scaling (absent: GptOssConfig's
+ * YaRN, factor 32 from 4096, there) and v5's rope_parameters (olmo2.c).
  *
  * Which layers are local (sliding_attention: keys j ≤ i − W masked) and
  * which global (full_attention): layer_types when given, else HF's
@@ -74,8 +75,8 @@ static attn_status layer_kinds(const cJSON *root, attn_model_config *c, attn_err
 }
 
 /* What this engine does not run, each refused naming its key; before any
- * other key, so that the published folders (MXFP4 experts, YaRN) hear of
- * their weights first. */
+ * other key, so that the published folders (MXFP4 experts) hear of their
+ * weights first. */
 attn_status attn_model_config_gptoss_refuse(const cJSON *root, attn_error *err)
 {
     const cJSON *q = cJSON_GetObjectItemCaseSensitive(root, "quantization_config");

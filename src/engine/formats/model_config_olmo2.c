@@ -30,10 +30,17 @@ attn_status attn_model_config_rope_parameters(const cJSON *root, attn_model_conf
         attn_json_wrong("rope_parameters.rope_type", "a string", type, err);
         return attn_error_prefix(err, "config.json");
     }
-    if (type && strcmp(type->valuestring, "default"))
+    /* gpt-oss's v5 config holds its YaRN here, beside rope_theta: the rope_scaling reader's fields */
+    bool yarn = type && !strcmp(type->valuestring, "yarn") && c->arch.kind == ATTN_ARCH_GPT_OSS;
+    if (type && strcmp(type->valuestring, "default") && !yarn)
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_parameters.rope_type '%.30s' is not supported for "
-                         "%s (only \"default\")", type->valuestring, attn_arch_name(c->arch.kind));
-    for (const cJSON *e = v->child; e; e = e->next)
+                         "%s (only \"default\"%s)", type->valuestring, attn_arch_name(c->arch.kind),
+                         c->arch.kind == ATTN_ARCH_GPT_OSS ? " and \"yarn\"" : "");
+    double gain;
+    attn_status st;
+    if (yarn && (st = attn_model_config_rope_object(v, "rope_parameters", &c->arch.rope_scaling, &gain, err)))
+        return st;
+    for (const cJSON *e = v->child; e && !yarn; e = e->next)
         if (strcmp(e->string, "rope_type") && strcmp(e->string, "rope_theta"))
             return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_parameters.%.40s is not supported (only "
                              "rope_type \"default\" and rope_theta)", e->string);
