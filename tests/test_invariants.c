@@ -2,6 +2,7 @@
  * softmax rows, exact zeros under the mask, GQA/MQA = MHA with repeated K/V
  * weights, KV cache = full causal pass, RoPE relativity, padding isolation,
  * dropout modes. */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -803,6 +804,30 @@ static void test_qk_norm_heads_have_unit_rms(void **state)
  * with a sink of 0; a row of −∞ gives the sink 1 and its keys 0, guarded or
  * not; a NaN score makes the row and its sink NaN; a finite row and X give
  * e^(x − M) / Z with the sink's share e^(X − M) / Z. */
+/* The softmax's row max: −∞ only when the row and its start are all −∞, the
+ * fill −FLT_MAX (torch.finfo(float32).min) kept as itself, NaNs skipped, and a
+ * left-padded row of a batch given weights 0, not NaN, whatever the compiler's
+ * reduction starts its lanes at (clang and emcc at −FLT_MAX: lesson 5's NaN on the web page). */
+static void test_row_max(void **state)
+{
+    (void)state;
+    float inf[37], fmin[37], mixed[37];
+    for (int j = 0; j < 37; j++) inf[j] = -INFINITY, fmin[j] = -FLT_MAX, mixed[j] = j == 29 ? 2.5f : -INFINITY;
+    assert_true(attn_op_row_max(inf, 37, -INFINITY) == -INFINITY);
+    assert_true(attn_op_row_max(inf, 0, -INFINITY) == -INFINITY);
+    assert_true(attn_op_row_max(fmin, 37, -INFINITY) == -FLT_MAX);
+    assert_true(attn_op_row_max(inf, 37, -FLT_MAX) == -FLT_MAX);
+    assert_true(attn_op_row_max(inf, 37, 1.0f) == 1.0f); /* a sink's logit */
+    assert_true(attn_op_row_max(mixed, 37, -INFINITY) == 2.5f);
+    mixed[3] = NAN;
+    assert_true(attn_op_row_max(mixed, 37, -INFINITY) == 2.5f);
+    attn_trace tr;
+    run(&tr, NULL, (const char *const[]){"pad_side", "left", "tokens", "a b c d e f g|h", NULL});
+    const attn_tensor *w = attn_trace_find(&tr, "weights");
+    for (size_t i = 0; i < w->count; i++) assert_false(isnan(w->data[i]));
+    attn_trace_free(&tr);
+}
+
 static void test_softmax_with_a_sink(void **state)
 {
     (void)state;
@@ -854,6 +879,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_sum_to_one),
+        cmocka_unit_test(test_row_max),
         cmocka_unit_test(test_fully_masked_rows),
         cmocka_unit_test(test_unguarded_softmax_spreads_nan),
         cmocka_unit_test(test_softmax_guard_asks_the_mask),

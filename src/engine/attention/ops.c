@@ -6,6 +6,7 @@
  * without, its pragmas are ignored and the loops run on one core. */
 #include "ops.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,6 +476,19 @@ static float exp_row(const float *restrict x, float *restrict y, int t, float mx
     return sum;
 }
 
+float attn_op_row_max(const float *restrict x, int n, float start)
+{
+    float mx = start;
+    #pragma omp simd reduction(max : mx)
+    for (int j = 0; j < n; j++) mx = x[j] > mx ? x[j] : mx; /* a NaN is skipped */
+    if (mx > -FLT_MAX) return mx;
+    /* −∞ everywhere, or −FLT_MAX itself (torch.finfo(float32).min as a mask's
+     * fill): only which one is in doubt, and a plain "any above −∞" says */
+    bool any = start > -INFINITY;
+    for (int j = 0; j < n; j++) any |= x[j] > -INFINITY;
+    return any ? -FLT_MAX : -INFINITY;
+}
+
 float attn_op_exp_shifted(const float *x, float *y, int t, float mx)
 {
     return exp_row(x, y, t, mx);
@@ -499,9 +513,7 @@ static void softmax_rows(const float *x, const float *mask, float *y, float *sin
         const float *xr = x + r * t;
         float *yr = y + r * t;
         float X = Xh ? Xh[r / (size_t)s % (size_t)h] : X0; /* row r is (bi, head, i) */
-        float mx = X; /* the sink's logit is one more cell of the row */
-        #pragma omp simd reduction(max : mx)
-        for (int j = 0; j < t; j++) mx = xr[j] > mx ? xr[j] : mx; /* a NaN is skipped here, not below */
+        float mx = attn_op_row_max(xr, t, X); /* the sink's logit is one more cell of the row */
         if (mx == -INFINITY) { /* so X = −∞: no sink */
             if (sink) sink[r] = 0.0f;
             /* nothing finite to attend to: row r = (bi, head, i) reads mask row (bi, i) */

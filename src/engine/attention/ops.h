@@ -161,6 +161,15 @@ void attn_op_softmax_sinks(const float *x, const float *mask, float *y, float *s
  * exactly 0, NaN stays NaN); returns Σ y. x, y: (t). The tiled path's. */
 float attn_op_exp_shifted(const float *x, float *y, int t, float mx);
 
+/* max(start, x[0], …, x[n − 1]), NaNs skipped: −∞ exactly when start and
+ * every x[j] are −∞ (a row with no visible key), which the softmaxes test.
+ * Its loop is an OpenMP simd max reduction, whose lanes start at the type's
+ * least value: −FLT_MAX as the specification says (clang, and emcc for the
+ * web page; gcc starts them at −∞). A row of −∞ then came out −FLT_MAX and
+ * its softmax 0/0 = NaN (lesson 5's left-padded rows on the page): a result
+ * at or below −FLT_MAX is settled by a second, plain look. */
+float attn_op_row_max(const float *x, int n, float start);
+
 /* Inverted dropout: y = x / (1 - p) where kept, x·0 where dropped (0, or NaN
  * for a NaN cell, as PyTorch's x·mask/(1-p) gives). Cell i is dropped iff
  * uniform(key, i) < p, so the mask is a pure function of (key, i). */

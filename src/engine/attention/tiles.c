@@ -97,8 +97,7 @@ static void tile_update(const attn_tiled *a, tile_scratch *w, int bi, int hh, in
     float keep = drop ? 1.0f / (1.0f - c->dropout) : 1.0f, *alpha = w->alpha;
     for (int r = 0; r < rows; r++) {
         const float *row = w->S + (size_t)r * cols;
-        float *p = w->P + (size_t)r * cols, mx = w->m[r];
-        for (int cc = 0; cc < cols; cc++) mx = row[cc] > mx ? row[cc] : mx; /* a NaN is skipped, as the plain max */
+        float *p = w->P + (size_t)r * cols, mx = attn_op_row_max(row, cols, w->m[r]); /* NaNs skipped, as the plain max */
         if (mx == -INFINITY) { /* nothing visible yet: the tile changes nothing */
             memset(p, 0, (size_t)cols * sizeof *p);
             alpha[r] = 1.0f;
