@@ -209,7 +209,7 @@ static void test_gemma_config(void **state)
     assert_int_equal(c.arch.local_window, 4096);
     assert_true(c.gemma.attn_softcap == 50 && c.gemma.final_softcap == 30);
     assert_true(fabs(c.arch.query_scale - 1.0 / 16) < 1e-12);
-    assert_true(c.theta == 10000 && c.gemma.local_theta == 10000);
+    assert_true(c.theta == 10000 && c.arch.local_theta == 10000);
     for (int l = 0; l < 5; l++) assert_int_equal(c.arch.local[l], l % 2 == 0); /* layers 0, 2, 4 slide */
     const char *g3 = "{\"model_type\": \"gemma3_text\", \"hidden_size\": 8, \"num_hidden_layers\": 13, "
                      "\"num_attention_heads\": 2, \"num_key_value_heads\": 1, \"intermediate_size\": 12, "
@@ -218,7 +218,7 @@ static void test_gemma_config(void **state)
     assert_true(c.arch.gemma && c.arch.qk_norm);
     assert_int_equal(c.max_pos, 131072);
     assert_true(c.gemma.attn_softcap == 0 && c.gemma.final_softcap == 0);
-    assert_true(c.theta == 1e6 && c.gemma.local_theta == 10000 && c.gemma.global_scaling.linear == 8);
+    assert_true(c.theta == 1e6 && c.arch.local_theta == 10000 && c.arch.global_scaling.linear == 8);
     for (int l = 0; l < 13; l++) assert_int_equal(c.arch.local[l], (l + 1) % 6 != 0); /* 5 and 11 global */
     /* √640 (gemma-3-270m) and √3584 (gemma-2-9b) in each dtype */
     assert_true(attn_gemma_embed_scale(640, ATTN_ST_BF16) == 25.25f);

@@ -5,13 +5,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "engine/formats/trace_io.h"
 #include "engine/run/forward.h"
 #include "engine/trace/explain.h"
+#include "model_fixture.h"
+
+static char ROOT[256]; /* the model folders' directory */
 
 static void run(const char *const *kv, attn_trace *tr)
 {
@@ -375,8 +380,127 @@ static void test_formulas_follow_the_score_settings(void **state)
     }
 }
 
+/* The angle pair (a, b) of row i turned by, read off the trace's numbers:
+ * atan2 of the rotated pair minus atan2 of the pair before RoPE (q_norm or
+ * k_norm when the model normalises, else the heads), and the length the
+ * rotation multiplied it by. False when the pair is too short to tell. */
+static bool turned(const attn_trace *tr, int layer, bool q, int hh, int i, int a, int b, double *ang, double *gain)
+{
+    const attn_tensor *y = attn_trace_stage(tr, layer, q ? ATTN_STAGE_Q_ROPE : ATTN_STAGE_K_ROPE);
+    const attn_tensor *x = attn_trace_stage(tr, layer, q ? ATTN_STAGE_Q_NORM : ATTN_STAGE_K_NORM);
+    if (!x) x = attn_trace_stage(tr, layer, q ? ATTN_STAGE_Q_HEADS : ATTN_STAGE_K_HEADS);
+    size_t row = ((size_t)hh * y->shape[2] + i) * y->shape[3]; /* batch row 0 */
+    const float *xr = x->data + row, *yr = y->data + row;
+    double xl = hypot(xr[a], xr[b]);
+    if (xl < 1e-3) return false;
+    *ang = atan2(yr[b], yr[a]) - atan2(xr[b], xr[a]);
+    *gain = hypot(yr[a], yr[b]) / xl;
+    return true;
+}
+
+/* Every cell of layer's q_rope and k_rope says the angle its pair turned by
+ * (within 1e-4, modulo 2π) and, with YaRN, the factor A it grew by; each
+ * sentence contains want. Returns how many cells were checked. */
+static int check_rope_angles(const attn_trace *tr, int layer, const char *want)
+{
+    int checked = 0;
+    for (int q = 0; q < 2; q++) {
+        const attn_tensor *t = attn_trace_stage(tr, layer, q ? ATTN_STAGE_Q_ROPE : ATTN_STAGE_K_ROPE);
+        assert_non_null(t);
+        for (int hh = 0; hh < t->shape[1]; hh++)
+            for (int i = 0; i < t->shape[2]; i++)
+                for (int j = 0; j < t->shape[3]; j++) {
+                    char buf[512];
+                    attn_explain_cell c = {tr, t, 0, q ? hh : hh * tr->dims.h / tr->dims.g, i, j, NULL, NULL};
+                    attn_explain(&c, buf, sizeof buf);
+                    if (!strstr(buf, want)) fail_msg("'%s' lacks '%s'", buf, want);
+                    int a, b;
+                    const char *p = strstr(buf, "pair ("), *r = strstr(buf, " rad");
+                    assert_true(p && r && sscanf(p, "pair (%d, %d)", &a, &b) == 2);
+                    while (r > buf && r[-1] != ' ') r--;
+                    double said = atof(r), ang, gain, A = 1;
+                    const char *f = strstr(buf, "A = ");
+                    if (f) A = atof(f + 4);
+                    if (!turned(tr, layer, q, hh, i, a, b, &ang, &gain)) continue;
+                    double off = remainder(said - ang, 6.283185307179586);
+                    if (fabs(off) > 1e-4) fail_msg("'%s': the pair turned by %.6f rad (mod 2π)", buf, ang);
+                    if (fabs(gain - A) > 1e-3 * A) fail_msg("'%s': the pair grew by %.6f", buf, gain);
+                    checked++;
+                }
+    }
+    return checked;
+}
+
+/* A trace of the model in dir, run and then saved and loaded (the arch comes back from model_config) */
+static void run_model(const char *dir, attn_trace *tr, attn_trace *back)
+{
+    char path[400];
+    attn_error err;
+    run((const char *const[]){"model", dir, "text", "the cat sat on the mat . a dog ran", NULL}, tr);
+    snprintf(path, sizeof path, "%s/trace.safetensors", dir);
+    if (attn_trace_save(tr, path, &err) || attn_trace_load(path, back, &err)) fail_msg("%s", err.msg);
+}
+
+/* q_rope and k_rope of a model with rope_scaling: the sentence gives ω_m as
+ * the engine scaled it, and YaRN's attention factor A */
+static void test_rope_explains_the_scaled_angle(void **state)
+{
+    (void)state;
+    static const char *const SCALING[] = {
+        "{\"rope_type\":\"yarn\",\"factor\":4.0,\"original_max_position_embeddings\":4}",
+        "{\"rope_type\":\"llama3\",\"factor\":4.0,\"low_freq_factor\":1.0,\"high_freq_factor\":2.0,"
+        "\"original_max_position_embeddings\":8}",
+    };
+    static const char *const WANT[] = {"scaled by rope_scaling yarn", "scaled by rope_scaling llama3"};
+    for (int s = 0; s < 2; s++) {
+        char dir[300], cfg[1024];
+        snprintf(dir, sizeof dir, "%s/scaled%d", ROOT, s);
+        make_model(dir, 1, 2, 1, true, NULL, NULL); /* head dim 4: pairs 0 and 1 */
+        snprintf(cfg, sizeof cfg,
+                 "{\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":%d,\"num_hidden_layers\":1,"
+                 "\"num_attention_heads\":2,\"num_key_value_heads\":1,\"intermediate_size\":%d,"
+                 "\"rms_norm_eps\":1e-5,\"rope_theta\":100.0,\"vocab_size\":%d,\"max_position_embeddings\":64,"
+                 "\"tie_word_embeddings\":true,\"bos_token_id\":1,\"eos_token_id\":2,\"rope_scaling\":%s}",
+                 D, F, V, SCALING[s]);
+        write_text(dir, "config.json", cfg);
+        attn_trace tr, back;
+        run_model(dir, &tr, &back);
+        assert_true(check_rope_angles(&tr, 0, WANT[s]) > 20);
+        assert_true(check_rope_angles(&back, 0, WANT[s]) > 20);
+        if (s == 0) assert_true(check_rope_angles(&tr, 0, "attention factor A = 1.139"));
+        attn_trace_free(&tr);
+        attn_trace_free(&back);
+    }
+}
+
+/* Gemma 3: a local layer turns with its own base (rope_local_base_freq 10),
+ * the global one with rope_theta (100), unscaled */
+static void test_rope_explains_the_local_base(void **state)
+{
+    (void)state;
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/gemma3", ROOT);
+    make_gemma(dir, true, 3, 2, 1, 3, 32); /* layers 0, 1 local, 2 global */
+    attn_trace tr, back;
+    run_model(dir, &tr, &back);
+    for (int k = 0; k < 2; k++) {
+        const attn_trace *t = k ? &back : &tr;
+        assert_true(check_rope_angles(t, 0, "θ = 10: this local layer's own base") > 20);
+        assert_true(check_rope_angles(t, 1, "θ = 10: this local layer's own base") > 20);
+        char buf[512];
+        attn_explain_cell c = {t, attn_trace_stage(t, 2, ATTN_STAGE_Q_ROPE), 0, 0, 3, 1, NULL, NULL};
+        assert_non_null(strstr(attn_explain(&c, buf, sizeof buf), "pair (1, 3) of q_heads rotated by 3·θ^(−2/4)"));
+        assert_null(strstr(buf, "local"));
+    }
+    attn_trace_free(&tr);
+    attn_trace_free(&back);
+}
+
 int main(void)
 {
+    const char *tmp = getenv("ATTNLAB_TEST_TMP");
+    snprintf(ROOT, sizeof ROOT, "%s/attnlab-stages-XXXXXX", tmp ? tmp : "/tmp");
+    if (!mkdtemp(ROOT)) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_are_indexed_by_id),
         cmocka_unit_test(test_roles_and_views),
@@ -387,6 +511,8 @@ int main(void)
         cmocka_unit_test(test_router_explains_the_choice),
         cmocka_unit_test(test_formulas_follow_the_settings),
         cmocka_unit_test(test_formulas_follow_the_score_settings),
+        cmocka_unit_test(test_rope_explains_the_scaled_angle),
+        cmocka_unit_test(test_rope_explains_the_local_base),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -270,7 +270,7 @@ static void print_gemma_numbers(const attn_model_config *c)
     if (g->final_softcap > 0) snprintf(cap[1], sizeof cap[1], "%.6g", g->final_softcap);
     printf("  scores · query_pre_attn_scalar^-1/2 = %.6g; attn_logit_softcapping %s, final_logit_softcapping %s; "
            "RoPE base %.6g on global layers, %.6g on local ones\n", g->query_scale, cap[0], cap[1], c->theta,
-           g->local_theta);
+           c->arch.local_theta);
 }
 
 /* gpt-oss's attention additions and its experts (gptoss.h). */
@@ -287,7 +287,7 @@ static void print_gptoss(const attn_model_config *c)
 /* rope_scaling, when the model has one: Llama 3's bands, YaRN's ramp and factors, Gemma's linear. */
 static void print_rope_scaling(const attn_model_config *c)
 {
-    const attn_rope_scaling *r = c->arch.gemma ? &c->gemma.global_scaling : &c->arch.rope_scaling;
+    const attn_rope_scaling *r = c->arch.gemma ? &c->arch.global_scaling : &c->arch.rope_scaling;
     if (r->linear > 0)
         printf("  rope: linear ×%g (every frequency divided by it)%s\n", r->linear,
                c->arch.kind == ATTN_ARCH_GEMMA3 ? " on global layers" : "");

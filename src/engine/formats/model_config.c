@@ -288,7 +288,7 @@ static attn_status numbers(const cJSON *root, attn_model_config *c, attn_error *
         c->eos = c->arch.kind == ATTN_ARCH_DEEPSEEK_V3 ? 1 : 2;
     if (c->arch.gemma && !cJSON_GetObjectItemCaseSensitive(root, "bos_token_id")) c->bos = 2; /* Gemma's defaults */
     if (c->arch.gemma && !cJSON_GetObjectItemCaseSensitive(root, "eos_token_id")) c->eos = 1;
-    if (c->arch.gemma && isnan(c->gemma.local_theta)) c->gemma.local_theta = c->theta; /* Gemma 2: one base */
+    if (c->arch.gemma && isnan(c->arch.local_theta)) c->arch.local_theta = c->theta; /* Gemma 2: one base */
     if (mp && (!is_whole(mp) || max_pos < 1))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'max_position_embeddings' must be a whole number from 1, "
                          "not %g", max_pos);
@@ -322,8 +322,8 @@ attn_status attn_model_config_parse(const char *text, size_t len, attn_model_con
     /* YaRN without original_max_position_embeddings counts its turns over max_position_embeddings */
     if (!st && c->arch.rope_scaling.yarn && !c->arch.rope_scaling.original_max_pos)
         c->arch.rope_scaling.original_max_pos = c->max_pos;
-    if (!st && c->gemma.global_scaling.yarn && !c->gemma.global_scaling.original_max_pos)
-        c->gemma.global_scaling.original_max_pos = c->max_pos;
+    if (!st && c->arch.global_scaling.yarn && !c->arch.global_scaling.original_max_pos)
+        c->arch.global_scaling.original_max_pos = c->max_pos;
     cJSON_Delete(root);
     return st;
 }

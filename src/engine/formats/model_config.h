@@ -50,13 +50,12 @@ typedef struct {
 } attn_moe_sizes;
 
 /* Gemma 2 and 3's numbers (model_config_gemma.c; zero for the others); which
- * layers are local and their window are the arch's (arch.h: local, local_window). */
+ * layers are local, their window and their RoPE are the arch's (arch.h: local,
+ * local_window, local_theta, global_scaling): a trace keeps them. */
 typedef struct {
     double query_scale;    /* query_pre_attn_scalar^−½: the scores' factor */
     double attn_softcap;   /* attn_logit_softcapping C; 0: none */
     double final_softcap;  /* final_logit_softcapping on the logits; 0: none */
-    double local_theta;    /* a local layer's RoPE base (Gemma 3's rope_local_base_freq; Gemma 2: rope_theta) */
-    attn_rope_scaling global_scaling; /* rope_scaling on the global layers (Gemma 3: linear); local ones: none */
 } attn_gemma_sizes;
 
 /* config.json's numbers. */

@@ -137,12 +137,12 @@ attn_status attn_model_config_gemma(const cJSON *root, attn_model_config *c, att
         (st = number(root, "sliding_window", 1, 1 << 30, true, 4096, false, &window, err)) ||
         (st = number(root, "attn_logit_softcapping", 1e-6, 1e9, false, g3 ? 0 : 50, true, &g->attn_softcap, err)) ||
         (st = number(root, "final_logit_softcapping", 1e-6, 1e9, false, g3 ? 0 : 30, true, &g->final_softcap, err)) ||
-        (st = layer_kinds(root, c, err)) || (st = scaling(root, &g->global_scaling, err)))
+        (st = layer_kinds(root, c, err)) || (st = scaling(root, &c->arch.global_scaling, err)))
         return st;
     theta_local = NAN;
     if (g3 && (st = number(root, "rope_local_base_freq", 1.0000001, 1e30, false, 10000, false, &theta_local, err)))
         return st;
-    g->local_theta = theta_local; /* Gemma 2: rope_theta, once numbers() has read it (NAN till then) */
+    c->arch.local_theta = theta_local; /* Gemma 2: rope_theta, once numbers() has read it (NAN till then) */
     c->head_dim = (int)head_dim;
     g->query_scale = 1.0 / sqrt(scalar);
     c->arch.local_window = (int)window;

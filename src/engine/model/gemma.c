@@ -8,15 +8,12 @@
 void attn_gemma_layer_enter(const attn_model *m, int l, attn_config *run, attn_arch *arch,
                             attn_gemma_layer_set *saved)
 {
-    const attn_gemma_sizes *g = &m->cfg.gemma;
-    bool local = m->cfg.arch.local[l];
+    const attn_rope_scaling *scaling;
     *saved = (attn_gemma_layer_set){run->sliding_window, run->rope_theta, arch->rope_scaling};
-    run->sliding_window = local ? m->cfg.arch.local_window : 0;
-    run->rope_theta = local ? g->local_theta : m->cfg.theta;
-    /* Gemma 3's local layers turn unscaled; Gemma 2 has one RoPE for all */
-    bool scaled = !local || m->cfg.arch.kind == ATTN_ARCH_GEMMA2;
-    memset(&arch->rope_scaling, 0, sizeof arch->rope_scaling);
-    if (scaled) arch->rope_scaling = g->global_scaling;
+    run->sliding_window = m->cfg.arch.local[l] ? m->cfg.arch.local_window : 0;
+    /* a local layer's own base; Gemma 3's local layers turn unscaled, Gemma 2 has one RoPE for all */
+    run->rope_theta = attn_arch_layer_theta(&m->cfg.arch, l, m->cfg.theta, &scaling);
+    arch->rope_scaling = *scaling;
 }
 
 void attn_gemma_layer_restore(attn_config *run, attn_arch *arch, const attn_gemma_layer_set *saved)
@@ -32,12 +29,8 @@ attn_config attn_gemma_layer_run(const attn_model *m, int l, const attn_config *
     attn_config out = *run;
     *scaling = &m->cfg.arch.rope_scaling;
     if (!m->cfg.arch.gemma) return out;
-    const attn_gemma_sizes *g = &m->cfg.gemma;
-    bool local = m->cfg.arch.local[l];
-    out.sliding_window = local ? m->cfg.arch.local_window : 0;
-    out.rope_theta = local ? g->local_theta : m->cfg.theta;
-    static const attn_rope_scaling none = {0};
-    *scaling = !local || m->cfg.arch.kind == ATTN_ARCH_GEMMA2 ? &g->global_scaling : &none;
+    out.sliding_window = m->cfg.arch.local[l] ? m->cfg.arch.local_window : 0;
+    out.rope_theta = attn_arch_layer_theta(&m->cfg.arch, l, m->cfg.theta, scaling);
     return out;
 }
 

@@ -113,6 +113,10 @@ typedef struct {
     double query_scale;             /* the scores' factor (Gemma: query_pre_attn_scalar^−½); 0: 1/√k */
     int local_window;               /* Gemma's and gpt-oss's local layers' sliding_window W; 0: none */
     unsigned char local[ATTN_ARCH_MAX_LAYERS]; /* local[l]: layer l masks keys j ≤ i − W (sliding_attention) */
+    double local_theta;             /* Gemma: a local layer's RoPE base (Gemma 3's rope_local_base_freq; Gemma 2:
+                                     * rope_theta); 0: none (attn_arch_layer_theta) */
+    attn_rope_scaling global_scaling; /* Gemma: rope_scaling on the global layers (Gemma 3: linear; Gemma 2: all
+                                       * layers); its rope_scaling above stays none */
     bool qk_norm_whole;             /* q and k RMS-normalised over the whole projection, before the split (OLMo 2) */
     bool post_norms;                /* sublayer outputs normalised before the residual add, no pre-norms (OLMo 2) */
     bool nope;                      /* some layers turn nothing (SmolLM3): nope_layer below */
@@ -128,6 +132,21 @@ typedef struct {
 static inline bool attn_arch_layer_rope(const attn_arch *a, int l)
 {
     return !(a->nope && l >= 0 && l < ATTN_ARCH_MAX_LAYERS && (a->nope_layer[l / 8] >> (l % 8)) & 1);
+}
+
+/* The RoPE base layer l of a model of architecture a turns with, theta being
+ * its rope_theta, and into *scaling that layer's rope_scaling. Gemma's layers
+ * differ: a local one turns with local_theta (Gemma 3: unscaled, Gemma 2: the
+ * global scaling), a global one with theta and global_scaling. The others:
+ * theta and rope_scaling on every layer. */
+static inline double attn_arch_layer_theta(const attn_arch *a, int l, double theta, const attn_rope_scaling **scaling)
+{
+    static const attn_rope_scaling none = {0};
+    *scaling = &a->rope_scaling;
+    if (!a->gemma) return theta;
+    bool local = l >= 0 && l < ATTN_ARCH_MAX_LAYERS && a->local[l];
+    *scaling = !local || a->kind == ATTN_ARCH_GEMMA2 ? &a->global_scaling : &none;
+    return local && a->local_theta > 0 ? a->local_theta : theta;
 }
 
 /* Whether layer l of a model of architecture a is a mixture of experts (moe.h). */

@@ -6,6 +6,8 @@
  * returns false, and the cell is shown with its value only. */
 #include "explain.h"
 
+#include "engine/attention/ops.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -333,24 +335,65 @@ static bool explain_heads(cell *c)
     return true;
 }
 
-/* q_rope, k_rope: the rotation angle of the feature's pair */
+/* The frequency ω_m of pair m as the engine turned it (ops.c's
+ * attn_rope_freqs) with the layer's base *theta and rope_scaling *sc (arch.h:
+ * Gemma's local layers have their own); returns the attention factor A that
+ * multiplied cos and sin (YaRN's; else 1), or 0 out of memory. */
+static double rope_omega(const cell *c, int m, double *theta, const attn_rope_scaling **sc, double *omega)
+{
+    *theta = attn_arch_layer_theta(&c->tr->arch, c->layer, c->tr->cfg.rope_theta, sc);
+    double *w = malloc((size_t)(c->k / 2 > m ? c->k / 2 : m + 1) * sizeof *w);
+    if (!w) return 0;
+    attn_rope r = {*theta, c->tr->cfg.rope_style, *sc, false};
+    double A = attn_rope_freqs(&r, c->k, w);
+    *omega = w[m];
+    free(w);
+    return A;
+}
+
+/* The rope_type that changed θ^(−2m/k), as ops.c applies it; NULL: none did. */
+static const char *scaling_name(const attn_rope_scaling *sc)
+{
+    if (sc->factor > 0 && sc->yarn) return "yarn"; /* its ramp alone: ops.c returns before linear */
+    if (sc->factor > 0) return sc->linear > 0 ? "llama3 + linear" : "llama3";
+    return sc->linear > 0 ? "linear" : NULL;
+}
+
+/* q_rope, k_rope: the rotation angle of the feature's pair, angle = pos·ω_m
+ * with the ω_m the engine used: θ^(−2m/k) with the layer's own θ, or that
+ * scaled by the model's rope_scaling (and, YaRN, the pair multiplied by A) */
 static bool explain_rope(cell *c)
 {
     bool q = attn_tensor_stage(c->t) == ATTN_STAGE_Q_ROPE;
     int pos = (q || !c->d->cross) ? c->d->P + c->i : c->i;
+    const char *s = q ? "q" : "k";
+    char v[32], sm[16];
+    num(c->x, v, sizeof v);
     if (!attn_arch_layer_rope(&c->tr->arch, c->t->layer)) { /* a SmolLM3 layer without RoPE */
-        char v[32];
-        put(c, T(c, ATTN_N_("%s_rope = %s_heads, not rotated (no RoPE in this layer: NoPE) = %s")), q ? "q" : "k",
-            q ? "q" : "k", num(c->x, v, sizeof v));
+        put(c, T(c, ATTN_N_("%s_rope = %s_heads, not rotated (no RoPE in this layer: NoPE) = %s")), s, s, v);
         return true;
     }
     bool half = c->tr->cfg.rope_style == ATTN_ROPE_HALF;
-    int m = half ? c->j % (c->k / 2) : c->j / 2;
-    double ang = pos * pow(c->tr->cfg.rope_theta, -2.0 * m / c->k);
-    char a[32];
-    put(c, T(c, ATTN_N_("pair (%d, %d) of %s_heads rotated by %d·θ^(−%d/%d) = %.3f rad → %s")),
-        half ? m : 2 * m, half ? m + c->k / 2 : 2 * m + 1, q ? "q" : "k", pos, 2 * m, c->k, ang,
-        num(c->x, a, sizeof a));
+    int m = half ? c->j % (c->k / 2) : c->j / 2, a = half ? m : 2 * m, b = half ? m + c->k / 2 : 2 * m + 1;
+    const attn_rope_scaling *sc;
+    double theta, w, A = rope_omega(c, m, &theta, &sc, &w);
+    if (!(A > 0)) return false;
+    double ang = pos * w; /* ops.c's angle, in the same double */
+    const char *how = scaling_name(sc);
+    sub(m, sm, sizeof sm);
+    if (how && sc->yarn)
+        put(c, T(c, ATTN_N_("pair (%d, %d) of %s_heads rotated by %d·ω%s = %.4f rad and multiplied by the attention "
+                            "factor A = %.4g, ω%s = %.4g: θ^(−%d/%d) scaled by rope_scaling yarn → %s")),
+            a, b, s, pos, sm, ang, A, sm, w, 2 * m, c->k, v);
+    else if (how)
+        put(c, T(c, ATTN_N_("pair (%d, %d) of %s_heads rotated by %d·ω%s = %.4f rad, ω%s = %.4g: θ^(−%d/%d) scaled "
+                            "by rope_scaling %s → %s")), a, b, s, pos, sm, ang, sm, w, 2 * m, c->k, how, v);
+    else if (theta != c->tr->cfg.rope_theta) /* Gemma 3's local layers */
+        put(c, T(c, ATTN_N_("pair (%d, %d) of %s_heads rotated by %d·θ^(−%d/%d) = %.4f rad, θ = %.6g: this local "
+                            "layer's own base (rope_local_base_freq) → %s")), a, b, s, pos, 2 * m, c->k, ang, theta, v);
+    else
+        put(c, T(c, ATTN_N_("pair (%d, %d) of %s_heads rotated by %d·θ^(−%d/%d) = %.3f rad → %s")), a, b, s, pos,
+            2 * m, c->k, ang, v);
     return true;
 }
 
