@@ -82,6 +82,12 @@ static int setup_gqa(void **state)
     return setup_with(state, kv);
 }
 
+static int setup_four_heads(void **state)
+{
+    static const char *const kv[] = {"heads", "4", "seq", "12", NULL};
+    return setup_with(state, kv);
+}
+
 static int setup_long(void **state)
 {
     static const char *const kv[] = {"tokens", "the transformer reads | short", NULL};
@@ -546,6 +552,31 @@ static void test_grid_view(void **state)
     for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
         tokens += c->kind == DRAW_CMD_TEXT && !strcmp(draw_cmd_text(&f->dl, c), "猫");
     assert_int_equal(tokens, 2 * h);
+}
+
+/* Four heads of 12 × 12 cells at 1400 × 900: one row of four labelled
+ * thumbnails would give cells of 21 px, two rows of two 23 px once the labels
+ * have their room beside and above them. The grid picks two rows (it picked
+ * four columns when it compared the cells without the labels' room). */
+static void test_grid_columns_count_the_labels(void **state)
+{
+    fixture *f = *state;
+    assert_true(app_do(&f->app, APP_ACT_GRID, 0));
+    draw_frame(&f->app, &f->dl, &f->app.layout, 1400, 900);
+    draw_commit(&f->app, &f->app.layout);
+    assert_int_equal(f->app.layout.n_areas, 4);
+    int xs[4], columns = 0;
+    for (int i = 0; i < 4; i++) {
+        app_rect r = f->app.layout.areas[i].r;
+        bool seen = false;
+        for (int k = 0; k < columns; k++) seen |= xs[k] == r.x;
+        if (!seen) xs[columns++] = r.x;
+        assert_true(r.w / 12 >= 23);
+    }
+    assert_int_equal(columns, 2);
+    /* labelled: the note the grid writes under unlabelled thumbnails is not there */
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));)
+        assert_false(c->kind == DRAW_CMD_TEXT && strstr(draw_cmd_text(&f->dl, c), "too small for token labels"));
 }
 
 static void test_compare_view(void **state)
@@ -2833,6 +2864,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heatmap_hatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_single_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grid_view, setup_gqa, teardown),
+        cmocka_unit_test_setup_teardown(test_grid_columns_count_the_labels, setup_four_heads, teardown),
         cmocka_unit_test_setup_teardown(test_compare_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overlays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lesson_panel, setup, teardown),

@@ -31,21 +31,6 @@ static int grid_caption(draw_list *dl, const attn_dims *d, bool broadcast_mask, 
     return (broadcast_mask ? u : 0) + u * 3 / 2;
 }
 
-/* The number of columns that gives n pictures of rows × cols cells the
- * largest cells in w × h pixels (u: a line, the room for captions). */
-static int grid_columns(int n, int w, int h, int rows, int cols, int u)
-{
-    int best = 1;
-    double best_cell = 0;
-    for (int nc = 1; nc <= n; nc++) {
-        int nr = (n + nc - 1) / nc;
-        double pw = w / (double)nc - u, ph = h / (double)nr - 2 * u;
-        double cell = fmin(pw / cols, ph / rows);
-        if (cell > best_cell) { best_cell = cell; best = nc; }
-    }
-    return best;
-}
-
 /* Whether a thumbnail in r can carry labels: with a label column of about
  * four characters, its cells would still be 3/4 of a line tall (labels the
  * line would thin out are set that much smaller: draw_plot_place). */
@@ -53,6 +38,26 @@ static bool thumb_labels(app_rect r, const app_view_slice *v, int u)
 {
     return v->slice.rows > 0 && v->slice.cols > 0 && (r.w - 3 * u) / v->slice.cols >= u * 3 / 4 &&
            (r.h - 2 * u) / v->slice.rows >= u * 3 / 4;
+}
+
+/* The number of columns for n thumbnails of v's rows × cols cells in w × h
+ * pixels (u: a line, the room for captions): a layout whose thumbnails can
+ * carry their token labels when one can (thumb_labels), and among layouts
+ * alike the one with the largest cells, counted after the labels' room. */
+static int grid_columns(int n, int w, int h, const app_view_slice *v, int u)
+{
+    int best = 1, best_labels = -1;
+    double best_cell = -1;
+    for (int nc = 1; nc <= n; nc++) {
+        int nr = (n + nc - 1) / nc;
+        app_rect inner = {0, 0, w / nc - u, h / nr - u * 3 / 2 - u / 2}; /* as draw_plot_grid places it */
+        int labels = thumb_labels(inner, v, u);
+        double cw = inner.w - (labels ? 3 * u : 0), ch = inner.h - (labels ? 2 * u : 0);
+        double cell = fmin(cw / v->slice.cols, ch / v->slice.rows);
+        if (labels > best_labels || (labels == best_labels && cell > best_cell))
+            best = nc, best_labels = labels, best_cell = cell;
+    }
+    return best;
 }
 
 void draw_plot_grid(draw_list *dl, const app_state *app, app_rect box)
@@ -83,7 +88,7 @@ void draw_plot_grid(draw_list *dl, const app_state *app, app_rect box)
 
     app_scale sc = app_scale_of(app, t);
     int gw = box.w - draw_plot_colorbar_width(dl);
-    int nc = grid_columns(d->h, gw, box.h, v.slice.rows, v.slice.cols, u), nr = (d->h + nc - 1) / nc;
+    int nc = grid_columns(d->h, gw, box.h, &v, u), nr = (d->h + nc - 1) / nc;
     char buf[160];
     int pw = gw / nc, ph = box.h / nr;
     if (!thumb_labels((app_rect){0, 0, pw - u, ph - u * 3 / 2 - u / 2}, &v, u)) {
