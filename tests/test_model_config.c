@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "engine/attention/ops.h"
+#include "engine/trace/rope.h"
 #include "engine/formats/model_config.h"
 #include "engine/model/gemma_weights.h"
 #include "engine/model/model.h"
@@ -292,7 +293,7 @@ static void test_yarn(void **state)
     assert_true(fabs(r->attention - (0.1 * log(4.0) + 1)) < 1e-12 && c.arch.mla_score_gain == 0);
     double omega[4];
     attn_rope rope = {100, ATTN_ROPE_HALF, r, false};
-    assert_true(fabs(attn_rope_freqs(&rope, 8, omega) - r->attention) < 1e-12);
+    assert_true(fabs(attn_rope_freqs(rope.theta, rope.scaling, 8, omega) - r->attention) < 1e-12);
     for (int m = 0; m < 4; m++)
         assert_true(fabs(omega[m] - pow(100, -m / 4.0) * (1 - m / 3.0 + m / 12.0)) < 1e-12);
     float x[8] = {1, -2, 0.5f, 3, -1, 2, 0.25f, -0.75f}, y[8], back[8];

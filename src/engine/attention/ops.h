@@ -67,10 +67,6 @@ typedef struct {
     bool undo; /* turn a rotated key back (with pos0 = −its position): y = R(angle)·x / A */
 } attn_rope;
 
-/* ω_m of every pair m < k/2 into omega (k/2); returns the attention factor A
- * that multiplies cos and sin (YaRN's; 1 without it). k is the width RoPE
- * turns: the head dim, or DeepSeek's qk_rope_head_dim. */
-double attn_rope_freqs(const attn_rope *r, int k, double *omega);
 
 /* x, y: (b, heads, n, k); row i has position pos0 + i.
  * Returns 0, or -1 if its (n, k/2) cos/sin table could not be allocated. */

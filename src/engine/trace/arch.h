@@ -85,7 +85,7 @@ typedef enum {
 #define ATTN_ARCH_MAX_LAYERS 256 /* model_config.h's ATTN_MODEL_MAX_LAYERS */
 
 /* rope_scaling {"rope_type": "llama3" or "yarn", ...}; factor 0: no scaling
- * (ops.h's attn_rope_freqs turns it into each pair's frequency). */
+ * (rope.h's attn_rope_freqs turns it into each pair's frequency). */
 typedef struct {
     double factor;           /* how much slower the slow pairs turn */
     double low_freq_factor;  /* llama3: low */

@@ -6,7 +6,7 @@
  * returns false, and the cell is shown with its value only. */
 #include "explain.h"
 
-#include "engine/attention/ops.h"
+#include "engine/trace/rope.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -335,7 +335,7 @@ static bool explain_heads(cell *c)
     return true;
 }
 
-/* The frequency ω_m of pair m as the engine turned it (ops.c's
+/* The frequency ω_m of pair m as the engine turned it (rope.h's
  * attn_rope_freqs) with the layer's base *theta and rope_scaling *sc (arch.h:
  * Gemma's local layers have their own); returns the attention factor A that
  * multiplied cos and sin (YaRN's; else 1), or 0 out of memory. */
@@ -344,8 +344,7 @@ static double rope_omega(const cell *c, int m, double *theta, const attn_rope_sc
     *theta = attn_arch_layer_theta(&c->tr->arch, c->layer, c->tr->cfg.rope_theta, sc);
     double *w = malloc((size_t)(c->k / 2 > m ? c->k / 2 : m + 1) * sizeof *w);
     if (!w) return 0;
-    attn_rope r = {*theta, c->tr->cfg.rope_style, *sc, false};
-    double A = attn_rope_freqs(&r, c->k, w);
+    double A = attn_rope_freqs(*theta, *sc, c->k, w);
     *omega = w[m];
     free(w);
     return A;
