@@ -21,6 +21,9 @@ import sys
 import tempfile
 import time
 
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+import wordlevel  # noqa: E402  (scripts/wordlevel.py: tokenizer.json shared with scripts/family_folders.py)
+
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models")
 MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")
 
@@ -192,19 +195,8 @@ WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "do
 
 
 def tokenizer():
-    """tokenizer.json of a word-level vocabulary of WORDS, <s> before every text."""
-    return {"version": "1.0", "truncation": None, "padding": None,
-            "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
-                              "normalized": False, "special": True} for i, w in enumerate(WORDS[:3])],
-            "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
-            "post_processor": {"type": "TemplateProcessing",
-                               "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
-                                          {"Sequence": {"id": "A", "type_id": 0}}],
-                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
-                                        {"Sequence": {"id": "B", "type_id": 1}}],
-                               "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
-            "decoder": None,
-            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(WORDS)}, "unk_token": "<unk>"}}
+    """tokenizer.json of a word-level vocabulary of WORDS, <s> before every text (scripts/wordlevel.py)."""
+    return wordlevel.tokenizer_json(WORDS)
 
 
 def folder(root, name, c, tensors, gain=1.0):
