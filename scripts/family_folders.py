@@ -26,6 +26,8 @@ import random
 import struct
 import sys
 
+from wordlevel import tokenizer_json  # scripts/wordlevel.py, beside this file
+
 WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "dog", "ran", "far", "and", "it",
          "was", "good", "day", "to", "see", "sun", "moon", "over", "hill"]
 TEXT = "the cat sat on the mat . a dog ran over the hill to see the sun"
@@ -52,21 +54,6 @@ GPTOSS = {"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidd
           "rope_scaling": None, "tie_word_embeddings": True, "bos_token_id": 1, "eos_token_id": 2,
           "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"], "attention_bias": True,
           "num_local_experts": 8, "num_experts_per_tok": 2, "swiglu_limit": 7.0}
-
-
-def tokenizer():
-    return {"version": "1.0", "truncation": None, "padding": None,
-            "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
-                              "normalized": False, "special": True} for i, w in enumerate(WORDS[:3])],
-            "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
-            "post_processor": {"type": "TemplateProcessing",
-                               "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
-                                          {"Sequence": {"id": "A", "type_id": 0}}],
-                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
-                                        {"Sequence": {"id": "B", "type_id": 1}}],
-                               "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
-            "decoder": None,
-            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(WORDS)}, "unk_token": "<unk>"}}
 
 
 def deepseek_shapes(c):
@@ -154,7 +141,7 @@ def folder(path, c, shapes, one_d):
     with open(os.path.join(path, "config.json"), "w") as f:
         json.dump(c, f, indent=2)
     with open(os.path.join(path, "tokenizer.json"), "w") as f:
-        json.dump(tokenizer(), f)
+        json.dump(tokenizer_json(WORDS), f)
     return path
 
 

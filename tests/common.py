@@ -21,6 +21,9 @@ import sys
 import tempfile
 import time
 
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+import wordlevel  # noqa: E402  (scripts/wordlevel.py: tokenizer.json shared with scripts/family_folders.py)
+
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models")
 MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")
 
@@ -192,19 +195,8 @@ WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "do
 
 
 def tokenizer():
-    """tokenizer.json of a word-level vocabulary of WORDS, <s> before every text."""
-    return {"version": "1.0", "truncation": None, "padding": None,
-            "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
-                              "normalized": False, "special": True} for i, w in enumerate(WORDS[:3])],
-            "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
-            "post_processor": {"type": "TemplateProcessing",
-                               "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
-                                          {"Sequence": {"id": "A", "type_id": 0}}],
-                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
-                                        {"Sequence": {"id": "B", "type_id": 1}}],
-                               "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
-            "decoder": None,
-            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(WORDS)}, "unk_token": "<unk>"}}
+    """tokenizer.json of a word-level vocabulary of WORDS, <s> before every text (scripts/wordlevel.py)."""
+    return wordlevel.tokenizer_json(WORDS)
 
 
 def folder(root, name, c, tensors, gain=1.0):
@@ -238,3 +230,29 @@ def refused_everywhere(d, message, out):
     expect(["info", "--model", d], 1, message)
     expect(["trace", "--model", d, "--text", "the cat", "-o", out], 1, message)
     expect(["generate", "--model", d, "--text", "the cat", "--max-new", "2"], 1, message)
+
+
+def fuzz_configs(family, n, seed, config, keys, values, folder, text, out, silent_unless=None):
+    """A fuzz of a family's keys (the family CLI tests): n configs, each config(rng) with 1 to 3 of keys
+    set to one of values (rng = random.Random(seed)), written as JSON text (NaN as NaN: JSON refuses it,
+    and so must the reader) into the folder folder(text, c) returns; info and trace (of text, writing
+    out) over each must end in success or one line and exit 1 or 2. silent_unless (a config): a success
+    must also write nothing on stderr, unless the keys all hold silent_unless's values. One check for
+    the 2n runs, naming the first three that did not."""
+    rng = random.Random(seed)
+    crashes = []
+    for _ in range(n):
+        c = config(rng)
+        for key in rng.sample(keys, rng.randint(1, 3)):
+            c[key] = rng.choice(values)
+        js = json.dumps(c)
+        d = folder(js, c)
+        for args in (["info", "--model", d], ["trace", "--model", d, "--text", text, "-o", out]):
+            r = run(args)
+            err = r.stderr.decode(errors="replace")
+            quiet = silent_unless is None or not err or all(c.get(k) == silent_unless.get(k) for k in keys)
+            good = (r.returncode == 0 and quiet) or (r.returncode in (1, 2) and one_line(r))
+            if not good:
+                crashes.append(f"{args[0]} {js}: exit {r.returncode} {err[:200]!r}")
+    check(f"fuzzed {family} configs: {2 * n} runs end in success or one line and exit 1 or 2 ({len(crashes)} did "
+          "not)", not crashes, "; ".join(crashes[:3]))

@@ -15,8 +15,12 @@ import argparse
 import json
 import os
 import struct
+import sys
 
 import numpy as np
+
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+import wordlevel  # noqa: E402  (scripts/wordlevel.py: tokenizer.json shared with scripts/family_folders.py)
 
 WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "dog", "ran", "far", "and", "it",
          "was", "good", "day", "to", "see", "sun", "moon", "over", "hill"]
@@ -104,19 +108,8 @@ def write_shard(path, tensors):
 
 
 def tokenizer_json(words=WORDS):
-    """A WordLevel tokenizer of words, the first three <unk> <s> </s>, with a BOS template."""
-    return {"version": "1.0", "truncation": None, "padding": None,
-            "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
-                              "normalized": False, "special": True} for i, w in enumerate(words[:3])],
-            "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
-            "post_processor": {"type": "TemplateProcessing",
-                               "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
-                                          {"Sequence": {"id": "A", "type_id": 0}}],
-                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
-                                        {"Sequence": {"id": "B", "type_id": 1}}],
-                               "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
-            "decoder": None,
-            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(words)}, "unk_token": "<unk>"}}
+    """A WordLevel tokenizer of words, the first three <unk> <s> </s>, with a BOS template (scripts/wordlevel.py)."""
+    return wordlevel.tokenizer_json(words)
 
 
 def weights(cfg, rng):

@@ -13,7 +13,6 @@ Standard library only (float32 weights packed by hand); the harness is
 tests/common.py. The numbers themselves are check_models.py's (PyTorch)."""
 import json
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -238,21 +237,7 @@ expect(["info", "--model", d], 0, "context 4096", stream="stdout")
 KEYS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "num_key_value_heads",
         "first_k_dense_replace", "num_attention_heads", "hidden_size", "n_routed_experts", "rope_interleave")
 VALUES = (-(2 ** 31), -1, 0, 1, 2, 3, 5, 7, 2 ** 31, 1e300, float("nan"), 2.5, None, "3", True, [], {})
-rng = random.Random(7)
-crashes = []
-for i in range(60):
-    c = config()
-    for key in rng.sample(KEYS, rng.randint(1, 3)):
-        c[key] = rng.choice(VALUES)
-    text = json.dumps(c)  # NaN written as NaN: JSON refuses it, and so must the reader
-    d = folder("fuzz", text, tensors=shapes(config()))
-    for args in (["info", "--model", d], ["trace", "--model", d, "--text", "the cat", "-o", OUT]):
-        r = run(args)
-        err = r.stderr.decode(errors="replace")
-        same = all(c.get(k) == config().get(k) for k in KEYS)
-        good = (r.returncode == 0 and (same or not err)) or (r.returncode in (1, 2) and common.one_line(r))
-        if not good:
-            crashes.append(f"{args[0]} {text}: exit {r.returncode} {err[:200]!r}")
-check(f"fuzzed DeepSeek configs: 120 runs end in success or one line and exit 1 or 2 ({len(crashes)} did not)",
-      not crashes, "; ".join(crashes[:3]))
+common.fuzz_configs("DeepSeek", 60, 7, lambda rng: config(), KEYS, VALUES,
+                    lambda text, c: folder("fuzz", text, tensors=shapes(config())), "the cat", OUT,
+                    silent_unless=config())
 common.finish()

@@ -12,7 +12,6 @@ tests/common.py. The numbers themselves are check_models.py's (PyTorch,
 tests/hf_gemma.py)."""
 import json
 import os
-import random
 import struct
 import sys
 
@@ -228,20 +227,7 @@ KEYS = ("query_pre_attn_scalar", "attn_logit_softcapping", "final_logit_softcapp
         "layer_types", "sliding_window_pattern", "rope_local_base_freq", "rope_scaling", "num_key_value_heads")
 VALUES = (-(2 ** 31), -1, 0, 1, 2, 3, 6, 2 ** 31, 1e300, float("nan"), 2.5, None, "3", True, [], {},
           ["sliding_attention"] * 3, {"rope_type": "linear", "factor": 0.5})
-rng = random.Random(11)
-crashes = []
-for i in range(60):
-    c = config(rng.random() < 0.5)
-    for key in rng.sample(KEYS, rng.randint(1, 3)):
-        c[key] = rng.choice(VALUES)
-    text = json.dumps(c)  # NaN written as NaN: JSON refuses it, and so must the reader
-    d = folder("fuzz", text, tensors=shapes(config(c["model_type"] == "gemma3_text")))
-    for args in (["info", "--model", d], ["trace", "--model", d, "--text", "the cat sat on", "-o", OUT]):
-        r = run(args)
-        err = r.stderr.decode(errors="replace")
-        good = (r.returncode == 0) or (r.returncode in (1, 2) and common.one_line(r))
-        if not good:
-            crashes.append(f"{args[0]} {text}: exit {r.returncode} {err[:200]!r}")
-check(f"fuzzed Gemma configs: 120 runs end in success or one line and exit 1 or 2 ({len(crashes)} did not)",
-      not crashes, "; ".join(crashes[:3]))
+common.fuzz_configs("Gemma", 60, 11, lambda rng: config(rng.random() < 0.5), KEYS, VALUES,
+                    lambda text, c: folder("fuzz", text, tensors=shapes(config(c["model_type"] == "gemma3_text"))),
+                    "the cat sat on", OUT)
 common.finish()

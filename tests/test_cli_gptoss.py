@@ -9,9 +9,7 @@ of the gpt-oss keys. YaRN runs: given as rope_scaling, as v5's
 rope_parameters, or GptOssConfig's default when rope_scaling is absent.
 Standard library only; the harness and the folder writer are tests/common.py.
 The numbers themselves are check_models.py's (PyTorch, tests/hf_gptoss.py)."""
-import json
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -236,20 +234,6 @@ KEYS = ("num_local_experts", "num_experts_per_tok", "swiglu_limit", "swiglu_alph
         "intermediate_size", "rope_theta")
 VALUES = (-(2 ** 31), -1, 0, 1, 2, 3, 4, 6, 2 ** 31, 1e300, float("nan"), 2.5, None, "3", True, [], {},
           ["sliding_attention"] * 3, {"rope_type": "yarn", "factor": 32.0}, {"quant_method": "mxfp4"})
-rng = random.Random(13)
-crashes = []
-for i in range(40):
-    c = config()
-    for key in rng.sample(KEYS, rng.randint(1, 3)):
-        c[key] = rng.choice(VALUES)
-    text = json.dumps(c)  # NaN written as NaN: JSON refuses it, and so must the reader
-    d = folder("fuzz", text, tensors=shapes(config()))
-    for args in (["info", "--model", d], ["trace", "--model", d, "--text", "the cat sat on", "-o", OUT]):
-        r = run(args)
-        err = r.stderr.decode(errors="replace")
-        good = (r.returncode == 0) or (r.returncode in (1, 2) and common.one_line(r))
-        if not good:
-            crashes.append(f"{args[0]} {text}: exit {r.returncode} {err[:200]!r}")
-check(f"fuzzed gpt-oss configs: 80 runs end in success or one line and exit 1 or 2 ({len(crashes)} did not)",
-      not crashes, "; ".join(crashes[:3]))
+common.fuzz_configs("gpt-oss", 40, 13, lambda rng: config(), KEYS, VALUES,
+                    lambda text, c: folder("fuzz", text, tensors=shapes(config())), "the cat sat on", OUT)
 common.finish()

@@ -29,19 +29,10 @@
 #include "view.h"
 
 #include "moe_fixture.h"
-#include "fake_measure.h"
+#include "ui_fixture.h"
 
-#define W 1280
-#define H 800
-
-static const draw_text_measure FAKE = {NULL, fake_width, fake_line, fake_bold};
 static char MODEL[600], GPTOSS[600]; /* the folders, made once */
 static const char TEXT[] = "the cat sat on the mat . a dog ran";
-
-typedef struct {
-    app_state app;
-    draw_list dl;
-} fixture;
 
 static int group_setup(void **state)
 {
@@ -65,43 +56,15 @@ static int group_teardown(void **state)
     return system(cmd) ? -1 : 0;
 }
 
-static int setup_with(void **state, const char *model)
+static int setup_model(void **state, const char *model)
 {
-    fixture *f = calloc(1, sizeof *f);
-    char err[400];
-    attn_config c;
-    app_i18n_init("en");
-    attn_config_init(&c);
-    if (model && (attn_config_set(&c, "model", model, NULL) || attn_config_set(&c, "text", TEXT, NULL)))
-        fail_msg("config");
-    if (app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
-    attn_config_free(&c);
-    app_player_init(&f->app.lesson, "en", NULL);
-    f->app.lesson.keep_progress = false;
-    draw_list_init(&f->dl, FAKE);
-    *state = f;
-    return 0;
+    const char *const kv[] = {"model", model, "text", TEXT, NULL};
+    return setup_with(state, kv);
 }
 
 static int setup_plain(void **state) { return setup_with(state, NULL); }
-static int setup_moe(void **state) { return setup_with(state, MODEL); }
-static int setup_gptoss(void **state) { return setup_with(state, GPTOSS); }
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    draw_list_free(&f->dl);
-    app_free(&f->app);
-    free(f);
-    return 0;
-}
-
-static void build(fixture *f)
-{
-    draw_frame(&f->app, &f->dl, &f->app.layout, W, H);
-    draw_commit(&f->app, &f->app.layout);
-    assert_false(f->dl.failed);
-}
+static int setup_moe(void **state) { return setup_model(state, MODEL); }
+static int setup_gptoss(void **state) { return setup_model(state, GPTOSS); }
 
 static bool has_text(const draw_list *dl, const char *s)
 {

@@ -25,36 +25,7 @@
 #include "tiles_view.h"
 #include "view.h"
 
-#include "fake_measure.h"
-
-#define W 1280
-#define H 800
-
-static const draw_text_measure FAKE = {NULL, fake_width, fake_line, fake_bold};
-
-typedef struct {
-    app_state app;
-    draw_list dl;
-} fixture;
-
-static int setup_with(void **state, const char *const *kv)
-{
-    fixture *f = calloc(1, sizeof *f);
-    char err[400];
-    attn_config c;
-    attn_error e;
-    app_i18n_init("en");
-    attn_config_init(&c);
-    for (int i = 0; kv && kv[i]; i += 2)
-        if (attn_config_set(&c, kv[i], kv[i + 1], &e)) fail_msg("set %s: %s", kv[i], e.msg);
-    if (app_init(&f->app, &c, err, sizeof err)) fail_msg("app: %s", err);
-    attn_config_free(&c);
-    app_player_init(&f->app.lesson, "en", NULL);
-    f->app.lesson.keep_progress = false;
-    draw_list_init(&f->dl, FAKE);
-    *state = f;
-    return 0;
-}
+#include "ui_fixture.h"
 
 static int setup_plain(void **state) { return setup_with(state, NULL); }
 
@@ -68,22 +39,6 @@ static int setup_sink(void **state)
 {
     static const char *const kv[] = {"seq", "8", "tiles", "2x2", "sink_logit", "0.5", NULL};
     return setup_with(state, kv);
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    draw_list_free(&f->dl);
-    app_free(&f->app);
-    free(f);
-    return 0;
-}
-
-static void build(fixture *f)
-{
-    draw_frame(&f->app, &f->dl, &f->app.layout, W, H);
-    draw_commit(&f->app, &f->app.layout);
-    assert_false(f->dl.failed);
 }
 
 static int count(const draw_list *dl, draw_cmd_kind kind)

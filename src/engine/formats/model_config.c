@@ -137,6 +137,46 @@ static attn_status json_token(const cJSON *root, const char *key, int *out, attn
     return ATTN_OK;
 }
 
+/* ---- readers the family files share (model_config.h) ---- */
+
+attn_status attn_model_config_number(const cJSON *root, const char *key, double min, double max, bool whole,
+                                     double def, bool null_def, double *out, attn_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    *out = def;
+    if (!v || (null_def && cJSON_IsNull(v))) return ATTN_OK;
+    if (!cJSON_IsNumber(v)) {
+        attn_json_wrong(key, whole ? "a whole number" : null_def ? "a number or null" : "a number", v, err);
+        return attn_error_prefix(err, "config.json");
+    }
+    double x = v->valuedouble;
+    if (!isfinite(x) || (whole && x != floor(x)) || x < min || x > max)
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' must be %s from %g to %g, not %g", key,
+                         whole ? "a whole number" : "a number", min, max, x);
+    *out = x;
+    return ATTN_OK;
+}
+
+attn_status attn_model_config_layer_types(const cJSON *root, attn_model_config *c, bool *given, attn_error *err)
+{
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "layer_types");
+    *given = types && !cJSON_IsNull(types);
+    if (!*given) return ATTN_OK;
+    if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != c->layers)
+        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'layer_types' must be a list of %d attention types (one "
+                         "a layer)", c->layers);
+    int l = 0;
+    for (const cJSON *e = types->child; e; e = e->next, l++) {
+        bool local = cJSON_IsString(e) && !strcmp(e->valuestring, "sliding_attention");
+        if (!local && !(cJSON_IsString(e) && !strcmp(e->valuestring, "full_attention")))
+            return attn_fail(err, ATTN_ERR_FORMAT, "config.json: layer_types[%d] '%.40s' is not an attention type this "
+                             "engine runs (sliding_attention, full_attention)", l,
+                             cJSON_IsString(e) ? e->valuestring : "(not a string)");
+        c->arch.local[l] = local;
+    }
+    return ATTN_OK;
+}
+
 /* ---- the architecture ---- */
 
 static attn_status find_arch(const cJSON *root, attn_model_config *c, attn_error *err)

@@ -81,6 +81,20 @@ typedef struct {
     attn_gemma_sizes gemma; /* with arch.gemma */
 } attn_model_config;
 
+/* For the family files (model_config_*.c), from model_config.c: readers of
+ * the keys more than one family reads, errors starting "config.json: ".
+ * attn_model_config_number: root's key, a number from min to max (whole if
+ * whole) into *out; def when absent, or when null if null_def (Gemma's
+ * soft-caps: null is "none"). attn_model_config_layer_types: layer_types,
+ * each "sliding_attention" (c->arch.local[l] true) or "full_attention", one a
+ * layer of c->layers; *given false when absent or null, c untouched (the
+ * caller applies its architecture's pattern). */
+struct cJSON;
+attn_status attn_model_config_number(const struct cJSON *root, const char *key, double min, double max, bool whole,
+                                     double def, bool null_def, double *out, attn_error *err);
+attn_status attn_model_config_layer_types(const struct cJSON *root, attn_model_config *c, bool *given,
+                                          attn_error *err);
+
 /* For model_config.c: DeepSeek-V2/V3's keys (model_config_mla.c) into c, whose
  * vocab, d, layers, heads and ffn are read: the latent attention's sizes, RoPE
  * convention, its mixture-of-experts layers (attn_model_config_moe), and the

@@ -29,26 +29,6 @@
 
 #include "engine/base/json.h"
 
-/* key: a number (whole if whole) from min to max; def when absent, or when
- * null if null_def (the soft-caps: null is "none", 0 here). */
-static attn_status number(const cJSON *root, const char *key, double min, double max, bool whole, double def,
-                          bool null_def, double *out, attn_error *err)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    *out = def;
-    if (!v || (null_def && cJSON_IsNull(v))) return ATTN_OK;
-    if (!cJSON_IsNumber(v)) {
-        attn_json_wrong(key, whole ? "a whole number" : null_def ? "a number or null" : "a number", v, err);
-        return attn_error_prefix(err, "config.json");
-    }
-    double x = v->valuedouble;
-    if (!isfinite(x) || (whole && x != floor(x)) || x < min || x > max)
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' must be %s from %g to %g, not %g", key,
-                         whole ? "a whole number" : "a number", min, max, x);
-    *out = x;
-    return ATTN_OK;
-}
-
 /* rope_scaling: null, "default", "linear" with its factor, or "yarn" (read as
  * the other families read it, model_config_rope.c); the rest refused. */
 static attn_status scaling(const cJSON *root, attn_rope_scaling *r, attn_error *err)
@@ -66,7 +46,7 @@ static attn_status scaling(const cJSON *root, attn_rope_scaling *r, attn_error *
     if (strcmp(t->valuestring, "linear"))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling type '%.30s' is not supported for Gemma "
                          "(supported: linear, yarn, default)", t->valuestring);
-    attn_status st = number(v, "factor", 1, 1e6, false, NAN, false, &r->linear, err);
+    attn_status st = attn_model_config_number(v, "factor", 1, 1e6, false, NAN, false, &r->linear, err);
     if (st) return st;
     if (isnan(r->linear))
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: rope_scaling linear needs its factor");
@@ -76,26 +56,12 @@ static attn_status scaling(const cJSON *root, attn_rope_scaling *r, attn_error *
 /* Which layers are local: layer_types, else the architecture's pattern. */
 static attn_status layer_kinds(const cJSON *root, attn_model_config *c, attn_error *err)
 {
-    const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "layer_types");
-    if (types && !cJSON_IsNull(types)) {
-        if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != c->layers)
-            return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'layer_types' must be a list of %d attention types "
-                             "(one a layer)", c->layers);
-        int l = 0;
-        for (const cJSON *e = types->child; e; e = e->next, l++) {
-            bool local = cJSON_IsString(e) && !strcmp(e->valuestring, "sliding_attention");
-            if (!local && !(cJSON_IsString(e) && !strcmp(e->valuestring, "full_attention")))
-                return attn_fail(err, ATTN_ERR_FORMAT, "config.json: layer_types[%d] '%.40s' is not an attention "
-                                 "type this engine runs (sliding_attention, full_attention)", l,
-                                 cJSON_IsString(e) ? e->valuestring : "(not a string)");
-            c->arch.local[l] = local;
-        }
-        return ATTN_OK;
-    }
+    bool given;
+    attn_status st = attn_model_config_layer_types(root, c, &given, err);
+    if (st || given) return st;
     double pattern = 2;
-    attn_status st;
     if (c->arch.kind == ATTN_ARCH_GEMMA3 &&
-        (st = number(root, "sliding_window_pattern", 1, 1 << 20, true, 6, false, &pattern, err)))
+        (st = attn_model_config_number(root, "sliding_window_pattern", 1, 1 << 20, true, 6, false, &pattern, err)))
         return st;
     for (int l = 0; l < c->layers; l++) c->arch.local[l] = (l + 1) % (int)pattern != 0;
     return ATTN_OK;
@@ -132,15 +98,18 @@ attn_status attn_model_config_gemma(const cJSON *root, attn_model_config *c, att
     double head_dim, scalar, window, theta_local;
     attn_status st;
     if ((st = unsupported(root, c, err)) ||
-        (st = number(root, "head_dim", 2, 1 << 12, true, 256, true, &head_dim, err)) ||
-        (st = number(root, "query_pre_attn_scalar", 1e-6, 1e9, false, 256, false, &scalar, err)) ||
-        (st = number(root, "sliding_window", 1, 1 << 30, true, 4096, false, &window, err)) ||
-        (st = number(root, "attn_logit_softcapping", 1e-6, 1e9, false, g3 ? 0 : 50, true, &g->attn_softcap, err)) ||
-        (st = number(root, "final_logit_softcapping", 1e-6, 1e9, false, g3 ? 0 : 30, true, &g->final_softcap, err)) ||
+        (st = attn_model_config_number(root, "head_dim", 2, 1 << 12, true, 256, true, &head_dim, err)) ||
+        (st = attn_model_config_number(root, "query_pre_attn_scalar", 1e-6, 1e9, false, 256, false, &scalar, err)) ||
+        (st = attn_model_config_number(root, "sliding_window", 1, 1 << 30, true, 4096, false, &window, err)) ||
+        (st = attn_model_config_number(root, "attn_logit_softcapping", 1e-6, 1e9, false, g3 ? 0 : 50, true,
+                                       &g->attn_softcap, err)) ||
+        (st = attn_model_config_number(root, "final_logit_softcapping", 1e-6, 1e9, false, g3 ? 0 : 30, true,
+                                       &g->final_softcap, err)) ||
         (st = layer_kinds(root, c, err)) || (st = scaling(root, &c->arch.global_scaling, err)))
         return st;
     theta_local = NAN;
-    if (g3 && (st = number(root, "rope_local_base_freq", 1.0000001, 1e30, false, 10000, false, &theta_local, err)))
+    if (g3 && (st = attn_model_config_number(root, "rope_local_base_freq", 1.0000001, 1e30, false, 10000, false,
+                                             &theta_local, err)))
         return st;
     c->arch.local_theta = theta_local; /* Gemma 2: rope_theta, once numbers() has read it (NAN till then) */
     c->head_dim = (int)head_dim;

@@ -32,45 +32,13 @@
 
 #include "engine/base/json.h"
 
-/* key: a number from min to max (whole if whole); def when absent. */
-static attn_status number(const cJSON *root, const char *key, double min, double max, bool whole, double def,
-                          double *out, attn_error *err)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    *out = def;
-    if (!v) return ATTN_OK;
-    if (!cJSON_IsNumber(v)) {
-        attn_json_wrong(key, whole ? "a whole number" : "a number", v, err);
-        return attn_error_prefix(err, "config.json");
-    }
-    double x = v->valuedouble;
-    if (!isfinite(x) || (whole && x != floor(x)) || x < min || x > max)
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: '%s' must be %s from %g to %g, not %g", key,
-                         whole ? "a whole number" : "a number", min, max, x);
-    *out = x;
-    return ATTN_OK;
-}
-
 /* Which layers are local: layer_types, else (l + 1) odd. */
 static attn_status layer_kinds(const cJSON *root, attn_model_config *c, attn_error *err)
 {
-    const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "layer_types");
-    if (!types || cJSON_IsNull(types)) {
-        for (int l = 0; l < c->layers; l++) c->arch.local[l] = (l + 1) % 2 != 0;
-        return ATTN_OK;
-    }
-    if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != c->layers)
-        return attn_fail(err, ATTN_ERR_FORMAT, "config.json: 'layer_types' must be a list of %d attention types (one "
-                         "a layer)", c->layers);
-    int l = 0;
-    for (const cJSON *e = types->child; e; e = e->next, l++) {
-        bool local = cJSON_IsString(e) && !strcmp(e->valuestring, "sliding_attention");
-        if (!local && !(cJSON_IsString(e) && !strcmp(e->valuestring, "full_attention")))
-            return attn_fail(err, ATTN_ERR_FORMAT, "config.json: layer_types[%d] '%.40s' is not an attention type this "
-                             "engine runs (sliding_attention, full_attention)", l,
-                             cJSON_IsString(e) ? e->valuestring : "(not a string)");
-        c->arch.local[l] = local;
-    }
+    bool given;
+    attn_status st = attn_model_config_layer_types(root, c, &given, err);
+    if (st || given) return st;
+    for (int l = 0; l < c->layers; l++) c->arch.local[l] = (l + 1) % 2 != 0;
     return ATTN_OK;
 }
 
@@ -108,7 +76,7 @@ static attn_status heads(const cJSON *root, attn_model_config *c, attn_error *er
                              "of the %d heads", c->d, c->heads);
         c->head_dim = c->d / c->heads;
     } else {
-        if ((st = number(root, "head_dim", 2, 1 << 12, true, 64, &x, err))) return st;
+        if ((st = attn_model_config_number(root, "head_dim", 2, 1 << 12, true, 64, false, &x, err))) return st;
         c->head_dim = (int)x;
     }
     if (!kv) { /* absent: 8 (null: the heads, as model_config.c read it) */
@@ -134,12 +102,12 @@ static attn_status experts(const cJSON *root, attn_model_config *c, attn_error *
     double n, k;
     attn_status st;
     memset(e, 0, sizeof *e);
-    if ((st = number(root, key, 1, 4096, true, 128, &n, err)) ||
-        (st = number(root, "num_experts_per_tok", 1, n, true, 4, &k, err)) ||
-        (st = number(root, "swiglu_limit", 1e-6, 1e9, false, 7.0, &e->limit, err)) ||
-        (st = number(root, "swiglu_alpha", 1e-6, 1e6, false, 1.702, &e->alpha, err)))
+    if ((st = attn_model_config_number(root, key, 1, 4096, true, 128, false, &n, err)) ||
+        (st = attn_model_config_number(root, "num_experts_per_tok", 1, n, true, 4, false, &k, err)) ||
+        (st = attn_model_config_number(root, "swiglu_limit", 1e-6, 1e9, false, 7.0, false, &e->limit, err)) ||
+        (st = attn_model_config_number(root, "swiglu_alpha", 1e-6, 1e6, false, 1.702, false, &e->alpha, err)))
         return st;
-    if (k > n) /* number() above was given the bound, but say it plainly when absent gives 4 */
+    if (k > n) /* attn_model_config_number above was given the bound, but say it plainly when absent gives 4 */
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: num_experts_per_tok %g is more than the %g experts", k, n);
     e->experts = (int)n;
     e->top_k = (int)k;
@@ -167,7 +135,8 @@ attn_status attn_model_config_gptoss(const cJSON *root, attn_model_config *c, at
     if (w && cJSON_IsNull(w) && any_local)
         return attn_fail(err, ATTN_ERR_FORMAT, "config.json: sliding_window is null but layer_types has "
                          "sliding_attention layers, whose window it is");
-    if (!(w && cJSON_IsNull(w)) && (st = number(root, "sliding_window", 1, 1 << 30, true, 128, &window, err)))
+    if (!(w && cJSON_IsNull(w)) &&
+        (st = attn_model_config_number(root, "sliding_window", 1, 1 << 30, true, 128, false, &window, err)))
         return st;
     c->arch.local_window = any_local ? (int)window : 0;
     c->arch.qkv_bias = bias;
