@@ -20,7 +20,10 @@
  *   - "Open a model…": too large (the limit said), not a model, then a small one opened;
  *   - after a reload the picker shows lesson 4's progress;
  *   - the language button reloads the page in Chinese, drawn with the page's
- *     own CJK face, the progress still there.
+ *     own CJK face, the progress still there;
+ *   - a link to lesson 7 step 3 in Chinese opens it there; the tab's title and
+ *     the address follow Space, Back and a reload; "Copy link"; a link past
+ *     the lesson's end says so.
  * These run on the threaded build (attnlab-mt.js): the page, isolated by its
  * own service worker (sw.js) after one reload, must say it runs it, and run
  * its requests on Web Workers (web_worker_jobs > 0 after a toggle). A shorter
@@ -171,7 +174,14 @@ class Driver {
     return (await this.boxes(re, pred)).length > 0;
   }
 
+  /* the app's own title (the desktop window's: model, stage, "lesson step 2/9"), which the tab shows outside a lesson */
   title(re, timeout = 20000) {
+    return this.page.waitForFunction((src) => new RegExp(src).test(window.attnlabStats.appTitle), { timeout }, re.source)
+      .then(() => true, () => false);
+  }
+
+  /* the tab's title (in a lesson: "07 Title · step 3/9 — attnlab") */
+  tab(re, timeout = 20000) {
     return this.page.waitForFunction((src) => new RegExp(src).test(document.title), { timeout }, re.source)
       .then(() => true, () => false);
   }
@@ -499,6 +509,41 @@ async function chinese(d, check, attnlab) {
   await d.key('Escape', 'Esc (after q, in Chinese)');
 }
 
+/* links to a step: a fresh page at ?lesson=07&step=3&lang=zh shows lesson 7 at step 3 in Chinese (the tab and
+ * the panel); Space moves the address to step=4, Back returns to step 3, a reload keeps it; "Copy link" gives
+ * the address; a link past the lesson's end opens the page as usual and says so */
+async function links(d, check, url) {
+  const page = d.page, t0 = Date.now();
+  const tab = (step) => new RegExp('^07 RoPE：旋转位置编码 · 第 ' + step + '/9 步 — attnlab$');
+  const at = (step) => page.waitForFunction((s) => new URLSearchParams(location.search).get('step') === s, { timeout: 10000 }, String(step))
+    .then(() => true, () => false);
+  const panel3 = () => page.waitForFunction(() => window.attnlabStats.texts.includes('第 3 / 9 步'), { timeout: 10000 })
+    .then(() => true, () => false);
+  await open(page, url + '?lesson=07&step=3&lang=zh');
+  if (!check(await d.tab(tab(3)), 'the link to lesson 7 step 3: the tab is "' + (await page.title()) + '"')) return;
+  check(await panel3(), 'the link to lesson 7 step 3: the panel does not say 第 3 / 9 步');
+  check(/[?]lesson=07&step=3&lang=zh$/.test(page.url()), 'the link to lesson 7 step 3: the address is ' + page.url());
+  await page.$eval('#copy', (b) => b.click());
+  const copied = await page.waitForFunction(() => /lesson=07&step=3&lang=zh/.test(document.getElementById('bar-note').textContent),
+                                            { timeout: 5000 }).then(() => true, () => false);
+  check(copied, 'Copy link: the bar does not give the step\'s address: "' + (await page.$eval('#bar-note', (e) => e.textContent)) + '"');
+  check(await d.key(' ', 'Space (lesson 7 step 4)'), 'Space in lesson 7: no frame followed');
+  check(await d.tab(tab(4)) && await at(4), 'Space in lesson 7: the tab or the address did not follow to step 4: "' +
+        (await page.title()) + '", ' + page.url());
+  await page.goBack();
+  check(await d.tab(tab(3)) && await at(3), 'Back: not on lesson 7 step 3 again: "' + (await page.title()) + '", ' + page.url());
+  check(await panel3(), 'Back: the panel does not say 第 3 / 9 步');
+  await page.reload({ waitUntil: 'load', timeout: TIMEOUT_MS });
+  check(await d.tab(tab(3)), 'a reload on lesson 7 step 3: the tab is "' + (await page.title()) + '"');
+  await open(page, url + '?lesson=07&step=42&lang=en');
+  const said = await page.waitForFunction(() => window.attnlabStats.texts.some((t) => /this link asks for step 42/.test(t)),
+                                          { timeout: 10000 }).then(() => true, () => false);
+  check(said, 'a link to step 42 of lesson 7: the status line does not say the lesson has no such step');
+  check(/^attnlab - weights/.test(await page.title()), 'a link to step 42 of lesson 7: the page is not as usual: "' +
+        (await page.title()) + '"');
+  console.log('links: ' + (Date.now() - t0) + ' ms (three loads and a reload)');
+}
+
 /* Prints the actions over the budget (all with ATTNLAB_WEB_VERBOSE) and the longest the page's thread was
  * busy in one go, with the load average; fails a freeze */
 function busiest(d, check, label) {
@@ -565,6 +610,7 @@ async function main() {
     await ownModel(d, check, path.join(__dirname, '..', '..', 'assets', 'models'));
     await reload(d, check);
     await chinese(d, check, args.includes('--attnlab') ? args[args.indexOf('--attnlab') + 1] : null);
+    await links(d, check, url);
 
     if (args.includes('--bench')) {
       /* WEB.md's shape, then the README's `attnlab bench` table (its seq 2048 row needs more than the page's 2 GB) */
@@ -597,8 +643,10 @@ async function main() {
     await tang(s1, check);
     busiest(s1, check, 'single');
     await single.close(); /* a tab behind another draws no frames */
-    await open(page, url + '?lang=en&threads=0');
+    await open(page, url + '?lesson=4&step=2&lang=en&threads=0'); /* a link in the single-threaded build, too */
     await build(d, check, 'single');
+    check(await d.tab(/^04 The causal mask · step 2\/9 — attnlab$/) && /[?]lesson=04&step=2&lang=en&threads=0$/.test(page.url()),
+          'single: the link to lesson 4 step 2: "' + (await page.title()) + '", ' + page.url());
     for (const e of errors) failures.push('page: ' + e);
   } finally {
     await browser.close();

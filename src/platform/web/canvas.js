@@ -11,8 +11,9 @@
  * time (its work done, the result taken in: inputToIdleMs), the longest the
  * page was busy in one go (an input call, a frame or the app's turn: the page
  * is frozen that long), whether the app has work under way (pending), and the
- * last frame's texts and pictures with their boxes, and which build of the
- * module runs (build: 'threads' or 'single').
+ * last frame's texts and pictures with their boxes, the app's own title
+ * (appTitle: the desktop window's; the tab shows a lesson's own, see links
+ * below), and which build of the module runs (build: 'threads' or 'single').
  *
  * Two builds of the module ship (main_web.c's banner): attnlab-mt.js, the
  * engine on Web Workers, needs SharedArrayBuffer, which a browser gives only
@@ -39,7 +40,7 @@
 
   const stats = (window.attnlabStats = { started: performance.now(), firstFrameMs: null, inputToFrameMs: null, inputToIdleMs: null,
                                          longestBusyMs: 0, pending: false, measured: 0, frames: 0, texts: [], boxes: [], images: [],
-                                         build: null });
+                                         build: null, appTitle: '' });
   const canvas = document.getElementById('attnlab');
   const ctx = canvas.getContext('2d', { alpha: false });
   const measureCtx = document.createElement('canvas').getContext('2d');
@@ -214,7 +215,9 @@
     }
     while (clips-- > 0) ctx.restore();
     images = used; /* pictures not drawn this frame are dropped */
-    document.title = M.UTF8ToString(M._web_title());
+    stats.appTitle = M.UTF8ToString(M._web_title()); /* the desktop window's title */
+    follow();
+    document.title = link.title || stats.appTitle;
     stats.frames++;
     const now = performance.now();
     if (stats.firstFrameMs === null) stats.firstFrameMs = now - stats.started;
@@ -275,7 +278,7 @@
 
   /* main_web.c's web_words, by index: translated by the app's catalog */
   const WORD = { bar: 0, fetching: 1, fetched: 2, unfetched: 3, open: 4, openTitle: 5, tooBig: 6, missing: 7, reading: 8,
-                 opened: 9, threads: 10, single: 11 };
+                 opened: 9, threads: 10, single: 11, copy: 12, copyTitle: 13, copied: 14, copyThis: 15 };
 
   /* the page's word w, each %s filled with the next of args */
   function word(w, ...args) {
@@ -361,13 +364,107 @@
       if (ckpt.started.has(model)) continue;
       /* j / J (asked) on the model, a lesson on it, the picker's lesson that names it, or a lesson
        * that could not open without them: not o passing by it (its next-token panel names it too) */
-      const shown = document.title.includes(model), texts = stats.texts.filter((t) => t.includes(model));
+      const shown = stats.appTitle.includes(model), texts = stats.texts.filter((t) => t.includes(model));
       if ((shown && (asked || M._web_lesson_open())) || (texts.length && M._web_picker_open()) ||
           texts.some((t) => /checkpoint/.test(t))) {
         ckpt.started.add(model);
         fetchCheckpoints(model);
       }
     }
+  }
+
+  /* ---- links: ?lesson=07&step=3&lang=zh (or #lesson=…) opens that step; the address follows the
+   * student, a history entry a step (Back returns to the step before); the tab names the lesson */
+
+  const link = { where: null, title: '' }; /* web_lesson_where's last answer; the tab's title in a lesson */
+
+  /* the address's lesson, step and language: its query, else its fragment */
+  function linkParams() {
+    const q = new URLSearchParams(location.search);
+    if (!q.has('lesson') && location.hash.length > 1) {
+      const h = new URLSearchParams(location.hash.slice(1));
+      if (h.has('lesson')) return h;
+    }
+    return q;
+  }
+
+  /* the step a link asks for, as written (web_open_lesson reads it: a number from 1; '': the first) */
+  function linkStep(q) { return (q.get('step') || '').trim(); }
+
+  /* the address of lesson (its number or name; '' none) at step, in the page's language; the
+   * address's other parameters (threads=0) kept */
+  function linkURL(lesson, step) {
+    const q = new URLSearchParams();
+    if (lesson) { q.set('lesson', lesson); q.set('step', step); }
+    q.set('lang', language());
+    for (const [k, v] of new URLSearchParams(location.search))
+      if (!['lesson', 'step', 'lang'].includes(k)) q.append(k, v);
+    return location.origin + location.pathname + '?' + q.toString();
+  }
+
+  /* whether the address names lesson (web_lesson_where's key: "07", or a name) at step */
+  function addressIs(lesson, step) {
+    const q = linkParams(), l = (q.get('lesson') || '').trim();
+    if (!lesson) return !l;
+    const same = /^\d+$/.test(l) && /^\d+$/.test(lesson) ? Number(l) === Number(lesson)
+                                                         : l.replace(/\.md$/, '') === lesson || l.startsWith(lesson + '-');
+    return same && Number(linkStep(q) || 1) === Number(step);
+  }
+
+  /* at start: the lesson the address names, opened at its step */
+  function openLinked() {
+    const q = linkParams();
+    const lesson = q.get('lesson');
+    if (lesson === null) return;
+    withString(lesson.trim(), (p) => withString(linkStep(q), (s) => changed(() => { M._web_open_lesson(p, s); return 1; })));
+  }
+
+  /* after each frame: the address and the tab follow the step on screen. A step the address
+   * already names (the link opened, Back) replaces its entry; another one is a new entry. */
+  function follow() {
+    const at = M._web_lesson_where();
+    if (!at) return; /* a lesson is being opened */
+    const where = M.UTF8ToString(at);
+    if (where === link.where) return;
+    const first = link.where === null;
+    link.where = where;
+    const [lesson, step, , title] = where ? where.split('\t') : ['', 0, 0, ''];
+    link.title = title;
+    if (!lesson && addressIs('', 0)) return; /* no lesson, and the address names none: it stays as it is */
+    const url = linkURL(lesson, step);
+    if (url === location.href) return;
+    if (first || addressIs(lesson, step)) history.replaceState(null, '', url);
+    else history.pushState(null, '', url);
+  }
+
+  window.addEventListener('popstate', () => {
+    if (!M) return;
+    const q = linkParams();
+    withString((q.get('lesson') || '').trim(),
+               (p) => withString(linkStep(q), (s) => changed(() => { M._web_lesson_goto(p, s); return 1; })));
+  });
+
+  /* the bar's "Copy link": the address of the step on screen, to the clipboard; where the browser
+   * does not allow that, the address shown in the bar, selected for Ctrl+C */
+  function copyButton() {
+    const b = document.getElementById('copy');
+    b.textContent = word('copy');
+    b.title = word('copyTitle');
+    b.hidden = false;
+    b.addEventListener('click', () => {
+      const url = location.href;
+      const shown = () => {
+        const note = document.getElementById('bar-note'), [before, after] = word('copyThis', '\u0000').split('\u0000');
+        const u = document.createElement('span');
+        u.textContent = url;
+        u.style.userSelect = 'text';
+        note.replaceChildren(before, u, after);
+        window.getSelection().selectAllChildren(u);
+      };
+      if (navigator.clipboard && window.isSecureContext)
+        navigator.clipboard.writeText(url).then(() => { barNote(word('copied', url)); canvas.focus(); }, shown);
+      else shown();
+    });
   }
 
   /* ---- lesson progress: the file the player saves, mirrored in localStorage */
@@ -461,6 +558,7 @@
 
   window.addEventListener('keydown', (e) => {
     if (!M || e.metaKey || e.isComposing) return;
+    if (e.ctrlKey && e.key === 'c' && String(window.getSelection())) return; /* copying the bar's link */
     const k = keyCode(e);
     const wantsText = M._web_wants_text();
     if ((e.key === 'j' || e.key === 'J') && !wantsText) wantCheckpoints(true);
@@ -534,9 +632,9 @@
   };
   function note(what) { return NOTES[what][language()]; }
 
-  /* the interface language: ?lang=, else the one last chosen with the button, else the browser's */
+  /* the interface language: ?lang= (or #lang= in a link's fragment), else the one last chosen with the button, else the browser's */
   function language() {
-    let asked = new URLSearchParams(location.search).get('lang');
+    let asked = linkParams().get('lang');
     if (asked !== 'zh' && asked !== 'en') {
       try { asked = localStorage.getItem(LANG_KEY); } catch (e) { asked = null; }
     }
@@ -576,7 +674,10 @@
       if (navigator.serviceWorker.controller) return 'single'; /* it answers, and still no isolation: the host's own headers */
       await navigator.serviceWorker.ready;
       sessionStorage.setItem(REGISTERED_KEY, '1');
-      location.replace(location.href); /* (a reload() here can keep a hard reload's bypass of the worker) */
+      /* (a reload() here can keep a hard reload's bypass of the worker; a link's #lesson=… would make
+       * replace() a jump within the page, not a load: its parameters go into the query) */
+      const hash = location.hash.slice(1);
+      location.replace(location.href.replace(/#.*/, '') + (hash ? (location.search ? '&' : '?') + hash : ''));
       return null;
     } catch (e) {
       return 'single';
@@ -624,6 +725,8 @@
       document.getElementById('bar').title = word(stats.build === 'threads' ? 'threads' : 'single');
       languageButton(lang);
       modelPicker();
+      copyButton();
+      openLinked();
       fetchCheckpointList();
       canvas.focus();
       requestAnimationFrame(tick);

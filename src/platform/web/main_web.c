@@ -33,7 +33,10 @@
  * lesson: its file, then a step checked a piece).
  * The lesson progress file lives in the page's memory file system, which
  * canvas.js copies to and from localStorage. */
+#include <ctype.h>
+#include <dirent.h>
 #include <emscripten.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +49,7 @@
 #include "engine/trace/arena.h"
 #include "i18n.h"
 #include "jobs.h"
+#include "lesson/catalog.h"
 #include "paint.h"
 #include "render.h"
 #ifdef ATTNLAB_WEB_THREADS
@@ -383,6 +387,114 @@ EMSCRIPTEN_KEEPALIVE int web_open_model(const char *name)
     return rc;
 }
 
+/* ---- links to a lesson's step (?lesson=07&step=3: canvas.js) */
+
+/* The course lesson `want` names, into path: its number ("7", "07") or its
+ * file name ("07-rope", "07-rope.md"). false when none does. */
+static bool find_lesson(const char *want, char *path, size_t size)
+{
+    char dir[PATH_MAX];
+    if (!want || !*want || !lesson_catalog_dir(web.app.lesson.lang, dir, sizeof dir)) return false;
+    bool number = true;
+    for (const char *c = want; *c; c++) number = number && isdigit((unsigned char)*c);
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        const char *n = e->d_name;
+        size_t len = strlen(n);
+        if (len < 4 || strcmp(n + len - 3, ".md") || !strcmp(n, "README.md")) continue;
+        if (number) found = isdigit((unsigned char)n[0]) && atol(n) == atol(want) && strlen(want) < 9;
+        else found = !strcmp(n, want) || (strlen(want) == len - 3 && !strncmp(n, want, len - 3));
+        if (found) found = snprintf(path, size, "%s/%s", dir, n) < (int)size;
+    }
+    closedir(d);
+    return found;
+}
+
+/* Opens lesson `want` (find_lesson's names) at step `at` (the link's text: a
+ * number from 1, as the panel counts; NULL or "": the first), as `attnlab
+ * lesson --step N FILE` does: a frame says so, then the lesson is read. A link
+ * that names no lesson, or a step the lesson does not have, leaves the page as
+ * it is and says so on the status line. Returns 0, or -1. */
+EMSCRIPTEN_KEEPALIVE int web_open_lesson(const char *want, const char *at)
+{
+    if (!web.ready) return -1;
+    char path[PATH_MAX], err[600];
+    long step = at && *at ? 0 : 1;
+    if (at && *at && strspn(at, "0123456789") == strlen(at) && strlen(at) < 7) step = atol(at);
+    web.app.dirty = true;
+    if (!find_lesson(want, path, sizeof path)) {
+        /* TRANSLATORS: a link to a lesson (?lesson=…) that names none; %s: what it named */
+        app_status(&web.app, true, _("This link names no lesson (\"%.40s\"): l opens the list of lessons."),
+                   want ? want : "");
+        return -1;
+    }
+    lesson ls;
+    lesson_diags dg = {0};
+    lesson_load(path, &ls, &dg); /* its steps only: parsing is quick, the checks come with the opening */
+    int n = ls.n_steps;
+    char title[200];
+    snprintf(title, sizeof title, "%s", ls.title && *ls.title ? ls.title : want);
+    lesson_free(&ls);
+    lesson_diags_free(&dg);
+    if (step < 1 || (n > 0 && step > n)) {
+        /* TRANSLATORS: a link to a step the lesson does not have; the lesson's title, its steps, the step asked */
+        app_status(&web.app, true, _("\"%s\" has %d steps: this link asks for step %.12s. l opens the list of lessons."),
+                   title, n, at);
+        return -1;
+    }
+    if (app_lesson_open(&web.app, path, (int)step - 1, err, sizeof err)) {
+        app_status(&web.app, true, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Where the student is, for the page's address and its tab: "07\t3\t9\tTITLE"
+ * (the lesson's number, or its file name without .md; the step, 1-based; its
+ * steps; the tab's title in the interface's language); "" with no lesson open;
+ * NULL while a lesson is being opened (the address waits for it). */
+EMSCRIPTEN_KEEPALIVE const char *web_lesson_where(void)
+{
+    static char where[NAME_MAX + 400];
+    const app_player *p = &web.app.lesson;
+    if (!web.ready || web.app.opening.pending || web.app.opening.running || web.app.opening.reading) return NULL;
+    if (!p->open) return "";
+    char num[16], key[NAME_MAX + 1], head[300];
+    app_player_lesson_number(p->name, num, sizeof num);
+    snprintf(key, sizeof key, "%s", num[0] ? num : p->name);
+    size_t len = strlen(key);
+    if (!num[0] && len > 3 && !strcmp(key + len - 3, ".md")) key[len - 3] = '\0';
+    snprintf(head, sizeof head, "%s%s%s", num, num[0] ? " " : "", p->ls.title ? p->ls.title : p->name);
+    snprintf(where, sizeof where, "%s\t%d\t%d\t", key, p->step + 1, p->ls.n_steps);
+    size_t at = strlen(where);
+    /* TRANSLATORS: the browser tab's title in a lesson: its number and title, the step, the steps */
+    snprintf(where + at, sizeof where - at, _("%s · step %d/%d — attnlab"), head, p->step + 1, p->ls.n_steps);
+    return where;
+}
+
+/* Back or Forward to a step the address names (popstate): that step of the
+ * open lesson, else that lesson at it; want NULL or "": the lesson closed. */
+EMSCRIPTEN_KEEPALIVE int web_lesson_goto(const char *want, const char *at)
+{
+    if (!web.ready) return -1;
+    app_player *p = &web.app.lesson;
+    web.app.dirty = true;
+    if (!want || !*want) {
+        if (p->open) app_player_close(p);
+        return 0;
+    }
+    char path[PATH_MAX];
+    if (p->open && find_lesson(want, path, sizeof path)) {
+        const char *slash = strrchr(path, '/');
+        long step = at && *at ? atol(at) : 1;
+        if (!strcmp(slash ? slash + 1 : path, p->name) && step >= 1 && step <= p->ls.n_steps)
+            return app_lesson_go(&web.app, (int)step - 1);
+    }
+    return web_open_lesson(want, at);
+}
+
 /* The page's own words (its bar, drawn by canvas.js), translated as the
  * app's are; canvas.js fills each %s in turn. Index: canvas.js's WORD. */
 static const char *const web_words[] = {
@@ -405,6 +517,13 @@ static const char *const web_words[] = {
     N_("the engine computes on Web Workers: the page never waits for it"),
     N_("the engine computes on the page's own thread (Web Workers need a cross-origin isolated page): "
        "a long computation holds the page until it ends"),
+    /* TRANSLATORS: the page's button that copies the address of the step on screen */
+    N_("Copy link"),
+    N_("The address of this page, to send to others: in a lesson it opens the same step"),
+    /* TRANSLATORS: %s: the address just copied */
+    N_("link copied: %s"),
+    /* TRANSLATORS: the clipboard refused; %s: the address, selected for Ctrl+C */
+    N_("copy this link (Ctrl+C): %s"),
 };
 
 EMSCRIPTEN_KEEPALIVE const char *web_word(int i)
