@@ -278,7 +278,7 @@
 
   /* main_web.c's web_words, by index: translated by the app's catalog */
   const WORD = { bar: 0, fetching: 1, fetched: 2, unfetched: 3, open: 4, openTitle: 5, tooBig: 6, missing: 7, reading: 8,
-                 opened: 9, threads: 10, single: 11, copy: 12, copyTitle: 13, copied: 14, copyThis: 15 };
+                 opened: 9, threads: 10, single: 11, copy: 12, copyTitle: 13, copied: 14, copyThis: 15, reopened: 16 };
 
   /* the page's word w, each %s filled with the next of args */
   function word(w, ...args) {
@@ -326,7 +326,7 @@
 
   /* ---- a model's training checkpoints, fetched when the interface first names the model */
 
-  const ckpt = { list: null, started: new Set() };
+  const ckpt = { list: null, started: new Set(), reopen: new Set() }; /* reopen: the lessons that could not open without them */
 
   function fetchCheckpointList() {
     fetch('checkpoints.json').then((r) => (r.ok ? r.json() : {})).then((j) => { ckpt.list = j; }, () => { ckpt.list = {}; });
@@ -351,7 +351,13 @@
         got += size;
       }
       M.FS.rename(dir + '/checkpoints.part', dir + '/checkpoints');
-      barNote(word('fetched', model));
+      if (ckpt.reopen.has(model) && M._web_picker_open()) {
+        /* the lesson that asked for them is still the picker's choice: opened as the student's Enter would */
+        barNote(word('reopened', model));
+        changed(() => M._web_key(KEYS.Enter, 0));
+      } else {
+        barNote(word('fetched', model));
+      }
     } catch (e) {
       barNote(word('unfetched', model, e.message || String(e)));
     }
@@ -365,9 +371,10 @@
       /* j / J (asked) on the model, a lesson on it, the picker's lesson that names it, or a lesson
        * that could not open without them: not o passing by it (its next-token panel names it too) */
       const shown = stats.appTitle.includes(model), texts = stats.texts.filter((t) => t.includes(model));
-      if ((shown && (asked || M._web_lesson_open())) || (texts.length && M._web_picker_open()) ||
-          texts.some((t) => /checkpoint/.test(t))) {
+      const failed = texts.some((t) => /checkpoint/.test(t)); /* a lesson that could not open without them */
+      if ((shown && (asked || M._web_lesson_open())) || (texts.length && M._web_picker_open()) || failed) {
         ckpt.started.add(model);
+        if (failed && M._web_picker_open()) ckpt.reopen.add(model);
         fetchCheckpoints(model);
       }
     }

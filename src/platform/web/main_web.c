@@ -524,6 +524,8 @@ static const char *const web_words[] = {
     N_("link copied: %s"),
     /* TRANSLATORS: the clipboard refused; %s: the address, selected for Ctrl+C */
     N_("copy this link (Ctrl+C): %s"),
+    /* TRANSLATORS: the model's name; its checkpoints arrived, and the lesson that needs them opens by itself */
+    N_("%s's training checkpoints are here: the lesson opens"),
 };
 
 EMSCRIPTEN_KEEPALIVE const char *web_word(int i)
