@@ -257,9 +257,12 @@ static void print_local_layers(const attn_model_config *c, const attn_kv_bytes *
     }
     /* at the model's context n: full layers keep n positions, local ones min(n, W) */
     double n = c->max_pos, kept = attn_kv_bytes_at(b, n), all = (b->full + b->local) * n;
+    /* gpt-oss decodes through the traced layer, over a cache of every position (kv_cache.c) */
     printf("  at its context of %d tokens a cache that keeps only the windows needs %.1f MiB in float32 (%.1f in "
-           "BF16; attnlab generate keeps only them), every position of every layer %.1f MiB (as a traced pass keeps "
-           "them)\n", c->max_pos, kept / (1 << 20), kept / 2 / (1 << 20), all / (1 << 20));
+           "BF16; %s), every position of every layer %.1f MiB (as a traced pass keeps them)\n", c->max_pos,
+           kept / (1 << 20), kept / 2 / (1 << 20),
+           c->arch.sinks ? "attnlab generate keeps every position of this model" : "attnlab generate keeps only them",
+           all / (1 << 20));
 }
 
 static void print_gemma_numbers(const attn_model_config *c)

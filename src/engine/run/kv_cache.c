@@ -38,8 +38,11 @@ attn_status attn_kv_init_windowed(attn_kv_cache *c, const attn_model *m, const a
     attn_status st = attn_kv_init(c, m, err);
     const attn_arch *a = &m->cfg.arch;
     int W = a->local_window > 0 ? a->local_window : run->sliding_window;
-    /* keep_first keeps keys before the window visible; dropout in training draws over the traced pass's cells */
-    if (st || c->latent || W <= 0 || run->keep_first > 0 || (run->train && run->dropout > 0.0f)) return st;
+    /* keep_first keeps keys before the window visible; dropout in training draws over the traced pass's cells;
+     * a model that decodes through the traced layer (gpt-oss's learned sinks: attn_kv_latent_pass) reads its
+     * past as every row from position 0 at one stride, so its cache keeps every position */
+    if (st || c->latent || m->cfg.arch.sinks || W <= 0 || run->keep_first > 0 || (run->train && run->dropout > 0.0f))
+        return st;
     for (int l = 0; l < c->layers && l < ATTN_ARCH_MAX_LAYERS; l++) c->local[l] = a->local_window > 0 ? a->local[l] : 1;
     c->window = W;
     return ATTN_OK;

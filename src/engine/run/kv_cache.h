@@ -37,9 +37,12 @@
  *                   x:    (local_cap, d)
  * The rows let go were hidden by the window (masked: weight exactly 0), so
  * the logits are those of the cache that keeps everything; the local layers'
- * memory is bounded by about W + W/4 rows (more during a long prefill: W − 1
- * plus a chunk of 512), whatever the text's length (kv_bytes.h counts it).
- * Mistral's window (every layer local) is kept the same way.
+ * memory is bounded by about W + W/4 rows, whatever the text's length, or,
+ * once a prompt longer than the window has been prefilled, by the room that
+ * took (W − 1 plus a chunk of 512, grown in powers of two; the room is not
+ * given back). kv_bytes.h counts W rows, the window's own need.
+ * Mistral's window (every layer local) is kept the same way. A model that
+ * decodes through the traced layer (gpt-oss) keeps every position.
  *
  * attn_kv_step runs the traced pass's ops (model_run.c, attention.c) on one
  * query row, with what makes a deployed decoder fast: each kv head's cached
