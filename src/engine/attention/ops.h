@@ -54,7 +54,7 @@ void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int 
 
 /* Rotary position embedding: pair m of position pos turns by
  * angle = pos * ω_m, ω_m = theta^(-2m/k), m = 0 .. k/2-1 (stretched by
- * Llama 3's or YaRN's rope_scaling when given: arch.h, ops.c). The pair is (a, b) =
+ * Llama 3's or YaRN's rope_scaling when given: arch.h, trace/rope.c). The pair is (a, b) =
  *   interleaved (Meta's llama, llama2.c):   features (2m, 2m+1)
  *   half (Hugging Face's rotate_half):      features (m, m + k/2)
  * and y[a] = A·(x[a] cos(angle) - x[b] sin(angle)), y[b] = A·(x[a] sin(angle) + x[b] cos(angle)),

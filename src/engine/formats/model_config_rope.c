@@ -8,7 +8,7 @@
  *   {"rope_type": "yarn", factor, and optionally beta_fast (32), beta_slow
  *    (1), original_max_position_embeddings (max_position_embeddings),
  *    truncate (true), attention_factor, mscale, mscale_all_dim}
- *                                       YaRN (ops.c teaches the ramp)
+ *                                       YaRN (trace/rope.c teaches the ramp)
  * Older configs spell rope_type "type" (DeepSeek's do). gpt-oss reads the
  * same object from transformers v5's rope_parameters too (model_config_olmo2.c),
  * and its messages then name that key. The attention factor

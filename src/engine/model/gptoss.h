@@ -8,7 +8,7 @@
  *              pair m = features (m, m + k/2) turned by pos · ω'_m, with YaRN's
  *              ω'_m and cos, sin × A (rope_scaling; GptOssConfig's default:
  *              factor 32 from 4096 positions, truncate false, A = 0.1·ln 32 + 1):
- *              the shared attn_op_rope with arch.rope_scaling (ops.c's ramp)
+ *              the shared attn_op_rope with arch.rope_scaling (trace/rope.c's ramp)
  *   scores     = q · kᵀ / √k; local layers (sliding_attention, 0, 2, 4, …)
  *                mask keys j ≤ i − W, so a query sees itself and W − 1 before it
  *   weights    = softmax([masked_scores, X_h]) with X_h's column dropped:

@@ -1,6 +1,9 @@
-/* kv_bytes.h — what a model's KV cache keeps per token: the one count that
- * `attnlab info`, the window's side panel, the trained variants and the
- * model cards all read (kv_bytes.c).
+/* kv_bytes.h — what a model's KV cache keeps per token, counted from a
+ * loaded model (kv_bytes.c): what `attnlab info` and the window's side panel
+ * print for a checkpoint. The shipped models' cards are counted again in
+ * Python (scripts/train/card.py), and the panel's synthetic MHA/GQA/MQA/MLA
+ * comparison by stages.h's attn_kv_bytes_per_token; check_models.py compares
+ * info's figure with each reference's own count and the cards'.
  *
  * A layer caches, for each token it may still read:
  *   K and V       2 · g · k values (g kv heads of k: MHA g = h, GQA, MQA g = 1)

@@ -16,7 +16,7 @@
  *            same idea counted in turns: a pair that turns more than
  *            beta_fast times over L keeps ω, one that turns fewer than
  *            beta_slow times gets ω / factor, a linear ramp between; and
- *            cos, sin are multiplied by an attention factor (ops.c)
+ *            cos, sin are multiplied by an attention factor (trace/rope.c)
  *
  * DeepSeek-V2 and V3 replace the attention itself with multi-head latent
  * attention (mla.h; the layer's sizes are model_config.h's attn_mla_sizes):
@@ -92,7 +92,7 @@ typedef struct {
     double high_freq_factor; /* llama3: high */
     int original_max_pos;    /* L: the context the model was first trained on */
     double linear;           /* rope_type "linear": every ω divided by it; 0: none */
-    bool yarn;               /* rope_type "yarn" (ops.c: the ramp), else llama3 when factor > 0 */
+    bool yarn;               /* rope_type "yarn" (rope.c: the ramp), else llama3 when factor > 0 */
     double beta_fast;        /* yarn: a pair that turns more than beta_fast times in L keeps ω */
     double beta_slow;        /* yarn: one that turns fewer than beta_slow times gets ω / factor */
     bool truncate;           /* yarn: the ramp's ends floored and ceiled to whole pairs (gpt-oss: false) */

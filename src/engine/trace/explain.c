@@ -350,10 +350,10 @@ static double rope_omega(const cell *c, int m, double *theta, const attn_rope_sc
     return A;
 }
 
-/* The rope_type that changed θ^(−2m/k), as ops.c applies it; NULL: none did. */
+/* The rope_type that changed θ^(−2m/k), as rope.c applies it; NULL: none did. */
 static const char *scaling_name(const attn_rope_scaling *sc)
 {
-    if (sc->factor > 0 && sc->yarn) return "yarn"; /* its ramp alone: ops.c returns before linear */
+    if (sc->factor > 0 && sc->yarn) return "yarn"; /* its ramp alone: rope.c returns before linear */
     if (sc->factor > 0) return sc->linear > 0 ? "llama3 + linear" : "llama3";
     return sc->linear > 0 ? "linear" : NULL;
 }

@@ -404,7 +404,7 @@ static bool find_lesson(const char *want, char *path, size_t size)
         const char *n = e->d_name;
         size_t len = strlen(n);
         if (len < 4 || strcmp(n + len - 3, ".md") || !strcmp(n, "README.md")) continue;
-        if (number) found = isdigit((unsigned char)n[0]) && atol(n) == atol(want) && strlen(want) < 9;
+        if (number) found = strlen(want) < 9 && isdigit((unsigned char)n[0]) && atol(n) == atol(want); /* short: no overflow */
         else found = !strcmp(n, want) || (strlen(want) == len - 3 && !strncmp(n, want, len - 3));
         if (found) found = snprintf(path, size, "%s/%s", dir, n) < (int)size;
     }
@@ -488,7 +488,7 @@ EMSCRIPTEN_KEEPALIVE int web_lesson_goto(const char *want, const char *at)
     char path[PATH_MAX];
     if (p->open && find_lesson(want, path, sizeof path)) {
         const char *slash = strrchr(path, '/');
-        long step = at && *at ? atol(at) : 1;
+        long step = !at || !*at ? 1 : strspn(at, "0123456789") == strlen(at) && strlen(at) < 7 ? atol(at) : -1;
         if (!strcmp(slash ? slash + 1 : path, p->name) && step >= 1 && step <= p->ls.n_steps)
             return app_lesson_go(&web.app, (int)step - 1);
     }
