@@ -321,6 +321,15 @@ static void going_back_restores_the_step(void **state)
 
 /* l opens the picker with the course and the progress; Enter opens a lesson
  * where the student left it. */
+static int error_pixels(fixture *f)
+{
+    draw(f);
+    int n = 0;
+    for (int y = 0; y < f->shot->h; y++)
+        for (int x = 0; x < f->shot->w; x++) n += px(f, x, y) == DRAW_ERROR;
+    return n;
+}
+
 static void picker_opens_lessons(void **state)
 {
     fixture *f = *state;
@@ -328,6 +337,13 @@ static void picker_opens_lessons(void **state)
     assert_true(key(f, SDLK_l, 0));
     assert_true(p->picker);
     assert_true(p->catalog.n >= 11);
+    draw(f);
+    /* an error (a lesson that could not open) is said in front of the list, in the error colour */
+    f->app.status[0] = '\0', f->app.status_error = false;
+    int before = error_pixels(f);
+    app_status(&f->app, true, "%s", "a lesson that could not open");
+    assert_true(error_pixels(f) > before + 50);
+    f->app.status[0] = '\0', f->app.status_error = false;
     draw(f);
     /* the picker covers the window: a click on the stage list under it does nothing */
     int stage = app_stage(&f->app);
@@ -360,14 +376,6 @@ static void picker_opens_lessons(void **state)
     assert_false(f->app.req.quit);
 }
 
-static int error_pixels(fixture *f)
-{
-    draw(f);
-    int n = 0;
-    for (int y = 0; y < f->shot->h; y++)
-        for (int x = 0; x < f->shot->w; x++) n += px(f, x, y) == DRAW_ERROR;
-    return n;
-}
 
 /* A progress file that cannot be read, then a corrupt one: the problem stays
  * on a chip in the panel and the picker while the status line moves on. */

@@ -767,7 +767,9 @@ void draw_picker(const app_state *app, draw_list *dl)
     y += u + u / 2;
     int row = 2 * u + u / 2, cue = u + u / 4; /* a line above and below the list for the scroll cues */
     int chip = progress_chip(dl, p, x, 0, w, false);
-    int foot = 2 * u + u / 2 + chip;
+    /* an error from opening a lesson (or any other) in front of the list, not dimmed behind it */
+    bool said = app->status_error && app->status[0];
+    int foot = 2 * u + u / 2 + chip + (said ? u : 0);
     int n = p->have_catalog ? p->catalog.n : 0;
     int visible = draw_imax(1, (H - y - 2 * cue - foot) / row);
     /* the scroll kept in range, with the selection in view */
@@ -817,5 +819,6 @@ void draw_picker(const app_state *app, draw_list *dl)
     const char *help = p->confirm_reset ? _("Press Delete again to forget all progress; any other key keeps it.")
                                         : _("↑ ↓ wheel choose · Enter open · Esc close · Delete reset progress");
     progress_chip(dl, p, x, H - foot + u / 2, w, true);
-    draw_text_fit(dl, help, x, H - foot + u / 2 + chip, w, p->confirm_reset ? DRAW_ERROR : DRAW_TEXT_DIM);
+    if (said) draw_text_fit(dl, app->status, x, H - foot + u / 2 + chip, w, DRAW_ERROR);
+    draw_text_fit(dl, help, x, H - foot + u / 2 + chip + (said ? u : 0), w, p->confirm_reset ? DRAW_ERROR : DRAW_TEXT_DIM);
 }
