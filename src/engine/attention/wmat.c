@@ -32,6 +32,8 @@ static const unsigned char *row_at(const attn_wmat *w, int r)
 
 void attn_wmat_rows(const attn_wmat *w, int r0, int n, float *out)
 {
+    /* a prefill's panel (a million floats) shared by the threads: the sgemm after it is, too */
+    #pragma omp parallel for schedule(static) if ((size_t)n * w->cols > 65536)
     for (int r = 0; r < n; r++) attn_st_widen(row_at(w, r0 + r), w->dtype, (size_t)w->cols, out + (size_t)r * w->cols);
 }
 

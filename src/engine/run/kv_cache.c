@@ -193,19 +193,17 @@ static void row_free(row_bufs *r)
     free(r->key_pad);
 }
 
-/* Steps 3–11 of attention.c for kv head j and its query heads, on one
+/* Steps 3–5 of attention.c for kv head j and its query heads, on one
  * thread: q's and the new key's bias, norm and rotation at position pos
- * (heads j·per .. j·per + per − 1 of q, head j of kn), the key and value
- * into the cache, then each query head against the t cached keys: scores,
- * soft-cap (Gemma), mask, softmax, and (without dropout) its context row
- * (k). Every op is the one a whole-row call makes, on a slice of heads: the
- * same numbers. run is the layer's settings (its window and RoPE base),
- * scaling its RoPE scaling (gemma.h). */
-static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run,
-                        const attn_rope_scaling *scaling, const attn_model_layer *W, row_bufs *r, int l, int pos, int j)
+ * (heads j·per .. j·per + per − 1 of q, head j of kn), then the key and
+ * value into the cache. Every op is the one a whole-row call makes, on a
+ * slice of heads: the same numbers. run is the layer's settings (its window
+ * and RoPE base), scaling its RoPE scaling (gemma.h). */
+static int prepare_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run,
+                         const attn_rope_scaling *scaling, const attn_model_layer *W, row_bufs *r, int l, int pos, int j)
 {
     const attn_model_config *c = &m->cfg;
-    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1;
+    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads;
     float *q = r->q + (size_t)j * per * k, *kn = r->kn + (size_t)j * k, *vn = r->vn + (size_t)j * k;
     float *tq = r->tmp + (size_t)j * per * k, *tk = r->tmp + (size_t)h * k + (size_t)j * k; /* this group's scratch */
     if (c->arch.qkv_bias) {
@@ -227,48 +225,65 @@ static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_confi
         memcpy(q, tq, (size_t)per * k * sizeof *q);
         memcpy(kn, tk, (size_t)k * sizeof *kn);
     }
-    const float *keys = kc->keys[l] + (size_t)j * kc->cap * k, *values = kc->values[l] + (size_t)j * kc->cap * k;
     memcpy(kc->keys[l] + ((size_t)j * kc->cap + pos) * k, kn, (size_t)k * sizeof *kn); /* 5. joins the cache */
     memcpy(kc->values[l] + ((size_t)j * kc->cap + pos) * k, vn, (size_t)k * sizeof *vn);
+    return 0;
+}
+
+/* Steps 6–11 for query head i against the t = pos + 1 cached keys of its kv
+ * head i / per: scores, soft-cap (Gemma), mask, softmax, and (without
+ * dropout) its context row (k). */
+static int attend_head(const attn_kv_cache *kc, const attn_model *m, const attn_config *run, row_bufs *r, int l,
+                       int pos, int i)
+{
+    const attn_model_config *c = &m->cfg;
+    int k = c->head_dim, j = i / (c->heads / c->kv_heads), t = pos + 1;
+    const float *keys = kc->keys[l] + (size_t)j * kc->cap * k, *values = kc->values[l] + (size_t)j * kc->cap * k;
     bool drop = run->train && run->dropout > 0.0f;
-    for (int i = j * per; i < (j + 1) * per; i++) {
-        size_t at = (size_t)i * t;
-        /* with tiles (and no dropout, whose cells are drawn over the whole (h, t)
-         * row of weights): ctx[i] by the online softmax, key tile by key tile */
-        if (run->tiles.q && !drop) {
-            attn_dims one = {.b = 1, .h = 1, .s = 1, .t = t, .n = 1, .k = k, .P = t - 1};
-            attn_tiled a = {.c = run, .d = &one, .q = r->q + (size_t)i * k, .keys = keys, .values = values,
-                            .kv_heads = 1, .kv_stride = (size_t)kc->cap * k, .ctx = r->ctx + (size_t)i * k};
-            if (attn_tiled_attention(&a, NULL)) return -1;
-            continue;
-        }
-        /* scores[i] = q_i · K_jᵀ · scale (t), capped C·tanh(·/C) (Gemma), masked, softmaxed: weights[i] */
-        const float *mask = c->arch.gemma && c->arch.local[l] ? r->mask_local : r->mask;
-        attn_op_scores(r->q + (size_t)i * k, keys, r->scores + at, 1, 1, 1, t, k,
-                       !run->scale ? 1.0f : c->arch.query_scale > 0 ? (float)c->arch.query_scale
-                                                                   : 1.0f / sqrtf((float)k));
-        if (run->softcap > 0) attn_op_softcap(r->scores + at, r->scores + at, (size_t)t, (float)run->softcap);
-        attn_op_apply_mask(r->scores + at, mask, r->masked + at, 1, 1, 1, t);
-        attn_op_softmax(r->masked + at, mask, r->weights + at, 1, 1, 1, t, run->softmax_guard);
-        /* ctx[i] = weights_i · V_j (k); merged (h·k) is the same floats */
-        if (!drop) attn_op_weighted_sum(r->weights + at, values, r->ctx + (size_t)i * k, 1, 1, 1, t, k);
+    size_t at = (size_t)i * t;
+    /* with tiles (and no dropout, whose cells are drawn over the whole (h, t)
+     * row of weights): ctx[i] by the online softmax, key tile by key tile */
+    if (run->tiles.q && !drop) {
+        attn_dims one = {.b = 1, .h = 1, .s = 1, .t = t, .n = 1, .k = k, .P = t - 1};
+        attn_tiled a = {.c = run, .d = &one, .q = r->q + (size_t)i * k, .keys = keys, .values = values,
+                        .kv_heads = 1, .kv_stride = (size_t)kc->cap * k, .ctx = r->ctx + (size_t)i * k};
+        return attn_tiled_attention(&a, NULL) ? -1 : 0;
     }
+    /* scores[i] = q_i · K_jᵀ · scale (t), capped C·tanh(·/C) (Gemma), masked, softmaxed: weights[i] */
+    const float *mask = c->arch.gemma && c->arch.local[l] ? r->mask_local : r->mask;
+    attn_op_scores(r->q + (size_t)i * k, keys, r->scores + at, 1, 1, 1, t, k,
+                   !run->scale ? 1.0f : c->arch.query_scale > 0 ? (float)c->arch.query_scale : 1.0f / sqrtf((float)k));
+    if (run->softcap > 0) attn_op_softcap(r->scores + at, r->scores + at, (size_t)t, (float)run->softcap);
+    attn_op_apply_mask(r->scores + at, mask, r->masked + at, 1, 1, 1, t);
+    attn_op_softmax(r->masked + at, mask, r->weights + at, 1, 1, 1, t, run->softmax_guard);
+    /* ctx[i] = weights_i · V_j (k); merged (h·k) is the same floats */
+    if (!drop) attn_op_weighted_sum(r->weights + at, values, r->ctx + (size_t)i * k, 1, 1, 1, t, k);
     return 0;
 }
 
 /* The attention of one layer by the team: kv heads split between the threads
- * (each takes its query heads along), then, with dropout, the dropped
- * weights' context. Ends at a barrier; *bad set when RoPE ran out of memory. */
+ * for their queries' and keys' norms and rotations and the cache, then query
+ * heads split for the scores and contexts (so that a model with fewer kv
+ * heads than threads, Gemma-3-270M's one, still keeps every thread busy),
+ * then, with dropout, the dropped weights' context. Ends at a barrier; *bad
+ * set when RoPE or a tile ran out of memory. */
 static void attend_team(attn_kv_cache *kc, const attn_model *m, const attn_config *base, const attn_model_layer *W,
                         row_bufs *r, int l, int pos, int *bad)
 {
     const attn_model_config *c = &m->cfg;
-    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1, j0, j1;
+    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1, j0, j1, i0, i1;
     const attn_rope_scaling *scaling;
     attn_config layer_run = attn_gemma_layer_run(m, l, base, &scaling), *run = &layer_run;
     attn_wmat_team_share(c->kv_heads, &j0, &j1);
     for (int j = j0; j < j1; j++)
-        if (attend_group(kc, m, run, scaling, W, r, l, pos, j)) {
+        if (prepare_group(kc, m, run, scaling, W, r, l, pos, j)) {
+            #pragma omp atomic write
+            *bad = 1;
+        }
+    attn_team_wait(&r->bar);
+    attn_wmat_team_share(h, &i0, &i1);
+    for (int i = i0; i < i1; i++)
+        if (attend_head(kc, m, run, r, l, pos, i)) {
             #pragma omp atomic write
             *bad = 1;
         }
@@ -277,7 +292,6 @@ static void attend_team(attn_kv_cache *kc, const attn_model *m, const attn_confi
     if (attn_team_first())
         attn_op_dropout(r->weights, r->dropped, (size_t)h * t, run->dropout, attn_dropout_key(run, "attention"));
     attn_team_wait(&r->bar);
-    int i0, i1;
     attn_wmat_team_share(h, &i0, &i1);
     for (int i = i0; i < i1; i++)
         attn_op_weighted_sum(r->dropped + (size_t)i * t, kc->values[l] + (size_t)(i / per) * kc->cap * k,
@@ -307,7 +321,7 @@ static void layer_input(attn_kv_cache *c, const attn_model *m, row_bufs *r, int 
     memcpy(c->x[l] + (size_t)pos * m->cfg.d, r->x, (size_t)m->cfg.d * sizeof *r->x);
 }
 
-/* Layer l of a decoding step, by every thread of the team (or one): seven
+/* Layer l of a decoding step, by every thread of the team (or one): eight
  * barriers, no parallel region of its own. On return r->resid is its output
  * and r->x the next layer's input. Gemma (gemma.h) normalises the
  * attention's and the MLP's outputs before each joins the residual. */
