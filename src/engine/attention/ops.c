@@ -335,6 +335,8 @@ int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int p
     }
     double A = attn_rope_freqs(r, k, omega);
     if (r->undo) A = 1.0 / A;
+    /* a prefill's n positions: 2 · n · k/2 sines and cosines in double, shared by the threads */
+    #pragma omp parallel for schedule(static) if ((size_t)n * half > 4096)
     for (int i = 0; i < n; i++)
         for (int m = 0; m < half; m++) {
             double angle = (double)(pos0 + i) * omega[m];
