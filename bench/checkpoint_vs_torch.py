@@ -70,6 +70,12 @@ def load(folder):
     return cfg, W, stored
 
 
+def tied(cfg):
+    """Whether the LM head is the embedding: tie_word_embeddings, whose default is false
+    for a Llama and true for Gemma (Gemma2Config, Gemma3TextConfig)."""
+    return cfg.get("tie_word_embeddings", cfg.get("model_type", "").startswith("gemma"))
+
+
 class Model:
     def __init__(self, cfg, W):
         self.c, self.W = cfg, W
@@ -77,7 +83,7 @@ class Model:
         self.k = cfg.get("head_dim") or self.d // self.h
         self.eps = cfg["rms_norm_eps"]
         self.inv = 1.0 / (cfg.get("rope_theta", 10000.0) ** (torch.arange(0, self.k, 2, dtype=torch.float32) / self.k))
-        self.head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+        self.head = W["model.embed_tokens.weight"] if tied(cfg) else W["lm_head.weight"]
 
     def norm(self, x, w):
         return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
@@ -235,7 +241,7 @@ def bytes_per_token(cfg, W, matrix=4, vector=4):
     head (the embedding table only as a tied head), at matrix bytes an element in
     matrices and vector bytes in the norms' vectors."""
     return sum(v.numel() * (matrix if v.dim() == 2 else vector) for k, v in W.items()
-               if k != "model.embed_tokens.weight" or cfg.get("tie_word_embeddings"))
+               if k != "model.embed_tokens.weight" or tied(cfg))
 
 
 def main():
@@ -275,7 +281,7 @@ def main():
         bandwidth = copy_bandwidth()
     per_token = bytes_per_token(cfg, W)  # float32, as torch reads them
     per_token_stored = sum(n for k, n in stored.items()  # as attnlab reads them (BF16: half)
-                           if k != "model.embed_tokens.weight" or cfg.get("tie_word_embeddings"))
+                           if k != "model.embed_tokens.weight" or tied(cfg))
     bound_ms = per_token / bandwidth * 1e3
     bound_stored_ms = per_token_stored / bandwidth * 1e3
     print(f"checkpoint {os.path.basename(a.folder.rstrip('/'))}: {cfg['num_hidden_layers']} layers, d {m.d}, "
