@@ -226,6 +226,8 @@ void attn_op_transpose(const float *x, float *y, int rows, int cols)
 
 void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, int n, double eps)
 {
+    /* each row alone (y may be x): a prefill's rows shared by the threads */
+    #pragma omp parallel for schedule(static) if (rows * (size_t)n > 65536)
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * n;
         float *yr = y + r * n;

@@ -147,7 +147,7 @@ attn_status attn_kv_append(attn_kv_cache *c, const attn_trace *tr, attn_error *e
 /* One row's activations; t is the number of keys (positions so far + 1). */
 typedef struct {
     float *resid, *x;                      /* (d) each */
-    float *qkv, *q, *kn, *vn, *tmp;        /* (h·k + 2·g·k): q (h·k), kn (g·k), vn (g·k) in it; (h·k + g·k) */
+    float *qkv, *q, *kn, *vn;              /* (h·k + 2·g·k): q (h·k), kn (g·k), vn (g·k) in it */
     float *scores, *masked, *weights, *dropped; /* (h, t) each: (1, h, 1, t) */
     float *mask, *mask_local;              /* (t) each: a global layer's, a local (Gemma) one's */
     unsigned char *key_pad;                /* (t), all 0: one row has no pads */
@@ -161,7 +161,7 @@ static bool row_alloc(row_bufs *r, const attn_model *m, int t)
 {
     const attn_model_config *c = &m->cfg;
     size_t hk = (size_t)c->heads * c->head_dim, gk = (size_t)c->kv_heads * c->head_dim, ht = (size_t)c->heads * t;
-    size_t total = 6 * (size_t)c->d + 3 * hk + 3 * gk + 4 * ht + 2 * (size_t)t + 3 * (size_t)c->ffn;
+    size_t total = 6 * (size_t)c->d + 2 * hk + 2 * gk + 4 * ht + 2 * (size_t)t + 3 * (size_t)c->ffn;
     memset(r, 0, sizeof *r);
     float *p = r->block = calloc(total, sizeof *p);
     if (!p || !(r->key_pad = calloc((size_t)t, 1))) {
@@ -173,7 +173,6 @@ static bool row_alloc(row_bufs *r, const attn_model *m, int t)
     r->qkv = r->q = p, p += hk;
     r->kn = p, p += gk;
     r->vn = p, p += gk;
-    r->tmp = p, p += hk + gk;
     r->ctx = p, p += hk;
     r->scores = p, p += ht;
     r->masked = p, p += ht;
@@ -203,27 +202,23 @@ static int prepare_group(attn_kv_cache *kc, const attn_model *m, const attn_conf
                          const attn_rope_scaling *scaling, const attn_model_layer *W, row_bufs *r, int l, int pos, int j)
 {
     const attn_model_config *c = &m->cfg;
-    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads;
+    int k = c->head_dim, per = c->heads / c->kv_heads;
     float *q = r->q + (size_t)j * per * k, *kn = r->kn + (size_t)j * k, *vn = r->vn + (size_t)j * k;
-    float *tq = r->tmp + (size_t)j * per * k, *tk = r->tmp + (size_t)h * k + (size_t)j * k; /* this group's scratch */
     if (c->arch.qkv_bias) {
         attn_op_add_bias(q, W->b_q + (size_t)j * per * k, 1, per * k);
         attn_op_add_bias(kn, W->b_k + (size_t)j * k, 1, k);
         attn_op_add_bias(vn, W->b_v + (size_t)j * k, 1, k);
     }
     /* one position: (1, 1, h·k) split into heads is (1, h, 1, k), the same floats
-     * (OLMo 2's norm over the whole projection: layer_team, before the heads part) */
+     * (OLMo 2's norm over the whole projection: layer_team, before the heads part);
+     * the norm and the rotation in place */
     if (c->arch.qk_norm && !c->arch.qk_norm_whole) {
-        attn_op_rmsnorm(q, W->q_norm, tq, (size_t)per, k, c->eps);
-        memcpy(q, tq, (size_t)per * k * sizeof *q);
-        attn_op_rmsnorm(kn, W->k_norm, tk, 1, k, c->eps);
-        memcpy(kn, tk, (size_t)k * sizeof *kn);
+        attn_op_rmsnorm(q, W->q_norm, q, (size_t)per, k, c->eps);
+        attn_op_rmsnorm(kn, W->k_norm, kn, 1, k, c->eps);
     }
     if (run->rope && attn_arch_layer_rope(&c->arch, l)) { /* not in a SmolLM3 NoPE layer */
         attn_rope rope = {run->rope_theta, run->rope_style, scaling, false};
-        if (attn_op_rope(q, tq, 1, per, 1, k, pos, &rope) || attn_op_rope(kn, tk, 1, 1, 1, k, pos, &rope)) return -1;
-        memcpy(q, tq, (size_t)per * k * sizeof *q);
-        memcpy(kn, tk, (size_t)k * sizeof *kn);
+        if (attn_op_rope(q, q, 1, per, 1, k, pos, &rope) || attn_op_rope(kn, kn, 1, 1, 1, k, pos, &rope)) return -1;
     }
     memcpy(kc->keys[l] + ((size_t)j * kc->cap + pos) * k, kn, (size_t)k * sizeof *kn); /* 5. joins the cache */
     memcpy(kc->values[l] + ((size_t)j * kc->cap + pos) * k, vn, (size_t)k * sizeof *vn);
