@@ -12,6 +12,8 @@ Face Llama semantics (RMSNorm, rotate-half RoPE, repeat_kv, softmax attention,
 SwiGLU), torch.no_grad(), the same number of threads: the prefill of the same
 tokens to the logits, and decoding with a KV cache (one token per step). It
 keeps nothing but the cache, so it does less work than attnlab's traced passes.
+A Gemma 2 or 3 checkpoint runs GemmaModel instead: tests/hf_gemma.py's
+semantics in the same float32 form with a cache.
 
 Also measured: the copy bandwidth (a 256 MiB float32 copy, median), and from it
 the decode bounds: the weight bytes each token reads (every layer and the LM
@@ -39,6 +41,7 @@ import torch
 import torch.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # hf_gemma.py, GemmaModel's float64 twin
 
 
 def load(folder):
@@ -67,6 +70,12 @@ def load(folder):
     return cfg, W, stored
 
 
+def tied(cfg):
+    """Whether the LM head is the embedding: tie_word_embeddings, whose default is false
+    for a Llama and true for Gemma (Gemma2Config, Gemma3TextConfig)."""
+    return cfg.get("tie_word_embeddings", cfg.get("model_type", "").startswith("gemma"))
+
+
 class Model:
     def __init__(self, cfg, W):
         self.c, self.W = cfg, W
@@ -74,7 +83,7 @@ class Model:
         self.k = cfg.get("head_dim") or self.d // self.h
         self.eps = cfg["rms_norm_eps"]
         self.inv = 1.0 / (cfg.get("rope_theta", 10000.0) ** (torch.arange(0, self.k, 2, dtype=torch.float32) / self.k))
-        self.head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+        self.head = W["model.embed_tokens.weight"] if tied(cfg) else W["lm_head.weight"]
 
     def norm(self, x, w):
         return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
@@ -114,6 +123,81 @@ class Model:
             x = x + F.linear(F.silu(F.linear(hs, W[p + "mlp.gate_proj.weight"])) * F.linear(hs, W[p + "mlp.up_proj.weight"]),
                              W[p + "mlp.down_proj.weight"])
         return F.linear(self.norm(x[:, -1:], W["model.norm.weight"]), self.head)
+
+
+class GemmaModel(Model):
+    """Gemma 2 and Gemma 3 (text) in eager float32 with a KV cache, the semantics of
+    tests/hf_gemma.py (which checks these logits in float64): embeddings · √d (rounded to the
+    stored dtype, BF16 here), RMSNorm · (1 + w), q_norm and k_norm (Gemma 3), each layer's RoPE
+    base and window, scores · query_pre_attn_scalar^−½ (soft-capped in Gemma 2), norms after
+    the attention and the MLP, GELU_tanh; the final norm, the tied head, its soft-cap."""
+
+    def __init__(self, cfg, W):
+        import hf_gemma
+        c, self.g3 = hf_gemma.defaults(cfg)
+        super().__init__(c, W)
+        self.k = c["head_dim"]
+        self.local = [t == "sliding_attention" for t in c["layer_types"]]
+        inv = lambda theta: 1.0 / (theta ** (torch.arange(0, self.k, 2, dtype=torch.float32) / self.k))
+        if c["rope_scaling"]:
+            raise ValueError("GemmaModel runs no rope_scaling (hf_gemma.py does)")
+        self.inv_global = inv(c["rope_theta"])
+        self.inv_local = inv(c["rope_local_base_freq"]) if self.g3 else self.inv_global
+        self.scale = c["query_pre_attn_scalar"] ** -0.5
+        self.normalizer = float(torch.tensor(self.d ** 0.5, dtype=torch.bfloat16))
+
+    def norm(self, x, w):
+        return (1.0 + w) * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+    def rope_with(self, x, pos, inv):
+        f = torch.outer(pos.float(), inv)
+        emb = torch.cat((f, f), -1)
+        x1, x2 = x[..., : self.k // 2], x[..., self.k // 2:]
+        return x * emb.cos() + torch.cat((-x2, x1), -1) * emb.sin()
+
+    def forward(self, ids, cache):
+        """ids (1, s) at positions after what cache holds; cache: list of (k, v) per layer, extended."""
+        W, h, g, k, c = self.W, self.h, self.g, self.k, self.c
+        s = ids.shape[1]
+        P = cache[0][0].shape[2] if cache and cache[0] is not None else 0
+        pos = torch.arange(P, P + s)
+        i, j = pos[:, None], torch.arange(P + s)[None, :]
+        masks = {local: torch.zeros(s, P + s).masked_fill(~((j <= i) & ((i - j < c["sliding_window"]) | (not local))),
+                                                          float("-inf")) for local in (False, True)}
+        x = W["model.embed_tokens.weight"][ids] * self.normalizer
+        for li in range(c["num_hidden_layers"]):
+            p, a = f"model.layers.{li}.", f"model.layers.{li}.self_attn."
+            hs = self.norm(x, W[p + "input_layernorm.weight"])
+            q = F.linear(hs, W[a + "q_proj.weight"]).view(1, s, h, k).transpose(1, 2)
+            kk = F.linear(hs, W[a + "k_proj.weight"]).view(1, s, g, k).transpose(1, 2)
+            v = F.linear(hs, W[a + "v_proj.weight"]).view(1, s, g, k).transpose(1, 2)
+            if self.g3:
+                q, kk = self.norm(q, W[a + "q_norm.weight"]), self.norm(kk, W[a + "k_norm.weight"])
+            inv = self.inv_local if self.local[li] else self.inv_global
+            q, kk = self.rope_with(q, pos, inv), self.rope_with(kk, pos, inv)
+            if cache[li] is not None:
+                kk = torch.cat((cache[li][0], kk), 2)
+                v = torch.cat((cache[li][1], v), 2)
+            cache[li] = (kk, v)
+            kx, vx = kk.repeat_interleave(h // g, 1), v.repeat_interleave(h // g, 1)
+            sc = q @ kx.transpose(2, 3) * self.scale
+            if c["attn_logit_softcapping"]:
+                sc = torch.tanh(sc / c["attn_logit_softcapping"]) * c["attn_logit_softcapping"]
+            o = (torch.softmax(sc + masks[self.local[li]], -1) @ vx).transpose(1, 2).reshape(1, s, h * k)
+            x = x + self.norm(F.linear(o, W[a + "o_proj.weight"]), W[p + "post_attention_layernorm.weight"])
+            hs = self.norm(x, W[p + "pre_feedforward_layernorm.weight"])
+            act = F.gelu(F.linear(hs, W[p + "mlp.gate_proj.weight"]), approximate="tanh")
+            mlp = F.linear(act * F.linear(hs, W[p + "mlp.up_proj.weight"]), W[p + "mlp.down_proj.weight"])
+            x = x + self.norm(mlp, W[p + "post_feedforward_layernorm.weight"])
+        logits = F.linear(self.norm(x[:, -1:], W["model.norm.weight"]), self.head)
+        if c["final_logit_softcapping"]:
+            logits = torch.tanh(logits / c["final_logit_softcapping"]) * c["final_logit_softcapping"]
+        return logits
+
+
+def model(cfg, W):
+    """The torch model of cfg's family: GemmaModel for Gemma 2 and 3, Model (Llama's) otherwise."""
+    return GemmaModel(cfg, W) if cfg.get("model_type") in ("gemma2", "gemma3_text") else Model(cfg, W)
 
 
 def times_ms(fn, n):
@@ -157,7 +241,7 @@ def bytes_per_token(cfg, W, matrix=4, vector=4):
     head (the embedding table only as a tied head), at matrix bytes an element in
     matrices and vector bytes in the norms' vectors."""
     return sum(v.numel() * (matrix if v.dim() == 2 else vector) for k, v in W.items()
-               if k != "model.embed_tokens.weight" or cfg.get("tie_word_embeddings"))
+               if k != "model.embed_tokens.weight" or tied(cfg))
 
 
 def main():
@@ -171,7 +255,7 @@ def main():
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     cfg, W, stored = load(a.folder)
-    m = Model(cfg, W)
+    m = model(cfg, W)
     tok = json.load(open(os.path.join(a.folder, "tokenizer.json")))
     words = [w for w in tok["model"]["vocab"] if not w.startswith("<")]
     random.seed(1)
@@ -197,7 +281,7 @@ def main():
         bandwidth = copy_bandwidth()
     per_token = bytes_per_token(cfg, W)  # float32, as torch reads them
     per_token_stored = sum(n for k, n in stored.items()  # as attnlab reads them (BF16: half)
-                           if k != "model.embed_tokens.weight" or cfg.get("tie_word_embeddings"))
+                           if k != "model.embed_tokens.weight" or tied(cfg))
     bound_ms = per_token / bandwidth * 1e3
     bound_stored_ms = per_token_stored / bandwidth * 1e3
     print(f"checkpoint {os.path.basename(a.folder.rstrip('/'))}: {cfg['num_hidden_layers']} layers, d {m.d}, "

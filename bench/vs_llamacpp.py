@@ -13,7 +13,7 @@ Not part of `make test`: it installs llama.cpp from npm and runs for minutes.
    through node-llama-cpp's API. The llama.cpp source node-llama-cpp bundles
    (llama/gitRelease.bundle, a git bundle) is cloned beside them for gguf-py.
 2. Writes the checkpoints with tests/make_checkpoints.py (random weights, BF16:
-   SmolLM2-135M's shape and TinyLlama-1.1B's) and each as a GGUF in BF16 and
+   SmolLM2-135M's shape and TinyLlama-1.1B's; Gemma-3-270M's with --shapes) and each as a GGUF in BF16 and
    in F32, with that gguf-py's GGUFWriter. Not with convert_hf_to_gguf.py: it
    imports transformers, which Debian 12 does not package, and needs a newer
    torch than Debian's 1.13 (torch.float8_e4m3fn). The GGUF follows what it
@@ -23,11 +23,24 @@ Not part of `make test`: it installs llama.cpp from npm and runs for minutes.
    The vocabulary is the checkpoint's words as a `llama` (SentencePiece-type)
    list, the 256 after the special tokens renamed as the byte tokens such a
    list must have; only token ids are fed, so the names change nothing.
+   Gemma-3-270M's shape (gemma-3-270m's published config, tests/common.py)
+   is written as its Gemma3Model writes a `gemma3`: the same tensor-name map
+   for that architecture, every norm weight w written as 1 + w (Gemma's
+   RMSNorm multiplies by 1 + w, llama.cpp's by the weight), nothing permuted
+   (llama.cpp ropes Gemma 3 by halves, NeoX's way), head_dim as the key and
+   value lengths, rope_theta as rope.freq_base and rope_local_base_freq as
+   rope.freq_base_swa, the sliding window (llama.cpp then takes every 6th
+   layer as global), and no output.weight: the head is token_embd.
 3. Checks the logits of the last of 64 tokens: attnlab's (`attnlab trace`,
    the trace file's logits, and, for the untraced prefill, the probability
    `attnlab generate --probs` gives its greedy token), llama.cpp's on each GGUF, each against the
    PyTorch reference of bench/checkpoint_vs_torch.py: max |difference|, and
-   the top-1 token. Exits 1, naming the engine, when they do not agree.
+   the top-1 token. Exits 1, naming the engine, when they do not agree. For
+   Gemma the reference is tests/hf_gemma.py's (float64), which the timed
+   float32 torch model is checked against too; llama.cpp is held to it with
+   llama.cpp's own embedding scale, √d in float32 where transformers rounds
+   it to the weights' BF16 (25.25 for √640 = 25.30), and the distance
+   between the two is printed.
 4. Times, in interleaved rounds (the order rotating each round), each engine
    in its own process with the same threads: prefill of 64 and 512 tokens
    (attnlab's untraced prefill, `attnlab bench`'s `prefill untraced:`; its
@@ -49,7 +62,7 @@ llama.cpp runs with its defaults otherwise (F16 KV cache, flash attention
 
 Usage (from the repository root, after `make`):
     /usr/bin/python3 bench/vs_llamacpp.py [--quick] [--rounds 3] [--reps 3] [--threads 2]
-        [--shapes smollm2-135m,tinyllama-1.1b] [--attnlab build/attnlab] [--compete | --compete-only]
+        [--shapes smollm2-135m,tinyllama-1.1b,gemma3-270m] [--attnlab build/attnlab] [--compete | --compete-only]
 --quick: SmolLM2's shape only, 2 rounds of 2 repetitions: checks that it all
 works end to end in a few minutes. --compete: then each engine's decode after
 the shortest prompt, alone and beside one competing CPU-bound process (a
@@ -153,54 +166,98 @@ def permute(w, heads):
     return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def write_gguf(folder, out, dtype, gguf):
-    """The checkpoint in folder as a GGUF of llama.cpp's `llama` architecture, matrices in
-    dtype ("bf16" or "f32"), written with gguf-py's GGUFWriter."""
-    import checkpoint_vs_torch as ref
-    cfg, W, _ = ref.load(folder)
-    h, g = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    k = cfg.get("head_dim") or cfg["hidden_size"] // h
+def vocab_keys(w, cfg, folder, gguf, unk):
+    """The checkpoint's words as a `llama` (SentencePiece-type) vocabulary; unk is the <unk> id."""
     vocab = json.load(open(os.path.join(folder, "tokenizer.json")))["model"]["vocab"]
     words = sorted(vocab, key=vocab.get)
-    special = {cfg["bos_token_id"], cfg["eos_token_id"]}
+    special = {cfg["bos_token_id"], cfg["eos_token_id"], cfg.get("pad_token_id", unk)} - {unk}
     # A SentencePiece vocabulary must have the 256 byte tokens (llama.cpp falls back on them
     # when node-llama-cpp tokenizes text of its own; without them it aborts): the words after
     # the specials are renamed <0x00> ... <0xFF>. Only ids are fed, so names change nothing.
-    first = max(special | {0}) + 1
+    first = max(special | {unk}) + 1
     words[first:first + 256] = [f"<0x{b:02X}>" for b in range(256)]
-    kind = lambda i: (gguf.TokenType.UNKNOWN if i == 0 else gguf.TokenType.CONTROL if i in special else
+    kind = lambda i: (gguf.TokenType.UNKNOWN if i == unk else gguf.TokenType.CONTROL if i in special else
                       gguf.TokenType.BYTE if first <= i < first + 256 else gguf.TokenType.NORMAL)
-    w = gguf.GGUFWriter(out + ".part", "llama", use_temp_file=True)
-    w.add_name(os.path.basename(folder.rstrip("/")))
-    w.add_context_length(cfg["max_position_embeddings"])
-    w.add_embedding_length(cfg["hidden_size"])
-    w.add_block_count(cfg["num_hidden_layers"])
-    w.add_feed_forward_length(cfg["intermediate_size"])
-    w.add_head_count(h)
-    w.add_head_count_kv(g)
-    w.add_rope_dimension_count(k)
-    w.add_rope_freq_base(cfg.get("rope_theta", 10000.0))
-    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
-    w.add_vocab_size(cfg["vocab_size"])
-    w.add_file_type(gguf.LlamaFileType.MOSTLY_BF16 if dtype == "bf16" else gguf.LlamaFileType.ALL_F32)
     w.add_tokenizer_model("llama")
     w.add_token_list(words)
     w.add_token_scores([0.0] * len(words))
     w.add_token_types([kind(i) for i in range(len(words))])
     w.add_bos_token_id(cfg["bos_token_id"])
     w.add_eos_token_id(cfg["eos_token_id"])
-    w.add_unk_token_id(0)
+    w.add_unk_token_id(unk)
+    if "pad_token_id" in cfg:
+        w.add_pad_token_id(cfg["pad_token_id"])
     w.add_add_bos_token(True)
-    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg["num_hidden_layers"])
+
+
+def llama_keys(w, cfg, gguf):
+    """A `llama`'s sizes (the checkpoint's q and k rows are permuted as the tensors are written)."""
+    h = cfg["num_attention_heads"]
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_head_count(h)
+    w.add_head_count_kv(cfg["num_key_value_heads"])
+    w.add_rope_dimension_count(cfg.get("head_dim") or cfg["hidden_size"] // h)
+    w.add_rope_freq_base(cfg.get("rope_theta", 10000.0))
+    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    w.add_vocab_size(cfg["vocab_size"])
+
+
+def gemma3_keys(w, cfg, gguf):
+    """A `gemma3`'s, as convert_hf_to_gguf.py's Gemma3Model writes them (conversion/gemma.py and
+    TextModel.set_gguf_parameters): head_dim as the key and value lengths, rope_theta for the
+    global layers and rope_local_base_freq as rope.freq_base_swa for the local ones, the
+    sliding window (llama.cpp takes every 6th layer as global when no pattern is written),
+    no attention soft-cap (Gemma 3 has none). Its rotation is NeoX's, Hugging Face's halves:
+    nothing is permuted."""
+    w.add_context_length(cfg.get("max_position_embeddings", 131072))
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_head_count(cfg.get("num_attention_heads", 8))
+    w.add_head_count_kv(cfg.get("num_key_value_heads", 4))
+    w.add_key_length(cfg.get("head_dim", 256))
+    w.add_value_length(cfg.get("head_dim", 256))
+    w.add_rope_freq_base(cfg.get("rope_theta", 1_000_000.0))
+    w.add_rope_freq_base_swa(cfg.get("rope_local_base_freq", 10000.0))
+    w.add_layer_norm_rms_eps(cfg.get("rms_norm_eps", 1e-6))
+    if cfg.get("final_logit_softcapping"):
+        w.add_final_logit_softcapping(cfg["final_logit_softcapping"])
+    if cfg.get("sliding_window_pattern") != 1:
+        w.add_sliding_window(cfg["sliding_window"])
+    w.add_add_space_prefix(False)
+
+
+def write_gguf(folder, out, dtype, gguf):
+    """The checkpoint in folder as a GGUF of llama.cpp's `llama` or `gemma3` architecture,
+    matrices in dtype ("bf16" or "f32"), written with gguf-py's GGUFWriter. Gemma 3's
+    norms are written as 1 + w, the gains Gemma3RMSNorm multiplies by (as the conversion
+    does: llama.cpp's RMS norm multiplies by the stored weight)."""
+    import checkpoint_vs_torch as ref
+    cfg, W, _ = ref.load(folder)
+    gemma = cfg.get("model_type") == "gemma3_text"
+    arch = "gemma3" if gemma else "llama"
+    h, g = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    w = gguf.GGUFWriter(out + ".part", arch, use_temp_file=True)
+    w.add_name(os.path.basename(folder.rstrip("/")))
+    (gemma3_keys if gemma else llama_keys)(w, cfg, gguf)
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_BF16 if dtype == "bf16" else gguf.LlamaFileType.ALL_F32)
+    vocab_keys(w, cfg, folder, gguf, unk=3 if gemma else 0)
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.GEMMA3 if gemma else gguf.MODEL_ARCH.LLAMA,
+                                     cfg["num_hidden_layers"])
     for name in list(W):
         a = W.pop(name).numpy()
-        if name.endswith("q_proj.weight"):
+        if gemma and name.endswith("norm.weight"):
+            a = a + 1.0
+        elif not gemma and name.endswith("q_proj.weight"):
             a = permute(a, h)
-        elif name.endswith("k_proj.weight"):
+        elif not gemma and name.endswith("k_proj.weight"):
             a = permute(a, g)
         new = names.get_name(name, try_suffixes=(".weight",))
         if new is None:
-            raise Fail(f"gguf-py has no llama name for {name}")
+            raise Fail(f"gguf-py has no {arch} name for {name}")
         if dtype == "bf16" and a.ndim == 2:
             w.add_tensor(new, gguf.quants.quantize(a, gguf.GGMLQuantizationType.BF16),
                          raw_dtype=gguf.GGMLQuantizationType.BF16)
@@ -295,13 +352,15 @@ def torch_job(path):
     job = json.load(open(path))
     torch.set_num_threads(job["threads"])
     cfg, W, _ = ref.load(job["folder"])
-    m = ref.Model(cfg, W)
+    m = ref.model(cfg, W)
     fresh = lambda: [None] * cfg["num_hidden_layers"]
     ids = torch.tensor([job["ids"]])
     res = {"logits": None, "prefill": {}, "decode": []}
     with torch.no_grad():
         if job["logits"]:
             res["logits"] = m.forward(ids[:, :job["logits"]], fresh())[0, -1].tolist()
+            if isinstance(m, ref.GemmaModel):  # the logits are tests/hf_gemma.py's, in float64
+                res.update(gemma_logits(cfg, W, ids[:, :job["logits"]], res["logits"]))
         for n in job["prefill"]:
             m.forward(ids[:, :n], fresh())  # warm-up
             res["prefill"][n] = ref.times_ms(lambda: m.forward(ids[:, :n], fresh()), job["reps"])
@@ -313,6 +372,21 @@ def torch_job(path):
     res["bytes_f32"] = ref.bytes_per_token(cfg, W)
     res["bytes_bf16"] = ref.bytes_per_token(cfg, W, matrix=2)
     print(json.dumps(res))
+
+
+def gemma_logits(cfg, W, ids, timed):
+    """tests/hf_gemma.py's logits of the last of ids (float64: check_models.py's reference):
+    "logits" as transformers computes them (the embeddings times √d rounded to BF16, the
+    weights' dtype), "logits_sqrt_f32" with √d in float32 as llama.cpp's gemma3 graph scales
+    them (sqrtf(n_embd)); "timed_model": the max |difference| of timed, the timed float32
+    model's logits, from the first."""
+    import torch
+    import hf_gemma
+    W64 = {k: v.double() for k, v in W.items()}
+    row = hf_gemma.reference(W64, cfg, ids, "BF16")[0][0, -1]
+    row_f32 = hf_gemma.reference(W64, cfg, ids, "F32")[0][0, -1]
+    return {"logits": row.tolist(), "logits_sqrt_f32": row_f32.tolist(),
+            "timed_model": float((row - torch.tensor(timed, dtype=torch.float64)).abs().max())}
 
 
 def attnlab_env(a):
@@ -389,10 +463,19 @@ def check_logits(a, mods, folder, ggufs, ids, text):
     best = top1(want)
     margin = want[best] - max(v for i, v in enumerate(want) if i != best)
     lines, bad = [], []
+    if "timed_model" in ref:  # Gemma: the timed float32 torch model against hf_gemma.py's float64
+        diff = ref["timed_model"]
+        lines.append(f"torch float32 (the model timed): max |Δ| {diff:.2e} (allowed {TOLERANCE['attnlab'] * scale:.2e})")
+        if diff > TOLERANCE["attnlab"] * scale:
+            bad.append("torch float32")
+        # llama.cpp scales Gemma's embeddings by √d in float32, transformers by √d in BF16
+        # (25.25 for √640 = 25.30): llama.cpp is held to the reference with its √d
+        lines.append("llama.cpp against the reference with its own √d (float32): transformers' differs from it by "
+                     f"{max(abs(x - y) for x, y in zip(want, ref['logits_sqrt_f32'])):.2e}")
     for name, row in got.items():
         if len(row) != len(want) or any(v is None for v in row):
             raise Fail(f"{name} gave logits for {sum(v is not None for v in row)} of {len(want)} tokens")
-        diff = max(abs(x - y) for x, y in zip(row, want))
+        diff = max(abs(x - y) for x, y in zip(row, ref.get("logits_sqrt_f32", want) if name != "attnlab" else want))
         same = top1(row) == best
         lines.append(f"{name}: max |Δ| {diff:.2e} (allowed {TOLERANCE[name] * scale:.2e}), top-1 "
                      f"{'the same' if same else f'{top1(row)}, not {best}'}")
@@ -502,7 +585,7 @@ def cell(values, fmt="{:,.1f}"):
 def report(shape, got, bw, per_token, loads, gen_rss, check, a):
     lengths = sorted(got["attnlab"][0]["prefill"])
     longest = lengths[-1]
-    title = {"smollm2-135m": "SmolLM2-135M", "tinyllama-1.1b": "TinyLlama-1.1B"}[shape]
+    title = {"smollm2-135m": "SmolLM2-135M", "tinyllama-1.1b": "TinyLlama-1.1B", "gemma3-270m": "Gemma-3-270M"}[shape]
     print(f"\n### {title} shape, random BF16 weights: {a.rounds} rounds, {a.threads} threads each\n")
     print("| | " + " | ".join(ENGINES) + " |")
     print("|---" * (len(ENGINES) + 1) + "|")

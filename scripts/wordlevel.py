@@ -11,17 +11,18 @@ A test imports it from scripts/:
 """
 
 
-def tokenizer_json(words):
-    """tokenizer.json's object (json.dump it) for words, word i being token i."""
+def tokenizer_json(words, specials=3, bos="<s>", unk="<unk>"):
+    """tokenizer.json's object (json.dump it) for words, word i being token i: the first specials
+    of them special tokens, bos put before every text, unk for a word not in the list."""
     return {"version": "1.0", "truncation": None, "padding": None,
             "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
-                              "normalized": False, "special": True} for i, w in enumerate(words[:3])],
+                              "normalized": False, "special": True} for i, w in enumerate(words[:specials])],
             "normalizer": None, "pre_tokenizer": {"type": "WhitespaceSplit"},
             "post_processor": {"type": "TemplateProcessing",
-                               "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                               "single": [{"SpecialToken": {"id": bos, "type_id": 0}},
                                           {"Sequence": {"id": "A", "type_id": 0}}],
                                "pair": [{"Sequence": {"id": "A", "type_id": 0}},
                                         {"Sequence": {"id": "B", "type_id": 1}}],
-                               "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+                               "special_tokens": {bos: {"id": bos, "ids": [words.index(bos)], "tokens": [bos]}}},
             "decoder": None,
-            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(words)}, "unk_token": "<unk>"}}
+            "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(words)}, "unk_token": unk}}

@@ -191,6 +191,21 @@ def write_st(path, header, data=b"", pad=True):
 
 # ---- small model folders of one family (the family CLI tests: test_cli_*.py) ----
 
+# google/gemma-3-270m's config.json as published (test_cli_gemma.py reads it over sparse
+# weights of its shapes; tests/make_checkpoints.py's gemma3-270m shape fills them at random)
+GEMMA3_270M = {
+    "_sliding_window_pattern": 6, "architectures": ["Gemma3ForCausalLM"], "attention_bias": False,
+    "attention_dropout": 0.0, "attn_logit_softcapping": None, "bos_token_id": 2, "eos_token_id": 1,
+    "final_logit_softcapping": None, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "hidden_size": 640, "initializer_range": 0.02, "intermediate_size": 2048,
+    "layer_types": ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(18)],
+    "max_position_embeddings": 32768, "model_type": "gemma3_text", "num_attention_heads": 4,
+    "num_hidden_layers": 18, "num_key_value_heads": 1, "pad_token_id": 0, "query_pre_attn_scalar": 256,
+    "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000.0, "rope_scaling": None, "rope_theta": 1000000.0,
+    "sliding_window": 512, "torch_dtype": "bfloat16", "transformers_version": "4.55.0.dev0",
+    "use_bidirectional_attention": False, "use_cache": True, "vocab_size": 262144}
+
+
 WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "dog"]
 
 

@@ -7,6 +7,7 @@ model.safetensors.index.json, and a tokenizer.json.
     python3 tests/make_checkpoints.py OUT            tiny ones: OUT/llama3, OUT/mistral, ...
     python3 tests/make_checkpoints.py OUT --shape smollm2-135m   full size, for bench/
     python3 tests/make_checkpoints.py OUT --shape tinyllama-1.1b  (2.2 GB in two shards)
+    python3 tests/make_checkpoints.py OUT --shape gemma3-270m     (gemma-3-270m's config, 536 MB)
 
 As a module: write(path, arch, seed, ...) returns (weights, config) with the
 weights as float64 tensors holding exactly the values saved (after BF16
@@ -21,6 +22,7 @@ import numpy as np
 
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 import wordlevel  # noqa: E402  (scripts/wordlevel.py: tokenizer.json shared with scripts/family_folders.py)
+from common import GEMMA3_270M  # noqa: E402
 
 WORDS = ["<unk>", "<s>", "</s>", "the", "cat", "sat", "on", "mat", ".", "a", "dog", "ran", "far", "and", "it",
          "was", "good", "day", "to", "see", "sun", "moon", "over", "hill"]
@@ -81,7 +83,10 @@ SMOLLM2_135M = dict(TINY["tinyllama"], hidden_size=576, num_hidden_layers=30, nu
 TINYLLAMA_1_1B = dict(TINY["tinyllama"], hidden_size=2048, num_hidden_layers=22, num_attention_heads=32,
                       num_key_value_heads=4, intermediate_size=5632, vocab_size=32000, max_position_embeddings=2048,
                       rope_theta=10000.0, tie_word_embeddings=False, bos_token_id=1, eos_token_id=2)
-SHAPES = {"smollm2-135m": SMOLLM2_135M, "tinyllama-1.1b": TINYLLAMA_1_1B}
+# Gemma-3-270M's: google/gemma-3-270m's config.json as published (tests/common.py), tied.
+SHAPES = {"smollm2-135m": SMOLLM2_135M, "tinyllama-1.1b": TINYLLAMA_1_1B, "gemma3-270m": GEMMA3_270M}
+# Gemma's specials lead its vocabulary: <pad> 0, <eos> 1, <bos> 2, <unk> 3 (its config's ids)
+GEMMA_WORDS = ["<pad>", "<eos>", "<bos>", "<unk>"] + WORDS[3:]
 
 
 def bf16_round(a):
@@ -107,9 +112,10 @@ def write_shard(path, tensors):
     return off
 
 
-def tokenizer_json(words=WORDS):
-    """A WordLevel tokenizer of words, the first three <unk> <s> </s>, with a BOS template (scripts/wordlevel.py)."""
-    return wordlevel.tokenizer_json(words)
+def tokenizer_json(words=WORDS, specials=3, bos="<s>", unk="<unk>"):
+    """A WordLevel tokenizer of words, the first specials of them special (<unk> <s> </s>), with a
+    template that puts bos before every text (scripts/wordlevel.py)."""
+    return wordlevel.tokenizer_json(words, specials, bos, unk)
 
 
 def weights(cfg, rng):
@@ -118,11 +124,15 @@ def weights(cfg, rng):
     h, g = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     k = cfg.get("head_dim") or d // h
     arch = cfg["architectures"][0]
+    gemma = arch == "Gemma3ForCausalLM"
     n = lambda *shape, s=1.0: (rng.standard_normal(shape) * s).astype(np.float32)
-    W = {"model.embed_tokens.weight": n(V, d)}
+    # Gemma: the embedding times √d enters the residual, so N(0, 1/d) makes it of RMS 1;
+    # its norms' gains are 1 + w, so w is drawn about 0
+    W = {"model.embed_tokens.weight": n(V, d, s=1 / d ** 0.5 if gemma else 1.0)}
+    gain = (lambda m: n(m, s=0.1)) if gemma else (lambda m: 1 + n(m, s=0.1))
     for li in range(L):
         p = f"model.layers.{li}."
-        W[p + "input_layernorm.weight"] = 1 + n(d, s=0.1)
+        W[p + "input_layernorm.weight"] = gain(d)
         W[p + "self_attn.q_proj.weight"] = n(h * k, d, s=2 / d ** 0.5)
         W[p + "self_attn.k_proj.weight"] = n(g * k, d, s=2 / d ** 0.5)
         W[p + "self_attn.v_proj.weight"] = n(g * k, d, s=1 / d ** 0.5)
@@ -130,17 +140,20 @@ def weights(cfg, rng):
             W[p + "self_attn.q_proj.bias"] = n(h * k, s=0.5)
             W[p + "self_attn.k_proj.bias"] = n(g * k, s=0.5)
             W[p + "self_attn.v_proj.bias"] = n(g * k, s=0.5)
-        if arch == "Qwen3ForCausalLM":
-            W[p + "self_attn.q_norm.weight"] = 1 + n(k, s=0.3)
-            W[p + "self_attn.k_norm.weight"] = 1 + n(k, s=0.3)
+        if arch == "Qwen3ForCausalLM" or gemma:
+            W[p + "self_attn.q_norm.weight"] = (n(k, s=0.3) if gemma else 1 + n(k, s=0.3))
+            W[p + "self_attn.k_norm.weight"] = (n(k, s=0.3) if gemma else 1 + n(k, s=0.3))
         W[p + "self_attn.o_proj.weight"] = n(d, h * k, s=1 / (h * k) ** 0.5)
-        W[p + "post_attention_layernorm.weight"] = 1 + n(d, s=0.1)
+        W[p + "post_attention_layernorm.weight"] = gain(d)
+        if gemma:  # the norms before the MLP and after it
+            W[p + "pre_feedforward_layernorm.weight"] = gain(d)
+            W[p + "post_feedforward_layernorm.weight"] = gain(d)
         W[p + "mlp.gate_proj.weight"] = n(f, d, s=1 / d ** 0.5)
         W[p + "mlp.up_proj.weight"] = n(f, d, s=1 / d ** 0.5)
         W[p + "mlp.down_proj.weight"] = n(d, f, s=1 / f ** 0.5)
-    W["model.norm.weight"] = 1 + n(d, s=0.1)
-    if not cfg.get("tie_word_embeddings"):
-        W["lm_head.weight"] = n(V, d, s=1 / d ** 0.5)
+    W["model.norm.weight"] = gain(d)
+    if not cfg.get("tie_word_embeddings", gemma):  # Gemma3TextConfig ties by default (gemma-3-270m's
+        W["lm_head.weight"] = n(V, d, s=1 / d ** 0.5)  # config.json does not say)
     return W
 
 
@@ -188,13 +201,15 @@ def main():
 
 def write_shape(path, shape):
     """A full-size checkpoint of SHAPES[shape] (TinyLlama's in two shards), seed 0; its vocabulary the
-    tiny one's words, then w24, w25, ... (one token a word)."""
+    tiny one's words (Gemma's: its specials first), then w24, w25, ... (one token a word)."""
     cfg = SHAPES[shape]
-    vocab = {w: i for i, w in enumerate(WORDS)}
-    vocab.update({f"w{i}": i for i in range(len(WORDS), cfg["vocab_size"])})
-    tok = tokenizer_json()
+    gemma = cfg is GEMMA3_270M
+    words = GEMMA_WORDS if gemma else WORDS
+    vocab = {w: i for i, w in enumerate(words)}
+    vocab.update({f"w{i}": i for i in range(len(words), cfg["vocab_size"])})
+    tok = tokenizer_json(GEMMA_WORDS, 4, "<bos>") if gemma else tokenizer_json()
     tok["model"]["vocab"] = vocab
-    return write(path, cfg, seed=0, shards=1 if cfg is SMOLLM2_135M else 2, tokenizer=tok, keep=False)
+    return write(path, cfg, seed=0, shards=2 if cfg is TINYLLAMA_1_1B else 1, tokenizer=tok, keep=False)
 
 
 if __name__ == "__main__":

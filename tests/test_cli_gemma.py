@@ -134,16 +134,7 @@ expect(["stream", "--model", g2, "--text", "the cat sat on the mat", "--window",
        "does not handle Gemma's local and global layers yet")
 
 # ---- gemma-3-270m's config.json as published, over weights of its shapes (a sparse file: info reads headers) ----
-REAL = {"_sliding_window_pattern": 6, "architectures": ["Gemma3ForCausalLM"], "attention_bias": False,
-        "attention_dropout": 0.0, "attn_logit_softcapping": None, "bos_token_id": 2, "eos_token_id": 1,
-        "final_logit_softcapping": None, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
-        "hidden_size": 640, "initializer_range": 0.02, "intermediate_size": 2048,
-        "layer_types": ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(18)],
-        "max_position_embeddings": 32768, "model_type": "gemma3_text", "num_attention_heads": 4,
-        "num_hidden_layers": 18, "num_key_value_heads": 1, "pad_token_id": 0, "query_pre_attn_scalar": 256,
-        "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000.0, "rope_scaling": None, "rope_theta": 1000000.0,
-        "sliding_window": 512, "torch_dtype": "bfloat16", "transformers_version": "4.55.0.dev0",
-        "use_bidirectional_attention": False, "use_cache": True, "vocab_size": 262144}
+REAL = common.GEMMA3_270M
 real = os.path.join(TMP, "gemma-3-270m-shape")
 os.makedirs(real, exist_ok=True)
 header, off = {}, 0

@@ -228,6 +228,8 @@ void attn_op_transpose(const float *x, float *y, int rows, int cols)
 
 void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, int n, double eps)
 {
+    /* each row alone (y may be x): a prefill's rows shared by the threads */
+    #pragma omp parallel for schedule(static) if (rows * (size_t)n > 65536)
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * n;
         float *yr = y + r * n;
@@ -241,15 +243,6 @@ void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, i
 void attn_op_swiglu(const float *gate, const float *up, float *act, size_t n)
 {
     for (size_t i = 0; i < n; i++) act[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
-}
-
-void attn_op_geglu(const float *gate, const float *up, float *act, size_t n)
-{
-    const float c = 0.7978845608028654f; /* √(2/π) */
-    for (size_t i = 0; i < n; i++) {
-        float g = gate[i];
-        act[i] = 0.5f * g * (1.0f + tanhf(c * (g + 0.044715f * g * g * g))) * up[i];
-    }
 }
 
 void attn_op_add_bias(float *y, const float *bias, size_t rows, int n)
@@ -288,6 +281,8 @@ int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int p
     }
     double A = attn_rope_freqs(r->theta, r->scaling, k, omega);
     if (r->undo) A = 1.0 / A;
+    /* a prefill's n positions: 2 · n · k/2 sines and cosines in double, shared by the threads */
+    #pragma omp parallel for schedule(static) if ((size_t)n * half > 4096)
     for (int i = 0; i < n; i++)
         for (int m = 0; m < half; m++) {
             double angle = (double)(pos0 + i) * omega[m];
@@ -435,6 +430,24 @@ float attn_op_row_max(const float *restrict x, int n, float start)
 float attn_op_exp_shifted(const float *x, float *y, int t, float mx)
 {
     return exp_row(x, y, t, mx);
+}
+
+/* act = GELU_tanh(g) · up, GELU_tanh(g) = ½·g·(1 + tanh(u)), u = √(2/π)·(g + 0.044715·g³).
+ * ½·(1 + tanh(u)) is exactly σ(2u) = 1 / (1 + e^(−2u)), so with e = e^(−2|u|) from exp_nonpos
+ * (never above 1): σ(2u) = 1 / (1 + e) for u ≥ 0 and e / (1 + e) below. One vectorised e^x
+ * an element instead of libm's tanhf (a call, and e^x inside it: a sixth of a Gemma prefill),
+ * and no 1 + tanh(u) cancelling for very negative u. A NaN comes out NaN; g = −∞ gives
+ * −∞ · 0 = NaN, as ½·g·(1 + tanh(u)) does. */
+ATTN_CLONES_AVX2
+void attn_op_geglu(const float *gate, const float *up, float *act, size_t n)
+{
+    const float c = 0.7978845608028654f; /* √(2/π) */
+    #pragma omp simd
+    for (size_t i = 0; i < n; i++) {
+        float g = gate[i], u = c * (g + 0.044715f * g * g * g);
+        float e = exp_nonpos(-2.0f * fabsf(u));
+        act[i] = g * ((u >= 0.0f ? 1.0f : e) / (1.0f + e)) * up[i];
+    }
 }
 
 /* Whether every key of mask row m (t) is hidden with −∞. */

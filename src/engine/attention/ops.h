@@ -36,7 +36,7 @@ void attn_op_transpose(const float *x, float *y, int rows, int cols);
 void attn_op_add_bias(float *y, const float *bias, size_t rows, int n);
 
 /* RMSNorm, as Llama: y = x / √(mean(x²) + eps) ⊙ gain, per row of n.
- * No mean is subtracted (unlike LayerNorm), and no bias. x, y: (rows, n). */
+ * No mean is subtracted (unlike LayerNorm), and no bias. x, y: (rows, n); y may be x. */
 void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, int n, double eps);
 
 /* SwiGLU's product: act = SiLU(gate) ⊙ up, SiLU(z) = z · σ(z) = z / (1 + e^−z). (n) */
@@ -68,7 +68,7 @@ typedef struct {
 } attn_rope;
 
 
-/* x, y: (b, heads, n, k); row i has position pos0 + i.
+/* x, y: (b, heads, n, k); row i has position pos0 + i; y may be x.
  * Returns 0, or -1 if its (n, k/2) cos/sin table could not be allocated. */
 int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, const attn_rope *r);
 

@@ -32,6 +32,8 @@ static const unsigned char *row_at(const attn_wmat *w, int r)
 
 void attn_wmat_rows(const attn_wmat *w, int r0, int n, float *out)
 {
+    /* a prefill's panel (a million floats) shared by the threads: the sgemm after it is, too */
+    #pragma omp parallel for schedule(static) if ((size_t)n * w->cols > 65536)
     for (int r = 0; r < n; r++) attn_st_widen(row_at(w, r0 + r), w->dtype, (size_t)w->cols, out + (size_t)r * w->cols);
 }
 
@@ -137,6 +139,54 @@ static inline AVX512 __m512 load16_bf16(const void *w, int i)
 DOT_AVX512(dot_avx512_f32, load16_f32, ATTN_ST_F32)
 DOT_AVX512(dot_avx512_f16, load16_f16, ATTN_ST_F16)
 DOT_AVX512(dot_avx512_bf16, load16_bf16, ATTN_ST_BF16)
+
+/* AVX-512 with BW, bfloat16 only: 32 weights a 64-byte load, widened two
+ * instructions for 32 instead of four. unpacklo_epi16(0, v) makes each
+ * 32-bit lane a weight's 16 bits shifted up (a float), but of weights 0–3,
+ * 8–11, 16–19, 24–27 of the 32 (the low quarter of each 128-bit lane), and
+ * unpackhi the other 16: so x is laid out once in that order (bf16_order),
+ * and a decoding step's product reads it for every row. The same products,
+ * summed in another order: within a few ulps of dot_avx512_bf16's. */
+#define AVX512BW __attribute__((target("avx512f,avx512bw")))
+enum { ORDERED_MAX = 8192 }; /* the longest row laid out on the stack (32 KiB) */
+
+static void bf16_order(const float *x, float *xp, int n)
+{
+    for (int i = 0; i + 32 <= n; i += 32)
+        for (int half = 0; half < 2; half++)     /* unpacklo's 16, then unpackhi's */
+            for (int lane = 0; lane < 4; lane++) /* the four 128-bit lanes */
+                memcpy(xp + i + half * 16 + lane * 4, x + i + lane * 8 + half * 4, 4 * sizeof *xp);
+}
+
+static AVX512BW float dot_avx512bw_bf16(const float *xp, const float *x, const void *w, int n)
+{
+    const uint16_t *p = w;
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    __m512i z = _mm512_setzero_si512();
+    int i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i v0 = _mm512_loadu_si512(p + i), v1 = _mm512_loadu_si512(p + i + 32);
+        a0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(z, v0)), _mm512_loadu_ps(xp + i), a0);
+        a1 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(z, v0)), _mm512_loadu_ps(xp + i + 16), a1);
+        a2 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(z, v1)), _mm512_loadu_ps(xp + i + 32), a2);
+        a3 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(z, v1)), _mm512_loadu_ps(xp + i + 48), a3);
+    }
+    for (; i + 32 <= n; i += 32) {
+        __m512i v0 = _mm512_loadu_si512(p + i);
+        a0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(z, v0)), _mm512_loadu_ps(xp + i), a0);
+        a1 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(z, v0)), _mm512_loadu_ps(xp + i + 16), a1);
+    }
+    __m512 s = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
+    return _mm512_reduce_add_ps(s) + dot_tail(x, w, i, n, ATTN_ST_BF16); /* the last n % 32 in x's order */
+}
+
+/* Rows [a, b) of BF16 matrix w times x into y[a..b) by dot_avx512bw_bf16. */
+static void rows_avx512bw_bf16(const attn_wmat *w, const float *x, float *y, int a, int b)
+{
+    float xp[ORDERED_MAX];
+    bf16_order(x, xp, w->cols);
+    for (int r = a; r < b; r++) y[r] = dot_avx512bw_bf16(xp, x, row_at(w, r), w->cols);
+}
 #endif
 
 /* [kernel][dtype] */
@@ -170,6 +220,24 @@ bool attn_wmat_has(attn_wmat_kernel k)
 }
 
 static atomic_int chosen = -1; /* the kernel in use; -1 until the first product */
+static atomic_int ordered_bf16 = -1; /* with AVX-512: whether BW's bfloat16 kernel runs; -1 until asked */
+
+/* Whether w's rows go through rows_avx512bw_bf16: BF16, the AVX-512 kernel, a CPU with BW. */
+static bool use_ordered(const attn_wmat *w, attn_wmat_kernel k)
+{
+#if WMAT_X86
+    if (w->dtype != ATTN_ST_BF16 || k != ATTN_WMAT_AVX512 || w->cols > ORDERED_MAX) return false;
+    int bw = atomic_load(&ordered_bf16);
+    if (bw < 0) {
+        __builtin_cpu_init();
+        atomic_store(&ordered_bf16, bw = __builtin_cpu_supports("avx512bw") ? 1 : 0);
+    }
+    return bw;
+#else
+    (void)w, (void)k;
+    return false;
+#endif
+}
 
 static const char *const KEYS[ATTN_WMAT_KERNELS] = {"c", "avx2", "avx512"};
 
@@ -208,12 +276,17 @@ static bool plain_f32(const attn_wmat *w)
 
 void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y, int j0, int j1)
 {
-    const dot_fn *dots = DOTS[kernel()];
+    attn_wmat_kernel k = kernel();
+    const dot_fn *dots = DOTS[k];
     for (int i = 0, at = 0; i < n && at < j1; at += w[i].rows, i++) {
         int a = j0 > at ? j0 - at : 0, b = j1 - at < w[i].rows ? j1 - at : w[i].rows; /* matrix i's rows [a, b) */
         if (a >= b) continue;
         if (plain_f32(&w[i])) /* ops.c's float32 dot, as attn_wmat_product_row takes it */
             attn_op_project_t(x, (const float *)w[i].data + (size_t)a * w[i].cols, y + at + a, 1, w[i].cols, b - a);
+#if WMAT_X86
+        else if (use_ordered(&w[i], k))
+            rows_avx512bw_bf16(&w[i], x, y + at, a, b);
+#endif
         else
             for (int r = a; r < b; r++) y[at + r] = dots[w[i].dtype](x, row_at(&w[i], r), w[i].cols);
     }

@@ -200,7 +200,7 @@ attn_status attn_kv_append(attn_kv_cache *c, const attn_trace *tr, attn_error *e
 /* One row's activations; t is the number of keys (positions so far + 1). */
 typedef struct {
     float *resid, *x;                      /* (d) each */
-    float *qkv, *q, *kn, *vn, *tmp;        /* (h·k + 2·g·k): q (h·k), kn (g·k), vn (g·k) in it; (h·k + g·k) */
+    float *qkv, *q, *kn, *vn;              /* (h·k + 2·g·k): q (h·k), kn (g·k), vn (g·k) in it */
     float *scores, *masked, *weights, *dropped; /* (h, t) each: (1, h, 1, t) */
     float *mask, *mask_local;              /* (t) each: a global layer's, a local (Gemma) one's */
     unsigned char *key_pad;                /* (t), all 0: one row has no pads */
@@ -214,7 +214,7 @@ static bool row_alloc(row_bufs *r, const attn_model *m, int t)
 {
     const attn_model_config *c = &m->cfg;
     size_t hk = (size_t)c->heads * c->head_dim, gk = (size_t)c->kv_heads * c->head_dim, ht = (size_t)c->heads * t;
-    size_t total = 6 * (size_t)c->d + 3 * hk + 3 * gk + 4 * ht + 2 * (size_t)t + 3 * (size_t)c->ffn;
+    size_t total = 6 * (size_t)c->d + 2 * hk + 2 * gk + 4 * ht + 2 * (size_t)t + 3 * (size_t)c->ffn;
     memset(r, 0, sizeof *r);
     float *p = r->block = calloc(total, sizeof *p);
     if (!p || !(r->key_pad = calloc((size_t)t, 1))) {
@@ -226,7 +226,6 @@ static bool row_alloc(row_bufs *r, const attn_model *m, int t)
     r->qkv = r->q = p, p += hk;
     r->kn = p, p += gk;
     r->vn = p, p += gk;
-    r->tmp = p, p += hk + gk;
     r->ctx = p, p += hk;
     r->scores = p, p += ht;
     r->masked = p, p += ht;
@@ -246,84 +245,97 @@ static void row_free(row_bufs *r)
     free(r->key_pad);
 }
 
-/* Steps 3–11 of attention.c for kv head j and its query heads, on one
+/* Steps 3–5 of attention.c for kv head j and its query heads, on one
  * thread: q's and the new key's bias, norm and rotation at position pos
- * (heads j·per .. j·per + per − 1 of q, head j of kn), the key and value
- * into the cache, then each query head against the t cached keys: scores,
- * soft-cap (Gemma), mask, softmax, and (without dropout) its context row
- * (k). Every op is the one a whole-row call makes, on a slice of heads: the
- * same numbers. run is the layer's settings (its window and RoPE base),
- * scaling its RoPE scaling (gemma.h). */
-static int attend_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run,
-                        const attn_rope_scaling *scaling, const attn_model_layer *W, row_bufs *r, int l, int pos, int j)
+ * (heads j·per .. j·per + per − 1 of q, head j of kn), then the key and
+ * value into the cache. Every op is the one a whole-row call makes, on a
+ * slice of heads: the same numbers. run is the layer's settings (its window
+ * and RoPE base), scaling its RoPE scaling (gemma.h). */
+static int prepare_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run,
+                         const attn_rope_scaling *scaling, const attn_model_layer *W, row_bufs *r, int l, int pos, int j)
 {
     const attn_model_config *c = &m->cfg;
-    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1;
+    int k = c->head_dim, per = c->heads / c->kv_heads;
     float *q = r->q + (size_t)j * per * k, *kn = r->kn + (size_t)j * k, *vn = r->vn + (size_t)j * k;
-    float *tq = r->tmp + (size_t)j * per * k, *tk = r->tmp + (size_t)h * k + (size_t)j * k; /* this group's scratch */
     if (c->arch.qkv_bias) {
         attn_op_add_bias(q, W->b_q + (size_t)j * per * k, 1, per * k);
         attn_op_add_bias(kn, W->b_k + (size_t)j * k, 1, k);
         attn_op_add_bias(vn, W->b_v + (size_t)j * k, 1, k);
     }
     /* one position: (1, 1, h·k) split into heads is (1, h, 1, k), the same floats
-     * (OLMo 2's norm over the whole projection: layer_team, before the heads part) */
+     * (OLMo 2's norm over the whole projection: layer_team, before the heads part);
+     * the norm and the rotation in place */
     if (c->arch.qk_norm && !c->arch.qk_norm_whole) {
-        attn_op_rmsnorm(q, W->q_norm, tq, (size_t)per, k, c->eps);
-        memcpy(q, tq, (size_t)per * k * sizeof *q);
-        attn_op_rmsnorm(kn, W->k_norm, tk, 1, k, c->eps);
-        memcpy(kn, tk, (size_t)k * sizeof *kn);
+        attn_op_rmsnorm(q, W->q_norm, q, (size_t)per, k, c->eps);
+        attn_op_rmsnorm(kn, W->k_norm, kn, 1, k, c->eps);
     }
     if (run->rope && attn_arch_layer_rope(&c->arch, l)) { /* not in a SmolLM3 NoPE layer */
         attn_rope rope = {run->rope_theta, run->rope_style, scaling, false};
-        if (attn_op_rope(q, tq, 1, per, 1, k, pos, &rope) || attn_op_rope(kn, tk, 1, 1, 1, k, pos, &rope)) return -1;
-        memcpy(q, tq, (size_t)per * k * sizeof *q);
-        memcpy(kn, tk, (size_t)k * sizeof *kn);
+        if (attn_op_rope(q, q, 1, per, 1, k, pos, &rope) || attn_op_rope(kn, kn, 1, 1, 1, k, pos, &rope)) return -1;
     }
-    /* the layer's rows: positions f .. pos (a windowed local layer's f is its oldest kept), tl of them */
+    /* 5. the key and value join the cache: a windowed local layer's row of position pos is pos − f,
+     * f its oldest kept position, in a room of its own */
+    int f = attn_kv_first(kc, l), room = attn_kv_room(kc, l);
+    memcpy(kc->keys[l] + ((size_t)j * room + pos - f) * k, kn, (size_t)k * sizeof *kn);
+    memcpy(kc->values[l] + ((size_t)j * room + pos - f) * k, vn, (size_t)k * sizeof *vn);
+    return 0;
+}
+
+/* Steps 6–11 for query head i against its kv head i / per's cached keys,
+ * positions f .. pos (tl of them; f > 0 in a windowed local layer): scores,
+ * soft-cap (Gemma), mask, softmax, and (without dropout) its context row (k). */
+static int attend_head(const attn_kv_cache *kc, const attn_model *m, const attn_config *run, row_bufs *r, int l,
+                       int pos, int i)
+{
+    const attn_model_config *c = &m->cfg;
+    int k = c->head_dim, j = i / (c->heads / c->kv_heads), t = pos + 1;
     int f = attn_kv_first(kc, l), room = attn_kv_room(kc, l), tl = t - f;
     const float *keys = kc->keys[l] + (size_t)j * room * k, *values = kc->values[l] + (size_t)j * room * k;
-    memcpy(kc->keys[l] + ((size_t)j * room + pos - f) * k, kn, (size_t)k * sizeof *kn); /* 5. joins the cache */
-    memcpy(kc->values[l] + ((size_t)j * room + pos - f) * k, vn, (size_t)k * sizeof *vn);
     bool drop = run->train && run->dropout > 0.0f;
-    for (int i = j * per; i < (j + 1) * per; i++) {
-        size_t at = (size_t)i * t;
-        /* with tiles (and no dropout, whose cells are drawn over the whole (h, t)
-         * row of weights): ctx[i] by the online softmax, key tile by key tile */
-        if (run->tiles.q && !drop) {
-            attn_dims one = {.b = 1, .h = 1, .s = 1, .t = tl, .n = 1, .k = k, .P = tl - 1};
-            attn_tiled a = {.c = run, .d = &one, .q = r->q + (size_t)i * k, .keys = keys, .values = values,
-                            .kv_heads = 1, .kv_stride = (size_t)room * k, .ctx = r->ctx + (size_t)i * k};
-            if (attn_tiled_attention(&a, NULL)) return -1;
-            continue;
-        }
-        /* scores[i] = q_i · K_jᵀ · scale (t), capped C·tanh(·/C) (Gemma), masked, softmaxed: weights[i] */
-        const float *mask = attn_kv_windowed(kc, l) || (c->arch.gemma && c->arch.local[l]) ? r->mask_local : r->mask;
-        attn_op_scores(r->q + (size_t)i * k, keys, r->scores + at, 1, 1, 1, tl, k,
-                       !run->scale ? 1.0f : c->arch.query_scale > 0 ? (float)c->arch.query_scale
-                                                                   : 1.0f / sqrtf((float)k));
-        if (run->softcap > 0) attn_op_softcap(r->scores + at, r->scores + at, (size_t)tl, (float)run->softcap);
-        attn_op_apply_mask(r->scores + at, mask, r->masked + at, 1, 1, 1, tl);
-        attn_op_softmax(r->masked + at, mask, r->weights + at, 1, 1, 1, tl, run->softmax_guard);
-        /* ctx[i] = weights_i · V_j (k); merged (h·k) is the same floats */
-        if (!drop) attn_op_weighted_sum(r->weights + at, values, r->ctx + (size_t)i * k, 1, 1, 1, tl, k);
+    size_t at = (size_t)i * t;
+    /* with tiles (and no dropout, whose cells are drawn over the whole (h, t)
+     * row of weights): ctx[i] by the online softmax, key tile by key tile */
+    if (run->tiles.q && !drop) {
+        attn_dims one = {.b = 1, .h = 1, .s = 1, .t = tl, .n = 1, .k = k, .P = tl - 1};
+        attn_tiled a = {.c = run, .d = &one, .q = r->q + (size_t)i * k, .keys = keys, .values = values,
+                        .kv_heads = 1, .kv_stride = (size_t)room * k, .ctx = r->ctx + (size_t)i * k};
+        return attn_tiled_attention(&a, NULL) ? -1 : 0;
     }
+    /* scores[i] = q_i · K_jᵀ · scale (tl), capped C·tanh(·/C) (Gemma), masked, softmaxed: weights[i] */
+    const float *mask = attn_kv_windowed(kc, l) || (c->arch.gemma && c->arch.local[l]) ? r->mask_local : r->mask;
+    attn_op_scores(r->q + (size_t)i * k, keys, r->scores + at, 1, 1, 1, tl, k,
+                   !run->scale ? 1.0f : c->arch.query_scale > 0 ? (float)c->arch.query_scale : 1.0f / sqrtf((float)k));
+    if (run->softcap > 0) attn_op_softcap(r->scores + at, r->scores + at, (size_t)tl, (float)run->softcap);
+    attn_op_apply_mask(r->scores + at, mask, r->masked + at, 1, 1, 1, tl);
+    attn_op_softmax(r->masked + at, mask, r->weights + at, 1, 1, 1, tl, run->softmax_guard);
+    /* ctx[i] = weights_i · V_j (k); merged (h·k) is the same floats */
+    if (!drop) attn_op_weighted_sum(r->weights + at, values, r->ctx + (size_t)i * k, 1, 1, 1, tl, k);
     return 0;
 }
 
 /* The attention of one layer by the team: kv heads split between the threads
- * (each takes its query heads along), then, with dropout, the dropped
- * weights' context. Ends at a barrier; *bad set when RoPE ran out of memory. */
+ * for their queries' and keys' norms and rotations and the cache, then query
+ * heads split for the scores and contexts (so that a model with fewer kv
+ * heads than threads, Gemma-3-270M's one, still keeps every thread busy),
+ * then, with dropout, the dropped weights' context. Ends at a barrier; *bad
+ * set when RoPE or a tile ran out of memory. */
 static void attend_team(attn_kv_cache *kc, const attn_model *m, const attn_config *base, const attn_model_layer *W,
                         row_bufs *r, int l, int pos, int *bad)
 {
     const attn_model_config *c = &m->cfg;
-    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1, j0, j1;
+    int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1, j0, j1, i0, i1;
     const attn_rope_scaling *scaling;
     attn_config layer_run = attn_gemma_layer_run(m, l, base, &scaling), *run = &layer_run;
     attn_wmat_team_share(c->kv_heads, &j0, &j1);
     for (int j = j0; j < j1; j++)
-        if (attend_group(kc, m, run, scaling, W, r, l, pos, j)) {
+        if (prepare_group(kc, m, run, scaling, W, r, l, pos, j)) {
+            #pragma omp atomic write
+            *bad = 1;
+        }
+    attn_team_wait(&r->bar);
+    attn_wmat_team_share(h, &i0, &i1);
+    for (int i = i0; i < i1; i++)
+        if (attend_head(kc, m, run, r, l, pos, i)) {
             #pragma omp atomic write
             *bad = 1;
         }
@@ -332,7 +344,6 @@ static void attend_team(attn_kv_cache *kc, const attn_model *m, const attn_confi
     if (attn_team_first())
         attn_op_dropout(r->weights, r->dropped, (size_t)h * t, run->dropout, attn_dropout_key(run, "attention"));
     attn_team_wait(&r->bar);
-    int i0, i1;
     attn_wmat_team_share(h, &i0, &i1);
     for (int i = i0; i < i1; i++)
         attn_op_weighted_sum(r->dropped + (size_t)i * t, kc->values[l] + (size_t)(i / per) * attn_kv_room(kc, l) * k,
@@ -362,7 +373,7 @@ static void layer_input(attn_kv_cache *c, const attn_model *m, row_bufs *r, int 
     memcpy(c->x[l] + (size_t)(pos - attn_kv_first(c, l)) * m->cfg.d, r->x, (size_t)m->cfg.d * sizeof *r->x);
 }
 
-/* Layer l of a decoding step, by every thread of the team (or one): seven
+/* Layer l of a decoding step, by every thread of the team (or one): eight
  * barriers, no parallel region of its own. On return r->resid is its output
  * and r->x the next layer's input. Gemma (gemma.h) normalises the
  * attention's and the MLP's outputs before each joins the residual. */

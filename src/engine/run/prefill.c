@@ -141,18 +141,15 @@ static int queries_keys(attn_kv_cache *c, const attn_model *m, const attn_config
     }
     attn_op_split_heads(p->q, p->qh, 1, n, h, k);
     attn_op_split_heads(p->kn, p->kh, 1, n, g, k);
+    /* the norm and the rotation in place: each reads a row's (or a pair's) values before writing them */
     if (mc->arch.qk_norm && !mc->arch.qk_norm_whole) {
-        attn_op_rmsnorm(p->qh, W->q_norm, p->tmp, (size_t)h * n, k, mc->eps);
-        memcpy(p->qh, p->tmp, (size_t)h * n * k * sizeof *p->qh);
-        attn_op_rmsnorm(p->kh, W->k_norm, p->tmp, (size_t)g * n, k, mc->eps);
-        memcpy(p->kh, p->tmp, (size_t)g * n * k * sizeof *p->kh);
+        attn_op_rmsnorm(p->qh, W->q_norm, p->qh, (size_t)h * n, k, mc->eps);
+        attn_op_rmsnorm(p->kh, W->k_norm, p->kh, (size_t)g * n, k, mc->eps);
     }
     if (run->rope && attn_arch_layer_rope(&mc->arch, l)) { /* not in a SmolLM3 NoPE layer */
         attn_rope rope = {run->rope_theta, run->rope_style, scaling, false};
-        if (attn_op_rope(p->qh, p->tmp, 1, h, n, k, P, &rope)) return -1;
-        memcpy(p->qh, p->tmp, (size_t)h * n * k * sizeof *p->qh);
-        if (attn_op_rope(p->kh, p->tmp, 1, g, n, k, P, &rope)) return -1;
-        memcpy(p->kh, p->tmp, (size_t)g * n * k * sizeof *p->kh);
+        if (attn_op_rope(p->qh, p->qh, 1, h, n, k, P, &rope) || attn_op_rope(p->kh, p->kh, 1, g, n, k, P, &rope))
+            return -1;
     }
     attn_op_split_heads(p->vn, p->tmp, 1, n, g, k); /* values: (g, n, k) */
     int f = attn_kv_first(c, l), room = attn_kv_room(c, l); /* a windowed local layer's row 0 is position f */
