@@ -439,7 +439,7 @@ float attn_op_exp_shifted(const float *x, float *y, int t, float mx)
  * and no 1 + tanh(u) cancelling for very negative u. A NaN comes out NaN; g = −∞ gives
  * −∞ · 0 = NaN, as ½·g·(1 + tanh(u)) does. */
 ATTN_CLONES_AVX2
-void attn_op_geglu(const float *gate, const float *up, float *act, size_t n)
+static void geglu(const float *gate, const float *up, float *act, size_t n)
 {
     const float c = 0.7978845608028654f; /* √(2/π) */
     #pragma omp simd
@@ -448,6 +448,13 @@ void attn_op_geglu(const float *gate, const float *up, float *act, size_t n)
         float e = exp_nonpos(-2.0f * fabsf(u));
         act[i] = g * ((u >= 0.0f ? 1.0f : e) / (1.0f + e)) * up[i];
     }
+}
+
+/* The clones on a static function, as the others: clang 14 left an exported
+ * target_clones function without its symbol (test-noblas's link failed). */
+void attn_op_geglu(const float *gate, const float *up, float *act, size_t n)
+{
+    geglu(gate, up, act, n);
 }
 
 /* Whether every key of mask row m (t) is hidden with −∞. */
