@@ -521,7 +521,11 @@ def rounds(a, mods, folder, ggufs, ids, texts):
                        "decode": statistics.median(res["decode"])}
             res["rss"] = rss
             got[e].append(res)
-        print(f"round {r + 1}/{a.rounds} done (load average {loads[-1]:.2f} at its start)", flush=True)
+        # each round's figures as it ends, so that a run cut short (or a round spoiled) still tells
+        n = max(got["attnlab"][-1]["prefill"])
+        figures = "; ".join(f"{e} decode {got[e][-1]['decode']:.1f} ms, prefill {n} {got[e][-1]['prefill'][n]:,.1f} ms"
+                            for e in ENGINES if e != "torch")
+        print(f"round {r + 1}/{a.rounds} done (load average {loads[-1]:.2f} at its start): {figures}", flush=True)
     loads.append(os.getloadavg()[0])
     return got, bw, per_token, loads
 
