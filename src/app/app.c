@@ -408,7 +408,7 @@ int app_plan_run(app_plan *plan, const attn_config *next, attn_config *run, attn
     if (plan->load && !plan->model) { /* the model the settings name, in place of the app's */
         attn_model *m = malloc(sizeof *m);
         if (!m) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory"), -1;
-        if (attn_model_load(plan->load, m, err)) {
+        if (attn_model_load_watched(plan->load, m, plan->in.progress, err)) {
             free(m);
             return -1;
         }
@@ -492,6 +492,7 @@ void app_install(app_state *app, attn_trace *tr, attn_config *next, app_plan *pl
     attn_trace_free(&app->trace);
     app->trace = *tr;
     app->trace_serial++;
+    app->opening.first = false; /* a picture of its own is shown */
     app->trace_step = app->view.decode_step;
     attn_config_free(&app->cfg);
     app->cfg = *next;
@@ -627,6 +628,8 @@ void app_edit_stop(app_state *app)
 bool app_open_later(app_state *app, app_action act, int arg, const char *label)
 {
     if (!app->async || app->opening.running) return false;
+    if (app->opening.has_cfg) attn_config_free(&app->opening.cfg); /* the newer opening wins */
+    app->opening.has_cfg = false;
     app->opening.pending = true;
     app->opening.shown = false;
     app->opening.act = act;
@@ -686,6 +689,31 @@ int app_init(app_state *app, const attn_config *cfg, char *err_out, size_t errsi
     return 0;
 }
 
+int app_init_later(app_state *app, const attn_config *cfg, char *err_out, size_t errsize)
+{
+    attn_config example;
+    attn_error err;
+    attn_config_init(&example);
+    int rc = app_init(app, &example, err_out, errsize);
+    attn_config_free(&example);
+    if (rc) return rc;
+    if (attn_config_copy(&app->opening.cfg, cfg, &err)) {
+        snprintf(err_out, errsize, "%s", err.msg);
+        app_release(app);
+        return err.status;
+    }
+    /* the notice names the model by its folder's name ("models/tang/": tang) */
+    char *label = app->opening.label;
+    snprintf(label, sizeof app->opening.label, "%s", cfg->model ? cfg->model : "");
+    for (size_t n = strlen(label); n > 1 && label[n - 1] == '/';) label[--n] = '\0';
+    const char *slash = strrchr(label, '/');
+    if (slash && slash[1]) memmove(label, slash + 1, strlen(slash + 1) + 1);
+    app->opening.has_cfg = app->opening.first = app->opening.pending = true;
+    app->opening.fail_exit = 1;
+    app->dirty = true;
+    return 0;
+}
+
 int app_init_file_with(app_state *app, const char *path, const attn_config *flags, char *err_out, size_t errsize)
 {
     attn_error err;
@@ -733,6 +761,8 @@ int app_init_file(app_state *app, const char *path, char *err_out, size_t errsiz
 
 void app_release(app_state *app)
 {
+    if (app->opening.has_cfg) attn_config_free(&app->opening.cfg);
+    app->opening.has_cfg = false;
     app_player_free(&app->lesson);
     attn_trace_free(&app->trace);
     if (app->has_alt) attn_trace_free(&app->alt);

@@ -128,6 +128,10 @@ typedef struct app_state {
         struct app_lesson_read *reading; /* the lesson at path being read and checked on a thread of its
                                          * own, to be shown at step arg (app_open.c); NULL: none */
         struct app_model_names *models; /* o: the shipped models being listed on a thread (app_open.c) */
+        bool first;       /* nothing opened yet (app_init_later): the frame shows the notice alone, and
+                           * only the keys that need no picture act, until the settings are shown */
+        bool has_cfg;     /* cfg opens once the notice is on screen (app_init_later) */
+        attn_config cfg;  /* owned while has_cfg */
     } opening;
 
     app_token_editor edit;
@@ -181,6 +185,12 @@ typedef struct app_state {
  * engine's status with a one-line message in err: ATTN_ERR_CONFIG for the
  * settings themselves, another for a file they name (a model's folder). */
 int app_init(app_state *app, const attn_config *cfg, char *err, size_t errsize);
+/* The same for a window that opens at once: the built-in example is
+ * computed under it (what the state needs), and cfg (copied) opens on the
+ * worker once a frame has shown the notice (app_poll), the frame showing
+ * only that and its progress until then; if it cannot be opened the program
+ * ends with the message (app->req). Fails only for want of memory. */
+int app_init_later(app_state *app, const attn_config *cfg, char *err, size_t errsize);
 /* Opens a saved trace (attnlab's or another program's in the same contract).
  * Of flags (the command line's settings; NULL: the defaults) memory_gib
  * applies: the file's widened tensors (F16, BF16) must fit its budget, and so
@@ -229,6 +239,8 @@ int app_edit_config(app_state *app, app_config_change change, const void *arg);
  * older one still running. change applies to the newest settings asked for
  * (app_settings). Returns 0 once the request is made, or -1 if change refused. */
 int app_edit_config_async(app_state *app, app_config_change change, const void *arg);
+/* Settings cfg (copied) in place of all of them, as app_edit_config_async. */
+int app_open_settings(app_state *app, const attn_config *cfg);
 
 /* The newest settings: those being computed, else app->cfg; and the newest
  * decode step the same way (the view keeps the step shown until it is installed). */
@@ -253,6 +265,21 @@ void app_show_layer(app_state *app, int layer, const char *stage);
 /* Whether a recomputation is under way; if so, where it is (layer, stage id)
  * and for how long it has run, in ms. */
 bool app_busy(const app_state *app, int *layer, int *stage, double *ms);
+
+/* Where the recomputation under way is, for a progress bar: its phase (a
+ * model read, its tokenizer built, its layers traced), how far in it, and
+ * the time it has taken and, once it can be told, the time left. */
+typedef struct {
+    int phase;                /* attn_phase (attention.h) */
+    int layer, layers;        /* tracing: the layer being computed, of this many */
+    int layers_done;          /* ... of which every stage is written */
+    int stage;                /* attn_stage_id being computed */
+    double bytes_done, bytes_total; /* reading: bytes of the weights checked, of all */
+    double fraction;          /* of the phase, 0 .. 1 */
+    double ms;                /* since the request started */
+    double left_ms;           /* the phase's time left, estimated; < 0: not known yet */
+} app_progress;
+bool app_progress_now(const app_state *app, app_progress *p);
 
 /* Whether the worker runs at all: a recomputation, or the losses of the
  * trace shown (which app_busy leaves out); app_poll collects it. */

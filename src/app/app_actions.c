@@ -548,9 +548,23 @@ static bool zoom_reset(app_state *app)
     return true;
 }
 
+/* What acts before the first picture is shown (app_init_later): the keys
+ * that need no picture (the help, the lessons, the window's own); the others
+ * would act on the example computed under the notice. */
+static bool acts_without_picture(app_action act)
+{
+    switch (act) {
+    case APP_ACT_HELP: case APP_ACT_PICKER: case APP_ACT_PICK: case APP_ACT_PICK_SHOW: case APP_ACT_PICKER_RESET:
+    case APP_ACT_FULLSCREEN: case APP_ACT_FONT_UP: case APP_ACT_FONT_DOWN: case APP_ACT_PRESENT:
+    case APP_ACT_BACK: case APP_ACT_QUIT: return true;
+    default: return false;
+    }
+}
+
 bool app_do(app_state *app, app_action act, int arg)
 {
     app->dirty = true;
+    if (app->opening.first && !acts_without_picture(act)) return false;
     switch (act) {
     case APP_ACT_NONE: return false;
     case APP_ACT_STAGE:

@@ -81,8 +81,8 @@ static bool work(void *arg)
     /* one core stays with the window, so that it keeps drawing at its pace */
     int cores = attn_ops_cores(), was = attn_ops_threads(cores > 1 ? cores - 1 : 1);
     if (!j->alt_only) {
+        j->plan.in.progress = &j->progress; /* a model loaded reports its reading too */
         j->have_run = j->have_run || !app_plan_run(&j->plan, &j->next, &j->run, &j->err);
-        j->plan.in.progress = &j->progress;
         j->status = !j->have_run ? (j->err.status ? j->err.status : ATTN_ERR_CONFIG)
                     : atomic_load(&j->progress.cancel) ? ATTN_ERR_CANCELLED
                                                        : attn_trace_run(&j->run, &j->plan.in, &j->result, &j->err);
@@ -127,9 +127,7 @@ static app_job *job_new(const app_state *app)
     j->compare = app->view.compare;
     j->status = j->alt_status = ATTN_ERR_CANCELLED; /* until it runs */
     atomic_init(&j->done, false);
-    atomic_init(&j->progress.cancel, 0);
-    atomic_init(&j->progress.layer, 0);
-    atomic_init(&j->progress.stage, 0);
+    attn_progress_init(&j->progress);
     return j;
 }
 
@@ -270,7 +268,12 @@ bool app_job_install(app_state *app)
         j->status = ATTN_ERR_CANCELLED;
     } else if (j->status != ATTN_ERR_CANCELLED) {
         app_status(app, true, "%s", j->err.msg);
+        if (app->opening.first) { /* what the program was started with cannot be shown: it ends, saying why */
+            app->req.quit = true;
+            app->req.exit_code = j->status == ATTN_ERR_CONFIG ? 2 : 1;
+        }
     }
+
     job_free(j);
     if (compare && !fresh && !app->has_alt && !app->job) app_alt_async(app); /* the toggle changed meanwhile */
     if (!app->job && app_losses_wanted(app)) losses_async(app);
@@ -333,6 +336,13 @@ static int request(app_state *app, app_config_change change, const void *arg, co
     return 0;
 }
 
+static int take_settings(attn_config *next, const void *arg, attn_error *err);
+
+int app_open_settings(app_state *app, const attn_config *cfg)
+{
+    return app_edit_config_async(app, take_settings, cfg);
+}
+
 int app_edit_config_async(app_state *app, app_config_change change, const void *arg)
 {
     if (!app->async) return app_edit_config(app, change, arg);
@@ -385,6 +395,32 @@ bool app_busy(const app_state *app, int *layer, int *stage, double *ms)
     if (layer) *layer = atomic_load(&j->progress.layer);
     if (stage) *stage = atomic_load(&j->progress.stage);
     if (ms) *ms = attn_clock_ms() - j->started;
+    return true;
+}
+
+bool app_progress_now(const app_state *app, app_progress *p)
+{
+    app_job *j = app->job;
+    memset(p, 0, sizeof *p);
+    p->left_ms = -1;
+    if (!app_busy(app, &p->layer, &p->stage, &p->ms)) return false;
+    const attn_progress *w = &j->progress;
+    p->phase = atomic_load(&w->phase);
+    p->layers = atomic_load(&w->layers);
+    if (p->layers < 1) p->layers = 1;
+    p->layers_done = atomic_load(&w->layers_done);
+    p->bytes_done = (double)atomic_load(&w->bytes_done);
+    p->bytes_total = (double)atomic_load(&w->bytes_total);
+    if (p->phase == ATTN_PHASE_READING && p->bytes_total > 0) p->fraction = p->bytes_done / p->bytes_total;
+    if (p->phase == ATTN_PHASE_TRACING) { /* a layer in three parts: projections, scores, context and MLP */
+        int part = p->stage >= ATTN_STAGE_CONTEXT ? 2 : p->stage >= ATTN_STAGE_SCORES ? 1 : 0;
+        if (p->stage == ATTN_STAGE_RESID_IN) part = 0;
+        p->fraction = (p->layer + part / 3.0) / p->layers;
+        if (p->layers_done > p->layer) p->fraction = (double)p->layers_done / p->layers;
+    }
+    double in_phase = attn_clock_ms() - (double)atomic_load(&w->phase_ms);
+    if (p->fraction > 0.02 && p->fraction < 1 && in_phase > 500)
+        p->left_ms = in_phase * (1 - p->fraction) / p->fraction;
     return true;
 }
 

@@ -82,7 +82,15 @@ static bool open_poll(app_state *app)
     app->opening.running = true;
     int rc = 0;
     char err[700];
-    switch (app->opening.act) {
+    if (app->opening.has_cfg) { /* the settings the program was started with (app_init_later) */
+        attn_config cfg = app->opening.cfg;
+        app->opening.has_cfg = false;
+        rc = app_open_settings(app, &cfg);
+        attn_config_free(&cfg);
+        if (rc) open_failed(app);
+        app->opening.act = APP_ACT_NONE;
+        app->opening.path[0] = '\0';
+    } else switch (app->opening.act) {
     case APP_ACT_NONE: /* a lesson by its path (attnlab lesson FILE) */
         rc = app_lesson_open(app, app->opening.path, app->opening.arg, err, sizeof err);
         if (rc) app_status(app, true, "%s", err);

@@ -3,6 +3,8 @@
 
 #include <stdio.h>
 
+#include "engine/attention/attention.h"
+#include "engine/base/budget.h"
 #include "engine/trace/stages.h"
 #include "i18n.h"
 
@@ -39,32 +41,72 @@ void draw_quit_confirm(const app_state *app, draw_list *dl)
     button(dl, bx, by, quit, true, APP_ACT_QUIT);
 }
 
+/* "12.5 s" or "3 min 20 s": a time left, for the notice. */
+static void time_text(double ms, char *buf, size_t size)
+{
+    int s = (int)(ms / 1000 + 0.5);
+    /* TRANSLATORS: a time left: minutes and seconds, or seconds */
+    if (s >= 60) snprintf(buf, size, _("%d min %d s"), s / 60, s % 60);
+    else snprintf(buf, size, _("%d s"), s < 1 ? 1 : s);
+}
+
+/* The notice's second line for what the worker does now, and how far it is (0 .. 1). */
+static double progress_line(const app_state *app, char *buf, size_t size)
+{
+    app_progress p;
+    if (!app_progress_now(app, &p)) {
+        snprintf(buf, size, "%s", _("reading the files"));
+        return 1.0 / 12;
+    }
+    char left[48] = "", when[96] = "";
+    if (p.left_ms >= 0) {
+        time_text(p.left_ms, left, sizeof left);
+        /* TRANSLATORS: after the progress: the time so far and the time left */
+        snprintf(when, sizeof when, _(" · %.1f s, about %s left"), p.ms / 1000, left);
+    } else {
+        snprintf(when, sizeof when, " · %.1f s", p.ms / 1000);
+    }
+    switch (p.phase) {
+    case ATTN_PHASE_READING: {
+        char done[32], total[32];
+        attn_budget_size(p.bytes_done, done, sizeof done);
+        attn_budget_size(p.bytes_total, total, sizeof total);
+        /* TRANSLATORS: a model's weights being read and checked: bytes so far, of all */
+        snprintf(buf, size, _("reading the weights: %s of %s%s"), done, total, when);
+        return p.fraction * 0.2;
+    }
+    case ATTN_PHASE_TOKENIZER:
+        snprintf(buf, size, "%s%s", _("building the tokenizer"), when);
+        return 0.2;
+    case ATTN_PHASE_TRACING:
+        /* TRANSLATORS: the model's layers being traced: the layer being computed, of all */
+        snprintf(buf, size, _("tracing layer %d of %d%s"), p.layer + 1, p.layers, when);
+        return 0.2 + 0.8 * p.fraction;
+    default:
+        snprintf(buf, size, "%s%s", _("computing the first picture"), when);
+        return 0.1;
+    }
+}
+
 void draw_opening(const app_state *app, draw_list *dl)
 {
-    int layer = 0, stage = 0;
-    double ms = 0;
-    bool busy = app_busy(app, &layer, &stage, &ms);
+    bool busy = app_busy(app, NULL, NULL, NULL);
     if (!app->opening.pending && !(app->opening.label[0] && (busy || app->opening.reading))) return;
     int u = draw_line_h(dl), W = dl->layout->full_width, H = dl->layout->height;
-    char buf[300];
+    char buf[300], line[300];
     /* TRANSLATORS: shown at once while a lesson or a model opens; %s: which one */
     snprintf(buf, sizeof buf, _("opening %s …"), app->opening.label);
-    int w = draw_imin(W - 2 * u, draw_imax(draw_text_w(dl, buf), 24 * u) + 2 * u), h = 4 * u;
-    int x = (W - w) / 2, y = (H - h) / 3;
-    draw_fill(dl, 0, 0, W, H, 0xB0000000u);
+    double done = progress_line(app, line, sizeof line);
+    int w = draw_imin(W - 2 * u, draw_imax(draw_imax(draw_text_w(dl, buf), draw_text_w(dl, line)), 24 * u) + 2 * u);
+    int h = 4 * u, x = (W - w) / 2, y = (H - h) / 3;
+    if (!app->opening.first) draw_fill(dl, 0, 0, W, H, 0xB0000000u);
     draw_fill(dl, x, y, w, h, DRAW_PANEL);
     draw_outline(dl, x, y, w, h, 2, DRAW_ACCENT);
     draw_text_fit(dl, buf, x + u, y + u / 2, w - 2 * u, DRAW_WHITE);
-    /* how far: reading (no worker yet), then the worker's layers, three parts each */
-    int layers = app->model ? app->model->cfg.layers : app->trace.n_layers;
-    int part = stage >= ATTN_STAGE_CONTEXT ? 2 : stage >= ATTN_STAGE_SCORES ? 1 : 0;
-    if (stage == ATTN_STAGE_RESID_IN) part = 0;
-    if (layers < 1) layers = 1;
-    const char *what = busy ? _("computing the first picture") : _("reading the files");
-    if (busy) snprintf(buf, sizeof buf, "%s (%.1f s)", what, ms / 1000.0);
-    else snprintf(buf, sizeof buf, "%s", what);
-    draw_text_fit(dl, buf, x + u, y + u / 2 + u + u / 4, w - 2 * u, DRAW_TEXT_DIM);
-    int bar = w - 2 * u, done = busy ? (int)((double)bar * (1 + 3 * layer + part) / (1 + 3.0 * layers)) : bar / 12;
+    draw_text_fit(dl, line, x + u, y + u / 2 + u + u / 4, w - 2 * u, DRAW_TEXT_DIM);
+    int bar = w - 2 * u, fill = (int)(bar * (done < 0 ? 0 : done > 1 ? 1 : done));
     draw_fill(dl, x + u, y + h - u, bar, u / 3, DRAW_PANEL_HI);
-    draw_fill(dl, x + u, y + h - u, draw_imax(u / 2, draw_imin(bar, done)), u / 3, DRAW_ACCENT);
+    draw_fill(dl, x + u, y + h - u, draw_imax(u / 2, fill), u / 3, DRAW_ACCENT);
+    /* TRANSLATORS: under the notice while the program's first picture is computed */
+    if (app->opening.first) draw_text_fit(dl, _("q quits · ? help · l lessons"), x + u, y + h + u / 2, w - 2 * u, DRAW_TEXT_DIM);
 }

@@ -1017,6 +1017,18 @@ static bool present_plan(draw_list *dl, const app_state *app, app_rect area, fra
     return true;
 }
 
+/* What is drawn over the frame, the last drawn on top. */
+static void overlays(draw_list *dl, const app_state *app, const chip_bar *bar)
+{
+    if (app->menu_open) menu_overlay(dl, bar);
+    if (app->edit.open) draw_edit(app, dl);
+    if (app->help) help_overlay(dl, app);
+    if (app->save_menu.open) save_overlay(dl, app);
+    if (app->lesson.picker) draw_picker(app, dl);
+    draw_opening(app, dl);
+    if (app->quit_confirm) draw_quit_confirm(app, dl);
+}
+
 void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, int h)
 {
     draw_list_begin(dl, (int)lroundf(DRAW_BASE_FONT_PX * app->font_scale * app->pixel_ratio));
@@ -1046,8 +1058,12 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
     layout->picker_rows = app->lesson.picker_rows;
 
     draw_fill(dl, 0, 0, full_w, h, DRAW_BG);
-    int u = draw_line_h(dl);
     chip_bar bar = {.n = 0};
+    if (app->opening.first) { /* nothing of its own to show yet (app_init_later): the notice alone */
+        overlays(dl, app, &bar);
+        return;
+    }
+    int u = draw_line_h(dl);
     /* presenter mode: the toolbar only after the mouse moved */
     bool toolbar = !app->present || app->toolbar_shown;
     int top = toolbar ? controls_height(dl) : u / 2;
@@ -1089,13 +1105,7 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
         if (app->divider_drag) draw_fill(dl, w - 1, 0, 3, h, DRAW_ACCENT);
     }
     tooltip(dl, app);
-    if (app->menu_open) menu_overlay(dl, &bar);
-    if (app->edit.open) draw_edit(app, dl);
-    if (app->help) help_overlay(dl, app);
-    if (app->save_menu.open) save_overlay(dl, app);
-    if (app->lesson.picker) draw_picker(app, dl);
-    draw_opening(app, dl);
-    if (app->quit_confirm) draw_quit_confirm(app, dl);
+    overlays(dl, app, &bar);
 }
 
 void draw_commit(app_state *app, const app_layout *l)

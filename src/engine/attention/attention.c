@@ -14,6 +14,7 @@
 #include "engine/attention/ops.h"
 #include "engine/attention/tiles.h"
 #include "engine/attention/wmat.h"
+#include "engine/base/clock.h"
 #include "engine/base/rng.h"
 #include "engine/formats/safetensors.h"
 
@@ -432,6 +433,26 @@ uint64_t attn_dropout_key(const attn_config *c, const char *where)
     char name[32];
     snprintf(name, sizeof name, "dropout_%s", where);
     return attn_hash64(attn_hash_str(name) ^ attn_hash64(c->seed));
+}
+
+void attn_progress_init(attn_progress *p)
+{
+    atomic_init(&p->cancel, 0);
+    atomic_init(&p->layer, 0);
+    atomic_init(&p->stage, 0);
+    atomic_init(&p->phase, ATTN_PHASE_NONE);
+    atomic_init(&p->layers, 0);
+    atomic_init(&p->layers_done, 0);
+    atomic_init(&p->bytes_done, 0);
+    atomic_init(&p->bytes_total, 0);
+    atomic_init(&p->phase_ms, (long long)attn_clock_ms());
+}
+
+bool attn_progress_phase(attn_progress *p, attn_phase phase)
+{
+    if (!p) return false;
+    if (atomic_exchange(&p->phase, (int)phase) != (int)phase) atomic_store(&p->phase_ms, (long long)attn_clock_ms());
+    return atomic_load(&p->cancel) != 0;
 }
 
 bool attn_progress_at(attn_progress *p, int layer, attn_stage_id stage)

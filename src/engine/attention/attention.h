@@ -30,16 +30,43 @@ struct attn_model; /* model.h */
 /* A run watched from another thread (a window that keeps drawing while it
  * recomputes): the run writes where it is, and stops with ATTN_ERR_CANCELLED
  * at the next stage or layer once cancel is set. Plain C11 atomics, so the
- * watcher reads them without a lock. */
+ * watcher reads them without a lock.
+ *
+ * A model's run goes through three phases: its weights read and checked
+ * (bytes_done of bytes_total, attn_model_load_watched), its tokenizer built,
+ * then its layers traced. layers_done counts the layers of the trace being
+ * made whose every stage is written: once the watcher has read it (an
+ * acquire load, the run's store being a release), it may read those layers'
+ * tensors while the run goes on with the next ones, nothing of theirs being
+ * written again. */
+typedef enum {
+    ATTN_PHASE_NONE,       /* not started, or a run that is not a model's */
+    ATTN_PHASE_READING,    /* the weights: bytes_done of bytes_total */
+    ATTN_PHASE_TOKENIZER,  /* tokenizer.json */
+    ATTN_PHASE_TRACING     /* the layers: layer, stage, layers_done */
+} attn_phase;
+
 typedef struct {
     atomic_int cancel;   /* set by the watcher */
     atomic_int layer;    /* the layer being computed (0 for a single layer) */
     atomic_int stage;    /* attn_stage_id of the step being computed */
+    atomic_int phase;    /* attn_phase */
+    atomic_int layers;         /* a model's trace: its layers ... */
+    atomic_int layers_done;    /* ... of which every stage is written */
+    atomic_llong bytes_done;   /* ATTN_PHASE_READING: bytes of the weights read ... */
+    atomic_llong bytes_total;  /* ... of this many */
+    atomic_llong phase_ms;     /* attn_clock_ms() when the phase began (whole ms) */
 } attn_progress;
+
+/* Every field 0: not cancelled, nothing done. */
+void attn_progress_init(attn_progress *p);
 
 /* Records (layer, stage) in p and says whether p asks the run to stop
  * (NULL: no watcher, never). */
 bool attn_progress_at(attn_progress *p, int layer, attn_stage_id stage);
+
+/* Records the phase p's run is in (NULL: no watcher) and whether p asks it to stop. */
+bool attn_progress_phase(attn_progress *p, attn_phase phase);
 
 /* Optional caller-supplied inputs; any NULL field is taken from the config's
  * --weights / --input files if set, else made deterministically from the seed

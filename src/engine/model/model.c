@@ -351,6 +351,22 @@ static attn_status check_planned(attn_model *m, wanted *w, attn_wmat *xp, attn_e
     return ATTN_OK;
 }
 
+/* Bytes of every weight the plan names, as stored: what check_numbers reads. */
+static size_t weight_bytes(attn_model *m, wanted *w, attn_wmat *xp)
+{
+    attn_model_layer L;
+    size_t bytes = 0;
+    for (int l = -1; l < m->cfg.layers; l++) {
+        int n = l < 0 ? global_plan(m, w) : layer_plan(&m->cfg, l, &L, xp, w);
+        for (int i = 0; i < n; i++) {
+            const attn_st_file *f;
+            const attn_st_entry *e = attn_ckpt_find(&m->ckpt, w[i].name, &f);
+            bytes += e->end - e->begin;
+        }
+    }
+    return bytes;
+}
+
 /* Every weight the model reads must be a number. A NaN or ±∞ in a
  * checkpoint (a training run that diverged, a conversion that overflowed
  * float16's 65504) spreads through every later stage: the first layer's
@@ -359,16 +375,19 @@ static attn_status check_planned(attn_model *m, wanted *w, attn_wmat *xp, attn_e
  * tensor. One pass over the stored bits of each tensor, nothing widened:
  * SmolLM2-135M's shape took 68 ms in bfloat16 (269 MB), 261 ms in float32
  * (538 MB), its pages resident, on the 2-core test machine. */
-static attn_status check_numbers(attn_model *m, wanted *w, attn_wmat *xp, attn_error *err)
+static attn_status check_numbers(attn_model *m, wanted *w, attn_wmat *xp, attn_progress *watch, attn_error *err)
 {
     const attn_model_config *c = &m->cfg;
     attn_model_layer L;
+    if (watch) atomic_store(&watch->bytes_total, (long long)weight_bytes(m, w, xp));
     for (int l = -1; l < c->layers; l++) {
         int n = l < 0 ? global_plan(m, w) : layer_plan(c, l, &L, xp, w);
         for (int i = 0; i < n; i++) {
             const attn_st_file *f;
             const attn_st_entry *e = attn_ckpt_find(&m->ckpt, w[i].name, &f);
+            if (attn_progress_phase(watch, ATTN_PHASE_READING)) return attn_fail(err, ATTN_ERR_CANCELLED, "cancelled");
             size_t at = attn_st_find_nonfinite(f, e), cols = w[i].cols ? (size_t)w[i].cols : 0;
+            if (watch) atomic_fetch_add(&watch->bytes_done, (long long)(e->end - e->begin));
             if (at == attn_st_count(e)) continue;
             float v;
             char where[48];
@@ -450,7 +469,7 @@ static void gemma_gains(attn_model *m)
 }
 
 /* Views every matrix where it is mapped and widens the vectors. */
-static attn_status load_weights(attn_model *m, attn_error *err)
+static attn_status load_weights(attn_model *m, attn_progress *watch, attn_error *err)
 {
     const attn_model_config *c = &m->cfg;
     attn_status st;
@@ -461,7 +480,7 @@ static attn_status load_weights(attn_model *m, attn_error *err)
         free(w);
         return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     }
-    if ((st = check_numbers(m, w, m->experts, err))) goto out;
+    if ((st = check_numbers(m, w, m->experts, watch, err))) goto out;
     attn_model_layer L;
     size_t total = 0;
     for (int l = -1; l < c->layers; l++)
@@ -678,16 +697,18 @@ attn_status attn_model_check(const char *name, attn_model_config *c, attn_error 
     return st;
 }
 
-static attn_status load_folder(attn_model *m, attn_error *err)
+static attn_status load_folder(attn_model *m, attn_progress *watch, attn_error *err)
 {
     char path[PATH_MAX];
     size_t size;
     attn_status st;
     if ((st = attn_path_format(path, sizeof path, err, "%s/config.json", m->dir)) ||
         (st = attn_file_read(path, CONFIG_LIMIT, &m->config_json, &size, err)) ||
-        (st = attn_model_config_parse(m->config_json, size, &m->cfg, err)) || (st = load_weights(m, err)) ||
-        (st = attn_path_format(path, sizeof path, err, "%s/tokenizer.json", m->dir)) ||
-        (st = attn_tokenizer_load(path, &m->tok, err)))
+        (st = attn_model_config_parse(m->config_json, size, &m->cfg, err)) || (st = load_weights(m, watch, err)) ||
+        (st = attn_path_format(path, sizeof path, err, "%s/tokenizer.json", m->dir)))
+        return st;
+    if (attn_progress_phase(watch, ATTN_PHASE_TOKENIZER)) return attn_fail(err, ATTN_ERR_CANCELLED, "cancelled");
+    if ((st = attn_tokenizer_load(path, &m->tok, err)))
         return st;
     if (attn_tokenizer_vocab_size(m->tok) > m->cfg.vocab)
         return attn_fail(err, ATTN_ERR_FORMAT, "tokenizer.json has %d tokens but config.json's vocab_size is %d",
@@ -700,6 +721,11 @@ static attn_status load_folder(attn_model *m, attn_error *err)
 }
 
 attn_status attn_model_load(const char *name, attn_model *m, attn_error *err)
+{
+    return attn_model_load_watched(name, m, NULL, err);
+}
+
+attn_status attn_model_load_watched(const char *name, attn_model *m, attn_progress *watch, attn_error *err)
 {
     char dir[PATH_MAX];
     attn_status st;
@@ -714,7 +740,7 @@ attn_status attn_model_load(const char *name, attn_model *m, attn_error *err)
     m->dir = strdup(dir);
     m->name = strndup(slash ? slash + 1 : dir, strcspn(slash ? slash + 1 : dir, "/"));
     if (!m->dir || !m->name) st = attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
-    else if ((st = load_folder(m, err))) attn_error_prefix(err, m->dir);
+    else if ((st = load_folder(m, watch, err)) && st != ATTN_ERR_CANCELLED) attn_error_prefix(err, m->dir);
     if (st) attn_model_free(m);
     return st;
 }

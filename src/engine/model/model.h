@@ -32,6 +32,7 @@
 
 #include <stdbool.h>
 
+#include "engine/attention/attention.h"
 #include "engine/attention/wmat.h"
 #include "engine/base/error.h"
 #include "engine/formats/checkpoint.h"
@@ -149,6 +150,10 @@ attn_status attn_model_find(const char *name, char *out, size_t size, attn_error
 /* Reads and checks a model folder (or a shipped model's name). Errors name the
  * file and the problem in one line. Pair with attn_model_free. */
 attn_status attn_model_load(const char *name, attn_model *m, attn_error *err);
+/* The same, watched (attention.h's attn_progress; NULL: not watched): the
+ * weights' bytes read as they are checked, then the tokenizer's phase; stops
+ * with ATTN_ERR_CANCELLED between two tensors once asked. */
+attn_status attn_model_load_watched(const char *name, attn_model *m, attn_progress *watch, attn_error *err);
 void attn_model_free(attn_model *m);
 
 /* The names of the shipped models, sorted (caller frees each and the array). */

@@ -452,6 +452,8 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
         goto out;
     }
     embed(m, tr);
+    if (watch) atomic_store(&watch->layers_done, 0), atomic_store(&watch->layers, tr->n_layers);
+    if (attn_progress_phase(watch, ATTN_PHASE_TRACING)) st = attn_fail(err, ATTN_ERR_CANCELLED, "cancelled");
     for (int l = 0; !st && l < tr->n_layers; l++) {
         if (attn_progress_at(watch, l, ATTN_STAGE_RESID_IN)) {
             st = attn_fail(err, ATTN_ERR_CANCELLED, "cancelled");
@@ -475,6 +477,8 @@ static attn_status run_ids(const attn_model *m, attn_trace *tr, const attn_model
             else attn_model_trace_kv(&pre, l, &ai.k_past, &ai.v_past);
         }
         st = run_layer(m, tr, l, &ai, xbuf, err);
+        /* layer l written: a watcher may read it from now on (attention.h) */
+        if (!st && watch) atomic_store_explicit(&watch->layers_done, l + 1, memory_order_release);
     }
     if (!st && with_head) st = head(m, tr, err);
 out:

@@ -7,6 +7,7 @@
 #include <SDL.h>
 
 #include "app.h"
+#include "engine/model/model.h"
 #include "export.h"
 #include "i18n.h"
 #include "input_sdl.h"
@@ -318,7 +319,7 @@ static void read_pending_lesson(app_state *app, char *err, size_t errsize, int *
     if (!app->opening.pending) return;
     app->async = false;
     app->opening.shown = true; /* no notice to wait for */
-    app_poll(app);
+    for (int i = 0; i < 3 && app_poll(app) && !app->req.exit_code; i++) {} /* read, then computed here */
     if (app->req.exit_code) {
         snprintf(err, errsize, "%s", app->status);
         *exit_code = app->req.exit_code;
@@ -414,7 +415,16 @@ int sdl_window_run(const attn_config *cfg, const char *path, bool present, char 
 {
     app_state app;
     app_i18n_init(NULL);
-    int st = path ? app_init_file_with(&app, path, cfg, err, errsize) : app_init(&app, cfg, err, errsize);
+    /* a model opens in the window, its progress shown (reading its weights,
+     * tracing its layers); what its config.json and tensors' shapes say
+     * against it is said before, as by the other commands */
+    attn_model_config mc;
+    attn_error e;
+    int st;
+    if (path) st = app_init_file_with(&app, path, cfg, err, errsize);
+    else if (!cfg->model) st = app_init(&app, cfg, err, errsize);
+    else if ((st = (int)attn_model_check(cfg->model, &mc, &e))) snprintf(err, errsize, "%s", e.msg);
+    else st = app_init_later(&app, cfg, err, errsize);
     if (st) {
         *exit_code = path || st != ATTN_ERR_CONFIG ? 1 : 2; /* a model's bad file: 1, as the engine's commands say */
         return -1;
