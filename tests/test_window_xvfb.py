@@ -40,6 +40,8 @@ ap.add_argument("--storm-model", default="tang",
                 help="the model the storm opens (by hand: a larger checkpoint's folder)")
 ap.add_argument("--storm-text", default="春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。",
                 help="its text (by hand: @FILE reads it from a file, for a long prompt)")
+ap.add_argument("--first-frame-ms", type=float, default=1000,
+                help="the longest from the command to the first frame of a big checkpoint (the ASan build: more)")
 ap.add_argument("--only", action="append", default=[], help="run only these parts (e.g. --only storm)")
 ap.add_argument("--skip", action="append", default=[], help="run every part but these (e.g. --skip storm)")
 ARGS = common.parse(ap)
@@ -863,9 +865,85 @@ def opening_run():
         APPENV.update(env_before)
 
 
+# ---- a big checkpoint opens at once: the notice, its progress, layer 0 first, q mid-trace --------
+
+def big_checkpoint():
+    """A random-weight Llama folder (16 layers of 768, 300 tokens' text) whose trace takes seconds."""
+    import make_checkpoints as mc
+    path = os.path.join(TMP, "big-checkpoint")
+    cfg = dict(mc.TINY["tinyllama"], hidden_size=768, num_hidden_layers=16, num_attention_heads=12,
+               num_key_value_heads=4, intermediate_size=2048, max_position_embeddings=4096)
+    mc.write(path, cfg, seed=7, shards=1, keep=False)
+    rng = random.Random(1)
+    text = " ".join(rng.choice(mc.WORDS[3:]) for _ in range(300))
+    return path, text
+
+
+def big_run():
+    path, text = big_checkpoint()
+    t0 = time.monotonic()
+    win = Window("big", ["--model", path, "--text", text])
+    try:
+        if not check("big: the window appears", win.find(timeout=30) is not None, win.status()):
+            return
+        first_ms = (time.monotonic() - t0) * 1000
+        title = win.state_title()
+        METRICS.append(f"big: first frame {first_ms:.0f} ms after the command, title {title!r}")
+        check(f"big: the first frame within {ARGS.first_frame_ms:.0f} ms of the command",
+              first_ms < ARGS.first_frame_ms, f"{first_ms:.0f} ms; " + win.status())
+        check("big: the first frame says what opens", title == TITLE_PREFIX + "opening big-checkpoint",
+              repr(title))
+        notice = win.shot("notice")
+        check("big: the notice is drawn with its bar", progress_pixels(notice) > 30,
+              f"{progress_pixels(notice)} accent pixels; " + win.dump("notice", notice))
+        # layer 0 as soon as it is traced, the others coming: the title says how many are ready
+        ready = []
+        def partial():
+            m = re.search(r"layers\.0\.weights.* - tracing, (\d+) of (\d+) layers ready", win.state_title())
+            if m:
+                ready.append((int(m.group(1)), int(m.group(2))))
+            return bool(m)
+        shown = poll(partial, 60, 0.05)
+        check("big: layer 0 is shown while the later layers are traced", shown and ready[0][0] < ready[0][1],
+              f"titles seen ready {ready}; last {win.state_title()!r}; " + win.status())
+        if shown:
+            pic = win.shot("partial")
+            check("big: the partial picture is drawn, the status line's bar showing", colours(pic) >= 16 and
+                  progress_bar(pic), win.dump("partial", pic))
+            more = poll(lambda: partial() and ready[-1][0] > max(1, ready[0][0]), 30, 0.1)
+            check("big: more layers become ready as they are traced", more, f"ready {ready}")
+            if more:  # and can be looked at while the rest is traced
+                win.key("period")
+                win.expect_title(". moves to layer 1 while tracing", lambda t: "layers.1." in t, "layers.1.")
+        done = poll(lambda: "tracing" not in win.state_title() and "layers." in win.state_title(), 120, 0.2)
+        check("big: the whole trace is installed", done, repr(win.state_title()))
+        win.key("q")
+        expect_clean_exit(win, "q after the big checkpoint")
+    finally:
+        win.close()
+    # q while it is still reading or tracing: ends at once
+    win = Window("big-quit", ["--model", path, "--text", text])
+    try:
+        if not check("big: the window appears again", win.find(timeout=30) is not None, win.status()):
+            return
+        busy = "opening" in win.state_title() or "tracing" in win.state_title()
+        check("big: q is pressed mid-trace", busy, repr(win.state_title()))
+        code = quit_timed(win, "q mid-trace", "q")
+        check("big: q mid-trace exits 0", code == 0, f"exit {code}; " + win.status())
+        err = win.stderr()
+        check("big: stderr clean after quitting mid-trace", not SANITIZER.search(err), repr(err[-2000:]))
+    finally:
+        win.close()
+
+
 # ---- a long recomputation runs on a worker: the window keeps answering ----------------
 
 ACCENT = np.array([0x4F, 0xC3, 0xF7], np.uint8)
+
+
+def progress_pixels(pixels):
+    """Accent-coloured pixels anywhere (the opening notice's bar and outline)."""
+    return 0 if pixels is None else int(np.all(pixels == ACCENT, axis=2).sum())
 
 
 def progress_bar(pixels):
@@ -1384,7 +1462,7 @@ def lessons_run():
 
 PARTS = {"main": lambda: main_run(), "today": lambda: today_run(), "experts": lambda: experts_run(),
          "view": lambda: view_run(), "esc": lambda: esc_run(),
-         "opening": lambda: opening_run(), "recompute": lambda: recompute_run(), "model": lambda: model_run(),
+         "opening": lambda: opening_run(), "big": lambda: big_run(), "recompute": lambda: recompute_run(), "model": lambda: model_run(),
          "generate": lambda: generate_run(), "lesson12": lambda: lesson12_run(), "present": lambda: present_run(),
          "lessons": lambda: lessons_run(), "storm": lambda: storm_run(last=False) or storm_run(), "no_display": lambda: no_display()}
 TIMES = []  # (part, seconds): printed at the end, to see where the test's time goes

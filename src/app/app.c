@@ -155,6 +155,7 @@ const char *app_title(const app_state *app, char *buf, size_t size)
     const attn_tensor *t = app_tensor(app);
     /* ASCII only: SDL 2.26 on X11 writes a non-ASCII title as Latin-1 WM_NAME
      * and leaves _NET_WM_NAME alone unless the locale is UTF-8 */
+    if (app->opening.first) return snprintf(buf, size, "attnlab - opening %s", app->opening.label), buf;
     int n = snprintf(buf, size, "attnlab - %s%s%s - head %d - batch row %d%s", app_model_name(app),
                      app->model ? " - " : "", t ? t->name : "?", app->view.head, app->view.batch,
                      app_decoding(app) ? " - decoding" : "");
@@ -164,7 +165,9 @@ const char *app_title(const app_state *app, char *buf, size_t size)
     if (app->view.mode == LESSON_VIEW_EXPERTS && n >= 0 && (size_t)n < size) /* the token × expert view */
         n += snprintf(buf + n, size - (size_t)n, " - experts of layer %d", app->view.layer);
     if (app->lesson.open && n >= 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, " - lesson step %d/%d", app->lesson.step + 1, app->lesson.ls.n_steps);
+        n += snprintf(buf + n, size - (size_t)n, " - lesson step %d/%d", app->lesson.step + 1, app->lesson.ls.n_steps);
+    if (app->partial.on && n >= 0 && (size_t)n < size) /* the first picture, its layers still coming */
+        snprintf(buf + n, size - (size_t)n, " - tracing, %d of %d layers ready", app->partial.layers, app->trace.n_layers);
     return buf;
 }
 
@@ -179,7 +182,15 @@ bool app_overview(const app_state *app)
 bool app_in_layer(const app_state *app, int i)
 {
     int layer = app->trace.tensors[i].layer;
-    return layer < 0 || layer == app->view.layer;
+    return (layer < 0 || layer == app->view.layer) && app_tensor_ready(app, i);
+}
+
+bool app_tensor_ready(const app_state *app, int i)
+{
+    if (!app->partial.on) return true;
+    const attn_tensor *t = &app->trace.tensors[i];
+    return t->layer >= 0 ? t->layer < app->partial.layers
+                         : t->info && t->info == attn_stage_get(ATTN_STAGE_EMBEDDINGS);
 }
 
 /* The view on `stage` of layer `layer` (its first stage when it has none such). */
@@ -330,6 +341,44 @@ attn_status app_alt_run(const attn_trace *tr, const struct attn_model *model, in
         attn_fail(err, st, _("compare: %s"), why);
     }
     return st;
+}
+
+
+int app_partial_begin(app_state *app, const attn_trace *tr, attn_model *m, char *key, const attn_config *next,
+                      int layers)
+{
+    attn_config cfg;
+    attn_error err;
+    if (attn_config_copy(&cfg, next, &err)) return -1;
+    app->partial.trace = app->trace;
+    app->partial.model = app->model;
+    app->partial.model_key = app->model_key;
+    app->partial.cfg = app->cfg;
+    app->trace = *tr;
+    app->model = m;
+    app->model_key = key;
+    app->cfg = cfg;
+    app->partial.on = true;
+    app->partial.layers = layers;
+    app->opening.first = false;
+    app->trace_serial++;
+    keep_place(app);
+    reset_scales(app);
+    return 0;
+}
+
+void app_partial_end(app_state *app)
+{
+    if (!app->partial.on) return;
+    attn_config_free(&app->cfg);
+    app->trace = app->partial.trace;
+    app->model = app->partial.model;
+    app->model_key = app->partial.model_key;
+    app->cfg = app->partial.cfg;
+    app->partial.on = false;
+    app->opening.first = true; /* until the worker's picture is installed, or if it is not */
+    app->trace_serial++;
+    reset_scales(app);
 }
 
 void app_set_alt(app_state *app, attn_trace *alt)

@@ -134,6 +134,16 @@ typedef struct app_state {
         attn_config cfg;  /* owned while has_cfg */
     } opening;
 
+    struct {              /* the first picture shown layer by layer while the worker traces the rest (app_job.c) */
+        bool on;          /* trace, model and cfg are the worker's, borrowed: read only, and only the
+                           * layers ready (app_tensor_ready); the app's own are kept below meanwhile */
+        int layers;       /* layers ready: every stage of layers 0 .. layers − 1 written */
+        attn_trace trace;
+        struct attn_model *model;
+        char *model_key;
+        attn_config cfg;
+    } partial;
+
     app_token_editor edit;
     app_player lesson;    /* the lesson panel and picker (player.h) */
 
@@ -328,6 +338,10 @@ int app_stage(const app_state *app);
 /* Whether tensor i of the trace is in the viewed layer: its layer is
  * view.layer, or it is model-level (−1). A single-layer trace: all of them. */
 bool app_in_layer(const app_state *app, int i);
+/* Whether tensor i of the trace shown holds its numbers: always, but while
+ * the first picture is shown layer by layer (app->partial), where only the
+ * embeddings and the layers ready do. */
+bool app_tensor_ready(const app_state *app, int i);
 
 /* Moves the view to layer `layer` (0 .. n_layers−1), on the same stage there
  * when that layer has it. Returns 0, or -1 when there is no such layer. */

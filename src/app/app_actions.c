@@ -561,10 +561,33 @@ static bool acts_without_picture(app_action act)
     }
 }
 
+/* What acts on the first picture while it comes layer by layer: those,
+ * and moving among the stages, layers and heads ready. */
+static bool acts_on_partial(app_action act)
+{
+    switch (act) {
+    case APP_ACT_STAGE: case APP_ACT_STAGE_PREV: case APP_ACT_STAGE_NEXT: case APP_ACT_LAYER_PREV:
+    case APP_ACT_LAYER_NEXT: case APP_ACT_HEAD: case APP_ACT_HEAD_PREV: case APP_ACT_HEAD_NEXT:
+    case APP_ACT_BATCH_NEXT: case APP_ACT_ROW: case APP_ACT_ZOOM_RESET: case APP_ACT_SCALE_HEAD: case APP_ACT_PANELS:
+    case APP_ACT_MENU: return true;
+    default: return acts_without_picture(act);
+    }
+}
+
+/* Whether act waits for the first picture (app->opening.first) or for all of its layers (app->partial). */
+static bool refused_now(app_state *app, app_action act)
+{
+    if (app->opening.first) return !acts_without_picture(act);
+    if (!app->partial.on || acts_on_partial(act)) return false;
+    /* the worker's trace, being made: looked at, not changed */
+    app_status(app, false, "%s", _("the layers are still being traced: this works once they all are"));
+    return true;
+}
+
 bool app_do(app_state *app, app_action act, int arg)
 {
     app->dirty = true;
-    if (app->opening.first && !acts_without_picture(act)) return false;
+    if (refused_now(app, act)) return false;
     switch (act) {
     case APP_ACT_NONE: return false;
     case APP_ACT_STAGE:

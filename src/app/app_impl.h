@@ -72,6 +72,14 @@ int app_plan_make(const struct app_state *app, const attn_config *next, int step
 int app_plan_run(app_plan *plan, const attn_config *next, attn_config *run, attn_error *err);
 void app_plan_free(app_plan *plan);
 void app_install(struct app_state *app, attn_trace *tr, attn_config *next, app_plan *plan, attn_trace *alt);
+/* The worker's trace tr (its first `layers` layers written), with its model
+ * m (loaded under key) and settings next, shown in place of the app's own
+ * while the worker goes on, borrowed (app->partial); app_partial_end puts the
+ * app's own back, before the worker's are let go. Returns 0, or -1 when out
+ * of memory (nothing changed). */
+int app_partial_begin(struct app_state *app, const attn_trace *tr, struct attn_model *m, char *key,
+                      const attn_config *next, int layers);
+void app_partial_end(struct app_state *app);
 /* All three here and now (app_edit_config, app_job.c, stops the worker
  * first): settings next (ownership moves in) planned, run and installed;
  * returns 0, or -1 with the status line saying why and next freed. */

@@ -206,21 +206,44 @@ static void losses_async(app_state *app)
     (void)side_job(app, false, true);
 }
 
-/* Joins the finished worker and takes its job off the app. */
+/* Joins the finished worker and takes its job off the app (the app's own
+ * trace back in place first, if the job's was shown layer by layer). */
 static app_job *take(app_state *app)
 {
     app_job *j = app->job;
+    app_partial_end(app);
     app_jobs_join(j->jobs, j->task);
     j->task = NULL;
     app->job = NULL;
     return j;
 }
 
+/* The first picture, layer by layer: once the worker has written its first
+ * layer (and two or more are left, so that it is nowhere near the head,
+ * whose writes the trace's fields take), the trace being made is shown,
+ * borrowed, its layers ready counted up as they are written. */
+static bool partial_poll(app_state *app)
+{
+    app_job *j = app->job;
+    if (!j || j->alt_only || j->has_pending || atomic_load(&j->progress.cancel)) return false;
+    if (atomic_load(&j->progress.phase) != ATTN_PHASE_TRACING) return false;
+    int done = atomic_load_explicit(&j->progress.layers_done, memory_order_acquire);
+    if (app->partial.on) {
+        if (done == app->partial.layers) return false;
+        app->partial.layers = done;
+        return true;
+    }
+    int layers = atomic_load(&j->progress.layers);
+    if (!app->opening.first || done < 1 || done > layers - 2 || !j->plan.model || j->target.set_view) return false;
+    return app_partial_begin(app, &j->result, j->plan.model, j->plan.load, &j->next, done) == 0;
+}
+
 bool app_job_install(app_state *app)
 {
     app_job *j = app->job;
     if (!j && app_losses_wanted(app)) losses_async(app); /* a trace shown without a worker's (a file, a lesson) */
-    if (!j || !atomic_load(&j->done)) return false;
+    if (j && !atomic_load(&j->done)) return partial_poll(app);
+    if (!j) return false;
     take(app);
     if (j->has_pending) { /* superseded: the newer request runs now */
         attn_config next = j->pending;
@@ -553,7 +576,13 @@ int app_set(app_state *app, const char *key, const char *value)
 int app_set_layer(app_state *app, int layer)
 {
     if (layer < 0 || layer >= app->trace.n_layers) return -1;
-    if (app->async && app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file)
+    if (app->partial.on && layer >= app->partial.layers) {
+        app_status(app, false, _("layer %d is being traced: it can be shown once it is"), layer);
+        return -1;
+    }
+    bool other = app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file &&
+                 !app->partial.on; /* the layers traced so far, as they are */
+    if (app->async && other)
         return app_layer_async(app, layer); /* that layer's weights, on the worker; the view follows */
     const attn_tensor *t = app_tensor(app);
     char name[ATTN_MAX_NAME];
@@ -565,7 +594,7 @@ int app_set_layer(app_state *app, int layer)
     char was_stage[sizeof app->view.stage];
     snprintf(was_stage, sizeof was_stage, "%s", app->view.stage);
     app->view.layer = layer;
-    if (app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file) {
+    if (other) {
         /* that layer's attention weights are computed on demand; the stage shown moves there first */
         attn_tensor_name(layer, app->trace.n_layers, stage, app->view.stage, sizeof app->view.stage);
         if (app_edit_config(app, NULL, NULL)) {

@@ -92,6 +92,7 @@ void draw_opening(const app_state *app, draw_list *dl)
 {
     bool busy = app_busy(app, NULL, NULL, NULL);
     if (!app->opening.pending && !(app->opening.label[0] && (busy || app->opening.reading))) return;
+    if (app->partial.on) return; /* the layers ready are shown: the status line says the rest */
     int u = draw_line_h(dl), W = dl->layout->full_width, H = dl->layout->height;
     char buf[300], line[300];
     /* TRANSLATORS: shown at once while a lesson or a model opens; %s: which one */

@@ -359,9 +359,19 @@ static int navigator_width(draw_list *dl, const app_state *app)
     if (app->trace.n_layers > 1) { /* the layer line: ◀ layer N of M ▶ , . */
         char buf[96];
         snprintf(buf, sizeof buf, _("layer %d / %d"), app->trace.n_layers - 1, app->trace.n_layers);
+        if (app->partial.on) snprintf(buf + strlen(buf), sizeof buf - strlen(buf), _(" · %d ready"), app->trace.n_layers);
         w = draw_imax(w, 2 * (draw_text_w(dl, "◀") + draw_line_h(dl)) + draw_text_w(dl, buf) + draw_line_h(dl) / 2);
     }
     return draw_imin(w + draw_line_h(dl) * 2, dl->layout->width * 2 / 5);
+}
+
+/* "layer 3 / 22", and while the first picture comes layer by layer, how many are ready. */
+static void layer_label(const app_state *app, char *buf, size_t size)
+{
+    /* TRANSLATORS: the layer shown / how many layers there are (short: the stage list is narrow) */
+    int n = snprintf(buf, size, _("layer %d / %d"), app->view.layer, app->trace.n_layers);
+    /* TRANSLATORS: after "layer 3 / 22" while the layers are traced: how many can be shown */
+    if (app->partial.on && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, _(" · %d ready"), app->partial.layers);
 }
 
 static void navigator(draw_list *dl, const app_state *app, app_rect box)
@@ -376,8 +386,7 @@ static void navigator(draw_list *dl, const app_state *app, app_rect box)
         char buf[96];
         int x = box.x + u / 2, y = top - u / 4;
         x += arrow(dl, x, y, "◀", APP_ACT_LAYER_PREV) + u / 4;
-        /* TRANSLATORS: the layer shown / how many layers there are (short: the stage list is narrow) */
-        snprintf(buf, sizeof buf, _("layer %d / %d"), app->view.layer, app->trace.n_layers);
+        layer_label(app, buf, sizeof buf);
         x += draw_text(dl, buf, x, y, DRAW_ACCENT) + u / 4;
         x += arrow(dl, x, y, "▶", APP_ACT_LAYER_NEXT) + u / 2;
         draw_text_fit(dl, ", .", x, y, box.x + box.w - x, DRAW_TEXT_DIM);
@@ -479,7 +488,7 @@ static void stage_line(draw_list *dl, const app_state *app, const attn_tensor *t
     x += nw + u / 4;
     x += arrow(dl, x, y, "▶", APP_ACT_STAGE_NEXT) + u / 2;
     if (app->trace.n_layers > 1 && t->layer >= 0) { /* embeddings, logits, probs: in no layer */
-        snprintf(buf, sizeof buf, _("layer %d / %d"), app->view.layer, app->trace.n_layers);
+        layer_label(app, buf, sizeof buf);
         int need = 2 * (draw_text_w(dl, "◀") + u) + draw_text_w(dl, buf) + u;
         if (x + need <= right) {
             x += arrow(dl, x, y, "◀", APP_ACT_LAYER_PREV) + u / 4;
@@ -639,6 +648,25 @@ static int decode_panel(draw_list *dl, const app_state *app, app_rect box, bool 
 
 /* ---- status line, tooltip, overlays --------------------------------------- */
 
+/* While the first picture comes layer by layer: the layer being traced, the
+ * time left, which are ready; a bar of how far. */
+static bool partial_line(draw_list *dl, const app_state *app, app_rect box)
+{
+    app_progress p;
+    int u = draw_line_h(dl);
+    char buf[300], left[64] = "";
+    if (!app_progress_now(app, &p)) return false;
+    /* TRANSLATORS: the time left, after the status line's seconds so far */
+    if (p.left_ms >= 0) snprintf(left, sizeof left, _(", about %.0f s left"), p.left_ms / 1000);
+    /* TRANSLATORS: the status line while the first picture comes layer by layer: the layer being traced, the
+     * layers, seconds so far and the time left, the last layer ready */
+    snprintf(buf, sizeof buf, _("tracing layer %d of %d (%.1f s%s): layers 0 to %d can be shown, the others follow"),
+             p.layer, p.layers, p.ms / 1000, left, app->partial.layers - 1);
+    draw_text_fit(dl, buf, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, DRAW_ACCENT);
+    draw_fill(dl, box.x, box.y + box.h - 3, draw_imax(u / 2, (int)(box.w * p.fraction)), 3, DRAW_ACCENT);
+    return true;
+}
+
 /* While the worker recomputes: what it is at, and a bar of how far along the
  * layers (three parts each: q k v, query-key, context) it is. */
 static bool busy_line(draw_list *dl, const app_state *app, app_rect box)
@@ -646,6 +674,7 @@ static bool busy_line(draw_list *dl, const app_state *app, app_rect box)
     int layer, stage, u = draw_line_h(dl);
     double ms;
     if (!app_busy(app, &layer, &stage, &ms)) return false;
+    if (app->partial.on) return partial_line(dl, app, box);
     int layers = draw_imax(1, app->trace.n_layers), part = stage >= ATTN_STAGE_CONTEXT ? 2 : stage >= ATTN_STAGE_SCORES ? 1 : 0;
     if (stage == ATTN_STAGE_RESID_IN) part = 0;
     char buf[200];
