@@ -157,6 +157,8 @@ void draw_predictions(draw_list *dl, const app_state *app, app_rect box)
     /* TRANSLATORS: the next-token panel's title: the query token and its position */
     snprintf(buf, sizeof buf, _("next token after “%s” (%d)"), tok, pos);
     y += draw_text_wrap(dl, buf, box.x, y, box.w, DRAW_WHITE) * u + u / 2;
+    if (app->partial.on) /* TRANSLATORS: the next-token panel while the first picture comes layer by layer */
+        y += draw_text_wrap(dl, _("known once the last layer is traced"), box.x, y, box.w, DRAW_TEXT_DIM) * u + u / 2;
     y = bars(dl, app, tr, box, y, DRAW_ACCENT);
     if (app->has_alt && attn_trace_is_model(&app->alt)) {
         y += u / 2;
