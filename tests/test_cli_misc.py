@@ -204,4 +204,29 @@ r = run(["render", "--mode", "mla", "--mla-absorb", "--tiles", "2x4", "--seq", "
 text = open(svg, encoding="utf-8").read() if r.returncode == 0 and os.path.exists(svg) else ""
 check("render --mode mla --mla-absorb --tiles 2x4 --tile 2: the latent context, tile 2 of 2",
       "Key tile 2 of 2" in text and "the plain one (weights·c_kv) is" in text, f"exit {r.returncode} {r.stderr[:300]!r}")
+# ---- issue 36: a long command's progress on stderr, when stderr is a terminal ----
+import random  # noqa: E402
+import shlex  # noqa: E402
+import subprocess  # noqa: E402
+import make_checkpoints as mc  # noqa: E402
+
+big = os.path.join(TMP, "progress-model")  # 12 layers of 384 and 400 tokens: a trace of about a second
+mc.write(big, dict(mc.TINY["tinyllama"], hidden_size=384, num_hidden_layers=12, num_attention_heads=6,
+                   num_key_value_heads=2, intermediate_size=1024, max_position_embeddings=2048),
+         seed=3, shards=1, keep=False)
+words = " ".join(random.Random(2).choice(mc.WORDS[3:]) for _ in range(400))
+for cmd, what in ((["trace", "-o", os.path.join(TMP, "p.safetensors")], "tracing layer"),
+                  (["render", "-o", os.path.join(TMP, "p.png")], "tracing layer")):
+    args = [common.attnlab] + cmd + ["--model", big, "--text", words]
+    plain = run(args[1:])
+    check(f"{cmd[0]} with stderr not a terminal: no progress on it", plain.returncode == 0 and
+          b"layer" not in plain.stderr and b"\r" not in plain.stderr, plain.stderr[-300:])
+    # script(1) runs it on a pseudo-terminal: what it wrote comes back on script's stdout
+    r = subprocess.run(["script", "-qec", shlex.join(args), "/dev/null"], capture_output=True, timeout=120)
+    out = r.stdout.decode(errors="replace")
+    lines = [x for x in out.split("\r") if f"attnlab {cmd[0]}: " in x]
+    check(f"{cmd[0]} on a terminal: a progress line rewritten in place, the layer and the time left",
+          r.returncode == 0 and any(what in x and " of 12 (" in x for x in lines), repr(out[-600:]))
+    check(f"{cmd[0]} on a terminal: the line cleared before the output", "\r\x1b[K" in out and
+          out.rindex("\r\x1b[K") < out.rindex("wrote "), repr(out[-300:]))
 common.finish()

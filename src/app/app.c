@@ -611,7 +611,14 @@ fail:
 
 /* ---- the model shown, the zoom, the editor, an opening: state the actions set */
 
+static int model_sync(app_state *app, const char *name, attn_progress *watch, attn_error *err);
+
 int app_model_sync(app_state *app, const char *name, attn_error *err)
+{
+    return model_sync(app, name, NULL, err);
+}
+
+static int model_sync(app_state *app, const char *name, attn_progress *watch, attn_error *err)
 {
     if (name && app->model && app->model_key && !strcmp(app->model_key, name)) return 0;
     attn_model *m = NULL;
@@ -622,7 +629,7 @@ int app_model_sync(app_state *app, const char *name, attn_error *err)
             attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
             return -1;
         }
-        if (attn_model_load(name, m, err)) {
+        if (attn_model_load_watched(name, m, watch, err)) {
             free(m);
             free(key);
             return -1;
@@ -715,6 +722,11 @@ static void drop_arena(app_state *app)
 
 int app_init(app_state *app, const attn_config *cfg, char *err_out, size_t errsize)
 {
+    return app_init_watched(app, cfg, NULL, err_out, errsize);
+}
+
+int app_init_watched(app_state *app, const attn_config *cfg, attn_progress *watch, char *err_out, size_t errsize)
+{
     attn_error err;
     init_common(app);
     if (attn_config_copy(&app->cfg, cfg, &err)) {
@@ -722,8 +734,9 @@ int app_init(app_state *app, const attn_config *cfg, char *err_out, size_t errsi
         drop_arena(app);
         return err.status;
     }
-    if (app_model_sync(app, cfg->model, &err) ||
-        attn_trace_run(&app->cfg, &(attn_inputs){.model = app->model, .arena = app->arena}, &app->trace, &err)) {
+    if (model_sync(app, cfg->model, watch, &err) ||
+        attn_trace_run(&app->cfg, &(attn_inputs){.model = app->model, .arena = app->arena, .progress = watch},
+                       &app->trace, &err)) {
         snprintf(err_out, errsize, "%s", err.msg);
         app_model_sync(app, NULL, NULL);
         attn_config_free(&app->cfg);

@@ -195,6 +195,9 @@ typedef struct app_state {
  * engine's status with a one-line message in err: ATTN_ERR_CONFIG for the
  * settings themselves, another for a file they name (a model's folder). */
 int app_init(app_state *app, const attn_config *cfg, char *err, size_t errsize);
+/* The same, watched (attention.h's attn_progress; NULL: not watched): the
+ * model's weights read and its layers traced, for a command's progress line. */
+int app_init_watched(app_state *app, const attn_config *cfg, attn_progress *watch, char *err, size_t errsize);
 /* The same for a window that opens at once: the built-in example is
  * computed under it (what the state needs), and cfg (copied) opens on the
  * worker once a frame has shown the notice (app_poll), the frame showing

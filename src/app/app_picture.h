@@ -27,6 +27,7 @@ typedef struct {
     bool picker;          /* draw the lesson picker over the picture */
     bool present;         /* presenter mode (F5): text at least 1.5×, the toolbar hidden */
     int tile;             /* the FlashAttention view at key tile N (0-based: ] pressed N times); -1: not given */
+    attn_progress *watch; /* NULL, or a watcher of the trace's run (a terminal's progress line) */
 } app_picture;
 
 /* Every field "not given": the trace's own stage, layer, head and batch row. */

@@ -3,9 +3,12 @@
 #ifndef ATTNLAB_CLI_H
 #define ATTNLAB_CLI_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "engine/attention/attention.h"
 #include "engine/base/error.h"
 #include "engine/trace/config.h"
 #include "engine/trace/trace.h"
@@ -88,6 +91,21 @@ int cli_term_width(const char *s);
 /* Prints "attnlab CMD: warning: NaN first appears in ..." to stderr when the
  * data put a NaN or an infinity in tr (engine/nonfinite.h). */
 void cli_warn_nonfinite(const char *cmd, const attn_trace *tr);
+
+/* A long command's progress on stderr (progress.c): one line rewritten in
+ * place while the run watched by the returned attn_progress goes on, when
+ * stderr is a terminal; nothing otherwise. what names the traced pass
+ * ("tracing", "reading the prompt"). cli_progress_stop clears the line. */
+typedef struct {
+    attn_progress watch;
+    const char *cmd, *what;
+    double started;
+    atomic_bool stop;
+    bool on, shown;
+    pthread_t thread;
+} cli_progress;
+attn_progress *cli_progress_start(cli_progress *p, const char *cmd, const char *what);
+void cli_progress_stop(cli_progress *p);
 
 /* Exit code for an engine status. */
 int cli_exit_code(attn_status st);

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "engine/base/clock.h"
 #include "engine/model/model.h"
+#include "engine/model/model_run.h"
 #include "engine/run/forward.h"
 #include "engine/run/generate.h"
 #include "engine/run/kv_cache.h"
@@ -115,7 +116,14 @@ static int bench_decode(const attn_model *m, const attn_config *cfg, int steps)
  * every later run of cfg is then given what is left beside the first trace
  * (max_bytes), not a budget measured again with the first trace and the
  * compute threads already mapped, which would count them twice. */
-static attn_status first_trace(attn_config *cfg, const attn_model *model, attn_trace *first, attn_error *err)
+/* The model's estimate from the model loaded (attn_trace_estimate would load it again). */
+static attn_status estimate(const attn_config *cfg, const attn_model *model, double *bytes, attn_error *err)
+{
+    return model ? attn_model_trace_estimate(model, cfg, bytes, err) : attn_trace_estimate(cfg, bytes, err);
+}
+
+static attn_status first_trace(attn_config *cfg, const attn_model *model, attn_progress *watch, attn_trace *first,
+                               attn_error *err)
 {
     double one = 0;
     attn_budget budget = attn_config_budget(cfg);
@@ -123,10 +131,10 @@ static attn_status first_trace(attn_config *cfg, const attn_model *model, attn_t
      * model's keeps one layer's attention weights when two whole ones would not fit */
     attn_config probe = *cfg; /* shallow: only max_bytes differs, nothing is freed */
     probe.max_bytes = cfg->model ? budget.bytes / 2 : HUGE_VAL;
-    attn_status st = attn_trace_estimate(&probe, &one, err);
+    attn_status st = estimate(&probe, model, &one, err);
     if (st == ATTN_ERR_CONFIG && cfg->model) { /* too large even so: the whole one's size, for the message */
         probe.max_bytes = HUGE_VAL;
-        if (attn_trace_estimate(&probe, &one, NULL) == ATTN_OK) st = ATTN_OK;
+        if (estimate(&probe, model, &one, NULL) == ATTN_OK) st = ATTN_OK;
     }
     if (!st && 2 * one > budget.bytes) {
         char size[32], bound[200];
@@ -135,7 +143,7 @@ static attn_status first_trace(attn_config *cfg, const attn_model *model, attn_t
                          attn_budget_text(&budget, bound, sizeof bound));
     }
     if (!st) cfg->max_bytes = budget.bytes - one;
-    return st ? st : attn_trace_run(cfg, &(attn_inputs){.model = model}, first, err);
+    return st ? st : attn_trace_run(cfg, &(attn_inputs){.model = model, .progress = watch}, first, err);
 }
 
 /* The traced pass's tokens through attn_kv_prefill, n times after a warm-up,
@@ -273,8 +281,11 @@ int cmd_bench(int argc, char **argv)
      * A model is loaded once, as the window keeps it: what is timed is its
      * whole traced forward pass, as a toggle in the window recomputes it. */
     const attn_model *m = a.cfg.model ? &model : NULL;
-    attn_status st = m ? attn_model_load(a.cfg.model, &model, &err) : ATTN_OK;
-    if (!st && (st = first_trace(&a.cfg, m, &first, &err))) attn_model_free(&model);
+    cli_progress shown; /* the weights read and the warm-up pass traced: the long wait before the figures */
+    attn_progress *watch = cli_progress_start(&shown, "bench", "tracing (warm-up)");
+    attn_status st = m ? attn_model_load_watched(a.cfg.model, &model, watch, &err) : ATTN_OK;
+    if (!st && (st = first_trace(&a.cfg, m, watch, &first, &err))) attn_model_free(&model);
+    cli_progress_stop(&shown);
     if (st) {
         fprintf(stderr, "attnlab bench: %s\n", err.msg);
         rc = cli_exit_code(st);

@@ -66,7 +66,9 @@ static attn_status generate(const cli_args *a, attn_error *err)
     attn_model m;
     attn_generator g;
     attn_sampling s = attn_sampling_of(&a->cfg);
-    attn_status st = attn_model_load(a->cfg.model, &m, err);
+    cli_progress shown; /* reading the weights: seconds for a big checkpoint */
+    attn_status st = attn_model_load_watched(a->cfg.model, &m, cli_progress_start(&shown, "generate", ""), err);
+    cli_progress_stop(&shown);
     if (st) return st;
     if ((st = attn_generator_init_untraced(&g, &m, &a->cfg, err))) goto out; /* only the text is wanted */
     int prompt = g.n, V = m.cfg.vocab;

@@ -29,7 +29,10 @@ int cmd_trace(int argc, char **argv)
         goto out;
     }
     cli_open_as_trained("trace", &a);
-    attn_status st = attn_trace_run(&a.cfg, NULL, &tr, &err);
+    cli_progress shown;
+    attn_progress *watch = cli_progress_start(&shown, "trace", "tracing");
+    attn_status st = attn_trace_run(&a.cfg, &(attn_inputs){.progress = watch}, &tr, &err);
+    cli_progress_stop(&shown);
     if (st == ATTN_OK) {
         st = attn_trace_save(&tr, a.output, &err);
         if (st == ATTN_OK) {

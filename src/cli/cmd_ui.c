@@ -102,7 +102,10 @@ int cmd_render(int argc, char **argv)
         }
         if ((rc = cli_reserve_picture(&a.pic, &a.cfg, "render"))) goto out;
         cli_open_as_trained("render", &a);
+        cli_progress shown;
+        a.pic.watch = cli_progress_start(&shown, "render", "tracing");
         int st = sdl_render_png(&a.cfg, path, &a.pic, a.output, err, sizeof err, &code);
+        cli_progress_stop(&shown);
         rc = finish("render", st, code, err);
         if (rc == CLI_OK && err[0]) fprintf(stderr, "attnlab render: warning: %s; every stage computed from it can hold it too\n", err);
         if (rc == CLI_OK) printf("wrote %s\n", a.output);

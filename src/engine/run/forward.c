@@ -22,7 +22,7 @@ static attn_status with_model(const attn_config *cfg, const attn_inputs *in, att
     const attn_model *m = in ? in->model : NULL;
     attn_status st;
     if (!m) {
-        if ((st = attn_model_load(cfg->model, &own, err))) return st;
+        if ((st = attn_model_load_watched(cfg->model, &own, in ? in->progress : NULL, err))) return st;
         m = &own;
     }
     st = tr ? attn_model_trace_watched(m, cfg, NULL, in ? in->progress : NULL, in ? in->arena : NULL, tr, err)

@@ -152,10 +152,11 @@ int sdl_write_png(SDL_Surface *s, const char *path, char *err, size_t errsize)
     return 0;
 }
 
-static int open_app(app_state *app, const attn_config *cfg, const char *path, char *err, size_t errsize,
-                    int *exit_code)
+static int open_app(app_state *app, const attn_config *cfg, const char *path, const app_picture *p, char *err,
+                    size_t errsize, int *exit_code)
 {
-    int st = path ? app_init_file_with(app, path, cfg, err, errsize) : app_init(app, cfg, err, errsize);
+    int st = path ? app_init_file_with(app, path, cfg, err, errsize)
+                  : app_init_watched(app, cfg, p->watch, err, errsize);
     if (st) {
         *exit_code = path || st != ATTN_ERR_CONFIG ? 1 : 2; /* a model's bad file: 1, as the engine's commands say */
         return -1;
@@ -179,7 +180,7 @@ int sdl_render_png(const attn_config *cfg, const char *path, const app_picture *
         return -1;
     }
     const char *lang = app_i18n_init(p->lang);
-    if (open_app(&app, cfg, path, err, errsize, exit_code)) return -1;
+    if (open_app(&app, cfg, path, p, err, errsize, exit_code)) return -1;
     int rc = app_picture_open(&app, p, lang, err, errsize);
     if (rc) {
         *exit_code = rc;
@@ -240,7 +241,7 @@ int sdl_bench(const attn_config *cfg, const app_picture *p, int frames, char *er
     app_state app;
     sdl_offscreen o;
     int w = p->width ? p->width : 1280, h = p->height ? p->height : 800;
-    if (open_app(&app, cfg, NULL, err, errsize, exit_code)) return -1;
+    if (open_app(&app, cfg, NULL, p, err, errsize, exit_code)) return -1;
     int rc = app_picture_apply(&app, p, err, errsize);
     if (rc) {
         *exit_code = rc;
