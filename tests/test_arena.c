@@ -1,10 +1,16 @@
 /* test_arena.c — a store of trace arenas: blocks lent again, never stale numbers, budgets. */
+#include <math.h>
 #include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "engine/base/budget.h"
 #include "engine/run/forward.h"
 #include "engine/trace/arena.h"
 #include "model_fixture.h"
@@ -118,6 +124,42 @@ static void check_reuse(attn_config *c)
     attn_arena_free(&a);
 }
 
+/* The default ceiling follows what the machine has free (issue 36): nine
+ * tenths of MemAvailable plus what this process holds; a meminfo without it
+ * (or none) leaves half the RAM to decide. */
+static void test_free_memory(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/attnlab-meminfo-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("MemTotal:       16000000 kB\nMemFree:         1000000 kB\nMemAvailable:    2000000 kB\n", f);
+    fclose(f);
+    double free_now = attn_budget_free_memory(path);
+    double want = 0.9 * 2000000.0 * 1024.0;
+    assert_true(free_now >= want && free_now < want + 4.0 * 1024 * 1024 * 1024); /* plus this process's resident pages */
+    f = fopen(path, "w");
+    fputs("MemTotal:       16000000 kB\nMemFree:         1000000 kB\n", f);
+    fclose(f);
+    assert_true(isinf(attn_budget_free_memory(path)));
+    assert_true(isinf(attn_budget_free_memory("/nonexistent/meminfo")));
+    unlink(path);
+    /* the default: the smaller of half the RAM and what is free, and says which */
+    attn_budget b = attn_budget_get(0, false);
+    double free_here = attn_budget_free_memory("/proc/meminfo");
+    assert_true(b.source == ATTN_BUDGET_FREE || b.source == ATTN_BUDGET_RAM || b.source == ATTN_BUDGET_ULIMIT);
+    assert_true(b.ceiling <= attn_budget_half_ram());
+    if (b.source == ATTN_BUDGET_FREE) assert_true(b.half_ram == attn_budget_half_ram() && b.ceiling < b.half_ram);
+    if (free_here < attn_budget_half_ram() * 0.99) assert_true(b.ceiling < attn_budget_half_ram());
+    char text[200];
+    attn_budget_text(&b, text, sizeof text);
+    assert_non_null(strstr(text, b.source == ATTN_BUDGET_FREE ? "the memory this machine has free" : "the"));
+    /* --memory-gib decides alone */
+    b = attn_budget_get(3.0 * 1024 * 1024 * 1024, false);
+    assert_true(b.ceiling == 3.0 * 1024 * 1024 * 1024);
+}
+
 static void test_reuse_layer(void **state)
 {
     (void)state;
@@ -179,6 +221,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_take_give),
         cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_free_memory),
         cmocka_unit_test(test_reuse_layer),
         cmocka_unit_test(test_reuse_model),
         cmocka_unit_test(test_refused_first),

@@ -76,6 +76,29 @@ double attn_budget_half_ram(void)
     return (double)pages * (double)page / 2.0;
 }
 
+/* This process's resident memory: statm's second field, in pages (0 if unread). */
+static double resident_now(void)
+{
+    unsigned long size = 0, pages = 0;
+    long page = sysconf(_SC_PAGESIZE);
+    FILE *f = fopen("/proc/self/statm", "r");
+    int ok = f && fscanf(f, "%lu %lu", &size, &pages) == 2 && page > 0;
+    if (f) fclose(f);
+    return ok ? (double)pages * (double)page : 0;
+}
+
+double attn_budget_free_memory(const char *meminfo)
+{
+    FILE *f = fopen(meminfo, "r");
+    char line[256];
+    double kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1) break;
+    if (f) fclose(f);
+    if (!(kib >= 0)) return INFINITY;
+    return 0.9 * kib * 1024.0 + resident_now();
+}
+
 /* The address space mapped now: statm's first field is the size in pages (VmSize). */
 static double mapped_now(void)
 {
@@ -103,6 +126,12 @@ attn_budget attn_budget_get(double ceiling, bool computes)
     struct rlimit as;
     b.ceiling = ceiling > 0 ? ceiling : attn_budget_half_ram();
     b.source = isinf(b.ceiling) ? ATTN_BUDGET_NONE : ceiling > 0 ? ATTN_BUDGET_SETTING : ATTN_BUDGET_RAM;
+    double free_now = ceiling > 0 ? INFINITY : attn_budget_free_memory("/proc/meminfo");
+    if (free_now < b.ceiling) { /* a busy machine: what it has free, not what it has */
+        b.half_ram = b.ceiling;
+        b.ceiling = free_now;
+        b.source = ATTN_BUDGET_FREE;
+    }
     b.held = isinf(b.ceiling) ? 0 : front_end_held; /* a file mapped without a ceiling holds nothing of it */
     b.bytes = b.ceiling - b.held > 0 ? b.ceiling - b.held : 0;
     b.limit = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY ? (double)as.rlim_cur : INFINITY;
@@ -133,8 +162,11 @@ const char *attn_budget_text(const attn_budget *b, char *buf, int size)
 {
     char n[32], lim[32];
     attn_budget_size(b->bytes, n, sizeof n);
-    const char *why = b->source == ATTN_BUDGET_RAM ? "half the physical memory" : "--memory-gib";
-    if ((b->source == ATTN_BUDGET_RAM || b->source == ATTN_BUDGET_SETTING) && b->held > 0) {
+    const char *why = b->source == ATTN_BUDGET_RAM    ? "half the physical memory"
+                      : b->source == ATTN_BUDGET_FREE ? "the memory this machine has free"
+                                                      : "--memory-gib";
+    bool ceiling = b->source == ATTN_BUDGET_RAM || b->source == ATTN_BUDGET_FREE || b->source == ATTN_BUDGET_SETTING;
+    if (ceiling && b->held > 0) {
         char ceil[32], held[32];
         snprintf(buf, (size_t)size, "the %s that the %s limit (%s) leaves besides %s (%s)", n,
                  attn_budget_size(b->ceiling, ceil, sizeof ceil), why, held_what,
@@ -144,6 +176,7 @@ const char *attn_budget_text(const attn_budget *b, char *buf, int size)
     switch (b->source) {
     case ATTN_BUDGET_NONE: snprintf(buf, (size_t)size, "no limit"); break;
     case ATTN_BUDGET_RAM:
+    case ATTN_BUDGET_FREE:
     case ATTN_BUDGET_SETTING: snprintf(buf, (size_t)size, "the %s limit (%s)", n, why); break;
     case ATTN_BUDGET_CALLER: snprintf(buf, (size_t)size, "the %s limit", n); break;
     case ATTN_BUDGET_ULIMIT: {
@@ -162,8 +195,12 @@ const char *attn_budget_explain(const attn_budget *b, char *buf, int size)
     char n[32], lim[32], map[32], res[32], ceil[32];
     attn_budget_size(b->bytes, n, sizeof n);
     attn_budget_size(b->ceiling, ceil, sizeof ceil);
-    const char *why = b->source == ATTN_BUDGET_SETTING ? "--memory-gib"
+    char free_why[160];
+    snprintf(free_why, sizeof free_why, "the memory this machine has free, less than half its physical memory (%s); "
+             "--memory-gib sets another", attn_budget_size(b->half_ram, res, sizeof res));
+    const char *why = b->source == ATTN_BUDGET_SETTING  ? "--memory-gib"
                       : b->source == ATTN_BUDGET_CALLER ? "set by the caller"
+                      : b->source == ATTN_BUDGET_FREE   ? free_why
                                                         : "half the physical memory; --memory-gib sets another";
     if (b->source == ATTN_BUDGET_CALLER || isinf(b->limit)) {
         snprintf(buf, (size_t)size, "%s (%s%s)", n, why, isinf(b->limit) ? "; no address-space limit" : "");

@@ -5,9 +5,11 @@
  * anything, so that it is refused up front with both numbers instead of
  * failing halfway. The budget is the smaller of two bounds:
  *
- *   - the ceiling: --memory-gib when set, else half the physical memory,
- *     less what the front end holds besides traces (a picture's pixels,
- *     attn_budget_hold);
+ *   - the ceiling: --memory-gib when set, else half the physical memory or,
+ *     when the machine has less free than that, what it has free (the
+ *     kernel's MemAvailable, what can be taken without swapping, and what
+ *     this process holds already), less what the front end holds besides
+ *     traces (a picture's pixels, attn_budget_hold);
  *   - what the address-space limit (RLIMIT_AS, `ulimit -v`) leaves, when there
  *     is one: the limit, less the address space the process has mapped already
  *     (its libraries, a model's weights, a trace file it maps, a trace it holds),
@@ -25,6 +27,7 @@
 typedef enum {
     ATTN_BUDGET_NONE,    /* no bound at all (a file mapped without an address-space limit) */
     ATTN_BUDGET_RAM,     /* half the physical memory, the default ceiling */
+    ATTN_BUDGET_FREE,    /* what the machine has free, when that is less (the default too) */
     ATTN_BUDGET_SETTING, /* --memory-gib */
     ATTN_BUDGET_CALLER,  /* a number a caller worked out from a budget (attn_config.max_bytes) */
     ATTN_BUDGET_ULIMIT   /* what the address-space limit leaves */
@@ -33,7 +36,8 @@ typedef enum {
 typedef struct {
     double bytes;              /* what the command may still take (>= 0; INFINITY: no bound) */
     attn_budget_source source; /* the bound that decided bytes */
-    double ceiling;            /* the ceiling alone (--memory-gib or half the RAM; INFINITY: none) */
+    double ceiling;            /* the ceiling alone (--memory-gib, half the RAM or what is free; INFINITY: none) */
+    double half_ram;           /* ATTN_BUDGET_FREE: the half of the RAM it is less than */
     double held;               /* taken off the ceiling: what the front end holds (attn_budget_hold) */
     double limit;              /* RLIMIT_AS's soft limit in bytes; INFINITY when unlimited */
     double mapped;             /* the address space the process had mapped when asked */
@@ -60,6 +64,12 @@ void attn_budget_hold(double bytes, const char *what);
 
 /* Half the physical memory (4 GiB when it cannot be read). */
 double attn_budget_half_ram(void);
+
+/* What the machine has free for this process: nine tenths of MemAvailable
+ * as meminfo (a /proc/meminfo) gives it, plus this process's resident memory
+ * (its own traces and weights are its to reuse); INFINITY when meminfo
+ * cannot be read or says nothing of it (a kernel before 3.14, a sandbox). */
+double attn_budget_free_memory(const char *meminfo);
 
 /* A size for a message: "512 bytes", "12 KiB", "785 MiB", "1.73 GiB". Returns buf. */
 const char *attn_budget_size(double bytes, char *buf, int size);

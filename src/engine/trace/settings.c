@@ -221,8 +221,8 @@ static const attn_setting SETTINGS[] = {
      .arg = "T", .help = "generating: 0 takes the most likely token (default), T > 0 samples from softmax(logits / T)",
      .ok = temperature_ok, .rule = "a number from 0 to 100"},
     {.name = "memory_gib", .type = ATTN_SET_DOUBLE, .offset = FIELD(memory_gib), .flags = 0, .arg = "GIB",
-     .def = "0", .help = "memory one trace may take, in GiB (default 0: half the physical memory; less if `ulimit -v` "
-                         "leaves less); a model's prompt too long for every layer's attention weights keeps one layer's",
+     .def = "0", .help = "memory one trace may take, in GiB (default 0: half the physical memory, or what the machine "
+                         "has free when that is less; less if `ulimit -v` leaves less); a model's prompt too long for every layer's attention weights keeps one layer's",
      .ok = gib_ok, .rule = "a number of GiB (0: half the physical memory)"},
     {.name = "top_k", .type = ATTN_SET_INT, .offset = FIELD(top_k), .flags = LESSON, .arg = "K",
      .help = "generating: sample among the K most likely tokens (default: all)", .min = 1, .max = 1 << 22},
