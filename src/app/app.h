@@ -111,6 +111,9 @@ typedef struct app_state {
     struct {              /* what ] wrote (app_model.c), for the text strip */
         char *prompt;     /* the token list generating started from (owned); NULL: nothing written */
         char *text;       /* the token list the last ] asked for (owned) */
+#define APP_GEN_QUEUE_MAX 64
+        int queued;       /* ] pressed while a token was computing: each writes one more once it is in
+                           * (app_poll), until the text's end */
     } gen;
 
     struct {              /* opening a lesson or a model (app_open.c): a frame says so before the work */
@@ -483,6 +486,8 @@ const char *app_model_name(const app_state *app);
  * the model's EOS (</s>) the text has ended: ] then starts the next one from
  * the BOS alone, as every text of the training data began. */
 int app_generate(app_state *app);
+/* What app_poll calls once nothing computes: the next ] pressed meanwhile, if any. */
+void app_generate_queued(app_state *app);
 
 /* How many tokens of batch row 0 of the text shown were the prompt, when ]
  * wrote the rest (BOS included); -1 when the text is not one ] wrote. */

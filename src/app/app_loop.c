@@ -123,7 +123,9 @@ bool app_poll(app_state *app)
         return true;
     }
     if (open_poll(app)) return true; /* a lesson or model to open, once its notice is on screen */
-    return app_job_install(app);
+    bool installed = app_job_install(app);
+    if (installed) app_generate_queued(app); /* a ] pressed while that token computed */
+    return installed;
 }
 
 bool app_pending(const app_state *app)

@@ -249,14 +249,27 @@ static int next_text(app_state *app)
     return rc;
 }
 
+void app_generate_queued(app_state *app)
+{
+    if (app->gen.queued <= 0 || app->job) return;
+    const attn_trace *tr = &app->trace;
+    int n = tr->tokens.len, eos = app->model ? app->model->cfg.eos : -1;
+    bool ended = eos >= 0 && n > 0 && tr->token_ids && tr->token_ids[n - 1] == eos;
+    app->gen.queued = ended ? 0 : app->gen.queued - 1; /* the text's end stops them: ] again starts the next */
+    if (!ended && app_generate(app)) app->gen.queued = 0;
+}
+
 int app_generate(app_state *app)
 {
     const attn_trace *tr = &app->trace;
     const attn_tensor *lg = attn_trace_stage(tr, -1, ATTN_STAGE_LOGITS);
     if (!lg || !app->model || !tr->token_ids) return -1;
-    if (app_busy(app, NULL, NULL, NULL)) { /* the next token is drawn from the logits shown */
-        app_status(app, false, "%s", _("still computing: ] again once the last token is in"));
-        return -1;
+    if (app_busy(app, NULL, NULL, NULL)) { /* the next token is drawn from the logits being computed */
+        if (app->gen.queued < APP_GEN_QUEUE_MAX) app->gen.queued++;
+        /* TRANSLATORS: ] pressed while the last token is computed: how many more will be written */
+        app_status(app, false, _("still computing: ] pressed %d more times, each writes a token once the last is in"),
+                   app->gen.queued);
+        return 0;
     }
     if (tr->dims.b != 1) {
         app_status(app, false, "%s", _("generation continues one text: remove the other batch rows"));
