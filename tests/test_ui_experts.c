@@ -185,9 +185,28 @@ static void test_view(void **state)
         assert_int_equal(chosen, DS_TOP);
         assert_int_equal(ranks, 1 + 2);
     }
-    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) /* the heaviest framed, one a token */
-        frames += c->kind == DRAW_CMD_FRAME && c->color == DRAW_WHITE && app_rect_contains(a->r, c->r.x, c->r.y);
+    /* the heaviest framed, one a token, each on its token's largest weight in the trace (ties: the lower) */
+    int framed[64] = {0};
+    assert_true(ex.s <= 64);
+    for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) {
+        if (c->kind != DRAW_CMD_FRAME || c->color != DRAW_WHITE || !app_rect_contains(a->r, c->r.x, c->r.y)) continue;
+        frames++;
+        int cx = c->r.x + c->r.w / 2 - a->r.x, cy = c->r.y + c->r.h / 2 - a->r.y, at_i = -1, at_e = -1;
+        for (int i = 0; i < ex.s; i++)
+            for (int e = 0; e < DS_E; e++) {
+                int x0, y0, w0, h0;
+                app_heat_cell_rect(a->r.w, a->r.h, ex.s, DS_E, i, e, &x0, &y0, &w0, &h0);
+                if (cx >= x0 && cx < x0 + w0 && cy >= y0 && cy < y0 + h0) at_i = i, at_e = e;
+            }
+        assert_true(at_i >= 0);
+        const float *row = t->data + (size_t)at_i * DS_E;
+        int best = 0;
+        for (int e = 1; e < DS_E; e++) best = row[e] > row[best] ? e : best;
+        assert_int_equal(at_e, best);
+        framed[at_i]++;
+    }
     assert_int_equal(frames, ex.s);
+    for (int i = 0; i < ex.s; i++) assert_int_equal(framed[i], 1);
     for (const draw_cmd *c = NULL; (c = draw_list_next(&f->dl, c));) /* every text inside the frame */
         if (c->kind == DRAW_CMD_TEXT) assert_true(c->r.x >= 0 && c->r.y >= 0 && c->r.x + c->r.w <= W && c->r.y + c->r.h <= H);
 

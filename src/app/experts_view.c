@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "engine/formats/model_config.h"
+#include "engine/model/model.h"
+#include "engine/trace/explain.h"
 #include "i18n.h"
 
 static const attn_stage_id WEIGHTS[] = {ATTN_STAGE_EXPERT_WEIGHTS}, SCORES[] = {ATTN_STAGE_ROUTER_SCORES};
@@ -24,24 +26,20 @@ app_experts_kind app_experts_kind_of(const app_state *app)
 
 int app_experts_rank(const app_slice *w, int i, int e)
 {
-    float x = app_slice_at(w, i, e);
-    if (x == 0.0f) return 0;
-    int rank = 1;
-    for (int j = 0; j < w->cols; j++) {
-        float y = app_slice_at(w, i, j);
-        rank += y > x || (y == x && j < e);
-    }
-    return rank;
+    return attn_expert_rank(w->data + (ptrdiff_t)i * w->row_stride, w->cols, e, NULL); /* a row: E weights in a row */
 }
 
-/* num_experts_per_tok and n_shared_experts of the trace's config.json; false when it has none this build reads. */
-static bool config_sizes(const attn_trace *tr, int *top_k, int *shared)
+/* num_experts_per_tok and n_shared_experts: the model's, else (a trace file)
+ * its config.json's; false when it has none this build reads. */
+static bool config_sizes(const app_state *app, int *top_k, int *shared)
 {
     attn_model_config mc;
     attn_error ignore;
-    if (!tr->model_config || attn_model_config_parse(tr->model_config, strlen(tr->model_config), &mc, &ignore) ||
-        mc.moe.top_k <= 0)
+    const attn_trace *tr = &app->trace;
+    if (app->model) mc = app->model->cfg;
+    else if (!tr->model_config || attn_model_config_parse(tr->model_config, strlen(tr->model_config), &mc, &ignore))
         return false;
+    if (mc.moe.top_k <= 0) return false;
     *top_k = mc.moe.top_k, *shared = mc.moe.shared;
     return true;
 }
@@ -65,7 +63,8 @@ int app_experts_make(const app_state *app, app_experts *ex, char *err, size_t er
         return -1;
     case APP_EXPERTS_ROUTED: break;
     }
-    if (!app_view_first_of(tr, L, WEIGHTS, 1, b, 0, &ex->w) || ex->w.slice.cols <= 0 || ex->w.slice.rows <= 0) {
+    if (!app_view_first_of(tr, L, WEIGHTS, 1, b, 0, &ex->w) || ex->w.slice.cols <= 0 || ex->w.slice.rows <= 0 ||
+        ex->w.slice.col_stride != 1) {
         snprintf(err, errsize, "%s", _("this layer's expert_weights has no cells"));
         return -1;
     }
@@ -85,6 +84,6 @@ int app_experts_make(const app_state *app, app_experts *ex, char *err, size_t er
         }
         if (n > most) most = n;
     }
-    if (!config_sizes(tr, &ex->top_k, &ex->shared)) ex->top_k = most, ex->shared = 0;
+    if (!config_sizes(app, &ex->top_k, &ex->shared)) ex->top_k = most, ex->shared = 0;
     return 0;
 }

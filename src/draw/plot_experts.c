@@ -30,16 +30,21 @@ static void caption(const app_experts *ex, char *buf, size_t size)
                  ex->shared);
 }
 
-/* Each token's heaviest expert framed in white (rank 1). */
+/* Each token's heaviest expert framed in white (rank 1: the largest weight,
+ * ties to the lower index), one pass over its row. */
 static void frame_heaviest(draw_list *dl, const app_experts *ex, app_rect r)
 {
-    for (int i = 0; i < ex->s; i++)
+    for (int i = 0; i < ex->s; i++) {
+        int best = -1;
         for (int e = 0; e < ex->E; e++) {
-            if (app_experts_rank(&ex->w.slice, i, e) != 1) continue;
-            int x, y, w, h;
-            app_heat_cell_rect(r.w, r.h, ex->s, ex->E, i, e, &x, &y, &w, &h);
-            if (w >= 4 && h >= 4) draw_outline(dl, r.x + x, r.y + y, w, h, w >= 12 ? 2 : 1, DRAW_WHITE);
+            float x = app_slice_at(&ex->w.slice, i, e);
+            if (x != 0.0f && (best < 0 || x > app_slice_at(&ex->w.slice, i, best))) best = e;
         }
+        if (best < 0) continue; /* a pad: no expert */
+        int x, y, w, h;
+        app_heat_cell_rect(r.w, r.h, ex->s, ex->E, i, best, &x, &y, &w, &h);
+        if (w >= 4 && h >= 4) draw_outline(dl, r.x + x, r.y + y, w, h, w >= 12 ? 2 : 1, DRAW_WHITE);
+    }
 }
 
 /* Under the columns, the tokens that chose each expert: its number where

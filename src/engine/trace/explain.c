@@ -536,16 +536,14 @@ static bool explain_mla(cell *c)
     return true;
 }
 
-/* Expert j's rank among the n experts row w (E) chose, by weight: 1 the
- * heaviest, ties to the lower index; 0 when it did not choose j. */
-static int expert_rank(const float *w, int E, int j, int *n)
+int attn_expert_rank(const float *w, int E, int j, int *n)
 {
-    int rank = 1;
-    *n = 0;
+    int rank = 1, chose = 0;
     for (int e = 0; e < E; e++) {
-        *n += w[e] != 0.0f;
+        chose += w[e] != 0.0f;
         rank += w[e] > w[j] || (w[e] == w[j] && e < j);
     }
+    if (n) *n = chose;
     return w[j] != 0.0f ? rank : 0;
 }
 
@@ -557,7 +555,7 @@ static bool explain_moe(cell *c)
     char a[32], b[32], tok[80];
     if (!sc || !w || !c->d->E || at >= sc->count || at >= w->count) return false;
     float s = sc->data[at], x = w->data[at];
-    int n, rank = expert_rank(w->data + row, c->d->E, c->j, &n);
+    int n, rank = attn_expert_rank(w->data + row, c->d->E, c->j, &n);
     if (c->row_label) snprintf(tok, sizeof tok, "%d “%s”", c->i, c->row_label);
     else snprintf(tok, sizeof tok, "%d", c->i);
     if (attn_tensor_stage(c->t) == ATTN_STAGE_ROUTER_SCORES && rank)

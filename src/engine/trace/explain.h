@@ -34,4 +34,10 @@ typedef struct {
  * the picture gets "". */
 const char *attn_explain(const attn_explain_cell *c, char *buf, size_t size);
 
+/* Expert j's rank among the experts a token chose, from its row w of a
+ * routed layer's expert_weights (E weights, 0 where not chosen): 1 the
+ * heaviest, ties to the lower index; 0 when it did not choose j. *n (may be
+ * NULL) receives how many it chose. */
+int attn_expert_rank(const float *w, int E, int j, int *n);
+
 #endif
