@@ -296,7 +296,6 @@ bool app_job_install(app_state *app)
             app->req.exit_code = j->status == ATTN_ERR_CONFIG ? 2 : 1;
         }
     }
-
     job_free(j);
     if (compare && !fresh && !app->has_alt && !app->job) app_alt_async(app); /* the toggle changed meanwhile */
     if (!app->job && app_losses_wanted(app)) losses_async(app);
