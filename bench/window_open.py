@@ -101,12 +101,13 @@ def main():
             for r in range(a.rounds):
                 load = os.getloadavg()[0]
                 first, layer0, full = one_round(a, env, text)
+                print(f"{n} tokens, round {r + 1} (load {load:.2f}): window: first frame {first:.0f} ms, layer 0 "
+                      f"{layer0:.0f} ms, whole picture {full:.0f} ms", flush=True)
                 traced, plain = bench_ratio(a, text)
                 ratio = traced / plain if traced and plain else None
                 rows.append((first, layer0, full, traced, plain, ratio))
-                print(f"{n} tokens, round {r + 1} (load {load:.2f}): first frame {first:.0f} ms, layer 0 "
-                      f"{layer0:.0f} ms, whole picture {full:.0f} ms; bench traced {traced:.0f} ms, untraced "
-                      f"{plain:.0f} ms, {ratio:.2f}×", flush=True)
+                print(f"{n} tokens, round {r + 1}: bench traced {traced:.0f} ms, untraced {plain:.0f} ms, "
+                      f"{ratio:.2f}× (load {os.getloadavg()[0]:.2f})", flush=True)
             cols = list(zip(*rows))
             ratios = [x for x in cols[5] if x]
             print(f"{n} tokens, {a.rounds} rounds: first frame {spread(cols[0])} ms, layer 0 {spread(cols[1])} ms, "
