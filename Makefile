@@ -56,7 +56,13 @@ test-noblas: bootstrap
 # cross-origin isolated. Their C libraries come from Debian's source packages
 # (scripts/web/deps.sh), compiled once for each; emcc's JS tools need Debian's
 # acorn (NODE_PATH). Try it: python3 -m http.server -d $(BUILD_WEB)
-WEB_ENV = NODE_PATH=/usr/share/nodejs PKG_CONFIG_LIBDIR=$(abspath $(BUILD_WEB))/deps/$(1)lib/pkgconfig
+# The libraries are built once per machine, not once per clone: kept under
+# ~/.cache/attnlab/wasm-deps/KEY, KEY a hash of deps.sh (its pins and flags) and
+# of emcc's version, so that a change of either builds them again. WEB_DEPS=DIR
+# builds them elsewhere.
+WEB_DEPS_KEY = $(shell { cat scripts/web/deps.sh; emcc --version 2>/dev/null | head -1; } | sha256sum | cut -c1-16)
+WEB_DEPS ?= $(HOME)/.cache/attnlab/wasm-deps/$(WEB_DEPS_KEY)
+WEB_ENV = NODE_PATH=/usr/share/nodejs PKG_CONFIG_LIBDIR=$(abspath $(WEB_DEPS))/$(1)lib/pkgconfig
 # $(call web_build,DIR,DEPS SUBDIR,C FLAGS,CMAKE OPTIONS)
 define web_build
 	$(call WEB_ENV,$(2)) emcmake cmake -S . -B $(BUILD_WEB)/$(1) -DCMAKE_BUILD_TYPE=Release -DATTNLAB_BLAS=OFF \
@@ -66,8 +72,8 @@ define web_build
 endef
 web:
 	@scripts/bootstrap.sh emscripten fonttools
-	scripts/web/deps.sh $(BUILD_WEB)/deps
-	scripts/web/deps.sh $(BUILD_WEB)/deps --pthread
+	scripts/web/deps.sh $(WEB_DEPS)
+	scripts/web/deps.sh $(WEB_DEPS) --pthread
 	$(call web_build,obj,,-msimd128,-DATTNLAB_WEB_THREADS=OFF)
 	$(call web_build,obj-mt,pthread/,-msimd128 -pthread,-DATTNLAB_WEB_THREADS=ON)
 
