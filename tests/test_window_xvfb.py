@@ -40,6 +40,8 @@ ap.add_argument("--storm-model", default="tang",
                 help="the model the storm opens (by hand: a larger checkpoint's folder)")
 ap.add_argument("--storm-text", default="春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。",
                 help="its text (by hand: @FILE reads it from a file, for a long prompt)")
+ap.add_argument("--big-size", default="16x300",
+                help="the big checkpoint's layers and its text's tokens, LxN (the sanitizer build: a smaller one)")
 ap.add_argument("--first-frame-ms", type=float, default=1000,
                 help="the longest from the command to the first frame of a big checkpoint (the ASan build: more)")
 ap.add_argument("--only", action="append", default=[], help="run only these parts (e.g. --only storm)")
@@ -868,14 +870,15 @@ def opening_run():
 # ---- a big checkpoint opens at once: the notice, its progress, layer 0 first, q mid-trace --------
 
 def big_checkpoint():
-    """A random-weight Llama folder (16 layers of 768, 300 tokens' text) whose trace takes seconds."""
+    """A random-weight Llama folder (16 layers of 768, 300 tokens' text: --big-size) whose trace takes seconds."""
     import make_checkpoints as mc
     path = os.path.join(TMP, "big-checkpoint")
-    cfg = dict(mc.TINY["tinyllama"], hidden_size=768, num_hidden_layers=16, num_attention_heads=12,
+    layers, tokens = (int(v) for v in ARGS.big_size.split("x"))
+    cfg = dict(mc.TINY["tinyllama"], hidden_size=768, num_hidden_layers=layers, num_attention_heads=12,
                num_key_value_heads=4, intermediate_size=2048, max_position_embeddings=4096)
     mc.write(path, cfg, seed=7, shards=1, keep=False)
     rng = random.Random(1)
-    text = " ".join(rng.choice(mc.WORDS[3:]) for _ in range(300))
+    text = " ".join(rng.choice(mc.WORDS[3:]) for _ in range(tokens))
     return path, text
 
 
