@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "app.h"
+#include "app_impl.h"
 #include "catalog.h"
 #include "engine/formats/trace_io.h"
 #include "engine/model/loss.h"
@@ -1157,6 +1158,68 @@ static void o_again_goes_on_from_the_model_asked_for(void **state)
     assert_string_equal(app_tensor(app)->name, "layers.0.weights");
 }
 
+/* A model opens at once (issue 36): the notice alone, only the keys that
+ * need no picture acting, then its picture; and the first picture shown
+ * layer by layer (a worker's trace borrowed with its first layer written):
+ * only the ready layers reachable, nothing that would change the trace. */
+static void a_model_opens_at_once(void **state)
+{
+    (void)state; /* the variants' folder (ATTNLAB_MODELS) */
+    app_state app;
+    attn_config c;
+    attn_error e;
+    char err[400], title[300];
+    attn_config_init(&c);
+    attn_config_set(&c, "model", "v-mha", NULL);
+    attn_config_set(&c, "text", "the cat sat on the mat", NULL);
+    assert_int_equal(app_init_later(&app, &c, err, sizeof err), 0);
+    attn_config_free(&c);
+    assert_true(app.opening.first && app.opening.pending);
+    assert_string_equal(app_title(&app, title, sizeof title), "attnlab - opening v-mha");
+    assert_false(app_key(&app, 'c', 0)); /* it would act on the example under the notice */
+    assert_true(app_key(&app, '?', 0));
+    assert_true(app.help);
+    assert_true(app_key(&app, '?', 0));
+    app.opening.shown = true; /* the frame drew the notice: no worker here, so it opens at once */
+    for (int i = 0; i < 6 && app_poll(&app); i++) {}
+    assert_false(app.opening.first);
+    assert_string_equal(app.model->name, "v-mha");
+    assert_non_null(strstr(app_title(&app, title, sizeof title), "v-mha - layers.0.weights"));
+    int n = app.trace.n_tensors;
+
+    /* layer by layer: the same model's trace, its layer 0 written, shown borrowed */
+    attn_trace tr;
+    assert_int_equal(attn_trace_run(&app.cfg, &(attn_inputs){.model = app.model}, &tr, &e), ATTN_OK);
+    assert_int_equal(app_partial_begin(&app, &tr, app.model, app.model_key, &app.cfg, 1), 0);
+    assert_non_null(strstr(app_title(&app, title, sizeof title), " - tracing, 1 of 2 layers ready"));
+    int ready = 0, later = 0;
+    for (int i = 0; i < app.trace.n_tensors; i++) {
+        const attn_tensor *t = &app.trace.tensors[i];
+        bool embeddings = t->info == attn_stage_get(ATTN_STAGE_EMBEDDINGS);
+        assert_int_equal(app_tensor_ready(&app, i), t->layer == 0 || embeddings);
+        ready += app_tensor_ready(&app, i);
+        later += t->layer == 1;
+    }
+    assert_true(ready > 1 && later > 1);
+    assert_false(app_key(&app, '.', 0)); /* layer 1 is still being traced */
+    assert_non_null(strstr(app.status, "layer 1 is being traced"));
+    assert_int_equal(app.view.layer, 0);
+    assert_false(app_key(&app, 'c', 0)); /* nothing that would change the trace */
+    assert_non_null(strstr(app.status, "still being traced"));
+    assert_true(app_key(&app, APP_KEY_RIGHT, 0)); /* the stages of layer 0 */
+    assert_true(app_tensor(&app)->layer == 0);
+    app.partial.layers = 2; /* the worker wrote layer 1 */
+    assert_true(app_key(&app, '.', 0));
+    assert_int_equal(app.view.layer, 1);
+    app_partial_end(&app); /* the app's own trace back, before the worker's is let go */
+    assert_false(app.partial.on);
+    assert_int_equal(app.trace.n_tensors, n);
+    assert_true(app.opening.first); /* until the worker's picture is installed */
+    app.opening.first = false;
+    attn_trace_free(&tr);
+    app_free(&app);
+}
+
 /* Generating as a class expects it: the first ] at the end of a model's
  * prompt writes a token (decode mode opens at the prompt's last token); k
  * on a model starts at the last token; the app knows the prompt from what ]
@@ -1285,6 +1348,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(generating_in_the_window, variants_setup, variants_teardown),
         cmocka_unit_test_setup_teardown(the_loss_is_computed_on_the_worker, variants_setup, variants_teardown),
         cmocka_unit_test_setup_teardown(o_again_goes_on_from_the_model_asked_for, variants_setup, variants_teardown),
+        cmocka_unit_test_setup_teardown(a_model_opens_at_once, variants_setup, variants_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
