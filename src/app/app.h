@@ -21,6 +21,7 @@
 #include "action.h"
 #include "engine/trace/config.h"
 #include "engine/trace/trace.h"
+#include "fetch.h"
 #include "heatmap.h"
 #include "jobs.h"
 #include "keys.h"
@@ -128,6 +129,9 @@ typedef struct app_state {
         struct app_lesson_read *reading; /* the lesson at path being read and checked on a thread of its
                                          * own, to be shown at step arg (app_open.c); NULL: none */
         struct app_model_names *models; /* o: the shipped models being listed on a thread (app_open.c) */
+        struct app_fetch_wait *waiting; /* the models it needs, downloaded first (app_fetch.c); NULL: none */
+        char fetching[64];  /* the model being downloaded ("": none), and how far: the notice shows it */
+        app_fetch_progress fetched;
     } opening;
 
     app_token_editor edit;
@@ -170,6 +174,7 @@ typedef struct app_state {
     bool async;           /* toggles recompute on a worker (the window); else at once */
     const app_jobs *jobs; /* the platform's job service the worker and readers run on (jobs.h), set
                            * before the first request; NULL: none, each runs here and now */
+    const app_fetcher *fetch; /* the platform's fetcher of shipped models' files (fetch.h); NULL: all on disk */
     struct app_job *job;  /* that worker's recomputation, NULL when none (app_job.c) */
 
     app_layout layout;    /* written by draw_frame, read by the entry points */

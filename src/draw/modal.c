@@ -63,8 +63,15 @@ void draw_opening(const app_state *app, draw_list *dl)
     const char *what = busy ? _("computing the first picture") : _("reading the files");
     if (busy) snprintf(buf, sizeof buf, "%s (%.1f s)", what, ms / 1000.0);
     else snprintf(buf, sizeof buf, "%s", what);
-    draw_text_fit(dl, buf, x + u, y + u / 2 + u + u / 4, w - 2 * u, DRAW_TEXT_DIM);
     int bar = w - 2 * u, done = busy ? (int)((double)bar * (1 + 3 * layer + part) / (1 + 3.0 * layers)) : bar / 12;
+    const app_fetch_progress *f = &app->opening.fetched;
+    if (app->opening.fetching[0] && app->opening.pending) { /* the page downloads a model first (fetch.h) */
+        /* TRANSLATORS: the page downloads a model's files; its name, MB so far, MB in all */
+        snprintf(buf, sizeof buf, _("downloading %s: %.1f of %.1f MB"), app->opening.fetching, f->done / 1e6,
+                 f->total / 1e6);
+        done = f->total > 0 ? (int)(bar * (f->done / f->total)) : 0;
+    }
+    draw_text_fit(dl, buf, x + u, y + u / 2 + u + u / 4, w - 2 * u, DRAW_TEXT_DIM);
     draw_fill(dl, x + u, y + h - u, bar, u / 3, DRAW_PANEL_HI);
     draw_fill(dl, x + u, y + h - u, draw_imax(u / 2, draw_imin(bar, done)), u / 3, DRAW_ACCENT);
 }

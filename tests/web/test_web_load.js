@@ -1,0 +1,261 @@
+#!/usr/bin/env node
+/* test_web_load.js — how the web page loads (issue 35): what a first visit
+ * downloads, how soon it draws on a slow network, models downloaded when
+ * opened, offline, installable.
+ *
+ *   node tests/web/test_web_load.js BUILD_WEB [--before]
+ *
+ * Serves BUILD_WEB with a small server of its own on 127.0.0.1, which counts
+ * the bytes of every answer (what a first visit costs, what a model costs)
+ * and can be stopped mid-test; drives Debian's headless chromium with
+ * puppeteer-core, as test_web.js does:
+ *   - a first visit in a fresh profile at 10 Mbit/s with 40 ms latency (CDP
+ *     Network.emulateNetworkConditions, on the page and on its service worker):
+ *     the time to the first frame printed, the bytes downloaded with no model
+ *     opened under FIRST_VISIT_BUDGET, a loading view (never the canvas's
+ *     black 300×150) before it;
+ *   - o on that page downloads the model it opens, still throttled: frames
+ *     with the "opening …" notice's "downloading brown: x of y MB" in
+ *     between, then the model on screen; each model's download printed;
+ *   - a link to lesson 16: its training checkpoints downloaded, and the
+ *     lesson opens by itself at step 1;
+ *   - the manifest (name, icons at 192 and 512 px, start_url, display) and the
+ *     favicon served, and no answer a 404;
+ *   - the server stopped: a reload shows the page, and a link to a lesson
+ *     whose model was opened before opens it (the service worker's cache).
+ * --before: the first visit only (for a build from before this test). Exit 0
+ * when every check passes, 1 with one line per failure, 2 when it cannot run. */
+'use strict';
+
+const fs = require('fs');
+const http = require('http');
+const path = require('path');
+const puppeteer = require('puppeteer-core');
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const TIMEOUT_MS = 30000;
+const FIRST_VISIT_BUDGET = 3e6; /* bytes, with no model opened */
+const SLOW = { offline: false, latency: 40, downloadThroughput: 10e6 / 8, uploadThroughput: 10e6 / 8 };
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm',
+                '.json': 'application/json', '.webmanifest': 'application/manifest+json', '.png': 'image/png',
+                '.ico': 'image/x-icon', '.ttf': 'font/ttf', '.txt': 'text/plain; charset=utf-8' };
+
+const args = process.argv.slice(2);
+const dir = args[0];
+const failures = [];
+const check = (ok, msg) => { if (!ok) failures.push(msg); return ok; };
+const mb = (n) => (n / 1e6).toFixed(2) + ' MB';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function die(msg) {
+  console.error('test_web_load: ' + msg);
+  process.exit(2);
+}
+
+/* A static server that counts what it sends: bytes by path, and the 404s. */
+function serve(root) {
+  const log = { bytes: new Map(), missing: [] };
+  const sockets = new Set();
+  const server = http.createServer((req, res) => {
+    const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/+/, '') || 'index.html';
+    const file = path.join(root, rel);
+    if (!file.startsWith(path.resolve(root)) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      log.missing.push(rel);
+      res.writeHead(404, { 'Content-Type': 'text/plain' });
+      res.end('not found');
+      return;
+    }
+    const modified = fs.statSync(file).mtime;
+    modified.setMilliseconds(0);
+    const since = Date.parse(req.headers['if-modified-since'] || '');
+    if (since && modified.getTime() <= since) { /* as python3 -m http.server and static hosts answer */
+      res.writeHead(304, { 'Last-Modified': modified.toUTCString() });
+      res.end();
+      return;
+    }
+    const data = fs.readFileSync(file);
+    res.writeHead(200, { 'Last-Modified': modified.toUTCString(), 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream',
+                         'Content-Length': data.length, 'Cache-Control': 'no-cache' });
+    res.end(data);
+    log.bytes.set(rel, (log.bytes.get(rel) || 0) + data.length);
+  });
+  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
+    url: 'http://127.0.0.1:' + server.address().port + '/', log,
+    total: (re) => [...log.bytes].filter(([p]) => !re || re.test(p)).reduce((n, [, b]) => n + b, 0),
+    stop: () => new Promise((r) => { server.close(r); for (const s of sockets) s.destroy(); }),
+  })));
+}
+
+/* the network conditions on the page and on every service worker of the browser, now and to come */
+async function throttle(browser, page, cond) {
+  const apply = async (session) => {
+    await session.send('Network.enable');
+    await session.send('Network.emulateNetworkConditions', cond);
+  };
+  await apply(await page.createCDPSession());
+  const workers = async (t) => {
+    if (t.type() === 'service_worker') await apply(await t.createCDPSession()).catch(() => {});
+  };
+  for (const t of browser.targets()) await workers(t);
+  browser.removeAllListeners('targetcreated');
+  browser.on('targetcreated', workers);
+}
+
+async function stats(page) {
+  return page.evaluate(() => (window.attnlabStats ? { frames: window.attnlabStats.frames, title: window.attnlabStats.appTitle,
+                                                      texts: window.attnlabStats.texts } : null)).catch(() => null);
+}
+
+/* until fn(stats) is true (polled every 40 ms, each frame's texts looked at by seen); false after ms */
+async function until(page, fn, ms, seen) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const s = await stats(page);
+    if (s && seen) seen(s);
+    if (s && fn(s)) return true;
+    await sleep(40);
+  }
+  return false;
+}
+
+/* a first visit, throttled: the time to the first frame, the bytes, the loading view meanwhile */
+async function firstVisit(browser, srv) {
+  const ctx = await browser.createBrowserContext();
+  const page = await ctx.newPage();
+  await page.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
+  await throttle(browser, page, SLOW);
+  const t0 = Date.now();
+  let loadingSeen = false, blackBox = false;
+  await page.goto(srv.url + '?lang=en', { waitUntil: 'domcontentloaded', timeout: TIMEOUT_MS });
+  const end = t0 + 60000;
+  for (;;) {
+    const v = await page.evaluate(() => {
+      const l = document.getElementById('loading'), c = document.getElementById('attnlab');
+      const shown = (e) => !!e && !e.hidden && getComputedStyle(e).visibility !== 'hidden' && e.getBoundingClientRect().width > 0;
+      const r = c ? c.getBoundingClientRect() : null;
+      return { frames: window.attnlabStats ? window.attnlabStats.frames : 0, loading: shown(l),
+               black: !!r && shown(c) && Math.round(r.width) === 300 && Math.round(r.height) === 150 };
+    }).catch(() => ({ frames: 0, loading: false, black: false }));
+    if (v.frames > 0) break;
+    loadingSeen = loadingSeen || v.loading;
+    blackBox = blackBox || v.black;
+    if (Date.now() > end) { check(false, 'first visit: no frame within 60 s at 10 Mbit/s'); break; }
+    await sleep(30);
+  }
+  const ms = Date.now() - t0;
+  await sleep(1500); /* what the page still fetches once it is up */
+  const bytes = srv.total();
+  console.log('first visit at 10 Mbit/s, 40 ms latency: first frame ' + ms + ' ms after it was asked for; ' + mb(bytes) +
+              ' downloaded (' + [...srv.log.bytes].map(([p, b]) => p + ' ' + (b / 1e3).toFixed(0) + ' kB').join(', ') + ')');
+  return { ctx, page, ms, bytes, loadingSeen, blackBox };
+}
+
+/* o, throttled: the model's download behind the notice, then the model */
+async function openModel(page, srv) {
+  const before = srv.total(/^models\//);
+  let progress = 0;
+  const seen = (s) => { if (s.texts.some((t) => /^downloading brown: \d+\.\d of \d+\.\d MB$/.test(t))) progress++; };
+  await page.focus('#attnlab');
+  await page.keyboard.press('o');
+  const opened = await until(page, (s) => /^attnlab - brown - /.test(s.title), TIMEOUT_MS, seen);
+  const got = srv.total(/^models\//) - before;
+  console.log('o: brown opened after ' + progress + ' looks at the download\'s progress; ' + mb(got) + ' downloaded');
+  check(opened, 'o: brown never opened');
+  check(progress >= 2, 'o: the notice showed the download\'s progress ' + progress + ' times (2 at least)');
+  check(got > 1e6, 'o: brown\'s weights were not downloaded (' + got + ' bytes)');
+}
+
+/* a link to lesson 16: its checkpoints downloaded, and the lesson opens at step 1 by itself */
+async function lesson16(page, srv) {
+  const t0 = Date.now();
+  let progress = false;
+  await page.goto(srv.url + '?lesson=16&lang=en', { waitUntil: 'domcontentloaded', timeout: TIMEOUT_MS });
+  const opened = await until(page, (s) => /brown-induction .*lesson step 1\/\d+$/.test(s.title), TIMEOUT_MS,
+                             (s) => { progress = progress || s.texts.some((t) => /^downloading brown-induction: /.test(t)); });
+  const ckpt = srv.total(/^checkpoints\//);
+  console.log('lesson 16 by a link: opened in ' + (Date.now() - t0) + ' ms, ' + mb(ckpt) + ' of checkpoints downloaded' +
+              (progress ? ', the progress shown' : ''));
+  check(opened, 'lesson 16 by a link did not open at step 1 by itself');
+  check(ckpt > 10e6, 'lesson 16: its checkpoints were not downloaded (' + ckpt + ' bytes)');
+  const s = await stats(page);
+  check(s && !s.texts.some((t) => /\/attnlab\//.test(t)), 'lesson 16: the frame shows an internal path');
+}
+
+function get(url) {
+  return new Promise((resolve) => http.get(url, (r) => {
+    const parts = [];
+    r.on('data', (d) => parts.push(d));
+    r.on('end', () => resolve({ status: r.statusCode, type: r.headers['content-type'], body: Buffer.concat(parts) }));
+  }).on('error', () => resolve({ status: 0, body: Buffer.alloc(0) })));
+}
+
+async function installable(srv, page) {
+  const link = await page.evaluate(() => [document.querySelector('link[rel=manifest]')?.getAttribute('href'),
+                                          document.querySelector('link[rel=icon]')?.getAttribute('href')]);
+  check(link[0] && link[1], 'the page names no manifest or icon: ' + link);
+  const m = await get(srv.url + (link[0] || 'manifest.webmanifest'));
+  let man = {};
+  try { man = JSON.parse(m.body.toString()); } catch (e) { check(false, 'the manifest is not JSON: ' + e.message); }
+  check(man.name && man.short_name && man.start_url && man.display === 'standalone' && man.theme_color,
+        'the manifest lacks a name, short_name, start_url, display standalone or theme_color');
+  for (const size of [192, 512]) {
+    const icon = (man.icons || []).find((i) => i.sizes === size + 'x' + size);
+    const r = icon ? await get(new URL(icon.src, srv.url).href) : { status: 0, body: Buffer.alloc(0) };
+    const w = r.body.length > 24 ? r.body.readUInt32BE(16) : 0;
+    check(r.status === 200 && w === size, 'the manifest\'s ' + size + ' px icon: HTTP ' + r.status + ', ' + w + ' px wide');
+  }
+  const fav = await get(srv.url + 'favicon.ico');
+  check(fav.status === 200 && fav.body.length > 0, 'favicon.ico: HTTP ' + fav.status);
+  console.log('manifest "' + man.name + '" (' + (man.icons || []).map((i) => i.sizes).join(', ') + '), favicon ' +
+              fav.body.length + ' bytes');
+}
+
+/* a lesson on tang opened online, the server stopped, then a reload and a link to it */
+async function offline(page, srv) {
+  await page.goto(srv.url + '?lesson=03&lang=en', { waitUntil: 'domcontentloaded', timeout: TIMEOUT_MS });
+  const online = await until(page, (s) => /^03 /.test(s.title) || /lesson step 1\//.test(s.title), TIMEOUT_MS);
+  check(online, 'lesson 3 by a link did not open online');
+  await srv.stop();
+  const t0 = Date.now();
+  await page.reload({ waitUntil: 'domcontentloaded', timeout: TIMEOUT_MS }).catch((e) => check(false, 'offline reload: ' + e.message));
+  const drawn = await until(page, (s) => s.frames > 0, TIMEOUT_MS);
+  const lesson = drawn && await until(page, (s) => /lesson step 1\//.test(s.title), TIMEOUT_MS);
+  const title = await page.title().catch(() => '');
+  console.log('offline: ' + (drawn ? 'a frame ' : 'no frame ') + (Date.now() - t0) + ' ms after the reload; the tab "' + title + '"');
+  check(drawn, 'offline: the reload drew no frame (server stopped)');
+  check(lesson && /^03 /.test(title), 'offline: lesson 3 did not open again: "' + title + '"');
+}
+
+async function main() {
+  if (!dir || !fs.existsSync(path.join(dir, 'index.html'))) die('usage: test_web_load.js BUILD_WEB [--before] (no index.html there)');
+  if (!fs.existsSync(CHROMIUM)) die(CHROMIUM + ' not found (apt-get install chromium, or CHROMIUM=...)');
+  const t0 = Date.now();
+  const srv = await serve(dir);
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  try {
+    const first = await firstVisit(browser, srv);
+    if (!args.includes('--before')) {
+      check(first.bytes < FIRST_VISIT_BUDGET, 'a first visit downloads ' + mb(first.bytes) + ', over ' + mb(FIRST_VISIT_BUDGET));
+      check(!srv.total(/^(models|checkpoints)\//), 'a first visit downloaded a model');
+      check(first.loadingSeen, 'no loading view while the page loads');
+      check(!first.blackBox, 'a black 300×150 canvas while the page loads');
+      await openModel(first.page, srv);
+      await throttle(browser, first.page, { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+      await lesson16(first.page, srv);
+      await installable(srv, first.page);
+      check(!srv.log.missing.length, 'answered 404: ' + srv.log.missing.join(', '));
+      await offline(first.page, srv);
+    }
+    await first.ctx.close();
+  } finally {
+    await browser.close();
+    await srv.stop().catch(() => {});
+  }
+  console.log('test_web_load: ' + ((Date.now() - t0) / 1000).toFixed(1) + ' s');
+  for (const f of failures) console.log('FAIL: ' + f);
+  console.log(failures.length ? failures.length + ' check(s) failed' : 'web load: all checks passed');
+  process.exit(failures.length ? 1 : 0);
+}
+
+main().catch((e) => die(e.stack || String(e)));
