@@ -9,9 +9,8 @@
  * the bytes of every answer (what a first visit costs, what a model costs)
  * and can be stopped mid-test; drives Debian's headless chromium with
  * puppeteer-core, as test_web.js does:
- *   - a first visit in a fresh profile at 10 Mbit/s with 40 ms latency (CDP
- *     Network.emulateNetworkConditions, on the page and on its service worker):
- *     the time to the first frame printed, the bytes downloaded with no model
+ *   - a first visit in a fresh profile at 10 Mbit/s with 40 ms latency (the
+ *     server's pacing, see serve): the time to the first frame printed, the bytes downloaded with no model
  *     opened under FIRST_VISIT_BUDGET, a loading view (never the canvas's
  *     black 300×150) before it;
  *   - o on that page downloads the model it opens, still throttled: frames
@@ -30,12 +29,12 @@
 const fs = require('fs');
 const http = require('http');
 const path = require('path');
+const zlib = require('zlib');
 const puppeteer = require('puppeteer-core');
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const TIMEOUT_MS = 30000;
 const FIRST_VISIT_BUDGET = 3e6; /* bytes, with no model opened */
-const SLOW = { offline: false, latency: 40, downloadThroughput: 10e6 / 8, uploadThroughput: 10e6 / 8 };
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm',
                 '.json': 'application/json', '.webmanifest': 'application/manifest+json', '.png': 'image/png',
                 '.ico': 'image/x-icon', '.ttf': 'font/ttf', '.txt': 'text/plain; charset=utf-8' };
@@ -52,14 +51,43 @@ function die(msg) {
   process.exit(2);
 }
 
-/* A static server that counts what it sends: bytes by path, and the 404s. */
-function serve(root) {
-  const log = { bytes: new Map(), missing: [] };
+/* A static server that counts what it sends: bytes by path, and the 404s. With net.slow, it sends as a
+ * 10 Mbit/s link with 40 ms latency would: each answer starts 40 ms late, and the answers share the
+ * link's bytes per second, 16 kB at a time. (Chrome's own emulation, CDP Network.emulateNetworkConditions
+ * on the page, does not reach the service worker's requests, which carry nearly all the bytes: a
+ * first visit of 19.8 MB drew in 3.4 s with it. The server's pacing throttles every request.) */
+const net = { slow: false, freeAt: 0 };
+const LINK = { latencyMs: 40, bytesPerMs: 10e6 / 8 / 1000, chunk: 16384 };
+
+function paced(res, data) {
+  let at = 0;
+  const next = () => {
+    if (at >= data.length) { res.end(); return; }
+    const part = data.subarray(at, at + LINK.chunk);
+    at += part.length;
+    const now = Date.now();
+    net.freeAt = Math.max(now, net.freeAt) + part.length / LINK.bytesPerMs;
+    setTimeout(() => { if (!res.destroyed) { res.write(part); next(); } }, net.freeAt - now);
+  };
+  setTimeout(next, LINK.latencyMs);
+}
+
+/* As a static host serves them: text, scripts, wasm and fonts gzipped when the browser asks for it
+ * (test_web.js weighs the page so too); the data and the models' weights as they are. */
+const zipped = new Map();
+function gzipped(file) {
+  if (!zipped.has(file)) zipped.set(file, zlib.gzipSync(fs.readFileSync(file), { level: 6 }));
+  return zipped.get(file);
+}
+
+function serve(dir) {
+  const root = path.resolve(dir);
+  const log = { bytes: new Map(), missing: [], raw: 0 };
   const sockets = new Set();
   const server = http.createServer((req, res) => {
     const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/+/, '') || 'index.html';
     const file = path.join(root, rel);
-    if (!file.startsWith(path.resolve(root)) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+    if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
       log.missing.push(rel);
       res.writeHead(404, { 'Content-Type': 'text/plain' });
       res.end('not found');
@@ -73,10 +101,14 @@ function serve(root) {
       res.end();
       return;
     }
-    const data = fs.readFileSync(file);
-    res.writeHead(200, { 'Last-Modified': modified.toUTCString(), 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream',
-                         'Content-Length': data.length, 'Cache-Control': 'no-cache' });
-    res.end(data);
+    const type = TYPES[path.extname(file)] || 'application/octet-stream';
+    const zip = /\bgzip\b/.test(req.headers['accept-encoding'] || '') && type !== 'application/octet-stream' && !/png/.test(type);
+    const data = zip ? gzipped(file) : fs.readFileSync(file);
+    log.raw += fs.statSync(file).size;
+    res.writeHead(200, { 'Last-Modified': modified.toUTCString(), 'Content-Type': type, 'Content-Length': data.length,
+                         'Cache-Control': 'no-cache', ...(zip ? { 'Content-Encoding': 'gzip' } : {}) });
+    if (net.slow) paced(res, data);
+    else res.end(data);
     log.bytes.set(rel, (log.bytes.get(rel) || 0) + data.length);
   });
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
@@ -85,21 +117,6 @@ function serve(root) {
     total: (re) => [...log.bytes].filter(([p]) => !re || re.test(p)).reduce((n, [, b]) => n + b, 0),
     stop: () => new Promise((r) => { server.close(r); for (const s of sockets) s.destroy(); }),
   })));
-}
-
-/* the network conditions on the page and on every service worker of the browser, now and to come */
-async function throttle(browser, page, cond) {
-  const apply = async (session) => {
-    await session.send('Network.enable');
-    await session.send('Network.emulateNetworkConditions', cond);
-  };
-  await apply(await page.createCDPSession());
-  const workers = async (t) => {
-    if (t.type() === 'service_worker') await apply(await t.createCDPSession()).catch(() => {});
-  };
-  for (const t of browser.targets()) await workers(t);
-  browser.removeAllListeners('targetcreated');
-  browser.on('targetcreated', workers);
 }
 
 async function stats(page) {
@@ -124,7 +141,7 @@ async function firstVisit(browser, srv) {
   const ctx = await browser.createBrowserContext();
   const page = await ctx.newPage();
   await page.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
-  await throttle(browser, page, SLOW);
+  net.slow = true;
   const t0 = Date.now();
   let loadingSeen = false, blackBox = false;
   await page.goto(srv.url + '?lang=en', { waitUntil: 'domcontentloaded', timeout: TIMEOUT_MS });
@@ -147,7 +164,7 @@ async function firstVisit(browser, srv) {
   await sleep(1500); /* what the page still fetches once it is up */
   const bytes = srv.total();
   console.log('first visit at 10 Mbit/s, 40 ms latency: first frame ' + ms + ' ms after it was asked for; ' + mb(bytes) +
-              ' downloaded (' + [...srv.log.bytes].map(([p, b]) => p + ' ' + (b / 1e3).toFixed(0) + ' kB').join(', ') + ')');
+              ' downloaded, ' + mb(srv.log.raw) + ' before compression (' + [...srv.log.bytes].map(([p, b]) => p + ' ' + (b / 1e3).toFixed(0) + ' kB').join(', ') + ')');
   return { ctx, page, ms, bytes, loadingSeen, blackBox };
 }
 
@@ -241,7 +258,7 @@ async function main() {
       check(first.loadingSeen, 'no loading view while the page loads');
       check(!first.blackBox, 'a black 300×150 canvas while the page loads');
       await openModel(first.page, srv);
-      await throttle(browser, first.page, { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+      net.slow = false;
       await lesson16(first.page, srv);
       await installable(srv, first.page);
       check(!srv.log.missing.length, 'answered 404: ' + srv.log.missing.join(', '));
