@@ -401,8 +401,8 @@ async function lesson4(d, check) {
 async function lesson16(d, check) {
   check(await d.key('l', 'l (the picker)'), 'l: no frame followed');
   for (const k of ['Home', ...Array(16).fill('ArrowDown')]) await d.key(k); /* 00 … 16, whatever follows it */
-  check(await d.key('Enter', 'Enter (lesson 16, no checkpoints yet)'), 'Enter on lesson 16: no frame followed');
   const t0 = Date.now();
+  check(await d.key('Enter', 'Enter (lesson 16, no checkpoints yet)'), 'Enter on lesson 16: no frame followed');
   const opened = await d.page.waitForFunction(() => /brown-induction .*lesson step 1\/\d+$/.test(window.attnlabStats.appTitle),
                                               { timeout: TIMEOUT_MS }).then(() => true, () => false);
   console.log('lesson 16 opened, its checkpoints downloaded, in ' + (Date.now() - t0) + ' ms');

@@ -21,7 +21,9 @@
  *   - the manifest (name, icons at 192 and 512 px, start_url, display) and the
  *     favicon served, and no answer a 404;
  *   - the server stopped: a reload shows the page, and a link to a lesson
- *     whose model was opened before opens it (the service worker's cache).
+ *     whose model was opened before opens it (the service worker's cache); a
+ *     lesson whose model was never opened says, in words, that it could not
+ *     be downloaded.
  * --before: the first visit only (for a build from before this test). Exit 0
  * when every check passes, 1 with one line per failure, 2 when it cannot run. */
 'use strict';
@@ -242,6 +244,15 @@ async function offline(page, srv) {
   console.log('offline: ' + (drawn ? 'a frame ' : 'no frame ') + (Date.now() - t0) + ' ms after the reload; the tab "' + title + '"');
   check(drawn, 'offline: the reload drew no frame (server stopped)');
   check(lesson && /^03 /.test(title), 'offline: lesson 3 did not open again: "' + title + '"');
+  /* a lesson on a model never opened: it says so in words, not with a path */
+  await page.goto(srv.url + '?lesson=13&lang=en', { waitUntil: 'domcontentloaded', timeout: TIMEOUT_MS }).catch(() => {});
+  let said = '';
+  await until(page, (s) => !!(said = s.texts.find((t) => /could not be downloaded/.test(t)) || ''), TIMEOUT_MS);
+  console.log('offline, lesson 13 (tang-nocausal never opened): "' + said + '"');
+  check(/^tang-nocausal could not be downloaded \(no connection\): check the connection/.test(said),
+        'offline: lesson 13 does not say its model could not be downloaded: "' + said + '"');
+  const s = await stats(page);
+  check(s && !s.texts.some((t) => /\/attnlab\//.test(t)), 'offline: the frame shows an internal path');
 }
 
 async function main() {
