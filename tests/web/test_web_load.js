@@ -17,7 +17,8 @@
  *     with the "opening …" notice's "downloading brown: x of y MB" in
  *     between, then the model on screen; each model's download printed;
  *   - a link to lesson 16: its training checkpoints downloaded, and the
- *     lesson opens by itself at step 1;
+ *     lesson opens by itself at step 1; J on brown-induction opened by o
+ *     brings them in too (from the cache) and steps back to the last one;
  *   - the manifest (name, icons at 192 and 512 px, start_url, display) and the
  *     favicon served, and no answer a 404;
  *   - the server stopped: a reload shows the page, and a link to a lesson
@@ -201,6 +202,24 @@ async function lesson16(page, srv) {
   check(s && !s.texts.some((t) => /\/attnlab\//.test(t)), 'lesson 16: the frame shows an internal path');
 }
 
+/* J on brown-induction opened by o, its checkpoints not in this page yet: they come, then the step */
+async function jKey(page, srv) {
+  await page.goto(srv.url + '?lang=en', { waitUntil: 'domcontentloaded', timeout: TIMEOUT_MS });
+  await until(page, (s) => s.frames > 0, TIMEOUT_MS);
+  await page.focus('#attnlab');
+  for (const want of [/^attnlab - brown - /, /^attnlab - brown-induction - /]) {
+    await page.keyboard.press('o');
+    check(await until(page, (s) => want.test(s.title), TIMEOUT_MS), 'o did not open ' + want.source);
+  }
+  await page.keyboard.down('Shift');
+  await page.keyboard.press('J');
+  await page.keyboard.up('Shift');
+  /* the training line shows only once the model's checkpoints are here; J from the final model: its last one */
+  const stepped = await until(page, (s) => s.texts.some((t) => /^training step 3000 of 3000/.test(t)), TIMEOUT_MS);
+  console.log('J on brown-induction opened by o: ' + (stepped ? 'its checkpoints brought in, at its last, step 3000' : 'not stepped'));
+  check(stepped, 'J on brown-induction (opened by o) did not bring its checkpoints and step to its last');
+}
+
 function get(url) {
   return new Promise((resolve) => http.get(url, (r) => {
     const parts = [];
@@ -271,6 +290,7 @@ async function main() {
       await openModel(first.page, srv);
       net.slow = false;
       await lesson16(first.page, srv);
+      await jKey(first.page, srv);
       await installable(srv, first.page);
       check(!srv.log.missing.length, 'answered 404: ' + srv.log.missing.join(', '));
       await offline(first.page, srv);
