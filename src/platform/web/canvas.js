@@ -4,7 +4,9 @@
  * the browser's keyboard, mouse, wheel and touch events into the app core's
  * input calls, and draws each frame's records (main_web.c's banner gives
  * their layout) on a <canvas> in device pixels (devicePixelRatio). Lesson
- * progress, a file in the page's memory, is kept in localStorage.
+ * progress, a file in the page's memory, is kept in localStorage. It downloads
+ * the module and its data itself, showing how far in the loading view, and a
+ * shipped model's files when the app core first opens the model (modelWant).
  *
  * window.attnlabStats: what the test (tests/web) reads — the first frame's
  * time since the page began, the last input-to-frame time, the last input-to-idle

@@ -31,6 +31,9 @@
  * (src/app/jobs_pieces.c): a key that opens a lesson or a model returns at
  * once, the frame saying so is drawn, and then the work comes in pieces (a
  * lesson: its file, then a step checked a piece).
+ * A shipped model's weights, tokenizer and checkpoints are not in the page's
+ * data: the app core asks the fetcher (fetch.h, model_want) before it opens a
+ * model, and canvas.js downloads them into the memory file system meanwhile.
  * The lesson progress file lives in the page's memory file system, which
  * canvas.js copies to and from localStorage. */
 #include <ctype.h>
