@@ -21,6 +21,7 @@
  *     brings them in too (from the cache) and steps back to the last one;
  *   - the manifest (name, icons at 192 and 512 px, start_url, display) and the
  *     favicon served, and no answer a 404;
+ *   - a new build's sw.js (another version) replaces the cache of the old one;
  *   - the server stopped: a reload shows the page, and a link to a lesson
  *     whose model was opened before opens it (the service worker's cache); a
  *     lesson whose model was never opened says, in words, that it could not
@@ -86,9 +87,15 @@ function gzipped(file) {
 function serve(dir) {
   const root = path.resolve(dir);
   const log = { bytes: new Map(), missing: [], raw: 0 };
+  const replaced = new Map(); /* path → text served in its place (a new build's sw.js) */
   const sockets = new Set();
   const server = http.createServer((req, res) => {
     const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/+/, '') || 'index.html';
+    if (replaced.has(rel)) {
+      res.writeHead(200, { 'Content-Type': TYPES[path.extname(rel)], 'Cache-Control': 'no-cache' });
+      res.end(replaced.get(rel));
+      return;
+    }
     const file = path.join(root, rel);
     if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
       log.missing.push(rel);
@@ -116,7 +123,7 @@ function serve(dir) {
   });
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
-    url: 'http://127.0.0.1:' + server.address().port + '/', log,
+    url: 'http://127.0.0.1:' + server.address().port + '/', log, replaced,
     total: (re) => [...log.bytes].filter(([p]) => !re || re.test(p)).reduce((n, [, b]) => n + b, 0),
     stop: () => new Promise((r) => { server.close(r); for (const s of sockets) s.destroy(); }),
   })));
@@ -249,6 +256,24 @@ async function installable(srv, page) {
               fav.body.length + ' bytes');
 }
 
+/* a new build (its sw.js with another version) replaces the cache of the one before */
+async function newBuild(page, srv) {
+  const caches = () => page.evaluate(() => caches.keys()).catch(() => []);
+  const before = await caches();
+  const sw = fs.readFileSync(path.join(dir, 'sw.js'), 'utf8').replace(/const VERSION = '[^']*'/, "const VERSION = 'next-build'");
+  srv.replaced.set('sw.js', sw);
+  let after = before;
+  for (let i = 0; i < 3 && !(after.length === 1 && after[0] === 'attnlab-next-build'); i++) {
+    await page.reload({ waitUntil: 'domcontentloaded', timeout: TIMEOUT_MS });
+    await until(page, (s) => s.frames > 0, TIMEOUT_MS);
+    await sleep(1000);
+    after = await caches();
+  }
+  console.log('a new build: the caches ' + JSON.stringify(before) + ' became ' + JSON.stringify(after));
+  check(before.length === 1 && after.length === 1 && after[0] === 'attnlab-next-build',
+        'a new build\'s sw.js did not replace the cache: ' + JSON.stringify(before) + ' then ' + JSON.stringify(after));
+}
+
 /* a lesson on tang opened online, the server stopped, then a reload and a link to it */
 async function offline(page, srv) {
   await page.goto(srv.url + '?lesson=03&lang=en', { waitUntil: 'domcontentloaded', timeout: TIMEOUT_MS });
@@ -293,6 +318,7 @@ async function main() {
       await jKey(first.page, srv);
       await installable(srv, first.page);
       check(!srv.log.missing.length, 'answered 404: ' + srv.log.missing.join(', '));
+      await newBuild(first.page, srv);
       await offline(first.page, srv);
     }
     await first.ctx.close();

@@ -701,7 +701,12 @@
     const asked = new URLSearchParams(location.search).get('threads');
     let reloaded = null;
     try { reloaded = sessionStorage.getItem(REGISTERED_KEY); sessionStorage.removeItem(REGISTERED_KEY); } catch (e) { /* off */ }
-    if (window.crossOriginIsolated) return asked === '0' ? 'single' : 'threads';
+    if (window.crossOriginIsolated) {
+      /* a new build is a new sw.js: it takes over in the background, for the next load */
+      if ('serviceWorker' in navigator)
+        navigator.serviceWorker.getRegistration().then((r) => r && r.update()).catch(() => { /* offline */ });
+      return asked === '0' ? 'single' : 'threads';
+    }
     if (asked === '0' || !('serviceWorker' in navigator) || reloaded) return 'single';
     try {
       await navigator.serviceWorker.register('sw.js');
