@@ -86,6 +86,7 @@ test-web: web all
 	@command -v npm >/dev/null || { echo "test-web: npm not found: install Node.js 20 with its npm (not Debian's npm package)" >&2; exit 1; }
 	cd tests/web && npm ci --no-audit --no-fund --silent
 	node tests/web/test_web.js $(BUILD_WEB) --attnlab $(BUILD)/attnlab
+	node tests/web/test_web_load.js $(BUILD_WEB)
 
 # A short libFuzzer run over the trace reader, the lesson parser, the
 # tokenizer, a model's text ('|' rows) and the window's app core over crafted traces (clang + ASan + UBSan),

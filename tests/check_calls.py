@@ -7,7 +7,7 @@ defines the function. Fails (exit 1) when
 
   - a room calls a room above it in ROOMS (app_impl.h draws the same map:
     the loop, input and a command line's picture, actions, the actions'
-    parts, requests, the state);
+    parts, the page's downloads before an opening, requests, the state);
   - a file outside ROOMS (player.c, view.c, keys.c, ...: the leaves the
     rooms use) calls into a room;
   - any files of src/app/ call each other in a circle.
@@ -38,6 +38,7 @@ ROOMS = [
     ["app_input", "app_picture"],
     ["app_actions"],
     ["app_lesson", "app_train", "app_edit", "app_model"],
+    ["app_fetch"],
     ["app_job", "app_open"],
     ["app"],
 ]

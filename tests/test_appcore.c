@@ -1220,6 +1220,65 @@ static void a_model_opens_at_once(void **state)
     app_free(&app);
 }
 
+/* The web page's fetcher (fetch.h), faked: a model's files come after two
+ * asks, then are here, or fail. */
+typedef struct {
+    int asks;
+    bool fail;
+    char last[64];
+} fake_fetch;
+
+static app_fetch_state fake_want(void *ctx, const char *name, bool checkpoints, app_fetch_progress *p)
+{
+    fake_fetch *f = ctx;
+    (void)checkpoints;
+    snprintf(f->last, sizeof f->last, "%s", name);
+    if (f->asks++ < 2) {
+        p->done = 1e6 * f->asks;
+        p->total = 3e6;
+        return APP_FETCH_COMING;
+    }
+    if (!f->fail) return APP_FETCH_HERE;
+    snprintf(p->why, sizeof p->why, "no connection");
+    return APP_FETCH_FAILED;
+}
+
+/* With a fetcher, o waits behind its notice for the next model's files, with
+ * their bytes, and opens by itself once they are here; a failed download ends
+ * the opening with a sentence, not a path. */
+static void an_opening_waits_for_its_files(void **state)
+{
+    app_state *app = variants_app(state);
+    fake_fetch f = {0};
+    const app_fetcher fetcher = {fake_want, &f};
+    app->fetch = &fetcher;
+    app->async = true;
+    assert_true(app_key(app, 'o', 0));
+    app->opening.shown = true;
+    assert_false(app_poll(app)); /* listed, its files asked for: coming */
+    assert_true(app->opening.pending);
+    assert_string_equal(app->opening.fetching, f.last);
+    assert_true(app->opening.fetched.done == 1e6 && app->opening.fetched.total == 3e6);
+    assert_false(app_poll(app));
+    assert_true(app_poll(app)); /* here: it opens */
+    assert_false(app->opening.pending);
+    assert_string_equal(app->opening.fetching, "");
+    assert_string_equal(app_settings(app)->model, f.last);
+    for (int i = 0; i < 10 && app_busy(app, NULL, NULL, NULL); i++) app_poll(app);
+
+    f = (fake_fetch){.fail = true};
+    assert_true(app_key(app, 'o', 0));
+    app->opening.shown = true;
+    app_poll(app);
+    app_poll(app);
+    assert_true(app_poll(app));
+    assert_false(app->opening.pending);
+    assert_true(app->status_error);
+    assert_non_null(strstr(app->status, "could not be downloaded (no connection)"));
+    assert_null(strchr(app->status, '/'));
+    app->fetch = NULL;
+}
+
 /* Generating as a class expects it: the first ] at the end of a model's
  * prompt writes a token (decode mode opens at the prompt's last token); k
  * on a model starts at the last token; the app knows the prompt from what ]
@@ -1349,6 +1408,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(the_loss_is_computed_on_the_worker, variants_setup, variants_teardown),
         cmocka_unit_test_setup_teardown(o_again_goes_on_from_the_model_asked_for, variants_setup, variants_teardown),
         cmocka_unit_test_setup_teardown(a_model_opens_at_once, variants_setup, variants_teardown),
+        cmocka_unit_test_setup_teardown(an_opening_waits_for_its_files, variants_setup, variants_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 #include "action.h"
 #include "engine/trace/config.h"
 #include "engine/trace/trace.h"
+#include "fetch.h"
 #include "heatmap.h"
 #include "jobs.h"
 #include "keys.h"
@@ -135,6 +136,9 @@ typedef struct app_state {
                            * only the keys that need no picture act, until the settings are shown */
         bool has_cfg;     /* cfg opens once the notice is on screen (app_init_later) */
         attn_config cfg;  /* owned while has_cfg */
+        struct app_fetch_wait *waiting; /* the models it needs, downloaded first (app_fetch.c); NULL: none */
+        char fetching[64];  /* the model being downloaded ("": none), and how far: the notice shows it */
+        app_fetch_progress fetched;
     } opening;
 
     struct {              /* the first picture shown layer by layer while the worker traces the rest (app_job.c) */
@@ -187,6 +191,7 @@ typedef struct app_state {
     bool async;           /* toggles recompute on a worker (the window); else at once */
     const app_jobs *jobs; /* the platform's job service the worker and readers run on (jobs.h), set
                            * before the first request; NULL: none, each runs here and now */
+    const app_fetcher *fetch; /* the platform's fetcher of shipped models' files (fetch.h); NULL: all on disk */
     struct app_job *job;  /* that worker's recomputation, NULL when none (app_job.c) */
 
     app_layout layout;    /* written by draw_frame, read by the entry points */

@@ -7,6 +7,7 @@
  *                 app_picture.c: a command line's picture (`attnlab render`'s flags) -> actions
  *   app_actions.c what an action does, and the lesson's (app_lesson.c), training's
  *                 (app_train.c), editor's (app_edit.c) and model's (app_model.c)
+ *   app_fetch.c   the page's downloads an opening waits for (fetch.h; the desktop has none)
  *   app_job.c     requests: the worker, the newest settings asked, the one install call;
  *                 app_open.c: a lesson read, the models listed (taken in by app_loop.c)
  *   app.c         the state: settings, what is shown, planning and installing a trace */
@@ -166,6 +167,19 @@ void app_models_drop(struct app_state *app);
 void app_next_model_label(const char *now, const char *const *names, int n, char *buf, size_t size);
 /* o with the models listed already (app_model.c): as app_next_model. */
 int app_next_model_in(struct app_state *app, const char *const *names, int n);
+
+/* The files of the models an opening needs, with a platform fetcher (fetch.h,
+ * app_fetch.c). app_fetch_opening, for the pending opening once its notice is
+ * on screen: 0 when they are here (or nothing is fetched), 1 while they
+ * come (opening.fetching and .fetched say how far), -1 when one could not
+ * be downloaded (the status line says so). app_fetch_later, for j and m:
+ * true when act(arg) was left for app_poll, behind the notice `label`,
+ * until model's files (its checkpoints) are here, or refused on the status
+ * line; false: do it now. app_fetch_drop forgets the wait. */
+int app_fetch_opening(struct app_state *app);
+bool app_fetch_later(struct app_state *app, const char *model, bool checkpoints, app_action act, int arg,
+                     const char *label);
+void app_fetch_drop(struct app_state *app);
 
 /* The lesson and picker actions (app_lesson.c). */
 bool app_lesson_do(struct app_state *app, app_action act, int arg);

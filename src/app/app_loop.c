@@ -78,7 +78,15 @@ static bool open_poll(app_state *app)
     if (!app->opening.shown) return false; /* the notice first */
     if (app->opening.act == APP_ACT_MODEL_NEXT && app->opening.models && !app_models_ready(app))
         return false; /* o: the models' names first */
+    int files = app_fetch_opening(app); /* the files of the models it needs first (fetch.h) */
+    if (files > 0) return false;        /* coming: the notice shows how far */
     app->opening.pending = false;
+    if (files < 0) {
+        open_failed(app);
+        app->opening.label[0] = '\0';
+        app->dirty = true;
+        return true;
+    }
     app->opening.running = true;
     int rc = 0;
     char err[700];
@@ -143,6 +151,7 @@ void app_leave(app_state *app)
 
 void app_free(app_state *app)
 {
+    app_fetch_drop(app);
     app_read_drop(app); /* it reads nothing of the app: left to free itself */
     if (app_job_abandon(app)) return; /* the worker still reads it all: the process is ending */
     app_release(app);

@@ -71,6 +71,9 @@ int app_next_variant(app_state *app)
         return -1;
     }
     const attn_model_variant *v = &app->variants[(at + 1) % n];
+    char label[200];
+    snprintf(label, sizeof label, _("model %s"), v->name); /* a page that has not downloaded it yet: first that */
+    if (app_fetch_later(app, v->name, false, APP_ACT_MODE, 0, label)) return 0;
     if (app_edit_config_async(app, to_variant, v)) return -1;
     /* TRANSLATORS: a model variant; its held-out loss and the KV cache it needs per token in all its layers */
     app_status(app, false, _("%s: %d heads share %d K/V heads · held-out loss %.3f nats/token · KV cache %.0f B/token, all %d layers"),

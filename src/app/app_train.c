@@ -31,8 +31,20 @@ int app_train_go(app_state *app, int at)
     return app_set(app, "model", dir);
 }
 
+/* A shipped model's checkpoints the page has not downloaded yet: fetched
+ * first, then act(arg) (app_fetch.c). */
+static bool fetch_first(app_state *app, app_action act, int arg)
+{
+    char label[200];
+    /* TRANSLATORS: what the "opening …" notice opens for j: a model's training checkpoints */
+    snprintf(label, sizeof label, _("the training checkpoints of %s"), app->model->name);
+    return app_fetch_later(app, app->model->name, true, act, arg, label);
+}
+
 bool app_train_do(app_state *app, app_action act, int arg)
 {
+    bool steps = act == APP_ACT_TRAIN_PREV || act == APP_ACT_TRAIN_NEXT || act == APP_ACT_TRAIN_AT;
+    if (steps && !app->train.n && app->model && fetch_first(app, act, arg)) return true;
     switch (act) {
     case APP_ACT_TRAIN_PREV:
     case APP_ACT_TRAIN_NEXT: {

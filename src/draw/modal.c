@@ -80,7 +80,7 @@ static double progress_line(const app_state *app, char *buf, size_t size)
         return 0.2;
     case ATTN_PHASE_TRACING:
         /* TRANSLATORS: the model's layers being traced: the layer being computed, of all */
-        snprintf(buf, size, _("tracing layer %d of %d%s"), p.layer + 1, p.layers, when);
+        snprintf(buf, size, _("tracing layer %d of %d%s"), p.layer, p.layers, when);
         return 0.2 + 0.8 * p.fraction;
     default:
         snprintf(buf, size, "%s%s", _("computing the first picture"), when);
@@ -98,6 +98,13 @@ void draw_opening(const app_state *app, draw_list *dl)
     /* TRANSLATORS: shown at once while a lesson or a model opens; %s: which one */
     snprintf(buf, sizeof buf, _("opening %s …"), app->opening.label);
     double done = progress_line(app, line, sizeof line);
+    const app_fetch_progress *f = &app->opening.fetched;
+    if (app->opening.fetching[0] && app->opening.pending) { /* the page downloads a model first (fetch.h) */
+        /* TRANSLATORS: the page downloads a model's files; its name, MB so far, MB in all */
+        snprintf(line, sizeof line, _("downloading %s: %.1f of %.1f MB"), app->opening.fetching, f->done / 1e6,
+                 f->total / 1e6);
+        done = f->total > 0 ? f->done / f->total : 0;
+    }
     int w = draw_imin(W - 2 * u, draw_imax(draw_imax(draw_text_w(dl, buf), draw_text_w(dl, line)), 24 * u) + 2 * u);
     int h = 4 * u, x = (W - w) / 2, y = (H - h) / 3;
     if (!app->opening.first) draw_fill(dl, 0, 0, W, H, 0xB0000000u);

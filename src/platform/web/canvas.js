@@ -4,7 +4,9 @@
  * the browser's keyboard, mouse, wheel and touch events into the app core's
  * input calls, and draws each frame's records (main_web.c's banner gives
  * their layout) on a <canvas> in device pixels (devicePixelRatio). Lesson
- * progress, a file in the page's memory, is kept in localStorage.
+ * progress, a file in the page's memory, is kept in localStorage. It downloads
+ * the module and its data itself, showing how far in the loading view, and a
+ * shipped model's files when the app core first opens the model (modelWant).
  *
  * window.attnlabStats: what the test (tests/web) reads — the first frame's
  * time since the page began, the last input-to-frame time, the last input-to-idle
@@ -40,7 +42,7 @@
 
   const stats = (window.attnlabStats = { started: performance.now(), firstFrameMs: null, inputToFrameMs: null, inputToIdleMs: null,
                                          longestBusyMs: 0, pending: false, measured: 0, frames: 0, texts: [], boxes: [], images: [],
-                                         build: null, appTitle: '' });
+                                         build: null, appTitle: '', modelFetches: [] });
   const canvas = document.getElementById('attnlab');
   const ctx = canvas.getContext('2d', { alpha: false });
   const measureCtx = document.createElement('canvas').getContext('2d');
@@ -220,10 +222,13 @@
     document.title = link.title || stats.appTitle;
     stats.frames++;
     const now = performance.now();
-    if (stats.firstFrameMs === null) stats.firstFrameMs = now - stats.started;
+    if (stats.firstFrameMs === null) {
+      stats.firstFrameMs = now - stats.started;
+      canvas.classList.remove('loading');
+      document.getElementById('loading').hidden = true;
+    }
     if (inputAt !== null) { stats.inputToFrameMs = now - inputAt; inputAt = null; }
     keepProgress();
-    wantCheckpoints();
   }
 
   /* fn's result; how long it kept the page busy goes into stats.longestBusyMs */
@@ -277,8 +282,8 @@
   const MODEL_LIMIT_MB = 256;
 
   /* main_web.c's web_words, by index: translated by the app's catalog */
-  const WORD = { bar: 0, fetching: 1, fetched: 2, unfetched: 3, open: 4, openTitle: 5, tooBig: 6, missing: 7, reading: 8,
-                 opened: 9, threads: 10, single: 11, copy: 12, copyTitle: 13, copied: 14, copyThis: 15, reopened: 16 };
+  const WORD = { bar: 0, offline: 1, cut: 2, open: 3, openTitle: 4, tooBig: 5, missing: 6, reading: 7,
+                 opened: 8, threads: 9, single: 10, copy: 11, copyTitle: 12, copied: 13, copyThis: 14 };
 
   /* the page's word w, each %s filled with the next of args */
   function word(w, ...args) {
@@ -324,61 +329,83 @@
     input.addEventListener('change', () => { openModel(input.files).catch((e) => barNote(String(e))); input.value = ''; });
   }
 
-  /* ---- a model's training checkpoints, fetched when the interface first names the model */
+  /* ---- shipped models' files, downloaded when the app first opens a model (main_web.c's fetcher,
+   * src/app/fetch.h): the weights and tokenizer, and on request the training checkpoints; the
+   * model's small files came with the page. models.json (in the page's data) lists them. */
 
-  const ckpt = { list: null, started: new Set(), reopen: new Set() }; /* reopen: the lessons that could not open without them */
+  const MODELS_JSON = '/attnlab/web/models.json', MODELS_DIR = '/attnlab/models/';
+  const shipped = { list: null, fetches: new Map(), last: { done: 0, total: 0, why: '' } };
+  const FETCH = { HERE: 0, COMING: 1, FAILED: 2 }; /* fetch.h's app_fetch_state */
 
-  function fetchCheckpointList() {
-    fetch('checkpoints.json').then((r) => (r.ok ? r.json() : {})).then((j) => { ckpt.list = j; }, () => { ckpt.list = {}; });
+  function modelList() {
+    if (!shipped.list) {
+      try { shipped.list = JSON.parse(M.FS.readFile(MODELS_JSON, { encoding: 'utf8' })); } catch (e) { shipped.list = {}; }
+    }
+    return shipped.list;
   }
 
-  /* Fetches every file of model's checkpoints into checkpoints.part, then renames it to checkpoints:
-   * the app never sees half of them. */
-  async function fetchCheckpoints(model) {
-    const files = ckpt.list[model], dir = '/attnlab/models/' + model;
-    const all = files.reduce((n, f) => n + f[1], 0);
-    let got = 0;
-    try {
-      for (const [name, size] of files) {
-        barNote(word('fetching', model, mb(got), mb(all)));
-        const r = await fetch('checkpoints/' + model + '/' + name);
-        if (!r.ok) throw new Error(name + ': HTTP ' + r.status);
-        const data = new Uint8Array(await r.arrayBuffer());
-        if (data.length !== size) throw new Error(name + ': ' + data.length + ' bytes, not ' + size);
-        const path = dir + '/checkpoints.part/' + name;
-        M.FS.mkdirTree(path.slice(0, path.lastIndexOf('/')));
-        M.FS.writeFile(path, data);
-        got += size;
-      }
-      M.FS.rename(dir + '/checkpoints.part', dir + '/checkpoints');
-      if (ckpt.reopen.has(model) && M._web_picker_open()) {
-        /* the lesson that asked for them is still the picker's choice: opened as the student's Enter would */
-        barNote(word('reopened', model));
-        changed(() => M._web_key(KEYS.Enter, 0));
-      } else {
-        barNote(word('fetched', model));
-      }
-    } catch (e) {
-      barNote(word('unfetched', model, e.message || String(e)));
+  function present(path, size) {
+    try { return M.FS.stat(path).size === size; } catch (e) { return false; }
+  }
+
+  /* one file into the memory file system, its bytes counted into f as they arrive */
+  async function download(f, url, size, to) {
+    let r;
+    try { r = await fetch(url); } catch (e) { throw new Error(word('offline')); }
+    if (!r.ok) throw new Error('HTTP ' + r.status);
+    const data = new Uint8Array(size), reader = r.body.getReader();
+    let at = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (at + value.length > size) throw new Error(word('cut'));
+      data.set(value, at);
+      at += value.length;
+      f.done += value.length;
+    }
+    if (at !== size) throw new Error(word('cut'));
+    M.FS.mkdirTree(to.slice(0, to.lastIndexOf('/')));
+    M.FS.writeFile(to, data);
+  }
+
+  /* A model's files not here yet, one after the other. Checkpoints go into checkpoints.part and
+   * become checkpoints at the end: the app never sees half of them. */
+  async function fetchModel(f, name, files) {
+    const dir = MODELS_DIR + name;
+    for (const [url, size, to] of files) await download(f, url, size, to);
+    if (files.some(([, , to]) => to.startsWith(dir + '/checkpoints.part/'))) {
+      if (!M.FS.analyzePath(dir + '/checkpoints').exists) M.FS.rename(dir + '/checkpoints.part', dir + '/checkpoints');
     }
   }
 
-  /* after a frame: a model with checkpoints named on screen (its title, a lesson's message) */
-  function wantCheckpoints(asked) {
-    if (!ckpt.list) return;
-    for (const model of Object.keys(ckpt.list)) {
-      if (ckpt.started.has(model)) continue;
-      /* j / J (asked) on the model, a lesson on it, the picker's lesson that names it, or a lesson
-       * that could not open without them: not o passing by it (its next-token panel names it too) */
-      const shown = stats.appTitle.includes(model), texts = stats.texts.filter((t) => t.includes(model));
-      const failed = texts.some((t) => /checkpoint/.test(t)); /* a lesson that could not open without them */
-      if ((shown && (asked || M._web_lesson_open())) || (texts.length && M._web_picker_open()) || failed) {
-        ckpt.started.add(model);
-        if (failed && M._web_picker_open()) ckpt.reopen.add(model);
-        fetchCheckpoints(model);
+  /* main_web.c's question: model name's files (and its checkpoints) here (0), coming (1) or failed
+   * (2, said once: the next question tries again). Its progress: attnModelBytes, attnModelWhy. */
+  function modelWant(name, checkpoints) {
+    const entry = modelList()[name];
+    if (!entry) return FETCH.HERE; /* not one the page ships (a student's own, or none) */
+    const key = name + (checkpoints ? '\u0000c' : '');
+    let f = shipped.fetches.get(key);
+    if (!f) {
+      const dir = MODELS_DIR + name;
+      const files = entry.files.map(([p, n]) => ['models/' + name + '/' + p, n, dir + '/' + p])
+        .concat(checkpoints ? entry.checkpoints.map(([p, n]) => ['checkpoints/' + name + '/' + p, n, dir + '/checkpoints.part/' + p])
+                            : [])
+        .filter(([, n, to]) => !present(to.replace('/checkpoints.part/', '/checkpoints/'), n));
+      f = { state: files.length ? FETCH.COMING : FETCH.HERE, done: 0, total: files.reduce((t, x) => t + x[1], 0), why: '' };
+      shipped.fetches.set(key, f);
+      if (files.length) {
+        stats.modelFetches.push(name + (checkpoints ? '+checkpoints' : ''));
+        fetchModel(f, name, files).then(() => { f.state = FETCH.HERE; dirty = true; },
+                                        (e) => { f.state = FETCH.FAILED; f.why = e.message || String(e); dirty = true; });
       }
     }
+    shipped.last = f;
+    if (f.state === FETCH.FAILED) shipped.fetches.delete(key);
+    return f.state;
   }
+
+  function modelBytes(total) { return total ? shipped.last.total : shipped.last.done; }
+  function modelWhy() { return shipped.last.why; }
 
   /* ---- links: ?lesson=07&step=3&lang=zh (or #lesson=…) opens that step; the address follows the
    * student, a history entry a step (Back returns to the step before); the tab names the lesson */
@@ -568,7 +595,6 @@
     if (e.ctrlKey && e.key === 'c' && String(window.getSelection())) return; /* copying the bar's link */
     const k = keyCode(e);
     const wantsText = M._web_wants_text();
-    if ((e.key === 'j' || e.key === 'J') && !wantsText) wantCheckpoints(true);
     let took = k && changed(() => M._web_key(k, mods(e)));
     /* typed text follows its key, as SDL's text input event follows its key event */
     if (wantsText && e.key.length >= 1 && [...e.key].length === 1 && !e.ctrlKey && !e.altKey)
@@ -633,6 +659,7 @@
    * or after it asked to end: in the language the app core will speak. */
   const NOTES = {
     loading: { en: 'Loading attnlab …', zh: '正在加载 attnlab …' },
+    downloading: { en: 'the program and the lessons: %s of %s MB', zh: '程序和课程：%s / %s MB' },
     noStart: { en: 'attnlab could not start: see the browser console.', zh: 'attnlab 无法启动：请查看浏览器的控制台。' },
     noLoad: { en: 'attnlab could not load: ', zh: 'attnlab 无法加载：' },
     quit: { en: 'attnlab asked to quit: close this tab, or go on.', zh: 'attnlab 请求退出：可以关闭这个标签页，也可以继续。' },
@@ -674,7 +701,12 @@
     const asked = new URLSearchParams(location.search).get('threads');
     let reloaded = null;
     try { reloaded = sessionStorage.getItem(REGISTERED_KEY); sessionStorage.removeItem(REGISTERED_KEY); } catch (e) { /* off */ }
-    if (window.crossOriginIsolated) return asked === '0' ? 'single' : 'threads';
+    if (window.crossOriginIsolated) {
+      /* a new build is a new sw.js: it takes over in the background, for the next load */
+      if ('serviceWorker' in navigator)
+        navigator.serviceWorker.getRegistration().then((r) => r && r.update()).catch(() => { /* offline */ });
+      return asked === '0' ? 'single' : 'threads';
+    }
     if (asked === '0' || !('serviceWorker' in navigator) || reloaded) return 'single';
     try {
       await navigator.serviceWorker.register('sw.js');
@@ -701,23 +733,68 @@
     });
   }
 
-  /* the module's factory, of the build chosen */
-  async function loadModule() {
-    const build = await chooseBuild();
-    if (!build) return new Promise(() => {}); /* reloading */
-    stats.build = build;
-    await loadScript(build === 'threads' ? 'attnlab-mt.js' : 'attnlab.js');
-    return window.attnlab;
+  /* ---- the loading view (index.html's #loading): the module and its data downloading, before
+   * the first frame; in the language the app core will speak */
+
+  const loading = { done: 0, total: 0 };
+
+  function loadingShow() {
+    document.getElementById('loading-what').textContent = note('loading');
+    if (!loading.total) return;
+    const part = Math.min(1, loading.done / loading.total);
+    document.getElementById('loading-how').textContent =
+      note('downloading').replace('%s', mb(Math.min(loading.done, loading.total))).replace('%s', mb(loading.total));
+    document.getElementById('loading-bar').style.width = Math.max(4, Math.round(100 * part)) + '%';
+    document.getElementById('loading').setAttribute('aria-valuenow', String(Math.round(100 * part)));
   }
 
-  showNote(note('loading'));
+  /* url's bytes, counted into the loading view as they come (a compressed answer's length is not
+   * its bytes': counted when it has come) */
+  async function fetchBytes(url) {
+    const r = await fetch(url);
+    if (!r.ok) throw new Error(url + ': HTTP ' + r.status);
+    const size = r.headers.get('content-encoding') ? 0 : Number(r.headers.get('content-length')) || 0;
+    loading.total += size;
+    const parts = [], reader = r.body.getReader();
+    let got = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      got += value.length;
+      loading.done += value.length;
+      loadingShow();
+    }
+    if (!size) loading.total += got;
+    const out = new Uint8Array(got);
+    let at = 0;
+    for (const p of parts) { out.set(p, at); at += p.length; }
+    return out.buffer;
+  }
+
+  /* the module's factory, of the build chosen, with its wasm and its data (both builds pack the
+   * same data, src/platform/web/CMakeLists.txt), downloaded here to show how far they are */
+  async function loadModule(build) {
+    stats.build = build;
+    const name = build === 'threads' ? 'attnlab-mt' : 'attnlab';
+    const [, wasm, data] = await Promise.all([loadScript(name + '.js'), fetchBytes(name + '.wasm'), fetchBytes('attnlab.data')]);
+    return window.attnlab({ attnTextWidth: textWidth, attnLineHeight: lineHeight, attnModelWant: modelWant,
+                            attnModelBytes: modelBytes, attnModelWhy: modelWhy, wasmBinary: wasm,
+                            getPreloadedPackage: () => data,
+                            locateFile: (f) => (f === 'attnlab-mt.data' ? 'attnlab.data' : f) });
+  }
+
   /* text is measured from the first frame on: the page's fonts first (a missing one: the browser's) */
-  const fonts = Promise.all([document.fonts.load('16px "DejaVu Sans"'), document.fonts.load('bold 16px "DejaVu Sans"'),
-                             document.fonts.load('16px "WenQuanYi Micro Hei"', '\u4e2d')])
-    .catch(() => null);
-  Promise.all([loadModule().then((factory) => factory({ attnTextWidth: textWidth, attnLineHeight: lineHeight,
-                                                       /* both builds pack the same data (src/platform/web/CMakeLists.txt) */
-                                                       locateFile: (f) => (f === 'attnlab-mt.data' ? 'attnlab.data' : f) })), fonts])
+  function loadFonts() {
+    return Promise.all([document.fonts.load('16px "DejaVu Sans"'), document.fonts.load('bold 16px "DejaVu Sans"'),
+                        document.fonts.load('16px "WenQuanYi Micro Hei"', '\u4e2d')])
+      .catch(() => null);
+  }
+
+  loadingShow();
+  /* nothing more is fetched before the page knows it stays (not reloading for sw.js) */
+  chooseBuild()
+    .then((build) => (build ? Promise.all([loadModule(build), loadFonts()]) : new Promise(() => {})))
     .then(([mod]) => {
       M = mod;
       window.attnlabModule = mod; /* for the test (tests/web): web_bench */
@@ -725,7 +802,7 @@
       const [w, h] = fit();
       const lang = language();
       const rc = withString(lang, (p) => M._web_init(w, h, dpr, p));
-      if (rc) { showNote(note('noStart')); return; }
+      if (rc) { document.getElementById('loading').hidden = true; showNote(note('noStart')); return; }
       showNote('');
       barNote(word('bar'));
       /* which build runs: said quietly, as the bar's tooltip */
@@ -734,9 +811,8 @@
       modelPicker();
       copyButton();
       openLinked();
-      fetchCheckpointList();
       canvas.focus();
       requestAnimationFrame(tick);
     })
-    .catch((e) => showNote(note('noLoad') + e));
+    .catch((e) => { document.getElementById('loading').hidden = true; showNote(note('noLoad') + e); });
 })();

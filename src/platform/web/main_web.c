@@ -31,6 +31,9 @@
  * (src/app/jobs_pieces.c): a key that opens a lesson or a model returns at
  * once, the frame saying so is drawn, and then the work comes in pieces (a
  * lesson: its file, then a step checked a piece).
+ * A shipped model's weights, tokenizer and checkpoints are not in the page's
+ * data: the app core asks the fetcher (fetch.h, model_want) before it opens a
+ * model, and canvas.js downloads them into the memory file system meanwhile.
  * The lesson progress file lives in the page's memory file system, which
  * canvas.js copies to and from localStorage. */
 #include <ctype.h>
@@ -47,6 +50,7 @@
 #include "engine/base/clock.h"
 #include "engine/run/forward.h"
 #include "engine/trace/arena.h"
+#include "fetch.h"
 #include "i18n.h"
 #include "jobs.h"
 #include "lesson/catalog.h"
@@ -74,6 +78,23 @@ int app_next_model_in(struct app_state *app, const char *const *names, int n);
 EM_JS(int, js_text_width, (const char *utf8, int px, int bold),
       { return Module.attnTextWidth(UTF8ToString(utf8), px, bold); });
 EM_JS(int, js_line_height, (int px), { return Module.attnLineHeight(px); });
+
+/* ---- shipped models' files, downloaded by canvas.js when the app first opens one (fetch.h) */
+
+EM_JS(int, js_model_want, (const char *name, int checkpoints),
+      { return Module.attnModelWant(UTF8ToString(name), !!checkpoints); });
+EM_JS(double, js_model_bytes, (int total), { return Module.attnModelBytes(total); });
+EM_JS(void, js_model_why, (char *buf, int size), { stringToUTF8(Module.attnModelWhy(), buf, size); });
+
+static app_fetch_state model_want(void *ctx, const char *name, bool checkpoints, app_fetch_progress *p)
+{
+    (void)ctx;
+    int st = js_model_want(name, checkpoints);
+    p->done = js_model_bytes(0);
+    p->total = js_model_bytes(1);
+    if (st == APP_FETCH_FAILED) js_model_why(p->why, (int)sizeof p->why);
+    return st == APP_FETCH_COMING || st == APP_FETCH_FAILED ? (app_fetch_state)st : APP_FETCH_HERE;
+}
 
 #ifdef ATTNLAB_WEB_THREADS
 /* ---- the job service: the desktop's, a pthread (a Worker) a request, counted */
@@ -299,6 +320,8 @@ EMSCRIPTEN_KEEPALIVE int web_init(int w, int h, float dpr, const char *lang)
     app_player_init(&web.app.lesson, lang, NULL);
     /* as the window: recomputations, lesson reads and progress saves go to the job service */
     web.app.jobs = web.app.lesson.jobs = web_jobs();
+    static const app_fetcher fetcher = {model_want, NULL};
+    web.app.fetch = &fetcher; /* a shipped model's weights come when it is first opened */
     web.app.async = true;
     web.app.lesson.async_save = true;
     web.app.lesson.async_read = true;
@@ -499,11 +522,10 @@ EMSCRIPTEN_KEEPALIVE int web_lesson_goto(const char *want, const char *at)
  * app's are; canvas.js fills each %s in turn. Index: canvas.js's WORD. */
 static const char *const web_words[] = {
     N_("lesson progress is kept in this browser"),
-    /* TRANSLATORS: the model's name, MB fetched so far, MB in all */
-    N_("fetching %s's training checkpoints: %s of %s MB …"),
-    N_("%s's training checkpoints are here: open the lesson again, or press j"),
-    /* TRANSLATORS: the model's name, then why (an HTTP error) */
-    N_("%s's training checkpoints could not be fetched (%s): they are on the desktop"),
+    /* TRANSLATORS: why a model could not be downloaded: the browser could not reach the site */
+    N_("no connection"),
+    /* TRANSLATORS: why a model could not be downloaded: fewer (or more) bytes came than the file has */
+    N_("the download was cut short"),
     N_("Open a model…"),
     /* TRANSLATORS: the button's tooltip; %s: the size limit in MB */
     N_("A model of your own: pick the files of its folder (config.json, model.safetensors, tokenizer.json), up to %s MB"),
@@ -524,8 +546,6 @@ static const char *const web_words[] = {
     N_("link copied: %s"),
     /* TRANSLATORS: the clipboard refused; %s: the address, selected for Ctrl+C */
     N_("copy this link (Ctrl+C): %s"),
-    /* TRANSLATORS: the model's name; its checkpoints arrived, and the lesson that needs them opens by itself */
-    N_("%s's training checkpoints are here: the lesson opens"),
 };
 
 EMSCRIPTEN_KEEPALIVE const char *web_word(int i)
