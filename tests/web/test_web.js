@@ -550,7 +550,7 @@ async function everyLesson(d, check, url, lang, extra, parity) {
     const nn = f.slice(0, 2);
     await open(page, url + '?lesson=' + nn + '&lang=' + lang + extra);
     const re = new RegExp('^' + nn + ' .* · ' + (lang === 'zh' ? '第 1/\\d+ 步' : 'step 1/\\d+') + ' — attnlab$');
-    if (check(await d.tab(re, 10000), lang + extra + ': lesson ' + nn + ' on a fresh page did not open at step 1: the tab says "' +
+    if (check(await d.tab(re, 30000), lang + extra + ': lesson ' + nn + ' on a fresh page did not open at step 1: the tab says "' +
               (await page.title()) + '"'))
       opened++;
   }
