@@ -2,7 +2,7 @@
  *
  * The JavaScript side of main_web.c: it measures text for the app core, turns
  * the browser's keyboard, mouse, wheel and touch events into the app core's
- * input calls, and draws each frame's records (main_web.c's banner gives
+ * input calls (one finger: app_touch_*), and draws each frame's records (main_web.c's banner gives
  * their layout) on a <canvas> in device pixels (devicePixelRatio). Lesson
  * progress, a file in the page's memory, is kept in localStorage.
  *
@@ -525,9 +525,10 @@
     if (quitNote) { showNote(''); quitNote = false; } /* said once, gone with the next input */
     if (r & 1) { showNote(note('quit')); quitNote = true; }
     const want = !!(r & 4), full = !!document.fullscreenElement;
+    barShown(!want);
     if (want !== full && document.fullscreenEnabled) {
       const p = want ? document.documentElement.requestFullscreen() : document.exitFullscreen();
-      if (p && p.catch) p.catch(() => { M._web_fullscreen(full ? 1 : 0); dirty = true; });
+      if (p && p.catch) p.catch(() => { M._web_fullscreen(full ? 1 : 0); barShown(!full); dirty = true; });
     }
     if (r & 2) savePicture((r >> 8) & 255);
   }
@@ -553,7 +554,7 @@
 
   /* fullscreen left with the browser's own Esc: the app follows (presenter mode ends with it) */
   document.addEventListener('fullscreenchange', () => {
-    if (M) { M._web_fullscreen(document.fullscreenElement ? 1 : 0); dirty = true; }
+    if (M) { M._web_fullscreen(document.fullscreenElement ? 1 : 0); barShown(!document.fullscreenElement); dirty = true; }
   });
 
   function keyCode(e) {
@@ -600,26 +601,51 @@
     e.preventDefault();
     changed(() => M._web_wheel(e.deltaY < 0 ? 1 : -1)); /* dy > 0: away from the user */
   }, { passive: false });
-  /* one finger: the left button */
+  /* one finger, to the app core's touch calls: a tap is a click, a drag scrolls the lesson, its quiz
+   * and the list of lessons (app_touch_*); the browser's own scrolling and zooming are off (touch-action) */
+  let finger = null;
   canvas.addEventListener('touchstart', (e) => {
-    if (!M || e.touches.length !== 1) return;
+    if (!M) return;
     e.preventDefault();
-    const [x, y] = at(e.touches[0]);
-    M._web_mouse_move(x, y);
-    changed(() => M._web_mouse_down(x, y));
+    if (finger !== null || e.changedTouches.length !== 1 || e.touches.length !== 1) { /* a second finger: no tap */
+      if (finger !== null) { finger = null; changed(() => M._web_touch_cancel()); }
+      return;
+    }
+    finger = e.changedTouches[0].identifier;
+    canvas.focus();
+    changed(() => M._web_touch_down(...at(e.changedTouches[0])));
   }, { passive: false });
+  const ours = (e) => [...e.changedTouches].find((t) => t.identifier === finger);
   canvas.addEventListener('touchmove', (e) => {
-    if (!M || e.touches.length !== 1) return;
+    const t = M && finger !== null && ours(e);
+    if (!t) return;
     e.preventDefault();
-    changed(() => M._web_mouse_drag(...at(e.touches[0])));
+    changed(() => M._web_touch_move(...at(t)));
   }, { passive: false });
-  canvas.addEventListener('touchend', () => { if (M) changed(() => M._web_mouse_up()); });
-  window.addEventListener('resize', () => {
+  canvas.addEventListener('touchend', (e) => {
+    if (!M || finger === null || !ours(e)) return;
+    e.preventDefault();
+    finger = null;
+    changed(() => M._web_touch_up());
+  }, { passive: false });
+  canvas.addEventListener('touchcancel', () => { if (M && finger !== null) { finger = null; changed(() => M._web_touch_cancel()); } });
+  function resized() {
     if (!M) return;
     const [w, h] = fit();
     M._web_resize(w, h, dpr);
     dirty = true;
-  });
+  }
+  window.addEventListener('resize', resized);
+  /* the bar wraps on a narrow screen, and its note changes: the canvas takes what it leaves */
+  if (window.ResizeObserver) new ResizeObserver(resized).observe(document.getElementById('bar'));
+
+  /* fullscreen and presenter mode: the page's own bar hidden, the canvas the whole screen */
+  function barShown(shown) {
+    const bar = document.getElementById('bar');
+    if (bar.hidden === !shown) return;
+    bar.hidden = !shown;
+    resized();
+  }
 
   /* ---- start */
 
