@@ -435,8 +435,9 @@ bool app_mouse_down(app_state *app, int x, int y)
             if ((L->hits[h].action == APP_ACT_PICK || L->hits[h].action == APP_ACT_PICK_SHOW ||
                  L->hits[h].action == APP_ACT_PICKER) && app_rect_contains(L->hits[h].r, x, y))
                 return app_do(app, L->hits[h].action, L->hits[h].arg);
-        if (L->picker_box.w > 0 && !app_rect_contains(L->picker_box, x, y)) return app_do(app, APP_ACT_PICKER, 0);
-        return false; /* a click outside closes it */
+        if (L->picker_box.w > 0 && !app_rect_contains(L->picker_box, x, y)) /* a click outside closes it */
+            return app_do(app, APP_ACT_PICKER, 0);
+        return false;
     }
     int q = app->view.mode == LESSON_VIEW_GEOMETRY && !app->help ? geometry_query_at(app, x, y) : -1;
     if (q >= 0) return app_do(app, APP_ACT_ROW, q);
