@@ -11,7 +11,8 @@
  * time (its work done, the result taken in: inputToIdleMs), the longest the
  * page was busy in one go (an input call, a frame or the app's turn: the page
  * is frozen that long), whether the app has work under way (pending), and the
- * last frame's texts and pictures with their boxes, the app's own title
+ * last frame's texts and pictures with their boxes (a text's [s, x, y, w, h,
+ * seen]: seen false where a scrolled panel's clip hides it), the app's own title
  * (appTitle: the desktop window's; the tab shows a lesson's own, see links
  * below), and which build of the module runs (build: 'threads' or 'single').
  *
@@ -131,10 +132,15 @@
     stats.images.push([x, y, w, h]);
   }
 
+  /* the clip rectangles in force while a frame is drawn (the innermost last) */
+  const clips = [];
+
   function text(r) {
     const s = M.UTF8ToString(r[6]);
+    const c = clips[clips.length - 1], cx = r[1] + r[3] / 2, cy = r[2] + r[4] / 2;
+    const seen = !c || (cx >= c[0] && cy >= c[1] && cx < c[0] + c[2] && cy < c[1] + c[3]); /* not clipped away (a scrolled panel) */
     stats.texts.push(s);
-    stats.boxes.push([s, r[1], r[2], r[3], r[4]]);
+    stats.boxes.push([s, r[1], r[2], r[3], r[4], seen]);
     ctx.font = font(r[7], r[8]);
     ctx.fillStyle = colour(r[5] >>> 0);
     if (r[9]) { /* turned: read upwards, in a box a line wide and the text's width tall */
@@ -174,7 +180,7 @@
     freshViews();
     const words = M._web_rec_words(), n = M.HEAP32[base >> 2];
     const used = new Map();
-    let clips = 0;
+    clips.length = 0;
     stats.texts = [];
     stats.boxes = [];
     stats.images = [];
@@ -201,19 +207,22 @@
         case KIND.TEXT: text(r); break;
         case KIND.POLY: poly(r, M.HEAPF32.subarray(at, at + words)); break;
         case KIND.IMAGE: image(r, used); break;
-        case KIND.CLIP_PUSH:
+        case KIND.CLIP_PUSH: {
           ctx.save();
           ctx.beginPath();
           ctx.rect(r[1], r[2], r[3], r[4]);
           ctx.clip();
-          clips++;
+          const o = clips[clips.length - 1] || [r[1], r[2], r[3], r[4]];
+          const x0 = Math.max(o[0], r[1]), y0 = Math.max(o[1], r[2]);
+          clips.push([x0, y0, Math.min(o[0] + o[2], r[1] + r[3]) - x0, Math.min(o[1] + o[3], r[2] + r[4]) - y0]);
           break;
+        }
         case KIND.CLIP_POP:
-          if (clips > 0) { ctx.restore(); clips--; }
+          if (clips.length > 0) { ctx.restore(); clips.pop(); }
           break;
       }
     }
-    while (clips-- > 0) ctx.restore();
+    while (clips.length > 0) { ctx.restore(); clips.pop(); }
     images = used; /* pictures not drawn this frame are dropped */
     stats.appTitle = M.UTF8ToString(M._web_title()); /* the desktop window's title */
     follow();
