@@ -71,6 +71,7 @@ bool sdl_input_event(app_state *app, const SDL_Event *ev)
     case SDL_FINGERDOWN:
     case SDL_FINGERMOTION:
     case SDL_FINGERUP: return finger_event(app, &ev->tfinger);
+    case SDL_MOUSEMOTION:
         if (ev->motion.state & SDL_BUTTON_LMASK) return app_mouse_drag(app, px(app, ev->motion.x), px(app, ev->motion.y));
         return app_mouse_move(app, px(app, ev->motion.x), px(app, ev->motion.y));
     case SDL_MOUSEBUTTONUP: return ev->button.button == SDL_BUTTON_LEFT && app_mouse_up(app);
