@@ -203,6 +203,8 @@ async function step2(f, check, s, shots) {
   if (!check(heat, s.name + ': step 2 shows no heatmap')) return;
   const cell = Math.min(heat[2], heat[3]) / 6 / f.dpr;
   check(cell >= 32, s.name + ': step 2\'s cells are ' + cell.toFixed(1) + ' CSS px (under 32)');
+  console.log(s.name + ': lesson 4 step 2\'s cells ' + cell.toFixed(1) + ' CSS px; the lesson from ' +
+              ((await panelTop(f)) / f.dpr).toFixed(0) + ' CSS px down');
   const before = await f.picture();
   await f.tap((heat[0] + heat[2] * 5 / 12) / f.dpr, (heat[1] + heat[3] / 12) / f.dpr);
   const after = await f.text();
