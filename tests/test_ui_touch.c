@@ -129,6 +129,12 @@ static void a_tap_ticks_a_drag_scrolls(void **state)
     assert_true(box.y >= PHONE_H / 3 && box.y + box.h == PHONE_H);
     assert_true(box.h >= PHONE_H * 2 / 5);
     assert_int_equal(f->app.height, box.y);
+    const app_hit *more = hit_of(&f->app, APP_ACT_LESSON_MORE, 0); /* "▼ more below": a tap pages down */
+    assert_non_null(more);
+    int before = p->scroll;
+    tap_hit(f, more);
+    assert_true(p->scroll > before);
+    build(f);
     int choice = 3; /* 只 */
     const app_hit *c = hit_of(&f->app, APP_ACT_LESSON_CHOICE, choice);
     int scrolls = p->content_h + p->dock_h;

@@ -580,11 +580,12 @@ static int scrolled(draw_list *dl, const app_state *app, app_rect box, int x, in
         draw_fill(dl, bar_x, clip.y + (clip.h - bh) * s / max, u / 5, bh, DRAW_TEXT_DIM);
     }
     if (s < max) { /* more below the fold: said, not only a thin bar */
-        /* TRANSLATORS: the lesson panel's text goes on below what it shows; the wheel scrolls */
+        /* TRANSLATORS: the lesson panel's text goes on below what it shows; the wheel scrolls, a click pages down */
         const char *more = _("▼ more below");
         int mw = draw_text_w(dl, more) + u / 2, my = clip.y + clip.h;
         draw_fill(dl, right - mw, my, mw, u + u / 4, DRAW_PANEL_HI);
         draw_text(dl, more, right - mw + u / 4, my + u / 8, DRAW_TEXT);
+        app_layout_hit(l, (app_rect){right - mw, my, mw, u + u / 4}, APP_ACT_LESSON_MORE, scroll == &l->dock_scroll);
     }
     return max;
 }

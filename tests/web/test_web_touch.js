@@ -11,8 +11,8 @@
  *   - every button of the page's bar is on screen;
  *   - the lesson list opens from the toolbar, shows whole titles, scrolls under
  *     a finger without opening a lesson, and closes with ✕ and with a tap outside it;
- *   - lesson 4 opens from it, under the picture (portrait); a finger drags its
- *     text up to the choices and Check; a drag that starts on a choice ticks
+ *   - lesson 4 opens from it, under the picture (portrait); a tap on "▼ more
+ *     below" pages its text down, a finger drags it up to the choices and Check; a drag that starts on a choice ticks
  *     nothing, taps tick the right ones, Check says "Right.";
  *   - step 2's picture keeps cells of at least 32 CSS px; a tap on a cell picks
  *     it and its explanation leaves when the finger lifts;
@@ -170,6 +170,9 @@ async function step1(f, check, s, shots) {
   if (!check(nav, s.name + ': no ↺ button under the panel')) return false;
   /* in the panel's view: below its header, above its buttons, not clipped away by its scroll (canvas.js's seen) */
   const shown = (re) => f.boxes(re, (b) => b[5] && b[2] > top && b[2] + b[4] <= nav[2]);
+  const cue = (await shown(/^▼ more below$/)).pop(), before = await f.text(); /* a tap on it pages down */
+  if (cue) await f.tap(...f.mid(cue));
+  check(!cue || (await f.text()) !== before, s.name + ': a tap on "▼ more below" does not scroll the lesson');
   const y0 = (top + nav[2]) / 2 / f.dpr;
   for (let i = 0; i < 20 && !(await shown(/^Check$/)).length; i++) await f.drag(s.width / 2, y0 + 40, 0, -80);
   if (!check((await shown(/^Check$/)).length, s.name + ': dragging the lesson never shows Check')) return false;
