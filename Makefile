@@ -78,7 +78,8 @@ web:
 	$(call web_build,obj-mt,pthread/,-msimd128 -pthread,-DATTNLAB_WEB_THREADS=ON)
 
 # The page in headless Chromium (tests/web, called by .ci/run): Debian's
-# chromium driven by puppeteer-core, pinned in tests/web/package-lock.json.
+# chromium driven by puppeteer-core, pinned in tests/web/package-lock.json;
+# then a phone and a tablet by touch alone (test_web_touch.js, the threaded build).
 # npm is the machine's own (Node.js's): Debian's npm package conflicts with
 # nodesource's nodejs, so bootstrap does not install it.
 test-web: web all
@@ -87,6 +88,7 @@ test-web: web all
 	cd tests/web && npm ci --no-audit --no-fund --silent
 	node tests/web/test_web.js $(BUILD_WEB) --attnlab $(BUILD)/attnlab
 	node tests/web/test_web_load.js $(BUILD_WEB)
+	node tests/web/test_web_touch.js $(BUILD_WEB)
 
 # A short libFuzzer run over the trace reader, the lesson parser, the
 # tokenizer, a model's text ('|' rows) and the window's app core over crafted traces (clang + ASan + UBSan),

@@ -36,6 +36,7 @@ typedef enum {
     APP_ACT_LESSON_FIELD,  /* arg: quiz: type into its numeric answer */
     APP_ACT_LESSON_REVEAL, /* arg: quiz: show / hide the right cells */
     APP_ACT_LESSON_ONWARD, /* the course's next lesson, offered on the last step (player.h: next) */
+    APP_ACT_LESSON_MORE,   /* arg: 0 the lesson's text, 1 its docked quiz: most of a view further down ("▼ more below") */
     APP_ACT_PICKER,        /* open / close the lesson picker */
     APP_ACT_PICK,          /* arg: lesson index in the picker */
     APP_ACT_PICKER_RESET,  /* forget all progress (asks once, then does it) */

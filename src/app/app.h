@@ -158,7 +158,7 @@ typedef struct app_state {
     float font_scale;     /* 1 = 16 px at 96 dpi */
     float pixel_ratio;    /* drawable pixels per window point (HiDPI) */
     int width, height;    /* drawable pixels: the visualizer's part (the window minus the lesson panel) */
-    int full_width;       /* the whole window */
+    int full_width, full_height; /* the whole window */
     int mouse_x, mouse_y; /* drawable pixels; -1: outside */
     int hover_area, hover_i, hover_j; /* cell under the mouse (area index, the stage's row and column), -1: none */
     int tile_step;        /* the FlashAttention view: the key tile after which m, ℓ and the output are shown */
@@ -178,6 +178,14 @@ typedef struct app_state {
     int lesson_width;     /* the lesson panel's width in drawable pixels as the student set it (0: the default) */
     bool divider_drag;    /* the line between picture and lesson is being dragged */
     int hover_hit;        /* the hit under the mouse that has a tooltip, -1: none */
+    struct {              /* a finger on the screen (app_touch_*) */
+        bool down;
+        bool dragging;    /* it moved past APP_TOUCH_SLOP: a drag, no longer a tap */
+        int x0, y0;       /* where it went down */
+        int what;         /* what its drag moves (app_input.c's touch_target) */
+        int scroll0;      /* that scroll when it went down */
+    } touch;
+    bool web;             /* the web page: the help leaves out what only the desktop does (q, --memory-gib) */
 
     char status[400];     /* last message (an error from a change, a saved file) */
     bool status_error;
@@ -233,6 +241,17 @@ bool app_mouse_drag(app_state *app, int x, int y);     /* moved with the left bu
 bool app_mouse_up(app_state *app);                     /* the left button let go */
 bool app_wheel(app_state *app, int dy);                /* dy > 0: away from the user; over a heatmap it zooms */
 bool app_exposed(app_state *app);                      /* the window was resized, shown or uncovered */
+/* One finger (the page's touch events, SDL's finger events), in drawable
+ * pixels. A tap (lifted within APP_TOUCH_SLOP CSS pixels of where it went
+ * down) is a click there; a drag scrolls the lesson text, its docked quiz or
+ * the picker's list, pans a zoomed picture or moves the divider, and clicks
+ * nothing. What is under the finger shows while it is down (a cell's
+ * explanation, a tooltip) and leaves when it lifts. Cancel: lifted without a tap. */
+#define APP_TOUCH_SLOP 10
+bool app_touch_down(app_state *app, int x, int y);
+bool app_touch_move(app_state *app, int x, int y);
+bool app_touch_up(app_state *app);
+bool app_touch_cancel(app_state *app);
 /* Whether typed text is wanted (the token editor, a lesson's numeric answer): the window starts text input then. */
 bool app_wants_text(const app_state *app);
 

@@ -647,6 +647,7 @@ bool app_do(app_state *app, app_action act, int arg)
     case APP_ACT_LESSON_FIELD:
     case APP_ACT_LESSON_REVEAL:
     case APP_ACT_LESSON_ONWARD:
+    case APP_ACT_LESSON_MORE:
     case APP_ACT_PICKER:
     case APP_ACT_PICK:
     case APP_ACT_PICKER_RESET:

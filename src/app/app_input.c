@@ -1,4 +1,4 @@
-/* app_input.c — keys, typed text and the mouse, turned into actions. */
+/* app_input.c — keys, typed text, the mouse and a finger, turned into actions. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -396,6 +396,22 @@ static int quiz_picks(const app_state *app)
     return n;
 }
 
+/* A press at (x, y) on area `area`: when it shows a zoomed window, a drag
+ * that follows pans it. Returns whether one may. */
+static bool start_pan(app_state *app, int area, int x, int y)
+{
+    const app_heat_area *a = &app->layout.areas[area];
+    int rows, cols, i0, j0, wr, wc;
+    if (a->pane != 0 || !slice_size(app, a, &rows, &cols) || !app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc))
+        return false;
+    app->zoom.dragging = true;
+    app->zoom.drag_x = x;
+    app->zoom.drag_y = y;
+    app->zoom.drag_i0 = i0;
+    app->zoom.drag_j0 = j0;
+    return true;
+}
+
 bool app_mouse_down(app_state *app, int x, int y)
 {
     const app_layout *L = &app->layout;
@@ -414,11 +430,13 @@ bool app_mouse_down(app_state *app, int x, int y)
                 return app_do(app, APP_ACT_SAVE_AS, L->hits[h].arg);
         return app_do(app, APP_ACT_SAVE_MENU, 0);
     }
-    if (app->lesson.picker) { /* the picker covers the window: only its rows and scroll cues take clicks */
+    if (app->lesson.picker) { /* the picker covers the window: its rows, scroll cues and ✕ take clicks */
         for (int h = L->n_hits - 1; h >= 0; h--)
-            if ((L->hits[h].action == APP_ACT_PICK || L->hits[h].action == APP_ACT_PICK_SHOW) &&
-                app_rect_contains(L->hits[h].r, x, y))
+            if ((L->hits[h].action == APP_ACT_PICK || L->hits[h].action == APP_ACT_PICK_SHOW ||
+                 L->hits[h].action == APP_ACT_PICKER) && app_rect_contains(L->hits[h].r, x, y))
                 return app_do(app, L->hits[h].action, L->hits[h].arg);
+        if (L->picker_box.w > 0 && !app_rect_contains(L->picker_box, x, y)) /* a click outside closes it */
+            return app_do(app, APP_ACT_PICKER, 0);
         return false;
     }
     int q = app->view.mode == LESSON_VIEW_GEOMETRY && !app->help ? geometry_query_at(app, x, y) : -1;
@@ -439,16 +457,7 @@ bool app_mouse_down(app_state *app, int x, int y)
     if (app->help) return app_do(app, APP_ACT_HELP, 0); /* a click anywhere closes the help */
     int area, i, j;
     if (!find_cell(app, x, y, &area, &i, &j)) return false;
-    int rows, cols, i0, j0, wr, wc;
-    bool pan = L->areas[area].pane == 0 && slice_size(app, &L->areas[area], &rows, &cols) &&
-               app_zoom_window(app, rows, cols, &i0, &j0, &wr, &wc);
-    if (pan) { /* a drag may follow: it pans */
-        app->zoom.dragging = true;
-        app->zoom.drag_x = x;
-        app->zoom.drag_y = y;
-        app->zoom.drag_i0 = i0;
-        app->zoom.drag_j0 = j0;
-    }
+    bool pan = start_pan(app, area, x, y);
     int before = quiz_picks(app);
     app->zoom.drag_graded = before >= 0 && app->lesson.answers[app->lesson.cell_quiz].graded;
     bool changed = cell_click(app, &L->areas[area], i, j);
@@ -457,13 +466,14 @@ bool app_mouse_down(app_state *app, int x, int y)
     return changed;
 }
 
-/* The wheel over the picker scrolls its list; the selection moves along when
- * it would leave the lessons shown, so Enter opens one that is on screen. */
-static bool picker_wheel(app_state *app, int dy)
+/* The picker's list from lesson `first` on (kept in range); the selection
+ * moves along when it would leave the lessons shown, so Enter opens one
+ * that is on screen. */
+static bool picker_scroll(app_state *app, int first)
 {
     app_player *p = &app->lesson;
     int n = p->have_catalog ? p->catalog.n : 0, rows = p->picker_rows > 0 ? p->picker_rows : 1;
-    int first = clamp(p->picker_first - dy, 0, at_least(n - rows, 0));
+    first = clamp(first, 0, at_least(n - rows, 0));
     if (first == p->picker_first) return false;
     p->picker_first = first;
     p->sel = clamp(p->sel, first, first + rows - 1);
@@ -473,20 +483,26 @@ static bool picker_wheel(app_state *app, int dy)
     return true;
 }
 
+/* The lesson panel's text (dock: its docked quiz) scrolled to s pixels, kept in range. */
+static bool lesson_scroll(app_state *app, bool dock, int s)
+{
+    app_player *p = &app->lesson;
+    int *at = dock ? &p->dock_scroll : &p->scroll;
+    s = clamp(s, 0, at_least(dock ? p->dock_h : p->content_h, 0));
+    if (s == *at) return false;
+    *at = s;
+    app->dirty = true;
+    return true;
+}
+
 bool app_wheel(app_state *app, int dy)
 {
     app_player *p = &app->lesson;
-    if (p->picker) return picker_wheel(app, dy);
-    if (p->open && app->mouse_x >= app->width) { /* over the lesson panel: its text, or its docked quiz's own scroll */
+    if (p->picker) return picker_scroll(app, p->picker_first - dy);
+    if (p->open && app_rect_contains(app->layout.lesson_box, app->mouse_x, app->mouse_y)) {
+        /* over the lesson panel: its text, or its docked quiz's own scroll */
         bool dock = p->dock_h > 0 && app_rect_contains(app->layout.lesson_dock, app->mouse_x, app->mouse_y);
-        int *at = dock ? &p->dock_scroll : &p->scroll, max = dock ? p->dock_h : p->content_h;
-        int s = *at - (int)(dy * 48 * app->pixel_ratio);
-        if (s > max) s = max;
-        if (s < 0) s = 0;
-        if (s == *at) return false;
-        *at = s;
-        app->dirty = true;
-        return true;
+        return lesson_scroll(app, dock, (dock ? p->dock_scroll : p->scroll) - (int)(dy * 48 * app->pixel_ratio));
     }
     int area, i, j;
     if (dy && zoomable(app) && find_cell(app, app->mouse_x, app->mouse_y, &area, &i, &j) &&
@@ -500,6 +516,90 @@ bool app_wheel(app_state *app, int dy)
     app->stage_scroll = s;
     app->dirty = true;
     return true;
+}
+
+/* ---- a finger ------------------------------------------------------------- */
+
+/* What a finger's drag moves, decided where it went down. */
+enum { TOUCH_NOTHING, TOUCH_LESSON, TOUCH_DOCK, TOUCH_PICKER, TOUCH_PICTURE, TOUCH_DIVIDER };
+
+static int touch_target(const app_state *app, int x, int y)
+{
+    const app_layout *L = &app->layout;
+    const app_player *p = &app->lesson;
+    int area, i, j;
+    if (app->quit_confirm || app->save_menu.open || app->edit.open || app->help || app->menu_open) return TOUCH_NOTHING;
+    if (p->picker) return app_rect_contains(L->picker_box, x, y) ? TOUCH_PICKER : TOUCH_NOTHING;
+    if (p->open && p->dock_h > 0 && app_rect_contains(L->lesson_dock, x, y)) return TOUCH_DOCK;
+    if (p->open && app_rect_contains(L->lesson_box, x, y)) return TOUCH_LESSON;
+    for (int h = L->n_hits - 1; h >= 0; h--)
+        if (app_rect_contains(L->hits[h].r, x, y))
+            return L->hits[h].action == APP_ACT_DIVIDER ? TOUCH_DIVIDER : TOUCH_NOTHING;
+    return zoomable(app) && find_cell(app, x, y, &area, &i, &j) ? TOUCH_PICTURE : TOUCH_NOTHING;
+}
+
+bool app_touch_down(app_state *app, int x, int y)
+{
+    const app_player *p = &app->lesson;
+    int what = touch_target(app, x, y);
+    app->touch.down = true;
+    app->touch.dragging = false;
+    app->touch.x0 = x;
+    app->touch.y0 = y;
+    app->touch.what = what;
+    app->touch.scroll0 = what == TOUCH_DOCK ? p->dock_scroll : what == TOUCH_LESSON ? p->scroll
+                       : what == TOUCH_PICKER ? p->picker_first : 0;
+    return app_mouse_move(app, x, y); /* what is under the finger shows while it is down */
+}
+
+/* The finger left the slop: a drag from now on, which clicks nothing. */
+static bool touch_drag_starts(app_state *app)
+{
+    int area, i, j, x0 = app->touch.x0, y0 = app->touch.y0;
+    app->touch.dragging = true;
+    if (app->touch.what == TOUCH_PICTURE && find_cell(app, x0, y0, &area, &i, &j) && start_pan(app, area, x0, y0))
+        app->zoom.drag_i = app->zoom.drag_j = -1; /* nothing was picked to undo */
+    if (app->touch.what == TOUCH_DIVIDER) app->divider_drag = true;
+    return app_mouse_leave(app); /* a drag shows no tooltip */
+}
+
+bool app_touch_move(app_state *app, int x, int y)
+{
+    int slop = (int)lroundf(APP_TOUCH_SLOP * (app->pixel_ratio > 0 ? app->pixel_ratio : 1.0f));
+    if (!app->touch.down) return false;
+    bool changed = false;
+    if (!app->touch.dragging) {
+        if (abs(x - app->touch.x0) <= slop && abs(y - app->touch.y0) <= slop) return false; /* still a tap */
+        changed = touch_drag_starts(app);
+    }
+    int dy = y - app->touch.y0, row = app->layout.picker_rows > 0 ? app->layout.picker_list.h / app->layout.picker_rows : 0;
+    switch (app->touch.what) {
+    case TOUCH_LESSON:
+    case TOUCH_DOCK: return lesson_scroll(app, app->touch.what == TOUCH_DOCK, app->touch.scroll0 - dy) || changed;
+    case TOUCH_PICKER: /* the list follows the finger, a lesson per row's height */
+        return (row > 0 && picker_scroll(app, app->touch.scroll0 - (int)lround((double)dy / row))) || changed;
+    case TOUCH_PICTURE:
+    case TOUCH_DIVIDER:
+        return ((app->zoom.dragging || app->divider_drag) && app_mouse_drag(app, x, y)) || changed;
+    default: return changed;
+    }
+}
+
+bool app_touch_up(app_state *app)
+{
+    if (!app->touch.down) return false;
+    bool tap = !app->touch.dragging, changed = false;
+    app->touch.down = app->touch.dragging = false;
+    if (tap) changed = app_mouse_down(app, app->touch.x0, app->touch.y0);
+    app_mouse_up(app);
+    return app_mouse_leave(app) || changed; /* a tap's tooltip leaves with the finger */
+}
+
+bool app_touch_cancel(app_state *app)
+{
+    app->touch.down = app->touch.dragging = false;
+    app_mouse_up(app);
+    return app_mouse_leave(app);
 }
 
 bool app_exposed(app_state *app)

@@ -157,6 +157,20 @@ static int onward(app_state *app)
     return rc;
 }
 
+/* "▼ more below" (arg 1: the docked quiz's): most of a view further down. */
+static bool more_below(app_state *app, int arg)
+{
+    app_player *p = &app->lesson;
+    const app_layout *l = &app->layout;
+    bool dock = arg == 1;
+    int view = dock ? l->lesson_dock.h : l->lesson_dock.h > 0 ? l->lesson_dock.y - l->lesson_view.y : l->lesson_view.h;
+    int *at = dock ? &p->dock_scroll : &p->scroll, max = dock ? p->dock_h : p->content_h;
+    int s = *at + view * 3 / 4 > max ? max : *at + view * 3 / 4;
+    if (s <= *at) return false;
+    *at = s;
+    return true;
+}
+
 bool app_lesson_do(app_state *app, app_action act, int arg)
 {
     app_player *p = &app->lesson;
@@ -177,6 +191,7 @@ bool app_lesson_do(app_state *app, app_action act, int arg)
         break;
     case APP_ACT_LESSON_REVEAL: app_player_reveal(p, arg); break;
     case APP_ACT_LESSON_ONWARD: changed = onward(app) == 0; break;
+    case APP_ACT_LESSON_MORE: changed = more_below(app, arg); break;
     case APP_ACT_LESSON_FIELD: p->focus = arg; break; /* arg -1: leave the field */
     case APP_ACT_PICKER:
         if (p->picker) p->picker = false;

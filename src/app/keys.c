@@ -6,17 +6,17 @@
 #include "engine/trace/config.h"
 #include "i18n.h"
 
-#define KEY(k, act, keys, text) {k, APP_SHIFT_ANY, APP_KEYS_VIEW, act, 0, NULL, keys, text, NULL}
-#define ALSO(k, act) {k, APP_SHIFT_ANY, APP_KEYS_VIEW, act, 0, NULL, NULL, NULL, NULL}
-#define PLAIN(k, act, keys, text) {k, APP_SHIFT_OFF, APP_KEYS_VIEW, act, 0, NULL, keys, text, NULL}
-#define SHIFTED(k, act) {k, APP_SHIFT_ON, APP_KEYS_VIEW, act, 0, NULL, NULL, NULL, NULL}
-#define LESSON(k, act, keys, text) {k, APP_SHIFT_ANY, APP_KEYS_LESSON, act, 0, NULL, keys, text, NULL}
-#define LESSON_PLAIN(k, act) {k, APP_SHIFT_OFF, APP_KEYS_LESSON, act, 0, NULL, NULL, NULL, NULL}
+#define KEY(k, act, keys, text) {k, APP_SHIFT_ANY, APP_KEYS_VIEW, act, 0, NULL, keys, text, NULL, false}
+#define ALSO(k, act) {k, APP_SHIFT_ANY, APP_KEYS_VIEW, act, 0, NULL, NULL, NULL, NULL, false}
+#define PLAIN(k, act, keys, text) {k, APP_SHIFT_OFF, APP_KEYS_VIEW, act, 0, NULL, keys, text, NULL, false}
+#define SHIFTED(k, act) {k, APP_SHIFT_ON, APP_KEYS_VIEW, act, 0, NULL, NULL, NULL, NULL, false}
+#define LESSON(k, act, keys, text) {k, APP_SHIFT_ANY, APP_KEYS_LESSON, act, 0, NULL, keys, text, NULL, false}
+#define LESSON_PLAIN(k, act) {k, APP_SHIFT_OFF, APP_KEYS_LESSON, act, 0, NULL, NULL, NULL, NULL, false}
 /* a setting stepped through the values its row of the settings table lists */
-#define CYCLE(k, setting, keys, text, chip) {k, APP_SHIFT_ANY, APP_KEYS_VIEW, APP_ACT_CYCLE, 0, setting, keys, text, chip}
+#define CYCLE(k, setting, keys, text, chip) {k, APP_SHIFT_ANY, APP_KEYS_VIEW, APP_ACT_CYCLE, 0, setting, keys, text, chip, false}
 /* the same on Shift and the letter: the letter alone does something else */
 #define CYCLE_SHIFTED(k, setting, keys, text, chip) \
-    {k, APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_CYCLE, 0, setting, keys, text, chip}
+    {k, APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_CYCLE, 0, setting, keys, text, chip, false}
 
 /* key names stay as they are; the descriptions (and "click") are translated where drawn */
 const app_key_binding app_keys[] = {
@@ -58,9 +58,9 @@ const app_key_binding app_keys[] = {
     /* TRANSLATORS: the keys column of the help: the mouse wheel, dragging, and the key z */
     KEY('z', APP_ACT_ZOOM_RESET, N_("wheel  drag  z"), N_("zoom into a heatmap / move around it / the whole picture again")),
     KEY(APP_KEY_TAB, APP_ACT_COMPARE, "Tab", N_("compare view; t: which setting to toggle")),
-    {'t', APP_SHIFT_OFF, APP_KEYS_VIEW, APP_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL}, /* -1: the next one */
+    {'t', APP_SHIFT_OFF, APP_KEYS_VIEW, APP_ACT_COMPARE_WITH, -1, NULL, NULL, NULL, NULL, false}, /* -1: the next one */
     {'t', APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_CURVES, 0, NULL, "T",
-     N_("a model saved during training: its training curves instead of the picture / the picture again"), NULL},
+     N_("a model saved during training: its training curves instead of the picture / the picture again"), NULL, false},
     KEY('o', APP_ACT_MODEL_NEXT, "o", N_("trained models one after another (brown → … → tang-nocausal), then the built-in example")),
     PLAIN('j', APP_ACT_TRAIN_NEXT, "j  J", N_("a model saved during training: next / earlier training step")),
     SHIFTED('j', APP_ACT_TRAIN_PREV),
@@ -76,8 +76,8 @@ const app_key_binding app_keys[] = {
     /* TRANSLATORS: two views on Shift: FlashAttention's key tiles (with --tiles), and a mixture-of-experts
      * layer's tokens × experts (DeepSeek) */
     {'f', APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_TILES, 0, NULL, "F  E",
-     N_("FlashAttention's key tiles ([ ] steps; with tiles) / each token's experts (a MoE layer) / the picture"), NULL},
-    {'e', APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_EXPERTS, 0, NULL, NULL, NULL, NULL},
+     N_("FlashAttention's key tiles ([ ] steps; with tiles) / each token's experts (a MoE layer) / the picture"), NULL, false},
+    {'e', APP_SHIFT_ON, APP_KEYS_VIEW, APP_ACT_EXPERTS, 0, NULL, NULL, NULL, NULL, false},
     KEY(APP_KEY_F5, APP_ACT_PRESENT, "F5", N_("presenter mode: fullscreen, large text, toolbar on mouse move")),
     KEY('+', APP_ACT_FONT_UP, "+ −", N_("bigger / smaller text")),
     SHIFTED('=', APP_ACT_FONT_UP),
@@ -87,15 +87,15 @@ const app_key_binding app_keys[] = {
     LESSON_PLAIN(APP_KEY_PAGEDOWN, APP_ACT_LESSON_NEXT),
     /* TRANSLATORS: the keys column of the help: { and } (Shift+[ and Shift+]), or dragging the line */
     {'[', APP_SHIFT_ON, APP_KEYS_LESSON, APP_ACT_LESSON_WIDTH, 1, NULL, N_("{ }  drag"),
-     N_("in a lesson: a wider / narrower lesson panel (or drag the line between them)"), NULL},
-    {']', APP_SHIFT_ON, APP_KEYS_LESSON, APP_ACT_LESSON_WIDTH, -1, NULL, NULL, NULL, NULL},
-    {APP_KEY_BACKSPACE, APP_SHIFT_ANY, APP_KEYS_LESSON, APP_ACT_LESSON_PREV, 0, NULL, NULL, NULL, NULL},
-    {APP_KEY_PAGEUP, APP_SHIFT_ANY, APP_KEYS_LESSON, APP_ACT_LESSON_PREV, 0, NULL, NULL, NULL, NULL},
+     N_("in a lesson: a wider / narrower lesson panel (or drag the line between them)"), NULL, false},
+    {']', APP_SHIFT_ON, APP_KEYS_LESSON, APP_ACT_LESSON_WIDTH, -1, NULL, NULL, NULL, NULL, false},
+    {APP_KEY_BACKSPACE, APP_SHIFT_ANY, APP_KEYS_LESSON, APP_ACT_LESSON_PREV, 0, NULL, NULL, NULL, NULL, false},
+    {APP_KEY_PAGEUP, APP_SHIFT_ANY, APP_KEYS_LESSON, APP_ACT_LESSON_PREV, 0, NULL, NULL, NULL, NULL, false},
     KEY('?', APP_ACT_HELP, "? F1", N_("this help")),
     ALSO(APP_KEY_F1, APP_ACT_HELP),
     SHIFTED('/', APP_ACT_HELP),
     KEY(APP_KEY_ESCAPE, APP_ACT_BACK, "Esc", N_("leave an overlay, the editor, the picker or the lesson")),
-    KEY('q', APP_ACT_QUIT, "q", N_("quit (in a lesson it asks first)")),
+    {'q', APP_SHIFT_ANY, APP_KEYS_VIEW, APP_ACT_QUIT, 0, NULL, "q", N_("quit (in a lesson it asks first)"), NULL, true},
 };
 
 const int app_n_keys = (int)(sizeof app_keys / sizeof app_keys[0]);

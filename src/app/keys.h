@@ -43,6 +43,7 @@ typedef struct {
     const char *help_keys;/* the help line: keys as shown (NULL: the row belongs to the line above) */
     const char *help;     /* and what they do (marked N_, translated where drawn) */
     const char *chip;     /* APP_ACT_CYCLE: its toolbar chip, %s the value ("window %s"; N_); NULL: none */
+    bool desktop;         /* the desktop's alone: the web page's help leaves the row out */
 } app_key_binding;
 
 extern const app_key_binding app_keys[];

@@ -52,7 +52,8 @@ typedef struct {
     int n_areas;
     app_rect edit_rect;        /* the token editor's field, for the IME's candidate window */
     int width, height;         /* the visualizer's part of the drawable: the window minus the lesson panel */
-    int full_width;            /* the whole drawable */
+    int full_width, full_height; /* the whole drawable */
+    app_rect lesson_box;       /* the lesson panel: right of the picture, or under it in portrait; {0, 0, 0, 0}: none */
     int stage_first;           /* first stage the navigator shows (the app's scroll, kept in range) */
     int lesson_scroll;         /* the lesson panel's scroll (of its text above a docked quiz), kept in range */
     int lesson_scroll_max;     /* how far it can scroll: text below its view, pixels */
@@ -65,6 +66,8 @@ typedef struct {
     bool panels_shown;         /* the stage list and the side panel were drawn beside the picture */
     int picker_first;          /* the picker's first lesson shown (its scroll, the selection kept in view) */
     int picker_rows;           /* and how many lessons it shows */
+    app_rect picker_box;       /* the picker's panel (a click outside closes it), and its rows (a drag scrolls them) */
+    app_rect picker_list;
 } app_layout;
 
 /* Forgets every hit and area (a new frame, or what was drawn no longer matches). */

@@ -580,11 +580,12 @@ static int scrolled(draw_list *dl, const app_state *app, app_rect box, int x, in
         draw_fill(dl, bar_x, clip.y + (clip.h - bh) * s / max, u / 5, bh, DRAW_TEXT_DIM);
     }
     if (s < max) { /* more below the fold: said, not only a thin bar */
-        /* TRANSLATORS: the lesson panel's text goes on below what it shows; the wheel scrolls */
+        /* TRANSLATORS: the lesson panel's text goes on below what it shows; the wheel scrolls, a click pages down */
         const char *more = _("▼ more below");
         int mw = draw_text_w(dl, more) + u / 2, my = clip.y + clip.h;
         draw_fill(dl, right - mw, my, mw, u + u / 4, DRAW_PANEL_HI);
         draw_text(dl, more, right - mw + u / 4, my + u / 8, DRAW_TEXT);
+        app_layout_hit(l, (app_rect){right - mw, my, mw, u + u / 4}, APP_ACT_LESSON_MORE, scroll == &l->dock_scroll);
     }
     return max;
 }
@@ -606,9 +607,11 @@ static void step_body(draw_list *dl, const app_state *app, app_rect body, int x,
     int quiz_h = content(dl, app, x, 0, right, false, NULL, from, n);
     l->lesson_view = body;
     if (body.h <= 0) return;
-    if (from >= n || text_h + quiz_h <= body.h) { /* all of it fits, or there is no quiz: one text */
+    /* all of it fits, or there is no quiz, or too little room for two scrolls (a phone): one text */
+    if (from >= n || text_h + quiz_h <= body.h || body.h < 14 * u) {
+        int shown[2] = {-1, -1}, total = content(dl, app, x, 0, right, false, shown, -1, n);
         l->dock_scroll = l->dock_scroll_max = 0;
-        l->lesson_scroll_max = scrolled(dl, app, body, x, right, bar_x, -1, n, text_h + quiz_h, &l->lesson_scroll, NULL);
+        l->lesson_scroll_max = scrolled(dl, app, body, x, right, bar_x, -1, n, total, &l->lesson_scroll, shown);
         return;
     }
     int keep = draw_imin(body.h / 2, draw_imax(3 * u, body.h / 5)), gap = u / 2;
@@ -754,18 +757,94 @@ static void more_cue(draw_list *dl, const char *arrow, int n, int to, int x, int
     app_layout_hit(dl->layout, (app_rect){x, y, w, draw_line_h(dl)}, APP_ACT_PICK_SHOW, to);
 }
 
+/* A lesson's progress as its picker row says it. */
+static const char *entry_progress(const app_player *p, const lesson_entry *e, char *buf, size_t size)
+{
+    lesson_record r = app_player_entry_record(p, e);
+    if (e->error) snprintf(buf, size, "%s", _("cannot open"));
+    else if (r.finished)
+        snprintf(buf, size, _("✓ finished · quizzes %d/%d"), r.quizzes_right, e->n_quizzes);
+    else if (r.reached_end)
+        /* TRANSLATORS: the picker: the last step was reached, but not every quiz answered right yet */
+        snprintf(buf, size, _("last step reached · quizzes %d/%d"), r.quizzes_right, e->n_quizzes);
+    else if (r.step)
+        snprintf(buf, size, _("step %d / %d · quizzes %d/%d"), r.step, e->n_steps, r.quizzes_right, e->n_quizzes);
+    else snprintf(buf, size, _("%d steps · not started"), e->n_steps);
+    return buf;
+}
+
+/* 0 when every lesson's title fits on its row beside its progress; else
+ * (a narrow window) the lines the longest title takes wrapped on a row of
+ * its own, above the progress (at most 3). */
+static int picker_title_lines(draw_list *dl, const app_player *p, int w, int numw)
+{
+    int u = draw_line_h(dl), lines = 1;
+    bool fit = true;
+    char buf[400];
+    for (int i = 0; p->have_catalog && i < p->catalog.n; i++) {
+        const lesson_entry *e = &p->catalog.items[i];
+        int pw = draw_text_w(dl, entry_progress(p, e, buf, sizeof buf));
+        fit = fit && draw_text_w(dl, e->title) <= w - pw - 2 * u - numw;
+        lines = draw_imax(lines, draw_text_wrap_lines(dl, e->title, w - u - numw));
+    }
+    return fit ? 0 : draw_imin(lines, 3);
+}
+
+/* Lesson i's row at y, h tall: its number, title, progress and summary;
+ * lines (picker_title_lines) not 0: the title wrapped, the progress under it. */
+static void picker_row(draw_list *dl, const app_player *p, int i, int x, int y, int w, int h, int lines)
+{
+    const lesson_entry *e = &p->catalog.items[i];
+    int u = draw_line_h(dl), numw = draw_text_w(dl, "00") + u; /* the number column: 00 … 15, 99 */
+    bool sel = i == p->sel;
+    char buf[400], num[16];
+    draw_fill(dl, x, y, w, h, sel ? DRAW_PANEL_HI : DRAW_PANEL);
+    if (sel) draw_outline(dl, x, y, w, h, 1, DRAW_ACCENT);
+    lesson_record r = app_player_entry_record(p, e);
+    uint32_t pc = e->error ? DRAW_ERROR : r.finished ? DRAW_GOOD : DRAW_TEXT_DIM;
+    entry_progress(p, e, buf, sizeof buf);
+    int pw = draw_text_w(dl, buf), tx = x + u / 2 + numw, ty = y + u / 4;
+    draw_text(dl, app_player_lesson_number(e->name, num, sizeof num), x + u / 2, ty, DRAW_ACCENT);
+    if (lines) {
+        ty += draw_text_wrap(dl, e->title, tx, ty, w - u - numw, sel ? DRAW_WHITE : DRAW_TEXT) * u;
+        draw_text_fit(dl, buf, tx, ty, w - u - numw, pc);
+        ty += u;
+    } else {
+        draw_text(dl, buf, x + w - pw - u / 2, ty, pc);
+        draw_text_fit(dl, e->title, tx, ty, w - pw - 2 * u - numw, sel ? DRAW_WHITE : DRAW_TEXT);
+        ty += u;
+    }
+    draw_text_fit(dl, e->error ? e->error : e->summary, tx, ty, w - u - numw, DRAW_TEXT_DIM);
+    app_layout_hit(dl->layout, (app_rect){x, y, w, h}, APP_ACT_PICK, i);
+}
+
+/* The picker's title line at y: "Lessons (English)" and, at its end, ✕ (closes it). */
+static void picker_title(draw_list *dl, const app_player *p, int x, int y, int w)
+{
+    int u = draw_line_h(dl), bw = 2 * u, bh = u + u / 2;
+    char buf[200];
+    snprintf(buf, sizeof buf, _("Lessons (%s)"), !strcmp(p->lang, "zh") ? "中文" : "English");
+    draw_text_fit(dl, buf, x, y, w - bw - u / 2, DRAW_WHITE);
+    app_rect close = {x + w - bw, y - u / 4, bw, bh};
+    draw_fill(dl, close.x, close.y, close.w, close.h, DRAW_PANEL_HI);
+    draw_outline(dl, close.x, close.y, close.w, close.h, 1, DRAW_TEXT_DIM);
+    draw_text(dl, "✕", close.x + (bw - draw_text_w(dl, "✕")) / 2, y, DRAW_WHITE);
+    /* TRANSLATORS: the tooltip of the picker's ✕ button */
+    app_layout_hit_tip(dl->layout, close, APP_ACT_PICKER, 0, _("close the list (Esc, or a click outside it)"));
+}
+
 void draw_picker(const app_state *app, draw_list *dl)
 {
     const app_player *p = &app->lesson;
     int u = draw_line_h(dl);
-    int W = dl->layout->full_width, H = dl->layout->height;
+    int W = dl->layout->full_width, H = dl->layout->full_height;
     draw_fill(dl, 0, 0, W, H, 0xF4101016u);
     int w = draw_imin(W - 2 * u, 60 * u), x = (W - w) / 2, y = u;
-    char buf[400], num[16];
-    snprintf(buf, sizeof buf, _("Lessons (%s)"), !strcmp(p->lang, "zh") ? "中文" : "English");
-    draw_text(dl, buf, x, y, DRAW_WHITE);
+    dl->layout->picker_box = (app_rect){x, 0, w + u / 2, H}; /* the scroll bar's width too */
+    picker_title(dl, p, x, y, w);
     y += u + u / 2;
-    int row = 2 * u + u / 2, cue = u + u / 4; /* a line above and below the list for the scroll cues */
+    int numw = draw_text_w(dl, "00") + u, lines = picker_title_lines(dl, p, w, numw);
+    int row = lines ? (lines + 2) * u + u / 2 : 2 * u + u / 2, cue = u + u / 4; /* a line above and below the list for the scroll cues */
     int chip = progress_chip(dl, p, x, 0, w, false);
     /* an error from opening a lesson (or any other) in front of the list, not dimmed behind it */
     bool said = app->status_error && app->status[0];
@@ -781,31 +860,8 @@ void draw_picker(const app_state *app, draw_list *dl)
     dl->layout->picker_rows = visible;
     more_cue(dl, "▲", first, draw_imax(0, first - visible), x, y, w); /* a page up */
     y += cue;
-    int numw = draw_text_w(dl, "00") + u; /* the number column: 00 … 15, 99 */
-    for (int i = first; i < n && i < first + visible; i++) {
-        const lesson_entry *e = &p->catalog.items[i];
-        int ry = y + (i - first) * row;
-        bool sel = i == p->sel;
-        draw_fill(dl, x, ry, w, row - u / 4, sel ? DRAW_PANEL_HI : DRAW_PANEL);
-        if (sel) draw_outline(dl, x, ry, w, row - u / 4, 1, DRAW_ACCENT);
-        lesson_record r = app_player_entry_record(p, e);
-        if (e->error) snprintf(buf, sizeof buf, "%s", _("cannot open"));
-        else if (r.finished)
-            snprintf(buf, sizeof buf, _("✓ finished · quizzes %d/%d"), r.quizzes_right, e->n_quizzes);
-        else if (r.reached_end)
-            /* TRANSLATORS: the picker: the last step was reached, but not every quiz answered right yet */
-            snprintf(buf, sizeof buf, _("last step reached · quizzes %d/%d"), r.quizzes_right, e->n_quizzes);
-        else if (r.step)
-            snprintf(buf, sizeof buf, _("step %d / %d · quizzes %d/%d"), r.step, e->n_steps, r.quizzes_right,
-                     e->n_quizzes);
-        else snprintf(buf, sizeof buf, _("%d steps · not started"), e->n_steps);
-        int pw = draw_text_w(dl, buf);
-        draw_text(dl, buf, x + w - pw - u / 2, ry + u / 4, e->error ? DRAW_ERROR : r.finished ? DRAW_GOOD : DRAW_TEXT_DIM);
-        draw_text(dl, app_player_lesson_number(e->name, num, sizeof num), x + u / 2, ry + u / 4, DRAW_ACCENT);
-        draw_text_fit(dl, e->title, x + u / 2 + numw, ry + u / 4, w - pw - 2 * u - numw, sel ? DRAW_WHITE : DRAW_TEXT);
-        draw_text_fit(dl, e->error ? e->error : e->summary, x + u / 2 + numw, ry + u + u / 4, w - u - numw, DRAW_TEXT_DIM);
-        app_layout_hit(dl->layout, (app_rect){x, ry, w, row - u / 4}, APP_ACT_PICK, i);
-    }
+    dl->layout->picker_list = (app_rect){x, y, w, visible * row};
+    for (int i = first; i < n && i < first + visible; i++) picker_row(dl, p, i, x, y + (i - first) * row, w, row - u / 4, lines);
     if (n > visible) { /* a scroll bar beside the list */
         int track = visible * row - u / 4, bh = draw_imax(u, track * visible / n);
         int by = y + (track - bh) * first / draw_imax(1, n - visible);

@@ -23,7 +23,7 @@ static int button(draw_list *dl, int x, int y, const char *label, bool primary, 
 void draw_quit_confirm(const app_state *app, draw_list *dl)
 {
     (void)app;
-    int u = draw_line_h(dl), W = dl->layout->full_width, H = dl->layout->height;
+    int u = draw_line_h(dl), W = dl->layout->full_width, H = dl->layout->full_height;
     /* TRANSLATORS: the question q asks with a lesson open, and its two buttons */
     const char *title = _("Quit attnlab?");
     const char *how = _("q again / Enter to quit, Esc to stay");
@@ -93,7 +93,7 @@ void draw_opening(const app_state *app, draw_list *dl)
     bool busy = app_busy(app, NULL, NULL, NULL);
     if (!app->opening.pending && !(app->opening.label[0] && (busy || app->opening.reading))) return;
     if (app->partial.on) return; /* the layers ready are shown: the status line says the rest */
-    int u = draw_line_h(dl), W = dl->layout->full_width, H = dl->layout->height;
+    int u = draw_line_h(dl), W = dl->layout->full_width, H = dl->layout->full_height;
     char buf[300], line[300];
     /* TRANSLATORS: shown at once while a lesson or a model opens; %s: which one */
     snprintf(buf, sizeof buf, _("opening %s …"), app->opening.label);

@@ -79,7 +79,10 @@ void draw_plot_bars(draw_list *dl, const app_state *app, app_rect box)
     bool mask_ok = mask && mask->ndim == 4 && mask->shape[3] == t;
     draw_fill(dl, box.x, box.y, box.w, box.h, DRAW_PANEL);
     bars_title(app, &v, name, mask_ok ? mask : NULL, buf, sizeof buf);
-    int title = draw_text_wrap(dl, buf, box.x + u / 2, box.y + u / 4, box.w - u, DRAW_TEXT); /* wrapped, never cut */
+    /* wrapped, never cut; unless its lines would leave no room for the bars (a phone): then one line, cut */
+    int title = draw_text_wrap_lines(dl, buf, box.w - u);
+    if (box.h - (title + 5) * u < u) title = 1, draw_text_fit(dl, buf, box.x + u / 2, box.y + u / 4, box.w - u, DRAW_TEXT);
+    else draw_text_wrap(dl, buf, box.x + u / 2, box.y + u / 4, box.w - u, DRAW_TEXT);
 
     int bw = draw_imin(3 * u, draw_imax(1, (box.w - 2 * u) / draw_imax(t, 1)));
     int plot_w = bw * t;

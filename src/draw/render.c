@@ -212,6 +212,8 @@ static void chip_list(const app_state *app, bool panels, chip_bar *b)
     add_chip(b, app->lesson.picker, APP_ACT_PICKER, 0, _("l  lessons"));
     add_chip(b, app->help, APP_ACT_HELP, 0, _("?  help"));
     if (!app->from_file && !model) cycle_chips(b, c, false); /* the settings not in use, last: first into the menu */
+    /* TRANSLATORS: the toolbar chip of presenter mode (F5): last, so the first into the "⋯" menu */
+    add_chip(b, app->present, APP_ACT_PRESENT, 0, _("F5  presenter mode"));
 }
 
 static void draw_chip(draw_list *dl, const chip_spec *c, app_rect r)
@@ -772,11 +774,16 @@ static void tooltip(draw_list *dl, const app_state *app)
 
 /* How the help's entries go into columns of width colw: col_of[k] for the
  * k-th entry; returns the columns used. */
-static int help_columns(draw_list *dl, int kw, int colw, int room, int *col_of, int max)
+static bool help_row(const app_state *app, int i)
+{
+    return app_keys[i].help_keys && !(app->web && app_keys[i].desktop);
+}
+
+static int help_columns(draw_list *dl, const app_state *app, int kw, int colw, int room, int *col_of, int max)
 {
     int u = draw_line_h(dl), gap = u / 4, c = 0, y = 0;
     for (int i = 0, k = 0; i < app_n_keys && k < max; i++) {
-        if (!app_keys[i].help_keys) continue;
+        if (!help_row(app, i)) continue;
         int h = draw_text_wrap_lines(dl, _(app_keys[i].help), colw - kw - u) * u + gap;
         if (y + h > room && y > 0) c++, y = 0;
         col_of[k++] = c;
@@ -793,7 +800,7 @@ static int help_columns(draw_list *dl, int kw, int colw, int room, int *col_of, 
 static void help_overlay(draw_list *dl, const app_state *app)
 {
     enum { MAX_COLS = 4, MAX_ENTRIES = 128 };
-    int W = dl->layout->width, H = dl->layout->height, frame_px = dl->px;
+    int W = dl->layout->width, H = dl->layout->full_height, frame_px = dl->px;
     int u, kw = 0, cols = 1, colw = 0, col_of[MAX_ENTRIES] = {0};
     bool fits = false;
     for (int px = frame_px; px >= 9 && !fits; px--) {
@@ -805,7 +812,7 @@ static void help_overlay(draw_list *dl, const app_state *app)
         int room = H - 6 * u; /* the title above, the memory line below */
         for (cols = 1; cols <= MAX_COLS && !fits; cols++) {
             colw = (W - 3 * u - (cols - 1) * u) / cols;
-            fits = colw - kw - u >= 6 * u && help_columns(dl, kw, colw, room, col_of, MAX_ENTRIES) <= cols;
+            fits = colw - kw - u >= 6 * u && help_columns(dl, app, kw, colw, room, col_of, MAX_ENTRIES) <= cols;
         }
         cols--;
     }
@@ -822,7 +829,7 @@ static void help_overlay(draw_list *dl, const app_state *app)
     draw_text_fit(dl, _("keys   (Esc or ? closes this)"), x + u, y + u / 2, w - 2 * u, DRAW_WHITE);
     int top = y + 2 * u, cy = top, last = 0;
     for (int i = 0, k = 0; i < app_n_keys && k < MAX_ENTRIES; i++) {
-        if (!app_keys[i].help_keys) continue;
+        if (!help_row(app, i)) continue;
         int c = draw_imin(col_of[k++], cols - 1);
         if (c != last) cy = top, last = c;
         int cx = x + u + c * (colw + u);
@@ -832,8 +839,13 @@ static void help_overlay(draw_list *dl, const app_state *app)
     double bytes = attn_trace_bytes(&app->trace);
     char buf[200];
     /* TRANSLATORS: the help's last line: MiB the trace shown takes, GiB it may take */
-    snprintf(buf, sizeof buf, _("memory: this trace %.1f MiB; the budget %.1f GiB (--memory-gib)"), bytes / (1 << 20),
-             attn_config_max_bytes(&app->cfg) / (1 << 30));
+    if (app->web)
+        /* TRANSLATORS: the web page's help, last line: MiB the trace shown takes, GiB it may take */
+        snprintf(buf, sizeof buf, _("memory: this trace %.1f MiB; the budget %.1f GiB"), bytes / (1 << 20),
+                 attn_config_max_bytes(&app->cfg) / (1 << 30));
+    else
+        snprintf(buf, sizeof buf, _("memory: this trace %.1f MiB; the budget %.1f GiB (--memory-gib)"), bytes / (1 << 20),
+                 attn_config_max_bytes(&app->cfg) / (1 << 30));
     draw_text_wrap(dl, buf, x + u, y + h - 2 * u, w - 2 * u, DRAW_TEXT_DIM);
     dl->px = frame_px;
 }
@@ -1058,23 +1070,56 @@ static void overlays(draw_list *dl, const app_state *app, const chip_bar *bar)
     if (app->quit_confirm) draw_quit_confirm(app, dl);
 }
 
-void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, int h)
+/* The picture's size (frame_plan's) in the visualizer's part of w × vh. */
+static double picture_size(draw_list *dl, const app_state *app, int w, int vh)
 {
-    draw_list_begin(dl, (int)lroundf(DRAW_BASE_FONT_PX * app->font_scale * app->pixel_ratio));
-    dl->layout = layout;
-    /* a lesson takes the right part of the window; the visualizer keeps the rest */
-    int full_w = w, panel_w = 0;
-    if (app->lesson.open) {
-        panel_w = draw_imin(40 * draw_line_h(dl), (int)(0.34 * w));
-        panel_w = draw_imax(panel_w, draw_imin(22 * draw_line_h(dl), w / 2));
-        if (app->lesson_width > 0) /* as the student set it: room for the panel's words and for the picture */
-            panel_w = draw_imax(draw_imin(16 * draw_line_h(dl), w / 3), draw_imin(app->lesson_width, w * 7 / 10));
-        w -= panel_w;
+    int u = draw_line_h(dl), top = !app->present || app->toolbar_shown ? controls_height(dl) : u / 2;
+    frame_plan fp;
+    dl->layout->width = dl->layout->full_width = w;
+    dl->layout->height = vh;
+    train_plan(dl, app, (app_rect){0, top, w, vh - top - (u + u / 2)}, &fp);
+    return fp.size;
+}
+
+/* Where the lesson panel goes ({0, 0, 0, 0}: no lesson), and the part of the
+ * w × h window the visualizer keeps (*vw × *vh). Beside the picture, on the
+ * right; in portrait (taller than wide) under it, across the window: the
+ * picture takes the height in which it is as large as the window's width
+ * lets it be (within 2%), the lesson the rest, at least 2/5 of the height
+ * (and 12 lines), and the picture at least a third. */
+static app_rect lesson_place(draw_list *dl, const app_state *app, int w, int h, int *vw, int *vh)
+{
+    int u = draw_line_h(dl), panel_w;
+    *vw = w, *vh = h;
+    if (!app->lesson.open) return (app_rect){0, 0, 0, 0};
+    if (h > w && h - draw_imax(h * 2 / 5, 12 * u) >= 8 * u) { /* (not in a window too small for both) */
+        int hi = h - draw_imax(h * 2 / 5, 12 * u), lo = draw_imin(hi, draw_imax(h / 3, 12 * u));
+        double full = picture_size(dl, app, w, hi);
+        while (lo < hi) { /* the smallest picture as large as the largest */
+            int mid = lo + (hi - lo) / 2;
+            if (picture_size(dl, app, w, mid) >= 0.98 * full) hi = mid;
+            else lo = mid + 1;
+        }
+        *vh = lo;
+        return (app_rect){0, lo, w, h - lo};
     }
+    panel_w = draw_imin(40 * u, (int)(0.34 * w));
+    panel_w = draw_imax(panel_w, draw_imin(22 * u, w / 2));
+    if (app->lesson_width > 0) /* as the student set it: room for the panel's words and for the picture */
+        panel_w = draw_imax(draw_imin(16 * u, w / 3), draw_imin(app->lesson_width, w * 7 / 10));
+    *vw = w - panel_w;
+    return (app_rect){w - panel_w, 0, panel_w, h};
+}
+
+/* A new frame's layout: nothing recorded yet; the scrolls as the app has them. */
+static void layout_begin(app_layout *layout, const app_state *app, int full_w, int full_h, int w, int h, app_rect panel)
+{
     app_layout_clear(layout);
     layout->full_width = full_w;
+    layout->full_height = full_h;
     layout->width = w;
     layout->height = h;
+    layout->lesson_box = panel;
     layout->stage_first = app->stage_scroll;
     layout->lesson_scroll = app->lesson.scroll;
     layout->lesson_scroll_max = app->lesson.content_h;
@@ -1085,8 +1130,36 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
     layout->layer_shown = false;
     layout->picker_first = app->lesson.picker_first;
     layout->picker_rows = app->lesson.picker_rows;
+    layout->picker_box = layout->picker_list = (app_rect){0, 0, 0, 0};
+}
 
-    draw_fill(dl, 0, 0, full_w, h, DRAW_BG);
+/* The lesson panel in panel, and between it and the picture the divider (a
+ * drag moves it) or, under the picture, a line. */
+static void lesson_part(draw_list *dl, const app_state *app, app_rect panel)
+{
+    int u = draw_line_h(dl);
+    draw_lesson_marks(app, dl);
+    draw_lesson(app, dl, panel);
+    if (panel.y > 0) {
+        draw_fill(dl, 0, panel.y, panel.w, 2, DRAW_PANEL_HI);
+        return;
+    }
+    /* TRANSLATORS: the tooltip of the line between the picture and the lesson */
+    app_layout_hit_tip(dl->layout, (app_rect){panel.x - u / 4, 0, u / 2, panel.h}, APP_ACT_DIVIDER, 0,
+                       _("drag to widen or narrow the lesson ({ and } too)"));
+    if (app->divider_drag) draw_fill(dl, panel.x - 1, 0, 3, panel.h, DRAW_ACCENT);
+}
+
+void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, int h)
+{
+    draw_list_begin(dl, (int)lroundf(DRAW_BASE_FONT_PX * app->font_scale * app->pixel_ratio));
+    dl->layout = layout;
+    /* a lesson takes the right part of the window (in portrait the bottom); the visualizer keeps the rest */
+    int full_w = w, full_h = h;
+    app_rect panel = lesson_place(dl, app, full_w, full_h, &w, &h);
+    layout_begin(layout, app, full_w, full_h, w, h, panel);
+
+    draw_fill(dl, 0, 0, full_w, full_h, DRAW_BG);
     chip_bar bar = {.n = 0};
     if (app->opening.first) { /* nothing of its own to show yet (app_init_later): the notice alone */
         overlays(dl, app, &bar);
@@ -1125,14 +1198,7 @@ void draw_frame(const app_state *app, draw_list *dl, app_layout *layout, int w, 
     if (train_h == train_fold_height(dl)) train_fold(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});
     else if (train_h > 0) draw_train_panel(dl, app, (app_rect){0, h - status_h - train_h, w, train_h});
     status_line(dl, app, (app_rect){0, h - status_h, w, status_h}, merged);
-    if (app->lesson.open) {
-        draw_lesson_marks(app, dl);
-        draw_lesson(app, dl, (app_rect){w, 0, panel_w, h});
-        /* TRANSLATORS: the tooltip of the line between the picture and the lesson */
-        app_layout_hit_tip(layout, (app_rect){w - u / 4, 0, u / 2, h}, APP_ACT_DIVIDER, 0,
-                           _("drag to widen or narrow the lesson ({ and } too)"));
-        if (app->divider_drag) draw_fill(dl, w - 1, 0, 3, h, DRAW_ACCENT);
-    }
+    if (app->lesson.open) lesson_part(dl, app, panel);
     tooltip(dl, app);
     overlays(dl, app, &bar);
 }
@@ -1142,6 +1208,7 @@ void draw_commit(app_state *app, const app_layout *l)
     app->width = l->width;
     app->height = l->height;
     app->full_width = l->full_width;
+    app->full_height = l->full_height;
     app->stage_scroll = l->stage_first;
     app->lesson.scroll = l->lesson_scroll;
     app->lesson.shown_quiz = -1; /* scrolled into view once; then the reader's scroll stands */

@@ -1,4 +1,4 @@
-/* input_sdl.c — SDL's events into app calls, through a key map (microui's key_map). */
+/* input_sdl.c — SDL's events (keys, the mouse, a finger) into app calls, through a key map (microui's key_map). */
 #include "input_sdl.h"
 
 static const struct {
@@ -46,11 +46,31 @@ static bool window_event(app_state *app, const SDL_WindowEvent *w)
     }
 }
 
+/* One finger: its place (SDL gives it from 0 to 1 across the window) in
+ * drawable pixels. A second finger is not followed. */
+static bool finger_event(app_state *app, const SDL_TouchFingerEvent *f)
+{
+    int x = (int)(f->x * app->full_width), y = (int)(f->y * app->full_height);
+    switch (f->type) {
+    case SDL_FINGERDOWN: return SDL_GetNumTouchFingers(f->touchId) <= 1 && app_touch_down(app, x, y);
+    case SDL_FINGERMOTION: return app_touch_move(app, x, y);
+    case SDL_FINGERUP: return app_touch_up(app);
+    default: return false;
+    }
+}
+
 bool sdl_input_event(app_state *app, const SDL_Event *ev)
 {
+    /* the mouse SDL makes of a finger: the finger's own events say it (finger_event) */
+    if ((ev->type == SDL_MOUSEMOTION && ev->motion.which == SDL_TOUCH_MOUSEID) ||
+        ((ev->type == SDL_MOUSEBUTTONDOWN || ev->type == SDL_MOUSEBUTTONUP) && ev->button.which == SDL_TOUCH_MOUSEID))
+        return false;
     switch (ev->type) {
     case SDL_QUIT: app->req.quit = true; return true;
     case SDL_WINDOWEVENT: return window_event(app, &ev->window);
+    case SDL_FINGERDOWN:
+    case SDL_FINGERMOTION:
+    case SDL_FINGERUP: return finger_event(app, &ev->tfinger);
     case SDL_MOUSEMOTION:
         if (ev->motion.state & SDL_BUTTON_LMASK) return app_mouse_drag(app, px(app, ev->motion.x), px(app, ev->motion.y));
         return app_mouse_move(app, px(app, ev->motion.x), px(app, ev->motion.y));

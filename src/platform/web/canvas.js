@@ -2,7 +2,7 @@
  *
  * The JavaScript side of main_web.c: it measures text for the app core, turns
  * the browser's keyboard, mouse, wheel and touch events into the app core's
- * input calls, and draws each frame's records (main_web.c's banner gives
+ * input calls (one finger: app_touch_*), and draws each frame's records (main_web.c's banner gives
  * their layout) on a <canvas> in device pixels (devicePixelRatio). Lesson
  * progress, a file in the page's memory, is kept in localStorage. It downloads
  * the module and its data itself, showing how far in the loading view, and a
@@ -13,7 +13,8 @@
  * time (its work done, the result taken in: inputToIdleMs), the longest the
  * page was busy in one go (an input call, a frame or the app's turn: the page
  * is frozen that long), whether the app has work under way (pending), and the
- * last frame's texts and pictures with their boxes, the app's own title
+ * last frame's texts and pictures with their boxes (a text's [s, x, y, w, h,
+ * seen]: seen false where a scrolled panel's clip hides it), the app's own title
  * (appTitle: the desktop window's; the tab shows a lesson's own, see links
  * below), and which build of the module runs (build: 'threads' or 'single').
  *
@@ -133,10 +134,15 @@
     stats.images.push([x, y, w, h]);
   }
 
+  /* the clip rectangles in force while a frame is drawn (the innermost last) */
+  const clips = [];
+
   function text(r) {
     const s = M.UTF8ToString(r[6]);
+    const c = clips[clips.length - 1], cx = r[1] + r[3] / 2, cy = r[2] + r[4] / 2;
+    const seen = !c || (cx >= c[0] && cy >= c[1] && cx < c[0] + c[2] && cy < c[1] + c[3]); /* not clipped away (a scrolled panel) */
     stats.texts.push(s);
-    stats.boxes.push([s, r[1], r[2], r[3], r[4]]);
+    stats.boxes.push([s, r[1], r[2], r[3], r[4], seen]);
     ctx.font = font(r[7], r[8]);
     ctx.fillStyle = colour(r[5] >>> 0);
     if (r[9]) { /* turned: read upwards, in a box a line wide and the text's width tall */
@@ -176,7 +182,7 @@
     freshViews();
     const words = M._web_rec_words(), n = M.HEAP32[base >> 2];
     const used = new Map();
-    let clips = 0;
+    clips.length = 0;
     stats.texts = [];
     stats.boxes = [];
     stats.images = [];
@@ -203,19 +209,22 @@
         case KIND.TEXT: text(r); break;
         case KIND.POLY: poly(r, M.HEAPF32.subarray(at, at + words)); break;
         case KIND.IMAGE: image(r, used); break;
-        case KIND.CLIP_PUSH:
+        case KIND.CLIP_PUSH: {
           ctx.save();
           ctx.beginPath();
           ctx.rect(r[1], r[2], r[3], r[4]);
           ctx.clip();
-          clips++;
+          const o = clips[clips.length - 1] || [r[1], r[2], r[3], r[4]];
+          const x0 = Math.max(o[0], r[1]), y0 = Math.max(o[1], r[2]);
+          clips.push([x0, y0, Math.min(o[0] + o[2], r[1] + r[3]) - x0, Math.min(o[1] + o[3], r[2] + r[4]) - y0]);
           break;
+        }
         case KIND.CLIP_POP:
-          if (clips > 0) { ctx.restore(); clips--; }
+          if (clips.length > 0) { ctx.restore(); clips.pop(); }
           break;
       }
     }
-    while (clips-- > 0) ctx.restore();
+    while (clips.length > 0) { ctx.restore(); clips.pop(); }
     images = used; /* pictures not drawn this frame are dropped */
     stats.appTitle = M.UTF8ToString(M._web_title()); /* the desktop window's title */
     follow();
@@ -552,9 +561,10 @@
     if (quitNote) { showNote(''); quitNote = false; } /* said once, gone with the next input */
     if (r & 1) { showNote(note('quit')); quitNote = true; }
     const want = !!(r & 4), full = !!document.fullscreenElement;
+    barShown(!want);
     if (want !== full && document.fullscreenEnabled) {
       const p = want ? document.documentElement.requestFullscreen() : document.exitFullscreen();
-      if (p && p.catch) p.catch(() => { M._web_fullscreen(full ? 1 : 0); dirty = true; });
+      if (p && p.catch) p.catch(() => { M._web_fullscreen(full ? 1 : 0); barShown(!full); dirty = true; });
     }
     if (r & 2) savePicture((r >> 8) & 255);
   }
@@ -580,7 +590,7 @@
 
   /* fullscreen left with the browser's own Esc: the app follows (presenter mode ends with it) */
   document.addEventListener('fullscreenchange', () => {
-    if (M) { M._web_fullscreen(document.fullscreenElement ? 1 : 0); dirty = true; }
+    if (M) { M._web_fullscreen(document.fullscreenElement ? 1 : 0); barShown(!document.fullscreenElement); dirty = true; }
   });
 
   function keyCode(e) {
@@ -626,26 +636,51 @@
     e.preventDefault();
     changed(() => M._web_wheel(e.deltaY < 0 ? 1 : -1)); /* dy > 0: away from the user */
   }, { passive: false });
-  /* one finger: the left button */
+  /* one finger, to the app core's touch calls: a tap is a click, a drag scrolls the lesson, its quiz
+   * and the list of lessons (app_touch_*); the browser's own scrolling and zooming are off (touch-action) */
+  let finger = null;
   canvas.addEventListener('touchstart', (e) => {
-    if (!M || e.touches.length !== 1) return;
+    if (!M) return;
     e.preventDefault();
-    const [x, y] = at(e.touches[0]);
-    M._web_mouse_move(x, y);
-    changed(() => M._web_mouse_down(x, y));
+    if (finger !== null || e.changedTouches.length !== 1 || e.touches.length !== 1) { /* a second finger: no tap */
+      if (finger !== null) { finger = null; changed(() => M._web_touch_cancel()); }
+      return;
+    }
+    finger = e.changedTouches[0].identifier;
+    canvas.focus();
+    changed(() => M._web_touch_down(...at(e.changedTouches[0])));
   }, { passive: false });
+  const ours = (e) => [...e.changedTouches].find((t) => t.identifier === finger);
   canvas.addEventListener('touchmove', (e) => {
-    if (!M || e.touches.length !== 1) return;
+    const t = M && finger !== null && ours(e);
+    if (!t) return;
     e.preventDefault();
-    changed(() => M._web_mouse_drag(...at(e.touches[0])));
+    changed(() => M._web_touch_move(...at(t)));
   }, { passive: false });
-  canvas.addEventListener('touchend', () => { if (M) changed(() => M._web_mouse_up()); });
-  window.addEventListener('resize', () => {
+  canvas.addEventListener('touchend', (e) => {
+    if (!M || finger === null || !ours(e)) return;
+    e.preventDefault();
+    finger = null;
+    changed(() => M._web_touch_up());
+  }, { passive: false });
+  canvas.addEventListener('touchcancel', () => { if (M && finger !== null) { finger = null; changed(() => M._web_touch_cancel()); } });
+  function resized() {
     if (!M) return;
     const [w, h] = fit();
     M._web_resize(w, h, dpr);
     dirty = true;
-  });
+  }
+  window.addEventListener('resize', resized);
+  /* the bar wraps on a narrow screen, and its note changes: the canvas takes what it leaves */
+  if (window.ResizeObserver) new ResizeObserver(resized).observe(document.getElementById('bar'));
+
+  /* fullscreen and presenter mode: the page's own bar hidden, the canvas the whole screen */
+  function barShown(shown) {
+    const bar = document.getElementById('bar');
+    if (bar.hidden === !shown) return;
+    bar.hidden = !shown;
+    resized();
+  }
 
   /* ---- start */
 

@@ -2,7 +2,7 @@
  * driven from JavaScript (canvas.js), its frames handed over as a flat buffer.
  *
  * The four beats of the desktop's loop, split between the two sides:
- *   events   canvas.js calls web_key, web_mouse_*, web_wheel, web_text;
+ *   events   canvas.js calls web_key, web_mouse_*, web_touch_*, web_wheel, web_text;
  *   build    web_frame lays the frame out (draw_frame) into a command list;
  *   draw     web_frame flattens the list into WEB_REC words a command, which
  *            canvas.js walks and draws on a <canvas>;
@@ -326,6 +326,7 @@ EMSCRIPTEN_KEEPALIVE int web_init(int w, int h, float dpr, const char *lang)
     web.app.lesson.async_save = true;
     web.app.lesson.async_read = true;
     web.app.pixel_ratio = dpr > 0 ? dpr : 1.0f;
+    web.app.web = true; /* the help leaves out the desktop's keys and flags */
     web.w = w, web.h = h;
     draw_list_init(&web.list, (draw_text_measure){.text_width = text_width, .line_height = line_height,
                                               .bold_width = bold_width});
@@ -398,6 +399,10 @@ EMSCRIPTEN_KEEPALIVE int web_mouse_down(int x, int y) { return web.ready && app_
 EMSCRIPTEN_KEEPALIVE int web_mouse_up(void) { return web.ready && app_mouse_up(&web.app); }
 EMSCRIPTEN_KEEPALIVE int web_mouse_leave(void) { return web.ready && app_mouse_leave(&web.app); }
 EMSCRIPTEN_KEEPALIVE int web_wheel(int dy) { return web.ready && app_wheel(&web.app, dy); }
+EMSCRIPTEN_KEEPALIVE int web_touch_down(int x, int y) { return web.ready && app_touch_down(&web.app, x, y); }
+EMSCRIPTEN_KEEPALIVE int web_touch_move(int x, int y) { return web.ready && app_touch_move(&web.app, x, y); }
+EMSCRIPTEN_KEEPALIVE int web_touch_up(void) { return web.ready && app_touch_up(&web.app); }
+EMSCRIPTEN_KEEPALIVE int web_touch_cancel(void) { return web.ready && app_touch_cancel(&web.app); }
 
 /* Opens the model folder `name` under /attnlab/models, as o opens the next
  * shipped one: canvas.js has written a student's own model there (its file
