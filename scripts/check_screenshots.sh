@@ -21,7 +21,7 @@ bad=0
 for ref in assets/screenshots/*.png; do
     name=$(basename "$ref")
     # the web page's, taken in headless Chromium by tests/web (ATTNLAB_WEB_SHOT), not by attnlab render
-    [ "$name" = web.png ] && continue
+    case $name in web.png|web-*.png) continue ;; esac
     new="$T/new/$name"
     if [ ! -f "$new" ]; then
         echo "$name: not rendered"
