@@ -1340,7 +1340,11 @@ static void generating_in_the_window(void **state)
     assert_int_equal(tang.view.decode_step, L + 2);
     assert_int_equal(tang.trace.token_ids[L + 1], tang.model->cfg.eos);
     assert_non_null(strstr(tang.status, "the end of the text"));
-    /* ] after </s>: the next poem starts from <s> alone, and the last one is on the status line */
+    /* ] after </s> says the text has ended and leaves it shown (issue 35: one press replaced the
+     * poem); ] again starts the next poem from <s> alone, the last one on the status line */
+    assert_true(app_key(&tang, ']', 0));
+    assert_int_equal(tang.view.decode_step, L + 2);
+    assert_non_null(strstr(tang.status, "the text has ended (</s>): ] again starts a new one"));
     assert_true(app_key(&tang, ']', 0));
     assert_string_equal(tang.cfg.tokens, "<s>");
     assert_int_equal(tang.view.decode_step, 1);

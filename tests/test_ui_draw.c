@@ -1298,8 +1298,8 @@ static void test_text_strip(void **state)
     /* the whole poem, then its end */
     strip_text(f, &d, wide, text, sizeof text);
     assert_non_null(strstr(text, "<s>春眠不觉晓，春醉不相催。"));
-    const char *end = strstr(text, "。</s>end of text (</s>) · ] starts the next one");
-    assert_true(end && !end[strlen("。</s>end of text (</s>) · ] starts the next one")]);
+    const char *end = strstr(text, "。</s>end of text (</s>) · ] twice starts the next one");
+    assert_true(end && !end[strlen("。</s>end of text (</s>) · ] twice starts the next one")]);
     assert_true(marked(&d, "</s>", DRAW_CMD_RECT, DRAW_ACCENT, DRAW_BLACK));
     /* a short box shows the lines around the query, and says which */
     strip_text(f, &d, (app_rect){100, 50, 100, 200}, text, sizeof text);
@@ -1315,7 +1315,10 @@ static void test_text_strip(void **state)
     assert_non_null(strstr(text, "。</s>end of text (</s>)"));
     assert_null(strstr(text, "starts the next"));
     assert_true(app_key(app, ']', 0));
-    /* ] after </s>: a new text from <s> alone */
+    /* ] twice after </s>: a new text from <s> alone (the first only says the text has ended) */
+    assert_true(app_key(app, ']', 0));
+    strip_text(f, &d, wide, text, sizeof text);
+    assert_non_null(strstr(text, "。</s>end of text"));
     assert_true(app_key(app, ']', 0));
     strip_text(f, &d, wide, text, sizeof text);
     assert_string_equal(text, "<s>?");

@@ -1061,9 +1061,11 @@ def generate_run():
         win.key("bracketright")  # </s>: the end of the poem
         end = win.settled_shot("generate-end", first)
         changed(win, "] writes </s>", first, end, 0.002)
-        win.key("bracketright")  # the next poem, from <s> alone
-        again = win.settled_shot("generate-next", end)
-        changed(win, "] after </s> starts the next text", end, again, 0.02)
+        win.key("bracketright")  # the text has ended: the status line says so, the poem stays
+        said = win.settled_shot("generate-said", end)
+        win.key("bracketright")  # again: the next poem, from <s> alone
+        again = win.settled_shot("generate-next", said)
+        changed(win, "] twice after </s> starts the next text", said, again, 0.02)
         win.expect_title("still decoding", lambda t: t.endswith("decoding"), "... - decoding")
         win.key("q")
         expect_clean_exit(win, "q after generating")

@@ -542,6 +542,7 @@ void app_install(app_state *app, attn_trace *tr, attn_config *next, app_plan *pl
     app->trace = *tr;
     app->trace_serial++;
     app->opening.first = false; /* a picture of its own is shown */
+    app->gen.end_said = false; /* a text's end is said again for the picture installed */
     app->trace_step = app->view.decode_step;
     attn_config_free(&app->cfg);
     app->cfg = *next;

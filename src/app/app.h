@@ -113,6 +113,7 @@ typedef struct app_state {
         char *prompt;     /* the token list generating started from (owned); NULL: nothing written */
         char *text;       /* the token list the last ] asked for (owned) */
 #define APP_GEN_QUEUE_MAX 64
+        bool end_said;    /* ] once at the text's end: the status line said so; ] again starts the next */
         int queued;       /* ] pressed while a token was computing: each writes one more once it is in
                            * (app_poll), until the text's end */
     } gen;

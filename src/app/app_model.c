@@ -279,7 +279,14 @@ int app_generate(app_state *app)
         return -1;
     }
     int n = tr->tokens.len, eos = app->model->cfg.eos; /* tokens so far: the last is the query shown */
-    if (eos >= 0 && n > 0 && tr->token_ids[n - 1] == eos) return next_text(app);
+    if (eos >= 0 && n > 0 && tr->token_ids[n - 1] == eos) { /* the text has ended */
+        if (app->gen.end_said) return app->gen.end_said = false, next_text(app);
+        app->gen.end_said = true; /* one press more replaces it: never by a press meant for a token */
+        /* TRANSLATORS: ] at the end of a generated text (%s: its end token, </s>) */
+        app_status(app, false, _("the text has ended (%s): ] again starts a new one and keeps this one on the status line"),
+                   attn_tokens_at(&tr->tokens, 0, n - 1));
+        return 0;
+    }
     attn_sampling s = attn_sampling_of(&app->cfg);
     float u = attn_uniform(attn_hash64(s.seed ^ attn_hash_str("generate")), (uint64_t)tr->dims.L);
     size_t last = (size_t)(tr->dims.s - 1) * tr->dims.V;

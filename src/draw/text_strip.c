@@ -134,7 +134,7 @@ static void make_pieces(const attn_model *m, const int *ids, int n, int q, piece
         char note[160];
         attn_tokenizer_label(m->tok, eos, label, sizeof label);
         if (q == n - 1) /* TRANSLATORS: after the model's end-of-text token (%s: its label, </s>), at the last step */
-            snprintf(note, sizeof note, _("end of text (%s) · ] starts the next one"), label);
+            snprintf(note, sizeof note, _("end of text (%s) · ] twice starts the next one"), label);
         else /* TRANSLATORS: after the model's end-of-text token (%s: its label, </s>) */
             snprintf(note, sizeof note, _("end of text (%s)"), label);
         add(l, note, -1, PIECE_NOTE);
