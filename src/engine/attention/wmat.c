@@ -436,8 +436,9 @@ int attn_wmat_product_blocks(const attn_wmat *w, const float *x, int rows, int b
         for (int b0 = 0; b0 < rows; b0 += block)
             attn_op_project_t(x + b0 * cols, panel, part + (size_t)b0 * m, rows - b0 < block ? rows - b0 : block,
                               w->cols, m);
-        for (int r = 0; !whole && r < rows; r++)
-            memcpy(y + (size_t)r * out + r0, part + (size_t)r * m, (size_t)m * sizeof *y);
+        if (whole) continue;
+        #pragma omp parallel for schedule(static) if ((size_t)rows * m > 65536) /* y's pages first touched by both */
+        for (int r = 0; r < rows; r++) memcpy(y + (size_t)r * out + r0, part + (size_t)r * m, (size_t)m * sizeof *y);
     }
     free(panel);
     if (!whole) free(part);
