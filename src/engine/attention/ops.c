@@ -242,6 +242,7 @@ void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, i
 
 void attn_op_swiglu(const float *gate, const float *up, float *act, size_t n)
 {
+    #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t i = 0; i < n; i++) act[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
@@ -253,6 +254,7 @@ void attn_op_add_bias(float *y, const float *bias, size_t rows, int n)
 
 void attn_op_add(const float *a, const float *b, float *y, size_t n)
 {
+    #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i];
 }
 

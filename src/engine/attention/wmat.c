@@ -436,24 +436,38 @@ int attn_wmat_product_blocks(const attn_wmat *w, const float *x, int rows, int b
         for (int b0 = 0; b0 < rows; b0 += block)
             attn_op_project_t(x + b0 * cols, panel, part + (size_t)b0 * m, rows - b0 < block ? rows - b0 : block,
                               w->cols, m);
-        for (int r = 0; !whole && r < rows; r++)
-            memcpy(y + (size_t)r * out + r0, part + (size_t)r * m, (size_t)m * sizeof *y);
+        if (whole) continue;
+        #pragma omp parallel for schedule(static) if ((size_t)rows * m > 65536) /* y's pages first touched by both */
+        for (int r = 0; r < rows; r++) memcpy(y + (size_t)r * out + r0, part + (size_t)r * m, (size_t)m * sizeof *y);
     }
     free(panel);
     if (!whole) free(part);
     return 0;
 }
 
+/* out (cols, rows) = wᵀ widened, a TILE × TILE block at a time: TILE rows'
+ * runs of TILE weights widened on the stack, then written down out's
+ * columns; the row blocks shared by the threads. No copy of the whole of w
+ * in float32 on the way (a traced pass does this to four matrices a layer). */
 int attn_wmat_transposed(const attn_wmat *w, float *out)
 {
+    enum { TILE = 32 };
     if (plain_f32(w)) {
         attn_op_transpose(w->data, out, w->rows, w->cols);
         return 0;
     }
-    float *tmp = malloc((size_t)w->rows * w->cols * sizeof *tmp);
-    if (!tmp) return -1;
-    attn_wmat_rows(w, 0, w->rows, tmp);
-    attn_op_transpose(tmp, out, w->rows, w->cols);
-    free(tmp);
+    int rows = w->rows, cols = w->cols;
+    #pragma omp parallel for schedule(static) if ((size_t)rows * cols > 65536)
+    for (int r0 = 0; r0 < rows; r0 += TILE) {
+        float tile[TILE][TILE];
+        int r1 = r0 + TILE < rows ? r0 + TILE : rows;
+        for (int c0 = 0; c0 < cols; c0 += TILE) {
+            int c1 = c0 + TILE < cols ? c0 + TILE : cols;
+            size_t at = (size_t)c0 * attn_st_dtype_size(w->dtype);
+            for (int r = r0; r < r1; r++) attn_st_widen(row_at(w, r) + at, w->dtype, (size_t)(c1 - c0), tile[r - r0]);
+            for (int c = c0; c < c1; c++)
+                for (int r = r0; r < r1; r++) out[(size_t)c * rows + r] = tile[r - r0][c - c0];
+        }
+    }
     return 0;
 }

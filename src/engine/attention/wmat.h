@@ -51,7 +51,7 @@ const char *attn_wmat_kernel_name(void);
 void attn_wmat_rows(const attn_wmat *w, int r0, int n, float *out);
 
 /* Wᵀ widened into out (cols, rows): the trace's (in, out) weight stages.
- * Returns 0, or -1 out of memory. */
+ * Returns 0 (it allocates nothing; -1 was out of memory). */
 int attn_wmat_transposed(const attn_wmat *w, float *out);
 
 /* y (rows, w.rows) = x (rows, w.cols) · Wᵀ. One row (a decoding step) reads
