@@ -88,6 +88,7 @@ def main():
     ap.add_argument("--tokens", default="361,512")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--attnlab", default="build/attnlab")
+    ap.add_argument("--window-only", action="store_true", help="the window's times alone, not bench's passes")
     a = ap.parse_args()
     a.attnlab = os.path.abspath(a.attnlab)
     xvfb, display = start_xvfb()
@@ -103,17 +104,21 @@ def main():
                 first, layer0, full = one_round(a, env, text)
                 print(f"{n} tokens, round {r + 1} (load {load:.2f}): window: first frame {first:.0f} ms, layer 0 "
                       f"{layer0:.0f} ms, whole picture {full:.0f} ms", flush=True)
+                if a.window_only:
+                    rows.append((first, layer0, full, None, None, None))
+                    continue
                 traced, plain = bench_ratio(a, text)
                 ratio = traced / plain if traced and plain else None
                 rows.append((first, layer0, full, traced, plain, ratio))
                 print(f"{n} tokens, round {r + 1}: bench traced {traced:.0f} ms, untraced {plain:.0f} ms, "
                       f"{ratio:.2f}× (load {os.getloadavg()[0]:.2f})", flush=True)
             cols = list(zip(*rows))
-            ratios = [x for x in cols[5] if x]
+            ratios = [x for x in cols[5] if x] or [0.0]
+            passes = "" if a.window_only else (
+                f"; traced {spread(cols[3])} ms, untraced {spread(cols[4])} ms, traced/untraced "
+                f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})×")
             print(f"{n} tokens, {a.rounds} rounds: first frame {spread(cols[0])} ms, layer 0 {spread(cols[1])} ms, "
-                  f"whole picture {spread(cols[2])} ms; traced {spread(cols[3])} ms, untraced {spread(cols[4])} ms, "
-                  f"traced/untraced {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})×",
-                  flush=True)
+                  f"whole picture {spread(cols[2])} ms{passes}", flush=True)
         print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     finally:
         xvfb.terminate()

@@ -70,6 +70,7 @@ typedef struct app_job {
     attn_trace alt;
     attn_status alt_status;
     attn_error alt_err;
+    bool all_cores;          /* the program's first picture: nothing else to draw, every core computes */
     bool has_pending;        /* a newer request, started when this one ends */
     attn_config pending;
     app_target pending_target;
@@ -78,8 +79,9 @@ typedef struct app_job {
 static bool work(void *arg)
 {
     app_job *j = arg;
-    /* one core stays with the window, so that it keeps drawing at its pace */
-    int cores = attn_ops_cores(), was = attn_ops_threads(cores > 1 ? cores - 1 : 1);
+    /* one core stays with the window, so that it keeps drawing at its pace; the
+     * first picture (a notice, then its layers as they come) takes them all */
+    int cores = attn_ops_cores(), was = attn_ops_threads(cores > 1 && !j->all_cores ? cores - 1 : cores);
     if (!j->alt_only) {
         j->plan.in.progress = &j->progress; /* a model loaded reports its reading too */
         j->have_run = j->have_run || !app_plan_run(&j->plan, &j->next, &j->run, &j->err);
@@ -155,6 +157,7 @@ static int start(app_state *app, attn_config *next, const app_target *t)
     }
     j->next = *next;
     j->target = *t;
+    j->all_cores = app->opening.first;
     if (t->set_view) { /* the compare trace as the lesson step's view wants it */
         j->want_alt = t->view.mode == LESSON_VIEW_COMPARE;
         j->compare = t->view.compare;
