@@ -313,8 +313,6 @@ bool app_busy(const app_state *app, int *layer, int *stage, double *ms);
 typedef struct {
     int phase;                /* attn_phase (attention.h) */
     int layer, layers;        /* tracing: the layer being computed, of this many */
-    int layers_done;          /* ... of which every stage is written */
-    int stage;                /* attn_stage_id being computed */
     double bytes_done, bytes_total; /* reading: bytes of the weights checked, of all */
     double fraction;          /* of the phase, 0 .. 1 */
     double ms;                /* since the request started */

@@ -428,24 +428,14 @@ bool app_progress_now(const app_state *app, app_progress *p)
     app_job *j = app->job;
     memset(p, 0, sizeof *p);
     p->left_ms = -1;
-    if (!app_busy(app, &p->layer, &p->stage, &p->ms)) return false;
+    if (!app_busy(app, &p->layer, NULL, &p->ms)) return false;
     const attn_progress *w = &j->progress;
     p->phase = atomic_load(&w->phase);
     p->layers = atomic_load(&w->layers);
     if (p->layers < 1) p->layers = 1;
-    p->layers_done = atomic_load(&w->layers_done);
     p->bytes_done = (double)atomic_load(&w->bytes_done);
     p->bytes_total = (double)atomic_load(&w->bytes_total);
-    if (p->phase == ATTN_PHASE_READING && p->bytes_total > 0) p->fraction = p->bytes_done / p->bytes_total;
-    if (p->phase == ATTN_PHASE_TRACING) { /* a layer in three parts: projections, scores, context and MLP */
-        int part = p->stage >= ATTN_STAGE_CONTEXT ? 2 : p->stage >= ATTN_STAGE_SCORES ? 1 : 0;
-        if (p->stage == ATTN_STAGE_RESID_IN) part = 0;
-        p->fraction = (p->layer + part / 3.0) / p->layers;
-        if (p->layers_done > p->layer) p->fraction = (double)p->layers_done / p->layers;
-    }
-    double in_phase = attn_clock_ms() - (double)atomic_load(&w->phase_ms);
-    if (p->fraction > 0.02 && p->fraction < 1 && in_phase > 500)
-        p->left_ms = in_phase * (1 - p->fraction) / p->fraction;
+    p->fraction = attn_progress_fraction(w, &p->left_ms);
     return true;
 }
 

@@ -20,14 +20,12 @@
 static void line(const cli_progress *p, char *buf, size_t size)
 {
     const attn_progress *w = &p->watch;
-    double ms = attn_clock_ms() - p->started, in_phase = attn_clock_ms() - (double)atomic_load(&w->phase_ms);
-    double frac = 0;
+    double ms = attn_clock_ms() - p->started, left_ms;
     char what[160], left[48] = "";
     switch (atomic_load(&w->phase)) {
     case ATTN_PHASE_READING: {
         char done[32], total[32];
         double d = (double)atomic_load(&w->bytes_done), t = (double)atomic_load(&w->bytes_total);
-        frac = t > 0 ? d / t : 0;
         snprintf(what, sizeof what, "reading the weights: %s of %s", attn_budget_size(d, done, sizeof done),
                  attn_budget_size(t, total, sizeof total));
         break;
@@ -35,14 +33,13 @@ static void line(const cli_progress *p, char *buf, size_t size)
     case ATTN_PHASE_TOKENIZER: snprintf(what, sizeof what, "building the tokenizer"); break;
     case ATTN_PHASE_TRACING: {
         int layers = atomic_load(&w->layers), done = atomic_load(&w->layers_done);
-        frac = layers > 0 ? (double)done / layers : 0;
         snprintf(what, sizeof what, "%s layer %d of %d", p->what, done < layers ? done : layers - 1, layers);
         break;
     }
     default: buf[0] = '\0'; return;
     }
-    if (frac > 0.02 && frac < 1 && in_phase > 500)
-        snprintf(left, sizeof left, ", about %.0f s left", in_phase * (1 - frac) / frac / 1000);
+    attn_progress_fraction(w, &left_ms);
+    if (left_ms >= 0) snprintf(left, sizeof left, ", about %.0f s left", left_ms / 1000);
     snprintf(buf, size, "attnlab %s: %s (%.1f s%s)", p->cmd, what, ms / 1000, left);
 }
 

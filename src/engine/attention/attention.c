@@ -448,6 +448,25 @@ void attn_progress_init(attn_progress *p)
     atomic_init(&p->phase_ms, (long long)attn_clock_ms());
 }
 
+double attn_progress_fraction(const attn_progress *p, double *left_ms)
+{
+    double f = 0;
+    int phase = atomic_load(&p->phase);
+    if (phase == ATTN_PHASE_READING) {
+        double total = (double)atomic_load(&p->bytes_total);
+        if (total > 0) f = (double)atomic_load(&p->bytes_done) / total;
+    } else if (phase == ATTN_PHASE_TRACING) {
+        int layers = atomic_load(&p->layers), layer = atomic_load(&p->layer), done = atomic_load(&p->layers_done);
+        int stage = atomic_load(&p->stage);
+        int part = stage >= ATTN_STAGE_CONTEXT ? 2 : stage >= ATTN_STAGE_SCORES ? 1 : 0;
+        if (stage == ATTN_STAGE_RESID_IN) part = 0;
+        if (layers > 0) f = done > layer ? (double)done / layers : (layer + part / 3.0) / layers;
+    }
+    double in_phase = attn_clock_ms() - (double)atomic_load(&p->phase_ms);
+    if (left_ms) *left_ms = f > 0.02 && f < 1 && in_phase > 500 ? in_phase * (1 - f) / f : -1;
+    return f;
+}
+
 bool attn_progress_phase(attn_progress *p, attn_phase phase)
 {
     if (!p) return false;

@@ -65,6 +65,12 @@ void attn_progress_init(attn_progress *p);
  * (NULL: no watcher, never). */
 bool attn_progress_at(attn_progress *p, int layer, attn_stage_id stage);
 
+/* How far p's run is in its phase, 0 .. 1: the bytes of the weights read,
+ * or the layers traced (a layer in three parts: projections, scores, context
+ * and the rest). *left_ms (may be NULL) receives the phase's time left at the
+ * pace so far once that can be told (half a second in, past 2%), else -1. */
+double attn_progress_fraction(const attn_progress *p, double *left_ms);
+
 /* Records the phase p's run is in (NULL: no watcher) and whether p asks it to stop. */
 bool attn_progress_phase(attn_progress *p, attn_phase phase);
 
