@@ -210,7 +210,7 @@ import shlex  # noqa: E402
 import subprocess  # noqa: E402
 import make_checkpoints as mc  # noqa: E402
 
-big = os.path.join(TMP, "progress-model")  # 12 layers of 384 and 400 tokens: a trace of about a second
+big = os.path.join(TMP, "progress-model")  # 12 layers of 384 and 400 tokens: a trace of a few hundred ms
 mc.write(big, dict(mc.TINY["tinyllama"], hidden_size=384, num_hidden_layers=12, num_attention_heads=6,
                    num_key_value_heads=2, intermediate_size=1024, max_position_embeddings=2048),
          seed=3, shards=1, keep=False)
@@ -222,7 +222,9 @@ for cmd, what in ((["trace", "-o", os.path.join(TMP, "p.safetensors")], "tracing
     check(f"{cmd[0]} with stderr not a terminal: no progress on it", plain.returncode == 0 and
           b"layer" not in plain.stderr and b"\r" not in plain.stderr, plain.stderr[-300:])
     # script(1) runs it on a pseudo-terminal: what it wrote comes back on script's stdout
-    r = subprocess.run(["script", "-qec", shlex.join(args), "/dev/null"], capture_output=True, timeout=120)
+    # a line every 20 ms (250 by default): the trace alone takes a few hundred ms on a quiet machine
+    r = subprocess.run(["script", "-qec", shlex.join(args), "/dev/null"], capture_output=True, timeout=120,
+                       env=dict(os.environ, ATTNLAB_PROGRESS_MS="20"))
     out = r.stdout.decode(errors="replace")
     lines = [x for x in out.split("\r") if f"attnlab {cmd[0]}: " in x]
     check(f"{cmd[0]} on a terminal: a progress line rewritten in place, the layer and the time left",

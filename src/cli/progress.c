@@ -5,8 +5,10 @@
  * rewrites one line: the weights read, the tokenizer built, the layer
  * traced, the time so far and the time left. Nothing is printed when stderr
  * is not a terminal (a pipe, a file, a test), so that the output the
- * commands document stays as it is. */
+ * commands document stays as it is. ATTNLAB_PROGRESS_MS sets another
+ * interval (the tests' quick runs: 20). */
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -47,8 +49,11 @@ static void *watch_loop(void *arg)
 {
     cli_progress *p = arg;
     char buf[256];
+    const char *env = getenv("ATTNLAB_PROGRESS_MS");
+    long ms = env ? strtol(env, NULL, 10) : 0;
+    if (ms < 1 || ms > 999) ms = 250;
     while (!atomic_load(&p->stop)) {
-        nanosleep(&(struct timespec){0, 250 * 1000000L}, NULL);
+        nanosleep(&(struct timespec){0, ms * 1000000L}, NULL);
         if (atomic_load(&p->stop)) break;
         line(p, buf, sizeof buf);
         if (!buf[0]) continue;
