@@ -20,7 +20,7 @@
 typedef struct {
     sdl_offscreen o;
     app_state app;
-    SDL_Surface *shot;
+    SDL_Surface *shot; /* the last frame's pixels once shot() has read them, else NULL */
 } fixture;
 
 /* cmocka teardown for a fixture made by the test's setup */
@@ -34,17 +34,27 @@ static int teardown(void **state)
     return 0;
 }
 
+/* A frame drawn as the window draws it. Its pixels are read back only when a
+ * check asks for them (shot, px): reading them is most of a frame's cost. */
 static void draw(fixture *f)
 {
     if (f->shot) SDL_FreeSurface(f->shot);
+    f->shot = NULL;
     sdl_render(&f->app, f->o.g, &f->app.layout);
-    f->shot = sdl_read_pixels(f->o.r);
-    assert_non_null(f->shot);
 }
 
-static uint32_t px(const fixture *f, int x, int y)
+/* The last frame drawn, as pixels (the caller does not free it). */
+static SDL_Surface *shot(fixture *f)
 {
-    return ((const uint32_t *)((const uint8_t *)f->shot->pixels + (size_t)y * f->shot->pitch))[x] | 0xFF000000u;
+    if (!f->shot) f->shot = sdl_read_pixels(f->o.r);
+    assert_non_null(f->shot);
+    return f->shot;
+}
+
+static uint32_t px(fixture *f, int x, int y)
+{
+    const SDL_Surface *s = shot(f);
+    return ((const uint32_t *)((const uint8_t *)s->pixels + (size_t)y * s->pitch))[x] | 0xFF000000u;
 }
 
 static bool key(fixture *f, SDL_Keycode sym, Uint16 mod)

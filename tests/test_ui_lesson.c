@@ -325,8 +325,8 @@ static int error_pixels(fixture *f)
 {
     draw(f);
     int n = 0;
-    for (int y = 0; y < f->shot->h; y++)
-        for (int x = 0; x < f->shot->w; x++) n += px(f, x, y) == DRAW_ERROR;
+    for (int y = 0; y < shot(f)->h; y++)
+        for (int x = 0; x < shot(f)->w; x++) n += px(f, x, y) == DRAW_ERROR;
     return n;
 }
 

@@ -8,6 +8,7 @@
  */
 #include "font.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdbool.h>
@@ -18,6 +19,7 @@
 #include <fontconfig/fontconfig.h>
 
 #include "engine/base/utf8.h"
+#include "font_file.h"
 
 #define MAX_FACES 8
 #define MAX_PX 1024
@@ -28,6 +30,7 @@ typedef struct {
     TTF_Font *ttf;
     char *path;
     int index; /* face index inside a .ttc collection */
+    int mapped; /* read from sdl_font_file's mapping of path (else by path) */
 } face;
 
 typedef struct {
@@ -109,6 +112,8 @@ static void close_face(face *fc)
 {
     if (fc->ttf)
         TTF_CloseFont(fc->ttf);
+    if (fc->mapped)
+        sdl_font_file_release(fc->path);
     free(fc->path);
     fc->ttf = NULL;
     fc->path = NULL;
@@ -120,6 +125,27 @@ static int has_face(const sdl_font *f, const char *path, int index)
         if (f->faces[i].index == index && strcmp(f->faces[i].path, path) == 0)
             return 1;
     return 0;
+}
+
+/* TTF_Font of fc's path and index at px: from the file's shared mapping when
+ * it can be made (fc->mapped set), else read by path. */
+static TTF_Font *open_ttf(face *fc, int px)
+{
+    const void *data;
+    size_t size;
+    SDL_RWops *rw;
+    TTF_Font *t;
+
+    if (sdl_font_file_acquire(fc->path, &data, &size) == 0) {
+        rw = size <= (size_t)INT_MAX ? SDL_RWFromConstMem(data, (int)size) : NULL;
+        t = rw ? TTF_OpenFontIndexRW(rw, 1, px, fc->index) : NULL;
+        if (t) {
+            fc->mapped = 1;
+            return t;
+        }
+        sdl_font_file_release(fc->path);
+    }
+    return TTF_OpenFontIndex(fc->path, px, fc->index);
 }
 
 /* Opens the face fontconfig pattern p names and appends it to f. Returns 0,
@@ -143,7 +169,7 @@ static int add_face(sdl_font *f, FcPattern *p, uint32_t must_have)
     if (!fc.path)
         return -1;
     strcpy(fc.path, (const char *)file);
-    fc.ttf = TTF_OpenFontIndex(fc.path, f->px, index);
+    fc.ttf = open_ttf(&fc, f->px);
     if (!fc.ttf || (must_have && !TTF_GlyphIsProvided32(fc.ttf, must_have))) {
         close_face(&fc);
         return -1;
