@@ -1172,7 +1172,7 @@ static void a_model_opens_at_once(void **state)
     attn_config_init(&c);
     attn_config_set(&c, "model", "v-mha", NULL);
     attn_config_set(&c, "text", "the cat sat on the mat", NULL);
-    assert_int_equal(app_init_later(&app, &c, err, sizeof err), 0);
+    assert_int_equal(app_init_later(&app, &c, 0, err, sizeof err), 0);
     attn_config_free(&c);
     assert_true(app.opening.first && app.opening.pending);
     assert_string_equal(app_title(&app, title, sizeof title), "attnlab - opening v-mha");
@@ -1201,15 +1201,29 @@ static void a_model_opens_at_once(void **state)
         later += t->layer == 1;
     }
     assert_true(ready > 1 && later > 1);
-    assert_false(app_key(&app, '.', 0)); /* layer 1 is still being traced */
-    assert_non_null(strstr(app.status, "layer 1 is being traced"));
+    assert_false(app_key(&app, '.', 0)); /* layer 1 is still being traced: shown once it is */
+    assert_non_null(strstr(app.status, "layer 1 is being traced: it is shown as soon as it is"));
+    assert_int_equal(app.view.layer, 0);
+    assert_int_equal(app.partial.want, 1);
+    app_show_wanted_layer(&app); /* the worker wrote no more */
     assert_int_equal(app.view.layer, 0);
     assert_false(app_key(&app, 'c', 0)); /* nothing that would change the trace */
     assert_non_null(strstr(app.status, "still being traced"));
     assert_true(app_key(&app, APP_KEY_RIGHT, 0)); /* the stages of layer 0 */
     assert_true(app_tensor(&app)->layer == 0);
-    app.partial.layers = 2; /* the worker wrote layer 1 */
-    assert_true(app_key(&app, '.', 0));
+    app.partial.layers = 2; /* the worker wrote layer 1: the view goes there, on the stage it was on */
+    const char *stage = app_tensor(&app)->name;
+    attn_tensor_name_layer(stage, &stage);
+    char was[64];
+    snprintf(was, sizeof was, "%s", stage);
+    app_show_wanted_layer(&app);
+    assert_int_equal(app.view.layer, 1);
+    assert_int_equal(app.partial.want, -1);
+    assert_true(app_tensor(&app)->layer == 1);
+    assert_non_null(strstr(app_tensor(&app)->name, was));
+    assert_true(app_key(&app, ',', 0));
+    assert_int_equal(app.view.layer, 0);
+    assert_true(app_key(&app, '.', 0)); /* ready: at once */
     assert_int_equal(app.view.layer, 1);
     app_partial_end(&app); /* the app's own trace back, before the worker's is let go */
     assert_false(app.partial.on);
@@ -1217,6 +1231,18 @@ static void a_model_opens_at_once(void **state)
     assert_true(app.opening.first); /* until the worker's picture is installed */
     app.opening.first = false;
     attn_trace_free(&tr);
+    app_free(&app);
+
+    /* --layer 1: the picture opens on layer 1 */
+    attn_config_init(&c);
+    attn_config_set(&c, "model", "v-mha", NULL);
+    assert_int_equal(app_init_later(&app, &c, 1, err, sizeof err), 0);
+    attn_config_free(&c);
+    app.opening.shown = true;
+    for (int i = 0; i < 6 && app_poll(&app); i++) {}
+    assert_false(app.opening.first);
+    assert_int_equal(app.view.layer, 1);
+    assert_non_null(strstr(app_title(&app, title, sizeof title), "v-mha - layers.1.weights"));
     app_free(&app);
 }
 

@@ -924,11 +924,19 @@ def big_run():
         expect_clean_exit(win, "q after the big checkpoint")
     finally:
         win.close()
-    # q while it is still reading or tracing: ends at once
-    win = Window("big-quit", ["--model", path, "--text", text])
+    # --layer 3: that layer as soon as it is traced, the later ones coming; then q while still tracing
+    win = Window("big-quit", ["--model", path, "--text", text, "--layer", "3"])
     try:
         if not check("big: the window appears again", win.find(timeout=30) is not None, win.status()):
             return
+        titles = []
+        def layer3():
+            titles.append(win.state_title())
+            return "layers.3." in titles[-1] or "layers." in titles[-1] and "tracing" not in titles[-1]
+        poll(layer3, 60, 0.05)
+        check("big --layer 3: layer 3 is shown while the later layers are traced",
+              re.search(r"layers\.3\..* - tracing, \d+ of \d+ layers ready", titles[-1]) is not None,
+              f"titles seen {sorted(set(titles))}; " + win.status())
         busy = "opening" in win.state_title() or "tracing" in win.state_title()
         check("big: q is pressed mid-trace", busy, repr(win.state_title()))
         code = quit_timed(win, "q mid-trace", "q")
@@ -1369,6 +1377,16 @@ def no_display():
           last.startswith("attnlab window: no display") and "attnlab render" in last, repr(err))
     check("no display: that one line is all of stderr", err.count("\n") == 1 and err.startswith("attnlab"),
           repr(err))
+
+    # --layer past the last: one line and exit 2, before any window (the model's count from its config.json)
+    models = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models")
+    for args, want in ((["--layer", "3"], "--layer 3: the configuration has 1 layer, 0 to 0"),
+                       (["--model", os.path.join(models, "tang"), "--layer", "4"],
+                        "--layer 4: the model has 4 layers, 0 to 3")):
+        r = run([ATTNLAB] + args, timeout=20, env=env, cwd=TMP)
+        err = r.stderr.decode(errors="replace")
+        check(f"{' '.join(args[-2:])}: exit 2, one line naming it", r.returncode == 2 and err.count("\n") == 1
+              and want in err, f"exit {r.returncode}, stderr {err!r}")
 
     # a lesson with a problem, without a display: its own FILE:LINE: message and exit 2, not the display's
     bad = os.path.join(TMP, "bad-lesson-no-display.md")

@@ -704,6 +704,7 @@ static void init_common(app_state *app)
     memset(app, 0, sizeof *app);
     app->view = lesson_view_default();
     app->hover_area = app->hover_i = app->hover_j = app->geom_hover = app->hover_hit = -1;
+    app->partial.want = -1;
     app->mouse_x = app->mouse_y = -1;
     app->font_scale = 1.0f;
     app->pixel_ratio = 1.0f;
@@ -752,7 +753,7 @@ int app_init_watched(app_state *app, const attn_config *cfg, attn_progress *watc
     return 0;
 }
 
-int app_init_later(app_state *app, const attn_config *cfg, char *err_out, size_t errsize)
+int app_init_later(app_state *app, const attn_config *cfg, int layer, char *err_out, size_t errsize)
 {
     attn_config example;
     attn_error err;
@@ -773,6 +774,7 @@ int app_init_later(app_state *app, const attn_config *cfg, char *err_out, size_t
     if (slash && slash[1]) memmove(label, slash + 1, strlen(slash + 1) + 1);
     app->opening.has_cfg = app->opening.first = app->opening.pending = true;
     app->opening.fail_exit = 1;
+    app->partial.want = layer > 0 ? layer : -1;
     app->dirty = true;
     return 0;
 }

@@ -146,6 +146,8 @@ typedef struct app_state {
         bool on;          /* trace, model and cfg are the worker's, borrowed: read only, and only the
                            * layers ready (app_tensor_ready); the app's own are kept below meanwhile */
         int layers;       /* layers ready: every stage of layers 0 .. layers − 1 written */
+        int want;         /* the layer asked for before it was traced (app_init_later's, or . past the
+                           * ready ones): shown once it is; −1 none. Kept while off, until the worker ends */
         attn_trace trace;
         struct attn_model *model;
         char *model_key;
@@ -219,8 +221,10 @@ int app_init_watched(app_state *app, const attn_config *cfg, attn_progress *watc
  * computed under it (what the state needs), and cfg (copied) opens on the
  * worker once a frame has shown the notice (app_poll), the frame showing
  * only that and its progress until then; if it cannot be opened the program
- * ends with the message (app->req). Fails only for want of memory. */
-int app_init_later(app_state *app, const attn_config *cfg, char *err, size_t errsize);
+ * ends with the message (app->req). layer: the one to show (0 the first; below
+ * the model's count, which the caller checks), shown as soon as it is traced,
+ * before the layers after it. Fails only for want of memory. */
+int app_init_later(app_state *app, const attn_config *cfg, int layer, char *err, size_t errsize);
 /* Opens a saved trace (attnlab's or another program's in the same contract).
  * Of flags (the command line's settings; NULL: the defaults) memory_gib
  * applies: the file's widened tensors (F16, BF16) must fit its budget, and so
@@ -375,6 +379,9 @@ bool app_tensor_ready(const app_state *app, int i);
 /* Moves the view to layer `layer` (0 .. n_layers−1), on the same stage there
  * when that layer has it. Returns 0, or -1 when there is no such layer. */
 int app_set_layer(app_state *app, int layer);
+/* The layer asked for before it was traced (app->partial.want), shown once it
+ * is: in the layers ready of a trace being made, or in the whole trace. */
+void app_show_wanted_layer(app_state *app);
 
 /* Whether the grid view is the overview of every layer × every head: a
  * trace of several layers, on a stage of one layer with a query-head axis,

@@ -221,6 +221,14 @@ static app_job *take(app_state *app)
     return j;
 }
 
+void app_show_wanted_layer(app_state *app)
+{
+    int want = app->partial.want;
+    if (want < 0 || (app->partial.on && want >= app->partial.layers) || app->opening.first) return;
+    app->partial.want = -1;
+    if (want < app->trace.n_layers && want != app->view.layer) app_set_layer(app, want);
+}
+
 /* The first picture, layer by layer: once the worker has written its first
  * layer (and two or more are left, so that it is nowhere near the head,
  * whose writes the trace's fields take), the trace being made is shown,
@@ -234,11 +242,15 @@ static bool partial_poll(app_state *app)
     if (app->partial.on) {
         if (done == app->partial.layers) return false;
         app->partial.layers = done;
+        app_show_wanted_layer(app);
         return true;
     }
-    int layers = atomic_load(&j->progress.layers);
-    if (!app->opening.first || done < 1 || done > layers - 2 || !j->plan.model || j->target.set_view) return false;
-    return app_partial_begin(app, &j->result, j->plan.model, j->plan.load, &j->next, done) == 0;
+    int layers = atomic_load(&j->progress.layers), first = app->partial.want > 0 ? app->partial.want + 1 : 1;
+    if (!app->opening.first || done < first || done > layers - 2 || !j->plan.model || j->target.set_view)
+        return false;
+    if (app_partial_begin(app, &j->result, j->plan.model, j->plan.load, &j->next, done)) return false;
+    app_show_wanted_layer(app);
+    return true;
 }
 
 bool app_job_install(app_state *app)
@@ -284,6 +296,7 @@ bool app_job_install(app_state *app)
         }
         app_install(app, &j->result, &j->next, &j->plan, alt ? &j->alt : NULL);
         app_alt_follow(app);
+        app_show_wanted_layer(app);
         if (t->move_layer) app_show_layer(app, t->layer, j->stage);
         if (t->set_view) app_show_view(app, &t->view);
         memset(&j->next, 0, sizeof j->next); /* both moved into the app */
@@ -293,6 +306,7 @@ bool app_job_install(app_state *app)
         app_note_nonfinite(app, &j->nf);
         j->status = ATTN_ERR_CANCELLED;
     } else if (j->status != ATTN_ERR_CANCELLED) {
+        app->partial.want = -1;
         app_status(app, true, "%s", j->err.msg);
         if (app->opening.first) { /* what the program was started with cannot be shown: it ends, saying why */
             app->req.quit = true;
@@ -569,9 +583,11 @@ int app_set_layer(app_state *app, int layer)
 {
     if (layer < 0 || layer >= app->trace.n_layers) return -1;
     if (app->partial.on && layer >= app->partial.layers) {
-        app_status(app, false, _("layer %d is being traced: it can be shown once it is"), layer);
+        app->partial.want = layer;
+        app_status(app, false, _("layer %d is being traced: it is shown as soon as it is"), layer);
         return -1;
     }
+    app->partial.want = -1; /* another layer asked for since */
     bool other = app->trace.cfg.qk_keep && app->trace.cfg.qk_keep != layer + 1 && !app->from_file &&
                  !app->partial.on; /* the layers traced so far, as they are */
     if (app->async && other)

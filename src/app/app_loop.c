@@ -96,6 +96,7 @@ static bool open_poll(app_state *app)
         rc = app_open_settings(app, &cfg);
         attn_config_free(&cfg);
         if (rc) open_failed(app);
+        else if (!app->job) app_show_wanted_layer(app); /* opened at once (no worker): --layer's */
         app->opening.act = APP_ACT_NONE;
         app->opening.path[0] = '\0';
     } else switch (app->opening.act) {

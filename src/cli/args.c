@@ -217,7 +217,8 @@ static int set_size(const flag_use *u)
 static const flag_def FLAGS[] = {
     {"output", "FILE", "output file (also -o)", CLI_OPT_OUTPUT, .set = set_output},
     {"stage", "NAME", "stage to show (render; default weights)", PICTURE, .set = set_stage},
-    {"layer", "N", "layer to show, in a trace of several layers (render; default 0)", PICTURE,
+    {"layer", "N", "layer to show, in a trace of several layers (render, the window, view; a model's in the window "
+     "as soon as it is traced; default 0)", PICTURE | CLI_OPT_LAYER,
      COUNT(0, ATTN_MAX_LAYERS - 1, pic.view.layer)},
     {"head", "N", "query head to show (render; default 0)", PICTURE, COUNT(0, 1 << 20, pic.view.head)},
     {"batch-index", "I", "batch row to show (render; default 0)", PICTURE, COUNT(0, 1 << 20, pic.view.batch)},

@@ -19,7 +19,7 @@ enum { CLI_OK = 0, CLI_EFILE = 1, CLI_EUSAGE = 2 };
 /* Which non-config options a command accepts. */
 enum {
     CLI_OPT_OUTPUT = 1, CLI_OPT_REPEAT = 2, CLI_OPT_PICTURE = 4, CLI_OPT_FRAMES = 8, CLI_OPT_GENERATE = 16,
-    CLI_OPT_PRESENT = 32, CLI_OPT_BENCH_DECODE = 64
+    CLI_OPT_PRESENT = 32, CLI_OPT_BENCH_DECODE = 64, CLI_OPT_LAYER = 128
 };
 
 typedef struct {

@@ -7,16 +7,18 @@
 
 static void window_usage(void)
 {
-    printf("Usage: attnlab window [--present] [config flags]   (or just: attnlab [config flags])\n\n"
+    printf("Usage: attnlab window [--present] [--layer N] [config flags]   (or just: attnlab [config flags])\n\n"
            "Opens the visualizer on the built-in example, or on the configuration the\n"
            "flags describe. Press ? in the window for its keys. --present starts in\n"
-           "presenter mode (F5): fullscreen, large text, the toolbar when the mouse moves.\n\n");
+           "presenter mode (F5): fullscreen, large text, the toolbar when the mouse moves.\n"
+           "--layer N shows layer N (from 0); a model's, as soon as it is traced, while\n"
+           "the layers after it are traced.\n\n");
     cli_print_config_help();
 }
 
 static void view_usage(void)
 {
-    printf("Usage: attnlab view [--present] FILE.safetensors\n\n"
+    printf("Usage: attnlab view [--present] [--layer N] FILE.safetensors\n\n"
            "Opens a saved trace (attnlab's own, or another program's written in the same\n"
            "contract) in the visualizer.\n");
 }
@@ -53,11 +55,11 @@ int cmd_window(int argc, char **argv)
     cli_args a;
     char err[512];
     int code = CLI_OK;
-    int rc = cli_start(argc, argv, "window", CLI_OPT_PRESENT, 0, window_usage, &a);
+    int rc = cli_start(argc, argv, "window", CLI_OPT_PRESENT | CLI_OPT_LAYER, 0, window_usage, &a);
     if (rc < 0) {
         cli_reserve_window();
         cli_open_as_trained("window", &a);
-        int st = sdl_window_run(&a.cfg, NULL, a.present, err, sizeof err, &code);
+        int st = sdl_window_run(&a.cfg, NULL, a.pic.view.layer, a.present, err, sizeof err, &code);
         rc = finish("window", st, code, err);
     }
     cli_args_free(&a);
@@ -69,14 +71,14 @@ int cmd_view(int argc, char **argv)
     cli_args a;
     char err[512];
     int code = CLI_OK;
-    int rc = cli_start(argc, argv, "view", CLI_OPT_PRESENT, 1, view_usage, &a);
+    int rc = cli_start(argc, argv, "view", CLI_OPT_PRESENT | CLI_OPT_LAYER, 1, view_usage, &a);
     if (rc < 0 && a.n_positional != 1) {
         fprintf(stderr, "attnlab view: expected one trace file (attnlab view FILE.safetensors)\n");
         rc = CLI_EUSAGE;
     }
     if (rc < 0) {
         cli_reserve_window();
-        int st = sdl_window_run(&a.cfg, a.positional[0], a.present, err, sizeof err, &code);
+        int st = sdl_window_run(&a.cfg, a.positional[0], a.pic.view.layer, a.present, err, sizeof err, &code);
         rc = finish("view", st, code, err);
     }
     cli_args_free(&a);

@@ -14,9 +14,10 @@
 #include "app_picture.h"
 #include "engine/trace/config.h"
 
-/* The window, on cfg or on the trace file at path (when path is not NULL);
- * present: start in presenter mode (F5). */
-int sdl_window_run(const attn_config *cfg, const char *path, bool present, char *err, size_t errsize,
+/* The window, on cfg or on the trace file at path (when path is not NULL),
+ * showing layer (0 the first; a model's as soon as it is traced; one past the
+ * last is refused, exit code 2); present: start in presenter mode (F5). */
+int sdl_window_run(const attn_config *cfg, const char *path, int layer, bool present, char *err, size_t errsize,
                    int *exit_code);
 
 /* The window with a lesson (path) at step (0-based), or with the lesson

@@ -410,7 +410,7 @@ out:
     return rc;
 }
 
-int sdl_window_run(const attn_config *cfg, const char *path, bool present, char *err, size_t errsize,
+int sdl_window_run(const attn_config *cfg, const char *path, int layer, bool present, char *err, size_t errsize,
                    int *exit_code)
 {
     app_state app;
@@ -424,7 +424,16 @@ int sdl_window_run(const attn_config *cfg, const char *path, bool present, char 
     if (path) st = app_init_file_with(&app, path, cfg, err, errsize);
     else if (!cfg->model) st = app_init(&app, cfg, err, errsize);
     else if ((st = (int)attn_model_check(cfg->model, &mc, &e))) snprintf(err, errsize, "%s", e.msg);
-    else st = app_init_later(&app, cfg, err, errsize);
+    else if (layer >= mc.layers) { /* as a setting out of range is said, before the window */
+        snprintf(err, errsize, "--layer %d: the model has %d layers, 0 to %d", layer, mc.layers, mc.layers - 1);
+        st = ATTN_ERR_CONFIG;
+    } else st = app_init_later(&app, cfg, layer, err, errsize);
+    if (!st && (path || !cfg->model) && layer > 0 && app_set_layer(&app, layer)) {
+        snprintf(err, errsize, "--layer %d: %s has %d layer%s, 0 to %d", layer, path ? "the trace" : "the configuration",
+                 app.trace.n_layers, app.trace.n_layers == 1 ? "" : "s", app.trace.n_layers - 1);
+        app_free(&app);
+        st = ATTN_ERR_CONFIG;
+    }
     if (st) {
         *exit_code = path || st != ATTN_ERR_CONFIG ? 1 : 2; /* a model's bad file: 1, as the engine's commands say */
         return -1;
