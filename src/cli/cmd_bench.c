@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "engine/base/clock.h"
@@ -25,7 +26,9 @@ static void usage(void)
            "reuses the memory of the one before; the first one's, fresh, is printed\n"
            "apart. With a model that is the prefill: prefill tokens/s; then the same\n"
            "tokens N times through the untraced prefill (the KV cache, nothing traced,\n"
-           "as `generate` runs a prompt): `prefill untraced:` and traced/untraced.\n"
+           "as `generate` runs a prompt): `prefill untraced:` and traced/untraced; then\n"
+           "`first pass / untraced`, with the new memory that pass wrote and how fast this\n"
+           "machine writes new memory the first time (a fresh 256 MiB block).\n"
            "With --generate N: then times N greedy decoding steps over the KV cache and\n"
            "prints decode tokens/s (median step): `decode:` with nothing traced, as a\n"
            "deployed model decodes, and how that compares with reading the weights a step\n"
@@ -146,10 +149,42 @@ static attn_status first_trace(attn_config *cfg, const attn_model *model, attn_p
     return st ? st : attn_trace_run(cfg, &(attn_inputs){.model = model, .progress = watch}, first, err);
 }
 
+/* This machine's first write into new memory, taken as a trace's arena takes
+ * it (attn_arena_take without a store: huge pages advised): GB/s over a fresh
+ * 256 MiB block, or 0 when it cannot be had. A virtual machine may hand its
+ * guests memory its host must first find (10x slower than memory written
+ * before): then a pass on new memory is mostly that. */
+static double new_memory_gbps(void)
+{
+    size_t size, bytes = (size_t)256 << 20;
+    volatile char *p = attn_arena_take(NULL, bytes, &size);
+    if (!p) return 0;
+    double t0 = attn_clock_ms();
+    memset((char *)p, 1, bytes);
+    double ms = attn_clock_ms() - t0;
+    int seen = p[bytes - 1];
+    attn_arena_give(NULL, (void *)p, size);
+    return ms > 0 && seen ? bytes / (ms * 1e6) : 0;
+}
+
+/* The first pass, on new memory, against the untraced prefill (med), and how
+ * much of it this machine's first write of that memory explains. */
+static void first_pass_line(const attn_trace *first, double first_ms, double med)
+{
+    double bytes = attn_trace_arena_bytes(first), gbps = new_memory_gbps();
+    char size[32];
+    printf("first pass / untraced %.2f: it wrote %s of new memory", first_ms / med,
+           attn_budget_size(bytes, size, sizeof size));
+    if (gbps > 0)
+        printf(", which this machine writes the first time at %.2f GB/s (a fresh 256 MiB block): about %.0f ms "
+               "of the pass", gbps, bytes / (gbps * 1e6));
+    printf("\n");
+}
+
 /* The traced pass's tokens through attn_kv_prefill, n times after a warm-up,
  * the cache's memory reused as the traced passes reuse theirs: the median
  * beside the traced pass's (traced_ms). */
-static int bench_prefill(const attn_model *m, const attn_trace *first, int n, double traced_ms)
+static int bench_prefill(const attn_model *m, const attn_trace *first, int n, double traced_ms, double first_ms)
 {
     attn_kv_cache c;
     attn_error err;
@@ -172,6 +207,7 @@ static int bench_prefill(const attn_model *m, const attn_trace *first, int n, do
         double med = attn_median(ms, n);
         printf("prefill untraced: %.2f ms for %d tokens (median of %d; min %.2f, max %.2f), %.0f tokens/s; "
                "traced/untraced %.2f\n", med, len, n, ms[0], ms[n - 1], len / (med / 1e3), traced_ms / med);
+        first_pass_line(first, first_ms, med);
     } else {
         fprintf(stderr, "attnlab bench: untraced prefill: %s\n", err.msg);
     }
@@ -307,8 +343,9 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "attnlab bench: %s\n", err.msg);
         rc = cli_exit_code(st);
     } else {
+        double first_ms = ms[0]; /* before report sorts them */
         double traced = report(&first, m, ms, n, &store);
-        if (m) rc = bench_prefill(m, &first, n, traced);
+        if (m) rc = bench_prefill(m, &first, n, traced, first_ms);
     }
     attn_arena_free(&store);
     attn_trace_free(&first);
