@@ -65,7 +65,7 @@ int app_stage(const app_state *app)
 const attn_tensor *app_tensor(const app_state *app)
 {
     int i = app_stage(app);
-    return i < 0 ? NULL : &app->trace.tensors[i];
+    return i < 0 ? NULL : attn_tensor_filled(&app->trace.tensors[i]); /* a derived stage's numbers made */
 }
 
 const char *app_compare_stage(const app_state *app, char *buf, size_t size)

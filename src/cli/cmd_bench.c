@@ -171,10 +171,16 @@ static double new_memory_gbps(void)
  * much of it this machine's first write of that memory explains. */
 static void first_pass_line(const attn_trace *first, double first_ms, double med)
 {
-    double bytes = attn_trace_arena_bytes(first), gbps = new_memory_gbps();
-    char size[32];
-    printf("first pass / untraced %.2f: it wrote %s of new memory", first_ms / med,
-           attn_budget_size(bytes, size, sizeof size));
+    double bytes = attn_trace_arena_bytes(first), later = 0, gbps = new_memory_gbps();
+    for (int i = 0; i < first->n_tensors; i++) { /* derived stages (derived.h): written when read, none here */
+        const attn_tensor *t = &first->tensors[i];
+        if (t->lazy && t->lazy->whole) later += (double)t->count * sizeof(float);
+    }
+    bytes -= later;
+    char size[32], size_later[32];
+    printf("first pass / untraced %.2f: it wrote %s of new memory (%s more when its masked scores are read)",
+           first_ms / med, attn_budget_size(bytes, size, sizeof size), attn_budget_size(later, size_later,
+                                                                                        sizeof size_later));
     if (gbps > 0)
         printf(", which this machine writes the first time at %.2f GB/s (a fresh 256 MiB block): about %.0f ms "
                "of the pass", gbps, bytes / (gbps * 1e6));

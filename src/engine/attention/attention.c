@@ -17,6 +17,7 @@
 #include "engine/base/clock.h"
 #include "engine/base/rng.h"
 #include "engine/formats/safetensors.h"
+#include "engine/trace/derived.h"
 
 /* The data of stage id in the layer being computed. */
 #define T(tr, id) stage_data(tr, layer, id)
@@ -410,7 +411,15 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
      *    stays NaN, and attn_trace_find_nonfinite names where it began.
      *    With a sink logit X the softmax has one more cell per row, X, dropped
      *    after it: sink_weight (b,h,s) = e^X / Z, and the row sums to 1 − that.
-     *    gpt-oss learns one X_h per head (in->sinks): head h's rows take X_h. */
+     *    gpt-oss learns one X_h per head (in->sinks): head h's rows take X_h.
+     *    A trace with room for derived stages (derived.h) does not write the
+     *    masked scores: their sums go into the weights' room, the softmax runs
+     *    there in place, and the stage is the same sum once someone reads it. */
+    if (pre != msc && T(tr, ATTN_STAGE_MASKED_SCORES) == msc && T(tr, ATTN_STAGE_WEIGHTS) == wts) {
+        attn_tensor *ms = (attn_tensor *)attn_trace_stage(tr, layer, ATTN_STAGE_MASKED_SCORES);
+        if ((st = attn_derived_masked(tr, layer, ms, pre, mask, err))) return st;
+        msc = wts;
+    }
     attn_op_apply_mask(pre, mask, msc, b, h, s, t);
     if (tr->arch.sinks) attn_op_softmax_sinks(msc, mask, wts, T(tr, ATTN_STAGE_SINK_WEIGHT), b, h, s, t,
                                               c->softmax_guard, in->sinks);

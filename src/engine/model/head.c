@@ -52,7 +52,7 @@ attn_status attn_head_new(const attn_model *m, const float *final_norm, int rows
     *out = NULL;
     if (!h) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory");
     pthread_mutex_init(&h->lock, NULL);
-    h->lazy = (attn_lazy){fill, release};
+    h->lazy = (attn_lazy){fill, release, false};
     h->w = m->lm_head;
     h->final_norm = final_norm;
     h->rows = rows, h->d = m->cfg.d, h->V = m->cfg.vocab;

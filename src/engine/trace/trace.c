@@ -20,6 +20,7 @@ void attn_trace_free(attn_trace *tr)
     free(tr->token_ids);
     free(tr->model_config);
     if (tr->head) tr->head->release(tr->head);
+    if (tr->derived) tr->derived->release(tr->derived);
     memset(tr, 0, sizeof *tr);
 }
 
@@ -32,6 +33,12 @@ int attn_tensor_fill_all(const attn_tensor *t)
 {
     size_t last = t && t->ndim ? (size_t)t->shape[t->ndim - 1] : 0;
     return last ? attn_tensor_fill(t, 0, t->count / last) : 0;
+}
+
+const attn_tensor *attn_tensor_filled(const attn_tensor *t)
+{
+    if (t && t->lazy && t->lazy->whole) attn_tensor_fill_all(t); /* out of memory: it reads 0, as logits do */
+    return t;
 }
 
 static size_t padded(size_t count)
@@ -202,7 +209,7 @@ int attn_trace_matrix_of(const attn_trace *tr, const attn_tensor *t, int batch, 
 const attn_tensor *attn_trace_find(const attn_trace *tr, const char *name)
 {
     for (int i = 0; i < tr->n_tensors; i++)
-        if (strcmp(tr->tensors[i].name, name) == 0) return &tr->tensors[i];
+        if (strcmp(tr->tensors[i].name, name) == 0) return attn_tensor_filled(&tr->tensors[i]);
     return NULL;
 }
 
@@ -210,7 +217,8 @@ const attn_tensor *attn_trace_stage(const attn_trace *tr, int layer, attn_stage_
 {
     if (id == ATTN_STAGE_NONE) return NULL;
     for (int i = 0; i < tr->n_tensors; i++)
-        if (tr->tensors[i].layer == layer && attn_tensor_stage(&tr->tensors[i]) == id) return &tr->tensors[i];
+        if (tr->tensors[i].layer == layer && attn_tensor_stage(&tr->tensors[i]) == id)
+            return attn_tensor_filled(&tr->tensors[i]);
     return NULL;
 }
 
@@ -219,7 +227,7 @@ const attn_tensor *attn_trace_get(const attn_trace *tr, int layer, const char *n
     for (int i = 0; i < tr->n_tensors; i++) {
         const char *rest;
         attn_tensor_name_layer(tr->tensors[i].name, &rest);
-        if (tr->tensors[i].layer == layer && strcmp(rest, name) == 0) return &tr->tensors[i];
+        if (tr->tensors[i].layer == layer && strcmp(rest, name) == 0) return attn_tensor_filled(&tr->tensors[i]);
     }
     return NULL;
 }

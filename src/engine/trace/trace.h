@@ -22,6 +22,7 @@
 #ifndef ATTN_TRACE_H
 #define ATTN_TRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,11 +36,14 @@
 #define ATTN_MAX_NAME 64
 
 /* A tensor whose rows are computed when first read: a model's logits and
- * probs (head.h's attn_head is one). fill makes rows [row0, row0 + n) hold
- * their numbers (0, or -1 out of memory); release frees it. */
+ * probs (head.h's attn_head is one), a layer's masked scores (derived.h).
+ * fill makes rows [row0, row0 + n) hold their numbers (0, or -1 out of
+ * memory); release frees it. whole: any fill fills every row, and looking
+ * the tensor up does (attn_trace_stage, attn_tensor_filled). */
 typedef struct attn_lazy {
     int (*fill)(struct attn_lazy *self, size_t row0, size_t n);
     void (*release)(struct attn_lazy *self);
+    bool whole;
 } attn_lazy;
 #define ATTN_MAX_LAYERS 4096 /* layers a trace may have: layer indices 0..4095 */
 
@@ -79,6 +83,8 @@ typedef struct {
     char *model_config;   /* the model's config.json, as text; NULL without a model */
     attn_arch arch;       /* what the model's architecture adds to attention (none without a model) */
     attn_lazy *head;      /* owned: computes the logits and probs rows read (head.h); NULL: none */
+    attn_lazy *derived;   /* owned: fills the stages made from others when first read (derived.h);
+                           * NULL: none (every stage written) */
 } attn_trace;
 
 void attn_trace_free(attn_trace *tr);
@@ -92,6 +98,11 @@ int attn_tensor_fill(const attn_tensor *t, size_t row0, size_t n);
 
 /* The same for every row of t. */
 int attn_tensor_fill_all(const attn_tensor *t);
+
+/* t, its numbers there if it is a stage made from others when first read
+ * (derived.h); for a tensor reached by its index in tr->tensors, as the
+ * lookups below do it themselves. NULL for NULL. */
+const attn_tensor *attn_tensor_filled(const attn_tensor *t);
 
 /* Bytes of tr's tensors (4 a number): what it holds in memory or maps. */
 double attn_trace_bytes(const attn_trace *tr);
