@@ -23,7 +23,7 @@
 #define T(tr, id) stage_data(tr, layer, id)
 static float *stage_data(attn_trace *tr, int layer, attn_stage_id id)
 {
-    const attn_tensor *t = attn_trace_stage(tr, layer, id);
+    const attn_tensor *t = attn_trace_slot(tr, layer, id);
     return t ? t->data : NULL;
 }
 
@@ -82,7 +82,7 @@ static attn_status fill_inputs(attn_trace *tr, int layer, const attn_inputs *in,
      * matrix N(0, 1/in), in its rows: d, or MLA's latent width R for W_UK, W_UV */
     for (int i = 0; i < 10; i++) {
         bool gain = i == 4 || i == 5;
-        const attn_tensor *t = attn_trace_stage(tr, layer, WEIGHTS[i]);
+        const attn_tensor *t = attn_trace_slot(tr, layer, WEIGHTS[i]);
         if (!t) continue;
         const char *name = t->info->name;
         if (i < 4 && in->w_stored[i]) {
@@ -416,8 +416,8 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
      *    masked scores: their sums go into the weights' room, the softmax runs
      *    there in place, and the stage is the same sum once someone reads it. */
     if (pre != msc && T(tr, ATTN_STAGE_MASKED_SCORES) == msc && T(tr, ATTN_STAGE_WEIGHTS) == wts) {
-        attn_tensor *ms = (attn_tensor *)attn_trace_stage(tr, layer, ATTN_STAGE_MASKED_SCORES);
-        if ((st = attn_derived_masked(tr, layer, ms, pre, mask, err))) return st;
+        attn_tensor *ms = attn_trace_slot(tr, layer, ATTN_STAGE_MASKED_SCORES);
+        if ((st = attn_derived_masked(tr, ms, pre, mask, err))) return st;
         msc = wts;
     }
     attn_op_apply_mask(pre, mask, msc, b, h, s, t);

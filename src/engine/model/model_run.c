@@ -315,7 +315,7 @@ static attn_status allocate(attn_trace *tr, bool head, attn_error *err)
 
 static float *D(const attn_trace *tr, int layer, attn_stage_id id)
 {
-    const attn_tensor *t = attn_trace_stage(tr, layer, id);
+    const attn_tensor *t = attn_trace_slot((attn_trace *)tr, layer, id);
     return t ? t->data : NULL;
 }
 

@@ -213,13 +213,17 @@ const attn_tensor *attn_trace_find(const attn_trace *tr, const char *name)
     return NULL;
 }
 
-const attn_tensor *attn_trace_stage(const attn_trace *tr, int layer, attn_stage_id id)
+attn_tensor *attn_trace_slot(attn_trace *tr, int layer, attn_stage_id id)
 {
     if (id == ATTN_STAGE_NONE) return NULL;
     for (int i = 0; i < tr->n_tensors; i++)
-        if (tr->tensors[i].layer == layer && attn_tensor_stage(&tr->tensors[i]) == id)
-            return attn_tensor_filled(&tr->tensors[i]);
+        if (tr->tensors[i].layer == layer && attn_tensor_stage(&tr->tensors[i]) == id) return &tr->tensors[i];
     return NULL;
+}
+
+const attn_tensor *attn_trace_stage(const attn_trace *tr, int layer, attn_stage_id id)
+{
+    return attn_tensor_filled(attn_trace_slot((attn_trace *)tr, layer, id));
 }
 
 const attn_tensor *attn_trace_get(const attn_trace *tr, int layer, const char *name)

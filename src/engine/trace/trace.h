@@ -142,6 +142,10 @@ const attn_tensor *attn_trace_find(const attn_trace *tr, const char *name);
 /* Layer `layer`'s tensor for stage `id`, or NULL. */
 const attn_tensor *attn_trace_stage(const attn_trace *tr, int layer, attn_stage_id id);
 
+/* The same for the pass that writes it: its numbers as they are, a derived
+ * stage (derived.h) not made. */
+attn_tensor *attn_trace_slot(attn_trace *tr, int layer, attn_stage_id id);
+
 /* Layer `layer`'s tensor called name without its "layers.N." prefix
  * (attn_trace_get(tr, 2, "weights") is "layers.2.weights"), or NULL. */
 const attn_tensor *attn_trace_get(const attn_trace *tr, int layer, const char *name);
