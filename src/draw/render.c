@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/attention/attention.h"
 #include "engine/model/kv_bytes.h"
 #include "i18n.h"
 #include "keys.h"
@@ -677,8 +678,7 @@ static bool busy_line(draw_list *dl, const app_state *app, app_rect box)
     double ms;
     if (!app_busy(app, &layer, &stage, &ms)) return false;
     if (app->partial.on) return partial_line(dl, app, box);
-    int layers = draw_imax(1, app->trace.n_layers), part = stage >= ATTN_STAGE_CONTEXT ? 2 : stage >= ATTN_STAGE_SCORES ? 1 : 0;
-    if (stage == ATTN_STAGE_RESID_IN) part = 0;
+    int layers = draw_imax(1, app->trace.n_layers);
     char buf[200];
     const char *name = attn_stage_get((attn_stage_id)stage)->name;
     if (layers > 1)
@@ -690,7 +690,7 @@ static bool busy_line(draw_list *dl, const app_state *app, app_rect box)
         snprintf(buf, sizeof buf, _("computing %s (%.1f s); the picture shows the last settings until then"), name,
                  ms / 1000.0);
     draw_text_fit(dl, buf, box.x + u / 2, box.y + (box.h - u) / 2, box.w - u, DRAW_ACCENT);
-    int done = (int)((double)box.w * (3 * layer + part) / (3.0 * layers));
+    int done = (int)((double)box.w * attn_progress_at_stage(layer, stage, layers));
     draw_fill(dl, box.x, box.y + box.h - 3, draw_imax(u / 2, done), 3, DRAW_ACCENT);
     return true;
 }

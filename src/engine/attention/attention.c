@@ -457,6 +457,13 @@ void attn_progress_init(attn_progress *p)
     atomic_init(&p->phase_ms, (long long)attn_clock_ms());
 }
 
+double attn_progress_at_stage(int layer, int stage, int layers)
+{
+    int part = stage >= ATTN_STAGE_CONTEXT ? 2 : stage >= ATTN_STAGE_SCORES ? 1 : 0;
+    if (stage == ATTN_STAGE_RESID_IN) part = 0;
+    return layers > 0 ? (layer + part / 3.0) / layers : 0;
+}
+
 double attn_progress_fraction(const attn_progress *p, double *left_ms)
 {
     double f = 0;
@@ -466,10 +473,7 @@ double attn_progress_fraction(const attn_progress *p, double *left_ms)
         if (total > 0) f = (double)atomic_load(&p->bytes_done) / total;
     } else if (phase == ATTN_PHASE_TRACING) {
         int layers = atomic_load(&p->layers), layer = atomic_load(&p->layer), done = atomic_load(&p->layers_done);
-        int stage = atomic_load(&p->stage);
-        int part = stage >= ATTN_STAGE_CONTEXT ? 2 : stage >= ATTN_STAGE_SCORES ? 1 : 0;
-        if (stage == ATTN_STAGE_RESID_IN) part = 0;
-        if (layers > 0) f = done > layer ? (double)done / layers : (layer + part / 3.0) / layers;
+        if (layers > 0) f = done > layer ? (double)done / layers : attn_progress_at_stage(layer, atomic_load(&p->stage), layers);
     }
     double in_phase = attn_clock_ms() - (double)atomic_load(&p->phase_ms);
     if (left_ms) *left_ms = f > 0.02 && f < 1 && in_phase > 500 ? in_phase * (1 - f) / f : -1;

@@ -71,6 +71,11 @@ bool attn_progress_at(attn_progress *p, int layer, attn_stage_id stage);
  * pace so far once that can be told (half a second in, past 2%), else -1. */
 double attn_progress_fraction(const attn_progress *p, double *left_ms);
 
+/* The part of a pass of `layers` layers done when it is at `stage` of
+ * `layer`, 0 .. 1: a layer in thirds (projections; scores to weights; the
+ * context and the rest). What attn_progress_fraction counts while tracing. */
+double attn_progress_at_stage(int layer, int stage, int layers);
+
 /* Records the phase p's run is in (NULL: no watcher) and whether p asks it to stop. */
 bool attn_progress_phase(attn_progress *p, attn_phase phase);
 
