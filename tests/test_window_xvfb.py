@@ -1380,9 +1380,14 @@ def no_display():
 
     # --layer past the last: one line and exit 2, before any window (the model's count from its config.json)
     models = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models")
+    saved = os.path.join(TMP, "tang-trace.safetensors")
+    r = run([ATTNLAB, "trace", "--model", os.path.join(models, "tang"), "--text", "春眠", "-o", saved], timeout=60,
+            env=env, cwd=TMP)
+    check("a trace of tang saved", r.returncode == 0, r.stderr.decode(errors="replace"))
     for args, want in ((["--layer", "3"], "--layer 3: the configuration has 1 layer, 0 to 0"),
                        (["--model", os.path.join(models, "tang"), "--layer", "4"],
-                        "--layer 4: the model has 4 layers, 0 to 3")):
+                        "--layer 4: the model has 4 layers, 0 to 3"),
+                       (["view", saved, "--layer", "7"], "--layer 7: the trace has 4 layers, 0 to 3")):
         r = run([ATTNLAB] + args, timeout=20, env=env, cwd=TMP)
         err = r.stderr.decode(errors="replace")
         check(f"{' '.join(args[-2:])}: exit 2, one line naming it", r.returncode == 2 and err.count("\n") == 1

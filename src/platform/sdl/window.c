@@ -421,21 +421,25 @@ int sdl_window_run(const attn_config *cfg, const char *path, int layer, bool pre
     attn_model_config mc;
     attn_error e;
     int st;
+    bool bad_layer = false; /* --layer past the last: a usage error, 2, whatever was opened */
     if (path) st = app_init_file_with(&app, path, cfg, err, errsize);
     else if (!cfg->model) st = app_init(&app, cfg, err, errsize);
     else if ((st = (int)attn_model_check(cfg->model, &mc, &e))) snprintf(err, errsize, "%s", e.msg);
     else if (layer >= mc.layers) { /* as a setting out of range is said, before the window */
         snprintf(err, errsize, "--layer %d: the model has %d layers, 0 to %d", layer, mc.layers, mc.layers - 1);
         st = ATTN_ERR_CONFIG;
+        bad_layer = true;
     } else st = app_init_later(&app, cfg, layer, err, errsize);
     if (!st && (path || !cfg->model) && layer > 0 && app_set_layer(&app, layer)) {
         snprintf(err, errsize, "--layer %d: %s has %d layer%s, 0 to %d", layer, path ? "the trace" : "the configuration",
                  app.trace.n_layers, app.trace.n_layers == 1 ? "" : "s", app.trace.n_layers - 1);
         app_free(&app);
         st = ATTN_ERR_CONFIG;
+        bad_layer = true;
     }
     if (st) {
-        *exit_code = path || st != ATTN_ERR_CONFIG ? 1 : 2; /* a model's bad file: 1, as the engine's commands say */
+        /* a model's bad file: 1, as the engine's commands say */
+        *exit_code = bad_layer || (!path && st == ATTN_ERR_CONFIG) ? 2 : 1;
         return -1;
     }
     if (present) app_do(&app, APP_ACT_PRESENT, 0);
