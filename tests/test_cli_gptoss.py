@@ -10,6 +10,7 @@ rope_parameters, or GptOssConfig's default when rope_scaling is absent.
 Standard library only; the harness and the folder writer are tests/common.py.
 The numbers themselves are check_models.py's (PyTorch, tests/hf_gptoss.py)."""
 import os
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -140,8 +141,26 @@ check("rope_scaling null: plain RoPE, no rope line", r.returncode == 0 and b"rop
 # settings a trained gpt-oss has its own of, or that would run it wrongly
 expect(["trace", "--model", ok, "--text", "the cat", "--sliding-window", "2", "-o", OUT], 2,
        "sliding_window: gptoss's layers have their own windows")
-expect(["trace", "--model", ok, "--text", "the cat", "--tiles", "2x2", "-o", OUT], 2,
-       "tiles: the tiled attention does not apply gpt-oss's per-head sinks")
+
+# FlashAttention's tiles with the learned sinks: each head's X_h enters the online softmax's last step, so the
+# tiled context is the plain one's (and the logits after it), in a folder with its local layers and sinks
+TILED = OUT + ".tiled"
+expect(["trace", "--model", ok, "--text", "the cat sat on the mat and the dog", "-o", OUT], 0, "wrote", stream="stdout")
+expect(["trace", "--model", ok, "--text", "the cat sat on the mat and the dog", "--tiles", "2x3", "-o", TILED], 0,
+       "wrote", stream="stdout")
+def tensors(path):
+    header, data = common.read_st(path)
+    return {k: struct.unpack(f"<{(v['data_offsets'][1] - v['data_offsets'][0]) // 4}f",
+                             data[v["data_offsets"][0]:v["data_offsets"][1]])
+            for k, v in header.items() if k != "__metadata__"}
+plain, tiled = tensors(OUT), tensors(TILED)
+for name in [n for n in plain if n.endswith(".context")] + ["logits"]:
+    a, b = plain[name], tiled.get(name, ())
+    scale = max(1.0, max(abs(x) for x in a))
+    diff = max((abs(x - y) for x, y in zip(a, b)), default=float("inf"))
+    check(f"--tiles 2x3: {name} as the plain pass's with the per-head sinks (max |diff| {diff:.2e})",
+          len(a) == len(b) and diff <= 2e-5 * scale, (len(a), len(b), diff))
+check("--tiles 2x3: the tiled trace keeps its running max and sum", any(n.endswith(".tile_max") for n in tiled))
 expect(["trace", "--model", ok, "--text", "the cat", "--sink-logit", "1", "-o", OUT], 2, "sink_logit: a trained model's")
 expect(["stream", "--model", ok, "--text", "the cat sat on the mat", "--window", "4", "--keep-first", "1"], 2,
        "does not handle gpt-oss's learned sinks and local layers yet")

@@ -520,7 +520,9 @@ static attn_status forward(attn_trace *tr, int layer, const attn_inputs *in, att
      *     (tiles.h: the weights above are then only for the pictures), or mode
      *     mla's (mla.h); merge heads (b,s,h·k); out = merged·W_O (b,s,d) */
     if (c->tiles.q) { /* mode mla absorbed: the latent context, tile by tile over c_kv, then W_UV */
-        if ((st = attn_tiles_layer(tr, layer, qh, attn_dropout_key(c, "attention"), err))) return st;
+        if ((st = attn_tiles_layer(tr, layer, qh, attn_dropout_key(c, "attention"), tr->arch.sinks ? in->sinks : NULL,
+                                   err)))
+            return st;
         if (mla && (st = attn_mla_up_project(tr, layer, err))) return st;
     } else if (mla) {
         if ((st = attn_mla_context(tr, layer, w, err))) return st;

@@ -117,7 +117,8 @@ static void tile_update(const attn_tiled *a, tile_scratch *w, int bi, int hh, in
         for (int f = 0; f < k; f++) w->O[(size_t)r * k + f] = alpha[r] * w->O[(size_t)r * k + f] + w->PV[(size_t)r * k + f];
 }
 
-/* context = O / ℓ for the task's rows, after the sink's term: with X finite,
+/* context = O / ℓ for the task's rows, after the sink's term (head hh's X_h
+ * with per-head sinks, else the config's one X): with X finite,
  * m′ = max(m, X), ℓ′ = e^(m − m′)·ℓ + e^(X − m′), O′ = e^(m − m′)·O (the sink
  * has no value). ℓ = 0 is a row with no visible key: 0 with the guard when
  * its mask hid every key, else NaN (0/0, as the plain softmax). */
@@ -126,7 +127,7 @@ static void finish_rows(const attn_tiled *a, tile_scratch *w, int bi, int hh, in
     const attn_config *c = a->c;
     const attn_dims *d = a->d;
     int k = a->v_dim;
-    float X = c->sink_logit;
+    float X = a->sinks ? a->sinks[hh] : c->sink_logit;
     for (int r = 0; r < rows; r++) {
         float *o = w->O + (size_t)r * k, l = w->l[r], m = w->m[r];
         float *out = a->ctx + (((size_t)bi * d->h + hh) * d->s + i0 + r) * k;
@@ -232,7 +233,8 @@ static bool mla_sources(attn_trace *tr, int layer, attn_tiled *a)
     return true;
 }
 
-attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, uint64_t dropout_key, attn_error *err)
+attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, uint64_t dropout_key, const float *sinks,
+                             attn_error *err)
 {
     const attn_dims *d = &tr->dims;
     const attn_tensor *ke = attn_trace_stage(tr, layer, ATTN_STAGE_K_EXPANDED),
@@ -241,7 +243,7 @@ attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, uint64_
                       *mx = attn_trace_stage(tr, layer, ATTN_STAGE_TILE_MAX),
                       *sum = attn_trace_stage(tr, layer, ATTN_STAGE_TILE_SUM);
     attn_tiled a = {.c = &tr->cfg, .d = d, .tile_max = mx ? mx->data : NULL, .tile_sum = mx && sum ? sum->data : NULL,
-                    .dropout_key = dropout_key};
+                    .dropout_key = dropout_key, .sinks = sinks};
     if (d->mode == ATTN_MODE_MLA) {
         if (!mla_sources(tr, layer, &a))
             return attn_fail(err, ATTN_ERR_CONFIG, "layer %d keeps no latent keys or context", layer);

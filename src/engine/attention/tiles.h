@@ -62,6 +62,8 @@ typedef struct {
     float *tile_max;        /* (b, h, s, T), T = ⌈t / BK⌉: m after each key tile; NULL: not kept */
     float *tile_sum;        /* (b, h, s, T): ℓ after each key tile; NULL: not kept */
     uint64_t dropout_key;   /* training with dropout: attn_dropout_key(c, "attention") (attention.h) */
+    const float *sinks;     /* (h): each query head's learned sink logit X_h (gpt-oss), in place of
+                             * c->sink_logit; NULL: c's, one for every head */
     /* mode mla (mla.h); all 0 / NULL otherwise */
     int qk_dim;             /* features of q and of the keys: 0 is d->k; absorbed, the latent's R */
     int v_dim;              /* features of the values and of ctx: 0 is d->k; absorbed, R */
@@ -78,10 +80,12 @@ attn_status attn_tiled_attention(const attn_tiled *a, attn_error *err);
 
 /* A traced layer's context by tiles, from its queries qh (b, h, s, k) and its
  * k_expanded, v_expanded, into its context stage, with tile_max and tile_sum
- * when the trace keeps them; dropout_key as in attn_tiled. Mode mla (qh not
+ * when the trace keeps them; dropout_key and sinks (NULL: none per head) as in
+ * attn_tiled. Mode mla (qh not
  * read): from q_nope, q_pe, k_nope, k_pe, v_up into context (naive), or from
  * q_latent, q_pe, c_kv, k_pe into context_latent (absorbed: attn_mla_up_project
  * makes the context from it). */
-attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, uint64_t dropout_key, attn_error *err);
+attn_status attn_tiles_layer(attn_trace *tr, int layer, const float *qh, uint64_t dropout_key, const float *sinks,
+                             attn_error *err);
 
 #endif

@@ -100,8 +100,5 @@ attn_status attn_gptoss_run_config(const attn_model *m, attn_config *run, attn_e
     if (run->sliding_window)
         return attn_fail(err, ATTN_ERR_CONFIG, "sliding_window: every layer of %s sees the whole past (its "
                          "layer_types are all full_attention)", m->name);
-    if (run->tiles.q)
-        return attn_fail(err, ATTN_ERR_CONFIG, "tiles: the tiled attention does not apply gpt-oss's per-head sinks "
-                         "yet; trace %s without --tiles", m->name);
     return attn_config_check_scores(run, true, err);
 }
