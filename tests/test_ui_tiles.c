@@ -4,7 +4,8 @@
  * cells of 16 px or more at 1280 × 800, [ and ] stepping the key tile, m and
  * ℓ read from tile_max and tile_sum, the partial output at the last tile
  * being the traced context (mode mla's too, naive and over the latent), the
- * bytes and the difference said, and render --tile N drawing what ] pressed
+ * bytes and the difference said, a learned sink per head found from the
+ * trace (gpt-oss), and render --tile N drawing what ] pressed
  * N times shows. */
 #include <math.h>
 #include <setjmp.h>
@@ -162,6 +163,35 @@ static void test_steps(void **state)
     assert_int_equal(f->app.tile_step, 0);
     assert_true(app_key(&f->app, 'f', APP_MOD_SHIFT)); /* F again: the picture */
     assert_int_equal(f->app.view.mode, LESSON_VIEW_SINGLE);
+}
+
+/* Learned sinks, one per head (gpt-oss): the view has no config's X to add
+ * at the last tile, and finds each head's from the trace's numbers (s, w and
+ * sink_weight). The sink run's trace passed off as such a model's: its one X
+ * (0.5) found again, and the last tile's output is the context. */
+static void test_learned_sinks(void **state)
+{
+    fixture *f = *state;
+    f->app.trace.arch.sinks = true;
+    f->app.trace.cfg.sink_logit = -INFINITY;
+    assert_true(app_key(&f->app, 'f', APP_MOD_SHIFT));
+    assert_true(app_key(&f->app, '[', 0)); /* the last key tile */
+    app_tiles tv;
+    char err[240];
+    app_view_slice ctx;
+    assert_int_equal(app_view_make(&f->app.trace, "context", 0, 0, &ctx), 0);
+    for (int head = 0; head < f->app.trace.dims.h; head++) {
+        f->app.view.head = head;
+        assert_int_equal(app_tiles_make(&f->app, &tv, err, sizeof err), 0);
+        assert_int_equal(app_view_make(&f->app.trace, "context", 0, head, &ctx), 0);
+        for (int i = 0; i < 8; i++) {
+            double sq = 0;
+            for (int c = 0; c < ctx.slice.cols; c++) sq += (double)app_slice_at(&ctx.slice, i, c) * app_slice_at(&ctx.slice, i, c);
+            assert_float_equal(tv.norm[i], sqrt(sq), 1e-5);
+        }
+    }
+    f->app.trace.arch.sinks = false; /* as it was made, for the teardown */
+    f->app.trace.cfg.sink_logit = 0.5f;
 }
 
 /* A lesson step's `tile = N` opens the view at key tile N (tile 0 here
@@ -355,6 +385,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_thirty_two_tokens, setup_32, teardown),
         cmocka_unit_test_setup_teardown(test_beside_a_lesson, setup_32, teardown),
         cmocka_unit_test_setup_teardown(test_steps, setup_sink, teardown), /* the sink joins ℓ at the last tile */
+        cmocka_unit_test_setup_teardown(test_learned_sinks, setup_sink, teardown),
         cmocka_unit_test_setup_teardown(test_render_tile, setup_tiles, teardown),
         cmocka_unit_test_setup_teardown(test_mla, setup_mla, teardown),
         cmocka_unit_test_setup_teardown(test_mla, setup_mla_absorbed, teardown),

@@ -55,6 +55,26 @@ static void partial_output(const app_tiles *tv, const app_view_slice *S, const a
     *norm = (float)sqrt(sq), *first = (float)f0;
 }
 
+/* The sink logit of head h: the config's one X, or with learned sinks per
+ * head (gpt-oss) X_h as the trace's numbers give it: a visible key j of a row
+ * i has w_ij = e^(s_ij) / Z and the sink e^(X_h) / Z, so
+ * X_h = s_ij + ln(sink_weight_i) − ln(w_ij) (−∞ when no row tells it). */
+static float sink_logit(const attn_trace *tr, const app_view_slice *S, const app_view_slice *W, int L, int b, int h)
+{
+    static const attn_stage_id SW[] = {ATTN_STAGE_SINK_WEIGHT};
+    app_view_slice sw;
+    if (!tr->arch.sinks) return tr->cfg.sink_logit;
+    if (!app_view_first_of(tr, L, SW, 1, b, h, &sw)) return -INFINITY;
+    for (int i = 0; i < S->slice.rows && i < W->slice.rows; i++) {
+        float sink = app_slice_at(&sw.slice, h < sw.slice.rows ? h : 0, i); /* (b, h, s): a row a head */
+        for (int j = 0; j < S->slice.cols && sink > 0.0f; j++) {
+            float s = app_slice_at(&S->slice, i, j), w = app_slice_at(&W->slice, i, j);
+            if (w > 0.0f && isfinite(s)) return (float)((double)s + log((double)sink) - log((double)w));
+        }
+    }
+    return -INFINITY;
+}
+
 /* The largest |context − weights·v| over the head: the tiled against the plain output. */
 static float max_difference(const app_view_slice *W, const app_view_slice *V, const app_view_slice *C)
 {
@@ -101,9 +121,10 @@ int app_tiles_make(const app_state *app, app_tiles *out, char *err, size_t errsi
     }
     tv->step = app->tile_step < 0 ? 0 : app->tile_step >= tv->n_k ? tv->n_k - 1 : app->tile_step;
     tv->causal_skip = !tr->dims.cross && c->causal == ATTN_CAUSAL_ON && c->mask_value == -INFINITY;
+    float X = sink_logit(tr, &sc, &w, L, b, h);
     for (int i = 0; i < tv->s; i++) {
         tv->m[i] = app_slice_at(&mx.slice, i, tv->step), tv->l[i] = app_slice_at(&sm.slice, i, tv->step);
-        partial_output(tv, &sc, &v, i, c->sink_logit, &tv->norm[i], &tv->first[i]);
+        partial_output(tv, &sc, &v, i, X, &tv->norm[i], &tv->first[i]);
     }
     tv->bytes_plain = 4LL * tv->s * tv->t, tv->bytes_tile = 4LL * tv->bq * tv->bk;
     tv->max_diff = max_difference(&w, &v, &ctx);
