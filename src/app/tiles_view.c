@@ -121,7 +121,7 @@ int app_tiles_make(const app_state *app, app_tiles *out, char *err, size_t errsi
     }
     tv->step = app->tile_step < 0 ? 0 : app->tile_step >= tv->n_k ? tv->n_k - 1 : app->tile_step;
     tv->causal_skip = !tr->dims.cross && c->causal == ATTN_CAUSAL_ON && c->mask_value == -INFINITY;
-    float X = sink_logit(tr, &sc, &w, L, b, h);
+    float X = tv->sink = sink_logit(tr, &sc, &w, L, b, h);
     for (int i = 0; i < tv->s; i++) {
         tv->m[i] = app_slice_at(&mx.slice, i, tv->step), tv->l[i] = app_slice_at(&sm.slice, i, tv->step);
         partial_output(tv, &sc, &v, i, X, &tv->norm[i], &tv->first[i]);

@@ -25,6 +25,7 @@ typedef struct {
     float first[APP_TILES_MAX_ROWS]; /* o_j's first feature */
     long long bytes_plain, bytes_tile; /* per head: s·t scores × 4 B, one BQ × BK tile × 4 B */
     float max_diff;       /* largest |context − weights·v| over this head (the tiled against the plain output) */
+    float sink;           /* the head's sink logit X, whose e^(X − m) joins ℓ at the last tile; −∞: none */
 } app_tiles;
 
 /* Whether the trace shown has tiles (tile_max and tile_sum in its layer). */

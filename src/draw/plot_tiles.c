@@ -154,7 +154,7 @@ static int column_width(draw_list *dl, const app_tiles *tv)
  * their height. */
 static int footer(draw_list *dl, const app_tiles *tv, app_rect box, bool draw)
 {
-    char mem[300], diff[300], a[32];
+    char mem[300], diff[300], formula[400], a[32];
     int u = draw_line_h(dl), y = box.y;
     /* TRANSLATORS: the FlashAttention view; the bytes of one head: s·t scores against one BQ×BK tile */
     snprintf(mem, sizeof mem, _("memory per head: the plain path keeps %d·%d scores × 4 B = %lld B; "
@@ -172,12 +172,20 @@ static int footer(draw_list *dl, const app_tiles *tv, app_rect box, bool draw)
                  small_num(tv->max_diff, a, sizeof a));
     else
         snprintf(diff, sizeof diff, "%s", _("at the last tile: the largest difference between the tiled and the plain output."));
-    const char *text[3] = {tv->latent ? _("o = Σ e^(S − m)·c_kv / ℓ over the keys of the tiles so far: absorbed MLA "
-                                          "reads the latent cache as its values, so o is latent; at the last tile "
-                                          "it is context_latent, and W_UV makes the context.")
-                                      : _("o = Σ e^(S − m)·v / ℓ over the keys of the tiles so far, with m and ℓ "
-                                          "after them: the output so far; at the last tile it is the context."),
-                           mem, diff};
+    if (!tv->latent && isfinite(tv->sink))
+        /* TRANSLATORS: the FlashAttention view with a sink; %s: the head's sink logit X, such as 0.5 */
+        snprintf(formula, sizeof formula, _("o = Σ e^(S − m)·v / ℓ over the keys of the tiles so far, with m and ℓ "
+                                            "after them: the output so far; at the last tile the sink's e^(X − m) "
+                                            "joins ℓ (X = %s for this head), and o is the context."),
+                 small_num(tv->sink, a, sizeof a));
+    else
+        snprintf(formula, sizeof formula, "%s",
+                 tv->latent ? _("o = Σ e^(S − m)·c_kv / ℓ over the keys of the tiles so far: absorbed MLA "
+                                "reads the latent cache as its values, so o is latent; at the last tile "
+                                "it is context_latent, and W_UV makes the context.")
+                            : _("o = Σ e^(S − m)·v / ℓ over the keys of the tiles so far, with m and ℓ "
+                                "after them: the output so far; at the last tile it is the context."));
+    const char *text[3] = {formula, mem, diff};
     const uint32_t colour[3] = {DRAW_TEXT_DIM, DRAW_TEXT, tv->step == tv->n_k - 1 ? DIFF_COLOUR : DRAW_TEXT_DIM};
     for (int k = 0; k < 3; k++)
         y += (draw ? draw_text_wrap(dl, text[k], box.x, y, box.w, colour[k]) : draw_text_wrap_lines(dl, text[k], box.w)) * u;
