@@ -189,6 +189,9 @@ static void test_learned_sinks(void **state)
             for (int c = 0; c < ctx.slice.cols; c++) sq += (double)app_slice_at(&ctx.slice, i, c) * app_slice_at(&ctx.slice, i, c);
             assert_float_equal(tv.norm[i], sqrt(sq), 1e-5);
         }
+        assert_float_equal(tv.sink, 0.5, 1e-5);
+        build(f); /* and the footer says where it went */
+        assert_true(has_part(&f->dl, "at the last tile the sink's e^(X − m) joins ℓ (X = 0.5 for this head)"));
     }
     f->app.trace.arch.sinks = false; /* as it was made, for the teardown */
     f->app.trace.cfg.sink_logit = 0.5f;
