@@ -148,7 +148,7 @@ DOT_AVX512(dot_avx512_bf16, load16_bf16, ATTN_ST_BF16)
  * and a decoding step's product reads it for every row. The same products,
  * summed in another order: within a few ulps of dot_avx512_bf16's. */
 #define AVX512BW __attribute__((target("avx512f,avx512bw")))
-enum { ORDERED_MAX = 8192 }; /* the longest row laid out on the stack (32 KiB) */
+enum { ORDERED_MAX = ATTN_WMAT_ORDER_MAX }; /* the longest row laid out (32 KiB) */
 
 static void bf16_order(const float *x, float *xp, int n)
 {
@@ -180,11 +180,9 @@ static AVX512BW float dot_avx512bw_bf16(const float *xp, const float *x, const v
     return _mm512_reduce_add_ps(s) + dot_tail(x, w, i, n, ATTN_ST_BF16); /* the last n % 32 in x's order */
 }
 
-/* Rows [a, b) of BF16 matrix w times x into y[a..b) by dot_avx512bw_bf16. */
-static void rows_avx512bw_bf16(const attn_wmat *w, const float *x, float *y, int a, int b)
+/* Rows [a, b) of BF16 matrix w times x (xp: x laid out by bf16_order) into y[a..b) by dot_avx512bw_bf16. */
+static void rows_avx512bw_bf16(const attn_wmat *w, const float *xp, const float *x, float *y, int a, int b)
 {
-    float xp[ORDERED_MAX];
-    bf16_order(x, xp, w->cols);
     for (int r = a; r < b; r++) y[r] = dot_avx512bw_bf16(xp, x, row_at(w, r), w->cols);
 }
 #endif
@@ -274,7 +272,9 @@ static bool plain_f32(const attn_wmat *w)
     return w->dtype == ATTN_ST_F32 && w->stride == (size_t)w->cols && (uintptr_t)w->data % sizeof(float) == 0;
 }
 
-void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y, int j0, int j1)
+/* Rows [j0, j1) of the n matrices stacked times x; xp is x laid out by
+ * bf16_order, or NULL (then no matrix goes through the ordered kernel). */
+static void part_rows(const attn_wmat *w, int n, const float *x, const float *xp, float *y, int j0, int j1)
 {
     attn_wmat_kernel k = kernel();
     const dot_fn *dots = DOTS[k];
@@ -284,12 +284,69 @@ void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y,
         if (plain_f32(&w[i])) /* ops.c's float32 dot, as attn_wmat_product_row takes it */
             attn_op_project_t(x, (const float *)w[i].data + (size_t)a * w[i].cols, y + at + a, 1, w[i].cols, b - a);
 #if WMAT_X86
-        else if (use_ordered(&w[i], k))
-            rows_avx512bw_bf16(&w[i], x, y + at, a, b);
+        else if (xp && use_ordered(&w[i], k))
+            rows_avx512bw_bf16(&w[i], xp, x, y + at, a, b);
 #endif
         else
             for (int r = a; r < b; r++) y[at + r] = dots[w[i].dtype](x, row_at(&w[i], r), w[i].cols);
     }
+    (void)xp;
+}
+
+void attn_wmat_x_set(attn_wmat_x *in, const attn_wmat *w, int n, const float *x)
+{
+    in->x = x;
+    in->ordered = false;
+#if WMAT_X86
+    for (int i = 0; i < n && !in->ordered; i++) in->ordered = use_ordered(&w[i], kernel());
+    if (in->ordered) bf16_order(x, in->xp, w[0].cols); /* the n matrices have the same cols */
+#else
+    (void)w, (void)n;
+#endif
+}
+
+void attn_wmat_product_x(const attn_wmat *w, int n, const attn_wmat_x *in, float *y, int j0, int j1)
+{
+    part_rows(w, n, in->x, in->ordered ? in->xp : NULL, y, j0, j1);
+}
+
+void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y, int j0, int j1)
+{
+    attn_wmat_x in;
+    attn_wmat_x_set(&in, w, n, x);
+    attn_wmat_product_x(w, n, &in, y, j0, j1);
+}
+
+int attn_wmat_chunk_rows(const attn_wmat *w, int n, int threads)
+{
+    int total = 0;
+    for (int i = 0; i < n; i++) total += w[i].rows;
+    if (threads < 2 || total < 1) return total > 0 ? total : 1;
+    /* 32 chunks a thread, or 1 MB of weights a chunk when that makes more
+     * (a vocabulary's LM head), a multiple of 16 rows (a cache line of y) */
+    size_t chunks = (size_t)32 * threads, by_bytes = attn_wmat_bytes(w, n) >> 20;
+    chunks = by_bytes > chunks ? by_bytes : chunks;
+    size_t rows = ((size_t)total + chunks - 1) / chunks;
+    rows = (rows + 15) / 16 * 16;
+    return rows < (size_t)total ? (int)rows : total;
+}
+
+void attn_wmat_product_row_claimed(const attn_wmat *w, int n, const float *x, float *y, attn_team_barrier *b)
+{
+#ifdef _OPENMP
+    int threads = omp_get_num_threads();
+#else
+    int threads = 1;
+#endif
+    int total = 0, rows = attn_wmat_chunk_rows(w, n, threads);
+    for (int i = 0; i < n; i++) total += w[i].rows;
+    attn_wmat_x in;
+    attn_wmat_x_set(&in, w, n, x);
+    for (int c; (c = attn_team_claim(b, (total + rows - 1) / rows)) >= 0;) {
+        int j0 = c * rows, j1 = j0 + rows < total ? j0 + rows : total;
+        attn_wmat_product_x(w, n, &in, y, j0, j1);
+    }
+    attn_team_wait(b);
 }
 
 void attn_wmat_team_share(int total, int *j0, int *j1)
