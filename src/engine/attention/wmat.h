@@ -120,7 +120,7 @@ void attn_wmat_team_share(int total, int *j0, int *j1);
 /* attn_wmat_product_row inside a parallel region that every thread of the
  * team enters: each computes its share of the rows, then all wait at the
  * team's barrier b (team.h), so one region can hold a whole decoding step
- * (kv_cache.c) instead of one region per product. Outside a region it is
+ * (kv_step.c) instead of one region per product. Outside a region it is
  * attn_wmat_product_row. The numbers are the same either way: each element
  * is one row's dot product, whichever thread computes it. */
 void attn_wmat_product_row_team(const attn_wmat *w, int n, const float *x, float *y, attn_team_barrier *b);

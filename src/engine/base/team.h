@@ -1,8 +1,8 @@
 /* team.h — the threads of one parallel region meeting at a barrier, spinning
  * a while before they sleep, each learning how long a spin pays.
  *
- * A decoding step is one OpenMP parallel region (kv_cache.c), and its threads
- * meet after every product: seven times a layer, about 200 times a token.
+ * A decoding step is one OpenMP parallel region (kv_step.c), and its threads
+ * meet after every product: five times a layer, about 110 times a token.
  * libgomp's barrier, under the passive wait policy attnlab runs with (main.c),
  * sleeps at once, and each sleep costs a wake-up: on a virtual machine tens of
  * µs. Alone on the 2-core test machine SmolLM2-135M decoded at 11.4 ms/token
