@@ -66,6 +66,7 @@ typedef struct {
     float *mask, *mask_local;            /* (t) each: a global layer's, a local one's */
     float *part_m, *part_l, *part_c;     /* (units, per), (units, per), (units, per, k): m, ℓ, c above */
     float *ctx;                          /* (h·k): the heads one by one: their merged context */
+    float *rope;                         /* (layers, k/2, 2): each layer's RoPE table at pos (attn_op_rope_table) */
     float *scores, *masked, *weights, *dropped; /* (h, t) each: the same (1, h, 1, t) */
     unsigned char *key_pad;              /* (t), all 0: one row has no pads */
     float *own;                          /* each thread's own_bufs, own_floats apart */
@@ -123,8 +124,9 @@ static bool step_alloc(attn_kv_cache *c, const attn_model *m, int t, int threads
     s->units = mc->kv_heads * s->parts;
     s->fused = fused;
     s->own_floats = own_size(mc, t);
-    size_t units = (size_t)s->units, shared = hk + 2 * gk + 2 * (size_t)mc->d + 3 * (size_t)mc->ffn + 2 * (size_t)t +
-                                             units * per * (2 + (size_t)mc->head_dim) + hk + 4 * ht + (size_t)t / 4 + 1;
+    size_t units = (size_t)s->units, rope = (size_t)mc->layers * (mc->head_dim / 2) * 2;
+    size_t shared = hk + 2 * gk + 2 * (size_t)mc->d + 3 * (size_t)mc->ffn + 2 * (size_t)t +
+                    units * per * (2 + (size_t)mc->head_dim) + hk + rope + 4 * ht + (size_t)t / 4 + 1;
     shared = (shared + 15) / 16 * 16;
     size_t need = shared + (size_t)threads * s->own_floats;
     if (need > c->step_floats) {
@@ -135,10 +137,10 @@ static bool step_alloc(attn_kv_cache *c, const attn_model *m, int t, int threads
         c->step_floats = need;
     }
     float *p = c->step;
-    float **each[] = {&s->qkv, &s->out, &s->mlp, &s->gate, &s->up, &s->act, &s->mask, &s->mask_local,
-                      &s->part_m, &s->part_l, &s->part_c, &s->ctx, &s->scores, &s->masked, &s->weights, &s->dropped};
+    float **each[] = {&s->qkv, &s->out, &s->mlp, &s->gate, &s->up, &s->act, &s->mask, &s->mask_local, &s->part_m,
+                      &s->part_l, &s->part_c, &s->ctx, &s->rope, &s->scores, &s->masked, &s->weights, &s->dropped};
     const size_t n[] = {hk + 2 * gk, mc->d, mc->d, mc->ffn, mc->ffn, mc->ffn, t, t, units * per, units * per,
-                        units * per * mc->head_dim, hk, ht, ht, ht, ht};
+                        units * per * mc->head_dim, hk, rope, ht, ht, ht, ht};
     for (size_t i = 0; i < sizeof n / sizeof *n; i++) *each[i] = p, p += n[i];
     s->q = s->qkv, s->kn = s->q + hk, s->vn = s->kn + gk;
     s->key_pad = memset(p, 0, (size_t)t);
@@ -167,8 +169,8 @@ static void own_at(const attn_model *m, const step_bufs *s, int id, own_bufs *o)
  * value into the cache. Every op is the one a whole-row call makes, on a
  * slice of heads: the same numbers. run is the layer's settings (its window
  * and RoPE base), scaling its RoPE scaling (gemma.h). */
-static int prepare_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run,
-                         const attn_rope_scaling *scaling, const attn_model_layer *W, step_bufs *r, int l, int pos, int j)
+static void prepare_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
+                          step_bufs *r, int l, int pos, int j)
 {
     const attn_model_config *c = &m->cfg;
     int k = c->head_dim, per = c->heads / c->kv_heads;
@@ -185,16 +187,16 @@ static int prepare_group(attn_kv_cache *kc, const attn_model *m, const attn_conf
         attn_op_rmsnorm(q, W->q_norm, q, (size_t)per, k, c->eps);
         attn_op_rmsnorm(kn, W->k_norm, kn, 1, k, c->eps);
     }
-    if (run->rope && attn_arch_layer_rope(&c->arch, l)) { /* not in a SmolLM3 NoPE layer */
-        attn_rope rope = {run->rope_theta, run->rope_style, scaling, false};
-        if (attn_op_rope(q, q, 1, per, 1, k, pos, &rope) || attn_op_rope(kn, kn, 1, 1, 1, k, pos, &rope)) return -1;
+    if (run->rope && attn_arch_layer_rope(&c->arch, l)) { /* not in a SmolLM3 NoPE layer: the layer's table at pos */
+        const float *cs = r->rope + (size_t)l * (k / 2) * 2;
+        attn_op_rope_apply(q, q, 1, per, 1, k, cs, run->rope_style);
+        attn_op_rope_apply(kn, kn, 1, 1, 1, k, cs, run->rope_style);
     }
     /* 5. the key and value join the cache: a windowed local layer's row of position pos is pos − f,
      * f its oldest kept position, in a room of its own */
     int f = attn_kv_first(kc, l), room = attn_kv_room(kc, l);
     memcpy(kc->keys[l] + ((size_t)j * room + pos - f) * k, kn, (size_t)k * sizeof *kn);
     memcpy(kc->values[l] + ((size_t)j * room + pos - f) * k, vn, (size_t)k * sizeof *vn);
-    return 0;
 }
 
 /* The mask layer l's query reads: a local layer's window (Gemma's, or a windowed cache's rows). */
@@ -244,20 +246,15 @@ static int attend_head(const attn_kv_cache *kc, const attn_model *m, const attn_
 /* The attention of one layer head by head: kv heads split between the
  * threads for their queries' and keys' norms and rotations and the cache,
  * then query heads for the scores and contexts, then, with dropout, the
- * dropped weights' context. Ends at a barrier; *bad set when RoPE or a tile
- * ran out of memory. */
-static void attend_heads(attn_kv_cache *kc, const attn_model *m, const attn_config *run,
-                         const attn_rope_scaling *scaling, const attn_model_layer *W, step_bufs *r, int l, int pos,
-                         int *bad)
+ * dropped weights' context. Ends at a barrier; *bad set when a tile ran out
+ * of memory. */
+static void attend_heads(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
+                         step_bufs *r, int l, int pos, int *bad)
 {
     const attn_model_config *c = &m->cfg;
     int h = c->heads, k = c->head_dim, per = c->heads / c->kv_heads, t = pos + 1, j0, j1, i0, i1;
     attn_wmat_team_share(c->kv_heads, &j0, &j1);
-    for (int j = j0; j < j1; j++)
-        if (prepare_group(kc, m, run, scaling, W, r, l, pos, j)) {
-            #pragma omp atomic write
-            *bad = 1;
-        }
+    for (int j = j0; j < j1; j++) prepare_group(kc, m, run, W, r, l, pos, j);
     attn_team_wait(&r->bar);
     attn_wmat_team_share(h, &i0, &i1);
     for (int i = i0; i < i1; i++)
@@ -360,13 +357,13 @@ static void unit_values(const float *e, const float *values, float *c, int per, 
  * prepare_group makes them (bias, norm per head, rotation at pos: the same
  * ops), on this thread's copy: every thread that takes a part of head j
  * makes its own. Once a layer and head. */
-static int prepare_own(const attn_model *m, const attn_config *run, const attn_rope_scaling *scaling,
-                       const attn_model_layer *W, const step_bufs *s, own_bufs *o, int l, int pos, int j)
+static void prepare_own(const attn_model *m, const attn_config *run, const attn_model_layer *W, const step_bufs *s,
+                        own_bufs *o, int l, int j)
 {
     const attn_model_config *c = &m->cfg;
     int k = c->head_dim, per = c->heads / c->kv_heads;
     float *q = o->qk, *kn = o->qk + (size_t)per * k;
-    if (o->group == j) return 0;
+    if (o->group == j) return;
     memcpy(q, s->q + (size_t)j * per * k, (size_t)per * k * sizeof *q);
     memcpy(kn, s->kn + (size_t)j * k, (size_t)k * sizeof *kn);
     memcpy(o->v, s->vn + (size_t)j * k, (size_t)k * sizeof *kn);
@@ -379,27 +376,23 @@ static int prepare_own(const attn_model *m, const attn_config *run, const attn_r
         attn_op_rmsnorm(q, W->q_norm, q, (size_t)per, k, c->eps);
         attn_op_rmsnorm(kn, W->k_norm, kn, 1, k, c->eps);
     }
-    if (run->rope && attn_arch_layer_rope(&c->arch, l)) { /* q's per heads and the key: per + 1 rows, one table */
-        attn_rope rope = {run->rope_theta, run->rope_style, scaling, false};
-        if (attn_op_rope(o->qk, o->qk, 1, per + 1, 1, k, pos, &rope)) return -1;
-    }
+    if (run->rope && attn_arch_layer_rope(&c->arch, l)) /* q's per heads and the key: per + 1 rows */
+        attn_op_rope_apply(o->qk, o->qk, 1, per + 1, 1, k, s->rope + (size_t)l * (k / 2) * 2, run->rope_style);
     o->group = j;
-    return 0;
 }
 
 /* Unit u: kv head j = u / parts, its rows [a, b) (part u % parts of the tl
  * the layer holds) against j's query heads: each head's m, ℓ and c into the
  * partials. The part that holds position pos writes its key and value into
  * the cache first (no other part reads that row). */
-static int attend_unit(attn_kv_cache *kc, const attn_model *m, const attn_config *run,
-                       const attn_rope_scaling *scaling, const attn_model_layer *W, step_bufs *s, own_bufs *o, int l,
-                       int pos, int u)
+static void attend_unit(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
+                        step_bufs *s, own_bufs *o, int l, int pos, int u)
 {
     const attn_model_config *c = &m->cfg;
     int k = c->head_dim, per = c->heads / c->kv_heads, j = u / s->parts, p = u % s->parts;
     int f = attn_kv_first(kc, l), room = attn_kv_room(kc, l), tl = pos + 1 - f;
     int a = (int)((long long)tl * p / s->parts), b = (int)((long long)tl * (p + 1) / s->parts), n = b - a;
-    if (prepare_own(m, run, scaling, W, s, o, l, pos, j)) return -1;
+    prepare_own(m, run, W, s, o, l, j);
     float *keys = kc->keys[l] + (size_t)j * room * k, *values = kc->values[l] + (size_t)j * room * k;
     if (b == tl) {
         memcpy(keys + (size_t)(tl - 1) * k, o->qk + (size_t)per * k, (size_t)k * sizeof *keys);
@@ -420,7 +413,6 @@ static int attend_unit(attn_kv_cache *kc, const attn_model *m, const attn_config
         memset(e, 0, (size_t)n * sizeof *e);
     }
     unit_values(o->sc, values + (size_t)a * k, s->part_c + (size_t)u * per * k, per, n, k);
-    return 0;
 }
 
 /* Every query head's context from its kv head's parts into o->ctx (h·k):
@@ -458,16 +450,11 @@ static void combine(const attn_kv_cache *kc, const attn_model *m, const attn_con
 
 /* The attention of layer l by units, claimed one at a time by the threads,
  * then every thread's merged context in o->ctx. */
-static void attend_units(attn_kv_cache *kc, const attn_model *m, const attn_config *run,
-                         const attn_rope_scaling *scaling, const attn_model_layer *W, step_bufs *s, own_bufs *o, int l,
-                         int pos, int *bad)
+static void attend_units(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
+                         step_bufs *s, own_bufs *o, int l, int pos)
 {
     o->group = -1;
-    for (int u; (u = attn_team_claim(&s->bar, s->units)) >= 0;)
-        if (attend_unit(kc, m, run, scaling, W, s, o, l, pos, u)) {
-            #pragma omp atomic write
-            *bad = 1;
-        }
+    for (int u; (u = attn_team_claim(&s->bar, s->units)) >= 0;) attend_unit(kc, m, run, W, s, o, l, pos, u);
     attn_team_wait(&s->bar);
     combine(kc, m, run, s, o, l, pos);
 }
@@ -541,7 +528,7 @@ static void layer_team(attn_kv_cache *c, const attn_model *m, const attn_config 
 {
     const attn_model_config *mc = &m->cfg;
     const attn_model_layer *W = &m->layer[l];
-    const attn_rope_scaling *scaling;
+    const attn_rope_scaling *scaling; /* in the step's RoPE tables (step_rope) */
     attn_config layer_run = attn_gemma_layer_run(m, l, base, &scaling), *run = &layer_run;
     /* W_Q, W_K, W_V stacked are one ((h + 2g)·k, d) matrix: one product
      * gives q, kn and vn side by side */
@@ -554,8 +541,8 @@ static void layer_team(attn_kv_cache *c, const attn_model *m, const attn_config 
         }
         attn_team_wait(&s->bar);
     }
-    if (s->fused) attend_units(c, m, run, scaling, W, s, o, l, pos, bad);
-    else attend_heads(c, m, run, scaling, W, s, l, pos, bad);
+    if (s->fused) attend_units(c, m, run, W, s, o, l, pos);
+    else attend_heads(c, m, run, W, s, l, pos, bad);
     attn_wmat_product_row_claimed(&W->w_o, 1, s->fused ? o->ctx : s->ctx, s->out, &s->bar);
     attention_joins(m, run, W, s, o);
     mlp_claimed(W, s, o->norm2, mc->ffn, mc->arch.gemma);
@@ -578,6 +565,32 @@ static void step_masks(const attn_kv_cache *c, const attn_model *m, const attn_c
     }
 }
 
+/* Every layer's RoPE table at position pos (k/2 pairs cos, sin), once a
+ * step for all its heads and threads: a layer with the base and scaling of
+ * an earlier one (all of a Llama model's, two kinds in Gemma 3's) copies its
+ * table. Returns −1 out of memory. */
+static int step_rope(const attn_model *m, const attn_config *base, step_bufs *s, int pos)
+{
+    const attn_model_config *c = &m->cfg;
+    size_t each = (size_t)(c->head_dim / 2) * 2;
+    for (int l = 0; l < c->layers; l++) {
+        const attn_rope_scaling *scaling, *before;
+        attn_config run = attn_gemma_layer_run(m, l, base, &scaling);
+        if (!run.rope || !attn_arch_layer_rope(&c->arch, l)) continue;
+        int same = -1;
+        for (int e = 0; e < l && same < 0; e++) {
+            attn_config earlier = attn_gemma_layer_run(m, e, base, &before);
+            if (earlier.rope && attn_arch_layer_rope(&c->arch, e) && earlier.rope_theta == run.rope_theta &&
+                before == scaling)
+                same = e;
+        }
+        attn_rope rope = {run.rope_theta, run.rope_style, scaling, false};
+        if (same >= 0) memcpy(s->rope + l * each, s->rope + (size_t)same * each, each * sizeof *s->rope);
+        else if (attn_op_rope_table(1, c->head_dim, pos, &rope, s->rope + l * each)) return -1;
+    }
+    return 0;
+}
+
 attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_config *run, int id, float *logits,
                          attn_error *err)
 {
@@ -597,6 +610,7 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
     step_bufs s;
     if (!step_alloc(c, m, t, threads, fused, &s)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a decoding step");
     step_masks(c, m, run, &s, t);
+    if (step_rope(m, run, &s, pos)) return attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE");
     /* one parallel region for the whole step: every layer's products and
      * heads are shared out inside it */
     #pragma omp parallel if (team)
@@ -611,5 +625,5 @@ attn_status attn_kv_step(attn_kv_cache *c, const attn_model *m, const attn_confi
     if (mc->gemma.final_softcap > 0) /* Gemma 2: logits = C·tanh(logits / C) */
         attn_op_softcap(logits, logits, (size_t)mc->vocab, (float)mc->gemma.final_softcap);
     c->n = t;
-    return bad ? attn_fail(err, ATTN_ERR_NOMEM, "out of memory for RoPE or a tile") : ATTN_OK;
+    return bad ? attn_fail(err, ATTN_ERR_NOMEM, "out of memory for a tile") : ATTN_OK;
 }
