@@ -323,7 +323,10 @@ static void unit_scores(const float *q, const float *keys, const float *mask, fl
 {
     int r = 0;
 #ifdef STEP_V8
-    for (; k % 8 == 0 && r + 8 <= n; r += 8)
+    for (; k % 8 == 0 && r + 8 <= n; r += 8) {
+        /* the next eight rows asked for ahead: read across eight rows at once,
+         * the rows of a part stream in no faster than the hardware guesses */
+        for (size_t at = 0; r + 16 <= n && at < (size_t)8 * k; at += 16) __builtin_prefetch(keys + (size_t)(r + 8) * k + at);
         for (int i = 0; i < per; i++) {
             step_v8 a[8] = {{0}}, s;
             const step_v8 *qi = (const step_v8 *)(q + (size_t)i * k);
@@ -332,6 +335,7 @@ static void unit_scores(const float *q, const float *keys, const float *mask, fl
             sum8x8(a, &s);
             for (int j = 0; j < 8; j++) sc[(size_t)i * n + r + j] = score_of(s[j], scale, cap, mask[r + j]);
         }
+    }
 #endif
     for (; r < n; r++)
         for (int i = 0; i < per; i++)
@@ -345,6 +349,7 @@ static void unit_values(const float *e, const float *values, float *c, int per, 
     memset(c, 0, (size_t)per * k * sizeof *c);
     for (int r = 0; r < n; r++) {
         const float *v = values + (size_t)r * k;
+        for (int at = 0; r + 4 < n && at < k; at += 16) __builtin_prefetch(v + (size_t)4 * k + at); /* 4 rows ahead */
         for (int i = 0; i < per; i++) {
             float w = e[(size_t)i * n + r], *ci = c + (size_t)i * k;
             #pragma omp simd
