@@ -1,6 +1,7 @@
 /* test_team.c — the decoding step's barrier: every round complete before any
  * thread goes on, whether the threads waiting spin or sleep. */
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +53,48 @@ static void every_round_is_whole(void **state)
     }
 }
 
+/* Claims: in every round each of its chunks goes to exactly one thread,
+ * however many threads there are and however many chunks each round has
+ * (none, fewer than the threads, many), with or without a slow thread. */
+static int claims_hold(int threads, int slow)
+{
+    enum { CLAIM_ROUNDS = 2000, MAXC = 64 };
+    attn_team_barrier b = {0};
+    atomic_int taken[MAXC];
+    int bad = 0;
+#ifdef _OPENMP
+    #pragma omp parallel num_threads(threads) reduction(+ : bad)
+#endif
+    {
+#ifdef _OPENMP
+        int id = omp_get_thread_num();
+#else
+        int id = 0;
+#endif
+        for (int r = 1; r <= CLAIM_ROUNDS; r++) {
+            int chunks = r % 7 == 0 ? 0 : r % 5 == 0 ? 1 : r % MAXC;
+            if (id == 0)
+                for (int c = 0; c < MAXC; c++) atomic_store(&taken[c], 0);
+            attn_team_wait(&b);
+            if (slow && id == r % threads && r % 16 == 0) nanosleep(&(struct timespec){0, 200000}, NULL);
+            for (int c; (c = attn_team_claim(&b, chunks)) >= 0;) bad += c >= chunks || atomic_fetch_add(&taken[c], 1);
+            attn_team_wait(&b);
+            for (int c = 0; c < MAXC; c++) bad += atomic_load(&taken[c]) != (c < chunks);
+            attn_team_wait(&b);
+        }
+    }
+    return bad;
+}
+
+static void every_chunk_once(void **state)
+{
+    (void)state;
+    for (int threads = 1; threads <= MAXT; threads++) {
+        assert_int_equal(claims_hold(threads, 0), 0);
+        assert_int_equal(claims_hold(threads, 1), 0);
+    }
+}
+
 /* Outside a parallel region (one thread) a wait returns at once, and the
  * caller is the team's first. */
 static void alone_it_returns(void **state)
@@ -73,6 +116,7 @@ int main(void)
     alarm(120); /* a barrier that lets no one through fails the test, not the run */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_round_is_whole),
+        cmocka_unit_test(every_chunk_once),
         cmocka_unit_test(alone_it_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

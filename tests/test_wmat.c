@@ -126,7 +126,7 @@ static void check(const made *m, const float *x, int xr, const float *y)
 static void test_kernels_match_float32(void **state)
 {
     (void)state;
-    static const int ROWS[] = {1, 3, 17}, COLS[] = {1, 7, 31, 33, 1000}, XR[] = {1, 3, 17};
+    static const int ROWS[] = {1, 3, 17}, COLS[] = {1, 7, 31, 33, 1000, 5000}, XR[] = {1, 3, 17};
     static const attn_st_dtype DT[] = {ATTN_ST_BF16, ATTN_ST_F16, ATTN_ST_F32};
     int tried = 0;
     for (int k = 0; k < ATTN_WMAT_KERNELS; k++) {
@@ -134,7 +134,7 @@ static void test_kernels_match_float32(void **state)
         tried++;
         for (size_t d = 0; d < 3; d++)
             for (size_t r = 0; r < 3; r++)
-                for (size_t c = 0; c < 5; c++)
+                for (size_t c = 0; c < sizeof COLS / sizeof *COLS; c++)
                     for (int shift = 0; shift < 2; shift++) {
                         /* float32 with a pad: not packed, so the kernels read it too */
                         made m = make(DT[d], ROWS[r], COLS[c], shift, DT[d] == ATTN_ST_F32 ? 1 : shift,
@@ -221,6 +221,40 @@ static void test_blocks_and_parts(void **state)
     free(one);
 }
 
+/* A product shared out by claimed chunks inside a parallel region
+ * (attn_wmat_product_row_claimed) has the bits of the product in one call,
+ * on 1 to 4 threads: rows of 640 (one at a time) and of 5,000 (four at a
+ * time with the AVX-512 BW kernel: a group is the matrix's, not the
+ * chunk's), BF16 at an odd address with gaps, and float32. */
+static void test_claimed(void **state)
+{
+    (void)state;
+    static const int COLS[] = {640, 5000};
+    for (int c = 0; c < 2; c++)
+        for (int d = 0; d < 2; d++) {
+            made m = make(d ? ATTN_ST_F32 : ATTN_ST_BF16, 1003, COLS[c], 1 - d, 3 * (1 - d), 21);
+            float *x = malloc((size_t)COLS[c] * sizeof *x), *want = malloc(1003 * sizeof *want);
+            float *got = malloc(1003 * sizeof *got);
+            assert_true(x && want && got);
+            attn_fill_normal(x, (size_t)COLS[c], 22, 1.0f);
+            attn_wmat_product_row(&m.w, 1, x, want);
+            check(&m, x, 1, want);
+            for (int threads = 1; threads <= 4; threads++) {
+                attn_team_barrier b = {0};
+                memset(got, 0, 1003 * sizeof *got);
+#ifdef _OPENMP
+                #pragma omp parallel num_threads(threads)
+#endif
+                for (int round = 0; round < 3; round++) attn_wmat_product_row_claimed(&m.w, 1, x, got, &b);
+                assert_memory_equal(got, want, 1003 * sizeof *got);
+            }
+            free(x);
+            free(want);
+            free(got);
+            unmake(&m);
+        }
+}
+
 /* Rows and the transposed copy (the trace's (in, out) weights) widen exactly. */
 static void test_rows_and_transposed(void **state)
 {
@@ -283,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_panels),
         cmocka_unit_test(test_group),
         cmocka_unit_test(test_blocks_and_parts),
+        cmocka_unit_test(test_claimed),
         cmocka_unit_test(test_rows_and_transposed),
         cmocka_unit_test(test_stream),
     };

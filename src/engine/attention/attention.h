@@ -126,7 +126,7 @@ attn_status attn_attention_run(attn_trace *tr, int layer, const attn_inputs *in,
 
 /* The key of a dropout mask (attn_op_dropout): "attention" for the weights,
  * "output" for the layer's output, hashed with the config's seed. One place,
- * so a decoding step (kv_cache.c) drops exactly the cells a traced pass does. */
+ * so a decoding step (kv_step.c) drops exactly the cells a traced pass does. */
 uint64_t attn_dropout_key(const attn_config *c, const char *where);
 
 /* Deterministic default embedding of one token: d values ~ N(0, 1). */

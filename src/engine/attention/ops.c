@@ -269,18 +269,11 @@ void attn_op_split_heads(const float *x, float *y, int b, int n, int heads, int 
                        x + ((size_t)bi * n + i) * heads * k + (size_t)j * k, (size_t)k * sizeof *y);
 }
 
-int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, const attn_rope *r)
+int attn_op_rope_table(int n, int k, int pos0, const attn_rope *r, float *cs)
 {
     int half = k / 2;
-    attn_rope_style style = r->style;
-    /* cos/sin table for every (position, pair), computed in double: (n, k/2) */
-    float *cs = malloc((size_t)n * half * 2 * sizeof *cs);
     double *omega = malloc((size_t)(half ? half : 1) * sizeof *omega);
-    if (!cs || !omega) {
-        free(cs);
-        free(omega);
-        return -1;
-    }
+    if (!omega) return -1;
     double A = attn_rope_freqs(r->theta, r->scaling, k, omega);
     if (r->undo) A = 1.0 / A;
     /* a prefill's n positions: 2 · n · k/2 sines and cosines in double, shared by the threads */
@@ -292,6 +285,13 @@ int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int p
             cs[((size_t)i * half + m) * 2 + 1] = (float)(A * sin(angle));
         }
     free(omega);
+    return 0;
+}
+
+void attn_op_rope_apply(const float *x, float *y, int b, int heads, int n, int k, const float *cs,
+                        attn_rope_style style)
+{
+    int half = k / 2;
     size_t rows = (size_t)b * heads * n;
     #pragma omp parallel for if (rows * k > 65536)
     for (size_t row = 0; row < rows; row++) {
@@ -304,6 +304,17 @@ int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int p
             yr[bb] = x0 * si + x1 * co;
         }
     }
+}
+
+int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, const attn_rope *r)
+{
+    /* cos/sin table for every (position, pair), computed in double: (n, k/2) */
+    float *cs = malloc((size_t)n * (k / 2) * 2 * sizeof *cs + sizeof *cs);
+    if (!cs || attn_op_rope_table(n, k, pos0, r, cs)) {
+        free(cs);
+        return -1;
+    }
+    attn_op_rope_apply(x, y, b, heads, n, k, cs, r->style);
     free(cs);
     return 0;
 }

@@ -72,6 +72,14 @@ typedef struct {
  * Returns 0, or -1 if its (n, k/2) cos/sin table could not be allocated. */
 int attn_op_rope(const float *x, float *y, int b, int heads, int n, int k, int pos0, const attn_rope *r);
 
+/* attn_op_rope in two halves, for a table used more than once (a decoding
+ * step's every head and layer at one position): the table of positions
+ * pos0 .. pos0 + n − 1, (n, k/2) pairs (cos, sin) · A, 2 · n · (k/2) floats
+ * into cs (returns −1 out of memory for ω), then x turned by it. */
+int attn_op_rope_table(int n, int k, int pos0, const attn_rope *r, float *cs);
+void attn_op_rope_apply(const float *x, float *y, int b, int heads, int n, int k, const float *cs,
+                        attn_rope_style style);
+
 /* KV cache: append the new positions after the cached ones along the position axis:
  * past (b, g, P, k) ++ now (b, g, n, k) -> (b, g, P+n, k) */
 void attn_op_concat_cache(const float *past, const float *now, float *y, int b, int g, int P, int n, int k);

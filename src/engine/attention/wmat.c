@@ -148,7 +148,7 @@ DOT_AVX512(dot_avx512_bf16, load16_bf16, ATTN_ST_BF16)
  * and a decoding step's product reads it for every row. The same products,
  * summed in another order: within a few ulps of dot_avx512_bf16's. */
 #define AVX512BW __attribute__((target("avx512f,avx512bw")))
-enum { ORDERED_MAX = 8192 }; /* the longest row laid out on the stack (32 KiB) */
+enum { ORDERED_MAX = ATTN_WMAT_ORDER_MAX }; /* the longest row laid out (32 KiB) */
 
 static void bf16_order(const float *x, float *xp, int n)
 {
@@ -180,12 +180,54 @@ static AVX512BW float dot_avx512bw_bf16(const float *xp, const float *x, const v
     return _mm512_reduce_add_ps(s) + dot_tail(x, w, i, n, ATTN_ST_BF16); /* the last n % 32 in x's order */
 }
 
-/* Rows [a, b) of BF16 matrix w times x into y[a..b) by dot_avx512bw_bf16. */
-static void rows_avx512bw_bf16(const attn_wmat *w, const float *x, float *y, int a, int b)
+/* Four rows at once (w0 and the three after it, stride weights apart), each
+ * against x as dot_avx512bw_bf16 reads it: every load of x serves four rows,
+ * so a long row's x (TinyLlama's W_down: 5,632 floats, 22 KiB, laid out)
+ * is read from L1 or L2 a quarter as often; two accumulators a row. */
+static AVX512BW void dot4_avx512bw_bf16(const float *xp, const float *x, const uint16_t *w0, size_t stride, int n,
+                                        float *y)
 {
-    float xp[ORDERED_MAX];
-    bf16_order(x, xp, w->cols);
-    for (int r = a; r < b; r++) y[r] = dot_avx512bw_bf16(xp, x, row_at(w, r), w->cols);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
+    __m512i z = _mm512_setzero_si512();
+    const uint16_t *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
+    int i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m512 lo = _mm512_loadu_ps(xp + i), hi = _mm512_loadu_ps(xp + i + 16);
+        __m512i v0 = _mm512_loadu_si512(w0 + i), v1 = _mm512_loadu_si512(w1 + i);
+        __m512i v2 = _mm512_loadu_si512(w2 + i), v3 = _mm512_loadu_si512(w3 + i);
+        a0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(z, v0)), lo, a0);
+        a1 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(z, v0)), hi, a1);
+        b0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(z, v1)), lo, b0);
+        b1 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(z, v1)), hi, b1);
+        c0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(z, v2)), lo, c0);
+        c1 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(z, v2)), hi, c1);
+        d0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(z, v3)), lo, d0);
+        d1 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(z, v3)), hi, d1);
+    }
+    y[0] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) + dot_tail(x, w0, i, n, ATTN_ST_BF16);
+    y[1] = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1)) + dot_tail(x, w1, i, n, ATTN_ST_BF16);
+    y[2] = _mm512_reduce_add_ps(_mm512_add_ps(c0, c1)) + dot_tail(x, w2, i, n, ATTN_ST_BF16);
+    y[3] = _mm512_reduce_add_ps(_mm512_add_ps(d0, d1)) + dot_tail(x, w3, i, n, ATTN_ST_BF16);
+}
+
+enum { LONG_ROW = 4096 }; /* a row whose x no longer stays in L1 beside the weights: four at a time */
+
+/* Rows [a, b) of BF16 matrix w times x (xp: x laid out by bf16_order) into
+ * y[a..b) by dot_avx512bw_bf16, or for rows longer than LONG_ROW by
+ * dot4_avx512bw_bf16, four at a time (its sums in another order: within a
+ * few ulps). Which rows go four at a time is the matrix's alone (rows 4i ..
+ * 4i + 3; the last rows % 4 one by one), not [a, b)'s: a group that [a, b)
+ * cuts is computed whole and only its rows in [a, b) kept, so a row's number
+ * is the same however the rows are shared out. */
+static void rows_avx512bw_bf16(const attn_wmat *w, const float *xp, const float *x, float *y, int a, int b)
+{
+    int full = w->cols > LONG_ROW ? w->rows / 4 * 4 : 0; /* rows [0, full) go four at a time */
+    for (int g = a / 4 * 4; g < b && g < full; g += 4) {
+        float four[4];
+        dot4_avx512bw_bf16(xp, x, (const uint16_t *)row_at(w, g), w->stride, w->cols, four);
+        for (int r = g > a ? g : a; r < g + 4 && r < b; r++) y[r] = four[r - g];
+    }
+    for (int r = a > full ? a : full; r < b; r++) y[r] = dot_avx512bw_bf16(xp, x, row_at(w, r), w->cols);
 }
 #endif
 
@@ -274,7 +316,9 @@ static bool plain_f32(const attn_wmat *w)
     return w->dtype == ATTN_ST_F32 && w->stride == (size_t)w->cols && (uintptr_t)w->data % sizeof(float) == 0;
 }
 
-void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y, int j0, int j1)
+/* Rows [j0, j1) of the n matrices stacked times x; xp is x laid out by
+ * bf16_order, or NULL (then no matrix goes through the ordered kernel). */
+static void part_rows(const attn_wmat *w, int n, const float *x, const float *xp, float *y, int j0, int j1)
 {
     attn_wmat_kernel k = kernel();
     const dot_fn *dots = DOTS[k];
@@ -284,12 +328,69 @@ void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y,
         if (plain_f32(&w[i])) /* ops.c's float32 dot, as attn_wmat_product_row takes it */
             attn_op_project_t(x, (const float *)w[i].data + (size_t)a * w[i].cols, y + at + a, 1, w[i].cols, b - a);
 #if WMAT_X86
-        else if (use_ordered(&w[i], k))
-            rows_avx512bw_bf16(&w[i], x, y + at, a, b);
+        else if (xp && use_ordered(&w[i], k))
+            rows_avx512bw_bf16(&w[i], xp, x, y + at, a, b);
 #endif
         else
             for (int r = a; r < b; r++) y[at + r] = dots[w[i].dtype](x, row_at(&w[i], r), w[i].cols);
     }
+    (void)xp;
+}
+
+void attn_wmat_x_set(attn_wmat_x *in, const attn_wmat *w, int n, const float *x)
+{
+    in->x = x;
+    in->ordered = false;
+#if WMAT_X86
+    for (int i = 0; i < n && !in->ordered; i++) in->ordered = use_ordered(&w[i], kernel());
+    if (in->ordered) bf16_order(x, in->xp, w[0].cols); /* the n matrices have the same cols */
+#else
+    (void)w, (void)n;
+#endif
+}
+
+void attn_wmat_product_x(const attn_wmat *w, int n, const attn_wmat_x *in, float *y, int j0, int j1)
+{
+    part_rows(w, n, in->x, in->ordered ? in->xp : NULL, y, j0, j1);
+}
+
+void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y, int j0, int j1)
+{
+    attn_wmat_x in;
+    attn_wmat_x_set(&in, w, n, x);
+    attn_wmat_product_x(w, n, &in, y, j0, j1);
+}
+
+int attn_wmat_chunk_rows(const attn_wmat *w, int n, int threads)
+{
+    int total = 0;
+    for (int i = 0; i < n; i++) total += w[i].rows;
+    if (threads < 2 || total < 1) return total > 0 ? total : 1;
+    /* 32 chunks a thread, or 1 MB of weights a chunk when that makes more
+     * (a vocabulary's LM head), a multiple of 16 rows (a cache line of y) */
+    size_t chunks = (size_t)32 * threads, by_bytes = attn_wmat_bytes(w, n) >> 20;
+    chunks = by_bytes > chunks ? by_bytes : chunks;
+    size_t rows = ((size_t)total + chunks - 1) / chunks;
+    rows = (rows + 15) / 16 * 16;
+    return rows < (size_t)total ? (int)rows : total;
+}
+
+void attn_wmat_product_row_claimed(const attn_wmat *w, int n, const float *x, float *y, attn_team_barrier *b)
+{
+#ifdef _OPENMP
+    int threads = omp_get_num_threads();
+#else
+    int threads = 1;
+#endif
+    int total = 0, rows = attn_wmat_chunk_rows(w, n, threads);
+    for (int i = 0; i < n; i++) total += w[i].rows;
+    attn_wmat_x in;
+    attn_wmat_x_set(&in, w, n, x);
+    for (int c; (c = attn_team_claim(b, (total + rows - 1) / rows)) >= 0;) {
+        int j0 = c * rows, j1 = j0 + rows < total ? j0 + rows : total;
+        attn_wmat_product_x(w, n, &in, y, j0, j1);
+    }
+    attn_team_wait(b);
 }
 
 void attn_wmat_team_share(int total, int *j0, int *j1)

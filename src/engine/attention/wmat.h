@@ -76,6 +76,32 @@ void attn_wmat_product_row(const attn_wmat *w, int n, const float *x, float *y);
  * thread: the part of a product one thread of a team takes. */
 void attn_wmat_product_part(const attn_wmat *w, int n, const float *x, float *y, int j0, int j1);
 
+/* One row x laid out once for the products that read it: the AVX-512 BW
+ * kernel for BF16 reads x in an order of its own (wmat.c), which
+ * attn_wmat_product_part lays out on every call; a product split into many
+ * chunks lays it out once a thread (attn_wmat_x_set) and passes it to each
+ * chunk's attn_wmat_product_x. x itself is read too, and must stay. */
+enum { ATTN_WMAT_ORDER_MAX = 8192 }; /* the longest row laid out: 32 KiB */
+typedef struct {
+    const float *x;
+    bool ordered;                   /* xp holds x laid out (some matrix of the n takes it) */
+    float xp[ATTN_WMAT_ORDER_MAX];
+} attn_wmat_x;
+void attn_wmat_x_set(attn_wmat_x *in, const attn_wmat *w, int n, const float *x);
+
+/* attn_wmat_product_part with x laid out by attn_wmat_x_set (for the same n matrices). */
+void attn_wmat_product_x(const attn_wmat *w, int n, const attn_wmat_x *in, float *y, int j0, int j1);
+
+/* The rows one claim of a product of the n matrices takes when threads
+ * share it by claims (attn_team_claim): about 32 chunks a thread, or 1 MB of
+ * weights a chunk when that makes more; all of them for one thread. */
+int attn_wmat_chunk_rows(const attn_wmat *w, int n, int threads);
+
+/* attn_wmat_product_row_team with the rows claimed in chunks
+ * (attn_wmat_chunk_rows) instead of split into fixed shares: a thread that
+ * starts late computes fewer of them. The same numbers. */
+void attn_wmat_product_row_claimed(const attn_wmat *w, int n, const float *x, float *y, attn_team_barrier *b);
+
 /* The bytes the n matrices take as stored (their rows, not the gaps between). */
 size_t attn_wmat_bytes(const attn_wmat *w, int n);
 
@@ -94,7 +120,7 @@ void attn_wmat_team_share(int total, int *j0, int *j1);
 /* attn_wmat_product_row inside a parallel region that every thread of the
  * team enters: each computes its share of the rows, then all wait at the
  * team's barrier b (team.h), so one region can hold a whole decoding step
- * (kv_cache.c) instead of one region per product. Outside a region it is
+ * (kv_step.c) instead of one region per product. Outside a region it is
  * attn_wmat_product_row. The numbers are the same either way: each element
  * is one row's dot product, whichever thread computes it. */
 void attn_wmat_product_row_team(const attn_wmat *w, int n, const float *x, float *y, attn_team_barrier *b);

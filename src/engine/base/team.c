@@ -57,11 +57,33 @@ static void futex_wake_all(atomic_uint *addr)
 }
 #endif
 
+int attn_team_claim(attn_team_barrier *b, int chunks)
+{
+    /* the round cannot change while this thread is in it: it ends when every thread has arrived at the wait */
+    unsigned round = atomic_load(&b->round);
+    int c = atomic_fetch_add(&b->next[round % 2], 1);
+    return c < chunks ? c : -1;
+}
+
+/* The next round begins: its chunks' counter (the round before last's) zeroed first. */
+static void next_round(attn_team_barrier *b, unsigned round)
+{
+    atomic_store(&b->next[(round + 1) % 2], 0);
+    atomic_fetch_add(&b->round, 1);
+}
+
 void attn_team_wait(attn_team_barrier *b)
 {
 #ifdef _OPENMP
     unsigned n = (unsigned)omp_get_num_threads();
-    if (n < 2) return;
+#else
+    unsigned n = 1;
+#endif
+    if (n < 2) { /* no one to wait for: the round ends (a new one for attn_team_claim) */
+        next_round(b, atomic_load(&b->round));
+        return;
+    }
+#ifdef _OPENMP
 #ifdef TEAM_FUTEX
     /* seq_cst throughout: the round read before arriving is this round's; the
      * last to arrive sees everyone's writes (each arrival's release sequence
@@ -71,7 +93,7 @@ void attn_team_wait(attn_team_barrier *b)
     unsigned round = atomic_load(&b->round);
     if (atomic_fetch_add(&b->arrived, 1) + 1 == n) { /* the last: the next round begins */
         atomic_store(&b->arrived, 0);
-        atomic_fetch_add(&b->round, 1);
+        next_round(b, round);
         if (atomic_load(&b->sleepers)) futex_wake_all(&b->round);
         return;
     }
@@ -90,11 +112,10 @@ void attn_team_wait(attn_team_barrier *b)
     atomic_fetch_add(&b->sleepers, 1);
     while (atomic_load(&b->round) == round) futex_wait(&b->round, round);
     atomic_fetch_sub(&b->sleepers, 1);
-#else
-    (void)b;
+#else /* OpenMP without futexes: its barrier, then the round ended by thread 0 */
+    #pragma omp barrier
+    if (omp_get_thread_num() == 0) next_round(b, atomic_load(&b->round));
     #pragma omp barrier
 #endif
-#else
-    (void)b;
 #endif
 }

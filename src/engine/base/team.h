@@ -1,8 +1,8 @@
 /* team.h — the threads of one parallel region meeting at a barrier, spinning
  * a while before they sleep, each learning how long a spin pays.
  *
- * A decoding step is one OpenMP parallel region (kv_cache.c), and its threads
- * meet after every product: seven times a layer, about 200 times a token.
+ * A decoding step is one OpenMP parallel region (kv_step.c), and its threads
+ * meet after every product: five times a layer, about 110 times a token.
  * libgomp's barrier, under the passive wait policy attnlab runs with (main.c),
  * sleeps at once, and each sleep costs a wake-up: on a virtual machine tens of
  * µs. Alone on the 2-core test machine SmolLM2-135M decoded at 11.4 ms/token
@@ -17,7 +17,12 @@
  * within the spin and no one sleeps. Beside a competitor it is often
  * descheduled for a whole time slice, and a spin for it only keeps a core
  * from the threads that need one: the spins shrink to nothing, a passive wait,
- * and then one wait in 128 spins in full to see whether spinning pays again. */
+ * and then one wait in 128 spins in full to see whether spinning pays again.
+ *
+ * Between two waits the threads either take fixed shares of the work
+ * (attn_wmat_team_share) or claim chunks of it one at a time
+ * (attn_team_claim), which keeps every thread busy to the end of the round
+ * when one of them starts late. */
 #ifndef ATTN_TEAM_H
 #define ATTN_TEAM_H
 
@@ -30,12 +35,24 @@ typedef struct {
     atomic_uint round;   /* rounds completed; a sleeping thread waits for it to change */
     atomic_int sleepers; /* threads asleep or going to sleep (one of the round before may
                           * not have counted itself out yet: a wake-up too many, harmless) */
+    atomic_int next[2];  /* the next unclaimed chunk of the round's work (attn_team_claim):
+                          * round r's is next[r % 2]; the other is zeroed as round r ends */
 } attn_team_barrier;
 
 /* Waits until every thread of the enclosing parallel region has called it for
  * this round; what each wrote before is then visible to all. Outside a parallel
  * region, or with one thread, returns at once. */
 void attn_team_wait(attn_team_barrier *b);
+
+/* Work shared by claims instead of fixed shares: the index of the next
+ * unclaimed chunk of this round's work (0 .. chunks − 1, each handed out
+ * once, to whichever thread asks first), or −1 when every chunk is taken.
+ * A thread claims until −1, then waits at b: a thread that came late (woken
+ * late, or descheduled for another process) takes fewer chunks, instead of
+ * the whole team waiting for its fixed share. Every thread of one round
+ * must claim the same chunks (the same work split the same way); a round's
+ * chunks start again from 0 after each attn_team_wait. */
+int attn_team_claim(attn_team_barrier *b, int chunks);
 
 /* Whether the calling thread is the team's first (thread 0; outside a region,
  * always): the one that does a step's serial work between two waits. */

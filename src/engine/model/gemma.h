@@ -49,7 +49,7 @@ void attn_gemma_layer_restore(attn_config *run, attn_arch *arch, const attn_gemm
  * them. */
 attn_status attn_gemma_run_config(const attn_model *m, attn_config *run, attn_error *err);
 
-/* The settings layer l of m runs with, for the untraced passes (kv_cache.c,
+/* The settings layer l of m runs with, for the untraced passes (kv_step.c,
  * prefill.c): *run itself, or for Gemma a shallow copy (nothing to free)
  * with the layer's window and RoPE base; *scaling receives the layer's RoPE
  * scaling (the model's, or for a Gemma 3 local layer none). */

@@ -41,8 +41,27 @@ bool attn_may_choose(const attn_tokenizer *tok, int id, bool allow_unk)
     return !tok || (attn_tokenizer_token(tok, id) && (allow_unk || id != attn_tokenizer_unk(tok)));
 }
 
+/* <unk> when nothing else may be chosen (and it may be), else −1. */
+static int only_unk(const attn_tokenizer *tok, int V)
+{
+    int unk = tok ? attn_tokenizer_unk(tok) : -1;
+    return unk >= 0 && unk < V && attn_may_choose(tok, unk, true) ? unk : -1;
+}
+
+/* T = 0: the first id of the largest logit among those that may be chosen.
+ * Whether an id may be is asked only of an id whose logit beats the best so
+ * far (a few of a vocabulary of 262,144 ids), not of every one. */
+static int greedy(const float *logits, int V, const attn_tokenizer *tok, bool allow_unk)
+{
+    int best = -1;
+    for (int i = 0; i < V; i++)
+        if ((best < 0 || logits[i] > logits[best]) && attn_may_choose(tok, i, allow_unk)) best = i;
+    return best >= 0 ? best : only_unk(tok, V);
+}
+
 int attn_sample_logits(const float *logits, int V, const attn_tokenizer *tok, const attn_sampling *s, float u)
 {
+    if (s->temperature <= 0) return greedy(logits, V, tok, s->allow_unk);
     bool *ok = malloc((size_t)(V > 0 ? V : 1) * sizeof *ok); /* the ids the loops below may choose */
     int best = -1, n = 0;
     if (!ok) return -1;
@@ -52,13 +71,8 @@ int attn_sample_logits(const float *logits, int V, const attn_tokenizer *tok, co
         if (ok[i] && (best < 0 || logits[i] > logits[best])) best = i;
     }
     if (best < 0) { /* <unk> is the whole vocabulary: nothing else to say */
-        int unk = tok ? attn_tokenizer_unk(tok) : -1;
         free(ok);
-        return unk >= 0 && unk < V && attn_may_choose(tok, unk, true) ? unk : -1;
-    }
-    if (s->temperature <= 0) {
-        free(ok);
-        return best;
+        return only_unk(tok, V);
     }
     int k = s->top_k > 0 && s->top_k < n ? s->top_k : n;
     float cut = -INFINITY;

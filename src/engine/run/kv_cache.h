@@ -67,6 +67,8 @@ typedef struct {
     int local_cap;         /* windowed: rows there is room for in a local layer */
     unsigned char local[ATTN_ARCH_MAX_LAYERS]; /* windowed: local[l], layer l is local */
     float **keys, **values, **x; /* layers arrays each: k, v, x above */
+    float *step;           /* a decoding step's working memory (kv_step.c), kept for the next step */
+    size_t step_floats;    /* its size in floats */
 } attn_kv_cache;
 
 /* An empty cache shaped for m (room for nothing yet), every position kept. */
