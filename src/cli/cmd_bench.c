@@ -172,7 +172,7 @@ static double new_memory_gbps(void)
 static void first_pass_line(const attn_trace *first, double first_ms, double med)
 {
     double bytes = attn_trace_arena_bytes(first), later = 0, gbps = new_memory_gbps();
-    for (int i = 0; i < first->n_tensors; i++) { /* derived stages (derived.h): written when read, none here */
+    for (int i = 0; i < first->n_tensors; i++) { /* masked scores (attention/derived.h): made when read, none here */
         const attn_tensor *t = &first->tensors[i];
         if (t->lazy && t->lazy->whole) later += (double)t->count * sizeof(float);
     }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/attention/derived.h"
 #include "engine/attention/mla.h"
 #include "engine/attention/ops.h"
 #include "engine/attention/tiles.h"
@@ -17,7 +18,6 @@
 #include "engine/base/clock.h"
 #include "engine/base/rng.h"
 #include "engine/formats/safetensors.h"
-#include "engine/trace/derived.h"
 
 /* The data of stage id in the layer being computed. */
 #define T(tr, id) stage_data(tr, layer, id)
@@ -415,8 +415,8 @@ static attn_status query_key(attn_trace *tr, int layer, const attn_inputs *in, c
      *    A trace with room for derived stages (derived.h) does not write the
      *    masked scores: their sums go into the weights' room, the softmax runs
      *    there in place, and the stage is the same sum once someone reads it. */
-    if (pre != msc && T(tr, ATTN_STAGE_MASKED_SCORES) == msc && T(tr, ATTN_STAGE_WEIGHTS) == wts) {
-        attn_tensor *ms = attn_trace_slot(tr, layer, ATTN_STAGE_MASKED_SCORES);
+    attn_tensor *ms = attn_trace_slot(tr, layer, ATTN_STAGE_MASKED_SCORES);
+    if (ms && ms->data == msc && pre != msc && wts != qk_b) { /* both stages kept, and no ALiBi sum in msc */
         if ((st = attn_derived_masked(tr, ms, pre, mask, err))) return st;
         msc = wts;
     }

@@ -2,11 +2,14 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "head.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "engine/attention/ops.h"
+#include "engine/base/fileio.h"
 #include "engine/base/mapping.h"
 #include "engine/model/model.h"
 
@@ -18,7 +21,18 @@ static bool pin(attn_head *h, const attn_model *m)
     const attn_st_entry *e =
         attn_ckpt_find(&m->ckpt, m->cfg.tied ? "model.embed_tokens.weight" : "lm_head.weight", &f);
     if (!e || !f || !f->map || m->lm_head.data != f->data + e->begin) return false;
-    return attn_model_pin(m, m->lm_head.data, e->end - e->begin, &h->pin, &h->pin_size, &h->w.data);
+    const char *path = m->ckpt.paths[f - m->ckpt.files];
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), at = (size_t)(f->data - (const unsigned char *)f->map) + e->begin;
+    size_t from = at / page * page, size = at + (e->end - e->begin) - from;
+    attn_error ignore;
+    int fd = attn_file_open_regular(path, O_RDONLY, &ignore);
+    if (fd < 0) return false;
+    attn_status st = attn_mapping_open_at(fd, from, size, path, &h->pin, &ignore);
+    close(fd);
+    if (st) return false;
+    h->pin_size = size;
+    h->w.data = (const unsigned char *)h->pin + (at - from);
+    return true;
 }
 
 static int fill(attn_lazy *self, size_t row0, size_t n)

@@ -156,13 +156,6 @@ attn_status attn_model_load(const char *name, attn_model *m, attn_error *err);
 attn_status attn_model_load_watched(const char *name, attn_model *m, attn_progress *watch, attn_error *err);
 void attn_model_free(attn_model *m);
 
-/* The n bytes at data, inside the mapping of one of m's checkpoint files,
- * mapped again on their own, so that they outlive m (a trace's LM head, its
- * weight stages: derived.h): *pin and *pin_size for attn_mapping_close, the
- * bytes' address in the new mapping in *at. false, nothing mapped, when they
- * are not a file's (a weight m converted or copied). */
-bool attn_model_pin(const attn_model *m, const void *data, size_t n, void **pin, size_t *pin_size, const void **at);
-
 /* The names of the shipped models, sorted (caller frees each and the array). */
 attn_status attn_model_list(char ***names, int *n, attn_error *err);
 

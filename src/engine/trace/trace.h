@@ -36,7 +36,8 @@
 #define ATTN_MAX_NAME 64
 
 /* A tensor whose rows are computed when first read: a model's logits and
- * probs (head.h's attn_head is one), a layer's masked scores (derived.h).
+ * probs (head.h's attn_head is one), a layer's masked scores
+ * (attention/derived.h, whose release is NULL: the trace's `derived` frees it).
  * fill makes rows [row0, row0 + n) hold their numbers (0, or -1 out of
  * memory); release frees it. whole: any fill fills every row, and looking
  * the tensor up does (attn_trace_stage, attn_tensor_filled). */
@@ -83,7 +84,7 @@ typedef struct {
     char *model_config;   /* the model's config.json, as text; NULL without a model */
     attn_arch arch;       /* what the model's architecture adds to attention (none without a model) */
     attn_lazy *head;      /* owned: computes the logits and probs rows read (head.h); NULL: none */
-    attn_lazy *derived;   /* owned: fills the stages made from others when first read (derived.h);
+    attn_lazy *derived;   /* owned: fills the stages made from others when first read (attention/derived.h);
                            * NULL: none (every stage written) */
 } attn_trace;
 
@@ -100,7 +101,7 @@ int attn_tensor_fill(const attn_tensor *t, size_t row0, size_t n);
 int attn_tensor_fill_all(const attn_tensor *t);
 
 /* t, its numbers there if it is a stage made from others when first read
- * (derived.h); for a tensor reached by its index in tr->tensors, as the
+ * (attention/derived.h); for a tensor reached by its index in tr->tensors, as the
  * lookups below do it themselves. NULL for NULL. */
 const attn_tensor *attn_tensor_filled(const attn_tensor *t);
 
@@ -143,7 +144,7 @@ const attn_tensor *attn_trace_find(const attn_trace *tr, const char *name);
 const attn_tensor *attn_trace_stage(const attn_trace *tr, int layer, attn_stage_id id);
 
 /* The same for the pass that writes it: its numbers as they are, a derived
- * stage (derived.h) not made. */
+ * stage (attention/derived.h) not made. */
 attn_tensor *attn_trace_slot(attn_trace *tr, int layer, attn_stage_id id);
 
 /* Layer `layer`'s tensor called name without its "layers.N." prefix
