@@ -420,26 +420,25 @@ int sdl_window_run(const attn_config *cfg, const char *path, int layer, bool pre
      * against it is said before, as by the other commands */
     attn_model_config mc;
     attn_error e;
-    int st;
-    bool bad_layer = false; /* --layer past the last: a usage error, 2, whatever was opened */
+    int st, layers = 0;
+    const char *beyond = NULL; /* --layer past the last of it: a usage error, 2, before the window */
     if (path) st = app_init_file_with(&app, path, cfg, err, errsize);
     else if (!cfg->model) st = app_init(&app, cfg, err, errsize);
     else if ((st = (int)attn_model_check(cfg->model, &mc, &e))) snprintf(err, errsize, "%s", e.msg);
-    else if (layer >= mc.layers) { /* as a setting out of range is said, before the window */
-        snprintf(err, errsize, "--layer %d: the model has %d layers, 0 to %d", layer, mc.layers, mc.layers - 1);
-        st = ATTN_ERR_CONFIG;
-        bad_layer = true;
-    } else st = app_init_later(&app, cfg, layer, err, errsize);
+    else if (layer >= mc.layers) beyond = "the model", layers = mc.layers;
+    else st = app_init_later(&app, cfg, layer, err, errsize);
     if (!st && (path || !cfg->model) && layer > 0 && app_set_layer(&app, layer)) {
-        snprintf(err, errsize, "--layer %d: %s has %d layer%s, 0 to %d", layer, path ? "the trace" : "the configuration",
-                 app.trace.n_layers, app.trace.n_layers == 1 ? "" : "s", app.trace.n_layers - 1);
+        beyond = path ? "the trace" : "the configuration", layers = app.trace.n_layers;
         app_free(&app);
+    }
+    if (beyond) {
+        snprintf(err, errsize, "--layer %d: %s has %d layer%s, 0 to %d", layer, beyond, layers, layers == 1 ? "" : "s",
+                 layers - 1);
         st = ATTN_ERR_CONFIG;
-        bad_layer = true;
     }
     if (st) {
         /* a model's bad file: 1, as the engine's commands say */
-        *exit_code = bad_layer || (!path && st == ATTN_ERR_CONFIG) ? 2 : 1;
+        *exit_code = beyond || (!path && st == ATTN_ERR_CONFIG) ? 2 : 1;
         return -1;
     }
     if (present) app_do(&app, APP_ACT_PRESENT, 0);
