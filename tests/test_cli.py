@@ -274,8 +274,8 @@ check("bench --generate: decode's read bound, of the step's bytes",
 check("bench --model: the untraced prefill beside the traced pass",
       re.search(r"^prefill untraced: [0-9.]+ ms for \d+ tokens \(median of 2; min [0-9.]+, max [0-9.]+\), [0-9.]+ "
                 r"tokens/s; traced/untraced [0-9.]+$", r.stdout.decode(), re.M), r.stdout)
-m = re.search(r"^first pass / untraced [0-9.]+: it wrote (\d+) MiB of new memory \(\d+ (?:bytes|KiB|MiB) more when its masked "
-              r"scores are read\), which this machine writes the "
+m = re.search(r"^first pass / untraced [0-9.]+: it wrote (\d+) MiB of new memory \(\d+ (?:bytes|KiB|MiB) more as its masked "
+              r"scores, logits and probs are read\), which this machine writes the "
               r"first time at ([0-9.]+) GB/s \(a fresh 256 MiB block\): about \d+ ms of the pass$", r.stdout.decode(), re.M)
 check("bench --model: the first pass against the untraced prefill, with its new memory and the machine's rate",
       m and int(m.group(1)) >= 1 and float(m.group(2)) > 0, r.stdout)

@@ -172,13 +172,12 @@ static double new_memory_gbps(void)
 static void first_pass_line(const attn_trace *first, double first_ms, double med)
 {
     double bytes = attn_trace_arena_bytes(first), later = 0, gbps = new_memory_gbps();
-    for (int i = 0; i < first->n_tensors; i++) { /* masked scores (attention/derived.h): made when read, none here */
-        const attn_tensor *t = &first->tensors[i];
-        if (t->lazy && t->lazy->whole) later += (double)t->count * sizeof(float);
-    }
+    for (int i = 0; i < first->n_tensors; i++) /* made when read (trace.h's attn_lazy): none is, here */
+        if (first->tensors[i].lazy) later += (double)first->tensors[i].count * sizeof(float);
     bytes -= later;
     char size[32], size_later[32];
-    printf("first pass / untraced %.2f: it wrote %s of new memory (%s more when its masked scores are read)",
+    printf("first pass / untraced %.2f: it wrote %s of new memory (%s more as its masked scores, logits and probs "
+           "are read)",
            first_ms / med, attn_budget_size(bytes, size, sizeof size), attn_budget_size(later, size_later,
                                                                                         sizeof size_later));
     if (gbps > 0)
