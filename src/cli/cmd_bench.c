@@ -32,9 +32,9 @@ static void usage(void)
            "With --generate N: then times N greedy decoding steps over the KV cache and\n"
            "prints decode tokens/s (median step): `decode:` with nothing traced, as a\n"
            "deployed model decodes, and how that compares with reading the weights a step\n"
-           "reads and nothing else (`decode reads`: its read bound on this machine), then\n"
-           "`decode traced:` with each step a traced pass of one new token, as the window\n"
-           "shows it.\n"
+           "reads and nothing else (`decode reads`: its read bound on this machine, read\n"
+           "once after each step), then `decode traced:` with each step a traced pass of\n"
+           "one new token, as the window shows it.\n"
            "With --tiles BQxBK and no model: times the layer untraced instead, its\n"
            "attention by FlashAttention's tiles, holding no s x t matrix (`untraced\n"
            "tiled:`), and says what the same layer traced would hold.\n"
@@ -44,10 +44,24 @@ static void usage(void)
     cli_print_config_help();
 }
 
-/* N greedy steps after the prompt, each timed, traced or not: the median's
+/* The weights a decoding step reads (attn_model_step_matrices), read alone
+ * by the same threads (attn_wmat_stream) once after each timed step: its
+ * read bound, measured in the same stretch of the run as the steps: on a
+ * shared machine the same bytes read in 49 to 80 ms within minutes (the
+ * 2-core VM, TinyLlama's step), more than the gap being measured. ms[i] is
+ * the read after step i. */
+typedef struct {
+    attn_wmat *w;
+    int n;
+    double *ms;
+    volatile uint64_t sink; /* the bytes' sum, so the read is not left out */
+} step_reads;
+
+/* N greedy steps after the prompt, each timed, traced or not, each followed
+ * by one read of the step's weights when reads is not NULL: the median's
  * tokens/s printed on a line that starts with label, its ms in *median. */
 static int time_steps(const attn_model *m, const attn_config *cfg, int steps, bool traced, const char *label,
-                      double *median)
+                      double *median, step_reads *reads)
 {
     attn_generator g;
     attn_error err;
@@ -57,11 +71,16 @@ static int time_steps(const attn_model *m, const attn_config *cfg, int steps, bo
                    : traced ? attn_generator_init(&g, m, cfg, &err) : attn_generator_init_untraced(&g, m, cfg, &err);
     bool live = st == ATTN_OK; /* g holds something to free */
     int done = 0, prompt = live ? g.n : 0;
+    if (!st && reads) reads->sink += attn_wmat_stream(reads->w, reads->n); /* the weights in, as the prompt had them */
     for (; !st && done < steps; done++) {
         int next;
         double t0 = attn_clock_ms();
         if ((st = attn_generator_step(&g, &greedy, &next, &err))) break;
         ms[done] = attn_clock_ms() - t0;
+        if (!reads) continue;
+        t0 = attn_clock_ms();
+        reads->sink += attn_wmat_stream(reads->w, reads->n);
+        reads->ms[done] = attn_clock_ms() - t0;
     }
     if (live) attn_generator_free(&g);
     if (st) {
@@ -76,42 +95,29 @@ static int time_steps(const attn_model *m, const attn_config *cfg, int steps, bo
     return CLI_OK;
 }
 
-/* What stands between a decoding step and memory: the weights it reads,
- * read alone by the same threads (attn_wmat_stream), the median of 5 passes
- * after one that brings them in, against the step's median decode_ms. */
-static int read_bound(const attn_model *m, double decode_ms)
-{
-    enum { PASSES = 5 };
-    int n = attn_model_step_matrices(m, NULL, 0);
-    attn_wmat *w = malloc((size_t)n * sizeof *w);
-    if (!w) {
-        fprintf(stderr, "attnlab bench: out of memory\n");
-        return cli_exit_code(ATTN_ERR_NOMEM);
-    }
-    attn_model_step_matrices(m, w, n);
-    double ms[PASSES + 1];
-    volatile uint64_t sink = 0;
-    for (int p = 0; p <= PASSES; p++) {
-        double t0 = attn_clock_ms();
-        sink += attn_wmat_stream(w, n);
-        ms[p] = attn_clock_ms() - t0;
-    }
-    double bytes = (double)attn_wmat_bytes(w, n), read = attn_median(ms + 1, PASSES);
-    printf("decode reads %.0f MB of weights a token; read alone by the same threads they take %.2f ms "
-           "(%.1f GB/s, median of %d passes): decode at %.2fx that read bound\n",
-           bytes / 1e6, read, bytes / read / 1e6, PASSES, decode_ms / read);
-    free(w);
-    return CLI_OK;
-}
-
 /* Decoding as a deployed model does it (the KV cache, nothing traced), with
- * its read bound, then as the window shows it (each step a traced pass). */
+ * its read bound (step_reads), then as the window shows it (each step a
+ * traced pass). */
 static int bench_decode(const attn_model *m, const attn_config *cfg, int steps)
 {
     double untraced, traced;
-    int rc = time_steps(m, cfg, steps, false, "decode", &untraced);
-    if (!rc) rc = read_bound(m, untraced);
-    return rc ? rc : time_steps(m, cfg, steps, true, "decode traced", &traced);
+    int n = attn_model_step_matrices(m, NULL, 0);
+    step_reads reads = {malloc((size_t)n * sizeof *reads.w), n, malloc((size_t)steps * sizeof *reads.ms), 0};
+    if (!reads.w || !reads.ms) {
+        free(reads.w), free(reads.ms);
+        fprintf(stderr, "attnlab bench: out of memory\n");
+        return cli_exit_code(ATTN_ERR_NOMEM);
+    }
+    attn_model_step_matrices(m, reads.w, n);
+    int rc = time_steps(m, cfg, steps, false, "decode", &untraced, &reads);
+    if (!rc) {
+        double bytes = (double)attn_wmat_bytes(reads.w, n), read = attn_median(reads.ms, steps);
+        printf("decode reads %.0f MB of weights a token; read alone by the same threads they take %.2f ms "
+               "(%.1f GB/s, median of %d passes, one after each step): decode at %.2fx that read bound\n",
+               bytes / 1e6, read, bytes / read / 1e6, steps, untraced / read);
+    }
+    free(reads.w), free(reads.ms);
+    return rc ? rc : time_steps(m, cfg, steps, true, "decode traced", &traced, NULL);
 }
 
 /* The first trace: the inputs of the timed runs. It stays while each timed

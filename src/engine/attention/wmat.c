@@ -37,6 +37,26 @@ void attn_wmat_rows(const attn_wmat *w, int r0, int n, float *out)
     for (int r = 0; r < n; r++) attn_st_widen(row_at(w, r0 + r), w->dtype, (size_t)w->cols, out + (size_t)r * w->cols);
 }
 
+/* The first kilobyte of row r of w (when w has a row r) asked into L2
+ * ahead of its product: a decoding step reads rows one after another, and
+ * the hardware's stream prefetcher stops at each 4 KiB page and learns the
+ * next one again from a few misses, while the product's FMAs, waiting on
+ * those loads, fill the core's queues and keep it from asking further ahead
+ * (a plain read, with one add a load, runs far ahead by itself). Called as
+ * row r − 1 (or group) starts: by the time it ends the next row's start is
+ * in L2 and its stream is learnt. TinyLlama's decoding products, weights
+ * mapped in 4 KiB pages: 1.19–1.20× → 1.09–1.11× a plain read of the same
+ * bytes, paired in one process (prefetching a whole row, or two rows ahead,
+ * was slower); mapped in 2 MiB pages (the page cache's large folios), no
+ * change either way. */
+static inline void warm_row(const attn_wmat *w, int r)
+{
+    enum { LINES = 16 };
+    if (r >= w->rows) return;
+    const char *at = (const char *)row_at(w, r);
+    for (int l = 0; l < LINES; l++) __builtin_prefetch(at + 64 * l, 0, 2);
+}
+
 /* ---- one row of x · one row of W: x (n) · w (n, stored) ---- */
 
 typedef float (*dot_fn)(const float *x, const void *w, int n);
@@ -224,10 +244,14 @@ static void rows_avx512bw_bf16(const attn_wmat *w, const float *xp, const float 
     int full = w->cols > LONG_ROW ? w->rows / 4 * 4 : 0; /* rows [0, full) go four at a time */
     for (int g = a / 4 * 4; g < b && g < full; g += 4) {
         float four[4];
+        for (int r = g + 4; r < g + 8; r++) warm_row(w, r);
         dot4_avx512bw_bf16(xp, x, (const uint16_t *)row_at(w, g), w->stride, w->cols, four);
         for (int r = g > a ? g : a; r < g + 4 && r < b; r++) y[r] = four[r - g];
     }
-    for (int r = a > full ? a : full; r < b; r++) y[r] = dot_avx512bw_bf16(xp, x, row_at(w, r), w->cols);
+    for (int r = a > full ? a : full; r < b; r++) {
+        warm_row(w, r + 1);
+        y[r] = dot_avx512bw_bf16(xp, x, row_at(w, r), w->cols);
+    }
 }
 #endif
 
@@ -332,7 +356,10 @@ static void part_rows(const attn_wmat *w, int n, const float *x, const float *xp
             rows_avx512bw_bf16(&w[i], xp, x, y + at, a, b);
 #endif
         else
-            for (int r = a; r < b; r++) y[at + r] = dots[w[i].dtype](x, row_at(&w[i], r), w[i].cols);
+            for (int r = a; r < b; r++) {
+                warm_row(&w[i], r + 1);
+                y[at + r] = dots[w[i].dtype](x, row_at(&w[i], r), w[i].cols);
+            }
     }
     (void)xp;
 }

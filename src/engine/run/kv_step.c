@@ -329,9 +329,15 @@ static void unit_scores(const float *q, const float *keys, const float *mask, fl
         for (size_t at = 0; r + 16 <= n && at < (size_t)8 * k; at += 16) __builtin_prefetch(keys + (size_t)(r + 8) * k + at);
         for (int i = 0; i < per; i++) {
             step_v8 a[8] = {{0}}, s;
-            const step_v8 *qi = (const step_v8 *)(q + (size_t)i * k);
-            for (int x = 0; x < k / 8; x++)
-                for (int j = 0; j < 8; j++) a[j] += qi[x] * ((const step_v8 *)(keys + (size_t)(r + j) * k))[x];
+            const step_v8 *qi = (const step_v8 *)(q + (size_t)i * k), *kr = (const step_v8 *)(keys + (size_t)r * k);
+            size_t row = (size_t)k / 8; /* a key row in vectors */
+            for (int x = 0; x < k / 8; x++) {
+                step_v8 qx = qi[x];
+                /* the eight sums in registers (left as a loop, gcc kept them on the stack) */
+                a[0] += qx * kr[x], a[1] += qx * kr[row + x], a[2] += qx * kr[2 * row + x], a[3] += qx * kr[3 * row + x];
+                a[4] += qx * kr[4 * row + x], a[5] += qx * kr[5 * row + x], a[6] += qx * kr[6 * row + x];
+                a[7] += qx * kr[7 * row + x];
+            }
             sum8x8(a, &s);
             for (int j = 0; j < 8; j++) sc[(size_t)i * n + r + j] = score_of(s[j], scale, cap, mask[r + j]);
         }
@@ -342,11 +348,35 @@ static void unit_scores(const float *q, const float *keys, const float *mask, fl
             sc[(size_t)i * n + r] = score_of(dot_k(q + (size_t)i * k, keys + (size_t)r * k, k), scale, cap, mask[r]);
 }
 
-/* c_i (k) = Σ_r e[i][r] · value_r for the per heads, every value row read once. */
+/* c_i (k) = Σ_r e[i][r] · value_r for the per heads. With k a multiple of
+ * 64, the rows go by blocks of BLOCK (8 KiB of values at k = 64, kept in L1
+ * while each head reads them), and each 64 of c_i's features stay in eight
+ * registers through a block instead of being loaded and stored at every
+ * row: the same additions in the same order, so the same sums. */
 STEP_CLONES
 static void unit_values(const float *e, const float *values, float *c, int per, int n, int k)
 {
     memset(c, 0, (size_t)per * k * sizeof *c);
+#ifdef STEP_V8
+    enum { BLOCK = 32 };
+    size_t row = (size_t)k / 8; /* a value row in vectors */
+    for (int r0 = 0; k % 64 == 0 && r0 < n; r0 += BLOCK) {
+        int r1 = r0 + BLOCK < n ? r0 + BLOCK : n;
+        for (int i = 0; i < per; i++)
+            for (size_t x = 0; x < row; x += 8) {
+                step_v8 *ci = (step_v8 *)(c + (size_t)i * k) + x;
+                step_v8 a0 = ci[0], a1 = ci[1], a2 = ci[2], a3 = ci[3], a4 = ci[4], a5 = ci[5], a6 = ci[6], a7 = ci[7];
+                for (int r = r0; r < r1; r++) {
+                    float w = e[(size_t)i * n + r];
+                    const step_v8 *v = (const step_v8 *)values + (size_t)r * row + x;
+                    a0 += w * v[0], a1 += w * v[1], a2 += w * v[2], a3 += w * v[3];
+                    a4 += w * v[4], a5 += w * v[5], a6 += w * v[6], a7 += w * v[7];
+                }
+                ci[0] = a0, ci[1] = a1, ci[2] = a2, ci[3] = a3, ci[4] = a4, ci[5] = a5, ci[6] = a6, ci[7] = a7;
+            }
+    }
+    if (k % 64 == 0) return;
+#endif
     for (int r = 0; r < n; r++) {
         const float *v = values + (size_t)r * k;
         for (int at = 0; r + 4 < n && at < k; at += 16) __builtin_prefetch(v + (size_t)4 * k + at); /* 4 rows ahead */
