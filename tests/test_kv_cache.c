@@ -77,6 +77,13 @@ static void test_untraced_steps(void **state)
 }
 
 /* Caches a and b hold the same first n positions, within tol. */
+static double max_diff(const float *a, const float *b, int n)
+{
+    double worst = 0;
+    for (int i = 0; i < n; i++) worst = fmax(worst, fabs((double)a[i] - b[i]));
+    return worst;
+}
+
 static void expect_same_cache(const attn_kv_cache *a, const attn_kv_cache *b, int n, double tol)
 {
     assert_int_equal(a->n, n);
@@ -119,13 +126,28 @@ static void expect_prefill_matches(const attn_model *m, const attn_config *cfg, 
     double sc = scale_of(want, Vm);
     for (int v = 0; v < Vm; v++) assert_float_equal(got[v], want[v], tol * sc);
     expect_same_cache(&a, &b, n, tol * scale_of(a.x[0], n * a.d) * 10);
+    int *all = malloc((size_t)(n + steps) * sizeof *all);
+    assert_non_null(all);
+    memcpy(all, ids, (size_t)n * sizeof *all);
     for (int s = 0; s < steps && a.n < m->cfg.max_pos; s++) {
-        int id = (ids[n - 1] + 3 * s + 1) % Vm;
+        int id = all[a.n] = (ids[n - 1] + 3 * s + 1) % Vm;
         assert_int_equal(attn_kv_step(&a, m, &tr.cfg, id, want, &err), ATTN_OK);
         assert_int_equal(attn_kv_step(&b, m, &run, id, got, &err), ATTN_OK);
         sc = scale_of(want, Vm);
         for (int v = 0; v < Vm; v++) assert_float_equal(got[v], want[v], tol * sc);
     }
+    /* the layer inputs the steps kept are a full pass's over every token (under the causal mask:
+     * without it a full pass's earlier positions read later ones, which a step had not seen yet) */
+    attn_trace whole;
+    assert_int_equal(attn_model_trace_ids(m, cfg, all, b.n, NULL, &whole, &err), ATTN_OK);
+    for (int l = 0; cfg->causal == ATTN_CAUSAL_ON && l < b.layers; l++) {
+        const attn_tensor *x = attn_trace_stage(&whole, l, ATTN_STAGE_X);
+        size_t nd = (size_t)b.n * b.d;
+        double worst = max_diff(b.x[l], x->data, (int)nd);
+        if (worst > tol * 10 * scale_of(x->data, (int)nd)) fail_msg("layer %d's inputs: |Δ| %.2e", l, worst);
+    }
+    attn_trace_free(&whole);
+    free(all);
     attn_kv_free(&a);
     attn_kv_free(&b);
     attn_config_free(&run);
@@ -312,13 +334,6 @@ static void full_logits(const attn_model *m, const attn_config *cfg, const int *
     attn_trace_free(&tr);
 }
 
-static double max_diff(const float *a, const float *b, int n)
-{
-    double worst = 0;
-    for (int i = 0; i < n; i++) worst = fmax(worst, fabs((double)a[i] - b[i]));
-    return worst;
-}
-
 /* A windowed cache (attn_kv_init_windowed) over model m with cfg: a prompt
  * of `prompt` ids prefilled (in two calls when split > 0), then one step a
  * token up to n; after each, the logits equal a full traced pass of the same
@@ -346,17 +361,9 @@ static int expect_windowed_matches(const attn_model *m, const attn_config *cfg, 
         double d = max_diff(got, want, V);
         if (d > tol * scale_of(want, V)) fail_msg("position %d (window %d, first kept %d): |Δlogits| %.2e", p, W, c.first, d);
     }
-    /* every layer's inputs of the positions it holds are the full pass's (under the causal mask: without
-     * it a full pass's earlier positions read later ones, which a decoding step had not seen yet) */
-    attn_trace tr;
-    assert_int_equal(attn_model_trace_ids(m, cfg, ids, n, NULL, &tr, &err), ATTN_OK);
-    for (int l = 0; cfg->causal == ATTN_CAUSAL_ON && l < c.layers; l++) {
-        const attn_tensor *x = attn_trace_stage(&tr, l, ATTN_STAGE_X);
-        int f = attn_kv_first(&c, l), d = c.d;
-        double sc = scale_of(x->data, n * d), worst = max_diff(c.x[l], x->data + (size_t)f * d, (n - f) * d);
-        if (worst > tol * 10 * sc) fail_msg("layer %d's inputs at positions %d..%d: |Δ| %.2e", l, f, n - 1, worst);
-    }
-    attn_trace_free(&tr);
+    /* an untraced cache keeps no layer inputs: no traced step reads them */
+    assert_false(c.keeps_x);
+    for (int l = 0; l < c.layers; l++) assert_null(c.x[l]);
     int slack = W / 4 > 16 ? W / 4 : 16, local = 0;
     for (int l = 0; l < c.layers; l++) local += attn_kv_windowed(&c, l);
     assert_true(local > 0);

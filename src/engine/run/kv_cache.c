@@ -14,6 +14,7 @@ attn_status attn_kv_init(attn_kv_cache *c, const attn_model *m, attn_error *err)
     c->g = m->cfg.kv_heads;
     c->k = m->cfg.head_dim;
     c->d = m->cfg.d;
+    c->keeps_x = true;
     if (m->cfg.arch.mla) { /* one "head" of R + D: the latent and the RoPE key */
         c->latent = true;
         c->g = 1;
@@ -33,10 +34,12 @@ attn_status attn_kv_init_windowed(attn_kv_cache *c, const attn_model *m, const a
     attn_status st = attn_kv_init(c, m, err);
     const attn_arch *a = &m->cfg.arch;
     int W = a->local_window > 0 ? a->local_window : run->sliding_window;
+    if (st) return st;
+    c->keeps_x = c->latent || a->sinks;
     /* keep_first keeps keys before the window visible; dropout in training draws over the traced pass's cells;
      * a model that decodes through the traced layer (gpt-oss's learned sinks: attn_kv_latent_pass) reads its
      * past as every row from position 0 at one stride, so its cache keeps every position */
-    if (st || c->latent || m->cfg.arch.sinks || W <= 0 || run->keep_first > 0 || (run->train && run->dropout > 0.0f))
+    if (c->latent || m->cfg.arch.sinks || W <= 0 || run->keep_first > 0 || (run->train && run->dropout > 0.0f))
         return st;
     for (int l = 0; l < c->layers && l < ATTN_ARCH_MAX_LAYERS; l++) c->local[l] = a->local_window > 0 ? a->local[l] : 1;
     c->window = W;
@@ -83,7 +86,7 @@ static attn_status regrow(attn_kv_cache *c, int cap, int local_cap, int first, a
         size_t kv = (size_t)c->g * room * c->k;
         ok = (fresh[3 * l] = malloc(kv * sizeof(float))) &&
              (fresh[3 * l + 1] = malloc((c->latent ? 1 : kv) * sizeof(float))) &&
-             (fresh[3 * l + 2] = malloc((size_t)room * c->d * sizeof(float)));
+             (!c->keeps_x || (fresh[3 * l + 2] = malloc((size_t)room * c->d * sizeof(float))));
     }
     if (!ok) {
         for (int i = 0; fresh && i < 3 * c->layers; i++) free(fresh[i]);
@@ -157,7 +160,7 @@ static attn_status append_latent(attn_kv_cache *c, const attn_trace *tr, attn_er
         const attn_tensor *x = attn_trace_stage(tr, l, ATTN_STAGE_X), *ckv = attn_trace_stage(tr, l, ATTN_STAGE_C_KV),
                           *kpe = attn_trace_stage(tr, l, ATTN_STAGE_K_PE);
         if (!x || !ckv || !kpe) return attn_fail(err, ATTN_ERR_CONFIG, "layer %d of the trace keeps no latent", l);
-        memcpy(c->x[l] + (size_t)c->n * c->d, x->data, (size_t)D->s * c->d * sizeof(float));
+        if (c->keeps_x) memcpy(c->x[l] + (size_t)c->n * c->d, x->data, (size_t)D->s * c->d * sizeof(float));
         for (int i = 0; i < D->s; i++) {
             float *row = c->keys[l] + (size_t)(c->n + i) * c->k;
             memcpy(row, ckv->data + (size_t)(D->P + i) * R, (size_t)R * sizeof *row);
@@ -186,7 +189,7 @@ attn_status attn_kv_append(attn_kv_cache *c, const attn_trace *tr, attn_error *e
         attn_model_trace_kv(tr, l, &k, &v);
         if (!x || !k || !v) return attn_fail(err, ATTN_ERR_CONFIG, "layer %d of the trace keeps no keys or values", l);
         int f = attn_kv_first(c, l), room = attn_kv_room(c, l);
-        memcpy(c->x[l] + (size_t)(c->n - f) * c->d, x->data, (size_t)D->s * c->d * sizeof(float));
+        if (c->keeps_x) memcpy(c->x[l] + (size_t)(c->n - f) * c->d, x->data, (size_t)D->s * c->d * sizeof(float));
         for (int j = 0; j < c->g; j++) {
             size_t to = ((size_t)j * room + c->n - f) * c->k, from = ((size_t)j * rows + D->P) * c->k;
             memcpy(c->keys[l] + to, k + from, (size_t)D->s * c->k * sizeof(float));

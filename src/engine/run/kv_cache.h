@@ -67,6 +67,8 @@ typedef struct {
     int local_cap;         /* windowed: rows there is room for in a local layer */
     unsigned char local[ATTN_ARCH_MAX_LAYERS]; /* windowed: local[l], layer l is local */
     float **keys, **values, **x; /* layers arrays each: k, v, x above */
+    bool keeps_x;          /* x is kept; not in attn_kv_init_windowed's cache, unless it decodes through
+                            * the traced layer (latent, sinks): nothing reads an untraced step's x */
     float *step;           /* a decoding step's working memory (kv_step.c), kept for the next step */
     size_t step_floats;    /* its size in floats */
 } attn_kv_cache;
@@ -78,7 +80,10 @@ attn_status attn_kv_init(attn_kv_cache *c, const attn_model *m, attn_error *err)
  * attn_kv_prefill): windowed when run masks local layers with a window (a
  * Gemma model's local layers; Mistral's or a set sliding_window: every
  * layer), unless keep_first keeps early keys visible or dropout in training
- * needs the traced pass; otherwise as attn_kv_init. */
+ * needs the traced pass; otherwise as attn_kv_init. It keeps no layer inputs
+ * x (nothing but a traced step reads them, and at TinyLlama's shape they are
+ * four times the keys and values), except in a cache whose steps are traced
+ * layers (latent attention, gpt-oss's sinks: attn_kv_latent_pass). */
 attn_status attn_kv_init_windowed(attn_kv_cache *c, const attn_model *m, const attn_config *run, attn_error *err);
 void attn_kv_free(attn_kv_cache *c);
 

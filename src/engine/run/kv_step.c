@@ -496,12 +496,13 @@ static void attend_units(attn_kv_cache *kc, const attn_model *m, const attn_conf
 
 /* ---- a layer ---- */
 
-/* x = RMSNorm(resid) ⊙ g_attn of layer l (OLMo 2: resid itself); thread 0 keeps it in the cache's x. */
+/* x = RMSNorm(resid) ⊙ g_attn of layer l (OLMo 2: resid itself); thread 0 keeps it in the cache's x
+ * when the cache keeps x. */
 static void layer_input(attn_kv_cache *c, const attn_model *m, own_bufs *o, int l, int pos)
 {
     if (m->cfg.arch.post_norms) memcpy(o->x, o->resid, (size_t)m->cfg.d * sizeof *o->x);
     else attn_op_rmsnorm(o->resid, m->layer[l].attn_norm, o->x, 1, m->cfg.d, m->cfg.eps);
-    if (attn_team_first())
+    if (attn_team_first() && c->keeps_x)
         memcpy(c->x[l] + (size_t)(pos - attn_kv_first(c, l)) * m->cfg.d, o->x, (size_t)m->cfg.d * sizeof *o->x);
 }
 

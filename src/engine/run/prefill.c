@@ -251,7 +251,7 @@ static attn_status layer(attn_kv_cache *c, const attn_model *m, const attn_confi
     bool post = mc->arch.post_norms; /* OLMo 2: no pre-norms; each sublayer's output normalised */
     if (post) memcpy(p->x, p->resid, nd * sizeof *p->x);
     else attn_op_rmsnorm(p->resid, W->attn_norm, p->x, rows, mc->d, mc->eps);
-    memcpy(c->x[l] + (size_t)(c->n - attn_kv_first(c, l)) * mc->d, p->x, nd * sizeof *p->x);
+    if (c->keeps_x) memcpy(c->x[l] + (size_t)(c->n - attn_kv_first(c, l)) * mc->d, p->x, nd * sizeof *p->x);
     if (attn_wmat_product(&W->w_q, p->x, n, p->q) || attn_wmat_product(&W->w_k, p->x, n, p->kn) ||
         attn_wmat_product(&W->w_v, p->x, n, p->vn) || queries_keys(c, m, run, scaling, W, p, l, n) ||
         attend(c, m, run, p, l, n) || attn_wmat_product(&W->w_o, p->ctx, n, p->out))
