@@ -47,7 +47,7 @@ static void usage(void)
 /* The weights a decoding step reads (attn_model_step_matrices), read alone
  * by the same threads (attn_wmat_stream) once after each timed step: its
  * read bound, measured in the same stretch of the run as the steps: on a
- * shared machine the same bytes read in 49 to 80 ms within minutes (the
+ * shared machine the same bytes read in 41 to 88 ms within minutes (the
  * 2-core VM, TinyLlama's step), more than the gap being measured. ms[i] is
  * the read after step i. */
 typedef struct {
