@@ -285,6 +285,13 @@ static void test_untraced_generator(void **state)
             assert_int_equal(attn_generator_step(&fast, &(attn_sampling){.seed = 1}, &b, &err), ATTN_OK);
             assert_int_equal(a, b);
         }
+        if (!train) { /* its cache keeps no layer inputs, which a traced step would read */
+            int id, n = fast.n;
+            fast.trace_steps = true;
+            assert_int_equal(attn_generator_step(&fast, &(attn_sampling){.seed = 1}, &id, &err), ATTN_ERR_CONFIG);
+            assert_non_null(strstr(err.msg, "made untraced"));
+            assert_int_equal(fast.n, n); /* nothing appended */
+        }
         attn_generator_free(&traced);
         attn_generator_free(&fast);
         attn_config_free(&c);

@@ -54,7 +54,8 @@ static inline void warm_row(const attn_wmat *w, int r)
     enum { LINES = 16 };
     if (r >= w->rows) return;
     const char *at = (const char *)row_at(w, r);
-    for (int l = 0; l < LINES; l++) __builtin_prefetch(at + 64 * l, 0, 2);
+    size_t bytes = (size_t)w->cols * attn_st_dtype_size(w->dtype); /* a short row: its own lines only */
+    for (size_t l = 0; l < LINES && 64 * l < bytes; l++) __builtin_prefetch(at + 64 * l, 0, 2);
 }
 
 /* ---- one row of x · one row of W: x (n) · w (n, stored) ---- */

@@ -188,6 +188,8 @@ static attn_status traced_step(attn_generator *g, attn_error *err)
 {
     attn_trace next;
     attn_kv_cache *c = &g->cache;
+    if (!c->keeps_x) /* trace_steps set on an untraced generator: its cache has no x_past to give */
+        return attn_fail(err, ATTN_ERR_CONFIG, "this generator was made untraced: its steps cannot be traced");
     g->cfg.past = g->n - 1;
     attn_model_past past = {(const float *const *)c->x, (const float *const *)c->keys,
                             (const float *const *)c->values,

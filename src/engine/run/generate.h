@@ -43,7 +43,8 @@ typedef struct {
     int *ids;             /* (n) every token so far, the prompt's first */
     int n;
     attn_kv_cache cache;  /* every position's keys, values and layer inputs but the last chosen one's;
-                           * untraced, a local layer's only as far as its window reads (kv_cache.h) */
+                           * untraced, no layer inputs, and a local layer's rows only as far as its
+                           * window reads (kv_cache.h) */
     float *logits;        /* (V) the last position's next-token logits */
     attn_config run;      /* cfg as the model runs it (attn_model_run_config): what untraced passes take */
     bool trace_steps;     /* true (init's default): each step traced into trace */

@@ -11,8 +11,9 @@
  *
  * Per layer it holds what attention stored for each position so far (keys
  * projected, + bias, normalised per head if the model does, rotated at their
- * position; values projected, + bias) and the layer's normalised input x,
- * which a traced step shows as x_past:
+ * position; values projected, + bias) and, unless it is an untraced cache
+ * (keeps_x below), the layer's normalised input x, which a traced step shows
+ * as x_past:
  *   k, v: (g, cap, k), kv head j's position i at (j·cap + i)·k
  *   x:    (cap, d)
  * Room grows by doubling, so appending a position copies nothing already held.
@@ -34,7 +35,6 @@
  * query from n on sees) are let go, so a local layer holds positions
  * first .. n−1:
  *   local layer l:  k, v: (g, local_cap, k), position p's row p − first
- *                   x:    (local_cap, d)
  * The rows let go were hidden by the window (masked: weight exactly 0), so
  * the logits are those of the cache that keeps everything; the local layers'
  * memory is bounded by about W + W/4 rows, whatever the text's length, or,
