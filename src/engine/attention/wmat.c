@@ -432,23 +432,6 @@ void attn_wmat_team_share(int total, int *j0, int *j1)
     *j1 = (int)((long long)total * (id + 1) / nt);
 }
 
-void attn_wmat_product_row_team(const attn_wmat *w, int n, const float *x, float *y, attn_team_barrier *b)
-{
-#ifdef _OPENMP
-    if (omp_in_parallel()) {
-        int total = 0, j0, j1;
-        for (int i = 0; i < n; i++) total += w[i].rows;
-        attn_wmat_team_share(total, &j0, &j1);
-        attn_wmat_product_part(w, n, x, y, j0, j1);
-        attn_team_wait(b);
-        return;
-    }
-#else
-    (void)b; /* one thread: no team to wait for */
-#endif
-    attn_wmat_product_row(w, n, x, y);
-}
-
 void attn_wmat_product_row(const attn_wmat *w, int n, const float *x, float *y)
 {
     int total = 0, cols = n ? w[0].cols : 0;

@@ -97,9 +97,13 @@ void attn_wmat_product_x(const attn_wmat *w, int n, const attn_wmat_x *in, float
  * weights a chunk when that makes more; all of them for one thread. */
 int attn_wmat_chunk_rows(const attn_wmat *w, int n, int threads);
 
-/* attn_wmat_product_row_team with the rows claimed in chunks
- * (attn_wmat_chunk_rows) instead of split into fixed shares: a thread that
- * starts late computes fewer of them. The same numbers. */
+/* attn_wmat_product_row inside a parallel region that every thread of the
+ * team enters, so one region can hold a whole decoding step (kv_step.c)
+ * instead of one region per product: the rows are claimed in chunks
+ * (attn_wmat_chunk_rows), so a thread that starts late computes fewer of
+ * them, then all wait at the team's barrier b (team.h). The numbers are the
+ * same however the rows are shared: each element is one row's dot product,
+ * whichever thread computes it. */
 void attn_wmat_product_row_claimed(const attn_wmat *w, int n, const float *x, float *y, attn_team_barrier *b);
 
 /* The bytes the n matrices take as stored (their rows, not the gaps between). */
@@ -116,13 +120,5 @@ uint64_t attn_wmat_stream(const attn_wmat *w, int n);
  * order between the threads of the enclosing parallel region (all of them
  * outside one). */
 void attn_wmat_team_share(int total, int *j0, int *j1);
-
-/* attn_wmat_product_row inside a parallel region that every thread of the
- * team enters: each computes its share of the rows, then all wait at the
- * team's barrier b (team.h), so one region can hold a whole decoding step
- * (kv_step.c) instead of one region per product. Outside a region it is
- * attn_wmat_product_row. The numbers are the same either way: each element
- * is one row's dot product, whichever thread computes it. */
-void attn_wmat_product_row_team(const attn_wmat *w, int n, const float *x, float *y, attn_team_barrier *b);
 
 #endif

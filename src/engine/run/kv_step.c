@@ -163,37 +163,45 @@ static void own_at(const attn_model *m, const step_bufs *s, int id, own_bufs *o)
 
 /* ---- the heads one by one: dropout in training, or tiles ---- */
 
-/* Steps 3–5 of attention.c for kv head j and its query heads, on one
- * thread: q's and the new key's bias, norm and rotation at position pos
- * (heads j·per .. j·per + per − 1 of q, head j of kn), then the key and
- * value into the cache. Every op is the one a whole-row call makes, on a
- * slice of heads: the same numbers. run is the layer's settings (its window
- * and RoPE base), scaling its RoPE scaling (gemma.h). */
-static void prepare_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
-                          step_bufs *r, int l, int pos, int j)
+/* Steps 3–4 of attention.c for kv head j, in place: its per query heads q
+ * (per·k), its new key kn (k) and value vn (k) get their bias, q and kn
+ * their norm per head and their rotation at the step's position (the
+ * layer's table in rope). Every op is the one a whole-row call makes, on a
+ * slice of heads: the same numbers. run is the layer's settings (its RoPE
+ * style). */
+static void ready_heads(const attn_model *m, const attn_config *run, const attn_model_layer *W, const float *rope,
+                        int l, int j, float *q, float *kn, float *vn)
 {
     const attn_model_config *c = &m->cfg;
     int k = c->head_dim, per = c->heads / c->kv_heads;
-    float *q = r->q + (size_t)j * per * k, *kn = r->kn + (size_t)j * k, *vn = r->vn + (size_t)j * k;
     if (c->arch.qkv_bias) {
         attn_op_add_bias(q, W->b_q + (size_t)j * per * k, 1, per * k);
         attn_op_add_bias(kn, W->b_k + (size_t)j * k, 1, k);
         attn_op_add_bias(vn, W->b_v + (size_t)j * k, 1, k);
     }
     /* one position: (1, 1, h·k) split into heads is (1, h, 1, k), the same floats
-     * (OLMo 2's norm over the whole projection: layer_team, before the heads part);
-     * the norm and the rotation in place */
+     * (OLMo 2's norm over the whole projection: layer_team, before the heads part) */
     if (c->arch.qk_norm && !c->arch.qk_norm_whole) {
         attn_op_rmsnorm(q, W->q_norm, q, (size_t)per, k, c->eps);
         attn_op_rmsnorm(kn, W->k_norm, kn, 1, k, c->eps);
     }
-    if (run->rope && attn_arch_layer_rope(&c->arch, l)) { /* not in a SmolLM3 NoPE layer: the layer's table at pos */
-        const float *cs = r->rope + (size_t)l * (k / 2) * 2;
+    if (run->rope && attn_arch_layer_rope(&c->arch, l)) { /* not in a SmolLM3 NoPE layer */
+        const float *cs = rope + (size_t)l * (k / 2) * 2;
         attn_op_rope_apply(q, q, 1, per, 1, k, cs, run->rope_style);
         attn_op_rope_apply(kn, kn, 1, 1, 1, k, cs, run->rope_style);
     }
-    /* 5. the key and value join the cache: a windowed local layer's row of position pos is pos − f,
-     * f its oldest kept position, in a room of its own */
+}
+
+/* Kv head j ready (ready_heads) in the shared q, kn, vn, on one thread,
+ * then step 5: its key and value join the cache, a windowed local layer's
+ * row of position pos at pos − f, f its oldest kept position, in a room of
+ * its own. */
+static void prepare_group(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
+                          step_bufs *r, int l, int pos, int j)
+{
+    int k = m->cfg.head_dim, per = m->cfg.heads / m->cfg.kv_heads;
+    float *kn = r->kn + (size_t)j * k, *vn = r->vn + (size_t)j * k;
+    ready_heads(m, run, W, r->rope, l, j, r->q + (size_t)j * per * k, kn, vn);
     int f = attn_kv_first(kc, l), room = attn_kv_room(kc, l);
     memcpy(kc->keys[l] + ((size_t)j * room + pos - f) * k, kn, (size_t)k * sizeof *kn);
     memcpy(kc->values[l] + ((size_t)j * room + pos - f) * k, vn, (size_t)k * sizeof *vn);
@@ -388,31 +396,19 @@ static void unit_values(const float *e, const float *values, float *c, int per, 
     }
 }
 
-/* kv head j's query heads and new key into o->qk, its value into o->v, as
- * prepare_group makes them (bias, norm per head, rotation at pos: the same
- * ops), on this thread's copy: every thread that takes a part of head j
- * makes its own. Once a layer and head. */
+/* kv head j's query heads and new key into o->qk, its value into o->v,
+ * made ready (ready_heads) on this thread's copy: every thread that takes a
+ * part of head j makes its own. Once a layer and head. */
 static void prepare_own(const attn_model *m, const attn_config *run, const attn_model_layer *W, const step_bufs *s,
                         own_bufs *o, int l, int j)
 {
-    const attn_model_config *c = &m->cfg;
-    int k = c->head_dim, per = c->heads / c->kv_heads;
+    int k = m->cfg.head_dim, per = m->cfg.heads / m->cfg.kv_heads;
     float *q = o->qk, *kn = o->qk + (size_t)per * k;
     if (o->group == j) return;
     memcpy(q, s->q + (size_t)j * per * k, (size_t)per * k * sizeof *q);
     memcpy(kn, s->kn + (size_t)j * k, (size_t)k * sizeof *kn);
     memcpy(o->v, s->vn + (size_t)j * k, (size_t)k * sizeof *kn);
-    if (c->arch.qkv_bias) {
-        attn_op_add_bias(q, W->b_q + (size_t)j * per * k, 1, per * k);
-        attn_op_add_bias(kn, W->b_k + (size_t)j * k, 1, k);
-        attn_op_add_bias(o->v, W->b_v + (size_t)j * k, 1, k);
-    }
-    if (c->arch.qk_norm && !c->arch.qk_norm_whole) {
-        attn_op_rmsnorm(q, W->q_norm, q, (size_t)per, k, c->eps);
-        attn_op_rmsnorm(kn, W->k_norm, kn, 1, k, c->eps);
-    }
-    if (run->rope && attn_arch_layer_rope(&c->arch, l)) /* q's per heads and the key: per + 1 rows */
-        attn_op_rope_apply(o->qk, o->qk, 1, per + 1, 1, k, s->rope + (size_t)l * (k / 2) * 2, run->rope_style);
+    ready_heads(m, run, W, s->rope, l, j, q, kn, o->v);
     o->group = j;
 }
 
