@@ -414,7 +414,7 @@ void attn_wmat_product_row_claimed(const attn_wmat *w, int n, const float *x, fl
     for (int i = 0; i < n; i++) total += w[i].rows;
     attn_wmat_x in;
     attn_wmat_x_set(&in, w, n, x);
-    for (int c; (c = attn_team_claim(b, (total + rows - 1) / rows)) >= 0;) {
+    for (int c; (c = attn_team_claim_own(b, (total + rows - 1) / rows)) >= 0;) {
         int j0 = c * rows, j1 = j0 + rows < total ? j0 + rows : total;
         attn_wmat_product_x(w, n, &in, y, j0, j1);
     }

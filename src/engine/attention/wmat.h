@@ -85,7 +85,7 @@ enum { ATTN_WMAT_ORDER_MAX = 8192 }; /* the longest row laid out: 32 KiB */
 typedef struct {
     const float *x;
     bool ordered;                   /* xp holds x laid out (some matrix of the n takes it) */
-    float xp[ATTN_WMAT_ORDER_MAX];
+    _Alignas(64) float xp[ATTN_WMAT_ORDER_MAX]; /* each 64-byte load of it within one cache line */
 } attn_wmat_x;
 void attn_wmat_x_set(attn_wmat_x *in, const attn_wmat *w, int n, const float *x);
 
@@ -100,7 +100,8 @@ int attn_wmat_chunk_rows(const attn_wmat *w, int n, int threads);
 /* attn_wmat_product_row inside a parallel region that every thread of the
  * team enters, so one region can hold a whole decoding step (kv_step.c)
  * instead of one region per product: the rows are claimed in chunks
- * (attn_wmat_chunk_rows), so a thread that starts late computes fewer of
+ * (attn_wmat_chunk_rows), each thread's own share first and in order
+ * (attn_team_claim_own), so a thread that starts late computes fewer of
  * them, then all wait at the team's barrier b (team.h). The numbers are the
  * same however the rows are shared: each element is one row's dot product,
  * whichever thread computes it. */

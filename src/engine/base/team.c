@@ -65,10 +65,42 @@ int attn_team_claim(attn_team_barrier *b, int chunks)
     return c < chunks ? c : -1;
 }
 
-/* The next round begins: its chunks' counter (the round before last's) zeroed first. */
+/* Chunk lo + f of [lo, hi) from the front (back = 0) or hi − 1 − k from the
+ * back, where *taken holds f (low 32 bits) and k (high 32); −1 when f + k has
+ * reached hi − lo. */
+static int take(_Atomic(unsigned long long) *taken, int lo, int hi, int back)
+{
+    unsigned long long t = atomic_load(taken);
+    for (;;) {
+        int f = (int)(t & 0xFFFFFFFFu), k = (int)(t >> 32);
+        if (lo + f >= hi - k) return -1;
+        unsigned long long want = back ? t + (1ull << 32) : t + 1;
+        if (atomic_compare_exchange_weak(taken, &t, want)) return back ? hi - 1 - k : lo + f;
+    }
+}
+
+int attn_team_claim_own(attn_team_barrier *b, int chunks)
+{
+#ifdef _OPENMP
+    int n = omp_get_num_threads(), me = omp_get_thread_num();
+#else
+    int n = 1, me = 0;
+#endif
+    if (n > ATTN_TEAM_OWN_MAX) return attn_team_claim(b, chunks);
+    _Atomic(unsigned long long) *taken = b->taken[atomic_load(&b->round) % 2];
+    for (int i = 0; i < n; i++) { /* its own share, then the next thread's, and so on round */
+        int t = (me + i) % n, c = take(&taken[t], (int)((long long)chunks * t / n),
+                                       (int)((long long)chunks * (t + 1) / n), i > 0);
+        if (c >= 0) return c;
+    }
+    return -1;
+}
+
+/* The next round begins: its chunks' counters (the round before last's) zeroed first. */
 static void next_round(attn_team_barrier *b, unsigned round)
 {
     atomic_store(&b->next[(round + 1) % 2], 0);
+    for (int t = 0; t < ATTN_TEAM_OWN_MAX; t++) atomic_store(&b->taken[(round + 1) % 2][t], 0);
     atomic_fetch_add(&b->round, 1);
 }
 

@@ -21,12 +21,14 @@
  *
  * Between two waits the threads either take fixed shares of the work
  * (attn_wmat_team_share) or claim chunks of it one at a time
- * (attn_team_claim), which keeps every thread busy to the end of the round
- * when one of them starts late. */
+ * (attn_team_claim, attn_team_claim_own), which keeps every thread busy to
+ * the end of the round when one of them starts late. */
 #ifndef ATTN_TEAM_H
 #define ATTN_TEAM_H
 
 #include <stdatomic.h>
+
+enum { ATTN_TEAM_OWN_MAX = 16 }; /* attn_team_claim_own's teams: larger ones claim as attn_team_claim */
 
 /* One barrier for the threads of a parallel region: zeroed before the region,
  * then used by all of them for as many rounds as they like. */
@@ -37,6 +39,9 @@ typedef struct {
                           * not have counted itself out yet: a wake-up too many, harmless) */
     atomic_int next[2];  /* the next unclaimed chunk of the round's work (attn_team_claim):
                           * round r's is next[r % 2]; the other is zeroed as round r ends */
+    /* attn_team_claim_own: thread t's share, the chunks taken from its front
+     * (low 32 bits) and from its back (high 32), [r % 2][t] for round r */
+    _Atomic(unsigned long long) taken[2][ATTN_TEAM_OWN_MAX];
 } attn_team_barrier;
 
 /* Waits until every thread of the enclosing parallel region has called it for
@@ -53,6 +58,15 @@ void attn_team_wait(attn_team_barrier *b);
  * must claim the same chunks (the same work split the same way); a round's
  * chunks start again from 0 after each attn_team_wait. */
 int attn_team_claim(attn_team_barrier *b, int chunks);
+/* attn_team_claim for work read from memory in order (a product's rows):
+ * thread t of n claims the chunks of its own fixed share (t·chunks/n ..
+ * (t+1)·chunks/n − 1) first, in order from the front, so that each thread
+ * reads one run of memory, as with fixed shares; then it takes what is left
+ * of the other shares from their backs, one chunk at a time. A thread that
+ * came late still finds its share's front taken by the others only at the
+ * end. The hardware's prefetcher follows one run a core: with chunks handed
+ * out in turn, each thread's reads jumped from chunk to chunk. */
+int attn_team_claim_own(attn_team_barrier *b, int chunks);
 
 /* Whether the calling thread is the team's first (thread 0; outside a region,
  * always): the one that does a step's serial work between two waits. */

@@ -14,10 +14,10 @@
  * Five waits a layer. The vectors of d between two products (residual adds,
  * norms) every thread computes for itself, the same numbers in the same
  * order, rather than one thread computing them while the others wait for it
- * at two more barriers. Each product's rows are claimed in chunks
- * (attn_team_claim), so that a thread that starts late (woken late, or
- * descheduled for another process) computes less of it instead of the team
- * waiting for its fixed half.
+ * at two more barriers. Each product's rows are claimed in chunks, each
+ * thread's own half first and in order (attn_team_claim_own), so that a
+ * thread that starts late (woken late, or descheduled for another process)
+ * computes less of it instead of the team waiting for its fixed half.
  *
  * The attention of the one query over the cache: for kv head j, the `per`
  * query heads that share it, and the key rows [a, b) of its cache (a unit):
@@ -542,7 +542,7 @@ static void mlp_claimed(const attn_model_layer *W, step_bufs *s, const float *x,
     attn_wmat_x in;
     attn_wmat_x_set(&in, &W->w_gate, 1, x);
     int rows = attn_wmat_chunk_rows(&W->w_gate, 1, team_size());
-    for (int c; (c = attn_team_claim(&s->bar, (f + rows - 1) / rows)) >= 0;) {
+    for (int c; (c = attn_team_claim_own(&s->bar, (f + rows - 1) / rows)) >= 0;) {
         int i0 = c * rows, i1 = i0 + rows < f ? i0 + rows : f;
         attn_wmat_product_x(&W->w_gate, 1, &in, s->gate, i0, i1);
         attn_wmat_product_x(&W->w_up, 1, &in, s->up, i0, i1);
