@@ -336,18 +336,26 @@ static void unit_scores(const float *q, const float *keys, const float *mask, fl
          * the rows of a part stream in no faster than the hardware guesses */
         for (size_t at = 0; r + 16 <= n && at < (size_t)8 * k; at += 16) __builtin_prefetch(keys + (size_t)(r + 8) * k + at);
         for (int i = 0; i < per; i++) {
-            step_v8 a[8] = {{0}}, s;
             const step_v8 *qi = (const step_v8 *)(q + (size_t)i * k), *kr = (const step_v8 *)(keys + (size_t)r * k);
             size_t row = (size_t)k / 8; /* a key row in vectors */
+            /* the eight sums in registers, named: as an array (or a loop)
+             * gcc kept them on the stack and zeroed them with rep stos */
+            step_v8 a0 = {0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, s;
             for (int x = 0; x < k / 8; x++) {
                 step_v8 qx = qi[x];
-                /* the eight sums in registers (left as a loop, gcc kept them on the stack) */
-                a[0] += qx * kr[x], a[1] += qx * kr[row + x], a[2] += qx * kr[2 * row + x], a[3] += qx * kr[3 * row + x];
-                a[4] += qx * kr[4 * row + x], a[5] += qx * kr[5 * row + x], a[6] += qx * kr[6 * row + x];
-                a[7] += qx * kr[7 * row + x];
+                a0 += qx * kr[x], a1 += qx * kr[row + x], a2 += qx * kr[2 * row + x], a3 += qx * kr[3 * row + x];
+                a4 += qx * kr[4 * row + x], a5 += qx * kr[5 * row + x], a6 += qx * kr[6 * row + x];
+                a7 += qx * kr[7 * row + x];
             }
-            sum8x8(a, &s);
-            for (int j = 0; j < 8; j++) sc[(size_t)i * n + r + j] = score_of(s[j], scale, cap, mask[r + j]);
+            sum8x8((const step_v8[8]){a0, a1, a2, a3, a4, a5, a6, a7}, &s);
+            float *out = sc + (size_t)i * n + r;
+            if (cap > 0) {
+                for (int j = 0; j < 8; j++) out[j] = score_of(s[j], scale, cap, mask[r + j]);
+            } else { /* score_of's scale · dot, then + mask, for the eight at once (two statements: never fused) */
+                step_v8 v = scale * s;
+                v += *(const step_v8 *)(mask + r);
+                memcpy(out, &v, sizeof v);
+            }
         }
     }
 #endif
