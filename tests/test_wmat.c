@@ -223,7 +223,7 @@ static void test_blocks_and_parts(void **state)
 
 /* A product shared out by claimed chunks inside a parallel region
  * (attn_wmat_product_row_claimed) has the bits of the product in one call,
- * on 1 to 4 threads: rows of 640 (one at a time) and of 5,000 (four at a
+ * on 1 to 4 threads: rows of 640 (one at a time) and of 5,000 (eight at a
  * time with the AVX-512 BW kernel: a group is the matrix's, not the
  * chunk's), BF16 at an odd address with gaps, and float32. */
 static void test_claimed(void **state)
