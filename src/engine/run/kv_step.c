@@ -420,6 +420,13 @@ static void prepare_own(const attn_model *m, const attn_config *run, const attn_
     o->group = j;
 }
 
+/* Unit u's rows [*a, *b) of the tl that layer l holds (part u % parts of kv head u / parts). */
+static void unit_rows(const step_bufs *s, int tl, int u, int *a, int *b)
+{
+    int p = u % s->parts;
+    *a = (int)((long long)tl * p / s->parts), *b = (int)((long long)tl * (p + 1) / s->parts);
+}
+
 /* Unit u: kv head j = u / parts, its rows [a, b) (part u % parts of the tl
  * the layer holds) against j's query heads: each head's m, ℓ and c into the
  * partials. The part that holds position pos writes its key and value into
@@ -428,9 +435,10 @@ static void attend_unit(attn_kv_cache *kc, const attn_model *m, const attn_confi
                         step_bufs *s, own_bufs *o, int l, int pos, int u)
 {
     const attn_model_config *c = &m->cfg;
-    int k = c->head_dim, per = c->heads / c->kv_heads, j = u / s->parts, p = u % s->parts;
+    int k = c->head_dim, per = c->heads / c->kv_heads, j = u / s->parts, a, b;
     int f = attn_kv_first(kc, l), room = attn_kv_room(kc, l), tl = pos + 1 - f;
-    int a = (int)((long long)tl * p / s->parts), b = (int)((long long)tl * (p + 1) / s->parts), n = b - a;
+    unit_rows(s, tl, u, &a, &b);
+    int n = b - a;
     prepare_own(m, run, W, s, o, l, j);
     float *keys = kc->keys[l] + (size_t)j * room * k, *values = kc->values[l] + (size_t)j * room * k;
     if (b == tl) {
@@ -487,13 +495,35 @@ static void combine(const attn_kv_cache *kc, const attn_model *m, const attn_con
     }
 }
 
+/* The cached keys and values of the units this thread will claim first
+ * (attn_team_claim_own's share) asked for ahead, as the layer starts: a step
+ * reads all the weights between two uses of a layer's cache, so its rows
+ * come from memory, at the pace of the attention's loads, while the memory
+ * idles; asked for before W_Q·W_K·W_V they arrive beside its weights and
+ * wait in L2 or L3 (shared: a unit another thread takes finds them too). */
+static void warm_units(const attn_kv_cache *kc, const attn_model *m, const step_bufs *s, int l, int pos)
+{
+    int k = m->cfg.head_dim, room = attn_kv_room(kc, l), tl = pos + 1 - attn_kv_first(kc, l);
+    int n = team_size(), t = team_id(), u0 = (int)((long long)s->units * t / n), u1 = (int)((long long)s->units * (t + 1) / n);
+    for (int u = u0; u < u1; u++) {
+        int a, b, j = u / s->parts;
+        unit_rows(s, tl - 1, u, &a, &b); /* the rows cached before this step's */
+        const char *keys = (const char *)(kc->keys[l] + ((size_t)j * room + a) * k);
+        const char *values = (const char *)(kc->values[l] + ((size_t)j * room + a) * k);
+        for (size_t at = 0; at < (size_t)(b - a) * k * sizeof(float); at += 64) {
+            __builtin_prefetch(keys + at, 0, 1);
+            __builtin_prefetch(values + at, 0, 1);
+        }
+    }
+}
+
 /* The attention of layer l by units, claimed one at a time by the threads,
  * then every thread's merged context in o->ctx. */
 static void attend_units(attn_kv_cache *kc, const attn_model *m, const attn_config *run, const attn_model_layer *W,
                          step_bufs *s, own_bufs *o, int l, int pos)
 {
     o->group = -1;
-    for (int u; (u = attn_team_claim(&s->bar, s->units)) >= 0;) attend_unit(kc, m, run, W, s, o, l, pos, u);
+    for (int u; (u = attn_team_claim_own(&s->bar, s->units)) >= 0;) attend_unit(kc, m, run, W, s, o, l, pos, u);
     attn_team_wait(&s->bar);
     combine(kc, m, run, s, o, l, pos);
 }
@@ -573,6 +603,7 @@ static void layer_team(attn_kv_cache *c, const attn_model *m, const attn_config 
     /* W_Q, W_K, W_V stacked are one ((h + 2g)·k, d) matrix: one product
      * gives q, kn and vn side by side */
     const attn_wmat qkv[] = {W->w_q, W->w_k, W->w_v};
+    if (s->fused) warm_units(c, m, s, l, pos);
     attn_wmat_product_row_claimed(qkv, 3, o->x, s->qkv, &s->bar);
     if (mc->arch.qk_norm_whole) { /* OLMo 2: one RMS over all of q's h·k features, one over k's g·k */
         if (attn_team_first()) {
