@@ -291,12 +291,12 @@ bool attn_wmat_has(attn_wmat_kernel k)
 }
 
 static atomic_int chosen = -1; /* the kernel in use; -1 until the first product */
+#if WMAT_X86
 static atomic_int ordered_bf16 = -1; /* with AVX-512: whether BW's bfloat16 kernel runs; -1 until asked */
 
 /* Whether w's rows go through rows_avx512bw_bf16: BF16, the AVX-512 kernel, a CPU with BW. */
 static bool use_ordered(const attn_wmat *w, attn_wmat_kernel k)
 {
-#if WMAT_X86
     if (w->dtype != ATTN_ST_BF16 || k != ATTN_WMAT_AVX512 || w->cols > ORDERED_MAX) return false;
     int bw = atomic_load(&ordered_bf16);
     if (bw < 0) {
@@ -304,11 +304,8 @@ static bool use_ordered(const attn_wmat *w, attn_wmat_kernel k)
         atomic_store(&ordered_bf16, bw = __builtin_cpu_supports("avx512bw") ? 1 : 0);
     }
     return bw;
-#else
-    (void)w, (void)k;
-    return false;
-#endif
 }
+#endif
 
 static const char *const KEYS[ATTN_WMAT_KERNELS] = {"c", "avx2", "avx512"};
 
