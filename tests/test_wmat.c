@@ -223,9 +223,10 @@ static void test_blocks_and_parts(void **state)
 
 /* A product shared out by claimed chunks inside a parallel region
  * (attn_wmat_product_row_claimed) has the bits of the product in one call,
- * on 1 to 4 threads: rows of 640 (one at a time) and of 5,000 (eight at a
- * time with the AVX-512 BW kernel: a group is the matrix's, not the
- * chunk's), BF16 at an odd address with gaps, and float32. */
+ * on 1 to 4 threads, and in two parts cut inside a group: rows of 640 (one
+ * at a time) and of 5,000 (eight at a time with the AVX-512 BW kernel: a
+ * group is the matrix's, not the chunk's), BF16 at an odd address with
+ * gaps, and float32. */
 static void test_claimed(void **state)
 {
     (void)state;
@@ -239,6 +240,10 @@ static void test_claimed(void **state)
             attn_fill_normal(x, (size_t)COLS[c], 22, 1.0f);
             attn_wmat_product_row(&m.w, 1, x, want);
             check(&m, x, 1, want);
+            /* rows [0, 701) and [701, 1003): a cut inside a group of eight */
+            attn_wmat_product_part(&m.w, 1, x, got, 0, 701);
+            attn_wmat_product_part(&m.w, 1, x, got, 701, 1003);
+            assert_memory_equal(got, want, 1003 * sizeof *got);
             for (int threads = 1; threads <= 4; threads++) {
                 attn_team_barrier b = {0};
                 memset(got, 0, 1003 * sizeof *got);

@@ -41,7 +41,7 @@ typedef struct {
                           * round r's is next[r % 2]; the other is zeroed as round r ends */
     /* attn_team_claim_own: thread t's share, the chunks taken from its front
      * (low 32 bits) and from its back (high 32), [r % 2][t] for round r */
-    _Atomic(unsigned long long) taken[2][ATTN_TEAM_OWN_MAX];
+    _Alignas(64) _Atomic(unsigned long long) taken[2][ATTN_TEAM_OWN_MAX]; /* a line apart from round and arrived */
 } attn_team_barrier;
 
 /* Waits until every thread of the enclosing parallel region has called it for
