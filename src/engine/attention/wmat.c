@@ -208,9 +208,9 @@ static AVX512BW float dot_avx512bw_bf16(const float *xp, const float *x, const v
  * from L2 an eighth as often; two accumulators a row (a row's sums as with
  * four rows at once, which this replaced, for the rows in groups of eight:
  * TinyLlama's 22 W_down paired in one process, 1.14× → 1.09–1.11× a plain
- * read of the same bytes). Each row's
- * 32 weights are loaded once into a register (the asm barrier): gcc would
- * fold the load into both of its unpacks and read it twice. */
+ * read of the same bytes). Each row's 32 weights are loaded once into a
+ * register (the asm barrier): gcc would fold the load into both of its
+ * unpacks and read it twice. */
 static AVX512BW void dot8_avx512bw_bf16(const float *xp, const float *x, const uint16_t *w0, size_t stride, int n,
                                         float *y)
 {
