@@ -509,7 +509,8 @@ enum { WARM_BYTES = 512 * 1024 };
 static void warm_units(const attn_kv_cache *kc, const attn_model *m, const step_bufs *s, int l, int pos)
 {
     int k = m->cfg.head_dim, room = attn_kv_room(kc, l), tl = pos + 1 - attn_kv_first(kc, l);
-    int n = team_size(), t = team_id(), u0 = (int)((long long)s->units * t / n), u1 = (int)((long long)s->units * (t + 1) / n);
+    int u0, u1;
+    attn_wmat_team_share(s->units, &u0, &u1); /* this thread's share, as attn_team_claim_own's */
     size_t left = WARM_BYTES / 2; /* of keys, and as many of values */
     for (int u = u0; u < u1 && left > 0; u++) {
         int a, b, j = u / s->parts;
