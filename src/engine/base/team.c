@@ -87,9 +87,9 @@ int attn_team_claim_own(attn_team_barrier *b, int chunks)
     int n = 1, me = 0;
 #endif
     if (n > ATTN_TEAM_OWN_MAX) return attn_team_claim(b, chunks);
-    _Atomic(unsigned long long) *taken = b->taken[atomic_load(&b->round) % 2];
+    attn_team_line *taken = b->taken[atomic_load(&b->round) % 2];
     for (int i = 0; i < n; i++) { /* its own share, then the next thread's, and so on round */
-        int t = (me + i) % n, c = take(&taken[t], (int)((long long)chunks * t / n),
+        int t = (me + i) % n, c = take(&taken[t].n, (int)((long long)chunks * t / n),
                                        (int)((long long)chunks * (t + 1) / n), i > 0);
         if (c >= 0) return c;
     }
@@ -100,7 +100,7 @@ int attn_team_claim_own(attn_team_barrier *b, int chunks)
 static void next_round(attn_team_barrier *b, unsigned round)
 {
     atomic_store(&b->next[(round + 1) % 2], 0);
-    for (int t = 0; t < ATTN_TEAM_OWN_MAX; t++) atomic_store(&b->taken[(round + 1) % 2][t], 0);
+    for (int t = 0; t < ATTN_TEAM_OWN_MAX; t++) atomic_store(&b->taken[(round + 1) % 2][t].n, 0);
     atomic_fetch_add(&b->round, 1);
 }
 

@@ -30,6 +30,11 @@
 
 enum { ATTN_TEAM_OWN_MAX = 16 }; /* attn_team_claim_own's teams: larger ones claim as attn_team_claim */
 
+/* A counter alone on its cache line. */
+typedef struct {
+    _Alignas(64) _Atomic(unsigned long long) n;
+} attn_team_line;
+
 /* One barrier for the threads of a parallel region: zeroed before the region,
  * then used by all of them for as many rounds as they like. */
 typedef struct {
@@ -40,8 +45,12 @@ typedef struct {
     atomic_int next[2];  /* the next unclaimed chunk of the round's work (attn_team_claim):
                           * round r's is next[r % 2]; the other is zeroed as round r ends */
     /* attn_team_claim_own: thread t's share, the chunks taken from its front
-     * (low 32 bits) and from its back (high 32), [r % 2][t] for round r */
-    _Alignas(64) _Atomic(unsigned long long) taken[2][ATTN_TEAM_OWN_MAX]; /* a line apart from round and arrived */
+     * (low 32 bits) and from its back (high 32), [r % 2][t].n for round r;
+     * each on a cache line of its own (and apart from round and arrived):
+     * sharing one, every claim moved the line from the other thread's core
+     * (TinyLlama's decoding step, paired in one process: 0.6 ms a step of
+     * 54–73 ms faster apart) */
+    attn_team_line taken[2][ATTN_TEAM_OWN_MAX];
 } attn_team_barrier;
 
 /* Waits until every thread of the enclosing parallel region has called it for
