@@ -804,6 +804,65 @@ static void test_qk_norm_heads_have_unit_rms(void **state)
  * with a sink of 0; a row of −∞ gives the sink 1 and its keys 0, guarded or
  * not; a NaN score makes the row and its sink NaN; a finite row and X give
  * e^(x − M) / Z with the sink's share e^(X − M) / Z. */
+/* SwiGLU's act = g / (1 + e^(−g)) · up, from a vectorised e^x: within a few
+ * ulps of the formula in double for g from −100 to 100 (below −87.3, where
+ * e^g underflows to 0, the act is 0 instead of a denormal); NaN in, NaN
+ * out, −∞ → NaN, +∞ → +∞ · up, as the formula gives; the same numbers
+ * whether a long vector goes in blocks on the threads or one by one. */
+static void test_swiglu_against_its_formula(void **state)
+{
+    (void)state;
+    enum { N = 20001 };
+    static float g[N], up[N], act[N];
+    for (int i = 0; i < N; i++) g[i] = -100.0f + 0.01f * (float)i, up[i] = 0.5f + (float)(i % 7) * 0.25f;
+    attn_op_swiglu(g, up, act, N);
+    for (int i = 0; i < N; i++) {
+        double want = (double)g[i] / (1.0 + exp(-(double)g[i])) * up[i];
+        if (!(fabs(act[i] - want) <= 4e-7 * fabs(want) + 3e-35)) /* |g| e^g · up < 3e-35 there */ fail_msg("swiglu(%.9g) = %.9g, want %.9g", g[i], act[i], want);
+    }
+    float odd[] = {NAN, -INFINITY, INFINITY, 0.0f, -0.0f}, two[] = {2, 2, 2, 2, 2}, out[5];
+    attn_op_swiglu(odd, two, out, 5);
+    assert_true(isnan(out[0]) && isnan(out[1]));
+    assert_true(out[2] == INFINITY && out[3] == 0.0f && out[4] == 0.0f && signbit(out[4]));
+    enum { LONG = 4096 * 17 + 5 }; /* over 65,536: in blocks, on the threads */
+    float *lg = malloc(LONG * sizeof *lg), *lu = malloc(LONG * sizeof *lu), *la = malloc(LONG * sizeof *la);
+    assert_non_null(lg), assert_non_null(lu), assert_non_null(la);
+    for (int i = 0; i < LONG; i++) lg[i] = (float)((i * 37) % 2001 - 1000) / 100.0f, lu[i] = (float)(i % 5) - 2.0f;
+    attn_op_swiglu(lg, lu, la, LONG);
+    for (int i = 0; i < LONG; i++) {
+        float one;
+        attn_op_swiglu(lg + i, lu + i, &one, 1);
+        assert_memory_equal(&one, la + i, sizeof one);
+    }
+    free(lg), free(lu), free(la);
+}
+
+/* RMSNorm: y = x / √(mean(x²) + eps) ⊙ gain within a float ulp or two of
+ * the formula in double, for widths that are and are not multiples of the
+ * eight running sums; in place the same as out of place. */
+static void test_rmsnorm_against_its_formula(void **state)
+{
+    (void)state;
+    static const int widths[] = {1, 3, 8, 64, 2051};
+    for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
+        int n = widths[w];
+        float *x = malloc((size_t)2 * n * sizeof *x), *gain = malloc((size_t)n * sizeof *gain), *y = malloc((size_t)2 * n * sizeof *y);
+        assert_non_null(x), assert_non_null(gain), assert_non_null(y);
+        for (int i = 0; i < 2 * n; i++) x[i] = (float)((i * 53) % 199 - 99) / 7.0f;
+        for (int i = 0; i < n; i++) gain[i] = 0.5f + (float)(i % 11) / 10.0f;
+        attn_op_rmsnorm(x, gain, y, 2, n, 1e-5);
+        for (int r = 0; r < 2; r++) {
+            double sq = 0;
+            for (int i = 0; i < n; i++) sq += (double)x[r * n + i] * x[r * n + i];
+            double inv = 1.0 / sqrt(sq / n + 1e-5);
+            for (int i = 0; i < n; i++) assert_close(y[r * n + i], (float)(gain[i] * (x[r * n + i] * inv)), 3e-7f, "rmsnorm");
+        }
+        attn_op_rmsnorm(x, gain, x, 2, n, 1e-5); /* y = x */
+        assert_memory_equal(x, y, (size_t)2 * n * sizeof *x);
+        free(x), free(gain), free(y);
+    }
+}
+
 /* The softmax's row max: −∞ only when the row and its start are all −∞, the
  * fill −FLT_MAX (torch.finfo(float32).min) kept as itself, NaNs skipped, and a
  * left-padded row of a batch given weights 0, not NaN, whatever the compiler's
@@ -880,6 +939,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_sum_to_one),
         cmocka_unit_test(test_row_max),
+        cmocka_unit_test(test_swiglu_against_its_formula),
+        cmocka_unit_test(test_rmsnorm_against_its_formula),
         cmocka_unit_test(test_fully_masked_rows),
         cmocka_unit_test(test_unguarded_softmax_spreads_nan),
         cmocka_unit_test(test_softmax_guard_asks_the_mask),
