@@ -800,14 +800,11 @@ static void test_qk_norm_heads_have_unit_rms(void **state)
     attn_trace_free(&tr);
 }
 
-/* attn_op_softmax_sink row by row: X = −∞ is the plain softmax bit for bit
- * with a sink of 0; a row of −∞ gives the sink 1 and its keys 0, guarded or
- * not; a NaN score makes the row and its sink NaN; a finite row and X give
- * e^(x − M) / Z with the sink's share e^(X − M) / Z. */
 /* SwiGLU's act = g / (1 + e^(−g)) · up, from a vectorised e^x: within a few
  * ulps of the formula in double for g from −100 to 100 (below −87.3, where
- * e^g underflows to 0, the act is 0 instead of a denormal); NaN in, NaN
- * out, −∞ → NaN, +∞ → +∞ · up, as the formula gives; the same numbers
+ * the e^g it takes underflows to 0, the act is 0 instead of a float under
+ * 3e-35); NaN in, NaN out, −∞ → NaN, +∞ → +∞ · up, as the formula gives;
+ * in place (act = gate, as the prefill calls it) the same; the same numbers
  * whether a long vector goes in blocks on the threads or one by one. */
 static void test_swiglu_against_its_formula(void **state)
 {
@@ -818,8 +815,13 @@ static void test_swiglu_against_its_formula(void **state)
     attn_op_swiglu(g, up, act, N);
     for (int i = 0; i < N; i++) {
         double want = (double)g[i] / (1.0 + exp(-(double)g[i])) * up[i];
-        if (!(fabs(act[i] - want) <= 4e-7 * fabs(want) + 3e-35)) /* |g| e^g · up < 3e-35 there */ fail_msg("swiglu(%.9g) = %.9g, want %.9g", g[i], act[i], want);
+        if (!(fabs(act[i] - want) <= 4e-7 * fabs(want) + 3e-35)) /* |g| e^g · up < 3e-35 there */
+            fail_msg("swiglu(%.9g) = %.9g, want %.9g", g[i], act[i], want);
     }
+    static float in_place[N];
+    memcpy(in_place, g, sizeof g);
+    attn_op_swiglu(in_place, up, in_place, N);
+    assert_memory_equal(in_place, act, sizeof act);
     float odd[] = {NAN, -INFINITY, INFINITY, 0.0f, -0.0f}, two[] = {2, 2, 2, 2, 2}, out[5];
     attn_op_swiglu(odd, two, out, 5);
     assert_true(isnan(out[0]) && isnan(out[1]));
@@ -827,7 +829,8 @@ static void test_swiglu_against_its_formula(void **state)
     enum { LONG = 4096 * 17 + 5 }; /* over 65,536: in blocks, on the threads */
     float *lg = malloc(LONG * sizeof *lg), *lu = malloc(LONG * sizeof *lu), *la = malloc(LONG * sizeof *la);
     assert_non_null(lg), assert_non_null(lu), assert_non_null(la);
-    for (int i = 0; i < LONG; i++) lg[i] = (float)((i * 37) % 2001 - 1000) / 100.0f, lu[i] = (float)(i % 5) - 2.0f;
+    for (int i = 0; i < LONG; i++) lg[i] = (float)((i * 37) % 2001 - 1000) / 100.0f;
+    for (int i = 0; i < LONG; i++) lu[i] = (float)(i % 5) - 2.0f;
     attn_op_swiglu(lg, lu, la, LONG);
     for (int i = 0; i < LONG; i++) {
         float one;
@@ -846,7 +849,8 @@ static void test_rmsnorm_against_its_formula(void **state)
     static const int widths[] = {1, 3, 8, 64, 2051};
     for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
         int n = widths[w];
-        float *x = malloc((size_t)2 * n * sizeof *x), *gain = malloc((size_t)n * sizeof *gain), *y = malloc((size_t)2 * n * sizeof *y);
+        float *x = malloc((size_t)2 * n * sizeof *x), *gain = malloc((size_t)n * sizeof *gain);
+        float *y = malloc((size_t)2 * n * sizeof *y);
         assert_non_null(x), assert_non_null(gain), assert_non_null(y);
         for (int i = 0; i < 2 * n; i++) x[i] = (float)((i * 53) % 199 - 99) / 7.0f;
         for (int i = 0; i < n; i++) gain[i] = 0.5f + (float)(i % 11) / 10.0f;
@@ -855,7 +859,8 @@ static void test_rmsnorm_against_its_formula(void **state)
             double sq = 0;
             for (int i = 0; i < n; i++) sq += (double)x[r * n + i] * x[r * n + i];
             double inv = 1.0 / sqrt(sq / n + 1e-5);
-            for (int i = 0; i < n; i++) assert_close(y[r * n + i], (float)(gain[i] * (x[r * n + i] * inv)), 3e-7f, "rmsnorm");
+            for (int i = 0; i < n; i++)
+                assert_close(y[r * n + i], (float)(gain[i] * (x[r * n + i] * inv)), 3e-7f, "rmsnorm");
         }
         attn_op_rmsnorm(x, gain, x, 2, n, 1e-5); /* y = x */
         assert_memory_equal(x, y, (size_t)2 * n * sizeof *x);
@@ -887,6 +892,10 @@ static void test_row_max(void **state)
     attn_trace_free(&tr);
 }
 
+/* attn_op_softmax_sink row by row: X = −∞ is the plain softmax bit for bit
+ * with a sink of 0; a row of −∞ gives the sink 1 and its keys 0, guarded or
+ * not; a NaN score makes the row and its sink NaN; a finite row and X give
+ * e^(x − M) / Z with the sink's share e^(X − M) / Z. */
 static void test_softmax_with_a_sink(void **state)
 {
     (void)state;

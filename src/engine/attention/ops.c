@@ -453,11 +453,10 @@ float attn_op_exp_shifted(const float *x, float *y, int t, float mx)
 /* act = SiLU(g) · up, SiLU(g) = g · σ(g), σ(g) = 1 / (1 + e^(−g)): with e =
  * e^(−|g|) from exp_nonpos (never above 1), σ(g) = 1 / (1 + e) for g ≥ 0
  * and e / (1 + e) below, as geglu has it. One vectorised e^x an element
- * instead of a call to libm's expf (0.475 ms of TinyLlama's decoding step on
- * one thread; about 3.5% of an untraced prefill), and no e^(−g) overflowing
- * for very negative g. Within a few float ulps of g / (1 + expf(−g)) · up;
- * a NaN comes out NaN, g = −∞ gives −∞ · 0 = NaN as −∞ / (1 + e^∞) does,
- * and g = +∞ gives +∞ · up. */
+ * instead of a call to libm's expf (a thread's 2,816 of TinyLlama's 5,632
+ * features: 9.3 → 2.8 µs), and no e^(−g) overflowing for very negative g.
+ * Within a few float ulps of g / (1 + expf(−g)) · up; a NaN comes out NaN,
+ * g = −∞ gives −∞ · 0 = NaN as −∞ / (1 + e^∞) does, and g = +∞ gives +∞ · up. */
 ATTN_CLONES_AVX2
 static void swiglu(const float *gate, const float *up, float *act, size_t n)
 {
@@ -470,7 +469,8 @@ static void swiglu(const float *gate, const float *up, float *act, size_t n)
 
 void attn_op_swiglu(const float *gate, const float *up, float *act, size_t n)
 {
-    /* a prefill's features shared by the threads, a block at a time */
+    /* a long vector (the traced pass's rows, a mixture of experts') shared
+     * by the threads, a block at a time */
     enum { BLOCK = 4096 };
     size_t blocks = (n + BLOCK - 1) / BLOCK;
     #pragma omp parallel for schedule(static) if (n > 65536)

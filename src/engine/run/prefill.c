@@ -226,8 +226,7 @@ static int attend(const attn_kv_cache *c, const attn_model *m, const attn_config
 }
 
 /* act = SiLU(gate) ⊙ up into gate (n, f), or Gemma's GELU_tanh for SiLU,
- * the rows shared between the threads: one e^x per element, a tenth of the
- * layer on one core. */
+ * the rows shared between the threads: one e^x per element. */
 static void glu_rows(float *gate, const float *up, int n, int f, bool gelu)
 {
     #pragma omp parallel for schedule(static) if ((size_t)n * f > 65536)
