@@ -2,9 +2,12 @@
  * its weights read in place and in a decoding step's order, by path and by
  * name; folders refused with one line (no config, a foreign architecture,
  * missing, misshapen or extra tensors, a bad tokenizer), weights that are not
- * numbers, and a tied model's saved head of another shape. */
+ * numbers, a tied model's saved head of another shape, and the shipped
+ * models' folder looked up and listed by two threads at once. */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -189,6 +192,52 @@ static void test_tied_head_shape(void **state)
     expect_load_error(dir, "model.safetensors: 'lm_head.weight' has shape (13, 8) but config.json needs (12, 8)");
 }
 
+/* The shipped models' folder looked up on one thread while another lists
+ * it, as the window does (o lists the models on a worker while the main
+ * thread reads the model shown's checkpoints): each listing has every model,
+ * every time. The folder was once one static buffer that each lookup wrote
+ * again, the installed folder's path first: a listing meanwhile read that
+ * path, and missed a model or all of them. */
+static atomic_bool stop_finding;
+static atomic_long finds, misses;
+
+static void *find_often(void *arg)
+{
+    char out[4096];
+    attn_error err;
+    for ((void)arg; !atomic_load(&stop_finding); atomic_fetch_add(&finds, 1))
+        if (attn_model_find("tang", out, sizeof out, &err)) atomic_fetch_add(&misses, 1);
+    return NULL;
+}
+
+static void test_root_shared(void **state)
+{
+    (void)state;
+    char **names;
+    int n0, n;
+    attn_error err;
+    unsetenv("ATTNLAB_MODELS"); /* the compiled-in folder, found after the installed one is looked for */
+    assert_int_equal(attn_model_list(&names, &n0, &err), ATTN_OK);
+    for (int i = 0; i < n0; i++) free(names[i]);
+    free(names);
+    assert_true(n0 >= 2); /* the shipped models */
+    pthread_t t;
+    atomic_store(&stop_finding, false);
+    assert_int_equal(pthread_create(&t, NULL, find_often, NULL), 0);
+    int short_lists = 0;
+    for (int round = 0; round < 400; round++) {
+        assert_int_equal(attn_model_list(&names, &n, &err), ATTN_OK);
+        short_lists += n != n0;
+        for (int i = 0; i < n; i++) free(names[i]);
+        free(names);
+    }
+    atomic_store(&stop_finding, true);
+    pthread_join(t, NULL);
+    assert_true(atomic_load(&finds) > 0);
+    assert_int_equal(short_lists, 0);
+    assert_int_equal(atomic_load(&misses), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -196,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_bad_folders),
         cmocka_unit_test(test_weights_must_be_numbers),
         cmocka_unit_test(test_tied_head_shape),
+        cmocka_unit_test(test_root_shared),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);
 }

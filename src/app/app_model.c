@@ -1,5 +1,6 @@
 /* app_model.c — a trained model in the window: loaded once and kept, its
  * MHA / GQA / MQA variants, its next-token predictions, generation. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,7 +127,9 @@ int app_next_model_in(app_state *app, const char *const *names, int n)
     const char *name = at + 1 < n ? names[at + 1] : NULL;
     int rc = -1;
     if (!name && !now) {
-        app_status(app, true, _("no trained models found in %s"), attn_model_root());
+        char root[PATH_MAX];
+        attn_model_root(root, sizeof root); /* "" when it does not fit */
+        app_status(app, true, _("no trained models found in %s"), root);
     } else if (app->async) { /* the window: computed on the worker (the opening notice shows how far) */
         attn_config next;
         lesson_view v = app->view; /* the view moves to layer 0's weights once it is installed */

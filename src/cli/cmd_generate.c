@@ -1,4 +1,5 @@
 /* cmd_generate.c — `attnlab generate --model NAME --text TEXT` and `attnlab models` */
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -137,9 +138,11 @@ out:
 
 static void models_usage(void)
 {
+    char root[PATH_MAX];
+    attn_model_root(root, sizeof root); /* "" when it does not fit */
     printf("Usage: attnlab models\n\nLists the trained models shipped with attnlab (in %s;\n"
            "ATTNLAB_MODELS names another folder), with their cards' summaries and, for a model\n"
-           "saved during training, the steps --checkpoint N opens.\n", attn_model_root());
+           "saved during training, the steps --checkpoint N opens.\n", root);
 }
 
 /* "                 checkpoints at steps 0, 25, 50 (--checkpoint N)" for a model that has them. */
@@ -158,7 +161,7 @@ int cmd_models(int argc, char **argv)
 {
     cli_args a;
     attn_error err;
-    char **names;
+    char **names, root[PATH_MAX];
     int n, rc = cli_start(argc, argv, "models", 0, 0, models_usage, &a);
     if (rc >= 0) goto out;
     rc = CLI_OK;
@@ -167,7 +170,8 @@ int cmd_models(int argc, char **argv)
         rc = CLI_EFILE;
         goto out;
     }
-    if (!n) printf("no models in %s\n", attn_model_root());
+    attn_model_root(root, sizeof root);
+    if (!n) printf("no models in %s\n", root);
     for (int i = 0; i < n; i++) {
         attn_model m;
         char shown[256]; /* a folder's name (NAME_MAX bytes) and card reach the terminal: no escape
@@ -185,7 +189,7 @@ int cmd_models(int argc, char **argv)
         free(names[i]);
     }
     free(names);
-    if (n) printf("(in %s; ATTNLAB_MODELS names another folder)\n", attn_model_root());
+    if (n) printf("(in %s; ATTNLAB_MODELS names another folder)\n", root);
 out:
     cli_args_free(&a);
     return rc;

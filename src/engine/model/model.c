@@ -27,18 +27,15 @@
 
 #define CONFIG_LIMIT (1u << 20)
 
-const char *attn_model_root(void)
+const char *attn_model_root(char *buf, size_t size)
 {
-    static char root[PATH_MAX];
-    attn_data_dir("ATTNLAB_MODELS", "models", ATTNLAB_MODELS_DIR, root, sizeof root);
-    return root;
+    return attn_data_dir("ATTNLAB_MODELS", "models", ATTNLAB_MODELS_DIR, buf, size);
 }
 
-/* The shipped models' folder, or an error when its path is too long to be one. */
-static attn_status model_root(const char **root, attn_error *err)
+/* The shipped models' folder into root, or an error when its path is too long to be one. */
+static attn_status model_root(char root[PATH_MAX], attn_error *err)
 {
-    *root = attn_model_root();
-    if (**root) return ATTN_OK;
+    if (attn_model_root(root, PATH_MAX)) return ATTN_OK;
     return attn_fail(err, ATTN_ERR_IO, "the models' folder ($ATTNLAB_MODELS or the installed one) has a path longer "
                      "than the %d bytes a path may have", PATH_MAX - 1);
 }
@@ -53,10 +50,10 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 
 attn_status attn_model_list(char ***names, int *n, attn_error *err)
 {
-    const char *root;
+    char root[PATH_MAX];
     *names = NULL;
     *n = 0;
-    attn_status st = model_root(&root, err);
+    attn_status st = model_root(root, err);
     if (st) return st;
     DIR *d = opendir(root);
     if (!d) return ATTN_OK; /* no shipped models here */
@@ -94,11 +91,11 @@ bool attn_model_is_bare(const char *name)
 
 attn_status attn_model_find(const char *name, char *out, size_t size, attn_error *err)
 {
-    const char *root;
+    char root[PATH_MAX];
     attn_status st;
     if (!name || !*name) return attn_fail(err, ATTN_ERR_CONFIG, "model: no name or folder given");
     if (attn_model_is_bare(name)) { /* a shipped model's name means it, whatever folder is here */
-        if ((st = model_root(&root, err)) || (st = attn_path_format(out, size, err, "%s/%s", root, name))) return st;
+        if ((st = model_root(root, err)) || (st = attn_path_format(out, size, err, "%s/%s", root, name))) return st;
         if (is_dir(out)) return ATTN_OK;
     }
     if (is_dir(name)) return attn_path_format(out, size, err, "%s", name);
@@ -623,19 +620,19 @@ static int variant_rank(const char *v)
 
 attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, int *n, attn_error *err)
 {
-    char **all;
+    char **all, root[PATH_MAX];
     int count;
     bool have[ATTN_MAX_VARIANTS] = {false, false, false, false};
-    attn_status st = attn_model_list(&all, &count, err);
     *n = 0;
-    if (st) return st;
+    attn_status st = model_root(root, err);
+    if (st || (st = attn_model_list(&all, &count, err))) return st;
     for (int i = 0; i < count; i++) {
         attn_model o = {0};
         char dir[PATH_MAX], path[PATH_MAX], *text = NULL;
         size_t size;
         attn_error ignore;
         /* another model that cannot be read is no variant */
-        bool read = !attn_path_format(dir, sizeof dir, NULL, "%s/%s", attn_model_root(), all[i]) &&
+        bool read = !attn_path_format(dir, sizeof dir, NULL, "%s/%s", root, all[i]) &&
                     !attn_path_format(path, sizeof path, NULL, "%s/config.json", dir) && (o.dir = strdup(dir)) &&
                     !read_eval(&o, &ignore);
         int r = read && strlen(all[i]) < sizeof out->name ? variant_rank(o.variant) : -1;

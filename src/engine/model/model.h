@@ -135,9 +135,12 @@ int attn_model_logits(const attn_model *m, const float *x, float *logits, size_t
  * for Llama's). */
 int attn_model_step_matrices(const attn_model *m, attn_wmat *out, int max);
 
-/* Where shipped models live: $ATTNLAB_MODELS, else the source tree's or the
- * installed assets/models. */
-const char *attn_model_root(void);
+/* Where shipped models live, written to buf (size bytes): $ATTNLAB_MODELS,
+ * else the installed or the source tree's assets/models. Returns buf, or
+ * NULL (buf "") when the path does not fit. Each caller has its own buffer:
+ * the window lists the models on a worker while its main thread looks one
+ * up. */
+const char *attn_model_root(char *buf, size_t size);
 
 /* The folder that `name` means. A bare name (no '/', not starting with '.')
  * means the shipped model <root>/<name> when there is one, even where the
