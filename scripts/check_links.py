@@ -33,10 +33,26 @@ def prose(text):
 
 
 def anchor(heading):
-    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
-    h = re.sub(r"[`*_]|!?\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip()).lower()
-    h = re.sub(r"[^\w\- ]", "", h)
+    """GitHub's anchor of a heading: its text as shown (a link's text, no code
+    or emphasis marks; an underscore within a word, as in W_O, stays), lower
+    case, punctuation dropped, spaces to hyphens."""
+    h = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip())
+    h = re.sub(r"[`*]", "", h)
+    h = re.sub(r"(?<![^\W_])(__?)(?=\S)(.+?)(?<=\S)\1(?![^\W_])", r"\2", h)  # _emphasis_, __strong__
+    h = re.sub(r"[^\w\- ]", "", h.lower())
     return h.replace(" ", "-")
+
+
+# Headings and the anchors GitHub gives them, checked before any link.
+KNOWN = [
+    ("Mixing the heads: W_O", "mixing-the-heads-w_o"),
+    ("repeat_kv: from (b, g, n, dₖ) to (b, h, t, dₖ)", "repeat_kv-from-b-g-n-dₖ-to-b-h-t-dₖ"),
+    ("A wider head: d_model = 256", "a-wider-head-d_model--256"),
+    ("The `attnlab` block: what the visualizer shows", "the-attnlab-block-what-the-visualizer-shows"),
+    ("Measured numbers: `{{NUMBER | WHAT key=value ...}}`", "measured-numbers-number--what-keyvalue-"),
+    ("Some *stress*, _stress_, **more** and __more__", "some-stress-stress-more-and-more"),
+    ("A [linked](x.md) word", "a-linked-word"),
+]
 
 
 def anchors(path):
@@ -77,6 +93,11 @@ def main():
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
     root = os.path.abspath(a.root)
+    wrong = [(h, want, anchor(h)) for h, want in KNOWN if anchor(h) != want]
+    for h, want, got in wrong:
+        print(f"check_links: the anchor of '{h}' is {want}, not {got}")
+    if wrong:
+        return 1
     files = a.files or [os.path.join(root, "README.md"), os.path.join(root, "lessons", "README.md")] + sorted(
         glob.glob(os.path.join(root, "docs", "*.md")) + glob.glob(os.path.join(root, "bench", "results", "*.md")))
     problems = [p for f in files for p in check(os.path.abspath(f), root)]
