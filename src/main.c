@@ -7,6 +7,7 @@
 #include "app/app.h"
 #include "cli/cli.h"
 #include "engine/base/mapping.h"
+#include "engine/run/forward.h"
 
 static void usage(FILE *out)
 {
@@ -92,6 +93,7 @@ static void wait_passively(char **argv)
 
 int main(int argc, char **argv)
 {
+    attn_forward_choose_kernels(); /* OpenBLAS's kernels for this CPU (forward.h); kept if it runs itself again */
     wait_passively(argv);
     /* a trace or model file cut short while it is mapped: one line naming it,
      * exit 1, instead of death by SIGBUS (engine/mapping.h) */

@@ -61,6 +61,26 @@ int attn_blas_compute_threads(void)
 #endif
 }
 
+const char *attn_blas_core_for(bool intel, bool avx512, bool avx2)
+{
+    if (!intel) return NULL;
+    return avx512 ? "SKYLAKEX" : avx2 ? "HASWELL" : NULL;
+}
+
+void attn_blas_choose_core(void)
+{
+#if defined(ATTNLAB_HAVE_BLAS) && (defined(__x86_64__) || defined(__i386__))
+    if (getenv("OPENBLAS_CORETYPE")) return; /* the user's choice stands */
+    __builtin_cpu_init();
+    bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                  __builtin_cpu_supports("avx512cd");
+    bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const char *core = attn_blas_core_for(__builtin_cpu_is("intel"), avx512, avx2);
+    if (core) setenv("OPENBLAS_CORETYPE", core, 0);
+#endif
+}
+
 #ifndef ATTNLAB_HAVE_BLAS
 
 bool attn_blas_sgemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
@@ -116,6 +136,7 @@ static struct {
     sgemv_t *sgemv;
     char path[512];    /* the library to open: the first of ATTNLAB_BLAS_PATHS that exists */
     char opened[512];  /* OPEN: the name that opened */
+    char core[64];     /* OPEN: its kernels' name (openblas_get_corename), or "" */
     double file;       /* its size, bytes */
     int threads;       /* OPEN: the start-up threads it mapped buffers for */
     double need, room; /* NO_ROOM: what opening it needed, and what the limit left */
@@ -191,6 +212,9 @@ static void open_library(void)
         atomic_store(&lib.state, NOT_FOUND);
         return; /* never closed: a library's constructor may have started threads */
     }
+    char *(*corename)(void) = (char *(*)(void))dlsym(h, "openblas_get_corename");
+    const char *core = corename ? corename() : NULL;
+    snprintf(lib.core, sizeof lib.core, "%s", core ? core : "");
     lib.threads = attn_blas_start_threads();
     atomic_store(&lib.state, OPEN);
 }
@@ -227,7 +251,10 @@ double attn_blas_reserve(int threads)
 const char *attn_blas_describe(char *buf, size_t size)
 {
     switch (atomic_load(&lib.state)) {
-    case OPEN: snprintf(buf, size, "OpenBLAS (%s, %d threads)", lib.opened, lib.threads); break;
+    case OPEN:
+        snprintf(buf, size, "OpenBLAS (%s, %d threads%s%s%s)", lib.opened, lib.threads, lib.core[0] ? ", " : "",
+                 lib.core, lib.core[0] ? " kernels" : "");
+        break;
     case NOT_FOUND: snprintf(buf, size, "the engine's own loops: OpenBLAS could not be opened (%s)", lib.why); break;
     case NO_ROOM:
         snprintf(buf, size, "the engine's own loops: OpenBLAS needs about %.0f MiB, more than the %.0f MiB the "
