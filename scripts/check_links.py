@@ -37,8 +37,11 @@ def anchor(heading):
     or emphasis marks; an underscore within a word, as in W_O, stays), lower
     case, punctuation dropped, spaces to hyphens."""
     h = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip())
-    h = re.sub(r"[`*]", "", h)
-    h = re.sub(r"(?<![^\W_])(__?)(?=\S)(.+?)(?<=\S)\1(?![^\W_])", r"\2", h)  # _emphasis_, __strong__
+    parts = re.split(r"(`+)(.*?)\1", h)  # text, then each code span's ticks and its text as written
+    for i in range(0, len(parts), 3):
+        t = parts[i].replace("*", "")
+        parts[i] = re.sub(r"(?<![^\W_])(__?)(?=\S)(.+?)(?<=\S)\1(?![^\W_])", r"\2", t)  # _emphasis_, __strong__
+    h = "".join(p for i, p in enumerate(parts) if i % 3 != 1)
     h = re.sub(r"[^\w\- ]", "", h.lower())
     return h.replace(" ", "-")
 
@@ -52,6 +55,7 @@ KNOWN = [
     ("Measured numbers: `{{NUMBER | WHAT key=value ...}}`", "measured-numbers-number--what-keyvalue-"),
     ("Some *stress*, _stress_, **more** and __more__", "some-stress-stress-more-and-more"),
     ("A [linked](x.md) word", "a-linked-word"),
+    ("The `__init__` method, _not_ code", "the-__init__-method-not-code"),
 ]
 
 

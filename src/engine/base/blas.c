@@ -67,17 +67,19 @@ const char *attn_blas_core_for(bool intel, bool avx512, bool avx2)
     return avx512 ? "SKYLAKEX" : avx2 ? "HASWELL" : NULL;
 }
 
-void attn_blas_choose_core(void)
+const char *attn_blas_choose_core(void)
 {
 #if defined(ATTNLAB_HAVE_BLAS) && (defined(__x86_64__) || defined(__i386__))
-    if (getenv("OPENBLAS_CORETYPE")) return; /* the user's choice stands */
+    if (getenv("OPENBLAS_CORETYPE")) return NULL; /* the user's choice stands */
     __builtin_cpu_init();
     bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                   __builtin_cpu_supports("avx512cd");
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     const char *core = attn_blas_core_for(__builtin_cpu_is("intel"), avx512, avx2);
-    if (core) setenv("OPENBLAS_CORETYPE", core, 0);
+    return core && !setenv("OPENBLAS_CORETYPE", core, 0) ? core : NULL;
+#else
+    return NULL;
 #endif
 }
 
@@ -263,11 +265,13 @@ const char *attn_blas_describe(char *buf, size_t size)
     default: {
         int t = attn_blas_compute_threads();
         double need = opening_bytes(t) + attn_blas_thread_stacks(t); /* (also finds the file) */
-        if (isinf(room_now()))
-            snprintf(buf, size, "OpenBLAS (%s), opened at the first product", lib.path);
-        else
-            snprintf(buf, size, "OpenBLAS (%s) from the first product if the address-space limit still leaves the "
-                     "%.0f MiB it maps then, else the engine's own loops", lib.path, need / MIB);
+        int n = isinf(room_now())
+                    ? snprintf(buf, size, "OpenBLAS (%s), opened at the first product", lib.path)
+                    : snprintf(buf, size, "OpenBLAS (%s) from the first product if the address-space limit still "
+                               "leaves the %.0f MiB it maps then, else the engine's own loops", lib.path, need / MIB);
+        const char *core = getenv("OPENBLAS_CORETYPE"); /* attnlab's (attn_blas_choose_core) or the user's */
+        if (core && n >= 0 && (size_t)n < size)
+            snprintf(buf + n, size - (size_t)n, ", its kernels OPENBLAS_CORETYPE=%.32s", core);
     }
     }
     return buf;

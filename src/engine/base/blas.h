@@ -51,17 +51,19 @@ double attn_blas_thread_stacks(int threads);
 /* OpenBLAS picks its kernels by the CPU's model number, from a table fixed
  * at its release: on an Intel model newer than the table it falls back to
  * Prescott's SSE3 kernels (Debian 12's 0.3.21 on an Emerald Rapids Xeon,
- * model 207: TinyLlama's prefill of 512 tokens 27-34 s, against 7.8 s with
- * its AVX-512 ones). On Intel its kernels follow the CPU's features: its
- * AVX-512 cores (SkylakeX, CooperLake, SapphireRapids) share SkylakeX's
- * single-precision kernels, its AVX2 ones Haswell's. attn_blas_core_for
- * names that core (OPENBLAS_CORETYPE's value) for an Intel CPU with those
- * features, NULL for any other (OpenBLAS's own choice stands).
- * attn_blas_choose_core sets OPENBLAS_CORETYPE to it unless the user set
- * one, before the library is opened; it changes the environment, so it is
- * called before any thread starts (main does). */
+ * model 207: TinyLlama's untraced prefill of 512 tokens 28-37 s, against
+ * 8.0 s with its AVX-512 ones). On Intel its kernels follow the CPU's
+ * features: its AVX-512 cores (SkylakeX, CooperLake, SapphireRapids) share
+ * SkylakeX's single-precision kernels, its AVX2 ones Haswell's.
+ * attn_blas_core_for names that core (OPENBLAS_CORETYPE's value) for an
+ * Intel CPU with those features, NULL for any other CPU, whose vendor's
+ * table OpenBLAS keeps (with its fallback for a CPU it does not know).
+ * attn_blas_choose_core sets OPENBLAS_CORETYPE to it, before the library is
+ * opened, unless the user set one, and returns the core it set (NULL: none).
+ * It changes the environment, so it is called before any thread starts
+ * (main does). */
 const char *attn_blas_core_for(bool intel, bool avx512, bool avx2);
-void attn_blas_choose_core(void);
+const char *attn_blas_choose_core(void);
 
 /* What the products run on, for `attnlab info`: "OpenBLAS (PATH), opened at
  * the first product", "OpenBLAS (PATH, 2 threads)", "the engine's own loops:

@@ -48,13 +48,11 @@ static bool is_dir(const char *path)
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-attn_status attn_model_list(char ***names, int *n, attn_error *err)
+/* The models in folder root (attn_model_list's). */
+static attn_status list_in(const char *root, char ***names, int *n, attn_error *err)
 {
-    char root[PATH_MAX];
     *names = NULL;
     *n = 0;
-    attn_status st = model_root(root, err);
-    if (st) return st;
     DIR *d = opendir(root);
     if (!d) return ATTN_OK; /* no shipped models here */
     int cap = 0;
@@ -82,6 +80,15 @@ nomem:
     *names = NULL;
     *n = 0;
     return attn_fail(err, ATTN_ERR_NOMEM, "out of memory listing %s", root);
+}
+
+attn_status attn_model_list(char ***names, int *n, attn_error *err)
+{
+    char root[PATH_MAX];
+    *names = NULL;
+    *n = 0;
+    attn_status st = model_root(root, err);
+    return st ? st : list_in(root, names, n, err);
 }
 
 bool attn_model_is_bare(const char *name)
@@ -625,7 +632,7 @@ attn_status attn_model_variants(const attn_model *m, attn_model_variant *out, in
     bool have[ATTN_MAX_VARIANTS] = {false, false, false, false};
     *n = 0;
     attn_status st = model_root(root, err);
-    if (st || (st = attn_model_list(&all, &count, err))) return st;
+    if (st || (st = list_in(root, &all, &count, err))) return st; /* names and paths from the one folder */
     for (int i = 0; i < count; i++) {
         attn_model o = {0};
         char dir[PATH_MAX], path[PATH_MAX], *text = NULL;

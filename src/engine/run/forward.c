@@ -105,4 +105,4 @@ void attn_inputs_from_trace(const attn_trace *tr, attn_inputs *in)
 
 const char *attn_forward_products(char *buf, size_t size) { return attn_blas_describe(buf, size); }
 
-void attn_forward_choose_kernels(void) { attn_blas_choose_core(); }
+void attn_forward_choose_kernels(void) { (void)attn_blas_choose_core(); }

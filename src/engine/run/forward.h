@@ -28,8 +28,8 @@ attn_status attn_trace_run(const attn_config *cfg, const attn_inputs *inputs, at
  * was found, or the engine's own loops and why): base/blas.h's answer. */
 const char *attn_forward_products(char *buf, size_t size);
 
-/* OpenBLAS's kernels named by the CPU's features when its own table does not
- * know the CPU (base/blas.h's attn_blas_choose_core): it sets
+/* OpenBLAS's kernels named by an Intel CPU's features, whether or not its
+ * own table knows the model (base/blas.h's attn_blas_choose_core): it sets
  * OPENBLAS_CORETYPE, so a program calls it first, before any thread starts. */
 void attn_forward_choose_kernels(void);
 
