@@ -276,8 +276,9 @@ static void test_rows_and_transposed(void **state)
 
 /* What `bench` times as decode's read bound reads every stored byte once and
  * no byte between rows: BF16 rows at odd addresses with gaps, beside packed
- * float32; a byte changed inside changes the sum, a gap's does not, and the
- * threads' shares add up to one thread's. */
+ * float32; a byte changed inside changes the sum, a gap's does not, the
+ * threads' shares add up to one thread's, and every kernel's loads add the
+ * same words. */
 static void test_stream(void **state)
 {
     (void)state;
@@ -300,6 +301,21 @@ static void test_stream(void **state)
         assert_true(attn_wmat_stream(group, 2) == s0);
         (*outside[i])--;
     }
+    /* a packed run long enough for the wide loops and their asking ahead (90 KiB
+     * at an odd address), against the words added up byte by byte: byte at
+     * address A is bits 8·(A mod 8) up of its word */
+    made big = make(ATTN_ST_BF16, 600, 77, 1, 0, 6);
+    uint64_t want = 0;
+    for (size_t i = 0; i < (size_t)600 * 77 * 2; i++) {
+        const unsigned char *at = (const unsigned char *)big.w.data + i;
+        want += (uint64_t)*at << (8 * ((uintptr_t)at % 8));
+    }
+    for (int k = 0; k < ATTN_WMAT_KERNELS; k++) /* each kernel's read (its own loads) adds the same words */
+        if (attn_wmat_use((attn_wmat_kernel)k)) {
+            assert_true(attn_wmat_stream(group, 2) == s0);
+            assert_true(attn_wmat_stream(&big.w, 1) == want);
+        }
+    unmake(&big);
     uint64_t one = 0; /* one matrix at a time adds up to the group */
     for (int i = 0; i < 2; i++) one += attn_wmat_stream(&group[i], 1);
     assert_true(one == s0);

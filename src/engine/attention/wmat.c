@@ -37,6 +37,16 @@ void attn_wmat_rows(const attn_wmat *w, int r0, int n, float *out)
     for (int r = 0; r < n; r++) attn_st_widen(row_at(w, r0 + r), w->dtype, (size_t)w->cols, out + (size_t)r * w->cols);
 }
 
+/* How far ahead of its loads a row kernel that streams rows one after another
+ * (dot_avx512bw_bf16) asks for the weights, and so does the read bound
+ * (attn_wmat_stream): one 4 KiB page, so the next page is always asked for
+ * before the stream reaches it, where the hardware's prefetcher would stop.
+ * TinyLlama's decoding step, in a state where the memory was slow (a plain
+ * read of its 2,069 MB at 13–16 GB/s), alternated step by step: 110–124 ms
+ * with warm_row, 97–101 ms with every line asked for 4, 6 or 8 KiB ahead
+ * (no difference between those). */
+enum { STREAM_AHEAD = 4096 };
+
 /* The first kilobyte of row r of w (when w has a row r) asked into L2
  * ahead of its product: a decoding step reads rows one after another, and
  * the hardware's stream prefetcher stops at each 4 KiB page and learns the
@@ -44,7 +54,10 @@ void attn_wmat_rows(const attn_wmat *w, int r0, int n, float *out)
  * those loads, fill the core's queues and keep it from asking further ahead
  * (a plain read, with one add a load, runs far ahead by itself). Called as
  * row r − 1 starts: by the time it ends the next row's start is
- * in L2 and its stream is learnt. TinyLlama's decoding products, weights
+ * in L2 and its stream is learnt. The kernels other than
+ * dot_avx512bw_bf16's rows, which ask for every line STREAM_AHEAD on instead
+ * (measured in a slow state of the memory only; the figures here are from a
+ * fast one, a plain read at 46 GB/s). TinyLlama's decoding products, weights
  * mapped in 4 KiB pages: 1.19–1.20× → 1.09–1.11× a plain read of the same
  * bytes, paired in one process (prefetching a whole row, or two rows ahead,
  * was slower, as was asking for each line 0.5–2 KiB ahead as dot8 does: one
@@ -193,7 +206,9 @@ static AVX512BW float dot_avx512bw_bf16(const float *xp, const float *x, const v
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     __m512i z = _mm512_setzero_si512();
     int i = 0;
-    for (; i + 64 <= n; i += 64) {
+    for (; i + 64 <= n; i += 64) { /* 128 bytes: two lines, each asked for STREAM_AHEAD on (the rows after, when packed) */
+        __builtin_prefetch((const char *)(p + i) + STREAM_AHEAD, 0, 2);
+        __builtin_prefetch((const char *)(p + i) + STREAM_AHEAD + 64, 0, 2);
         __m512i v0 = _mm512_loadu_si512(p + i), v1 = _mm512_loadu_si512(p + i + 32);
         __asm__("" : "+v"(v0), "+v"(v1)); /* each loaded once */
         a0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(z, v0)), _mm512_loadu_ps(xp + i), a0);
@@ -289,10 +304,7 @@ static void rows_avx512bw_bf16(const attn_wmat *w, const float *xp, const float 
         dot8_avx512bw_bf16(xp, x, (const uint16_t *)row_at(w, g), w->stride, w->cols, g + 16 <= w->rows, eight);
         for (int r = g > a ? g : a; r < g + 8 && r < b; r++) y[r] = eight[r - g];
     }
-    for (int r = a > full ? a : full; r < b; r++) {
-        warm_row(w, r + 1);
-        y[r] = dot_avx512bw_bf16(xp, x, row_at(w, r), w->cols);
-    }
+    for (int r = a > full ? a : full; r < b; r++) y[r] = dot_avx512bw_bf16(xp, x, row_at(w, r), w->cols);
 }
 #endif
 
@@ -496,10 +508,55 @@ size_t attn_wmat_bytes(const attn_wmat *w, int n)
 }
 
 /* The bytes [p, p + len) as the 64-bit words at 8-aligned addresses they
- * fall in, a word's bytes outside [p, p + len) taken as 0, added up: the
- * same total however the bytes are split between calls (threads, rows).
- * Each word is loaded with memcpy (any stored type), in a loop the compiler
- * vectorises, so the read, not the adds, is what takes the time. */
+ * fall in, a word's bytes outside [p, p + len) taken as 0, added up
+ * (wrapping): the same total however the bytes are split between calls
+ * (threads, rows) and whichever loop adds the whole words. To be the bound a
+ * product cannot beat, the read must run as far ahead of the memory as the
+ * products do: the widest loads the kernel in use has (a 16-byte load a
+ * word pair, as the compiler vectorises plain C for x86-64, left a core
+ * fewer lines in flight: TinyLlama's step weights in 149 ms against 106 with
+ * 64-byte loads, in the slow state of STREAM_AHEAD's figures) and every line
+ * asked for STREAM_AHEAD on, as dot_avx512bw_bf16 does (106 → 86 ms). */
+static uint64_t words_c(const unsigned char *q, size_t words)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < words; i++) {
+        uint64_t w;
+        if (i % 8 == 0 && 8 * i + STREAM_AHEAD < 8 * words) __builtin_prefetch(q + 8 * i + STREAM_AHEAD, 0, 2);
+        memcpy(&w, q + 8 * i, sizeof w);
+        sum += w;
+    }
+    return sum;
+}
+
+#if WMAT_X86
+static AVX2 uint64_t words_avx2(const unsigned char *q, size_t words)
+{
+    __m256i a = _mm256_setzero_si256(), b = a;
+    size_t i = 0, len = 8 * words;
+    for (; i + 64 <= len; i += 64) { /* a line: two 32-byte loads */
+        if (i + STREAM_AHEAD < len) __builtin_prefetch(q + i + STREAM_AHEAD, 0, 2);
+        a = _mm256_add_epi64(a, _mm256_loadu_si256((const __m256i *)(q + i)));
+        b = _mm256_add_epi64(b, _mm256_loadu_si256((const __m256i *)(q + i + 32)));
+    }
+    uint64_t lanes[4], sum = 0;
+    _mm256_storeu_si256((__m256i *)lanes, _mm256_add_epi64(a, b));
+    for (int l = 0; l < 4; l++) sum += lanes[l];
+    return sum + words_c(q + i, words - i / 8);
+}
+
+static AVX512 uint64_t words_avx512(const unsigned char *q, size_t words)
+{
+    __m512i a = _mm512_setzero_si512();
+    size_t i = 0, len = 8 * words;
+    for (; i + 64 <= len; i += 64) { /* a line a load */
+        if (i + STREAM_AHEAD < len) __builtin_prefetch(q + i + STREAM_AHEAD, 0, 2);
+        a = _mm512_add_epi64(a, _mm512_loadu_si512(q + i));
+    }
+    return (uint64_t)_mm512_reduce_add_epi64(a) + words_c(q + i, words - i / 8);
+}
+#endif
+
 static uint64_t sum_bytes(const unsigned char *p, size_t len)
 {
     uint64_t sum = 0, v;
@@ -512,12 +569,12 @@ static uint64_t sum_bytes(const unsigned char *p, size_t len)
     }
     const unsigned char *q = p + head;
     size_t words = (len - head) / 8, rest = len - head - words * 8;
-    #pragma omp simd reduction(+ : sum)
-    for (size_t i = 0; i < words; i++) {
-        uint64_t w;
-        memcpy(&w, q + 8 * i, sizeof w);
-        sum += w;
-    }
+#if WMAT_X86
+    attn_wmat_kernel k = kernel();
+    sum += k == ATTN_WMAT_AVX512 ? words_avx512(q, words) : k == ATTN_WMAT_AVX2 ? words_avx2(q, words) : words_c(q, words);
+#else
+    sum += words_c(q, words);
+#endif
     if (rest) { /* the last word's first bytes */
         v = 0;
         memcpy(&v, q + 8 * words, rest);
