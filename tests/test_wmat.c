@@ -301,21 +301,27 @@ static void test_stream(void **state)
         assert_true(attn_wmat_stream(group, 2) == s0);
         (*outside[i])--;
     }
-    /* a packed run long enough for the wide loops and their asking ahead (90 KiB
-     * at an odd address), against the words added up byte by byte: byte at
-     * address A is bits 8·(A mod 8) up of its word */
-    made big = make(ATTN_ST_BF16, 600, 77, 1, 0, 6);
-    uint64_t want = 0;
-    for (size_t i = 0; i < (size_t)600 * 77 * 2; i++) {
-        const unsigned char *at = (const unsigned char *)big.w.data + i;
-        want += (uint64_t)*at << (8 * ((uintptr_t)at % 8));
+    /* runs at each of the 8 offsets from a word's start, of 0 to 24 bytes (a
+     * first word cut at both ends, or no whole word) and of 9,000 (the wide
+     * loops, their asking ahead and the words after the last whole line),
+     * against the words added up byte by byte: byte at address A is bits
+     * 8·(A mod 8) up of its word */
+    enum { LONG = 9000 };
+    unsigned char *buf = aligned_alloc(64, LONG + 64);
+    assert_non_null(buf);
+    for (int i = 0; i < LONG + 64; i++) buf[i] = (unsigned char)(i * 131 + 7);
+    for (int k = 0; k < ATTN_WMAT_KERNELS; k++) { /* each kernel's read (its own loads) adds the same words */
+        if (!attn_wmat_use((attn_wmat_kernel)k)) continue;
+        assert_true(attn_wmat_stream(group, 2) == s0);
+        for (int off = 0; off < 8; off++)
+            for (int len = 0; len <= LONG; len = len < 24 ? len + 2 : len == 24 ? LONG : LONG + 1) {
+                attn_wmat run = attn_wmat_view(buf + off, ATTN_ST_BF16, 1, len / 2);
+                uint64_t want = 0;
+                for (int i = 0; i < len; i++) want += (uint64_t)buf[off + i] << (8 * ((uintptr_t)(buf + off + i) % 8));
+                if (attn_wmat_stream(&run, 1) != want) fail_msg("kernel %d, offset %d, %d bytes", k, off, len);
+            }
     }
-    for (int k = 0; k < ATTN_WMAT_KERNELS; k++) /* each kernel's read (its own loads) adds the same words */
-        if (attn_wmat_use((attn_wmat_kernel)k)) {
-            assert_true(attn_wmat_stream(group, 2) == s0);
-            assert_true(attn_wmat_stream(&big.w, 1) == want);
-        }
-    unmake(&big);
+    free(buf);
     uint64_t one = 0; /* one matrix at a time adds up to the group */
     for (int i = 0; i < 2; i++) one += attn_wmat_stream(&group[i], 1);
     assert_true(one == s0);

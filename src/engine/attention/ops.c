@@ -459,6 +459,8 @@ static inline __attribute__((always_inline)) float sigmoid(float z)
     return (z >= 0.0f ? 1.0f : e) / (1.0f + e);
 }
 
+float attn_op_sigmoid(float z) { return sigmoid(z); }
+
 /* act = SiLU(g) · up, SiLU(g) = g · σ(g). One vectorised e^x an element
  * (sigmoid) instead of a call to libm's expf (a thread's 2,816 of
  * TinyLlama's 5,632 features: 9.3 → 2.8 µs). Within a few float ulps of

@@ -39,6 +39,11 @@ void attn_op_add_bias(float *y, const float *bias, size_t rows, int n);
  * No mean is subtracted (unlike LayerNorm), and no bias. x, y: (rows, n); y may be x. */
 void attn_op_rmsnorm(const float *x, const float *gain, float *y, size_t rows, int n, double eps);
 
+/* The logistic σ(z) = 1 / (1 + e^−z), as SwiGLU and GeGLU take it (never
+ * an overflow: e^−|z| only); NaN in, NaN out. DeepSeek-V3's router scores
+ * and gpt-oss's clamped SwiGLU call it too. */
+float attn_op_sigmoid(float z);
+
 /* SwiGLU's product: act = SiLU(gate) ⊙ up, SiLU(z) = z · σ(z) = z / (1 + e^−z). (n) */
 void attn_op_swiglu(const float *gate, const float *up, float *act, size_t n);
 /* Gemma's GeGLU: act = GELU(gate) ⊙ up with GELU's tanh approximation

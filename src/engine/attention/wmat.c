@@ -37,14 +37,15 @@ void attn_wmat_rows(const attn_wmat *w, int r0, int n, float *out)
     for (int r = 0; r < n; r++) attn_st_widen(row_at(w, r0 + r), w->dtype, (size_t)w->cols, out + (size_t)r * w->cols);
 }
 
-/* How far ahead of its loads a row kernel that streams rows one after another
- * (dot_avx512bw_bf16) asks for the weights, and so does the read bound
+/* How far ahead of its loads the BF16 row kernel of AVX-512 BW, one row at a
+ * time (dot_avx512bw_bf16), asks for the weights, and so does the read bound
  * (attn_wmat_stream): one 4 KiB page, so the next page is always asked for
  * before the stream reaches it, where the hardware's prefetcher would stop.
- * TinyLlama's decoding step, in a state where the memory was slow (a plain
- * read of its 2,069 MB at 13–16 GB/s), alternated step by step: 110–124 ms
- * with warm_row, 97–101 ms with every line asked for 4, 6 or 8 KiB ahead
- * (no difference between those). */
+ * TinyLlama's decoding step, in a state where the memory was slow (its
+ * 2,069 MB read at 12–14 GB/s by the read as it was), variants alternated
+ * step by step in one process, 16 steps each: 115–124 ms with warm_row;
+ * 98–101 ms with every line asked for 4, 6 or 8 KiB ahead (no difference
+ * between those; 108 ms at 4 KiB in an earlier run). */
 enum { STREAM_AHEAD = 4096 };
 
 /* The first kilobyte of row r of w (when w has a row r) asked into L2
@@ -54,8 +55,8 @@ enum { STREAM_AHEAD = 4096 };
  * those loads, fill the core's queues and keep it from asking further ahead
  * (a plain read, with one add a load, runs far ahead by itself). Called as
  * row r − 1 starts: by the time it ends the next row's start is
- * in L2 and its stream is learnt. The kernels other than
- * dot_avx512bw_bf16's rows, which ask for every line STREAM_AHEAD on instead
+ * in L2 and its stream is learnt. Used by every kernel but
+ * dot_avx512bw_bf16, which asks for every line STREAM_AHEAD on instead
  * (measured in a slow state of the memory only; the figures here are from a
  * fast one, a plain read at 46 GB/s). TinyLlama's decoding products, weights
  * mapped in 4 KiB pages: 1.19–1.20× → 1.09–1.11× a plain read of the same
@@ -207,8 +208,9 @@ static AVX512BW float dot_avx512bw_bf16(const float *xp, const float *x, const v
     __m512i z = _mm512_setzero_si512();
     int i = 0;
     for (; i + 64 <= n; i += 64) { /* 128 bytes: two lines, each asked for STREAM_AHEAD on (the rows after, when packed) */
-        __builtin_prefetch((const char *)(p + i) + STREAM_AHEAD, 0, 2);
-        __builtin_prefetch((const char *)(p + i) + STREAM_AHEAD + 64, 0, 2);
+        uintptr_t ahead = (uintptr_t)(p + i) + STREAM_AHEAD; /* an address, maybe past w's end: never dereferenced */
+        __builtin_prefetch((const void *)ahead, 0, 2);
+        __builtin_prefetch((const void *)(ahead + 64), 0, 2);
         __m512i v0 = _mm512_loadu_si512(p + i), v1 = _mm512_loadu_si512(p + i + 32);
         __asm__("" : "+v"(v0), "+v"(v1)); /* each loaded once */
         a0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(z, v0)), _mm512_loadu_ps(xp + i), a0);
@@ -516,14 +518,24 @@ size_t attn_wmat_bytes(const attn_wmat *w, int n)
  * word pair, as the compiler vectorises plain C for x86-64, left a core
  * fewer lines in flight: TinyLlama's step weights in 149 ms against 106 with
  * 64-byte loads, in the slow state of STREAM_AHEAD's figures) and every line
- * asked for STREAM_AHEAD on, as dot_avx512bw_bf16 does (106 → 86 ms). */
+ * asked for STREAM_AHEAD on, as dot_avx512bw_bf16 does (106 → 86 ms): as far
+ * ahead as the products ask or further, so still a bound for each of them. */
 static uint64_t words_c(const unsigned char *q, size_t words)
 {
     uint64_t sum = 0;
-    for (size_t i = 0; i < words; i++) {
+    size_t i = 0, len = 8 * words;
+    for (; i + 64 <= len; i += 64) { /* a line: eight words, added as the build's vectors allow */
+        if (i + STREAM_AHEAD < len) __builtin_prefetch(q + i + STREAM_AHEAD, 0, 2);
+        #pragma omp simd reduction(+ : sum)
+        for (int j = 0; j < 8; j++) {
+            uint64_t w;
+            memcpy(&w, q + i + 8 * j, sizeof w);
+            sum += w;
+        }
+    }
+    for (; i < len; i += 8) { /* the last words of a line */
         uint64_t w;
-        if (i % 8 == 0 && 8 * i + STREAM_AHEAD < 8 * words) __builtin_prefetch(q + 8 * i + STREAM_AHEAD, 0, 2);
-        memcpy(&w, q + 8 * i, sizeof w);
+        memcpy(&w, q + i, sizeof w);
         sum += w;
     }
     return sum;

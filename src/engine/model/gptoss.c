@@ -39,7 +39,7 @@ static void clamped_swiglu(const float *gu, float *act, int n, int I, float limi
             float g = gu[r * 2 * I + 2 * i], u = gu[r * 2 * I + 2 * i + 1];
             g = g > limit ? limit : g;
             u = u > limit ? limit : u < -limit ? -limit : u;
-            act[r * I + i] = (u + 1.0f) * g / (1.0f + expf(-alpha * g));
+            act[r * I + i] = (u + 1.0f) * g * attn_op_sigmoid(alpha * g);
         }
 }
 

@@ -49,7 +49,7 @@ static void route(const attn_moe_sizes *e, const float *bias, const float *logit
     float *choice = scratch, *g = scratch + E;
     bool v3 = e->method == ATTN_ROUTE_SIGMOID_GROUPS;
     if (v3) {
-        for (int x = 0; x < E; x++) score[x] = 1.0f / (1.0f + expf(-logit[x]));
+        for (int x = 0; x < E; x++) score[x] = attn_op_sigmoid(logit[x]);
     } else { /* softmax over the experts */
         float mx = -INFINITY, sum = 0;
         for (int x = 0; x < E; x++) mx = logit[x] > mx ? logit[x] : mx;
