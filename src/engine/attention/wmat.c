@@ -565,7 +565,10 @@ static AVX512 uint64_t words_avx512(const unsigned char *q, size_t words)
         if (i + STREAM_AHEAD < len) __builtin_prefetch(q + i + STREAM_AHEAD, 0, 2);
         a = _mm512_add_epi64(a, _mm512_loadu_si512(q + i));
     }
-    return (uint64_t)_mm512_reduce_add_epi64(a) + words_c(q + i, words - i / 8);
+    uint64_t lanes[8], sum = 0; /* added as unsigned: _mm512_reduce_add_epi64 adds signed, which may overflow */
+    _mm512_storeu_si512(lanes, a);
+    for (int l = 0; l < 8; l++) sum += lanes[l];
+    return sum + words_c(q + i, words - i / 8);
 }
 #endif
 
