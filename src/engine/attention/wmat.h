@@ -114,9 +114,9 @@ size_t attn_wmat_bytes(const attn_wmat *w, int n);
  * as attn_wmat_product_row splits its rows, and does nothing with them but
  * add them up (as 64-bit words, wrapping; returned so nothing is skipped),
  * with the widest loads of the kernel in use, asking for each line 4 KiB
- * ahead (as the BF16 row kernel does; further than the others). Timed, it is what one row's product cannot beat on
- * this machine: memory's read bound for these bytes (`attnlab bench --model
- * M --generate N`). */
+ * ahead (as the BF16 row kernel does; further than the others). Timed, it
+ * is what one row's product cannot beat on this machine: memory's read
+ * bound for these bytes (`attnlab bench --model M --generate N`). */
 uint64_t attn_wmat_stream(const attn_wmat *w, int n);
 
 /* The calling thread's share [*j0, *j1) of total items, split evenly in
